@@ -1,0 +1,9 @@
+/* The umbrella header of cmr: include this one. */
+#ifndef CMR_CMR_H
+#define CMR_CMR_H
+
+#include <cmr/core.h>
+#include <cmr/device_buffer.h>
+#include <cmr/resources.h>
+
+#endif /* CMR_CMR_H */

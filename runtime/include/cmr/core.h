@@ -1,0 +1,198 @@
+/* cmr core: status codes, the resource ref and its ops table, dispatch,
+ * lifetimes, the per-device resource table, device helpers and streams.
+ *
+ * Conventions: every fallible call returns a cmr_status and hands results
+ * back through trailing out-parameters; on failure cmr_last_error_message()
+ * says what was wrong and with which value. */
+#ifndef CMR_CORE_H
+#define CMR_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmr/export.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- status -------------------------------------------------------------- */
+
+typedef enum cmr_status {
+  CMR_SUCCESS = 0,
+  CMR_ERROR_INVALID_ARGUMENT = 1,    /* a value outside what the call accepts */
+  CMR_ERROR_NULL_POINTER = 2,        /* a required pointer (out-parameter, handle) was NULL */
+  CMR_ERROR_INVALID_REF = 3,         /* a ref with a NULL ops table (zeroed, or never made) */
+  CMR_ERROR_DESTROYED_HANDLE = 4,    /* a handle used after its last release */
+  CMR_ERROR_BAD_ALIGNMENT = 5,       /* an alignment that is zero or not a power of two */
+  CMR_ERROR_UNSUPPORTED_ALIGNMENT = 6, /* a valid alignment the resource cannot honour */
+  CMR_ERROR_SIZE_OVERFLOW = 7,       /* a size that overflows once rounded or added */
+  CMR_ERROR_OUT_OF_MEMORY = 8,
+  CMR_ERROR_UNKNOWN_DEVICE = 9,      /* a device id outside [0, device count) */
+  CMR_ERROR_NO_DEVICE = 10,          /* no CUDA driver or no CUDA device */
+  CMR_ERROR_CUDA = 11,               /* another CUDA error; the message names it */
+  CMR_ERROR_UNSUPPORTED = 12,        /* not available in this build or on this device */
+  CMR_ERROR_PROPERTY_MISSING = 13,   /* the resource lacks a property the caller requires */
+  CMR_ERROR_UNKNOWN_POINTER = 14,    /* a pointer the resource did not hand out */
+  CMR_ERROR_INTERNAL = 15            /* a broken invariant inside cmr (a bug: please report) */
+} cmr_status;
+
+/* A fixed English name for a status, e.g. "CMR_ERROR_OUT_OF_MEMORY". Never NULL. */
+CMR_API const char *cmr_status_string(cmr_status status);
+
+/* The message of the last failed call on this thread ("" if none yet). The
+ * pointer stays valid until the next cmr call on this thread. */
+CMR_API const char *cmr_last_error_message(void);
+
+/* Forget the last message on this thread. */
+CMR_API void cmr_clear_last_error(void);
+
+/* ---- streams --------------------------------------------------------------- */
+
+/* A cudaStream_t in CUDA builds (the same type, so CUDA streams pass as they
+ * are); in the host build an opaque token whose work is always complete.
+ * NULL is the default stream. */
+typedef struct CUstream_st *cmr_stream;
+
+#define CMR_DEFAULT_STREAM ((cmr_stream)0)
+
+CMR_API cmr_status cmr_stream_create(cmr_stream *out);
+CMR_API cmr_status cmr_stream_destroy(cmr_stream stream);
+CMR_API cmr_status cmr_stream_synchronize(cmr_stream stream);
+
+/* ---- the resource ref ---------------------------------------------------- */
+
+/* Default alignment of every allocation, in bytes (as cudaMalloc's). */
+#define CMR_DEFAULT_ALIGNMENT ((size_t)256)
+
+/* Property bits of a resource. */
+#define CMR_PROPERTY_DEVICE_ACCESSIBLE 0x1u
+#define CMR_PROPERTY_HOST_ACCESSIBLE 0x2u
+
+struct cmr_resource_ops;
+
+/* A non-owning reference to a resource: copied freely, passed by value. */
+typedef struct cmr_resource_ref {
+  void *self;
+  const struct cmr_resource_ops *ops;
+} cmr_resource_ref;
+
+/* Set in cmr_resource_ops.flags when `self` starts with a cmr_object header
+ * (every resource cmr generates does); the runtime then checks liveness. */
+#define CMR_OPS_FLAG_COUNTED 0x1u
+
+/* What a resource implements. The dispatch functions below validate their
+ * arguments before calling through the table, so an implementation sees:
+ * bytes > 0, a power-of-two alignment, and no overflow of bytes rounded up
+ * to the alignment. allocate_sync / deallocate_sync may be NULL: the runtime
+ * then uses allocate / deallocate on the default stream and synchronizes it.
+ * retain / release may be NULL for a foreign resource the caller keeps alive
+ * itself (then nothing that stores the ref extends its life). */
+typedef struct cmr_resource_ops {
+  uint32_t flags;
+  const char *type_name;
+  cmr_status (*allocate)(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out);
+  cmr_status (*deallocate)(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+  cmr_status (*allocate_sync)(void *self, size_t bytes, size_t alignment, void **out);
+  cmr_status (*deallocate_sync)(void *self, void *ptr, size_t bytes, size_t alignment);
+  bool (*is_equal)(const void *self, cmr_resource_ref other);
+  unsigned (*properties)(const void *self);
+  void (*retain)(void *self);
+  void (*release)(void *self);
+} cmr_resource_ops;
+
+/* Stream-ordered allocation of `bytes` with the default alignment (256).
+ * bytes == 0 succeeds with *out = NULL. */
+CMR_API cmr_status cmr_allocate(cmr_resource_ref ref, size_t bytes, cmr_stream stream, void **out);
+/* Free `ptr` (of `bytes`, as allocated) in stream order. ptr == NULL is a no-op. */
+CMR_API cmr_status cmr_deallocate(cmr_resource_ref ref, void *ptr, size_t bytes, cmr_stream stream);
+
+/* As above with an explicit power-of-two alignment. A resource that cannot
+ * honour it returns CMR_ERROR_UNSUPPORTED_ALIGNMENT, never a less aligned
+ * pointer. */
+CMR_API cmr_status cmr_allocate_aligned(cmr_resource_ref ref, size_t bytes, size_t alignment,
+                                        cmr_stream stream, void **out);
+CMR_API cmr_status cmr_deallocate_aligned(cmr_resource_ref ref, void *ptr, size_t bytes,
+                                          size_t alignment, cmr_stream stream);
+
+/* Synchronous pair: the memory is ready to use when allocate returns and no
+ * longer in use by any queued work when deallocate returns. */
+CMR_API cmr_status cmr_allocate_sync(cmr_resource_ref ref, size_t bytes, size_t alignment, void **out);
+CMR_API cmr_status cmr_deallocate_sync(cmr_resource_ref ref, void *ptr, size_t bytes, size_t alignment);
+
+/* Whether memory from `a` can be freed through `b` and vice versa. */
+CMR_API cmr_status cmr_ref_equal(cmr_resource_ref a, cmr_resource_ref b, bool *out);
+
+/* The CMR_PROPERTY_* mask of the resource. */
+CMR_API cmr_status cmr_ref_properties(cmr_resource_ref ref, unsigned *out);
+
+/* CMR_SUCCESS when the resource has every property in `required`, else
+ * CMR_ERROR_PROPERTY_MISSING naming the missing ones. */
+CMR_API cmr_status cmr_ref_require_properties(cmr_resource_ref ref, unsigned required);
+
+/* The resource's type name, e.g. "pool". */
+CMR_API cmr_status cmr_ref_type_name(cmr_resource_ref ref, const char **out);
+
+/* Take and drop a share of the resource behind a ref (no-ops for a foreign
+ * resource without retain/release). Use them to keep a resource alive past
+ * its owner's destroy, e.g. a ref read from the per-device table. */
+CMR_API cmr_status cmr_ref_retain(cmr_resource_ref ref);
+CMR_API cmr_status cmr_ref_release(cmr_resource_ref ref);
+
+/* Whether the ref points at a live resource (CMR_SUCCESS) or not (the
+ * status that any call through it would return). */
+CMR_API cmr_status cmr_ref_validate(cmr_resource_ref ref);
+
+/* ---- types used by resource parameters ------------------------------------ */
+
+/* Pass for a size_t / int parameter of a resource's create function to take
+ * the default the spec gives it (documented per parameter). */
+#define CMR_SIZE_DEFAULT SIZE_MAX
+#define CMR_INT_DEFAULT INT32_MIN
+
+/* The callback resource's functions. allocate returns NULL when it cannot
+ * serve `bytes` (reported as out of memory); the memory must be aligned to
+ * CMR_DEFAULT_ALIGNMENT. */
+typedef void *(*cmr_allocate_callback)(size_t bytes, cmr_stream stream, void *arg);
+typedef void (*cmr_deallocate_callback)(void *ptr, size_t bytes, cmr_stream stream, void *arg);
+
+/* ---- per-device resource table --------------------------------------------- */
+
+/* The resource used for `device`: whatever was set, or else (made on first
+ * use) the cuda resource of that device — the system resource in the host
+ * build. The table holds a share of what it stores; the returned ref is valid
+ * until the entry is replaced or reset (cmr_ref_retain it to keep it longer). */
+CMR_API cmr_status cmr_get_per_device_resource_ref(int device, cmr_resource_ref *out);
+/* Store `ref` for `device`, retaining it and releasing what was there. */
+CMR_API cmr_status cmr_set_per_device_resource_ref(int device, cmr_resource_ref ref);
+/* Drop the stored resource so the default is used again. */
+CMR_API cmr_status cmr_reset_per_device_resource_ref(int device);
+
+CMR_API cmr_status cmr_get_current_device_resource_ref(cmr_resource_ref *out);
+CMR_API cmr_status cmr_set_current_device_resource_ref(cmr_resource_ref ref);
+CMR_API cmr_status cmr_reset_current_device_resource_ref(void);
+
+/* ---- devices ------------------------------------------------------------------ */
+
+/* Number of devices (1 in the host build, whose one device is host memory). */
+CMR_API cmr_status cmr_device_count(int *out);
+CMR_API cmr_status cmr_current_device(int *out);
+CMR_API cmr_status cmr_set_current_device(int device);
+/* Free and total memory of the current device (of the host in the host build). */
+CMR_API cmr_status cmr_device_memory_info(size_t *free_bytes, size_t *total_bytes);
+/* `percent` (0..100) of the current device's free memory, rounded down to a
+ * multiple of 256. */
+CMR_API cmr_status cmr_percent_of_free_device_memory(int percent, size_t *out);
+
+/* Whether cmr was built with CUDA (true) or as the host build (false). */
+CMR_API bool cmr_built_with_cuda(void);
+
+/* The library's version, "MAJOR.MINOR.PATCH". */
+CMR_API const char *cmr_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CMR_CORE_H */

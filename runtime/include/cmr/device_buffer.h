@@ -1,0 +1,54 @@
+/* cmr_device_buffer: an untyped, resizable allocation owned by one resource
+ * and ordered on one stream (RMM's device_buffer). The buffer retains its
+ * resource, so the resource outlives it whatever the caller destroys first,
+ * and frees its memory on its stream. */
+#ifndef CMR_DEVICE_BUFFER_H
+#define CMR_DEVICE_BUFFER_H
+
+#include <cmr/core.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct cmr_device_buffer cmr_device_buffer;
+
+/* A buffer of `size` uninitialised bytes from `mr`, ordered on `stream`. */
+CMR_API cmr_status cmr_device_buffer_create(size_t size, cmr_stream stream, cmr_resource_ref mr,
+                                            cmr_device_buffer **out);
+/* A buffer holding a copy of `size` bytes at `source`, which may be host or
+ * device memory. The copy is ordered on `stream`. */
+CMR_API cmr_status cmr_device_buffer_create_copy(const void *source, size_t size, cmr_stream stream,
+                                                 cmr_resource_ref mr, cmr_device_buffer **out);
+/* Frees the memory on the buffer's stream and drops its share of the resource. */
+CMR_API cmr_status cmr_device_buffer_destroy(cmr_device_buffer *buffer);
+
+/* Change the size to `new_size`, keeping the first min(size, new_size) bytes.
+ * Reallocates only when new_size exceeds the capacity. */
+CMR_API cmr_status cmr_device_buffer_resize(cmr_device_buffer *buffer, size_t new_size, cmr_stream stream);
+/* Make the capacity at least `new_capacity`, keeping the contents. */
+CMR_API cmr_status cmr_device_buffer_reserve(cmr_device_buffer *buffer, size_t new_capacity, cmr_stream stream);
+/* Make the capacity equal to the size, keeping the contents. */
+CMR_API cmr_status cmr_device_buffer_shrink_to_fit(cmr_device_buffer *buffer, cmr_stream stream);
+/* Order later work (and the final free) on `stream`. */
+CMR_API cmr_status cmr_device_buffer_set_stream(cmr_device_buffer *buffer, cmr_stream stream);
+
+CMR_API cmr_status cmr_device_buffer_data(const cmr_device_buffer *buffer, void **out);
+CMR_API cmr_status cmr_device_buffer_size(const cmr_device_buffer *buffer, size_t *out);
+CMR_API cmr_status cmr_device_buffer_capacity(const cmr_device_buffer *buffer, size_t *out);
+CMR_API cmr_status cmr_device_buffer_stream(const cmr_device_buffer *buffer, cmr_stream *out);
+CMR_API cmr_status cmr_device_buffer_resource(const cmr_device_buffer *buffer, cmr_resource_ref *out);
+
+/* Copy `bytes` (at most the size) from the start of the buffer to host memory
+ * at `destination`, and wait for the copy to finish. */
+CMR_API cmr_status cmr_device_buffer_copy_to_host(const cmr_device_buffer *buffer, void *destination,
+                                                  size_t bytes);
+/* Copy `bytes` (at most the size) from host or device memory at `source` to
+ * the start of the buffer, ordered on the buffer's stream. */
+CMR_API cmr_status cmr_device_buffer_copy_from(cmr_device_buffer *buffer, const void *source, size_t bytes);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CMR_DEVICE_BUFFER_H */

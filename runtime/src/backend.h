@@ -1,0 +1,59 @@
+/* The one interface between cmr and CUDA. backend_cuda.c implements it over
+ * the CUDA runtime; backend_host.c implements the part the host build needs
+ * over plain host memory. Nothing else in cmr calls CUDA. Every function
+ * returns a cmr_status with a message naming the CUDA call and error. */
+#ifndef CMR_BACKEND_H
+#define CMR_BACKEND_H
+
+#include "internal.h"
+
+/* Devices. In the host build there is one device, 0, whose memory is the
+ * host's. Without a driver or device: CMR_ERROR_NO_DEVICE. */
+cmr_status cmr_backend_device_count(int *out);
+cmr_status cmr_backend_get_device(int *out);
+cmr_status cmr_backend_set_device(int device);
+cmr_status cmr_backend_memory_info(size_t *free_bytes, size_t *total_bytes);
+/* Whether the current device can access pageable host memory (HMM / ATS). */
+cmr_status cmr_backend_pageable_memory_access(bool *out);
+
+/* Streams. In the host build a stream is a token and all work is complete. */
+cmr_status cmr_backend_stream_create(cmr_stream *out);
+cmr_status cmr_backend_stream_destroy(cmr_stream stream);
+cmr_status cmr_backend_stream_synchronize(cmr_stream stream);
+
+/* Copy between any two of host and device memory, ordered on `stream`. */
+cmr_status cmr_backend_copy(void *destination, const void *source, size_t bytes, cmr_stream stream);
+
+#if CMR_WITH_CUDA
+/* Plain allocations: cudaMalloc, cudaMallocManaged, cudaMallocHost. */
+cmr_status cmr_backend_device_alloc(size_t bytes, void **out);
+cmr_status cmr_backend_device_free(void *ptr);
+cmr_status cmr_backend_managed_alloc(size_t bytes, void **out);
+cmr_status cmr_backend_managed_free(void *ptr);
+cmr_status cmr_backend_pinned_alloc(size_t bytes, void **out);
+cmr_status cmr_backend_pinned_free(void *ptr);
+
+/* Stream-ordered memory pools (cudaMemPool_t). */
+typedef struct CUmemPoolHandle_st *cmr_backend_pool;
+
+typedef enum cmr_backend_pool_export {
+  CMR_BACKEND_POOL_EXPORT_NONE,
+  CMR_BACKEND_POOL_EXPORT_POSIX_FILE_DESCRIPTOR,
+  CMR_BACKEND_POOL_EXPORT_FABRIC
+} cmr_backend_pool_export;
+
+/* A new device pool on the current device that exports `export_type` handles
+ * and keeps up to `release_threshold` bytes reserved across synchronizations. */
+cmr_status cmr_backend_pool_create(cmr_backend_pool_export export_type, size_t release_threshold,
+                                   cmr_backend_pool *out);
+cmr_status cmr_backend_pool_destroy(cmr_backend_pool pool);
+/* CUDA 13's managed-memory pool of the current device; CMR_ERROR_UNSUPPORTED
+ * where the driver or device has none. */
+cmr_status cmr_backend_managed_pool(cmr_backend_pool *out);
+/* Whether the current device supports stream-ordered pools at all. */
+cmr_status cmr_backend_pools_supported(bool *out);
+cmr_status cmr_backend_pool_alloc(cmr_backend_pool pool, size_t bytes, cmr_stream stream, void **out);
+cmr_status cmr_backend_pool_free(void *ptr, cmr_stream stream);
+#endif
+
+#endif /* CMR_BACKEND_H */
