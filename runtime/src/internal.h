@@ -21,6 +21,10 @@ cmr_status cmr_error(cmr_status status, const char *format, ...) CMR_PRINTF(2, 3
  * message needs the caller's name and argument in front) and return status. */
 cmr_status cmr_error_context(cmr_status status, const char *format, ...) CMR_PRINTF(2, 3);
 
+/* How many messages this thread has recorded so far. Comparing two readings
+ * tells whether a callee (e.g. a foreign resource) recorded one. */
+unsigned long cmr_error_serial(void);
+
 /* ---- counted objects ------------------------------------------------------- */
 
 /* The first member of every generated resource handle (and of anything else

@@ -1,0 +1,332 @@
+/* The backend of the CUDA build, over the CUDA runtime. Every failure goes
+ * through cmr_cuda_failure, which maps the error and names the call. */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include <cuda_runtime_api.h>
+
+#include "backend.h"
+
+#if !CMR_WITH_CUDA
+#  error "backend_cuda.c belongs to the CUDA build (CMR_WITH_CUDA=1)"
+#endif
+
+static cmr_status cmr_status_of(cudaError_t error) {
+  switch (error) {
+    case cudaErrorMemoryAllocation: return CMR_ERROR_OUT_OF_MEMORY;
+    case cudaErrorInsufficientDriver:
+    case cudaErrorNoDevice:
+    case cudaErrorStubLibrary: return CMR_ERROR_NO_DEVICE;
+    case cudaErrorInvalidDevice: return CMR_ERROR_UNKNOWN_DEVICE;
+    default: return CMR_ERROR_CUDA;
+  }
+}
+
+/* Records "<call with its arguments>: <error name> (<error text>)", clears
+ * CUDA's non-sticky last error and returns the mapped status. */
+static cmr_status cmr_cuda_failure(cudaError_t error, const char *call_format, ...)
+    CMR_PRINTF(2, 3);
+
+static cmr_status cmr_cuda_failure(cudaError_t error, const char *call_format, ...) {
+  char call[256];
+  va_list args;
+  va_start(args, call_format);
+  vsnprintf(call, sizeof call, call_format, args);
+  va_end(args);
+  (void)cudaGetLastError();
+  return cmr_error(cmr_status_of(error), "%s: %s (%s)", call, cudaGetErrorName(error),
+                   cudaGetErrorString(error));
+}
+
+/* ---- devices ------------------------------------------------------------------- */
+
+cmr_status cmr_backend_device_count(int *out) {
+  int count = 0; /* left unwritten on failure */
+  cudaError_t error = cudaGetDeviceCount(&count);
+  if (error != cudaSuccess) {
+    *out = 0;
+    return cmr_cuda_failure(error, "cudaGetDeviceCount");
+  }
+  if (count == 0) {
+    *out = 0;
+    return cmr_error(CMR_ERROR_NO_DEVICE, "cudaGetDeviceCount: no CUDA device");
+  }
+  *out = count;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_backend_get_device(int *out) {
+  int device = 0;
+  cudaError_t error = cudaGetDevice(&device);
+  *out = device;
+  return error == cudaSuccess ? CMR_SUCCESS : cmr_cuda_failure(error, "cudaGetDevice");
+}
+
+cmr_status cmr_backend_set_device(int device) {
+  cudaError_t error = cudaSetDevice(device);
+  return error == cudaSuccess ? CMR_SUCCESS : cmr_cuda_failure(error, "cudaSetDevice(%d)", device);
+}
+
+cmr_status cmr_backend_memory_info(size_t *free_bytes, size_t *total_bytes) {
+  size_t free_now = 0;
+  size_t total = 0;
+  cudaError_t error = cudaMemGetInfo(&free_now, &total);
+  *free_bytes = free_now;
+  *total_bytes = total;
+  return error == cudaSuccess ? CMR_SUCCESS : cmr_cuda_failure(error, "cudaMemGetInfo");
+}
+
+/* An attribute of the current device. */
+static cmr_status cmr_device_attribute(enum cudaDeviceAttr attribute, const char *name, int *out) {
+  int device = 0;
+  cmr_status status = cmr_backend_get_device(&device);
+  if (status != CMR_SUCCESS) {
+    return status;
+  }
+  int value = 0;
+  cudaError_t error = cudaDeviceGetAttribute(&value, attribute, device);
+  if (error != cudaSuccess) {
+    return cmr_cuda_failure(error, "cudaDeviceGetAttribute(%s, device %d)", name, device);
+  }
+  *out = value;
+  return CMR_SUCCESS;
+}
+
+static cmr_status cmr_device_flag(enum cudaDeviceAttr attribute, const char *name, bool *out) {
+  int value = 0;
+  cmr_status status = cmr_device_attribute(attribute, name, &value);
+  *out = status == CMR_SUCCESS && value != 0;
+  return status;
+}
+
+cmr_status cmr_backend_pageable_memory_access(bool *out) {
+  return cmr_device_flag(cudaDevAttrPageableMemoryAccess, "cudaDevAttrPageableMemoryAccess", out);
+}
+
+/* ---- streams and copies ---------------------------------------------------------- */
+
+cmr_status cmr_backend_stream_create(cmr_stream *out) {
+  cudaStream_t stream = NULL;
+  cudaError_t error = cudaStreamCreate(&stream);
+  if (error != cudaSuccess) {
+    return cmr_cuda_failure(error, "cudaStreamCreate");
+  }
+  *out = stream;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_backend_stream_destroy(cmr_stream stream) {
+  cudaError_t error = cudaStreamDestroy(stream);
+  return error == cudaSuccess ? CMR_SUCCESS
+                              : cmr_cuda_failure(error, "cudaStreamDestroy(%p)", (void *)stream);
+}
+
+cmr_status cmr_backend_stream_synchronize(cmr_stream stream) {
+  cudaError_t error = cudaStreamSynchronize(stream);
+  return error == cudaSuccess
+             ? CMR_SUCCESS
+             : cmr_cuda_failure(error, "cudaStreamSynchronize(%p)", (void *)stream);
+}
+
+cmr_status cmr_backend_copy(void *destination, const void *source, size_t bytes, cmr_stream stream) {
+  if (bytes == 0) {
+    return CMR_SUCCESS;
+  }
+  cudaError_t error = cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDefault, stream);
+  return error == cudaSuccess
+             ? CMR_SUCCESS
+             : cmr_cuda_failure(error, "cudaMemcpyAsync(%p <- %p, %zu bytes, stream %p)",
+                                destination, source, bytes, (void *)stream);
+}
+
+/* ---- plain allocations ------------------------------------------------------------- */
+
+cmr_status cmr_backend_device_alloc(size_t bytes, void **out) {
+  cudaError_t error = cudaMalloc(out, bytes);
+  if (error != cudaSuccess) {
+    *out = NULL;
+    return cmr_cuda_failure(error, "cudaMalloc(%zu bytes)", bytes);
+  }
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_backend_device_free(void *ptr) {
+  cudaError_t error = cudaFree(ptr);
+  return error == cudaSuccess ? CMR_SUCCESS : cmr_cuda_failure(error, "cudaFree(%p)", ptr);
+}
+
+cmr_status cmr_backend_managed_alloc(size_t bytes, void **out) {
+  cudaError_t error = cudaMallocManaged(out, bytes, cudaMemAttachGlobal);
+  if (error != cudaSuccess) {
+    *out = NULL;
+    return cmr_cuda_failure(error, "cudaMallocManaged(%zu bytes)", bytes);
+  }
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_backend_managed_free(void *ptr) {
+  cudaError_t error = cudaFree(ptr);
+  return error == cudaSuccess ? CMR_SUCCESS : cmr_cuda_failure(error, "cudaFree(%p)", ptr);
+}
+
+cmr_status cmr_backend_pinned_alloc(size_t bytes, void **out) {
+  cudaError_t error = cudaMallocHost(out, bytes);
+  if (error != cudaSuccess) {
+    *out = NULL;
+    return cmr_cuda_failure(error, "cudaMallocHost(%zu bytes)", bytes);
+  }
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_backend_pinned_free(void *ptr) {
+  cudaError_t error = cudaFreeHost(ptr);
+  return error == cudaSuccess ? CMR_SUCCESS : cmr_cuda_failure(error, "cudaFreeHost(%p)", ptr);
+}
+
+/* ---- stream-ordered pools ------------------------------------------------------------ */
+
+cmr_status cmr_backend_pools_supported(bool *out) {
+  return cmr_device_flag(cudaDevAttrMemoryPoolsSupported, "cudaDevAttrMemoryPoolsSupported", out);
+}
+
+static cmr_status cmr_require_pools(const char *what) {
+  bool supported = false;
+  cmr_status status = cmr_backend_pools_supported(&supported);
+  if (status == CMR_SUCCESS && !supported) {
+    status = cmr_error(CMR_ERROR_UNSUPPORTED,
+                       "%s: the current device does not support stream-ordered memory pools", what);
+  }
+  return status;
+}
+
+static enum cudaMemAllocationHandleType cmr_handle_type_of(cmr_backend_pool_export export_type) {
+  switch (export_type) {
+    case CMR_BACKEND_POOL_EXPORT_POSIX_FILE_DESCRIPTOR: return cudaMemHandleTypePosixFileDescriptor;
+    case CMR_BACKEND_POOL_EXPORT_FABRIC: return cudaMemHandleTypeFabric;
+    case CMR_BACKEND_POOL_EXPORT_NONE: break;
+  }
+  return cudaMemHandleTypeNone;
+}
+
+/* Whether the current device can export pool memory as `handle_type`. */
+static cmr_status cmr_require_handle_type(enum cudaMemAllocationHandleType handle_type) {
+  if (handle_type == cudaMemHandleTypeNone) {
+    return CMR_SUCCESS;
+  }
+  int supported = 0;
+  cmr_status status = cmr_device_attribute(cudaDevAttrMemoryPoolSupportedHandleTypes,
+                                           "cudaDevAttrMemoryPoolSupportedHandleTypes", &supported);
+  if (status == CMR_SUCCESS && ((unsigned)supported & (unsigned)handle_type) == 0) {
+    status = cmr_error(CMR_ERROR_UNSUPPORTED,
+                       "cudaMemPoolCreate: the current device cannot export pool memory as handle "
+                       "type 0x%x (it supports the mask 0x%x)",
+                       (unsigned)handle_type, (unsigned)supported);
+  }
+  return status;
+}
+
+static cmr_status cmr_set_release_threshold(cudaMemPool_t pool, size_t release_threshold) {
+  uint64_t threshold = release_threshold;
+  cudaError_t error = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold);
+  return error == cudaSuccess
+             ? CMR_SUCCESS
+             : cmr_cuda_failure(error, "cudaMemPoolSetAttribute(%p, cudaMemPoolAttrReleaseThreshold, "
+                                       "%zu bytes)",
+                                (void *)pool, release_threshold);
+}
+
+cmr_status cmr_backend_pool_create(cmr_backend_pool_export export_type, size_t release_threshold,
+                                   cmr_backend_pool *out) {
+  enum cudaMemAllocationHandleType handle_type = cmr_handle_type_of(export_type);
+  int device = 0;
+  cmr_status status = cmr_backend_get_device(&device);
+  if (status == CMR_SUCCESS) {
+    status = cmr_require_pools("cudaMemPoolCreate");
+  }
+  if (status == CMR_SUCCESS) {
+    status = cmr_require_handle_type(handle_type);
+  }
+  if (status != CMR_SUCCESS) {
+    return status;
+  }
+  struct cudaMemPoolProps props = {0};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.handleTypes = handle_type;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = device;
+  cudaMemPool_t pool = NULL;
+  cudaError_t error = cudaMemPoolCreate(&pool, &props);
+  if (error != cudaSuccess) {
+    return cmr_cuda_failure(error, "cudaMemPoolCreate(device %d, handle types 0x%x)", device,
+                            (unsigned)handle_type);
+  }
+  status = cmr_set_release_threshold(pool, release_threshold);
+  if (status != CMR_SUCCESS) {
+    cudaMemPoolDestroy(pool);
+    return status;
+  }
+  *out = pool;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_backend_pool_destroy(cmr_backend_pool pool) {
+  cudaError_t error = cudaMemPoolDestroy(pool);
+  return error == cudaSuccess ? CMR_SUCCESS
+                              : cmr_cuda_failure(error, "cudaMemPoolDestroy(%p)", (void *)pool);
+}
+
+/* CUDA 13's default managed pool with the current device as its location.
+ * The driver refuses it (cudaErrorNotSupported) where managed memory cannot
+ * be accessed concurrently; both that and the missing attributes read as
+ * CMR_ERROR_UNSUPPORTED. */
+cmr_status cmr_backend_managed_pool(cmr_backend_pool *out) {
+  static const char what[] = "cudaMemGetDefaultMemPool(cudaMemAllocationTypeManaged)";
+  int device = 0;
+  bool concurrent = false;
+  cmr_status status = cmr_backend_get_device(&device);
+  if (status == CMR_SUCCESS) {
+    status = cmr_require_pools(what);
+  }
+  if (status == CMR_SUCCESS) {
+    status = cmr_device_flag(cudaDevAttrConcurrentManagedAccess,
+                             "cudaDevAttrConcurrentManagedAccess", &concurrent);
+  }
+  if (status == CMR_SUCCESS && !concurrent) {
+    status = cmr_error(CMR_ERROR_UNSUPPORTED,
+                       "%s: device %d has no concurrent managed access, so no managed pool", what,
+                       device);
+  }
+  if (status != CMR_SUCCESS) {
+    return status;
+  }
+  struct cudaMemLocation location = {.type = cudaMemLocationTypeDevice, .id = device};
+  cudaMemPool_t pool = NULL;
+  cudaError_t error = cudaMemGetDefaultMemPool(&pool, &location, cudaMemAllocationTypeManaged);
+  if (error == cudaErrorNotSupported) {
+    (void)cudaGetLastError();
+    return cmr_error(CMR_ERROR_UNSUPPORTED, "%s on device %d: %s (%s)", what, device,
+                     cudaGetErrorName(error), cudaGetErrorString(error));
+  }
+  if (error != cudaSuccess) {
+    return cmr_cuda_failure(error, "%s on device %d", what, device);
+  }
+  *out = pool;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_backend_pool_alloc(cmr_backend_pool pool, size_t bytes, cmr_stream stream, void **out) {
+  cudaError_t error = cudaMallocFromPoolAsync(out, bytes, pool, stream);
+  if (error != cudaSuccess) {
+    *out = NULL;
+    return cmr_cuda_failure(error, "cudaMallocFromPoolAsync(%zu bytes, pool %p, stream %p)", bytes,
+                            (void *)pool, (void *)stream);
+  }
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_backend_pool_free(void *ptr, cmr_stream stream) {
+  cudaError_t error = cudaFreeAsync(ptr, stream);
+  return error == cudaSuccess
+             ? CMR_SUCCESS
+             : cmr_cuda_failure(error, "cudaFreeAsync(%p, stream %p)", ptr, (void *)stream);
+}

@@ -1,0 +1,90 @@
+/* The backend of the host build: one device, 0, whose memory is the host's;
+ * streams are tokens whose work is always complete; copies are memmove. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend.h"
+
+#if CMR_WITH_CUDA
+#  error "backend_host.c belongs to the host build (CMR_WITH_CUDA=0)"
+#endif
+
+cmr_status cmr_backend_device_count(int *out) {
+  *out = 1;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_backend_get_device(int *out) {
+  *out = 0;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_backend_set_device(int device) {
+  if (device != 0) {
+    return cmr_error(CMR_ERROR_UNKNOWN_DEVICE, "device %d is not in [0, 1)", device);
+  }
+  return CMR_SUCCESS;
+}
+
+static cmr_status cmr_sysconf(int name, const char *name_text, size_t *out) {
+  long value = sysconf(name);
+  if (value < 0) {
+    return cmr_error(CMR_ERROR_UNSUPPORTED, "sysconf(%s) is not available", name_text);
+  }
+  *out = (size_t)value;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_backend_memory_info(size_t *free_bytes, size_t *total_bytes) {
+  size_t page = 0;
+  size_t free_pages = 0;
+  size_t total_pages = 0;
+  cmr_status status = cmr_sysconf(_SC_PAGESIZE, "_SC_PAGESIZE", &page);
+  if (status == CMR_SUCCESS) {
+    status = cmr_sysconf(_SC_AVPHYS_PAGES, "_SC_AVPHYS_PAGES", &free_pages);
+  }
+  if (status == CMR_SUCCESS) {
+    status = cmr_sysconf(_SC_PHYS_PAGES, "_SC_PHYS_PAGES", &total_pages);
+  }
+  if (status != CMR_SUCCESS) {
+    return status;
+  }
+  *free_bytes = free_pages * page;
+  *total_bytes = total_pages * page;
+  return CMR_SUCCESS;
+}
+
+/* The host build's device is the host: its memory is all "pageable". */
+cmr_status cmr_backend_pageable_memory_access(bool *out) {
+  *out = true;
+  return CMR_SUCCESS;
+}
+
+/* A stream is a distinct heap token, so streams compare unequal. */
+cmr_status cmr_backend_stream_create(cmr_stream *out) {
+  void *token = malloc(1);
+  if (token == NULL) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "no host memory for a stream token");
+  }
+  *out = token;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_backend_stream_destroy(cmr_stream stream) {
+  free(stream);
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_backend_stream_synchronize(cmr_stream stream) {
+  (void)stream; /* host work is complete when it returns */
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_backend_copy(void *destination, const void *source, size_t bytes, cmr_stream stream) {
+  (void)stream;
+  if (bytes > 0) {
+    memmove(destination, source, bytes);
+  }
+  return CMR_SUCCESS;
+}

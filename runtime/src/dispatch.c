@@ -1,0 +1,375 @@
+/* Dispatch through a resource ref: every argument is checked here, once, so
+ * an ops table only ever sees bytes > 0, a power-of-two alignment of at least
+ * CMR_DEFAULT_ALIGNMENT and no overflow once bytes are rounded up to it. The
+ * pointers a resource hands back are checked here too. */
+#include "backend.h"
+#include "internal.h"
+
+/* ---- refs ------------------------------------------------------------------ */
+
+static const char *cmr_type_name_of(cmr_resource_ref ref) {
+  return ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)";
+}
+
+cmr_status cmr_ref_check(cmr_resource_ref ref, const char *what) {
+  if (ref.ops == NULL) {
+    return cmr_error(CMR_ERROR_INVALID_REF, "%s: the ref has no ops table (zeroed or never made)",
+                     what);
+  }
+  if (ref.ops->flags & CMR_OPS_FLAG_COUNTED) {
+    if (ref.self == NULL) {
+      return cmr_error(CMR_ERROR_INVALID_REF, "%s: the ref to resource %s has a NULL handle", what,
+                       cmr_type_name_of(ref));
+    }
+    cmr_status status = cmr_object_check(ref.self, what);
+    if (status != CMR_SUCCESS) {
+      return status;
+    }
+  }
+  if (ref.ops->allocate == NULL || ref.ops->deallocate == NULL) {
+    return cmr_error(CMR_ERROR_INVALID_REF, "%s: resource %s has no %s function", what,
+                     cmr_type_name_of(ref), ref.ops->allocate == NULL ? "allocate" : "deallocate");
+  }
+  return CMR_SUCCESS;
+}
+
+unsigned cmr_ref_properties_of(cmr_resource_ref ref) {
+  return ref.ops->properties != NULL ? ref.ops->properties(ref.self) : 0u;
+}
+
+void cmr_ref_hold(cmr_resource_ref ref) {
+  if (ref.ops->retain != NULL) {
+    ref.ops->retain(ref.self);
+  }
+}
+
+void cmr_ref_drop(cmr_resource_ref ref) {
+  if (ref.ops->release != NULL) {
+    ref.ops->release(ref.self);
+  }
+}
+
+bool cmr_ref_same(cmr_resource_ref a, cmr_resource_ref b) {
+  if (a.self == b.self && a.ops == b.ops) {
+    return true;
+  }
+  return a.ops->is_equal != NULL && a.ops->is_equal(a.self, b);
+}
+
+/* ---- argument checks ---------------------------------------------------------- */
+
+static bool cmr_is_power_of_two(size_t value) { return value != 0 && (value & (value - 1)) == 0; }
+
+/* Checks a caller's alignment and gives the one the ops table sees. */
+static cmr_status cmr_effective_alignment(size_t alignment, const char *what, size_t *out) {
+  if (alignment == 0) {
+    return cmr_error(CMR_ERROR_BAD_ALIGNMENT, "%s: alignment 0 is not a power of two", what);
+  }
+  if (!cmr_is_power_of_two(alignment)) {
+    return cmr_error(CMR_ERROR_BAD_ALIGNMENT, "%s: alignment %zu is not a power of two", what,
+                     alignment);
+  }
+  *out = alignment < CMR_DEFAULT_ALIGNMENT ? CMR_DEFAULT_ALIGNMENT : alignment;
+  return CMR_SUCCESS;
+}
+
+static cmr_status cmr_check_rounding(size_t bytes, size_t alignment, const char *what) {
+  if (bytes > SIZE_MAX - (alignment - 1)) {
+    return cmr_error(CMR_ERROR_SIZE_OVERFLOW,
+                     "%s: %zu bytes overflow once rounded up to alignment %zu", what, bytes,
+                     alignment);
+  }
+  return CMR_SUCCESS;
+}
+
+/* The checks shared by every allocate: ref, alignment, size. *alignment is
+ * replaced by the effective one. */
+static cmr_status cmr_check_allocate(cmr_resource_ref ref, size_t bytes, size_t *alignment,
+                                     const char *what) {
+  cmr_status status = cmr_ref_check(ref, what);
+  if (status == CMR_SUCCESS) {
+    status = cmr_effective_alignment(*alignment, what, alignment);
+  }
+  if (status == CMR_SUCCESS) {
+    status = cmr_check_rounding(bytes, *alignment, what);
+  }
+  return status;
+}
+
+/* The same for deallocate; *skip is set when there is nothing to free. */
+static cmr_status cmr_check_deallocate(cmr_resource_ref ref, const void *ptr, size_t bytes,
+                                       size_t *alignment, const char *what, bool *skip) {
+  *skip = false;
+  cmr_status status = cmr_ref_check(ref, what);
+  if (status == CMR_SUCCESS) {
+    status = cmr_effective_alignment(*alignment, what, alignment);
+  }
+  if (status != CMR_SUCCESS) {
+    return status;
+  }
+  if (ptr == NULL) {
+    *skip = true;
+    return CMR_SUCCESS;
+  }
+  if (bytes == 0) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: pointer %p with a size of 0 bytes", what,
+                     ptr);
+  }
+  return cmr_check_rounding(bytes, *alignment, what);
+}
+
+/* A resource that failed without recording a message still gets one. */
+static cmr_status cmr_resource_failed(cmr_status status, unsigned long serial_before,
+                                      cmr_resource_ref ref, const char *what, size_t bytes) {
+  if (cmr_error_serial() == serial_before) {
+    return cmr_error(status, "%s: resource %s failed with %s for %zu bytes", what,
+                     cmr_type_name_of(ref), cmr_status_string(status), bytes);
+  }
+  return status;
+}
+
+static size_t cmr_alignment_of(const void *ptr) {
+  uintptr_t address = (uintptr_t)ptr;
+  return (size_t)(address & (~address + 1));
+}
+
+typedef cmr_status (*cmr_give_back_fn)(cmr_resource_ref ref, void *ptr, size_t bytes,
+                                       size_t alignment, cmr_stream stream);
+
+/* What every allocate checks in what a resource returned: a pointer for
+ * bytes > 0, aligned as asked. A misaligned one is given back. */
+static cmr_status cmr_check_returned(cmr_resource_ref ref, void **out, size_t bytes,
+                                     size_t alignment, cmr_stream stream, const char *what,
+                                     cmr_give_back_fn give_back) {
+  void *ptr = *out;
+  if (ptr == NULL) {
+    return cmr_error(CMR_ERROR_INTERNAL, "%s: resource %s returned NULL for %zu bytes", what,
+                     cmr_type_name_of(ref), bytes);
+  }
+  if (((uintptr_t)ptr & (alignment - 1)) != 0) {
+    *out = NULL;
+    give_back(ref, ptr, bytes, alignment, stream);
+    return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
+                     "%s: resource %s returned a pointer aligned to only %zu bytes (alignment %zu "
+                     "requested)",
+                     what, cmr_type_name_of(ref), cmr_alignment_of(ptr), alignment);
+  }
+  return CMR_SUCCESS;
+}
+
+/* ---- stream-ordered pair ----------------------------------------------------------- */
+
+static cmr_status cmr_give_back_async(cmr_resource_ref ref, void *ptr, size_t bytes,
+                                      size_t alignment, cmr_stream stream) {
+  return ref.ops->deallocate(ref.self, ptr, bytes, alignment, stream);
+}
+
+static cmr_status cmr_allocate_as(const char *what, cmr_resource_ref ref, size_t bytes,
+                                  size_t alignment, cmr_stream stream, void **out) {
+  if (out == NULL) {
+    return cmr_error(CMR_ERROR_NULL_POINTER, "%s: out is NULL", what);
+  }
+  *out = NULL;
+  cmr_status status = cmr_check_allocate(ref, bytes, &alignment, what);
+  if (status != CMR_SUCCESS || bytes == 0) {
+    return status;
+  }
+  unsigned long serial = cmr_error_serial();
+  status = ref.ops->allocate(ref.self, bytes, alignment, stream, out);
+  if (status != CMR_SUCCESS) {
+    *out = NULL;
+    return cmr_resource_failed(status, serial, ref, what, bytes);
+  }
+  return cmr_check_returned(ref, out, bytes, alignment, stream, what, cmr_give_back_async);
+}
+
+static cmr_status cmr_deallocate_as(const char *what, cmr_resource_ref ref, void *ptr,
+                                    size_t bytes, size_t alignment, cmr_stream stream) {
+  bool skip;
+  cmr_status status = cmr_check_deallocate(ref, ptr, bytes, &alignment, what, &skip);
+  if (status != CMR_SUCCESS || skip) {
+    return status;
+  }
+  unsigned long serial = cmr_error_serial();
+  status = ref.ops->deallocate(ref.self, ptr, bytes, alignment, stream);
+  if (status != CMR_SUCCESS) {
+    return cmr_resource_failed(status, serial, ref, what, bytes);
+  }
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_allocate(cmr_resource_ref ref, size_t bytes, cmr_stream stream, void **out) {
+  return cmr_allocate_as("cmr_allocate", ref, bytes, CMR_DEFAULT_ALIGNMENT, stream, out);
+}
+
+cmr_status cmr_deallocate(cmr_resource_ref ref, void *ptr, size_t bytes, cmr_stream stream) {
+  return cmr_deallocate_as("cmr_deallocate", ref, ptr, bytes, CMR_DEFAULT_ALIGNMENT, stream);
+}
+
+cmr_status cmr_allocate_aligned(cmr_resource_ref ref, size_t bytes, size_t alignment,
+                                cmr_stream stream, void **out) {
+  return cmr_allocate_as("cmr_allocate_aligned", ref, bytes, alignment, stream, out);
+}
+
+cmr_status cmr_deallocate_aligned(cmr_resource_ref ref, void *ptr, size_t bytes, size_t alignment,
+                                  cmr_stream stream) {
+  return cmr_deallocate_as("cmr_deallocate_aligned", ref, ptr, bytes, alignment, stream);
+}
+
+/* ---- synchronous pair ---------------------------------------------------------------- */
+
+/* deallocate_sync, or deallocate on the default stream and wait for it. */
+static cmr_status cmr_call_deallocate_sync(cmr_resource_ref ref, void *ptr, size_t bytes,
+                                           size_t alignment) {
+  if (ref.ops->deallocate_sync != NULL) {
+    return ref.ops->deallocate_sync(ref.self, ptr, bytes, alignment);
+  }
+  cmr_status status = ref.ops->deallocate(ref.self, ptr, bytes, alignment, CMR_DEFAULT_STREAM);
+  if (status != CMR_SUCCESS) {
+    return status;
+  }
+  return cmr_backend_stream_synchronize(CMR_DEFAULT_STREAM);
+}
+
+static cmr_status cmr_give_back_sync(cmr_resource_ref ref, void *ptr, size_t bytes,
+                                     size_t alignment, cmr_stream stream) {
+  (void)stream;
+  return cmr_call_deallocate_sync(ref, ptr, bytes, alignment);
+}
+
+/* allocate_sync, or allocate on the default stream and wait for it. */
+static cmr_status cmr_call_allocate_sync(cmr_resource_ref ref, size_t bytes, size_t alignment,
+                                         void **out) {
+  if (ref.ops->allocate_sync != NULL) {
+    return ref.ops->allocate_sync(ref.self, bytes, alignment, out);
+  }
+  cmr_status status = ref.ops->allocate(ref.self, bytes, alignment, CMR_DEFAULT_STREAM, out);
+  if (status != CMR_SUCCESS) {
+    return status;
+  }
+  status = cmr_backend_stream_synchronize(CMR_DEFAULT_STREAM);
+  if (status != CMR_SUCCESS) {
+    ref.ops->deallocate(ref.self, *out, bytes, alignment, CMR_DEFAULT_STREAM);
+  }
+  return status;
+}
+
+cmr_status cmr_allocate_sync(cmr_resource_ref ref, size_t bytes, size_t alignment, void **out) {
+  static const char what[] = "cmr_allocate_sync";
+  if (out == NULL) {
+    return cmr_error(CMR_ERROR_NULL_POINTER, "%s: out is NULL", what);
+  }
+  *out = NULL;
+  cmr_status status = cmr_check_allocate(ref, bytes, &alignment, what);
+  if (status != CMR_SUCCESS || bytes == 0) {
+    return status;
+  }
+  unsigned long serial = cmr_error_serial();
+  status = cmr_call_allocate_sync(ref, bytes, alignment, out);
+  if (status != CMR_SUCCESS) {
+    *out = NULL;
+    return cmr_resource_failed(status, serial, ref, what, bytes);
+  }
+  return cmr_check_returned(ref, out, bytes, alignment, CMR_DEFAULT_STREAM, what,
+                            cmr_give_back_sync);
+}
+
+cmr_status cmr_deallocate_sync(cmr_resource_ref ref, void *ptr, size_t bytes, size_t alignment) {
+  static const char what[] = "cmr_deallocate_sync";
+  bool skip;
+  cmr_status status = cmr_check_deallocate(ref, ptr, bytes, &alignment, what, &skip);
+  if (status != CMR_SUCCESS || skip) {
+    return status;
+  }
+  unsigned long serial = cmr_error_serial();
+  status = cmr_call_deallocate_sync(ref, ptr, bytes, alignment);
+  if (status != CMR_SUCCESS) {
+    return cmr_resource_failed(status, serial, ref, what, bytes);
+  }
+  return CMR_SUCCESS;
+}
+
+/* ---- queries and lifetime ------------------------------------------------------------ */
+
+cmr_status cmr_ref_equal(cmr_resource_ref a, cmr_resource_ref b, bool *out) {
+  static const char what[] = "cmr_ref_equal";
+  if (out == NULL) {
+    return cmr_error(CMR_ERROR_NULL_POINTER, "%s: out is NULL", what);
+  }
+  *out = false;
+  cmr_status status = cmr_ref_check(a, what);
+  if (status == CMR_SUCCESS) {
+    status = cmr_ref_check(b, what);
+  }
+  if (status == CMR_SUCCESS) {
+    *out = cmr_ref_same(a, b);
+  }
+  return status;
+}
+
+cmr_status cmr_ref_properties(cmr_resource_ref ref, unsigned *out) {
+  static const char what[] = "cmr_ref_properties";
+  if (out == NULL) {
+    return cmr_error(CMR_ERROR_NULL_POINTER, "%s: out is NULL", what);
+  }
+  *out = 0;
+  cmr_status status = cmr_ref_check(ref, what);
+  if (status == CMR_SUCCESS) {
+    *out = cmr_ref_properties_of(ref);
+  }
+  return status;
+}
+
+#define CMR_KNOWN_PROPERTIES (CMR_PROPERTY_DEVICE_ACCESSIBLE | CMR_PROPERTY_HOST_ACCESSIBLE)
+
+cmr_status cmr_ref_require_properties(cmr_resource_ref ref, unsigned required) {
+  static const char what[] = "cmr_ref_require_properties";
+  cmr_status status = cmr_ref_check(ref, what);
+  if (status != CMR_SUCCESS) {
+    return status;
+  }
+  if (required & ~CMR_KNOWN_PROPERTIES) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: unknown property bits 0x%x", what,
+                     required & ~CMR_KNOWN_PROPERTIES);
+  }
+  unsigned missing = required & ~cmr_ref_properties_of(ref);
+  if (missing == 0) {
+    return CMR_SUCCESS;
+  }
+  bool device = missing & CMR_PROPERTY_DEVICE_ACCESSIBLE;
+  bool host = missing & CMR_PROPERTY_HOST_ACCESSIBLE;
+  return cmr_error(CMR_ERROR_PROPERTY_MISSING, "%s: resource %s is not %s%s%s", what,
+                   cmr_type_name_of(ref), device ? "device_accessible" : "",
+                   device && host ? " and not " : "", host ? "host_accessible" : "");
+}
+
+cmr_status cmr_ref_type_name(cmr_resource_ref ref, const char **out) {
+  static const char what[] = "cmr_ref_type_name";
+  if (out == NULL) {
+    return cmr_error(CMR_ERROR_NULL_POINTER, "%s: out is NULL", what);
+  }
+  *out = NULL;
+  cmr_status status = cmr_ref_check(ref, what);
+  if (status == CMR_SUCCESS) {
+    *out = cmr_type_name_of(ref);
+  }
+  return status;
+}
+
+cmr_status cmr_ref_retain(cmr_resource_ref ref) {
+  cmr_status status = cmr_ref_check(ref, "cmr_ref_retain");
+  if (status == CMR_SUCCESS) {
+    cmr_ref_hold(ref);
+  }
+  return status;
+}
+
+cmr_status cmr_ref_release(cmr_resource_ref ref) {
+  cmr_status status = cmr_ref_check(ref, "cmr_ref_release");
+  if (status == CMR_SUCCESS) {
+    cmr_ref_drop(ref);
+  }
+  return status;
+}
+
+cmr_status cmr_ref_validate(cmr_resource_ref ref) { return cmr_ref_check(ref, "cmr_ref_validate"); }

@@ -1,0 +1,67 @@
+/* Thread-local error messages and the names of the status codes. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+enum { CMR_MESSAGE_CAPACITY = 1024 };
+
+static _Thread_local char cmr_message[CMR_MESSAGE_CAPACITY];
+static _Thread_local unsigned long cmr_message_serial;
+
+cmr_status cmr_error(cmr_status status, const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  vsnprintf(cmr_message, sizeof cmr_message, format, args);
+  va_end(args);
+  cmr_message_serial++;
+  return status;
+}
+
+cmr_status cmr_error_context(cmr_status status, const char *format, ...) {
+  char context[CMR_MESSAGE_CAPACITY];
+  va_list args;
+  va_start(args, format);
+  vsnprintf(context, sizeof context, format, args);
+  va_end(args);
+
+  /* Build the whole message aside: the current one is an input. */
+  char combined[CMR_MESSAGE_CAPACITY];
+  if (cmr_message[0] != '\0') {
+    snprintf(combined, sizeof combined, "%s: %s", context, cmr_message);
+  } else {
+    snprintf(combined, sizeof combined, "%s", context);
+  }
+  memcpy(cmr_message, combined, sizeof cmr_message);
+  cmr_message_serial++;
+  return status;
+}
+
+unsigned long cmr_error_serial(void) { return cmr_message_serial; }
+
+const char *cmr_last_error_message(void) { return cmr_message; }
+
+void cmr_clear_last_error(void) { cmr_message[0] = '\0'; }
+
+const char *cmr_status_string(cmr_status status) {
+  switch (status) {
+    case CMR_SUCCESS: return "CMR_SUCCESS";
+    case CMR_ERROR_INVALID_ARGUMENT: return "CMR_ERROR_INVALID_ARGUMENT";
+    case CMR_ERROR_NULL_POINTER: return "CMR_ERROR_NULL_POINTER";
+    case CMR_ERROR_INVALID_REF: return "CMR_ERROR_INVALID_REF";
+    case CMR_ERROR_DESTROYED_HANDLE: return "CMR_ERROR_DESTROYED_HANDLE";
+    case CMR_ERROR_BAD_ALIGNMENT: return "CMR_ERROR_BAD_ALIGNMENT";
+    case CMR_ERROR_UNSUPPORTED_ALIGNMENT: return "CMR_ERROR_UNSUPPORTED_ALIGNMENT";
+    case CMR_ERROR_SIZE_OVERFLOW: return "CMR_ERROR_SIZE_OVERFLOW";
+    case CMR_ERROR_OUT_OF_MEMORY: return "CMR_ERROR_OUT_OF_MEMORY";
+    case CMR_ERROR_UNKNOWN_DEVICE: return "CMR_ERROR_UNKNOWN_DEVICE";
+    case CMR_ERROR_NO_DEVICE: return "CMR_ERROR_NO_DEVICE";
+    case CMR_ERROR_CUDA: return "CMR_ERROR_CUDA";
+    case CMR_ERROR_UNSUPPORTED: return "CMR_ERROR_UNSUPPORTED";
+    case CMR_ERROR_PROPERTY_MISSING: return "CMR_ERROR_PROPERTY_MISSING";
+    case CMR_ERROR_UNKNOWN_POINTER: return "CMR_ERROR_UNKNOWN_POINTER";
+    case CMR_ERROR_INTERNAL: return "CMR_ERROR_INTERNAL";
+  }
+  return "CMR_UNKNOWN_STATUS";
+}

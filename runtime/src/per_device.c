@@ -1,0 +1,191 @@
+/* The per-device resource table: one ref per device, retained while stored,
+ * made lazily from the plain resource of the build when never set. */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "backend.h"
+#include "internal.h"
+
+static struct {
+  pthread_mutex_t lock;
+  cmr_resource_ref *entries; /* ops == NULL: empty */
+  int count;
+} cmr_table = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Sizes the table on first use. Call with the lock held. */
+static cmr_status cmr_table_ensure(const char *what) {
+  if (cmr_table.entries != NULL) {
+    return CMR_SUCCESS;
+  }
+  int count = 0;
+  cmr_status status = cmr_backend_device_count(&count);
+  if (status != CMR_SUCCESS) {
+    return cmr_error_context(status, "%s", what);
+  }
+  cmr_table.entries = calloc((size_t)count, sizeof *cmr_table.entries);
+  if (cmr_table.entries == NULL) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: no memory for a table of %d devices", what,
+                     count);
+  }
+  cmr_table.count = count;
+  return CMR_SUCCESS;
+}
+
+/* Sizes the table and checks `device`. Call with the lock held. */
+static cmr_status cmr_table_check_device(int device, const char *what) {
+  cmr_status status = cmr_table_ensure(what);
+  if (status == CMR_SUCCESS && (device < 0 || device >= cmr_table.count)) {
+    status = cmr_error(CMR_ERROR_UNKNOWN_DEVICE, "%s: device %d is not in [0, %d)", what, device,
+                       cmr_table.count);
+  }
+  return status;
+}
+
+/* The default resource of the build, with the one share the table keeps. The
+ * current device is the one the entry is for while it is made. */
+static cmr_status cmr_make_default(cmr_resource_ref *out) {
+#if CMR_WITH_CUDA
+  cmr_cuda_resource *resource = NULL;
+  cmr_status status = cmr_cuda_resource_create(&resource);
+  if (status == CMR_SUCCESS) {
+    *out = cmr_cuda_resource_ref(resource);
+  }
+#else
+  cmr_system_resource *resource = NULL;
+  cmr_status status = cmr_system_resource_create(&resource);
+  if (status == CMR_SUCCESS) {
+    *out = cmr_system_resource_ref(resource);
+  }
+#endif
+  return status;
+}
+
+/* Makes the default of `device` on that device, then restores the current one. */
+static cmr_status cmr_make_default_on(int device, cmr_resource_ref *out, const char *what) {
+  int current = 0;
+  cmr_status status = cmr_backend_get_device(&current);
+  if (status == CMR_SUCCESS && current != device) {
+    status = cmr_backend_set_device(device);
+  }
+  if (status == CMR_SUCCESS) {
+    status = cmr_make_default(out);
+    if (current != device) {
+      cmr_status restored = cmr_backend_set_device(current);
+      if (status == CMR_SUCCESS && restored != CMR_SUCCESS) {
+        cmr_ref_drop(*out);
+        status = restored;
+      }
+    }
+  }
+  if (status != CMR_SUCCESS) {
+    return cmr_error_context(status, "%s: making the default resource of device %d", what, device);
+  }
+  return CMR_SUCCESS;
+}
+
+static cmr_status cmr_get_as(int device, cmr_resource_ref *out, const char *what) {
+  if (out == NULL) {
+    return cmr_error(CMR_ERROR_NULL_POINTER, "%s: out is NULL", what);
+  }
+  *out = (cmr_resource_ref){0};
+  pthread_mutex_lock(&cmr_table.lock);
+  cmr_status status = cmr_table_check_device(device, what);
+  if (status == CMR_SUCCESS && cmr_table.entries[device].ops == NULL) {
+    status = cmr_make_default_on(device, &cmr_table.entries[device], what);
+  }
+  if (status == CMR_SUCCESS) {
+    *out = cmr_table.entries[device];
+  }
+  pthread_mutex_unlock(&cmr_table.lock);
+  return status;
+}
+
+/* Stores `ref` (ops == NULL: empties the entry) and drops what was there. */
+static cmr_status cmr_replace_as(int device, cmr_resource_ref ref, const char *what) {
+  cmr_resource_ref old = {0};
+  pthread_mutex_lock(&cmr_table.lock);
+  cmr_status status = cmr_table_check_device(device, what);
+  if (status == CMR_SUCCESS) {
+    if (ref.ops != NULL) {
+      cmr_ref_hold(ref);
+    }
+    old = cmr_table.entries[device];
+    cmr_table.entries[device] = ref;
+  }
+  pthread_mutex_unlock(&cmr_table.lock);
+  /* Outside the lock: the last release may run arbitrary finalizers. */
+  if (old.ops != NULL) {
+    cmr_ref_drop(old);
+  }
+  return status;
+}
+
+static cmr_status cmr_set_as(int device, cmr_resource_ref ref, const char *what) {
+  cmr_status status = cmr_ref_check(ref, what);
+  if (status != CMR_SUCCESS) {
+    return status;
+  }
+  return cmr_replace_as(device, ref, what);
+}
+
+static cmr_status cmr_current_as(int *device, const char *what) {
+  cmr_status status = cmr_backend_get_device(device);
+  if (status != CMR_SUCCESS) {
+    return cmr_error_context(status, "%s", what);
+  }
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_get_per_device_resource_ref(int device, cmr_resource_ref *out) {
+  return cmr_get_as(device, out, "cmr_get_per_device_resource_ref");
+}
+
+cmr_status cmr_set_per_device_resource_ref(int device, cmr_resource_ref ref) {
+  return cmr_set_as(device, ref, "cmr_set_per_device_resource_ref");
+}
+
+cmr_status cmr_reset_per_device_resource_ref(int device) {
+  return cmr_replace_as(device, (cmr_resource_ref){0}, "cmr_reset_per_device_resource_ref");
+}
+
+cmr_status cmr_get_current_device_resource_ref(cmr_resource_ref *out) {
+  static const char what[] = "cmr_get_current_device_resource_ref";
+  if (out == NULL) {
+    return cmr_error(CMR_ERROR_NULL_POINTER, "%s: out is NULL", what);
+  }
+  *out = (cmr_resource_ref){0};
+  int device = 0;
+  cmr_status status = cmr_current_as(&device, what);
+  return status != CMR_SUCCESS ? status : cmr_get_as(device, out, what);
+}
+
+cmr_status cmr_set_current_device_resource_ref(cmr_resource_ref ref) {
+  static const char what[] = "cmr_set_current_device_resource_ref";
+  int device = 0;
+  cmr_status status = cmr_current_as(&device, what);
+  return status != CMR_SUCCESS ? status : cmr_set_as(device, ref, what);
+}
+
+cmr_status cmr_reset_current_device_resource_ref(void) {
+  static const char what[] = "cmr_reset_current_device_resource_ref";
+  int device = 0;
+  cmr_status status = cmr_current_as(&device, what);
+  return status != CMR_SUCCESS ? status : cmr_replace_as(device, (cmr_resource_ref){0}, what);
+}
+
+/* Runs before the quarantine is drained (higher priority numbers run first at
+ * exit), so the shells released here are freed too. */
+__attribute__((destructor(200))) static void cmr_table_release_all(void) {
+  pthread_mutex_lock(&cmr_table.lock);
+  cmr_resource_ref *entries = cmr_table.entries;
+  int count = cmr_table.count;
+  cmr_table.entries = NULL;
+  cmr_table.count = 0;
+  pthread_mutex_unlock(&cmr_table.lock);
+  for (int i = 0; i < count; i++) {
+    if (entries[i].ops != NULL) {
+      cmr_ref_drop(entries[i]);
+    }
+  }
+  free(entries);
+}
