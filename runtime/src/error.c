@@ -28,11 +28,10 @@ cmr_status cmr_error_context(cmr_status status, const char *format, ...) {
 
   /* Build the whole message aside: the current one is an input. */
   char combined[CMR_MESSAGE_CAPACITY];
-  if (cmr_message[0] != '\0') {
-    snprintf(combined, sizeof combined, "%s: %s", context, cmr_message);
-  } else {
-    snprintf(combined, sizeof combined, "%s", context);
-  }
+  /* Too long a message is cut at the capacity: the start says the most. */
+  int written = cmr_message[0] != '\0' ? snprintf(combined, sizeof combined, "%s: %s", context, cmr_message)
+                                        : snprintf(combined, sizeof combined, "%s", context);
+  if (written < 0) combined[0] = '\0';
   memcpy(cmr_message, combined, sizeof cmr_message);
   cmr_message_serial++;
   return status;

@@ -49,6 +49,14 @@ void cmr_object_retain(cmr_object *object);
  * which must have come from malloc/calloc. */
 void cmr_object_release(cmr_object *object);
 
+/* The retain / release entries of a generated ops table. */
+static inline void cmr_object_retain_self(void *self) { cmr_object_retain((cmr_object *)self); }
+static inline void cmr_object_release_self(void *self) { cmr_object_release((cmr_object *)self); }
+
+/* CMR_ERROR_UNSUPPORTED for a resource this build does not have, saying
+ * which build it needs. */
+cmr_status cmr_unavailable(const char *function, const char *resource);
+
 /* ---- refs -------------------------------------------------------------------- */
 
 /* Liveness and shape of a ref, with "<what>: ..." in the message. */

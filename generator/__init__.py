@@ -1,0 +1,1 @@
+"""The cmr generator: spec/*.toml in, generated/ out (python3 -m generator)."""

@@ -1,0 +1,63 @@
+"""python3 -m generator [--check] [--spec DIR] [--out DIR]
+
+Reads spec/*.toml, validates it (one `file: field: problem` line per problem,
+exit 1) and writes generated/. With --check it writes nothing and exits 1,
+naming each stale, missing or extra file, when generated/ differs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .render import render_all
+from .spec import SpecError, load_specs
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _existing(out: Path) -> set[str]:
+    if not out.exists():
+        return set()
+    return {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python3 -m generator", description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="fail if generated/ is not what the spec produces")
+    parser.add_argument("--spec", type=Path, default=ROOT / "spec", help="spec folder (default: spec/)")
+    parser.add_argument("--out", type=Path, default=ROOT / "generated", help="output folder (default: generated/)")
+    args = parser.parse_args(argv)
+
+    try:
+        resources = load_specs(args.spec, display_root=Path.cwd() if args.spec.is_absolute() is False else None)
+    except SpecError as e:
+        for line in e.problems:
+            print(line, file=sys.stderr)
+        return 1
+    files = render_all(resources)
+    existing = _existing(args.out)
+
+    if args.check:
+        stale = sorted(p for p, text in files.items()
+                       if p not in existing or (args.out / p).read_text(encoding="utf-8") != text)
+        extra = sorted(existing - set(files))
+        for p in stale:
+            print(f"generated/{p}: stale or missing (run python3 -m generator)", file=sys.stderr)
+        for p in extra:
+            print(f"generated/{p}: not produced by the spec (remove it or regenerate)", file=sys.stderr)
+        return 1 if stale or extra else 0
+
+    for p in sorted(existing - set(files)):
+        (args.out / p).unlink()
+    for p, text in sorted(files.items()):
+        target = args.out / p
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if not target.exists() or target.read_text(encoding="utf-8") != text:
+            target.write_text(text, encoding="utf-8")
+    print(f"generated {len(files)} files from {len(resources)} resources into {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

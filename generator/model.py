@@ -1,0 +1,226 @@
+"""What a spec means: parameter types, named defaults, and the resource model
+the templates render. The loader (spec.py) builds these from TOML after
+validating it; the templates read them and never the raw TOML."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+KINDS = ("leaf", "suballocator", "adaptor")
+BACKENDS = ("cuda", "host")
+EQUALITY_RULES = ("identity", "type", "impl", "upstream")
+PROPERTY_FLAGS = {
+    "device_accessible": "CMR_PROPERTY_DEVICE_ACCESSIBLE",
+    "host_accessible": "CMR_PROPERTY_HOST_ACCESSIBLE",
+}
+CONFORMANCE_CASES = (
+    "zero_size", "random_sizes", "alignments", "equality", "properties",
+    "out_of_memory", "sync_pair", "streams", "threads", "free_on_other_thread",
+    "destroyed_handle",
+)
+
+
+@dataclass(frozen=True)
+class CType:
+    """A spec parameter type and how C spells, prints and checks it."""
+    name: str
+    c: str
+    printf: str | None          # format of a value in a message, None if not printable
+    constraints: frozenset      # constraint fields allowed on a parameter of this type
+    sentinel: str | None = None  # the C value that asks for the spec's default
+    null_status: str | None = None  # status when a nonzero pointer-like value is NULL
+    returnable: bool = True
+
+    def printf_arg(self, expr: str) -> str:
+        return f"(void *){expr}" if self.printf == "%p" else expr
+
+
+TYPES = {
+    t.name: t for t in (
+        CType("size_t", "size_t", "%zu", frozenset({"multiple_of", "power_of_two", "min", "max", "nonzero"}),
+              sentinel="CMR_SIZE_DEFAULT"),
+        CType("int", "int", "%d", frozenset({"min", "max", "nonzero"}), sentinel="CMR_INT_DEFAULT"),
+        CType("bool", "bool", "%d", frozenset()),
+        CType("double", "double", "%g", frozenset({"min", "max"})),
+        CType("pointer", "void *", "%p", frozenset({"nonzero"}), null_status="CMR_ERROR_NULL_POINTER"),
+        CType("string", "const char *", "%s", frozenset({"nonzero"}), null_status="CMR_ERROR_NULL_POINTER"),
+        CType("properties", "unsigned", "%#x", frozenset()),
+        CType("resource_ref", "cmr_resource_ref", None, frozenset({"retain"}), returnable=False),
+        CType("allocate_callback", "cmr_allocate_callback", None, frozenset(),
+              null_status="CMR_ERROR_NULL_POINTER", returnable=False),
+        CType("deallocate_callback", "cmr_deallocate_callback", None, frozenset(),
+              null_status="CMR_ERROR_NULL_POINTER", returnable=False),
+        CType("enum", "", "%d", frozenset({"values"})),
+    )
+}
+# Callback types are never NULL: a resource cannot call a missing function.
+ALWAYS_NONZERO = {"allocate_callback", "deallocate_callback"}
+
+
+@dataclass(frozen=True)
+class NamedDefault:
+    """A default computed at creation time rather than written as a literal."""
+    types: tuple
+    doc: str
+    expr: str | None = None     # a C expression, or
+    call: str | None = None     # a runtime function cmr_status f(T *out)
+
+
+NAMED_DEFAULTS = {
+    "half_of_free_device_memory": NamedDefault(
+        ("size_t",), "half of the current device's free memory, rounded down to 256 bytes",
+        call="cmr_default_half_of_free_device_memory"),
+    "unlimited": NamedDefault(("size_t",), "no limit (SIZE_MAX)", expr="SIZE_MAX"),
+    "keep_everything": NamedDefault(("size_t",), "keep everything (SIZE_MAX)", expr="SIZE_MAX"),
+}
+
+
+@dataclass
+class Param:
+    name: str
+    type: CType
+    doc: str
+    resource: str                     # owning resource name, for C names
+    default: object = None            # literal (int/bool/str/list) or a NamedDefault
+    default_text: str | None = None   # how docs show the default
+    constraints: dict = field(default_factory=dict)
+    values: list = field(default_factory=list)   # enum values
+    retain: bool = False
+
+    @property
+    def c_type(self) -> str:
+        if self.type.name == "enum":
+            return f"cmr_{self.resource}_{self.name}"
+        return self.type.c
+
+    @property
+    def c_decl(self) -> str:
+        sep = "" if self.c_type.endswith("*") else " "
+        return f"{self.c_type}{sep}{self.name}"
+
+    def enum_constant(self, value: str) -> str:
+        return f"CMR_{self.resource}_{self.name}_{value}".upper()
+
+    @property
+    def has_sentinel(self) -> bool:
+        return self.default is not None and self.type.sentinel is not None
+
+    @property
+    def default_c(self) -> str | None:
+        """The C value of a literal default (what C callers pass, and what
+        the wrapper substitutes for the sentinel)."""
+        d = self.default
+        if d is None or isinstance(d, NamedDefault):
+            return None
+        if self.type.name == "enum":
+            return self.enum_constant(d)
+        if self.type.name == "properties":
+            return " | ".join(PROPERTY_FLAGS[f] for f in d) if d else "0u"
+        if self.type.name == "bool":
+            return "true" if d else "false"
+        if self.type.name == "pointer":
+            return "NULL"
+        if self.type.name == "size_t":
+            return f"(size_t){d}u"
+        return repr(d) if not isinstance(d, str) else f'"{d}"'
+
+    @property
+    def default_call(self) -> str | None:
+        """The runtime function that computes a named default, if any."""
+        return self.default.call if isinstance(self.default, NamedDefault) else None
+
+    @property
+    def default_expr(self) -> str | None:
+        """The C expression of a default that needs no call."""
+        if isinstance(self.default, NamedDefault):
+            return self.default.expr
+        return self.default_c
+
+    @property
+    def is_upstream(self) -> bool:
+        return self.type.name == "resource_ref"
+
+
+@dataclass
+class Check:
+    """A constraint over several parameters: a C expression and a message
+    whose {name} fields are replaced by the parameters' values."""
+    expr: str
+    message: str
+    printf_message: str = ""
+    printf_args: list = field(default_factory=list)
+
+
+@dataclass
+class Method:
+    name: str
+    doc: str
+    returns: CType | None
+    params: list
+
+
+@dataclass
+class Conformance:
+    upstreams_host: list = field(default_factory=list)
+    upstreams_gpu: list = field(default_factory=list)
+    args: dict = field(default_factory=dict)
+    skip: list = field(default_factory=list)
+
+
+@dataclass
+class Resource:
+    name: str
+    kind: str
+    doc: str
+    properties: object      # list of flag names, "upstream" or "dynamic"
+    thread_safe: bool
+    backends: list
+    equality: str
+    max_alignment: int | None   # None: any power of two
+    state: bool
+    params: list
+    checks: list
+    methods: list
+    conformance: Conformance
+    source: str = ""
+
+    @property
+    def handle(self) -> str:
+        return f"cmr_{self.name}_resource"
+
+    @property
+    def impl(self) -> str:
+        return f"cmr_{self.name}_impl"
+
+    @property
+    def host(self) -> bool:
+        return "host" in self.backends
+
+    @property
+    def cuda(self) -> bool:
+        return "cuda" in self.backends
+
+    @property
+    def availability_guard(self) -> str | None:
+        """Preprocessor condition under which the algorithm exists."""
+        if self.host and self.cuda:
+            return None
+        return "CMR_WITH_CUDA" if self.cuda else "!CMR_WITH_CUDA"
+
+    @property
+    def properties_mask(self) -> str:
+        if isinstance(self.properties, list):
+            return " | ".join(PROPERTY_FLAGS[p] for p in self.properties) or "0u"
+        return ""
+
+    @property
+    def retained(self) -> list:
+        return [p for p in self.params if p.is_upstream and p.retain]
+
+    @property
+    def upstream(self) -> Param | None:
+        return next((p for p in self.params if p.name == "upstream" and p.is_upstream), None)
+
+    @property
+    def enums(self) -> list:
+        return [p for p in self.params if p.type.name == "enum"]

@@ -1,0 +1,39 @@
+"""Render the model into the files of generated/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jinja2
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+
+
+def render_all(resources) -> dict[str, str]:
+    """Every generated file, as {path relative to generated/: text}."""
+    env = _environment()
+    by_name = {r.name: r for r in resources}
+    files = {
+        "include/cmr/resources.h": env.get_template("resources.h.j2").render(resources=resources),
+        "src/impl.h": env.get_template("impl.h.j2").render(resources=resources),
+        "src/resources.c": env.get_template("resources.c.j2").render(resources=resources),
+        "cmake/resources.cmake": env.get_template("resources.cmake.j2").render(resources=resources),
+        "docs/api.md": env.get_template("api.md.j2").render(resources=resources),
+    }
+    conformance = env.get_template("conformance.c.j2")
+    for r in resources:
+        names = r.conformance.upstreams_host + [u for u in r.conformance.upstreams_gpu
+                                                if u not in r.conformance.upstreams_host]
+        files[f"tests/conformance_{r.name}.c"] = conformance.render(r=r, upstreams=[by_name[u] for u in names])
+    return files

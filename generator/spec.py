@@ -1,0 +1,416 @@
+"""Load and validate spec/*.toml. Every problem becomes one line of the form
+`spec/pool.toml: params[1].type: unknown type "sizet"`; nothing here raises
+past load_specs except SpecError, which carries all of them."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+from .model import (ALWAYS_NONZERO, BACKENDS, CONFORMANCE_CASES, EQUALITY_RULES, KINDS,
+                    NAMED_DEFAULTS, PROPERTY_FLAGS, TYPES, Check, Conformance, Method,
+                    NamedDefault, Param, Resource)
+
+IDENTIFIER = re.compile(r"^[a-z][a-z0-9_]*$")
+# Names the generated C would collide with (C keywords and the wrapper's own locals).
+RESERVED = {"out", "handle", "status", "impl", "self", "bytes", "alignment", "stream", "ptr",
+            "auto", "break", "case", "char", "const", "continue", "default", "do", "double",
+            "else", "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long",
+            "register", "restrict", "return", "short", "signed", "sizeof", "static", "struct",
+            "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "bool"}
+
+TOP_FIELDS = {"name", "kind", "doc", "properties", "thread_safe", "backends", "equality",
+              "max_alignment", "state", "params", "checks", "methods", "conformance"}
+PARAM_FIELDS = {"name", "type", "doc", "default", "multiple_of", "power_of_two", "min", "max",
+                "nonzero", "retain", "values"}
+METHOD_FIELDS = {"name", "doc", "returns", "params"}
+CHECK_FIELDS = {"expr", "message"}
+CONFORMANCE_FIELDS = {"upstreams", "args", "skip"}
+UPSTREAM_KINDS = {"host", "gpu"}
+CONSTRAINT_FIELDS = {"multiple_of", "power_of_two", "min", "max", "nonzero"}
+
+
+class SpecError(Exception):
+    def __init__(self, problems):
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+class _Problems:
+    def __init__(self, source):
+        self.source = source
+        self.lines = []
+
+    def add(self, where, what):
+        self.lines.append(f"{self.source}: {where}: {what}")
+
+
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_fields(table, allowed, where, problems):
+    for key in table:
+        if key not in allowed:
+            problems.add(f"{where}{key}" if where else key, f'unknown field "{key}"')
+
+
+def _require(table, key, kind, where, problems):
+    if key not in table:
+        problems.add(f"{where}{key}", "missing")
+        return None
+    value = table[key]
+    if kind is int and not _is_int(value) or kind is not int and not isinstance(value, kind):
+        problems.add(f"{where}{key}", f"must be a {kind.__name__}, not {type(value).__name__}")
+        return None
+    return value
+
+
+def _identifier(value, where, problems):
+    if value is None:
+        return None
+    if not IDENTIFIER.match(value):
+        problems.add(where, f'"{value}" is not a lower-case identifier')
+        return None
+    if value in RESERVED:
+        problems.add(where, f'"{value}" is reserved in the generated C')
+        return None
+    return value
+
+
+def _load_default(param, raw, where, problems):
+    t = param.type.name
+    if isinstance(raw, str) and raw in NAMED_DEFAULTS:
+        named = NAMED_DEFAULTS[raw]
+        if t not in named.types:
+            problems.add(where, f'named default "{raw}" does not apply to type "{t}"')
+            return
+        param.default, param.default_text = named, named.doc
+        return
+    ok = {"size_t": _is_int(raw) and raw >= 0, "int": _is_int(raw),
+          "bool": isinstance(raw, bool), "double": isinstance(raw, (int, float)) and not isinstance(raw, bool),
+          "pointer": raw == "null", "string": isinstance(raw, str),
+          "enum": isinstance(raw, str) and raw in param.values,
+          "properties": isinstance(raw, list) and all(f in PROPERTY_FLAGS for f in raw)}.get(t, False)
+    if not ok:
+        hint = {"enum": f"one of {param.values}", "pointer": '"null"',
+                "properties": f"a list of {sorted(PROPERTY_FLAGS)}",
+                "size_t": f"a non-negative integer or one of {sorted(NAMED_DEFAULTS)}"}.get(t, f"a {t}")
+        problems.add(where, f"{raw!r} is not a valid default for type \"{t}\" (expected {hint})")
+        return
+    param.default = raw
+    param.default_text = ", ".join(raw) if t == "properties" else str(raw).lower() if t == "bool" else str(raw)
+
+
+def _check_constraints(param, where, problems):
+    c = param.constraints
+    for key in ("multiple_of", "min", "max"):
+        if key in c and not (_is_int(c[key]) or (param.type.name == "double" and isinstance(c[key], float))):
+            problems.add(f"{where}{key}", f"must be a number, not {c[key]!r}")
+            return
+    for key in ("power_of_two", "nonzero"):
+        if key in c and not isinstance(c[key], bool):
+            problems.add(f"{where}{key}", f"must be true or false, not {c[key]!r}")
+    if "multiple_of" in c and c["multiple_of"] <= 0:
+        problems.add(f"{where}multiple_of", f"must be positive, not {c['multiple_of']}")
+    if "min" in c and "max" in c and c["min"] > c["max"]:
+        problems.add(f"{where}min", f"min {c['min']} is greater than max {c['max']}")
+    d = param.default
+    if _is_int(d) and param.type.name in ("size_t", "int"):
+        if "multiple_of" in c and c["multiple_of"] > 0 and d % c["multiple_of"]:
+            problems.add(f"{where}default", f"{d} is not a multiple of {c['multiple_of']}")
+        if c.get("power_of_two") and (d <= 0 or d & (d - 1)):
+            problems.add(f"{where}default", f"{d} is not a power of two")
+        if c.get("nonzero") and d == 0:
+            problems.add(f"{where}default", "0 breaks nonzero = true")
+        if "min" in c and d < c["min"] or "max" in c and d > c["max"]:
+            problems.add(f"{where}default", f"{d} is outside [{c.get('min', '-inf')}, {c.get('max', 'inf')}]")
+
+
+def _load_param(raw, resource, where, problems, allow_default=True):
+    if not isinstance(raw, dict):
+        problems.add(where.rstrip("."), "must be a table")
+        return None
+    _check_fields(raw, PARAM_FIELDS, where, problems)
+    name = _identifier(_require(raw, "name", str, where, problems), f"{where}name", problems)
+    type_name = _require(raw, "type", str, where, problems)
+    doc = _require(raw, "doc", str, where, problems) or ""
+    if type_name is None:
+        return None
+    if type_name not in TYPES:
+        problems.add(f"{where}type", f'unknown type "{type_name}"')
+        return None
+    ctype = TYPES[type_name]
+    constraints = {k: raw[k] for k in CONSTRAINT_FIELDS if k in raw}
+    for key in constraints:
+        if key not in ctype.constraints:
+            problems.add(f"{where}{key}", f'does not apply to type "{type_name}"')
+    if type_name in ALWAYS_NONZERO:
+        constraints["nonzero"] = True
+    values = raw.get("values", [])
+    if type_name == "enum":
+        if not (isinstance(values, list) and values and all(isinstance(v, str) for v in values)):
+            problems.add(f"{where}values", "an enum needs a non-empty list of value names")
+            values = []
+        else:
+            for i, v in enumerate(values):
+                _identifier(v, f"{where}values[{i}]", problems)
+            if len(set(values)) != len(values):
+                problems.add(f"{where}values", "names repeat")
+    elif "values" in raw:
+        problems.add(f"{where}values", f'does not apply to type "{type_name}"')
+    retain = raw.get("retain", False)
+    if "retain" in raw and (type_name != "resource_ref" or not isinstance(retain, bool)):
+        problems.add(f"{where}retain", "applies to resource_ref parameters only, as true or false")
+    if name is None:
+        return None
+    param = Param(name=name, type=ctype, doc=doc, resource=resource, constraints=constraints,
+                  values=values, retain=bool(retain))
+    if "default" in raw:
+        if not allow_default:
+            problems.add(f"{where}default", "method parameters take no defaults")
+        elif type_name == "resource_ref":
+            problems.add(f"{where}default", "a resource_ref has no default")
+        else:
+            _load_default(param, raw["default"], f"{where}default", problems)
+    _check_constraints(param, where, problems)
+    return param
+
+
+def _load_params(raw, resource, where, problems, allow_default=True):
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        problems.add(where, "must be an array of tables ([[...]])")
+        return []
+    params, seen = [], set()
+    for i, item in enumerate(raw):
+        p = _load_param(item, resource, f"{where}[{i}].", problems, allow_default)
+        if p is None:
+            continue
+        if p.name in seen:
+            problems.add(f"{where}[{i}].name", f'"{p.name}" repeats')
+            continue
+        seen.add(p.name)
+        params.append(p)
+    return params
+
+
+def _load_checks(raw, params, problems):
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        problems.add("checks", "must be an array of tables ([[checks]])")
+        return []
+    names = {p.name: p for p in params}
+    checks = []
+    for i, item in enumerate(raw):
+        where = f"checks[{i}]."
+        if not isinstance(item, dict):
+            problems.add(f"checks[{i}]", "must be a table")
+            continue
+        _check_fields(item, CHECK_FIELDS, where, problems)
+        expr = _require(item, "expr", str, where, problems)
+        message = _require(item, "message", str, where, problems)
+        if expr is None or message is None:
+            continue
+        for ident in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", expr):
+            if ident not in names and not ident.isupper() and ident not in ("true", "false"):
+                problems.add(f"{where}expr", f'"{ident}" is not a parameter')
+        fmt, args = [], []
+        for text, field_name in re.findall(r"([^{]*)(?:\{([^}]*)\})?", message):
+            fmt.append(text.replace("%", "%%"))
+            if field_name:
+                p = names.get(field_name)
+                if p is None or p.type.printf is None:
+                    problems.add(f"{where}message", f'"{{{field_name}}}" is not a printable parameter')
+                    continue
+                fmt.append(p.type.printf)
+                args.append(p.type.printf_arg(p.name))
+        checks.append(Check(expr=expr, message=message, printf_message="".join(fmt), printf_args=args))
+    return checks
+
+
+def _load_methods(raw, resource, problems):
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        problems.add("methods", "must be an array of tables ([[methods]])")
+        return []
+    methods, seen = [], set()
+    for i, item in enumerate(raw):
+        where = f"methods[{i}]."
+        if not isinstance(item, dict):
+            problems.add(f"methods[{i}]", "must be a table")
+            continue
+        _check_fields(item, METHOD_FIELDS, where, problems)
+        name = _identifier(_require(item, "name", str, where, problems), f"{where}name", problems)
+        doc = _require(item, "doc", str, where, problems) or ""
+        returns = item.get("returns", "void")
+        rtype = None
+        if returns != "void":
+            rtype = TYPES.get(returns)
+            if rtype is None or not rtype.returnable or returns == "enum":
+                problems.add(f"{where}returns", f'"{returns}" cannot be returned (use void or a value type)')
+        params = _load_params(item.get("params"), resource, f"{where}params", problems, allow_default=False)
+        if name in ("create", "destroy", "ref", "from_ref"):
+            problems.add(f"{where}name", f'"{name}" is generated for every resource')
+        elif name in seen:
+            problems.add(f"{where}name", f'"{name}" repeats')
+        elif name:
+            seen.add(name)
+            methods.append(Method(name=name, doc=doc, returns=rtype, params=params))
+    return methods
+
+
+def _load_conformance(raw, params, problems, known_resources):
+    conf = Conformance()
+    if raw is None:
+        return conf
+    if not isinstance(raw, dict):
+        problems.add("conformance", "must be a table")
+        return conf
+    _check_fields(raw, CONFORMANCE_FIELDS, "conformance.", problems)
+    upstreams = raw.get("upstreams", {})
+    if not isinstance(upstreams, dict):
+        problems.add("conformance.upstreams", "must be a table like { host = [...], gpu = [...] }")
+        upstreams = {}
+    for key, names in upstreams.items():
+        if key not in UPSTREAM_KINDS:
+            problems.add(f"conformance.upstreams.{key}", 'must be "host" or "gpu"')
+            continue
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            problems.add(f"conformance.upstreams.{key}", "must be a list of resource names")
+            continue
+        for n in names:
+            if n not in known_resources:
+                problems.add(f"conformance.upstreams.{key}", f'"{n}" is not a resource in spec/')
+        setattr(conf, f"upstreams_{key}", names)
+    args = raw.get("args", {})
+    if not isinstance(args, dict) or not all(isinstance(v, str) for v in args.values()):
+        problems.add("conformance.args", "must be a table of parameter = \"C expression\"")
+        args = {}
+    names = {p.name for p in params}
+    for key in args:
+        if key not in names:
+            problems.add(f"conformance.args.{key}", "is not a parameter")
+    conf.args = args
+    skip = raw.get("skip", [])
+    if not isinstance(skip, list):
+        problems.add("conformance.skip", "must be a list of case names")
+        skip = []
+    for case in skip:
+        if case not in CONFORMANCE_CASES:
+            problems.add("conformance.skip", f'unknown case "{case}" (known: {", ".join(CONFORMANCE_CASES)})')
+    conf.skip = skip
+    return conf
+
+
+def _load_resource(path, data, known_resources, source):
+    problems = _Problems(source)
+    _check_fields(data, TOP_FIELDS, "", problems)
+    name = _identifier(_require(data, "name", str, "", problems), "name", problems)
+    if name and name != path.stem:
+        problems.add("name", f'"{name}" must match the file name "{path.stem}"')
+    kind = _require(data, "kind", str, "", problems)
+    if kind is not None and kind not in KINDS:
+        problems.add("kind", f'unknown kind "{kind}" (known: {", ".join(KINDS)})')
+    doc = _require(data, "doc", str, "", problems) or ""
+    thread_safe = _require(data, "thread_safe", bool, "", problems)
+    backends = _require(data, "backends", list, "", problems) or []
+    for b in backends:
+        if b not in BACKENDS:
+            problems.add("backends", f'unknown backend "{b}" (known: {", ".join(BACKENDS)})')
+    if "backends" in data and not backends:
+        problems.add("backends", "a resource must exist in at least one backend")
+    equality = data.get("equality", "identity")
+    if equality not in EQUALITY_RULES:
+        problems.add("equality", f'unknown rule "{equality}" (known: {", ".join(EQUALITY_RULES)})')
+    max_alignment = data.get("max_alignment", 256)
+    if max_alignment == "any":
+        max_alignment = None
+    elif not _is_int(max_alignment) or max_alignment < 256 or max_alignment & (max_alignment - 1):
+        problems.add("max_alignment", f'{max_alignment!r} must be "any" or a power of two of at least 256')
+    state = data.get("state", True)
+    if not isinstance(state, bool):
+        problems.add("state", "must be true or false")
+
+    params = _load_params(data.get("params"), name or "x", "params", problems)
+    checks = _load_checks(data.get("checks"), params, problems)
+    methods = _load_methods(data.get("methods"), name or "x", problems)
+    conformance = _load_conformance(data.get("conformance"), params, problems, known_resources)
+
+    properties = _require(data, "properties", (list, str), "", problems)
+    if isinstance(properties, str) and properties not in ("upstream", "dynamic"):
+        problems.add("properties", f'"{properties}" must be "upstream", "dynamic" or a list of flags')
+    if isinstance(properties, list):
+        for flag in properties:
+            if flag not in PROPERTY_FLAGS:
+                problems.add("properties", f'unknown property "{flag}" (known: {", ".join(PROPERTY_FLAGS)})')
+
+    has_upstream = any(p.name == "upstream" and p.is_upstream for p in params)
+    if kind in ("suballocator", "adaptor") and not has_upstream:
+        problems.add("params", f'a {kind} needs a resource_ref parameter named "upstream"')
+    if kind == "leaf" and has_upstream:
+        problems.add("params", 'a leaf has no "upstream"; make it a suballocator or adaptor')
+    if properties == "upstream" and not has_upstream:
+        problems.add("properties", '"upstream" needs a resource_ref parameter named "upstream"')
+    if equality == "upstream" and not has_upstream:
+        problems.add("equality", '"upstream" needs a resource_ref parameter named "upstream"')
+    if state is False:
+        if params:
+            problems.add("state", "a resource with parameters keeps them in its state: state must be true")
+        if equality in ("impl", "upstream"):
+            problems.add("state", f'equality "{equality}" compares state: state must be true')
+        if methods:
+            problems.add("state", "methods read the resource's state: state must be true")
+    for p in params:
+        if p.default is None and p.name not in conformance.args and not p.is_upstream:
+            problems.add(f"conformance.args.{p.name}",
+                         "missing: the conformance battery needs a value for a parameter without a default")
+    if kind in ("suballocator", "adaptor") and not (conformance.upstreams_host or conformance.upstreams_gpu):
+        problems.add("conformance.upstreams", f"a {kind} needs at least one upstream to be tested over")
+
+    if problems.lines:
+        return None, problems.lines
+    return Resource(name=name, kind=kind, doc=doc.strip(), properties=properties,
+                    thread_safe=thread_safe, backends=backends, equality=equality,
+                    max_alignment=max_alignment, state=state, params=params, checks=checks,
+                    methods=methods, conformance=conformance, source=source), []
+
+
+def load_specs(spec_dir: Path, display_root: Path | None = None) -> list[Resource]:
+    """All resources of spec_dir, sorted by name, or SpecError with every problem."""
+    spec_dir = Path(spec_dir)
+    paths = sorted(spec_dir.glob("*.toml"))
+    problems, parsed = [], []
+    for path in paths:
+        source = str(path.relative_to(display_root)) if display_root else str(path)
+        try:
+            with path.open("rb") as f:
+                parsed.append((path, tomllib.load(f), source))
+        except tomllib.TOMLDecodeError as e:
+            problems.append(f"{source}: {e}")
+    if not paths:
+        problems.append(f"{spec_dir}: no *.toml spec files")
+    known = {p.stem for p, _, _ in parsed}
+    resources = []
+    for path, data, source in parsed:
+        resource, lines = _load_resource(path, data, known, source)
+        problems.extend(lines)
+        if resource:
+            resources.append(resource)
+    by_name = {r.name: r for r in resources}
+    for r in resources:
+        for u in r.conformance.upstreams_host + r.conformance.upstreams_gpu:
+            upstream = by_name.get(u)
+            if upstream and (upstream.upstream or any(p.default is None for p in upstream.params)):
+                problems.append(f"{r.source}: conformance.upstreams: \"{u}\" cannot be made with defaults "
+                                "alone, so it cannot serve as a test upstream")
+        for u in r.conformance.upstreams_host:
+            if u in by_name and not by_name[u].host:
+                problems.append(f"{r.source}: conformance.upstreams.host: \"{u}\" does not exist in the host backend")
+    if problems:
+        raise SpecError(problems)
+    return resources

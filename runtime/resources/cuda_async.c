@@ -1,0 +1,78 @@
+/* cuda_async: a cudaMemPool_t of the resource's own, allocated from in
+ * stream order. An initial size is reserved by allocating and freeing it
+ * once; the release threshold keeps it (and later growth) reserved. */
+#include <stdlib.h>
+
+#include "backend.h"
+#include "impl.h"
+
+struct cmr_cuda_async_impl {
+  cmr_backend_pool pool;
+  size_t release_threshold;
+};
+
+static const cmr_backend_pool_export export_of[] = {
+    [CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE] = CMR_BACKEND_POOL_EXPORT_NONE,
+    [CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR] = CMR_BACKEND_POOL_EXPORT_POSIX_FILE_DESCRIPTOR,
+    [CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC] = CMR_BACKEND_POOL_EXPORT_FABRIC,
+};
+
+static cmr_status reserve(cmr_backend_pool pool, size_t bytes) {
+  void *block;
+  cmr_status status = cmr_backend_pool_alloc(pool, bytes, CMR_DEFAULT_STREAM, &block);
+  if (status != CMR_SUCCESS) return cmr_error_context(status, "cuda_async: reserving initial_pool_size %zu", bytes);
+  status = cmr_backend_pool_free(block, CMR_DEFAULT_STREAM);
+  if (status != CMR_SUCCESS) return status;
+  return cmr_backend_stream_synchronize(CMR_DEFAULT_STREAM);
+}
+
+cmr_status cmr_cuda_async_impl_create(size_t initial_pool_size, size_t release_threshold,
+                                      cmr_cuda_async_export_handle_type export_handle_type,
+                                      cmr_cuda_async_impl **out) {
+  bool supported = false;
+  cmr_status status = cmr_backend_pools_supported(&supported);
+  if (status != CMR_SUCCESS) return status;
+  if (!supported) return cmr_error(CMR_ERROR_UNSUPPORTED, "cuda_async: the current device has no memory pools");
+  cmr_cuda_async_impl *impl = malloc(sizeof *impl);
+  if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cuda_async: no host memory for the resource");
+  impl->release_threshold = release_threshold;
+  status = cmr_backend_pool_create(export_of[export_handle_type], release_threshold, &impl->pool);
+  if (status == CMR_SUCCESS && initial_pool_size > 0) {
+    status = reserve(impl->pool, initial_pool_size);
+    if (status != CMR_SUCCESS) cmr_backend_pool_destroy(impl->pool);
+  }
+  if (status != CMR_SUCCESS) {
+    free(impl);
+    return status;
+  }
+  *out = impl;
+  return CMR_SUCCESS;
+}
+
+void cmr_cuda_async_impl_destroy(cmr_cuda_async_impl *impl) {
+  /* The driver frees the pool once outstanding allocations are returned. */
+  cmr_backend_pool_destroy(impl->pool);
+  free(impl);
+}
+
+cmr_status cmr_cuda_async_impl_allocate(cmr_cuda_async_impl *impl, size_t bytes, size_t alignment,
+                                        cmr_stream stream, void **out) {
+  (void)alignment;
+  return cmr_backend_pool_alloc(impl->pool, bytes, stream, out);
+}
+
+cmr_status cmr_cuda_async_impl_deallocate(cmr_cuda_async_impl *impl, void *ptr, size_t bytes, size_t alignment,
+                                          cmr_stream stream) {
+  (void)impl, (void)bytes, (void)alignment;
+  return cmr_backend_pool_free(ptr, stream);
+}
+
+cmr_status cmr_cuda_async_impl_pool_handle(cmr_cuda_async_impl *impl, void **out) {
+  *out = impl->pool;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_cuda_async_impl_release_threshold(cmr_cuda_async_impl *impl, size_t *out) {
+  *out = impl->release_threshold;
+  return CMR_SUCCESS;
+}

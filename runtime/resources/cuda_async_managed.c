@@ -1,0 +1,46 @@
+/* cuda_async_managed: stream-ordered managed memory from the current
+ * device's default managed pool (CUDA 13), which the driver owns. */
+#include <stdlib.h>
+
+#include "backend.h"
+#include "impl.h"
+
+struct cmr_cuda_async_managed_impl {
+  cmr_backend_pool pool;
+};
+
+cmr_status cmr_cuda_async_managed_impl_create(cmr_cuda_async_managed_impl **out) {
+  cmr_backend_pool pool;
+  cmr_status status = cmr_backend_managed_pool(&pool);
+  if (status != CMR_SUCCESS) return status;
+  cmr_cuda_async_managed_impl *impl = malloc(sizeof *impl);
+  if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cuda_async_managed: no host memory for the resource");
+  impl->pool = pool;
+  *out = impl;
+  return CMR_SUCCESS;
+}
+
+/* The default pool belongs to the driver: only the resource goes. */
+void cmr_cuda_async_managed_impl_destroy(cmr_cuda_async_managed_impl *impl) { free(impl); }
+
+cmr_status cmr_cuda_async_managed_impl_allocate(cmr_cuda_async_managed_impl *impl, size_t bytes, size_t alignment,
+                                                cmr_stream stream, void **out) {
+  (void)alignment;
+  return cmr_backend_pool_alloc(impl->pool, bytes, stream, out);
+}
+
+cmr_status cmr_cuda_async_managed_impl_deallocate(cmr_cuda_async_managed_impl *impl, void *ptr, size_t bytes,
+                                                  size_t alignment, cmr_stream stream) {
+  (void)impl, (void)bytes, (void)alignment;
+  return cmr_backend_pool_free(ptr, stream);
+}
+
+bool cmr_cuda_async_managed_impl_is_equal(const cmr_cuda_async_managed_impl *impl,
+                                          const cmr_cuda_async_managed_impl *other) {
+  return impl->pool == other->pool;
+}
+
+cmr_status cmr_cuda_async_managed_impl_pool_handle(cmr_cuda_async_managed_impl *impl, void **out) {
+  *out = impl->pool;
+  return CMR_SUCCESS;
+}

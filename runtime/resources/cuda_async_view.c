@@ -1,0 +1,41 @@
+/* cuda_async_view: stream-ordered allocation from a pool the caller owns. */
+#include <stdlib.h>
+
+#include "backend.h"
+#include "impl.h"
+
+struct cmr_cuda_async_view_impl {
+  cmr_backend_pool pool;
+};
+
+cmr_status cmr_cuda_async_view_impl_create(void *pool_handle, cmr_cuda_async_view_impl **out) {
+  cmr_cuda_async_view_impl *impl = malloc(sizeof *impl);
+  if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cuda_async_view: no host memory for the resource");
+  impl->pool = pool_handle;
+  *out = impl;
+  return CMR_SUCCESS;
+}
+
+void cmr_cuda_async_view_impl_destroy(cmr_cuda_async_view_impl *impl) { free(impl); }
+
+cmr_status cmr_cuda_async_view_impl_allocate(cmr_cuda_async_view_impl *impl, size_t bytes, size_t alignment,
+                                             cmr_stream stream, void **out) {
+  (void)alignment;
+  return cmr_backend_pool_alloc(impl->pool, bytes, stream, out);
+}
+
+cmr_status cmr_cuda_async_view_impl_deallocate(cmr_cuda_async_view_impl *impl, void *ptr, size_t bytes,
+                                               size_t alignment, cmr_stream stream) {
+  (void)impl, (void)bytes, (void)alignment;
+  return cmr_backend_pool_free(ptr, stream);
+}
+
+bool cmr_cuda_async_view_impl_is_equal(const cmr_cuda_async_view_impl *impl,
+                                       const cmr_cuda_async_view_impl *other) {
+  return impl->pool == other->pool;
+}
+
+cmr_status cmr_cuda_async_view_impl_pool_handle(cmr_cuda_async_view_impl *impl, void **out) {
+  *out = impl->pool;
+  return CMR_SUCCESS;
+}

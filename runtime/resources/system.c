@@ -1,0 +1,59 @@
+/* system: host memory from posix_memalign / free. Device accessible only
+ * where the device reads pageable memory (and always in the host build,
+ * where the host is the device). */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "backend.h"
+#include "impl.h"
+
+struct cmr_system_impl {
+  bool device_accessible;
+};
+
+cmr_status cmr_system_impl_create(cmr_system_impl **out) {
+  cmr_system_impl *impl = calloc(1, sizeof *impl);
+  if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "system: no host memory for the resource");
+  /* Without a driver the device cannot reach this memory: that is an answer,
+   * not a failure, so the query's error is not passed on. */
+  if (cmr_backend_pageable_memory_access(&impl->device_accessible) != CMR_SUCCESS) {
+    impl->device_accessible = false;
+    cmr_clear_last_error();
+  }
+  *out = impl;
+  return CMR_SUCCESS;
+}
+
+void cmr_system_impl_destroy(cmr_system_impl *impl) { free(impl); }
+
+cmr_status cmr_system_impl_allocate(cmr_system_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
+                                    void **out) {
+  (void)impl, (void)stream;
+  int error = posix_memalign(out, alignment, bytes);
+  if (error == ENOMEM) {
+    *out = NULL;
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "system: posix_memalign(%zu bytes, alignment %zu): out of memory",
+                     bytes, alignment);
+  }
+  if (error != 0) {
+    *out = NULL;
+    return cmr_error(CMR_ERROR_INTERNAL, "system: posix_memalign(%zu bytes, alignment %zu) failed with errno %d",
+                     bytes, alignment, error);
+  }
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_system_impl_deallocate(cmr_system_impl *impl, void *ptr, size_t bytes, size_t alignment,
+                                      cmr_stream stream) {
+  (void)impl, (void)bytes, (void)alignment;
+  /* Work queued on the stream may still read the memory. If the wait fails,
+   * keeping the memory is safer than freeing it under running work. */
+  cmr_status status = cmr_backend_stream_synchronize(stream);
+  if (status != CMR_SUCCESS) return cmr_error_context(status, "system: deallocate");
+  free(ptr);
+  return CMR_SUCCESS;
+}
+
+unsigned cmr_system_impl_properties(const cmr_system_impl *impl) {
+  return CMR_PROPERTY_HOST_ACCESSIBLE | (impl->device_accessible ? CMR_PROPERTY_DEVICE_ACCESSIBLE : 0u);
+}

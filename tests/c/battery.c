@@ -1,0 +1,469 @@
+/* The conformance battery: what every resource must do, whatever its
+ * algorithm. Each case runs in its own forked process (Check's default), on
+ * a fresh resource made by the checked fixture. */
+#include "battery.h"
+
+#include <check.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const cmr_battery_subject *subject_info;
+static const char *upstream_name;
+static cmr_resource_ref upstream;
+static cmr_resource_ref subject;
+
+/* ---- helpers ---------------------------------------------------------------- */
+
+static uint64_t next_random(uint64_t *state) {
+  /* xorshift64*: fixed seeds make every run allocate the same sizes. */
+  *state ^= *state >> 12;
+  *state ^= *state << 25;
+  *state ^= *state >> 27;
+  return *state * 2685821657736338717ull;
+}
+
+static bool host_accessible(void) {
+  unsigned properties = 0;
+  ck_assert_int_eq(cmr_ref_properties(subject, &properties), CMR_SUCCESS);
+  return (properties & CMR_PROPERTY_HOST_ACCESSIBLE) != 0;
+}
+
+static bool is_aligned(const void *ptr, size_t alignment) { return (uintptr_t)ptr % alignment == 0; }
+
+#define ck_assert_status(call, expected)                                                                    \
+  do {                                                                                                      \
+    cmr_status status_ = (call);                                                                            \
+    ck_assert_msg(status_ == (expected), "%s returned %s, expected %s: %s", #call, cmr_status_string(status_), \
+                  cmr_status_string(expected), cmr_last_error_message());                                   \
+  } while (0)
+
+#define ck_assert_failed_with_message(call, expected)                                                       \
+  do {                                                                                                      \
+    ck_assert_status(call, expected);                                                                       \
+    ck_assert_msg(cmr_last_error_message()[0] != '\0', "%s failed without a message", #call);              \
+  } while (0)
+
+/* Fill with a pattern derived from the block's index, and check it. */
+static void fill(void *ptr, size_t bytes, unsigned seed) { memset(ptr, (int)(seed * 37u + 11u) & 0xff, bytes); }
+
+static bool holds_fill(const void *ptr, size_t bytes, unsigned seed) {
+  const unsigned char *p = ptr, expected = (unsigned char)((seed * 37u + 11u) & 0xff);
+  return p[0] == expected && p[bytes / 2] == expected && p[bytes - 1] == expected;
+}
+
+static bool skipped(const char *name) {
+  for (const char *const *s = subject_info->skipped; s != NULL && *s != NULL; ++s) {
+    if (strcmp(*s, name) == 0) return true;
+  }
+  return false;
+}
+
+/* ---- fixture ------------------------------------------------------------------ */
+
+static void setup(void) {
+  upstream = (cmr_resource_ref){0};
+  if (subject_info->make_upstream != NULL) {
+    cmr_status status = subject_info->make_upstream(upstream_name, &upstream);
+    ck_assert_msg(status == CMR_SUCCESS, "making upstream %s: %s: %s", upstream_name, cmr_status_string(status),
+                  cmr_last_error_message());
+  }
+  cmr_status status = subject_info->make(upstream, &subject);
+  ck_assert_msg(status == CMR_SUCCESS, "making %s: %s: %s", subject_info->name, cmr_status_string(status),
+                cmr_last_error_message());
+}
+
+static void teardown(void) {
+  cmr_ref_release(subject);
+  if (upstream.ops != NULL) cmr_ref_release(upstream);
+}
+
+/* ---- cases ------------------------------------------------------------------------ */
+
+START_TEST(case_zero_size) {
+  void *ptr = (void *)1;
+  ck_assert_status(cmr_allocate(subject, 0, CMR_DEFAULT_STREAM, &ptr), CMR_SUCCESS);
+  ck_assert_ptr_null(ptr);
+  ptr = (void *)1;
+  ck_assert_status(cmr_allocate_aligned(subject, 0, 4096, CMR_DEFAULT_STREAM, &ptr), CMR_SUCCESS);
+  ck_assert_ptr_null(ptr);
+  ck_assert_status(cmr_deallocate(subject, NULL, 0, CMR_DEFAULT_STREAM), CMR_SUCCESS);
+  ck_assert_status(cmr_deallocate(subject, NULL, 128, CMR_DEFAULT_STREAM), CMR_SUCCESS);
+}
+END_TEST
+
+typedef struct block {
+  char *ptr;
+  size_t bytes;
+} block;
+
+static int by_address(const void *a, const void *b) {
+  uintptr_t x = (uintptr_t)((const block *)a)->ptr, y = (uintptr_t)((const block *)b)->ptr;
+  return (x > y) - (x < y);
+}
+
+START_TEST(case_random_sizes) {
+  enum { count = 256 };
+  block blocks[count];
+  uint64_t rng = 42;
+  bool writable = host_accessible();
+  for (unsigned i = 0; i < count; ++i) {
+    uint64_t r = next_random(&rng);
+    blocks[i].bytes = 1 + (size_t)(r % ((r >> 32) % 2 ? 4096u : 1u << 20));
+    ck_assert_status(cmr_allocate(subject, blocks[i].bytes, CMR_DEFAULT_STREAM, (void **)&blocks[i].ptr),
+                     CMR_SUCCESS);
+    ck_assert_ptr_nonnull(blocks[i].ptr);
+    ck_assert_msg(is_aligned(blocks[i].ptr, CMR_DEFAULT_ALIGNMENT), "%p is not 256-aligned", (void *)blocks[i].ptr);
+    if (writable) fill(blocks[i].ptr, blocks[i].bytes, i);
+  }
+  if (writable) {
+    for (unsigned i = 0; i < count; ++i) {
+      ck_assert_msg(holds_fill(blocks[i].ptr, blocks[i].bytes, i), "block %u lost its contents", i);
+    }
+  }
+  block sorted[count];
+  memcpy(sorted, blocks, sizeof sorted);
+  qsort(sorted, count, sizeof *sorted, by_address);
+  for (unsigned i = 1; i < count; ++i) {
+    ck_assert_msg(sorted[i - 1].ptr + sorted[i - 1].bytes <= sorted[i].ptr, "blocks at %p (+%zu) and %p overlap",
+                  (void *)sorted[i - 1].ptr, sorted[i - 1].bytes, (void *)sorted[i].ptr);
+  }
+  for (unsigned i = count; i > 0; --i) { /* shuffle the order of frees */
+    unsigned j = (unsigned)(next_random(&rng) % i);
+    block t = blocks[i - 1];
+    blocks[i - 1] = blocks[j];
+    blocks[j] = t;
+  }
+  for (unsigned i = 0; i < count; ++i) {
+    ck_assert_status(cmr_deallocate(subject, blocks[i].ptr, blocks[i].bytes, CMR_DEFAULT_STREAM), CMR_SUCCESS);
+  }
+}
+END_TEST
+
+START_TEST(case_alignments) {
+  size_t limit = subject_info->max_alignment != 0 ? subject_info->max_alignment : (size_t)1 << 16;
+  for (size_t alignment = 1; alignment <= limit; alignment <<= 1) {
+    size_t sizes[] = {1, 1000, alignment + 1};
+    for (unsigned i = 0; i < sizeof sizes / sizeof *sizes; ++i) {
+      void *ptr = NULL;
+      ck_assert_status(cmr_allocate_aligned(subject, sizes[i], alignment, CMR_DEFAULT_STREAM, &ptr), CMR_SUCCESS);
+      ck_assert_msg(is_aligned(ptr, alignment), "%p is not aligned to %zu", ptr, alignment);
+      ck_assert_msg(is_aligned(ptr, CMR_DEFAULT_ALIGNMENT), "%p is below the default alignment", ptr);
+      ck_assert_status(cmr_deallocate_aligned(subject, ptr, sizes[i], alignment, CMR_DEFAULT_STREAM), CMR_SUCCESS);
+    }
+  }
+  void *ptr = (void *)1;
+  if (subject_info->max_alignment != 0) {
+    ck_assert_failed_with_message(
+        cmr_allocate_aligned(subject, 64, subject_info->max_alignment * 2, CMR_DEFAULT_STREAM, &ptr),
+        CMR_ERROR_UNSUPPORTED_ALIGNMENT);
+    ck_assert_ptr_null(ptr);
+  }
+  size_t bad[] = {0, 3, 48, 257, 4097};
+  for (unsigned i = 0; i < sizeof bad / sizeof *bad; ++i) {
+    ck_assert_failed_with_message(cmr_allocate_aligned(subject, 64, bad[i], CMR_DEFAULT_STREAM, &ptr),
+                                  CMR_ERROR_BAD_ALIGNMENT);
+  }
+}
+END_TEST
+
+static cmr_status foreign_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
+  (void)self, (void)bytes, (void)alignment, (void)stream;
+  *out = NULL;
+  return CMR_ERROR_OUT_OF_MEMORY;
+}
+
+static cmr_status foreign_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
+  (void)self, (void)ptr, (void)bytes, (void)alignment, (void)stream;
+  return CMR_SUCCESS;
+}
+
+START_TEST(case_equality) {
+  bool equal = false;
+  ck_assert_status(cmr_ref_equal(subject, subject, &equal), CMR_SUCCESS);
+  ck_assert(equal);
+  cmr_resource_ref copy = subject;
+  ck_assert_status(cmr_ref_equal(subject, copy, &equal), CMR_SUCCESS);
+  ck_assert(equal);
+
+  static const cmr_resource_ops foreign_ops = {
+      .type_name = "foreign", .allocate = foreign_allocate, .deallocate = foreign_deallocate};
+  static int foreign_state;
+  cmr_resource_ref foreign = {&foreign_state, &foreign_ops};
+  ck_assert_status(cmr_ref_equal(subject, foreign, &equal), CMR_SUCCESS);
+  ck_assert(!equal);
+  if (upstream.ops != NULL) {
+    ck_assert_status(cmr_ref_equal(subject, upstream, &equal), CMR_SUCCESS);
+    ck_assert_msg(!equal, "a resource compares equal to its upstream");
+  }
+
+  /* A second resource made the same way: equal unless equality is identity,
+   * and then memory from one may be freed through the other. */
+  cmr_resource_ref twin;
+  ck_assert_status(subject_info->make(upstream, &twin), CMR_SUCCESS);
+  ck_assert_status(cmr_ref_equal(subject, twin, &equal), CMR_SUCCESS);
+  ck_assert_msg(equal == !subject_info->equal_by_identity, "a second %s resource compares %s", subject_info->name,
+                equal ? "equal" : "unequal");
+  if (equal) {
+    void *ptr;
+    ck_assert_status(cmr_allocate(subject, 512, CMR_DEFAULT_STREAM, &ptr), CMR_SUCCESS);
+    ck_assert_status(cmr_deallocate(twin, ptr, 512, CMR_DEFAULT_STREAM), CMR_SUCCESS);
+  }
+  ck_assert_status(cmr_ref_release(twin), CMR_SUCCESS);
+}
+END_TEST
+
+START_TEST(case_properties) {
+  unsigned properties = 0;
+  const unsigned all = CMR_PROPERTY_DEVICE_ACCESSIBLE | CMR_PROPERTY_HOST_ACCESSIBLE;
+  ck_assert_status(cmr_ref_properties(subject, &properties), CMR_SUCCESS);
+  switch (subject_info->properties_rule) {
+  case CMR_BATTERY_PROPERTIES_FIXED:
+    ck_assert_uint_eq(properties, subject_info->properties);
+    break;
+  case CMR_BATTERY_PROPERTIES_UPSTREAM:
+    ck_assert_uint_eq(properties, cmr_battery_upstream_properties(upstream));
+    break;
+  case CMR_BATTERY_PROPERTIES_DYNAMIC:
+    ck_assert_uint_ne(properties, 0);
+    ck_assert_uint_eq(properties & ~all, 0);
+    break;
+  }
+  ck_assert_status(cmr_ref_require_properties(subject, properties), CMR_SUCCESS);
+  if ((properties & all) != all) {
+    ck_assert_failed_with_message(cmr_ref_require_properties(subject, all), CMR_ERROR_PROPERTY_MISSING);
+  }
+  const char *name = NULL;
+  ck_assert_status(cmr_ref_type_name(subject, &name), CMR_SUCCESS);
+  ck_assert_str_eq(name, subject_info->name);
+}
+END_TEST
+
+START_TEST(case_out_of_memory) {
+  void *ptr = (void *)1;
+  ck_assert_failed_with_message(cmr_allocate(subject, (size_t)1 << 62, CMR_DEFAULT_STREAM, &ptr),
+                                CMR_ERROR_OUT_OF_MEMORY);
+  ck_assert_ptr_null(ptr);
+  /* Still usable afterwards. */
+  ck_assert_status(cmr_allocate(subject, 4096, CMR_DEFAULT_STREAM, &ptr), CMR_SUCCESS);
+  ck_assert_status(cmr_deallocate(subject, ptr, 4096, CMR_DEFAULT_STREAM), CMR_SUCCESS);
+}
+END_TEST
+
+START_TEST(case_sync_pair) {
+  size_t alignment = subject_info->max_alignment == CMR_DEFAULT_ALIGNMENT ? CMR_DEFAULT_ALIGNMENT : 512;
+  void *ptr = NULL;
+  ck_assert_status(cmr_allocate_sync(subject, 10000, alignment, &ptr), CMR_SUCCESS);
+  ck_assert(is_aligned(ptr, alignment));
+  if (host_accessible()) {
+    fill(ptr, 10000, 3);
+    ck_assert(holds_fill(ptr, 10000, 3));
+  }
+  ck_assert_status(cmr_deallocate_sync(subject, ptr, 10000, alignment), CMR_SUCCESS);
+}
+END_TEST
+
+START_TEST(case_streams) {
+  cmr_stream a, b;
+  ck_assert_status(cmr_stream_create(&a), CMR_SUCCESS);
+  ck_assert_status(cmr_stream_create(&b), CMR_SUCCESS);
+  void *ptr;
+  /* Freed on the stream it was allocated on, then reused there. */
+  ck_assert_status(cmr_allocate(subject, 1 << 16, a, &ptr), CMR_SUCCESS);
+  ck_assert_status(cmr_deallocate(subject, ptr, 1 << 16, a), CMR_SUCCESS);
+  ck_assert_status(cmr_allocate(subject, 1 << 16, a, &ptr), CMR_SUCCESS);
+  /* Handed to another stream after the first has finished with it. */
+  ck_assert_status(cmr_stream_synchronize(a), CMR_SUCCESS);
+  ck_assert_status(cmr_deallocate(subject, ptr, 1 << 16, b), CMR_SUCCESS);
+  ck_assert_status(cmr_allocate(subject, 300, b, &ptr), CMR_SUCCESS);
+  ck_assert_status(cmr_deallocate(subject, ptr, 300, b), CMR_SUCCESS);
+  ck_assert_status(cmr_stream_synchronize(b), CMR_SUCCESS);
+  ck_assert_status(cmr_stream_destroy(a), CMR_SUCCESS);
+  ck_assert_status(cmr_stream_destroy(b), CMR_SUCCESS);
+}
+END_TEST
+
+typedef struct worker {
+  unsigned index;
+  bool writable;
+  cmr_status failure;
+  unsigned lost;
+  char message[256];
+} worker;
+
+static void *churn(void *arg) {
+  worker *w = arg;
+  enum { live = 16, rounds = 400 };
+  block held[live] = {{0}};
+  uint64_t rng = 1000 + w->index;
+  for (unsigned i = 0; i < rounds && w->failure == CMR_SUCCESS; ++i) {
+    block *slot = &held[next_random(&rng) % live];
+    if (slot->ptr != NULL) {
+      if (w->writable && !holds_fill(slot->ptr, slot->bytes, w->index)) w->lost++;
+      w->failure = cmr_deallocate(subject, slot->ptr, slot->bytes, CMR_DEFAULT_STREAM);
+      slot->ptr = NULL;
+      continue;
+    }
+    slot->bytes = 1 + (size_t)(next_random(&rng) % 65536);
+    w->failure = cmr_allocate(subject, slot->bytes, CMR_DEFAULT_STREAM, (void **)&slot->ptr);
+    if (w->failure == CMR_SUCCESS && w->writable) fill(slot->ptr, slot->bytes, w->index);
+  }
+  for (unsigned i = 0; i < live && w->failure == CMR_SUCCESS; ++i) {
+    if (held[i].ptr != NULL) w->failure = cmr_deallocate(subject, held[i].ptr, held[i].bytes, CMR_DEFAULT_STREAM);
+  }
+  if (w->failure != CMR_SUCCESS) snprintf(w->message, sizeof w->message, "%s", cmr_last_error_message());
+  return NULL;
+}
+
+START_TEST(case_threads) {
+  enum { count = 8 };
+  pthread_t threads[count];
+  worker workers[count];
+  bool writable = host_accessible();
+  for (unsigned i = 0; i < count; ++i) {
+    workers[i] = (worker){.index = i, .writable = writable};
+    ck_assert_int_eq(pthread_create(&threads[i], NULL, churn, &workers[i]), 0);
+  }
+  for (unsigned i = 0; i < count; ++i) ck_assert_int_eq(pthread_join(threads[i], NULL), 0);
+  for (unsigned i = 0; i < count; ++i) {
+    ck_assert_msg(workers[i].failure == CMR_SUCCESS, "thread %u: %s: %s", i, cmr_status_string(workers[i].failure),
+                  workers[i].message);
+    ck_assert_msg(workers[i].lost == 0, "thread %u saw %u blocks overwritten by another", i, workers[i].lost);
+  }
+}
+END_TEST
+
+typedef struct handoff {
+  block blocks[64];
+  cmr_status failure;
+} handoff;
+
+static void *free_all(void *arg) {
+  handoff *h = arg;
+  for (unsigned i = 0; i < 64 && h->failure == CMR_SUCCESS; ++i) {
+    h->failure = cmr_deallocate(subject, h->blocks[i].ptr, h->blocks[i].bytes, CMR_DEFAULT_STREAM);
+  }
+  return NULL;
+}
+
+START_TEST(case_free_on_other_thread) {
+  handoff h = {.failure = CMR_SUCCESS};
+  for (unsigned i = 0; i < 64; ++i) {
+    h.blocks[i].bytes = 256 * (i + 1);
+    ck_assert_status(cmr_allocate(subject, h.blocks[i].bytes, CMR_DEFAULT_STREAM, (void **)&h.blocks[i].ptr),
+                     CMR_SUCCESS);
+  }
+  pthread_t thread;
+  ck_assert_int_eq(pthread_create(&thread, NULL, free_all, &h), 0);
+  ck_assert_int_eq(pthread_join(thread, NULL), 0);
+  ck_assert_msg(h.failure == CMR_SUCCESS, "freeing on another thread: %s", cmr_status_string(h.failure));
+}
+END_TEST
+
+START_TEST(case_destroyed_handle) {
+  cmr_resource_ref doomed;
+  ck_assert_status(subject_info->make(upstream, &doomed), CMR_SUCCESS);
+  ck_assert_status(cmr_ref_release(doomed), CMR_SUCCESS);
+  void *ptr = (void *)1;
+  ck_assert_failed_with_message(cmr_allocate(doomed, 256, CMR_DEFAULT_STREAM, &ptr), CMR_ERROR_DESTROYED_HANDLE);
+  ck_assert_ptr_null(ptr);
+  ck_assert_failed_with_message(cmr_ref_validate(doomed), CMR_ERROR_DESTROYED_HANDLE);
+  ck_assert_failed_with_message(cmr_ref_release(doomed), CMR_ERROR_DESTROYED_HANDLE);
+}
+END_TEST
+
+/* ---- runner ---------------------------------------------------------------------- */
+
+static bool needs_gpu(void) {
+  if (subject_info->needs_gpu) return true;
+  if (upstream_name == NULL) return false;
+  size_t length = strlen(upstream_name);
+  for (const char *s = subject_info->gpu_upstreams; (s = strstr(s, upstream_name)) != NULL; s += length) {
+    bool starts = s == subject_info->gpu_upstreams || s[-1] == ' ';
+    if (starts && (s[length] == ' ' || s[length] == '\0')) return true;
+  }
+  return false;
+}
+
+/* The CUDA build on a machine without a GPU can make no streams at all. */
+static bool streams_exist(void) {
+  cmr_stream stream;
+  cmr_status status = cmr_stream_create(&stream);
+  if (status == CMR_SUCCESS) return cmr_stream_destroy(stream) == CMR_SUCCESS;
+  printf("%s: case streams left out: no stream can be made here: %s\n", subject_info->name, cmr_last_error_message());
+  return false;
+}
+
+static void add_case(Suite *suite, const char *name, const TTest *test) {
+  if (skipped(name)) {
+    printf("%s: case %s left out by spec/%s.toml\n", subject_info->name, name, subject_info->name);
+    return;
+  }
+  TCase *tcase = tcase_create(name);
+  tcase_add_checked_fixture(tcase, setup, teardown);
+  tcase_set_timeout(tcase, 120);
+  tcase_add_test(tcase, test);
+  suite_add_tcase(suite, tcase);
+}
+
+int cmr_battery_main(const cmr_battery_subject *subject_description, int argc, char **argv) {
+  subject_info = subject_description;
+  upstream_name = argc > 1 ? argv[1] : NULL;
+  if ((subject_info->make_upstream != NULL) != (upstream_name != NULL)) {
+    fprintf(stderr, "usage: %s%s\n", argv[0], subject_info->make_upstream != NULL ? " <upstream>" : "");
+    return 2;
+  }
+  if (needs_gpu()) {
+    int devices = 0;
+    cmr_status status = cmr_device_count(&devices);
+    if (status == CMR_ERROR_NO_DEVICE) {
+      printf("skipped: %s%s%s needs a GPU: %s\n", subject_info->name, upstream_name ? " over " : "",
+             upstream_name ? upstream_name : "", cmr_last_error_message());
+      return 77;
+    }
+  }
+  Suite *suite = suite_create(subject_info->name);
+  add_case(suite, "zero_size", case_zero_size);
+  add_case(suite, "random_sizes", case_random_sizes);
+  add_case(suite, "alignments", case_alignments);
+  add_case(suite, "equality", case_equality);
+  add_case(suite, "properties", case_properties);
+  add_case(suite, "out_of_memory", case_out_of_memory);
+  add_case(suite, "sync_pair", case_sync_pair);
+  if (streams_exist()) add_case(suite, "streams", case_streams);
+  if (subject_info->thread_safe) add_case(suite, "threads", case_threads);
+  add_case(suite, "free_on_other_thread", case_free_on_other_thread);
+  add_case(suite, "destroyed_handle", case_destroyed_handle);
+  SRunner *runner = srunner_create(suite);
+  srunner_run_all(runner, CK_NORMAL);
+  int failed = srunner_ntests_failed(runner);
+  srunner_free(runner);
+  return failed == 0 ? 0 : 1;
+}
+
+/* ---- values for conformance.args ------------------------------------------------ */
+
+cmr_resource_ref *cmr_battery_upstream_slot(void) { return &upstream; }
+
+unsigned cmr_battery_upstream_properties(cmr_resource_ref of) {
+  unsigned properties = 0;
+  return cmr_ref_properties(of, &properties) == CMR_SUCCESS ? properties : 0u;
+}
+
+void *cmr_battery_upstream_pool_handle(void) {
+  cmr_cuda_async_resource *pool_owner = NULL;
+  void *handle = NULL;
+  if (cmr_cuda_async_resource_from_ref(upstream, &pool_owner) != CMR_SUCCESS) return NULL;
+  return cmr_cuda_async_resource_pool_handle(pool_owner, &handle) == CMR_SUCCESS ? handle : NULL;
+}
+
+void *cmr_battery_forward_allocate(size_t bytes, cmr_stream stream, void *arg) {
+  void *ptr = NULL;
+  return cmr_allocate(*(cmr_resource_ref *)arg, bytes, stream, &ptr) == CMR_SUCCESS ? ptr : NULL;
+}
+
+void cmr_battery_forward_deallocate(void *ptr, size_t bytes, cmr_stream stream, void *arg) {
+  cmr_deallocate(*(cmr_resource_ref *)arg, ptr, bytes, stream);
+}
