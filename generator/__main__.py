@@ -30,7 +30,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     try:
-        resources = load_specs(args.spec, display_root=Path.cwd() if args.spec.is_absolute() is False else None)
+        spec = args.spec.resolve()
+        resources = load_specs(spec, display_root=ROOT if spec.is_relative_to(ROOT) else None)
     except SpecError as e:
         for line in e.problems:
             print(line, file=sys.stderr)
