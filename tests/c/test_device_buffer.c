@@ -1,0 +1,413 @@
+/* cmr_device_buffer: RMM's device_buffer semantics over the current
+ * device's resource (real device memory in the CUDA build), plus a foreign
+ * resource to observe what the buffer asks of it. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "test_util.h"
+
+static cmr_resource_ref mr;    /* the current device's resource */
+static cmr_stream stream;      /* a stream of the test's own */
+static test_foreign foreign;
+
+static void setup(void) {
+  ck_assert_ok(cmr_get_current_device_resource_ref(&mr));
+  ck_assert_ok(cmr_stream_create(&stream));
+  foreign = (test_foreign){0};
+}
+
+static void teardown(void) { ck_assert_ok(cmr_stream_destroy(stream)); }
+
+static cmr_resource_ref foreign_ref(void) { return test_foreign_ref(&foreign, &test_foreign_ops); }
+
+/* A host pattern of `size` bytes that depends on `seed`. */
+static unsigned char *pattern(size_t size, unsigned seed) {
+  unsigned char *bytes = malloc(size == 0 ? 1 : size);
+  ck_assert_ptr_nonnull(bytes);
+  for (size_t i = 0; i < size; i++) {
+    bytes[i] = (unsigned char)(i * 31u + seed);
+  }
+  return bytes;
+}
+
+/* The buffer's first `size` bytes equal `expected`. */
+static void assert_contents(const cmr_device_buffer *buffer, const unsigned char *expected,
+                            size_t size) {
+  unsigned char *copy = malloc(size == 0 ? 1 : size);
+  ck_assert_ptr_nonnull(copy);
+  ck_assert_ok(cmr_device_buffer_copy_to_host(buffer, copy, size));
+  ck_assert_msg(memcmp(copy, expected, size) == 0, "contents differ");
+  free(copy);
+}
+
+static size_t size_of(const cmr_device_buffer *buffer) {
+  size_t size = 0;
+  ck_assert_ok(cmr_device_buffer_size(buffer, &size));
+  return size;
+}
+
+static size_t capacity_of(const cmr_device_buffer *buffer) {
+  size_t capacity = 0;
+  ck_assert_ok(cmr_device_buffer_capacity(buffer, &capacity));
+  return capacity;
+}
+
+static void *data_of(const cmr_device_buffer *buffer) {
+  void *data = NULL;
+  ck_assert_ok(cmr_device_buffer_data(buffer, &data));
+  return data;
+}
+
+static cmr_stream stream_of(const cmr_device_buffer *buffer) {
+  cmr_stream got = NULL;
+  ck_assert_ok(cmr_device_buffer_stream(buffer, &got));
+  return got;
+}
+
+/* A buffer holding pattern(size, seed), on the test's stream. */
+static cmr_device_buffer *filled(size_t size, unsigned seed, cmr_resource_ref resource) {
+  unsigned char *bytes = pattern(size, seed);
+  cmr_device_buffer *buffer = NULL;
+  ck_assert_ok(cmr_device_buffer_create_copy(bytes, size, stream, resource, &buffer));
+  free(bytes);
+  return buffer;
+}
+
+/* ---- creation ------------------------------------------------------------------------ */
+
+START_TEST(create_reports_what_it_made) {
+  cmr_device_buffer *buffer = NULL;
+  ck_assert_ok(cmr_device_buffer_create(1000, stream, mr, &buffer));
+  ck_assert_uint_eq(size_of(buffer), 1000);
+  ck_assert_uint_eq(capacity_of(buffer), 1000);
+  ck_assert_ptr_nonnull(data_of(buffer));
+  ck_assert_uint_eq((uintptr_t)data_of(buffer) % CMR_DEFAULT_ALIGNMENT, 0);
+  ck_assert_ptr_eq(stream_of(buffer), stream);
+  cmr_resource_ref resource = {0};
+  ck_assert_ok(cmr_device_buffer_resource(buffer, &resource));
+  ck_assert_ptr_eq(resource.self, mr.self);
+  ck_assert_ptr_eq(resource.ops, mr.ops);
+  ck_assert_ok(cmr_device_buffer_destroy(buffer));
+}
+END_TEST
+
+START_TEST(an_empty_buffer_has_no_memory) {
+  cmr_device_buffer *buffer = NULL;
+  ck_assert_ok(cmr_device_buffer_create(0, stream, foreign_ref(), &buffer));
+  ck_assert_uint_eq(size_of(buffer), 0);
+  ck_assert_uint_eq(capacity_of(buffer), 0);
+  ck_assert_ptr_null(data_of(buffer));
+  ck_assert_int_eq(foreign.allocations, 0);
+  ck_assert_ok(cmr_device_buffer_copy_to_host(buffer, NULL, 0));
+  ck_assert_ok(cmr_device_buffer_destroy(buffer));
+  ck_assert_int_eq(foreign.deallocations, 0);
+}
+END_TEST
+
+START_TEST(create_copy_copies) {
+  cmr_device_buffer *buffer = filled(5000, 7, mr);
+  unsigned char *expected = pattern(5000, 7);
+  assert_contents(buffer, expected, 5000);
+  free(expected);
+  ck_assert_ok(cmr_device_buffer_destroy(buffer));
+
+  ck_assert_ok(cmr_device_buffer_create_copy(NULL, 0, stream, mr, &buffer));
+  ck_assert_uint_eq(size_of(buffer), 0);
+  ck_assert_ok(cmr_device_buffer_destroy(buffer));
+}
+END_TEST
+
+START_TEST(create_refuses_bad_input) {
+  cmr_device_buffer *buffer = (cmr_device_buffer *)&buffer;
+  ck_assert_status(cmr_device_buffer_create(10, stream, mr, NULL), CMR_ERROR_NULL_POINTER);
+  ck_assert_status(cmr_device_buffer_create(10, stream, (cmr_resource_ref){0}, &buffer),
+                   CMR_ERROR_INVALID_REF);
+  ck_assert_ptr_null(buffer);
+  ck_assert_message_has("cmr_device_buffer_create: ");
+  ck_assert_status(cmr_device_buffer_create_copy(NULL, 10, stream, mr, &buffer),
+                   CMR_ERROR_NULL_POINTER);
+  ck_assert_message_has("source");
+  ck_assert_status(cmr_device_buffer_create_copy("x", 1, stream, mr, NULL), CMR_ERROR_NULL_POINTER);
+  ck_assert_status(cmr_device_buffer_create(SIZE_MAX, stream, mr, &buffer), CMR_ERROR_SIZE_OVERFLOW);
+  ck_assert_ptr_null(buffer);
+  ck_assert_message_has("cmr_device_buffer_create(");
+}
+END_TEST
+
+START_TEST(a_resource_that_misaligns_makes_no_buffer) {
+  foreign.misalign = 64;
+  cmr_device_buffer *buffer = NULL;
+  ck_assert_status(cmr_device_buffer_create(10, stream, foreign_ref(), &buffer),
+                   CMR_ERROR_UNSUPPORTED_ALIGNMENT);
+  ck_assert_ptr_null(buffer);
+  ck_assert_int_eq(foreign.allocations, foreign.deallocations);
+}
+END_TEST
+
+/* ---- size and capacity ---------------------------------------------------------------- */
+
+START_TEST(resize_within_the_capacity_keeps_the_memory) {
+  cmr_device_buffer *buffer = filled(1000, 1, mr);
+  void *data = data_of(buffer);
+  ck_assert_ok(cmr_device_buffer_resize(buffer, 400, stream));
+  ck_assert_uint_eq(size_of(buffer), 400);
+  ck_assert_uint_eq(capacity_of(buffer), 1000);
+  ck_assert_ptr_eq(data_of(buffer), data);
+  ck_assert_ok(cmr_device_buffer_resize(buffer, 1000, stream));
+  ck_assert_ptr_eq(data_of(buffer), data);
+  unsigned char *expected = pattern(1000, 1);
+  assert_contents(buffer, expected, 1000); /* the bytes past 400 were not touched */
+  free(expected);
+  ck_assert_ok(cmr_device_buffer_destroy(buffer));
+}
+END_TEST
+
+START_TEST(resize_past_the_capacity_reallocates_and_keeps_the_contents) {
+  cmr_device_buffer *buffer = filled(1000, 2, mr);
+  ck_assert_ok(cmr_device_buffer_resize(buffer, 3000, stream));
+  ck_assert_uint_eq(size_of(buffer), 3000);
+  ck_assert_uint_eq(capacity_of(buffer), 3000);
+  unsigned char *expected = pattern(1000, 2);
+  assert_contents(buffer, expected, 1000);
+  free(expected);
+  ck_assert_ok(cmr_device_buffer_resize(buffer, 0, stream));
+  ck_assert_uint_eq(size_of(buffer), 0);
+  ck_assert_uint_eq(capacity_of(buffer), 3000);
+  ck_assert_ok(cmr_device_buffer_destroy(buffer));
+}
+END_TEST
+
+START_TEST(reserve_grows_only_the_capacity) {
+  cmr_device_buffer *buffer = filled(700, 3, mr);
+  ck_assert_ok(cmr_device_buffer_reserve(buffer, 100, stream));
+  ck_assert_uint_eq(capacity_of(buffer), 700);
+  ck_assert_ok(cmr_device_buffer_reserve(buffer, 9000, stream));
+  ck_assert_uint_eq(size_of(buffer), 700);
+  ck_assert_uint_eq(capacity_of(buffer), 9000);
+  unsigned char *expected = pattern(700, 3);
+  assert_contents(buffer, expected, 700);
+  void *data = data_of(buffer);
+  ck_assert_ok(cmr_device_buffer_resize(buffer, 9000, stream)); /* fits now */
+  ck_assert_ptr_eq(data_of(buffer), data);
+  assert_contents(buffer, expected, 700);
+  free(expected);
+  ck_assert_ok(cmr_device_buffer_destroy(buffer));
+}
+END_TEST
+
+START_TEST(shrink_to_fit_reallocates_to_the_size) {
+  cmr_device_buffer *buffer = filled(2000, 4, mr);
+  ck_assert_ok(cmr_device_buffer_resize(buffer, 600, stream));
+  ck_assert_ok(cmr_device_buffer_shrink_to_fit(buffer, stream));
+  ck_assert_uint_eq(size_of(buffer), 600);
+  ck_assert_uint_eq(capacity_of(buffer), 600);
+  unsigned char *expected = pattern(600, 4);
+  assert_contents(buffer, expected, 600);
+  free(expected);
+  ck_assert_ok(cmr_device_buffer_resize(buffer, 0, stream));
+  ck_assert_ok(cmr_device_buffer_shrink_to_fit(buffer, stream));
+  ck_assert_uint_eq(capacity_of(buffer), 0);
+  ck_assert_ptr_null(data_of(buffer));
+  ck_assert_ok(cmr_device_buffer_destroy(buffer));
+}
+END_TEST
+
+START_TEST(shrink_to_fit_of_a_fitting_buffer_does_nothing) {
+  cmr_device_buffer *buffer = filled(64, 5, foreign_ref());
+  ck_assert_ok(cmr_device_buffer_shrink_to_fit(buffer, stream));
+  ck_assert_int_eq(foreign.allocations, 1);
+  ck_assert_ok(cmr_device_buffer_destroy(buffer));
+}
+END_TEST
+
+START_TEST(a_failed_reallocation_leaves_the_buffer_unchanged) {
+  cmr_device_buffer *buffer = filled(500, 6, foreign_ref());
+  void *data = data_of(buffer);
+  cmr_stream other = NULL;
+  ck_assert_ok(cmr_stream_create(&other));
+  foreign.fail_with = CMR_ERROR_OUT_OF_MEMORY;
+
+  ck_assert_status(cmr_device_buffer_resize(buffer, 5000, other), CMR_ERROR_OUT_OF_MEMORY);
+  ck_assert_message_has("cmr_device_buffer_resize(5000 bytes)");
+  ck_assert_status(cmr_device_buffer_reserve(buffer, 5000, other), CMR_ERROR_OUT_OF_MEMORY);
+  ck_assert_message_has("cmr_device_buffer_reserve(5000 bytes)");
+  ck_assert_ok(cmr_device_buffer_resize(buffer, 100, stream));
+  ck_assert_status(cmr_device_buffer_shrink_to_fit(buffer, other), CMR_ERROR_OUT_OF_MEMORY);
+  ck_assert_message_has("cmr_device_buffer_shrink_to_fit");
+
+  ck_assert_ptr_eq(data_of(buffer), data);
+  ck_assert_uint_eq(size_of(buffer), 100);
+  ck_assert_uint_eq(capacity_of(buffer), 500);
+  ck_assert_ptr_eq(stream_of(buffer), stream);
+  unsigned char *expected = pattern(500, 6);
+  assert_contents(buffer, expected, 100);
+  free(expected);
+  ck_assert_ok(cmr_device_buffer_destroy(buffer));
+  ck_assert_int_eq(foreign.deallocations, 1);
+  ck_assert_ok(cmr_stream_destroy(other));
+}
+END_TEST
+
+/* ---- streams ------------------------------------------------------------------------------ */
+
+START_TEST(the_buffer_frees_on_its_stream) {
+  cmr_stream other = NULL;
+  ck_assert_ok(cmr_stream_create(&other));
+  cmr_device_buffer *buffer = NULL;
+  ck_assert_ok(cmr_device_buffer_create(300, stream, foreign_ref(), &buffer));
+  ck_assert_ptr_eq(foreign.last_stream, stream);
+  ck_assert_ok(cmr_device_buffer_set_stream(buffer, other));
+  ck_assert_ptr_eq(stream_of(buffer), other);
+  void *data = data_of(buffer);
+  ck_assert_ok(cmr_device_buffer_destroy(buffer));
+  ck_assert_ptr_eq(foreign.last_stream, other);
+  ck_assert_ptr_eq(foreign.last_freed, data);
+  ck_assert_uint_eq(foreign.last_bytes, 300);
+  ck_assert_ok(cmr_stream_destroy(other));
+}
+END_TEST
+
+START_TEST(resizing_moves_the_buffer_to_the_new_stream) {
+  cmr_stream other = NULL;
+  ck_assert_ok(cmr_stream_create(&other));
+  cmr_device_buffer *buffer = filled(100, 8, foreign_ref());
+  void *old = data_of(buffer);
+  ck_assert_ok(cmr_device_buffer_resize(buffer, 50, other));
+  ck_assert_ptr_eq(stream_of(buffer), other);
+  ck_assert_ok(cmr_device_buffer_reserve(buffer, 1000, stream));
+  ck_assert_ptr_eq(stream_of(buffer), stream);
+  /* The old memory went back, whole, on the stream of the reallocation. */
+  ck_assert_ptr_eq(foreign.last_freed, old);
+  ck_assert_uint_eq(foreign.last_bytes, 100);
+  ck_assert_ptr_eq(foreign.last_stream, stream);
+  ck_assert_ok(cmr_device_buffer_shrink_to_fit(buffer, other));
+  ck_assert_ptr_eq(stream_of(buffer), other);
+  ck_assert_ok(cmr_device_buffer_destroy(buffer));
+  ck_assert_int_eq(foreign.allocations, foreign.deallocations);
+  ck_assert_ok(cmr_stream_destroy(other));
+}
+END_TEST
+
+/* ---- copies ------------------------------------------------------------------------------- */
+
+START_TEST(copy_from_and_to_host) {
+  cmr_device_buffer *buffer = NULL;
+  ck_assert_ok(cmr_device_buffer_create(256, stream, mr, &buffer));
+  unsigned char *bytes = pattern(256, 9);
+  ck_assert_ok(cmr_device_buffer_copy_from(buffer, bytes, 256));
+  assert_contents(buffer, bytes, 256);
+  unsigned char *head = pattern(10, 200);
+  ck_assert_ok(cmr_device_buffer_copy_from(buffer, head, 10));
+  memcpy(bytes, head, 10);
+  assert_contents(buffer, bytes, 256);
+  free(head);
+  free(bytes);
+  ck_assert_ok(cmr_device_buffer_destroy(buffer));
+}
+END_TEST
+
+START_TEST(copies_beyond_the_size_are_refused) {
+  cmr_device_buffer *buffer = NULL;
+  ck_assert_ok(cmr_device_buffer_create(1000, stream, mr, &buffer));
+  ck_assert_ok(cmr_device_buffer_resize(buffer, 100, stream)); /* capacity stays 1000 */
+  unsigned char host[200] = {0};
+  ck_assert_status(cmr_device_buffer_copy_to_host(buffer, host, 101), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("101 bytes");
+  ck_assert_message_has("cmr_device_buffer_copy_to_host: ");
+  ck_assert_status(cmr_device_buffer_copy_from(buffer, host, 200), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("cmr_device_buffer_copy_from: ");
+  ck_assert_status(cmr_device_buffer_copy_to_host(buffer, NULL, 10), CMR_ERROR_NULL_POINTER);
+  ck_assert_status(cmr_device_buffer_copy_from(buffer, NULL, 10), CMR_ERROR_NULL_POINTER);
+  ck_assert_ok(cmr_device_buffer_copy_from(buffer, NULL, 0));
+  ck_assert_ok(cmr_device_buffer_destroy(buffer));
+}
+END_TEST
+
+/* ---- handles that are not live ---------------------------------------------------------------- */
+
+/* Every buffer function answers `expected` for `buffer` and names itself. */
+static void assert_every_call_rejects(cmr_device_buffer *buffer, cmr_status expected) {
+  void *data = NULL;
+  size_t size = 0;
+  cmr_stream got_stream = NULL;
+  cmr_resource_ref resource = {0};
+  char host[8] = {0};
+  ck_assert_status(cmr_device_buffer_resize(buffer, 10, stream), expected);
+  ck_assert_message_has("cmr_device_buffer_resize: ");
+  ck_assert_status(cmr_device_buffer_reserve(buffer, 10, stream), expected);
+  ck_assert_status(cmr_device_buffer_shrink_to_fit(buffer, stream), expected);
+  ck_assert_status(cmr_device_buffer_set_stream(buffer, stream), expected);
+  ck_assert_status(cmr_device_buffer_data(buffer, &data), expected);
+  ck_assert_message_has("cmr_device_buffer_data: ");
+  ck_assert_status(cmr_device_buffer_size(buffer, &size), expected);
+  ck_assert_status(cmr_device_buffer_capacity(buffer, &size), expected);
+  ck_assert_status(cmr_device_buffer_stream(buffer, &got_stream), expected);
+  ck_assert_status(cmr_device_buffer_resource(buffer, &resource), expected);
+  ck_assert_status(cmr_device_buffer_copy_to_host(buffer, host, 1), expected);
+  ck_assert_status(cmr_device_buffer_copy_from(buffer, host, 1), expected);
+  ck_assert_status(cmr_device_buffer_destroy(buffer), expected);
+  ck_assert_message_has("cmr_device_buffer_destroy: ");
+}
+
+START_TEST(a_null_buffer_is_refused) {
+  assert_every_call_rejects(NULL, CMR_ERROR_NULL_POINTER);
+  ck_assert_message_has("handle is NULL");
+}
+END_TEST
+
+START_TEST(a_destroyed_buffer_is_refused) {
+  cmr_device_buffer *buffer = filled(10, 10, foreign_ref());
+  ck_assert_ok(cmr_device_buffer_destroy(buffer));
+  assert_every_call_rejects(buffer, CMR_ERROR_DESTROYED_HANDLE);
+  ck_assert_message_has("already destroyed");
+  ck_assert_int_eq(foreign.deallocations, 1);
+}
+END_TEST
+
+START_TEST(accessors_refuse_null_out_parameters) {
+  cmr_device_buffer *buffer = filled(10, 11, mr);
+  ck_assert_status(cmr_device_buffer_data(buffer, NULL), CMR_ERROR_NULL_POINTER);
+  ck_assert_status(cmr_device_buffer_size(buffer, NULL), CMR_ERROR_NULL_POINTER);
+  ck_assert_status(cmr_device_buffer_capacity(buffer, NULL), CMR_ERROR_NULL_POINTER);
+  ck_assert_status(cmr_device_buffer_stream(buffer, NULL), CMR_ERROR_NULL_POINTER);
+  ck_assert_status(cmr_device_buffer_resource(buffer, NULL), CMR_ERROR_NULL_POINTER);
+  ck_assert_message_has("cmr_device_buffer_resource: out is NULL");
+  ck_assert_ok(cmr_device_buffer_destroy(buffer));
+}
+END_TEST
+
+static Suite *device_buffer_suite(void) {
+  Suite *suite = suite_create("device_buffer");
+  struct {
+    const char *name;
+    const TTest *tests[8];
+  } groups[] = {
+      {"create",
+       {create_reports_what_it_made, an_empty_buffer_has_no_memory, create_copy_copies,
+        create_refuses_bad_input, a_resource_that_misaligns_makes_no_buffer}},
+      {"capacity",
+       {resize_within_the_capacity_keeps_the_memory,
+        resize_past_the_capacity_reallocates_and_keeps_the_contents, reserve_grows_only_the_capacity,
+        shrink_to_fit_reallocates_to_the_size, shrink_to_fit_of_a_fitting_buffer_does_nothing,
+        a_failed_reallocation_leaves_the_buffer_unchanged}},
+      {"streams", {the_buffer_frees_on_its_stream, resizing_moves_the_buffer_to_the_new_stream}},
+      {"copies", {copy_from_and_to_host, copies_beyond_the_size_are_refused}},
+      {"handles",
+       {a_null_buffer_is_refused, a_destroyed_buffer_is_refused,
+        accessors_refuse_null_out_parameters}},
+  };
+  for (size_t g = 0; g < sizeof groups / sizeof *groups; g++) {
+    TCase *tcase = tcase_create(groups[g].name);
+    tcase_add_checked_fixture(tcase, setup, teardown);
+    for (size_t t = 0; t < 8 && groups[g].tests[t] != NULL; t++) {
+      tcase_add_test(tcase, groups[g].tests[t]);
+    }
+    suite_add_tcase(suite, tcase);
+  }
+  return suite;
+}
+
+int main(void) {
+  cmr_test_require_device();
+  return cmr_test_run(device_buffer_suite());
+}

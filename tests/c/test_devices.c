@@ -1,0 +1,163 @@
+/* Devices, memory figures, build facts and streams. */
+#include <stdio.h>
+
+#include "test_util.h"
+
+static int device_count;
+
+static void setup(void) { ck_assert_ok(cmr_device_count(&device_count)); }
+
+START_TEST(there_is_at_least_one_device) {
+  ck_assert_int_ge(device_count, 1);
+  if (!cmr_built_with_cuda()) {
+    ck_assert_int_eq(device_count, 1);
+  }
+  ck_assert_status(cmr_device_count(NULL), CMR_ERROR_NULL_POINTER);
+  ck_assert_message_has("cmr_device_count: ");
+}
+END_TEST
+
+START_TEST(the_current_device_is_in_range) {
+  int current = -1;
+  ck_assert_ok(cmr_current_device(&current));
+  ck_assert_int_ge(current, 0);
+  ck_assert_int_lt(current, device_count);
+  ck_assert_status(cmr_current_device(NULL), CMR_ERROR_NULL_POINTER);
+}
+END_TEST
+
+START_TEST(setting_the_current_device) {
+  int current = -1;
+  ck_assert_ok(cmr_current_device(&current));
+  for (int device = 0; device < device_count; device++) {
+    ck_assert_ok(cmr_set_current_device(device));
+    int now = -1;
+    ck_assert_ok(cmr_current_device(&now));
+    ck_assert_int_eq(now, device);
+  }
+  ck_assert_ok(cmr_set_current_device(current));
+}
+END_TEST
+
+START_TEST(unknown_devices_are_refused) {
+  const int bad[] = {-1, device_count, 1000};
+  for (size_t b = 0; b < sizeof bad / sizeof *bad; b++) {
+    char expected[96];
+    snprintf(expected, sizeof expected, "cmr_set_current_device: device %d is not in [0, %d)",
+             bad[b], device_count);
+    ck_assert_status(cmr_set_current_device(bad[b]), CMR_ERROR_UNKNOWN_DEVICE);
+    ck_assert_str_eq(cmr_last_error_message(), expected);
+  }
+}
+END_TEST
+
+START_TEST(memory_info) {
+  size_t free_bytes = 0;
+  size_t total_bytes = 0;
+  ck_assert_ok(cmr_device_memory_info(&free_bytes, &total_bytes));
+  ck_assert_uint_gt(total_bytes, 0);
+  ck_assert_uint_gt(free_bytes, 0);
+  ck_assert_uint_le(free_bytes, total_bytes);
+  ck_assert_status(cmr_device_memory_info(NULL, &total_bytes), CMR_ERROR_NULL_POINTER);
+  ck_assert_message_has("free_bytes");
+  ck_assert_status(cmr_device_memory_info(&free_bytes, NULL), CMR_ERROR_NULL_POINTER);
+  ck_assert_message_has("total_bytes");
+  ck_assert_uint_eq(free_bytes, 0);
+}
+END_TEST
+
+START_TEST(percent_of_free_memory) {
+  size_t total_bytes = 0;
+  size_t free_bytes = 0;
+  ck_assert_ok(cmr_device_memory_info(&free_bytes, &total_bytes));
+  static const int percents[] = {0, 1, 50, 99, 100};
+  for (size_t p = 0; p < sizeof percents / sizeof *percents; p++) {
+    size_t share = 1;
+    ck_assert_ok(cmr_percent_of_free_device_memory(percents[p], &share));
+    ck_assert_uint_eq(share % 256, 0);
+    ck_assert_uint_le(share, total_bytes / 100 * (size_t)percents[p] + total_bytes % 100);
+  }
+  size_t none = 1;
+  ck_assert_ok(cmr_percent_of_free_device_memory(0, &none));
+  ck_assert_uint_eq(none, 0);
+}
+END_TEST
+
+START_TEST(percent_outside_0_to_100_is_refused) {
+  const int bad[] = {-1, 101, INT32_MIN, INT32_MAX};
+  for (size_t b = 0; b < sizeof bad / sizeof *bad; b++) {
+    char expected[96];
+    snprintf(expected, sizeof expected,
+             "cmr_percent_of_free_device_memory: percent %d is not in [0, 100]", bad[b]);
+    size_t share = 1;
+    ck_assert_status(cmr_percent_of_free_device_memory(bad[b], &share), CMR_ERROR_INVALID_ARGUMENT);
+    ck_assert_uint_eq(share, 0);
+    ck_assert_str_eq(cmr_last_error_message(), expected);
+  }
+  ck_assert_status(cmr_percent_of_free_device_memory(50, NULL), CMR_ERROR_NULL_POINTER);
+}
+END_TEST
+
+START_TEST(build_facts) {
+  ck_assert_int_eq(cmr_built_with_cuda(), CMR_WITH_CUDA != 0);
+  const char *version = cmr_version();
+  ck_assert_ptr_nonnull(version);
+  unsigned major = 0;
+  unsigned minor = 0;
+  unsigned patch = 0;
+  char rest = 0;
+  ck_assert_msg(sscanf(version, "%u.%u.%u%c", &major, &minor, &patch, &rest) == 3,
+                "version \"%s\" is not MAJOR.MINOR.PATCH", version);
+}
+END_TEST
+
+/* ---- streams ------------------------------------------------------------------------- */
+
+START_TEST(streams_are_distinct_and_synchronize) {
+  cmr_stream a = NULL;
+  cmr_stream b = NULL;
+  ck_assert_ok(cmr_stream_create(&a));
+  ck_assert_ok(cmr_stream_create(&b));
+  ck_assert_ptr_nonnull(a);
+  ck_assert_ptr_nonnull(b);
+  ck_assert_ptr_ne(a, b);
+  ck_assert_ok(cmr_stream_synchronize(a));
+  ck_assert_ok(cmr_stream_synchronize(CMR_DEFAULT_STREAM));
+  ck_assert_ok(cmr_stream_destroy(a));
+  ck_assert_ok(cmr_stream_destroy(b));
+}
+END_TEST
+
+START_TEST(streams_refuse_bad_input) {
+  ck_assert_status(cmr_stream_create(NULL), CMR_ERROR_NULL_POINTER);
+  ck_assert_message_has("cmr_stream_create: ");
+  ck_assert_status(cmr_stream_destroy(CMR_DEFAULT_STREAM), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("default stream");
+}
+END_TEST
+
+static Suite *devices_suite(void) {
+  Suite *suite = suite_create("devices");
+  TCase *devices = tcase_create("devices");
+  tcase_add_checked_fixture(devices, setup, NULL);
+  tcase_add_test(devices, there_is_at_least_one_device);
+  tcase_add_test(devices, the_current_device_is_in_range);
+  tcase_add_test(devices, setting_the_current_device);
+  tcase_add_test(devices, unknown_devices_are_refused);
+  tcase_add_test(devices, memory_info);
+  tcase_add_test(devices, percent_of_free_memory);
+  tcase_add_test(devices, percent_outside_0_to_100_is_refused);
+  tcase_add_test(devices, build_facts);
+  suite_add_tcase(suite, devices);
+
+  TCase *streams = tcase_create("streams");
+  tcase_add_test(streams, streams_are_distinct_and_synchronize);
+  tcase_add_test(streams, streams_refuse_bad_input);
+  suite_add_tcase(suite, streams);
+  return suite;
+}
+
+int main(void) {
+  cmr_test_require_device();
+  return cmr_test_run(devices_suite());
+}

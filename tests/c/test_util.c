@@ -1,0 +1,122 @@
+#include "test_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+void cmr_test_require_device(void) {
+  int count = 0;
+  if (cmr_built_with_cuda() && cmr_device_count(&count) == CMR_ERROR_NO_DEVICE) {
+    printf("skipped, no CUDA device: %s\n", cmr_last_error_message());
+    exit(77);
+  }
+}
+
+int cmr_test_run(Suite *suite) {
+  SRunner *runner = srunner_create(suite);
+  srunner_run_all(runner, CK_NORMAL);
+  int ran = srunner_ntests_run(runner);
+  int failed = srunner_ntests_failed(runner);
+  srunner_free(runner);
+  if (ran == 0) {
+    fprintf(stderr, "no test ran: check CK_RUN_SUITE / CK_RUN_CASE\n");
+    return EXIT_FAILURE;
+  }
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+cmr_system_resource *cmr_test_system_resource(void) {
+  cmr_system_resource *resource = NULL;
+  ck_assert_ok(cmr_system_resource_create(&resource));
+  ck_assert_ptr_nonnull(resource);
+  return resource;
+}
+
+/* ---- the foreign resource ------------------------------------------------------ */
+
+static cmr_status foreign_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream,
+                                   void **out) {
+  test_foreign *foreign = self;
+  foreign->allocations++;
+  foreign->last_bytes = bytes;
+  foreign->last_alignment = alignment;
+  foreign->last_stream = stream;
+  if (foreign->fail_with != CMR_SUCCESS) {
+    return foreign->fail_with; /* deliberately without a message */
+  }
+  if (foreign->return_null) {
+    *out = NULL;
+    return CMR_SUCCESS;
+  }
+  size_t rounded = (bytes + foreign->misalign + alignment - 1) / alignment * alignment;
+  char *base = aligned_alloc(alignment, rounded);
+  if (base == NULL) {
+    return CMR_ERROR_OUT_OF_MEMORY;
+  }
+  *out = base + foreign->misalign;
+  return CMR_SUCCESS;
+}
+
+static cmr_status foreign_deallocate(void *self, void *ptr, size_t bytes, size_t alignment,
+                                     cmr_stream stream) {
+  test_foreign *foreign = self;
+  foreign->deallocations++;
+  foreign->last_bytes = bytes;
+  foreign->last_alignment = alignment;
+  foreign->last_stream = stream;
+  foreign->last_freed = ptr;
+  free((char *)ptr - foreign->misalign);
+  return CMR_SUCCESS;
+}
+
+static cmr_status foreign_allocate_sync(void *self, size_t bytes, size_t alignment, void **out) {
+  ((test_foreign *)self)->sync_allocations++;
+  return foreign_allocate(self, bytes, alignment, CMR_DEFAULT_STREAM, out);
+}
+
+static cmr_status foreign_deallocate_sync(void *self, void *ptr, size_t bytes, size_t alignment) {
+  ((test_foreign *)self)->sync_deallocations++;
+  return foreign_deallocate(self, ptr, bytes, alignment, CMR_DEFAULT_STREAM);
+}
+
+/* Equal to any ref to the same struct, whichever ops table it uses. */
+static bool foreign_is_equal(const void *self, cmr_resource_ref other) { return other.self == self; }
+
+static unsigned foreign_properties(const void *self) {
+  return ((const test_foreign *)self)->properties;
+}
+
+static void foreign_retain(void *self) { ((test_foreign *)self)->retains++; }
+
+static void foreign_release(void *self) { ((test_foreign *)self)->releases++; }
+
+const cmr_resource_ops test_foreign_ops = {
+    .type_name = "foreign",
+    .allocate = foreign_allocate,
+    .deallocate = foreign_deallocate,
+    .is_equal = foreign_is_equal,
+    .properties = foreign_properties,
+};
+
+const cmr_resource_ops test_foreign_counted_ops = {
+    .type_name = "foreign_counted",
+    .allocate = foreign_allocate,
+    .deallocate = foreign_deallocate,
+    .is_equal = foreign_is_equal,
+    .properties = foreign_properties,
+    .retain = foreign_retain,
+    .release = foreign_release,
+};
+
+const cmr_resource_ops test_foreign_sync_ops = {
+    .type_name = "foreign_sync",
+    .allocate = foreign_allocate,
+    .deallocate = foreign_deallocate,
+    .allocate_sync = foreign_allocate_sync,
+    .deallocate_sync = foreign_deallocate_sync,
+    .is_equal = foreign_is_equal,
+    .properties = foreign_properties,
+};
+
+cmr_resource_ref test_foreign_ref(test_foreign *foreign, const cmr_resource_ops *ops) {
+  return (cmr_resource_ref){foreign, ops};
+}

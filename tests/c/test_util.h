@@ -1,0 +1,73 @@
+/* What the runtime's Check suites share: status assertions that also demand
+ * a message on failure, the skip rule for GPU-less machines, a suite runner
+ * that refuses to pass when nothing ran, and a foreign resource (an ops
+ * table of the test's own) that records what the runtime asked of it. */
+#ifndef CMR_TEST_UTIL_H
+#define CMR_TEST_UTIL_H
+
+#include <check.h>
+#include <string.h>
+
+#include <cmr/cmr.h>
+
+/* `call` returns `expected`; a failing call must leave a message. The
+ * message is cleared first, so an old one cannot pass for it. */
+#define ck_assert_status(call, expected)                                                           \
+  do {                                                                                              \
+    cmr_clear_last_error();                                                                         \
+    cmr_status got_ = (call);                                                                       \
+    cmr_status want_ = (expected);                                                                  \
+    ck_assert_msg(got_ == want_, "%s returned %s, expected %s (message: \"%s\")", #call,            \
+                  cmr_status_string(got_), cmr_status_string(want_), cmr_last_error_message());     \
+    ck_assert_msg(want_ == CMR_SUCCESS || cmr_last_error_message()[0] != '\0',                      \
+                  "%s failed with %s but left no message", #call, cmr_status_string(got_));        \
+  } while (0)
+
+#define ck_assert_ok(call) ck_assert_status(call, CMR_SUCCESS)
+
+/* The last message contains `text`. */
+#define ck_assert_message_has(text)                                                                \
+  ck_assert_msg(strstr(cmr_last_error_message(), (text)) != NULL,                                   \
+                "message \"%s\" does not contain \"%s\"", cmr_last_error_message(), (text))
+
+/* Exits with ctest's skip code 77 when the build has CUDA but the machine
+ * has no driver or device. Call first in main() of a suite that needs one. */
+void cmr_test_require_device(void);
+
+/* Runs `suite` in Check's default (forking) mode. Fails when no test ran,
+ * e.g. because CK_RUN_SUITE / CK_RUN_CASE named nothing. */
+int cmr_test_run(Suite *suite);
+
+/* A system resource for the test to own; fails the test if it cannot be made. */
+cmr_system_resource *cmr_test_system_resource(void);
+
+/* ---- the foreign resource ---------------------------------------------------- */
+
+typedef struct test_foreign {
+  /* configuration */
+  size_t misalign;          /* added to every pointer allocate returns */
+  cmr_status fail_with;     /* allocate fails with this, silently, unless CMR_SUCCESS */
+  bool return_null;         /* allocate "succeeds" with NULL */
+  unsigned properties;
+  /* what the runtime did */
+  int allocations;
+  int deallocations;
+  int sync_allocations;     /* through allocate_sync / deallocate_sync */
+  int sync_deallocations;
+  int retains;
+  int releases;
+  size_t last_bytes;
+  size_t last_alignment;    /* as the ops table saw it */
+  cmr_stream last_stream;
+  void *last_freed;
+} test_foreign;
+
+/* Ops without retain/release (non-owning), with them (counted in the
+ * struct), and with the _sync pair. */
+extern const cmr_resource_ops test_foreign_ops;
+extern const cmr_resource_ops test_foreign_counted_ops;
+extern const cmr_resource_ops test_foreign_sync_ops;
+
+cmr_resource_ref test_foreign_ref(test_foreign *foreign, const cmr_resource_ops *ops);
+
+#endif /* CMR_TEST_UTIL_H */
