@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static const cmr_battery_subject *subject_info;
 static const char *upstream_name;
@@ -387,6 +389,29 @@ static bool needs_gpu(void) {
   return false;
 }
 
+/* CUDA does not survive fork(), and Check forks a process per case: the
+ * runner itself must never initialise CUDA. Questions that need CUDA are
+ * asked in a child of their own, which answers through its exit code. */
+static bool ask_in_child(bool (*question)(void)) {
+  fflush(stdout);
+  pid_t child = fork();
+  if (child == 0) {
+    bool answer = question();
+    fflush(stdout);
+    _exit(answer ? 0 : 1);
+  }
+  int status = 0;
+  return child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+static bool no_gpu_here(void) {
+  int devices = 0;
+  if (cmr_device_count(&devices) != CMR_ERROR_NO_DEVICE) return false;
+  printf("skipped: %s%s%s needs a GPU: %s\n", subject_info->name, upstream_name ? " over " : "",
+         upstream_name ? upstream_name : "", cmr_last_error_message());
+  return true;
+}
+
 /* The CUDA build on a machine without a GPU can make no streams at all. */
 static bool streams_exist(void) {
   cmr_stream stream;
@@ -415,15 +440,7 @@ int cmr_battery_main(const cmr_battery_subject *subject_description, int argc, c
     fprintf(stderr, "usage: %s%s\n", argv[0], subject_info->make_upstream != NULL ? " <upstream>" : "");
     return 2;
   }
-  if (needs_gpu()) {
-    int devices = 0;
-    cmr_status status = cmr_device_count(&devices);
-    if (status == CMR_ERROR_NO_DEVICE) {
-      printf("skipped: %s%s%s needs a GPU: %s\n", subject_info->name, upstream_name ? " over " : "",
-             upstream_name ? upstream_name : "", cmr_last_error_message());
-      return 77;
-    }
-  }
+  if (needs_gpu() && ask_in_child(no_gpu_here)) return 77;
   Suite *suite = suite_create(subject_info->name);
   add_case(suite, "zero_size", case_zero_size);
   add_case(suite, "random_sizes", case_random_sizes);
@@ -432,7 +449,7 @@ int cmr_battery_main(const cmr_battery_subject *subject_description, int argc, c
   add_case(suite, "properties", case_properties);
   add_case(suite, "out_of_memory", case_out_of_memory);
   add_case(suite, "sync_pair", case_sync_pair);
-  if (streams_exist()) add_case(suite, "streams", case_streams);
+  if (ask_in_child(streams_exist)) add_case(suite, "streams", case_streams);
   if (subject_info->thread_safe) add_case(suite, "threads", case_threads);
   add_case(suite, "free_on_other_thread", case_free_on_other_thread);
   add_case(suite, "destroyed_handle", case_destroyed_handle);
