@@ -2,11 +2,34 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Asked in a child process: CUDA does not survive fork(), and Check forks
+ * one process per test, so the runner itself must never initialise CUDA. */
+bool cmr_test_no_device(void) {
+  if (!cmr_built_with_cuda()) {
+    return false;
+  }
+  fflush(stdout);
+  pid_t child = fork();
+  if (child == 0) {
+    int count = 0;
+    bool none = cmr_device_count(&count) == CMR_ERROR_NO_DEVICE;
+    if (none) {
+      printf("no CUDA device: %s\n", cmr_last_error_message());
+    }
+    fflush(stdout);
+    _exit(none ? 0 : 1);
+  }
+  int status = 0;
+  return child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) &&
+         WEXITSTATUS(status) == 0;
+}
 
 void cmr_test_require_device(void) {
-  int count = 0;
-  if (cmr_built_with_cuda() && cmr_device_count(&count) == CMR_ERROR_NO_DEVICE) {
-    printf("skipped, no CUDA device: %s\n", cmr_last_error_message());
+  if (cmr_test_no_device()) {
+    printf("skipped\n");
     exit(77);
   }
 }

@@ -30,8 +30,12 @@
   ck_assert_msg(strstr(cmr_last_error_message(), (text)) != NULL,                                   \
                 "message \"%s\" does not contain \"%s\"", cmr_last_error_message(), (text))
 
-/* Exits with ctest's skip code 77 when the build has CUDA but the machine
- * has no driver or device. Call first in main() of a suite that needs one. */
+/* Whether the build has CUDA but the machine no driver or device. Safe to
+ * call in the runner: the question is asked in a child process. */
+bool cmr_test_no_device(void);
+
+/* Exits with ctest's skip code 77 when cmr_test_no_device(). Call first in
+ * main() of a suite that needs a device. */
 void cmr_test_require_device(void);
 
 /* Runs `suite` in Check's default (forking) mode. Fails when no test ran,
