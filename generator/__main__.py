@@ -22,6 +22,12 @@ def _existing(out: Path) -> set[str]:
     return {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()}
 
 
+def _shown(path: Path) -> Path:
+    """path as messages show it: relative to the repository when inside it."""
+    path = path.resolve()
+    return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m generator", description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="fail if generated/ is not what the spec produces")
@@ -43,10 +49,12 @@ def main(argv=None) -> int:
         stale = sorted(p for p, text in files.items()
                        if p not in existing or (args.out / p).read_text(encoding="utf-8") != text)
         extra = sorted(existing - set(files))
+        out = _shown(args.out)
         for p in stale:
-            print(f"generated/{p}: stale or missing (run python3 -m generator)", file=sys.stderr)
+            state = "stale" if p in existing else "missing"
+            print(f"{out / p}: {state} (run python3 -m generator)", file=sys.stderr)
         for p in extra:
-            print(f"generated/{p}: not produced by the spec (remove it or regenerate)", file=sys.stderr)
+            print(f"{out / p}: not produced by the spec (remove it or regenerate)", file=sys.stderr)
         return 1 if stale or extra else 0
 
     for p in sorted(existing - set(files)):

@@ -20,6 +20,11 @@ CONFORMANCE_CASES = (
 )
 
 
+def c_string(text: str) -> str:
+    """text escaped for the inside of a C string literal."""
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
 @dataclass(frozen=True)
 class CType:
     """A spec parameter type and how C spells, prints and checks it."""
@@ -122,7 +127,7 @@ class Param:
             return "NULL"
         if self.type.name == "size_t":
             return f"(size_t){d}u"
-        return repr(d) if not isinstance(d, str) else f'"{d}"'
+        return repr(d) if not isinstance(d, str) else f'"{c_string(d)}"'
 
     @property
     def default_call(self) -> str | None:

@@ -4,13 +4,14 @@ past load_specs except SpecError, which carries all of them."""
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from pathlib import Path
 
 from .model import (ALWAYS_NONZERO, BACKENDS, CONFORMANCE_CASES, EQUALITY_RULES, KINDS,
                     NAMED_DEFAULTS, PROPERTY_FLAGS, TYPES, Check, Conformance, Method,
-                    NamedDefault, Param, Resource)
+                    NamedDefault, Param, Resource, c_string)
 
 IDENTIFIER = re.compile(r"^[a-z][a-z0-9_]*$")
 # Names the generated C would collide with (C keywords and the wrapper's own locals).
@@ -50,6 +51,21 @@ def _is_int(value):
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+# How TOML calls the Python types tomllib produces, for messages.
+_TOML_TYPES = ((bool, "a boolean (true or false)"), (int, "an integer"), (float, "a float"),
+               (str, "a string"), (list, "an array"), (dict, "a table"))
+
+
+def _toml_type(kind):
+    """`kind` (a type or a tuple of types) as TOML names it: "a string or an array"."""
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return " or ".join(name for t, name in _TOML_TYPES if t in kinds)
+
+
+def _toml_type_of(value):
+    return next((name for t, name in _TOML_TYPES if isinstance(value, t)), "a date or time")
+
+
 def _check_fields(table, allowed, where, problems):
     for key in table:
         if key not in allowed:
@@ -62,7 +78,7 @@ def _require(table, key, kind, where, problems):
         return None
     value = table[key]
     if kind is int and not _is_int(value) or kind is not int and not isinstance(value, kind):
-        problems.add(f"{where}{key}", f"must be a {kind.__name__}, not {type(value).__name__}")
+        problems.add(f"{where}{key}", f"must be {_toml_type(kind)}, not {_toml_type_of(value)}")
         return None
     return value
 
@@ -79,56 +95,115 @@ def _identifier(value, where, problems):
     return value
 
 
+def _show(value):
+    """A TOML value as the spec writes it, for messages."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, list):
+        return "[" + ", ".join(_show(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {_show(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
+INT_RANGE = (-2**31, 2**31 - 1)  # what a C int holds everywhere cmr builds
+# The default of a parameter whose given default was rejected: not None, so
+# that no follow-on "needs a value" problem is reported for it.
+_REJECTED_DEFAULT = object()
+
+
+def _valid_default(param, raw):
+    t = param.type.name
+    if t == "size_t":
+        return _is_int(raw) and raw >= 0
+    if t == "int":
+        return _is_int(raw) and INT_RANGE[0] <= raw <= INT_RANGE[1]
+    if t == "bool":
+        return isinstance(raw, bool)
+    if t == "double":
+        return (_is_int(raw) or isinstance(raw, float)) and math.isfinite(raw)
+    if t == "pointer":
+        return raw == "null"
+    if t == "string":
+        return isinstance(raw, str)
+    if t == "enum":
+        return isinstance(raw, str) and raw in param.values
+    if t == "properties":
+        return isinstance(raw, list) and all(isinstance(f, str) and f in PROPERTY_FLAGS for f in raw)
+    return False
+
+
 def _load_default(param, raw, where, problems):
     t = param.type.name
     if isinstance(raw, str) and raw in NAMED_DEFAULTS:
         named = NAMED_DEFAULTS[raw]
         if t not in named.types:
             problems.add(where, f'named default "{raw}" does not apply to type "{t}"')
+            param.default = _REJECTED_DEFAULT
             return
         param.default, param.default_text = named, named.doc
         return
-    ok = {"size_t": _is_int(raw) and raw >= 0, "int": _is_int(raw),
-          "bool": isinstance(raw, bool), "double": isinstance(raw, (int, float)) and not isinstance(raw, bool),
-          "pointer": raw == "null", "string": isinstance(raw, str),
-          "enum": isinstance(raw, str) and raw in param.values,
-          "properties": isinstance(raw, list) and all(f in PROPERTY_FLAGS for f in raw)}.get(t, False)
-    if not ok:
-        hint = {"enum": f"one of {param.values}", "pointer": '"null"',
-                "properties": f"a list of {sorted(PROPERTY_FLAGS)}",
-                "size_t": f"a non-negative integer or one of {sorted(NAMED_DEFAULTS)}"}.get(t, f"a {t}")
-        problems.add(where, f"{raw!r} is not a valid default for type \"{t}\" (expected {hint})")
+    if not _valid_default(param, raw):
+        hint = {"enum": "one of " + ", ".join(_show(v) for v in param.values),
+                "pointer": '"null"',
+                "properties": "an array of " + ", ".join(_show(f) for f in PROPERTY_FLAGS),
+                "size_t": "a non-negative integer or one of " + ", ".join(_show(n) for n in NAMED_DEFAULTS),
+                "int": f"an integer in [{INT_RANGE[0]}, {INT_RANGE[1]}]",
+                "double": "a finite number",
+                "bool": "true or false"}.get(t, f"a {t}")
+        problems.add(where, f'{_show(raw)} is not a valid default for type "{t}" (expected {hint})')
+        param.default = _REJECTED_DEFAULT
         return
     param.default = raw
     param.default_text = ", ".join(raw) if t == "properties" else str(raw).lower() if t == "bool" else str(raw)
 
 
 def _check_constraints(param, where, problems):
-    c = param.constraints
+    """The constraint values themselves, then a literal default against them."""
+    c, t = param.constraints, param.type.name
     for key in ("multiple_of", "min", "max"):
-        if key in c and not (_is_int(c[key]) or (param.type.name == "double" and isinstance(c[key], float))):
-            problems.add(f"{where}{key}", f"must be a number, not {c[key]!r}")
+        if key not in c:
+            continue
+        value = c[key]
+        if not (_is_int(value) or t == "double" and isinstance(value, float) and math.isfinite(value)):
+            problems.add(f"{where}{key}", f"must be {'a finite number' if t == 'double' else 'an integer'}, "
+                                          f"not {_show(value)}")
+            return
+        if t == "size_t" and value < 0:
+            problems.add(f"{where}{key}", f"must not be negative for a size_t, not {value}")
+            return
+        if t == "int" and not INT_RANGE[0] <= value <= INT_RANGE[1]:
+            problems.add(f"{where}{key}", f"{value} does not fit in an int")
             return
     for key in ("power_of_two", "nonzero"):
         if key in c and not isinstance(c[key], bool):
-            problems.add(f"{where}{key}", f"must be true or false, not {c[key]!r}")
+            problems.add(f"{where}{key}", f"must be true or false, not {_show(c[key])}")
+            return
     if "multiple_of" in c and c["multiple_of"] <= 0:
         problems.add(f"{where}multiple_of", f"must be positive, not {c['multiple_of']}")
+        return
     if "min" in c and "max" in c and c["min"] > c["max"]:
         problems.add(f"{where}min", f"min {c['min']} is greater than max {c['max']}")
     d = param.default
-    if _is_int(d) and param.type.name in ("size_t", "int"):
-        if "multiple_of" in c and c["multiple_of"] > 0 and d % c["multiple_of"]:
+    if c.get("nonzero") and t == "pointer" and d == "null":
+        problems.add(f"{where}default", '"null" breaks nonzero = true')
+    if _is_int(d) and t in ("size_t", "int"):
+        if "multiple_of" in c and d % c["multiple_of"]:
             problems.add(f"{where}default", f"{d} is not a multiple of {c['multiple_of']}")
         if c.get("power_of_two") and (d <= 0 or d & (d - 1)):
             problems.add(f"{where}default", f"{d} is not a power of two")
         if c.get("nonzero") and d == 0:
             problems.add(f"{where}default", "0 breaks nonzero = true")
+    if isinstance(d, (int, float)) and not isinstance(d, bool) and t in ("size_t", "int", "double"):
         if "min" in c and d < c["min"] or "max" in c and d > c["max"]:
             problems.add(f"{where}default", f"{d} is outside [{c.get('min', '-inf')}, {c.get('max', 'inf')}]")
 
 
 def _load_param(raw, resource, where, problems, allow_default=True):
+    """A Param, or None when it is too broken to build on. Every problem is
+    reported either way, also those after a bad name."""
     if not isinstance(raw, dict):
         problems.add(where.rstrip("."), "must be a table")
         return None
@@ -141,17 +216,22 @@ def _load_param(raw, resource, where, problems, allow_default=True):
     if type_name not in TYPES:
         problems.add(f"{where}type", f'unknown type "{type_name}"')
         return None
+    if type_name == "enum" and not allow_default:
+        problems.add(f"{where}type", "an enum is a constructor parameter only")
+        return None
     ctype = TYPES[type_name]
-    constraints = {k: raw[k] for k in CONSTRAINT_FIELDS if k in raw}
-    for key in constraints:
-        if key not in ctype.constraints:
+    constraints = {}
+    for key in [k for k in raw if k in CONSTRAINT_FIELDS]:  # in file order: docs list them so
+        if key in ctype.constraints:
+            constraints[key] = raw[key]
+        else:
             problems.add(f"{where}{key}", f'does not apply to type "{type_name}"')
     if type_name in ALWAYS_NONZERO:
         constraints["nonzero"] = True
     values = raw.get("values", [])
     if type_name == "enum":
         if not (isinstance(values, list) and values and all(isinstance(v, str) for v in values)):
-            problems.add(f"{where}values", "an enum needs a non-empty list of value names")
+            problems.add(f"{where}values", "an enum needs a non-empty array of value names")
             values = []
         else:
             for i, v in enumerate(values):
@@ -163,9 +243,7 @@ def _load_param(raw, resource, where, problems, allow_default=True):
     retain = raw.get("retain", False)
     if "retain" in raw and (type_name != "resource_ref" or not isinstance(retain, bool)):
         problems.add(f"{where}retain", "applies to resource_ref parameters only, as true or false")
-    if name is None:
-        return None
-    param = Param(name=name, type=ctype, doc=doc, resource=resource, constraints=constraints,
+    param = Param(name=name or "_", type=ctype, doc=doc, resource=resource, constraints=constraints,
                   values=values, retain=bool(retain))
     if "default" in raw:
         if not allow_default:
@@ -175,7 +253,7 @@ def _load_param(raw, resource, where, problems, allow_default=True):
         else:
             _load_default(param, raw["default"], f"{where}default", problems)
     _check_constraints(param, where, problems)
-    return param
+    return param if name is not None else None
 
 
 def _load_params(raw, resource, where, problems, allow_default=True):
@@ -215,19 +293,24 @@ def _load_checks(raw, params, problems):
         message = _require(item, "message", str, where, problems)
         if expr is None or message is None:
             continue
-        for ident in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", expr):
-            if ident not in names and not ident.isupper() and ident not in ("true", "false"):
+        if not expr.strip():
+            problems.add(f"{where}expr", "is empty")
+        # Identifiers, skipping number literals (and their suffixes: 256u, 0x100).
+        for ident in dict.fromkeys(re.findall(r"\b\d\w*|([A-Za-z_]\w*)", expr)):
+            if ident and ident not in names and not ident.isupper() and ident not in ("true", "false"):
                 problems.add(f"{where}expr", f'"{ident}" is not a parameter')
         fmt, args = [], []
-        for text, field_name in re.findall(r"([^{]*)(?:\{([^}]*)\})?", message):
-            fmt.append(text.replace("%", "%%"))
-            if field_name:
-                p = names.get(field_name)
-                if p is None or p.type.printf is None:
-                    problems.add(f"{where}message", f'"{{{field_name}}}" is not a printable parameter')
-                    continue
-                fmt.append(p.type.printf)
-                args.append(p.type.printf_arg(p.name))
+        # Alternating literal text and {field} names.
+        for j, part in enumerate(re.split(r"\{([^{}]*)\}", message)):
+            if j % 2 == 0:
+                fmt.append(c_string(part).replace("%", "%%"))
+                continue
+            p = names.get(part)
+            if p is None or p.type.printf is None:
+                problems.add(f"{where}message", f'"{{{part}}}" is not a printable parameter')
+                continue
+            fmt.append(p.type.printf)
+            args.append(p.type.printf_arg(p.name))
         checks.append(Check(expr=expr, message=message, printf_message="".join(fmt), printf_args=args))
     return checks
 
@@ -250,9 +333,11 @@ def _load_methods(raw, resource, problems):
         returns = item.get("returns", "void")
         rtype = None
         if returns != "void":
-            rtype = TYPES.get(returns)
-            if rtype is None or not rtype.returnable or returns == "enum":
-                problems.add(f"{where}returns", f'"{returns}" cannot be returned (use void or a value type)')
+            rtype = TYPES.get(returns) if isinstance(returns, str) and returns != "enum" else None
+            if rtype is None or not rtype.returnable:
+                returnable = [t for t, ct in TYPES.items() if ct.returnable and t != "enum"]
+                problems.add(f"{where}returns", f"{_show(returns)} cannot be returned "
+                                                f"(known: void, {', '.join(returnable)})")
         params = _load_params(item.get("params"), resource, f"{where}params", problems, allow_default=False)
         if name in ("create", "destroy", "ref", "from_ref"):
             problems.add(f"{where}name", f'"{name}" is generated for every resource')
@@ -292,9 +377,11 @@ def _load_conformance(raw, params, problems, known_resources):
         problems.add("conformance.args", "must be a table of parameter = \"C expression\"")
         args = {}
     names = {p.name for p in params}
-    for key in args:
+    for key, expr in args.items():
         if key not in names:
             problems.add(f"conformance.args.{key}", "is not a parameter")
+        elif not expr.strip():
+            problems.add(f"conformance.args.{key}", "is empty")
     conf.args = args
     skip = raw.get("skip", [])
     if not isinstance(skip, list):
@@ -302,7 +389,7 @@ def _load_conformance(raw, params, problems, known_resources):
         skip = []
     for case in skip:
         if case not in CONFORMANCE_CASES:
-            problems.add("conformance.skip", f'unknown case "{case}" (known: {", ".join(CONFORMANCE_CASES)})')
+            problems.add("conformance.skip", f'unknown case {_show(case)} (known: {", ".join(CONFORMANCE_CASES)})')
     conf.skip = skip
     return conf
 
@@ -318,23 +405,26 @@ def _load_resource(path, data, known_resources, source):
         problems.add("kind", f'unknown kind "{kind}" (known: {", ".join(KINDS)})')
     doc = _require(data, "doc", str, "", problems) or ""
     thread_safe = _require(data, "thread_safe", bool, "", problems)
-    backends = _require(data, "backends", list, "", problems) or []
+    raw_backends = _require(data, "backends", list, "", problems)
+    backends = raw_backends or []
     for b in backends:
         if b not in BACKENDS:
-            problems.add("backends", f'unknown backend "{b}" (known: {", ".join(BACKENDS)})')
-    if "backends" in data and not backends:
+            problems.add("backends", f'unknown backend {_show(b)} (known: {", ".join(BACKENDS)})')
+    if len(set(map(_show, backends))) != len(backends):
+        problems.add("backends", "names repeat")
+    if raw_backends == []:
         problems.add("backends", "a resource must exist in at least one backend")
     equality = data.get("equality", "identity")
     if equality not in EQUALITY_RULES:
-        problems.add("equality", f'unknown rule "{equality}" (known: {", ".join(EQUALITY_RULES)})')
+        problems.add("equality", f'unknown rule {_show(equality)} (known: {", ".join(EQUALITY_RULES)})')
     max_alignment = data.get("max_alignment", 256)
     if max_alignment == "any":
         max_alignment = None
     elif not _is_int(max_alignment) or max_alignment < 256 or max_alignment & (max_alignment - 1):
-        problems.add("max_alignment", f'{max_alignment!r} must be "any" or a power of two of at least 256')
+        problems.add("max_alignment", f'{_show(max_alignment)} must be "any" or a power of two of at least 256')
     state = data.get("state", True)
     if not isinstance(state, bool):
-        problems.add("state", "must be true or false")
+        problems.add("state", f"must be true or false, not {_show(state)}")
 
     params = _load_params(data.get("params"), name or "x", "params", problems)
     checks = _load_checks(data.get("checks"), params, problems)
@@ -346,8 +436,8 @@ def _load_resource(path, data, known_resources, source):
         problems.add("properties", f'"{properties}" must be "upstream", "dynamic" or a list of flags')
     if isinstance(properties, list):
         for flag in properties:
-            if flag not in PROPERTY_FLAGS:
-                problems.add("properties", f'unknown property "{flag}" (known: {", ".join(PROPERTY_FLAGS)})')
+            if not isinstance(flag, str) or flag not in PROPERTY_FLAGS:
+                problems.add("properties", f'unknown property {_show(flag)} (known: {", ".join(PROPERTY_FLAGS)})')
 
     has_upstream = any(p.name == "upstream" and p.is_upstream for p in params)
     if kind in ("suballocator", "adaptor") and not has_upstream:
@@ -383,17 +473,22 @@ def _load_resource(path, data, known_resources, source):
 def load_specs(spec_dir: Path, display_root: Path | None = None) -> list[Resource]:
     """All resources of spec_dir, sorted by name, or SpecError with every problem."""
     spec_dir = Path(spec_dir)
+    shown = (lambda path: str(path.relative_to(display_root))) if display_root else str
     paths = sorted(spec_dir.glob("*.toml"))
     problems, parsed = [], []
     for path in paths:
-        source = str(path.relative_to(display_root)) if display_root else str(path)
+        source = shown(path)
         try:
             with path.open("rb") as f:
                 parsed.append((path, tomllib.load(f), source))
         except tomllib.TOMLDecodeError as e:
             problems.append(f"{source}: {e}")
+        except UnicodeDecodeError as e:
+            problems.append(f"{source}: not UTF-8 text ({e.reason} at byte {e.start})")
+        except OSError as e:
+            problems.append(f"{source}: cannot be read ({e.strerror})")
     if not paths:
-        problems.append(f"{spec_dir}: no *.toml spec files")
+        problems.append(f"{shown(spec_dir)}: no *.toml spec files")
     known = {p.stem for p, _, _ in parsed}
     resources = []
     for path, data, source in parsed:
