@@ -1,0 +1,230 @@
+"""The real spec loads and renders deterministically, --check tells a fresh
+generated/ from a stale one, and a toy resource using every shape a spec can
+take renders the argument checks it declares into C that compiles."""
+
+from __future__ import annotations
+
+import shutil
+import unittest
+from pathlib import Path
+
+from generator.render import render_all
+from generator.spec import load_specs
+
+from .support import (GENERATED, GOOD_SPECS, ROOT, SPEC, GeneratorTestCase, compile_c, have_cc,
+                      make_spec_dir, run_generator, tree, write_tree)
+
+TOY = GOOD_SPECS / "toy_pool.toml"
+STALE_HINT = "(run python3 -m generator)"
+EXTRA_HINT = "not produced by the spec (remove it or regenerate)"
+
+
+class RealSpec(GeneratorTestCase):
+
+    def test_loads_every_file(self):
+        resources = load_specs(SPEC)
+        self.assertEqual([r.name for r in resources], sorted(p.stem for p in SPEC.glob("*.toml")))
+
+    def test_rendering_twice_gives_the_same_files(self):
+        self.assertEqual(render_all(load_specs(SPEC)), render_all(load_specs(SPEC)))
+
+    def test_output_does_not_depend_on_the_hash_seed(self):
+        # Sets and dicts of str iterate in hash order, which changes between
+        # processes; nothing generated may depend on it.
+        spec = self.spec_dir(TOY, real_spec=True)
+        outs = []
+        for seed in ("1", "2", "3"):
+            out = self.tmp() / "out"
+            run = run_generator("--spec", spec, "--out", out, hash_seed=seed)
+            self.assertEqual(run.rc, 0, run.stderr)
+            outs.append(tree(out))
+        self.assertEqual(outs[0], outs[1])
+        self.assertEqual(outs[0], outs[2])
+
+
+class Check(GeneratorTestCase):
+
+    def test_committed_generated_is_fresh(self):
+        run = run_generator("--check")
+        self.assertEqual((run.rc, run.stderr), (0, ""))
+
+    def test_names_each_stale_missing_and_extra_file(self):
+        out = self.tmp() / "generated"
+        shutil.copytree(GENERATED, out)
+        with (out / "src/resources.c").open("a", encoding="utf-8") as f:
+            f.write("/* edited by hand */\n")
+        (out / "docs/api.md").unlink()
+        (out / "src/leftover.c").write_text("/* from a resource that is gone */\n", encoding="utf-8")
+        before = tree(out)
+
+        run = run_generator("--check", "--out", out)
+
+        self.assertEqual(run.rc, 1)
+        self.assertEqual(run.errors, [f"{out}/docs/api.md: missing {STALE_HINT}",
+                                      f"{out}/src/resources.c: stale {STALE_HINT}",
+                                      f"{out}/src/leftover.c: {EXTRA_HINT}"])
+        self.assertEqual(tree(out), before, "--check wrote to the out folder")
+
+    def test_write_into_an_empty_folder_then_check_it(self):
+        out = self.tmp() / "out"
+        write = run_generator("--out", out)
+        self.assertEqual((write.rc, write.stderr), (0, ""))
+        self.assertEqual(tree(out), tree(GENERATED))
+        check = run_generator("--check", "--out", out)
+        self.assertEqual((check.rc, check.stderr), (0, ""))
+
+    def test_regenerating_removes_files_the_spec_no_longer_produces(self):
+        out = self.tmp() / "out"
+        shutil.copytree(GENERATED, out)
+        (out / "tests/conformance_gone.c").write_text("/* old */\n", encoding="utf-8")
+        run = run_generator("--out", out)
+        self.assertEqual(run.rc, 0, run.stderr)
+        self.assertEqual(tree(out), tree(GENERATED))
+
+
+def _render(spec: Path, out: Path) -> dict[str, str]:
+    files = render_all(load_specs(spec))
+    write_tree(out, files)
+    return files
+
+
+class ToyResource(GeneratorTestCase):
+    """good_specs/toy_pool.toml added to a copy of spec/."""
+
+    @classmethod
+    def setUpClass(cls):
+        spec = make_spec_dir(cls.class_tmp(), TOY, real_spec=True)
+        out = spec.parent / "out"
+        run = run_generator("--spec", spec, "--out", out)
+        if run.rc != 0:
+            raise AssertionError(f"the toy spec does not render:\n{run.stderr}")
+        cls.files = tree(out)
+
+    def assert_has(self, path: str, *snippets: str) -> None:
+        for snippet in snippets:
+            self.assertIn(snippet, self.files[path], f"{path} lacks {snippet!r}")
+
+    def test_every_file_is_produced(self):
+        real = set(tree(GENERATED))
+        self.assertEqual(set(self.files), real | {"tests/conformance_toy_pool.c"})
+
+    def test_create_checks_every_constrained_argument(self):
+        fn = "cmr_toy_pool_resource_create"
+        self.assert_has(
+            "src/resources.c",
+            f'status = cmr_ref_check(upstream, "{fn}: upstream");',
+            # size_t: the default for the sentinel, else each constraint
+            "  if (chunk_size == CMR_SIZE_DEFAULT) {\n    chunk_size = (size_t)65536u;\n  } else {\n",
+            f'"{fn}: chunk_size %zu is not a multiple of 256", chunk_size);',
+            "  if (chunk_size == 0 || (chunk_size & (chunk_size - 1)) != 0) {",
+            f'"{fn}: chunk_size %zu is not a power of two", chunk_size);',
+            f'"{fn}: chunk_size %zu is below the minimum 256", chunk_size);',
+            f'"{fn}: chunk_size %zu is above the maximum 1073741824", chunk_size);',
+            # a named default
+            "  if (maximum_size == CMR_SIZE_DEFAULT) {\n    maximum_size = SIZE_MAX;\n",
+            f'"{fn}: maximum_size %zu is not a multiple of 256", maximum_size);',
+            # the enum's range
+            "  if ((int)growth < 0 || (int)growth >= 2) {",
+            f'"{fn}: growth %d is not a cmr_toy_pool_growth (0..1)", (int)growth);',
+            # int with its sentinel, string, double
+            "  if (max_chunks == CMR_INT_DEFAULT) {\n    max_chunks = 16;\n",
+            f'"{fn}: max_chunks %d is below the minimum 1", max_chunks);',
+            f'"{fn}: max_chunks %d is above the maximum 1024", max_chunks);',
+            f'if (label == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "{fn}: label is NULL");',
+            f'"{fn}: fill_ratio %g is above the maximum 1.0", fill_ratio);',
+            # the cross-parameter check, its message escaped for C and printf
+            "  if (!(chunk_size <= maximum_size)) {",
+            f'"{fn}: chunk_size %zu is larger than maximum_size %zu (\\"100%%\\" of it at most)", '
+            "chunk_size, maximum_size);",
+            # the retained upstream
+            "  cmr_ref_hold(upstream);\n  handle->upstream = upstream;",
+            "  cmr_ref_drop(handle->upstream);",
+            # max_alignment
+            "  if (alignment > 4096) {",
+        )
+
+    def test_methods_check_their_arguments(self):
+        self.assert_has(
+            "src/resources.c",
+            "cmr_status cmr_toy_pool_resource_trim(cmr_toy_pool_resource *handle, size_t keep_bytes, int keep_chunks) {",
+            '"cmr_toy_pool_resource_trim: keep_bytes %zu is not a multiple of 256", keep_bytes);',
+            '"cmr_toy_pool_resource_trim: keep_chunks %d is below the minimum 0", keep_chunks);',
+            "  return cmr_toy_pool_impl_trim(handle->impl, keep_bytes, keep_chunks);",
+            'if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_toy_pool_resource_label: out is NULL");',
+        )
+
+    def test_impl_h_declares_what_the_algorithm_defines(self):
+        self.assert_has(
+            "src/impl.h",
+            "typedef struct cmr_toy_pool_impl cmr_toy_pool_impl;\n",
+            "cmr_status cmr_toy_pool_impl_create(cmr_resource_ref upstream, size_t chunk_size, size_t maximum_size, "
+            "cmr_toy_pool_growth growth, int max_chunks, const char *label, double fill_ratio, bool zero_fill, "
+            "cmr_toy_pool_impl **out);\n",
+            "void cmr_toy_pool_impl_destroy(cmr_toy_pool_impl *impl);\n",
+            "cmr_status cmr_toy_pool_impl_chunk_count(cmr_toy_pool_impl *impl, size_t *out);\n",
+            "cmr_status cmr_toy_pool_impl_trim(cmr_toy_pool_impl *impl, size_t keep_bytes, int keep_chunks);\n",
+            "cmr_status cmr_toy_pool_impl_label(cmr_toy_pool_impl *impl, const char **out);\n",
+        )
+        # equality and properties come from the upstream: nothing to define for them
+        self.assertNotIn("cmr_toy_pool_impl_is_equal", self.files["src/impl.h"])
+        self.assertNotIn("cmr_toy_pool_impl_properties", self.files["src/impl.h"])
+
+    def test_public_header(self):
+        self.assert_has(
+            "include/cmr/resources.h",
+            "typedef enum cmr_toy_pool_growth {\n  CMR_TOY_POOL_GROWTH_LINEAR = 0,\n"
+            "  CMR_TOY_POOL_GROWTH_DOUBLING = 1\n} cmr_toy_pool_growth;\n",
+            " *   chunk_size: Bytes asked of the upstream at a time. Default: 65536 (pass CMR_SIZE_DEFAULT).\n",
+            "CMR_API cmr_status cmr_toy_pool_resource_create(cmr_resource_ref upstream, size_t chunk_size, "
+            "size_t maximum_size, cmr_toy_pool_growth growth, int max_chunks, const char *label, double fill_ratio, "
+            "bool zero_fill, cmr_toy_pool_resource **out);\n",
+            "CMR_API cmr_status cmr_toy_pool_resource_chunk_count(cmr_toy_pool_resource *handle, size_t *out);\n",
+        )
+
+    def test_cmake_lists_and_conformance_test(self):
+        cmake = self.files["cmake/resources.cmake"]
+        self.assertRegex(cmake, r"set\(CMR_HOST_RESOURCES [^)]*\btoy_pool\)")
+        self.assertRegex(cmake, r"set\(CMR_CUDA_RESOURCES [^)]*\btoy_pool\)")
+        self.assertRegex(cmake, r"set\(CMR_CONFORMANCE_HOST\n(    .*\n)*    toy_pool:system\n")
+        self.assertRegex(cmake, r"set\(CMR_CONFORMANCE_GPU\n(    .*\n)*    toy_pool:cuda\n")
+        self.assert_has(
+            "tests/conformance_toy_pool.c",
+            " * Usage: conformance_toy_pool <upstream: system | cuda>. */",
+            "cmr_toy_pool_resource_create(upstream, CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_TOY_POOL_GROWTH_DOUBLING, "
+            'CMR_INT_DEFAULT, "conformance", 0.5, false, &handle);',
+            ".properties_rule = CMR_BATTERY_PROPERTIES_UPSTREAM,",
+            ".max_alignment = 4096,",
+        )
+
+    def test_docs(self):
+        self.assert_has(
+            "docs/api.md",
+            "| [`toy_pool`](#toy_pool) | suballocator | cuda, host | from upstream | no | up to 4096 |",
+            "| `chunk_size` | `size_t` | 65536 | multiple_of 256, power_of_two, min 256, max 1073741824 |",
+            "| `growth` | `cmr_toy_pool_growth` | doubling | one of linear, doubling |",
+            "- Check: `chunk_size <= maximum_size` — otherwise",
+        )
+
+    @unittest.skipUnless(have_cc(), "no C compiler (cc)")
+    def test_generated_c_compiles(self):
+        # The toy in each set of builds: both (no guard), CUDA only and host
+        # only (guarded: the other build compiles the unavailable stubs).
+        text = TOY.read_text(encoding="utf-8")
+        both = 'backends = ["cuda", "host"]'
+        self.assertIn(both, text)
+        for backends in ('["cuda", "host"]', '["cuda"]', '["host"]'):
+            spec = self.spec_dir(real_spec=True)
+            (spec / TOY.name).write_text(text.replace(both, f"backends = {backends}"), encoding="utf-8")
+            out = spec.parent / "out"
+            _render(spec, out)
+            for with_cuda in ("0", "1"):
+                includes = [ROOT / "runtime/include", out / "include", ROOT / "runtime/src", out / "src",
+                            ROOT / "tests/c"]
+                for source in (out / "src/resources.c", out / "tests/conformance_toy_pool.c"):
+                    with self.subTest(backends=backends, CMR_WITH_CUDA=with_cuda, source=source.name):
+                        done = compile_c(source, includes, [f"CMR_WITH_CUDA={with_cuda}"])
+                        self.assertEqual(done.returncode, 0, done.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
