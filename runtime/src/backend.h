@@ -21,6 +21,41 @@ cmr_status cmr_backend_stream_create(cmr_stream *out);
 cmr_status cmr_backend_stream_destroy(cmr_stream stream);
 cmr_status cmr_backend_stream_synchronize(cmr_stream stream);
 
+/* A process-wide identity of a stream that a destroyed stream's successor
+ * at the same address never shares (cudaStreamGetId). In the host build it
+ * is the token's value: host work is complete when a call returns, so a
+ * recycled token cannot be confused with pending work. */
+cmr_status cmr_backend_stream_id(cmr_stream stream, uint64_t *out);
+/* Whether `stream` is a default stream (NULL, cudaStreamLegacy or
+ * cudaStreamPerThread), which every thread of the process may use at once. */
+bool cmr_backend_stream_is_default(cmr_stream stream);
+
+/* Events, for ordering one stream's work after another's. In the host build
+ * they are tokens, and every call is counted (cmr_backend_host_counts) so
+ * tests can check the ordering logic without a GPU. */
+typedef struct cmr_backend_event_st *cmr_backend_event;
+cmr_status cmr_backend_event_create(cmr_backend_event *out);
+void cmr_backend_event_destroy(cmr_backend_event event);
+/* Marks the point in `stream` up to which its work has been enqueued. */
+cmr_status cmr_backend_event_record(cmr_backend_event event, cmr_stream stream);
+/* Makes later work on `stream` wait for `event`'s last recorded point. */
+cmr_status cmr_backend_stream_wait_event(cmr_stream stream, cmr_backend_event event);
+/* Blocks the calling thread until `event`'s last recorded point is reached. */
+cmr_status cmr_backend_event_synchronize(cmr_backend_event event);
+/* Blocks until all work on the current device, on every stream, is done. */
+cmr_status cmr_backend_device_synchronize(void);
+
+#if !CMR_WITH_CUDA
+/* How many ordering calls the host backend has answered, process-wide. */
+typedef struct cmr_backend_host_counts {
+  unsigned long event_records;
+  unsigned long stream_waits;
+  unsigned long event_synchronizes;
+  unsigned long device_synchronizes;
+} cmr_backend_host_counts;
+void cmr_backend_host_counts_read(cmr_backend_host_counts *out);
+#endif
+
 /* Copy between any two of host and device memory, ordered on `stream`. */
 cmr_status cmr_backend_copy(void *destination, const void *source, size_t bytes, cmr_stream stream);
 

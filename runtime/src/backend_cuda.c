@@ -134,6 +134,65 @@ cmr_status cmr_backend_stream_synchronize(cmr_stream stream) {
              : cmr_cuda_failure(error, "cudaStreamSynchronize(%p)", (void *)stream);
 }
 
+cmr_status cmr_backend_stream_id(cmr_stream stream, uint64_t *out) {
+  unsigned long long id = 0;
+  cudaError_t error = cudaStreamGetId(stream, &id);
+  if (error != cudaSuccess) {
+    return cmr_cuda_failure(error, "cudaStreamGetId(%p)", (void *)stream);
+  }
+  *out = id;
+  return CMR_SUCCESS;
+}
+
+bool cmr_backend_stream_is_default(cmr_stream stream) {
+  return stream == NULL || stream == cudaStreamLegacy || stream == cudaStreamPerThread;
+}
+
+/* ---- events ---------------------------------------------------------------------------- */
+
+/* cmr's events only order work: no timing, which makes them cheaper. */
+cmr_status cmr_backend_event_create(cmr_backend_event *out) {
+  cudaEvent_t event = NULL;
+  cudaError_t error = cudaEventCreateWithFlags(&event, cudaEventDisableTiming);
+  if (error != cudaSuccess) {
+    return cmr_cuda_failure(error, "cudaEventCreateWithFlags(cudaEventDisableTiming)");
+  }
+  *out = (cmr_backend_event)event;
+  return CMR_SUCCESS;
+}
+
+void cmr_backend_event_destroy(cmr_backend_event event) {
+  cudaError_t error = cudaEventDestroy((cudaEvent_t)event);
+  if (error != cudaSuccess) {
+    (void)cmr_cuda_failure(error, "cudaEventDestroy(%p)", (void *)event);
+  }
+}
+
+cmr_status cmr_backend_event_record(cmr_backend_event event, cmr_stream stream) {
+  cudaError_t error = cudaEventRecord((cudaEvent_t)event, stream);
+  return error == cudaSuccess
+             ? CMR_SUCCESS
+             : cmr_cuda_failure(error, "cudaEventRecord(%p, stream %p)", (void *)event, (void *)stream);
+}
+
+cmr_status cmr_backend_stream_wait_event(cmr_stream stream, cmr_backend_event event) {
+  cudaError_t error = cudaStreamWaitEvent(stream, (cudaEvent_t)event, 0);
+  return error == cudaSuccess
+             ? CMR_SUCCESS
+             : cmr_cuda_failure(error, "cudaStreamWaitEvent(stream %p, %p)", (void *)stream, (void *)event);
+}
+
+cmr_status cmr_backend_event_synchronize(cmr_backend_event event) {
+  cudaError_t error = cudaEventSynchronize((cudaEvent_t)event);
+  return error == cudaSuccess ? CMR_SUCCESS
+                              : cmr_cuda_failure(error, "cudaEventSynchronize(%p)", (void *)event);
+}
+
+cmr_status cmr_backend_device_synchronize(void) {
+  cudaError_t error = cudaDeviceSynchronize();
+  return error == cudaSuccess ? CMR_SUCCESS : cmr_cuda_failure(error, "cudaDeviceSynchronize");
+}
+
 cmr_status cmr_backend_copy(void *destination, const void *source, size_t bytes, cmr_stream stream) {
   if (bytes == 0) {
     return CMR_SUCCESS;

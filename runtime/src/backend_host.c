@@ -88,3 +88,61 @@ cmr_status cmr_backend_copy(void *destination, const void *source, size_t bytes,
   }
   return CMR_SUCCESS;
 }
+
+/* ---- ordering: host work is complete on return, so these only count ------------- */
+
+static struct {
+  _Atomic unsigned long event_records;
+  _Atomic unsigned long stream_waits;
+  _Atomic unsigned long event_synchronizes;
+  _Atomic unsigned long device_synchronizes;
+} cmr_host_counts;
+
+cmr_status cmr_backend_stream_id(cmr_stream stream, uint64_t *out) {
+  *out = (uint64_t)(uintptr_t)stream;
+  return CMR_SUCCESS;
+}
+
+bool cmr_backend_stream_is_default(cmr_stream stream) { return stream == CMR_DEFAULT_STREAM; }
+
+/* An event is a distinct heap token, like a stream. */
+cmr_status cmr_backend_event_create(cmr_backend_event *out) {
+  void *token = malloc(1);
+  if (token == NULL) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "no host memory for an event token");
+  }
+  *out = token;
+  return CMR_SUCCESS;
+}
+
+void cmr_backend_event_destroy(cmr_backend_event event) { free(event); }
+
+cmr_status cmr_backend_event_record(cmr_backend_event event, cmr_stream stream) {
+  (void)event, (void)stream;
+  atomic_fetch_add_explicit(&cmr_host_counts.event_records, 1, memory_order_relaxed);
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_backend_stream_wait_event(cmr_stream stream, cmr_backend_event event) {
+  (void)stream, (void)event;
+  atomic_fetch_add_explicit(&cmr_host_counts.stream_waits, 1, memory_order_relaxed);
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_backend_event_synchronize(cmr_backend_event event) {
+  (void)event;
+  atomic_fetch_add_explicit(&cmr_host_counts.event_synchronizes, 1, memory_order_relaxed);
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_backend_device_synchronize(void) {
+  atomic_fetch_add_explicit(&cmr_host_counts.device_synchronizes, 1, memory_order_relaxed);
+  return CMR_SUCCESS;
+}
+
+void cmr_backend_host_counts_read(cmr_backend_host_counts *out) {
+  out->event_records = atomic_load(&cmr_host_counts.event_records);
+  out->stream_waits = atomic_load(&cmr_host_counts.stream_waits);
+  out->event_synchronizes = atomic_load(&cmr_host_counts.event_synchronizes);
+  out->device_synchronizes = atomic_load(&cmr_host_counts.device_synchronizes);
+}

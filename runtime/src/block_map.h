@@ -1,0 +1,23 @@
+/* The blocks a suballocator has handed out, found by address: a hash map in
+ * independently locked shards, so threads freeing different pointers rarely
+ * meet on a lock. A free of a pointer the map does not hold is how a
+ * suballocator tells CMR_ERROR_UNKNOWN_POINTER. Thread-safe. */
+#ifndef CMR_BLOCK_MAP_H
+#define CMR_BLOCK_MAP_H
+
+#include "free_blocks.h"
+
+typedef struct cmr_block_map cmr_block_map;
+
+cmr_status cmr_block_map_create(cmr_block_map **out);
+/* Frees the map; blocks still in it are deleted (their memory is the caller's). */
+void cmr_block_map_destroy(cmr_block_map *map);
+
+/* Never fails: a shard that cannot grow its table keeps longer chains. */
+void cmr_block_map_insert(cmr_block_map *map, cmr_block *block);
+/* Removes and returns the block that starts at `address`, or NULL. */
+cmr_block *cmr_block_map_remove(cmr_block_map *map, const void *address);
+/* How many blocks are handed out, and their bytes. */
+void cmr_block_map_totals(cmr_block_map *map, size_t *count, size_t *bytes);
+
+#endif /* CMR_BLOCK_MAP_H */

@@ -1,0 +1,76 @@
+/* The free-block index the suballocators share: a set of free address
+ * ranges, ordered twice (by size for best fit, by address for first fit and
+ * for finding the neighbours a returned block merges with), so that every
+ * operation costs O(log n) in the number of free blocks, never O(n).
+ *
+ * Blocks are host-side records only; the memory they describe (often device
+ * memory) is never read or written. Not thread-safe: the owner locks. */
+#ifndef CMR_FREE_BLOCKS_H
+#define CMR_FREE_BLOCKS_H
+
+#include "internal.h"
+
+typedef struct cmr_block {
+  char *address;
+  size_t size;
+  /* Nonzero when the block begins a unit that must never merge with what lies
+   * before it (an upstream allocation, a superblock, a fixed-size block); the
+   * value is the unit's size, so a free block with size == span is a whole
+   * unit again and may be given back. */
+  size_t span;
+  /* Links of the two orders (treaps sharing one priority). */
+  struct cmr_block *by_size[2];
+  struct cmr_block *by_address[2];
+  /* Largest size in this block's subtree of the address order (first fit). */
+  size_t largest;
+  uint32_t priority;
+  /* The next block in a cmr_block_map bucket while the block is handed out. */
+  struct cmr_block *map_next;
+} cmr_block;
+
+typedef struct cmr_free_blocks {
+  cmr_block *by_size;
+  cmr_block *by_address;
+  size_t count;
+  size_t bytes;
+} cmr_free_blocks;
+
+/* A new block record (CMR_ERROR_OUT_OF_MEMORY when the host has none). */
+cmr_status cmr_block_new(char *address, size_t size, size_t span, cmr_block **out);
+void cmr_block_delete(cmr_block *block);
+
+void cmr_free_blocks_init(cmr_free_blocks *set);
+/* Deletes every block record still in the set (the memory is the caller's). */
+void cmr_free_blocks_clear(cmr_free_blocks *set);
+
+/* Adds a free block, merging it with free neighbours that touch it (never
+ * across the start of a unit). Returns the record that now holds its bytes;
+ * records merged away are deleted. */
+cmr_block *cmr_free_blocks_insert(cmr_free_blocks *set, cmr_block *block);
+void cmr_free_blocks_remove(cmr_free_blocks *set, cmr_block *block);
+
+/* Bytes a free block must have to serve `size` bytes at `alignment` whatever
+ * its address (alignment >= 256, blocks 256-aligned); SIZE_MAX on overflow. */
+size_t cmr_free_blocks_needed(size_t size, size_t alignment);
+/* The smallest block of at least `needed` bytes (lowest address among equals)
+ * or NULL; it stays in the set. */
+cmr_block *cmr_free_blocks_best_fit(const cmr_free_blocks *set, size_t needed);
+/* The lowest-addressed block of at least `needed` bytes, or NULL. */
+cmr_block *cmr_free_blocks_first_fit(const cmr_free_blocks *set, size_t needed);
+
+/* Takes `size` bytes at `alignment` out of `block` (a member of the set
+ * holding at least cmr_free_blocks_needed(size, alignment) bytes): the bytes
+ * before the aligned address and after the taken ones stay in the set as free
+ * blocks; *out is the record of the taken bytes. Fails only for want of host
+ * memory for a record, leaving the set as it was. */
+cmr_status cmr_free_blocks_take(cmr_free_blocks *set, cmr_block *block, size_t size, size_t alignment,
+                                cmr_block **out);
+
+/* Moves every block of `from` into `into`, merging; `from` ends empty. */
+void cmr_free_blocks_absorb(cmr_free_blocks *into, cmr_free_blocks *from);
+/* Removes and returns the lowest-addressed block, or NULL when empty. */
+cmr_block *cmr_free_blocks_pop(cmr_free_blocks *set);
+/* Calls `visit` on each block in address order. */
+void cmr_free_blocks_each(const cmr_free_blocks *set, void (*visit)(const cmr_block *block, void *arg), void *arg);
+
+#endif /* CMR_FREE_BLOCKS_H */

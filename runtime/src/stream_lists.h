@@ -1,0 +1,73 @@
+/* Stream-ordered free lists: the machinery pool, fixed_size and arena share.
+ *
+ * Each stream (keyed by cmr_backend_stream_id, so a destroyed stream's
+ * recycled handle never aliases it) has its own cmr_free_blocks under its own
+ * lock, and one event. Memory freed on stream S goes to S's list and is
+ * reusable by S at once. Another stream T takes it only after T waits for S:
+ * when T finds nothing that fits in its own list, it looks in the others'; on
+ * finding a fit in S's, T waits on S's event (recorded at S's last free) and
+ * takes all of S's blocks into its own list, where they coalesce with T's;
+ * then T records its own event, so a third stream that later takes them from
+ * T waits for S's work too.
+ *
+ * Events are recorded only while more than one list exists: a resource used
+ * from one stream never pays for one. A list freed into without an event
+ * (because it was alone then, or an event call failed) is marked unordered,
+ * and a stream taking from it synchronizes the device instead of waiting on
+ * the event: conservative, and rare (once, when a second stream first
+ * steals). Lists of destroyed streams stay, with their blocks, until taken.
+ *
+ * Optionally the default stream is keyed per thread (the arena's per-thread
+ * arenas): threads on the default stream then use separate lists and meet on
+ * no lock. Thread-safe. */
+#ifndef CMR_STREAM_LISTS_H
+#define CMR_STREAM_LISTS_H
+
+#include "free_blocks.h"
+
+typedef struct cmr_stream_lists cmr_stream_lists;
+
+typedef enum cmr_fit {
+  CMR_FIT_BEST,  /* the smallest free block that fits (pool, fixed_size) */
+  CMR_FIT_FIRST  /* the lowest-addressed free block that fits (arena) */
+} cmr_fit;
+
+typedef enum cmr_stream_keying {
+  CMR_KEY_PER_STREAM,                   /* one list per stream */
+  CMR_KEY_DEFAULT_STREAM_PER_THREAD     /* and one per thread for the default streams */
+} cmr_stream_keying;
+
+/* `owner` names the resource in messages ("pool"). */
+cmr_status cmr_stream_lists_create(const char *owner, cmr_fit fit, cmr_stream_keying keying,
+                                   cmr_stream_lists **out);
+/* Deletes every free block record and event (the memory is the caller's). */
+void cmr_stream_lists_destroy(cmr_stream_lists *lists);
+
+/* A block freed on `stream` (or new memory obtained on it), merged into the
+ * stream's list. On failure (no host memory for the list) the block is still
+ * the caller's. */
+cmr_status cmr_stream_lists_give(cmr_stream_lists *lists, cmr_stream stream, cmr_block *block);
+
+/* `size` bytes at `alignment` for `stream`: from its own list, else from
+ * another stream's (as above). *out is NULL when no list has a fit. */
+cmr_status cmr_stream_lists_take(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment,
+                                 cmr_block **out);
+
+/* Moves every other stream's free blocks into `stream`'s list (after
+ * `stream` waits for each), so that all free memory coalesces: the retry
+ * after the upstream is exhausted. */
+cmr_status cmr_stream_lists_reclaim(cmr_stream_lists *lists, cmr_stream stream);
+
+/* Removes every free block that is a whole unit (size == span) from every
+ * list, once the host has waited for the work ordered before its free, and
+ * passes each to `release`, which then owns the record. */
+cmr_status cmr_stream_lists_release_units(cmr_stream_lists *lists,
+                                          void (*release)(cmr_block *block, void *arg), void *arg);
+
+/* Free blocks and bytes over all lists, and how many lists there are. */
+void cmr_stream_lists_totals(cmr_stream_lists *lists, size_t *blocks, size_t *bytes, size_t *list_count);
+/* Calls `visit` on each free block, list by list (for dumps). */
+void cmr_stream_lists_each(cmr_stream_lists *lists,
+                           void (*visit)(uint64_t key, const cmr_block *block, void *arg), void *arg);
+
+#endif /* CMR_STREAM_LISTS_H */
