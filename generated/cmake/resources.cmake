@@ -2,22 +2,30 @@
 # The resources of each build, for CMakeLists.txt.
 
 # Algorithm files (runtime/resources/<name>.c) of each build.
-set(CMR_HOST_RESOURCES callback system)
-set(CMR_CUDA_RESOURCES callback cuda cuda_async cuda_async_managed cuda_async_view managed pinned_host system)
+set(CMR_HOST_RESOURCES binning callback fixed_size system)
+set(CMR_CUDA_RESOURCES binning callback cuda cuda_async cuda_async_managed cuda_async_view fixed_size managed pinned_host system)
 
 # Conformance cases, "<resource>" or "<resource>:<upstream>": those that run
 # without a GPU (both builds, label host) and those that need one (CUDA build,
 # label gpu).
 set(CMR_CONFORMANCE_HOST
+    binning:system
     callback:system
+    fixed_size:system
     system
 )
 set(CMR_CONFORMANCE_GPU
+    binning:cuda
+    binning:managed
+    binning:cuda_async
     callback:cuda
     cuda
     cuda_async
     cuda_async_managed
     cuda_async_view:cuda_async
+    fixed_size:cuda
+    fixed_size:managed
+    fixed_size:cuda_async
     managed
     pinned_host
 )

@@ -10,6 +10,17 @@
 
 #include "internal.h"
 
+/* ---- binning ---- */
+typedef struct cmr_binning_impl cmr_binning_impl;
+cmr_status cmr_binning_impl_create(cmr_resource_ref upstream, int min_size_exponent, int max_size_exponent, cmr_binning_impl **out);
+void cmr_binning_impl_destroy(cmr_binning_impl *impl);
+cmr_status cmr_binning_impl_allocate(cmr_binning_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
+cmr_status cmr_binning_impl_deallocate(cmr_binning_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+cmr_status cmr_binning_impl_add_bin(cmr_binning_impl *impl, size_t allocation_size);
+cmr_status cmr_binning_impl_add_bin_resource(cmr_binning_impl *impl, size_t allocation_size, cmr_resource_ref resource);
+cmr_status cmr_binning_impl_bin_count(cmr_binning_impl *impl, size_t *out);
+cmr_status cmr_binning_impl_bin_size_for(cmr_binning_impl *impl, size_t allocation_size, size_t *out);
+
 /* ---- callback ---- */
 typedef struct cmr_callback_impl cmr_callback_impl;
 cmr_status cmr_callback_impl_create(cmr_allocate_callback allocate, cmr_deallocate_callback deallocate, void *allocate_arg, void *deallocate_arg, unsigned properties, cmr_callback_impl **out);
@@ -57,6 +68,14 @@ cmr_status cmr_cuda_async_view_impl_deallocate(cmr_cuda_async_view_impl *impl, v
 bool cmr_cuda_async_view_impl_is_equal(const cmr_cuda_async_view_impl *impl, const cmr_cuda_async_view_impl *other);
 cmr_status cmr_cuda_async_view_impl_pool_handle(cmr_cuda_async_view_impl *impl, void **out);
 #endif
+
+/* ---- fixed_size ---- */
+typedef struct cmr_fixed_size_impl cmr_fixed_size_impl;
+cmr_status cmr_fixed_size_impl_create(cmr_resource_ref upstream, size_t block_size, size_t blocks_to_preallocate, cmr_fixed_size_impl **out);
+void cmr_fixed_size_impl_destroy(cmr_fixed_size_impl *impl);
+cmr_status cmr_fixed_size_impl_allocate(cmr_fixed_size_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
+cmr_status cmr_fixed_size_impl_deallocate(cmr_fixed_size_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+cmr_status cmr_fixed_size_impl_block_size(cmr_fixed_size_impl *impl, size_t *out);
 
 /* ---- managed ---- */
 #if CMR_WITH_CUDA

@@ -6,6 +6,152 @@
 
 #include "impl.h"
 
+/* ==== binning ==== */
+
+struct cmr_binning_resource {
+  cmr_object object; /* first: the ref's self points here */
+  cmr_binning_impl *impl;
+  cmr_resource_ref upstream;
+};
+
+static const cmr_resource_ops binning_ops;
+
+static void binning_finalize(cmr_object *object) {
+  cmr_binning_resource *handle = (cmr_binning_resource *)object;
+  cmr_binning_impl_destroy(handle->impl);
+  cmr_ref_drop(handle->upstream);
+}
+
+static cmr_status binning_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
+  if (alignment > 256) {
+    return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
+                     "cmr_allocate: the binning resource honours alignments up to 256 bytes, not %zu", alignment);
+  }
+  return cmr_binning_impl_allocate(((cmr_binning_resource *)self)->impl, bytes, alignment, stream, out);
+}
+
+static cmr_status binning_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
+  return cmr_binning_impl_deallocate(((cmr_binning_resource *)self)->impl, ptr, bytes, alignment, stream);
+}
+
+static bool binning_is_equal(const void *self, cmr_resource_ref other) {
+  /* Only the resource itself, which cmr_ref_equal has already compared. */
+  (void)self;
+  (void)other;
+  return false;
+}
+
+static unsigned binning_properties(const void *self) {
+  return cmr_ref_properties_of(((const cmr_binning_resource *)self)->upstream);
+}
+
+static const cmr_resource_ops binning_ops = {
+    .flags = CMR_OPS_FLAG_COUNTED,
+    .type_name = "binning",
+    .allocate = binning_allocate,
+    .deallocate = binning_deallocate,
+    .allocate_sync = NULL,
+    .deallocate_sync = NULL,
+    .is_equal = binning_is_equal,
+    .properties = binning_properties,
+    .retain = cmr_object_retain_self,
+    .release = cmr_object_release_self,
+};
+
+cmr_status cmr_binning_resource_create(cmr_resource_ref upstream, int min_size_exponent, int max_size_exponent, cmr_binning_resource **out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_binning_resource_create: out is NULL");
+  *out = NULL;
+  cmr_status status;
+  status = cmr_ref_check(upstream, "cmr_binning_resource_create: upstream");
+  if (status != CMR_SUCCESS) return status;
+  if (min_size_exponent == CMR_INT_DEFAULT) {
+    min_size_exponent = -1;
+  }
+  if (max_size_exponent == CMR_INT_DEFAULT) {
+    max_size_exponent = -1;
+  }
+  if (!((min_size_exponent == -1) == (max_size_exponent == -1))) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_create: min_size_exponent %d and max_size_exponent %d: give both, or neither (-1)", min_size_exponent, max_size_exponent);
+  }
+  if (!(min_size_exponent == -1 || (min_size_exponent >= 8 && min_size_exponent <= 40))) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_create: min_size_exponent %d is outside [8, 40]", min_size_exponent);
+  }
+  if (!(max_size_exponent == -1 || (max_size_exponent >= 8 && max_size_exponent <= 40))) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_create: max_size_exponent %d is outside [8, 40]", max_size_exponent);
+  }
+  if (!(min_size_exponent <= max_size_exponent)) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_create: min_size_exponent %d is larger than max_size_exponent %d", min_size_exponent, max_size_exponent);
+  }
+  cmr_binning_resource *handle = calloc(1, sizeof *handle);
+  if (handle == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_binning_resource_create: no host memory for the handle");
+  cmr_status made = cmr_binning_impl_create(upstream, min_size_exponent, max_size_exponent, &handle->impl);
+  if (made != CMR_SUCCESS) {
+    free(handle);
+    return cmr_error_context(made, "cmr_binning_resource_create");
+  }
+  cmr_object_init(&handle->object, binning_finalize);
+  cmr_ref_hold(upstream);
+  handle->upstream = upstream;
+  *out = handle;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_binning_resource_destroy(cmr_binning_resource *handle) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_binning_resource_destroy");
+  if (status != CMR_SUCCESS) return status;
+  cmr_object_release(&handle->object);
+  return CMR_SUCCESS;
+}
+
+cmr_resource_ref cmr_binning_resource_ref(cmr_binning_resource *handle) {
+  cmr_resource_ref ref = {handle, handle != NULL ? &binning_ops : NULL};
+  return ref;
+}
+
+cmr_status cmr_binning_resource_from_ref(cmr_resource_ref ref, cmr_binning_resource **out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_binning_resource_from_ref: out is NULL");
+  *out = NULL;
+  cmr_status status = cmr_ref_check(ref, "cmr_binning_resource_from_ref");
+  if (status != CMR_SUCCESS) return status;
+  if (ref.ops != &binning_ops) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_from_ref: the ref is a \"%s\" resource, not \"binning\"",
+                     ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
+  }
+  *out = ref.self;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_binning_resource_add_bin(cmr_binning_resource *handle, size_t allocation_size) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_binning_resource_add_bin");
+  if (status != CMR_SUCCESS) return status;
+  if (allocation_size == 0) return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_add_bin: allocation_size must not be 0");
+  return cmr_binning_impl_add_bin(handle->impl, allocation_size);
+}
+
+cmr_status cmr_binning_resource_add_bin_resource(cmr_binning_resource *handle, size_t allocation_size, cmr_resource_ref resource) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_binning_resource_add_bin_resource");
+  if (status != CMR_SUCCESS) return status;
+  if (allocation_size == 0) return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_add_bin_resource: allocation_size must not be 0");
+  status = cmr_ref_check(resource, "cmr_binning_resource_add_bin_resource: resource");
+  if (status != CMR_SUCCESS) return status;
+  return cmr_binning_impl_add_bin_resource(handle->impl, allocation_size, resource);
+}
+
+cmr_status cmr_binning_resource_bin_count(cmr_binning_resource *handle, size_t *out) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_binning_resource_bin_count");
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_binning_resource_bin_count: out is NULL");
+  return cmr_binning_impl_bin_count(handle->impl, out);
+}
+
+cmr_status cmr_binning_resource_bin_size_for(cmr_binning_resource *handle, size_t allocation_size, size_t *out) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_binning_resource_bin_size_for");
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_binning_resource_bin_size_for: out is NULL");
+  if (allocation_size == 0) return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_bin_size_for: allocation_size must not be 0");
+  return cmr_binning_impl_bin_size_for(handle->impl, allocation_size, out);
+}
+
 /* ==== callback ==== */
 
 struct cmr_callback_resource {
@@ -649,6 +795,120 @@ cmr_status cmr_cuda_async_view_resource_pool_handle(cmr_cuda_async_view_resource
 }
 
 #endif
+
+/* ==== fixed_size ==== */
+
+struct cmr_fixed_size_resource {
+  cmr_object object; /* first: the ref's self points here */
+  cmr_fixed_size_impl *impl;
+  cmr_resource_ref upstream;
+};
+
+static const cmr_resource_ops fixed_size_ops;
+
+static void fixed_size_finalize(cmr_object *object) {
+  cmr_fixed_size_resource *handle = (cmr_fixed_size_resource *)object;
+  cmr_fixed_size_impl_destroy(handle->impl);
+  cmr_ref_drop(handle->upstream);
+}
+
+static cmr_status fixed_size_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
+  if (alignment > 256) {
+    return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
+                     "cmr_allocate: the fixed_size resource honours alignments up to 256 bytes, not %zu", alignment);
+  }
+  return cmr_fixed_size_impl_allocate(((cmr_fixed_size_resource *)self)->impl, bytes, alignment, stream, out);
+}
+
+static cmr_status fixed_size_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
+  return cmr_fixed_size_impl_deallocate(((cmr_fixed_size_resource *)self)->impl, ptr, bytes, alignment, stream);
+}
+
+static bool fixed_size_is_equal(const void *self, cmr_resource_ref other) {
+  /* Only the resource itself, which cmr_ref_equal has already compared. */
+  (void)self;
+  (void)other;
+  return false;
+}
+
+static unsigned fixed_size_properties(const void *self) {
+  return cmr_ref_properties_of(((const cmr_fixed_size_resource *)self)->upstream);
+}
+
+static const cmr_resource_ops fixed_size_ops = {
+    .flags = CMR_OPS_FLAG_COUNTED,
+    .type_name = "fixed_size",
+    .allocate = fixed_size_allocate,
+    .deallocate = fixed_size_deallocate,
+    .allocate_sync = NULL,
+    .deallocate_sync = NULL,
+    .is_equal = fixed_size_is_equal,
+    .properties = fixed_size_properties,
+    .retain = cmr_object_retain_self,
+    .release = cmr_object_release_self,
+};
+
+cmr_status cmr_fixed_size_resource_create(cmr_resource_ref upstream, size_t block_size, size_t blocks_to_preallocate, cmr_fixed_size_resource **out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_fixed_size_resource_create: out is NULL");
+  *out = NULL;
+  cmr_status status;
+  status = cmr_ref_check(upstream, "cmr_fixed_size_resource_create: upstream");
+  if (status != CMR_SUCCESS) return status;
+  if (block_size == CMR_SIZE_DEFAULT) {
+    block_size = (size_t)1048576u;
+  } else {
+  if (block_size == 0) return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_fixed_size_resource_create: block_size must not be 0");
+  }
+  if (blocks_to_preallocate == CMR_SIZE_DEFAULT) {
+    blocks_to_preallocate = (size_t)128u;
+  } else {
+  if (blocks_to_preallocate == 0) return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_fixed_size_resource_create: blocks_to_preallocate must not be 0");
+  }
+  cmr_fixed_size_resource *handle = calloc(1, sizeof *handle);
+  if (handle == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_fixed_size_resource_create: no host memory for the handle");
+  cmr_status made = cmr_fixed_size_impl_create(upstream, block_size, blocks_to_preallocate, &handle->impl);
+  if (made != CMR_SUCCESS) {
+    free(handle);
+    return cmr_error_context(made, "cmr_fixed_size_resource_create");
+  }
+  cmr_object_init(&handle->object, fixed_size_finalize);
+  cmr_ref_hold(upstream);
+  handle->upstream = upstream;
+  *out = handle;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_fixed_size_resource_destroy(cmr_fixed_size_resource *handle) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_fixed_size_resource_destroy");
+  if (status != CMR_SUCCESS) return status;
+  cmr_object_release(&handle->object);
+  return CMR_SUCCESS;
+}
+
+cmr_resource_ref cmr_fixed_size_resource_ref(cmr_fixed_size_resource *handle) {
+  cmr_resource_ref ref = {handle, handle != NULL ? &fixed_size_ops : NULL};
+  return ref;
+}
+
+cmr_status cmr_fixed_size_resource_from_ref(cmr_resource_ref ref, cmr_fixed_size_resource **out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_fixed_size_resource_from_ref: out is NULL");
+  *out = NULL;
+  cmr_status status = cmr_ref_check(ref, "cmr_fixed_size_resource_from_ref");
+  if (status != CMR_SUCCESS) return status;
+  if (ref.ops != &fixed_size_ops) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_fixed_size_resource_from_ref: the ref is a \"%s\" resource, not \"fixed_size\"",
+                     ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
+  }
+  *out = ref.self;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_fixed_size_resource_block_size(cmr_fixed_size_resource *handle, size_t *out) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_fixed_size_resource_block_size");
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_fixed_size_resource_block_size: out is NULL");
+  return cmr_fixed_size_impl_block_size(handle->impl, out);
+}
 
 /* ==== managed ==== */
 #if CMR_WITH_CUDA

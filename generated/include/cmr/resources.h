@@ -14,6 +14,49 @@
 extern "C" {
 #endif
 
+/* ==== binning (suballocator; cuda and host builds) ====
+ * Requests routed by size to bins (RMM's binning_memory_resource): the bin of
+ * the smallest allocation size at least the request serves it, and a request
+ * larger than every bin goes to the upstream. A free is routed by the same rule,
+ * so it must name the bytes it was allocated with. Bin sizes are rounded up to
+ * a multiple of 256. With min_size_exponent and max_size_exponent (both, or
+ * neither: -1) the resource starts with one fixed_size bin over the upstream for
+ * each power of two 2^min..2^max, each preallocating 128 blocks. add_bin makes a
+ * fixed_size bin of a size, keeping a bin already there; add_bin_resource puts
+ * a given resource at a size, replacing a bin already there. Either changes
+ * which resource serves some sizes, so either fails with
+ * CMR_ERROR_INVALID_ARGUMENT, changing nothing, while the resource that served
+ * those sizes so far (the replaced bin, else the next larger bin or the
+ * upstream) has allocations outstanding through this resource: add bins before
+ * allocating, or once what they affect is freed. The resource holds a share of
+ * every bin and releases them at destroy. A bin must not allocate from this
+ * resource itself. Allocation and deallocation run concurrently (bins are
+ * guarded by a reader-writer lock taken for reading); adding a bin waits for
+ * them.
+ */
+typedef struct cmr_binning_resource cmr_binning_resource;
+
+/* Parameters:
+ *   upstream: Serves requests larger than every bin, and the bins that this resource makes.
+ *   min_size_exponent: Base-2 log of the smallest automatic bin, in [8, 40], or -1 for no automatic bins. Default: -1 (pass CMR_INT_DEFAULT).
+ *   max_size_exponent: Base-2 log of the largest automatic bin, in [8, 40], or -1 for no automatic bins. Default: -1 (pass CMR_INT_DEFAULT).
+ */
+CMR_API cmr_status cmr_binning_resource_create(cmr_resource_ref upstream, int min_size_exponent, int max_size_exponent, cmr_binning_resource **out);
+/* Drops the caller's share; the resource goes when its last holder lets go. */
+CMR_API cmr_status cmr_binning_resource_destroy(cmr_binning_resource *handle);
+/* A non-owning ref to the resource (a zeroed ref for NULL). */
+CMR_API cmr_resource_ref cmr_binning_resource_ref(cmr_binning_resource *handle);
+/* The handle behind a ref to a binning resource (not a new share). */
+CMR_API cmr_status cmr_binning_resource_from_ref(cmr_resource_ref ref, cmr_binning_resource **out);
+/* Makes a fixed_size bin over the upstream for requests up to allocation_size bytes, unless a bin of that size exists (then nothing changes). */
+CMR_API cmr_status cmr_binning_resource_add_bin(cmr_binning_resource *handle, size_t allocation_size);
+/* Puts `resource` (retained) at allocation_size, replacing a bin of that size; the resource must have every property of the upstream. */
+CMR_API cmr_status cmr_binning_resource_add_bin_resource(cmr_binning_resource *handle, size_t allocation_size, cmr_resource_ref resource);
+/* How many bins there are. */
+CMR_API cmr_status cmr_binning_resource_bin_count(cmr_binning_resource *handle, size_t *out);
+/* The allocation size of the bin that serves a request of allocation_size bytes, or 0 when the upstream serves it. */
+CMR_API cmr_status cmr_binning_resource_bin_size_for(cmr_binning_resource *handle, size_t allocation_size, size_t *out);
+
 /* ==== callback (leaf; cuda and host builds) ====
  * Memory from a pair of user functions, each with an argument of its own. The
  * allocate function returns NULL when it cannot serve a request (reported as
@@ -118,6 +161,38 @@ CMR_API cmr_resource_ref cmr_cuda_async_view_resource_ref(cmr_cuda_async_view_re
 CMR_API cmr_status cmr_cuda_async_view_resource_from_ref(cmr_resource_ref ref, cmr_cuda_async_view_resource **out);
 /* The cudaMemPool_t the view allocates from. */
 CMR_API cmr_status cmr_cuda_async_view_resource_pool_handle(cmr_cuda_async_view_resource *handle, void **out);
+
+/* ==== fixed_size (suballocator; cuda and host builds) ====
+ * Blocks of one size carved from an upstream, stream-ordered (RMM's
+ * fixed_size_memory_resource). Every allocation takes a whole block, so a
+ * request larger than the block size fails with CMR_ERROR_OUT_OF_MEMORY. The
+ * block size is rounded up to a multiple of 256. Memory comes from the upstream
+ * in chunks of block_size * blocks_to_preallocate bytes: one at creation, one
+ * more each time every block is in use; chunks go back to the upstream only at
+ * destroy, after the host has waited for the work ordered before each block's
+ * last free. A block freed on a stream is reused at once on that stream;
+ * another stream takes it only after waiting for the first (an event, or a
+ * device synchronization the first time a second stream appears). Freeing a
+ * pointer the resource did not hand out is CMR_ERROR_UNKNOWN_POINTER, and
+ * freeing more bytes than a block holds is CMR_ERROR_INVALID_ARGUMENT; either
+ * leaves the resource as it was.
+ */
+typedef struct cmr_fixed_size_resource cmr_fixed_size_resource;
+
+/* Parameters:
+ *   upstream: Where the chunks of blocks come from.
+ *   block_size: Bytes of every block, rounded up to a multiple of 256. Default: 1048576 (pass CMR_SIZE_DEFAULT).
+ *   blocks_to_preallocate: Blocks obtained from the upstream at a time: at creation and each time all are in use. Default: 128 (pass CMR_SIZE_DEFAULT).
+ */
+CMR_API cmr_status cmr_fixed_size_resource_create(cmr_resource_ref upstream, size_t block_size, size_t blocks_to_preallocate, cmr_fixed_size_resource **out);
+/* Drops the caller's share; the resource goes when its last holder lets go. */
+CMR_API cmr_status cmr_fixed_size_resource_destroy(cmr_fixed_size_resource *handle);
+/* A non-owning ref to the resource (a zeroed ref for NULL). */
+CMR_API cmr_resource_ref cmr_fixed_size_resource_ref(cmr_fixed_size_resource *handle);
+/* The handle behind a ref to a fixed_size resource (not a new share). */
+CMR_API cmr_status cmr_fixed_size_resource_from_ref(cmr_resource_ref ref, cmr_fixed_size_resource **out);
+/* The size of every block, after rounding up to a multiple of 256. */
+CMR_API cmr_status cmr_fixed_size_resource_block_size(cmr_fixed_size_resource *handle, size_t *out);
 
 /* ==== managed (leaf; cuda build) ====
  * Unified (managed) memory from cudaMallocManaged, reachable from the host and

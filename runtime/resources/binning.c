@@ -1,0 +1,238 @@
+/* binning: requests routed by size to bins, else to the upstream. A free is
+ * routed by the same rule, so the routing must not change under a pointer
+ * still out: each route counts its outstanding allocations, and adding a bin
+ * is refused while the route that served the sizes it takes over has any.
+ *
+ * Allocation and deallocation hold the reader-writer lock for reading across
+ * the call to the route (so a route is never replaced mid-call and its count
+ * stays exact); adding a bin holds it for writing. */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "impl.h"
+#include "sizes.h"
+
+typedef struct cmr_route {
+  size_t size; /* largest request served (a multiple of 256); unused for the upstream */
+  cmr_resource_ref resource;
+  _Atomic size_t outstanding;
+} cmr_route;
+
+struct cmr_binning_impl {
+  cmr_route upstream;
+  pthread_rwlock_t lock;
+  cmr_route **bins; /* ascending by size; each holds a share of its resource */
+  size_t bin_count;
+  size_t bin_capacity;
+};
+
+/* The position of the first bin of at least `bytes`: bin_count if none. */
+static size_t cmr_binning_position(const cmr_binning_impl *impl, size_t bytes) {
+  size_t low = 0, high = impl->bin_count;
+  while (low < high) {
+    size_t middle = low + (high - low) / 2;
+    if (impl->bins[middle]->size < bytes) {
+      low = middle + 1;
+    } else {
+      high = middle;
+    }
+  }
+  return low;
+}
+
+static cmr_route *cmr_binning_route(cmr_binning_impl *impl, size_t bytes) {
+  size_t position = cmr_binning_position(impl, bytes);
+  return position < impl->bin_count ? impl->bins[position] : &impl->upstream;
+}
+
+static cmr_status cmr_binning_route_failed(cmr_status status, const cmr_route *route, const cmr_binning_impl *impl) {
+  if (route == &impl->upstream) return cmr_error_context(status, "binning: the upstream");
+  return cmr_error_context(status, "binning: the bin of %zu bytes", route->size);
+}
+
+cmr_status cmr_binning_impl_allocate(cmr_binning_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
+                                     void **out) {
+  pthread_rwlock_rdlock(&impl->lock);
+  cmr_route *route = cmr_binning_route(impl, bytes);
+  cmr_status status = cmr_allocate_aligned(route->resource, bytes, alignment, stream, out);
+  if (status == CMR_SUCCESS) atomic_fetch_add_explicit(&route->outstanding, 1, memory_order_relaxed);
+  pthread_rwlock_unlock(&impl->lock);
+  return status == CMR_SUCCESS ? status : cmr_binning_route_failed(status, route, impl);
+}
+
+cmr_status cmr_binning_impl_deallocate(cmr_binning_impl *impl, void *ptr, size_t bytes, size_t alignment,
+                                       cmr_stream stream) {
+  pthread_rwlock_rdlock(&impl->lock);
+  cmr_route *route = cmr_binning_route(impl, bytes);
+  cmr_status status = cmr_deallocate_aligned(route->resource, ptr, bytes, alignment, stream);
+  if (status == CMR_SUCCESS) atomic_fetch_sub_explicit(&route->outstanding, 1, memory_order_relaxed);
+  pthread_rwlock_unlock(&impl->lock);
+  return status == CMR_SUCCESS ? status : cmr_binning_route_failed(status, route, impl);
+}
+
+/* ---- adding bins (under the write lock) ------------------------------------------ */
+
+static cmr_status cmr_binning_round(size_t allocation_size, size_t *out) {
+  if (!cmr_round_up(allocation_size, CMR_DEFAULT_ALIGNMENT, out)) {
+    return cmr_error(CMR_ERROR_SIZE_OVERFLOW, "binning: allocation_size %zu overflows once rounded up to 256",
+                     allocation_size);
+  }
+  return CMR_SUCCESS;
+}
+
+/* CMR_SUCCESS when `route`, about to lose the sizes up to `size`, has
+ * nothing outstanding whose free those sizes would misroute. */
+static cmr_status cmr_binning_check_idle(const cmr_binning_impl *impl, const cmr_route *route, size_t size,
+                                         bool replacing) {
+  size_t outstanding = atomic_load_explicit(&route->outstanding, memory_order_relaxed);
+  if (outstanding == 0) return CMR_SUCCESS;
+  if (replacing) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "binning: the bin of %zu bytes has %zu allocations outstanding",
+                     size, outstanding);
+  }
+  if (route == &impl->upstream) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "binning: a bin of %zu bytes would take sizes from the upstream, which has %zu allocations "
+                     "outstanding through this resource",
+                     size, outstanding);
+  }
+  return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                   "binning: a bin of %zu bytes would take sizes from the bin of %zu bytes, which has %zu "
+                   "allocations outstanding",
+                   size, route->size, outstanding);
+}
+
+/* Inserts a new bin for `resource` (whose share it takes) at `position`. */
+static cmr_status cmr_binning_insert(cmr_binning_impl *impl, size_t position, size_t size,
+                                     cmr_resource_ref resource) {
+  if (impl->bin_count == impl->bin_capacity) {
+    size_t capacity = impl->bin_capacity == 0 ? 8 : impl->bin_capacity * 2;
+    cmr_route **bins = realloc(impl->bins, capacity * sizeof *bins);
+    if (bins == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "binning: no host memory for the bin table");
+    impl->bins = bins;
+    impl->bin_capacity = capacity;
+  }
+  cmr_route *bin = malloc(sizeof *bin);
+  if (bin == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "binning: no host memory for a bin");
+  *bin = (cmr_route){.size = size, .resource = resource};
+  for (size_t i = impl->bin_count; i > position; --i) impl->bins[i] = impl->bins[i - 1];
+  impl->bins[position] = bin;
+  impl->bin_count++;
+  return CMR_SUCCESS;
+}
+
+static cmr_status cmr_binning_make_fixed_size(cmr_binning_impl *impl, size_t position, size_t size) {
+  cmr_fixed_size_resource *handle;
+  cmr_status status = cmr_fixed_size_resource_create(impl->upstream.resource, size, CMR_SIZE_DEFAULT, &handle);
+  if (status != CMR_SUCCESS) return cmr_error_context(status, "binning: making a bin of %zu bytes", size);
+  /* The creator's share of the new bin is the one the bin table holds. */
+  status = cmr_binning_insert(impl, position, size, cmr_fixed_size_resource_ref(handle));
+  if (status != CMR_SUCCESS) cmr_fixed_size_resource_destroy(handle);
+  return status;
+}
+
+static cmr_status cmr_binning_add_fixed_size(cmr_binning_impl *impl, size_t size) {
+  size_t position = cmr_binning_position(impl, size);
+  if (position < impl->bin_count && impl->bins[position]->size == size) return CMR_SUCCESS; /* kept */
+  cmr_status status = cmr_binning_check_idle(impl, cmr_binning_route(impl, size), size, false);
+  if (status == CMR_SUCCESS) status = cmr_binning_make_fixed_size(impl, position, size);
+  return status;
+}
+
+static cmr_status cmr_binning_put(cmr_binning_impl *impl, size_t size, cmr_resource_ref resource) {
+  size_t position = cmr_binning_position(impl, size);
+  cmr_route *route = cmr_binning_route(impl, size);
+  bool replacing = position < impl->bin_count && route->size == size;
+  cmr_status status = cmr_binning_check_idle(impl, route, size, replacing);
+  if (status != CMR_SUCCESS) return status;
+  if (replacing) {
+    cmr_ref_hold(resource); /* before the drop: it may be the same resource */
+    cmr_ref_drop(route->resource);
+    route->resource = resource;
+    return CMR_SUCCESS;
+  }
+  status = cmr_binning_insert(impl, position, size, resource);
+  if (status == CMR_SUCCESS) cmr_ref_hold(resource);
+  return status;
+}
+
+cmr_status cmr_binning_impl_add_bin(cmr_binning_impl *impl, size_t allocation_size) {
+  size_t size;
+  cmr_status status = cmr_binning_round(allocation_size, &size);
+  if (status != CMR_SUCCESS) return status;
+  pthread_rwlock_wrlock(&impl->lock);
+  status = cmr_binning_add_fixed_size(impl, size);
+  pthread_rwlock_unlock(&impl->lock);
+  return status;
+}
+
+cmr_status cmr_binning_impl_add_bin_resource(cmr_binning_impl *impl, size_t allocation_size,
+                                             cmr_resource_ref resource) {
+  size_t size;
+  cmr_status status = cmr_binning_round(allocation_size, &size);
+  if (status != CMR_SUCCESS) return status;
+  /* Memory of every size must be accessible wherever the resource says. */
+  status = cmr_ref_require_properties(resource, cmr_ref_properties_of(impl->upstream.resource));
+  if (status != CMR_SUCCESS) return cmr_error_context(status, "binning: the bin of %zu bytes", size);
+  pthread_rwlock_wrlock(&impl->lock);
+  status = cmr_binning_put(impl, size, resource);
+  pthread_rwlock_unlock(&impl->lock);
+  return status;
+}
+
+/* ---- lifetime and queries ------------------------------------------------------------ */
+
+void cmr_binning_impl_destroy(cmr_binning_impl *impl) {
+  for (size_t i = 0; i < impl->bin_count; ++i) {
+    cmr_ref_drop(impl->bins[i]->resource);
+    free(impl->bins[i]);
+  }
+  free(impl->bins);
+  pthread_rwlock_destroy(&impl->lock);
+  free(impl);
+}
+
+/* One fixed_size bin per power of two 2^min..2^max; none when both are -1
+ * (the wrapper's checks allow only that or both in [8, 40]). */
+static cmr_status cmr_binning_add_exponent_bins(cmr_binning_impl *impl, int min_size_exponent,
+                                                int max_size_exponent) {
+  if (min_size_exponent == -1) return CMR_SUCCESS;
+  for (int exponent = min_size_exponent; exponent <= max_size_exponent; ++exponent) {
+    cmr_status status = cmr_binning_add_fixed_size(impl, (size_t)1 << exponent);
+    if (status != CMR_SUCCESS) return status;
+  }
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_binning_impl_create(cmr_resource_ref upstream, int min_size_exponent, int max_size_exponent,
+                                   cmr_binning_impl **out) {
+  cmr_binning_impl *impl = malloc(sizeof *impl);
+  if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "binning: no host memory for the resource");
+  *impl = (cmr_binning_impl){.upstream = {.resource = upstream}};
+  if (pthread_rwlock_init(&impl->lock, NULL) != 0) {
+    free(impl);
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "binning: no memory for the lock");
+  }
+  cmr_status status = cmr_binning_add_exponent_bins(impl, min_size_exponent, max_size_exponent);
+  if (status != CMR_SUCCESS) {
+    cmr_binning_impl_destroy(impl);
+    return status;
+  }
+  *out = impl;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_binning_impl_bin_count(cmr_binning_impl *impl, size_t *out) {
+  pthread_rwlock_rdlock(&impl->lock);
+  *out = impl->bin_count;
+  pthread_rwlock_unlock(&impl->lock);
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_binning_impl_bin_size_for(cmr_binning_impl *impl, size_t allocation_size, size_t *out) {
+  pthread_rwlock_rdlock(&impl->lock);
+  cmr_route *route = cmr_binning_route(impl, allocation_size);
+  *out = route == &impl->upstream ? 0 : route->size;
+  pthread_rwlock_unlock(&impl->lock);
+  return CMR_SUCCESS;
+}
