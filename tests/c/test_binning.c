@@ -1,0 +1,421 @@
+/* binning beyond the battery: which route serves a request (seen through
+ * counting resources as bins and upstream), the bins the exponents make,
+ * argument checks, add_bin's keep and add_bin_resource's replace semantics
+ * and their refusals, bins held past their owners' destroy, and threads
+ * allocating at once. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "test_counting.h"
+
+#define BOTH_PROPERTIES (CMR_PROPERTY_DEVICE_ACCESSIBLE | CMR_PROPERTY_HOST_ACCESSIBLE)
+
+static test_counting upstream, small_bin, large_bin;
+
+static void setup(void) {
+  test_counting_init(&upstream, BOTH_PROPERTIES);
+  test_counting_init(&small_bin, BOTH_PROPERTIES);
+  test_counting_init(&large_bin, BOTH_PROPERTIES);
+}
+
+static void teardown(void) {
+  test_counting_destroy(&upstream);
+  test_counting_destroy(&small_bin);
+  test_counting_destroy(&large_bin);
+}
+
+static cmr_binning_resource *make(int min_size_exponent, int max_size_exponent) {
+  cmr_binning_resource *handle = NULL;
+  ck_assert_ok(cmr_binning_resource_create(test_counting_ref(&upstream), min_size_exponent, max_size_exponent,
+                                           &handle));
+  return handle;
+}
+
+static void *take(cmr_binning_resource *handle, size_t bytes) {
+  void *ptr = NULL;
+  ck_assert_ok(cmr_allocate(cmr_binning_resource_ref(handle), bytes, CMR_DEFAULT_STREAM, &ptr));
+  ck_assert_ptr_nonnull(ptr);
+  return ptr;
+}
+
+static void give(cmr_binning_resource *handle, void *ptr, size_t bytes) {
+  ck_assert_ok(cmr_deallocate(cmr_binning_resource_ref(handle), ptr, bytes, CMR_DEFAULT_STREAM));
+}
+
+static size_t bin_for(cmr_binning_resource *handle, size_t bytes) {
+  size_t size = SIZE_MAX;
+  ck_assert_ok(cmr_binning_resource_bin_size_for(handle, bytes, &size));
+  return size;
+}
+
+static size_t bins_of(cmr_binning_resource *handle) {
+  size_t count = SIZE_MAX;
+  ck_assert_ok(cmr_binning_resource_bin_count(handle, &count));
+  return count;
+}
+
+/* A binning resource with the counting bins at 1000 (so 1024) and 4096. */
+static cmr_binning_resource *make_with_counting_bins(void) {
+  cmr_binning_resource *handle = make(CMR_INT_DEFAULT, CMR_INT_DEFAULT);
+  ck_assert_ok(cmr_binning_resource_add_bin_resource(handle, 1000, test_counting_ref(&small_bin)));
+  ck_assert_ok(cmr_binning_resource_add_bin_resource(handle, 4096, test_counting_ref(&large_bin)));
+  return handle;
+}
+
+/* ---- routing -------------------------------------------------------------------------- */
+
+START_TEST(smallest_bin_that_fits_serves_and_frees_follow) {
+  cmr_binning_resource *handle = make_with_counting_bins();
+  ck_assert_uint_eq(bins_of(handle), 2);
+  size_t sizes[] = {1, 1024, 1025, 4096, 4097, 100000};
+  test_counting *served[] = {&small_bin, &small_bin, &large_bin, &large_bin, &upstream, &upstream};
+  void *held[6];
+  for (unsigned i = 0; i < 6; ++i) {
+    size_t calls = atomic_load(&served[i]->allocations);
+    held[i] = take(handle, sizes[i]);
+    ck_assert_uint_eq(atomic_load(&served[i]->allocations), calls + 1);
+    ck_assert_uint_eq(atomic_load(&served[i]->last_bytes), sizes[i]);
+  }
+  ck_assert_counts(&small_bin, 2, 1 + 1024);
+  ck_assert_counts(&large_bin, 2, 1025 + 4096);
+  ck_assert_counts(&upstream, 2, 4097 + 100000);
+  for (unsigned i = 0; i < 6; ++i) give(handle, held[i], sizes[i]);
+  ck_assert_counts(&small_bin, 2, 0);
+  ck_assert_counts(&large_bin, 2, 0);
+  ck_assert_counts(&upstream, 2, 0);
+  ck_assert_uint_eq(bin_for(handle, 1), 1024);
+  ck_assert_uint_eq(bin_for(handle, 1025), 4096);
+  ck_assert_uint_eq(bin_for(handle, 4097), 0);
+  ck_assert_ok(cmr_binning_resource_destroy(handle));
+}
+END_TEST
+
+START_TEST(without_bins_the_upstream_serves_everything) {
+  cmr_binning_resource *handle = make(-1, -1);
+  ck_assert_uint_eq(bins_of(handle), 0);
+  ck_assert_counts(&upstream, 0, 0);
+  void *ptr = take(handle, 300);
+  ck_assert_counts(&upstream, 1, 300);
+  give(handle, ptr, 300);
+  ck_assert_uint_eq(bin_for(handle, 1), 0);
+  ck_assert_ok(cmr_binning_resource_destroy(handle));
+}
+END_TEST
+
+START_TEST(exponents_make_one_fixed_size_bin_per_power_of_two) {
+  cmr_binning_resource *handle = make(10, 12);
+  ck_assert_uint_eq(bins_of(handle), 3);
+  ck_assert_counts(&upstream, 3, 128 * (1024 + 2048 + 4096)); /* each preallocates 128 blocks */
+  ck_assert_uint_eq(bin_for(handle, 1), 1024);
+  ck_assert_uint_eq(bin_for(handle, 1024), 1024);
+  ck_assert_uint_eq(bin_for(handle, 1025), 2048);
+  ck_assert_uint_eq(bin_for(handle, 4096), 4096);
+  ck_assert_uint_eq(bin_for(handle, 4097), 0);
+  void *binned = take(handle, 3000), *direct = take(handle, 5000);
+  ck_assert_counts(&upstream, 4, 128 * (1024 + 2048 + 4096) + 5000); /* only 5000 reached it */
+  give(handle, binned, 3000);
+  give(handle, direct, 5000);
+  ck_assert_ok(cmr_binning_resource_destroy(handle));
+  ck_assert_counts(&upstream, 4, 0);
+}
+END_TEST
+
+START_TEST(bad_exponents_are_refused_each_with_its_message) {
+  cmr_resource_ref ref = test_counting_ref(&upstream);
+  cmr_binning_resource *handle = (cmr_binning_resource *)&handle;
+  struct {
+    int min, max;
+    const char *message;
+  } cases[] = {
+      {10, -1, "min_size_exponent 10 and max_size_exponent -1: give both, or neither (-1)"},
+      {-1, 10, "min_size_exponent -1 and max_size_exponent 10: give both, or neither (-1)"},
+      {10, CMR_INT_DEFAULT, "give both, or neither"},
+      {7, 10, "min_size_exponent 7 is outside [8, 40]"},
+      {-2, 10, "min_size_exponent -2 is outside [8, 40]"},
+      {10, 41, "max_size_exponent 41 is outside [8, 40]"},
+      {12, 10, "min_size_exponent 12 is larger than max_size_exponent 10"},
+  };
+  for (unsigned i = 0; i < sizeof cases / sizeof *cases; ++i) {
+    ck_assert_status(cmr_binning_resource_create(ref, cases[i].min, cases[i].max, &handle),
+                     CMR_ERROR_INVALID_ARGUMENT);
+    ck_assert_message_has(cases[i].message);
+    ck_assert_ptr_null(handle);
+  }
+  ck_assert_status(cmr_binning_resource_create((cmr_resource_ref){0}, -1, -1, &handle), CMR_ERROR_INVALID_REF);
+  ck_assert_counts(&upstream, 0, 0);
+}
+END_TEST
+
+START_TEST(a_failing_bin_fails_create_and_leaks_nothing) {
+  atomic_store(&upstream.successes_left, 2);
+  cmr_binning_resource *handle = (cmr_binning_resource *)&handle;
+  ck_assert_status(cmr_binning_resource_create(test_counting_ref(&upstream), 8, 12, &handle),
+                   CMR_ERROR_OUT_OF_MEMORY);
+  ck_assert_message_has("binning: making a bin of 1024 bytes");
+  ck_assert_ptr_null(handle);
+  ck_assert_counts(&upstream, 2, 0);
+}
+END_TEST
+
+/* ---- adding bins ----------------------------------------------------------------------------- */
+
+START_TEST(add_bin_rejects_bad_arguments) {
+  cmr_binning_resource *handle = make(-1, -1);
+  ck_assert_status(cmr_binning_resource_add_bin(handle, 0), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("allocation_size must not be 0");
+  ck_assert_status(cmr_binning_resource_add_bin(handle, SIZE_MAX), CMR_ERROR_SIZE_OVERFLOW);
+  ck_assert_message_has("overflows once rounded up to 256");
+  ck_assert_status(cmr_binning_resource_add_bin_resource(handle, 0, test_counting_ref(&small_bin)),
+                   CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_status(cmr_binning_resource_add_bin_resource(handle, 1024, (cmr_resource_ref){0}), CMR_ERROR_INVALID_REF);
+  ck_assert_status(cmr_binning_resource_add_bin_resource(handle, SIZE_MAX - 1, test_counting_ref(&small_bin)),
+                   CMR_ERROR_SIZE_OVERFLOW);
+  ck_assert_status(cmr_binning_resource_add_bin(NULL, 1024), CMR_ERROR_NULL_POINTER);
+  ck_assert_uint_eq(bins_of(handle), 0);
+  ck_assert_ok(cmr_binning_resource_destroy(handle));
+}
+END_TEST
+
+START_TEST(a_bin_must_reach_what_the_upstream_reaches) {
+  cmr_binning_resource *handle = make(-1, -1);
+  test_counting device_only;
+  test_counting_init(&device_only, CMR_PROPERTY_DEVICE_ACCESSIBLE);
+  ck_assert_status(cmr_binning_resource_add_bin_resource(handle, 1024, test_counting_ref(&device_only)),
+                   CMR_ERROR_PROPERTY_MISSING);
+  ck_assert_message_has("binning: the bin of 1024 bytes");
+  ck_assert_message_has("not host_accessible");
+  ck_assert_uint_eq(bins_of(handle), 0);
+  ck_assert_ok(cmr_binning_resource_destroy(handle));
+  test_counting_destroy(&device_only);
+}
+END_TEST
+
+START_TEST(add_bin_keeps_a_bin_of_that_size) {
+  cmr_binning_resource *handle = make(-1, -1);
+  ck_assert_ok(cmr_binning_resource_add_bin_resource(handle, 1024, test_counting_ref(&small_bin)));
+  ck_assert_ok(cmr_binning_resource_add_bin(handle, 1000)); /* rounds to 1024: kept */
+  ck_assert_uint_eq(bins_of(handle), 1);
+  ck_assert_counts(&upstream, 0, 0); /* no fixed_size bin was made */
+  give(handle, take(handle, 512), 512);
+  ck_assert_counts(&small_bin, 1, 0);
+
+  ck_assert_ok(cmr_binning_resource_add_bin(handle, 2048)); /* a new size: a fixed_size bin */
+  ck_assert_uint_eq(bins_of(handle), 2);
+  ck_assert_counts(&upstream, 1, 128 * 2048);
+  give(handle, take(handle, 2000), 2000);
+  ck_assert_counts(&upstream, 1, 128 * 2048); /* served by the bin's preallocation */
+  ck_assert_ok(cmr_binning_resource_destroy(handle));
+  ck_assert_counts(&upstream, 1, 0);
+}
+END_TEST
+
+START_TEST(add_bin_resource_replaces_a_bin_of_that_size) {
+  cmr_binning_resource *handle = make(-1, -1);
+  ck_assert_ok(cmr_binning_resource_add_bin(handle, 1024));
+  ck_assert_counts(&upstream, 1, 128 * 1024);
+  ck_assert_ok(cmr_binning_resource_add_bin_resource(handle, 1000, test_counting_ref(&small_bin)));
+  ck_assert_uint_eq(bins_of(handle), 1);
+  ck_assert_counts(&upstream, 1, 0); /* the fixed_size bin was released, its chunk returned */
+  give(handle, take(handle, 700), 700);
+  ck_assert_counts(&small_bin, 1, 0);
+  /* Putting the same resource there again changes nothing. */
+  ck_assert_ok(cmr_binning_resource_add_bin_resource(handle, 1024, test_counting_ref(&small_bin)));
+  give(handle, take(handle, 700), 700);
+  ck_assert_counts(&small_bin, 2, 0);
+  ck_assert_ok(cmr_binning_resource_destroy(handle));
+}
+END_TEST
+
+START_TEST(replacing_a_bin_with_allocations_out_is_refused) {
+  cmr_binning_resource *handle = make_with_counting_bins();
+  void *first = take(handle, 100), *second = take(handle, 200);
+  ck_assert_status(cmr_binning_resource_add_bin_resource(handle, 1024, test_counting_ref(&upstream)),
+                   CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("the bin of 1024 bytes has 2 allocations outstanding");
+  give(handle, first, 100);
+  ck_assert_status(cmr_binning_resource_add_bin_resource(handle, 1024, test_counting_ref(&upstream)),
+                   CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("has 1 allocations outstanding");
+  give(handle, second, 200); /* still freed to the bin it came from */
+  ck_assert_counts(&small_bin, 2, 0);
+  ck_assert_ok(cmr_binning_resource_add_bin_resource(handle, 1024, test_counting_ref(&upstream)));
+  give(handle, take(handle, 100), 100);
+  ck_assert_counts(&upstream, 1, 0);
+  ck_assert_ok(cmr_binning_resource_destroy(handle));
+}
+END_TEST
+
+START_TEST(a_new_bin_must_not_take_sizes_with_allocations_out) {
+  cmr_binning_resource *handle = make_with_counting_bins();
+  void *binned = take(handle, 3000), *direct = take(handle, 10000);
+  ck_assert_status(cmr_binning_resource_add_bin(handle, 2048), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("a bin of 2048 bytes would take sizes from the bin of 4096 bytes, which has 1 allocations");
+  ck_assert_status(cmr_binning_resource_add_bin_resource(handle, 16384, test_counting_ref(&small_bin)),
+                   CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("a bin of 16384 bytes would take sizes from the upstream, which has 1 allocations");
+  ck_assert_uint_eq(bins_of(handle), 2);
+  /* Below every busy route a bin may be added: 1024's bin has nothing out. */
+  ck_assert_ok(cmr_binning_resource_add_bin_resource(handle, 512, test_counting_ref(&large_bin)));
+  give(handle, binned, 3000);
+  give(handle, direct, 10000);
+  ck_assert_ok(cmr_binning_resource_add_bin(handle, 2048));
+  ck_assert_ok(cmr_binning_resource_add_bin_resource(handle, 16384, test_counting_ref(&small_bin)));
+  ck_assert_uint_eq(bins_of(handle), 5);
+  ck_assert_ok(cmr_binning_resource_destroy(handle));
+}
+END_TEST
+
+START_TEST(bins_are_held_past_their_owners_destroy) {
+  cmr_fixed_size_resource *bin = NULL;
+  ck_assert_ok(cmr_fixed_size_resource_create(test_counting_ref(&upstream), 4096, 4, &bin));
+  cmr_binning_resource *handle = make(-1, -1);
+  ck_assert_ok(cmr_binning_resource_add_bin_resource(handle, 4096, cmr_fixed_size_resource_ref(bin)));
+  ck_assert_ok(cmr_fixed_size_resource_destroy(bin)); /* the binning resource's share keeps it */
+  void *ptr = take(handle, 4000);
+  ck_assert_counts(&upstream, 1, 4 * 4096);
+  give(handle, ptr, 4000);
+  ck_assert_ok(cmr_binning_resource_destroy(handle));
+  ck_assert_counts(&upstream, 1, 0); /* the last share went with it */
+
+  test_foreign foreign = {.properties = BOTH_PROPERTIES};
+  handle = make(-1, -1);
+  ck_assert_ok(cmr_binning_resource_add_bin_resource(handle, 256, test_foreign_ref(&foreign, &test_foreign_counted_ops)));
+  ck_assert_int_eq(foreign.retains, 1);
+  ck_assert_int_eq(foreign.releases, 0);
+  ck_assert_ok(cmr_binning_resource_destroy(handle));
+  ck_assert_int_eq(foreign.releases, 1);
+}
+END_TEST
+
+START_TEST(replaced_bins_are_released) {
+  test_foreign first = {.properties = BOTH_PROPERTIES}, second = {.properties = BOTH_PROPERTIES};
+  cmr_binning_resource *handle = make(-1, -1);
+  ck_assert_ok(cmr_binning_resource_add_bin_resource(handle, 256, test_foreign_ref(&first, &test_foreign_counted_ops)));
+  ck_assert_ok(cmr_binning_resource_add_bin_resource(handle, 256, test_foreign_ref(&second, &test_foreign_counted_ops)));
+  ck_assert_int_eq(first.releases, 1);
+  ck_assert_int_eq(second.retains, 1);
+  ck_assert_ok(cmr_binning_resource_destroy(handle));
+  ck_assert_int_eq(second.releases, 1);
+  ck_assert_int_eq(first.retains, 1);
+}
+END_TEST
+
+/* ---- threads -------------------------------------------------------------------------------- */
+
+typedef struct worker {
+  cmr_resource_ref binning;
+  unsigned index;
+  cmr_status failure;
+  unsigned damaged;
+  char message[256];
+} worker;
+
+enum { workers_count = 8, live = 24, rounds = 1000 };
+
+static uint64_t next_random(uint64_t *state) {
+  *state ^= *state << 13;
+  *state ^= *state >> 7;
+  *state ^= *state << 17;
+  return *state;
+}
+
+static unsigned char pattern(unsigned index, size_t offset) { return (unsigned char)(index * 31u + offset * 7u); }
+
+static void fill(unsigned char *ptr, size_t bytes, unsigned index) {
+  for (size_t i = 0; i < bytes; ++i) ptr[i] = pattern(index, i);
+}
+
+static bool intact(const unsigned char *ptr, size_t bytes, unsigned index) {
+  for (size_t i = 0; i < bytes; ++i) {
+    if (ptr[i] != pattern(index, i)) return false;
+  }
+  return true;
+}
+
+typedef struct held {
+  unsigned char *ptr;
+  size_t bytes;
+} held;
+
+static bool churn_step(worker *w, held *slot, uint64_t *rng) {
+  if (slot->ptr != NULL) {
+    if (!intact(slot->ptr, slot->bytes, w->index)) w->damaged++;
+    w->failure = cmr_deallocate(w->binning, slot->ptr, slot->bytes, CMR_DEFAULT_STREAM);
+    slot->ptr = NULL;
+  } else {
+    /* Sizes across every bin and past the largest (to the upstream). */
+    slot->bytes = 1 + (size_t)(next_random(rng) % 12000);
+    w->failure = cmr_allocate(w->binning, slot->bytes, CMR_DEFAULT_STREAM, (void **)&slot->ptr);
+    if (w->failure == CMR_SUCCESS) fill(slot->ptr, slot->bytes, w->index);
+  }
+  return w->failure == CMR_SUCCESS;
+}
+
+static void *churn(void *arg) {
+  worker *w = arg;
+  held slots[live] = {{0}};
+  uint64_t rng = 0x9e3779b97f4a7c15ull + w->index;
+  for (unsigned i = 0; i < rounds && churn_step(w, &slots[next_random(&rng) % live], &rng); ++i) {
+  }
+  for (unsigned i = 0; i < live && w->failure == CMR_SUCCESS; ++i) {
+    if (slots[i].ptr != NULL) churn_step(w, &slots[i], &rng);
+  }
+  if (w->failure != CMR_SUCCESS) snprintf(w->message, sizeof w->message, "%s", cmr_last_error_message());
+  return NULL;
+}
+
+START_TEST(threads_allocate_and_free_at_once) {
+  cmr_binning_resource *handle = make(8, 13);
+  ck_assert_ok(cmr_binning_resource_add_bin_resource(handle, 3000, test_counting_ref(&small_bin)));
+  pthread_t threads[workers_count];
+  worker workers[workers_count];
+  for (unsigned i = 0; i < workers_count; ++i) {
+    workers[i] = (worker){.binning = cmr_binning_resource_ref(handle), .index = i};
+    ck_assert_int_eq(pthread_create(&threads[i], NULL, churn, &workers[i]), 0);
+  }
+  for (unsigned i = 0; i < workers_count; ++i) ck_assert_int_eq(pthread_join(threads[i], NULL), 0);
+  for (unsigned i = 0; i < workers_count; ++i) {
+    ck_assert_msg(workers[i].failure == CMR_SUCCESS, "thread %u: %s: %s", i, cmr_status_string(workers[i].failure),
+                  workers[i].message);
+    ck_assert_msg(workers[i].damaged == 0, "thread %u found %u blocks overwritten", i, workers[i].damaged);
+  }
+  ck_assert_uint_gt(atomic_load(&small_bin.allocations), 0);
+  ck_assert_counts(&small_bin, atomic_load(&small_bin.deallocations), 0);
+  ck_assert_ok(cmr_binning_resource_destroy(handle));
+  ck_assert_counts(&upstream, atomic_load(&upstream.deallocations), 0);
+}
+END_TEST
+
+static Suite *binning_suite(void) {
+  Suite *suite = suite_create("binning");
+  TCase *routing = tcase_create("routing");
+  tcase_add_checked_fixture(routing, setup, teardown);
+  tcase_add_test(routing, smallest_bin_that_fits_serves_and_frees_follow);
+  tcase_add_test(routing, without_bins_the_upstream_serves_everything);
+  tcase_add_test(routing, exponents_make_one_fixed_size_bin_per_power_of_two);
+  tcase_add_test(routing, bad_exponents_are_refused_each_with_its_message);
+  tcase_add_test(routing, a_failing_bin_fails_create_and_leaks_nothing);
+  suite_add_tcase(suite, routing);
+  TCase *adding = tcase_create("adding");
+  tcase_add_checked_fixture(adding, setup, teardown);
+  tcase_add_test(adding, add_bin_rejects_bad_arguments);
+  tcase_add_test(adding, a_bin_must_reach_what_the_upstream_reaches);
+  tcase_add_test(adding, add_bin_keeps_a_bin_of_that_size);
+  tcase_add_test(adding, add_bin_resource_replaces_a_bin_of_that_size);
+  tcase_add_test(adding, replacing_a_bin_with_allocations_out_is_refused);
+  tcase_add_test(adding, a_new_bin_must_not_take_sizes_with_allocations_out);
+  tcase_add_test(adding, bins_are_held_past_their_owners_destroy);
+  tcase_add_test(adding, replaced_bins_are_released);
+  suite_add_tcase(suite, adding);
+  TCase *threads = tcase_create("threads");
+  tcase_add_checked_fixture(threads, setup, teardown);
+  tcase_add_test(threads, threads_allocate_and_free_at_once);
+  suite_add_tcase(suite, threads);
+  return suite;
+}
+
+int main(void) {
+  cmr_test_require_device();
+  return cmr_test_run(binning_suite());
+}
