@@ -87,18 +87,18 @@ static cmr_status cmr_binning_check_idle(const cmr_binning_impl *impl, const cmr
   size_t outstanding = atomic_load_explicit(&route->outstanding, memory_order_relaxed);
   if (outstanding == 0) return CMR_SUCCESS;
   if (replacing) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "binning: the bin of %zu bytes has %zu allocations outstanding",
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "binning: the bin of %zu bytes has %zu allocation(s) outstanding",
                      size, outstanding);
   }
   if (route == &impl->upstream) {
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
-                     "binning: a bin of %zu bytes would take sizes from the upstream, which has %zu allocations "
+                     "binning: a bin of %zu bytes would take sizes from the upstream, which has %zu allocation(s) "
                      "outstanding through this resource",
                      size, outstanding);
   }
   return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
                    "binning: a bin of %zu bytes would take sizes from the bin of %zu bytes, which has %zu "
-                   "allocations outstanding",
+                   "allocation(s) outstanding",
                    size, route->size, outstanding);
 }
 

@@ -232,11 +232,11 @@ START_TEST(replacing_a_bin_with_allocations_out_is_refused) {
   void *first = take(handle, 100), *second = take(handle, 200);
   ck_assert_status(cmr_binning_resource_add_bin_resource(handle, 1024, test_counting_ref(&upstream)),
                    CMR_ERROR_INVALID_ARGUMENT);
-  ck_assert_message_has("the bin of 1024 bytes has 2 allocations outstanding");
+  ck_assert_message_has("the bin of 1024 bytes has 2 allocation(s) outstanding");
   give(handle, first, 100);
   ck_assert_status(cmr_binning_resource_add_bin_resource(handle, 1024, test_counting_ref(&upstream)),
                    CMR_ERROR_INVALID_ARGUMENT);
-  ck_assert_message_has("has 1 allocations outstanding");
+  ck_assert_message_has("has 1 allocation(s) outstanding");
   give(handle, second, 200); /* still freed to the bin it came from */
   ck_assert_counts(&small_bin, 2, 0);
   ck_assert_ok(cmr_binning_resource_add_bin_resource(handle, 1024, test_counting_ref(&upstream)));
@@ -250,10 +250,10 @@ START_TEST(a_new_bin_must_not_take_sizes_with_allocations_out) {
   cmr_binning_resource *handle = make_with_counting_bins();
   void *binned = take(handle, 3000), *direct = take(handle, 10000);
   ck_assert_status(cmr_binning_resource_add_bin(handle, 2048), CMR_ERROR_INVALID_ARGUMENT);
-  ck_assert_message_has("a bin of 2048 bytes would take sizes from the bin of 4096 bytes, which has 1 allocations");
+  ck_assert_message_has("a bin of 2048 bytes would take sizes from the bin of 4096 bytes, which has 1 allocation(s)");
   ck_assert_status(cmr_binning_resource_add_bin_resource(handle, 16384, test_counting_ref(&small_bin)),
                    CMR_ERROR_INVALID_ARGUMENT);
-  ck_assert_message_has("a bin of 16384 bytes would take sizes from the upstream, which has 1 allocations");
+  ck_assert_message_has("a bin of 16384 bytes would take sizes from the upstream, which has 1 allocation(s)");
   ck_assert_uint_eq(bins_of(handle), 2);
   /* Below every busy route a bin may be added: 1024's bin has nothing out. */
   ck_assert_ok(cmr_binning_resource_add_bin_resource(handle, 512, test_counting_ref(&large_bin)));
