@@ -2,14 +2,15 @@
 # The resources of each build, for CMakeLists.txt.
 
 # Algorithm files (runtime/resources/<name>.c) of each build.
-set(CMR_HOST_RESOURCES callback system)
-set(CMR_CUDA_RESOURCES callback cuda cuda_async cuda_async_managed cuda_async_view managed pinned_host system)
+set(CMR_HOST_RESOURCES callback pool system)
+set(CMR_CUDA_RESOURCES callback cuda cuda_async cuda_async_managed cuda_async_view managed pinned_host pool system)
 
 # Conformance cases, "<resource>" or "<resource>:<upstream>": those that run
 # without a GPU (both builds, label host) and those that need one (CUDA build,
 # label gpu).
 set(CMR_CONFORMANCE_HOST
     callback:system
+    pool:system
     system
 )
 set(CMR_CONFORMANCE_GPU
@@ -20,4 +21,7 @@ set(CMR_CONFORMANCE_GPU
     cuda_async_view:cuda_async
     managed
     pinned_host
+    pool:cuda
+    pool:managed
+    pool:cuda_async
 )
