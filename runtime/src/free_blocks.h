@@ -35,7 +35,8 @@ typedef struct cmr_free_blocks {
   size_t bytes;
 } cmr_free_blocks;
 
-/* A new block record (CMR_ERROR_OUT_OF_MEMORY when the host has none). */
+/* A new block record (CMR_ERROR_OUT_OF_MEMORY when the host has none). It
+ * also draws the record's priority, so a set only holds records made here. */
 cmr_status cmr_block_new(char *address, size_t size, size_t span, cmr_block **out);
 void cmr_block_delete(cmr_block *block);
 
@@ -43,14 +44,18 @@ void cmr_free_blocks_init(cmr_free_blocks *set);
 /* Deletes every block record still in the set (the memory is the caller's). */
 void cmr_free_blocks_clear(cmr_free_blocks *set);
 
-/* Adds a free block, merging it with free neighbours that touch it (never
- * across the start of a unit). Returns the record that now holds its bytes;
- * records merged away are deleted. */
+/* Adds a free block (not in a set, overlapping no member; address and size
+ * multiples of 256), merging it with free neighbours that touch it (never
+ * across the start of a unit). Returns the record that now holds its bytes,
+ * the lowest-addressed of those merged, with its span; records merged away
+ * (`block` too, when it joined its left neighbour) are deleted. */
 cmr_block *cmr_free_blocks_insert(cmr_free_blocks *set, cmr_block *block);
+/* Takes a member out of the set; the record is the caller's again. */
 void cmr_free_blocks_remove(cmr_free_blocks *set, cmr_block *block);
 
 /* Bytes a free block must have to serve `size` bytes at `alignment` whatever
- * its address (alignment >= 256, blocks 256-aligned); SIZE_MAX on overflow. */
+ * its address (alignment a power of two >= 256, blocks 256-aligned):
+ * size + alignment - 256, or SIZE_MAX on overflow. */
 size_t cmr_free_blocks_needed(size_t size, size_t alignment);
 /* The smallest block of at least `needed` bytes (lowest address among equals)
  * or NULL; it stays in the set. */
@@ -58,11 +63,15 @@ cmr_block *cmr_free_blocks_best_fit(const cmr_free_blocks *set, size_t needed);
 /* The lowest-addressed block of at least `needed` bytes, or NULL. */
 cmr_block *cmr_free_blocks_first_fit(const cmr_free_blocks *set, size_t needed);
 
-/* Takes `size` bytes at `alignment` out of `block` (a member of the set
- * holding at least cmr_free_blocks_needed(size, alignment) bytes): the bytes
- * before the aligned address and after the taken ones stay in the set as free
- * blocks; *out is the record of the taken bytes. Fails only for want of host
- * memory for a record, leaving the set as it was. */
+/* Takes `size` bytes (a nonzero multiple of 256) at `alignment` out of
+ * `block` (a member of the set holding at least
+ * cmr_free_blocks_needed(size, alignment) bytes): the bytes before the aligned
+ * address and after the taken ones stay in the set as free blocks; *out is
+ * the record of the taken bytes, not in the set. When the aligned address is
+ * the block's own, *out is `block`, keeping its span; otherwise `block` stays
+ * as the prefix, keeping its span, and *out is a new record with span 0. The
+ * suffix always has span 0. Fails only for want of host memory for a record,
+ * leaving the set as it was. */
 cmr_status cmr_free_blocks_take(cmr_free_blocks *set, cmr_block *block, size_t size, size_t alignment,
                                 cmr_block **out);
 
@@ -70,7 +79,8 @@ cmr_status cmr_free_blocks_take(cmr_free_blocks *set, cmr_block *block, size_t s
 void cmr_free_blocks_absorb(cmr_free_blocks *into, cmr_free_blocks *from);
 /* Removes and returns the lowest-addressed block, or NULL when empty. */
 cmr_block *cmr_free_blocks_pop(cmr_free_blocks *set);
-/* Calls `visit` on each block in address order. */
+/* Calls `visit` on each block in address order; `visit` must not change the
+ * set. */
 void cmr_free_blocks_each(const cmr_free_blocks *set, void (*visit)(const cmr_block *block, void *arg), void *arg);
 
 #endif /* CMR_FREE_BLOCKS_H */
