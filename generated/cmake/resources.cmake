@@ -2,8 +2,8 @@
 # The resources of each build, for CMakeLists.txt.
 
 # Algorithm files (runtime/resources/<name>.c) of each build.
-set(CMR_HOST_RESOURCES binning callback fixed_size system)
-set(CMR_CUDA_RESOURCES binning callback cuda cuda_async cuda_async_managed cuda_async_view fixed_size managed pinned_host system)
+set(CMR_HOST_RESOURCES binning callback fixed_size pool system)
+set(CMR_CUDA_RESOURCES binning callback cuda cuda_async cuda_async_managed cuda_async_view fixed_size managed pinned_host pool system)
 
 # Conformance cases, "<resource>" or "<resource>:<upstream>": those that run
 # without a GPU (both builds, label host) and those that need one (CUDA build,
@@ -12,6 +12,7 @@ set(CMR_CONFORMANCE_HOST
     binning:system
     callback:system
     fixed_size:system
+    pool:system
     system
 )
 set(CMR_CONFORMANCE_GPU
@@ -28,4 +29,7 @@ set(CMR_CONFORMANCE_GPU
     fixed_size:cuda_async
     managed
     pinned_host
+    pool:cuda
+    pool:managed
+    pool:cuda_async
 )

@@ -89,6 +89,15 @@ cmr_status cmr_pinned_host_impl_allocate(size_t bytes, size_t alignment, cmr_str
 cmr_status cmr_pinned_host_impl_deallocate(void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
 #endif
 
+/* ---- pool ---- */
+typedef struct cmr_pool_impl cmr_pool_impl;
+cmr_status cmr_pool_impl_create(cmr_resource_ref upstream, size_t initial_pool_size, size_t maximum_pool_size, cmr_pool_impl **out);
+void cmr_pool_impl_destroy(cmr_pool_impl *impl);
+cmr_status cmr_pool_impl_allocate(cmr_pool_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
+cmr_status cmr_pool_impl_deallocate(cmr_pool_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+cmr_status cmr_pool_impl_pool_size(cmr_pool_impl *impl, size_t *out);
+cmr_status cmr_pool_impl_free_size(cmr_pool_impl *impl, size_t *out);
+
 /* ---- system ---- */
 typedef struct cmr_system_impl cmr_system_impl;
 cmr_status cmr_system_impl_create(cmr_system_impl **out);

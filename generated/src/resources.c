@@ -1144,6 +1144,132 @@ cmr_status cmr_pinned_host_resource_from_ref(cmr_resource_ref ref, cmr_pinned_ho
 
 #endif
 
+/* ==== pool ==== */
+
+struct cmr_pool_resource {
+  cmr_object object; /* first: the ref's self points here */
+  cmr_pool_impl *impl;
+  cmr_resource_ref upstream;
+};
+
+static const cmr_resource_ops pool_ops;
+
+static void pool_finalize(cmr_object *object) {
+  cmr_pool_resource *handle = (cmr_pool_resource *)object;
+  cmr_pool_impl_destroy(handle->impl);
+  cmr_ref_drop(handle->upstream);
+}
+
+static cmr_status pool_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
+  return cmr_pool_impl_allocate(((cmr_pool_resource *)self)->impl, bytes, alignment, stream, out);
+}
+
+static cmr_status pool_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
+  return cmr_pool_impl_deallocate(((cmr_pool_resource *)self)->impl, ptr, bytes, alignment, stream);
+}
+
+static bool pool_is_equal(const void *self, cmr_resource_ref other) {
+  /* Only the resource itself, which cmr_ref_equal has already compared. */
+  (void)self;
+  (void)other;
+  return false;
+}
+
+static unsigned pool_properties(const void *self) {
+  return cmr_ref_properties_of(((const cmr_pool_resource *)self)->upstream);
+}
+
+static const cmr_resource_ops pool_ops = {
+    .flags = CMR_OPS_FLAG_COUNTED,
+    .type_name = "pool",
+    .allocate = pool_allocate,
+    .deallocate = pool_deallocate,
+    .allocate_sync = NULL,
+    .deallocate_sync = NULL,
+    .is_equal = pool_is_equal,
+    .properties = pool_properties,
+    .retain = cmr_object_retain_self,
+    .release = cmr_object_release_self,
+};
+
+cmr_status cmr_pool_resource_create(cmr_resource_ref upstream, size_t initial_pool_size, size_t maximum_pool_size, cmr_pool_resource **out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_pool_resource_create: out is NULL");
+  *out = NULL;
+  cmr_status status;
+  status = cmr_ref_check(upstream, "cmr_pool_resource_create: upstream");
+  if (status != CMR_SUCCESS) return status;
+  if (initial_pool_size == CMR_SIZE_DEFAULT) {
+    status = cmr_default_half_of_free_device_memory(&initial_pool_size);
+    if (status != CMR_SUCCESS) return cmr_error_context(status, "cmr_pool_resource_create: default initial_pool_size");
+  } else {
+  if (initial_pool_size % 256 != 0) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: initial_pool_size %zu is not a multiple of 256", initial_pool_size);
+  }
+  }
+  if (maximum_pool_size == CMR_SIZE_DEFAULT) {
+    maximum_pool_size = SIZE_MAX;
+  } else {
+  if (maximum_pool_size == 0) return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_pool_size must not be 0");
+  if (maximum_pool_size % 256 != 0) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_pool_size %zu is not a multiple of 256", maximum_pool_size);
+  }
+  }
+  if (!(initial_pool_size <= maximum_pool_size)) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: initial_pool_size %zu is larger than maximum_pool_size %zu", initial_pool_size, maximum_pool_size);
+  }
+  cmr_pool_resource *handle = calloc(1, sizeof *handle);
+  if (handle == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_pool_resource_create: no host memory for the handle");
+  cmr_status made = cmr_pool_impl_create(upstream, initial_pool_size, maximum_pool_size, &handle->impl);
+  if (made != CMR_SUCCESS) {
+    free(handle);
+    return cmr_error_context(made, "cmr_pool_resource_create");
+  }
+  cmr_object_init(&handle->object, pool_finalize);
+  cmr_ref_hold(upstream);
+  handle->upstream = upstream;
+  *out = handle;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_pool_resource_destroy(cmr_pool_resource *handle) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_pool_resource_destroy");
+  if (status != CMR_SUCCESS) return status;
+  cmr_object_release(&handle->object);
+  return CMR_SUCCESS;
+}
+
+cmr_resource_ref cmr_pool_resource_ref(cmr_pool_resource *handle) {
+  cmr_resource_ref ref = {handle, handle != NULL ? &pool_ops : NULL};
+  return ref;
+}
+
+cmr_status cmr_pool_resource_from_ref(cmr_resource_ref ref, cmr_pool_resource **out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_pool_resource_from_ref: out is NULL");
+  *out = NULL;
+  cmr_status status = cmr_ref_check(ref, "cmr_pool_resource_from_ref");
+  if (status != CMR_SUCCESS) return status;
+  if (ref.ops != &pool_ops) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_from_ref: the ref is a \"%s\" resource, not \"pool\"",
+                     ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
+  }
+  *out = ref.self;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_pool_resource_pool_size(cmr_pool_resource *handle, size_t *out) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_pool_resource_pool_size");
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_pool_resource_pool_size: out is NULL");
+  return cmr_pool_impl_pool_size(handle->impl, out);
+}
+
+cmr_status cmr_pool_resource_free_size(cmr_pool_resource *handle, size_t *out) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_pool_resource_free_size");
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_pool_resource_free_size: out is NULL");
+  return cmr_pool_impl_free_size(handle->impl, out);
+}
+
 /* ==== system ==== */
 
 struct cmr_system_resource {

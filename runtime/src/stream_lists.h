@@ -60,7 +60,8 @@ cmr_status cmr_stream_lists_reclaim(cmr_stream_lists *lists, cmr_stream stream);
 
 /* Removes every free block that is a whole unit (size == span) from every
  * list, once the host has waited for the work ordered before its free, and
- * passes each to `release`, which then owns the record. */
+ * passes each to `release`, which then owns the record. `release` runs
+ * with a list's lock held: it must not call into `lists`. */
 cmr_status cmr_stream_lists_release_units(cmr_stream_lists *lists,
                                           void (*release)(cmr_block *block, void *arg), void *arg);
 

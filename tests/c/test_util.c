@@ -70,12 +70,16 @@ static cmr_status foreign_allocate(void *self, size_t bytes, size_t alignment, c
     *out = NULL;
     return CMR_SUCCESS;
   }
+  if (foreign->limit != 0 && bytes > foreign->limit - foreign->outstanding) {
+    return CMR_ERROR_OUT_OF_MEMORY;
+  }
   size_t rounded = (bytes + foreign->misalign + alignment - 1) / alignment * alignment;
   char *base = aligned_alloc(alignment, rounded);
   if (base == NULL) {
     return CMR_ERROR_OUT_OF_MEMORY;
   }
   *out = base + foreign->misalign;
+  foreign->outstanding += bytes;
   return CMR_SUCCESS;
 }
 
@@ -87,6 +91,7 @@ static cmr_status foreign_deallocate(void *self, void *ptr, size_t bytes, size_t
   foreign->last_alignment = alignment;
   foreign->last_stream = stream;
   foreign->last_freed = ptr;
+  foreign->outstanding -= bytes;
   free((char *)ptr - foreign->misalign);
   return CMR_SUCCESS;
 }

@@ -53,7 +53,9 @@ typedef struct test_foreign {
   cmr_status fail_with;     /* allocate fails with this, silently, unless CMR_SUCCESS */
   bool return_null;         /* allocate "succeeds" with NULL */
   unsigned properties;
+  size_t limit;             /* when nonzero, allocate fails with OUT_OF_MEMORY past this many outstanding bytes */
   /* what the runtime did */
+  size_t outstanding;       /* bytes allocated and not yet freed */
   int allocations;
   int deallocations;
   int sync_allocations;     /* through allocate_sync / deallocate_sync */

@@ -222,6 +222,35 @@ CMR_API cmr_resource_ref cmr_pinned_host_resource_ref(cmr_pinned_host_resource *
 /* The handle behind a ref to a pinned_host resource (not a new share). */
 CMR_API cmr_status cmr_pinned_host_resource_from_ref(cmr_resource_ref ref, cmr_pinned_host_resource **out);
 
+/* ==== pool (suballocator; cuda and host builds) ====
+ * A coalescing best-fit suballocator over memory it takes from its upstream in
+ * chunks, stream-ordered: memory freed on a stream is reusable on that stream at
+ * once, and on another stream once that stream has waited (on an event) for the
+ * work ordered before the free. Free blocks are indexed by size and address, so
+ * finding one costs O(log n) in the number of free blocks. The pool grows by at
+ * least the request, doubling its size, retries smaller on upstream failure and
+ * never passes maximum_pool_size; every chunk goes back to the upstream when the
+ * pool is destroyed. Any power-of-two alignment is honoured.
+ */
+typedef struct cmr_pool_resource cmr_pool_resource;
+
+/* Parameters:
+ *   upstream: Where the pool takes its chunks from.
+ *   initial_pool_size: Bytes taken from the upstream at creation (0 takes nothing until the first allocation). Default: half of the current device's free memory, rounded down to 256 bytes (pass CMR_SIZE_DEFAULT).
+ *   maximum_pool_size: Most bytes the pool takes from the upstream in all. Default: no limit (SIZE_MAX) (pass CMR_SIZE_DEFAULT).
+ */
+CMR_API cmr_status cmr_pool_resource_create(cmr_resource_ref upstream, size_t initial_pool_size, size_t maximum_pool_size, cmr_pool_resource **out);
+/* Drops the caller's share; the resource goes when its last holder lets go. */
+CMR_API cmr_status cmr_pool_resource_destroy(cmr_pool_resource *handle);
+/* A non-owning ref to the resource (a zeroed ref for NULL). */
+CMR_API cmr_resource_ref cmr_pool_resource_ref(cmr_pool_resource *handle);
+/* The handle behind a ref to a pool resource (not a new share). */
+CMR_API cmr_status cmr_pool_resource_from_ref(cmr_resource_ref ref, cmr_pool_resource **out);
+/* Bytes taken from the upstream, handed out or free. */
+CMR_API cmr_status cmr_pool_resource_pool_size(cmr_pool_resource *handle, size_t *out);
+/* Bytes taken from the upstream and not handed out. */
+CMR_API cmr_status cmr_pool_resource_free_size(cmr_pool_resource *handle, size_t *out);
+
 /* ==== system (leaf; cuda and host builds) ====
  * Host memory from the C library's aligned allocator. It is device accessible
  * where the device can reach pageable memory (HMM or ATS, as RMM's system

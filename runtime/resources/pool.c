@@ -1,0 +1,125 @@
+/* pool: coalescing best fit over upstream chunks, in stream-ordered free
+ * lists (runtime/src/stream_lists.h). An allocation looks in its stream's
+ * list, then in other streams' lists, then grows the pool; when the upstream
+ * is exhausted it gathers every stream's free memory into its own list, where
+ * it coalesces, and looks once more. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "block_map.h"
+#include "chunks.h"
+#include "impl.h"
+#include "stream_lists.h"
+
+struct cmr_pool_impl {
+  cmr_chunks chunks;
+  cmr_stream_lists *free_lists;
+  cmr_block_map *handed_out;
+};
+
+static size_t cmr_round_up_256(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+/* Takes a chunk of at least `least` bytes on `stream` and frees it there.
+ * The pool doubles (a chunk as large as what it holds) unless that is less
+ * than asked for. */
+static cmr_status cmr_pool_grow(cmr_pool_impl *impl, size_t least, cmr_stream stream) {
+  size_t held = cmr_chunks_bytes(&impl->chunks);
+  cmr_chunk chunk;
+  cmr_status status = cmr_chunks_grow(&impl->chunks, least, held > least ? held : least, stream, &chunk);
+  if (status != CMR_SUCCESS) return status;
+  cmr_block *block = NULL;
+  status = cmr_block_new(chunk.address, chunk.size, chunk.size, &block);
+  /* The chunk is recorded: without a block for it, it waits for destroy. */
+  if (status == CMR_SUCCESS) status = cmr_stream_lists_give(impl->free_lists, stream, block);
+  if (status != CMR_SUCCESS && block != NULL) cmr_block_delete(block);
+  return status;
+}
+
+cmr_status cmr_pool_impl_create(cmr_resource_ref upstream, size_t initial_pool_size, size_t maximum_pool_size,
+                                cmr_pool_impl **out) {
+  cmr_pool_impl *impl = calloc(1, sizeof *impl);
+  if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "pool: no host memory for the resource");
+  cmr_chunks_init(&impl->chunks, "pool", upstream, maximum_pool_size);
+  cmr_status status = cmr_stream_lists_create("pool", CMR_FIT_BEST, CMR_KEY_PER_STREAM, &impl->free_lists);
+  if (status == CMR_SUCCESS) status = cmr_block_map_create(&impl->handed_out);
+  if (status == CMR_SUCCESS && initial_pool_size > 0) {
+    status = cmr_pool_grow(impl, initial_pool_size, CMR_DEFAULT_STREAM);
+    if (status != CMR_SUCCESS) cmr_error_context(status, "pool: taking initial_pool_size %zu", initial_pool_size);
+  }
+  if (status != CMR_SUCCESS) {
+    cmr_pool_impl_destroy(impl);
+    return status;
+  }
+  *out = impl;
+  return CMR_SUCCESS;
+}
+
+void cmr_pool_impl_destroy(cmr_pool_impl *impl) {
+  if (impl->handed_out != NULL) cmr_block_map_destroy(impl->handed_out);
+  if (impl->free_lists != NULL) cmr_stream_lists_destroy(impl->free_lists);
+  cmr_chunks_release_all(&impl->chunks);
+  free(impl);
+}
+
+/* A block of `size` bytes at `alignment`, growing the pool if no list has
+ * one; *out stays NULL when even the gathered free memory has none. */
+static cmr_status cmr_pool_find(cmr_pool_impl *impl, size_t size, size_t alignment, cmr_stream stream,
+                                cmr_block **out) {
+  cmr_status status = cmr_stream_lists_take(impl->free_lists, stream, size, alignment, out);
+  if (status != CMR_SUCCESS || *out != NULL) return status;
+  size_t needed = cmr_free_blocks_needed(size, alignment);
+  status = needed == SIZE_MAX ? cmr_error(CMR_ERROR_OUT_OF_MEMORY, "pool: %zu bytes at alignment %zu overflow", size,
+                                          alignment)
+                              : cmr_pool_grow(impl, needed, stream);
+  if (status == CMR_SUCCESS) return cmr_stream_lists_take(impl->free_lists, stream, size, alignment, out);
+  if (status != CMR_ERROR_OUT_OF_MEMORY) return status;
+  /* The upstream has no more: coalesce all free memory and look once more. */
+  char reason[256];
+  snprintf(reason, sizeof reason, "%s", cmr_last_error_message());
+  status = cmr_stream_lists_reclaim(impl->free_lists, stream);
+  if (status == CMR_SUCCESS) status = cmr_stream_lists_take(impl->free_lists, stream, size, alignment, out);
+  if (status == CMR_SUCCESS && *out == NULL) {
+    status = cmr_error(CMR_ERROR_OUT_OF_MEMORY, "pool: no free block of %zu bytes at alignment %zu (%s)", size,
+                       alignment, reason);
+  }
+  return status;
+}
+
+cmr_status cmr_pool_impl_allocate(cmr_pool_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
+                                  void **out) {
+  cmr_block *block = NULL;
+  cmr_status status = cmr_pool_find(impl, cmr_round_up_256(bytes), alignment, stream, &block);
+  if (status != CMR_SUCCESS) return status;
+  cmr_block_map_insert(impl->handed_out, block);
+  *out = block->address;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_pool_impl_deallocate(cmr_pool_impl *impl, void *ptr, size_t bytes, size_t alignment,
+                                    cmr_stream stream) {
+  (void)alignment; /* the block knows where it starts */
+  cmr_block *block = cmr_block_map_remove(impl->handed_out, ptr);
+  if (block == NULL) {
+    return cmr_error(CMR_ERROR_UNKNOWN_POINTER, "pool: %p was not allocated by this pool, or is already free", ptr);
+  }
+  if (block->size != cmr_round_up_256(bytes)) {
+    size_t size = block->size;
+    cmr_block_map_insert(impl->handed_out, block);
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "pool: %p was allocated with %zu bytes (rounded), not %zu", ptr,
+                     size, bytes);
+  }
+  cmr_status status = cmr_stream_lists_give(impl->free_lists, stream, block);
+  if (status != CMR_SUCCESS) cmr_block_map_insert(impl->handed_out, block);
+  return status;
+}
+
+cmr_status cmr_pool_impl_pool_size(cmr_pool_impl *impl, size_t *out) {
+  *out = cmr_chunks_bytes(&impl->chunks);
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_pool_impl_free_size(cmr_pool_impl *impl, size_t *out) {
+  size_t blocks = 0, lists = 0;
+  cmr_stream_lists_totals(impl->free_lists, &blocks, out, &lists);
+  return CMR_SUCCESS;
+}

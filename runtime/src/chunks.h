@@ -1,0 +1,41 @@
+/* The memory a suballocator has taken from its upstream, in chunks: growth
+ * within a maximum, with smaller retries when the upstream is short, and
+ * every chunk handed back at the end. Thread-safe. */
+#ifndef CMR_CHUNKS_H
+#define CMR_CHUNKS_H
+
+#include <pthread.h>
+
+#include "internal.h"
+
+typedef struct cmr_chunk {
+  void *address;
+  size_t size;
+} cmr_chunk;
+
+typedef struct cmr_chunks {
+  const char *owner; /* names the resource in messages */
+  cmr_resource_ref upstream;
+  size_t maximum;    /* most bytes in all; SIZE_MAX for no limit */
+  pthread_mutex_t lock;
+  cmr_chunk *items;
+  size_t count;
+  size_t capacity;
+  _Atomic size_t bytes;
+} cmr_chunks;
+
+void cmr_chunks_init(cmr_chunks *chunks, const char *owner, cmr_resource_ref upstream, size_t maximum);
+/* Hands every chunk back to the upstream, once the device has finished the
+ * work queued on them (this is the owner's end). */
+void cmr_chunks_release_all(cmr_chunks *chunks);
+
+/* Takes one chunk on `stream` of `preferred` bytes, or, when the upstream is
+ * out of memory, of halves of it down to `least` (both multiples of 256,
+ * least <= preferred), never passing the maximum. CMR_ERROR_OUT_OF_MEMORY,
+ * with a message saying which limit was hit, when not even `least` fits. */
+cmr_status cmr_chunks_grow(cmr_chunks *chunks, size_t least, size_t preferred, cmr_stream stream, cmr_chunk *out);
+
+/* Bytes taken so far. */
+size_t cmr_chunks_bytes(cmr_chunks *chunks);
+
+#endif /* CMR_CHUNKS_H */

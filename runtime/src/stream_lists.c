@@ -1,0 +1,379 @@
+/* Stream-ordered free lists (see stream_lists.h for the rules).
+ *
+ * Locks: each list has its own; the registry lock guards the array of lists
+ * and is taken before a list's lock, never after, and never while the caller
+ * holds its own list's lock. A thread finds its list through a small
+ * thread-local cache, so the fast path takes the list's lock alone. */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "backend.h"
+#include "stream_lists.h"
+
+typedef struct cmr_stream_list {
+  _Alignas(64) pthread_mutex_t lock;
+  uint64_t key;
+  cmr_free_blocks blocks;
+  cmr_backend_event event; /* made when first recorded */
+  /* Blocks were freed here after the event's last record (or with none):
+   * the event does not cover them and a taker must synchronize the device. */
+  bool unordered;
+} cmr_stream_list;
+
+struct cmr_stream_lists {
+  const char *owner;
+  cmr_fit fit;
+  cmr_stream_keying keying;
+  /* Names this object in thread caches; never reused, unlike its address. */
+  uint64_t serial;
+  pthread_mutex_t registry;
+  cmr_stream_list **lists;
+  size_t capacity;
+  _Atomic size_t count;
+};
+
+/* ---- keys and the thread cache --------------------------------------------------- */
+
+/* Keys of the per-thread default-stream lists have the top bit set, which no
+ * stream id (a small counter) or host token (a user-space address) has. */
+#define CMR_THREAD_KEY_BIT (UINT64_C(1) << 63)
+
+static _Atomic uint64_t cmr_next_serial = 1;
+static _Atomic uint64_t cmr_next_thread_key = 1;
+
+enum { cmr_cache_slots = 8 };
+
+typedef struct cmr_cache_slot {
+  uint64_t serial;
+  uint64_t key;
+  cmr_stream_list *list;
+} cmr_cache_slot;
+
+static _Thread_local cmr_cache_slot cmr_cache[cmr_cache_slots];
+static _Thread_local unsigned cmr_cache_victim;
+static _Thread_local uint64_t cmr_thread_key;
+
+static cmr_status cmr_key_of(const cmr_stream_lists *lists, cmr_stream stream, uint64_t *key) {
+  if (lists->keying == CMR_KEY_DEFAULT_STREAM_PER_THREAD && cmr_backend_stream_is_default(stream)) {
+    if (cmr_thread_key == 0) cmr_thread_key = CMR_THREAD_KEY_BIT | atomic_fetch_add(&cmr_next_thread_key, 1);
+    *key = cmr_thread_key;
+    return CMR_SUCCESS;
+  }
+  cmr_status status = cmr_backend_stream_id(stream, key);
+  return status == CMR_SUCCESS ? status : cmr_error_context(status, "%s", lists->owner);
+}
+
+static cmr_stream_list *cmr_cached_list(const cmr_stream_lists *lists, uint64_t key) {
+  for (unsigned i = 0; i < cmr_cache_slots; ++i) {
+    if (cmr_cache[i].serial == lists->serial && cmr_cache[i].key == key) return cmr_cache[i].list;
+  }
+  return NULL;
+}
+
+static void cmr_cache_list(const cmr_stream_lists *lists, cmr_stream_list *list) {
+  cmr_cache[cmr_cache_victim] = (cmr_cache_slot){lists->serial, list->key, list};
+  cmr_cache_victim = (cmr_cache_victim + 1) % cmr_cache_slots;
+}
+
+/* ---- the registry ---------------------------------------------------------------- */
+
+static cmr_status cmr_list_new(const cmr_stream_lists *lists, uint64_t key, cmr_stream_list **out) {
+  cmr_stream_list *list = aligned_alloc(64, sizeof *list);
+  if (list == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: no host memory for a stream's free list", lists->owner);
+  pthread_mutex_init(&list->lock, NULL);
+  list->key = key;
+  cmr_free_blocks_init(&list->blocks);
+  list->event = NULL;
+  list->unordered = false;
+  *out = list;
+  return CMR_SUCCESS;
+}
+
+static void cmr_list_delete(cmr_stream_list *list) {
+  cmr_free_blocks_clear(&list->blocks);
+  if (list->event != NULL) cmr_backend_event_destroy(list->event);
+  pthread_mutex_destroy(&list->lock);
+  free(list);
+}
+
+/* The list of `key`, made and registered on first use. Registry held. */
+static cmr_status cmr_register(cmr_stream_lists *lists, uint64_t key, cmr_stream_list **out) {
+  size_t count = atomic_load(&lists->count);
+  for (size_t i = 0; i < count; ++i) {
+    if (lists->lists[i]->key == key) {
+      *out = lists->lists[i];
+      return CMR_SUCCESS;
+    }
+  }
+  if (count == lists->capacity) {
+    size_t capacity = lists->capacity ? lists->capacity * 2 : 8;
+    cmr_stream_list **grown = realloc(lists->lists, capacity * sizeof *grown);
+    if (grown == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: no host memory for the stream table", lists->owner);
+    lists->lists = grown;
+    lists->capacity = capacity;
+  }
+  cmr_status status = cmr_list_new(lists, key, out);
+  if (status != CMR_SUCCESS) return status;
+  lists->lists[count] = *out;
+  atomic_store(&lists->count, count + 1);
+  return CMR_SUCCESS;
+}
+
+static cmr_status cmr_list_of(cmr_stream_lists *lists, cmr_stream stream, cmr_stream_list **out) {
+  uint64_t key = 0;
+  cmr_status status = cmr_key_of(lists, stream, &key);
+  if (status != CMR_SUCCESS) return status;
+  *out = cmr_cached_list(lists, key);
+  if (*out != NULL) return CMR_SUCCESS;
+  pthread_mutex_lock(&lists->registry);
+  status = cmr_register(lists, key, out);
+  pthread_mutex_unlock(&lists->registry);
+  if (status == CMR_SUCCESS) cmr_cache_list(lists, *out);
+  return status;
+}
+
+cmr_status cmr_stream_lists_create(const char *owner, cmr_fit fit, cmr_stream_keying keying,
+                                   cmr_stream_lists **out) {
+  cmr_stream_lists *lists = calloc(1, sizeof *lists);
+  if (lists == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: no host memory for the stream lists", owner);
+  lists->owner = owner;
+  lists->fit = fit;
+  lists->keying = keying;
+  lists->serial = atomic_fetch_add(&cmr_next_serial, 1);
+  pthread_mutex_init(&lists->registry, NULL);
+  *out = lists;
+  return CMR_SUCCESS;
+}
+
+void cmr_stream_lists_destroy(cmr_stream_lists *lists) {
+  size_t count = atomic_load(&lists->count);
+  for (size_t i = 0; i < count; ++i) cmr_list_delete(lists->lists[i]);
+  free(lists->lists);
+  pthread_mutex_destroy(&lists->registry);
+  free(lists);
+}
+
+/* ---- ordering ---------------------------------------------------------------------- */
+
+/* After blocks entered `list` on `stream`: record the list's event there so
+ * a later taker can wait for them, unless the list is alone (then nobody
+ * else can take them until a second list exists, and that taker then
+ * synchronizes instead). A failed event call degrades to the same. */
+static void cmr_order_after_free(cmr_stream_lists *lists, cmr_stream_list *list, cmr_stream stream) {
+  if (atomic_load_explicit(&lists->count, memory_order_relaxed) < 2) {
+    list->unordered = true;
+    return;
+  }
+  if (list->event == NULL && cmr_backend_event_create(&list->event) != CMR_SUCCESS) {
+    list->event = NULL;
+    list->unordered = true;
+    return;
+  }
+  list->unordered = cmr_backend_event_record(list->event, stream) != CMR_SUCCESS;
+}
+
+/* Before `stream` uses blocks taken from `list` (whose lock is held): make
+ * it wait for the work ordered before their frees. */
+static cmr_status cmr_order_before_taking(const cmr_stream_lists *lists, const cmr_stream_list *list,
+                                          cmr_stream stream) {
+  cmr_status status = CMR_SUCCESS;
+  if (list->unordered) {
+    status = cmr_backend_device_synchronize();
+  } else if (list->event != NULL) {
+    status = cmr_backend_stream_wait_event(stream, list->event);
+  }
+  return status == CMR_SUCCESS ? status
+                               : cmr_error_context(status, "%s: ordering memory freed on another stream", lists->owner);
+}
+
+/* The same, on the host: block until that work is done. */
+static cmr_status cmr_order_before_release(const cmr_stream_lists *lists, const cmr_stream_list *list) {
+  cmr_status status = CMR_SUCCESS;
+  if (list->unordered) {
+    status = cmr_backend_device_synchronize();
+  } else if (list->event != NULL) {
+    status = cmr_backend_event_synchronize(list->event);
+  }
+  return status == CMR_SUCCESS ? status
+                               : cmr_error_context(status, "%s: waiting for work on freed memory", lists->owner);
+}
+
+/* ---- giving and taking ------------------------------------------------------------- */
+
+cmr_status cmr_stream_lists_give(cmr_stream_lists *lists, cmr_stream stream, cmr_block *block) {
+  cmr_stream_list *list = NULL;
+  cmr_status status = cmr_list_of(lists, stream, &list);
+  if (status != CMR_SUCCESS) return status;
+  pthread_mutex_lock(&list->lock);
+  cmr_free_blocks_insert(&list->blocks, block);
+  cmr_order_after_free(lists, list, stream);
+  pthread_mutex_unlock(&list->lock);
+  return CMR_SUCCESS;
+}
+
+static cmr_block *cmr_fit_in(const cmr_stream_lists *lists, const cmr_free_blocks *blocks, size_t needed) {
+  return lists->fit == CMR_FIT_BEST ? cmr_free_blocks_best_fit(blocks, needed)
+                                    : cmr_free_blocks_first_fit(blocks, needed);
+}
+
+/* Takes from `list` if it has a fit; *out stays NULL otherwise. */
+static cmr_status cmr_take_from_own(cmr_stream_lists *lists, cmr_stream_list *list, size_t size, size_t alignment,
+                                    cmr_block **out) {
+  size_t needed = cmr_free_blocks_needed(size, alignment);
+  pthread_mutex_lock(&list->lock);
+  cmr_block *fit = cmr_fit_in(lists, &list->blocks, needed);
+  cmr_status status = fit == NULL ? CMR_SUCCESS : cmr_free_blocks_take(&list->blocks, fit, size, alignment, out);
+  pthread_mutex_unlock(&list->lock);
+  return status;
+}
+
+/* Moves all of `from`'s blocks into `into` (kept by the caller) after
+ * `stream` is ordered after them. `from`'s lock is held. */
+static cmr_status cmr_detach(const cmr_stream_lists *lists, cmr_stream_list *from, cmr_stream stream,
+                             cmr_free_blocks *into) {
+  cmr_status status = cmr_order_before_taking(lists, from, stream);
+  if (status != CMR_SUCCESS) return status;
+  cmr_free_blocks_absorb(into, &from->blocks);
+  from->unordered = false;
+  return CMR_SUCCESS;
+}
+
+/* Detaches the blocks of the first other list that has a fit for `needed`
+ * (or, with needed == 0, of every other list) into `into`. */
+static cmr_status cmr_steal(cmr_stream_lists *lists, const cmr_stream_list *own, cmr_stream stream, size_t needed,
+                            cmr_free_blocks *into) {
+  cmr_status status = CMR_SUCCESS;
+  pthread_mutex_lock(&lists->registry);
+  size_t count = atomic_load(&lists->count);
+  for (size_t i = 0; i < count && status == CMR_SUCCESS; ++i) {
+    cmr_stream_list *other = lists->lists[i];
+    if (other == own) continue;
+    pthread_mutex_lock(&other->lock);
+    bool wanted = needed == 0 ? other->blocks.count > 0 : cmr_fit_in(lists, &other->blocks, needed) != NULL;
+    if (wanted) status = cmr_detach(lists, other, stream, into);
+    pthread_mutex_unlock(&other->lock);
+    if (wanted && needed != 0) break;
+  }
+  pthread_mutex_unlock(&lists->registry);
+  return status;
+}
+
+/* Merges detached blocks into `own`, whose event then covers their work. */
+static void cmr_adopt(cmr_stream_lists *lists, cmr_stream_list *own, cmr_stream stream, cmr_free_blocks *blocks) {
+  pthread_mutex_lock(&own->lock);
+  cmr_free_blocks_absorb(&own->blocks, blocks);
+  cmr_order_after_free(lists, own, stream);
+  pthread_mutex_unlock(&own->lock);
+}
+
+cmr_status cmr_stream_lists_take(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment,
+                                 cmr_block **out) {
+  *out = NULL;
+  size_t needed = cmr_free_blocks_needed(size, alignment);
+  if (needed == SIZE_MAX) return CMR_SUCCESS;
+  cmr_stream_list *own = NULL;
+  cmr_status status = cmr_list_of(lists, stream, &own);
+  if (status == CMR_SUCCESS) status = cmr_take_from_own(lists, own, size, alignment, out);
+  /* Another thread on the same stream may take what was stolen before this
+   * one gets to it; then look again, while some list still has a fit. */
+  while (status == CMR_SUCCESS && *out == NULL) {
+    cmr_free_blocks stolen;
+    cmr_free_blocks_init(&stolen);
+    status = cmr_steal(lists, own, stream, needed, &stolen);
+    if (stolen.count == 0) break;
+    cmr_adopt(lists, own, stream, &stolen);
+    if (status == CMR_SUCCESS) status = cmr_take_from_own(lists, own, size, alignment, out);
+  }
+  return status;
+}
+
+cmr_status cmr_stream_lists_reclaim(cmr_stream_lists *lists, cmr_stream stream) {
+  cmr_stream_list *own = NULL;
+  cmr_status status = cmr_list_of(lists, stream, &own);
+  if (status != CMR_SUCCESS) return status;
+  cmr_free_blocks stolen;
+  cmr_free_blocks_init(&stolen);
+  status = cmr_steal(lists, own, stream, 0, &stolen);
+  cmr_adopt(lists, own, stream, &stolen);
+  return status;
+}
+
+/* Passes `list`'s whole units to `release` once the host has waited for
+ * them; keeps the rest. The list's lock is held. */
+static cmr_status cmr_release_units_of(const cmr_stream_lists *lists, cmr_stream_list *list,
+                                       void (*release)(cmr_block *block, void *arg), void *arg) {
+  cmr_free_blocks all;
+  cmr_free_blocks_init(&all);
+  cmr_free_blocks_absorb(&all, &list->blocks);
+  bool waited = false;
+  cmr_status status = CMR_SUCCESS;
+  for (cmr_block *block; (block = cmr_free_blocks_pop(&all)) != NULL;) {
+    bool whole = block->span == block->size && status == CMR_SUCCESS;
+    if (whole && !waited) {
+      status = cmr_order_before_release(lists, list);
+      waited = true;
+      whole = status == CMR_SUCCESS;
+    }
+    if (whole) {
+      release(block, arg);
+    } else {
+      cmr_free_blocks_insert(&list->blocks, block);
+    }
+  }
+  return status;
+}
+
+cmr_status cmr_stream_lists_release_units(cmr_stream_lists *lists, void (*release)(cmr_block *block, void *arg),
+                                          void *arg) {
+  cmr_status status = CMR_SUCCESS;
+  pthread_mutex_lock(&lists->registry);
+  size_t count = atomic_load(&lists->count);
+  for (size_t i = 0; i < count && status == CMR_SUCCESS; ++i) {
+    pthread_mutex_lock(&lists->lists[i]->lock);
+    status = cmr_release_units_of(lists, lists->lists[i], release, arg);
+    pthread_mutex_unlock(&lists->lists[i]->lock);
+  }
+  pthread_mutex_unlock(&lists->registry);
+  return status;
+}
+
+/* ---- reports --------------------------------------------------------------------- */
+
+void cmr_stream_lists_totals(cmr_stream_lists *lists, size_t *blocks, size_t *bytes, size_t *list_count) {
+  *blocks = 0;
+  *bytes = 0;
+  pthread_mutex_lock(&lists->registry);
+  *list_count = atomic_load(&lists->count);
+  for (size_t i = 0; i < *list_count; ++i) {
+    pthread_mutex_lock(&lists->lists[i]->lock);
+    *blocks += lists->lists[i]->blocks.count;
+    *bytes += lists->lists[i]->blocks.bytes;
+    pthread_mutex_unlock(&lists->lists[i]->lock);
+  }
+  pthread_mutex_unlock(&lists->registry);
+}
+
+typedef struct cmr_keyed_visit {
+  uint64_t key;
+  void (*visit)(uint64_t key, const cmr_block *block, void *arg);
+  void *arg;
+} cmr_keyed_visit;
+
+static void cmr_visit_keyed(const cmr_block *block, void *arg) {
+  cmr_keyed_visit *keyed = arg;
+  keyed->visit(keyed->key, block, keyed->arg);
+}
+
+void cmr_stream_lists_each(cmr_stream_lists *lists, void (*visit)(uint64_t key, const cmr_block *block, void *arg),
+                           void *arg) {
+  pthread_mutex_lock(&lists->registry);
+  size_t count = atomic_load(&lists->count);
+  for (size_t i = 0; i < count; ++i) {
+    cmr_stream_list *list = lists->lists[i];
+    cmr_keyed_visit keyed = {list->key, visit, arg};
+    pthread_mutex_lock(&list->lock);
+    cmr_free_blocks_each(&list->blocks, cmr_visit_keyed, &keyed);
+    pthread_mutex_unlock(&list->lock);
+  }
+  pthread_mutex_unlock(&lists->registry);
+}

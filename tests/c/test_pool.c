@@ -1,0 +1,392 @@
+/* The pool's algorithm on the host build: coalescing, best fit, growth and
+ * its limits, the stream-ordered paths (counted by the host backend), bad
+ * frees, alignment, and full coalescing after many blocks. The upstream is
+ * the tests' foreign resource, which counts what it hands out. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "backend.h"
+#include "test_util.h"
+
+enum { KiB = 1024, MiB = 1024 * 1024 };
+
+static test_foreign upstream;
+static cmr_pool_resource *pool;
+static cmr_resource_ref ref;
+
+static void make_pool(size_t initial, size_t maximum) {
+  ck_assert_ok(cmr_pool_resource_create(test_foreign_ref(&upstream, &test_foreign_ops), initial, maximum, &pool));
+  ref = cmr_pool_resource_ref(pool);
+}
+
+static void setup(void) { upstream = (test_foreign){.properties = CMR_PROPERTY_HOST_ACCESSIBLE}; }
+
+static size_t pool_size(void);
+
+static void destroy_pool_and_check_upstream(void) {
+  size_t held = pool_size();
+  ck_assert_ok(cmr_pool_resource_destroy(pool));
+  ck_assert_uint_eq(upstream.outstanding, 0); /* every chunk went back */
+  ck_assert(held == 0 || upstream.deallocations > 0);
+}
+
+static void *take(size_t bytes, cmr_stream stream) {
+  void *ptr = NULL;
+  ck_assert_ok(cmr_allocate(ref, bytes, stream, &ptr));
+  return ptr;
+}
+
+static void give(void *ptr, size_t bytes, cmr_stream stream) { ck_assert_ok(cmr_deallocate(ref, ptr, bytes, stream)); }
+
+static size_t pool_size(void) {
+  size_t size = 0;
+  ck_assert_ok(cmr_pool_resource_pool_size(pool, &size));
+  return size;
+}
+
+static size_t free_size(void) {
+  size_t size = 0;
+  ck_assert_ok(cmr_pool_resource_free_size(pool, &size));
+  return size;
+}
+
+static cmr_backend_host_counts counts(void) {
+  cmr_backend_host_counts now;
+  cmr_backend_host_counts_read(&now);
+  return now;
+}
+
+START_TEST(bad_arguments) {
+  cmr_resource_ref up = test_foreign_ref(&upstream, &test_foreign_ops);
+  cmr_pool_resource *bad = NULL;
+  ck_assert_status(cmr_pool_resource_create(up, 2 * MiB, 1 * MiB, &bad), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("initial_pool_size 2097152 is larger than maximum_pool_size 1048576");
+  ck_assert_status(cmr_pool_resource_create(up, 1000, CMR_SIZE_DEFAULT, &bad), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("initial_pool_size");
+  ck_assert_status(cmr_pool_resource_create(up, 0, 0, &bad), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("maximum_pool_size");
+  ck_assert_status(cmr_pool_resource_create(up, 0, 1 * MiB + 1, &bad), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_status(cmr_pool_resource_create((cmr_resource_ref){0}, 0, CMR_SIZE_DEFAULT, &bad), CMR_ERROR_INVALID_REF);
+  ck_assert_status(cmr_pool_resource_create(up, 0, CMR_SIZE_DEFAULT, NULL), CMR_ERROR_NULL_POINTER);
+  ck_assert_ptr_null(bad);
+  ck_assert_int_eq(upstream.allocations, 0);
+}
+END_TEST
+
+START_TEST(initial_pool_size_taken_at_creation) {
+  make_pool(1 * MiB, CMR_SIZE_DEFAULT);
+  ck_assert_int_eq(upstream.allocations, 1);
+  ck_assert_uint_eq(upstream.outstanding, 1 * MiB);
+  ck_assert_uint_eq(pool_size(), 1 * MiB);
+  ck_assert_uint_eq(free_size(), 1 * MiB);
+  void *ptr = take(1000, CMR_DEFAULT_STREAM);
+  ck_assert_int_eq(upstream.allocations, 1); /* served from the chunk */
+  ck_assert_uint_eq(free_size(), 1 * MiB - 1024);
+  give(ptr, 1000, CMR_DEFAULT_STREAM);
+  ck_assert_uint_eq(free_size(), 1 * MiB);
+  destroy_pool_and_check_upstream();
+}
+END_TEST
+
+START_TEST(upstream_failure_at_creation_is_reported) {
+  upstream.limit = 512 * KiB;
+  cmr_pool_resource *bad = NULL;
+  ck_assert_status(cmr_pool_resource_create(test_foreign_ref(&upstream, &test_foreign_ops), 1 * MiB,
+                                            CMR_SIZE_DEFAULT, &bad),
+                   CMR_ERROR_OUT_OF_MEMORY);
+  ck_assert_message_has("initial_pool_size 1048576");
+  ck_assert_uint_eq(upstream.outstanding, 0);
+}
+END_TEST
+
+START_TEST(neighbours_coalesce) {
+  make_pool(1 * MiB, CMR_SIZE_DEFAULT);
+  char *a = take(1 * KiB, CMR_DEFAULT_STREAM);
+  char *b = take(1 * KiB, CMR_DEFAULT_STREAM);
+  char *c = take(1 * KiB, CMR_DEFAULT_STREAM);
+  ck_assert_ptr_eq(b, a + 1 * KiB);
+  ck_assert_ptr_eq(c, b + 1 * KiB);
+  /* b merges with a on its left, then with the free rest on its right once c goes. */
+  give(b, 1 * KiB, CMR_DEFAULT_STREAM);
+  give(a, 1 * KiB, CMR_DEFAULT_STREAM);
+  ck_assert_ptr_eq(take(2 * KiB, CMR_DEFAULT_STREAM), a);
+  give(a, 2 * KiB, CMR_DEFAULT_STREAM);
+  give(c, 1 * KiB, CMR_DEFAULT_STREAM);
+  ck_assert_ptr_eq(take(1 * MiB, CMR_DEFAULT_STREAM), a); /* all one block again */
+  give(a, 1 * MiB, CMR_DEFAULT_STREAM);
+  destroy_pool_and_check_upstream();
+}
+END_TEST
+
+START_TEST(best_fit_is_chosen) {
+  make_pool(1 * MiB, CMR_SIZE_DEFAULT);
+  size_t sizes[] = {2 * KiB, 1 * KiB, 3 * KiB, 1536};
+  char *holes[4], *fences[4];
+  for (int i = 0; i < 4; ++i) {
+    holes[i] = take(sizes[i], CMR_DEFAULT_STREAM);
+    fences[i] = take(256, CMR_DEFAULT_STREAM);
+  }
+  for (int i = 0; i < 4; ++i) give(holes[i], sizes[i], CMR_DEFAULT_STREAM);
+  /* 1 KiB fits exactly in hole 1; 1.2 KiB best in hole 3 (1.5 KiB); 2 KiB in hole 0. */
+  ck_assert_ptr_eq(take(1 * KiB, CMR_DEFAULT_STREAM), holes[1]);
+  ck_assert_ptr_eq(take(1200, CMR_DEFAULT_STREAM), holes[3]);
+  ck_assert_ptr_eq(take(2 * KiB, CMR_DEFAULT_STREAM), holes[0]);
+  ck_assert_ptr_eq(take(2 * KiB, CMR_DEFAULT_STREAM), holes[2]); /* then the 3 KiB hole */
+  destroy_pool_and_check_upstream();
+  (void)fences;
+}
+END_TEST
+
+START_TEST(growth_doubles_and_covers_the_request) {
+  make_pool(0, CMR_SIZE_DEFAULT);
+  ck_assert_int_eq(upstream.allocations, 0);
+  void *first = take(1000, CMR_DEFAULT_STREAM);
+  ck_assert_int_eq(upstream.allocations, 1);
+  ck_assert_uint_eq(upstream.last_bytes, 1 * KiB); /* the request, as nothing is held */
+  void *big = take(64 * KiB, CMR_DEFAULT_STREAM);
+  ck_assert_uint_eq(upstream.last_bytes, 64 * KiB); /* the request beats doubling */
+  void *small = take(256, CMR_DEFAULT_STREAM);
+  ck_assert_uint_eq(upstream.last_bytes, 65 * KiB); /* doubling: as much as is held */
+  ck_assert_uint_eq(pool_size(), 130 * KiB);
+  give(first, 1000, CMR_DEFAULT_STREAM);
+  give(big, 64 * KiB, CMR_DEFAULT_STREAM);
+  give(small, 256, CMR_DEFAULT_STREAM);
+  ck_assert_uint_eq(free_size(), 130 * KiB);
+  destroy_pool_and_check_upstream();
+}
+END_TEST
+
+START_TEST(growth_retries_smaller_when_the_upstream_is_short) {
+  make_pool(1 * MiB, CMR_SIZE_DEFAULT);
+  upstream.limit = 1 * MiB + 300 * KiB;
+  void *all = take(1 * MiB, CMR_DEFAULT_STREAM);
+  void *more = take(256, CMR_DEFAULT_STREAM); /* 1 MiB and 512 KiB refused, 256 KiB given */
+  ck_assert_uint_eq(upstream.last_bytes, 256 * KiB);
+  ck_assert_uint_eq(pool_size(), 1 * MiB + 256 * KiB);
+  give(all, 1 * MiB, CMR_DEFAULT_STREAM);
+  give(more, 256, CMR_DEFAULT_STREAM);
+  destroy_pool_and_check_upstream();
+}
+END_TEST
+
+START_TEST(maximum_is_never_passed) {
+  make_pool(1 * MiB, 2 * MiB);
+  void *a = take(1 * MiB, CMR_DEFAULT_STREAM);
+  void *b = take(1 * MiB, CMR_DEFAULT_STREAM);
+  ck_assert_uint_eq(pool_size(), 2 * MiB);
+  void *c = (void *)1;
+  ck_assert_status(cmr_allocate(ref, 256, CMR_DEFAULT_STREAM, &c), CMR_ERROR_OUT_OF_MEMORY);
+  ck_assert_message_has("maximum of 2097152");
+  ck_assert_ptr_null(c);
+  ck_assert_uint_eq(pool_size(), 2 * MiB);
+  give(a, 1 * MiB, CMR_DEFAULT_STREAM);
+  c = take(256, CMR_DEFAULT_STREAM); /* usable again once memory is back */
+  give(c, 256, CMR_DEFAULT_STREAM);
+  give(b, 1 * MiB, CMR_DEFAULT_STREAM);
+  destroy_pool_and_check_upstream();
+}
+END_TEST
+
+START_TEST(upstream_exhausted_reports_out_of_memory) {
+  make_pool(0, CMR_SIZE_DEFAULT);
+  upstream.limit = 1 * MiB;
+  void *ptr = (void *)1;
+  ck_assert_status(cmr_allocate(ref, 2 * MiB, CMR_DEFAULT_STREAM, &ptr), CMR_ERROR_OUT_OF_MEMORY);
+  ck_assert_message_has("pool: no free block of 2097152 bytes");
+  ck_assert_ptr_null(ptr);
+  destroy_pool_and_check_upstream();
+}
+END_TEST
+
+START_TEST(same_stream_reuses_at_once) {
+  make_pool(1 * MiB, CMR_SIZE_DEFAULT);
+  cmr_stream a;
+  ck_assert_ok(cmr_stream_create(&a));
+  void *first = take(4 * KiB, a);
+  give(first, 4 * KiB, a);
+  cmr_backend_host_counts before = counts();
+  ck_assert_ptr_eq(take(4 * KiB, a), first);
+  cmr_backend_host_counts after = counts();
+  ck_assert_uint_eq(after.stream_waits, before.stream_waits); /* no waiting on its own stream */
+  ck_assert_uint_eq(after.device_synchronizes, before.device_synchronizes);
+  give(first, 4 * KiB, a);
+  destroy_pool_and_check_upstream();
+  ck_assert_ok(cmr_stream_destroy(a));
+}
+END_TEST
+
+START_TEST(other_stream_waits_on_the_event) {
+  make_pool(0, CMR_SIZE_DEFAULT);
+  cmr_stream a, b;
+  ck_assert_ok(cmr_stream_create(&a));
+  ck_assert_ok(cmr_stream_create(&b));
+  /* Two lists exist once b has one, so frees on a record an event. */
+  give(take(4 * KiB, b), 4 * KiB, b);
+  void *on_a = take(64 * KiB, a); /* nothing fits in b's list: the pool grows */
+  cmr_backend_host_counts before = counts();
+  give(on_a, 64 * KiB, a);
+  cmr_backend_host_counts freed = counts();
+  ck_assert_uint_eq(freed.event_records, before.event_records + 1);
+  ck_assert_ptr_eq(take(64 * KiB, b), on_a); /* b takes a's blocks after waiting */
+  cmr_backend_host_counts taken = counts();
+  ck_assert_uint_eq(taken.stream_waits, freed.stream_waits + 1);
+  ck_assert_uint_eq(taken.device_synchronizes, freed.device_synchronizes);
+  ck_assert_uint_eq(taken.event_records, freed.event_records + 1); /* b's event now covers a's work */
+  ck_assert_int_eq(upstream.allocations, 2);
+  give(on_a, 64 * KiB, b);
+  destroy_pool_and_check_upstream();
+  ck_assert_ok(cmr_stream_destroy(a));
+  ck_assert_ok(cmr_stream_destroy(b));
+}
+END_TEST
+
+START_TEST(lone_stream_frees_are_ordered_by_a_device_synchronize) {
+  make_pool(0, CMR_SIZE_DEFAULT);
+  cmr_stream a, b;
+  ck_assert_ok(cmr_stream_create(&a));
+  ck_assert_ok(cmr_stream_create(&b));
+  cmr_backend_host_counts before = counts();
+  void *ptr = take(4 * KiB, a);
+  give(ptr, 4 * KiB, a); /* a's list is the only one: no event is recorded */
+  cmr_backend_host_counts freed = counts();
+  ck_assert_uint_eq(freed.event_records, before.event_records);
+  ck_assert_ptr_eq(take(4 * KiB, b), ptr);
+  cmr_backend_host_counts taken = counts();
+  ck_assert_uint_eq(taken.device_synchronizes, freed.device_synchronizes + 1);
+  ck_assert_uint_eq(taken.stream_waits, freed.stream_waits);
+  give(ptr, 4 * KiB, b);
+  destroy_pool_and_check_upstream();
+  ck_assert_ok(cmr_stream_destroy(a));
+  ck_assert_ok(cmr_stream_destroy(b));
+}
+END_TEST
+
+START_TEST(exhaustion_gathers_every_stream_free_memory) {
+  make_pool(1 * MiB, 1 * MiB);
+  cmr_stream a, b;
+  ck_assert_ok(cmr_stream_create(&a));
+  ck_assert_ok(cmr_stream_create(&b));
+  char *low = take(512 * KiB, a);
+  char *high = take(512 * KiB, a);
+  ck_assert_ptr_eq(high, low + 512 * KiB);
+  give(low, 512 * KiB, a);
+  give(high, 512 * KiB, b);
+  /* Neither list alone holds 1 MiB and the maximum is reached: the pool
+   * gathers b's half into a's list, where the halves coalesce. */
+  cmr_backend_host_counts before = counts();
+  ck_assert_ptr_eq(take(1 * MiB, a), low);
+  cmr_backend_host_counts after = counts();
+  ck_assert_uint_eq(after.stream_waits, before.stream_waits + 1);
+  ck_assert_int_eq(upstream.allocations, 1);
+  give(low, 1 * MiB, a);
+  destroy_pool_and_check_upstream();
+  ck_assert_ok(cmr_stream_destroy(a));
+  ck_assert_ok(cmr_stream_destroy(b));
+}
+END_TEST
+
+START_TEST(destroyed_stream_memory_stays_usable) {
+  make_pool(1 * MiB, 1 * MiB);
+  cmr_stream a, b;
+  ck_assert_ok(cmr_stream_create(&a));
+  ck_assert_ok(cmr_stream_create(&b));
+  void *all = take(1 * MiB, a);
+  give(all, 1 * MiB, a);
+  ck_assert_ok(cmr_stream_destroy(a));
+  ck_assert_ptr_eq(take(1 * MiB, b), all);
+  give(all, 1 * MiB, b);
+  destroy_pool_and_check_upstream();
+  ck_assert_ok(cmr_stream_destroy(b));
+}
+END_TEST
+
+START_TEST(bad_frees_change_nothing) {
+  make_pool(1 * MiB, CMR_SIZE_DEFAULT);
+  char *ptr = take(1000, CMR_DEFAULT_STREAM);
+  ck_assert_status(cmr_deallocate(ref, ptr + 256, 1000, CMR_DEFAULT_STREAM), CMR_ERROR_UNKNOWN_POINTER);
+  ck_assert_message_has("was not allocated by this pool");
+  int local;
+  ck_assert_status(cmr_deallocate(ref, &local, 4, CMR_DEFAULT_STREAM), CMR_ERROR_UNKNOWN_POINTER);
+  ck_assert_status(cmr_deallocate(ref, ptr, 4000, CMR_DEFAULT_STREAM), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("allocated with 1024 bytes");
+  ck_assert_uint_eq(free_size(), 1 * MiB - 1024);
+  give(ptr, 1000, CMR_DEFAULT_STREAM);
+  ck_assert_status(cmr_deallocate(ref, ptr, 1000, CMR_DEFAULT_STREAM), CMR_ERROR_UNKNOWN_POINTER); /* twice */
+  ck_assert_uint_eq(free_size(), 1 * MiB);
+  destroy_pool_and_check_upstream();
+}
+END_TEST
+
+START_TEST(large_alignments_are_honoured) {
+  make_pool(4 * MiB, CMR_SIZE_DEFAULT);
+  void *small = take(256, CMR_DEFAULT_STREAM); /* so the free rest starts unaligned */
+  for (size_t alignment = 512; alignment <= 1 * MiB; alignment *= 2) {
+    void *ptr = NULL;
+    ck_assert_ok(cmr_allocate_aligned(ref, 3000, alignment, CMR_DEFAULT_STREAM, &ptr));
+    ck_assert_uint_eq((uintptr_t)ptr % alignment, 0);
+    ck_assert_ok(cmr_deallocate_aligned(ref, ptr, 3000, alignment, CMR_DEFAULT_STREAM));
+  }
+  give(small, 256, CMR_DEFAULT_STREAM);
+  ck_assert_uint_eq(free_size(), 4 * MiB); /* every prefix cut off went back and merged */
+  ck_assert_int_eq(upstream.allocations, 1);
+  destroy_pool_and_check_upstream();
+}
+END_TEST
+
+static uint64_t next_random(uint64_t *state) {
+  *state ^= *state << 13;
+  *state ^= *state >> 7;
+  *state ^= *state << 17;
+  return *state;
+}
+
+START_TEST(ten_thousand_blocks_coalesce_back_into_one) {
+  enum { count = 10000 };
+  make_pool(64 * MiB, CMR_SIZE_DEFAULT);
+  static void *blocks[count];
+  static size_t sizes[count];
+  uint64_t rng = 42;
+  for (int i = 0; i < count; ++i) {
+    sizes[i] = 1 + next_random(&rng) % 4096;
+    blocks[i] = take(sizes[i], CMR_DEFAULT_STREAM);
+  }
+  for (int i = count - 1; i > 0; --i) { /* free in shuffled order */
+    int j = (int)(next_random(&rng) % (uint64_t)(i + 1));
+    void *p = blocks[i];
+    size_t s = sizes[i];
+    blocks[i] = blocks[j], sizes[i] = sizes[j];
+    blocks[j] = p, sizes[j] = s;
+  }
+  for (int i = 0; i < count; ++i) give(blocks[i], sizes[i], CMR_DEFAULT_STREAM);
+  ck_assert_uint_eq(free_size(), 64 * MiB);
+  void *all = take(64 * MiB, CMR_DEFAULT_STREAM);
+  ck_assert_int_eq(upstream.allocations, 1);
+  give(all, 64 * MiB, CMR_DEFAULT_STREAM);
+  destroy_pool_and_check_upstream();
+}
+END_TEST
+
+int main(void) {
+  Suite *suite = suite_create("pool");
+  TCase *tc = tcase_create("pool");
+  tcase_add_checked_fixture(tc, setup, NULL);
+  tcase_add_test(tc, bad_arguments);
+  tcase_add_test(tc, initial_pool_size_taken_at_creation);
+  tcase_add_test(tc, upstream_failure_at_creation_is_reported);
+  tcase_add_test(tc, neighbours_coalesce);
+  tcase_add_test(tc, best_fit_is_chosen);
+  tcase_add_test(tc, growth_doubles_and_covers_the_request);
+  tcase_add_test(tc, growth_retries_smaller_when_the_upstream_is_short);
+  tcase_add_test(tc, maximum_is_never_passed);
+  tcase_add_test(tc, upstream_exhausted_reports_out_of_memory);
+  tcase_add_test(tc, same_stream_reuses_at_once);
+  tcase_add_test(tc, other_stream_waits_on_the_event);
+  tcase_add_test(tc, lone_stream_frees_are_ordered_by_a_device_synchronize);
+  tcase_add_test(tc, exhaustion_gathers_every_stream_free_memory);
+  tcase_add_test(tc, destroyed_stream_memory_stays_usable);
+  tcase_add_test(tc, bad_frees_change_nothing);
+  tcase_add_test(tc, large_alignments_are_honoured);
+  tcase_add_test(tc, ten_thousand_blocks_coalesce_back_into_one);
+  suite_add_tcase(suite, tc);
+  return cmr_test_run(suite);
+}

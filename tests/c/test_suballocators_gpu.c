@@ -1,0 +1,113 @@
+/* Stream ordering of the suballocators on a real GPU. Memory freed on stream
+ * A while A's work on it is still pending (A is held back by a host function
+ * that sleeps), then allocated on stream B: B's write must land after A's.
+ * If the suballocator hands the block over without making B wait, B's write
+ * runs first and A's overwrites it, and the check on the bytes fails.
+ *
+ * Two paths: with another stream's list present, A's free records an event
+ * and B waits on it; with A's list alone, A's free records nothing and B's
+ * taking synchronizes the device. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <cuda_runtime_api.h>
+
+#include "test_util.h"
+
+enum { block_bytes = 1 << 20, stall_microseconds = 300 * 1000 };
+
+typedef struct subject {
+  const char *name;
+  cmr_status (*make)(cmr_resource_ref upstream, cmr_resource_ref *out, void **handle);
+  cmr_status (*destroy)(void *handle);
+} subject;
+
+static cmr_status make_pool(cmr_resource_ref upstream, cmr_resource_ref *out, void **handle) {
+  cmr_pool_resource *pool = NULL;
+  cmr_status status = cmr_pool_resource_create(upstream, 0, CMR_SIZE_DEFAULT, &pool);
+  if (status == CMR_SUCCESS) *out = cmr_pool_resource_ref(pool);
+  *handle = pool;
+  return status;
+}
+
+static cmr_status destroy_pool(void *handle) { return cmr_pool_resource_destroy(handle); }
+
+static const subject subjects[] = {
+    {"pool", make_pool, destroy_pool},
+};
+
+static void CUDART_CB stall(void *arg) {
+  (void)arg;
+  struct timespec pause = {0, stall_microseconds * 1000L};
+  nanosleep(&pause, NULL);
+}
+
+#define ck_assert_cuda(call) \
+  do { \
+    cudaError_t error_ = (call); \
+    ck_assert_msg(error_ == cudaSuccess, "%s: %s", #call, cudaGetErrorName(error_)); \
+  } while (0)
+
+static void check_ordering(const subject *s, bool with_event) {
+  cmr_cuda_resource *cuda = NULL;
+  ck_assert_ok(cmr_cuda_resource_create(&cuda));
+  cmr_resource_ref ref;
+  void *handle = NULL;
+  ck_assert_ok(s->make(cmr_cuda_resource_ref(cuda), &ref, &handle));
+  cmr_stream a, b, c;
+  ck_assert_ok(cmr_stream_create(&a));
+  ck_assert_ok(cmr_stream_create(&b));
+  ck_assert_ok(cmr_stream_create(&c));
+  void *held_on_c = NULL;
+  /* A third stream's list, holding nothing free, makes A's free record an event. */
+  if (with_event) ck_assert_ok(cmr_allocate(ref, block_bytes, c, &held_on_c));
+
+  void *on_a = NULL;
+  ck_assert_ok(cmr_allocate(ref, block_bytes, a, &on_a));
+  ck_assert_cuda(cudaLaunchHostFunc(a, stall, NULL));
+  ck_assert_cuda(cudaMemsetAsync(on_a, 0xAA, block_bytes, a));
+  ck_assert_ok(cmr_deallocate(ref, on_a, block_bytes, a));
+
+  void *on_b = NULL;
+  ck_assert_ok(cmr_allocate(ref, block_bytes, b, &on_b));
+  ck_assert_msg(on_b == on_a, "%s: stream b got %p, not the block %p freed on a: nothing to check", s->name, on_b,
+                on_a);
+  ck_assert_cuda(cudaMemsetAsync(on_b, 0xBB, block_bytes, b));
+  ck_assert_cuda(cudaDeviceSynchronize());
+
+  unsigned char *bytes = malloc(block_bytes);
+  ck_assert_ptr_nonnull(bytes);
+  ck_assert_cuda(cudaMemcpy(bytes, on_b, block_bytes, cudaMemcpyDeviceToHost));
+  size_t stale = 0;
+  for (size_t i = 0; i < block_bytes; ++i) stale += bytes[i] != 0xBB;
+  free(bytes);
+  ck_assert_msg(stale == 0, "%s: %zu of %d bytes hold a's write, made after b's: b did not wait for a", s->name,
+                stale, block_bytes);
+
+  ck_assert_ok(cmr_deallocate(ref, on_b, block_bytes, b));
+  if (held_on_c != NULL) ck_assert_ok(cmr_deallocate(ref, held_on_c, block_bytes, c));
+  ck_assert_ok(s->destroy(handle));
+  ck_assert_ok(cmr_cuda_resource_destroy(cuda));
+  ck_assert_ok(cmr_stream_destroy(a));
+  ck_assert_ok(cmr_stream_destroy(b));
+  ck_assert_ok(cmr_stream_destroy(c));
+}
+
+START_TEST(other_stream_waits_on_the_event) { check_ordering(&subjects[_i], true); }
+END_TEST
+
+START_TEST(lone_stream_is_ordered_by_a_device_synchronize) { check_ordering(&subjects[_i], false); }
+END_TEST
+
+int main(void) {
+  cmr_test_require_device();
+  Suite *suite = suite_create("suballocators_gpu");
+  TCase *tc = tcase_create("ordering");
+  tcase_set_timeout(tc, 120);
+  int count = (int)(sizeof subjects / sizeof subjects[0]);
+  tcase_add_loop_test(tc, other_stream_waits_on_the_event, 0, count);
+  tcase_add_loop_test(tc, lone_stream_is_ordered_by_a_device_synchronize, 0, count);
+  suite_add_tcase(suite, tc);
+  return cmr_test_run(suite);
+}
