@@ -1,5 +1,5 @@
 /* fixed_size: blocks of one size, carved from upstream chunks of
- * blocks_per_chunk blocks. Each block is a unit of its own (span ==
+ * blocks_to_preallocate blocks (fewer when the upstream is short). Each block is a unit of its own (span ==
  * block_size), so free blocks never merge and every take is a whole block.
  * Free blocks live in stream-ordered lists (stream_lists.h says when another
  * stream may reuse one); handed-out blocks in a block map, which is how a
@@ -7,49 +7,35 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "backend.h"
 #include "block_map.h"
+#include "chunks.h"
 #include "impl.h"
 #include "sizes.h"
 #include "stream_lists.h"
 
 struct cmr_fixed_size_impl {
-  cmr_resource_ref upstream;
   size_t block_size;
-  size_t blocks_per_chunk;
-  size_t chunk_size;
+  size_t chunk_size; /* block_size * blocks_to_preallocate */
+  cmr_chunks chunks;
   cmr_stream_lists *free_blocks;
   cmr_block_map *handed_out;
-  /* Guards the chunk table and is held while growing, so threads that all
-   * find the lists empty at once add one chunk, not one each. */
+  /* Held while growing, so threads that all find the lists empty at once
+   * add one chunk, not one each. */
   pthread_mutex_t growth;
-  void **chunks;
-  size_t chunk_count;
-  size_t chunk_capacity;
 };
 
-/* Room in the chunk table for one more, before asking the upstream, so that
- * a chunk once obtained is always recorded. */
-static cmr_status cmr_fixed_size_reserve_chunk_slot(cmr_fixed_size_impl *impl) {
-  if (impl->chunk_count < impl->chunk_capacity) return CMR_SUCCESS;
-  size_t capacity = impl->chunk_capacity == 0 ? 8 : impl->chunk_capacity * 2;
-  void **chunks = realloc(impl->chunks, capacity * sizeof *chunks);
-  if (chunks == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "fixed_size: no host memory for the chunk table");
-  impl->chunks = chunks;
-  impl->chunk_capacity = capacity;
-  return CMR_SUCCESS;
-}
-
-static cmr_status cmr_fixed_size_new_block(cmr_fixed_size_impl *impl, char *chunk, size_t index, cmr_block **out) {
-  char *address = chunk + index * impl->block_size;
+static cmr_status cmr_fixed_size_new_block(const cmr_fixed_size_impl *impl, const cmr_chunk *chunk, size_t index,
+                                           cmr_block **out) {
+  char *address = (char *)chunk->address + index * impl->block_size;
   return cmr_block_new(address, impl->block_size, impl->block_size, out);
 }
 
-/* Gives blocks [first, blocks_per_chunk) of `chunk` to `stream`'s list.
- * Should the host have no memory for a record, the rest of the chunk stays
- * unused until destroy: the resource is smaller, never wrong. */
-static void cmr_fixed_size_give_blocks(cmr_fixed_size_impl *impl, char *chunk, size_t first, cmr_stream stream) {
-  for (size_t i = first; i < impl->blocks_per_chunk; ++i) {
+/* Gives blocks [first, end) of `chunk` to `stream`'s list. Should the host
+ * have no memory for a record, the rest of the chunk stays unused until
+ * destroy: the resource is smaller, never wrong. */
+static void cmr_fixed_size_give_blocks(cmr_fixed_size_impl *impl, const cmr_chunk *chunk, size_t first, size_t end,
+                                       cmr_stream stream) {
+  for (size_t i = first; i < end; ++i) {
     cmr_block *block;
     if (cmr_fixed_size_new_block(impl, chunk, i, &block) != CMR_SUCCESS) return;
     if (cmr_stream_lists_give(impl->free_blocks, stream, block) != CMR_SUCCESS) {
@@ -59,27 +45,21 @@ static void cmr_fixed_size_give_blocks(cmr_fixed_size_impl *impl, char *chunk, s
   }
 }
 
-/* A new chunk from the upstream, ordered on `stream`. With `kept` set, its
- * first block is the caller's and the others go to the stream's list; with
- * `kept` NULL (preallocation) all of them do. Caller holds `growth`. */
+/* A new chunk from the upstream, ordered on `stream`: blocks_to_preallocate
+ * blocks, or fewer (down to one) when the upstream is short. With `kept`
+ * set, its first block is the caller's and the others go to the stream's
+ * list; with `kept` NULL (preallocation) all of them do. */
 static cmr_status cmr_fixed_size_add_chunk(cmr_fixed_size_impl *impl, cmr_stream stream, cmr_block **kept) {
-  cmr_status status = cmr_fixed_size_reserve_chunk_slot(impl);
+  cmr_chunk chunk;
+  cmr_status status = cmr_chunks_grow(&impl->chunks, impl->block_size, impl->chunk_size, stream, &chunk);
   if (status != CMR_SUCCESS) return status;
-  void *chunk;
-  status = cmr_allocate(impl->upstream, impl->chunk_size, stream, &chunk);
-  if (status != CMR_SUCCESS) {
-    return cmr_error_context(status, "fixed_size: a chunk of %zu blocks of %zu bytes from the upstream",
-                             impl->blocks_per_chunk, impl->block_size);
-  }
+  size_t first = 0;
   if (kept != NULL) {
-    status = cmr_fixed_size_new_block(impl, chunk, 0, kept);
-    if (status != CMR_SUCCESS) {
-      cmr_deallocate(impl->upstream, chunk, impl->chunk_size, stream);
-      return status;
-    }
+    status = cmr_fixed_size_new_block(impl, &chunk, 0, kept);
+    if (status != CMR_SUCCESS) return status; /* the chunk is recorded: it waits for destroy */
+    first = 1;
   }
-  impl->chunks[impl->chunk_count++] = chunk;
-  cmr_fixed_size_give_blocks(impl, chunk, kept != NULL ? 1 : 0, stream);
+  cmr_fixed_size_give_blocks(impl, &chunk, first, chunk.size / impl->block_size, stream);
   return CMR_SUCCESS;
 }
 
@@ -106,11 +86,13 @@ static cmr_status cmr_fixed_size_check_sizes(size_t block_size, size_t blocks_to
   return CMR_SUCCESS;
 }
 
-static void cmr_fixed_size_free_tables(cmr_fixed_size_impl *impl) {
+void cmr_fixed_size_impl_destroy(cmr_fixed_size_impl *impl) {
+  /* Blocks still handed out go back with their chunks: their owner can no
+   * longer free them. The chunks go once the device is idle (chunks.h). */
   if (impl->handed_out != NULL) cmr_block_map_destroy(impl->handed_out);
   if (impl->free_blocks != NULL) cmr_stream_lists_destroy(impl->free_blocks);
+  cmr_chunks_release_all(&impl->chunks);
   pthread_mutex_destroy(&impl->growth);
-  free(impl->chunks);
   free(impl);
 }
 
@@ -119,40 +101,21 @@ cmr_status cmr_fixed_size_impl_create(cmr_resource_ref upstream, size_t block_si
   size_t rounded;
   cmr_status status = cmr_fixed_size_check_sizes(block_size, blocks_to_preallocate, &rounded);
   if (status != CMR_SUCCESS) return status;
-  cmr_fixed_size_impl *impl = malloc(sizeof *impl);
+  cmr_fixed_size_impl *impl = calloc(1, sizeof *impl);
   if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "fixed_size: no host memory for the resource");
-  *impl = (cmr_fixed_size_impl){.upstream = upstream,
-                                .block_size = rounded,
-                                .blocks_per_chunk = blocks_to_preallocate,
-                                .chunk_size = rounded * blocks_to_preallocate};
+  impl->block_size = rounded;
+  impl->chunk_size = rounded * blocks_to_preallocate;
+  cmr_chunks_init(&impl->chunks, "fixed_size", upstream, SIZE_MAX);
   pthread_mutex_init(&impl->growth, NULL);
   status = cmr_stream_lists_create("fixed_size", CMR_FIT_BEST, CMR_KEY_PER_STREAM, &impl->free_blocks);
   if (status == CMR_SUCCESS) status = cmr_block_map_create(&impl->handed_out);
   if (status == CMR_SUCCESS) status = cmr_fixed_size_add_chunk(impl, CMR_DEFAULT_STREAM, NULL);
   if (status != CMR_SUCCESS) {
-    cmr_fixed_size_free_tables(impl);
+    cmr_fixed_size_impl_destroy(impl);
     return status;
   }
   *out = impl;
   return CMR_SUCCESS;
-}
-
-static void cmr_fixed_size_drop_record(cmr_block *block, void *arg) {
-  (void)arg; /* the memory goes back with its chunk */
-  cmr_block_delete(block);
-}
-
-void cmr_fixed_size_impl_destroy(cmr_fixed_size_impl *impl) {
-  /* The chunks go back on the default stream, so first the host waits for
-   * the work ordered before each free; if that fails, for the whole device.
-   * Blocks never freed go back too: their owner can no longer free them. */
-  if (cmr_stream_lists_release_units(impl->free_blocks, cmr_fixed_size_drop_record, NULL) != CMR_SUCCESS) {
-    cmr_backend_device_synchronize();
-  }
-  for (size_t i = 0; i < impl->chunk_count; ++i) {
-    cmr_deallocate(impl->upstream, impl->chunks[i], impl->chunk_size, CMR_DEFAULT_STREAM);
-  }
-  cmr_fixed_size_free_tables(impl);
 }
 
 cmr_status cmr_fixed_size_impl_allocate(cmr_fixed_size_impl *impl, size_t bytes, size_t alignment,

@@ -1,11 +1,9 @@
 /* binning beyond the battery: which route serves a request (seen through
  * counting resources as bins and upstream), the bins the exponents make,
  * argument checks, add_bin's keep and add_bin_resource's replace semantics
- * and their refusals, bins held past their owners' destroy, and threads
- * allocating at once. */
-#include <pthread.h>
+ * and their refusals, and bins held past their owners' destroy. Threads at
+ * once: suballocators.threads (test_suballocators.c). */
 #include <stdint.h>
-#include <stdio.h>
 
 #include "test_counting.h"
 
@@ -301,92 +299,6 @@ START_TEST(replaced_bins_are_released) {
 }
 END_TEST
 
-/* ---- threads -------------------------------------------------------------------------------- */
-
-typedef struct worker {
-  cmr_resource_ref binning;
-  unsigned index;
-  cmr_status failure;
-  unsigned damaged;
-  char message[256];
-} worker;
-
-enum { workers_count = 8, live = 24, rounds = 1000 };
-
-static uint64_t next_random(uint64_t *state) {
-  *state ^= *state << 13;
-  *state ^= *state >> 7;
-  *state ^= *state << 17;
-  return *state;
-}
-
-static unsigned char pattern(unsigned index, size_t offset) { return (unsigned char)(index * 31u + offset * 7u); }
-
-static void fill(unsigned char *ptr, size_t bytes, unsigned index) {
-  for (size_t i = 0; i < bytes; ++i) ptr[i] = pattern(index, i);
-}
-
-static bool intact(const unsigned char *ptr, size_t bytes, unsigned index) {
-  for (size_t i = 0; i < bytes; ++i) {
-    if (ptr[i] != pattern(index, i)) return false;
-  }
-  return true;
-}
-
-typedef struct held {
-  unsigned char *ptr;
-  size_t bytes;
-} held;
-
-static bool churn_step(worker *w, held *slot, uint64_t *rng) {
-  if (slot->ptr != NULL) {
-    if (!intact(slot->ptr, slot->bytes, w->index)) w->damaged++;
-    w->failure = cmr_deallocate(w->binning, slot->ptr, slot->bytes, CMR_DEFAULT_STREAM);
-    slot->ptr = NULL;
-  } else {
-    /* Sizes across every bin and past the largest (to the upstream). */
-    slot->bytes = 1 + (size_t)(next_random(rng) % 12000);
-    w->failure = cmr_allocate(w->binning, slot->bytes, CMR_DEFAULT_STREAM, (void **)&slot->ptr);
-    if (w->failure == CMR_SUCCESS) fill(slot->ptr, slot->bytes, w->index);
-  }
-  return w->failure == CMR_SUCCESS;
-}
-
-static void *churn(void *arg) {
-  worker *w = arg;
-  held slots[live] = {{0}};
-  uint64_t rng = 0x9e3779b97f4a7c15ull + w->index;
-  for (unsigned i = 0; i < rounds && churn_step(w, &slots[next_random(&rng) % live], &rng); ++i) {
-  }
-  for (unsigned i = 0; i < live && w->failure == CMR_SUCCESS; ++i) {
-    if (slots[i].ptr != NULL) churn_step(w, &slots[i], &rng);
-  }
-  if (w->failure != CMR_SUCCESS) snprintf(w->message, sizeof w->message, "%s", cmr_last_error_message());
-  return NULL;
-}
-
-START_TEST(threads_allocate_and_free_at_once) {
-  cmr_binning_resource *handle = make(8, 13);
-  ck_assert_ok(cmr_binning_resource_add_bin_resource(handle, 3000, test_counting_ref(&small_bin)));
-  pthread_t threads[workers_count];
-  worker workers[workers_count];
-  for (unsigned i = 0; i < workers_count; ++i) {
-    workers[i] = (worker){.binning = cmr_binning_resource_ref(handle), .index = i};
-    ck_assert_int_eq(pthread_create(&threads[i], NULL, churn, &workers[i]), 0);
-  }
-  for (unsigned i = 0; i < workers_count; ++i) ck_assert_int_eq(pthread_join(threads[i], NULL), 0);
-  for (unsigned i = 0; i < workers_count; ++i) {
-    ck_assert_msg(workers[i].failure == CMR_SUCCESS, "thread %u: %s: %s", i, cmr_status_string(workers[i].failure),
-                  workers[i].message);
-    ck_assert_msg(workers[i].damaged == 0, "thread %u found %u blocks overwritten", i, workers[i].damaged);
-  }
-  ck_assert_uint_gt(atomic_load(&small_bin.allocations), 0);
-  ck_assert_counts(&small_bin, atomic_load(&small_bin.deallocations), 0);
-  ck_assert_ok(cmr_binning_resource_destroy(handle));
-  ck_assert_counts(&upstream, atomic_load(&upstream.deallocations), 0);
-}
-END_TEST
-
 static Suite *binning_suite(void) {
   Suite *suite = suite_create("binning");
   TCase *routing = tcase_create("routing");
@@ -408,10 +320,6 @@ static Suite *binning_suite(void) {
   tcase_add_test(adding, bins_are_held_past_their_owners_destroy);
   tcase_add_test(adding, replaced_bins_are_released);
   suite_add_tcase(suite, adding);
-  TCase *threads = tcase_create("threads");
-  tcase_add_checked_fixture(threads, setup, teardown);
-  tcase_add_test(threads, threads_allocate_and_free_at_once);
-  suite_add_tcase(suite, threads);
   return suite;
 }
 

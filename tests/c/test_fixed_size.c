@@ -125,7 +125,7 @@ START_TEST(upstream_failure_is_out_of_memory_with_context) {
   cmr_fixed_size_resource *handle = NULL;
   ck_assert_status(cmr_fixed_size_resource_create(test_counting_ref(&upstream), 512, 4, &handle),
                    CMR_ERROR_OUT_OF_MEMORY);
-  ck_assert_message_has("fixed_size: a chunk of 4 blocks of 512 bytes from the upstream");
+  ck_assert_message_has("fixed_size: growing by 512 bytes (holding 0)"); /* after 2048 and 1024 */
   ck_assert_ptr_null(handle);
 
   atomic_store(&upstream.successes_left, 1);
@@ -134,13 +134,34 @@ START_TEST(upstream_failure_is_out_of_memory_with_context) {
   void *ptr = (void *)1;
   ck_assert_status(cmr_allocate(cmr_fixed_size_resource_ref(handle), 512, CMR_DEFAULT_STREAM, &ptr),
                    CMR_ERROR_OUT_OF_MEMORY);
-  ck_assert_message_has("a chunk of 1 blocks of 512 bytes");
+  ck_assert_message_has("fixed_size: growing by 512 bytes (holding 512)");
   ck_assert_ptr_null(ptr);
   atomic_store(&upstream.successes_left, SIZE_MAX); /* the resource recovers */
   give(handle, take(handle, 512, CMR_DEFAULT_STREAM), 512, CMR_DEFAULT_STREAM);
   give(handle, first, 512, CMR_DEFAULT_STREAM);
   ck_assert_ok(cmr_fixed_size_resource_destroy(handle));
   ck_assert_counts(&upstream, 2, 0);
+}
+END_TEST
+
+/* An upstream with room for 8 + 2 blocks of 1 KiB: the second chunk is
+ * halved twice, then even one block does not fit. */
+START_TEST(grows_by_smaller_chunks_when_the_upstream_is_short) {
+  test_foreign short_upstream = {.properties = BOTH_PROPERTIES, .limit = 8192 + 3000};
+  cmr_fixed_size_resource *handle = NULL;
+  ck_assert_ok(cmr_fixed_size_resource_create(test_foreign_ref(&short_upstream, &test_foreign_ops), 1024, 8, &handle));
+  ck_assert_uint_eq(short_upstream.outstanding, 8192);
+  void *held[10];
+  for (unsigned i = 0; i < 10; ++i) held[i] = take(handle, 1024, CMR_DEFAULT_STREAM);
+  ck_assert_uint_eq(short_upstream.outstanding, 8192 + 2048);
+  void *ptr = (void *)1;
+  ck_assert_status(cmr_allocate(cmr_fixed_size_resource_ref(handle), 1024, CMR_DEFAULT_STREAM, &ptr),
+                   CMR_ERROR_OUT_OF_MEMORY);
+  ck_assert_message_has("fixed_size: growing by 1024 bytes (holding 10240)");
+  for (unsigned i = 0; i < 10; ++i) give(handle, held[i], 1024, CMR_DEFAULT_STREAM);
+  ck_assert_ok(cmr_fixed_size_resource_destroy(handle));
+  ck_assert_uint_eq(short_upstream.outstanding, 0);
+  ck_assert_int_eq(short_upstream.deallocations, 2);
 }
 END_TEST
 
@@ -281,6 +302,7 @@ static Suite *fixed_size_suite(void) {
   tcase_add_test(chunks, preallocates_then_grows_in_chunks);
   tcase_add_test(chunks, destroy_returns_every_chunk_even_with_blocks_out);
   tcase_add_test(chunks, upstream_failure_is_out_of_memory_with_context);
+  tcase_add_test(chunks, grows_by_smaller_chunks_when_the_upstream_is_short);
   suite_add_tcase(suite, chunks);
   TCase *misuse = tcase_create("misuse");
   tcase_add_checked_fixture(misuse, setup, teardown);

@@ -30,8 +30,36 @@ static cmr_status make_pool(cmr_resource_ref upstream, cmr_resource_ref *out, vo
 
 static cmr_status destroy_pool(void *handle) { return cmr_pool_resource_destroy(handle); }
 
+static cmr_status make_fixed_size(cmr_resource_ref upstream, cmr_resource_ref *out, void **handle) {
+  cmr_fixed_size_resource *fixed_size = NULL;
+  cmr_status status = cmr_fixed_size_resource_create(upstream, max_bytes, 64, &fixed_size);
+  if (status == CMR_SUCCESS) *out = cmr_fixed_size_resource_ref(fixed_size);
+  *handle = fixed_size;
+  return status;
+}
+
+static cmr_status destroy_fixed_size(void *handle) { return cmr_fixed_size_resource_destroy(handle); }
+
+/* Bins of 256 B .. 8 KiB made from exponents, one given (a fixed_size the
+ * binning resource alone holds), and the upstream above 12 KiB. */
+static cmr_status make_binning(cmr_resource_ref upstream, cmr_resource_ref *out, void **handle) {
+  cmr_binning_resource *binning = NULL;
+  cmr_fixed_size_resource *bin = NULL;
+  cmr_status status = cmr_binning_resource_create(upstream, 8, 13, &binning);
+  if (status == CMR_SUCCESS) status = cmr_fixed_size_resource_create(upstream, 12288, 64, &bin);
+  if (status == CMR_SUCCESS) status = cmr_binning_resource_add_bin_resource(binning, 12288, cmr_fixed_size_resource_ref(bin));
+  if (bin != NULL) cmr_fixed_size_resource_destroy(bin);
+  if (status == CMR_SUCCESS) *out = cmr_binning_resource_ref(binning);
+  *handle = binning;
+  return status;
+}
+
+static cmr_status destroy_binning(void *handle) { return cmr_binning_resource_destroy(handle); }
+
 static const subject subjects[] = {
     {"pool", make_pool, destroy_pool, max_bytes},
+    {"fixed_size", make_fixed_size, destroy_fixed_size, max_bytes},
+    {"binning", make_binning, destroy_binning, max_bytes},
 };
 
 typedef struct held_block {

@@ -167,12 +167,12 @@ CMR_API cmr_status cmr_cuda_async_view_resource_pool_handle(cmr_cuda_async_view_
  * fixed_size_memory_resource). Every allocation takes a whole block, so a
  * request larger than the block size fails with CMR_ERROR_OUT_OF_MEMORY. The
  * block size is rounded up to a multiple of 256. Memory comes from the upstream
- * in chunks of block_size * blocks_to_preallocate bytes: one at creation, one
- * more each time every block is in use; chunks go back to the upstream only at
- * destroy, after the host has waited for the work ordered before each block's
- * last free. A block freed on a stream is reused at once on that stream;
- * another stream takes it only after waiting for the first (an event, or a
- * device synchronization the first time a second stream appears). Freeing a
+ * in chunks of block_size * blocks_to_preallocate bytes (halved, down to one
+ * block, while the upstream is out of memory): one at creation, one more each
+ * time every block is in use; chunks go back to the upstream only at destroy,
+ * once the device is idle. A block freed on a stream is reused at once on that
+ * stream; another stream takes it only after waiting for the first (an event,
+ * or a device synchronization the first time a second stream appears). Freeing a
  * pointer the resource did not hand out is CMR_ERROR_UNKNOWN_POINTER, and
  * freeing more bytes than a block holds is CMR_ERROR_INVALID_ARGUMENT; either
  * leaves the resource as it was.
