@@ -76,6 +76,7 @@ void cmr_fixed_size_impl_destroy(cmr_fixed_size_impl *impl);
 cmr_status cmr_fixed_size_impl_allocate(cmr_fixed_size_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
 cmr_status cmr_fixed_size_impl_deallocate(cmr_fixed_size_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
 cmr_status cmr_fixed_size_impl_block_size(cmr_fixed_size_impl *impl, size_t *out);
+cmr_status cmr_fixed_size_impl_upstream_bytes(cmr_fixed_size_impl *impl, size_t *out);
 
 /* ---- managed ---- */
 #if CMR_WITH_CUDA

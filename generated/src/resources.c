@@ -910,6 +910,13 @@ cmr_status cmr_fixed_size_resource_block_size(cmr_fixed_size_resource *handle, s
   return cmr_fixed_size_impl_block_size(handle->impl, out);
 }
 
+cmr_status cmr_fixed_size_resource_upstream_bytes(cmr_fixed_size_resource *handle, size_t *out) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_fixed_size_resource_upstream_bytes");
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_fixed_size_resource_upstream_bytes: out is NULL");
+  return cmr_fixed_size_impl_upstream_bytes(handle->impl, out);
+}
+
 /* ==== managed ==== */
 #if CMR_WITH_CUDA
 

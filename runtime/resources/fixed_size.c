@@ -153,3 +153,8 @@ cmr_status cmr_fixed_size_impl_block_size(cmr_fixed_size_impl *impl, size_t *out
   *out = impl->block_size;
   return CMR_SUCCESS;
 }
+
+cmr_status cmr_fixed_size_impl_upstream_bytes(cmr_fixed_size_impl *impl, size_t *out) {
+  *out = cmr_chunks_bytes(&impl->chunks);
+  return CMR_SUCCESS;
+}

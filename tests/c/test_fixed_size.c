@@ -32,6 +32,12 @@ static void give(cmr_fixed_size_resource *handle, void *ptr, size_t bytes, cmr_s
   ck_assert_ok(cmr_deallocate(cmr_fixed_size_resource_ref(handle), ptr, bytes, stream));
 }
 
+static size_t upstream_bytes_of(cmr_fixed_size_resource *handle) {
+  size_t bytes = SIZE_MAX;
+  ck_assert_ok(cmr_fixed_size_resource_upstream_bytes(handle, &bytes));
+  return bytes;
+}
+
 /* ---- sizes and arguments ------------------------------------------------------------ */
 
 START_TEST(block_size_is_rounded_up_to_256) {
@@ -76,6 +82,7 @@ START_TEST(bad_arguments_are_refused) {
   ck_assert_status(cmr_fixed_size_resource_create(zeroed, 256, 1, &handle), CMR_ERROR_INVALID_REF);
   ck_assert_status(cmr_fixed_size_resource_create(ref, 256, 1, NULL), CMR_ERROR_NULL_POINTER);
   ck_assert_status(cmr_fixed_size_resource_block_size(NULL, &(size_t){0}), CMR_ERROR_NULL_POINTER);
+  ck_assert_status(cmr_fixed_size_resource_upstream_bytes(NULL, &(size_t){0}), CMR_ERROR_NULL_POINTER);
   ck_assert_counts(&upstream, 0, 0);
 }
 END_TEST
@@ -95,6 +102,7 @@ START_TEST(preallocates_then_grows_in_chunks) {
   ck_assert_counts(&upstream, 2, 2 * blocks * 4096);
   held[2 * blocks] = take(handle, 100, CMR_DEFAULT_STREAM);
   ck_assert_counts(&upstream, 3, 3 * blocks * 4096);
+  ck_assert_uint_eq(upstream_bytes_of(handle), 3 * blocks * 4096);
   for (unsigned i = 0; i <= 2 * blocks; ++i) {
     for (unsigned j = 0; j < i; ++j) ck_assert_ptr_ne(held[i], held[j]);
   }
@@ -154,6 +162,7 @@ START_TEST(grows_by_smaller_chunks_when_the_upstream_is_short) {
   void *held[10];
   for (unsigned i = 0; i < 10; ++i) held[i] = take(handle, 1024, CMR_DEFAULT_STREAM);
   ck_assert_uint_eq(short_upstream.outstanding, 8192 + 2048);
+  ck_assert_uint_eq(upstream_bytes_of(handle), 8192 + 2048);
   void *ptr = (void *)1;
   ck_assert_status(cmr_allocate(cmr_fixed_size_resource_ref(handle), 1024, CMR_DEFAULT_STREAM, &ptr),
                    CMR_ERROR_OUT_OF_MEMORY);

@@ -193,6 +193,8 @@ CMR_API cmr_resource_ref cmr_fixed_size_resource_ref(cmr_fixed_size_resource *ha
 CMR_API cmr_status cmr_fixed_size_resource_from_ref(cmr_resource_ref ref, cmr_fixed_size_resource **out);
 /* The size of every block, after rounding up to a multiple of 256. */
 CMR_API cmr_status cmr_fixed_size_resource_block_size(cmr_fixed_size_resource *handle, size_t *out);
+/* Bytes obtained from the upstream so far, in blocks in use or free. */
+CMR_API cmr_status cmr_fixed_size_resource_upstream_bytes(cmr_fixed_size_resource *handle, size_t *out);
 
 /* ==== managed (leaf; cuda build) ====
  * Unified (managed) memory from cudaMallocManaged, reachable from the host and
