@@ -55,9 +55,13 @@ cmr_status cmr_binning_impl_allocate(cmr_binning_impl *impl, size_t bytes, size_
   pthread_rwlock_rdlock(&impl->lock);
   cmr_route *route = cmr_binning_route(impl, bytes);
   cmr_status status = cmr_allocate_aligned(route->resource, bytes, alignment, stream, out);
-  if (status == CMR_SUCCESS) atomic_fetch_add_explicit(&route->outstanding, 1, memory_order_relaxed);
+  if (status == CMR_SUCCESS) {
+    atomic_fetch_add_explicit(&route->outstanding, 1, memory_order_relaxed);
+  } else {
+    status = cmr_binning_route_failed(status, route, impl);
+  }
   pthread_rwlock_unlock(&impl->lock);
-  return status == CMR_SUCCESS ? status : cmr_binning_route_failed(status, route, impl);
+  return status;
 }
 
 cmr_status cmr_binning_impl_deallocate(cmr_binning_impl *impl, void *ptr, size_t bytes, size_t alignment,
@@ -65,9 +69,13 @@ cmr_status cmr_binning_impl_deallocate(cmr_binning_impl *impl, void *ptr, size_t
   pthread_rwlock_rdlock(&impl->lock);
   cmr_route *route = cmr_binning_route(impl, bytes);
   cmr_status status = cmr_deallocate_aligned(route->resource, ptr, bytes, alignment, stream);
-  if (status == CMR_SUCCESS) atomic_fetch_sub_explicit(&route->outstanding, 1, memory_order_relaxed);
+  if (status == CMR_SUCCESS) {
+    atomic_fetch_sub_explicit(&route->outstanding, 1, memory_order_relaxed);
+  } else {
+    status = cmr_binning_route_failed(status, route, impl);
+  }
   pthread_rwlock_unlock(&impl->lock);
-  return status == CMR_SUCCESS ? status : cmr_binning_route_failed(status, route, impl);
+  return status;
 }
 
 /* ---- adding bins (under the write lock) ------------------------------------------ */

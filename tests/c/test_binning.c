@@ -112,6 +112,10 @@ START_TEST(exponents_make_one_fixed_size_bin_per_power_of_two) {
   ck_assert_uint_eq(bin_for(handle, 4097), 0);
   void *binned = take(handle, 3000), *direct = take(handle, 5000);
   ck_assert_counts(&upstream, 4, 128 * (1024 + 2048 + 4096) + 5000); /* only 5000 reached it */
+  char foreign[1024];
+  ck_assert_status(cmr_deallocate(cmr_binning_resource_ref(handle), foreign, 1000, CMR_DEFAULT_STREAM),
+                   CMR_ERROR_UNKNOWN_POINTER);
+  ck_assert_message_has("binning: the bin of 1024 bytes: ");
   give(handle, binned, 3000);
   give(handle, direct, 5000);
   ck_assert_ok(cmr_binning_resource_destroy(handle));

@@ -30,7 +30,8 @@ extern "C" {
  * upstream) has allocations outstanding through this resource: add bins before
  * allocating, or once what they affect is freed. The resource holds a share of
  * every bin and releases them at destroy. A bin must not allocate from this
- * resource itself. Allocation and deallocation run concurrently (bins are
+ * resource itself. Alignments above 256 are refused, as fixed_size bins cannot
+ * honour them. Allocation and deallocation run concurrently (bins are
  * guarded by a reader-writer lock taken for reading); adding a bin waits for
  * them.
  */
