@@ -51,6 +51,17 @@ static uint64_t next_random(void) {
 /* Uniform enough in [0, bound). */
 static size_t random_below(size_t bound) { return (size_t)(next_random() >> 11) % bound; }
 
+/* 0 .. count - 1 in a random order (Fisher-Yates). */
+static void shuffled_indices(size_t *order, size_t count) {
+  for (size_t i = 0; i < count; i++) order[i] = i;
+  for (size_t i = count; i > 1; i--) {
+    size_t j = random_below(i);
+    size_t swap = order[i - 1];
+    order[i - 1] = order[j];
+    order[j] = swap;
+  }
+}
+
 /* ---- the invariants ---------------------------------------------------------------- */
 
 typedef struct range {
@@ -518,14 +529,10 @@ START_TEST(a_unit_is_whole_again_after_every_piece_returns) {
     ck_assert_ok(cmr_free_blocks_take(&set, block, size, alignment, &pieces[i]));
   }
   check_invariants(&set);
-  for (int i = PIECES - 1; i > 0; i--) {
-    int j = (int)random_below((size_t)i + 1);
-    cmr_block *swap = pieces[i];
-    pieces[i] = pieces[j];
-    pieces[j] = swap;
-  }
+  size_t order[PIECES];
+  shuffled_indices(order, PIECES);
   for (int i = 0; i < PIECES; i++) {
-    cmr_free_blocks_insert(&set, pieces[i]);
+    cmr_free_blocks_insert(&set, pieces[order[i]]);
     check_invariants(&set);
   }
   EXPECT(&set, {0, 64 * MIB, 64 * MIB});
@@ -662,13 +669,7 @@ START_TEST(pop_and_each_go_in_address_order) {
   enum { BLOCKS = 500 };
   random_state = 0xabcdef;
   size_t order[BLOCKS];
-  for (size_t i = 0; i < BLOCKS; i++) order[i] = i;
-  for (size_t i = BLOCKS - 1; i > 0; i--) {
-    size_t j = random_below(i + 1);
-    size_t swap = order[i];
-    order[i] = order[j];
-    order[j] = swap;
-  }
+  shuffled_indices(order, BLOCKS);
   cmr_free_blocks set;
   cmr_free_blocks_init(&set);
   for (size_t i = 0; i < BLOCKS; i++) add(&set, order[i] * 8 * KIB, 4 * KIB, 0);
