@@ -2,18 +2,22 @@
 # The resources of each build, for CMakeLists.txt.
 
 # Algorithm files (runtime/resources/<name>.c) of each build.
-set(CMR_HOST_RESOURCES callback pool system)
-set(CMR_CUDA_RESOURCES callback cuda cuda_async cuda_async_managed cuda_async_view managed pinned_host pool system)
+set(CMR_HOST_RESOURCES arena callback pool system)
+set(CMR_CUDA_RESOURCES arena callback cuda cuda_async cuda_async_managed cuda_async_view managed pinned_host pool system)
 
 # Conformance cases, "<resource>" or "<resource>:<upstream>": those that run
 # without a GPU (both builds, label host) and those that need one (CUDA build,
 # label gpu).
 set(CMR_CONFORMANCE_HOST
+    arena:system
     callback:system
     pool:system
     system
 )
 set(CMR_CONFORMANCE_GPU
+    arena:cuda
+    arena:managed
+    arena:cuda_async
     callback:cuda
     cuda
     cuda_async

@@ -10,6 +10,17 @@
 
 #include "internal.h"
 
+/* ---- arena ---- */
+typedef struct cmr_arena_impl cmr_arena_impl;
+cmr_status cmr_arena_impl_create(cmr_resource_ref upstream, size_t arena_size, bool dump_log_on_failure, const char *dump_path, cmr_arena_impl **out);
+void cmr_arena_impl_destroy(cmr_arena_impl *impl);
+cmr_status cmr_arena_impl_allocate(cmr_arena_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
+cmr_status cmr_arena_impl_deallocate(cmr_arena_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+cmr_status cmr_arena_impl_arena_size(cmr_arena_impl *impl, size_t *out);
+cmr_status cmr_arena_impl_global_free_bytes(cmr_arena_impl *impl, size_t *out);
+cmr_status cmr_arena_impl_superblock_count(cmr_arena_impl *impl, size_t *out);
+cmr_status cmr_arena_impl_dump(cmr_arena_impl *impl);
+
 /* ---- callback ---- */
 typedef struct cmr_callback_impl cmr_callback_impl;
 cmr_status cmr_callback_impl_create(cmr_allocate_callback allocate, cmr_deallocate_callback deallocate, void *allocate_arg, void *deallocate_arg, unsigned properties, cmr_callback_impl **out);
