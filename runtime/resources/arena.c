@@ -30,13 +30,14 @@
 
 #include "backend.h"
 #include "block_map.h"
+#include "chunks.h"
 #include "impl.h"
 #include "stream_lists.h"
 
 #define CMR_ARENA_SUPERBLOCK_MINIMUM ((size_t)1 << 20)
 
 struct cmr_arena_impl {
-  cmr_resource_ref upstream;
+  cmr_chunks upstream_memory; /* one chunk, of arena_size bytes at base */
   char *base;
   size_t arena_size;
   /* The global arena: every byte no stream's or thread's arena holds. */
@@ -124,12 +125,12 @@ static cmr_status open_dump_destination(cmr_arena_impl *impl, const char *dump_p
 
 /* ---- life ---------------------------------------------------------------------------- */
 
-/* Frees whatever of the arena exists, the upstream memory included. */
+/* Frees whatever of the arena exists, the upstream memory last. */
 static void release_everything(cmr_arena_impl *impl) {
   if (impl->lists != NULL) cmr_stream_lists_destroy(impl->lists);
   if (impl->handed_out != NULL) cmr_block_map_destroy(impl->handed_out);
   cmr_free_blocks_clear(&impl->global);
-  if (impl->base != NULL) cmr_deallocate(impl->upstream, impl->base, impl->arena_size, CMR_DEFAULT_STREAM);
+  cmr_chunks_release_all(&impl->upstream_memory);
   if (impl->dump_file != NULL && impl->dump_file != stderr) fclose(impl->dump_file);
   free(impl->dump_path);
   pthread_mutex_destroy(&impl->global_lock);
@@ -141,11 +142,11 @@ static void release_everything(cmr_arena_impl *impl) {
  * range. Its span stays 0: in the global arena every range merges with its
  * neighbours, and nothing lies before the upstream block to merge with. */
 static cmr_status take_arena_memory(cmr_arena_impl *impl) {
-  cmr_status status = cmr_allocate(impl->upstream, impl->arena_size, CMR_DEFAULT_STREAM, (void **)&impl->base);
-  if (status != CMR_SUCCESS) {
-    impl->base = NULL;
-    return cmr_error_context(status, "arena: taking arena_size %zu bytes from the upstream", impl->arena_size);
-  }
+  cmr_chunk chunk;
+  cmr_status status =
+      cmr_chunks_grow(&impl->upstream_memory, impl->arena_size, impl->arena_size, CMR_DEFAULT_STREAM, &chunk);
+  if (status != CMR_SUCCESS) return cmr_error_context(status, "taking arena_size %zu bytes", impl->arena_size);
+  impl->base = chunk.address;
   /* Every stream may use the memory from now on, not only the default one. */
   status = cmr_backend_stream_synchronize(CMR_DEFAULT_STREAM);
   cmr_block *range = NULL;
@@ -158,7 +159,7 @@ cmr_status cmr_arena_impl_create(cmr_resource_ref upstream, size_t arena_size, b
                                  const char *dump_path, cmr_arena_impl **out) {
   cmr_arena_impl *impl = calloc(1, sizeof *impl);
   if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "arena: no host memory for the resource");
-  impl->upstream = upstream;
+  cmr_chunks_init(&impl->upstream_memory, "arena", upstream, arena_size);
   impl->arena_size = arena_size;
   impl->dump_log_on_failure = dump_log_on_failure;
   pthread_mutex_init(&impl->global_lock, NULL);
@@ -179,13 +180,9 @@ cmr_status cmr_arena_impl_create(cmr_resource_ref upstream, size_t arena_size, b
   return CMR_SUCCESS;
 }
 
-void cmr_arena_impl_destroy(cmr_arena_impl *impl) {
-  /* Work still queued on any stream may use memory freed to the arena. A
-   * failure (a sticky CUDA error) cannot be reported from here; the memory
-   * goes back regardless. */
-  (void)cmr_backend_device_synchronize();
-  release_everything(impl);
-}
+/* The upstream memory goes back once the device has finished its work on it
+ * (cmr_chunks_release_all), whether or not blocks are still allocated. */
+void cmr_arena_impl_destroy(cmr_arena_impl *impl) { release_everything(impl); }
 
 /* ---- superblocks ----------------------------------------------------------------------- */
 

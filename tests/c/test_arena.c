@@ -3,10 +3,10 @@
  * reused, defragmentation, out of memory and the dump, bad frees, the
  * upstream memory given back, per-thread arenas and destroyed streams.
  *
- * The arena's upstream is a callback resource over aligned_alloc that counts
- * the bytes it has handed out, so every test can check that destroy gives
- * all of them back. In the host build the backend counts event and
- * synchronize calls, which shows where the host waited. */
+ * The arena's upstream is the tests' foreign resource, which counts the
+ * bytes it has handed out, so every test can check that destroy gives all of
+ * them back. The host backend counts event and synchronize calls, which shows
+ * where the host waited. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,61 +18,30 @@
 
 #define MiB ((size_t)1 << 20)
 
-/* ---- a counting upstream -------------------------------------------------------- */
-
-typedef struct upstream_log {
-  size_t outstanding;
-  size_t last_request;
-  int allocations;
-  int deallocations;
-  bool fail;
-} upstream_log;
-
-static void *counted_allocate(size_t bytes, cmr_stream stream, void *arg) {
-  (void)stream;
-  upstream_log *log = arg;
-  log->allocations++;
-  log->last_request = bytes;
-  void *ptr = log->fail ? NULL : aligned_alloc(256, (bytes + 255) / 256 * 256);
-  if (ptr != NULL) log->outstanding += bytes;
-  return ptr;
-}
-
-static void counted_deallocate(void *ptr, size_t bytes, cmr_stream stream, void *arg) {
-  (void)stream;
-  upstream_log *log = arg;
-  log->deallocations++;
-  log->outstanding -= bytes;
-  free(ptr);
-}
-
 /* ---- fixture ----------------------------------------------------------------------------- */
 
 typedef struct fixture {
-  upstream_log log;
-  cmr_callback_resource *upstream;
+  test_foreign upstream; /* counts the bytes it has handed out */
   cmr_arena_resource *arena;
   cmr_resource_ref ref;
 } fixture;
 
 static cmr_resource_ref counted_upstream(fixture *f) {
-  ck_assert_ok(cmr_callback_resource_create(counted_allocate, counted_deallocate, &f->log, &f->log,
-                                            CMR_PROPERTY_HOST_ACCESSIBLE, &f->upstream));
-  return cmr_callback_resource_ref(f->upstream);
+  f->upstream.properties = CMR_PROPERTY_HOST_ACCESSIBLE;
+  return test_foreign_ref(&f->upstream, &test_foreign_ops);
 }
 
 static void make_arena(fixture *f, size_t arena_size, bool dump_log_on_failure, const char *dump_path) {
   *f = (fixture){.arena = NULL};
   ck_assert_ok(cmr_arena_resource_create(counted_upstream(f), arena_size, dump_log_on_failure, dump_path, &f->arena));
   f->ref = cmr_arena_resource_ref(f->arena);
-  ck_assert_uint_eq(f->log.outstanding, arena_size);
+  ck_assert_uint_eq(f->upstream.outstanding, arena_size);
 }
 
-/* Destroys the arena and its upstream; every upstream byte must be back. */
+/* Every upstream byte must be back once the arena is gone. */
 static void destroy_arena(fixture *f) {
   ck_assert_ok(cmr_arena_resource_destroy(f->arena));
-  ck_assert_uint_eq(f->log.outstanding, 0);
-  ck_assert_ok(cmr_callback_resource_destroy(f->upstream));
+  ck_assert_uint_eq(f->upstream.outstanding, 0);
 }
 
 static void *take(fixture *f, size_t bytes, cmr_stream stream) {
@@ -146,7 +115,7 @@ static char *read_dump(const char *path) {
 /* ---- parameters ------------------------------------------------------------------------------ */
 
 START_TEST(arena_size_defaults_to_half_of_free_memory) {
-  fixture f = {.log = {.fail = true}};
+  fixture f = {.upstream = {.fail_with = CMR_ERROR_OUT_OF_MEMORY}};
   size_t free_bytes = 0, total_bytes = 0;
   ck_assert_ok(cmr_device_memory_info(&free_bytes, &total_bytes));
   /* The upstream refuses, so the default is seen without taking it. */
@@ -154,12 +123,11 @@ START_TEST(arena_size_defaults_to_half_of_free_memory) {
                    CMR_ERROR_OUT_OF_MEMORY);
   ck_assert_message_has("taking arena_size");
   ck_assert_ptr_null(f.arena);
-  ck_assert_int_eq(f.log.allocations, 1);
-  ck_assert_uint_gt(f.log.last_request, 0);
-  ck_assert_uint_eq(f.log.last_request % 256, 0);
-  ck_assert_uint_le(f.log.last_request, total_bytes / 2);
-  ck_assert_uint_eq(f.log.outstanding, 0);
-  ck_assert_ok(cmr_callback_resource_destroy(f.upstream));
+  ck_assert_int_eq(f.upstream.allocations, 1);
+  ck_assert_uint_gt(f.upstream.last_bytes, 0);
+  ck_assert_uint_eq(f.upstream.last_bytes % 256, 0);
+  ck_assert_uint_le(f.upstream.last_bytes, total_bytes / 2);
+  ck_assert_uint_eq(f.upstream.outstanding, 0);
 }
 END_TEST
 
@@ -174,15 +142,14 @@ START_TEST(arena_size_minimum_and_multiple) {
   ck_assert_message_has("arena_size 0 is below the minimum");
   ck_assert_status(cmr_arena_resource_create(upstream, MiB + 1, false, "", &arena), CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("arena_size 1048577 is not a multiple of 256");
-  ck_assert_int_eq(f.log.allocations, 0);
+  ck_assert_int_eq(f.upstream.allocations, 0);
   ck_assert_ok(cmr_arena_resource_create(upstream, MiB, false, "", &arena));
   size_t size = 0;
   ck_assert_ok(cmr_arena_resource_arena_size(arena, &size));
   ck_assert_uint_eq(size, MiB);
-  ck_assert_uint_eq(f.log.outstanding, MiB);
+  ck_assert_uint_eq(f.upstream.outstanding, MiB);
   ck_assert_ok(cmr_arena_resource_destroy(arena));
-  ck_assert_uint_eq(f.log.outstanding, 0);
-  ck_assert_ok(cmr_callback_resource_destroy(f.upstream));
+  ck_assert_uint_eq(f.upstream.outstanding, 0);
 }
 END_TEST
 
@@ -197,12 +164,11 @@ START_TEST(other_bad_arguments) {
   ck_assert_message_has("dump_path \"/nonexistent/cmr/dump.log\" cannot be opened");
   ck_assert_status(cmr_arena_resource_create((cmr_resource_ref){0}, MiB, false, "", &arena), CMR_ERROR_INVALID_REF);
   ck_assert_status(cmr_arena_resource_create(upstream, MiB, false, "", NULL), CMR_ERROR_NULL_POINTER);
-  ck_assert_int_eq(f.log.allocations, 0);
-  f.log.fail = true;
+  ck_assert_int_eq(f.upstream.allocations, 0);
+  f.upstream.fail_with = CMR_ERROR_OUT_OF_MEMORY;
   ck_assert_status(cmr_arena_resource_create(upstream, 4 * MiB, false, "", &arena), CMR_ERROR_OUT_OF_MEMORY);
-  ck_assert_message_has("taking arena_size 4194304 bytes from the upstream");
-  ck_assert_uint_eq(f.log.outstanding, 0);
-  ck_assert_ok(cmr_callback_resource_destroy(f.upstream));
+  ck_assert_message_has("taking arena_size 4194304 bytes: arena: growing by 4194304 bytes");
+  ck_assert_uint_eq(f.upstream.outstanding, 0);
 }
 END_TEST
 
@@ -462,12 +428,11 @@ START_TEST(destroy_gives_the_upstream_memory_back) {
   take(&f, 5000, CMR_DEFAULT_STREAM); /* left allocated on purpose */
   take(&f, 3 * MiB, stream);
   give(&f, take(&f, 70000, stream), 70000, stream);
-  ck_assert_int_eq(f.log.allocations, 1); /* the arena never grows */
+  ck_assert_int_eq(f.upstream.allocations, 1); /* the arena never grows */
   ck_assert_ok(cmr_stream_destroy(stream));
   ck_assert_ok(cmr_arena_resource_destroy(f.arena));
-  ck_assert_int_eq(f.log.deallocations, 1);
-  ck_assert_uint_eq(f.log.outstanding, 0);
-  ck_assert_ok(cmr_callback_resource_destroy(f.upstream));
+  ck_assert_int_eq(f.upstream.deallocations, 1);
+  ck_assert_uint_eq(f.upstream.outstanding, 0);
 }
 END_TEST
 
@@ -493,8 +458,8 @@ END_TEST
 #if !CMR_WITH_CUDA
 typedef struct reuse {
   fixture *f;
-  void *expected;
   void *got;
+  cmr_status failure;
   unsigned long orderings_before;
   unsigned long orderings_after;
 } reuse;
@@ -502,9 +467,9 @@ typedef struct reuse {
 static void *take_on_another_thread(void *arg) {
   reuse *r = arg;
   r->orderings_before = orderings();
-  r->got = take(r->f, 256, CMR_DEFAULT_STREAM);
+  r->failure = cmr_allocate(r->f->ref, 256, CMR_DEFAULT_STREAM, &r->got);
   r->orderings_after = orderings();
-  give(r->f, r->got, 256, CMR_DEFAULT_STREAM);
+  if (r->failure == CMR_SUCCESS) r->failure = cmr_deallocate(r->f->ref, r->got, 256, CMR_DEFAULT_STREAM);
   return NULL;
 }
 
@@ -524,6 +489,7 @@ START_TEST(threads_on_the_default_stream_have_their_own_arenas) {
   pthread_t thread;
   ck_assert_int_eq(pthread_create(&thread, NULL, take_on_another_thread, &r), 0);
   ck_assert_int_eq(pthread_join(thread, NULL), 0);
+  ck_assert_int_eq(r.failure, CMR_SUCCESS);
   ck_assert_ptr_eq(r.got, ptr);
   ck_assert_uint_gt(r.orderings_after, r.orderings_before);
   ck_assert_uint_eq(superblocks(&f), 1);
@@ -540,13 +506,6 @@ typedef struct churner {
   char message[256];
 } churner;
 
-static uint64_t next_random(uint64_t *state) {
-  *state ^= *state >> 12;
-  *state ^= *state << 25;
-  *state ^= *state >> 27;
-  return *state * 2685821657736338717ull;
-}
-
 typedef struct held_block {
   unsigned char *ptr;
   size_t bytes;
@@ -562,14 +521,14 @@ static bool intact(const held_block *b, unsigned index) {
   return b->ptr[b->bytes - 1] == expected;
 }
 
-static void churn_step(churner *c, held_block *slot, uint64_t *rng) {
+static void churn_step(churner *c, held_block *slot, unsigned *seed) {
   if (slot->ptr != NULL) {
     if (!intact(slot, c->index)) c->lost++;
     c->failure = cmr_deallocate(c->f->ref, slot->ptr, slot->bytes, CMR_DEFAULT_STREAM);
     slot->ptr = NULL;
     return;
   }
-  uint64_t r = next_random(rng);
+  size_t r = (size_t)rand_r(seed);
   /* Mostly small, now and then larger than a superblock. */
   slot->bytes = 1 + (size_t)(r % (r % 64 == 0 ? 2 * MiB : 16384));
   c->failure = cmr_allocate(c->f->ref, slot->bytes, CMR_DEFAULT_STREAM, (void **)&slot->ptr);
@@ -580,12 +539,12 @@ static void *churn(void *arg) {
   churner *c = arg;
   enum { live = 24, rounds = 3000 };
   held_block held[live] = {{0}};
-  uint64_t rng = 77 + c->index;
+  unsigned seed = 77 + c->index;
   for (unsigned i = 0; i < rounds && c->failure == CMR_SUCCESS; i++) {
-    churn_step(c, &held[next_random(&rng) % live], &rng);
+    churn_step(c, &held[(unsigned)rand_r(&seed) % live], &seed);
   }
   for (unsigned i = 0; i < live && c->failure == CMR_SUCCESS; i++) {
-    if (held[i].ptr != NULL) churn_step(c, &held[i], &rng);
+    if (held[i].ptr != NULL) churn_step(c, &held[i], &seed);
   }
   if (c->failure != CMR_SUCCESS) snprintf(c->message, sizeof c->message, "%s", cmr_last_error_message());
   return NULL;
@@ -609,7 +568,70 @@ START_TEST(threads_on_the_default_stream_allocate_at_once) {
   }
   /* Everything is free again: defragmenting gives the whole arena back. */
   void *all = take(&f, 128 * MiB, CMR_DEFAULT_STREAM);
+  ck_assert_uint_eq(superblocks(&f), 1);
   give(&f, all, 128 * MiB, CMR_DEFAULT_STREAM);
+  destroy_arena(&f);
+}
+END_TEST
+
+/* Four threads on the default stream each leave a whole 2 MiB superblock
+ * in their own arena, emptying the global arena; then two of them at once
+ * ask for 4 MiB, which only a defragmentation (by either) can make. */
+typedef struct defragmenter {
+  fixture *f;
+  pthread_barrier_t *barrier;
+  unsigned index;
+  cmr_status failure;
+  bool intact;
+} defragmenter;
+
+/* Allocates, fills and checks `bytes`; frees them after `between` (if any). */
+static void use(defragmenter *d, size_t bytes, pthread_barrier_t *between) {
+  unsigned char *ptr = NULL;
+  cmr_status status = cmr_allocate(d->f->ref, bytes, CMR_DEFAULT_STREAM, (void **)&ptr);
+  if (status == CMR_SUCCESS) {
+    memset(ptr, (int)d->index + 1, bytes);
+    if (between != NULL) pthread_barrier_wait(between);
+    d->intact = d->intact && ptr[0] == d->index + 1 && ptr[bytes - 1] == d->index + 1;
+    status = cmr_deallocate(d->f->ref, ptr, bytes, CMR_DEFAULT_STREAM);
+  } else if (between != NULL) {
+    pthread_barrier_wait(between);
+  }
+  if (d->failure == CMR_SUCCESS) d->failure = status;
+}
+
+static void *fill_then_defragment(void *arg) {
+  defragmenter *d = arg;
+  use(d, 2 * MiB, d->barrier);      /* the four superblocks are all out at once */
+  pthread_barrier_wait(d->barrier); /* and all free, each in its own thread's arena */
+  if (d->index % 2 == 0) use(d, 4 * MiB, NULL);
+  return NULL;
+}
+
+START_TEST(threads_defragment_at_once) {
+  enum { count = 4 };
+  fixture f;
+  make_arena(&f, 8 * MiB, false, "");
+  pthread_barrier_t barrier;
+  ck_assert_int_eq(pthread_barrier_init(&barrier, NULL, count), 0);
+  pthread_t threads[count];
+  defragmenter defragmenters[count];
+  for (unsigned i = 0; i < count; i++) {
+    defragmenters[i] = (defragmenter){.f = &f, .barrier = &barrier, .index = i, .intact = true};
+    ck_assert_int_eq(pthread_create(&threads[i], NULL, fill_then_defragment, &defragmenters[i]), 0);
+  }
+  for (unsigned i = 0; i < count; i++) ck_assert_int_eq(pthread_join(threads[i], NULL), 0);
+  for (unsigned i = 0; i < count; i++) {
+    ck_assert_msg(defragmenters[i].failure == CMR_SUCCESS, "thread %u: %s", i,
+                  cmr_status_string(defragmenters[i].failure));
+    ck_assert_msg(defragmenters[i].intact, "thread %u lost its contents", i);
+  }
+  /* The 2 MiB superblocks are gone; the 4 MiB ones (one, if the second
+   * thread reused the first's) are all that was cut from the global arena. */
+  size_t held = superblocks(&f);
+  ck_assert(held == 1 || held == 2);
+  ck_assert_uint_eq(global_free(&f), 8 * MiB - held * 4 * MiB);
+  ck_assert_int_eq(pthread_barrier_destroy(&barrier), 0);
   destroy_arena(&f);
 }
 END_TEST
@@ -651,6 +673,7 @@ static Suite *arena_suite(void) {
   tcase_add_test(threads, threads_on_the_default_stream_have_their_own_arenas);
 #endif
   tcase_add_test(threads, threads_on_the_default_stream_allocate_at_once);
+  tcase_add_test(threads, threads_defragment_at_once);
   suite_add_tcase(suite, threads);
   return suite;
 }
