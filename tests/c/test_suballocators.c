@@ -30,8 +30,19 @@ static cmr_status make_pool(cmr_resource_ref upstream, cmr_resource_ref *out, vo
 
 static cmr_status destroy_pool(void *handle) { return cmr_pool_resource_destroy(handle); }
 
+static cmr_status make_arena(cmr_resource_ref upstream, cmr_resource_ref *out, void **handle) {
+  cmr_arena_resource *arena = NULL;
+  cmr_status status = cmr_arena_resource_create(upstream, 64 * MiB, false, "", &arena);
+  if (status == CMR_SUCCESS) *out = cmr_arena_resource_ref(arena);
+  *handle = arena;
+  return status;
+}
+
+static cmr_status destroy_arena(void *handle) { return cmr_arena_resource_destroy(handle); }
+
 static const subject subjects[] = {
     {"pool", make_pool, destroy_pool, max_bytes},
+    {"arena", make_arena, destroy_arena, max_bytes},
 };
 
 typedef struct held_block {
