@@ -276,8 +276,8 @@ cmr_status cmr_arena_impl_allocate(cmr_arena_impl *impl, size_t bytes, size_t al
     if (status != CMR_SUCCESS) return status;
   }
   if (block == NULL) return out_of_memory(impl, bytes, alignment, stream, superblock);
-  cmr_block_map_insert(impl->handed_out, block);
   *out = block->address;
+  cmr_block_map_insert(impl->handed_out, block);
   return CMR_SUCCESS;
 }
 
@@ -289,11 +289,12 @@ cmr_status cmr_arena_impl_deallocate(cmr_arena_impl *impl, void *ptr, size_t byt
     return cmr_error(CMR_ERROR_UNKNOWN_POINTER, "arena: %p was not allocated from this arena, or is already freed",
                      ptr);
   }
-  if (block->size != round_up(bytes, CMR_DEFAULT_ALIGNMENT)) {
+  size_t size = block->size; /* once back in the map, the block is another thread's to free */
+  if (size != round_up(bytes, CMR_DEFAULT_ALIGNMENT)) {
     cmr_block_map_insert(impl->handed_out, block);
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
                      "arena: %p was allocated with %zu bytes (rounded up to 256), not %zu: nothing was freed",
-                     ptr, block->size, bytes);
+                     ptr, size, bytes);
   }
   cmr_status status = cmr_stream_lists_give(impl->lists, stream, block);
   if (status != CMR_SUCCESS) cmr_block_map_insert(impl->handed_out, block);

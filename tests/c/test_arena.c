@@ -207,7 +207,7 @@ START_TEST(superblock_taken_from_the_global_arena_then_reused) {
   ck_assert_uint_eq(superblocks(&f), 1);
   give(&f, first, 256, CMR_DEFAULT_STREAM);
   ck_assert_ptr_eq(take(&f, 4096, CMR_DEFAULT_STREAM), first);
-  void *rest = take(&f, MiB - 4096, CMR_DEFAULT_STREAM); /* the superblock's last byte */
+  void *rest = take(&f, MiB - 4096, CMR_DEFAULT_STREAM); /* all the superblock has left */
   ck_assert_ptr_eq(rest, (char *)first + 4096);
   ck_assert_uint_eq(global_free(&f), 7 * MiB);
   /* Full: the next request takes a second superblock, right after the first. */
