@@ -3,6 +3,7 @@
  * list, then in other streams' lists, then grows the pool; when the upstream
  * is exhausted it gathers every stream's free memory into its own list, where
  * it coalesces, and looks once more. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -13,6 +14,9 @@
 
 struct cmr_pool_impl {
   cmr_chunks chunks;
+  /* Held while deciding to grow, so that threads that all miss at once grow
+   * the pool once, and the others find the new chunk when they look again. */
+  pthread_mutex_t growth;
   cmr_stream_lists *free_lists;
   cmr_block_map *handed_out;
 };
@@ -40,6 +44,7 @@ cmr_status cmr_pool_impl_create(cmr_resource_ref upstream, size_t initial_pool_s
   cmr_pool_impl *impl = calloc(1, sizeof *impl);
   if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "pool: no host memory for the resource");
   cmr_chunks_init(&impl->chunks, "pool", upstream, maximum_pool_size);
+  pthread_mutex_init(&impl->growth, NULL);
   cmr_status status = cmr_stream_lists_create("pool", CMR_FIT_BEST, CMR_KEY_PER_STREAM, &impl->free_lists);
   if (status == CMR_SUCCESS) status = cmr_block_map_create(&impl->handed_out);
   if (status == CMR_SUCCESS && initial_pool_size > 0) {
@@ -58,7 +63,26 @@ void cmr_pool_impl_destroy(cmr_pool_impl *impl) {
   if (impl->handed_out != NULL) cmr_block_map_destroy(impl->handed_out);
   if (impl->free_lists != NULL) cmr_stream_lists_destroy(impl->free_lists);
   cmr_chunks_release_all(&impl->chunks);
+  pthread_mutex_destroy(&impl->growth);
   free(impl);
+}
+
+/* After a miss: look again under the growth lock (another thread may just
+ * have grown the pool, or freed), and grow if there is still nothing. */
+static cmr_status cmr_pool_look_again_or_grow(cmr_pool_impl *impl, size_t size, size_t alignment, cmr_stream stream,
+                                              cmr_block **out) {
+  size_t needed = cmr_free_blocks_needed(size, alignment);
+  if (needed == SIZE_MAX) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "pool: %zu bytes at alignment %zu overflow", size, alignment);
+  }
+  pthread_mutex_lock(&impl->growth);
+  cmr_status status = cmr_stream_lists_take(impl->free_lists, stream, size, alignment, out);
+  if (status == CMR_SUCCESS && *out == NULL) {
+    status = cmr_pool_grow(impl, needed, stream);
+    if (status == CMR_SUCCESS) status = cmr_stream_lists_take(impl->free_lists, stream, size, alignment, out);
+  }
+  pthread_mutex_unlock(&impl->growth);
+  return status;
 }
 
 /* A block of `size` bytes at `alignment`, growing the pool if no list has
@@ -67,11 +91,7 @@ static cmr_status cmr_pool_find(cmr_pool_impl *impl, size_t size, size_t alignme
                                 cmr_block **out) {
   cmr_status status = cmr_stream_lists_take(impl->free_lists, stream, size, alignment, out);
   if (status != CMR_SUCCESS || *out != NULL) return status;
-  size_t needed = cmr_free_blocks_needed(size, alignment);
-  status = needed == SIZE_MAX ? cmr_error(CMR_ERROR_OUT_OF_MEMORY, "pool: %zu bytes at alignment %zu overflow", size,
-                                          alignment)
-                              : cmr_pool_grow(impl, needed, stream);
-  if (status == CMR_SUCCESS) return cmr_stream_lists_take(impl->free_lists, stream, size, alignment, out);
+  status = cmr_pool_look_again_or_grow(impl, size, alignment, stream, out);
   if (status != CMR_ERROR_OUT_OF_MEMORY) return status;
   /* The upstream has no more: coalesce all free memory and look once more. */
   char reason[256];

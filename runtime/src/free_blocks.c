@@ -108,14 +108,20 @@ static cmr_block *cmr_join(cmr_block *left, cmr_block *right, cmr_block_order or
   return right;
 }
 
+/* Goes down to where `block` outranks the node (or to a leaf) and splits the
+ * rest below it, so the path is walked once. */
 static cmr_block *cmr_treap_insert(cmr_block *tree, cmr_block *block, cmr_block_order order) {
-  cmr_block *before = NULL;
-  cmr_block *after = NULL;
-  cmr_split(tree, block, order, &before, &after);
-  cmr_block **links = cmr_links(block, order);
-  links[0] = links[1] = NULL;
-  cmr_refresh(block, order);
-  return cmr_join(cmr_join(before, block, order), after, order);
+  if (tree == NULL || block->priority > tree->priority) {
+    cmr_block **links = cmr_links(block, order);
+    cmr_split(tree, block, order, &links[0], &links[1]);
+    cmr_refresh(block, order);
+    return block;
+  }
+  cmr_block **links = cmr_links(tree, order);
+  int side = cmr_before(tree, block, order);
+  links[side] = cmr_treap_insert(links[side], block, order);
+  cmr_refresh(tree, order);
+  return tree;
 }
 
 /* Removes `block`, which must be in `tree`. */

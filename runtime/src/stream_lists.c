@@ -1,9 +1,10 @@
 /* Stream-ordered free lists (see stream_lists.h for the rules).
  *
- * Locks: each list has its own; the registry lock guards the array of lists
- * and is taken before a list's lock, never after, and never while the caller
- * holds its own list's lock. A thread finds its list through a small
- * thread-local cache, so the fast path takes the list's lock alone. */
+ * Locks: each list has its own; the registry lock guards the array of lists.
+ * The fast path (a stream's own list) takes that list's lock alone, finding
+ * the list through a small thread-local cache. Taking from another list
+ * holds the registry, then both lists' locks in address order; nothing takes
+ * the registry while holding a list's lock. */
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -216,74 +217,74 @@ static cmr_block *cmr_fit_in(const cmr_stream_lists *lists, const cmr_free_block
                                     : cmr_free_blocks_first_fit(blocks, needed);
 }
 
-/* Takes from `list` if it has a fit; *out stays NULL otherwise. */
-static cmr_status cmr_take_from_own(cmr_stream_lists *lists, cmr_stream_list *list, size_t size, size_t alignment,
-                                    cmr_block **out) {
-  size_t needed = cmr_free_blocks_needed(size, alignment);
-  pthread_mutex_lock(&list->lock);
-  cmr_block *fit = cmr_fit_in(lists, &list->blocks, needed);
-  cmr_status status = fit == NULL ? CMR_SUCCESS : cmr_free_blocks_take(&list->blocks, fit, size, alignment, out);
-  pthread_mutex_unlock(&list->lock);
-  return status;
+/* Takes from `list` (lock held) if it has a fit; *out stays NULL otherwise. */
+static cmr_status cmr_take_locked(const cmr_stream_lists *lists, cmr_stream_list *list, size_t size,
+                                  size_t alignment, cmr_block **out) {
+  cmr_block *fit = cmr_fit_in(lists, &list->blocks, cmr_free_blocks_needed(size, alignment));
+  return fit == NULL ? CMR_SUCCESS : cmr_free_blocks_take(&list->blocks, fit, size, alignment, out);
 }
 
-/* Moves all of `from`'s blocks into `into` (kept by the caller) after
- * `stream` is ordered after them. `from`'s lock is held. */
-static cmr_status cmr_detach(const cmr_stream_lists *lists, cmr_stream_list *from, cmr_stream stream,
-                             cmr_free_blocks *into) {
+/* Two lists' locks, taken in address order so that any two threads locking
+ * any two pairs cannot deadlock. */
+static void cmr_lock_pair(cmr_stream_list *a, cmr_stream_list *b) {
+  pthread_mutex_lock(a < b ? &a->lock : &b->lock);
+  pthread_mutex_lock(a < b ? &b->lock : &a->lock);
+}
+
+static void cmr_unlock_pair(cmr_stream_list *a, cmr_stream_list *b) {
+  pthread_mutex_unlock(&a->lock);
+  pthread_mutex_unlock(&b->lock);
+}
+
+/* Moves all of `from`'s blocks into `own` (both locks held) once `stream` is
+ * ordered after them; `own`'s event then covers their work. The move
+ * happens under both locks, so no block is ever in neither list, where a
+ * thread looking for memory would miss it and grow the resource instead. */
+static cmr_status cmr_move_all(cmr_stream_lists *lists, cmr_stream_list *own, cmr_stream_list *from,
+                               cmr_stream stream) {
   cmr_status status = cmr_order_before_taking(lists, from, stream);
   if (status != CMR_SUCCESS) return status;
-  cmr_free_blocks_absorb(into, &from->blocks);
+  cmr_free_blocks_absorb(&own->blocks, &from->blocks);
   from->unordered = false;
+  cmr_order_after_free(lists, own, stream);
   return CMR_SUCCESS;
 }
 
-/* Detaches the blocks of the first other list that has a fit for `needed`
- * (or, with needed == 0, of every other list) into `into`. */
-static cmr_status cmr_steal(cmr_stream_lists *lists, const cmr_stream_list *own, cmr_stream stream, size_t needed,
-                            cmr_free_blocks *into) {
+/* Looks through the other lists for a fit, taking the first such list's
+ * blocks into `own` and the block from them. */
+static cmr_status cmr_take_from_others(cmr_stream_lists *lists, cmr_stream_list *own, cmr_stream stream, size_t size,
+                                       size_t alignment, cmr_block **out) {
+  size_t needed = cmr_free_blocks_needed(size, alignment);
   cmr_status status = CMR_SUCCESS;
   pthread_mutex_lock(&lists->registry);
   size_t count = atomic_load(&lists->count);
-  for (size_t i = 0; i < count && status == CMR_SUCCESS; ++i) {
+  for (size_t i = 0; i < count && status == CMR_SUCCESS && *out == NULL; ++i) {
     cmr_stream_list *other = lists->lists[i];
     if (other == own) continue;
-    pthread_mutex_lock(&other->lock);
-    bool wanted = needed == 0 ? other->blocks.count > 0 : cmr_fit_in(lists, &other->blocks, needed) != NULL;
-    if (wanted) status = cmr_detach(lists, other, stream, into);
-    pthread_mutex_unlock(&other->lock);
-    if (wanted && needed != 0) break;
+    cmr_lock_pair(own, other);
+    /* Own frees by another thread of this stream may have come in meanwhile. */
+    status = cmr_take_locked(lists, own, size, alignment, out);
+    if (status == CMR_SUCCESS && *out == NULL && cmr_fit_in(lists, &other->blocks, needed) != NULL) {
+      status = cmr_move_all(lists, own, other, stream);
+      if (status == CMR_SUCCESS) status = cmr_take_locked(lists, own, size, alignment, out);
+    }
+    cmr_unlock_pair(own, other);
   }
   pthread_mutex_unlock(&lists->registry);
   return status;
 }
 
-/* Merges detached blocks into `own`, whose event then covers their work. */
-static void cmr_adopt(cmr_stream_lists *lists, cmr_stream_list *own, cmr_stream stream, cmr_free_blocks *blocks) {
-  pthread_mutex_lock(&own->lock);
-  cmr_free_blocks_absorb(&own->blocks, blocks);
-  cmr_order_after_free(lists, own, stream);
-  pthread_mutex_unlock(&own->lock);
-}
-
 cmr_status cmr_stream_lists_take(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment,
                                  cmr_block **out) {
   *out = NULL;
-  size_t needed = cmr_free_blocks_needed(size, alignment);
-  if (needed == SIZE_MAX) return CMR_SUCCESS;
+  if (cmr_free_blocks_needed(size, alignment) == SIZE_MAX) return CMR_SUCCESS;
   cmr_stream_list *own = NULL;
   cmr_status status = cmr_list_of(lists, stream, &own);
-  if (status == CMR_SUCCESS) status = cmr_take_from_own(lists, own, size, alignment, out);
-  /* Another thread on the same stream may take what was stolen before this
-   * one gets to it; then look again, while some list still has a fit. */
-  while (status == CMR_SUCCESS && *out == NULL) {
-    cmr_free_blocks stolen;
-    cmr_free_blocks_init(&stolen);
-    status = cmr_steal(lists, own, stream, needed, &stolen);
-    if (stolen.count == 0) break;
-    cmr_adopt(lists, own, stream, &stolen);
-    if (status == CMR_SUCCESS) status = cmr_take_from_own(lists, own, size, alignment, out);
-  }
+  if (status != CMR_SUCCESS) return status;
+  pthread_mutex_lock(&own->lock);
+  status = cmr_take_locked(lists, own, size, alignment, out);
+  pthread_mutex_unlock(&own->lock);
+  if (status == CMR_SUCCESS && *out == NULL) status = cmr_take_from_others(lists, own, stream, size, alignment, out);
   return status;
 }
 
@@ -291,10 +292,16 @@ cmr_status cmr_stream_lists_reclaim(cmr_stream_lists *lists, cmr_stream stream) 
   cmr_stream_list *own = NULL;
   cmr_status status = cmr_list_of(lists, stream, &own);
   if (status != CMR_SUCCESS) return status;
-  cmr_free_blocks stolen;
-  cmr_free_blocks_init(&stolen);
-  status = cmr_steal(lists, own, stream, 0, &stolen);
-  cmr_adopt(lists, own, stream, &stolen);
+  pthread_mutex_lock(&lists->registry);
+  size_t count = atomic_load(&lists->count);
+  for (size_t i = 0; i < count && status == CMR_SUCCESS; ++i) {
+    cmr_stream_list *other = lists->lists[i];
+    if (other == own) continue;
+    cmr_lock_pair(own, other);
+    if (other->blocks.count > 0) status = cmr_move_all(lists, own, other, stream);
+    cmr_unlock_pair(own, other);
+  }
+  pthread_mutex_unlock(&lists->registry);
   return status;
 }
 

@@ -29,8 +29,8 @@ static size_t offset_of(const cmr_block *block) { return (size_t)((uintptr_t)blo
 
 static cmr_block *new_block(size_t offset, size_t size, size_t span) {
   cmr_block *block = NULL;
-  ck_assert_ok(cmr_block_new(at(offset), size, span, &block));
-  ck_assert_ptr_nonnull(block);
+  cmr_status status = cmr_block_new(at(offset), size, span, &block);
+  require(status == CMR_SUCCESS && block != NULL, "cmr_block_new: %s", cmr_last_error_message());
   return block;
 }
 
@@ -50,6 +50,17 @@ static uint64_t next_random(void) {
 
 /* Uniform enough in [0, bound). */
 static size_t random_below(size_t bound) { return (size_t)(next_random() >> 11) % bound; }
+
+/* 0 .. count - 1 in a random order (Fisher-Yates). */
+static void shuffled_indices(size_t *order, size_t count) {
+  for (size_t i = 0; i < count; i++) order[i] = i;
+  for (size_t i = count; i > 1; i--) {
+    size_t j = random_below(i);
+    size_t swap = order[i - 1];
+    order[i - 1] = order[j];
+    order[j] = swap;
+  }
+}
 
 /* ---- the invariants ---------------------------------------------------------------- */
 
@@ -197,7 +208,7 @@ START_TEST(priorities_differ_from_record_to_record) {
    * new record the root and the treap a list). */
   int rises = 0;
   for (int i = 0; i < RECORDS; i++) {
-    for (int j = 0; j < i; j++) ck_assert_uint_ne(blocks[i]->priority, blocks[j]->priority);
+    for (int j = 0; j < i; j++) require(blocks[i]->priority != blocks[j]->priority, "records %d and %d", j, i);
     if (i > 0 && blocks[i]->priority > blocks[i - 1]->priority) rises++;
   }
   ck_assert_int_gt(rises, RECORDS / 4);
@@ -518,14 +529,10 @@ START_TEST(a_unit_is_whole_again_after_every_piece_returns) {
     ck_assert_ok(cmr_free_blocks_take(&set, block, size, alignment, &pieces[i]));
   }
   check_invariants(&set);
-  for (int i = PIECES - 1; i > 0; i--) {
-    int j = (int)random_below((size_t)i + 1);
-    cmr_block *swap = pieces[i];
-    pieces[i] = pieces[j];
-    pieces[j] = swap;
-  }
+  size_t order[PIECES];
+  shuffled_indices(order, PIECES);
   for (int i = 0; i < PIECES; i++) {
-    cmr_free_blocks_insert(&set, pieces[i]);
+    cmr_free_blocks_insert(&set, pieces[order[i]]);
     check_invariants(&set);
   }
   EXPECT(&set, {0, 64 * MIB, 64 * MIB});
@@ -662,13 +669,7 @@ START_TEST(pop_and_each_go_in_address_order) {
   enum { BLOCKS = 500 };
   random_state = 0xabcdef;
   size_t order[BLOCKS];
-  for (size_t i = 0; i < BLOCKS; i++) order[i] = i;
-  for (size_t i = BLOCKS - 1; i > 0; i--) {
-    size_t j = random_below(i + 1);
-    size_t swap = order[i];
-    order[i] = order[j];
-    order[j] = swap;
-  }
+  shuffled_indices(order, BLOCKS);
   cmr_free_blocks set;
   cmr_free_blocks_init(&set);
   for (size_t i = 0; i < BLOCKS; i++) add(&set, order[i] * 8 * KIB, 4 * KIB, 0);
@@ -726,7 +727,7 @@ static void model_erase(model *m, size_t i) {
 }
 
 static void model_place(model *m, size_t i, range r) {
-  ck_assert_uint_lt(m->count, MODEL_CAPACITY);
+  require(m->count < MODEL_CAPACITY, "the model is full");
   memmove(&m->free[i + 1], &m->free[i], (m->count - i) * sizeof m->free[0]);
   m->free[i] = r;
   m->count++;
@@ -794,7 +795,8 @@ static void step_take(world *w) {
   size_t i = model_find(&w->model, offset_of(block));
   range whole = w->model.free[i];
   cmr_block *taken = NULL;
-  ck_assert_ok(cmr_free_blocks_take(&w->set, block, size, alignment, &taken));
+  cmr_status status = cmr_free_blocks_take(&w->set, block, size, alignment, &taken);
+  require(status == CMR_SUCCESS, "take: %s", cmr_last_error_message());
   size_t aligned = (size_t)(((base + whole.offset + alignment - 1) / alignment) * alignment - base);
   require(taken->address == at(aligned) && taken->size == size, "took (+%zu, %zu), expected (+%zu, %zu)",
           offset_of(taken), taken->size, aligned, size);
@@ -828,7 +830,7 @@ static void step_remove(world *w) {
   if (w->model.count == 0 || w->handed_count == HANDED_CAPACITY) return;
   size_t i = random_below(w->model.count);
   cmr_block *block = find_by_address(&w->set, at(w->model.free[i].offset));
-  ck_assert_ptr_nonnull(block);
+  require(block != NULL, "the model's block +%zu is not in the set", w->model.free[i].offset);
   cmr_free_blocks_remove(&w->set, block);
   model_erase(&w->model, i);
   w->handed[w->handed_count++] = block;
@@ -920,6 +922,13 @@ END_TEST
 
 static size_t start_of(size_t i) { return i * MIB + (i % 16) * 256; }
 
+static size_t depth(const cmr_block *node, cmr_block *const *(*links)(const cmr_block *block)) {
+  if (node == NULL) return 0;
+  size_t left = depth(links(node)[0], links);
+  size_t right = depth(links(node)[1], links);
+  return 1 + (left > right ? left : right);
+}
+
 static int compare_sizes(const void *a, const void *b) {
   size_t x = *(const size_t *)a;
   size_t y = *(const size_t *)b;
@@ -954,6 +963,9 @@ START_TEST(a_hundred_thousand_blocks) {
   qsort(sorted, BLOCKS, sizeof *sorted, compare_sizes);
   ck_assert_uint_eq(set.count, BLOCKS);
   check_invariants(&set);
+  /* Balanced: a treap of 100,000 is some 50 deep; a list would be 100,000. */
+  ck_assert_uint_lt(depth(set.by_size, size_links), 100);
+  ck_assert_uint_lt(depth(set.by_address, address_links), 100);
 
   for (int n = 0; n < LOOKUPS; n++) {
     size_t needed = 256 * (1 + random_below(4001));
@@ -984,9 +996,10 @@ START_TEST(a_hundred_thousand_blocks) {
     size_t size = 256 * (1 + random_below(64));
     size_t alignment = (size_t)256 << random_below(5);
     cmr_block *block = cmr_free_blocks_best_fit(&set, cmr_free_blocks_needed(size, alignment));
-    ck_assert_ptr_nonnull(block);
+    require(block != NULL, "no block for %zu at %zu", size, alignment);
     cmr_block *taken = NULL;
-    ck_assert_ok(cmr_free_blocks_take(&set, block, size, alignment, &taken));
+    cmr_status status = cmr_free_blocks_take(&set, block, size, alignment, &taken);
+    require(status == CMR_SUCCESS, "take: %s", cmr_last_error_message());
     cmr_free_blocks_insert(&set, taken);
   }
   ck_assert_uint_eq(set.count, BLOCKS);
@@ -1037,6 +1050,9 @@ static Suite *free_blocks_suite(void) {
   suite_add_tcase(suite, whole);
 
   TCase *stress = tcase_create("stress");
+  /* Sized for work, not time: the 60 s ctest gives every suite, also when the
+   * binary is run by hand (Check's own default is 4 s) under a sanitizer. */
+  tcase_set_timeout(stress, 60);
   tcase_add_loop_test(stress, random_operations_match_the_model, 0, 4);
   tcase_add_test(stress, a_hundred_thousand_blocks);
   suite_add_tcase(suite, stress);

@@ -1,0 +1,183 @@
+/* The stream lists directly (host build): per-thread keying of the default
+ * stream, giving back whole units, reports. The pool's suite covers taking
+ * across streams through a resource. Addresses are made up: the lists never
+ * touch the memory they describe. */
+#include <pthread.h>
+
+#include "backend.h"
+#include "stream_lists.h"
+#include "test_util.h"
+
+enum { unit = 1 << 20 };
+
+static char *const base = (char *)(uintptr_t)0x10000000;
+
+static cmr_block *block_at(size_t offset, size_t size, size_t span) {
+  cmr_block *block = NULL;
+  ck_assert_ok(cmr_block_new(base + offset, size, span, &block));
+  return block;
+}
+
+static cmr_backend_host_counts counts(void) {
+  cmr_backend_host_counts now;
+  cmr_backend_host_counts_read(&now);
+  return now;
+}
+
+typedef struct thread_work {
+  cmr_stream_lists *lists;
+  size_t offset;
+  cmr_block *taken;
+} thread_work;
+
+static void *give_then_take(void *arg) {
+  thread_work *work = arg;
+  ck_assert_ok(cmr_stream_lists_give(work->lists, CMR_DEFAULT_STREAM, block_at(work->offset, unit, unit)));
+  ck_assert_ok(cmr_stream_lists_take(work->lists, CMR_DEFAULT_STREAM, 4096, 256, &work->taken));
+  return NULL;
+}
+
+START_TEST(default_stream_is_keyed_per_thread) {
+  cmr_stream_lists *lists = NULL;
+  ck_assert_ok(cmr_stream_lists_create("test", CMR_FIT_FIRST, CMR_KEY_DEFAULT_STREAM_PER_THREAD, &lists));
+  thread_work work[2] = {{lists, 0, NULL}, {lists, 4 * (size_t)unit, NULL}};
+  pthread_t threads[2];
+  for (int i = 0; i < 2; ++i) ck_assert_int_eq(pthread_create(&threads[i], NULL, give_then_take, &work[i]), 0);
+  for (int i = 0; i < 2; ++i) ck_assert_int_eq(pthread_join(threads[i], NULL), 0);
+  /* Each thread took from the block it gave, in a list of its own. */
+  for (int i = 0; i < 2; ++i) {
+    ck_assert_ptr_nonnull(work[i].taken);
+    ck_assert_ptr_eq(work[i].taken->address, base + work[i].offset);
+    cmr_block_delete(work[i].taken);
+  }
+  size_t blocks, bytes, list_count;
+  cmr_stream_lists_totals(lists, &blocks, &bytes, &list_count);
+  ck_assert_uint_eq(list_count, 2);
+  ck_assert_uint_eq(blocks, 2);
+  ck_assert_uint_eq(bytes, 2 * ((size_t)unit - 4096));
+  cmr_stream_lists_destroy(lists);
+}
+END_TEST
+
+START_TEST(per_stream_keying_shares_the_default_stream) {
+  cmr_stream_lists *lists = NULL;
+  ck_assert_ok(cmr_stream_lists_create("test", CMR_FIT_BEST, CMR_KEY_PER_STREAM, &lists));
+  thread_work work[2] = {{lists, 0, NULL}, {lists, 4 * (size_t)unit, NULL}};
+  for (int i = 0; i < 2; ++i) give_then_take(&work[i]);
+  size_t blocks, bytes, list_count;
+  cmr_stream_lists_totals(lists, &blocks, &bytes, &list_count);
+  ck_assert_uint_eq(list_count, 1);
+  for (int i = 0; i < 2; ++i) cmr_block_delete(work[i].taken);
+  cmr_stream_lists_destroy(lists);
+}
+END_TEST
+
+typedef struct released {
+  int count;
+  size_t bytes;
+} released;
+
+static void count_release(cmr_block *block, void *arg) {
+  released *r = arg;
+  r->count++;
+  r->bytes += block->size;
+  cmr_block_delete(block);
+}
+
+START_TEST(only_whole_units_are_released_after_waiting) {
+  cmr_stream_lists *lists = NULL;
+  ck_assert_ok(cmr_stream_lists_create("test", CMR_FIT_FIRST, CMR_KEY_PER_STREAM, &lists));
+  cmr_stream a, b;
+  ck_assert_ok(cmr_stream_create(&a));
+  ck_assert_ok(cmr_stream_create(&b));
+  /* a: one whole unit, and the tail of another (not its head). b: a whole unit. */
+  ck_assert_ok(cmr_stream_lists_give(lists, a, block_at(0, unit, unit)));
+  ck_assert_ok(cmr_stream_lists_give(lists, a, block_at(2 * (size_t)unit + 4096, unit - 4096, 0)));
+  ck_assert_ok(cmr_stream_lists_give(lists, b, block_at(8 * (size_t)unit, unit, unit)));
+  cmr_backend_host_counts before = counts();
+  released r = {0, 0};
+  ck_assert_ok(cmr_stream_lists_release_units(lists, count_release, &r));
+  cmr_backend_host_counts after = counts();
+  ck_assert_int_eq(r.count, 2);
+  ck_assert_uint_eq(r.bytes, 2 * (size_t)unit);
+  /* a's list was alone when its first block came (no event): a device
+   * synchronize; b's free recorded an event: the host waits on it. */
+  ck_assert_uint_eq(after.device_synchronizes - before.device_synchronizes, 1);
+  ck_assert_uint_eq(after.event_synchronizes - before.event_synchronizes, 1);
+  size_t blocks, bytes, list_count;
+  cmr_stream_lists_totals(lists, &blocks, &bytes, &list_count);
+  ck_assert_uint_eq(blocks, 1);
+  ck_assert_uint_eq(bytes, unit - 4096);
+  cmr_stream_lists_destroy(lists);
+  ck_assert_ok(cmr_stream_destroy(a));
+  ck_assert_ok(cmr_stream_destroy(b));
+}
+END_TEST
+
+typedef struct visited {
+  int count;
+  uint64_t keys[4];
+} visited;
+
+static void note_visit(uint64_t key, const cmr_block *block, void *arg) {
+  (void)block;
+  visited *v = arg;
+  if (v->count < 4) v->keys[v->count] = key;
+  v->count++;
+}
+
+START_TEST(each_visits_every_free_block_with_its_list) {
+  cmr_stream_lists *lists = NULL;
+  ck_assert_ok(cmr_stream_lists_create("test", CMR_FIT_BEST, CMR_KEY_PER_STREAM, &lists));
+  cmr_stream a;
+  ck_assert_ok(cmr_stream_create(&a));
+  ck_assert_ok(cmr_stream_lists_give(lists, CMR_DEFAULT_STREAM, block_at(0, 4096, 4096)));
+  ck_assert_ok(cmr_stream_lists_give(lists, a, block_at(8192, 4096, 4096)));
+  ck_assert_ok(cmr_stream_lists_give(lists, a, block_at(16384, 4096, 4096)));
+  visited v = {0, {0}};
+  cmr_stream_lists_each(lists, note_visit, &v);
+  ck_assert_int_eq(v.count, 3);
+  uint64_t a_key = 0;
+  ck_assert_ok(cmr_backend_stream_id(a, &a_key));
+  ck_assert_uint_eq(v.keys[0], 0); /* the default stream's list was made first */
+  ck_assert_uint_eq(v.keys[1], a_key);
+  ck_assert_uint_eq(v.keys[2], a_key);
+  cmr_stream_lists_destroy(lists);
+  ck_assert_ok(cmr_stream_destroy(a));
+}
+END_TEST
+
+START_TEST(aligned_take_from_another_stream) {
+  cmr_stream_lists *lists = NULL;
+  ck_assert_ok(cmr_stream_lists_create("test", CMR_FIT_BEST, CMR_KEY_PER_STREAM, &lists));
+  cmr_stream a, b;
+  ck_assert_ok(cmr_stream_create(&a));
+  ck_assert_ok(cmr_stream_create(&b));
+  ck_assert_ok(cmr_stream_lists_give(lists, a, block_at(256, 3 * (size_t)unit, 3 * (size_t)unit)));
+  cmr_block *taken = NULL;
+  ck_assert_ok(cmr_stream_lists_take(lists, b, unit, unit, &taken));
+  ck_assert_ptr_nonnull(taken);
+  ck_assert_uint_eq((uintptr_t)taken->address % unit, 0);
+  ck_assert_uint_eq(taken->size, unit);
+  /* Nothing fits a second aligned request from what is left. */
+  cmr_block *none = (cmr_block *)1;
+  ck_assert_ok(cmr_stream_lists_take(lists, a, 3 * (size_t)unit, 256, &none));
+  ck_assert_ptr_null(none);
+  cmr_block_delete(taken);
+  cmr_stream_lists_destroy(lists);
+  ck_assert_ok(cmr_stream_destroy(a));
+  ck_assert_ok(cmr_stream_destroy(b));
+}
+END_TEST
+
+int main(void) {
+  Suite *suite = suite_create("stream_lists");
+  TCase *tc = tcase_create("stream_lists");
+  tcase_add_test(tc, default_stream_is_keyed_per_thread);
+  tcase_add_test(tc, per_stream_keying_shares_the_default_stream);
+  tcase_add_test(tc, only_whole_units_are_released_after_waiting);
+  tcase_add_test(tc, each_visits_every_free_block_with_its_list);
+  tcase_add_test(tc, aligned_take_from_another_stream);
+  suite_add_tcase(suite, tc);
+  return cmr_test_run(suite);
+}
