@@ -2,13 +2,14 @@
 # The resources of each build, for CMakeLists.txt.
 
 # Algorithm files (runtime/resources/<name>.c) of each build.
-set(CMR_HOST_RESOURCES binning callback fixed_size pool system)
-set(CMR_CUDA_RESOURCES binning callback cuda cuda_async cuda_async_managed cuda_async_view fixed_size managed pinned_host pool system)
+set(CMR_HOST_RESOURCES arena binning callback fixed_size pool system)
+set(CMR_CUDA_RESOURCES arena binning callback cuda cuda_async cuda_async_managed cuda_async_view fixed_size managed pinned_host pool system)
 
 # Conformance cases, "<resource>" or "<resource>:<upstream>": those that run
 # without a GPU (both builds, label host) and those that need one (CUDA build,
 # label gpu).
 set(CMR_CONFORMANCE_HOST
+    arena:system
     binning:system
     callback:system
     fixed_size:system
@@ -16,6 +17,9 @@ set(CMR_CONFORMANCE_HOST
     system
 )
 set(CMR_CONFORMANCE_GPU
+    arena:cuda
+    arena:managed
+    arena:cuda_async
     binning:cuda
     binning:managed
     binning:cuda_async

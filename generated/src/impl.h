@@ -10,6 +10,17 @@
 
 #include "internal.h"
 
+/* ---- arena ---- */
+typedef struct cmr_arena_impl cmr_arena_impl;
+cmr_status cmr_arena_impl_create(cmr_resource_ref upstream, size_t arena_size, bool dump_log_on_failure, const char *dump_path, cmr_arena_impl **out);
+void cmr_arena_impl_destroy(cmr_arena_impl *impl);
+cmr_status cmr_arena_impl_allocate(cmr_arena_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
+cmr_status cmr_arena_impl_deallocate(cmr_arena_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+cmr_status cmr_arena_impl_arena_size(cmr_arena_impl *impl, size_t *out);
+cmr_status cmr_arena_impl_global_free_bytes(cmr_arena_impl *impl, size_t *out);
+cmr_status cmr_arena_impl_superblock_count(cmr_arena_impl *impl, size_t *out);
+cmr_status cmr_arena_impl_dump(cmr_arena_impl *impl);
+
 /* ---- binning ---- */
 typedef struct cmr_binning_impl cmr_binning_impl;
 cmr_status cmr_binning_impl_create(cmr_resource_ref upstream, int min_size_exponent, int max_size_exponent, cmr_binning_impl **out);

@@ -6,6 +6,138 @@
 
 #include "impl.h"
 
+/* ==== arena ==== */
+
+struct cmr_arena_resource {
+  cmr_object object; /* first: the ref's self points here */
+  cmr_arena_impl *impl;
+  cmr_resource_ref upstream;
+};
+
+static const cmr_resource_ops arena_ops;
+
+static void arena_finalize(cmr_object *object) {
+  cmr_arena_resource *handle = (cmr_arena_resource *)object;
+  cmr_arena_impl_destroy(handle->impl);
+  cmr_ref_drop(handle->upstream);
+}
+
+static cmr_status arena_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
+  return cmr_arena_impl_allocate(((cmr_arena_resource *)self)->impl, bytes, alignment, stream, out);
+}
+
+static cmr_status arena_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
+  return cmr_arena_impl_deallocate(((cmr_arena_resource *)self)->impl, ptr, bytes, alignment, stream);
+}
+
+static bool arena_is_equal(const void *self, cmr_resource_ref other) {
+  /* Only the resource itself, which cmr_ref_equal has already compared. */
+  (void)self;
+  (void)other;
+  return false;
+}
+
+static unsigned arena_properties(const void *self) {
+  return cmr_ref_properties_of(((const cmr_arena_resource *)self)->upstream);
+}
+
+static const cmr_resource_ops arena_ops = {
+    .flags = CMR_OPS_FLAG_COUNTED,
+    .type_name = "arena",
+    .allocate = arena_allocate,
+    .deallocate = arena_deallocate,
+    .allocate_sync = NULL,
+    .deallocate_sync = NULL,
+    .is_equal = arena_is_equal,
+    .properties = arena_properties,
+    .retain = cmr_object_retain_self,
+    .release = cmr_object_release_self,
+};
+
+cmr_status cmr_arena_resource_create(cmr_resource_ref upstream, size_t arena_size, bool dump_log_on_failure, const char *dump_path, cmr_arena_resource **out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_arena_resource_create: out is NULL");
+  *out = NULL;
+  cmr_status status;
+  status = cmr_ref_check(upstream, "cmr_arena_resource_create: upstream");
+  if (status != CMR_SUCCESS) return status;
+  if (arena_size == CMR_SIZE_DEFAULT) {
+    status = cmr_default_half_of_free_device_memory(&arena_size);
+    if (status != CMR_SUCCESS) return cmr_error_context(status, "cmr_arena_resource_create: default arena_size");
+  } else {
+  if (arena_size % 256 != 0) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_arena_resource_create: arena_size %zu is not a multiple of 256", arena_size);
+  }
+  if (arena_size < 1048576) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_arena_resource_create: arena_size %zu is below the minimum 1048576", arena_size);
+  }
+  }
+  if (dump_path == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_arena_resource_create: dump_path is NULL");
+  cmr_arena_resource *handle = calloc(1, sizeof *handle);
+  if (handle == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_arena_resource_create: no host memory for the handle");
+  cmr_status made = cmr_arena_impl_create(upstream, arena_size, dump_log_on_failure, dump_path, &handle->impl);
+  if (made != CMR_SUCCESS) {
+    free(handle);
+    return cmr_error_context(made, "cmr_arena_resource_create");
+  }
+  cmr_object_init(&handle->object, arena_finalize);
+  cmr_ref_hold(upstream);
+  handle->upstream = upstream;
+  *out = handle;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_arena_resource_destroy(cmr_arena_resource *handle) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_arena_resource_destroy");
+  if (status != CMR_SUCCESS) return status;
+  cmr_object_release(&handle->object);
+  return CMR_SUCCESS;
+}
+
+cmr_resource_ref cmr_arena_resource_ref(cmr_arena_resource *handle) {
+  cmr_resource_ref ref = {handle, handle != NULL ? &arena_ops : NULL};
+  return ref;
+}
+
+cmr_status cmr_arena_resource_from_ref(cmr_resource_ref ref, cmr_arena_resource **out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_arena_resource_from_ref: out is NULL");
+  *out = NULL;
+  cmr_status status = cmr_ref_check(ref, "cmr_arena_resource_from_ref");
+  if (status != CMR_SUCCESS) return status;
+  if (ref.ops != &arena_ops) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_arena_resource_from_ref: the ref is a \"%s\" resource, not \"arena\"",
+                     ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
+  }
+  *out = ref.self;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_arena_resource_arena_size(cmr_arena_resource *handle, size_t *out) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_arena_resource_arena_size");
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_arena_resource_arena_size: out is NULL");
+  return cmr_arena_impl_arena_size(handle->impl, out);
+}
+
+cmr_status cmr_arena_resource_global_free_bytes(cmr_arena_resource *handle, size_t *out) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_arena_resource_global_free_bytes");
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_arena_resource_global_free_bytes: out is NULL");
+  return cmr_arena_impl_global_free_bytes(handle->impl, out);
+}
+
+cmr_status cmr_arena_resource_superblock_count(cmr_arena_resource *handle, size_t *out) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_arena_resource_superblock_count");
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_arena_resource_superblock_count: out is NULL");
+  return cmr_arena_impl_superblock_count(handle->impl, out);
+}
+
+cmr_status cmr_arena_resource_dump(cmr_arena_resource *handle) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_arena_resource_dump");
+  if (status != CMR_SUCCESS) return status;
+  return cmr_arena_impl_dump(handle->impl);
+}
+
 /* ==== binning ==== */
 
 struct cmr_binning_resource {

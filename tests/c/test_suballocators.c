@@ -64,10 +64,22 @@ static cmr_status fixed_size_footprint(void *handle, size_t *out) {
   return cmr_fixed_size_resource_upstream_bytes(handle, out);
 }
 
+static cmr_status make_arena(cmr_resource_ref upstream, cmr_resource_ref *out, void **handle) {
+  cmr_arena_resource *arena = NULL;
+  cmr_status status = cmr_arena_resource_create(upstream, 64 * MiB, false, "", &arena);
+  if (status == CMR_SUCCESS) *out = cmr_arena_resource_ref(arena);
+  *handle = arena;
+  return status;
+}
+
+static cmr_status destroy_arena(void *handle) { return cmr_arena_resource_destroy(handle); }
+
+/* The arena never grows: its footprint is arena_size, whatever the threads do. */
 static const subject subjects[] = {
     {"pool", make_pool, destroy_pool, max_bytes, pool_footprint},
     {"fixed_size", make_fixed_size, destroy_fixed_size, max_bytes, fixed_size_footprint},
     {"binning", make_binning, destroy_binning, max_bytes, NULL},
+    {"arena", make_arena, destroy_arena, max_bytes, NULL},
 };
 
 typedef struct held_block {

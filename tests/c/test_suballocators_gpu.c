@@ -33,8 +33,31 @@ static cmr_status make_pool(cmr_resource_ref upstream, cmr_resource_ref *out, vo
 
 static cmr_status destroy_pool(void *handle) { return cmr_pool_resource_destroy(handle); }
 
+static cmr_status make_arena(cmr_resource_ref upstream, cmr_resource_ref *out, void **handle) {
+  cmr_arena_resource *arena = NULL;
+  cmr_status status = cmr_arena_resource_create(upstream, 16 * block_bytes, false, "", &arena);
+  if (status == CMR_SUCCESS) *out = cmr_arena_resource_ref(arena);
+  *handle = arena;
+  return status;
+}
+
+static cmr_status destroy_arena(void *handle) { return cmr_arena_resource_destroy(handle); }
+
+/* One block preallocated, so the block stream b takes can only be the one a freed. */
+static cmr_status make_fixed_size(cmr_resource_ref upstream, cmr_resource_ref *out, void **handle) {
+  cmr_fixed_size_resource *fixed_size = NULL;
+  cmr_status status = cmr_fixed_size_resource_create(upstream, block_bytes, 1, &fixed_size);
+  if (status == CMR_SUCCESS) *out = cmr_fixed_size_resource_ref(fixed_size);
+  *handle = fixed_size;
+  return status;
+}
+
+static cmr_status destroy_fixed_size(void *handle) { return cmr_fixed_size_resource_destroy(handle); }
+
 static const subject subjects[] = {
     {"pool", make_pool, destroy_pool},
+    {"arena", make_arena, destroy_arena},
+    {"fixed_size", make_fixed_size, destroy_fixed_size},
 };
 
 static void CUDART_CB stall(void *arg) {

@@ -14,6 +14,48 @@
 extern "C" {
 #endif
 
+/* ==== arena (suballocator; cuda and host builds) ====
+ * RMM's arena allocator, made explicit. At creation it takes arena_size bytes
+ * from the upstream, once; the arena never grows, so arena_size is also the
+ * most it ever holds. That memory is the global arena, cut into superblocks
+ * (at least 1 MiB each) on demand. Each stream has an arena of superblocks of
+ * its own, and so has each thread on the default stream; a request is served
+ * first fit from the calling stream's (or thread's) arena, then from another
+ * arena's free memory in stream order, then from a new superblock out of the
+ * global arena. A request of more than 1 MiB gets a superblock of its own
+ * size, which stays in the stream's arena when freed. When the global arena
+ * has no superblock big enough, the resource defragments (every free block
+ * is gathered, the host waits for the work ordered before the frees, and every
+ * wholly free superblock returns to the global arena, merging with its
+ * neighbours) and tries once more; then it fails with out of memory and, if
+ * dump_log_on_failure, writes the arena's state to dump_path. The upstream
+ * memory is returned at destroy, after the device has finished its work, even
+ * if blocks are still allocated.
+ */
+typedef struct cmr_arena_resource cmr_arena_resource;
+
+/* Parameters:
+ *   upstream: Where the arena's memory comes from, taken once at creation.
+ *   arena_size: Bytes taken from the upstream at creation: everything the arena will ever hold (1 MiB at least). Default: half of the current device's free memory, rounded down to 256 bytes (pass CMR_SIZE_DEFAULT).
+ *   dump_log_on_failure: Whether an allocation that fails for want of memory writes the arena's state to dump_path. Default: false.
+ *   dump_path: File the dumps are appended to (opened, so checked, at creation); the empty string means stderr.
+ */
+CMR_API cmr_status cmr_arena_resource_create(cmr_resource_ref upstream, size_t arena_size, bool dump_log_on_failure, const char *dump_path, cmr_arena_resource **out);
+/* Drops the caller's share; the resource goes when its last holder lets go. */
+CMR_API cmr_status cmr_arena_resource_destroy(cmr_arena_resource *handle);
+/* A non-owning ref to the resource (a zeroed ref for NULL). */
+CMR_API cmr_resource_ref cmr_arena_resource_ref(cmr_arena_resource *handle);
+/* The handle behind a ref to a arena resource (not a new share). */
+CMR_API cmr_status cmr_arena_resource_from_ref(cmr_resource_ref ref, cmr_arena_resource **out);
+/* Bytes taken from the upstream at creation. */
+CMR_API cmr_status cmr_arena_resource_arena_size(cmr_arena_resource *handle, size_t *out);
+/* Bytes in the global arena: not yet given to any stream's or thread's arena, or given back. */
+CMR_API cmr_status cmr_arena_resource_global_free_bytes(cmr_arena_resource *handle, size_t *out);
+/* Superblocks the streams' and threads' arenas hold now (taken from the global arena, not given back). */
+CMR_API cmr_status cmr_arena_resource_superblock_count(cmr_arena_resource *handle, size_t *out);
+/* Appends the arena's state (global free ranges, each arena's free blocks, totals) to dump_path. */
+CMR_API cmr_status cmr_arena_resource_dump(cmr_arena_resource *handle);
+
 /* ==== binning (suballocator; cuda and host builds) ====
  * Requests routed by size to bins (RMM's binning_memory_resource): the bin of
  * the smallest allocation size at least the request serves it, and a request

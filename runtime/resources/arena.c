@@ -1,0 +1,321 @@
+/* arena: RMM's arena_memory_resource, made explicit.
+ *
+ * At creation the arena takes arena_size bytes from the upstream, once, and
+ * never grows (as RMM). That memory starts as one free range of the global
+ * arena, from which superblocks of at least 1 MiB are cut first fit. The
+ * streams' and threads' arenas are one cmr_stream_lists (first fit, the
+ * default stream keyed per thread); every superblock is a unit there, so a
+ * wholly free one is recognisable and can go back.
+ *
+ * A request is served from the stream lists (the caller's arena, then
+ * another's in stream order); failing that, a new superblock of
+ * max(1 MiB, the request's needs) joins the caller's arena and serves it. A
+ * large request therefore gets a superblock of its own size, which stays in
+ * the stream's arena when freed, reusable there without any wait (RMM frees
+ * those straight to the global arena, which costs it a stream synchronize).
+ * When the global arena has no superblock big enough: defragment (gather
+ * every free block into the caller's arena so that split superblocks become
+ * whole, then return every whole one to the global arena, where they
+ * coalesce) and try once more.
+ *
+ * Locks: the stream lists and the block map lock per list and per shard;
+ * the global arena's lock is taken only to cut or return a superblock, so
+ * the common allocation and free meet no lock shared by every thread. */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "block_map.h"
+#include "chunks.h"
+#include "impl.h"
+#include "stream_lists.h"
+
+#define CMR_ARENA_SUPERBLOCK_MINIMUM ((size_t)1 << 20)
+
+struct cmr_arena_impl {
+  cmr_chunks upstream_memory; /* one chunk, of arena_size bytes at base */
+  char *base;
+  size_t arena_size;
+  /* The global arena: every byte no stream's or thread's arena holds. */
+  pthread_mutex_t global_lock;
+  cmr_free_blocks global;
+  _Atomic size_t superblocks; /* held by the streams' and threads' arenas */
+  cmr_stream_lists *lists;
+  cmr_block_map *handed_out;
+  bool dump_log_on_failure;
+  char *dump_path;
+  FILE *dump_file; /* stderr for an empty dump_path */
+  pthread_mutex_t dump_lock; /* so that two dumps never interleave */
+};
+
+static size_t round_up(size_t bytes, size_t to) { return (bytes + to - 1) / to * to; }
+
+/* The superblock a request needs when no arena has a fit: big enough
+ * whatever its (256-aligned) address; SIZE_MAX when no size is. */
+static size_t superblock_size(size_t size, size_t alignment) {
+  size_t needed = cmr_free_blocks_needed(size, alignment);
+  return needed > CMR_ARENA_SUPERBLOCK_MINIMUM ? needed : CMR_ARENA_SUPERBLOCK_MINIMUM;
+}
+
+/* ---- the dump --------------------------------------------------------------------- */
+
+static void dump_global_range(const cmr_block *block, void *arg) {
+  fprintf(arg, "    free [%p, %p) %zu bytes\n", (void *)block->address, (void *)(block->address + block->size),
+          block->size);
+}
+
+static void dump_list_block(uint64_t key, const cmr_block *block, void *arg) {
+  fprintf(arg, "    arena 0x%" PRIx64 ": free [%p, %p) %zu bytes%s\n", key, (void *)block->address,
+          (void *)(block->address + block->size), block->size,
+          block->span != 0 && block->span == block->size ? " (a whole superblock)" : "");
+}
+
+/* Each part (global arena, stream lists, handed-out blocks) is a snapshot
+ * under its own locks; together they need not add up while other threads
+ * allocate. */
+static void write_dump(cmr_arena_impl *impl, FILE *out, const char *reason) {
+  fprintf(out, "cmr arena %p: %s\n", (void *)impl, reason);
+  fprintf(out, "  arena_size %zu bytes from the upstream at %p\n", impl->arena_size, (void *)impl->base);
+  pthread_mutex_lock(&impl->global_lock);
+  fprintf(out, "  global arena: %zu free ranges, %zu bytes\n", impl->global.count, impl->global.bytes);
+  cmr_free_blocks_each(&impl->global, dump_global_range, out);
+  pthread_mutex_unlock(&impl->global_lock);
+  size_t blocks = 0, bytes = 0, lists = 0;
+  cmr_stream_lists_totals(impl->lists, &blocks, &bytes, &lists);
+  fprintf(out, "  stream and thread arenas: %zu arenas, %zu superblocks, %zu free blocks, %zu free bytes\n", lists,
+          atomic_load(&impl->superblocks), blocks, bytes);
+  cmr_stream_lists_each(impl->lists, dump_list_block, out);
+  cmr_block_map_totals(impl->handed_out, &blocks, &bytes);
+  fprintf(out, "  allocated: %zu blocks, %zu bytes\n", blocks, bytes);
+}
+
+/* Appends the dump to the dump destination; fails when it could not be written. */
+static cmr_status dump_to_destination(cmr_arena_impl *impl, const char *reason) {
+  pthread_mutex_lock(&impl->dump_lock);
+  clearerr(impl->dump_file);
+  write_dump(impl, impl->dump_file, reason);
+  bool failed = fflush(impl->dump_file) != 0 || ferror(impl->dump_file);
+  int error = errno;
+  pthread_mutex_unlock(&impl->dump_lock);
+  if (!failed) return CMR_SUCCESS;
+  return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "arena: writing the dump to %s failed: %s",
+                   impl->dump_path[0] != '\0' ? impl->dump_path : "stderr", strerror(error));
+}
+
+static cmr_status open_dump_destination(cmr_arena_impl *impl, const char *dump_path) {
+  impl->dump_path = strdup(dump_path);
+  if (impl->dump_path == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "arena: no host memory for dump_path");
+  if (dump_path[0] == '\0') {
+    impl->dump_file = stderr;
+    return CMR_SUCCESS;
+  }
+  /* Opened now, as RMM opens its log, so that a bad path is reported when
+   * the arena is made rather than lost when memory runs out. */
+  impl->dump_file = fopen(dump_path, "a");
+  if (impl->dump_file == NULL) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "arena: dump_path \"%s\" cannot be opened for appending: %s",
+                     dump_path, strerror(errno));
+  }
+  return CMR_SUCCESS;
+}
+
+/* ---- life ---------------------------------------------------------------------------- */
+
+/* Frees whatever of the arena exists, the upstream memory last. */
+static void release_everything(cmr_arena_impl *impl) {
+  if (impl->lists != NULL) cmr_stream_lists_destroy(impl->lists);
+  if (impl->handed_out != NULL) cmr_block_map_destroy(impl->handed_out);
+  cmr_free_blocks_clear(&impl->global);
+  cmr_chunks_release_all(&impl->upstream_memory);
+  if (impl->dump_file != NULL && impl->dump_file != stderr) fclose(impl->dump_file);
+  free(impl->dump_path);
+  pthread_mutex_destroy(&impl->global_lock);
+  pthread_mutex_destroy(&impl->dump_lock);
+  free(impl);
+}
+
+/* Takes the arena's memory from the upstream as the global arena's one free
+ * range. Its span stays 0: in the global arena every range merges with its
+ * neighbours, and nothing lies before the upstream block to merge with. */
+static cmr_status take_arena_memory(cmr_arena_impl *impl) {
+  cmr_chunk chunk;
+  cmr_status status =
+      cmr_chunks_grow(&impl->upstream_memory, impl->arena_size, impl->arena_size, CMR_DEFAULT_STREAM, &chunk);
+  if (status != CMR_SUCCESS) return cmr_error_context(status, "taking arena_size %zu bytes", impl->arena_size);
+  impl->base = chunk.address;
+  /* Every stream may use the memory from now on, not only the default one. */
+  status = cmr_backend_stream_synchronize(CMR_DEFAULT_STREAM);
+  cmr_block *range = NULL;
+  if (status == CMR_SUCCESS) status = cmr_block_new(impl->base, impl->arena_size, 0, &range);
+  if (status == CMR_SUCCESS) cmr_free_blocks_insert(&impl->global, range);
+  return status;
+}
+
+cmr_status cmr_arena_impl_create(cmr_resource_ref upstream, size_t arena_size, bool dump_log_on_failure,
+                                 const char *dump_path, cmr_arena_impl **out) {
+  cmr_arena_impl *impl = calloc(1, sizeof *impl);
+  if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "arena: no host memory for the resource");
+  cmr_chunks_init(&impl->upstream_memory, "arena", upstream, arena_size);
+  impl->arena_size = arena_size;
+  impl->dump_log_on_failure = dump_log_on_failure;
+  pthread_mutex_init(&impl->global_lock, NULL);
+  pthread_mutex_init(&impl->dump_lock, NULL);
+  cmr_free_blocks_init(&impl->global);
+  atomic_init(&impl->superblocks, 0);
+  cmr_status status = open_dump_destination(impl, dump_path);
+  if (status == CMR_SUCCESS) {
+    status = cmr_stream_lists_create("arena", CMR_FIT_FIRST, CMR_KEY_DEFAULT_STREAM_PER_THREAD, &impl->lists);
+  }
+  if (status == CMR_SUCCESS) status = cmr_block_map_create(&impl->handed_out);
+  if (status == CMR_SUCCESS) status = take_arena_memory(impl);
+  if (status != CMR_SUCCESS) {
+    release_everything(impl);
+    return status;
+  }
+  *out = impl;
+  return CMR_SUCCESS;
+}
+
+/* The upstream memory goes back once the device has finished its work on it
+ * (cmr_chunks_release_all), whether or not blocks are still allocated. */
+void cmr_arena_impl_destroy(cmr_arena_impl *impl) { release_everything(impl); }
+
+/* ---- superblocks ----------------------------------------------------------------------- */
+
+/* A superblock of `size` bytes cut first fit from the global arena, or NULL
+ * when no range is big enough. */
+static cmr_status take_superblock(cmr_arena_impl *impl, size_t size, cmr_block **out) {
+  *out = NULL;
+  cmr_status status = CMR_SUCCESS;
+  pthread_mutex_lock(&impl->global_lock);
+  cmr_block *range = cmr_free_blocks_first_fit(&impl->global, cmr_free_blocks_needed(size, CMR_DEFAULT_ALIGNMENT));
+  if (range != NULL) status = cmr_free_blocks_take(&impl->global, range, size, CMR_DEFAULT_ALIGNMENT, out);
+  pthread_mutex_unlock(&impl->global_lock);
+  if (*out == NULL) return status;
+  (*out)->span = size;
+  atomic_fetch_add(&impl->superblocks, 1);
+  return CMR_SUCCESS;
+}
+
+/* Back to the global arena, merging with the free ranges around it. */
+static void return_superblock(cmr_block *superblock, void *arg) {
+  cmr_arena_impl *impl = arg;
+  superblock->span = 0;
+  pthread_mutex_lock(&impl->global_lock);
+  cmr_free_blocks_insert(&impl->global, superblock);
+  pthread_mutex_unlock(&impl->global_lock);
+  atomic_fetch_sub(&impl->superblocks, 1);
+}
+
+/* One attempt: from the stream lists, else from a new superblock given to
+ * the caller's arena. *out stays NULL when neither has room (or, rarely,
+ * when another thread on the same stream took the new superblock's room
+ * first: the caller's retry after defragmenting covers that). */
+static cmr_status serve(cmr_arena_impl *impl, size_t size, size_t alignment, cmr_stream stream, cmr_block **out) {
+  cmr_status status = cmr_stream_lists_take(impl->lists, stream, size, alignment, out);
+  if (status != CMR_SUCCESS || *out != NULL) return status;
+  cmr_block *superblock = NULL;
+  status = take_superblock(impl, superblock_size(size, alignment), &superblock);
+  if (status != CMR_SUCCESS || superblock == NULL) return status;
+  status = cmr_stream_lists_give(impl->lists, stream, superblock);
+  if (status != CMR_SUCCESS) {
+    return_superblock(superblock, impl);
+    return status;
+  }
+  return cmr_stream_lists_take(impl->lists, stream, size, alignment, out);
+}
+
+/* Gathers every free block into `stream`'s arena, so that a superblock whose
+ * pieces were freed on different streams is whole again, then gives every
+ * whole superblock back to the global arena (the host first waits for the
+ * work ordered before their frees). */
+static cmr_status defragment(cmr_arena_impl *impl, cmr_stream stream) {
+  cmr_status status = cmr_stream_lists_reclaim(impl->lists, stream);
+  if (status != CMR_SUCCESS) return status;
+  return cmr_stream_lists_release_units(impl->lists, return_superblock, impl);
+}
+
+static cmr_status out_of_memory(cmr_arena_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
+                                size_t superblock) {
+  char failure[192];
+  snprintf(failure, sizeof failure, "out of memory: %zu bytes at alignment %zu on stream %p", bytes, alignment,
+           (void *)stream);
+  size_t global_free = 0;
+  cmr_arena_impl_global_free_bytes(impl, &global_free);
+  cmr_status dumped = impl->dump_log_on_failure ? dump_to_destination(impl, failure) : CMR_SUCCESS;
+  char dump_failure[256] = "";
+  if (dumped != CMR_SUCCESS) snprintf(dump_failure, sizeof dump_failure, " (%s)", cmr_last_error_message());
+  if (superblock > impl->arena_size) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "arena: %s: it needs %zu bytes, more than the arena_size %zu%s", failure,
+                     superblock, impl->arena_size, dump_failure);
+  }
+  return cmr_error(CMR_ERROR_OUT_OF_MEMORY,
+                   "arena: %s: no arena has a fit and the global arena (%zu of %zu bytes free) has no superblock of "
+                   "%zu bytes, even after defragmenting%s",
+                   failure, global_free, impl->arena_size, superblock, dump_failure);
+}
+
+/* ---- the resource --------------------------------------------------------------------------- */
+
+cmr_status cmr_arena_impl_allocate(cmr_arena_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
+                                   void **out) {
+  size_t size = round_up(bytes, CMR_DEFAULT_ALIGNMENT);
+  size_t superblock = superblock_size(size, alignment);
+  cmr_block *block = NULL;
+  /* A request bigger than the whole arena fails without defragmenting. */
+  if (superblock <= impl->arena_size) {
+    cmr_status status = serve(impl, size, alignment, stream, &block);
+    if (status == CMR_SUCCESS && block == NULL) {
+      status = defragment(impl, stream);
+      if (status == CMR_SUCCESS) status = serve(impl, size, alignment, stream, &block);
+    }
+    if (status != CMR_SUCCESS) return status;
+  }
+  if (block == NULL) return out_of_memory(impl, bytes, alignment, stream, superblock);
+  *out = block->address;
+  cmr_block_map_insert(impl->handed_out, block);
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_arena_impl_deallocate(cmr_arena_impl *impl, void *ptr, size_t bytes, size_t alignment,
+                                     cmr_stream stream) {
+  (void)alignment; /* it placed the block; its size does not depend on it */
+  cmr_block *block = cmr_block_map_remove(impl->handed_out, ptr);
+  if (block == NULL) {
+    return cmr_error(CMR_ERROR_UNKNOWN_POINTER, "arena: %p was not allocated from this arena, or is already freed",
+                     ptr);
+  }
+  size_t size = block->size; /* once back in the map, the block is another thread's to free */
+  if (size != round_up(bytes, CMR_DEFAULT_ALIGNMENT)) {
+    cmr_block_map_insert(impl->handed_out, block);
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "arena: %p was allocated with %zu bytes (rounded up to 256), not %zu: nothing was freed",
+                     ptr, size, bytes);
+  }
+  cmr_status status = cmr_stream_lists_give(impl->lists, stream, block);
+  if (status != CMR_SUCCESS) cmr_block_map_insert(impl->handed_out, block);
+  return status;
+}
+
+cmr_status cmr_arena_impl_arena_size(cmr_arena_impl *impl, size_t *out) {
+  *out = impl->arena_size;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_arena_impl_global_free_bytes(cmr_arena_impl *impl, size_t *out) {
+  pthread_mutex_lock(&impl->global_lock);
+  *out = impl->global.bytes;
+  pthread_mutex_unlock(&impl->global_lock);
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_arena_impl_superblock_count(cmr_arena_impl *impl, size_t *out) {
+  *out = atomic_load(&impl->superblocks);
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_arena_impl_dump(cmr_arena_impl *impl) { return dump_to_destination(impl, "dump requested"); }
