@@ -29,10 +29,9 @@
 #include <string.h>
 
 #include "backend.h"
-#include "block_map.h"
 #include "chunks.h"
 #include "impl.h"
-#include "stream_lists.h"
+#include "suballocator.h"
 
 #define CMR_ARENA_SUPERBLOCK_MINIMUM ((size_t)1 << 20)
 
@@ -221,7 +220,9 @@ static cmr_status serve(cmr_arena_impl *impl, size_t size, size_t alignment, cmr
   cmr_block *superblock = NULL;
   status = take_superblock(impl, superblock_size(size, alignment), &superblock);
   if (status != CMR_SUCCESS || superblock == NULL) return status;
-  status = cmr_stream_lists_give(impl->lists, stream, superblock);
+  /* The global arena's memory is idle (synchronized at creation, or waited
+   * for before it came back): every stream may take from it at once. */
+  status = cmr_stream_lists_give_idle(impl->lists, stream, superblock);
   if (status != CMR_SUCCESS) {
     return_superblock(superblock, impl);
     return status;
@@ -276,29 +277,15 @@ cmr_status cmr_arena_impl_allocate(cmr_arena_impl *impl, size_t bytes, size_t al
     if (status != CMR_SUCCESS) return status;
   }
   if (block == NULL) return out_of_memory(impl, bytes, alignment, stream, superblock);
-  *out = block->address;
-  cmr_block_map_insert(impl->handed_out, block);
+  cmr_suballocator_hand_out(impl->handed_out, block, out);
   return CMR_SUCCESS;
 }
 
 cmr_status cmr_arena_impl_deallocate(cmr_arena_impl *impl, void *ptr, size_t bytes, size_t alignment,
                                      cmr_stream stream) {
   (void)alignment; /* it placed the block; its size does not depend on it */
-  cmr_block *block = cmr_block_map_remove(impl->handed_out, ptr);
-  if (block == NULL) {
-    return cmr_error(CMR_ERROR_UNKNOWN_POINTER, "arena: %p was not allocated from this arena, or is already freed",
-                     ptr);
-  }
-  size_t size = block->size; /* once back in the map, the block is another thread's to free */
-  if (size != round_up(bytes, CMR_DEFAULT_ALIGNMENT)) {
-    cmr_block_map_insert(impl->handed_out, block);
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
-                     "arena: %p was allocated with %zu bytes (rounded up to 256), not %zu: nothing was freed",
-                     ptr, size, bytes);
-  }
-  cmr_status status = cmr_stream_lists_give(impl->lists, stream, block);
-  if (status != CMR_SUCCESS) cmr_block_map_insert(impl->handed_out, block);
-  return status;
+  return cmr_suballocator_take_back(impl->lists, impl->handed_out, "arena", ptr, bytes,
+                                    round_up(bytes, CMR_DEFAULT_ALIGNMENT), stream);
 }
 
 cmr_status cmr_arena_impl_arena_size(cmr_arena_impl *impl, size_t *out) {

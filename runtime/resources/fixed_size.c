@@ -7,11 +7,11 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "block_map.h"
+#include "backend.h"
 #include "chunks.h"
 #include "impl.h"
 #include "sizes.h"
-#include "stream_lists.h"
+#include "suballocator.h"
 
 struct cmr_fixed_size_impl {
   size_t block_size;
@@ -30,15 +30,18 @@ static cmr_status cmr_fixed_size_new_block(const cmr_fixed_size_impl *impl, cons
   return cmr_block_new(address, impl->block_size, impl->block_size, out);
 }
 
-/* Gives blocks [first, end) of `chunk` to `stream`'s list. Should the host
- * have no memory for a record, the rest of the chunk stays unused until
- * destroy: the resource is smaller, never wrong. */
-static void cmr_fixed_size_give_blocks(cmr_fixed_size_impl *impl, const cmr_chunk *chunk, size_t first, size_t end,
-                                       cmr_stream stream) {
-  for (size_t i = first; i < end; ++i) {
+/* Gives blocks [first, end) of `chunk` to `stream`'s list (as idle memory
+ * when `idle`: the caller synchronized). Should the host have no memory for
+ * a record, the rest of the chunk stays unused until destroy: the resource
+ * is smaller, never wrong. */
+static void cmr_fixed_size_give_blocks(cmr_fixed_size_impl *impl, const cmr_chunk *chunk, cmr_stream stream,
+                                       bool idle) {
+  for (size_t i = 0; i < chunk->size / impl->block_size; ++i) {
     cmr_block *block;
     if (cmr_fixed_size_new_block(impl, chunk, i, &block) != CMR_SUCCESS) return;
-    if (cmr_stream_lists_give(impl->free_blocks, stream, block) != CMR_SUCCESS) {
+    cmr_status status = idle ? cmr_stream_lists_give_idle(impl->free_blocks, stream, block)
+                             : cmr_stream_lists_give(impl->free_blocks, stream, block);
+    if (status != CMR_SUCCESS) {
       cmr_block_delete(block);
       return;
     }
@@ -46,32 +49,19 @@ static void cmr_fixed_size_give_blocks(cmr_fixed_size_impl *impl, const cmr_chun
 }
 
 /* A new chunk from the upstream, ordered on `stream`: blocks_to_preallocate
- * blocks, or fewer (down to one) when the upstream is short. With `kept`
- * set, its first block is the caller's and the others go to the stream's
- * list; with `kept` NULL (preallocation) all of them do. */
-static cmr_status cmr_fixed_size_add_chunk(cmr_fixed_size_impl *impl, cmr_stream stream, cmr_block **kept) {
+ * blocks, or fewer (down to one) when the upstream is short, all given to
+ * the stream's list. */
+static cmr_status cmr_fixed_size_add_chunk(cmr_fixed_size_impl *impl, cmr_stream stream, bool idle) {
   cmr_chunk chunk;
   cmr_status status = cmr_chunks_grow(&impl->chunks, impl->block_size, impl->chunk_size, stream, &chunk);
-  if (status != CMR_SUCCESS) return status;
-  size_t first = 0;
-  if (kept != NULL) {
-    status = cmr_fixed_size_new_block(impl, &chunk, 0, kept);
-    if (status != CMR_SUCCESS) return status; /* the chunk is recorded: it waits for destroy */
-    first = 1;
-  }
-  cmr_fixed_size_give_blocks(impl, &chunk, first, chunk.size / impl->block_size, stream);
-  return CMR_SUCCESS;
+  if (status == CMR_SUCCESS && idle) status = cmr_backend_stream_synchronize(stream);
+  if (status == CMR_SUCCESS) cmr_fixed_size_give_blocks(impl, &chunk, stream, idle);
+  return status;
 }
 
-/* A block for `stream` once its list and the others' had none: another
- * thread may have added a chunk while this one waited for the lock. */
-static cmr_status cmr_fixed_size_grow(cmr_fixed_size_impl *impl, size_t alignment, cmr_stream stream,
-                                      cmr_block **out) {
-  pthread_mutex_lock(&impl->growth);
-  cmr_status status = cmr_stream_lists_take(impl->free_blocks, stream, impl->block_size, alignment, out);
-  if (status == CMR_SUCCESS && *out == NULL) status = cmr_fixed_size_add_chunk(impl, stream, out);
-  pthread_mutex_unlock(&impl->growth);
-  return status;
+static cmr_status cmr_fixed_size_grow(void *resource, size_t size, size_t alignment, cmr_stream stream) {
+  (void)size, (void)alignment; /* always one block at 256 */
+  return cmr_fixed_size_add_chunk(resource, stream, false);
 }
 
 static cmr_status cmr_fixed_size_check_sizes(size_t block_size, size_t blocks_to_preallocate, size_t *rounded) {
@@ -109,7 +99,8 @@ cmr_status cmr_fixed_size_impl_create(cmr_resource_ref upstream, size_t block_si
   pthread_mutex_init(&impl->growth, NULL);
   status = cmr_stream_lists_create("fixed_size", CMR_FIT_BEST, CMR_KEY_PER_STREAM, &impl->free_blocks);
   if (status == CMR_SUCCESS) status = cmr_block_map_create(&impl->handed_out);
-  if (status == CMR_SUCCESS) status = cmr_fixed_size_add_chunk(impl, CMR_DEFAULT_STREAM, NULL);
+  /* Preallocated blocks are idle: every stream may take them at once. */
+  if (status == CMR_SUCCESS) status = cmr_fixed_size_add_chunk(impl, CMR_DEFAULT_STREAM, true);
   if (status != CMR_SUCCESS) {
     cmr_fixed_size_impl_destroy(impl);
     return status;
@@ -124,13 +115,15 @@ cmr_status cmr_fixed_size_impl_allocate(cmr_fixed_size_impl *impl, size_t bytes,
     return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "fixed_size: %zu bytes do not fit in a block of %zu bytes", bytes,
                      impl->block_size);
   }
-  cmr_block *block;
-  cmr_status status = cmr_stream_lists_take(impl->free_blocks, stream, impl->block_size, alignment, &block);
-  if (status == CMR_SUCCESS && block == NULL) status = cmr_fixed_size_grow(impl, alignment, stream, &block);
-  if (status != CMR_SUCCESS) return status;
-  cmr_block_map_insert(impl->handed_out, block);
-  *out = block->address;
-  return CMR_SUCCESS;
+  cmr_block *block = NULL;
+  cmr_status status = cmr_suballocator_take_or_grow(impl->free_blocks, &impl->growth, impl->block_size, alignment,
+                                                    stream, cmr_fixed_size_grow, impl, &block);
+  if (status == CMR_SUCCESS && block == NULL) {
+    status = cmr_error(CMR_ERROR_OUT_OF_MEMORY, "fixed_size: other streams took every new block before stream %p",
+                       (void *)stream);
+  }
+  if (status == CMR_SUCCESS) cmr_suballocator_hand_out(impl->handed_out, block, out);
+  return status;
 }
 
 cmr_status cmr_fixed_size_impl_deallocate(cmr_fixed_size_impl *impl, void *ptr, size_t bytes, size_t alignment,
@@ -140,13 +133,8 @@ cmr_status cmr_fixed_size_impl_deallocate(cmr_fixed_size_impl *impl, void *ptr, 
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "fixed_size: freeing %p as %zu bytes, more than a block of %zu",
                      ptr, bytes, impl->block_size);
   }
-  cmr_block *block = cmr_block_map_remove(impl->handed_out, ptr);
-  if (block == NULL) {
-    return cmr_error(CMR_ERROR_UNKNOWN_POINTER, "fixed_size: %p is not a block this resource handed out", ptr);
-  }
-  cmr_status status = cmr_stream_lists_give(impl->free_blocks, stream, block);
-  if (status != CMR_SUCCESS) cmr_block_map_insert(impl->handed_out, block); /* still the caller's to free */
-  return status;
+  return cmr_suballocator_take_back(impl->free_blocks, impl->handed_out, "fixed_size", ptr, bytes, impl->block_size,
+                                    stream);
 }
 
 cmr_status cmr_fixed_size_impl_block_size(cmr_fixed_size_impl *impl, size_t *out) {

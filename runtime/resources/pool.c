@@ -7,10 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "block_map.h"
+#include "backend.h"
 #include "chunks.h"
 #include "impl.h"
-#include "stream_lists.h"
+#include "suballocator.h"
 
 struct cmr_pool_impl {
   cmr_chunks chunks;
@@ -23,20 +23,33 @@ struct cmr_pool_impl {
 
 static size_t cmr_round_up_256(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
-/* Takes a chunk of at least `least` bytes on `stream` and frees it there.
- * The pool doubles (a chunk as large as what it holds) unless that is less
- * than asked for. */
-static cmr_status cmr_pool_grow(cmr_pool_impl *impl, size_t least, cmr_stream stream) {
+/* Takes a chunk of at least `least` bytes on `stream` and gives it to the
+ * stream's list, as idle memory when `idle` (the caller synchronized). The
+ * pool doubles (a chunk as large as what it holds) unless that is less than
+ * asked for. */
+static cmr_status cmr_pool_add_chunk(cmr_pool_impl *impl, size_t least, cmr_stream stream, bool idle) {
   size_t held = cmr_chunks_bytes(&impl->chunks);
   cmr_chunk chunk;
   cmr_status status = cmr_chunks_grow(&impl->chunks, least, held > least ? held : least, stream, &chunk);
+  if (status == CMR_SUCCESS && idle) status = cmr_backend_stream_synchronize(stream);
   if (status != CMR_SUCCESS) return status;
   cmr_block *block = NULL;
   status = cmr_block_new(chunk.address, chunk.size, chunk.size, &block);
   /* The chunk is recorded: without a block for it, it waits for destroy. */
-  if (status == CMR_SUCCESS) status = cmr_stream_lists_give(impl->free_lists, stream, block);
+  if (status == CMR_SUCCESS) {
+    status = idle ? cmr_stream_lists_give_idle(impl->free_lists, stream, block)
+                  : cmr_stream_lists_give(impl->free_lists, stream, block);
+  }
   if (status != CMR_SUCCESS && block != NULL) cmr_block_delete(block);
   return status;
+}
+
+static cmr_status cmr_pool_grow(void *resource, size_t size, size_t alignment, cmr_stream stream) {
+  size_t needed = cmr_free_blocks_needed(size, alignment);
+  if (needed == SIZE_MAX) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "pool: %zu bytes at alignment %zu overflow", size, alignment);
+  }
+  return cmr_pool_add_chunk(resource, needed, stream, false);
 }
 
 cmr_status cmr_pool_impl_create(cmr_resource_ref upstream, size_t initial_pool_size, size_t maximum_pool_size,
@@ -48,7 +61,7 @@ cmr_status cmr_pool_impl_create(cmr_resource_ref upstream, size_t initial_pool_s
   cmr_status status = cmr_stream_lists_create("pool", CMR_FIT_BEST, CMR_KEY_PER_STREAM, &impl->free_lists);
   if (status == CMR_SUCCESS) status = cmr_block_map_create(&impl->handed_out);
   if (status == CMR_SUCCESS && initial_pool_size > 0) {
-    status = cmr_pool_grow(impl, initial_pool_size, CMR_DEFAULT_STREAM);
+    status = cmr_pool_add_chunk(impl, initial_pool_size, CMR_DEFAULT_STREAM, true);
     if (status != CMR_SUCCESS) cmr_error_context(status, "pool: taking initial_pool_size %zu", initial_pool_size);
   }
   if (status != CMR_SUCCESS) {
@@ -67,31 +80,12 @@ void cmr_pool_impl_destroy(cmr_pool_impl *impl) {
   free(impl);
 }
 
-/* After a miss: look again under the growth lock (another thread may just
- * have grown the pool, or freed), and grow if there is still nothing. */
-static cmr_status cmr_pool_look_again_or_grow(cmr_pool_impl *impl, size_t size, size_t alignment, cmr_stream stream,
-                                              cmr_block **out) {
-  size_t needed = cmr_free_blocks_needed(size, alignment);
-  if (needed == SIZE_MAX) {
-    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "pool: %zu bytes at alignment %zu overflow", size, alignment);
-  }
-  pthread_mutex_lock(&impl->growth);
-  cmr_status status = cmr_stream_lists_take(impl->free_lists, stream, size, alignment, out);
-  if (status == CMR_SUCCESS && *out == NULL) {
-    status = cmr_pool_grow(impl, needed, stream);
-    if (status == CMR_SUCCESS) status = cmr_stream_lists_take(impl->free_lists, stream, size, alignment, out);
-  }
-  pthread_mutex_unlock(&impl->growth);
-  return status;
-}
-
 /* A block of `size` bytes at `alignment`, growing the pool if no list has
  * one; *out stays NULL when even the gathered free memory has none. */
 static cmr_status cmr_pool_find(cmr_pool_impl *impl, size_t size, size_t alignment, cmr_stream stream,
                                 cmr_block **out) {
-  cmr_status status = cmr_stream_lists_take(impl->free_lists, stream, size, alignment, out);
-  if (status != CMR_SUCCESS || *out != NULL) return status;
-  status = cmr_pool_look_again_or_grow(impl, size, alignment, stream, out);
+  cmr_status status = cmr_suballocator_take_or_grow(impl->free_lists, &impl->growth, size, alignment, stream,
+                                                    cmr_pool_grow, impl, out);
   if (status != CMR_ERROR_OUT_OF_MEMORY) return status;
   /* The upstream has no more: coalesce all free memory and look once more. */
   char reason[256];
@@ -109,28 +103,15 @@ cmr_status cmr_pool_impl_allocate(cmr_pool_impl *impl, size_t bytes, size_t alig
                                   void **out) {
   cmr_block *block = NULL;
   cmr_status status = cmr_pool_find(impl, cmr_round_up_256(bytes), alignment, stream, &block);
-  if (status != CMR_SUCCESS) return status;
-  cmr_block_map_insert(impl->handed_out, block);
-  *out = block->address;
-  return CMR_SUCCESS;
+  if (status == CMR_SUCCESS) cmr_suballocator_hand_out(impl->handed_out, block, out);
+  return status;
 }
 
 cmr_status cmr_pool_impl_deallocate(cmr_pool_impl *impl, void *ptr, size_t bytes, size_t alignment,
                                     cmr_stream stream) {
   (void)alignment; /* the block knows where it starts */
-  cmr_block *block = cmr_block_map_remove(impl->handed_out, ptr);
-  if (block == NULL) {
-    return cmr_error(CMR_ERROR_UNKNOWN_POINTER, "pool: %p was not allocated by this pool, or is already free", ptr);
-  }
-  if (block->size != cmr_round_up_256(bytes)) {
-    size_t size = block->size;
-    cmr_block_map_insert(impl->handed_out, block);
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "pool: %p was allocated with %zu bytes (rounded), not %zu", ptr,
-                     size, bytes);
-  }
-  cmr_status status = cmr_stream_lists_give(impl->free_lists, stream, block);
-  if (status != CMR_SUCCESS) cmr_block_map_insert(impl->handed_out, block);
-  return status;
+  return cmr_suballocator_take_back(impl->free_lists, impl->handed_out, "pool", ptr, bytes, cmr_round_up_256(bytes),
+                                    stream);
 }
 
 cmr_status cmr_pool_impl_pool_size(cmr_pool_impl *impl, size_t *out) {

@@ -201,15 +201,23 @@ static cmr_status cmr_order_before_release(const cmr_stream_lists *lists, const 
 
 /* ---- giving and taking ------------------------------------------------------------- */
 
-cmr_status cmr_stream_lists_give(cmr_stream_lists *lists, cmr_stream stream, cmr_block *block) {
+static cmr_status cmr_give(cmr_stream_lists *lists, cmr_stream stream, cmr_block *block, bool pending_work) {
   cmr_stream_list *list = NULL;
   cmr_status status = cmr_list_of(lists, stream, &list);
   if (status != CMR_SUCCESS) return status;
   pthread_mutex_lock(&list->lock);
   cmr_free_blocks_insert(&list->blocks, block);
-  cmr_order_after_free(lists, list, stream);
+  if (pending_work) cmr_order_after_free(lists, list, stream);
   pthread_mutex_unlock(&list->lock);
   return CMR_SUCCESS;
+}
+
+cmr_status cmr_stream_lists_give(cmr_stream_lists *lists, cmr_stream stream, cmr_block *block) {
+  return cmr_give(lists, stream, block, true);
+}
+
+cmr_status cmr_stream_lists_give_idle(cmr_stream_lists *lists, cmr_stream stream, cmr_block *block) {
+  return cmr_give(lists, stream, block, false);
 }
 
 static cmr_block *cmr_fit_in(const cmr_stream_lists *lists, const cmr_free_blocks *blocks, size_t needed) {
@@ -250,10 +258,12 @@ static cmr_status cmr_move_all(cmr_stream_lists *lists, cmr_stream_list *own, cm
   return CMR_SUCCESS;
 }
 
-/* Looks through the other lists for a fit, taking the first such list's
- * blocks into `own` and the block from them. */
-static cmr_status cmr_take_from_others(cmr_stream_lists *lists, cmr_stream_list *own, cmr_stream stream, size_t size,
-                                       size_t alignment, cmr_block **out) {
+/* Takes the block from the first other list that has a fit, once `stream`
+ * is ordered after that list's frees. Only the block moves: the rest of the
+ * list stays with its stream, so streams that take from one another do not
+ * pass whole lists back and forth. */
+static cmr_status cmr_take_from_others(cmr_stream_lists *lists, const cmr_stream_list *own, cmr_stream stream,
+                                       size_t size, size_t alignment, cmr_block **out) {
   size_t needed = cmr_free_blocks_needed(size, alignment);
   cmr_status status = CMR_SUCCESS;
   pthread_mutex_lock(&lists->registry);
@@ -261,14 +271,12 @@ static cmr_status cmr_take_from_others(cmr_stream_lists *lists, cmr_stream_list 
   for (size_t i = 0; i < count && status == CMR_SUCCESS && *out == NULL; ++i) {
     cmr_stream_list *other = lists->lists[i];
     if (other == own) continue;
-    cmr_lock_pair(own, other);
-    /* Own frees by another thread of this stream may have come in meanwhile. */
-    status = cmr_take_locked(lists, own, size, alignment, out);
-    if (status == CMR_SUCCESS && *out == NULL && cmr_fit_in(lists, &other->blocks, needed) != NULL) {
-      status = cmr_move_all(lists, own, other, stream);
-      if (status == CMR_SUCCESS) status = cmr_take_locked(lists, own, size, alignment, out);
+    pthread_mutex_lock(&other->lock);
+    if (cmr_fit_in(lists, &other->blocks, needed) != NULL) {
+      status = cmr_order_before_taking(lists, other, stream);
+      if (status == CMR_SUCCESS) status = cmr_take_locked(lists, other, size, alignment, out);
     }
-    cmr_unlock_pair(own, other);
+    pthread_mutex_unlock(&other->lock);
   }
   pthread_mutex_unlock(&lists->registry);
   return status;

@@ -6,9 +6,10 @@
  * reusable by S at once. Another stream T takes it only after T waits for S:
  * when T finds nothing that fits in its own list, it looks in the others'; on
  * finding a fit in S's, T waits on S's event (recorded at S's last free) and
- * takes all of S's blocks into its own list, where they coalesce with T's;
- * then T records its own event, so a third stream that later takes them from
- * T waits for S's work too.
+ * takes that one block, the rest staying with S. (RMM moves S's whole list
+ * to T instead; then two streams taking from each other pass all their free
+ * memory back and forth.) Only when memory runs out are all lists gathered
+ * into one, where they coalesce (cmr_stream_lists_reclaim).
  *
  * Events are recorded only while more than one list exists: a resource used
  * from one stream never pays for one. A list freed into without an event
@@ -48,6 +49,10 @@ void cmr_stream_lists_destroy(cmr_stream_lists *lists);
  * the caller's. */
 cmr_status cmr_stream_lists_give(cmr_stream_lists *lists, cmr_stream stream, cmr_block *block);
 
+/* The same for memory no work is pending on (new from the upstream and
+ * synchronized): every stream may take it without waiting. */
+cmr_status cmr_stream_lists_give_idle(cmr_stream_lists *lists, cmr_stream stream, cmr_block *block);
+
 /* `size` bytes at `alignment` for `stream`: from its own list, else from
  * another stream's (as above). *out is NULL when no list has a fit. */
 cmr_status cmr_stream_lists_take(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment,
@@ -55,7 +60,8 @@ cmr_status cmr_stream_lists_take(cmr_stream_lists *lists, cmr_stream stream, siz
 
 /* Moves every other stream's free blocks into `stream`'s list (after
  * `stream` waits for each), so that all free memory coalesces: the retry
- * after the upstream is exhausted. */
+ * after the upstream is exhausted. `stream`'s event then covers them, so a
+ * third stream taking them later waits for their first stream's work too. */
 cmr_status cmr_stream_lists_reclaim(cmr_stream_lists *lists, cmr_stream stream);
 
 /* Removes every free block that is a whole unit (size == span) from every

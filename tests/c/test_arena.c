@@ -391,12 +391,12 @@ START_TEST(unknown_pointer_is_an_error) {
   char *foreign = take(&g, 1024, CMR_DEFAULT_STREAM);
   int on_stack;
   ck_assert_status(cmr_deallocate(f.ref, ptr + 256, 768, CMR_DEFAULT_STREAM), CMR_ERROR_UNKNOWN_POINTER);
-  ck_assert_message_has("was not allocated from this arena");
+  ck_assert_message_has("was not allocated by this resource");
   ck_assert_status(cmr_deallocate(f.ref, &on_stack, 4, CMR_DEFAULT_STREAM), CMR_ERROR_UNKNOWN_POINTER);
   ck_assert_status(cmr_deallocate(f.ref, foreign, 1024, CMR_DEFAULT_STREAM), CMR_ERROR_UNKNOWN_POINTER);
   give(&f, ptr, 1024, CMR_DEFAULT_STREAM);
   ck_assert_status(cmr_deallocate(f.ref, ptr, 1024, CMR_DEFAULT_STREAM), CMR_ERROR_UNKNOWN_POINTER);
-  ck_assert_message_has("or is already freed");
+  ck_assert_message_has("or is already free");
   give(&g, foreign, 1024, CMR_DEFAULT_STREAM);
   destroy_arena(&f);
   destroy_arena(&g);

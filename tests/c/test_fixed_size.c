@@ -204,7 +204,7 @@ START_TEST(foreign_and_freed_pointers_are_unknown) {
   char *ptr = take(handle, 1024, CMR_DEFAULT_STREAM);
   char local[1024];
   ck_assert_status(cmr_deallocate(ref, local, sizeof local, CMR_DEFAULT_STREAM), CMR_ERROR_UNKNOWN_POINTER);
-  ck_assert_message_has("is not a block this resource handed out");
+  ck_assert_message_has("was not allocated by this resource");
   ck_assert_status(cmr_deallocate(ref, ptr + 256, 256, CMR_DEFAULT_STREAM), CMR_ERROR_UNKNOWN_POINTER);
   give(handle, ptr, 1024, CMR_DEFAULT_STREAM);
   ck_assert_status(cmr_deallocate(ref, ptr, 1024, CMR_DEFAULT_STREAM), CMR_ERROR_UNKNOWN_POINTER);

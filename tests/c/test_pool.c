@@ -227,11 +227,11 @@ START_TEST(other_stream_waits_on_the_event) {
   give(on_a, 64 * KiB, a);
   cmr_backend_host_counts freed = counts();
   ck_assert_uint_eq(freed.event_records, before.event_records + 1);
-  ck_assert_ptr_eq(take(64 * KiB, b), on_a); /* b takes a's blocks after waiting */
+  ck_assert_ptr_eq(take(64 * KiB, b), on_a); /* b takes a's block after waiting */
   cmr_backend_host_counts taken = counts();
   ck_assert_uint_eq(taken.stream_waits, freed.stream_waits + 1);
   ck_assert_uint_eq(taken.device_synchronizes, freed.device_synchronizes);
-  ck_assert_uint_eq(taken.event_records, freed.event_records + 1); /* b's event now covers a's work */
+  ck_assert_uint_eq(taken.event_records, freed.event_records); /* only the block moved, to the caller */
   ck_assert_int_eq(upstream.allocations, 2);
   give(on_a, 64 * KiB, b);
   destroy_pool_and_check_upstream();
@@ -304,7 +304,8 @@ START_TEST(bad_frees_change_nothing) {
   make_pool(1 * MiB, CMR_SIZE_DEFAULT);
   char *ptr = take(1000, CMR_DEFAULT_STREAM);
   ck_assert_status(cmr_deallocate(ref, ptr + 256, 1000, CMR_DEFAULT_STREAM), CMR_ERROR_UNKNOWN_POINTER);
-  ck_assert_message_has("was not allocated by this pool");
+  ck_assert_message_has("pool: ");
+  ck_assert_message_has("was not allocated by this resource");
   int local;
   ck_assert_status(cmr_deallocate(ref, &local, 4, CMR_DEFAULT_STREAM), CMR_ERROR_UNKNOWN_POINTER);
   ck_assert_status(cmr_deallocate(ref, ptr, 4000, CMR_DEFAULT_STREAM), CMR_ERROR_INVALID_ARGUMENT);

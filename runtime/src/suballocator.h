@@ -1,0 +1,36 @@
+/* What the stream-ordered suballocators (pool, fixed_size, arena) do alike
+ * around their free lists: growing once when many threads miss at once, and
+ * taking a freed block back with its checks. */
+#ifndef CMR_SUBALLOCATOR_H
+#define CMR_SUBALLOCATOR_H
+
+#include <pthread.h>
+
+#include "block_map.h"
+#include "stream_lists.h"
+
+/* Adds memory for at least `size` bytes at `alignment` to the lists, on
+ * `stream` (a resource's growth step). */
+typedef cmr_status (*cmr_grow_function)(void *resource, size_t size, size_t alignment, cmr_stream stream);
+
+/* `size` bytes at `alignment` for `stream`. When no list has a fit: under
+ * `growth`, look again (another thread may just have grown the resource,
+ * so threads that all miss at once grow it once), else `grow` and take.
+ * *out stays NULL only when other threads took the grown memory first, and
+ * did so again on each of a few more growths. */
+cmr_status cmr_suballocator_take_or_grow(cmr_stream_lists *lists, pthread_mutex_t *growth, size_t size,
+                                         size_t alignment, cmr_stream stream, cmr_grow_function grow,
+                                         void *resource, cmr_block **out);
+
+/* Hands `block` out: recorded in `handed_out`, its address in *out. */
+void cmr_suballocator_hand_out(cmr_block_map *handed_out, cmr_block *block, void **out);
+
+/* Takes back the block at `ptr`, freed on `stream` as `bytes` bytes, into
+ * the lists. It must be one `owner` handed out (else
+ * CMR_ERROR_UNKNOWN_POINTER) and hold `size` bytes, what the owner makes of
+ * `bytes` (else CMR_ERROR_INVALID_ARGUMENT); on any failure the block stays
+ * handed out, as it was. */
+cmr_status cmr_suballocator_take_back(cmr_stream_lists *lists, cmr_block_map *handed_out, const char *owner,
+                                      void *ptr, size_t bytes, size_t size, cmr_stream stream);
+
+#endif /* CMR_SUBALLOCATOR_H */
