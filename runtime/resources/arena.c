@@ -31,6 +31,7 @@
 #include "backend.h"
 #include "chunks.h"
 #include "impl.h"
+#include "sizes.h"
 #include "suballocator.h"
 
 #define CMR_ARENA_SUPERBLOCK_MINIMUM ((size_t)1 << 20)
@@ -50,8 +51,6 @@ struct cmr_arena_impl {
   FILE *dump_file; /* stderr for an empty dump_path */
   pthread_mutex_t dump_lock; /* so that two dumps never interleave */
 };
-
-static size_t round_up(size_t bytes, size_t to) { return (bytes + to - 1) / to * to; }
 
 /* The superblock a request needs when no arena has a fit: big enough
  * whatever its (256-aligned) address; SIZE_MAX when no size is. */
@@ -264,7 +263,7 @@ static cmr_status out_of_memory(cmr_arena_impl *impl, size_t bytes, size_t align
 
 cmr_status cmr_arena_impl_allocate(cmr_arena_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
                                    void **out) {
-  size_t size = round_up(bytes, CMR_DEFAULT_ALIGNMENT);
+  size_t size = cmr_round_up_256(bytes);
   size_t superblock = superblock_size(size, alignment);
   cmr_block *block = NULL;
   /* A request bigger than the whole arena fails without defragmenting. */
@@ -285,7 +284,7 @@ cmr_status cmr_arena_impl_deallocate(cmr_arena_impl *impl, void *ptr, size_t byt
                                      cmr_stream stream) {
   (void)alignment; /* it placed the block; its size does not depend on it */
   return cmr_suballocator_take_back(impl->lists, impl->handed_out, "arena", ptr, bytes,
-                                    round_up(bytes, CMR_DEFAULT_ALIGNMENT), stream);
+                                    cmr_round_up_256(bytes), stream);
 }
 
 cmr_status cmr_arena_impl_arena_size(cmr_arena_impl *impl, size_t *out) {

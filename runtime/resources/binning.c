@@ -165,7 +165,7 @@ static cmr_status cmr_binning_put(cmr_binning_impl *impl, size_t size, cmr_resou
 }
 
 cmr_status cmr_binning_impl_add_bin(cmr_binning_impl *impl, size_t allocation_size) {
-  size_t size;
+  size_t size = 0;
   cmr_status status = cmr_binning_round(allocation_size, &size);
   if (status != CMR_SUCCESS) return status;
   pthread_rwlock_wrlock(&impl->lock);
@@ -176,7 +176,7 @@ cmr_status cmr_binning_impl_add_bin(cmr_binning_impl *impl, size_t allocation_si
 
 cmr_status cmr_binning_impl_add_bin_resource(cmr_binning_impl *impl, size_t allocation_size,
                                              cmr_resource_ref resource) {
-  size_t size;
+  size_t size = 0;
   cmr_status status = cmr_binning_round(allocation_size, &size);
   if (status != CMR_SUCCESS) return status;
   /* Memory of every size must be accessible wherever the resource says. */

@@ -88,7 +88,7 @@ void cmr_fixed_size_impl_destroy(cmr_fixed_size_impl *impl) {
 
 cmr_status cmr_fixed_size_impl_create(cmr_resource_ref upstream, size_t block_size, size_t blocks_to_preallocate,
                                       cmr_fixed_size_impl **out) {
-  size_t rounded;
+  size_t rounded = 0;
   cmr_status status = cmr_fixed_size_check_sizes(block_size, blocks_to_preallocate, &rounded);
   if (status != CMR_SUCCESS) return status;
   cmr_fixed_size_impl *impl = calloc(1, sizeof *impl);

@@ -10,6 +10,7 @@
 #include "backend.h"
 #include "chunks.h"
 #include "impl.h"
+#include "sizes.h"
 #include "suballocator.h"
 
 struct cmr_pool_impl {
@@ -20,8 +21,6 @@ struct cmr_pool_impl {
   cmr_stream_lists *free_lists;
   cmr_block_map *handed_out;
 };
-
-static size_t cmr_round_up_256(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 /* Takes a chunk of at least `least` bytes on `stream` and gives it to the
  * stream's list, as idle memory when `idle` (the caller synchronized). The

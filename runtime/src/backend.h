@@ -26,9 +26,13 @@ cmr_status cmr_backend_stream_synchronize(cmr_stream stream);
  * is the token's value: host work is complete when a call returns, so a
  * recycled token cannot be confused with pending work. */
 cmr_status cmr_backend_stream_id(cmr_stream stream, uint64_t *out);
-/* Whether `stream` is a default stream (NULL, cudaStreamLegacy or
- * cudaStreamPerThread), which every thread of the process may use at once. */
-bool cmr_backend_stream_is_default(cmr_stream stream);
+/* What kind of stream a handle names, known without asking the driver. */
+typedef enum cmr_backend_stream_kind {
+  CMR_BACKEND_STREAM_MADE,             /* one made by cudaStreamCreate (or a host token) */
+  CMR_BACKEND_STREAM_LEGACY_DEFAULT,   /* NULL or cudaStreamLegacy: one stream for the process */
+  CMR_BACKEND_STREAM_PER_THREAD_DEFAULT /* cudaStreamPerThread: each thread's own stream */
+} cmr_backend_stream_kind;
+cmr_backend_stream_kind cmr_backend_stream_kind_of(cmr_stream stream);
 
 /* Events, for ordering one stream's work after another's. In the host build
  * they are tokens, and every call is counted (cmr_backend_host_counts) so

@@ -143,7 +143,7 @@ cmr_status cmr_backend_stream_id(cmr_stream stream, uint64_t *out) {
   cudaError_t error = cudaStreamGetId(stream, &id);
   /* Without a driver only the default streams can be named; they are told
    * apart by their handles, which are fixed values. */
-  if (cmr_backend_stream_is_default(stream) && cmr_no_driver(error)) {
+  if (cmr_backend_stream_kind_of(stream) != CMR_BACKEND_STREAM_MADE && cmr_no_driver(error)) {
     *out = (uint64_t)(uintptr_t)stream;
     return CMR_SUCCESS;
   }
@@ -154,8 +154,9 @@ cmr_status cmr_backend_stream_id(cmr_stream stream, uint64_t *out) {
   return CMR_SUCCESS;
 }
 
-bool cmr_backend_stream_is_default(cmr_stream stream) {
-  return stream == NULL || stream == cudaStreamLegacy || stream == cudaStreamPerThread;
+cmr_backend_stream_kind cmr_backend_stream_kind_of(cmr_stream stream) {
+  if (stream == NULL || stream == cudaStreamLegacy) return CMR_BACKEND_STREAM_LEGACY_DEFAULT;
+  return stream == cudaStreamPerThread ? CMR_BACKEND_STREAM_PER_THREAD_DEFAULT : CMR_BACKEND_STREAM_MADE;
 }
 
 /* ---- events ---------------------------------------------------------------------------- */

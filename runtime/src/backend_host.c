@@ -103,7 +103,9 @@ cmr_status cmr_backend_stream_id(cmr_stream stream, uint64_t *out) {
   return CMR_SUCCESS;
 }
 
-bool cmr_backend_stream_is_default(cmr_stream stream) { return stream == CMR_DEFAULT_STREAM; }
+cmr_backend_stream_kind cmr_backend_stream_kind_of(cmr_stream stream) {
+  return stream == CMR_DEFAULT_STREAM ? CMR_BACKEND_STREAM_LEGACY_DEFAULT : CMR_BACKEND_STREAM_MADE;
+}
 
 /* An event is a distinct heap token, like a stream. */
 cmr_status cmr_backend_event_create(cmr_backend_event *out) {

@@ -14,4 +14,8 @@ static inline bool cmr_round_up(size_t value, size_t multiple, size_t *out) {
   return true;
 }
 
+/* `bytes` rounded up to 256, for a request dispatch has checked: it cannot
+ * overflow (cmr_allocate refuses sizes that would). */
+static inline size_t cmr_round_up_256(size_t bytes) { return (bytes + 255) & ~(size_t)255; }
+
 #endif /* CMR_SIZES_H */

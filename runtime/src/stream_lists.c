@@ -19,6 +19,10 @@ typedef struct cmr_stream_list {
   /* Blocks were freed here after the event's last record (or with none):
    * the event does not cover them and a taker must synchronize the device. */
   bool unordered;
+  /* Another stream has taken from this list; from then on its frees record
+   * the event. Until then they record nothing, so a list used by its own
+   * stream alone never pays for an event. */
+  bool shared;
 } cmr_stream_list;
 
 struct cmr_stream_lists {
@@ -35,9 +39,11 @@ struct cmr_stream_lists {
 
 /* ---- keys and the thread cache --------------------------------------------------- */
 
-/* Keys of the per-thread default-stream lists have the top bit set, which no
- * stream id (a small counter) or host token (a user-space address) has. */
+/* Keys of the default streams' lists have one of the top bits set, which no
+ * stream id (a small counter) or host token (a user-space address) has:
+ * they are known without a driver call, on the path of every operation. */
 #define CMR_THREAD_KEY_BIT (UINT64_C(1) << 63)
+#define CMR_LEGACY_KEY (UINT64_C(1) << 62)
 
 static _Atomic uint64_t cmr_next_serial = 1;
 static _Atomic uint64_t cmr_next_thread_key = 1;
@@ -54,10 +60,22 @@ static _Thread_local cmr_cache_slot cmr_cache[cmr_cache_slots];
 static _Thread_local unsigned cmr_cache_victim;
 static _Thread_local uint64_t cmr_thread_key;
 
+/* A stream made by the user is named by its id, a driver call: its handle
+ * may be recycled once destroyed. The per-thread default stream is each
+ * thread's own, so it is keyed by thread, as the legacy default stream is
+ * too when the lists want per-thread arenas (legacy and per-thread default
+ * streams order their work with each other). */
 static cmr_status cmr_key_of(const cmr_stream_lists *lists, cmr_stream stream, uint64_t *key) {
-  if (lists->keying == CMR_KEY_DEFAULT_STREAM_PER_THREAD && cmr_backend_stream_is_default(stream)) {
+  cmr_backend_stream_kind kind = cmr_backend_stream_kind_of(stream);
+  bool by_thread = kind == CMR_BACKEND_STREAM_PER_THREAD_DEFAULT ||
+                   (kind == CMR_BACKEND_STREAM_LEGACY_DEFAULT && lists->keying == CMR_KEY_DEFAULT_STREAM_PER_THREAD);
+  if (by_thread) {
     if (cmr_thread_key == 0) cmr_thread_key = CMR_THREAD_KEY_BIT | atomic_fetch_add(&cmr_next_thread_key, 1);
     *key = cmr_thread_key;
+    return CMR_SUCCESS;
+  }
+  if (kind == CMR_BACKEND_STREAM_LEGACY_DEFAULT) {
+    *key = CMR_LEGACY_KEY;
     return CMR_SUCCESS;
   }
   cmr_status status = cmr_backend_stream_id(stream, key);
@@ -86,6 +104,7 @@ static cmr_status cmr_list_new(const cmr_stream_lists *lists, uint64_t key, cmr_
   cmr_free_blocks_init(&list->blocks);
   list->event = NULL;
   list->unordered = false;
+  list->shared = false;
   *out = list;
   return CMR_SUCCESS;
 }
@@ -157,11 +176,11 @@ void cmr_stream_lists_destroy(cmr_stream_lists *lists) {
 /* ---- ordering ---------------------------------------------------------------------- */
 
 /* After blocks entered `list` on `stream`: record the list's event there so
- * a later taker can wait for them, unless the list is alone (then nobody
- * else can take them until a second list exists, and that taker then
- * synchronizes instead). A failed event call degrades to the same. */
-static void cmr_order_after_free(cmr_stream_lists *lists, cmr_stream_list *list, cmr_stream stream) {
-  if (atomic_load_explicit(&lists->count, memory_order_relaxed) < 2) {
+ * a later taker can wait for them, once the list is shared; before that,
+ * mark it unordered (its first taker synchronizes the device instead). A
+ * failed event call degrades to the same. */
+static void cmr_order_after_free(cmr_stream_list *list, cmr_stream stream) {
+  if (!list->shared) {
     list->unordered = true;
     return;
   }
@@ -174,24 +193,28 @@ static void cmr_order_after_free(cmr_stream_lists *lists, cmr_stream_list *list,
 }
 
 /* Before `stream` uses blocks taken from `list` (whose lock is held): make
- * it wait for the work ordered before their frees. */
-static cmr_status cmr_order_before_taking(const cmr_stream_lists *lists, const cmr_stream_list *list,
+ * it wait for the work ordered before their frees. The list is shared from
+ * now on. */
+static cmr_status cmr_order_before_taking(const cmr_stream_lists *lists, cmr_stream_list *list,
                                           cmr_stream stream) {
   cmr_status status = CMR_SUCCESS;
   if (list->unordered) {
     status = cmr_backend_device_synchronize();
+    if (status == CMR_SUCCESS) list->unordered = false; /* all work so far is done */
   } else if (list->event != NULL) {
     status = cmr_backend_stream_wait_event(stream, list->event);
   }
+  list->shared = true;
   return status == CMR_SUCCESS ? status
                                : cmr_error_context(status, "%s: ordering memory freed on another stream", lists->owner);
 }
 
 /* The same, on the host: block until that work is done. */
-static cmr_status cmr_order_before_release(const cmr_stream_lists *lists, const cmr_stream_list *list) {
+static cmr_status cmr_order_before_release(const cmr_stream_lists *lists, cmr_stream_list *list) {
   cmr_status status = CMR_SUCCESS;
   if (list->unordered) {
     status = cmr_backend_device_synchronize();
+    if (status == CMR_SUCCESS) list->unordered = false;
   } else if (list->event != NULL) {
     status = cmr_backend_event_synchronize(list->event);
   }
@@ -207,7 +230,7 @@ static cmr_status cmr_give(cmr_stream_lists *lists, cmr_stream stream, cmr_block
   if (status != CMR_SUCCESS) return status;
   pthread_mutex_lock(&list->lock);
   cmr_free_blocks_insert(&list->blocks, block);
-  if (pending_work) cmr_order_after_free(lists, list, stream);
+  if (pending_work) cmr_order_after_free(list, stream);
   pthread_mutex_unlock(&list->lock);
   return CMR_SUCCESS;
 }
@@ -253,8 +276,7 @@ static cmr_status cmr_move_all(cmr_stream_lists *lists, cmr_stream_list *own, cm
   cmr_status status = cmr_order_before_taking(lists, from, stream);
   if (status != CMR_SUCCESS) return status;
   cmr_free_blocks_absorb(&own->blocks, &from->blocks);
-  from->unordered = false;
-  cmr_order_after_free(lists, own, stream);
+  cmr_order_after_free(own, stream);
   return CMR_SUCCESS;
 }
 

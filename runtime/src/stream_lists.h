@@ -11,12 +11,14 @@
  * memory back and forth.) Only when memory runs out are all lists gathered
  * into one, where they coalesce (cmr_stream_lists_reclaim).
  *
- * Events are recorded only while more than one list exists: a resource used
- * from one stream never pays for one. A list freed into without an event
- * (because it was alone then, or an event call failed) is marked unordered,
- * and a stream taking from it synchronizes the device instead of waiting on
- * the event: conservative, and rare (once, when a second stream first
- * steals). Lists of destroyed streams stay, with their blocks, until taken.
+ * A list records its event only once another stream has taken from it: a
+ * stream that keeps to its own memory never pays for an event. A list freed
+ * into without an event (not yet shared, or an event call failed) is marked
+ * unordered, and a stream taking from it synchronizes the device instead of
+ * waiting on the event: conservative, and rare (once per list, when another
+ * stream first takes from it). Lists of destroyed streams stay, with their
+ * blocks, until taken. The default streams are keyed without a driver call;
+ * cudaStreamPerThread by thread, since it is each thread's own stream.
  *
  * Optionally the default stream is keyed per thread (the arena's per-thread
  * arenas): threads on the default stream then use separate lists and meet on

@@ -264,7 +264,18 @@ START_TEST(block_freed_on_one_stream_reaches_another_after_a_wait) {
   ck_assert_uint_eq(after.stream_waits, before.stream_waits); /* reuse on its own stream: no wait */
   ck_assert_uint_eq(after.device_synchronizes, before.device_synchronizes);
 
+  /* a's list was its own alone: b's first take synchronizes the device... */
   before = after;
+  ck_assert_ptr_eq(take(handle, 256, b), ptr);
+  after = counts_now();
+  ck_assert_uint_eq(after.stream_waits, before.stream_waits);
+  ck_assert_uint_eq(after.device_synchronizes, before.device_synchronizes + 1);
+  give(handle, ptr, 256, b);
+  ck_assert_ptr_eq(take(handle, 256, a), ptr);
+  give(handle, ptr, 256, a);
+
+  /* ...and shares it: a's frees now record an event, which b waits on. */
+  before = counts_now();
   ck_assert_ptr_eq(take(handle, 256, b), ptr);
   after = counts_now();
   ck_assert_uint_eq(after.stream_waits, before.stream_waits + 1);

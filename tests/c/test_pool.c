@@ -220,19 +220,27 @@ START_TEST(other_stream_waits_on_the_event) {
   cmr_stream a, b;
   ck_assert_ok(cmr_stream_create(&a));
   ck_assert_ok(cmr_stream_create(&b));
-  /* Two lists exist once b has one, so frees on a record an event. */
-  give(take(4 * KiB, b), 4 * KiB, b);
-  void *on_a = take(64 * KiB, a); /* nothing fits in b's list: the pool grows */
+  void *on_a = take(64 * KiB, a);
+  give(on_a, 64 * KiB, a); /* a's list is its own alone: no event */
+  /* b's first take from a's list synchronizes the device and shares it... */
   cmr_backend_host_counts before = counts();
+  ck_assert_ptr_eq(take(64 * KiB, b), on_a);
+  cmr_backend_host_counts first = counts();
+  ck_assert_uint_eq(first.device_synchronizes, before.device_synchronizes + 1);
+  ck_assert_uint_eq(first.stream_waits, before.stream_waits);
+  give(on_a, 64 * KiB, b);
+  ck_assert_ptr_eq(take(64 * KiB, a), on_a); /* (b's list, taken the same way) */
+  /* ...so from now on a's frees record its event, and b waits on it. */
+  before = counts();
   give(on_a, 64 * KiB, a);
   cmr_backend_host_counts freed = counts();
   ck_assert_uint_eq(freed.event_records, before.event_records + 1);
-  ck_assert_ptr_eq(take(64 * KiB, b), on_a); /* b takes a's block after waiting */
+  ck_assert_ptr_eq(take(64 * KiB, b), on_a);
   cmr_backend_host_counts taken = counts();
   ck_assert_uint_eq(taken.stream_waits, freed.stream_waits + 1);
   ck_assert_uint_eq(taken.device_synchronizes, freed.device_synchronizes);
   ck_assert_uint_eq(taken.event_records, freed.event_records); /* only the block moved, to the caller */
-  ck_assert_int_eq(upstream.allocations, 2);
+  ck_assert_int_eq(upstream.allocations, 1);
   give(on_a, 64 * KiB, b);
   destroy_pool_and_check_upstream();
   ck_assert_ok(cmr_stream_destroy(a));
@@ -272,11 +280,12 @@ START_TEST(exhaustion_gathers_every_stream_free_memory) {
   give(low, 512 * KiB, a);
   give(high, 512 * KiB, b);
   /* Neither list alone holds 1 MiB and the maximum is reached: the pool
-   * gathers b's half into a's list, where the halves coalesce. */
+   * gathers b's half into a's list, where the halves coalesce (b's list
+   * was never shared, so a synchronizes the device rather than waiting). */
   cmr_backend_host_counts before = counts();
   ck_assert_ptr_eq(take(1 * MiB, a), low);
   cmr_backend_host_counts after = counts();
-  ck_assert_uint_eq(after.stream_waits, before.stream_waits + 1);
+  ck_assert_uint_eq(after.device_synchronizes, before.device_synchronizes + 1);
   ck_assert_int_eq(upstream.allocations, 1);
   give(low, 1 * MiB, a);
   destroy_pool_and_check_upstream();

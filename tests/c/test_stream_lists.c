@@ -90,18 +90,25 @@ START_TEST(only_whole_units_are_released_after_waiting) {
   cmr_stream a, b;
   ck_assert_ok(cmr_stream_create(&a));
   ck_assert_ok(cmr_stream_create(&b));
-  /* a: one whole unit, and the tail of another (not its head). b: a whole unit. */
+  /* a: one whole unit, and the tail of another (not its head). b: a whole
+   * unit, given after a has taken from b's list (which shares it: b's
+   * frees record an event from then on). */
   ck_assert_ok(cmr_stream_lists_give(lists, a, block_at(0, unit, unit)));
   ck_assert_ok(cmr_stream_lists_give(lists, a, block_at(2 * (size_t)unit + 4096, unit - 4096, 0)));
-  ck_assert_ok(cmr_stream_lists_give(lists, b, block_at(8 * (size_t)unit, unit, unit)));
+  ck_assert_ok(cmr_stream_lists_give(lists, b, block_at(8 * (size_t)unit, 2 * (size_t)unit, 2 * (size_t)unit)));
+  cmr_block *from_b = NULL;
+  ck_assert_ok(cmr_stream_lists_take(lists, a, 2 * (size_t)unit, 256, &from_b));
+  ck_assert_ptr_eq(from_b->address, base + 8 * (size_t)unit);
+  from_b->size = unit, from_b->span = unit; /* give back half of it, as a whole unit of its own */
+  ck_assert_ok(cmr_stream_lists_give(lists, b, from_b));
   cmr_backend_host_counts before = counts();
   released r = {0, 0};
   ck_assert_ok(cmr_stream_lists_release_units(lists, count_release, &r));
   cmr_backend_host_counts after = counts();
   ck_assert_int_eq(r.count, 2);
   ck_assert_uint_eq(r.bytes, 2 * (size_t)unit);
-  /* a's list was alone when its first block came (no event): a device
-   * synchronize; b's free recorded an event: the host waits on it. */
+  /* a's list was never shared (no event): a device synchronize; b's last
+   * free recorded an event: the host waits on it. */
   ck_assert_uint_eq(after.device_synchronizes - before.device_synchronizes, 1);
   ck_assert_uint_eq(after.event_synchronizes - before.event_synchronizes, 1);
   size_t blocks, bytes, list_count;
@@ -139,7 +146,7 @@ START_TEST(each_visits_every_free_block_with_its_list) {
   ck_assert_int_eq(v.count, 3);
   uint64_t a_key = 0;
   ck_assert_ok(cmr_backend_stream_id(a, &a_key));
-  ck_assert_uint_eq(v.keys[0], 0); /* the default stream's list was made first */
+  ck_assert_uint_eq(v.keys[0], UINT64_C(1) << 62); /* the default stream's list, made first, has a fixed key */
   ck_assert_uint_eq(v.keys[1], a_key);
   ck_assert_uint_eq(v.keys[2], a_key);
   cmr_stream_lists_destroy(lists);
