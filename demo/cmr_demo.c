@@ -2,8 +2,9 @@
  * through it and prints what happened.
  *
  *   counting callback resource  (stands in for the adaptors until they land)
- *     -> cuda_async             when a GPU is usable (CUDA build)
- *     -> system                 otherwise (host memory)
+ *     -> pool                   coalescing best fit, 64 MiB to start
+ *       -> cuda                 cudaMalloc, when a GPU is usable (CUDA build)
+ *       -> system               otherwise (host memory)
  *
  * Usage: cmr-demo [--iterations N]
  * Exits non-zero on any unexpected status. Uses only the public API. */
@@ -184,7 +185,7 @@ int main(int argc, char **argv) {
   char memory[512];
   int device_count = 0;
   cmr_status status = cmr_device_count(&device_count);
-  cmr_cuda_async_resource *gpu = NULL;
+  cmr_cuda_resource *gpu = NULL;
   cmr_system_resource *host = NULL;
   cmr_resource_ref upstream = {0};
   if (cmr_built_with_cuda() && status == CMR_SUCCESS && device_count >= 1) {
@@ -192,9 +193,8 @@ int main(int argc, char **argv) {
     where = ON_GPU;
     check(cmr_current_device(&device), "cmr_current_device");
     snprintf(memory, sizeof memory, "GPU device %d (CUDA build)", device);
-    check(cmr_cuda_async_resource_create(0, CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, &gpu),
-          "cmr_cuda_async_resource_create");
-    upstream = cmr_cuda_async_resource_ref(gpu);
+    check(cmr_cuda_resource_create(&gpu), "cmr_cuda_resource_create");
+    upstream = cmr_cuda_resource_ref(gpu);
   } else {
     if (!cmr_built_with_cuda()) {
       check(status, "cmr_device_count");
@@ -216,17 +216,21 @@ int main(int argc, char **argv) {
            (double)total_bytes / (1 << 20));
   }
 
-  /* The counting layer on top, made the current device's resource. */
-  counting counts = {.upstream = upstream};
+  /* A pool over the leaf, and the counting layer on top of it, made the
+   * current device's resource. */
+  cmr_pool_resource *pool = NULL;
+  check(cmr_pool_resource_create(upstream, (size_t)64 << 20, CMR_SIZE_DEFAULT, &pool), "cmr_pool_resource_create");
+  cmr_resource_ref pooled = cmr_pool_resource_ref(pool);
+  counting counts = {.upstream = pooled};
   unsigned properties = 0;
-  check(cmr_ref_properties(upstream, &properties), "cmr_ref_properties");
+  check(cmr_ref_properties(pooled, &properties), "cmr_ref_properties");
   cmr_callback_resource *counter = NULL;
   check(cmr_callback_resource_create(counting_allocate, counting_deallocate, &counts, &counts, properties, &counter),
         "cmr_callback_resource_create");
   cmr_resource_ref mr = cmr_callback_resource_ref(counter);
   const char *leaf_name = NULL;
   check(cmr_ref_type_name(upstream, &leaf_name), "cmr_ref_type_name");
-  printf("stack:          callback (counting) -> %s\n", leaf_name);
+  printf("stack:          callback (counting) -> pool -> %s\n", leaf_name);
   bool in_table = device_step(cmr_set_current_device_resource_ref(mr), "cmr_set_current_device_resource_ref");
   if (in_table) {
     check(cmr_get_current_device_resource_ref(&mr), "cmr_get_current_device_resource_ref");
@@ -247,6 +251,11 @@ int main(int argc, char **argv) {
          (double)counts.peak / (1 << 20), counts.in_use);
   printf("time:           %.0f ns per allocate+free pair\n", ns_per_pair);
   printf("buffer check:   %s\n", buffer_result);
+  size_t pool_size = 0, pool_free = 0;
+  check(cmr_pool_resource_pool_size(pool, &pool_size), "cmr_pool_resource_pool_size");
+  check(cmr_pool_resource_free_size(pool, &pool_free), "cmr_pool_resource_free_size");
+  printf("pool:           %.1f MiB taken from %s, %.1f MiB of it free\n", (double)pool_size / (1 << 20), leaf_name,
+         (double)pool_free / (1 << 20));
 
   if (stream != CMR_DEFAULT_STREAM) {
     check(cmr_stream_destroy(stream), "cmr_stream_destroy");
@@ -255,9 +264,11 @@ int main(int argc, char **argv) {
     check(cmr_reset_current_device_resource_ref(), "cmr_reset_current_device_resource_ref");
   }
   check(cmr_callback_resource_destroy(counter), "cmr_callback_resource_destroy");
-  check(gpu != NULL ? cmr_cuda_async_resource_destroy(gpu) : cmr_system_resource_destroy(host),
+  check(cmr_pool_resource_destroy(pool), "cmr_pool_resource_destroy");
+  check(gpu != NULL ? cmr_cuda_resource_destroy(gpu) : cmr_system_resource_destroy(host),
         "destroying the leaf resource");
-  bool ok = counts.failures == 0 && counts.in_use == 0 && strncmp(buffer_result, "FAILED", 6) != 0;
+  bool ok = counts.failures == 0 && counts.in_use == 0 && pool_free == pool_size &&
+            strncmp(buffer_result, "FAILED", 6) != 0;
   printf("result:         %s\n", ok ? "ok" : "FAILED");
   return ok ? EXIT_SUCCESS : EXIT_FAILURE;
 }

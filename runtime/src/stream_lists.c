@@ -194,9 +194,11 @@ static void cmr_order_after_free(cmr_stream_list *list, cmr_stream stream) {
 
 /* Before `stream` uses blocks taken from `list` (whose lock is held): make
  * it wait for the work ordered before their frees. The list is shared from
- * now on. */
+ * now on, unless it has only ever held idle memory (no free has come in,
+ * with or without an event): taking that needs no order at all. */
 static cmr_status cmr_order_before_taking(const cmr_stream_lists *lists, cmr_stream_list *list,
                                           cmr_stream stream) {
+  if (!list->unordered && list->event == NULL) return CMR_SUCCESS;
   cmr_status status = CMR_SUCCESS;
   if (list->unordered) {
     status = cmr_backend_device_synchronize();
