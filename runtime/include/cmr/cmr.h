@@ -5,5 +5,6 @@
 #include <cmr/core.h>
 #include <cmr/device_buffer.h>
 #include <cmr/resources.h>
+#include <cmr/stack.h>
 
 #endif /* CMR_CMR_H */
