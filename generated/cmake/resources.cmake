@@ -2,21 +2,26 @@
 # The resources of each build, for CMakeLists.txt.
 
 # Algorithm files (runtime/resources/<name>.c) of each build.
-set(CMR_HOST_RESOURCES arena binning callback fixed_size pool system)
-set(CMR_CUDA_RESOURCES arena binning callback cuda cuda_async cuda_async_managed cuda_async_view fixed_size managed pinned_host pool system)
+set(CMR_HOST_RESOURCES aligned arena binning callback fixed_size limiting pool statistics system thread_safe)
+set(CMR_CUDA_RESOURCES aligned arena binning callback cuda cuda_async cuda_async_managed cuda_async_view fixed_size limiting managed pinned_host pool statistics system thread_safe)
 
 # Conformance cases, "<resource>" or "<resource>:<upstream>": those that run
 # without a GPU (both builds, label host) and those that need one (CUDA build,
 # label gpu).
 set(CMR_CONFORMANCE_HOST
+    aligned:system
     arena:system
     binning:system
     callback:system
     fixed_size:system
+    limiting:system
     pool:system
+    statistics:system
     system
+    thread_safe:system
 )
 set(CMR_CONFORMANCE_GPU
+    aligned:cuda
     arena:cuda
     arena:managed
     arena:cuda_async
@@ -31,9 +36,12 @@ set(CMR_CONFORMANCE_GPU
     fixed_size:cuda
     fixed_size:managed
     fixed_size:cuda_async
+    limiting:cuda
     managed
     pinned_host
     pool:cuda
     pool:managed
     pool:cuda_async
+    statistics:cuda
+    thread_safe:cuda
 )

@@ -10,6 +10,15 @@
 
 #include "internal.h"
 
+/* ---- aligned ---- */
+typedef struct cmr_aligned_impl cmr_aligned_impl;
+cmr_status cmr_aligned_impl_create(cmr_resource_ref upstream, size_t allocation_alignment, size_t alignment_threshold, cmr_aligned_impl **out);
+void cmr_aligned_impl_destroy(cmr_aligned_impl *impl);
+cmr_status cmr_aligned_impl_allocate(cmr_aligned_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
+cmr_status cmr_aligned_impl_deallocate(cmr_aligned_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+cmr_status cmr_aligned_impl_allocation_alignment(cmr_aligned_impl *impl, size_t *out);
+cmr_status cmr_aligned_impl_alignment_threshold(cmr_aligned_impl *impl, size_t *out);
+
 /* ---- arena ---- */
 typedef struct cmr_arena_impl cmr_arena_impl;
 cmr_status cmr_arena_impl_create(cmr_resource_ref upstream, size_t arena_size, bool dump_log_on_failure, const char *dump_path, cmr_arena_impl **out);
@@ -89,6 +98,15 @@ cmr_status cmr_fixed_size_impl_deallocate(cmr_fixed_size_impl *impl, void *ptr, 
 cmr_status cmr_fixed_size_impl_block_size(cmr_fixed_size_impl *impl, size_t *out);
 cmr_status cmr_fixed_size_impl_upstream_bytes(cmr_fixed_size_impl *impl, size_t *out);
 
+/* ---- limiting ---- */
+typedef struct cmr_limiting_impl cmr_limiting_impl;
+cmr_status cmr_limiting_impl_create(cmr_resource_ref upstream, size_t allocation_limit, size_t allocation_alignment, cmr_limiting_impl **out);
+void cmr_limiting_impl_destroy(cmr_limiting_impl *impl);
+cmr_status cmr_limiting_impl_allocate(cmr_limiting_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
+cmr_status cmr_limiting_impl_deallocate(cmr_limiting_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+cmr_status cmr_limiting_impl_allocated_bytes(cmr_limiting_impl *impl, size_t *out);
+cmr_status cmr_limiting_impl_allocation_limit(cmr_limiting_impl *impl, size_t *out);
+
 /* ---- managed ---- */
 #if CMR_WITH_CUDA
 cmr_status cmr_managed_impl_allocate(size_t bytes, size_t alignment, cmr_stream stream, void **out);
@@ -110,6 +128,22 @@ cmr_status cmr_pool_impl_deallocate(cmr_pool_impl *impl, void *ptr, size_t bytes
 cmr_status cmr_pool_impl_pool_size(cmr_pool_impl *impl, size_t *out);
 cmr_status cmr_pool_impl_free_size(cmr_pool_impl *impl, size_t *out);
 
+/* ---- statistics ---- */
+typedef struct cmr_statistics_impl cmr_statistics_impl;
+cmr_status cmr_statistics_impl_create(cmr_resource_ref upstream, cmr_statistics_impl **out);
+void cmr_statistics_impl_destroy(cmr_statistics_impl *impl);
+cmr_status cmr_statistics_impl_allocate(cmr_statistics_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
+cmr_status cmr_statistics_impl_deallocate(cmr_statistics_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+cmr_status cmr_statistics_impl_bytes_current(cmr_statistics_impl *impl, size_t *out);
+cmr_status cmr_statistics_impl_bytes_peak(cmr_statistics_impl *impl, size_t *out);
+cmr_status cmr_statistics_impl_bytes_total(cmr_statistics_impl *impl, size_t *out);
+cmr_status cmr_statistics_impl_allocations_current(cmr_statistics_impl *impl, size_t *out);
+cmr_status cmr_statistics_impl_allocations_peak(cmr_statistics_impl *impl, size_t *out);
+cmr_status cmr_statistics_impl_allocations_total(cmr_statistics_impl *impl, size_t *out);
+cmr_status cmr_statistics_impl_push_counters(cmr_statistics_impl *impl);
+cmr_status cmr_statistics_impl_pop_counters(cmr_statistics_impl *impl);
+cmr_status cmr_statistics_impl_counter_levels(cmr_statistics_impl *impl, size_t *out);
+
 /* ---- system ---- */
 typedef struct cmr_system_impl cmr_system_impl;
 cmr_status cmr_system_impl_create(cmr_system_impl **out);
@@ -117,5 +151,12 @@ void cmr_system_impl_destroy(cmr_system_impl *impl);
 cmr_status cmr_system_impl_allocate(cmr_system_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
 cmr_status cmr_system_impl_deallocate(cmr_system_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
 unsigned cmr_system_impl_properties(const cmr_system_impl *impl);
+
+/* ---- thread_safe ---- */
+typedef struct cmr_thread_safe_impl cmr_thread_safe_impl;
+cmr_status cmr_thread_safe_impl_create(cmr_resource_ref upstream, cmr_thread_safe_impl **out);
+void cmr_thread_safe_impl_destroy(cmr_thread_safe_impl *impl);
+cmr_status cmr_thread_safe_impl_allocate(cmr_thread_safe_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
+cmr_status cmr_thread_safe_impl_deallocate(cmr_thread_safe_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
 
 #endif /* CMR_GENERATED_IMPL_H */

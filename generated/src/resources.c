@@ -6,6 +6,126 @@
 
 #include "impl.h"
 
+/* ==== aligned ==== */
+
+struct cmr_aligned_resource {
+  cmr_object object; /* first: the ref's self points here */
+  cmr_aligned_impl *impl;
+  cmr_resource_ref upstream;
+};
+
+static const cmr_resource_ops aligned_ops;
+
+static void aligned_finalize(cmr_object *object) {
+  cmr_aligned_resource *handle = (cmr_aligned_resource *)object;
+  cmr_aligned_impl_destroy(handle->impl);
+  cmr_ref_drop(handle->upstream);
+}
+
+static cmr_status aligned_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
+  return cmr_aligned_impl_allocate(((cmr_aligned_resource *)self)->impl, bytes, alignment, stream, out);
+}
+
+static cmr_status aligned_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
+  return cmr_aligned_impl_deallocate(((cmr_aligned_resource *)self)->impl, ptr, bytes, alignment, stream);
+}
+
+static bool aligned_is_equal(const void *self, cmr_resource_ref other) {
+  /* Only the resource itself, which cmr_ref_equal has already compared. */
+  (void)self;
+  (void)other;
+  return false;
+}
+
+static unsigned aligned_properties(const void *self) {
+  return cmr_ref_properties_of(((const cmr_aligned_resource *)self)->upstream);
+}
+
+static const cmr_resource_ops aligned_ops = {
+    .flags = CMR_OPS_FLAG_COUNTED,
+    .type_name = "aligned",
+    .allocate = aligned_allocate,
+    .deallocate = aligned_deallocate,
+    .allocate_sync = NULL,
+    .deallocate_sync = NULL,
+    .is_equal = aligned_is_equal,
+    .properties = aligned_properties,
+    .retain = cmr_object_retain_self,
+    .release = cmr_object_release_self,
+};
+
+cmr_status cmr_aligned_resource_create(cmr_resource_ref upstream, size_t allocation_alignment, size_t alignment_threshold, cmr_aligned_resource **out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_aligned_resource_create: out is NULL");
+  *out = NULL;
+  cmr_status status;
+  status = cmr_ref_check(upstream, "cmr_aligned_resource_create: upstream");
+  if (status != CMR_SUCCESS) return status;
+  if (allocation_alignment == CMR_SIZE_DEFAULT) {
+    allocation_alignment = (size_t)256u;
+  } else {
+  if (allocation_alignment == 0 || (allocation_alignment & (allocation_alignment - 1)) != 0) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_aligned_resource_create: allocation_alignment %zu is not a power of two", allocation_alignment);
+  }
+  if (allocation_alignment < 256) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_aligned_resource_create: allocation_alignment %zu is below the minimum 256", allocation_alignment);
+  }
+  }
+  if (alignment_threshold == CMR_SIZE_DEFAULT) {
+    alignment_threshold = (size_t)65536u;
+  }
+  cmr_aligned_resource *handle = calloc(1, sizeof *handle);
+  if (handle == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_aligned_resource_create: no host memory for the handle");
+  cmr_status made = cmr_aligned_impl_create(upstream, allocation_alignment, alignment_threshold, &handle->impl);
+  if (made != CMR_SUCCESS) {
+    free(handle);
+    return cmr_error_context(made, "cmr_aligned_resource_create");
+  }
+  cmr_object_init(&handle->object, aligned_finalize);
+  cmr_ref_hold(upstream);
+  handle->upstream = upstream;
+  *out = handle;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_aligned_resource_destroy(cmr_aligned_resource *handle) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_aligned_resource_destroy");
+  if (status != CMR_SUCCESS) return status;
+  cmr_object_release(&handle->object);
+  return CMR_SUCCESS;
+}
+
+cmr_resource_ref cmr_aligned_resource_ref(cmr_aligned_resource *handle) {
+  cmr_resource_ref ref = {handle, handle != NULL ? &aligned_ops : NULL};
+  return ref;
+}
+
+cmr_status cmr_aligned_resource_from_ref(cmr_resource_ref ref, cmr_aligned_resource **out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_aligned_resource_from_ref: out is NULL");
+  *out = NULL;
+  cmr_status status = cmr_ref_check(ref, "cmr_aligned_resource_from_ref");
+  if (status != CMR_SUCCESS) return status;
+  if (ref.ops != &aligned_ops) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_aligned_resource_from_ref: the ref is a \"%s\" resource, not \"aligned\"",
+                     ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
+  }
+  *out = ref.self;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_aligned_resource_allocation_alignment(cmr_aligned_resource *handle, size_t *out) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_aligned_resource_allocation_alignment");
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_aligned_resource_allocation_alignment: out is NULL");
+  return cmr_aligned_impl_allocation_alignment(handle->impl, out);
+}
+
+cmr_status cmr_aligned_resource_alignment_threshold(cmr_aligned_resource *handle, size_t *out) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_aligned_resource_alignment_threshold");
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_aligned_resource_alignment_threshold: out is NULL");
+  return cmr_aligned_impl_alignment_threshold(handle->impl, out);
+}
+
 /* ==== arena ==== */
 
 struct cmr_arena_resource {
@@ -1049,6 +1169,124 @@ cmr_status cmr_fixed_size_resource_upstream_bytes(cmr_fixed_size_resource *handl
   return cmr_fixed_size_impl_upstream_bytes(handle->impl, out);
 }
 
+/* ==== limiting ==== */
+
+struct cmr_limiting_resource {
+  cmr_object object; /* first: the ref's self points here */
+  cmr_limiting_impl *impl;
+  cmr_resource_ref upstream;
+};
+
+static const cmr_resource_ops limiting_ops;
+
+static void limiting_finalize(cmr_object *object) {
+  cmr_limiting_resource *handle = (cmr_limiting_resource *)object;
+  cmr_limiting_impl_destroy(handle->impl);
+  cmr_ref_drop(handle->upstream);
+}
+
+static cmr_status limiting_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
+  if (alignment > 256) {
+    return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
+                     "cmr_allocate: the limiting resource honours alignments up to 256 bytes, not %zu", alignment);
+  }
+  return cmr_limiting_impl_allocate(((cmr_limiting_resource *)self)->impl, bytes, alignment, stream, out);
+}
+
+static cmr_status limiting_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
+  return cmr_limiting_impl_deallocate(((cmr_limiting_resource *)self)->impl, ptr, bytes, alignment, stream);
+}
+
+static bool limiting_is_equal(const void *self, cmr_resource_ref other) {
+  /* Only the resource itself, which cmr_ref_equal has already compared. */
+  (void)self;
+  (void)other;
+  return false;
+}
+
+static unsigned limiting_properties(const void *self) {
+  return cmr_ref_properties_of(((const cmr_limiting_resource *)self)->upstream);
+}
+
+static const cmr_resource_ops limiting_ops = {
+    .flags = CMR_OPS_FLAG_COUNTED,
+    .type_name = "limiting",
+    .allocate = limiting_allocate,
+    .deallocate = limiting_deallocate,
+    .allocate_sync = NULL,
+    .deallocate_sync = NULL,
+    .is_equal = limiting_is_equal,
+    .properties = limiting_properties,
+    .retain = cmr_object_retain_self,
+    .release = cmr_object_release_self,
+};
+
+cmr_status cmr_limiting_resource_create(cmr_resource_ref upstream, size_t allocation_limit, size_t allocation_alignment, cmr_limiting_resource **out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_limiting_resource_create: out is NULL");
+  *out = NULL;
+  cmr_status status;
+  status = cmr_ref_check(upstream, "cmr_limiting_resource_create: upstream");
+  if (status != CMR_SUCCESS) return status;
+  if (allocation_alignment == CMR_SIZE_DEFAULT) {
+    allocation_alignment = (size_t)256u;
+  } else {
+  if (allocation_alignment == 0 || (allocation_alignment & (allocation_alignment - 1)) != 0) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_limiting_resource_create: allocation_alignment %zu is not a power of two", allocation_alignment);
+  }
+  }
+  cmr_limiting_resource *handle = calloc(1, sizeof *handle);
+  if (handle == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_limiting_resource_create: no host memory for the handle");
+  cmr_status made = cmr_limiting_impl_create(upstream, allocation_limit, allocation_alignment, &handle->impl);
+  if (made != CMR_SUCCESS) {
+    free(handle);
+    return cmr_error_context(made, "cmr_limiting_resource_create");
+  }
+  cmr_object_init(&handle->object, limiting_finalize);
+  cmr_ref_hold(upstream);
+  handle->upstream = upstream;
+  *out = handle;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_limiting_resource_destroy(cmr_limiting_resource *handle) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_limiting_resource_destroy");
+  if (status != CMR_SUCCESS) return status;
+  cmr_object_release(&handle->object);
+  return CMR_SUCCESS;
+}
+
+cmr_resource_ref cmr_limiting_resource_ref(cmr_limiting_resource *handle) {
+  cmr_resource_ref ref = {handle, handle != NULL ? &limiting_ops : NULL};
+  return ref;
+}
+
+cmr_status cmr_limiting_resource_from_ref(cmr_resource_ref ref, cmr_limiting_resource **out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_limiting_resource_from_ref: out is NULL");
+  *out = NULL;
+  cmr_status status = cmr_ref_check(ref, "cmr_limiting_resource_from_ref");
+  if (status != CMR_SUCCESS) return status;
+  if (ref.ops != &limiting_ops) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_limiting_resource_from_ref: the ref is a \"%s\" resource, not \"limiting\"",
+                     ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
+  }
+  *out = ref.self;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_limiting_resource_allocated_bytes(cmr_limiting_resource *handle, size_t *out) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_limiting_resource_allocated_bytes");
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_limiting_resource_allocated_bytes: out is NULL");
+  return cmr_limiting_impl_allocated_bytes(handle->impl, out);
+}
+
+cmr_status cmr_limiting_resource_allocation_limit(cmr_limiting_resource *handle, size_t *out) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_limiting_resource_allocation_limit");
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_limiting_resource_allocation_limit: out is NULL");
+  return cmr_limiting_impl_allocation_limit(handle->impl, out);
+}
+
 /* ==== managed ==== */
 #if CMR_WITH_CUDA
 
@@ -1409,6 +1647,164 @@ cmr_status cmr_pool_resource_free_size(cmr_pool_resource *handle, size_t *out) {
   return cmr_pool_impl_free_size(handle->impl, out);
 }
 
+/* ==== statistics ==== */
+
+struct cmr_statistics_resource {
+  cmr_object object; /* first: the ref's self points here */
+  cmr_statistics_impl *impl;
+  cmr_resource_ref upstream;
+};
+
+static const cmr_resource_ops statistics_ops;
+
+static void statistics_finalize(cmr_object *object) {
+  cmr_statistics_resource *handle = (cmr_statistics_resource *)object;
+  cmr_statistics_impl_destroy(handle->impl);
+  cmr_ref_drop(handle->upstream);
+}
+
+static cmr_status statistics_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
+  if (alignment > 256) {
+    return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
+                     "cmr_allocate: the statistics resource honours alignments up to 256 bytes, not %zu", alignment);
+  }
+  return cmr_statistics_impl_allocate(((cmr_statistics_resource *)self)->impl, bytes, alignment, stream, out);
+}
+
+static cmr_status statistics_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
+  return cmr_statistics_impl_deallocate(((cmr_statistics_resource *)self)->impl, ptr, bytes, alignment, stream);
+}
+
+static bool statistics_is_equal(const void *self, cmr_resource_ref other) {
+  /* Only the resource itself, which cmr_ref_equal has already compared. */
+  (void)self;
+  (void)other;
+  return false;
+}
+
+static unsigned statistics_properties(const void *self) {
+  return cmr_ref_properties_of(((const cmr_statistics_resource *)self)->upstream);
+}
+
+static const cmr_resource_ops statistics_ops = {
+    .flags = CMR_OPS_FLAG_COUNTED,
+    .type_name = "statistics",
+    .allocate = statistics_allocate,
+    .deallocate = statistics_deallocate,
+    .allocate_sync = NULL,
+    .deallocate_sync = NULL,
+    .is_equal = statistics_is_equal,
+    .properties = statistics_properties,
+    .retain = cmr_object_retain_self,
+    .release = cmr_object_release_self,
+};
+
+cmr_status cmr_statistics_resource_create(cmr_resource_ref upstream, cmr_statistics_resource **out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_create: out is NULL");
+  *out = NULL;
+  cmr_status status;
+  status = cmr_ref_check(upstream, "cmr_statistics_resource_create: upstream");
+  if (status != CMR_SUCCESS) return status;
+  cmr_statistics_resource *handle = calloc(1, sizeof *handle);
+  if (handle == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_statistics_resource_create: no host memory for the handle");
+  cmr_status made = cmr_statistics_impl_create(upstream, &handle->impl);
+  if (made != CMR_SUCCESS) {
+    free(handle);
+    return cmr_error_context(made, "cmr_statistics_resource_create");
+  }
+  cmr_object_init(&handle->object, statistics_finalize);
+  cmr_ref_hold(upstream);
+  handle->upstream = upstream;
+  *out = handle;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_statistics_resource_destroy(cmr_statistics_resource *handle) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_statistics_resource_destroy");
+  if (status != CMR_SUCCESS) return status;
+  cmr_object_release(&handle->object);
+  return CMR_SUCCESS;
+}
+
+cmr_resource_ref cmr_statistics_resource_ref(cmr_statistics_resource *handle) {
+  cmr_resource_ref ref = {handle, handle != NULL ? &statistics_ops : NULL};
+  return ref;
+}
+
+cmr_status cmr_statistics_resource_from_ref(cmr_resource_ref ref, cmr_statistics_resource **out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_from_ref: out is NULL");
+  *out = NULL;
+  cmr_status status = cmr_ref_check(ref, "cmr_statistics_resource_from_ref");
+  if (status != CMR_SUCCESS) return status;
+  if (ref.ops != &statistics_ops) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_statistics_resource_from_ref: the ref is a \"%s\" resource, not \"statistics\"",
+                     ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
+  }
+  *out = ref.self;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_statistics_resource_bytes_current(cmr_statistics_resource *handle, size_t *out) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_statistics_resource_bytes_current");
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_bytes_current: out is NULL");
+  return cmr_statistics_impl_bytes_current(handle->impl, out);
+}
+
+cmr_status cmr_statistics_resource_bytes_peak(cmr_statistics_resource *handle, size_t *out) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_statistics_resource_bytes_peak");
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_bytes_peak: out is NULL");
+  return cmr_statistics_impl_bytes_peak(handle->impl, out);
+}
+
+cmr_status cmr_statistics_resource_bytes_total(cmr_statistics_resource *handle, size_t *out) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_statistics_resource_bytes_total");
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_bytes_total: out is NULL");
+  return cmr_statistics_impl_bytes_total(handle->impl, out);
+}
+
+cmr_status cmr_statistics_resource_allocations_current(cmr_statistics_resource *handle, size_t *out) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_statistics_resource_allocations_current");
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_current: out is NULL");
+  return cmr_statistics_impl_allocations_current(handle->impl, out);
+}
+
+cmr_status cmr_statistics_resource_allocations_peak(cmr_statistics_resource *handle, size_t *out) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_statistics_resource_allocations_peak");
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_peak: out is NULL");
+  return cmr_statistics_impl_allocations_peak(handle->impl, out);
+}
+
+cmr_status cmr_statistics_resource_allocations_total(cmr_statistics_resource *handle, size_t *out) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_statistics_resource_allocations_total");
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_total: out is NULL");
+  return cmr_statistics_impl_allocations_total(handle->impl, out);
+}
+
+cmr_status cmr_statistics_resource_push_counters(cmr_statistics_resource *handle) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_statistics_resource_push_counters");
+  if (status != CMR_SUCCESS) return status;
+  return cmr_statistics_impl_push_counters(handle->impl);
+}
+
+cmr_status cmr_statistics_resource_pop_counters(cmr_statistics_resource *handle) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_statistics_resource_pop_counters");
+  if (status != CMR_SUCCESS) return status;
+  return cmr_statistics_impl_pop_counters(handle->impl);
+}
+
+cmr_status cmr_statistics_resource_counter_levels(cmr_statistics_resource *handle, size_t *out) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_statistics_resource_counter_levels");
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_counter_levels: out is NULL");
+  return cmr_statistics_impl_counter_levels(handle->impl, out);
+}
+
 /* ==== system ==== */
 
 struct cmr_system_resource {
@@ -1487,6 +1883,101 @@ cmr_status cmr_system_resource_from_ref(cmr_resource_ref ref, cmr_system_resourc
   if (status != CMR_SUCCESS) return status;
   if (ref.ops != &system_ops) {
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_system_resource_from_ref: the ref is a \"%s\" resource, not \"system\"",
+                     ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
+  }
+  *out = ref.self;
+  return CMR_SUCCESS;
+}
+
+/* ==== thread_safe ==== */
+
+struct cmr_thread_safe_resource {
+  cmr_object object; /* first: the ref's self points here */
+  cmr_thread_safe_impl *impl;
+  cmr_resource_ref upstream;
+};
+
+static const cmr_resource_ops thread_safe_ops;
+
+static void thread_safe_finalize(cmr_object *object) {
+  cmr_thread_safe_resource *handle = (cmr_thread_safe_resource *)object;
+  cmr_thread_safe_impl_destroy(handle->impl);
+  cmr_ref_drop(handle->upstream);
+}
+
+static cmr_status thread_safe_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
+  if (alignment > 256) {
+    return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
+                     "cmr_allocate: the thread_safe resource honours alignments up to 256 bytes, not %zu", alignment);
+  }
+  return cmr_thread_safe_impl_allocate(((cmr_thread_safe_resource *)self)->impl, bytes, alignment, stream, out);
+}
+
+static cmr_status thread_safe_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
+  return cmr_thread_safe_impl_deallocate(((cmr_thread_safe_resource *)self)->impl, ptr, bytes, alignment, stream);
+}
+
+static bool thread_safe_is_equal(const void *self, cmr_resource_ref other) {
+  return other.ops == &thread_safe_ops &&
+         cmr_ref_same(((const cmr_thread_safe_resource *)self)->upstream, ((const cmr_thread_safe_resource *)other.self)->upstream);
+}
+
+static unsigned thread_safe_properties(const void *self) {
+  return cmr_ref_properties_of(((const cmr_thread_safe_resource *)self)->upstream);
+}
+
+static const cmr_resource_ops thread_safe_ops = {
+    .flags = CMR_OPS_FLAG_COUNTED,
+    .type_name = "thread_safe",
+    .allocate = thread_safe_allocate,
+    .deallocate = thread_safe_deallocate,
+    .allocate_sync = NULL,
+    .deallocate_sync = NULL,
+    .is_equal = thread_safe_is_equal,
+    .properties = thread_safe_properties,
+    .retain = cmr_object_retain_self,
+    .release = cmr_object_release_self,
+};
+
+cmr_status cmr_thread_safe_resource_create(cmr_resource_ref upstream, cmr_thread_safe_resource **out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_thread_safe_resource_create: out is NULL");
+  *out = NULL;
+  cmr_status status;
+  status = cmr_ref_check(upstream, "cmr_thread_safe_resource_create: upstream");
+  if (status != CMR_SUCCESS) return status;
+  cmr_thread_safe_resource *handle = calloc(1, sizeof *handle);
+  if (handle == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_thread_safe_resource_create: no host memory for the handle");
+  cmr_status made = cmr_thread_safe_impl_create(upstream, &handle->impl);
+  if (made != CMR_SUCCESS) {
+    free(handle);
+    return cmr_error_context(made, "cmr_thread_safe_resource_create");
+  }
+  cmr_object_init(&handle->object, thread_safe_finalize);
+  cmr_ref_hold(upstream);
+  handle->upstream = upstream;
+  *out = handle;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_thread_safe_resource_destroy(cmr_thread_safe_resource *handle) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_thread_safe_resource_destroy");
+  if (status != CMR_SUCCESS) return status;
+  cmr_object_release(&handle->object);
+  return CMR_SUCCESS;
+}
+
+cmr_resource_ref cmr_thread_safe_resource_ref(cmr_thread_safe_resource *handle) {
+  cmr_resource_ref ref = {handle, handle != NULL ? &thread_safe_ops : NULL};
+  return ref;
+}
+
+cmr_status cmr_thread_safe_resource_from_ref(cmr_resource_ref ref, cmr_thread_safe_resource **out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_thread_safe_resource_from_ref: out is NULL");
+  *out = NULL;
+  cmr_status status = cmr_ref_check(ref, "cmr_thread_safe_resource_from_ref");
+  if (status != CMR_SUCCESS) return status;
+  if (ref.ops != &thread_safe_ops) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_thread_safe_resource_from_ref: the ref is a \"%s\" resource, not \"thread_safe\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
   *out = ref.self;

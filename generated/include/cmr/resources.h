@@ -14,6 +14,38 @@
 extern "C" {
 #endif
 
+/* ==== aligned (adaptor; cuda and host builds) ====
+ * Hands out memory at a larger alignment than its upstream's (RMM's
+ * aligned_resource_adaptor). A request of at least alignment_threshold bytes is
+ * aligned to allocation_alignment, and any request asking more than 256 bytes of
+ * alignment gets what it asks (the larger of the two wins): the adaptor takes
+ * bytes + alignment - 256 bytes from the upstream at 256 and returns the aligned
+ * address inside it, remembering which upstream pointer it came from, so the
+ * upstream always gets back exactly the pointer and size it handed out. Every
+ * other request passes through unchanged. Any power-of-two alignment is
+ * honoured, whatever the upstream's limit. Freeing an aligned pointer the
+ * adaptor did not hand out is CMR_ERROR_UNKNOWN_POINTER and reaches no
+ * upstream.
+ */
+typedef struct cmr_aligned_resource cmr_aligned_resource;
+
+/* Parameters:
+ *   upstream: Where the memory comes from.
+ *   allocation_alignment: Alignment of every request of at least alignment_threshold bytes (RMM's alignment). Default: 256 (pass CMR_SIZE_DEFAULT).
+ *   alignment_threshold: Requests of at least this many bytes are aligned to allocation_alignment. Default: 65536 (pass CMR_SIZE_DEFAULT).
+ */
+CMR_API cmr_status cmr_aligned_resource_create(cmr_resource_ref upstream, size_t allocation_alignment, size_t alignment_threshold, cmr_aligned_resource **out);
+/* Drops the caller's share; the resource goes when its last holder lets go. */
+CMR_API cmr_status cmr_aligned_resource_destroy(cmr_aligned_resource *handle);
+/* A non-owning ref to the resource (a zeroed ref for NULL). */
+CMR_API cmr_resource_ref cmr_aligned_resource_ref(cmr_aligned_resource *handle);
+/* The handle behind a ref to a aligned resource (not a new share). */
+CMR_API cmr_status cmr_aligned_resource_from_ref(cmr_resource_ref ref, cmr_aligned_resource **out);
+/* The allocation_alignment given at creation. */
+CMR_API cmr_status cmr_aligned_resource_allocation_alignment(cmr_aligned_resource *handle, size_t *out);
+/* The threshold given at creation. */
+CMR_API cmr_status cmr_aligned_resource_alignment_threshold(cmr_aligned_resource *handle, size_t *out);
+
 /* ==== arena (suballocator; cuda and host builds) ====
  * RMM's arena allocator, made explicit. At creation it takes arena_size bytes
  * from the upstream, once; the arena never grows, so arena_size is also the
@@ -239,6 +271,35 @@ CMR_API cmr_status cmr_fixed_size_resource_block_size(cmr_fixed_size_resource *h
 /* Bytes obtained from the upstream so far, in blocks in use or free. */
 CMR_API cmr_status cmr_fixed_size_resource_upstream_bytes(cmr_fixed_size_resource *handle, size_t *out);
 
+/* ==== limiting (adaptor; cuda and host builds) ====
+ * Refuses allocations past a limit (RMM's limiting_resource_adaptor): every
+ * request is counted rounded up to allocation_alignment (RMM's alignment), and one that would take the
+ * count past allocation_limit fails with CMR_ERROR_OUT_OF_MEMORY without
+ * reaching the upstream. The count is reserved atomically before the upstream is
+ * asked (and given back if it fails), so concurrent allocations never pass the
+ * limit even for a moment. Freeing more bytes than are counted is
+ * CMR_ERROR_INVALID_ARGUMENT and reaches no upstream. Alignments are those of
+ * the default (256 bytes).
+ */
+typedef struct cmr_limiting_resource cmr_limiting_resource;
+
+/* Parameters:
+ *   upstream: Where the memory comes from.
+ *   allocation_limit: Most bytes (counted rounded up to allocation_alignment) allocated at once.
+ *   allocation_alignment: Each request is counted as its size rounded up to this power of two. Default: 256 (pass CMR_SIZE_DEFAULT).
+ */
+CMR_API cmr_status cmr_limiting_resource_create(cmr_resource_ref upstream, size_t allocation_limit, size_t allocation_alignment, cmr_limiting_resource **out);
+/* Drops the caller's share; the resource goes when its last holder lets go. */
+CMR_API cmr_status cmr_limiting_resource_destroy(cmr_limiting_resource *handle);
+/* A non-owning ref to the resource (a zeroed ref for NULL). */
+CMR_API cmr_resource_ref cmr_limiting_resource_ref(cmr_limiting_resource *handle);
+/* The handle behind a ref to a limiting resource (not a new share). */
+CMR_API cmr_status cmr_limiting_resource_from_ref(cmr_resource_ref ref, cmr_limiting_resource **out);
+/* Bytes counted against the limit now (each request rounded up to allocation_alignment). */
+CMR_API cmr_status cmr_limiting_resource_allocated_bytes(cmr_limiting_resource *handle, size_t *out);
+/* The limit given at creation. */
+CMR_API cmr_status cmr_limiting_resource_allocation_limit(cmr_limiting_resource *handle, size_t *out);
+
 /* ==== managed (leaf; cuda build) ====
  * Unified (managed) memory from cudaMallocManaged, reachable from the host and
  * every device, migrated on demand. The stream is ignored.
@@ -296,6 +357,52 @@ CMR_API cmr_status cmr_pool_resource_pool_size(cmr_pool_resource *handle, size_t
 /* Bytes taken from the upstream and not handed out. */
 CMR_API cmr_status cmr_pool_resource_free_size(cmr_pool_resource *handle, size_t *out);
 
+/* ==== statistics (adaptor; cuda and host builds) ====
+ * Counts what passes through it to its upstream (RMM's
+ * statistics_resource_adaptor): bytes and allocations, each as current (not yet
+ * freed), peak (highest current) and total (ever allocated). Counters form a
+ * stack: push_counters starts a new level at zero, pop_counters merges the top
+ * level into the one below it (values and totals added; the peak becomes the
+ * larger of the lower level's peak and its value plus the popped peak), as RMM
+ * does. The *_current methods report what is outstanding through the adaptor
+ * across every level (never negative, even when a level frees memory allocated
+ * before its push); *_peak and *_total report the top level, counted from its
+ * push. A failed upstream allocation or deallocation changes no counter. One
+ * lock guards the counters. Alignments are those of the default (256 bytes):
+ * the adaptor forwards to any upstream, and the default upstream honours no
+ * more.
+ */
+typedef struct cmr_statistics_resource cmr_statistics_resource;
+
+/* Parameters:
+ *   upstream: Where the memory comes from.
+ */
+CMR_API cmr_status cmr_statistics_resource_create(cmr_resource_ref upstream, cmr_statistics_resource **out);
+/* Drops the caller's share; the resource goes when its last holder lets go. */
+CMR_API cmr_status cmr_statistics_resource_destroy(cmr_statistics_resource *handle);
+/* A non-owning ref to the resource (a zeroed ref for NULL). */
+CMR_API cmr_resource_ref cmr_statistics_resource_ref(cmr_statistics_resource *handle);
+/* The handle behind a ref to a statistics resource (not a new share). */
+CMR_API cmr_status cmr_statistics_resource_from_ref(cmr_resource_ref ref, cmr_statistics_resource **out);
+/* Bytes allocated through the adaptor and not yet freed (all levels). */
+CMR_API cmr_status cmr_statistics_resource_bytes_current(cmr_statistics_resource *handle, size_t *out);
+/* The top level's highest bytes_current, counted from its push. */
+CMR_API cmr_status cmr_statistics_resource_bytes_peak(cmr_statistics_resource *handle, size_t *out);
+/* Bytes allocated since the top level was pushed (or the adaptor made). */
+CMR_API cmr_status cmr_statistics_resource_bytes_total(cmr_statistics_resource *handle, size_t *out);
+/* Allocations made through the adaptor and not yet freed (all levels). */
+CMR_API cmr_status cmr_statistics_resource_allocations_current(cmr_statistics_resource *handle, size_t *out);
+/* The top level's highest allocations_current, counted from its push. */
+CMR_API cmr_status cmr_statistics_resource_allocations_peak(cmr_statistics_resource *handle, size_t *out);
+/* Allocations made since the top level was pushed (or the adaptor made). */
+CMR_API cmr_status cmr_statistics_resource_allocations_total(cmr_statistics_resource *handle, size_t *out);
+/* Starts a new level of counters at zero on top of the stack. */
+CMR_API cmr_status cmr_statistics_resource_push_counters(cmr_statistics_resource *handle);
+/* Merges the top level into the one below; CMR_ERROR_INVALID_ARGUMENT when only the base level is left. */
+CMR_API cmr_status cmr_statistics_resource_pop_counters(cmr_statistics_resource *handle);
+/* Levels on the stack: 1 until the first push. */
+CMR_API cmr_status cmr_statistics_resource_counter_levels(cmr_statistics_resource *handle, size_t *out);
+
 /* ==== system (leaf; cuda and host builds) ====
  * Host memory from the C library's aligned allocator. It is device accessible
  * where the device can reach pageable memory (HMM or ATS, as RMM's system
@@ -312,6 +419,25 @@ CMR_API cmr_status cmr_system_resource_destroy(cmr_system_resource *handle);
 CMR_API cmr_resource_ref cmr_system_resource_ref(cmr_system_resource *handle);
 /* The handle behind a ref to a system resource (not a new share). */
 CMR_API cmr_status cmr_system_resource_from_ref(cmr_resource_ref ref, cmr_system_resource **out);
+
+/* ==== thread_safe (adaptor; cuda and host builds) ====
+ * Makes any upstream safe to call from many threads (RMM's
+ * thread_safe_resource_adaptor): one lock is held around every call to the
+ * upstream, so the upstream sees one call at a time. Alignments are those of
+ * the default (256 bytes).
+ */
+typedef struct cmr_thread_safe_resource cmr_thread_safe_resource;
+
+/* Parameters:
+ *   upstream: The resource whose calls are serialized.
+ */
+CMR_API cmr_status cmr_thread_safe_resource_create(cmr_resource_ref upstream, cmr_thread_safe_resource **out);
+/* Drops the caller's share; the resource goes when its last holder lets go. */
+CMR_API cmr_status cmr_thread_safe_resource_destroy(cmr_thread_safe_resource *handle);
+/* A non-owning ref to the resource (a zeroed ref for NULL). */
+CMR_API cmr_resource_ref cmr_thread_safe_resource_ref(cmr_thread_safe_resource *handle);
+/* The handle behind a ref to a thread_safe resource (not a new share). */
+CMR_API cmr_status cmr_thread_safe_resource_from_ref(cmr_resource_ref ref, cmr_thread_safe_resource **out);
 
 #ifdef __cplusplus
 }

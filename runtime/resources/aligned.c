@@ -1,0 +1,184 @@
+/* aligned: requests that need more than 256 bytes of alignment take that much
+ * extra from the upstream (at 256) and hand out the aligned address inside
+ * it; a map from each such address to the upstream's allocation lets the
+ * free give the upstream back exactly its pointer and size. Whether a
+ * request was aligned here is decided from its size and alignment, which a
+ * free must repeat (as in RMM), so pass-through frees touch no lock. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "impl.h"
+
+/* One aligned allocation: what the caller got and what the upstream gave. */
+typedef struct cmr_aligned_entry {
+  void *aligned;
+  void *upstream_ptr;
+  size_t upstream_bytes;
+  struct cmr_aligned_entry *next; /* in its bucket */
+} cmr_aligned_entry;
+
+enum { cmr_aligned_initial_buckets = 64 };
+
+struct cmr_aligned_impl {
+  cmr_resource_ref upstream; /* the handle holds its share */
+  size_t alignment;
+  size_t threshold;
+  pthread_mutex_t lock; /* guards the map */
+  cmr_aligned_entry **buckets;
+  size_t bucket_count; /* a power of two */
+  size_t entry_count;
+};
+
+cmr_status cmr_aligned_impl_create(cmr_resource_ref upstream, size_t allocation_alignment,
+                                   size_t alignment_threshold, cmr_aligned_impl **out) {
+  cmr_aligned_impl *impl = calloc(1, sizeof *impl);
+  if (impl != NULL) impl->buckets = calloc(cmr_aligned_initial_buckets, sizeof *impl->buckets);
+  if (impl == NULL || impl->buckets == NULL) {
+    free(impl);
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "aligned: no host memory for the resource");
+  }
+  impl->upstream = upstream;
+  impl->alignment = allocation_alignment;
+  impl->threshold = alignment_threshold;
+  impl->bucket_count = cmr_aligned_initial_buckets;
+  pthread_mutex_init(&impl->lock, NULL);
+  *out = impl;
+  return CMR_SUCCESS;
+}
+
+/* Entries left at destroy are allocations never freed: the upstream keeps
+ * them, as it would without the adaptor; only the records go. */
+void cmr_aligned_impl_destroy(cmr_aligned_impl *impl) {
+  for (size_t b = 0; b < impl->bucket_count; ++b) {
+    for (cmr_aligned_entry *entry = impl->buckets[b], *next; entry != NULL; entry = next) {
+      next = entry->next;
+      free(entry);
+    }
+  }
+  free(impl->buckets);
+  pthread_mutex_destroy(&impl->lock);
+  free(impl);
+}
+
+/* ---- the map (callers hold the lock) ------------------------------------------ */
+
+static size_t cmr_aligned_bucket(const cmr_aligned_impl *impl, const void *aligned) {
+  /* Aligned addresses have at least 9 zero low bits; a multiplicative hash
+   * spreads the rest. */
+  return (size_t)(((uint64_t)(uintptr_t)aligned >> 9) * UINT64_C(0x9E3779B97F4A7C15) >> 32) &
+         (impl->bucket_count - 1);
+}
+
+/* Doubles the buckets when chains average more than one entry; without host
+ * memory for more, chains just get longer. */
+static void cmr_aligned_grow(cmr_aligned_impl *impl) {
+  size_t old_count = impl->bucket_count;
+  cmr_aligned_entry **old = impl->buckets;
+  cmr_aligned_entry **buckets = calloc(2 * old_count, sizeof *buckets);
+  if (buckets == NULL) return;
+  impl->buckets = buckets;
+  impl->bucket_count = 2 * old_count;
+  for (size_t b = 0; b < old_count; ++b) {
+    for (cmr_aligned_entry *entry = old[b], *next; entry != NULL; entry = next) {
+      next = entry->next;
+      cmr_aligned_entry **head = &buckets[cmr_aligned_bucket(impl, entry->aligned)];
+      entry->next = *head;
+      *head = entry;
+    }
+  }
+  free(old);
+}
+
+static void cmr_aligned_insert(cmr_aligned_impl *impl, cmr_aligned_entry *entry) {
+  pthread_mutex_lock(&impl->lock);
+  if (impl->entry_count >= impl->bucket_count) cmr_aligned_grow(impl);
+  cmr_aligned_entry **head = &impl->buckets[cmr_aligned_bucket(impl, entry->aligned)];
+  entry->next = *head;
+  *head = entry;
+  impl->entry_count++;
+  pthread_mutex_unlock(&impl->lock);
+}
+
+static cmr_aligned_entry *cmr_aligned_remove(cmr_aligned_impl *impl, const void *aligned) {
+  pthread_mutex_lock(&impl->lock);
+  cmr_aligned_entry **link = &impl->buckets[cmr_aligned_bucket(impl, aligned)];
+  while (*link != NULL && (*link)->aligned != aligned) link = &(*link)->next;
+  cmr_aligned_entry *entry = *link;
+  if (entry != NULL) {
+    *link = entry->next;
+    impl->entry_count--;
+  }
+  pthread_mutex_unlock(&impl->lock);
+  return entry;
+}
+
+/* ---- allocation ------------------------------------------------------------------ */
+
+/* The alignment a request gets: what the caller asks, raised to the
+ * adaptor's for requests of at least the threshold. */
+static size_t cmr_aligned_effective(const cmr_aligned_impl *impl, size_t bytes, size_t alignment) {
+  if (bytes >= impl->threshold && impl->alignment > alignment) return impl->alignment;
+  return alignment;
+}
+
+cmr_status cmr_aligned_impl_allocate(cmr_aligned_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
+                                     void **out) {
+  alignment = cmr_aligned_effective(impl, bytes, alignment);
+  if (alignment == CMR_DEFAULT_ALIGNMENT) {
+    return cmr_allocate_aligned(impl->upstream, bytes, alignment, stream, out);
+  }
+  size_t extra = alignment - CMR_DEFAULT_ALIGNMENT;
+  if (bytes > SIZE_MAX - extra) {
+    return cmr_error(CMR_ERROR_SIZE_OVERFLOW, "aligned: %zu bytes overflow once %zu are added to align them to %zu",
+                     bytes, extra, alignment);
+  }
+  cmr_aligned_entry *entry = malloc(sizeof *entry);
+  if (entry == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "aligned: no host memory to record an allocation");
+  entry->upstream_bytes = bytes + extra;
+  cmr_status status =
+      cmr_allocate_aligned(impl->upstream, entry->upstream_bytes, CMR_DEFAULT_ALIGNMENT, stream, &entry->upstream_ptr);
+  if (status != CMR_SUCCESS) {
+    free(entry);
+    return status;
+  }
+  /* The upstream's pointer is 256-aligned, so rounding up moves it by at
+   * most `extra` and `bytes` still fit after it. */
+  uintptr_t address = (uintptr_t)entry->upstream_ptr;
+  entry->aligned = (void *)((address + alignment - 1) & ~(uintptr_t)(alignment - 1));
+  cmr_aligned_insert(impl, entry);
+  *out = entry->aligned;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_aligned_impl_deallocate(cmr_aligned_impl *impl, void *ptr, size_t bytes, size_t alignment,
+                                       cmr_stream stream) {
+  alignment = cmr_aligned_effective(impl, bytes, alignment);
+  if (alignment == CMR_DEFAULT_ALIGNMENT) {
+    return cmr_deallocate_aligned(impl->upstream, ptr, bytes, alignment, stream);
+  }
+  cmr_aligned_entry *entry = cmr_aligned_remove(impl, ptr);
+  if (entry == NULL) {
+    return cmr_error(CMR_ERROR_UNKNOWN_POINTER,
+                     "aligned: %p (%zu bytes at alignment %zu) is not a pointer this adaptor aligned", ptr, bytes,
+                     alignment);
+  }
+  cmr_status status = cmr_deallocate_aligned(impl->upstream, entry->upstream_ptr, entry->upstream_bytes,
+                                             CMR_DEFAULT_ALIGNMENT, stream);
+  if (status != CMR_SUCCESS) {
+    cmr_aligned_insert(impl, entry); /* the upstream kept it: it can still be freed */
+    return status;
+  }
+  free(entry);
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_aligned_impl_allocation_alignment(cmr_aligned_impl *impl, size_t *out) {
+  *out = impl->alignment;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_aligned_impl_alignment_threshold(cmr_aligned_impl *impl, size_t *out) {
+  *out = impl->threshold;
+  return CMR_SUCCESS;
+}
