@@ -480,6 +480,23 @@ START_TEST(limiting_refuses_to_free_more_than_counted) {
 }
 END_TEST
 
+START_TEST(limiting_refused_upstream_free_keeps_the_count) {
+  /* An aligned adaptor refuses a pointer it never aligned. */
+  cmr_aligned_resource *aligned = NULL;
+  ck_assert_ok(cmr_aligned_resource_create(foreign_ref(), 4096, 0, &aligned));
+  cmr_limiting_resource *handle = make_limiting(cmr_aligned_resource_ref(aligned), 1 << 20, CMR_SIZE_DEFAULT);
+  cmr_resource_ref ref = cmr_limiting_resource_ref(handle);
+  void *ptr = take(ref, 1000);
+  ck_assert_status(cmr_deallocate(ref, (char *)ptr + 4096, 1000, CMR_DEFAULT_STREAM), CMR_ERROR_UNKNOWN_POINTER);
+  ck_assert_uint_eq(allocated_of(handle), 1024);
+  give(ref, ptr, 1000);
+  ck_assert_uint_eq(allocated_of(handle), 0);
+  ck_assert_ok(cmr_limiting_resource_destroy(handle));
+  ck_assert_ok(cmr_aligned_resource_destroy(aligned));
+  ck_assert_uint_eq(foreign.outstanding, 0);
+}
+END_TEST
+
 START_TEST(limiting_create_checks) {
   cmr_limiting_resource *handle = NULL;
   ck_assert_status(cmr_limiting_resource_create(foreign_ref(), 4096, 3000, &handle), CMR_ERROR_INVALID_ARGUMENT);
@@ -542,22 +559,27 @@ END_TEST
 
 /* ==== aligned ==================================================================== */
 
-/* The foreign upstream, also remembering every pointer it handed out. */
+/* The foreign upstream, also remembering every pointer it handed out, and
+ * refusing frees on demand. */
 typedef struct recorder {
   test_foreign foreign;
   void *handed[64];
   unsigned count;
+  bool refuse_frees; /* deallocate fails with CMR_ERROR_INVALID_ARGUMENT, freeing nothing */
 } recorder;
 
 static cmr_status recorder_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   recorder *r = self;
+  ck_assert_uint_lt(r->count, sizeof r->handed / sizeof *r->handed);
   cmr_status status = test_foreign_ops.allocate(&r->foreign, bytes, alignment, stream, out);
   if (status == CMR_SUCCESS) r->handed[r->count++] = *out;
   return status;
 }
 
 static cmr_status recorder_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  return test_foreign_ops.deallocate(&((recorder *)self)->foreign, ptr, bytes, alignment, stream);
+  recorder *r = self;
+  if (r->refuse_frees) return CMR_ERROR_INVALID_ARGUMENT; /* dispatch words the message */
+  return test_foreign_ops.deallocate(&r->foreign, ptr, bytes, alignment, stream);
 }
 
 static unsigned recorder_properties(const void *self) {
@@ -681,6 +703,22 @@ START_TEST(aligned_unknown_pointer_reaches_no_upstream) {
   /* Freed once: a second free is unknown too. */
   ck_assert_status(cmr_deallocate(ref, ptr, 100000, CMR_DEFAULT_STREAM), CMR_ERROR_UNKNOWN_POINTER);
   ck_assert_int_eq(rec.foreign.deallocations, 1);
+  ck_assert_ok(cmr_aligned_resource_destroy(handle));
+}
+END_TEST
+
+START_TEST(aligned_refused_free_can_be_retried) {
+  cmr_aligned_resource *handle = make_aligned(4096, 65536);
+  cmr_resource_ref ref = cmr_aligned_resource_ref(handle);
+  void *ptr = take(ref, 100000);
+  rec.refuse_frees = true;
+  ck_assert_status(cmr_deallocate(ref, ptr, 100000, CMR_DEFAULT_STREAM), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("resource recorder failed");
+  /* The upstream kept the memory, so the adaptor still knows the pointer. */
+  rec.refuse_frees = false;
+  give(ref, ptr, 100000);
+  ck_assert_ptr_eq(rec.foreign.last_freed, rec.handed[0]);
+  ck_assert_uint_eq(rec.foreign.outstanding, 0);
   ck_assert_ok(cmr_aligned_resource_destroy(handle));
 }
 END_TEST
@@ -984,6 +1022,7 @@ int main(void) {
   tcase_add_test(limiting, limiting_alignment_sets_the_rounding);
   tcase_add_test(limiting, limiting_upstream_failure_gives_the_count_back);
   tcase_add_test(limiting, limiting_refuses_to_free_more_than_counted);
+  tcase_add_test(limiting, limiting_refused_upstream_free_keeps_the_count);
   tcase_add_test(limiting, limiting_create_checks);
   tcase_add_test(limiting, limiting_threads_never_pass_the_limit);
   suite_add_tcase(suite, limiting);
@@ -995,6 +1034,7 @@ int main(void) {
   tcase_add_test(aligned, aligned_caller_alignment_wins_when_larger);
   tcase_add_test(aligned, aligned_honours_more_than_its_upstream_can);
   tcase_add_test(aligned, aligned_unknown_pointer_reaches_no_upstream);
+  tcase_add_test(aligned, aligned_refused_free_can_be_retried);
   tcase_add_test(aligned, aligned_failures);
   tcase_add_test(aligned, aligned_create_checks_and_methods);
   tcase_add_test(aligned, aligned_threads);
