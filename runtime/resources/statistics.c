@@ -3,7 +3,6 @@
  * value may go negative (it frees memory allocated before its push), so
  * values are signed; peaks and totals never are. */
 #include <pthread.h>
-#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -80,59 +79,59 @@ cmr_status cmr_statistics_impl_deallocate(cmr_statistics_impl *impl, void *ptr, 
 
 /* ---- reading ---------------------------------------------------------------- */
 
+typedef enum cmr_statistics_kind { CMR_STATISTICS_BYTES, CMR_STATISTICS_ALLOCATIONS } cmr_statistics_kind;
 typedef enum cmr_statistics_field { CMR_STATISTICS_PEAK, CMR_STATISTICS_TOTAL } cmr_statistics_field;
+
+static const cmr_statistics_counter *cmr_statistics_counter_of(const cmr_statistics_level *level,
+                                                               cmr_statistics_kind kind) {
+  return kind == CMR_STATISTICS_BYTES ? &level->bytes : &level->allocations;
+}
 
 /* The base level plus every pushed one: what is outstanding through the
  * adaptor, which no free can take below zero. */
-static size_t cmr_statistics_current(cmr_statistics_impl *impl, size_t counter_offset) {
+static size_t cmr_statistics_current(cmr_statistics_impl *impl, cmr_statistics_kind kind) {
   pthread_mutex_lock(&impl->lock);
   int64_t sum = 0;
-  for (size_t i = 0; i < impl->count; ++i) {
-    sum += ((const cmr_statistics_counter *)((const char *)&impl->levels[i] + counter_offset))->value;
-  }
+  for (size_t i = 0; i < impl->count; ++i) sum += cmr_statistics_counter_of(&impl->levels[i], kind)->value;
   pthread_mutex_unlock(&impl->lock);
   return (size_t)sum;
 }
 
-static size_t cmr_statistics_top(cmr_statistics_impl *impl, size_t counter_offset, cmr_statistics_field field) {
+static size_t cmr_statistics_top(cmr_statistics_impl *impl, cmr_statistics_kind kind, cmr_statistics_field field) {
   pthread_mutex_lock(&impl->lock);
-  const cmr_statistics_counter *counter =
-      (const cmr_statistics_counter *)((const char *)&impl->levels[impl->count - 1] + counter_offset);
+  const cmr_statistics_counter *counter = cmr_statistics_counter_of(&impl->levels[impl->count - 1], kind);
   int64_t value = field == CMR_STATISTICS_PEAK ? counter->peak : counter->total;
   pthread_mutex_unlock(&impl->lock);
   return (size_t)value;
 }
 
-#define CMR_BYTES offsetof(cmr_statistics_level, bytes)
-#define CMR_ALLOCATIONS offsetof(cmr_statistics_level, allocations)
-
 cmr_status cmr_statistics_impl_bytes_current(cmr_statistics_impl *impl, size_t *out) {
-  *out = cmr_statistics_current(impl, CMR_BYTES);
+  *out = cmr_statistics_current(impl, CMR_STATISTICS_BYTES);
   return CMR_SUCCESS;
 }
 
 cmr_status cmr_statistics_impl_bytes_peak(cmr_statistics_impl *impl, size_t *out) {
-  *out = cmr_statistics_top(impl, CMR_BYTES, CMR_STATISTICS_PEAK);
+  *out = cmr_statistics_top(impl, CMR_STATISTICS_BYTES, CMR_STATISTICS_PEAK);
   return CMR_SUCCESS;
 }
 
 cmr_status cmr_statistics_impl_bytes_total(cmr_statistics_impl *impl, size_t *out) {
-  *out = cmr_statistics_top(impl, CMR_BYTES, CMR_STATISTICS_TOTAL);
+  *out = cmr_statistics_top(impl, CMR_STATISTICS_BYTES, CMR_STATISTICS_TOTAL);
   return CMR_SUCCESS;
 }
 
 cmr_status cmr_statistics_impl_allocations_current(cmr_statistics_impl *impl, size_t *out) {
-  *out = cmr_statistics_current(impl, CMR_ALLOCATIONS);
+  *out = cmr_statistics_current(impl, CMR_STATISTICS_ALLOCATIONS);
   return CMR_SUCCESS;
 }
 
 cmr_status cmr_statistics_impl_allocations_peak(cmr_statistics_impl *impl, size_t *out) {
-  *out = cmr_statistics_top(impl, CMR_ALLOCATIONS, CMR_STATISTICS_PEAK);
+  *out = cmr_statistics_top(impl, CMR_STATISTICS_ALLOCATIONS, CMR_STATISTICS_PEAK);
   return CMR_SUCCESS;
 }
 
 cmr_status cmr_statistics_impl_allocations_total(cmr_statistics_impl *impl, size_t *out) {
-  *out = cmr_statistics_top(impl, CMR_ALLOCATIONS, CMR_STATISTICS_TOTAL);
+  *out = cmr_statistics_top(impl, CMR_STATISTICS_ALLOCATIONS, CMR_STATISTICS_TOTAL);
   return CMR_SUCCESS;
 }
 
