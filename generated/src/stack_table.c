@@ -4,6 +4,21 @@
  * parser (runtime/src/stack.c) sees them. */
 #include "stack_table.h"
 
+/* ---- aligned ---- */
+
+static const cmr_stack_param aligned_params[] = {
+    {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.size = 0}},
+    {"allocation_alignment", CMR_STACK_SIZE, NULL, 0, "256", {.size = CMR_SIZE_DEFAULT}},
+    {"alignment_threshold", CMR_STACK_SIZE, NULL, 0, "65536", {.size = CMR_SIZE_DEFAULT}},
+};
+
+static cmr_status aligned_make(const cmr_stack_value *values, cmr_resource_ref *out) {
+  cmr_aligned_resource *handle = NULL;
+  cmr_status status = cmr_aligned_resource_create(values[0].ref, values[1].size, values[2].size, &handle);
+  if (status == CMR_SUCCESS) *out = cmr_aligned_resource_ref(handle);
+  return status;
+}
+
 /* ---- arena ---- */
 
 static const cmr_stack_param arena_params[] = {
@@ -117,6 +132,21 @@ static cmr_status fixed_size_make(const cmr_stack_value *values, cmr_resource_re
   return status;
 }
 
+/* ---- limiting ---- */
+
+static const cmr_stack_param limiting_params[] = {
+    {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.size = 0}},
+    {"allocation_limit", CMR_STACK_SIZE, NULL, 0, NULL, {.size = 0}},
+    {"allocation_alignment", CMR_STACK_SIZE, NULL, 0, "256", {.size = CMR_SIZE_DEFAULT}},
+};
+
+static cmr_status limiting_make(const cmr_stack_value *values, cmr_resource_ref *out) {
+  cmr_limiting_resource *handle = NULL;
+  cmr_status status = cmr_limiting_resource_create(values[0].ref, values[1].size, values[2].size, &handle);
+  if (status == CMR_SUCCESS) *out = cmr_limiting_resource_ref(handle);
+  return status;
+}
+
 /* ---- managed ---- */
 
 static cmr_status managed_make(const cmr_stack_value *values, cmr_resource_ref *out) {
@@ -152,6 +182,19 @@ static cmr_status pool_make(const cmr_stack_value *values, cmr_resource_ref *out
   return status;
 }
 
+/* ---- statistics ---- */
+
+static const cmr_stack_param statistics_params[] = {
+    {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.size = 0}},
+};
+
+static cmr_status statistics_make(const cmr_stack_value *values, cmr_resource_ref *out) {
+  cmr_statistics_resource *handle = NULL;
+  cmr_status status = cmr_statistics_resource_create(values[0].ref, &handle);
+  if (status == CMR_SUCCESS) *out = cmr_statistics_resource_ref(handle);
+  return status;
+}
+
 /* ---- system ---- */
 
 static cmr_status system_make(const cmr_stack_value *values, cmr_resource_ref *out) {
@@ -162,7 +205,21 @@ static cmr_status system_make(const cmr_stack_value *values, cmr_resource_ref *o
   return status;
 }
 
+/* ---- thread_safe ---- */
+
+static const cmr_stack_param thread_safe_params[] = {
+    {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.size = 0}},
+};
+
+static cmr_status thread_safe_make(const cmr_stack_value *values, cmr_resource_ref *out) {
+  cmr_thread_safe_resource *handle = NULL;
+  cmr_status status = cmr_thread_safe_resource_create(values[0].ref, &handle);
+  if (status == CMR_SUCCESS) *out = cmr_thread_safe_resource_ref(handle);
+  return status;
+}
+
 const cmr_stack_resource cmr_stack_resources[] = {
+    {"aligned", aligned_params, 3, aligned_make},
     {"arena", arena_params, 4, arena_make},
     {"binning", binning_params, 3, binning_make},
     {"callback", callback_params, 5, callback_make},
@@ -171,10 +228,13 @@ const cmr_stack_resource cmr_stack_resources[] = {
     {"cuda_async_managed", NULL, 0, cuda_async_managed_make},
     {"cuda_async_view", cuda_async_view_params, 1, cuda_async_view_make},
     {"fixed_size", fixed_size_params, 3, fixed_size_make},
+    {"limiting", limiting_params, 3, limiting_make},
     {"managed", NULL, 0, managed_make},
     {"pinned_host", NULL, 0, pinned_host_make},
     {"pool", pool_params, 3, pool_make},
+    {"statistics", statistics_params, 1, statistics_make},
     {"system", NULL, 0, system_make},
+    {"thread_safe", thread_safe_params, 1, thread_safe_make},
 };
 
 const size_t cmr_stack_resource_count = sizeof cmr_stack_resources / sizeof cmr_stack_resources[0];
