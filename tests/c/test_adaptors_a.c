@@ -1001,6 +1001,40 @@ START_TEST(stack_of_adaptors_from_threads) {
 }
 END_TEST
 
+/* The same stacks written as text (cmr_stack_parse reads the specs' params). */
+START_TEST(stack_expression_of_adaptors) {
+  cmr_stack *stack = NULL;
+  ck_assert_ok(cmr_stack_parse(
+      "statistics(limiting(pool(system, initial_pool_size=1MiB), allocation_limit=64KiB, allocation_alignment=1KiB))",
+      &stack));
+  cmr_resource_ref ref;
+  ck_assert_ok(cmr_stack_ref(stack, &ref));
+  cmr_statistics_resource *statistics = NULL;
+  ck_assert_ok(cmr_statistics_resource_from_ref(ref, &statistics));
+  void *a = take(ref, 40000); /* limiting counts 40960 */
+  void *b = (void *)1;
+  ck_assert_status(cmr_allocate(ref, 25000, CMR_DEFAULT_STREAM, &b), CMR_ERROR_OUT_OF_MEMORY); /* 25600 */
+  b = take(ref, 24000); /* 24576: 65536 exactly */
+  ck_assert_counters(statistics, 64000, 64000, 64000, 2, 2, 2);
+  give(ref, a, 40000);
+  give(ref, b, 24000);
+  ck_assert_ok(cmr_stack_destroy(stack));
+
+  ck_assert_ok(cmr_stack_parse("thread_safe(aligned(system, allocation_alignment=4KiB, alignment_threshold=1KiB))",
+                               &stack));
+  ck_assert_ok(cmr_stack_ref(stack, &ref));
+  a = take(ref, 1024);
+  ck_assert(is_aligned(a, 4096));
+  give(ref, a, 1024);
+  ck_assert_ok(cmr_stack_destroy(stack));
+
+  ck_assert_status(cmr_stack_parse("limiting(system)", &stack), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("allocation_limit");
+  ck_assert_status(cmr_stack_parse("aligned(system, allocation_alignment=100)", &stack), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("allocation_alignment");
+}
+END_TEST
+
 int main(void) {
   cmr_test_require_device();
   Suite *suite = suite_create("adaptors_a");
@@ -1057,6 +1091,7 @@ int main(void) {
   TCase *stacks = tcase_create("stacks");
   tcase_add_test(stacks, stack_statistics_limiting_pool_system);
   tcase_add_test(stacks, stack_of_adaptors_from_threads);
+  tcase_add_test(stacks, stack_expression_of_adaptors);
   suite_add_tcase(suite, stacks);
 
   return cmr_test_run(suite);
