@@ -110,6 +110,17 @@ cmr_status cmr_pool_impl_deallocate(cmr_pool_impl *impl, void *ptr, size_t bytes
 cmr_status cmr_pool_impl_pool_size(cmr_pool_impl *impl, size_t *out);
 cmr_status cmr_pool_impl_free_size(cmr_pool_impl *impl, size_t *out);
 
+/* ---- simulated ---- */
+typedef struct cmr_simulated_impl cmr_simulated_impl;
+cmr_status cmr_simulated_impl_create(size_t capacity, cmr_simulated_impl **out);
+void cmr_simulated_impl_destroy(cmr_simulated_impl *impl);
+cmr_status cmr_simulated_impl_allocate(cmr_simulated_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
+cmr_status cmr_simulated_impl_deallocate(cmr_simulated_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+cmr_status cmr_simulated_impl_bytes_in_use(cmr_simulated_impl *impl, size_t *out);
+cmr_status cmr_simulated_impl_peak_bytes_in_use(cmr_simulated_impl *impl, size_t *out);
+cmr_status cmr_simulated_impl_allocation_count(cmr_simulated_impl *impl, size_t *out);
+cmr_status cmr_simulated_impl_deallocation_count(cmr_simulated_impl *impl, size_t *out);
+
 /* ---- system ---- */
 typedef struct cmr_system_impl cmr_system_impl;
 cmr_status cmr_system_impl_create(cmr_system_impl **out);

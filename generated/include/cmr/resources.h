@@ -296,6 +296,39 @@ CMR_API cmr_status cmr_pool_resource_pool_size(cmr_pool_resource *handle, size_t
 /* Bytes taken from the upstream and not handed out. */
 CMR_API cmr_status cmr_pool_resource_free_size(cmr_pool_resource *handle, size_t *out);
 
+/* ==== simulated (leaf; cuda and host builds) ====
+ * Addresses without memory, for replaying allocation decisions on a machine
+ * without a GPU: a bump allocator over an address range no process can map
+ * (from 2^62, non-canonical on x86-64 and beyond every arm64 address space),
+ * so nothing is committed and any access faults at once. It models a device
+ * of `capacity` bytes: an allocation that would put more than capacity bytes in
+ * use fails with CMR_ERROR_OUT_OF_MEMORY; addresses are never reused (the
+ * range, 2^61 bytes, outlasts any replay). Frees are accepted for any address
+ * it handed out and counted, trusting the size they name. It says it is device
+ * accessible (so suballocators over it accept it) and never host accessible:
+ * nothing may read or write its memory, not even a device.
+ */
+typedef struct cmr_simulated_resource cmr_simulated_resource;
+
+/* Parameters:
+ *   capacity: Most bytes in use at once (default 1 TiB). Default: 1099511627776 (pass CMR_SIZE_DEFAULT).
+ */
+CMR_API cmr_status cmr_simulated_resource_create(size_t capacity, cmr_simulated_resource **out);
+/* Drops the caller's share; the resource goes when its last holder lets go. */
+CMR_API cmr_status cmr_simulated_resource_destroy(cmr_simulated_resource *handle);
+/* A non-owning ref to the resource (a zeroed ref for NULL). */
+CMR_API cmr_resource_ref cmr_simulated_resource_ref(cmr_simulated_resource *handle);
+/* The handle behind a ref to a simulated resource (not a new share). */
+CMR_API cmr_status cmr_simulated_resource_from_ref(cmr_resource_ref ref, cmr_simulated_resource **out);
+/* Bytes allocated and not yet freed. */
+CMR_API cmr_status cmr_simulated_resource_bytes_in_use(cmr_simulated_resource *handle, size_t *out);
+/* The most bytes in use at any time so far. */
+CMR_API cmr_status cmr_simulated_resource_peak_bytes_in_use(cmr_simulated_resource *handle, size_t *out);
+/* Successful allocations so far. */
+CMR_API cmr_status cmr_simulated_resource_allocation_count(cmr_simulated_resource *handle, size_t *out);
+/* Frees so far. */
+CMR_API cmr_status cmr_simulated_resource_deallocation_count(cmr_simulated_resource *handle, size_t *out);
+
 /* ==== system (leaf; cuda and host builds) ====
  * Host memory from the C library's aligned allocator. It is device accessible
  * where the device can reach pageable memory (HMM or ATS, as RMM's system
