@@ -2,8 +2,8 @@
 # The resources of each build, for CMakeLists.txt.
 
 # Algorithm files (runtime/resources/<name>.c) of each build.
-set(CMR_HOST_RESOURCES arena binning callback fixed_size pool simulated system)
-set(CMR_CUDA_RESOURCES arena binning callback cuda cuda_async cuda_async_managed cuda_async_view fixed_size managed pinned_host pool simulated system)
+set(CMR_HOST_RESOURCES arena binning callback fixed_size logging pool simulated system)
+set(CMR_CUDA_RESOURCES arena binning callback cuda cuda_async cuda_async_managed cuda_async_view fixed_size logging managed pinned_host pool simulated system)
 
 # Conformance cases, "<resource>" or "<resource>:<upstream>": those that run
 # without a GPU (both builds, label host) and those that need one (CUDA build,
@@ -13,6 +13,8 @@ set(CMR_CONFORMANCE_HOST
     binning:system
     callback:system
     fixed_size:system
+    logging:system
+    logging:simulated
     pool:system
     simulated
     system

@@ -89,6 +89,16 @@ cmr_status cmr_fixed_size_impl_deallocate(cmr_fixed_size_impl *impl, void *ptr, 
 cmr_status cmr_fixed_size_impl_block_size(cmr_fixed_size_impl *impl, size_t *out);
 cmr_status cmr_fixed_size_impl_upstream_bytes(cmr_fixed_size_impl *impl, size_t *out);
 
+/* ---- logging ---- */
+typedef struct cmr_logging_impl cmr_logging_impl;
+cmr_status cmr_logging_impl_create(cmr_resource_ref upstream, const char *filename, void *file, bool auto_flush, cmr_logging_impl **out);
+void cmr_logging_impl_destroy(cmr_logging_impl *impl);
+cmr_status cmr_logging_impl_allocate(cmr_logging_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
+cmr_status cmr_logging_impl_deallocate(cmr_logging_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+cmr_status cmr_logging_impl_flush(cmr_logging_impl *impl);
+cmr_status cmr_logging_impl_filename(cmr_logging_impl *impl, const char **out);
+cmr_status cmr_logging_impl_lost_rows(cmr_logging_impl *impl, size_t *out);
+
 /* ---- managed ---- */
 #if CMR_WITH_CUDA
 cmr_status cmr_managed_impl_allocate(size_t bytes, size_t alignment, cmr_stream stream, void **out);

@@ -1049,6 +1049,121 @@ cmr_status cmr_fixed_size_resource_upstream_bytes(cmr_fixed_size_resource *handl
   return cmr_fixed_size_impl_upstream_bytes(handle->impl, out);
 }
 
+/* ==== logging ==== */
+
+struct cmr_logging_resource {
+  cmr_object object; /* first: the ref's self points here */
+  cmr_logging_impl *impl;
+  cmr_resource_ref upstream;
+};
+
+static const cmr_resource_ops logging_ops;
+
+static void logging_finalize(cmr_object *object) {
+  cmr_logging_resource *handle = (cmr_logging_resource *)object;
+  cmr_logging_impl_destroy(handle->impl);
+  cmr_ref_drop(handle->upstream);
+}
+
+static cmr_status logging_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
+  return cmr_logging_impl_allocate(((cmr_logging_resource *)self)->impl, bytes, alignment, stream, out);
+}
+
+static cmr_status logging_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
+  return cmr_logging_impl_deallocate(((cmr_logging_resource *)self)->impl, ptr, bytes, alignment, stream);
+}
+
+static bool logging_is_equal(const void *self, cmr_resource_ref other) {
+  return other.ops == &logging_ops &&
+         cmr_ref_same(((const cmr_logging_resource *)self)->upstream, ((const cmr_logging_resource *)other.self)->upstream);
+}
+
+static unsigned logging_properties(const void *self) {
+  return cmr_ref_properties_of(((const cmr_logging_resource *)self)->upstream);
+}
+
+static const cmr_resource_ops logging_ops = {
+    .flags = CMR_OPS_FLAG_COUNTED,
+    .type_name = "logging",
+    .allocate = logging_allocate,
+    .deallocate = logging_deallocate,
+    .allocate_sync = NULL,
+    .deallocate_sync = NULL,
+    .is_equal = logging_is_equal,
+    .properties = logging_properties,
+    .retain = cmr_object_retain_self,
+    .release = cmr_object_release_self,
+};
+
+cmr_status cmr_logging_resource_create(cmr_resource_ref upstream, const char *filename, void *file, bool auto_flush, cmr_logging_resource **out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_logging_resource_create: out is NULL");
+  *out = NULL;
+  cmr_status status;
+  status = cmr_ref_check(upstream, "cmr_logging_resource_create: upstream");
+  if (status != CMR_SUCCESS) return status;
+  if (filename == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_logging_resource_create: filename is NULL");
+  if (!(filename[0] == '\0' || file == NULL)) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_logging_resource_create: filename \"%s\" and file %p: give one destination, not both", filename, (void *)file);
+  }
+  cmr_logging_resource *handle = calloc(1, sizeof *handle);
+  if (handle == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_logging_resource_create: no host memory for the handle");
+  cmr_status made = cmr_logging_impl_create(upstream, filename, file, auto_flush, &handle->impl);
+  if (made != CMR_SUCCESS) {
+    free(handle);
+    return cmr_error_context(made, "cmr_logging_resource_create");
+  }
+  cmr_object_init(&handle->object, logging_finalize);
+  cmr_ref_hold(upstream);
+  handle->upstream = upstream;
+  *out = handle;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_logging_resource_destroy(cmr_logging_resource *handle) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_logging_resource_destroy");
+  if (status != CMR_SUCCESS) return status;
+  cmr_object_release(&handle->object);
+  return CMR_SUCCESS;
+}
+
+cmr_resource_ref cmr_logging_resource_ref(cmr_logging_resource *handle) {
+  cmr_resource_ref ref = {handle, handle != NULL ? &logging_ops : NULL};
+  return ref;
+}
+
+cmr_status cmr_logging_resource_from_ref(cmr_resource_ref ref, cmr_logging_resource **out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_logging_resource_from_ref: out is NULL");
+  *out = NULL;
+  cmr_status status = cmr_ref_check(ref, "cmr_logging_resource_from_ref");
+  if (status != CMR_SUCCESS) return status;
+  if (ref.ops != &logging_ops) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_logging_resource_from_ref: the ref is a \"%s\" resource, not \"logging\"",
+                     ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
+  }
+  *out = ref.self;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_logging_resource_flush(cmr_logging_resource *handle) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_logging_resource_flush");
+  if (status != CMR_SUCCESS) return status;
+  return cmr_logging_impl_flush(handle->impl);
+}
+
+cmr_status cmr_logging_resource_filename(cmr_logging_resource *handle, const char **out) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_logging_resource_filename");
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_logging_resource_filename: out is NULL");
+  return cmr_logging_impl_filename(handle->impl, out);
+}
+
+cmr_status cmr_logging_resource_lost_rows(cmr_logging_resource *handle, size_t *out) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_logging_resource_lost_rows");
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_logging_resource_lost_rows: out is NULL");
+  return cmr_logging_impl_lost_rows(handle->impl, out);
+}
+
 /* ==== managed ==== */
 #if CMR_WITH_CUDA
 
