@@ -142,6 +142,32 @@ class Param:
         return self.default_c
 
     @property
+    def expression_default(self) -> str | None:
+        """How the default reads in a stack expression: a named default's
+        name, or the literal as the parser reads it back."""
+        d = self.default
+        if d is None:
+            return None
+        if isinstance(d, NamedDefault):
+            return next(name for name, named in NAMED_DEFAULTS.items() if named == d)
+        kind = self.type.name
+        if kind == "bool":
+            return "true" if d else "false"
+        if kind == "string":
+            return '"' + d.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        if kind == "properties":
+            return "|".join(d) if d else "none"
+        if kind == "pointer":
+            return "null"
+        return str(d)
+
+    @property
+    def expression_default_c(self) -> str | None:
+        """expression_default as the inside of a C string literal."""
+        text = self.expression_default
+        return None if text is None else c_string(text)
+
+    @property
     def is_upstream(self) -> bool:
         return self.type.name == "resource_ref"
 

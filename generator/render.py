@@ -30,6 +30,7 @@ def render_all(resources) -> dict[str, str]:
         "src/resources.c": env.get_template("resources.c.j2").render(resources=resources),
         "cmake/resources.cmake": env.get_template("resources.cmake.j2").render(resources=resources),
         "docs/api.md": env.get_template("api.md.j2").render(resources=resources),
+        "src/stack_table.c": env.get_template("stack_table.c.j2").render(resources=resources),
     }
     conformance = env.get_template("conformance.c.j2")
     for r in resources:

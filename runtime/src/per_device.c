@@ -41,9 +41,24 @@ static cmr_status cmr_table_check_device(int device, const char *what) {
   return status;
 }
 
-/* The default resource of the build, with the one share the table keeps. The
+/* The resource CMR_RESOURCE describes, with the one share the table keeps
+ * (the stack's own shares go: the top holds what it stands on). */
+static cmr_status cmr_make_from_environment(const char *expression, cmr_resource_ref *out) {
+  cmr_stack *stack = NULL;
+  cmr_status status = cmr_stack_parse(expression, &stack);
+  if (status != CMR_SUCCESS) return cmr_error_context(status, "CMR_RESOURCE=\"%s\"", expression);
+  status = cmr_stack_ref(stack, out);
+  if (status == CMR_SUCCESS) cmr_ref_hold(*out);
+  cmr_stack_destroy(stack);
+  return status;
+}
+
+/* The default resource: CMR_RESOURCE's stack when the variable is set, else
+ * the plain resource of the build; with the one share the table keeps. The
  * current device is the one the entry is for while it is made. */
 static cmr_status cmr_make_default(cmr_resource_ref *out) {
+  const char *expression = getenv("CMR_RESOURCE");
+  if (expression != NULL && expression[0] != '\0') return cmr_make_from_environment(expression, out);
 #if CMR_WITH_CUDA
   cmr_cuda_resource *resource = NULL;
   cmr_status status = cmr_cuda_resource_create(&resource);

@@ -205,6 +205,25 @@ class ToyResource(GeneratorTestCase):
             "- Check: `chunk_size <= maximum_size` — otherwise",
         )
 
+    def test_stack_table_describes_every_parameter(self):
+        self.assert_has(
+            "src/stack_table.c",
+            'static const char *const toy_pool_growth_values[] = {"linear", "doubling"};',
+            '{"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.size = 0}},',
+            '{"chunk_size", CMR_STACK_SIZE, NULL, 0, "65536", {.size = CMR_SIZE_DEFAULT}},',
+            '{"maximum_size", CMR_STACK_SIZE, NULL, 0, "unlimited", {.size = CMR_SIZE_DEFAULT}},',
+            '{"growth", CMR_STACK_ENUM, toy_pool_growth_values, 2, "doubling", '
+            '{.enumeration = CMR_TOY_POOL_GROWTH_DOUBLING}},',
+            '{"max_chunks", CMR_STACK_INT, NULL, 0, "16", {.integer = CMR_INT_DEFAULT}},',
+            '{"label", CMR_STACK_STRING, NULL, 0, "\\"toy \\\\\\"pool\\\\\\"\\"", {.string = "toy \\"pool\\""}},',
+            '{"fill_ratio", CMR_STACK_DOUBLE, NULL, 0, "0.5", {.real = 0.5}},',
+            '{"zero_fill", CMR_STACK_BOOL, NULL, 0, "false", {.boolean = false}},',
+            "cmr_toy_pool_resource_create(values[0].ref, values[1].size, values[2].size, "
+            "(cmr_toy_pool_growth)values[3].enumeration, values[4].integer, values[5].string, values[6].real, "
+            "values[7].boolean, &handle);",
+            '{"toy_pool", toy_pool_params, 8, toy_pool_make},',
+        )
+
     @unittest.skipUnless(have_cc(), "no C compiler (cc)")
     def test_generated_c_compiles(self):
         # The toy in each set of builds: both (no guard), CUDA only and host
@@ -220,7 +239,7 @@ class ToyResource(GeneratorTestCase):
             for with_cuda in ("0", "1"):
                 includes = [ROOT / "runtime/include", out / "include", ROOT / "runtime/src", out / "src",
                             ROOT / "tests/c"]
-                for source in (out / "src/resources.c", out / "tests/conformance_toy_pool.c"):
+                for source in (out / "src/resources.c", out / "src/stack_table.c", out / "tests/conformance_toy_pool.c"):
                     with self.subTest(backends=backends, CMR_WITH_CUDA=with_cuda, source=source.name):
                         done = compile_c(source, includes, [f"CMR_WITH_CUDA={with_cuda}"])
                         self.assertEqual(done.returncode, 0, done.stderr)

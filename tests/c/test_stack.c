@@ -1,0 +1,275 @@
+/* Stack expressions (host build): stacks that build and serve, the written
+ * out expression, values of every kind, a corpus of bad expressions with
+ * their messages, errors of the resources' own creation, CMR_RESOURCE. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "test_util.h"
+
+static cmr_stack *parse_ok(const char *expression) {
+  cmr_stack *stack = NULL;
+  ck_assert_status(cmr_stack_parse(expression, &stack), CMR_SUCCESS);
+  ck_assert_ptr_nonnull(stack);
+  return stack;
+}
+
+static const char *written_out(const cmr_stack *stack) {
+  const char *text = NULL;
+  ck_assert_ok(cmr_stack_expression(stack, &text));
+  return text;
+}
+
+static const char *type_of(const cmr_stack *stack) {
+  cmr_resource_ref ref;
+  ck_assert_ok(cmr_stack_ref(stack, &ref));
+  const char *name = NULL;
+  ck_assert_ok(cmr_ref_type_name(ref, &name));
+  return name;
+}
+
+START_TEST(a_stack_builds_and_serves) {
+  cmr_stack *stack =
+      parse_ok(" binning( pool(system, initial_pool_size=4MiB, maximum_pool_size=1GiB) ,min_size_exponent=10,"
+               " max_size_exponent=16 ) ");
+  ck_assert_str_eq(type_of(stack), "binning");
+  cmr_resource_ref ref;
+  ck_assert_ok(cmr_stack_ref(stack, &ref));
+  void *ptr = NULL;
+  ck_assert_ok(cmr_allocate(ref, 3000, CMR_DEFAULT_STREAM, &ptr));
+  memset(ptr, 0x5a, 3000);
+  ck_assert_ok(cmr_deallocate(ref, ptr, 3000, CMR_DEFAULT_STREAM));
+  ck_assert_ok(cmr_stack_destroy(stack));
+  ck_assert_status(cmr_stack_destroy(stack), CMR_ERROR_DESTROYED_HANDLE);
+}
+END_TEST
+
+START_TEST(the_written_out_expression_has_every_default_and_parses_back) {
+  cmr_stack *stack = parse_ok("arena(pool(system,initial_pool_size=0), arena_size=8MiB)");
+  const char *expected =
+      "arena(pool(system, initial_pool_size=0, maximum_pool_size=unlimited), arena_size=8MiB, "
+      "dump_log_on_failure=false, dump_path=\"\")";
+  ck_assert_str_eq(written_out(stack), expected);
+  cmr_stack *again = parse_ok(written_out(stack));
+  ck_assert_str_eq(written_out(again), expected);
+  ck_assert_ok(cmr_stack_destroy(again));
+  ck_assert_ok(cmr_stack_destroy(stack));
+}
+END_TEST
+
+START_TEST(the_top_outlives_the_stack_when_retained) {
+  cmr_stack *stack = parse_ok("pool(system, initial_pool_size=1MiB)");
+  cmr_resource_ref ref;
+  ck_assert_ok(cmr_stack_ref(stack, &ref));
+  ck_assert_ok(cmr_ref_retain(ref));
+  ck_assert_ok(cmr_stack_destroy(stack));
+  void *ptr = NULL; /* the pool still holds its upstream */
+  ck_assert_ok(cmr_allocate(ref, 100, CMR_DEFAULT_STREAM, &ptr));
+  ck_assert_ok(cmr_deallocate(ref, ptr, 100, CMR_DEFAULT_STREAM));
+  ck_assert_ok(cmr_ref_release(ref));
+}
+END_TEST
+
+typedef struct size_case {
+  const char *value;
+  size_t bytes;
+} size_case;
+
+static const size_case sizes[] = {
+    {"4096", 4096},        {"256B", 256},         {"1KiB", 1024},          {"1.5MiB", 1572864},
+    {"2GiB", 2147483648u}, {"3TiB", 3298534883328u}, {"1KB", 1000},        {"64MB", 64000000},
+    {"2GB", 2000000000},   {"7TB", 7000000000000u}, {"0.5KiB", 512},       {"1e3", 1000},
+};
+
+/* The pool's own checks print the size as it received it, so the parsed
+ * value shows without any memory being taken. */
+START_TEST(sizes_in_every_unit) {
+  const size_case *c = &sizes[_i];
+  char expression[128], expected[128];
+  size_t initial = (c->bytes + 511) / 256 * 256; /* a multiple of 256, larger than the maximum */
+  snprintf(expression, sizeof expression, "pool(system, initial_pool_size=%zu, maximum_pool_size=%s)", initial,
+           c->value);
+  /* "... larger than maximum_pool_size N", or "maximum_pool_size N is not a multiple of 256" */
+  snprintf(expected, sizeof expected, "maximum_pool_size %zu", c->bytes);
+  cmr_stack *stack = NULL;
+  ck_assert_status(cmr_stack_parse(expression, &stack), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(cmr_last_error_message(), expected) != NULL, "%s: \"%s\" lacks \"%s\"", expression,
+                cmr_last_error_message(), expected);
+}
+END_TEST
+
+START_TEST(a_percentage_is_of_free_device_memory) {
+  size_t ten_percent = 0;
+  ck_assert_ok(cmr_percent_of_free_device_memory(10, &ten_percent));
+  char expression[128], expected[128];
+  snprintf(expression, sizeof expression, "pool(system, initial_pool_size=%zu, maximum_pool_size=10%%)",
+           ten_percent + 256);
+  snprintf(expected, sizeof expected, "is larger than maximum_pool_size %zu", ten_percent);
+  cmr_stack *stack = NULL;
+  ck_assert_status(cmr_stack_parse(expression, &stack), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(cmr_last_error_message(), expected) != NULL, "\"%s\" lacks \"%s\"", cmr_last_error_message(),
+                expected);
+  stack = parse_ok("pool(system, initial_pool_size=0, maximum_pool_size=10%)");
+  ck_assert_str_eq(written_out(stack), "pool(system, initial_pool_size=0, maximum_pool_size=10%)");
+  ck_assert_ok(cmr_stack_destroy(stack));
+}
+END_TEST
+
+START_TEST(named_defaults_ints_bools_and_strings) {
+  cmr_stack *stack = parse_ok("pool(upstream=system, maximum_pool_size=unlimited, initial_pool_size=0)");
+  ck_assert_str_eq(written_out(stack), "pool(system, initial_pool_size=0, maximum_pool_size=unlimited)");
+  ck_assert_ok(cmr_stack_destroy(stack));
+  stack = parse_ok("binning(system, min_size_exponent=8, max_size_exponent=12)");
+  ck_assert_ok(cmr_stack_destroy(stack));
+  char path[] = "/tmp/cmr_stack_dump_XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  char expression[256];
+  snprintf(expression, sizeof expression, "arena(system, arena_size=2MiB, dump_log_on_failure=true, dump_path=\"%s\")",
+           path);
+  stack = parse_ok(expression);
+  cmr_resource_ref ref;
+  ck_assert_ok(cmr_stack_ref(stack, &ref));
+  void *ptr = NULL;
+  ck_assert_status(cmr_allocate(ref, 64 << 20, CMR_DEFAULT_STREAM, &ptr), CMR_ERROR_OUT_OF_MEMORY);
+  ck_assert_ok(cmr_stack_destroy(stack));
+  FILE *dump = fdopen(fd, "r");
+  char line[256] = "";
+  ck_assert_ptr_nonnull(fgets(line, sizeof line, dump)); /* the arena wrote where the string said */
+  ck_assert_ptr_nonnull(strstr(line, "cmr arena"));
+  fclose(dump);
+  unlink(path);
+}
+END_TEST
+
+typedef struct bad_case {
+  const char *expression;
+  const char *message; /* a part of the message */
+} bad_case;
+
+static const bad_case bad[] = {
+    {"", "column 1 (the end): expected a resource name, found the end"},
+    {"   ", "column 4 (the end): expected a resource name"},
+    {"(system)", "column 1 (at \"(system)\"): expected a resource name, not '('"},
+    {"poool(system)", "column 1 (at \"poool(system)\"): unknown resource \"poool\" (known: "},
+    {"pool", "column 1 (at \"pool\"): pool needs an upstream, e.g. pool(cuda)"},
+    {"pool()", "pool needs an upstream"},
+    {"pool(system, initial_size=1)", "column 14 (at \"initial_size=1)\"): pool has no parameter \"initial_size\" "
+                                     "(its parameters: upstream, initial_pool_size, maximum_pool_size)"},
+    {"pool(system, initial_pool_size=1Q)", "column 32 (at \"1Q)\"): bad value \"1Q\" for initial_pool_size: expected a size"},
+    {"pool(system, initial_pool_size=-1)", "bad value \"-1\" for initial_pool_size"},
+    {"pool(system, initial_pool_size=1.3B)", "expected a whole number of bytes"},
+    {"pool(system, initial_pool_size=20000000TB)", "expected a size that fits in 64 bits"},
+    {"pool(system, initial_pool_size=101%)", "bad value \"101%\""},
+    {"pool(system, initial_pool_size=)", "bad value \"\" for initial_pool_size"},
+    {"pool(system,", "column 13 (the end): expected an argument of pool"},
+    {"pool(system", "column 12 (the end): the arguments of pool are not closed with )"},
+    {"pool(system; initial_pool_size=0)", "expected , or ) after an argument of pool, not ';'"},
+    {"pool(system) x", "column 14 (at \"x\"): unexpected \"x\" after the expression"},
+    {"pool(system, initial_pool_size=1MiB, initial_pool_size=2MiB)", "pool: initial_pool_size is given twice"},
+    {"pool(system, system)", "pool: upstream is given twice"},
+    {"system(x)", "system takes no upstream: write its parameters as name=value"},
+    {"system(x=1)", "system has no parameter \"x\" (it takes none)"},
+    {"callback", "callback cannot be made from an expression: allocate cannot be written in one"},
+    {"pool(poool)", "column 6 (at \"poool)\"): unknown resource \"poool\""},
+    {"binning(system, min_size_exponent=ten)", "bad value \"ten\" for min_size_exponent: expected an integer"},
+    {"binning(system, min_size_exponent=99999999999)", "expected an integer"},
+    {"arena(system, dump_log_on_failure=yes)", "bad value \"yes\" for dump_log_on_failure: expected true or false"},
+    {"arena(system, dump_path=/tmp/x)", "bad value for dump_path: expected a \"double-quoted\" string"},
+    {"arena(system, dump_path=\"/tmp/x)", "the string for dump_path has no closing quote"},
+    {"cuda_async(export_handle_type=ipc)", "bad value \"ipc\" for export_handle_type: expected none, "
+                                           "posix_file_descriptor, fabric"},
+};
+
+START_TEST(bad_expressions_say_where_and_what) {
+  const bad_case *c = &bad[_i];
+  cmr_stack *stack = (cmr_stack *)1;
+  ck_assert_status(cmr_stack_parse(c->expression, &stack), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_null(stack);
+  ck_assert_msg(strstr(cmr_last_error_message(), c->message) != NULL, "\"%s\": message \"%s\" lacks \"%s\"",
+                c->expression, cmr_last_error_message(), c->message);
+}
+END_TEST
+
+START_TEST(nesting_is_bounded) {
+  char expression[40 * 12 + 16] = "";
+  for (int i = 0; i < 40; ++i) strcat(expression, "pool(");
+  strcat(expression, "system");
+  for (int i = 0; i < 40; ++i) strcat(expression, ")");
+  cmr_stack *stack = NULL;
+  ck_assert_status(cmr_stack_parse(expression, &stack), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("nested more than 32 deep");
+}
+END_TEST
+
+START_TEST(creation_errors_keep_their_status_and_say_where) {
+  cmr_stack *stack = NULL;
+  ck_assert_status(cmr_stack_parse("pool(system, initial_pool_size=1000)", &stack), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("column 1: making pool: cmr_pool_resource_create: initial_pool_size 1000 is not a multiple of 256");
+  ck_assert_status(cmr_stack_parse("binning(pool(system, initial_pool_size=2MiB, maximum_pool_size=1MiB))", &stack),
+                   CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("column 9: making pool");
+  ck_assert_status(cmr_stack_parse("pool(system, initial_pool_size=1000TB)", &stack), CMR_ERROR_OUT_OF_MEMORY);
+  ck_assert_message_has("making pool");
+  ck_assert_ptr_null(stack);
+}
+END_TEST
+
+START_TEST(null_arguments) {
+  cmr_stack *stack = NULL;
+  ck_assert_status(cmr_stack_parse(NULL, &stack), CMR_ERROR_NULL_POINTER);
+  ck_assert_status(cmr_stack_parse("system", NULL), CMR_ERROR_NULL_POINTER);
+  ck_assert_status(cmr_stack_destroy(NULL), CMR_ERROR_NULL_POINTER);
+  cmr_resource_ref ref;
+  ck_assert_status(cmr_stack_ref(NULL, &ref), CMR_ERROR_NULL_POINTER);
+  stack = parse_ok("system");
+  ck_assert_status(cmr_stack_ref(stack, NULL), CMR_ERROR_NULL_POINTER);
+  ck_assert_status(cmr_stack_expression(stack, NULL), CMR_ERROR_NULL_POINTER);
+  ck_assert_ok(cmr_stack_destroy(stack));
+}
+END_TEST
+
+/* Check runs each test in a child process, so the table is fresh here. */
+START_TEST(cmr_resource_sets_the_default_resource) {
+  ck_assert_int_eq(setenv("CMR_RESOURCE", "pool(system, initial_pool_size=2MiB)", 1), 0);
+  cmr_resource_ref ref;
+  ck_assert_ok(cmr_get_current_device_resource_ref(&ref));
+  const char *name = NULL;
+  ck_assert_ok(cmr_ref_type_name(ref, &name));
+  ck_assert_str_eq(name, "pool");
+  cmr_pool_resource *pool = NULL;
+  ck_assert_ok(cmr_pool_resource_from_ref(ref, &pool));
+  size_t size = 0;
+  ck_assert_ok(cmr_pool_resource_pool_size(pool, &size));
+  ck_assert_uint_eq(size, 2 << 20);
+  ck_assert_ok(cmr_reset_current_device_resource_ref());
+}
+END_TEST
+
+START_TEST(a_bad_cmr_resource_is_reported_by_the_table) {
+  ck_assert_int_eq(setenv("CMR_RESOURCE", "pool(sytem)", 1), 0);
+  cmr_resource_ref ref;
+  ck_assert_status(cmr_get_current_device_resource_ref(&ref), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("CMR_RESOURCE=\"pool(sytem)\"");
+  ck_assert_message_has("unknown resource \"sytem\"");
+}
+END_TEST
+
+int main(void) {
+  Suite *suite = suite_create("stack");
+  TCase *tc = tcase_create("stack");
+  tcase_add_test(tc, a_stack_builds_and_serves);
+  tcase_add_test(tc, the_written_out_expression_has_every_default_and_parses_back);
+  tcase_add_test(tc, the_top_outlives_the_stack_when_retained);
+  tcase_add_loop_test(tc, sizes_in_every_unit, 0, (int)(sizeof sizes / sizeof sizes[0]));
+  tcase_add_test(tc, a_percentage_is_of_free_device_memory);
+  tcase_add_test(tc, named_defaults_ints_bools_and_strings);
+  tcase_add_loop_test(tc, bad_expressions_say_where_and_what, 0, (int)(sizeof bad / sizeof bad[0]));
+  tcase_add_test(tc, nesting_is_bounded);
+  tcase_add_test(tc, creation_errors_keep_their_status_and_say_where);
+  tcase_add_test(tc, null_arguments);
+  tcase_add_test(tc, cmr_resource_sets_the_default_resource);
+  tcase_add_test(tc, a_bad_cmr_resource_is_reported_by_the_table);
+  suite_add_tcase(suite, tc);
+  return cmr_test_run(suite);
+}
