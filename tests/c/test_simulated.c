@@ -2,6 +2,8 @@
  * no real memory has, frees it refuses, and a pool deciding over it. */
 #include <stdint.h>
 
+#include <cmr/stack.h>
+
 #include "test_util.h"
 
 static cmr_simulated_resource *make(size_t capacity) {
@@ -116,6 +118,25 @@ START_TEST(test_pool_over_simulated) {
 }
 END_TEST
 
+START_TEST(test_leaf_of_a_stack) {
+  /* cmr-replay reads a simulated leaf's peak through cmr_stack_leaf. */
+  cmr_stack *stack = NULL;
+  ck_assert_ok(cmr_stack_parse("pool(simulated(capacity=1GiB), initial_pool_size=0)", &stack));
+  cmr_resource_ref leaf, top;
+  ck_assert_ok(cmr_stack_leaf(stack, &leaf));
+  ck_assert_ok(cmr_stack_ref(stack, &top));
+  cmr_simulated_resource *simulated = NULL;
+  ck_assert_ok(cmr_simulated_resource_from_ref(leaf, &simulated));
+  void *ptr = NULL;
+  ck_assert_ok(cmr_allocate(top, 4096, CMR_DEFAULT_STREAM, &ptr));
+  ck_assert_uint_ge(counter(cmr_simulated_resource_peak_bytes_in_use, simulated), 4096);
+  ck_assert_ok(cmr_deallocate(top, ptr, 4096, CMR_DEFAULT_STREAM));
+  ck_assert_status(cmr_stack_leaf(stack, NULL), CMR_ERROR_NULL_POINTER);
+  ck_assert_ok(cmr_stack_destroy(stack));
+  ck_assert_status(cmr_stack_leaf(NULL, &leaf), CMR_ERROR_NULL_POINTER);
+}
+END_TEST
+
 static Suite *simulated_suite(void) {
   Suite *suite = suite_create("simulated");
   TCase *tcase = tcase_create("simulated");
@@ -125,6 +146,7 @@ static Suite *simulated_suite(void) {
   tcase_add_test(tcase, test_refused_frees_change_nothing);
   tcase_add_test(tcase, test_bad_arguments);
   tcase_add_test(tcase, test_pool_over_simulated);
+  tcase_add_test(tcase, test_leaf_of_a_stack);
   suite_add_tcase(suite, tcase);
   return suite;
 }
