@@ -2,11 +2,11 @@
  * through it and prints what happened.
  *
  *   counting callback resource  (stands in for the adaptors until they land)
- *     -> pool                   coalescing best fit, 64 MiB to start
- *       -> cuda                 cudaMalloc, when a GPU is usable (CUDA build)
- *       -> system               otherwise (host memory)
+ *     -> a stack expression:    by default pool(LEAF, initial_pool_size=64MiB), where
+ *        LEAF is cuda            (cudaMalloc) when a GPU is usable (CUDA build)
+ *                system          otherwise (host memory)
  *
- * Usage: cmr-demo [--iterations N]
+ * Usage: cmr-demo [--iterations N] [STACK EXPRESSION]
  * Exits non-zero on any unexpected status. Uses only the public API. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 
@@ -163,50 +163,53 @@ static const char *buffer_round_trip(cmr_resource_ref mr, cmr_stream stream) {
   return result;
 }
 
-static unsigned long parse_iterations(int argc, char **argv) {
-  if (argc == 1) {
-    return 5000;
-  }
-  char *end = NULL;
-  errno = 0;
-  unsigned long n = argc == 3 && strcmp(argv[1], "--iterations") == 0 ? strtoul(argv[2], &end, 10) : 0;
-  if (end == NULL || end == argv[2] || *end != '\0' || errno != 0 || argv[2][0] == '-') {
-    fprintf(stderr, "usage: %s [--iterations N]\n", argv[0]);
+typedef struct options {
+  unsigned long iterations;
+  const char *expression; /* NULL: the demo's own stack */
+} options;
+
+static options parse_options(int argc, char **argv) {
+  options parsed = {5000, NULL};
+  for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc && argv[i + 1][0] != '-') {
+      char *end = NULL;
+      errno = 0;
+      parsed.iterations = strtoul(argv[++i], &end, 10);
+      if (*end == '\0' && errno == 0) continue;
+    } else if (argv[i][0] != '-' && parsed.expression == NULL) {
+      parsed.expression = argv[i];
+      continue;
+    }
+    fprintf(stderr, "usage: %s [--iterations N] [STACK EXPRESSION, e.g. \"pool(cuda, initial_pool_size=1GiB)\"]\n",
+            argv[0]);
     exit(2);
   }
-  return n;
+  return parsed;
 }
 
 int main(int argc, char **argv) {
-  unsigned long iterations = parse_iterations(argc, argv);
+  options given = parse_options(argc, argv);
   printf("cmr %s demo\n", cmr_version());
 
-  /* The leaf: a GPU's stream-ordered pool when there is one, host memory otherwise. */
+  /* Where the memory comes from: a GPU when there is one, host memory otherwise. */
   char memory[512];
   int device_count = 0;
   cmr_status status = cmr_device_count(&device_count);
-  cmr_cuda_resource *gpu = NULL;
-  cmr_system_resource *host = NULL;
-  cmr_resource_ref upstream = {0};
+  const char *leaf = "system";
   if (cmr_built_with_cuda() && status == CMR_SUCCESS && device_count >= 1) {
     int device = 0;
     where = ON_GPU;
     check(cmr_current_device(&device), "cmr_current_device");
     snprintf(memory, sizeof memory, "GPU device %d (CUDA build)", device);
-    check(cmr_cuda_resource_create(&gpu), "cmr_cuda_resource_create");
-    upstream = cmr_cuda_resource_ref(gpu);
+    leaf = "cuda";
+  } else if (!cmr_built_with_cuda()) {
+    check(status, "cmr_device_count");
+    snprintf(memory, sizeof memory, "host memory (host build)");
+  } else if (status == CMR_ERROR_NO_DEVICE) {
+    where = NO_GPU;
+    snprintf(memory, sizeof memory, "host memory: CUDA build but no usable GPU: %s", cmr_last_error_message());
   } else {
-    if (!cmr_built_with_cuda()) {
-      check(status, "cmr_device_count");
-      snprintf(memory, sizeof memory, "host memory (host build)");
-    } else if (status == CMR_ERROR_NO_DEVICE) {
-      where = NO_GPU;
-      snprintf(memory, sizeof memory, "host memory: CUDA build but no usable GPU: %s", cmr_last_error_message());
-    } else {
-      fail(status, "cmr_device_count");
-    }
-    check(cmr_system_resource_create(&host), "cmr_system_resource_create");
-    upstream = cmr_system_resource_ref(host);
+    fail(status, "cmr_device_count");
   }
   printf("memory:         %s\n", memory);
 
@@ -216,21 +219,24 @@ int main(int argc, char **argv) {
            (double)total_bytes / (1 << 20));
   }
 
-  /* A pool over the leaf, and the counting layer on top of it, made the
-   * current device's resource. */
-  cmr_pool_resource *pool = NULL;
-  check(cmr_pool_resource_create(upstream, (size_t)64 << 20, CMR_SIZE_DEFAULT, &pool), "cmr_pool_resource_create");
-  cmr_resource_ref pooled = cmr_pool_resource_ref(pool);
-  counting counts = {.upstream = pooled};
+  /* The stack (by default a pool over the leaf), written as an expression,
+   * and the counting layer on top of it, made the current device's resource. */
+  char expression[256];
+  snprintf(expression, sizeof expression, "pool(%s, initial_pool_size=64MiB)", leaf);
+  cmr_stack *stack = NULL;
+  check(cmr_stack_parse(given.expression != NULL ? given.expression : expression, &stack), "cmr_stack_parse");
+  cmr_resource_ref stacked;
+  check(cmr_stack_ref(stack, &stacked), "cmr_stack_ref");
+  counting counts = {.upstream = stacked};
   unsigned properties = 0;
-  check(cmr_ref_properties(pooled, &properties), "cmr_ref_properties");
+  check(cmr_ref_properties(stacked, &properties), "cmr_ref_properties");
   cmr_callback_resource *counter = NULL;
   check(cmr_callback_resource_create(counting_allocate, counting_deallocate, &counts, &counts, properties, &counter),
         "cmr_callback_resource_create");
   cmr_resource_ref mr = cmr_callback_resource_ref(counter);
-  const char *leaf_name = NULL;
-  check(cmr_ref_type_name(upstream, &leaf_name), "cmr_ref_type_name");
-  printf("stack:          callback (counting) -> pool -> %s\n", leaf_name);
+  const char *written_out = NULL;
+  check(cmr_stack_expression(stack, &written_out), "cmr_stack_expression");
+  printf("stack:          callback (counting) -> %s\n", written_out);
   bool in_table = device_step(cmr_set_current_device_resource_ref(mr), "cmr_set_current_device_resource_ref");
   if (in_table) {
     check(cmr_get_current_device_resource_ref(&mr), "cmr_get_current_device_resource_ref");
@@ -240,9 +246,9 @@ int main(int argc, char **argv) {
   if (!device_step(cmr_stream_create(&stream), "cmr_stream_create")) {
     stream = CMR_DEFAULT_STREAM;
   }
-  printf("workload:       %lu allocate+free pairs, 1 B to 1 MiB, up to %d alive, on %s\n", iterations,
+  printf("workload:       %lu allocate+free pairs, 1 B to 1 MiB, up to %d alive, on %s\n", given.iterations,
          LIVE_SLOTS, stream == CMR_DEFAULT_STREAM ? "the default stream" : "a stream of its own");
-  double ns_per_pair = run_workload(mr, stream, iterations);
+  double ns_per_pair = run_workload(mr, stream, given.iterations);
   const char *buffer_result = buffer_round_trip(mr, stream);
 
   printf("allocations:    %zu (%zu freed, %zu failed)\n", counts.allocations, counts.deallocations,
@@ -251,11 +257,15 @@ int main(int argc, char **argv) {
          (double)counts.peak / (1 << 20), counts.in_use);
   printf("time:           %.0f ns per allocate+free pair\n", ns_per_pair);
   printf("buffer check:   %s\n", buffer_result);
+  /* A pool at the top says what it holds; all of it is free again. */
+  cmr_pool_resource *pool = NULL;
   size_t pool_size = 0, pool_free = 0;
-  check(cmr_pool_resource_pool_size(pool, &pool_size), "cmr_pool_resource_pool_size");
-  check(cmr_pool_resource_free_size(pool, &pool_free), "cmr_pool_resource_free_size");
-  printf("pool:           %.1f MiB taken from %s, %.1f MiB of it free\n", (double)pool_size / (1 << 20), leaf_name,
-         (double)pool_free / (1 << 20));
+  if (cmr_pool_resource_from_ref(stacked, &pool) == CMR_SUCCESS) {
+    check(cmr_pool_resource_pool_size(pool, &pool_size), "cmr_pool_resource_pool_size");
+    check(cmr_pool_resource_free_size(pool, &pool_free), "cmr_pool_resource_free_size");
+    printf("pool:           %.1f MiB taken from its upstream, %.1f MiB of it free\n", (double)pool_size / (1 << 20),
+           (double)pool_free / (1 << 20));
+  }
 
   if (stream != CMR_DEFAULT_STREAM) {
     check(cmr_stream_destroy(stream), "cmr_stream_destroy");
@@ -264,9 +274,7 @@ int main(int argc, char **argv) {
     check(cmr_reset_current_device_resource_ref(), "cmr_reset_current_device_resource_ref");
   }
   check(cmr_callback_resource_destroy(counter), "cmr_callback_resource_destroy");
-  check(cmr_pool_resource_destroy(pool), "cmr_pool_resource_destroy");
-  check(gpu != NULL ? cmr_cuda_resource_destroy(gpu) : cmr_system_resource_destroy(host),
-        "destroying the leaf resource");
+  check(cmr_stack_destroy(stack), "cmr_stack_destroy");
   bool ok = counts.failures == 0 && counts.in_use == 0 && pool_free == pool_size &&
             strncmp(buffer_result, "FAILED", 6) != 0;
   printf("result:         %s\n", ok ? "ok" : "FAILED");

@@ -1,4 +1,4 @@
-/* Stack expressions (host build): stacks that build and serve, the written
+/* Stack expressions (over host memory): stacks that build and serve, the written
  * out expression, values of every kind, a corpus of bad expressions with
  * their messages, errors of the resources' own creation, CMR_RESOURCE. */
 #include <stdio.h>
@@ -165,7 +165,7 @@ static const bad_case bad[] = {
     {"pool(system,", "column 13 (the end): expected an argument of pool"},
     {"pool(system", "column 12 (the end): the arguments of pool are not closed with )"},
     {"pool(system; initial_pool_size=0)", "expected , or ) after an argument of pool, not ';'"},
-    {"pool(system) x", "column 14 (at \"x\"): unexpected \"x\" after the expression"},
+    {"pool(system, initial_pool_size=0) x", "column 35 (at \"x\"): unexpected \"x\" after the expression"},
     {"pool(system, initial_pool_size=1MiB, initial_pool_size=2MiB)", "pool: initial_pool_size is given twice"},
     {"pool(system, system)", "pool: upstream is given twice"},
     {"system(x)", "system takes no upstream: write its parameters as name=value"},
@@ -256,6 +256,7 @@ START_TEST(a_bad_cmr_resource_is_reported_by_the_table) {
 END_TEST
 
 int main(void) {
+  cmr_test_require_device(); /* sizes in percent, the per-device table */
   Suite *suite = suite_create("stack");
   TCase *tc = tcase_create("stack");
   tcase_add_test(tc, a_stack_builds_and_serves);
