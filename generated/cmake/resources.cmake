@@ -2,8 +2,8 @@
 # The resources of each build, for CMakeLists.txt.
 
 # Algorithm files (runtime/resources/<name>.c) of each build.
-set(CMR_HOST_RESOURCES aligned arena binning callback fixed_size limiting pool statistics system thread_safe)
-set(CMR_CUDA_RESOURCES aligned arena binning callback cuda cuda_async cuda_async_managed cuda_async_view fixed_size limiting managed pinned_host pool statistics system thread_safe)
+set(CMR_HOST_RESOURCES aligned arena binning callback fixed_size limiting logging pool simulated statistics system thread_safe)
+set(CMR_CUDA_RESOURCES aligned arena binning callback cuda cuda_async cuda_async_managed cuda_async_view fixed_size limiting logging managed pinned_host pool simulated statistics system thread_safe)
 
 # Conformance cases, "<resource>" or "<resource>:<upstream>": those that run
 # without a GPU (both builds, label host) and those that need one (CUDA build,
@@ -15,7 +15,10 @@ set(CMR_CONFORMANCE_HOST
     callback:system
     fixed_size:system
     limiting:system
+    logging:system
+    logging:simulated
     pool:system
+    simulated
     statistics:system
     system
     thread_safe:system

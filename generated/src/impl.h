@@ -107,6 +107,16 @@ cmr_status cmr_limiting_impl_deallocate(cmr_limiting_impl *impl, void *ptr, size
 cmr_status cmr_limiting_impl_allocated_bytes(cmr_limiting_impl *impl, size_t *out);
 cmr_status cmr_limiting_impl_allocation_limit(cmr_limiting_impl *impl, size_t *out);
 
+/* ---- logging ---- */
+typedef struct cmr_logging_impl cmr_logging_impl;
+cmr_status cmr_logging_impl_create(cmr_resource_ref upstream, const char *filename, void *file, bool auto_flush, cmr_logging_impl **out);
+void cmr_logging_impl_destroy(cmr_logging_impl *impl);
+cmr_status cmr_logging_impl_allocate(cmr_logging_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
+cmr_status cmr_logging_impl_deallocate(cmr_logging_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+cmr_status cmr_logging_impl_flush(cmr_logging_impl *impl);
+cmr_status cmr_logging_impl_filename(cmr_logging_impl *impl, const char **out);
+cmr_status cmr_logging_impl_lost_rows(cmr_logging_impl *impl, size_t *out);
+
 /* ---- managed ---- */
 #if CMR_WITH_CUDA
 cmr_status cmr_managed_impl_allocate(size_t bytes, size_t alignment, cmr_stream stream, void **out);
@@ -127,6 +137,17 @@ cmr_status cmr_pool_impl_allocate(cmr_pool_impl *impl, size_t bytes, size_t alig
 cmr_status cmr_pool_impl_deallocate(cmr_pool_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
 cmr_status cmr_pool_impl_pool_size(cmr_pool_impl *impl, size_t *out);
 cmr_status cmr_pool_impl_free_size(cmr_pool_impl *impl, size_t *out);
+
+/* ---- simulated ---- */
+typedef struct cmr_simulated_impl cmr_simulated_impl;
+cmr_status cmr_simulated_impl_create(size_t capacity, cmr_simulated_impl **out);
+void cmr_simulated_impl_destroy(cmr_simulated_impl *impl);
+cmr_status cmr_simulated_impl_allocate(cmr_simulated_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
+cmr_status cmr_simulated_impl_deallocate(cmr_simulated_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+cmr_status cmr_simulated_impl_bytes_in_use(cmr_simulated_impl *impl, size_t *out);
+cmr_status cmr_simulated_impl_peak_bytes_in_use(cmr_simulated_impl *impl, size_t *out);
+cmr_status cmr_simulated_impl_allocation_count(cmr_simulated_impl *impl, size_t *out);
+cmr_status cmr_simulated_impl_deallocation_count(cmr_simulated_impl *impl, size_t *out);
 
 /* ---- statistics ---- */
 typedef struct cmr_statistics_impl cmr_statistics_impl;

@@ -1287,6 +1287,121 @@ cmr_status cmr_limiting_resource_allocation_limit(cmr_limiting_resource *handle,
   return cmr_limiting_impl_allocation_limit(handle->impl, out);
 }
 
+/* ==== logging ==== */
+
+struct cmr_logging_resource {
+  cmr_object object; /* first: the ref's self points here */
+  cmr_logging_impl *impl;
+  cmr_resource_ref upstream;
+};
+
+static const cmr_resource_ops logging_ops;
+
+static void logging_finalize(cmr_object *object) {
+  cmr_logging_resource *handle = (cmr_logging_resource *)object;
+  cmr_logging_impl_destroy(handle->impl);
+  cmr_ref_drop(handle->upstream);
+}
+
+static cmr_status logging_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
+  return cmr_logging_impl_allocate(((cmr_logging_resource *)self)->impl, bytes, alignment, stream, out);
+}
+
+static cmr_status logging_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
+  return cmr_logging_impl_deallocate(((cmr_logging_resource *)self)->impl, ptr, bytes, alignment, stream);
+}
+
+static bool logging_is_equal(const void *self, cmr_resource_ref other) {
+  return other.ops == &logging_ops &&
+         cmr_ref_same(((const cmr_logging_resource *)self)->upstream, ((const cmr_logging_resource *)other.self)->upstream);
+}
+
+static unsigned logging_properties(const void *self) {
+  return cmr_ref_properties_of(((const cmr_logging_resource *)self)->upstream);
+}
+
+static const cmr_resource_ops logging_ops = {
+    .flags = CMR_OPS_FLAG_COUNTED,
+    .type_name = "logging",
+    .allocate = logging_allocate,
+    .deallocate = logging_deallocate,
+    .allocate_sync = NULL,
+    .deallocate_sync = NULL,
+    .is_equal = logging_is_equal,
+    .properties = logging_properties,
+    .retain = cmr_object_retain_self,
+    .release = cmr_object_release_self,
+};
+
+cmr_status cmr_logging_resource_create(cmr_resource_ref upstream, const char *filename, void *file, bool auto_flush, cmr_logging_resource **out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_logging_resource_create: out is NULL");
+  *out = NULL;
+  cmr_status status;
+  status = cmr_ref_check(upstream, "cmr_logging_resource_create: upstream");
+  if (status != CMR_SUCCESS) return status;
+  if (filename == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_logging_resource_create: filename is NULL");
+  if (!(filename[0] == '\0' || file == NULL)) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_logging_resource_create: filename \"%s\" and file %p: give one destination, not both", filename, (void *)file);
+  }
+  cmr_logging_resource *handle = calloc(1, sizeof *handle);
+  if (handle == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_logging_resource_create: no host memory for the handle");
+  cmr_status made = cmr_logging_impl_create(upstream, filename, file, auto_flush, &handle->impl);
+  if (made != CMR_SUCCESS) {
+    free(handle);
+    return cmr_error_context(made, "cmr_logging_resource_create");
+  }
+  cmr_object_init(&handle->object, logging_finalize);
+  cmr_ref_hold(upstream);
+  handle->upstream = upstream;
+  *out = handle;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_logging_resource_destroy(cmr_logging_resource *handle) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_logging_resource_destroy");
+  if (status != CMR_SUCCESS) return status;
+  cmr_object_release(&handle->object);
+  return CMR_SUCCESS;
+}
+
+cmr_resource_ref cmr_logging_resource_ref(cmr_logging_resource *handle) {
+  cmr_resource_ref ref = {handle, handle != NULL ? &logging_ops : NULL};
+  return ref;
+}
+
+cmr_status cmr_logging_resource_from_ref(cmr_resource_ref ref, cmr_logging_resource **out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_logging_resource_from_ref: out is NULL");
+  *out = NULL;
+  cmr_status status = cmr_ref_check(ref, "cmr_logging_resource_from_ref");
+  if (status != CMR_SUCCESS) return status;
+  if (ref.ops != &logging_ops) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_logging_resource_from_ref: the ref is a \"%s\" resource, not \"logging\"",
+                     ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
+  }
+  *out = ref.self;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_logging_resource_flush(cmr_logging_resource *handle) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_logging_resource_flush");
+  if (status != CMR_SUCCESS) return status;
+  return cmr_logging_impl_flush(handle->impl);
+}
+
+cmr_status cmr_logging_resource_filename(cmr_logging_resource *handle, const char **out) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_logging_resource_filename");
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_logging_resource_filename: out is NULL");
+  return cmr_logging_impl_filename(handle->impl, out);
+}
+
+cmr_status cmr_logging_resource_lost_rows(cmr_logging_resource *handle, size_t *out) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_logging_resource_lost_rows");
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_logging_resource_lost_rows: out is NULL");
+  return cmr_logging_impl_lost_rows(handle->impl, out);
+}
+
 /* ==== managed ==== */
 #if CMR_WITH_CUDA
 
@@ -1645,6 +1760,126 @@ cmr_status cmr_pool_resource_free_size(cmr_pool_resource *handle, size_t *out) {
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_pool_resource_free_size: out is NULL");
   return cmr_pool_impl_free_size(handle->impl, out);
+}
+
+/* ==== simulated ==== */
+
+struct cmr_simulated_resource {
+  cmr_object object; /* first: the ref's self points here */
+  cmr_simulated_impl *impl;
+};
+
+static const cmr_resource_ops simulated_ops;
+
+static void simulated_finalize(cmr_object *object) {
+  cmr_simulated_resource *handle = (cmr_simulated_resource *)object;
+  cmr_simulated_impl_destroy(handle->impl);
+}
+
+static cmr_status simulated_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
+  return cmr_simulated_impl_allocate(((cmr_simulated_resource *)self)->impl, bytes, alignment, stream, out);
+}
+
+static cmr_status simulated_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
+  return cmr_simulated_impl_deallocate(((cmr_simulated_resource *)self)->impl, ptr, bytes, alignment, stream);
+}
+
+static bool simulated_is_equal(const void *self, cmr_resource_ref other) {
+  /* Only the resource itself, which cmr_ref_equal has already compared. */
+  (void)self;
+  (void)other;
+  return false;
+}
+
+static unsigned simulated_properties(const void *self) {
+  (void)self;
+  return CMR_PROPERTY_DEVICE_ACCESSIBLE;
+}
+
+static const cmr_resource_ops simulated_ops = {
+    .flags = CMR_OPS_FLAG_COUNTED,
+    .type_name = "simulated",
+    .allocate = simulated_allocate,
+    .deallocate = simulated_deallocate,
+    .allocate_sync = NULL,
+    .deallocate_sync = NULL,
+    .is_equal = simulated_is_equal,
+    .properties = simulated_properties,
+    .retain = cmr_object_retain_self,
+    .release = cmr_object_release_self,
+};
+
+cmr_status cmr_simulated_resource_create(size_t capacity, cmr_simulated_resource **out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_create: out is NULL");
+  *out = NULL;
+  if (capacity == CMR_SIZE_DEFAULT) {
+    capacity = (size_t)1099511627776u;
+  } else {
+  if (capacity == 0) return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_simulated_resource_create: capacity must not be 0");
+  }
+  cmr_simulated_resource *handle = calloc(1, sizeof *handle);
+  if (handle == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_simulated_resource_create: no host memory for the handle");
+  cmr_status made = cmr_simulated_impl_create(capacity, &handle->impl);
+  if (made != CMR_SUCCESS) {
+    free(handle);
+    return cmr_error_context(made, "cmr_simulated_resource_create");
+  }
+  cmr_object_init(&handle->object, simulated_finalize);
+  *out = handle;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_simulated_resource_destroy(cmr_simulated_resource *handle) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_simulated_resource_destroy");
+  if (status != CMR_SUCCESS) return status;
+  cmr_object_release(&handle->object);
+  return CMR_SUCCESS;
+}
+
+cmr_resource_ref cmr_simulated_resource_ref(cmr_simulated_resource *handle) {
+  cmr_resource_ref ref = {handle, handle != NULL ? &simulated_ops : NULL};
+  return ref;
+}
+
+cmr_status cmr_simulated_resource_from_ref(cmr_resource_ref ref, cmr_simulated_resource **out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_from_ref: out is NULL");
+  *out = NULL;
+  cmr_status status = cmr_ref_check(ref, "cmr_simulated_resource_from_ref");
+  if (status != CMR_SUCCESS) return status;
+  if (ref.ops != &simulated_ops) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_simulated_resource_from_ref: the ref is a \"%s\" resource, not \"simulated\"",
+                     ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
+  }
+  *out = ref.self;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_simulated_resource_bytes_in_use(cmr_simulated_resource *handle, size_t *out) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_simulated_resource_bytes_in_use");
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_bytes_in_use: out is NULL");
+  return cmr_simulated_impl_bytes_in_use(handle->impl, out);
+}
+
+cmr_status cmr_simulated_resource_peak_bytes_in_use(cmr_simulated_resource *handle, size_t *out) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_simulated_resource_peak_bytes_in_use");
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_peak_bytes_in_use: out is NULL");
+  return cmr_simulated_impl_peak_bytes_in_use(handle->impl, out);
+}
+
+cmr_status cmr_simulated_resource_allocation_count(cmr_simulated_resource *handle, size_t *out) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_simulated_resource_allocation_count");
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_allocation_count: out is NULL");
+  return cmr_simulated_impl_allocation_count(handle->impl, out);
+}
+
+cmr_status cmr_simulated_resource_deallocation_count(cmr_simulated_resource *handle, size_t *out) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_simulated_resource_deallocation_count");
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_deallocation_count: out is NULL");
+  return cmr_simulated_impl_deallocation_count(handle->impl, out);
 }
 
 /* ==== statistics ==== */

@@ -147,6 +147,22 @@ static cmr_status limiting_make(const cmr_stack_value *values, cmr_resource_ref 
   return status;
 }
 
+/* ---- logging ---- */
+
+static const cmr_stack_param logging_params[] = {
+    {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.size = 0}},
+    {"filename", CMR_STACK_STRING, NULL, 0, "\"\"", {.string = ""}},
+    {"file", CMR_STACK_UNWRITABLE, NULL, 0, "null", {.pointer = NULL}},
+    {"auto_flush", CMR_STACK_BOOL, NULL, 0, "false", {.boolean = false}},
+};
+
+static cmr_status logging_make(const cmr_stack_value *values, cmr_resource_ref *out) {
+  cmr_logging_resource *handle = NULL;
+  cmr_status status = cmr_logging_resource_create(values[0].ref, values[1].string, values[2].pointer, values[3].boolean, &handle);
+  if (status == CMR_SUCCESS) *out = cmr_logging_resource_ref(handle);
+  return status;
+}
+
 /* ---- managed ---- */
 
 static cmr_status managed_make(const cmr_stack_value *values, cmr_resource_ref *out) {
@@ -179,6 +195,19 @@ static cmr_status pool_make(const cmr_stack_value *values, cmr_resource_ref *out
   cmr_pool_resource *handle = NULL;
   cmr_status status = cmr_pool_resource_create(values[0].ref, values[1].size, values[2].size, &handle);
   if (status == CMR_SUCCESS) *out = cmr_pool_resource_ref(handle);
+  return status;
+}
+
+/* ---- simulated ---- */
+
+static const cmr_stack_param simulated_params[] = {
+    {"capacity", CMR_STACK_SIZE, NULL, 0, "1099511627776", {.size = CMR_SIZE_DEFAULT}},
+};
+
+static cmr_status simulated_make(const cmr_stack_value *values, cmr_resource_ref *out) {
+  cmr_simulated_resource *handle = NULL;
+  cmr_status status = cmr_simulated_resource_create(values[0].size, &handle);
+  if (status == CMR_SUCCESS) *out = cmr_simulated_resource_ref(handle);
   return status;
 }
 
@@ -229,9 +258,11 @@ const cmr_stack_resource cmr_stack_resources[] = {
     {"cuda_async_view", cuda_async_view_params, 1, cuda_async_view_make},
     {"fixed_size", fixed_size_params, 3, fixed_size_make},
     {"limiting", limiting_params, 3, limiting_make},
+    {"logging", logging_params, 4, logging_make},
     {"managed", NULL, 0, managed_make},
     {"pinned_host", NULL, 0, pinned_host_make},
     {"pool", pool_params, 3, pool_make},
+    {"simulated", simulated_params, 1, simulated_make},
     {"statistics", statistics_params, 1, statistics_make},
     {"system", NULL, 0, system_make},
     {"thread_safe", thread_safe_params, 1, thread_safe_make},

@@ -542,6 +542,13 @@ cmr_status cmr_stack_ref(const cmr_stack *stack, cmr_resource_ref *out) {
   return status;
 }
 
+cmr_status cmr_stack_leaf(const cmr_stack *stack, cmr_resource_ref *out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_stack_leaf: out is NULL");
+  cmr_status status = cmr_object_check(stack == NULL ? NULL : &stack->object, "cmr_stack_leaf: stack");
+  if (status == CMR_SUCCESS) *out = stack->refs[0];
+  return status;
+}
+
 cmr_status cmr_stack_expression(const cmr_stack *stack, const char **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_stack_expression: out is NULL");
   cmr_status status = cmr_object_check(stack == NULL ? NULL : &stack->object, "cmr_stack_expression: stack");

@@ -300,6 +300,47 @@ CMR_API cmr_status cmr_limiting_resource_allocated_bytes(cmr_limiting_resource *
 /* The limit given at creation. */
 CMR_API cmr_status cmr_limiting_resource_allocation_limit(cmr_limiting_resource *handle, size_t *out);
 
+/* ==== logging (adaptor; cuda and host builds) ====
+ * Writes one CSV row per event to a log in RMM's format
+ * (logging_resource_adaptor), so logs from cmr and from RMM applications are
+ * read by the same tools (cmr-replay, RMM's replay benchmark). The first line
+ * is the header `Thread,Time,Action,Pointer,Size,Stream`; then per event the
+ * thread id (the kernel's thread id in decimal, as spdlog's %t), the local time
+ * of day as HH:MM:SS.microseconds, the action (`allocate`, `free` or
+ * `allocate failure`), the pointer in hex with 0x (0x0 for a failure), the size
+ * in decimal bytes and the stream in hex with 0x. An allocation is logged once
+ * the upstream has served it; a free is logged before the upstream takes the
+ * memory back, so that a later allocation of the same address on another
+ * thread always comes after it in the log. Rows are written whole under a
+ * lock, so threads never interleave them. The log goes to `filename` (created
+ * or truncated), to the open stream `file` (which the caller keeps and closes
+ * after destroying the adaptor), or, when neither is given, to the file named
+ * by the environment variable CMR_LOG_FILE. A row that cannot be written does
+ * not fail the allocation or the free: it is counted (lost_rows), and the next
+ * flush reports it.
+ */
+typedef struct cmr_logging_resource cmr_logging_resource;
+
+/* Parameters:
+ *   upstream: Serves every allocation and free.
+ *   filename: File to write the log to, created or truncated; "" for `file` or CMR_LOG_FILE.
+ *   file: An open FILE * to write the log to, kept by the caller; NULL for `filename` or CMR_LOG_FILE. Default: null.
+ *   auto_flush: Whether every row is flushed as it is written (slower; nothing is lost if the process dies). Default: false.
+ */
+CMR_API cmr_status cmr_logging_resource_create(cmr_resource_ref upstream, const char *filename, void *file, bool auto_flush, cmr_logging_resource **out);
+/* Drops the caller's share; the resource goes when its last holder lets go. */
+CMR_API cmr_status cmr_logging_resource_destroy(cmr_logging_resource *handle);
+/* A non-owning ref to the resource (a zeroed ref for NULL). */
+CMR_API cmr_resource_ref cmr_logging_resource_ref(cmr_logging_resource *handle);
+/* The handle behind a ref to a logging resource (not a new share). */
+CMR_API cmr_status cmr_logging_resource_from_ref(cmr_resource_ref ref, cmr_logging_resource **out);
+/* Flushes the log; fails if a row was lost since the last flush or the flush itself fails. */
+CMR_API cmr_status cmr_logging_resource_flush(cmr_logging_resource *handle);
+/* The name of the file the log goes to (from filename or CMR_LOG_FILE), or "" for a FILE *. */
+CMR_API cmr_status cmr_logging_resource_filename(cmr_logging_resource *handle, const char **out);
+/* Rows that could not be written since the adaptor was made. */
+CMR_API cmr_status cmr_logging_resource_lost_rows(cmr_logging_resource *handle, size_t *out);
+
 /* ==== managed (leaf; cuda build) ====
  * Unified (managed) memory from cudaMallocManaged, reachable from the host and
  * every device, migrated on demand. The stream is ignored.
@@ -356,6 +397,39 @@ CMR_API cmr_status cmr_pool_resource_from_ref(cmr_resource_ref ref, cmr_pool_res
 CMR_API cmr_status cmr_pool_resource_pool_size(cmr_pool_resource *handle, size_t *out);
 /* Bytes taken from the upstream and not handed out. */
 CMR_API cmr_status cmr_pool_resource_free_size(cmr_pool_resource *handle, size_t *out);
+
+/* ==== simulated (leaf; cuda and host builds) ====
+ * Addresses without memory, for replaying allocation decisions on a machine
+ * without a GPU: a bump allocator over an address range no process can map
+ * (from 2^62, non-canonical on x86-64 and beyond every arm64 address space),
+ * so nothing is committed and any access faults at once. It models a device
+ * of `capacity` bytes: an allocation that would put more than capacity bytes in
+ * use fails with CMR_ERROR_OUT_OF_MEMORY; addresses are never reused (the
+ * range, 2^61 bytes, outlasts any replay). Frees are accepted for any address
+ * it handed out and counted, trusting the size they name. It says it is device
+ * accessible (so suballocators over it accept it) and never host accessible:
+ * nothing may read or write its memory, not even a device.
+ */
+typedef struct cmr_simulated_resource cmr_simulated_resource;
+
+/* Parameters:
+ *   capacity: Most bytes in use at once (default 1 TiB). Default: 1099511627776 (pass CMR_SIZE_DEFAULT).
+ */
+CMR_API cmr_status cmr_simulated_resource_create(size_t capacity, cmr_simulated_resource **out);
+/* Drops the caller's share; the resource goes when its last holder lets go. */
+CMR_API cmr_status cmr_simulated_resource_destroy(cmr_simulated_resource *handle);
+/* A non-owning ref to the resource (a zeroed ref for NULL). */
+CMR_API cmr_resource_ref cmr_simulated_resource_ref(cmr_simulated_resource *handle);
+/* The handle behind a ref to a simulated resource (not a new share). */
+CMR_API cmr_status cmr_simulated_resource_from_ref(cmr_resource_ref ref, cmr_simulated_resource **out);
+/* Bytes allocated and not yet freed. */
+CMR_API cmr_status cmr_simulated_resource_bytes_in_use(cmr_simulated_resource *handle, size_t *out);
+/* The most bytes in use at any time so far. */
+CMR_API cmr_status cmr_simulated_resource_peak_bytes_in_use(cmr_simulated_resource *handle, size_t *out);
+/* Successful allocations so far. */
+CMR_API cmr_status cmr_simulated_resource_allocation_count(cmr_simulated_resource *handle, size_t *out);
+/* Frees so far. */
+CMR_API cmr_status cmr_simulated_resource_deallocation_count(cmr_simulated_resource *handle, size_t *out);
 
 /* ==== statistics (adaptor; cuda and host builds) ====
  * Counts what passes through it to its upstream (RMM's

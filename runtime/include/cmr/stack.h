@@ -33,6 +33,9 @@ CMR_API cmr_status cmr_stack_parse(const char *expression, cmr_stack **out);
 CMR_API cmr_status cmr_stack_destroy(cmr_stack *stack);
 /* The top of the stack, valid while the stack lives (retain it to keep it longer). */
 CMR_API cmr_status cmr_stack_ref(const cmr_stack *stack, cmr_resource_ref *out);
+/* The innermost resource, the leaf the others sit on (the first made), valid
+ * while the stack lives. cmr-replay reads a simulated leaf's figures here. */
+CMR_API cmr_status cmr_stack_leaf(const cmr_stack *stack, cmr_resource_ref *out);
 /* The expression the stack was built from, with every default written out. */
 CMR_API cmr_status cmr_stack_expression(const cmr_stack *stack, const char **out);
 

@@ -1,0 +1,165 @@
+/* logging: RMM's CSV event log over an upstream. Each row is formatted
+ * whole, then written and (with auto_flush) flushed under one lock. */
+#if defined(__linux__)
+#  define _GNU_SOURCE /* syscall(SYS_gettid) */
+#  include <sys/syscall.h>
+#  include <unistd.h>
+#endif
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "impl.h"
+
+#define CMR_LOGGING_HEADER "Thread,Time,Action,Pointer,Size,Stream\n"
+
+struct cmr_logging_impl {
+  cmr_resource_ref upstream;
+  pthread_mutex_t lock;
+  FILE *file;
+  bool owns_file;
+  bool auto_flush;
+  char *filename; /* "" for a caller's FILE * */
+  size_t lost_rows;
+  size_t lost_since_flush;
+  int last_errno;
+};
+
+/* The id spdlog's %t writes on Linux (the kernel's thread id), so rows from
+ * cmr and from RMM name threads alike; elsewhere pthread_self's value. */
+static unsigned long long cmr_logging_thread_id(void) {
+#if defined(__linux__)
+  return (unsigned long long)syscall(SYS_gettid);
+#else
+  return (unsigned long long)(uintptr_t)pthread_self();
+#endif
+}
+
+/* Writes `row` (whole, one line) under the lock, counting it lost if the
+ * write or the auto-flush fails. */
+static void cmr_logging_write(cmr_logging_impl *impl, const char *row) {
+  pthread_mutex_lock(&impl->lock);
+  bool failed = fputs(row, impl->file) == EOF || (impl->auto_flush && fflush(impl->file) != 0);
+  if (failed) {
+    impl->last_errno = errno;
+    impl->lost_rows++;
+    impl->lost_since_flush++;
+    clearerr(impl->file);
+  }
+  pthread_mutex_unlock(&impl->lock);
+}
+
+/* Thread,Time,Action,Pointer,Size,Stream: the time is local, HH:MM:SS with
+ * microseconds, as RMM's pattern "%t,%H:%M:%S.%f,%v". */
+static void cmr_logging_event(cmr_logging_impl *impl, const char *action, const void *ptr, size_t bytes,
+                              cmr_stream stream) {
+  struct timespec now;
+  struct tm local;
+  clock_gettime(CLOCK_REALTIME, &now);
+  localtime_r(&now.tv_sec, &local);
+  char row[160];
+  snprintf(row, sizeof row, "%llu,%02d:%02d:%02d.%06ld,%s,0x%" PRIxPTR ",%zu,0x%" PRIxPTR "\n",
+           cmr_logging_thread_id(), local.tm_hour, local.tm_min, local.tm_sec, now.tv_nsec / 1000, action,
+           (uintptr_t)ptr, bytes, (uintptr_t)stream);
+  cmr_logging_write(impl, row);
+}
+
+/* The destination: the caller's stream, else `filename`, else CMR_LOG_FILE. */
+static cmr_status cmr_logging_open(cmr_logging_impl *impl, const char *filename, FILE *file) {
+  if (file != NULL) {
+    impl->file = file;
+    impl->filename = strdup("");
+  } else {
+    const char *name = filename[0] != '\0' ? filename : getenv("CMR_LOG_FILE");
+    if (name == NULL || name[0] == '\0') {
+      return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                       "logging: no destination: filename is \"\", file is NULL and CMR_LOG_FILE is %s",
+                       name == NULL ? "unset" : "empty");
+    }
+    impl->file = fopen(name, "w");
+    if (impl->file == NULL) {
+      return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "logging: \"%s\"%s cannot be opened for writing: %s", name,
+                       name == filename ? "" : " (from CMR_LOG_FILE)", strerror(errno));
+    }
+    impl->owns_file = true;
+    impl->filename = strdup(name);
+  }
+  if (impl->filename == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "logging: no host memory for the file name");
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_logging_impl_create(cmr_resource_ref upstream, const char *filename, void *file, bool auto_flush,
+                                   cmr_logging_impl **out) {
+  cmr_logging_impl *impl = calloc(1, sizeof *impl);
+  if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "logging: no host memory for the resource");
+  impl->upstream = upstream;
+  impl->auto_flush = auto_flush;
+  pthread_mutex_init(&impl->lock, NULL);
+  cmr_status status = cmr_logging_open(impl, filename, file);
+  if (status != CMR_SUCCESS) {
+    cmr_logging_impl_destroy(impl);
+    return status;
+  }
+  cmr_logging_write(impl, CMR_LOGGING_HEADER);
+  *out = impl;
+  return CMR_SUCCESS;
+}
+
+void cmr_logging_impl_destroy(cmr_logging_impl *impl) {
+  if (impl->owns_file) {
+    fclose(impl->file);
+  } else if (impl->file != NULL) {
+    fflush(impl->file);
+  }
+  free(impl->filename);
+  pthread_mutex_destroy(&impl->lock);
+  free(impl);
+}
+
+cmr_status cmr_logging_impl_allocate(cmr_logging_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
+                                     void **out) {
+  cmr_status status = cmr_allocate_aligned(impl->upstream, bytes, alignment, stream, out);
+  cmr_logging_event(impl, status == CMR_SUCCESS ? "allocate" : "allocate failure",
+                    status == CMR_SUCCESS ? *out : NULL, bytes, stream);
+  return status;
+}
+
+cmr_status cmr_logging_impl_deallocate(cmr_logging_impl *impl, void *ptr, size_t bytes, size_t alignment,
+                                       cmr_stream stream) {
+  /* Logged first: once the upstream has the memory back, another thread may
+   * be handed the same address, and its row must come after this one. */
+  cmr_logging_event(impl, "free", ptr, bytes, stream);
+  return cmr_deallocate_aligned(impl->upstream, ptr, bytes, alignment, stream);
+}
+
+cmr_status cmr_logging_impl_flush(cmr_logging_impl *impl) {
+  pthread_mutex_lock(&impl->lock);
+  bool flushed = fflush(impl->file) == 0;
+  int error = flushed ? impl->last_errno : errno;
+  size_t lost = impl->lost_since_flush;
+  impl->lost_since_flush = 0;
+  pthread_mutex_unlock(&impl->lock);
+  const char *where = impl->filename[0] != '\0' ? impl->filename : "the FILE *";
+  if (!flushed) return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "logging: flushing %s failed: %s", where, strerror(error));
+  if (lost > 0) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "logging: %zu rows could not be written to %s: %s", lost, where,
+                     strerror(error));
+  }
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_logging_impl_filename(cmr_logging_impl *impl, const char **out) {
+  *out = impl->filename;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_logging_impl_lost_rows(cmr_logging_impl *impl, size_t *out) {
+  pthread_mutex_lock(&impl->lock);
+  *out = impl->lost_rows;
+  pthread_mutex_unlock(&impl->lock);
+  return CMR_SUCCESS;
+}

@@ -1,0 +1,123 @@
+/* simulated: addresses from a bump pointer over a range no process maps, and
+ * counters; no memory behind them. The mutex keeps the bump pointer and the
+ * counters consistent with each other. */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "impl.h"
+
+/* From 2^62, 2^61 bytes: non-canonical on x86-64 (4- and 5-level paging) and
+ * above every arm64 virtual address size, so no real pointer is ever in it
+ * and a touch faults instead of corrupting something. */
+#define CMR_SIMULATED_BASE ((uintptr_t)1 << 62)
+#define CMR_SIMULATED_RANGE ((uintptr_t)1 << 61)
+_Static_assert(sizeof(uintptr_t) >= 8, "simulated needs 64-bit addresses");
+
+struct cmr_simulated_impl {
+  pthread_mutex_t lock;
+  size_t capacity;
+  uintptr_t next; /* offset of the first address never handed out */
+  size_t in_use;
+  size_t peak;
+  size_t allocations;
+  size_t deallocations;
+};
+
+cmr_status cmr_simulated_impl_create(size_t capacity, cmr_simulated_impl **out) {
+  cmr_simulated_impl *impl = calloc(1, sizeof *impl);
+  if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "simulated: no host memory for the resource");
+  pthread_mutex_init(&impl->lock, NULL);
+  impl->capacity = capacity;
+  *out = impl;
+  return CMR_SUCCESS;
+}
+
+void cmr_simulated_impl_destroy(cmr_simulated_impl *impl) {
+  pthread_mutex_destroy(&impl->lock);
+  free(impl);
+}
+
+/* Hands out [start, start + bytes) under the lock; the caller has checked
+ * that it fits both the capacity and the range. */
+static void *cmr_simulated_take(cmr_simulated_impl *impl, uintptr_t start, size_t bytes) {
+  impl->next = start + bytes;
+  impl->in_use += bytes;
+  if (impl->in_use > impl->peak) impl->peak = impl->in_use;
+  impl->allocations++;
+  return (void *)(CMR_SIMULATED_BASE + start);
+}
+
+cmr_status cmr_simulated_impl_allocate(cmr_simulated_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
+                                       void **out) {
+  (void)stream;
+  *out = NULL;
+  if (alignment > CMR_SIMULATED_RANGE) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "simulated: alignment %zu is larger than the simulated range", alignment);
+  }
+  pthread_mutex_lock(&impl->lock);
+  /* The base is aligned to 2^62, so aligning the offset aligns the address. */
+  uintptr_t start = (impl->next + alignment - 1) & ~(uintptr_t)(alignment - 1);
+  size_t in_use = impl->in_use;
+  bool over_capacity = bytes > impl->capacity - in_use;
+  bool past_range = start > CMR_SIMULATED_RANGE || bytes > CMR_SIMULATED_RANGE - start;
+  if (!over_capacity && !past_range) *out = cmr_simulated_take(impl, start, bytes);
+  pthread_mutex_unlock(&impl->lock);
+  if (over_capacity) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "simulated: %zu bytes with %zu of capacity %zu in use", bytes, in_use,
+                     impl->capacity);
+  }
+  if (past_range) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "simulated: %zu bytes at alignment %zu: the address range is spent",
+                     bytes, alignment);
+  }
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_simulated_impl_deallocate(cmr_simulated_impl *impl, void *ptr, size_t bytes, size_t alignment,
+                                         cmr_stream stream) {
+  (void)alignment, (void)stream;
+  uintptr_t address = (uintptr_t)ptr;
+  pthread_mutex_lock(&impl->lock);
+  bool known = address >= CMR_SIMULATED_BASE && address - CMR_SIMULATED_BASE < impl->next;
+  size_t in_use = impl->in_use;
+  bool too_many = known && bytes > in_use;
+  if (known && !too_many) {
+    impl->in_use -= bytes;
+    impl->deallocations++;
+  }
+  pthread_mutex_unlock(&impl->lock);
+  if (!known) return cmr_error(CMR_ERROR_UNKNOWN_POINTER, "simulated: %p was never handed out", ptr);
+  if (too_many) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "simulated: freeing %p of %zu bytes with only %zu in use", ptr, bytes,
+                     in_use);
+  }
+  return CMR_SUCCESS;
+}
+
+/* One counter, read under the lock. */
+static size_t cmr_simulated_read(cmr_simulated_impl *impl, const size_t *counter) {
+  pthread_mutex_lock(&impl->lock);
+  size_t value = *counter;
+  pthread_mutex_unlock(&impl->lock);
+  return value;
+}
+
+cmr_status cmr_simulated_impl_bytes_in_use(cmr_simulated_impl *impl, size_t *out) {
+  *out = cmr_simulated_read(impl, &impl->in_use);
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_simulated_impl_peak_bytes_in_use(cmr_simulated_impl *impl, size_t *out) {
+  *out = cmr_simulated_read(impl, &impl->peak);
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_simulated_impl_allocation_count(cmr_simulated_impl *impl, size_t *out) {
+  *out = cmr_simulated_read(impl, &impl->allocations);
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_simulated_impl_deallocation_count(cmr_simulated_impl *impl, size_t *out) {
+  *out = cmr_simulated_read(impl, &impl->deallocations);
+  return CMR_SUCCESS;
+}

@@ -1,0 +1,154 @@
+/* simulated beyond the battery: the capacity, the counters, addresses that
+ * no real memory has, frees it refuses, and a pool deciding over it. */
+#include <stdint.h>
+
+#include <cmr/stack.h>
+
+#include "test_util.h"
+
+static cmr_simulated_resource *make(size_t capacity) {
+  cmr_simulated_resource *handle = NULL;
+  ck_assert_ok(cmr_simulated_resource_create(capacity, &handle));
+  return handle;
+}
+
+static void *take(cmr_simulated_resource *handle, size_t bytes) {
+  void *ptr = NULL;
+  ck_assert_ok(cmr_allocate(cmr_simulated_resource_ref(handle), bytes, CMR_DEFAULT_STREAM, &ptr));
+  return ptr;
+}
+
+static size_t counter(cmr_status (*read)(cmr_simulated_resource *, size_t *), cmr_simulated_resource *handle) {
+  size_t value = SIZE_MAX;
+  ck_assert_ok(read(handle, &value));
+  return value;
+}
+
+START_TEST(test_counters_follow_allocations) {
+  cmr_simulated_resource *handle = make(CMR_SIZE_DEFAULT);
+  void *a = take(handle, 1000);
+  void *b = take(handle, 3000);
+  ck_assert_uint_eq(counter(cmr_simulated_resource_bytes_in_use, handle), 4000);
+  ck_assert_ok(cmr_deallocate(cmr_simulated_resource_ref(handle), a, 1000, CMR_DEFAULT_STREAM));
+  void *c = take(handle, 500);
+  ck_assert_uint_eq(counter(cmr_simulated_resource_bytes_in_use, handle), 3500);
+  ck_assert_uint_eq(counter(cmr_simulated_resource_peak_bytes_in_use, handle), 4000);
+  ck_assert_uint_eq(counter(cmr_simulated_resource_allocation_count, handle), 3);
+  ck_assert_uint_eq(counter(cmr_simulated_resource_deallocation_count, handle), 1);
+  /* A bump pointer: every address is new, in order, 256-aligned. */
+  ck_assert((uintptr_t)b >= (uintptr_t)a + 1000 && (uintptr_t)c >= (uintptr_t)b + 3000);
+  ck_assert_uint_eq((uintptr_t)c % 256, 0);
+  ck_assert_uint_ge((uintptr_t)a, (uintptr_t)1 << 62);
+  ck_assert_ok(cmr_simulated_resource_destroy(handle));
+}
+END_TEST
+
+START_TEST(test_capacity_bounds_bytes_in_use) {
+  cmr_simulated_resource *handle = make(4096);
+  cmr_resource_ref ref = cmr_simulated_resource_ref(handle);
+  void *a = take(handle, 4096), *ptr = (void *)1;
+  ck_assert_status(cmr_allocate(ref, 1, CMR_DEFAULT_STREAM, &ptr), CMR_ERROR_OUT_OF_MEMORY);
+  ck_assert_message_has("capacity 4096");
+  ck_assert_ptr_null(ptr);
+  /* The capacity limits bytes in use, not addresses: after a free it serves again. */
+  ck_assert_ok(cmr_deallocate(ref, a, 4096, CMR_DEFAULT_STREAM));
+  void *b = take(handle, 4096);
+  ck_assert((uintptr_t)b > (uintptr_t)a);
+  ck_assert_uint_eq(counter(cmr_simulated_resource_allocation_count, handle), 2);
+  ck_assert_ok(cmr_simulated_resource_destroy(handle));
+}
+END_TEST
+
+START_TEST(test_large_alignment) {
+  cmr_simulated_resource *handle = make(CMR_SIZE_DEFAULT);
+  cmr_resource_ref ref = cmr_simulated_resource_ref(handle);
+  void *ptr = NULL;
+  take(handle, 10);
+  ck_assert_ok(cmr_allocate_aligned(ref, 10, (size_t)1 << 40, CMR_DEFAULT_STREAM, &ptr));
+  ck_assert_uint_eq((uintptr_t)ptr % ((uintptr_t)1 << 40), 0);
+  ck_assert_status(cmr_allocate_aligned(ref, 10, (size_t)1 << 62, CMR_DEFAULT_STREAM, &ptr),
+                   CMR_ERROR_OUT_OF_MEMORY);
+  ck_assert_message_has("larger than the simulated range");
+  ck_assert_ok(cmr_simulated_resource_destroy(handle));
+}
+END_TEST
+
+START_TEST(test_refused_frees_change_nothing) {
+  cmr_simulated_resource *handle = make(CMR_SIZE_DEFAULT);
+  cmr_resource_ref ref = cmr_simulated_resource_ref(handle);
+  void *a = take(handle, 1000);
+  int local;
+  ck_assert_status(cmr_deallocate(ref, &local, 1000, CMR_DEFAULT_STREAM), CMR_ERROR_UNKNOWN_POINTER);
+  ck_assert_message_has("never handed out");
+  ck_assert_status(cmr_deallocate(ref, (char *)a + 4096, 10, CMR_DEFAULT_STREAM), CMR_ERROR_UNKNOWN_POINTER);
+  ck_assert_status(cmr_deallocate(ref, a, 1001, CMR_DEFAULT_STREAM), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("only 1000 in use");
+  ck_assert_uint_eq(counter(cmr_simulated_resource_bytes_in_use, handle), 1000);
+  ck_assert_uint_eq(counter(cmr_simulated_resource_deallocation_count, handle), 0);
+  ck_assert_ok(cmr_simulated_resource_destroy(handle));
+}
+END_TEST
+
+START_TEST(test_bad_arguments) {
+  cmr_simulated_resource *handle = NULL;
+  ck_assert_status(cmr_simulated_resource_create(0, &handle), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("capacity");
+  ck_assert_status(cmr_simulated_resource_create(4096, NULL), CMR_ERROR_NULL_POINTER);
+}
+END_TEST
+
+START_TEST(test_pool_over_simulated) {
+  /* The pool keeps its bookkeeping in host memory, so it can run over
+   * addresses that have none; the simulated peak is what the pool held. No
+   * initial size: taking one synchronizes a stream, which a CUDA build
+   * without a GPU cannot. */
+  cmr_simulated_resource *leaf = make((size_t)1 << 30);
+  cmr_pool_resource *pool = NULL;
+  ck_assert_ok(cmr_pool_resource_create(cmr_simulated_resource_ref(leaf), 0, CMR_SIZE_DEFAULT, &pool));
+  cmr_resource_ref ref = cmr_pool_resource_ref(pool);
+  void *ptrs[8];
+  for (int i = 0; i < 8; ++i) ck_assert_ok(cmr_allocate(ref, (size_t)1 << 19, CMR_DEFAULT_STREAM, &ptrs[i]));
+  size_t held = 0;
+  ck_assert_ok(cmr_pool_resource_pool_size(pool, &held));
+  ck_assert_uint_eq(counter(cmr_simulated_resource_peak_bytes_in_use, leaf), held);
+  for (int i = 0; i < 8; ++i) ck_assert_ok(cmr_deallocate(ref, ptrs[i], (size_t)1 << 19, CMR_DEFAULT_STREAM));
+  ck_assert_ok(cmr_pool_resource_destroy(pool));
+  ck_assert_uint_eq(counter(cmr_simulated_resource_bytes_in_use, leaf), 0);
+  ck_assert_ok(cmr_simulated_resource_destroy(leaf));
+}
+END_TEST
+
+START_TEST(test_leaf_of_a_stack) {
+  /* cmr-replay reads a simulated leaf's peak through cmr_stack_leaf. */
+  cmr_stack *stack = NULL;
+  ck_assert_ok(cmr_stack_parse("pool(simulated(capacity=1GiB), initial_pool_size=0)", &stack));
+  cmr_resource_ref leaf, top;
+  ck_assert_ok(cmr_stack_leaf(stack, &leaf));
+  ck_assert_ok(cmr_stack_ref(stack, &top));
+  cmr_simulated_resource *simulated = NULL;
+  ck_assert_ok(cmr_simulated_resource_from_ref(leaf, &simulated));
+  void *ptr = NULL;
+  ck_assert_ok(cmr_allocate(top, 4096, CMR_DEFAULT_STREAM, &ptr));
+  ck_assert_uint_ge(counter(cmr_simulated_resource_peak_bytes_in_use, simulated), 4096);
+  ck_assert_ok(cmr_deallocate(top, ptr, 4096, CMR_DEFAULT_STREAM));
+  ck_assert_status(cmr_stack_leaf(stack, NULL), CMR_ERROR_NULL_POINTER);
+  ck_assert_ok(cmr_stack_destroy(stack));
+  ck_assert_status(cmr_stack_leaf(NULL, &leaf), CMR_ERROR_NULL_POINTER);
+}
+END_TEST
+
+static Suite *simulated_suite(void) {
+  Suite *suite = suite_create("simulated");
+  TCase *tcase = tcase_create("simulated");
+  tcase_add_test(tcase, test_counters_follow_allocations);
+  tcase_add_test(tcase, test_capacity_bounds_bytes_in_use);
+  tcase_add_test(tcase, test_large_alignment);
+  tcase_add_test(tcase, test_refused_frees_change_nothing);
+  tcase_add_test(tcase, test_bad_arguments);
+  tcase_add_test(tcase, test_pool_over_simulated);
+  tcase_add_test(tcase, test_leaf_of_a_stack);
+  suite_add_tcase(suite, tcase);
+  return suite;
+}
+
+int main(void) { return cmr_test_run(simulated_suite()); }
