@@ -8,7 +8,8 @@ PYTHON=/usr/bin/python3
 JOBS=$(nproc)
 
 # What a fresh Debian 12 machine needs to regenerate, build and test cmr.
-APT_PACKAGES=(cmake ninja-build gcc libc6-dev pkg-config check libsubunit-dev python3 python3-jinja2)
+APT_PACKAGES=(cmake ninja-build gcc libc6-dev pkg-config check libsubunit-dev python3 python3-jinja2
+              clang valgrind)
 
 as_root() {
   if [[ $(id -u) -eq 0 ]]; then

@@ -3,6 +3,9 @@
 # check that generated/ is fresh, then configure, build and ctest the host
 # build (build/host) and, when a CUDA toolkit is installed, the CUDA build
 # (build/cuda). Warnings are errors. Tests that need a GPU skip without one.
+# Then the host build's C suites again under ASan+UBSan (build/asan), TSan
+# (build/tsan) and valgrind memcheck with leaks as errors (build/valgrind):
+# any finding fails the step.
 #
 #   sudo bash scripts/test.sh
 #
@@ -39,6 +42,20 @@ test_build() {
     step "$name build: ctest" ctest --test-dir "$dir" --output-on-failure -j "$JOBS" --timeout 600
 }
 
+# checked_build NAME BUILD_DIR CC ENV CMAKE_ARGS...: the host build's C suites
+# (not the generator's or the install test, which run no cmr code) built by
+# CC with a sanitizer or run under a tool; one process per suite
+# (CK_FORK=no) so that a finding anywhere, a leak included, fails the suite.
+checked_build() {
+  local name=$1 dir=$2 cc=$3 env=$4
+  shift 4
+  step "$name: configure" env CC="$cc" cmake -S . -B "$dir" -G Ninja -DPython3_EXECUTABLE="$PYTHON" \
+         -DCMR_WITH_CUDA=OFF -DCMR_BUILD_DEMO=OFF -DCMR_BUILD_BENCH=OFF "$@" &&
+    step "$name: compile" cmake --build "$dir" -j "$JOBS" &&
+    step "$name: ctest" env CK_FORK=no $env ctest --test-dir "$dir" --output-on-failure -j "$JOBS" --timeout 1800 \
+           -E '^(generator|install)[.]'
+}
+
 install_dependencies
 
 step "generated code is fresh" "$PYTHON" -m generator --check || true
@@ -48,6 +65,16 @@ if have_cuda_toolkit; then
 else
   echo "==> no CUDA toolkit: the CUDA build is not tested"
 fi
+# The battery's out-of-memory case asks for 2^62 bytes: the sanitizers'
+# allocators must say no rather than abort.
+checked_build "ASan+UBSan" build/asan clang "ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1" \
+  -DCMAKE_BUILD_TYPE=Debug \
+  "-DCMAKE_C_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" || true
+checked_build "TSan" build/tsan clang "TSAN_OPTIONS=halt_on_error=1:allocator_may_return_null=1" \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_C_FLAGS=-fsanitize=thread" || true
+# gcc for valgrind: valgrind 3.19 cannot read clang 14's debug information.
+checked_build "valgrind" build/valgrind gcc "" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  "-DCMAKE_CROSSCOMPILING_EMULATOR=valgrind;-q;--error-exitcode=9;--leak-check=full;--errors-for-leak-kinds=definite,indirect;--show-leak-kinds=definite,indirect" || true
 
 # "a, b, c"
 join() {
