@@ -214,6 +214,17 @@ class Resource:
     methods: list
     conformance: Conformance
     source: str = ""
+    # max_alignment = "upstream": whatever the upstream honours (the resource
+    # forwards the alignment and the upstream refuses what it cannot honour).
+    alignment_from_upstream: bool = False
+
+    @property
+    def tested_max_alignment(self) -> int:
+        """What the battery may expect of it as an upstream: 0 for any power
+        of two; an upstream's own upstream is unknown, so 256 for those."""
+        if self.alignment_from_upstream:
+            return 256
+        return self.max_alignment or 0
 
     @property
     def handle(self) -> str:

@@ -418,10 +418,12 @@ def _load_resource(path, data, known_resources, source):
     if equality not in EQUALITY_RULES:
         problems.add("equality", f'unknown rule {_show(equality)} (known: {", ".join(EQUALITY_RULES)})')
     max_alignment = data.get("max_alignment", 256)
-    if max_alignment == "any":
+    alignment_from_upstream = max_alignment == "upstream"
+    if max_alignment in ("any", "upstream"):
         max_alignment = None
     elif not _is_int(max_alignment) or max_alignment < 256 or max_alignment & (max_alignment - 1):
-        problems.add("max_alignment", f'{_show(max_alignment)} must be "any" or a power of two of at least 256')
+        problems.add("max_alignment",
+                     f'{_show(max_alignment)} must be "any", "upstream" or a power of two of at least 256')
     state = data.get("state", True)
     if not isinstance(state, bool):
         problems.add("state", f"must be true or false, not {_show(state)}")
@@ -446,6 +448,8 @@ def _load_resource(path, data, known_resources, source):
         problems.add("params", 'a leaf has no "upstream"; make it a suballocator or adaptor')
     if properties == "upstream" and not has_upstream:
         problems.add("properties", '"upstream" needs a resource_ref parameter named "upstream"')
+    if alignment_from_upstream and not has_upstream:
+        problems.add("max_alignment", '"upstream" needs a resource_ref parameter named "upstream"')
     if equality == "upstream" and not has_upstream:
         problems.add("equality", '"upstream" needs a resource_ref parameter named "upstream"')
     if state is False:
@@ -467,7 +471,8 @@ def _load_resource(path, data, known_resources, source):
     return Resource(name=name, kind=kind, doc=doc.strip(), properties=properties,
                     thread_safe=thread_safe, backends=backends, equality=equality,
                     max_alignment=max_alignment, state=state, params=params, checks=checks,
-                    methods=methods, conformance=conformance, source=source), []
+                    methods=methods, conformance=conformance, source=source,
+                    alignment_from_upstream=alignment_from_upstream), []
 
 
 def load_specs(spec_dir: Path, display_root: Path | None = None) -> list[Resource]:

@@ -40,6 +40,7 @@ set(CMR_CONFORMANCE_GPU
     fixed_size:managed
     fixed_size:cuda_async
     limiting:cuda
+    logging:cuda
     managed
     pinned_host
     pool:cuda

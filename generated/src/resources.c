@@ -1186,10 +1186,6 @@ static void limiting_finalize(cmr_object *object) {
 }
 
 static cmr_status limiting_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
-  if (alignment > 256) {
-    return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
-                     "cmr_allocate: the limiting resource honours alignments up to 256 bytes, not %zu", alignment);
-  }
   return cmr_limiting_impl_allocate(((cmr_limiting_resource *)self)->impl, bytes, alignment, stream, out);
 }
 
@@ -1899,10 +1895,6 @@ static void statistics_finalize(cmr_object *object) {
 }
 
 static cmr_status statistics_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
-  if (alignment > 256) {
-    return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
-                     "cmr_allocate: the statistics resource honours alignments up to 256 bytes, not %zu", alignment);
-  }
   return cmr_statistics_impl_allocate(((cmr_statistics_resource *)self)->impl, bytes, alignment, stream, out);
 }
 
@@ -2141,10 +2133,6 @@ static void thread_safe_finalize(cmr_object *object) {
 }
 
 static cmr_status thread_safe_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
-  if (alignment > 256) {
-    return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
-                     "cmr_allocate: the thread_safe resource honours alignments up to 256 bytes, not %zu", alignment);
-  }
   return cmr_thread_safe_impl_allocate(((cmr_thread_safe_resource *)self)->impl, bytes, alignment, stream, out);
 }
 

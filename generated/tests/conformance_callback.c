@@ -6,17 +6,19 @@
 
 #include "battery.h"
 
-static cmr_status make_upstream(const char *name, cmr_resource_ref *out) {
+static cmr_status make_upstream(const char *name, cmr_resource_ref *out, size_t *max_alignment) {
   if (strcmp(name, "system") == 0) {
     cmr_system_resource *handle;
     cmr_status status = cmr_system_resource_create(&handle);
     *out = cmr_system_resource_ref(handle);
+    *max_alignment = 0;
     return status;
   }
   if (strcmp(name, "cuda") == 0) {
     cmr_cuda_resource *handle;
     cmr_status status = cmr_cuda_resource_create(&handle);
     *out = cmr_cuda_resource_ref(handle);
+    *max_alignment = 256;
     return status;
   }
   return CMR_ERROR_INVALID_ARGUMENT;
@@ -38,6 +40,7 @@ static const cmr_battery_subject subject = {
     .properties_rule = CMR_BATTERY_PROPERTIES_DYNAMIC,
     .properties = 0u,
     .max_alignment = 256,
+    .max_alignment_from_upstream = false,
     .thread_safe = false,
     .equal_by_identity = false,
     .needs_gpu = false,

@@ -6,29 +6,33 @@
 
 #include "battery.h"
 
-static cmr_status make_upstream(const char *name, cmr_resource_ref *out) {
+static cmr_status make_upstream(const char *name, cmr_resource_ref *out, size_t *max_alignment) {
   if (strcmp(name, "system") == 0) {
     cmr_system_resource *handle;
     cmr_status status = cmr_system_resource_create(&handle);
     *out = cmr_system_resource_ref(handle);
+    *max_alignment = 0;
     return status;
   }
   if (strcmp(name, "cuda") == 0) {
     cmr_cuda_resource *handle;
     cmr_status status = cmr_cuda_resource_create(&handle);
     *out = cmr_cuda_resource_ref(handle);
+    *max_alignment = 256;
     return status;
   }
   if (strcmp(name, "managed") == 0) {
     cmr_managed_resource *handle;
     cmr_status status = cmr_managed_resource_create(&handle);
     *out = cmr_managed_resource_ref(handle);
+    *max_alignment = 256;
     return status;
   }
   if (strcmp(name, "cuda_async") == 0) {
     cmr_cuda_async_resource *handle;
     cmr_status status = cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, &handle);
     *out = cmr_cuda_async_resource_ref(handle);
+    *max_alignment = 256;
     return status;
   }
   return CMR_ERROR_INVALID_ARGUMENT;
@@ -50,6 +54,7 @@ static const cmr_battery_subject subject = {
     .properties_rule = CMR_BATTERY_PROPERTIES_UPSTREAM,
     .properties = 0u,
     .max_alignment = 256,
+    .max_alignment_from_upstream = false,
     .thread_safe = true,
     .equal_by_identity = true,
     .needs_gpu = false,

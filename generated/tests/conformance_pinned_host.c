@@ -22,6 +22,7 @@ static const cmr_battery_subject subject = {
     .properties_rule = CMR_BATTERY_PROPERTIES_FIXED,
     .properties = CMR_PROPERTY_DEVICE_ACCESSIBLE | CMR_PROPERTY_HOST_ACCESSIBLE,
     .max_alignment = 256,
+    .max_alignment_from_upstream = false,
     .thread_safe = true,
     .equal_by_identity = false,
     .needs_gpu = true,

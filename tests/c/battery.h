@@ -17,13 +17,15 @@ typedef struct cmr_battery_subject {
   cmr_battery_properties_rule properties_rule;
   unsigned properties;
   size_t max_alignment; /* 0: any power of two */
+  bool max_alignment_from_upstream; /* the upstream's, whatever max_alignment says */
   bool thread_safe;
   bool equal_by_identity;    /* equal only to itself, not to a twin made alike */
   bool needs_gpu;            /* the resource itself exists only with a GPU */
   const char *gpu_upstreams; /* space-separated upstreams that need a GPU */
   const char *const *skipped; /* NULL-terminated case names the spec leaves out */
-  /* Makes the named upstream, or NULL for a resource tested without one. */
-  cmr_status (*make_upstream)(const char *name, cmr_resource_ref *out);
+  /* Makes the named upstream and says the largest alignment it honours (0:
+   * any), or NULL for a resource tested without one. */
+  cmr_status (*make_upstream)(const char *name, cmr_resource_ref *out, size_t *max_alignment);
   /* Makes the resource over `upstream` (a zeroed ref when there is none). The
    * ref carries the creator's share: the battery releases it. */
   cmr_status (*make)(cmr_resource_ref upstream, cmr_resource_ref *out);

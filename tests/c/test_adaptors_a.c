@@ -670,23 +670,50 @@ START_TEST(aligned_caller_alignment_wins_when_larger) {
 END_TEST
 
 START_TEST(aligned_honours_more_than_its_upstream_can) {
-  /* thread_safe honours 256 at most; the aligned adaptor over it asks only
+  /* fixed_size honours 256 at most; the aligned adaptor over it asks only
    * 256 of it and still hands out 1 MiB-aligned memory. */
   cmr_system_resource *system = cmr_test_system_resource();
-  cmr_thread_safe_resource *serial = NULL;
-  ck_assert_ok(cmr_thread_safe_resource_create(cmr_system_resource_ref(system), &serial));
+  cmr_fixed_size_resource *blocks = NULL;
+  ck_assert_ok(cmr_fixed_size_resource_create(cmr_system_resource_ref(system), 2 << 20, 2, &blocks));
   void *ptr = NULL;
-  ck_assert_status(cmr_allocate_aligned(cmr_thread_safe_resource_ref(serial), 64, 512, CMR_DEFAULT_STREAM, &ptr),
+  ck_assert_status(cmr_allocate_aligned(cmr_fixed_size_resource_ref(blocks), 64, 512, CMR_DEFAULT_STREAM, &ptr),
                    CMR_ERROR_UNSUPPORTED_ALIGNMENT);
   cmr_aligned_resource *handle = NULL;
-  ck_assert_ok(cmr_aligned_resource_create(cmr_thread_safe_resource_ref(serial), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
+  ck_assert_ok(cmr_aligned_resource_create(cmr_fixed_size_resource_ref(blocks), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
                                            &handle));
   cmr_resource_ref ref = cmr_aligned_resource_ref(handle);
   ck_assert_ok(cmr_allocate_aligned(ref, 64, 1 << 20, CMR_DEFAULT_STREAM, &ptr));
   ck_assert(is_aligned(ptr, 1 << 20));
   ck_assert_ok(cmr_deallocate_aligned(ref, ptr, 64, 1 << 20, CMR_DEFAULT_STREAM));
   ck_assert_ok(cmr_aligned_resource_destroy(handle));
+  ck_assert_ok(cmr_fixed_size_resource_destroy(blocks));
+  ck_assert_ok(cmr_system_resource_destroy(system));
+}
+END_TEST
+
+START_TEST(forwarding_adaptors_honour_what_their_upstream_does) {
+  /* max_alignment = "upstream": thread_safe passes 4096 on to a pool, which
+   * honours it; over fixed_size, which does not, the upstream's refusal
+   * comes back unchanged. */
+  cmr_system_resource *system = cmr_test_system_resource();
+  cmr_pool_resource *pool = NULL;
+  ck_assert_ok(cmr_pool_resource_create(cmr_system_resource_ref(system), 1 << 20, CMR_SIZE_DEFAULT, &pool));
+  cmr_thread_safe_resource *serial = NULL;
+  ck_assert_ok(cmr_thread_safe_resource_create(cmr_pool_resource_ref(pool), &serial));
+  void *ptr = NULL;
+  ck_assert_ok(cmr_allocate_aligned(cmr_thread_safe_resource_ref(serial), 64, 4096, CMR_DEFAULT_STREAM, &ptr));
+  ck_assert(is_aligned(ptr, 4096));
+  ck_assert_ok(cmr_deallocate_aligned(cmr_thread_safe_resource_ref(serial), ptr, 64, 4096, CMR_DEFAULT_STREAM));
   ck_assert_ok(cmr_thread_safe_resource_destroy(serial));
+  cmr_fixed_size_resource *blocks = NULL;
+  ck_assert_ok(cmr_fixed_size_resource_create(cmr_system_resource_ref(system), 4096, 2, &blocks));
+  ck_assert_ok(cmr_thread_safe_resource_create(cmr_fixed_size_resource_ref(blocks), &serial));
+  ck_assert_status(cmr_allocate_aligned(cmr_thread_safe_resource_ref(serial), 64, 512, CMR_DEFAULT_STREAM, &ptr),
+                   CMR_ERROR_UNSUPPORTED_ALIGNMENT);
+  ck_assert_message_has("fixed_size");
+  ck_assert_ok(cmr_thread_safe_resource_destroy(serial));
+  ck_assert_ok(cmr_fixed_size_resource_destroy(blocks));
+  ck_assert_ok(cmr_pool_resource_destroy(pool));
   ck_assert_ok(cmr_system_resource_destroy(system));
 }
 END_TEST
@@ -1067,6 +1094,7 @@ int main(void) {
   tcase_add_test(aligned, aligned_large_requests_are_aligned_and_given_back_exactly);
   tcase_add_test(aligned, aligned_caller_alignment_wins_when_larger);
   tcase_add_test(aligned, aligned_honours_more_than_its_upstream_can);
+  tcase_add_test(aligned, forwarding_adaptors_honour_what_their_upstream_does);
   tcase_add_test(aligned, aligned_unknown_pointer_reaches_no_upstream);
   tcase_add_test(aligned, aligned_refused_free_can_be_retried);
   tcase_add_test(aligned, aligned_failures);
