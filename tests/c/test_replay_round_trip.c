@@ -1,7 +1,8 @@
-/* logging -> cmr-replay: a workload on two threads logs through the logging
- * adaptor over simulated; cmr-replay replays the log over a simulated leaf of
- * the same capacity, and its report must match what the workload did: the
- * peak bytes in use, the allocations, the failures and the leaks. The
+/* logging -> cmr-replay: a workload on two threads runs through statistics
+ * over the logging adaptor over simulated; cmr-replay replays the log over a
+ * simulated leaf of the same capacity, and its report must match what the
+ * workload did, as simulated and the statistics adaptor counted it: the peak
+ * bytes in use, the allocations, the failures and the leaks. The
  * threads run one after the other so that the log's order is the order the
  * upstream saw (concurrent threads may log in a slightly different order
  * than they reach the upstream, which moves the peak). argv[1] is the tool. */
@@ -73,9 +74,11 @@ START_TEST(test_replay_matches_the_workload) {
   close(fd);
   cmr_simulated_resource *leaf = NULL;
   cmr_logging_resource *log = NULL;
+  cmr_statistics_resource *stats = NULL;
   ck_assert_ok(cmr_simulated_resource_create(CAPACITY, &leaf));
   ck_assert_ok(cmr_logging_resource_create(cmr_simulated_resource_ref(leaf), path, NULL, false, &log));
-  workload w = {.ref = cmr_logging_resource_ref(log), .rng = 7};
+  ck_assert_ok(cmr_statistics_resource_create(cmr_logging_resource_ref(log), &stats));
+  workload w = {.ref = cmr_statistics_resource_ref(stats), .rng = 7};
   run_on_a_thread(&w); /* thread 1 */
   run_on_a_thread(&w); /* thread 2: frees much of what thread 1 left */
   size_t peak = 0, allocations = 0, in_use = 0, live = 0;
@@ -85,6 +88,12 @@ START_TEST(test_replay_matches_the_workload) {
   for (int i = 0; i < SLOTS; ++i) live += w.ptrs[i] != NULL;
   ck_assert_uint_gt(w.failures, 0);
   ck_assert_uint_gt(live, 0);
+  size_t counted_peak = 0, counted_total = 0, counted_bytes = 0, counted_live = 0;
+  ck_assert_ok(cmr_statistics_resource_bytes_peak(stats, &counted_peak));
+  ck_assert_ok(cmr_statistics_resource_allocations_total(stats, &counted_total));
+  ck_assert_ok(cmr_statistics_resource_bytes_current(stats, &counted_bytes));
+  ck_assert_ok(cmr_statistics_resource_allocations_current(stats, &counted_live));
+  ck_assert_ok(cmr_statistics_resource_destroy(stats));
   ck_assert_ok(cmr_logging_resource_destroy(log));
   ck_assert_ok(cmr_simulated_resource_destroy(leaf));
 
@@ -110,6 +119,11 @@ START_TEST(test_replay_matches_the_workload) {
   ck_assert_uint_eq(leaked_bytes, in_use);
   ck_assert_uint_eq(reported(report, "allocation failures: "), 0);
   ck_assert_uint_eq(reported(report, "threads: "), 2);
+  /* The replay's counters are the statistics adaptor's over the same workload. */
+  ck_assert_uint_eq(reported(report, "peak bytes in use: "), counted_peak);
+  ck_assert_uint_eq(logged_allocations, counted_total);
+  ck_assert_uint_eq(leaked_bytes, counted_bytes);
+  ck_assert_uint_eq(leaks, counted_live);
   remove(path);
 }
 END_TEST
