@@ -118,4 +118,14 @@ cmr_status cmr_system_impl_allocate(cmr_system_impl *impl, size_t bytes, size_t 
 cmr_status cmr_system_impl_deallocate(cmr_system_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
 unsigned cmr_system_impl_properties(const cmr_system_impl *impl);
 
+/* ---- tracking ---- */
+typedef struct cmr_tracking_impl cmr_tracking_impl;
+cmr_status cmr_tracking_impl_create(cmr_resource_ref upstream, bool capture_stacks, cmr_tracking_impl **out);
+void cmr_tracking_impl_destroy(cmr_tracking_impl *impl);
+cmr_status cmr_tracking_impl_allocate(cmr_tracking_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
+cmr_status cmr_tracking_impl_deallocate(cmr_tracking_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+cmr_status cmr_tracking_impl_allocated_bytes(cmr_tracking_impl *impl, size_t *out);
+cmr_status cmr_tracking_impl_outstanding_count(cmr_tracking_impl *impl, size_t *out);
+cmr_status cmr_tracking_impl_outstanding_report(cmr_tracking_impl *impl, const char **out);
+
 #endif /* CMR_GENERATED_IMPL_H */

@@ -162,6 +162,20 @@ static cmr_status system_make(const cmr_stack_value *values, cmr_resource_ref *o
   return status;
 }
 
+/* ---- tracking ---- */
+
+static const cmr_stack_param tracking_params[] = {
+    {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.size = 0}},
+    {"capture_stacks", CMR_STACK_BOOL, NULL, 0, "false", {.boolean = false}},
+};
+
+static cmr_status tracking_make(const cmr_stack_value *values, cmr_resource_ref *out) {
+  cmr_tracking_resource *handle = NULL;
+  cmr_status status = cmr_tracking_resource_create(values[0].ref, values[1].boolean, &handle);
+  if (status == CMR_SUCCESS) *out = cmr_tracking_resource_ref(handle);
+  return status;
+}
+
 const cmr_stack_resource cmr_stack_resources[] = {
     {"arena", arena_params, 4, arena_make},
     {"binning", binning_params, 3, binning_make},
@@ -175,6 +189,7 @@ const cmr_stack_resource cmr_stack_resources[] = {
     {"pinned_host", NULL, 0, pinned_host_make},
     {"pool", pool_params, 3, pool_make},
     {"system", NULL, 0, system_make},
+    {"tracking", tracking_params, 2, tracking_make},
 };
 
 const size_t cmr_stack_resource_count = sizeof cmr_stack_resources / sizeof cmr_stack_resources[0];

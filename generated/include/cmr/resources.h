@@ -313,6 +313,36 @@ CMR_API cmr_resource_ref cmr_system_resource_ref(cmr_system_resource *handle);
 /* The handle behind a ref to a system resource (not a new share). */
 CMR_API cmr_status cmr_system_resource_from_ref(cmr_resource_ref ref, cmr_system_resource **out);
 
+/* ==== tracking (adaptor; cuda and host builds) ====
+ * Records every allocation outstanding through it: its pointer, size, alignment
+ * and, when capture_stacks is set, the backtrace of the allocating call (glibc's
+ * backtrace()). Freeing a pointer it did not hand out returns
+ * CMR_ERROR_UNKNOWN_POINTER and calls nothing. Freeing with a size or alignment
+ * other than the recorded one still frees the memory, with the recorded size and
+ * alignment, and then returns CMR_ERROR_INVALID_ARGUMENT naming both: the free is
+ * never lost, and the caller's mistake is never silent. Alignments above 256
+ * are refused, since the adaptor cannot know what its upstream honours.
+ */
+typedef struct cmr_tracking_resource cmr_tracking_resource;
+
+/* Parameters:
+ *   upstream: Where the memory comes from.
+ *   capture_stacks: Whether each allocation records the backtrace of its caller (costly: use it to find leaks). Default: false.
+ */
+CMR_API cmr_status cmr_tracking_resource_create(cmr_resource_ref upstream, bool capture_stacks, cmr_tracking_resource **out);
+/* Drops the caller's share; the resource goes when its last holder lets go. */
+CMR_API cmr_status cmr_tracking_resource_destroy(cmr_tracking_resource *handle);
+/* A non-owning ref to the resource (a zeroed ref for NULL). */
+CMR_API cmr_resource_ref cmr_tracking_resource_ref(cmr_tracking_resource *handle);
+/* The handle behind a ref to a tracking resource (not a new share). */
+CMR_API cmr_status cmr_tracking_resource_from_ref(cmr_resource_ref ref, cmr_tracking_resource **out);
+/* Bytes outstanding (the sum of the sizes asked for). */
+CMR_API cmr_status cmr_tracking_resource_allocated_bytes(cmr_tracking_resource *handle, size_t *out);
+/* How many allocations are outstanding. */
+CMR_API cmr_status cmr_tracking_resource_outstanding_count(cmr_tracking_resource *handle, size_t *out);
+/* A text listing each outstanding allocation by address (pointer, bytes, alignment, backtrace when captured); it belongs to the resource and stays valid until the next outstanding_report on the same resource or its destroy. */
+CMR_API cmr_status cmr_tracking_resource_outstanding_report(cmr_tracking_resource *handle, const char **out);
+
 #ifdef __cplusplus
 }
 #endif
