@@ -2,8 +2,8 @@
 # The resources of each build, for CMakeLists.txt.
 
 # Algorithm files (runtime/resources/<name>.c) of each build.
-set(CMR_HOST_RESOURCES arena binning callback fixed_size pool system tracking)
-set(CMR_CUDA_RESOURCES arena binning callback cuda cuda_async cuda_async_managed cuda_async_view fixed_size managed pinned_host pool system tracking)
+set(CMR_HOST_RESOURCES arena binning callback failure_callback fixed_size pool system tracking)
+set(CMR_CUDA_RESOURCES arena binning callback cuda cuda_async cuda_async_managed cuda_async_view failure_callback fixed_size managed pinned_host pool system tracking)
 
 # Conformance cases, "<resource>" or "<resource>:<upstream>": those that run
 # without a GPU (both builds, label host) and those that need one (CUDA build,
@@ -12,6 +12,7 @@ set(CMR_CONFORMANCE_HOST
     arena:system
     binning:system
     callback:system
+    failure_callback:system
     fixed_size:system
     pool:system
     system
@@ -29,6 +30,7 @@ set(CMR_CONFORMANCE_GPU
     cuda_async
     cuda_async_managed
     cuda_async_view:cuda_async
+    failure_callback:cuda
     fixed_size:cuda
     fixed_size:managed
     fixed_size:cuda_async

@@ -80,6 +80,13 @@ bool cmr_cuda_async_view_impl_is_equal(const cmr_cuda_async_view_impl *impl, con
 cmr_status cmr_cuda_async_view_impl_pool_handle(cmr_cuda_async_view_impl *impl, void **out);
 #endif
 
+/* ---- failure_callback ---- */
+typedef struct cmr_failure_callback_impl cmr_failure_callback_impl;
+cmr_status cmr_failure_callback_impl_create(cmr_resource_ref upstream, cmr_failure_callback callback, void *callback_arg, cmr_failure_callback_impl **out);
+void cmr_failure_callback_impl_destroy(cmr_failure_callback_impl *impl);
+cmr_status cmr_failure_callback_impl_allocate(cmr_failure_callback_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
+cmr_status cmr_failure_callback_impl_deallocate(cmr_failure_callback_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+
 /* ---- fixed_size ---- */
 typedef struct cmr_fixed_size_impl cmr_fixed_size_impl;
 cmr_status cmr_fixed_size_impl_create(cmr_resource_ref upstream, size_t block_size, size_t blocks_to_preallocate, cmr_fixed_size_impl **out);

@@ -102,6 +102,21 @@ static cmr_status cuda_async_view_make(const cmr_stack_value *values, cmr_resour
   return status;
 }
 
+/* ---- failure_callback ---- */
+
+static const cmr_stack_param failure_callback_params[] = {
+    {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.size = 0}},
+    {"callback", CMR_STACK_UNWRITABLE, NULL, 0, NULL, {.size = 0}},
+    {"callback_arg", CMR_STACK_UNWRITABLE, NULL, 0, "null", {.pointer = NULL}},
+};
+
+static cmr_status failure_callback_make(const cmr_stack_value *values, cmr_resource_ref *out) {
+  cmr_failure_callback_resource *handle = NULL;
+  cmr_status status = cmr_failure_callback_resource_create(values[0].ref, (cmr_failure_callback)values[1].function, values[2].pointer, &handle);
+  if (status == CMR_SUCCESS) *out = cmr_failure_callback_resource_ref(handle);
+  return status;
+}
+
 /* ---- fixed_size ---- */
 
 static const cmr_stack_param fixed_size_params[] = {
@@ -184,6 +199,7 @@ const cmr_stack_resource cmr_stack_resources[] = {
     {"cuda_async", cuda_async_params, 3, cuda_async_make},
     {"cuda_async_managed", NULL, 0, cuda_async_managed_make},
     {"cuda_async_view", cuda_async_view_params, 1, cuda_async_view_make},
+    {"failure_callback", failure_callback_params, 3, failure_callback_make},
     {"fixed_size", fixed_size_params, 3, fixed_size_make},
     {"managed", NULL, 0, managed_make},
     {"pinned_host", NULL, 0, pinned_host_make},

@@ -205,6 +205,30 @@ CMR_API cmr_status cmr_cuda_async_view_resource_from_ref(cmr_resource_ref ref, c
 /* The cudaMemPool_t the view allocates from. */
 CMR_API cmr_status cmr_cuda_async_view_resource_pool_handle(cmr_cuda_async_view_resource *handle, void **out);
 
+/* ==== failure_callback (adaptor; cuda and host builds) ====
+ * Calls a function when its upstream runs out of memory, as RMM's
+ * failure_callback_resource_adaptor: callback(bytes, callback_arg) returns true
+ * to try the allocation again (after freeing something, say) and false to give
+ * up, and then the allocation fails with CMR_ERROR_OUT_OF_MEMORY and the
+ * upstream's message. It retries for as long as the callback says so. Other
+ * failures are returned at once, without a call. Alignments above 256 are
+ * refused, since the adaptor cannot know what its upstream honours.
+ */
+typedef struct cmr_failure_callback_resource cmr_failure_callback_resource;
+
+/* Parameters:
+ *   upstream: Where the memory comes from.
+ *   callback: Called with (bytes, callback_arg) each time the upstream is out of memory; true retries.
+ *   callback_arg: Passed to every callback call. Default: null.
+ */
+CMR_API cmr_status cmr_failure_callback_resource_create(cmr_resource_ref upstream, cmr_failure_callback callback, void *callback_arg, cmr_failure_callback_resource **out);
+/* Drops the caller's share; the resource goes when its last holder lets go. */
+CMR_API cmr_status cmr_failure_callback_resource_destroy(cmr_failure_callback_resource *handle);
+/* A non-owning ref to the resource (a zeroed ref for NULL). */
+CMR_API cmr_resource_ref cmr_failure_callback_resource_ref(cmr_failure_callback_resource *handle);
+/* The handle behind a ref to a failure_callback resource (not a new share). */
+CMR_API cmr_status cmr_failure_callback_resource_from_ref(cmr_resource_ref ref, cmr_failure_callback_resource **out);
+
 /* ==== fixed_size (suballocator; cuda and host builds) ====
  * Blocks of one size carved from an upstream, stream-ordered (RMM's
  * fixed_size_memory_resource). Every allocation takes a whole block, so a
