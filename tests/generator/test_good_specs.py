@@ -184,8 +184,8 @@ class ToyResource(GeneratorTestCase):
 
     def test_cmake_lists_and_conformance_test(self):
         cmake = self.files["cmake/resources.cmake"]
-        self.assertRegex(cmake, r"set\(CMR_HOST_RESOURCES [^)]*\btoy_pool\)")
-        self.assertRegex(cmake, r"set\(CMR_CUDA_RESOURCES [^)]*\btoy_pool\)")
+        self.assertRegex(cmake, r"set\(CMR_HOST_RESOURCES [^)]*\btoy_pool\b[^)]*\)")
+        self.assertRegex(cmake, r"set\(CMR_CUDA_RESOURCES [^)]*\btoy_pool\b[^)]*\)")
         self.assertRegex(cmake, r"set\(CMR_CONFORMANCE_HOST\n(    .*\n)*    toy_pool:system\n")
         self.assertRegex(cmake, r"set\(CMR_CONFORMANCE_GPU\n(    .*\n)*    toy_pool:cuda\n")
         self.assert_has(
