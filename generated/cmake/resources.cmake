@@ -2,8 +2,8 @@
 # The resources of each build, for CMakeLists.txt.
 
 # Algorithm files (runtime/resources/<name>.c) of each build.
-set(CMR_HOST_RESOURCES arena binning callback failure_callback fixed_size pool system tracking)
-set(CMR_CUDA_RESOURCES arena binning callback cuda cuda_async cuda_async_managed cuda_async_view failure_callback fixed_size managed pinned_host pool system tracking)
+set(CMR_HOST_RESOURCES arena binning callback failure_callback fixed_size pool prefetch system tracking)
+set(CMR_CUDA_RESOURCES arena binning callback cuda cuda_async cuda_async_managed cuda_async_view failure_callback fixed_size managed pinned_host pool prefetch system tracking)
 
 # Conformance cases, "<resource>" or "<resource>:<upstream>": those that run
 # without a GPU (both builds, label host) and those that need one (CUDA build,
@@ -15,6 +15,7 @@ set(CMR_CONFORMANCE_HOST
     failure_callback:system
     fixed_size:system
     pool:system
+    prefetch:system
     system
     tracking:system
 )
@@ -39,5 +40,7 @@ set(CMR_CONFORMANCE_GPU
     pool:cuda
     pool:managed
     pool:cuda_async
+    prefetch:cuda
+    prefetch:managed
     tracking:cuda
 )

@@ -117,6 +117,13 @@ cmr_status cmr_pool_impl_deallocate(cmr_pool_impl *impl, void *ptr, size_t bytes
 cmr_status cmr_pool_impl_pool_size(cmr_pool_impl *impl, size_t *out);
 cmr_status cmr_pool_impl_free_size(cmr_pool_impl *impl, size_t *out);
 
+/* ---- prefetch ---- */
+typedef struct cmr_prefetch_impl cmr_prefetch_impl;
+cmr_status cmr_prefetch_impl_create(cmr_resource_ref upstream, cmr_prefetch_impl **out);
+void cmr_prefetch_impl_destroy(cmr_prefetch_impl *impl);
+cmr_status cmr_prefetch_impl_allocate(cmr_prefetch_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
+cmr_status cmr_prefetch_impl_deallocate(cmr_prefetch_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+
 /* ---- system ---- */
 typedef struct cmr_system_impl cmr_system_impl;
 cmr_status cmr_system_impl_create(cmr_system_impl **out);

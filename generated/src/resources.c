@@ -1507,6 +1507,103 @@ cmr_status cmr_pool_resource_free_size(cmr_pool_resource *handle, size_t *out) {
   return cmr_pool_impl_free_size(handle->impl, out);
 }
 
+/* ==== prefetch ==== */
+
+struct cmr_prefetch_resource {
+  cmr_object object; /* first: the ref's self points here */
+  cmr_prefetch_impl *impl;
+  cmr_resource_ref upstream;
+};
+
+static const cmr_resource_ops prefetch_ops;
+
+static void prefetch_finalize(cmr_object *object) {
+  cmr_prefetch_resource *handle = (cmr_prefetch_resource *)object;
+  cmr_prefetch_impl_destroy(handle->impl);
+  cmr_ref_drop(handle->upstream);
+}
+
+static cmr_status prefetch_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
+  if (alignment > 256) {
+    return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
+                     "cmr_allocate: the prefetch resource honours alignments up to 256 bytes, not %zu", alignment);
+  }
+  return cmr_prefetch_impl_allocate(((cmr_prefetch_resource *)self)->impl, bytes, alignment, stream, out);
+}
+
+static cmr_status prefetch_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
+  return cmr_prefetch_impl_deallocate(((cmr_prefetch_resource *)self)->impl, ptr, bytes, alignment, stream);
+}
+
+static bool prefetch_is_equal(const void *self, cmr_resource_ref other) {
+  /* Only the resource itself, which cmr_ref_equal has already compared. */
+  (void)self;
+  (void)other;
+  return false;
+}
+
+static unsigned prefetch_properties(const void *self) {
+  return cmr_ref_properties_of(((const cmr_prefetch_resource *)self)->upstream);
+}
+
+static const cmr_resource_ops prefetch_ops = {
+    .flags = CMR_OPS_FLAG_COUNTED,
+    .type_name = "prefetch",
+    .allocate = prefetch_allocate,
+    .deallocate = prefetch_deallocate,
+    .allocate_sync = NULL,
+    .deallocate_sync = NULL,
+    .is_equal = prefetch_is_equal,
+    .properties = prefetch_properties,
+    .retain = cmr_object_retain_self,
+    .release = cmr_object_release_self,
+};
+
+cmr_status cmr_prefetch_resource_create(cmr_resource_ref upstream, cmr_prefetch_resource **out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_prefetch_resource_create: out is NULL");
+  *out = NULL;
+  cmr_status status;
+  status = cmr_ref_check(upstream, "cmr_prefetch_resource_create: upstream");
+  if (status != CMR_SUCCESS) return status;
+  cmr_prefetch_resource *handle = calloc(1, sizeof *handle);
+  if (handle == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_prefetch_resource_create: no host memory for the handle");
+  cmr_status made = cmr_prefetch_impl_create(upstream, &handle->impl);
+  if (made != CMR_SUCCESS) {
+    free(handle);
+    return cmr_error_context(made, "cmr_prefetch_resource_create");
+  }
+  cmr_object_init(&handle->object, prefetch_finalize);
+  cmr_ref_hold(upstream);
+  handle->upstream = upstream;
+  *out = handle;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_prefetch_resource_destroy(cmr_prefetch_resource *handle) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_prefetch_resource_destroy");
+  if (status != CMR_SUCCESS) return status;
+  cmr_object_release(&handle->object);
+  return CMR_SUCCESS;
+}
+
+cmr_resource_ref cmr_prefetch_resource_ref(cmr_prefetch_resource *handle) {
+  cmr_resource_ref ref = {handle, handle != NULL ? &prefetch_ops : NULL};
+  return ref;
+}
+
+cmr_status cmr_prefetch_resource_from_ref(cmr_resource_ref ref, cmr_prefetch_resource **out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_prefetch_resource_from_ref: out is NULL");
+  *out = NULL;
+  cmr_status status = cmr_ref_check(ref, "cmr_prefetch_resource_from_ref");
+  if (status != CMR_SUCCESS) return status;
+  if (ref.ops != &prefetch_ops) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_prefetch_resource_from_ref: the ref is a \"%s\" resource, not \"prefetch\"",
+                     ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
+  }
+  *out = ref.self;
+  return CMR_SUCCESS;
+}
+
 /* ==== system ==== */
 
 struct cmr_system_resource {

@@ -167,6 +167,19 @@ static cmr_status pool_make(const cmr_stack_value *values, cmr_resource_ref *out
   return status;
 }
 
+/* ---- prefetch ---- */
+
+static const cmr_stack_param prefetch_params[] = {
+    {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.size = 0}},
+};
+
+static cmr_status prefetch_make(const cmr_stack_value *values, cmr_resource_ref *out) {
+  cmr_prefetch_resource *handle = NULL;
+  cmr_status status = cmr_prefetch_resource_create(values[0].ref, &handle);
+  if (status == CMR_SUCCESS) *out = cmr_prefetch_resource_ref(handle);
+  return status;
+}
+
 /* ---- system ---- */
 
 static cmr_status system_make(const cmr_stack_value *values, cmr_resource_ref *out) {
@@ -204,6 +217,7 @@ const cmr_stack_resource cmr_stack_resources[] = {
     {"managed", NULL, 0, managed_make},
     {"pinned_host", NULL, 0, pinned_host_make},
     {"pool", pool_params, 3, pool_make},
+    {"prefetch", prefetch_params, 1, prefetch_make},
     {"system", NULL, 0, system_make},
     {"tracking", tracking_params, 2, tracking_make},
 };

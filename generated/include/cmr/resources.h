@@ -320,6 +320,30 @@ CMR_API cmr_status cmr_pool_resource_pool_size(cmr_pool_resource *handle, size_t
 /* Bytes taken from the upstream and not handed out. */
 CMR_API cmr_status cmr_pool_resource_free_size(cmr_pool_resource *handle, size_t *out);
 
+/* ==== prefetch (adaptor; cuda and host builds) ====
+ * Prefetches each allocation to the current device on the allocation's stream,
+ * as RMM's prefetch_resource_adaptor, when the memory is managed (asked of
+ * cudaPointerGetAttributes); other memory passes through untouched. A failed
+ * prefetch gives the memory back and fails the allocation, since a device that
+ * cannot prefetch (no concurrent managed access) is not what the stack was
+ * written for. It exists in the host build too, where no memory is managed and
+ * it only passes allocations through, so that the same stack can be written for
+ * both builds. Alignments above 256 are refused, since the adaptor cannot know
+ * what its upstream honours.
+ */
+typedef struct cmr_prefetch_resource cmr_prefetch_resource;
+
+/* Parameters:
+ *   upstream: Where the memory comes from.
+ */
+CMR_API cmr_status cmr_prefetch_resource_create(cmr_resource_ref upstream, cmr_prefetch_resource **out);
+/* Drops the caller's share; the resource goes when its last holder lets go. */
+CMR_API cmr_status cmr_prefetch_resource_destroy(cmr_prefetch_resource *handle);
+/* A non-owning ref to the resource (a zeroed ref for NULL). */
+CMR_API cmr_resource_ref cmr_prefetch_resource_ref(cmr_prefetch_resource *handle);
+/* The handle behind a ref to a prefetch resource (not a new share). */
+CMR_API cmr_status cmr_prefetch_resource_from_ref(cmr_resource_ref ref, cmr_prefetch_resource **out);
+
 /* ==== system (leaf; cuda and host builds) ====
  * Host memory from the C library's aligned allocator. It is device accessible
  * where the device can reach pageable memory (HMM or ATS, as RMM's system
