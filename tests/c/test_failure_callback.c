@@ -2,11 +2,10 @@
  * callback runs (out of memory only), with which bytes and how often, retries
  * until the upstream succeeds, giving up with the upstream's message, and the
  * retained upstream. */
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "test_util.h"
+#include "test_adaptor.h"
 
 /* What the callback saw, and what it does: on its `raise_at`-th call it lifts
  * the upstream's limit; it answers `retry` (always true once it has raised). */
@@ -49,20 +48,9 @@ static void setup(void) {
 static void teardown(void) { ck_assert_ok(cmr_failure_callback_resource_destroy(adaptor)); }
 
 START_TEST(success_calls_nothing) {
-  void *ptr = NULL;
-  cmr_stream stream = (cmr_stream)(uintptr_t)0x4321; /* the foreign resource only records it */
-  ck_assert_ok(cmr_allocate_aligned(adapted(), 1000, 64, stream, &ptr));
+  foreign.limit = 0; /* room for the forwarding check's 3000 bytes */
+  test_adaptor_forwards(adapted(), &foreign);
   ck_assert_int_eq(seen.calls, 0);
-  ck_assert_int_eq(foreign.allocations, 1);
-  ck_assert_uint_eq(foreign.last_bytes, 1000);
-  ck_assert_uint_eq(foreign.last_alignment, 256);
-  ck_assert_ptr_eq(foreign.last_stream, stream);
-  ck_assert_ok(cmr_deallocate_aligned(adapted(), ptr, 1000, 64, stream));
-  ck_assert_int_eq(foreign.deallocations, 1);
-  ck_assert_ptr_eq(foreign.last_freed, ptr);
-  ck_assert_uint_eq(foreign.last_bytes, 1000);
-  ck_assert_ptr_eq(foreign.last_stream, stream);
-  ck_assert_uint_eq(foreign.outstanding, 0);
 }
 END_TEST
 
@@ -158,22 +146,25 @@ END_TEST
 
 /* A system upstream, whose handle is destroyed at once: the adaptor's share
  * keeps it working. Out of memory for real reaches the callback. */
+static observer over_system_seen;
+
+static cmr_status make_over(cmr_resource_ref upstream, cmr_resource_ref *out) {
+  cmr_failure_callback_resource *handle = NULL;
+  cmr_status status = cmr_failure_callback_resource_create(upstream, on_failure, &over_system_seen, &handle);
+  *out = cmr_failure_callback_resource_ref(handle);
+  return status;
+}
+
+/* Out of memory for real (of the system resource) reaches the callback too. */
 START_TEST(keeps_its_upstream_alive) {
-  cmr_system_resource *system = cmr_test_system_resource();
-  observer own = {0};
-  cmr_failure_callback_resource *over_system = NULL;
-  ck_assert_ok(cmr_failure_callback_resource_create(cmr_system_resource_ref(system), on_failure, &own, &over_system));
-  ck_assert_ok(cmr_system_resource_destroy(system));
-  cmr_resource_ref ref = cmr_failure_callback_resource_ref(over_system);
-  void *ptr = NULL;
-  ck_assert_ok(cmr_allocate(ref, 4096, CMR_DEFAULT_STREAM, &ptr));
-  memset(ptr, 0xa5, 4096);
-  ck_assert_ok(cmr_deallocate(ref, ptr, 4096, CMR_DEFAULT_STREAM));
+  cmr_resource_ref ref = test_adaptor_over_released_system(make_over);
+  void *ptr = (void *)1;
   ck_assert_status(cmr_allocate(ref, (size_t)1 << 62, CMR_DEFAULT_STREAM, &ptr), CMR_ERROR_OUT_OF_MEMORY);
   ck_assert_message_has("failure_callback: the callback gave up on 4611686018427387904 bytes: ");
   ck_assert_message_has("system: posix_memalign");
-  ck_assert_int_eq(own.calls, 1);
-  ck_assert_ok(cmr_failure_callback_resource_destroy(over_system));
+  ck_assert_int_eq(over_system_seen.calls, 1);
+  ck_assert_uint_eq(over_system_seen.bytes[0], (size_t)1 << 62);
+  ck_assert_ok(cmr_ref_release(ref));
 }
 END_TEST
 

@@ -1,10 +1,9 @@
 /* The prefetch adaptor where no memory is managed (the host build, or a
  * device upstream): every call passes through unchanged, out of memory
  * included, and the retained upstream outlives its handle. */
-#include <stdint.h>
 #include <stdlib.h>
 
-#include "test_util.h"
+#include "test_adaptor.h"
 
 static test_foreign foreign;
 static cmr_prefetch_resource *adaptor;
@@ -18,22 +17,7 @@ static void setup(void) {
 
 static void teardown(void) { ck_assert_ok(cmr_prefetch_resource_destroy(adaptor)); }
 
-START_TEST(passes_everything_through) {
-  cmr_stream stream = (cmr_stream)(uintptr_t)0x5678; /* the foreign resource only records it */
-  void *ptr = NULL;
-  ck_assert_ok(cmr_allocate_aligned(adapted(), 3000, 32, stream, &ptr));
-  ck_assert_int_eq(foreign.allocations, 1);
-  ck_assert_uint_eq(foreign.last_bytes, 3000);
-  ck_assert_uint_eq(foreign.last_alignment, 256);
-  ck_assert_ptr_eq(foreign.last_stream, stream);
-  memset(ptr, 0x3c, 3000);
-  ck_assert_ok(cmr_deallocate_aligned(adapted(), ptr, 3000, 32, stream));
-  ck_assert_int_eq(foreign.deallocations, 1);
-  ck_assert_ptr_eq(foreign.last_freed, ptr);
-  ck_assert_uint_eq(foreign.last_bytes, 3000);
-  ck_assert_ptr_eq(foreign.last_stream, stream);
-  ck_assert_uint_eq(foreign.outstanding, 0);
-}
+START_TEST(passes_everything_through) { test_adaptor_forwards(adapted(), &foreign); }
 END_TEST
 
 START_TEST(out_of_memory_passes_through) {
@@ -54,18 +38,14 @@ START_TEST(larger_alignments_are_refused) {
 }
 END_TEST
 
-START_TEST(keeps_its_upstream_alive) {
-  cmr_system_resource *system = cmr_test_system_resource();
-  cmr_prefetch_resource *over_system = NULL;
-  ck_assert_ok(cmr_prefetch_resource_create(cmr_system_resource_ref(system), &over_system));
-  ck_assert_ok(cmr_system_resource_destroy(system));
-  cmr_resource_ref ref = cmr_prefetch_resource_ref(over_system);
-  void *ptr = NULL;
-  ck_assert_ok(cmr_allocate(ref, 1 << 16, CMR_DEFAULT_STREAM, &ptr));
-  memset(ptr, 0x77, 1 << 16);
-  ck_assert_ok(cmr_deallocate(ref, ptr, 1 << 16, CMR_DEFAULT_STREAM));
-  ck_assert_ok(cmr_prefetch_resource_destroy(over_system));
+static cmr_status make_over(cmr_resource_ref upstream, cmr_resource_ref *out) {
+  cmr_prefetch_resource *handle = NULL;
+  cmr_status status = cmr_prefetch_resource_create(upstream, &handle);
+  *out = cmr_prefetch_resource_ref(handle);
+  return status;
 }
+
+START_TEST(keeps_its_upstream_alive) { ck_assert_ok(cmr_ref_release(test_adaptor_over_released_system(make_over))); }
 END_TEST
 
 START_TEST(bad_arguments) {

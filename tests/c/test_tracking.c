@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "test_util.h"
+#include "test_adaptor.h"
 
 static test_foreign foreign;
 static cmr_tracking_resource *tracking;
@@ -80,16 +80,8 @@ START_TEST(counts_what_is_outstanding) {
 END_TEST
 
 START_TEST(forwards_size_alignment_and_stream) {
-  cmr_stream stream = (cmr_stream)(uintptr_t)0x1234; /* the foreign resource only records it */
-  void *ptr = NULL;
-  ck_assert_ok(cmr_allocate_aligned(tracked(), 300, 128, stream, &ptr));
-  ck_assert_uint_eq(foreign.last_bytes, 300);
-  ck_assert_uint_eq(foreign.last_alignment, 256);
-  ck_assert_ptr_eq(foreign.last_stream, stream);
-  ck_assert_ok(cmr_deallocate_aligned(tracked(), ptr, 300, 128, stream));
-  ck_assert_ptr_eq(foreign.last_freed, ptr);
-  ck_assert_uint_eq(foreign.last_bytes, 300);
-  ck_assert_ptr_eq(foreign.last_stream, stream);
+  test_adaptor_forwards(tracked(), &foreign);
+  ck_assert_uint_eq(count_now(), 0);
 }
 END_TEST
 
@@ -246,17 +238,14 @@ END_TEST
 
 /* ---- lifetime and arguments ---------------------------------------------------------- */
 
-START_TEST(keeps_its_upstream_alive) {
-  cmr_system_resource *system = cmr_test_system_resource();
-  cmr_tracking_resource *adaptor = NULL;
-  ck_assert_ok(cmr_tracking_resource_create(cmr_system_resource_ref(system), false, &adaptor));
-  ck_assert_ok(cmr_system_resource_destroy(system));
-  void *ptr = NULL;
-  ck_assert_ok(cmr_allocate(cmr_tracking_resource_ref(adaptor), 4096, CMR_DEFAULT_STREAM, &ptr));
-  memset(ptr, 0x5a, 4096);
-  ck_assert_ok(cmr_deallocate(cmr_tracking_resource_ref(adaptor), ptr, 4096, CMR_DEFAULT_STREAM));
-  ck_assert_ok(cmr_tracking_resource_destroy(adaptor));
+static cmr_status make_over(cmr_resource_ref upstream, cmr_resource_ref *out) {
+  cmr_tracking_resource *handle = NULL;
+  cmr_status status = cmr_tracking_resource_create(upstream, false, &handle);
+  *out = cmr_tracking_resource_ref(handle);
+  return status;
 }
+
+START_TEST(keeps_its_upstream_alive) { ck_assert_ok(cmr_ref_release(test_adaptor_over_released_system(make_over))); }
 END_TEST
 
 START_TEST(bad_arguments) {
