@@ -368,8 +368,13 @@ CMR_API cmr_status cmr_system_resource_from_ref(cmr_resource_ref ref, cmr_system
  * CMR_ERROR_UNKNOWN_POINTER and calls nothing. Freeing with a size or alignment
  * other than the recorded one still frees the memory, with the recorded size and
  * alignment, and then returns CMR_ERROR_INVALID_ARGUMENT naming both: the free is
- * never lost, and the caller's mistake is never silent. Alignments above 256
- * are refused, since the adaptor cannot know what its upstream honours.
+ * never lost, and the caller's mistake is never silent. Destroying it with
+ * allocations outstanding drops their records, not the memory (still the
+ * upstream's). The report's first line is "tracking: <n> outstanding
+ * allocations, <bytes> bytes", then one line "<ptr>: <bytes> bytes, alignment
+ * <a>" per allocation in address order, each followed by its frames "  #<i>
+ * <symbol>" when stacks are captured. Alignments above 256 are refused, since
+ * the adaptor cannot know what its upstream honours.
  */
 typedef struct cmr_tracking_resource cmr_tracking_resource;
 
@@ -388,7 +393,7 @@ CMR_API cmr_status cmr_tracking_resource_from_ref(cmr_resource_ref ref, cmr_trac
 CMR_API cmr_status cmr_tracking_resource_allocated_bytes(cmr_tracking_resource *handle, size_t *out);
 /* How many allocations are outstanding. */
 CMR_API cmr_status cmr_tracking_resource_outstanding_count(cmr_tracking_resource *handle, size_t *out);
-/* A text listing each outstanding allocation by address (pointer, bytes, alignment, backtrace when captured); it belongs to the resource and stays valid until the next outstanding_report on the same resource or its destroy. */
+/* A text listing each outstanding allocation by address (pointer, bytes, alignment, backtrace when captured); it belongs to the resource and stays valid until the next outstanding_report on the same resource (from any thread) or its destroy. */
 CMR_API cmr_status cmr_tracking_resource_outstanding_report(cmr_tracking_resource *handle, const char **out);
 
 #ifdef __cplusplus
