@@ -168,6 +168,15 @@ START_TEST(keeps_its_upstream_alive) {
 }
 END_TEST
 
+/* A function cannot be written in a stack expression. */
+START_TEST(cannot_be_made_from_an_expression) {
+  cmr_stack *stack = (void *)1;
+  ck_assert_status(cmr_stack_parse("failure_callback(system)", &stack), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("failure_callback cannot be made from an expression: callback cannot be written in one");
+  ck_assert_ptr_null(stack);
+}
+END_TEST
+
 static Suite *failure_callback_suite(void) {
   Suite *suite = suite_create("failure_callback");
   TCase *basics = tcase_create("basics");
@@ -183,6 +192,7 @@ static Suite *failure_callback_suite(void) {
   suite_add_tcase(suite, basics);
   TCase *lifetime = tcase_create("lifetime");
   tcase_add_test(lifetime, keeps_its_upstream_alive);
+  tcase_add_test(lifetime, cannot_be_made_from_an_expression);
   suite_add_tcase(suite, lifetime);
   return suite;
 }

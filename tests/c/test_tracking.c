@@ -260,6 +260,61 @@ START_TEST(bad_arguments) {
 }
 END_TEST
 
+/* ---- stacks ------------------------------------------------------------------------------ */
+
+static bool never_retry(size_t bytes, void *arg) {
+  (void)bytes, (void)arg;
+  return false;
+}
+
+/* prefetch over failure_callback over tracking over the counting resource,
+ * each handle destroyed once the next is made: the top one keeps the chain
+ * alive, and tracking sees what comes down through the other two. */
+START_TEST(a_stack_of_adaptors) {
+  cmr_failure_callback_resource *retry = NULL;
+  ck_assert_ok(cmr_failure_callback_resource_create(tracked(), never_retry, NULL, &retry));
+  cmr_prefetch_resource *top = NULL;
+  ck_assert_ok(cmr_prefetch_resource_create(cmr_failure_callback_resource_ref(retry), &top));
+  ck_assert_ok(cmr_failure_callback_resource_destroy(retry));
+  cmr_resource_ref stack = cmr_prefetch_resource_ref(top);
+  void *ptr = NULL;
+  ck_assert_ok(cmr_allocate(stack, 1000, CMR_DEFAULT_STREAM, &ptr));
+  ck_assert_uint_eq(bytes_now(), 1000);
+  ck_assert_uint_eq(count_now(), 1);
+  foreign.limit = 2000;
+  void *too_much = (void *)1;
+  ck_assert_status(cmr_allocate(stack, 1500, CMR_DEFAULT_STREAM, &too_much), CMR_ERROR_OUT_OF_MEMORY);
+  ck_assert_message_has("failure_callback: the callback gave up on 1500 bytes: ");
+  ck_assert_uint_eq(count_now(), 1);
+  ck_assert_ok(cmr_deallocate(stack, ptr, 1000, CMR_DEFAULT_STREAM));
+  ck_assert_uint_eq(bytes_now(), 0);
+  ck_assert_ok(cmr_prefetch_resource_destroy(top));
+  ck_assert_int_eq(foreign.allocations, 2);
+  ck_assert_int_eq(foreign.deallocations, 1);
+}
+END_TEST
+
+START_TEST(made_from_an_expression) {
+  cmr_stack *stack = NULL;
+  ck_assert_ok(cmr_stack_parse("prefetch(tracking(system, capture_stacks=true))", &stack));
+  const char *expression = NULL;
+  ck_assert_ok(cmr_stack_expression(stack, &expression));
+  ck_assert_str_eq(expression, "prefetch(tracking(system, capture_stacks=true))");
+  cmr_resource_ref ref;
+  ck_assert_ok(cmr_stack_ref(stack, &ref));
+  void *ptr = NULL;
+  ck_assert_ok(cmr_allocate(ref, 4096, CMR_DEFAULT_STREAM, &ptr));
+  memset(ptr, 0x11, 4096);
+  ck_assert_ok(cmr_deallocate(ref, ptr, 4096, CMR_DEFAULT_STREAM));
+  ck_assert_ok(cmr_stack_destroy(stack));
+  /* The default is written out. */
+  ck_assert_ok(cmr_stack_parse("tracking(system)", &stack));
+  ck_assert_ok(cmr_stack_expression(stack, &expression));
+  ck_assert_str_eq(expression, "tracking(system, capture_stacks=false)");
+  ck_assert_ok(cmr_stack_destroy(stack));
+}
+END_TEST
+
 /* ---- threads ------------------------------------------------------------------------------ */
 
 enum { thread_count = 8, rounds = 2000, live = 16 };
@@ -358,10 +413,12 @@ static Suite *tracking_suite(void) {
   tcase_add_test(basics, upstream_failure_records_nothing);
   tcase_add_test(basics, failed_upstream_free_stays_tracked);
   tcase_add_test(basics, bad_arguments);
+  tcase_add_test(basics, a_stack_of_adaptors);
   suite_add_tcase(suite, basics);
   TCase *lifetime = tcase_create("lifetime");
   tcase_add_test(lifetime, keeps_its_upstream_alive);
   tcase_add_test(lifetime, threads_keep_patterns_and_counts);
+  tcase_add_test(lifetime, made_from_an_expression);
   suite_add_tcase(suite, lifetime);
   return suite;
 }
