@@ -55,11 +55,13 @@ TYPES = {
               null_status="CMR_ERROR_NULL_POINTER", returnable=False),
         CType("deallocate_callback", "cmr_deallocate_callback", None, frozenset(),
               null_status="CMR_ERROR_NULL_POINTER", returnable=False),
+        CType("failure_callback", "cmr_failure_callback", None, frozenset(),
+              null_status="CMR_ERROR_NULL_POINTER", returnable=False),
         CType("enum", "", "%d", frozenset({"values"})),
     )
 }
 # Callback types are never NULL: a resource cannot call a missing function.
-ALWAYS_NONZERO = {"allocate_callback", "deallocate_callback"}
+ALWAYS_NONZERO = {"allocate_callback", "deallocate_callback", "failure_callback"}
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,8 @@
 # The resources of each build, for CMakeLists.txt.
 
 # Algorithm files (runtime/resources/<name>.c) of each build.
-set(CMR_HOST_RESOURCES aligned arena binning callback fixed_size limiting logging pool simulated statistics system thread_safe)
-set(CMR_CUDA_RESOURCES aligned arena binning callback cuda cuda_async cuda_async_managed cuda_async_view fixed_size limiting logging managed pinned_host pool simulated statistics system thread_safe)
+set(CMR_HOST_RESOURCES aligned arena binning callback failure_callback fixed_size limiting logging pool prefetch simulated statistics system thread_safe tracking)
+set(CMR_CUDA_RESOURCES aligned arena binning callback cuda cuda_async cuda_async_managed cuda_async_view failure_callback fixed_size limiting logging managed pinned_host pool prefetch simulated statistics system thread_safe tracking)
 
 # Conformance cases, "<resource>" or "<resource>:<upstream>": those that run
 # without a GPU (both builds, label host) and those that need one (CUDA build,
@@ -13,15 +13,18 @@ set(CMR_CONFORMANCE_HOST
     arena:system
     binning:system
     callback:system
+    failure_callback:system
     fixed_size:system
     limiting:system
     logging:system
     logging:simulated
     pool:system
+    prefetch:system
     simulated
     statistics:system
     system
     thread_safe:system
+    tracking:system
 )
 set(CMR_CONFORMANCE_GPU
     aligned:cuda
@@ -36,6 +39,7 @@ set(CMR_CONFORMANCE_GPU
     cuda_async
     cuda_async_managed
     cuda_async_view:cuda_async
+    failure_callback:cuda
     fixed_size:cuda
     fixed_size:managed
     fixed_size:cuda_async
@@ -46,6 +50,9 @@ set(CMR_CONFORMANCE_GPU
     pool:cuda
     pool:managed
     pool:cuda_async
+    prefetch:cuda
+    prefetch:managed
     statistics:cuda
     thread_safe:cuda
+    tracking:cuda
 )

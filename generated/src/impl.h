@@ -89,6 +89,13 @@ bool cmr_cuda_async_view_impl_is_equal(const cmr_cuda_async_view_impl *impl, con
 cmr_status cmr_cuda_async_view_impl_pool_handle(cmr_cuda_async_view_impl *impl, void **out);
 #endif
 
+/* ---- failure_callback ---- */
+typedef struct cmr_failure_callback_impl cmr_failure_callback_impl;
+cmr_status cmr_failure_callback_impl_create(cmr_resource_ref upstream, cmr_failure_callback callback, void *callback_arg, cmr_failure_callback_impl **out);
+void cmr_failure_callback_impl_destroy(cmr_failure_callback_impl *impl);
+cmr_status cmr_failure_callback_impl_allocate(cmr_failure_callback_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
+cmr_status cmr_failure_callback_impl_deallocate(cmr_failure_callback_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+
 /* ---- fixed_size ---- */
 typedef struct cmr_fixed_size_impl cmr_fixed_size_impl;
 cmr_status cmr_fixed_size_impl_create(cmr_resource_ref upstream, size_t block_size, size_t blocks_to_preallocate, cmr_fixed_size_impl **out);
@@ -138,6 +145,13 @@ cmr_status cmr_pool_impl_deallocate(cmr_pool_impl *impl, void *ptr, size_t bytes
 cmr_status cmr_pool_impl_pool_size(cmr_pool_impl *impl, size_t *out);
 cmr_status cmr_pool_impl_free_size(cmr_pool_impl *impl, size_t *out);
 
+/* ---- prefetch ---- */
+typedef struct cmr_prefetch_impl cmr_prefetch_impl;
+cmr_status cmr_prefetch_impl_create(cmr_resource_ref upstream, cmr_prefetch_impl **out);
+void cmr_prefetch_impl_destroy(cmr_prefetch_impl *impl);
+cmr_status cmr_prefetch_impl_allocate(cmr_prefetch_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
+cmr_status cmr_prefetch_impl_deallocate(cmr_prefetch_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+
 /* ---- simulated ---- */
 typedef struct cmr_simulated_impl cmr_simulated_impl;
 cmr_status cmr_simulated_impl_create(size_t capacity, cmr_simulated_impl **out);
@@ -179,5 +193,15 @@ cmr_status cmr_thread_safe_impl_create(cmr_resource_ref upstream, cmr_thread_saf
 void cmr_thread_safe_impl_destroy(cmr_thread_safe_impl *impl);
 cmr_status cmr_thread_safe_impl_allocate(cmr_thread_safe_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
 cmr_status cmr_thread_safe_impl_deallocate(cmr_thread_safe_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+
+/* ---- tracking ---- */
+typedef struct cmr_tracking_impl cmr_tracking_impl;
+cmr_status cmr_tracking_impl_create(cmr_resource_ref upstream, bool capture_stacks, cmr_tracking_impl **out);
+void cmr_tracking_impl_destroy(cmr_tracking_impl *impl);
+cmr_status cmr_tracking_impl_allocate(cmr_tracking_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
+cmr_status cmr_tracking_impl_deallocate(cmr_tracking_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+cmr_status cmr_tracking_impl_allocated_bytes(cmr_tracking_impl *impl, size_t *out);
+cmr_status cmr_tracking_impl_outstanding_count(cmr_tracking_impl *impl, size_t *out);
+cmr_status cmr_tracking_impl_outstanding_report(cmr_tracking_impl *impl, const char **out);
 
 #endif /* CMR_GENERATED_IMPL_H */

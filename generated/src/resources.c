@@ -1048,6 +1048,104 @@ cmr_status cmr_cuda_async_view_resource_pool_handle(cmr_cuda_async_view_resource
 
 #endif
 
+/* ==== failure_callback ==== */
+
+struct cmr_failure_callback_resource {
+  cmr_object object; /* first: the ref's self points here */
+  cmr_failure_callback_impl *impl;
+  cmr_resource_ref upstream;
+};
+
+static const cmr_resource_ops failure_callback_ops;
+
+static void failure_callback_finalize(cmr_object *object) {
+  cmr_failure_callback_resource *handle = (cmr_failure_callback_resource *)object;
+  cmr_failure_callback_impl_destroy(handle->impl);
+  cmr_ref_drop(handle->upstream);
+}
+
+static cmr_status failure_callback_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
+  if (alignment > 256) {
+    return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
+                     "cmr_allocate: the failure_callback resource honours alignments up to 256 bytes, not %zu", alignment);
+  }
+  return cmr_failure_callback_impl_allocate(((cmr_failure_callback_resource *)self)->impl, bytes, alignment, stream, out);
+}
+
+static cmr_status failure_callback_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
+  return cmr_failure_callback_impl_deallocate(((cmr_failure_callback_resource *)self)->impl, ptr, bytes, alignment, stream);
+}
+
+static bool failure_callback_is_equal(const void *self, cmr_resource_ref other) {
+  /* Only the resource itself, which cmr_ref_equal has already compared. */
+  (void)self;
+  (void)other;
+  return false;
+}
+
+static unsigned failure_callback_properties(const void *self) {
+  return cmr_ref_properties_of(((const cmr_failure_callback_resource *)self)->upstream);
+}
+
+static const cmr_resource_ops failure_callback_ops = {
+    .flags = CMR_OPS_FLAG_COUNTED,
+    .type_name = "failure_callback",
+    .allocate = failure_callback_allocate,
+    .deallocate = failure_callback_deallocate,
+    .allocate_sync = NULL,
+    .deallocate_sync = NULL,
+    .is_equal = failure_callback_is_equal,
+    .properties = failure_callback_properties,
+    .retain = cmr_object_retain_self,
+    .release = cmr_object_release_self,
+};
+
+cmr_status cmr_failure_callback_resource_create(cmr_resource_ref upstream, cmr_failure_callback callback, void *callback_arg, cmr_failure_callback_resource **out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_failure_callback_resource_create: out is NULL");
+  *out = NULL;
+  cmr_status status;
+  status = cmr_ref_check(upstream, "cmr_failure_callback_resource_create: upstream");
+  if (status != CMR_SUCCESS) return status;
+  if (callback == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_failure_callback_resource_create: callback is NULL");
+  cmr_failure_callback_resource *handle = calloc(1, sizeof *handle);
+  if (handle == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_failure_callback_resource_create: no host memory for the handle");
+  cmr_status made = cmr_failure_callback_impl_create(upstream, callback, callback_arg, &handle->impl);
+  if (made != CMR_SUCCESS) {
+    free(handle);
+    return cmr_error_context(made, "cmr_failure_callback_resource_create");
+  }
+  cmr_object_init(&handle->object, failure_callback_finalize);
+  cmr_ref_hold(upstream);
+  handle->upstream = upstream;
+  *out = handle;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_failure_callback_resource_destroy(cmr_failure_callback_resource *handle) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_failure_callback_resource_destroy");
+  if (status != CMR_SUCCESS) return status;
+  cmr_object_release(&handle->object);
+  return CMR_SUCCESS;
+}
+
+cmr_resource_ref cmr_failure_callback_resource_ref(cmr_failure_callback_resource *handle) {
+  cmr_resource_ref ref = {handle, handle != NULL ? &failure_callback_ops : NULL};
+  return ref;
+}
+
+cmr_status cmr_failure_callback_resource_from_ref(cmr_resource_ref ref, cmr_failure_callback_resource **out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_failure_callback_resource_from_ref: out is NULL");
+  *out = NULL;
+  cmr_status status = cmr_ref_check(ref, "cmr_failure_callback_resource_from_ref");
+  if (status != CMR_SUCCESS) return status;
+  if (ref.ops != &failure_callback_ops) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_failure_callback_resource_from_ref: the ref is a \"%s\" resource, not \"failure_callback\"",
+                     ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
+  }
+  *out = ref.self;
+  return CMR_SUCCESS;
+}
+
 /* ==== fixed_size ==== */
 
 struct cmr_fixed_size_resource {
@@ -1758,6 +1856,103 @@ cmr_status cmr_pool_resource_free_size(cmr_pool_resource *handle, size_t *out) {
   return cmr_pool_impl_free_size(handle->impl, out);
 }
 
+/* ==== prefetch ==== */
+
+struct cmr_prefetch_resource {
+  cmr_object object; /* first: the ref's self points here */
+  cmr_prefetch_impl *impl;
+  cmr_resource_ref upstream;
+};
+
+static const cmr_resource_ops prefetch_ops;
+
+static void prefetch_finalize(cmr_object *object) {
+  cmr_prefetch_resource *handle = (cmr_prefetch_resource *)object;
+  cmr_prefetch_impl_destroy(handle->impl);
+  cmr_ref_drop(handle->upstream);
+}
+
+static cmr_status prefetch_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
+  if (alignment > 256) {
+    return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
+                     "cmr_allocate: the prefetch resource honours alignments up to 256 bytes, not %zu", alignment);
+  }
+  return cmr_prefetch_impl_allocate(((cmr_prefetch_resource *)self)->impl, bytes, alignment, stream, out);
+}
+
+static cmr_status prefetch_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
+  return cmr_prefetch_impl_deallocate(((cmr_prefetch_resource *)self)->impl, ptr, bytes, alignment, stream);
+}
+
+static bool prefetch_is_equal(const void *self, cmr_resource_ref other) {
+  /* Only the resource itself, which cmr_ref_equal has already compared. */
+  (void)self;
+  (void)other;
+  return false;
+}
+
+static unsigned prefetch_properties(const void *self) {
+  return cmr_ref_properties_of(((const cmr_prefetch_resource *)self)->upstream);
+}
+
+static const cmr_resource_ops prefetch_ops = {
+    .flags = CMR_OPS_FLAG_COUNTED,
+    .type_name = "prefetch",
+    .allocate = prefetch_allocate,
+    .deallocate = prefetch_deallocate,
+    .allocate_sync = NULL,
+    .deallocate_sync = NULL,
+    .is_equal = prefetch_is_equal,
+    .properties = prefetch_properties,
+    .retain = cmr_object_retain_self,
+    .release = cmr_object_release_self,
+};
+
+cmr_status cmr_prefetch_resource_create(cmr_resource_ref upstream, cmr_prefetch_resource **out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_prefetch_resource_create: out is NULL");
+  *out = NULL;
+  cmr_status status;
+  status = cmr_ref_check(upstream, "cmr_prefetch_resource_create: upstream");
+  if (status != CMR_SUCCESS) return status;
+  cmr_prefetch_resource *handle = calloc(1, sizeof *handle);
+  if (handle == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_prefetch_resource_create: no host memory for the handle");
+  cmr_status made = cmr_prefetch_impl_create(upstream, &handle->impl);
+  if (made != CMR_SUCCESS) {
+    free(handle);
+    return cmr_error_context(made, "cmr_prefetch_resource_create");
+  }
+  cmr_object_init(&handle->object, prefetch_finalize);
+  cmr_ref_hold(upstream);
+  handle->upstream = upstream;
+  *out = handle;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_prefetch_resource_destroy(cmr_prefetch_resource *handle) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_prefetch_resource_destroy");
+  if (status != CMR_SUCCESS) return status;
+  cmr_object_release(&handle->object);
+  return CMR_SUCCESS;
+}
+
+cmr_resource_ref cmr_prefetch_resource_ref(cmr_prefetch_resource *handle) {
+  cmr_resource_ref ref = {handle, handle != NULL ? &prefetch_ops : NULL};
+  return ref;
+}
+
+cmr_status cmr_prefetch_resource_from_ref(cmr_resource_ref ref, cmr_prefetch_resource **out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_prefetch_resource_from_ref: out is NULL");
+  *out = NULL;
+  cmr_status status = cmr_ref_check(ref, "cmr_prefetch_resource_from_ref");
+  if (status != CMR_SUCCESS) return status;
+  if (ref.ops != &prefetch_ops) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_prefetch_resource_from_ref: the ref is a \"%s\" resource, not \"prefetch\"",
+                     ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
+  }
+  *out = ref.self;
+  return CMR_SUCCESS;
+}
+
 /* ==== simulated ==== */
 
 struct cmr_simulated_resource {
@@ -2205,4 +2400,122 @@ cmr_status cmr_thread_safe_resource_from_ref(cmr_resource_ref ref, cmr_thread_sa
   }
   *out = ref.self;
   return CMR_SUCCESS;
+}
+
+/* ==== tracking ==== */
+
+struct cmr_tracking_resource {
+  cmr_object object; /* first: the ref's self points here */
+  cmr_tracking_impl *impl;
+  cmr_resource_ref upstream;
+};
+
+static const cmr_resource_ops tracking_ops;
+
+static void tracking_finalize(cmr_object *object) {
+  cmr_tracking_resource *handle = (cmr_tracking_resource *)object;
+  cmr_tracking_impl_destroy(handle->impl);
+  cmr_ref_drop(handle->upstream);
+}
+
+static cmr_status tracking_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
+  if (alignment > 256) {
+    return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
+                     "cmr_allocate: the tracking resource honours alignments up to 256 bytes, not %zu", alignment);
+  }
+  return cmr_tracking_impl_allocate(((cmr_tracking_resource *)self)->impl, bytes, alignment, stream, out);
+}
+
+static cmr_status tracking_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
+  return cmr_tracking_impl_deallocate(((cmr_tracking_resource *)self)->impl, ptr, bytes, alignment, stream);
+}
+
+static bool tracking_is_equal(const void *self, cmr_resource_ref other) {
+  /* Only the resource itself, which cmr_ref_equal has already compared. */
+  (void)self;
+  (void)other;
+  return false;
+}
+
+static unsigned tracking_properties(const void *self) {
+  return cmr_ref_properties_of(((const cmr_tracking_resource *)self)->upstream);
+}
+
+static const cmr_resource_ops tracking_ops = {
+    .flags = CMR_OPS_FLAG_COUNTED,
+    .type_name = "tracking",
+    .allocate = tracking_allocate,
+    .deallocate = tracking_deallocate,
+    .allocate_sync = NULL,
+    .deallocate_sync = NULL,
+    .is_equal = tracking_is_equal,
+    .properties = tracking_properties,
+    .retain = cmr_object_retain_self,
+    .release = cmr_object_release_self,
+};
+
+cmr_status cmr_tracking_resource_create(cmr_resource_ref upstream, bool capture_stacks, cmr_tracking_resource **out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_create: out is NULL");
+  *out = NULL;
+  cmr_status status;
+  status = cmr_ref_check(upstream, "cmr_tracking_resource_create: upstream");
+  if (status != CMR_SUCCESS) return status;
+  cmr_tracking_resource *handle = calloc(1, sizeof *handle);
+  if (handle == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_tracking_resource_create: no host memory for the handle");
+  cmr_status made = cmr_tracking_impl_create(upstream, capture_stacks, &handle->impl);
+  if (made != CMR_SUCCESS) {
+    free(handle);
+    return cmr_error_context(made, "cmr_tracking_resource_create");
+  }
+  cmr_object_init(&handle->object, tracking_finalize);
+  cmr_ref_hold(upstream);
+  handle->upstream = upstream;
+  *out = handle;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_tracking_resource_destroy(cmr_tracking_resource *handle) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_tracking_resource_destroy");
+  if (status != CMR_SUCCESS) return status;
+  cmr_object_release(&handle->object);
+  return CMR_SUCCESS;
+}
+
+cmr_resource_ref cmr_tracking_resource_ref(cmr_tracking_resource *handle) {
+  cmr_resource_ref ref = {handle, handle != NULL ? &tracking_ops : NULL};
+  return ref;
+}
+
+cmr_status cmr_tracking_resource_from_ref(cmr_resource_ref ref, cmr_tracking_resource **out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_from_ref: out is NULL");
+  *out = NULL;
+  cmr_status status = cmr_ref_check(ref, "cmr_tracking_resource_from_ref");
+  if (status != CMR_SUCCESS) return status;
+  if (ref.ops != &tracking_ops) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_tracking_resource_from_ref: the ref is a \"%s\" resource, not \"tracking\"",
+                     ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
+  }
+  *out = ref.self;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_tracking_resource_allocated_bytes(cmr_tracking_resource *handle, size_t *out) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_tracking_resource_allocated_bytes");
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_allocated_bytes: out is NULL");
+  return cmr_tracking_impl_allocated_bytes(handle->impl, out);
+}
+
+cmr_status cmr_tracking_resource_outstanding_count(cmr_tracking_resource *handle, size_t *out) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_tracking_resource_outstanding_count");
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_outstanding_count: out is NULL");
+  return cmr_tracking_impl_outstanding_count(handle->impl, out);
+}
+
+cmr_status cmr_tracking_resource_outstanding_report(cmr_tracking_resource *handle, const char **out) {
+  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_tracking_resource_outstanding_report");
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_outstanding_report: out is NULL");
+  return cmr_tracking_impl_outstanding_report(handle->impl, out);
 }

@@ -117,6 +117,21 @@ static cmr_status cuda_async_view_make(const cmr_stack_value *values, cmr_resour
   return status;
 }
 
+/* ---- failure_callback ---- */
+
+static const cmr_stack_param failure_callback_params[] = {
+    {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.size = 0}},
+    {"callback", CMR_STACK_UNWRITABLE, NULL, 0, NULL, {.size = 0}},
+    {"callback_arg", CMR_STACK_UNWRITABLE, NULL, 0, "null", {.pointer = NULL}},
+};
+
+static cmr_status failure_callback_make(const cmr_stack_value *values, cmr_resource_ref *out) {
+  cmr_failure_callback_resource *handle = NULL;
+  cmr_status status = cmr_failure_callback_resource_create(values[0].ref, (cmr_failure_callback)values[1].function, values[2].pointer, &handle);
+  if (status == CMR_SUCCESS) *out = cmr_failure_callback_resource_ref(handle);
+  return status;
+}
+
 /* ---- fixed_size ---- */
 
 static const cmr_stack_param fixed_size_params[] = {
@@ -198,6 +213,19 @@ static cmr_status pool_make(const cmr_stack_value *values, cmr_resource_ref *out
   return status;
 }
 
+/* ---- prefetch ---- */
+
+static const cmr_stack_param prefetch_params[] = {
+    {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.size = 0}},
+};
+
+static cmr_status prefetch_make(const cmr_stack_value *values, cmr_resource_ref *out) {
+  cmr_prefetch_resource *handle = NULL;
+  cmr_status status = cmr_prefetch_resource_create(values[0].ref, &handle);
+  if (status == CMR_SUCCESS) *out = cmr_prefetch_resource_ref(handle);
+  return status;
+}
+
 /* ---- simulated ---- */
 
 static const cmr_stack_param simulated_params[] = {
@@ -247,6 +275,20 @@ static cmr_status thread_safe_make(const cmr_stack_value *values, cmr_resource_r
   return status;
 }
 
+/* ---- tracking ---- */
+
+static const cmr_stack_param tracking_params[] = {
+    {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.size = 0}},
+    {"capture_stacks", CMR_STACK_BOOL, NULL, 0, "false", {.boolean = false}},
+};
+
+static cmr_status tracking_make(const cmr_stack_value *values, cmr_resource_ref *out) {
+  cmr_tracking_resource *handle = NULL;
+  cmr_status status = cmr_tracking_resource_create(values[0].ref, values[1].boolean, &handle);
+  if (status == CMR_SUCCESS) *out = cmr_tracking_resource_ref(handle);
+  return status;
+}
+
 const cmr_stack_resource cmr_stack_resources[] = {
     {"aligned", aligned_params, 3, aligned_make},
     {"arena", arena_params, 4, arena_make},
@@ -256,16 +298,19 @@ const cmr_stack_resource cmr_stack_resources[] = {
     {"cuda_async", cuda_async_params, 3, cuda_async_make},
     {"cuda_async_managed", NULL, 0, cuda_async_managed_make},
     {"cuda_async_view", cuda_async_view_params, 1, cuda_async_view_make},
+    {"failure_callback", failure_callback_params, 3, failure_callback_make},
     {"fixed_size", fixed_size_params, 3, fixed_size_make},
     {"limiting", limiting_params, 3, limiting_make},
     {"logging", logging_params, 4, logging_make},
     {"managed", NULL, 0, managed_make},
     {"pinned_host", NULL, 0, pinned_host_make},
     {"pool", pool_params, 3, pool_make},
+    {"prefetch", prefetch_params, 1, prefetch_make},
     {"simulated", simulated_params, 1, simulated_make},
     {"statistics", statistics_params, 1, statistics_make},
     {"system", NULL, 0, system_make},
     {"thread_safe", thread_safe_params, 1, thread_safe_make},
+    {"tracking", tracking_params, 2, tracking_make},
 };
 
 const size_t cmr_stack_resource_count = sizeof cmr_stack_resources / sizeof cmr_stack_resources[0];

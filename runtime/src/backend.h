@@ -60,6 +60,15 @@ typedef struct cmr_backend_host_counts {
 void cmr_backend_host_counts_read(cmr_backend_host_counts *out);
 #endif
 
+/* Whether `ptr` is managed (unified) memory, as cudaPointerGetAttributes
+ * says; host memory unknown to CUDA is not, nor is any memory without a
+ * driver. Never, in the host build. */
+cmr_status cmr_backend_pointer_is_managed(const void *ptr, bool *out);
+/* Migrates `bytes` of managed memory at `ptr` to `device`, ordered on
+ * `stream` (cudaMemPrefetchAsync to a cudaMemLocationTypeDevice location).
+ * A no-op in the host build, whose memory is already where the host is. */
+cmr_status cmr_backend_prefetch(const void *ptr, size_t bytes, int device, cmr_stream stream);
+
 /* Copy between any two of host and device memory, ordered on `stream`. */
 cmr_status cmr_backend_copy(void *destination, const void *source, size_t bytes, cmr_stream stream);
 

@@ -216,6 +216,28 @@ cmr_status cmr_backend_copy(void *destination, const void *source, size_t bytes,
                                 destination, source, bytes, (void *)stream);
 }
 
+/* ---- managed memory ------------------------------------------------------------------ */
+
+cmr_status cmr_backend_pointer_is_managed(const void *ptr, bool *out) {
+  struct cudaPointerAttributes attributes;
+  cudaError_t error = cudaPointerGetAttributes(&attributes, ptr);
+  if (error != cudaSuccess) {
+    *out = false;
+    /* Without a driver no memory is managed: an answer, not a failure. */
+    return cmr_no_driver(error) ? CMR_SUCCESS : cmr_cuda_failure(error, "cudaPointerGetAttributes(%p)", ptr);
+  }
+  *out = attributes.type == cudaMemoryTypeManaged;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_backend_prefetch(const void *ptr, size_t bytes, int device, cmr_stream stream) {
+  struct cudaMemLocation location = {.type = cudaMemLocationTypeDevice, .id = device};
+  cudaError_t error = cudaMemPrefetchAsync(ptr, bytes, location, 0, stream);
+  return error == cudaSuccess ? CMR_SUCCESS
+                              : cmr_cuda_failure(error, "cudaMemPrefetchAsync(%p, %zu bytes, device %d, stream %p)",
+                                                 ptr, bytes, device, (void *)stream);
+}
+
 /* ---- plain allocations ------------------------------------------------------------- */
 
 cmr_status cmr_backend_device_alloc(size_t bytes, void **out) {

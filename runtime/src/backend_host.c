@@ -89,6 +89,18 @@ cmr_status cmr_backend_copy(void *destination, const void *source, size_t bytes,
   return CMR_SUCCESS;
 }
 
+/* Host memory is never managed: nothing to migrate. */
+cmr_status cmr_backend_pointer_is_managed(const void *ptr, bool *out) {
+  (void)ptr;
+  *out = false;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_backend_prefetch(const void *ptr, size_t bytes, int device, cmr_stream stream) {
+  (void)ptr, (void)bytes, (void)device, (void)stream;
+  return CMR_SUCCESS;
+}
+
 /* ---- ordering: host work is complete on return, so these only count ------------- */
 
 static struct {

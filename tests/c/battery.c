@@ -490,3 +490,8 @@ void *cmr_battery_forward_allocate(size_t bytes, cmr_stream stream, void *arg) {
 void cmr_battery_forward_deallocate(void *ptr, size_t bytes, cmr_stream stream, void *arg) {
   cmr_deallocate(*(cmr_resource_ref *)arg, ptr, bytes, stream);
 }
+
+bool cmr_battery_never_retry(size_t bytes, void *arg) {
+  (void)bytes, (void)arg;
+  return false;
+}

@@ -41,5 +41,7 @@ unsigned cmr_battery_upstream_properties(cmr_resource_ref upstream);
 void *cmr_battery_upstream_pool_handle(void);
 void *cmr_battery_forward_allocate(size_t bytes, cmr_stream stream, void *arg);
 void cmr_battery_forward_deallocate(void *ptr, size_t bytes, cmr_stream stream, void *arg);
+/* A failure callback that never asks for a retry. */
+bool cmr_battery_never_retry(size_t bytes, void *arg);
 
 #endif /* CMR_BATTERY_H */

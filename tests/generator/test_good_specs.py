@@ -15,6 +15,7 @@ from .support import (GENERATED, GOOD_SPECS, ROOT, SPEC, GeneratorTestCase, comp
                       make_spec_dir, run_generator, tree, write_tree)
 
 TOY = GOOD_SPECS / "toy_pool.toml"
+RETRY = GOOD_SPECS / "toy_retry.toml"
 STALE_HINT = "(run python3 -m generator)"
 EXTRA_HINT = "not produced by the spec (remove it or regenerate)"
 
@@ -183,8 +184,8 @@ class ToyResource(GeneratorTestCase):
 
     def test_cmake_lists_and_conformance_test(self):
         cmake = self.files["cmake/resources.cmake"]
-        self.assertRegex(cmake, r"set\(CMR_HOST_RESOURCES [^)]*\btoy_pool\)")
-        self.assertRegex(cmake, r"set\(CMR_CUDA_RESOURCES [^)]*\btoy_pool\)")
+        self.assertRegex(cmake, r"set\(CMR_HOST_RESOURCES [^)]*\btoy_pool\b[^)]*\)")
+        self.assertRegex(cmake, r"set\(CMR_CUDA_RESOURCES [^)]*\btoy_pool\b[^)]*\)")
         self.assertRegex(cmake, r"set\(CMR_CONFORMANCE_HOST\n(    .*\n)*    toy_pool:system\n")
         self.assertRegex(cmake, r"set\(CMR_CONFORMANCE_GPU\n(    .*\n)*    toy_pool:cuda\n")
         self.assert_has(
@@ -243,6 +244,33 @@ class ToyResource(GeneratorTestCase):
                     with self.subTest(backends=backends, CMR_WITH_CUDA=with_cuda, source=source.name):
                         done = compile_c(source, includes, [f"CMR_WITH_CUDA={with_cuda}"])
                         self.assertEqual(done.returncode, 0, done.stderr)
+
+
+class FailureCallbackParameter(GeneratorTestCase):
+    """good_specs/toy_retry.toml: a failure_callback parameter, never NULL."""
+
+    @classmethod
+    def setUpClass(cls):
+        spec = make_spec_dir(cls.class_tmp(), RETRY, real_spec=True)
+        cls.out = spec.parent / "out"
+        cls.files = _render(spec, cls.out)
+
+    def test_create_takes_the_callback_and_refuses_null(self):
+        fn = "cmr_toy_retry_resource_create"
+        self.assertIn(f"CMR_API cmr_status {fn}(cmr_resource_ref upstream, cmr_failure_callback on_failure, "
+                      "void *on_failure_arg, cmr_toy_retry_resource **out);", self.files["include/cmr/resources.h"])
+        self.assertIn(f'if (on_failure == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "{fn}: on_failure is NULL");',
+                      self.files["src/resources.c"])
+        self.assertIn("cmr_status cmr_toy_retry_impl_create(cmr_resource_ref upstream, cmr_failure_callback on_failure, "
+                      "void *on_failure_arg, cmr_toy_retry_impl **out);", self.files["src/impl.h"])
+
+    @unittest.skipUnless(have_cc(), "no C compiler (cc)")
+    def test_generated_c_compiles(self):
+        includes = [ROOT / "runtime/include", self.out / "include", ROOT / "runtime/src", self.out / "src"]
+        for with_cuda in ("0", "1"):
+            with self.subTest(CMR_WITH_CUDA=with_cuda):
+                done = compile_c(self.out / "src/resources.c", includes, [f"CMR_WITH_CUDA={with_cuda}"])
+                self.assertEqual(done.returncode, 0, done.stderr)
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ CMR_API cmr_status cmr_aligned_resource_create(cmr_resource_ref upstream, size_t
 CMR_API cmr_status cmr_aligned_resource_destroy(cmr_aligned_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_aligned_resource_ref(cmr_aligned_resource *handle);
-/* The handle behind a ref to a aligned resource (not a new share). */
+/* The handle behind a ref to aligned: the resource itself (not a new share). */
 CMR_API cmr_status cmr_aligned_resource_from_ref(cmr_resource_ref ref, cmr_aligned_resource **out);
 /* The allocation_alignment given at creation. */
 CMR_API cmr_status cmr_aligned_resource_allocation_alignment(cmr_aligned_resource *handle, size_t *out);
@@ -77,7 +77,7 @@ CMR_API cmr_status cmr_arena_resource_create(cmr_resource_ref upstream, size_t a
 CMR_API cmr_status cmr_arena_resource_destroy(cmr_arena_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_arena_resource_ref(cmr_arena_resource *handle);
-/* The handle behind a ref to a arena resource (not a new share). */
+/* The handle behind a ref to arena: the resource itself (not a new share). */
 CMR_API cmr_status cmr_arena_resource_from_ref(cmr_resource_ref ref, cmr_arena_resource **out);
 /* Bytes taken from the upstream at creation. */
 CMR_API cmr_status cmr_arena_resource_arena_size(cmr_arena_resource *handle, size_t *out);
@@ -121,7 +121,7 @@ CMR_API cmr_status cmr_binning_resource_create(cmr_resource_ref upstream, int mi
 CMR_API cmr_status cmr_binning_resource_destroy(cmr_binning_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_binning_resource_ref(cmr_binning_resource *handle);
-/* The handle behind a ref to a binning resource (not a new share). */
+/* The handle behind a ref to binning: the resource itself (not a new share). */
 CMR_API cmr_status cmr_binning_resource_from_ref(cmr_resource_ref ref, cmr_binning_resource **out);
 /* Makes a fixed_size bin over the upstream for requests up to allocation_size bytes, unless a bin of that size exists (then nothing changes). */
 CMR_API cmr_status cmr_binning_resource_add_bin(cmr_binning_resource *handle, size_t allocation_size);
@@ -152,7 +152,7 @@ CMR_API cmr_status cmr_callback_resource_create(cmr_allocate_callback allocate, 
 CMR_API cmr_status cmr_callback_resource_destroy(cmr_callback_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_callback_resource_ref(cmr_callback_resource *handle);
-/* The handle behind a ref to a callback resource (not a new share). */
+/* The handle behind a ref to callback: the resource itself (not a new share). */
 CMR_API cmr_status cmr_callback_resource_from_ref(cmr_resource_ref ref, cmr_callback_resource **out);
 
 /* ==== cuda (leaf; cuda build) ====
@@ -167,7 +167,7 @@ CMR_API cmr_status cmr_cuda_resource_create(cmr_cuda_resource **out);
 CMR_API cmr_status cmr_cuda_resource_destroy(cmr_cuda_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_cuda_resource_ref(cmr_cuda_resource *handle);
-/* The handle behind a ref to a cuda resource (not a new share). */
+/* The handle behind a ref to cuda: the resource itself (not a new share). */
 CMR_API cmr_status cmr_cuda_resource_from_ref(cmr_resource_ref ref, cmr_cuda_resource **out);
 
 /* ==== cuda_async (leaf; cuda build) ====
@@ -193,7 +193,7 @@ CMR_API cmr_status cmr_cuda_async_resource_create(size_t initial_pool_size, size
 CMR_API cmr_status cmr_cuda_async_resource_destroy(cmr_cuda_async_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_cuda_async_resource_ref(cmr_cuda_async_resource *handle);
-/* The handle behind a ref to a cuda_async resource (not a new share). */
+/* The handle behind a ref to cuda_async: the resource itself (not a new share). */
 CMR_API cmr_status cmr_cuda_async_resource_from_ref(cmr_resource_ref ref, cmr_cuda_async_resource **out);
 /* The cudaMemPool_t the resource allocates from. */
 CMR_API cmr_status cmr_cuda_async_resource_pool_handle(cmr_cuda_async_resource *handle, void **out);
@@ -212,7 +212,7 @@ CMR_API cmr_status cmr_cuda_async_managed_resource_create(cmr_cuda_async_managed
 CMR_API cmr_status cmr_cuda_async_managed_resource_destroy(cmr_cuda_async_managed_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_cuda_async_managed_resource_ref(cmr_cuda_async_managed_resource *handle);
-/* The handle behind a ref to a cuda_async_managed resource (not a new share). */
+/* The handle behind a ref to cuda_async_managed: the resource itself (not a new share). */
 CMR_API cmr_status cmr_cuda_async_managed_resource_from_ref(cmr_resource_ref ref, cmr_cuda_async_managed_resource **out);
 /* The managed cudaMemPool_t the resource allocates from. */
 CMR_API cmr_status cmr_cuda_async_managed_resource_pool_handle(cmr_cuda_async_managed_resource *handle, void **out);
@@ -232,10 +232,34 @@ CMR_API cmr_status cmr_cuda_async_view_resource_create(void *pool_handle, cmr_cu
 CMR_API cmr_status cmr_cuda_async_view_resource_destroy(cmr_cuda_async_view_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_cuda_async_view_resource_ref(cmr_cuda_async_view_resource *handle);
-/* The handle behind a ref to a cuda_async_view resource (not a new share). */
+/* The handle behind a ref to cuda_async_view: the resource itself (not a new share). */
 CMR_API cmr_status cmr_cuda_async_view_resource_from_ref(cmr_resource_ref ref, cmr_cuda_async_view_resource **out);
 /* The cudaMemPool_t the view allocates from. */
 CMR_API cmr_status cmr_cuda_async_view_resource_pool_handle(cmr_cuda_async_view_resource *handle, void **out);
+
+/* ==== failure_callback (adaptor; cuda and host builds) ====
+ * Calls a function when its upstream runs out of memory, as RMM's
+ * failure_callback_resource_adaptor: callback(bytes, callback_arg) returns true
+ * to try the allocation again (after freeing something, say) and false to give
+ * up, and then the allocation fails with CMR_ERROR_OUT_OF_MEMORY and the
+ * upstream's message. It retries for as long as the callback says so. Other
+ * failures are returned at once, without a call. Alignments above 256 are
+ * refused, since the adaptor cannot know what its upstream honours.
+ */
+typedef struct cmr_failure_callback_resource cmr_failure_callback_resource;
+
+/* Parameters:
+ *   upstream: Where the memory comes from.
+ *   callback: Called with (bytes, callback_arg) each time the upstream is out of memory; true retries.
+ *   callback_arg: Passed to every callback call. Default: null.
+ */
+CMR_API cmr_status cmr_failure_callback_resource_create(cmr_resource_ref upstream, cmr_failure_callback callback, void *callback_arg, cmr_failure_callback_resource **out);
+/* Drops the caller's share; the resource goes when its last holder lets go. */
+CMR_API cmr_status cmr_failure_callback_resource_destroy(cmr_failure_callback_resource *handle);
+/* A non-owning ref to the resource (a zeroed ref for NULL). */
+CMR_API cmr_resource_ref cmr_failure_callback_resource_ref(cmr_failure_callback_resource *handle);
+/* The handle behind a ref to failure_callback: the resource itself (not a new share). */
+CMR_API cmr_status cmr_failure_callback_resource_from_ref(cmr_resource_ref ref, cmr_failure_callback_resource **out);
 
 /* ==== fixed_size (suballocator; cuda and host builds) ====
  * Blocks of one size carved from an upstream, stream-ordered (RMM's
@@ -264,7 +288,7 @@ CMR_API cmr_status cmr_fixed_size_resource_create(cmr_resource_ref upstream, siz
 CMR_API cmr_status cmr_fixed_size_resource_destroy(cmr_fixed_size_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_fixed_size_resource_ref(cmr_fixed_size_resource *handle);
-/* The handle behind a ref to a fixed_size resource (not a new share). */
+/* The handle behind a ref to fixed_size: the resource itself (not a new share). */
 CMR_API cmr_status cmr_fixed_size_resource_from_ref(cmr_resource_ref ref, cmr_fixed_size_resource **out);
 /* The size of every block, after rounding up to a multiple of 256. */
 CMR_API cmr_status cmr_fixed_size_resource_block_size(cmr_fixed_size_resource *handle, size_t *out);
@@ -293,7 +317,7 @@ CMR_API cmr_status cmr_limiting_resource_create(cmr_resource_ref upstream, size_
 CMR_API cmr_status cmr_limiting_resource_destroy(cmr_limiting_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_limiting_resource_ref(cmr_limiting_resource *handle);
-/* The handle behind a ref to a limiting resource (not a new share). */
+/* The handle behind a ref to limiting: the resource itself (not a new share). */
 CMR_API cmr_status cmr_limiting_resource_from_ref(cmr_resource_ref ref, cmr_limiting_resource **out);
 /* Bytes counted against the limit now (each request rounded up to allocation_alignment). */
 CMR_API cmr_status cmr_limiting_resource_allocated_bytes(cmr_limiting_resource *handle, size_t *out);
@@ -332,7 +356,7 @@ CMR_API cmr_status cmr_logging_resource_create(cmr_resource_ref upstream, const 
 CMR_API cmr_status cmr_logging_resource_destroy(cmr_logging_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_logging_resource_ref(cmr_logging_resource *handle);
-/* The handle behind a ref to a logging resource (not a new share). */
+/* The handle behind a ref to logging: the resource itself (not a new share). */
 CMR_API cmr_status cmr_logging_resource_from_ref(cmr_resource_ref ref, cmr_logging_resource **out);
 /* Flushes the log; fails if a row was lost since the last flush or the flush itself fails. */
 CMR_API cmr_status cmr_logging_resource_flush(cmr_logging_resource *handle);
@@ -352,7 +376,7 @@ CMR_API cmr_status cmr_managed_resource_create(cmr_managed_resource **out);
 CMR_API cmr_status cmr_managed_resource_destroy(cmr_managed_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_managed_resource_ref(cmr_managed_resource *handle);
-/* The handle behind a ref to a managed resource (not a new share). */
+/* The handle behind a ref to managed: the resource itself (not a new share). */
 CMR_API cmr_status cmr_managed_resource_from_ref(cmr_resource_ref ref, cmr_managed_resource **out);
 
 /* ==== pinned_host (leaf; cuda build) ====
@@ -366,7 +390,7 @@ CMR_API cmr_status cmr_pinned_host_resource_create(cmr_pinned_host_resource **ou
 CMR_API cmr_status cmr_pinned_host_resource_destroy(cmr_pinned_host_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_pinned_host_resource_ref(cmr_pinned_host_resource *handle);
-/* The handle behind a ref to a pinned_host resource (not a new share). */
+/* The handle behind a ref to pinned_host: the resource itself (not a new share). */
 CMR_API cmr_status cmr_pinned_host_resource_from_ref(cmr_resource_ref ref, cmr_pinned_host_resource **out);
 
 /* ==== pool (suballocator; cuda and host builds) ====
@@ -391,12 +415,36 @@ CMR_API cmr_status cmr_pool_resource_create(cmr_resource_ref upstream, size_t in
 CMR_API cmr_status cmr_pool_resource_destroy(cmr_pool_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_pool_resource_ref(cmr_pool_resource *handle);
-/* The handle behind a ref to a pool resource (not a new share). */
+/* The handle behind a ref to pool: the resource itself (not a new share). */
 CMR_API cmr_status cmr_pool_resource_from_ref(cmr_resource_ref ref, cmr_pool_resource **out);
 /* Bytes taken from the upstream, handed out or free. */
 CMR_API cmr_status cmr_pool_resource_pool_size(cmr_pool_resource *handle, size_t *out);
 /* Bytes taken from the upstream and not handed out. */
 CMR_API cmr_status cmr_pool_resource_free_size(cmr_pool_resource *handle, size_t *out);
+
+/* ==== prefetch (adaptor; cuda and host builds) ====
+ * Prefetches each allocation to the current device on the allocation's stream,
+ * as RMM's prefetch_resource_adaptor, when the memory is managed (asked of
+ * cudaPointerGetAttributes); other memory passes through untouched. A failed
+ * prefetch gives the memory back and fails the allocation, since a device that
+ * cannot prefetch (no concurrent managed access) is not what the stack was
+ * written for. It exists in the host build too, where no memory is managed and
+ * it only passes allocations through, so that the same stack can be written for
+ * both builds. Alignments above 256 are refused, since the adaptor cannot know
+ * what its upstream honours.
+ */
+typedef struct cmr_prefetch_resource cmr_prefetch_resource;
+
+/* Parameters:
+ *   upstream: Where the memory comes from.
+ */
+CMR_API cmr_status cmr_prefetch_resource_create(cmr_resource_ref upstream, cmr_prefetch_resource **out);
+/* Drops the caller's share; the resource goes when its last holder lets go. */
+CMR_API cmr_status cmr_prefetch_resource_destroy(cmr_prefetch_resource *handle);
+/* A non-owning ref to the resource (a zeroed ref for NULL). */
+CMR_API cmr_resource_ref cmr_prefetch_resource_ref(cmr_prefetch_resource *handle);
+/* The handle behind a ref to prefetch: the resource itself (not a new share). */
+CMR_API cmr_status cmr_prefetch_resource_from_ref(cmr_resource_ref ref, cmr_prefetch_resource **out);
 
 /* ==== simulated (leaf; cuda and host builds) ====
  * Addresses without memory, for replaying allocation decisions on a machine
@@ -420,7 +468,7 @@ CMR_API cmr_status cmr_simulated_resource_create(size_t capacity, cmr_simulated_
 CMR_API cmr_status cmr_simulated_resource_destroy(cmr_simulated_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_simulated_resource_ref(cmr_simulated_resource *handle);
-/* The handle behind a ref to a simulated resource (not a new share). */
+/* The handle behind a ref to simulated: the resource itself (not a new share). */
 CMR_API cmr_status cmr_simulated_resource_from_ref(cmr_resource_ref ref, cmr_simulated_resource **out);
 /* Bytes allocated and not yet freed. */
 CMR_API cmr_status cmr_simulated_resource_bytes_in_use(cmr_simulated_resource *handle, size_t *out);
@@ -456,7 +504,7 @@ CMR_API cmr_status cmr_statistics_resource_create(cmr_resource_ref upstream, cmr
 CMR_API cmr_status cmr_statistics_resource_destroy(cmr_statistics_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_statistics_resource_ref(cmr_statistics_resource *handle);
-/* The handle behind a ref to a statistics resource (not a new share). */
+/* The handle behind a ref to statistics: the resource itself (not a new share). */
 CMR_API cmr_status cmr_statistics_resource_from_ref(cmr_resource_ref ref, cmr_statistics_resource **out);
 /* Bytes allocated through the adaptor and not yet freed (all levels). */
 CMR_API cmr_status cmr_statistics_resource_bytes_current(cmr_statistics_resource *handle, size_t *out);
@@ -491,7 +539,7 @@ CMR_API cmr_status cmr_system_resource_create(cmr_system_resource **out);
 CMR_API cmr_status cmr_system_resource_destroy(cmr_system_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_system_resource_ref(cmr_system_resource *handle);
-/* The handle behind a ref to a system resource (not a new share). */
+/* The handle behind a ref to system: the resource itself (not a new share). */
 CMR_API cmr_status cmr_system_resource_from_ref(cmr_resource_ref ref, cmr_system_resource **out);
 
 /* ==== thread_safe (adaptor; cuda and host builds) ====
@@ -510,8 +558,43 @@ CMR_API cmr_status cmr_thread_safe_resource_create(cmr_resource_ref upstream, cm
 CMR_API cmr_status cmr_thread_safe_resource_destroy(cmr_thread_safe_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_thread_safe_resource_ref(cmr_thread_safe_resource *handle);
-/* The handle behind a ref to a thread_safe resource (not a new share). */
+/* The handle behind a ref to thread_safe: the resource itself (not a new share). */
 CMR_API cmr_status cmr_thread_safe_resource_from_ref(cmr_resource_ref ref, cmr_thread_safe_resource **out);
+
+/* ==== tracking (adaptor; cuda and host builds) ====
+ * Records every allocation outstanding through it: its pointer, size, alignment
+ * and, when capture_stacks is set, the backtrace of the allocating call (glibc's
+ * backtrace()). Freeing a pointer it did not hand out returns
+ * CMR_ERROR_UNKNOWN_POINTER and calls nothing. Freeing with a size or alignment
+ * other than the recorded one still frees the memory, with the recorded size and
+ * alignment, and then returns CMR_ERROR_INVALID_ARGUMENT naming both: the free is
+ * never lost, and the caller's mistake is never silent. Destroying it with
+ * allocations outstanding drops their records, not the memory (still the
+ * upstream's). The report's first line is "tracking: <n> outstanding
+ * allocations, <bytes> bytes", then one line "<ptr>: <bytes> bytes, alignment
+ * <a>" per allocation in address order, each followed by its frames "  #<i>
+ * <symbol>" when stacks are captured. Alignments above 256 are refused, since
+ * the adaptor cannot know what its upstream honours.
+ */
+typedef struct cmr_tracking_resource cmr_tracking_resource;
+
+/* Parameters:
+ *   upstream: Where the memory comes from.
+ *   capture_stacks: Whether each allocation records the backtrace of its caller (costly: use it to find leaks). Default: false.
+ */
+CMR_API cmr_status cmr_tracking_resource_create(cmr_resource_ref upstream, bool capture_stacks, cmr_tracking_resource **out);
+/* Drops the caller's share; the resource goes when its last holder lets go. */
+CMR_API cmr_status cmr_tracking_resource_destroy(cmr_tracking_resource *handle);
+/* A non-owning ref to the resource (a zeroed ref for NULL). */
+CMR_API cmr_resource_ref cmr_tracking_resource_ref(cmr_tracking_resource *handle);
+/* The handle behind a ref to tracking: the resource itself (not a new share). */
+CMR_API cmr_status cmr_tracking_resource_from_ref(cmr_resource_ref ref, cmr_tracking_resource **out);
+/* Bytes outstanding (the sum of the sizes asked for). */
+CMR_API cmr_status cmr_tracking_resource_allocated_bytes(cmr_tracking_resource *handle, size_t *out);
+/* How many allocations are outstanding. */
+CMR_API cmr_status cmr_tracking_resource_outstanding_count(cmr_tracking_resource *handle, size_t *out);
+/* A text listing each outstanding allocation by address (pointer, bytes, alignment, backtrace when captured); it belongs to the resource and stays valid until the next outstanding_report on the same resource (from any thread) or its destroy. */
+CMR_API cmr_status cmr_tracking_resource_outstanding_report(cmr_tracking_resource *handle, const char **out);
 
 #ifdef __cplusplus
 }

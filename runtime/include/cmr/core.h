@@ -157,6 +157,10 @@ CMR_API cmr_status cmr_ref_validate(cmr_resource_ref ref);
 typedef void *(*cmr_allocate_callback)(size_t bytes, cmr_stream stream, void *arg);
 typedef void (*cmr_deallocate_callback)(void *ptr, size_t bytes, cmr_stream stream, void *arg);
 
+/* Called by the failure_callback resource when its upstream is out of memory
+ * for `bytes`: return true to try the allocation again, false to give up. */
+typedef bool (*cmr_failure_callback)(size_t bytes, void *arg);
+
 /* ---- per-device resource table --------------------------------------------- */
 
 /* The resource used for `device`: whatever was set, or else (made on first
