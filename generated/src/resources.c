@@ -1065,10 +1065,6 @@ static void failure_callback_finalize(cmr_object *object) {
 }
 
 static cmr_status failure_callback_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
-  if (alignment > 256) {
-    return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
-                     "cmr_allocate: the failure_callback resource honours alignments up to 256 bytes, not %zu", alignment);
-  }
   return cmr_failure_callback_impl_allocate(((cmr_failure_callback_resource *)self)->impl, bytes, alignment, stream, out);
 }
 
@@ -1873,10 +1869,6 @@ static void prefetch_finalize(cmr_object *object) {
 }
 
 static cmr_status prefetch_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
-  if (alignment > 256) {
-    return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
-                     "cmr_allocate: the prefetch resource honours alignments up to 256 bytes, not %zu", alignment);
-  }
   return cmr_prefetch_impl_allocate(((cmr_prefetch_resource *)self)->impl, bytes, alignment, stream, out);
 }
 
@@ -2419,10 +2411,6 @@ static void tracking_finalize(cmr_object *object) {
 }
 
 static cmr_status tracking_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
-  if (alignment > 256) {
-    return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
-                     "cmr_allocate: the tracking resource honours alignments up to 256 bytes, not %zu", alignment);
-  }
   return cmr_tracking_impl_allocate(((cmr_tracking_resource *)self)->impl, bytes, alignment, stream, out);
 }
 
