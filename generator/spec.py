@@ -9,7 +9,7 @@ import re
 import tomllib
 from pathlib import Path
 
-from .model import (ALWAYS_NONZERO, BACKENDS, CONFORMANCE_CASES, EQUALITY_RULES, KINDS,
+from .model import (ALWAYS_NONZERO, BACKENDS, CONFORMANCE_CASES, EQUALITY_RULES, KINDS, REJECTS,
                     NAMED_DEFAULTS, PROPERTY_FLAGS, TYPES, Check, Conformance, Method,
                     NamedDefault, Param, Resource, c_string)
 
@@ -27,7 +27,7 @@ PARAM_FIELDS = {"name", "type", "doc", "default", "multiple_of", "power_of_two",
                 "nonzero", "retain", "values"}
 METHOD_FIELDS = {"name", "doc", "returns", "params"}
 CHECK_FIELDS = {"expr", "message"}
-CONFORMANCE_FIELDS = {"upstreams", "args", "skip"}
+CONFORMANCE_FIELDS = {"upstreams", "args", "skip", "rejects"}
 UPSTREAM_KINDS = {"host", "gpu"}
 CONSTRAINT_FIELDS = {"multiple_of", "power_of_two", "min", "max", "nonzero"}
 
@@ -391,6 +391,14 @@ def _load_conformance(raw, params, problems, known_resources):
         if case not in CONFORMANCE_CASES:
             problems.add("conformance.skip", f'unknown case {_show(case)} (known: {", ".join(CONFORMANCE_CASES)})')
     conf.skip = skip
+    rejects = raw.get("rejects", [])
+    if not isinstance(rejects, list):
+        problems.add("conformance.rejects", "must be a list of names")
+        rejects = []
+    for name in rejects:
+        if name not in REJECTS:
+            problems.add("conformance.rejects", f'unknown name {_show(name)} (known: {", ".join(REJECTS)})')
+    conf.rejects = rejects
     return conf
 
 
