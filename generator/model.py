@@ -231,7 +231,7 @@ class Param:
         if constraint == "power_of_two":
             return [low * 3, 3, 0]
         if constraint == "min":
-            return [bound - step, bound - 1] if self.type.name == "double" or bound > 0 else []
+            return [bound - step, bound - 1] if self.type.name != "size_t" or bound > 0 else []
         return [bound + step, bound + 1]
 
     def _outside(self, constraint, bound) -> str | None:
