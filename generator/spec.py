@@ -349,6 +349,18 @@ def _load_methods(raw, resource, problems):
     return methods
 
 
+def _names(raw, key, known, noun, problems) -> list:
+    """conformance.<key>: a list of names, each one of `known`."""
+    names = raw.get(key, [])
+    if not isinstance(names, list):
+        problems.add(f"conformance.{key}", f"must be a list of {noun} names")
+        return []
+    for name in names:
+        if name not in known:
+            problems.add(f"conformance.{key}", f'unknown {noun} {_show(name)} (known: {", ".join(known)})')
+    return names
+
+
 def _load_conformance(raw, params, problems, known_resources):
     conf = Conformance()
     if raw is None:
@@ -383,22 +395,8 @@ def _load_conformance(raw, params, problems, known_resources):
         elif not expr.strip():
             problems.add(f"conformance.args.{key}", "is empty")
     conf.args = args
-    skip = raw.get("skip", [])
-    if not isinstance(skip, list):
-        problems.add("conformance.skip", "must be a list of case names")
-        skip = []
-    for case in skip:
-        if case not in CONFORMANCE_CASES:
-            problems.add("conformance.skip", f'unknown case {_show(case)} (known: {", ".join(CONFORMANCE_CASES)})')
-    conf.skip = skip
-    rejects = raw.get("rejects", [])
-    if not isinstance(rejects, list):
-        problems.add("conformance.rejects", "must be a list of names")
-        rejects = []
-    for name in rejects:
-        if name not in REJECTS:
-            problems.add("conformance.rejects", f'unknown name {_show(name)} (known: {", ".join(REJECTS)})')
-    conf.rejects = rejects
+    conf.skip = _names(raw, "skip", CONFORMANCE_CASES, "case", problems)
+    conf.rejects = _names(raw, "rejects", REJECTS, "refusal", problems)
     return conf
 
 
