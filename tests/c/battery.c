@@ -450,35 +450,48 @@ START_TEST(case_typed_bad_input) {
 }
 END_TEST
 
+/* A refusal of the dispatch names the entry point; one of the resource
+ * (`resource` not NULL) is the resource's own message, "<name>: ...". */
+static void expect_refused_by(cmr_status got, cmr_status expected, const char *entry, const char *resource,
+                              const char *call) {
+  cmr_battery_expect(got, expected, resource != NULL ? resource : entry, call);
+  if (resource == NULL) return;
+  const char *message = cmr_last_error_message();
+  size_t length = strlen(resource);
+  ck_assert_msg(strncmp(message, resource, length) == 0 && message[length] == ':',
+                "%s: %s: message \"%s\" is not the %s resource's own", bad_case, call, message, resource);
+}
+
+#define EXPECT_REFUSED(call, expected, entry, resource)                                                     \
+  (cmr_clear_last_error(), expect_refused_by((call), (expected), (entry), (resource), #call))
+
 /* Each allocate entry point refuses what it is given in the same way;
- * `null_out` passes a NULL out-parameter. A refusal of the dispatch names the
- * entry point; one of the resource (`named` not NULL) names the resource. */
+ * `null_out` passes a NULL out-parameter. */
 static void expect_allocates_refused(cmr_resource_ref ref, size_t bytes, size_t alignment, cmr_status expected,
-                                     bool null_out, const char *named) {
+                                     bool null_out, const char *resource) {
   void *ptr = cmr_battery_marker;
   void **out = null_out ? NULL : &ptr;
   if (alignment == CMR_DEFAULT_ALIGNMENT) {
-    CMR_BATTERY_EXPECT(cmr_allocate(ref, bytes, CMR_DEFAULT_STREAM, out), expected, named ? named : "cmr_allocate");
+    EXPECT_REFUSED(cmr_allocate(ref, bytes, CMR_DEFAULT_STREAM, out), expected, "cmr_allocate", resource);
     if (!null_out) cmr_battery_expect_null(ptr, "cmr_allocate");
   }
   ptr = cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_allocate_aligned(ref, bytes, alignment, CMR_DEFAULT_STREAM, out), expected,
-                     named ? named : "cmr_allocate_aligned");
+  EXPECT_REFUSED(cmr_allocate_aligned(ref, bytes, alignment, CMR_DEFAULT_STREAM, out), expected,
+                 "cmr_allocate_aligned", resource);
   if (!null_out) cmr_battery_expect_null(ptr, "cmr_allocate_aligned");
   ptr = cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_allocate_sync(ref, bytes, alignment, out), expected, named ? named : "cmr_allocate_sync");
+  EXPECT_REFUSED(cmr_allocate_sync(ref, bytes, alignment, out), expected, "cmr_allocate_sync", resource);
   if (!null_out) cmr_battery_expect_null(ptr, "cmr_allocate_sync");
 }
 
 static void expect_deallocates_refused(cmr_resource_ref ref, void *ptr, size_t bytes, size_t alignment,
-                                       cmr_status expected, const char *named) {
+                                       cmr_status expected, const char *resource) {
   if (alignment == CMR_DEFAULT_ALIGNMENT) {
-    CMR_BATTERY_EXPECT(cmr_deallocate(ref, ptr, bytes, CMR_DEFAULT_STREAM), expected,
-                       named ? named : "cmr_deallocate");
+    EXPECT_REFUSED(cmr_deallocate(ref, ptr, bytes, CMR_DEFAULT_STREAM), expected, "cmr_deallocate", resource);
   }
-  CMR_BATTERY_EXPECT(cmr_deallocate_aligned(ref, ptr, bytes, alignment, CMR_DEFAULT_STREAM), expected,
-                     named ? named : "cmr_deallocate_aligned");
-  CMR_BATTERY_EXPECT(cmr_deallocate_sync(ref, ptr, bytes, alignment), expected, named ? named : "cmr_deallocate_sync");
+  EXPECT_REFUSED(cmr_deallocate_aligned(ref, ptr, bytes, alignment, CMR_DEFAULT_STREAM), expected,
+                 "cmr_deallocate_aligned", resource);
+  EXPECT_REFUSED(cmr_deallocate_sync(ref, ptr, bytes, alignment), expected, "cmr_deallocate_sync", resource);
 }
 
 static const double nothing_observed[1] = {0};
