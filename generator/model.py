@@ -105,6 +105,9 @@ _VALID_C = {
 }
 
 
+NUMERIC_CONSTRAINTS = ("nonzero", "multiple_of", "power_of_two", "min", "max")
+
+
 def _violates(value, constraint, bound) -> bool:
     if constraint == "nonzero":
         return value == 0
@@ -216,7 +219,8 @@ class Param:
 
     @property
     def numeric_constraints(self) -> dict:
-        return {k: v for k, v in self.constraints.items() if k in ("nonzero", "multiple_of", "power_of_two", "min", "max")
+        """The constraints the wrapper checks as numbers (a size_t min of 0 is not checked)."""
+        return {k: v for k, v in self.constraints.items() if k in NUMERIC_CONSTRAINTS
                 and v is not False and not (k == "min" and v == 0 and self.type.name == "size_t")}
 
     def _candidates(self, constraint, bound) -> list:
