@@ -18,6 +18,11 @@ CONFORMANCE_CASES = (
     "out_of_memory", "sync_pair", "streams", "threads", "free_on_other_thread",
     "destroyed_handle",
 )
+# What a resource may say it refuses on free, for the bad-input matrix: a
+# pointer it never handed out (CMR_ERROR_UNKNOWN_POINTER) and a size other
+# than the one allocated (CMR_ERROR_INVALID_ARGUMENT, the block kept). Only a
+# resource that records its blocks can know either.
+REJECTS = ("unknown_pointer", "wrong_size")
 
 
 def c_string(text: str) -> str:
@@ -80,6 +85,45 @@ NAMED_DEFAULTS = {
     "unlimited": NamedDefault(("size_t",), "no limit (SIZE_MAX)", expr="SIZE_MAX"),
     "keep_everything": NamedDefault(("size_t",), "keep everything (SIZE_MAX)", expr="SIZE_MAX"),
 }
+
+
+@dataclass(frozen=True)
+class BadValue:
+    """An argument the wrapper must refuse: a label for the case name, its C
+    expression and the status the wrapper returns."""
+    label: str
+    c: str
+    status: str
+
+
+# Values the battery passes for a parameter that is not the one under test:
+# each passes every check a spec can put on its type.
+_VALID_C = {
+    "bool": "false", "double": "1.0", "pointer": "(void *)cmr_battery_marker", "string": '"bad_inputs"',
+    "properties": "0u", "resource_ref": "subject", "allocate_callback": "cmr_battery_forward_allocate",
+    "deallocate_callback": "cmr_battery_forward_deallocate", "failure_callback": "cmr_battery_never_retry",
+}
+
+
+NUMERIC_CONSTRAINTS = ("nonzero", "multiple_of", "power_of_two", "min", "max")
+
+
+def _violates(value, constraint, bound) -> bool:
+    if constraint == "nonzero":
+        return value == 0
+    if constraint == "multiple_of":
+        return value % bound != 0
+    if constraint == "power_of_two":
+        return value <= 0 or value & (value - 1) != 0
+    if constraint == "min":
+        return value < bound
+    return value > bound  # max
+
+
+def _number_c(kind: str, value) -> str:
+    if kind == "size_t":
+        return f"(size_t){value}u"
+    return repr(float(value)) if kind == "double" else str(value)
 
 
 @dataclass
@@ -173,6 +217,71 @@ class Param:
     def is_upstream(self) -> bool:
         return self.type.name == "resource_ref"
 
+    @property
+    def numeric_constraints(self) -> dict:
+        """The constraints the wrapper checks as numbers (a size_t min of 0 is not checked)."""
+        return {k: v for k, v in self.constraints.items() if k in NUMERIC_CONSTRAINTS
+                and v is not False and not (k == "min" and v == 0 and self.type.name == "size_t")}
+
+    def _candidates(self, constraint, bound) -> list:
+        """Values just outside one constraint, the closest first."""
+        c = self.constraints
+        step = c.get("multiple_of", 1)
+        low = max(c.get("min", 1), step, 1)
+        if constraint == "nonzero":
+            return [0]
+        if constraint == "multiple_of":
+            return [low + 1, bound + 1]
+        if constraint == "power_of_two":
+            return [low * 3, 3, 0]
+        if constraint == "min":
+            return [bound - step, bound - 1] if self.type.name != "size_t" or bound > 0 else []
+        return [bound + step, bound + 1]
+
+    def _outside(self, constraint, bound) -> str | None:
+        """A C value that fails `constraint` and, where one exists, no other."""
+        sentinels = {"size_t": 2**64 - 1, "int": -2**31}
+        candidates = [v for v in self._candidates(constraint, bound)
+                      if v >= 0 or self.type.name != "size_t"]
+        candidates = [v for v in candidates if v != sentinels.get(self.type.name) and _violates(v, constraint, bound)]
+        others = {k: b for k, b in self.numeric_constraints.items() if k != constraint}
+        alone = [v for v in candidates if not any(_violates(v, k, b) for k, b in others.items())]
+        chosen = (alone or candidates or [None])[0]
+        return None if chosen is None else _number_c(self.type.name, chosen)
+
+    @property
+    def bad_values(self) -> list:
+        """Every argument the wrapper's checks of this parameter refuse."""
+        kind = self.type.name
+        if kind == "resource_ref":
+            return [BadValue("zeroed_ref", "(cmr_resource_ref){0}", "CMR_ERROR_INVALID_REF"),
+                    BadValue("destroyed_ref", "cmr_battery_destroyed_ref()", "CMR_ERROR_DESTROYED_HANDLE")]
+        if self.type.null_status:
+            nonzero = self.constraints.get("nonzero") or kind in ALWAYS_NONZERO
+            return [BadValue("null", "NULL", self.type.null_status)] if nonzero else []
+        if kind == "enum":
+            return [BadValue("enum_below", f"({self.c_type})-1", "CMR_ERROR_INVALID_ARGUMENT"),
+                    BadValue("enum_above", f"({self.c_type}){len(self.values)}", "CMR_ERROR_INVALID_ARGUMENT")]
+        if kind == "properties":
+            return [BadValue("unknown_bits", "0x4u", "CMR_ERROR_INVALID_ARGUMENT")]
+        bad = []
+        for constraint, bound in self.numeric_constraints.items():
+            value = self._outside(constraint, bound)
+            if value is not None:
+                bad.append(BadValue(constraint, value, "CMR_ERROR_INVALID_ARGUMENT"))
+        return bad
+
+    @property
+    def valid_c(self) -> str:
+        """A value for this parameter that passes its checks."""
+        if self.type.name in _VALID_C:
+            return _VALID_C[self.type.name]
+        c = self.numeric_constraints
+        for v in (4096, c.get("min", 0), c.get("max", 0), 1):
+            if not any(_violates(v, k, b) for k, b in c.items()):
+                return _number_c(self.type.name, v)
+        return _number_c(self.type.name, c.get("min", 1))
+
 
 @dataclass
 class Check:
@@ -198,6 +307,7 @@ class Conformance:
     upstreams_gpu: list = field(default_factory=list)
     args: dict = field(default_factory=dict)
     skip: list = field(default_factory=list)
+    rejects: list = field(default_factory=list)
 
 
 @dataclass

@@ -9,7 +9,7 @@ import re
 import tomllib
 from pathlib import Path
 
-from .model import (ALWAYS_NONZERO, BACKENDS, CONFORMANCE_CASES, EQUALITY_RULES, KINDS,
+from .model import (ALWAYS_NONZERO, BACKENDS, CONFORMANCE_CASES, EQUALITY_RULES, KINDS, REJECTS,
                     NAMED_DEFAULTS, PROPERTY_FLAGS, TYPES, Check, Conformance, Method,
                     NamedDefault, Param, Resource, c_string)
 
@@ -27,7 +27,7 @@ PARAM_FIELDS = {"name", "type", "doc", "default", "multiple_of", "power_of_two",
                 "nonzero", "retain", "values"}
 METHOD_FIELDS = {"name", "doc", "returns", "params"}
 CHECK_FIELDS = {"expr", "message"}
-CONFORMANCE_FIELDS = {"upstreams", "args", "skip"}
+CONFORMANCE_FIELDS = {"upstreams", "args", "skip", "rejects"}
 UPSTREAM_KINDS = {"host", "gpu"}
 CONSTRAINT_FIELDS = {"multiple_of", "power_of_two", "min", "max", "nonzero"}
 
@@ -349,6 +349,18 @@ def _load_methods(raw, resource, problems):
     return methods
 
 
+def _names(raw, key, known, noun, problems) -> list:
+    """conformance.<key>: a list of names, each one of `known`."""
+    names = raw.get(key, [])
+    if not isinstance(names, list):
+        problems.add(f"conformance.{key}", f"must be a list of {noun} names")
+        return []
+    for name in names:
+        if name not in known:
+            problems.add(f"conformance.{key}", f'unknown {noun} {_show(name)} (known: {", ".join(known)})')
+    return names
+
+
 def _load_conformance(raw, params, problems, known_resources):
     conf = Conformance()
     if raw is None:
@@ -383,14 +395,8 @@ def _load_conformance(raw, params, problems, known_resources):
         elif not expr.strip():
             problems.add(f"conformance.args.{key}", "is empty")
     conf.args = args
-    skip = raw.get("skip", [])
-    if not isinstance(skip, list):
-        problems.add("conformance.skip", "must be a list of case names")
-        skip = []
-    for case in skip:
-        if case not in CONFORMANCE_CASES:
-            problems.add("conformance.skip", f'unknown case {_show(case)} (known: {", ".join(CONFORMANCE_CASES)})')
-    conf.skip = skip
+    conf.skip = _names(raw, "skip", CONFORMANCE_CASES, "case", problems)
+    conf.rejects = _names(raw, "rejects", REJECTS, "refusal", problems)
     return conf
 
 

@@ -277,7 +277,7 @@ static void binning_finalize(cmr_object *object) {
 static cmr_status binning_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   if (alignment > 256) {
     return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
-                     "cmr_allocate: the binning resource honours alignments up to 256 bytes, not %zu", alignment);
+                     "binning: alignment %zu is above the 256 bytes this resource honours", alignment);
   }
   return cmr_binning_impl_allocate(((cmr_binning_resource *)self)->impl, bytes, alignment, stream, out);
 }
@@ -421,7 +421,7 @@ static void callback_finalize(cmr_object *object) {
 static cmr_status callback_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   if (alignment > 256) {
     return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
-                     "cmr_allocate: the callback resource honours alignments up to 256 bytes, not %zu", alignment);
+                     "callback: alignment %zu is above the 256 bytes this resource honours", alignment);
   }
   return cmr_callback_impl_allocate(((cmr_callback_resource *)self)->impl, bytes, alignment, stream, out);
 }
@@ -513,7 +513,7 @@ static void cuda_finalize(cmr_object *object) {
 static cmr_status cuda_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   if (alignment > 256) {
     return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
-                     "cmr_allocate: the cuda resource honours alignments up to 256 bytes, not %zu", alignment);
+                     "cuda: alignment %zu is above the 256 bytes this resource honours", alignment);
   }
   (void)self;
   return cmr_cuda_impl_allocate(bytes, alignment, stream, out);
@@ -632,7 +632,7 @@ static void cuda_async_finalize(cmr_object *object) {
 static cmr_status cuda_async_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   if (alignment > 256) {
     return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
-                     "cmr_allocate: the cuda_async resource honours alignments up to 256 bytes, not %zu", alignment);
+                     "cuda_async: alignment %zu is above the 256 bytes this resource honours", alignment);
   }
   return cmr_cuda_async_impl_allocate(((cmr_cuda_async_resource *)self)->impl, bytes, alignment, stream, out);
 }
@@ -794,7 +794,7 @@ static void cuda_async_managed_finalize(cmr_object *object) {
 static cmr_status cuda_async_managed_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   if (alignment > 256) {
     return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
-                     "cmr_allocate: the cuda_async_managed resource honours alignments up to 256 bytes, not %zu", alignment);
+                     "cuda_async_managed: alignment %zu is above the 256 bytes this resource honours", alignment);
   }
   return cmr_cuda_async_managed_impl_allocate(((cmr_cuda_async_managed_resource *)self)->impl, bytes, alignment, stream, out);
 }
@@ -929,7 +929,7 @@ static void cuda_async_view_finalize(cmr_object *object) {
 static cmr_status cuda_async_view_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   if (alignment > 256) {
     return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
-                     "cmr_allocate: the cuda_async_view resource honours alignments up to 256 bytes, not %zu", alignment);
+                     "cuda_async_view: alignment %zu is above the 256 bytes this resource honours", alignment);
   }
   return cmr_cuda_async_view_impl_allocate(((cmr_cuda_async_view_resource *)self)->impl, bytes, alignment, stream, out);
 }
@@ -1161,7 +1161,7 @@ static void fixed_size_finalize(cmr_object *object) {
 static cmr_status fixed_size_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   if (alignment > 256) {
     return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
-                     "cmr_allocate: the fixed_size resource honours alignments up to 256 bytes, not %zu", alignment);
+                     "fixed_size: alignment %zu is above the 256 bytes this resource honours", alignment);
   }
   return cmr_fixed_size_impl_allocate(((cmr_fixed_size_resource *)self)->impl, bytes, alignment, stream, out);
 }
@@ -1508,7 +1508,7 @@ static void managed_finalize(cmr_object *object) {
 static cmr_status managed_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   if (alignment > 256) {
     return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
-                     "cmr_allocate: the managed resource honours alignments up to 256 bytes, not %zu", alignment);
+                     "managed: alignment %zu is above the 256 bytes this resource honours", alignment);
   }
   (void)self;
   return cmr_managed_impl_allocate(bytes, alignment, stream, out);
@@ -1625,7 +1625,7 @@ static void pinned_host_finalize(cmr_object *object) {
 static cmr_status pinned_host_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   if (alignment > 256) {
     return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
-                     "cmr_allocate: the pinned_host resource honours alignments up to 256 bytes, not %zu", alignment);
+                     "pinned_host: alignment %zu is above the 256 bytes this resource honours", alignment);
   }
   (void)self;
   return cmr_pinned_host_impl_allocate(bytes, alignment, stream, out);

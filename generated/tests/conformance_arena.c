@@ -46,6 +46,277 @@ static cmr_status make_subject(cmr_resource_ref upstream, cmr_resource_ref *out)
   return status;
 }
 
+/* ---- bad inputs: every function of cmr_arena_resource refusing what it must ---- */
+
+static cmr_arena_resource *handle_of(cmr_resource_ref ref) {
+  cmr_arena_resource *handle = NULL;
+  cmr_battery_expect_ok(cmr_arena_resource_from_ref(ref, &handle), "cmr_arena_resource_from_ref");
+  return handle;
+}
+
+/* A made-then-destroyed handle: its shell stays poisoned, so it is detected. */
+static cmr_arena_resource *destroyed_handle(cmr_resource_ref upstream) {
+  return (cmr_arena_resource *)cmr_battery_destroyed_subject(upstream).self;
+}
+
+/* What the resource shows of its state (its getters), to compare before and
+ * after a refused call. */
+static void observe(cmr_resource_ref subject, double *values) {
+  cmr_arena_resource *handle = handle_of(subject);
+  size_t arena_size = 0;
+  cmr_battery_expect_ok(cmr_arena_resource_arena_size(handle, &arena_size), "cmr_arena_resource_arena_size");
+  values[0] = (double)arena_size;
+  size_t global_free_bytes = 0;
+  cmr_battery_expect_ok(cmr_arena_resource_global_free_bytes(handle, &global_free_bytes), "cmr_arena_resource_global_free_bytes");
+  values[1] = (double)global_free_bytes;
+  size_t superblock_count = 0;
+  cmr_battery_expect_ok(cmr_arena_resource_superblock_count(handle, &superblock_count), "cmr_arena_resource_superblock_count");
+  values[2] = (double)superblock_count;
+}
+
+enum { observed_count = 3 };
+
+static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_arena_resource_create(upstream, (size_t)256 << 20, false, "", NULL), CMR_ERROR_NULL_POINTER, "cmr_arena_resource_create: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_create_upstream_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_arena_resource *out = (cmr_arena_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_arena_resource_create((cmr_resource_ref){0}, (size_t)256 << 20, false, "", &out), CMR_ERROR_INVALID_REF, "cmr_arena_resource_create: upstream");
+  cmr_battery_expect_null(out, "cmr_arena_resource_create");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_create_upstream_destroyed_ref(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_arena_resource *out = (cmr_arena_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_arena_resource_create(cmr_battery_destroyed_ref(), (size_t)256 << 20, false, "", &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_arena_resource_create: upstream");
+  cmr_battery_expect_null(out, "cmr_arena_resource_create");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_create_arena_size_min(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_arena_resource *out = (cmr_arena_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_arena_resource_create(upstream, (size_t)1048320u, false, "", &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_arena_resource_create: arena_size");
+  cmr_battery_expect_null(out, "cmr_arena_resource_create");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_create_arena_size_multiple_of(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_arena_resource *out = (cmr_arena_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_arena_resource_create(upstream, (size_t)1048577u, false, "", &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_arena_resource_create: arena_size");
+  cmr_battery_expect_null(out, "cmr_arena_resource_create");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_create_dump_path_null(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_arena_resource *out = (cmr_arena_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_arena_resource_create(upstream, (size_t)256 << 20, false, NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_arena_resource_create: dump_path");
+  cmr_battery_expect_null(out, "cmr_arena_resource_create");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_destroy_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_arena_resource_destroy(NULL), CMR_ERROR_NULL_POINTER, "cmr_arena_resource_destroy");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_arena_resource_destroy(destroyed_handle(upstream)), CMR_ERROR_DESTROYED_HANDLE, "cmr_arena_resource_destroy");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_ref_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_arena_resource_ref(NULL)), CMR_ERROR_INVALID_REF, "cmr_ref_validate");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_from_ref_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_arena_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER, "cmr_arena_resource_from_ref: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_from_ref_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_arena_resource *out = (cmr_arena_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_arena_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_arena_resource_from_ref");
+  cmr_battery_expect_null(out, "cmr_arena_resource_from_ref");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_from_ref_destroyed_ref(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_arena_resource *out = (cmr_arena_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_arena_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_arena_resource_from_ref");
+  cmr_battery_expect_null(out, "cmr_arena_resource_from_ref");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_arena_resource *out = (cmr_arena_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_arena_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_arena_resource_from_ref");
+  cmr_battery_expect_null(out, "cmr_arena_resource_from_ref");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_arena_size_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_arena_resource_arena_size(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_arena_resource_arena_size");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_arena_size_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_arena_resource_arena_size(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_arena_resource_arena_size");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_arena_size_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_arena_resource_arena_size(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_arena_resource_arena_size: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_global_free_bytes_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_arena_resource_global_free_bytes(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_arena_resource_global_free_bytes");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_global_free_bytes_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_arena_resource_global_free_bytes(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_arena_resource_global_free_bytes");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_global_free_bytes_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_arena_resource_global_free_bytes(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_arena_resource_global_free_bytes: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_superblock_count_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_arena_resource_superblock_count(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_arena_resource_superblock_count");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_superblock_count_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_arena_resource_superblock_count(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_arena_resource_superblock_count");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_superblock_count_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_arena_resource_superblock_count(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_arena_resource_superblock_count: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_dump_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_arena_resource_dump(NULL), CMR_ERROR_NULL_POINTER, "cmr_arena_resource_dump");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_dump_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_arena_resource_dump(destroyed_handle(upstream)), CMR_ERROR_DESTROYED_HANDLE, "cmr_arena_resource_dump");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static const cmr_battery_bad_input bad_inputs[] = {
+    {"create.null_out", bad_create_null_out},
+    {"create.upstream.zeroed_ref", bad_create_upstream_zeroed_ref},
+    {"create.upstream.destroyed_ref", bad_create_upstream_destroyed_ref},
+    {"create.arena_size.min", bad_create_arena_size_min},
+    {"create.arena_size.multiple_of", bad_create_arena_size_multiple_of},
+    {"create.dump_path.null", bad_create_dump_path_null},
+    {"destroy.null_handle", bad_destroy_null_handle},
+    {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
+    {"ref.null_handle", bad_ref_null_handle},
+    {"from_ref.null_out", bad_from_ref_null_out},
+    {"from_ref.zeroed_ref", bad_from_ref_zeroed_ref},
+    {"from_ref.destroyed_ref", bad_from_ref_destroyed_ref},
+    {"from_ref.other_type", bad_from_ref_other_type},
+    {"arena_size.null_handle", bad_arena_size_null_handle},
+    {"arena_size.destroyed_handle", bad_arena_size_destroyed_handle},
+    {"arena_size.null_out", bad_arena_size_null_out},
+    {"global_free_bytes.null_handle", bad_global_free_bytes_null_handle},
+    {"global_free_bytes.destroyed_handle", bad_global_free_bytes_destroyed_handle},
+    {"global_free_bytes.null_out", bad_global_free_bytes_null_out},
+    {"superblock_count.null_handle", bad_superblock_count_null_handle},
+    {"superblock_count.destroyed_handle", bad_superblock_count_destroyed_handle},
+    {"superblock_count.null_out", bad_superblock_count_null_out},
+    {"dump.null_handle", bad_dump_null_handle},
+    {"dump.destroyed_handle", bad_dump_destroyed_handle},
+    {NULL, NULL}};
+
 static const char *const skipped[] = {
     NULL};
 
@@ -62,6 +333,9 @@ static const cmr_battery_subject subject = {
     .skipped = skipped,
     .make_upstream = make_upstream,
     .make = make_subject,
+    .bad_inputs = bad_inputs,
+    .rejects_unknown_pointer = true,
+    .rejects_wrong_size = true,
 };
 
 int main(int argc, char **argv) { return cmr_battery_main(&subject, argc, argv); }

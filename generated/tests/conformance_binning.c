@@ -46,6 +46,273 @@ static cmr_status make_subject(cmr_resource_ref upstream, cmr_resource_ref *out)
   return status;
 }
 
+/* ---- bad inputs: every function of cmr_binning_resource refusing what it must ---- */
+
+static cmr_binning_resource *handle_of(cmr_resource_ref ref) {
+  cmr_binning_resource *handle = NULL;
+  cmr_battery_expect_ok(cmr_binning_resource_from_ref(ref, &handle), "cmr_binning_resource_from_ref");
+  return handle;
+}
+
+/* A made-then-destroyed handle: its shell stays poisoned, so it is detected. */
+static cmr_binning_resource *destroyed_handle(cmr_resource_ref upstream) {
+  return (cmr_binning_resource *)cmr_battery_destroyed_subject(upstream).self;
+}
+
+/* What the resource shows of its state (its getters), to compare before and
+ * after a refused call. */
+static void observe(cmr_resource_ref subject, double *values) {
+  cmr_binning_resource *handle = handle_of(subject);
+  size_t bin_count = 0;
+  cmr_battery_expect_ok(cmr_binning_resource_bin_count(handle, &bin_count), "cmr_binning_resource_bin_count");
+  values[0] = (double)bin_count;
+}
+
+enum { observed_count = 1 };
+
+static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_binning_resource_create(upstream, 8, 16, NULL), CMR_ERROR_NULL_POINTER, "cmr_binning_resource_create: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_create_upstream_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_binning_resource *out = (cmr_binning_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_binning_resource_create((cmr_resource_ref){0}, 8, 16, &out), CMR_ERROR_INVALID_REF, "cmr_binning_resource_create: upstream");
+  cmr_battery_expect_null(out, "cmr_binning_resource_create");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_create_upstream_destroyed_ref(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_binning_resource *out = (cmr_binning_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_binning_resource_create(cmr_battery_destroyed_ref(), 8, 16, &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_create: upstream");
+  cmr_battery_expect_null(out, "cmr_binning_resource_create");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_destroy_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_binning_resource_destroy(NULL), CMR_ERROR_NULL_POINTER, "cmr_binning_resource_destroy");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_binning_resource_destroy(destroyed_handle(upstream)), CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_destroy");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_ref_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_binning_resource_ref(NULL)), CMR_ERROR_INVALID_REF, "cmr_ref_validate");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_from_ref_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_binning_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER, "cmr_binning_resource_from_ref: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_from_ref_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_binning_resource *out = (cmr_binning_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_binning_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_binning_resource_from_ref");
+  cmr_battery_expect_null(out, "cmr_binning_resource_from_ref");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_from_ref_destroyed_ref(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_binning_resource *out = (cmr_binning_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_binning_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_from_ref");
+  cmr_battery_expect_null(out, "cmr_binning_resource_from_ref");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_binning_resource *out = (cmr_binning_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_binning_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_from_ref");
+  cmr_battery_expect_null(out, "cmr_binning_resource_from_ref");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_add_bin_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_binning_resource_add_bin(NULL, (size_t)4096u), CMR_ERROR_NULL_POINTER, "cmr_binning_resource_add_bin");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_add_bin_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_binning_resource_add_bin(destroyed_handle(upstream), (size_t)4096u), CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_add_bin");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_add_bin_allocation_size_nonzero(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_binning_resource_add_bin(handle_of(subject), (size_t)0u), CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_add_bin: allocation_size");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_add_bin_resource_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_binning_resource_add_bin_resource(NULL, (size_t)4096u, subject), CMR_ERROR_NULL_POINTER, "cmr_binning_resource_add_bin_resource");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_add_bin_resource_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_binning_resource_add_bin_resource(destroyed_handle(upstream), (size_t)4096u, subject), CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_add_bin_resource");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_add_bin_resource_allocation_size_nonzero(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_binning_resource_add_bin_resource(handle_of(subject), (size_t)0u, subject), CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_add_bin_resource: allocation_size");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_add_bin_resource_resource_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_binning_resource_add_bin_resource(handle_of(subject), (size_t)4096u, (cmr_resource_ref){0}), CMR_ERROR_INVALID_REF, "cmr_binning_resource_add_bin_resource: resource");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_add_bin_resource_resource_destroyed_ref(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_binning_resource_add_bin_resource(handle_of(subject), (size_t)4096u, cmr_battery_destroyed_ref()), CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_add_bin_resource: resource");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_bin_count_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_binning_resource_bin_count(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_binning_resource_bin_count");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_bin_count_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_binning_resource_bin_count(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_bin_count");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_bin_count_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_binning_resource_bin_count(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_binning_resource_bin_count: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_bin_size_for_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_binning_resource_bin_size_for(NULL, (size_t)4096u, &out), CMR_ERROR_NULL_POINTER, "cmr_binning_resource_bin_size_for");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_bin_size_for_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_binning_resource_bin_size_for(destroyed_handle(upstream), (size_t)4096u, &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_bin_size_for");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_bin_size_for_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_binning_resource_bin_size_for(handle_of(subject), (size_t)4096u, NULL), CMR_ERROR_NULL_POINTER, "cmr_binning_resource_bin_size_for: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_bin_size_for_allocation_size_nonzero(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_binning_resource_bin_size_for(handle_of(subject), (size_t)0u, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_bin_size_for: allocation_size");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static const cmr_battery_bad_input bad_inputs[] = {
+    {"create.null_out", bad_create_null_out},
+    {"create.upstream.zeroed_ref", bad_create_upstream_zeroed_ref},
+    {"create.upstream.destroyed_ref", bad_create_upstream_destroyed_ref},
+    {"destroy.null_handle", bad_destroy_null_handle},
+    {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
+    {"ref.null_handle", bad_ref_null_handle},
+    {"from_ref.null_out", bad_from_ref_null_out},
+    {"from_ref.zeroed_ref", bad_from_ref_zeroed_ref},
+    {"from_ref.destroyed_ref", bad_from_ref_destroyed_ref},
+    {"from_ref.other_type", bad_from_ref_other_type},
+    {"add_bin.null_handle", bad_add_bin_null_handle},
+    {"add_bin.destroyed_handle", bad_add_bin_destroyed_handle},
+    {"add_bin.allocation_size.nonzero", bad_add_bin_allocation_size_nonzero},
+    {"add_bin_resource.null_handle", bad_add_bin_resource_null_handle},
+    {"add_bin_resource.destroyed_handle", bad_add_bin_resource_destroyed_handle},
+    {"add_bin_resource.allocation_size.nonzero", bad_add_bin_resource_allocation_size_nonzero},
+    {"add_bin_resource.resource.zeroed_ref", bad_add_bin_resource_resource_zeroed_ref},
+    {"add_bin_resource.resource.destroyed_ref", bad_add_bin_resource_resource_destroyed_ref},
+    {"bin_count.null_handle", bad_bin_count_null_handle},
+    {"bin_count.destroyed_handle", bad_bin_count_destroyed_handle},
+    {"bin_count.null_out", bad_bin_count_null_out},
+    {"bin_size_for.null_handle", bad_bin_size_for_null_handle},
+    {"bin_size_for.destroyed_handle", bad_bin_size_for_destroyed_handle},
+    {"bin_size_for.null_out", bad_bin_size_for_null_out},
+    {"bin_size_for.allocation_size.nonzero", bad_bin_size_for_allocation_size_nonzero},
+    {NULL, NULL}};
+
 static const char *const skipped[] = {
     NULL};
 
@@ -62,6 +329,9 @@ static const cmr_battery_subject subject = {
     .skipped = skipped,
     .make_upstream = make_upstream,
     .make = make_subject,
+    .bad_inputs = bad_inputs,
+    .rejects_unknown_pointer = false,
+    .rejects_wrong_size = false,
 };
 
 int main(int argc, char **argv) { return cmr_battery_main(&subject, argc, argv); }

@@ -32,6 +32,136 @@ static cmr_status make_subject(cmr_resource_ref upstream, cmr_resource_ref *out)
   return status;
 }
 
+/* ---- bad inputs: every function of cmr_callback_resource refusing what it must ---- */
+
+
+/* A made-then-destroyed handle: its shell stays poisoned, so it is detected. */
+static cmr_callback_resource *destroyed_handle(cmr_resource_ref upstream) {
+  return (cmr_callback_resource *)cmr_battery_destroyed_subject(upstream).self;
+}
+
+/* What the resource shows of its state (its getters), to compare before and
+ * after a refused call. */
+static void observe(cmr_resource_ref subject, double *values) {
+  (void)subject, (void)values;
+}
+
+enum { observed_count = 1 };
+
+static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_callback_resource_create(cmr_battery_forward_allocate, cmr_battery_forward_deallocate, cmr_battery_upstream_slot(), cmr_battery_upstream_slot(), cmr_battery_upstream_properties(upstream), NULL), CMR_ERROR_NULL_POINTER, "cmr_callback_resource_create: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_create_allocate_null(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_callback_resource *out = (cmr_callback_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_callback_resource_create(NULL, cmr_battery_forward_deallocate, cmr_battery_upstream_slot(), cmr_battery_upstream_slot(), cmr_battery_upstream_properties(upstream), &out), CMR_ERROR_NULL_POINTER, "cmr_callback_resource_create: allocate");
+  cmr_battery_expect_null(out, "cmr_callback_resource_create");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_create_deallocate_null(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_callback_resource *out = (cmr_callback_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_callback_resource_create(cmr_battery_forward_allocate, NULL, cmr_battery_upstream_slot(), cmr_battery_upstream_slot(), cmr_battery_upstream_properties(upstream), &out), CMR_ERROR_NULL_POINTER, "cmr_callback_resource_create: deallocate");
+  cmr_battery_expect_null(out, "cmr_callback_resource_create");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_create_properties_unknown_bits(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_callback_resource *out = (cmr_callback_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_callback_resource_create(cmr_battery_forward_allocate, cmr_battery_forward_deallocate, cmr_battery_upstream_slot(), cmr_battery_upstream_slot(), 0x4u, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_callback_resource_create: properties");
+  cmr_battery_expect_null(out, "cmr_callback_resource_create");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_destroy_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_callback_resource_destroy(NULL), CMR_ERROR_NULL_POINTER, "cmr_callback_resource_destroy");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_callback_resource_destroy(destroyed_handle(upstream)), CMR_ERROR_DESTROYED_HANDLE, "cmr_callback_resource_destroy");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_ref_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_callback_resource_ref(NULL)), CMR_ERROR_INVALID_REF, "cmr_ref_validate");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_from_ref_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_callback_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER, "cmr_callback_resource_from_ref: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_from_ref_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_callback_resource *out = (cmr_callback_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_callback_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_callback_resource_from_ref");
+  cmr_battery_expect_null(out, "cmr_callback_resource_from_ref");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_from_ref_destroyed_ref(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_callback_resource *out = (cmr_callback_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_callback_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_callback_resource_from_ref");
+  cmr_battery_expect_null(out, "cmr_callback_resource_from_ref");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_callback_resource *out = (cmr_callback_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_callback_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_callback_resource_from_ref");
+  cmr_battery_expect_null(out, "cmr_callback_resource_from_ref");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static const cmr_battery_bad_input bad_inputs[] = {
+    {"create.null_out", bad_create_null_out},
+    {"create.allocate.null", bad_create_allocate_null},
+    {"create.deallocate.null", bad_create_deallocate_null},
+    {"create.properties.unknown_bits", bad_create_properties_unknown_bits},
+    {"destroy.null_handle", bad_destroy_null_handle},
+    {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
+    {"ref.null_handle", bad_ref_null_handle},
+    {"from_ref.null_out", bad_from_ref_null_out},
+    {"from_ref.zeroed_ref", bad_from_ref_zeroed_ref},
+    {"from_ref.destroyed_ref", bad_from_ref_destroyed_ref},
+    {"from_ref.other_type", bad_from_ref_other_type},
+    {NULL, NULL}};
+
 static const char *const skipped[] = {
     NULL};
 
@@ -48,6 +178,9 @@ static const cmr_battery_subject subject = {
     .skipped = skipped,
     .make_upstream = make_upstream,
     .make = make_subject,
+    .bad_inputs = bad_inputs,
+    .rejects_unknown_pointer = false,
+    .rejects_wrong_size = false,
 };
 
 int main(int argc, char **argv) { return cmr_battery_main(&subject, argc, argv); }

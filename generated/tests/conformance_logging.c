@@ -39,6 +39,220 @@ static cmr_status make_subject(cmr_resource_ref upstream, cmr_resource_ref *out)
   return status;
 }
 
+/* ---- bad inputs: every function of cmr_logging_resource refusing what it must ---- */
+
+static cmr_logging_resource *handle_of(cmr_resource_ref ref) {
+  cmr_logging_resource *handle = NULL;
+  cmr_battery_expect_ok(cmr_logging_resource_from_ref(ref, &handle), "cmr_logging_resource_from_ref");
+  return handle;
+}
+
+/* A made-then-destroyed handle: its shell stays poisoned, so it is detected. */
+static cmr_logging_resource *destroyed_handle(cmr_resource_ref upstream) {
+  return (cmr_logging_resource *)cmr_battery_destroyed_subject(upstream).self;
+}
+
+/* What the resource shows of its state (its getters), to compare before and
+ * after a refused call. */
+static void observe(cmr_resource_ref subject, double *values) {
+  cmr_logging_resource *handle = handle_of(subject);
+  size_t lost_rows = 0;
+  cmr_battery_expect_ok(cmr_logging_resource_lost_rows(handle, &lost_rows), "cmr_logging_resource_lost_rows");
+  values[0] = (double)lost_rows;
+}
+
+enum { observed_count = 1 };
+
+static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_logging_resource_create(upstream, "/dev/null", NULL, false, NULL), CMR_ERROR_NULL_POINTER, "cmr_logging_resource_create: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_create_upstream_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_logging_resource *out = (cmr_logging_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_logging_resource_create((cmr_resource_ref){0}, "/dev/null", NULL, false, &out), CMR_ERROR_INVALID_REF, "cmr_logging_resource_create: upstream");
+  cmr_battery_expect_null(out, "cmr_logging_resource_create");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_create_upstream_destroyed_ref(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_logging_resource *out = (cmr_logging_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_logging_resource_create(cmr_battery_destroyed_ref(), "/dev/null", NULL, false, &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_logging_resource_create: upstream");
+  cmr_battery_expect_null(out, "cmr_logging_resource_create");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_create_filename_null(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_logging_resource *out = (cmr_logging_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_logging_resource_create(upstream, NULL, NULL, false, &out), CMR_ERROR_NULL_POINTER, "cmr_logging_resource_create: filename");
+  cmr_battery_expect_null(out, "cmr_logging_resource_create");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_destroy_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_logging_resource_destroy(NULL), CMR_ERROR_NULL_POINTER, "cmr_logging_resource_destroy");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_logging_resource_destroy(destroyed_handle(upstream)), CMR_ERROR_DESTROYED_HANDLE, "cmr_logging_resource_destroy");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_ref_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_logging_resource_ref(NULL)), CMR_ERROR_INVALID_REF, "cmr_ref_validate");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_from_ref_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_logging_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER, "cmr_logging_resource_from_ref: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_from_ref_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_logging_resource *out = (cmr_logging_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_logging_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_logging_resource_from_ref");
+  cmr_battery_expect_null(out, "cmr_logging_resource_from_ref");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_from_ref_destroyed_ref(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_logging_resource *out = (cmr_logging_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_logging_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_logging_resource_from_ref");
+  cmr_battery_expect_null(out, "cmr_logging_resource_from_ref");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_logging_resource *out = (cmr_logging_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_logging_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_logging_resource_from_ref");
+  cmr_battery_expect_null(out, "cmr_logging_resource_from_ref");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_flush_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_logging_resource_flush(NULL), CMR_ERROR_NULL_POINTER, "cmr_logging_resource_flush");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_flush_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_logging_resource_flush(destroyed_handle(upstream)), CMR_ERROR_DESTROYED_HANDLE, "cmr_logging_resource_flush");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_filename_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  const char * out = 0;
+  CMR_BATTERY_EXPECT(cmr_logging_resource_filename(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_logging_resource_filename");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_filename_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  const char * out = 0;
+  CMR_BATTERY_EXPECT(cmr_logging_resource_filename(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_logging_resource_filename");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_filename_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_logging_resource_filename(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_logging_resource_filename: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_lost_rows_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_logging_resource_lost_rows(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_logging_resource_lost_rows");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_lost_rows_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_logging_resource_lost_rows(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_logging_resource_lost_rows");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_lost_rows_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_logging_resource_lost_rows(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_logging_resource_lost_rows: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static const cmr_battery_bad_input bad_inputs[] = {
+    {"create.null_out", bad_create_null_out},
+    {"create.upstream.zeroed_ref", bad_create_upstream_zeroed_ref},
+    {"create.upstream.destroyed_ref", bad_create_upstream_destroyed_ref},
+    {"create.filename.null", bad_create_filename_null},
+    {"destroy.null_handle", bad_destroy_null_handle},
+    {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
+    {"ref.null_handle", bad_ref_null_handle},
+    {"from_ref.null_out", bad_from_ref_null_out},
+    {"from_ref.zeroed_ref", bad_from_ref_zeroed_ref},
+    {"from_ref.destroyed_ref", bad_from_ref_destroyed_ref},
+    {"from_ref.other_type", bad_from_ref_other_type},
+    {"flush.null_handle", bad_flush_null_handle},
+    {"flush.destroyed_handle", bad_flush_destroyed_handle},
+    {"filename.null_handle", bad_filename_null_handle},
+    {"filename.destroyed_handle", bad_filename_destroyed_handle},
+    {"filename.null_out", bad_filename_null_out},
+    {"lost_rows.null_handle", bad_lost_rows_null_handle},
+    {"lost_rows.destroyed_handle", bad_lost_rows_destroyed_handle},
+    {"lost_rows.null_out", bad_lost_rows_null_out},
+    {NULL, NULL}};
+
 static const char *const skipped[] = {
     NULL};
 
@@ -55,6 +269,9 @@ static const cmr_battery_subject subject = {
     .skipped = skipped,
     .make_upstream = make_upstream,
     .make = make_subject,
+    .bad_inputs = bad_inputs,
+    .rejects_unknown_pointer = false,
+    .rejects_wrong_size = false,
 };
 
 int main(int argc, char **argv) { return cmr_battery_main(&subject, argc, argv); }

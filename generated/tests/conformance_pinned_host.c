@@ -14,6 +14,103 @@ static cmr_status make_subject(cmr_resource_ref upstream, cmr_resource_ref *out)
   return status;
 }
 
+/* ---- bad inputs: every function of cmr_pinned_host_resource refusing what it must ---- */
+
+
+/* A made-then-destroyed handle: its shell stays poisoned, so it is detected. */
+static cmr_pinned_host_resource *destroyed_handle(cmr_resource_ref upstream) {
+  return (cmr_pinned_host_resource *)cmr_battery_destroyed_subject(upstream).self;
+}
+
+/* What the resource shows of its state (its getters), to compare before and
+ * after a refused call. */
+static void observe(cmr_resource_ref subject, double *values) {
+  (void)subject, (void)values;
+}
+
+enum { observed_count = 1 };
+
+static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_pinned_host_resource_create(NULL), CMR_ERROR_NULL_POINTER, "cmr_pinned_host_resource_create: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_destroy_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_pinned_host_resource_destroy(NULL), CMR_ERROR_NULL_POINTER, "cmr_pinned_host_resource_destroy");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_pinned_host_resource_destroy(destroyed_handle(upstream)), CMR_ERROR_DESTROYED_HANDLE, "cmr_pinned_host_resource_destroy");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_ref_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_pinned_host_resource_ref(NULL)), CMR_ERROR_INVALID_REF, "cmr_ref_validate");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_from_ref_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_pinned_host_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER, "cmr_pinned_host_resource_from_ref: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_from_ref_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_pinned_host_resource *out = (cmr_pinned_host_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_pinned_host_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_pinned_host_resource_from_ref");
+  cmr_battery_expect_null(out, "cmr_pinned_host_resource_from_ref");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_from_ref_destroyed_ref(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_pinned_host_resource *out = (cmr_pinned_host_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_pinned_host_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_pinned_host_resource_from_ref");
+  cmr_battery_expect_null(out, "cmr_pinned_host_resource_from_ref");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_pinned_host_resource *out = (cmr_pinned_host_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_pinned_host_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_pinned_host_resource_from_ref");
+  cmr_battery_expect_null(out, "cmr_pinned_host_resource_from_ref");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static const cmr_battery_bad_input bad_inputs[] = {
+    {"create.null_out", bad_create_null_out},
+    {"destroy.null_handle", bad_destroy_null_handle},
+    {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
+    {"ref.null_handle", bad_ref_null_handle},
+    {"from_ref.null_out", bad_from_ref_null_out},
+    {"from_ref.zeroed_ref", bad_from_ref_zeroed_ref},
+    {"from_ref.destroyed_ref", bad_from_ref_destroyed_ref},
+    {"from_ref.other_type", bad_from_ref_other_type},
+    {NULL, NULL}};
+
 static const char *const skipped[] = {
     NULL};
 
@@ -30,6 +127,9 @@ static const cmr_battery_subject subject = {
     .skipped = skipped,
     .make_upstream = NULL,
     .make = make_subject,
+    .bad_inputs = bad_inputs,
+    .rejects_unknown_pointer = false,
+    .rejects_wrong_size = false,
 };
 
 int main(int argc, char **argv) { return cmr_battery_main(&subject, argc, argv); }

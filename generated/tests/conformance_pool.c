@@ -46,6 +46,227 @@ static cmr_status make_subject(cmr_resource_ref upstream, cmr_resource_ref *out)
   return status;
 }
 
+/* ---- bad inputs: every function of cmr_pool_resource refusing what it must ---- */
+
+static cmr_pool_resource *handle_of(cmr_resource_ref ref) {
+  cmr_pool_resource *handle = NULL;
+  cmr_battery_expect_ok(cmr_pool_resource_from_ref(ref, &handle), "cmr_pool_resource_from_ref");
+  return handle;
+}
+
+/* A made-then-destroyed handle: its shell stays poisoned, so it is detected. */
+static cmr_pool_resource *destroyed_handle(cmr_resource_ref upstream) {
+  return (cmr_pool_resource *)cmr_battery_destroyed_subject(upstream).self;
+}
+
+/* What the resource shows of its state (its getters), to compare before and
+ * after a refused call. */
+static void observe(cmr_resource_ref subject, double *values) {
+  cmr_pool_resource *handle = handle_of(subject);
+  size_t pool_size = 0;
+  cmr_battery_expect_ok(cmr_pool_resource_pool_size(handle, &pool_size), "cmr_pool_resource_pool_size");
+  values[0] = (double)pool_size;
+  size_t free_size = 0;
+  cmr_battery_expect_ok(cmr_pool_resource_free_size(handle, &free_size), "cmr_pool_resource_free_size");
+  values[1] = (double)free_size;
+}
+
+enum { observed_count = 2 };
+
+static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, (size_t)1 << 20, CMR_SIZE_DEFAULT, NULL), CMR_ERROR_NULL_POINTER, "cmr_pool_resource_create: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_create_upstream_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_pool_resource_create((cmr_resource_ref){0}, (size_t)1 << 20, CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_REF, "cmr_pool_resource_create: upstream");
+  cmr_battery_expect_null(out, "cmr_pool_resource_create");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_create_upstream_destroyed_ref(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_pool_resource_create(cmr_battery_destroyed_ref(), (size_t)1 << 20, CMR_SIZE_DEFAULT, &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_pool_resource_create: upstream");
+  cmr_battery_expect_null(out, "cmr_pool_resource_create");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_create_initial_pool_size_multiple_of(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, (size_t)257u, CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: initial_pool_size");
+  cmr_battery_expect_null(out, "cmr_pool_resource_create");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_create_maximum_pool_size_multiple_of(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, (size_t)1 << 20, (size_t)257u, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_pool_size");
+  cmr_battery_expect_null(out, "cmr_pool_resource_create");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_create_maximum_pool_size_nonzero(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, (size_t)1 << 20, (size_t)0u, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_pool_size");
+  cmr_battery_expect_null(out, "cmr_pool_resource_create");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_destroy_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_pool_resource_destroy(NULL), CMR_ERROR_NULL_POINTER, "cmr_pool_resource_destroy");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_pool_resource_destroy(destroyed_handle(upstream)), CMR_ERROR_DESTROYED_HANDLE, "cmr_pool_resource_destroy");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_ref_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_pool_resource_ref(NULL)), CMR_ERROR_INVALID_REF, "cmr_ref_validate");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_from_ref_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_pool_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER, "cmr_pool_resource_from_ref: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_from_ref_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_pool_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_pool_resource_from_ref");
+  cmr_battery_expect_null(out, "cmr_pool_resource_from_ref");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_from_ref_destroyed_ref(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_pool_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_pool_resource_from_ref");
+  cmr_battery_expect_null(out, "cmr_pool_resource_from_ref");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_pool_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_from_ref");
+  cmr_battery_expect_null(out, "cmr_pool_resource_from_ref");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_pool_size_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_pool_resource_pool_size(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_pool_resource_pool_size");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_pool_size_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_pool_resource_pool_size(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_pool_resource_pool_size");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_pool_size_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_pool_resource_pool_size(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_pool_resource_pool_size: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_free_size_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_pool_resource_free_size(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_pool_resource_free_size");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_free_size_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_pool_resource_free_size(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_pool_resource_free_size");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_free_size_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_pool_resource_free_size(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_pool_resource_free_size: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static const cmr_battery_bad_input bad_inputs[] = {
+    {"create.null_out", bad_create_null_out},
+    {"create.upstream.zeroed_ref", bad_create_upstream_zeroed_ref},
+    {"create.upstream.destroyed_ref", bad_create_upstream_destroyed_ref},
+    {"create.initial_pool_size.multiple_of", bad_create_initial_pool_size_multiple_of},
+    {"create.maximum_pool_size.multiple_of", bad_create_maximum_pool_size_multiple_of},
+    {"create.maximum_pool_size.nonzero", bad_create_maximum_pool_size_nonzero},
+    {"destroy.null_handle", bad_destroy_null_handle},
+    {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
+    {"ref.null_handle", bad_ref_null_handle},
+    {"from_ref.null_out", bad_from_ref_null_out},
+    {"from_ref.zeroed_ref", bad_from_ref_zeroed_ref},
+    {"from_ref.destroyed_ref", bad_from_ref_destroyed_ref},
+    {"from_ref.other_type", bad_from_ref_other_type},
+    {"pool_size.null_handle", bad_pool_size_null_handle},
+    {"pool_size.destroyed_handle", bad_pool_size_destroyed_handle},
+    {"pool_size.null_out", bad_pool_size_null_out},
+    {"free_size.null_handle", bad_free_size_null_handle},
+    {"free_size.destroyed_handle", bad_free_size_destroyed_handle},
+    {"free_size.null_out", bad_free_size_null_out},
+    {NULL, NULL}};
+
 static const char *const skipped[] = {
     NULL};
 
@@ -62,6 +283,9 @@ static const cmr_battery_subject subject = {
     .skipped = skipped,
     .make_upstream = make_upstream,
     .make = make_subject,
+    .bad_inputs = bad_inputs,
+    .rejects_unknown_pointer = true,
+    .rejects_wrong_size = true,
 };
 
 int main(int argc, char **argv) { return cmr_battery_main(&subject, argc, argv); }

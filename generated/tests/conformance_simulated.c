@@ -14,6 +14,247 @@ static cmr_status make_subject(cmr_resource_ref upstream, cmr_resource_ref *out)
   return status;
 }
 
+/* ---- bad inputs: every function of cmr_simulated_resource refusing what it must ---- */
+
+static cmr_simulated_resource *handle_of(cmr_resource_ref ref) {
+  cmr_simulated_resource *handle = NULL;
+  cmr_battery_expect_ok(cmr_simulated_resource_from_ref(ref, &handle), "cmr_simulated_resource_from_ref");
+  return handle;
+}
+
+/* A made-then-destroyed handle: its shell stays poisoned, so it is detected. */
+static cmr_simulated_resource *destroyed_handle(cmr_resource_ref upstream) {
+  return (cmr_simulated_resource *)cmr_battery_destroyed_subject(upstream).self;
+}
+
+/* What the resource shows of its state (its getters), to compare before and
+ * after a refused call. */
+static void observe(cmr_resource_ref subject, double *values) {
+  cmr_simulated_resource *handle = handle_of(subject);
+  size_t bytes_in_use = 0;
+  cmr_battery_expect_ok(cmr_simulated_resource_bytes_in_use(handle, &bytes_in_use), "cmr_simulated_resource_bytes_in_use");
+  values[0] = (double)bytes_in_use;
+  size_t peak_bytes_in_use = 0;
+  cmr_battery_expect_ok(cmr_simulated_resource_peak_bytes_in_use(handle, &peak_bytes_in_use), "cmr_simulated_resource_peak_bytes_in_use");
+  values[1] = (double)peak_bytes_in_use;
+  size_t allocation_count = 0;
+  cmr_battery_expect_ok(cmr_simulated_resource_allocation_count(handle, &allocation_count), "cmr_simulated_resource_allocation_count");
+  values[2] = (double)allocation_count;
+  size_t deallocation_count = 0;
+  cmr_battery_expect_ok(cmr_simulated_resource_deallocation_count(handle, &deallocation_count), "cmr_simulated_resource_deallocation_count");
+  values[3] = (double)deallocation_count;
+}
+
+enum { observed_count = 4 };
+
+static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_create(CMR_SIZE_DEFAULT, NULL), CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_create: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_create_capacity_nonzero(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_simulated_resource *out = (cmr_simulated_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_create((size_t)0u, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_simulated_resource_create: capacity");
+  cmr_battery_expect_null(out, "cmr_simulated_resource_create");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_destroy_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_destroy(NULL), CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_destroy");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_destroy(destroyed_handle(upstream)), CMR_ERROR_DESTROYED_HANDLE, "cmr_simulated_resource_destroy");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_ref_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_simulated_resource_ref(NULL)), CMR_ERROR_INVALID_REF, "cmr_ref_validate");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_from_ref_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_from_ref: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_from_ref_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_simulated_resource *out = (cmr_simulated_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_simulated_resource_from_ref");
+  cmr_battery_expect_null(out, "cmr_simulated_resource_from_ref");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_from_ref_destroyed_ref(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_simulated_resource *out = (cmr_simulated_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_simulated_resource_from_ref");
+  cmr_battery_expect_null(out, "cmr_simulated_resource_from_ref");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_simulated_resource *out = (cmr_simulated_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_simulated_resource_from_ref");
+  cmr_battery_expect_null(out, "cmr_simulated_resource_from_ref");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_bytes_in_use_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_bytes_in_use(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_bytes_in_use");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_bytes_in_use_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_bytes_in_use(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_simulated_resource_bytes_in_use");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_bytes_in_use_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_bytes_in_use(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_bytes_in_use: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_peak_bytes_in_use_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_peak_bytes_in_use(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_peak_bytes_in_use");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_peak_bytes_in_use_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_peak_bytes_in_use(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_simulated_resource_peak_bytes_in_use");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_peak_bytes_in_use_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_peak_bytes_in_use(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_peak_bytes_in_use: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_allocation_count_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_allocation_count(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_allocation_count");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_allocation_count_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_allocation_count(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_simulated_resource_allocation_count");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_allocation_count_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_allocation_count(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_allocation_count: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_deallocation_count_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_deallocation_count(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_deallocation_count");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_deallocation_count_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_deallocation_count(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_simulated_resource_deallocation_count");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_deallocation_count_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_deallocation_count(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_deallocation_count: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static const cmr_battery_bad_input bad_inputs[] = {
+    {"create.null_out", bad_create_null_out},
+    {"create.capacity.nonzero", bad_create_capacity_nonzero},
+    {"destroy.null_handle", bad_destroy_null_handle},
+    {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
+    {"ref.null_handle", bad_ref_null_handle},
+    {"from_ref.null_out", bad_from_ref_null_out},
+    {"from_ref.zeroed_ref", bad_from_ref_zeroed_ref},
+    {"from_ref.destroyed_ref", bad_from_ref_destroyed_ref},
+    {"from_ref.other_type", bad_from_ref_other_type},
+    {"bytes_in_use.null_handle", bad_bytes_in_use_null_handle},
+    {"bytes_in_use.destroyed_handle", bad_bytes_in_use_destroyed_handle},
+    {"bytes_in_use.null_out", bad_bytes_in_use_null_out},
+    {"peak_bytes_in_use.null_handle", bad_peak_bytes_in_use_null_handle},
+    {"peak_bytes_in_use.destroyed_handle", bad_peak_bytes_in_use_destroyed_handle},
+    {"peak_bytes_in_use.null_out", bad_peak_bytes_in_use_null_out},
+    {"allocation_count.null_handle", bad_allocation_count_null_handle},
+    {"allocation_count.destroyed_handle", bad_allocation_count_destroyed_handle},
+    {"allocation_count.null_out", bad_allocation_count_null_out},
+    {"deallocation_count.null_handle", bad_deallocation_count_null_handle},
+    {"deallocation_count.destroyed_handle", bad_deallocation_count_destroyed_handle},
+    {"deallocation_count.null_out", bad_deallocation_count_null_out},
+    {NULL, NULL}};
+
 static const char *const skipped[] = {
     NULL};
 
@@ -30,6 +271,9 @@ static const cmr_battery_subject subject = {
     .skipped = skipped,
     .make_upstream = NULL,
     .make = make_subject,
+    .bad_inputs = bad_inputs,
+    .rejects_unknown_pointer = true,
+    .rejects_wrong_size = true,
 };
 
 int main(int argc, char **argv) { return cmr_battery_main(&subject, argc, argv); }

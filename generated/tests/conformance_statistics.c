@@ -32,6 +32,390 @@ static cmr_status make_subject(cmr_resource_ref upstream, cmr_resource_ref *out)
   return status;
 }
 
+/* ---- bad inputs: every function of cmr_statistics_resource refusing what it must ---- */
+
+static cmr_statistics_resource *handle_of(cmr_resource_ref ref) {
+  cmr_statistics_resource *handle = NULL;
+  cmr_battery_expect_ok(cmr_statistics_resource_from_ref(ref, &handle), "cmr_statistics_resource_from_ref");
+  return handle;
+}
+
+/* A made-then-destroyed handle: its shell stays poisoned, so it is detected. */
+static cmr_statistics_resource *destroyed_handle(cmr_resource_ref upstream) {
+  return (cmr_statistics_resource *)cmr_battery_destroyed_subject(upstream).self;
+}
+
+/* What the resource shows of its state (its getters), to compare before and
+ * after a refused call. */
+static void observe(cmr_resource_ref subject, double *values) {
+  cmr_statistics_resource *handle = handle_of(subject);
+  size_t bytes_current = 0;
+  cmr_battery_expect_ok(cmr_statistics_resource_bytes_current(handle, &bytes_current), "cmr_statistics_resource_bytes_current");
+  values[0] = (double)bytes_current;
+  size_t bytes_peak = 0;
+  cmr_battery_expect_ok(cmr_statistics_resource_bytes_peak(handle, &bytes_peak), "cmr_statistics_resource_bytes_peak");
+  values[1] = (double)bytes_peak;
+  size_t bytes_total = 0;
+  cmr_battery_expect_ok(cmr_statistics_resource_bytes_total(handle, &bytes_total), "cmr_statistics_resource_bytes_total");
+  values[2] = (double)bytes_total;
+  size_t allocations_current = 0;
+  cmr_battery_expect_ok(cmr_statistics_resource_allocations_current(handle, &allocations_current), "cmr_statistics_resource_allocations_current");
+  values[3] = (double)allocations_current;
+  size_t allocations_peak = 0;
+  cmr_battery_expect_ok(cmr_statistics_resource_allocations_peak(handle, &allocations_peak), "cmr_statistics_resource_allocations_peak");
+  values[4] = (double)allocations_peak;
+  size_t allocations_total = 0;
+  cmr_battery_expect_ok(cmr_statistics_resource_allocations_total(handle, &allocations_total), "cmr_statistics_resource_allocations_total");
+  values[5] = (double)allocations_total;
+  size_t counter_levels = 0;
+  cmr_battery_expect_ok(cmr_statistics_resource_counter_levels(handle, &counter_levels), "cmr_statistics_resource_counter_levels");
+  values[6] = (double)counter_levels;
+}
+
+enum { observed_count = 7 };
+
+static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_create(upstream, NULL), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_create: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_create_upstream_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_statistics_resource *out = (cmr_statistics_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_create((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_statistics_resource_create: upstream");
+  cmr_battery_expect_null(out, "cmr_statistics_resource_create");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_create_upstream_destroyed_ref(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_statistics_resource *out = (cmr_statistics_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_create(cmr_battery_destroyed_ref(), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_create: upstream");
+  cmr_battery_expect_null(out, "cmr_statistics_resource_create");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_destroy_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_destroy(NULL), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_destroy");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_destroy(destroyed_handle(upstream)), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_destroy");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_ref_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_statistics_resource_ref(NULL)), CMR_ERROR_INVALID_REF, "cmr_ref_validate");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_from_ref_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_from_ref: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_from_ref_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_statistics_resource *out = (cmr_statistics_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_statistics_resource_from_ref");
+  cmr_battery_expect_null(out, "cmr_statistics_resource_from_ref");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_from_ref_destroyed_ref(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_statistics_resource *out = (cmr_statistics_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_from_ref");
+  cmr_battery_expect_null(out, "cmr_statistics_resource_from_ref");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_statistics_resource *out = (cmr_statistics_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_statistics_resource_from_ref");
+  cmr_battery_expect_null(out, "cmr_statistics_resource_from_ref");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_bytes_current_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_current(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_bytes_current");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_bytes_current_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_current(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_bytes_current");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_bytes_current_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_current(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_bytes_current: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_bytes_peak_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_peak(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_bytes_peak");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_bytes_peak_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_peak(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_bytes_peak");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_bytes_peak_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_peak(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_bytes_peak: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_bytes_total_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_total(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_bytes_total");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_bytes_total_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_total(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_bytes_total");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_bytes_total_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_total(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_bytes_total: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_allocations_current_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_current(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_current");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_allocations_current_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_current(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_allocations_current");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_allocations_current_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_current(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_current: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_allocations_peak_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_peak(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_peak");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_allocations_peak_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_peak(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_allocations_peak");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_allocations_peak_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_peak(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_peak: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_allocations_total_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_total(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_total");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_allocations_total_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_total(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_allocations_total");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_allocations_total_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_total(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_total: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_push_counters_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_push_counters(NULL), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_push_counters");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_push_counters_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_push_counters(destroyed_handle(upstream)), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_push_counters");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_pop_counters_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_pop_counters(NULL), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_pop_counters");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_pop_counters_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_pop_counters(destroyed_handle(upstream)), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_pop_counters");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_counter_levels_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_counter_levels(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_counter_levels");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_counter_levels_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_counter_levels(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_counter_levels");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_counter_levels_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_counter_levels(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_counter_levels: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static const cmr_battery_bad_input bad_inputs[] = {
+    {"create.null_out", bad_create_null_out},
+    {"create.upstream.zeroed_ref", bad_create_upstream_zeroed_ref},
+    {"create.upstream.destroyed_ref", bad_create_upstream_destroyed_ref},
+    {"destroy.null_handle", bad_destroy_null_handle},
+    {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
+    {"ref.null_handle", bad_ref_null_handle},
+    {"from_ref.null_out", bad_from_ref_null_out},
+    {"from_ref.zeroed_ref", bad_from_ref_zeroed_ref},
+    {"from_ref.destroyed_ref", bad_from_ref_destroyed_ref},
+    {"from_ref.other_type", bad_from_ref_other_type},
+    {"bytes_current.null_handle", bad_bytes_current_null_handle},
+    {"bytes_current.destroyed_handle", bad_bytes_current_destroyed_handle},
+    {"bytes_current.null_out", bad_bytes_current_null_out},
+    {"bytes_peak.null_handle", bad_bytes_peak_null_handle},
+    {"bytes_peak.destroyed_handle", bad_bytes_peak_destroyed_handle},
+    {"bytes_peak.null_out", bad_bytes_peak_null_out},
+    {"bytes_total.null_handle", bad_bytes_total_null_handle},
+    {"bytes_total.destroyed_handle", bad_bytes_total_destroyed_handle},
+    {"bytes_total.null_out", bad_bytes_total_null_out},
+    {"allocations_current.null_handle", bad_allocations_current_null_handle},
+    {"allocations_current.destroyed_handle", bad_allocations_current_destroyed_handle},
+    {"allocations_current.null_out", bad_allocations_current_null_out},
+    {"allocations_peak.null_handle", bad_allocations_peak_null_handle},
+    {"allocations_peak.destroyed_handle", bad_allocations_peak_destroyed_handle},
+    {"allocations_peak.null_out", bad_allocations_peak_null_out},
+    {"allocations_total.null_handle", bad_allocations_total_null_handle},
+    {"allocations_total.destroyed_handle", bad_allocations_total_destroyed_handle},
+    {"allocations_total.null_out", bad_allocations_total_null_out},
+    {"push_counters.null_handle", bad_push_counters_null_handle},
+    {"push_counters.destroyed_handle", bad_push_counters_destroyed_handle},
+    {"pop_counters.null_handle", bad_pop_counters_null_handle},
+    {"pop_counters.destroyed_handle", bad_pop_counters_destroyed_handle},
+    {"counter_levels.null_handle", bad_counter_levels_null_handle},
+    {"counter_levels.destroyed_handle", bad_counter_levels_destroyed_handle},
+    {"counter_levels.null_out", bad_counter_levels_null_out},
+    {NULL, NULL}};
+
 static const char *const skipped[] = {
     NULL};
 
@@ -48,6 +432,9 @@ static const cmr_battery_subject subject = {
     .skipped = skipped,
     .make_upstream = make_upstream,
     .make = make_subject,
+    .bad_inputs = bad_inputs,
+    .rejects_unknown_pointer = false,
+    .rejects_wrong_size = false,
 };
 
 int main(int argc, char **argv) { return cmr_battery_main(&subject, argc, argv); }

@@ -32,6 +32,223 @@ static cmr_status make_subject(cmr_resource_ref upstream, cmr_resource_ref *out)
   return status;
 }
 
+/* ---- bad inputs: every function of cmr_tracking_resource refusing what it must ---- */
+
+static cmr_tracking_resource *handle_of(cmr_resource_ref ref) {
+  cmr_tracking_resource *handle = NULL;
+  cmr_battery_expect_ok(cmr_tracking_resource_from_ref(ref, &handle), "cmr_tracking_resource_from_ref");
+  return handle;
+}
+
+/* A made-then-destroyed handle: its shell stays poisoned, so it is detected. */
+static cmr_tracking_resource *destroyed_handle(cmr_resource_ref upstream) {
+  return (cmr_tracking_resource *)cmr_battery_destroyed_subject(upstream).self;
+}
+
+/* What the resource shows of its state (its getters), to compare before and
+ * after a refused call. */
+static void observe(cmr_resource_ref subject, double *values) {
+  cmr_tracking_resource *handle = handle_of(subject);
+  size_t allocated_bytes = 0;
+  cmr_battery_expect_ok(cmr_tracking_resource_allocated_bytes(handle, &allocated_bytes), "cmr_tracking_resource_allocated_bytes");
+  values[0] = (double)allocated_bytes;
+  size_t outstanding_count = 0;
+  cmr_battery_expect_ok(cmr_tracking_resource_outstanding_count(handle, &outstanding_count), "cmr_tracking_resource_outstanding_count");
+  values[1] = (double)outstanding_count;
+}
+
+enum { observed_count = 2 };
+
+static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_create(upstream, false, NULL), CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_create: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_create_upstream_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_tracking_resource *out = (cmr_tracking_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_create((cmr_resource_ref){0}, false, &out), CMR_ERROR_INVALID_REF, "cmr_tracking_resource_create: upstream");
+  cmr_battery_expect_null(out, "cmr_tracking_resource_create");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_create_upstream_destroyed_ref(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_tracking_resource *out = (cmr_tracking_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_create(cmr_battery_destroyed_ref(), false, &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_tracking_resource_create: upstream");
+  cmr_battery_expect_null(out, "cmr_tracking_resource_create");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_destroy_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_destroy(NULL), CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_destroy");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_destroy(destroyed_handle(upstream)), CMR_ERROR_DESTROYED_HANDLE, "cmr_tracking_resource_destroy");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_ref_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_tracking_resource_ref(NULL)), CMR_ERROR_INVALID_REF, "cmr_ref_validate");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_from_ref_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_from_ref: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_from_ref_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_tracking_resource *out = (cmr_tracking_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_tracking_resource_from_ref");
+  cmr_battery_expect_null(out, "cmr_tracking_resource_from_ref");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_from_ref_destroyed_ref(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_tracking_resource *out = (cmr_tracking_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_tracking_resource_from_ref");
+  cmr_battery_expect_null(out, "cmr_tracking_resource_from_ref");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_tracking_resource *out = (cmr_tracking_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_tracking_resource_from_ref");
+  cmr_battery_expect_null(out, "cmr_tracking_resource_from_ref");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_allocated_bytes_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_allocated_bytes(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_allocated_bytes");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_allocated_bytes_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_allocated_bytes(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_tracking_resource_allocated_bytes");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_allocated_bytes_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_allocated_bytes(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_allocated_bytes: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_outstanding_count_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_outstanding_count(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_outstanding_count");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_outstanding_count_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_outstanding_count(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_tracking_resource_outstanding_count");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_outstanding_count_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_outstanding_count(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_outstanding_count: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_outstanding_report_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  const char * out = 0;
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_outstanding_report(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_outstanding_report");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_outstanding_report_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  const char * out = 0;
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_outstanding_report(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_tracking_resource_outstanding_report");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_outstanding_report_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_outstanding_report(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_outstanding_report: out");
+  observe(subject, after);
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static const cmr_battery_bad_input bad_inputs[] = {
+    {"create.null_out", bad_create_null_out},
+    {"create.upstream.zeroed_ref", bad_create_upstream_zeroed_ref},
+    {"create.upstream.destroyed_ref", bad_create_upstream_destroyed_ref},
+    {"destroy.null_handle", bad_destroy_null_handle},
+    {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
+    {"ref.null_handle", bad_ref_null_handle},
+    {"from_ref.null_out", bad_from_ref_null_out},
+    {"from_ref.zeroed_ref", bad_from_ref_zeroed_ref},
+    {"from_ref.destroyed_ref", bad_from_ref_destroyed_ref},
+    {"from_ref.other_type", bad_from_ref_other_type},
+    {"allocated_bytes.null_handle", bad_allocated_bytes_null_handle},
+    {"allocated_bytes.destroyed_handle", bad_allocated_bytes_destroyed_handle},
+    {"allocated_bytes.null_out", bad_allocated_bytes_null_out},
+    {"outstanding_count.null_handle", bad_outstanding_count_null_handle},
+    {"outstanding_count.destroyed_handle", bad_outstanding_count_destroyed_handle},
+    {"outstanding_count.null_out", bad_outstanding_count_null_out},
+    {"outstanding_report.null_handle", bad_outstanding_report_null_handle},
+    {"outstanding_report.destroyed_handle", bad_outstanding_report_destroyed_handle},
+    {"outstanding_report.null_out", bad_outstanding_report_null_out},
+    {NULL, NULL}};
+
 static const char *const skipped[] = {
     NULL};
 
@@ -48,6 +265,9 @@ static const cmr_battery_subject subject = {
     .skipped = skipped,
     .make_upstream = make_upstream,
     .make = make_subject,
+    .bad_inputs = bad_inputs,
+    .rejects_unknown_pointer = true,
+    .rejects_wrong_size = false,
 };
 
 int main(int argc, char **argv) { return cmr_battery_main(&subject, argc, argv); }

@@ -188,6 +188,13 @@ static cmr_status foreign_deallocate(void *self, void *ptr, size_t bytes, size_t
   return CMR_SUCCESS;
 }
 
+cmr_resource_ref cmr_battery_foreign_ref(void) {
+  static const cmr_resource_ops foreign_ops = {
+      .type_name = "foreign", .allocate = foreign_allocate, .deallocate = foreign_deallocate};
+  static int foreign_state;
+  return (cmr_resource_ref){&foreign_state, &foreign_ops};
+}
+
 START_TEST(case_equality) {
   bool equal = false;
   ck_assert_status(cmr_ref_equal(subject, subject, &equal), CMR_SUCCESS);
@@ -196,11 +203,7 @@ START_TEST(case_equality) {
   ck_assert_status(cmr_ref_equal(subject, copy, &equal), CMR_SUCCESS);
   ck_assert(equal);
 
-  static const cmr_resource_ops foreign_ops = {
-      .type_name = "foreign", .allocate = foreign_allocate, .deallocate = foreign_deallocate};
-  static int foreign_state;
-  cmr_resource_ref foreign = {&foreign_state, &foreign_ops};
-  ck_assert_status(cmr_ref_equal(subject, foreign, &equal), CMR_SUCCESS);
+  ck_assert_status(cmr_ref_equal(subject, cmr_battery_foreign_ref(), &equal), CMR_SUCCESS);
   ck_assert(!equal);
   if (upstream.ops != NULL) {
     ck_assert_status(cmr_ref_equal(subject, upstream, &equal), CMR_SUCCESS);
@@ -382,6 +385,190 @@ START_TEST(case_destroyed_handle) {
 }
 END_TEST
 
+/* ---- bad inputs ---------------------------------------------------------------- */
+
+/* The matrix's case running now, named in every failure. */
+static const char *bad_case = "";
+
+_Alignas(CMR_DEFAULT_ALIGNMENT) char cmr_battery_marker[CMR_DEFAULT_ALIGNMENT];
+
+void cmr_battery_expect(cmr_status got, cmr_status expected, const char *named, const char *call) {
+  const char *message = cmr_last_error_message();
+  ck_assert_msg(got == expected, "%s: %s returned %s, expected %s (message: \"%s\")", bad_case, call,
+                cmr_status_string(got), cmr_status_string(expected), message);
+  ck_assert_msg(message[0] != '\0', "%s: %s failed with %s but left no message", bad_case, call,
+                cmr_status_string(got));
+  ck_assert_msg(strstr(message, named) != NULL, "%s: %s: message \"%s\" does not name \"%s\"", bad_case, call,
+                message, named);
+}
+
+void cmr_battery_expect_ok(cmr_status got, const char *call) {
+  ck_assert_msg(got == CMR_SUCCESS, "%s: %s returned %s: %s", bad_case, call, cmr_status_string(got),
+                cmr_last_error_message());
+}
+
+void cmr_battery_expect_null(const void *out, const char *function) {
+  ck_assert_msg(out == NULL, "%s: %s failed but set its out-parameter to %p", bad_case, function, out);
+}
+
+static void expect_usable(cmr_resource_ref ref, const char *which) {
+  void *ptr = NULL;
+  ck_assert_msg(cmr_allocate(ref, 4096, CMR_DEFAULT_STREAM, &ptr) == CMR_SUCCESS && ptr != NULL,
+                "%s: the %s cannot allocate any more: %s", bad_case, which, cmr_last_error_message());
+  ck_assert_msg(cmr_deallocate(ref, ptr, 4096, CMR_DEFAULT_STREAM) == CMR_SUCCESS, "%s: the %s cannot free: %s",
+                bad_case, which, cmr_last_error_message());
+}
+
+void cmr_battery_expect_unchanged(cmr_resource_ref up, cmr_resource_ref of, const double *before,
+                                  const double *after, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    ck_assert_msg(before[i] == after[i], "%s: getter %zu of the subject moved from %g to %g", bad_case, i,
+                  before[i], after[i]);
+  }
+  expect_usable(of, "subject");
+  if (up.ops != NULL) expect_usable(up, "upstream");
+}
+
+cmr_resource_ref cmr_battery_destroyed_ref(void) {
+  cmr_system_resource *doomed = NULL;
+  cmr_battery_expect_ok(cmr_system_resource_create(&doomed), "cmr_system_resource_create");
+  cmr_battery_expect_ok(cmr_system_resource_destroy(doomed), "cmr_system_resource_destroy");
+  return cmr_system_resource_ref(doomed);
+}
+
+cmr_resource_ref cmr_battery_destroyed_subject(cmr_resource_ref over) {
+  cmr_resource_ref doomed;
+  cmr_battery_expect_ok(subject_info->make(over, &doomed), "making a second subject");
+  cmr_battery_expect_ok(cmr_ref_release(doomed), "cmr_ref_release");
+  return doomed;
+}
+
+START_TEST(case_typed_bad_input) {
+  const cmr_battery_bad_input *input = &subject_info->bad_inputs[_i];
+  bad_case = input->name;
+  input->run(upstream, subject);
+}
+END_TEST
+
+/* A refusal of the dispatch names the entry point; one of the resource
+ * (`resource` not NULL) is the resource's own message, "<name>: ...". */
+static void expect_refused_by(cmr_status got, cmr_status expected, const char *entry, const char *resource,
+                              const char *call) {
+  cmr_battery_expect(got, expected, resource != NULL ? resource : entry, call);
+  if (resource == NULL) return;
+  const char *message = cmr_last_error_message();
+  size_t length = strlen(resource);
+  ck_assert_msg(strncmp(message, resource, length) == 0 && message[length] == ':',
+                "%s: %s: message \"%s\" is not the %s resource's own", bad_case, call, message, resource);
+}
+
+#define EXPECT_REFUSED(call, expected, entry, resource)                                                     \
+  (cmr_clear_last_error(), expect_refused_by((call), (expected), (entry), (resource), #call))
+
+/* Each allocate entry point refuses what it is given in the same way;
+ * `null_out` passes a NULL out-parameter. */
+static void expect_allocates_refused(cmr_resource_ref ref, size_t bytes, size_t alignment, cmr_status expected,
+                                     bool null_out, const char *resource) {
+  void *ptr = cmr_battery_marker;
+  void **out = null_out ? NULL : &ptr;
+  if (alignment == CMR_DEFAULT_ALIGNMENT) {
+    EXPECT_REFUSED(cmr_allocate(ref, bytes, CMR_DEFAULT_STREAM, out), expected, "cmr_allocate", resource);
+    if (!null_out) cmr_battery_expect_null(ptr, "cmr_allocate");
+  }
+  ptr = cmr_battery_marker;
+  EXPECT_REFUSED(cmr_allocate_aligned(ref, bytes, alignment, CMR_DEFAULT_STREAM, out), expected,
+                 "cmr_allocate_aligned", resource);
+  if (!null_out) cmr_battery_expect_null(ptr, "cmr_allocate_aligned");
+  ptr = cmr_battery_marker;
+  EXPECT_REFUSED(cmr_allocate_sync(ref, bytes, alignment, out), expected, "cmr_allocate_sync", resource);
+  if (!null_out) cmr_battery_expect_null(ptr, "cmr_allocate_sync");
+}
+
+static void expect_deallocates_refused(cmr_resource_ref ref, void *ptr, size_t bytes, size_t alignment,
+                                       cmr_status expected, const char *resource) {
+  if (alignment == CMR_DEFAULT_ALIGNMENT) {
+    EXPECT_REFUSED(cmr_deallocate(ref, ptr, bytes, CMR_DEFAULT_STREAM), expected, "cmr_deallocate", resource);
+  }
+  EXPECT_REFUSED(cmr_deallocate_aligned(ref, ptr, bytes, alignment, CMR_DEFAULT_STREAM), expected,
+                 "cmr_deallocate_aligned", resource);
+  EXPECT_REFUSED(cmr_deallocate_sync(ref, ptr, bytes, alignment), expected, "cmr_deallocate_sync", resource);
+}
+
+static const double nothing_observed[1] = {0};
+
+START_TEST(case_ref_null_out) {
+  bad_case = "ref.null_out";
+  expect_allocates_refused(subject, 256, CMR_DEFAULT_ALIGNMENT, CMR_ERROR_NULL_POINTER, true, NULL);
+  cmr_battery_expect_unchanged(upstream, subject, nothing_observed, nothing_observed, 1);
+}
+END_TEST
+
+START_TEST(case_ref_dead_refs) {
+  bad_case = "ref.zeroed_ref";
+  cmr_resource_ref zeroed = {0};
+  expect_allocates_refused(zeroed, 256, CMR_DEFAULT_ALIGNMENT, CMR_ERROR_INVALID_REF, false, NULL);
+  expect_deallocates_refused(zeroed, cmr_battery_marker, 256, CMR_DEFAULT_ALIGNMENT, CMR_ERROR_INVALID_REF, NULL);
+  bad_case = "ref.destroyed_ref";
+  cmr_resource_ref doomed = cmr_battery_destroyed_subject(upstream);
+  expect_allocates_refused(doomed, 256, CMR_DEFAULT_ALIGNMENT, CMR_ERROR_DESTROYED_HANDLE, false, NULL);
+  expect_deallocates_refused(doomed, cmr_battery_marker, 256, CMR_DEFAULT_ALIGNMENT, CMR_ERROR_DESTROYED_HANDLE, NULL);
+  cmr_battery_expect_unchanged(upstream, subject, nothing_observed, nothing_observed, 1);
+}
+END_TEST
+
+START_TEST(case_ref_bad_alignment) {
+  bad_case = "ref.bad_alignment";
+  const size_t bad[] = {0, 3, 48, 257, 4097, SIZE_MAX};
+  for (unsigned i = 0; i < sizeof bad / sizeof *bad; ++i) {
+    expect_allocates_refused(subject, 256, bad[i], CMR_ERROR_BAD_ALIGNMENT, false, NULL);
+    expect_deallocates_refused(subject, cmr_battery_marker, 256, bad[i], CMR_ERROR_BAD_ALIGNMENT, NULL);
+  }
+  cmr_battery_expect_unchanged(upstream, subject, nothing_observed, nothing_observed, 1);
+}
+END_TEST
+
+START_TEST(case_ref_unsupported_alignment) {
+  bad_case = "ref.unsupported_alignment";
+  if (max_alignment == 0) return; /* forwarded to an upstream that honours any */
+  /* The resource refuses it, or (forwarding the alignment) its upstream. */
+  const char *refuser = subject_info->max_alignment_from_upstream ? upstream_name : subject_info->name;
+  expect_allocates_refused(subject, 256, max_alignment * 2, CMR_ERROR_UNSUPPORTED_ALIGNMENT, false, refuser);
+  cmr_battery_expect_unchanged(upstream, subject, nothing_observed, nothing_observed, 1);
+}
+END_TEST
+
+START_TEST(case_ref_size_overflow) {
+  bad_case = "ref.size_overflow";
+  expect_allocates_refused(subject, SIZE_MAX, CMR_DEFAULT_ALIGNMENT, CMR_ERROR_SIZE_OVERFLOW, false, NULL);
+  expect_allocates_refused(subject, SIZE_MAX - 100, 4096, CMR_ERROR_SIZE_OVERFLOW, false, NULL);
+  expect_deallocates_refused(subject, cmr_battery_marker, SIZE_MAX, CMR_DEFAULT_ALIGNMENT, CMR_ERROR_SIZE_OVERFLOW,
+                             NULL);
+  expect_deallocates_refused(subject, cmr_battery_marker, SIZE_MAX - 100, 4096, CMR_ERROR_SIZE_OVERFLOW, NULL);
+  bad_case = "ref.zero_size_free";
+  expect_deallocates_refused(subject, cmr_battery_marker, 0, CMR_DEFAULT_ALIGNMENT, CMR_ERROR_INVALID_ARGUMENT, NULL);
+  cmr_battery_expect_unchanged(upstream, subject, nothing_observed, nothing_observed, 1);
+}
+END_TEST
+
+START_TEST(case_ref_unknown_pointer) {
+  bad_case = "ref.unknown_pointer";
+  expect_deallocates_refused(subject, cmr_battery_marker, 256, CMR_DEFAULT_ALIGNMENT, CMR_ERROR_UNKNOWN_POINTER,
+                             subject_info->name);
+  cmr_battery_expect_unchanged(upstream, subject, nothing_observed, nothing_observed, 1);
+}
+END_TEST
+
+START_TEST(case_ref_wrong_size) {
+  bad_case = "ref.wrong_size";
+  void *ptr = NULL;
+  cmr_battery_expect_ok(cmr_allocate(subject, 1000, CMR_DEFAULT_STREAM, &ptr), "cmr_allocate");
+  expect_deallocates_refused(subject, ptr, (size_t)4 << 20, CMR_DEFAULT_ALIGNMENT, CMR_ERROR_INVALID_ARGUMENT,
+                             subject_info->name);
+  cmr_battery_expect_ok(cmr_deallocate(subject, ptr, 1000, CMR_DEFAULT_STREAM), "cmr_deallocate as allocated");
+  cmr_battery_expect_unchanged(upstream, subject, nothing_observed, nothing_observed, 1);
+}
+END_TEST
+
 /* ---- runner ---------------------------------------------------------------------- */
 
 static bool needs_gpu(void) {
@@ -427,26 +614,50 @@ static bool streams_exist(void) {
   return false;
 }
 
+static TCase *fixture_case(const char *name) {
+  TCase *tcase = tcase_create(name);
+  tcase_add_checked_fixture(tcase, setup, teardown);
+  tcase_set_timeout(tcase, 120);
+  return tcase;
+}
+
+static void add_ref_case(Suite *suite, const char *name, const TTest *test, bool applies) {
+  if (!applies) return;
+  TCase *tcase = fixture_case(name);
+  tcase_add_test(tcase, test);
+  suite_add_tcase(suite, tcase);
+}
+
 static void add_case(Suite *suite, const char *name, const TTest *test) {
   if (skipped(name)) {
     printf("%s: case %s left out by spec/%s.toml\n", subject_info->name, name, subject_info->name);
     return;
   }
-  TCase *tcase = tcase_create(name);
-  tcase_add_checked_fixture(tcase, setup, teardown);
-  tcase_set_timeout(tcase, 120);
-  tcase_add_test(tcase, test);
-  suite_add_tcase(suite, tcase);
+  add_ref_case(suite, name, test, true);
 }
 
-int cmr_battery_main(const cmr_battery_subject *subject_description, int argc, char **argv) {
-  subject_info = subject_description;
-  upstream_name = argc > 1 ? argv[1] : NULL;
-  if ((subject_info->make_upstream != NULL) != (upstream_name != NULL)) {
-    fprintf(stderr, "usage: %s%s\n", argv[0], subject_info->make_upstream != NULL ? " <upstream>" : "");
-    return 2;
-  }
-  if (needs_gpu() && ask_in_child(no_gpu_here)) return 77;
+/* The bad-input matrix: the generated typed cases, one forked process
+ * each, then the ref-level entry points. */
+static Suite *bad_input_suite(void) {
+  Suite *suite = suite_create("bad_inputs");
+  int count = 0;
+  while (subject_info->bad_inputs[count].name != NULL) count++;
+  TCase *typed = fixture_case("typed");
+  tcase_add_loop_test(typed, case_typed_bad_input, 0, count);
+  suite_add_tcase(suite, typed);
+  add_ref_case(suite, "ref_null_out", case_ref_null_out, true);
+  add_ref_case(suite, "ref_dead_refs", case_ref_dead_refs, true);
+  add_ref_case(suite, "ref_bad_alignment", case_ref_bad_alignment, true);
+  add_ref_case(suite, "ref_unsupported_alignment", case_ref_unsupported_alignment,
+               subject_info->max_alignment != 0 || subject_info->max_alignment_from_upstream);
+  add_ref_case(suite, "ref_size_overflow", case_ref_size_overflow, true);
+  add_ref_case(suite, "ref_unknown_pointer", case_ref_unknown_pointer, subject_info->rejects_unknown_pointer);
+  add_ref_case(suite, "ref_wrong_size", case_ref_wrong_size, subject_info->rejects_wrong_size);
+  printf("%s: %d typed bad-input cases\n", subject_info->name, count);
+  return suite;
+}
+
+static Suite *battery_suite(void) {
   Suite *suite = suite_create(subject_info->name);
   add_case(suite, "zero_size", case_zero_size);
   add_case(suite, "random_sizes", case_random_sizes);
@@ -459,7 +670,20 @@ int cmr_battery_main(const cmr_battery_subject *subject_description, int argc, c
   if (subject_info->thread_safe) add_case(suite, "threads", case_threads);
   add_case(suite, "free_on_other_thread", case_free_on_other_thread);
   add_case(suite, "destroyed_handle", case_destroyed_handle);
-  SRunner *runner = srunner_create(suite);
+  return suite;
+}
+
+int cmr_battery_main(const cmr_battery_subject *subject_description, int argc, char **argv) {
+  subject_info = subject_description;
+  bool bad_inputs = argc > 1 && strcmp(argv[1], "--bad-inputs") == 0;
+  if (bad_inputs) argc--, argv++;
+  upstream_name = argc > 1 ? argv[1] : NULL;
+  if ((subject_info->make_upstream != NULL) != (upstream_name != NULL)) {
+    fprintf(stderr, "usage: %s [--bad-inputs]%s\n", argv[0], subject_info->make_upstream != NULL ? " <upstream>" : "");
+    return 2;
+  }
+  if (needs_gpu() && ask_in_child(no_gpu_here)) return 77;
+  SRunner *runner = srunner_create(bad_inputs ? bad_input_suite() : battery_suite());
   srunner_run_all(runner, CK_NORMAL);
   int failed = srunner_ntests_failed(runner);
   srunner_free(runner);

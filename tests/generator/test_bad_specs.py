@@ -117,6 +117,7 @@ EXPECTED = {
     "conformance_args_unknown_param": ["conformance.args.sise: is not a parameter"],
     "conformance_empty_arg": ["conformance.args.size: is empty"],
     "conformance_unknown_skip": [f'conformance.skip: unknown case "threading" (known: {KNOWN_CASES})'],
+    "conformance_unknown_reject": ['conformance.rejects: unknown refusal "double_free" (known: unknown_pointer, wrong_size)'],
     "conformance_missing_arg": ["conformance.args.size: missing: the conformance battery needs a value for a "
                                 "parameter without a default"],
     # kinds, upstreams and state

@@ -197,6 +197,47 @@ class ToyResource(GeneratorTestCase):
             ".max_alignment = 4096,",
         )
 
+    def test_bad_input_matrix_has_a_case_per_function_and_bad_argument(self):
+        conformance = self.files["tests/conformance_toy_pool.c"]
+        cases = [line.split('"')[1] for line in conformance.splitlines() if line.startswith('    {"')]
+        self.assertEqual(cases, [
+            "create.null_out", "create.upstream.zeroed_ref", "create.upstream.destroyed_ref",
+            "create.chunk_size.multiple_of", "create.chunk_size.power_of_two", "create.chunk_size.min",
+            "create.chunk_size.max", "create.maximum_size.multiple_of", "create.growth.enum_below",
+            "create.growth.enum_above", "create.max_chunks.min", "create.max_chunks.max", "create.label.null",
+            "create.fill_ratio.min", "create.fill_ratio.max",
+            "destroy.null_handle", "destroy.destroyed_handle", "ref.null_handle",
+            "from_ref.null_out", "from_ref.zeroed_ref", "from_ref.destroyed_ref", "from_ref.other_type",
+            "chunk_count.null_handle", "chunk_count.destroyed_handle", "chunk_count.null_out",
+            "trim.null_handle", "trim.destroyed_handle", "trim.keep_bytes.multiple_of", "trim.keep_chunks.min",
+            "label.null_handle", "label.destroyed_handle", "label.null_out",
+        ])
+        create = "cmr_toy_pool_resource_create"
+        args = 'CMR_TOY_POOL_GROWTH_DOUBLING, CMR_INT_DEFAULT, "conformance", 0.5, false'
+        self.assert_has(
+            "tests/conformance_toy_pool.c",
+            # each value just outside its constraint, the status and the name the message must carry
+            f"{create}((cmr_resource_ref){{0}}, CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, {args}, &out), "
+            f'CMR_ERROR_INVALID_REF, "{create}: upstream");',
+            f"{create}(upstream, (size_t)768u, CMR_SIZE_DEFAULT, {args}, &out), "
+            f'CMR_ERROR_INVALID_ARGUMENT, "{create}: chunk_size");',
+            f"{create}(upstream, (size_t)1073742080u, CMR_SIZE_DEFAULT, {args}, &out)",
+            f"{create}(upstream, CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, (cmr_toy_pool_growth)2, ",
+            f'{create}(upstream, CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_TOY_POOL_GROWTH_DOUBLING, 1025, "conformance"',
+            f'CMR_INT_DEFAULT, NULL, 0.5, false, &out), CMR_ERROR_NULL_POINTER, "{create}: label");',
+            f'"conformance", -1.0, false, &out), CMR_ERROR_INVALID_ARGUMENT, "{create}: fill_ratio");',
+            f'cmr_battery_expect_null(out, "{create}");',
+            # methods: the other arguments valid, the handle the live subject
+            "cmr_toy_pool_resource_trim(handle_of(subject), (size_t)4096u, -1), CMR_ERROR_INVALID_ARGUMENT, "
+            '"cmr_toy_pool_resource_trim: keep_chunks");',
+            "cmr_toy_pool_resource_label(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, ",
+            # the getters, read before and after every case
+            "cmr_battery_expect_ok(cmr_toy_pool_resource_chunk_count(handle, &chunk_count), ",
+            "enum { observed_count = 1 };",
+            ".bad_inputs = bad_inputs,",
+            ".rejects_unknown_pointer = false,",
+        )
+
     def test_docs(self):
         self.assert_has(
             "docs/api.md",
@@ -264,13 +305,20 @@ class FailureCallbackParameter(GeneratorTestCase):
         self.assertIn("cmr_status cmr_toy_retry_impl_create(cmr_resource_ref upstream, cmr_failure_callback on_failure, "
                       "void *on_failure_arg, cmr_toy_retry_impl **out);", self.files["src/impl.h"])
 
+    def test_bad_input_matrix_passes_null_for_the_callback(self):
+        self.assertIn('cmr_toy_retry_resource_create(upstream, NULL, NULL, &out), CMR_ERROR_NULL_POINTER, '
+                      '"cmr_toy_retry_resource_create: on_failure");', self.files["tests/conformance_toy_retry.c"])
+        self.assertIn('{"create.on_failure.null", bad_create_on_failure_null},', self.files["tests/conformance_toy_retry.c"])
+
     @unittest.skipUnless(have_cc(), "no C compiler (cc)")
     def test_generated_c_compiles(self):
-        includes = [ROOT / "runtime/include", self.out / "include", ROOT / "runtime/src", self.out / "src"]
+        includes = [ROOT / "runtime/include", self.out / "include", ROOT / "runtime/src", self.out / "src",
+                    ROOT / "tests/c"]
         for with_cuda in ("0", "1"):
-            with self.subTest(CMR_WITH_CUDA=with_cuda):
-                done = compile_c(self.out / "src/resources.c", includes, [f"CMR_WITH_CUDA={with_cuda}"])
-                self.assertEqual(done.returncode, 0, done.stderr)
+            for source in ("src/resources.c", "tests/conformance_toy_retry.c"):
+                with self.subTest(CMR_WITH_CUDA=with_cuda, source=source):
+                    done = compile_c(self.out / source, includes, [f"CMR_WITH_CUDA={with_cuda}"])
+                    self.assertEqual(done.returncode, 0, done.stderr)
 
 
 if __name__ == "__main__":
