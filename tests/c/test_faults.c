@@ -1,0 +1,208 @@
+/* Fault injection: every resource that takes an upstream, alone and in small
+ * stacks, over an upstream whose Nth allocation fails, for every N from the
+ * first (during creation) until a run where the Nth never comes. Each run
+ * checks that every call returns success or the upstream's out of memory
+ * (with a message), that the top's counters match what is live, that the
+ * resource serves the whole workload again once the failure has passed, and
+ * that destroying the stack gives every byte back.
+ *
+ * The resources come from stack expressions, in one table. In them `system`
+ * stands for the faulty upstream: the suite links the static library with
+ * cmr_system_resource_ref wrapped (see __wrap_cmr_system_resource_ref), so
+ * the parser's system leaf becomes the test's foreign resource. */
+#include <stdint.h>
+
+#include "test_util.h"
+
+static test_foreign upstream;
+
+cmr_resource_ref __real_cmr_system_resource_ref(cmr_system_resource *handle);
+cmr_resource_ref __wrap_cmr_system_resource_ref(cmr_system_resource *handle);
+
+/* The parser's system leaf: the real handle is dropped at once and the
+ * foreign resource (counted, so the stack's share is seen) takes its place. */
+cmr_resource_ref __wrap_cmr_system_resource_ref(cmr_system_resource *handle) {
+  cmr_system_resource_destroy(handle);
+  return test_foreign_ref(&upstream, &test_foreign_counted_ops);
+}
+
+static const char *const expressions[] = {
+    "pool(system, initial_pool_size=16KiB, maximum_pool_size=1MiB)",
+    "fixed_size(system, block_size=32KiB, blocks_to_preallocate=2)",
+    "binning(system, min_size_exponent=8, max_size_exponent=12)",
+    "arena(system, arena_size=1MiB)",
+    "statistics(system)",
+    "tracking(system)",
+    "logging(system, filename=\"/dev/null\")",
+    "limiting(system, allocation_limit=1MiB)",
+    "aligned(system, allocation_alignment=4096, alignment_threshold=4KiB)",
+    "thread_safe(system)",
+    "prefetch(system)",
+    "statistics(pool(system, initial_pool_size=0))",
+    "tracking(binning(pool(system, initial_pool_size=4KiB), min_size_exponent=9, max_size_exponent=11))",
+    "limiting(fixed_size(statistics(system), block_size=32KiB, blocks_to_preallocate=1), allocation_limit=1MiB)",
+    "thread_safe(arena(tracking(system), arena_size=1MiB))",
+    "statistics(logging(aligned(pool(system, initial_pool_size=8KiB)), filename=\"/dev/null\"))",
+};
+
+enum { EXPRESSIONS = sizeof expressions / sizeof expressions[0] };
+
+/* Sizes within every resource's reach (fixed_size's block, binning's bins
+ * and beyond, a pool's growth past its initial size). */
+static const size_t sizes[] = {256, 1000, 8192, 3000, 100, 5000, 64, 8192, 2048, 20000, 7777, 512};
+
+enum { SIZES = sizeof sizes / sizeof sizes[0] };
+
+typedef struct workload {
+  cmr_resource_ref ref;
+  cmr_stream streams[2];
+  void *ptrs[SIZES];
+} workload;
+
+static size_t round_up(size_t bytes, size_t to) { return (bytes + to - 1) / to * to; }
+
+/* What the top's own counters say is live must be what the workload holds:
+ * bytes asked for (statistics, tracking), rounded to 256 (limiting). */
+static void check_counters(cmr_resource_ref ref, const workload *work) {
+  size_t asked = 0;
+  size_t rounded = 0;
+  size_t count = 0;
+  for (int i = 0; i < SIZES; i++) {
+    if (work->ptrs[i] == NULL) continue;
+    asked += sizes[i];
+    rounded += round_up(sizes[i], CMR_DEFAULT_ALIGNMENT);
+    count++;
+  }
+  size_t got = 0;
+  cmr_statistics_resource *statistics = NULL;
+  cmr_tracking_resource *tracking = NULL;
+  cmr_limiting_resource *limiting = NULL;
+  if (cmr_statistics_resource_from_ref(ref, &statistics) == CMR_SUCCESS) {
+    ck_assert_ok(cmr_statistics_resource_bytes_current(statistics, &got));
+    ck_assert_uint_eq(got, asked);
+  } else if (cmr_tracking_resource_from_ref(ref, &tracking) == CMR_SUCCESS) {
+    ck_assert_ok(cmr_tracking_resource_allocated_bytes(tracking, &got));
+    ck_assert_uint_eq(got, asked);
+    ck_assert_ok(cmr_tracking_resource_outstanding_count(tracking, &got));
+    ck_assert_uint_eq(got, count);
+  } else if (cmr_limiting_resource_from_ref(ref, &limiting) == CMR_SUCCESS) {
+    ck_assert_ok(cmr_limiting_resource_allocated_bytes(limiting, &got));
+    ck_assert_uint_eq(got, rounded);
+  }
+}
+
+/* Allocates every size, alternating streams: each call succeeds or is out
+ * of memory with a message. With `must_succeed`, every one succeeds. */
+static void allocate_all(workload *work, bool must_succeed) {
+  for (int i = 0; i < SIZES; i++) {
+    cmr_clear_last_error();
+    work->ptrs[i] = NULL;
+    cmr_status status = cmr_allocate(work->ref, sizes[i], work->streams[i % 2], &work->ptrs[i]);
+    if (status != CMR_SUCCESS && !must_succeed) {
+      ck_assert_str_eq(cmr_status_string(status), cmr_status_string(CMR_ERROR_OUT_OF_MEMORY));
+      ck_assert_str_ne(cmr_last_error_message(), "");
+      ck_assert_ptr_null(work->ptrs[i]);
+      continue;
+    }
+    ck_assert_msg(status == CMR_SUCCESS, "allocating %zu: %s (%s)", sizes[i], cmr_status_string(status),
+                  cmr_last_error_message());
+  }
+  check_counters(work->ref, work);
+}
+
+static void free_all(workload *work) {
+  for (int i = 0; i < SIZES; i++) {
+    ck_assert_ok(cmr_deallocate(work->ref, work->ptrs[i], sizes[i], work->streams[i % 2]));
+    work->ptrs[i] = NULL;
+  }
+  check_counters(work->ref, work);
+}
+
+/* Ends the injected failure; whether it came (the upstream reached it). */
+static bool stop_failures(void) {
+  bool met = upstream.allocations >= upstream.fail_at;
+  upstream.fail_at = 0;
+  return met;
+}
+
+/* The workload on `ref` with the upstream failing its `fail_at`th
+ * allocation, then once more after the failure has passed; whether the
+ * failure came. */
+static bool run_workload(cmr_resource_ref ref) {
+  workload work = {.ref = ref};
+  ck_assert_ok(cmr_stream_create(&work.streams[1]));
+  allocate_all(&work, false);
+  free_all(&work);
+  bool met = stop_failures();
+  allocate_all(&work, true);
+  free_all(&work);
+  ck_assert_ok(cmr_stream_destroy(work.streams[1]));
+  return met;
+}
+
+/* One run of `expression` with the Nth upstream allocation failing; false
+ * once the Nth did not come (the runs have covered every allocation). */
+static bool run_failing_at(const char *expression, int n) {
+  upstream = (test_foreign){.fail_at = n, .properties = CMR_PROPERTY_DEVICE_ACCESSIBLE | CMR_PROPERTY_HOST_ACCESSIBLE};
+  cmr_stack *stack = NULL;
+  cmr_clear_last_error();
+  cmr_status status = cmr_stack_parse(expression, &stack);
+  bool met = true;
+  if (status != CMR_SUCCESS) {
+    ck_assert_msg(status == CMR_ERROR_OUT_OF_MEMORY, "%s failing at %d: %s (%s)", expression, n,
+                  cmr_status_string(status), cmr_last_error_message());
+    ck_assert_str_ne(cmr_last_error_message(), "");
+    ck_assert_int_eq(upstream.allocations, n); /* it failed at the injected fault */
+  } else {
+    cmr_resource_ref top;
+    ck_assert_ok(cmr_stack_ref(stack, &top));
+    met = run_workload(top);
+    ck_assert_ok(cmr_stack_destroy(stack));
+  }
+  ck_assert_msg(upstream.outstanding == 0, "%s failing at %d: %zu bytes not given back", expression, n,
+                upstream.outstanding);
+  /* Every share taken of the upstream was dropped, the creator's too. */
+  ck_assert_int_eq(upstream.releases, upstream.retains + 1);
+  return met;
+}
+
+START_TEST(every_upstream_failure_is_reported_and_survived) {
+  const char *expression = expressions[_i];
+  int n = 1;
+  while (run_failing_at(expression, n)) n++;
+  ck_assert_int_gt(n, 1); /* at least one run met its fault */
+}
+END_TEST
+
+/* failure_callback's callback cannot be written in an expression: made by
+ * hand, with a callback that gives up at once. */
+static bool give_up(size_t bytes, void *arg) {
+  (void)bytes;
+  ++*(int *)arg;
+  return false;
+}
+
+START_TEST(failure_callback_reports_the_failure_and_survives) {
+  int calls = 0;
+  for (int n = 1; n <= SIZES; n++) {
+    upstream = (test_foreign){.fail_at = n, .properties = CMR_PROPERTY_HOST_ACCESSIBLE};
+    cmr_failure_callback_resource *resource = NULL;
+    ck_assert_ok(cmr_failure_callback_resource_create(test_foreign_ref(&upstream, &test_foreign_counted_ops),
+                                                      give_up, &calls, &resource));
+    ck_assert(run_workload(cmr_failure_callback_resource_ref(resource)));
+    ck_assert_ok(cmr_failure_callback_resource_destroy(resource));
+    ck_assert_uint_eq(upstream.outstanding, 0);
+    ck_assert_int_eq(upstream.releases, upstream.retains);
+    ck_assert_int_eq(calls, n); /* one failure per run, each reported to the callback */
+  }
+}
+END_TEST
+
+int main(void) {
+  Suite *suite = suite_create("faults");
+  TCase *upstream_failures = tcase_create("upstream_failures");
+  tcase_add_loop_test(upstream_failures, every_upstream_failure_is_reported_and_survived, 0, EXPRESSIONS);
+  tcase_add_test(upstream_failures, failure_callback_reports_the_failure_and_survives);
+  suite_add_tcase(suite, upstream_failures);
+  return cmr_test_run(suite);
+}
