@@ -9,9 +9,15 @@
  * The resources come from stack expressions, in one table. In them `system`
  * stands for the faulty upstream: the suite links the static library with
  * cmr_system_resource_ref wrapped (see __wrap_cmr_system_resource_ref), so
- * the parser's system leaf becomes the test's foreign resource. */
+ * the parser's system leaf becomes the test's foreign resource.
+ *
+ * Then the host backend's injected failures of the ordering calls (stream
+ * ids, event records and waits, device synchronizes) under the
+ * suballocators: each is reported or degrades as stream_lists.h says, no
+ * block is lost, and the resource works on afterwards. */
 #include <stdint.h>
 
+#include "backend.h"
 #include "test_util.h"
 
 static test_foreign upstream;
@@ -198,11 +204,168 @@ START_TEST(failure_callback_reports_the_failure_and_survives) {
 }
 END_TEST
 
+/* ---- injected backend failures ---------------------------------------------------- */
+
+/* The suballocators' stream lists, each with one SIZE block that every take
+ * below must come back to (fixed_size has exactly one). */
+static const char *const suballocators[] = {
+    "pool(system, initial_pool_size=0)",
+    "fixed_size(system, block_size=1MiB, blocks_to_preallocate=1)",
+    "arena(system, arena_size=2MiB)",
+};
+
+/* A whole superblock of the arena: the only block on its stream's list. */
+enum { SUBALLOCATORS = sizeof suballocators / sizeof suballocators[0], SIZE = 1024 * 1024 };
+
+typedef struct ordered {
+  cmr_stack *stack;
+  cmr_resource_ref ref;
+  cmr_stream a, b;
+  void *block; /* the one block passed between the streams */
+  int grown;   /* upstream allocations once the block exists */
+} ordered;
+
+static cmr_backend_host_counts counts(void) {
+  cmr_backend_host_counts now;
+  cmr_backend_host_counts_read(&now);
+  return now;
+}
+
+static void clear_injections(void) {
+  for (int call = 0; call < CMR_BACKEND_HOST_CALLS; call++) cmr_backend_host_fail_call(call, 0);
+}
+
+static void *take(const ordered *o, cmr_stream stream) {
+  void *ptr = NULL;
+  ck_assert_ok(cmr_allocate(o->ref, SIZE, stream, &ptr));
+  return ptr;
+}
+
+static void give(const ordered *o, cmr_stream stream) { ck_assert_ok(cmr_deallocate(o->ref, o->block, SIZE, stream)); }
+
+/* The block taken on `stream`, and no new memory taken for it. */
+static void take_the_block(const ordered *o, cmr_stream stream) {
+  ck_assert_ptr_eq(take(o, stream), o->block);
+  ck_assert_int_eq(upstream.allocations, o->grown);
+}
+
+/* `expression` with streams a and b and the block freed on a (whose list
+ * is not shared yet: unordered). */
+static ordered make_ordered(const char *expression) {
+  clear_injections();
+  upstream = (test_foreign){.properties = CMR_PROPERTY_DEVICE_ACCESSIBLE | CMR_PROPERTY_HOST_ACCESSIBLE};
+  ordered o = {0};
+  ck_assert_ok(cmr_stack_parse(expression, &o.stack));
+  ck_assert_ok(cmr_stack_ref(o.stack, &o.ref));
+  ck_assert_ok(cmr_stream_create(&o.a));
+  ck_assert_ok(cmr_stream_create(&o.b));
+  o.block = take(&o, o.a);
+  o.grown = upstream.allocations;
+  give(&o, o.a);
+  return o;
+}
+
+/* Passes the block a -> b -> a so that both lists are shared: from then on
+ * a's frees record its event. The block ends freed on a. */
+static void share_both_lists(const ordered *o) {
+  take_the_block(o, o->b);
+  give(o, o->b);
+  take_the_block(o, o->a);
+  give(o, o->a);
+}
+
+/* The resource still orders the block as it should, then gives everything back. */
+static void check_and_destroy(ordered *o) {
+  share_both_lists(o);
+  cmr_backend_host_counts before = counts();
+  take_the_block(o, o->b);
+  ck_assert_uint_eq(counts().stream_waits, before.stream_waits + 1);
+  give(o, o->b);
+  ck_assert_ok(cmr_stack_destroy(o->stack));
+  ck_assert_uint_eq(upstream.outstanding, 0);
+  ck_assert_ok(cmr_stream_destroy(o->a));
+  ck_assert_ok(cmr_stream_destroy(o->b));
+}
+
+/* A failed record leaves the list unordered: the next taker synchronizes
+ * the device instead of waiting on the event. */
+START_TEST(a_failed_event_record_makes_the_taker_synchronize) {
+  ordered o = make_ordered(suballocators[_i]);
+  share_both_lists(&o);
+  take_the_block(&o, o.a);
+  cmr_backend_host_fail_call(CMR_BACKEND_HOST_EVENT_RECORD, 1);
+  cmr_backend_host_counts before = counts();
+  give(&o, o.a); /* the free itself succeeds */
+  ck_assert_uint_eq(counts().event_records, before.event_records + 1);
+  take_the_block(&o, o.b);
+  cmr_backend_host_counts after = counts();
+  ck_assert_uint_eq(after.device_synchronizes, before.device_synchronizes + 1);
+  ck_assert_uint_eq(after.stream_waits, before.stream_waits);
+  give(&o, o.b);
+  check_and_destroy(&o);
+}
+END_TEST
+
+/* A failed wait or synchronize fails the allocation with the CUDA error,
+ * and the block stays where it was: the retry gets it. */
+static void check_failed_ordering(ordered *o, cmr_backend_host_call call) {
+  cmr_backend_host_fail_call(call, 1);
+  void *ptr = NULL;
+  ck_assert_status(cmr_allocate(o->ref, SIZE, o->b, &ptr), CMR_ERROR_CUDA);
+  ck_assert_message_has("injected failure");
+  ck_assert_ptr_null(ptr);
+  take_the_block(o, o->b);
+  give(o, o->b);
+  check_and_destroy(o);
+}
+
+START_TEST(a_failed_device_synchronize_fails_the_take_and_keeps_the_block) {
+  ordered o = make_ordered(suballocators[_i]);
+  check_failed_ordering(&o, CMR_BACKEND_HOST_DEVICE_SYNCHRONIZE);
+}
+END_TEST
+
+START_TEST(a_failed_stream_wait_fails_the_take_and_keeps_the_block) {
+  ordered o = make_ordered(suballocators[_i]);
+  share_both_lists(&o);
+  check_failed_ordering(&o, CMR_BACKEND_HOST_STREAM_WAIT);
+}
+END_TEST
+
+/* Without the stream's id no list can be found: allocate and deallocate
+ * fail with the CUDA error, and a block whose free failed is still the
+ * caller's, to free again. */
+START_TEST(a_failed_stream_id_fails_the_call_and_changes_nothing) {
+  ordered o = make_ordered(suballocators[_i]);
+  take_the_block(&o, o.a);
+  cmr_backend_host_fail_call(CMR_BACKEND_HOST_STREAM_ID, 1);
+  ck_assert_status(cmr_deallocate(o.ref, o.block, SIZE, o.a), CMR_ERROR_CUDA);
+  ck_assert_message_has("cudaStreamGetId");
+  give(&o, o.a);
+  cmr_backend_host_fail_call(CMR_BACKEND_HOST_STREAM_ID, 1);
+  void *ptr = NULL;
+  ck_assert_status(cmr_allocate(o.ref, SIZE, o.a, &ptr), CMR_ERROR_CUDA);
+  ck_assert_ptr_null(ptr);
+  take_the_block(&o, o.a);
+  give(&o, o.a);
+  check_and_destroy(&o);
+}
+END_TEST
+
 int main(void) {
   Suite *suite = suite_create("faults");
   TCase *upstream_failures = tcase_create("upstream_failures");
   tcase_add_loop_test(upstream_failures, every_upstream_failure_is_reported_and_survived, 0, EXPRESSIONS);
   tcase_add_test(upstream_failures, failure_callback_reports_the_failure_and_survives);
   suite_add_tcase(suite, upstream_failures);
+  TCase *backend_failures = tcase_create("backend_failures");
+  /* An injection a failed test left pending must not reach the next. */
+  tcase_add_checked_fixture(backend_failures, NULL, clear_injections);
+  tcase_add_loop_test(backend_failures, a_failed_event_record_makes_the_taker_synchronize, 0, SUBALLOCATORS);
+  tcase_add_loop_test(backend_failures, a_failed_device_synchronize_fails_the_take_and_keeps_the_block, 0,
+                      SUBALLOCATORS);
+  tcase_add_loop_test(backend_failures, a_failed_stream_wait_fails_the_take_and_keeps_the_block, 0, SUBALLOCATORS);
+  tcase_add_loop_test(backend_failures, a_failed_stream_id_fails_the_call_and_changes_nothing, 0, SUBALLOCATORS);
+  suite_add_tcase(suite, backend_failures);
   return cmr_test_run(suite);
 }
