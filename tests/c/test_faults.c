@@ -12,7 +12,7 @@
  * the parser's system leaf becomes the test's foreign resource.
  *
  * Then the host backend's injected failures of the ordering calls (stream
- * ids, event records and waits, device synchronizes) under the
+ * ids, event records, waits and synchronizes, device synchronizes) under the
  * suballocators: each is reported or degrades as stream_lists.h says, no
  * block is lost, and the resource works on afterwards. */
 #include <stdint.h>
@@ -352,6 +352,30 @@ START_TEST(a_failed_stream_id_fails_the_call_and_changes_nothing) {
 }
 END_TEST
 
+/* The arena's defragmenting waits on the host for each list's event before
+ * a superblock goes back to the global arena: a failed wait fails the
+ * allocation with the CUDA error and keeps the superblock in its list. */
+START_TEST(a_failed_event_synchronize_fails_the_defragment_and_keeps_the_superblock) {
+  ordered o = make_ordered(suballocators[SUBALLOCATORS - 1]); /* the arena's */
+  share_both_lists(&o);
+  cmr_backend_host_fail_call(CMR_BACKEND_HOST_EVENT_SYNCHRONIZE, 1);
+  /* Both superblocks at once: only after a's one is back in the global arena. */
+  void *whole = NULL;
+  cmr_backend_host_counts before = counts();
+  ck_assert_status(cmr_allocate(o.ref, 2 * SIZE, o.a, &whole), CMR_ERROR_CUDA);
+  ck_assert_message_has("cudaEventSynchronize");
+  ck_assert_uint_eq(counts().event_synchronizes, before.event_synchronizes + 1);
+  take_the_block(&o, o.b); /* still in a's list */
+  give(&o, o.b);
+  ck_assert_ok(cmr_allocate(o.ref, 2 * SIZE, o.a, &whole));
+  ck_assert_ok(cmr_deallocate(o.ref, whole, 2 * SIZE, o.a));
+  ck_assert_ok(cmr_stack_destroy(o.stack));
+  ck_assert_uint_eq(upstream.outstanding, 0);
+  ck_assert_ok(cmr_stream_destroy(o.a));
+  ck_assert_ok(cmr_stream_destroy(o.b));
+}
+END_TEST
+
 int main(void) {
   Suite *suite = suite_create("faults");
   TCase *upstream_failures = tcase_create("upstream_failures");
@@ -366,6 +390,7 @@ int main(void) {
                       SUBALLOCATORS);
   tcase_add_loop_test(backend_failures, a_failed_stream_wait_fails_the_take_and_keeps_the_block, 0, SUBALLOCATORS);
   tcase_add_loop_test(backend_failures, a_failed_stream_id_fails_the_call_and_changes_nothing, 0, SUBALLOCATORS);
+  tcase_add_test(backend_failures, a_failed_event_synchronize_fails_the_defragment_and_keeps_the_superblock);
   suite_add_tcase(suite, backend_failures);
   return cmr_test_run(suite);
 }
