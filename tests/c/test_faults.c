@@ -249,9 +249,8 @@ static void take_the_block(const ordered *o, cmr_stream stream) {
   ck_assert_int_eq(upstream.allocations, o->grown);
 }
 
-/* `expression` with streams a and b and the block freed on a (whose list
- * is not shared yet: unordered). */
-static ordered make_ordered(const char *expression) {
+/* `expression` with streams a and b, nothing allocated yet. */
+static ordered open_ordered(const char *expression) {
   clear_injections();
   upstream = (test_foreign){.properties = CMR_PROPERTY_DEVICE_ACCESSIBLE | CMR_PROPERTY_HOST_ACCESSIBLE};
   ordered o = {0};
@@ -259,6 +258,21 @@ static ordered make_ordered(const char *expression) {
   ck_assert_ok(cmr_stack_ref(o.stack, &o.ref));
   ck_assert_ok(cmr_stream_create(&o.a));
   ck_assert_ok(cmr_stream_create(&o.b));
+  return o;
+}
+
+/* Destroys it all: every byte goes back to the upstream. */
+static void close_ordered(const ordered *o) {
+  ck_assert_ok(cmr_stack_destroy(o->stack));
+  ck_assert_uint_eq(upstream.outstanding, 0);
+  ck_assert_ok(cmr_stream_destroy(o->a));
+  ck_assert_ok(cmr_stream_destroy(o->b));
+}
+
+/* `expression` with streams a and b and the block freed on a (whose list
+ * is not shared yet: unordered). */
+static ordered make_ordered(const char *expression) {
+  ordered o = open_ordered(expression);
   o.block = take(&o, o.a);
   o.grown = upstream.allocations;
   give(&o, o.a);
@@ -281,10 +295,7 @@ static void check_and_destroy(ordered *o) {
   take_the_block(o, o->b);
   ck_assert_uint_eq(counts().stream_waits, before.stream_waits + 1);
   give(o, o->b);
-  ck_assert_ok(cmr_stack_destroy(o->stack));
-  ck_assert_uint_eq(upstream.outstanding, 0);
-  ck_assert_ok(cmr_stream_destroy(o->a));
-  ck_assert_ok(cmr_stream_destroy(o->b));
+  close_ordered(o);
 }
 
 /* A failed record leaves the list unordered: the next taker synchronizes
@@ -369,10 +380,48 @@ START_TEST(a_failed_event_synchronize_fails_the_defragment_and_keeps_the_superbl
   give(&o, o.b);
   ck_assert_ok(cmr_allocate(o.ref, 2 * SIZE, o.a, &whole));
   ck_assert_ok(cmr_deallocate(o.ref, whole, 2 * SIZE, o.a));
-  ck_assert_ok(cmr_stack_destroy(o.stack));
+  close_ordered(&o);
+}
+END_TEST
+
+/* A first allocation looks its stream up more than once (before and after
+ * growing): whichever lookup fails, the call reports it or succeeds, the
+ * next one succeeds, and destroy gives everything back (memory obtained
+ * for a list that could not be found waits for destroy, as the
+ * suballocators document for a block they cannot record). */
+START_TEST(any_failed_stream_id_of_a_growing_allocation_is_survived) {
+  for (unsigned long nth = 1; nth <= 4; nth++) {
+    ordered o = open_ordered(suballocators[_i]);
+    cmr_backend_host_fail_call(CMR_BACKEND_HOST_STREAM_ID, nth);
+    cmr_clear_last_error();
+    cmr_status status = cmr_allocate(o.ref, SIZE, o.a, &o.block);
+    clear_injections();
+    ck_assert_msg(status == CMR_SUCCESS || status == CMR_ERROR_CUDA, "failing stream id %lu: %s", nth,
+                  cmr_status_string(status));
+    if (status == CMR_SUCCESS) give(&o, o.a);
+    else ck_assert_message_has("cudaStreamGetId");
+    o.block = take(&o, o.a);
+    give(&o, o.a);
+    close_ordered(&o);
+  }
+}
+END_TEST
+
+/* Regression: a pool at its maximum whose growth could not give the new
+ * chunk to the stream's list (its id failing after the upstream answered)
+ * kept the chunk until destroy, unusable, so the retry found the maximum
+ * reached and failed. The chunk now goes back to the upstream at once. */
+START_TEST(a_chunk_the_pool_cannot_list_goes_back_to_the_upstream) {
+  ordered o = open_ordered("pool(system, initial_pool_size=0, maximum_pool_size=1MiB)");
+  /* The lookups before growing, and the one after it. */
+  cmr_backend_host_fail_call(CMR_BACKEND_HOST_STREAM_ID, 3);
+  ck_assert_status(cmr_allocate(o.ref, SIZE, o.a, &o.block), CMR_ERROR_CUDA);
+  ck_assert_message_has("cudaStreamGetId");
+  ck_assert_int_eq(upstream.allocations, 1); /* the failure came after the growth */
   ck_assert_uint_eq(upstream.outstanding, 0);
-  ck_assert_ok(cmr_stream_destroy(o.a));
-  ck_assert_ok(cmr_stream_destroy(o.b));
+  o.block = take(&o, o.a);
+  give(&o, o.a);
+  close_ordered(&o);
 }
 END_TEST
 
@@ -391,6 +440,8 @@ int main(void) {
   tcase_add_loop_test(backend_failures, a_failed_stream_wait_fails_the_take_and_keeps_the_block, 0, SUBALLOCATORS);
   tcase_add_loop_test(backend_failures, a_failed_stream_id_fails_the_call_and_changes_nothing, 0, SUBALLOCATORS);
   tcase_add_test(backend_failures, a_failed_event_synchronize_fails_the_defragment_and_keeps_the_superblock);
+  tcase_add_loop_test(backend_failures, any_failed_stream_id_of_a_growing_allocation_is_survived, 0, SUBALLOCATORS);
+  tcase_add_test(backend_failures, a_chunk_the_pool_cannot_list_goes_back_to_the_upstream);
   suite_add_tcase(suite, backend_failures);
   return cmr_test_run(suite);
 }
