@@ -425,6 +425,26 @@ START_TEST(a_chunk_the_pool_cannot_list_goes_back_to_the_upstream) {
 }
 END_TEST
 
+/* The same for fixed_size, whose growth then succeeded on a second chunk
+ * while the first, none of whose blocks was listed, sat unused until
+ * destroy: whichever lookup fails, it holds no more than the two blocks. */
+START_TEST(a_chunk_fixed_size_cannot_list_goes_back_to_the_upstream) {
+  for (unsigned long nth = 1; nth <= 4; nth++) {
+    ordered o = open_ordered(suballocators[1]); /* fixed_size's: one block preallocated */
+    void *first = take(&o, o.a);
+    cmr_backend_host_fail_call(CMR_BACKEND_HOST_STREAM_ID, nth);
+    cmr_status status = cmr_allocate(o.ref, SIZE, o.a, &o.block);
+    clear_injections();
+    if (status != CMR_SUCCESS) o.block = take(&o, o.a);
+    ck_assert_msg(upstream.outstanding == 2 * SIZE, "failing stream id %lu: %zu bytes held for two blocks", nth,
+                  upstream.outstanding);
+    give(&o, o.a);
+    ck_assert_ok(cmr_deallocate(o.ref, first, SIZE, o.a));
+    close_ordered(&o);
+  }
+}
+END_TEST
+
 int main(void) {
   Suite *suite = suite_create("faults");
   TCase *upstream_failures = tcase_create("upstream_failures");
@@ -442,6 +462,7 @@ int main(void) {
   tcase_add_test(backend_failures, a_failed_event_synchronize_fails_the_defragment_and_keeps_the_superblock);
   tcase_add_loop_test(backend_failures, any_failed_stream_id_of_a_growing_allocation_is_survived, 0, SUBALLOCATORS);
   tcase_add_test(backend_failures, a_chunk_the_pool_cannot_list_goes_back_to_the_upstream);
+  tcase_add_test(backend_failures, a_chunk_fixed_size_cannot_list_goes_back_to_the_upstream);
   suite_add_tcase(suite, backend_failures);
   return cmr_test_run(suite);
 }
