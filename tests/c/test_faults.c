@@ -22,7 +22,6 @@
 
 static test_foreign upstream;
 
-cmr_resource_ref __real_cmr_system_resource_ref(cmr_system_resource *handle);
 cmr_resource_ref __wrap_cmr_system_resource_ref(cmr_system_resource *handle);
 
 /* The parser's system leaf: the real handle is dropped at once and the
@@ -206,16 +205,18 @@ END_TEST
 
 /* ---- injected backend failures ---------------------------------------------------- */
 
+enum { POOL, FIXED_SIZE, ARENA, SUBALLOCATORS };
+
 /* The suballocators' stream lists, each with one SIZE block that every take
  * below must come back to (fixed_size has exactly one). */
-static const char *const suballocators[] = {
-    "pool(system, initial_pool_size=0)",
-    "fixed_size(system, block_size=1MiB, blocks_to_preallocate=1)",
-    "arena(system, arena_size=2MiB)",
+static const char *const suballocators[SUBALLOCATORS] = {
+    [POOL] = "pool(system, initial_pool_size=0)",
+    [FIXED_SIZE] = "fixed_size(system, block_size=1MiB, blocks_to_preallocate=1)",
+    [ARENA] = "arena(system, arena_size=2MiB)",
 };
 
 /* A whole superblock of the arena: the only block on its stream's list. */
-enum { SUBALLOCATORS = sizeof suballocators / sizeof suballocators[0], SIZE = 1024 * 1024 };
+enum { SIZE = 1024 * 1024 };
 
 typedef struct ordered {
   cmr_stack *stack;
@@ -367,7 +368,7 @@ END_TEST
  * a superblock goes back to the global arena: a failed wait fails the
  * allocation with the CUDA error and keeps the superblock in its list. */
 START_TEST(a_failed_event_synchronize_fails_the_defragment_and_keeps_the_superblock) {
-  ordered o = make_ordered(suballocators[SUBALLOCATORS - 1]); /* the arena's */
+  ordered o = make_ordered(suballocators[ARENA]);
   share_both_lists(&o);
   cmr_backend_host_fail_call(CMR_BACKEND_HOST_EVENT_SYNCHRONIZE, 1);
   /* Both superblocks at once: only after a's one is back in the global arena. */
@@ -430,7 +431,7 @@ END_TEST
  * destroy: whichever lookup fails, it holds no more than the two blocks. */
 START_TEST(a_chunk_fixed_size_cannot_list_goes_back_to_the_upstream) {
   for (unsigned long nth = 1; nth <= 4; nth++) {
-    ordered o = open_ordered(suballocators[1]); /* fixed_size's: one block preallocated */
+    ordered o = open_ordered(suballocators[FIXED_SIZE]); /* one block preallocated */
     void *first = take(&o, o.a);
     cmr_backend_host_fail_call(CMR_BACKEND_HOST_STREAM_ID, nth);
     cmr_status status = cmr_allocate(o.ref, SIZE, o.a, &o.block);
