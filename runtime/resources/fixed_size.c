@@ -30,19 +30,23 @@ static cmr_status cmr_fixed_size_new_block(const cmr_fixed_size_impl *impl, cons
   return cmr_block_new(address, impl->block_size, impl->block_size, out);
 }
 
-/* Gives blocks [first, end) of `chunk` to `stream`'s list (as idle memory
- * when `idle`: the caller synchronized). Should the host have no memory for
- * a record, the rest of the chunk stays unused until destroy: the resource
- * is smaller, never wrong. */
+/* Gives the blocks of `chunk` to `stream`'s list (as idle memory when
+ * `idle`: the caller synchronized). Should one fail (no host memory for a
+ * record, the stream's list not found), the rest of the chunk stays unused
+ * until destroy: the resource is smaller, never wrong; a chunk with no
+ * block listed at all goes back to the upstream. */
 static void cmr_fixed_size_give_blocks(cmr_fixed_size_impl *impl, const cmr_chunk *chunk, cmr_stream stream,
                                        bool idle) {
   for (size_t i = 0; i < chunk->size / impl->block_size; ++i) {
     cmr_block *block;
-    if (cmr_fixed_size_new_block(impl, chunk, i, &block) != CMR_SUCCESS) return;
-    cmr_status status = idle ? cmr_stream_lists_give_idle(impl->free_blocks, stream, block)
-                             : cmr_stream_lists_give(impl->free_blocks, stream, block);
+    cmr_status status = cmr_fixed_size_new_block(impl, chunk, i, &block);
+    if (status == CMR_SUCCESS) {
+      status = idle ? cmr_stream_lists_give_idle(impl->free_blocks, stream, block)
+                    : cmr_stream_lists_give(impl->free_blocks, stream, block);
+      if (status != CMR_SUCCESS) cmr_block_delete(block);
+    }
     if (status != CMR_SUCCESS) {
-      cmr_block_delete(block);
+      if (i == 0) cmr_chunks_give_back(&impl->chunks, chunk, stream);
       return;
     }
   }

@@ -34,12 +34,16 @@ static cmr_status cmr_pool_add_chunk(cmr_pool_impl *impl, size_t least, cmr_stre
   if (status != CMR_SUCCESS) return status;
   cmr_block *block = NULL;
   status = cmr_block_new(chunk.address, chunk.size, chunk.size, &block);
-  /* The chunk is recorded: without a block for it, it waits for destroy. */
   if (status == CMR_SUCCESS) {
     status = idle ? cmr_stream_lists_give_idle(impl->free_lists, stream, block)
                   : cmr_stream_lists_give(impl->free_lists, stream, block);
   }
-  if (status != CMR_SUCCESS && block != NULL) cmr_block_delete(block);
+  /* Unlisted, the chunk would be unusable yet count against the maximum
+   * until destroy: it goes back to the upstream. */
+  if (status != CMR_SUCCESS) {
+    if (block != NULL) cmr_block_delete(block);
+    cmr_chunks_give_back(&impl->chunks, &chunk, stream);
+  }
   return status;
 }
 

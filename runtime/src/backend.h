@@ -58,6 +58,19 @@ typedef struct cmr_backend_host_counts {
   unsigned long device_synchronizes;
 } cmr_backend_host_counts;
 void cmr_backend_host_counts_read(cmr_backend_host_counts *out);
+
+/* Test-only fault injection: the `nth` call from now (1 = the next) of
+ * `call`, from any thread, fails with CMR_ERROR_CUDA and a message naming
+ * the call; 0 cancels. Failed calls are counted like the others. */
+typedef enum cmr_backend_host_call {
+  CMR_BACKEND_HOST_EVENT_RECORD,
+  CMR_BACKEND_HOST_STREAM_WAIT,
+  CMR_BACKEND_HOST_EVENT_SYNCHRONIZE,
+  CMR_BACKEND_HOST_DEVICE_SYNCHRONIZE,
+  CMR_BACKEND_HOST_STREAM_ID,
+  CMR_BACKEND_HOST_CALLS
+} cmr_backend_host_call;
+void cmr_backend_host_fail_call(cmr_backend_host_call call, unsigned long nth);
 #endif
 
 /* Whether `ptr` is managed (unified) memory, as cudaPointerGetAttributes

@@ -101,7 +101,8 @@ cmr_status cmr_backend_prefetch(const void *ptr, size_t bytes, int device, cmr_s
   return CMR_SUCCESS;
 }
 
-/* ---- ordering: host work is complete on return, so these only count ------------- */
+/* ---- ordering: host work is complete on return, so these only count (and fail when
+ * a test injects a failure) ------------------------------------------------------ */
 
 static struct {
   _Atomic unsigned long event_records;
@@ -110,9 +111,27 @@ static struct {
   _Atomic unsigned long device_synchronizes;
 } cmr_host_counts;
 
+/* Calls left before each injected failure (0: none pending). */
+static _Atomic unsigned long cmr_host_fail_in[CMR_BACKEND_HOST_CALLS];
+
+void cmr_backend_host_fail_call(cmr_backend_host_call call, unsigned long nth) {
+  atomic_store(&cmr_host_fail_in[call], nth);
+}
+
+/* Whether this call of `call` is the one to fail: counts its countdown down
+ * (atomically, so exactly one caller among threads meets the failure). */
+static cmr_status cmr_host_injected(cmr_backend_host_call call, const char *name) {
+  unsigned long left = atomic_load(&cmr_host_fail_in[call]);
+  do {
+    if (left == 0) return CMR_SUCCESS;
+  } while (!atomic_compare_exchange_weak(&cmr_host_fail_in[call], &left, left - 1));
+  return left == 1 ? cmr_error(CMR_ERROR_CUDA, "%s: injected failure (cudaErrorUnknown)", name) : CMR_SUCCESS;
+}
+
 cmr_status cmr_backend_stream_id(cmr_stream stream, uint64_t *out) {
-  *out = (uint64_t)(uintptr_t)stream;
-  return CMR_SUCCESS;
+  cmr_status status = cmr_host_injected(CMR_BACKEND_HOST_STREAM_ID, "cudaStreamGetId");
+  if (status == CMR_SUCCESS) *out = (uint64_t)(uintptr_t)stream;
+  return status;
 }
 
 cmr_backend_stream_kind cmr_backend_stream_kind_of(cmr_stream stream) {
@@ -134,24 +153,24 @@ void cmr_backend_event_destroy(cmr_backend_event event) { free(event); }
 cmr_status cmr_backend_event_record(cmr_backend_event event, cmr_stream stream) {
   (void)event, (void)stream;
   atomic_fetch_add_explicit(&cmr_host_counts.event_records, 1, memory_order_relaxed);
-  return CMR_SUCCESS;
+  return cmr_host_injected(CMR_BACKEND_HOST_EVENT_RECORD, "cudaEventRecord");
 }
 
 cmr_status cmr_backend_stream_wait_event(cmr_stream stream, cmr_backend_event event) {
   (void)stream, (void)event;
   atomic_fetch_add_explicit(&cmr_host_counts.stream_waits, 1, memory_order_relaxed);
-  return CMR_SUCCESS;
+  return cmr_host_injected(CMR_BACKEND_HOST_STREAM_WAIT, "cudaStreamWaitEvent");
 }
 
 cmr_status cmr_backend_event_synchronize(cmr_backend_event event) {
   (void)event;
   atomic_fetch_add_explicit(&cmr_host_counts.event_synchronizes, 1, memory_order_relaxed);
-  return CMR_SUCCESS;
+  return cmr_host_injected(CMR_BACKEND_HOST_EVENT_SYNCHRONIZE, "cudaEventSynchronize");
 }
 
 cmr_status cmr_backend_device_synchronize(void) {
   atomic_fetch_add_explicit(&cmr_host_counts.device_synchronizes, 1, memory_order_relaxed);
-  return CMR_SUCCESS;
+  return cmr_host_injected(CMR_BACKEND_HOST_DEVICE_SYNCHRONIZE, "cudaDeviceSynchronize");
 }
 
 void cmr_backend_host_counts_read(cmr_backend_host_counts *out) {

@@ -84,4 +84,16 @@ cmr_status cmr_chunks_grow(cmr_chunks *chunks, size_t least, size_t preferred, c
   return status;
 }
 
+void cmr_chunks_give_back(cmr_chunks *chunks, const cmr_chunk *chunk, cmr_stream stream) {
+  pthread_mutex_lock(&chunks->lock);
+  for (size_t i = chunks->count; i-- > 0;) { /* the newest last */
+    if (chunks->items[i].address != chunk->address) continue;
+    chunks->items[i] = chunks->items[--chunks->count];
+    atomic_fetch_sub(&chunks->bytes, chunk->size);
+    break;
+  }
+  pthread_mutex_unlock(&chunks->lock);
+  (void)cmr_deallocate(chunks->upstream, chunk->address, chunk->size, stream);
+}
+
 size_t cmr_chunks_bytes(cmr_chunks *chunks) { return atomic_load(&chunks->bytes); }

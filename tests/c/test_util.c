@@ -70,7 +70,8 @@ static cmr_status foreign_allocate(void *self, size_t bytes, size_t alignment, c
     *out = NULL;
     return CMR_SUCCESS;
   }
-  if (foreign->limit != 0 && bytes > foreign->limit - foreign->outstanding) {
+  bool limited = foreign->limit != 0 && bytes > foreign->limit - foreign->outstanding;
+  if (limited || foreign->allocations == foreign->fail_at) {
     return CMR_ERROR_OUT_OF_MEMORY;
   }
   size_t rounded = (bytes + foreign->misalign + alignment - 1) / alignment * alignment;

@@ -54,6 +54,8 @@ typedef struct test_foreign {
   bool return_null;         /* allocate "succeeds" with NULL */
   unsigned properties;
   size_t limit;             /* when nonzero, allocate fails with OUT_OF_MEMORY past this many outstanding bytes */
+  int fail_at;              /* when nonzero, the allocation numbered so (allocations counts from 1) fails
+                               with OUT_OF_MEMORY, silently; the ones after it succeed again */
   /* what the runtime did */
   size_t outstanding;       /* bytes allocated and not yet freed */
   int allocations;
