@@ -184,5 +184,4 @@ static const cmr_fuzz_target cmr_fuzz_adaptors = {
     .destroy = cmr_fuzz_adaptors_destroy,
 };
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) { return cmr_fuzz_execute(&cmr_fuzz_adaptors, data, size); }
+CMR_FUZZ_ENTRY(cmr_fuzz_adaptors)

@@ -51,5 +51,4 @@ static const cmr_fuzz_target cmr_fuzz_binning = {
     .destroy = cmr_fuzz_binning_destroy,
 };
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) { return cmr_fuzz_execute(&cmr_fuzz_binning, data, size); }
+CMR_FUZZ_ENTRY(cmr_fuzz_binning)

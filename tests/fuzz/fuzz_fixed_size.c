@@ -40,7 +40,4 @@ static const cmr_fuzz_target cmr_fuzz_fixed_size = {
     .destroy = cmr_fuzz_fixed_size_destroy,
 };
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  return cmr_fuzz_execute(&cmr_fuzz_fixed_size, data, size);
-}
+CMR_FUZZ_ENTRY(cmr_fuzz_fixed_size)

@@ -101,4 +101,11 @@ void cmr_fuzz_expect(const cmr_fuzz_run *run, size_t got, size_t want, const cha
 /* The whole run over one input: the libFuzzer entry point of every harness. */
 int cmr_fuzz_execute(const cmr_fuzz_target *target, const uint8_t *data, size_t size);
 
+/* Defines libFuzzer's entry point, running `target` over each input. */
+#define CMR_FUZZ_ENTRY(target)                                          \
+  int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);         \
+  int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {        \
+    return cmr_fuzz_execute(&(target), data, size);                     \
+  }
+
 #endif /* CMR_FUZZ_MODEL_H */
