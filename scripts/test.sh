@@ -5,7 +5,8 @@
 # (build/cuda). Warnings are errors. Tests that need a GPU skip without one.
 # Then the host build's C suites again under ASan+UBSan (build/asan), TSan
 # (build/tsan) and valgrind memcheck with leaks as errors (build/valgrind):
-# any finding fails the step.
+# any finding fails the step. Last, the libFuzzer harnesses (build/fuzz),
+# each over its seed corpus and then fuzzing for a bounded time.
 #
 #   sudo bash scripts/test.sh
 #
@@ -75,6 +76,18 @@ checked_build "TSan" build/tsan clang "TSAN_OPTIONS=halt_on_error=1:allocator_ma
 # gcc for valgrind: valgrind 3.19 cannot read clang 14's debug information.
 checked_build "valgrind" build/valgrind gcc "" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   "-DCMAKE_CROSSCOMPILING_EMULATOR=valgrind;-q;--error-exitcode=9;--leak-check=full;--errors-for-leak-kinds=definite,indirect;--show-leak-kinds=definite,indirect" || true
+# The harnesses of tests/fuzz/ (libFuzzer, ASan+UBSan): ctest -L fuzz runs
+# each over its corpus and then CMR_FUZZ_SECONDS (20) of fuzzing, about two
+# minutes on 2 cores with the build.
+fuzz_build() {
+  local dir=build/fuzz
+  step "fuzz: configure" env CC=clang cmake -S . -B "$dir" -G Ninja -DCMR_WITH_CUDA=OFF -DCMR_BUILD_FUZZERS=ON \
+         -DCMR_BUILD_TESTS=OFF -DCMR_BUILD_DEMO=OFF -DCMR_BUILD_BENCH=OFF -DCMR_BUILD_TOOLS=OFF \
+         -DCMR_WARNINGS_AS_ERRORS=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
+    step "fuzz: compile" cmake --build "$dir" -j "$JOBS" &&
+    step "fuzz: ctest" ctest --test-dir "$dir" -L fuzz --output-on-failure -j "$JOBS" --timeout 300
+}
+fuzz_build || true
 
 # "a, b, c"
 join() {
