@@ -209,10 +209,8 @@ static void return_superblock(cmr_block *superblock, void *arg) {
   atomic_fetch_sub(&impl->superblocks, 1);
 }
 
-/* One attempt: from the stream lists, else from a new superblock given to
- * the caller's arena. *out stays NULL when neither has room (or, rarely,
- * when another thread on the same stream took the new superblock's room
- * first: the caller's retry after defragmenting covers that). */
+/* One attempt: from the stream lists, else from a new superblock whose rest
+ * joins the caller's arena. *out stays NULL when neither has room. */
 static cmr_status serve(cmr_arena_impl *impl, size_t size, size_t alignment, cmr_stream stream, cmr_block **out) {
   cmr_status status = cmr_stream_lists_take(impl->lists, stream, size, alignment, out);
   if (status != CMR_SUCCESS || *out != NULL) return status;
@@ -220,13 +218,12 @@ static cmr_status serve(cmr_arena_impl *impl, size_t size, size_t alignment, cmr
   status = take_superblock(impl, superblock_size(size, alignment), &superblock);
   if (status != CMR_SUCCESS || superblock == NULL) return status;
   /* The global arena's memory is idle (synchronized at creation, or waited
-   * for before it came back): every stream may take from it at once. */
-  status = cmr_stream_lists_give_idle(impl->lists, stream, superblock);
-  if (status != CMR_SUCCESS) {
-    return_superblock(superblock, impl);
-    return status;
-  }
-  return cmr_stream_lists_take(impl->lists, stream, size, alignment, out);
+   * for before it came back): every stream may take from it at once. The
+   * request is cut out before the rest joins the caller's arena, so no
+   * other thread can take the new superblock's room first. */
+  status = cmr_stream_lists_carve_idle(impl->lists, stream, superblock, size, alignment, out);
+  if (status != CMR_SUCCESS) return_superblock(superblock, impl);
+  return status;
 }
 
 /* Gathers every free block into `stream`'s arena, so that a superblock whose

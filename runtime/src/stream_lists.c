@@ -245,6 +245,26 @@ cmr_status cmr_stream_lists_give_idle(cmr_stream_lists *lists, cmr_stream stream
   return cmr_give(lists, stream, block, false);
 }
 
+cmr_status cmr_stream_lists_carve_idle(cmr_stream_lists *lists, cmr_stream stream, cmr_block *fresh, size_t size,
+                                       size_t alignment, cmr_block **out) {
+  *out = NULL;
+  cmr_stream_list *list = NULL; /* found first: past this point nothing fails but the cut */
+  cmr_status status = cmr_list_of(lists, stream, &list);
+  if (status != CMR_SUCCESS) return status;
+  cmr_free_blocks cut;
+  cmr_free_blocks_init(&cut);
+  cmr_free_blocks_insert(&cut, fresh); /* alone in the set: it stays the same record */
+  status = cmr_free_blocks_take(&cut, fresh, size, alignment, out);
+  if (status != CMR_SUCCESS) {
+    cmr_free_blocks_pop(&cut); /* `fresh` again, unchanged */
+    return status;
+  }
+  pthread_mutex_lock(&list->lock);
+  cmr_free_blocks_absorb(&list->blocks, &cut); /* idle: no ordering to record */
+  pthread_mutex_unlock(&list->lock);
+  return CMR_SUCCESS;
+}
+
 static cmr_block *cmr_fit_in(const cmr_stream_lists *lists, const cmr_free_blocks *blocks, size_t needed) {
   return lists->fit == CMR_FIT_BEST ? cmr_free_blocks_best_fit(blocks, needed)
                                     : cmr_free_blocks_first_fit(blocks, needed);

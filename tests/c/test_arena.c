@@ -636,6 +636,73 @@ START_TEST(threads_defragment_at_once) {
 }
 END_TEST
 
+/* Many threads on streams of their own, needing new superblocks at once:
+ * each must get the room of the superblock it cut. (Given to its arena
+ * first and taken after, another thread could take it in between, twice in
+ * a row, and the allocation failed with most of the arena free.) */
+typedef struct contender {
+  cmr_resource_ref ref;
+  unsigned index;
+  unsigned long failures;
+  char message[256];
+} contender;
+
+/* Failures are counted on the thread and asserted on the main one. */
+static void note(contender *c, cmr_status status) {
+  if (status != CMR_SUCCESS && c->failures++ == 0) {
+    snprintf(c->message, sizeof c->message, "%s: %s", cmr_status_string(status), cmr_last_error_message());
+  }
+}
+
+static void *contend(void *arg) {
+  enum { slots = 16, operations = 60000 };
+  contender *c = arg;
+  cmr_stream streams[3];
+  for (int k = 0; k < 3; ++k) note(c, cmr_stream_create(&streams[k]));
+  void *ptrs[slots] = {0};
+  size_t sizes[slots] = {0};
+  uint64_t rng = 0x9E3779B97F4A7C15u ^ (c->index + 1);
+  for (int i = 0; i < operations; ++i) {
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    int slot = (int)(rng % slots);
+    cmr_stream stream = streams[(rng >> 8) % 3];
+    if (ptrs[slot] != NULL) {
+      note(c, cmr_deallocate(c->ref, ptrs[slot], sizes[slot], stream));
+      ptrs[slot] = NULL;
+      continue;
+    }
+    sizes[slot] = 256 + (size_t)((rng >> 16) % (MiB - 256));
+    cmr_status status = cmr_allocate(c->ref, sizes[slot], stream, &ptrs[slot]);
+    if (status != CMR_SUCCESS) ptrs[slot] = NULL;
+    note(c, status);
+  }
+  for (int i = 0; i < slots; ++i) {
+    if (ptrs[i] != NULL) note(c, cmr_deallocate(c->ref, ptrs[i], sizes[i], streams[0]));
+  }
+  for (int k = 0; k < 3; ++k) note(c, cmr_stream_destroy(streams[k]));
+  return NULL;
+}
+
+START_TEST(threads_on_their_own_streams_get_the_superblocks_they_cut) {
+  enum { count = 16 };
+  fixture f;
+  /* 16 threads x 16 blocks of up to 1 MiB pin at most 256 superblocks. */
+  make_arena(&f, 512 * MiB, false, "");
+  pthread_t threads[count];
+  contender contenders[count];
+  for (unsigned i = 0; i < count; i++) {
+    contenders[i] = (contender){.ref = f.ref, .index = i};
+    ck_assert_int_eq(pthread_create(&threads[i], NULL, contend, &contenders[i]), 0);
+  }
+  for (unsigned i = 0; i < count; i++) ck_assert_int_eq(pthread_join(threads[i], NULL), 0);
+  for (unsigned i = 0; i < count; i++) {
+    ck_assert_msg(contenders[i].failures == 0, "thread %u: %lu calls failed; the first: %s", i,
+                  contenders[i].failures, contenders[i].message);
+  }
+  destroy_arena(&f);
+}
+END_TEST
+
 /* ---- runner ----------------------------------------------------------------------------------------------- */
 
 static Suite *arena_suite(void) {
@@ -674,6 +741,7 @@ static Suite *arena_suite(void) {
 #endif
   tcase_add_test(threads, threads_on_the_default_stream_allocate_at_once);
   tcase_add_test(threads, threads_defragment_at_once);
+  tcase_add_test(threads, threads_on_their_own_streams_get_the_superblocks_they_cut);
   suite_add_tcase(suite, threads);
   return suite;
 }
