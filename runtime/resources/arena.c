@@ -15,8 +15,8 @@
  * those straight to the global arena, which costs it a stream synchronize).
  * When the global arena has no superblock big enough: defragment (gather
  * every free block into the caller's arena so that split superblocks become
- * whole, then return every whole one to the global arena, where they
- * coalesce) and try once more.
+ * whole, and take from there; only if that fails, return every whole one to
+ * the global arena, where they coalesce) and try once more.
  *
  * Locks: the stream lists and the block map lock per list and per shard;
  * the global arena's lock is taken only to cut or return a superblock, so
@@ -227,13 +227,18 @@ static cmr_status serve(cmr_arena_impl *impl, size_t size, size_t alignment, cmr
 }
 
 /* Gathers every free block into `stream`'s arena, so that a superblock whose
- * pieces were freed on different streams is whole again, then gives every
- * whole superblock back to the global arena (the host first waits for the
- * work ordered before their frees). */
-static cmr_status defragment(cmr_arena_impl *impl, cmr_stream stream) {
+ * pieces were freed on different streams is whole again, and takes from it
+ * there, before any other thread can; failing that (the request needs more
+ * than any one superblock has), gives every whole superblock back to the
+ * global arena, where they coalesce (the host first waits for the work
+ * ordered before their frees), and tries once more. */
+static cmr_status defragment_and_retry(cmr_arena_impl *impl, size_t size, size_t alignment, cmr_stream stream,
+                                       cmr_block **out) {
   cmr_status status = cmr_stream_lists_reclaim(impl->lists, stream);
-  if (status != CMR_SUCCESS) return status;
-  return cmr_stream_lists_release_units(impl->lists, return_superblock, impl);
+  if (status == CMR_SUCCESS) status = cmr_stream_lists_take(impl->lists, stream, size, alignment, out);
+  if (status != CMR_SUCCESS || *out != NULL) return status;
+  status = cmr_stream_lists_release_units(impl->lists, return_superblock, impl);
+  return status == CMR_SUCCESS ? serve(impl, size, alignment, stream, out) : status;
 }
 
 static cmr_status out_of_memory(cmr_arena_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
@@ -266,10 +271,7 @@ cmr_status cmr_arena_impl_allocate(cmr_arena_impl *impl, size_t bytes, size_t al
   /* A request bigger than the whole arena fails without defragmenting. */
   if (superblock <= impl->arena_size) {
     cmr_status status = serve(impl, size, alignment, stream, &block);
-    if (status == CMR_SUCCESS && block == NULL) {
-      status = defragment(impl, stream);
-      if (status == CMR_SUCCESS) status = serve(impl, size, alignment, stream, &block);
-    }
+    if (status == CMR_SUCCESS && block == NULL) status = defragment_and_retry(impl, size, alignment, stream, &block);
     if (status != CMR_SUCCESS) return status;
   }
   if (block == NULL) return out_of_memory(impl, bytes, alignment, stream, superblock);
