@@ -30,14 +30,15 @@ static cmr_status cmr_fixed_size_new_block(const cmr_fixed_size_impl *impl, cons
   return cmr_block_new(address, impl->block_size, impl->block_size, out);
 }
 
-/* Gives the blocks of `chunk` to `stream`'s list (as idle memory when
- * `idle`: the caller synchronized). Should one fail (no host memory for a
- * record, the stream's list not found), the rest of the chunk stays unused
- * until destroy: the resource is smaller, never wrong; a chunk with no
- * block listed at all goes back to the upstream. */
-static void cmr_fixed_size_give_blocks(cmr_fixed_size_impl *impl, const cmr_chunk *chunk, cmr_stream stream,
-                                       bool idle) {
-  for (size_t i = 0; i < chunk->size / impl->block_size; ++i) {
+/* Gives blocks [first, end) of `chunk` to `stream`'s list (as idle memory
+ * when `idle`: the caller synchronized). Should one fail (no host memory for
+ * a record, the stream's list not found), the rest of the chunk stays unused
+ * until destroy: the resource is smaller, never wrong. Returns how many were
+ * listed. */
+static size_t cmr_fixed_size_give_blocks(cmr_fixed_size_impl *impl, const cmr_chunk *chunk, size_t first,
+                                         cmr_stream stream, bool idle) {
+  size_t i = first;
+  for (; i < chunk->size / impl->block_size; ++i) {
     cmr_block *block;
     cmr_status status = cmr_fixed_size_new_block(impl, chunk, i, &block);
     if (status == CMR_SUCCESS) {
@@ -45,27 +46,38 @@ static void cmr_fixed_size_give_blocks(cmr_fixed_size_impl *impl, const cmr_chun
                     : cmr_stream_lists_give(impl->free_blocks, stream, block);
       if (status != CMR_SUCCESS) cmr_block_delete(block);
     }
-    if (status != CMR_SUCCESS) {
-      if (i == 0) cmr_chunks_give_back(&impl->chunks, chunk, stream);
-      return;
-    }
+    if (status != CMR_SUCCESS) break;
   }
+  return i - first;
 }
 
 /* A new chunk from the upstream, ordered on `stream`: blocks_to_preallocate
- * blocks, or fewer (down to one) when the upstream is short, all given to
- * the stream's list. */
-static cmr_status cmr_fixed_size_add_chunk(cmr_fixed_size_impl *impl, cmr_stream stream, bool idle) {
+ * blocks, or fewer (down to one) when the upstream is short. With `out`, the
+ * first block is the caller's, taken before the others join the stream's
+ * list, so no other thread takes it; without (preallocation), all of them
+ * join, as idle memory. A chunk of which nothing could be used goes back. */
+static cmr_status cmr_fixed_size_add_chunk(cmr_fixed_size_impl *impl, cmr_stream stream, cmr_block **out) {
   cmr_chunk chunk;
   cmr_status status = cmr_chunks_grow(&impl->chunks, impl->block_size, impl->chunk_size, stream, &chunk);
-  if (status == CMR_SUCCESS && idle) status = cmr_backend_stream_synchronize(stream);
-  if (status == CMR_SUCCESS) cmr_fixed_size_give_blocks(impl, &chunk, stream, idle);
-  return status;
+  if (status == CMR_SUCCESS && out == NULL) status = cmr_backend_stream_synchronize(stream);
+  if (status != CMR_SUCCESS) return status;
+  if (out != NULL) {
+    status = cmr_fixed_size_new_block(impl, &chunk, 0, out);
+    if (status != CMR_SUCCESS) {
+      cmr_chunks_give_back(&impl->chunks, &chunk, stream);
+      return status;
+    }
+    cmr_fixed_size_give_blocks(impl, &chunk, 1, stream, false);
+  } else if (cmr_fixed_size_give_blocks(impl, &chunk, 0, stream, true) == 0) {
+    cmr_chunks_give_back(&impl->chunks, &chunk, stream);
+  }
+  return CMR_SUCCESS;
 }
 
-static cmr_status cmr_fixed_size_grow(void *resource, size_t size, size_t alignment, cmr_stream stream) {
+static cmr_status cmr_fixed_size_grow(void *resource, size_t size, size_t alignment, cmr_stream stream,
+                                      cmr_block **out) {
   (void)size, (void)alignment; /* always one block at 256 */
-  return cmr_fixed_size_add_chunk(resource, stream, false);
+  return cmr_fixed_size_add_chunk(resource, stream, out);
 }
 
 static cmr_status cmr_fixed_size_check_sizes(size_t block_size, size_t blocks_to_preallocate, size_t *rounded) {
@@ -104,7 +116,7 @@ cmr_status cmr_fixed_size_impl_create(cmr_resource_ref upstream, size_t block_si
   status = cmr_stream_lists_create("fixed_size", CMR_FIT_BEST, CMR_KEY_PER_STREAM, &impl->free_blocks);
   if (status == CMR_SUCCESS) status = cmr_block_map_create(&impl->handed_out);
   /* Preallocated blocks are idle: every stream may take them at once. */
-  if (status == CMR_SUCCESS) status = cmr_fixed_size_add_chunk(impl, CMR_DEFAULT_STREAM, true);
+  if (status == CMR_SUCCESS) status = cmr_fixed_size_add_chunk(impl, CMR_DEFAULT_STREAM, NULL);
   if (status != CMR_SUCCESS) {
     cmr_fixed_size_impl_destroy(impl);
     return status;
@@ -122,10 +134,6 @@ cmr_status cmr_fixed_size_impl_allocate(cmr_fixed_size_impl *impl, size_t bytes,
   cmr_block *block = NULL;
   cmr_status status = cmr_suballocator_take_or_grow(impl->free_blocks, &impl->growth, impl->block_size, alignment,
                                                     stream, cmr_fixed_size_grow, impl, &block);
-  if (status == CMR_SUCCESS && block == NULL) {
-    status = cmr_error(CMR_ERROR_OUT_OF_MEMORY, "fixed_size: other streams took every new block before stream %p",
-                       (void *)stream);
-  }
   if (status == CMR_SUCCESS) cmr_suballocator_hand_out(impl->handed_out, block, out);
   return status;
 }

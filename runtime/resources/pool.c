@@ -22,21 +22,23 @@ struct cmr_pool_impl {
   cmr_block_map *handed_out;
 };
 
-/* Takes a chunk of at least `least` bytes on `stream` and gives it to the
- * stream's list, as idle memory when `idle` (the caller synchronized). The
- * pool doubles (a chunk as large as what it holds) unless that is less than
- * asked for. */
-static cmr_status cmr_pool_add_chunk(cmr_pool_impl *impl, size_t least, cmr_stream stream, bool idle) {
+/* Takes a chunk of at least `least` bytes on `stream`. The pool doubles (a
+ * chunk as large as what it holds) unless that is less than asked for.
+ * With `out`, `size` bytes at `alignment` are cut out of it for the caller
+ * and the rest joins the stream's list as if freed there; without, all of it
+ * joins as idle memory (the caller synchronizes: the initial chunk). */
+static cmr_status cmr_pool_add_chunk(cmr_pool_impl *impl, size_t least, size_t size, size_t alignment,
+                                     cmr_stream stream, cmr_block **out) {
   size_t held = cmr_chunks_bytes(&impl->chunks);
   cmr_chunk chunk;
   cmr_status status = cmr_chunks_grow(&impl->chunks, least, held > least ? held : least, stream, &chunk);
-  if (status == CMR_SUCCESS && idle) status = cmr_backend_stream_synchronize(stream);
+  if (status == CMR_SUCCESS && out == NULL) status = cmr_backend_stream_synchronize(stream);
   if (status != CMR_SUCCESS) return status;
   cmr_block *block = NULL;
   status = cmr_block_new(chunk.address, chunk.size, chunk.size, &block);
   if (status == CMR_SUCCESS) {
-    status = idle ? cmr_stream_lists_give_idle(impl->free_lists, stream, block)
-                  : cmr_stream_lists_give(impl->free_lists, stream, block);
+    status = out != NULL ? cmr_stream_lists_carve(impl->free_lists, stream, block, size, alignment, out)
+                         : cmr_stream_lists_give_idle(impl->free_lists, stream, block);
   }
   /* Unlisted, the chunk would be unusable yet count against the maximum
    * until destroy: it goes back to the upstream. */
@@ -47,12 +49,12 @@ static cmr_status cmr_pool_add_chunk(cmr_pool_impl *impl, size_t least, cmr_stre
   return status;
 }
 
-static cmr_status cmr_pool_grow(void *resource, size_t size, size_t alignment, cmr_stream stream) {
+static cmr_status cmr_pool_grow(void *resource, size_t size, size_t alignment, cmr_stream stream, cmr_block **out) {
   size_t needed = cmr_free_blocks_needed(size, alignment);
   if (needed == SIZE_MAX) {
     return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "pool: %zu bytes at alignment %zu overflow", size, alignment);
   }
-  return cmr_pool_add_chunk(resource, needed, stream, false);
+  return cmr_pool_add_chunk(resource, needed, size, alignment, stream, out);
 }
 
 cmr_status cmr_pool_impl_create(cmr_resource_ref upstream, size_t initial_pool_size, size_t maximum_pool_size,
@@ -64,7 +66,7 @@ cmr_status cmr_pool_impl_create(cmr_resource_ref upstream, size_t initial_pool_s
   cmr_status status = cmr_stream_lists_create("pool", CMR_FIT_BEST, CMR_KEY_PER_STREAM, &impl->free_lists);
   if (status == CMR_SUCCESS) status = cmr_block_map_create(&impl->handed_out);
   if (status == CMR_SUCCESS && initial_pool_size > 0) {
-    status = cmr_pool_add_chunk(impl, initial_pool_size, CMR_DEFAULT_STREAM, true);
+    status = cmr_pool_add_chunk(impl, initial_pool_size, 0, 0, CMR_DEFAULT_STREAM, NULL);
     if (status != CMR_SUCCESS) cmr_error_context(status, "pool: taking initial_pool_size %zu", initial_pool_size);
   }
   if (status != CMR_SUCCESS) {

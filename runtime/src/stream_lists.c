@@ -245,8 +245,8 @@ cmr_status cmr_stream_lists_give_idle(cmr_stream_lists *lists, cmr_stream stream
   return cmr_give(lists, stream, block, false);
 }
 
-cmr_status cmr_stream_lists_carve_idle(cmr_stream_lists *lists, cmr_stream stream, cmr_block *fresh, size_t size,
-                                       size_t alignment, cmr_block **out) {
+static cmr_status cmr_carve(cmr_stream_lists *lists, cmr_stream stream, cmr_block *fresh, size_t size,
+                            size_t alignment, bool pending_work, cmr_block **out) {
   *out = NULL;
   cmr_stream_list *list = NULL; /* found first: past this point nothing fails but the cut */
   cmr_status status = cmr_list_of(lists, stream, &list);
@@ -260,9 +260,20 @@ cmr_status cmr_stream_lists_carve_idle(cmr_stream_lists *lists, cmr_stream strea
     return status;
   }
   pthread_mutex_lock(&list->lock);
-  cmr_free_blocks_absorb(&list->blocks, &cut); /* idle: no ordering to record */
+  cmr_free_blocks_absorb(&list->blocks, &cut);
+  if (pending_work) cmr_order_after_free(list, stream);
   pthread_mutex_unlock(&list->lock);
   return CMR_SUCCESS;
+}
+
+cmr_status cmr_stream_lists_carve_idle(cmr_stream_lists *lists, cmr_stream stream, cmr_block *fresh, size_t size,
+                                       size_t alignment, cmr_block **out) {
+  return cmr_carve(lists, stream, fresh, size, alignment, false, out);
+}
+
+cmr_status cmr_stream_lists_carve(cmr_stream_lists *lists, cmr_stream stream, cmr_block *fresh, size_t size,
+                                  size_t alignment, cmr_block **out) {
+  return cmr_carve(lists, stream, fresh, size, alignment, true, out);
 }
 
 static cmr_block *cmr_fit_in(const cmr_stream_lists *lists, const cmr_free_blocks *blocks, size_t needed) {

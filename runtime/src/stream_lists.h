@@ -55,14 +55,17 @@ cmr_status cmr_stream_lists_give(cmr_stream_lists *lists, cmr_stream stream, cmr
  * synchronized): every stream may take it without waiting. */
 cmr_status cmr_stream_lists_give_idle(cmr_stream_lists *lists, cmr_stream stream, cmr_block *block);
 
-/* Cuts `size` bytes at `alignment` out of `fresh` (idle memory in no list,
+/* Cuts `size` bytes at `alignment` out of `fresh` (new memory in no list,
  * holding at least cmr_free_blocks_needed(size, alignment) bytes) into *out,
- * and gives the rest to `stream`'s list as idle memory. The caller has its
- * block before any other thread can see the fresh memory: given first and
- * taken after, it could be taken by another stream in between, again and
- * again under contention. On failure `fresh` is the caller's again. */
+ * and gives the rest to `stream`'s list: as idle memory, or, for memory
+ * obtained in order on `stream`, as if freed there. The caller has its block
+ * before any other thread can see the new memory: given first and taken
+ * after, it could be taken by another stream in between, again and again
+ * under contention. On failure `fresh` is the caller's again. */
 cmr_status cmr_stream_lists_carve_idle(cmr_stream_lists *lists, cmr_stream stream, cmr_block *fresh, size_t size,
                                        size_t alignment, cmr_block **out);
+cmr_status cmr_stream_lists_carve(cmr_stream_lists *lists, cmr_stream stream, cmr_block *fresh, size_t size,
+                                  size_t alignment, cmr_block **out);
 
 /* `size` bytes at `alignment` for `stream`: from its own list, else from
  * another stream's (as above). *out is NULL when no list has a fit. */

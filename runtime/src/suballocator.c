@@ -8,12 +8,7 @@ cmr_status cmr_suballocator_take_or_grow(cmr_stream_lists *lists, pthread_mutex_
   if (status != CMR_SUCCESS || *out != NULL) return status;
   pthread_mutex_lock(growth);
   status = cmr_stream_lists_take(lists, stream, size, alignment, out);
-  /* Threads on other streams may take the new memory before this one does
-   * (they need no growth lock to take): then grow again, a few times. */
-  for (int attempt = 0; attempt < 4 && status == CMR_SUCCESS && *out == NULL; ++attempt) {
-    status = grow(resource, size, alignment, stream);
-    if (status == CMR_SUCCESS) status = cmr_stream_lists_take(lists, stream, size, alignment, out);
-  }
+  if (status == CMR_SUCCESS && *out == NULL) status = grow(resource, size, alignment, stream, out);
   pthread_mutex_unlock(growth);
   return status;
 }

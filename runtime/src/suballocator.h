@@ -9,15 +9,15 @@
 #include "block_map.h"
 #include "stream_lists.h"
 
-/* Adds memory for at least `size` bytes at `alignment` to the lists, on
- * `stream` (a resource's growth step). */
-typedef cmr_status (*cmr_grow_function)(void *resource, size_t size, size_t alignment, cmr_stream stream);
+/* A resource's growth step: new memory on `stream`, out of which it cuts
+ * `size` bytes at `alignment` into *out before the rest joins the lists
+ * (cmr_stream_lists_carve), so no other thread takes the caller's room. */
+typedef cmr_status (*cmr_grow_function)(void *resource, size_t size, size_t alignment, cmr_stream stream,
+                                        cmr_block **out);
 
 /* `size` bytes at `alignment` for `stream`. When no list has a fit: under
  * `growth`, look again (another thread may just have grown the resource,
- * so threads that all miss at once grow it once), else `grow` and take.
- * *out stays NULL only when other threads took the grown memory first, and
- * did so again on each of a few more growths. */
+ * so threads that all miss at once grow it once), else `grow`. */
 cmr_status cmr_suballocator_take_or_grow(cmr_stream_lists *lists, pthread_mutex_t *growth, size_t size,
                                          size_t alignment, cmr_stream stream, cmr_grow_function grow,
                                          void *resource, cmr_block **out);
