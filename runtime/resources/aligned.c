@@ -8,107 +8,60 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "address_map.h"
 #include "impl.h"
 
 /* One aligned allocation: what the caller got and what the upstream gave. */
 typedef struct cmr_aligned_entry {
-  void *aligned;
+  cmr_address_entry key; /* first: its address is the aligned pointer */
   void *upstream_ptr;
   size_t upstream_bytes;
-  struct cmr_aligned_entry *next; /* in its bucket */
 } cmr_aligned_entry;
-
-enum { cmr_aligned_initial_buckets = 64 };
 
 struct cmr_aligned_impl {
   cmr_resource_ref upstream; /* the handle holds its share */
   size_t alignment;
   size_t threshold;
   pthread_mutex_t lock; /* guards the map */
-  cmr_aligned_entry **buckets;
-  size_t bucket_count; /* a power of two */
-  size_t entry_count;
+  cmr_address_map entries;
 };
 
 cmr_status cmr_aligned_impl_create(cmr_resource_ref upstream, size_t allocation_alignment,
                                    size_t alignment_threshold, cmr_aligned_impl **out) {
   cmr_aligned_impl *impl = calloc(1, sizeof *impl);
-  if (impl != NULL) impl->buckets = calloc(cmr_aligned_initial_buckets, sizeof *impl->buckets);
-  if (impl == NULL || impl->buckets == NULL) {
+  if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "aligned: no host memory for the resource");
+  cmr_status status = cmr_address_map_init(&impl->entries, "aligned");
+  if (status != CMR_SUCCESS) {
     free(impl);
-    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "aligned: no host memory for the resource");
+    return status;
   }
   impl->upstream = upstream;
   impl->alignment = allocation_alignment;
   impl->threshold = alignment_threshold;
-  impl->bucket_count = cmr_aligned_initial_buckets;
   pthread_mutex_init(&impl->lock, NULL);
   *out = impl;
   return CMR_SUCCESS;
 }
 
+static void cmr_aligned_drop(cmr_address_entry *entry) { free(entry); }
+
 /* Entries left at destroy are allocations never freed: the upstream keeps
  * them, as it would without the adaptor; only the records go. */
 void cmr_aligned_impl_destroy(cmr_aligned_impl *impl) {
-  for (size_t b = 0; b < impl->bucket_count; ++b) {
-    for (cmr_aligned_entry *entry = impl->buckets[b], *next; entry != NULL; entry = next) {
-      next = entry->next;
-      free(entry);
-    }
-  }
-  free(impl->buckets);
+  cmr_address_map_clear(&impl->entries, cmr_aligned_drop);
   pthread_mutex_destroy(&impl->lock);
   free(impl);
 }
 
-/* ---- the map (callers hold the lock) ------------------------------------------ */
-
-static size_t cmr_aligned_bucket(const cmr_aligned_impl *impl, const void *aligned) {
-  /* Aligned addresses have at least 9 zero low bits; a multiplicative hash
-   * spreads the rest. */
-  return (size_t)(((uint64_t)(uintptr_t)aligned >> 9) * UINT64_C(0x9E3779B97F4A7C15) >> 32) &
-         (impl->bucket_count - 1);
-}
-
-/* Doubles the buckets when chains average more than one entry; without host
- * memory for more, chains just get longer. */
-static void cmr_aligned_grow(cmr_aligned_impl *impl) {
-  size_t old_count = impl->bucket_count;
-  cmr_aligned_entry **old = impl->buckets;
-  cmr_aligned_entry **buckets = calloc(2 * old_count, sizeof *buckets);
-  if (buckets == NULL) return;
-  impl->buckets = buckets;
-  impl->bucket_count = 2 * old_count;
-  for (size_t b = 0; b < old_count; ++b) {
-    for (cmr_aligned_entry *entry = old[b], *next; entry != NULL; entry = next) {
-      next = entry->next;
-      cmr_aligned_entry **head = &buckets[cmr_aligned_bucket(impl, entry->aligned)];
-      entry->next = *head;
-      *head = entry;
-    }
-  }
-  free(old);
-}
-
 static void cmr_aligned_insert(cmr_aligned_impl *impl, cmr_aligned_entry *entry) {
   pthread_mutex_lock(&impl->lock);
-  if (impl->entry_count >= impl->bucket_count) cmr_aligned_grow(impl);
-  cmr_aligned_entry **head = &impl->buckets[cmr_aligned_bucket(impl, entry->aligned)];
-  entry->next = *head;
-  *head = entry;
-  impl->entry_count++;
+  cmr_address_map_insert(&impl->entries, &entry->key);
   pthread_mutex_unlock(&impl->lock);
 }
 
 static cmr_aligned_entry *cmr_aligned_remove(cmr_aligned_impl *impl, const void *aligned) {
   pthread_mutex_lock(&impl->lock);
-  cmr_aligned_entry **link = &impl->buckets[cmr_aligned_bucket(impl, aligned)];
-  while (*link != NULL && (*link)->aligned != aligned) link = &(*link)->next;
-  cmr_aligned_entry *entry = *link;
-  if (entry != NULL) {
-    *link = entry->next;
-    impl->entry_count--;
-  }
+  cmr_aligned_entry *entry = (cmr_aligned_entry *)cmr_address_map_remove(&impl->entries, aligned);
   pthread_mutex_unlock(&impl->lock);
   return entry;
 }
@@ -145,9 +98,9 @@ cmr_status cmr_aligned_impl_allocate(cmr_aligned_impl *impl, size_t bytes, size_
   /* The upstream's pointer is 256-aligned, so rounding up moves it by at
    * most `extra` and `bytes` still fit after it. */
   uintptr_t address = (uintptr_t)entry->upstream_ptr;
-  entry->aligned = (void *)((address + alignment - 1) & ~(uintptr_t)(alignment - 1));
-  cmr_aligned_insert(impl, entry);
-  *out = entry->aligned;
+  *out = (void *)((address + alignment - 1) & ~(uintptr_t)(alignment - 1));
+  entry->key.address = *out;
+  cmr_aligned_insert(impl, entry); /* from here another thread may free it */
   return CMR_SUCCESS;
 }
 

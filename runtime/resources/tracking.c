@@ -5,13 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "address_map.h"
 #include "impl.h"
 
-enum { cmr_tracking_frames = 32, cmr_tracking_initial_buckets = 64 };
+enum { cmr_tracking_frames = 32 };
 
 typedef struct cmr_tracking_record {
-  struct cmr_tracking_record *next;
-  void *ptr;
+  cmr_address_entry key; /* first: its address is the allocation */
   size_t bytes;
   size_t alignment;
   int frame_count; /* 0 unless stacks are captured */
@@ -21,79 +21,41 @@ typedef struct cmr_tracking_record {
 struct cmr_tracking_impl {
   cmr_resource_ref upstream;
   bool capture_stacks;
-  pthread_mutex_t lock;
-  cmr_tracking_record **buckets;
-  size_t bucket_count; /* a power of two */
-  size_t count;
+  pthread_mutex_t lock; /* guards the map and the bytes */
+  cmr_address_map records;
   size_t bytes;
   char *report; /* the last report handed out, freed by the next one */
 };
 
-/* Allocations are at least 256-aligned: the low bits carry nothing. */
-static size_t cmr_tracking_bucket(const cmr_tracking_impl *impl, const void *ptr) {
-  return (size_t)((((uint64_t)(uintptr_t)ptr >> 8) * UINT64_C(0x9E3779B97F4A7C15)) >> 32) &
-         (impl->bucket_count - 1);
-}
-
 cmr_status cmr_tracking_impl_create(cmr_resource_ref upstream, bool capture_stacks, cmr_tracking_impl **out) {
   cmr_tracking_impl *impl = calloc(1, sizeof *impl);
-  cmr_tracking_record **buckets = calloc(cmr_tracking_initial_buckets, sizeof *buckets);
-  if (impl == NULL || buckets == NULL) {
+  if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "tracking: no host memory for the resource");
+  cmr_status status = cmr_address_map_init(&impl->records, "tracking");
+  if (status != CMR_SUCCESS) {
     free(impl);
-    free(buckets);
-    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "tracking: no host memory for the resource");
+    return status;
   }
   impl->upstream = upstream;
   impl->capture_stacks = capture_stacks;
-  impl->buckets = buckets;
-  impl->bucket_count = cmr_tracking_initial_buckets;
   pthread_mutex_init(&impl->lock, NULL);
   *out = impl;
   return CMR_SUCCESS;
 }
 
+static void cmr_tracking_drop(cmr_address_entry *entry) { free(entry); }
+
 /* Records left behind are the caller's leaks: their memory stays the
  * upstream's, only the records go. */
 void cmr_tracking_impl_destroy(cmr_tracking_impl *impl) {
-  for (size_t b = 0; b < impl->bucket_count; ++b) {
-    for (cmr_tracking_record *record = impl->buckets[b], *next; record != NULL; record = next) {
-      next = record->next;
-      free(record);
-    }
-  }
-  free(impl->buckets);
+  cmr_address_map_clear(&impl->records, cmr_tracking_drop);
   free(impl->report);
   pthread_mutex_destroy(&impl->lock);
   free(impl);
 }
 
-/* Doubles the table when chains average more than one record; without host
- * memory for a bigger one the chains just get longer. Called locked. */
-static void cmr_tracking_grow(cmr_tracking_impl *impl) {
-  size_t old_count = impl->bucket_count;
-  cmr_tracking_record **old = impl->buckets;
-  cmr_tracking_record **buckets = calloc(old_count * 2, sizeof *buckets);
-  if (buckets == NULL) return;
-  impl->buckets = buckets;
-  impl->bucket_count = old_count * 2;
-  for (size_t b = 0; b < old_count; ++b) {
-    for (cmr_tracking_record *record = old[b], *next; record != NULL; record = next) {
-      next = record->next;
-      cmr_tracking_record **head = &buckets[cmr_tracking_bucket(impl, record->ptr)];
-      record->next = *head;
-      *head = record;
-    }
-  }
-  free(old);
-}
-
 static void cmr_tracking_insert(cmr_tracking_impl *impl, cmr_tracking_record *record) {
   pthread_mutex_lock(&impl->lock);
-  if (impl->count >= impl->bucket_count) cmr_tracking_grow(impl);
-  cmr_tracking_record **head = &impl->buckets[cmr_tracking_bucket(impl, record->ptr)];
-  record->next = *head;
-  *head = record;
-  impl->count++;
+  cmr_address_map_insert(&impl->records, &record->key);
   impl->bytes += record->bytes;
   pthread_mutex_unlock(&impl->lock);
 }
@@ -101,14 +63,8 @@ static void cmr_tracking_insert(cmr_tracking_impl *impl, cmr_tracking_record *re
 /* Takes the record of `ptr` out of the table, or returns NULL. */
 static cmr_tracking_record *cmr_tracking_remove(cmr_tracking_impl *impl, const void *ptr) {
   pthread_mutex_lock(&impl->lock);
-  cmr_tracking_record **link = &impl->buckets[cmr_tracking_bucket(impl, ptr)];
-  while (*link != NULL && (*link)->ptr != ptr) link = &(*link)->next;
-  cmr_tracking_record *record = *link;
-  if (record != NULL) {
-    *link = record->next;
-    impl->count--;
-    impl->bytes -= record->bytes;
-  }
+  cmr_tracking_record *record = (cmr_tracking_record *)cmr_address_map_remove(&impl->records, ptr);
+  if (record != NULL) impl->bytes -= record->bytes;
   pthread_mutex_unlock(&impl->lock);
   return record;
 }
@@ -139,7 +95,7 @@ cmr_status cmr_tracking_impl_allocate(cmr_tracking_impl *impl, size_t bytes, siz
     free(record);
     return status;
   }
-  record->ptr = *out;
+  record->key.address = *out;
   cmr_tracking_insert(impl, record);
   return CMR_SUCCESS;
 }
@@ -184,7 +140,7 @@ cmr_status cmr_tracking_impl_allocated_bytes(cmr_tracking_impl *impl, size_t *ou
 
 cmr_status cmr_tracking_impl_outstanding_count(cmr_tracking_impl *impl, size_t *out) {
   pthread_mutex_lock(&impl->lock);
-  *out = impl->count;
+  *out = impl->records.count;
   pthread_mutex_unlock(&impl->lock);
   return CMR_SUCCESS;
 }
@@ -192,8 +148,8 @@ cmr_status cmr_tracking_impl_outstanding_count(cmr_tracking_impl *impl, size_t *
 /* ---- the report ---------------------------------------------------------------- */
 
 static int cmr_tracking_by_address(const void *a, const void *b) {
-  uintptr_t x = (uintptr_t)(*(cmr_tracking_record *const *)a)->ptr;
-  uintptr_t y = (uintptr_t)(*(cmr_tracking_record *const *)b)->ptr;
+  uintptr_t x = (uintptr_t)(*(cmr_tracking_record *const *)a)->key.address;
+  uintptr_t y = (uintptr_t)(*(cmr_tracking_record *const *)b)->key.address;
   return (x > y) - (x < y);
 }
 
@@ -201,7 +157,7 @@ static int cmr_tracking_by_address(const void *a, const void *b) {
  * frame, "  #<i> <symbol>" (the symbol as backtrace_symbols gives it, or the
  * bare address when it cannot). */
 static void cmr_tracking_write_record(FILE *text, const cmr_tracking_record *record) {
-  fprintf(text, "%p: %zu bytes, alignment %zu\n", record->ptr, record->bytes, record->alignment);
+  fprintf(text, "%p: %zu bytes, alignment %zu\n", record->key.address, record->bytes, record->alignment);
   if (record->frame_count == 0) return;
   char **symbols = backtrace_symbols(record->frames, record->frame_count);
   for (int i = 0; i < record->frame_count; ++i) {
@@ -214,18 +170,26 @@ static void cmr_tracking_write_record(FILE *text, const cmr_tracking_record *rec
   free(symbols);
 }
 
+typedef struct cmr_tracking_sorting {
+  cmr_tracking_record **records;
+  size_t count;
+} cmr_tracking_sorting;
+
+static void cmr_tracking_collect(cmr_address_entry *entry, void *arg) {
+  cmr_tracking_sorting *sorting = arg;
+  sorting->records[sorting->count++] = (cmr_tracking_record *)entry;
+}
+
 /* The report of every record, by address. Called locked. */
 static cmr_status cmr_tracking_write_report(cmr_tracking_impl *impl, FILE *text) {
-  cmr_tracking_record **sorted = malloc((impl->count > 0 ? impl->count : 1) * sizeof *sorted);
-  if (sorted == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "tracking: no host memory for the report");
-  size_t n = 0;
-  for (size_t b = 0; b < impl->bucket_count; ++b) {
-    for (cmr_tracking_record *record = impl->buckets[b]; record != NULL; record = record->next) sorted[n++] = record;
-  }
-  qsort(sorted, n, sizeof *sorted, cmr_tracking_by_address);
-  fprintf(text, "tracking: %zu outstanding allocations, %zu bytes\n", impl->count, impl->bytes);
-  for (size_t i = 0; i < n; ++i) cmr_tracking_write_record(text, sorted[i]);
-  free(sorted);
+  size_t count = impl->records.count;
+  cmr_tracking_sorting sorting = {malloc((count > 0 ? count : 1) * sizeof *sorting.records), 0};
+  if (sorting.records == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "tracking: no host memory for the report");
+  cmr_address_map_each(&impl->records, cmr_tracking_collect, &sorting);
+  qsort(sorting.records, sorting.count, sizeof *sorting.records, cmr_tracking_by_address);
+  fprintf(text, "tracking: %zu outstanding allocations, %zu bytes\n", count, impl->bytes);
+  for (size_t i = 0; i < sorting.count; ++i) cmr_tracking_write_record(text, sorting.records[i]);
+  free(sorting.records);
   return CMR_SUCCESS;
 }
 

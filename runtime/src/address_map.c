@@ -1,0 +1,79 @@
+/* The intrusive address map (see address_map.h). */
+#include <stdlib.h>
+
+#include "address_map.h"
+
+enum { cmr_address_map_initial_buckets = 64 };
+
+/* Addresses handed out are at least 256-aligned: the low bits carry
+ * nothing; a multiplicative hash spreads the rest. */
+static size_t cmr_address_bucket(const void *address, size_t bucket_count) {
+  return (size_t)((((uint64_t)(uintptr_t)address >> 8) * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & (bucket_count - 1);
+}
+
+cmr_status cmr_address_map_init(cmr_address_map *map, const char *owner) {
+  map->buckets = calloc(cmr_address_map_initial_buckets, sizeof *map->buckets);
+  if (map->buckets == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: no host memory for the resource", owner);
+  map->bucket_count = cmr_address_map_initial_buckets;
+  map->count = 0;
+  return CMR_SUCCESS;
+}
+
+void cmr_address_map_each(const cmr_address_map *map, void (*visit)(cmr_address_entry *entry, void *arg),
+                          void *arg) {
+  for (size_t b = 0; b < map->bucket_count; ++b) {
+    for (cmr_address_entry *entry = map->buckets[b], *next; entry != NULL; entry = next) {
+      next = entry->next; /* `visit` may free the entry */
+      visit(entry, arg);
+    }
+  }
+}
+
+void cmr_address_map_clear(cmr_address_map *map, void (*drop)(cmr_address_entry *entry)) {
+  for (size_t b = 0; b < map->bucket_count; ++b) {
+    for (cmr_address_entry *entry = map->buckets[b], *next; entry != NULL; entry = next) {
+      next = entry->next;
+      drop(entry);
+    }
+  }
+  free(map->buckets);
+  map->buckets = NULL;
+  map->bucket_count = map->count = 0;
+}
+
+/* Doubles the table when chains average more than one entry. */
+static void cmr_address_map_grow(cmr_address_map *map) {
+  size_t count = map->bucket_count * 2;
+  cmr_address_entry **buckets = calloc(count, sizeof *buckets);
+  if (buckets == NULL) return;
+  for (size_t b = 0; b < map->bucket_count; ++b) {
+    for (cmr_address_entry *entry = map->buckets[b], *next; entry != NULL; entry = next) {
+      next = entry->next;
+      cmr_address_entry **head = &buckets[cmr_address_bucket(entry->address, count)];
+      entry->next = *head;
+      *head = entry;
+    }
+  }
+  free(map->buckets);
+  map->buckets = buckets;
+  map->bucket_count = count;
+}
+
+void cmr_address_map_insert(cmr_address_map *map, cmr_address_entry *entry) {
+  if (map->count >= map->bucket_count) cmr_address_map_grow(map);
+  cmr_address_entry **head = &map->buckets[cmr_address_bucket(entry->address, map->bucket_count)];
+  entry->next = *head;
+  *head = entry;
+  map->count++;
+}
+
+cmr_address_entry *cmr_address_map_remove(cmr_address_map *map, const void *address) {
+  cmr_address_entry **link = &map->buckets[cmr_address_bucket(address, map->bucket_count)];
+  while (*link != NULL && (*link)->address != address) link = &(*link)->next;
+  cmr_address_entry *entry = *link;
+  if (entry != NULL) {
+    *link = entry->next;
+    map->count--;
+  }
+  return entry;
+}

@@ -1,0 +1,32 @@
+/* A chained hash map from addresses to records that embed a
+ * cmr_address_entry as their first member (intrusive: no allocation per
+ * record). The adaptors that remember something per pointer (aligned,
+ * tracking) keep one under their own lock. Not thread-safe. */
+#ifndef CMR_ADDRESS_MAP_H
+#define CMR_ADDRESS_MAP_H
+
+#include "internal.h"
+
+typedef struct cmr_address_entry {
+  const void *address;
+  struct cmr_address_entry *next; /* in its bucket */
+} cmr_address_entry;
+
+typedef struct cmr_address_map {
+  cmr_address_entry **buckets;
+  size_t bucket_count; /* a power of two */
+  size_t count;
+} cmr_address_map;
+
+/* CMR_ERROR_OUT_OF_MEMORY (with `owner` in the message) without host memory. */
+cmr_status cmr_address_map_init(cmr_address_map *map, const char *owner);
+/* Frees the table after passing each entry still in it to `drop`. */
+void cmr_address_map_clear(cmr_address_map *map, void (*drop)(cmr_address_entry *entry));
+/* Never fails: without host memory for a bigger table the chains get longer. */
+void cmr_address_map_insert(cmr_address_map *map, cmr_address_entry *entry);
+/* Removes and returns the entry of `address`, or NULL. */
+cmr_address_entry *cmr_address_map_remove(cmr_address_map *map, const void *address);
+/* Calls `visit` on every entry, in no particular order. */
+void cmr_address_map_each(const cmr_address_map *map, void (*visit)(cmr_address_entry *entry, void *arg), void *arg);
+
+#endif /* CMR_ADDRESS_MAP_H */
