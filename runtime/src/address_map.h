@@ -1,7 +1,8 @@
 /* A chained hash map from addresses to records that embed a
  * cmr_address_entry as their first member (intrusive: no allocation per
- * record). The adaptors that remember something per pointer (aligned,
- * tracking) keep one under their own lock. Not thread-safe. */
+ * record). The suballocators' block map keeps one per shard; the adaptors
+ * that remember something per pointer (aligned, tracking) one under their
+ * own lock. Not thread-safe. */
 #ifndef CMR_ADDRESS_MAP_H
 #define CMR_ADDRESS_MAP_H
 

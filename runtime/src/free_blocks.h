@@ -8,7 +8,7 @@
 #ifndef CMR_FREE_BLOCKS_H
 #define CMR_FREE_BLOCKS_H
 
-#include "internal.h"
+#include "address_map.h"
 
 typedef struct cmr_block {
   char *address;
@@ -24,8 +24,8 @@ typedef struct cmr_block {
   /* Largest size in this block's subtree of the address order (first fit). */
   size_t largest;
   uint32_t priority;
-  /* The next block in a cmr_block_map bucket while the block is handed out. */
-  struct cmr_block *map_next;
+  /* Its place in a cmr_block_map while the block is handed out. */
+  cmr_address_entry map_entry;
 } cmr_block;
 
 typedef struct cmr_free_blocks {

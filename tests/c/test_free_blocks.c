@@ -195,7 +195,7 @@ START_TEST(a_new_block_holds_its_fields) {
   ck_assert_uint_eq(block->largest, 8 * KIB);
   ck_assert_ptr_null(block->by_size[0]);
   ck_assert_ptr_null(block->by_address[1]);
-  ck_assert_ptr_null(block->map_next);
+  ck_assert_ptr_null(block->map_entry.next);
   cmr_block_delete(block);
 }
 END_TEST
