@@ -95,8 +95,7 @@ static cmr_status cmr_pool_find(cmr_pool_impl *impl, size_t size, size_t alignme
   /* The upstream has no more: coalesce all free memory and look once more. */
   char reason[256];
   snprintf(reason, sizeof reason, "%s", cmr_last_error_message());
-  status = cmr_stream_lists_reclaim(impl->free_lists, stream);
-  if (status == CMR_SUCCESS) status = cmr_stream_lists_take(impl->free_lists, stream, size, alignment, out);
+  status = cmr_stream_lists_reclaim(impl->free_lists, stream, size, alignment, out);
   if (status == CMR_SUCCESS && *out == NULL) {
     status = cmr_error(CMR_ERROR_OUT_OF_MEMORY, "pool: no free block of %zu bytes at alignment %zu (%s)", size,
                        alignment, reason);

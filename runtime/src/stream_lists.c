@@ -351,7 +351,9 @@ cmr_status cmr_stream_lists_take(cmr_stream_lists *lists, cmr_stream stream, siz
   return status;
 }
 
-cmr_status cmr_stream_lists_reclaim(cmr_stream_lists *lists, cmr_stream stream) {
+cmr_status cmr_stream_lists_reclaim(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment,
+                                    cmr_block **out) {
+  *out = NULL;
   cmr_stream_list *own = NULL;
   cmr_status status = cmr_list_of(lists, stream, &own);
   if (status != CMR_SUCCESS) return status;
@@ -363,6 +365,13 @@ cmr_status cmr_stream_lists_reclaim(cmr_stream_lists *lists, cmr_stream stream) 
     cmr_lock_pair(own, other);
     if (other->blocks.count > 0) status = cmr_move_all(lists, own, other, stream);
     cmr_unlock_pair(own, other);
+  }
+  /* Taken before the registry is let go: a second thread gathering at the
+   * same time would otherwise move everything on into its own list first. */
+  if (status == CMR_SUCCESS && cmr_free_blocks_needed(size, alignment) != SIZE_MAX) {
+    pthread_mutex_lock(&own->lock);
+    status = cmr_take_locked(lists, own, size, alignment, out);
+    pthread_mutex_unlock(&own->lock);
   }
   pthread_mutex_unlock(&lists->registry);
   return status;

@@ -73,10 +73,14 @@ cmr_status cmr_stream_lists_take(cmr_stream_lists *lists, cmr_stream stream, siz
                                  cmr_block **out);
 
 /* Moves every other stream's free blocks into `stream`'s list (after
- * `stream` waits for each), so that all free memory coalesces: the retry
- * after the upstream is exhausted. `stream`'s event then covers them, so a
- * third stream taking them later waits for their first stream's work too. */
-cmr_status cmr_stream_lists_reclaim(cmr_stream_lists *lists, cmr_stream stream);
+ * `stream` waits for each), so that all free memory coalesces, and takes
+ * `size` bytes at `alignment` from there before any other thread gathering
+ * can move them on: the retry after the upstream is exhausted. *out is NULL
+ * when even the gathered memory has no fit. `stream`'s event then covers
+ * the gathered blocks, so a third stream taking them later waits for their
+ * first stream's work too. */
+cmr_status cmr_stream_lists_reclaim(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment,
+                                    cmr_block **out);
 
 /* Removes every free block that is a whole unit (size == span) from every
  * list, once the host has waited for the work ordered before its free, and
