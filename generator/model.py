@@ -311,6 +311,16 @@ class Conformance:
 
 
 @dataclass
+class Python:
+    """How the Python package shows a resource (the spec's [python] table)."""
+    class_name: str
+    names: dict = field(default_factory=dict)     # parameter -> Python keyword
+    aliases: dict = field(default_factory=dict)   # method -> RMM's name for it, besides its own
+    hidden: list = field(default_factory=list)    # parameters Python always passes the default for
+    extends: str | None = None                    # a class of cmr._extras the generated class derives from
+
+
+@dataclass
 class Resource:
     name: str
     kind: str
@@ -329,6 +339,7 @@ class Resource:
     # max_alignment = "upstream": whatever the upstream honours (the resource
     # forwards the alignment and the upstream refuses what it cannot honour).
     alignment_from_upstream: bool = False
+    python: Python | None = None
 
     @property
     def tested_max_alignment(self) -> int:

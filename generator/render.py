@@ -31,6 +31,8 @@ def render_all(resources) -> dict[str, str]:
         "cmake/resources.cmake": env.get_template("resources.cmake.j2").render(resources=resources),
         "docs/api.md": env.get_template("api.md.j2").render(resources=resources),
         "src/stack_table.c": env.get_template("stack_table.c.j2").render(resources=resources),
+        "swig/cmr_python.i": env.get_template("cmr_python.i.j2").render(resources=resources),
+        "python/cmr/mr.py": env.get_template("mr.py.j2").render(resources=resources),
     }
     conformance = env.get_template("conformance.c.j2")
     for r in resources:

@@ -9,7 +9,7 @@ import re
 import tomllib
 from pathlib import Path
 
-from .model import (ALWAYS_NONZERO, BACKENDS, CONFORMANCE_CASES, EQUALITY_RULES, KINDS, REJECTS,
+from .model import (ALWAYS_NONZERO, Python, BACKENDS, CONFORMANCE_CASES, EQUALITY_RULES, KINDS, REJECTS,
                     NAMED_DEFAULTS, PROPERTY_FLAGS, TYPES, Check, Conformance, Method,
                     NamedDefault, Param, Resource, c_string)
 
@@ -22,12 +22,14 @@ RESERVED = {"out", "handle", "status", "impl", "self", "bytes", "alignment", "st
             "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "bool"}
 
 TOP_FIELDS = {"name", "kind", "doc", "properties", "thread_safe", "backends", "equality",
-              "max_alignment", "state", "params", "checks", "methods", "conformance"}
+              "max_alignment", "state", "params", "checks", "methods", "conformance", "python"}
 PARAM_FIELDS = {"name", "type", "doc", "default", "multiple_of", "power_of_two", "min", "max",
                 "nonzero", "retain", "values"}
 METHOD_FIELDS = {"name", "doc", "returns", "params"}
 CHECK_FIELDS = {"expr", "message"}
 CONFORMANCE_FIELDS = {"upstreams", "args", "skip", "rejects"}
+PYTHON_FIELDS = {"class", "names", "aliases", "hidden", "extends"}
+PYTHON_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 UPSTREAM_KINDS = {"host", "gpu"}
 CONSTRAINT_FIELDS = {"multiple_of", "power_of_two", "min", "max", "nonzero"}
 
@@ -400,6 +402,55 @@ def _load_conformance(raw, params, problems, known_resources):
     return conf
 
 
+def _python_names(raw, key, known, noun, problems) -> dict:
+    """python.<key>: a table of known name = Python identifier."""
+    table = raw.get(key, {})
+    if not isinstance(table, dict):
+        problems.add(f"python.{key}", f"must be a table of {noun} = \"python_name\"")
+        return {}
+    for name, alias in table.items():
+        if name not in known:
+            problems.add(f"python.{key}.{name}", f"is not a {noun}")
+        if not isinstance(alias, str) or not PYTHON_IDENTIFIER.match(alias):
+            problems.add(f"python.{key}.{name}", f"{_show(alias)} is not a Python identifier")
+    return table
+
+
+def _load_python(raw, name, kind, params, methods, problems) -> Python:
+    default_class = "".join(part.capitalize() for part in (name or "x").split("_"))
+    default_class += "ResourceAdaptor" if kind == "adaptor" else "MemoryResource"
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        problems.add("python", "must be a table")
+        raw = {}
+    _check_fields(raw, PYTHON_FIELDS, "python.", problems)
+    class_name = raw.get("class", default_class)
+    if not isinstance(class_name, str) or not PYTHON_IDENTIFIER.match(class_name):
+        problems.add("python.class", f"{_show(class_name)} is not a Python class name")
+    param_names = {p.name for p in params}
+    names = _python_names(raw, "names", param_names, "parameter", problems)
+    aliases = _python_names(raw, "aliases", {m.name for m in methods}, "method", problems)
+    hidden = raw.get("hidden", [])
+    if not isinstance(hidden, list):
+        problems.add("python.hidden", "must be a list of parameter names")
+        hidden = []
+    for h in hidden:
+        param = next((p for p in params if p.name == h), None)
+        if param is None:
+            problems.add("python.hidden", f"{_show(h)} is not a parameter")
+        elif param.default is None:
+            problems.add("python.hidden", f'"{h}" has no default to pass in its place')
+    extends = raw.get("extends")
+    if extends is not None and (not isinstance(extends, str) or not PYTHON_IDENTIFIER.match(extends)):
+        problems.add("python.extends", f"{_show(extends)} is not a Python class name")
+    callbacks = [p.name for p in params if p.type.name in ALWAYS_NONZERO]
+    if callbacks and extends is None:
+        problems.add("python.extends", f"a resource with callback parameters ({', '.join(callbacks)}) needs a "
+                     "class in cmr._extras whose __init__ makes it from Python callables")
+    return Python(class_name=class_name, names=names, aliases=aliases, hidden=hidden, extends=extends)
+
+
 def _load_resource(path, data, known_resources, source):
     problems = _Problems(source)
     _check_fields(data, TOP_FIELDS, "", problems)
@@ -438,6 +489,7 @@ def _load_resource(path, data, known_resources, source):
     checks = _load_checks(data.get("checks"), params, problems)
     methods = _load_methods(data.get("methods"), name or "x", problems)
     conformance = _load_conformance(data.get("conformance"), params, problems, known_resources)
+    python = _load_python(data.get("python"), name, kind, params, methods, problems)
 
     properties = _require(data, "properties", (list, str), "", problems)
     if isinstance(properties, str) and properties not in ("upstream", "dynamic"):
@@ -478,7 +530,7 @@ def _load_resource(path, data, known_resources, source):
                     thread_safe=thread_safe, backends=backends, equality=equality,
                     max_alignment=max_alignment, state=state, params=params, checks=checks,
                     methods=methods, conformance=conformance, source=source,
-                    alignment_from_upstream=alignment_from_upstream), []
+                    alignment_from_upstream=alignment_from_upstream, python=python), []
 
 
 def load_specs(spec_dir: Path, display_root: Path | None = None) -> list[Resource]:

@@ -1,0 +1,82 @@
+"""How cmr.mr turns Python arguments into the C API's: the generated classes
+call these, so every resource checks the same way and says what was wrong
+with which argument."""
+
+from __future__ import annotations
+
+from ._bytes import parse_bytes
+from ._resource import _ref_of
+
+SIZE_DEFAULT = 2**64 - 1   # CMR_SIZE_DEFAULT: the C side puts the spec's default in its place
+INT_DEFAULT = -(2**31)     # CMR_INT_DEFAULT
+
+
+def size(value, name: str) -> int:
+    """A byte count: an int, or a string with units ("1GiB", "512MB"); None for the default."""
+    if value is None:
+        return SIZE_DEFAULT
+    if isinstance(value, str):
+        return parse_bytes(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int or a str such as \"1GiB\", not {type(value).__name__}")
+    if not 0 <= value <= SIZE_DEFAULT:
+        raise ValueError(f"{name} must be in [0, 2**64), not {value}")
+    return value
+
+
+def integer(value, name: str) -> int:
+    """A C int; None for the default."""
+    if value is None:
+        return INT_DEFAULT
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if not -(2**31) < value < 2**31:
+        raise ValueError(f"{name} must be in (-2**31, 2**31), not {value}")
+    return value
+
+
+def boolean(value, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, not {type(value).__name__}")
+    return value
+
+
+def real(value, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number, not {type(value).__name__}")
+    return float(value)
+
+
+def string(value, name: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, not {type(value).__name__}")
+    if "\0" in value:
+        raise ValueError(f"{name} must not contain a NUL character")
+    return value
+
+
+def address(value, name: str) -> int:
+    """An address or handle: an int, or an object that converts to one (cuda-python handles do)."""
+    if isinstance(value, bool):
+        raise TypeError(f"{name} must be an address (an int), not bool")
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be an address (an int), not {type(value).__name__}") from None
+    if not 0 <= number < 2**64:
+        raise ValueError(f"{name} must be an address in [0, 2**64), not {number}")
+    return number
+
+
+def enum(value, name: str, constants: dict) -> int:
+    """One of the spec's enum values, by name."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str (one of {', '.join(constants)}), not {type(value).__name__}")
+    if value not in constants:
+        raise ValueError(f"{name} must be one of {', '.join(constants)}, not {value!r}")
+    return constants[value]
+
+
+def ref(mr, name: str):
+    """The ref of a cmr.mr resource."""
+    return _ref_of(mr, name)

@@ -1,0 +1,134 @@
+"""What cmr.mr's classes add by hand to what the spec generates: a
+resource's spec names a class here in its [python] table (`extends`), and
+the generated class derives from it, so these methods come first. Each
+__init__ here has RMM's signature and calls the generated _create (or C
+directly, for Python callables)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import _args, capi
+from ._resource import _ref_of
+
+
+@dataclass
+class Statistics:
+    """Counts of a StatisticsResourceAdaptor (RMM's rmm.statistics.Statistics)."""
+    current_bytes: int
+    current_count: int
+    peak_bytes: int
+    peak_count: int
+    total_bytes: int
+    total_count: int
+
+    def add(self, bytes: int) -> None:
+        """Counts one allocation of `bytes` (for profiler records kept in Python)."""
+        self.current_bytes += bytes
+        self.current_count += 1
+        self.peak_bytes = max(self.current_bytes, self.peak_bytes)
+        self.peak_count = max(self.current_count, self.peak_count)
+        self.total_bytes += bytes
+        self.total_count += 1
+
+    def remove(self, bytes: int) -> None:
+        """Counts one free of `bytes`."""
+        self.current_bytes -= bytes
+        self.current_count -= 1
+
+
+class CallbackExtras:
+    """CallbackMemoryResource(allocate_func, deallocate_func): allocate_func(size,
+    stream) returns the address of `size` bytes aligned to 256 (0 or None when
+    it cannot: MemoryError), deallocate_func(ptr, size, stream) frees it; the
+    stream is passed as an int. An exception either raises reaches the
+    caller of allocate / deallocate."""
+
+    def __init__(self, allocate_func, deallocate_func):
+        properties = capi.CMR_PROPERTY_DEVICE_ACCESSIBLE
+        if not capi.cmr_built_with_cuda():
+            properties |= capi.CMR_PROPERTY_HOST_ACCESSIBLE
+        handle, self._callbacks = capi.cmr_py_callback_resource_create(allocate_func, deallocate_func, properties)
+        self._own(handle, capi.cmr_callback_resource_ref, capi.cmr_callback_resource_destroy)
+        self.allocate_func = allocate_func
+        self.deallocate_func = deallocate_func
+
+
+class FailureCallbackExtras:
+    """FailureCallbackResourceAdaptor(upstream_mr, callback): callback(nbytes)
+    is called each time upstream_mr is out of memory; True retries, False
+    lets MemoryError through. An exception it raises reaches the caller."""
+
+    def __init__(self, upstream_mr, callback):
+        handle, self._callbacks = capi.cmr_py_failure_callback_resource_create(_ref_of(upstream_mr, "upstream_mr"),
+                                                                              callback)
+        self._own(handle, capi.cmr_failure_callback_resource_ref, capi.cmr_failure_callback_resource_destroy)
+        self.upstream_mr = upstream_mr
+        self.callback = callback
+
+
+class BinningExtras:
+    """BinningMemoryResource(upstream_mr, min_size_exponent=None,
+    max_size_exponent=None); add_bin(allocation_size, bin_resource=None) and
+    bin_mrs as RMM's."""
+
+    def __init__(self, upstream_mr, min_size_exponent=None, max_size_exponent=None):
+        self._create(upstream_mr, min_size_exponent, max_size_exponent)
+        self._bins = {}  # allocation size -> the resource given for it (kept alive)
+
+    def add_bin(self, allocation_size, bin_resource=None) -> None:
+        """A bin for requests up to allocation_size bytes: bin_resource, or a
+        new fixed_size resource over upstream_mr when None (then an existing
+        bin of that size is kept)."""
+        size = _args.size(allocation_size, "allocation_size")
+        if bin_resource is None:
+            capi.cmr_binning_resource_add_bin(self._handle, size)
+        else:
+            capi.cmr_binning_resource_add_bin_resource(self._handle, size, _ref_of(bin_resource, "bin_resource"))
+            self._bins[capi.cmr_binning_resource_bin_size_for(self._handle, size)] = bin_resource
+
+    @property
+    def bin_mrs(self) -> list:
+        """The resources given to add_bin (the automatic bins are C-only)."""
+        return list(self._bins.values())
+
+
+class StatisticsExtras:
+    """StatisticsResourceAdaptor(upstream_mr) with RMM's allocation_counts and
+    push/pop_counters."""
+
+    @property
+    def allocation_counts(self) -> Statistics:
+        """The counts (current over every level; peak and total of the top level)."""
+        h = self._handle
+        return Statistics(current_bytes=capi.cmr_statistics_resource_bytes_current(h),
+                          current_count=capi.cmr_statistics_resource_allocations_current(h),
+                          peak_bytes=capi.cmr_statistics_resource_bytes_peak(h),
+                          peak_count=capi.cmr_statistics_resource_allocations_peak(h),
+                          total_bytes=capi.cmr_statistics_resource_bytes_total(h),
+                          total_count=capi.cmr_statistics_resource_allocations_total(h))
+
+    def push_counters(self) -> Statistics:
+        """Starts a new level of counters; returns the counts before it."""
+        counts = self.allocation_counts
+        capi.cmr_statistics_resource_push_counters(self._handle)
+        return counts
+
+    def pop_counters(self) -> Statistics:
+        """Merges the top level into the one below; returns the top level's counts."""
+        counts = self.allocation_counts
+        capi.cmr_statistics_resource_pop_counters(self._handle)
+        return counts
+
+
+class CudaAsyncExtras:
+    """CudaAsyncMemoryResource(initial_pool_size=None, release_threshold=None,
+    enable_ipc=False, export_handle_type=None): enable_ipc=True is
+    export_handle_type="posix_file_descriptor", as in RMM."""
+
+    def __init__(self, initial_pool_size=None, release_threshold=None, enable_ipc=False, export_handle_type=None):
+        if export_handle_type is None:
+            export_handle_type = "posix_file_descriptor" if _args.boolean(enable_ipc, "enable_ipc") else "none"
+        elif enable_ipc:
+            raise ValueError("give enable_ipc or export_handle_type, not both")
+        self._create(initial_pool_size, release_threshold, export_handle_type)

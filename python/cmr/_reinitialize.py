@@ -1,0 +1,82 @@
+"""cmr.reinitialize: RMM's, plus a stack expression (resource=...)."""
+
+from __future__ import annotations
+
+from . import capi, mr
+from ._per_device import _per_device_log_name, set_per_device_resource
+
+# (function, args, kwargs), called newest first before every reinitialize.
+_hooks: list = []
+
+
+def register_reinitialize_hook(func, *args, **kwargs):
+    """Calls func(*args, **kwargs) at the start of every later reinitialize
+    (newest hook first), e.g. to free what was allocated from the resources
+    about to be replaced. Returns func."""
+    _hooks.append((func, args, kwargs))
+    return func
+
+
+def unregister_reinitialize_hook(func) -> None:
+    """Forgets every registration of func."""
+    _hooks[:] = [hook for hook in _hooks if hook[0] is not func]
+
+
+def _devices(devices) -> list[int]:
+    listed = [devices] if isinstance(devices, int) else list(devices)
+    for device in listed:
+        if isinstance(device, bool) or not isinstance(device, int):
+            raise TypeError(f"devices must be an int or a list of ints, not {devices!r}")
+    return listed
+
+
+def _from_expression(expression: str) -> mr.DeviceMemoryResource:
+    """The top of the stack `expression` makes (the stack's own shares are
+    dropped: the top holds the rest)."""
+    if not isinstance(expression, str):
+        raise TypeError(f"resource must be a stack expression (a str), not {type(expression).__name__}")
+    stack = capi.cmr_stack_parse(expression)
+    try:
+        return mr._wrap_ref(capi.cmr_stack_ref(stack))
+    finally:
+        capi.cmr_stack_destroy(stack)
+
+
+def _build(pool_allocator, managed_memory, initial_pool_size, maximum_pool_size, logging, log_file_name, device):
+    if capi.cmr_built_with_cuda():
+        base = mr.ManagedMemoryResource() if managed_memory else mr.CudaMemoryResource()
+    else:  # the host build's memory is the host's, managed or not
+        base = mr.SystemMemoryResource()
+    top = mr.PoolMemoryResource(base, initial_pool_size, maximum_pool_size) if pool_allocator else base
+    if logging:
+        top = mr.LoggingResourceAdaptor(top, _per_device_log_name(log_file_name, device))
+    return top
+
+
+def reinitialize(pool_allocator=False, managed_memory=False, initial_pool_size=None, maximum_pool_size=None,
+                 devices=0, logging=False, log_file_name=None, *, resource=None) -> None:
+    """Replaces the resource of each of `devices` (an int or a list): RMM's
+    choice of cuda or managed memory, under a pool or not, logged or not; or,
+    with resource=, the stack expression it names (for example
+    "statistics(pool(cuda, initial_pool_size=1GiB))"), one per device.
+    The registered hooks run first. Each resource is made on its device."""
+    if resource is not None and (pool_allocator or managed_memory or initial_pool_size is not None
+                                 or maximum_pool_size is not None or logging or log_file_name is not None):
+        raise ValueError("reinitialize takes either resource= or RMM's arguments, not both")
+    if (initial_pool_size is not None or maximum_pool_size is not None) and not pool_allocator:
+        raise ValueError("initial_pool_size and maximum_pool_size need pool_allocator=True")
+    targets = _devices(devices)
+    for func, args, kwargs in reversed(list(_hooks)):
+        func(*args, **kwargs)
+    previous = capi.cmr_current_device()
+    try:
+        for device in targets:
+            capi.cmr_set_current_device(device)
+            if resource is not None:
+                top = _from_expression(resource)
+            else:
+                top = _build(pool_allocator, managed_memory, initial_pool_size, maximum_pool_size, logging,
+                             log_file_name, device)
+            set_per_device_resource(device, top)
+    finally:
+        capi.cmr_set_current_device(previous)

@@ -1,0 +1,108 @@
+"""The base classes of cmr.mr: RMM's DeviceMemoryResource and
+UpstreamResourceAdaptor, over a cmr_resource_ref.
+
+Every resource object holds one share of its C resource (its own handle,
+made by the class, or a share it retained of a resource made elsewhere) and
+drops it when it is collected. The C resources retain what they hold
+(upstreams, bins, buffers' resources), so the order in which Python
+collects them does not matter; the Python objects also keep each other
+(upstream_mr, bin_mrs, a buffer's mr), as RMM's do, so that what Python
+callbacks a resource calls stay alive as long as anything can call them.
+
+allocate/deallocate remember what they handed out, so that freeing an
+address twice, an address never allocated (by this resource), or with
+another size, raises ValueError before it reaches C, where some upstreams
+(the system's free) could not tell."""
+
+from __future__ import annotations
+
+from . import capi
+from ._streams import DEFAULT_STREAM
+
+# (resource identity, address) -> nbytes of what allocate() handed out and
+# deallocate() has not taken back, over every resource (one dict: the GIL
+# makes each lookup and update atomic). Keyed by resource too, since a
+# resource may hand out an address its upstream handed out to it.
+_outstanding: dict[tuple[int, int], int] = {}
+
+
+class DeviceMemoryResource:
+    """A memory resource: allocate and deallocate device memory, stream-ordered.
+
+    Not made directly: use one of the classes of cmr.mr."""
+
+    _ref = None
+    _handle = None
+    _destroy = None
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError(f"{type(self).__name__} cannot be made directly: use a concrete class of cmr.mr")
+
+    def _own(self, handle, make_ref, destroy) -> None:
+        """Takes ownership of a new handle."""
+        self._handle = handle
+        self._destroy = destroy
+        self._ref = make_ref(handle)
+
+    def __del__(self):
+        handle, self._handle = self._handle, None
+        if handle is not None and self._destroy is not None:
+            self._destroy(handle)
+
+    @property
+    def ref(self):
+        """The cmr_resource_ref of the resource (valid while this object lives)."""
+        return self._ref
+
+    def allocate(self, nbytes: int, stream=DEFAULT_STREAM) -> int:
+        """Allocates nbytes (0 gives 0), ordered on stream; returns the address."""
+        ptr = capi.cmr_allocate(self._ref, nbytes, stream)
+        if ptr:
+            _outstanding[(self._ref.identity(), ptr)] = nbytes
+        return ptr
+
+    def deallocate(self, ptr: int, nbytes: int, stream=DEFAULT_STREAM) -> None:
+        """Frees nbytes at ptr, which allocate() of this resource returned, ordered on stream."""
+        if ptr == 0:
+            return
+        key = (self._ref.identity(), ptr)
+        # Taken out first: a second thread freeing the same address finds nothing.
+        allocated = _outstanding.pop(key, None)
+        if allocated is None:
+            raise ValueError(f"{ptr:#x} was not allocated by this resource's allocate(), or was freed already")
+        if nbytes != allocated:
+            _outstanding[key] = allocated
+            raise ValueError(f"{ptr:#x} was allocated with {allocated} bytes, not {nbytes}")
+        try:
+            capi.cmr_deallocate(self._ref, ptr, nbytes, stream)
+        except BaseException:
+            _outstanding[key] = allocated
+            raise
+
+    def is_equal(self, other: "DeviceMemoryResource") -> bool:
+        """Whether memory from one can be freed by the other."""
+        return capi.cmr_ref_equal(self._ref, _ref_of(other, "other"))
+
+    @property
+    def type_name(self) -> str:
+        """The resource's kind, as the spec names it ("pool", "cuda", ...)."""
+        return capi.cmr_ref_type_name(self._ref)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.type_name} at {self._ref.identity():#x}>"
+
+
+class UpstreamResourceAdaptor(DeviceMemoryResource):
+    """A resource over another one, its upstream_mr."""
+
+    upstream_mr = None
+
+    def get_upstream(self) -> DeviceMemoryResource | None:
+        """The upstream resource (None for an adaptor cmr made outside Python)."""
+        return self.upstream_mr
+
+
+def _ref_of(mr, name: str):
+    if not isinstance(mr, DeviceMemoryResource) or mr._ref is None:
+        raise TypeError(f"{name} must be a cmr.mr.DeviceMemoryResource, not {type(mr).__name__}")
+    return mr._ref

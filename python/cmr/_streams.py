@@ -1,0 +1,87 @@
+"""Streams. cmr's Stream is an int (its cudaStream_t), so passing one costs
+nothing; anything else a stream argument may be is turned into one by
+as_stream_handle, which the C layer calls for arguments that are not ints:
+objects with the __cuda_stream__ protocol (cuda.core, recent CuPy, Numba and
+PyTorch), PyTorch streams (.cuda_stream), CuPy streams (.ptr) and Numba
+streams (.handle). None is refused, as RMM refuses it."""
+
+from __future__ import annotations
+
+from . import capi
+
+
+def as_stream_handle(stream) -> int:
+    """The cudaStream_t of `stream`, as an int."""
+    if isinstance(stream, int) and not isinstance(stream, bool):
+        return int(stream)
+    protocol = getattr(stream, "__cuda_stream__", None)
+    if protocol is not None:
+        version_and_handle = protocol() if callable(protocol) else protocol
+        try:
+            _, handle = version_and_handle
+        except (TypeError, ValueError):
+            raise TypeError(f"{type(stream).__name__}.__cuda_stream__ must give (version, handle), "
+                            f"not {version_and_handle!r}") from None
+        return int(handle)
+    for attribute in ("cuda_stream", "ptr"):  # PyTorch, CuPy
+        value = getattr(stream, attribute, None)
+        if isinstance(value, int):
+            return value
+    handle = getattr(stream, "handle", None)  # Numba: a ctypes c_void_p
+    if handle is not None:
+        value = getattr(handle, "value", handle)
+        return int(value or 0)
+    raise TypeError(f"a stream must be an int, a cmr.Stream or a CUDA stream object, not {type(stream).__name__}")
+
+
+capi.cmr_py_set_stream_converter(as_stream_handle)
+
+
+class Stream(int):
+    """A CUDA stream, RMM's Stream: Stream() makes a new one (destroyed when
+    this object is collected); Stream(obj) stands for obj's stream (an int
+    or any CUDA stream object) and keeps obj alive. It is an int, the
+    stream's handle, so it passes to every cmr call as it is."""
+
+    def __new__(cls, obj=None):
+        if obj is None:
+            self = super().__new__(cls, capi.cmr_stream_create())
+            self._owned = True
+        else:
+            self = super().__new__(cls, as_stream_handle(obj))
+            self._owned = False
+            self._obj = obj
+        return self
+
+    def __del__(self):
+        if getattr(self, "_owned", False):
+            self._owned = False
+            capi.cmr_stream_destroy(int(self))
+
+    @property
+    def handle(self) -> int:
+        """The cudaStream_t, as an int."""
+        return int(self)
+
+    def __cuda_stream__(self):
+        return (0, int(self))
+
+    def synchronize(self) -> None:
+        """Waits for the work ordered on the stream."""
+        capi.cmr_stream_synchronize(int(self))
+
+    def is_default(self) -> bool:
+        """Whether this is a default stream (legacy or per-thread)."""
+        return int(self) in (0, 1, 2)
+
+    def __repr__(self) -> str:
+        return f"<cmr.Stream {int(self):#x}>"
+
+    def __reduce__(self):
+        raise TypeError("a cmr.Stream cannot be pickled: it lives in one process")
+
+
+# cudaStreamLegacy is 0x1 and cudaStreamPerThread 0x2 (CUDA's driver_types.h).
+DEFAULT_STREAM = Stream(0)
+LEGACY_DEFAULT_STREAM = Stream(1)
+PER_THREAD_DEFAULT_STREAM = Stream(2)

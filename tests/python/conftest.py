@@ -1,0 +1,37 @@
+"""Shared by the pytest suites: which build this is, and the GPU check."""
+
+import pytest
+
+import cmr
+from cmr import capi
+
+CUDA_BUILD = capi.cmr_built_with_cuda()
+
+
+def _gpu_present() -> bool:
+    if not CUDA_BUILD:
+        return False
+    try:
+        return capi.cmr_device_count() > 0
+    except RuntimeError as error:  # no driver (cudaErrorInsufficientDriver) or no device (cudaErrorNoDevice)
+        if "CMR_ERROR_NO_DEVICE" in str(error):
+            return False
+        raise
+
+
+GPU = _gpu_present()
+needs_gpu = pytest.mark.skipif(not GPU, reason="needs a CUDA build and a GPU")
+
+
+@pytest.fixture
+def host_mr():
+    """A resource every build has: host memory."""
+    return cmr.mr.SystemMemoryResource()
+
+
+@pytest.fixture(autouse=True)
+def restore_device_resource():
+    """Every test leaves the per-device table as it found it."""
+    yield
+    capi.cmr_reset_current_device_resource_ref()
+    cmr._per_device._per_device_mrs.clear()
