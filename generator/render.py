@@ -33,6 +33,7 @@ def render_all(resources) -> dict[str, str]:
         "src/stack_table.c": env.get_template("stack_table.c.j2").render(resources=resources),
         "swig/cmr_python.i": env.get_template("cmr_python.i.j2").render(resources=resources),
         "python/cmr/mr.py": env.get_template("mr.py.j2").render(resources=resources),
+        "python/cmr/mr.pyi": env.get_template("mr.pyi.j2").render(resources=resources),
     }
     conformance = env.get_template("conformance.c.j2")
     for r in resources:

@@ -8,7 +8,11 @@
 #    prefix: consumer_shared (cmr::cmr) and consumer_static (cmr::cmr_static);
 # 3. compile consumer.c with the flags of `pkg-config cmr` and of
 #    `pkg-config --static cmr` (the latter linking libcmr.a);
-# running every executable. Any failing step fails the test.
+# running every executable;
+# 4. when the build has the Python package: import the installed cmr from
+#    outside the tree and allocate through it (it must load the libcmr
+#    installed beside it).
+# Any failing step fails the test.
 cmake_minimum_required(VERSION 3.25)
 
 foreach(var SOURCE_DIR BUILD_DIR WORK_DIR)
@@ -119,5 +123,19 @@ expect_static("${WORK_DIR}/pkgconfig_static")
 run_consumer("${WORK_DIR}/pkgconfig_shared")
 run_consumer("${WORK_DIR}/pkgconfig_static")
 
+# ---- 4. Python ------------------------------------------------------------------------------
+# CMR_PYTHON_INSTALL_DIR is in the cache only when the package is built.
+build_cache_value(CMR_PYTHON_INSTALL_DIR site_packages)
+set(with_python_text "")
+if(site_packages)
+  build_cache_value(Python3_EXECUTABLE python)
+  set(ENV{PYTHONPATH} "${prefix}/${site_packages}")
+  run("importing the installed Python package" "${python}" "${SOURCE_DIR}/tests/consumer/consumer.py" "${prefix}")
+  if(NOT run_output MATCHES "cmr ${version} python 1048576")
+    message(FATAL_ERROR "install.consumer: the installed Python package did not report cmr ${version}")
+  endif()
+  set(with_python_text ", and from Python")
+endif()
+
 message(STATUS "install.consumer: cmr ${version} installed and consumed through CMake and pkg-config, "
-               "shared and static")
+               "shared and static${with_python_text}")
