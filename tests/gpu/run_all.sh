@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Everything a GPU session runs, in one device call (device time is scarce):
+# the CUDA build with the Python package, its whole ctest (the python.*
+# suites with CuPy, Numba and PyTorch there included), cmr-demo, the
+# missing-wait check, the suballocator benchmark and the soak. Each step's
+# output goes to $OUT/<step>.log, and $OUT/summary.txt has one line a step.
+#
+#   bash tests/gpu/run_all.sh [SOAK_SECONDS]     (from the repository root, carry .carry/)
+#
+# A step that fails does not stop the others; the exit status is non-zero
+# when any failed.
+set -uo pipefail
+out=${OUT:-/tmp/cmr-gpu-out}
+soak_seconds=${1:-120}
+mkdir -p "$out"
+build=/tmp/b
+args=(-DCMR_WITH_CUDA=ON -DCMR_WARNINGS_AS_ERRORS=ON -DCMAKE_DISABLE_FIND_PACKAGE_PkgConfig=ON
+      "-DCMAKE_PREFIX_PATH=$PWD/.carry/root/usr" "-DPython3_EXECUTABLE=$(command -v python3)")
+failures=0
+
+# step NAME COMMAND...: runs it, logging to $OUT/NAME.log, and records the result.
+step() {
+  local name=$1
+  shift
+  local start=$SECONDS
+  if "$@" >"$out/$name.log" 2>&1; then
+    echo "$name: ok ($((SECONDS - start)) s)" | tee -a "$out/summary.txt"
+  else
+    echo "$name: FAILED, exit $? ($((SECONDS - start)) s)" | tee -a "$out/summary.txt"
+    failures=$((failures + 1))
+  fi
+}
+
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"$out/device.txt" 2>&1
+git log -1 --format='%H %s' >"$out/commit.txt" 2>/dev/null || true
+step configure cmake -S . -B "$build" -G Ninja "${args[@]}"
+step build cmake --build "$build" -j 16
+step ctest ctest --test-dir "$build" --output-on-failure -j 8 --timeout 300
+step demo "$build/cmr-demo"
+step ordering_without_waits bash tests/gpu/ordering_without_waits.sh "${args[@]}"
+step bench "$build/cmr-bench-suballocators"
+step soak "$build/tests/c/cmr-gpu-soak" --seconds "$soak_seconds" --threads 16
+exit $((failures > 0))
