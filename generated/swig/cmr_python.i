@@ -63,3 +63,4 @@
 %include <cmr/resources.h>
 %include <cmr/stack.h>
 %include <cmr/device_buffer.h>
+%include "device_buffer.swg"

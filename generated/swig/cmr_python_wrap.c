@@ -3764,6 +3764,52 @@ SWIG_AsCharPtrAndSize(PyObject *obj, char** cptr, size_t* psize, int *alloc)
 
 
 
+
+/* Copies between the buffer and `object`'s memory: the buffer's first
+ * `bytes` into it (into_host), or all of it into the buffer. */
+static PyObject *cmr_py_buffer_copy(cmr_device_buffer *buffer, PyObject *object, size_t bytes, bool into_host) {
+  Py_buffer view;
+  if (PyObject_GetBuffer(object, &view, into_host ? PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS : PyBUF_C_CONTIGUOUS) != 0) {
+    PyErr_Clear(); /* BufferError or TypeError: either way the argument is of the wrong kind */
+    PyErr_Format(PyExc_TypeError, "%s must be a C-contiguous %sbuffer (bytes-like), not %s",
+                 into_host ? "the destination" : "the source", into_host ? "writable " : "", Py_TYPE(object)->tp_name);
+    return NULL;
+  }
+  if ((size_t)view.len < bytes && into_host) {
+    PyErr_Format(PyExc_ValueError, "the host buffer holds %zd bytes, fewer than the %zu to copy", view.len, bytes);
+    PyBuffer_Release(&view);
+    return NULL;
+  }
+  size_t length = into_host ? bytes : (size_t)view.len;
+  cmr_status status;
+  Py_BEGIN_ALLOW_THREADS
+  status = into_host ? cmr_device_buffer_copy_to_host(buffer, view.buf, length)
+                     : cmr_device_buffer_copy_from(buffer, view.buf, length);
+  if (status == CMR_SUCCESS && !into_host) {
+    /* The host memory is Python's again once this returns: wait for the copy. */
+    cmr_stream stream = NULL;
+    status = cmr_device_buffer_stream(buffer, &stream);
+    if (status == CMR_SUCCESS) status = cmr_stream_synchronize(stream);
+  }
+  Py_END_ALLOW_THREADS
+  PyBuffer_Release(&view);
+  if (status != CMR_SUCCESS) {
+    cmr_py_raise(status);
+    return NULL;
+  }
+  Py_RETURN_NONE;
+}
+
+/* Copies all of `source`'s bytes to the start of the buffer. */
+static PyObject *cmr_py_device_buffer_copy_from_host(cmr_device_buffer *buffer, PyObject *source) {
+  return cmr_py_buffer_copy(buffer, source, 0, false);
+}
+
+/* Copies the buffer's first `bytes` into `destination`. */
+static PyObject *cmr_py_device_buffer_copy_to_host(cmr_device_buffer *buffer, PyObject *destination, size_t bytes) {
+  return cmr_py_buffer_copy(buffer, destination, bytes, true);
+}
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -10350,6 +10396,107 @@ fail:
 }
 
 
+SWIGINTERN PyObject *_wrap_cmr_device_buffer_prefetch(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
+  int arg2 ;
+  cmr_stream arg3 = (cmr_stream) 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  int val2 ;
+  int ecode2 = 0 ;
+  PyObject *swig_obj[3] ;
+  cmr_status result;
+  
+  if (!SWIG_Python_UnpackTuple(args, "cmr_device_buffer_prefetch", 3, 3, swig_obj)) SWIG_fail;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_cmr_device_buffer, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "cmr_device_buffer_prefetch" "', argument " "1"" of type '" "cmr_device_buffer const *""'"); 
+  }
+  arg1 = (cmr_device_buffer *)(argp1);
+  ecode2 = SWIG_AsVal_int(swig_obj[1], &val2);
+  if (!SWIG_IsOK(ecode2)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode2), "in method '" "cmr_device_buffer_prefetch" "', argument " "2"" of type '" "int""'");
+  } 
+  arg2 = (int)(val2);
+  {
+    if (cmr_py_stream(swig_obj[2], &arg3) != 0) SWIG_fail; 
+  }
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (cmr_status)cmr_device_buffer_prefetch((struct cmr_device_buffer const *)arg1,arg2,arg3);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  {
+    if (cmr_py_raise_pending()) SWIG_fail;
+    if (result != CMR_SUCCESS) {
+      cmr_py_raise(result);
+      SWIG_fail;
+    }
+    resultobj = SWIG_Py_Void();
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_cmr_py_device_buffer_copy_from_host(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
+  PyObject *arg2 = (PyObject *) 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  PyObject *swig_obj[2] ;
+  PyObject *result = 0 ;
+  
+  if (!SWIG_Python_UnpackTuple(args, "cmr_py_device_buffer_copy_from_host", 2, 2, swig_obj)) SWIG_fail;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_cmr_device_buffer, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "cmr_py_device_buffer_copy_from_host" "', argument " "1"" of type '" "cmr_device_buffer *""'"); 
+  }
+  arg1 = (cmr_device_buffer *)(argp1);
+  arg2 = swig_obj[1];
+  result = (PyObject *)cmr_py_device_buffer_copy_from_host(arg1,arg2);
+  resultobj = result;
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_cmr_py_device_buffer_copy_to_host(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
+  PyObject *arg2 = (PyObject *) 0 ;
+  size_t arg3 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  size_t val3 ;
+  int ecode3 = 0 ;
+  PyObject *swig_obj[3] ;
+  PyObject *result = 0 ;
+  
+  if (!SWIG_Python_UnpackTuple(args, "cmr_py_device_buffer_copy_to_host", 3, 3, swig_obj)) SWIG_fail;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_cmr_device_buffer, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "cmr_py_device_buffer_copy_to_host" "', argument " "1"" of type '" "cmr_device_buffer *""'"); 
+  }
+  arg1 = (cmr_device_buffer *)(argp1);
+  arg2 = swig_obj[1];
+  ecode3 = SWIG_AsVal_size_t(swig_obj[2], &val3);
+  if (!SWIG_IsOK(ecode3)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode3), "in method '" "cmr_py_device_buffer_copy_to_host" "', argument " "3"" of type '" "size_t""'");
+  } 
+  arg3 = (size_t)(val3);
+  result = (PyObject *)cmr_py_device_buffer_copy_to_host(arg1,arg2,arg3);
+  resultobj = result;
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
 static PyMethodDef SwigMethods[] = {
 	 { "cmr_py_set_stream_converter", _wrap_cmr_py_set_stream_converter, METH_O, NULL},
 	 { "cmr_py_callback_resource_create", _wrap_cmr_py_callback_resource_create, METH_VARARGS, NULL},
@@ -10527,6 +10674,9 @@ static PyMethodDef SwigMethods[] = {
 	 { "cmr_device_buffer_resource", _wrap_cmr_device_buffer_resource, METH_O, NULL},
 	 { "cmr_device_buffer_copy_to_host", _wrap_cmr_device_buffer_copy_to_host, METH_VARARGS, NULL},
 	 { "cmr_device_buffer_copy_from", _wrap_cmr_device_buffer_copy_from, METH_VARARGS, NULL},
+	 { "cmr_device_buffer_prefetch", _wrap_cmr_device_buffer_prefetch, METH_VARARGS, NULL},
+	 { "cmr_py_device_buffer_copy_from_host", _wrap_cmr_py_device_buffer_copy_from_host, METH_VARARGS, NULL},
+	 { "cmr_py_device_buffer_copy_to_host", _wrap_cmr_py_device_buffer_copy_to_host, METH_VARARGS, NULL},
 	 { NULL, NULL, 0, NULL }
 };
 

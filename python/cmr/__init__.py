@@ -9,6 +9,7 @@ caller; nothing else in the package lets a Python caller crash it."""
 
 from . import capi, mr
 from ._bytes import parse_bytes
+from ._device_buffer import DeviceBuffer
 from ._per_device import is_initialized
 from ._reinitialize import register_reinitialize_hook, reinitialize, unregister_reinitialize_hook
 from ._streams import DEFAULT_STREAM, LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream
@@ -16,6 +17,6 @@ from ._streams import DEFAULT_STREAM, LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_
 __version__ = capi.cmr_version()
 
 __all__ = [
-    "DEFAULT_STREAM", "LEGACY_DEFAULT_STREAM", "PER_THREAD_DEFAULT_STREAM", "Stream", "capi", "is_initialized",
+    "DEFAULT_STREAM", "DeviceBuffer", "LEGACY_DEFAULT_STREAM", "PER_THREAD_DEFAULT_STREAM", "Stream", "capi", "is_initialized",
     "mr", "parse_bytes", "register_reinitialize_hook", "reinitialize", "unregister_reinitialize_hook",
 ]

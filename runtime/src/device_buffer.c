@@ -282,3 +282,21 @@ cmr_status cmr_device_buffer_copy_from(cmr_device_buffer *buffer, const void *so
   status = cmr_backend_copy(buffer->data, source, bytes, buffer->stream);
   return status == CMR_SUCCESS ? status : cmr_error_context(status, "%s", what);
 }
+
+/* ---- prefetching ---------------------------------------------------------------------- */
+
+cmr_status cmr_device_buffer_prefetch(const cmr_device_buffer *buffer, int device, cmr_stream stream) {
+  static const char what[] = "cmr_device_buffer_prefetch";
+  cmr_status status = cmr_buffer_check(buffer, what);
+  int count = 0;
+  if (status == CMR_SUCCESS) status = cmr_backend_device_count(&count);
+  if (status == CMR_SUCCESS && device < 0) status = cmr_backend_get_device(&device);
+  if (status != CMR_SUCCESS) return cmr_error_context(status, "%s", what);
+  if (device >= count) {
+    return cmr_error(CMR_ERROR_UNKNOWN_DEVICE, "%s: device %d is not one of the %d devices", what, device, count);
+  }
+  bool managed = false;
+  if (buffer->size > 0) status = cmr_backend_pointer_is_managed(buffer->data, &managed);
+  if (status == CMR_SUCCESS && managed) status = cmr_backend_prefetch(buffer->data, buffer->size, device, stream);
+  return status == CMR_SUCCESS ? status : cmr_error_context(status, "%s", what);
+}

@@ -323,6 +323,23 @@ START_TEST(copies_beyond_the_size_are_refused) {
 }
 END_TEST
 
+START_TEST(prefetch_checks_the_device) {
+  cmr_device_buffer *buffer = filled(4096, 12, mr);
+  int count = 0;
+  ck_assert_ok(cmr_device_count(&count));
+  ck_assert_ok(cmr_device_buffer_prefetch(buffer, -1, stream));
+  ck_assert_ok(cmr_device_buffer_prefetch(buffer, 0, stream));
+  ck_assert_status(cmr_device_buffer_prefetch(buffer, count, stream), CMR_ERROR_UNKNOWN_DEVICE);
+  ck_assert_message_has("cmr_device_buffer_prefetch: device ");
+  ck_assert_status(cmr_device_buffer_prefetch(NULL, 0, stream), CMR_ERROR_NULL_POINTER);
+  ck_assert_ok(cmr_stream_synchronize(stream));
+  unsigned char *expected = pattern(4096, 12);
+  assert_contents(buffer, expected, 4096); /* prefetching moves memory, never its contents */
+  free(expected);
+  ck_assert_ok(cmr_device_buffer_destroy(buffer));
+}
+END_TEST
+
 /* ---- handles that are not live ---------------------------------------------------------------- */
 
 /* Every buffer function answers `expected` for `buffer` and names itself. */
@@ -345,6 +362,7 @@ static void assert_every_call_rejects(cmr_device_buffer *buffer, cmr_status expe
   ck_assert_status(cmr_device_buffer_resource(buffer, &resource), expected);
   ck_assert_status(cmr_device_buffer_copy_to_host(buffer, host, 1), expected);
   ck_assert_status(cmr_device_buffer_copy_from(buffer, host, 1), expected);
+  ck_assert_status(cmr_device_buffer_prefetch(buffer, 0, stream), expected);
   ck_assert_status(cmr_device_buffer_destroy(buffer), expected);
   ck_assert_message_has("cmr_device_buffer_destroy: ");
 }
@@ -391,7 +409,7 @@ static Suite *device_buffer_suite(void) {
         shrink_to_fit_reallocates_to_the_size, shrink_to_fit_of_a_fitting_buffer_does_nothing,
         a_failed_reallocation_leaves_the_buffer_unchanged}},
       {"streams", {the_buffer_frees_on_its_stream, resizing_moves_the_buffer_to_the_new_stream}},
-      {"copies", {copy_from_and_to_host, copies_beyond_the_size_are_refused}},
+      {"copies", {copy_from_and_to_host, copies_beyond_the_size_are_refused, prefetch_checks_the_device}},
       {"handles",
        {a_null_buffer_is_refused, a_destroyed_buffer_is_refused,
         accessors_refuse_null_out_parameters}},

@@ -613,3 +613,12 @@ def cmr_device_buffer_copy_to_host(buffer, destination, bytes):
 def cmr_device_buffer_copy_from(buffer, source, bytes):
     return _capi.cmr_device_buffer_copy_from(buffer, source, bytes)
 
+def cmr_device_buffer_prefetch(buffer, device, stream):
+    return _capi.cmr_device_buffer_prefetch(buffer, device, stream)
+
+def cmr_py_device_buffer_copy_from_host(buffer, source):
+    return _capi.cmr_py_device_buffer_copy_from_host(buffer, source)
+
+def cmr_py_device_buffer_copy_to_host(buffer, destination, bytes):
+    return _capi.cmr_py_device_buffer_copy_to_host(buffer, destination, bytes)
+

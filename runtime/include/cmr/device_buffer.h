@@ -46,6 +46,12 @@ CMR_API cmr_status cmr_device_buffer_copy_to_host(const cmr_device_buffer *buffe
 /* Copy `bytes` (at most the size) from host or device memory at `source` to
  * the start of the buffer, ordered on the buffer's stream. */
 CMR_API cmr_status cmr_device_buffer_copy_from(cmr_device_buffer *buffer, const void *source, size_t bytes);
+/* Migrates the buffer's memory to `device` (a negative one: the current
+ * device), ordered on `stream`, when it is managed memory; other memory
+ * (and any memory in the host build) is where it stays and the call does
+ * nothing, successfully. A device outside [0, count) is
+ * CMR_ERROR_UNKNOWN_DEVICE. */
+CMR_API cmr_status cmr_device_buffer_prefetch(const cmr_device_buffer *buffer, int device, cmr_stream stream);
 
 #ifdef __cplusplus
 }

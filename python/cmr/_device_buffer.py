@@ -1,0 +1,205 @@
+"""cmr.DeviceBuffer: RMM's DeviceBuffer, over cmr_device_buffer.
+
+The C buffer holds a share of its resource; the Python object also keeps
+the resource object (mr), so a resource with Python callbacks outlives
+every buffer made from it. Work is ordered on the buffer's stream; a copy
+between the buffer and memory Python owns (host data, another object's
+device memory) waits until it is done, so that memory may go as soon as the
+call returns. A `stream` argument other than the buffer's own is waited for
+first, so that work already ordered on it (a kernel writing the buffer)
+comes before the copy."""
+
+from __future__ import annotations
+
+from . import _args, capi
+from ._per_device import get_current_device_resource
+from ._resource import _ref_of
+from ._streams import DEFAULT_STREAM, as_stream_handle
+
+
+def _count(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    return _args.size(value, name)
+
+
+def _contiguous_bytes(interface: dict) -> int:
+    """The bytes of a C-contiguous __cuda_array_interface__, or ValueError."""
+    shape = tuple(interface["shape"])
+    typestr = interface["typestr"]
+    itemsize = int(typestr[2:])
+    elements = 1
+    for extent in shape:
+        elements *= extent
+    strides = interface.get("strides")
+    if strides is not None and elements > 0:
+        expected, step = [], itemsize
+        for extent in reversed(shape):
+            expected.append(step)
+            step *= extent
+        if tuple(strides) != tuple(reversed(expected)):
+            raise ValueError(f"the array is not C-contiguous (strides {tuple(strides)}, shape {shape})")
+    return elements * itemsize
+
+
+class DeviceBuffer:
+    """Untyped, uninitialised device memory from a cmr resource.
+
+    DeviceBuffer(*, ptr=0, size=0, stream=DEFAULT_STREAM, mr=None): `size`
+    bytes from `mr` (the current device resource when None), ordered on
+    `stream`; with ptr, a copy of the `size` bytes at that address (host or
+    device memory, which must hold them)."""
+
+    _handle = None
+
+    def __init__(self, *, ptr=0, size=0, stream=DEFAULT_STREAM, mr=None):
+        mr = get_current_device_resource() if mr is None else mr
+        ref = _ref_of(mr, "mr")
+        size = _count(size, "size")
+        ptr = _args.address(ptr, "ptr")
+        if ptr:
+            self._handle = capi.cmr_device_buffer_create_copy(ptr, size, stream, ref)
+            capi.cmr_stream_synchronize(stream)  # the source is the caller's again on return
+        else:
+            self._handle = capi.cmr_device_buffer_create(size, stream, ref)
+        self.mr = mr
+
+    def __del__(self):
+        handle, self._handle = self._handle, None
+        if handle is not None:
+            capi.cmr_device_buffer_destroy(handle)
+
+    def _live(self):
+        if self._handle is None:
+            raise ValueError("the DeviceBuffer has no memory: it was never made")
+        return self._handle
+
+    # ---- what it is ----------------------------------------------------------------------
+
+    @property
+    def ptr(self) -> int:
+        """The address of the first byte (0 for an empty buffer)."""
+        return capi.cmr_device_buffer_data(self._live())
+
+    @property
+    def size(self) -> int:
+        """Bytes in the buffer."""
+        return capi.cmr_device_buffer_size(self._live())
+
+    nbytes = size
+
+    def capacity(self) -> int:
+        """Bytes the buffer can hold without reallocating."""
+        return capi.cmr_device_buffer_capacity(self._live())
+
+    @property
+    def stream(self) -> int:
+        """The stream the buffer's work is ordered on, as an int."""
+        return capi.cmr_device_buffer_stream(self._live())
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __sizeof__(self) -> int:
+        return self.size
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        # Version 3's "stream" lets a consumer order its work after ours; 0
+        # is not allowed there, so the legacy default stream is 1.
+        return {"data": (self.ptr, False), "shape": (self.size,), "strides": None, "typestr": "|u1",
+                "version": 3, "stream": self.stream or 1}
+
+    # ---- size ----------------------------------------------------------------------------
+
+    def reserve(self, new_capacity, stream=DEFAULT_STREAM) -> None:
+        """Makes the capacity at least new_capacity, keeping the contents."""
+        capi.cmr_device_buffer_reserve(self._live(), _count(new_capacity, "new_capacity"), stream)
+
+    def resize(self, new_size, stream=DEFAULT_STREAM) -> None:
+        """Makes the size new_size, keeping the first min(size, new_size) bytes."""
+        capi.cmr_device_buffer_resize(self._live(), _count(new_size, "new_size"), stream)
+
+    def prefetch(self, device=None, stream=DEFAULT_STREAM) -> None:
+        """Migrates managed memory to `device` (the current one when None); other memory stays."""
+        device = -1 if device is None else _args.integer(device, "device")
+        if device < -1:
+            raise ValueError(f"device must be None or at least 0, not {device}")
+        capi.cmr_device_buffer_prefetch(self._live(), device, stream)
+
+    # ---- copies --------------------------------------------------------------------------
+
+    def _after(self, stream) -> None:
+        """Orders what follows after the work on `stream`, when it is not the buffer's."""
+        if as_stream_handle(stream) != self.stream:
+            capi.cmr_stream_synchronize(stream)
+
+    def copy_to_host(self, ary=None, stream=DEFAULT_STREAM):
+        """The contents in host memory: into `ary` (any writable buffer of at
+        least size bytes), returned; else a new NumPy uint8 array (a
+        bytearray without NumPy)."""
+        handle = self._live()
+        size = self.size
+        if ary is None:
+            try:
+                import numpy
+                ary = numpy.empty(size, dtype=numpy.uint8)
+            except ImportError:
+                ary = bytearray(size)
+        self._after(stream)
+        capi.cmr_py_device_buffer_copy_to_host(handle, ary, size)
+        return ary
+
+    def copy_from_host(self, ary, stream=DEFAULT_STREAM) -> None:
+        """Copies all of `ary` (any C-contiguous buffer, at most size bytes) to the start of the buffer."""
+        handle = self._live()
+        self._after(stream)
+        capi.cmr_py_device_buffer_copy_from_host(handle, ary)
+
+    def copy_from_device(self, cuda_ary, stream=DEFAULT_STREAM) -> None:
+        """Copies all of a C-contiguous object with __cuda_array_interface__ (at most size bytes)."""
+        handle = self._live()
+        interface = getattr(cuda_ary, "__cuda_array_interface__", None)
+        if not isinstance(interface, dict):
+            raise TypeError(f"{type(cuda_ary).__name__} has no __cuda_array_interface__")
+        nbytes = _contiguous_bytes(interface)
+        self._after(stream)
+        their_stream = interface.get("stream")
+        if their_stream is not None:
+            capi.cmr_stream_synchronize(their_stream)  # their work on the data comes first
+        capi.cmr_device_buffer_copy_from(handle, interface["data"][0], nbytes)
+        capi.cmr_stream_synchronize(self.stream)  # their memory is theirs again on return
+
+    def tobytes(self, stream=DEFAULT_STREAM) -> bytes:
+        """The contents as bytes."""
+        return bytes(self.copy_to_host(bytearray(self.size), stream))
+
+    def __bytes__(self) -> bytes:
+        return self.tobytes()
+
+    def copy(self) -> "DeviceBuffer":
+        """A new buffer with the same contents, resource and stream."""
+        return DeviceBuffer(ptr=self.ptr, size=self.size, stream=self.stream, mr=self.mr)
+
+    def __copy__(self) -> "DeviceBuffer":
+        return self.copy()
+
+    def __deepcopy__(self, memo) -> "DeviceBuffer":
+        return self.copy()
+
+    @staticmethod
+    def to_device(b, stream=DEFAULT_STREAM, mr=None) -> "DeviceBuffer":
+        """A new buffer holding the bytes of host buffer `b`."""
+        view = memoryview(b)
+        buffer = DeviceBuffer(size=view.nbytes, stream=stream, mr=mr)
+        buffer.copy_from_host(view, stream)
+        return buffer
+
+    def __reduce__(self):
+        # Unpickled onto the current device resource of the loading process.
+        return DeviceBuffer.to_device, (self.tobytes(),)
+
+    def __repr__(self) -> str:
+        if self._handle is None:
+            return "<cmr.DeviceBuffer (none)>"
+        return f"<cmr.DeviceBuffer size={self.size} ptr={self.ptr:#x} stream={self.stream:#x}>"
