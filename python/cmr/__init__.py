@@ -7,7 +7,7 @@ RMM's statistics and profiler, and cmr.allocators the CuPy, Numba and
 PyTorch allocators. cmr.capi is the C API as SWIG sees it, which trusts its
 caller; nothing else in the package lets a Python caller crash it."""
 
-from . import capi, mr
+from . import capi, mr, statistics
 from ._bytes import parse_bytes
 from ._device_buffer import DeviceBuffer
 from ._per_device import is_initialized
@@ -18,5 +18,5 @@ __version__ = capi.cmr_version()
 
 __all__ = [
     "DEFAULT_STREAM", "DeviceBuffer", "LEGACY_DEFAULT_STREAM", "PER_THREAD_DEFAULT_STREAM", "Stream", "capi", "is_initialized",
-    "mr", "parse_bytes", "register_reinitialize_hook", "reinitialize", "unregister_reinitialize_hook",
+    "mr", "parse_bytes", "register_reinitialize_hook", "statistics", "reinitialize", "unregister_reinitialize_hook",
 ]
