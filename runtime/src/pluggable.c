@@ -1,0 +1,36 @@
+/* PyTorch's pluggable-allocator entry points over the per-device table. */
+#include <cmr/pluggable.h>
+
+#include <stdio.h>
+
+#include "internal.h"
+
+void *cmr_pluggable_allocate(ssize_t size, int device, cmr_stream stream) {
+  if (size < 0) {
+    cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_pluggable_allocate: size %zd is negative", size);
+    return NULL;
+  }
+  cmr_resource_ref ref;
+  void *ptr = NULL;
+  cmr_status status = cmr_get_per_device_resource_ref(device, &ref);
+  if (status == CMR_SUCCESS) status = cmr_allocate(ref, (size_t)size, stream, &ptr);
+  if (status != CMR_SUCCESS) {
+    cmr_error_context(status, "cmr_pluggable_allocate(%zd bytes, device %d)", size, device);
+    return NULL;
+  }
+  return ptr;
+}
+
+void cmr_pluggable_deallocate(void *ptr, ssize_t size, int device, cmr_stream stream) {
+  if (ptr == NULL) return;
+  cmr_resource_ref ref;
+  cmr_status status = size < 0 ? cmr_error(CMR_ERROR_INVALID_ARGUMENT, "size %zd is negative", size)
+                               : cmr_get_per_device_resource_ref(device, &ref);
+  if (status == CMR_SUCCESS) status = cmr_deallocate(ref, ptr, (size_t)size, stream);
+  /* PyTorch's free returns nothing, so this is the one place a lost free
+   * can be seen: a leak or a wrong size, not something to carry on silently. */
+  if (status != CMR_SUCCESS) {
+    fprintf(stderr, "cmr_pluggable_deallocate(%p, %zd bytes, device %d): %s: %s\n", ptr, size, device,
+            cmr_status_string(status), cmr_last_error_message());
+  }
+}

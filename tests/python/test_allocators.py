@@ -1,0 +1,109 @@
+"""cmr.allocators: what runs without the libraries (the library lookup and
+the pluggable entry points, called through ctypes as PyTorch calls them),
+and the real interop on a GPU machine with CuPy, Numba and PyTorch."""
+
+import ctypes
+import importlib
+
+import pytest
+
+import cmr
+from cmr import mr
+from cmr.allocators._library import library_path
+from conftest import needs_gpu
+
+
+def test_the_library_is_the_one_this_process_loaded():
+    path = library_path()
+    assert "libcmr.so" in path
+    library = ctypes.CDLL(path)
+    library.cmr_version.restype = ctypes.c_char_p
+    assert library.cmr_version().decode() == cmr.__version__
+
+
+def test_the_pluggable_entry_points_allocate_from_the_current_resource(host_mr):
+    stats = mr.StatisticsResourceAdaptor(host_mr)
+    mr.set_current_device_resource(stats)
+    library = ctypes.CDLL(library_path())
+    library.cmr_pluggable_allocate.restype = ctypes.c_void_p
+    library.cmr_pluggable_allocate.argtypes = [ctypes.c_ssize_t, ctypes.c_int, ctypes.c_void_p]
+    library.cmr_pluggable_deallocate.argtypes = [ctypes.c_void_p, ctypes.c_ssize_t, ctypes.c_int, ctypes.c_void_p]
+    ptr = library.cmr_pluggable_allocate(5000, 0, None)
+    assert ptr and stats.allocation_counts.current_bytes == 5000
+    library.cmr_pluggable_deallocate(ptr, 5000, 0, None)
+    assert stats.allocation_counts.current_bytes == 0 and stats.allocation_counts.total_count == 1
+
+
+@pytest.mark.parametrize("module, library", [("cupy", "cupy"), ("numba", "numba.cuda"), ("torch", "torch")])
+def test_each_allocator_says_what_it_needs(module, library):
+    try:
+        importlib.import_module(library)
+    except ImportError:
+        with pytest.raises(ImportError, match=f"cmr.allocators.{module} needs"):
+            importlib.import_module(f"cmr.allocators.{module}")
+    else:
+        pytest.skip(f"{library} is installed: the allocator imports (tested below on a GPU)")
+
+
+@pytest.fixture
+def counted_current():
+    stats = mr.StatisticsResourceAdaptor(mr.get_current_device_resource())
+    mr.set_current_device_resource(stats)
+    return stats
+
+
+@needs_gpu
+def test_a_cupy_array_through_cmr(counted_current):
+    cupy = pytest.importorskip("cupy")
+    from cmr.allocators.cupy import cmr_cupy_allocator
+    cupy.cuda.set_allocator(cmr_cupy_allocator)
+    try:
+        array = cupy.arange(1000, dtype=cupy.float64)
+        assert counted_current.allocation_counts.current_bytes >= 8000
+        assert float(array.sum()) == 499500.0
+        del array
+    finally:
+        cupy.cuda.set_allocator(cupy.get_default_memory_pool().malloc)
+
+
+@needs_gpu
+def test_a_numba_kernel_writes_a_device_buffer(counted_current):
+    numba_cuda = pytest.importorskip("numba.cuda")
+    buffer = cmr.DeviceBuffer(size=256)
+    array = numba_cuda.as_cuda_array(buffer)
+
+    @numba_cuda.jit
+    def fill(out):
+        i = numba_cuda.grid(1)
+        if i < out.size:
+            out[i] = i
+
+    fill[1, 256](array)
+    numba_cuda.synchronize()
+    assert buffer.tobytes() == bytes(range(256))
+
+
+@needs_gpu
+def test_numba_allocates_through_the_plugin(counted_current):
+    numba_cuda = pytest.importorskip("numba.cuda")
+    from cmr.allocators.numba import CmrNumbaManager
+    numba_cuda.set_memory_manager(CmrNumbaManager)
+    numba_cuda.close()  # the next context uses the plugin
+    try:
+        array = numba_cuda.device_array(1000, dtype="uint8")
+        assert counted_current.allocation_counts.current_bytes >= 1000
+        del array
+    finally:
+        from numba.cuda.cudadrv.driver import NumbaCUDAMemoryManager
+        numba_cuda.set_memory_manager(NumbaCUDAMemoryManager)
+        numba_cuda.close()
+
+
+@needs_gpu
+def test_a_torch_tensor_through_the_pluggable_allocator(counted_current):
+    torch = pytest.importorskip("torch")
+    from cmr.allocators.torch import cmr_torch_allocator
+    torch.cuda.memory.change_current_allocator(cmr_torch_allocator)  # once per process, before any tensor
+    tensor = torch.ones(1 << 20, dtype=torch.uint8, device="cuda")
+    assert counted_current.allocation_counts.current_bytes >= 1 << 20
+    assert int(tensor.sum()) == 1 << 20
