@@ -19,6 +19,11 @@ from __future__ import annotations
 from . import capi
 from ._streams import DEFAULT_STREAM
 
+# The extension's own functions for the calls made per allocation: capi's
+# Python wrappers of them would add a Python call each.
+_allocate = capi._capi.cmr_allocate
+_deallocate = capi._capi.cmr_deallocate
+
 # (resource identity, address) -> nbytes of what allocate() handed out and
 # deallocate() has not taken back, over every resource (one dict: the GIL
 # makes each lookup and update atomic). Keyed by resource too, since a
@@ -32,6 +37,7 @@ class DeviceMemoryResource:
     Not made directly: use one of the classes of cmr.mr."""
 
     _ref = None
+    _identity = 0  # the C resource's address, the key of what allocate() handed out
     _handle = None
     _destroy = None
 
@@ -43,6 +49,7 @@ class DeviceMemoryResource:
         self._handle = handle
         self._destroy = destroy
         self._ref = make_ref(handle)
+        self._identity = self._ref.identity()
 
     def __del__(self):
         handle, self._handle = self._handle, None
@@ -56,16 +63,16 @@ class DeviceMemoryResource:
 
     def allocate(self, nbytes: int, stream=DEFAULT_STREAM) -> int:
         """Allocates nbytes (0 gives 0), ordered on stream; returns the address."""
-        ptr = capi.cmr_allocate(self._ref, nbytes, stream)
+        ptr = _allocate(self._ref, nbytes, stream)
         if ptr:
-            _outstanding[(self._ref.identity(), ptr)] = nbytes
+            _outstanding[(self._identity, ptr)] = nbytes
         return ptr
 
     def deallocate(self, ptr: int, nbytes: int, stream=DEFAULT_STREAM) -> None:
         """Frees nbytes at ptr, which allocate() of this resource returned, ordered on stream."""
         if ptr == 0:
             return
-        key = (self._ref.identity(), ptr)
+        key = (self._identity, ptr)
         # Taken out first: a second thread freeing the same address finds nothing.
         allocated = _outstanding.pop(key, None)
         if allocated is None:
@@ -74,7 +81,7 @@ class DeviceMemoryResource:
             _outstanding[key] = allocated
             raise ValueError(f"{ptr:#x} was allocated with {allocated} bytes, not {nbytes}")
         try:
-            capi.cmr_deallocate(self._ref, ptr, nbytes, stream)
+            _deallocate(self._ref, ptr, nbytes, stream)
         except BaseException:
             _outstanding[key] = allocated
             raise
@@ -89,7 +96,7 @@ class DeviceMemoryResource:
         return capi.cmr_ref_type_name(self._ref)
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.type_name} at {self._ref.identity():#x}>"
+        return f"<{type(self).__name__} {self.type_name} at {self._identity:#x}>"
 
 
 class UpstreamResourceAdaptor(DeviceMemoryResource):

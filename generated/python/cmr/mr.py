@@ -883,5 +883,5 @@ def _wrap_ref(ref) -> DeviceMemoryResource:
         obj = cls.__new__(cls)
         handle = from_ref(ref)
     capi.cmr_ref_retain(ref)
-    obj._handle, obj._destroy, obj._ref = handle, destroy, ref
+    obj._handle, obj._destroy, obj._ref, obj._identity = handle, destroy, ref, ref.identity()
     return obj
