@@ -110,6 +110,13 @@ EXPECTED = {
     "method_param_enum": ["methods[0].params[0].type: an enum is a constructor parameter only"],
     # conformance
     "conformance_unknown_field": ['conformance.upstream: unknown field "upstream"'],
+    # the Python class
+    "python_unknown_field": ['python.klass: unknown field "klass"'],
+    "python_bad_class": ['python.class: "Not a name" is not a Python class name'],
+    "python_unknown_names": ["python.names.sise: is not a parameter", "python.aliases.usd: is not a method",
+                             'python.aliases.used: "2bad" is not a Python identifier'],
+    "python_hidden_without_default": ['python.hidden: "size" has no default to pass in its place',
+                                      'python.hidden: "nothing" is not a parameter'],
     "conformance_bad_upstream_kind": ['conformance.upstreams.device: must be "host" or "gpu"'],
     "conformance_unknown_upstream": ['conformance.upstreams.host: "nosuch" is not a resource in spec/'],
     "conformance_upstream_not_makeable": ['conformance.upstreams: "conformance_upstream_not_makeable" cannot be '
