@@ -2,7 +2,7 @@
 # Everything a GPU session runs, in one device call (device time is scarce):
 # the CUDA build with the Python package, its whole ctest (the python.*
 # suites with CuPy, Numba and PyTorch there included), cmr-demo, the
-# missing-wait check, the suballocator benchmark and the soak. Each step's
+# missing-wait check, the suballocator and Python benchmarks and the soak. Each step's
 # output goes to $OUT/<step>.log, and $OUT/summary.txt has one line a step.
 #
 #   bash tests/gpu/run_all.sh [SOAK_SECONDS]     (from the repository root, carry .carry/)
@@ -39,5 +39,6 @@ step ctest ctest --test-dir "$build" --output-on-failure -j 8 --timeout 300
 step demo "$build/cmr-demo"
 step ordering_without_waits bash tests/gpu/ordering_without_waits.sh "${args[@]}"
 step bench "$build/cmr-bench-suballocators"
+step bench_python env PYTHONPATH="$build/python" python3 bench/bench_python.py
 step soak "$build/tests/c/cmr-gpu-soak" --seconds "$soak_seconds" --threads 16
 exit $((failures > 0))
