@@ -85,7 +85,7 @@ checked_build "valgrind" build/valgrind gcc "" -DCMAKE_BUILD_TYPE=RelWithDebInfo
 fuzz_build() {
   local dir=build/fuzz
   step "fuzz: configure" env CC=clang cmake -S . -B "$dir" -G Ninja -DCMR_WITH_CUDA=OFF -DCMR_BUILD_FUZZERS=ON \
-         -DCMR_BUILD_TESTS=OFF -DCMR_BUILD_DEMO=OFF -DCMR_BUILD_BENCH=OFF -DCMR_BUILD_TOOLS=OFF \
+         -DCMR_BUILD_TESTS=OFF -DCMR_BUILD_DEMO=OFF -DCMR_BUILD_BENCH=OFF -DCMR_BUILD_TOOLS=OFF -DCMR_BUILD_PYTHON=OFF \
          -DCMR_WARNINGS_AS_ERRORS=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
     step "fuzz: compile" cmake --build "$dir" -j "$JOBS" &&
     step "fuzz: ctest" ctest --test-dir "$dir" -L fuzz --output-on-failure -j "$JOBS" --timeout 300
