@@ -6,6 +6,7 @@ directly, for Python callables)."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 from . import _args, capi
@@ -132,3 +133,13 @@ class CudaAsyncExtras:
         elif enable_ipc:
             raise ValueError("give enable_ipc or export_handle_type, not both")
         self._create(initial_pool_size, release_threshold, export_handle_type)
+
+
+class TrackingExtras:
+    """TrackingResourceAdaptor(upstream_mr, capture_stacks=False) with RMM's
+    log_outstanding_allocations."""
+
+    def log_outstanding_allocations(self) -> None:
+        """Writes the outstanding allocations' report to the Python logger
+        "cmr", at DEBUG level (RMM writes it to its debug log)."""
+        logging.getLogger("cmr").debug("%s", capi.cmr_tracking_resource_outstanding_report(self._handle))

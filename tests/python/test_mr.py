@@ -84,6 +84,15 @@ def test_rmm_aliases_and_typed_methods(host_mr, tmp_path):
     assert pool.upstream_mr is host_mr and pool.get_upstream() is host_mr
 
 
+def test_tracking_logs_what_is_outstanding(host_mr, caplog):
+    tracked = mr.TrackingResourceAdaptor(host_mr, capture_stacks=True)
+    ptr = tracked.allocate(96)
+    with caplog.at_level("DEBUG", logger="cmr"):
+        tracked.log_outstanding_allocations()
+    assert f"{ptr:#x}: 96 bytes" in caplog.text
+    tracked.deallocate(ptr, 96)
+
+
 def test_statistics_counts_and_levels(host_mr):
     stats = mr.StatisticsResourceAdaptor(host_mr)
     a = stats.allocate(1000)

@@ -792,7 +792,7 @@ class ThreadSafeResourceAdaptor(UpstreamResourceAdaptor):
         self.upstream_mr = upstream_mr
 
 
-class TrackingResourceAdaptor(UpstreamResourceAdaptor):
+class _TrackingResourceAdaptor(UpstreamResourceAdaptor):
     """Records every allocation outstanding through it: its pointer, size, alignment
     and, when capture_stacks is set, the backtrace of the allocating call (glibc's
     backtrace()). Freeing a pointer it did not hand out returns
@@ -841,6 +841,10 @@ class TrackingResourceAdaptor(UpstreamResourceAdaptor):
         return capi.cmr_tracking_resource_outstanding_report(self._handle)
 
     get_outstanding_allocations_str = outstanding_report
+
+
+class TrackingResourceAdaptor(_extras.TrackingExtras, _TrackingResourceAdaptor):
+    __doc__ = _TrackingResourceAdaptor.__doc__
 
 
 # spec name -> (class, handle from a ref): how a ref made outside Python (the
