@@ -60,13 +60,25 @@ def statistics():
     inside = get_current_device_resource()
     try:
         yield
-    finally:
-        if get_current_device_resource() is not inside:
-            raise RuntimeError("the current device resource was replaced inside a statistics() block")
-        if before is None:
-            pop_statistics()
-        else:
-            set_current_device_resource(before)
+    except BaseException:
+        _leave(inside, before, quiet=True)
+        raise
+    _leave(inside, before, quiet=False)
+
+
+def _leave(inside, before, quiet: bool) -> None:
+    """Ends a statistics() block: pops its level, or puts back the resource it
+    replaced. When the body replaced the current resource there is no level
+    of ours to pop: that is a ValueError (as RMM's), unless the body is
+    already raising, whose exception then goes on unmasked."""
+    if get_current_device_resource() is not inside:
+        if quiet:
+            return
+        raise ValueError("the current device resource was replaced inside a statistics() block")
+    if before is None:
+        pop_statistics()
+    else:
+        set_current_device_resource(before)
 
 
 @dataclass

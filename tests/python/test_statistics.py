@@ -72,9 +72,16 @@ def test_the_context_manager_nests_levels_and_survives_exceptions(host_current):
 
 
 def test_replacing_the_resource_inside_is_an_error(host_current):
-    with pytest.raises(RuntimeError, match="replaced inside"):
+    with pytest.raises(ValueError, match="replaced inside"):
         with statistics():
             mr.set_current_device_resource(host_current)
+
+
+def test_the_bodys_exception_is_not_masked(host_current):
+    with pytest.raises(KeyError, match="the body's"):
+        with statistics():
+            mr.set_current_device_resource(host_current)
+            raise KeyError("the body's")
 
 
 def test_profiler_as_decorator_and_context_manager(host_current):
