@@ -386,6 +386,17 @@ class Resource:
     def upstream(self) -> Param | None:
         return next((p for p in self.params if p.name == "upstream" and p.is_upstream), None)
 
+    def python_name(self, param: Param) -> str:
+        """The Python keyword of a parameter: upstream_mr for the upstream, as RMM's."""
+        if param.is_upstream and param.name == "upstream":
+            return "upstream_mr"
+        return self.python.names.get(param.name, param.name)
+
+    @property
+    def python_params(self) -> list:
+        """The parameters the Python class takes (all but the hidden ones)."""
+        return [p for p in self.params if p.name not in self.python.hidden]
+
     @property
     def enums(self) -> list:
         return [p for p in self.params if p.type.name == "enum"]

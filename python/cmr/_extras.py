@@ -23,20 +23,6 @@ class Statistics:
     total_bytes: int
     total_count: int
 
-    def add(self, bytes: int) -> None:
-        """Counts one allocation of `bytes` (for profiler records kept in Python)."""
-        self.current_bytes += bytes
-        self.current_count += 1
-        self.peak_bytes = max(self.current_bytes, self.peak_bytes)
-        self.peak_count = max(self.current_count, self.peak_count)
-        self.total_bytes += bytes
-        self.total_count += 1
-
-    def remove(self, bytes: int) -> None:
-        """Counts one free of `bytes`."""
-        self.current_bytes -= bytes
-        self.current_count -= 1
-
 
 class CallbackExtras:
     """CallbackMemoryResource(allocate_func, deallocate_func): allocate_func(size,

@@ -31,7 +31,7 @@ def get_per_device_resource(device: int) -> DeviceMemoryResource:
     host one in the host build, until one is set)."""
     ref = capi.cmr_get_per_device_resource_ref(_device(device))
     kept = _per_device_mrs.get(device)
-    if kept is not None and kept._ref.identity() == ref.identity():
+    if kept is not None and kept._identity == ref.identity():
         return kept
     from .mr import _wrap_ref
     return _wrap_ref(ref)
