@@ -12,7 +12,7 @@ from generator.render import render_all
 from generator.spec import load_specs
 
 from .support import (GENERATED, GOOD_SPECS, ROOT, SPEC, GeneratorTestCase, compile_c, have_cc,
-                      make_spec_dir, run_generator, tree, write_tree)
+                      make_spec_dir, needs_swig, run_generator, tree, write_tree)
 
 TOY = GOOD_SPECS / "toy_pool.toml"
 RETRY = GOOD_SPECS / "toy_retry.toml"
@@ -29,6 +29,7 @@ class RealSpec(GeneratorTestCase):
     def test_rendering_twice_gives_the_same_files(self):
         self.assertEqual(render_all(load_specs(SPEC)), render_all(load_specs(SPEC)))
 
+    @needs_swig
     def test_output_does_not_depend_on_the_hash_seed(self):
         # Sets and dicts of str iterate in hash order, which changes between
         # processes; nothing generated may depend on it.
@@ -43,6 +44,7 @@ class RealSpec(GeneratorTestCase):
         self.assertEqual(outs[0], outs[2])
 
 
+@needs_swig
 class Check(GeneratorTestCase):
 
     def test_committed_generated_is_fresh(self):
@@ -89,6 +91,7 @@ def _render(spec: Path, out: Path) -> dict[str, str]:
     return files
 
 
+@needs_swig
 class ToyResource(GeneratorTestCase):
     """good_specs/toy_pool.toml added to a copy of spec/."""
 

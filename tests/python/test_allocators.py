@@ -67,8 +67,14 @@ def test_a_cupy_array_through_cmr(counted_current):
 
 
 @needs_gpu
-def test_a_numba_kernel_writes_a_device_buffer(counted_current):
+def test_a_numba_kernel_writes_a_device_buffer(counted_current, monkeypatch):
     numba_cuda = pytest.importorskip("numba.cuda")
+    import numpy
+    # The first compile of the numba-cuda on the GPU machine registers an overload of np.row_stack,
+    # which NumPy 2.5 removed (seen on the GPU machine: numba-cuda cannot
+    # compile any kernel there without it). It was an alias of vstack.
+    if not hasattr(numpy, "row_stack"):
+        monkeypatch.setattr(numpy, "row_stack", numpy.vstack, raising=False)
     buffer = cmr.DeviceBuffer(size=256)
     array = numba_cuda.as_cuda_array(buffer)
 

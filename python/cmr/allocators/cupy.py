@@ -15,7 +15,8 @@ def cmr_cupy_allocator(nbytes: int) -> "cupy.cuda.MemoryPointer":
     """nbytes from the current device resource, as a CuPy memory pointer that keeps its buffer."""
     stream = cupy.cuda.get_current_stream()
     buffer = DeviceBuffer(size=nbytes, stream=stream.ptr)
-    # An empty buffer has no address to find its device from.
-    device = cupy.cuda.device.get_device_id() if buffer.ptr == 0 else None
+    # CuPy finds the device of an address itself (device -1); an empty
+    # buffer has no address, so it gets the current device.
+    device = cupy.cuda.device.get_device_id() if buffer.ptr == 0 else -1
     memory = cupy.cuda.memory.UnownedMemory(buffer.ptr, nbytes, buffer, device)
     return cupy.cuda.memory.MemoryPointer(memory, 0)

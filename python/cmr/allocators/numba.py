@@ -6,25 +6,33 @@ numba.cuda.set_memory_manager(CmrNumbaManager)."""
 import ctypes
 
 try:
-    from numba import config
     from numba.cuda import GetIpcHandleMixin, HostOnlyCUDAMemoryManager, MemoryInfo, MemoryPointer
+    from numba.cuda.cudadrv import driver as _numba_driver
 except ImportError as error:
     raise ImportError("cmr.allocators.numba needs Numba with CUDA (numba.cuda)") from error
 
 from .._device_buffer import DeviceBuffer
-from .._per_device import available_device_memory
+from .._per_device import available_device_memory, get_current_device_resource
 
 
 def _device_pointer(address: int):
-    """The address as the kind of pointer Numba's driver layer takes."""
-    if getattr(config, "CUDA_USE_NVIDIA_BINDING", False):
-        from cuda.bindings import driver
-        return driver.CUdeviceptr(address)
+    """The address as the kind of pointer Numba's driver layer takes: the
+    NVIDIA binding's CUdeviceptr, or a ctypes integer under Numba's own
+    ctypes binding. numba-cuda releases without the ctypes binding have no
+    USE_NV_BINDING flag at all."""
+    if getattr(_numba_driver, "USE_NV_BINDING", True):
+        return _numba_driver.binding.CUdeviceptr(address)
     return ctypes.c_uint64(address)
 
 
 class CmrNumbaManager(GetIpcHandleMixin, HostOnlyCUDAMemoryManager):
     """Numba's device memory from cmr; host and pinned memory stay Numba's."""
+
+    def initialize(self):
+        # Numba calls this once its context exists: make the current
+        # device's resource now, so that the first memalloc does not.
+        super().initialize()
+        get_current_device_resource()
 
     def memalloc(self, size):
         buffer = DeviceBuffer(size=size)
