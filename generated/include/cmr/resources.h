@@ -243,8 +243,8 @@ CMR_API cmr_status cmr_cuda_async_view_resource_pool_handle(cmr_cuda_async_view_
  * to try the allocation again (after freeing something, say) and false to give
  * up, and then the allocation fails with CMR_ERROR_OUT_OF_MEMORY and the
  * upstream's message. It retries for as long as the callback says so. Other
- * failures are returned at once, without a call. Alignments above 256 are
- * refused, since the adaptor cannot know what its upstream honours.
+ * failures are returned at once, without a call. Any alignment
+ * is passed to the upstream, which honours or refuses it.
  */
 typedef struct cmr_failure_callback_resource cmr_failure_callback_resource;
 
@@ -430,8 +430,8 @@ CMR_API cmr_status cmr_pool_resource_free_size(cmr_pool_resource *handle, size_t
  * cannot prefetch (no concurrent managed access) is not what the stack was
  * written for. It exists in the host build too, where no memory is managed and
  * it only passes allocations through, so that the same stack can be written for
- * both builds. Alignments above 256 are refused, since the adaptor cannot know
- * what its upstream honours.
+ * both builds. Any alignment
+ * is passed to the upstream, which honours or refuses it.
  */
 typedef struct cmr_prefetch_resource cmr_prefetch_resource;
 
@@ -573,8 +573,8 @@ CMR_API cmr_status cmr_thread_safe_resource_from_ref(cmr_resource_ref ref, cmr_t
  * upstream's). The report's first line is "tracking: <n> outstanding
  * allocations, <bytes> bytes", then one line "<ptr>: <bytes> bytes, alignment
  * <a>" per allocation in address order, each followed by its frames "  #<i>
- * <symbol>" when stacks are captured. Alignments above 256 are refused, since
- * the adaptor cannot know what its upstream honours.
+ * <symbol>" when stacks are captured. Any alignment
+ * is passed to the upstream, which honours or refuses it.
  */
 typedef struct cmr_tracking_resource cmr_tracking_resource;
 

@@ -361,8 +361,8 @@ class _FailureCallbackResourceAdaptor(UpstreamResourceAdaptor):
     to try the allocation again (after freeing something, say) and false to give
     up, and then the allocation fails with CMR_ERROR_OUT_OF_MEMORY and the
     upstream's message. It retries for as long as the callback says so. Other
-    failures are returned at once, without a call. Alignments above 256 are
-    refused, since the adaptor cannot know what its upstream honours.
+    failures are returned at once, without a call. Any alignment
+    is passed to the upstream, which honours or refuses it.
 
     Parameters
     ----------
@@ -616,8 +616,8 @@ class PrefetchResourceAdaptor(UpstreamResourceAdaptor):
     cannot prefetch (no concurrent managed access) is not what the stack was
     written for. It exists in the host build too, where no memory is managed and
     it only passes allocations through, so that the same stack can be written for
-    both builds. Alignments above 256 are refused, since the adaptor cannot know
-    what its upstream honours.
+    both builds. Any alignment
+    is passed to the upstream, which honours or refuses it.
 
     Parameters
     ----------
@@ -804,8 +804,8 @@ class _TrackingResourceAdaptor(UpstreamResourceAdaptor):
     upstream's). The report's first line is "tracking: <n> outstanding
     allocations, <bytes> bytes", then one line "<ptr>: <bytes> bytes, alignment
     <a>" per allocation in address order, each followed by its frames "  #<i>
-    <symbol>" when stacks are captured. Alignments above 256 are refused, since
-    the adaptor cannot know what its upstream honours.
+    <symbol>" when stacks are captured. Any alignment
+    is passed to the upstream, which honours or refuses it.
 
     Parameters
     ----------
