@@ -11,10 +11,23 @@
 #include "backend.h"
 #include "stream_lists.h"
 
+/* How many freed blocks a list keeps whole, outside its index (below). */
+enum { cmr_recent_slots = 16 };
+
 typedef struct cmr_stream_list {
   _Alignas(64) pthread_mutex_t lock;
   uint64_t key;
   cmr_free_blocks blocks;
+  /* Blocks freed here lately (best fit only), kept as they are instead of
+   * merged into `blocks`: a request of the same size (the common case: a loop
+   * allocating and freeing the same buffers) takes one back without a walk
+   * of the index, a new record or a split. They join the index (and merge)
+   * when a new one needs the slot, and all of them before the list is found
+   * to have no fit, so the resource never grows, nor takes from another
+   * stream, while a fit is waiting here. */
+  cmr_block *recent[cmr_recent_slots];
+  unsigned recent_count, recent_victim;
+  size_t recent_bytes;
   cmr_backend_event event; /* made when first recorded */
   /* Blocks were freed here after the event's last record (or with none):
    * the event does not cover them and a taker must synchronize the device. */
@@ -102,6 +115,8 @@ static cmr_status cmr_list_new(const cmr_stream_lists *lists, uint64_t key, cmr_
   pthread_mutex_init(&list->lock, NULL);
   list->key = key;
   cmr_free_blocks_init(&list->blocks);
+  list->recent_count = list->recent_victim = 0;
+  list->recent_bytes = 0;
   list->event = NULL;
   list->unordered = false;
   list->shared = false;
@@ -110,6 +125,7 @@ static cmr_status cmr_list_new(const cmr_stream_lists *lists, uint64_t key, cmr_
 }
 
 static void cmr_list_delete(cmr_stream_list *list) {
+  for (unsigned i = 0; i < list->recent_count; ++i) cmr_block_delete(list->recent[i]);
   cmr_free_blocks_clear(&list->blocks);
   if (list->event != NULL) cmr_backend_event_destroy(list->event);
   pthread_mutex_destroy(&list->lock);
@@ -224,6 +240,44 @@ static cmr_status cmr_order_before_release(const cmr_stream_lists *lists, cmr_st
                                : cmr_error_context(status, "%s: waiting for work on freed memory", lists->owner);
 }
 
+/* ---- recently freed blocks (the list's lock held) ------------------------------------ */
+
+/* A recent block of exactly `size` bytes at `alignment`, out of the slots,
+ * or NULL; the latest freed first (until the slots wrap). */
+static cmr_block *cmr_recent_take(cmr_stream_list *list, size_t size, size_t alignment) {
+  for (unsigned i = list->recent_count; i-- > 0;) {
+    cmr_block *block = list->recent[i];
+    if (block->size == size && ((uintptr_t)block->address & (alignment - 1)) == 0) {
+      list->recent[i] = list->recent[--list->recent_count];
+      list->recent_bytes -= size;
+      return block;
+    }
+  }
+  return NULL;
+}
+
+/* Keeps a freed block whole; when the slots are full, the one in the
+ * victim's slot joins the index to make room. */
+static void cmr_recent_keep(cmr_stream_list *list, cmr_block *block) {
+  if (list->recent_count < cmr_recent_slots) {
+    list->recent[list->recent_count++] = block;
+  } else {
+    cmr_block *evicted = list->recent[list->recent_victim];
+    list->recent_bytes -= evicted->size;
+    cmr_free_blocks_insert(&list->blocks, evicted);
+    list->recent[list->recent_victim] = block;
+    list->recent_victim = (list->recent_victim + 1) % cmr_recent_slots;
+  }
+  list->recent_bytes += block->size;
+}
+
+/* Every recent block into the index, where it merges with its neighbours. */
+static void cmr_recent_flush(cmr_stream_list *list) {
+  for (unsigned i = 0; i < list->recent_count; ++i) cmr_free_blocks_insert(&list->blocks, list->recent[i]);
+  list->recent_count = list->recent_victim = 0;
+  list->recent_bytes = 0;
+}
+
 /* ---- giving and taking ------------------------------------------------------------- */
 
 static cmr_status cmr_give(cmr_stream_lists *lists, cmr_stream stream, cmr_block *block, bool pending_work) {
@@ -231,7 +285,13 @@ static cmr_status cmr_give(cmr_stream_lists *lists, cmr_stream stream, cmr_block
   cmr_status status = cmr_list_of(lists, stream, &list);
   if (status != CMR_SUCCESS) return status;
   pthread_mutex_lock(&list->lock);
-  cmr_free_blocks_insert(&list->blocks, block);
+  /* New memory is merged, for a request of any size; first fit (the arena,
+   * whose point is to keep low addresses busy) merges every block too. */
+  if (pending_work && lists->fit == CMR_FIT_BEST) {
+    cmr_recent_keep(list, block);
+  } else {
+    cmr_free_blocks_insert(&list->blocks, block);
+  }
   if (pending_work) cmr_order_after_free(list, stream);
   pthread_mutex_unlock(&list->lock);
   return CMR_SUCCESS;
@@ -281,10 +341,19 @@ static cmr_block *cmr_fit_in(const cmr_stream_lists *lists, const cmr_free_block
                                     : cmr_free_blocks_first_fit(blocks, needed);
 }
 
-/* Takes from `list` (lock held) if it has a fit; *out stays NULL otherwise. */
+/* Takes from `list` (lock held) if it has a fit: a recent block of the very
+ * size, else from the index, where the recent blocks go before it is found
+ * wanting. *out stays NULL otherwise. */
 static cmr_status cmr_take_locked(const cmr_stream_lists *lists, cmr_stream_list *list, size_t size,
                                   size_t alignment, cmr_block **out) {
-  cmr_block *fit = cmr_fit_in(lists, &list->blocks, cmr_free_blocks_needed(size, alignment));
+  *out = cmr_recent_take(list, size, alignment);
+  if (*out != NULL) return CMR_SUCCESS;
+  size_t needed = cmr_free_blocks_needed(size, alignment);
+  cmr_block *fit = cmr_fit_in(lists, &list->blocks, needed);
+  if (fit == NULL && list->recent_count > 0) {
+    cmr_recent_flush(list);
+    fit = cmr_fit_in(lists, &list->blocks, needed);
+  }
   return fit == NULL ? CMR_SUCCESS : cmr_free_blocks_take(&list->blocks, fit, size, alignment, out);
 }
 
@@ -308,6 +377,7 @@ static cmr_status cmr_move_all(cmr_stream_lists *lists, cmr_stream_list *own, cm
                                cmr_stream stream) {
   cmr_status status = cmr_order_before_taking(lists, from, stream);
   if (status != CMR_SUCCESS) return status;
+  cmr_recent_flush(from);
   cmr_free_blocks_absorb(&own->blocks, &from->blocks);
   cmr_order_after_free(own, stream);
   return CMR_SUCCESS;
@@ -327,6 +397,7 @@ static cmr_status cmr_take_from_others(cmr_stream_lists *lists, const cmr_stream
     cmr_stream_list *other = lists->lists[i];
     if (other == own) continue;
     pthread_mutex_lock(&other->lock);
+    cmr_recent_flush(other);
     if (cmr_fit_in(lists, &other->blocks, needed) != NULL) {
       status = cmr_order_before_taking(lists, other, stream);
       if (status == CMR_SUCCESS) status = cmr_take_locked(lists, other, size, alignment, out);
@@ -363,7 +434,7 @@ cmr_status cmr_stream_lists_reclaim(cmr_stream_lists *lists, cmr_stream stream, 
     cmr_stream_list *other = lists->lists[i];
     if (other == own) continue;
     cmr_lock_pair(own, other);
-    if (other->blocks.count > 0) status = cmr_move_all(lists, own, other, stream);
+    if (other->blocks.count + other->recent_count > 0) status = cmr_move_all(lists, own, other, stream);
     cmr_unlock_pair(own, other);
   }
   /* Taken before the registry is let go: a second thread gathering at the
@@ -381,6 +452,7 @@ cmr_status cmr_stream_lists_reclaim(cmr_stream_lists *lists, cmr_stream stream, 
  * them; keeps the rest. The list's lock is held. */
 static cmr_status cmr_release_units_of(const cmr_stream_lists *lists, cmr_stream_list *list,
                                        void (*release)(cmr_block *block, void *arg), void *arg) {
+  cmr_recent_flush(list);
   cmr_free_blocks all;
   cmr_free_blocks_init(&all);
   cmr_free_blocks_absorb(&all, &list->blocks);
@@ -425,8 +497,8 @@ void cmr_stream_lists_totals(cmr_stream_lists *lists, size_t *blocks, size_t *by
   *list_count = atomic_load(&lists->count);
   for (size_t i = 0; i < *list_count; ++i) {
     pthread_mutex_lock(&lists->lists[i]->lock);
-    *blocks += lists->lists[i]->blocks.count;
-    *bytes += lists->lists[i]->blocks.bytes;
+    *blocks += lists->lists[i]->blocks.count + lists->lists[i]->recent_count;
+    *bytes += lists->lists[i]->blocks.bytes + lists->lists[i]->recent_bytes;
     pthread_mutex_unlock(&lists->lists[i]->lock);
   }
   pthread_mutex_unlock(&lists->registry);
@@ -451,6 +523,7 @@ void cmr_stream_lists_each(cmr_stream_lists *lists, void (*visit)(uint64_t key, 
     cmr_stream_list *list = lists->lists[i];
     cmr_keyed_visit keyed = {list->key, visit, arg};
     pthread_mutex_lock(&list->lock);
+    for (unsigned r = 0; r < list->recent_count; ++r) visit(list->key, list->recent[r], arg);
     cmr_free_blocks_each(&list->blocks, cmr_visit_keyed, &keyed);
     pthread_mutex_unlock(&list->lock);
   }

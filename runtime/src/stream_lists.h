@@ -31,7 +31,10 @@
 typedef struct cmr_stream_lists cmr_stream_lists;
 
 typedef enum cmr_fit {
-  CMR_FIT_BEST,  /* the smallest free block that fits (pool, fixed_size) */
+  /* A recently freed block of the very size (up to 16 are kept whole per
+   * list), else the smallest free block that fits, once the recent ones
+   * have merged into the rest (pool, fixed_size) */
+  CMR_FIT_BEST,
   CMR_FIT_FIRST  /* the lowest-addressed free block that fits (arena) */
 } cmr_fit;
 

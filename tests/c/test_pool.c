@@ -100,20 +100,41 @@ START_TEST(upstream_failure_at_creation_is_reported) {
 END_TEST
 
 START_TEST(neighbours_coalesce) {
-  make_pool(1 * MiB, CMR_SIZE_DEFAULT);
+  make_pool(1 * MiB, 1 * MiB);
   char *a = take(1 * KiB, CMR_DEFAULT_STREAM);
   char *b = take(1 * KiB, CMR_DEFAULT_STREAM);
   char *c = take(1 * KiB, CMR_DEFAULT_STREAM);
+  char *rest = take(1 * MiB - 3 * KiB, CMR_DEFAULT_STREAM); /* the pool is full: it cannot grow */
   ck_assert_ptr_eq(b, a + 1 * KiB);
   ck_assert_ptr_eq(c, b + 1 * KiB);
-  /* b merges with a on its left, then with the free rest on its right once c goes. */
+  ck_assert_ptr_eq(rest, c + 1 * KiB);
+  /* Kept whole as recent blocks, a and b merge once a request finds no
+   * other fit: no out of memory while their bytes wait there. */
   give(b, 1 * KiB, CMR_DEFAULT_STREAM);
   give(a, 1 * KiB, CMR_DEFAULT_STREAM);
   ck_assert_ptr_eq(take(2 * KiB, CMR_DEFAULT_STREAM), a);
   give(a, 2 * KiB, CMR_DEFAULT_STREAM);
   give(c, 1 * KiB, CMR_DEFAULT_STREAM);
+  give(rest, 1 * MiB - 3 * KiB, CMR_DEFAULT_STREAM);
   ck_assert_ptr_eq(take(1 * MiB, CMR_DEFAULT_STREAM), a); /* all one block again */
   give(a, 1 * MiB, CMR_DEFAULT_STREAM);
+  destroy_pool_and_check_upstream();
+}
+END_TEST
+
+START_TEST(a_freed_block_serves_the_next_request_of_its_size) {
+  make_pool(1 * MiB, CMR_SIZE_DEFAULT);
+  char *a = take(1 * KiB, CMR_DEFAULT_STREAM);
+  char *b = take(1 * KiB, CMR_DEFAULT_STREAM);
+  give(a, 1 * KiB, CMR_DEFAULT_STREAM);
+  give(b, 1 * KiB, CMR_DEFAULT_STREAM);
+  /* b, the latest free, comes back as it is, though a and b and the rest
+   * would merge into one block; then a, and nothing was split or merged. */
+  size_t free_bytes = 0;
+  ck_assert_ptr_eq(take(1 * KiB, CMR_DEFAULT_STREAM), b);
+  ck_assert_ptr_eq(take(1 * KiB, CMR_DEFAULT_STREAM), a);
+  ck_assert_ok(cmr_pool_resource_free_size(pool, &free_bytes));
+  ck_assert_uint_eq(free_bytes, 1 * MiB - 2 * KiB);
   destroy_pool_and_check_upstream();
 }
 END_TEST
@@ -126,6 +147,8 @@ START_TEST(best_fit_is_chosen) {
     holes[i] = take(sizes[i], CMR_DEFAULT_STREAM);
     fences[i] = take(256, CMR_DEFAULT_STREAM);
   }
+  /* The rest taken, the holes are the only free memory once freed. */
+  take(1 * MiB - 8 * KiB - 512, CMR_DEFAULT_STREAM);
   for (int i = 0; i < 4; ++i) give(holes[i], sizes[i], CMR_DEFAULT_STREAM);
   /* 1 KiB fits exactly in hole 1; 1.2 KiB best in hole 3 (1.5 KiB); 2 KiB in hole 0. */
   ck_assert_ptr_eq(take(1 * KiB, CMR_DEFAULT_STREAM), holes[1]);
@@ -384,6 +407,7 @@ int main(void) {
   tcase_add_test(tc, initial_pool_size_taken_at_creation);
   tcase_add_test(tc, upstream_failure_at_creation_is_reported);
   tcase_add_test(tc, neighbours_coalesce);
+  tcase_add_test(tc, a_freed_block_serves_the_next_request_of_its_size);
   tcase_add_test(tc, best_fit_is_chosen);
   tcase_add_test(tc, growth_doubles_and_covers_the_request);
   tcase_add_test(tc, growth_retries_smaller_when_the_upstream_is_short);
