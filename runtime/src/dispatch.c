@@ -60,14 +60,18 @@ bool cmr_ref_same(cmr_resource_ref a, cmr_resource_ref b) {
 
 static bool cmr_is_power_of_two(size_t value) { return value != 0 && (value & (value - 1)) == 0; }
 
-/* Checks a caller's alignment and gives the one the ops table sees. */
-static cmr_status cmr_effective_alignment(size_t alignment, const char *what, size_t *out) {
+static cmr_status cmr_bad_alignment(size_t alignment, const char *what) {
   if (alignment == 0) {
     return cmr_error(CMR_ERROR_BAD_ALIGNMENT, "%s: alignment 0 is not a power of two", what);
   }
+  return cmr_error(CMR_ERROR_BAD_ALIGNMENT, "%s: alignment %zu is not a power of two", what,
+                   alignment);
+}
+
+/* Checks a caller's alignment and gives the one the ops table sees. */
+static inline cmr_status cmr_effective_alignment(size_t alignment, const char *what, size_t *out) {
   if (!cmr_is_power_of_two(alignment)) {
-    return cmr_error(CMR_ERROR_BAD_ALIGNMENT, "%s: alignment %zu is not a power of two", what,
-                     alignment);
+    return cmr_bad_alignment(alignment, what);
   }
   *out = alignment < CMR_DEFAULT_ALIGNMENT ? CMR_DEFAULT_ALIGNMENT : alignment;
   return CMR_SUCCESS;
@@ -86,7 +90,7 @@ static cmr_status cmr_check_rounding(size_t bytes, size_t alignment, const char 
  * replaced by the effective one. */
 static cmr_status cmr_check_allocate(cmr_resource_ref ref, size_t bytes, size_t *alignment,
                                      const char *what) {
-  cmr_status status = cmr_ref_check(ref, what);
+  cmr_status status = cmr_ref_usable(ref) ? CMR_SUCCESS : cmr_ref_check(ref, what);
   if (status == CMR_SUCCESS) {
     status = cmr_effective_alignment(*alignment, what, alignment);
   }
@@ -100,7 +104,7 @@ static cmr_status cmr_check_allocate(cmr_resource_ref ref, size_t bytes, size_t 
 static cmr_status cmr_check_deallocate(cmr_resource_ref ref, const void *ptr, size_t bytes,
                                        size_t *alignment, const char *what, bool *skip) {
   *skip = false;
-  cmr_status status = cmr_ref_check(ref, what);
+  cmr_status status = cmr_ref_usable(ref) ? CMR_SUCCESS : cmr_ref_check(ref, what);
   if (status == CMR_SUCCESS) {
     status = cmr_effective_alignment(*alignment, what, alignment);
   }

@@ -39,6 +39,9 @@ typedef struct cmr_object {
   void (*finalize)(struct cmr_object *object);
 } cmr_object;
 
+/* The magic of a live object (anything else: released, or not an object). */
+#define CMR_MAGIC_LIVE 0x434d524fu /* "CMRO" */
+
 /* Start life with one reference (the creator's). */
 void cmr_object_init(cmr_object *object, void (*finalize)(cmr_object *object));
 /* CMR_SUCCESS for a live object; CMR_ERROR_NULL_POINTER for NULL and
@@ -61,6 +64,14 @@ cmr_status cmr_unavailable(const char *function, const char *resource);
 
 /* Liveness and shape of a ref, with "<what>: ..." in the message. */
 cmr_status cmr_ref_check(cmr_resource_ref ref, const char *what);
+/* Whether cmr_ref_check would pass `ref`: inline, since every call through a
+ * ref asks; a ref that fails goes to cmr_ref_check for its message. */
+static inline bool cmr_ref_usable(cmr_resource_ref ref) {
+  if (ref.ops == NULL || ref.ops->allocate == NULL || ref.ops->deallocate == NULL) return false;
+  if (!(ref.ops->flags & CMR_OPS_FLAG_COUNTED)) return true;
+  const cmr_object *object = ref.self;
+  return object != NULL && atomic_load_explicit(&object->magic, memory_order_acquire) == CMR_MAGIC_LIVE;
+}
 /* Properties of a ref already checked. */
 unsigned cmr_ref_properties_of(cmr_resource_ref ref);
 /* Retain / release a ref already checked (no-ops for foreign resources). */

@@ -6,7 +6,6 @@
 
 #include "internal.h"
 
-#define CMR_MAGIC_LIVE 0x434d524fu     /* "CMRO" */
 #define CMR_MAGIC_POISONED 0xdeadc0deu
 
 enum { CMR_QUARANTINE_CAPACITY = 4096 };
