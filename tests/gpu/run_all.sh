@@ -3,14 +3,17 @@
 # the CUDA build with the Python package, its whole ctest (the python.*
 # suites with CuPy, Numba and PyTorch there included), cmr-demo, the
 # missing-wait check, the suballocator and Python benchmarks and the soak. Each step's
-# output goes to $OUT/<step>.log, and $OUT/summary.txt has one line a step.
+# output goes to <step>.log, packed with the rest into $OUT/logs.tar.gz (the
+# device tool brings back only a few files), and $OUT/summary.txt has one
+# line a step. SOAK_SECONDS 0 leaves the soak out.
 #
 #   bash tests/gpu/run_all.sh [SOAK_SECONDS]     (from the repository root, carry .carry/)
 #
 # A step that fails does not stop the others; the exit status is non-zero
 # when any failed.
 set -uo pipefail
-out=${OUT:-/tmp/cmr-gpu-out}
+top=${OUT:-/tmp/cmr-gpu-out}
+out=$top/logs
 soak_seconds=${1:-120}
 mkdir -p "$out"
 build=/tmp/b
@@ -24,9 +27,9 @@ step() {
   shift
   local start=$SECONDS
   if "$@" >"$out/$name.log" 2>&1; then
-    echo "$name: ok ($((SECONDS - start)) s)" | tee -a "$out/summary.txt"
+    echo "$name: ok ($((SECONDS - start)) s)" | tee -a "$top/summary.txt"
   else
-    echo "$name: FAILED, exit $? ($((SECONDS - start)) s)" | tee -a "$out/summary.txt"
+    echo "$name: FAILED, exit $? ($((SECONDS - start)) s)" | tee -a "$top/summary.txt"
     failures=$((failures + 1))
   fi
 }
@@ -40,5 +43,9 @@ step demo "$build/cmr-demo"
 step ordering_without_waits bash tests/gpu/ordering_without_waits.sh "${args[@]}"
 step bench "$build/cmr-bench-suballocators"
 step bench_python env PYTHONPATH="$build/python" python3 bench/bench_python.py
-step soak "$build/tests/c/cmr-gpu-soak" --seconds "$soak_seconds" --threads 16
+if ((soak_seconds > 0)); then
+  step soak "$build/tests/c/cmr-gpu-soak" --seconds "$soak_seconds" --threads 16
+fi
+cp "$top/summary.txt" "$out/"
+tar czf "$top/logs.tar.gz" -C "$top" logs && rm -r "$out"
 exit $((failures > 0))
