@@ -13,38 +13,23 @@
  * The peer in each table is the first row: cudaMallocAsync's pool
  * (cuda_async) in the CUDA build, the system allocator in the host build;
  * "ratio" is the row's figure against the peer's (time: lower is better;
- * throughput: higher is better). Usage: cmr-bench-suballocators [--quick]. */
+ * throughput: higher is better).
+ *
+ *   cmr-bench-suballocators [--quick] [--csv FILE]
+ *
+ * --csv also writes one line per figure (table,subject,column,value) for
+ * bench/plot.py. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cmr/cmr.h>
 
 #include "bench_subjects.h"
 
 static bool quick;
-
-static double now_seconds(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static uint64_t next_random(uint64_t *state) {
-  *state ^= *state << 13;
-  *state ^= *state >> 7;
-  *state ^= *state << 17;
-  return *state;
-}
-
-static void check(cmr_status status, const char *what, const char *subject) {
-  if (status == CMR_SUCCESS) return;
-  fprintf(stderr, "%s: %s: %s: %s\n", subject, what, cmr_status_string(status), cmr_last_error_message());
-  exit(1);
-}
 
 /* ---- pair ---------------------------------------------------------------------- */
 
@@ -53,17 +38,17 @@ static double pair_ns(const bench_subject *s, cmr_stream stream) {
   long pairs = (long)((quick ? 20000 : 200000) * s->work);
   for (int warm = 0; warm < sizes; ++warm) {
     void *ptr;
-    check(cmr_allocate(s->ref, (size_t)256 << warm, stream, &ptr), "allocate", s->name);
-    check(cmr_deallocate(s->ref, ptr, (size_t)256 << warm, stream), "deallocate", s->name);
+    bench_check(cmr_allocate(s->ref, (size_t)256 << warm, stream, &ptr), "allocate", s->name);
+    bench_check(cmr_deallocate(s->ref, ptr, (size_t)256 << warm, stream), "deallocate", s->name);
   }
-  double start = now_seconds();
+  double start = bench_now_seconds();
   for (long i = 0; i < pairs; ++i) {
     size_t bytes = (size_t)256 << (i % sizes);
     void *ptr;
-    check(cmr_allocate(s->ref, bytes, stream, &ptr), "allocate", s->name);
-    check(cmr_deallocate(s->ref, ptr, bytes, stream), "deallocate", s->name);
+    bench_check(cmr_allocate(s->ref, bytes, stream, &ptr), "allocate", s->name);
+    bench_check(cmr_deallocate(s->ref, ptr, bytes, stream), "deallocate", s->name);
   }
-  return (now_seconds() - start) * 1e9 / (double)pairs;
+  return (bench_now_seconds() - start) * 1e9 / (double)pairs;
 }
 
 /* ---- live ---------------------------------------------------------------------- */
@@ -76,23 +61,23 @@ static double live_ns(const bench_subject *s, cmr_stream stream, size_t count) {
   if (blocks == NULL || bytes == NULL || order == NULL) exit(1);
   uint64_t rng = 7;
   for (size_t i = 0; i < count; ++i) {
-    bytes[i] = 256 + next_random(&rng) % (16 * 1024);
+    bytes[i] = 256 + bench_next_random(&rng) % (16 * 1024);
     order[i] = i;
   }
   int rounds = quick ? 1 : 3;
   double total = 0;
   for (int round = 0; round < rounds + 1; ++round) { /* the first round warms up */
     for (size_t i = count - 1; i > 0; --i) {
-      size_t j = next_random(&rng) % (i + 1), t = order[i];
+      size_t j = bench_next_random(&rng) % (i + 1), t = order[i];
       order[i] = order[j], order[j] = t;
     }
-    double start = now_seconds();
-    for (size_t i = 0; i < count; ++i) check(cmr_allocate(s->ref, bytes[i], stream, &blocks[i]), "allocate", s->name);
+    double start = bench_now_seconds();
+    for (size_t i = 0; i < count; ++i) bench_check(cmr_allocate(s->ref, bytes[i], stream, &blocks[i]), "allocate", s->name);
     for (size_t i = 0; i < count; ++i) {
       size_t k = order[i];
-      check(cmr_deallocate(s->ref, blocks[k], bytes[k], stream), "deallocate", s->name);
+      bench_check(cmr_deallocate(s->ref, blocks[k], bytes[k], stream), "deallocate", s->name);
     }
-    if (round > 0) total += now_seconds() - start;
+    if (round > 0) total += bench_now_seconds() - start;
   }
   free(blocks), free(bytes), free(order);
   return total * 1e9 / (double)(2 * count * (size_t)rounds);
@@ -112,19 +97,19 @@ typedef struct runner {
 static void pairs_on(const bench_subject *s, cmr_stream stream, long pairs, unsigned seed) {
   uint64_t rng = 1234567u + seed;
   for (long i = 0; i < pairs; ++i) {
-    size_t bytes = 256 + next_random(&rng) % (64 * 1024 - 255);
+    size_t bytes = 256 + bench_next_random(&rng) % (64 * 1024 - 255);
     void *ptr;
-    check(cmr_allocate(s->ref, bytes, stream, &ptr), "allocate", s->name);
-    check(cmr_deallocate(s->ref, ptr, bytes, stream), "deallocate", s->name);
+    bench_check(cmr_allocate(s->ref, bytes, stream, &ptr), "allocate", s->name);
+    bench_check(cmr_deallocate(s->ref, ptr, bytes, stream), "deallocate", s->name);
   }
 }
 
 static void *run_pairs(void *arg) {
   runner *r = arg;
   pthread_barrier_wait(r->start);
-  r->began = now_seconds();
+  r->began = bench_now_seconds();
   pairs_on(r->subject, r->stream, r->pairs, r->seed);
-  r->ended = now_seconds();
+  r->ended = bench_now_seconds();
   return NULL;
 }
 
@@ -136,7 +121,7 @@ static double pairs_per_second(const bench_subject *s, int threads) {
   long pairs = (long)((quick ? 5000 : 50000) * s->work) + 1;
   for (int i = 0; i < threads; ++i) {
     runners[i] = (runner){s, NULL, pairs, (unsigned)i, &start, 0, 0};
-    check(cmr_stream_create(&runners[i].stream), "stream", s->name);
+    bench_check(cmr_stream_create(&runners[i].stream), "stream", s->name);
     pairs_on(s, runners[i].stream, 100, (unsigned)i); /* warm its list */
   }
   for (int i = 0; i < threads; ++i) pthread_create(&ids[i], NULL, run_pairs, &runners[i]);
@@ -149,8 +134,8 @@ static double pairs_per_second(const bench_subject *s, int threads) {
   }
   double seconds = ended - began;
   for (int i = 0; i < threads; ++i) {
-    check(cmr_stream_synchronize(runners[i].stream), "synchronize", s->name);
-    check(cmr_stream_destroy(runners[i].stream), "stream", s->name);
+    bench_check(cmr_stream_synchronize(runners[i].stream), "synchronize", s->name);
+    bench_check(cmr_stream_destroy(runners[i].stream), "stream", s->name);
   }
   pthread_barrier_destroy(&start);
   return (double)pairs * threads / seconds;
@@ -158,24 +143,37 @@ static double pairs_per_second(const bench_subject *s, int threads) {
 
 /* ---- tables -------------------------------------------------------------------- */
 
-static void print_row(const char *name, const double *values, const double *peer, int count, bool higher_better) {
+static FILE *csv;
+
+static void print_row(const char *table, const char *name, const char *const *columns, const double *values,
+                      const double *peer, int count, bool higher_better) {
   printf("%-24s", name);
   for (int i = 0; i < count; ++i) {
     double ratio = higher_better ? values[i] / peer[i] : peer[i] / values[i];
     printf(" %12.0f (%5.2fx)", values[i], ratio);
+    if (csv != NULL) fprintf(csv, "%s,%s,%s,%.1f\n", table, name, columns[i], values[i]);
   }
   printf("\n");
 }
 
 int main(int argc, char **argv) {
-  quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+  for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--quick") == 0) {
+      quick = true;
+    } else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc && (csv = fopen(argv[++i], "w")) != NULL) {
+      fprintf(csv, "table,subject,column,value\n");
+    } else {
+      fprintf(stderr, "usage: %s [--quick] [--csv FILE] (a FILE that can be written)\n", argv[0]);
+      return 2;
+    }
+  }
   bench_subject subjects[bench_max_subjects];
   int count = bench_make_subjects(subjects);
   printf("cmr %s suballocator benchmark, %s; (ratio) = speed against the first row\n\n", cmr_version(),
          cmr_built_with_cuda() ? "CUDA build, device memory" : "host build, host memory");
 
   cmr_stream stream;
-  check(cmr_stream_create(&stream), "stream", "bench");
+  bench_check(cmr_stream_create(&stream), "stream", "bench");
   double peer[5], values[5];
 
   printf("%-24s %20s %20s\n", "pair (ns per pair)", "a stream made", "default stream");
@@ -183,7 +181,7 @@ int main(int argc, char **argv) {
     values[0] = pair_ns(&subjects[i], stream);
     values[1] = pair_ns(&subjects[i], CMR_DEFAULT_STREAM);
     if (i == 0) memcpy(peer, values, sizeof values);
-    print_row(subjects[i].name, values, peer, 2, false);
+    print_row("pair", subjects[i].name, (const char *[]){"made stream", "default stream"}, values, peer, 2, false);
   }
 
   size_t lives[] = {1000, 10000, 100000};
@@ -191,7 +189,7 @@ int main(int argc, char **argv) {
   for (int i = 0; i < count; ++i) {
     for (int k = 0; k < 3; ++k) values[k] = live_ns(&subjects[i], stream, lives[k]);
     if (i == 0) memcpy(peer, values, sizeof values);
-    print_row(subjects[i].name, values, peer, 3, false);
+    print_row("live", subjects[i].name, (const char *[]){"1000", "10000", "100000"}, values, peer, 3, false);
   }
 
   int threads[] = {1, 2, 4, 8, 16};
@@ -199,9 +197,10 @@ int main(int argc, char **argv) {
   for (int i = 0; i < count; ++i) {
     for (int k = 0; k < 5; ++k) values[k] = pairs_per_second(&subjects[i], threads[k]);
     if (i == 0) memcpy(peer, values, sizeof values);
-    print_row(subjects[i].name, values, peer, 5, true);
+    print_row("threads", subjects[i].name, (const char *[]){"1", "2", "4", "8", "16"}, values, peer, 5, true);
   }
-  check(cmr_stream_destroy(stream), "stream", "bench");
+  bench_check(cmr_stream_destroy(stream), "stream", "bench");
   bench_destroy_subjects(subjects, count);
+  if (csv != NULL) fclose(csv);
   return 0;
 }

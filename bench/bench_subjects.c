@@ -1,14 +1,28 @@
 /* The benchmark's resources (see bench_subjects.h). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "bench_subjects.h"
 
-enum { MiB = 1 << 20 };
+static void require(cmr_status status, const char *what) { bench_check(status, "making", what); }
 
-static void require(cmr_status status, const char *what) {
+double bench_now_seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+uint64_t bench_next_random(uint64_t *state) {
+  *state ^= *state << 13;
+  *state ^= *state >> 7;
+  *state ^= *state << 17;
+  return *state;
+}
+
+void bench_check(cmr_status status, const char *what, const char *subject) {
   if (status == CMR_SUCCESS) return;
-  fprintf(stderr, "making %s: %s: %s\n", what, cmr_status_string(status), cmr_last_error_message());
+  fprintf(stderr, "%s: %s: %s: %s\n", subject, what, cmr_status_string(status), cmr_last_error_message());
   exit(1);
 }
 
@@ -27,7 +41,7 @@ static cmr_status (*base_destroy)(void *handle);
 
 int bench_make_subjects(bench_subject *subjects) {
   int count = 0;
-  size_t pool_bytes = (size_t)1 << 30;
+  size_t pool_bytes = (size_t)1 << 30, arena_bytes = (size_t)1 << 30;
   if (cmr_built_with_cuda()) {
     CMR_BENCH_OWNED(cuda_async, "cuda_async (driver pool)", 1.0, 0, CMR_SIZE_DEFAULT,
                     CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE);
@@ -37,7 +51,9 @@ int bench_make_subjects(bench_subject *subjects) {
     base_handle = cuda;
     base_destroy = (cmr_status(*)(void *))cmr_cuda_resource_destroy;
     subjects[count++] = (bench_subject){"cuda (cudaMalloc)", base_ref, 0.01, NULL, NULL};
-    pool_bytes = (size_t)8 << 30;
+    /* The arena cannot grow: room for random_allocations' 16 GiB cap with
+     * its fragmentation. */
+    pool_bytes = (size_t)8 << 30, arena_bytes = (size_t)32 << 30;
   } else {
     cmr_system_resource *system = NULL;
     require(cmr_system_resource_create(&system), "system");
@@ -47,9 +63,12 @@ int bench_make_subjects(bench_subject *subjects) {
     subjects[count++] = (bench_subject){"system (malloc)", base_ref, 1.0, NULL, NULL};
   }
   CMR_BENCH_OWNED(pool, "pool", 1.0, base_ref, pool_bytes, CMR_SIZE_DEFAULT);
-  CMR_BENCH_OWNED(arena, "arena", 1.0, base_ref, pool_bytes, false, "");
-  CMR_BENCH_OWNED(fixed_size, "fixed_size (64 KiB)", 1.0, base_ref, (size_t)64 << 10, 1024);
-  CMR_BENCH_OWNED(binning, "binning (2^8..2^16)", 1.0, base_ref, 8, 16);
+  cmr_resource_ref pool_ref = subjects[count - 1].ref;
+  CMR_BENCH_OWNED(arena, "arena", 1.0, base_ref, arena_bytes, false, "");
+  CMR_BENCH_OWNED(fixed_size, "fixed_size (64 KiB)", 1.0, base_ref, (size_t)bench_fixed_size_block, 1024);
+  /* Over the pool, as a user would stack it: bins for the small sizes, the
+   * pool for the rest. */
+  CMR_BENCH_OWNED(binning, "binning(pool) 2^8..2^16", 1.0, pool_ref, 8, 16);
   return count;
 }
 

@@ -5,9 +5,15 @@
 #ifndef CMR_BENCH_SUBJECTS_H
 #define CMR_BENCH_SUBJECTS_H
 
+#include <stdint.h>
+
 #include <cmr/cmr.h>
 
-enum { bench_max_subjects = 8 };
+#ifdef __cplusplus
+extern "C" { /* the multi_stream benchmark is CUDA C++ */
+#endif
+
+enum { bench_max_subjects = 8, bench_fixed_size_block = 64 << 10 };
 
 typedef struct bench_subject {
   const char *name;
@@ -22,5 +28,16 @@ typedef struct bench_subject {
 /* Fills `subjects` and returns how many; exits with a message on failure. */
 int bench_make_subjects(bench_subject *subjects);
 void bench_destroy_subjects(bench_subject *subjects, int count);
+
+/* What every benchmark needs: a monotonic clock, a repeatable xorshift
+ * generator (the same workload for every subject), and an exit with cmr's
+ * message on a status that is not CMR_SUCCESS. */
+double bench_now_seconds(void);
+uint64_t bench_next_random(uint64_t *state);
+void bench_check(cmr_status status, const char *what, const char *subject);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* CMR_BENCH_SUBJECTS_H */

@@ -19,20 +19,7 @@ mkdir -p "$out"
 build=/tmp/b
 args=(-DCMR_WITH_CUDA=ON -DCMR_WARNINGS_AS_ERRORS=ON -DCMAKE_DISABLE_FIND_PACKAGE_PkgConfig=ON
       "-DCMAKE_PREFIX_PATH=$PWD/.carry/root/usr" "-DPython3_EXECUTABLE=$(command -v python3)")
-failures=0
-
-# step NAME COMMAND...: runs it, logging to $OUT/NAME.log, and records the result.
-step() {
-  local name=$1
-  shift
-  local start=$SECONDS
-  if "$@" >"$out/$name.log" 2>&1; then
-    echo "$name: ok ($((SECONDS - start)) s)" | tee -a "$top/summary.txt"
-  else
-    echo "$name: FAILED, exit $? ($((SECONDS - start)) s)" | tee -a "$top/summary.txt"
-    failures=$((failures + 1))
-  fi
-}
+source scripts/device_steps.sh
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"$out/device.txt" 2>&1
 git log -1 --format='%H %s' >"$out/commit.txt" 2>/dev/null || true
@@ -46,6 +33,5 @@ step bench_python env PYTHONPATH="$build/python" python3 bench/bench_python.py
 if ((soak_seconds > 0)); then
   step soak "$build/tests/c/cmr-gpu-soak" --seconds "$soak_seconds" --threads 16
 fi
-cp "$top/summary.txt" "$out/"
-tar czf "$top/logs.tar.gz" -C "$top" logs && rm -r "$out"
+pack_logs logs.tar.gz
 exit $((failures > 0))

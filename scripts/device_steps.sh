@@ -1,0 +1,24 @@
+# Sourced by the scripts that run on the GPU machine (tests/gpu/run_all.sh,
+# bench/run_gpu.sh): steps that log to $out/NAME.log and a summary line each
+# in $top/summary.txt; `failures` counts the steps that failed.
+failures=0
+
+# step NAME COMMAND...: runs it, logging to $out/NAME.log, and records the result.
+step() {
+  local name=$1
+  shift
+  local start=$SECONDS
+  if "$@" >"$out/$name.log" 2>&1; then
+    echo "$name: ok ($((SECONDS - start)) s)" | tee -a "$top/summary.txt"
+  else
+    echo "$name: FAILED, exit $? ($((SECONDS - start)) s)" | tee -a "$top/summary.txt"
+    failures=$((failures + 1))
+  fi
+}
+
+# pack_logs ARCHIVE: $out with the summary, packed into $top/ARCHIVE (the
+# device tool brings back only a few files).
+pack_logs() {
+  cp "$top/summary.txt" "$out/"
+  tar czf "$top/$1" -C "$top" "$(basename "$out")" && rm -r "$out"
+}
