@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include "backend.h"
+#include "stream_ids.h"
 
 #if !CMR_WITH_CUDA
 #  error "backend_cuda.c belongs to the CUDA build (CMR_WITH_CUDA=1)"
@@ -118,11 +119,20 @@ cmr_status cmr_backend_stream_create(cmr_stream *out) {
   if (error != cudaSuccess) {
     return cmr_cuda_failure(error, "cudaStreamCreate");
   }
+  unsigned long long id = 0;
+  error = cudaStreamGetId(stream, &id);
+  if (error != cudaSuccess) {
+    cmr_status status = cmr_cuda_failure(error, "cudaStreamGetId(%p) of a new stream", (void *)stream);
+    (void)cudaStreamDestroy(stream);
+    return status;
+  }
+  cmr_stream_ids_add(stream, id);
   *out = stream;
   return CMR_SUCCESS;
 }
 
 cmr_status cmr_backend_stream_destroy(cmr_stream stream) {
+  cmr_stream_ids_remove(stream); /* before its handle can be another stream's */
   cudaError_t error = cudaStreamDestroy(stream);
   return error == cudaSuccess ? CMR_SUCCESS
                               : cmr_cuda_failure(error, "cudaStreamDestroy(%p)", (void *)stream);
@@ -139,6 +149,7 @@ cmr_status cmr_backend_stream_synchronize(cmr_stream stream) {
 }
 
 cmr_status cmr_backend_stream_id(cmr_stream stream, uint64_t *out) {
+  if (cmr_stream_ids_find(stream, out)) return CMR_SUCCESS;
   unsigned long long id = 0;
   cudaError_t error = cudaStreamGetId(stream, &id);
   /* Without a driver only the default streams can be named; they are told
