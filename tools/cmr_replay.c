@@ -17,6 +17,8 @@
  * its arguments) by `simulated` (1 TiB of addresses without memory) unless it
  * is simulated already, so a GPU application's log replays anywhere. With a
  * simulated leaf the report includes the most bytes the stack held from it.
+ * The report gives the replay's time and its rate (replayed events per
+ * second, thread hand-offs included) and the most bytes in use at once.
  * --progress prints a line to stderr every N events (default 1000000).
  *
  * Exit status: 0 when the replay ran (allocation failures are a result, not
@@ -511,6 +513,9 @@ static void report(const replay *r, const cmr_stack *stack, double seconds) {
          log->logged_failures);
   printf("threads: %u\n", log->thread_count);
   printf("time: %.3f ms\n", seconds * 1e3);
+  /* Replayed events (allocations and frees; logged failures are not replayed) per second of the replay. */
+  size_t replayed = log->allocations + log->frees;
+  printf("rate: %.0f events/s\n", seconds > 0 ? (double)replayed / seconds : 0.0);
   printf("peak bytes in use: %zu\n", r->peak_in_use);
   size_t held = 0;
   if (leaf_peak(stack, &held)) {
