@@ -8,14 +8,14 @@
 enum { CMR_MESSAGE_CAPACITY = 1024 };
 
 static _Thread_local char cmr_message[CMR_MESSAGE_CAPACITY];
-static _Thread_local unsigned long cmr_message_serial;
+_Thread_local unsigned long cmr_error_serial_count;
 
 cmr_status cmr_error(cmr_status status, const char *format, ...) {
   va_list args;
   va_start(args, format);
   vsnprintf(cmr_message, sizeof cmr_message, format, args);
   va_end(args);
-  cmr_message_serial++;
+  cmr_error_serial_count++;
   return status;
 }
 
@@ -33,11 +33,9 @@ cmr_status cmr_error_context(cmr_status status, const char *format, ...) {
                                         : snprintf(combined, sizeof combined, "%s", context);
   if (written < 0) combined[0] = '\0';
   memcpy(cmr_message, combined, sizeof cmr_message);
-  cmr_message_serial++;
+  cmr_error_serial_count++;
   return status;
 }
-
-unsigned long cmr_error_serial(void) { return cmr_message_serial; }
 
 const char *cmr_last_error_message(void) { return cmr_message; }
 
