@@ -11,7 +11,7 @@
 #include <cmr/cmr.h>
 #include <cmr/stack.h>
 
-#include "bench_common.h"
+#include "bench_subjects.h" /* bench_now_seconds, bench_next_random, bench_check */
 
 #define BENCH_CALL_STACK "pool(system, initial_pool_size=64MiB)"
 

@@ -21,7 +21,7 @@
 #include <cmr/cmr.h>
 #include <cmr/stack.h>
 
-#include "bench_common.h"
+#include "bench_subjects.h" /* bench_now_seconds, bench_next_random, bench_check */
 
 enum { bench_bytes = 1000, bench_warm_pairs = 1000 };
 

@@ -29,9 +29,13 @@
 #include <cmr/cmr.h>
 #include <cmr/stack.h>
 
-#include "bench_common.h"
+#include "bench_subjects.h" /* bench_now_seconds, bench_next_random, bench_check */
 
 enum { allocate_percent = 73 };
+
+/* A value in [0, bound) (bound > 0); the modulo bias is far below anything
+ * these logs could show for the bounds used here. */
+static uint64_t random_below(uint64_t *state, uint64_t bound) { return bench_next_random(state) % bound; }
 
 typedef struct log_shape {
   const char *name;
@@ -40,7 +44,7 @@ typedef struct log_shape {
 } log_shape;
 
 static size_t uniform_size(uint64_t *rng, size_t max_size) {
-  return 1 + (size_t)bench_random_below(rng, max_size);
+  return 1 + (size_t)random_below(rng, max_size);
 }
 
 /* 2^k with k uniform in [0, K), 2^K the largest power of two up to
@@ -49,8 +53,8 @@ static size_t log_uniform_size(uint64_t *rng, size_t max_size) {
   unsigned top = 0;
   while (top < 63 && ((size_t)2 << top) <= max_size) ++top;
   if (top == 0) return 1;
-  size_t low = (size_t)1 << bench_random_below(rng, top);
-  return low + (size_t)bench_random_below(rng, low);
+  size_t low = (size_t)1 << random_below(rng, top);
+  return low + (size_t)random_below(rng, low);
 }
 
 static const log_shape shapes[] = {
@@ -93,11 +97,11 @@ static void run_workload(workload *w, const log_shape *shape, uint64_t seed) {
     size_t size = shape->size(&rng, shape->max_size);
     bool allocate = true;
     if (w->live_count > 0) {
-      bool chance = bench_random_below(&rng, 100) < allocate_percent;
+      bool chance = random_below(&rng, 100) < allocate_percent;
       allocate = chance && w->allocations < shape->allocations && w->in_use + size < shape->max_usage;
     }
     if (allocate) allocate_one(w, size);
-    else free_one(w, (size_t)bench_random_below(&rng, w->live_count));
+    else free_one(w, (size_t)random_below(&rng, w->live_count));
   }
   while (w->live_count > 0) free_one(w, w->live_count - 1);
 }
