@@ -7,9 +7,10 @@
  * default stream keyed per thread); every superblock is a unit there, so a
  * wholly free one is recognisable and can go back.
  *
- * A request is served from the stream lists (the caller's arena, then
- * another's in stream order); failing that, a new superblock of
- * max(1 MiB, the request's needs) joins the caller's arena and serves it. A
+ * A request is served from the caller's arena; failing that, a new
+ * superblock of max(1 MiB, the request's needs) joins the caller's arena and
+ * serves it; only when the global arena has none, another stream's arena
+ * serves it (after the caller's stream waits for that one). A
  * large request therefore gets a superblock of its own size, which stays in
  * the stream's arena when freed, reusable there without any wait (RMM frees
  * those straight to the global arena, which costs it a stream synchronize).
@@ -231,14 +232,20 @@ static cmr_status carve_superblock(cmr_arena_impl *impl, cmr_block *superblock, 
   return cmr_stream_lists_carve_idle(impl->lists, stream, superblock, size, alignment, out);
 }
 
-/* One attempt: from the stream lists, else from a new superblock. *out
- * stays NULL when neither has room. */
+/* One attempt: from the caller's arena, else from a new superblock, else
+ * from another stream's arena. A new superblock comes before another
+ * stream's block because it is idle: taking the other's would make the
+ * caller's stream wait for that stream, and streams that each free what
+ * they allocate (a buffer per kernel) would pass one block round and run
+ * one after another (bench/RESULTS.md, multi_stream). *out stays NULL when
+ * none has room. */
 static cmr_status serve(cmr_arena_impl *impl, size_t size, size_t alignment, cmr_stream stream, cmr_block **out) {
-  cmr_status status = cmr_stream_lists_take(impl->lists, stream, size, alignment, out);
+  cmr_status status = cmr_stream_lists_take_own(impl->lists, stream, size, alignment, out);
   if (status != CMR_SUCCESS || *out != NULL) return status;
   cmr_block *superblock = NULL;
   status = take_superblock(impl, superblock_size(size, alignment), &superblock);
-  if (status != CMR_SUCCESS || superblock == NULL) return status;
+  if (status != CMR_SUCCESS) return status;
+  if (superblock == NULL) return cmr_stream_lists_take_others(impl->lists, stream, size, alignment, out);
   status = carve_superblock(impl, superblock, size, alignment, stream, out);
   if (status != CMR_SUCCESS) return_superblock(impl, superblock);
   return status;

@@ -408,18 +408,41 @@ static cmr_status cmr_take_from_others(cmr_stream_lists *lists, const cmr_stream
   return status;
 }
 
-cmr_status cmr_stream_lists_take(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment,
-                                 cmr_block **out) {
+typedef enum cmr_take_from { CMR_TAKE_OWN = 1, CMR_TAKE_OTHERS = 2, CMR_TAKE_ANY = 3 } cmr_take_from;
+
+/* The stream's list is looked up once whatever is searched: the lookup may
+ * be a driver call (and fails, in the tests, on the call they choose). */
+static cmr_status cmr_take(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment,
+                           cmr_take_from from, cmr_block **out) {
   *out = NULL;
   if (cmr_free_blocks_needed(size, alignment) == SIZE_MAX) return CMR_SUCCESS;
   cmr_stream_list *own = NULL;
   cmr_status status = cmr_list_of(lists, stream, &own);
   if (status != CMR_SUCCESS) return status;
-  pthread_mutex_lock(&own->lock);
-  status = cmr_take_locked(lists, own, size, alignment, out);
-  pthread_mutex_unlock(&own->lock);
-  if (status == CMR_SUCCESS && *out == NULL) status = cmr_take_from_others(lists, own, stream, size, alignment, out);
+  if (from & CMR_TAKE_OWN) {
+    pthread_mutex_lock(&own->lock);
+    status = cmr_take_locked(lists, own, size, alignment, out);
+    pthread_mutex_unlock(&own->lock);
+  }
+  if ((from & CMR_TAKE_OTHERS) && status == CMR_SUCCESS && *out == NULL) {
+    status = cmr_take_from_others(lists, own, stream, size, alignment, out);
+  }
   return status;
+}
+
+cmr_status cmr_stream_lists_take(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment,
+                                 cmr_block **out) {
+  return cmr_take(lists, stream, size, alignment, CMR_TAKE_ANY, out);
+}
+
+cmr_status cmr_stream_lists_take_own(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment,
+                                     cmr_block **out) {
+  return cmr_take(lists, stream, size, alignment, CMR_TAKE_OWN, out);
+}
+
+cmr_status cmr_stream_lists_take_others(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment,
+                                        cmr_block **out) {
+  return cmr_take(lists, stream, size, alignment, CMR_TAKE_OTHERS, out);
 }
 
 cmr_status cmr_stream_lists_reclaim(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment,

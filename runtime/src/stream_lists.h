@@ -74,6 +74,14 @@ cmr_status cmr_stream_lists_carve(cmr_stream_lists *lists, cmr_stream stream, cm
  * another stream's (as above). *out is NULL when no list has a fit. */
 cmr_status cmr_stream_lists_take(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment,
                                  cmr_block **out);
+/* Its two steps, for a resource that has something to try between them (the
+ * arena: a new superblock, idle memory, before a wait on another stream):
+ * from `stream`'s own list only, never waiting; from the other streams'
+ * lists only, waiting for the one taken from. */
+cmr_status cmr_stream_lists_take_own(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment,
+                                     cmr_block **out);
+cmr_status cmr_stream_lists_take_others(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment,
+                                        cmr_block **out);
 
 /* Moves every other stream's free blocks into `stream`'s list (after
  * `stream` waits for each), so that all free memory coalesces, and takes

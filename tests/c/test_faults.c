@@ -212,7 +212,9 @@ enum { POOL, FIXED_SIZE, ARENA, SUBALLOCATORS };
 static const char *const suballocators[SUBALLOCATORS] = {
     [POOL] = "pool(system, initial_pool_size=0)",
     [FIXED_SIZE] = "fixed_size(system, block_size=1MiB, blocks_to_preallocate=1)",
-    [ARENA] = "arena(system, arena_size=2MiB)",
+    /* One superblock: a stream finding its own arena empty takes from the
+     * other's, there being no new superblock to cut. */
+    [ARENA] = "arena(system, arena_size=1MiB)",
 };
 
 /* A whole superblock of the arena: the only block on its stream's list. */
@@ -368,8 +370,13 @@ END_TEST
  * a superblock goes back to the global arena: a failed wait fails the
  * allocation with the CUDA error and keeps the superblock in its list. */
 START_TEST(a_failed_event_synchronize_fails_the_defragment_and_keeps_the_superblock) {
-  ordered o = make_ordered(suballocators[ARENA]);
+  /* Two superblocks, the second held on the default stream while a and b
+   * share the first, and then freed there: the request of both at once
+   * finds the global arena empty and no list with a fit. */
+  ordered o = make_ordered("arena(system, arena_size=2MiB)");
+  void *filler = take(&o, CMR_DEFAULT_STREAM);
   share_both_lists(&o);
+  ck_assert_ok(cmr_deallocate(o.ref, filler, SIZE, CMR_DEFAULT_STREAM));
   cmr_backend_host_fail_call(CMR_BACKEND_HOST_EVENT_SYNCHRONIZE, 1);
   /* Both superblocks at once: only after a's one is back in the global arena. */
   void *whole = NULL;
