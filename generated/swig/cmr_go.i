@@ -7,6 +7,7 @@
 %module capi
 
 %include "cmr_go.swg"
+%include "callbacks.swg"
 
 /* A C function pointer cannot come from Go: go/swig/callbacks.swg's
  * trampolines stand in for them. */

@@ -32,23 +32,23 @@ typedef _gostring_ swig_type_2;
 typedef _gostring_ swig_type_3;
 typedef _gostring_ swig_type_4;
 typedef _gostring_ swig_type_5;
-typedef long long swig_type_6;
+typedef _gostring_ swig_type_6;
 typedef _gostring_ swig_type_7;
 typedef long long swig_type_8;
 typedef _gostring_ swig_type_9;
 typedef long long swig_type_10;
-typedef long long swig_type_11;
-typedef _gostring_ swig_type_12;
+typedef _gostring_ swig_type_11;
+typedef long long swig_type_12;
 typedef long long swig_type_13;
-typedef long long swig_type_14;
-typedef _gostring_ swig_type_15;
+typedef _gostring_ swig_type_14;
+typedef long long swig_type_15;
 typedef long long swig_type_16;
-typedef long long swig_type_17;
-typedef _gostring_ swig_type_18;
+typedef _gostring_ swig_type_17;
+typedef long long swig_type_18;
 typedef long long swig_type_19;
-typedef long long swig_type_20;
-typedef _gostring_ swig_type_21;
-typedef _gostring_ swig_type_22;
+typedef _gostring_ swig_type_20;
+typedef long long swig_type_21;
+typedef long long swig_type_22;
 typedef _gostring_ swig_type_23;
 typedef _gostring_ swig_type_24;
 typedef _gostring_ swig_type_25;
@@ -67,16 +67,16 @@ typedef _gostring_ swig_type_37;
 typedef _gostring_ swig_type_38;
 typedef _gostring_ swig_type_39;
 typedef _gostring_ swig_type_40;
-typedef long long swig_type_41;
-typedef long long swig_type_42;
-typedef _gostring_ swig_type_43;
-typedef _gostring_ swig_type_44;
+typedef _gostring_ swig_type_41;
+typedef _gostring_ swig_type_42;
+typedef long long swig_type_43;
+typedef long long swig_type_44;
 typedef _gostring_ swig_type_45;
 typedef _gostring_ swig_type_46;
 typedef _gostring_ swig_type_47;
-typedef long long swig_type_48;
+typedef _gostring_ swig_type_48;
 typedef _gostring_ swig_type_49;
-typedef _gostring_ swig_type_50;
+typedef long long swig_type_50;
 typedef _gostring_ swig_type_51;
 typedef _gostring_ swig_type_52;
 typedef _gostring_ swig_type_53;
@@ -86,22 +86,22 @@ typedef _gostring_ swig_type_56;
 typedef _gostring_ swig_type_57;
 typedef _gostring_ swig_type_58;
 typedef _gostring_ swig_type_59;
-typedef long long swig_type_60;
+typedef _gostring_ swig_type_60;
 typedef _gostring_ swig_type_61;
 typedef long long swig_type_62;
 typedef _gostring_ swig_type_63;
-typedef _gostring_ swig_type_64;
-typedef long long swig_type_65;
+typedef long long swig_type_64;
+typedef _gostring_ swig_type_65;
 typedef _gostring_ swig_type_66;
-typedef _gostring_ swig_type_67;
+typedef long long swig_type_67;
 typedef _gostring_ swig_type_68;
 typedef _gostring_ swig_type_69;
 typedef _gostring_ swig_type_70;
 typedef _gostring_ swig_type_71;
-typedef long long swig_type_72;
-typedef long long swig_type_73;
-typedef _gostring_ swig_type_74;
-typedef _gostring_ swig_type_75;
+typedef _gostring_ swig_type_72;
+typedef _gostring_ swig_type_73;
+typedef long long swig_type_74;
+typedef long long swig_type_75;
 typedef _gostring_ swig_type_76;
 typedef _gostring_ swig_type_77;
 typedef _gostring_ swig_type_78;
@@ -115,17 +115,17 @@ typedef _gostring_ swig_type_85;
 typedef _gostring_ swig_type_86;
 typedef _gostring_ swig_type_87;
 typedef _gostring_ swig_type_88;
-typedef long long swig_type_89;
-typedef long long swig_type_90;
-typedef _gostring_ swig_type_91;
-typedef _gostring_ swig_type_92;
+typedef _gostring_ swig_type_89;
+typedef _gostring_ swig_type_90;
+typedef long long swig_type_91;
+typedef long long swig_type_92;
 typedef _gostring_ swig_type_93;
 typedef _gostring_ swig_type_94;
 typedef _gostring_ swig_type_95;
-typedef long long swig_type_96;
-typedef long long swig_type_97;
-typedef _gostring_ swig_type_98;
-typedef _gostring_ swig_type_99;
+typedef _gostring_ swig_type_96;
+typedef _gostring_ swig_type_97;
+typedef long long swig_type_98;
+typedef long long swig_type_99;
 typedef _gostring_ swig_type_100;
 typedef _gostring_ swig_type_101;
 typedef _gostring_ swig_type_102;
@@ -142,19 +142,19 @@ typedef _gostring_ swig_type_112;
 typedef _gostring_ swig_type_113;
 typedef _gostring_ swig_type_114;
 typedef _gostring_ swig_type_115;
-typedef long long swig_type_116;
-typedef long long swig_type_117;
-typedef _gostring_ swig_type_118;
-typedef _gostring_ swig_type_119;
+typedef _gostring_ swig_type_116;
+typedef _gostring_ swig_type_117;
+typedef long long swig_type_118;
+typedef long long swig_type_119;
 typedef _gostring_ swig_type_120;
 typedef _gostring_ swig_type_121;
 typedef _gostring_ swig_type_122;
 typedef _gostring_ swig_type_123;
 typedef _gostring_ swig_type_124;
 typedef _gostring_ swig_type_125;
-typedef long long swig_type_126;
+typedef _gostring_ swig_type_126;
 typedef _gostring_ swig_type_127;
-typedef _gostring_ swig_type_128;
+typedef long long swig_type_128;
 typedef _gostring_ swig_type_129;
 typedef _gostring_ swig_type_130;
 typedef _gostring_ swig_type_131;
@@ -190,220 +190,224 @@ typedef _gostring_ swig_type_160;
 typedef _gostring_ swig_type_161;
 typedef _gostring_ swig_type_162;
 typedef _gostring_ swig_type_163;
-typedef long long swig_type_164;
+typedef _gostring_ swig_type_164;
 typedef _gostring_ swig_type_165;
-typedef _goslice_ swig_type_166;
+typedef long long swig_type_166;
 typedef _gostring_ swig_type_167;
-typedef _gostring_ swig_type_168;
-typedef long long swig_type_169;
+typedef _goslice_ swig_type_168;
+typedef _gostring_ swig_type_169;
 typedef _gostring_ swig_type_170;
 typedef long long swig_type_171;
 typedef _gostring_ swig_type_172;
-typedef _gostring_ swig_type_173;
+typedef long long swig_type_173;
 typedef _gostring_ swig_type_174;
 typedef _gostring_ swig_type_175;
 typedef _gostring_ swig_type_176;
 typedef _gostring_ swig_type_177;
 typedef _gostring_ swig_type_178;
 typedef _gostring_ swig_type_179;
-typedef _goslice_ swig_type_180;
+typedef _gostring_ swig_type_180;
 typedef _gostring_ swig_type_181;
 typedef _goslice_ swig_type_182;
 typedef _gostring_ swig_type_183;
-extern void _wrap_Swig_free_capi_3953c7dd30184541(uintptr_t arg1);
-extern uintptr_t _wrap_Swig_malloc_capi_3953c7dd30184541(swig_intgo arg1);
-extern uintptr_t _wrap_cmr_go_ref_copy_capi_3953c7dd30184541(uintptr_t arg1);
-extern swig_intgo _wrap_CMR_SUCCESS_capi_3953c7dd30184541(void);
-extern swig_intgo _wrap_CMR_ERROR_INVALID_ARGUMENT_capi_3953c7dd30184541(void);
-extern swig_intgo _wrap_CMR_ERROR_NULL_POINTER_capi_3953c7dd30184541(void);
-extern swig_intgo _wrap_CMR_ERROR_INVALID_REF_capi_3953c7dd30184541(void);
-extern swig_intgo _wrap_CMR_ERROR_DESTROYED_HANDLE_capi_3953c7dd30184541(void);
-extern swig_intgo _wrap_CMR_ERROR_BAD_ALIGNMENT_capi_3953c7dd30184541(void);
-extern swig_intgo _wrap_CMR_ERROR_UNSUPPORTED_ALIGNMENT_capi_3953c7dd30184541(void);
-extern swig_intgo _wrap_CMR_ERROR_SIZE_OVERFLOW_capi_3953c7dd30184541(void);
-extern swig_intgo _wrap_CMR_ERROR_OUT_OF_MEMORY_capi_3953c7dd30184541(void);
-extern swig_intgo _wrap_CMR_ERROR_UNKNOWN_DEVICE_capi_3953c7dd30184541(void);
-extern swig_intgo _wrap_CMR_ERROR_NO_DEVICE_capi_3953c7dd30184541(void);
-extern swig_intgo _wrap_CMR_ERROR_CUDA_capi_3953c7dd30184541(void);
-extern swig_intgo _wrap_CMR_ERROR_UNSUPPORTED_capi_3953c7dd30184541(void);
-extern swig_intgo _wrap_CMR_ERROR_PROPERTY_MISSING_capi_3953c7dd30184541(void);
-extern swig_intgo _wrap_CMR_ERROR_UNKNOWN_POINTER_capi_3953c7dd30184541(void);
-extern swig_intgo _wrap_CMR_ERROR_INTERNAL_capi_3953c7dd30184541(void);
-extern swig_type_1 _wrap_cmr_status_string_capi_3953c7dd30184541(swig_intgo arg1);
-extern swig_type_2 _wrap_cmr_stream_create_capi_3953c7dd30184541(swig_voidp arg1);
-extern swig_type_3 _wrap_cmr_stream_destroy_capi_3953c7dd30184541(uintptr_t arg1);
-extern swig_type_4 _wrap_cmr_stream_synchronize_capi_3953c7dd30184541(uintptr_t arg1);
-extern void _wrap_delete_cmr_resource_ref_capi_3953c7dd30184541(uintptr_t arg1);
-extern swig_type_5 _wrap_cmr_allocate_capi_3953c7dd30184541(uintptr_t arg1, swig_type_6 arg2, uintptr_t arg3, swig_voidp arg4);
-extern swig_type_7 _wrap_cmr_deallocate_capi_3953c7dd30184541(uintptr_t arg1, uintptr_t arg2, swig_type_8 arg3, uintptr_t arg4);
-extern swig_type_9 _wrap_cmr_allocate_aligned_capi_3953c7dd30184541(uintptr_t arg1, swig_type_10 arg2, swig_type_11 arg3, uintptr_t arg4, swig_voidp arg5);
-extern swig_type_12 _wrap_cmr_deallocate_aligned_capi_3953c7dd30184541(uintptr_t arg1, uintptr_t arg2, swig_type_13 arg3, swig_type_14 arg4, uintptr_t arg5);
-extern swig_type_15 _wrap_cmr_allocate_sync_capi_3953c7dd30184541(uintptr_t arg1, swig_type_16 arg2, swig_type_17 arg3, swig_voidp arg4);
-extern swig_type_18 _wrap_cmr_deallocate_sync_capi_3953c7dd30184541(uintptr_t arg1, uintptr_t arg2, swig_type_19 arg3, swig_type_20 arg4);
-extern swig_type_21 _wrap_cmr_ref_equal_capi_3953c7dd30184541(uintptr_t arg1, uintptr_t arg2, swig_voidp arg3);
-extern swig_type_22 _wrap_cmr_ref_properties_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_23 _wrap_cmr_ref_require_properties_capi_3953c7dd30184541(uintptr_t arg1, swig_intgo arg2);
-extern swig_type_24 _wrap_cmr_ref_type_name_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_25 _wrap_cmr_ref_retain_capi_3953c7dd30184541(uintptr_t arg1);
-extern swig_type_26 _wrap_cmr_ref_release_capi_3953c7dd30184541(uintptr_t arg1);
-extern swig_type_27 _wrap_cmr_ref_validate_capi_3953c7dd30184541(uintptr_t arg1);
-extern swig_type_28 _wrap_cmr_get_per_device_resource_ref_capi_3953c7dd30184541(swig_intgo arg1, swig_voidp arg2);
-extern swig_type_29 _wrap_cmr_set_per_device_resource_ref_capi_3953c7dd30184541(swig_intgo arg1, uintptr_t arg2);
-extern swig_type_30 _wrap_cmr_reset_per_device_resource_ref_capi_3953c7dd30184541(swig_intgo arg1);
-extern swig_type_31 _wrap_cmr_get_current_device_resource_ref_capi_3953c7dd30184541(swig_voidp arg1);
-extern swig_type_32 _wrap_cmr_set_current_device_resource_ref_capi_3953c7dd30184541(uintptr_t arg1);
-extern swig_type_33 _wrap_cmr_reset_current_device_resource_ref_capi_3953c7dd30184541(void);
-extern swig_type_34 _wrap_cmr_device_count_capi_3953c7dd30184541(swig_voidp arg1);
-extern swig_type_35 _wrap_cmr_current_device_capi_3953c7dd30184541(swig_voidp arg1);
-extern swig_type_36 _wrap_cmr_set_current_device_capi_3953c7dd30184541(swig_intgo arg1);
-extern swig_type_37 _wrap_cmr_device_memory_info_capi_3953c7dd30184541(swig_voidp arg1, swig_voidp arg2);
-extern swig_type_38 _wrap_cmr_percent_of_free_device_memory_capi_3953c7dd30184541(swig_intgo arg1, swig_voidp arg2);
-extern _Bool _wrap_cmr_built_with_cuda_capi_3953c7dd30184541(void);
-extern swig_type_39 _wrap_cmr_version_capi_3953c7dd30184541(void);
-extern swig_type_40 _wrap_cmr_aligned_resource_create_capi_3953c7dd30184541(uintptr_t arg1, swig_type_41 arg2, swig_type_42 arg3, swig_voidp arg4);
-extern swig_type_43 _wrap_cmr_aligned_resource_destroy_capi_3953c7dd30184541(uintptr_t arg1);
-extern uintptr_t _wrap_cmr_aligned_resource_ref_capi_3953c7dd30184541(uintptr_t arg1);
-extern swig_type_44 _wrap_cmr_aligned_resource_from_ref_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_45 _wrap_cmr_aligned_resource_allocation_alignment_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_46 _wrap_cmr_aligned_resource_alignment_threshold_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_47 _wrap_cmr_arena_resource_create_capi_3953c7dd30184541(uintptr_t arg1, swig_type_48 arg2, _Bool arg3, swig_type_49 arg4, swig_voidp arg5);
-extern swig_type_50 _wrap_cmr_arena_resource_destroy_capi_3953c7dd30184541(uintptr_t arg1);
-extern uintptr_t _wrap_cmr_arena_resource_ref_capi_3953c7dd30184541(uintptr_t arg1);
-extern swig_type_51 _wrap_cmr_arena_resource_from_ref_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_52 _wrap_cmr_arena_resource_arena_size_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_53 _wrap_cmr_arena_resource_global_free_bytes_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_54 _wrap_cmr_arena_resource_superblock_count_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_55 _wrap_cmr_arena_resource_dump_capi_3953c7dd30184541(uintptr_t arg1);
-extern swig_type_56 _wrap_cmr_binning_resource_create_capi_3953c7dd30184541(uintptr_t arg1, swig_intgo arg2, swig_intgo arg3, swig_voidp arg4);
-extern swig_type_57 _wrap_cmr_binning_resource_destroy_capi_3953c7dd30184541(uintptr_t arg1);
-extern uintptr_t _wrap_cmr_binning_resource_ref_capi_3953c7dd30184541(uintptr_t arg1);
-extern swig_type_58 _wrap_cmr_binning_resource_from_ref_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_59 _wrap_cmr_binning_resource_add_bin_capi_3953c7dd30184541(uintptr_t arg1, swig_type_60 arg2);
-extern swig_type_61 _wrap_cmr_binning_resource_add_bin_resource_capi_3953c7dd30184541(uintptr_t arg1, swig_type_62 arg2, uintptr_t arg3);
-extern swig_type_63 _wrap_cmr_binning_resource_bin_count_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_64 _wrap_cmr_binning_resource_bin_size_for_capi_3953c7dd30184541(uintptr_t arg1, swig_type_65 arg2, swig_voidp arg3);
-extern swig_type_66 _wrap_cmr_callback_resource_destroy_capi_3953c7dd30184541(uintptr_t arg1);
-extern uintptr_t _wrap_cmr_callback_resource_ref_capi_3953c7dd30184541(uintptr_t arg1);
-extern swig_type_67 _wrap_cmr_callback_resource_from_ref_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_68 _wrap_cmr_cuda_resource_create_capi_3953c7dd30184541(swig_voidp arg1);
-extern swig_type_69 _wrap_cmr_cuda_resource_destroy_capi_3953c7dd30184541(uintptr_t arg1);
-extern uintptr_t _wrap_cmr_cuda_resource_ref_capi_3953c7dd30184541(uintptr_t arg1);
-extern swig_type_70 _wrap_cmr_cuda_resource_from_ref_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE_capi_3953c7dd30184541(void);
-extern swig_intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_capi_3953c7dd30184541(void);
-extern swig_intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC_capi_3953c7dd30184541(void);
-extern swig_type_71 _wrap_cmr_cuda_async_resource_create_capi_3953c7dd30184541(swig_type_72 arg1, swig_type_73 arg2, swig_intgo arg3, swig_voidp arg4);
-extern swig_type_74 _wrap_cmr_cuda_async_resource_destroy_capi_3953c7dd30184541(uintptr_t arg1);
-extern uintptr_t _wrap_cmr_cuda_async_resource_ref_capi_3953c7dd30184541(uintptr_t arg1);
-extern swig_type_75 _wrap_cmr_cuda_async_resource_from_ref_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_76 _wrap_cmr_cuda_async_resource_pool_handle_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_77 _wrap_cmr_cuda_async_resource_release_threshold_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_78 _wrap_cmr_cuda_async_managed_resource_create_capi_3953c7dd30184541(swig_voidp arg1);
-extern swig_type_79 _wrap_cmr_cuda_async_managed_resource_destroy_capi_3953c7dd30184541(uintptr_t arg1);
-extern uintptr_t _wrap_cmr_cuda_async_managed_resource_ref_capi_3953c7dd30184541(uintptr_t arg1);
-extern swig_type_80 _wrap_cmr_cuda_async_managed_resource_from_ref_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_81 _wrap_cmr_cuda_async_managed_resource_pool_handle_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_82 _wrap_cmr_cuda_async_view_resource_create_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_83 _wrap_cmr_cuda_async_view_resource_destroy_capi_3953c7dd30184541(uintptr_t arg1);
-extern uintptr_t _wrap_cmr_cuda_async_view_resource_ref_capi_3953c7dd30184541(uintptr_t arg1);
-extern swig_type_84 _wrap_cmr_cuda_async_view_resource_from_ref_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_85 _wrap_cmr_cuda_async_view_resource_pool_handle_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_86 _wrap_cmr_failure_callback_resource_destroy_capi_3953c7dd30184541(uintptr_t arg1);
-extern uintptr_t _wrap_cmr_failure_callback_resource_ref_capi_3953c7dd30184541(uintptr_t arg1);
-extern swig_type_87 _wrap_cmr_failure_callback_resource_from_ref_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_88 _wrap_cmr_fixed_size_resource_create_capi_3953c7dd30184541(uintptr_t arg1, swig_type_89 arg2, swig_type_90 arg3, swig_voidp arg4);
-extern swig_type_91 _wrap_cmr_fixed_size_resource_destroy_capi_3953c7dd30184541(uintptr_t arg1);
-extern uintptr_t _wrap_cmr_fixed_size_resource_ref_capi_3953c7dd30184541(uintptr_t arg1);
-extern swig_type_92 _wrap_cmr_fixed_size_resource_from_ref_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_93 _wrap_cmr_fixed_size_resource_block_size_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_94 _wrap_cmr_fixed_size_resource_upstream_bytes_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_95 _wrap_cmr_limiting_resource_create_capi_3953c7dd30184541(uintptr_t arg1, swig_type_96 arg2, swig_type_97 arg3, swig_voidp arg4);
-extern swig_type_98 _wrap_cmr_limiting_resource_destroy_capi_3953c7dd30184541(uintptr_t arg1);
-extern uintptr_t _wrap_cmr_limiting_resource_ref_capi_3953c7dd30184541(uintptr_t arg1);
-extern swig_type_99 _wrap_cmr_limiting_resource_from_ref_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_100 _wrap_cmr_limiting_resource_allocated_bytes_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_101 _wrap_cmr_limiting_resource_allocation_limit_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_102 _wrap_cmr_logging_resource_create_capi_3953c7dd30184541(uintptr_t arg1, swig_type_103 arg2, uintptr_t arg3, _Bool arg4, swig_voidp arg5);
-extern swig_type_104 _wrap_cmr_logging_resource_destroy_capi_3953c7dd30184541(uintptr_t arg1);
-extern uintptr_t _wrap_cmr_logging_resource_ref_capi_3953c7dd30184541(uintptr_t arg1);
-extern swig_type_105 _wrap_cmr_logging_resource_from_ref_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_106 _wrap_cmr_logging_resource_flush_capi_3953c7dd30184541(uintptr_t arg1);
-extern swig_type_107 _wrap_cmr_logging_resource_filename_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_108 _wrap_cmr_logging_resource_lost_rows_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_109 _wrap_cmr_managed_resource_create_capi_3953c7dd30184541(swig_voidp arg1);
-extern swig_type_110 _wrap_cmr_managed_resource_destroy_capi_3953c7dd30184541(uintptr_t arg1);
-extern uintptr_t _wrap_cmr_managed_resource_ref_capi_3953c7dd30184541(uintptr_t arg1);
-extern swig_type_111 _wrap_cmr_managed_resource_from_ref_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_112 _wrap_cmr_pinned_host_resource_create_capi_3953c7dd30184541(swig_voidp arg1);
-extern swig_type_113 _wrap_cmr_pinned_host_resource_destroy_capi_3953c7dd30184541(uintptr_t arg1);
-extern uintptr_t _wrap_cmr_pinned_host_resource_ref_capi_3953c7dd30184541(uintptr_t arg1);
-extern swig_type_114 _wrap_cmr_pinned_host_resource_from_ref_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_115 _wrap_cmr_pool_resource_create_capi_3953c7dd30184541(uintptr_t arg1, swig_type_116 arg2, swig_type_117 arg3, swig_voidp arg4);
-extern swig_type_118 _wrap_cmr_pool_resource_destroy_capi_3953c7dd30184541(uintptr_t arg1);
-extern uintptr_t _wrap_cmr_pool_resource_ref_capi_3953c7dd30184541(uintptr_t arg1);
-extern swig_type_119 _wrap_cmr_pool_resource_from_ref_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_120 _wrap_cmr_pool_resource_pool_size_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_121 _wrap_cmr_pool_resource_free_size_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_122 _wrap_cmr_prefetch_resource_create_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_123 _wrap_cmr_prefetch_resource_destroy_capi_3953c7dd30184541(uintptr_t arg1);
-extern uintptr_t _wrap_cmr_prefetch_resource_ref_capi_3953c7dd30184541(uintptr_t arg1);
-extern swig_type_124 _wrap_cmr_prefetch_resource_from_ref_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_125 _wrap_cmr_simulated_resource_create_capi_3953c7dd30184541(swig_type_126 arg1, swig_voidp arg2);
-extern swig_type_127 _wrap_cmr_simulated_resource_destroy_capi_3953c7dd30184541(uintptr_t arg1);
-extern uintptr_t _wrap_cmr_simulated_resource_ref_capi_3953c7dd30184541(uintptr_t arg1);
-extern swig_type_128 _wrap_cmr_simulated_resource_from_ref_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_129 _wrap_cmr_simulated_resource_bytes_in_use_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_130 _wrap_cmr_simulated_resource_peak_bytes_in_use_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_131 _wrap_cmr_simulated_resource_allocation_count_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_132 _wrap_cmr_simulated_resource_deallocation_count_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_133 _wrap_cmr_statistics_resource_create_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_134 _wrap_cmr_statistics_resource_destroy_capi_3953c7dd30184541(uintptr_t arg1);
-extern uintptr_t _wrap_cmr_statistics_resource_ref_capi_3953c7dd30184541(uintptr_t arg1);
-extern swig_type_135 _wrap_cmr_statistics_resource_from_ref_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_136 _wrap_cmr_statistics_resource_bytes_current_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_137 _wrap_cmr_statistics_resource_bytes_peak_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_138 _wrap_cmr_statistics_resource_bytes_total_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_139 _wrap_cmr_statistics_resource_allocations_current_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_140 _wrap_cmr_statistics_resource_allocations_peak_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_141 _wrap_cmr_statistics_resource_allocations_total_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_142 _wrap_cmr_statistics_resource_push_counters_capi_3953c7dd30184541(uintptr_t arg1);
-extern swig_type_143 _wrap_cmr_statistics_resource_pop_counters_capi_3953c7dd30184541(uintptr_t arg1);
-extern swig_type_144 _wrap_cmr_statistics_resource_counter_levels_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_145 _wrap_cmr_system_resource_create_capi_3953c7dd30184541(swig_voidp arg1);
-extern swig_type_146 _wrap_cmr_system_resource_destroy_capi_3953c7dd30184541(uintptr_t arg1);
-extern uintptr_t _wrap_cmr_system_resource_ref_capi_3953c7dd30184541(uintptr_t arg1);
-extern swig_type_147 _wrap_cmr_system_resource_from_ref_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_148 _wrap_cmr_thread_safe_resource_create_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_149 _wrap_cmr_thread_safe_resource_destroy_capi_3953c7dd30184541(uintptr_t arg1);
-extern uintptr_t _wrap_cmr_thread_safe_resource_ref_capi_3953c7dd30184541(uintptr_t arg1);
-extern swig_type_150 _wrap_cmr_thread_safe_resource_from_ref_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_151 _wrap_cmr_tracking_resource_create_capi_3953c7dd30184541(uintptr_t arg1, _Bool arg2, swig_voidp arg3);
-extern swig_type_152 _wrap_cmr_tracking_resource_destroy_capi_3953c7dd30184541(uintptr_t arg1);
-extern uintptr_t _wrap_cmr_tracking_resource_ref_capi_3953c7dd30184541(uintptr_t arg1);
-extern swig_type_153 _wrap_cmr_tracking_resource_from_ref_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_154 _wrap_cmr_tracking_resource_allocated_bytes_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_155 _wrap_cmr_tracking_resource_outstanding_count_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_156 _wrap_cmr_tracking_resource_outstanding_report_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_157 _wrap_cmr_stack_parse_capi_3953c7dd30184541(swig_type_158 arg1, swig_voidp arg2);
-extern swig_type_159 _wrap_cmr_stack_destroy_capi_3953c7dd30184541(uintptr_t arg1);
-extern swig_type_160 _wrap_cmr_stack_ref_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_161 _wrap_cmr_stack_leaf_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_162 _wrap_cmr_stack_expression_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_163 _wrap_cmr_device_buffer_create_capi_3953c7dd30184541(swig_type_164 arg1, uintptr_t arg2, uintptr_t arg3, swig_voidp arg4);
-extern swig_type_165 _wrap_cmr_device_buffer_create_copy_capi_3953c7dd30184541(swig_type_166 arg1, uintptr_t arg2, uintptr_t arg3, swig_voidp arg4);
-extern swig_type_167 _wrap_cmr_device_buffer_destroy_capi_3953c7dd30184541(uintptr_t arg1);
-extern swig_type_168 _wrap_cmr_device_buffer_resize_capi_3953c7dd30184541(uintptr_t arg1, swig_type_169 arg2, uintptr_t arg3);
-extern swig_type_170 _wrap_cmr_device_buffer_reserve_capi_3953c7dd30184541(uintptr_t arg1, swig_type_171 arg2, uintptr_t arg3);
-extern swig_type_172 _wrap_cmr_device_buffer_shrink_to_fit_capi_3953c7dd30184541(uintptr_t arg1, uintptr_t arg2);
-extern swig_type_173 _wrap_cmr_device_buffer_set_stream_capi_3953c7dd30184541(uintptr_t arg1, uintptr_t arg2);
-extern swig_type_174 _wrap_cmr_device_buffer_data_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_175 _wrap_cmr_device_buffer_size_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_176 _wrap_cmr_device_buffer_capacity_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_177 _wrap_cmr_device_buffer_stream_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_178 _wrap_cmr_device_buffer_resource_capi_3953c7dd30184541(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_179 _wrap_cmr_device_buffer_copy_to_host_capi_3953c7dd30184541(uintptr_t arg1, swig_type_180 arg2);
-extern swig_type_181 _wrap_cmr_device_buffer_copy_from_capi_3953c7dd30184541(uintptr_t arg1, swig_type_182 arg2);
-extern swig_type_183 _wrap_cmr_device_buffer_prefetch_capi_3953c7dd30184541(uintptr_t arg1, swig_intgo arg2, uintptr_t arg3);
+typedef _goslice_ swig_type_184;
+typedef _gostring_ swig_type_185;
+extern void _wrap_Swig_free_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern uintptr_t _wrap_Swig_malloc_capi_07a2e3c94f0d8d94(swig_intgo arg1);
+extern uintptr_t _wrap_cmr_go_ref_copy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_1 _wrap_cmr_go_callback_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_intgo arg2, swig_voidp arg3);
+extern swig_type_2 _wrap_cmr_go_failure_callback_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, uintptr_t arg2, swig_voidp arg3);
+extern swig_intgo _wrap_CMR_SUCCESS_capi_07a2e3c94f0d8d94(void);
+extern swig_intgo _wrap_CMR_ERROR_INVALID_ARGUMENT_capi_07a2e3c94f0d8d94(void);
+extern swig_intgo _wrap_CMR_ERROR_NULL_POINTER_capi_07a2e3c94f0d8d94(void);
+extern swig_intgo _wrap_CMR_ERROR_INVALID_REF_capi_07a2e3c94f0d8d94(void);
+extern swig_intgo _wrap_CMR_ERROR_DESTROYED_HANDLE_capi_07a2e3c94f0d8d94(void);
+extern swig_intgo _wrap_CMR_ERROR_BAD_ALIGNMENT_capi_07a2e3c94f0d8d94(void);
+extern swig_intgo _wrap_CMR_ERROR_UNSUPPORTED_ALIGNMENT_capi_07a2e3c94f0d8d94(void);
+extern swig_intgo _wrap_CMR_ERROR_SIZE_OVERFLOW_capi_07a2e3c94f0d8d94(void);
+extern swig_intgo _wrap_CMR_ERROR_OUT_OF_MEMORY_capi_07a2e3c94f0d8d94(void);
+extern swig_intgo _wrap_CMR_ERROR_UNKNOWN_DEVICE_capi_07a2e3c94f0d8d94(void);
+extern swig_intgo _wrap_CMR_ERROR_NO_DEVICE_capi_07a2e3c94f0d8d94(void);
+extern swig_intgo _wrap_CMR_ERROR_CUDA_capi_07a2e3c94f0d8d94(void);
+extern swig_intgo _wrap_CMR_ERROR_UNSUPPORTED_capi_07a2e3c94f0d8d94(void);
+extern swig_intgo _wrap_CMR_ERROR_PROPERTY_MISSING_capi_07a2e3c94f0d8d94(void);
+extern swig_intgo _wrap_CMR_ERROR_UNKNOWN_POINTER_capi_07a2e3c94f0d8d94(void);
+extern swig_intgo _wrap_CMR_ERROR_INTERNAL_capi_07a2e3c94f0d8d94(void);
+extern swig_type_3 _wrap_cmr_status_string_capi_07a2e3c94f0d8d94(swig_intgo arg1);
+extern swig_type_4 _wrap_cmr_stream_create_capi_07a2e3c94f0d8d94(swig_voidp arg1);
+extern swig_type_5 _wrap_cmr_stream_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_6 _wrap_cmr_stream_synchronize_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern void _wrap_delete_cmr_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_7 _wrap_cmr_allocate_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_8 arg2, uintptr_t arg3, swig_voidp arg4);
+extern swig_type_9 _wrap_cmr_deallocate_capi_07a2e3c94f0d8d94(uintptr_t arg1, uintptr_t arg2, swig_type_10 arg3, uintptr_t arg4);
+extern swig_type_11 _wrap_cmr_allocate_aligned_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_12 arg2, swig_type_13 arg3, uintptr_t arg4, swig_voidp arg5);
+extern swig_type_14 _wrap_cmr_deallocate_aligned_capi_07a2e3c94f0d8d94(uintptr_t arg1, uintptr_t arg2, swig_type_15 arg3, swig_type_16 arg4, uintptr_t arg5);
+extern swig_type_17 _wrap_cmr_allocate_sync_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_18 arg2, swig_type_19 arg3, swig_voidp arg4);
+extern swig_type_20 _wrap_cmr_deallocate_sync_capi_07a2e3c94f0d8d94(uintptr_t arg1, uintptr_t arg2, swig_type_21 arg3, swig_type_22 arg4);
+extern swig_type_23 _wrap_cmr_ref_equal_capi_07a2e3c94f0d8d94(uintptr_t arg1, uintptr_t arg2, swig_voidp arg3);
+extern swig_type_24 _wrap_cmr_ref_properties_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_25 _wrap_cmr_ref_require_properties_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_intgo arg2);
+extern swig_type_26 _wrap_cmr_ref_type_name_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_27 _wrap_cmr_ref_retain_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_28 _wrap_cmr_ref_release_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_29 _wrap_cmr_ref_validate_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_30 _wrap_cmr_get_per_device_resource_ref_capi_07a2e3c94f0d8d94(swig_intgo arg1, swig_voidp arg2);
+extern swig_type_31 _wrap_cmr_set_per_device_resource_ref_capi_07a2e3c94f0d8d94(swig_intgo arg1, uintptr_t arg2);
+extern swig_type_32 _wrap_cmr_reset_per_device_resource_ref_capi_07a2e3c94f0d8d94(swig_intgo arg1);
+extern swig_type_33 _wrap_cmr_get_current_device_resource_ref_capi_07a2e3c94f0d8d94(swig_voidp arg1);
+extern swig_type_34 _wrap_cmr_set_current_device_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_35 _wrap_cmr_reset_current_device_resource_ref_capi_07a2e3c94f0d8d94(void);
+extern swig_type_36 _wrap_cmr_device_count_capi_07a2e3c94f0d8d94(swig_voidp arg1);
+extern swig_type_37 _wrap_cmr_current_device_capi_07a2e3c94f0d8d94(swig_voidp arg1);
+extern swig_type_38 _wrap_cmr_set_current_device_capi_07a2e3c94f0d8d94(swig_intgo arg1);
+extern swig_type_39 _wrap_cmr_device_memory_info_capi_07a2e3c94f0d8d94(swig_voidp arg1, swig_voidp arg2);
+extern swig_type_40 _wrap_cmr_percent_of_free_device_memory_capi_07a2e3c94f0d8d94(swig_intgo arg1, swig_voidp arg2);
+extern _Bool _wrap_cmr_built_with_cuda_capi_07a2e3c94f0d8d94(void);
+extern swig_type_41 _wrap_cmr_version_capi_07a2e3c94f0d8d94(void);
+extern swig_type_42 _wrap_cmr_aligned_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_43 arg2, swig_type_44 arg3, swig_voidp arg4);
+extern swig_type_45 _wrap_cmr_aligned_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern uintptr_t _wrap_cmr_aligned_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_46 _wrap_cmr_aligned_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_47 _wrap_cmr_aligned_resource_allocation_alignment_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_48 _wrap_cmr_aligned_resource_alignment_threshold_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_49 _wrap_cmr_arena_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_50 arg2, _Bool arg3, swig_type_51 arg4, swig_voidp arg5);
+extern swig_type_52 _wrap_cmr_arena_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern uintptr_t _wrap_cmr_arena_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_53 _wrap_cmr_arena_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_54 _wrap_cmr_arena_resource_arena_size_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_55 _wrap_cmr_arena_resource_global_free_bytes_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_56 _wrap_cmr_arena_resource_superblock_count_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_57 _wrap_cmr_arena_resource_dump_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_58 _wrap_cmr_binning_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_intgo arg2, swig_intgo arg3, swig_voidp arg4);
+extern swig_type_59 _wrap_cmr_binning_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern uintptr_t _wrap_cmr_binning_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_60 _wrap_cmr_binning_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_61 _wrap_cmr_binning_resource_add_bin_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_62 arg2);
+extern swig_type_63 _wrap_cmr_binning_resource_add_bin_resource_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_64 arg2, uintptr_t arg3);
+extern swig_type_65 _wrap_cmr_binning_resource_bin_count_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_66 _wrap_cmr_binning_resource_bin_size_for_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_67 arg2, swig_voidp arg3);
+extern swig_type_68 _wrap_cmr_callback_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern uintptr_t _wrap_cmr_callback_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_69 _wrap_cmr_callback_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_70 _wrap_cmr_cuda_resource_create_capi_07a2e3c94f0d8d94(swig_voidp arg1);
+extern swig_type_71 _wrap_cmr_cuda_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern uintptr_t _wrap_cmr_cuda_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_72 _wrap_cmr_cuda_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE_capi_07a2e3c94f0d8d94(void);
+extern swig_intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_capi_07a2e3c94f0d8d94(void);
+extern swig_intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC_capi_07a2e3c94f0d8d94(void);
+extern swig_type_73 _wrap_cmr_cuda_async_resource_create_capi_07a2e3c94f0d8d94(swig_type_74 arg1, swig_type_75 arg2, swig_intgo arg3, swig_voidp arg4);
+extern swig_type_76 _wrap_cmr_cuda_async_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern uintptr_t _wrap_cmr_cuda_async_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_77 _wrap_cmr_cuda_async_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_78 _wrap_cmr_cuda_async_resource_pool_handle_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_79 _wrap_cmr_cuda_async_resource_release_threshold_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_80 _wrap_cmr_cuda_async_managed_resource_create_capi_07a2e3c94f0d8d94(swig_voidp arg1);
+extern swig_type_81 _wrap_cmr_cuda_async_managed_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern uintptr_t _wrap_cmr_cuda_async_managed_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_82 _wrap_cmr_cuda_async_managed_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_83 _wrap_cmr_cuda_async_managed_resource_pool_handle_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_84 _wrap_cmr_cuda_async_view_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_85 _wrap_cmr_cuda_async_view_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern uintptr_t _wrap_cmr_cuda_async_view_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_86 _wrap_cmr_cuda_async_view_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_87 _wrap_cmr_cuda_async_view_resource_pool_handle_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_88 _wrap_cmr_failure_callback_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern uintptr_t _wrap_cmr_failure_callback_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_89 _wrap_cmr_failure_callback_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_90 _wrap_cmr_fixed_size_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_91 arg2, swig_type_92 arg3, swig_voidp arg4);
+extern swig_type_93 _wrap_cmr_fixed_size_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern uintptr_t _wrap_cmr_fixed_size_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_94 _wrap_cmr_fixed_size_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_95 _wrap_cmr_fixed_size_resource_block_size_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_96 _wrap_cmr_fixed_size_resource_upstream_bytes_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_97 _wrap_cmr_limiting_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_98 arg2, swig_type_99 arg3, swig_voidp arg4);
+extern swig_type_100 _wrap_cmr_limiting_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern uintptr_t _wrap_cmr_limiting_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_101 _wrap_cmr_limiting_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_102 _wrap_cmr_limiting_resource_allocated_bytes_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_103 _wrap_cmr_limiting_resource_allocation_limit_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_104 _wrap_cmr_logging_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_105 arg2, uintptr_t arg3, _Bool arg4, swig_voidp arg5);
+extern swig_type_106 _wrap_cmr_logging_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern uintptr_t _wrap_cmr_logging_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_107 _wrap_cmr_logging_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_108 _wrap_cmr_logging_resource_flush_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_109 _wrap_cmr_logging_resource_filename_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_110 _wrap_cmr_logging_resource_lost_rows_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_111 _wrap_cmr_managed_resource_create_capi_07a2e3c94f0d8d94(swig_voidp arg1);
+extern swig_type_112 _wrap_cmr_managed_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern uintptr_t _wrap_cmr_managed_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_113 _wrap_cmr_managed_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_114 _wrap_cmr_pinned_host_resource_create_capi_07a2e3c94f0d8d94(swig_voidp arg1);
+extern swig_type_115 _wrap_cmr_pinned_host_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern uintptr_t _wrap_cmr_pinned_host_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_116 _wrap_cmr_pinned_host_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_117 _wrap_cmr_pool_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_118 arg2, swig_type_119 arg3, swig_voidp arg4);
+extern swig_type_120 _wrap_cmr_pool_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern uintptr_t _wrap_cmr_pool_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_121 _wrap_cmr_pool_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_122 _wrap_cmr_pool_resource_pool_size_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_123 _wrap_cmr_pool_resource_free_size_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_124 _wrap_cmr_prefetch_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_125 _wrap_cmr_prefetch_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern uintptr_t _wrap_cmr_prefetch_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_126 _wrap_cmr_prefetch_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_127 _wrap_cmr_simulated_resource_create_capi_07a2e3c94f0d8d94(swig_type_128 arg1, swig_voidp arg2);
+extern swig_type_129 _wrap_cmr_simulated_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern uintptr_t _wrap_cmr_simulated_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_130 _wrap_cmr_simulated_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_131 _wrap_cmr_simulated_resource_bytes_in_use_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_132 _wrap_cmr_simulated_resource_peak_bytes_in_use_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_133 _wrap_cmr_simulated_resource_allocation_count_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_134 _wrap_cmr_simulated_resource_deallocation_count_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_135 _wrap_cmr_statistics_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_136 _wrap_cmr_statistics_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern uintptr_t _wrap_cmr_statistics_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_137 _wrap_cmr_statistics_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_138 _wrap_cmr_statistics_resource_bytes_current_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_139 _wrap_cmr_statistics_resource_bytes_peak_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_140 _wrap_cmr_statistics_resource_bytes_total_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_141 _wrap_cmr_statistics_resource_allocations_current_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_142 _wrap_cmr_statistics_resource_allocations_peak_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_143 _wrap_cmr_statistics_resource_allocations_total_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_144 _wrap_cmr_statistics_resource_push_counters_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_145 _wrap_cmr_statistics_resource_pop_counters_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_146 _wrap_cmr_statistics_resource_counter_levels_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_147 _wrap_cmr_system_resource_create_capi_07a2e3c94f0d8d94(swig_voidp arg1);
+extern swig_type_148 _wrap_cmr_system_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern uintptr_t _wrap_cmr_system_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_149 _wrap_cmr_system_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_150 _wrap_cmr_thread_safe_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_151 _wrap_cmr_thread_safe_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern uintptr_t _wrap_cmr_thread_safe_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_152 _wrap_cmr_thread_safe_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_153 _wrap_cmr_tracking_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, _Bool arg2, swig_voidp arg3);
+extern swig_type_154 _wrap_cmr_tracking_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern uintptr_t _wrap_cmr_tracking_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_155 _wrap_cmr_tracking_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_156 _wrap_cmr_tracking_resource_allocated_bytes_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_157 _wrap_cmr_tracking_resource_outstanding_count_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_158 _wrap_cmr_tracking_resource_outstanding_report_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_159 _wrap_cmr_stack_parse_capi_07a2e3c94f0d8d94(swig_type_160 arg1, swig_voidp arg2);
+extern swig_type_161 _wrap_cmr_stack_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_162 _wrap_cmr_stack_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_163 _wrap_cmr_stack_leaf_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_164 _wrap_cmr_stack_expression_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_165 _wrap_cmr_device_buffer_create_capi_07a2e3c94f0d8d94(swig_type_166 arg1, uintptr_t arg2, uintptr_t arg3, swig_voidp arg4);
+extern swig_type_167 _wrap_cmr_device_buffer_create_copy_capi_07a2e3c94f0d8d94(swig_type_168 arg1, uintptr_t arg2, uintptr_t arg3, swig_voidp arg4);
+extern swig_type_169 _wrap_cmr_device_buffer_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_170 _wrap_cmr_device_buffer_resize_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_171 arg2, uintptr_t arg3);
+extern swig_type_172 _wrap_cmr_device_buffer_reserve_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_173 arg2, uintptr_t arg3);
+extern swig_type_174 _wrap_cmr_device_buffer_shrink_to_fit_capi_07a2e3c94f0d8d94(uintptr_t arg1, uintptr_t arg2);
+extern swig_type_175 _wrap_cmr_device_buffer_set_stream_capi_07a2e3c94f0d8d94(uintptr_t arg1, uintptr_t arg2);
+extern swig_type_176 _wrap_cmr_device_buffer_data_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_177 _wrap_cmr_device_buffer_size_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_178 _wrap_cmr_device_buffer_capacity_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_179 _wrap_cmr_device_buffer_stream_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_180 _wrap_cmr_device_buffer_resource_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_181 _wrap_cmr_device_buffer_copy_to_host_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_182 arg2);
+extern swig_type_183 _wrap_cmr_device_buffer_copy_from_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_184 arg2);
+extern swig_type_185 _wrap_cmr_device_buffer_prefetch_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_intgo arg2, uintptr_t arg3);
 #undef intgo
 */
 import "C"
@@ -446,13 +450,13 @@ func swigCopyString(s string) string {
 
 func Swig_free(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_Swig_free_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))
+	C._wrap_Swig_free_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))
 }
 
 func Swig_malloc(arg1 int) (_swig_ret uintptr) {
 	var swig_r uintptr
 	_swig_i_0 := arg1
-	swig_r = (uintptr)(C._wrap_Swig_malloc_capi_3953c7dd30184541(C.swig_intgo(_swig_i_0)))
+	swig_r = (uintptr)(C._wrap_Swig_malloc_capi_07a2e3c94f0d8d94(C.swig_intgo(_swig_i_0)))
 	return swig_r
 }
 
@@ -484,119 +488,151 @@ func copyText(text string) string {
 func Cmr_go_ref_copy(arg1 Cmr_resource_ref) (_swig_ret Cmr_resource_ref) {
 	var swig_r Cmr_resource_ref
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_go_ref_copy_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))))
+	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_go_ref_copy_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))))
 	return swig_r
+}
+
+func Cmr_go_callback_resource_create(arg1 uintptr, arg2 uint, arg3 *uintptr) (_swig_ret *Failure) {
+	var swig_r string
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	swig_r_p := C._wrap_cmr_go_callback_resource_create_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_voidp(_swig_i_2))
+	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
+	var swig_r_1 *Failure
+
+	if len(swig_r) != 0 {
+		swig_r_1 = newFailure(swig_r)
+	}
+
+	return swig_r_1
+}
+
+func Cmr_go_failure_callback_resource_create(arg1 Cmr_resource_ref, arg2 uintptr, arg3 *uintptr) (_swig_ret *Failure) {
+	var swig_r string
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	swig_r_p := C._wrap_cmr_go_failure_callback_resource_create_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.swig_voidp(_swig_i_2))
+	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
+	var swig_r_1 *Failure
+
+	if len(swig_r) != 0 {
+		swig_r_1 = newFailure(swig_r)
+	}
+
+	return swig_r_1
 }
 
 type Enum_SS_cmr_status int
 func _swig_getCMR_SUCCESS() (_swig_ret Enum_SS_cmr_status) {
 	var swig_r Enum_SS_cmr_status
-	swig_r = (Enum_SS_cmr_status)(C._wrap_CMR_SUCCESS_capi_3953c7dd30184541())
+	swig_r = (Enum_SS_cmr_status)(C._wrap_CMR_SUCCESS_capi_07a2e3c94f0d8d94())
 	return swig_r
 }
 
 var CMR_SUCCESS Enum_SS_cmr_status = _swig_getCMR_SUCCESS()
 func _swig_getCMR_ERROR_INVALID_ARGUMENT() (_swig_ret Enum_SS_cmr_status) {
 	var swig_r Enum_SS_cmr_status
-	swig_r = (Enum_SS_cmr_status)(C._wrap_CMR_ERROR_INVALID_ARGUMENT_capi_3953c7dd30184541())
+	swig_r = (Enum_SS_cmr_status)(C._wrap_CMR_ERROR_INVALID_ARGUMENT_capi_07a2e3c94f0d8d94())
 	return swig_r
 }
 
 var CMR_ERROR_INVALID_ARGUMENT Enum_SS_cmr_status = _swig_getCMR_ERROR_INVALID_ARGUMENT()
 func _swig_getCMR_ERROR_NULL_POINTER() (_swig_ret Enum_SS_cmr_status) {
 	var swig_r Enum_SS_cmr_status
-	swig_r = (Enum_SS_cmr_status)(C._wrap_CMR_ERROR_NULL_POINTER_capi_3953c7dd30184541())
+	swig_r = (Enum_SS_cmr_status)(C._wrap_CMR_ERROR_NULL_POINTER_capi_07a2e3c94f0d8d94())
 	return swig_r
 }
 
 var CMR_ERROR_NULL_POINTER Enum_SS_cmr_status = _swig_getCMR_ERROR_NULL_POINTER()
 func _swig_getCMR_ERROR_INVALID_REF() (_swig_ret Enum_SS_cmr_status) {
 	var swig_r Enum_SS_cmr_status
-	swig_r = (Enum_SS_cmr_status)(C._wrap_CMR_ERROR_INVALID_REF_capi_3953c7dd30184541())
+	swig_r = (Enum_SS_cmr_status)(C._wrap_CMR_ERROR_INVALID_REF_capi_07a2e3c94f0d8d94())
 	return swig_r
 }
 
 var CMR_ERROR_INVALID_REF Enum_SS_cmr_status = _swig_getCMR_ERROR_INVALID_REF()
 func _swig_getCMR_ERROR_DESTROYED_HANDLE() (_swig_ret Enum_SS_cmr_status) {
 	var swig_r Enum_SS_cmr_status
-	swig_r = (Enum_SS_cmr_status)(C._wrap_CMR_ERROR_DESTROYED_HANDLE_capi_3953c7dd30184541())
+	swig_r = (Enum_SS_cmr_status)(C._wrap_CMR_ERROR_DESTROYED_HANDLE_capi_07a2e3c94f0d8d94())
 	return swig_r
 }
 
 var CMR_ERROR_DESTROYED_HANDLE Enum_SS_cmr_status = _swig_getCMR_ERROR_DESTROYED_HANDLE()
 func _swig_getCMR_ERROR_BAD_ALIGNMENT() (_swig_ret Enum_SS_cmr_status) {
 	var swig_r Enum_SS_cmr_status
-	swig_r = (Enum_SS_cmr_status)(C._wrap_CMR_ERROR_BAD_ALIGNMENT_capi_3953c7dd30184541())
+	swig_r = (Enum_SS_cmr_status)(C._wrap_CMR_ERROR_BAD_ALIGNMENT_capi_07a2e3c94f0d8d94())
 	return swig_r
 }
 
 var CMR_ERROR_BAD_ALIGNMENT Enum_SS_cmr_status = _swig_getCMR_ERROR_BAD_ALIGNMENT()
 func _swig_getCMR_ERROR_UNSUPPORTED_ALIGNMENT() (_swig_ret Enum_SS_cmr_status) {
 	var swig_r Enum_SS_cmr_status
-	swig_r = (Enum_SS_cmr_status)(C._wrap_CMR_ERROR_UNSUPPORTED_ALIGNMENT_capi_3953c7dd30184541())
+	swig_r = (Enum_SS_cmr_status)(C._wrap_CMR_ERROR_UNSUPPORTED_ALIGNMENT_capi_07a2e3c94f0d8d94())
 	return swig_r
 }
 
 var CMR_ERROR_UNSUPPORTED_ALIGNMENT Enum_SS_cmr_status = _swig_getCMR_ERROR_UNSUPPORTED_ALIGNMENT()
 func _swig_getCMR_ERROR_SIZE_OVERFLOW() (_swig_ret Enum_SS_cmr_status) {
 	var swig_r Enum_SS_cmr_status
-	swig_r = (Enum_SS_cmr_status)(C._wrap_CMR_ERROR_SIZE_OVERFLOW_capi_3953c7dd30184541())
+	swig_r = (Enum_SS_cmr_status)(C._wrap_CMR_ERROR_SIZE_OVERFLOW_capi_07a2e3c94f0d8d94())
 	return swig_r
 }
 
 var CMR_ERROR_SIZE_OVERFLOW Enum_SS_cmr_status = _swig_getCMR_ERROR_SIZE_OVERFLOW()
 func _swig_getCMR_ERROR_OUT_OF_MEMORY() (_swig_ret Enum_SS_cmr_status) {
 	var swig_r Enum_SS_cmr_status
-	swig_r = (Enum_SS_cmr_status)(C._wrap_CMR_ERROR_OUT_OF_MEMORY_capi_3953c7dd30184541())
+	swig_r = (Enum_SS_cmr_status)(C._wrap_CMR_ERROR_OUT_OF_MEMORY_capi_07a2e3c94f0d8d94())
 	return swig_r
 }
 
 var CMR_ERROR_OUT_OF_MEMORY Enum_SS_cmr_status = _swig_getCMR_ERROR_OUT_OF_MEMORY()
 func _swig_getCMR_ERROR_UNKNOWN_DEVICE() (_swig_ret Enum_SS_cmr_status) {
 	var swig_r Enum_SS_cmr_status
-	swig_r = (Enum_SS_cmr_status)(C._wrap_CMR_ERROR_UNKNOWN_DEVICE_capi_3953c7dd30184541())
+	swig_r = (Enum_SS_cmr_status)(C._wrap_CMR_ERROR_UNKNOWN_DEVICE_capi_07a2e3c94f0d8d94())
 	return swig_r
 }
 
 var CMR_ERROR_UNKNOWN_DEVICE Enum_SS_cmr_status = _swig_getCMR_ERROR_UNKNOWN_DEVICE()
 func _swig_getCMR_ERROR_NO_DEVICE() (_swig_ret Enum_SS_cmr_status) {
 	var swig_r Enum_SS_cmr_status
-	swig_r = (Enum_SS_cmr_status)(C._wrap_CMR_ERROR_NO_DEVICE_capi_3953c7dd30184541())
+	swig_r = (Enum_SS_cmr_status)(C._wrap_CMR_ERROR_NO_DEVICE_capi_07a2e3c94f0d8d94())
 	return swig_r
 }
 
 var CMR_ERROR_NO_DEVICE Enum_SS_cmr_status = _swig_getCMR_ERROR_NO_DEVICE()
 func _swig_getCMR_ERROR_CUDA() (_swig_ret Enum_SS_cmr_status) {
 	var swig_r Enum_SS_cmr_status
-	swig_r = (Enum_SS_cmr_status)(C._wrap_CMR_ERROR_CUDA_capi_3953c7dd30184541())
+	swig_r = (Enum_SS_cmr_status)(C._wrap_CMR_ERROR_CUDA_capi_07a2e3c94f0d8d94())
 	return swig_r
 }
 
 var CMR_ERROR_CUDA Enum_SS_cmr_status = _swig_getCMR_ERROR_CUDA()
 func _swig_getCMR_ERROR_UNSUPPORTED() (_swig_ret Enum_SS_cmr_status) {
 	var swig_r Enum_SS_cmr_status
-	swig_r = (Enum_SS_cmr_status)(C._wrap_CMR_ERROR_UNSUPPORTED_capi_3953c7dd30184541())
+	swig_r = (Enum_SS_cmr_status)(C._wrap_CMR_ERROR_UNSUPPORTED_capi_07a2e3c94f0d8d94())
 	return swig_r
 }
 
 var CMR_ERROR_UNSUPPORTED Enum_SS_cmr_status = _swig_getCMR_ERROR_UNSUPPORTED()
 func _swig_getCMR_ERROR_PROPERTY_MISSING() (_swig_ret Enum_SS_cmr_status) {
 	var swig_r Enum_SS_cmr_status
-	swig_r = (Enum_SS_cmr_status)(C._wrap_CMR_ERROR_PROPERTY_MISSING_capi_3953c7dd30184541())
+	swig_r = (Enum_SS_cmr_status)(C._wrap_CMR_ERROR_PROPERTY_MISSING_capi_07a2e3c94f0d8d94())
 	return swig_r
 }
 
 var CMR_ERROR_PROPERTY_MISSING Enum_SS_cmr_status = _swig_getCMR_ERROR_PROPERTY_MISSING()
 func _swig_getCMR_ERROR_UNKNOWN_POINTER() (_swig_ret Enum_SS_cmr_status) {
 	var swig_r Enum_SS_cmr_status
-	swig_r = (Enum_SS_cmr_status)(C._wrap_CMR_ERROR_UNKNOWN_POINTER_capi_3953c7dd30184541())
+	swig_r = (Enum_SS_cmr_status)(C._wrap_CMR_ERROR_UNKNOWN_POINTER_capi_07a2e3c94f0d8d94())
 	return swig_r
 }
 
 var CMR_ERROR_UNKNOWN_POINTER Enum_SS_cmr_status = _swig_getCMR_ERROR_UNKNOWN_POINTER()
 func _swig_getCMR_ERROR_INTERNAL() (_swig_ret Enum_SS_cmr_status) {
 	var swig_r Enum_SS_cmr_status
-	swig_r = (Enum_SS_cmr_status)(C._wrap_CMR_ERROR_INTERNAL_capi_3953c7dd30184541())
+	swig_r = (Enum_SS_cmr_status)(C._wrap_CMR_ERROR_INTERNAL_capi_07a2e3c94f0d8d94())
 	return swig_r
 }
 
@@ -604,7 +640,7 @@ var CMR_ERROR_INTERNAL Enum_SS_cmr_status = _swig_getCMR_ERROR_INTERNAL()
 func Cmr_status_string(arg1 int) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_cmr_status_string_capi_3953c7dd30184541(C.swig_intgo(_swig_i_0))
+	swig_r_p := C._wrap_cmr_status_string_capi_07a2e3c94f0d8d94(C.swig_intgo(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -614,7 +650,7 @@ func Cmr_status_string(arg1 int) (_swig_ret string) {
 func Cmr_stream_create(arg1 *uintptr) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_cmr_stream_create_capi_3953c7dd30184541(C.swig_voidp(_swig_i_0))
+	swig_r_p := C._wrap_cmr_stream_create_capi_07a2e3c94f0d8d94(C.swig_voidp(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -628,7 +664,7 @@ func Cmr_stream_create(arg1 *uintptr) (_swig_ret *Failure) {
 func Cmr_stream_destroy(arg1 uintptr) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_cmr_stream_destroy_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_cmr_stream_destroy_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -642,7 +678,7 @@ func Cmr_stream_destroy(arg1 uintptr) (_swig_ret *Failure) {
 func Cmr_stream_synchronize(arg1 uintptr) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_cmr_stream_synchronize_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_cmr_stream_synchronize_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -666,7 +702,7 @@ func (p SwigcptrCmr_resource_ref) SwigIsCmr_resource_ref() {
 
 func DeleteCmr_resource_ref(arg1 Cmr_resource_ref) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_cmr_resource_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_cmr_resource_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))
 }
 
 type Cmr_resource_ref interface {
@@ -681,7 +717,7 @@ func Cmr_allocate(arg1 Cmr_resource_ref, arg2 uint64, arg3 uintptr, arg4 *uintpt
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r_p := C._wrap_cmr_allocate_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_type_6(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3))
+	swig_r_p := C._wrap_cmr_allocate_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_type_8(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -698,7 +734,7 @@ func Cmr_deallocate(arg1 Cmr_resource_ref, arg2 uintptr, arg3 uint64, arg4 uintp
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r_p := C._wrap_cmr_deallocate_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.swig_type_8(_swig_i_2), C.uintptr_t(_swig_i_3))
+	swig_r_p := C._wrap_cmr_deallocate_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.swig_type_10(_swig_i_2), C.uintptr_t(_swig_i_3))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -716,7 +752,7 @@ func Cmr_allocate_aligned(arg1 Cmr_resource_ref, arg2 uint64, arg3 uint64, arg4 
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r_p := C._wrap_cmr_allocate_aligned_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_type_10(_swig_i_1), C.swig_type_11(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4))
+	swig_r_p := C._wrap_cmr_allocate_aligned_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_type_12(_swig_i_1), C.swig_type_13(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_voidp(_swig_i_4))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -734,7 +770,7 @@ func Cmr_deallocate_aligned(arg1 Cmr_resource_ref, arg2 uintptr, arg3 uint64, ar
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r_p := C._wrap_cmr_deallocate_aligned_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.swig_type_13(_swig_i_2), C.swig_type_14(_swig_i_3), C.uintptr_t(_swig_i_4))
+	swig_r_p := C._wrap_cmr_deallocate_aligned_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.swig_type_15(_swig_i_2), C.swig_type_16(_swig_i_3), C.uintptr_t(_swig_i_4))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -751,7 +787,7 @@ func Cmr_allocate_sync(arg1 Cmr_resource_ref, arg2 uint64, arg3 uint64, arg4 *ui
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r_p := C._wrap_cmr_allocate_sync_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_type_16(_swig_i_1), C.swig_type_17(_swig_i_2), C.swig_voidp(_swig_i_3))
+	swig_r_p := C._wrap_cmr_allocate_sync_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_type_18(_swig_i_1), C.swig_type_19(_swig_i_2), C.swig_voidp(_swig_i_3))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -768,7 +804,7 @@ func Cmr_deallocate_sync(arg1 Cmr_resource_ref, arg2 uintptr, arg3 uint64, arg4 
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r_p := C._wrap_cmr_deallocate_sync_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.swig_type_19(_swig_i_2), C.swig_type_20(_swig_i_3))
+	swig_r_p := C._wrap_cmr_deallocate_sync_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.swig_type_21(_swig_i_2), C.swig_type_22(_swig_i_3))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -784,7 +820,7 @@ func Cmr_ref_equal(arg1 Cmr_resource_ref, arg2 Cmr_resource_ref, arg3 *bool) (_s
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
-	swig_r_p := C._wrap_cmr_ref_equal_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.swig_voidp(_swig_i_2))
+	swig_r_p := C._wrap_cmr_ref_equal_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.swig_voidp(_swig_i_2))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -799,7 +835,7 @@ func Cmr_ref_properties(arg1 Cmr_resource_ref, arg2 *uint32) (_swig_ret *Failure
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_ref_properties_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_ref_properties_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -814,7 +850,7 @@ func Cmr_ref_require_properties(arg1 Cmr_resource_ref, arg2 uint) (_swig_ret *Fa
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_ref_require_properties_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_intgo(_swig_i_1))
+	swig_r_p := C._wrap_cmr_ref_require_properties_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_intgo(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -829,7 +865,7 @@ func Cmr_ref_type_name(arg1 Cmr_resource_ref, arg2 *string) (_swig_ret *Failure)
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_ref_type_name_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_ref_type_name_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
  *arg2 = copyText(*arg2) 
 	var swig_r_1 *Failure
@@ -844,7 +880,7 @@ func Cmr_ref_type_name(arg1 Cmr_resource_ref, arg2 *string) (_swig_ret *Failure)
 func Cmr_ref_retain(arg1 Cmr_resource_ref) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_cmr_ref_retain_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_cmr_ref_retain_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -858,7 +894,7 @@ func Cmr_ref_retain(arg1 Cmr_resource_ref) (_swig_ret *Failure) {
 func Cmr_ref_release(arg1 Cmr_resource_ref) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_cmr_ref_release_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_cmr_ref_release_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -872,7 +908,7 @@ func Cmr_ref_release(arg1 Cmr_resource_ref) (_swig_ret *Failure) {
 func Cmr_ref_validate(arg1 Cmr_resource_ref) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_cmr_ref_validate_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_cmr_ref_validate_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -887,7 +923,7 @@ func Cmr_get_per_device_resource_ref(arg1 int, arg2 *uintptr) (_swig_ret *Failur
 	var swig_r string
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_get_per_device_resource_ref_capi_3953c7dd30184541(C.swig_intgo(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_get_per_device_resource_ref_capi_07a2e3c94f0d8d94(C.swig_intgo(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -902,7 +938,7 @@ func Cmr_set_per_device_resource_ref(arg1 int, arg2 Cmr_resource_ref) (_swig_ret
 	var swig_r string
 	_swig_i_0 := arg1
 	_swig_i_1 := getSwigcptr(arg2)
-	swig_r_p := C._wrap_cmr_set_per_device_resource_ref_capi_3953c7dd30184541(C.swig_intgo(_swig_i_0), C.uintptr_t(_swig_i_1))
+	swig_r_p := C._wrap_cmr_set_per_device_resource_ref_capi_07a2e3c94f0d8d94(C.swig_intgo(_swig_i_0), C.uintptr_t(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -916,7 +952,7 @@ func Cmr_set_per_device_resource_ref(arg1 int, arg2 Cmr_resource_ref) (_swig_ret
 func Cmr_reset_per_device_resource_ref(arg1 int) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_cmr_reset_per_device_resource_ref_capi_3953c7dd30184541(C.swig_intgo(_swig_i_0))
+	swig_r_p := C._wrap_cmr_reset_per_device_resource_ref_capi_07a2e3c94f0d8d94(C.swig_intgo(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -930,7 +966,7 @@ func Cmr_reset_per_device_resource_ref(arg1 int) (_swig_ret *Failure) {
 func Cmr_get_current_device_resource_ref(arg1 *uintptr) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_cmr_get_current_device_resource_ref_capi_3953c7dd30184541(C.swig_voidp(_swig_i_0))
+	swig_r_p := C._wrap_cmr_get_current_device_resource_ref_capi_07a2e3c94f0d8d94(C.swig_voidp(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -944,7 +980,7 @@ func Cmr_get_current_device_resource_ref(arg1 *uintptr) (_swig_ret *Failure) {
 func Cmr_set_current_device_resource_ref(arg1 Cmr_resource_ref) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_cmr_set_current_device_resource_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_cmr_set_current_device_resource_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -957,7 +993,7 @@ func Cmr_set_current_device_resource_ref(arg1 Cmr_resource_ref) (_swig_ret *Fail
 
 func Cmr_reset_current_device_resource_ref() (_swig_ret *Failure) {
 	var swig_r string
-	swig_r_p := C._wrap_cmr_reset_current_device_resource_ref_capi_3953c7dd30184541()
+	swig_r_p := C._wrap_cmr_reset_current_device_resource_ref_capi_07a2e3c94f0d8d94()
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -971,7 +1007,7 @@ func Cmr_reset_current_device_resource_ref() (_swig_ret *Failure) {
 func Cmr_device_count(arg1 *int32) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_cmr_device_count_capi_3953c7dd30184541(C.swig_voidp(_swig_i_0))
+	swig_r_p := C._wrap_cmr_device_count_capi_07a2e3c94f0d8d94(C.swig_voidp(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -985,7 +1021,7 @@ func Cmr_device_count(arg1 *int32) (_swig_ret *Failure) {
 func Cmr_current_device(arg1 *int32) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_cmr_current_device_capi_3953c7dd30184541(C.swig_voidp(_swig_i_0))
+	swig_r_p := C._wrap_cmr_current_device_capi_07a2e3c94f0d8d94(C.swig_voidp(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -999,7 +1035,7 @@ func Cmr_current_device(arg1 *int32) (_swig_ret *Failure) {
 func Cmr_set_current_device(arg1 int) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_cmr_set_current_device_capi_3953c7dd30184541(C.swig_intgo(_swig_i_0))
+	swig_r_p := C._wrap_cmr_set_current_device_capi_07a2e3c94f0d8d94(C.swig_intgo(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1014,7 +1050,7 @@ func Cmr_device_memory_info(arg1 *uint64, arg2 *uint64) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_device_memory_info_capi_3953c7dd30184541(C.swig_voidp(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_device_memory_info_capi_07a2e3c94f0d8d94(C.swig_voidp(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1029,7 +1065,7 @@ func Cmr_percent_of_free_device_memory(arg1 int, arg2 *uint64) (_swig_ret *Failu
 	var swig_r string
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_percent_of_free_device_memory_capi_3953c7dd30184541(C.swig_intgo(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_percent_of_free_device_memory_capi_07a2e3c94f0d8d94(C.swig_intgo(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1042,13 +1078,13 @@ func Cmr_percent_of_free_device_memory(arg1 int, arg2 *uint64) (_swig_ret *Failu
 
 func Cmr_built_with_cuda() (_swig_ret bool) {
 	var swig_r bool
-	swig_r = (bool)(C._wrap_cmr_built_with_cuda_capi_3953c7dd30184541())
+	swig_r = (bool)(C._wrap_cmr_built_with_cuda_capi_07a2e3c94f0d8d94())
 	return swig_r
 }
 
 func Cmr_version() (_swig_ret string) {
 	var swig_r string
-	swig_r_p := C._wrap_cmr_version_capi_3953c7dd30184541()
+	swig_r_p := C._wrap_cmr_version_capi_07a2e3c94f0d8d94()
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -1061,7 +1097,7 @@ func Cmr_aligned_resource_create(arg1 Cmr_resource_ref, arg2 uint64, arg3 uint64
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r_p := C._wrap_cmr_aligned_resource_create_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_type_41(_swig_i_1), C.swig_type_42(_swig_i_2), C.swig_voidp(_swig_i_3))
+	swig_r_p := C._wrap_cmr_aligned_resource_create_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_type_43(_swig_i_1), C.swig_type_44(_swig_i_2), C.swig_voidp(_swig_i_3))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1075,7 +1111,7 @@ func Cmr_aligned_resource_create(arg1 Cmr_resource_ref, arg2 uint64, arg3 uint64
 func Cmr_aligned_resource_destroy(arg1 Struct_SS_cmr_aligned_resource) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_cmr_aligned_resource_destroy_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_cmr_aligned_resource_destroy_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1089,7 +1125,7 @@ func Cmr_aligned_resource_destroy(arg1 Struct_SS_cmr_aligned_resource) (_swig_re
 func Cmr_aligned_resource_ref(arg1 Struct_SS_cmr_aligned_resource) (_swig_ret Cmr_resource_ref) {
 	var swig_r Cmr_resource_ref
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_aligned_resource_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))))
+	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_aligned_resource_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))))
 	return swig_r
 }
 
@@ -1097,7 +1133,7 @@ func Cmr_aligned_resource_from_ref(arg1 Cmr_resource_ref, arg2 *uintptr) (_swig_
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_aligned_resource_from_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_aligned_resource_from_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1112,7 +1148,7 @@ func Cmr_aligned_resource_allocation_alignment(arg1 Struct_SS_cmr_aligned_resour
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_aligned_resource_allocation_alignment_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_aligned_resource_allocation_alignment_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1127,7 +1163,7 @@ func Cmr_aligned_resource_alignment_threshold(arg1 Struct_SS_cmr_aligned_resourc
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_aligned_resource_alignment_threshold_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_aligned_resource_alignment_threshold_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1145,7 +1181,7 @@ func Cmr_arena_resource_create(arg1 Cmr_resource_ref, arg2 uint64, arg3 bool, ar
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r_p := C._wrap_cmr_arena_resource_create_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_type_48(_swig_i_1), C._Bool(_swig_i_2), *(*C.swig_type_49)(unsafe.Pointer(&_swig_i_3)), C.swig_voidp(_swig_i_4))
+	swig_r_p := C._wrap_cmr_arena_resource_create_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_type_50(_swig_i_1), C._Bool(_swig_i_2), *(*C.swig_type_51)(unsafe.Pointer(&_swig_i_3)), C.swig_voidp(_swig_i_4))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg4
@@ -1162,7 +1198,7 @@ func Cmr_arena_resource_create(arg1 Cmr_resource_ref, arg2 uint64, arg3 bool, ar
 func Cmr_arena_resource_destroy(arg1 Struct_SS_cmr_arena_resource) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_cmr_arena_resource_destroy_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_cmr_arena_resource_destroy_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1176,7 +1212,7 @@ func Cmr_arena_resource_destroy(arg1 Struct_SS_cmr_arena_resource) (_swig_ret *F
 func Cmr_arena_resource_ref(arg1 Struct_SS_cmr_arena_resource) (_swig_ret Cmr_resource_ref) {
 	var swig_r Cmr_resource_ref
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_arena_resource_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))))
+	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_arena_resource_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))))
 	return swig_r
 }
 
@@ -1184,7 +1220,7 @@ func Cmr_arena_resource_from_ref(arg1 Cmr_resource_ref, arg2 *uintptr) (_swig_re
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_arena_resource_from_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_arena_resource_from_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1199,7 +1235,7 @@ func Cmr_arena_resource_arena_size(arg1 Struct_SS_cmr_arena_resource, arg2 *uint
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_arena_resource_arena_size_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_arena_resource_arena_size_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1214,7 +1250,7 @@ func Cmr_arena_resource_global_free_bytes(arg1 Struct_SS_cmr_arena_resource, arg
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_arena_resource_global_free_bytes_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_arena_resource_global_free_bytes_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1229,7 +1265,7 @@ func Cmr_arena_resource_superblock_count(arg1 Struct_SS_cmr_arena_resource, arg2
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_arena_resource_superblock_count_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_arena_resource_superblock_count_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1243,7 +1279,7 @@ func Cmr_arena_resource_superblock_count(arg1 Struct_SS_cmr_arena_resource, arg2
 func Cmr_arena_resource_dump(arg1 Struct_SS_cmr_arena_resource) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_cmr_arena_resource_dump_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_cmr_arena_resource_dump_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1260,7 +1296,7 @@ func Cmr_binning_resource_create(arg1 Cmr_resource_ref, arg2 int, arg3 int, arg4
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r_p := C._wrap_cmr_binning_resource_create_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_voidp(_swig_i_3))
+	swig_r_p := C._wrap_cmr_binning_resource_create_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_voidp(_swig_i_3))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1274,7 +1310,7 @@ func Cmr_binning_resource_create(arg1 Cmr_resource_ref, arg2 int, arg3 int, arg4
 func Cmr_binning_resource_destroy(arg1 Struct_SS_cmr_binning_resource) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_cmr_binning_resource_destroy_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_cmr_binning_resource_destroy_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1288,7 +1324,7 @@ func Cmr_binning_resource_destroy(arg1 Struct_SS_cmr_binning_resource) (_swig_re
 func Cmr_binning_resource_ref(arg1 Struct_SS_cmr_binning_resource) (_swig_ret Cmr_resource_ref) {
 	var swig_r Cmr_resource_ref
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_binning_resource_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))))
+	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_binning_resource_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))))
 	return swig_r
 }
 
@@ -1296,7 +1332,7 @@ func Cmr_binning_resource_from_ref(arg1 Cmr_resource_ref, arg2 *uintptr) (_swig_
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_binning_resource_from_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_binning_resource_from_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1311,7 +1347,7 @@ func Cmr_binning_resource_add_bin(arg1 Struct_SS_cmr_binning_resource, arg2 uint
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_binning_resource_add_bin_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_type_60(_swig_i_1))
+	swig_r_p := C._wrap_cmr_binning_resource_add_bin_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_type_62(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1327,7 +1363,7 @@ func Cmr_binning_resource_add_bin_resource(arg1 Struct_SS_cmr_binning_resource, 
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
-	swig_r_p := C._wrap_cmr_binning_resource_add_bin_resource_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_type_62(_swig_i_1), C.uintptr_t(_swig_i_2))
+	swig_r_p := C._wrap_cmr_binning_resource_add_bin_resource_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_type_64(_swig_i_1), C.uintptr_t(_swig_i_2))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1342,7 +1378,7 @@ func Cmr_binning_resource_bin_count(arg1 Struct_SS_cmr_binning_resource, arg2 *u
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_binning_resource_bin_count_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_binning_resource_bin_count_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1358,7 +1394,7 @@ func Cmr_binning_resource_bin_size_for(arg1 Struct_SS_cmr_binning_resource, arg2
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r_p := C._wrap_cmr_binning_resource_bin_size_for_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_type_65(_swig_i_1), C.swig_voidp(_swig_i_2))
+	swig_r_p := C._wrap_cmr_binning_resource_bin_size_for_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_type_67(_swig_i_1), C.swig_voidp(_swig_i_2))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1372,7 +1408,7 @@ func Cmr_binning_resource_bin_size_for(arg1 Struct_SS_cmr_binning_resource, arg2
 func Cmr_callback_resource_destroy(arg1 Struct_SS_cmr_callback_resource) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_cmr_callback_resource_destroy_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_cmr_callback_resource_destroy_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1386,7 +1422,7 @@ func Cmr_callback_resource_destroy(arg1 Struct_SS_cmr_callback_resource) (_swig_
 func Cmr_callback_resource_ref(arg1 Struct_SS_cmr_callback_resource) (_swig_ret Cmr_resource_ref) {
 	var swig_r Cmr_resource_ref
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_callback_resource_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))))
+	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_callback_resource_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))))
 	return swig_r
 }
 
@@ -1394,7 +1430,7 @@ func Cmr_callback_resource_from_ref(arg1 Cmr_resource_ref, arg2 *uintptr) (_swig
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_callback_resource_from_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_callback_resource_from_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1408,7 +1444,7 @@ func Cmr_callback_resource_from_ref(arg1 Cmr_resource_ref, arg2 *uintptr) (_swig
 func Cmr_cuda_resource_create(arg1 *uintptr) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_cmr_cuda_resource_create_capi_3953c7dd30184541(C.swig_voidp(_swig_i_0))
+	swig_r_p := C._wrap_cmr_cuda_resource_create_capi_07a2e3c94f0d8d94(C.swig_voidp(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1422,7 +1458,7 @@ func Cmr_cuda_resource_create(arg1 *uintptr) (_swig_ret *Failure) {
 func Cmr_cuda_resource_destroy(arg1 Struct_SS_cmr_cuda_resource) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_cmr_cuda_resource_destroy_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_cmr_cuda_resource_destroy_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1436,7 +1472,7 @@ func Cmr_cuda_resource_destroy(arg1 Struct_SS_cmr_cuda_resource) (_swig_ret *Fai
 func Cmr_cuda_resource_ref(arg1 Struct_SS_cmr_cuda_resource) (_swig_ret Cmr_resource_ref) {
 	var swig_r Cmr_resource_ref
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_cuda_resource_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))))
+	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_cuda_resource_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))))
 	return swig_r
 }
 
@@ -1444,7 +1480,7 @@ func Cmr_cuda_resource_from_ref(arg1 Cmr_resource_ref, arg2 *uintptr) (_swig_ret
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_cuda_resource_from_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_cuda_resource_from_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1458,21 +1494,21 @@ func Cmr_cuda_resource_from_ref(arg1 Cmr_resource_ref, arg2 *uintptr) (_swig_ret
 type Enum_SS_cmr_cuda_async_export_handle_type int
 func _swig_getCMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE() (_swig_ret Enum_SS_cmr_cuda_async_export_handle_type) {
 	var swig_r Enum_SS_cmr_cuda_async_export_handle_type
-	swig_r = (Enum_SS_cmr_cuda_async_export_handle_type)(C._wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE_capi_3953c7dd30184541())
+	swig_r = (Enum_SS_cmr_cuda_async_export_handle_type)(C._wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE_capi_07a2e3c94f0d8d94())
 	return swig_r
 }
 
 var CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE Enum_SS_cmr_cuda_async_export_handle_type = _swig_getCMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE()
 func _swig_getCMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR() (_swig_ret Enum_SS_cmr_cuda_async_export_handle_type) {
 	var swig_r Enum_SS_cmr_cuda_async_export_handle_type
-	swig_r = (Enum_SS_cmr_cuda_async_export_handle_type)(C._wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_capi_3953c7dd30184541())
+	swig_r = (Enum_SS_cmr_cuda_async_export_handle_type)(C._wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_capi_07a2e3c94f0d8d94())
 	return swig_r
 }
 
 var CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR Enum_SS_cmr_cuda_async_export_handle_type = _swig_getCMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR()
 func _swig_getCMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC() (_swig_ret Enum_SS_cmr_cuda_async_export_handle_type) {
 	var swig_r Enum_SS_cmr_cuda_async_export_handle_type
-	swig_r = (Enum_SS_cmr_cuda_async_export_handle_type)(C._wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC_capi_3953c7dd30184541())
+	swig_r = (Enum_SS_cmr_cuda_async_export_handle_type)(C._wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC_capi_07a2e3c94f0d8d94())
 	return swig_r
 }
 
@@ -1483,7 +1519,7 @@ func Cmr_cuda_async_resource_create(arg1 uint64, arg2 uint64, arg3 Enum_SS_cmr_c
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r_p := C._wrap_cmr_cuda_async_resource_create_capi_3953c7dd30184541(C.swig_type_72(_swig_i_0), C.swig_type_73(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_voidp(_swig_i_3))
+	swig_r_p := C._wrap_cmr_cuda_async_resource_create_capi_07a2e3c94f0d8d94(C.swig_type_74(_swig_i_0), C.swig_type_75(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_voidp(_swig_i_3))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1497,7 +1533,7 @@ func Cmr_cuda_async_resource_create(arg1 uint64, arg2 uint64, arg3 Enum_SS_cmr_c
 func Cmr_cuda_async_resource_destroy(arg1 Struct_SS_cmr_cuda_async_resource) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_cmr_cuda_async_resource_destroy_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_cmr_cuda_async_resource_destroy_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1511,7 +1547,7 @@ func Cmr_cuda_async_resource_destroy(arg1 Struct_SS_cmr_cuda_async_resource) (_s
 func Cmr_cuda_async_resource_ref(arg1 Struct_SS_cmr_cuda_async_resource) (_swig_ret Cmr_resource_ref) {
 	var swig_r Cmr_resource_ref
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_cuda_async_resource_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))))
+	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_cuda_async_resource_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))))
 	return swig_r
 }
 
@@ -1519,7 +1555,7 @@ func Cmr_cuda_async_resource_from_ref(arg1 Cmr_resource_ref, arg2 *uintptr) (_sw
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_cuda_async_resource_from_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_cuda_async_resource_from_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1534,7 +1570,7 @@ func Cmr_cuda_async_resource_pool_handle(arg1 Struct_SS_cmr_cuda_async_resource,
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_cuda_async_resource_pool_handle_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_cuda_async_resource_pool_handle_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1549,7 +1585,7 @@ func Cmr_cuda_async_resource_release_threshold(arg1 Struct_SS_cmr_cuda_async_res
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_cuda_async_resource_release_threshold_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_cuda_async_resource_release_threshold_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1563,7 +1599,7 @@ func Cmr_cuda_async_resource_release_threshold(arg1 Struct_SS_cmr_cuda_async_res
 func Cmr_cuda_async_managed_resource_create(arg1 *uintptr) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_cmr_cuda_async_managed_resource_create_capi_3953c7dd30184541(C.swig_voidp(_swig_i_0))
+	swig_r_p := C._wrap_cmr_cuda_async_managed_resource_create_capi_07a2e3c94f0d8d94(C.swig_voidp(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1577,7 +1613,7 @@ func Cmr_cuda_async_managed_resource_create(arg1 *uintptr) (_swig_ret *Failure) 
 func Cmr_cuda_async_managed_resource_destroy(arg1 Struct_SS_cmr_cuda_async_managed_resource) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_cmr_cuda_async_managed_resource_destroy_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_cmr_cuda_async_managed_resource_destroy_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1591,7 +1627,7 @@ func Cmr_cuda_async_managed_resource_destroy(arg1 Struct_SS_cmr_cuda_async_manag
 func Cmr_cuda_async_managed_resource_ref(arg1 Struct_SS_cmr_cuda_async_managed_resource) (_swig_ret Cmr_resource_ref) {
 	var swig_r Cmr_resource_ref
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_cuda_async_managed_resource_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))))
+	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_cuda_async_managed_resource_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))))
 	return swig_r
 }
 
@@ -1599,7 +1635,7 @@ func Cmr_cuda_async_managed_resource_from_ref(arg1 Cmr_resource_ref, arg2 *uintp
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_cuda_async_managed_resource_from_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_cuda_async_managed_resource_from_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1614,7 +1650,7 @@ func Cmr_cuda_async_managed_resource_pool_handle(arg1 Struct_SS_cmr_cuda_async_m
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_cuda_async_managed_resource_pool_handle_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_cuda_async_managed_resource_pool_handle_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1629,7 +1665,7 @@ func Cmr_cuda_async_view_resource_create(arg1 uintptr, arg2 *uintptr) (_swig_ret
 	var swig_r string
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_cuda_async_view_resource_create_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_cuda_async_view_resource_create_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1643,7 +1679,7 @@ func Cmr_cuda_async_view_resource_create(arg1 uintptr, arg2 *uintptr) (_swig_ret
 func Cmr_cuda_async_view_resource_destroy(arg1 Struct_SS_cmr_cuda_async_view_resource) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_cmr_cuda_async_view_resource_destroy_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_cmr_cuda_async_view_resource_destroy_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1657,7 +1693,7 @@ func Cmr_cuda_async_view_resource_destroy(arg1 Struct_SS_cmr_cuda_async_view_res
 func Cmr_cuda_async_view_resource_ref(arg1 Struct_SS_cmr_cuda_async_view_resource) (_swig_ret Cmr_resource_ref) {
 	var swig_r Cmr_resource_ref
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_cuda_async_view_resource_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))))
+	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_cuda_async_view_resource_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))))
 	return swig_r
 }
 
@@ -1665,7 +1701,7 @@ func Cmr_cuda_async_view_resource_from_ref(arg1 Cmr_resource_ref, arg2 *uintptr)
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_cuda_async_view_resource_from_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_cuda_async_view_resource_from_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1680,7 +1716,7 @@ func Cmr_cuda_async_view_resource_pool_handle(arg1 Struct_SS_cmr_cuda_async_view
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_cuda_async_view_resource_pool_handle_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_cuda_async_view_resource_pool_handle_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1694,7 +1730,7 @@ func Cmr_cuda_async_view_resource_pool_handle(arg1 Struct_SS_cmr_cuda_async_view
 func Cmr_failure_callback_resource_destroy(arg1 Struct_SS_cmr_failure_callback_resource) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_cmr_failure_callback_resource_destroy_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_cmr_failure_callback_resource_destroy_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1708,7 +1744,7 @@ func Cmr_failure_callback_resource_destroy(arg1 Struct_SS_cmr_failure_callback_r
 func Cmr_failure_callback_resource_ref(arg1 Struct_SS_cmr_failure_callback_resource) (_swig_ret Cmr_resource_ref) {
 	var swig_r Cmr_resource_ref
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_failure_callback_resource_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))))
+	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_failure_callback_resource_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))))
 	return swig_r
 }
 
@@ -1716,7 +1752,7 @@ func Cmr_failure_callback_resource_from_ref(arg1 Cmr_resource_ref, arg2 *uintptr
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_failure_callback_resource_from_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_failure_callback_resource_from_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1733,7 +1769,7 @@ func Cmr_fixed_size_resource_create(arg1 Cmr_resource_ref, arg2 uint64, arg3 uin
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r_p := C._wrap_cmr_fixed_size_resource_create_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_type_89(_swig_i_1), C.swig_type_90(_swig_i_2), C.swig_voidp(_swig_i_3))
+	swig_r_p := C._wrap_cmr_fixed_size_resource_create_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_type_91(_swig_i_1), C.swig_type_92(_swig_i_2), C.swig_voidp(_swig_i_3))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1747,7 +1783,7 @@ func Cmr_fixed_size_resource_create(arg1 Cmr_resource_ref, arg2 uint64, arg3 uin
 func Cmr_fixed_size_resource_destroy(arg1 Struct_SS_cmr_fixed_size_resource) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_cmr_fixed_size_resource_destroy_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_cmr_fixed_size_resource_destroy_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1761,7 +1797,7 @@ func Cmr_fixed_size_resource_destroy(arg1 Struct_SS_cmr_fixed_size_resource) (_s
 func Cmr_fixed_size_resource_ref(arg1 Struct_SS_cmr_fixed_size_resource) (_swig_ret Cmr_resource_ref) {
 	var swig_r Cmr_resource_ref
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_fixed_size_resource_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))))
+	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_fixed_size_resource_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))))
 	return swig_r
 }
 
@@ -1769,7 +1805,7 @@ func Cmr_fixed_size_resource_from_ref(arg1 Cmr_resource_ref, arg2 *uintptr) (_sw
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_fixed_size_resource_from_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_fixed_size_resource_from_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1784,7 +1820,7 @@ func Cmr_fixed_size_resource_block_size(arg1 Struct_SS_cmr_fixed_size_resource, 
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_fixed_size_resource_block_size_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_fixed_size_resource_block_size_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1799,7 +1835,7 @@ func Cmr_fixed_size_resource_upstream_bytes(arg1 Struct_SS_cmr_fixed_size_resour
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_fixed_size_resource_upstream_bytes_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_fixed_size_resource_upstream_bytes_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1816,7 +1852,7 @@ func Cmr_limiting_resource_create(arg1 Cmr_resource_ref, arg2 uint64, arg3 uint6
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r_p := C._wrap_cmr_limiting_resource_create_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_type_96(_swig_i_1), C.swig_type_97(_swig_i_2), C.swig_voidp(_swig_i_3))
+	swig_r_p := C._wrap_cmr_limiting_resource_create_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_type_98(_swig_i_1), C.swig_type_99(_swig_i_2), C.swig_voidp(_swig_i_3))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1830,7 +1866,7 @@ func Cmr_limiting_resource_create(arg1 Cmr_resource_ref, arg2 uint64, arg3 uint6
 func Cmr_limiting_resource_destroy(arg1 Struct_SS_cmr_limiting_resource) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_cmr_limiting_resource_destroy_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_cmr_limiting_resource_destroy_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1844,7 +1880,7 @@ func Cmr_limiting_resource_destroy(arg1 Struct_SS_cmr_limiting_resource) (_swig_
 func Cmr_limiting_resource_ref(arg1 Struct_SS_cmr_limiting_resource) (_swig_ret Cmr_resource_ref) {
 	var swig_r Cmr_resource_ref
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_limiting_resource_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))))
+	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_limiting_resource_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))))
 	return swig_r
 }
 
@@ -1852,7 +1888,7 @@ func Cmr_limiting_resource_from_ref(arg1 Cmr_resource_ref, arg2 *uintptr) (_swig
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_limiting_resource_from_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_limiting_resource_from_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1867,7 +1903,7 @@ func Cmr_limiting_resource_allocated_bytes(arg1 Struct_SS_cmr_limiting_resource,
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_limiting_resource_allocated_bytes_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_limiting_resource_allocated_bytes_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1882,7 +1918,7 @@ func Cmr_limiting_resource_allocation_limit(arg1 Struct_SS_cmr_limiting_resource
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_limiting_resource_allocation_limit_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_limiting_resource_allocation_limit_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1900,7 +1936,7 @@ func Cmr_logging_resource_create(arg1 Cmr_resource_ref, arg2 string, arg3 uintpt
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r_p := C._wrap_cmr_logging_resource_create_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), *(*C.swig_type_103)(unsafe.Pointer(&_swig_i_1)), C.uintptr_t(_swig_i_2), C._Bool(_swig_i_3), C.swig_voidp(_swig_i_4))
+	swig_r_p := C._wrap_cmr_logging_resource_create_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), *(*C.swig_type_105)(unsafe.Pointer(&_swig_i_1)), C.uintptr_t(_swig_i_2), C._Bool(_swig_i_3), C.swig_voidp(_swig_i_4))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
@@ -1917,7 +1953,7 @@ func Cmr_logging_resource_create(arg1 Cmr_resource_ref, arg2 string, arg3 uintpt
 func Cmr_logging_resource_destroy(arg1 Struct_SS_cmr_logging_resource) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_cmr_logging_resource_destroy_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_cmr_logging_resource_destroy_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1931,7 +1967,7 @@ func Cmr_logging_resource_destroy(arg1 Struct_SS_cmr_logging_resource) (_swig_re
 func Cmr_logging_resource_ref(arg1 Struct_SS_cmr_logging_resource) (_swig_ret Cmr_resource_ref) {
 	var swig_r Cmr_resource_ref
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_logging_resource_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))))
+	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_logging_resource_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))))
 	return swig_r
 }
 
@@ -1939,7 +1975,7 @@ func Cmr_logging_resource_from_ref(arg1 Cmr_resource_ref, arg2 *uintptr) (_swig_
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_logging_resource_from_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_logging_resource_from_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1953,7 +1989,7 @@ func Cmr_logging_resource_from_ref(arg1 Cmr_resource_ref, arg2 *uintptr) (_swig_
 func Cmr_logging_resource_flush(arg1 Struct_SS_cmr_logging_resource) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_cmr_logging_resource_flush_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_cmr_logging_resource_flush_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1968,7 +2004,7 @@ func Cmr_logging_resource_filename(arg1 Struct_SS_cmr_logging_resource, arg2 *st
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_logging_resource_filename_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_logging_resource_filename_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
  *arg2 = copyText(*arg2) 
 	var swig_r_1 *Failure
@@ -1984,7 +2020,7 @@ func Cmr_logging_resource_lost_rows(arg1 Struct_SS_cmr_logging_resource, arg2 *u
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_logging_resource_lost_rows_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_logging_resource_lost_rows_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1998,7 +2034,7 @@ func Cmr_logging_resource_lost_rows(arg1 Struct_SS_cmr_logging_resource, arg2 *u
 func Cmr_managed_resource_create(arg1 *uintptr) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_cmr_managed_resource_create_capi_3953c7dd30184541(C.swig_voidp(_swig_i_0))
+	swig_r_p := C._wrap_cmr_managed_resource_create_capi_07a2e3c94f0d8d94(C.swig_voidp(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2012,7 +2048,7 @@ func Cmr_managed_resource_create(arg1 *uintptr) (_swig_ret *Failure) {
 func Cmr_managed_resource_destroy(arg1 Struct_SS_cmr_managed_resource) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_cmr_managed_resource_destroy_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_cmr_managed_resource_destroy_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2026,7 +2062,7 @@ func Cmr_managed_resource_destroy(arg1 Struct_SS_cmr_managed_resource) (_swig_re
 func Cmr_managed_resource_ref(arg1 Struct_SS_cmr_managed_resource) (_swig_ret Cmr_resource_ref) {
 	var swig_r Cmr_resource_ref
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_managed_resource_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))))
+	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_managed_resource_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))))
 	return swig_r
 }
 
@@ -2034,7 +2070,7 @@ func Cmr_managed_resource_from_ref(arg1 Cmr_resource_ref, arg2 *uintptr) (_swig_
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_managed_resource_from_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_managed_resource_from_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2048,7 +2084,7 @@ func Cmr_managed_resource_from_ref(arg1 Cmr_resource_ref, arg2 *uintptr) (_swig_
 func Cmr_pinned_host_resource_create(arg1 *uintptr) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_cmr_pinned_host_resource_create_capi_3953c7dd30184541(C.swig_voidp(_swig_i_0))
+	swig_r_p := C._wrap_cmr_pinned_host_resource_create_capi_07a2e3c94f0d8d94(C.swig_voidp(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2062,7 +2098,7 @@ func Cmr_pinned_host_resource_create(arg1 *uintptr) (_swig_ret *Failure) {
 func Cmr_pinned_host_resource_destroy(arg1 Struct_SS_cmr_pinned_host_resource) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_cmr_pinned_host_resource_destroy_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_cmr_pinned_host_resource_destroy_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2076,7 +2112,7 @@ func Cmr_pinned_host_resource_destroy(arg1 Struct_SS_cmr_pinned_host_resource) (
 func Cmr_pinned_host_resource_ref(arg1 Struct_SS_cmr_pinned_host_resource) (_swig_ret Cmr_resource_ref) {
 	var swig_r Cmr_resource_ref
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_pinned_host_resource_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))))
+	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_pinned_host_resource_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))))
 	return swig_r
 }
 
@@ -2084,7 +2120,7 @@ func Cmr_pinned_host_resource_from_ref(arg1 Cmr_resource_ref, arg2 *uintptr) (_s
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_pinned_host_resource_from_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_pinned_host_resource_from_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2101,7 +2137,7 @@ func Cmr_pool_resource_create(arg1 Cmr_resource_ref, arg2 uint64, arg3 uint64, a
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r_p := C._wrap_cmr_pool_resource_create_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_type_116(_swig_i_1), C.swig_type_117(_swig_i_2), C.swig_voidp(_swig_i_3))
+	swig_r_p := C._wrap_cmr_pool_resource_create_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_type_118(_swig_i_1), C.swig_type_119(_swig_i_2), C.swig_voidp(_swig_i_3))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2115,7 +2151,7 @@ func Cmr_pool_resource_create(arg1 Cmr_resource_ref, arg2 uint64, arg3 uint64, a
 func Cmr_pool_resource_destroy(arg1 Struct_SS_cmr_pool_resource) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_cmr_pool_resource_destroy_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_cmr_pool_resource_destroy_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2129,7 +2165,7 @@ func Cmr_pool_resource_destroy(arg1 Struct_SS_cmr_pool_resource) (_swig_ret *Fai
 func Cmr_pool_resource_ref(arg1 Struct_SS_cmr_pool_resource) (_swig_ret Cmr_resource_ref) {
 	var swig_r Cmr_resource_ref
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_pool_resource_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))))
+	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_pool_resource_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))))
 	return swig_r
 }
 
@@ -2137,7 +2173,7 @@ func Cmr_pool_resource_from_ref(arg1 Cmr_resource_ref, arg2 *uintptr) (_swig_ret
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_pool_resource_from_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_pool_resource_from_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2152,7 +2188,7 @@ func Cmr_pool_resource_pool_size(arg1 Struct_SS_cmr_pool_resource, arg2 *uint64)
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_pool_resource_pool_size_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_pool_resource_pool_size_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2167,7 +2203,7 @@ func Cmr_pool_resource_free_size(arg1 Struct_SS_cmr_pool_resource, arg2 *uint64)
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_pool_resource_free_size_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_pool_resource_free_size_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2182,7 +2218,7 @@ func Cmr_prefetch_resource_create(arg1 Cmr_resource_ref, arg2 *uintptr) (_swig_r
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_prefetch_resource_create_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_prefetch_resource_create_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2196,7 +2232,7 @@ func Cmr_prefetch_resource_create(arg1 Cmr_resource_ref, arg2 *uintptr) (_swig_r
 func Cmr_prefetch_resource_destroy(arg1 Struct_SS_cmr_prefetch_resource) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_cmr_prefetch_resource_destroy_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_cmr_prefetch_resource_destroy_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2210,7 +2246,7 @@ func Cmr_prefetch_resource_destroy(arg1 Struct_SS_cmr_prefetch_resource) (_swig_
 func Cmr_prefetch_resource_ref(arg1 Struct_SS_cmr_prefetch_resource) (_swig_ret Cmr_resource_ref) {
 	var swig_r Cmr_resource_ref
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_prefetch_resource_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))))
+	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_prefetch_resource_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))))
 	return swig_r
 }
 
@@ -2218,7 +2254,7 @@ func Cmr_prefetch_resource_from_ref(arg1 Cmr_resource_ref, arg2 *uintptr) (_swig
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_prefetch_resource_from_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_prefetch_resource_from_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2233,7 +2269,7 @@ func Cmr_simulated_resource_create(arg1 uint64, arg2 *uintptr) (_swig_ret *Failu
 	var swig_r string
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_simulated_resource_create_capi_3953c7dd30184541(C.swig_type_126(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_simulated_resource_create_capi_07a2e3c94f0d8d94(C.swig_type_128(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2247,7 +2283,7 @@ func Cmr_simulated_resource_create(arg1 uint64, arg2 *uintptr) (_swig_ret *Failu
 func Cmr_simulated_resource_destroy(arg1 Struct_SS_cmr_simulated_resource) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_cmr_simulated_resource_destroy_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_cmr_simulated_resource_destroy_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2261,7 +2297,7 @@ func Cmr_simulated_resource_destroy(arg1 Struct_SS_cmr_simulated_resource) (_swi
 func Cmr_simulated_resource_ref(arg1 Struct_SS_cmr_simulated_resource) (_swig_ret Cmr_resource_ref) {
 	var swig_r Cmr_resource_ref
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_simulated_resource_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))))
+	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_simulated_resource_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))))
 	return swig_r
 }
 
@@ -2269,7 +2305,7 @@ func Cmr_simulated_resource_from_ref(arg1 Cmr_resource_ref, arg2 *uintptr) (_swi
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_simulated_resource_from_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_simulated_resource_from_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2284,7 +2320,7 @@ func Cmr_simulated_resource_bytes_in_use(arg1 Struct_SS_cmr_simulated_resource, 
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_simulated_resource_bytes_in_use_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_simulated_resource_bytes_in_use_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2299,7 +2335,7 @@ func Cmr_simulated_resource_peak_bytes_in_use(arg1 Struct_SS_cmr_simulated_resou
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_simulated_resource_peak_bytes_in_use_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_simulated_resource_peak_bytes_in_use_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2314,7 +2350,7 @@ func Cmr_simulated_resource_allocation_count(arg1 Struct_SS_cmr_simulated_resour
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_simulated_resource_allocation_count_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_simulated_resource_allocation_count_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2329,7 +2365,7 @@ func Cmr_simulated_resource_deallocation_count(arg1 Struct_SS_cmr_simulated_reso
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_simulated_resource_deallocation_count_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_simulated_resource_deallocation_count_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2344,7 +2380,7 @@ func Cmr_statistics_resource_create(arg1 Cmr_resource_ref, arg2 *uintptr) (_swig
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_statistics_resource_create_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_statistics_resource_create_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2358,7 +2394,7 @@ func Cmr_statistics_resource_create(arg1 Cmr_resource_ref, arg2 *uintptr) (_swig
 func Cmr_statistics_resource_destroy(arg1 Struct_SS_cmr_statistics_resource) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_cmr_statistics_resource_destroy_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_cmr_statistics_resource_destroy_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2372,7 +2408,7 @@ func Cmr_statistics_resource_destroy(arg1 Struct_SS_cmr_statistics_resource) (_s
 func Cmr_statistics_resource_ref(arg1 Struct_SS_cmr_statistics_resource) (_swig_ret Cmr_resource_ref) {
 	var swig_r Cmr_resource_ref
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_statistics_resource_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))))
+	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_statistics_resource_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))))
 	return swig_r
 }
 
@@ -2380,7 +2416,7 @@ func Cmr_statistics_resource_from_ref(arg1 Cmr_resource_ref, arg2 *uintptr) (_sw
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_statistics_resource_from_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_statistics_resource_from_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2395,7 +2431,7 @@ func Cmr_statistics_resource_bytes_current(arg1 Struct_SS_cmr_statistics_resourc
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_statistics_resource_bytes_current_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_statistics_resource_bytes_current_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2410,7 +2446,7 @@ func Cmr_statistics_resource_bytes_peak(arg1 Struct_SS_cmr_statistics_resource, 
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_statistics_resource_bytes_peak_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_statistics_resource_bytes_peak_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2425,7 +2461,7 @@ func Cmr_statistics_resource_bytes_total(arg1 Struct_SS_cmr_statistics_resource,
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_statistics_resource_bytes_total_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_statistics_resource_bytes_total_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2440,7 +2476,7 @@ func Cmr_statistics_resource_allocations_current(arg1 Struct_SS_cmr_statistics_r
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_statistics_resource_allocations_current_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_statistics_resource_allocations_current_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2455,7 +2491,7 @@ func Cmr_statistics_resource_allocations_peak(arg1 Struct_SS_cmr_statistics_reso
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_statistics_resource_allocations_peak_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_statistics_resource_allocations_peak_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2470,7 +2506,7 @@ func Cmr_statistics_resource_allocations_total(arg1 Struct_SS_cmr_statistics_res
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_statistics_resource_allocations_total_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_statistics_resource_allocations_total_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2484,7 +2520,7 @@ func Cmr_statistics_resource_allocations_total(arg1 Struct_SS_cmr_statistics_res
 func Cmr_statistics_resource_push_counters(arg1 Struct_SS_cmr_statistics_resource) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_cmr_statistics_resource_push_counters_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_cmr_statistics_resource_push_counters_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2498,7 +2534,7 @@ func Cmr_statistics_resource_push_counters(arg1 Struct_SS_cmr_statistics_resourc
 func Cmr_statistics_resource_pop_counters(arg1 Struct_SS_cmr_statistics_resource) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_cmr_statistics_resource_pop_counters_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_cmr_statistics_resource_pop_counters_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2513,7 +2549,7 @@ func Cmr_statistics_resource_counter_levels(arg1 Struct_SS_cmr_statistics_resour
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_statistics_resource_counter_levels_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_statistics_resource_counter_levels_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2527,7 +2563,7 @@ func Cmr_statistics_resource_counter_levels(arg1 Struct_SS_cmr_statistics_resour
 func Cmr_system_resource_create(arg1 *uintptr) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_cmr_system_resource_create_capi_3953c7dd30184541(C.swig_voidp(_swig_i_0))
+	swig_r_p := C._wrap_cmr_system_resource_create_capi_07a2e3c94f0d8d94(C.swig_voidp(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2541,7 +2577,7 @@ func Cmr_system_resource_create(arg1 *uintptr) (_swig_ret *Failure) {
 func Cmr_system_resource_destroy(arg1 Struct_SS_cmr_system_resource) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_cmr_system_resource_destroy_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_cmr_system_resource_destroy_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2555,7 +2591,7 @@ func Cmr_system_resource_destroy(arg1 Struct_SS_cmr_system_resource) (_swig_ret 
 func Cmr_system_resource_ref(arg1 Struct_SS_cmr_system_resource) (_swig_ret Cmr_resource_ref) {
 	var swig_r Cmr_resource_ref
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_system_resource_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))))
+	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_system_resource_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))))
 	return swig_r
 }
 
@@ -2563,7 +2599,7 @@ func Cmr_system_resource_from_ref(arg1 Cmr_resource_ref, arg2 *uintptr) (_swig_r
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_system_resource_from_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_system_resource_from_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2578,7 +2614,7 @@ func Cmr_thread_safe_resource_create(arg1 Cmr_resource_ref, arg2 *uintptr) (_swi
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_thread_safe_resource_create_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_thread_safe_resource_create_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2592,7 +2628,7 @@ func Cmr_thread_safe_resource_create(arg1 Cmr_resource_ref, arg2 *uintptr) (_swi
 func Cmr_thread_safe_resource_destroy(arg1 Struct_SS_cmr_thread_safe_resource) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_cmr_thread_safe_resource_destroy_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_cmr_thread_safe_resource_destroy_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2606,7 +2642,7 @@ func Cmr_thread_safe_resource_destroy(arg1 Struct_SS_cmr_thread_safe_resource) (
 func Cmr_thread_safe_resource_ref(arg1 Struct_SS_cmr_thread_safe_resource) (_swig_ret Cmr_resource_ref) {
 	var swig_r Cmr_resource_ref
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_thread_safe_resource_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))))
+	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_thread_safe_resource_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))))
 	return swig_r
 }
 
@@ -2614,7 +2650,7 @@ func Cmr_thread_safe_resource_from_ref(arg1 Cmr_resource_ref, arg2 *uintptr) (_s
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_thread_safe_resource_from_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_thread_safe_resource_from_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2630,7 +2666,7 @@ func Cmr_tracking_resource_create(arg1 Cmr_resource_ref, arg2 bool, arg3 *uintpt
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r_p := C._wrap_cmr_tracking_resource_create_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C._Bool(_swig_i_1), C.swig_voidp(_swig_i_2))
+	swig_r_p := C._wrap_cmr_tracking_resource_create_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C._Bool(_swig_i_1), C.swig_voidp(_swig_i_2))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2644,7 +2680,7 @@ func Cmr_tracking_resource_create(arg1 Cmr_resource_ref, arg2 bool, arg3 *uintpt
 func Cmr_tracking_resource_destroy(arg1 Struct_SS_cmr_tracking_resource) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_cmr_tracking_resource_destroy_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_cmr_tracking_resource_destroy_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2658,7 +2694,7 @@ func Cmr_tracking_resource_destroy(arg1 Struct_SS_cmr_tracking_resource) (_swig_
 func Cmr_tracking_resource_ref(arg1 Struct_SS_cmr_tracking_resource) (_swig_ret Cmr_resource_ref) {
 	var swig_r Cmr_resource_ref
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_tracking_resource_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))))
+	swig_r = (Cmr_resource_ref)(SwigcptrCmr_resource_ref(C._wrap_cmr_tracking_resource_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))))
 	return swig_r
 }
 
@@ -2666,7 +2702,7 @@ func Cmr_tracking_resource_from_ref(arg1 Cmr_resource_ref, arg2 *uintptr) (_swig
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_tracking_resource_from_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_tracking_resource_from_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2681,7 +2717,7 @@ func Cmr_tracking_resource_allocated_bytes(arg1 Struct_SS_cmr_tracking_resource,
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_tracking_resource_allocated_bytes_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_tracking_resource_allocated_bytes_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2696,7 +2732,7 @@ func Cmr_tracking_resource_outstanding_count(arg1 Struct_SS_cmr_tracking_resourc
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_tracking_resource_outstanding_count_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_tracking_resource_outstanding_count_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2711,7 +2747,7 @@ func Cmr_tracking_resource_outstanding_report(arg1 Struct_SS_cmr_tracking_resour
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_tracking_resource_outstanding_report_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_tracking_resource_outstanding_report_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
  *arg2 = copyText(*arg2) 
 	var swig_r_1 *Failure
@@ -2727,7 +2763,7 @@ func Cmr_stack_parse(arg1 string, arg2 *uintptr) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_stack_parse_capi_3953c7dd30184541(*(*C.swig_type_158)(unsafe.Pointer(&_swig_i_0)), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_stack_parse_capi_07a2e3c94f0d8d94(*(*C.swig_type_160)(unsafe.Pointer(&_swig_i_0)), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
@@ -2744,7 +2780,7 @@ func Cmr_stack_parse(arg1 string, arg2 *uintptr) (_swig_ret *Failure) {
 func Cmr_stack_destroy(arg1 Struct_SS_cmr_stack) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_cmr_stack_destroy_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_cmr_stack_destroy_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2759,7 +2795,7 @@ func Cmr_stack_ref(arg1 Struct_SS_cmr_stack, arg2 *uintptr) (_swig_ret *Failure)
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_stack_ref_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_stack_ref_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2774,7 +2810,7 @@ func Cmr_stack_leaf(arg1 Struct_SS_cmr_stack, arg2 *uintptr) (_swig_ret *Failure
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_stack_leaf_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_stack_leaf_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2789,7 +2825,7 @@ func Cmr_stack_expression(arg1 Struct_SS_cmr_stack, arg2 *string) (_swig_ret *Fa
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_stack_expression_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_stack_expression_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
  *arg2 = copyText(*arg2) 
 	var swig_r_1 *Failure
@@ -2807,7 +2843,7 @@ func Cmr_device_buffer_create(arg1 uint64, arg2 uintptr, arg3 Cmr_resource_ref, 
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
 	_swig_i_3 := arg4
-	swig_r_p := C._wrap_cmr_device_buffer_create_capi_3953c7dd30184541(C.swig_type_164(_swig_i_0), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3))
+	swig_r_p := C._wrap_cmr_device_buffer_create_capi_07a2e3c94f0d8d94(C.swig_type_166(_swig_i_0), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2824,7 +2860,7 @@ func Cmr_device_buffer_create_copy(arg1 []byte, arg2 uintptr, arg3 Cmr_resource_
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
 	_swig_i_3 := arg4
-	swig_r_p := C._wrap_cmr_device_buffer_create_copy_capi_3953c7dd30184541(*(*C.swig_type_166)(unsafe.Pointer(&_swig_i_0)), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3))
+	swig_r_p := C._wrap_cmr_device_buffer_create_copy_capi_07a2e3c94f0d8d94(*(*C.swig_type_168)(unsafe.Pointer(&_swig_i_0)), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
@@ -2841,7 +2877,7 @@ func Cmr_device_buffer_create_copy(arg1 []byte, arg2 uintptr, arg3 Cmr_resource_
 func Cmr_device_buffer_destroy(arg1 Struct_SS_cmr_device_buffer) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_cmr_device_buffer_destroy_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_cmr_device_buffer_destroy_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2857,7 +2893,7 @@ func Cmr_device_buffer_resize(arg1 Struct_SS_cmr_device_buffer, arg2 uint64, arg
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r_p := C._wrap_cmr_device_buffer_resize_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_type_169(_swig_i_1), C.uintptr_t(_swig_i_2))
+	swig_r_p := C._wrap_cmr_device_buffer_resize_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_type_171(_swig_i_1), C.uintptr_t(_swig_i_2))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2873,7 +2909,7 @@ func Cmr_device_buffer_reserve(arg1 Struct_SS_cmr_device_buffer, arg2 uint64, ar
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r_p := C._wrap_cmr_device_buffer_reserve_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_type_171(_swig_i_1), C.uintptr_t(_swig_i_2))
+	swig_r_p := C._wrap_cmr_device_buffer_reserve_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_type_173(_swig_i_1), C.uintptr_t(_swig_i_2))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2888,7 +2924,7 @@ func Cmr_device_buffer_shrink_to_fit(arg1 Struct_SS_cmr_device_buffer, arg2 uint
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_device_buffer_shrink_to_fit_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1))
+	swig_r_p := C._wrap_cmr_device_buffer_shrink_to_fit_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2903,7 +2939,7 @@ func Cmr_device_buffer_set_stream(arg1 Struct_SS_cmr_device_buffer, arg2 uintptr
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_device_buffer_set_stream_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1))
+	swig_r_p := C._wrap_cmr_device_buffer_set_stream_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2918,7 +2954,7 @@ func Cmr_device_buffer_data(arg1 Struct_SS_cmr_device_buffer, arg2 *uintptr) (_s
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_device_buffer_data_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_device_buffer_data_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2933,7 +2969,7 @@ func Cmr_device_buffer_size(arg1 Struct_SS_cmr_device_buffer, arg2 *uint64) (_sw
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_device_buffer_size_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_device_buffer_size_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2948,7 +2984,7 @@ func Cmr_device_buffer_capacity(arg1 Struct_SS_cmr_device_buffer, arg2 *uint64) 
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_device_buffer_capacity_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_device_buffer_capacity_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2963,7 +2999,7 @@ func Cmr_device_buffer_stream(arg1 Struct_SS_cmr_device_buffer, arg2 *uintptr) (
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_device_buffer_stream_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_device_buffer_stream_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2978,7 +3014,7 @@ func Cmr_device_buffer_resource(arg1 Struct_SS_cmr_device_buffer, arg2 *uintptr)
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_device_buffer_resource_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_device_buffer_resource_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2993,7 +3029,7 @@ func Cmr_device_buffer_copy_to_host(arg1 Struct_SS_cmr_device_buffer, arg2 []byt
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_device_buffer_copy_to_host_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), *(*C.swig_type_180)(unsafe.Pointer(&_swig_i_1)))
+	swig_r_p := C._wrap_cmr_device_buffer_copy_to_host_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), *(*C.swig_type_182)(unsafe.Pointer(&_swig_i_1)))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
@@ -3011,7 +3047,7 @@ func Cmr_device_buffer_copy_from(arg1 Struct_SS_cmr_device_buffer, arg2 []byte) 
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_device_buffer_copy_from_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), *(*C.swig_type_182)(unsafe.Pointer(&_swig_i_1)))
+	swig_r_p := C._wrap_cmr_device_buffer_copy_from_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), *(*C.swig_type_184)(unsafe.Pointer(&_swig_i_1)))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
@@ -3030,7 +3066,7 @@ func Cmr_device_buffer_prefetch(arg1 Struct_SS_cmr_device_buffer, arg2 int, arg3
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r_p := C._wrap_cmr_device_buffer_prefetch_capi_3953c7dd30184541(C.uintptr_t(_swig_i_0), C.swig_intgo(_swig_i_1), C.uintptr_t(_swig_i_2))
+	swig_r_p := C._wrap_cmr_device_buffer_prefetch_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_intgo(_swig_i_1), C.uintptr_t(_swig_i_2))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 

@@ -221,11 +221,43 @@ static _gostring_ cmr_go_failure(cmr_status status) {
 /* A second copy of a ref, in C memory (nil when there is no memory for it). */
 static cmr_resource_ref cmr_go_ref_copy(cmr_resource_ref ref) { return ref; }
 
+
+/* Exported by go/capi/callbacks.go. */
+extern uintptr_t cmrGoAllocate(size_t bytes, uintptr_t stream, uintptr_t callbacks);
+extern void cmrGoDeallocate(uintptr_t address, size_t bytes, uintptr_t stream, uintptr_t callbacks);
+extern bool cmrGoRetry(size_t bytes, uintptr_t callback);
+
+static void *cmr_go_allocate_trampoline(size_t bytes, cmr_stream stream, void *callbacks) {
+  return (void *)cmrGoAllocate(bytes, (uintptr_t)stream, (uintptr_t)callbacks);
+}
+
+static void cmr_go_deallocate_trampoline(void *ptr, size_t bytes, cmr_stream stream, void *callbacks) {
+  cmrGoDeallocate((uintptr_t)ptr, bytes, (uintptr_t)stream, (uintptr_t)callbacks);
+}
+
+static bool cmr_go_retry_trampoline(size_t bytes, void *callback) {
+  return cmrGoRetry(bytes, (uintptr_t)callback);
+}
+
+
+/* A callback resource over the Go functions registered as `callbacks`. */
+static cmr_status cmr_go_callback_resource_create(void *callbacks, unsigned properties, cmr_callback_resource **out) {
+  return cmr_callback_resource_create(cmr_go_allocate_trampoline, cmr_go_deallocate_trampoline, callbacks,
+                                      callbacks, properties, out);
+}
+
+/* A failure callback adaptor over the Go function registered as
+ * `callback`. */
+static cmr_status cmr_go_failure_callback_resource_create(cmr_resource_ref upstream, void *callback,
+                                                          cmr_failure_callback_resource **out) {
+  return cmr_failure_callback_resource_create(upstream, cmr_go_retry_trampoline, callback, out);
+}
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-void _wrap_Swig_free_capi_3953c7dd30184541(void *_swig_go_0) {
+void _wrap_Swig_free_capi_07a2e3c94f0d8d94(void *_swig_go_0) {
   void *arg1 = (void *) 0 ;
   
   arg1 = *(void **)&_swig_go_0; 
@@ -235,7 +267,7 @@ void _wrap_Swig_free_capi_3953c7dd30184541(void *_swig_go_0) {
 }
 
 
-void *_wrap_Swig_malloc_capi_3953c7dd30184541(intgo _swig_go_0) {
+void *_wrap_Swig_malloc_capi_07a2e3c94f0d8d94(intgo _swig_go_0) {
   int arg1 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -248,7 +280,7 @@ void *_wrap_Swig_malloc_capi_3953c7dd30184541(intgo _swig_go_0) {
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_go_ref_copy_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_go_ref_copy_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0) {
   cmr_resource_ref arg1 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -270,7 +302,46 @@ struct cmr_resource_ref *_wrap_cmr_go_ref_copy_capi_3953c7dd30184541(struct cmr_
 }
 
 
-intgo _wrap_CMR_SUCCESS_capi_3953c7dd30184541() {
+_gostring_ _wrap_cmr_go_callback_resource_create_capi_07a2e3c94f0d8d94(void *_swig_go_0, intgo _swig_go_1, cmr_callback_resource **_swig_go_2) {
+  void *arg1 = (void *) 0 ;
+  unsigned int arg2 ;
+  cmr_callback_resource **arg3 = (cmr_callback_resource **) 0 ;
+  cmr_status result;
+  _gostring_ _swig_go_result;
+  
+  arg1 = *(void **)&_swig_go_0; 
+  arg2 = (unsigned int)_swig_go_1; 
+  arg3 = (cmr_callback_resource **)_swig_go_2; 
+  
+  result = (cmr_status)cmr_go_callback_resource_create(arg1,arg2,arg3);
+  _swig_go_result = cmr_go_failure(result); 
+  return _swig_go_result;
+}
+
+
+_gostring_ _wrap_cmr_go_failure_callback_resource_create_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, void *_swig_go_1, cmr_failure_callback_resource **_swig_go_2) {
+  cmr_resource_ref arg1 ;
+  void *arg2 = (void *) 0 ;
+  cmr_failure_callback_resource **arg3 = (cmr_failure_callback_resource **) 0 ;
+  cmr_status result;
+  _gostring_ _swig_go_result;
+  
+  {
+    const cmr_resource_ref *given = (const cmr_resource_ref *)_swig_go_0;
+    arg1 = given == NULL ? (cmr_resource_ref){
+      0
+    } : *given;
+  }
+  arg2 = *(void **)&_swig_go_1; 
+  arg3 = (cmr_failure_callback_resource **)_swig_go_2; 
+  
+  result = (cmr_status)cmr_go_failure_callback_resource_create(arg1,arg2,arg3);
+  _swig_go_result = cmr_go_failure(result); 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_CMR_SUCCESS_capi_07a2e3c94f0d8d94() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -282,7 +353,7 @@ intgo _wrap_CMR_SUCCESS_capi_3953c7dd30184541() {
 }
 
 
-intgo _wrap_CMR_ERROR_INVALID_ARGUMENT_capi_3953c7dd30184541() {
+intgo _wrap_CMR_ERROR_INVALID_ARGUMENT_capi_07a2e3c94f0d8d94() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -294,7 +365,7 @@ intgo _wrap_CMR_ERROR_INVALID_ARGUMENT_capi_3953c7dd30184541() {
 }
 
 
-intgo _wrap_CMR_ERROR_NULL_POINTER_capi_3953c7dd30184541() {
+intgo _wrap_CMR_ERROR_NULL_POINTER_capi_07a2e3c94f0d8d94() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -306,7 +377,7 @@ intgo _wrap_CMR_ERROR_NULL_POINTER_capi_3953c7dd30184541() {
 }
 
 
-intgo _wrap_CMR_ERROR_INVALID_REF_capi_3953c7dd30184541() {
+intgo _wrap_CMR_ERROR_INVALID_REF_capi_07a2e3c94f0d8d94() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -318,7 +389,7 @@ intgo _wrap_CMR_ERROR_INVALID_REF_capi_3953c7dd30184541() {
 }
 
 
-intgo _wrap_CMR_ERROR_DESTROYED_HANDLE_capi_3953c7dd30184541() {
+intgo _wrap_CMR_ERROR_DESTROYED_HANDLE_capi_07a2e3c94f0d8d94() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -330,7 +401,7 @@ intgo _wrap_CMR_ERROR_DESTROYED_HANDLE_capi_3953c7dd30184541() {
 }
 
 
-intgo _wrap_CMR_ERROR_BAD_ALIGNMENT_capi_3953c7dd30184541() {
+intgo _wrap_CMR_ERROR_BAD_ALIGNMENT_capi_07a2e3c94f0d8d94() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -342,7 +413,7 @@ intgo _wrap_CMR_ERROR_BAD_ALIGNMENT_capi_3953c7dd30184541() {
 }
 
 
-intgo _wrap_CMR_ERROR_UNSUPPORTED_ALIGNMENT_capi_3953c7dd30184541() {
+intgo _wrap_CMR_ERROR_UNSUPPORTED_ALIGNMENT_capi_07a2e3c94f0d8d94() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -354,7 +425,7 @@ intgo _wrap_CMR_ERROR_UNSUPPORTED_ALIGNMENT_capi_3953c7dd30184541() {
 }
 
 
-intgo _wrap_CMR_ERROR_SIZE_OVERFLOW_capi_3953c7dd30184541() {
+intgo _wrap_CMR_ERROR_SIZE_OVERFLOW_capi_07a2e3c94f0d8d94() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -366,7 +437,7 @@ intgo _wrap_CMR_ERROR_SIZE_OVERFLOW_capi_3953c7dd30184541() {
 }
 
 
-intgo _wrap_CMR_ERROR_OUT_OF_MEMORY_capi_3953c7dd30184541() {
+intgo _wrap_CMR_ERROR_OUT_OF_MEMORY_capi_07a2e3c94f0d8d94() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -378,7 +449,7 @@ intgo _wrap_CMR_ERROR_OUT_OF_MEMORY_capi_3953c7dd30184541() {
 }
 
 
-intgo _wrap_CMR_ERROR_UNKNOWN_DEVICE_capi_3953c7dd30184541() {
+intgo _wrap_CMR_ERROR_UNKNOWN_DEVICE_capi_07a2e3c94f0d8d94() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -390,7 +461,7 @@ intgo _wrap_CMR_ERROR_UNKNOWN_DEVICE_capi_3953c7dd30184541() {
 }
 
 
-intgo _wrap_CMR_ERROR_NO_DEVICE_capi_3953c7dd30184541() {
+intgo _wrap_CMR_ERROR_NO_DEVICE_capi_07a2e3c94f0d8d94() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -402,7 +473,7 @@ intgo _wrap_CMR_ERROR_NO_DEVICE_capi_3953c7dd30184541() {
 }
 
 
-intgo _wrap_CMR_ERROR_CUDA_capi_3953c7dd30184541() {
+intgo _wrap_CMR_ERROR_CUDA_capi_07a2e3c94f0d8d94() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -414,7 +485,7 @@ intgo _wrap_CMR_ERROR_CUDA_capi_3953c7dd30184541() {
 }
 
 
-intgo _wrap_CMR_ERROR_UNSUPPORTED_capi_3953c7dd30184541() {
+intgo _wrap_CMR_ERROR_UNSUPPORTED_capi_07a2e3c94f0d8d94() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -426,7 +497,7 @@ intgo _wrap_CMR_ERROR_UNSUPPORTED_capi_3953c7dd30184541() {
 }
 
 
-intgo _wrap_CMR_ERROR_PROPERTY_MISSING_capi_3953c7dd30184541() {
+intgo _wrap_CMR_ERROR_PROPERTY_MISSING_capi_07a2e3c94f0d8d94() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -438,7 +509,7 @@ intgo _wrap_CMR_ERROR_PROPERTY_MISSING_capi_3953c7dd30184541() {
 }
 
 
-intgo _wrap_CMR_ERROR_UNKNOWN_POINTER_capi_3953c7dd30184541() {
+intgo _wrap_CMR_ERROR_UNKNOWN_POINTER_capi_07a2e3c94f0d8d94() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -450,7 +521,7 @@ intgo _wrap_CMR_ERROR_UNKNOWN_POINTER_capi_3953c7dd30184541() {
 }
 
 
-intgo _wrap_CMR_ERROR_INTERNAL_capi_3953c7dd30184541() {
+intgo _wrap_CMR_ERROR_INTERNAL_capi_07a2e3c94f0d8d94() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -462,7 +533,7 @@ intgo _wrap_CMR_ERROR_INTERNAL_capi_3953c7dd30184541() {
 }
 
 
-_gostring_ _wrap_cmr_status_string_capi_3953c7dd30184541(intgo _swig_go_0) {
+_gostring_ _wrap_cmr_status_string_capi_07a2e3c94f0d8d94(intgo _swig_go_0) {
   cmr_status arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -475,7 +546,7 @@ _gostring_ _wrap_cmr_status_string_capi_3953c7dd30184541(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_cmr_stream_create_capi_3953c7dd30184541(cmr_stream *_swig_go_0) {
+_gostring_ _wrap_cmr_stream_create_capi_07a2e3c94f0d8d94(cmr_stream *_swig_go_0) {
   cmr_stream *arg1 = (cmr_stream *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -488,7 +559,7 @@ _gostring_ _wrap_cmr_stream_create_capi_3953c7dd30184541(cmr_stream *_swig_go_0)
 }
 
 
-_gostring_ _wrap_cmr_stream_destroy_capi_3953c7dd30184541(cmr_stream _swig_go_0) {
+_gostring_ _wrap_cmr_stream_destroy_capi_07a2e3c94f0d8d94(cmr_stream _swig_go_0) {
   cmr_stream arg1 = (cmr_stream) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -501,7 +572,7 @@ _gostring_ _wrap_cmr_stream_destroy_capi_3953c7dd30184541(cmr_stream _swig_go_0)
 }
 
 
-_gostring_ _wrap_cmr_stream_synchronize_capi_3953c7dd30184541(cmr_stream _swig_go_0) {
+_gostring_ _wrap_cmr_stream_synchronize_capi_07a2e3c94f0d8d94(cmr_stream _swig_go_0) {
   cmr_stream arg1 = (cmr_stream) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -514,7 +585,7 @@ _gostring_ _wrap_cmr_stream_synchronize_capi_3953c7dd30184541(cmr_stream _swig_g
 }
 
 
-void _wrap_delete_cmr_resource_ref_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0) {
+void _wrap_delete_cmr_resource_ref_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0) {
   struct cmr_resource_ref *arg1 = (struct cmr_resource_ref *) 0 ;
   
   arg1 = *(struct cmr_resource_ref **)&_swig_go_0; 
@@ -524,7 +595,7 @@ void _wrap_delete_cmr_resource_ref_capi_3953c7dd30184541(struct cmr_resource_ref
 }
 
 
-_gostring_ _wrap_cmr_allocate_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, long long _swig_go_1, cmr_stream _swig_go_2, void **_swig_go_3) {
+_gostring_ _wrap_cmr_allocate_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, long long _swig_go_1, cmr_stream _swig_go_2, void **_swig_go_3) {
   cmr_resource_ref arg1 ;
   size_t arg2 ;
   cmr_stream arg3 = (cmr_stream) 0 ;
@@ -548,7 +619,7 @@ _gostring_ _wrap_cmr_allocate_capi_3953c7dd30184541(struct cmr_resource_ref *_sw
 }
 
 
-_gostring_ _wrap_cmr_deallocate_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, void *_swig_go_1, long long _swig_go_2, cmr_stream _swig_go_3) {
+_gostring_ _wrap_cmr_deallocate_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, void *_swig_go_1, long long _swig_go_2, cmr_stream _swig_go_3) {
   cmr_resource_ref arg1 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -572,7 +643,7 @@ _gostring_ _wrap_cmr_deallocate_capi_3953c7dd30184541(struct cmr_resource_ref *_
 }
 
 
-_gostring_ _wrap_cmr_allocate_aligned_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, long long _swig_go_1, long long _swig_go_2, cmr_stream _swig_go_3, void **_swig_go_4) {
+_gostring_ _wrap_cmr_allocate_aligned_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, long long _swig_go_1, long long _swig_go_2, cmr_stream _swig_go_3, void **_swig_go_4) {
   cmr_resource_ref arg1 ;
   size_t arg2 ;
   size_t arg3 ;
@@ -598,7 +669,7 @@ _gostring_ _wrap_cmr_allocate_aligned_capi_3953c7dd30184541(struct cmr_resource_
 }
 
 
-_gostring_ _wrap_cmr_deallocate_aligned_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, void *_swig_go_1, long long _swig_go_2, long long _swig_go_3, cmr_stream _swig_go_4) {
+_gostring_ _wrap_cmr_deallocate_aligned_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, void *_swig_go_1, long long _swig_go_2, long long _swig_go_3, cmr_stream _swig_go_4) {
   cmr_resource_ref arg1 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -624,7 +695,7 @@ _gostring_ _wrap_cmr_deallocate_aligned_capi_3953c7dd30184541(struct cmr_resourc
 }
 
 
-_gostring_ _wrap_cmr_allocate_sync_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, long long _swig_go_1, long long _swig_go_2, void **_swig_go_3) {
+_gostring_ _wrap_cmr_allocate_sync_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, long long _swig_go_1, long long _swig_go_2, void **_swig_go_3) {
   cmr_resource_ref arg1 ;
   size_t arg2 ;
   size_t arg3 ;
@@ -648,7 +719,7 @@ _gostring_ _wrap_cmr_allocate_sync_capi_3953c7dd30184541(struct cmr_resource_ref
 }
 
 
-_gostring_ _wrap_cmr_deallocate_sync_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, void *_swig_go_1, long long _swig_go_2, long long _swig_go_3) {
+_gostring_ _wrap_cmr_deallocate_sync_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, void *_swig_go_1, long long _swig_go_2, long long _swig_go_3) {
   cmr_resource_ref arg1 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -672,7 +743,7 @@ _gostring_ _wrap_cmr_deallocate_sync_capi_3953c7dd30184541(struct cmr_resource_r
 }
 
 
-_gostring_ _wrap_cmr_ref_equal_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, struct cmr_resource_ref *_swig_go_1, bool *_swig_go_2) {
+_gostring_ _wrap_cmr_ref_equal_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, struct cmr_resource_ref *_swig_go_1, bool *_swig_go_2) {
   cmr_resource_ref arg1 ;
   cmr_resource_ref arg2 ;
   bool *arg3 = (bool *) 0 ;
@@ -699,7 +770,7 @@ _gostring_ _wrap_cmr_ref_equal_capi_3953c7dd30184541(struct cmr_resource_ref *_s
 }
 
 
-_gostring_ _wrap_cmr_ref_properties_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, int *_swig_go_1) {
+_gostring_ _wrap_cmr_ref_properties_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, int *_swig_go_1) {
   cmr_resource_ref arg1 ;
   unsigned int *arg2 = (unsigned int *) 0 ;
   cmr_status result;
@@ -719,7 +790,7 @@ _gostring_ _wrap_cmr_ref_properties_capi_3953c7dd30184541(struct cmr_resource_re
 }
 
 
-_gostring_ _wrap_cmr_ref_require_properties_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, intgo _swig_go_1) {
+_gostring_ _wrap_cmr_ref_require_properties_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, intgo _swig_go_1) {
   cmr_resource_ref arg1 ;
   unsigned int arg2 ;
   cmr_status result;
@@ -739,7 +810,7 @@ _gostring_ _wrap_cmr_ref_require_properties_capi_3953c7dd30184541(struct cmr_res
 }
 
 
-_gostring_ _wrap_cmr_ref_type_name_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, _gostring_* _swig_go_1) {
+_gostring_ _wrap_cmr_ref_type_name_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, _gostring_* _swig_go_1) {
   cmr_resource_ref arg1 ;
   char **arg2 = (char **) 0 ;
   char const *temp2 ;
@@ -765,7 +836,7 @@ _gostring_ _wrap_cmr_ref_type_name_capi_3953c7dd30184541(struct cmr_resource_ref
 }
 
 
-_gostring_ _wrap_cmr_ref_retain_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0) {
+_gostring_ _wrap_cmr_ref_retain_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0) {
   cmr_resource_ref arg1 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -783,7 +854,7 @@ _gostring_ _wrap_cmr_ref_retain_capi_3953c7dd30184541(struct cmr_resource_ref *_
 }
 
 
-_gostring_ _wrap_cmr_ref_release_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0) {
+_gostring_ _wrap_cmr_ref_release_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0) {
   cmr_resource_ref arg1 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -801,7 +872,7 @@ _gostring_ _wrap_cmr_ref_release_capi_3953c7dd30184541(struct cmr_resource_ref *
 }
 
 
-_gostring_ _wrap_cmr_ref_validate_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0) {
+_gostring_ _wrap_cmr_ref_validate_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0) {
   cmr_resource_ref arg1 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -819,7 +890,7 @@ _gostring_ _wrap_cmr_ref_validate_capi_3953c7dd30184541(struct cmr_resource_ref 
 }
 
 
-_gostring_ _wrap_cmr_get_per_device_resource_ref_capi_3953c7dd30184541(intgo _swig_go_0, cmr_resource_ref *_swig_go_1) {
+_gostring_ _wrap_cmr_get_per_device_resource_ref_capi_07a2e3c94f0d8d94(intgo _swig_go_0, cmr_resource_ref *_swig_go_1) {
   int arg1 ;
   cmr_resource_ref *arg2 = (cmr_resource_ref *) 0 ;
   cmr_resource_ref temp2 ;
@@ -846,7 +917,7 @@ _gostring_ _wrap_cmr_get_per_device_resource_ref_capi_3953c7dd30184541(intgo _sw
 }
 
 
-_gostring_ _wrap_cmr_set_per_device_resource_ref_capi_3953c7dd30184541(intgo _swig_go_0, struct cmr_resource_ref *_swig_go_1) {
+_gostring_ _wrap_cmr_set_per_device_resource_ref_capi_07a2e3c94f0d8d94(intgo _swig_go_0, struct cmr_resource_ref *_swig_go_1) {
   int arg1 ;
   cmr_resource_ref arg2 ;
   cmr_status result;
@@ -866,7 +937,7 @@ _gostring_ _wrap_cmr_set_per_device_resource_ref_capi_3953c7dd30184541(intgo _sw
 }
 
 
-_gostring_ _wrap_cmr_reset_per_device_resource_ref_capi_3953c7dd30184541(intgo _swig_go_0) {
+_gostring_ _wrap_cmr_reset_per_device_resource_ref_capi_07a2e3c94f0d8d94(intgo _swig_go_0) {
   int arg1 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -879,7 +950,7 @@ _gostring_ _wrap_cmr_reset_per_device_resource_ref_capi_3953c7dd30184541(intgo _
 }
 
 
-_gostring_ _wrap_cmr_get_current_device_resource_ref_capi_3953c7dd30184541(cmr_resource_ref *_swig_go_0) {
+_gostring_ _wrap_cmr_get_current_device_resource_ref_capi_07a2e3c94f0d8d94(cmr_resource_ref *_swig_go_0) {
   cmr_resource_ref *arg1 = (cmr_resource_ref *) 0 ;
   cmr_resource_ref temp1 ;
   cmr_status result;
@@ -904,7 +975,7 @@ _gostring_ _wrap_cmr_get_current_device_resource_ref_capi_3953c7dd30184541(cmr_r
 }
 
 
-_gostring_ _wrap_cmr_set_current_device_resource_ref_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0) {
+_gostring_ _wrap_cmr_set_current_device_resource_ref_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0) {
   cmr_resource_ref arg1 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -922,7 +993,7 @@ _gostring_ _wrap_cmr_set_current_device_resource_ref_capi_3953c7dd30184541(struc
 }
 
 
-_gostring_ _wrap_cmr_reset_current_device_resource_ref_capi_3953c7dd30184541() {
+_gostring_ _wrap_cmr_reset_current_device_resource_ref_capi_07a2e3c94f0d8d94() {
   cmr_status result;
   _gostring_ _swig_go_result;
   
@@ -933,7 +1004,7 @@ _gostring_ _wrap_cmr_reset_current_device_resource_ref_capi_3953c7dd30184541() {
 }
 
 
-_gostring_ _wrap_cmr_device_count_capi_3953c7dd30184541(int *_swig_go_0) {
+_gostring_ _wrap_cmr_device_count_capi_07a2e3c94f0d8d94(int *_swig_go_0) {
   int *arg1 = (int *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -946,7 +1017,7 @@ _gostring_ _wrap_cmr_device_count_capi_3953c7dd30184541(int *_swig_go_0) {
 }
 
 
-_gostring_ _wrap_cmr_current_device_capi_3953c7dd30184541(int *_swig_go_0) {
+_gostring_ _wrap_cmr_current_device_capi_07a2e3c94f0d8d94(int *_swig_go_0) {
   int *arg1 = (int *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -959,7 +1030,7 @@ _gostring_ _wrap_cmr_current_device_capi_3953c7dd30184541(int *_swig_go_0) {
 }
 
 
-_gostring_ _wrap_cmr_set_current_device_capi_3953c7dd30184541(intgo _swig_go_0) {
+_gostring_ _wrap_cmr_set_current_device_capi_07a2e3c94f0d8d94(intgo _swig_go_0) {
   int arg1 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -972,7 +1043,7 @@ _gostring_ _wrap_cmr_set_current_device_capi_3953c7dd30184541(intgo _swig_go_0) 
 }
 
 
-_gostring_ _wrap_cmr_device_memory_info_capi_3953c7dd30184541(long long *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_device_memory_info_capi_07a2e3c94f0d8d94(long long *_swig_go_0, long long *_swig_go_1) {
   size_t *arg1 = (size_t *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -987,7 +1058,7 @@ _gostring_ _wrap_cmr_device_memory_info_capi_3953c7dd30184541(long long *_swig_g
 }
 
 
-_gostring_ _wrap_cmr_percent_of_free_device_memory_capi_3953c7dd30184541(intgo _swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_percent_of_free_device_memory_capi_07a2e3c94f0d8d94(intgo _swig_go_0, long long *_swig_go_1) {
   int arg1 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -1002,7 +1073,7 @@ _gostring_ _wrap_cmr_percent_of_free_device_memory_capi_3953c7dd30184541(intgo _
 }
 
 
-bool _wrap_cmr_built_with_cuda_capi_3953c7dd30184541() {
+bool _wrap_cmr_built_with_cuda_capi_07a2e3c94f0d8d94() {
   bool result;
   bool _swig_go_result;
   
@@ -1013,7 +1084,7 @@ bool _wrap_cmr_built_with_cuda_capi_3953c7dd30184541() {
 }
 
 
-_gostring_ _wrap_cmr_version_capi_3953c7dd30184541() {
+_gostring_ _wrap_cmr_version_capi_07a2e3c94f0d8d94() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -1024,7 +1095,7 @@ _gostring_ _wrap_cmr_version_capi_3953c7dd30184541() {
 }
 
 
-_gostring_ _wrap_cmr_aligned_resource_create_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, long long _swig_go_1, long long _swig_go_2, cmr_aligned_resource **_swig_go_3) {
+_gostring_ _wrap_cmr_aligned_resource_create_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, long long _swig_go_1, long long _swig_go_2, cmr_aligned_resource **_swig_go_3) {
   cmr_resource_ref arg1 ;
   size_t arg2 ;
   size_t arg3 ;
@@ -1048,7 +1119,7 @@ _gostring_ _wrap_cmr_aligned_resource_create_capi_3953c7dd30184541(struct cmr_re
 }
 
 
-_gostring_ _wrap_cmr_aligned_resource_destroy_capi_3953c7dd30184541(struct cmr_aligned_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_aligned_resource_destroy_capi_07a2e3c94f0d8d94(struct cmr_aligned_resource *_swig_go_0) {
   cmr_aligned_resource *arg1 = (cmr_aligned_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1061,7 +1132,7 @@ _gostring_ _wrap_cmr_aligned_resource_destroy_capi_3953c7dd30184541(struct cmr_a
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_aligned_resource_ref_capi_3953c7dd30184541(struct cmr_aligned_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_aligned_resource_ref_capi_07a2e3c94f0d8d94(struct cmr_aligned_resource *_swig_go_0) {
   cmr_aligned_resource *arg1 = (cmr_aligned_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -1078,7 +1149,7 @@ struct cmr_resource_ref *_wrap_cmr_aligned_resource_ref_capi_3953c7dd30184541(st
 }
 
 
-_gostring_ _wrap_cmr_aligned_resource_from_ref_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, cmr_aligned_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_aligned_resource_from_ref_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, cmr_aligned_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_aligned_resource **arg2 = (cmr_aligned_resource **) 0 ;
   cmr_status result;
@@ -1098,7 +1169,7 @@ _gostring_ _wrap_cmr_aligned_resource_from_ref_capi_3953c7dd30184541(struct cmr_
 }
 
 
-_gostring_ _wrap_cmr_aligned_resource_allocation_alignment_capi_3953c7dd30184541(struct cmr_aligned_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_aligned_resource_allocation_alignment_capi_07a2e3c94f0d8d94(struct cmr_aligned_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_aligned_resource *arg1 = (cmr_aligned_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -1113,7 +1184,7 @@ _gostring_ _wrap_cmr_aligned_resource_allocation_alignment_capi_3953c7dd30184541
 }
 
 
-_gostring_ _wrap_cmr_aligned_resource_alignment_threshold_capi_3953c7dd30184541(struct cmr_aligned_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_aligned_resource_alignment_threshold_capi_07a2e3c94f0d8d94(struct cmr_aligned_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_aligned_resource *arg1 = (cmr_aligned_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -1128,7 +1199,7 @@ _gostring_ _wrap_cmr_aligned_resource_alignment_threshold_capi_3953c7dd30184541(
 }
 
 
-_gostring_ _wrap_cmr_arena_resource_create_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, long long _swig_go_1, bool _swig_go_2, _gostring_ _swig_go_3, cmr_arena_resource **_swig_go_4) {
+_gostring_ _wrap_cmr_arena_resource_create_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, long long _swig_go_1, bool _swig_go_2, _gostring_ _swig_go_3, cmr_arena_resource **_swig_go_4) {
   cmr_resource_ref arg1 ;
   size_t arg2 ;
   bool arg3 ;
@@ -1159,7 +1230,7 @@ _gostring_ _wrap_cmr_arena_resource_create_capi_3953c7dd30184541(struct cmr_reso
 }
 
 
-_gostring_ _wrap_cmr_arena_resource_destroy_capi_3953c7dd30184541(struct cmr_arena_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_arena_resource_destroy_capi_07a2e3c94f0d8d94(struct cmr_arena_resource *_swig_go_0) {
   cmr_arena_resource *arg1 = (cmr_arena_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1172,7 +1243,7 @@ _gostring_ _wrap_cmr_arena_resource_destroy_capi_3953c7dd30184541(struct cmr_are
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_arena_resource_ref_capi_3953c7dd30184541(struct cmr_arena_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_arena_resource_ref_capi_07a2e3c94f0d8d94(struct cmr_arena_resource *_swig_go_0) {
   cmr_arena_resource *arg1 = (cmr_arena_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -1189,7 +1260,7 @@ struct cmr_resource_ref *_wrap_cmr_arena_resource_ref_capi_3953c7dd30184541(stru
 }
 
 
-_gostring_ _wrap_cmr_arena_resource_from_ref_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, cmr_arena_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_arena_resource_from_ref_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, cmr_arena_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_arena_resource **arg2 = (cmr_arena_resource **) 0 ;
   cmr_status result;
@@ -1209,7 +1280,7 @@ _gostring_ _wrap_cmr_arena_resource_from_ref_capi_3953c7dd30184541(struct cmr_re
 }
 
 
-_gostring_ _wrap_cmr_arena_resource_arena_size_capi_3953c7dd30184541(struct cmr_arena_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_arena_resource_arena_size_capi_07a2e3c94f0d8d94(struct cmr_arena_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_arena_resource *arg1 = (cmr_arena_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -1224,7 +1295,7 @@ _gostring_ _wrap_cmr_arena_resource_arena_size_capi_3953c7dd30184541(struct cmr_
 }
 
 
-_gostring_ _wrap_cmr_arena_resource_global_free_bytes_capi_3953c7dd30184541(struct cmr_arena_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_arena_resource_global_free_bytes_capi_07a2e3c94f0d8d94(struct cmr_arena_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_arena_resource *arg1 = (cmr_arena_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -1239,7 +1310,7 @@ _gostring_ _wrap_cmr_arena_resource_global_free_bytes_capi_3953c7dd30184541(stru
 }
 
 
-_gostring_ _wrap_cmr_arena_resource_superblock_count_capi_3953c7dd30184541(struct cmr_arena_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_arena_resource_superblock_count_capi_07a2e3c94f0d8d94(struct cmr_arena_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_arena_resource *arg1 = (cmr_arena_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -1254,7 +1325,7 @@ _gostring_ _wrap_cmr_arena_resource_superblock_count_capi_3953c7dd30184541(struc
 }
 
 
-_gostring_ _wrap_cmr_arena_resource_dump_capi_3953c7dd30184541(struct cmr_arena_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_arena_resource_dump_capi_07a2e3c94f0d8d94(struct cmr_arena_resource *_swig_go_0) {
   cmr_arena_resource *arg1 = (cmr_arena_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1267,7 +1338,7 @@ _gostring_ _wrap_cmr_arena_resource_dump_capi_3953c7dd30184541(struct cmr_arena_
 }
 
 
-_gostring_ _wrap_cmr_binning_resource_create_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, intgo _swig_go_1, intgo _swig_go_2, cmr_binning_resource **_swig_go_3) {
+_gostring_ _wrap_cmr_binning_resource_create_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, intgo _swig_go_1, intgo _swig_go_2, cmr_binning_resource **_swig_go_3) {
   cmr_resource_ref arg1 ;
   int arg2 ;
   int arg3 ;
@@ -1291,7 +1362,7 @@ _gostring_ _wrap_cmr_binning_resource_create_capi_3953c7dd30184541(struct cmr_re
 }
 
 
-_gostring_ _wrap_cmr_binning_resource_destroy_capi_3953c7dd30184541(struct cmr_binning_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_binning_resource_destroy_capi_07a2e3c94f0d8d94(struct cmr_binning_resource *_swig_go_0) {
   cmr_binning_resource *arg1 = (cmr_binning_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1304,7 +1375,7 @@ _gostring_ _wrap_cmr_binning_resource_destroy_capi_3953c7dd30184541(struct cmr_b
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_binning_resource_ref_capi_3953c7dd30184541(struct cmr_binning_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_binning_resource_ref_capi_07a2e3c94f0d8d94(struct cmr_binning_resource *_swig_go_0) {
   cmr_binning_resource *arg1 = (cmr_binning_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -1321,7 +1392,7 @@ struct cmr_resource_ref *_wrap_cmr_binning_resource_ref_capi_3953c7dd30184541(st
 }
 
 
-_gostring_ _wrap_cmr_binning_resource_from_ref_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, cmr_binning_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_binning_resource_from_ref_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, cmr_binning_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_binning_resource **arg2 = (cmr_binning_resource **) 0 ;
   cmr_status result;
@@ -1341,7 +1412,7 @@ _gostring_ _wrap_cmr_binning_resource_from_ref_capi_3953c7dd30184541(struct cmr_
 }
 
 
-_gostring_ _wrap_cmr_binning_resource_add_bin_capi_3953c7dd30184541(struct cmr_binning_resource *_swig_go_0, long long _swig_go_1) {
+_gostring_ _wrap_cmr_binning_resource_add_bin_capi_07a2e3c94f0d8d94(struct cmr_binning_resource *_swig_go_0, long long _swig_go_1) {
   cmr_binning_resource *arg1 = (cmr_binning_resource *) 0 ;
   size_t arg2 ;
   cmr_status result;
@@ -1356,7 +1427,7 @@ _gostring_ _wrap_cmr_binning_resource_add_bin_capi_3953c7dd30184541(struct cmr_b
 }
 
 
-_gostring_ _wrap_cmr_binning_resource_add_bin_resource_capi_3953c7dd30184541(struct cmr_binning_resource *_swig_go_0, long long _swig_go_1, struct cmr_resource_ref *_swig_go_2) {
+_gostring_ _wrap_cmr_binning_resource_add_bin_resource_capi_07a2e3c94f0d8d94(struct cmr_binning_resource *_swig_go_0, long long _swig_go_1, struct cmr_resource_ref *_swig_go_2) {
   cmr_binning_resource *arg1 = (cmr_binning_resource *) 0 ;
   size_t arg2 ;
   cmr_resource_ref arg3 ;
@@ -1378,7 +1449,7 @@ _gostring_ _wrap_cmr_binning_resource_add_bin_resource_capi_3953c7dd30184541(str
 }
 
 
-_gostring_ _wrap_cmr_binning_resource_bin_count_capi_3953c7dd30184541(struct cmr_binning_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_binning_resource_bin_count_capi_07a2e3c94f0d8d94(struct cmr_binning_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_binning_resource *arg1 = (cmr_binning_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -1393,7 +1464,7 @@ _gostring_ _wrap_cmr_binning_resource_bin_count_capi_3953c7dd30184541(struct cmr
 }
 
 
-_gostring_ _wrap_cmr_binning_resource_bin_size_for_capi_3953c7dd30184541(struct cmr_binning_resource *_swig_go_0, long long _swig_go_1, long long *_swig_go_2) {
+_gostring_ _wrap_cmr_binning_resource_bin_size_for_capi_07a2e3c94f0d8d94(struct cmr_binning_resource *_swig_go_0, long long _swig_go_1, long long *_swig_go_2) {
   cmr_binning_resource *arg1 = (cmr_binning_resource *) 0 ;
   size_t arg2 ;
   size_t *arg3 = (size_t *) 0 ;
@@ -1410,7 +1481,7 @@ _gostring_ _wrap_cmr_binning_resource_bin_size_for_capi_3953c7dd30184541(struct 
 }
 
 
-_gostring_ _wrap_cmr_callback_resource_destroy_capi_3953c7dd30184541(struct cmr_callback_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_callback_resource_destroy_capi_07a2e3c94f0d8d94(struct cmr_callback_resource *_swig_go_0) {
   cmr_callback_resource *arg1 = (cmr_callback_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1423,7 +1494,7 @@ _gostring_ _wrap_cmr_callback_resource_destroy_capi_3953c7dd30184541(struct cmr_
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_callback_resource_ref_capi_3953c7dd30184541(struct cmr_callback_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_callback_resource_ref_capi_07a2e3c94f0d8d94(struct cmr_callback_resource *_swig_go_0) {
   cmr_callback_resource *arg1 = (cmr_callback_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -1440,7 +1511,7 @@ struct cmr_resource_ref *_wrap_cmr_callback_resource_ref_capi_3953c7dd30184541(s
 }
 
 
-_gostring_ _wrap_cmr_callback_resource_from_ref_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, cmr_callback_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_callback_resource_from_ref_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, cmr_callback_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_callback_resource **arg2 = (cmr_callback_resource **) 0 ;
   cmr_status result;
@@ -1460,7 +1531,7 @@ _gostring_ _wrap_cmr_callback_resource_from_ref_capi_3953c7dd30184541(struct cmr
 }
 
 
-_gostring_ _wrap_cmr_cuda_resource_create_capi_3953c7dd30184541(cmr_cuda_resource **_swig_go_0) {
+_gostring_ _wrap_cmr_cuda_resource_create_capi_07a2e3c94f0d8d94(cmr_cuda_resource **_swig_go_0) {
   cmr_cuda_resource **arg1 = (cmr_cuda_resource **) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1473,7 +1544,7 @@ _gostring_ _wrap_cmr_cuda_resource_create_capi_3953c7dd30184541(cmr_cuda_resourc
 }
 
 
-_gostring_ _wrap_cmr_cuda_resource_destroy_capi_3953c7dd30184541(struct cmr_cuda_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_cuda_resource_destroy_capi_07a2e3c94f0d8d94(struct cmr_cuda_resource *_swig_go_0) {
   cmr_cuda_resource *arg1 = (cmr_cuda_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1486,7 +1557,7 @@ _gostring_ _wrap_cmr_cuda_resource_destroy_capi_3953c7dd30184541(struct cmr_cuda
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_cuda_resource_ref_capi_3953c7dd30184541(struct cmr_cuda_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_cuda_resource_ref_capi_07a2e3c94f0d8d94(struct cmr_cuda_resource *_swig_go_0) {
   cmr_cuda_resource *arg1 = (cmr_cuda_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -1503,7 +1574,7 @@ struct cmr_resource_ref *_wrap_cmr_cuda_resource_ref_capi_3953c7dd30184541(struc
 }
 
 
-_gostring_ _wrap_cmr_cuda_resource_from_ref_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, cmr_cuda_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_cuda_resource_from_ref_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, cmr_cuda_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_cuda_resource **arg2 = (cmr_cuda_resource **) 0 ;
   cmr_status result;
@@ -1523,7 +1594,7 @@ _gostring_ _wrap_cmr_cuda_resource_from_ref_capi_3953c7dd30184541(struct cmr_res
 }
 
 
-intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE_capi_3953c7dd30184541() {
+intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE_capi_07a2e3c94f0d8d94() {
   enum cmr_cuda_async_export_handle_type result;
   intgo _swig_go_result;
   
@@ -1535,7 +1606,7 @@ intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE_capi_3953c7dd30184541() {
 }
 
 
-intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_capi_3953c7dd30184541() {
+intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_capi_07a2e3c94f0d8d94() {
   enum cmr_cuda_async_export_handle_type result;
   intgo _swig_go_result;
   
@@ -1547,7 +1618,7 @@ intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_capi_3953c7d
 }
 
 
-intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC_capi_3953c7dd30184541() {
+intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC_capi_07a2e3c94f0d8d94() {
   enum cmr_cuda_async_export_handle_type result;
   intgo _swig_go_result;
   
@@ -1559,7 +1630,7 @@ intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC_capi_3953c7dd30184541() {
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_resource_create_capi_3953c7dd30184541(long long _swig_go_0, long long _swig_go_1, intgo _swig_go_2, cmr_cuda_async_resource **_swig_go_3) {
+_gostring_ _wrap_cmr_cuda_async_resource_create_capi_07a2e3c94f0d8d94(long long _swig_go_0, long long _swig_go_1, intgo _swig_go_2, cmr_cuda_async_resource **_swig_go_3) {
   size_t arg1 ;
   size_t arg2 ;
   cmr_cuda_async_export_handle_type arg3 ;
@@ -1578,7 +1649,7 @@ _gostring_ _wrap_cmr_cuda_async_resource_create_capi_3953c7dd30184541(long long 
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_resource_destroy_capi_3953c7dd30184541(struct cmr_cuda_async_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_cuda_async_resource_destroy_capi_07a2e3c94f0d8d94(struct cmr_cuda_async_resource *_swig_go_0) {
   cmr_cuda_async_resource *arg1 = (cmr_cuda_async_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1591,7 +1662,7 @@ _gostring_ _wrap_cmr_cuda_async_resource_destroy_capi_3953c7dd30184541(struct cm
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_cuda_async_resource_ref_capi_3953c7dd30184541(struct cmr_cuda_async_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_cuda_async_resource_ref_capi_07a2e3c94f0d8d94(struct cmr_cuda_async_resource *_swig_go_0) {
   cmr_cuda_async_resource *arg1 = (cmr_cuda_async_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -1608,7 +1679,7 @@ struct cmr_resource_ref *_wrap_cmr_cuda_async_resource_ref_capi_3953c7dd30184541
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_resource_from_ref_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, cmr_cuda_async_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_cuda_async_resource_from_ref_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, cmr_cuda_async_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_cuda_async_resource **arg2 = (cmr_cuda_async_resource **) 0 ;
   cmr_status result;
@@ -1628,7 +1699,7 @@ _gostring_ _wrap_cmr_cuda_async_resource_from_ref_capi_3953c7dd30184541(struct c
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_resource_pool_handle_capi_3953c7dd30184541(struct cmr_cuda_async_resource *_swig_go_0, void **_swig_go_1) {
+_gostring_ _wrap_cmr_cuda_async_resource_pool_handle_capi_07a2e3c94f0d8d94(struct cmr_cuda_async_resource *_swig_go_0, void **_swig_go_1) {
   cmr_cuda_async_resource *arg1 = (cmr_cuda_async_resource *) 0 ;
   void **arg2 = (void **) 0 ;
   cmr_status result;
@@ -1643,7 +1714,7 @@ _gostring_ _wrap_cmr_cuda_async_resource_pool_handle_capi_3953c7dd30184541(struc
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_resource_release_threshold_capi_3953c7dd30184541(struct cmr_cuda_async_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_cuda_async_resource_release_threshold_capi_07a2e3c94f0d8d94(struct cmr_cuda_async_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_cuda_async_resource *arg1 = (cmr_cuda_async_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -1658,7 +1729,7 @@ _gostring_ _wrap_cmr_cuda_async_resource_release_threshold_capi_3953c7dd30184541
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_managed_resource_create_capi_3953c7dd30184541(cmr_cuda_async_managed_resource **_swig_go_0) {
+_gostring_ _wrap_cmr_cuda_async_managed_resource_create_capi_07a2e3c94f0d8d94(cmr_cuda_async_managed_resource **_swig_go_0) {
   cmr_cuda_async_managed_resource **arg1 = (cmr_cuda_async_managed_resource **) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1671,7 +1742,7 @@ _gostring_ _wrap_cmr_cuda_async_managed_resource_create_capi_3953c7dd30184541(cm
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_managed_resource_destroy_capi_3953c7dd30184541(struct cmr_cuda_async_managed_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_cuda_async_managed_resource_destroy_capi_07a2e3c94f0d8d94(struct cmr_cuda_async_managed_resource *_swig_go_0) {
   cmr_cuda_async_managed_resource *arg1 = (cmr_cuda_async_managed_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1684,7 +1755,7 @@ _gostring_ _wrap_cmr_cuda_async_managed_resource_destroy_capi_3953c7dd30184541(s
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_cuda_async_managed_resource_ref_capi_3953c7dd30184541(struct cmr_cuda_async_managed_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_cuda_async_managed_resource_ref_capi_07a2e3c94f0d8d94(struct cmr_cuda_async_managed_resource *_swig_go_0) {
   cmr_cuda_async_managed_resource *arg1 = (cmr_cuda_async_managed_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -1701,7 +1772,7 @@ struct cmr_resource_ref *_wrap_cmr_cuda_async_managed_resource_ref_capi_3953c7dd
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_managed_resource_from_ref_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, cmr_cuda_async_managed_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_cuda_async_managed_resource_from_ref_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, cmr_cuda_async_managed_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_cuda_async_managed_resource **arg2 = (cmr_cuda_async_managed_resource **) 0 ;
   cmr_status result;
@@ -1721,7 +1792,7 @@ _gostring_ _wrap_cmr_cuda_async_managed_resource_from_ref_capi_3953c7dd30184541(
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_managed_resource_pool_handle_capi_3953c7dd30184541(struct cmr_cuda_async_managed_resource *_swig_go_0, void **_swig_go_1) {
+_gostring_ _wrap_cmr_cuda_async_managed_resource_pool_handle_capi_07a2e3c94f0d8d94(struct cmr_cuda_async_managed_resource *_swig_go_0, void **_swig_go_1) {
   cmr_cuda_async_managed_resource *arg1 = (cmr_cuda_async_managed_resource *) 0 ;
   void **arg2 = (void **) 0 ;
   cmr_status result;
@@ -1736,7 +1807,7 @@ _gostring_ _wrap_cmr_cuda_async_managed_resource_pool_handle_capi_3953c7dd301845
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_view_resource_create_capi_3953c7dd30184541(void *_swig_go_0, cmr_cuda_async_view_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_cuda_async_view_resource_create_capi_07a2e3c94f0d8d94(void *_swig_go_0, cmr_cuda_async_view_resource **_swig_go_1) {
   void *arg1 = (void *) 0 ;
   cmr_cuda_async_view_resource **arg2 = (cmr_cuda_async_view_resource **) 0 ;
   cmr_status result;
@@ -1751,7 +1822,7 @@ _gostring_ _wrap_cmr_cuda_async_view_resource_create_capi_3953c7dd30184541(void 
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_view_resource_destroy_capi_3953c7dd30184541(struct cmr_cuda_async_view_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_cuda_async_view_resource_destroy_capi_07a2e3c94f0d8d94(struct cmr_cuda_async_view_resource *_swig_go_0) {
   cmr_cuda_async_view_resource *arg1 = (cmr_cuda_async_view_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1764,7 +1835,7 @@ _gostring_ _wrap_cmr_cuda_async_view_resource_destroy_capi_3953c7dd30184541(stru
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_cuda_async_view_resource_ref_capi_3953c7dd30184541(struct cmr_cuda_async_view_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_cuda_async_view_resource_ref_capi_07a2e3c94f0d8d94(struct cmr_cuda_async_view_resource *_swig_go_0) {
   cmr_cuda_async_view_resource *arg1 = (cmr_cuda_async_view_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -1781,7 +1852,7 @@ struct cmr_resource_ref *_wrap_cmr_cuda_async_view_resource_ref_capi_3953c7dd301
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_view_resource_from_ref_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, cmr_cuda_async_view_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_cuda_async_view_resource_from_ref_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, cmr_cuda_async_view_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_cuda_async_view_resource **arg2 = (cmr_cuda_async_view_resource **) 0 ;
   cmr_status result;
@@ -1801,7 +1872,7 @@ _gostring_ _wrap_cmr_cuda_async_view_resource_from_ref_capi_3953c7dd30184541(str
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_view_resource_pool_handle_capi_3953c7dd30184541(struct cmr_cuda_async_view_resource *_swig_go_0, void **_swig_go_1) {
+_gostring_ _wrap_cmr_cuda_async_view_resource_pool_handle_capi_07a2e3c94f0d8d94(struct cmr_cuda_async_view_resource *_swig_go_0, void **_swig_go_1) {
   cmr_cuda_async_view_resource *arg1 = (cmr_cuda_async_view_resource *) 0 ;
   void **arg2 = (void **) 0 ;
   cmr_status result;
@@ -1816,7 +1887,7 @@ _gostring_ _wrap_cmr_cuda_async_view_resource_pool_handle_capi_3953c7dd30184541(
 }
 
 
-_gostring_ _wrap_cmr_failure_callback_resource_destroy_capi_3953c7dd30184541(struct cmr_failure_callback_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_failure_callback_resource_destroy_capi_07a2e3c94f0d8d94(struct cmr_failure_callback_resource *_swig_go_0) {
   cmr_failure_callback_resource *arg1 = (cmr_failure_callback_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1829,7 +1900,7 @@ _gostring_ _wrap_cmr_failure_callback_resource_destroy_capi_3953c7dd30184541(str
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_failure_callback_resource_ref_capi_3953c7dd30184541(struct cmr_failure_callback_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_failure_callback_resource_ref_capi_07a2e3c94f0d8d94(struct cmr_failure_callback_resource *_swig_go_0) {
   cmr_failure_callback_resource *arg1 = (cmr_failure_callback_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -1846,7 +1917,7 @@ struct cmr_resource_ref *_wrap_cmr_failure_callback_resource_ref_capi_3953c7dd30
 }
 
 
-_gostring_ _wrap_cmr_failure_callback_resource_from_ref_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, cmr_failure_callback_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_failure_callback_resource_from_ref_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, cmr_failure_callback_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_failure_callback_resource **arg2 = (cmr_failure_callback_resource **) 0 ;
   cmr_status result;
@@ -1866,7 +1937,7 @@ _gostring_ _wrap_cmr_failure_callback_resource_from_ref_capi_3953c7dd30184541(st
 }
 
 
-_gostring_ _wrap_cmr_fixed_size_resource_create_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, long long _swig_go_1, long long _swig_go_2, cmr_fixed_size_resource **_swig_go_3) {
+_gostring_ _wrap_cmr_fixed_size_resource_create_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, long long _swig_go_1, long long _swig_go_2, cmr_fixed_size_resource **_swig_go_3) {
   cmr_resource_ref arg1 ;
   size_t arg2 ;
   size_t arg3 ;
@@ -1890,7 +1961,7 @@ _gostring_ _wrap_cmr_fixed_size_resource_create_capi_3953c7dd30184541(struct cmr
 }
 
 
-_gostring_ _wrap_cmr_fixed_size_resource_destroy_capi_3953c7dd30184541(struct cmr_fixed_size_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_fixed_size_resource_destroy_capi_07a2e3c94f0d8d94(struct cmr_fixed_size_resource *_swig_go_0) {
   cmr_fixed_size_resource *arg1 = (cmr_fixed_size_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1903,7 +1974,7 @@ _gostring_ _wrap_cmr_fixed_size_resource_destroy_capi_3953c7dd30184541(struct cm
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_fixed_size_resource_ref_capi_3953c7dd30184541(struct cmr_fixed_size_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_fixed_size_resource_ref_capi_07a2e3c94f0d8d94(struct cmr_fixed_size_resource *_swig_go_0) {
   cmr_fixed_size_resource *arg1 = (cmr_fixed_size_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -1920,7 +1991,7 @@ struct cmr_resource_ref *_wrap_cmr_fixed_size_resource_ref_capi_3953c7dd30184541
 }
 
 
-_gostring_ _wrap_cmr_fixed_size_resource_from_ref_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, cmr_fixed_size_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_fixed_size_resource_from_ref_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, cmr_fixed_size_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_fixed_size_resource **arg2 = (cmr_fixed_size_resource **) 0 ;
   cmr_status result;
@@ -1940,7 +2011,7 @@ _gostring_ _wrap_cmr_fixed_size_resource_from_ref_capi_3953c7dd30184541(struct c
 }
 
 
-_gostring_ _wrap_cmr_fixed_size_resource_block_size_capi_3953c7dd30184541(struct cmr_fixed_size_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_fixed_size_resource_block_size_capi_07a2e3c94f0d8d94(struct cmr_fixed_size_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_fixed_size_resource *arg1 = (cmr_fixed_size_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -1955,7 +2026,7 @@ _gostring_ _wrap_cmr_fixed_size_resource_block_size_capi_3953c7dd30184541(struct
 }
 
 
-_gostring_ _wrap_cmr_fixed_size_resource_upstream_bytes_capi_3953c7dd30184541(struct cmr_fixed_size_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_fixed_size_resource_upstream_bytes_capi_07a2e3c94f0d8d94(struct cmr_fixed_size_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_fixed_size_resource *arg1 = (cmr_fixed_size_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -1970,7 +2041,7 @@ _gostring_ _wrap_cmr_fixed_size_resource_upstream_bytes_capi_3953c7dd30184541(st
 }
 
 
-_gostring_ _wrap_cmr_limiting_resource_create_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, long long _swig_go_1, long long _swig_go_2, cmr_limiting_resource **_swig_go_3) {
+_gostring_ _wrap_cmr_limiting_resource_create_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, long long _swig_go_1, long long _swig_go_2, cmr_limiting_resource **_swig_go_3) {
   cmr_resource_ref arg1 ;
   size_t arg2 ;
   size_t arg3 ;
@@ -1994,7 +2065,7 @@ _gostring_ _wrap_cmr_limiting_resource_create_capi_3953c7dd30184541(struct cmr_r
 }
 
 
-_gostring_ _wrap_cmr_limiting_resource_destroy_capi_3953c7dd30184541(struct cmr_limiting_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_limiting_resource_destroy_capi_07a2e3c94f0d8d94(struct cmr_limiting_resource *_swig_go_0) {
   cmr_limiting_resource *arg1 = (cmr_limiting_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2007,7 +2078,7 @@ _gostring_ _wrap_cmr_limiting_resource_destroy_capi_3953c7dd30184541(struct cmr_
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_limiting_resource_ref_capi_3953c7dd30184541(struct cmr_limiting_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_limiting_resource_ref_capi_07a2e3c94f0d8d94(struct cmr_limiting_resource *_swig_go_0) {
   cmr_limiting_resource *arg1 = (cmr_limiting_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -2024,7 +2095,7 @@ struct cmr_resource_ref *_wrap_cmr_limiting_resource_ref_capi_3953c7dd30184541(s
 }
 
 
-_gostring_ _wrap_cmr_limiting_resource_from_ref_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, cmr_limiting_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_limiting_resource_from_ref_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, cmr_limiting_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_limiting_resource **arg2 = (cmr_limiting_resource **) 0 ;
   cmr_status result;
@@ -2044,7 +2115,7 @@ _gostring_ _wrap_cmr_limiting_resource_from_ref_capi_3953c7dd30184541(struct cmr
 }
 
 
-_gostring_ _wrap_cmr_limiting_resource_allocated_bytes_capi_3953c7dd30184541(struct cmr_limiting_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_limiting_resource_allocated_bytes_capi_07a2e3c94f0d8d94(struct cmr_limiting_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_limiting_resource *arg1 = (cmr_limiting_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2059,7 +2130,7 @@ _gostring_ _wrap_cmr_limiting_resource_allocated_bytes_capi_3953c7dd30184541(str
 }
 
 
-_gostring_ _wrap_cmr_limiting_resource_allocation_limit_capi_3953c7dd30184541(struct cmr_limiting_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_limiting_resource_allocation_limit_capi_07a2e3c94f0d8d94(struct cmr_limiting_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_limiting_resource *arg1 = (cmr_limiting_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2074,7 +2145,7 @@ _gostring_ _wrap_cmr_limiting_resource_allocation_limit_capi_3953c7dd30184541(st
 }
 
 
-_gostring_ _wrap_cmr_logging_resource_create_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, _gostring_ _swig_go_1, void *_swig_go_2, bool _swig_go_3, cmr_logging_resource **_swig_go_4) {
+_gostring_ _wrap_cmr_logging_resource_create_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, _gostring_ _swig_go_1, void *_swig_go_2, bool _swig_go_3, cmr_logging_resource **_swig_go_4) {
   cmr_resource_ref arg1 ;
   char *arg2 = (char *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -2105,7 +2176,7 @@ _gostring_ _wrap_cmr_logging_resource_create_capi_3953c7dd30184541(struct cmr_re
 }
 
 
-_gostring_ _wrap_cmr_logging_resource_destroy_capi_3953c7dd30184541(struct cmr_logging_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_logging_resource_destroy_capi_07a2e3c94f0d8d94(struct cmr_logging_resource *_swig_go_0) {
   cmr_logging_resource *arg1 = (cmr_logging_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2118,7 +2189,7 @@ _gostring_ _wrap_cmr_logging_resource_destroy_capi_3953c7dd30184541(struct cmr_l
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_logging_resource_ref_capi_3953c7dd30184541(struct cmr_logging_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_logging_resource_ref_capi_07a2e3c94f0d8d94(struct cmr_logging_resource *_swig_go_0) {
   cmr_logging_resource *arg1 = (cmr_logging_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -2135,7 +2206,7 @@ struct cmr_resource_ref *_wrap_cmr_logging_resource_ref_capi_3953c7dd30184541(st
 }
 
 
-_gostring_ _wrap_cmr_logging_resource_from_ref_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, cmr_logging_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_logging_resource_from_ref_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, cmr_logging_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_logging_resource **arg2 = (cmr_logging_resource **) 0 ;
   cmr_status result;
@@ -2155,7 +2226,7 @@ _gostring_ _wrap_cmr_logging_resource_from_ref_capi_3953c7dd30184541(struct cmr_
 }
 
 
-_gostring_ _wrap_cmr_logging_resource_flush_capi_3953c7dd30184541(struct cmr_logging_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_logging_resource_flush_capi_07a2e3c94f0d8d94(struct cmr_logging_resource *_swig_go_0) {
   cmr_logging_resource *arg1 = (cmr_logging_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2168,7 +2239,7 @@ _gostring_ _wrap_cmr_logging_resource_flush_capi_3953c7dd30184541(struct cmr_log
 }
 
 
-_gostring_ _wrap_cmr_logging_resource_filename_capi_3953c7dd30184541(struct cmr_logging_resource *_swig_go_0, _gostring_* _swig_go_1) {
+_gostring_ _wrap_cmr_logging_resource_filename_capi_07a2e3c94f0d8d94(struct cmr_logging_resource *_swig_go_0, _gostring_* _swig_go_1) {
   cmr_logging_resource *arg1 = (cmr_logging_resource *) 0 ;
   char **arg2 = (char **) 0 ;
   char const *temp2 ;
@@ -2189,7 +2260,7 @@ _gostring_ _wrap_cmr_logging_resource_filename_capi_3953c7dd30184541(struct cmr_
 }
 
 
-_gostring_ _wrap_cmr_logging_resource_lost_rows_capi_3953c7dd30184541(struct cmr_logging_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_logging_resource_lost_rows_capi_07a2e3c94f0d8d94(struct cmr_logging_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_logging_resource *arg1 = (cmr_logging_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2204,7 +2275,7 @@ _gostring_ _wrap_cmr_logging_resource_lost_rows_capi_3953c7dd30184541(struct cmr
 }
 
 
-_gostring_ _wrap_cmr_managed_resource_create_capi_3953c7dd30184541(cmr_managed_resource **_swig_go_0) {
+_gostring_ _wrap_cmr_managed_resource_create_capi_07a2e3c94f0d8d94(cmr_managed_resource **_swig_go_0) {
   cmr_managed_resource **arg1 = (cmr_managed_resource **) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2217,7 +2288,7 @@ _gostring_ _wrap_cmr_managed_resource_create_capi_3953c7dd30184541(cmr_managed_r
 }
 
 
-_gostring_ _wrap_cmr_managed_resource_destroy_capi_3953c7dd30184541(struct cmr_managed_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_managed_resource_destroy_capi_07a2e3c94f0d8d94(struct cmr_managed_resource *_swig_go_0) {
   cmr_managed_resource *arg1 = (cmr_managed_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2230,7 +2301,7 @@ _gostring_ _wrap_cmr_managed_resource_destroy_capi_3953c7dd30184541(struct cmr_m
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_managed_resource_ref_capi_3953c7dd30184541(struct cmr_managed_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_managed_resource_ref_capi_07a2e3c94f0d8d94(struct cmr_managed_resource *_swig_go_0) {
   cmr_managed_resource *arg1 = (cmr_managed_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -2247,7 +2318,7 @@ struct cmr_resource_ref *_wrap_cmr_managed_resource_ref_capi_3953c7dd30184541(st
 }
 
 
-_gostring_ _wrap_cmr_managed_resource_from_ref_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, cmr_managed_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_managed_resource_from_ref_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, cmr_managed_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_managed_resource **arg2 = (cmr_managed_resource **) 0 ;
   cmr_status result;
@@ -2267,7 +2338,7 @@ _gostring_ _wrap_cmr_managed_resource_from_ref_capi_3953c7dd30184541(struct cmr_
 }
 
 
-_gostring_ _wrap_cmr_pinned_host_resource_create_capi_3953c7dd30184541(cmr_pinned_host_resource **_swig_go_0) {
+_gostring_ _wrap_cmr_pinned_host_resource_create_capi_07a2e3c94f0d8d94(cmr_pinned_host_resource **_swig_go_0) {
   cmr_pinned_host_resource **arg1 = (cmr_pinned_host_resource **) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2280,7 +2351,7 @@ _gostring_ _wrap_cmr_pinned_host_resource_create_capi_3953c7dd30184541(cmr_pinne
 }
 
 
-_gostring_ _wrap_cmr_pinned_host_resource_destroy_capi_3953c7dd30184541(struct cmr_pinned_host_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_pinned_host_resource_destroy_capi_07a2e3c94f0d8d94(struct cmr_pinned_host_resource *_swig_go_0) {
   cmr_pinned_host_resource *arg1 = (cmr_pinned_host_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2293,7 +2364,7 @@ _gostring_ _wrap_cmr_pinned_host_resource_destroy_capi_3953c7dd30184541(struct c
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_pinned_host_resource_ref_capi_3953c7dd30184541(struct cmr_pinned_host_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_pinned_host_resource_ref_capi_07a2e3c94f0d8d94(struct cmr_pinned_host_resource *_swig_go_0) {
   cmr_pinned_host_resource *arg1 = (cmr_pinned_host_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -2310,7 +2381,7 @@ struct cmr_resource_ref *_wrap_cmr_pinned_host_resource_ref_capi_3953c7dd3018454
 }
 
 
-_gostring_ _wrap_cmr_pinned_host_resource_from_ref_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, cmr_pinned_host_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_pinned_host_resource_from_ref_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, cmr_pinned_host_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_pinned_host_resource **arg2 = (cmr_pinned_host_resource **) 0 ;
   cmr_status result;
@@ -2330,7 +2401,7 @@ _gostring_ _wrap_cmr_pinned_host_resource_from_ref_capi_3953c7dd30184541(struct 
 }
 
 
-_gostring_ _wrap_cmr_pool_resource_create_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, long long _swig_go_1, long long _swig_go_2, cmr_pool_resource **_swig_go_3) {
+_gostring_ _wrap_cmr_pool_resource_create_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, long long _swig_go_1, long long _swig_go_2, cmr_pool_resource **_swig_go_3) {
   cmr_resource_ref arg1 ;
   size_t arg2 ;
   size_t arg3 ;
@@ -2354,7 +2425,7 @@ _gostring_ _wrap_cmr_pool_resource_create_capi_3953c7dd30184541(struct cmr_resou
 }
 
 
-_gostring_ _wrap_cmr_pool_resource_destroy_capi_3953c7dd30184541(struct cmr_pool_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_pool_resource_destroy_capi_07a2e3c94f0d8d94(struct cmr_pool_resource *_swig_go_0) {
   cmr_pool_resource *arg1 = (cmr_pool_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2367,7 +2438,7 @@ _gostring_ _wrap_cmr_pool_resource_destroy_capi_3953c7dd30184541(struct cmr_pool
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_pool_resource_ref_capi_3953c7dd30184541(struct cmr_pool_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_pool_resource_ref_capi_07a2e3c94f0d8d94(struct cmr_pool_resource *_swig_go_0) {
   cmr_pool_resource *arg1 = (cmr_pool_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -2384,7 +2455,7 @@ struct cmr_resource_ref *_wrap_cmr_pool_resource_ref_capi_3953c7dd30184541(struc
 }
 
 
-_gostring_ _wrap_cmr_pool_resource_from_ref_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, cmr_pool_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_pool_resource_from_ref_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, cmr_pool_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_pool_resource **arg2 = (cmr_pool_resource **) 0 ;
   cmr_status result;
@@ -2404,7 +2475,7 @@ _gostring_ _wrap_cmr_pool_resource_from_ref_capi_3953c7dd30184541(struct cmr_res
 }
 
 
-_gostring_ _wrap_cmr_pool_resource_pool_size_capi_3953c7dd30184541(struct cmr_pool_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_pool_resource_pool_size_capi_07a2e3c94f0d8d94(struct cmr_pool_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_pool_resource *arg1 = (cmr_pool_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2419,7 +2490,7 @@ _gostring_ _wrap_cmr_pool_resource_pool_size_capi_3953c7dd30184541(struct cmr_po
 }
 
 
-_gostring_ _wrap_cmr_pool_resource_free_size_capi_3953c7dd30184541(struct cmr_pool_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_pool_resource_free_size_capi_07a2e3c94f0d8d94(struct cmr_pool_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_pool_resource *arg1 = (cmr_pool_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2434,7 +2505,7 @@ _gostring_ _wrap_cmr_pool_resource_free_size_capi_3953c7dd30184541(struct cmr_po
 }
 
 
-_gostring_ _wrap_cmr_prefetch_resource_create_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, cmr_prefetch_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_prefetch_resource_create_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, cmr_prefetch_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_prefetch_resource **arg2 = (cmr_prefetch_resource **) 0 ;
   cmr_status result;
@@ -2454,7 +2525,7 @@ _gostring_ _wrap_cmr_prefetch_resource_create_capi_3953c7dd30184541(struct cmr_r
 }
 
 
-_gostring_ _wrap_cmr_prefetch_resource_destroy_capi_3953c7dd30184541(struct cmr_prefetch_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_prefetch_resource_destroy_capi_07a2e3c94f0d8d94(struct cmr_prefetch_resource *_swig_go_0) {
   cmr_prefetch_resource *arg1 = (cmr_prefetch_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2467,7 +2538,7 @@ _gostring_ _wrap_cmr_prefetch_resource_destroy_capi_3953c7dd30184541(struct cmr_
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_prefetch_resource_ref_capi_3953c7dd30184541(struct cmr_prefetch_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_prefetch_resource_ref_capi_07a2e3c94f0d8d94(struct cmr_prefetch_resource *_swig_go_0) {
   cmr_prefetch_resource *arg1 = (cmr_prefetch_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -2484,7 +2555,7 @@ struct cmr_resource_ref *_wrap_cmr_prefetch_resource_ref_capi_3953c7dd30184541(s
 }
 
 
-_gostring_ _wrap_cmr_prefetch_resource_from_ref_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, cmr_prefetch_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_prefetch_resource_from_ref_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, cmr_prefetch_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_prefetch_resource **arg2 = (cmr_prefetch_resource **) 0 ;
   cmr_status result;
@@ -2504,7 +2575,7 @@ _gostring_ _wrap_cmr_prefetch_resource_from_ref_capi_3953c7dd30184541(struct cmr
 }
 
 
-_gostring_ _wrap_cmr_simulated_resource_create_capi_3953c7dd30184541(long long _swig_go_0, cmr_simulated_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_simulated_resource_create_capi_07a2e3c94f0d8d94(long long _swig_go_0, cmr_simulated_resource **_swig_go_1) {
   size_t arg1 ;
   cmr_simulated_resource **arg2 = (cmr_simulated_resource **) 0 ;
   cmr_status result;
@@ -2519,7 +2590,7 @@ _gostring_ _wrap_cmr_simulated_resource_create_capi_3953c7dd30184541(long long _
 }
 
 
-_gostring_ _wrap_cmr_simulated_resource_destroy_capi_3953c7dd30184541(struct cmr_simulated_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_simulated_resource_destroy_capi_07a2e3c94f0d8d94(struct cmr_simulated_resource *_swig_go_0) {
   cmr_simulated_resource *arg1 = (cmr_simulated_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2532,7 +2603,7 @@ _gostring_ _wrap_cmr_simulated_resource_destroy_capi_3953c7dd30184541(struct cmr
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_simulated_resource_ref_capi_3953c7dd30184541(struct cmr_simulated_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_simulated_resource_ref_capi_07a2e3c94f0d8d94(struct cmr_simulated_resource *_swig_go_0) {
   cmr_simulated_resource *arg1 = (cmr_simulated_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -2549,7 +2620,7 @@ struct cmr_resource_ref *_wrap_cmr_simulated_resource_ref_capi_3953c7dd30184541(
 }
 
 
-_gostring_ _wrap_cmr_simulated_resource_from_ref_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, cmr_simulated_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_simulated_resource_from_ref_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, cmr_simulated_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_simulated_resource **arg2 = (cmr_simulated_resource **) 0 ;
   cmr_status result;
@@ -2569,7 +2640,7 @@ _gostring_ _wrap_cmr_simulated_resource_from_ref_capi_3953c7dd30184541(struct cm
 }
 
 
-_gostring_ _wrap_cmr_simulated_resource_bytes_in_use_capi_3953c7dd30184541(struct cmr_simulated_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_simulated_resource_bytes_in_use_capi_07a2e3c94f0d8d94(struct cmr_simulated_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_simulated_resource *arg1 = (cmr_simulated_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2584,7 +2655,7 @@ _gostring_ _wrap_cmr_simulated_resource_bytes_in_use_capi_3953c7dd30184541(struc
 }
 
 
-_gostring_ _wrap_cmr_simulated_resource_peak_bytes_in_use_capi_3953c7dd30184541(struct cmr_simulated_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_simulated_resource_peak_bytes_in_use_capi_07a2e3c94f0d8d94(struct cmr_simulated_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_simulated_resource *arg1 = (cmr_simulated_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2599,7 +2670,7 @@ _gostring_ _wrap_cmr_simulated_resource_peak_bytes_in_use_capi_3953c7dd30184541(
 }
 
 
-_gostring_ _wrap_cmr_simulated_resource_allocation_count_capi_3953c7dd30184541(struct cmr_simulated_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_simulated_resource_allocation_count_capi_07a2e3c94f0d8d94(struct cmr_simulated_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_simulated_resource *arg1 = (cmr_simulated_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2614,7 +2685,7 @@ _gostring_ _wrap_cmr_simulated_resource_allocation_count_capi_3953c7dd30184541(s
 }
 
 
-_gostring_ _wrap_cmr_simulated_resource_deallocation_count_capi_3953c7dd30184541(struct cmr_simulated_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_simulated_resource_deallocation_count_capi_07a2e3c94f0d8d94(struct cmr_simulated_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_simulated_resource *arg1 = (cmr_simulated_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2629,7 +2700,7 @@ _gostring_ _wrap_cmr_simulated_resource_deallocation_count_capi_3953c7dd30184541
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_create_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, cmr_statistics_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_statistics_resource_create_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, cmr_statistics_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_statistics_resource **arg2 = (cmr_statistics_resource **) 0 ;
   cmr_status result;
@@ -2649,7 +2720,7 @@ _gostring_ _wrap_cmr_statistics_resource_create_capi_3953c7dd30184541(struct cmr
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_destroy_capi_3953c7dd30184541(struct cmr_statistics_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_statistics_resource_destroy_capi_07a2e3c94f0d8d94(struct cmr_statistics_resource *_swig_go_0) {
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2662,7 +2733,7 @@ _gostring_ _wrap_cmr_statistics_resource_destroy_capi_3953c7dd30184541(struct cm
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_statistics_resource_ref_capi_3953c7dd30184541(struct cmr_statistics_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_statistics_resource_ref_capi_07a2e3c94f0d8d94(struct cmr_statistics_resource *_swig_go_0) {
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -2679,7 +2750,7 @@ struct cmr_resource_ref *_wrap_cmr_statistics_resource_ref_capi_3953c7dd30184541
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_from_ref_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, cmr_statistics_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_statistics_resource_from_ref_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, cmr_statistics_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_statistics_resource **arg2 = (cmr_statistics_resource **) 0 ;
   cmr_status result;
@@ -2699,7 +2770,7 @@ _gostring_ _wrap_cmr_statistics_resource_from_ref_capi_3953c7dd30184541(struct c
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_bytes_current_capi_3953c7dd30184541(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_statistics_resource_bytes_current_capi_07a2e3c94f0d8d94(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2714,7 +2785,7 @@ _gostring_ _wrap_cmr_statistics_resource_bytes_current_capi_3953c7dd30184541(str
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_bytes_peak_capi_3953c7dd30184541(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_statistics_resource_bytes_peak_capi_07a2e3c94f0d8d94(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2729,7 +2800,7 @@ _gostring_ _wrap_cmr_statistics_resource_bytes_peak_capi_3953c7dd30184541(struct
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_bytes_total_capi_3953c7dd30184541(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_statistics_resource_bytes_total_capi_07a2e3c94f0d8d94(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2744,7 +2815,7 @@ _gostring_ _wrap_cmr_statistics_resource_bytes_total_capi_3953c7dd30184541(struc
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_allocations_current_capi_3953c7dd30184541(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_statistics_resource_allocations_current_capi_07a2e3c94f0d8d94(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2759,7 +2830,7 @@ _gostring_ _wrap_cmr_statistics_resource_allocations_current_capi_3953c7dd301845
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_allocations_peak_capi_3953c7dd30184541(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_statistics_resource_allocations_peak_capi_07a2e3c94f0d8d94(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2774,7 +2845,7 @@ _gostring_ _wrap_cmr_statistics_resource_allocations_peak_capi_3953c7dd30184541(
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_allocations_total_capi_3953c7dd30184541(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_statistics_resource_allocations_total_capi_07a2e3c94f0d8d94(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2789,7 +2860,7 @@ _gostring_ _wrap_cmr_statistics_resource_allocations_total_capi_3953c7dd30184541
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_push_counters_capi_3953c7dd30184541(struct cmr_statistics_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_statistics_resource_push_counters_capi_07a2e3c94f0d8d94(struct cmr_statistics_resource *_swig_go_0) {
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2802,7 +2873,7 @@ _gostring_ _wrap_cmr_statistics_resource_push_counters_capi_3953c7dd30184541(str
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_pop_counters_capi_3953c7dd30184541(struct cmr_statistics_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_statistics_resource_pop_counters_capi_07a2e3c94f0d8d94(struct cmr_statistics_resource *_swig_go_0) {
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2815,7 +2886,7 @@ _gostring_ _wrap_cmr_statistics_resource_pop_counters_capi_3953c7dd30184541(stru
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_counter_levels_capi_3953c7dd30184541(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_statistics_resource_counter_levels_capi_07a2e3c94f0d8d94(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2830,7 +2901,7 @@ _gostring_ _wrap_cmr_statistics_resource_counter_levels_capi_3953c7dd30184541(st
 }
 
 
-_gostring_ _wrap_cmr_system_resource_create_capi_3953c7dd30184541(cmr_system_resource **_swig_go_0) {
+_gostring_ _wrap_cmr_system_resource_create_capi_07a2e3c94f0d8d94(cmr_system_resource **_swig_go_0) {
   cmr_system_resource **arg1 = (cmr_system_resource **) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2843,7 +2914,7 @@ _gostring_ _wrap_cmr_system_resource_create_capi_3953c7dd30184541(cmr_system_res
 }
 
 
-_gostring_ _wrap_cmr_system_resource_destroy_capi_3953c7dd30184541(struct cmr_system_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_system_resource_destroy_capi_07a2e3c94f0d8d94(struct cmr_system_resource *_swig_go_0) {
   cmr_system_resource *arg1 = (cmr_system_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2856,7 +2927,7 @@ _gostring_ _wrap_cmr_system_resource_destroy_capi_3953c7dd30184541(struct cmr_sy
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_system_resource_ref_capi_3953c7dd30184541(struct cmr_system_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_system_resource_ref_capi_07a2e3c94f0d8d94(struct cmr_system_resource *_swig_go_0) {
   cmr_system_resource *arg1 = (cmr_system_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -2873,7 +2944,7 @@ struct cmr_resource_ref *_wrap_cmr_system_resource_ref_capi_3953c7dd30184541(str
 }
 
 
-_gostring_ _wrap_cmr_system_resource_from_ref_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, cmr_system_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_system_resource_from_ref_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, cmr_system_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_system_resource **arg2 = (cmr_system_resource **) 0 ;
   cmr_status result;
@@ -2893,7 +2964,7 @@ _gostring_ _wrap_cmr_system_resource_from_ref_capi_3953c7dd30184541(struct cmr_r
 }
 
 
-_gostring_ _wrap_cmr_thread_safe_resource_create_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, cmr_thread_safe_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_thread_safe_resource_create_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, cmr_thread_safe_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_thread_safe_resource **arg2 = (cmr_thread_safe_resource **) 0 ;
   cmr_status result;
@@ -2913,7 +2984,7 @@ _gostring_ _wrap_cmr_thread_safe_resource_create_capi_3953c7dd30184541(struct cm
 }
 
 
-_gostring_ _wrap_cmr_thread_safe_resource_destroy_capi_3953c7dd30184541(struct cmr_thread_safe_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_thread_safe_resource_destroy_capi_07a2e3c94f0d8d94(struct cmr_thread_safe_resource *_swig_go_0) {
   cmr_thread_safe_resource *arg1 = (cmr_thread_safe_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2926,7 +2997,7 @@ _gostring_ _wrap_cmr_thread_safe_resource_destroy_capi_3953c7dd30184541(struct c
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_thread_safe_resource_ref_capi_3953c7dd30184541(struct cmr_thread_safe_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_thread_safe_resource_ref_capi_07a2e3c94f0d8d94(struct cmr_thread_safe_resource *_swig_go_0) {
   cmr_thread_safe_resource *arg1 = (cmr_thread_safe_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -2943,7 +3014,7 @@ struct cmr_resource_ref *_wrap_cmr_thread_safe_resource_ref_capi_3953c7dd3018454
 }
 
 
-_gostring_ _wrap_cmr_thread_safe_resource_from_ref_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, cmr_thread_safe_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_thread_safe_resource_from_ref_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, cmr_thread_safe_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_thread_safe_resource **arg2 = (cmr_thread_safe_resource **) 0 ;
   cmr_status result;
@@ -2963,7 +3034,7 @@ _gostring_ _wrap_cmr_thread_safe_resource_from_ref_capi_3953c7dd30184541(struct 
 }
 
 
-_gostring_ _wrap_cmr_tracking_resource_create_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, bool _swig_go_1, cmr_tracking_resource **_swig_go_2) {
+_gostring_ _wrap_cmr_tracking_resource_create_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, bool _swig_go_1, cmr_tracking_resource **_swig_go_2) {
   cmr_resource_ref arg1 ;
   bool arg2 ;
   cmr_tracking_resource **arg3 = (cmr_tracking_resource **) 0 ;
@@ -2985,7 +3056,7 @@ _gostring_ _wrap_cmr_tracking_resource_create_capi_3953c7dd30184541(struct cmr_r
 }
 
 
-_gostring_ _wrap_cmr_tracking_resource_destroy_capi_3953c7dd30184541(struct cmr_tracking_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_tracking_resource_destroy_capi_07a2e3c94f0d8d94(struct cmr_tracking_resource *_swig_go_0) {
   cmr_tracking_resource *arg1 = (cmr_tracking_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2998,7 +3069,7 @@ _gostring_ _wrap_cmr_tracking_resource_destroy_capi_3953c7dd30184541(struct cmr_
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_tracking_resource_ref_capi_3953c7dd30184541(struct cmr_tracking_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_tracking_resource_ref_capi_07a2e3c94f0d8d94(struct cmr_tracking_resource *_swig_go_0) {
   cmr_tracking_resource *arg1 = (cmr_tracking_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -3015,7 +3086,7 @@ struct cmr_resource_ref *_wrap_cmr_tracking_resource_ref_capi_3953c7dd30184541(s
 }
 
 
-_gostring_ _wrap_cmr_tracking_resource_from_ref_capi_3953c7dd30184541(struct cmr_resource_ref *_swig_go_0, cmr_tracking_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_tracking_resource_from_ref_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, cmr_tracking_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_tracking_resource **arg2 = (cmr_tracking_resource **) 0 ;
   cmr_status result;
@@ -3035,7 +3106,7 @@ _gostring_ _wrap_cmr_tracking_resource_from_ref_capi_3953c7dd30184541(struct cmr
 }
 
 
-_gostring_ _wrap_cmr_tracking_resource_allocated_bytes_capi_3953c7dd30184541(struct cmr_tracking_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_tracking_resource_allocated_bytes_capi_07a2e3c94f0d8d94(struct cmr_tracking_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_tracking_resource *arg1 = (cmr_tracking_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -3050,7 +3121,7 @@ _gostring_ _wrap_cmr_tracking_resource_allocated_bytes_capi_3953c7dd30184541(str
 }
 
 
-_gostring_ _wrap_cmr_tracking_resource_outstanding_count_capi_3953c7dd30184541(struct cmr_tracking_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_tracking_resource_outstanding_count_capi_07a2e3c94f0d8d94(struct cmr_tracking_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_tracking_resource *arg1 = (cmr_tracking_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -3065,7 +3136,7 @@ _gostring_ _wrap_cmr_tracking_resource_outstanding_count_capi_3953c7dd30184541(s
 }
 
 
-_gostring_ _wrap_cmr_tracking_resource_outstanding_report_capi_3953c7dd30184541(struct cmr_tracking_resource *_swig_go_0, _gostring_* _swig_go_1) {
+_gostring_ _wrap_cmr_tracking_resource_outstanding_report_capi_07a2e3c94f0d8d94(struct cmr_tracking_resource *_swig_go_0, _gostring_* _swig_go_1) {
   cmr_tracking_resource *arg1 = (cmr_tracking_resource *) 0 ;
   char **arg2 = (char **) 0 ;
   char const *temp2 ;
@@ -3086,7 +3157,7 @@ _gostring_ _wrap_cmr_tracking_resource_outstanding_report_capi_3953c7dd30184541(
 }
 
 
-_gostring_ _wrap_cmr_stack_parse_capi_3953c7dd30184541(_gostring_ _swig_go_0, cmr_stack **_swig_go_1) {
+_gostring_ _wrap_cmr_stack_parse_capi_07a2e3c94f0d8d94(_gostring_ _swig_go_0, cmr_stack **_swig_go_1) {
   char *arg1 = (char *) 0 ;
   cmr_stack **arg2 = (cmr_stack **) 0 ;
   cmr_status result;
@@ -3106,7 +3177,7 @@ _gostring_ _wrap_cmr_stack_parse_capi_3953c7dd30184541(_gostring_ _swig_go_0, cm
 }
 
 
-_gostring_ _wrap_cmr_stack_destroy_capi_3953c7dd30184541(struct cmr_stack *_swig_go_0) {
+_gostring_ _wrap_cmr_stack_destroy_capi_07a2e3c94f0d8d94(struct cmr_stack *_swig_go_0) {
   cmr_stack *arg1 = (cmr_stack *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -3119,7 +3190,7 @@ _gostring_ _wrap_cmr_stack_destroy_capi_3953c7dd30184541(struct cmr_stack *_swig
 }
 
 
-_gostring_ _wrap_cmr_stack_ref_capi_3953c7dd30184541(struct cmr_stack *_swig_go_0, cmr_resource_ref *_swig_go_1) {
+_gostring_ _wrap_cmr_stack_ref_capi_07a2e3c94f0d8d94(struct cmr_stack *_swig_go_0, cmr_resource_ref *_swig_go_1) {
   cmr_stack *arg1 = (cmr_stack *) 0 ;
   cmr_resource_ref *arg2 = (cmr_resource_ref *) 0 ;
   cmr_resource_ref temp2 ;
@@ -3146,7 +3217,7 @@ _gostring_ _wrap_cmr_stack_ref_capi_3953c7dd30184541(struct cmr_stack *_swig_go_
 }
 
 
-_gostring_ _wrap_cmr_stack_leaf_capi_3953c7dd30184541(struct cmr_stack *_swig_go_0, cmr_resource_ref *_swig_go_1) {
+_gostring_ _wrap_cmr_stack_leaf_capi_07a2e3c94f0d8d94(struct cmr_stack *_swig_go_0, cmr_resource_ref *_swig_go_1) {
   cmr_stack *arg1 = (cmr_stack *) 0 ;
   cmr_resource_ref *arg2 = (cmr_resource_ref *) 0 ;
   cmr_resource_ref temp2 ;
@@ -3173,7 +3244,7 @@ _gostring_ _wrap_cmr_stack_leaf_capi_3953c7dd30184541(struct cmr_stack *_swig_go
 }
 
 
-_gostring_ _wrap_cmr_stack_expression_capi_3953c7dd30184541(struct cmr_stack *_swig_go_0, _gostring_* _swig_go_1) {
+_gostring_ _wrap_cmr_stack_expression_capi_07a2e3c94f0d8d94(struct cmr_stack *_swig_go_0, _gostring_* _swig_go_1) {
   cmr_stack *arg1 = (cmr_stack *) 0 ;
   char **arg2 = (char **) 0 ;
   char const *temp2 ;
@@ -3194,7 +3265,7 @@ _gostring_ _wrap_cmr_stack_expression_capi_3953c7dd30184541(struct cmr_stack *_s
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_create_capi_3953c7dd30184541(long long _swig_go_0, cmr_stream _swig_go_1, struct cmr_resource_ref *_swig_go_2, cmr_device_buffer **_swig_go_3) {
+_gostring_ _wrap_cmr_device_buffer_create_capi_07a2e3c94f0d8d94(long long _swig_go_0, cmr_stream _swig_go_1, struct cmr_resource_ref *_swig_go_2, cmr_device_buffer **_swig_go_3) {
   size_t arg1 ;
   cmr_stream arg2 = (cmr_stream) 0 ;
   cmr_resource_ref arg3 ;
@@ -3218,7 +3289,7 @@ _gostring_ _wrap_cmr_device_buffer_create_capi_3953c7dd30184541(long long _swig_
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_create_copy_capi_3953c7dd30184541(_goslice_ _swig_go_0, cmr_stream _swig_go_1, struct cmr_resource_ref *_swig_go_2, cmr_device_buffer **_swig_go_3) {
+_gostring_ _wrap_cmr_device_buffer_create_copy_capi_07a2e3c94f0d8d94(_goslice_ _swig_go_0, cmr_stream _swig_go_1, struct cmr_resource_ref *_swig_go_2, cmr_device_buffer **_swig_go_3) {
   void *arg1 = (void *) 0 ;
   size_t arg2 ;
   cmr_stream arg3 = (cmr_stream) 0 ;
@@ -3246,7 +3317,7 @@ _gostring_ _wrap_cmr_device_buffer_create_copy_capi_3953c7dd30184541(_goslice_ _
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_destroy_capi_3953c7dd30184541(struct cmr_device_buffer *_swig_go_0) {
+_gostring_ _wrap_cmr_device_buffer_destroy_capi_07a2e3c94f0d8d94(struct cmr_device_buffer *_swig_go_0) {
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -3259,7 +3330,7 @@ _gostring_ _wrap_cmr_device_buffer_destroy_capi_3953c7dd30184541(struct cmr_devi
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_resize_capi_3953c7dd30184541(struct cmr_device_buffer *_swig_go_0, long long _swig_go_1, cmr_stream _swig_go_2) {
+_gostring_ _wrap_cmr_device_buffer_resize_capi_07a2e3c94f0d8d94(struct cmr_device_buffer *_swig_go_0, long long _swig_go_1, cmr_stream _swig_go_2) {
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
   size_t arg2 ;
   cmr_stream arg3 = (cmr_stream) 0 ;
@@ -3276,7 +3347,7 @@ _gostring_ _wrap_cmr_device_buffer_resize_capi_3953c7dd30184541(struct cmr_devic
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_reserve_capi_3953c7dd30184541(struct cmr_device_buffer *_swig_go_0, long long _swig_go_1, cmr_stream _swig_go_2) {
+_gostring_ _wrap_cmr_device_buffer_reserve_capi_07a2e3c94f0d8d94(struct cmr_device_buffer *_swig_go_0, long long _swig_go_1, cmr_stream _swig_go_2) {
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
   size_t arg2 ;
   cmr_stream arg3 = (cmr_stream) 0 ;
@@ -3293,7 +3364,7 @@ _gostring_ _wrap_cmr_device_buffer_reserve_capi_3953c7dd30184541(struct cmr_devi
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_shrink_to_fit_capi_3953c7dd30184541(struct cmr_device_buffer *_swig_go_0, cmr_stream _swig_go_1) {
+_gostring_ _wrap_cmr_device_buffer_shrink_to_fit_capi_07a2e3c94f0d8d94(struct cmr_device_buffer *_swig_go_0, cmr_stream _swig_go_1) {
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
   cmr_stream arg2 = (cmr_stream) 0 ;
   cmr_status result;
@@ -3308,7 +3379,7 @@ _gostring_ _wrap_cmr_device_buffer_shrink_to_fit_capi_3953c7dd30184541(struct cm
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_set_stream_capi_3953c7dd30184541(struct cmr_device_buffer *_swig_go_0, cmr_stream _swig_go_1) {
+_gostring_ _wrap_cmr_device_buffer_set_stream_capi_07a2e3c94f0d8d94(struct cmr_device_buffer *_swig_go_0, cmr_stream _swig_go_1) {
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
   cmr_stream arg2 = (cmr_stream) 0 ;
   cmr_status result;
@@ -3323,7 +3394,7 @@ _gostring_ _wrap_cmr_device_buffer_set_stream_capi_3953c7dd30184541(struct cmr_d
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_data_capi_3953c7dd30184541(struct cmr_device_buffer *_swig_go_0, void **_swig_go_1) {
+_gostring_ _wrap_cmr_device_buffer_data_capi_07a2e3c94f0d8d94(struct cmr_device_buffer *_swig_go_0, void **_swig_go_1) {
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
   void **arg2 = (void **) 0 ;
   cmr_status result;
@@ -3338,7 +3409,7 @@ _gostring_ _wrap_cmr_device_buffer_data_capi_3953c7dd30184541(struct cmr_device_
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_size_capi_3953c7dd30184541(struct cmr_device_buffer *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_device_buffer_size_capi_07a2e3c94f0d8d94(struct cmr_device_buffer *_swig_go_0, long long *_swig_go_1) {
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -3353,7 +3424,7 @@ _gostring_ _wrap_cmr_device_buffer_size_capi_3953c7dd30184541(struct cmr_device_
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_capacity_capi_3953c7dd30184541(struct cmr_device_buffer *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_device_buffer_capacity_capi_07a2e3c94f0d8d94(struct cmr_device_buffer *_swig_go_0, long long *_swig_go_1) {
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -3368,7 +3439,7 @@ _gostring_ _wrap_cmr_device_buffer_capacity_capi_3953c7dd30184541(struct cmr_dev
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_stream_capi_3953c7dd30184541(struct cmr_device_buffer *_swig_go_0, cmr_stream *_swig_go_1) {
+_gostring_ _wrap_cmr_device_buffer_stream_capi_07a2e3c94f0d8d94(struct cmr_device_buffer *_swig_go_0, cmr_stream *_swig_go_1) {
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
   cmr_stream *arg2 = (cmr_stream *) 0 ;
   cmr_status result;
@@ -3383,7 +3454,7 @@ _gostring_ _wrap_cmr_device_buffer_stream_capi_3953c7dd30184541(struct cmr_devic
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_resource_capi_3953c7dd30184541(struct cmr_device_buffer *_swig_go_0, cmr_resource_ref *_swig_go_1) {
+_gostring_ _wrap_cmr_device_buffer_resource_capi_07a2e3c94f0d8d94(struct cmr_device_buffer *_swig_go_0, cmr_resource_ref *_swig_go_1) {
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
   cmr_resource_ref *arg2 = (cmr_resource_ref *) 0 ;
   cmr_resource_ref temp2 ;
@@ -3410,7 +3481,7 @@ _gostring_ _wrap_cmr_device_buffer_resource_capi_3953c7dd30184541(struct cmr_dev
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_copy_to_host_capi_3953c7dd30184541(struct cmr_device_buffer *_swig_go_0, _goslice_ _swig_go_1) {
+_gostring_ _wrap_cmr_device_buffer_copy_to_host_capi_07a2e3c94f0d8d94(struct cmr_device_buffer *_swig_go_0, _goslice_ _swig_go_1) {
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -3429,7 +3500,7 @@ _gostring_ _wrap_cmr_device_buffer_copy_to_host_capi_3953c7dd30184541(struct cmr
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_copy_from_capi_3953c7dd30184541(struct cmr_device_buffer *_swig_go_0, _goslice_ _swig_go_1) {
+_gostring_ _wrap_cmr_device_buffer_copy_from_capi_07a2e3c94f0d8d94(struct cmr_device_buffer *_swig_go_0, _goslice_ _swig_go_1) {
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -3448,7 +3519,7 @@ _gostring_ _wrap_cmr_device_buffer_copy_from_capi_3953c7dd30184541(struct cmr_de
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_prefetch_capi_3953c7dd30184541(struct cmr_device_buffer *_swig_go_0, intgo _swig_go_1, cmr_stream _swig_go_2) {
+_gostring_ _wrap_cmr_device_buffer_prefetch_capi_07a2e3c94f0d8d94(struct cmr_device_buffer *_swig_go_0, intgo _swig_go_1, cmr_stream _swig_go_2) {
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
   int arg2 ;
   cmr_stream arg3 = (cmr_stream) 0 ;

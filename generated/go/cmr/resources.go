@@ -409,26 +409,15 @@ func (r *BinningResource) BinSizeFor(allocationSize uint64) (uint64, error) {
 // pointer is given back and reported. Thread safety is the functions' own.
 type CallbackResource struct {
 	object
-	handle capi.Struct_SS_cmr_callback_resource
+	handle    capi.Struct_SS_cmr_callback_resource
+	callbacks *capi.Callbacks // the Go functions, nil for a value from a ref
 }
 
 // CallbackOption sets a parameter of NewCallbackResource that has a default.
 type CallbackOption func(*callbackOptions)
 
 type callbackOptions struct {
-	allocateArg   uintptr
-	deallocateArg uintptr
-	properties    Properties
-}
-
-// WithCallbackAllocateArg sets allocate_arg: Passed to every allocate call. Default: null.
-func WithCallbackAllocateArg(value uintptr) CallbackOption {
-	return func(o *callbackOptions) { o.allocateArg = value }
-}
-
-// WithCallbackDeallocateArg sets deallocate_arg: Passed to every deallocate call. Default: null.
-func WithCallbackDeallocateArg(value uintptr) CallbackOption {
-	return func(o *callbackOptions) { o.deallocateArg = value }
+	properties Properties
 }
 
 // WithCallbackProperties sets properties: What the memory the functions return is accessible from. Default: device_accessible.
@@ -720,20 +709,9 @@ func (r *CudaAsyncViewResource) PoolHandle() (uintptr, error) {
 // is passed to the upstream, which honours or refuses it.
 type FailureCallbackResource struct {
 	object
-	handle   capi.Struct_SS_cmr_failure_callback_resource
-	upstream Resource
-}
-
-// FailureCallbackOption sets a parameter of NewFailureCallbackResource that has a default.
-type FailureCallbackOption func(*failureCallbackOptions)
-
-type failureCallbackOptions struct {
-	callbackArg uintptr
-}
-
-// WithFailureCallbackCallbackArg sets callback_arg: Passed to every callback call. Default: null.
-func WithFailureCallbackCallbackArg(value uintptr) FailureCallbackOption {
-	return func(o *failureCallbackOptions) { o.callbackArg = value }
+	handle    capi.Struct_SS_cmr_failure_callback_resource
+	upstream  Resource
+	callbacks *capi.Callbacks // the Go functions, nil for a value from a ref
 }
 
 // newFailureCallbackResource takes over a share of the failure_callback resource handle points at.
