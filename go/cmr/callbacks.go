@@ -26,19 +26,23 @@ func NewCallbackResource(allocate func(bytes uint64, stream Stream) uintptr,
 		Allocate:   func(bytes uint64, stream uintptr) uintptr { return allocate(bytes, Stream(stream)) },
 		Deallocate: func(address uintptr, bytes uint64, stream uintptr) { deallocate(address, bytes, Stream(stream)) },
 	}
-	id := capi.Register(callbacks)
-	var handle uintptr
-	if err := check(capi.Cmr_go_callback_resource_create(id, uint(o.properties), &handle)); err != nil {
-		capi.Unregister(id)
-		return nil, err
-	}
-	r, err := newCallbackResource(handle)
+	var r *CallbackResource
+	err := makeOver(callbacks, func(id uintptr) (*object, error) {
+		var handle uintptr
+		if err := check(capi.Cmr_go_callback_resource_create(id, uint(o.properties), &handle)); err != nil {
+			return nil, err
+		}
+		made, err := newCallbackResource(handle)
+		if err != nil {
+			return nil, err
+		}
+		r = made
+		return &made.object, nil
+	})
 	if err != nil {
-		capi.Unregister(id)
 		return nil, err
 	}
 	r.callbacks = callbacks
-	r.destroy = unregisterAfter(r.destroy, id)
 	return r, nil
 }
 
@@ -53,19 +57,23 @@ func NewFailureCallbackResource(upstream Resource, retry func(bytes uint64) bool
 		return nil, errorf(ErrNullPointer, "retry must be a function, not nil")
 	}
 	callbacks := &capi.Callbacks{Retry: retry}
-	id := capi.Register(callbacks)
-	var handle uintptr
-	if err := check(capi.Cmr_go_failure_callback_resource_create(upstreamRef, id, &handle)); err != nil {
-		capi.Unregister(id)
-		return nil, err
-	}
-	r, err := newFailureCallbackResource(handle)
+	var r *FailureCallbackResource
+	err = makeOver(callbacks, func(id uintptr) (*object, error) {
+		var handle uintptr
+		if err := check(capi.Cmr_go_failure_callback_resource_create(upstreamRef, id, &handle)); err != nil {
+			return nil, err
+		}
+		made, err := newFailureCallbackResource(handle)
+		if err != nil {
+			return nil, err
+		}
+		r = made
+		return &made.object, nil
+	})
 	if err != nil {
-		capi.Unregister(id)
 		return nil, err
 	}
 	r.upstream, r.callbacks = upstream, callbacks
-	r.destroy = unregisterAfter(r.destroy, id)
 	return r, nil
 }
 
@@ -83,10 +91,20 @@ func panickedOf(callbacks *capi.Callbacks) any {
 	return callbacks.Panicked()
 }
 
-func unregisterAfter(destroy func() *capi.Failure, id uintptr) func() *capi.Failure {
-	return func() *capi.Failure {
+// makeOver registers callbacks and makes a resource over them with make;
+// their id is unregistered when make fails, else once the value is closed.
+func makeOver(callbacks *capi.Callbacks, make func(id uintptr) (*object, error)) error {
+	id := capi.Register(callbacks)
+	made, err := make(id)
+	if err != nil {
+		capi.Unregister(id)
+		return err
+	}
+	destroy := made.destroy
+	made.destroy = func() *capi.Failure {
 		failure := destroy()
 		capi.Unregister(id)
 		return failure
 	}
+	return nil
 }

@@ -18,6 +18,16 @@ func mustSystem(t *testing.T) *cmr.SystemResource {
 	return system
 }
 
+// mustPool is a pool of 1 MiB to start with over upstream; the test closes it.
+func mustPool(t *testing.T, upstream cmr.Resource) *cmr.PoolResource {
+	t.Helper()
+	pool, err := cmr.NewPoolResource(upstream, cmr.WithPoolInitialPoolSize(MiB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pool
+}
+
 // counted is a statistics adaptor over system to build on, and a second
 // value of the same adaptor (its own share) that stays open to read the
 // counters after everything built on it is closed.

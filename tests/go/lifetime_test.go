@@ -10,10 +10,7 @@ import (
 // a share of its own, and gives everything back when it goes.
 func TestLifetimeUpstreamClosedBeforeAdaptor(t *testing.T) {
 	base, probe := counted(t)
-	pool, err := cmr.NewPoolResource(base, cmr.WithPoolInitialPoolSize(MiB))
-	if err != nil {
-		t.Fatal(err)
-	}
+	pool := mustPool(t, base)
 	statistics, err := cmr.NewStatisticsResource(pool)
 	if err != nil {
 		t.Fatal(err)
@@ -39,10 +36,7 @@ func TestLifetimeUpstreamClosedBeforeAdaptor(t *testing.T) {
 
 func TestLifetimeAdaptorClosedBeforeUpstream(t *testing.T) {
 	base, probe := counted(t)
-	pool, err := cmr.NewPoolResource(base, cmr.WithPoolInitialPoolSize(MiB))
-	if err != nil {
-		t.Fatal(err)
-	}
+	pool := mustPool(t, base)
 	tracking, err := cmr.NewTrackingResource(pool)
 	if err != nil {
 		t.Fatal(err)
@@ -62,10 +56,7 @@ func TestLifetimeAdaptorClosedBeforeUpstream(t *testing.T) {
 // and the buffer's Close gives the memory back.
 func TestLifetimeBufferOutlivesResource(t *testing.T) {
 	base, probe := counted(t)
-	pool, err := cmr.NewPoolResource(base, cmr.WithPoolInitialPoolSize(MiB))
-	if err != nil {
-		t.Fatal(err)
-	}
+	pool := mustPool(t, base)
 	buffer, err := cmr.NewDeviceBufferFrom([]byte("cmr from go"), cmr.DefaultStream, pool)
 	if err != nil {
 		t.Fatal(err)
@@ -87,10 +78,7 @@ func TestLifetimeBufferOutlivesResource(t *testing.T) {
 // from it holds one of its own, valid after the table is reset.
 func TestLifetimePerDeviceTable(t *testing.T) {
 	base, probe := counted(t)
-	pool, err := cmr.NewPoolResource(base, cmr.WithPoolInitialPoolSize(MiB))
-	if err != nil {
-		t.Fatal(err)
-	}
+	pool := mustPool(t, base)
 	defer pool.Close()
 	if err := cmr.SetCurrentDeviceResource(pool); err != nil {
 		t.Fatal(err)
@@ -121,15 +109,12 @@ func TestLifetimePerDeviceTable(t *testing.T) {
 
 // Close twice, and every call after Close, is ErrDestroyedHandle; nothing crashes.
 func TestLifetimeUseAfterClose(t *testing.T) {
-	pool, err := cmr.NewPoolResource(mustSystem(t), cmr.WithPoolInitialPoolSize(MiB))
-	if err != nil {
-		t.Fatal(err)
-	}
+	pool := mustPool(t, mustSystem(t))
 	if err := pool.Close(); err != nil {
 		t.Fatal(err)
 	}
 	expectStatus(t, pool.Close(), cmr.ErrDestroyedHandle, "a second Close")
-	_, err = pool.Allocate(1000)
+	_, err := pool.Allocate(1000)
 	expectStatus(t, err, cmr.ErrDestroyedHandle, "Allocate after Close")
 	_, err = pool.PoolSize()
 	expectStatus(t, err, cmr.ErrDestroyedHandle, "PoolSize after Close")
