@@ -34,6 +34,8 @@ def render_all(resources) -> dict[str, str]:
         "swig/cmr_python.i": env.get_template("cmr_python.i.j2").render(resources=resources),
         "python/cmr/mr.py": env.get_template("mr.py.j2").render(resources=resources),
         "python/cmr/mr.pyi": env.get_template("mr.pyi.j2").render(resources=resources),
+        "swig/cmr_go.i": env.get_template("go/cmr_go.i.j2").render(resources=resources),
+        "go/cmr/resources.go": env.get_template("go/resources.go.j2").render(resources=resources),
     }
     conformance = env.get_template("conformance.c.j2")
     for r in resources:

@@ -29,6 +29,9 @@ class SwigTarget:
 SWIG_TARGETS = (
     SwigTarget(interface="swig/cmr_python.i", flags=("-python", "-threads"), swg_dir=ROOT / "python" / "swig",
                wrapper="swig/cmr_python_wrap.c", outdir="python/cmr"),
+    # Go: cgo compiles the wrapper as part of the package, so both sit in its folder.
+    SwigTarget(interface="swig/cmr_go.i", flags=("-go", "-cgo", "-intgosize", "64"), swg_dir=ROOT / "go" / "swig",
+               wrapper="go/capi/cmr_go_wrap.c", outdir="go/capi"),
 )
 
 

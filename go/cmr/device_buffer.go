@@ -1,0 +1,185 @@
+package cmr
+
+import "cmr/internal/capi"
+
+// DeviceBuffer is an untyped, resizable allocation from one resource,
+// ordered on one stream (RMM's device_buffer). It holds a share of its
+// resource, so the resource may be closed first; Close frees the memory.
+type DeviceBuffer struct {
+	buffer capi.Struct_SS_cmr_device_buffer // nil once closed
+}
+
+// NewDeviceBuffer is a buffer of size uninitialised bytes from r, ordered on stream.
+func NewDeviceBuffer(size uint64, stream Stream, r Resource) (*DeviceBuffer, error) {
+	ref, err := refOf(r, "resource")
+	if err != nil {
+		return nil, err
+	}
+	var handle uintptr
+	if err := check(capi.Cmr_device_buffer_create(size, uintptr(stream), ref, &handle)); err != nil {
+		return nil, err
+	}
+	return &DeviceBuffer{buffer: capi.SwigcptrStruct_SS_cmr_device_buffer(handle)}, nil
+}
+
+// NewDeviceBufferFrom is a buffer from r holding a copy of data, ordered on stream.
+func NewDeviceBufferFrom(data []byte, stream Stream, r Resource) (*DeviceBuffer, error) {
+	ref, err := refOf(r, "resource")
+	if err != nil {
+		return nil, err
+	}
+	var handle uintptr
+	if err := check(capi.Cmr_device_buffer_create_copy(data, uintptr(stream), ref, &handle)); err != nil {
+		return nil, err
+	}
+	b := &DeviceBuffer{buffer: capi.SwigcptrStruct_SS_cmr_device_buffer(handle)}
+	// data is the caller's again once this returns: wait for the copy.
+	if err := b.waitForStream(); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+func (b *DeviceBuffer) live() error {
+	if b.buffer == nil {
+		return errorf(ErrDestroyedHandle, "the device buffer is closed")
+	}
+	return nil
+}
+
+// Close frees the memory on the buffer's stream and drops its share of
+// the resource. A second Close returns ErrDestroyedHandle.
+func (b *DeviceBuffer) Close() error {
+	if err := b.live(); err != nil {
+		return err
+	}
+	err := check(capi.Cmr_device_buffer_destroy(b.buffer))
+	b.buffer = nil
+	return err
+}
+
+// Resize changes the size, keeping the first min(size, newSize) bytes;
+// it reallocates only when newSize exceeds the capacity.
+func (b *DeviceBuffer) Resize(newSize uint64, stream Stream) error {
+	if err := b.live(); err != nil {
+		return err
+	}
+	return check(capi.Cmr_device_buffer_resize(b.buffer, newSize, uintptr(stream)))
+}
+
+// Reserve makes the capacity at least newCapacity, keeping the contents.
+func (b *DeviceBuffer) Reserve(newCapacity uint64, stream Stream) error {
+	if err := b.live(); err != nil {
+		return err
+	}
+	return check(capi.Cmr_device_buffer_reserve(b.buffer, newCapacity, uintptr(stream)))
+}
+
+// ShrinkToFit makes the capacity equal to the size, keeping the contents.
+func (b *DeviceBuffer) ShrinkToFit(stream Stream) error {
+	if err := b.live(); err != nil {
+		return err
+	}
+	return check(capi.Cmr_device_buffer_shrink_to_fit(b.buffer, uintptr(stream)))
+}
+
+// SetStream orders later work, and the final free, on stream.
+func (b *DeviceBuffer) SetStream(stream Stream) error {
+	if err := b.live(); err != nil {
+		return err
+	}
+	return check(capi.Cmr_device_buffer_set_stream(b.buffer, uintptr(stream)))
+}
+
+// Data is the address of the memory (0 for an empty buffer).
+func (b *DeviceBuffer) Data() (uintptr, error) {
+	if err := b.live(); err != nil {
+		return 0, err
+	}
+	var data uintptr
+	err := check(capi.Cmr_device_buffer_data(b.buffer, &data))
+	return data, err
+}
+
+// Size is the number of bytes the buffer holds.
+func (b *DeviceBuffer) Size() (uint64, error) {
+	return b.sizeOf(capi.Cmr_device_buffer_size)
+}
+
+// Capacity is the number of bytes allocated.
+func (b *DeviceBuffer) Capacity() (uint64, error) {
+	return b.sizeOf(capi.Cmr_device_buffer_capacity)
+}
+
+func (b *DeviceBuffer) sizeOf(read func(capi.Struct_SS_cmr_device_buffer, *uint64) *capi.Failure) (uint64, error) {
+	if err := b.live(); err != nil {
+		return 0, err
+	}
+	var size uint64
+	err := check(read(b.buffer, &size))
+	return size, err
+}
+
+// Stream is the stream the buffer's work is ordered on.
+func (b *DeviceBuffer) Stream() (Stream, error) {
+	if err := b.live(); err != nil {
+		return 0, err
+	}
+	var stream uintptr
+	err := check(capi.Cmr_device_buffer_stream(b.buffer, &stream))
+	return Stream(stream), err
+}
+
+// Resource is the buffer's resource, as a value of its own type holding a
+// share of its own: Close it.
+func (b *DeviceBuffer) Resource() (Resource, error) {
+	if err := b.live(); err != nil {
+		return nil, err
+	}
+	var ref uintptr
+	if err := check(capi.Cmr_device_buffer_resource(b.buffer, &ref)); err != nil {
+		return nil, err
+	}
+	return resourceOf(capi.SwigcptrCmr_resource_ref(ref))
+}
+
+// CopyToHost copies the buffer's first len(destination) bytes (at most its
+// size) into destination, and waits for the copy.
+func (b *DeviceBuffer) CopyToHost(destination []byte) error {
+	if err := b.live(); err != nil {
+		return err
+	}
+	return check(capi.Cmr_device_buffer_copy_to_host(b.buffer, destination))
+}
+
+// CopyFromHost copies source (at most the size) to the start of the
+// buffer, and waits for the copy.
+func (b *DeviceBuffer) CopyFromHost(source []byte) error {
+	if err := b.live(); err != nil {
+		return err
+	}
+	if err := check(capi.Cmr_device_buffer_copy_from(b.buffer, source)); err != nil {
+		return err
+	}
+	return b.waitForStream()
+}
+
+// Prefetch migrates managed memory to device (a negative one: the current
+// device), ordered on stream; any other memory stays where it is.
+func (b *DeviceBuffer) Prefetch(device int, stream Stream) error {
+	if err := b.live(); err != nil {
+		return err
+	}
+	return check(capi.Cmr_device_buffer_prefetch(b.buffer, device, uintptr(stream)))
+}
+
+// waitForStream waits for the work ordered on the buffer's stream: host
+// memory given to a copy is Go's again once the call returns.
+func (b *DeviceBuffer) waitForStream() error {
+	stream, err := b.Stream()
+	if err != nil {
+		return err
+	}
+	return stream.Synchronize()
+}

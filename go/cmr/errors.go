@@ -1,0 +1,67 @@
+package cmr
+
+import (
+	"fmt"
+
+	"cmr/internal/capi"
+)
+
+// Status is a cmr_status other than success. Each one is also a sentinel
+// error (ErrOutOfMemory, ErrInvalidArgument, ...) that the errors cmr
+// returns wrap, so that errors.Is(err, cmr.ErrOutOfMemory) tells them apart.
+type Status int
+
+// The statuses of cmr/core.h, as sentinel errors.
+const (
+	ErrInvalidArgument      Status = 1  // a value outside what the call accepts
+	ErrNullPointer          Status = 2  // a required pointer was missing
+	ErrInvalidRef           Status = 3  // a resource that was never made (a zero value)
+	ErrDestroyedHandle      Status = 4  // a resource, stack or buffer used after Close
+	ErrBadAlignment         Status = 5  // an alignment that is zero or not a power of two
+	ErrUnsupportedAlignment Status = 6  // a valid alignment the resource cannot honour
+	ErrSizeOverflow         Status = 7  // a size that overflows once rounded or added
+	ErrOutOfMemory          Status = 8  // the resource cannot serve the request
+	ErrUnknownDevice        Status = 9  // a device id outside [0, device count)
+	ErrNoDevice             Status = 10 // no CUDA driver or no CUDA device
+	ErrCUDA                 Status = 11 // another CUDA error; the message names it
+	ErrUnsupported          Status = 12 // not available in this build or on this device
+	ErrPropertyMissing      Status = 13 // the resource lacks a property the call requires
+	ErrUnknownPointer       Status = 14 // a pointer the resource did not hand out
+	ErrInternal             Status = 15 // a broken invariant inside cmr (a bug: please report)
+)
+
+// String is cmr's fixed name of the status, e.g. "CMR_ERROR_OUT_OF_MEMORY".
+func (s Status) String() string { return capi.Cmr_status_string(int(s)) }
+
+// Error makes a Status usable as a sentinel error.
+func (s Status) Error() string { return s.String() }
+
+// Error is what every failed cmr call returns: the status and cmr's
+// message saying what was wrong. It wraps its Status.
+type Error struct {
+	Status  Status
+	Message string
+}
+
+func (e *Error) Error() string {
+	if e.Message == "" {
+		return e.Status.String()
+	}
+	return e.Status.String() + ": " + e.Message
+}
+
+// Unwrap gives the status, so that errors.Is matches the sentinels.
+func (e *Error) Unwrap() error { return e.Status }
+
+// check turns the outcome of a capi call into an error (nil on success).
+func check(failure *capi.Failure) error {
+	if failure == nil {
+		return nil
+	}
+	return &Error{Status: Status(failure.Status), Message: failure.Message}
+}
+
+// errorf is an error found on the Go side, before any C call.
+func errorf(status Status, format string, args ...any) error {
+	return &Error{Status: status, Message: fmt.Sprintf(format, args...)}
+}

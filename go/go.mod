@@ -1,0 +1,3 @@
+module cmr
+
+go 1.19

@@ -1,0 +1,252 @@
+package cmr_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"cmr"
+)
+
+// made is one way of making a resource over an upstream (ignored by leaves).
+type made struct {
+	name string
+	make func(upstream cmr.Resource) (cmr.Resource, error)
+}
+
+const MiB = 1 << 20
+
+func hostResources(t *testing.T) []made {
+	logFile := filepath.Join(t.TempDir(), "log.csv")
+	return []made{
+		{"system", func(cmr.Resource) (cmr.Resource, error) { return cmr.NewSystemResource() }},
+		{"simulated", func(cmr.Resource) (cmr.Resource, error) { return cmr.NewSimulatedResource() }},
+		{"simulated", func(cmr.Resource) (cmr.Resource, error) {
+			return cmr.NewSimulatedResource(cmr.WithSimulatedCapacity(64 * MiB))
+		}},
+		{"pool", func(u cmr.Resource) (cmr.Resource, error) { return cmr.NewPoolResource(u) }},
+		{"pool", func(u cmr.Resource) (cmr.Resource, error) {
+			return cmr.NewPoolResource(u, cmr.WithPoolInitialPoolSize(MiB), cmr.WithPoolMaximumPoolSize(4*MiB))
+		}},
+		{"arena", func(u cmr.Resource) (cmr.Resource, error) { return cmr.NewArenaResource(u) }},
+		{"arena", func(u cmr.Resource) (cmr.Resource, error) {
+			return cmr.NewArenaResource(u, cmr.WithArenaArenaSize(8*MiB))
+		}},
+		{"binning", func(u cmr.Resource) (cmr.Resource, error) { return cmr.NewBinningResource(u) }},
+		{"binning", func(u cmr.Resource) (cmr.Resource, error) {
+			return cmr.NewBinningResource(u, cmr.WithBinningMinSizeExponent(10), cmr.WithBinningMaxSizeExponent(12))
+		}},
+		{"fixed_size", func(u cmr.Resource) (cmr.Resource, error) { return cmr.NewFixedSizeResource(u) }},
+		{"fixed_size", func(u cmr.Resource) (cmr.Resource, error) {
+			return cmr.NewFixedSizeResource(u, cmr.WithFixedSizeBlockSize(4096), cmr.WithFixedSizeBlocksToPreallocate(4))
+		}},
+		{"aligned", func(u cmr.Resource) (cmr.Resource, error) { return cmr.NewAlignedResource(u) }},
+		{"aligned", func(u cmr.Resource) (cmr.Resource, error) {
+			return cmr.NewAlignedResource(u, cmr.WithAlignedAllocationAlignment(4096), cmr.WithAlignedAlignmentThreshold(512))
+		}},
+		{"limiting", func(u cmr.Resource) (cmr.Resource, error) { return cmr.NewLimitingResource(u, 64*MiB) }},
+		{"limiting", func(u cmr.Resource) (cmr.Resource, error) {
+			return cmr.NewLimitingResource(u, 64*MiB, cmr.WithLimitingAllocationAlignment(512))
+		}},
+		{"logging", func(u cmr.Resource) (cmr.Resource, error) {
+			return cmr.NewLoggingResource(u, cmr.WithLoggingFilename(logFile))
+		}},
+		{"logging", func(u cmr.Resource) (cmr.Resource, error) {
+			return cmr.NewLoggingResource(u, cmr.WithLoggingFilename(logFile), cmr.WithLoggingAutoFlush(true))
+		}},
+		{"prefetch", func(u cmr.Resource) (cmr.Resource, error) { return cmr.NewPrefetchResource(u) }},
+		{"statistics", func(u cmr.Resource) (cmr.Resource, error) { return cmr.NewStatisticsResource(u) }},
+		{"thread_safe", func(u cmr.Resource) (cmr.Resource, error) { return cmr.NewThreadSafeResource(u) }},
+		{"tracking", func(u cmr.Resource) (cmr.Resource, error) { return cmr.NewTrackingResource(u) }},
+		{"tracking", func(u cmr.Resource) (cmr.Resource, error) {
+			return cmr.NewTrackingResource(u, cmr.WithTrackingCaptureStacks(true))
+		}},
+		{"failure_callback", func(u cmr.Resource) (cmr.Resource, error) {
+			return cmr.NewFailureCallbackResource(u, func(uint64) bool { return false })
+		}},
+	}
+}
+
+// Every host resource, with its defaults and with options: it is of its
+// type, serves memory, and once closed has given back everything it took
+// from its upstream.
+func TestResourcesEveryHostResource(t *testing.T) {
+	for _, m := range hostResources(t) {
+		base, probe := counted(t)
+		r, err := m.make(base)
+		if err != nil {
+			t.Fatalf("%s: %v", m.name, err)
+		}
+		if name, err := r.TypeName(); err != nil || name != m.name {
+			t.Fatalf("%s: type name %q (%v)", m.name, name, err)
+		}
+		for _, bytes := range []uint64{1, 1000, 4096} {
+			roundTrip(t, r, bytes)
+		}
+		if err := r.Close(); err != nil {
+			t.Fatalf("%s: closing: %v", m.name, err)
+		}
+		expectOutstanding(t, probe, 0, 0)
+	}
+}
+
+func TestResourcesTypedMethods(t *testing.T) {
+	system := mustSystem(t)
+	pool, err := cmr.NewPoolResource(system, cmr.WithPoolInitialPoolSize(MiB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if size, err := pool.PoolSize(); err != nil || size != MiB {
+		t.Fatalf("pool size %d (%v), want %d", size, err, MiB)
+	}
+	if pool.Upstream() != cmr.Resource(system) {
+		t.Fatal("the pool does not report the upstream it was made over")
+	}
+	limiting, err := cmr.NewLimitingResource(system, 8192)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer limiting.Close()
+	address, err := limiting.Allocate(1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if used, err := limiting.AllocatedBytes(); err != nil || used != 1024 {
+		t.Fatalf("limiting counts %d bytes (%v), want 1000 rounded to 1024", used, err)
+	}
+	if err := limiting.Deallocate(address, 1000); err != nil {
+		t.Fatal(err)
+	}
+	binning, err := cmr.NewBinningResource(system)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer binning.Close()
+	if err := binning.AddBin(4096); err != nil {
+		t.Fatal(err)
+	}
+	if size, err := binning.BinSizeFor(1000); err != nil || size != 4096 {
+		t.Fatalf("bin for 1000 bytes: %d (%v), want 4096", size, err)
+	}
+	if size, err := binning.BinSizeFor(8192); err != nil || size != 0 {
+		t.Fatalf("bin for 8192 bytes: %d (%v), want 0 (the upstream)", size, err)
+	}
+}
+
+func TestResourcesLoggingWritesRows(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log.csv")
+	logging, err := cmr.NewLoggingResource(mustSystem(t), cmr.WithLoggingFilename(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	roundTrip(t, logging, 1000)
+	if name, err := logging.Filename(); err != nil || name != path {
+		t.Fatalf("filename %q (%v), want %q", name, err, path)
+	}
+	if err := logging.Close(); err != nil {
+		t.Fatal(err)
+	}
+	log, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = 3 // the header, the allocation, the free
+	if rows := countLines(log); rows != want {
+		t.Fatalf("the log holds %d rows, want %d:\n%s", rows, want, log)
+	}
+}
+
+func countLines(text []byte) (lines int) {
+	for _, b := range text {
+		if b == '\n' {
+			lines++
+		}
+	}
+	return lines
+}
+
+func TestResourcesCallbackOverGoFunctions(t *testing.T) {
+	system := mustSystem(t)
+	var calls, frees int
+	callback, err := cmr.NewCallbackResource(
+		func(bytes uint64, stream cmr.Stream) uintptr {
+			calls++
+			address, _ := system.AllocateOn(bytes, stream)
+			return address
+		},
+		func(address uintptr, bytes uint64, stream cmr.Stream) {
+			frees++
+			system.DeallocateOn(address, bytes, stream)
+		},
+		cmr.WithCallbackProperties(cmr.HostAccessible))
+	if err != nil {
+		t.Fatal(err)
+	}
+	roundTrip(t, callback, 1000)
+	if properties, err := callback.Properties(); err != nil || properties != cmr.HostAccessible {
+		t.Fatalf("properties %v (%v), want host accessible", properties, err)
+	}
+	if calls != 1 || frees != 1 {
+		t.Fatalf("%d allocate and %d deallocate calls, want 1 and 1", calls, frees)
+	}
+	if err := callback.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A panic in a callback fails the allocation (out of memory) instead of
+// unwinding through C, and is reported.
+func TestResourcesCallbackPanicIsContained(t *testing.T) {
+	callback, err := cmr.NewCallbackResource(
+		func(uint64, cmr.Stream) uintptr { panic("no memory here") },
+		func(uintptr, uint64, cmr.Stream) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer callback.Close()
+	_, err = callback.Allocate(1000)
+	expectStatus(t, err, cmr.ErrOutOfMemory, "allocating through a panicking callback")
+	if callback.Panicked() != "no memory here" {
+		t.Fatalf("Panicked() = %v", callback.Panicked())
+	}
+}
+
+func TestResourcesFailureCallbackRetries(t *testing.T) {
+	limiting, err := cmr.NewLimitingResource(mustSystem(t), 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer limiting.Close()
+	var asked []uint64
+	retrying, err := cmr.NewFailureCallbackResource(limiting, func(bytes uint64) bool {
+		asked = append(asked, bytes)
+		return len(asked) < 3
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer retrying.Close()
+	_, err = retrying.Allocate(8192)
+	expectStatus(t, err, cmr.ErrOutOfMemory, "allocating past the limit")
+	if len(asked) != 3 || asked[0] != 8192 {
+		t.Fatalf("the callback was asked %v, want 8192 three times", asked)
+	}
+}
+
+// The CUDA-only resources exist in the host build and say so when made.
+func TestResourcesCudaOnlyAreUnsupported(t *testing.T) {
+	if cmr.BuiltWithCUDA() {
+		t.Skip("a CUDA build")
+	}
+	makers := map[string]func() error{
+		"cuda":               func() error { _, err := cmr.NewCudaResource(); return err },
+		"cuda_async":         func() error { _, err := cmr.NewCudaAsyncResource(); return err },
+		"cuda_async_managed": func() error { _, err := cmr.NewCudaAsyncManagedResource(); return err },
+		"managed":            func() error { _, err := cmr.NewManagedResource(); return err },
+		"pinned_host":        func() error { _, err := cmr.NewPinnedHostResource(); return err },
+	}
+	for name, make := range makers {
+		expectStatus(t, make(), cmr.ErrUnsupported, name)
+	}
+}
