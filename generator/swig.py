@@ -29,6 +29,8 @@ class SwigTarget:
 SWIG_TARGETS = (
     SwigTarget(interface="swig/cmr_python.i", flags=("-python", "-threads"), swg_dir=ROOT / "python" / "swig",
                wrapper="swig/cmr_python_wrap.c", outdir="python/cmr"),
+    SwigTarget(interface="swig/cmr_java.i", flags=("-java", "-package", "org.cmr"), swg_dir=ROOT / "java" / "swig",
+               wrapper="swig/cmr_java_wrap.c", outdir="java/org/cmr"),
 )
 
 

@@ -1,0 +1,172 @@
+package org.cmr;
+
+import java.lang.ref.Reference;
+
+/**
+ * An untyped, resizable allocation from one resource, ordered on one stream (RMM's
+ * device_buffer). It holds a share of its resource, so the resource outlives it whatever is
+ * closed first; closing the buffer frees its memory on its stream.
+ */
+public final class DeviceBuffer extends NativeObject {
+  /** {@code size} uninitialised bytes from {@code resource} on the default stream. */
+  public DeviceBuffer(long size, MemoryResource resource) {
+    this(size, Cmr.DEFAULT_STREAM, resource);
+  }
+
+  /** {@code size} uninitialised bytes from {@code resource}, ordered on {@code stream}. */
+  public DeviceBuffer(long size, long stream, MemoryResource resource) {
+    super(create(size, stream, resource), CmrNative::cmr_device_buffer_destroy);
+  }
+
+  /** A buffer holding a copy of {@code source}, from {@code resource} on the default stream. */
+  public DeviceBuffer(byte[] source, MemoryResource resource) {
+    this(source, Cmr.DEFAULT_STREAM, resource);
+  }
+
+  /** A buffer holding a copy of {@code source}, from {@code resource}, the copy ordered on {@code stream}. */
+  public DeviceBuffer(byte[] source, long stream, MemoryResource resource) {
+    super(createCopy(source, stream, resource), CmrNative::cmr_device_buffer_destroy);
+  }
+
+  private static long create(long size, long stream, MemoryResource resource) {
+    try {
+      return CmrNative.cmr_device_buffer_create(Arguments.size("size", size), stream, Arguments.ref("resource", resource));
+    } finally {
+      Reference.reachabilityFence(resource);
+    }
+  }
+
+  private static long createCopy(byte[] source, long stream, MemoryResource resource) {
+    try {
+      return CmrNative.cmr_device_buffer_create_copy(bytes("source", source), source.length, stream,
+          Arguments.ref("resource", resource));
+    } finally {
+      Reference.reachabilityFence(resource);
+    }
+  }
+
+  /** The address of the first byte (0 for an empty buffer). */
+  public long address() {
+    try {
+      return CmrNative.cmr_device_buffer_data(buffer());
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  public long size() {
+    try {
+      return CmrNative.cmr_device_buffer_size(buffer());
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /** Bytes allocated, at least the size. */
+  public long capacity() {
+    try {
+      return CmrNative.cmr_device_buffer_capacity(buffer());
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /** The stream the buffer's work (and its final free) is ordered on. */
+  public long stream() {
+    try {
+      return CmrNative.cmr_device_buffer_stream(buffer());
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /** Orders later work, and the final free, on {@code stream}. */
+  public void setStream(long stream) {
+    try {
+      CmrNative.cmr_device_buffer_set_stream(buffer(), stream);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /** The buffer's resource (a new share: close it when done). */
+  public MemoryResource resource() {
+    try {
+      return MemoryResource.retained(CmrNative.cmr_device_buffer_resource(buffer()));
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /** Makes the size {@code newSize}, keeping the first bytes; reallocates (on the buffer's stream) past the capacity. */
+  public void resize(long newSize) {
+    resize(newSize, stream());
+  }
+
+  /** As {@link #resize(long)}, ordered on {@code stream}. */
+  public void resize(long newSize, long stream) {
+    try {
+      CmrNative.cmr_device_buffer_resize(buffer(), Arguments.size("newSize", newSize), stream);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /** Makes the capacity at least {@code newCapacity}, keeping the contents, on the buffer's stream. */
+  public void reserve(long newCapacity) {
+    try {
+      CmrNative.cmr_device_buffer_reserve(buffer(), Arguments.size("newCapacity", newCapacity), stream());
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /** Makes the capacity equal to the size, keeping the contents, on the buffer's stream. */
+  public void shrinkToFit() {
+    try {
+      CmrNative.cmr_device_buffer_shrink_to_fit(buffer(), stream());
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /** Copies the first {@code destination.length} bytes (at most the size) into {@code destination}, and waits for the copy. */
+  public void copyToHost(byte[] destination) {
+    try {
+      CmrNative.cmr_device_buffer_copy_to_host(buffer(), bytes("destination", destination), destination.length);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /** Copies {@code source} (at most the size) to the start of the buffer, ordered on the buffer's stream. */
+  public void copyFrom(byte[] source) {
+    try {
+      CmrNative.cmr_device_buffer_copy_from(buffer(), bytes("source", source), source.length);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /** The buffer's contents, copied to a new array. */
+  public byte[] toByteArray() {
+    long size = size();
+    if (size > Integer.MAX_VALUE - 8) {
+      throw new IllegalStateException("a buffer of " + size + " bytes does not fit a Java array");
+    }
+    byte[] contents = new byte[(int) size];
+    copyToHost(contents);
+    return contents;
+  }
+
+  private long buffer() {
+    return nativeAddress();
+  }
+
+  private static byte[] bytes(String name, byte[] array) {
+    if (array == null) {
+      throw new NullPointerException(name + " is null: an array is required");
+    }
+    return array;
+  }
+}

@@ -1,0 +1,60 @@
+package org.cmr;
+
+import java.lang.ref.Cleaner;
+import java.util.function.LongConsumer;
+
+/**
+ * A Java object owning a native one: {@link #close()} frees it, and if the object becomes
+ * unreachable unclosed, a {@link Cleaner} frees it then. Using it after close throws a
+ * {@link CmrException} with {@link Status#ERROR_DESTROYED_HANDLE}. Closing while another thread
+ * is using the object is a race the caller must avoid, as with any Java resource.
+ */
+public abstract class NativeObject implements AutoCloseable {
+  private static final Cleaner CLEANER = Cleaner.create();
+
+  private final Release release;
+  private final Cleaner.Cleanable cleanable;
+
+  NativeObject(long address, LongConsumer free) {
+    release = new Release(address, free);
+    cleanable = CLEANER.register(this, release);
+  }
+
+  /** The native object's address; throws once closed. */
+  final long nativeAddress() {
+    long address = release.address;
+    if (address == 0) {
+      throw new CmrException(Status.ERROR_DESTROYED_HANDLE, getClass().getSimpleName() + " is closed");
+    }
+    return address;
+  }
+
+  /** Whether {@link #close()} has run. */
+  public final boolean isClosed() {
+    return release.address == 0;
+  }
+
+  /** Frees the native object (once; later calls do nothing). */
+  @Override
+  public final void close() {
+    cleanable.clean();
+  }
+
+  /** What the Cleaner runs: it must not refer to the NativeObject, or that would never become unreachable. */
+  private static final class Release implements Runnable {
+    private long address;
+    private final LongConsumer free;
+
+    Release(long address, LongConsumer free) {
+      this.address = address;
+      this.free = free;
+    }
+
+    @Override
+    public void run() {
+      long freed = address;
+      address = 0;
+      free.accept(freed);
+    }
+  }
+}
