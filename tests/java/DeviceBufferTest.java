@@ -12,27 +12,19 @@ import org.cmr.DeviceBuffer;
 import org.cmr.MemoryResource;
 import org.cmr.StatisticsResourceAdaptor;
 import org.cmr.Status;
-import org.cmr.SystemMemoryResource;
-import org.junit.After;
 import org.junit.Before;
+import org.junit.Rule;
 import org.junit.Test;
 
 /** DeviceBuffer over host memory: contents, sizes, streams and its resource. */
 public class DeviceBufferTest {
-  private SystemMemoryResource system;
+  @Rule public final CountedSystem host = new CountedSystem();
+
   private StatisticsResourceAdaptor counted;
 
   @Before
-  public void makeResource() {
-    system = new SystemMemoryResource();
-    counted = new StatisticsResourceAdaptor(system);
-  }
-
-  @After
-  public void everythingCameBack() {
-    assertEquals(0, counted.bytesCurrent());
-    counted.close();
-    system.close();
+  public void takeResource() {
+    counted = host.resource();
   }
 
   @Test

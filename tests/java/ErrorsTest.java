@@ -13,23 +13,19 @@ import org.cmr.PoolMemoryResource;
 import org.cmr.ResourceStack;
 import org.cmr.SimulatedMemoryResource;
 import org.cmr.Status;
-import org.cmr.SystemMemoryResource;
-import org.junit.After;
 import org.junit.Before;
+import org.junit.Rule;
 import org.junit.Test;
 
 /** Each bad input is its own exception, with the status and cmr's message saying what was wrong. */
 public class ErrorsTest {
-  private SystemMemoryResource system;
+  @Rule public final CountedSystem host = new CountedSystem();
+
+  private MemoryResource system;
 
   @Before
-  public void makeSystem() {
-    system = new SystemMemoryResource();
-  }
-
-  @After
-  public void closeSystem() {
-    system.close();
+  public void takeSystem() {
+    system = host.resource();
   }
 
   private static void assertStatus(Status status, String inMessage, CmrException e) {

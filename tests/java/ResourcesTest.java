@@ -37,8 +37,8 @@ import org.cmr.Status;
 import org.cmr.SystemMemoryResource;
 import org.cmr.ThreadSafeResourceAdaptor;
 import org.cmr.TrackingResourceAdaptor;
-import org.junit.After;
 import org.junit.Before;
+import org.junit.Rule;
 import org.junit.Test;
 
 /**
@@ -48,37 +48,26 @@ import org.junit.Test;
 public class ResourcesTest {
   private static final long MIB = 1 << 20;
 
-  private SystemMemoryResource system;
-  /** Counts what reaches the system resource: every test must give it all back. */
+  /** Counts what reaches host memory: every test must give it all back. */
+  @Rule public final CountedSystem counted = new CountedSystem();
+
   private StatisticsResourceAdaptor host;
+  private SystemMemoryResource system;
 
   @Before
-  public void makeHost() {
-    system = new SystemMemoryResource();
-    host = new StatisticsResourceAdaptor(system);
+  public void takeHost() {
+    host = counted.resource();
+    system = counted.system();
   }
 
-  @After
-  public void everythingCameBack() {
-    assertEquals("bytes still taken from the system resource", 0, host.bytesCurrent());
-    host.close();
-    system.close();
-  }
-
-  /** Allocates and frees through {@code resource}, writing the memory when the host can. */
-  private static void exercise(MemoryResource resource) {
-    long ptr = resource.allocate(1000);
-    assertNotEquals(0, ptr);
-    assertEquals("256-byte aligned", 0, ptr % Cmr.DEFAULT_ALIGNMENT);
-    resource.deallocate(ptr, 1000);
-    assertEquals(0, resource.allocate(0));
-  }
-
-  private static void exerciseAndClose(List<? extends MemoryResource> resources) {
+  /** Allocates and frees through each resource: 1000 bytes at 256, and 0 bytes. */
+  private static void exercise(MemoryResource... resources) {
     for (MemoryResource resource : resources) {
-      try (resource) {
-        exercise(resource);
-      }
+      long ptr = resource.allocate(1000);
+      assertNotEquals(0, ptr);
+      assertEquals("256-byte aligned", 0, ptr % Cmr.DEFAULT_ALIGNMENT);
+      resource.deallocate(ptr, 1000);
+      assertEquals(0, resource.allocate(0));
     }
   }
 
@@ -108,8 +97,7 @@ public class ResourcesTest {
   public void pool() {
     try (PoolMemoryResource all = new PoolMemoryResource(host, MIB, 4 * MIB);
         PoolMemoryResource initial = new PoolMemoryResource(host, MIB)) {
-      exercise(all);
-      exercise(initial);
+      exercise(all, initial);
       assertEquals(MIB, all.poolSize());
       assertEquals(MIB, all.freeSize());
       assertSame(host, all.upstream());
@@ -128,9 +116,7 @@ public class ResourcesTest {
     try (ArenaMemoryResource all = new ArenaMemoryResource(host, 2 * MIB, true, dump.getPath());
         ArenaMemoryResource dumped = new ArenaMemoryResource(host, 2 * MIB, false);
         ArenaMemoryResource sized = new ArenaMemoryResource(host, 2 * MIB)) {
-      exercise(all);
-      exercise(dumped);
-      exercise(sized);
+      exercise(all, dumped, sized);
       assertEquals(2 * MIB, all.arenaSize());
       assertTrue(all.globalFreeBytes() <= 2 * MIB);
       all.dump();
@@ -159,8 +145,7 @@ public class ResourcesTest {
       upstreamOnly.addBinResource(8192, bin);
       assertEquals(2, upstreamOnly.binCount());
       assertEquals(8192, upstreamOnly.binSizeFor(5000));
-      exercise(upstreamOnly);
-      exercise(minimumOnly);
+      exercise(upstreamOnly, minimumOnly);
     }
   }
 
@@ -173,9 +158,7 @@ public class ResourcesTest {
       assertEquals(8 * 4096, all.upstreamBytes());
       assertEquals("rounded up to 256", 1024, sized.blockSize());
       assertEquals(MIB, defaults.blockSize());
-      exercise(all);
-      exercise(sized);
-      exercise(defaults);
+      exercise(all, sized, defaults);
     }
   }
 
@@ -191,8 +174,7 @@ public class ResourcesTest {
       assertEquals(512, all.alignmentThreshold());
       assertEquals(65536, alignment.alignmentThreshold());
       assertEquals(256, defaults.allocationAlignment());
-      exercise(alignment);
-      exercise(defaults);
+      exercise(alignment, defaults);
     }
   }
 
@@ -262,7 +244,10 @@ public class ResourcesTest {
 
   @Test
   public void prefetchAndThreadSafe() {
-    exerciseAndClose(List.of(new PrefetchResourceAdaptor(host), new ThreadSafeResourceAdaptor(host)));
+    try (PrefetchResourceAdaptor prefetch = new PrefetchResourceAdaptor(host);
+        ThreadSafeResourceAdaptor threadSafe = new ThreadSafeResourceAdaptor(host)) {
+      exercise(prefetch, threadSafe);
+    }
   }
 
   @Test

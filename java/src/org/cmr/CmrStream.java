@@ -1,7 +1,5 @@
 package org.cmr;
 
-import java.lang.ref.Reference;
-
 /**
  * A stream made by cmr (a {@code cudaStream_t} in CUDA builds, a token whose work is always
  * complete in the host build), to order allocations on: pass {@link #handle()} where a stream is
@@ -19,10 +17,6 @@ public final class CmrStream extends NativeObject {
 
   /** Waits for the work ordered on the stream. */
   public void synchronize() {
-    try {
-      CmrNative.cmr_stream_synchronize(nativeAddress());
-    } finally {
-      Reference.reachabilityFence(this);
-    }
+    useAddress(CmrNative::cmr_stream_synchronize);
   }
 }

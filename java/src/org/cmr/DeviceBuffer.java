@@ -47,55 +47,31 @@ public final class DeviceBuffer extends NativeObject {
 
   /** The address of the first byte (0 for an empty buffer). */
   public long address() {
-    try {
-      return CmrNative.cmr_device_buffer_data(buffer());
-    } finally {
-      Reference.reachabilityFence(this);
-    }
+    return longFromAddress(CmrNative::cmr_device_buffer_data);
   }
 
   public long size() {
-    try {
-      return CmrNative.cmr_device_buffer_size(buffer());
-    } finally {
-      Reference.reachabilityFence(this);
-    }
+    return longFromAddress(CmrNative::cmr_device_buffer_size);
   }
 
   /** Bytes allocated, at least the size. */
   public long capacity() {
-    try {
-      return CmrNative.cmr_device_buffer_capacity(buffer());
-    } finally {
-      Reference.reachabilityFence(this);
-    }
+    return longFromAddress(CmrNative::cmr_device_buffer_capacity);
   }
 
   /** The stream the buffer's work (and its final free) is ordered on. */
   public long stream() {
-    try {
-      return CmrNative.cmr_device_buffer_stream(buffer());
-    } finally {
-      Reference.reachabilityFence(this);
-    }
+    return longFromAddress(CmrNative::cmr_device_buffer_stream);
   }
 
   /** Orders later work, and the final free, on {@code stream}. */
   public void setStream(long stream) {
-    try {
-      CmrNative.cmr_device_buffer_set_stream(buffer(), stream);
-    } finally {
-      Reference.reachabilityFence(this);
-    }
+    useAddress(buffer -> CmrNative.cmr_device_buffer_set_stream(buffer, stream));
   }
 
   /** The buffer's resource (a new share: close it when done). */
   public MemoryResource resource() {
-    try {
-      return MemoryResource.retained(CmrNative.cmr_device_buffer_resource(buffer()));
-    } finally {
-      Reference.reachabilityFence(this);
-    }
+    return fromAddress(buffer -> MemoryResource.retained(CmrNative.cmr_device_buffer_resource(buffer)));
   }
 
   /** Makes the size {@code newSize}, keeping the first bytes; reallocates (on the buffer's stream) past the capacity. */
@@ -105,47 +81,31 @@ public final class DeviceBuffer extends NativeObject {
 
   /** As {@link #resize(long)}, ordered on {@code stream}. */
   public void resize(long newSize, long stream) {
-    try {
-      CmrNative.cmr_device_buffer_resize(buffer(), Arguments.size("newSize", newSize), stream);
-    } finally {
-      Reference.reachabilityFence(this);
-    }
+    long size = Arguments.size("newSize", newSize);
+    useAddress(buffer -> CmrNative.cmr_device_buffer_resize(buffer, size, stream));
   }
 
   /** Makes the capacity at least {@code newCapacity}, keeping the contents, on the buffer's stream. */
   public void reserve(long newCapacity) {
-    try {
-      CmrNative.cmr_device_buffer_reserve(buffer(), Arguments.size("newCapacity", newCapacity), stream());
-    } finally {
-      Reference.reachabilityFence(this);
-    }
+    long capacity = Arguments.size("newCapacity", newCapacity);
+    useAddress(buffer -> CmrNative.cmr_device_buffer_reserve(buffer, capacity, stream()));
   }
 
   /** Makes the capacity equal to the size, keeping the contents, on the buffer's stream. */
   public void shrinkToFit() {
-    try {
-      CmrNative.cmr_device_buffer_shrink_to_fit(buffer(), stream());
-    } finally {
-      Reference.reachabilityFence(this);
-    }
+    useAddress(buffer -> CmrNative.cmr_device_buffer_shrink_to_fit(buffer, stream()));
   }
 
   /** Copies the first {@code destination.length} bytes (at most the size) into {@code destination}, and waits for the copy. */
   public void copyToHost(byte[] destination) {
-    try {
-      CmrNative.cmr_device_buffer_copy_to_host(buffer(), bytes("destination", destination), destination.length);
-    } finally {
-      Reference.reachabilityFence(this);
-    }
+    byte[] array = bytes("destination", destination);
+    useAddress(buffer -> CmrNative.cmr_device_buffer_copy_to_host(buffer, array, array.length));
   }
 
   /** Copies {@code source} (at most the size) to the start of the buffer, ordered on the buffer's stream. */
   public void copyFrom(byte[] source) {
-    try {
-      CmrNative.cmr_device_buffer_copy_from(buffer(), bytes("source", source), source.length);
-    } finally {
-      Reference.reachabilityFence(this);
-    }
+    byte[] array = bytes("source", source);
+    useAddress(buffer -> CmrNative.cmr_device_buffer_copy_from(buffer, array, array.length));
   }
 
   /** The buffer's contents, copied to a new array. */
@@ -157,10 +117,6 @@ public final class DeviceBuffer extends NativeObject {
     byte[] contents = new byte[(int) size];
     copyToHost(contents);
     return contents;
-  }
-
-  private long buffer() {
-    return nativeAddress();
   }
 
   private static byte[] bytes(String name, byte[] array) {

@@ -1,7 +1,10 @@
 package org.cmr;
 
 import java.lang.ref.Cleaner;
+import java.lang.ref.Reference;
 import java.util.function.LongConsumer;
+import java.util.function.LongFunction;
+import java.util.function.LongUnaryOperator;
 
 /**
  * A Java object owning a native one: {@link #close()} frees it, and if the object becomes
@@ -27,6 +30,36 @@ public abstract class NativeObject implements AutoCloseable {
       throw new CmrException(Status.ERROR_DESTROYED_HANDLE, getClass().getSimpleName() + " is closed");
     }
     return address;
+  }
+
+  /*
+   * The calls below pass the address to a native call and keep this object reachable until it
+   * returns: otherwise the JIT may end its reachability at the last read of a field, and the
+   * Cleaner could free the native object under the call.
+   */
+
+  final void useAddress(LongConsumer call) {
+    try {
+      call.accept(nativeAddress());
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  final long longFromAddress(LongUnaryOperator call) {
+    try {
+      return call.applyAsLong(nativeAddress());
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  final <T> T fromAddress(LongFunction<T> call) {
+    try {
+      return call.apply(nativeAddress());
+    } finally {
+      Reference.reachabilityFence(this);
+    }
   }
 
   /** Whether {@link #close()} has run. */

@@ -1,7 +1,5 @@
 package org.cmr;
 
-import java.lang.ref.Reference;
-
 /**
  * The resources a stack expression built, e.g. {@code "statistics(pool(system,
  * initial_pool_size=1MiB))"}: a resource name, then in parentheses its upstream (an expression)
@@ -18,28 +16,16 @@ public final class ResourceStack extends NativeObject {
 
   /** The top of the stack, the resource to allocate from (a new share: close it when done). */
   public MemoryResource top() {
-    try {
-      return MemoryResource.retained(CmrNative.cmr_stack_ref(nativeAddress()));
-    } finally {
-      Reference.reachabilityFence(this);
-    }
+    return fromAddress(stack -> MemoryResource.retained(CmrNative.cmr_stack_ref(stack)));
   }
 
   /** The innermost resource, which the others sit on (a new share: close it when done). */
   public MemoryResource leaf() {
-    try {
-      return MemoryResource.retained(CmrNative.cmr_stack_leaf(nativeAddress()));
-    } finally {
-      Reference.reachabilityFence(this);
-    }
+    return fromAddress(stack -> MemoryResource.retained(CmrNative.cmr_stack_leaf(stack)));
   }
 
   /** The expression the stack was built from, with every default written out. */
   public String expression() {
-    try {
-      return CmrNative.cmr_stack_expression(nativeAddress());
-    } finally {
-      Reference.reachabilityFence(this);
-    }
+    return fromAddress(CmrNative::cmr_stack_expression);
   }
 }
