@@ -36,13 +36,11 @@ def render_all(resources) -> dict[str, str]:
         "python/cmr/mr.pyi": env.get_template("mr.pyi.j2").render(resources=resources),
         "swig/cmr_java.i": env.get_template("java/cmr_java.i.j2").render(resources=resources),
     }
-    # Java has no callbacks yet: a resource with callback parameters is left out.
-    java_resources = [r for r in resources if not any(p.type.name.endswith("_callback") for p in r.params)]
     java_class_name = env.get_template("java/java_macros.j2").module.class_name
-    for r in java_resources:
+    for r in resources:
         files[f"java/org/cmr/{java_class_name(r)}.java"] = env.get_template("java/Resource.java.j2").render(r=r)
     files["java/org/cmr/ResourceClasses.java"] = env.get_template("java/ResourceClasses.java.j2").render(
-        resources=java_resources)
+        resources=resources)
     conformance = env.get_template("conformance.c.j2")
     for r in resources:
         names = r.conformance.upstreams_host + [u for u in r.conformance.upstreams_gpu

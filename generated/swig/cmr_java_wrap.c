@@ -195,8 +195,10 @@ static void SWIGUNUSED SWIG_JavaThrowException(JNIEnv *jenv, SWIG_JavaExceptionC
 #include <stdlib.h>
 #include <cmr/cmr.h>
 
-/* Throws the Java exception of a failed status. */
+/* Throws the Java exception of a failed status, unless a Java callback the
+ * call ran has thrown: that exception says what went wrong. */
 static void cmr_java_throw(JNIEnv *jenv, cmr_status status) {
+  if ((*jenv)->ExceptionCheck(jenv)) return;
   const char *name = status == CMR_ERROR_OUT_OF_MEMORY ? "org/cmr/CmrOutOfMemoryError" : "org/cmr/CmrException";
   jclass exception_class = (*jenv)->FindClass(jenv, name);
   if (exception_class == NULL) return; /* NoClassDefFoundError is pending */
@@ -224,9 +226,242 @@ enum cmr_java_property {
 };
 
 
+typedef struct cmr_java_callback {
+  JavaVM *vm;
+  jobject target;    /* a global ref */
+  jmethodID method;
+} cmr_java_callback;
+
+/* The callback for `method` (of JNI `signature`) of `target`, or NULL with
+ * an exception pending. */
+static cmr_java_callback *cmr_java_callback_new(JNIEnv *jenv, jobject target, const char *method,
+                                                const char *signature) {
+  if (target == NULL) {
+    SWIG_JavaThrowException(jenv, SWIG_JavaNullPointerException, "a callback is required");
+    return NULL;
+  }
+  jclass target_class = (*jenv)->GetObjectClass(jenv, target);
+  jmethodID method_id = (*jenv)->GetMethodID(jenv, target_class, method, signature);
+  (*jenv)->DeleteLocalRef(jenv, target_class);
+  if (method_id == NULL) return NULL; /* NoSuchMethodError is pending */
+  cmr_java_callback *callback = malloc(sizeof *callback);
+  if (callback == NULL) {
+    SWIG_JavaThrowException(jenv, SWIG_JavaOutOfMemoryError, "no host memory for a callback");
+    return NULL;
+  }
+  callback->target = (*jenv)->NewGlobalRef(jenv, target);
+  if (callback->target == NULL || (*jenv)->GetJavaVM(jenv, &callback->vm) != JNI_OK) {
+    if (callback->target != NULL) (*jenv)->DeleteGlobalRef(jenv, callback->target);
+    free(callback);
+    if (!(*jenv)->ExceptionCheck(jenv)) {
+      SWIG_JavaThrowException(jenv, SWIG_JavaOutOfMemoryError, "no room for a global ref to a callback");
+    }
+    return NULL;
+  }
+  callback->method = method_id;
+  return callback;
+}
+
+static void cmr_java_callback_free(JNIEnv *jenv, cmr_java_callback *callback) {
+  (*jenv)->DeleteGlobalRef(jenv, callback->target);
+  free(callback);
+}
+
+/* The calling thread's JNIEnv, attaching the thread if the JVM does not
+ * know it (then *attached is set); NULL if that fails. A pending exception
+ * means no Java call may be made: NULL then too. */
+static JNIEnv *cmr_java_callback_env(const cmr_java_callback *callback, bool *attached) {
+  JNIEnv *env = NULL;
+  *attached = false;
+  jint got = (*callback->vm)->GetEnv(callback->vm, (void **)&env, JNI_VERSION_1_8);
+  if (got == JNI_EDETACHED) {
+    if ((*callback->vm)->AttachCurrentThreadAsDaemon(callback->vm, (void **)&env, NULL) != JNI_OK) return NULL;
+    *attached = true;
+  } else if (got != JNI_OK) {
+    return NULL;
+  }
+  return (*env)->ExceptionCheck(env) ? NULL : env;
+}
+
+/* After the call: whether it threw. On an attached thread the exception is
+ * dropped (there is no Java caller) and the thread detached. */
+static bool cmr_java_callback_done(const cmr_java_callback *callback, JNIEnv *env, bool attached) {
+  bool threw = (*env)->ExceptionCheck(env);
+  if (attached) {
+    if (threw) (*env)->ExceptionClear(env);
+    (*callback->vm)->DetachCurrentThread(callback->vm);
+  }
+  return threw;
+}
+
+static void *cmr_java_allocate_trampoline(size_t bytes, cmr_stream stream, void *arg) {
+  const cmr_java_callback *callback = arg;
+  bool attached;
+  JNIEnv *env = cmr_java_callback_env(callback, &attached);
+  if (env == NULL) return NULL;
+  jlong ptr = (*env)->CallLongMethod(env, callback->target, callback->method, (jlong)bytes,
+                                     (jlong)(uintptr_t)stream);
+  return cmr_java_callback_done(callback, env, attached) ? NULL : (void *)(uintptr_t)ptr;
+}
+
+static void cmr_java_deallocate_trampoline(void *ptr, size_t bytes, cmr_stream stream, void *arg) {
+  const cmr_java_callback *callback = arg;
+  bool attached;
+  JNIEnv *env = cmr_java_callback_env(callback, &attached);
+  if (env == NULL) return;
+  (*env)->CallVoidMethod(env, callback->target, callback->method, (jlong)(uintptr_t)ptr, (jlong)bytes,
+                         (jlong)(uintptr_t)stream);
+  (void)cmr_java_callback_done(callback, env, attached);
+}
+
+static bool cmr_java_failure_trampoline(size_t bytes, void *arg) {
+  const cmr_java_callback *callback = arg;
+  bool attached;
+  JNIEnv *env = cmr_java_callback_env(callback, &attached);
+  if (env == NULL) return false;
+  jboolean retry = (*env)->CallBooleanMethod(env, callback->target, callback->method, (jlong)bytes);
+  return !cmr_java_callback_done(callback, env, attached) && retry == JNI_TRUE;
+}
+
+/* The spec's create functions with Java callbacks in place of the C ones:
+ * each callback's argument is its cmr_java_callback. */
+static cmr_status cmr_java_callback_resource_create(cmr_java_callback *allocate, cmr_java_callback *deallocate,
+                                                    unsigned properties, cmr_callback_resource **out) {
+  return cmr_callback_resource_create(cmr_java_allocate_trampoline, cmr_java_deallocate_trampoline, allocate,
+                                      deallocate, properties, out);
+}
+
+static cmr_status cmr_java_failure_callback_resource_create(cmr_resource_ref upstream, cmr_java_callback *callback,
+                                                            cmr_failure_callback_resource **out) {
+  return cmr_failure_callback_resource_create(upstream, cmr_java_failure_trampoline, callback, out);
+}
+
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1java_1callback_1new(JNIEnv *jenv, jclass jcls, jobject jarg2, jstring jarg3, jstring jarg4) {
+  jlong jresult = 0 ;
+  JNIEnv *arg1 = (JNIEnv *) 0 ;
+  jobject arg2 ;
+  char *arg3 = (char *) 0 ;
+  char *arg4 = (char *) 0 ;
+  cmr_java_callback *result = 0 ;
+  
+  (void)jenv;
+  (void)jcls;
+  arg1 = jenv;
+  arg2 = jarg2; 
+  arg3 = 0;
+  if (jarg3) {
+    arg3 = (char *)(*jenv)->GetStringUTFChars(jenv, jarg3, 0);
+    if (!arg3) return 0;
+  }
+  arg4 = 0;
+  if (jarg4) {
+    arg4 = (char *)(*jenv)->GetStringUTFChars(jenv, jarg4, 0);
+    if (!arg4) return 0;
+  }
+  result = (cmr_java_callback *)cmr_java_callback_new(arg1,arg2,(char const *)arg3,(char const *)arg4);
+  {
+    jresult = (jlong)(uintptr_t)result; 
+  }
+  if (arg3) (*jenv)->ReleaseStringUTFChars(jenv, jarg3, (const char *)arg3);
+  if (arg4) (*jenv)->ReleaseStringUTFChars(jenv, jarg4, (const char *)arg4);
+  return jresult;
+}
+
+
+SWIGEXPORT void JNICALL Java_org_cmr_CmrNativeJNI_cmr_1java_1callback_1free(JNIEnv *jenv, jclass jcls, jlong jarg2) {
+  JNIEnv *arg1 = (JNIEnv *) 0 ;
+  cmr_java_callback *arg2 = (cmr_java_callback *) 0 ;
+  
+  (void)jenv;
+  (void)jcls;
+  arg1 = jenv;
+  {
+    arg2 = (cmr_java_callback *)(uintptr_t)jarg2; 
+  }
+  cmr_java_callback_free(arg1,arg2);
+}
+
+
+SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1java_1callback_1resource_1create(JNIEnv *jenv, jclass jcls, jlong jarg1, jlong jarg2, jlong jarg3) {
+  jlong jresult = 0 ;
+  cmr_java_callback *arg1 = (cmr_java_callback *) 0 ;
+  cmr_java_callback *arg2 = (cmr_java_callback *) 0 ;
+  unsigned int arg3 ;
+  cmr_callback_resource **arg4 = (cmr_callback_resource **) 0 ;
+  cmr_callback_resource *temp4 ;
+  cmr_status result;
+  
+  (void)jenv;
+  (void)jcls;
+  {
+    temp4 = NULL; arg4 = &temp4; 
+  }
+  {
+    arg1 = (cmr_java_callback *)(uintptr_t)jarg1; 
+  }
+  {
+    arg2 = (cmr_java_callback *)(uintptr_t)jarg2; 
+  }
+  arg3 = (unsigned int)jarg3; 
+  result = (cmr_status)cmr_java_callback_resource_create(arg1,arg2,arg3,arg4);
+  {
+    if (result != CMR_SUCCESS) {
+      cmr_java_throw(jenv, result);
+      return 0;
+    }
+  }
+  {
+    jresult = (jlong)(uintptr_t)*arg4; 
+  }
+  return jresult;
+}
+
+
+SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1java_1failure_1callback_1resource_1create(JNIEnv *jenv, jclass jcls, jlong jarg1, jlong jarg2) {
+  jlong jresult = 0 ;
+  cmr_resource_ref arg1 ;
+  cmr_java_callback *arg2 = (cmr_java_callback *) 0 ;
+  cmr_failure_callback_resource **arg3 = (cmr_failure_callback_resource **) 0 ;
+  cmr_failure_callback_resource *temp3 ;
+  cmr_status result;
+  
+  (void)jenv;
+  (void)jcls;
+  {
+    temp3 = NULL; arg3 = &temp3; 
+  }
+  {
+    const cmr_resource_ref *ref = (const cmr_resource_ref *)(uintptr_t)jarg1;
+    if (ref == NULL) {
+      (void)cmr_ref_validate((cmr_resource_ref){
+        0
+      }); /* sets the message of a zeroed ref */
+      cmr_java_throw(jenv, CMR_ERROR_INVALID_REF);
+      return 0;
+    }
+    arg1 = *ref;
+  }
+  {
+    arg2 = (cmr_java_callback *)(uintptr_t)jarg2; 
+  }
+  result = (cmr_status)cmr_java_failure_callback_resource_create(arg1,arg2,arg3);
+  {
+    if (result != CMR_SUCCESS) {
+      cmr_java_throw(jenv, result);
+      return 0;
+    }
+  }
+  {
+    jresult = (jlong)(uintptr_t)*arg3; 
+  }
+  return jresult;
+}
+
 
 SWIGEXPORT void JNICALL Java_org_cmr_CmrNativeJNI_cmr_1java_1ref_1free(JNIEnv *jenv, jclass jcls, jlong jarg1) {
   cmr_resource_ref *arg1 = (cmr_resource_ref *) 0 ;

@@ -26,13 +26,11 @@ public final class AlignedResourceAdaptor extends MemoryResource {
    * A new aligned resource.
    *
    * @param upstream Where the memory comes from.
-   *
    * @param allocationAlignment Alignment of every request of at least alignment_threshold bytes (RMM's alignment). Default: 256.
-   *
    * @param alignmentThreshold Requests of at least this many bytes are aligned to allocation_alignment. Default: 65536.
    */
   public AlignedResourceAdaptor(MemoryResource upstream, long allocationAlignment, long alignmentThreshold) {
-    super(create(Arguments.ref("upstream", upstream), Arguments.size("allocationAlignment", allocationAlignment), Arguments.size("alignmentThreshold", alignmentThreshold)));
+    super(create(upstream, Arguments.size("allocationAlignment", allocationAlignment), Arguments.size("alignmentThreshold", alignmentThreshold)));
     this.upstream = upstream;
   }
 
@@ -40,11 +38,10 @@ public final class AlignedResourceAdaptor extends MemoryResource {
    * A new aligned resource, the parameters left out at their defaults.
    *
    * @param upstream Where the memory comes from.
-   *
    * @param allocationAlignment Alignment of every request of at least alignment_threshold bytes (RMM's alignment). Default: 256.
    */
   public AlignedResourceAdaptor(MemoryResource upstream, long allocationAlignment) {
-    super(create(Arguments.ref("upstream", upstream), Arguments.size("allocationAlignment", allocationAlignment), Arguments.SIZE_DEFAULT));
+    super(create(upstream, Arguments.size("allocationAlignment", allocationAlignment), Arguments.SIZE_DEFAULT));
     this.upstream = upstream;
   }
 
@@ -54,7 +51,7 @@ public final class AlignedResourceAdaptor extends MemoryResource {
    * @param upstream Where the memory comes from.
    */
   public AlignedResourceAdaptor(MemoryResource upstream) {
-    super(create(Arguments.ref("upstream", upstream), Arguments.SIZE_DEFAULT, Arguments.SIZE_DEFAULT));
+    super(create(upstream, Arguments.SIZE_DEFAULT, Arguments.SIZE_DEFAULT));
     this.upstream = upstream;
   }
 
@@ -64,14 +61,14 @@ public final class AlignedResourceAdaptor extends MemoryResource {
     this.upstream = null;
   }
 
-  private static Share create(long upstream, long allocationAlignment, long alignmentThreshold) {
-    long handle = CmrNative.cmr_aligned_resource_create(upstream, allocationAlignment, alignmentThreshold);
-    return Share.created(handle, CmrNative::cmr_aligned_resource_ref, CmrNative::cmr_aligned_resource_destroy);
+  private static Share create(MemoryResource upstream, long allocationAlignment, long alignmentThreshold) {
+    long handle = CmrNative.cmr_aligned_resource_create(Arguments.ref("upstream", upstream), allocationAlignment, alignmentThreshold);
+    return Share.created(handle, CmrNative::cmr_aligned_resource_ref, CmrNative::cmr_aligned_resource_destroy, upstream);
   }
 
   /**
-   * The upstream this was made over (which it keeps alive), or null for an object taken from
-   * a ref, whose upstream C keeps alive.
+   * The upstream this was made over, or null for an object taken from a ref (C keeps its
+   * upstream alive either way).
    */
   public MemoryResource upstream() {
     return upstream;

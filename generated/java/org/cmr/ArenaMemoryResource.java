@@ -31,15 +31,12 @@ public final class ArenaMemoryResource extends MemoryResource {
    * A new arena resource.
    *
    * @param upstream Where the arena's memory comes from, taken once at creation.
-   *
    * @param arenaSize Bytes taken from the upstream at creation: everything the arena will ever hold (1 MiB at least). Default: half of the current device's free memory, rounded down to 256 bytes.
-   *
    * @param dumpLogOnFailure Whether an allocation that fails for want of memory writes the arena's state to dump_path. Default: false.
-   *
    * @param dumpPath File the dumps are appended to (opened, so checked, at creation); the empty string means stderr.
    */
   public ArenaMemoryResource(MemoryResource upstream, long arenaSize, boolean dumpLogOnFailure, String dumpPath) {
-    super(create(Arguments.ref("upstream", upstream), Arguments.size("arenaSize", arenaSize), dumpLogOnFailure, dumpPath));
+    super(create(upstream, Arguments.size("arenaSize", arenaSize), dumpLogOnFailure, dumpPath));
     this.upstream = upstream;
   }
 
@@ -47,13 +44,11 @@ public final class ArenaMemoryResource extends MemoryResource {
    * A new arena resource, the parameters left out at their defaults.
    *
    * @param upstream Where the arena's memory comes from, taken once at creation.
-   *
    * @param arenaSize Bytes taken from the upstream at creation: everything the arena will ever hold (1 MiB at least). Default: half of the current device's free memory, rounded down to 256 bytes.
-   *
    * @param dumpLogOnFailure Whether an allocation that fails for want of memory writes the arena's state to dump_path. Default: false.
    */
   public ArenaMemoryResource(MemoryResource upstream, long arenaSize, boolean dumpLogOnFailure) {
-    super(create(Arguments.ref("upstream", upstream), Arguments.size("arenaSize", arenaSize), dumpLogOnFailure, ""));
+    super(create(upstream, Arguments.size("arenaSize", arenaSize), dumpLogOnFailure, ""));
     this.upstream = upstream;
   }
 
@@ -61,11 +56,10 @@ public final class ArenaMemoryResource extends MemoryResource {
    * A new arena resource, the parameters left out at their defaults.
    *
    * @param upstream Where the arena's memory comes from, taken once at creation.
-   *
    * @param arenaSize Bytes taken from the upstream at creation: everything the arena will ever hold (1 MiB at least). Default: half of the current device's free memory, rounded down to 256 bytes.
    */
   public ArenaMemoryResource(MemoryResource upstream, long arenaSize) {
-    super(create(Arguments.ref("upstream", upstream), Arguments.size("arenaSize", arenaSize), false, ""));
+    super(create(upstream, Arguments.size("arenaSize", arenaSize), false, ""));
     this.upstream = upstream;
   }
 
@@ -75,7 +69,7 @@ public final class ArenaMemoryResource extends MemoryResource {
    * @param upstream Where the arena's memory comes from, taken once at creation.
    */
   public ArenaMemoryResource(MemoryResource upstream) {
-    super(create(Arguments.ref("upstream", upstream), Arguments.SIZE_DEFAULT, false, ""));
+    super(create(upstream, Arguments.SIZE_DEFAULT, false, ""));
     this.upstream = upstream;
   }
 
@@ -85,14 +79,14 @@ public final class ArenaMemoryResource extends MemoryResource {
     this.upstream = null;
   }
 
-  private static Share create(long upstream, long arenaSize, boolean dumpLogOnFailure, String dumpPath) {
-    long handle = CmrNative.cmr_arena_resource_create(upstream, arenaSize, dumpLogOnFailure, dumpPath);
-    return Share.created(handle, CmrNative::cmr_arena_resource_ref, CmrNative::cmr_arena_resource_destroy);
+  private static Share create(MemoryResource upstream, long arenaSize, boolean dumpLogOnFailure, String dumpPath) {
+    long handle = CmrNative.cmr_arena_resource_create(Arguments.ref("upstream", upstream), arenaSize, dumpLogOnFailure, dumpPath);
+    return Share.created(handle, CmrNative::cmr_arena_resource_ref, CmrNative::cmr_arena_resource_destroy, upstream);
   }
 
   /**
-   * The upstream this was made over (which it keeps alive), or null for an object taken from
-   * a ref, whose upstream C keeps alive.
+   * The upstream this was made over, or null for an object taken from a ref (C keeps its
+   * upstream alive either way).
    */
   public MemoryResource upstream() {
     return upstream;

@@ -34,13 +34,11 @@ public final class BinningMemoryResource extends MemoryResource {
    * A new binning resource.
    *
    * @param upstream Serves requests larger than every bin, and the bins that this resource makes.
-   *
    * @param minSizeExponent Base-2 log of the smallest automatic bin, in [8, 40], or -1 for no automatic bins. Default: -1.
-   *
    * @param maxSizeExponent Base-2 log of the largest automatic bin, in [8, 40], or -1 for no automatic bins. Default: -1.
    */
   public BinningMemoryResource(MemoryResource upstream, int minSizeExponent, int maxSizeExponent) {
-    super(create(Arguments.ref("upstream", upstream), minSizeExponent, maxSizeExponent));
+    super(create(upstream, minSizeExponent, maxSizeExponent));
     this.upstream = upstream;
   }
 
@@ -48,11 +46,10 @@ public final class BinningMemoryResource extends MemoryResource {
    * A new binning resource, the parameters left out at their defaults.
    *
    * @param upstream Serves requests larger than every bin, and the bins that this resource makes.
-   *
    * @param minSizeExponent Base-2 log of the smallest automatic bin, in [8, 40], or -1 for no automatic bins. Default: -1.
    */
   public BinningMemoryResource(MemoryResource upstream, int minSizeExponent) {
-    super(create(Arguments.ref("upstream", upstream), minSizeExponent, Arguments.INT_DEFAULT));
+    super(create(upstream, minSizeExponent, Arguments.INT_DEFAULT));
     this.upstream = upstream;
   }
 
@@ -62,7 +59,7 @@ public final class BinningMemoryResource extends MemoryResource {
    * @param upstream Serves requests larger than every bin, and the bins that this resource makes.
    */
   public BinningMemoryResource(MemoryResource upstream) {
-    super(create(Arguments.ref("upstream", upstream), Arguments.INT_DEFAULT, Arguments.INT_DEFAULT));
+    super(create(upstream, Arguments.INT_DEFAULT, Arguments.INT_DEFAULT));
     this.upstream = upstream;
   }
 
@@ -72,14 +69,14 @@ public final class BinningMemoryResource extends MemoryResource {
     this.upstream = null;
   }
 
-  private static Share create(long upstream, int minSizeExponent, int maxSizeExponent) {
-    long handle = CmrNative.cmr_binning_resource_create(upstream, minSizeExponent, maxSizeExponent);
-    return Share.created(handle, CmrNative::cmr_binning_resource_ref, CmrNative::cmr_binning_resource_destroy);
+  private static Share create(MemoryResource upstream, int minSizeExponent, int maxSizeExponent) {
+    long handle = CmrNative.cmr_binning_resource_create(Arguments.ref("upstream", upstream), minSizeExponent, maxSizeExponent);
+    return Share.created(handle, CmrNative::cmr_binning_resource_ref, CmrNative::cmr_binning_resource_destroy, upstream);
   }
 
   /**
-   * The upstream this was made over (which it keeps alive), or null for an object taken from
-   * a ref, whose upstream C keeps alive.
+   * The upstream this was made over, or null for an object taken from a ref (C keeps its
+   * upstream alive either way).
    */
   public MemoryResource upstream() {
     return upstream;
@@ -102,9 +99,9 @@ public final class BinningMemoryResource extends MemoryResource {
   public void addBinResource(long allocationSize, MemoryResource resource) {
     try {
       CmrNative.cmr_binning_resource_add_bin_resource(handle(), Arguments.size("allocationSize", allocationSize), Arguments.ref("resource", resource));
+      keepUntilFreed(resource); // the resource now holds it
     } finally {
       Reference.reachabilityFence(this);
-      Reference.reachabilityFence(resource);
     }
   }
 

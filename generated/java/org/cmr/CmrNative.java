@@ -9,6 +9,16 @@
 package org.cmr;
 
 final class CmrNative {
+  public static long cmr_java_callback_new(java.lang.Object target, String method, String signature) { return CmrNativeJNI.cmr_java_callback_new(target, method, signature); }
+
+  public static void cmr_java_callback_free(long callback) {
+    CmrNativeJNI.cmr_java_callback_free(callback);
+  }
+
+  public static long cmr_java_callback_resource_create(long allocate, long deallocate, long properties) { return CmrNativeJNI.cmr_java_callback_resource_create(allocate, deallocate, properties); }
+
+  public static long cmr_java_failure_callback_resource_create(long upstream, long callback) { return CmrNativeJNI.cmr_java_failure_callback_resource_create(upstream, callback); }
+
   public static void cmr_java_ref_free(long ref) {
     CmrNativeJNI.cmr_java_ref_free(ref);
   }

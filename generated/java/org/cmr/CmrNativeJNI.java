@@ -9,6 +9,10 @@
 package org.cmr;
 
 final class CmrNativeJNI {
+  public final static native long cmr_java_callback_new(java.lang.Object jarg2, String jarg3, String jarg4);
+  public final static native void cmr_java_callback_free(long jarg2);
+  public final static native long cmr_java_callback_resource_create(long jarg1, long jarg2, long jarg3);
+  public final static native long cmr_java_failure_callback_resource_create(long jarg1, long jarg2);
 
   static {
     NativeLibrary.load();

@@ -18,20 +18,17 @@ public final class CudaAsyncMemoryResource extends MemoryResource {
    * A new cuda_async resource.
    *
    * @param initialPoolSize Bytes to allocate and free once at creation so the pool starts with that much reserved; 0 reserves nothing. Default: 0.
-   *
    * @param releaseThreshold Bytes the pool keeps reserved across synchronizations before returning memory to the driver. Default: keep everything (SIZE_MAX).
-   *
    * @param exportHandleType Kind of shareable handle the pool exports for IPC (none, a POSIX file descriptor or a fabric handle). Default: none.
    */
   public CudaAsyncMemoryResource(long initialPoolSize, long releaseThreshold, CudaAsyncExportHandleType exportHandleType) {
-    super(create(Arguments.size("initialPoolSize", initialPoolSize), Arguments.size("releaseThreshold", releaseThreshold), Objects.requireNonNull(exportHandleType, "exportHandleType is null")));
+    super(create(Arguments.size("initialPoolSize", initialPoolSize), Arguments.size("releaseThreshold", releaseThreshold), exportHandleType));
   }
 
   /**
    * A new cuda_async resource, the parameters left out at their defaults.
    *
    * @param initialPoolSize Bytes to allocate and free once at creation so the pool starts with that much reserved; 0 reserves nothing. Default: 0.
-   *
    * @param releaseThreshold Bytes the pool keeps reserved across synchronizations before returning memory to the driver. Default: keep everything (SIZE_MAX).
    */
   public CudaAsyncMemoryResource(long initialPoolSize, long releaseThreshold) {
@@ -60,7 +57,7 @@ public final class CudaAsyncMemoryResource extends MemoryResource {
   }
 
   private static Share create(long initialPoolSize, long releaseThreshold, CudaAsyncExportHandleType exportHandleType) {
-    long handle = CmrNative.cmr_cuda_async_resource_create(initialPoolSize, releaseThreshold, exportHandleType);
+    long handle = CmrNative.cmr_cuda_async_resource_create(initialPoolSize, releaseThreshold, Objects.requireNonNull(exportHandleType, "exportHandleType is null"));
     return Share.created(handle, CmrNative::cmr_cuda_async_resource_ref, CmrNative::cmr_cuda_async_resource_destroy);
   }
 

@@ -28,13 +28,11 @@ public final class FixedSizeMemoryResource extends MemoryResource {
    * A new fixed_size resource.
    *
    * @param upstream Where the chunks of blocks come from.
-   *
    * @param blockSize Bytes of every block, rounded up to a multiple of 256. Default: 1048576.
-   *
    * @param blocksToPreallocate Blocks obtained from the upstream at a time: at creation and each time all are in use. Default: 128.
    */
   public FixedSizeMemoryResource(MemoryResource upstream, long blockSize, long blocksToPreallocate) {
-    super(create(Arguments.ref("upstream", upstream), Arguments.size("blockSize", blockSize), Arguments.size("blocksToPreallocate", blocksToPreallocate)));
+    super(create(upstream, Arguments.size("blockSize", blockSize), Arguments.size("blocksToPreallocate", blocksToPreallocate)));
     this.upstream = upstream;
   }
 
@@ -42,11 +40,10 @@ public final class FixedSizeMemoryResource extends MemoryResource {
    * A new fixed_size resource, the parameters left out at their defaults.
    *
    * @param upstream Where the chunks of blocks come from.
-   *
    * @param blockSize Bytes of every block, rounded up to a multiple of 256. Default: 1048576.
    */
   public FixedSizeMemoryResource(MemoryResource upstream, long blockSize) {
-    super(create(Arguments.ref("upstream", upstream), Arguments.size("blockSize", blockSize), Arguments.SIZE_DEFAULT));
+    super(create(upstream, Arguments.size("blockSize", blockSize), Arguments.SIZE_DEFAULT));
     this.upstream = upstream;
   }
 
@@ -56,7 +53,7 @@ public final class FixedSizeMemoryResource extends MemoryResource {
    * @param upstream Where the chunks of blocks come from.
    */
   public FixedSizeMemoryResource(MemoryResource upstream) {
-    super(create(Arguments.ref("upstream", upstream), Arguments.SIZE_DEFAULT, Arguments.SIZE_DEFAULT));
+    super(create(upstream, Arguments.SIZE_DEFAULT, Arguments.SIZE_DEFAULT));
     this.upstream = upstream;
   }
 
@@ -66,14 +63,14 @@ public final class FixedSizeMemoryResource extends MemoryResource {
     this.upstream = null;
   }
 
-  private static Share create(long upstream, long blockSize, long blocksToPreallocate) {
-    long handle = CmrNative.cmr_fixed_size_resource_create(upstream, blockSize, blocksToPreallocate);
-    return Share.created(handle, CmrNative::cmr_fixed_size_resource_ref, CmrNative::cmr_fixed_size_resource_destroy);
+  private static Share create(MemoryResource upstream, long blockSize, long blocksToPreallocate) {
+    long handle = CmrNative.cmr_fixed_size_resource_create(Arguments.ref("upstream", upstream), blockSize, blocksToPreallocate);
+    return Share.created(handle, CmrNative::cmr_fixed_size_resource_ref, CmrNative::cmr_fixed_size_resource_destroy, upstream);
   }
 
   /**
-   * The upstream this was made over (which it keeps alive), or null for an object taken from
-   * a ref, whose upstream C keeps alive.
+   * The upstream this was made over, or null for an object taken from a ref (C keeps its
+   * upstream alive either way).
    */
   public MemoryResource upstream() {
     return upstream;

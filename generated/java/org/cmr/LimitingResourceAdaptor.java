@@ -23,13 +23,11 @@ public final class LimitingResourceAdaptor extends MemoryResource {
    * A new limiting resource.
    *
    * @param upstream Where the memory comes from.
-   *
    * @param allocationLimit Most bytes (counted rounded up to allocation_alignment) allocated at once.
-   *
    * @param allocationAlignment Each request is counted as its size rounded up to this power of two. Default: 256.
    */
   public LimitingResourceAdaptor(MemoryResource upstream, long allocationLimit, long allocationAlignment) {
-    super(create(Arguments.ref("upstream", upstream), Arguments.size("allocationLimit", allocationLimit), Arguments.size("allocationAlignment", allocationAlignment)));
+    super(create(upstream, Arguments.size("allocationLimit", allocationLimit), Arguments.size("allocationAlignment", allocationAlignment)));
     this.upstream = upstream;
   }
 
@@ -37,11 +35,10 @@ public final class LimitingResourceAdaptor extends MemoryResource {
    * A new limiting resource, the parameters left out at their defaults.
    *
    * @param upstream Where the memory comes from.
-   *
    * @param allocationLimit Most bytes (counted rounded up to allocation_alignment) allocated at once.
    */
   public LimitingResourceAdaptor(MemoryResource upstream, long allocationLimit) {
-    super(create(Arguments.ref("upstream", upstream), Arguments.size("allocationLimit", allocationLimit), Arguments.SIZE_DEFAULT));
+    super(create(upstream, Arguments.size("allocationLimit", allocationLimit), Arguments.SIZE_DEFAULT));
     this.upstream = upstream;
   }
 
@@ -51,14 +48,14 @@ public final class LimitingResourceAdaptor extends MemoryResource {
     this.upstream = null;
   }
 
-  private static Share create(long upstream, long allocationLimit, long allocationAlignment) {
-    long handle = CmrNative.cmr_limiting_resource_create(upstream, allocationLimit, allocationAlignment);
-    return Share.created(handle, CmrNative::cmr_limiting_resource_ref, CmrNative::cmr_limiting_resource_destroy);
+  private static Share create(MemoryResource upstream, long allocationLimit, long allocationAlignment) {
+    long handle = CmrNative.cmr_limiting_resource_create(Arguments.ref("upstream", upstream), allocationLimit, allocationAlignment);
+    return Share.created(handle, CmrNative::cmr_limiting_resource_ref, CmrNative::cmr_limiting_resource_destroy, upstream);
   }
 
   /**
-   * The upstream this was made over (which it keeps alive), or null for an object taken from
-   * a ref, whose upstream C keeps alive.
+   * The upstream this was made over, or null for an object taken from a ref (C keeps its
+   * upstream alive either way).
    */
   public MemoryResource upstream() {
     return upstream;

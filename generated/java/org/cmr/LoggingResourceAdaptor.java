@@ -32,13 +32,11 @@ public final class LoggingResourceAdaptor extends MemoryResource {
    * A new logging resource.
    *
    * @param upstream Serves every allocation and free.
-   *
    * @param filename File to write the log to, created or truncated; "" for `file` or CMR_LOG_FILE.
-   *
    * @param autoFlush Whether every row is flushed as it is written (slower; nothing is lost if the process dies). Default: false.
    */
   public LoggingResourceAdaptor(MemoryResource upstream, String filename, boolean autoFlush) {
-    super(create(Arguments.ref("upstream", upstream), filename, 0L, autoFlush));
+    super(create(upstream, filename, autoFlush));
     this.upstream = upstream;
   }
 
@@ -46,11 +44,10 @@ public final class LoggingResourceAdaptor extends MemoryResource {
    * A new logging resource, the parameters left out at their defaults.
    *
    * @param upstream Serves every allocation and free.
-   *
    * @param filename File to write the log to, created or truncated; "" for `file` or CMR_LOG_FILE.
    */
   public LoggingResourceAdaptor(MemoryResource upstream, String filename) {
-    super(create(Arguments.ref("upstream", upstream), filename, 0L, false));
+    super(create(upstream, filename, false));
     this.upstream = upstream;
   }
 
@@ -60,7 +57,7 @@ public final class LoggingResourceAdaptor extends MemoryResource {
    * @param upstream Serves every allocation and free.
    */
   public LoggingResourceAdaptor(MemoryResource upstream) {
-    super(create(Arguments.ref("upstream", upstream), "", 0L, false));
+    super(create(upstream, "", false));
     this.upstream = upstream;
   }
 
@@ -70,14 +67,14 @@ public final class LoggingResourceAdaptor extends MemoryResource {
     this.upstream = null;
   }
 
-  private static Share create(long upstream, String filename, long file, boolean autoFlush) {
-    long handle = CmrNative.cmr_logging_resource_create(upstream, filename, file, autoFlush);
-    return Share.created(handle, CmrNative::cmr_logging_resource_ref, CmrNative::cmr_logging_resource_destroy);
+  private static Share create(MemoryResource upstream, String filename, boolean autoFlush) {
+    long handle = CmrNative.cmr_logging_resource_create(Arguments.ref("upstream", upstream), filename, 0L, autoFlush);
+    return Share.created(handle, CmrNative::cmr_logging_resource_ref, CmrNative::cmr_logging_resource_destroy, upstream);
   }
 
   /**
-   * The upstream this was made over (which it keeps alive), or null for an object taken from
-   * a ref, whose upstream C keeps alive.
+   * The upstream this was made over, or null for an object taken from a ref (C keeps its
+   * upstream alive either way).
    */
   public MemoryResource upstream() {
     return upstream;

@@ -23,13 +23,11 @@ public final class PoolMemoryResource extends MemoryResource {
    * A new pool resource.
    *
    * @param upstream Where the pool takes its chunks from.
-   *
    * @param initialPoolSize Bytes taken from the upstream at creation (0 takes nothing until the first allocation). Default: half of the current device's free memory, rounded down to 256 bytes.
-   *
    * @param maximumPoolSize Most bytes the pool takes from the upstream in all. Default: no limit (SIZE_MAX).
    */
   public PoolMemoryResource(MemoryResource upstream, long initialPoolSize, long maximumPoolSize) {
-    super(create(Arguments.ref("upstream", upstream), Arguments.size("initialPoolSize", initialPoolSize), Arguments.size("maximumPoolSize", maximumPoolSize)));
+    super(create(upstream, Arguments.size("initialPoolSize", initialPoolSize), Arguments.size("maximumPoolSize", maximumPoolSize)));
     this.upstream = upstream;
   }
 
@@ -37,11 +35,10 @@ public final class PoolMemoryResource extends MemoryResource {
    * A new pool resource, the parameters left out at their defaults.
    *
    * @param upstream Where the pool takes its chunks from.
-   *
    * @param initialPoolSize Bytes taken from the upstream at creation (0 takes nothing until the first allocation). Default: half of the current device's free memory, rounded down to 256 bytes.
    */
   public PoolMemoryResource(MemoryResource upstream, long initialPoolSize) {
-    super(create(Arguments.ref("upstream", upstream), Arguments.size("initialPoolSize", initialPoolSize), Arguments.SIZE_DEFAULT));
+    super(create(upstream, Arguments.size("initialPoolSize", initialPoolSize), Arguments.SIZE_DEFAULT));
     this.upstream = upstream;
   }
 
@@ -51,7 +48,7 @@ public final class PoolMemoryResource extends MemoryResource {
    * @param upstream Where the pool takes its chunks from.
    */
   public PoolMemoryResource(MemoryResource upstream) {
-    super(create(Arguments.ref("upstream", upstream), Arguments.SIZE_DEFAULT, Arguments.SIZE_DEFAULT));
+    super(create(upstream, Arguments.SIZE_DEFAULT, Arguments.SIZE_DEFAULT));
     this.upstream = upstream;
   }
 
@@ -61,14 +58,14 @@ public final class PoolMemoryResource extends MemoryResource {
     this.upstream = null;
   }
 
-  private static Share create(long upstream, long initialPoolSize, long maximumPoolSize) {
-    long handle = CmrNative.cmr_pool_resource_create(upstream, initialPoolSize, maximumPoolSize);
-    return Share.created(handle, CmrNative::cmr_pool_resource_ref, CmrNative::cmr_pool_resource_destroy);
+  private static Share create(MemoryResource upstream, long initialPoolSize, long maximumPoolSize) {
+    long handle = CmrNative.cmr_pool_resource_create(Arguments.ref("upstream", upstream), initialPoolSize, maximumPoolSize);
+    return Share.created(handle, CmrNative::cmr_pool_resource_ref, CmrNative::cmr_pool_resource_destroy, upstream);
   }
 
   /**
-   * The upstream this was made over (which it keeps alive), or null for an object taken from
-   * a ref, whose upstream C keeps alive.
+   * The upstream this was made over, or null for an object taken from a ref (C keeps its
+   * upstream alive either way).
    */
   public MemoryResource upstream() {
     return upstream;

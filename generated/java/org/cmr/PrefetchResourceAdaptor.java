@@ -26,7 +26,7 @@ public final class PrefetchResourceAdaptor extends MemoryResource {
    * @param upstream Where the memory comes from.
    */
   public PrefetchResourceAdaptor(MemoryResource upstream) {
-    super(create(Arguments.ref("upstream", upstream)));
+    super(create(upstream));
     this.upstream = upstream;
   }
 
@@ -36,14 +36,14 @@ public final class PrefetchResourceAdaptor extends MemoryResource {
     this.upstream = null;
   }
 
-  private static Share create(long upstream) {
-    long handle = CmrNative.cmr_prefetch_resource_create(upstream);
-    return Share.created(handle, CmrNative::cmr_prefetch_resource_ref, CmrNative::cmr_prefetch_resource_destroy);
+  private static Share create(MemoryResource upstream) {
+    long handle = CmrNative.cmr_prefetch_resource_create(Arguments.ref("upstream", upstream));
+    return Share.created(handle, CmrNative::cmr_prefetch_resource_ref, CmrNative::cmr_prefetch_resource_destroy, upstream);
   }
 
   /**
-   * The upstream this was made over (which it keeps alive), or null for an object taken from
-   * a ref, whose upstream C keeps alive.
+   * The upstream this was made over, or null for an object taken from a ref (C keeps its
+   * upstream alive either way).
    */
   public MemoryResource upstream() {
     return upstream;

@@ -8,10 +8,10 @@ final class ResourceClasses {
 
   /**
    * The object, of the resource's class, for a share the caller took of the resource behind
-   * {@code ref} (a copy it hands over): a plain {@link MemoryResource} for a resource cmr did
-   * not make (a C program's own ops table) or one Java has no class for.
+   * {@code ref} (a copy it hands over), keeping {@code kept}: a plain {@link MemoryResource} for
+   * a resource cmr did not make (a C program's own ops table) or one Java has no class for.
    */
-  static MemoryResource adopt(long ref) {
+  static MemoryResource adopt(long ref, Object... kept) {
     String type;
     try {
       type = CmrNative.cmr_ref_type_name(ref);
@@ -21,45 +21,49 @@ final class ResourceClasses {
     }
     switch (type) {
       case "aligned":
-        return new AlignedResourceAdaptor(Share.adopted(ref, CmrNative::cmr_aligned_resource_from_ref));
+        return new AlignedResourceAdaptor(Share.adopted(ref, CmrNative::cmr_aligned_resource_from_ref, kept));
       case "arena":
-        return new ArenaMemoryResource(Share.adopted(ref, CmrNative::cmr_arena_resource_from_ref));
+        return new ArenaMemoryResource(Share.adopted(ref, CmrNative::cmr_arena_resource_from_ref, kept));
       case "binning":
-        return new BinningMemoryResource(Share.adopted(ref, CmrNative::cmr_binning_resource_from_ref));
+        return new BinningMemoryResource(Share.adopted(ref, CmrNative::cmr_binning_resource_from_ref, kept));
+      case "callback":
+        return new CallbackMemoryResource(Share.adopted(ref, CmrNative::cmr_callback_resource_from_ref, kept));
       case "cuda":
-        return new CudaMemoryResource(Share.adopted(ref, CmrNative::cmr_cuda_resource_from_ref));
+        return new CudaMemoryResource(Share.adopted(ref, CmrNative::cmr_cuda_resource_from_ref, kept));
       case "cuda_async":
-        return new CudaAsyncMemoryResource(Share.adopted(ref, CmrNative::cmr_cuda_async_resource_from_ref));
+        return new CudaAsyncMemoryResource(Share.adopted(ref, CmrNative::cmr_cuda_async_resource_from_ref, kept));
       case "cuda_async_managed":
-        return new CudaAsyncManagedMemoryResource(Share.adopted(ref, CmrNative::cmr_cuda_async_managed_resource_from_ref));
+        return new CudaAsyncManagedMemoryResource(Share.adopted(ref, CmrNative::cmr_cuda_async_managed_resource_from_ref, kept));
       case "cuda_async_view":
-        return new CudaAsyncViewMemoryResource(Share.adopted(ref, CmrNative::cmr_cuda_async_view_resource_from_ref));
+        return new CudaAsyncViewMemoryResource(Share.adopted(ref, CmrNative::cmr_cuda_async_view_resource_from_ref, kept));
+      case "failure_callback":
+        return new FailureCallbackResourceAdaptor(Share.adopted(ref, CmrNative::cmr_failure_callback_resource_from_ref, kept));
       case "fixed_size":
-        return new FixedSizeMemoryResource(Share.adopted(ref, CmrNative::cmr_fixed_size_resource_from_ref));
+        return new FixedSizeMemoryResource(Share.adopted(ref, CmrNative::cmr_fixed_size_resource_from_ref, kept));
       case "limiting":
-        return new LimitingResourceAdaptor(Share.adopted(ref, CmrNative::cmr_limiting_resource_from_ref));
+        return new LimitingResourceAdaptor(Share.adopted(ref, CmrNative::cmr_limiting_resource_from_ref, kept));
       case "logging":
-        return new LoggingResourceAdaptor(Share.adopted(ref, CmrNative::cmr_logging_resource_from_ref));
+        return new LoggingResourceAdaptor(Share.adopted(ref, CmrNative::cmr_logging_resource_from_ref, kept));
       case "managed":
-        return new ManagedMemoryResource(Share.adopted(ref, CmrNative::cmr_managed_resource_from_ref));
+        return new ManagedMemoryResource(Share.adopted(ref, CmrNative::cmr_managed_resource_from_ref, kept));
       case "pinned_host":
-        return new PinnedHostMemoryResource(Share.adopted(ref, CmrNative::cmr_pinned_host_resource_from_ref));
+        return new PinnedHostMemoryResource(Share.adopted(ref, CmrNative::cmr_pinned_host_resource_from_ref, kept));
       case "pool":
-        return new PoolMemoryResource(Share.adopted(ref, CmrNative::cmr_pool_resource_from_ref));
+        return new PoolMemoryResource(Share.adopted(ref, CmrNative::cmr_pool_resource_from_ref, kept));
       case "prefetch":
-        return new PrefetchResourceAdaptor(Share.adopted(ref, CmrNative::cmr_prefetch_resource_from_ref));
+        return new PrefetchResourceAdaptor(Share.adopted(ref, CmrNative::cmr_prefetch_resource_from_ref, kept));
       case "simulated":
-        return new SimulatedMemoryResource(Share.adopted(ref, CmrNative::cmr_simulated_resource_from_ref));
+        return new SimulatedMemoryResource(Share.adopted(ref, CmrNative::cmr_simulated_resource_from_ref, kept));
       case "statistics":
-        return new StatisticsResourceAdaptor(Share.adopted(ref, CmrNative::cmr_statistics_resource_from_ref));
+        return new StatisticsResourceAdaptor(Share.adopted(ref, CmrNative::cmr_statistics_resource_from_ref, kept));
       case "system":
-        return new SystemMemoryResource(Share.adopted(ref, CmrNative::cmr_system_resource_from_ref));
+        return new SystemMemoryResource(Share.adopted(ref, CmrNative::cmr_system_resource_from_ref, kept));
       case "thread_safe":
-        return new ThreadSafeResourceAdaptor(Share.adopted(ref, CmrNative::cmr_thread_safe_resource_from_ref));
+        return new ThreadSafeResourceAdaptor(Share.adopted(ref, CmrNative::cmr_thread_safe_resource_from_ref, kept));
       case "tracking":
-        return new TrackingResourceAdaptor(Share.adopted(ref, CmrNative::cmr_tracking_resource_from_ref));
+        return new TrackingResourceAdaptor(Share.adopted(ref, CmrNative::cmr_tracking_resource_from_ref, kept));
       default:
-        return new MemoryResource(Share.foreign(ref));
+        return new MemoryResource(Share.foreign(ref, kept));
     }
   }
 }

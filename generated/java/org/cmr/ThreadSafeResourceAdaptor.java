@@ -21,7 +21,7 @@ public final class ThreadSafeResourceAdaptor extends MemoryResource {
    * @param upstream The resource whose calls are serialized.
    */
   public ThreadSafeResourceAdaptor(MemoryResource upstream) {
-    super(create(Arguments.ref("upstream", upstream)));
+    super(create(upstream));
     this.upstream = upstream;
   }
 
@@ -31,14 +31,14 @@ public final class ThreadSafeResourceAdaptor extends MemoryResource {
     this.upstream = null;
   }
 
-  private static Share create(long upstream) {
-    long handle = CmrNative.cmr_thread_safe_resource_create(upstream);
-    return Share.created(handle, CmrNative::cmr_thread_safe_resource_ref, CmrNative::cmr_thread_safe_resource_destroy);
+  private static Share create(MemoryResource upstream) {
+    long handle = CmrNative.cmr_thread_safe_resource_create(Arguments.ref("upstream", upstream));
+    return Share.created(handle, CmrNative::cmr_thread_safe_resource_ref, CmrNative::cmr_thread_safe_resource_destroy, upstream);
   }
 
   /**
-   * The upstream this was made over (which it keeps alive), or null for an object taken from
-   * a ref, whose upstream C keeps alive.
+   * The upstream this was made over, or null for an object taken from a ref (C keeps its
+   * upstream alive either way).
    */
   public MemoryResource upstream() {
     return upstream;

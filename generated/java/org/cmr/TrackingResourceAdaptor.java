@@ -28,11 +28,10 @@ public final class TrackingResourceAdaptor extends MemoryResource {
    * A new tracking resource.
    *
    * @param upstream Where the memory comes from.
-   *
    * @param captureStacks Whether each allocation records the backtrace of its caller (costly: use it to find leaks). Default: false.
    */
   public TrackingResourceAdaptor(MemoryResource upstream, boolean captureStacks) {
-    super(create(Arguments.ref("upstream", upstream), captureStacks));
+    super(create(upstream, captureStacks));
     this.upstream = upstream;
   }
 
@@ -42,7 +41,7 @@ public final class TrackingResourceAdaptor extends MemoryResource {
    * @param upstream Where the memory comes from.
    */
   public TrackingResourceAdaptor(MemoryResource upstream) {
-    super(create(Arguments.ref("upstream", upstream), false));
+    super(create(upstream, false));
     this.upstream = upstream;
   }
 
@@ -52,14 +51,14 @@ public final class TrackingResourceAdaptor extends MemoryResource {
     this.upstream = null;
   }
 
-  private static Share create(long upstream, boolean captureStacks) {
-    long handle = CmrNative.cmr_tracking_resource_create(upstream, captureStacks);
-    return Share.created(handle, CmrNative::cmr_tracking_resource_ref, CmrNative::cmr_tracking_resource_destroy);
+  private static Share create(MemoryResource upstream, boolean captureStacks) {
+    long handle = CmrNative.cmr_tracking_resource_create(Arguments.ref("upstream", upstream), captureStacks);
+    return Share.created(handle, CmrNative::cmr_tracking_resource_ref, CmrNative::cmr_tracking_resource_destroy, upstream);
   }
 
   /**
-   * The upstream this was made over (which it keeps alive), or null for an object taken from
-   * a ref, whose upstream C keeps alive.
+   * The upstream this was made over, or null for an object taken from a ref (C keeps its
+   * upstream alive either way).
    */
   public MemoryResource upstream() {
     return upstream;

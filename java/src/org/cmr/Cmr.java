@@ -1,12 +1,21 @@
 package org.cmr;
 
 import java.lang.ref.Reference;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The library, its devices and the per-device resource table, which C and every language share.
  * The table holds a share of what it stores, so a resource set there may be closed in Java.
  */
 public final class Cmr {
+  /**
+   * The Java objects set in the table, per device, kept while they are there (and by the
+   * objects the getters hand out): the resource may call into Java (callbacks) as long as the
+   * table holds it.
+   */
+  private static final Map<Integer, MemoryResource> INSTALLED = new ConcurrentHashMap<>();
+
   /** The default stream. */
   public static final long DEFAULT_STREAM = 0L;
   /** The alignment of {@link MemoryResource#allocate(long)}, in bytes. */
@@ -38,32 +47,31 @@ public final class Cmr {
 
   /** The resource used for the current device (a new share: close it when done). */
   public static MemoryResource getCurrentDeviceResource() {
-    return MemoryResource.retained(CmrNative.cmr_get_current_device_resource_ref());
+    return getPerDeviceResource(currentDevice());
   }
 
   /** Makes {@code resource} the current device's (the table takes a share of it). */
   public static void setCurrentDeviceResource(MemoryResource resource) {
-    try {
-      CmrNative.cmr_set_current_device_resource_ref(Arguments.ref("resource", resource));
-    } finally {
-      Reference.reachabilityFence(resource);
-    }
+    setPerDeviceResource(currentDevice(), resource);
   }
 
   /** Goes back to the current device's default resource. */
   public static void resetCurrentDeviceResource() {
-    CmrNative.cmr_reset_current_device_resource_ref();
+    resetPerDeviceResource(currentDevice());
   }
 
   /** The resource used for {@code device} (a new share: close it when done). */
   public static MemoryResource getPerDeviceResource(int device) {
-    return MemoryResource.retained(CmrNative.cmr_get_per_device_resource_ref(device));
+    long ref = CmrNative.cmr_get_per_device_resource_ref(device);
+    MemoryResource installed = INSTALLED.get(device);
+    return installed == null ? MemoryResource.retained(ref) : MemoryResource.retained(ref, installed);
   }
 
   /** Makes {@code resource} the one of {@code device} (the table takes a share of it). */
   public static void setPerDeviceResource(int device, MemoryResource resource) {
     try {
       CmrNative.cmr_set_per_device_resource_ref(device, Arguments.ref("resource", resource));
+      INSTALLED.put(device, resource);
     } finally {
       Reference.reachabilityFence(resource);
     }
@@ -72,6 +80,7 @@ public final class Cmr {
   /** Goes back to {@code device}'s default resource. */
   public static void resetPerDeviceResource(int device) {
     CmrNative.cmr_reset_per_device_resource_ref(device);
+    INSTALLED.remove(device);
   }
 
   /** {@code percent} (0..100) of the current device's free memory, rounded down to 256 bytes. */

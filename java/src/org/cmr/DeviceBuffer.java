@@ -8,6 +8,8 @@ import java.lang.ref.Reference;
  * closed first; closing the buffer frees its memory on its stream.
  */
 public final class DeviceBuffer extends NativeObject {
+  private final MemoryResource resource;
+
   /** {@code size} uninitialised bytes from {@code resource} on the default stream. */
   public DeviceBuffer(long size, MemoryResource resource) {
     this(size, Cmr.DEFAULT_STREAM, resource);
@@ -15,7 +17,8 @@ public final class DeviceBuffer extends NativeObject {
 
   /** {@code size} uninitialised bytes from {@code resource}, ordered on {@code stream}. */
   public DeviceBuffer(long size, long stream, MemoryResource resource) {
-    super(create(size, stream, resource), CmrNative::cmr_device_buffer_destroy);
+    super(create(size, stream, resource), CmrNative::cmr_device_buffer_destroy, resource);
+    this.resource = resource;
   }
 
   /** A buffer holding a copy of {@code source}, from {@code resource} on the default stream. */
@@ -25,7 +28,8 @@ public final class DeviceBuffer extends NativeObject {
 
   /** A buffer holding a copy of {@code source}, from {@code resource}, the copy ordered on {@code stream}. */
   public DeviceBuffer(byte[] source, long stream, MemoryResource resource) {
-    super(createCopy(source, stream, resource), CmrNative::cmr_device_buffer_destroy);
+    super(createCopy(source, stream, resource), CmrNative::cmr_device_buffer_destroy, resource);
+    this.resource = resource;
   }
 
   private static long create(long size, long stream, MemoryResource resource) {
@@ -71,7 +75,7 @@ public final class DeviceBuffer extends NativeObject {
 
   /** The buffer's resource (a new share: close it when done). */
   public MemoryResource resource() {
-    return fromAddress(buffer -> MemoryResource.retained(CmrNative.cmr_device_buffer_resource(buffer)));
+    return fromAddress(buffer -> MemoryResource.retained(CmrNative.cmr_device_buffer_resource(buffer), resource));
   }
 
   /** Makes the size {@code newSize}, keeping the first bytes; reallocates (on the buffer's stream) past the capacity. */

@@ -15,7 +15,7 @@ public class MemoryResource extends NativeObject {
   private final long handle;
 
   MemoryResource(Share share) {
-    super(share.ref(), Share::release);
+    super(share.ref(), Share::release, share.kept());
     this.handle = share.handle();
   }
 
@@ -132,9 +132,10 @@ public class MemoryResource extends NativeObject {
 
   /**
    * A new object, of the resource's class, holding a new share of the resource behind {@code ref}
-   * (a copy this takes over): what the per-device table and stacks hand out.
+   * (a copy this takes over): what the per-device table and stacks hand out. It keeps {@code
+   * kept}, the Java objects the resource may have been made from.
    */
-  static MemoryResource retained(long ref) {
-    return ResourceClasses.adopt(Share.retain(ref));
+  static MemoryResource retained(long ref, Object... kept) {
+    return ResourceClasses.adopt(Share.retain(ref), kept);
   }
 }

@@ -2,6 +2,9 @@ package org.cmr;
 
 import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import java.util.function.LongConsumer;
 import java.util.function.LongFunction;
 import java.util.function.LongUnaryOperator;
@@ -11,6 +14,11 @@ import java.util.function.LongUnaryOperator;
  * unreachable unclosed, a {@link Cleaner} frees it then. Using it after close throws a
  * {@link CmrException} with {@link Status#ERROR_DESTROYED_HANDLE}. Closing while another thread
  * is using the object is a race the caller must avoid, as with any Java resource.
+ *
+ * <p>The Java objects the native one was made over (an adaptor's upstream, a buffer's resource)
+ * are kept until it is freed, not merely while this object is reachable: the Cleaner runs in no
+ * particular order, and the native object may call into them (a pool gives its memory back to
+ * its upstream, which may be Java callbacks) when it goes.
  */
 public abstract class NativeObject implements AutoCloseable {
   private static final Cleaner CLEANER = Cleaner.create();
@@ -18,9 +26,14 @@ public abstract class NativeObject implements AutoCloseable {
   private final Release release;
   private final Cleaner.Cleanable cleanable;
 
-  NativeObject(long address, LongConsumer free) {
-    release = new Release(address, free);
+  NativeObject(long address, LongConsumer free, Object... kept) {
+    release = new Release(address, free, kept);
     cleanable = CLEANER.register(this, release);
+  }
+
+  /** Keeps {@code object} until the native object is freed (it now depends on it). */
+  final void keepUntilFreed(Object object) {
+    release.keep(object);
   }
 
   /** The native object's address; throws once closed. */
@@ -77,17 +90,29 @@ public abstract class NativeObject implements AutoCloseable {
   private static final class Release implements Runnable {
     private long address;
     private final LongConsumer free;
+    private final List<Object> kept;
 
-    Release(long address, LongConsumer free) {
+    Release(long address, LongConsumer free, Object[] kept) {
       this.address = address;
       this.free = free;
+      this.kept = new ArrayList<>(Arrays.asList(kept));
+    }
+
+    synchronized void keep(Object object) {
+      kept.add(object);
     }
 
     @Override
     public void run() {
       long freed = address;
       address = 0;
-      free.accept(freed);
+      try {
+        free.accept(freed);
+      } finally {
+        synchronized (this) {
+          kept.clear();
+        }
+      }
     }
   }
 }
