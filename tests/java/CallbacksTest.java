@@ -16,7 +16,6 @@ import org.cmr.MemoryResource;
 import org.cmr.PoolMemoryResource;
 import org.cmr.Property;
 import org.cmr.StatisticsResourceAdaptor;
-import org.junit.Before;
 import org.junit.Rule;
 import org.junit.Test;
 
@@ -24,14 +23,9 @@ import org.junit.Test;
 public class CallbacksTest {
   @Rule public final CountedSystem host = new CountedSystem();
 
-  private StatisticsResourceAdaptor counted;
+  private final StatisticsResourceAdaptor counted = host.resource();
   private final AtomicLong allocations = new AtomicLong();
   private final AtomicLong deallocations = new AtomicLong();
-
-  @Before
-  public void takeResource() {
-    counted = host.resource();
-  }
 
   /** A callback resource over the counted host memory, counting its calls. */
   private CallbackMemoryResource forwarding() {

@@ -7,18 +7,12 @@ import org.cmr.SystemMemoryResource;
 import org.junit.rules.ExternalResource;
 
 /**
- * A JUnit rule: host memory behind a statistics adaptor for each test, which must have given
- * back every byte it took when the test ends.
+ * A JUnit rule: host memory behind a statistics adaptor for each test (JUnit makes a test object,
+ * and so a rule, per test), which must have given back every byte it took when the test ends.
  */
 final class CountedSystem extends ExternalResource {
-  private SystemMemoryResource system;
-  private StatisticsResourceAdaptor counted;
-
-  @Override
-  protected void before() {
-    system = new SystemMemoryResource();
-    counted = new StatisticsResourceAdaptor(system);
-  }
+  private final SystemMemoryResource system = new SystemMemoryResource();
+  private final StatisticsResourceAdaptor counted = new StatisticsResourceAdaptor(system);
 
   @Override
   protected void after() {

@@ -12,7 +12,6 @@ import org.cmr.DeviceBuffer;
 import org.cmr.MemoryResource;
 import org.cmr.StatisticsResourceAdaptor;
 import org.cmr.Status;
-import org.junit.Before;
 import org.junit.Rule;
 import org.junit.Test;
 
@@ -20,12 +19,7 @@ import org.junit.Test;
 public class DeviceBufferTest {
   @Rule public final CountedSystem host = new CountedSystem();
 
-  private StatisticsResourceAdaptor counted;
-
-  @Before
-  public void takeResource() {
-    counted = host.resource();
-  }
+  private final StatisticsResourceAdaptor counted = host.resource();
 
   @Test
   public void copiesInAndOut() {

@@ -13,7 +13,6 @@ import org.cmr.PoolMemoryResource;
 import org.cmr.ResourceStack;
 import org.cmr.SimulatedMemoryResource;
 import org.cmr.Status;
-import org.junit.Before;
 import org.junit.Rule;
 import org.junit.Test;
 
@@ -21,12 +20,7 @@ import org.junit.Test;
 public class ErrorsTest {
   @Rule public final CountedSystem host = new CountedSystem();
 
-  private MemoryResource system;
-
-  @Before
-  public void takeSystem() {
-    system = host.resource();
-  }
+  private final MemoryResource system = host.resource();
 
   private static void assertStatus(Status status, String inMessage, CmrException e) {
     assertEquals(status, e.status());

@@ -37,7 +37,6 @@ import org.cmr.Status;
 import org.cmr.SystemMemoryResource;
 import org.cmr.ThreadSafeResourceAdaptor;
 import org.cmr.TrackingResourceAdaptor;
-import org.junit.Before;
 import org.junit.Rule;
 import org.junit.Test;
 
@@ -51,14 +50,8 @@ public class ResourcesTest {
   /** Counts what reaches host memory: every test must give it all back. */
   @Rule public final CountedSystem counted = new CountedSystem();
 
-  private StatisticsResourceAdaptor host;
-  private SystemMemoryResource system;
-
-  @Before
-  public void takeHost() {
-    host = counted.resource();
-    system = counted.system();
-  }
+  private final StatisticsResourceAdaptor host = counted.resource();
+  private final SystemMemoryResource system = counted.system();
 
   /** Allocates and frees through each resource: 1000 bytes at 256, and 0 bytes. */
   private static void exercise(MemoryResource... resources) {
