@@ -11,6 +11,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import org.cmr.CallbackMemoryResource;
 import org.cmr.PoolMemoryResource;
 import org.cmr.StatisticsResourceAdaptor;
 import org.cmr.SystemMemoryResource;
@@ -26,24 +27,40 @@ public class ThreadsTest {
     try (SystemMemoryResource system = new SystemMemoryResource();
         PoolMemoryResource pool = new PoolMemoryResource(system, 1 << 20);
         StatisticsResourceAdaptor statistics = new StatisticsResourceAdaptor(pool)) {
-      ExecutorService threads = Executors.newFixedThreadPool(THREADS);
-      try {
-        List<Callable<Long>> work = new ArrayList<>();
-        for (int t = 0; t < THREADS; t++) {
-          long seed = t;
-          work.add(() -> churn(statistics, new Random(seed)));
-        }
-        long bytes = 0;
-        for (Future<Long> done : threads.invokeAll(work)) {
-          bytes += done.get();
-        }
-        assertEquals((long) THREADS * PAIRS, statistics.allocationsTotal());
-        assertEquals(bytes, statistics.bytesTotal());
-        assertEquals(0, statistics.bytesCurrent());
-        assertEquals(0, statistics.allocationsCurrent());
-      } finally {
-        threads.shutdown();
+      churnFromThreads(statistics);
+    }
+  }
+
+  @Test
+  public void manyThreadsThroughJavaCallbacks() throws Exception {
+    try (SystemMemoryResource system = new SystemMemoryResource();
+        CallbackMemoryResource callback = new CallbackMemoryResource(
+            (bytes, stream) -> system.allocate(bytes, stream),
+            (ptr, bytes, stream) -> system.deallocate(ptr, bytes, stream));
+        StatisticsResourceAdaptor statistics = new StatisticsResourceAdaptor(callback)) {
+      churnFromThreads(statistics);
+    }
+  }
+
+  /** THREADS threads churning through {@code statistics} at once, which must count every pair. */
+  private static void churnFromThreads(StatisticsResourceAdaptor statistics) throws Exception {
+    ExecutorService threads = Executors.newFixedThreadPool(THREADS);
+    try {
+      List<Callable<Long>> work = new ArrayList<>();
+      for (int t = 0; t < THREADS; t++) {
+        long seed = t;
+        work.add(() -> churn(statistics, new Random(seed)));
       }
+      long bytes = 0;
+      for (Future<Long> done : threads.invokeAll(work)) {
+        bytes += done.get();
+      }
+      assertEquals((long) THREADS * PAIRS, statistics.allocationsTotal());
+      assertEquals(bytes, statistics.bytesTotal());
+      assertEquals(0, statistics.bytesCurrent());
+      assertEquals(0, statistics.allocationsCurrent());
+    } finally {
+      threads.shutdown();
     }
   }
 
