@@ -36,7 +36,13 @@ def render_all(resources) -> dict[str, str]:
         "python/cmr/mr.pyi": env.get_template("mr.pyi.j2").render(resources=resources),
         "swig/cmr_go.i": env.get_template("go/cmr_go.i.j2").render(resources=resources),
         "go/cmr/resources.go": env.get_template("go/resources.go.j2").render(resources=resources),
+        "swig/cmr_java.i": env.get_template("java/cmr_java.i.j2").render(resources=resources),
     }
+    java_class_name = env.get_template("java/java_macros.j2").module.class_name
+    for r in resources:
+        files[f"java/org/cmr/{java_class_name(r)}.java"] = env.get_template("java/Resource.java.j2").render(r=r)
+    files["java/org/cmr/ResourceClasses.java"] = env.get_template("java/ResourceClasses.java.j2").render(
+        resources=resources)
     conformance = env.get_template("conformance.c.j2")
     for r in resources:
         names = r.conformance.upstreams_host + [u for u in r.conformance.upstreams_gpu

@@ -32,6 +32,8 @@ SWIG_TARGETS = (
     # Go: cgo compiles the wrapper as part of the package, so both sit in its folder.
     SwigTarget(interface="swig/cmr_go.i", flags=("-go", "-cgo", "-intgosize", "64"), swg_dir=ROOT / "go" / "swig",
                wrapper="go/capi/cmr_go_wrap.c", outdir="go/capi"),
+    SwigTarget(interface="swig/cmr_java.i", flags=("-java", "-package", "org.cmr"), swg_dir=ROOT / "java" / "swig",
+               wrapper="swig/cmr_java_wrap.c", outdir="java/org/cmr"),
 )
 
 

@@ -1,0 +1,90 @@
+package org.cmr;
+
+import java.lang.ref.Reference;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The library, its devices and the per-device resource table, which C and every language share.
+ * The table holds a share of what it stores, so a resource set there may be closed in Java.
+ */
+public final class Cmr {
+  /**
+   * The Java objects set in the table, per device, kept while they are there (and by the
+   * objects the getters hand out): the resource may call into Java (callbacks) as long as the
+   * table holds it.
+   */
+  private static final Map<Integer, MemoryResource> INSTALLED = new ConcurrentHashMap<>();
+
+  /** The default stream. */
+  public static final long DEFAULT_STREAM = 0L;
+  /** The alignment of {@link MemoryResource#allocate(long)}, in bytes. */
+  public static final long DEFAULT_ALIGNMENT = 256L;
+
+  private Cmr() {}
+
+  /** The library's version, "MAJOR.MINOR.PATCH". */
+  public static String version() {
+    return CmrNative.cmr_version();
+  }
+
+  /** Whether the library was built with CUDA (false: the host build, whose one device is host memory). */
+  public static boolean builtWithCuda() {
+    return CmrNative.cmr_built_with_cuda();
+  }
+
+  public static int deviceCount() {
+    return CmrNative.cmr_device_count();
+  }
+
+  public static int currentDevice() {
+    return CmrNative.cmr_current_device();
+  }
+
+  public static void setCurrentDevice(int device) {
+    CmrNative.cmr_set_current_device(device);
+  }
+
+  /** The resource used for the current device (a new share: close it when done). */
+  public static MemoryResource getCurrentDeviceResource() {
+    return getPerDeviceResource(currentDevice());
+  }
+
+  /** Makes {@code resource} the current device's (the table takes a share of it). */
+  public static void setCurrentDeviceResource(MemoryResource resource) {
+    setPerDeviceResource(currentDevice(), resource);
+  }
+
+  /** Goes back to the current device's default resource. */
+  public static void resetCurrentDeviceResource() {
+    resetPerDeviceResource(currentDevice());
+  }
+
+  /** The resource used for {@code device} (a new share: close it when done). */
+  public static MemoryResource getPerDeviceResource(int device) {
+    long ref = CmrNative.cmr_get_per_device_resource_ref(device);
+    MemoryResource installed = INSTALLED.get(device);
+    return installed == null ? MemoryResource.retained(ref) : MemoryResource.retained(ref, installed);
+  }
+
+  /** Makes {@code resource} the one of {@code device} (the table takes a share of it). */
+  public static void setPerDeviceResource(int device, MemoryResource resource) {
+    try {
+      CmrNative.cmr_set_per_device_resource_ref(device, Arguments.ref("resource", resource));
+      INSTALLED.put(device, resource);
+    } finally {
+      Reference.reachabilityFence(resource);
+    }
+  }
+
+  /** Goes back to {@code device}'s default resource. */
+  public static void resetPerDeviceResource(int device) {
+    CmrNative.cmr_reset_per_device_resource_ref(device);
+    INSTALLED.remove(device);
+  }
+
+  /** {@code percent} (0..100) of the current device's free memory, rounded down to 256 bytes. */
+  public static long percentOfFreeDeviceMemory(int percent) {
+    return CmrNative.cmr_percent_of_free_device_memory(percent);
+  }
+}

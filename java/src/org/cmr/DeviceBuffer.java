@@ -1,0 +1,132 @@
+package org.cmr;
+
+import java.lang.ref.Reference;
+
+/**
+ * An untyped, resizable allocation from one resource, ordered on one stream (RMM's
+ * device_buffer). It holds a share of its resource, so the resource outlives it whatever is
+ * closed first; closing the buffer frees its memory on its stream.
+ */
+public final class DeviceBuffer extends NativeObject {
+  private final MemoryResource resource;
+
+  /** {@code size} uninitialised bytes from {@code resource} on the default stream. */
+  public DeviceBuffer(long size, MemoryResource resource) {
+    this(size, Cmr.DEFAULT_STREAM, resource);
+  }
+
+  /** {@code size} uninitialised bytes from {@code resource}, ordered on {@code stream}. */
+  public DeviceBuffer(long size, long stream, MemoryResource resource) {
+    super(create(size, stream, resource), CmrNative::cmr_device_buffer_destroy, resource);
+    this.resource = resource;
+  }
+
+  /** A buffer holding a copy of {@code source}, from {@code resource} on the default stream. */
+  public DeviceBuffer(byte[] source, MemoryResource resource) {
+    this(source, Cmr.DEFAULT_STREAM, resource);
+  }
+
+  /** A buffer holding a copy of {@code source}, from {@code resource}, the copy ordered on {@code stream}. */
+  public DeviceBuffer(byte[] source, long stream, MemoryResource resource) {
+    super(createCopy(source, stream, resource), CmrNative::cmr_device_buffer_destroy, resource);
+    this.resource = resource;
+  }
+
+  private static long create(long size, long stream, MemoryResource resource) {
+    try {
+      return CmrNative.cmr_device_buffer_create(Arguments.size("size", size), stream, Arguments.ref("resource", resource));
+    } finally {
+      Reference.reachabilityFence(resource);
+    }
+  }
+
+  private static long createCopy(byte[] source, long stream, MemoryResource resource) {
+    try {
+      return CmrNative.cmr_device_buffer_create_copy(bytes("source", source), source.length, stream,
+          Arguments.ref("resource", resource));
+    } finally {
+      Reference.reachabilityFence(resource);
+    }
+  }
+
+  /** The address of the first byte (0 for an empty buffer). */
+  public long address() {
+    return longFromAddress(CmrNative::cmr_device_buffer_data);
+  }
+
+  public long size() {
+    return longFromAddress(CmrNative::cmr_device_buffer_size);
+  }
+
+  /** Bytes allocated, at least the size. */
+  public long capacity() {
+    return longFromAddress(CmrNative::cmr_device_buffer_capacity);
+  }
+
+  /** The stream the buffer's work (and its final free) is ordered on. */
+  public long stream() {
+    return longFromAddress(CmrNative::cmr_device_buffer_stream);
+  }
+
+  /** Orders later work, and the final free, on {@code stream}. */
+  public void setStream(long stream) {
+    useAddress(buffer -> CmrNative.cmr_device_buffer_set_stream(buffer, stream));
+  }
+
+  /** The buffer's resource (a new share: close it when done). */
+  public MemoryResource resource() {
+    return fromAddress(buffer -> MemoryResource.retained(CmrNative.cmr_device_buffer_resource(buffer), resource));
+  }
+
+  /** Makes the size {@code newSize}, keeping the first bytes; reallocates (on the buffer's stream) past the capacity. */
+  public void resize(long newSize) {
+    resize(newSize, stream());
+  }
+
+  /** As {@link #resize(long)}, ordered on {@code stream}. */
+  public void resize(long newSize, long stream) {
+    long size = Arguments.size("newSize", newSize);
+    useAddress(buffer -> CmrNative.cmr_device_buffer_resize(buffer, size, stream));
+  }
+
+  /** Makes the capacity at least {@code newCapacity}, keeping the contents, on the buffer's stream. */
+  public void reserve(long newCapacity) {
+    long capacity = Arguments.size("newCapacity", newCapacity);
+    useAddress(buffer -> CmrNative.cmr_device_buffer_reserve(buffer, capacity, stream()));
+  }
+
+  /** Makes the capacity equal to the size, keeping the contents, on the buffer's stream. */
+  public void shrinkToFit() {
+    useAddress(buffer -> CmrNative.cmr_device_buffer_shrink_to_fit(buffer, stream()));
+  }
+
+  /** Copies the first {@code destination.length} bytes (at most the size) into {@code destination}, and waits for the copy. */
+  public void copyToHost(byte[] destination) {
+    byte[] array = bytes("destination", destination);
+    useAddress(buffer -> CmrNative.cmr_device_buffer_copy_to_host(buffer, array, array.length));
+  }
+
+  /** Copies {@code source} (at most the size) to the start of the buffer, ordered on the buffer's stream. */
+  public void copyFrom(byte[] source) {
+    byte[] array = bytes("source", source);
+    useAddress(buffer -> CmrNative.cmr_device_buffer_copy_from(buffer, array, array.length));
+  }
+
+  /** The buffer's contents, copied to a new array. */
+  public byte[] toByteArray() {
+    long size = size();
+    if (size > Integer.MAX_VALUE - 8) {
+      throw new IllegalStateException("a buffer of " + size + " bytes does not fit a Java array");
+    }
+    byte[] contents = new byte[(int) size];
+    copyToHost(contents);
+    return contents;
+  }
+
+  private static byte[] bytes(String name, byte[] array) {
+    if (array == null) {
+      throw new NullPointerException(name + " is null: an array is required");
+    }
+    return array;
+  }
+}

@@ -1,0 +1,84 @@
+package org.cmr.tests;
+
+import static org.junit.Assert.assertArrayEquals;
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertNotEquals;
+import static org.junit.Assert.assertThrows;
+import static org.junit.Assert.assertTrue;
+
+import org.cmr.CmrException;
+import org.cmr.CmrStream;
+import org.cmr.DeviceBuffer;
+import org.cmr.MemoryResource;
+import org.cmr.StatisticsResourceAdaptor;
+import org.cmr.Status;
+import org.junit.Rule;
+import org.junit.Test;
+
+/** DeviceBuffer over host memory: contents, sizes, streams and its resource. */
+public class DeviceBufferTest {
+  @Rule public final CountedSystem host = new CountedSystem();
+
+  private final StatisticsResourceAdaptor counted = host.resource();
+
+  @Test
+  public void copiesInAndOut() {
+    byte[] data = {1, 2, 3, 4, 5, 6, 7, 8};
+    try (DeviceBuffer buffer = new DeviceBuffer(data, counted)) {
+      assertEquals(8, buffer.size());
+      assertNotEquals(0, buffer.address());
+      assertArrayEquals(data, buffer.toByteArray());
+      buffer.copyFrom(new byte[] {9, 9});
+      byte[] head = new byte[3];
+      buffer.copyToHost(head);
+      assertArrayEquals(new byte[] {9, 9, 3}, head);
+    }
+  }
+
+  @Test
+  public void sizesAndCapacity() {
+    try (DeviceBuffer buffer = new DeviceBuffer(1000, counted)) {
+      assertEquals(1000, buffer.capacity());
+      buffer.reserve(4000);
+      assertEquals(4000, buffer.capacity());
+      assertEquals(1000, buffer.size());
+      buffer.resize(2000);
+      assertEquals(4000, buffer.capacity());
+      buffer.shrinkToFit();
+      assertEquals(2000, buffer.capacity());
+      assertEquals(2000, counted.bytesCurrent());
+    }
+    try (DeviceBuffer empty = new DeviceBuffer(0, counted)) {
+      assertEquals(0, empty.address());
+      assertEquals(0, empty.toByteArray().length);
+    }
+  }
+
+  @Test
+  public void streamsAndResource() {
+    try (CmrStream stream = new CmrStream();
+        DeviceBuffer buffer = new DeviceBuffer(100, stream.handle(), counted);
+        MemoryResource resource = buffer.resource()) {
+      assertEquals(stream.handle(), buffer.stream());
+      buffer.setStream(0);
+      assertEquals(0, buffer.stream());
+      stream.synchronize();
+      assertTrue(resource.isEqual(counted));
+    }
+  }
+
+  @Test
+  public void badInputs() {
+    try (DeviceBuffer buffer = new DeviceBuffer(4, counted)) {
+      CmrException tooMuch = assertThrows(CmrException.class, () -> buffer.copyToHost(new byte[8]));
+      assertEquals(Status.ERROR_INVALID_ARGUMENT, tooMuch.status());
+      assertThrows(CmrException.class, () -> buffer.copyFrom(new byte[8]));
+      assertThrows(NullPointerException.class, () -> buffer.copyFrom(null));
+      assertThrows(IllegalArgumentException.class, () -> buffer.resize(-1));
+    }
+    assertThrows(NullPointerException.class, () -> new DeviceBuffer(4, null));
+    DeviceBuffer closed = new DeviceBuffer(4, counted);
+    closed.close();
+    assertEquals(Status.ERROR_DESTROYED_HANDLE, assertThrows(CmrException.class, closed::size).status());
+  }
+}
