@@ -1,15 +1,15 @@
 /* The handed-out blocks of a suballocator: an address map (address_map.h)
  * in each of 64 shards, each under its own lock and on its own cache line. */
-#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 
 #include "block_map.h"
+#include "lock.h"
 
 enum { cmr_shard_bits = 6, cmr_shard_count = 1 << cmr_shard_bits };
 
 typedef struct cmr_block_shard {
-  _Alignas(64) pthread_mutex_t lock;
+  _Alignas(64) cmr_lock lock;
   cmr_address_map blocks;
   size_t bytes;
 } cmr_block_shard;
@@ -43,7 +43,7 @@ cmr_status cmr_block_map_create(cmr_block_map **out) {
       return status;
     }
     shard->bytes = 0;
-    pthread_mutex_init(&shard->lock, NULL);
+    cmr_lock_init(&shard->lock);
   }
   *out = map;
   return CMR_SUCCESS;
@@ -52,7 +52,6 @@ cmr_status cmr_block_map_create(cmr_block_map **out) {
 void cmr_block_map_destroy(cmr_block_map *map) {
   for (int i = 0; i < cmr_shard_count; ++i) {
     cmr_address_map_clear(&map->shards[i].blocks, cmr_block_drop);
-    pthread_mutex_destroy(&map->shards[i].lock);
   }
   free(map);
 }
@@ -60,21 +59,21 @@ void cmr_block_map_destroy(cmr_block_map *map) {
 void cmr_block_map_insert(cmr_block_map *map, cmr_block *block) {
   cmr_block_shard *shard = cmr_shard_of(map, block->address);
   block->map_entry.address = block->address;
-  pthread_mutex_lock(&shard->lock);
+  cmr_lock_acquire(&shard->lock);
   cmr_address_map_insert(&shard->blocks, &block->map_entry);
   shard->bytes += block->size;
-  pthread_mutex_unlock(&shard->lock);
+  cmr_lock_release(&shard->lock);
 }
 
 cmr_block *cmr_block_map_remove(cmr_block_map *map, const void *address) {
   cmr_block_shard *shard = cmr_shard_of(map, address);
-  pthread_mutex_lock(&shard->lock);
+  cmr_lock_acquire(&shard->lock);
   cmr_block *block = cmr_block_of(cmr_address_map_remove(&shard->blocks, address));
   if (block != NULL) {
     block->map_entry.next = NULL;
     shard->bytes -= block->size;
   }
-  pthread_mutex_unlock(&shard->lock);
+  cmr_lock_release(&shard->lock);
   return block;
 }
 
@@ -83,9 +82,9 @@ void cmr_block_map_totals(cmr_block_map *map, size_t *count, size_t *bytes) {
   *bytes = 0;
   for (int i = 0; i < cmr_shard_count; ++i) {
     cmr_block_shard *shard = &map->shards[i];
-    pthread_mutex_lock(&shard->lock);
+    cmr_lock_acquire(&shard->lock);
     *count += shard->blocks.count;
     *bytes += shard->bytes;
-    pthread_mutex_unlock(&shard->lock);
+    cmr_lock_release(&shard->lock);
   }
 }

@@ -10,12 +10,13 @@
 
 #include "backend.h"
 #include "stream_lists.h"
+#include "lock.h"
 
 /* How many freed blocks a list keeps whole, outside its index (below). */
 enum { cmr_recent_slots = 16 };
 
 typedef struct cmr_stream_list {
-  _Alignas(64) pthread_mutex_t lock;
+  _Alignas(64) cmr_lock lock;
   uint64_t key;
   cmr_free_blocks blocks;
   /* Blocks freed here lately (best fit only), kept as they are instead of
@@ -96,8 +97,11 @@ static cmr_status cmr_key_of(const cmr_stream_lists *lists, cmr_stream stream, u
 }
 
 static cmr_stream_list *cmr_cached_list(const cmr_stream_lists *lists, uint64_t key) {
+  /* The address of the thread's cache taken once: in a shared library each
+   * access to a thread-local may be a call (__tls_get_addr). */
+  const cmr_cache_slot *cache = cmr_cache;
   for (unsigned i = 0; i < cmr_cache_slots; ++i) {
-    if (cmr_cache[i].serial == lists->serial && cmr_cache[i].key == key) return cmr_cache[i].list;
+    if (cache[i].serial == lists->serial && cache[i].key == key) return cache[i].list;
   }
   return NULL;
 }
@@ -112,7 +116,7 @@ static void cmr_cache_list(const cmr_stream_lists *lists, cmr_stream_list *list)
 static cmr_status cmr_list_new(const cmr_stream_lists *lists, uint64_t key, cmr_stream_list **out) {
   cmr_stream_list *list = aligned_alloc(64, sizeof *list);
   if (list == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: no host memory for a stream's free list", lists->owner);
-  pthread_mutex_init(&list->lock, NULL);
+  cmr_lock_init(&list->lock);
   list->key = key;
   cmr_free_blocks_init(&list->blocks);
   list->recent_count = list->recent_victim = 0;
@@ -128,7 +132,6 @@ static void cmr_list_delete(cmr_stream_list *list) {
   for (unsigned i = 0; i < list->recent_count; ++i) cmr_block_delete(list->recent[i]);
   cmr_free_blocks_clear(&list->blocks);
   if (list->event != NULL) cmr_backend_event_destroy(list->event);
-  pthread_mutex_destroy(&list->lock);
   free(list);
 }
 
@@ -284,7 +287,7 @@ static cmr_status cmr_give(cmr_stream_lists *lists, cmr_stream stream, cmr_block
   cmr_stream_list *list = NULL;
   cmr_status status = cmr_list_of(lists, stream, &list);
   if (status != CMR_SUCCESS) return status;
-  pthread_mutex_lock(&list->lock);
+  cmr_lock_acquire(&list->lock);
   /* New memory is merged, for a request of any size; first fit (the arena,
    * whose point is to keep low addresses busy) merges every block too. */
   if (pending_work && lists->fit == CMR_FIT_BEST) {
@@ -293,7 +296,7 @@ static cmr_status cmr_give(cmr_stream_lists *lists, cmr_stream stream, cmr_block
     cmr_free_blocks_insert(&list->blocks, block);
   }
   if (pending_work) cmr_order_after_free(list, stream);
-  pthread_mutex_unlock(&list->lock);
+  cmr_lock_release(&list->lock);
   return CMR_SUCCESS;
 }
 
@@ -319,10 +322,10 @@ static cmr_status cmr_carve(cmr_stream_lists *lists, cmr_stream stream, cmr_bloc
     cmr_free_blocks_pop(&cut); /* `fresh` again, unchanged */
     return status;
   }
-  pthread_mutex_lock(&list->lock);
+  cmr_lock_acquire(&list->lock);
   cmr_free_blocks_absorb(&list->blocks, &cut);
   if (pending_work) cmr_order_after_free(list, stream);
-  pthread_mutex_unlock(&list->lock);
+  cmr_lock_release(&list->lock);
   return CMR_SUCCESS;
 }
 
@@ -360,13 +363,13 @@ static cmr_status cmr_take_locked(const cmr_stream_lists *lists, cmr_stream_list
 /* Two lists' locks, taken in address order so that any two threads locking
  * any two pairs cannot deadlock. */
 static void cmr_lock_pair(cmr_stream_list *a, cmr_stream_list *b) {
-  pthread_mutex_lock(a < b ? &a->lock : &b->lock);
-  pthread_mutex_lock(a < b ? &b->lock : &a->lock);
+  cmr_lock_acquire(a < b ? &a->lock : &b->lock);
+  cmr_lock_acquire(a < b ? &b->lock : &a->lock);
 }
 
 static void cmr_unlock_pair(cmr_stream_list *a, cmr_stream_list *b) {
-  pthread_mutex_unlock(&a->lock);
-  pthread_mutex_unlock(&b->lock);
+  cmr_lock_release(&a->lock);
+  cmr_lock_release(&b->lock);
 }
 
 /* Moves all of `from`'s blocks into `own` (both locks held) once `stream` is
@@ -396,13 +399,13 @@ static cmr_status cmr_take_from_others(cmr_stream_lists *lists, const cmr_stream
   for (size_t i = 0; i < count && status == CMR_SUCCESS && *out == NULL; ++i) {
     cmr_stream_list *other = lists->lists[i];
     if (other == own) continue;
-    pthread_mutex_lock(&other->lock);
+    cmr_lock_acquire(&other->lock);
     cmr_recent_flush(other);
     if (cmr_fit_in(lists, &other->blocks, needed) != NULL) {
       status = cmr_order_before_taking(lists, other, stream);
       if (status == CMR_SUCCESS) status = cmr_take_locked(lists, other, size, alignment, out);
     }
-    pthread_mutex_unlock(&other->lock);
+    cmr_lock_release(&other->lock);
   }
   pthread_mutex_unlock(&lists->registry);
   return status;
@@ -420,9 +423,9 @@ static cmr_status cmr_take(cmr_stream_lists *lists, cmr_stream stream, size_t si
   cmr_status status = cmr_list_of(lists, stream, &own);
   if (status != CMR_SUCCESS) return status;
   if (from & CMR_TAKE_OWN) {
-    pthread_mutex_lock(&own->lock);
+    cmr_lock_acquire(&own->lock);
     status = cmr_take_locked(lists, own, size, alignment, out);
-    pthread_mutex_unlock(&own->lock);
+    cmr_lock_release(&own->lock);
   }
   if ((from & CMR_TAKE_OTHERS) && status == CMR_SUCCESS && *out == NULL) {
     status = cmr_take_from_others(lists, own, stream, size, alignment, out);
@@ -463,9 +466,9 @@ cmr_status cmr_stream_lists_reclaim(cmr_stream_lists *lists, cmr_stream stream, 
   /* Taken before the registry is let go: a second thread gathering at the
    * same time would otherwise move everything on into its own list first. */
   if (status == CMR_SUCCESS && cmr_free_blocks_needed(size, alignment) != SIZE_MAX) {
-    pthread_mutex_lock(&own->lock);
+    cmr_lock_acquire(&own->lock);
     status = cmr_take_locked(lists, own, size, alignment, out);
-    pthread_mutex_unlock(&own->lock);
+    cmr_lock_release(&own->lock);
   }
   pthread_mutex_unlock(&lists->registry);
   return status;
@@ -503,9 +506,9 @@ cmr_status cmr_stream_lists_release_units(cmr_stream_lists *lists, void (*releas
   pthread_mutex_lock(&lists->registry);
   size_t count = atomic_load(&lists->count);
   for (size_t i = 0; i < count && status == CMR_SUCCESS; ++i) {
-    pthread_mutex_lock(&lists->lists[i]->lock);
+    cmr_lock_acquire(&lists->lists[i]->lock);
     status = cmr_release_units_of(lists, lists->lists[i], release, arg);
-    pthread_mutex_unlock(&lists->lists[i]->lock);
+    cmr_lock_release(&lists->lists[i]->lock);
   }
   pthread_mutex_unlock(&lists->registry);
   return status;
@@ -519,10 +522,10 @@ void cmr_stream_lists_totals(cmr_stream_lists *lists, size_t *blocks, size_t *by
   pthread_mutex_lock(&lists->registry);
   *list_count = atomic_load(&lists->count);
   for (size_t i = 0; i < *list_count; ++i) {
-    pthread_mutex_lock(&lists->lists[i]->lock);
+    cmr_lock_acquire(&lists->lists[i]->lock);
     *blocks += lists->lists[i]->blocks.count + lists->lists[i]->recent_count;
     *bytes += lists->lists[i]->blocks.bytes + lists->lists[i]->recent_bytes;
-    pthread_mutex_unlock(&lists->lists[i]->lock);
+    cmr_lock_release(&lists->lists[i]->lock);
   }
   pthread_mutex_unlock(&lists->registry);
 }
@@ -545,10 +548,10 @@ void cmr_stream_lists_each(cmr_stream_lists *lists, void (*visit)(uint64_t key, 
   for (size_t i = 0; i < count; ++i) {
     cmr_stream_list *list = lists->lists[i];
     cmr_keyed_visit keyed = {list->key, visit, arg};
-    pthread_mutex_lock(&list->lock);
+    cmr_lock_acquire(&list->lock);
     for (unsigned r = 0; r < list->recent_count; ++r) visit(list->key, list->recent[r], arg);
     cmr_free_blocks_each(&list->blocks, cmr_visit_keyed, &keyed);
-    pthread_mutex_unlock(&list->lock);
+    cmr_lock_release(&list->lock);
   }
   pthread_mutex_unlock(&lists->registry);
 }
