@@ -16,6 +16,11 @@ from ._per_device import get_current_device_resource
 from ._resource import _ref_of
 from ._streams import DEFAULT_STREAM, as_stream_handle
 
+# The extension's own functions for what every buffer does: capi's Python
+# wrappers would add a Python call to each creation and deletion.
+_create = capi._capi.cmr_device_buffer_create
+_destroy = capi._capi.cmr_device_buffer_destroy
+
 
 def _count(value, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, str)):
@@ -55,19 +60,23 @@ class DeviceBuffer:
     def __init__(self, *, ptr=0, size=0, stream=DEFAULT_STREAM, mr=None):
         mr = get_current_device_resource() if mr is None else mr
         ref = _ref_of(mr, "mr")
-        size = _count(size, "size")
-        ptr = _args.address(ptr, "ptr")
+        # A plain int in range (the common case) needs none of the checks'
+        # calls, which cost more than the allocation itself.
+        if type(size) is not int or not 0 <= size < 2**64:
+            size = _count(size, "size")
+        if type(ptr) is not int or ptr != 0:
+            ptr = _args.address(ptr, "ptr")
         if ptr:
             self._handle = capi.cmr_device_buffer_create_copy(ptr, size, stream, ref)
             capi.cmr_stream_synchronize(stream)  # the source is the caller's again on return
         else:
-            self._handle = capi.cmr_device_buffer_create(size, stream, ref)
+            self._handle = _create(size, stream, ref)
         self.mr = mr
 
     def __del__(self):
         handle, self._handle = self._handle, None
         if handle is not None:
-            capi.cmr_device_buffer_destroy(handle)
+            _destroy(handle)
 
     def _live(self):
         if self._handle is None:
