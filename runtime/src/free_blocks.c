@@ -16,9 +16,21 @@
 
 /* Priorities come from a counter through a bijective mixer (murmur3's
  * finalizer): deterministic from run to run, yet as good as random for the
- * treap's balance, and distinct for 2^32 records in a row. Atomic because
- * records are made under different owners' locks. */
-static _Atomic uint32_t cmr_block_counter;
+ * treap's balance, and distinct for 2^32 records in a row of one thread.
+ * Each thread counts on its own (a counter shared by every thread was one
+ * cache line that every allocation of every thread wrote, which kept 16
+ * threads from scaling), offset by the thread's number in the order threads
+ * first made a record; equal priorities of different threads' records are
+ * harmless. */
+static _Atomic uint32_t cmr_block_threads;
+
+typedef struct cmr_block_draws {
+  uint32_t count;
+  uint32_t offset;
+  bool numbered;
+} cmr_block_draws;
+
+static _Thread_local cmr_block_draws cmr_thread_draws;
 
 static uint32_t cmr_block_mix(uint32_t x) {
   x ^= x >> 16;
@@ -39,7 +51,13 @@ cmr_status cmr_block_new(char *address, size_t size, size_t span, cmr_block **ou
   block->size = size;
   block->span = span;
   block->largest = size;
-  block->priority = cmr_block_mix(atomic_fetch_add_explicit(&cmr_block_counter, 1, memory_order_relaxed));
+  cmr_block_draws *draws = &cmr_thread_draws; /* one thread-local access (a call in a shared library) */
+  if (!draws->numbered) {
+    uint32_t thread = atomic_fetch_add_explicit(&cmr_block_threads, 1, memory_order_relaxed);
+    draws->offset = thread * 0x9E3779B9u; /* thread 0 counts as the one shared counter did */
+    draws->numbered = true;
+  }
+  block->priority = cmr_block_mix(draws->count++ ^ draws->offset);
   *out = block;
   return CMR_SUCCESS;
 }
