@@ -34,7 +34,12 @@ def render_all(resources) -> dict[str, str]:
         "swig/cmr_python.i": env.get_template("cmr_python.i.j2").render(resources=resources),
         "python/cmr/mr.py": env.get_template("mr.py.j2").render(resources=resources),
         "python/cmr/mr.pyi": env.get_template("mr.pyi.j2").render(resources=resources),
+        "swig/cmr_csharp.i": env.get_template("csharp/cmr_csharp.i.j2").render(resources=resources),
+        "csharp/ResourceTypes.cs": env.get_template("csharp/ResourceTypes.cs.j2").render(resources=resources),
     }
+    csharp_resource = env.get_template("csharp/resource.cs.j2")
+    for r in resources:
+        files[f"csharp/{r.python.class_name}.cs"] = csharp_resource.render(r=r)
     conformance = env.get_template("conformance.c.j2")
     for r in resources:
         names = r.conformance.upstreams_host + [u for u in r.conformance.upstreams_gpu

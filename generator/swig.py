@@ -29,6 +29,8 @@ class SwigTarget:
 SWIG_TARGETS = (
     SwigTarget(interface="swig/cmr_python.i", flags=("-python", "-threads"), swg_dir=ROOT / "python" / "swig",
                wrapper="swig/cmr_python_wrap.c", outdir="python/cmr"),
+    SwigTarget(interface="swig/cmr_csharp.i", flags=("-csharp", "-namespace", "Cmr", "-dllimport", "cmr_csharp"),
+               swg_dir=ROOT / "csharp" / "swig", wrapper="swig/cmr_csharp_wrap.c", outdir="csharp/native"),
 )
 
 
