@@ -47,43 +47,23 @@ namespace Cmr
         /// <summary>The address of the first byte (IntPtr.Zero when the capacity is 0).</summary>
         public IntPtr Data
         {
-            get
-            {
-                IntPtr data;
-                CmrNative.cmr_device_buffer_data(handle, out data);
-                return data;
-            }
+            get { return Results.Of<DeviceBufferHandle, IntPtr>(CmrNative.cmr_device_buffer_data, handle); }
         }
 
         public ulong Size
         {
-            get
-            {
-                ulong size;
-                CmrNative.cmr_device_buffer_size(handle, out size);
-                return size;
-            }
+            get { return Results.Of<DeviceBufferHandle, ulong>(CmrNative.cmr_device_buffer_size, handle); }
         }
 
         public ulong Capacity
         {
-            get
-            {
-                ulong capacity;
-                CmrNative.cmr_device_buffer_capacity(handle, out capacity);
-                return capacity;
-            }
+            get { return Results.Of<DeviceBufferHandle, ulong>(CmrNative.cmr_device_buffer_capacity, handle); }
         }
 
         /// <summary>The stream later work and the final free are ordered on.</summary>
         public IntPtr Stream
         {
-            get
-            {
-                IntPtr stream;
-                CmrNative.cmr_device_buffer_stream(handle, out stream);
-                return stream;
-            }
+            get { return Results.Of<DeviceBufferHandle, IntPtr>(CmrNative.cmr_device_buffer_stream, handle); }
             set { CmrNative.cmr_device_buffer_set_stream(handle, value); }
         }
 

@@ -56,12 +56,7 @@ namespace Cmr
         /// <summary>The current device (cmr_current_device).</summary>
         public static int CurrentDevice
         {
-            get
-            {
-                int device;
-                CmrNative.cmr_current_device(out device);
-                return device;
-            }
+            get { return Results.Of<int>(CmrNative.cmr_current_device); }
         }
 
         /// <summary>The resource of the current device.</summary>
@@ -74,12 +69,7 @@ namespace Cmr
         /// <summary>How many devices there are (1 in the host build).</summary>
         public static int DeviceCount
         {
-            get
-            {
-                int count;
-                CmrNative.cmr_device_count(out count);
-                return count;
-            }
+            get { return Results.Of<int>(CmrNative.cmr_device_count); }
         }
     }
 }

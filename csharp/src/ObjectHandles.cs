@@ -3,10 +3,11 @@ using System.Runtime.InteropServices;
 
 namespace Cmr
 {
-    /// <summary>An owned cmr_stack, destroyed when disposed or finalized.</summary>
-    public sealed class StackHandle : SafeHandle
+    /// <summary>An owned C object at a nonzero address, released once, by
+    /// Dispose or the finalizer, however many times either runs.</summary>
+    public abstract class OwnedHandle : SafeHandle
     {
-        internal StackHandle(IntPtr raw) : base(IntPtr.Zero, true)
+        internal OwnedHandle(IntPtr raw) : base(IntPtr.Zero, true)
         {
             SetHandle(raw);
         }
@@ -14,6 +15,14 @@ namespace Cmr
         public override bool IsInvalid
         {
             get { return handle == IntPtr.Zero; }
+        }
+    }
+
+    /// <summary>An owned cmr_stack.</summary>
+    public sealed class StackHandle : OwnedHandle
+    {
+        internal StackHandle(IntPtr raw) : base(raw)
+        {
         }
 
         protected override bool ReleaseHandle()
@@ -22,17 +31,11 @@ namespace Cmr
         }
     }
 
-    /// <summary>An owned cmr_device_buffer, destroyed when disposed or finalized.</summary>
-    public sealed class DeviceBufferHandle : SafeHandle
+    /// <summary>An owned cmr_device_buffer.</summary>
+    public sealed class DeviceBufferHandle : OwnedHandle
     {
-        internal DeviceBufferHandle(IntPtr raw) : base(IntPtr.Zero, true)
+        internal DeviceBufferHandle(IntPtr raw) : base(raw)
         {
-            SetHandle(raw);
-        }
-
-        public override bool IsInvalid
-        {
-            get { return handle == IntPtr.Zero; }
         }
 
         protected override bool ReleaseHandle()

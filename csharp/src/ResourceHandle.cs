@@ -1,5 +1,4 @@
 using System;
-using System.Runtime.InteropServices;
 
 namespace Cmr
 {
@@ -10,18 +9,12 @@ namespace Cmr
     /// native call it is passed to, so disposing it on another thread cannot
     /// free the resource under a call.
     /// </summary>
-    public sealed class ResourceHandle : SafeHandle
+    public sealed class ResourceHandle : OwnedHandle
     {
         internal Ref Ref;
 
-        private ResourceHandle(IntPtr self) : base(IntPtr.Zero, true)
+        private ResourceHandle(IntPtr self) : base(self)
         {
-            SetHandle(self);
-        }
-
-        public override bool IsInvalid
-        {
-            get { return handle == IntPtr.Zero; }
         }
 
         /// <summary>Takes ownership of a handle a create function returned.</summary>

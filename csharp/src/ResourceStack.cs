@@ -20,11 +20,8 @@ namespace Cmr
             IntPtr raw;
             CmrNative.cmr_stack_parse(expression, out raw);
             handle = new StackHandle(raw);
-            Ref top, leaf;
-            CmrNative.cmr_stack_ref(handle, out top);
-            CmrNative.cmr_stack_leaf(handle, out leaf);
-            Top = MemoryResource.FromShared(top);
-            Leaf = MemoryResource.FromShared(leaf);
+            Top = MemoryResource.FromShared(Results.Of<StackHandle, Ref>(CmrNative.cmr_stack_ref, handle));
+            Leaf = MemoryResource.FromShared(Results.Of<StackHandle, Ref>(CmrNative.cmr_stack_leaf, handle));
         }
 
         /// <summary>The outermost resource: the one to allocate from.</summary>
@@ -36,12 +33,7 @@ namespace Cmr
         /// <summary>The expression, with every default written out.</summary>
         public string Expression
         {
-            get
-            {
-                string text;
-                CmrNative.cmr_stack_expression(handle, out text);
-                return text;
-            }
+            get { return Results.Of<StackHandle, string>(CmrNative.cmr_stack_expression, handle); }
         }
 
         /// <summary>Drops the stack's shares (Top and Leaf keep their own until disposed).</summary>

@@ -5,8 +5,6 @@ using Cmr;
 
 internal sealed class CallbacksTests
 {
-    private const ulong MiB = 1 << 20;
-
     [Test]
     private void ACallbackResourceCallsItsDelegates()
     {
@@ -73,16 +71,16 @@ internal sealed class CallbacksTests
     private void AFailureCallbackRetriesUntilItGivesUp()
     {
         using (var system = new SystemMemoryResource())
-        using (var limiting = new LimitingResourceAdaptor(system, MiB))
+        using (var limiting = new LimitingResourceAdaptor(system, Sizes.MiB))
         {
-            IntPtr held = limiting.Allocate(MiB);
+            IntPtr held = limiting.Allocate(Sizes.MiB);
             int calls = 0;
             using (var adaptor = new FailureCallbackResourceAdaptor(limiting, bytes =>
             {
                 calls++;
                 Assert.Equal(4096UL, bytes, "the bytes asked for");
                 if (calls < 3) return true;
-                limiting.Deallocate(held, MiB);
+                limiting.Deallocate(held, Sizes.MiB);
                 return true;
             }))
             {
@@ -92,7 +90,7 @@ internal sealed class CallbacksTests
                 calls = 0;
                 using (var never = new FailureCallbackResourceAdaptor(limiting, bytes => { calls++; return false; }))
                 {
-                    Assert.Throws<CmrOutOfMemoryException>(() => never.Allocate(2 * MiB), "given up");
+                    Assert.Throws<CmrOutOfMemoryException>(() => never.Allocate(2 * Sizes.MiB), "given up");
                     Assert.Equal(1, calls, "called once, then out of memory");
                 }
             }

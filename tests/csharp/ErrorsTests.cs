@@ -6,21 +6,19 @@ using Cmr;
 
 internal sealed class ErrorsTests
 {
-    private const ulong MiB = 1 << 20;
-
     [Test]
     private void OutOfMemoryFromALimitingAdaptor()
     {
         using (var system = new SystemMemoryResource())
-        using (var limiting = new LimitingResourceAdaptor(system, MiB))
+        using (var limiting = new LimitingResourceAdaptor(system, Sizes.MiB))
         {
-            IntPtr ptr = limiting.Allocate(MiB);
+            IntPtr ptr = limiting.Allocate(Sizes.MiB);
             var e = Assert.Throws<CmrOutOfMemoryException>(() => limiting.Allocate(256), "past the limit");
             Assert.Equal(Status.OutOfMemory, e.Status, "its status");
             Assert.True(e.CmrMessage.Length > 0, "cmr's message: " + e.Message);
             Assert.True(e is CmrException, "an out of memory is a CmrException too");
-            limiting.Deallocate(ptr, MiB);
-            limiting.Deallocate(limiting.Allocate(MiB), MiB);
+            limiting.Deallocate(ptr, Sizes.MiB);
+            limiting.Deallocate(limiting.Allocate(Sizes.MiB), Sizes.MiB);
         }
     }
 
@@ -41,8 +39,8 @@ internal sealed class ErrorsTests
     private void ForeignPointersAndWrongSizes()
     {
         using (var system = new SystemMemoryResource())
-        using (var pool = new PoolMemoryResource(system, MiB))
-        using (var other = new PoolMemoryResource(system, MiB))
+        using (var pool = new PoolMemoryResource(system, Sizes.MiB))
+        using (var other = new PoolMemoryResource(system, Sizes.MiB))
         {
             IntPtr ptr = pool.Allocate(1000);
             Assert.ThrowsStatus(Status.UnknownPointer, () => other.Deallocate(ptr, 1000), "another pool's block");
@@ -62,7 +60,7 @@ internal sealed class ErrorsTests
             var e = Assert.ThrowsStatus(Status.InvalidArgument, () => new PoolMemoryResource(system, 1000),
                                         "initial size not a multiple of 256");
             Assert.True(e.CmrMessage.Contains("initial_pool_size"), "the message names the parameter: " + e.CmrMessage);
-            Assert.ThrowsStatus(Status.InvalidArgument, () => new PoolMemoryResource(system, 2 * MiB, MiB),
+            Assert.ThrowsStatus(Status.InvalidArgument, () => new PoolMemoryResource(system, 2 * Sizes.MiB, Sizes.MiB),
                                 "initial above maximum");
             Assert.ThrowsStatus(Status.InvalidArgument, () => new BinningMemoryResource(system, 7, 9), "exponent below 8");
             Assert.ThrowsStatus(Status.InvalidArgument, () => new AlignedResourceAdaptor(system, 300), "alignment 300");

@@ -8,8 +8,6 @@ using Cmr;
 
 internal sealed class LifetimeTests
 {
-    private const ulong MiB = 1 << 20;
-
     private static IEnumerable<int[]> Permutations(int[] items)
     {
         if (items.Length <= 1) return new[] { items };
@@ -32,12 +30,12 @@ internal sealed class LifetimeTests
             using (var system = new SystemMemoryResource())
             using (var bottom = new StatisticsResourceAdaptor(system))
             {
-                var limiting = new LimitingResourceAdaptor(bottom, 64 * MiB);
-                var pool = new PoolMemoryResource(limiting, MiB);
+                var limiting = new LimitingResourceAdaptor(bottom, 64 * Sizes.MiB);
+                var pool = new PoolMemoryResource(limiting, Sizes.MiB);
                 var top = new TrackingResourceAdaptor(pool);
                 var layers = new MemoryResource[] { limiting, pool, top };
                 IntPtr ptr = top.Allocate(5000);
-                Assert.True(bottom.BytesCurrent() >= MiB, what + ": the pool's chunk taken from the bottom");
+                Assert.True(bottom.BytesCurrent() >= Sizes.MiB, what + ": the pool's chunk taken from the bottom");
                 foreach (int i in order.Take(2)) layers[i].Dispose();
                 // The top may be gone by now; whatever is still usable still works.
                 MemoryResource alive = layers[order[2]];
@@ -60,9 +58,9 @@ internal sealed class LifetimeTests
             var statistics = new StatisticsResourceAdaptor(pool);
             pool.Dispose();
             Assert.True(pool.IsDisposed, "the upstream object is disposed");
-            IntPtr ptr = statistics.Allocate(MiB);
-            Assert.True(bottom.BytesCurrent() >= MiB, "the pool, kept by the adaptor, took memory");
-            statistics.Deallocate(ptr, MiB);
+            IntPtr ptr = statistics.Allocate(Sizes.MiB);
+            Assert.True(bottom.BytesCurrent() >= Sizes.MiB, "the pool, kept by the adaptor, took memory");
+            statistics.Deallocate(ptr, Sizes.MiB);
             statistics.Dispose();
             Empty(bottom, "adaptor disposed after its upstream");
         }
@@ -81,7 +79,7 @@ internal sealed class LifetimeTests
     private void ADisposedResourceRefusesEveryUse()
     {
         var system = new SystemMemoryResource();
-        var pool = new PoolMemoryResource(system, MiB);
+        var pool = new PoolMemoryResource(system, Sizes.MiB);
         pool.Dispose();
         Assert.Throws<ObjectDisposedException>(() => pool.Allocate(10), "allocate");
         Assert.Throws<ObjectDisposedException>(() => pool.Deallocate(new IntPtr(4096), 10), "deallocate");
@@ -109,7 +107,7 @@ internal sealed class LifetimeTests
     [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
     private static void MakeAndDrop(MemoryResource upstream)
     {
-        var pool = new PoolMemoryResource(upstream, MiB);
+        var pool = new PoolMemoryResource(upstream, Sizes.MiB);
         var statistics = new StatisticsResourceAdaptor(pool);
         IntPtr ptr = statistics.Allocate(1000);
         statistics.Deallocate(ptr, 1000);
@@ -121,10 +119,10 @@ internal sealed class LifetimeTests
         using (var system = new SystemMemoryResource())
         using (var bottom = new StatisticsResourceAdaptor(system))
         {
-            var pool = new PoolMemoryResource(bottom, MiB);
+            var pool = new PoolMemoryResource(bottom, Sizes.MiB);
             var buffer = new DeviceBuffer(new byte[] { 1, 2, 3 }, pool);
             pool.Dispose();
-            buffer.Resize(3 * MiB);
+            buffer.Resize(3 * Sizes.MiB);
             Assert.Equal((byte)3, buffer.ToArray()[2], "the contents kept across the resize");
             buffer.Dispose();
             Empty(bottom, "buffer disposed after its resource");

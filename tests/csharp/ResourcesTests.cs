@@ -7,12 +7,10 @@ using Cmr;
 
 internal sealed class ResourcesTests
 {
-    private const ulong MiB = 1 << 20;
-
     /// <summary>Allocates and frees a few sizes through `resource`, writing to host memory.</summary>
     private static void Serves(MemoryResource resource, string what)
     {
-        foreach (ulong bytes in new ulong[] { 1, 1000, 4096, 3 * MiB })
+        foreach (ulong bytes in new ulong[] { 1, 1000, 4096, 3 * Sizes.MiB })
         {
             IntPtr ptr = resource.Allocate(bytes);
             Assert.True(ptr != IntPtr.Zero, what + ": an address for " + bytes + " bytes");
@@ -38,13 +36,13 @@ internal sealed class ResourcesTests
     private void SimulatedWithDefaultsAndACapacity()
     {
         using (var defaulted = new SimulatedMemoryResource())
-        using (var small = new SimulatedMemoryResource(2 * MiB))
+        using (var small = new SimulatedMemoryResource(2 * Sizes.MiB))
         {
             IntPtr ptr = defaulted.Allocate(1UL << 39);
             Assert.Equal(1UL << 39, defaulted.BytesInUse(), "half the default 1 TiB in use");
             defaulted.Deallocate(ptr, 1UL << 39);
             Assert.Equal(1UL, defaulted.DeallocationCount(), "one deallocation");
-            Assert.Throws<CmrOutOfMemoryException>(() => small.Allocate(3 * MiB), "past the capacity");
+            Assert.Throws<CmrOutOfMemoryException>(() => small.Allocate(3 * Sizes.MiB), "past the capacity");
         }
     }
 
@@ -59,12 +57,12 @@ internal sealed class ResourcesTests
             Assert.Equal(defaulted.PoolSize(), simulated.BytesInUse(), "what the upstream handed out");
         }
         using (var system = new SystemMemoryResource())
-        using (var pool = new PoolMemoryResource(system, MiB, 8 * MiB))
+        using (var pool = new PoolMemoryResource(system, Sizes.MiB, 8 * Sizes.MiB))
         {
-            Assert.Equal(MiB, pool.PoolSize(), "initial size");
+            Assert.Equal(Sizes.MiB, pool.PoolSize(), "initial size");
             Serves(pool, "pool");
             Assert.Equal(pool.PoolSize(), pool.FreeSize(), "everything free again");
-            Assert.Throws<CmrOutOfMemoryException>(() => pool.Allocate(9 * MiB), "past maximum_pool_size");
+            Assert.Throws<CmrOutOfMemoryException>(() => pool.Allocate(9 * Sizes.MiB), "past maximum_pool_size");
         }
     }
 
@@ -77,11 +75,11 @@ internal sealed class ResourcesTests
             Assert.Equal(simulated.BytesInUse(), defaulted.ArenaSize(), "the default arena taken at creation");
         }
         using (var system = new SystemMemoryResource())
-        using (var arena = new ArenaMemoryResource(system, 16 * MiB))
+        using (var arena = new ArenaMemoryResource(system, 16 * Sizes.MiB))
         {
-            Assert.Equal(16 * MiB, arena.ArenaSize(), "arena size");
+            Assert.Equal(16 * Sizes.MiB, arena.ArenaSize(), "arena size");
             Serves(arena, "arena");
-            Assert.True(arena.GlobalFreeBytes() <= 16 * MiB, "global free bytes within the arena");
+            Assert.True(arena.GlobalFreeBytes() <= 16 * Sizes.MiB, "global free bytes within the arena");
         }
     }
 
@@ -125,8 +123,8 @@ internal sealed class ResourcesTests
         using (var defaulted = new FixedSizeMemoryResource(system))
         using (var small = new FixedSizeMemoryResource(system, 4096, 2))
         {
-            Assert.Equal(MiB, defaulted.BlockSize(), "default block size");
-            Assert.Equal(128 * MiB, defaulted.UpstreamBytes(), "128 blocks preallocated");
+            Assert.Equal(Sizes.MiB, defaulted.BlockSize(), "default block size");
+            Assert.Equal(128 * Sizes.MiB, defaulted.UpstreamBytes(), "128 blocks preallocated");
             Assert.Equal(4096UL, small.BlockSize(), "block size");
             IntPtr ptr = small.Allocate(4000);
             small.Deallocate(ptr, 4000);
@@ -158,7 +156,7 @@ internal sealed class ResourcesTests
     {
         using (var system = new SystemMemoryResource())
         using (var limiting = new LimitingResourceAdaptor(system, 4096))
-        using (var coarse = new LimitingResourceAdaptor(system, MiB, 4096))
+        using (var coarse = new LimitingResourceAdaptor(system, Sizes.MiB, 4096))
         {
             IntPtr ptr = limiting.Allocate(1000);
             Assert.Equal(1024UL, limiting.AllocatedBytes(), "1000 bytes count as 1024 at the default 256");

@@ -5,8 +5,6 @@ using Cmr;
 
 internal sealed class StacksTests
 {
-    private const ulong MiB = 1 << 20;
-
     [Test]
     private void AnExpressionGivesTypedObjects()
     {
@@ -28,7 +26,7 @@ internal sealed class StacksTests
     private void StatisticsCountersThroughAStackOfAdaptors()
     {
         using (var system = new SystemMemoryResource())
-        using (var pool = new PoolMemoryResource(system, MiB))
+        using (var pool = new PoolMemoryResource(system, Sizes.MiB))
         using (var statistics = new StatisticsResourceAdaptor(pool))
         using (var tracking = new TrackingResourceAdaptor(statistics))
         using (var threadSafe = new ThreadSafeResourceAdaptor(tracking))

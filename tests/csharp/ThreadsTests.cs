@@ -9,7 +9,6 @@ using Cmr;
 
 internal sealed class ThreadsTests
 {
-    private const ulong MiB = 1 << 20;
     private const int Threads = 8;
 
     private static void RunThreads(int count, Action<int> body)
@@ -36,7 +35,7 @@ internal sealed class ThreadsTests
     {
         using (var system = new SystemMemoryResource())
         using (var statistics = new StatisticsResourceAdaptor(system))
-        using (var pool = new PoolMemoryResource(statistics, 4 * MiB))
+        using (var pool = new PoolMemoryResource(statistics, 4 * Sizes.MiB))
         using (var counted = new StatisticsResourceAdaptor(pool))
         {
             RunThreads(Threads, i =>
@@ -63,7 +62,7 @@ internal sealed class ThreadsTests
     {
         using (var system = new SystemMemoryResource())
         using (var statistics = new StatisticsResourceAdaptor(system))
-        using (var pool = new PoolMemoryResource(statistics, MiB))
+        using (var pool = new PoolMemoryResource(statistics, Sizes.MiB))
         {
             var handedOver = new BlockingCollection<IntPtr>();
             RunThreads(2, i =>
@@ -86,7 +85,7 @@ internal sealed class ThreadsTests
         {
             for (int round = 0; round < 20; round++)
             {
-                var pool = new PoolMemoryResource(bottom, MiB);
+                var pool = new PoolMemoryResource(bottom, Sizes.MiB);
                 int disposedSeen = 0;
                 RunThreads(4, i =>
                 {
