@@ -17,8 +17,8 @@ namespace Cmr
 
     /// <summary>
     /// A C# delegate as the C function pointer a resource calls. The native
-    /// delegate must live as long as the C resource can call it: the C#
-    /// resource keeps this object (and an adaptor keeps its upstream object).
+    /// delegate must live as long as the C resource can call it: every
+    /// handle whose C object can reach the resource holds it (OwnedHandle).
     /// An exception the delegate throws cannot cross into C: it is kept on
     /// the thread, the C call sees a failure (no memory, no retry), and the
     /// C# call that ran the callback throws it.
@@ -37,8 +37,11 @@ namespace Cmr
 
         [ThreadStatic] private static Exception pending;
 
-        // Held for as long as C may call it: the function pointer does not keep it.
+        // The function pointer does not keep the delegate: `pin` does, while
+        // any handle holds this callback.
         private readonly Delegate native;
+        private GCHandle pin;
+        private int holders;
 
         private NativeCallback(Delegate native)
         {
@@ -48,6 +51,24 @@ namespace Cmr
         internal IntPtr Pointer
         {
             get { return Marshal.GetFunctionPointerForDelegate(native); }
+        }
+
+        /// <summary>One more handle may reach C code that calls this.</summary>
+        internal void Hold()
+        {
+            lock (this)
+            {
+                if (holders++ == 0) pin = GCHandle.Alloc(native);
+            }
+        }
+
+        /// <summary>A handle that held this has released its C object.</summary>
+        internal void LetGo()
+        {
+            lock (this)
+            {
+                if (--holders == 0) pin.Free();
+            }
         }
 
         internal static NativeCallback Of(AllocateCallback callback, string name)

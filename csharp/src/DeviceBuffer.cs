@@ -23,6 +23,7 @@ namespace Cmr
                 IntPtr raw;
                 CmrNative.cmr_device_buffer_create(size, stream, lease.Ref, out raw);
                 handle = new DeviceBufferHandle(raw);
+                handle.HoldWhatIsHeldBy(Resource.Handle);
             }
         }
 
@@ -38,6 +39,7 @@ namespace Cmr
                 Pinned(source, address =>
                     CmrNative.cmr_device_buffer_create_copy(address, (ulong)source.Length, stream, lease.Ref, out raw));
                 handle = new DeviceBufferHandle(raw);
+                handle.HoldWhatIsHeldBy(Resource.Handle);
             }
         }
 

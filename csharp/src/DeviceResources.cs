@@ -4,14 +4,21 @@ namespace Cmr
 {
     /// <summary>
     /// The per-device resource table, shared with C and every other language
-    /// (RMM's get/set_current_device_resource and per-device pair). The
-    /// table holds a share of what is set; the objects set from C# are kept
-    /// here too, so that the C# callbacks a resource calls stay alive while
-    /// the table can call them, and Get gives back the object that was set.
+    /// (RMM's get/set_current_device_resource and per-device pair). The C
+    /// table holds a share of what is set. C# keeps the object set, so that
+    /// Get gives it back, and a share of its own that holds the C#
+    /// callbacks the resource may call (OwnedHandle) until the C table lets
+    /// go of it, even if the object set is disposed meanwhile.
     /// </summary>
     public static class DeviceResources
     {
-        private static readonly Dictionary<int, MemoryResource> set = new Dictionary<int, MemoryResource>();
+        private sealed class Entry
+        {
+            internal MemoryResource Resource;
+            internal ResourceHandle Holder;
+        }
+
+        private static readonly Dictionary<int, Entry> set = new Dictionary<int, Entry>();
 
         /// <summary>The resource for `device`: the one set, or else cmr's default
         /// (the system resource in the host build).</summary>
@@ -21,10 +28,10 @@ namespace Cmr
             {
                 Ref found;
                 CmrNative.cmr_get_per_device_resource_ref(device, out found);
-                MemoryResource known;
-                if (set.TryGetValue(device, out known) && !known.IsDisposed && known.Handle.Ref.Self == found.Self)
+                Entry known;
+                if (set.TryGetValue(device, out known) && !known.Resource.IsDisposed && known.Holder.Ref.Self == found.Self)
                 {
-                    return known;
+                    return known.Resource;
                 }
                 return MemoryResource.FromShared(found);
             }
@@ -38,8 +45,11 @@ namespace Cmr
                 using (var lease = new Lease(resource, "resource"))
                 {
                     CmrNative.cmr_set_per_device_resource_ref(device, lease.Ref);
+                    Forget(device);
+                    var holder = ResourceHandle.Retain(lease.Ref);
+                    holder.HoldWhatIsHeldBy(resource.Handle);
+                    set[device] = new Entry { Resource = resource, Holder = holder };
                 }
-                set[device] = resource;
             }
         }
 
@@ -49,8 +59,17 @@ namespace Cmr
             lock (set)
             {
                 CmrNative.cmr_reset_per_device_resource_ref(device);
-                set.Remove(device);
+                Forget(device);
             }
+        }
+
+        /// <summary>Drops what C# kept for `device`, once the C table has let go of it.</summary>
+        private static void Forget(int device)
+        {
+            Entry old;
+            if (!set.TryGetValue(device, out old)) return;
+            set.Remove(device);
+            old.Holder.Dispose();
         }
 
         /// <summary>The current device (cmr_current_device).</summary>

@@ -1,5 +1,4 @@
 using System;
-using System.Collections.Generic;
 
 namespace Cmr
 {
@@ -18,8 +17,6 @@ namespace Cmr
     /// </summary>
     public class MemoryResource : IDisposable
     {
-        private readonly List<object> kept = new List<object>();
-
         /// <summary>For a generated class, which calls Own once it has made its handle.</summary>
         protected MemoryResource()
         {
@@ -41,18 +38,23 @@ namespace Cmr
             return ResourceTypes.Wrap(ResourceHandle.Retain(shared), typeName);
         }
 
-        /// <summary>Takes the handle this object was made with, and keeps what
-        /// the C resource calls or holds (upstreams, callbacks) alive with it.</summary>
+        /// <summary>Takes the handle this object was made with, holding the
+        /// callbacks its C resource calls and those of the resources it retains.</summary>
         internal void Own(ResourceHandle handle, params object[] dependencies)
         {
             Handle = handle;
-            foreach (object dependency in dependencies) Keep(dependency);
+            foreach (object dependency in dependencies)
+            {
+                var callback = dependency as NativeCallback;
+                if (callback != null) Handle.Hold(callback);
+                else Keep((MemoryResource)dependency);
+            }
         }
 
-        /// <summary>Keeps an object as long as this one (a resource the C resource now holds).</summary>
-        internal void Keep(object dependency)
+        /// <summary>Holds the callbacks of a resource the C resource now retains.</summary>
+        internal void Keep(MemoryResource retained)
         {
-            lock (kept) kept.Add(dependency);
+            Handle.HoldWhatIsHeldBy(retained.Handle);
         }
 
         /// <summary>Whether Dispose has run.</summary>

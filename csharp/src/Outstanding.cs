@@ -1,5 +1,6 @@
 using System;
-using System.Collections.Concurrent;
+using System.Collections.Generic;
+using System.Threading;
 
 namespace Cmr
 {
@@ -7,7 +8,10 @@ namespace Cmr
     /// What MemoryResource.Allocate handed out and Deallocate has not taken
     /// back, over every resource: keyed by the C resource too, since a
     /// resource may hand out an address its upstream handed out to it, and
-    /// two C# objects may hold shares of one C resource.
+    /// two C# objects may hold shares of one C resource. The table is split
+    /// by address into stripes, each under its own lock, so that threads
+    /// allocating at once seldom wait for each other (Mono's
+    /// ConcurrentDictionary cost more than the C allocation itself).
     /// </summary>
     internal static class Outstanding
     {
@@ -32,11 +36,57 @@ namespace Cmr
             }
         }
 
-        private static readonly ConcurrentDictionary<Block, ulong> blocks = new ConcurrentDictionary<Block, ulong>();
+        /// <summary>A part of the table, under a lock of its own: a flag
+        /// taken by compare-and-swap (Mono's Monitor costs ten times as
+        /// much), waited for by spinning, as it is held only for one lookup.</summary>
+        private sealed class Stripe
+        {
+            internal readonly Dictionary<Block, ulong> Blocks = new Dictionary<Block, ulong>();
+            private int busy;
+
+            internal void Enter()
+            {
+                if (Interlocked.CompareExchange(ref busy, 1, 0) == 0) return;
+                var wait = new SpinWait();
+                while (Interlocked.CompareExchange(ref busy, 1, 0) != 0) wait.SpinOnce();
+            }
+
+            internal void Exit()
+            {
+                Volatile.Write(ref busy, 0);
+            }
+        }
+
+        private const int StripeCount = 64; // a power of two
+        private static readonly Stripe[] stripes = MakeStripes();
+
+        private static Stripe[] MakeStripes()
+        {
+            var made = new Stripe[StripeCount];
+            for (int i = 0; i < StripeCount; i++) made[i] = new Stripe();
+            return made;
+        }
+
+        /// <summary>The stripe of an address: blocks are mostly 256-aligned,
+        /// so the bits above those choose it.</summary>
+        private static Stripe StripeOf(IntPtr ptr)
+        {
+            return stripes[(int)((ulong)ptr.ToInt64() >> 8) & (StripeCount - 1)];
+        }
 
         internal static void Add(Ref resource, IntPtr ptr, ulong bytes)
         {
-            if (ptr != IntPtr.Zero) blocks[new Block { Resource = resource.Self, Ptr = ptr }] = bytes;
+            if (ptr == IntPtr.Zero) return;
+            Stripe stripe = StripeOf(ptr);
+            stripe.Enter();
+            try
+            {
+                stripe.Blocks[new Block { Resource = resource.Self, Ptr = ptr }] = bytes;
+            }
+            finally
+            {
+                stripe.Exit();
+            }
         }
 
         /// <summary>Takes a block out before it is freed (so that a second
@@ -46,15 +96,26 @@ namespace Cmr
         {
             if (ptr == IntPtr.Zero) return;
             var block = new Block { Resource = resource.Self, Ptr = ptr };
+            Stripe stripe = StripeOf(ptr);
             ulong allocated;
-            if (!blocks.TryRemove(block, out allocated))
+            bool found;
+            stripe.Enter();
+            try
+            {
+                found = stripe.Blocks.TryGetValue(block, out allocated);
+                if (found && allocated == bytes) stripe.Blocks.Remove(block);
+            }
+            finally
+            {
+                stripe.Exit();
+            }
+            if (!found)
             {
                 throw new CmrException(Status.UnknownPointer, string.Format(
                     "0x{0:x} was not allocated by this resource's Allocate, or was freed already", ptr.ToInt64()));
             }
             if (allocated != bytes)
             {
-                blocks[block] = allocated;
                 throw new CmrException(Status.InvalidArgument, string.Format(
                     "0x{0:x} was allocated with {1} bytes, not {2}", ptr.ToInt64(), allocated, bytes));
             }

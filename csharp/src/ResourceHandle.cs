@@ -32,7 +32,7 @@ namespace Cmr
             return new ResourceHandle(shared.Self) { Ref = shared };
         }
 
-        protected override bool ReleaseHandle()
+        protected override bool Release()
         {
             return CmrNativePINVOKE.cmr_ref_release(Ref) == (int)Status.Success;
         }

@@ -107,4 +107,67 @@ internal sealed class CallbacksTests
             Assert.Throws<TimeoutException>(() => adaptor.Allocate(8192), "the callback's exception");
         }
     }
+
+    [Test]
+    private void TheFinalizersStillReachTheDelegates()
+    {
+        var calls = new int[2];
+        using (var system = new SystemMemoryResource())
+        {
+            MakeAndDrop(system, calls);
+            for (int i = 0; i < 3; i++)
+            {
+                GC.Collect();
+                GC.WaitForPendingFinalizers();
+            }
+            Assert.True(calls[0] > 0, "the pool took its chunk through the delegate");
+            Assert.Equal(calls[0], calls[1], "every chunk given back through the delegate, from a finalizer");
+        }
+    }
+
+    // Not inlined into the test, so that nothing of it stays reachable from its frame.
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static void MakeAndDrop(SystemMemoryResource system, int[] calls)
+    {
+        var callback = new CallbackMemoryResource(
+            (bytes, stream) => { calls[0]++; return system.Allocate(bytes, stream); },
+            (ptr, bytes, stream) => { calls[1]++; system.Deallocate(ptr, bytes, stream); });
+        var pool = new PoolMemoryResource(callback, Sizes.MiB);
+        var statistics = new StatisticsResourceAdaptor(pool);
+        statistics.Deallocate(statistics.Allocate(1000), 1000);
+    }
+
+    [Test]
+    private void TheTableKeepsTheDelegatesOfWhatItHolds()
+    {
+        var calls = new int[2];
+        using (var system = new SystemMemoryResource())
+        {
+            SetAndDrop(system, calls);
+            for (int i = 0; i < 3; i++)
+            {
+                GC.Collect();
+                GC.WaitForPendingFinalizers();
+            }
+            using (MemoryResource current = DeviceResources.Current)
+            {
+                current.Deallocate(current.Allocate(100), 100);
+            }
+            Assert.Equal(1, calls[0], "the delegate called through the table, its objects long gone");
+            DeviceResources.Reset(0);
+            Assert.Equal(1, calls[1], "given back when the table let go");
+        }
+    }
+
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static void SetAndDrop(SystemMemoryResource system, int[] calls)
+    {
+        using (var callback = new CallbackMemoryResource(
+            (bytes, stream) => { calls[0]++; return system.Allocate(bytes, stream); },
+            (ptr, bytes, stream) => { calls[1]++; system.Deallocate(ptr, bytes, stream); }))
+        using (var statistics = new StatisticsResourceAdaptor(callback))
+        {
+            DeviceResources.Current = statistics;
+        }
+    }
 }
