@@ -6,8 +6,8 @@ namespace Cmr
     /// <summary>
     /// An untyped, resizable allocation from one resource, ordered on one
     /// stream (RMM's device_buffer, over cmr_device_buffer). The C buffer
-    /// retains its resource, and this object keeps the resource's object,
-    /// so the buffer may outlive a disposed resource object.
+    /// retains its resource (and its handle holds the resource's C#
+    /// callbacks), so the buffer may outlive a disposed resource object.
     /// </summary>
     public sealed class DeviceBuffer : IDisposable
     {

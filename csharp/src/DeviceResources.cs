@@ -29,11 +29,12 @@ namespace Cmr
                 Ref found;
                 CmrNative.cmr_get_per_device_resource_ref(device, out found);
                 Entry known;
-                if (set.TryGetValue(device, out known) && !known.Resource.IsDisposed && known.Holder.Ref.Self == found.Self)
-                {
-                    return known.Resource;
-                }
-                return MemoryResource.FromShared(found);
+                bool setHere = set.TryGetValue(device, out known) && known.Holder.Ref.Self == found.Self;
+                if (setHere && !known.Resource.IsDisposed) return known.Resource;
+                MemoryResource shared = MemoryResource.FromShared(found);
+                // The C# callbacks the resource calls outlive the table's hold on it with this object.
+                if (setHere) shared.Handle.HoldWhatIsHeldBy(known.Holder);
+                return shared;
             }
         }
 
