@@ -1,7 +1,10 @@
 // The C# binding's per-call cost: allocate+deallocate of 1000 bytes on the
-// default stream through pool(system), warm, many pairs per repeat. Prints
-// the best repeat (the least disturbed by the machine's other work) and
-// every repeat after it.
+// default stream through pool(system), warm, many pairs per repeat, by the
+// public API (MemoryResource.Allocate/Deallocate) and, as the peer in the
+// same process, by the native module's call alone (the P/Invoke of SWIG's
+// wrapper, without the handle's lease or the guard of outstanding blocks).
+// Prints the best repeat of each (the least disturbed by the machine's
+// other work) and every repeat.
 //
 //   mono CmrBench.exe [pairs per repeat] [repeats]
 using System;
@@ -20,25 +23,44 @@ internal static class BenchCall
         using (var stack = new ResourceStack("pool(system, initial_pool_size=64MiB)"))
         using (MemoryResource pool = stack.Top)
         {
-            Run(pool, pairs / 10); // warm: the JIT, the pool's free lists
-            var perPair = new double[repeats];
-            for (int r = 0; r < repeats; r++) perPair[r] = Run(pool, pairs);
-            Console.WriteLine("csharp: pool(system) 1000 B allocate+deallocate: {0:F0} ns/pair", perPair.Min());
-            Console.WriteLine("  repeats of {0} pairs (ns/pair): {1}", pairs,
-                              string.Join(" ", perPair.Select(ns => ns.ToString("F0"))));
+            Ref native = pool.Handle.Ref;
+            Report("pool(system) 1000 B allocate+deallocate", pairs, repeats, () => PublicPairs(pool, pairs));
+            Report("pool(system) 1000 B, the native call alone", pairs, repeats, () => NativePairs(native, pairs));
         }
         return 0;
     }
 
-    private static double Run(MemoryResource pool, int pairs)
+    private static void Report(string what, int pairs, int repeats, Action run)
     {
-        var clock = Stopwatch.StartNew();
+        run(); // warm: the JIT, the pool's free lists
+        var perPair = new double[repeats];
+        for (int r = 0; r < repeats; r++)
+        {
+            var clock = Stopwatch.StartNew();
+            run();
+            perPair[r] = clock.Elapsed.TotalMilliseconds * 1e6 / pairs;
+        }
+        Console.WriteLine("csharp: {0}: {1:F0} ns/pair", what, perPair.Min());
+        Console.WriteLine("  repeats of {0} pairs (ns/pair): {1}", pairs,
+                          string.Join(" ", perPair.Select(ns => ns.ToString("F0"))));
+    }
+
+    private static void PublicPairs(MemoryResource pool, int pairs)
+    {
         for (int i = 0; i < pairs; i++)
         {
             IntPtr ptr = pool.Allocate(Bytes);
             pool.Deallocate(ptr, Bytes);
         }
-        clock.Stop();
-        return clock.Elapsed.TotalMilliseconds * 1e6 / pairs;
+    }
+
+    private static void NativePairs(Ref pool, int pairs)
+    {
+        for (int i = 0; i < pairs; i++)
+        {
+            IntPtr ptr;
+            CmrNative.cmr_allocate(pool, Bytes, IntPtr.Zero, out ptr);
+            CmrNative.cmr_deallocate(pool, ptr, Bytes, IntPtr.Zero);
+        }
     }
 }
