@@ -4,16 +4,19 @@ namespace Cmr
 {
     /// <summary>
     /// A stream of cmr's (a cudaStream_t in CUDA builds; in the host build a
-    /// token whose work is always complete), destroyed when disposed. Pass
-    /// its Handle where a call takes a stream; IntPtr.Zero is the default stream.
+    /// token whose work is always complete), destroyed when disposed or
+    /// finalized. Pass its Handle where a call takes a stream; IntPtr.Zero
+    /// is the default stream.
     /// </summary>
     public sealed class CudaStream : IDisposable
     {
-        private IntPtr handle;
+        private readonly StreamHandle stream;
 
         public CudaStream()
         {
-            CmrNative.cmr_stream_create(out handle);
+            IntPtr raw;
+            CmrNative.cmr_stream_create(out raw);
+            stream = new StreamHandle(raw);
         }
 
         /// <summary>The stream, as the IntPtr that allocate and deallocate take.</summary>
@@ -21,22 +24,29 @@ namespace Cmr
         {
             get
             {
-                if (handle == IntPtr.Zero) throw new ObjectDisposedException("CudaStream");
-                return handle;
+                if (stream.IsClosed) throw new ObjectDisposedException("CudaStream");
+                return stream.DangerousGetHandle();
             }
         }
 
         /// <summary>Waits until the work ordered on the stream is done.</summary>
         public void Synchronize()
         {
-            CmrNative.cmr_stream_synchronize(Handle);
+            bool added = false;
+            try
+            {
+                stream.DangerousAddRef(ref added);
+                CmrNative.cmr_stream_synchronize(stream.DangerousGetHandle());
+            }
+            finally
+            {
+                if (added) stream.DangerousRelease();
+            }
         }
 
         public void Dispose()
         {
-            IntPtr destroyed = handle;
-            handle = IntPtr.Zero;
-            if (destroyed != IntPtr.Zero) CmrNative.cmr_stream_destroy(destroyed);
+            stream.Dispose();
         }
     }
 }

@@ -84,4 +84,17 @@ namespace Cmr
             return CmrNativePINVOKE.cmr_cs_release_device_buffer(handle) == (int)Status.Success;
         }
     }
+
+    /// <summary>An owned cmr_stream.</summary>
+    public sealed class StreamHandle : OwnedHandle
+    {
+        internal StreamHandle(IntPtr raw) : base(raw)
+        {
+        }
+
+        protected override bool Release()
+        {
+            return CmrNativePINVOKE.cmr_stream_destroy(handle) == (int)Status.Success;
+        }
+    }
 }
