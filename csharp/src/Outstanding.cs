@@ -102,8 +102,8 @@ namespace Cmr
             stripe.Enter();
             try
             {
-                found = stripe.Blocks.TryGetValue(block, out allocated);
-                if (found && allocated == bytes) stripe.Blocks.Remove(block);
+                found = stripe.Blocks.Remove(block, out allocated);
+                if (found && allocated != bytes) stripe.Blocks[block] = allocated;
             }
             finally
             {
