@@ -5,6 +5,14 @@ using Cmr;
 internal sealed class DevicesTests
 {
     [Test]
+    private void TheLibraryLoaded()
+    {
+        Assert.True(System.Text.RegularExpressions.Regex.IsMatch(Library.Version, @"^\d+\.\d+\.\d+$"),
+                    "a version MAJOR.MINOR.PATCH: " + Library.Version);
+        Assert.Equal(false, Library.BuiltWithCuda, "the csharp.* suites run on the host build");
+    }
+
+    [Test]
     private void TheDefaultIsTheSystemResource()
     {
         DeviceResources.Reset(0);
