@@ -115,11 +115,7 @@ internal sealed class CallbacksTests
         using (var system = new SystemMemoryResource())
         {
             MakeAndDrop(system, calls);
-            for (int i = 0; i < 3; i++)
-            {
-                GC.Collect();
-                GC.WaitForPendingFinalizers();
-            }
+            Finalizers.Run();
             Assert.True(calls[0] > 0, "the pool took its chunk through the delegate");
             Assert.Equal(calls[0], calls[1], "every chunk given back through the delegate, from a finalizer");
         }
@@ -144,21 +140,13 @@ internal sealed class CallbacksTests
         using (var system = new SystemMemoryResource())
         {
             SetAndDrop(system, calls);
-            for (int i = 0; i < 3; i++)
-            {
-                GC.Collect();
-                GC.WaitForPendingFinalizers();
-            }
+            Finalizers.Run();
             using (MemoryResource current = DeviceResources.Current)
             {
                 current.Deallocate(current.Allocate(100), 100);
                 Assert.Equal(1, calls[0], "the delegate called through the table, its objects long gone");
                 DeviceResources.Reset(0);
-                for (int i = 0; i < 3; i++)
-                {
-                    GC.Collect();
-                    GC.WaitForPendingFinalizers();
-                }
+                Finalizers.Run();
                 current.Deallocate(current.Allocate(100), 100);
                 Assert.Equal(2, calls[0], "and through the object found there, after the table let go");
             }

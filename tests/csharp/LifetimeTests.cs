@@ -97,8 +97,7 @@ internal sealed class LifetimeTests
         using (var bottom = new StatisticsResourceAdaptor(system))
         {
             MakeAndDrop(bottom);
-            GC.Collect();
-            GC.WaitForPendingFinalizers();
+            Finalizers.Run();
             Empty(bottom, "after the finalizers");
         }
     }

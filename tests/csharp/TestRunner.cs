@@ -48,10 +48,9 @@ internal static class TestRunner
                 Console.WriteLine("FAIL {0}.{1}: {2}", fixture.Name, test.Name, e.InnerException);
             }
         }
-        // Finalizers run now, so that a double release or a crash in one
-        // fails this fixture rather than passing unseen.
-        GC.Collect();
-        GC.WaitForPendingFinalizers();
+        // Finalizers run now, so that one that crashes (a release of
+        // something already gone) fails this fixture, not passes unseen.
+        Finalizers.Run();
         Console.WriteLine("{0}: {1} tests, {2} failed", fixture.Name, tests.Count, failures);
         return failures == 0 ? 0 : 1;
     }
