@@ -37,12 +37,17 @@ def render_all(resources) -> dict[str, str]:
         "swig/cmr_go.i": env.get_template("go/cmr_go.i.j2").render(resources=resources),
         "go/cmr/resources.go": env.get_template("go/resources.go.j2").render(resources=resources),
         "swig/cmr_java.i": env.get_template("java/cmr_java.i.j2").render(resources=resources),
+        "swig/cmr_csharp.i": env.get_template("csharp/cmr_csharp.i.j2").render(resources=resources),
+        "csharp/ResourceTypes.cs": env.get_template("csharp/ResourceTypes.cs.j2").render(resources=resources),
     }
     java_class_name = env.get_template("java/java_macros.j2").module.class_name
     for r in resources:
         files[f"java/org/cmr/{java_class_name(r)}.java"] = env.get_template("java/Resource.java.j2").render(r=r)
     files["java/org/cmr/ResourceClasses.java"] = env.get_template("java/ResourceClasses.java.j2").render(
         resources=resources)
+    csharp_resource = env.get_template("csharp/resource.cs.j2")
+    for r in resources:
+        files[f"csharp/{r.python.class_name}.cs"] = csharp_resource.render(r=r)
     conformance = env.get_template("conformance.c.j2")
     for r in resources:
         names = r.conformance.upstreams_host + [u for u in r.conformance.upstreams_gpu

@@ -34,6 +34,8 @@ SWIG_TARGETS = (
                wrapper="go/capi/cmr_go_wrap.c", outdir="go/capi"),
     SwigTarget(interface="swig/cmr_java.i", flags=("-java", "-package", "org.cmr"), swg_dir=ROOT / "java" / "swig",
                wrapper="swig/cmr_java_wrap.c", outdir="java/org/cmr"),
+    SwigTarget(interface="swig/cmr_csharp.i", flags=("-csharp", "-namespace", "Cmr", "-dllimport", "cmr_csharp"),
+               swg_dir=ROOT / "csharp" / "swig", wrapper="swig/cmr_csharp_wrap.c", outdir="csharp/native"),
 )
 
 

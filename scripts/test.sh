@@ -60,7 +60,7 @@ checked_build() {
 install_dependencies
 
 step "generated code is fresh" "$PYTHON" -m generator --check || true
-test_build host build/host -DCMR_WITH_CUDA=OFF -DCMR_BUILD_GO=ON -DCMR_BUILD_JAVA=ON || true
+test_build host build/host -DCMR_WITH_CUDA=OFF -DCMR_BUILD_GO=ON -DCMR_BUILD_JAVA=ON -DCMR_BUILD_CSHARP=ON || true
 if have_cuda_toolkit; then
   test_build CUDA build/cuda -DCMR_WITH_CUDA=ON || true
 else

@@ -110,9 +110,19 @@ class ToyResource(GeneratorTestCase):
 
     def test_every_file_is_produced(self):
         real = set(tree(GENERATED))
-        # Java has a class per resource (the template's) and per enum (SWIG's).
+        # Java has a class per resource (the template's) and per enum (SWIG's); C# the same.
         self.assertEqual(set(self.files), real | {"tests/conformance_toy_pool.c", "java/org/cmr/ToyPoolMemoryResource.java",
-                                                  "java/org/cmr/ToyPoolGrowth.java"})
+                                                  "java/org/cmr/ToyPoolGrowth.java", "csharp/ToyPoolMemoryResource.cs",
+                                                  "csharp/native/ToyPoolGrowth.cs"})
+
+    def test_csharp_class_takes_every_parameter_with_its_default(self):
+        self.assert_has(
+            "csharp/ToyPoolMemoryResource.cs",
+            "public ToyPoolMemoryResource(MemoryResource upstream, ulong chunkSize = 65536, "
+            "ulong maximumSize = Defaults.Size, ToyPoolGrowth growth = ToyPoolGrowth.Doubling, int maxChunks = 16, "
+            'string label = "toy \\"pool\\"", double fillRatio = 0.5, bool zeroFill = false)',
+            "public void Trim(ulong keepBytes, int keepChunks)")
+        self.assert_has("csharp/ResourceTypes.cs", 'case "toy_pool":')
 
     def test_create_checks_every_constrained_argument(self):
         fn = "cmr_toy_pool_resource_create"

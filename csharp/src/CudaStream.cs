@@ -1,0 +1,52 @@
+using System;
+
+namespace Cmr
+{
+    /// <summary>
+    /// A stream of cmr's (a cudaStream_t in CUDA builds; in the host build a
+    /// token whose work is always complete), destroyed when disposed or
+    /// finalized. Pass its Handle where a call takes a stream; IntPtr.Zero
+    /// is the default stream.
+    /// </summary>
+    public sealed class CudaStream : IDisposable
+    {
+        private readonly StreamHandle stream;
+
+        public CudaStream()
+        {
+            IntPtr raw;
+            CmrNative.cmr_stream_create(out raw);
+            stream = new StreamHandle(raw);
+        }
+
+        /// <summary>The stream, as the IntPtr that allocate and deallocate take.</summary>
+        public IntPtr Handle
+        {
+            get
+            {
+                if (stream.IsClosed) throw new ObjectDisposedException("CudaStream");
+                return stream.DangerousGetHandle();
+            }
+        }
+
+        /// <summary>Waits until the work ordered on the stream is done.</summary>
+        public void Synchronize()
+        {
+            bool added = false;
+            try
+            {
+                stream.DangerousAddRef(ref added);
+                CmrNative.cmr_stream_synchronize(stream.DangerousGetHandle());
+            }
+            finally
+            {
+                if (added) stream.DangerousRelease();
+            }
+        }
+
+        public void Dispose()
+        {
+            stream.Dispose();
+        }
+    }
+}

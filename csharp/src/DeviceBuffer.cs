@@ -1,0 +1,142 @@
+using System;
+using System.Runtime.InteropServices;
+
+namespace Cmr
+{
+    /// <summary>
+    /// An untyped, resizable allocation from one resource, ordered on one
+    /// stream (RMM's device_buffer, over cmr_device_buffer). The C buffer
+    /// retains its resource (and its handle holds the resource's C#
+    /// callbacks), so the buffer may outlive a disposed resource object.
+    /// </summary>
+    public sealed class DeviceBuffer : IDisposable
+    {
+        private readonly DeviceBufferHandle handle;
+
+        /// <summary>`size` uninitialised bytes from `resource` (the current
+        /// device's resource if null), ordered on `stream`.</summary>
+        public DeviceBuffer(ulong size, MemoryResource resource = null, IntPtr stream = default(IntPtr))
+        {
+            Resource = resource ?? DeviceResources.Current;
+            using (var lease = new Lease(Resource, "resource"))
+            {
+                IntPtr raw;
+                CmrNative.cmr_device_buffer_create(size, stream, lease.Ref, out raw);
+                handle = new DeviceBufferHandle(raw);
+                handle.HoldWhatIsHeldBy(Resource.Handle);
+            }
+        }
+
+        /// <summary>A buffer holding a copy of `source`, from `resource` (the
+        /// current device's if null), ordered on `stream`.</summary>
+        public DeviceBuffer(byte[] source, MemoryResource resource = null, IntPtr stream = default(IntPtr))
+        {
+            if (source == null) throw new ArgumentNullException("source");
+            Resource = resource ?? DeviceResources.Current;
+            using (var lease = new Lease(Resource, "resource"))
+            {
+                IntPtr raw = IntPtr.Zero;
+                Pinned(source, address =>
+                    CmrNative.cmr_device_buffer_create_copy(address, (ulong)source.Length, stream, lease.Ref, out raw));
+                handle = new DeviceBufferHandle(raw);
+                handle.HoldWhatIsHeldBy(Resource.Handle);
+            }
+        }
+
+        /// <summary>The resource object the buffer allocates from.</summary>
+        public MemoryResource Resource { get; private set; }
+
+        /// <summary>The address of the first byte (IntPtr.Zero when the capacity is 0).</summary>
+        public IntPtr Data
+        {
+            get { return Results.Of<DeviceBufferHandle, IntPtr>(CmrNative.cmr_device_buffer_data, handle); }
+        }
+
+        public ulong Size
+        {
+            get { return Results.Of<DeviceBufferHandle, ulong>(CmrNative.cmr_device_buffer_size, handle); }
+        }
+
+        public ulong Capacity
+        {
+            get { return Results.Of<DeviceBufferHandle, ulong>(CmrNative.cmr_device_buffer_capacity, handle); }
+        }
+
+        /// <summary>The stream later work and the final free are ordered on.</summary>
+        public IntPtr Stream
+        {
+            get { return Results.Of<DeviceBufferHandle, IntPtr>(CmrNative.cmr_device_buffer_stream, handle); }
+            set { CmrNative.cmr_device_buffer_set_stream(handle, value); }
+        }
+
+        /// <summary>Changes the size, keeping the first min(Size, newSize)
+        /// bytes; reallocates only past the capacity.</summary>
+        public void Resize(ulong newSize, IntPtr stream = default(IntPtr))
+        {
+            CmrNative.cmr_device_buffer_resize(handle, newSize, stream);
+        }
+
+        /// <summary>Makes the capacity at least `newCapacity`, keeping the contents.</summary>
+        public void Reserve(ulong newCapacity, IntPtr stream = default(IntPtr))
+        {
+            CmrNative.cmr_device_buffer_reserve(handle, newCapacity, stream);
+        }
+
+        /// <summary>Makes the capacity equal to the size, keeping the contents.</summary>
+        public void ShrinkToFit(IntPtr stream = default(IntPtr))
+        {
+            CmrNative.cmr_device_buffer_shrink_to_fit(handle, stream);
+        }
+
+        /// <summary>Migrates managed memory to `device` (the current one if
+        /// negative); other memory stays where it is.</summary>
+        public void Prefetch(int device = -1, IntPtr stream = default(IntPtr))
+        {
+            CmrNative.cmr_device_buffer_prefetch(handle, device, stream);
+        }
+
+        /// <summary>The contents, copied to a new array (waits for the copy).</summary>
+        public byte[] ToArray()
+        {
+            var bytes = new byte[checked((int)Size)];
+            CopyTo(bytes);
+            return bytes;
+        }
+
+        /// <summary>Copies the first destination.Length bytes (at most Size) into `destination`.</summary>
+        public void CopyTo(byte[] destination)
+        {
+            if (destination == null) throw new ArgumentNullException("destination");
+            Pinned(destination, address =>
+                CmrNative.cmr_device_buffer_copy_to_host(handle, address, (ulong)destination.Length));
+        }
+
+        /// <summary>Copies `source` (at most Size bytes) to the start of the
+        /// buffer, ordered on the buffer's stream.</summary>
+        public void CopyFrom(byte[] source)
+        {
+            if (source == null) throw new ArgumentNullException("source");
+            Pinned(source, address => CmrNative.cmr_device_buffer_copy_from(handle, address, (ulong)source.Length));
+        }
+
+        /// <summary>Frees the memory on the buffer's stream and drops its share of the resource.</summary>
+        public void Dispose()
+        {
+            handle.Dispose();
+        }
+
+        /// <summary>Runs `use` with the address of `bytes`, which the GC may not move meanwhile.</summary>
+        private static void Pinned(byte[] bytes, Action<IntPtr> use)
+        {
+            GCHandle pin = GCHandle.Alloc(bytes, GCHandleType.Pinned);
+            try
+            {
+                use(pin.AddrOfPinnedObject());
+            }
+            finally
+            {
+                pin.Free();
+            }
+        }
+    }
+}

@@ -1,0 +1,5 @@
+// Sizes the C# tests share.
+internal static class Sizes
+{
+    public const ulong MiB = 1 << 20;
+}
