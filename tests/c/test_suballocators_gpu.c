@@ -33,9 +33,11 @@ static cmr_status make_pool(cmr_resource_ref upstream, cmr_resource_ref *out, vo
 
 static cmr_status destroy_pool(void *handle) { return cmr_pool_resource_destroy(handle); }
 
+/* One superblock: stream b, finding its own arena empty and nothing new to
+ * cut, can only take the block a freed. */
 static cmr_status make_arena(cmr_resource_ref upstream, cmr_resource_ref *out, void **handle) {
   cmr_arena_resource *arena = NULL;
-  cmr_status status = cmr_arena_resource_create(upstream, 16 * block_bytes, false, "", &arena);
+  cmr_status status = cmr_arena_resource_create(upstream, block_bytes, false, "", &arena);
   if (status == CMR_SUCCESS) *out = cmr_arena_resource_ref(arena);
   *handle = arena;
   return status;
