@@ -31,49 +31,57 @@ static cmr_stream_id_slot *cmr_stream_id_slot_at(size_t home, unsigned probe) {
   return &cmr_stream_id_table[(home + probe) % cmr_stream_id_slots];
 }
 
-void cmr_stream_ids_add(cmr_stream stream, uint64_t id) {
-  uintptr_t handle = (uintptr_t)stream;
+/* The slot of `handle`'s neighbourhood that holds it, or NULL; the probe
+ * stops at an empty slot, which no later one of the neighbourhood can
+ * follow. Readers call it without the lock. */
+static cmr_stream_id_slot *cmr_stream_id_slot_of(uintptr_t handle) {
   size_t home = cmr_stream_id_home(handle);
-  pthread_mutex_lock(&cmr_stream_id_writers);
+  for (unsigned probe = 0; probe < cmr_stream_id_probes; ++probe) {
+    cmr_stream_id_slot *slot = cmr_stream_id_slot_at(home, probe);
+    uintptr_t held = atomic_load_explicit(&slot->handle, memory_order_acquire);
+    if (held == handle) return slot;
+    if (held == CMR_EMPTY_SLOT) return NULL;
+  }
+  return NULL;
+}
+
+/* The first empty or tombstoned slot of `handle`'s neighbourhood, or NULL.
+ * The writers' lock held. */
+static cmr_stream_id_slot *cmr_stream_id_free_slot(uintptr_t handle) {
+  size_t home = cmr_stream_id_home(handle);
   for (unsigned probe = 0; probe < cmr_stream_id_probes; ++probe) {
     cmr_stream_id_slot *slot = cmr_stream_id_slot_at(home, probe);
     uintptr_t held = atomic_load_explicit(&slot->handle, memory_order_relaxed);
-    if (held == CMR_EMPTY_SLOT || held == CMR_TOMBSTONE) {
-      atomic_store_explicit(&slot->id, id, memory_order_relaxed);
-      atomic_store_explicit(&slot->handle, handle, memory_order_release);
-      break;
-    }
+    if (held == CMR_EMPTY_SLOT || held == CMR_TOMBSTONE) return slot;
+  }
+  return NULL;
+}
+
+/* A handle still here belongs to a stream destroyed behind cmr's back
+ * (cudaStreamDestroy): its slot takes the new stream's id, so no lookup
+ * finds the old one. */
+void cmr_stream_ids_add(cmr_stream stream, uint64_t id) {
+  uintptr_t handle = (uintptr_t)stream;
+  pthread_mutex_lock(&cmr_stream_id_writers);
+  cmr_stream_id_slot *slot = cmr_stream_id_slot_of(handle);
+  if (slot != NULL) {
+    atomic_store_explicit(&slot->id, id, memory_order_relaxed);
+  } else if ((slot = cmr_stream_id_free_slot(handle)) != NULL) {
+    atomic_store_explicit(&slot->id, id, memory_order_relaxed);
+    atomic_store_explicit(&slot->handle, handle, memory_order_release);
   }
   pthread_mutex_unlock(&cmr_stream_id_writers);
 }
 
 void cmr_stream_ids_remove(cmr_stream stream) {
-  uintptr_t handle = (uintptr_t)stream;
-  size_t home = cmr_stream_id_home(handle);
   pthread_mutex_lock(&cmr_stream_id_writers);
-  for (unsigned probe = 0; probe < cmr_stream_id_probes; ++probe) {
-    cmr_stream_id_slot *slot = cmr_stream_id_slot_at(home, probe);
-    uintptr_t held = atomic_load_explicit(&slot->handle, memory_order_relaxed);
-    if (held == handle) {
-      atomic_store_explicit(&slot->handle, CMR_TOMBSTONE, memory_order_release);
-      break;
-    }
-    if (held == CMR_EMPTY_SLOT) break;
-  }
+  cmr_stream_id_slot *slot = cmr_stream_id_slot_of((uintptr_t)stream);
+  if (slot != NULL) atomic_store_explicit(&slot->handle, CMR_TOMBSTONE, memory_order_release);
   pthread_mutex_unlock(&cmr_stream_id_writers);
 }
 
 bool cmr_stream_ids_find(cmr_stream stream, uint64_t *id) {
-  uintptr_t handle = (uintptr_t)stream;
-  size_t home = cmr_stream_id_home(handle);
-  for (unsigned probe = 0; probe < cmr_stream_id_probes; ++probe) {
-    cmr_stream_id_slot *slot = cmr_stream_id_slot_at(home, probe);
-    uintptr_t held = atomic_load_explicit(&slot->handle, memory_order_acquire);
-    if (held == handle) {
-      *id = atomic_load_explicit(&slot->id, memory_order_relaxed);
-      return true;
-    }
-    if (held == CMR_EMPTY_SLOT) return false;
-  }
-  return false;
+  cmr_stream_id_slot *slot = cmr_stream_id_slot_of((uintptr_t)stream);
+  if (slot != NULL) *id = atomic_load_explicit(&slot->id, memory_order_relaxed);
+  return slot != NULL;
 }

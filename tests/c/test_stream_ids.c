@@ -32,8 +32,14 @@ START_TEST(found_while_added_and_gone_once_removed) {
   ck_assert_uint_eq(id, 77);
   cmr_stream_ids_remove(handle(3)); /* never added: nothing changes */
   ck_assert(cmr_stream_ids_find(handle(2), &id));
+  /* Stream 2 destroyed behind cmr's back (cudaStreamDestroy) and its handle
+   * made again by cmr_stream_create: the new id, in the one slot. */
+  cmr_stream_ids_add(handle(2), 99);
+  ck_assert(cmr_stream_ids_find(handle(2), &id));
+  ck_assert_uint_eq(id, 99);
   cmr_stream_ids_remove(handle(1));
   cmr_stream_ids_remove(handle(2));
+  ck_assert(!cmr_stream_ids_find(handle(2), &id));
 }
 END_TEST
 

@@ -59,10 +59,10 @@ typedef struct CUstream_st *cmr_stream;
 
 /* A stream of cmr_stream_create is known to cmr by its handle, which saves
  * a driver call on every allocation and free on it: destroy it with
- * cmr_stream_destroy, not cudaStreamDestroy (else a later stream given the
- * same handle by CUDA would be taken for it, and could reuse its free
- * memory before its work is done). Streams made elsewhere work too, at the
- * cost of the driver call. */
+ * cmr_stream_destroy, not cudaStreamDestroy (else a later stream made
+ * elsewhere and given the same handle by CUDA would be taken for it, and
+ * could reuse its free memory before its work is done). Streams made
+ * elsewhere work too, at the cost of the driver call. */
 CMR_API cmr_status cmr_stream_create(cmr_stream *out);
 CMR_API cmr_status cmr_stream_destroy(cmr_stream stream);
 CMR_API cmr_status cmr_stream_synchronize(cmr_stream stream);
