@@ -26,19 +26,9 @@ func NewCallbackResource(allocate func(bytes uint64, stream Stream) uintptr,
 		Allocate:   func(bytes uint64, stream uintptr) uintptr { return allocate(bytes, Stream(stream)) },
 		Deallocate: func(address uintptr, bytes uint64, stream uintptr) { deallocate(address, bytes, Stream(stream)) },
 	}
-	var r *CallbackResource
-	err := makeOver(callbacks, func(id uintptr) (*object, error) {
-		var handle uintptr
-		if err := check(capi.Cmr_go_callback_resource_create(id, uint(o.properties), &handle)); err != nil {
-			return nil, err
-		}
-		made, err := newCallbackResource(handle)
-		if err != nil {
-			return nil, err
-		}
-		r = made
-		return &made.object, nil
-	})
+	r, err := makeOver(callbacks, func(id uintptr, handle *uintptr) *capi.Failure {
+		return capi.Cmr_go_callback_resource_create(id, uint(o.properties), handle)
+	}, newCallbackResource, func(r *CallbackResource) *object { return &r.object })
 	if err != nil {
 		return nil, err
 	}
@@ -57,19 +47,9 @@ func NewFailureCallbackResource(upstream Resource, retry func(bytes uint64) bool
 		return nil, errorf(ErrNullPointer, "retry must be a function, not nil")
 	}
 	callbacks := &capi.Callbacks{Retry: retry}
-	var r *FailureCallbackResource
-	err = makeOver(callbacks, func(id uintptr) (*object, error) {
-		var handle uintptr
-		if err := check(capi.Cmr_go_failure_callback_resource_create(upstreamRef, id, &handle)); err != nil {
-			return nil, err
-		}
-		made, err := newFailureCallbackResource(handle)
-		if err != nil {
-			return nil, err
-		}
-		r = made
-		return &made.object, nil
-	})
+	r, err := makeOver(callbacks, func(id uintptr, handle *uintptr) *capi.Failure {
+		return capi.Cmr_go_failure_callback_resource_create(upstreamRef, id, handle)
+	}, newFailureCallbackResource, func(r *FailureCallbackResource) *object { return &r.object })
 	if err != nil {
 		return nil, err
 	}
@@ -91,20 +71,30 @@ func panickedOf(callbacks *capi.Callbacks) any {
 	return callbacks.Panicked()
 }
 
-// makeOver registers callbacks and makes a resource over them with make;
-// their id is unregistered when make fails, else once the value is closed.
-func makeOver(callbacks *capi.Callbacks, make func(id uintptr) (*object, error)) error {
+// makeOver registers callbacks and makes a resource over them: create makes
+// the C object under their id, wrap its Go value, whose object objectOf
+// gives. The id is unregistered when either fails, else once the value is
+// closed.
+func makeOver[R any](callbacks *capi.Callbacks, create func(id uintptr, handle *uintptr) *capi.Failure,
+	wrap func(handle uintptr) (R, error), objectOf func(R) *object) (R, error) {
 	id := capi.Register(callbacks)
-	made, err := make(id)
+	var handle uintptr
+	err := check(create(id, &handle))
+	var made R
+	if err == nil {
+		made, err = wrap(handle)
+	}
 	if err != nil {
 		capi.Unregister(id)
-		return err
+		var none R
+		return none, err
 	}
-	destroy := made.destroy
-	made.destroy = func() *capi.Failure {
+	o := objectOf(made)
+	destroy := o.destroy
+	o.destroy = func() *capi.Failure {
 		failure := destroy()
 		capi.Unregister(id)
 		return failure
 	}
-	return nil
+	return made, nil
 }
