@@ -137,6 +137,7 @@ static int make_log(const log_shape *shape, const char *path, uint64_t seed) {
   cmr_logging_resource *logging = NULL;
   bench_check(cmr_logging_resource_from_ref(w.ref, &logging), "cmr_logging_resource_from_ref", expression);
   bench_check(cmr_logging_resource_flush(logging), "flushing the log", path);
+  bench_check(cmr_logging_resource_destroy(logging), "cmr_logging_resource_destroy", expression);
   bench_check(cmr_stack_destroy(stack), "cmr_stack_destroy", expression);
   printf("%s: %s log, %zu allocations, %zu frees, peak bytes in use %zu\n", path, shape->name, w.allocations,
          w.frees, w.peak_in_use);

@@ -265,6 +265,7 @@ int main(int argc, char **argv) {
     check(cmr_pool_resource_free_size(pool, &pool_free), "cmr_pool_resource_free_size");
     printf("pool:           %.1f MiB taken from its upstream, %.1f MiB of it free\n", (double)pool_size / (1 << 20),
            (double)pool_free / (1 << 20));
+    check(cmr_pool_resource_destroy(pool), "cmr_pool_resource_destroy");
   }
 
   if (stream != CMR_DEFAULT_STREAM) {

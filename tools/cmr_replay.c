@@ -500,7 +500,9 @@ static bool leaf_peak(const cmr_stack *stack, size_t *out) {
     cmr_clear_last_error();
     return false;
   }
-  return cmr_simulated_resource_peak_bytes_in_use(simulated, out) == CMR_SUCCESS;
+  bool known = cmr_simulated_resource_peak_bytes_in_use(simulated, out) == CMR_SUCCESS;
+  cmr_simulated_resource_destroy(simulated); /* from_ref's share; the stack keeps its own */
+  return known;
 }
 
 static void report(const replay *r, const cmr_stack *stack, double seconds) {

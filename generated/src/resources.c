@@ -8,26 +8,30 @@
 
 /* ==== aligned ==== */
 
-struct cmr_aligned_resource {
-  cmr_object object; /* first: the ref's self points here */
+/* What a aligned handle's token names: the object behind the ref's self. */
+typedef struct aligned_object {
+  cmr_object object; /* first: the counted-object header */
   cmr_aligned_impl *impl;
   cmr_resource_ref upstream;
-};
+} aligned_object;
 
 static const cmr_resource_ops aligned_ops;
 
 static void aligned_finalize(cmr_object *object) {
-  cmr_aligned_resource *handle = (cmr_aligned_resource *)object;
-  cmr_aligned_impl_destroy(handle->impl);
-  cmr_ref_drop(handle->upstream);
+  aligned_object *self = (aligned_object *)object;
+  if (self->impl != NULL) cmr_aligned_impl_destroy(self->impl);
+  if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
+  free(self);
 }
 
+static const cmr_object_type aligned_type = {"aligned", aligned_finalize};
+
 static cmr_status aligned_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
-  return cmr_aligned_impl_allocate(((cmr_aligned_resource *)self)->impl, bytes, alignment, stream, out);
+  return cmr_aligned_impl_allocate(((aligned_object *)self)->impl, bytes, alignment, stream, out);
 }
 
 static cmr_status aligned_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  return cmr_aligned_impl_deallocate(((cmr_aligned_resource *)self)->impl, ptr, bytes, alignment, stream);
+  return cmr_aligned_impl_deallocate(((aligned_object *)self)->impl, ptr, bytes, alignment, stream);
 }
 
 static bool aligned_is_equal(const void *self, cmr_resource_ref other) {
@@ -38,7 +42,7 @@ static bool aligned_is_equal(const void *self, cmr_resource_ref other) {
 }
 
 static unsigned aligned_properties(const void *self) {
-  return cmr_ref_properties_of(((const cmr_aligned_resource *)self)->upstream);
+  return cmr_ref_properties_of(((const aligned_object *)self)->upstream);
 }
 
 static const cmr_resource_ops aligned_ops = {
@@ -73,29 +77,31 @@ cmr_status cmr_aligned_resource_create(cmr_resource_ref upstream, size_t allocat
   if (alignment_threshold == CMR_SIZE_DEFAULT) {
     alignment_threshold = (size_t)65536u;
   }
-  cmr_aligned_resource *handle = calloc(1, sizeof *handle);
-  if (handle == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_aligned_resource_create: no host memory for the handle");
-  cmr_status made = cmr_aligned_impl_create(upstream, allocation_alignment, alignment_threshold, &handle->impl);
+  aligned_object *self = calloc(1, sizeof *self);
+  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_aligned_resource_create: no host memory for the resource");
+  status = cmr_ref_hold(upstream, "cmr_aligned_resource_create: upstream");
+  if (status != CMR_SUCCESS) {
+    free(self);
+    return status;
+  }
+  self->upstream = upstream;
+  cmr_status made = cmr_aligned_impl_create(upstream, allocation_alignment, alignment_threshold, &self->impl);
   if (made != CMR_SUCCESS) {
-    free(handle);
+    self->impl = NULL;
+    aligned_finalize(&self->object);
     return cmr_error_context(made, "cmr_aligned_resource_create");
   }
-  cmr_object_init(&handle->object, aligned_finalize);
-  cmr_ref_hold(upstream);
-  handle->upstream = upstream;
-  *out = handle;
-  return CMR_SUCCESS;
+  return cmr_handle_open(&self->object, &aligned_type, "cmr_aligned_resource_create", (void **)out);
 }
 
-cmr_status cmr_aligned_resource_destroy(cmr_aligned_resource *handle) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_aligned_resource_destroy");
-  if (status != CMR_SUCCESS) return status;
-  cmr_object_release(&handle->object);
-  return CMR_SUCCESS;
-}
+cmr_status cmr_aligned_resource_destroy(cmr_aligned_resource *handle) { return cmr_handle_destroy(handle, "cmr_aligned_resource_destroy"); }
 
 cmr_resource_ref cmr_aligned_resource_ref(cmr_aligned_resource *handle) {
-  cmr_resource_ref ref = {handle, handle != NULL ? &aligned_ops : NULL};
+  cmr_resource_ref ref = {NULL, NULL};
+  if (handle != NULL) {
+    ref.self = cmr_handle_ref_self(handle, &aligned_type);
+    ref.ops = &aligned_ops;
+  }
   return ref;
 }
 
@@ -108,46 +114,51 @@ cmr_status cmr_aligned_resource_from_ref(cmr_resource_ref ref, cmr_aligned_resou
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_aligned_resource_from_ref: the ref is a \"%s\" resource, not \"aligned\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
-  *out = ref.self;
-  return CMR_SUCCESS;
+  return cmr_handle_share(ref.self, "cmr_aligned_resource_from_ref", (void **)out);
 }
 
 cmr_status cmr_aligned_resource_allocation_alignment(cmr_aligned_resource *handle, size_t *out) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_aligned_resource_allocation_alignment");
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &aligned_type, "cmr_aligned_resource_allocation_alignment", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_aligned_resource_allocation_alignment: out is NULL");
-  return cmr_aligned_impl_allocation_alignment(handle->impl, out);
+  return cmr_aligned_impl_allocation_alignment(((aligned_object *)object)->impl, out);
 }
 
 cmr_status cmr_aligned_resource_alignment_threshold(cmr_aligned_resource *handle, size_t *out) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_aligned_resource_alignment_threshold");
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &aligned_type, "cmr_aligned_resource_alignment_threshold", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_aligned_resource_alignment_threshold: out is NULL");
-  return cmr_aligned_impl_alignment_threshold(handle->impl, out);
+  return cmr_aligned_impl_alignment_threshold(((aligned_object *)object)->impl, out);
 }
 
 /* ==== arena ==== */
 
-struct cmr_arena_resource {
-  cmr_object object; /* first: the ref's self points here */
+/* What a arena handle's token names: the object behind the ref's self. */
+typedef struct arena_object {
+  cmr_object object; /* first: the counted-object header */
   cmr_arena_impl *impl;
   cmr_resource_ref upstream;
-};
+} arena_object;
 
 static const cmr_resource_ops arena_ops;
 
 static void arena_finalize(cmr_object *object) {
-  cmr_arena_resource *handle = (cmr_arena_resource *)object;
-  cmr_arena_impl_destroy(handle->impl);
-  cmr_ref_drop(handle->upstream);
+  arena_object *self = (arena_object *)object;
+  if (self->impl != NULL) cmr_arena_impl_destroy(self->impl);
+  if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
+  free(self);
 }
 
+static const cmr_object_type arena_type = {"arena", arena_finalize};
+
 static cmr_status arena_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
-  return cmr_arena_impl_allocate(((cmr_arena_resource *)self)->impl, bytes, alignment, stream, out);
+  return cmr_arena_impl_allocate(((arena_object *)self)->impl, bytes, alignment, stream, out);
 }
 
 static cmr_status arena_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  return cmr_arena_impl_deallocate(((cmr_arena_resource *)self)->impl, ptr, bytes, alignment, stream);
+  return cmr_arena_impl_deallocate(((arena_object *)self)->impl, ptr, bytes, alignment, stream);
 }
 
 static bool arena_is_equal(const void *self, cmr_resource_ref other) {
@@ -158,7 +169,7 @@ static bool arena_is_equal(const void *self, cmr_resource_ref other) {
 }
 
 static unsigned arena_properties(const void *self) {
-  return cmr_ref_properties_of(((const cmr_arena_resource *)self)->upstream);
+  return cmr_ref_properties_of(((const arena_object *)self)->upstream);
 }
 
 static const cmr_resource_ops arena_ops = {
@@ -192,29 +203,31 @@ cmr_status cmr_arena_resource_create(cmr_resource_ref upstream, size_t arena_siz
   }
   }
   if (dump_path == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_arena_resource_create: dump_path is NULL");
-  cmr_arena_resource *handle = calloc(1, sizeof *handle);
-  if (handle == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_arena_resource_create: no host memory for the handle");
-  cmr_status made = cmr_arena_impl_create(upstream, arena_size, dump_log_on_failure, dump_path, &handle->impl);
+  arena_object *self = calloc(1, sizeof *self);
+  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_arena_resource_create: no host memory for the resource");
+  status = cmr_ref_hold(upstream, "cmr_arena_resource_create: upstream");
+  if (status != CMR_SUCCESS) {
+    free(self);
+    return status;
+  }
+  self->upstream = upstream;
+  cmr_status made = cmr_arena_impl_create(upstream, arena_size, dump_log_on_failure, dump_path, &self->impl);
   if (made != CMR_SUCCESS) {
-    free(handle);
+    self->impl = NULL;
+    arena_finalize(&self->object);
     return cmr_error_context(made, "cmr_arena_resource_create");
   }
-  cmr_object_init(&handle->object, arena_finalize);
-  cmr_ref_hold(upstream);
-  handle->upstream = upstream;
-  *out = handle;
-  return CMR_SUCCESS;
+  return cmr_handle_open(&self->object, &arena_type, "cmr_arena_resource_create", (void **)out);
 }
 
-cmr_status cmr_arena_resource_destroy(cmr_arena_resource *handle) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_arena_resource_destroy");
-  if (status != CMR_SUCCESS) return status;
-  cmr_object_release(&handle->object);
-  return CMR_SUCCESS;
-}
+cmr_status cmr_arena_resource_destroy(cmr_arena_resource *handle) { return cmr_handle_destroy(handle, "cmr_arena_resource_destroy"); }
 
 cmr_resource_ref cmr_arena_resource_ref(cmr_arena_resource *handle) {
-  cmr_resource_ref ref = {handle, handle != NULL ? &arena_ops : NULL};
+  cmr_resource_ref ref = {NULL, NULL};
+  if (handle != NULL) {
+    ref.self = cmr_handle_ref_self(handle, &arena_type);
+    ref.ops = &arena_ops;
+  }
   return ref;
 }
 
@@ -227,63 +240,70 @@ cmr_status cmr_arena_resource_from_ref(cmr_resource_ref ref, cmr_arena_resource 
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_arena_resource_from_ref: the ref is a \"%s\" resource, not \"arena\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
-  *out = ref.self;
-  return CMR_SUCCESS;
+  return cmr_handle_share(ref.self, "cmr_arena_resource_from_ref", (void **)out);
 }
 
 cmr_status cmr_arena_resource_arena_size(cmr_arena_resource *handle, size_t *out) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_arena_resource_arena_size");
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &arena_type, "cmr_arena_resource_arena_size", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_arena_resource_arena_size: out is NULL");
-  return cmr_arena_impl_arena_size(handle->impl, out);
+  return cmr_arena_impl_arena_size(((arena_object *)object)->impl, out);
 }
 
 cmr_status cmr_arena_resource_global_free_bytes(cmr_arena_resource *handle, size_t *out) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_arena_resource_global_free_bytes");
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &arena_type, "cmr_arena_resource_global_free_bytes", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_arena_resource_global_free_bytes: out is NULL");
-  return cmr_arena_impl_global_free_bytes(handle->impl, out);
+  return cmr_arena_impl_global_free_bytes(((arena_object *)object)->impl, out);
 }
 
 cmr_status cmr_arena_resource_superblock_count(cmr_arena_resource *handle, size_t *out) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_arena_resource_superblock_count");
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &arena_type, "cmr_arena_resource_superblock_count", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_arena_resource_superblock_count: out is NULL");
-  return cmr_arena_impl_superblock_count(handle->impl, out);
+  return cmr_arena_impl_superblock_count(((arena_object *)object)->impl, out);
 }
 
 cmr_status cmr_arena_resource_dump(cmr_arena_resource *handle) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_arena_resource_dump");
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &arena_type, "cmr_arena_resource_dump", &object);
   if (status != CMR_SUCCESS) return status;
-  return cmr_arena_impl_dump(handle->impl);
+  return cmr_arena_impl_dump(((arena_object *)object)->impl);
 }
 
 /* ==== binning ==== */
 
-struct cmr_binning_resource {
-  cmr_object object; /* first: the ref's self points here */
+/* What a binning handle's token names: the object behind the ref's self. */
+typedef struct binning_object {
+  cmr_object object; /* first: the counted-object header */
   cmr_binning_impl *impl;
   cmr_resource_ref upstream;
-};
+} binning_object;
 
 static const cmr_resource_ops binning_ops;
 
 static void binning_finalize(cmr_object *object) {
-  cmr_binning_resource *handle = (cmr_binning_resource *)object;
-  cmr_binning_impl_destroy(handle->impl);
-  cmr_ref_drop(handle->upstream);
+  binning_object *self = (binning_object *)object;
+  if (self->impl != NULL) cmr_binning_impl_destroy(self->impl);
+  if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
+  free(self);
 }
+
+static const cmr_object_type binning_type = {"binning", binning_finalize};
 
 static cmr_status binning_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   if (alignment > 256) {
     return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
                      "binning: alignment %zu is above the 256 bytes this resource honours", alignment);
   }
-  return cmr_binning_impl_allocate(((cmr_binning_resource *)self)->impl, bytes, alignment, stream, out);
+  return cmr_binning_impl_allocate(((binning_object *)self)->impl, bytes, alignment, stream, out);
 }
 
 static cmr_status binning_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  return cmr_binning_impl_deallocate(((cmr_binning_resource *)self)->impl, ptr, bytes, alignment, stream);
+  return cmr_binning_impl_deallocate(((binning_object *)self)->impl, ptr, bytes, alignment, stream);
 }
 
 static bool binning_is_equal(const void *self, cmr_resource_ref other) {
@@ -294,7 +314,7 @@ static bool binning_is_equal(const void *self, cmr_resource_ref other) {
 }
 
 static unsigned binning_properties(const void *self) {
-  return cmr_ref_properties_of(((const cmr_binning_resource *)self)->upstream);
+  return cmr_ref_properties_of(((const binning_object *)self)->upstream);
 }
 
 static const cmr_resource_ops binning_ops = {
@@ -334,29 +354,31 @@ cmr_status cmr_binning_resource_create(cmr_resource_ref upstream, int min_size_e
   if (!(min_size_exponent <= max_size_exponent)) {
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_create: min_size_exponent %d is larger than max_size_exponent %d", min_size_exponent, max_size_exponent);
   }
-  cmr_binning_resource *handle = calloc(1, sizeof *handle);
-  if (handle == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_binning_resource_create: no host memory for the handle");
-  cmr_status made = cmr_binning_impl_create(upstream, min_size_exponent, max_size_exponent, &handle->impl);
+  binning_object *self = calloc(1, sizeof *self);
+  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_binning_resource_create: no host memory for the resource");
+  status = cmr_ref_hold(upstream, "cmr_binning_resource_create: upstream");
+  if (status != CMR_SUCCESS) {
+    free(self);
+    return status;
+  }
+  self->upstream = upstream;
+  cmr_status made = cmr_binning_impl_create(upstream, min_size_exponent, max_size_exponent, &self->impl);
   if (made != CMR_SUCCESS) {
-    free(handle);
+    self->impl = NULL;
+    binning_finalize(&self->object);
     return cmr_error_context(made, "cmr_binning_resource_create");
   }
-  cmr_object_init(&handle->object, binning_finalize);
-  cmr_ref_hold(upstream);
-  handle->upstream = upstream;
-  *out = handle;
-  return CMR_SUCCESS;
+  return cmr_handle_open(&self->object, &binning_type, "cmr_binning_resource_create", (void **)out);
 }
 
-cmr_status cmr_binning_resource_destroy(cmr_binning_resource *handle) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_binning_resource_destroy");
-  if (status != CMR_SUCCESS) return status;
-  cmr_object_release(&handle->object);
-  return CMR_SUCCESS;
-}
+cmr_status cmr_binning_resource_destroy(cmr_binning_resource *handle) { return cmr_handle_destroy(handle, "cmr_binning_resource_destroy"); }
 
 cmr_resource_ref cmr_binning_resource_ref(cmr_binning_resource *handle) {
-  cmr_resource_ref ref = {handle, handle != NULL ? &binning_ops : NULL};
+  cmr_resource_ref ref = {NULL, NULL};
+  if (handle != NULL) {
+    ref.self = cmr_handle_ref_self(handle, &binning_type);
+    ref.ops = &binning_ops;
+  }
   return ref;
 }
 
@@ -369,74 +391,82 @@ cmr_status cmr_binning_resource_from_ref(cmr_resource_ref ref, cmr_binning_resou
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_from_ref: the ref is a \"%s\" resource, not \"binning\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
-  *out = ref.self;
-  return CMR_SUCCESS;
+  return cmr_handle_share(ref.self, "cmr_binning_resource_from_ref", (void **)out);
 }
 
 cmr_status cmr_binning_resource_add_bin(cmr_binning_resource *handle, size_t allocation_size) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_binning_resource_add_bin");
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &binning_type, "cmr_binning_resource_add_bin", &object);
   if (status != CMR_SUCCESS) return status;
   if (allocation_size == 0) return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_add_bin: allocation_size must not be 0");
-  return cmr_binning_impl_add_bin(handle->impl, allocation_size);
+  return cmr_binning_impl_add_bin(((binning_object *)object)->impl, allocation_size);
 }
 
 cmr_status cmr_binning_resource_add_bin_resource(cmr_binning_resource *handle, size_t allocation_size, cmr_resource_ref resource) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_binning_resource_add_bin_resource");
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &binning_type, "cmr_binning_resource_add_bin_resource", &object);
   if (status != CMR_SUCCESS) return status;
   if (allocation_size == 0) return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_add_bin_resource: allocation_size must not be 0");
   status = cmr_ref_check(resource, "cmr_binning_resource_add_bin_resource: resource");
   if (status != CMR_SUCCESS) return status;
-  return cmr_binning_impl_add_bin_resource(handle->impl, allocation_size, resource);
+  return cmr_binning_impl_add_bin_resource(((binning_object *)object)->impl, allocation_size, resource);
 }
 
 cmr_status cmr_binning_resource_bin_count(cmr_binning_resource *handle, size_t *out) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_binning_resource_bin_count");
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &binning_type, "cmr_binning_resource_bin_count", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_binning_resource_bin_count: out is NULL");
-  return cmr_binning_impl_bin_count(handle->impl, out);
+  return cmr_binning_impl_bin_count(((binning_object *)object)->impl, out);
 }
 
 cmr_status cmr_binning_resource_bin_size_for(cmr_binning_resource *handle, size_t allocation_size, size_t *out) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_binning_resource_bin_size_for");
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &binning_type, "cmr_binning_resource_bin_size_for", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_binning_resource_bin_size_for: out is NULL");
   if (allocation_size == 0) return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_bin_size_for: allocation_size must not be 0");
-  return cmr_binning_impl_bin_size_for(handle->impl, allocation_size, out);
+  return cmr_binning_impl_bin_size_for(((binning_object *)object)->impl, allocation_size, out);
 }
 
 /* ==== callback ==== */
 
-struct cmr_callback_resource {
-  cmr_object object; /* first: the ref's self points here */
+/* What a callback handle's token names: the object behind the ref's self. */
+typedef struct callback_object {
+  cmr_object object; /* first: the counted-object header */
   cmr_callback_impl *impl;
-};
+} callback_object;
 
 static const cmr_resource_ops callback_ops;
 
 static void callback_finalize(cmr_object *object) {
-  cmr_callback_resource *handle = (cmr_callback_resource *)object;
-  cmr_callback_impl_destroy(handle->impl);
+  callback_object *self = (callback_object *)object;
+  if (self->impl != NULL) cmr_callback_impl_destroy(self->impl);
+  free(self);
 }
+
+static const cmr_object_type callback_type = {"callback", callback_finalize};
 
 static cmr_status callback_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   if (alignment > 256) {
     return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
                      "callback: alignment %zu is above the 256 bytes this resource honours", alignment);
   }
-  return cmr_callback_impl_allocate(((cmr_callback_resource *)self)->impl, bytes, alignment, stream, out);
+  return cmr_callback_impl_allocate(((callback_object *)self)->impl, bytes, alignment, stream, out);
 }
 
 static cmr_status callback_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  return cmr_callback_impl_deallocate(((cmr_callback_resource *)self)->impl, ptr, bytes, alignment, stream);
+  return cmr_callback_impl_deallocate(((callback_object *)self)->impl, ptr, bytes, alignment, stream);
 }
 
 static bool callback_is_equal(const void *self, cmr_resource_ref other) {
-  return other.ops == &callback_ops &&
-         cmr_callback_impl_is_equal(((const cmr_callback_resource *)self)->impl, ((const cmr_callback_resource *)other.self)->impl);
+  const callback_object *peer = (const callback_object *)cmr_object_peek(other.self);
+  return other.ops == &callback_ops && peer != NULL &&
+         cmr_callback_impl_is_equal(((const callback_object *)self)->impl, peer->impl);
 }
 
 static unsigned callback_properties(const void *self) {
-  return cmr_callback_impl_properties(((const cmr_callback_resource *)self)->impl);
+  return cmr_callback_impl_properties(((const callback_object *)self)->impl);
 }
 
 static const cmr_resource_ops callback_ops = {
@@ -460,27 +490,25 @@ cmr_status cmr_callback_resource_create(cmr_allocate_callback allocate, cmr_deal
   if ((properties & ~(CMR_PROPERTY_DEVICE_ACCESSIBLE | CMR_PROPERTY_HOST_ACCESSIBLE)) != 0) {
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_callback_resource_create: properties %#x has bits that are no CMR_PROPERTY_*", properties);
   }
-  cmr_callback_resource *handle = calloc(1, sizeof *handle);
-  if (handle == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_callback_resource_create: no host memory for the handle");
-  cmr_status made = cmr_callback_impl_create(allocate, deallocate, allocate_arg, deallocate_arg, properties, &handle->impl);
+  callback_object *self = calloc(1, sizeof *self);
+  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_callback_resource_create: no host memory for the resource");
+  cmr_status made = cmr_callback_impl_create(allocate, deallocate, allocate_arg, deallocate_arg, properties, &self->impl);
   if (made != CMR_SUCCESS) {
-    free(handle);
+    self->impl = NULL;
+    callback_finalize(&self->object);
     return cmr_error_context(made, "cmr_callback_resource_create");
   }
-  cmr_object_init(&handle->object, callback_finalize);
-  *out = handle;
-  return CMR_SUCCESS;
+  return cmr_handle_open(&self->object, &callback_type, "cmr_callback_resource_create", (void **)out);
 }
 
-cmr_status cmr_callback_resource_destroy(cmr_callback_resource *handle) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_callback_resource_destroy");
-  if (status != CMR_SUCCESS) return status;
-  cmr_object_release(&handle->object);
-  return CMR_SUCCESS;
-}
+cmr_status cmr_callback_resource_destroy(cmr_callback_resource *handle) { return cmr_handle_destroy(handle, "cmr_callback_resource_destroy"); }
 
 cmr_resource_ref cmr_callback_resource_ref(cmr_callback_resource *handle) {
-  cmr_resource_ref ref = {handle, handle != NULL ? &callback_ops : NULL};
+  cmr_resource_ref ref = {NULL, NULL};
+  if (handle != NULL) {
+    ref.self = cmr_handle_ref_self(handle, &callback_type);
+    ref.ops = &callback_ops;
+  }
   return ref;
 }
 
@@ -493,22 +521,25 @@ cmr_status cmr_callback_resource_from_ref(cmr_resource_ref ref, cmr_callback_res
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_callback_resource_from_ref: the ref is a \"%s\" resource, not \"callback\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
-  *out = ref.self;
-  return CMR_SUCCESS;
+  return cmr_handle_share(ref.self, "cmr_callback_resource_from_ref", (void **)out);
 }
 
 /* ==== cuda ==== */
 #if CMR_WITH_CUDA
 
-struct cmr_cuda_resource {
-  cmr_object object; /* first: the ref's self points here */
-};
+/* What a cuda handle's token names: the object behind the ref's self. */
+typedef struct cuda_object {
+  cmr_object object; /* first: the counted-object header */
+} cuda_object;
 
 static const cmr_resource_ops cuda_ops;
 
 static void cuda_finalize(cmr_object *object) {
-  (void)object;
+  cuda_object *self = (cuda_object *)object;
+  free(self);
 }
+
+static const cmr_object_type cuda_type = {"cuda", cuda_finalize};
 
 static cmr_status cuda_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   if (alignment > 256) {
@@ -550,22 +581,19 @@ static const cmr_resource_ops cuda_ops = {
 cmr_status cmr_cuda_resource_create(cmr_cuda_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_resource_create: out is NULL");
   *out = NULL;
-  cmr_cuda_resource *handle = calloc(1, sizeof *handle);
-  if (handle == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_cuda_resource_create: no host memory for the handle");
-  cmr_object_init(&handle->object, cuda_finalize);
-  *out = handle;
-  return CMR_SUCCESS;
+  cuda_object *self = calloc(1, sizeof *self);
+  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_cuda_resource_create: no host memory for the resource");
+  return cmr_handle_open(&self->object, &cuda_type, "cmr_cuda_resource_create", (void **)out);
 }
 
-cmr_status cmr_cuda_resource_destroy(cmr_cuda_resource *handle) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_cuda_resource_destroy");
-  if (status != CMR_SUCCESS) return status;
-  cmr_object_release(&handle->object);
-  return CMR_SUCCESS;
-}
+cmr_status cmr_cuda_resource_destroy(cmr_cuda_resource *handle) { return cmr_handle_destroy(handle, "cmr_cuda_resource_destroy"); }
 
 cmr_resource_ref cmr_cuda_resource_ref(cmr_cuda_resource *handle) {
-  cmr_resource_ref ref = {handle, handle != NULL ? &cuda_ops : NULL};
+  cmr_resource_ref ref = {NULL, NULL};
+  if (handle != NULL) {
+    ref.self = cmr_handle_ref_self(handle, &cuda_type);
+    ref.ops = &cuda_ops;
+  }
   return ref;
 }
 
@@ -578,15 +606,10 @@ cmr_status cmr_cuda_resource_from_ref(cmr_resource_ref ref, cmr_cuda_resource **
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_cuda_resource_from_ref: the ref is a \"%s\" resource, not \"cuda\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
-  *out = ref.self;
-  return CMR_SUCCESS;
+  return cmr_handle_share(ref.self, "cmr_cuda_resource_from_ref", (void **)out);
 }
 
 #else /* the cuda resource is not in this build */
-
-struct cmr_cuda_resource {
-  cmr_object object;
-};
 
 cmr_status cmr_cuda_resource_create(cmr_cuda_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_resource_create: out is NULL");
@@ -595,7 +618,7 @@ cmr_status cmr_cuda_resource_create(cmr_cuda_resource **out) {
 }
 
 cmr_status cmr_cuda_resource_destroy(cmr_cuda_resource *handle) {
-  if (handle == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_resource_destroy: handle is NULL");
+  if (handle == NULL) return CMR_SUCCESS;
   return cmr_unavailable("cmr_cuda_resource_destroy", "cuda");
 }
 
@@ -617,28 +640,32 @@ cmr_status cmr_cuda_resource_from_ref(cmr_resource_ref ref, cmr_cuda_resource **
 /* ==== cuda_async ==== */
 #if CMR_WITH_CUDA
 
-struct cmr_cuda_async_resource {
-  cmr_object object; /* first: the ref's self points here */
+/* What a cuda_async handle's token names: the object behind the ref's self. */
+typedef struct cuda_async_object {
+  cmr_object object; /* first: the counted-object header */
   cmr_cuda_async_impl *impl;
-};
+} cuda_async_object;
 
 static const cmr_resource_ops cuda_async_ops;
 
 static void cuda_async_finalize(cmr_object *object) {
-  cmr_cuda_async_resource *handle = (cmr_cuda_async_resource *)object;
-  cmr_cuda_async_impl_destroy(handle->impl);
+  cuda_async_object *self = (cuda_async_object *)object;
+  if (self->impl != NULL) cmr_cuda_async_impl_destroy(self->impl);
+  free(self);
 }
+
+static const cmr_object_type cuda_async_type = {"cuda_async", cuda_async_finalize};
 
 static cmr_status cuda_async_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   if (alignment > 256) {
     return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
                      "cuda_async: alignment %zu is above the 256 bytes this resource honours", alignment);
   }
-  return cmr_cuda_async_impl_allocate(((cmr_cuda_async_resource *)self)->impl, bytes, alignment, stream, out);
+  return cmr_cuda_async_impl_allocate(((cuda_async_object *)self)->impl, bytes, alignment, stream, out);
 }
 
 static cmr_status cuda_async_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  return cmr_cuda_async_impl_deallocate(((cmr_cuda_async_resource *)self)->impl, ptr, bytes, alignment, stream);
+  return cmr_cuda_async_impl_deallocate(((cuda_async_object *)self)->impl, ptr, bytes, alignment, stream);
 }
 
 static bool cuda_async_is_equal(const void *self, cmr_resource_ref other) {
@@ -678,27 +705,25 @@ cmr_status cmr_cuda_async_resource_create(size_t initial_pool_size, size_t relea
   if ((int)export_handle_type < 0 || (int)export_handle_type >= 3) {
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_cuda_async_resource_create: export_handle_type %d is not a cmr_cuda_async_export_handle_type (0..2)", (int)export_handle_type);
   }
-  cmr_cuda_async_resource *handle = calloc(1, sizeof *handle);
-  if (handle == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_cuda_async_resource_create: no host memory for the handle");
-  cmr_status made = cmr_cuda_async_impl_create(initial_pool_size, release_threshold, export_handle_type, &handle->impl);
+  cuda_async_object *self = calloc(1, sizeof *self);
+  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_cuda_async_resource_create: no host memory for the resource");
+  cmr_status made = cmr_cuda_async_impl_create(initial_pool_size, release_threshold, export_handle_type, &self->impl);
   if (made != CMR_SUCCESS) {
-    free(handle);
+    self->impl = NULL;
+    cuda_async_finalize(&self->object);
     return cmr_error_context(made, "cmr_cuda_async_resource_create");
   }
-  cmr_object_init(&handle->object, cuda_async_finalize);
-  *out = handle;
-  return CMR_SUCCESS;
+  return cmr_handle_open(&self->object, &cuda_async_type, "cmr_cuda_async_resource_create", (void **)out);
 }
 
-cmr_status cmr_cuda_async_resource_destroy(cmr_cuda_async_resource *handle) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_cuda_async_resource_destroy");
-  if (status != CMR_SUCCESS) return status;
-  cmr_object_release(&handle->object);
-  return CMR_SUCCESS;
-}
+cmr_status cmr_cuda_async_resource_destroy(cmr_cuda_async_resource *handle) { return cmr_handle_destroy(handle, "cmr_cuda_async_resource_destroy"); }
 
 cmr_resource_ref cmr_cuda_async_resource_ref(cmr_cuda_async_resource *handle) {
-  cmr_resource_ref ref = {handle, handle != NULL ? &cuda_async_ops : NULL};
+  cmr_resource_ref ref = {NULL, NULL};
+  if (handle != NULL) {
+    ref.self = cmr_handle_ref_self(handle, &cuda_async_type);
+    ref.ops = &cuda_async_ops;
+  }
   return ref;
 }
 
@@ -711,29 +736,26 @@ cmr_status cmr_cuda_async_resource_from_ref(cmr_resource_ref ref, cmr_cuda_async
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_cuda_async_resource_from_ref: the ref is a \"%s\" resource, not \"cuda_async\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
-  *out = ref.self;
-  return CMR_SUCCESS;
+  return cmr_handle_share(ref.self, "cmr_cuda_async_resource_from_ref", (void **)out);
 }
 
 cmr_status cmr_cuda_async_resource_pool_handle(cmr_cuda_async_resource *handle, void **out) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_cuda_async_resource_pool_handle");
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &cuda_async_type, "cmr_cuda_async_resource_pool_handle", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_async_resource_pool_handle: out is NULL");
-  return cmr_cuda_async_impl_pool_handle(handle->impl, out);
+  return cmr_cuda_async_impl_pool_handle(((cuda_async_object *)object)->impl, out);
 }
 
 cmr_status cmr_cuda_async_resource_release_threshold(cmr_cuda_async_resource *handle, size_t *out) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_cuda_async_resource_release_threshold");
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &cuda_async_type, "cmr_cuda_async_resource_release_threshold", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_async_resource_release_threshold: out is NULL");
-  return cmr_cuda_async_impl_release_threshold(handle->impl, out);
+  return cmr_cuda_async_impl_release_threshold(((cuda_async_object *)object)->impl, out);
 }
 
 #else /* the cuda_async resource is not in this build */
-
-struct cmr_cuda_async_resource {
-  cmr_object object;
-};
 
 cmr_status cmr_cuda_async_resource_create(size_t initial_pool_size, size_t release_threshold, cmr_cuda_async_export_handle_type export_handle_type, cmr_cuda_async_resource **out) {
   (void)initial_pool_size;
@@ -745,7 +767,7 @@ cmr_status cmr_cuda_async_resource_create(size_t initial_pool_size, size_t relea
 }
 
 cmr_status cmr_cuda_async_resource_destroy(cmr_cuda_async_resource *handle) {
-  if (handle == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_async_resource_destroy: handle is NULL");
+  if (handle == NULL) return CMR_SUCCESS;
   return cmr_unavailable("cmr_cuda_async_resource_destroy", "cuda_async");
 }
 
@@ -779,33 +801,38 @@ cmr_status cmr_cuda_async_resource_release_threshold(cmr_cuda_async_resource *ha
 /* ==== cuda_async_managed ==== */
 #if CMR_WITH_CUDA
 
-struct cmr_cuda_async_managed_resource {
-  cmr_object object; /* first: the ref's self points here */
+/* What a cuda_async_managed handle's token names: the object behind the ref's self. */
+typedef struct cuda_async_managed_object {
+  cmr_object object; /* first: the counted-object header */
   cmr_cuda_async_managed_impl *impl;
-};
+} cuda_async_managed_object;
 
 static const cmr_resource_ops cuda_async_managed_ops;
 
 static void cuda_async_managed_finalize(cmr_object *object) {
-  cmr_cuda_async_managed_resource *handle = (cmr_cuda_async_managed_resource *)object;
-  cmr_cuda_async_managed_impl_destroy(handle->impl);
+  cuda_async_managed_object *self = (cuda_async_managed_object *)object;
+  if (self->impl != NULL) cmr_cuda_async_managed_impl_destroy(self->impl);
+  free(self);
 }
+
+static const cmr_object_type cuda_async_managed_type = {"cuda_async_managed", cuda_async_managed_finalize};
 
 static cmr_status cuda_async_managed_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   if (alignment > 256) {
     return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
                      "cuda_async_managed: alignment %zu is above the 256 bytes this resource honours", alignment);
   }
-  return cmr_cuda_async_managed_impl_allocate(((cmr_cuda_async_managed_resource *)self)->impl, bytes, alignment, stream, out);
+  return cmr_cuda_async_managed_impl_allocate(((cuda_async_managed_object *)self)->impl, bytes, alignment, stream, out);
 }
 
 static cmr_status cuda_async_managed_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  return cmr_cuda_async_managed_impl_deallocate(((cmr_cuda_async_managed_resource *)self)->impl, ptr, bytes, alignment, stream);
+  return cmr_cuda_async_managed_impl_deallocate(((cuda_async_managed_object *)self)->impl, ptr, bytes, alignment, stream);
 }
 
 static bool cuda_async_managed_is_equal(const void *self, cmr_resource_ref other) {
-  return other.ops == &cuda_async_managed_ops &&
-         cmr_cuda_async_managed_impl_is_equal(((const cmr_cuda_async_managed_resource *)self)->impl, ((const cmr_cuda_async_managed_resource *)other.self)->impl);
+  const cuda_async_managed_object *peer = (const cuda_async_managed_object *)cmr_object_peek(other.self);
+  return other.ops == &cuda_async_managed_ops && peer != NULL &&
+         cmr_cuda_async_managed_impl_is_equal(((const cuda_async_managed_object *)self)->impl, peer->impl);
 }
 
 static unsigned cuda_async_managed_properties(const void *self) {
@@ -829,27 +856,25 @@ static const cmr_resource_ops cuda_async_managed_ops = {
 cmr_status cmr_cuda_async_managed_resource_create(cmr_cuda_async_managed_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_async_managed_resource_create: out is NULL");
   *out = NULL;
-  cmr_cuda_async_managed_resource *handle = calloc(1, sizeof *handle);
-  if (handle == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_cuda_async_managed_resource_create: no host memory for the handle");
-  cmr_status made = cmr_cuda_async_managed_impl_create(&handle->impl);
+  cuda_async_managed_object *self = calloc(1, sizeof *self);
+  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_cuda_async_managed_resource_create: no host memory for the resource");
+  cmr_status made = cmr_cuda_async_managed_impl_create(&self->impl);
   if (made != CMR_SUCCESS) {
-    free(handle);
+    self->impl = NULL;
+    cuda_async_managed_finalize(&self->object);
     return cmr_error_context(made, "cmr_cuda_async_managed_resource_create");
   }
-  cmr_object_init(&handle->object, cuda_async_managed_finalize);
-  *out = handle;
-  return CMR_SUCCESS;
+  return cmr_handle_open(&self->object, &cuda_async_managed_type, "cmr_cuda_async_managed_resource_create", (void **)out);
 }
 
-cmr_status cmr_cuda_async_managed_resource_destroy(cmr_cuda_async_managed_resource *handle) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_cuda_async_managed_resource_destroy");
-  if (status != CMR_SUCCESS) return status;
-  cmr_object_release(&handle->object);
-  return CMR_SUCCESS;
-}
+cmr_status cmr_cuda_async_managed_resource_destroy(cmr_cuda_async_managed_resource *handle) { return cmr_handle_destroy(handle, "cmr_cuda_async_managed_resource_destroy"); }
 
 cmr_resource_ref cmr_cuda_async_managed_resource_ref(cmr_cuda_async_managed_resource *handle) {
-  cmr_resource_ref ref = {handle, handle != NULL ? &cuda_async_managed_ops : NULL};
+  cmr_resource_ref ref = {NULL, NULL};
+  if (handle != NULL) {
+    ref.self = cmr_handle_ref_self(handle, &cuda_async_managed_type);
+    ref.ops = &cuda_async_managed_ops;
+  }
   return ref;
 }
 
@@ -862,22 +887,18 @@ cmr_status cmr_cuda_async_managed_resource_from_ref(cmr_resource_ref ref, cmr_cu
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_cuda_async_managed_resource_from_ref: the ref is a \"%s\" resource, not \"cuda_async_managed\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
-  *out = ref.self;
-  return CMR_SUCCESS;
+  return cmr_handle_share(ref.self, "cmr_cuda_async_managed_resource_from_ref", (void **)out);
 }
 
 cmr_status cmr_cuda_async_managed_resource_pool_handle(cmr_cuda_async_managed_resource *handle, void **out) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_cuda_async_managed_resource_pool_handle");
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &cuda_async_managed_type, "cmr_cuda_async_managed_resource_pool_handle", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_async_managed_resource_pool_handle: out is NULL");
-  return cmr_cuda_async_managed_impl_pool_handle(handle->impl, out);
+  return cmr_cuda_async_managed_impl_pool_handle(((cuda_async_managed_object *)object)->impl, out);
 }
 
 #else /* the cuda_async_managed resource is not in this build */
-
-struct cmr_cuda_async_managed_resource {
-  cmr_object object;
-};
 
 cmr_status cmr_cuda_async_managed_resource_create(cmr_cuda_async_managed_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_async_managed_resource_create: out is NULL");
@@ -886,7 +907,7 @@ cmr_status cmr_cuda_async_managed_resource_create(cmr_cuda_async_managed_resourc
 }
 
 cmr_status cmr_cuda_async_managed_resource_destroy(cmr_cuda_async_managed_resource *handle) {
-  if (handle == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_async_managed_resource_destroy: handle is NULL");
+  if (handle == NULL) return CMR_SUCCESS;
   return cmr_unavailable("cmr_cuda_async_managed_resource_destroy", "cuda_async_managed");
 }
 
@@ -914,33 +935,38 @@ cmr_status cmr_cuda_async_managed_resource_pool_handle(cmr_cuda_async_managed_re
 /* ==== cuda_async_view ==== */
 #if CMR_WITH_CUDA
 
-struct cmr_cuda_async_view_resource {
-  cmr_object object; /* first: the ref's self points here */
+/* What a cuda_async_view handle's token names: the object behind the ref's self. */
+typedef struct cuda_async_view_object {
+  cmr_object object; /* first: the counted-object header */
   cmr_cuda_async_view_impl *impl;
-};
+} cuda_async_view_object;
 
 static const cmr_resource_ops cuda_async_view_ops;
 
 static void cuda_async_view_finalize(cmr_object *object) {
-  cmr_cuda_async_view_resource *handle = (cmr_cuda_async_view_resource *)object;
-  cmr_cuda_async_view_impl_destroy(handle->impl);
+  cuda_async_view_object *self = (cuda_async_view_object *)object;
+  if (self->impl != NULL) cmr_cuda_async_view_impl_destroy(self->impl);
+  free(self);
 }
+
+static const cmr_object_type cuda_async_view_type = {"cuda_async_view", cuda_async_view_finalize};
 
 static cmr_status cuda_async_view_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   if (alignment > 256) {
     return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
                      "cuda_async_view: alignment %zu is above the 256 bytes this resource honours", alignment);
   }
-  return cmr_cuda_async_view_impl_allocate(((cmr_cuda_async_view_resource *)self)->impl, bytes, alignment, stream, out);
+  return cmr_cuda_async_view_impl_allocate(((cuda_async_view_object *)self)->impl, bytes, alignment, stream, out);
 }
 
 static cmr_status cuda_async_view_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  return cmr_cuda_async_view_impl_deallocate(((cmr_cuda_async_view_resource *)self)->impl, ptr, bytes, alignment, stream);
+  return cmr_cuda_async_view_impl_deallocate(((cuda_async_view_object *)self)->impl, ptr, bytes, alignment, stream);
 }
 
 static bool cuda_async_view_is_equal(const void *self, cmr_resource_ref other) {
-  return other.ops == &cuda_async_view_ops &&
-         cmr_cuda_async_view_impl_is_equal(((const cmr_cuda_async_view_resource *)self)->impl, ((const cmr_cuda_async_view_resource *)other.self)->impl);
+  const cuda_async_view_object *peer = (const cuda_async_view_object *)cmr_object_peek(other.self);
+  return other.ops == &cuda_async_view_ops && peer != NULL &&
+         cmr_cuda_async_view_impl_is_equal(((const cuda_async_view_object *)self)->impl, peer->impl);
 }
 
 static unsigned cuda_async_view_properties(const void *self) {
@@ -965,27 +991,25 @@ cmr_status cmr_cuda_async_view_resource_create(void *pool_handle, cmr_cuda_async
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_async_view_resource_create: out is NULL");
   *out = NULL;
   if (pool_handle == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_async_view_resource_create: pool_handle is NULL");
-  cmr_cuda_async_view_resource *handle = calloc(1, sizeof *handle);
-  if (handle == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_cuda_async_view_resource_create: no host memory for the handle");
-  cmr_status made = cmr_cuda_async_view_impl_create(pool_handle, &handle->impl);
+  cuda_async_view_object *self = calloc(1, sizeof *self);
+  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_cuda_async_view_resource_create: no host memory for the resource");
+  cmr_status made = cmr_cuda_async_view_impl_create(pool_handle, &self->impl);
   if (made != CMR_SUCCESS) {
-    free(handle);
+    self->impl = NULL;
+    cuda_async_view_finalize(&self->object);
     return cmr_error_context(made, "cmr_cuda_async_view_resource_create");
   }
-  cmr_object_init(&handle->object, cuda_async_view_finalize);
-  *out = handle;
-  return CMR_SUCCESS;
+  return cmr_handle_open(&self->object, &cuda_async_view_type, "cmr_cuda_async_view_resource_create", (void **)out);
 }
 
-cmr_status cmr_cuda_async_view_resource_destroy(cmr_cuda_async_view_resource *handle) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_cuda_async_view_resource_destroy");
-  if (status != CMR_SUCCESS) return status;
-  cmr_object_release(&handle->object);
-  return CMR_SUCCESS;
-}
+cmr_status cmr_cuda_async_view_resource_destroy(cmr_cuda_async_view_resource *handle) { return cmr_handle_destroy(handle, "cmr_cuda_async_view_resource_destroy"); }
 
 cmr_resource_ref cmr_cuda_async_view_resource_ref(cmr_cuda_async_view_resource *handle) {
-  cmr_resource_ref ref = {handle, handle != NULL ? &cuda_async_view_ops : NULL};
+  cmr_resource_ref ref = {NULL, NULL};
+  if (handle != NULL) {
+    ref.self = cmr_handle_ref_self(handle, &cuda_async_view_type);
+    ref.ops = &cuda_async_view_ops;
+  }
   return ref;
 }
 
@@ -998,22 +1022,18 @@ cmr_status cmr_cuda_async_view_resource_from_ref(cmr_resource_ref ref, cmr_cuda_
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_cuda_async_view_resource_from_ref: the ref is a \"%s\" resource, not \"cuda_async_view\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
-  *out = ref.self;
-  return CMR_SUCCESS;
+  return cmr_handle_share(ref.self, "cmr_cuda_async_view_resource_from_ref", (void **)out);
 }
 
 cmr_status cmr_cuda_async_view_resource_pool_handle(cmr_cuda_async_view_resource *handle, void **out) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_cuda_async_view_resource_pool_handle");
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &cuda_async_view_type, "cmr_cuda_async_view_resource_pool_handle", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_async_view_resource_pool_handle: out is NULL");
-  return cmr_cuda_async_view_impl_pool_handle(handle->impl, out);
+  return cmr_cuda_async_view_impl_pool_handle(((cuda_async_view_object *)object)->impl, out);
 }
 
 #else /* the cuda_async_view resource is not in this build */
-
-struct cmr_cuda_async_view_resource {
-  cmr_object object;
-};
 
 cmr_status cmr_cuda_async_view_resource_create(void *pool_handle, cmr_cuda_async_view_resource **out) {
   (void)pool_handle;
@@ -1023,7 +1043,7 @@ cmr_status cmr_cuda_async_view_resource_create(void *pool_handle, cmr_cuda_async
 }
 
 cmr_status cmr_cuda_async_view_resource_destroy(cmr_cuda_async_view_resource *handle) {
-  if (handle == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_async_view_resource_destroy: handle is NULL");
+  if (handle == NULL) return CMR_SUCCESS;
   return cmr_unavailable("cmr_cuda_async_view_resource_destroy", "cuda_async_view");
 }
 
@@ -1050,26 +1070,30 @@ cmr_status cmr_cuda_async_view_resource_pool_handle(cmr_cuda_async_view_resource
 
 /* ==== failure_callback ==== */
 
-struct cmr_failure_callback_resource {
-  cmr_object object; /* first: the ref's self points here */
+/* What a failure_callback handle's token names: the object behind the ref's self. */
+typedef struct failure_callback_object {
+  cmr_object object; /* first: the counted-object header */
   cmr_failure_callback_impl *impl;
   cmr_resource_ref upstream;
-};
+} failure_callback_object;
 
 static const cmr_resource_ops failure_callback_ops;
 
 static void failure_callback_finalize(cmr_object *object) {
-  cmr_failure_callback_resource *handle = (cmr_failure_callback_resource *)object;
-  cmr_failure_callback_impl_destroy(handle->impl);
-  cmr_ref_drop(handle->upstream);
+  failure_callback_object *self = (failure_callback_object *)object;
+  if (self->impl != NULL) cmr_failure_callback_impl_destroy(self->impl);
+  if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
+  free(self);
 }
 
+static const cmr_object_type failure_callback_type = {"failure_callback", failure_callback_finalize};
+
 static cmr_status failure_callback_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
-  return cmr_failure_callback_impl_allocate(((cmr_failure_callback_resource *)self)->impl, bytes, alignment, stream, out);
+  return cmr_failure_callback_impl_allocate(((failure_callback_object *)self)->impl, bytes, alignment, stream, out);
 }
 
 static cmr_status failure_callback_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  return cmr_failure_callback_impl_deallocate(((cmr_failure_callback_resource *)self)->impl, ptr, bytes, alignment, stream);
+  return cmr_failure_callback_impl_deallocate(((failure_callback_object *)self)->impl, ptr, bytes, alignment, stream);
 }
 
 static bool failure_callback_is_equal(const void *self, cmr_resource_ref other) {
@@ -1080,7 +1104,7 @@ static bool failure_callback_is_equal(const void *self, cmr_resource_ref other) 
 }
 
 static unsigned failure_callback_properties(const void *self) {
-  return cmr_ref_properties_of(((const cmr_failure_callback_resource *)self)->upstream);
+  return cmr_ref_properties_of(((const failure_callback_object *)self)->upstream);
 }
 
 static const cmr_resource_ops failure_callback_ops = {
@@ -1103,29 +1127,31 @@ cmr_status cmr_failure_callback_resource_create(cmr_resource_ref upstream, cmr_f
   status = cmr_ref_check(upstream, "cmr_failure_callback_resource_create: upstream");
   if (status != CMR_SUCCESS) return status;
   if (callback == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_failure_callback_resource_create: callback is NULL");
-  cmr_failure_callback_resource *handle = calloc(1, sizeof *handle);
-  if (handle == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_failure_callback_resource_create: no host memory for the handle");
-  cmr_status made = cmr_failure_callback_impl_create(upstream, callback, callback_arg, &handle->impl);
+  failure_callback_object *self = calloc(1, sizeof *self);
+  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_failure_callback_resource_create: no host memory for the resource");
+  status = cmr_ref_hold(upstream, "cmr_failure_callback_resource_create: upstream");
+  if (status != CMR_SUCCESS) {
+    free(self);
+    return status;
+  }
+  self->upstream = upstream;
+  cmr_status made = cmr_failure_callback_impl_create(upstream, callback, callback_arg, &self->impl);
   if (made != CMR_SUCCESS) {
-    free(handle);
+    self->impl = NULL;
+    failure_callback_finalize(&self->object);
     return cmr_error_context(made, "cmr_failure_callback_resource_create");
   }
-  cmr_object_init(&handle->object, failure_callback_finalize);
-  cmr_ref_hold(upstream);
-  handle->upstream = upstream;
-  *out = handle;
-  return CMR_SUCCESS;
+  return cmr_handle_open(&self->object, &failure_callback_type, "cmr_failure_callback_resource_create", (void **)out);
 }
 
-cmr_status cmr_failure_callback_resource_destroy(cmr_failure_callback_resource *handle) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_failure_callback_resource_destroy");
-  if (status != CMR_SUCCESS) return status;
-  cmr_object_release(&handle->object);
-  return CMR_SUCCESS;
-}
+cmr_status cmr_failure_callback_resource_destroy(cmr_failure_callback_resource *handle) { return cmr_handle_destroy(handle, "cmr_failure_callback_resource_destroy"); }
 
 cmr_resource_ref cmr_failure_callback_resource_ref(cmr_failure_callback_resource *handle) {
-  cmr_resource_ref ref = {handle, handle != NULL ? &failure_callback_ops : NULL};
+  cmr_resource_ref ref = {NULL, NULL};
+  if (handle != NULL) {
+    ref.self = cmr_handle_ref_self(handle, &failure_callback_type);
+    ref.ops = &failure_callback_ops;
+  }
   return ref;
 }
 
@@ -1138,36 +1164,39 @@ cmr_status cmr_failure_callback_resource_from_ref(cmr_resource_ref ref, cmr_fail
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_failure_callback_resource_from_ref: the ref is a \"%s\" resource, not \"failure_callback\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
-  *out = ref.self;
-  return CMR_SUCCESS;
+  return cmr_handle_share(ref.self, "cmr_failure_callback_resource_from_ref", (void **)out);
 }
 
 /* ==== fixed_size ==== */
 
-struct cmr_fixed_size_resource {
-  cmr_object object; /* first: the ref's self points here */
+/* What a fixed_size handle's token names: the object behind the ref's self. */
+typedef struct fixed_size_object {
+  cmr_object object; /* first: the counted-object header */
   cmr_fixed_size_impl *impl;
   cmr_resource_ref upstream;
-};
+} fixed_size_object;
 
 static const cmr_resource_ops fixed_size_ops;
 
 static void fixed_size_finalize(cmr_object *object) {
-  cmr_fixed_size_resource *handle = (cmr_fixed_size_resource *)object;
-  cmr_fixed_size_impl_destroy(handle->impl);
-  cmr_ref_drop(handle->upstream);
+  fixed_size_object *self = (fixed_size_object *)object;
+  if (self->impl != NULL) cmr_fixed_size_impl_destroy(self->impl);
+  if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
+  free(self);
 }
+
+static const cmr_object_type fixed_size_type = {"fixed_size", fixed_size_finalize};
 
 static cmr_status fixed_size_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   if (alignment > 256) {
     return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
                      "fixed_size: alignment %zu is above the 256 bytes this resource honours", alignment);
   }
-  return cmr_fixed_size_impl_allocate(((cmr_fixed_size_resource *)self)->impl, bytes, alignment, stream, out);
+  return cmr_fixed_size_impl_allocate(((fixed_size_object *)self)->impl, bytes, alignment, stream, out);
 }
 
 static cmr_status fixed_size_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  return cmr_fixed_size_impl_deallocate(((cmr_fixed_size_resource *)self)->impl, ptr, bytes, alignment, stream);
+  return cmr_fixed_size_impl_deallocate(((fixed_size_object *)self)->impl, ptr, bytes, alignment, stream);
 }
 
 static bool fixed_size_is_equal(const void *self, cmr_resource_ref other) {
@@ -1178,7 +1207,7 @@ static bool fixed_size_is_equal(const void *self, cmr_resource_ref other) {
 }
 
 static unsigned fixed_size_properties(const void *self) {
-  return cmr_ref_properties_of(((const cmr_fixed_size_resource *)self)->upstream);
+  return cmr_ref_properties_of(((const fixed_size_object *)self)->upstream);
 }
 
 static const cmr_resource_ops fixed_size_ops = {
@@ -1210,29 +1239,31 @@ cmr_status cmr_fixed_size_resource_create(cmr_resource_ref upstream, size_t bloc
   } else {
   if (blocks_to_preallocate == 0) return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_fixed_size_resource_create: blocks_to_preallocate must not be 0");
   }
-  cmr_fixed_size_resource *handle = calloc(1, sizeof *handle);
-  if (handle == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_fixed_size_resource_create: no host memory for the handle");
-  cmr_status made = cmr_fixed_size_impl_create(upstream, block_size, blocks_to_preallocate, &handle->impl);
+  fixed_size_object *self = calloc(1, sizeof *self);
+  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_fixed_size_resource_create: no host memory for the resource");
+  status = cmr_ref_hold(upstream, "cmr_fixed_size_resource_create: upstream");
+  if (status != CMR_SUCCESS) {
+    free(self);
+    return status;
+  }
+  self->upstream = upstream;
+  cmr_status made = cmr_fixed_size_impl_create(upstream, block_size, blocks_to_preallocate, &self->impl);
   if (made != CMR_SUCCESS) {
-    free(handle);
+    self->impl = NULL;
+    fixed_size_finalize(&self->object);
     return cmr_error_context(made, "cmr_fixed_size_resource_create");
   }
-  cmr_object_init(&handle->object, fixed_size_finalize);
-  cmr_ref_hold(upstream);
-  handle->upstream = upstream;
-  *out = handle;
-  return CMR_SUCCESS;
+  return cmr_handle_open(&self->object, &fixed_size_type, "cmr_fixed_size_resource_create", (void **)out);
 }
 
-cmr_status cmr_fixed_size_resource_destroy(cmr_fixed_size_resource *handle) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_fixed_size_resource_destroy");
-  if (status != CMR_SUCCESS) return status;
-  cmr_object_release(&handle->object);
-  return CMR_SUCCESS;
-}
+cmr_status cmr_fixed_size_resource_destroy(cmr_fixed_size_resource *handle) { return cmr_handle_destroy(handle, "cmr_fixed_size_resource_destroy"); }
 
 cmr_resource_ref cmr_fixed_size_resource_ref(cmr_fixed_size_resource *handle) {
-  cmr_resource_ref ref = {handle, handle != NULL ? &fixed_size_ops : NULL};
+  cmr_resource_ref ref = {NULL, NULL};
+  if (handle != NULL) {
+    ref.self = cmr_handle_ref_self(handle, &fixed_size_type);
+    ref.ops = &fixed_size_ops;
+  }
   return ref;
 }
 
@@ -1245,46 +1276,51 @@ cmr_status cmr_fixed_size_resource_from_ref(cmr_resource_ref ref, cmr_fixed_size
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_fixed_size_resource_from_ref: the ref is a \"%s\" resource, not \"fixed_size\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
-  *out = ref.self;
-  return CMR_SUCCESS;
+  return cmr_handle_share(ref.self, "cmr_fixed_size_resource_from_ref", (void **)out);
 }
 
 cmr_status cmr_fixed_size_resource_block_size(cmr_fixed_size_resource *handle, size_t *out) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_fixed_size_resource_block_size");
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &fixed_size_type, "cmr_fixed_size_resource_block_size", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_fixed_size_resource_block_size: out is NULL");
-  return cmr_fixed_size_impl_block_size(handle->impl, out);
+  return cmr_fixed_size_impl_block_size(((fixed_size_object *)object)->impl, out);
 }
 
 cmr_status cmr_fixed_size_resource_upstream_bytes(cmr_fixed_size_resource *handle, size_t *out) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_fixed_size_resource_upstream_bytes");
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &fixed_size_type, "cmr_fixed_size_resource_upstream_bytes", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_fixed_size_resource_upstream_bytes: out is NULL");
-  return cmr_fixed_size_impl_upstream_bytes(handle->impl, out);
+  return cmr_fixed_size_impl_upstream_bytes(((fixed_size_object *)object)->impl, out);
 }
 
 /* ==== limiting ==== */
 
-struct cmr_limiting_resource {
-  cmr_object object; /* first: the ref's self points here */
+/* What a limiting handle's token names: the object behind the ref's self. */
+typedef struct limiting_object {
+  cmr_object object; /* first: the counted-object header */
   cmr_limiting_impl *impl;
   cmr_resource_ref upstream;
-};
+} limiting_object;
 
 static const cmr_resource_ops limiting_ops;
 
 static void limiting_finalize(cmr_object *object) {
-  cmr_limiting_resource *handle = (cmr_limiting_resource *)object;
-  cmr_limiting_impl_destroy(handle->impl);
-  cmr_ref_drop(handle->upstream);
+  limiting_object *self = (limiting_object *)object;
+  if (self->impl != NULL) cmr_limiting_impl_destroy(self->impl);
+  if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
+  free(self);
 }
 
+static const cmr_object_type limiting_type = {"limiting", limiting_finalize};
+
 static cmr_status limiting_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
-  return cmr_limiting_impl_allocate(((cmr_limiting_resource *)self)->impl, bytes, alignment, stream, out);
+  return cmr_limiting_impl_allocate(((limiting_object *)self)->impl, bytes, alignment, stream, out);
 }
 
 static cmr_status limiting_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  return cmr_limiting_impl_deallocate(((cmr_limiting_resource *)self)->impl, ptr, bytes, alignment, stream);
+  return cmr_limiting_impl_deallocate(((limiting_object *)self)->impl, ptr, bytes, alignment, stream);
 }
 
 static bool limiting_is_equal(const void *self, cmr_resource_ref other) {
@@ -1295,7 +1331,7 @@ static bool limiting_is_equal(const void *self, cmr_resource_ref other) {
 }
 
 static unsigned limiting_properties(const void *self) {
-  return cmr_ref_properties_of(((const cmr_limiting_resource *)self)->upstream);
+  return cmr_ref_properties_of(((const limiting_object *)self)->upstream);
 }
 
 static const cmr_resource_ops limiting_ops = {
@@ -1324,29 +1360,31 @@ cmr_status cmr_limiting_resource_create(cmr_resource_ref upstream, size_t alloca
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_limiting_resource_create: allocation_alignment %zu is not a power of two", allocation_alignment);
   }
   }
-  cmr_limiting_resource *handle = calloc(1, sizeof *handle);
-  if (handle == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_limiting_resource_create: no host memory for the handle");
-  cmr_status made = cmr_limiting_impl_create(upstream, allocation_limit, allocation_alignment, &handle->impl);
+  limiting_object *self = calloc(1, sizeof *self);
+  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_limiting_resource_create: no host memory for the resource");
+  status = cmr_ref_hold(upstream, "cmr_limiting_resource_create: upstream");
+  if (status != CMR_SUCCESS) {
+    free(self);
+    return status;
+  }
+  self->upstream = upstream;
+  cmr_status made = cmr_limiting_impl_create(upstream, allocation_limit, allocation_alignment, &self->impl);
   if (made != CMR_SUCCESS) {
-    free(handle);
+    self->impl = NULL;
+    limiting_finalize(&self->object);
     return cmr_error_context(made, "cmr_limiting_resource_create");
   }
-  cmr_object_init(&handle->object, limiting_finalize);
-  cmr_ref_hold(upstream);
-  handle->upstream = upstream;
-  *out = handle;
-  return CMR_SUCCESS;
+  return cmr_handle_open(&self->object, &limiting_type, "cmr_limiting_resource_create", (void **)out);
 }
 
-cmr_status cmr_limiting_resource_destroy(cmr_limiting_resource *handle) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_limiting_resource_destroy");
-  if (status != CMR_SUCCESS) return status;
-  cmr_object_release(&handle->object);
-  return CMR_SUCCESS;
-}
+cmr_status cmr_limiting_resource_destroy(cmr_limiting_resource *handle) { return cmr_handle_destroy(handle, "cmr_limiting_resource_destroy"); }
 
 cmr_resource_ref cmr_limiting_resource_ref(cmr_limiting_resource *handle) {
-  cmr_resource_ref ref = {handle, handle != NULL ? &limiting_ops : NULL};
+  cmr_resource_ref ref = {NULL, NULL};
+  if (handle != NULL) {
+    ref.self = cmr_handle_ref_self(handle, &limiting_type);
+    ref.ops = &limiting_ops;
+  }
   return ref;
 }
 
@@ -1359,55 +1397,61 @@ cmr_status cmr_limiting_resource_from_ref(cmr_resource_ref ref, cmr_limiting_res
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_limiting_resource_from_ref: the ref is a \"%s\" resource, not \"limiting\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
-  *out = ref.self;
-  return CMR_SUCCESS;
+  return cmr_handle_share(ref.self, "cmr_limiting_resource_from_ref", (void **)out);
 }
 
 cmr_status cmr_limiting_resource_allocated_bytes(cmr_limiting_resource *handle, size_t *out) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_limiting_resource_allocated_bytes");
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &limiting_type, "cmr_limiting_resource_allocated_bytes", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_limiting_resource_allocated_bytes: out is NULL");
-  return cmr_limiting_impl_allocated_bytes(handle->impl, out);
+  return cmr_limiting_impl_allocated_bytes(((limiting_object *)object)->impl, out);
 }
 
 cmr_status cmr_limiting_resource_allocation_limit(cmr_limiting_resource *handle, size_t *out) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_limiting_resource_allocation_limit");
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &limiting_type, "cmr_limiting_resource_allocation_limit", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_limiting_resource_allocation_limit: out is NULL");
-  return cmr_limiting_impl_allocation_limit(handle->impl, out);
+  return cmr_limiting_impl_allocation_limit(((limiting_object *)object)->impl, out);
 }
 
 /* ==== logging ==== */
 
-struct cmr_logging_resource {
-  cmr_object object; /* first: the ref's self points here */
+/* What a logging handle's token names: the object behind the ref's self. */
+typedef struct logging_object {
+  cmr_object object; /* first: the counted-object header */
   cmr_logging_impl *impl;
   cmr_resource_ref upstream;
-};
+} logging_object;
 
 static const cmr_resource_ops logging_ops;
 
 static void logging_finalize(cmr_object *object) {
-  cmr_logging_resource *handle = (cmr_logging_resource *)object;
-  cmr_logging_impl_destroy(handle->impl);
-  cmr_ref_drop(handle->upstream);
+  logging_object *self = (logging_object *)object;
+  if (self->impl != NULL) cmr_logging_impl_destroy(self->impl);
+  if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
+  free(self);
 }
 
+static const cmr_object_type logging_type = {"logging", logging_finalize};
+
 static cmr_status logging_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
-  return cmr_logging_impl_allocate(((cmr_logging_resource *)self)->impl, bytes, alignment, stream, out);
+  return cmr_logging_impl_allocate(((logging_object *)self)->impl, bytes, alignment, stream, out);
 }
 
 static cmr_status logging_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  return cmr_logging_impl_deallocate(((cmr_logging_resource *)self)->impl, ptr, bytes, alignment, stream);
+  return cmr_logging_impl_deallocate(((logging_object *)self)->impl, ptr, bytes, alignment, stream);
 }
 
 static bool logging_is_equal(const void *self, cmr_resource_ref other) {
-  return other.ops == &logging_ops &&
-         cmr_ref_same(((const cmr_logging_resource *)self)->upstream, ((const cmr_logging_resource *)other.self)->upstream);
+  const logging_object *peer = (const logging_object *)cmr_object_peek(other.self);
+  return other.ops == &logging_ops && peer != NULL &&
+         cmr_ref_same(((const logging_object *)self)->upstream, peer->upstream);
 }
 
 static unsigned logging_properties(const void *self) {
-  return cmr_ref_properties_of(((const cmr_logging_resource *)self)->upstream);
+  return cmr_ref_properties_of(((const logging_object *)self)->upstream);
 }
 
 static const cmr_resource_ops logging_ops = {
@@ -1433,29 +1477,31 @@ cmr_status cmr_logging_resource_create(cmr_resource_ref upstream, const char *fi
   if (!(filename[0] == '\0' || file == NULL)) {
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_logging_resource_create: filename \"%s\" and file %p: give one destination, not both", filename, (void *)file);
   }
-  cmr_logging_resource *handle = calloc(1, sizeof *handle);
-  if (handle == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_logging_resource_create: no host memory for the handle");
-  cmr_status made = cmr_logging_impl_create(upstream, filename, file, auto_flush, &handle->impl);
+  logging_object *self = calloc(1, sizeof *self);
+  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_logging_resource_create: no host memory for the resource");
+  status = cmr_ref_hold(upstream, "cmr_logging_resource_create: upstream");
+  if (status != CMR_SUCCESS) {
+    free(self);
+    return status;
+  }
+  self->upstream = upstream;
+  cmr_status made = cmr_logging_impl_create(upstream, filename, file, auto_flush, &self->impl);
   if (made != CMR_SUCCESS) {
-    free(handle);
+    self->impl = NULL;
+    logging_finalize(&self->object);
     return cmr_error_context(made, "cmr_logging_resource_create");
   }
-  cmr_object_init(&handle->object, logging_finalize);
-  cmr_ref_hold(upstream);
-  handle->upstream = upstream;
-  *out = handle;
-  return CMR_SUCCESS;
+  return cmr_handle_open(&self->object, &logging_type, "cmr_logging_resource_create", (void **)out);
 }
 
-cmr_status cmr_logging_resource_destroy(cmr_logging_resource *handle) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_logging_resource_destroy");
-  if (status != CMR_SUCCESS) return status;
-  cmr_object_release(&handle->object);
-  return CMR_SUCCESS;
-}
+cmr_status cmr_logging_resource_destroy(cmr_logging_resource *handle) { return cmr_handle_destroy(handle, "cmr_logging_resource_destroy"); }
 
 cmr_resource_ref cmr_logging_resource_ref(cmr_logging_resource *handle) {
-  cmr_resource_ref ref = {handle, handle != NULL ? &logging_ops : NULL};
+  cmr_resource_ref ref = {NULL, NULL};
+  if (handle != NULL) {
+    ref.self = cmr_handle_ref_self(handle, &logging_type);
+    ref.ops = &logging_ops;
+  }
   return ref;
 }
 
@@ -1468,42 +1514,48 @@ cmr_status cmr_logging_resource_from_ref(cmr_resource_ref ref, cmr_logging_resou
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_logging_resource_from_ref: the ref is a \"%s\" resource, not \"logging\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
-  *out = ref.self;
-  return CMR_SUCCESS;
+  return cmr_handle_share(ref.self, "cmr_logging_resource_from_ref", (void **)out);
 }
 
 cmr_status cmr_logging_resource_flush(cmr_logging_resource *handle) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_logging_resource_flush");
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &logging_type, "cmr_logging_resource_flush", &object);
   if (status != CMR_SUCCESS) return status;
-  return cmr_logging_impl_flush(handle->impl);
+  return cmr_logging_impl_flush(((logging_object *)object)->impl);
 }
 
 cmr_status cmr_logging_resource_filename(cmr_logging_resource *handle, const char **out) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_logging_resource_filename");
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &logging_type, "cmr_logging_resource_filename", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_logging_resource_filename: out is NULL");
-  return cmr_logging_impl_filename(handle->impl, out);
+  return cmr_logging_impl_filename(((logging_object *)object)->impl, out);
 }
 
 cmr_status cmr_logging_resource_lost_rows(cmr_logging_resource *handle, size_t *out) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_logging_resource_lost_rows");
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &logging_type, "cmr_logging_resource_lost_rows", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_logging_resource_lost_rows: out is NULL");
-  return cmr_logging_impl_lost_rows(handle->impl, out);
+  return cmr_logging_impl_lost_rows(((logging_object *)object)->impl, out);
 }
 
 /* ==== managed ==== */
 #if CMR_WITH_CUDA
 
-struct cmr_managed_resource {
-  cmr_object object; /* first: the ref's self points here */
-};
+/* What a managed handle's token names: the object behind the ref's self. */
+typedef struct managed_object {
+  cmr_object object; /* first: the counted-object header */
+} managed_object;
 
 static const cmr_resource_ops managed_ops;
 
 static void managed_finalize(cmr_object *object) {
-  (void)object;
+  managed_object *self = (managed_object *)object;
+  free(self);
 }
+
+static const cmr_object_type managed_type = {"managed", managed_finalize};
 
 static cmr_status managed_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   if (alignment > 256) {
@@ -1545,22 +1597,19 @@ static const cmr_resource_ops managed_ops = {
 cmr_status cmr_managed_resource_create(cmr_managed_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_managed_resource_create: out is NULL");
   *out = NULL;
-  cmr_managed_resource *handle = calloc(1, sizeof *handle);
-  if (handle == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_managed_resource_create: no host memory for the handle");
-  cmr_object_init(&handle->object, managed_finalize);
-  *out = handle;
-  return CMR_SUCCESS;
+  managed_object *self = calloc(1, sizeof *self);
+  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_managed_resource_create: no host memory for the resource");
+  return cmr_handle_open(&self->object, &managed_type, "cmr_managed_resource_create", (void **)out);
 }
 
-cmr_status cmr_managed_resource_destroy(cmr_managed_resource *handle) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_managed_resource_destroy");
-  if (status != CMR_SUCCESS) return status;
-  cmr_object_release(&handle->object);
-  return CMR_SUCCESS;
-}
+cmr_status cmr_managed_resource_destroy(cmr_managed_resource *handle) { return cmr_handle_destroy(handle, "cmr_managed_resource_destroy"); }
 
 cmr_resource_ref cmr_managed_resource_ref(cmr_managed_resource *handle) {
-  cmr_resource_ref ref = {handle, handle != NULL ? &managed_ops : NULL};
+  cmr_resource_ref ref = {NULL, NULL};
+  if (handle != NULL) {
+    ref.self = cmr_handle_ref_self(handle, &managed_type);
+    ref.ops = &managed_ops;
+  }
   return ref;
 }
 
@@ -1573,15 +1622,10 @@ cmr_status cmr_managed_resource_from_ref(cmr_resource_ref ref, cmr_managed_resou
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_managed_resource_from_ref: the ref is a \"%s\" resource, not \"managed\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
-  *out = ref.self;
-  return CMR_SUCCESS;
+  return cmr_handle_share(ref.self, "cmr_managed_resource_from_ref", (void **)out);
 }
 
 #else /* the managed resource is not in this build */
-
-struct cmr_managed_resource {
-  cmr_object object;
-};
 
 cmr_status cmr_managed_resource_create(cmr_managed_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_managed_resource_create: out is NULL");
@@ -1590,7 +1634,7 @@ cmr_status cmr_managed_resource_create(cmr_managed_resource **out) {
 }
 
 cmr_status cmr_managed_resource_destroy(cmr_managed_resource *handle) {
-  if (handle == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_managed_resource_destroy: handle is NULL");
+  if (handle == NULL) return CMR_SUCCESS;
   return cmr_unavailable("cmr_managed_resource_destroy", "managed");
 }
 
@@ -1612,15 +1656,19 @@ cmr_status cmr_managed_resource_from_ref(cmr_resource_ref ref, cmr_managed_resou
 /* ==== pinned_host ==== */
 #if CMR_WITH_CUDA
 
-struct cmr_pinned_host_resource {
-  cmr_object object; /* first: the ref's self points here */
-};
+/* What a pinned_host handle's token names: the object behind the ref's self. */
+typedef struct pinned_host_object {
+  cmr_object object; /* first: the counted-object header */
+} pinned_host_object;
 
 static const cmr_resource_ops pinned_host_ops;
 
 static void pinned_host_finalize(cmr_object *object) {
-  (void)object;
+  pinned_host_object *self = (pinned_host_object *)object;
+  free(self);
 }
+
+static const cmr_object_type pinned_host_type = {"pinned_host", pinned_host_finalize};
 
 static cmr_status pinned_host_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   if (alignment > 256) {
@@ -1662,22 +1710,19 @@ static const cmr_resource_ops pinned_host_ops = {
 cmr_status cmr_pinned_host_resource_create(cmr_pinned_host_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_pinned_host_resource_create: out is NULL");
   *out = NULL;
-  cmr_pinned_host_resource *handle = calloc(1, sizeof *handle);
-  if (handle == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_pinned_host_resource_create: no host memory for the handle");
-  cmr_object_init(&handle->object, pinned_host_finalize);
-  *out = handle;
-  return CMR_SUCCESS;
+  pinned_host_object *self = calloc(1, sizeof *self);
+  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_pinned_host_resource_create: no host memory for the resource");
+  return cmr_handle_open(&self->object, &pinned_host_type, "cmr_pinned_host_resource_create", (void **)out);
 }
 
-cmr_status cmr_pinned_host_resource_destroy(cmr_pinned_host_resource *handle) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_pinned_host_resource_destroy");
-  if (status != CMR_SUCCESS) return status;
-  cmr_object_release(&handle->object);
-  return CMR_SUCCESS;
-}
+cmr_status cmr_pinned_host_resource_destroy(cmr_pinned_host_resource *handle) { return cmr_handle_destroy(handle, "cmr_pinned_host_resource_destroy"); }
 
 cmr_resource_ref cmr_pinned_host_resource_ref(cmr_pinned_host_resource *handle) {
-  cmr_resource_ref ref = {handle, handle != NULL ? &pinned_host_ops : NULL};
+  cmr_resource_ref ref = {NULL, NULL};
+  if (handle != NULL) {
+    ref.self = cmr_handle_ref_self(handle, &pinned_host_type);
+    ref.ops = &pinned_host_ops;
+  }
   return ref;
 }
 
@@ -1690,15 +1735,10 @@ cmr_status cmr_pinned_host_resource_from_ref(cmr_resource_ref ref, cmr_pinned_ho
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_pinned_host_resource_from_ref: the ref is a \"%s\" resource, not \"pinned_host\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
-  *out = ref.self;
-  return CMR_SUCCESS;
+  return cmr_handle_share(ref.self, "cmr_pinned_host_resource_from_ref", (void **)out);
 }
 
 #else /* the pinned_host resource is not in this build */
-
-struct cmr_pinned_host_resource {
-  cmr_object object;
-};
 
 cmr_status cmr_pinned_host_resource_create(cmr_pinned_host_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_pinned_host_resource_create: out is NULL");
@@ -1707,7 +1747,7 @@ cmr_status cmr_pinned_host_resource_create(cmr_pinned_host_resource **out) {
 }
 
 cmr_status cmr_pinned_host_resource_destroy(cmr_pinned_host_resource *handle) {
-  if (handle == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_pinned_host_resource_destroy: handle is NULL");
+  if (handle == NULL) return CMR_SUCCESS;
   return cmr_unavailable("cmr_pinned_host_resource_destroy", "pinned_host");
 }
 
@@ -1728,26 +1768,30 @@ cmr_status cmr_pinned_host_resource_from_ref(cmr_resource_ref ref, cmr_pinned_ho
 
 /* ==== pool ==== */
 
-struct cmr_pool_resource {
-  cmr_object object; /* first: the ref's self points here */
+/* What a pool handle's token names: the object behind the ref's self. */
+typedef struct pool_object {
+  cmr_object object; /* first: the counted-object header */
   cmr_pool_impl *impl;
   cmr_resource_ref upstream;
-};
+} pool_object;
 
 static const cmr_resource_ops pool_ops;
 
 static void pool_finalize(cmr_object *object) {
-  cmr_pool_resource *handle = (cmr_pool_resource *)object;
-  cmr_pool_impl_destroy(handle->impl);
-  cmr_ref_drop(handle->upstream);
+  pool_object *self = (pool_object *)object;
+  if (self->impl != NULL) cmr_pool_impl_destroy(self->impl);
+  if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
+  free(self);
 }
 
+static const cmr_object_type pool_type = {"pool", pool_finalize};
+
 static cmr_status pool_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
-  return cmr_pool_impl_allocate(((cmr_pool_resource *)self)->impl, bytes, alignment, stream, out);
+  return cmr_pool_impl_allocate(((pool_object *)self)->impl, bytes, alignment, stream, out);
 }
 
 static cmr_status pool_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  return cmr_pool_impl_deallocate(((cmr_pool_resource *)self)->impl, ptr, bytes, alignment, stream);
+  return cmr_pool_impl_deallocate(((pool_object *)self)->impl, ptr, bytes, alignment, stream);
 }
 
 static bool pool_is_equal(const void *self, cmr_resource_ref other) {
@@ -1758,7 +1802,7 @@ static bool pool_is_equal(const void *self, cmr_resource_ref other) {
 }
 
 static unsigned pool_properties(const void *self) {
-  return cmr_ref_properties_of(((const cmr_pool_resource *)self)->upstream);
+  return cmr_ref_properties_of(((const pool_object *)self)->upstream);
 }
 
 static const cmr_resource_ops pool_ops = {
@@ -1799,29 +1843,31 @@ cmr_status cmr_pool_resource_create(cmr_resource_ref upstream, size_t initial_po
   if (!(initial_pool_size <= maximum_pool_size)) {
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: initial_pool_size %zu is larger than maximum_pool_size %zu", initial_pool_size, maximum_pool_size);
   }
-  cmr_pool_resource *handle = calloc(1, sizeof *handle);
-  if (handle == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_pool_resource_create: no host memory for the handle");
-  cmr_status made = cmr_pool_impl_create(upstream, initial_pool_size, maximum_pool_size, &handle->impl);
+  pool_object *self = calloc(1, sizeof *self);
+  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_pool_resource_create: no host memory for the resource");
+  status = cmr_ref_hold(upstream, "cmr_pool_resource_create: upstream");
+  if (status != CMR_SUCCESS) {
+    free(self);
+    return status;
+  }
+  self->upstream = upstream;
+  cmr_status made = cmr_pool_impl_create(upstream, initial_pool_size, maximum_pool_size, &self->impl);
   if (made != CMR_SUCCESS) {
-    free(handle);
+    self->impl = NULL;
+    pool_finalize(&self->object);
     return cmr_error_context(made, "cmr_pool_resource_create");
   }
-  cmr_object_init(&handle->object, pool_finalize);
-  cmr_ref_hold(upstream);
-  handle->upstream = upstream;
-  *out = handle;
-  return CMR_SUCCESS;
+  return cmr_handle_open(&self->object, &pool_type, "cmr_pool_resource_create", (void **)out);
 }
 
-cmr_status cmr_pool_resource_destroy(cmr_pool_resource *handle) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_pool_resource_destroy");
-  if (status != CMR_SUCCESS) return status;
-  cmr_object_release(&handle->object);
-  return CMR_SUCCESS;
-}
+cmr_status cmr_pool_resource_destroy(cmr_pool_resource *handle) { return cmr_handle_destroy(handle, "cmr_pool_resource_destroy"); }
 
 cmr_resource_ref cmr_pool_resource_ref(cmr_pool_resource *handle) {
-  cmr_resource_ref ref = {handle, handle != NULL ? &pool_ops : NULL};
+  cmr_resource_ref ref = {NULL, NULL};
+  if (handle != NULL) {
+    ref.self = cmr_handle_ref_self(handle, &pool_type);
+    ref.ops = &pool_ops;
+  }
   return ref;
 }
 
@@ -1834,46 +1880,51 @@ cmr_status cmr_pool_resource_from_ref(cmr_resource_ref ref, cmr_pool_resource **
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_from_ref: the ref is a \"%s\" resource, not \"pool\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
-  *out = ref.self;
-  return CMR_SUCCESS;
+  return cmr_handle_share(ref.self, "cmr_pool_resource_from_ref", (void **)out);
 }
 
 cmr_status cmr_pool_resource_pool_size(cmr_pool_resource *handle, size_t *out) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_pool_resource_pool_size");
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &pool_type, "cmr_pool_resource_pool_size", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_pool_resource_pool_size: out is NULL");
-  return cmr_pool_impl_pool_size(handle->impl, out);
+  return cmr_pool_impl_pool_size(((pool_object *)object)->impl, out);
 }
 
 cmr_status cmr_pool_resource_free_size(cmr_pool_resource *handle, size_t *out) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_pool_resource_free_size");
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &pool_type, "cmr_pool_resource_free_size", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_pool_resource_free_size: out is NULL");
-  return cmr_pool_impl_free_size(handle->impl, out);
+  return cmr_pool_impl_free_size(((pool_object *)object)->impl, out);
 }
 
 /* ==== prefetch ==== */
 
-struct cmr_prefetch_resource {
-  cmr_object object; /* first: the ref's self points here */
+/* What a prefetch handle's token names: the object behind the ref's self. */
+typedef struct prefetch_object {
+  cmr_object object; /* first: the counted-object header */
   cmr_prefetch_impl *impl;
   cmr_resource_ref upstream;
-};
+} prefetch_object;
 
 static const cmr_resource_ops prefetch_ops;
 
 static void prefetch_finalize(cmr_object *object) {
-  cmr_prefetch_resource *handle = (cmr_prefetch_resource *)object;
-  cmr_prefetch_impl_destroy(handle->impl);
-  cmr_ref_drop(handle->upstream);
+  prefetch_object *self = (prefetch_object *)object;
+  if (self->impl != NULL) cmr_prefetch_impl_destroy(self->impl);
+  if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
+  free(self);
 }
 
+static const cmr_object_type prefetch_type = {"prefetch", prefetch_finalize};
+
 static cmr_status prefetch_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
-  return cmr_prefetch_impl_allocate(((cmr_prefetch_resource *)self)->impl, bytes, alignment, stream, out);
+  return cmr_prefetch_impl_allocate(((prefetch_object *)self)->impl, bytes, alignment, stream, out);
 }
 
 static cmr_status prefetch_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  return cmr_prefetch_impl_deallocate(((cmr_prefetch_resource *)self)->impl, ptr, bytes, alignment, stream);
+  return cmr_prefetch_impl_deallocate(((prefetch_object *)self)->impl, ptr, bytes, alignment, stream);
 }
 
 static bool prefetch_is_equal(const void *self, cmr_resource_ref other) {
@@ -1884,7 +1935,7 @@ static bool prefetch_is_equal(const void *self, cmr_resource_ref other) {
 }
 
 static unsigned prefetch_properties(const void *self) {
-  return cmr_ref_properties_of(((const cmr_prefetch_resource *)self)->upstream);
+  return cmr_ref_properties_of(((const prefetch_object *)self)->upstream);
 }
 
 static const cmr_resource_ops prefetch_ops = {
@@ -1906,29 +1957,31 @@ cmr_status cmr_prefetch_resource_create(cmr_resource_ref upstream, cmr_prefetch_
   cmr_status status;
   status = cmr_ref_check(upstream, "cmr_prefetch_resource_create: upstream");
   if (status != CMR_SUCCESS) return status;
-  cmr_prefetch_resource *handle = calloc(1, sizeof *handle);
-  if (handle == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_prefetch_resource_create: no host memory for the handle");
-  cmr_status made = cmr_prefetch_impl_create(upstream, &handle->impl);
+  prefetch_object *self = calloc(1, sizeof *self);
+  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_prefetch_resource_create: no host memory for the resource");
+  status = cmr_ref_hold(upstream, "cmr_prefetch_resource_create: upstream");
+  if (status != CMR_SUCCESS) {
+    free(self);
+    return status;
+  }
+  self->upstream = upstream;
+  cmr_status made = cmr_prefetch_impl_create(upstream, &self->impl);
   if (made != CMR_SUCCESS) {
-    free(handle);
+    self->impl = NULL;
+    prefetch_finalize(&self->object);
     return cmr_error_context(made, "cmr_prefetch_resource_create");
   }
-  cmr_object_init(&handle->object, prefetch_finalize);
-  cmr_ref_hold(upstream);
-  handle->upstream = upstream;
-  *out = handle;
-  return CMR_SUCCESS;
+  return cmr_handle_open(&self->object, &prefetch_type, "cmr_prefetch_resource_create", (void **)out);
 }
 
-cmr_status cmr_prefetch_resource_destroy(cmr_prefetch_resource *handle) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_prefetch_resource_destroy");
-  if (status != CMR_SUCCESS) return status;
-  cmr_object_release(&handle->object);
-  return CMR_SUCCESS;
-}
+cmr_status cmr_prefetch_resource_destroy(cmr_prefetch_resource *handle) { return cmr_handle_destroy(handle, "cmr_prefetch_resource_destroy"); }
 
 cmr_resource_ref cmr_prefetch_resource_ref(cmr_prefetch_resource *handle) {
-  cmr_resource_ref ref = {handle, handle != NULL ? &prefetch_ops : NULL};
+  cmr_resource_ref ref = {NULL, NULL};
+  if (handle != NULL) {
+    ref.self = cmr_handle_ref_self(handle, &prefetch_type);
+    ref.ops = &prefetch_ops;
+  }
   return ref;
 }
 
@@ -1941,30 +1994,33 @@ cmr_status cmr_prefetch_resource_from_ref(cmr_resource_ref ref, cmr_prefetch_res
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_prefetch_resource_from_ref: the ref is a \"%s\" resource, not \"prefetch\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
-  *out = ref.self;
-  return CMR_SUCCESS;
+  return cmr_handle_share(ref.self, "cmr_prefetch_resource_from_ref", (void **)out);
 }
 
 /* ==== simulated ==== */
 
-struct cmr_simulated_resource {
-  cmr_object object; /* first: the ref's self points here */
+/* What a simulated handle's token names: the object behind the ref's self. */
+typedef struct simulated_object {
+  cmr_object object; /* first: the counted-object header */
   cmr_simulated_impl *impl;
-};
+} simulated_object;
 
 static const cmr_resource_ops simulated_ops;
 
 static void simulated_finalize(cmr_object *object) {
-  cmr_simulated_resource *handle = (cmr_simulated_resource *)object;
-  cmr_simulated_impl_destroy(handle->impl);
+  simulated_object *self = (simulated_object *)object;
+  if (self->impl != NULL) cmr_simulated_impl_destroy(self->impl);
+  free(self);
 }
 
+static const cmr_object_type simulated_type = {"simulated", simulated_finalize};
+
 static cmr_status simulated_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
-  return cmr_simulated_impl_allocate(((cmr_simulated_resource *)self)->impl, bytes, alignment, stream, out);
+  return cmr_simulated_impl_allocate(((simulated_object *)self)->impl, bytes, alignment, stream, out);
 }
 
 static cmr_status simulated_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  return cmr_simulated_impl_deallocate(((cmr_simulated_resource *)self)->impl, ptr, bytes, alignment, stream);
+  return cmr_simulated_impl_deallocate(((simulated_object *)self)->impl, ptr, bytes, alignment, stream);
 }
 
 static bool simulated_is_equal(const void *self, cmr_resource_ref other) {
@@ -2000,27 +2056,25 @@ cmr_status cmr_simulated_resource_create(size_t capacity, cmr_simulated_resource
   } else {
   if (capacity == 0) return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_simulated_resource_create: capacity must not be 0");
   }
-  cmr_simulated_resource *handle = calloc(1, sizeof *handle);
-  if (handle == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_simulated_resource_create: no host memory for the handle");
-  cmr_status made = cmr_simulated_impl_create(capacity, &handle->impl);
+  simulated_object *self = calloc(1, sizeof *self);
+  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_simulated_resource_create: no host memory for the resource");
+  cmr_status made = cmr_simulated_impl_create(capacity, &self->impl);
   if (made != CMR_SUCCESS) {
-    free(handle);
+    self->impl = NULL;
+    simulated_finalize(&self->object);
     return cmr_error_context(made, "cmr_simulated_resource_create");
   }
-  cmr_object_init(&handle->object, simulated_finalize);
-  *out = handle;
-  return CMR_SUCCESS;
+  return cmr_handle_open(&self->object, &simulated_type, "cmr_simulated_resource_create", (void **)out);
 }
 
-cmr_status cmr_simulated_resource_destroy(cmr_simulated_resource *handle) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_simulated_resource_destroy");
-  if (status != CMR_SUCCESS) return status;
-  cmr_object_release(&handle->object);
-  return CMR_SUCCESS;
-}
+cmr_status cmr_simulated_resource_destroy(cmr_simulated_resource *handle) { return cmr_handle_destroy(handle, "cmr_simulated_resource_destroy"); }
 
 cmr_resource_ref cmr_simulated_resource_ref(cmr_simulated_resource *handle) {
-  cmr_resource_ref ref = {handle, handle != NULL ? &simulated_ops : NULL};
+  cmr_resource_ref ref = {NULL, NULL};
+  if (handle != NULL) {
+    ref.self = cmr_handle_ref_self(handle, &simulated_type);
+    ref.ops = &simulated_ops;
+  }
   return ref;
 }
 
@@ -2033,60 +2087,67 @@ cmr_status cmr_simulated_resource_from_ref(cmr_resource_ref ref, cmr_simulated_r
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_simulated_resource_from_ref: the ref is a \"%s\" resource, not \"simulated\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
-  *out = ref.self;
-  return CMR_SUCCESS;
+  return cmr_handle_share(ref.self, "cmr_simulated_resource_from_ref", (void **)out);
 }
 
 cmr_status cmr_simulated_resource_bytes_in_use(cmr_simulated_resource *handle, size_t *out) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_simulated_resource_bytes_in_use");
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &simulated_type, "cmr_simulated_resource_bytes_in_use", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_bytes_in_use: out is NULL");
-  return cmr_simulated_impl_bytes_in_use(handle->impl, out);
+  return cmr_simulated_impl_bytes_in_use(((simulated_object *)object)->impl, out);
 }
 
 cmr_status cmr_simulated_resource_peak_bytes_in_use(cmr_simulated_resource *handle, size_t *out) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_simulated_resource_peak_bytes_in_use");
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &simulated_type, "cmr_simulated_resource_peak_bytes_in_use", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_peak_bytes_in_use: out is NULL");
-  return cmr_simulated_impl_peak_bytes_in_use(handle->impl, out);
+  return cmr_simulated_impl_peak_bytes_in_use(((simulated_object *)object)->impl, out);
 }
 
 cmr_status cmr_simulated_resource_allocation_count(cmr_simulated_resource *handle, size_t *out) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_simulated_resource_allocation_count");
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &simulated_type, "cmr_simulated_resource_allocation_count", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_allocation_count: out is NULL");
-  return cmr_simulated_impl_allocation_count(handle->impl, out);
+  return cmr_simulated_impl_allocation_count(((simulated_object *)object)->impl, out);
 }
 
 cmr_status cmr_simulated_resource_deallocation_count(cmr_simulated_resource *handle, size_t *out) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_simulated_resource_deallocation_count");
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &simulated_type, "cmr_simulated_resource_deallocation_count", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_deallocation_count: out is NULL");
-  return cmr_simulated_impl_deallocation_count(handle->impl, out);
+  return cmr_simulated_impl_deallocation_count(((simulated_object *)object)->impl, out);
 }
 
 /* ==== statistics ==== */
 
-struct cmr_statistics_resource {
-  cmr_object object; /* first: the ref's self points here */
+/* What a statistics handle's token names: the object behind the ref's self. */
+typedef struct statistics_object {
+  cmr_object object; /* first: the counted-object header */
   cmr_statistics_impl *impl;
   cmr_resource_ref upstream;
-};
+} statistics_object;
 
 static const cmr_resource_ops statistics_ops;
 
 static void statistics_finalize(cmr_object *object) {
-  cmr_statistics_resource *handle = (cmr_statistics_resource *)object;
-  cmr_statistics_impl_destroy(handle->impl);
-  cmr_ref_drop(handle->upstream);
+  statistics_object *self = (statistics_object *)object;
+  if (self->impl != NULL) cmr_statistics_impl_destroy(self->impl);
+  if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
+  free(self);
 }
 
+static const cmr_object_type statistics_type = {"statistics", statistics_finalize};
+
 static cmr_status statistics_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
-  return cmr_statistics_impl_allocate(((cmr_statistics_resource *)self)->impl, bytes, alignment, stream, out);
+  return cmr_statistics_impl_allocate(((statistics_object *)self)->impl, bytes, alignment, stream, out);
 }
 
 static cmr_status statistics_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  return cmr_statistics_impl_deallocate(((cmr_statistics_resource *)self)->impl, ptr, bytes, alignment, stream);
+  return cmr_statistics_impl_deallocate(((statistics_object *)self)->impl, ptr, bytes, alignment, stream);
 }
 
 static bool statistics_is_equal(const void *self, cmr_resource_ref other) {
@@ -2097,7 +2158,7 @@ static bool statistics_is_equal(const void *self, cmr_resource_ref other) {
 }
 
 static unsigned statistics_properties(const void *self) {
-  return cmr_ref_properties_of(((const cmr_statistics_resource *)self)->upstream);
+  return cmr_ref_properties_of(((const statistics_object *)self)->upstream);
 }
 
 static const cmr_resource_ops statistics_ops = {
@@ -2119,29 +2180,31 @@ cmr_status cmr_statistics_resource_create(cmr_resource_ref upstream, cmr_statist
   cmr_status status;
   status = cmr_ref_check(upstream, "cmr_statistics_resource_create: upstream");
   if (status != CMR_SUCCESS) return status;
-  cmr_statistics_resource *handle = calloc(1, sizeof *handle);
-  if (handle == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_statistics_resource_create: no host memory for the handle");
-  cmr_status made = cmr_statistics_impl_create(upstream, &handle->impl);
+  statistics_object *self = calloc(1, sizeof *self);
+  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_statistics_resource_create: no host memory for the resource");
+  status = cmr_ref_hold(upstream, "cmr_statistics_resource_create: upstream");
+  if (status != CMR_SUCCESS) {
+    free(self);
+    return status;
+  }
+  self->upstream = upstream;
+  cmr_status made = cmr_statistics_impl_create(upstream, &self->impl);
   if (made != CMR_SUCCESS) {
-    free(handle);
+    self->impl = NULL;
+    statistics_finalize(&self->object);
     return cmr_error_context(made, "cmr_statistics_resource_create");
   }
-  cmr_object_init(&handle->object, statistics_finalize);
-  cmr_ref_hold(upstream);
-  handle->upstream = upstream;
-  *out = handle;
-  return CMR_SUCCESS;
+  return cmr_handle_open(&self->object, &statistics_type, "cmr_statistics_resource_create", (void **)out);
 }
 
-cmr_status cmr_statistics_resource_destroy(cmr_statistics_resource *handle) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_statistics_resource_destroy");
-  if (status != CMR_SUCCESS) return status;
-  cmr_object_release(&handle->object);
-  return CMR_SUCCESS;
-}
+cmr_status cmr_statistics_resource_destroy(cmr_statistics_resource *handle) { return cmr_handle_destroy(handle, "cmr_statistics_resource_destroy"); }
 
 cmr_resource_ref cmr_statistics_resource_ref(cmr_statistics_resource *handle) {
-  cmr_resource_ref ref = {handle, handle != NULL ? &statistics_ops : NULL};
+  cmr_resource_ref ref = {NULL, NULL};
+  if (handle != NULL) {
+    ref.self = cmr_handle_ref_self(handle, &statistics_type);
+    ref.ops = &statistics_ops;
+  }
   return ref;
 }
 
@@ -2154,91 +2217,103 @@ cmr_status cmr_statistics_resource_from_ref(cmr_resource_ref ref, cmr_statistics
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_statistics_resource_from_ref: the ref is a \"%s\" resource, not \"statistics\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
-  *out = ref.self;
-  return CMR_SUCCESS;
+  return cmr_handle_share(ref.self, "cmr_statistics_resource_from_ref", (void **)out);
 }
 
 cmr_status cmr_statistics_resource_bytes_current(cmr_statistics_resource *handle, size_t *out) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_statistics_resource_bytes_current");
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &statistics_type, "cmr_statistics_resource_bytes_current", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_bytes_current: out is NULL");
-  return cmr_statistics_impl_bytes_current(handle->impl, out);
+  return cmr_statistics_impl_bytes_current(((statistics_object *)object)->impl, out);
 }
 
 cmr_status cmr_statistics_resource_bytes_peak(cmr_statistics_resource *handle, size_t *out) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_statistics_resource_bytes_peak");
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &statistics_type, "cmr_statistics_resource_bytes_peak", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_bytes_peak: out is NULL");
-  return cmr_statistics_impl_bytes_peak(handle->impl, out);
+  return cmr_statistics_impl_bytes_peak(((statistics_object *)object)->impl, out);
 }
 
 cmr_status cmr_statistics_resource_bytes_total(cmr_statistics_resource *handle, size_t *out) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_statistics_resource_bytes_total");
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &statistics_type, "cmr_statistics_resource_bytes_total", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_bytes_total: out is NULL");
-  return cmr_statistics_impl_bytes_total(handle->impl, out);
+  return cmr_statistics_impl_bytes_total(((statistics_object *)object)->impl, out);
 }
 
 cmr_status cmr_statistics_resource_allocations_current(cmr_statistics_resource *handle, size_t *out) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_statistics_resource_allocations_current");
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &statistics_type, "cmr_statistics_resource_allocations_current", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_current: out is NULL");
-  return cmr_statistics_impl_allocations_current(handle->impl, out);
+  return cmr_statistics_impl_allocations_current(((statistics_object *)object)->impl, out);
 }
 
 cmr_status cmr_statistics_resource_allocations_peak(cmr_statistics_resource *handle, size_t *out) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_statistics_resource_allocations_peak");
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &statistics_type, "cmr_statistics_resource_allocations_peak", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_peak: out is NULL");
-  return cmr_statistics_impl_allocations_peak(handle->impl, out);
+  return cmr_statistics_impl_allocations_peak(((statistics_object *)object)->impl, out);
 }
 
 cmr_status cmr_statistics_resource_allocations_total(cmr_statistics_resource *handle, size_t *out) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_statistics_resource_allocations_total");
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &statistics_type, "cmr_statistics_resource_allocations_total", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_total: out is NULL");
-  return cmr_statistics_impl_allocations_total(handle->impl, out);
+  return cmr_statistics_impl_allocations_total(((statistics_object *)object)->impl, out);
 }
 
 cmr_status cmr_statistics_resource_push_counters(cmr_statistics_resource *handle) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_statistics_resource_push_counters");
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &statistics_type, "cmr_statistics_resource_push_counters", &object);
   if (status != CMR_SUCCESS) return status;
-  return cmr_statistics_impl_push_counters(handle->impl);
+  return cmr_statistics_impl_push_counters(((statistics_object *)object)->impl);
 }
 
 cmr_status cmr_statistics_resource_pop_counters(cmr_statistics_resource *handle) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_statistics_resource_pop_counters");
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &statistics_type, "cmr_statistics_resource_pop_counters", &object);
   if (status != CMR_SUCCESS) return status;
-  return cmr_statistics_impl_pop_counters(handle->impl);
+  return cmr_statistics_impl_pop_counters(((statistics_object *)object)->impl);
 }
 
 cmr_status cmr_statistics_resource_counter_levels(cmr_statistics_resource *handle, size_t *out) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_statistics_resource_counter_levels");
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &statistics_type, "cmr_statistics_resource_counter_levels", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_counter_levels: out is NULL");
-  return cmr_statistics_impl_counter_levels(handle->impl, out);
+  return cmr_statistics_impl_counter_levels(((statistics_object *)object)->impl, out);
 }
 
 /* ==== system ==== */
 
-struct cmr_system_resource {
-  cmr_object object; /* first: the ref's self points here */
+/* What a system handle's token names: the object behind the ref's self. */
+typedef struct system_object {
+  cmr_object object; /* first: the counted-object header */
   cmr_system_impl *impl;
-};
+} system_object;
 
 static const cmr_resource_ops system_ops;
 
 static void system_finalize(cmr_object *object) {
-  cmr_system_resource *handle = (cmr_system_resource *)object;
-  cmr_system_impl_destroy(handle->impl);
+  system_object *self = (system_object *)object;
+  if (self->impl != NULL) cmr_system_impl_destroy(self->impl);
+  free(self);
 }
 
+static const cmr_object_type system_type = {"system", system_finalize};
+
 static cmr_status system_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
-  return cmr_system_impl_allocate(((cmr_system_resource *)self)->impl, bytes, alignment, stream, out);
+  return cmr_system_impl_allocate(((system_object *)self)->impl, bytes, alignment, stream, out);
 }
 
 static cmr_status system_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  return cmr_system_impl_deallocate(((cmr_system_resource *)self)->impl, ptr, bytes, alignment, stream);
+  return cmr_system_impl_deallocate(((system_object *)self)->impl, ptr, bytes, alignment, stream);
 }
 
 static bool system_is_equal(const void *self, cmr_resource_ref other) {
@@ -2247,7 +2322,7 @@ static bool system_is_equal(const void *self, cmr_resource_ref other) {
 }
 
 static unsigned system_properties(const void *self) {
-  return cmr_system_impl_properties(((const cmr_system_resource *)self)->impl);
+  return cmr_system_impl_properties(((const system_object *)self)->impl);
 }
 
 static const cmr_resource_ops system_ops = {
@@ -2266,27 +2341,25 @@ static const cmr_resource_ops system_ops = {
 cmr_status cmr_system_resource_create(cmr_system_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_system_resource_create: out is NULL");
   *out = NULL;
-  cmr_system_resource *handle = calloc(1, sizeof *handle);
-  if (handle == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_system_resource_create: no host memory for the handle");
-  cmr_status made = cmr_system_impl_create(&handle->impl);
+  system_object *self = calloc(1, sizeof *self);
+  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_system_resource_create: no host memory for the resource");
+  cmr_status made = cmr_system_impl_create(&self->impl);
   if (made != CMR_SUCCESS) {
-    free(handle);
+    self->impl = NULL;
+    system_finalize(&self->object);
     return cmr_error_context(made, "cmr_system_resource_create");
   }
-  cmr_object_init(&handle->object, system_finalize);
-  *out = handle;
-  return CMR_SUCCESS;
+  return cmr_handle_open(&self->object, &system_type, "cmr_system_resource_create", (void **)out);
 }
 
-cmr_status cmr_system_resource_destroy(cmr_system_resource *handle) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_system_resource_destroy");
-  if (status != CMR_SUCCESS) return status;
-  cmr_object_release(&handle->object);
-  return CMR_SUCCESS;
-}
+cmr_status cmr_system_resource_destroy(cmr_system_resource *handle) { return cmr_handle_destroy(handle, "cmr_system_resource_destroy"); }
 
 cmr_resource_ref cmr_system_resource_ref(cmr_system_resource *handle) {
-  cmr_resource_ref ref = {handle, handle != NULL ? &system_ops : NULL};
+  cmr_resource_ref ref = {NULL, NULL};
+  if (handle != NULL) {
+    ref.self = cmr_handle_ref_self(handle, &system_type);
+    ref.ops = &system_ops;
+  }
   return ref;
 }
 
@@ -2299,41 +2372,45 @@ cmr_status cmr_system_resource_from_ref(cmr_resource_ref ref, cmr_system_resourc
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_system_resource_from_ref: the ref is a \"%s\" resource, not \"system\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
-  *out = ref.self;
-  return CMR_SUCCESS;
+  return cmr_handle_share(ref.self, "cmr_system_resource_from_ref", (void **)out);
 }
 
 /* ==== thread_safe ==== */
 
-struct cmr_thread_safe_resource {
-  cmr_object object; /* first: the ref's self points here */
+/* What a thread_safe handle's token names: the object behind the ref's self. */
+typedef struct thread_safe_object {
+  cmr_object object; /* first: the counted-object header */
   cmr_thread_safe_impl *impl;
   cmr_resource_ref upstream;
-};
+} thread_safe_object;
 
 static const cmr_resource_ops thread_safe_ops;
 
 static void thread_safe_finalize(cmr_object *object) {
-  cmr_thread_safe_resource *handle = (cmr_thread_safe_resource *)object;
-  cmr_thread_safe_impl_destroy(handle->impl);
-  cmr_ref_drop(handle->upstream);
+  thread_safe_object *self = (thread_safe_object *)object;
+  if (self->impl != NULL) cmr_thread_safe_impl_destroy(self->impl);
+  if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
+  free(self);
 }
 
+static const cmr_object_type thread_safe_type = {"thread_safe", thread_safe_finalize};
+
 static cmr_status thread_safe_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
-  return cmr_thread_safe_impl_allocate(((cmr_thread_safe_resource *)self)->impl, bytes, alignment, stream, out);
+  return cmr_thread_safe_impl_allocate(((thread_safe_object *)self)->impl, bytes, alignment, stream, out);
 }
 
 static cmr_status thread_safe_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  return cmr_thread_safe_impl_deallocate(((cmr_thread_safe_resource *)self)->impl, ptr, bytes, alignment, stream);
+  return cmr_thread_safe_impl_deallocate(((thread_safe_object *)self)->impl, ptr, bytes, alignment, stream);
 }
 
 static bool thread_safe_is_equal(const void *self, cmr_resource_ref other) {
-  return other.ops == &thread_safe_ops &&
-         cmr_ref_same(((const cmr_thread_safe_resource *)self)->upstream, ((const cmr_thread_safe_resource *)other.self)->upstream);
+  const thread_safe_object *peer = (const thread_safe_object *)cmr_object_peek(other.self);
+  return other.ops == &thread_safe_ops && peer != NULL &&
+         cmr_ref_same(((const thread_safe_object *)self)->upstream, peer->upstream);
 }
 
 static unsigned thread_safe_properties(const void *self) {
-  return cmr_ref_properties_of(((const cmr_thread_safe_resource *)self)->upstream);
+  return cmr_ref_properties_of(((const thread_safe_object *)self)->upstream);
 }
 
 static const cmr_resource_ops thread_safe_ops = {
@@ -2355,29 +2432,31 @@ cmr_status cmr_thread_safe_resource_create(cmr_resource_ref upstream, cmr_thread
   cmr_status status;
   status = cmr_ref_check(upstream, "cmr_thread_safe_resource_create: upstream");
   if (status != CMR_SUCCESS) return status;
-  cmr_thread_safe_resource *handle = calloc(1, sizeof *handle);
-  if (handle == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_thread_safe_resource_create: no host memory for the handle");
-  cmr_status made = cmr_thread_safe_impl_create(upstream, &handle->impl);
+  thread_safe_object *self = calloc(1, sizeof *self);
+  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_thread_safe_resource_create: no host memory for the resource");
+  status = cmr_ref_hold(upstream, "cmr_thread_safe_resource_create: upstream");
+  if (status != CMR_SUCCESS) {
+    free(self);
+    return status;
+  }
+  self->upstream = upstream;
+  cmr_status made = cmr_thread_safe_impl_create(upstream, &self->impl);
   if (made != CMR_SUCCESS) {
-    free(handle);
+    self->impl = NULL;
+    thread_safe_finalize(&self->object);
     return cmr_error_context(made, "cmr_thread_safe_resource_create");
   }
-  cmr_object_init(&handle->object, thread_safe_finalize);
-  cmr_ref_hold(upstream);
-  handle->upstream = upstream;
-  *out = handle;
-  return CMR_SUCCESS;
+  return cmr_handle_open(&self->object, &thread_safe_type, "cmr_thread_safe_resource_create", (void **)out);
 }
 
-cmr_status cmr_thread_safe_resource_destroy(cmr_thread_safe_resource *handle) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_thread_safe_resource_destroy");
-  if (status != CMR_SUCCESS) return status;
-  cmr_object_release(&handle->object);
-  return CMR_SUCCESS;
-}
+cmr_status cmr_thread_safe_resource_destroy(cmr_thread_safe_resource *handle) { return cmr_handle_destroy(handle, "cmr_thread_safe_resource_destroy"); }
 
 cmr_resource_ref cmr_thread_safe_resource_ref(cmr_thread_safe_resource *handle) {
-  cmr_resource_ref ref = {handle, handle != NULL ? &thread_safe_ops : NULL};
+  cmr_resource_ref ref = {NULL, NULL};
+  if (handle != NULL) {
+    ref.self = cmr_handle_ref_self(handle, &thread_safe_type);
+    ref.ops = &thread_safe_ops;
+  }
   return ref;
 }
 
@@ -2390,32 +2469,35 @@ cmr_status cmr_thread_safe_resource_from_ref(cmr_resource_ref ref, cmr_thread_sa
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_thread_safe_resource_from_ref: the ref is a \"%s\" resource, not \"thread_safe\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
-  *out = ref.self;
-  return CMR_SUCCESS;
+  return cmr_handle_share(ref.self, "cmr_thread_safe_resource_from_ref", (void **)out);
 }
 
 /* ==== tracking ==== */
 
-struct cmr_tracking_resource {
-  cmr_object object; /* first: the ref's self points here */
+/* What a tracking handle's token names: the object behind the ref's self. */
+typedef struct tracking_object {
+  cmr_object object; /* first: the counted-object header */
   cmr_tracking_impl *impl;
   cmr_resource_ref upstream;
-};
+} tracking_object;
 
 static const cmr_resource_ops tracking_ops;
 
 static void tracking_finalize(cmr_object *object) {
-  cmr_tracking_resource *handle = (cmr_tracking_resource *)object;
-  cmr_tracking_impl_destroy(handle->impl);
-  cmr_ref_drop(handle->upstream);
+  tracking_object *self = (tracking_object *)object;
+  if (self->impl != NULL) cmr_tracking_impl_destroy(self->impl);
+  if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
+  free(self);
 }
 
+static const cmr_object_type tracking_type = {"tracking", tracking_finalize};
+
 static cmr_status tracking_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
-  return cmr_tracking_impl_allocate(((cmr_tracking_resource *)self)->impl, bytes, alignment, stream, out);
+  return cmr_tracking_impl_allocate(((tracking_object *)self)->impl, bytes, alignment, stream, out);
 }
 
 static cmr_status tracking_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  return cmr_tracking_impl_deallocate(((cmr_tracking_resource *)self)->impl, ptr, bytes, alignment, stream);
+  return cmr_tracking_impl_deallocate(((tracking_object *)self)->impl, ptr, bytes, alignment, stream);
 }
 
 static bool tracking_is_equal(const void *self, cmr_resource_ref other) {
@@ -2426,7 +2508,7 @@ static bool tracking_is_equal(const void *self, cmr_resource_ref other) {
 }
 
 static unsigned tracking_properties(const void *self) {
-  return cmr_ref_properties_of(((const cmr_tracking_resource *)self)->upstream);
+  return cmr_ref_properties_of(((const tracking_object *)self)->upstream);
 }
 
 static const cmr_resource_ops tracking_ops = {
@@ -2448,29 +2530,31 @@ cmr_status cmr_tracking_resource_create(cmr_resource_ref upstream, bool capture_
   cmr_status status;
   status = cmr_ref_check(upstream, "cmr_tracking_resource_create: upstream");
   if (status != CMR_SUCCESS) return status;
-  cmr_tracking_resource *handle = calloc(1, sizeof *handle);
-  if (handle == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_tracking_resource_create: no host memory for the handle");
-  cmr_status made = cmr_tracking_impl_create(upstream, capture_stacks, &handle->impl);
+  tracking_object *self = calloc(1, sizeof *self);
+  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_tracking_resource_create: no host memory for the resource");
+  status = cmr_ref_hold(upstream, "cmr_tracking_resource_create: upstream");
+  if (status != CMR_SUCCESS) {
+    free(self);
+    return status;
+  }
+  self->upstream = upstream;
+  cmr_status made = cmr_tracking_impl_create(upstream, capture_stacks, &self->impl);
   if (made != CMR_SUCCESS) {
-    free(handle);
+    self->impl = NULL;
+    tracking_finalize(&self->object);
     return cmr_error_context(made, "cmr_tracking_resource_create");
   }
-  cmr_object_init(&handle->object, tracking_finalize);
-  cmr_ref_hold(upstream);
-  handle->upstream = upstream;
-  *out = handle;
-  return CMR_SUCCESS;
+  return cmr_handle_open(&self->object, &tracking_type, "cmr_tracking_resource_create", (void **)out);
 }
 
-cmr_status cmr_tracking_resource_destroy(cmr_tracking_resource *handle) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_tracking_resource_destroy");
-  if (status != CMR_SUCCESS) return status;
-  cmr_object_release(&handle->object);
-  return CMR_SUCCESS;
-}
+cmr_status cmr_tracking_resource_destroy(cmr_tracking_resource *handle) { return cmr_handle_destroy(handle, "cmr_tracking_resource_destroy"); }
 
 cmr_resource_ref cmr_tracking_resource_ref(cmr_tracking_resource *handle) {
-  cmr_resource_ref ref = {handle, handle != NULL ? &tracking_ops : NULL};
+  cmr_resource_ref ref = {NULL, NULL};
+  if (handle != NULL) {
+    ref.self = cmr_handle_ref_self(handle, &tracking_type);
+    ref.ops = &tracking_ops;
+  }
   return ref;
 }
 
@@ -2483,27 +2567,29 @@ cmr_status cmr_tracking_resource_from_ref(cmr_resource_ref ref, cmr_tracking_res
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_tracking_resource_from_ref: the ref is a \"%s\" resource, not \"tracking\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
-  *out = ref.self;
-  return CMR_SUCCESS;
+  return cmr_handle_share(ref.self, "cmr_tracking_resource_from_ref", (void **)out);
 }
 
 cmr_status cmr_tracking_resource_allocated_bytes(cmr_tracking_resource *handle, size_t *out) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_tracking_resource_allocated_bytes");
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &tracking_type, "cmr_tracking_resource_allocated_bytes", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_allocated_bytes: out is NULL");
-  return cmr_tracking_impl_allocated_bytes(handle->impl, out);
+  return cmr_tracking_impl_allocated_bytes(((tracking_object *)object)->impl, out);
 }
 
 cmr_status cmr_tracking_resource_outstanding_count(cmr_tracking_resource *handle, size_t *out) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_tracking_resource_outstanding_count");
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &tracking_type, "cmr_tracking_resource_outstanding_count", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_outstanding_count: out is NULL");
-  return cmr_tracking_impl_outstanding_count(handle->impl, out);
+  return cmr_tracking_impl_outstanding_count(((tracking_object *)object)->impl, out);
 }
 
 cmr_status cmr_tracking_resource_outstanding_report(cmr_tracking_resource *handle, const char **out) {
-  cmr_status status = cmr_object_check((const cmr_object *)handle, "cmr_tracking_resource_outstanding_report");
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &tracking_type, "cmr_tracking_resource_outstanding_report", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_outstanding_report: out is NULL");
-  return cmr_tracking_impl_outstanding_report(handle->impl, out);
+  return cmr_tracking_impl_outstanding_report(((tracking_object *)object)->impl, out);
 }

@@ -15,8 +15,9 @@ static const cmr_stack_param aligned_params[] = {
 static cmr_status aligned_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_aligned_resource *handle = NULL;
   cmr_status status = cmr_aligned_resource_create(values[0].ref, values[1].size, values[2].size, &handle);
-  if (status == CMR_SUCCESS) *out = cmr_aligned_resource_ref(handle);
-  return status;
+  if (status != CMR_SUCCESS) return status;
+  *out = cmr_aligned_resource_ref(handle);
+  return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
 }
 
 /* ---- arena ---- */
@@ -31,8 +32,9 @@ static const cmr_stack_param arena_params[] = {
 static cmr_status arena_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_arena_resource *handle = NULL;
   cmr_status status = cmr_arena_resource_create(values[0].ref, values[1].size, values[2].boolean, values[3].string, &handle);
-  if (status == CMR_SUCCESS) *out = cmr_arena_resource_ref(handle);
-  return status;
+  if (status != CMR_SUCCESS) return status;
+  *out = cmr_arena_resource_ref(handle);
+  return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
 }
 
 /* ---- binning ---- */
@@ -46,8 +48,9 @@ static const cmr_stack_param binning_params[] = {
 static cmr_status binning_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_binning_resource *handle = NULL;
   cmr_status status = cmr_binning_resource_create(values[0].ref, values[1].integer, values[2].integer, &handle);
-  if (status == CMR_SUCCESS) *out = cmr_binning_resource_ref(handle);
-  return status;
+  if (status != CMR_SUCCESS) return status;
+  *out = cmr_binning_resource_ref(handle);
+  return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
 }
 
 /* ---- callback ---- */
@@ -63,8 +66,9 @@ static const cmr_stack_param callback_params[] = {
 static cmr_status callback_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_callback_resource *handle = NULL;
   cmr_status status = cmr_callback_resource_create((cmr_allocate_callback)values[0].function, (cmr_deallocate_callback)values[1].function, values[2].pointer, values[3].pointer, values[4].properties, &handle);
-  if (status == CMR_SUCCESS) *out = cmr_callback_resource_ref(handle);
-  return status;
+  if (status != CMR_SUCCESS) return status;
+  *out = cmr_callback_resource_ref(handle);
+  return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
 }
 
 /* ---- cuda ---- */
@@ -73,8 +77,9 @@ static cmr_status cuda_make(const cmr_stack_value *values, cmr_resource_ref *out
   (void)values;
   cmr_cuda_resource *handle = NULL;
   cmr_status status = cmr_cuda_resource_create(&handle);
-  if (status == CMR_SUCCESS) *out = cmr_cuda_resource_ref(handle);
-  return status;
+  if (status != CMR_SUCCESS) return status;
+  *out = cmr_cuda_resource_ref(handle);
+  return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
 }
 
 /* ---- cuda_async ---- */
@@ -90,8 +95,9 @@ static const cmr_stack_param cuda_async_params[] = {
 static cmr_status cuda_async_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_cuda_async_resource *handle = NULL;
   cmr_status status = cmr_cuda_async_resource_create(values[0].size, values[1].size, (cmr_cuda_async_export_handle_type)values[2].enumeration, &handle);
-  if (status == CMR_SUCCESS) *out = cmr_cuda_async_resource_ref(handle);
-  return status;
+  if (status != CMR_SUCCESS) return status;
+  *out = cmr_cuda_async_resource_ref(handle);
+  return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
 }
 
 /* ---- cuda_async_managed ---- */
@@ -100,8 +106,9 @@ static cmr_status cuda_async_managed_make(const cmr_stack_value *values, cmr_res
   (void)values;
   cmr_cuda_async_managed_resource *handle = NULL;
   cmr_status status = cmr_cuda_async_managed_resource_create(&handle);
-  if (status == CMR_SUCCESS) *out = cmr_cuda_async_managed_resource_ref(handle);
-  return status;
+  if (status != CMR_SUCCESS) return status;
+  *out = cmr_cuda_async_managed_resource_ref(handle);
+  return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
 }
 
 /* ---- cuda_async_view ---- */
@@ -113,8 +120,9 @@ static const cmr_stack_param cuda_async_view_params[] = {
 static cmr_status cuda_async_view_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_cuda_async_view_resource *handle = NULL;
   cmr_status status = cmr_cuda_async_view_resource_create(values[0].pointer, &handle);
-  if (status == CMR_SUCCESS) *out = cmr_cuda_async_view_resource_ref(handle);
-  return status;
+  if (status != CMR_SUCCESS) return status;
+  *out = cmr_cuda_async_view_resource_ref(handle);
+  return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
 }
 
 /* ---- failure_callback ---- */
@@ -128,8 +136,9 @@ static const cmr_stack_param failure_callback_params[] = {
 static cmr_status failure_callback_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_failure_callback_resource *handle = NULL;
   cmr_status status = cmr_failure_callback_resource_create(values[0].ref, (cmr_failure_callback)values[1].function, values[2].pointer, &handle);
-  if (status == CMR_SUCCESS) *out = cmr_failure_callback_resource_ref(handle);
-  return status;
+  if (status != CMR_SUCCESS) return status;
+  *out = cmr_failure_callback_resource_ref(handle);
+  return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
 }
 
 /* ---- fixed_size ---- */
@@ -143,8 +152,9 @@ static const cmr_stack_param fixed_size_params[] = {
 static cmr_status fixed_size_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_fixed_size_resource *handle = NULL;
   cmr_status status = cmr_fixed_size_resource_create(values[0].ref, values[1].size, values[2].size, &handle);
-  if (status == CMR_SUCCESS) *out = cmr_fixed_size_resource_ref(handle);
-  return status;
+  if (status != CMR_SUCCESS) return status;
+  *out = cmr_fixed_size_resource_ref(handle);
+  return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
 }
 
 /* ---- limiting ---- */
@@ -158,8 +168,9 @@ static const cmr_stack_param limiting_params[] = {
 static cmr_status limiting_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_limiting_resource *handle = NULL;
   cmr_status status = cmr_limiting_resource_create(values[0].ref, values[1].size, values[2].size, &handle);
-  if (status == CMR_SUCCESS) *out = cmr_limiting_resource_ref(handle);
-  return status;
+  if (status != CMR_SUCCESS) return status;
+  *out = cmr_limiting_resource_ref(handle);
+  return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
 }
 
 /* ---- logging ---- */
@@ -174,8 +185,9 @@ static const cmr_stack_param logging_params[] = {
 static cmr_status logging_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_logging_resource *handle = NULL;
   cmr_status status = cmr_logging_resource_create(values[0].ref, values[1].string, values[2].pointer, values[3].boolean, &handle);
-  if (status == CMR_SUCCESS) *out = cmr_logging_resource_ref(handle);
-  return status;
+  if (status != CMR_SUCCESS) return status;
+  *out = cmr_logging_resource_ref(handle);
+  return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
 }
 
 /* ---- managed ---- */
@@ -184,8 +196,9 @@ static cmr_status managed_make(const cmr_stack_value *values, cmr_resource_ref *
   (void)values;
   cmr_managed_resource *handle = NULL;
   cmr_status status = cmr_managed_resource_create(&handle);
-  if (status == CMR_SUCCESS) *out = cmr_managed_resource_ref(handle);
-  return status;
+  if (status != CMR_SUCCESS) return status;
+  *out = cmr_managed_resource_ref(handle);
+  return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
 }
 
 /* ---- pinned_host ---- */
@@ -194,8 +207,9 @@ static cmr_status pinned_host_make(const cmr_stack_value *values, cmr_resource_r
   (void)values;
   cmr_pinned_host_resource *handle = NULL;
   cmr_status status = cmr_pinned_host_resource_create(&handle);
-  if (status == CMR_SUCCESS) *out = cmr_pinned_host_resource_ref(handle);
-  return status;
+  if (status != CMR_SUCCESS) return status;
+  *out = cmr_pinned_host_resource_ref(handle);
+  return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
 }
 
 /* ---- pool ---- */
@@ -209,8 +223,9 @@ static const cmr_stack_param pool_params[] = {
 static cmr_status pool_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_pool_resource *handle = NULL;
   cmr_status status = cmr_pool_resource_create(values[0].ref, values[1].size, values[2].size, &handle);
-  if (status == CMR_SUCCESS) *out = cmr_pool_resource_ref(handle);
-  return status;
+  if (status != CMR_SUCCESS) return status;
+  *out = cmr_pool_resource_ref(handle);
+  return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
 }
 
 /* ---- prefetch ---- */
@@ -222,8 +237,9 @@ static const cmr_stack_param prefetch_params[] = {
 static cmr_status prefetch_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_prefetch_resource *handle = NULL;
   cmr_status status = cmr_prefetch_resource_create(values[0].ref, &handle);
-  if (status == CMR_SUCCESS) *out = cmr_prefetch_resource_ref(handle);
-  return status;
+  if (status != CMR_SUCCESS) return status;
+  *out = cmr_prefetch_resource_ref(handle);
+  return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
 }
 
 /* ---- simulated ---- */
@@ -235,8 +251,9 @@ static const cmr_stack_param simulated_params[] = {
 static cmr_status simulated_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_simulated_resource *handle = NULL;
   cmr_status status = cmr_simulated_resource_create(values[0].size, &handle);
-  if (status == CMR_SUCCESS) *out = cmr_simulated_resource_ref(handle);
-  return status;
+  if (status != CMR_SUCCESS) return status;
+  *out = cmr_simulated_resource_ref(handle);
+  return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
 }
 
 /* ---- statistics ---- */
@@ -248,8 +265,9 @@ static const cmr_stack_param statistics_params[] = {
 static cmr_status statistics_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_statistics_resource *handle = NULL;
   cmr_status status = cmr_statistics_resource_create(values[0].ref, &handle);
-  if (status == CMR_SUCCESS) *out = cmr_statistics_resource_ref(handle);
-  return status;
+  if (status != CMR_SUCCESS) return status;
+  *out = cmr_statistics_resource_ref(handle);
+  return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
 }
 
 /* ---- system ---- */
@@ -258,8 +276,9 @@ static cmr_status system_make(const cmr_stack_value *values, cmr_resource_ref *o
   (void)values;
   cmr_system_resource *handle = NULL;
   cmr_status status = cmr_system_resource_create(&handle);
-  if (status == CMR_SUCCESS) *out = cmr_system_resource_ref(handle);
-  return status;
+  if (status != CMR_SUCCESS) return status;
+  *out = cmr_system_resource_ref(handle);
+  return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
 }
 
 /* ---- thread_safe ---- */
@@ -271,8 +290,9 @@ static const cmr_stack_param thread_safe_params[] = {
 static cmr_status thread_safe_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_thread_safe_resource *handle = NULL;
   cmr_status status = cmr_thread_safe_resource_create(values[0].ref, &handle);
-  if (status == CMR_SUCCESS) *out = cmr_thread_safe_resource_ref(handle);
-  return status;
+  if (status != CMR_SUCCESS) return status;
+  *out = cmr_thread_safe_resource_ref(handle);
+  return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
 }
 
 /* ---- tracking ---- */
@@ -285,8 +305,9 @@ static const cmr_stack_param tracking_params[] = {
 static cmr_status tracking_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_tracking_resource *handle = NULL;
   cmr_status status = cmr_tracking_resource_create(values[0].ref, values[1].boolean, &handle);
-  if (status == CMR_SUCCESS) *out = cmr_tracking_resource_ref(handle);
-  return status;
+  if (status != CMR_SUCCESS) return status;
+  *out = cmr_tracking_resource_ref(handle);
+  return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
 }
 
 const cmr_stack_resource cmr_stack_resources[] = {

@@ -4653,6 +4653,90 @@ fail:
 }
 
 
+SWIGINTERN PyObject *_wrap_cmr_acquire_per_device_resource_ref(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  int arg1 ;
+  cmr_resource_ref *arg2 = (cmr_resource_ref *) 0 ;
+  int val1 ;
+  int ecode1 = 0 ;
+  cmr_resource_ref temp2 ;
+  PyObject *swig_obj[1] ;
+  cmr_status result;
+  
+  {
+    temp2 = (cmr_resource_ref){
+      0
+    }; arg2 = &temp2; 
+  }
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  ecode1 = SWIG_AsVal_int(swig_obj[0], &val1);
+  if (!SWIG_IsOK(ecode1)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode1), "in method '" "cmr_acquire_per_device_resource_ref" "', argument " "1"" of type '" "int""'");
+  } 
+  arg1 = (int)(val1);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (cmr_status)cmr_acquire_per_device_resource_ref(arg1,arg2);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  {
+    if (cmr_py_raise_pending()) SWIG_fail;
+    if (result != CMR_SUCCESS) {
+      cmr_py_raise(result);
+      SWIG_fail;
+    }
+    resultobj = SWIG_Py_Void();
+  }
+  {
+    cmr_resource_ref *copy = malloc(sizeof *copy);
+    if (copy == NULL) SWIG_exception_fail(SWIG_MemoryError, "no memory for a ref");
+    *copy = *arg2;
+    resultobj = SWIG_Python_AppendOutput(resultobj, SWIG_NewPointerObj(copy, SWIGTYPE_p_cmr_resource_ref, SWIG_POINTER_OWN));
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_cmr_acquire_current_device_resource_ref(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  cmr_resource_ref *arg1 = (cmr_resource_ref *) 0 ;
+  cmr_resource_ref temp1 ;
+  cmr_status result;
+  
+  {
+    temp1 = (cmr_resource_ref){
+      0
+    }; arg1 = &temp1; 
+  }
+  if (!SWIG_Python_UnpackTuple(args, "cmr_acquire_current_device_resource_ref", 0, 0, 0)) SWIG_fail;
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (cmr_status)cmr_acquire_current_device_resource_ref(arg1);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  {
+    if (cmr_py_raise_pending()) SWIG_fail;
+    if (result != CMR_SUCCESS) {
+      cmr_py_raise(result);
+      SWIG_fail;
+    }
+    resultobj = SWIG_Py_Void();
+  }
+  {
+    cmr_resource_ref *copy = malloc(sizeof *copy);
+    if (copy == NULL) SWIG_exception_fail(SWIG_MemoryError, "no memory for a ref");
+    *copy = *arg1;
+    resultobj = SWIG_Python_AppendOutput(resultobj, SWIG_NewPointerObj(copy, SWIGTYPE_p_cmr_resource_ref, SWIG_POINTER_OWN));
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
 SWIGINTERN PyObject *_wrap_cmr_get_per_device_resource_ref(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   int arg1 ;
@@ -10521,6 +10605,8 @@ static PyMethodDef SwigMethods[] = {
 	 { "cmr_ref_retain", _wrap_cmr_ref_retain, METH_O, NULL},
 	 { "cmr_ref_release", _wrap_cmr_ref_release, METH_O, NULL},
 	 { "cmr_ref_validate", _wrap_cmr_ref_validate, METH_O, NULL},
+	 { "cmr_acquire_per_device_resource_ref", _wrap_cmr_acquire_per_device_resource_ref, METH_O, NULL},
+	 { "cmr_acquire_current_device_resource_ref", _wrap_cmr_acquire_current_device_resource_ref, METH_NOARGS, NULL},
 	 { "cmr_get_per_device_resource_ref", _wrap_cmr_get_per_device_resource_ref, METH_O, NULL},
 	 { "cmr_set_per_device_resource_ref", _wrap_cmr_set_per_device_resource_ref, METH_VARARGS, NULL},
 	 { "cmr_reset_per_device_resource_ref", _wrap_cmr_reset_per_device_resource_ref, METH_O, NULL},

@@ -10,30 +10,38 @@ static cmr_status make_upstream(const char *name, cmr_resource_ref *out, size_t 
   if (strcmp(name, "system") == 0) {
     cmr_system_resource *handle;
     cmr_status status = cmr_system_resource_create(&handle);
-    *out = cmr_system_resource_ref(handle);
     *max_alignment = 0;
-    return status;
+  *out = cmr_system_resource_ref(handle);
+  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+  cmr_system_resource_destroy(handle);
+  return status;
   }
   if (strcmp(name, "cuda") == 0) {
     cmr_cuda_resource *handle;
     cmr_status status = cmr_cuda_resource_create(&handle);
-    *out = cmr_cuda_resource_ref(handle);
     *max_alignment = 256;
-    return status;
+  *out = cmr_cuda_resource_ref(handle);
+  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+  cmr_cuda_resource_destroy(handle);
+  return status;
   }
   if (strcmp(name, "managed") == 0) {
     cmr_managed_resource *handle;
     cmr_status status = cmr_managed_resource_create(&handle);
-    *out = cmr_managed_resource_ref(handle);
     *max_alignment = 256;
-    return status;
+  *out = cmr_managed_resource_ref(handle);
+  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+  cmr_managed_resource_destroy(handle);
+  return status;
   }
   if (strcmp(name, "cuda_async") == 0) {
     cmr_cuda_async_resource *handle;
     cmr_status status = cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, &handle);
-    *out = cmr_cuda_async_resource_ref(handle);
     *max_alignment = 256;
-    return status;
+  *out = cmr_cuda_async_resource_ref(handle);
+  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+  cmr_cuda_async_resource_destroy(handle);
+  return status;
   }
   return CMR_ERROR_INVALID_ARGUMENT;
 }
@@ -43,20 +51,39 @@ static cmr_status make_subject(cmr_resource_ref upstream, cmr_resource_ref *out)
   cmr_arena_resource *handle;
   cmr_status status = cmr_arena_resource_create(upstream, (size_t)256 << 20, false, "", &handle);
   *out = cmr_arena_resource_ref(handle);
+  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+  cmr_arena_resource_destroy(handle);
   return status;
 }
 
 /* ---- bad inputs: every function of cmr_arena_resource refusing what it must ---- */
 
+/* Handles taken by handle_of during one case, each owning a share of its
+ * own (from_ref): destroyed at the end of the case. */
+static cmr_arena_resource *borrowed[8];
+static unsigned borrowed_count;
+
+static void destroy_borrowed(void) {
+  while (borrowed_count > 0) cmr_battery_expect_ok(cmr_arena_resource_destroy(borrowed[--borrowed_count]), "cmr_arena_resource_destroy");
+}
+
 static cmr_arena_resource *handle_of(cmr_resource_ref ref) {
   cmr_arena_resource *handle = NULL;
   cmr_battery_expect_ok(cmr_arena_resource_from_ref(ref, &handle), "cmr_arena_resource_from_ref");
+  if (borrowed_count == sizeof borrowed / sizeof *borrowed) destroy_borrowed();
+  borrowed[borrowed_count++] = handle;
   return handle;
 }
 
-/* A made-then-destroyed handle: its shell stays poisoned, so it is detected. */
-static cmr_arena_resource *destroyed_handle(cmr_resource_ref upstream) {
-  return (cmr_arena_resource *)cmr_battery_destroyed_subject(upstream).self;
+
+/* A handle of the subject destroyed already: however many objects are made
+ * since, it stays detected (generation-checked slots), and destroying it
+ * again never drops the share somebody else holds. */
+static cmr_arena_resource *destroyed_handle(cmr_resource_ref subject) {
+  cmr_arena_resource *handle = NULL;
+  cmr_battery_expect_ok(cmr_arena_resource_from_ref(subject, &handle), "cmr_arena_resource_from_ref");
+  cmr_battery_expect_ok(cmr_arena_resource_destroy(handle), "cmr_arena_resource_destroy");
+  return handle;
 }
 
 /* What the resource shows of its state (its getters), to compare before and
@@ -81,6 +108,7 @@ static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subj
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_arena_resource_create(upstream, (size_t)256 << 20, false, "", NULL), CMR_ERROR_NULL_POINTER, "cmr_arena_resource_create: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -91,6 +119,7 @@ static void bad_create_upstream_zeroed_ref(cmr_resource_ref upstream, cmr_resour
   CMR_BATTERY_EXPECT(cmr_arena_resource_create((cmr_resource_ref){0}, (size_t)256 << 20, false, "", &out), CMR_ERROR_INVALID_REF, "cmr_arena_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_arena_resource_create");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -101,6 +130,7 @@ static void bad_create_upstream_destroyed_ref(cmr_resource_ref upstream, cmr_res
   CMR_BATTERY_EXPECT(cmr_arena_resource_create(cmr_battery_destroyed_ref(), (size_t)256 << 20, false, "", &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_arena_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_arena_resource_create");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -111,6 +141,7 @@ static void bad_create_arena_size_min(cmr_resource_ref upstream, cmr_resource_re
   CMR_BATTERY_EXPECT(cmr_arena_resource_create(upstream, (size_t)1048320u, false, "", &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_arena_resource_create: arena_size");
   cmr_battery_expect_null(out, "cmr_arena_resource_create");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -121,6 +152,7 @@ static void bad_create_arena_size_multiple_of(cmr_resource_ref upstream, cmr_res
   CMR_BATTERY_EXPECT(cmr_arena_resource_create(upstream, (size_t)1048577u, false, "", &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_arena_resource_create: arena_size");
   cmr_battery_expect_null(out, "cmr_arena_resource_create");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -131,22 +163,43 @@ static void bad_create_dump_path_null(cmr_resource_ref upstream, cmr_resource_re
   CMR_BATTERY_EXPECT(cmr_arena_resource_create(upstream, (size_t)256 << 20, false, NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_arena_resource_create: dump_path");
   cmr_battery_expect_null(out, "cmr_arena_resource_create");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
 static void bad_destroy_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_arena_resource_destroy(NULL), CMR_ERROR_NULL_POINTER, "cmr_arena_resource_destroy");
+  cmr_battery_expect_ok(cmr_arena_resource_destroy(NULL), "cmr_arena_resource_destroy(NULL), a no-op");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
 static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_arena_resource_destroy(destroyed_handle(upstream)), CMR_ERROR_DESTROYED_HANDLE, "cmr_arena_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_arena_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE, "cmr_arena_resource_destroy");
   observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_arena_resource_destroy((cmr_arena_resource *)(void *)cmr_battery_marker), CMR_ERROR_DESTROYED_HANDLE, "cmr_arena_resource_destroy");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_ref_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_arena_resource_ref(destroyed_handle(subject))), CMR_ERROR_DESTROYED_HANDLE, "cmr_ref_validate");
+  observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -155,6 +208,7 @@ static void bad_ref_null_handle(cmr_resource_ref upstream, cmr_resource_ref subj
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_arena_resource_ref(NULL)), CMR_ERROR_INVALID_REF, "cmr_ref_validate");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -163,6 +217,7 @@ static void bad_from_ref_null_out(cmr_resource_ref upstream, cmr_resource_ref su
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_arena_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER, "cmr_arena_resource_from_ref: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -173,6 +228,7 @@ static void bad_from_ref_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref 
   CMR_BATTERY_EXPECT(cmr_arena_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_arena_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_arena_resource_from_ref");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -183,6 +239,7 @@ static void bad_from_ref_destroyed_ref(cmr_resource_ref upstream, cmr_resource_r
   CMR_BATTERY_EXPECT(cmr_arena_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_arena_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_arena_resource_from_ref");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -193,6 +250,7 @@ static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref 
   CMR_BATTERY_EXPECT(cmr_arena_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_arena_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_arena_resource_from_ref");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -202,6 +260,7 @@ static void bad_arena_size_null_handle(cmr_resource_ref upstream, cmr_resource_r
   size_t out = 0;
   CMR_BATTERY_EXPECT(cmr_arena_resource_arena_size(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_arena_resource_arena_size");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -209,8 +268,9 @@ static void bad_arena_size_destroyed_handle(cmr_resource_ref upstream, cmr_resou
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_arena_resource_arena_size(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_arena_resource_arena_size");
+  CMR_BATTERY_EXPECT(cmr_arena_resource_arena_size(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_arena_resource_arena_size");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -219,6 +279,7 @@ static void bad_arena_size_null_out(cmr_resource_ref upstream, cmr_resource_ref 
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_arena_resource_arena_size(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_arena_resource_arena_size: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -228,6 +289,7 @@ static void bad_global_free_bytes_null_handle(cmr_resource_ref upstream, cmr_res
   size_t out = 0;
   CMR_BATTERY_EXPECT(cmr_arena_resource_global_free_bytes(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_arena_resource_global_free_bytes");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -235,8 +297,9 @@ static void bad_global_free_bytes_destroyed_handle(cmr_resource_ref upstream, cm
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_arena_resource_global_free_bytes(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_arena_resource_global_free_bytes");
+  CMR_BATTERY_EXPECT(cmr_arena_resource_global_free_bytes(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_arena_resource_global_free_bytes");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -245,6 +308,7 @@ static void bad_global_free_bytes_null_out(cmr_resource_ref upstream, cmr_resour
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_arena_resource_global_free_bytes(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_arena_resource_global_free_bytes: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -254,6 +318,7 @@ static void bad_superblock_count_null_handle(cmr_resource_ref upstream, cmr_reso
   size_t out = 0;
   CMR_BATTERY_EXPECT(cmr_arena_resource_superblock_count(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_arena_resource_superblock_count");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -261,8 +326,9 @@ static void bad_superblock_count_destroyed_handle(cmr_resource_ref upstream, cmr
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_arena_resource_superblock_count(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_arena_resource_superblock_count");
+  CMR_BATTERY_EXPECT(cmr_arena_resource_superblock_count(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_arena_resource_superblock_count");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -271,6 +337,7 @@ static void bad_superblock_count_null_out(cmr_resource_ref upstream, cmr_resourc
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_arena_resource_superblock_count(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_arena_resource_superblock_count: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -279,14 +346,16 @@ static void bad_dump_null_handle(cmr_resource_ref upstream, cmr_resource_ref sub
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_arena_resource_dump(NULL), CMR_ERROR_NULL_POINTER, "cmr_arena_resource_dump");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
 static void bad_dump_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_arena_resource_dump(destroyed_handle(upstream)), CMR_ERROR_DESTROYED_HANDLE, "cmr_arena_resource_dump");
+  CMR_BATTERY_EXPECT(cmr_arena_resource_dump(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE, "cmr_arena_resource_dump");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -299,6 +368,8 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"create.dump_path.null", bad_create_dump_path_null},
     {"destroy.null_handle", bad_destroy_null_handle},
     {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
+    {"destroy.not_a_handle", bad_destroy_not_a_handle},
+    {"ref.destroyed_handle", bad_ref_destroyed_handle},
     {"ref.null_handle", bad_ref_null_handle},
     {"from_ref.null_out", bad_from_ref_null_out},
     {"from_ref.zeroed_ref", bad_from_ref_zeroed_ref},

@@ -10,30 +10,38 @@ static cmr_status make_upstream(const char *name, cmr_resource_ref *out, size_t 
   if (strcmp(name, "system") == 0) {
     cmr_system_resource *handle;
     cmr_status status = cmr_system_resource_create(&handle);
-    *out = cmr_system_resource_ref(handle);
     *max_alignment = 0;
-    return status;
+  *out = cmr_system_resource_ref(handle);
+  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+  cmr_system_resource_destroy(handle);
+  return status;
   }
   if (strcmp(name, "cuda") == 0) {
     cmr_cuda_resource *handle;
     cmr_status status = cmr_cuda_resource_create(&handle);
-    *out = cmr_cuda_resource_ref(handle);
     *max_alignment = 256;
-    return status;
+  *out = cmr_cuda_resource_ref(handle);
+  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+  cmr_cuda_resource_destroy(handle);
+  return status;
   }
   if (strcmp(name, "managed") == 0) {
     cmr_managed_resource *handle;
     cmr_status status = cmr_managed_resource_create(&handle);
-    *out = cmr_managed_resource_ref(handle);
     *max_alignment = 256;
-    return status;
+  *out = cmr_managed_resource_ref(handle);
+  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+  cmr_managed_resource_destroy(handle);
+  return status;
   }
   if (strcmp(name, "cuda_async") == 0) {
     cmr_cuda_async_resource *handle;
     cmr_status status = cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, &handle);
-    *out = cmr_cuda_async_resource_ref(handle);
     *max_alignment = 256;
-    return status;
+  *out = cmr_cuda_async_resource_ref(handle);
+  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+  cmr_cuda_async_resource_destroy(handle);
+  return status;
   }
   return CMR_ERROR_INVALID_ARGUMENT;
 }
@@ -43,20 +51,39 @@ static cmr_status make_subject(cmr_resource_ref upstream, cmr_resource_ref *out)
   cmr_binning_resource *handle;
   cmr_status status = cmr_binning_resource_create(upstream, 8, 16, &handle);
   *out = cmr_binning_resource_ref(handle);
+  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+  cmr_binning_resource_destroy(handle);
   return status;
 }
 
 /* ---- bad inputs: every function of cmr_binning_resource refusing what it must ---- */
 
+/* Handles taken by handle_of during one case, each owning a share of its
+ * own (from_ref): destroyed at the end of the case. */
+static cmr_binning_resource *borrowed[8];
+static unsigned borrowed_count;
+
+static void destroy_borrowed(void) {
+  while (borrowed_count > 0) cmr_battery_expect_ok(cmr_binning_resource_destroy(borrowed[--borrowed_count]), "cmr_binning_resource_destroy");
+}
+
 static cmr_binning_resource *handle_of(cmr_resource_ref ref) {
   cmr_binning_resource *handle = NULL;
   cmr_battery_expect_ok(cmr_binning_resource_from_ref(ref, &handle), "cmr_binning_resource_from_ref");
+  if (borrowed_count == sizeof borrowed / sizeof *borrowed) destroy_borrowed();
+  borrowed[borrowed_count++] = handle;
   return handle;
 }
 
-/* A made-then-destroyed handle: its shell stays poisoned, so it is detected. */
-static cmr_binning_resource *destroyed_handle(cmr_resource_ref upstream) {
-  return (cmr_binning_resource *)cmr_battery_destroyed_subject(upstream).self;
+
+/* A handle of the subject destroyed already: however many objects are made
+ * since, it stays detected (generation-checked slots), and destroying it
+ * again never drops the share somebody else holds. */
+static cmr_binning_resource *destroyed_handle(cmr_resource_ref subject) {
+  cmr_binning_resource *handle = NULL;
+  cmr_battery_expect_ok(cmr_binning_resource_from_ref(subject, &handle), "cmr_binning_resource_from_ref");
+  cmr_battery_expect_ok(cmr_binning_resource_destroy(handle), "cmr_binning_resource_destroy");
+  return handle;
 }
 
 /* What the resource shows of its state (its getters), to compare before and
@@ -75,6 +102,7 @@ static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subj
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_binning_resource_create(upstream, 8, 16, NULL), CMR_ERROR_NULL_POINTER, "cmr_binning_resource_create: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -85,6 +113,7 @@ static void bad_create_upstream_zeroed_ref(cmr_resource_ref upstream, cmr_resour
   CMR_BATTERY_EXPECT(cmr_binning_resource_create((cmr_resource_ref){0}, 8, 16, &out), CMR_ERROR_INVALID_REF, "cmr_binning_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_binning_resource_create");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -95,22 +124,43 @@ static void bad_create_upstream_destroyed_ref(cmr_resource_ref upstream, cmr_res
   CMR_BATTERY_EXPECT(cmr_binning_resource_create(cmr_battery_destroyed_ref(), 8, 16, &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_binning_resource_create");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
 static void bad_destroy_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_binning_resource_destroy(NULL), CMR_ERROR_NULL_POINTER, "cmr_binning_resource_destroy");
+  cmr_battery_expect_ok(cmr_binning_resource_destroy(NULL), "cmr_binning_resource_destroy(NULL), a no-op");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
 static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_binning_resource_destroy(destroyed_handle(upstream)), CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_binning_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_destroy");
   observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_binning_resource_destroy((cmr_binning_resource *)(void *)cmr_battery_marker), CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_destroy");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_ref_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_binning_resource_ref(destroyed_handle(subject))), CMR_ERROR_DESTROYED_HANDLE, "cmr_ref_validate");
+  observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -119,6 +169,7 @@ static void bad_ref_null_handle(cmr_resource_ref upstream, cmr_resource_ref subj
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_binning_resource_ref(NULL)), CMR_ERROR_INVALID_REF, "cmr_ref_validate");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -127,6 +178,7 @@ static void bad_from_ref_null_out(cmr_resource_ref upstream, cmr_resource_ref su
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_binning_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER, "cmr_binning_resource_from_ref: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -137,6 +189,7 @@ static void bad_from_ref_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref 
   CMR_BATTERY_EXPECT(cmr_binning_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_binning_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_binning_resource_from_ref");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -147,6 +200,7 @@ static void bad_from_ref_destroyed_ref(cmr_resource_ref upstream, cmr_resource_r
   CMR_BATTERY_EXPECT(cmr_binning_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_binning_resource_from_ref");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -157,6 +211,7 @@ static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref 
   CMR_BATTERY_EXPECT(cmr_binning_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_binning_resource_from_ref");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -165,14 +220,16 @@ static void bad_add_bin_null_handle(cmr_resource_ref upstream, cmr_resource_ref 
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_binning_resource_add_bin(NULL, (size_t)4096u), CMR_ERROR_NULL_POINTER, "cmr_binning_resource_add_bin");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
 static void bad_add_bin_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_binning_resource_add_bin(destroyed_handle(upstream), (size_t)4096u), CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_add_bin");
+  CMR_BATTERY_EXPECT(cmr_binning_resource_add_bin(destroyed_handle(subject), (size_t)4096u), CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_add_bin");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -181,6 +238,7 @@ static void bad_add_bin_allocation_size_nonzero(cmr_resource_ref upstream, cmr_r
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_binning_resource_add_bin(handle_of(subject), (size_t)0u), CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_add_bin: allocation_size");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -189,14 +247,16 @@ static void bad_add_bin_resource_null_handle(cmr_resource_ref upstream, cmr_reso
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_binning_resource_add_bin_resource(NULL, (size_t)4096u, subject), CMR_ERROR_NULL_POINTER, "cmr_binning_resource_add_bin_resource");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
 static void bad_add_bin_resource_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_binning_resource_add_bin_resource(destroyed_handle(upstream), (size_t)4096u, subject), CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_add_bin_resource");
+  CMR_BATTERY_EXPECT(cmr_binning_resource_add_bin_resource(destroyed_handle(subject), (size_t)4096u, subject), CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_add_bin_resource");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -205,6 +265,7 @@ static void bad_add_bin_resource_allocation_size_nonzero(cmr_resource_ref upstre
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_binning_resource_add_bin_resource(handle_of(subject), (size_t)0u, subject), CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_add_bin_resource: allocation_size");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -213,6 +274,7 @@ static void bad_add_bin_resource_resource_zeroed_ref(cmr_resource_ref upstream, 
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_binning_resource_add_bin_resource(handle_of(subject), (size_t)4096u, (cmr_resource_ref){0}), CMR_ERROR_INVALID_REF, "cmr_binning_resource_add_bin_resource: resource");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -221,6 +283,7 @@ static void bad_add_bin_resource_resource_destroyed_ref(cmr_resource_ref upstrea
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_binning_resource_add_bin_resource(handle_of(subject), (size_t)4096u, cmr_battery_destroyed_ref()), CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_add_bin_resource: resource");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -230,6 +293,7 @@ static void bad_bin_count_null_handle(cmr_resource_ref upstream, cmr_resource_re
   size_t out = 0;
   CMR_BATTERY_EXPECT(cmr_binning_resource_bin_count(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_binning_resource_bin_count");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -237,8 +301,9 @@ static void bad_bin_count_destroyed_handle(cmr_resource_ref upstream, cmr_resour
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_binning_resource_bin_count(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_bin_count");
+  CMR_BATTERY_EXPECT(cmr_binning_resource_bin_count(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_bin_count");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -247,6 +312,7 @@ static void bad_bin_count_null_out(cmr_resource_ref upstream, cmr_resource_ref s
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_binning_resource_bin_count(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_binning_resource_bin_count: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -256,6 +322,7 @@ static void bad_bin_size_for_null_handle(cmr_resource_ref upstream, cmr_resource
   size_t out = 0;
   CMR_BATTERY_EXPECT(cmr_binning_resource_bin_size_for(NULL, (size_t)4096u, &out), CMR_ERROR_NULL_POINTER, "cmr_binning_resource_bin_size_for");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -263,8 +330,9 @@ static void bad_bin_size_for_destroyed_handle(cmr_resource_ref upstream, cmr_res
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_binning_resource_bin_size_for(destroyed_handle(upstream), (size_t)4096u, &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_bin_size_for");
+  CMR_BATTERY_EXPECT(cmr_binning_resource_bin_size_for(destroyed_handle(subject), (size_t)4096u, &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_bin_size_for");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -273,6 +341,7 @@ static void bad_bin_size_for_null_out(cmr_resource_ref upstream, cmr_resource_re
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_binning_resource_bin_size_for(handle_of(subject), (size_t)4096u, NULL), CMR_ERROR_NULL_POINTER, "cmr_binning_resource_bin_size_for: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -282,6 +351,7 @@ static void bad_bin_size_for_allocation_size_nonzero(cmr_resource_ref upstream, 
   size_t out = 0;
   CMR_BATTERY_EXPECT(cmr_binning_resource_bin_size_for(handle_of(subject), (size_t)0u, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_bin_size_for: allocation_size");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -291,6 +361,8 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"create.upstream.destroyed_ref", bad_create_upstream_destroyed_ref},
     {"destroy.null_handle", bad_destroy_null_handle},
     {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
+    {"destroy.not_a_handle", bad_destroy_not_a_handle},
+    {"ref.destroyed_handle", bad_ref_destroyed_handle},
     {"ref.null_handle", bad_ref_null_handle},
     {"from_ref.null_out", bad_from_ref_null_out},
     {"from_ref.zeroed_ref", bad_from_ref_zeroed_ref},

@@ -11,20 +11,39 @@ static cmr_status make_subject(cmr_resource_ref upstream, cmr_resource_ref *out)
   cmr_cuda_async_resource *handle;
   cmr_status status = cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, &handle);
   *out = cmr_cuda_async_resource_ref(handle);
+  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+  cmr_cuda_async_resource_destroy(handle);
   return status;
 }
 
 /* ---- bad inputs: every function of cmr_cuda_async_resource refusing what it must ---- */
 
+/* Handles taken by handle_of during one case, each owning a share of its
+ * own (from_ref): destroyed at the end of the case. */
+static cmr_cuda_async_resource *borrowed[8];
+static unsigned borrowed_count;
+
+static void destroy_borrowed(void) {
+  while (borrowed_count > 0) cmr_battery_expect_ok(cmr_cuda_async_resource_destroy(borrowed[--borrowed_count]), "cmr_cuda_async_resource_destroy");
+}
+
 static cmr_cuda_async_resource *handle_of(cmr_resource_ref ref) {
   cmr_cuda_async_resource *handle = NULL;
   cmr_battery_expect_ok(cmr_cuda_async_resource_from_ref(ref, &handle), "cmr_cuda_async_resource_from_ref");
+  if (borrowed_count == sizeof borrowed / sizeof *borrowed) destroy_borrowed();
+  borrowed[borrowed_count++] = handle;
   return handle;
 }
 
-/* A made-then-destroyed handle: its shell stays poisoned, so it is detected. */
-static cmr_cuda_async_resource *destroyed_handle(cmr_resource_ref upstream) {
-  return (cmr_cuda_async_resource *)cmr_battery_destroyed_subject(upstream).self;
+
+/* A handle of the subject destroyed already: however many objects are made
+ * since, it stays detected (generation-checked slots), and destroying it
+ * again never drops the share somebody else holds. */
+static cmr_cuda_async_resource *destroyed_handle(cmr_resource_ref subject) {
+  cmr_cuda_async_resource *handle = NULL;
+  cmr_battery_expect_ok(cmr_cuda_async_resource_from_ref(subject, &handle), "cmr_cuda_async_resource_from_ref");
+  cmr_battery_expect_ok(cmr_cuda_async_resource_destroy(handle), "cmr_cuda_async_resource_destroy");
+  return handle;
 }
 
 /* What the resource shows of its state (its getters), to compare before and
@@ -43,6 +62,7 @@ static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subj
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, NULL), CMR_ERROR_NULL_POINTER, "cmr_cuda_async_resource_create: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -53,6 +73,7 @@ static void bad_create_export_handle_type_enum_below(cmr_resource_ref upstream, 
   CMR_BATTERY_EXPECT(cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, (cmr_cuda_async_export_handle_type)-1, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_cuda_async_resource_create: export_handle_type");
   cmr_battery_expect_null(out, "cmr_cuda_async_resource_create");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -63,22 +84,43 @@ static void bad_create_export_handle_type_enum_above(cmr_resource_ref upstream, 
   CMR_BATTERY_EXPECT(cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, (cmr_cuda_async_export_handle_type)3, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_cuda_async_resource_create: export_handle_type");
   cmr_battery_expect_null(out, "cmr_cuda_async_resource_create");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
 static void bad_destroy_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_destroy(NULL), CMR_ERROR_NULL_POINTER, "cmr_cuda_async_resource_destroy");
+  cmr_battery_expect_ok(cmr_cuda_async_resource_destroy(NULL), "cmr_cuda_async_resource_destroy(NULL), a no-op");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
 static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_destroy(destroyed_handle(upstream)), CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_resource_destroy");
   observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_destroy((cmr_cuda_async_resource *)(void *)cmr_battery_marker), CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_resource_destroy");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_ref_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_cuda_async_resource_ref(destroyed_handle(subject))), CMR_ERROR_DESTROYED_HANDLE, "cmr_ref_validate");
+  observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -87,6 +129,7 @@ static void bad_ref_null_handle(cmr_resource_ref upstream, cmr_resource_ref subj
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_cuda_async_resource_ref(NULL)), CMR_ERROR_INVALID_REF, "cmr_ref_validate");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -95,6 +138,7 @@ static void bad_from_ref_null_out(cmr_resource_ref upstream, cmr_resource_ref su
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_cuda_async_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER, "cmr_cuda_async_resource_from_ref: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -105,6 +149,7 @@ static void bad_from_ref_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref 
   CMR_BATTERY_EXPECT(cmr_cuda_async_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_cuda_async_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_cuda_async_resource_from_ref");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -115,6 +160,7 @@ static void bad_from_ref_destroyed_ref(cmr_resource_ref upstream, cmr_resource_r
   CMR_BATTERY_EXPECT(cmr_cuda_async_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_cuda_async_resource_from_ref");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -125,6 +171,7 @@ static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref 
   CMR_BATTERY_EXPECT(cmr_cuda_async_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_cuda_async_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_cuda_async_resource_from_ref");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -134,6 +181,7 @@ static void bad_pool_handle_null_handle(cmr_resource_ref upstream, cmr_resource_
   void * out = 0;
   CMR_BATTERY_EXPECT(cmr_cuda_async_resource_pool_handle(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_cuda_async_resource_pool_handle");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -141,8 +189,9 @@ static void bad_pool_handle_destroyed_handle(cmr_resource_ref upstream, cmr_reso
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   void * out = 0;
-  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_pool_handle(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_resource_pool_handle");
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_pool_handle(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_resource_pool_handle");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -151,6 +200,7 @@ static void bad_pool_handle_null_out(cmr_resource_ref upstream, cmr_resource_ref
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_cuda_async_resource_pool_handle(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_cuda_async_resource_pool_handle: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -160,6 +210,7 @@ static void bad_release_threshold_null_handle(cmr_resource_ref upstream, cmr_res
   size_t out = 0;
   CMR_BATTERY_EXPECT(cmr_cuda_async_resource_release_threshold(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_cuda_async_resource_release_threshold");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -167,8 +218,9 @@ static void bad_release_threshold_destroyed_handle(cmr_resource_ref upstream, cm
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_release_threshold(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_resource_release_threshold");
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_release_threshold(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_resource_release_threshold");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -177,6 +229,7 @@ static void bad_release_threshold_null_out(cmr_resource_ref upstream, cmr_resour
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_cuda_async_resource_release_threshold(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_cuda_async_resource_release_threshold: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -186,6 +239,8 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"create.export_handle_type.enum_above", bad_create_export_handle_type_enum_above},
     {"destroy.null_handle", bad_destroy_null_handle},
     {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
+    {"destroy.not_a_handle", bad_destroy_not_a_handle},
+    {"ref.destroyed_handle", bad_ref_destroyed_handle},
     {"ref.null_handle", bad_ref_null_handle},
     {"from_ref.null_out", bad_from_ref_null_out},
     {"from_ref.zeroed_ref", bad_from_ref_zeroed_ref},

@@ -10,9 +10,11 @@ static cmr_status make_upstream(const char *name, cmr_resource_ref *out, size_t 
   if (strcmp(name, "cuda_async") == 0) {
     cmr_cuda_async_resource *handle;
     cmr_status status = cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, &handle);
-    *out = cmr_cuda_async_resource_ref(handle);
     *max_alignment = 256;
-    return status;
+  *out = cmr_cuda_async_resource_ref(handle);
+  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+  cmr_cuda_async_resource_destroy(handle);
+  return status;
   }
   return CMR_ERROR_INVALID_ARGUMENT;
 }
@@ -22,20 +24,39 @@ static cmr_status make_subject(cmr_resource_ref upstream, cmr_resource_ref *out)
   cmr_cuda_async_view_resource *handle;
   cmr_status status = cmr_cuda_async_view_resource_create(cmr_battery_upstream_pool_handle(), &handle);
   *out = cmr_cuda_async_view_resource_ref(handle);
+  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+  cmr_cuda_async_view_resource_destroy(handle);
   return status;
 }
 
 /* ---- bad inputs: every function of cmr_cuda_async_view_resource refusing what it must ---- */
 
+/* Handles taken by handle_of during one case, each owning a share of its
+ * own (from_ref): destroyed at the end of the case. */
+static cmr_cuda_async_view_resource *borrowed[8];
+static unsigned borrowed_count;
+
+static void destroy_borrowed(void) {
+  while (borrowed_count > 0) cmr_battery_expect_ok(cmr_cuda_async_view_resource_destroy(borrowed[--borrowed_count]), "cmr_cuda_async_view_resource_destroy");
+}
+
 static cmr_cuda_async_view_resource *handle_of(cmr_resource_ref ref) {
   cmr_cuda_async_view_resource *handle = NULL;
   cmr_battery_expect_ok(cmr_cuda_async_view_resource_from_ref(ref, &handle), "cmr_cuda_async_view_resource_from_ref");
+  if (borrowed_count == sizeof borrowed / sizeof *borrowed) destroy_borrowed();
+  borrowed[borrowed_count++] = handle;
   return handle;
 }
 
-/* A made-then-destroyed handle: its shell stays poisoned, so it is detected. */
-static cmr_cuda_async_view_resource *destroyed_handle(cmr_resource_ref upstream) {
-  return (cmr_cuda_async_view_resource *)cmr_battery_destroyed_subject(upstream).self;
+
+/* A handle of the subject destroyed already: however many objects are made
+ * since, it stays detected (generation-checked slots), and destroying it
+ * again never drops the share somebody else holds. */
+static cmr_cuda_async_view_resource *destroyed_handle(cmr_resource_ref subject) {
+  cmr_cuda_async_view_resource *handle = NULL;
+  cmr_battery_expect_ok(cmr_cuda_async_view_resource_from_ref(subject, &handle), "cmr_cuda_async_view_resource_from_ref");
+  cmr_battery_expect_ok(cmr_cuda_async_view_resource_destroy(handle), "cmr_cuda_async_view_resource_destroy");
+  return handle;
 }
 
 /* What the resource shows of its state (its getters), to compare before and
@@ -51,6 +72,7 @@ static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subj
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_cuda_async_view_resource_create(cmr_battery_upstream_pool_handle(), NULL), CMR_ERROR_NULL_POINTER, "cmr_cuda_async_view_resource_create: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -61,22 +83,43 @@ static void bad_create_pool_handle_null(cmr_resource_ref upstream, cmr_resource_
   CMR_BATTERY_EXPECT(cmr_cuda_async_view_resource_create(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_cuda_async_view_resource_create: pool_handle");
   cmr_battery_expect_null(out, "cmr_cuda_async_view_resource_create");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
 static void bad_destroy_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_cuda_async_view_resource_destroy(NULL), CMR_ERROR_NULL_POINTER, "cmr_cuda_async_view_resource_destroy");
+  cmr_battery_expect_ok(cmr_cuda_async_view_resource_destroy(NULL), "cmr_cuda_async_view_resource_destroy(NULL), a no-op");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
 static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_cuda_async_view_resource_destroy(destroyed_handle(upstream)), CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_view_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_cuda_async_view_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_view_resource_destroy");
   observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_cuda_async_view_resource_destroy((cmr_cuda_async_view_resource *)(void *)cmr_battery_marker), CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_view_resource_destroy");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_ref_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_cuda_async_view_resource_ref(destroyed_handle(subject))), CMR_ERROR_DESTROYED_HANDLE, "cmr_ref_validate");
+  observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -85,6 +128,7 @@ static void bad_ref_null_handle(cmr_resource_ref upstream, cmr_resource_ref subj
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_cuda_async_view_resource_ref(NULL)), CMR_ERROR_INVALID_REF, "cmr_ref_validate");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -93,6 +137,7 @@ static void bad_from_ref_null_out(cmr_resource_ref upstream, cmr_resource_ref su
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_cuda_async_view_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER, "cmr_cuda_async_view_resource_from_ref: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -103,6 +148,7 @@ static void bad_from_ref_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref 
   CMR_BATTERY_EXPECT(cmr_cuda_async_view_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_cuda_async_view_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_cuda_async_view_resource_from_ref");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -113,6 +159,7 @@ static void bad_from_ref_destroyed_ref(cmr_resource_ref upstream, cmr_resource_r
   CMR_BATTERY_EXPECT(cmr_cuda_async_view_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_view_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_cuda_async_view_resource_from_ref");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -123,6 +170,7 @@ static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref 
   CMR_BATTERY_EXPECT(cmr_cuda_async_view_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_cuda_async_view_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_cuda_async_view_resource_from_ref");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -132,6 +180,7 @@ static void bad_pool_handle_null_handle(cmr_resource_ref upstream, cmr_resource_
   void * out = 0;
   CMR_BATTERY_EXPECT(cmr_cuda_async_view_resource_pool_handle(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_cuda_async_view_resource_pool_handle");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -139,8 +188,9 @@ static void bad_pool_handle_destroyed_handle(cmr_resource_ref upstream, cmr_reso
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   void * out = 0;
-  CMR_BATTERY_EXPECT(cmr_cuda_async_view_resource_pool_handle(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_view_resource_pool_handle");
+  CMR_BATTERY_EXPECT(cmr_cuda_async_view_resource_pool_handle(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_view_resource_pool_handle");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -149,6 +199,7 @@ static void bad_pool_handle_null_out(cmr_resource_ref upstream, cmr_resource_ref
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_cuda_async_view_resource_pool_handle(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_cuda_async_view_resource_pool_handle: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -157,6 +208,8 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"create.pool_handle.null", bad_create_pool_handle_null},
     {"destroy.null_handle", bad_destroy_null_handle},
     {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
+    {"destroy.not_a_handle", bad_destroy_not_a_handle},
+    {"ref.destroyed_handle", bad_ref_destroyed_handle},
     {"ref.null_handle", bad_ref_null_handle},
     {"from_ref.null_out", bad_from_ref_null_out},
     {"from_ref.zeroed_ref", bad_from_ref_zeroed_ref},

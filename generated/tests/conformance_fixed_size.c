@@ -10,30 +10,38 @@ static cmr_status make_upstream(const char *name, cmr_resource_ref *out, size_t 
   if (strcmp(name, "system") == 0) {
     cmr_system_resource *handle;
     cmr_status status = cmr_system_resource_create(&handle);
-    *out = cmr_system_resource_ref(handle);
     *max_alignment = 0;
-    return status;
+  *out = cmr_system_resource_ref(handle);
+  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+  cmr_system_resource_destroy(handle);
+  return status;
   }
   if (strcmp(name, "cuda") == 0) {
     cmr_cuda_resource *handle;
     cmr_status status = cmr_cuda_resource_create(&handle);
-    *out = cmr_cuda_resource_ref(handle);
     *max_alignment = 256;
-    return status;
+  *out = cmr_cuda_resource_ref(handle);
+  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+  cmr_cuda_resource_destroy(handle);
+  return status;
   }
   if (strcmp(name, "managed") == 0) {
     cmr_managed_resource *handle;
     cmr_status status = cmr_managed_resource_create(&handle);
-    *out = cmr_managed_resource_ref(handle);
     *max_alignment = 256;
-    return status;
+  *out = cmr_managed_resource_ref(handle);
+  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+  cmr_managed_resource_destroy(handle);
+  return status;
   }
   if (strcmp(name, "cuda_async") == 0) {
     cmr_cuda_async_resource *handle;
     cmr_status status = cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, &handle);
-    *out = cmr_cuda_async_resource_ref(handle);
     *max_alignment = 256;
-    return status;
+  *out = cmr_cuda_async_resource_ref(handle);
+  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+  cmr_cuda_async_resource_destroy(handle);
+  return status;
   }
   return CMR_ERROR_INVALID_ARGUMENT;
 }
@@ -43,20 +51,39 @@ static cmr_status make_subject(cmr_resource_ref upstream, cmr_resource_ref *out)
   cmr_fixed_size_resource *handle;
   cmr_status status = cmr_fixed_size_resource_create(upstream, CMR_SIZE_DEFAULT, 16, &handle);
   *out = cmr_fixed_size_resource_ref(handle);
+  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+  cmr_fixed_size_resource_destroy(handle);
   return status;
 }
 
 /* ---- bad inputs: every function of cmr_fixed_size_resource refusing what it must ---- */
 
+/* Handles taken by handle_of during one case, each owning a share of its
+ * own (from_ref): destroyed at the end of the case. */
+static cmr_fixed_size_resource *borrowed[8];
+static unsigned borrowed_count;
+
+static void destroy_borrowed(void) {
+  while (borrowed_count > 0) cmr_battery_expect_ok(cmr_fixed_size_resource_destroy(borrowed[--borrowed_count]), "cmr_fixed_size_resource_destroy");
+}
+
 static cmr_fixed_size_resource *handle_of(cmr_resource_ref ref) {
   cmr_fixed_size_resource *handle = NULL;
   cmr_battery_expect_ok(cmr_fixed_size_resource_from_ref(ref, &handle), "cmr_fixed_size_resource_from_ref");
+  if (borrowed_count == sizeof borrowed / sizeof *borrowed) destroy_borrowed();
+  borrowed[borrowed_count++] = handle;
   return handle;
 }
 
-/* A made-then-destroyed handle: its shell stays poisoned, so it is detected. */
-static cmr_fixed_size_resource *destroyed_handle(cmr_resource_ref upstream) {
-  return (cmr_fixed_size_resource *)cmr_battery_destroyed_subject(upstream).self;
+
+/* A handle of the subject destroyed already: however many objects are made
+ * since, it stays detected (generation-checked slots), and destroying it
+ * again never drops the share somebody else holds. */
+static cmr_fixed_size_resource *destroyed_handle(cmr_resource_ref subject) {
+  cmr_fixed_size_resource *handle = NULL;
+  cmr_battery_expect_ok(cmr_fixed_size_resource_from_ref(subject, &handle), "cmr_fixed_size_resource_from_ref");
+  cmr_battery_expect_ok(cmr_fixed_size_resource_destroy(handle), "cmr_fixed_size_resource_destroy");
+  return handle;
 }
 
 /* What the resource shows of its state (its getters), to compare before and
@@ -78,6 +105,7 @@ static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subj
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_fixed_size_resource_create(upstream, CMR_SIZE_DEFAULT, 16, NULL), CMR_ERROR_NULL_POINTER, "cmr_fixed_size_resource_create: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -88,6 +116,7 @@ static void bad_create_upstream_zeroed_ref(cmr_resource_ref upstream, cmr_resour
   CMR_BATTERY_EXPECT(cmr_fixed_size_resource_create((cmr_resource_ref){0}, CMR_SIZE_DEFAULT, 16, &out), CMR_ERROR_INVALID_REF, "cmr_fixed_size_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_fixed_size_resource_create");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -98,6 +127,7 @@ static void bad_create_upstream_destroyed_ref(cmr_resource_ref upstream, cmr_res
   CMR_BATTERY_EXPECT(cmr_fixed_size_resource_create(cmr_battery_destroyed_ref(), CMR_SIZE_DEFAULT, 16, &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_fixed_size_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_fixed_size_resource_create");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -108,6 +138,7 @@ static void bad_create_block_size_nonzero(cmr_resource_ref upstream, cmr_resourc
   CMR_BATTERY_EXPECT(cmr_fixed_size_resource_create(upstream, (size_t)0u, 16, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_fixed_size_resource_create: block_size");
   cmr_battery_expect_null(out, "cmr_fixed_size_resource_create");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -118,22 +149,43 @@ static void bad_create_blocks_to_preallocate_nonzero(cmr_resource_ref upstream, 
   CMR_BATTERY_EXPECT(cmr_fixed_size_resource_create(upstream, CMR_SIZE_DEFAULT, (size_t)0u, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_fixed_size_resource_create: blocks_to_preallocate");
   cmr_battery_expect_null(out, "cmr_fixed_size_resource_create");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
 static void bad_destroy_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_destroy(NULL), CMR_ERROR_NULL_POINTER, "cmr_fixed_size_resource_destroy");
+  cmr_battery_expect_ok(cmr_fixed_size_resource_destroy(NULL), "cmr_fixed_size_resource_destroy(NULL), a no-op");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
 static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_destroy(destroyed_handle(upstream)), CMR_ERROR_DESTROYED_HANDLE, "cmr_fixed_size_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE, "cmr_fixed_size_resource_destroy");
   observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_destroy((cmr_fixed_size_resource *)(void *)cmr_battery_marker), CMR_ERROR_DESTROYED_HANDLE, "cmr_fixed_size_resource_destroy");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_ref_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_fixed_size_resource_ref(destroyed_handle(subject))), CMR_ERROR_DESTROYED_HANDLE, "cmr_ref_validate");
+  observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -142,6 +194,7 @@ static void bad_ref_null_handle(cmr_resource_ref upstream, cmr_resource_ref subj
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_fixed_size_resource_ref(NULL)), CMR_ERROR_INVALID_REF, "cmr_ref_validate");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -150,6 +203,7 @@ static void bad_from_ref_null_out(cmr_resource_ref upstream, cmr_resource_ref su
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_fixed_size_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER, "cmr_fixed_size_resource_from_ref: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -160,6 +214,7 @@ static void bad_from_ref_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref 
   CMR_BATTERY_EXPECT(cmr_fixed_size_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_fixed_size_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_fixed_size_resource_from_ref");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -170,6 +225,7 @@ static void bad_from_ref_destroyed_ref(cmr_resource_ref upstream, cmr_resource_r
   CMR_BATTERY_EXPECT(cmr_fixed_size_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_fixed_size_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_fixed_size_resource_from_ref");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -180,6 +236,7 @@ static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref 
   CMR_BATTERY_EXPECT(cmr_fixed_size_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_fixed_size_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_fixed_size_resource_from_ref");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -189,6 +246,7 @@ static void bad_block_size_null_handle(cmr_resource_ref upstream, cmr_resource_r
   size_t out = 0;
   CMR_BATTERY_EXPECT(cmr_fixed_size_resource_block_size(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_fixed_size_resource_block_size");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -196,8 +254,9 @@ static void bad_block_size_destroyed_handle(cmr_resource_ref upstream, cmr_resou
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_block_size(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_fixed_size_resource_block_size");
+  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_block_size(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_fixed_size_resource_block_size");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -206,6 +265,7 @@ static void bad_block_size_null_out(cmr_resource_ref upstream, cmr_resource_ref 
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_fixed_size_resource_block_size(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_fixed_size_resource_block_size: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -215,6 +275,7 @@ static void bad_upstream_bytes_null_handle(cmr_resource_ref upstream, cmr_resour
   size_t out = 0;
   CMR_BATTERY_EXPECT(cmr_fixed_size_resource_upstream_bytes(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_fixed_size_resource_upstream_bytes");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -222,8 +283,9 @@ static void bad_upstream_bytes_destroyed_handle(cmr_resource_ref upstream, cmr_r
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_upstream_bytes(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_fixed_size_resource_upstream_bytes");
+  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_upstream_bytes(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_fixed_size_resource_upstream_bytes");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -232,6 +294,7 @@ static void bad_upstream_bytes_null_out(cmr_resource_ref upstream, cmr_resource_
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_fixed_size_resource_upstream_bytes(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_fixed_size_resource_upstream_bytes: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -243,6 +306,8 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"create.blocks_to_preallocate.nonzero", bad_create_blocks_to_preallocate_nonzero},
     {"destroy.null_handle", bad_destroy_null_handle},
     {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
+    {"destroy.not_a_handle", bad_destroy_not_a_handle},
+    {"ref.destroyed_handle", bad_ref_destroyed_handle},
     {"ref.null_handle", bad_ref_null_handle},
     {"from_ref.null_out", bad_from_ref_null_out},
     {"from_ref.zeroed_ref", bad_from_ref_zeroed_ref},

@@ -10,23 +10,29 @@ static cmr_status make_upstream(const char *name, cmr_resource_ref *out, size_t 
   if (strcmp(name, "system") == 0) {
     cmr_system_resource *handle;
     cmr_status status = cmr_system_resource_create(&handle);
-    *out = cmr_system_resource_ref(handle);
     *max_alignment = 0;
-    return status;
+  *out = cmr_system_resource_ref(handle);
+  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+  cmr_system_resource_destroy(handle);
+  return status;
   }
   if (strcmp(name, "simulated") == 0) {
     cmr_simulated_resource *handle;
     cmr_status status = cmr_simulated_resource_create(CMR_SIZE_DEFAULT, &handle);
-    *out = cmr_simulated_resource_ref(handle);
     *max_alignment = 0;
-    return status;
+  *out = cmr_simulated_resource_ref(handle);
+  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+  cmr_simulated_resource_destroy(handle);
+  return status;
   }
   if (strcmp(name, "cuda") == 0) {
     cmr_cuda_resource *handle;
     cmr_status status = cmr_cuda_resource_create(&handle);
-    *out = cmr_cuda_resource_ref(handle);
     *max_alignment = 256;
-    return status;
+  *out = cmr_cuda_resource_ref(handle);
+  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+  cmr_cuda_resource_destroy(handle);
+  return status;
   }
   return CMR_ERROR_INVALID_ARGUMENT;
 }
@@ -36,20 +42,39 @@ static cmr_status make_subject(cmr_resource_ref upstream, cmr_resource_ref *out)
   cmr_logging_resource *handle;
   cmr_status status = cmr_logging_resource_create(upstream, "/dev/null", NULL, false, &handle);
   *out = cmr_logging_resource_ref(handle);
+  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+  cmr_logging_resource_destroy(handle);
   return status;
 }
 
 /* ---- bad inputs: every function of cmr_logging_resource refusing what it must ---- */
 
+/* Handles taken by handle_of during one case, each owning a share of its
+ * own (from_ref): destroyed at the end of the case. */
+static cmr_logging_resource *borrowed[8];
+static unsigned borrowed_count;
+
+static void destroy_borrowed(void) {
+  while (borrowed_count > 0) cmr_battery_expect_ok(cmr_logging_resource_destroy(borrowed[--borrowed_count]), "cmr_logging_resource_destroy");
+}
+
 static cmr_logging_resource *handle_of(cmr_resource_ref ref) {
   cmr_logging_resource *handle = NULL;
   cmr_battery_expect_ok(cmr_logging_resource_from_ref(ref, &handle), "cmr_logging_resource_from_ref");
+  if (borrowed_count == sizeof borrowed / sizeof *borrowed) destroy_borrowed();
+  borrowed[borrowed_count++] = handle;
   return handle;
 }
 
-/* A made-then-destroyed handle: its shell stays poisoned, so it is detected. */
-static cmr_logging_resource *destroyed_handle(cmr_resource_ref upstream) {
-  return (cmr_logging_resource *)cmr_battery_destroyed_subject(upstream).self;
+
+/* A handle of the subject destroyed already: however many objects are made
+ * since, it stays detected (generation-checked slots), and destroying it
+ * again never drops the share somebody else holds. */
+static cmr_logging_resource *destroyed_handle(cmr_resource_ref subject) {
+  cmr_logging_resource *handle = NULL;
+  cmr_battery_expect_ok(cmr_logging_resource_from_ref(subject, &handle), "cmr_logging_resource_from_ref");
+  cmr_battery_expect_ok(cmr_logging_resource_destroy(handle), "cmr_logging_resource_destroy");
+  return handle;
 }
 
 /* What the resource shows of its state (its getters), to compare before and
@@ -68,6 +93,7 @@ static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subj
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_logging_resource_create(upstream, "/dev/null", NULL, false, NULL), CMR_ERROR_NULL_POINTER, "cmr_logging_resource_create: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -78,6 +104,7 @@ static void bad_create_upstream_zeroed_ref(cmr_resource_ref upstream, cmr_resour
   CMR_BATTERY_EXPECT(cmr_logging_resource_create((cmr_resource_ref){0}, "/dev/null", NULL, false, &out), CMR_ERROR_INVALID_REF, "cmr_logging_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_logging_resource_create");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -88,6 +115,7 @@ static void bad_create_upstream_destroyed_ref(cmr_resource_ref upstream, cmr_res
   CMR_BATTERY_EXPECT(cmr_logging_resource_create(cmr_battery_destroyed_ref(), "/dev/null", NULL, false, &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_logging_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_logging_resource_create");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -98,22 +126,43 @@ static void bad_create_filename_null(cmr_resource_ref upstream, cmr_resource_ref
   CMR_BATTERY_EXPECT(cmr_logging_resource_create(upstream, NULL, NULL, false, &out), CMR_ERROR_NULL_POINTER, "cmr_logging_resource_create: filename");
   cmr_battery_expect_null(out, "cmr_logging_resource_create");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
 static void bad_destroy_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_logging_resource_destroy(NULL), CMR_ERROR_NULL_POINTER, "cmr_logging_resource_destroy");
+  cmr_battery_expect_ok(cmr_logging_resource_destroy(NULL), "cmr_logging_resource_destroy(NULL), a no-op");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
 static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_logging_resource_destroy(destroyed_handle(upstream)), CMR_ERROR_DESTROYED_HANDLE, "cmr_logging_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_logging_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE, "cmr_logging_resource_destroy");
   observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_logging_resource_destroy((cmr_logging_resource *)(void *)cmr_battery_marker), CMR_ERROR_DESTROYED_HANDLE, "cmr_logging_resource_destroy");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_ref_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_logging_resource_ref(destroyed_handle(subject))), CMR_ERROR_DESTROYED_HANDLE, "cmr_ref_validate");
+  observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -122,6 +171,7 @@ static void bad_ref_null_handle(cmr_resource_ref upstream, cmr_resource_ref subj
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_logging_resource_ref(NULL)), CMR_ERROR_INVALID_REF, "cmr_ref_validate");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -130,6 +180,7 @@ static void bad_from_ref_null_out(cmr_resource_ref upstream, cmr_resource_ref su
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_logging_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER, "cmr_logging_resource_from_ref: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -140,6 +191,7 @@ static void bad_from_ref_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref 
   CMR_BATTERY_EXPECT(cmr_logging_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_logging_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_logging_resource_from_ref");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -150,6 +202,7 @@ static void bad_from_ref_destroyed_ref(cmr_resource_ref upstream, cmr_resource_r
   CMR_BATTERY_EXPECT(cmr_logging_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_logging_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_logging_resource_from_ref");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -160,6 +213,7 @@ static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref 
   CMR_BATTERY_EXPECT(cmr_logging_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_logging_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_logging_resource_from_ref");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -168,14 +222,16 @@ static void bad_flush_null_handle(cmr_resource_ref upstream, cmr_resource_ref su
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_logging_resource_flush(NULL), CMR_ERROR_NULL_POINTER, "cmr_logging_resource_flush");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
 static void bad_flush_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_logging_resource_flush(destroyed_handle(upstream)), CMR_ERROR_DESTROYED_HANDLE, "cmr_logging_resource_flush");
+  CMR_BATTERY_EXPECT(cmr_logging_resource_flush(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE, "cmr_logging_resource_flush");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -185,6 +241,7 @@ static void bad_filename_null_handle(cmr_resource_ref upstream, cmr_resource_ref
   const char * out = 0;
   CMR_BATTERY_EXPECT(cmr_logging_resource_filename(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_logging_resource_filename");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -192,8 +249,9 @@ static void bad_filename_destroyed_handle(cmr_resource_ref upstream, cmr_resourc
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   const char * out = 0;
-  CMR_BATTERY_EXPECT(cmr_logging_resource_filename(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_logging_resource_filename");
+  CMR_BATTERY_EXPECT(cmr_logging_resource_filename(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_logging_resource_filename");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -202,6 +260,7 @@ static void bad_filename_null_out(cmr_resource_ref upstream, cmr_resource_ref su
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_logging_resource_filename(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_logging_resource_filename: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -211,6 +270,7 @@ static void bad_lost_rows_null_handle(cmr_resource_ref upstream, cmr_resource_re
   size_t out = 0;
   CMR_BATTERY_EXPECT(cmr_logging_resource_lost_rows(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_logging_resource_lost_rows");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -218,8 +278,9 @@ static void bad_lost_rows_destroyed_handle(cmr_resource_ref upstream, cmr_resour
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_logging_resource_lost_rows(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_logging_resource_lost_rows");
+  CMR_BATTERY_EXPECT(cmr_logging_resource_lost_rows(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_logging_resource_lost_rows");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -228,6 +289,7 @@ static void bad_lost_rows_null_out(cmr_resource_ref upstream, cmr_resource_ref s
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_logging_resource_lost_rows(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_logging_resource_lost_rows: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -238,6 +300,8 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"create.filename.null", bad_create_filename_null},
     {"destroy.null_handle", bad_destroy_null_handle},
     {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
+    {"destroy.not_a_handle", bad_destroy_not_a_handle},
+    {"ref.destroyed_handle", bad_ref_destroyed_handle},
     {"ref.null_handle", bad_ref_null_handle},
     {"from_ref.null_out", bad_from_ref_null_out},
     {"from_ref.zeroed_ref", bad_from_ref_zeroed_ref},

@@ -10,30 +10,38 @@ static cmr_status make_upstream(const char *name, cmr_resource_ref *out, size_t 
   if (strcmp(name, "system") == 0) {
     cmr_system_resource *handle;
     cmr_status status = cmr_system_resource_create(&handle);
-    *out = cmr_system_resource_ref(handle);
     *max_alignment = 0;
-    return status;
+  *out = cmr_system_resource_ref(handle);
+  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+  cmr_system_resource_destroy(handle);
+  return status;
   }
   if (strcmp(name, "cuda") == 0) {
     cmr_cuda_resource *handle;
     cmr_status status = cmr_cuda_resource_create(&handle);
-    *out = cmr_cuda_resource_ref(handle);
     *max_alignment = 256;
-    return status;
+  *out = cmr_cuda_resource_ref(handle);
+  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+  cmr_cuda_resource_destroy(handle);
+  return status;
   }
   if (strcmp(name, "managed") == 0) {
     cmr_managed_resource *handle;
     cmr_status status = cmr_managed_resource_create(&handle);
-    *out = cmr_managed_resource_ref(handle);
     *max_alignment = 256;
-    return status;
+  *out = cmr_managed_resource_ref(handle);
+  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+  cmr_managed_resource_destroy(handle);
+  return status;
   }
   if (strcmp(name, "cuda_async") == 0) {
     cmr_cuda_async_resource *handle;
     cmr_status status = cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, &handle);
-    *out = cmr_cuda_async_resource_ref(handle);
     *max_alignment = 256;
-    return status;
+  *out = cmr_cuda_async_resource_ref(handle);
+  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+  cmr_cuda_async_resource_destroy(handle);
+  return status;
   }
   return CMR_ERROR_INVALID_ARGUMENT;
 }
@@ -43,20 +51,39 @@ static cmr_status make_subject(cmr_resource_ref upstream, cmr_resource_ref *out)
   cmr_pool_resource *handle;
   cmr_status status = cmr_pool_resource_create(upstream, (size_t)1 << 20, CMR_SIZE_DEFAULT, &handle);
   *out = cmr_pool_resource_ref(handle);
+  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+  cmr_pool_resource_destroy(handle);
   return status;
 }
 
 /* ---- bad inputs: every function of cmr_pool_resource refusing what it must ---- */
 
+/* Handles taken by handle_of during one case, each owning a share of its
+ * own (from_ref): destroyed at the end of the case. */
+static cmr_pool_resource *borrowed[8];
+static unsigned borrowed_count;
+
+static void destroy_borrowed(void) {
+  while (borrowed_count > 0) cmr_battery_expect_ok(cmr_pool_resource_destroy(borrowed[--borrowed_count]), "cmr_pool_resource_destroy");
+}
+
 static cmr_pool_resource *handle_of(cmr_resource_ref ref) {
   cmr_pool_resource *handle = NULL;
   cmr_battery_expect_ok(cmr_pool_resource_from_ref(ref, &handle), "cmr_pool_resource_from_ref");
+  if (borrowed_count == sizeof borrowed / sizeof *borrowed) destroy_borrowed();
+  borrowed[borrowed_count++] = handle;
   return handle;
 }
 
-/* A made-then-destroyed handle: its shell stays poisoned, so it is detected. */
-static cmr_pool_resource *destroyed_handle(cmr_resource_ref upstream) {
-  return (cmr_pool_resource *)cmr_battery_destroyed_subject(upstream).self;
+
+/* A handle of the subject destroyed already: however many objects are made
+ * since, it stays detected (generation-checked slots), and destroying it
+ * again never drops the share somebody else holds. */
+static cmr_pool_resource *destroyed_handle(cmr_resource_ref subject) {
+  cmr_pool_resource *handle = NULL;
+  cmr_battery_expect_ok(cmr_pool_resource_from_ref(subject, &handle), "cmr_pool_resource_from_ref");
+  cmr_battery_expect_ok(cmr_pool_resource_destroy(handle), "cmr_pool_resource_destroy");
+  return handle;
 }
 
 /* What the resource shows of its state (its getters), to compare before and
@@ -78,6 +105,7 @@ static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subj
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, (size_t)1 << 20, CMR_SIZE_DEFAULT, NULL), CMR_ERROR_NULL_POINTER, "cmr_pool_resource_create: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -88,6 +116,7 @@ static void bad_create_upstream_zeroed_ref(cmr_resource_ref upstream, cmr_resour
   CMR_BATTERY_EXPECT(cmr_pool_resource_create((cmr_resource_ref){0}, (size_t)1 << 20, CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_REF, "cmr_pool_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_pool_resource_create");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -98,6 +127,7 @@ static void bad_create_upstream_destroyed_ref(cmr_resource_ref upstream, cmr_res
   CMR_BATTERY_EXPECT(cmr_pool_resource_create(cmr_battery_destroyed_ref(), (size_t)1 << 20, CMR_SIZE_DEFAULT, &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_pool_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_pool_resource_create");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -108,6 +138,7 @@ static void bad_create_initial_pool_size_multiple_of(cmr_resource_ref upstream, 
   CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, (size_t)257u, CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: initial_pool_size");
   cmr_battery_expect_null(out, "cmr_pool_resource_create");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -118,6 +149,7 @@ static void bad_create_maximum_pool_size_multiple_of(cmr_resource_ref upstream, 
   CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, (size_t)1 << 20, (size_t)257u, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_pool_size");
   cmr_battery_expect_null(out, "cmr_pool_resource_create");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -128,22 +160,43 @@ static void bad_create_maximum_pool_size_nonzero(cmr_resource_ref upstream, cmr_
   CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, (size_t)1 << 20, (size_t)0u, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_pool_size");
   cmr_battery_expect_null(out, "cmr_pool_resource_create");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
 static void bad_destroy_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_pool_resource_destroy(NULL), CMR_ERROR_NULL_POINTER, "cmr_pool_resource_destroy");
+  cmr_battery_expect_ok(cmr_pool_resource_destroy(NULL), "cmr_pool_resource_destroy(NULL), a no-op");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
 static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_pool_resource_destroy(destroyed_handle(upstream)), CMR_ERROR_DESTROYED_HANDLE, "cmr_pool_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE, "cmr_pool_resource_destroy");
   observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_pool_resource_destroy((cmr_pool_resource *)(void *)cmr_battery_marker), CMR_ERROR_DESTROYED_HANDLE, "cmr_pool_resource_destroy");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_ref_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_pool_resource_ref(destroyed_handle(subject))), CMR_ERROR_DESTROYED_HANDLE, "cmr_ref_validate");
+  observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -152,6 +205,7 @@ static void bad_ref_null_handle(cmr_resource_ref upstream, cmr_resource_ref subj
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_pool_resource_ref(NULL)), CMR_ERROR_INVALID_REF, "cmr_ref_validate");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -160,6 +214,7 @@ static void bad_from_ref_null_out(cmr_resource_ref upstream, cmr_resource_ref su
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_pool_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER, "cmr_pool_resource_from_ref: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -170,6 +225,7 @@ static void bad_from_ref_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref 
   CMR_BATTERY_EXPECT(cmr_pool_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_pool_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_pool_resource_from_ref");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -180,6 +236,7 @@ static void bad_from_ref_destroyed_ref(cmr_resource_ref upstream, cmr_resource_r
   CMR_BATTERY_EXPECT(cmr_pool_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_pool_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_pool_resource_from_ref");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -190,6 +247,7 @@ static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref 
   CMR_BATTERY_EXPECT(cmr_pool_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_pool_resource_from_ref");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -199,6 +257,7 @@ static void bad_pool_size_null_handle(cmr_resource_ref upstream, cmr_resource_re
   size_t out = 0;
   CMR_BATTERY_EXPECT(cmr_pool_resource_pool_size(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_pool_resource_pool_size");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -206,8 +265,9 @@ static void bad_pool_size_destroyed_handle(cmr_resource_ref upstream, cmr_resour
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_pool_resource_pool_size(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_pool_resource_pool_size");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_pool_size(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_pool_resource_pool_size");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -216,6 +276,7 @@ static void bad_pool_size_null_out(cmr_resource_ref upstream, cmr_resource_ref s
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_pool_resource_pool_size(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_pool_resource_pool_size: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -225,6 +286,7 @@ static void bad_free_size_null_handle(cmr_resource_ref upstream, cmr_resource_re
   size_t out = 0;
   CMR_BATTERY_EXPECT(cmr_pool_resource_free_size(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_pool_resource_free_size");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -232,8 +294,9 @@ static void bad_free_size_destroyed_handle(cmr_resource_ref upstream, cmr_resour
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_pool_resource_free_size(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_pool_resource_free_size");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_free_size(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_pool_resource_free_size");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -242,6 +305,7 @@ static void bad_free_size_null_out(cmr_resource_ref upstream, cmr_resource_ref s
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_pool_resource_free_size(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_pool_resource_free_size: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -254,6 +318,8 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"create.maximum_pool_size.nonzero", bad_create_maximum_pool_size_nonzero},
     {"destroy.null_handle", bad_destroy_null_handle},
     {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
+    {"destroy.not_a_handle", bad_destroy_not_a_handle},
+    {"ref.destroyed_handle", bad_ref_destroyed_handle},
     {"ref.null_handle", bad_ref_null_handle},
     {"from_ref.null_out", bad_from_ref_null_out},
     {"from_ref.zeroed_ref", bad_from_ref_zeroed_ref},

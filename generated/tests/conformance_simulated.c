@@ -11,20 +11,39 @@ static cmr_status make_subject(cmr_resource_ref upstream, cmr_resource_ref *out)
   cmr_simulated_resource *handle;
   cmr_status status = cmr_simulated_resource_create(CMR_SIZE_DEFAULT, &handle);
   *out = cmr_simulated_resource_ref(handle);
+  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+  cmr_simulated_resource_destroy(handle);
   return status;
 }
 
 /* ---- bad inputs: every function of cmr_simulated_resource refusing what it must ---- */
 
+/* Handles taken by handle_of during one case, each owning a share of its
+ * own (from_ref): destroyed at the end of the case. */
+static cmr_simulated_resource *borrowed[8];
+static unsigned borrowed_count;
+
+static void destroy_borrowed(void) {
+  while (borrowed_count > 0) cmr_battery_expect_ok(cmr_simulated_resource_destroy(borrowed[--borrowed_count]), "cmr_simulated_resource_destroy");
+}
+
 static cmr_simulated_resource *handle_of(cmr_resource_ref ref) {
   cmr_simulated_resource *handle = NULL;
   cmr_battery_expect_ok(cmr_simulated_resource_from_ref(ref, &handle), "cmr_simulated_resource_from_ref");
+  if (borrowed_count == sizeof borrowed / sizeof *borrowed) destroy_borrowed();
+  borrowed[borrowed_count++] = handle;
   return handle;
 }
 
-/* A made-then-destroyed handle: its shell stays poisoned, so it is detected. */
-static cmr_simulated_resource *destroyed_handle(cmr_resource_ref upstream) {
-  return (cmr_simulated_resource *)cmr_battery_destroyed_subject(upstream).self;
+
+/* A handle of the subject destroyed already: however many objects are made
+ * since, it stays detected (generation-checked slots), and destroying it
+ * again never drops the share somebody else holds. */
+static cmr_simulated_resource *destroyed_handle(cmr_resource_ref subject) {
+  cmr_simulated_resource *handle = NULL;
+  cmr_battery_expect_ok(cmr_simulated_resource_from_ref(subject, &handle), "cmr_simulated_resource_from_ref");
+  cmr_battery_expect_ok(cmr_simulated_resource_destroy(handle), "cmr_simulated_resource_destroy");
+  return handle;
 }
 
 /* What the resource shows of its state (its getters), to compare before and
@@ -52,6 +71,7 @@ static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subj
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_simulated_resource_create(CMR_SIZE_DEFAULT, NULL), CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_create: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -62,22 +82,43 @@ static void bad_create_capacity_nonzero(cmr_resource_ref upstream, cmr_resource_
   CMR_BATTERY_EXPECT(cmr_simulated_resource_create((size_t)0u, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_simulated_resource_create: capacity");
   cmr_battery_expect_null(out, "cmr_simulated_resource_create");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
 static void bad_destroy_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_simulated_resource_destroy(NULL), CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_destroy");
+  cmr_battery_expect_ok(cmr_simulated_resource_destroy(NULL), "cmr_simulated_resource_destroy(NULL), a no-op");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
 static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_simulated_resource_destroy(destroyed_handle(upstream)), CMR_ERROR_DESTROYED_HANDLE, "cmr_simulated_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE, "cmr_simulated_resource_destroy");
   observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_destroy((cmr_simulated_resource *)(void *)cmr_battery_marker), CMR_ERROR_DESTROYED_HANDLE, "cmr_simulated_resource_destroy");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_ref_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_simulated_resource_ref(destroyed_handle(subject))), CMR_ERROR_DESTROYED_HANDLE, "cmr_ref_validate");
+  observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -86,6 +127,7 @@ static void bad_ref_null_handle(cmr_resource_ref upstream, cmr_resource_ref subj
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_simulated_resource_ref(NULL)), CMR_ERROR_INVALID_REF, "cmr_ref_validate");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -94,6 +136,7 @@ static void bad_from_ref_null_out(cmr_resource_ref upstream, cmr_resource_ref su
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_simulated_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_from_ref: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -104,6 +147,7 @@ static void bad_from_ref_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref 
   CMR_BATTERY_EXPECT(cmr_simulated_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_simulated_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_simulated_resource_from_ref");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -114,6 +158,7 @@ static void bad_from_ref_destroyed_ref(cmr_resource_ref upstream, cmr_resource_r
   CMR_BATTERY_EXPECT(cmr_simulated_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_simulated_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_simulated_resource_from_ref");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -124,6 +169,7 @@ static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref 
   CMR_BATTERY_EXPECT(cmr_simulated_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_simulated_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_simulated_resource_from_ref");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -133,6 +179,7 @@ static void bad_bytes_in_use_null_handle(cmr_resource_ref upstream, cmr_resource
   size_t out = 0;
   CMR_BATTERY_EXPECT(cmr_simulated_resource_bytes_in_use(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_bytes_in_use");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -140,8 +187,9 @@ static void bad_bytes_in_use_destroyed_handle(cmr_resource_ref upstream, cmr_res
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_simulated_resource_bytes_in_use(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_simulated_resource_bytes_in_use");
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_bytes_in_use(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_simulated_resource_bytes_in_use");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -150,6 +198,7 @@ static void bad_bytes_in_use_null_out(cmr_resource_ref upstream, cmr_resource_re
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_simulated_resource_bytes_in_use(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_bytes_in_use: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -159,6 +208,7 @@ static void bad_peak_bytes_in_use_null_handle(cmr_resource_ref upstream, cmr_res
   size_t out = 0;
   CMR_BATTERY_EXPECT(cmr_simulated_resource_peak_bytes_in_use(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_peak_bytes_in_use");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -166,8 +216,9 @@ static void bad_peak_bytes_in_use_destroyed_handle(cmr_resource_ref upstream, cm
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_simulated_resource_peak_bytes_in_use(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_simulated_resource_peak_bytes_in_use");
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_peak_bytes_in_use(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_simulated_resource_peak_bytes_in_use");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -176,6 +227,7 @@ static void bad_peak_bytes_in_use_null_out(cmr_resource_ref upstream, cmr_resour
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_simulated_resource_peak_bytes_in_use(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_peak_bytes_in_use: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -185,6 +237,7 @@ static void bad_allocation_count_null_handle(cmr_resource_ref upstream, cmr_reso
   size_t out = 0;
   CMR_BATTERY_EXPECT(cmr_simulated_resource_allocation_count(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_allocation_count");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -192,8 +245,9 @@ static void bad_allocation_count_destroyed_handle(cmr_resource_ref upstream, cmr
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_simulated_resource_allocation_count(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_simulated_resource_allocation_count");
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_allocation_count(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_simulated_resource_allocation_count");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -202,6 +256,7 @@ static void bad_allocation_count_null_out(cmr_resource_ref upstream, cmr_resourc
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_simulated_resource_allocation_count(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_allocation_count: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -211,6 +266,7 @@ static void bad_deallocation_count_null_handle(cmr_resource_ref upstream, cmr_re
   size_t out = 0;
   CMR_BATTERY_EXPECT(cmr_simulated_resource_deallocation_count(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_deallocation_count");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -218,8 +274,9 @@ static void bad_deallocation_count_destroyed_handle(cmr_resource_ref upstream, c
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_simulated_resource_deallocation_count(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_simulated_resource_deallocation_count");
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_deallocation_count(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_simulated_resource_deallocation_count");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -228,6 +285,7 @@ static void bad_deallocation_count_null_out(cmr_resource_ref upstream, cmr_resou
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_simulated_resource_deallocation_count(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_deallocation_count: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -236,6 +294,8 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"create.capacity.nonzero", bad_create_capacity_nonzero},
     {"destroy.null_handle", bad_destroy_null_handle},
     {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
+    {"destroy.not_a_handle", bad_destroy_not_a_handle},
+    {"ref.destroyed_handle", bad_ref_destroyed_handle},
     {"ref.null_handle", bad_ref_null_handle},
     {"from_ref.null_out", bad_from_ref_null_out},
     {"from_ref.zeroed_ref", bad_from_ref_zeroed_ref},

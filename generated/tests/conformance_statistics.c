@@ -10,16 +10,20 @@ static cmr_status make_upstream(const char *name, cmr_resource_ref *out, size_t 
   if (strcmp(name, "system") == 0) {
     cmr_system_resource *handle;
     cmr_status status = cmr_system_resource_create(&handle);
-    *out = cmr_system_resource_ref(handle);
     *max_alignment = 0;
-    return status;
+  *out = cmr_system_resource_ref(handle);
+  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+  cmr_system_resource_destroy(handle);
+  return status;
   }
   if (strcmp(name, "cuda") == 0) {
     cmr_cuda_resource *handle;
     cmr_status status = cmr_cuda_resource_create(&handle);
-    *out = cmr_cuda_resource_ref(handle);
     *max_alignment = 256;
-    return status;
+  *out = cmr_cuda_resource_ref(handle);
+  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+  cmr_cuda_resource_destroy(handle);
+  return status;
   }
   return CMR_ERROR_INVALID_ARGUMENT;
 }
@@ -29,20 +33,39 @@ static cmr_status make_subject(cmr_resource_ref upstream, cmr_resource_ref *out)
   cmr_statistics_resource *handle;
   cmr_status status = cmr_statistics_resource_create(upstream, &handle);
   *out = cmr_statistics_resource_ref(handle);
+  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+  cmr_statistics_resource_destroy(handle);
   return status;
 }
 
 /* ---- bad inputs: every function of cmr_statistics_resource refusing what it must ---- */
 
+/* Handles taken by handle_of during one case, each owning a share of its
+ * own (from_ref): destroyed at the end of the case. */
+static cmr_statistics_resource *borrowed[8];
+static unsigned borrowed_count;
+
+static void destroy_borrowed(void) {
+  while (borrowed_count > 0) cmr_battery_expect_ok(cmr_statistics_resource_destroy(borrowed[--borrowed_count]), "cmr_statistics_resource_destroy");
+}
+
 static cmr_statistics_resource *handle_of(cmr_resource_ref ref) {
   cmr_statistics_resource *handle = NULL;
   cmr_battery_expect_ok(cmr_statistics_resource_from_ref(ref, &handle), "cmr_statistics_resource_from_ref");
+  if (borrowed_count == sizeof borrowed / sizeof *borrowed) destroy_borrowed();
+  borrowed[borrowed_count++] = handle;
   return handle;
 }
 
-/* A made-then-destroyed handle: its shell stays poisoned, so it is detected. */
-static cmr_statistics_resource *destroyed_handle(cmr_resource_ref upstream) {
-  return (cmr_statistics_resource *)cmr_battery_destroyed_subject(upstream).self;
+
+/* A handle of the subject destroyed already: however many objects are made
+ * since, it stays detected (generation-checked slots), and destroying it
+ * again never drops the share somebody else holds. */
+static cmr_statistics_resource *destroyed_handle(cmr_resource_ref subject) {
+  cmr_statistics_resource *handle = NULL;
+  cmr_battery_expect_ok(cmr_statistics_resource_from_ref(subject, &handle), "cmr_statistics_resource_from_ref");
+  cmr_battery_expect_ok(cmr_statistics_resource_destroy(handle), "cmr_statistics_resource_destroy");
+  return handle;
 }
 
 /* What the resource shows of its state (its getters), to compare before and
@@ -79,6 +102,7 @@ static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subj
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_statistics_resource_create(upstream, NULL), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_create: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -89,6 +113,7 @@ static void bad_create_upstream_zeroed_ref(cmr_resource_ref upstream, cmr_resour
   CMR_BATTERY_EXPECT(cmr_statistics_resource_create((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_statistics_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_statistics_resource_create");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -99,22 +124,43 @@ static void bad_create_upstream_destroyed_ref(cmr_resource_ref upstream, cmr_res
   CMR_BATTERY_EXPECT(cmr_statistics_resource_create(cmr_battery_destroyed_ref(), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_statistics_resource_create");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
 static void bad_destroy_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_destroy(NULL), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_destroy");
+  cmr_battery_expect_ok(cmr_statistics_resource_destroy(NULL), "cmr_statistics_resource_destroy(NULL), a no-op");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
 static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_destroy(destroyed_handle(upstream)), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_destroy");
   observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_destroy((cmr_statistics_resource *)(void *)cmr_battery_marker), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_destroy");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_ref_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_statistics_resource_ref(destroyed_handle(subject))), CMR_ERROR_DESTROYED_HANDLE, "cmr_ref_validate");
+  observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -123,6 +169,7 @@ static void bad_ref_null_handle(cmr_resource_ref upstream, cmr_resource_ref subj
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_statistics_resource_ref(NULL)), CMR_ERROR_INVALID_REF, "cmr_ref_validate");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -131,6 +178,7 @@ static void bad_from_ref_null_out(cmr_resource_ref upstream, cmr_resource_ref su
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_statistics_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_from_ref: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -141,6 +189,7 @@ static void bad_from_ref_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref 
   CMR_BATTERY_EXPECT(cmr_statistics_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_statistics_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_statistics_resource_from_ref");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -151,6 +200,7 @@ static void bad_from_ref_destroyed_ref(cmr_resource_ref upstream, cmr_resource_r
   CMR_BATTERY_EXPECT(cmr_statistics_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_statistics_resource_from_ref");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -161,6 +211,7 @@ static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref 
   CMR_BATTERY_EXPECT(cmr_statistics_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_statistics_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_statistics_resource_from_ref");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -170,6 +221,7 @@ static void bad_bytes_current_null_handle(cmr_resource_ref upstream, cmr_resourc
   size_t out = 0;
   CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_current(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_bytes_current");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -177,8 +229,9 @@ static void bad_bytes_current_destroyed_handle(cmr_resource_ref upstream, cmr_re
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_current(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_bytes_current");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_current(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_bytes_current");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -187,6 +240,7 @@ static void bad_bytes_current_null_out(cmr_resource_ref upstream, cmr_resource_r
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_current(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_bytes_current: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -196,6 +250,7 @@ static void bad_bytes_peak_null_handle(cmr_resource_ref upstream, cmr_resource_r
   size_t out = 0;
   CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_peak(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_bytes_peak");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -203,8 +258,9 @@ static void bad_bytes_peak_destroyed_handle(cmr_resource_ref upstream, cmr_resou
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_peak(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_bytes_peak");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_peak(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_bytes_peak");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -213,6 +269,7 @@ static void bad_bytes_peak_null_out(cmr_resource_ref upstream, cmr_resource_ref 
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_peak(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_bytes_peak: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -222,6 +279,7 @@ static void bad_bytes_total_null_handle(cmr_resource_ref upstream, cmr_resource_
   size_t out = 0;
   CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_total(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_bytes_total");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -229,8 +287,9 @@ static void bad_bytes_total_destroyed_handle(cmr_resource_ref upstream, cmr_reso
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_total(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_bytes_total");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_total(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_bytes_total");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -239,6 +298,7 @@ static void bad_bytes_total_null_out(cmr_resource_ref upstream, cmr_resource_ref
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_total(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_bytes_total: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -248,6 +308,7 @@ static void bad_allocations_current_null_handle(cmr_resource_ref upstream, cmr_r
   size_t out = 0;
   CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_current(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_current");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -255,8 +316,9 @@ static void bad_allocations_current_destroyed_handle(cmr_resource_ref upstream, 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_current(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_allocations_current");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_current(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_allocations_current");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -265,6 +327,7 @@ static void bad_allocations_current_null_out(cmr_resource_ref upstream, cmr_reso
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_current(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_current: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -274,6 +337,7 @@ static void bad_allocations_peak_null_handle(cmr_resource_ref upstream, cmr_reso
   size_t out = 0;
   CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_peak(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_peak");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -281,8 +345,9 @@ static void bad_allocations_peak_destroyed_handle(cmr_resource_ref upstream, cmr
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_peak(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_allocations_peak");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_peak(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_allocations_peak");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -291,6 +356,7 @@ static void bad_allocations_peak_null_out(cmr_resource_ref upstream, cmr_resourc
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_peak(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_peak: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -300,6 +366,7 @@ static void bad_allocations_total_null_handle(cmr_resource_ref upstream, cmr_res
   size_t out = 0;
   CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_total(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_total");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -307,8 +374,9 @@ static void bad_allocations_total_destroyed_handle(cmr_resource_ref upstream, cm
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_total(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_allocations_total");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_total(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_allocations_total");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -317,6 +385,7 @@ static void bad_allocations_total_null_out(cmr_resource_ref upstream, cmr_resour
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_total(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_total: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -325,14 +394,16 @@ static void bad_push_counters_null_handle(cmr_resource_ref upstream, cmr_resourc
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_statistics_resource_push_counters(NULL), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_push_counters");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
 static void bad_push_counters_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_push_counters(destroyed_handle(upstream)), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_push_counters");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_push_counters(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_push_counters");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -341,14 +412,16 @@ static void bad_pop_counters_null_handle(cmr_resource_ref upstream, cmr_resource
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_statistics_resource_pop_counters(NULL), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_pop_counters");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
 static void bad_pop_counters_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_pop_counters(destroyed_handle(upstream)), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_pop_counters");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_pop_counters(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_pop_counters");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -358,6 +431,7 @@ static void bad_counter_levels_null_handle(cmr_resource_ref upstream, cmr_resour
   size_t out = 0;
   CMR_BATTERY_EXPECT(cmr_statistics_resource_counter_levels(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_counter_levels");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -365,8 +439,9 @@ static void bad_counter_levels_destroyed_handle(cmr_resource_ref upstream, cmr_r
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_counter_levels(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_counter_levels");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_counter_levels(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_counter_levels");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -375,6 +450,7 @@ static void bad_counter_levels_null_out(cmr_resource_ref upstream, cmr_resource_
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_statistics_resource_counter_levels(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_counter_levels: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -384,6 +460,8 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"create.upstream.destroyed_ref", bad_create_upstream_destroyed_ref},
     {"destroy.null_handle", bad_destroy_null_handle},
     {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
+    {"destroy.not_a_handle", bad_destroy_not_a_handle},
+    {"ref.destroyed_handle", bad_ref_destroyed_handle},
     {"ref.null_handle", bad_ref_null_handle},
     {"from_ref.null_out", bad_from_ref_null_out},
     {"from_ref.zeroed_ref", bad_from_ref_zeroed_ref},

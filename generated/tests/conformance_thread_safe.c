@@ -10,16 +10,20 @@ static cmr_status make_upstream(const char *name, cmr_resource_ref *out, size_t 
   if (strcmp(name, "system") == 0) {
     cmr_system_resource *handle;
     cmr_status status = cmr_system_resource_create(&handle);
-    *out = cmr_system_resource_ref(handle);
     *max_alignment = 0;
-    return status;
+  *out = cmr_system_resource_ref(handle);
+  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+  cmr_system_resource_destroy(handle);
+  return status;
   }
   if (strcmp(name, "cuda") == 0) {
     cmr_cuda_resource *handle;
     cmr_status status = cmr_cuda_resource_create(&handle);
-    *out = cmr_cuda_resource_ref(handle);
     *max_alignment = 256;
-    return status;
+  *out = cmr_cuda_resource_ref(handle);
+  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+  cmr_cuda_resource_destroy(handle);
+  return status;
   }
   return CMR_ERROR_INVALID_ARGUMENT;
 }
@@ -29,15 +33,32 @@ static cmr_status make_subject(cmr_resource_ref upstream, cmr_resource_ref *out)
   cmr_thread_safe_resource *handle;
   cmr_status status = cmr_thread_safe_resource_create(upstream, &handle);
   *out = cmr_thread_safe_resource_ref(handle);
+  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+  cmr_thread_safe_resource_destroy(handle);
   return status;
 }
 
 /* ---- bad inputs: every function of cmr_thread_safe_resource refusing what it must ---- */
 
+/* Handles taken by handle_of during one case, each owning a share of its
+ * own (from_ref): destroyed at the end of the case. */
+static cmr_thread_safe_resource *borrowed[8];
+static unsigned borrowed_count;
 
-/* A made-then-destroyed handle: its shell stays poisoned, so it is detected. */
-static cmr_thread_safe_resource *destroyed_handle(cmr_resource_ref upstream) {
-  return (cmr_thread_safe_resource *)cmr_battery_destroyed_subject(upstream).self;
+static void destroy_borrowed(void) {
+  while (borrowed_count > 0) cmr_battery_expect_ok(cmr_thread_safe_resource_destroy(borrowed[--borrowed_count]), "cmr_thread_safe_resource_destroy");
+}
+
+
+
+/* A handle of the subject destroyed already: however many objects are made
+ * since, it stays detected (generation-checked slots), and destroying it
+ * again never drops the share somebody else holds. */
+static cmr_thread_safe_resource *destroyed_handle(cmr_resource_ref subject) {
+  cmr_thread_safe_resource *handle = NULL;
+  cmr_battery_expect_ok(cmr_thread_safe_resource_from_ref(subject, &handle), "cmr_thread_safe_resource_from_ref");
+  cmr_battery_expect_ok(cmr_thread_safe_resource_destroy(handle), "cmr_thread_safe_resource_destroy");
+  return handle;
 }
 
 /* What the resource shows of its state (its getters), to compare before and
@@ -53,6 +74,7 @@ static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subj
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_thread_safe_resource_create(upstream, NULL), CMR_ERROR_NULL_POINTER, "cmr_thread_safe_resource_create: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -63,6 +85,7 @@ static void bad_create_upstream_zeroed_ref(cmr_resource_ref upstream, cmr_resour
   CMR_BATTERY_EXPECT(cmr_thread_safe_resource_create((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_thread_safe_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_thread_safe_resource_create");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -73,22 +96,43 @@ static void bad_create_upstream_destroyed_ref(cmr_resource_ref upstream, cmr_res
   CMR_BATTERY_EXPECT(cmr_thread_safe_resource_create(cmr_battery_destroyed_ref(), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_thread_safe_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_thread_safe_resource_create");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
 static void bad_destroy_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_thread_safe_resource_destroy(NULL), CMR_ERROR_NULL_POINTER, "cmr_thread_safe_resource_destroy");
+  cmr_battery_expect_ok(cmr_thread_safe_resource_destroy(NULL), "cmr_thread_safe_resource_destroy(NULL), a no-op");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
 static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_thread_safe_resource_destroy(destroyed_handle(upstream)), CMR_ERROR_DESTROYED_HANDLE, "cmr_thread_safe_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_thread_safe_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE, "cmr_thread_safe_resource_destroy");
   observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_thread_safe_resource_destroy((cmr_thread_safe_resource *)(void *)cmr_battery_marker), CMR_ERROR_DESTROYED_HANDLE, "cmr_thread_safe_resource_destroy");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_ref_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_thread_safe_resource_ref(destroyed_handle(subject))), CMR_ERROR_DESTROYED_HANDLE, "cmr_ref_validate");
+  observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -97,6 +141,7 @@ static void bad_ref_null_handle(cmr_resource_ref upstream, cmr_resource_ref subj
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_thread_safe_resource_ref(NULL)), CMR_ERROR_INVALID_REF, "cmr_ref_validate");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -105,6 +150,7 @@ static void bad_from_ref_null_out(cmr_resource_ref upstream, cmr_resource_ref su
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_thread_safe_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER, "cmr_thread_safe_resource_from_ref: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -115,6 +161,7 @@ static void bad_from_ref_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref 
   CMR_BATTERY_EXPECT(cmr_thread_safe_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_thread_safe_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_thread_safe_resource_from_ref");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -125,6 +172,7 @@ static void bad_from_ref_destroyed_ref(cmr_resource_ref upstream, cmr_resource_r
   CMR_BATTERY_EXPECT(cmr_thread_safe_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_thread_safe_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_thread_safe_resource_from_ref");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -135,6 +183,7 @@ static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref 
   CMR_BATTERY_EXPECT(cmr_thread_safe_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_thread_safe_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_thread_safe_resource_from_ref");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -144,6 +193,8 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"create.upstream.destroyed_ref", bad_create_upstream_destroyed_ref},
     {"destroy.null_handle", bad_destroy_null_handle},
     {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
+    {"destroy.not_a_handle", bad_destroy_not_a_handle},
+    {"ref.destroyed_handle", bad_ref_destroyed_handle},
     {"ref.null_handle", bad_ref_null_handle},
     {"from_ref.null_out", bad_from_ref_null_out},
     {"from_ref.zeroed_ref", bad_from_ref_zeroed_ref},

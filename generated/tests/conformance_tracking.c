@@ -10,16 +10,20 @@ static cmr_status make_upstream(const char *name, cmr_resource_ref *out, size_t 
   if (strcmp(name, "system") == 0) {
     cmr_system_resource *handle;
     cmr_status status = cmr_system_resource_create(&handle);
-    *out = cmr_system_resource_ref(handle);
     *max_alignment = 0;
-    return status;
+  *out = cmr_system_resource_ref(handle);
+  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+  cmr_system_resource_destroy(handle);
+  return status;
   }
   if (strcmp(name, "cuda") == 0) {
     cmr_cuda_resource *handle;
     cmr_status status = cmr_cuda_resource_create(&handle);
-    *out = cmr_cuda_resource_ref(handle);
     *max_alignment = 256;
-    return status;
+  *out = cmr_cuda_resource_ref(handle);
+  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+  cmr_cuda_resource_destroy(handle);
+  return status;
   }
   return CMR_ERROR_INVALID_ARGUMENT;
 }
@@ -29,20 +33,39 @@ static cmr_status make_subject(cmr_resource_ref upstream, cmr_resource_ref *out)
   cmr_tracking_resource *handle;
   cmr_status status = cmr_tracking_resource_create(upstream, false, &handle);
   *out = cmr_tracking_resource_ref(handle);
+  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+  cmr_tracking_resource_destroy(handle);
   return status;
 }
 
 /* ---- bad inputs: every function of cmr_tracking_resource refusing what it must ---- */
 
+/* Handles taken by handle_of during one case, each owning a share of its
+ * own (from_ref): destroyed at the end of the case. */
+static cmr_tracking_resource *borrowed[8];
+static unsigned borrowed_count;
+
+static void destroy_borrowed(void) {
+  while (borrowed_count > 0) cmr_battery_expect_ok(cmr_tracking_resource_destroy(borrowed[--borrowed_count]), "cmr_tracking_resource_destroy");
+}
+
 static cmr_tracking_resource *handle_of(cmr_resource_ref ref) {
   cmr_tracking_resource *handle = NULL;
   cmr_battery_expect_ok(cmr_tracking_resource_from_ref(ref, &handle), "cmr_tracking_resource_from_ref");
+  if (borrowed_count == sizeof borrowed / sizeof *borrowed) destroy_borrowed();
+  borrowed[borrowed_count++] = handle;
   return handle;
 }
 
-/* A made-then-destroyed handle: its shell stays poisoned, so it is detected. */
-static cmr_tracking_resource *destroyed_handle(cmr_resource_ref upstream) {
-  return (cmr_tracking_resource *)cmr_battery_destroyed_subject(upstream).self;
+
+/* A handle of the subject destroyed already: however many objects are made
+ * since, it stays detected (generation-checked slots), and destroying it
+ * again never drops the share somebody else holds. */
+static cmr_tracking_resource *destroyed_handle(cmr_resource_ref subject) {
+  cmr_tracking_resource *handle = NULL;
+  cmr_battery_expect_ok(cmr_tracking_resource_from_ref(subject, &handle), "cmr_tracking_resource_from_ref");
+  cmr_battery_expect_ok(cmr_tracking_resource_destroy(handle), "cmr_tracking_resource_destroy");
+  return handle;
 }
 
 /* What the resource shows of its state (its getters), to compare before and
@@ -64,6 +87,7 @@ static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subj
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_tracking_resource_create(upstream, false, NULL), CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_create: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -74,6 +98,7 @@ static void bad_create_upstream_zeroed_ref(cmr_resource_ref upstream, cmr_resour
   CMR_BATTERY_EXPECT(cmr_tracking_resource_create((cmr_resource_ref){0}, false, &out), CMR_ERROR_INVALID_REF, "cmr_tracking_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_tracking_resource_create");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -84,22 +109,43 @@ static void bad_create_upstream_destroyed_ref(cmr_resource_ref upstream, cmr_res
   CMR_BATTERY_EXPECT(cmr_tracking_resource_create(cmr_battery_destroyed_ref(), false, &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_tracking_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_tracking_resource_create");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
 static void bad_destroy_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_tracking_resource_destroy(NULL), CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_destroy");
+  cmr_battery_expect_ok(cmr_tracking_resource_destroy(NULL), "cmr_tracking_resource_destroy(NULL), a no-op");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
 static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_tracking_resource_destroy(destroyed_handle(upstream)), CMR_ERROR_DESTROYED_HANDLE, "cmr_tracking_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE, "cmr_tracking_resource_destroy");
   observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_destroy((cmr_tracking_resource *)(void *)cmr_battery_marker), CMR_ERROR_DESTROYED_HANDLE, "cmr_tracking_resource_destroy");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_ref_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_tracking_resource_ref(destroyed_handle(subject))), CMR_ERROR_DESTROYED_HANDLE, "cmr_ref_validate");
+  observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -108,6 +154,7 @@ static void bad_ref_null_handle(cmr_resource_ref upstream, cmr_resource_ref subj
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_tracking_resource_ref(NULL)), CMR_ERROR_INVALID_REF, "cmr_ref_validate");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -116,6 +163,7 @@ static void bad_from_ref_null_out(cmr_resource_ref upstream, cmr_resource_ref su
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_tracking_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_from_ref: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -126,6 +174,7 @@ static void bad_from_ref_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref 
   CMR_BATTERY_EXPECT(cmr_tracking_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_tracking_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_tracking_resource_from_ref");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -136,6 +185,7 @@ static void bad_from_ref_destroyed_ref(cmr_resource_ref upstream, cmr_resource_r
   CMR_BATTERY_EXPECT(cmr_tracking_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_tracking_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_tracking_resource_from_ref");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -146,6 +196,7 @@ static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref 
   CMR_BATTERY_EXPECT(cmr_tracking_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_tracking_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_tracking_resource_from_ref");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -155,6 +206,7 @@ static void bad_allocated_bytes_null_handle(cmr_resource_ref upstream, cmr_resou
   size_t out = 0;
   CMR_BATTERY_EXPECT(cmr_tracking_resource_allocated_bytes(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_allocated_bytes");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -162,8 +214,9 @@ static void bad_allocated_bytes_destroyed_handle(cmr_resource_ref upstream, cmr_
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_tracking_resource_allocated_bytes(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_tracking_resource_allocated_bytes");
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_allocated_bytes(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_tracking_resource_allocated_bytes");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -172,6 +225,7 @@ static void bad_allocated_bytes_null_out(cmr_resource_ref upstream, cmr_resource
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_tracking_resource_allocated_bytes(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_allocated_bytes: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -181,6 +235,7 @@ static void bad_outstanding_count_null_handle(cmr_resource_ref upstream, cmr_res
   size_t out = 0;
   CMR_BATTERY_EXPECT(cmr_tracking_resource_outstanding_count(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_outstanding_count");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -188,8 +243,9 @@ static void bad_outstanding_count_destroyed_handle(cmr_resource_ref upstream, cm
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_tracking_resource_outstanding_count(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_tracking_resource_outstanding_count");
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_outstanding_count(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_tracking_resource_outstanding_count");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -198,6 +254,7 @@ static void bad_outstanding_count_null_out(cmr_resource_ref upstream, cmr_resour
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_tracking_resource_outstanding_count(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_outstanding_count: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -207,6 +264,7 @@ static void bad_outstanding_report_null_handle(cmr_resource_ref upstream, cmr_re
   const char * out = 0;
   CMR_BATTERY_EXPECT(cmr_tracking_resource_outstanding_report(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_outstanding_report");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -214,8 +272,9 @@ static void bad_outstanding_report_destroyed_handle(cmr_resource_ref upstream, c
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   const char * out = 0;
-  CMR_BATTERY_EXPECT(cmr_tracking_resource_outstanding_report(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_tracking_resource_outstanding_report");
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_outstanding_report(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_tracking_resource_outstanding_report");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -224,6 +283,7 @@ static void bad_outstanding_report_null_out(cmr_resource_ref upstream, cmr_resou
   observe(subject, before);
   CMR_BATTERY_EXPECT(cmr_tracking_resource_outstanding_report(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_outstanding_report: out");
   observe(subject, after);
+  destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
@@ -233,6 +293,8 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"create.upstream.destroyed_ref", bad_create_upstream_destroyed_ref},
     {"destroy.null_handle", bad_destroy_null_handle},
     {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
+    {"destroy.not_a_handle", bad_destroy_not_a_handle},
+    {"ref.destroyed_handle", bad_ref_destroyed_handle},
     {"ref.null_handle", bad_ref_null_handle},
     {"from_ref.null_out", bad_from_ref_null_out},
     {"from_ref.zeroed_ref", bad_from_ref_zeroed_ref},

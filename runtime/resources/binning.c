@@ -135,8 +135,11 @@ static cmr_status cmr_binning_make_fixed_size(cmr_binning_impl *impl, size_t pos
   if (status != CMR_SUCCESS) return cmr_error_context(status, "binning: making a bin of %zu bytes", size);
   /* The creator's share of the new bin is the one the bin table holds. */
   status = cmr_binning_insert(impl, position, size, cmr_fixed_size_resource_ref(handle));
-  if (status != CMR_SUCCESS) cmr_fixed_size_resource_destroy(handle);
-  return status;
+  if (status != CMR_SUCCESS) {
+    cmr_fixed_size_resource_destroy(handle);
+    return status;
+  }
+  return cmr_handle_hand_over(handle, "binning: a bin");
 }
 
 static cmr_status cmr_binning_add_fixed_size(cmr_binning_impl *impl, size_t size) {
@@ -153,14 +156,16 @@ static cmr_status cmr_binning_put(cmr_binning_impl *impl, size_t size, cmr_resou
   bool replacing = position < impl->bin_count && route->size == size;
   cmr_status status = cmr_binning_check_idle(impl, route, size, replacing);
   if (status != CMR_SUCCESS) return status;
+  /* Held before the old one is dropped: it may be the same resource. */
+  status = cmr_ref_hold(resource, "binning: add_bin_resource");
+  if (status != CMR_SUCCESS) return status;
   if (replacing) {
-    cmr_ref_hold(resource); /* before the drop: it may be the same resource */
     cmr_ref_drop(route->resource);
     route->resource = resource;
     return CMR_SUCCESS;
   }
   status = cmr_binning_insert(impl, position, size, resource);
-  if (status == CMR_SUCCESS) cmr_ref_hold(resource);
+  if (status != CMR_SUCCESS) cmr_ref_drop(resource);
   return status;
 }
 

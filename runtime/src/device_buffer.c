@@ -6,16 +6,17 @@
 #include "backend.h"
 #include "internal.h"
 
-struct cmr_device_buffer {
-  cmr_object object; /* first: a destroyed buffer is reported as such */
+/* What a cmr_device_buffer handle (an object token) names. */
+typedef struct cmr_buffer {
+  cmr_object object; /* first: the counted-object header */
   cmr_resource_ref mr;
   cmr_stream stream;
   void *data; /* NULL when the capacity is 0 */
   size_t size;
   size_t capacity;
-};
+} cmr_buffer;
 
-static cmr_status cmr_buffer_free_memory(cmr_device_buffer *buffer) {
+static cmr_status cmr_buffer_free_memory(cmr_buffer *buffer) {
   cmr_status status = cmr_deallocate(buffer->mr, buffer->data, buffer->capacity, buffer->stream);
   buffer->data = NULL;
   buffer->size = 0;
@@ -24,15 +25,18 @@ static cmr_status cmr_buffer_free_memory(cmr_device_buffer *buffer) {
 }
 
 static void cmr_buffer_finalize(cmr_object *object) {
-  cmr_device_buffer *buffer = (cmr_device_buffer *)object;
+  cmr_buffer *buffer = (cmr_buffer *)object;
   cmr_buffer_free_memory(buffer); /* a no-op after destroy freed it */
   cmr_ref_drop(buffer->mr);
+  free(buffer);
 }
+
+static const cmr_object_type cmr_buffer_type = {"device_buffer", cmr_buffer_finalize};
 
 /* Moves the contents into a new allocation of `capacity` bytes on `stream`
  * (which becomes the buffer's), keeping min(size, capacity) bytes. On failure
  * the buffer is as it was. */
-static cmr_status cmr_buffer_reallocate(cmr_device_buffer *buffer, size_t capacity,
+static cmr_status cmr_buffer_reallocate(cmr_buffer *buffer, size_t capacity,
                                         cmr_stream stream) {
   void *data = NULL;
   cmr_status status = cmr_allocate(buffer->mr, capacity, stream, &data);
@@ -56,8 +60,8 @@ static cmr_status cmr_buffer_reallocate(cmr_device_buffer *buffer, size_t capaci
   return status;
 }
 
-static cmr_status cmr_buffer_check(const cmr_device_buffer *buffer, const char *what) {
-  return cmr_object_check(buffer == NULL ? NULL : &buffer->object, what);
+static cmr_status cmr_buffer_resolve(const cmr_device_buffer *handle, const char *what, cmr_buffer **out) {
+  return cmr_object_resolve(handle, &cmr_buffer_type, what, (cmr_object **)out);
 }
 
 /* ---- lifetime ------------------------------------------------------------------ */
@@ -73,7 +77,7 @@ cmr_status cmr_device_buffer_create(size_t size, cmr_stream stream, cmr_resource
   if (status != CMR_SUCCESS) {
     return status;
   }
-  cmr_device_buffer *buffer = calloc(1, sizeof *buffer);
+  cmr_buffer *buffer = calloc(1, sizeof *buffer);
   if (buffer == NULL) {
     return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: no host memory for the buffer object", what);
   }
@@ -82,13 +86,23 @@ cmr_status cmr_device_buffer_create(size_t size, cmr_stream stream, cmr_resource
     free(buffer);
     return cmr_error_context(status, "%s(%zu bytes)", what, size);
   }
-  cmr_ref_hold(mr);
+  status = cmr_ref_hold(mr, what);
+  if (status != CMR_SUCCESS) {
+    cmr_deallocate(mr, buffer->data, size, stream);
+    free(buffer);
+    return status;
+  }
   buffer->mr = mr;
   buffer->stream = stream;
   buffer->size = size;
   buffer->capacity = size;
-  cmr_object_init(&buffer->object, cmr_buffer_finalize);
-  *out = buffer;
+  void *token;
+  status = cmr_object_register(&buffer->object, &cmr_buffer_type, what, &token);
+  if (status != CMR_SUCCESS) {
+    cmr_buffer_finalize(&buffer->object);
+    return status;
+  }
+  *out = token;
   return CMR_SUCCESS;
 }
 
@@ -109,30 +123,38 @@ cmr_status cmr_device_buffer_create_copy(const void *source, size_t size, cmr_st
   }
   status = cmr_device_buffer_copy_from(buffer, source, size);
   if (status != CMR_SUCCESS) {
-    cmr_object_release(&buffer->object);
+    cmr_device_buffer_destroy(buffer);
     return cmr_error_context(status, "%s", what);
   }
   *out = buffer;
   return CMR_SUCCESS;
 }
 
-cmr_status cmr_device_buffer_destroy(cmr_device_buffer *buffer) {
+cmr_status cmr_device_buffer_destroy(cmr_device_buffer *handle) {
   static const char what[] = "cmr_device_buffer_destroy";
-  cmr_status status = cmr_buffer_check(buffer, what);
+  if (handle == NULL) {
+    return CMR_SUCCESS;
+  }
+  cmr_buffer *buffer;
+  cmr_status status = cmr_buffer_resolve(handle, what, &buffer);
   if (status != CMR_SUCCESS) {
     return status;
   }
   /* Freed here rather than in finalize so that a failure is reported. */
   status = cmr_buffer_free_memory(buffer);
-  cmr_object_release(&buffer->object);
+  cmr_status released = cmr_object_release(handle, what);
+  if (released != CMR_SUCCESS) {
+    return released; /* a destroy racing with this one won */
+  }
   return status == CMR_SUCCESS ? status : cmr_error_context(status, "%s", what);
 }
 
 /* ---- size and capacity ------------------------------------------------------------- */
 
-cmr_status cmr_device_buffer_resize(cmr_device_buffer *buffer, size_t new_size, cmr_stream stream) {
+cmr_status cmr_device_buffer_resize(cmr_device_buffer *handle, size_t new_size, cmr_stream stream) {
   static const char what[] = "cmr_device_buffer_resize";
-  cmr_status status = cmr_buffer_check(buffer, what);
+  cmr_buffer *buffer;
+  cmr_status status = cmr_buffer_resolve(handle, what, &buffer);
   if (status != CMR_SUCCESS) {
     return status;
   }
@@ -147,10 +169,11 @@ cmr_status cmr_device_buffer_resize(cmr_device_buffer *buffer, size_t new_size, 
   return CMR_SUCCESS;
 }
 
-cmr_status cmr_device_buffer_reserve(cmr_device_buffer *buffer, size_t new_capacity,
+cmr_status cmr_device_buffer_reserve(cmr_device_buffer *handle, size_t new_capacity,
                                      cmr_stream stream) {
   static const char what[] = "cmr_device_buffer_reserve";
-  cmr_status status = cmr_buffer_check(buffer, what);
+  cmr_buffer *buffer;
+  cmr_status status = cmr_buffer_resolve(handle, what, &buffer);
   if (status != CMR_SUCCESS) {
     return status;
   }
@@ -164,9 +187,10 @@ cmr_status cmr_device_buffer_reserve(cmr_device_buffer *buffer, size_t new_capac
   return CMR_SUCCESS;
 }
 
-cmr_status cmr_device_buffer_shrink_to_fit(cmr_device_buffer *buffer, cmr_stream stream) {
+cmr_status cmr_device_buffer_shrink_to_fit(cmr_device_buffer *handle, cmr_stream stream) {
   static const char what[] = "cmr_device_buffer_shrink_to_fit";
-  cmr_status status = cmr_buffer_check(buffer, what);
+  cmr_buffer *buffer;
+  cmr_status status = cmr_buffer_resolve(handle, what, &buffer);
   if (status != CMR_SUCCESS) {
     return status;
   }
@@ -180,8 +204,9 @@ cmr_status cmr_device_buffer_shrink_to_fit(cmr_device_buffer *buffer, cmr_stream
   return CMR_SUCCESS;
 }
 
-cmr_status cmr_device_buffer_set_stream(cmr_device_buffer *buffer, cmr_stream stream) {
-  cmr_status status = cmr_buffer_check(buffer, "cmr_device_buffer_set_stream");
+cmr_status cmr_device_buffer_set_stream(cmr_device_buffer *handle, cmr_stream stream) {
+  cmr_buffer *buffer;
+  cmr_status status = cmr_buffer_resolve(handle, "cmr_device_buffer_set_stream", &buffer);
   if (status == CMR_SUCCESS) {
     buffer->stream = stream;
   }
@@ -191,48 +216,54 @@ cmr_status cmr_device_buffer_set_stream(cmr_device_buffer *buffer, cmr_stream st
 /* ---- accessors ---------------------------------------------------------------------- */
 
 /* Checks an accessor's buffer and out-parameter. */
-static cmr_status cmr_buffer_check_get(const cmr_device_buffer *buffer, const void *out,
-                                       const char *what) {
+static cmr_status cmr_buffer_check_get(const cmr_device_buffer *handle, const void *out,
+                                       const char *what, cmr_buffer **buffer) {
+  *buffer = NULL;
   if (out == NULL) {
     return cmr_error(CMR_ERROR_NULL_POINTER, "%s: out is NULL", what);
   }
-  return cmr_buffer_check(buffer, what);
+  return cmr_buffer_resolve(handle, what, buffer);
 }
 
-cmr_status cmr_device_buffer_data(const cmr_device_buffer *buffer, void **out) {
-  cmr_status status = cmr_buffer_check_get(buffer, out, "cmr_device_buffer_data");
+cmr_status cmr_device_buffer_data(const cmr_device_buffer *handle, void **out) {
+  cmr_buffer *buffer;
+  cmr_status status = cmr_buffer_check_get(handle, out, "cmr_device_buffer_data", &buffer);
   if (out != NULL) {
     *out = status == CMR_SUCCESS ? buffer->data : NULL;
   }
   return status;
 }
 
-cmr_status cmr_device_buffer_size(const cmr_device_buffer *buffer, size_t *out) {
-  cmr_status status = cmr_buffer_check_get(buffer, out, "cmr_device_buffer_size");
+cmr_status cmr_device_buffer_size(const cmr_device_buffer *handle, size_t *out) {
+  cmr_buffer *buffer;
+  cmr_status status = cmr_buffer_check_get(handle, out, "cmr_device_buffer_size", &buffer);
   if (out != NULL) {
     *out = status == CMR_SUCCESS ? buffer->size : 0;
   }
   return status;
 }
 
-cmr_status cmr_device_buffer_capacity(const cmr_device_buffer *buffer, size_t *out) {
-  cmr_status status = cmr_buffer_check_get(buffer, out, "cmr_device_buffer_capacity");
+cmr_status cmr_device_buffer_capacity(const cmr_device_buffer *handle, size_t *out) {
+  cmr_buffer *buffer;
+  cmr_status status = cmr_buffer_check_get(handle, out, "cmr_device_buffer_capacity", &buffer);
   if (out != NULL) {
     *out = status == CMR_SUCCESS ? buffer->capacity : 0;
   }
   return status;
 }
 
-cmr_status cmr_device_buffer_stream(const cmr_device_buffer *buffer, cmr_stream *out) {
-  cmr_status status = cmr_buffer_check_get(buffer, out, "cmr_device_buffer_stream");
+cmr_status cmr_device_buffer_stream(const cmr_device_buffer *handle, cmr_stream *out) {
+  cmr_buffer *buffer;
+  cmr_status status = cmr_buffer_check_get(handle, out, "cmr_device_buffer_stream", &buffer);
   if (out != NULL) {
     *out = status == CMR_SUCCESS ? buffer->stream : CMR_DEFAULT_STREAM;
   }
   return status;
 }
 
-cmr_status cmr_device_buffer_resource(const cmr_device_buffer *buffer, cmr_resource_ref *out) {
-  cmr_status status = cmr_buffer_check_get(buffer, out, "cmr_device_buffer_resource");
+cmr_status cmr_device_buffer_resource(const cmr_device_buffer *handle, cmr_resource_ref *out) {
+  cmr_buffer *buffer;
+  cmr_status status = cmr_buffer_check_get(handle, out, "cmr_device_buffer_resource", &buffer);
   if (out != NULL) {
     *out = status == CMR_SUCCESS ? buffer->mr : (cmr_resource_ref){0};
   }
@@ -242,9 +273,12 @@ cmr_status cmr_device_buffer_resource(const cmr_device_buffer *buffer, cmr_resou
 /* ---- copies --------------------------------------------------------------------------- */
 
 /* Checks a copy of `bytes` to or from the start of the buffer. */
-static cmr_status cmr_buffer_check_copy(const cmr_device_buffer *buffer, const void *other,
-                                        const char *other_name, size_t bytes, const char *what) {
-  cmr_status status = cmr_buffer_check(buffer, what);
+static cmr_status cmr_buffer_check_copy(const cmr_device_buffer *handle, const void *other,
+                                        const char *other_name, size_t bytes, const char *what,
+                                        cmr_buffer **out) {
+  cmr_buffer *buffer;
+  cmr_status status = cmr_buffer_resolve(handle, what, &buffer);
+  *out = buffer;
   if (status != CMR_SUCCESS) {
     return status;
   }
@@ -259,10 +293,11 @@ static cmr_status cmr_buffer_check_copy(const cmr_device_buffer *buffer, const v
   return CMR_SUCCESS;
 }
 
-cmr_status cmr_device_buffer_copy_to_host(const cmr_device_buffer *buffer, void *destination,
+cmr_status cmr_device_buffer_copy_to_host(const cmr_device_buffer *handle, void *destination,
                                           size_t bytes) {
   static const char what[] = "cmr_device_buffer_copy_to_host";
-  cmr_status status = cmr_buffer_check_copy(buffer, destination, "destination", bytes, what);
+  cmr_buffer *buffer;
+  cmr_status status = cmr_buffer_check_copy(handle, destination, "destination", bytes, what, &buffer);
   if (status != CMR_SUCCESS || bytes == 0) {
     return status;
   }
@@ -273,9 +308,10 @@ cmr_status cmr_device_buffer_copy_to_host(const cmr_device_buffer *buffer, void 
   return status == CMR_SUCCESS ? status : cmr_error_context(status, "%s", what);
 }
 
-cmr_status cmr_device_buffer_copy_from(cmr_device_buffer *buffer, const void *source, size_t bytes) {
+cmr_status cmr_device_buffer_copy_from(cmr_device_buffer *handle, const void *source, size_t bytes) {
   static const char what[] = "cmr_device_buffer_copy_from";
-  cmr_status status = cmr_buffer_check_copy(buffer, source, "source", bytes, what);
+  cmr_buffer *buffer;
+  cmr_status status = cmr_buffer_check_copy(handle, source, "source", bytes, what, &buffer);
   if (status != CMR_SUCCESS || bytes == 0) {
     return status;
   }
@@ -285,9 +321,10 @@ cmr_status cmr_device_buffer_copy_from(cmr_device_buffer *buffer, const void *so
 
 /* ---- prefetching ---------------------------------------------------------------------- */
 
-cmr_status cmr_device_buffer_prefetch(const cmr_device_buffer *buffer, int device, cmr_stream stream) {
+cmr_status cmr_device_buffer_prefetch(const cmr_device_buffer *handle, int device, cmr_stream stream) {
   static const char what[] = "cmr_device_buffer_prefetch";
-  cmr_status status = cmr_buffer_check(buffer, what);
+  cmr_buffer *buffer;
+  cmr_status status = cmr_buffer_resolve(handle, what, &buffer);
   int count = 0;
   if (status == CMR_SUCCESS) status = cmr_backend_device_count(&count);
   if (status == CMR_SUCCESS && device < 0) status = cmr_backend_get_device(&device);

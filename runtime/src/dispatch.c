@@ -27,7 +27,14 @@ cmr_status cmr_ref_check(cmr_resource_ref ref, const char *what) {
       return cmr_error(CMR_ERROR_INVALID_REF, "%s: the ref to resource %s has a NULL handle", what,
                        cmr_type_name_of(ref));
     }
-    cmr_status status = cmr_object_check(ref.self, what);
+    if ((uint64_t)(uintptr_t)ref.self & CMR_TOKEN_HANDLE_BIT) {
+      /* What a ref constructor gives for a destroyed handle: its token. */
+      return cmr_error(CMR_ERROR_DESTROYED_HANDLE,
+                       "%s: the ref to resource %s was made from handle %p, already destroyed", what,
+                       cmr_type_name_of(ref), ref.self);
+    }
+    cmr_object *object;
+    cmr_status status = cmr_object_resolve(ref.self, NULL, what, &object);
     if (status != CMR_SUCCESS) {
       return status;
     }
@@ -40,17 +47,24 @@ cmr_status cmr_ref_check(cmr_resource_ref ref, const char *what) {
 }
 
 unsigned cmr_ref_properties_of(cmr_resource_ref ref) {
-  return ref.ops->properties != NULL ? ref.ops->properties(ref.self) : 0u;
+  void *self = cmr_ref_self(ref);
+  return ref.ops->properties != NULL && self != NULL ? ref.ops->properties(self) : 0u;
 }
 
-void cmr_ref_hold(cmr_resource_ref ref) {
+cmr_status cmr_ref_hold(cmr_resource_ref ref, const char *what) {
+  if (ref.ops->flags & CMR_OPS_FLAG_COUNTED) {
+    return cmr_object_retain(ref.self, what);
+  }
   if (ref.ops->retain != NULL) {
     ref.ops->retain(ref.self);
   }
+  return CMR_SUCCESS;
 }
 
 void cmr_ref_drop(cmr_resource_ref ref) {
-  if (ref.ops->release != NULL) {
+  if (ref.ops->flags & CMR_OPS_FLAG_COUNTED) {
+    (void)cmr_object_release(ref.self, "cmr_ref_drop");
+  } else if (ref.ops->release != NULL) {
     ref.ops->release(ref.self);
   }
 }
@@ -59,7 +73,8 @@ bool cmr_ref_same(cmr_resource_ref a, cmr_resource_ref b) {
   if (a.self == b.self && a.ops == b.ops) {
     return true;
   }
-  return a.ops->is_equal != NULL && a.ops->is_equal(a.self, b);
+  void *self = cmr_ref_self(a);
+  return a.ops->is_equal != NULL && self != NULL && a.ops->is_equal(self, b);
 }
 
 /* ---- argument checks ---------------------------------------------------------- */
@@ -95,8 +110,8 @@ static cmr_status cmr_check_rounding(size_t bytes, size_t alignment, const char 
 /* The checks shared by every allocate: ref, alignment, size. *alignment is
  * replaced by the effective one. */
 static CMR_HOT_INLINE cmr_status cmr_check_allocate(cmr_resource_ref ref, size_t bytes, size_t *alignment,
-                                     const char *what) {
-  cmr_status status = cmr_ref_usable(ref) ? CMR_SUCCESS : cmr_ref_check(ref, what);
+                                     const char *what, void **self) {
+  cmr_status status = cmr_ref_target(ref, self) ? CMR_SUCCESS : cmr_ref_check(ref, what);
   if (status == CMR_SUCCESS) {
     status = cmr_effective_alignment(*alignment, what, alignment);
   }
@@ -108,9 +123,9 @@ static CMR_HOT_INLINE cmr_status cmr_check_allocate(cmr_resource_ref ref, size_t
 
 /* The same for deallocate; *skip is set when there is nothing to free. */
 static CMR_HOT_INLINE cmr_status cmr_check_deallocate(cmr_resource_ref ref, const void *ptr, size_t bytes,
-                                       size_t *alignment, const char *what, bool *skip) {
+                                       size_t *alignment, const char *what, bool *skip, void **self) {
   *skip = false;
-  cmr_status status = cmr_ref_usable(ref) ? CMR_SUCCESS : cmr_ref_check(ref, what);
+  cmr_status status = cmr_ref_target(ref, self) ? CMR_SUCCESS : cmr_ref_check(ref, what);
   if (status == CMR_SUCCESS) {
     status = cmr_effective_alignment(*alignment, what, alignment);
   }
@@ -143,12 +158,12 @@ static size_t cmr_alignment_of(const void *ptr) {
   return (size_t)(address & (~address + 1));
 }
 
-typedef cmr_status (*cmr_give_back_fn)(cmr_resource_ref ref, void *ptr, size_t bytes,
+typedef cmr_status (*cmr_give_back_fn)(cmr_resource_ref ref, void *self, void *ptr, size_t bytes,
                                        size_t alignment, cmr_stream stream);
 
 /* What every allocate checks in what a resource returned: a pointer for
  * bytes > 0, aligned as asked. A misaligned one is given back. */
-static cmr_status cmr_check_returned(cmr_resource_ref ref, void **out, size_t bytes,
+static cmr_status cmr_check_returned(cmr_resource_ref ref, void *self, void **out, size_t bytes,
                                      size_t alignment, cmr_stream stream, const char *what,
                                      cmr_give_back_fn give_back) {
   void *ptr = *out;
@@ -158,7 +173,7 @@ static cmr_status cmr_check_returned(cmr_resource_ref ref, void **out, size_t by
   }
   if (((uintptr_t)ptr & (alignment - 1)) != 0) {
     *out = NULL;
-    give_back(ref, ptr, bytes, alignment, stream);
+    give_back(ref, self, ptr, bytes, alignment, stream);
     return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
                      "%s: resource %s returned a pointer aligned to only %zu bytes (alignment %zu "
                      "requested)",
@@ -169,9 +184,9 @@ static cmr_status cmr_check_returned(cmr_resource_ref ref, void **out, size_t by
 
 /* ---- stream-ordered pair ----------------------------------------------------------- */
 
-static cmr_status cmr_give_back_async(cmr_resource_ref ref, void *ptr, size_t bytes,
+static cmr_status cmr_give_back_async(cmr_resource_ref ref, void *self, void *ptr, size_t bytes,
                                       size_t alignment, cmr_stream stream) {
-  return ref.ops->deallocate(ref.self, ptr, bytes, alignment, stream);
+  return ref.ops->deallocate(self, ptr, bytes, alignment, stream);
 }
 
 static CMR_HOT_INLINE cmr_status cmr_allocate_as(const char *what, cmr_resource_ref ref, size_t bytes,
@@ -180,28 +195,30 @@ static CMR_HOT_INLINE cmr_status cmr_allocate_as(const char *what, cmr_resource_
     return cmr_error(CMR_ERROR_NULL_POINTER, "%s: out is NULL", what);
   }
   *out = NULL;
-  cmr_status status = cmr_check_allocate(ref, bytes, &alignment, what);
+  void *self;
+  cmr_status status = cmr_check_allocate(ref, bytes, &alignment, what, &self);
   if (status != CMR_SUCCESS || bytes == 0) {
     return status;
   }
   unsigned long serial = cmr_error_serial();
-  status = ref.ops->allocate(ref.self, bytes, alignment, stream, out);
+  status = ref.ops->allocate(self, bytes, alignment, stream, out);
   if (status != CMR_SUCCESS) {
     *out = NULL;
     return cmr_resource_failed(status, serial, ref, what, bytes);
   }
-  return cmr_check_returned(ref, out, bytes, alignment, stream, what, cmr_give_back_async);
+  return cmr_check_returned(ref, self, out, bytes, alignment, stream, what, cmr_give_back_async);
 }
 
 static CMR_HOT_INLINE cmr_status cmr_deallocate_as(const char *what, cmr_resource_ref ref, void *ptr,
                                     size_t bytes, size_t alignment, cmr_stream stream) {
   bool skip;
-  cmr_status status = cmr_check_deallocate(ref, ptr, bytes, &alignment, what, &skip);
+  void *self;
+  cmr_status status = cmr_check_deallocate(ref, ptr, bytes, &alignment, what, &skip, &self);
   if (status != CMR_SUCCESS || skip) {
     return status;
   }
   unsigned long serial = cmr_error_serial();
-  status = ref.ops->deallocate(ref.self, ptr, bytes, alignment, stream);
+  status = ref.ops->deallocate(self, ptr, bytes, alignment, stream);
   if (status != CMR_SUCCESS) {
     return cmr_resource_failed(status, serial, ref, what, bytes);
   }
@@ -229,37 +246,37 @@ cmr_status cmr_deallocate_aligned(cmr_resource_ref ref, void *ptr, size_t bytes,
 /* ---- synchronous pair ---------------------------------------------------------------- */
 
 /* deallocate_sync, or deallocate on the default stream and wait for it. */
-static cmr_status cmr_call_deallocate_sync(cmr_resource_ref ref, void *ptr, size_t bytes,
+static cmr_status cmr_call_deallocate_sync(cmr_resource_ref ref, void *self, void *ptr, size_t bytes,
                                            size_t alignment) {
   if (ref.ops->deallocate_sync != NULL) {
-    return ref.ops->deallocate_sync(ref.self, ptr, bytes, alignment);
+    return ref.ops->deallocate_sync(self, ptr, bytes, alignment);
   }
-  cmr_status status = ref.ops->deallocate(ref.self, ptr, bytes, alignment, CMR_DEFAULT_STREAM);
+  cmr_status status = ref.ops->deallocate(self, ptr, bytes, alignment, CMR_DEFAULT_STREAM);
   if (status != CMR_SUCCESS) {
     return status;
   }
   return cmr_backend_stream_synchronize(CMR_DEFAULT_STREAM);
 }
 
-static cmr_status cmr_give_back_sync(cmr_resource_ref ref, void *ptr, size_t bytes,
+static cmr_status cmr_give_back_sync(cmr_resource_ref ref, void *self, void *ptr, size_t bytes,
                                      size_t alignment, cmr_stream stream) {
   (void)stream;
-  return cmr_call_deallocate_sync(ref, ptr, bytes, alignment);
+  return cmr_call_deallocate_sync(ref, self, ptr, bytes, alignment);
 }
 
 /* allocate_sync, or allocate on the default stream and wait for it. */
-static cmr_status cmr_call_allocate_sync(cmr_resource_ref ref, size_t bytes, size_t alignment,
-                                         void **out) {
+static cmr_status cmr_call_allocate_sync(cmr_resource_ref ref, void *self, size_t bytes,
+                                         size_t alignment, void **out) {
   if (ref.ops->allocate_sync != NULL) {
-    return ref.ops->allocate_sync(ref.self, bytes, alignment, out);
+    return ref.ops->allocate_sync(self, bytes, alignment, out);
   }
-  cmr_status status = ref.ops->allocate(ref.self, bytes, alignment, CMR_DEFAULT_STREAM, out);
+  cmr_status status = ref.ops->allocate(self, bytes, alignment, CMR_DEFAULT_STREAM, out);
   if (status != CMR_SUCCESS) {
     return status;
   }
   status = cmr_backend_stream_synchronize(CMR_DEFAULT_STREAM);
   if (status != CMR_SUCCESS) {
-    ref.ops->deallocate(ref.self, *out, bytes, alignment, CMR_DEFAULT_STREAM);
+    ref.ops->deallocate(self, *out, bytes, alignment, CMR_DEFAULT_STREAM);
   }
   return status;
 }
@@ -270,29 +287,31 @@ cmr_status cmr_allocate_sync(cmr_resource_ref ref, size_t bytes, size_t alignmen
     return cmr_error(CMR_ERROR_NULL_POINTER, "%s: out is NULL", what);
   }
   *out = NULL;
-  cmr_status status = cmr_check_allocate(ref, bytes, &alignment, what);
+  void *self;
+  cmr_status status = cmr_check_allocate(ref, bytes, &alignment, what, &self);
   if (status != CMR_SUCCESS || bytes == 0) {
     return status;
   }
   unsigned long serial = cmr_error_serial();
-  status = cmr_call_allocate_sync(ref, bytes, alignment, out);
+  status = cmr_call_allocate_sync(ref, self, bytes, alignment, out);
   if (status != CMR_SUCCESS) {
     *out = NULL;
     return cmr_resource_failed(status, serial, ref, what, bytes);
   }
-  return cmr_check_returned(ref, out, bytes, alignment, CMR_DEFAULT_STREAM, what,
+  return cmr_check_returned(ref, self, out, bytes, alignment, CMR_DEFAULT_STREAM, what,
                             cmr_give_back_sync);
 }
 
 cmr_status cmr_deallocate_sync(cmr_resource_ref ref, void *ptr, size_t bytes, size_t alignment) {
   static const char what[] = "cmr_deallocate_sync";
   bool skip;
-  cmr_status status = cmr_check_deallocate(ref, ptr, bytes, &alignment, what, &skip);
+  void *self;
+  cmr_status status = cmr_check_deallocate(ref, ptr, bytes, &alignment, what, &skip, &self);
   if (status != CMR_SUCCESS || skip) {
     return status;
   }
   unsigned long serial = cmr_error_serial();
-  status = cmr_call_deallocate_sync(ref, ptr, bytes, alignment);
+  status = cmr_call_deallocate_sync(ref, self, ptr, bytes, alignment);
   if (status != CMR_SUCCESS) {
     return cmr_resource_failed(status, serial, ref, what, bytes);
   }
@@ -369,17 +388,22 @@ cmr_status cmr_ref_type_name(cmr_resource_ref ref, const char **out) {
 cmr_status cmr_ref_retain(cmr_resource_ref ref) {
   cmr_status status = cmr_ref_check(ref, "cmr_ref_retain");
   if (status == CMR_SUCCESS) {
-    cmr_ref_hold(ref);
+    status = cmr_ref_hold(ref, "cmr_ref_retain");
   }
   return status;
 }
 
 cmr_status cmr_ref_release(cmr_resource_ref ref) {
-  cmr_status status = cmr_ref_check(ref, "cmr_ref_release");
-  if (status == CMR_SUCCESS) {
-    cmr_ref_drop(ref);
+  static const char what[] = "cmr_ref_release";
+  cmr_status status = cmr_ref_check(ref, what);
+  if (status != CMR_SUCCESS) {
+    return status;
   }
-  return status;
+  if (ref.ops->flags & CMR_OPS_FLAG_COUNTED) {
+    return cmr_object_release(ref.self, what);
+  }
+  cmr_ref_drop(ref);
+  return CMR_SUCCESS;
 }
 
 cmr_status cmr_ref_validate(cmr_resource_ref ref) { return cmr_ref_check(ref, "cmr_ref_validate"); }

@@ -7,6 +7,8 @@
 
 #include <cmr/cmr.h>
 
+#include "object.h"
+
 #if defined(__GNUC__)
 #  define CMR_PRINTF(fmt_index, args_index) __attribute__((format(printf, fmt_index, args_index)))
 #else
@@ -31,36 +33,13 @@ extern _Thread_local unsigned long cmr_error_serial_count;
  * read itself. */
 static inline unsigned long cmr_error_serial(void) { return cmr_error_serial_count; }
 
-/* ---- counted objects ------------------------------------------------------- */
+/* ---- counted objects: object.h ------------------------------------------- */
 
-/* The first member of every generated resource handle (and of anything else
- * whose lifetime is shared). The magic says whether it is still alive: after
- * the last release it is poisoned and the shell is kept in a bounded
- * quarantine, so a use soon after destroy reads the poison and is reported. */
-typedef struct cmr_object {
-  _Atomic uint32_t magic;
-  _Atomic uint32_t references;
-  /* Frees what the object owns (not the shell itself). Called once, at the
-   * last release. */
-  void (*finalize)(struct cmr_object *object);
-} cmr_object;
-
-/* The magic of a live object (anything else: released, or not an object). */
-#define CMR_MAGIC_LIVE 0x434d524fu /* "CMRO" */
-
-/* Start life with one reference (the creator's). */
-void cmr_object_init(cmr_object *object, void (*finalize)(cmr_object *object));
-/* CMR_SUCCESS for a live object; CMR_ERROR_NULL_POINTER for NULL and
- * CMR_ERROR_DESTROYED_HANDLE for a released one, with "<what>: ..." messages. */
-cmr_status cmr_object_check(const cmr_object *object, const char *what);
-void cmr_object_retain(cmr_object *object);
-/* At the last release: finalize, poison the magic and quarantine the shell,
- * which must have come from malloc/calloc. */
-void cmr_object_release(cmr_object *object);
-
-/* The retain / release entries of a generated ops table. */
-static inline void cmr_object_retain_self(void *self) { cmr_object_retain((cmr_object *)self); }
-static inline void cmr_object_release_self(void *self) { cmr_object_release((cmr_object *)self); }
+/* The retain / release entries of a generated ops table: they take the
+ * ref's self, an object token (dispatch itself calls cmr_object_retain /
+ * cmr_object_release, which report failures). */
+static inline void cmr_object_retain_self(void *token) { (void)cmr_object_retain(token, "retain"); }
+static inline void cmr_object_release_self(void *token) { (void)cmr_object_release(token, "release"); }
 
 /* CMR_ERROR_UNSUPPORTED for a resource this build does not have, saying
  * which build it needs. */
@@ -70,18 +49,29 @@ cmr_status cmr_unavailable(const char *function, const char *resource);
 
 /* Liveness and shape of a ref, with "<what>: ..." in the message. */
 cmr_status cmr_ref_check(cmr_resource_ref ref, const char *what);
-/* Whether cmr_ref_check would pass `ref`: inline, since every call through a
- * ref asks; a ref that fails goes to cmr_ref_check for its message. */
-static inline bool cmr_ref_usable(cmr_resource_ref ref) {
+/* The `self` the ops functions of `ref` take: for cmr's own (counted)
+ * resources the object its token names, else ref.self as it is. False when
+ * cmr_ref_check would refuse the ref (it then gives the message). Inline:
+ * every call through a ref asks. */
+static inline bool cmr_ref_target(cmr_resource_ref ref, void **self) {
   if (ref.ops == NULL || ref.ops->allocate == NULL || ref.ops->deallocate == NULL) return false;
-  if (!(ref.ops->flags & CMR_OPS_FLAG_COUNTED)) return true;
-  const cmr_object *object = ref.self;
-  return object != NULL && atomic_load_explicit(&object->magic, memory_order_acquire) == CMR_MAGIC_LIVE;
+  if (!(ref.ops->flags & CMR_OPS_FLAG_COUNTED)) {
+    *self = ref.self;
+    return true;
+  }
+  *self = cmr_object_peek(ref.self);
+  return *self != NULL;
+}
+/* The same for a ref already checked (NULL only if it died since). */
+static inline void *cmr_ref_self(cmr_resource_ref ref) {
+  return (ref.ops->flags & CMR_OPS_FLAG_COUNTED) ? (void *)cmr_object_peek(ref.self) : ref.self;
 }
 /* Properties of a ref already checked. */
 unsigned cmr_ref_properties_of(cmr_resource_ref ref);
-/* Retain / release a ref already checked (no-ops for foreign resources). */
-void cmr_ref_hold(cmr_resource_ref ref);
+/* Retain / release a ref already checked (no-ops for foreign resources
+ * without retain / release). Retaining fails (CMR_ERROR_DESTROYED_HANDLE)
+ * when the resource's last share is being released meanwhile. */
+cmr_status cmr_ref_hold(cmr_resource_ref ref, const char *what);
 void cmr_ref_drop(cmr_resource_ref ref);
 /* Whether two checked refs are interchangeable (cmr_ref_equal without checks). */
 bool cmr_ref_same(cmr_resource_ref a, cmr_resource_ref b);

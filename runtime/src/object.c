@@ -1,103 +1,284 @@
-/* Counted objects: an atomic reference count, a magic that says whether the
- * object is alive, and a bounded quarantine of released shells so that a use
- * soon after the last release reads the poison instead of reused memory. */
+/* Counted objects behind generation-checked slots (object.h says why). The
+ * table grows a page of slots at a time and never shrinks: its memory is
+ * bounded by the most objects and handles alive at once, plus a reserve. */
 #include <pthread.h>
 #include <stdlib.h>
 
 #include "internal.h"
 
-#define CMR_MAGIC_POISONED 0xdeadc0deu
+cmr_slot *_Atomic cmr_slot_pages[CMR_SLOT_PAGES];
 
-enum { CMR_QUARANTINE_CAPACITY = 4096 };
+/* A slot is reused only once this many are free, first freed first: a
+ * slot's generations then go by at most once per this many destroys, which
+ * keeps stale tokens' generations far from the current ones. */
+enum { CMR_SLOT_REUSE_RESERVE = 1024 };
 
-/* A FIFO ring of released shells. Once closed (at process exit) shells are
- * freed at once. */
+/* The generation a slot never reaches again: once there it is retired. */
+#define CMR_GENERATION_RETIRED UINT32_MAX
+#define CMR_NO_SLOT UINT32_MAX
+
 static struct {
   pthread_mutex_t lock;
-  cmr_object *shells[CMR_QUARANTINE_CAPACITY];
-  size_t oldest;
-  size_t count;
-  bool closed;
-} cmr_quarantine = {.lock = PTHREAD_MUTEX_INITIALIZER};
+  uint32_t made;       /* slots [0, made) exist */
+  uint32_t free_first; /* FIFO of free slots, linked through next_free */
+  uint32_t free_last;
+  uint32_t free_count;
+} cmr_slots = {PTHREAD_MUTEX_INITIALIZER, 0, CMR_NO_SLOT, CMR_NO_SLOT, 0};
 
-/* Keep `shell`; returns the shell to free now (the evicted oldest, or `shell`
- * itself after close), or NULL. */
-static cmr_object *cmr_quarantine_push(cmr_object *shell) {
-  cmr_object *evicted = NULL;
-  pthread_mutex_lock(&cmr_quarantine.lock);
-  if (cmr_quarantine.closed) {
-    evicted = shell;
+static cmr_slot *cmr_slot_at(uint32_t index) {
+  cmr_slot *page = atomic_load_explicit(&cmr_slot_pages[index / CMR_SLOTS_PER_PAGE], memory_order_acquire);
+  return &page[index % CMR_SLOTS_PER_PAGE];
+}
+
+/* A new slot's index, from the free list or the table's end. Lock held. */
+static bool cmr_slot_take_locked(uint32_t *index) {
+  bool can_grow = cmr_slots.made < (uint32_t)CMR_SLOT_PAGES * CMR_SLOTS_PER_PAGE;
+  if (cmr_slots.free_count > CMR_SLOT_REUSE_RESERVE || (!can_grow && cmr_slots.free_count > 0)) {
+    *index = cmr_slots.free_first;
+    cmr_slots.free_first = cmr_slot_at(*index)->next_free;
+    if (--cmr_slots.free_count == 0) cmr_slots.free_last = CMR_NO_SLOT;
+    return true;
+  }
+  if (!can_grow) return false;
+  uint32_t page = cmr_slots.made / CMR_SLOTS_PER_PAGE;
+  if (atomic_load_explicit(&cmr_slot_pages[page], memory_order_relaxed) == NULL) {
+    cmr_slot *slots = calloc(CMR_SLOTS_PER_PAGE, sizeof *slots);
+    if (slots == NULL) return false;
+    atomic_store_explicit(&cmr_slot_pages[page], slots, memory_order_release);
+  }
+  *index = cmr_slots.made++;
+  return true;
+}
+
+/* Hands out a slot holding `target` with `shares`; its token in *token. */
+static cmr_status cmr_slot_open(uintptr_t target, uint32_t shares, uint64_t kind, const char *what,
+                                void **token) {
+  uint32_t index;
+  pthread_mutex_lock(&cmr_slots.lock);
+  bool taken = cmr_slot_take_locked(&index);
+  pthread_mutex_unlock(&cmr_slots.lock);
+  if (!taken) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: no host memory for another handle slot", what);
+  }
+  cmr_slot *slot = cmr_slot_at(index);
+  uint64_t generation = atomic_load_explicit(&slot->state, memory_order_relaxed) >> 32;
+  if (generation == 0) generation = 1; /* a new slot: 0 is never a live generation */
+  atomic_store_explicit(&slot->target, target, memory_order_relaxed);
+  atomic_store_explicit(&slot->state, generation << 32 | shares, memory_order_release);
+  *token = (void *)(uintptr_t)(generation << 32 | kind | index);
+  return CMR_SUCCESS;
+}
+
+/* Moves a slot (no share left) to its next generation and frees it, or
+ * retires it for good when the generations are used up. */
+static void cmr_slot_close(uint64_t token) {
+  uint32_t index = (uint32_t)(token & (CMR_TOKEN_HANDLE_BIT - 1));
+  uint64_t next = (token >> 32) + 1;
+  cmr_slot *slot = cmr_slot_at(index);
+  atomic_store_explicit(&slot->state, next << 32, memory_order_release);
+  if (next == CMR_GENERATION_RETIRED) return;
+  pthread_mutex_lock(&cmr_slots.lock);
+  slot->next_free = CMR_NO_SLOT;
+  if (cmr_slots.free_count++ == 0) {
+    cmr_slots.free_first = index;
   } else {
-    if (cmr_quarantine.count == CMR_QUARANTINE_CAPACITY) {
-      evicted = cmr_quarantine.shells[cmr_quarantine.oldest];
-      cmr_quarantine.oldest = (cmr_quarantine.oldest + 1) % CMR_QUARANTINE_CAPACITY;
-      cmr_quarantine.count--;
-    }
-    size_t slot = (cmr_quarantine.oldest + cmr_quarantine.count) % CMR_QUARANTINE_CAPACITY;
-    cmr_quarantine.shells[slot] = shell;
-    cmr_quarantine.count++;
+    cmr_slot_at(cmr_slots.free_last)->next_free = index;
   }
-  pthread_mutex_unlock(&cmr_quarantine.lock);
-  return evicted;
+  cmr_slots.free_last = index;
+  pthread_mutex_unlock(&cmr_slots.lock);
 }
 
-/* Runs after the other runtime destructors (lower priority numbers run later
- * at exit), so shells released by them are freed too. */
-__attribute__((destructor(101))) static void cmr_quarantine_drain(void) {
-  pthread_mutex_lock(&cmr_quarantine.lock);
-  for (size_t i = 0; i < cmr_quarantine.count; i++) {
-    free(cmr_quarantine.shells[(cmr_quarantine.oldest + i) % CMR_QUARANTINE_CAPACITY]);
-  }
-  cmr_quarantine.count = 0;
-  cmr_quarantine.closed = true;
-  pthread_mutex_unlock(&cmr_quarantine.lock);
+uint32_t cmr_slots_made(void) {
+  pthread_mutex_lock(&cmr_slots.lock);
+  uint32_t made = cmr_slots.made;
+  pthread_mutex_unlock(&cmr_slots.lock);
+  return made;
 }
 
-void cmr_object_init(cmr_object *object, void (*finalize)(cmr_object *object)) {
-  atomic_init(&object->references, 1);
-  object->finalize = finalize;
-  atomic_store_explicit(&object->magic, CMR_MAGIC_LIVE, memory_order_release);
-}
-
-cmr_status cmr_object_check(const cmr_object *object, const char *what) {
-  if (object == NULL) {
+/* The slot of a live token of `kind` and its state, or an error that tells
+ * a NULL, a destroyed and a malformed token apart. */
+static cmr_status cmr_slot_live(const void *token, uint64_t kind, const char *what, cmr_slot **slot,
+                                uint64_t *state) {
+  uint64_t value = (uint64_t)(uintptr_t)token;
+  if (token == NULL) {
     return cmr_error(CMR_ERROR_NULL_POINTER, "%s: handle is NULL", what);
   }
-  uint32_t magic = atomic_load_explicit(&object->magic, memory_order_acquire);
-  if (magic == CMR_MAGIC_LIVE) {
-    return CMR_SUCCESS;
+  *slot = cmr_slot_of(value, kind);
+  uint32_t generation = (uint32_t)(value >> 32);
+  if (*slot == NULL || generation == 0 || generation == CMR_GENERATION_RETIRED) {
+    return cmr_error(CMR_ERROR_DESTROYED_HANDLE, "%s: %p is not a live cmr %s", what, token,
+                     kind ? "handle" : "resource");
   }
-  if (magic == CMR_MAGIC_POISONED) {
-    return cmr_error(CMR_ERROR_DESTROYED_HANDLE, "%s: handle %p was already destroyed", what,
-                     (const void *)object);
+  *state = atomic_load_explicit(&(*slot)->state, memory_order_acquire);
+  if ((uint32_t)(*state >> 32) != generation || (uint32_t)*state == 0) {
+    return cmr_error(CMR_ERROR_DESTROYED_HANDLE, "%s: %s %p was already destroyed", what,
+                     kind ? "handle" : "resource", token);
   }
-  return cmr_error(CMR_ERROR_DESTROYED_HANDLE, "%s: handle %p is not a live cmr handle", what,
-                   (const void *)object);
+  return CMR_SUCCESS;
 }
 
-void cmr_object_retain(cmr_object *object) {
-  /* Never bring a released object back: a count of 0 stays 0. */
-  uint32_t count = atomic_load_explicit(&object->references, memory_order_relaxed);
-  while (count != 0 && !atomic_compare_exchange_weak_explicit(&object->references, &count, count + 1,
-                                                              memory_order_relaxed,
-                                                              memory_order_relaxed)) {
-  }
+/* ---- objects -------------------------------------------------------------- */
+
+cmr_status cmr_object_register(cmr_object *object, const cmr_object_type *type, const char *what,
+                               void **token) {
+  object->type = type;
+  return cmr_slot_open(cmr_slot_hide(object), 1, 0, what, token);
 }
 
-void cmr_object_release(cmr_object *object) {
-  uint32_t count = atomic_load_explicit(&object->references, memory_order_relaxed);
-  do {
-    if (count == 0) {
-      return; /* already released: finalize ran once, never again */
+static cmr_status cmr_object_of_type(cmr_object *object, const cmr_object_type *type, const char *what,
+                                     const void *token) {
+  if (type != NULL && object->type != type) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: %p is a \"%s\", not a \"%s\"", what, token,
+                     object->type->name, type->name);
+  }
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_object_resolve(const void *token, const cmr_object_type *type, const char *what,
+                              cmr_object **out) {
+  cmr_slot *slot;
+  uint64_t state;
+  *out = NULL;
+  cmr_status status = cmr_slot_live(token, 0, what, &slot, &state);
+  if (status != CMR_SUCCESS) return status;
+  cmr_object *object = cmr_slot_object(slot);
+  status = cmr_object_of_type(object, type, what, token);
+  if (status == CMR_SUCCESS) *out = object;
+  return status;
+}
+
+cmr_status cmr_object_retain(const void *token, const char *what) {
+  cmr_slot *slot;
+  uint64_t state;
+  cmr_status status = cmr_slot_live(token, 0, what, &slot, &state);
+  while (status == CMR_SUCCESS) {
+    if ((uint32_t)state == UINT32_MAX) {
+      return cmr_error(CMR_ERROR_SIZE_OVERFLOW, "%s: resource %p has the most shares it can count", what,
+                       token);
     }
-  } while (!atomic_compare_exchange_weak_explicit(&object->references, &count, count - 1,
-                                                  memory_order_acq_rel, memory_order_relaxed));
-  if (count != 1) {
-    return;
+    if (atomic_compare_exchange_weak_explicit(&slot->state, &state, state + 1, memory_order_acquire,
+                                              memory_order_acquire)) {
+      return CMR_SUCCESS;
+    }
+    /* Someone else moved the count, or the object died meanwhile. */
+    if ((state >> 32) != (uint64_t)(uintptr_t)token >> 32 || (uint32_t)state == 0) {
+      status = cmr_error(CMR_ERROR_DESTROYED_HANDLE, "%s: resource %p was destroyed meanwhile", what, token);
+    }
   }
-  if (object->finalize != NULL) {
-    object->finalize(object);
+  return status;
+}
+
+cmr_status cmr_object_release(const void *token, const char *what) {
+  cmr_slot *slot;
+  uint64_t state;
+  cmr_status status = cmr_slot_live(token, 0, what, &slot, &state);
+  if (status != CMR_SUCCESS) return status;
+  while (!atomic_compare_exchange_weak_explicit(&slot->state, &state, state - 1, memory_order_acq_rel,
+                                                memory_order_acquire)) {
+    if ((state >> 32) != (uint64_t)(uintptr_t)token >> 32 || (uint32_t)state == 0) {
+      return cmr_error(CMR_ERROR_DESTROYED_HANDLE, "%s: resource %p was destroyed meanwhile", what, token);
+    }
   }
-  atomic_store_explicit(&object->magic, CMR_MAGIC_POISONED, memory_order_release);
-  free(cmr_quarantine_push(object));
+  if ((uint32_t)state != 1) return CMR_SUCCESS;
+  /* The last share: from here the slot says dead (no shares), so retains
+   * fail while the object finalizes; then the slot moves on. */
+  cmr_object *object = cmr_slot_object(slot);
+  object->type->finalize(object);
+  cmr_slot_close((uint64_t)(uintptr_t)token);
+  return CMR_SUCCESS;
+}
+
+/* ---- handles ---------------------------------------------------------------- */
+
+cmr_status cmr_handle_make(const void *token, const char *what, void **handle) {
+  return cmr_slot_open((uintptr_t)token, 1, CMR_TOKEN_HANDLE_BIT, what, handle);
+}
+
+cmr_status cmr_handle_target(const void *handle, const char *what, void **token) {
+  cmr_slot *slot;
+  uint64_t state;
+  *token = NULL;
+  cmr_status status = cmr_slot_live(handle, CMR_TOKEN_HANDLE_BIT, what, &slot, &state);
+  if (status == CMR_SUCCESS) *token = (void *)atomic_load_explicit(&slot->target, memory_order_relaxed);
+  return status;
+}
+
+cmr_status cmr_handle_object(const void *handle, const cmr_object_type *type, const char *what,
+                             cmr_object **out) {
+  void *token;
+  *out = NULL;
+  cmr_status status = cmr_handle_target(handle, what, &token);
+  /* The handle's share keeps the object alive while the handle lives. */
+  if (status == CMR_SUCCESS) status = cmr_object_resolve(token, NULL, what, out);
+  if (status == CMR_SUCCESS) status = cmr_object_of_type(*out, type, what, handle);
+  if (status != CMR_SUCCESS) *out = NULL;
+  return status;
+}
+
+/* Ends a live handle (exactly once, whoever else tries) and gives its share
+ * to the caller, with the object's token. */
+static cmr_status cmr_handle_end(const void *handle, const char *what, void **token) {
+  cmr_slot *slot;
+  uint64_t state;
+  cmr_status status = cmr_slot_live(handle, CMR_TOKEN_HANDLE_BIT, what, &slot, &state);
+  if (status != CMR_SUCCESS) return status;
+  *token = (void *)atomic_load_explicit(&slot->target, memory_order_relaxed);
+  /* One call wins the flip from one share to none; any other sees it gone. */
+  if (!atomic_compare_exchange_strong_explicit(&slot->state, &state, state - 1, memory_order_acq_rel,
+                                               memory_order_acquire)) {
+    return cmr_error(CMR_ERROR_DESTROYED_HANDLE, "%s: handle %p was already destroyed", what, handle);
+  }
+  cmr_slot_close((uint64_t)(uintptr_t)handle);
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_handle_destroy(const void *handle, const char *what) {
+  if (handle == NULL) return CMR_SUCCESS;
+  void *token;
+  cmr_status status = cmr_handle_end(handle, what, &token);
+  return status == CMR_SUCCESS ? cmr_object_release(token, what) : status;
+}
+
+cmr_status cmr_handle_hand_over(const void *handle, const char *what) {
+  void *token;
+  return cmr_handle_end(handle, what, &token);
+}
+
+cmr_status cmr_handle_open(cmr_object *object, const cmr_object_type *type, const char *what, void **handle) {
+  void *token;
+  *handle = NULL;
+  cmr_status status = cmr_object_register(object, type, what, &token);
+  if (status != CMR_SUCCESS) {
+    type->finalize(object);
+    return status;
+  }
+  status = cmr_handle_make(token, what, handle);
+  if (status != CMR_SUCCESS) (void)cmr_object_release(token, what);
+  return status;
+}
+
+cmr_status cmr_handle_share(const void *token, const char *what, void **handle) {
+  *handle = NULL;
+  cmr_status status = cmr_object_retain(token, what);
+  if (status != CMR_SUCCESS) return status;
+  status = cmr_handle_make(token, what, handle);
+  if (status != CMR_SUCCESS) (void)cmr_object_release(token, what);
+  return status;
+}
+
+void *cmr_handle_ref_self(const void *handle, const cmr_object_type *type) {
+  uint64_t value = (uint64_t)(uintptr_t)handle;
+  cmr_slot *slot = cmr_slot_of(value, CMR_TOKEN_HANDLE_BIT);
+  if (slot != NULL) {
+    uint64_t state = atomic_load_explicit(&slot->state, memory_order_acquire);
+    if ((state >> 32) == (value >> 32) && (uint32_t)state != 0) {
+      void *token = (void *)atomic_load_explicit(&slot->target, memory_order_relaxed);
+      cmr_object *object = cmr_object_peek(token);
+      if (object != NULL && object->type == type) return token;
+    }
+  }
+  /* No status to return here (and this thread's message stays as it was):
+   * the handle itself stands in, and the first call through the ref
+   * reports it. */
+  return (void *)handle;
 }

@@ -48,7 +48,7 @@ static cmr_status cmr_make_from_environment(const char *expression, cmr_resource
   cmr_status status = cmr_stack_parse(expression, &stack);
   if (status != CMR_SUCCESS) return cmr_error_context(status, "CMR_RESOURCE=\"%s\"", expression);
   status = cmr_stack_ref(stack, out);
-  if (status == CMR_SUCCESS) cmr_ref_hold(*out);
+  if (status == CMR_SUCCESS) status = cmr_ref_hold(*out, "CMR_RESOURCE");
   cmr_stack_destroy(stack);
   return status;
 }
@@ -72,7 +72,8 @@ static cmr_status cmr_make_default(cmr_resource_ref *out) {
     *out = cmr_system_resource_ref(resource);
   }
 #endif
-  return status;
+  /* The handle's share becomes the table's. */
+  return status == CMR_SUCCESS ? cmr_handle_hand_over(resource, "the default resource") : status;
 }
 
 /* Makes the default of `device` on that device, then restores the current one. */
@@ -98,7 +99,10 @@ static cmr_status cmr_make_default_on(int device, cmr_resource_ref *out, const c
   return CMR_SUCCESS;
 }
 
-static cmr_status cmr_get_as(int device, cmr_resource_ref *out, const char *what) {
+/* The entry of `device` (made first if empty); with `share`, a share of it
+ * taken while the table still holds its own, so no replacement can come
+ * between reading the entry and retaining it. */
+static cmr_status cmr_get_as(int device, bool share, cmr_resource_ref *out, const char *what) {
   if (out == NULL) {
     return cmr_error(CMR_ERROR_NULL_POINTER, "%s: out is NULL", what);
   }
@@ -107,6 +111,9 @@ static cmr_status cmr_get_as(int device, cmr_resource_ref *out, const char *what
   cmr_status status = cmr_table_check_device(device, what);
   if (status == CMR_SUCCESS && cmr_table.entries[device].ops == NULL) {
     status = cmr_make_default_on(device, &cmr_table.entries[device], what);
+  }
+  if (status == CMR_SUCCESS && share) {
+    status = cmr_ref_hold(cmr_table.entries[device], what);
   }
   if (status == CMR_SUCCESS) {
     *out = cmr_table.entries[device];
@@ -122,8 +129,10 @@ static cmr_status cmr_replace_as(int device, cmr_resource_ref ref, const char *w
   cmr_status status = cmr_table_check_device(device, what);
   if (status == CMR_SUCCESS) {
     if (ref.ops != NULL) {
-      cmr_ref_hold(ref);
+      status = cmr_ref_hold(ref, what);
     }
+  }
+  if (status == CMR_SUCCESS) {
     old = cmr_table.entries[device];
     cmr_table.entries[device] = ref;
   }
@@ -152,7 +161,11 @@ static cmr_status cmr_current_as(int *device, const char *what) {
 }
 
 cmr_status cmr_get_per_device_resource_ref(int device, cmr_resource_ref *out) {
-  return cmr_get_as(device, out, "cmr_get_per_device_resource_ref");
+  return cmr_get_as(device, false, out, "cmr_get_per_device_resource_ref");
+}
+
+cmr_status cmr_acquire_per_device_resource_ref(int device, cmr_resource_ref *out) {
+  return cmr_get_as(device, true, out, "cmr_acquire_per_device_resource_ref");
 }
 
 cmr_status cmr_set_per_device_resource_ref(int device, cmr_resource_ref ref) {
@@ -163,15 +176,22 @@ cmr_status cmr_reset_per_device_resource_ref(int device) {
   return cmr_replace_as(device, (cmr_resource_ref){0}, "cmr_reset_per_device_resource_ref");
 }
 
-cmr_status cmr_get_current_device_resource_ref(cmr_resource_ref *out) {
-  static const char what[] = "cmr_get_current_device_resource_ref";
+static cmr_status cmr_get_current_as(bool share, cmr_resource_ref *out, const char *what) {
   if (out == NULL) {
     return cmr_error(CMR_ERROR_NULL_POINTER, "%s: out is NULL", what);
   }
   *out = (cmr_resource_ref){0};
   int device = 0;
   cmr_status status = cmr_current_as(&device, what);
-  return status != CMR_SUCCESS ? status : cmr_get_as(device, out, what);
+  return status != CMR_SUCCESS ? status : cmr_get_as(device, share, out, what);
+}
+
+cmr_status cmr_get_current_device_resource_ref(cmr_resource_ref *out) {
+  return cmr_get_current_as(false, out, "cmr_get_current_device_resource_ref");
+}
+
+cmr_status cmr_acquire_current_device_resource_ref(cmr_resource_ref *out) {
+  return cmr_get_current_as(true, out, "cmr_acquire_current_device_resource_ref");
 }
 
 cmr_status cmr_set_current_device_resource_ref(cmr_resource_ref ref) {
@@ -188,8 +208,7 @@ cmr_status cmr_reset_current_device_resource_ref(void) {
   return status != CMR_SUCCESS ? status : cmr_replace_as(device, (cmr_resource_ref){0}, what);
 }
 
-/* Runs before the quarantine is drained (higher priority numbers run first at
- * exit), so the shells released here are freed too. */
+/* At exit, the table's shares go (a resource nobody else holds is freed). */
 __attribute__((destructor(200))) static void cmr_table_release_all(void) {
   pthread_mutex_lock(&cmr_table.lock);
   cmr_resource_ref *entries = cmr_table.entries;

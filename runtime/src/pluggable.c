@@ -12,8 +12,12 @@ void *cmr_pluggable_allocate(ssize_t size, int device, cmr_stream stream) {
   }
   cmr_resource_ref ref;
   void *ptr = NULL;
-  cmr_status status = cmr_get_per_device_resource_ref(device, &ref);
-  if (status == CMR_SUCCESS) status = cmr_allocate(ref, (size_t)size, stream, &ptr);
+  /* A share for the call: another thread may replace the entry meanwhile. */
+  cmr_status status = cmr_acquire_per_device_resource_ref(device, &ref);
+  if (status == CMR_SUCCESS) {
+    status = cmr_allocate(ref, (size_t)size, stream, &ptr);
+    cmr_ref_release(ref);
+  }
   if (status != CMR_SUCCESS) {
     cmr_error_context(status, "cmr_pluggable_allocate(%zd bytes, device %d)", size, device);
     return NULL;
@@ -25,8 +29,11 @@ void cmr_pluggable_deallocate(void *ptr, ssize_t size, int device, cmr_stream st
   if (ptr == NULL) return;
   cmr_resource_ref ref;
   cmr_status status = size < 0 ? cmr_error(CMR_ERROR_INVALID_ARGUMENT, "size %zd is negative", size)
-                               : cmr_get_per_device_resource_ref(device, &ref);
-  if (status == CMR_SUCCESS) status = cmr_deallocate(ref, ptr, (size_t)size, stream);
+                               : cmr_acquire_per_device_resource_ref(device, &ref);
+  if (status == CMR_SUCCESS) {
+    status = cmr_deallocate(ref, ptr, (size_t)size, stream);
+    cmr_ref_release(ref);
+  }
   /* PyTorch's free returns nothing, so this is the one place a lost free
    * can be seen: a leak or a wrong size, not something to carry on silently. */
   if (status != CMR_SUCCESS) {

@@ -15,15 +15,16 @@
 
 enum { cmr_stack_max_depth = 32, cmr_stack_max_name = 64 };
 
-struct cmr_stack {
-  cmr_object object;
+/* What a cmr_stack handle (an object token) names. */
+typedef struct cmr_stack_object {
+  cmr_object object; /* first: the counted-object header */
   cmr_resource_ref *refs; /* made, innermost first; the last is the top */
   size_t count;
   size_t capacity;
   char **strings; /* string arguments, kept while the resources may read them */
   size_t string_count;
   char *expression;
-};
+} cmr_stack_object;
 
 /* ---- growing text ---------------------------------------------------------------- */
 
@@ -59,7 +60,7 @@ typedef struct cmr_parser {
   const char *source;
   size_t at;
   int depth;
-  cmr_stack *stack;
+  cmr_stack_object *stack;
 } cmr_parser;
 
 /* Columns count from 1, positions from 0. */
@@ -253,7 +254,7 @@ static cmr_status cmr_parse_string(cmr_parser *parser, const cmr_stack_param *pa
     }
     cmr_text_add(&text, &c, 1);
   }
-  cmr_stack *stack = parser->stack;
+  cmr_stack_object *stack = parser->stack;
   char **strings = text.failed ? NULL : realloc(stack->strings, (stack->string_count + 1) * sizeof *strings);
   if (strings == NULL) {
     free(text.data);
@@ -437,7 +438,7 @@ static void cmr_write_canonical(const cmr_stack_resource *resource, cmr_text *te
   cmr_text_put(canonical, ")");
 }
 
-static cmr_status cmr_keep(cmr_stack *stack, cmr_resource_ref ref) {
+static cmr_status cmr_keep(cmr_stack_object *stack, cmr_resource_ref ref) {
   if (stack->count == stack->capacity) {
     size_t capacity = stack->capacity ? stack->capacity * 2 : 4;
     cmr_resource_ref *refs = realloc(stack->refs, capacity * sizeof *refs);
@@ -495,21 +496,23 @@ static cmr_status cmr_parse_resource(cmr_parser *parser, cmr_resource_ref *out, 
 /* ---- the stack ---------------------------------------------------------------------- */
 
 static void cmr_stack_finalize(cmr_object *object) {
-  cmr_stack *stack = (cmr_stack *)object;
+  cmr_stack_object *stack = (cmr_stack_object *)object;
   while (stack->count > 0) cmr_ref_drop(stack->refs[--stack->count]); /* the top first */
   for (size_t i = 0; i < stack->string_count; ++i) free(stack->strings[i]);
   free(stack->strings);
   free(stack->refs);
   free(stack->expression);
+  free(stack);
 }
+
+static const cmr_object_type cmr_stack_object_type = {"stack", cmr_stack_finalize};
 
 cmr_status cmr_stack_parse(const char *expression, cmr_stack **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_stack_parse: out is NULL");
   *out = NULL;
   if (expression == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_stack_parse: expression is NULL");
-  cmr_stack *stack = calloc(1, sizeof *stack);
+  cmr_stack_object *stack = calloc(1, sizeof *stack);
   if (stack == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_stack_parse: no host memory for the stack");
-  cmr_object_init(&stack->object, cmr_stack_finalize);
   cmr_parser parser = {expression, 0, 0, stack};
   cmr_text canonical = {0};
   cmr_resource_ref top;
@@ -521,37 +524,50 @@ cmr_status cmr_stack_parse(const char *expression, cmr_stack **out) {
     status = cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_stack_parse: no host memory for the expression");
   }
   stack->expression = canonical.data;
+  void *token = NULL;
+  if (status == CMR_SUCCESS) {
+    status = cmr_object_register(&stack->object, &cmr_stack_object_type, "cmr_stack_parse", &token);
+  }
   if (status != CMR_SUCCESS) {
-    cmr_object_release(&stack->object);
+    cmr_stack_finalize(&stack->object);
     return status;
   }
-  *out = stack;
+  *out = token;
   return CMR_SUCCESS;
 }
 
+/* The stack a handle names, or the error any use of it reports. */
+static cmr_status cmr_stack_resolve(const cmr_stack *handle, const char *what, cmr_stack_object **out) {
+  return cmr_object_resolve(handle, &cmr_stack_object_type, what, (cmr_object **)out);
+}
+
 cmr_status cmr_stack_destroy(cmr_stack *stack) {
-  cmr_status status = cmr_object_check(stack == NULL ? NULL : &stack->object, "cmr_stack_destroy: stack");
-  if (status == CMR_SUCCESS) cmr_object_release(&stack->object);
-  return status;
+  if (stack == NULL) return CMR_SUCCESS;
+  cmr_stack_object *object;
+  cmr_status status = cmr_stack_resolve(stack, "cmr_stack_destroy: stack", &object);
+  return status == CMR_SUCCESS ? cmr_object_release(stack, "cmr_stack_destroy: stack") : status;
 }
 
 cmr_status cmr_stack_ref(const cmr_stack *stack, cmr_resource_ref *out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_stack_ref: out is NULL");
-  cmr_status status = cmr_object_check(stack == NULL ? NULL : &stack->object, "cmr_stack_ref: stack");
-  if (status == CMR_SUCCESS) *out = stack->refs[stack->count - 1];
+  cmr_stack_object *object;
+  cmr_status status = cmr_stack_resolve(stack, "cmr_stack_ref: stack", &object);
+  if (status == CMR_SUCCESS) *out = object->refs[object->count - 1];
   return status;
 }
 
 cmr_status cmr_stack_leaf(const cmr_stack *stack, cmr_resource_ref *out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_stack_leaf: out is NULL");
-  cmr_status status = cmr_object_check(stack == NULL ? NULL : &stack->object, "cmr_stack_leaf: stack");
-  if (status == CMR_SUCCESS) *out = stack->refs[0];
+  cmr_stack_object *object;
+  cmr_status status = cmr_stack_resolve(stack, "cmr_stack_leaf: stack", &object);
+  if (status == CMR_SUCCESS) *out = object->refs[0];
   return status;
 }
 
 cmr_status cmr_stack_expression(const cmr_stack *stack, const char **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_stack_expression: out is NULL");
-  cmr_status status = cmr_object_check(stack == NULL ? NULL : &stack->object, "cmr_stack_expression: stack");
-  if (status == CMR_SUCCESS) *out = stack->expression;
+  cmr_stack_object *object;
+  cmr_status status = cmr_stack_resolve(stack, "cmr_stack_expression: stack", &object);
+  if (status == CMR_SUCCESS) *out = object->expression;
   return status;
 }

@@ -703,7 +703,9 @@ void *cmr_battery_upstream_pool_handle(void) {
   cmr_cuda_async_resource *pool_owner = NULL;
   void *handle = NULL;
   if (cmr_cuda_async_resource_from_ref(upstream, &pool_owner) != CMR_SUCCESS) return NULL;
-  return cmr_cuda_async_resource_pool_handle(pool_owner, &handle) == CMR_SUCCESS ? handle : NULL;
+  cmr_status status = cmr_cuda_async_resource_pool_handle(pool_owner, &handle);
+  cmr_cuda_async_resource_destroy(pool_owner); /* the upstream keeps the pool */
+  return status == CMR_SUCCESS ? handle : NULL;
 }
 
 void *cmr_battery_forward_allocate(size_t bytes, cmr_stream stream, void *arg) {

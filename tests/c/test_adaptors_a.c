@@ -1045,6 +1045,7 @@ START_TEST(stack_expression_of_adaptors) {
   ck_assert_counters(statistics, 64000, 64000, 64000, 2, 2, 2);
   give(ref, a, 40000);
   give(ref, b, 24000);
+  ck_assert_ok(cmr_statistics_resource_destroy(statistics));
   ck_assert_ok(cmr_stack_destroy(stack));
 
   ck_assert_ok(cmr_stack_parse("thread_safe(aligned(system, allocation_alignment=4KiB, alignment_threshold=1KiB))",

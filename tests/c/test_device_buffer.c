@@ -363,13 +363,26 @@ static void assert_every_call_rejects(cmr_device_buffer *buffer, cmr_status expe
   ck_assert_status(cmr_device_buffer_copy_to_host(buffer, host, 1), expected);
   ck_assert_status(cmr_device_buffer_copy_from(buffer, host, 1), expected);
   ck_assert_status(cmr_device_buffer_prefetch(buffer, 0, stream), expected);
-  ck_assert_status(cmr_device_buffer_destroy(buffer), expected);
-  ck_assert_message_has("cmr_device_buffer_destroy: ");
+  /* destroy(NULL) is a no-op, as free(NULL) is. */
+  ck_assert_status(cmr_device_buffer_destroy(buffer), buffer == NULL ? CMR_SUCCESS : expected);
+  if (buffer != NULL) ck_assert_message_has("cmr_device_buffer_destroy: ");
 }
 
 START_TEST(a_null_buffer_is_refused) {
   assert_every_call_rejects(NULL, CMR_ERROR_NULL_POINTER);
-  ck_assert_message_has("handle is NULL");
+}
+END_TEST
+
+/* Long after a buffer is gone, and after many objects took its slot's place,
+ * its handle is still told apart: never read as freed memory. */
+START_TEST(a_buffer_destroyed_long_ago_is_refused) {
+  cmr_device_buffer *buffer = filled(10, 10, mr);
+  ck_assert_ok(cmr_device_buffer_destroy(buffer));
+  for (int i = 0; i < 5000; i++) {
+    cmr_device_buffer *other = filled(10, (unsigned char)i, mr);
+    ck_assert_ok(cmr_device_buffer_destroy(other));
+  }
+  assert_every_call_rejects(buffer, CMR_ERROR_DESTROYED_HANDLE);
 }
 END_TEST
 
@@ -411,7 +424,7 @@ static Suite *device_buffer_suite(void) {
       {"streams", {the_buffer_frees_on_its_stream, resizing_moves_the_buffer_to_the_new_stream}},
       {"copies", {copy_from_and_to_host, copies_beyond_the_size_are_refused, prefetch_checks_the_device}},
       {"handles",
-       {a_null_buffer_is_refused, a_destroyed_buffer_is_refused,
+       {a_null_buffer_is_refused, a_destroyed_buffer_is_refused, a_buffer_destroyed_long_ago_is_refused,
         accessors_refuse_null_out_parameters}},
   };
   for (size_t g = 0; g < sizeof groups / sizeof *groups; g++) {

@@ -24,10 +24,14 @@ static test_foreign upstream;
 
 cmr_resource_ref __wrap_cmr_system_resource_ref(cmr_system_resource *handle);
 
-/* The parser's system leaf: the real handle is dropped at once and the
- * foreign resource (counted, so the stack's share is seen) takes its place. */
+cmr_resource_ref __real_cmr_system_resource_ref(cmr_system_resource *handle);
+
+/* The parser's system leaf: the foreign resource (counted, so the stack's
+ * share is seen) takes its place. The parser then hands the handle's share
+ * over to the ref it got, the foreign one, so the real resource's share is
+ * dropped here first (the handle itself ends at the hand-over). */
 cmr_resource_ref __wrap_cmr_system_resource_ref(cmr_system_resource *handle) {
-  cmr_system_resource_destroy(handle);
+  cmr_ref_release(__real_cmr_system_resource_ref(handle));
   return test_foreign_ref(&upstream, &test_foreign_counted_ops);
 }
 
@@ -94,6 +98,10 @@ static void check_counters(cmr_resource_ref ref, const workload *work) {
     ck_assert_ok(cmr_limiting_resource_allocated_bytes(limiting, &got));
     ck_assert_uint_eq(got, rounded);
   }
+  /* Each handle from_ref made owns a share of its own (NULL ones: no-ops). */
+  ck_assert_ok(cmr_statistics_resource_destroy(statistics));
+  ck_assert_ok(cmr_tracking_resource_destroy(tracking));
+  ck_assert_ok(cmr_limiting_resource_destroy(limiting));
 }
 
 /* Allocates every size, alternating streams: each call succeeds or is out

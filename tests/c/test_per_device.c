@@ -147,7 +147,7 @@ static cmr_system_resource *thread_resources[THREADS];
  * the documented limit of a ref that is not retained). */
 static bool is_thread_resource(cmr_resource_ref ref) {
   for (int t = 0; t < THREADS; t++) {
-    if (ref.self == thread_resources[t]) {
+    if (ref.self == cmr_system_resource_ref(thread_resources[t]).self) {
       return true;
     }
   }

@@ -131,6 +131,7 @@ START_TEST(test_leaf_of_a_stack) {
   ck_assert_ok(cmr_allocate(top, 4096, CMR_DEFAULT_STREAM, &ptr));
   ck_assert_uint_ge(counter(cmr_simulated_resource_peak_bytes_in_use, simulated), 4096);
   ck_assert_ok(cmr_deallocate(top, ptr, 4096, CMR_DEFAULT_STREAM));
+  ck_assert_ok(cmr_simulated_resource_destroy(simulated));
   ck_assert_status(cmr_stack_leaf(stack, NULL), CMR_ERROR_NULL_POINTER);
   ck_assert_ok(cmr_stack_destroy(stack));
   ck_assert_status(cmr_stack_leaf(NULL, &leaf), CMR_ERROR_NULL_POINTER);

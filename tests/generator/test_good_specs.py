@@ -153,8 +153,9 @@ class ToyResource(GeneratorTestCase):
             f'"{fn}: chunk_size %zu is larger than maximum_size %zu (\\"100%%\\" of it at most)", '
             "chunk_size, maximum_size);",
             # the retained upstream
-            "  cmr_ref_hold(upstream);\n  handle->upstream = upstream;",
-            "  cmr_ref_drop(handle->upstream);",
+            '  status = cmr_ref_hold(upstream, "cmr_toy_pool_resource_create: upstream");',
+            "  self->upstream = upstream;",
+            "  if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);",
             # max_alignment
             "  if (alignment > 4096) {",
         )
@@ -165,7 +166,7 @@ class ToyResource(GeneratorTestCase):
             "cmr_status cmr_toy_pool_resource_trim(cmr_toy_pool_resource *handle, size_t keep_bytes, int keep_chunks) {",
             '"cmr_toy_pool_resource_trim: keep_bytes %zu is not a multiple of 256", keep_bytes);',
             '"cmr_toy_pool_resource_trim: keep_chunks %d is below the minimum 0", keep_chunks);',
-            "  return cmr_toy_pool_impl_trim(handle->impl, keep_bytes, keep_chunks);",
+            "  return cmr_toy_pool_impl_trim(((toy_pool_object *)object)->impl, keep_bytes, keep_chunks);",
             'if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_toy_pool_resource_label: out is NULL");',
         )
 
@@ -221,7 +222,8 @@ class ToyResource(GeneratorTestCase):
             "create.chunk_size.max", "create.maximum_size.multiple_of", "create.growth.enum_below",
             "create.growth.enum_above", "create.max_chunks.min", "create.max_chunks.max", "create.label.null",
             "create.fill_ratio.min", "create.fill_ratio.max",
-            "destroy.null_handle", "destroy.destroyed_handle", "ref.null_handle",
+            "destroy.null_handle", "destroy.destroyed_handle", "destroy.not_a_handle", "ref.destroyed_handle",
+            "ref.null_handle",
             "from_ref.null_out", "from_ref.zeroed_ref", "from_ref.destroyed_ref", "from_ref.other_type",
             "chunk_count.null_handle", "chunk_count.destroyed_handle", "chunk_count.null_out",
             "trim.null_handle", "trim.destroyed_handle", "trim.keep_bytes.multiple_of", "trim.keep_chunks.min",
@@ -245,7 +247,7 @@ class ToyResource(GeneratorTestCase):
             # methods: the other arguments valid, the handle the live subject
             "cmr_toy_pool_resource_trim(handle_of(subject), (size_t)4096u, -1), CMR_ERROR_INVALID_ARGUMENT, "
             '"cmr_toy_pool_resource_trim: keep_chunks");',
-            "cmr_toy_pool_resource_label(destroyed_handle(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, ",
+            "cmr_toy_pool_resource_label(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, ",
             # the getters, read before and after every case
             "cmr_battery_expect_ok(cmr_toy_pool_resource_chunk_count(handle, &chunk_count), ",
             "enum { observed_count = 1 };",

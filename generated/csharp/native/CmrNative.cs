@@ -66,6 +66,10 @@ internal class CmrNative {
 
   public static void cmr_ref_validate(Ref ref_) { Errors.Check(CmrNativePINVOKE.cmr_ref_validate(ref_)); }
 
+  public static void cmr_acquire_per_device_resource_ref(int device, out Ref out_) { Errors.Check(CmrNativePINVOKE.cmr_acquire_per_device_resource_ref(device, out out_)); }
+
+  public static void cmr_acquire_current_device_resource_ref(out Ref out_) { Errors.Check(CmrNativePINVOKE.cmr_acquire_current_device_resource_ref(out out_)); }
+
   public static void cmr_get_per_device_resource_ref(int device, out Ref out_) { Errors.Check(CmrNativePINVOKE.cmr_get_per_device_resource_ref(device, out out_)); }
 
   public static void cmr_set_per_device_resource_ref(int device, Ref ref_) { Errors.Check(CmrNativePINVOKE.cmr_set_per_device_resource_ref(device, ref_)); }

@@ -151,6 +151,12 @@ def cmr_ref_release(ref):
 def cmr_ref_validate(ref):
     return _capi.cmr_ref_validate(ref)
 
+def cmr_acquire_per_device_resource_ref(device):
+    return _capi.cmr_acquire_per_device_resource_ref(device)
+
+def cmr_acquire_current_device_resource_ref():
+    return _capi.cmr_acquire_current_device_resource_ref()
+
 def cmr_get_per_device_resource_ref(device):
     return _capi.cmr_get_per_device_resource_ref(device)
 

@@ -84,8 +84,11 @@ typedef struct cmr_resource_ref {
   const struct cmr_resource_ops *ops;
 } cmr_resource_ref;
 
-/* Set in cmr_resource_ops.flags when `self` starts with a cmr_object header
- * (every resource cmr generates does); the runtime then checks liveness. */
+/* Set in cmr_resource_ops.flags of cmr's own resources (reserved: a foreign
+ * ops table leaves it clear). Their ref's `self` is then not an address but
+ * a generation-checked token the runtime resolves on every call, so a ref
+ * or handle used after its resource is gone is reported, however long ago
+ * that was, and never reads freed memory. */
 #define CMR_OPS_FLAG_COUNTED 0x1u
 
 /* What a resource implements. The dispatch functions below validate their
@@ -142,7 +145,11 @@ CMR_API cmr_status cmr_ref_type_name(cmr_resource_ref ref, const char **out);
 
 /* Take and drop a share of the resource behind a ref (no-ops for a foreign
  * resource without retain/release). Use them to keep a resource alive past
- * its owner's destroy, e.g. a ref read from the per-device table. */
+ * its owner's destroy. Retaining a resource whose last share is being
+ * released (by another thread, or by a destroy running right now) fails with
+ * CMR_ERROR_DESTROYED_HANDLE: it never brings a dying resource back.
+ * Release only shares you took: a ref is not a share, and a release of a
+ * resource with no share left is CMR_ERROR_DESTROYED_HANDLE. */
 CMR_API cmr_status cmr_ref_retain(cmr_resource_ref ref);
 CMR_API cmr_status cmr_ref_release(cmr_resource_ref ref);
 
@@ -171,8 +178,16 @@ typedef bool (*cmr_failure_callback)(size_t bytes, void *arg);
 
 /* The resource used for `device`: whatever was set, or else (made on first
  * use) the cuda resource of that device — the system resource in the host
- * build. The table holds a share of what it stores; the returned ref is valid
- * until the entry is replaced or reset (cmr_ref_retain it to keep it longer). */
+ * build. The table holds a share of what it stores.
+ *
+ * cmr_acquire_* hand out a share of the entry, taken under the table's lock,
+ * that the caller gives back with cmr_ref_release: the race-free way to use
+ * the entry while other threads may replace it. cmr_get_* hand out the ref
+ * alone, valid while the entry stays (a call through it after the resource
+ * is gone reports CMR_ERROR_DESTROYED_HANDLE, and so does a cmr_ref_retain
+ * that comes too late). */
+CMR_API cmr_status cmr_acquire_per_device_resource_ref(int device, cmr_resource_ref *out);
+CMR_API cmr_status cmr_acquire_current_device_resource_ref(cmr_resource_ref *out);
 CMR_API cmr_status cmr_get_per_device_resource_ref(int device, cmr_resource_ref *out);
 /* Store `ref` for `device`, retaining it and releasing what was there. */
 CMR_API cmr_status cmr_set_per_device_resource_ref(int device, cmr_resource_ref ref);

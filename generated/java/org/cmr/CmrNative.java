@@ -55,6 +55,10 @@ final class CmrNative {
 
   public static void cmr_ref_validate(long ref) { CmrNativeJNI.cmr_ref_validate(ref); }
 
+  public static long cmr_acquire_per_device_resource_ref(int device) { return CmrNativeJNI.cmr_acquire_per_device_resource_ref(device); }
+
+  public static long cmr_acquire_current_device_resource_ref() { return CmrNativeJNI.cmr_acquire_current_device_resource_ref(); }
+
   public static long cmr_get_per_device_resource_ref(int device) { return CmrNativeJNI.cmr_get_per_device_resource_ref(device); }
 
   public static void cmr_set_per_device_resource_ref(int device, long ref) { CmrNativeJNI.cmr_set_per_device_resource_ref(device, ref); }

@@ -37,6 +37,8 @@ final class CmrNativeJNI {
   public final static native void cmr_ref_retain(long jarg1);
   public final static native void cmr_ref_release(long jarg1);
   public final static native void cmr_ref_validate(long jarg1);
+  public final static native long cmr_acquire_per_device_resource_ref(int jarg1);
+  public final static native long cmr_acquire_current_device_resource_ref();
   public final static native long cmr_get_per_device_resource_ref(int jarg1);
   public final static native void cmr_set_per_device_resource_ref(int jarg1, long jarg2);
   public final static native void cmr_reset_per_device_resource_ref(int jarg1);

@@ -1,0 +1,143 @@
+/* Counted objects and the tokens that name them.
+ *
+ * Nothing cmr hands out as a handle, and no `self` of a ref to one of cmr's
+ * own resources, is an address: it is a token, (generation << 32) | kind bit
+ * (31) | slot index (0..2^24). The slots live in a table that is never
+ * freed, so a token can always be looked at, however long ago its object
+ * died. A slot's generation moves on whenever what it holds goes away and is
+ * never handed out twice (a slot whose generation would wrap is retired), so
+ * a stale token never matches the slot's next occupant.
+ *
+ * Two kinds of slot:
+ * - an object slot holds the object's address and its share count, beside
+ *   the generation in one 64-bit word: a retain that races with the last
+ *   release either takes a share of a live object or fails, and never
+ *   brings a dying one back. A ref's self is an object token.
+ * - a handle slot holds one share of an object and that object's token.
+ *   Every handle a caller obtains (create, from_ref) is a slot of its own, so
+ *   destroying it flips its generation exactly once: a second destroy is
+ *   reported, never a second release of someone else's share.
+ * Device buffers and stacks have one owner and no refs: their handle is the
+ * object token itself. */
+#ifndef CMR_OBJECT_H
+#define CMR_OBJECT_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include <cmr/core.h>
+
+typedef struct cmr_object cmr_object;
+
+/* What every object of one type shares: a name for messages and the
+ * function that frees what the object owns, shell included (it came from
+ * malloc/calloc), called once, after the last share is gone. */
+typedef struct cmr_object_type {
+  const char *name;
+  void (*finalize)(cmr_object *object);
+} cmr_object_type;
+
+/* The first member of every counted object. */
+struct cmr_object {
+  const cmr_object_type *type;
+};
+
+/* ---- the slot table (read inline on every call through a ref) ---------- */
+
+typedef struct cmr_slot {
+  _Atomic uint64_t state;   /* generation << 32 | shares (a live handle: 1) */
+  _Atomic uintptr_t target; /* object slot: ~address of the object; handle slot: the object's token */
+  uint32_t next_free;       /* free-list link, under the table's lock */
+} cmr_slot;
+
+enum {
+  CMR_SLOT_INDEX_BITS = 24,
+  CMR_SLOTS_PER_PAGE = 4096,
+  CMR_SLOT_PAGES = (1 << CMR_SLOT_INDEX_BITS) / CMR_SLOTS_PER_PAGE
+};
+#define CMR_TOKEN_HANDLE_BIT ((uint64_t)1 << 31)
+
+extern cmr_slot *_Atomic cmr_slot_pages[CMR_SLOT_PAGES];
+
+/* The slot `token` names when it is of `kind` (0 or CMR_TOKEN_HANDLE_BIT)
+ * and well formed, else NULL. Reads only the never-freed table. */
+static inline cmr_slot *cmr_slot_of(uint64_t token, uint64_t kind) {
+  uint64_t index = (token & 0xffffffffu) ^ kind;
+  if (index >= ((uint64_t)1 << CMR_SLOT_INDEX_BITS)) return NULL;
+  cmr_slot *page = atomic_load_explicit(&cmr_slot_pages[index / CMR_SLOTS_PER_PAGE], memory_order_acquire);
+  return page == NULL ? NULL : &page[index % CMR_SLOTS_PER_PAGE];
+}
+
+/* An object slot keeps its object's address inverted, so that leak
+ * checkers (valgrind, LeakSanitizer) do not count the never-freed table as
+ * a reference and still report a resource nobody destroyed. */
+static inline uintptr_t cmr_slot_hide(const cmr_object *object) { return ~(uintptr_t)object; }
+static inline cmr_object *cmr_slot_object(cmr_slot *slot) {
+  return (cmr_object *)~atomic_load_explicit(&slot->target, memory_order_relaxed);
+}
+
+/* The object behind a live object token, or NULL (dead, dying, malformed).
+ * Inline: dispatch asks on every allocate and free. A caller must hold a
+ * share for the object to stay alive after the answer. */
+static inline cmr_object *cmr_object_peek(const void *token) {
+  uint64_t value = (uint64_t)(uintptr_t)token;
+  cmr_slot *slot = cmr_slot_of(value, 0);
+  if (slot == NULL) return NULL;
+  uint64_t state = atomic_load_explicit(&slot->state, memory_order_acquire);
+  if ((state >> 32) != (value >> 32) || (uint32_t)state == 0) return NULL;
+  return cmr_slot_object(slot);
+}
+
+/* ---- objects -------------------------------------------------------------- */
+
+/* Gives `object` (from malloc/calloc, its type set) a slot and one share,
+ * the caller's; *token names it. On failure (CMR_ERROR_OUT_OF_MEMORY: no
+ * slot) the object is untouched and still the caller's to free. */
+cmr_status cmr_object_register(cmr_object *object, const cmr_object_type *type, const char *what,
+                               void **token);
+/* The live object `token` names, of type `type` (NULL: any type). NULL
+ * token: CMR_ERROR_NULL_POINTER; dead or not a token:
+ * CMR_ERROR_DESTROYED_HANDLE; another type: CMR_ERROR_INVALID_ARGUMENT;
+ * each with "<what>: ..." in the message. */
+cmr_status cmr_object_resolve(const void *token, const cmr_object_type *type, const char *what,
+                              cmr_object **out);
+/* Take one more share; CMR_ERROR_DESTROYED_HANDLE when the object is dead
+ * or its last share is being released. */
+cmr_status cmr_object_retain(const void *token, const char *what);
+/* Drop one share; the last one finalizes the object. A token whose object
+ * has no share left is CMR_ERROR_DESTROYED_HANDLE (never a second release). */
+cmr_status cmr_object_release(const void *token, const char *what);
+
+/* ---- handles ---------------------------------------------------------------- */
+
+/* A new handle that owns one share of the object `token` names, a share the
+ * caller already holds and hands over (on failure the caller keeps it). */
+cmr_status cmr_handle_make(const void *token, const char *what, void **handle);
+/* The object token of a live handle (errors as cmr_object_resolve). */
+cmr_status cmr_handle_target(const void *handle, const char *what, void **token);
+/* The object of a live handle, of type `type` (NULL: any). */
+cmr_status cmr_handle_object(const void *handle, const cmr_object_type *type, const char *what,
+                             cmr_object **out);
+/* Ends the handle and drops its share. NULL is a no-op (CMR_SUCCESS); a
+ * handle already destroyed is CMR_ERROR_DESTROYED_HANDLE. */
+cmr_status cmr_handle_destroy(const void *handle, const char *what);
+
+/* Ends the handle without dropping its share, which passes to whoever
+ * holds a ref of the object (e.g. a stack or the per-device table, which
+ * later drop it with cmr_ref_drop). */
+cmr_status cmr_handle_hand_over(const void *handle, const char *what);
+/* A new object's handle: registers `object` (type set to `type`) and makes
+ * the handle that owns its first share. On failure the object is finalized. */
+cmr_status cmr_handle_open(cmr_object *object, const cmr_object_type *type, const char *what, void **handle);
+/* A new handle with a share of its own of the live object `token` names
+ * (what `_from_ref` hands out). */
+cmr_status cmr_handle_share(const void *token, const char *what, void **handle);
+/* The self of the ref a ref constructor makes of `handle`: the object token
+ * of a live handle of type `type`; otherwise the handle itself, which every
+ * call through the ref then reports (a ref constructor returns no status). */
+void *cmr_handle_ref_self(const void *handle, const cmr_object_type *type);
+
+/* For tests: how many slots the table has made (live, free or retired). */
+uint32_t cmr_slots_made(void);
+
+#endif /* CMR_OBJECT_H */
