@@ -11,8 +11,8 @@ namespace Cmr
     /// reaching the upstream. The count is reserved atomically before the upstream is
     /// asked (and given back if it fails), so concurrent allocations never pass the
     /// limit even for a moment. Freeing more bytes than are counted is
-    /// CMR_ERROR_INVALID_ARGUMENT and reaches no upstream. Alignments are those of
-    /// the default (256 bytes).
+    /// CMR_ERROR_INVALID_ARGUMENT and reaches no upstream. Any alignment is passed
+    /// to the upstream, which honours or refuses it.
     /// </summary>
     public sealed class LimitingResourceAdaptor : ResourceAdaptor
     {

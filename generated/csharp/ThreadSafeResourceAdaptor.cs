@@ -7,8 +7,8 @@ namespace Cmr
     /// <summary>
     /// Makes any upstream safe to call from many threads (RMM&#39;s
     /// thread_safe_resource_adaptor): one lock is held around every call to the
-    /// upstream, so the upstream sees one call at a time. Alignments are those of
-    /// the default (256 bytes).
+    /// upstream, so the upstream sees one call at a time. Any alignment is passed to
+    /// the upstream, which honours or refuses it.
     /// </summary>
     public sealed class ThreadSafeResourceAdaptor : ResourceAdaptor
     {

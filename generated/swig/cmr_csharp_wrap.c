@@ -2170,6 +2170,20 @@ SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_tracking_resource_outstanding_report(v
 }
 
 
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_parse_size(char * jarg1, unsigned long long * jarg2) {
+  int jresult ;
+  char *arg1 = (char *) 0 ;
+  size_t *arg2 = (size_t *) 0 ;
+  cmr_status result;
+  
+  arg1 = (char *)jarg1; 
+  arg2 = (size_t *)jarg2; 
+  result = (cmr_status)cmr_parse_size((char const *)arg1,arg2);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
 SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_stack_parse(char * jarg1, void ** jarg2) {
   int jresult ;
   char *arg1 = (char *) 0 ;

@@ -4790,6 +4790,38 @@ SWIGEXPORT jstring JNICALL Java_org_cmr_CmrNativeJNI_cmr_1tracking_1resource_1ou
 }
 
 
+SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1parse_1size(JNIEnv *jenv, jclass jcls, jstring jarg1) {
+  jlong jresult = 0 ;
+  char *arg1 = (char *) 0 ;
+  size_t *arg2 = (size_t *) 0 ;
+  size_t temp2 ;
+  cmr_status result;
+  
+  (void)jenv;
+  (void)jcls;
+  {
+    temp2 = 0; arg2 = &temp2; 
+  }
+  arg1 = 0;
+  if (jarg1) {
+    arg1 = (char *)(*jenv)->GetStringUTFChars(jenv, jarg1, 0);
+    if (!arg1) return 0;
+  }
+  result = (cmr_status)cmr_parse_size((char const *)arg1,arg2);
+  {
+    if (result != CMR_SUCCESS) {
+      cmr_java_throw(jenv, result);
+      return 0;
+    }
+  }
+  {
+    jresult = (jlong)*arg2; 
+  }
+  if (arg1) (*jenv)->ReleaseStringUTFChars(jenv, jarg1, (const char *)arg1);
+  return jresult;
+}
+
+
 SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1stack_1parse(JNIEnv *jenv, jclass jcls, jstring jarg1) {
   jlong jresult = 0 ;
   char *arg1 = (char *) 0 ;

@@ -9653,6 +9653,46 @@ fail:
 }
 
 
+SWIGINTERN PyObject *_wrap_cmr_parse_size(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  char *arg1 = (char *) 0 ;
+  size_t *arg2 = (size_t *) 0 ;
+  size_t temp2 ;
+  PyObject *swig_obj[1] ;
+  cmr_status result;
+  
+  {
+    temp2 = 0; arg2 = (size_t *)&temp2; 
+  }
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  {
+    if (!PyUnicode_Check(swig_obj[0])) SWIG_exception_fail(SWIG_TypeError, "expected a str");
+    arg1 = (char *)PyUnicode_AsUTF8(swig_obj[0]);
+    if (arg1 == NULL) SWIG_fail;
+  }
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (cmr_status)cmr_parse_size((char const *)arg1,arg2);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  {
+    if (cmr_py_raise_pending()) SWIG_fail;
+    if (result != CMR_SUCCESS) {
+      cmr_py_raise(result);
+      SWIG_fail;
+    }
+    resultobj = SWIG_Py_Void();
+  }
+  {
+    resultobj = SWIG_Python_AppendOutput(resultobj, PyLong_FromSize_t(*arg2)); 
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
 SWIGINTERN PyObject *_wrap_cmr_stack_parse(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   char *arg1 = (char *) 0 ;
@@ -10741,6 +10781,7 @@ static PyMethodDef SwigMethods[] = {
 	 { "cmr_tracking_resource_allocated_bytes", _wrap_cmr_tracking_resource_allocated_bytes, METH_O, NULL},
 	 { "cmr_tracking_resource_outstanding_count", _wrap_cmr_tracking_resource_outstanding_count, METH_O, NULL},
 	 { "cmr_tracking_resource_outstanding_report", _wrap_cmr_tracking_resource_outstanding_report, METH_O, NULL},
+	 { "cmr_parse_size", _wrap_cmr_parse_size, METH_O, NULL},
 	 { "cmr_stack_parse", _wrap_cmr_stack_parse, METH_O, NULL},
 	 { "cmr_stack_destroy", _wrap_cmr_stack_destroy, METH_O, NULL},
 	 { "cmr_stack_ref", _wrap_cmr_stack_ref, METH_O, NULL},

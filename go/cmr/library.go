@@ -38,3 +38,16 @@ func DeviceMemoryInfo() (free, total uint64, err error) {
 	err = check(capi.Cmr_device_memory_info(&free, &total))
 	return free, total, err
 }
+
+// ParseSize is the number of bytes text writes, by cmr's one size grammar
+// (cmr/stack.h, spec/README.md): e.g. "4096", "1.5GiB", "512 mb", "80%" (of
+// the current device's free memory). A text outside the grammar is
+// ErrInvalidArgument, one of more than 2^64-1 bytes ErrSizeOverflow.
+func ParseSize(text string) (uint64, error) {
+	if err := checkText(text, "text"); err != nil {
+		return 0, err
+	}
+	var bytes uint64
+	err := check(capi.Cmr_parse_size(text, &bytes))
+	return bytes, err
+}

@@ -5,8 +5,8 @@ import "cmr/internal/capi"
 // Stack is a stack of resources built from a text expression, e.g.
 // "statistics(pool(system, initial_pool_size=1MiB))": a resource name,
 // then in parentheses the upstream (itself an expression) and name=value
-// parameters as the spec names them. Sizes take the units B, KiB, MiB,
-// GiB, TiB, KB, MB, GB, TB or a percentage of the device's memory. The
+// parameters as the spec names them. Sizes are written as ParseSize
+// reads them ("1.5GiB", "512 mb", or "80%" of the device's free memory). The
 // Stack is a Resource (its top); it holds a share of every resource in it
 // until Close.
 type Stack struct {

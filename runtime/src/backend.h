@@ -20,6 +20,10 @@ cmr_status cmr_backend_pageable_memory_access(bool *out);
 cmr_status cmr_backend_stream_create(cmr_stream *out);
 cmr_status cmr_backend_stream_destroy(cmr_stream stream);
 cmr_status cmr_backend_stream_synchronize(cmr_stream stream);
+/* Whether `stream` is a handle cmr_stream_create gave out and
+ * cmr_stream_destroy has destroyed since. Only the host build can know (its
+ * tokens are never given out twice); the CUDA build answers false. */
+bool cmr_backend_stream_destroyed(cmr_stream stream);
 
 /* A process-wide identity of a stream that a destroyed stream's successor
  * at the same address never shares (cudaStreamGetId). In the host build it

@@ -138,6 +138,13 @@ cmr_status cmr_backend_stream_destroy(cmr_stream stream) {
                               : cmr_cuda_failure(error, "cudaStreamDestroy(%p)", (void *)stream);
 }
 
+/* CUDA recycles stream handles: a destroyed stream's cannot be told from
+ * another's, so only the driver can say (cudaErrorInvalidResourceHandle). */
+bool cmr_backend_stream_destroyed(cmr_stream stream) {
+  (void)stream;
+  return false;
+}
+
 cmr_status cmr_backend_stream_synchronize(cmr_stream stream) {
   cudaError_t error = cudaStreamSynchronize(stream);
   /* Without a driver or device no work can have been queued, so the default

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "live_streams.h"
 
 #if CMR_WITH_CUDA
 #  error "backend_host.c belongs to the host build (CMR_WITH_CUDA=0)"
@@ -61,19 +62,32 @@ cmr_status cmr_backend_pageable_memory_access(bool *out) {
   return CMR_SUCCESS;
 }
 
-/* A stream is a distinct heap token, so streams compare unequal. */
+/* A stream is a token that no other stream, live or destroyed, is ever
+ * given: a counter placed where no pointer a test makes up, nor the
+ * default streams 0, 1 and 2, can be. Nothing is allocated for it, so a
+ * stale token is never read; live_streams.h knows which are live. */
+static const uintptr_t cmr_host_stream_base = (uintptr_t)0x57 << (sizeof(uintptr_t) * 8 - 16);
+enum { cmr_host_stream_step = 16 };
+static _Atomic uintptr_t cmr_host_streams_made;
+
 cmr_status cmr_backend_stream_create(cmr_stream *out) {
-  void *token = malloc(1);
-  if (token == NULL) {
-    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "no host memory for a stream token");
-  }
-  *out = token;
+  uintptr_t number = atomic_fetch_add_explicit(&cmr_host_streams_made, 1, memory_order_relaxed) + 1;
+  *out = (cmr_stream)(cmr_host_stream_base + number * cmr_host_stream_step);
   return CMR_SUCCESS;
 }
 
 cmr_status cmr_backend_stream_destroy(cmr_stream stream) {
-  free(stream);
+  (void)stream; /* a token holds nothing */
   return CMR_SUCCESS;
+}
+
+/* A token this backend gave out that is no longer live. */
+bool cmr_backend_stream_destroyed(cmr_stream stream) {
+  uintptr_t offset = (uintptr_t)stream - cmr_host_stream_base;
+  uintptr_t made = atomic_load_explicit(&cmr_host_streams_made, memory_order_relaxed);
+  bool given_out = (uintptr_t)stream > cmr_host_stream_base && offset % cmr_host_stream_step == 0 &&
+                   offset / cmr_host_stream_step <= made;
+  return given_out && !cmr_live_streams_contains(stream);
 }
 
 cmr_status cmr_backend_stream_synchronize(cmr_stream stream) {

@@ -1,6 +1,7 @@
 /* Devices, streams and build facts: the public face of the backend. */
 #include "backend.h"
 #include "internal.h"
+#include "live_streams.h"
 
 #ifndef CMR_VERSION_STRING
 #  error "the build defines CMR_VERSION_STRING, e.g. -DCMR_VERSION_STRING=\"0.1.0\""
@@ -100,17 +101,36 @@ cmr_status cmr_stream_create(cmr_stream *out) {
     return cmr_error(CMR_ERROR_NULL_POINTER, "%s: out is NULL", what);
   }
   *out = CMR_DEFAULT_STREAM;
-  return cmr_forward(cmr_backend_stream_create(out), what);
+  cmr_stream stream = CMR_DEFAULT_STREAM;
+  cmr_status status = cmr_backend_stream_create(&stream);
+  if (status == CMR_SUCCESS) {
+    status = cmr_live_streams_add(stream);
+    if (status != CMR_SUCCESS) (void)cmr_backend_stream_destroy(stream);
+  }
+  if (status == CMR_SUCCESS) *out = stream;
+  return cmr_forward(status, what);
 }
 
+/* Only a live stream of cmr_stream_create is destroyed: taking it out of
+ * the live set first means that of two threads destroying it one does. */
 cmr_status cmr_stream_destroy(cmr_stream stream) {
   static const char what[] = "cmr_stream_destroy";
   if (stream == CMR_DEFAULT_STREAM) {
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: the default stream cannot be destroyed", what);
   }
+  if (!cmr_live_streams_remove(stream)) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "%s: stream %p is not a live stream of cmr_stream_create (destroyed already, or made "
+                     "elsewhere: destroy such a stream where it was made)",
+                     what, (void *)stream);
+  }
   return cmr_forward(cmr_backend_stream_destroy(stream), what);
 }
 
 cmr_status cmr_stream_synchronize(cmr_stream stream) {
-  return cmr_forward(cmr_backend_stream_synchronize(stream), "cmr_stream_synchronize");
+  static const char what[] = "cmr_stream_synchronize";
+  if (cmr_backend_stream_destroyed(stream)) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: stream %p was destroyed", what, (void *)stream);
+  }
+  return cmr_forward(cmr_backend_stream_synchronize(stream), what);
 }

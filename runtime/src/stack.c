@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "size_text.h"
 #include "stack_table.h"
 
 enum { cmr_stack_max_depth = 32, cmr_stack_max_name = 64 };
@@ -120,75 +121,85 @@ static bool cmr_token_is(const cmr_parser *parser, size_t length, const char *wo
 
 /* ---- values ------------------------------------------------------------------------ */
 
-typedef struct cmr_unit {
-  const char *suffix;
-  double bytes;
-} cmr_unit;
-
-static const cmr_unit cmr_units[] = {
-    {"B", 1.0},           {"KiB", 1024.0},   {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
-    {"KB", 1e3},          {"MB", 1e6},       {"GB", 1e9},        {"TB", 1e12},          {"", 1.0},
-};
-
 static cmr_status cmr_bad_value(const cmr_parser *parser, size_t length, const cmr_stack_param *param,
                                 const char *expected) {
   return cmr_syntax(parser, parser->at, "bad value \"%.*s\" for %s: expected %s", (int)length,
                     parser->source + parser->at, param->name, expected);
 }
 
-static const char cmr_size_forms[] =
-    "a size (a number with an optional unit B, KiB, MiB, GiB, TiB, KB, MB, GB, TB, or a percentage of free "
-    "device memory such as 80%)";
-
-static cmr_status cmr_parse_percent(const cmr_parser *parser, size_t length, const cmr_stack_param *param,
-                                    double number, size_t *out) {
-  if (!(number >= 0 && number <= 100) || number != (double)(int)number) {
-    return cmr_bad_value(parser, length, param, cmr_size_forms);
-  }
-  cmr_status status = cmr_percent_of_free_device_memory((int)number, out);
-  if (status != CMR_SUCCESS) {
-    return cmr_error_context(status, "cmr_stack_parse: column %zu: %s", cmr_column(parser->at), param->name);
-  }
-  return CMR_SUCCESS;
+/* A size's text runs to the next comma or parenthesis, less the spaces
+ * before it: the grammar allows blanks between the number and its unit. */
+static size_t cmr_size_length(const cmr_parser *parser) {
+  const char *text = parser->source + parser->at;
+  size_t length = strcspn(text, ",)");
+  while (length > 0 && isspace((unsigned char)text[length - 1])) length--;
+  return length;
 }
 
-static cmr_status cmr_parse_size(const cmr_parser *parser, size_t length, const cmr_stack_param *param,
-                                 size_t *out) {
-  const char *token = parser->source + parser->at;
-  if (!isdigit((unsigned char)token[0])) return cmr_bad_value(parser, length, param, cmr_size_forms);
-  char *end = NULL;
-  double number = strtod(token, &end);
-  size_t rest = length - (size_t)(end - token);
-  if (rest == 1 && *end == '%') return cmr_parse_percent(parser, length, param, number, out);
-  for (size_t i = 0; i < sizeof cmr_units / sizeof cmr_units[0]; ++i) {
-    if (rest != strlen(cmr_units[i].suffix) || strncmp(end, cmr_units[i].suffix, rest) != 0) continue;
-    double bytes = number * cmr_units[i].bytes;
-    if (!(bytes < 18446744073709551616.0)) return cmr_bad_value(parser, length, param, "a size that fits in 64 bits");
-    if (bytes != (double)(uint64_t)bytes) return cmr_bad_value(parser, length, param, "a whole number of bytes");
-    *out = (size_t)bytes;
-    return CMR_SUCCESS;
+/* The one size grammar (size_text.h); the status of a refusal is kept
+ * (CMR_ERROR_SIZE_OVERFLOW for a size too large). */
+static cmr_status cmr_parse_size_value(const cmr_parser *parser, size_t length, const cmr_stack_param *param,
+                                       size_t *out) {
+  const char *problem = NULL;
+  cmr_status status = cmr_size_from_text(parser->source + parser->at, length, out, &problem);
+  if (status == CMR_SUCCESS) return status;
+  if (problem == NULL) {
+    return cmr_error_context(status, "cmr_stack_parse: column %zu: %s", cmr_column(parser->at), param->name);
   }
-  return cmr_bad_value(parser, length, param, cmr_size_forms);
+  cmr_syntax(parser, parser->at, "bad value \"%.*s\" for %s: %s", (int)length, parser->source + parser->at,
+             param->name, problem);
+  return status;
+}
+
+static size_t cmr_digits(const char *text, size_t at, size_t length) {
+  size_t start = at;
+  while (at < length && isdigit((unsigned char)text[at])) at++;
+  return at - start;
+}
+
+/* Whether the token is an int as documented, [-]digits, or with `real` a
+ * double, [-]digits[.digits][e[+|-]digits]: no '+', hexadecimal, inf or nan,
+ * which strtol and strtod would also take. */
+static bool cmr_is_decimal(const char *text, size_t length, bool real) {
+  size_t at = length > 0 && text[0] == '-' ? 1 : 0;
+  size_t digits = cmr_digits(text, at, length);
+  if (digits == 0) return false;
+  at += digits;
+  if (real && at < length && text[at] == '.') {
+    digits = cmr_digits(text, ++at, length);
+    if (digits == 0) return false;
+    at += digits;
+  }
+  if (real && at < length && (text[at] == 'e' || text[at] == 'E')) {
+    if (++at < length && (text[at] == '+' || text[at] == '-')) at++;
+    digits = cmr_digits(text, at, length);
+    if (digits == 0) return false;
+    at += digits;
+  }
+  return at == length;
 }
 
 static cmr_status cmr_parse_int(const cmr_parser *parser, size_t length, const cmr_stack_param *param, int *out) {
   const char *token = parser->source + parser->at;
-  char *end = NULL;
   errno = 0;
-  long number = strtol(token, &end, 10);
-  if (end != token + length || length == 0 || errno != 0 || number < -2147483647L || number > 2147483647L) {
-    return cmr_bad_value(parser, length, param, "an integer");
+  long number = cmr_is_decimal(token, length, false) ? strtol(token, NULL, 10) : 0;
+  if (!cmr_is_decimal(token, length, false) || errno != 0 || number < -2147483647L || number > 2147483647L) {
+    return cmr_bad_value(parser, length, param, "an integer ([-]digits, from -2147483647 to 2147483647)");
   }
   *out = (int)number;
   return CMR_SUCCESS;
 }
 
+/* strtod's ERANGE refuses what would overflow, and what would underflow to 0
+ * or lose precision as a subnormal (1e-400): nothing is rounded to 0. */
 static cmr_status cmr_parse_double(const cmr_parser *parser, size_t length, const cmr_stack_param *param,
                                    double *out) {
   const char *token = parser->source + parser->at;
-  char *end = NULL;
-  *out = strtod(token, &end);
-  if (end != token + length || length == 0 || !isfinite(*out)) return cmr_bad_value(parser, length, param, "a number");
+  errno = 0;
+  *out = cmr_is_decimal(token, length, true) ? strtod(token, NULL) : 0;
+  if (!cmr_is_decimal(token, length, true) || errno != 0 || !isfinite(*out)) {
+    return cmr_bad_value(parser, length, param, "a number ([-]digits[.digits][e[+|-]digits], in a double's range)");
+  }
   return CMR_SUCCESS;
 }
 
@@ -281,13 +292,13 @@ static cmr_status cmr_parse_value(cmr_parser *parser, const cmr_stack_param *par
     if (status == CMR_SUCCESS) cmr_text_add(canonical, parser->source + start, parser->at - start);
     return status;
   }
-  size_t length = cmr_token_length(parser);
+  size_t length = param->type == CMR_STACK_SIZE ? cmr_size_length(parser) : cmr_token_length(parser);
   cmr_status status = CMR_SUCCESS;
   if (param->default_text != NULL && cmr_token_is(parser, length, param->default_text)) {
     *value = param->default_value; /* the default by its name, e.g. unlimited */
   } else {
     switch (param->type) {
-      case CMR_STACK_SIZE: status = cmr_parse_size(parser, length, param, &value->size); break;
+      case CMR_STACK_SIZE: status = cmr_parse_size_value(parser, length, param, &value->size); break;
       case CMR_STACK_INT: status = cmr_parse_int(parser, length, param, &value->integer); break;
       case CMR_STACK_BOOL: status = cmr_parse_bool(parser, length, param, &value->boolean); break;
       case CMR_STACK_DOUBLE: status = cmr_parse_double(parser, length, param, &value->real); break;

@@ -1,4 +1,6 @@
 /* Devices, memory figures, build facts and streams. */
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "test_util.h"
@@ -136,6 +138,76 @@ START_TEST(streams_refuse_bad_input) {
 }
 END_TEST
 
+START_TEST(destroying_a_stream_twice_is_refused) {
+  cmr_stream stream = NULL;
+  ck_assert_ok(cmr_stream_create(&stream));
+  ck_assert_ok(cmr_stream_destroy(stream));
+  ck_assert_status(cmr_stream_destroy(stream), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("cmr_stream_destroy: ");
+  ck_assert_message_has("not a live stream of cmr_stream_create");
+  if (!cmr_built_with_cuda()) {
+    ck_assert_status(cmr_stream_synchronize(stream), CMR_ERROR_INVALID_ARGUMENT);
+    ck_assert_message_has("was destroyed");
+  }
+}
+END_TEST
+
+/* However many streams come and go, a host stream destroyed long ago stays
+ * refused: its token is never given out again, so it is never live again. */
+START_TEST(a_stream_destroyed_long_ago_stays_refused) {
+  cmr_stream old = NULL;
+  ck_assert_ok(cmr_stream_create(&old));
+  ck_assert_ok(cmr_stream_destroy(old));
+  for (int i = 0; i < 5000; ++i) {
+    cmr_stream stream = NULL;
+    ck_assert_ok(cmr_stream_create(&stream));
+    if (!cmr_built_with_cuda()) ck_assert_ptr_ne(stream, old);
+    ck_assert_ok(cmr_stream_destroy(stream));
+  }
+  if (!cmr_built_with_cuda()) {
+    ck_assert_status(cmr_stream_destroy(old), CMR_ERROR_INVALID_ARGUMENT);
+    ck_assert_status(cmr_stream_synchronize(old), CMR_ERROR_INVALID_ARGUMENT);
+  }
+}
+END_TEST
+
+/* Streams cmr did not make are not cmr's to destroy, live ones included. */
+START_TEST(destroying_a_foreign_stream_is_refused) {
+  const uintptr_t foreign[] = {1, 2, 0x5000, 0x7f0000001230};
+  for (size_t i = 0; i < sizeof foreign / sizeof foreign[0]; ++i) {
+    ck_assert_status(cmr_stream_destroy((cmr_stream)foreign[i]), CMR_ERROR_INVALID_ARGUMENT);
+    ck_assert_message_has("made elsewhere");
+  }
+  cmr_stream live = NULL;
+  ck_assert_ok(cmr_stream_create(&live));
+  ck_assert_status(cmr_stream_destroy((cmr_stream)((uintptr_t)live + 16)), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_ok(cmr_stream_synchronize(live));
+  ck_assert_ok(cmr_stream_destroy(live));
+}
+END_TEST
+
+static void *destroy_racing(void *stream) {
+  return (void *)(uintptr_t)(cmr_stream_destroy((cmr_stream)stream) == CMR_SUCCESS);
+}
+
+/* Of two threads destroying one stream at once, exactly one does. */
+START_TEST(racing_destroys_destroy_once) {
+  for (int round = 0; round < 200; ++round) {
+    cmr_stream stream = NULL;
+    ck_assert_ok(cmr_stream_create(&stream));
+    pthread_t threads[2];
+    for (int i = 0; i < 2; ++i) ck_assert_int_eq(pthread_create(&threads[i], NULL, destroy_racing, stream), 0);
+    uintptr_t successes = 0;
+    for (int i = 0; i < 2; ++i) {
+      void *succeeded = NULL;
+      ck_assert_int_eq(pthread_join(threads[i], &succeeded), 0);
+      successes += (uintptr_t)succeeded;
+    }
+    ck_assert_uint_eq(successes, 1);
+  }
+}
+END_TEST
+
 static Suite *devices_suite(void) {
   Suite *suite = suite_create("devices");
   TCase *devices = tcase_create("devices");
@@ -153,6 +225,10 @@ static Suite *devices_suite(void) {
   TCase *streams = tcase_create("streams");
   tcase_add_test(streams, streams_are_distinct_and_synchronize);
   tcase_add_test(streams, streams_refuse_bad_input);
+  tcase_add_test(streams, destroying_a_stream_twice_is_refused);
+  tcase_add_test(streams, a_stream_destroyed_long_ago_stays_refused);
+  tcase_add_test(streams, destroying_a_foreign_stream_is_refused);
+  tcase_add_test(streams, racing_destroys_destroy_once);
   suite_add_tcase(suite, streams);
   return suite;
 }

@@ -1,6 +1,7 @@
 /* Stack expressions (over host memory): stacks that build and serve, the written
  * out expression, values of every kind, a corpus of bad expressions with
  * their messages, errors of the resources' own creation, CMR_RESOURCE. */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -78,7 +79,8 @@ typedef struct size_case {
 static const size_case sizes[] = {
     {"4096", 4096},        {"256B", 256},         {"1KiB", 1024},          {"1.5MiB", 1572864},
     {"2GiB", 2147483648u}, {"3TiB", 3298534883328u}, {"1KB", 1000},        {"64MB", 64000000},
-    {"2GB", 2000000000},   {"7TB", 7000000000000u}, {"0.5KiB", 512},       {"1e3", 1000},
+    {"2GB", 2000000000},   {"7TB", 7000000000000u}, {"0.5KiB", 512},       {"1 gib", 1073741824u},
+    {"1PB", 1000000000000000u}, {"1\tPiB", 1125899906842624u},
 };
 
 /* The pool's own checks print the size as it received it, so the parsed
@@ -162,12 +164,19 @@ static const bad_case bad[] = {
     {"pool()", "pool needs an upstream"},
     {"pool(system, initial_size=1)", "column 14 (at \"initial_size=1)\"): pool has no parameter \"initial_size\" "
                                      "(its parameters: upstream, initial_pool_size, maximum_pool_size)"},
-    {"pool(system, initial_pool_size=1Q)", "column 32 (at \"1Q)\"): bad value \"1Q\" for initial_pool_size: expected a size"},
+    {"pool(system, initial_pool_size=1Q)", "column 32 (at \"1Q)\"): bad value \"1Q\" for initial_pool_size: what "
+                                           "follows the number is not a unit"},
+    {"pool(system, initial_pool_size=1 GiB x)", "bad value \"1 GiB x\" for initial_pool_size"},
+    {"pool(system, initial_pool_size=0x100)", "bad value \"0x100\""},
+    {"pool(system, initial_pool_size=1e-400)", "bad value \"1e-400\""},
+    {"pool(system, initial_pool_size=50.0%)", "a percentage is a whole number from 0 to 100"},
+    {"pool(system, initial_pool_size=+8)", "it does not start with a digit"},
+    {"binning(system, min_size_exponent=+8)", "bad value \"+8\" for min_size_exponent: expected an integer"},
+    {"binning(system, min_size_exponent=0x8)", "expected an integer"},
     {"pool(system, initial_pool_size=-1)", "bad value \"-1\" for initial_pool_size"},
-    {"pool(system, initial_pool_size=1.3B)", "expected a whole number of bytes"},
-    {"pool(system, initial_pool_size=20000000TB)", "expected a size that fits in 64 bits"},
+    {"pool(system, initial_pool_size=1.3B)", "it is not a whole number of bytes"},
     {"pool(system, initial_pool_size=101%)", "bad value \"101%\""},
-    {"pool(system, initial_pool_size=)", "bad value \"\" for initial_pool_size"},
+    {"pool(system, initial_pool_size=)", "bad value \"\" for initial_pool_size: it is empty"},
     {"pool(system,", "column 13 (the end): expected an argument of pool"},
     {"pool(system", "column 12 (the end): the arguments of pool are not closed with )"},
     {"pool(system; initial_pool_size=0)", "expected , or ) after an argument of pool, not ';'"},
@@ -197,6 +206,117 @@ START_TEST(bad_expressions_say_where_and_what) {
 }
 END_TEST
 
+/* ---- the size grammar, by the table every binding reads (tests/sizes.txt) ---- */
+
+enum { size_case_max = 128 };
+
+typedef struct table_case {
+  char text[80];
+  char expected[32]; /* bytes, "invalid" or "overflow" */
+} table_case;
+
+static table_case table[size_case_max];
+static int table_count;
+
+/* "<expected> <text>" lines, \t in the text a tab; # starts a comment. */
+static void read_size_table(void) {
+  table_count = 0; /* read afresh by each test (one process runs them all under CK_FORK=no) */
+  FILE *file = fopen(CMR_SIZES_TABLE, "r");
+  ck_assert_msg(file != NULL, "cannot open %s", CMR_SIZES_TABLE);
+  char line[160];
+  while (fgets(line, sizeof line, file) != NULL) {
+    line[strcspn(line, "\n")] = '\0';
+    if (line[0] == '#' || line[0] == '\0') continue;
+    ck_assert_int_lt(table_count, size_case_max);
+    table_case *c = &table[table_count++];
+    char *space = strchr(line, ' ');
+    ck_assert_ptr_nonnull(space);
+    snprintf(c->expected, sizeof c->expected, "%.*s", (int)(space - line), line);
+    size_t out = 0;
+    for (const char *in = space + 1; *in != '\0'; ++in) {
+      bool tab = in[0] == '\\' && in[1] == 't';
+      c->text[out++] = tab ? '\t' : *in;
+      in += tab;
+    }
+    c->text[out] = '\0';
+  }
+  fclose(file);
+}
+
+static cmr_status expected_status(const table_case *c) {
+  return strcmp(c->expected, "invalid") == 0    ? CMR_ERROR_INVALID_ARGUMENT
+         : strcmp(c->expected, "overflow") == 0 ? CMR_ERROR_SIZE_OVERFLOW
+                                                : CMR_SUCCESS;
+}
+
+START_TEST(the_size_table_is_read_as_written) {
+  read_size_table();
+  ck_assert_int_gt(table_count, 60);
+  for (int i = 0; i < table_count; ++i) {
+    const table_case *c = &table[i];
+    size_t bytes = 1;
+    cmr_status status = cmr_parse_size(c->text, &bytes);
+    ck_assert_msg(status == expected_status(c), "\"%s\": %s, expected %s (%s)", c->text, cmr_status_string(status),
+                  c->expected, cmr_last_error_message());
+    if (status == CMR_SUCCESS) {
+      ck_assert_msg(bytes == strtoull(c->expected, NULL, 10), "\"%s\" read as %zu, not %s", c->text, bytes,
+                    c->expected);
+    } else {
+      ck_assert_uint_eq(bytes, 0);
+      ck_assert_message_has("cmr_parse_size: \"");
+      ck_assert_message_has("\" is not a size: ");
+    }
+  }
+}
+END_TEST
+
+/* A stack expression reads its sizes by the same grammar, with the same
+ * status (limiting's allocation_limit takes any size but SIZE_MAX, the
+ * "default" of C); sizes_in_every_unit checks values read there. */
+START_TEST(stack_expressions_read_sizes_by_the_same_table) {
+  read_size_table();
+  for (int i = 0; i < table_count; ++i) {
+    const table_case *c = &table[i];
+    size_t length = strlen(c->text);
+    /* blanks around a value belong to the expression, and a comma ends it */
+    if (length > 0 && (isblank((unsigned char)c->text[0]) || isblank((unsigned char)c->text[length - 1]))) continue;
+    if (strchr(c->text, ',') != NULL || strcmp(c->expected, "18446744073709551615") == 0) continue;
+    char expression[160];
+    snprintf(expression, sizeof expression, "limiting(system, allocation_limit=%.80s)", c->text);
+    cmr_stack *stack = NULL;
+    cmr_status status = cmr_stack_parse(expression, &stack);
+    cmr_status expected = expected_status(c);
+    ck_assert_msg(status == expected, "\"%s\": %s (%s)", expression, cmr_status_string(status),
+                  cmr_last_error_message());
+    if (status != CMR_SUCCESS) {
+      ck_assert_message_has("for allocation_limit: ");
+    } else {
+      ck_assert_ok(cmr_stack_destroy(stack));
+    }
+  }
+}
+END_TEST
+
+START_TEST(a_percentage_is_read_at_parse_time) {
+  size_t half = 0, parsed = 0;
+  ck_assert_ok(cmr_percent_of_free_device_memory(50, &half));
+  ck_assert_ok(cmr_parse_size("50%", &parsed));
+  ck_assert_msg(parsed >= half - half / 10 && parsed <= half + half / 10, "50%% read as %zu, about %zu expected",
+                parsed, half);
+  ck_assert_uint_eq(parsed % 256, 0);
+}
+END_TEST
+
+START_TEST(parse_size_refuses_null) {
+  size_t bytes = 1;
+  ck_assert_status(cmr_parse_size(NULL, &bytes), CMR_ERROR_NULL_POINTER);
+  ck_assert_message_has("cmr_parse_size: text is NULL");
+  ck_assert_uint_eq(bytes, 0);
+  ck_assert_status(cmr_parse_size("1", NULL), CMR_ERROR_NULL_POINTER);
+  ck_assert_message_has("cmr_parse_size: out is NULL");
+}
+END_TEST
+
 START_TEST(nesting_is_bounded) {
   char expression[40 * 12 + 16] = "";
   for (int i = 0; i < 40; ++i) strcat(expression, "pool(");
@@ -217,6 +337,8 @@ START_TEST(creation_errors_keep_their_status_and_say_where) {
   ck_assert_message_has("column 9: making pool");
   ck_assert_status(cmr_stack_parse("pool(system, initial_pool_size=1000TB)", &stack), CMR_ERROR_OUT_OF_MEMORY);
   ck_assert_message_has("making pool");
+  ck_assert_status(cmr_stack_parse("pool(system, initial_pool_size=20000000TB)", &stack), CMR_ERROR_SIZE_OVERFLOW);
+  ck_assert_message_has("bad value \"20000000TB\" for initial_pool_size: it is more bytes than a size_t holds");
   ck_assert_ptr_null(stack);
 }
 END_TEST
@@ -273,6 +395,10 @@ int main(void) {
   tcase_add_test(tc, a_percentage_is_of_free_device_memory);
   tcase_add_test(tc, named_defaults_ints_bools_and_strings);
   tcase_add_loop_test(tc, bad_expressions_say_where_and_what, 0, (int)(sizeof bad / sizeof bad[0]));
+  tcase_add_test(tc, the_size_table_is_read_as_written);
+  tcase_add_test(tc, stack_expressions_read_sizes_by_the_same_table);
+  tcase_add_test(tc, a_percentage_is_read_at_parse_time);
+  tcase_add_test(tc, parse_size_refuses_null);
   tcase_add_test(tc, nesting_is_bounded);
   tcase_add_test(tc, creation_errors_keep_their_status_and_say_where);
   tcase_add_test(tc, null_arguments);

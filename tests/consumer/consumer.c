@@ -1,5 +1,7 @@
 /* A program outside the cmr tree, built against an installed cmr: allocate
- * and free through the current device's resource and print the version.
+ * and free through the current device's resource, then through the
+ * PyTorch entry points that <cmr/cmr.h> declares too (pluggable.h), and
+ * print the version.
  * In a CUDA build on a machine without a usable GPU the default resource
  * cannot be made (CMR_ERROR_NO_DEVICE); that is reported and counts as
  * success, since the library was found, linked, loaded and answered. */
@@ -18,6 +20,14 @@ int main(void) {
   }
   if (status == CMR_SUCCESS) {
     status = cmr_deallocate(mr, ptr, bytes, CMR_DEFAULT_STREAM);
+  }
+  if (status == CMR_SUCCESS) {
+    void *torch = cmr_pluggable_allocate((ssize_t)bytes, 0, CMR_DEFAULT_STREAM);
+    if (torch == NULL) {
+      fprintf(stderr, "consumer: cmr_pluggable_allocate: %s\n", cmr_last_error_message());
+      return 1;
+    }
+    cmr_pluggable_deallocate(torch, (ssize_t)bytes, 0, CMR_DEFAULT_STREAM);
   }
   if (status == CMR_ERROR_NO_DEVICE && cmr_built_with_cuda()) {
     printf("consumer: note: no usable GPU, nothing allocated (%s)\n", cmr_last_error_message());

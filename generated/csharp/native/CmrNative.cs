@@ -316,6 +316,8 @@ internal class CmrNative {
     }
   }
 
+  public static void cmr_parse_size(string text, out ulong out_) { Errors.Check(CmrNativePINVOKE.cmr_parse_size(text, out out_)); }
+
   public static void cmr_stack_parse(string expression, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_stack_parse(expression, out out_)); }
 
   public static void cmr_stack_ref(StackHandle stack, out Ref out_) { Errors.Check(CmrNativePINVOKE.cmr_stack_ref(stack, out out_)); }

@@ -604,6 +604,9 @@ internal class CmrNativePINVOKE {
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_tracking_resource_outstanding_report")]
   public static extern int cmr_tracking_resource_outstanding_report(ResourceHandle jarg1, out System.IntPtr jarg2);
 
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_parse_size")]
+  public static extern int cmr_parse_size(string jarg1, out ulong jarg2);
+
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_stack_parse")]
   public static extern int cmr_stack_parse(string jarg1, out System.IntPtr jarg2);
 

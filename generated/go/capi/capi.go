@@ -194,26 +194,28 @@ typedef _gostring_ swig_type_164;
 typedef _gostring_ swig_type_165;
 typedef _gostring_ swig_type_166;
 typedef _gostring_ swig_type_167;
-typedef long long swig_type_168;
+typedef _gostring_ swig_type_168;
 typedef _gostring_ swig_type_169;
-typedef _goslice_ swig_type_170;
+typedef long long swig_type_170;
 typedef _gostring_ swig_type_171;
-typedef _gostring_ swig_type_172;
-typedef long long swig_type_173;
+typedef _goslice_ swig_type_172;
+typedef _gostring_ swig_type_173;
 typedef _gostring_ swig_type_174;
 typedef long long swig_type_175;
 typedef _gostring_ swig_type_176;
-typedef _gostring_ swig_type_177;
+typedef long long swig_type_177;
 typedef _gostring_ swig_type_178;
 typedef _gostring_ swig_type_179;
 typedef _gostring_ swig_type_180;
 typedef _gostring_ swig_type_181;
 typedef _gostring_ swig_type_182;
 typedef _gostring_ swig_type_183;
-typedef _goslice_ swig_type_184;
+typedef _gostring_ swig_type_184;
 typedef _gostring_ swig_type_185;
 typedef _goslice_ swig_type_186;
 typedef _gostring_ swig_type_187;
+typedef _goslice_ swig_type_188;
+typedef _gostring_ swig_type_189;
 extern void _wrap_Swig_free_capi_07a2e3c94f0d8d94(uintptr_t arg1);
 extern uintptr_t _wrap_Swig_malloc_capi_07a2e3c94f0d8d94(swig_intgo arg1);
 extern uintptr_t _wrap_cmr_go_ref_copy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
@@ -392,26 +394,27 @@ extern swig_type_157 _wrap_cmr_tracking_resource_from_ref_capi_07a2e3c94f0d8d94(
 extern swig_type_158 _wrap_cmr_tracking_resource_allocated_bytes_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
 extern swig_type_159 _wrap_cmr_tracking_resource_outstanding_count_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
 extern swig_type_160 _wrap_cmr_tracking_resource_outstanding_report_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_161 _wrap_cmr_stack_parse_capi_07a2e3c94f0d8d94(swig_type_162 arg1, swig_voidp arg2);
-extern swig_type_163 _wrap_cmr_stack_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
-extern swig_type_164 _wrap_cmr_stack_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_165 _wrap_cmr_stack_leaf_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_166 _wrap_cmr_stack_expression_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_167 _wrap_cmr_device_buffer_create_capi_07a2e3c94f0d8d94(swig_type_168 arg1, uintptr_t arg2, uintptr_t arg3, swig_voidp arg4);
-extern swig_type_169 _wrap_cmr_device_buffer_create_copy_capi_07a2e3c94f0d8d94(swig_type_170 arg1, uintptr_t arg2, uintptr_t arg3, swig_voidp arg4);
-extern swig_type_171 _wrap_cmr_device_buffer_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
-extern swig_type_172 _wrap_cmr_device_buffer_resize_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_173 arg2, uintptr_t arg3);
-extern swig_type_174 _wrap_cmr_device_buffer_reserve_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_175 arg2, uintptr_t arg3);
-extern swig_type_176 _wrap_cmr_device_buffer_shrink_to_fit_capi_07a2e3c94f0d8d94(uintptr_t arg1, uintptr_t arg2);
-extern swig_type_177 _wrap_cmr_device_buffer_set_stream_capi_07a2e3c94f0d8d94(uintptr_t arg1, uintptr_t arg2);
-extern swig_type_178 _wrap_cmr_device_buffer_data_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_179 _wrap_cmr_device_buffer_size_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_180 _wrap_cmr_device_buffer_capacity_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_181 _wrap_cmr_device_buffer_stream_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_182 _wrap_cmr_device_buffer_resource_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_183 _wrap_cmr_device_buffer_copy_to_host_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_184 arg2);
-extern swig_type_185 _wrap_cmr_device_buffer_copy_from_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_186 arg2);
-extern swig_type_187 _wrap_cmr_device_buffer_prefetch_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_intgo arg2, uintptr_t arg3);
+extern swig_type_161 _wrap_cmr_parse_size_capi_07a2e3c94f0d8d94(swig_type_162 arg1, swig_voidp arg2);
+extern swig_type_163 _wrap_cmr_stack_parse_capi_07a2e3c94f0d8d94(swig_type_164 arg1, swig_voidp arg2);
+extern swig_type_165 _wrap_cmr_stack_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_166 _wrap_cmr_stack_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_167 _wrap_cmr_stack_leaf_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_168 _wrap_cmr_stack_expression_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_169 _wrap_cmr_device_buffer_create_capi_07a2e3c94f0d8d94(swig_type_170 arg1, uintptr_t arg2, uintptr_t arg3, swig_voidp arg4);
+extern swig_type_171 _wrap_cmr_device_buffer_create_copy_capi_07a2e3c94f0d8d94(swig_type_172 arg1, uintptr_t arg2, uintptr_t arg3, swig_voidp arg4);
+extern swig_type_173 _wrap_cmr_device_buffer_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_174 _wrap_cmr_device_buffer_resize_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_175 arg2, uintptr_t arg3);
+extern swig_type_176 _wrap_cmr_device_buffer_reserve_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_177 arg2, uintptr_t arg3);
+extern swig_type_178 _wrap_cmr_device_buffer_shrink_to_fit_capi_07a2e3c94f0d8d94(uintptr_t arg1, uintptr_t arg2);
+extern swig_type_179 _wrap_cmr_device_buffer_set_stream_capi_07a2e3c94f0d8d94(uintptr_t arg1, uintptr_t arg2);
+extern swig_type_180 _wrap_cmr_device_buffer_data_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_181 _wrap_cmr_device_buffer_size_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_182 _wrap_cmr_device_buffer_capacity_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_183 _wrap_cmr_device_buffer_stream_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_184 _wrap_cmr_device_buffer_resource_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_185 _wrap_cmr_device_buffer_copy_to_host_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_186 arg2);
+extern swig_type_187 _wrap_cmr_device_buffer_copy_from_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_188 arg2);
+extern swig_type_189 _wrap_cmr_device_buffer_prefetch_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_intgo arg2, uintptr_t arg3);
 #undef intgo
 */
 import "C"
@@ -2792,11 +2795,29 @@ func Cmr_tracking_resource_outstanding_report(arg1 Struct_SS_cmr_tracking_resour
 	return swig_r_1
 }
 
+func Cmr_parse_size(arg1 string, arg2 *uint64) (_swig_ret *Failure) {
+	var swig_r string
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	swig_r_p := C._wrap_cmr_parse_size_capi_07a2e3c94f0d8d94(*(*C.swig_type_162)(unsafe.Pointer(&_swig_i_0)), C.swig_voidp(_swig_i_1))
+	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg1
+	}
+	var swig_r_1 *Failure
+
+	if len(swig_r) != 0 {
+		swig_r_1 = newFailure(swig_r)
+	}
+
+	return swig_r_1
+}
+
 func Cmr_stack_parse(arg1 string, arg2 *uintptr) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_stack_parse_capi_07a2e3c94f0d8d94(*(*C.swig_type_162)(unsafe.Pointer(&_swig_i_0)), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_stack_parse_capi_07a2e3c94f0d8d94(*(*C.swig_type_164)(unsafe.Pointer(&_swig_i_0)), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
@@ -2876,7 +2897,7 @@ func Cmr_device_buffer_create(arg1 uint64, arg2 uintptr, arg3 Cmr_resource_ref, 
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
 	_swig_i_3 := arg4
-	swig_r_p := C._wrap_cmr_device_buffer_create_capi_07a2e3c94f0d8d94(C.swig_type_168(_swig_i_0), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3))
+	swig_r_p := C._wrap_cmr_device_buffer_create_capi_07a2e3c94f0d8d94(C.swig_type_170(_swig_i_0), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2893,7 +2914,7 @@ func Cmr_device_buffer_create_copy(arg1 []byte, arg2 uintptr, arg3 Cmr_resource_
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
 	_swig_i_3 := arg4
-	swig_r_p := C._wrap_cmr_device_buffer_create_copy_capi_07a2e3c94f0d8d94(*(*C.swig_type_170)(unsafe.Pointer(&_swig_i_0)), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3))
+	swig_r_p := C._wrap_cmr_device_buffer_create_copy_capi_07a2e3c94f0d8d94(*(*C.swig_type_172)(unsafe.Pointer(&_swig_i_0)), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
@@ -2926,7 +2947,7 @@ func Cmr_device_buffer_resize(arg1 Struct_SS_cmr_device_buffer, arg2 uint64, arg
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r_p := C._wrap_cmr_device_buffer_resize_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_type_173(_swig_i_1), C.uintptr_t(_swig_i_2))
+	swig_r_p := C._wrap_cmr_device_buffer_resize_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_type_175(_swig_i_1), C.uintptr_t(_swig_i_2))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2942,7 +2963,7 @@ func Cmr_device_buffer_reserve(arg1 Struct_SS_cmr_device_buffer, arg2 uint64, ar
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r_p := C._wrap_cmr_device_buffer_reserve_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_type_175(_swig_i_1), C.uintptr_t(_swig_i_2))
+	swig_r_p := C._wrap_cmr_device_buffer_reserve_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_type_177(_swig_i_1), C.uintptr_t(_swig_i_2))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -3062,7 +3083,7 @@ func Cmr_device_buffer_copy_to_host(arg1 Struct_SS_cmr_device_buffer, arg2 []byt
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_device_buffer_copy_to_host_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), *(*C.swig_type_184)(unsafe.Pointer(&_swig_i_1)))
+	swig_r_p := C._wrap_cmr_device_buffer_copy_to_host_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), *(*C.swig_type_186)(unsafe.Pointer(&_swig_i_1)))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
@@ -3080,7 +3101,7 @@ func Cmr_device_buffer_copy_from(arg1 Struct_SS_cmr_device_buffer, arg2 []byte) 
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_device_buffer_copy_from_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), *(*C.swig_type_186)(unsafe.Pointer(&_swig_i_1)))
+	swig_r_p := C._wrap_cmr_device_buffer_copy_from_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), *(*C.swig_type_188)(unsafe.Pointer(&_swig_i_1)))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2

@@ -3209,6 +3209,26 @@ _gostring_ _wrap_cmr_tracking_resource_outstanding_report_capi_07a2e3c94f0d8d94(
 }
 
 
+_gostring_ _wrap_cmr_parse_size_capi_07a2e3c94f0d8d94(_gostring_ _swig_go_0, long long *_swig_go_1) {
+  char *arg1 = (char *) 0 ;
+  size_t *arg2 = (size_t *) 0 ;
+  cmr_status result;
+  _gostring_ _swig_go_result;
+  
+  
+  arg1 = (char *)malloc(_swig_go_0.n + 1);
+  memcpy(arg1, _swig_go_0.p, _swig_go_0.n);
+  arg1[_swig_go_0.n] = '\0';
+  
+  arg2 = (size_t *)_swig_go_1; 
+  
+  result = (cmr_status)cmr_parse_size((char const *)arg1,arg2);
+  _swig_go_result = cmr_go_failure(result); 
+  free(arg1); 
+  return _swig_go_result;
+}
+
+
 _gostring_ _wrap_cmr_stack_parse_capi_07a2e3c94f0d8d94(_gostring_ _swig_go_0, cmr_stack **_swig_go_1) {
   char *arg1 = (char *) 0 ;
   cmr_stack **arg2 = (cmr_stack **) 0 ;

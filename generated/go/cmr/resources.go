@@ -860,8 +860,8 @@ func (r *FixedSizeResource) UpstreamBytes() (uint64, error) {
 // reaching the upstream. The count is reserved atomically before the upstream is
 // asked (and given back if it fails), so concurrent allocations never pass the
 // limit even for a moment. Freeing more bytes than are counted is
-// CMR_ERROR_INVALID_ARGUMENT and reaches no upstream. Alignments are those of
-// the default (256 bytes).
+// CMR_ERROR_INVALID_ARGUMENT and reaches no upstream. Any alignment is passed
+// to the upstream, which honours or refuses it.
 type LimitingResource struct {
 	object
 	handle   capi.Struct_SS_cmr_limiting_resource
@@ -1458,9 +1458,8 @@ func (r *SimulatedResource) DeallocationCount() (uint64, error) {
 // across every level (never negative, even when a level frees memory allocated
 // before its push); *_peak and *_total report the top level, counted from its
 // push. A failed upstream allocation or deallocation changes no counter. One
-// lock guards the counters. Alignments are those of the default (256 bytes):
-// the adaptor forwards to any upstream, and the default upstream honours no
-// more.
+// lock guards the counters. Any alignment is passed to the upstream, which
+// honours or refuses it.
 type StatisticsResource struct {
 	object
 	handle   capi.Struct_SS_cmr_statistics_resource
@@ -1647,8 +1646,8 @@ func wrapSystemResource(ref capi.Cmr_resource_ref) (Resource, error) {
 //
 // Makes any upstream safe to call from many threads (RMM's
 // thread_safe_resource_adaptor): one lock is held around every call to the
-// upstream, so the upstream sees one call at a time. Alignments are those of
-// the default (256 bytes).
+// upstream, so the upstream sees one call at a time. Any alignment is passed to
+// the upstream, which honours or refuses it.
 type ThreadSafeResource struct {
 	object
 	handle   capi.Struct_SS_cmr_thread_safe_resource

@@ -302,8 +302,8 @@ CMR_API cmr_status cmr_fixed_size_resource_upstream_bytes(cmr_fixed_size_resourc
  * reaching the upstream. The count is reserved atomically before the upstream is
  * asked (and given back if it fails), so concurrent allocations never pass the
  * limit even for a moment. Freeing more bytes than are counted is
- * CMR_ERROR_INVALID_ARGUMENT and reaches no upstream. Alignments are those of
- * the default (256 bytes).
+ * CMR_ERROR_INVALID_ARGUMENT and reaches no upstream. Any alignment is passed
+ * to the upstream, which honours or refuses it.
  */
 typedef struct cmr_limiting_resource cmr_limiting_resource;
 
@@ -490,9 +490,8 @@ CMR_API cmr_status cmr_simulated_resource_deallocation_count(cmr_simulated_resou
  * across every level (never negative, even when a level frees memory allocated
  * before its push); *_peak and *_total report the top level, counted from its
  * push. A failed upstream allocation or deallocation changes no counter. One
- * lock guards the counters. Alignments are those of the default (256 bytes):
- * the adaptor forwards to any upstream, and the default upstream honours no
- * more.
+ * lock guards the counters. Any alignment is passed to the upstream, which
+ * honours or refuses it.
  */
 typedef struct cmr_statistics_resource cmr_statistics_resource;
 
@@ -545,8 +544,8 @@ CMR_API cmr_status cmr_system_resource_from_ref(cmr_resource_ref ref, cmr_system
 /* ==== thread_safe (adaptor; cuda and host builds) ====
  * Makes any upstream safe to call from many threads (RMM's
  * thread_safe_resource_adaptor): one lock is held around every call to the
- * upstream, so the upstream sees one call at a time. Alignments are those of
- * the default (256 bytes).
+ * upstream, so the upstream sees one call at a time. Any alignment is passed to
+ * the upstream, which honours or refuses it.
  */
 typedef struct cmr_thread_safe_resource cmr_thread_safe_resource;
 

@@ -562,6 +562,9 @@ def cmr_tracking_resource_outstanding_count(handle):
 def cmr_tracking_resource_outstanding_report(handle):
     return _capi.cmr_tracking_resource_outstanding_report(handle)
 
+def cmr_parse_size(text):
+    return _capi.cmr_parse_size(text)
+
 def cmr_stack_parse(expression):
     return _capi.cmr_stack_parse(expression)
 

@@ -444,8 +444,8 @@ class LimitingResourceAdaptor(UpstreamResourceAdaptor):
     reaching the upstream. The count is reserved atomically before the upstream is
     asked (and given back if it fails), so concurrent allocations never pass the
     limit even for a moment. Freeing more bytes than are counted is
-    CMR_ERROR_INVALID_ARGUMENT and reaches no upstream. Alignments are those of
-    the default (256 bytes).
+    CMR_ERROR_INVALID_ARGUMENT and reaches no upstream. Any alignment is passed
+    to the upstream, which honours or refuses it.
 
     Parameters
     ----------
@@ -691,9 +691,8 @@ class _StatisticsResourceAdaptor(UpstreamResourceAdaptor):
     across every level (never negative, even when a level frees memory allocated
     before its push); *_peak and *_total report the top level, counted from its
     push. A failed upstream allocation or deallocation changes no counter. One
-    lock guards the counters. Alignments are those of the default (256 bytes):
-    the adaptor forwards to any upstream, and the default upstream honours no
-    more.
+    lock guards the counters. Any alignment is passed to the upstream, which
+    honours or refuses it.
 
     Parameters
     ----------
@@ -772,8 +771,8 @@ class SystemMemoryResource(DeviceMemoryResource):
 class ThreadSafeResourceAdaptor(UpstreamResourceAdaptor):
     """Makes any upstream safe to call from many threads (RMM's
     thread_safe_resource_adaptor): one lock is held around every call to the
-    upstream, so the upstream sees one call at a time. Alignments are those of
-    the default (256 bytes).
+    upstream, so the upstream sees one call at a time. Any alignment is passed to
+    the upstream, which honours or refuses it.
 
     Parameters
     ----------

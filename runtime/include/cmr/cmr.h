@@ -4,6 +4,7 @@
 
 #include <cmr/core.h>
 #include <cmr/device_buffer.h>
+#include <cmr/pluggable.h> /* ssize_t comes from <sys/types.h> (POSIX) */
 #include <cmr/resources.h>
 #include <cmr/stack.h>
 

@@ -64,7 +64,19 @@ typedef struct CUstream_st *cmr_stream;
  * could reuse its free memory before its work is done). Streams made
  * elsewhere work too, at the cost of the driver call. */
 CMR_API cmr_status cmr_stream_create(cmr_stream *out);
+/* Destroys a live stream of cmr_stream_create, once. Any other stream - one
+ * destroyed already, one made elsewhere (destroy it where it was made, e.g.
+ * cudaStreamDestroy), a made-up handle - is refused with
+ * CMR_ERROR_INVALID_ARGUMENT and left alone; so is the default stream. Both
+ * builds behave alike (the two cases share one status: CUDA reuses a
+ * destroyed stream's handle, so a destroyed stream cannot be told from
+ * another). */
 CMR_API cmr_status cmr_stream_destroy(cmr_stream stream);
+/* Waits for the work ordered on `stream` (any stream, made here or
+ * elsewhere). A stream destroyed by cmr_stream_destroy is refused: in the
+ * host build with CMR_ERROR_INVALID_ARGUMENT; in the CUDA build, whose
+ * handles are recycled, the driver decides (CMR_ERROR_CUDA, or the stream
+ * that now has the handle). */
 CMR_API cmr_status cmr_stream_synchronize(cmr_stream stream);
 
 /* ---- the resource ref ---------------------------------------------------- */

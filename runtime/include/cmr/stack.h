@@ -5,10 +5,10 @@
  * A stack expression is a resource name, optionally followed by arguments in
  * parentheses: first the upstream (itself an expression) for suballocators
  * and adaptors, then `name=value` parameters as the spec names them, in any
- * order; parameters left out take their spec defaults. Sizes accept the
- * units B, KiB, MiB, GiB, TiB, KB, MB, GB, TB and a percentage of the current
- * device's total memory ("80%"); booleans true/false; enums their value
- * names; strings "double-quoted". */
+ * order; parameters left out take their spec defaults. Sizes are written as
+ * cmr_parse_size reads them (below), or as the name of the parameter's named
+ * default ("unlimited"); ints as [-]digits; booleans true/false; enums their
+ * value names; strings "double-quoted". spec/README.md has the grammar. */
 #ifndef CMR_STACK_H
 #define CMR_STACK_H
 
@@ -18,13 +18,32 @@
 extern "C" {
 #endif
 
+/* The number of bytes `text` writes, by the size grammar of spec/README.md
+ * that stack expressions, Python and every binding share:
+ *
+ *   size = digits [ "." digits ] [ blanks unit ]  |  digits [ blanks ] "%"
+ *
+ * with blanks spaces or tabs, and the unit one of B, KB, MB, GB, TB, PB
+ * (powers of 1000) or KiB, MiB, GiB, TiB, PiB (powers of 1024), in any
+ * case; no unit means bytes. "1.5GiB" is 1610612736; a decimal must come to
+ * a whole number of bytes ("0.3KiB" is refused, nothing is rounded). "80%"
+ * is that whole percentage (0 to 100) of the current device's free memory,
+ * rounded down to a multiple of 256, as cmr_percent_of_free_device_memory.
+ * Nothing else is read: no sign, exponent, hexadecimal, surrounding blanks
+ * or unit without a number. A text outside the grammar is
+ * CMR_ERROR_INVALID_ARGUMENT and one of more than SIZE_MAX bytes
+ * CMR_ERROR_SIZE_OVERFLOW, each with a message quoting the text; *out is 0
+ * on failure. */
+CMR_API cmr_status cmr_parse_size(const char *text, size_t *out);
+
 /* The resources an expression built; owns all of them. */
 typedef struct cmr_stack cmr_stack;
 
 /* Builds the stack `expression` describes. A bad expression gives
  * CMR_ERROR_INVALID_ARGUMENT with a message naming the position (a 1-based
  * column) and the problem: an unknown resource, an unknown, repeated or
- * missing parameter, a bad value. Errors of the resources' own creation
+ * missing parameter, a bad value (a size too large for a size_t:
+ * CMR_ERROR_SIZE_OVERFLOW). Errors of the resources' own creation
  * (a value out of range, out of memory) come back as they are, with the
  * resource's place in the expression in the message. */
 CMR_API cmr_status cmr_stack_parse(const char *expression, cmr_stack **out);

@@ -329,6 +329,8 @@ final class CmrNative {
 
   public static String cmr_tracking_resource_outstanding_report(long handle) { return CmrNativeJNI.cmr_tracking_resource_outstanding_report(handle); }
 
+  public static long cmr_parse_size(String text) { return CmrNativeJNI.cmr_parse_size(text); }
+
   public static long cmr_stack_parse(String expression) { return CmrNativeJNI.cmr_stack_parse(expression); }
 
   public static void cmr_stack_destroy(long stack) { CmrNativeJNI.cmr_stack_destroy(stack); }

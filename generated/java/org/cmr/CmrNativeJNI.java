@@ -172,6 +172,7 @@ final class CmrNativeJNI {
   public final static native long cmr_tracking_resource_allocated_bytes(long jarg1);
   public final static native long cmr_tracking_resource_outstanding_count(long jarg1);
   public final static native String cmr_tracking_resource_outstanding_report(long jarg1);
+  public final static native long cmr_parse_size(String jarg1);
   public final static native long cmr_stack_parse(String jarg1);
   public final static native void cmr_stack_destroy(long jarg1);
   public final static native long cmr_stack_ref(long jarg1);

@@ -15,9 +15,8 @@ import java.lang.ref.Reference;
  * across every level (never negative, even when a level frees memory allocated
  * before its push); *_peak and *_total report the top level, counted from its
  * push. A failed upstream allocation or deallocation changes no counter. One
- * lock guards the counters. Alignments are those of the default (256 bytes):
- * the adaptor forwards to any upstream, and the default upstream honours no
- * more.
+ * lock guards the counters. Any alignment is passed to the upstream, which
+ * honours or refuses it.
  *
  * <p>The {@code statistics} resource of cmr (adaptor; cuda and host builds).
  */

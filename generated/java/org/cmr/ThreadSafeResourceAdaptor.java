@@ -7,8 +7,8 @@ import java.lang.ref.Reference;
 /**
  * Makes any upstream safe to call from many threads (RMM's
  * thread_safe_resource_adaptor): one lock is held around every call to the
- * upstream, so the upstream sees one call at a time. Alignments are those of
- * the default (256 bytes).
+ * upstream, so the upstream sees one call at a time. Any alignment is passed to
+ * the upstream, which honours or refuses it.
  *
  * <p>The {@code thread_safe} resource of cmr (adaptor; cuda and host builds).
  */

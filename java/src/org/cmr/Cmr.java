@@ -83,6 +83,16 @@ public final class Cmr {
     INSTALLED.remove(device);
   }
 
+  /**
+   * The bytes {@code text} writes, by cmr's one size grammar (cmr/stack.h, spec/README.md): e.g.
+   * "4096", "1.5GiB", "512 mb", "80%" (of the current device's free memory). A size of 2^63
+   * bytes or more comes back negative, as an unsigned 64-bit value ({@link Long#toUnsignedString}).
+   * A text outside the grammar throws CmrException (INVALID_ARGUMENT, or SIZE_OVERFLOW past 2^64 - 1).
+   */
+  public static long parseSize(String text) {
+    return CmrNative.cmr_parse_size(text);
+  }
+
   /** {@code percent} (0..100) of the current device's free memory, rounded down to 256 bytes. */
   public static long percentOfFreeDeviceMemory(int percent) {
     return CmrNative.cmr_percent_of_free_device_memory(percent);

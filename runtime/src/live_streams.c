@@ -1,0 +1,89 @@
+/* The live streams (see live_streams.h): a sorted array of handles under a
+ * mutex, searched by bisection. Creating and destroying a stream are rare
+ * next to allocations, and no allocation or free looks here. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "live_streams.h"
+
+static struct {
+  pthread_mutex_t lock;
+  uintptr_t *handles; /* ascending */
+  size_t count;
+  size_t capacity;
+} cmr_live = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
+
+/* Where `handle` is, or would be inserted, in the sorted handles. The lock held. */
+static size_t cmr_live_position(uintptr_t handle) {
+  size_t low = 0, high = cmr_live.count;
+  while (low < high) {
+    size_t middle = low + (high - low) / 2;
+    if (cmr_live.handles[middle] < handle) {
+      low = middle + 1;
+    } else {
+      high = middle;
+    }
+  }
+  return low;
+}
+
+static bool cmr_live_at(size_t position, uintptr_t handle) {
+  return position < cmr_live.count && cmr_live.handles[position] == handle;
+}
+
+cmr_status cmr_live_streams_add(cmr_stream stream) {
+  uintptr_t handle = (uintptr_t)stream;
+  cmr_status status = CMR_SUCCESS;
+  pthread_mutex_lock(&cmr_live.lock);
+  size_t position = cmr_live_position(handle);
+  if (!cmr_live_at(position, handle)) {
+    if (cmr_live.count == cmr_live.capacity) {
+      size_t capacity = cmr_live.capacity ? cmr_live.capacity * 2 : 16;
+      uintptr_t *grown = realloc(cmr_live.handles, capacity * sizeof *grown);
+      if (grown != NULL) {
+        cmr_live.handles = grown;
+        cmr_live.capacity = capacity;
+      }
+    }
+    if (cmr_live.count < cmr_live.capacity) {
+      memmove(cmr_live.handles + position + 1, cmr_live.handles + position,
+              (cmr_live.count - position) * sizeof *cmr_live.handles);
+      cmr_live.handles[position] = handle;
+      cmr_live.count++;
+    } else {
+      status = cmr_error(CMR_ERROR_OUT_OF_MEMORY, "no host memory to record stream %p", (void *)stream);
+    }
+  }
+  pthread_mutex_unlock(&cmr_live.lock);
+  return status;
+}
+
+bool cmr_live_streams_remove(cmr_stream stream) {
+  uintptr_t handle = (uintptr_t)stream;
+  pthread_mutex_lock(&cmr_live.lock);
+  size_t position = cmr_live_position(handle);
+  bool found = cmr_live_at(position, handle);
+  if (found) {
+    cmr_live.count--;
+    memmove(cmr_live.handles + position, cmr_live.handles + position + 1,
+            (cmr_live.count - position) * sizeof *cmr_live.handles);
+    if (cmr_live.count == 0) { /* nothing kept once every stream is gone */
+      free(cmr_live.handles);
+      cmr_live.handles = NULL;
+      cmr_live.capacity = 0;
+    }
+  }
+  pthread_mutex_unlock(&cmr_live.lock);
+  return found;
+}
+
+bool cmr_live_streams_contains(cmr_stream stream) {
+  uintptr_t handle = (uintptr_t)stream;
+  pthread_mutex_lock(&cmr_live.lock);
+  bool found = cmr_live_at(cmr_live_position(handle), handle);
+  pthread_mutex_unlock(&cmr_live.lock);
+  return found;
+}
