@@ -616,6 +616,32 @@ SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_get_current_device_resource_ref(cmr_re
 }
 
 
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_acquire_per_device_resource_ref(int jarg1, cmr_resource_ref * jarg2) {
+  int jresult ;
+  int arg1 ;
+  cmr_resource_ref *arg2 = (cmr_resource_ref *) 0 ;
+  cmr_status result;
+  
+  arg1 = (int)jarg1; 
+  arg2 = jarg2; 
+  result = (cmr_status)cmr_acquire_per_device_resource_ref(arg1,arg2);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_acquire_current_device_resource_ref(cmr_resource_ref * jarg1) {
+  int jresult ;
+  cmr_resource_ref *arg1 = (cmr_resource_ref *) 0 ;
+  cmr_status result;
+  
+  arg1 = jarg1; 
+  result = (cmr_status)cmr_acquire_current_device_resource_ref(arg1);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
 SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_set_current_device_resource_ref(cmr_resource_ref jarg1) {
   int jresult ;
   cmr_resource_ref arg1 ;

@@ -1149,6 +1149,74 @@ SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1get_1current_1device_1re
 }
 
 
+SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1acquire_1per_1device_1resource_1ref(JNIEnv *jenv, jclass jcls, jint jarg1) {
+  jlong jresult = 0 ;
+  int arg1 ;
+  cmr_resource_ref *arg2 = (cmr_resource_ref *) 0 ;
+  cmr_resource_ref temp2 ;
+  cmr_status result;
+  
+  (void)jenv;
+  (void)jcls;
+  {
+    temp2 = (cmr_resource_ref){
+      0
+    }; arg2 = &temp2; 
+  }
+  arg1 = (int)jarg1; 
+  result = (cmr_status)cmr_acquire_per_device_resource_ref(arg1,arg2);
+  {
+    if (result != CMR_SUCCESS) {
+      cmr_java_throw(jenv, result);
+      return 0;
+    }
+  }
+  {
+    cmr_resource_ref *copy = cmr_java_ref_copy(*arg2);
+    if (copy == NULL) {
+      cmr_ref_release(*arg2); /* a share the call may have taken for the caller is not lost */
+      SWIG_JavaThrowException(jenv, SWIG_JavaOutOfMemoryError, "no host memory for a ref");
+      return 0;
+    }
+    jresult = (jlong)(uintptr_t)copy;
+  }
+  return jresult;
+}
+
+
+SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1acquire_1current_1device_1resource_1ref(JNIEnv *jenv, jclass jcls) {
+  jlong jresult = 0 ;
+  cmr_resource_ref *arg1 = (cmr_resource_ref *) 0 ;
+  cmr_resource_ref temp1 ;
+  cmr_status result;
+  
+  (void)jenv;
+  (void)jcls;
+  {
+    temp1 = (cmr_resource_ref){
+      0
+    }; arg1 = &temp1; 
+  }
+  result = (cmr_status)cmr_acquire_current_device_resource_ref(arg1);
+  {
+    if (result != CMR_SUCCESS) {
+      cmr_java_throw(jenv, result);
+      return 0;
+    }
+  }
+  {
+    cmr_resource_ref *copy = cmr_java_ref_copy(*arg1);
+    if (copy == NULL) {
+      cmr_ref_release(*arg1); /* a share the call may have taken for the caller is not lost */
+      SWIG_JavaThrowException(jenv, SWIG_JavaOutOfMemoryError, "no host memory for a ref");
+      return 0;
+    }
+    jresult = (jlong)(uintptr_t)copy;
+  }
+  return jresult;
+}
+
+
 SWIGEXPORT void JNICALL Java_org_cmr_CmrNativeJNI_cmr_1set_1current_1device_1resource_1ref(JNIEnv *jenv, jclass jcls, jlong jarg1) {
   cmr_resource_ref arg1 ;
   cmr_status result;

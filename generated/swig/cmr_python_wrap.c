@@ -3131,6 +3131,33 @@ static PyObject *cmr_py_set_stream_converter(PyObject *converter) {
   Py_RETURN_NONE;
 }
 
+/* A stream of cmr_stream_create owned by a capsule, which destroys it when
+ * the capsule itself is deallocated. A Python __del__ would not do: the
+ * garbage collector runs the finalizers of objects it collects together in
+ * no particular order, so a stream's could run before that of a buffer
+ * still to free memory on it; a capsule goes only after every object that
+ * refers to it has been finalized and cleared. */
+static void cmr_py_stream_capsule_free(PyObject *capsule) {
+  cmr_stream stream = PyCapsule_GetPointer(capsule, "cmr_stream");
+  if (stream != NULL) (void)cmr_stream_destroy(stream);
+}
+
+/* A new stream: (handle, capsule owning it). */
+static PyObject *cmr_py_stream_create_owned(void) {
+  cmr_stream stream = NULL;
+  cmr_status status = cmr_stream_create(&stream);
+  if (status != CMR_SUCCESS) {
+    cmr_py_raise(status);
+    return NULL;
+  }
+  PyObject *capsule = PyCapsule_New(stream, "cmr_stream", cmr_py_stream_capsule_free);
+  if (capsule == NULL) {
+    (void)cmr_stream_destroy(stream);
+    return NULL;
+  }
+  return Py_BuildValue("(KN)", (unsigned long long)(uintptr_t)stream, capsule);
+}
+
 /* An address from a Python int: any value a pointer holds, or an error. */
 static int cmr_py_address(PyObject *value, void **out) {
   if (!PyLong_Check(value)) {
@@ -3823,6 +3850,19 @@ SWIGINTERN PyObject *_wrap_cmr_py_set_stream_converter(PyObject *self, PyObject 
   swig_obj[0] = args;
   arg1 = swig_obj[0];
   result = (PyObject *)cmr_py_set_stream_converter(arg1);
+  resultobj = result;
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_cmr_py_stream_create_owned(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  PyObject *result = 0 ;
+  
+  if (!SWIG_Python_UnpackTuple(args, "cmr_py_stream_create_owned", 0, 0, 0)) SWIG_fail;
+  result = (PyObject *)cmr_py_stream_create_owned();
   resultobj = result;
   return resultobj;
 fail:
@@ -4790,6 +4830,90 @@ SWIGINTERN PyObject *_wrap_cmr_get_current_device_resource_ref(PyObject *self, P
   {
     SWIG_PYTHON_THREAD_BEGIN_ALLOW;
     result = (cmr_status)cmr_get_current_device_resource_ref(arg1);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  {
+    if (cmr_py_raise_pending()) SWIG_fail;
+    if (result != CMR_SUCCESS) {
+      cmr_py_raise(result);
+      SWIG_fail;
+    }
+    resultobj = SWIG_Py_Void();
+  }
+  {
+    cmr_resource_ref *copy = malloc(sizeof *copy);
+    if (copy == NULL) SWIG_exception_fail(SWIG_MemoryError, "no memory for a ref");
+    *copy = *arg1;
+    resultobj = SWIG_Python_AppendOutput(resultobj, SWIG_NewPointerObj(copy, SWIGTYPE_p_cmr_resource_ref, SWIG_POINTER_OWN));
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_cmr_acquire_per_device_resource_ref(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  int arg1 ;
+  cmr_resource_ref *arg2 = (cmr_resource_ref *) 0 ;
+  int val1 ;
+  int ecode1 = 0 ;
+  cmr_resource_ref temp2 ;
+  PyObject *swig_obj[1] ;
+  cmr_status result;
+  
+  {
+    temp2 = (cmr_resource_ref){
+      0
+    }; arg2 = &temp2; 
+  }
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  ecode1 = SWIG_AsVal_int(swig_obj[0], &val1);
+  if (!SWIG_IsOK(ecode1)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode1), "in method '" "cmr_acquire_per_device_resource_ref" "', argument " "1"" of type '" "int""'");
+  } 
+  arg1 = (int)(val1);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (cmr_status)cmr_acquire_per_device_resource_ref(arg1,arg2);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  {
+    if (cmr_py_raise_pending()) SWIG_fail;
+    if (result != CMR_SUCCESS) {
+      cmr_py_raise(result);
+      SWIG_fail;
+    }
+    resultobj = SWIG_Py_Void();
+  }
+  {
+    cmr_resource_ref *copy = malloc(sizeof *copy);
+    if (copy == NULL) SWIG_exception_fail(SWIG_MemoryError, "no memory for a ref");
+    *copy = *arg2;
+    resultobj = SWIG_Python_AppendOutput(resultobj, SWIG_NewPointerObj(copy, SWIGTYPE_p_cmr_resource_ref, SWIG_POINTER_OWN));
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_cmr_acquire_current_device_resource_ref(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  cmr_resource_ref *arg1 = (cmr_resource_ref *) 0 ;
+  cmr_resource_ref temp1 ;
+  cmr_status result;
+  
+  {
+    temp1 = (cmr_resource_ref){
+      0
+    }; arg1 = &temp1; 
+  }
+  if (!SWIG_Python_UnpackTuple(args, "cmr_acquire_current_device_resource_ref", 0, 0, 0)) SWIG_fail;
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (cmr_status)cmr_acquire_current_device_resource_ref(arg1);
     SWIG_PYTHON_THREAD_END_ALLOW;
   }
   {
@@ -10499,6 +10623,7 @@ fail:
 
 static PyMethodDef SwigMethods[] = {
 	 { "cmr_py_set_stream_converter", _wrap_cmr_py_set_stream_converter, METH_O, NULL},
+	 { "cmr_py_stream_create_owned", _wrap_cmr_py_stream_create_owned, METH_NOARGS, NULL},
 	 { "cmr_py_callback_resource_create", _wrap_cmr_py_callback_resource_create, METH_VARARGS, NULL},
 	 { "cmr_py_failure_callback_resource_create", _wrap_cmr_py_failure_callback_resource_create, METH_VARARGS, NULL},
 	 { "cmr_status_string", _wrap_cmr_status_string, METH_O, NULL},
@@ -10525,6 +10650,8 @@ static PyMethodDef SwigMethods[] = {
 	 { "cmr_set_per_device_resource_ref", _wrap_cmr_set_per_device_resource_ref, METH_VARARGS, NULL},
 	 { "cmr_reset_per_device_resource_ref", _wrap_cmr_reset_per_device_resource_ref, METH_O, NULL},
 	 { "cmr_get_current_device_resource_ref", _wrap_cmr_get_current_device_resource_ref, METH_NOARGS, NULL},
+	 { "cmr_acquire_per_device_resource_ref", _wrap_cmr_acquire_per_device_resource_ref, METH_O, NULL},
+	 { "cmr_acquire_current_device_resource_ref", _wrap_cmr_acquire_current_device_resource_ref, METH_NOARGS, NULL},
 	 { "cmr_set_current_device_resource_ref", _wrap_cmr_set_current_device_resource_ref, METH_O, NULL},
 	 { "cmr_reset_current_device_resource_ref", _wrap_cmr_reset_current_device_resource_ref, METH_NOARGS, NULL},
 	 { "cmr_device_count", _wrap_cmr_device_count, METH_NOARGS, NULL},

@@ -74,6 +74,10 @@ internal class CmrNative {
 
   public static void cmr_get_current_device_resource_ref(out Ref out_) { Errors.Check(CmrNativePINVOKE.cmr_get_current_device_resource_ref(out out_)); }
 
+  public static void cmr_acquire_per_device_resource_ref(int device, out Ref out_) { Errors.Check(CmrNativePINVOKE.cmr_acquire_per_device_resource_ref(device, out out_)); }
+
+  public static void cmr_acquire_current_device_resource_ref(out Ref out_) { Errors.Check(CmrNativePINVOKE.cmr_acquire_current_device_resource_ref(out out_)); }
+
   public static void cmr_set_current_device_resource_ref(Ref ref_) { Errors.Check(CmrNativePINVOKE.cmr_set_current_device_resource_ref(ref_)); }
 
   public static void cmr_reset_current_device_resource_ref() { Errors.Check(CmrNativePINVOKE.cmr_reset_current_device_resource_ref()); }

@@ -265,6 +265,12 @@ internal class CmrNativePINVOKE {
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_get_current_device_resource_ref")]
   public static extern int cmr_get_current_device_resource_ref(out Ref jarg1);
 
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_acquire_per_device_resource_ref")]
+  public static extern int cmr_acquire_per_device_resource_ref(int jarg1, out Ref jarg2);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_acquire_current_device_resource_ref")]
+  public static extern int cmr_acquire_current_device_resource_ref(out Ref jarg1);
+
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_set_current_device_resource_ref")]
   public static extern int cmr_set_current_device_resource_ref(Ref jarg1);
 

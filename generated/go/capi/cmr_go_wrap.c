@@ -975,6 +975,58 @@ _gostring_ _wrap_cmr_get_current_device_resource_ref_capi_07a2e3c94f0d8d94(cmr_r
 }
 
 
+_gostring_ _wrap_cmr_acquire_per_device_resource_ref_capi_07a2e3c94f0d8d94(intgo _swig_go_0, cmr_resource_ref *_swig_go_1) {
+  int arg1 ;
+  cmr_resource_ref *arg2 = (cmr_resource_ref *) 0 ;
+  cmr_resource_ref temp2 ;
+  cmr_status result;
+  _gostring_ _swig_go_result;
+  
+  arg1 = (int)_swig_go_0; 
+  {
+    temp2 = (cmr_resource_ref){
+      0
+    }; arg2 = &temp2; 
+  }
+  
+  result = (cmr_status)cmr_acquire_per_device_resource_ref(arg1,arg2);
+  _swig_go_result = cmr_go_failure(result); 
+  {
+    if (result == CMR_SUCCESS) {
+      cmr_resource_ref *copy = malloc(sizeof *copy);
+      if (copy != NULL) *copy = temp2;
+      *(uintptr_t *)_swig_go_1 = (uintptr_t)copy;
+    }
+  }
+  return _swig_go_result;
+}
+
+
+_gostring_ _wrap_cmr_acquire_current_device_resource_ref_capi_07a2e3c94f0d8d94(cmr_resource_ref *_swig_go_0) {
+  cmr_resource_ref *arg1 = (cmr_resource_ref *) 0 ;
+  cmr_resource_ref temp1 ;
+  cmr_status result;
+  _gostring_ _swig_go_result;
+  
+  {
+    temp1 = (cmr_resource_ref){
+      0
+    }; arg1 = &temp1; 
+  }
+  
+  result = (cmr_status)cmr_acquire_current_device_resource_ref(arg1);
+  _swig_go_result = cmr_go_failure(result); 
+  {
+    if (result == CMR_SUCCESS) {
+      cmr_resource_ref *copy = malloc(sizeof *copy);
+      if (copy != NULL) *copy = temp1;
+      *(uintptr_t *)_swig_go_0 = (uintptr_t)copy;
+    }
+  }
+  return _swig_go_result;
+}
+
+
 _gostring_ _wrap_cmr_set_current_device_resource_ref_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0) {
   cmr_resource_ref arg1 ;
   cmr_status result;

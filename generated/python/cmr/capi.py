@@ -62,6 +62,9 @@ class _SwigNonDynamicMeta(type):
 def cmr_py_set_stream_converter(converter):
     return _capi.cmr_py_set_stream_converter(converter)
 
+def cmr_py_stream_create_owned():
+    return _capi.cmr_py_stream_create_owned()
+
 def cmr_py_callback_resource_create(allocate, deallocate, properties):
     return _capi.cmr_py_callback_resource_create(allocate, deallocate, properties)
 
@@ -162,6 +165,12 @@ def cmr_reset_per_device_resource_ref(device):
 
 def cmr_get_current_device_resource_ref():
     return _capi.cmr_get_current_device_resource_ref()
+
+def cmr_acquire_per_device_resource_ref(device):
+    return _capi.cmr_acquire_per_device_resource_ref(device)
+
+def cmr_acquire_current_device_resource_ref():
+    return _capi.cmr_acquire_current_device_resource_ref()
 
 def cmr_set_current_device_resource_ref(ref):
     return _capi.cmr_set_current_device_resource_ref(ref)

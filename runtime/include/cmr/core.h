@@ -180,6 +180,11 @@ CMR_API cmr_status cmr_set_per_device_resource_ref(int device, cmr_resource_ref 
 CMR_API cmr_status cmr_reset_per_device_resource_ref(int device);
 
 CMR_API cmr_status cmr_get_current_device_resource_ref(cmr_resource_ref *out);
+/* As the getters above, but `*out` comes with a share of its own, taken
+ * atomically with the read: the caller uses it while other threads replace
+ * the entry, and gives it back with cmr_ref_release(*out). */
+CMR_API cmr_status cmr_acquire_per_device_resource_ref(int device, cmr_resource_ref *out);
+CMR_API cmr_status cmr_acquire_current_device_resource_ref(cmr_resource_ref *out);
 CMR_API cmr_status cmr_set_current_device_resource_ref(cmr_resource_ref ref);
 CMR_API cmr_status cmr_reset_current_device_resource_ref(void);
 

@@ -63,6 +63,10 @@ final class CmrNative {
 
   public static long cmr_get_current_device_resource_ref() { return CmrNativeJNI.cmr_get_current_device_resource_ref(); }
 
+  public static long cmr_acquire_per_device_resource_ref(int device) { return CmrNativeJNI.cmr_acquire_per_device_resource_ref(device); }
+
+  public static long cmr_acquire_current_device_resource_ref() { return CmrNativeJNI.cmr_acquire_current_device_resource_ref(); }
+
   public static void cmr_set_current_device_resource_ref(long ref) { CmrNativeJNI.cmr_set_current_device_resource_ref(ref); }
 
   public static void cmr_reset_current_device_resource_ref() { CmrNativeJNI.cmr_reset_current_device_resource_ref(); }

@@ -41,6 +41,8 @@ final class CmrNativeJNI {
   public final static native void cmr_set_per_device_resource_ref(int jarg1, long jarg2);
   public final static native void cmr_reset_per_device_resource_ref(int jarg1);
   public final static native long cmr_get_current_device_resource_ref();
+  public final static native long cmr_acquire_per_device_resource_ref(int jarg1);
+  public final static native long cmr_acquire_current_device_resource_ref();
   public final static native void cmr_set_current_device_resource_ref(long jarg1);
   public final static native void cmr_reset_current_device_resource_ref();
   public final static native int cmr_device_count();
