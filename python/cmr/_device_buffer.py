@@ -129,12 +129,19 @@ class DeviceBuffer:
     def reserve(self, new_capacity, stream=DEFAULT_STREAM) -> None:
         """Makes the capacity at least new_capacity, keeping the contents."""
         capi.cmr_device_buffer_reserve(self._live(), _count(new_capacity, "new_capacity"), stream)
-        self._stream = stream  # the buffer's work is ordered on it from now on
+        self._ordered_on(stream)
 
     def resize(self, new_size, stream=DEFAULT_STREAM) -> None:
         """Makes the size new_size, keeping the first min(size, new_size) bytes."""
         capi.cmr_device_buffer_resize(self._live(), _count(new_size, "new_size"), stream)
-        self._stream = stream  # the buffer's work is ordered on it from now on
+        self._ordered_on(stream)
+
+    def _ordered_on(self, stream) -> None:
+        """Keeps `stream`, which the buffer's work is ordered on from now on (the
+        object held already when it stands for the same stream, as the int
+        `self.stream` does)."""
+        if as_stream_handle(stream) != as_stream_handle(self._stream):
+            self._stream = stream
 
     def prefetch(self, device=None, stream=DEFAULT_STREAM) -> None:
         """Migrates managed memory to `device` (the current one when None); other memory stays."""
