@@ -5,7 +5,6 @@ import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import org.cmr.Cmr;
@@ -96,25 +95,8 @@ public class ReleaseOrdersTest {
     assertEquals(Status.ERROR_DESTROYED_HANDLE, thrown.status());
   }
 
-  private static void permute(int[] order, boolean[] used, int at, List<int[]> all) {
-    if (at == order.length) {
-      all.add(order.clone());
-      return;
-    }
-    for (int i = 0; i < order.length; i++) {
-      if (!used[i]) {
-        used[i] = true;
-        order[at] = i;
-        permute(order, used, at + 1, all);
-        used[i] = false;
-      }
-    }
-  }
-
   private static List<int[]> orders() {
-    List<int[]> all = new ArrayList<>();
-    permute(new int[OBJECTS], new boolean[OBJECTS], 0, all);
-    return all;
+    return LifetimeTest.permutations(OBJECTS);
   }
 
   @Test
