@@ -27,11 +27,16 @@ namespace Cmr
             lock (set)
             {
                 Ref found;
-                CmrNative.cmr_get_per_device_resource_ref(device, out found);
+                // A share taken with the read: a thread replacing the entry (from C too) cannot take it away first.
+                CmrNative.cmr_acquire_per_device_resource_ref(device, out found);
                 Entry known;
                 bool setHere = set.TryGetValue(device, out known) && known.Holder.Ref.Self == found.Self;
-                if (setHere && !known.Resource.IsDisposed) return known.Resource;
-                MemoryResource shared = MemoryResource.FromShared(found);
+                if (setHere && !known.Resource.IsDisposed)
+                {
+                    CmrNative.cmr_ref_release(found);
+                    return known.Resource;
+                }
+                MemoryResource shared = MemoryResource.FromAcquired(found);
                 // The C# callbacks the resource calls outlive the table's hold on it with this object.
                 if (setHere) shared.Handle.HoldWhatIsHeldBy(known.Holder);
                 return shared;

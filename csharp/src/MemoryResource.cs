@@ -38,6 +38,23 @@ namespace Cmr
             return ResourceTypes.Wrap(ResourceHandle.Retain(shared), typeName);
         }
 
+        /// <summary>As FromShared, taking over the share the caller took (cmr_acquire_*), dropped on failure.</summary>
+        internal static MemoryResource FromAcquired(Ref acquired)
+        {
+            var holder = ResourceHandle.Adopt(acquired);
+            string typeName;
+            try
+            {
+                CmrNative.cmr_ref_type_name(acquired, out typeName);
+            }
+            catch
+            {
+                holder.Dispose();
+                throw;
+            }
+            return ResourceTypes.Wrap(holder, typeName);
+        }
+
         /// <summary>Takes the handle this object was made with, holding the
         /// callbacks its C resource calls and those of the resources it retains.</summary>
         internal void Own(ResourceHandle handle, params object[] dependencies)

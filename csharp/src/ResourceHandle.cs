@@ -29,7 +29,13 @@ namespace Cmr
         internal static ResourceHandle Retain(Ref shared)
         {
             CmrNative.cmr_ref_retain(shared);
-            return new ResourceHandle(shared.Self) { Ref = shared };
+            return Adopt(shared);
+        }
+
+        /// <summary>Takes over a share the caller took of the resource behind `acquired`.</summary>
+        internal static ResourceHandle Adopt(Ref acquired)
+        {
+            return new ResourceHandle(acquired.Self) { Ref = acquired };
         }
 
         protected override bool Release()

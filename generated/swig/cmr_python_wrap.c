@@ -3131,6 +3131,33 @@ static PyObject *cmr_py_set_stream_converter(PyObject *converter) {
   Py_RETURN_NONE;
 }
 
+/* A stream of cmr_stream_create owned by a capsule, which destroys it when
+ * the capsule itself is deallocated. A Python __del__ would not do: the
+ * garbage collector runs the finalizers of objects it collects together in
+ * no particular order, so a stream's could run before that of a buffer
+ * still to free memory on it; a capsule goes only after every object that
+ * refers to it has been finalized and cleared. */
+static void cmr_py_stream_capsule_free(PyObject *capsule) {
+  cmr_stream stream = PyCapsule_GetPointer(capsule, "cmr_stream");
+  if (stream != NULL) (void)cmr_stream_destroy(stream);
+}
+
+/* A new stream: (handle, capsule owning it). */
+static PyObject *cmr_py_stream_create_owned(void) {
+  cmr_stream stream = NULL;
+  cmr_status status = cmr_stream_create(&stream);
+  if (status != CMR_SUCCESS) {
+    cmr_py_raise(status);
+    return NULL;
+  }
+  PyObject *capsule = PyCapsule_New(stream, "cmr_stream", cmr_py_stream_capsule_free);
+  if (capsule == NULL) {
+    (void)cmr_stream_destroy(stream);
+    return NULL;
+  }
+  return Py_BuildValue("(KN)", (unsigned long long)(uintptr_t)stream, capsule);
+}
+
 /* An address from a Python int: any value a pointer holds, or an error. */
 static int cmr_py_address(PyObject *value, void **out) {
   if (!PyLong_Check(value)) {
@@ -3823,6 +3850,19 @@ SWIGINTERN PyObject *_wrap_cmr_py_set_stream_converter(PyObject *self, PyObject 
   swig_obj[0] = args;
   arg1 = swig_obj[0];
   result = (PyObject *)cmr_py_set_stream_converter(arg1);
+  resultobj = result;
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_cmr_py_stream_create_owned(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  PyObject *result = 0 ;
+  
+  if (!SWIG_Python_UnpackTuple(args, "cmr_py_stream_create_owned", 0, 0, 0)) SWIG_fail;
+  result = (PyObject *)cmr_py_stream_create_owned();
   resultobj = result;
   return resultobj;
 fail:
@@ -10623,6 +10663,7 @@ fail:
 
 static PyMethodDef SwigMethods[] = {
 	 { "cmr_py_set_stream_converter", _wrap_cmr_py_set_stream_converter, METH_O, NULL},
+	 { "cmr_py_stream_create_owned", _wrap_cmr_py_stream_create_owned, METH_NOARGS, NULL},
 	 { "cmr_py_callback_resource_create", _wrap_cmr_py_callback_resource_create, METH_VARARGS, NULL},
 	 { "cmr_py_failure_callback_resource_create", _wrap_cmr_py_failure_callback_resource_create, METH_VARARGS, NULL},
 	 { "cmr_status_string", _wrap_cmr_status_string, METH_O, NULL},

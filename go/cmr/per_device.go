@@ -11,10 +11,10 @@ import "cmr/internal/capi"
 // as a value of its own type holding a share of its own: Close it.
 func PerDeviceResource(device int) (Resource, error) {
 	var ref uintptr
-	if err := check(capi.Cmr_get_per_device_resource_ref(device, &ref)); err != nil {
+	if err := check(capi.Cmr_acquire_per_device_resource_ref(device, &ref)); err != nil {
 		return nil, err
 	}
-	return resourceOf(capi.SwigcptrCmr_resource_ref(ref))
+	return resourceOfShare(capi.SwigcptrCmr_resource_ref(ref), true) // a share taken with the read
 }
 
 // SetPerDeviceResource makes r the resource of device.
@@ -34,10 +34,10 @@ func ResetPerDeviceResource(device int) error {
 // CurrentDeviceResource is PerDeviceResource of the current device.
 func CurrentDeviceResource() (Resource, error) {
 	var ref uintptr
-	if err := check(capi.Cmr_get_current_device_resource_ref(&ref)); err != nil {
+	if err := check(capi.Cmr_acquire_current_device_resource_ref(&ref)); err != nil {
 		return nil, err
 	}
-	return resourceOf(capi.SwigcptrCmr_resource_ref(ref))
+	return resourceOfShare(capi.SwigcptrCmr_resource_ref(ref), true) // a share taken with the read
 }
 
 // SetCurrentDeviceResource is SetPerDeviceResource of the current device.

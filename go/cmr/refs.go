@@ -12,16 +12,27 @@ type foreignResource struct {
 // behind ref, a C copy that it deletes: of the resource's own type where
 // cmr made it, else a foreignResource.
 func resourceOf(ref capi.Cmr_resource_ref) (Resource, error) {
+	return resourceOfShare(ref, false)
+}
+
+// resourceOfShare is resourceOf, taking over the share the caller took
+// with ref (cmr_acquire_*) when held; that share is dropped on failure.
+func resourceOfShare(ref capi.Cmr_resource_ref, held bool) (Resource, error) {
 	if ref.Swigcptr() == 0 {
 		return nil, errorf(ErrOutOfMemory, "no memory for a ref")
 	}
 	defer capi.DeleteCmr_resource_ref(ref)
 	var name string
 	if err := check(capi.Cmr_ref_type_name(ref, &name)); err != nil {
+		if held {
+			capi.Cmr_ref_release(ref)
+		}
 		return nil, err
 	}
-	if err := check(capi.Cmr_ref_retain(ref)); err != nil {
-		return nil, err
+	if !held {
+		if err := check(capi.Cmr_ref_retain(ref)); err != nil {
+			return nil, err
+		}
 	}
 	if wrap, known := wrappers[name]; known {
 		return wrap(ref)

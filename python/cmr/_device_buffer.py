@@ -2,7 +2,10 @@
 
 The C buffer holds a share of its resource; the Python object also keeps
 the resource object (mr), so a resource with Python callbacks outlives
-every buffer made from it. Work is ordered on the buffer's stream; a copy
+every buffer made from it, and the stream object its work is ordered on (a
+cmr.Stream or another library's stream), so that the stream is not
+destroyed before the buffer frees its memory on it, whatever order Python
+collects them in (as RMM's DeviceBuffer keeps its stream). Work is ordered on the buffer's stream; a copy
 between the buffer and memory Python owns (host data, another object's
 device memory) waits until it is done, so that memory may go as soon as the
 call returns. A `stream` argument other than the buffer's own is waited for
@@ -56,6 +59,7 @@ class DeviceBuffer:
     device memory, which must hold them)."""
 
     _handle = None
+    _stream = DEFAULT_STREAM  # the stream object the buffer's work, and its last free, is ordered on
 
     def __init__(self, *, ptr=0, size=0, stream=DEFAULT_STREAM, mr=None):
         mr = get_current_device_resource() if mr is None else mr
@@ -72,6 +76,7 @@ class DeviceBuffer:
         else:
             self._handle = _create(size, stream, ref)
         self.mr = mr
+        self._stream = stream
 
     def __del__(self):
         handle, self._handle = self._handle, None
@@ -124,10 +129,19 @@ class DeviceBuffer:
     def reserve(self, new_capacity, stream=DEFAULT_STREAM) -> None:
         """Makes the capacity at least new_capacity, keeping the contents."""
         capi.cmr_device_buffer_reserve(self._live(), _count(new_capacity, "new_capacity"), stream)
+        self._ordered_on(stream)
 
     def resize(self, new_size, stream=DEFAULT_STREAM) -> None:
         """Makes the size new_size, keeping the first min(size, new_size) bytes."""
         capi.cmr_device_buffer_resize(self._live(), _count(new_size, "new_size"), stream)
+        self._ordered_on(stream)
+
+    def _ordered_on(self, stream) -> None:
+        """Keeps `stream`, which the buffer's work is ordered on from now on (the
+        object held already when it stands for the same stream, as the int
+        `self.stream` does)."""
+        if as_stream_handle(stream) != as_stream_handle(self._stream):
+            self._stream = stream
 
     def prefetch(self, device=None, stream=DEFAULT_STREAM) -> None:
         """Migrates managed memory to `device` (the current one when None); other memory stays."""
@@ -188,7 +202,7 @@ class DeviceBuffer:
 
     def copy(self) -> "DeviceBuffer":
         """A new buffer with the same contents, resource and stream."""
-        return DeviceBuffer(ptr=self.ptr, size=self.size, stream=self.stream, mr=self.mr)
+        return DeviceBuffer(ptr=self.ptr, size=self.size, stream=self._stream, mr=self.mr)
 
     def __copy__(self) -> "DeviceBuffer":
         return self.copy()

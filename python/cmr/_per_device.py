@@ -29,12 +29,15 @@ def get_current_device() -> int:
 def get_per_device_resource(device: int) -> DeviceMemoryResource:
     """The resource `device` allocates from (the default cuda resource, or the
     host one in the host build, until one is set)."""
-    ref = capi.cmr_get_per_device_resource_ref(_device(device))
+    # A share taken with the read: another thread replacing the entry
+    # cannot take the resource away before the object returned holds it.
+    ref = capi.cmr_acquire_per_device_resource_ref(_device(device))
     kept = _per_device_mrs.get(device)
     if kept is not None and kept._identity == ref.identity():
+        capi.cmr_ref_release(ref)  # the object holds a share of its own
         return kept
     from .mr import _wrap_ref
-    return _wrap_ref(ref)
+    return _wrap_ref(ref, held=True)
 
 
 def set_per_device_resource(device: int, mr: DeviceMemoryResource) -> None:

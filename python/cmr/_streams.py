@@ -39,24 +39,20 @@ capi.cmr_py_set_stream_converter(as_stream_handle)
 
 class Stream(int):
     """A CUDA stream, RMM's Stream: Stream() makes a new one (destroyed when
-    this object is collected); Stream(obj) stands for obj's stream (an int
-    or any CUDA stream object) and keeps obj alive. It is an int, the
-    stream's handle, so it passes to every cmr call as it is."""
+    this object and everything holding it, such as the DeviceBuffers ordered
+    on it, are collected, in whatever order); Stream(obj) stands for obj's
+    stream (an int or any CUDA stream object) and keeps obj alive. It is an
+    int, the stream's handle, so it passes to every cmr call as it is."""
 
     def __new__(cls, obj=None):
         if obj is None:
-            self = super().__new__(cls, capi.cmr_stream_create())
-            self._owned = True
+            handle, owner = capi.cmr_py_stream_create_owned()
+            self = super().__new__(cls, handle)
+            self._obj = owner  # a capsule that destroys the stream when it goes
         else:
             self = super().__new__(cls, as_stream_handle(obj))
-            self._owned = False
             self._obj = obj
         return self
-
-    def __del__(self):
-        if getattr(self, "_owned", False):
-            self._owned = False
-            capi.cmr_stream_destroy(int(self))
 
     @property
     def handle(self) -> int:

@@ -48,7 +48,8 @@ public class LifetimeTest {
     return stack;
   }
 
-  private static List<int[]> permutations(int n) {
+  /** Every order of 0..n-1 (ReleaseOrdersTest uses it too). */
+  static List<int[]> permutations(int n) {
     List<int[]> all = new ArrayList<>();
     permute(new int[n], new boolean[n], 0, all);
     return all;

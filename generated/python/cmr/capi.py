@@ -62,6 +62,9 @@ class _SwigNonDynamicMeta(type):
 def cmr_py_set_stream_converter(converter):
     return _capi.cmr_py_set_stream_converter(converter)
 
+def cmr_py_stream_create_owned():
+    return _capi.cmr_py_stream_create_owned()
+
 def cmr_py_callback_resource_create(allocate, deallocate, properties):
     return _capi.cmr_py_callback_resource_create(allocate, deallocate, properties)
 

@@ -14,7 +14,7 @@ from .._device_buffer import DeviceBuffer
 def cmr_cupy_allocator(nbytes: int) -> "cupy.cuda.MemoryPointer":
     """nbytes from the current device resource, as a CuPy memory pointer that keeps its buffer."""
     stream = cupy.cuda.get_current_stream()
-    buffer = DeviceBuffer(size=nbytes, stream=stream.ptr)
+    buffer = DeviceBuffer(size=nbytes, stream=stream)  # the buffer keeps CuPy's stream until it frees on it
     # CuPy finds the device of an address itself (device -1); an empty
     # buffer has no address, so it gets the current device.
     device = cupy.cuda.device.get_device_id() if buffer.ptr == 0 else -1

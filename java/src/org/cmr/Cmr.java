@@ -62,9 +62,10 @@ public final class Cmr {
 
   /** The resource used for {@code device} (a new share: close it when done). */
   public static MemoryResource getPerDeviceResource(int device) {
-    long ref = CmrNative.cmr_get_per_device_resource_ref(device);
+    // A share taken with the read: another thread replacing the entry cannot take the resource away first.
+    long ref = CmrNative.cmr_acquire_per_device_resource_ref(device);
     MemoryResource installed = INSTALLED.get(device);
-    return installed == null ? MemoryResource.retained(ref) : MemoryResource.retained(ref, installed);
+    return installed == null ? MemoryResource.adopted(ref) : MemoryResource.adopted(ref, installed);
   }
 
   /** Makes {@code resource} the one of {@code device} (the table takes a share of it). */

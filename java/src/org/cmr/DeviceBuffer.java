@@ -4,11 +4,13 @@ import java.lang.ref.Reference;
 
 /**
  * An untyped, resizable allocation from one resource, ordered on one stream (RMM's
- * device_buffer). It holds a share of its resource, so the resource outlives it whatever is
- * closed first; closing the buffer frees its memory on its stream.
+ * device_buffer). It holds a share of its resource, and of its stream when a {@link CmrStream}
+ * made it, so both outlive it whatever is closed first; closing the buffer frees its memory on
+ * its stream.
  */
 public final class DeviceBuffer extends NativeObject {
   private final MemoryResource resource;
+  private final HeldStream stream;
 
   /** {@code size} uninitialised bytes from {@code resource} on the default stream. */
   public DeviceBuffer(long size, MemoryResource resource) {
@@ -17,8 +19,13 @@ public final class DeviceBuffer extends NativeObject {
 
   /** {@code size} uninitialised bytes from {@code resource}, ordered on {@code stream}. */
   public DeviceBuffer(long size, long stream, MemoryResource resource) {
-    super(create(size, stream, resource), CmrNative::cmr_device_buffer_destroy, resource);
+    this(new HeldStream(stream), size, resource);
+  }
+
+  private DeviceBuffer(HeldStream stream, long size, MemoryResource resource) {
+    super(create(size, stream, resource), stream::freeBuffer, resource);
     this.resource = resource;
+    this.stream = stream;
   }
 
   /** A buffer holding a copy of {@code source}, from {@code resource} on the default stream. */
@@ -28,22 +35,34 @@ public final class DeviceBuffer extends NativeObject {
 
   /** A buffer holding a copy of {@code source}, from {@code resource}, the copy ordered on {@code stream}. */
   public DeviceBuffer(byte[] source, long stream, MemoryResource resource) {
-    super(createCopy(source, stream, resource), CmrNative::cmr_device_buffer_destroy, resource);
-    this.resource = resource;
+    this(new HeldStream(stream), source, resource);
   }
 
-  private static long create(long size, long stream, MemoryResource resource) {
+  private DeviceBuffer(HeldStream stream, byte[] source, MemoryResource resource) {
+    super(createCopy(source, stream, resource), stream::freeBuffer, resource);
+    this.resource = resource;
+    this.stream = stream;
+  }
+
+  private static long create(long size, HeldStream stream, MemoryResource resource) {
     try {
-      return CmrNative.cmr_device_buffer_create(Arguments.size("size", size), stream, Arguments.ref("resource", resource));
+      return CmrNative.cmr_device_buffer_create(Arguments.size("size", size), stream.handle(),
+          Arguments.ref("resource", resource));
+    } catch (RuntimeException | Error e) {
+      stream.release();
+      throw e;
     } finally {
       Reference.reachabilityFence(resource);
     }
   }
 
-  private static long createCopy(byte[] source, long stream, MemoryResource resource) {
+  private static long createCopy(byte[] source, HeldStream stream, MemoryResource resource) {
     try {
-      return CmrNative.cmr_device_buffer_create_copy(bytes("source", source), source.length, stream,
+      return CmrNative.cmr_device_buffer_create_copy(bytes("source", source), source.length, stream.handle(),
           Arguments.ref("resource", resource));
+    } catch (RuntimeException | Error e) {
+      stream.release();
+      throw e;
     } finally {
       Reference.reachabilityFence(resource);
     }
@@ -70,7 +89,21 @@ public final class DeviceBuffer extends NativeObject {
 
   /** Orders later work, and the final free, on {@code stream}. */
   public void setStream(long stream) {
-    useAddress(buffer -> CmrNative.cmr_device_buffer_set_stream(buffer, stream));
+    orderedOn(stream, buffer -> CmrNative.cmr_device_buffer_set_stream(buffer, stream));
+  }
+
+  /** Runs {@code call}, which orders the buffer on {@code stream} from now on, moving the share held. */
+  private void orderedOn(long stream, java.util.function.LongConsumer call) {
+    boolean took = CmrStream.hold(stream);
+    try {
+      useAddress(call);
+    } catch (RuntimeException | Error e) {
+      if (took) {
+        CmrStream.release(stream);
+      }
+      throw e;
+    }
+    this.stream.replace(stream, took);
   }
 
   /** The buffer's resource (a new share: close it when done). */
@@ -86,7 +119,7 @@ public final class DeviceBuffer extends NativeObject {
   /** As {@link #resize(long)}, ordered on {@code stream}. */
   public void resize(long newSize, long stream) {
     long size = Arguments.size("newSize", newSize);
-    useAddress(buffer -> CmrNative.cmr_device_buffer_resize(buffer, size, stream));
+    orderedOn(stream, buffer -> CmrNative.cmr_device_buffer_resize(buffer, size, stream));
   }
 
   /** Makes the capacity at least {@code newCapacity}, keeping the contents, on the buffer's stream. */
@@ -128,5 +161,46 @@ public final class DeviceBuffer extends NativeObject {
       throw new NullPointerException(name + " is null: an array is required");
     }
     return array;
+  }
+
+  /**
+   * The stream a buffer is ordered on and whether it holds a share of it (a CmrStream's): what
+   * frees the buffer, so it must not refer to the DeviceBuffer (see {@link NativeObject}).
+   */
+  private static final class HeldStream {
+    private long stream;
+    private boolean held;
+
+    HeldStream(long stream) {
+      this.stream = stream;
+      this.held = CmrStream.hold(stream);
+    }
+
+    synchronized long handle() {
+      return stream;
+    }
+
+    /** The buffer is ordered on {@code next} now ({@code took}: a share of it was taken). */
+    synchronized void replace(long next, boolean took) {
+      release();
+      stream = next;
+      held = took;
+    }
+
+    synchronized void release() {
+      if (held) {
+        held = false;
+        CmrStream.release(stream);
+      }
+    }
+
+    /** Frees the buffer on its stream, then lets the stream go. */
+    void freeBuffer(long buffer) {
+      try {
+        CmrNative.cmr_device_buffer_destroy(buffer);
+      } finally {
+        release();
+      }
+    }
   }
 }

@@ -136,6 +136,11 @@ public class MemoryResource extends NativeObject {
    * kept}, the Java objects the resource may have been made from.
    */
   static MemoryResource retained(long ref, Object... kept) {
-    return ResourceClasses.adopt(Share.retain(ref), kept);
+    return adopted(Share.retain(ref), kept);
+  }
+
+  /** As {@link #retained}, taking over the share the caller took with {@code ref} (cmr_acquire_*). */
+  static MemoryResource adopted(long ref, Object... kept) {
+    return ResourceClasses.adopt(ref, kept);
   }
 }
