@@ -383,6 +383,13 @@ class Resource:
         return [p for p in self.params if p.is_upstream and p.retain]
 
     @property
+    def adopts_resources(self) -> bool:
+        """Whether a method can give it more resources to hold after
+        creation (binning's bins): then its algorithm lists them for the
+        cycle check, and those methods refuse one that would close a cycle."""
+        return any(p.type.name == "resource_ref" for m in self.methods for p in m.params)
+
+    @property
     def upstream(self) -> Param | None:
         return next((p for p in self.params if p.name == "upstream" and p.is_upstream), None)
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "impl.h"
+#include "topology.h"
 
 /* ==== aligned ==== */
 
@@ -24,7 +25,13 @@ static void aligned_finalize(cmr_object *object) {
   free(self);
 }
 
-static const cmr_object_type aligned_type = {"aligned", aligned_finalize};
+/* What it holds, for the cycle check (topology.h). */
+static void aligned_children(const cmr_object *object, cmr_child_visitor visit, void *arg) {
+  const aligned_object *self = (const aligned_object *)object;
+  visit(self->upstream, arg);
+}
+
+static const cmr_object_type aligned_type = {"aligned", aligned_finalize, aligned_children};
 
 static cmr_status aligned_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   return cmr_aligned_impl_allocate(((aligned_object *)self)->impl, bytes, alignment, stream, out);
@@ -151,7 +158,13 @@ static void arena_finalize(cmr_object *object) {
   free(self);
 }
 
-static const cmr_object_type arena_type = {"arena", arena_finalize};
+/* What it holds, for the cycle check (topology.h). */
+static void arena_children(const cmr_object *object, cmr_child_visitor visit, void *arg) {
+  const arena_object *self = (const arena_object *)object;
+  visit(self->upstream, arg);
+}
+
+static const cmr_object_type arena_type = {"arena", arena_finalize, arena_children};
 
 static cmr_status arena_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   return cmr_arena_impl_allocate(((arena_object *)self)->impl, bytes, alignment, stream, out);
@@ -292,7 +305,14 @@ static void binning_finalize(cmr_object *object) {
   free(self);
 }
 
-static const cmr_object_type binning_type = {"binning", binning_finalize};
+/* What it holds, for the cycle check (topology.h). */
+static void binning_children(const cmr_object *object, cmr_child_visitor visit, void *arg) {
+  const binning_object *self = (const binning_object *)object;
+  visit(self->upstream, arg);
+  cmr_binning_impl_visit_children(self->impl, visit, arg);
+}
+
+static const cmr_object_type binning_type = {"binning", binning_finalize, binning_children};
 
 static cmr_status binning_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   if (alignment > 256) {
@@ -409,7 +429,14 @@ cmr_status cmr_binning_resource_add_bin_resource(cmr_binning_resource *handle, s
   if (allocation_size == 0) return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_add_bin_resource: allocation_size must not be 0");
   status = cmr_ref_check(resource, "cmr_binning_resource_add_bin_resource: resource");
   if (status != CMR_SUCCESS) return status;
-  return cmr_binning_impl_add_bin_resource(((binning_object *)object)->impl, allocation_size, resource);
+  /* It will hold what it is given: refused if that would close a cycle. */
+  cmr_topology_lock();
+  if (status == CMR_SUCCESS) status = cmr_topology_check_adopt(object, resource, "cmr_binning_resource_add_bin_resource: resource");
+  if (status == CMR_SUCCESS) {
+    status = cmr_binning_impl_add_bin_resource(((binning_object *)object)->impl, allocation_size, resource);
+  }
+  cmr_topology_unlock();
+  return status;
 }
 
 cmr_status cmr_binning_resource_bin_count(cmr_binning_resource *handle, size_t *out) {
@@ -445,7 +472,7 @@ static void callback_finalize(cmr_object *object) {
   free(self);
 }
 
-static const cmr_object_type callback_type = {"callback", callback_finalize};
+static const cmr_object_type callback_type = {"callback", callback_finalize, NULL};
 
 static cmr_status callback_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   if (alignment > 256) {
@@ -539,7 +566,7 @@ static void cuda_finalize(cmr_object *object) {
   free(self);
 }
 
-static const cmr_object_type cuda_type = {"cuda", cuda_finalize};
+static const cmr_object_type cuda_type = {"cuda", cuda_finalize, NULL};
 
 static cmr_status cuda_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   if (alignment > 256) {
@@ -654,7 +681,7 @@ static void cuda_async_finalize(cmr_object *object) {
   free(self);
 }
 
-static const cmr_object_type cuda_async_type = {"cuda_async", cuda_async_finalize};
+static const cmr_object_type cuda_async_type = {"cuda_async", cuda_async_finalize, NULL};
 
 static cmr_status cuda_async_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   if (alignment > 256) {
@@ -815,7 +842,7 @@ static void cuda_async_managed_finalize(cmr_object *object) {
   free(self);
 }
 
-static const cmr_object_type cuda_async_managed_type = {"cuda_async_managed", cuda_async_managed_finalize};
+static const cmr_object_type cuda_async_managed_type = {"cuda_async_managed", cuda_async_managed_finalize, NULL};
 
 static cmr_status cuda_async_managed_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   if (alignment > 256) {
@@ -949,7 +976,7 @@ static void cuda_async_view_finalize(cmr_object *object) {
   free(self);
 }
 
-static const cmr_object_type cuda_async_view_type = {"cuda_async_view", cuda_async_view_finalize};
+static const cmr_object_type cuda_async_view_type = {"cuda_async_view", cuda_async_view_finalize, NULL};
 
 static cmr_status cuda_async_view_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   if (alignment > 256) {
@@ -1086,7 +1113,13 @@ static void failure_callback_finalize(cmr_object *object) {
   free(self);
 }
 
-static const cmr_object_type failure_callback_type = {"failure_callback", failure_callback_finalize};
+/* What it holds, for the cycle check (topology.h). */
+static void failure_callback_children(const cmr_object *object, cmr_child_visitor visit, void *arg) {
+  const failure_callback_object *self = (const failure_callback_object *)object;
+  visit(self->upstream, arg);
+}
+
+static const cmr_object_type failure_callback_type = {"failure_callback", failure_callback_finalize, failure_callback_children};
 
 static cmr_status failure_callback_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   return cmr_failure_callback_impl_allocate(((failure_callback_object *)self)->impl, bytes, alignment, stream, out);
@@ -1185,7 +1218,13 @@ static void fixed_size_finalize(cmr_object *object) {
   free(self);
 }
 
-static const cmr_object_type fixed_size_type = {"fixed_size", fixed_size_finalize};
+/* What it holds, for the cycle check (topology.h). */
+static void fixed_size_children(const cmr_object *object, cmr_child_visitor visit, void *arg) {
+  const fixed_size_object *self = (const fixed_size_object *)object;
+  visit(self->upstream, arg);
+}
+
+static const cmr_object_type fixed_size_type = {"fixed_size", fixed_size_finalize, fixed_size_children};
 
 static cmr_status fixed_size_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   if (alignment > 256) {
@@ -1313,7 +1352,13 @@ static void limiting_finalize(cmr_object *object) {
   free(self);
 }
 
-static const cmr_object_type limiting_type = {"limiting", limiting_finalize};
+/* What it holds, for the cycle check (topology.h). */
+static void limiting_children(const cmr_object *object, cmr_child_visitor visit, void *arg) {
+  const limiting_object *self = (const limiting_object *)object;
+  visit(self->upstream, arg);
+}
+
+static const cmr_object_type limiting_type = {"limiting", limiting_finalize, limiting_children};
 
 static cmr_status limiting_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   return cmr_limiting_impl_allocate(((limiting_object *)self)->impl, bytes, alignment, stream, out);
@@ -1434,7 +1479,13 @@ static void logging_finalize(cmr_object *object) {
   free(self);
 }
 
-static const cmr_object_type logging_type = {"logging", logging_finalize};
+/* What it holds, for the cycle check (topology.h). */
+static void logging_children(const cmr_object *object, cmr_child_visitor visit, void *arg) {
+  const logging_object *self = (const logging_object *)object;
+  visit(self->upstream, arg);
+}
+
+static const cmr_object_type logging_type = {"logging", logging_finalize, logging_children};
 
 static cmr_status logging_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   return cmr_logging_impl_allocate(((logging_object *)self)->impl, bytes, alignment, stream, out);
@@ -1555,7 +1606,7 @@ static void managed_finalize(cmr_object *object) {
   free(self);
 }
 
-static const cmr_object_type managed_type = {"managed", managed_finalize};
+static const cmr_object_type managed_type = {"managed", managed_finalize, NULL};
 
 static cmr_status managed_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   if (alignment > 256) {
@@ -1668,7 +1719,7 @@ static void pinned_host_finalize(cmr_object *object) {
   free(self);
 }
 
-static const cmr_object_type pinned_host_type = {"pinned_host", pinned_host_finalize};
+static const cmr_object_type pinned_host_type = {"pinned_host", pinned_host_finalize, NULL};
 
 static cmr_status pinned_host_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   if (alignment > 256) {
@@ -1784,7 +1835,13 @@ static void pool_finalize(cmr_object *object) {
   free(self);
 }
 
-static const cmr_object_type pool_type = {"pool", pool_finalize};
+/* What it holds, for the cycle check (topology.h). */
+static void pool_children(const cmr_object *object, cmr_child_visitor visit, void *arg) {
+  const pool_object *self = (const pool_object *)object;
+  visit(self->upstream, arg);
+}
+
+static const cmr_object_type pool_type = {"pool", pool_finalize, pool_children};
 
 static cmr_status pool_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   return cmr_pool_impl_allocate(((pool_object *)self)->impl, bytes, alignment, stream, out);
@@ -1917,7 +1974,13 @@ static void prefetch_finalize(cmr_object *object) {
   free(self);
 }
 
-static const cmr_object_type prefetch_type = {"prefetch", prefetch_finalize};
+/* What it holds, for the cycle check (topology.h). */
+static void prefetch_children(const cmr_object *object, cmr_child_visitor visit, void *arg) {
+  const prefetch_object *self = (const prefetch_object *)object;
+  visit(self->upstream, arg);
+}
+
+static const cmr_object_type prefetch_type = {"prefetch", prefetch_finalize, prefetch_children};
 
 static cmr_status prefetch_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   return cmr_prefetch_impl_allocate(((prefetch_object *)self)->impl, bytes, alignment, stream, out);
@@ -2013,7 +2076,7 @@ static void simulated_finalize(cmr_object *object) {
   free(self);
 }
 
-static const cmr_object_type simulated_type = {"simulated", simulated_finalize};
+static const cmr_object_type simulated_type = {"simulated", simulated_finalize, NULL};
 
 static cmr_status simulated_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   return cmr_simulated_impl_allocate(((simulated_object *)self)->impl, bytes, alignment, stream, out);
@@ -2140,7 +2203,13 @@ static void statistics_finalize(cmr_object *object) {
   free(self);
 }
 
-static const cmr_object_type statistics_type = {"statistics", statistics_finalize};
+/* What it holds, for the cycle check (topology.h). */
+static void statistics_children(const cmr_object *object, cmr_child_visitor visit, void *arg) {
+  const statistics_object *self = (const statistics_object *)object;
+  visit(self->upstream, arg);
+}
+
+static const cmr_object_type statistics_type = {"statistics", statistics_finalize, statistics_children};
 
 static cmr_status statistics_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   return cmr_statistics_impl_allocate(((statistics_object *)self)->impl, bytes, alignment, stream, out);
@@ -2306,7 +2375,7 @@ static void system_finalize(cmr_object *object) {
   free(self);
 }
 
-static const cmr_object_type system_type = {"system", system_finalize};
+static const cmr_object_type system_type = {"system", system_finalize, NULL};
 
 static cmr_status system_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   return cmr_system_impl_allocate(((system_object *)self)->impl, bytes, alignment, stream, out);
@@ -2393,7 +2462,13 @@ static void thread_safe_finalize(cmr_object *object) {
   free(self);
 }
 
-static const cmr_object_type thread_safe_type = {"thread_safe", thread_safe_finalize};
+/* What it holds, for the cycle check (topology.h). */
+static void thread_safe_children(const cmr_object *object, cmr_child_visitor visit, void *arg) {
+  const thread_safe_object *self = (const thread_safe_object *)object;
+  visit(self->upstream, arg);
+}
+
+static const cmr_object_type thread_safe_type = {"thread_safe", thread_safe_finalize, thread_safe_children};
 
 static cmr_status thread_safe_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   return cmr_thread_safe_impl_allocate(((thread_safe_object *)self)->impl, bytes, alignment, stream, out);
@@ -2490,7 +2565,13 @@ static void tracking_finalize(cmr_object *object) {
   free(self);
 }
 
-static const cmr_object_type tracking_type = {"tracking", tracking_finalize};
+/* What it holds, for the cycle check (topology.h). */
+static void tracking_children(const cmr_object *object, cmr_child_visitor visit, void *arg) {
+  const tracking_object *self = (const tracking_object *)object;
+  visit(self->upstream, arg);
+}
+
+static const cmr_object_type tracking_type = {"tracking", tracking_finalize, tracking_children};
 
 static cmr_status tracking_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   return cmr_tracking_impl_allocate(((tracking_object *)self)->impl, bytes, alignment, stream, out);

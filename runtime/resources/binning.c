@@ -195,6 +195,13 @@ cmr_status cmr_binning_impl_add_bin_resource(cmr_binning_impl *impl, size_t allo
 
 /* ---- lifetime and queries ------------------------------------------------------------ */
 
+void cmr_binning_impl_visit_children(const cmr_binning_impl *impl, cmr_child_visitor visit, void *arg) {
+  cmr_binning_impl *guarded = (cmr_binning_impl *)impl; /* the lock is state, not the resource's value */
+  pthread_rwlock_rdlock(&guarded->lock);
+  for (size_t i = 0; i < impl->bin_count; ++i) visit(impl->bins[i]->resource, arg);
+  pthread_rwlock_unlock(&guarded->lock);
+}
+
 void cmr_binning_impl_destroy(cmr_binning_impl *impl) {
   for (size_t i = 0; i < impl->bin_count; ++i) {
     cmr_ref_drop(impl->bins[i]->resource);

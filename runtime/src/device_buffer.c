@@ -31,7 +31,7 @@ static void cmr_buffer_finalize(cmr_object *object) {
   free(buffer);
 }
 
-static const cmr_object_type cmr_buffer_type = {"device_buffer", cmr_buffer_finalize};
+static const cmr_object_type cmr_buffer_type = {"device_buffer", cmr_buffer_finalize, NULL};
 
 /* Moves the contents into a new allocation of `capacity` bytes on `stream`
  * (which becomes the buffer's), keeping min(size, capacity) bytes. On failure

@@ -28,7 +28,14 @@ cmr_status cmr_ref_check(cmr_resource_ref ref, const char *what) {
                        cmr_type_name_of(ref));
     }
     if ((uint64_t)(uintptr_t)ref.self & CMR_TOKEN_HANDLE_BIT) {
-      /* What a ref constructor gives for a destroyed handle: its token. */
+      /* What a ref constructor gives for a handle that is not a live one of
+       * its resource: the handle itself. */
+      void *token;
+      if (cmr_handle_target(ref.self, what, &token) == CMR_SUCCESS) {
+        return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                         "%s: the ref to resource %s was made from handle %p, a handle of another resource",
+                         what, cmr_type_name_of(ref), ref.self);
+      }
       return cmr_error(CMR_ERROR_DESTROYED_HANDLE,
                        "%s: the ref to resource %s was made from handle %p, already destroyed", what,
                        cmr_type_name_of(ref), ref.self);

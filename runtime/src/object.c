@@ -17,6 +17,8 @@ enum { CMR_SLOT_REUSE_RESERVE = 1024 };
 #define CMR_GENERATION_RETIRED UINT32_MAX
 #define CMR_NO_SLOT UINT32_MAX
 
+static _Atomic long cmr_alive; /* objects registered and not yet finalized */
+
 static struct {
   pthread_mutex_t lock;
   uint32_t made;       /* slots [0, made) exist */
@@ -88,6 +90,8 @@ static void cmr_slot_close(uint64_t token) {
   pthread_mutex_unlock(&cmr_slots.lock);
 }
 
+long cmr_objects_alive(void) { return atomic_load_explicit(&cmr_alive, memory_order_relaxed); }
+
 uint32_t cmr_slots_made(void) {
   pthread_mutex_lock(&cmr_slots.lock);
   uint32_t made = cmr_slots.made;
@@ -122,7 +126,9 @@ static cmr_status cmr_slot_live(const void *token, uint64_t kind, const char *wh
 cmr_status cmr_object_register(cmr_object *object, const cmr_object_type *type, const char *what,
                                void **token) {
   object->type = type;
-  return cmr_slot_open(cmr_slot_hide(object), 1, 0, what, token);
+  cmr_status status = cmr_slot_open((uintptr_t)object, 1, 0, what, token);
+  if (status == CMR_SUCCESS) atomic_fetch_add_explicit(&cmr_alive, 1, memory_order_relaxed);
+  return status;
 }
 
 static cmr_status cmr_object_of_type(cmr_object *object, const cmr_object_type *type, const char *what,
@@ -185,6 +191,7 @@ cmr_status cmr_object_release(const void *token, const char *what) {
   cmr_object *object = cmr_slot_object(slot);
   object->type->finalize(object);
   cmr_slot_close((uint64_t)(uintptr_t)token);
+  atomic_fetch_sub_explicit(&cmr_alive, 1, memory_order_relaxed);
   return CMR_SUCCESS;
 }
 

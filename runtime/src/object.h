@@ -29,12 +29,17 @@
 
 typedef struct cmr_object cmr_object;
 
-/* What every object of one type shares: a name for messages and the
- * function that frees what the object owns, shell included (it came from
- * malloc/calloc), called once, after the last share is gone. */
+/* Called for each resource an object holds (its upstream, its bins). */
+typedef void (*cmr_child_visitor)(cmr_resource_ref child, void *arg);
+
+/* What every object of one type shares: a name for messages, the function
+ * that frees what the object owns, shell included (it came from
+ * malloc/calloc), called once, after the last share is gone, and (NULL for
+ * an object that holds no resources) the one that lists what it holds. */
 typedef struct cmr_object_type {
   const char *name;
   void (*finalize)(cmr_object *object);
+  void (*children)(const cmr_object *object, cmr_child_visitor visit, void *arg);
 } cmr_object_type;
 
 /* The first member of every counted object. */
@@ -46,7 +51,7 @@ struct cmr_object {
 
 typedef struct cmr_slot {
   _Atomic uint64_t state;   /* generation << 32 | shares (a live handle: 1) */
-  _Atomic uintptr_t target; /* object slot: ~address of the object; handle slot: the object's token */
+  _Atomic uintptr_t target; /* object slot: the object's address; handle slot: the object's token */
   uint32_t next_free;       /* free-list link, under the table's lock */
 } cmr_slot;
 
@@ -68,12 +73,12 @@ static inline cmr_slot *cmr_slot_of(uint64_t token, uint64_t kind) {
   return page == NULL ? NULL : &page[index % CMR_SLOTS_PER_PAGE];
 }
 
-/* An object slot keeps its object's address inverted, so that leak
- * checkers (valgrind, LeakSanitizer) do not count the never-freed table as
- * a reference and still report a resource nobody destroyed. */
-static inline uintptr_t cmr_slot_hide(const cmr_object *object) { return ~(uintptr_t)object; }
+/* The object of an object slot. The table holds plain addresses, so to a
+ * leak checker (valgrind, LeakSanitizer) a resource alive at exit is still
+ * reachable, as it is for the program that holds its handle; tests find
+ * resources nobody destroyed with cmr_objects_alive. */
 static inline cmr_object *cmr_slot_object(cmr_slot *slot) {
-  return (cmr_object *)~atomic_load_explicit(&slot->target, memory_order_relaxed);
+  return (cmr_object *)atomic_load_explicit(&slot->target, memory_order_relaxed);
 }
 
 /* The object behind a live object token, or NULL (dead, dying, malformed).
@@ -137,7 +142,9 @@ cmr_status cmr_handle_share(const void *token, const char *what, void **handle);
  * call through the ref then reports (a ref constructor returns no status). */
 void *cmr_handle_ref_self(const void *handle, const cmr_object_type *type);
 
-/* For tests: how many slots the table has made (live, free or retired). */
+/* For tests: how many slots the table has made (live, free or retired), and
+ * how many objects are alive now. */
 uint32_t cmr_slots_made(void);
+long cmr_objects_alive(void);
 
 #endif /* CMR_OBJECT_H */

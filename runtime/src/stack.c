@@ -516,7 +516,7 @@ static void cmr_stack_finalize(cmr_object *object) {
   free(stack);
 }
 
-static const cmr_object_type cmr_stack_object_type = {"stack", cmr_stack_finalize};
+static const cmr_object_type cmr_stack_object_type = {"stack", cmr_stack_finalize, NULL};
 
 cmr_status cmr_stack_parse(const char *expression, cmr_stack **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_stack_parse: out is NULL");
