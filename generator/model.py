@@ -156,22 +156,24 @@ class Param:
         """The C type the create function takes."""
         return self.type.optional if self.is_optional else self.value_c_type
 
+    @staticmethod
+    def _decl(c_type: str, name: str) -> str:
+        return f"{c_type}{'' if c_type.endswith('*') else ' '}{name}"
+
     @property
     def c_decl(self) -> str:
-        sep = "" if self.c_type.endswith("*") else " "
-        return f"{self.c_type}{sep}{self.name}"
+        """The parameter as the public prototype declares it."""
+        return self._decl(self.c_type, self.name)
 
     @property
     def impl_decl(self) -> str:
         """The parameter as the algorithm takes it: the resolved value."""
-        sep = "" if self.value_c_type.endswith("*") else " "
-        return f"{self.value_c_type}{sep}{self.name}"
+        return self._decl(self.value_c_type, self.name)
 
     @property
     def wrapper_decl(self) -> str:
         """The parameter as the wrapper's definition names it."""
-        sep = "" if self.c_type.endswith("*") else " "
-        return f"{self.c_type}{sep}{self.option_name}"
+        return self._decl(self.c_type, self.option_name)
 
     @property
     def option_name(self) -> str:

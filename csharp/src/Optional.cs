@@ -2,6 +2,8 @@ using System.Runtime.InteropServices;
 
 namespace Cmr
 {
+    // Two structs rather than one generic: P/Invoke cannot marshal a generic struct.
+
     /// <summary>
     /// cmr_optional_size as C lays it out, passed by value to the native
     /// module: a size, or "use the default" (null in C#), which no size can be
