@@ -43,7 +43,7 @@ int bench_make_subjects(bench_subject *subjects) {
   int count = 0;
   size_t pool_bytes = (size_t)1 << 30, arena_bytes = (size_t)1 << 30;
   if (cmr_built_with_cuda()) {
-    CMR_BENCH_OWNED(cuda_async, "cuda_async (driver pool)", 1.0, 0, CMR_SIZE_DEFAULT,
+    CMR_BENCH_OWNED(cuda_async, "cuda_async (driver pool)", 1.0, CMR_SIZE(0), CMR_SIZE_DEFAULT,
                     CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE);
     cmr_cuda_resource *cuda = NULL;
     require(cmr_cuda_resource_create(&cuda), "cuda");
@@ -62,13 +62,14 @@ int bench_make_subjects(bench_subject *subjects) {
     base_destroy = (cmr_status(*)(void *))cmr_system_resource_destroy;
     subjects[count++] = (bench_subject){"system (malloc)", base_ref, 1.0, NULL, NULL};
   }
-  CMR_BENCH_OWNED(pool, "pool", 1.0, base_ref, pool_bytes, CMR_SIZE_DEFAULT);
+  CMR_BENCH_OWNED(pool, "pool", 1.0, base_ref, CMR_SIZE(pool_bytes), CMR_SIZE_DEFAULT);
   cmr_resource_ref pool_ref = subjects[count - 1].ref;
-  CMR_BENCH_OWNED(arena, "arena", 1.0, base_ref, arena_bytes, false, "");
-  CMR_BENCH_OWNED(fixed_size, "fixed_size (64 KiB)", 1.0, base_ref, (size_t)bench_fixed_size_block, 1024);
+  CMR_BENCH_OWNED(arena, "arena", 1.0, base_ref, CMR_SIZE(arena_bytes), false, "");
+  CMR_BENCH_OWNED(fixed_size, "fixed_size (64 KiB)", 1.0, base_ref, CMR_SIZE(bench_fixed_size_block),
+                  CMR_SIZE(1024));
   /* Over the pool, as a user would stack it: bins for the small sizes, the
    * pool for the rest. */
-  CMR_BENCH_OWNED(binning, "binning(pool) 2^8..2^16", 1.0, pool_ref, 8, 16);
+  CMR_BENCH_OWNED(binning, "binning(pool) 2^8..2^16", 1.0, pool_ref, CMR_INT(8), CMR_INT(16));
   return count;
 }
 

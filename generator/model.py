@@ -37,7 +37,10 @@ class CType:
     c: str
     printf: str | None          # format of a value in a message, None if not printable
     constraints: frozenset      # constraint fields allowed on a parameter of this type
-    sentinel: str | None = None  # the C value that asks for the spec's default
+    # A parameter of this type with a default takes an optional value in C:
+    # the struct's name and its macro (core.h: CMR_SIZE(v), CMR_SIZE_DEFAULT).
+    optional: str | None = None
+    optional_macro: str | None = None
     null_status: str | None = None  # status when a nonzero pointer-like value is NULL
     returnable: bool = True
 
@@ -48,8 +51,9 @@ class CType:
 TYPES = {
     t.name: t for t in (
         CType("size_t", "size_t", "%zu", frozenset({"multiple_of", "power_of_two", "min", "max", "nonzero"}),
-              sentinel="CMR_SIZE_DEFAULT"),
-        CType("int", "int", "%d", frozenset({"min", "max", "nonzero"}), sentinel="CMR_INT_DEFAULT"),
+              optional="cmr_optional_size", optional_macro="CMR_SIZE"),
+        CType("int", "int", "%d", frozenset({"min", "max", "nonzero"}),
+              optional="cmr_optional_int", optional_macro="CMR_INT"),
         CType("bool", "bool", "%d", frozenset()),
         CType("double", "double", "%g", frozenset({"min", "max"})),
         CType("pointer", "void *", "%p", frozenset({"nonzero"}), null_status="CMR_ERROR_NULL_POINTER"),
@@ -106,6 +110,8 @@ _VALID_C = {
 
 
 NUMERIC_CONSTRAINTS = ("nonzero", "multiple_of", "power_of_two", "min", "max")
+# The far end of each optional type: case label, value, C expression.
+_EXTREMES = {"size_t": ("size_max", 2**64 - 1, "SIZE_MAX"), "int": ("int_min", -2**31, "INT32_MIN")}
 
 
 def _violates(value, constraint, bound) -> bool:
@@ -139,27 +145,63 @@ class Param:
     retain: bool = False
 
     @property
-    def c_type(self) -> str:
+    def value_c_type(self) -> str:
+        """The C type of the value, once an optional one is resolved."""
         if self.type.name == "enum":
             return f"cmr_{self.resource}_{self.name}"
         return self.type.c
 
     @property
+    def c_type(self) -> str:
+        """The C type the create function takes."""
+        return self.type.optional if self.is_optional else self.value_c_type
+
+    @staticmethod
+    def _decl(c_type: str, name: str) -> str:
+        return f"{c_type}{'' if c_type.endswith('*') else ' '}{name}"
+
+    @property
     def c_decl(self) -> str:
-        sep = "" if self.c_type.endswith("*") else " "
-        return f"{self.c_type}{sep}{self.name}"
+        """The parameter as the public prototype declares it."""
+        return self._decl(self.c_type, self.name)
+
+    @property
+    def impl_decl(self) -> str:
+        """The parameter as the algorithm takes it: the resolved value."""
+        return self._decl(self.value_c_type, self.name)
+
+    @property
+    def wrapper_decl(self) -> str:
+        """The parameter as the wrapper's definition names it."""
+        return self._decl(self.c_type, self.option_name)
+
+    @property
+    def option_name(self) -> str:
+        """What the wrapper calls an optional parameter, whose resolved
+        value takes the parameter's own name."""
+        return f"{self.name}_option" if self.is_optional else self.name
+
+    def given_c(self, value: str) -> str:
+        """A C argument for this parameter with `value` given explicitly."""
+        return f"{self.type.optional_macro}({value})" if self.is_optional else value
+
+    @property
+    def default_arg_c(self) -> str:
+        """The C argument that asks for the default of an optional parameter."""
+        return f"{self.type.optional_macro}_DEFAULT"
 
     def enum_constant(self, value: str) -> str:
         return f"CMR_{self.resource}_{self.name}_{value}".upper()
 
     @property
-    def has_sentinel(self) -> bool:
-        return self.default is not None and self.type.sentinel is not None
+    def is_optional(self) -> bool:
+        """Whether C passes an optional value (CMR_SIZE(v) or CMR_SIZE_DEFAULT)."""
+        return self.default is not None and self.type.optional is not None
 
     @property
     def default_c(self) -> str | None:
         """The C value of a literal default (what C callers pass, and what
-        the wrapper substitutes for the sentinel)."""
+        the wrapper uses when an optional parameter is not set)."""
         d = self.default
         if d is None or isinstance(d, NamedDefault):
             return None
@@ -240,10 +282,9 @@ class Param:
 
     def _outside(self, constraint, bound) -> str | None:
         """A C value that fails `constraint` and, where one exists, no other."""
-        sentinels = {"size_t": 2**64 - 1, "int": -2**31}
         candidates = [v for v in self._candidates(constraint, bound)
                       if v >= 0 or self.type.name != "size_t"]
-        candidates = [v for v in candidates if v != sentinels.get(self.type.name) and _violates(v, constraint, bound)]
+        candidates = [v for v in candidates if _violates(v, constraint, bound)]
         others = {k: b for k, b in self.numeric_constraints.items() if k != constraint}
         alone = [v for v in candidates if not any(_violates(v, k, b) for k, b in others.items())]
         chosen = (alone or candidates or [None])[0]
@@ -268,7 +309,13 @@ class Param:
         for constraint, bound in self.numeric_constraints.items():
             value = self._outside(constraint, bound)
             if value is not None:
-                bad.append(BadValue(constraint, value, "CMR_ERROR_INVALID_ARGUMENT"))
+                bad.append(BadValue(constraint, self.given_c(value), "CMR_ERROR_INVALID_ARGUMENT"))
+        # The extreme that once meant "default" (SIZE_MAX, INT32_MIN) is an
+        # explicit value like any other: refused where a constraint refuses it.
+        extreme = _EXTREMES.get(self.type.name)
+        if self.is_optional and extreme and any(_violates(extreme[1], k, b)
+                                                for k, b in self.numeric_constraints.items()):
+            bad.append(BadValue(extreme[0], self.given_c(extreme[2]), "CMR_ERROR_INVALID_ARGUMENT"))
         return bad
 
     @property

@@ -21,9 +21,9 @@ namespace Cmr
     {
         /// <summary>Makes the resource (cmr_aligned_resource_create).</summary>
         /// <param name="upstream">Where the memory comes from.</param>
-        /// <param name="allocationAlignment">Alignment of every request of at least alignment_threshold bytes (RMM&#39;s alignment). Default: 256.</param>
-        /// <param name="alignmentThreshold">Requests of at least this many bytes are aligned to allocation_alignment. Default: 65536.</param>
-        public AlignedResourceAdaptor(MemoryResource upstream, ulong allocationAlignment = 256, ulong alignmentThreshold = 65536)
+        /// <param name="allocationAlignment">Alignment of every request of at least alignment_threshold bytes (RMM&#39;s alignment). Default (null): 256.</param>
+        /// <param name="alignmentThreshold">Requests of at least this many bytes are aligned to allocation_alignment. Default (null): 65536.</param>
+        public AlignedResourceAdaptor(MemoryResource upstream, ulong? allocationAlignment = null, ulong? alignmentThreshold = null)
         {
             using (var upstreamLease = new Lease(upstream, "upstream"))
             {

@@ -26,10 +26,10 @@ namespace Cmr
     {
         /// <summary>Makes the resource (cmr_arena_resource_create).</summary>
         /// <param name="upstream">Where the arena&#39;s memory comes from, taken once at creation.</param>
-        /// <param name="arenaSize">Bytes taken from the upstream at creation: everything the arena will ever hold (1 MiB at least). Default: half of the current device&#39;s free memory, rounded down to 256 bytes.</param>
+        /// <param name="arenaSize">Bytes taken from the upstream at creation: everything the arena will ever hold (1 MiB at least). Default (null): half of the current device&#39;s free memory, rounded down to 256 bytes.</param>
         /// <param name="dumpLogOnFailure">Whether an allocation that fails for want of memory writes the arena&#39;s state to dump_path. Default: false.</param>
         /// <param name="dumpPath">File the dumps are appended to (opened, so checked, at creation); the empty string means stderr.</param>
-        public ArenaMemoryResource(MemoryResource upstream, ulong arenaSize = Defaults.Size, bool dumpLogOnFailure = false, string dumpPath = "")
+        public ArenaMemoryResource(MemoryResource upstream, ulong? arenaSize = null, bool dumpLogOnFailure = false, string dumpPath = "")
         {
             using (var upstreamLease = new Lease(upstream, "upstream"))
             {

@@ -29,9 +29,9 @@ namespace Cmr
     {
         /// <summary>Makes the resource (cmr_binning_resource_create).</summary>
         /// <param name="upstream">Serves requests larger than every bin, and the bins that this resource makes.</param>
-        /// <param name="minSizeExponent">Base-2 log of the smallest automatic bin, in [8, 40], or -1 for no automatic bins. Default: -1.</param>
-        /// <param name="maxSizeExponent">Base-2 log of the largest automatic bin, in [8, 40], or -1 for no automatic bins. Default: -1.</param>
-        public BinningMemoryResource(MemoryResource upstream, int minSizeExponent = -1, int maxSizeExponent = -1)
+        /// <param name="minSizeExponent">Base-2 log of the smallest automatic bin, in [8, 40], or -1 for no automatic bins. Default (null): -1.</param>
+        /// <param name="maxSizeExponent">Base-2 log of the largest automatic bin, in [8, 40], or -1 for no automatic bins. Default (null): -1.</param>
+        public BinningMemoryResource(MemoryResource upstream, int? minSizeExponent = null, int? maxSizeExponent = null)
         {
             using (var upstreamLease = new Lease(upstream, "upstream"))
             {

@@ -12,10 +12,10 @@ namespace Cmr
     public sealed class CudaAsyncMemoryResource : MemoryResource
     {
         /// <summary>Makes the resource (cmr_cuda_async_resource_create).</summary>
-        /// <param name="initialPoolSize">Bytes to allocate and free once at creation so the pool starts with that much reserved; 0 reserves nothing. Default: 0.</param>
-        /// <param name="releaseThreshold">Bytes the pool keeps reserved across synchronizations before returning memory to the driver. Default: keep everything (SIZE_MAX).</param>
+        /// <param name="initialPoolSize">Bytes to allocate and free once at creation so the pool starts with that much reserved; 0 reserves nothing. Default (null): 0.</param>
+        /// <param name="releaseThreshold">Bytes the pool keeps reserved across synchronizations before returning memory to the driver. Default (null): keep everything (SIZE_MAX).</param>
         /// <param name="exportHandleType">Kind of shareable handle the pool exports for IPC (none, a POSIX file descriptor or a fabric handle). Default: none.</param>
-        public CudaAsyncMemoryResource(ulong initialPoolSize = 0, ulong releaseThreshold = Defaults.Size, CudaAsyncExportHandleType exportHandleType = CudaAsyncExportHandleType.None)
+        public CudaAsyncMemoryResource(ulong? initialPoolSize = null, ulong? releaseThreshold = null, CudaAsyncExportHandleType exportHandleType = CudaAsyncExportHandleType.None)
         {
             IntPtr raw;
             CmrNative.cmr_cuda_async_resource_create(initialPoolSize, releaseThreshold, exportHandleType, out raw);

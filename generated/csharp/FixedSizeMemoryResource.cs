@@ -23,9 +23,9 @@ namespace Cmr
     {
         /// <summary>Makes the resource (cmr_fixed_size_resource_create).</summary>
         /// <param name="upstream">Where the chunks of blocks come from.</param>
-        /// <param name="blockSize">Bytes of every block, rounded up to a multiple of 256. Default: 1048576.</param>
-        /// <param name="blocksToPreallocate">Blocks obtained from the upstream at a time: at creation and each time all are in use. Default: 128.</param>
-        public FixedSizeMemoryResource(MemoryResource upstream, ulong blockSize = 1048576, ulong blocksToPreallocate = 128)
+        /// <param name="blockSize">Bytes of every block, rounded up to a multiple of 256. Default (null): 1048576.</param>
+        /// <param name="blocksToPreallocate">Blocks obtained from the upstream at a time: at creation and each time all are in use. Default (null): 128.</param>
+        public FixedSizeMemoryResource(MemoryResource upstream, ulong? blockSize = null, ulong? blocksToPreallocate = null)
         {
             using (var upstreamLease = new Lease(upstream, "upstream"))
             {

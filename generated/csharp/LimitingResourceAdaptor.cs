@@ -19,8 +19,8 @@ namespace Cmr
         /// <summary>Makes the resource (cmr_limiting_resource_create).</summary>
         /// <param name="upstream">Where the memory comes from.</param>
         /// <param name="allocationLimit">Most bytes (counted rounded up to allocation_alignment) allocated at once.</param>
-        /// <param name="allocationAlignment">Each request is counted as its size rounded up to this power of two. Default: 256.</param>
-        public LimitingResourceAdaptor(MemoryResource upstream, ulong allocationLimit, ulong allocationAlignment = 256)
+        /// <param name="allocationAlignment">Each request is counted as its size rounded up to this power of two. Default (null): 256.</param>
+        public LimitingResourceAdaptor(MemoryResource upstream, ulong allocationLimit, ulong? allocationAlignment = null)
         {
             using (var upstreamLease = new Lease(upstream, "upstream"))
             {

@@ -18,9 +18,9 @@ namespace Cmr
     {
         /// <summary>Makes the resource (cmr_pool_resource_create).</summary>
         /// <param name="upstream">Where the pool takes its chunks from.</param>
-        /// <param name="initialPoolSize">Bytes taken from the upstream at creation (0 takes nothing until the first allocation). Default: half of the current device&#39;s free memory, rounded down to 256 bytes.</param>
-        /// <param name="maximumPoolSize">Most bytes the pool takes from the upstream in all. Default: no limit (SIZE_MAX).</param>
-        public PoolMemoryResource(MemoryResource upstream, ulong initialPoolSize = Defaults.Size, ulong maximumPoolSize = Defaults.Size)
+        /// <param name="initialPoolSize">Bytes taken from the upstream at creation (0 takes nothing until the first allocation). Default (null): half of the current device&#39;s free memory, rounded down to 256 bytes.</param>
+        /// <param name="maximumPoolSize">Most bytes the pool takes from the upstream in all. Default (null): no limit (SIZE_MAX).</param>
+        public PoolMemoryResource(MemoryResource upstream, ulong? initialPoolSize = null, ulong? maximumPoolSize = null)
         {
             using (var upstreamLease = new Lease(upstream, "upstream"))
             {

@@ -19,8 +19,8 @@ namespace Cmr
     public sealed class SimulatedMemoryResource : MemoryResource
     {
         /// <summary>Makes the resource (cmr_simulated_resource_create).</summary>
-        /// <param name="capacity">Most bytes in use at once (default 1 TiB). Default: 1099511627776.</param>
-        public SimulatedMemoryResource(ulong capacity = 1099511627776)
+        /// <param name="capacity">Most bytes in use at once (default 1 TiB). Default (null): 1099511627776.</param>
+        public SimulatedMemoryResource(ulong? capacity = null)
         {
             IntPtr raw;
             CmrNative.cmr_simulated_resource_create(capacity, out raw);

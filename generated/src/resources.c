@@ -65,13 +65,14 @@ static const cmr_resource_ops aligned_ops = {
     .release = cmr_object_release_self,
 };
 
-cmr_status cmr_aligned_resource_create(cmr_resource_ref upstream, size_t allocation_alignment, size_t alignment_threshold, cmr_aligned_resource **out) {
+cmr_status cmr_aligned_resource_create(cmr_resource_ref upstream, cmr_optional_size allocation_alignment_option, cmr_optional_size alignment_threshold_option, cmr_aligned_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_aligned_resource_create: out is NULL");
   *out = NULL;
   cmr_status status;
   status = cmr_ref_check(upstream, "cmr_aligned_resource_create: upstream");
   if (status != CMR_SUCCESS) return status;
-  if (allocation_alignment == CMR_SIZE_DEFAULT) {
+  size_t allocation_alignment = allocation_alignment_option.value;
+  if (!allocation_alignment_option.is_set) {
     allocation_alignment = (size_t)256u;
   } else {
   if (allocation_alignment == 0 || (allocation_alignment & (allocation_alignment - 1)) != 0) {
@@ -81,7 +82,8 @@ cmr_status cmr_aligned_resource_create(cmr_resource_ref upstream, size_t allocat
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_aligned_resource_create: allocation_alignment %zu is below the minimum 256", allocation_alignment);
   }
   }
-  if (alignment_threshold == CMR_SIZE_DEFAULT) {
+  size_t alignment_threshold = alignment_threshold_option.value;
+  if (!alignment_threshold_option.is_set) {
     alignment_threshold = (size_t)65536u;
   }
   aligned_object *self = calloc(1, sizeof *self);
@@ -198,13 +200,14 @@ static const cmr_resource_ops arena_ops = {
     .release = cmr_object_release_self,
 };
 
-cmr_status cmr_arena_resource_create(cmr_resource_ref upstream, size_t arena_size, bool dump_log_on_failure, const char *dump_path, cmr_arena_resource **out) {
+cmr_status cmr_arena_resource_create(cmr_resource_ref upstream, cmr_optional_size arena_size_option, bool dump_log_on_failure, const char *dump_path, cmr_arena_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_arena_resource_create: out is NULL");
   *out = NULL;
   cmr_status status;
   status = cmr_ref_check(upstream, "cmr_arena_resource_create: upstream");
   if (status != CMR_SUCCESS) return status;
-  if (arena_size == CMR_SIZE_DEFAULT) {
+  size_t arena_size = arena_size_option.value;
+  if (!arena_size_option.is_set) {
     status = cmr_default_half_of_free_device_memory(&arena_size);
     if (status != CMR_SUCCESS) return cmr_error_context(status, "cmr_arena_resource_create: default arena_size");
   } else {
@@ -350,16 +353,18 @@ static const cmr_resource_ops binning_ops = {
     .release = cmr_object_release_self,
 };
 
-cmr_status cmr_binning_resource_create(cmr_resource_ref upstream, int min_size_exponent, int max_size_exponent, cmr_binning_resource **out) {
+cmr_status cmr_binning_resource_create(cmr_resource_ref upstream, cmr_optional_int min_size_exponent_option, cmr_optional_int max_size_exponent_option, cmr_binning_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_binning_resource_create: out is NULL");
   *out = NULL;
   cmr_status status;
   status = cmr_ref_check(upstream, "cmr_binning_resource_create: upstream");
   if (status != CMR_SUCCESS) return status;
-  if (min_size_exponent == CMR_INT_DEFAULT) {
+  int min_size_exponent = min_size_exponent_option.value;
+  if (!min_size_exponent_option.is_set) {
     min_size_exponent = -1;
   }
-  if (max_size_exponent == CMR_INT_DEFAULT) {
+  int max_size_exponent = max_size_exponent_option.value;
+  if (!max_size_exponent_option.is_set) {
     max_size_exponent = -1;
   }
   if (!((min_size_exponent == -1) == (max_size_exponent == -1))) {
@@ -720,13 +725,15 @@ static const cmr_resource_ops cuda_async_ops = {
     .release = cmr_object_release_self,
 };
 
-cmr_status cmr_cuda_async_resource_create(size_t initial_pool_size, size_t release_threshold, cmr_cuda_async_export_handle_type export_handle_type, cmr_cuda_async_resource **out) {
+cmr_status cmr_cuda_async_resource_create(cmr_optional_size initial_pool_size_option, cmr_optional_size release_threshold_option, cmr_cuda_async_export_handle_type export_handle_type, cmr_cuda_async_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_async_resource_create: out is NULL");
   *out = NULL;
-  if (initial_pool_size == CMR_SIZE_DEFAULT) {
+  size_t initial_pool_size = initial_pool_size_option.value;
+  if (!initial_pool_size_option.is_set) {
     initial_pool_size = (size_t)0u;
   }
-  if (release_threshold == CMR_SIZE_DEFAULT) {
+  size_t release_threshold = release_threshold_option.value;
+  if (!release_threshold_option.is_set) {
     release_threshold = SIZE_MAX;
   }
   if ((int)export_handle_type < 0 || (int)export_handle_type >= 3) {
@@ -784,7 +791,7 @@ cmr_status cmr_cuda_async_resource_release_threshold(cmr_cuda_async_resource *ha
 
 #else /* the cuda_async resource is not in this build */
 
-cmr_status cmr_cuda_async_resource_create(size_t initial_pool_size, size_t release_threshold, cmr_cuda_async_export_handle_type export_handle_type, cmr_cuda_async_resource **out) {
+cmr_status cmr_cuda_async_resource_create(cmr_optional_size initial_pool_size, cmr_optional_size release_threshold, cmr_cuda_async_export_handle_type export_handle_type, cmr_cuda_async_resource **out) {
   (void)initial_pool_size;
   (void)release_threshold;
   (void)export_handle_type;
@@ -1262,18 +1269,20 @@ static const cmr_resource_ops fixed_size_ops = {
     .release = cmr_object_release_self,
 };
 
-cmr_status cmr_fixed_size_resource_create(cmr_resource_ref upstream, size_t block_size, size_t blocks_to_preallocate, cmr_fixed_size_resource **out) {
+cmr_status cmr_fixed_size_resource_create(cmr_resource_ref upstream, cmr_optional_size block_size_option, cmr_optional_size blocks_to_preallocate_option, cmr_fixed_size_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_fixed_size_resource_create: out is NULL");
   *out = NULL;
   cmr_status status;
   status = cmr_ref_check(upstream, "cmr_fixed_size_resource_create: upstream");
   if (status != CMR_SUCCESS) return status;
-  if (block_size == CMR_SIZE_DEFAULT) {
+  size_t block_size = block_size_option.value;
+  if (!block_size_option.is_set) {
     block_size = (size_t)1048576u;
   } else {
   if (block_size == 0) return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_fixed_size_resource_create: block_size must not be 0");
   }
-  if (blocks_to_preallocate == CMR_SIZE_DEFAULT) {
+  size_t blocks_to_preallocate = blocks_to_preallocate_option.value;
+  if (!blocks_to_preallocate_option.is_set) {
     blocks_to_preallocate = (size_t)128u;
   } else {
   if (blocks_to_preallocate == 0) return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_fixed_size_resource_create: blocks_to_preallocate must not be 0");
@@ -1392,13 +1401,14 @@ static const cmr_resource_ops limiting_ops = {
     .release = cmr_object_release_self,
 };
 
-cmr_status cmr_limiting_resource_create(cmr_resource_ref upstream, size_t allocation_limit, size_t allocation_alignment, cmr_limiting_resource **out) {
+cmr_status cmr_limiting_resource_create(cmr_resource_ref upstream, size_t allocation_limit, cmr_optional_size allocation_alignment_option, cmr_limiting_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_limiting_resource_create: out is NULL");
   *out = NULL;
   cmr_status status;
   status = cmr_ref_check(upstream, "cmr_limiting_resource_create: upstream");
   if (status != CMR_SUCCESS) return status;
-  if (allocation_alignment == CMR_SIZE_DEFAULT) {
+  size_t allocation_alignment = allocation_alignment_option.value;
+  if (!allocation_alignment_option.is_set) {
     allocation_alignment = (size_t)256u;
   } else {
   if (allocation_alignment == 0 || (allocation_alignment & (allocation_alignment - 1)) != 0) {
@@ -1875,13 +1885,14 @@ static const cmr_resource_ops pool_ops = {
     .release = cmr_object_release_self,
 };
 
-cmr_status cmr_pool_resource_create(cmr_resource_ref upstream, size_t initial_pool_size, size_t maximum_pool_size, cmr_pool_resource **out) {
+cmr_status cmr_pool_resource_create(cmr_resource_ref upstream, cmr_optional_size initial_pool_size_option, cmr_optional_size maximum_pool_size_option, cmr_pool_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_pool_resource_create: out is NULL");
   *out = NULL;
   cmr_status status;
   status = cmr_ref_check(upstream, "cmr_pool_resource_create: upstream");
   if (status != CMR_SUCCESS) return status;
-  if (initial_pool_size == CMR_SIZE_DEFAULT) {
+  size_t initial_pool_size = initial_pool_size_option.value;
+  if (!initial_pool_size_option.is_set) {
     status = cmr_default_half_of_free_device_memory(&initial_pool_size);
     if (status != CMR_SUCCESS) return cmr_error_context(status, "cmr_pool_resource_create: default initial_pool_size");
   } else {
@@ -1889,7 +1900,8 @@ cmr_status cmr_pool_resource_create(cmr_resource_ref upstream, size_t initial_po
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: initial_pool_size %zu is not a multiple of 256", initial_pool_size);
   }
   }
-  if (maximum_pool_size == CMR_SIZE_DEFAULT) {
+  size_t maximum_pool_size = maximum_pool_size_option.value;
+  if (!maximum_pool_size_option.is_set) {
     maximum_pool_size = SIZE_MAX;
   } else {
   if (maximum_pool_size == 0) return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_pool_size must not be 0");
@@ -2111,10 +2123,11 @@ static const cmr_resource_ops simulated_ops = {
     .release = cmr_object_release_self,
 };
 
-cmr_status cmr_simulated_resource_create(size_t capacity, cmr_simulated_resource **out) {
+cmr_status cmr_simulated_resource_create(cmr_optional_size capacity_option, cmr_simulated_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_create: out is NULL");
   *out = NULL;
-  if (capacity == CMR_SIZE_DEFAULT) {
+  size_t capacity = capacity_option.value;
+  if (!capacity_option.is_set) {
     capacity = (size_t)1099511627776u;
   } else {
   if (capacity == 0) return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_simulated_resource_create: capacity must not be 0");

@@ -7,9 +7,9 @@
 /* ---- aligned ---- */
 
 static const cmr_stack_param aligned_params[] = {
-    {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.size = 0}},
-    {"allocation_alignment", CMR_STACK_SIZE, NULL, 0, "256", {.size = CMR_SIZE_DEFAULT}},
-    {"alignment_threshold", CMR_STACK_SIZE, NULL, 0, "65536", {.size = CMR_SIZE_DEFAULT}},
+    {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.pointer = NULL}},
+    {"allocation_alignment", CMR_STACK_SIZE, NULL, 0, "256", {.size = {.is_set = false}}},
+    {"alignment_threshold", CMR_STACK_SIZE, NULL, 0, "65536", {.size = {.is_set = false}}},
 };
 
 static cmr_status aligned_make(const cmr_stack_value *values, cmr_resource_ref *out) {
@@ -23,8 +23,8 @@ static cmr_status aligned_make(const cmr_stack_value *values, cmr_resource_ref *
 /* ---- arena ---- */
 
 static const cmr_stack_param arena_params[] = {
-    {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.size = 0}},
-    {"arena_size", CMR_STACK_SIZE, NULL, 0, "half_of_free_device_memory", {.size = CMR_SIZE_DEFAULT}},
+    {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.pointer = NULL}},
+    {"arena_size", CMR_STACK_SIZE, NULL, 0, "half_of_free_device_memory", {.size = {.is_set = false}}},
     {"dump_log_on_failure", CMR_STACK_BOOL, NULL, 0, "false", {.boolean = false}},
     {"dump_path", CMR_STACK_STRING, NULL, 0, "\"\"", {.string = ""}},
 };
@@ -40,9 +40,9 @@ static cmr_status arena_make(const cmr_stack_value *values, cmr_resource_ref *ou
 /* ---- binning ---- */
 
 static const cmr_stack_param binning_params[] = {
-    {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.size = 0}},
-    {"min_size_exponent", CMR_STACK_INT, NULL, 0, "-1", {.integer = CMR_INT_DEFAULT}},
-    {"max_size_exponent", CMR_STACK_INT, NULL, 0, "-1", {.integer = CMR_INT_DEFAULT}},
+    {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.pointer = NULL}},
+    {"min_size_exponent", CMR_STACK_INT, NULL, 0, "-1", {.integer = {.is_set = false}}},
+    {"max_size_exponent", CMR_STACK_INT, NULL, 0, "-1", {.integer = {.is_set = false}}},
 };
 
 static cmr_status binning_make(const cmr_stack_value *values, cmr_resource_ref *out) {
@@ -56,8 +56,8 @@ static cmr_status binning_make(const cmr_stack_value *values, cmr_resource_ref *
 /* ---- callback ---- */
 
 static const cmr_stack_param callback_params[] = {
-    {"allocate", CMR_STACK_UNWRITABLE, NULL, 0, NULL, {.size = 0}},
-    {"deallocate", CMR_STACK_UNWRITABLE, NULL, 0, NULL, {.size = 0}},
+    {"allocate", CMR_STACK_UNWRITABLE, NULL, 0, NULL, {.pointer = NULL}},
+    {"deallocate", CMR_STACK_UNWRITABLE, NULL, 0, NULL, {.pointer = NULL}},
     {"allocate_arg", CMR_STACK_UNWRITABLE, NULL, 0, "null", {.pointer = NULL}},
     {"deallocate_arg", CMR_STACK_UNWRITABLE, NULL, 0, "null", {.pointer = NULL}},
     {"properties", CMR_STACK_PROPERTIES, NULL, 0, "device_accessible", {.properties = CMR_PROPERTY_DEVICE_ACCESSIBLE}},
@@ -87,8 +87,8 @@ static cmr_status cuda_make(const cmr_stack_value *values, cmr_resource_ref *out
 static const char *const cuda_async_export_handle_type_values[] = {"none", "posix_file_descriptor", "fabric"};
 
 static const cmr_stack_param cuda_async_params[] = {
-    {"initial_pool_size", CMR_STACK_SIZE, NULL, 0, "0", {.size = CMR_SIZE_DEFAULT}},
-    {"release_threshold", CMR_STACK_SIZE, NULL, 0, "keep_everything", {.size = CMR_SIZE_DEFAULT}},
+    {"initial_pool_size", CMR_STACK_SIZE, NULL, 0, "0", {.size = {.is_set = false}}},
+    {"release_threshold", CMR_STACK_SIZE, NULL, 0, "keep_everything", {.size = {.is_set = false}}},
     {"export_handle_type", CMR_STACK_ENUM, cuda_async_export_handle_type_values, 3, "none", {.enumeration = CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE}},
 };
 
@@ -114,7 +114,7 @@ static cmr_status cuda_async_managed_make(const cmr_stack_value *values, cmr_res
 /* ---- cuda_async_view ---- */
 
 static const cmr_stack_param cuda_async_view_params[] = {
-    {"pool_handle", CMR_STACK_UNWRITABLE, NULL, 0, NULL, {.size = 0}},
+    {"pool_handle", CMR_STACK_UNWRITABLE, NULL, 0, NULL, {.pointer = NULL}},
 };
 
 static cmr_status cuda_async_view_make(const cmr_stack_value *values, cmr_resource_ref *out) {
@@ -128,8 +128,8 @@ static cmr_status cuda_async_view_make(const cmr_stack_value *values, cmr_resour
 /* ---- failure_callback ---- */
 
 static const cmr_stack_param failure_callback_params[] = {
-    {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.size = 0}},
-    {"callback", CMR_STACK_UNWRITABLE, NULL, 0, NULL, {.size = 0}},
+    {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.pointer = NULL}},
+    {"callback", CMR_STACK_UNWRITABLE, NULL, 0, NULL, {.pointer = NULL}},
     {"callback_arg", CMR_STACK_UNWRITABLE, NULL, 0, "null", {.pointer = NULL}},
 };
 
@@ -144,9 +144,9 @@ static cmr_status failure_callback_make(const cmr_stack_value *values, cmr_resou
 /* ---- fixed_size ---- */
 
 static const cmr_stack_param fixed_size_params[] = {
-    {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.size = 0}},
-    {"block_size", CMR_STACK_SIZE, NULL, 0, "1048576", {.size = CMR_SIZE_DEFAULT}},
-    {"blocks_to_preallocate", CMR_STACK_SIZE, NULL, 0, "128", {.size = CMR_SIZE_DEFAULT}},
+    {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.pointer = NULL}},
+    {"block_size", CMR_STACK_SIZE, NULL, 0, "1048576", {.size = {.is_set = false}}},
+    {"blocks_to_preallocate", CMR_STACK_SIZE, NULL, 0, "128", {.size = {.is_set = false}}},
 };
 
 static cmr_status fixed_size_make(const cmr_stack_value *values, cmr_resource_ref *out) {
@@ -160,14 +160,14 @@ static cmr_status fixed_size_make(const cmr_stack_value *values, cmr_resource_re
 /* ---- limiting ---- */
 
 static const cmr_stack_param limiting_params[] = {
-    {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.size = 0}},
-    {"allocation_limit", CMR_STACK_SIZE, NULL, 0, NULL, {.size = 0}},
-    {"allocation_alignment", CMR_STACK_SIZE, NULL, 0, "256", {.size = CMR_SIZE_DEFAULT}},
+    {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.pointer = NULL}},
+    {"allocation_limit", CMR_STACK_SIZE, NULL, 0, NULL, {.pointer = NULL}},
+    {"allocation_alignment", CMR_STACK_SIZE, NULL, 0, "256", {.size = {.is_set = false}}},
 };
 
 static cmr_status limiting_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_limiting_resource *handle = NULL;
-  cmr_status status = cmr_limiting_resource_create(values[0].ref, values[1].size, values[2].size, &handle);
+  cmr_status status = cmr_limiting_resource_create(values[0].ref, values[1].size.value, values[2].size, &handle);
   if (status != CMR_SUCCESS) return status;
   *out = cmr_limiting_resource_ref(handle);
   return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
@@ -176,7 +176,7 @@ static cmr_status limiting_make(const cmr_stack_value *values, cmr_resource_ref 
 /* ---- logging ---- */
 
 static const cmr_stack_param logging_params[] = {
-    {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.size = 0}},
+    {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.pointer = NULL}},
     {"filename", CMR_STACK_STRING, NULL, 0, "\"\"", {.string = ""}},
     {"file", CMR_STACK_UNWRITABLE, NULL, 0, "null", {.pointer = NULL}},
     {"auto_flush", CMR_STACK_BOOL, NULL, 0, "false", {.boolean = false}},
@@ -215,9 +215,9 @@ static cmr_status pinned_host_make(const cmr_stack_value *values, cmr_resource_r
 /* ---- pool ---- */
 
 static const cmr_stack_param pool_params[] = {
-    {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.size = 0}},
-    {"initial_pool_size", CMR_STACK_SIZE, NULL, 0, "half_of_free_device_memory", {.size = CMR_SIZE_DEFAULT}},
-    {"maximum_pool_size", CMR_STACK_SIZE, NULL, 0, "unlimited", {.size = CMR_SIZE_DEFAULT}},
+    {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.pointer = NULL}},
+    {"initial_pool_size", CMR_STACK_SIZE, NULL, 0, "half_of_free_device_memory", {.size = {.is_set = false}}},
+    {"maximum_pool_size", CMR_STACK_SIZE, NULL, 0, "unlimited", {.size = {.is_set = false}}},
 };
 
 static cmr_status pool_make(const cmr_stack_value *values, cmr_resource_ref *out) {
@@ -231,7 +231,7 @@ static cmr_status pool_make(const cmr_stack_value *values, cmr_resource_ref *out
 /* ---- prefetch ---- */
 
 static const cmr_stack_param prefetch_params[] = {
-    {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.size = 0}},
+    {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.pointer = NULL}},
 };
 
 static cmr_status prefetch_make(const cmr_stack_value *values, cmr_resource_ref *out) {
@@ -245,7 +245,7 @@ static cmr_status prefetch_make(const cmr_stack_value *values, cmr_resource_ref 
 /* ---- simulated ---- */
 
 static const cmr_stack_param simulated_params[] = {
-    {"capacity", CMR_STACK_SIZE, NULL, 0, "1099511627776", {.size = CMR_SIZE_DEFAULT}},
+    {"capacity", CMR_STACK_SIZE, NULL, 0, "1099511627776", {.size = {.is_set = false}}},
 };
 
 static cmr_status simulated_make(const cmr_stack_value *values, cmr_resource_ref *out) {
@@ -259,7 +259,7 @@ static cmr_status simulated_make(const cmr_stack_value *values, cmr_resource_ref
 /* ---- statistics ---- */
 
 static const cmr_stack_param statistics_params[] = {
-    {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.size = 0}},
+    {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.pointer = NULL}},
 };
 
 static cmr_status statistics_make(const cmr_stack_value *values, cmr_resource_ref *out) {
@@ -284,7 +284,7 @@ static cmr_status system_make(const cmr_stack_value *values, cmr_resource_ref *o
 /* ---- thread_safe ---- */
 
 static const cmr_stack_param thread_safe_params[] = {
-    {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.size = 0}},
+    {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.pointer = NULL}},
 };
 
 static cmr_status thread_safe_make(const cmr_stack_value *values, cmr_resource_ref *out) {
@@ -298,7 +298,7 @@ static cmr_status thread_safe_make(const cmr_stack_value *values, cmr_resource_r
 /* ---- tracking ---- */
 
 static const cmr_stack_param tracking_params[] = {
-    {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.size = 0}},
+    {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.pointer = NULL}},
     {"capture_stacks", CMR_STACK_BOOL, NULL, 0, "false", {.boolean = false}},
 };
 

@@ -748,17 +748,17 @@ SWIGEXPORT char * SWIGSTDCALL CSharp_Cmr_cmr_version() {
 }
 
 
-SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_aligned_resource_create(cmr_resource_ref jarg1, unsigned long long jarg2, unsigned long long jarg3, void ** jarg4) {
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_aligned_resource_create(cmr_resource_ref jarg1, cmr_optional_size jarg2, cmr_optional_size jarg3, void ** jarg4) {
   int jresult ;
   cmr_resource_ref arg1 ;
-  size_t arg2 ;
-  size_t arg3 ;
+  cmr_optional_size arg2 ;
+  cmr_optional_size arg3 ;
   cmr_aligned_resource **arg4 = (cmr_aligned_resource **) 0 ;
   cmr_status result;
   
   arg1 = jarg1; 
-  arg2 = (size_t)jarg2; 
-  arg3 = (size_t)jarg3; 
+  arg2 = jarg2; 
+  arg3 = jarg3; 
   arg4 = (cmr_aligned_resource **)jarg4; 
   result = (cmr_status)cmr_aligned_resource_create(arg1,arg2,arg3,arg4);
   jresult = (int)result; 
@@ -820,17 +820,17 @@ SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_aligned_resource_alignment_threshold(v
 }
 
 
-SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_arena_resource_create(cmr_resource_ref jarg1, unsigned long long jarg2, unsigned int jarg3, char * jarg4, void ** jarg5) {
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_arena_resource_create(cmr_resource_ref jarg1, cmr_optional_size jarg2, unsigned int jarg3, char * jarg4, void ** jarg5) {
   int jresult ;
   cmr_resource_ref arg1 ;
-  size_t arg2 ;
+  cmr_optional_size arg2 ;
   bool arg3 ;
   char *arg4 = (char *) 0 ;
   cmr_arena_resource **arg5 = (cmr_arena_resource **) 0 ;
   cmr_status result;
   
   arg1 = jarg1; 
-  arg2 = (size_t)jarg2; 
+  arg2 = jarg2; 
   arg3 = jarg3 ? true : false; 
   arg4 = (char *)jarg4; 
   arg5 = (cmr_arena_resource **)jarg5; 
@@ -920,17 +920,17 @@ SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_arena_resource_dump(void * jarg1) {
 }
 
 
-SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_binning_resource_create(cmr_resource_ref jarg1, int jarg2, int jarg3, void ** jarg4) {
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_binning_resource_create(cmr_resource_ref jarg1, cmr_optional_int jarg2, cmr_optional_int jarg3, void ** jarg4) {
   int jresult ;
   cmr_resource_ref arg1 ;
-  int arg2 ;
-  int arg3 ;
+  cmr_optional_int arg2 ;
+  cmr_optional_int arg3 ;
   cmr_binning_resource **arg4 = (cmr_binning_resource **) 0 ;
   cmr_status result;
   
   arg1 = jarg1; 
-  arg2 = (int)jarg2; 
-  arg3 = (int)jarg3; 
+  arg2 = jarg2; 
+  arg3 = jarg3; 
   arg4 = (cmr_binning_resource **)jarg4; 
   result = (cmr_status)cmr_binning_resource_create(arg1,arg2,arg3,arg4);
   jresult = (int)result; 
@@ -1110,16 +1110,16 @@ SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_cuda_resource_from_ref(cmr_resource_re
 }
 
 
-SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_cuda_async_resource_create(unsigned long long jarg1, unsigned long long jarg2, int jarg3, void ** jarg4) {
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_cuda_async_resource_create(cmr_optional_size jarg1, cmr_optional_size jarg2, int jarg3, void ** jarg4) {
   int jresult ;
-  size_t arg1 ;
-  size_t arg2 ;
+  cmr_optional_size arg1 ;
+  cmr_optional_size arg2 ;
   cmr_cuda_async_export_handle_type arg3 ;
   cmr_cuda_async_resource **arg4 = (cmr_cuda_async_resource **) 0 ;
   cmr_status result;
   
-  arg1 = (size_t)jarg1; 
-  arg2 = (size_t)jarg2; 
+  arg1 = jarg1; 
+  arg2 = jarg2; 
   arg3 = (cmr_cuda_async_export_handle_type)jarg3; 
   arg4 = (cmr_cuda_async_resource **)jarg4; 
   result = (cmr_status)cmr_cuda_async_resource_create(arg1,arg2,arg3,arg4);
@@ -1332,17 +1332,17 @@ SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_failure_callback_resource_from_ref(cmr
 }
 
 
-SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_fixed_size_resource_create(cmr_resource_ref jarg1, unsigned long long jarg2, unsigned long long jarg3, void ** jarg4) {
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_fixed_size_resource_create(cmr_resource_ref jarg1, cmr_optional_size jarg2, cmr_optional_size jarg3, void ** jarg4) {
   int jresult ;
   cmr_resource_ref arg1 ;
-  size_t arg2 ;
-  size_t arg3 ;
+  cmr_optional_size arg2 ;
+  cmr_optional_size arg3 ;
   cmr_fixed_size_resource **arg4 = (cmr_fixed_size_resource **) 0 ;
   cmr_status result;
   
   arg1 = jarg1; 
-  arg2 = (size_t)jarg2; 
-  arg3 = (size_t)jarg3; 
+  arg2 = jarg2; 
+  arg3 = jarg3; 
   arg4 = (cmr_fixed_size_resource **)jarg4; 
   result = (cmr_status)cmr_fixed_size_resource_create(arg1,arg2,arg3,arg4);
   jresult = (int)result; 
@@ -1404,17 +1404,17 @@ SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_fixed_size_resource_upstream_bytes(voi
 }
 
 
-SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_limiting_resource_create(cmr_resource_ref jarg1, unsigned long long jarg2, unsigned long long jarg3, void ** jarg4) {
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_limiting_resource_create(cmr_resource_ref jarg1, unsigned long long jarg2, cmr_optional_size jarg3, void ** jarg4) {
   int jresult ;
   cmr_resource_ref arg1 ;
   size_t arg2 ;
-  size_t arg3 ;
+  cmr_optional_size arg3 ;
   cmr_limiting_resource **arg4 = (cmr_limiting_resource **) 0 ;
   cmr_status result;
   
   arg1 = jarg1; 
   arg2 = (size_t)jarg2; 
-  arg3 = (size_t)jarg3; 
+  arg3 = jarg3; 
   arg4 = (cmr_limiting_resource **)jarg4; 
   result = (cmr_status)cmr_limiting_resource_create(arg1,arg2,arg3,arg4);
   jresult = (int)result; 
@@ -1638,17 +1638,17 @@ SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_pinned_host_resource_from_ref(cmr_reso
 }
 
 
-SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_pool_resource_create(cmr_resource_ref jarg1, unsigned long long jarg2, unsigned long long jarg3, void ** jarg4) {
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_pool_resource_create(cmr_resource_ref jarg1, cmr_optional_size jarg2, cmr_optional_size jarg3, void ** jarg4) {
   int jresult ;
   cmr_resource_ref arg1 ;
-  size_t arg2 ;
-  size_t arg3 ;
+  cmr_optional_size arg2 ;
+  cmr_optional_size arg3 ;
   cmr_pool_resource **arg4 = (cmr_pool_resource **) 0 ;
   cmr_status result;
   
   arg1 = jarg1; 
-  arg2 = (size_t)jarg2; 
-  arg3 = (size_t)jarg3; 
+  arg2 = jarg2; 
+  arg3 = jarg3; 
   arg4 = (cmr_pool_resource **)jarg4; 
   result = (cmr_status)cmr_pool_resource_create(arg1,arg2,arg3,arg4);
   jresult = (int)result; 
@@ -1750,13 +1750,13 @@ SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_prefetch_resource_from_ref(cmr_resourc
 }
 
 
-SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_simulated_resource_create(unsigned long long jarg1, void ** jarg2) {
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_simulated_resource_create(cmr_optional_size jarg1, void ** jarg2) {
   int jresult ;
-  size_t arg1 ;
+  cmr_optional_size arg1 ;
   cmr_simulated_resource **arg2 = (cmr_simulated_resource **) 0 ;
   cmr_status result;
   
-  arg1 = (size_t)jarg1; 
+  arg1 = jarg1; 
   arg2 = (cmr_simulated_resource **)jarg2; 
   result = (cmr_status)cmr_simulated_resource_create(arg1,arg2);
   jresult = (int)result; 

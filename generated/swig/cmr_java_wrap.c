@@ -220,6 +220,18 @@ static cmr_resource_ref *cmr_java_ref_copy(cmr_resource_ref ref) {
 
 static void cmr_java_ref_free(cmr_resource_ref *ref) { free(ref); }
 
+/* The value of a java.lang.Number (a Long or an Integer); false with an
+ * exception pending when it cannot be read. */
+static bool cmr_java_number(JNIEnv *jenv, jobject number, jlong *out) {
+  jclass number_class = (*jenv)->FindClass(jenv, "java/lang/Number");
+  if (number_class == NULL) return false;
+  jmethodID long_value = (*jenv)->GetMethodID(jenv, number_class, "longValue", "()J");
+  (*jenv)->DeleteLocalRef(jenv, number_class);
+  if (long_value == NULL) return false;
+  *out = (*jenv)->CallLongMethod(jenv, number, long_value);
+  return !(*jenv)->ExceptionCheck(jenv);
+}
+
 enum cmr_java_property {
   CMR_JAVA_DEVICE_ACCESSIBLE = CMR_PROPERTY_DEVICE_ACCESSIBLE,
   CMR_JAVA_HOST_ACCESSIBLE = CMR_PROPERTY_HOST_ACCESSIBLE
@@ -1377,11 +1389,11 @@ SWIGEXPORT jstring JNICALL Java_org_cmr_CmrNativeJNI_cmr_1version(JNIEnv *jenv, 
 }
 
 
-SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1aligned_1resource_1create(JNIEnv *jenv, jclass jcls, jlong jarg1, jlong jarg2, jlong jarg3) {
+SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1aligned_1resource_1create(JNIEnv *jenv, jclass jcls, jlong jarg1, jobject jarg2, jobject jarg3) {
   jlong jresult = 0 ;
   cmr_resource_ref arg1 ;
-  size_t arg2 ;
-  size_t arg3 ;
+  cmr_optional_size arg2 ;
+  cmr_optional_size arg3 ;
   cmr_aligned_resource **arg4 = (cmr_aligned_resource **) 0 ;
   cmr_aligned_resource *temp4 ;
   cmr_status result;
@@ -1402,8 +1414,32 @@ SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1aligned_1resource_1creat
     }
     arg1 = *ref;
   }
-  arg2 = (size_t)jarg2; 
-  arg3 = (size_t)jarg3; 
+  {
+    (&arg2)->is_set = jarg2 != NULL;
+    (&arg2)->value = 0;
+    if ((&arg2)->is_set) {
+      jlong value = 0;
+      if (!cmr_java_number(jenv, jarg2, &value)) return 0;
+      if (value < 0) {
+        SWIG_JavaThrowException(jenv, SWIG_JavaIllegalArgumentException, "a size cannot be negative");
+        return 0;
+      }
+      (&arg2)->value = (size_t)value;
+    }
+  }
+  {
+    (&arg3)->is_set = jarg3 != NULL;
+    (&arg3)->value = 0;
+    if ((&arg3)->is_set) {
+      jlong value = 0;
+      if (!cmr_java_number(jenv, jarg3, &value)) return 0;
+      if (value < 0) {
+        SWIG_JavaThrowException(jenv, SWIG_JavaIllegalArgumentException, "a size cannot be negative");
+        return 0;
+      }
+      (&arg3)->value = (size_t)value;
+    }
+  }
   result = (cmr_status)cmr_aligned_resource_create(arg1,arg2,arg3,arg4);
   {
     if (result != CMR_SUCCESS) {
@@ -1555,10 +1591,10 @@ SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1aligned_1resource_1align
 }
 
 
-SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1arena_1resource_1create(JNIEnv *jenv, jclass jcls, jlong jarg1, jlong jarg2, jboolean jarg3, jstring jarg4) {
+SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1arena_1resource_1create(JNIEnv *jenv, jclass jcls, jlong jarg1, jobject jarg2, jboolean jarg3, jstring jarg4) {
   jlong jresult = 0 ;
   cmr_resource_ref arg1 ;
-  size_t arg2 ;
+  cmr_optional_size arg2 ;
   bool arg3 ;
   char *arg4 = (char *) 0 ;
   cmr_arena_resource **arg5 = (cmr_arena_resource **) 0 ;
@@ -1581,7 +1617,19 @@ SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1arena_1resource_1create(
     }
     arg1 = *ref;
   }
-  arg2 = (size_t)jarg2; 
+  {
+    (&arg2)->is_set = jarg2 != NULL;
+    (&arg2)->value = 0;
+    if ((&arg2)->is_set) {
+      jlong value = 0;
+      if (!cmr_java_number(jenv, jarg2, &value)) return 0;
+      if (value < 0) {
+        SWIG_JavaThrowException(jenv, SWIG_JavaIllegalArgumentException, "a size cannot be negative");
+        return 0;
+      }
+      (&arg2)->value = (size_t)value;
+    }
+  }
   arg3 = jarg3 ? true : false; 
   arg4 = 0;
   if (jarg4) {
@@ -1788,11 +1836,11 @@ SWIGEXPORT void JNICALL Java_org_cmr_CmrNativeJNI_cmr_1arena_1resource_1dump(JNI
 }
 
 
-SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1binning_1resource_1create(JNIEnv *jenv, jclass jcls, jlong jarg1, jint jarg2, jint jarg3) {
+SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1binning_1resource_1create(JNIEnv *jenv, jclass jcls, jlong jarg1, jobject jarg2, jobject jarg3) {
   jlong jresult = 0 ;
   cmr_resource_ref arg1 ;
-  int arg2 ;
-  int arg3 ;
+  cmr_optional_int arg2 ;
+  cmr_optional_int arg3 ;
   cmr_binning_resource **arg4 = (cmr_binning_resource **) 0 ;
   cmr_binning_resource *temp4 ;
   cmr_status result;
@@ -1813,8 +1861,24 @@ SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1binning_1resource_1creat
     }
     arg1 = *ref;
   }
-  arg2 = (int)jarg2; 
-  arg3 = (int)jarg3; 
+  {
+    (&arg2)->is_set = jarg2 != NULL;
+    (&arg2)->value = 0;
+    if ((&arg2)->is_set) {
+      jlong value = 0;
+      if (!cmr_java_number(jenv, jarg2, &value)) return 0;
+      (&arg2)->value = (int)value; /* an Integer: always in range */
+    }
+  }
+  {
+    (&arg3)->is_set = jarg3 != NULL;
+    (&arg3)->value = 0;
+    if ((&arg3)->is_set) {
+      jlong value = 0;
+      if (!cmr_java_number(jenv, jarg3, &value)) return 0;
+      (&arg3)->value = (int)value; /* an Integer: always in range */
+    }
+  }
   result = (cmr_status)cmr_binning_resource_create(arg1,arg2,arg3,arg4);
   {
     if (result != CMR_SUCCESS) {
@@ -2205,10 +2269,10 @@ SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1cuda_1resource_1from_1re
 }
 
 
-SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1cuda_1async_1resource_1create(JNIEnv *jenv, jclass jcls, jlong jarg1, jlong jarg2, jint jarg3) {
+SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1cuda_1async_1resource_1create(JNIEnv *jenv, jclass jcls, jobject jarg1, jobject jarg2, jint jarg3) {
   jlong jresult = 0 ;
-  size_t arg1 ;
-  size_t arg2 ;
+  cmr_optional_size arg1 ;
+  cmr_optional_size arg2 ;
   cmr_cuda_async_export_handle_type arg3 ;
   cmr_cuda_async_resource **arg4 = (cmr_cuda_async_resource **) 0 ;
   cmr_cuda_async_resource *temp4 ;
@@ -2219,8 +2283,32 @@ SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1cuda_1async_1resource_1c
   {
     temp4 = NULL; arg4 = &temp4; 
   }
-  arg1 = (size_t)jarg1; 
-  arg2 = (size_t)jarg2; 
+  {
+    (&arg1)->is_set = jarg1 != NULL;
+    (&arg1)->value = 0;
+    if ((&arg1)->is_set) {
+      jlong value = 0;
+      if (!cmr_java_number(jenv, jarg1, &value)) return 0;
+      if (value < 0) {
+        SWIG_JavaThrowException(jenv, SWIG_JavaIllegalArgumentException, "a size cannot be negative");
+        return 0;
+      }
+      (&arg1)->value = (size_t)value;
+    }
+  }
+  {
+    (&arg2)->is_set = jarg2 != NULL;
+    (&arg2)->value = 0;
+    if ((&arg2)->is_set) {
+      jlong value = 0;
+      if (!cmr_java_number(jenv, jarg2, &value)) return 0;
+      if (value < 0) {
+        SWIG_JavaThrowException(jenv, SWIG_JavaIllegalArgumentException, "a size cannot be negative");
+        return 0;
+      }
+      (&arg2)->value = (size_t)value;
+    }
+  }
   arg3 = (cmr_cuda_async_export_handle_type)jarg3; 
   result = (cmr_status)cmr_cuda_async_resource_create(arg1,arg2,arg3,arg4);
   {
@@ -2722,11 +2810,11 @@ SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1failure_1callback_1resou
 }
 
 
-SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1fixed_1size_1resource_1create(JNIEnv *jenv, jclass jcls, jlong jarg1, jlong jarg2, jlong jarg3) {
+SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1fixed_1size_1resource_1create(JNIEnv *jenv, jclass jcls, jlong jarg1, jobject jarg2, jobject jarg3) {
   jlong jresult = 0 ;
   cmr_resource_ref arg1 ;
-  size_t arg2 ;
-  size_t arg3 ;
+  cmr_optional_size arg2 ;
+  cmr_optional_size arg3 ;
   cmr_fixed_size_resource **arg4 = (cmr_fixed_size_resource **) 0 ;
   cmr_fixed_size_resource *temp4 ;
   cmr_status result;
@@ -2747,8 +2835,32 @@ SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1fixed_1size_1resource_1c
     }
     arg1 = *ref;
   }
-  arg2 = (size_t)jarg2; 
-  arg3 = (size_t)jarg3; 
+  {
+    (&arg2)->is_set = jarg2 != NULL;
+    (&arg2)->value = 0;
+    if ((&arg2)->is_set) {
+      jlong value = 0;
+      if (!cmr_java_number(jenv, jarg2, &value)) return 0;
+      if (value < 0) {
+        SWIG_JavaThrowException(jenv, SWIG_JavaIllegalArgumentException, "a size cannot be negative");
+        return 0;
+      }
+      (&arg2)->value = (size_t)value;
+    }
+  }
+  {
+    (&arg3)->is_set = jarg3 != NULL;
+    (&arg3)->value = 0;
+    if ((&arg3)->is_set) {
+      jlong value = 0;
+      if (!cmr_java_number(jenv, jarg3, &value)) return 0;
+      if (value < 0) {
+        SWIG_JavaThrowException(jenv, SWIG_JavaIllegalArgumentException, "a size cannot be negative");
+        return 0;
+      }
+      (&arg3)->value = (size_t)value;
+    }
+  }
   result = (cmr_status)cmr_fixed_size_resource_create(arg1,arg2,arg3,arg4);
   {
     if (result != CMR_SUCCESS) {
@@ -2900,11 +3012,11 @@ SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1fixed_1size_1resource_1u
 }
 
 
-SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1limiting_1resource_1create(JNIEnv *jenv, jclass jcls, jlong jarg1, jlong jarg2, jlong jarg3) {
+SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1limiting_1resource_1create(JNIEnv *jenv, jclass jcls, jlong jarg1, jlong jarg2, jobject jarg3) {
   jlong jresult = 0 ;
   cmr_resource_ref arg1 ;
   size_t arg2 ;
-  size_t arg3 ;
+  cmr_optional_size arg3 ;
   cmr_limiting_resource **arg4 = (cmr_limiting_resource **) 0 ;
   cmr_limiting_resource *temp4 ;
   cmr_status result;
@@ -2926,7 +3038,19 @@ SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1limiting_1resource_1crea
     arg1 = *ref;
   }
   arg2 = (size_t)jarg2; 
-  arg3 = (size_t)jarg3; 
+  {
+    (&arg3)->is_set = jarg3 != NULL;
+    (&arg3)->value = 0;
+    if ((&arg3)->is_set) {
+      jlong value = 0;
+      if (!cmr_java_number(jenv, jarg3, &value)) return 0;
+      if (value < 0) {
+        SWIG_JavaThrowException(jenv, SWIG_JavaIllegalArgumentException, "a size cannot be negative");
+        return 0;
+      }
+      (&arg3)->value = (size_t)value;
+    }
+  }
   result = (cmr_status)cmr_limiting_resource_create(arg1,arg2,arg3,arg4);
   {
     if (result != CMR_SUCCESS) {
@@ -3492,11 +3616,11 @@ SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1pinned_1host_1resource_1
 }
 
 
-SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1pool_1resource_1create(JNIEnv *jenv, jclass jcls, jlong jarg1, jlong jarg2, jlong jarg3) {
+SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1pool_1resource_1create(JNIEnv *jenv, jclass jcls, jlong jarg1, jobject jarg2, jobject jarg3) {
   jlong jresult = 0 ;
   cmr_resource_ref arg1 ;
-  size_t arg2 ;
-  size_t arg3 ;
+  cmr_optional_size arg2 ;
+  cmr_optional_size arg3 ;
   cmr_pool_resource **arg4 = (cmr_pool_resource **) 0 ;
   cmr_pool_resource *temp4 ;
   cmr_status result;
@@ -3517,8 +3641,32 @@ SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1pool_1resource_1create(J
     }
     arg1 = *ref;
   }
-  arg2 = (size_t)jarg2; 
-  arg3 = (size_t)jarg3; 
+  {
+    (&arg2)->is_set = jarg2 != NULL;
+    (&arg2)->value = 0;
+    if ((&arg2)->is_set) {
+      jlong value = 0;
+      if (!cmr_java_number(jenv, jarg2, &value)) return 0;
+      if (value < 0) {
+        SWIG_JavaThrowException(jenv, SWIG_JavaIllegalArgumentException, "a size cannot be negative");
+        return 0;
+      }
+      (&arg2)->value = (size_t)value;
+    }
+  }
+  {
+    (&arg3)->is_set = jarg3 != NULL;
+    (&arg3)->value = 0;
+    if ((&arg3)->is_set) {
+      jlong value = 0;
+      if (!cmr_java_number(jenv, jarg3, &value)) return 0;
+      if (value < 0) {
+        SWIG_JavaThrowException(jenv, SWIG_JavaIllegalArgumentException, "a size cannot be negative");
+        return 0;
+      }
+      (&arg3)->value = (size_t)value;
+    }
+  }
   result = (cmr_status)cmr_pool_resource_create(arg1,arg2,arg3,arg4);
   {
     if (result != CMR_SUCCESS) {
@@ -3786,9 +3934,9 @@ SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1prefetch_1resource_1from
 }
 
 
-SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1simulated_1resource_1create(JNIEnv *jenv, jclass jcls, jlong jarg1) {
+SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1simulated_1resource_1create(JNIEnv *jenv, jclass jcls, jobject jarg1) {
   jlong jresult = 0 ;
-  size_t arg1 ;
+  cmr_optional_size arg1 ;
   cmr_simulated_resource **arg2 = (cmr_simulated_resource **) 0 ;
   cmr_simulated_resource *temp2 ;
   cmr_status result;
@@ -3798,7 +3946,19 @@ SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1simulated_1resource_1cre
   {
     temp2 = NULL; arg2 = &temp2; 
   }
-  arg1 = (size_t)jarg1; 
+  {
+    (&arg1)->is_set = jarg1 != NULL;
+    (&arg1)->value = 0;
+    if ((&arg1)->is_set) {
+      jlong value = 0;
+      if (!cmr_java_number(jenv, jarg1, &value)) return 0;
+      if (value < 0) {
+        SWIG_JavaThrowException(jenv, SWIG_JavaIllegalArgumentException, "a size cannot be negative");
+        return 0;
+      }
+      (&arg1)->value = (size_t)value;
+    }
+  }
   result = (cmr_status)cmr_simulated_resource_create(arg1,arg2);
   {
     if (result != CMR_SUCCESS) {

@@ -2997,48 +2997,50 @@ SWIG_Python_NonDynamicSetAttr(PyObject *obj, PyObject *name, PyObject *value) {
 #define SWIGTYPE_p_cmr_limiting_resource swig_types[15]
 #define SWIGTYPE_p_cmr_logging_resource swig_types[16]
 #define SWIGTYPE_p_cmr_managed_resource swig_types[17]
-#define SWIGTYPE_p_cmr_pinned_host_resource swig_types[18]
-#define SWIGTYPE_p_cmr_pool_resource swig_types[19]
-#define SWIGTYPE_p_cmr_prefetch_resource swig_types[20]
-#define SWIGTYPE_p_cmr_resource_ref swig_types[21]
-#define SWIGTYPE_p_cmr_simulated_resource swig_types[22]
-#define SWIGTYPE_p_cmr_stack swig_types[23]
-#define SWIGTYPE_p_cmr_statistics_resource swig_types[24]
-#define SWIGTYPE_p_cmr_status swig_types[25]
-#define SWIGTYPE_p_cmr_system_resource swig_types[26]
-#define SWIGTYPE_p_cmr_thread_safe_resource swig_types[27]
-#define SWIGTYPE_p_cmr_tracking_resource swig_types[28]
-#define SWIGTYPE_p_int swig_types[29]
-#define SWIGTYPE_p_p_CUstream_st swig_types[30]
-#define SWIGTYPE_p_p_char swig_types[31]
-#define SWIGTYPE_p_p_cmr_aligned_resource swig_types[32]
-#define SWIGTYPE_p_p_cmr_arena_resource swig_types[33]
-#define SWIGTYPE_p_p_cmr_binning_resource swig_types[34]
-#define SWIGTYPE_p_p_cmr_callback_resource swig_types[35]
-#define SWIGTYPE_p_p_cmr_cuda_async_managed_resource swig_types[36]
-#define SWIGTYPE_p_p_cmr_cuda_async_resource swig_types[37]
-#define SWIGTYPE_p_p_cmr_cuda_async_view_resource swig_types[38]
-#define SWIGTYPE_p_p_cmr_cuda_resource swig_types[39]
-#define SWIGTYPE_p_p_cmr_device_buffer swig_types[40]
-#define SWIGTYPE_p_p_cmr_failure_callback_resource swig_types[41]
-#define SWIGTYPE_p_p_cmr_fixed_size_resource swig_types[42]
-#define SWIGTYPE_p_p_cmr_limiting_resource swig_types[43]
-#define SWIGTYPE_p_p_cmr_logging_resource swig_types[44]
-#define SWIGTYPE_p_p_cmr_managed_resource swig_types[45]
-#define SWIGTYPE_p_p_cmr_pinned_host_resource swig_types[46]
-#define SWIGTYPE_p_p_cmr_pool_resource swig_types[47]
-#define SWIGTYPE_p_p_cmr_prefetch_resource swig_types[48]
-#define SWIGTYPE_p_p_cmr_simulated_resource swig_types[49]
-#define SWIGTYPE_p_p_cmr_stack swig_types[50]
-#define SWIGTYPE_p_p_cmr_statistics_resource swig_types[51]
-#define SWIGTYPE_p_p_cmr_system_resource swig_types[52]
-#define SWIGTYPE_p_p_cmr_thread_safe_resource swig_types[53]
-#define SWIGTYPE_p_p_cmr_tracking_resource swig_types[54]
-#define SWIGTYPE_p_p_void swig_types[55]
-#define SWIGTYPE_p_size_t swig_types[56]
-#define SWIGTYPE_p_unsigned_int swig_types[57]
-static swig_type_info *swig_types[59];
-static swig_module_info swig_module = {swig_types, 58, 0, 0, 0, 0};
+#define SWIGTYPE_p_cmr_optional_int swig_types[18]
+#define SWIGTYPE_p_cmr_optional_size swig_types[19]
+#define SWIGTYPE_p_cmr_pinned_host_resource swig_types[20]
+#define SWIGTYPE_p_cmr_pool_resource swig_types[21]
+#define SWIGTYPE_p_cmr_prefetch_resource swig_types[22]
+#define SWIGTYPE_p_cmr_resource_ref swig_types[23]
+#define SWIGTYPE_p_cmr_simulated_resource swig_types[24]
+#define SWIGTYPE_p_cmr_stack swig_types[25]
+#define SWIGTYPE_p_cmr_statistics_resource swig_types[26]
+#define SWIGTYPE_p_cmr_status swig_types[27]
+#define SWIGTYPE_p_cmr_system_resource swig_types[28]
+#define SWIGTYPE_p_cmr_thread_safe_resource swig_types[29]
+#define SWIGTYPE_p_cmr_tracking_resource swig_types[30]
+#define SWIGTYPE_p_int swig_types[31]
+#define SWIGTYPE_p_p_CUstream_st swig_types[32]
+#define SWIGTYPE_p_p_char swig_types[33]
+#define SWIGTYPE_p_p_cmr_aligned_resource swig_types[34]
+#define SWIGTYPE_p_p_cmr_arena_resource swig_types[35]
+#define SWIGTYPE_p_p_cmr_binning_resource swig_types[36]
+#define SWIGTYPE_p_p_cmr_callback_resource swig_types[37]
+#define SWIGTYPE_p_p_cmr_cuda_async_managed_resource swig_types[38]
+#define SWIGTYPE_p_p_cmr_cuda_async_resource swig_types[39]
+#define SWIGTYPE_p_p_cmr_cuda_async_view_resource swig_types[40]
+#define SWIGTYPE_p_p_cmr_cuda_resource swig_types[41]
+#define SWIGTYPE_p_p_cmr_device_buffer swig_types[42]
+#define SWIGTYPE_p_p_cmr_failure_callback_resource swig_types[43]
+#define SWIGTYPE_p_p_cmr_fixed_size_resource swig_types[44]
+#define SWIGTYPE_p_p_cmr_limiting_resource swig_types[45]
+#define SWIGTYPE_p_p_cmr_logging_resource swig_types[46]
+#define SWIGTYPE_p_p_cmr_managed_resource swig_types[47]
+#define SWIGTYPE_p_p_cmr_pinned_host_resource swig_types[48]
+#define SWIGTYPE_p_p_cmr_pool_resource swig_types[49]
+#define SWIGTYPE_p_p_cmr_prefetch_resource swig_types[50]
+#define SWIGTYPE_p_p_cmr_simulated_resource swig_types[51]
+#define SWIGTYPE_p_p_cmr_stack swig_types[52]
+#define SWIGTYPE_p_p_cmr_statistics_resource swig_types[53]
+#define SWIGTYPE_p_p_cmr_system_resource swig_types[54]
+#define SWIGTYPE_p_p_cmr_thread_safe_resource swig_types[55]
+#define SWIGTYPE_p_p_cmr_tracking_resource swig_types[56]
+#define SWIGTYPE_p_p_void swig_types[57]
+#define SWIGTYPE_p_size_t swig_types[58]
+#define SWIGTYPE_p_unsigned_int swig_types[59]
+static swig_type_info *swig_types[61];
+static swig_module_info swig_module = {swig_types, 60, 0, 0, 0, 0};
 #define SWIG_TypeQuery(name) SWIG_TypeQueryModule(&swig_module, &swig_module, name)
 #define SWIG_MangledTypeQuery(name) SWIG_MangledTypeQueryModule(&swig_module, &swig_module, name)
 
@@ -3064,6 +3066,8 @@ static swig_module_info swig_module = {swig_types, 58, 0, 0, 0, 0};
 #define SWIG_as_voidptr(a) (void *)((const void *)(a)) 
 #define SWIG_as_voidptrptr(a) ((void)SWIG_as_voidptr(*a),(void**)(a)) 
 
+
+#include <limits.h>
 
 #include <cmr/cmr.h>
 
@@ -5203,14 +5207,10 @@ fail:
 SWIGINTERN PyObject *_wrap_cmr_aligned_resource_create(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   cmr_resource_ref arg1 ;
-  size_t arg2 ;
-  size_t arg3 ;
+  cmr_optional_size arg2 ;
+  cmr_optional_size arg3 ;
   cmr_aligned_resource **arg4 = (cmr_aligned_resource **) 0 ;
   cmr_resource_ref *ref1 ;
-  size_t val2 ;
-  int ecode2 = 0 ;
-  size_t val3 ;
-  int ecode3 = 0 ;
   cmr_aligned_resource *temp4 ;
   PyObject *swig_obj[3] ;
   cmr_status result;
@@ -5225,16 +5225,32 @@ SWIGINTERN PyObject *_wrap_cmr_aligned_resource_create(PyObject *self, PyObject 
     }
     arg1 = *ref1;
   }
-  ecode2 = SWIG_AsVal_size_t(swig_obj[1], &val2);
-  if (!SWIG_IsOK(ecode2)) {
-    SWIG_exception_fail(SWIG_ArgError(ecode2), "in method '" "cmr_aligned_resource_create" "', argument " "2"" of type '" "size_t""'");
-  } 
-  arg2 = (size_t)(val2);
-  ecode3 = SWIG_AsVal_size_t(swig_obj[2], &val3);
-  if (!SWIG_IsOK(ecode3)) {
-    SWIG_exception_fail(SWIG_ArgError(ecode3), "in method '" "cmr_aligned_resource_create" "', argument " "3"" of type '" "size_t""'");
-  } 
-  arg3 = (size_t)(val3);
+  {
+    (&arg2)->is_set = swig_obj[1] != Py_None;
+    (&arg2)->value = 0;
+    if ((&arg2)->is_set) {
+      if (!PyLong_Check(swig_obj[1])) SWIG_exception_fail(SWIG_TypeError, "expected an int or None");
+      unsigned long long value = PyLong_AsUnsignedLongLong(swig_obj[1]);
+      if (value == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        SWIG_exception_fail(SWIG_ValueError, "expected a size in [0, 2**64) or None");
+      }
+      (&arg2)->value = (size_t)value;
+    }
+  }
+  {
+    (&arg3)->is_set = swig_obj[2] != Py_None;
+    (&arg3)->value = 0;
+    if ((&arg3)->is_set) {
+      if (!PyLong_Check(swig_obj[2])) SWIG_exception_fail(SWIG_TypeError, "expected an int or None");
+      unsigned long long value = PyLong_AsUnsignedLongLong(swig_obj[2]);
+      if (value == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        SWIG_exception_fail(SWIG_ValueError, "expected a size in [0, 2**64) or None");
+      }
+      (&arg3)->value = (size_t)value;
+    }
+  }
   {
     SWIG_PYTHON_THREAD_BEGIN_ALLOW;
     result = (cmr_status)cmr_aligned_resource_create(arg1,arg2,arg3,arg4);
@@ -5439,13 +5455,11 @@ fail:
 SWIGINTERN PyObject *_wrap_cmr_arena_resource_create(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   cmr_resource_ref arg1 ;
-  size_t arg2 ;
+  cmr_optional_size arg2 ;
   bool arg3 ;
   char *arg4 = (char *) 0 ;
   cmr_arena_resource **arg5 = (cmr_arena_resource **) 0 ;
   cmr_resource_ref *ref1 ;
-  size_t val2 ;
-  int ecode2 = 0 ;
   bool val3 ;
   int ecode3 = 0 ;
   cmr_arena_resource *temp5 ;
@@ -5462,11 +5476,19 @@ SWIGINTERN PyObject *_wrap_cmr_arena_resource_create(PyObject *self, PyObject *a
     }
     arg1 = *ref1;
   }
-  ecode2 = SWIG_AsVal_size_t(swig_obj[1], &val2);
-  if (!SWIG_IsOK(ecode2)) {
-    SWIG_exception_fail(SWIG_ArgError(ecode2), "in method '" "cmr_arena_resource_create" "', argument " "2"" of type '" "size_t""'");
-  } 
-  arg2 = (size_t)(val2);
+  {
+    (&arg2)->is_set = swig_obj[1] != Py_None;
+    (&arg2)->value = 0;
+    if ((&arg2)->is_set) {
+      if (!PyLong_Check(swig_obj[1])) SWIG_exception_fail(SWIG_TypeError, "expected an int or None");
+      unsigned long long value = PyLong_AsUnsignedLongLong(swig_obj[1]);
+      if (value == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        SWIG_exception_fail(SWIG_ValueError, "expected a size in [0, 2**64) or None");
+      }
+      (&arg2)->value = (size_t)value;
+    }
+  }
   ecode3 = SWIG_AsVal_bool(swig_obj[2], &val3);
   if (!SWIG_IsOK(ecode3)) {
     SWIG_exception_fail(SWIG_ArgError(ecode3), "in method '" "cmr_arena_resource_create" "', argument " "3"" of type '" "bool""'");
@@ -5757,14 +5779,10 @@ fail:
 SWIGINTERN PyObject *_wrap_cmr_binning_resource_create(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   cmr_resource_ref arg1 ;
-  int arg2 ;
-  int arg3 ;
+  cmr_optional_int arg2 ;
+  cmr_optional_int arg3 ;
   cmr_binning_resource **arg4 = (cmr_binning_resource **) 0 ;
   cmr_resource_ref *ref1 ;
-  int val2 ;
-  int ecode2 = 0 ;
-  int val3 ;
-  int ecode3 = 0 ;
   cmr_binning_resource *temp4 ;
   PyObject *swig_obj[3] ;
   cmr_status result;
@@ -5779,16 +5797,32 @@ SWIGINTERN PyObject *_wrap_cmr_binning_resource_create(PyObject *self, PyObject 
     }
     arg1 = *ref1;
   }
-  ecode2 = SWIG_AsVal_int(swig_obj[1], &val2);
-  if (!SWIG_IsOK(ecode2)) {
-    SWIG_exception_fail(SWIG_ArgError(ecode2), "in method '" "cmr_binning_resource_create" "', argument " "2"" of type '" "int""'");
-  } 
-  arg2 = (int)(val2);
-  ecode3 = SWIG_AsVal_int(swig_obj[2], &val3);
-  if (!SWIG_IsOK(ecode3)) {
-    SWIG_exception_fail(SWIG_ArgError(ecode3), "in method '" "cmr_binning_resource_create" "', argument " "3"" of type '" "int""'");
-  } 
-  arg3 = (int)(val3);
+  {
+    (&arg2)->is_set = swig_obj[1] != Py_None;
+    (&arg2)->value = 0;
+    if ((&arg2)->is_set) {
+      if (!PyLong_Check(swig_obj[1])) SWIG_exception_fail(SWIG_TypeError, "expected an int or None");
+      long value = PyLong_AsLong(swig_obj[1]);
+      if ((value == -1 && PyErr_Occurred()) || value < INT_MIN || value > INT_MAX) {
+        PyErr_Clear();
+        SWIG_exception_fail(SWIG_ValueError, "expected an int in [-2**31, 2**31) or None");
+      }
+      (&arg2)->value = (int)value;
+    }
+  }
+  {
+    (&arg3)->is_set = swig_obj[2] != Py_None;
+    (&arg3)->value = 0;
+    if ((&arg3)->is_set) {
+      if (!PyLong_Check(swig_obj[2])) SWIG_exception_fail(SWIG_TypeError, "expected an int or None");
+      long value = PyLong_AsLong(swig_obj[2]);
+      if ((value == -1 && PyErr_Occurred()) || value < INT_MIN || value > INT_MAX) {
+        PyErr_Clear();
+        SWIG_exception_fail(SWIG_ValueError, "expected an int in [-2**31, 2**31) or None");
+      }
+      (&arg3)->value = (int)value;
+    }
+  }
   {
     SWIG_PYTHON_THREAD_BEGIN_ALLOW;
     result = (cmr_status)cmr_binning_resource_create(arg1,arg2,arg3,arg4);
@@ -6311,14 +6345,10 @@ fail:
 
 SWIGINTERN PyObject *_wrap_cmr_cuda_async_resource_create(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
-  size_t arg1 ;
-  size_t arg2 ;
+  cmr_optional_size arg1 ;
+  cmr_optional_size arg2 ;
   cmr_cuda_async_export_handle_type arg3 ;
   cmr_cuda_async_resource **arg4 = (cmr_cuda_async_resource **) 0 ;
-  size_t val1 ;
-  int ecode1 = 0 ;
-  size_t val2 ;
-  int ecode2 = 0 ;
   int val3 ;
   int ecode3 = 0 ;
   cmr_cuda_async_resource *temp4 ;
@@ -6329,16 +6359,32 @@ SWIGINTERN PyObject *_wrap_cmr_cuda_async_resource_create(PyObject *self, PyObje
     temp4 = NULL; arg4 = &temp4; 
   }
   if (!SWIG_Python_UnpackTuple(args, "cmr_cuda_async_resource_create", 3, 3, swig_obj)) SWIG_fail;
-  ecode1 = SWIG_AsVal_size_t(swig_obj[0], &val1);
-  if (!SWIG_IsOK(ecode1)) {
-    SWIG_exception_fail(SWIG_ArgError(ecode1), "in method '" "cmr_cuda_async_resource_create" "', argument " "1"" of type '" "size_t""'");
-  } 
-  arg1 = (size_t)(val1);
-  ecode2 = SWIG_AsVal_size_t(swig_obj[1], &val2);
-  if (!SWIG_IsOK(ecode2)) {
-    SWIG_exception_fail(SWIG_ArgError(ecode2), "in method '" "cmr_cuda_async_resource_create" "', argument " "2"" of type '" "size_t""'");
-  } 
-  arg2 = (size_t)(val2);
+  {
+    (&arg1)->is_set = swig_obj[0] != Py_None;
+    (&arg1)->value = 0;
+    if ((&arg1)->is_set) {
+      if (!PyLong_Check(swig_obj[0])) SWIG_exception_fail(SWIG_TypeError, "expected an int or None");
+      unsigned long long value = PyLong_AsUnsignedLongLong(swig_obj[0]);
+      if (value == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        SWIG_exception_fail(SWIG_ValueError, "expected a size in [0, 2**64) or None");
+      }
+      (&arg1)->value = (size_t)value;
+    }
+  }
+  {
+    (&arg2)->is_set = swig_obj[1] != Py_None;
+    (&arg2)->value = 0;
+    if ((&arg2)->is_set) {
+      if (!PyLong_Check(swig_obj[1])) SWIG_exception_fail(SWIG_TypeError, "expected an int or None");
+      unsigned long long value = PyLong_AsUnsignedLongLong(swig_obj[1]);
+      if (value == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        SWIG_exception_fail(SWIG_ValueError, "expected a size in [0, 2**64) or None");
+      }
+      (&arg2)->value = (size_t)value;
+    }
+  }
   ecode3 = SWIG_AsVal_int(swig_obj[2], &val3);
   if (!SWIG_IsOK(ecode3)) {
     SWIG_exception_fail(SWIG_ArgError(ecode3), "in method '" "cmr_cuda_async_resource_create" "', argument " "3"" of type '" "cmr_cuda_async_export_handle_type""'");
@@ -6987,14 +7033,10 @@ fail:
 SWIGINTERN PyObject *_wrap_cmr_fixed_size_resource_create(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   cmr_resource_ref arg1 ;
-  size_t arg2 ;
-  size_t arg3 ;
+  cmr_optional_size arg2 ;
+  cmr_optional_size arg3 ;
   cmr_fixed_size_resource **arg4 = (cmr_fixed_size_resource **) 0 ;
   cmr_resource_ref *ref1 ;
-  size_t val2 ;
-  int ecode2 = 0 ;
-  size_t val3 ;
-  int ecode3 = 0 ;
   cmr_fixed_size_resource *temp4 ;
   PyObject *swig_obj[3] ;
   cmr_status result;
@@ -7009,16 +7051,32 @@ SWIGINTERN PyObject *_wrap_cmr_fixed_size_resource_create(PyObject *self, PyObje
     }
     arg1 = *ref1;
   }
-  ecode2 = SWIG_AsVal_size_t(swig_obj[1], &val2);
-  if (!SWIG_IsOK(ecode2)) {
-    SWIG_exception_fail(SWIG_ArgError(ecode2), "in method '" "cmr_fixed_size_resource_create" "', argument " "2"" of type '" "size_t""'");
-  } 
-  arg2 = (size_t)(val2);
-  ecode3 = SWIG_AsVal_size_t(swig_obj[2], &val3);
-  if (!SWIG_IsOK(ecode3)) {
-    SWIG_exception_fail(SWIG_ArgError(ecode3), "in method '" "cmr_fixed_size_resource_create" "', argument " "3"" of type '" "size_t""'");
-  } 
-  arg3 = (size_t)(val3);
+  {
+    (&arg2)->is_set = swig_obj[1] != Py_None;
+    (&arg2)->value = 0;
+    if ((&arg2)->is_set) {
+      if (!PyLong_Check(swig_obj[1])) SWIG_exception_fail(SWIG_TypeError, "expected an int or None");
+      unsigned long long value = PyLong_AsUnsignedLongLong(swig_obj[1]);
+      if (value == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        SWIG_exception_fail(SWIG_ValueError, "expected a size in [0, 2**64) or None");
+      }
+      (&arg2)->value = (size_t)value;
+    }
+  }
+  {
+    (&arg3)->is_set = swig_obj[2] != Py_None;
+    (&arg3)->value = 0;
+    if ((&arg3)->is_set) {
+      if (!PyLong_Check(swig_obj[2])) SWIG_exception_fail(SWIG_TypeError, "expected an int or None");
+      unsigned long long value = PyLong_AsUnsignedLongLong(swig_obj[2]);
+      if (value == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        SWIG_exception_fail(SWIG_ValueError, "expected a size in [0, 2**64) or None");
+      }
+      (&arg3)->value = (size_t)value;
+    }
+  }
   {
     SWIG_PYTHON_THREAD_BEGIN_ALLOW;
     result = (cmr_status)cmr_fixed_size_resource_create(arg1,arg2,arg3,arg4);
@@ -7224,13 +7282,11 @@ SWIGINTERN PyObject *_wrap_cmr_limiting_resource_create(PyObject *self, PyObject
   PyObject *resultobj = 0;
   cmr_resource_ref arg1 ;
   size_t arg2 ;
-  size_t arg3 ;
+  cmr_optional_size arg3 ;
   cmr_limiting_resource **arg4 = (cmr_limiting_resource **) 0 ;
   cmr_resource_ref *ref1 ;
   size_t val2 ;
   int ecode2 = 0 ;
-  size_t val3 ;
-  int ecode3 = 0 ;
   cmr_limiting_resource *temp4 ;
   PyObject *swig_obj[3] ;
   cmr_status result;
@@ -7250,11 +7306,19 @@ SWIGINTERN PyObject *_wrap_cmr_limiting_resource_create(PyObject *self, PyObject
     SWIG_exception_fail(SWIG_ArgError(ecode2), "in method '" "cmr_limiting_resource_create" "', argument " "2"" of type '" "size_t""'");
   } 
   arg2 = (size_t)(val2);
-  ecode3 = SWIG_AsVal_size_t(swig_obj[2], &val3);
-  if (!SWIG_IsOK(ecode3)) {
-    SWIG_exception_fail(SWIG_ArgError(ecode3), "in method '" "cmr_limiting_resource_create" "', argument " "3"" of type '" "size_t""'");
-  } 
-  arg3 = (size_t)(val3);
+  {
+    (&arg3)->is_set = swig_obj[2] != Py_None;
+    (&arg3)->value = 0;
+    if ((&arg3)->is_set) {
+      if (!PyLong_Check(swig_obj[2])) SWIG_exception_fail(SWIG_TypeError, "expected an int or None");
+      unsigned long long value = PyLong_AsUnsignedLongLong(swig_obj[2]);
+      if (value == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        SWIG_exception_fail(SWIG_ValueError, "expected a size in [0, 2**64) or None");
+      }
+      (&arg3)->value = (size_t)value;
+    }
+  }
   {
     SWIG_PYTHON_THREAD_BEGIN_ALLOW;
     result = (cmr_status)cmr_limiting_resource_create(arg1,arg2,arg3,arg4);
@@ -7985,14 +8049,10 @@ fail:
 SWIGINTERN PyObject *_wrap_cmr_pool_resource_create(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   cmr_resource_ref arg1 ;
-  size_t arg2 ;
-  size_t arg3 ;
+  cmr_optional_size arg2 ;
+  cmr_optional_size arg3 ;
   cmr_pool_resource **arg4 = (cmr_pool_resource **) 0 ;
   cmr_resource_ref *ref1 ;
-  size_t val2 ;
-  int ecode2 = 0 ;
-  size_t val3 ;
-  int ecode3 = 0 ;
   cmr_pool_resource *temp4 ;
   PyObject *swig_obj[3] ;
   cmr_status result;
@@ -8007,16 +8067,32 @@ SWIGINTERN PyObject *_wrap_cmr_pool_resource_create(PyObject *self, PyObject *ar
     }
     arg1 = *ref1;
   }
-  ecode2 = SWIG_AsVal_size_t(swig_obj[1], &val2);
-  if (!SWIG_IsOK(ecode2)) {
-    SWIG_exception_fail(SWIG_ArgError(ecode2), "in method '" "cmr_pool_resource_create" "', argument " "2"" of type '" "size_t""'");
-  } 
-  arg2 = (size_t)(val2);
-  ecode3 = SWIG_AsVal_size_t(swig_obj[2], &val3);
-  if (!SWIG_IsOK(ecode3)) {
-    SWIG_exception_fail(SWIG_ArgError(ecode3), "in method '" "cmr_pool_resource_create" "', argument " "3"" of type '" "size_t""'");
-  } 
-  arg3 = (size_t)(val3);
+  {
+    (&arg2)->is_set = swig_obj[1] != Py_None;
+    (&arg2)->value = 0;
+    if ((&arg2)->is_set) {
+      if (!PyLong_Check(swig_obj[1])) SWIG_exception_fail(SWIG_TypeError, "expected an int or None");
+      unsigned long long value = PyLong_AsUnsignedLongLong(swig_obj[1]);
+      if (value == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        SWIG_exception_fail(SWIG_ValueError, "expected a size in [0, 2**64) or None");
+      }
+      (&arg2)->value = (size_t)value;
+    }
+  }
+  {
+    (&arg3)->is_set = swig_obj[2] != Py_None;
+    (&arg3)->value = 0;
+    if ((&arg3)->is_set) {
+      if (!PyLong_Check(swig_obj[2])) SWIG_exception_fail(SWIG_TypeError, "expected an int or None");
+      unsigned long long value = PyLong_AsUnsignedLongLong(swig_obj[2]);
+      if (value == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        SWIG_exception_fail(SWIG_ValueError, "expected a size in [0, 2**64) or None");
+      }
+      (&arg3)->value = (size_t)value;
+    }
+  }
   {
     SWIG_PYTHON_THREAD_BEGIN_ALLOW;
     result = (cmr_status)cmr_pool_resource_create(arg1,arg2,arg3,arg4);
@@ -8357,10 +8433,8 @@ fail:
 
 SWIGINTERN PyObject *_wrap_cmr_simulated_resource_create(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
-  size_t arg1 ;
+  cmr_optional_size arg1 ;
   cmr_simulated_resource **arg2 = (cmr_simulated_resource **) 0 ;
-  size_t val1 ;
-  int ecode1 = 0 ;
   cmr_simulated_resource *temp2 ;
   PyObject *swig_obj[1] ;
   cmr_status result;
@@ -8370,11 +8444,19 @@ SWIGINTERN PyObject *_wrap_cmr_simulated_resource_create(PyObject *self, PyObjec
   }
   if (!args) SWIG_fail;
   swig_obj[0] = args;
-  ecode1 = SWIG_AsVal_size_t(swig_obj[0], &val1);
-  if (!SWIG_IsOK(ecode1)) {
-    SWIG_exception_fail(SWIG_ArgError(ecode1), "in method '" "cmr_simulated_resource_create" "', argument " "1"" of type '" "size_t""'");
-  } 
-  arg1 = (size_t)(val1);
+  {
+    (&arg1)->is_set = swig_obj[0] != Py_None;
+    (&arg1)->value = 0;
+    if ((&arg1)->is_set) {
+      if (!PyLong_Check(swig_obj[0])) SWIG_exception_fail(SWIG_TypeError, "expected an int or None");
+      unsigned long long value = PyLong_AsUnsignedLongLong(swig_obj[0]);
+      if (value == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        SWIG_exception_fail(SWIG_ValueError, "expected a size in [0, 2**64) or None");
+      }
+      (&arg1)->value = (size_t)value;
+    }
+  }
   {
     SWIG_PYTHON_THREAD_BEGIN_ALLOW;
     result = (cmr_status)cmr_simulated_resource_create(arg1,arg2);
@@ -10869,6 +10951,8 @@ static swig_type_info _swigt__p_cmr_fixed_size_resource = {"_p_cmr_fixed_size_re
 static swig_type_info _swigt__p_cmr_limiting_resource = {"_p_cmr_limiting_resource", "cmr_limiting_resource *|struct cmr_limiting_resource *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_cmr_logging_resource = {"_p_cmr_logging_resource", "cmr_logging_resource *|struct cmr_logging_resource *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_cmr_managed_resource = {"_p_cmr_managed_resource", "cmr_managed_resource *|struct cmr_managed_resource *", 0, 0, (void*)0, 0};
+static swig_type_info _swigt__p_cmr_optional_int = {"_p_cmr_optional_int", "cmr_optional_int *|struct cmr_optional_int *", 0, 0, (void*)0, 0};
+static swig_type_info _swigt__p_cmr_optional_size = {"_p_cmr_optional_size", "cmr_optional_size *|struct cmr_optional_size *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_cmr_pinned_host_resource = {"_p_cmr_pinned_host_resource", "cmr_pinned_host_resource *|struct cmr_pinned_host_resource *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_cmr_pool_resource = {"_p_cmr_pool_resource", "cmr_pool_resource *|struct cmr_pool_resource *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_cmr_prefetch_resource = {"_p_cmr_prefetch_resource", "cmr_prefetch_resource *|struct cmr_prefetch_resource *", 0, 0, (void*)0, 0};
@@ -10929,6 +11013,8 @@ static swig_type_info *swig_type_initial[] = {
   &_swigt__p_cmr_limiting_resource,
   &_swigt__p_cmr_logging_resource,
   &_swigt__p_cmr_managed_resource,
+  &_swigt__p_cmr_optional_int,
+  &_swigt__p_cmr_optional_size,
   &_swigt__p_cmr_pinned_host_resource,
   &_swigt__p_cmr_pool_resource,
   &_swigt__p_cmr_prefetch_resource,
@@ -10989,6 +11075,8 @@ static swig_cast_info _swigc__p_cmr_fixed_size_resource[] = {  {&_swigt__p_cmr_f
 static swig_cast_info _swigc__p_cmr_limiting_resource[] = {  {&_swigt__p_cmr_limiting_resource, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_cmr_logging_resource[] = {  {&_swigt__p_cmr_logging_resource, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_cmr_managed_resource[] = {  {&_swigt__p_cmr_managed_resource, 0, 0, 0},{0, 0, 0, 0}};
+static swig_cast_info _swigc__p_cmr_optional_int[] = {  {&_swigt__p_cmr_optional_int, 0, 0, 0},{0, 0, 0, 0}};
+static swig_cast_info _swigc__p_cmr_optional_size[] = {  {&_swigt__p_cmr_optional_size, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_cmr_pinned_host_resource[] = {  {&_swigt__p_cmr_pinned_host_resource, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_cmr_pool_resource[] = {  {&_swigt__p_cmr_pool_resource, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_cmr_prefetch_resource[] = {  {&_swigt__p_cmr_prefetch_resource, 0, 0, 0},{0, 0, 0, 0}};
@@ -11049,6 +11137,8 @@ static swig_cast_info *swig_cast_initial[] = {
   _swigc__p_cmr_limiting_resource,
   _swigc__p_cmr_logging_resource,
   _swigc__p_cmr_managed_resource,
+  _swigc__p_cmr_optional_int,
+  _swigc__p_cmr_optional_size,
   _swigc__p_cmr_pinned_host_resource,
   _swigc__p_cmr_pool_resource,
   _swigc__p_cmr_prefetch_resource,

@@ -31,7 +31,7 @@ static cmr_status make_upstream(const char *name, cmr_resource_ref *out, size_t 
 static cmr_status make_subject(cmr_resource_ref upstream, cmr_resource_ref *out) {
   (void)upstream; /* not every resource is made from one */
   cmr_aligned_resource *handle;
-  cmr_status status = cmr_aligned_resource_create(upstream, 4096, CMR_SIZE_DEFAULT, &handle);
+  cmr_status status = cmr_aligned_resource_create(upstream, CMR_SIZE(4096), CMR_SIZE_DEFAULT, &handle);
   *out = cmr_aligned_resource_ref(handle);
   if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
   cmr_aligned_resource_destroy(handle);
@@ -85,7 +85,7 @@ enum { observed_count = 2 };
 static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_aligned_resource_create(upstream, 4096, CMR_SIZE_DEFAULT, NULL), CMR_ERROR_NULL_POINTER, "cmr_aligned_resource_create: out");
+  CMR_BATTERY_EXPECT(cmr_aligned_resource_create(upstream, CMR_SIZE(4096), CMR_SIZE_DEFAULT, NULL), CMR_ERROR_NULL_POINTER, "cmr_aligned_resource_create: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -95,7 +95,7 @@ static void bad_create_upstream_zeroed_ref(cmr_resource_ref upstream, cmr_resour
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_aligned_resource *out = (cmr_aligned_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_aligned_resource_create((cmr_resource_ref){0}, 4096, CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_REF, "cmr_aligned_resource_create: upstream");
+  CMR_BATTERY_EXPECT(cmr_aligned_resource_create((cmr_resource_ref){0}, CMR_SIZE(4096), CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_REF, "cmr_aligned_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_aligned_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -106,7 +106,7 @@ static void bad_create_upstream_destroyed_ref(cmr_resource_ref upstream, cmr_res
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_aligned_resource *out = (cmr_aligned_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_aligned_resource_create(cmr_battery_destroyed_ref(), 4096, CMR_SIZE_DEFAULT, &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_aligned_resource_create: upstream");
+  CMR_BATTERY_EXPECT(cmr_aligned_resource_create(cmr_battery_destroyed_ref(), CMR_SIZE(4096), CMR_SIZE_DEFAULT, &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_aligned_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_aligned_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -117,7 +117,7 @@ static void bad_create_allocation_alignment_power_of_two(cmr_resource_ref upstre
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_aligned_resource *out = (cmr_aligned_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_aligned_resource_create(upstream, (size_t)768u, CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_aligned_resource_create: allocation_alignment");
+  CMR_BATTERY_EXPECT(cmr_aligned_resource_create(upstream, CMR_SIZE((size_t)768u), CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_aligned_resource_create: allocation_alignment");
   cmr_battery_expect_null(out, "cmr_aligned_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -128,7 +128,18 @@ static void bad_create_allocation_alignment_min(cmr_resource_ref upstream, cmr_r
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_aligned_resource *out = (cmr_aligned_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_aligned_resource_create(upstream, (size_t)255u, CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_aligned_resource_create: allocation_alignment");
+  CMR_BATTERY_EXPECT(cmr_aligned_resource_create(upstream, CMR_SIZE((size_t)255u), CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_aligned_resource_create: allocation_alignment");
+  cmr_battery_expect_null(out, "cmr_aligned_resource_create");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_create_allocation_alignment_size_max(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_aligned_resource *out = (cmr_aligned_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_aligned_resource_create(upstream, CMR_SIZE(SIZE_MAX), CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_aligned_resource_create: allocation_alignment");
   cmr_battery_expect_null(out, "cmr_aligned_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -286,6 +297,7 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"create.upstream.destroyed_ref", bad_create_upstream_destroyed_ref},
     {"create.allocation_alignment.power_of_two", bad_create_allocation_alignment_power_of_two},
     {"create.allocation_alignment.min", bad_create_allocation_alignment_min},
+    {"create.allocation_alignment.size_max", bad_create_allocation_alignment_size_max},
     {"destroy.null_handle", bad_destroy_null_handle},
     {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
     {"destroy.not_a_handle", bad_destroy_not_a_handle},

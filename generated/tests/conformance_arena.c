@@ -49,7 +49,7 @@ static cmr_status make_upstream(const char *name, cmr_resource_ref *out, size_t 
 static cmr_status make_subject(cmr_resource_ref upstream, cmr_resource_ref *out) {
   (void)upstream; /* not every resource is made from one */
   cmr_arena_resource *handle;
-  cmr_status status = cmr_arena_resource_create(upstream, (size_t)256 << 20, false, "", &handle);
+  cmr_status status = cmr_arena_resource_create(upstream, CMR_SIZE((size_t)256 << 20), false, "", &handle);
   *out = cmr_arena_resource_ref(handle);
   if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
   cmr_arena_resource_destroy(handle);
@@ -106,7 +106,7 @@ enum { observed_count = 3 };
 static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_arena_resource_create(upstream, (size_t)256 << 20, false, "", NULL), CMR_ERROR_NULL_POINTER, "cmr_arena_resource_create: out");
+  CMR_BATTERY_EXPECT(cmr_arena_resource_create(upstream, CMR_SIZE((size_t)256 << 20), false, "", NULL), CMR_ERROR_NULL_POINTER, "cmr_arena_resource_create: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -116,7 +116,7 @@ static void bad_create_upstream_zeroed_ref(cmr_resource_ref upstream, cmr_resour
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_arena_resource *out = (cmr_arena_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_arena_resource_create((cmr_resource_ref){0}, (size_t)256 << 20, false, "", &out), CMR_ERROR_INVALID_REF, "cmr_arena_resource_create: upstream");
+  CMR_BATTERY_EXPECT(cmr_arena_resource_create((cmr_resource_ref){0}, CMR_SIZE((size_t)256 << 20), false, "", &out), CMR_ERROR_INVALID_REF, "cmr_arena_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_arena_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -127,7 +127,7 @@ static void bad_create_upstream_destroyed_ref(cmr_resource_ref upstream, cmr_res
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_arena_resource *out = (cmr_arena_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_arena_resource_create(cmr_battery_destroyed_ref(), (size_t)256 << 20, false, "", &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_arena_resource_create: upstream");
+  CMR_BATTERY_EXPECT(cmr_arena_resource_create(cmr_battery_destroyed_ref(), CMR_SIZE((size_t)256 << 20), false, "", &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_arena_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_arena_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -138,7 +138,7 @@ static void bad_create_arena_size_min(cmr_resource_ref upstream, cmr_resource_re
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_arena_resource *out = (cmr_arena_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_arena_resource_create(upstream, (size_t)1048320u, false, "", &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_arena_resource_create: arena_size");
+  CMR_BATTERY_EXPECT(cmr_arena_resource_create(upstream, CMR_SIZE((size_t)1048320u), false, "", &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_arena_resource_create: arena_size");
   cmr_battery_expect_null(out, "cmr_arena_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -149,7 +149,18 @@ static void bad_create_arena_size_multiple_of(cmr_resource_ref upstream, cmr_res
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_arena_resource *out = (cmr_arena_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_arena_resource_create(upstream, (size_t)1048577u, false, "", &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_arena_resource_create: arena_size");
+  CMR_BATTERY_EXPECT(cmr_arena_resource_create(upstream, CMR_SIZE((size_t)1048577u), false, "", &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_arena_resource_create: arena_size");
+  cmr_battery_expect_null(out, "cmr_arena_resource_create");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_create_arena_size_size_max(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_arena_resource *out = (cmr_arena_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_arena_resource_create(upstream, CMR_SIZE(SIZE_MAX), false, "", &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_arena_resource_create: arena_size");
   cmr_battery_expect_null(out, "cmr_arena_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -160,7 +171,7 @@ static void bad_create_dump_path_null(cmr_resource_ref upstream, cmr_resource_re
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_arena_resource *out = (cmr_arena_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_arena_resource_create(upstream, (size_t)256 << 20, false, NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_arena_resource_create: dump_path");
+  CMR_BATTERY_EXPECT(cmr_arena_resource_create(upstream, CMR_SIZE((size_t)256 << 20), false, NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_arena_resource_create: dump_path");
   cmr_battery_expect_null(out, "cmr_arena_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -365,6 +376,7 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"create.upstream.destroyed_ref", bad_create_upstream_destroyed_ref},
     {"create.arena_size.min", bad_create_arena_size_min},
     {"create.arena_size.multiple_of", bad_create_arena_size_multiple_of},
+    {"create.arena_size.size_max", bad_create_arena_size_size_max},
     {"create.dump_path.null", bad_create_dump_path_null},
     {"destroy.null_handle", bad_destroy_null_handle},
     {"destroy.destroyed_handle", bad_destroy_destroyed_handle},

@@ -49,7 +49,7 @@ static cmr_status make_upstream(const char *name, cmr_resource_ref *out, size_t 
 static cmr_status make_subject(cmr_resource_ref upstream, cmr_resource_ref *out) {
   (void)upstream; /* not every resource is made from one */
   cmr_binning_resource *handle;
-  cmr_status status = cmr_binning_resource_create(upstream, 8, 16, &handle);
+  cmr_status status = cmr_binning_resource_create(upstream, CMR_INT(8), CMR_INT(16), &handle);
   *out = cmr_binning_resource_ref(handle);
   if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
   cmr_binning_resource_destroy(handle);
@@ -100,7 +100,7 @@ enum { observed_count = 1 };
 static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_binning_resource_create(upstream, 8, 16, NULL), CMR_ERROR_NULL_POINTER, "cmr_binning_resource_create: out");
+  CMR_BATTERY_EXPECT(cmr_binning_resource_create(upstream, CMR_INT(8), CMR_INT(16), NULL), CMR_ERROR_NULL_POINTER, "cmr_binning_resource_create: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -110,7 +110,7 @@ static void bad_create_upstream_zeroed_ref(cmr_resource_ref upstream, cmr_resour
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_binning_resource *out = (cmr_binning_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_binning_resource_create((cmr_resource_ref){0}, 8, 16, &out), CMR_ERROR_INVALID_REF, "cmr_binning_resource_create: upstream");
+  CMR_BATTERY_EXPECT(cmr_binning_resource_create((cmr_resource_ref){0}, CMR_INT(8), CMR_INT(16), &out), CMR_ERROR_INVALID_REF, "cmr_binning_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_binning_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -121,7 +121,7 @@ static void bad_create_upstream_destroyed_ref(cmr_resource_ref upstream, cmr_res
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_binning_resource *out = (cmr_binning_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_binning_resource_create(cmr_battery_destroyed_ref(), 8, 16, &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_create: upstream");
+  CMR_BATTERY_EXPECT(cmr_binning_resource_create(cmr_battery_destroyed_ref(), CMR_INT(8), CMR_INT(16), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_binning_resource_create");
   observe(subject, after);
   destroy_borrowed();

@@ -49,7 +49,7 @@ static cmr_status make_upstream(const char *name, cmr_resource_ref *out, size_t 
 static cmr_status make_subject(cmr_resource_ref upstream, cmr_resource_ref *out) {
   (void)upstream; /* not every resource is made from one */
   cmr_fixed_size_resource *handle;
-  cmr_status status = cmr_fixed_size_resource_create(upstream, CMR_SIZE_DEFAULT, 16, &handle);
+  cmr_status status = cmr_fixed_size_resource_create(upstream, CMR_SIZE_DEFAULT, CMR_SIZE(16), &handle);
   *out = cmr_fixed_size_resource_ref(handle);
   if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
   cmr_fixed_size_resource_destroy(handle);
@@ -103,7 +103,7 @@ enum { observed_count = 2 };
 static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_create(upstream, CMR_SIZE_DEFAULT, 16, NULL), CMR_ERROR_NULL_POINTER, "cmr_fixed_size_resource_create: out");
+  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_create(upstream, CMR_SIZE_DEFAULT, CMR_SIZE(16), NULL), CMR_ERROR_NULL_POINTER, "cmr_fixed_size_resource_create: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -113,7 +113,7 @@ static void bad_create_upstream_zeroed_ref(cmr_resource_ref upstream, cmr_resour
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_fixed_size_resource *out = (cmr_fixed_size_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_create((cmr_resource_ref){0}, CMR_SIZE_DEFAULT, 16, &out), CMR_ERROR_INVALID_REF, "cmr_fixed_size_resource_create: upstream");
+  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_create((cmr_resource_ref){0}, CMR_SIZE_DEFAULT, CMR_SIZE(16), &out), CMR_ERROR_INVALID_REF, "cmr_fixed_size_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_fixed_size_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -124,7 +124,7 @@ static void bad_create_upstream_destroyed_ref(cmr_resource_ref upstream, cmr_res
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_fixed_size_resource *out = (cmr_fixed_size_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_create(cmr_battery_destroyed_ref(), CMR_SIZE_DEFAULT, 16, &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_fixed_size_resource_create: upstream");
+  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_create(cmr_battery_destroyed_ref(), CMR_SIZE_DEFAULT, CMR_SIZE(16), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_fixed_size_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_fixed_size_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -135,7 +135,7 @@ static void bad_create_block_size_nonzero(cmr_resource_ref upstream, cmr_resourc
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_fixed_size_resource *out = (cmr_fixed_size_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_create(upstream, (size_t)0u, 16, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_fixed_size_resource_create: block_size");
+  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_create(upstream, CMR_SIZE((size_t)0u), CMR_SIZE(16), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_fixed_size_resource_create: block_size");
   cmr_battery_expect_null(out, "cmr_fixed_size_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -146,7 +146,7 @@ static void bad_create_blocks_to_preallocate_nonzero(cmr_resource_ref upstream, 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_fixed_size_resource *out = (cmr_fixed_size_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_create(upstream, CMR_SIZE_DEFAULT, (size_t)0u, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_fixed_size_resource_create: blocks_to_preallocate");
+  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_create(upstream, CMR_SIZE_DEFAULT, CMR_SIZE((size_t)0u), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_fixed_size_resource_create: blocks_to_preallocate");
   cmr_battery_expect_null(out, "cmr_fixed_size_resource_create");
   observe(subject, after);
   destroy_borrowed();

@@ -117,7 +117,18 @@ static void bad_create_allocation_alignment_power_of_two(cmr_resource_ref upstre
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_limiting_resource *out = (cmr_limiting_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_limiting_resource_create(upstream, (size_t)1 << 32, (size_t)3u, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_limiting_resource_create: allocation_alignment");
+  CMR_BATTERY_EXPECT(cmr_limiting_resource_create(upstream, (size_t)1 << 32, CMR_SIZE((size_t)3u), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_limiting_resource_create: allocation_alignment");
+  cmr_battery_expect_null(out, "cmr_limiting_resource_create");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_create_allocation_alignment_size_max(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_limiting_resource *out = (cmr_limiting_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_limiting_resource_create(upstream, (size_t)1 << 32, CMR_SIZE(SIZE_MAX), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_limiting_resource_create: allocation_alignment");
   cmr_battery_expect_null(out, "cmr_limiting_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -274,6 +285,7 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"create.upstream.zeroed_ref", bad_create_upstream_zeroed_ref},
     {"create.upstream.destroyed_ref", bad_create_upstream_destroyed_ref},
     {"create.allocation_alignment.power_of_two", bad_create_allocation_alignment_power_of_two},
+    {"create.allocation_alignment.size_max", bad_create_allocation_alignment_size_max},
     {"destroy.null_handle", bad_destroy_null_handle},
     {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
     {"destroy.not_a_handle", bad_destroy_not_a_handle},

@@ -49,7 +49,7 @@ static cmr_status make_upstream(const char *name, cmr_resource_ref *out, size_t 
 static cmr_status make_subject(cmr_resource_ref upstream, cmr_resource_ref *out) {
   (void)upstream; /* not every resource is made from one */
   cmr_pool_resource *handle;
-  cmr_status status = cmr_pool_resource_create(upstream, (size_t)1 << 20, CMR_SIZE_DEFAULT, &handle);
+  cmr_status status = cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT, &handle);
   *out = cmr_pool_resource_ref(handle);
   if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
   cmr_pool_resource_destroy(handle);
@@ -103,7 +103,7 @@ enum { observed_count = 2 };
 static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, (size_t)1 << 20, CMR_SIZE_DEFAULT, NULL), CMR_ERROR_NULL_POINTER, "cmr_pool_resource_create: out");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT, NULL), CMR_ERROR_NULL_POINTER, "cmr_pool_resource_create: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -113,7 +113,7 @@ static void bad_create_upstream_zeroed_ref(cmr_resource_ref upstream, cmr_resour
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_pool_resource_create((cmr_resource_ref){0}, (size_t)1 << 20, CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_REF, "cmr_pool_resource_create: upstream");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_create((cmr_resource_ref){0}, CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_REF, "cmr_pool_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_pool_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -124,7 +124,7 @@ static void bad_create_upstream_destroyed_ref(cmr_resource_ref upstream, cmr_res
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_pool_resource_create(cmr_battery_destroyed_ref(), (size_t)1 << 20, CMR_SIZE_DEFAULT, &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_pool_resource_create: upstream");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_create(cmr_battery_destroyed_ref(), CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT, &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_pool_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_pool_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -135,7 +135,18 @@ static void bad_create_initial_pool_size_multiple_of(cmr_resource_ref upstream, 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, (size_t)257u, CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: initial_pool_size");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)257u), CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: initial_pool_size");
+  cmr_battery_expect_null(out, "cmr_pool_resource_create");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_create_initial_pool_size_size_max(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE(SIZE_MAX), CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: initial_pool_size");
   cmr_battery_expect_null(out, "cmr_pool_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -146,7 +157,7 @@ static void bad_create_maximum_pool_size_multiple_of(cmr_resource_ref upstream, 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, (size_t)1 << 20, (size_t)257u, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_pool_size");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE((size_t)257u), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_pool_size");
   cmr_battery_expect_null(out, "cmr_pool_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -157,7 +168,18 @@ static void bad_create_maximum_pool_size_nonzero(cmr_resource_ref upstream, cmr_
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, (size_t)1 << 20, (size_t)0u, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_pool_size");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE((size_t)0u), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_pool_size");
+  cmr_battery_expect_null(out, "cmr_pool_resource_create");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_create_maximum_pool_size_size_max(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE(SIZE_MAX), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_pool_size");
   cmr_battery_expect_null(out, "cmr_pool_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -314,8 +336,10 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"create.upstream.zeroed_ref", bad_create_upstream_zeroed_ref},
     {"create.upstream.destroyed_ref", bad_create_upstream_destroyed_ref},
     {"create.initial_pool_size.multiple_of", bad_create_initial_pool_size_multiple_of},
+    {"create.initial_pool_size.size_max", bad_create_initial_pool_size_size_max},
     {"create.maximum_pool_size.multiple_of", bad_create_maximum_pool_size_multiple_of},
     {"create.maximum_pool_size.nonzero", bad_create_maximum_pool_size_nonzero},
+    {"create.maximum_pool_size.size_max", bad_create_maximum_pool_size_size_max},
     {"destroy.null_handle", bad_destroy_null_handle},
     {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
     {"destroy.not_a_handle", bad_destroy_not_a_handle},

@@ -79,7 +79,7 @@ static void bad_create_capacity_nonzero(cmr_resource_ref upstream, cmr_resource_
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_simulated_resource *out = (cmr_simulated_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_simulated_resource_create((size_t)0u, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_simulated_resource_create: capacity");
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_create(CMR_SIZE((size_t)0u), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_simulated_resource_create: capacity");
   cmr_battery_expect_null(out, "cmr_simulated_resource_create");
   observe(subject, after);
   destroy_borrowed();

@@ -5,12 +5,18 @@ import (
 	"strings"
 )
 
-// What a constructor passes to ask for a parameter's spec default
-// (CMR_SIZE_DEFAULT and CMR_INT_DEFAULT).
-const (
-	sizeDefault = math.MaxUint64
-	intDefault  = math.MinInt32
-)
+// optionalInt is what capi takes for an int option: nil (not given) asks
+// for the spec's default; a given value must fit a C int.
+func optionalInt(value *int, name string) (*int32, error) {
+	if value == nil {
+		return nil, nil
+	}
+	if *value < math.MinInt32 || *value > math.MaxInt32 {
+		return nil, errorf(ErrInvalidArgument, "%s %d does not fit a C int", name, *value)
+	}
+	given := int32(*value)
+	return &given, nil
+}
 
 // checkText refuses a string C would read only part of.
 func checkText(value, name string) error {

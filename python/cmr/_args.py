@@ -7,32 +7,35 @@ from __future__ import annotations
 from ._bytes import parse_bytes
 from ._resource import _ref_of
 
-SIZE_DEFAULT = 2**64 - 1   # CMR_SIZE_DEFAULT: the C side puts the spec's default in its place
-INT_DEFAULT = -(2**31)     # CMR_INT_DEFAULT
-
-
 def size(value, name: str) -> int:
-    """A byte count: an int, or a string with units ("1GiB", "512MB"); None for the default."""
-    if value is None:
-        return SIZE_DEFAULT
+    """A byte count: an int, or a string with units ("1GiB", "512MB")."""
     if isinstance(value, str):
         return parse_bytes(value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be an int or a str such as \"1GiB\", not {type(value).__name__}")
-    if not 0 <= value <= SIZE_DEFAULT:
+    if not 0 <= value < 2**64:
         raise ValueError(f"{name} must be in [0, 2**64), not {value}")
     return value
 
 
+def optional_size(value, name: str) -> int | None:
+    """A size parameter with a default: None asks for the default (the C
+    side's CMR_SIZE_DEFAULT); every int, 2**64 - 1 too, is a value."""
+    return None if value is None else size(value, name)
+
+
 def integer(value, name: str) -> int:
-    """A C int; None for the default."""
-    if value is None:
-        return INT_DEFAULT
+    """A C int."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be an int, not {type(value).__name__}")
-    if not -(2**31) < value < 2**31:
-        raise ValueError(f"{name} must be in (-2**31, 2**31), not {value}")
+    if not -(2**31) <= value < 2**31:
+        raise ValueError(f"{name} must be in [-2**31, 2**31), not {value}")
     return value
+
+
+def optional_integer(value, name: str) -> int | None:
+    """An int parameter with a default: None asks for the default (CMR_INT_DEFAULT)."""
+    return None if value is None else integer(value, name)
 
 
 def boolean(value, name: str) -> bool:

@@ -131,7 +131,7 @@ static cmr_status cmr_binning_insert(cmr_binning_impl *impl, size_t position, si
 
 static cmr_status cmr_binning_make_fixed_size(cmr_binning_impl *impl, size_t position, size_t size) {
   cmr_fixed_size_resource *handle;
-  cmr_status status = cmr_fixed_size_resource_create(impl->upstream.resource, size, CMR_SIZE_DEFAULT, &handle);
+  cmr_status status = cmr_fixed_size_resource_create(impl->upstream.resource, CMR_SIZE(size), CMR_SIZE_DEFAULT, &handle);
   if (status != CMR_SUCCESS) return cmr_error_context(status, "binning: making a bin of %zu bytes", size);
   /* The creator's share of the new bin is the one the bin table holds. */
   status = cmr_binning_insert(impl, position, size, cmr_fixed_size_resource_ref(handle));

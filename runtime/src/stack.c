@@ -298,8 +298,14 @@ static cmr_status cmr_parse_value(cmr_parser *parser, const cmr_stack_param *par
     *value = param->default_value; /* the default by its name, e.g. unlimited */
   } else {
     switch (param->type) {
-      case CMR_STACK_SIZE: status = cmr_parse_size_value(parser, length, param, &value->size); break;
-      case CMR_STACK_INT: status = cmr_parse_int(parser, length, param, &value->integer); break;
+      case CMR_STACK_SIZE:
+        status = cmr_parse_size_value(parser, length, param, &value->size.value);
+        value->size.is_set = true;
+        break;
+      case CMR_STACK_INT:
+        status = cmr_parse_int(parser, length, param, &value->integer.value);
+        value->integer.is_set = true;
+        break;
       case CMR_STACK_BOOL: status = cmr_parse_bool(parser, length, param, &value->boolean); break;
       case CMR_STACK_DOUBLE: status = cmr_parse_double(parser, length, param, &value->real); break;
       case CMR_STACK_ENUM: status = cmr_parse_enum(parser, length, param, &value->enumeration); break;

@@ -18,9 +18,11 @@ typedef enum cmr_stack_type {
   CMR_STACK_UNWRITABLE   /* pointers and callbacks: only their defaults */
 } cmr_stack_type;
 
+/* A size or int is optional (core.h): "not set" asks the constructor for
+ * the default; a required one reads only .value. */
 typedef union cmr_stack_value {
-  size_t size;
-  int integer;
+  cmr_optional_size size;
+  cmr_optional_int integer;
   bool boolean;
   double real;
   const char *string;

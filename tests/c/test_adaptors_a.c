@@ -199,7 +199,7 @@ START_TEST(statistics_failed_upstream_calls_change_no_counter) {
   /* A refused free (here: an aligned adaptor that never saw the pointer)
    * leaves the counters too. */
   cmr_aligned_resource *aligned = NULL;
-  ck_assert_ok(cmr_aligned_resource_create(foreign_ref(), 4096, 0, &aligned));
+  ck_assert_ok(cmr_aligned_resource_create(foreign_ref(), CMR_SIZE(4096), CMR_SIZE(0), &aligned));
   handle = make_statistics(cmr_aligned_resource_ref(aligned));
   ref = cmr_statistics_resource_ref(handle);
   kept = take(ref, 300);
@@ -385,7 +385,7 @@ END_TEST
 
 /* ==== limiting ================================================================= */
 
-static cmr_limiting_resource *make_limiting(cmr_resource_ref upstream, size_t limit, size_t alignment) {
+static cmr_limiting_resource *make_limiting(cmr_resource_ref upstream, size_t limit, cmr_optional_size alignment) {
   cmr_limiting_resource *handle = NULL;
   ck_assert_ok(cmr_limiting_resource_create(upstream, limit, alignment, &handle));
   return handle;
@@ -432,7 +432,7 @@ START_TEST(limiting_counts_rounded_and_refuses_past_the_limit) {
 END_TEST
 
 START_TEST(limiting_alignment_sets_the_rounding) {
-  cmr_limiting_resource *exact = make_limiting(foreign_ref(), 1000, 1);
+  cmr_limiting_resource *exact = make_limiting(foreign_ref(), 1000, CMR_SIZE(1));
   cmr_resource_ref ref = cmr_limiting_resource_ref(exact);
   void *a = take(ref, 999);
   ck_assert_uint_eq(allocated_of(exact), 999);
@@ -442,7 +442,7 @@ START_TEST(limiting_alignment_sets_the_rounding) {
   give(ref, b, 1);
   ck_assert_ok(cmr_limiting_resource_destroy(exact));
 
-  cmr_limiting_resource *coarse = make_limiting(foreign_ref(), 1 << 20, 65536);
+  cmr_limiting_resource *coarse = make_limiting(foreign_ref(), 1 << 20, CMR_SIZE(65536));
   ref = cmr_limiting_resource_ref(coarse);
   a = take(ref, 1);
   ck_assert_uint_eq(allocated_of(coarse), 65536);
@@ -483,7 +483,7 @@ END_TEST
 START_TEST(limiting_refused_upstream_free_keeps_the_count) {
   /* An aligned adaptor refuses a pointer it never aligned. */
   cmr_aligned_resource *aligned = NULL;
-  ck_assert_ok(cmr_aligned_resource_create(foreign_ref(), 4096, 0, &aligned));
+  ck_assert_ok(cmr_aligned_resource_create(foreign_ref(), CMR_SIZE(4096), CMR_SIZE(0), &aligned));
   cmr_limiting_resource *handle = make_limiting(cmr_aligned_resource_ref(aligned), 1 << 20, CMR_SIZE_DEFAULT);
   cmr_resource_ref ref = cmr_limiting_resource_ref(handle);
   void *ptr = take(ref, 1000);
@@ -499,13 +499,13 @@ END_TEST
 
 START_TEST(limiting_create_checks) {
   cmr_limiting_resource *handle = NULL;
-  ck_assert_status(cmr_limiting_resource_create(foreign_ref(), 4096, 3000, &handle), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_status(cmr_limiting_resource_create(foreign_ref(), 4096, CMR_SIZE(3000), &handle), CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("allocation_alignment");
-  ck_assert_status(cmr_limiting_resource_create(foreign_ref(), 4096, 0, &handle), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_status(cmr_limiting_resource_create(foreign_ref(), 4096, CMR_SIZE(0), &handle), CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("allocation_alignment");
-  ck_assert_status(cmr_limiting_resource_create(foreign_ref(), 4096, 256, NULL), CMR_ERROR_NULL_POINTER);
+  ck_assert_status(cmr_limiting_resource_create(foreign_ref(), 4096, CMR_SIZE(256), NULL), CMR_ERROR_NULL_POINTER);
   cmr_resource_ref zero = {0};
-  ck_assert_status(cmr_limiting_resource_create(zero, 4096, 256, &handle), CMR_ERROR_INVALID_REF);
+  ck_assert_status(cmr_limiting_resource_create(zero, 4096, CMR_SIZE(256), &handle), CMR_ERROR_INVALID_REF);
   ck_assert_ptr_null(handle);
 }
 END_TEST
@@ -600,7 +600,7 @@ static void aligned_setup(void) { rec = (recorder){.foreign = {.properties = BOT
 
 static cmr_aligned_resource *make_aligned(size_t alignment, size_t threshold) {
   cmr_aligned_resource *handle = NULL;
-  ck_assert_ok(cmr_aligned_resource_create((cmr_resource_ref){&rec, &recorder_ops}, alignment, threshold, &handle));
+  ck_assert_ok(cmr_aligned_resource_create((cmr_resource_ref){&rec, &recorder_ops}, CMR_SIZE(alignment), CMR_SIZE(threshold), &handle));
   return handle;
 }
 
@@ -674,7 +674,7 @@ START_TEST(aligned_honours_more_than_its_upstream_can) {
    * 256 of it and still hands out 1 MiB-aligned memory. */
   cmr_system_resource *system = cmr_test_system_resource();
   cmr_fixed_size_resource *blocks = NULL;
-  ck_assert_ok(cmr_fixed_size_resource_create(cmr_system_resource_ref(system), 2 << 20, 2, &blocks));
+  ck_assert_ok(cmr_fixed_size_resource_create(cmr_system_resource_ref(system), CMR_SIZE(2 << 20), CMR_SIZE(2), &blocks));
   void *ptr = NULL;
   ck_assert_status(cmr_allocate_aligned(cmr_fixed_size_resource_ref(blocks), 64, 512, CMR_DEFAULT_STREAM, &ptr),
                    CMR_ERROR_UNSUPPORTED_ALIGNMENT);
@@ -697,7 +697,7 @@ START_TEST(forwarding_adaptors_honour_what_their_upstream_does) {
    * comes back unchanged. */
   cmr_system_resource *system = cmr_test_system_resource();
   cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(cmr_system_resource_ref(system), 1 << 20, CMR_SIZE_DEFAULT, &pool));
+  ck_assert_ok(cmr_pool_resource_create(cmr_system_resource_ref(system), CMR_SIZE(1 << 20), CMR_SIZE_DEFAULT, &pool));
   cmr_thread_safe_resource *serial = NULL;
   ck_assert_ok(cmr_thread_safe_resource_create(cmr_pool_resource_ref(pool), &serial));
   void *ptr = NULL;
@@ -706,7 +706,7 @@ START_TEST(forwarding_adaptors_honour_what_their_upstream_does) {
   ck_assert_ok(cmr_deallocate_aligned(cmr_thread_safe_resource_ref(serial), ptr, 64, 4096, CMR_DEFAULT_STREAM));
   ck_assert_ok(cmr_thread_safe_resource_destroy(serial));
   cmr_fixed_size_resource *blocks = NULL;
-  ck_assert_ok(cmr_fixed_size_resource_create(cmr_system_resource_ref(system), 4096, 2, &blocks));
+  ck_assert_ok(cmr_fixed_size_resource_create(cmr_system_resource_ref(system), CMR_SIZE(4096), CMR_SIZE(2), &blocks));
   ck_assert_ok(cmr_thread_safe_resource_create(cmr_fixed_size_resource_ref(blocks), &serial));
   ck_assert_status(cmr_allocate_aligned(cmr_thread_safe_resource_ref(serial), 64, 512, CMR_DEFAULT_STREAM, &ptr),
                    CMR_ERROR_UNSUPPORTED_ALIGNMENT);
@@ -769,9 +769,9 @@ END_TEST
 START_TEST(aligned_create_checks_and_methods) {
   cmr_aligned_resource *handle = NULL;
   cmr_resource_ref upstream = {&rec, &recorder_ops};
-  ck_assert_status(cmr_aligned_resource_create(upstream, 128, 0, &handle), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_status(cmr_aligned_resource_create(upstream, CMR_SIZE(128), CMR_SIZE(0), &handle), CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("allocation_alignment");
-  ck_assert_status(cmr_aligned_resource_create(upstream, 3072, 0, &handle), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_status(cmr_aligned_resource_create(upstream, CMR_SIZE(3072), CMR_SIZE(0), &handle), CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("power of two");
   ck_assert_ptr_null(handle);
   ck_assert_ok(cmr_aligned_resource_create(upstream, CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &handle));
@@ -793,7 +793,7 @@ START_TEST(aligned_threads) {
   test_counting counting;
   test_counting_init(&counting, BOTH_PROPERTIES);
   cmr_aligned_resource *handle = NULL;
-  ck_assert_ok(cmr_aligned_resource_create(test_counting_ref(&counting), 8192, 4096, &handle));
+  ck_assert_ok(cmr_aligned_resource_create(test_counting_ref(&counting), CMR_SIZE(8192), CMR_SIZE(4096), &handle));
   churn_shape shape = {1, 16384}; /* about three quarters aligned here */
   worker workers[thread_count];
   run_threads(churn, cmr_aligned_resource_ref(handle), &shape, workers);
@@ -918,7 +918,7 @@ static cmr_status make_limiting_ref(cmr_resource_ref upstream, cmr_resource_ref 
 
 static cmr_status make_aligned_ref(cmr_resource_ref upstream, cmr_resource_ref *out) {
   cmr_aligned_resource *h = NULL;
-  cmr_status status = cmr_aligned_resource_create(upstream, 4096, 0, &h);
+  cmr_status status = cmr_aligned_resource_create(upstream, CMR_SIZE(4096), CMR_SIZE(0), &h);
   *out = cmr_aligned_resource_ref(h);
   return status;
 }
@@ -970,7 +970,7 @@ END_TEST
 START_TEST(stack_statistics_limiting_pool_system) {
   cmr_system_resource *system = cmr_test_system_resource();
   cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(cmr_system_resource_ref(system), 1 << 20, CMR_SIZE_DEFAULT, &pool));
+  ck_assert_ok(cmr_pool_resource_create(cmr_system_resource_ref(system), CMR_SIZE(1 << 20), CMR_SIZE_DEFAULT, &pool));
   cmr_limiting_resource *limiting = make_limiting(cmr_pool_resource_ref(pool), 65536, CMR_SIZE_DEFAULT);
   cmr_statistics_resource *statistics = make_statistics(cmr_limiting_resource_ref(limiting));
   ck_assert_ok(cmr_limiting_resource_destroy(limiting));
@@ -1006,7 +1006,7 @@ START_TEST(stack_of_adaptors_from_threads) {
   cmr_thread_safe_resource *serial = NULL;
   ck_assert_ok(cmr_thread_safe_resource_create(cmr_callback_resource_ref(upstream), &serial));
   cmr_aligned_resource *aligned = NULL;
-  ck_assert_ok(cmr_aligned_resource_create(cmr_thread_safe_resource_ref(serial), 4096, 4096, &aligned));
+  ck_assert_ok(cmr_aligned_resource_create(cmr_thread_safe_resource_ref(serial), CMR_SIZE(4096), CMR_SIZE(4096), &aligned));
   cmr_statistics_resource *statistics = make_statistics(cmr_aligned_resource_ref(aligned));
   churn_shape shape = {1, 8192};
   worker workers[thread_count];

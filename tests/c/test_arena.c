@@ -33,7 +33,7 @@ static cmr_resource_ref counted_upstream(fixture *f) {
 
 static void make_arena(fixture *f, size_t arena_size, bool dump_log_on_failure, const char *dump_path) {
   *f = (fixture){.arena = NULL};
-  ck_assert_ok(cmr_arena_resource_create(counted_upstream(f), arena_size, dump_log_on_failure, dump_path, &f->arena));
+  ck_assert_ok(cmr_arena_resource_create(counted_upstream(f), CMR_SIZE(arena_size), dump_log_on_failure, dump_path, &f->arena));
   f->ref = cmr_arena_resource_ref(f->arena);
   ck_assert_uint_eq(f->upstream.outstanding, arena_size);
 }
@@ -135,15 +135,15 @@ START_TEST(arena_size_minimum_and_multiple) {
   fixture f = {.arena = NULL};
   cmr_resource_ref upstream = counted_upstream(&f);
   cmr_arena_resource *arena = (cmr_arena_resource *)&arena;
-  ck_assert_status(cmr_arena_resource_create(upstream, MiB - 256, false, "", &arena), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_status(cmr_arena_resource_create(upstream, CMR_SIZE(MiB - 256), false, "", &arena), CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("arena_size 1048320 is below the minimum 1048576");
   ck_assert_ptr_null(arena);
-  ck_assert_status(cmr_arena_resource_create(upstream, 0, false, "", &arena), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_status(cmr_arena_resource_create(upstream, CMR_SIZE(0), false, "", &arena), CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("arena_size 0 is below the minimum");
-  ck_assert_status(cmr_arena_resource_create(upstream, MiB + 1, false, "", &arena), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_status(cmr_arena_resource_create(upstream, CMR_SIZE(MiB + 1), false, "", &arena), CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("arena_size 1048577 is not a multiple of 256");
   ck_assert_int_eq(f.upstream.allocations, 0);
-  ck_assert_ok(cmr_arena_resource_create(upstream, MiB, false, "", &arena));
+  ck_assert_ok(cmr_arena_resource_create(upstream, CMR_SIZE(MiB), false, "", &arena));
   size_t size = 0;
   ck_assert_ok(cmr_arena_resource_arena_size(arena, &size));
   ck_assert_uint_eq(size, MiB);
@@ -157,16 +157,16 @@ START_TEST(other_bad_arguments) {
   fixture f = {.arena = NULL};
   cmr_resource_ref upstream = counted_upstream(&f);
   cmr_arena_resource *arena = NULL;
-  ck_assert_status(cmr_arena_resource_create(upstream, MiB, false, NULL, &arena), CMR_ERROR_NULL_POINTER);
+  ck_assert_status(cmr_arena_resource_create(upstream, CMR_SIZE(MiB), false, NULL, &arena), CMR_ERROR_NULL_POINTER);
   ck_assert_message_has("dump_path is NULL");
-  ck_assert_status(cmr_arena_resource_create(upstream, MiB, true, "/nonexistent/cmr/dump.log", &arena),
+  ck_assert_status(cmr_arena_resource_create(upstream, CMR_SIZE(MiB), true, "/nonexistent/cmr/dump.log", &arena),
                    CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("dump_path \"/nonexistent/cmr/dump.log\" cannot be opened");
-  ck_assert_status(cmr_arena_resource_create((cmr_resource_ref){0}, MiB, false, "", &arena), CMR_ERROR_INVALID_REF);
-  ck_assert_status(cmr_arena_resource_create(upstream, MiB, false, "", NULL), CMR_ERROR_NULL_POINTER);
+  ck_assert_status(cmr_arena_resource_create((cmr_resource_ref){0}, CMR_SIZE(MiB), false, "", &arena), CMR_ERROR_INVALID_REF);
+  ck_assert_status(cmr_arena_resource_create(upstream, CMR_SIZE(MiB), false, "", NULL), CMR_ERROR_NULL_POINTER);
   ck_assert_int_eq(f.upstream.allocations, 0);
   f.upstream.fail_with = CMR_ERROR_OUT_OF_MEMORY;
-  ck_assert_status(cmr_arena_resource_create(upstream, 4 * MiB, false, "", &arena), CMR_ERROR_OUT_OF_MEMORY);
+  ck_assert_status(cmr_arena_resource_create(upstream, CMR_SIZE(4 * MiB), false, "", &arena), CMR_ERROR_OUT_OF_MEMORY);
   ck_assert_message_has("taking arena_size 4194304 bytes: arena: growing by 4194304 bytes");
   ck_assert_uint_eq(f.upstream.outstanding, 0);
 }

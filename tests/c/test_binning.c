@@ -23,7 +23,7 @@ static void teardown(void) {
   test_counting_destroy(&large_bin);
 }
 
-static cmr_binning_resource *make(int min_size_exponent, int max_size_exponent) {
+static cmr_binning_resource *make(cmr_optional_int min_size_exponent, cmr_optional_int max_size_exponent) {
   cmr_binning_resource *handle = NULL;
   ck_assert_ok(cmr_binning_resource_create(test_counting_ref(&upstream), min_size_exponent, max_size_exponent,
                                            &handle));
@@ -90,7 +90,7 @@ START_TEST(smallest_bin_that_fits_serves_and_frees_follow) {
 END_TEST
 
 START_TEST(without_bins_the_upstream_serves_everything) {
-  cmr_binning_resource *handle = make(-1, -1);
+  cmr_binning_resource *handle = make(CMR_INT(-1), CMR_INT(-1));
   ck_assert_uint_eq(bins_of(handle), 0);
   ck_assert_counts(&upstream, 0, 0);
   void *ptr = take(handle, 300);
@@ -102,7 +102,7 @@ START_TEST(without_bins_the_upstream_serves_everything) {
 END_TEST
 
 START_TEST(exponents_make_one_fixed_size_bin_per_power_of_two) {
-  cmr_binning_resource *handle = make(10, 12);
+  cmr_binning_resource *handle = make(CMR_INT(10), CMR_INT(12));
   ck_assert_uint_eq(bins_of(handle), 3);
   ck_assert_counts(&upstream, 3, 128 * (1024 + 2048 + 4096)); /* each preallocates 128 blocks */
   ck_assert_uint_eq(bin_for(handle, 1), 1024);
@@ -127,16 +127,18 @@ START_TEST(bad_exponents_are_refused_each_with_its_message) {
   cmr_resource_ref ref = test_counting_ref(&upstream);
   cmr_binning_resource *handle = (cmr_binning_resource *)&handle;
   struct {
-    int min, max;
+    cmr_optional_int min, max;
     const char *message;
   } cases[] = {
-      {10, -1, "min_size_exponent 10 and max_size_exponent -1: give both, or neither (-1)"},
-      {-1, 10, "min_size_exponent -1 and max_size_exponent 10: give both, or neither (-1)"},
-      {10, CMR_INT_DEFAULT, "give both, or neither"},
-      {7, 10, "min_size_exponent 7 is outside [8, 40]"},
-      {-2, 10, "min_size_exponent -2 is outside [8, 40]"},
-      {10, 41, "max_size_exponent 41 is outside [8, 40]"},
-      {12, 10, "min_size_exponent 12 is larger than max_size_exponent 10"},
+      {CMR_INT(10), CMR_INT(-1), "min_size_exponent 10 and max_size_exponent -1: give both, or neither (-1)"},
+      {CMR_INT(-1), CMR_INT(10), "min_size_exponent -1 and max_size_exponent 10: give both, or neither (-1)"},
+      {CMR_INT(10), CMR_INT_DEFAULT, "give both, or neither"},
+      {CMR_INT(7), CMR_INT(10), "min_size_exponent 7 is outside [8, 40]"},
+      {CMR_INT(-2), CMR_INT(10), "min_size_exponent -2 is outside [8, 40]"},
+      {CMR_INT(10), CMR_INT(41), "max_size_exponent 41 is outside [8, 40]"},
+      {CMR_INT(12), CMR_INT(10), "min_size_exponent 12 is larger than max_size_exponent 10"},
+      /* INT32_MIN is a value like any other, not the default. */
+      {CMR_INT(10), CMR_INT(INT32_MIN), "max_size_exponent -2147483648 is outside [8, 40]"},
   };
   for (unsigned i = 0; i < sizeof cases / sizeof *cases; ++i) {
     ck_assert_status(cmr_binning_resource_create(ref, cases[i].min, cases[i].max, &handle),
@@ -144,7 +146,7 @@ START_TEST(bad_exponents_are_refused_each_with_its_message) {
     ck_assert_message_has(cases[i].message);
     ck_assert_ptr_null(handle);
   }
-  ck_assert_status(cmr_binning_resource_create((cmr_resource_ref){0}, -1, -1, &handle), CMR_ERROR_INVALID_REF);
+  ck_assert_status(cmr_binning_resource_create((cmr_resource_ref){0}, CMR_INT(-1), CMR_INT(-1), &handle), CMR_ERROR_INVALID_REF);
   ck_assert_counts(&upstream, 0, 0);
 }
 END_TEST
@@ -152,7 +154,7 @@ END_TEST
 START_TEST(a_failing_bin_fails_create_and_leaks_nothing) {
   atomic_store(&upstream.successes_left, 2);
   cmr_binning_resource *handle = (cmr_binning_resource *)&handle;
-  ck_assert_status(cmr_binning_resource_create(test_counting_ref(&upstream), 8, 12, &handle),
+  ck_assert_status(cmr_binning_resource_create(test_counting_ref(&upstream), CMR_INT(8), CMR_INT(12), &handle),
                    CMR_ERROR_OUT_OF_MEMORY);
   ck_assert_message_has("binning: making a bin of 1024 bytes");
   ck_assert_ptr_null(handle);
@@ -163,7 +165,7 @@ END_TEST
 /* ---- adding bins ----------------------------------------------------------------------------- */
 
 START_TEST(add_bin_rejects_bad_arguments) {
-  cmr_binning_resource *handle = make(-1, -1);
+  cmr_binning_resource *handle = make(CMR_INT(-1), CMR_INT(-1));
   ck_assert_status(cmr_binning_resource_add_bin(handle, 0), CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("allocation_size must not be 0");
   ck_assert_status(cmr_binning_resource_add_bin(handle, SIZE_MAX), CMR_ERROR_SIZE_OVERFLOW);
@@ -180,7 +182,7 @@ START_TEST(add_bin_rejects_bad_arguments) {
 END_TEST
 
 START_TEST(a_bin_must_reach_what_the_upstream_reaches) {
-  cmr_binning_resource *handle = make(-1, -1);
+  cmr_binning_resource *handle = make(CMR_INT(-1), CMR_INT(-1));
   test_counting device_only;
   test_counting_init(&device_only, CMR_PROPERTY_DEVICE_ACCESSIBLE);
   ck_assert_status(cmr_binning_resource_add_bin_resource(handle, 1024, test_counting_ref(&device_only)),
@@ -194,7 +196,7 @@ START_TEST(a_bin_must_reach_what_the_upstream_reaches) {
 END_TEST
 
 START_TEST(add_bin_keeps_a_bin_of_that_size) {
-  cmr_binning_resource *handle = make(-1, -1);
+  cmr_binning_resource *handle = make(CMR_INT(-1), CMR_INT(-1));
   ck_assert_ok(cmr_binning_resource_add_bin_resource(handle, 1024, test_counting_ref(&small_bin)));
   ck_assert_ok(cmr_binning_resource_add_bin(handle, 1000)); /* rounds to 1024: kept */
   ck_assert_uint_eq(bins_of(handle), 1);
@@ -213,7 +215,7 @@ START_TEST(add_bin_keeps_a_bin_of_that_size) {
 END_TEST
 
 START_TEST(add_bin_resource_replaces_a_bin_of_that_size) {
-  cmr_binning_resource *handle = make(-1, -1);
+  cmr_binning_resource *handle = make(CMR_INT(-1), CMR_INT(-1));
   ck_assert_ok(cmr_binning_resource_add_bin(handle, 1024));
   ck_assert_counts(&upstream, 1, 128 * 1024);
   ck_assert_ok(cmr_binning_resource_add_bin_resource(handle, 1000, test_counting_ref(&small_bin)));
@@ -270,8 +272,8 @@ END_TEST
 
 START_TEST(bins_are_held_past_their_owners_destroy) {
   cmr_fixed_size_resource *bin = NULL;
-  ck_assert_ok(cmr_fixed_size_resource_create(test_counting_ref(&upstream), 4096, 4, &bin));
-  cmr_binning_resource *handle = make(-1, -1);
+  ck_assert_ok(cmr_fixed_size_resource_create(test_counting_ref(&upstream), CMR_SIZE(4096), CMR_SIZE(4), &bin));
+  cmr_binning_resource *handle = make(CMR_INT(-1), CMR_INT(-1));
   ck_assert_ok(cmr_binning_resource_add_bin_resource(handle, 4096, cmr_fixed_size_resource_ref(bin)));
   ck_assert_ok(cmr_fixed_size_resource_destroy(bin)); /* the binning resource's share keeps it */
   void *ptr = take(handle, 4000);
@@ -281,7 +283,7 @@ START_TEST(bins_are_held_past_their_owners_destroy) {
   ck_assert_counts(&upstream, 1, 0); /* the last share went with it */
 
   test_foreign foreign = {.properties = BOTH_PROPERTIES};
-  handle = make(-1, -1);
+  handle = make(CMR_INT(-1), CMR_INT(-1));
   ck_assert_ok(cmr_binning_resource_add_bin_resource(handle, 256, test_foreign_ref(&foreign, &test_foreign_counted_ops)));
   ck_assert_int_eq(foreign.retains, 1);
   ck_assert_int_eq(foreign.releases, 0);
@@ -292,7 +294,7 @@ END_TEST
 
 START_TEST(replaced_bins_are_released) {
   test_foreign first = {.properties = BOTH_PROPERTIES}, second = {.properties = BOTH_PROPERTIES};
-  cmr_binning_resource *handle = make(-1, -1);
+  cmr_binning_resource *handle = make(CMR_INT(-1), CMR_INT(-1));
   ck_assert_ok(cmr_binning_resource_add_bin_resource(handle, 256, test_foreign_ref(&first, &test_foreign_counted_ops)));
   ck_assert_ok(cmr_binning_resource_add_bin_resource(handle, 256, test_foreign_ref(&second, &test_foreign_counted_ops)));
   ck_assert_int_eq(first.releases, 1);

@@ -15,7 +15,7 @@ static void setup(void) { test_counting_init(&upstream, BOTH_PROPERTIES); }
 
 static void teardown(void) { test_counting_destroy(&upstream); }
 
-static cmr_fixed_size_resource *make(size_t block_size, size_t blocks) {
+static cmr_fixed_size_resource *make(cmr_optional_size block_size, cmr_optional_size blocks) {
   cmr_fixed_size_resource *handle = NULL;
   ck_assert_ok(cmr_fixed_size_resource_create(test_counting_ref(&upstream), block_size, blocks, &handle));
   return handle;
@@ -44,7 +44,7 @@ START_TEST(block_size_is_rounded_up_to_256) {
   size_t asked[] = {1, 255, 256, 1000, 1024, 65537};
   size_t rounded[] = {256, 256, 256, 1024, 1024, 65792};
   for (unsigned i = 0; i < sizeof asked / sizeof *asked; ++i) {
-    cmr_fixed_size_resource *handle = make(asked[i], 2);
+    cmr_fixed_size_resource *handle = make(CMR_SIZE(asked[i]), CMR_SIZE(2));
     size_t block_size = 0;
     ck_assert_ok(cmr_fixed_size_resource_block_size(handle, &block_size));
     ck_assert_uint_eq(block_size, rounded[i]);
@@ -68,19 +68,24 @@ END_TEST
 START_TEST(bad_arguments_are_refused) {
   cmr_resource_ref ref = test_counting_ref(&upstream);
   cmr_fixed_size_resource *handle = (cmr_fixed_size_resource *)&handle;
-  ck_assert_status(cmr_fixed_size_resource_create(ref, 0, 4, &handle), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_status(cmr_fixed_size_resource_create(ref, CMR_SIZE(0), CMR_SIZE(4), &handle), CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("block_size must not be 0");
   ck_assert_ptr_null(handle);
-  ck_assert_status(cmr_fixed_size_resource_create(ref, 256, 0, &handle), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_status(cmr_fixed_size_resource_create(ref, CMR_SIZE(256), CMR_SIZE(0), &handle), CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("blocks_to_preallocate must not be 0");
-  ck_assert_status(cmr_fixed_size_resource_create(ref, SIZE_MAX - 1, 1, &handle), CMR_ERROR_SIZE_OVERFLOW);
+  ck_assert_status(cmr_fixed_size_resource_create(ref, CMR_SIZE(SIZE_MAX - 1), CMR_SIZE(1), &handle), CMR_ERROR_SIZE_OVERFLOW);
   ck_assert_message_has("overflows once rounded up to 256");
-  ck_assert_status(cmr_fixed_size_resource_create(ref, (size_t)1 << 40, (size_t)1 << 30, &handle),
+  /* SIZE_MAX is a block size like any other (it once meant the default). */
+  ck_assert_status(cmr_fixed_size_resource_create(ref, CMR_SIZE(SIZE_MAX), CMR_SIZE_DEFAULT, &handle),
+                   CMR_ERROR_SIZE_OVERFLOW);
+  ck_assert_message_has("block_size 18446744073709551615 overflows once rounded up to 256");
+  ck_assert_ptr_null(handle);
+  ck_assert_status(cmr_fixed_size_resource_create(ref, CMR_SIZE((size_t)1 << 40), CMR_SIZE((size_t)1 << 30), &handle),
                    CMR_ERROR_SIZE_OVERFLOW);
   ck_assert_message_has("a chunk of 1073741824 blocks of 1099511627776 bytes overflows");
   cmr_resource_ref zeroed = {0};
-  ck_assert_status(cmr_fixed_size_resource_create(zeroed, 256, 1, &handle), CMR_ERROR_INVALID_REF);
-  ck_assert_status(cmr_fixed_size_resource_create(ref, 256, 1, NULL), CMR_ERROR_NULL_POINTER);
+  ck_assert_status(cmr_fixed_size_resource_create(zeroed, CMR_SIZE(256), CMR_SIZE(1), &handle), CMR_ERROR_INVALID_REF);
+  ck_assert_status(cmr_fixed_size_resource_create(ref, CMR_SIZE(256), CMR_SIZE(1), NULL), CMR_ERROR_NULL_POINTER);
   ck_assert_status(cmr_fixed_size_resource_block_size(NULL, &(size_t){0}), CMR_ERROR_NULL_POINTER);
   ck_assert_status(cmr_fixed_size_resource_upstream_bytes(NULL, &(size_t){0}), CMR_ERROR_NULL_POINTER);
   ck_assert_counts(&upstream, 0, 0);
@@ -91,7 +96,7 @@ END_TEST
 
 START_TEST(preallocates_then_grows_in_chunks) {
   enum { blocks = 8 };
-  cmr_fixed_size_resource *handle = make(4096, blocks);
+  cmr_fixed_size_resource *handle = make(CMR_SIZE(4096), CMR_SIZE(blocks));
   ck_assert_counts(&upstream, 1, blocks * 4096);
   void *held[2 * blocks + 1];
   for (unsigned i = 0; i < blocks; ++i) held[i] = take(handle, 1 + i * 500, CMR_DEFAULT_STREAM);
@@ -116,7 +121,7 @@ END_TEST
 START_TEST(destroy_returns_every_chunk_even_with_blocks_out) {
   cmr_stream a;
   ck_assert_ok(cmr_stream_create(&a));
-  cmr_fixed_size_resource *handle = make(1024, 2);
+  cmr_fixed_size_resource *handle = make(CMR_SIZE(1024), CMR_SIZE(2));
   take(handle, 1024, a);
   void *freed = take(handle, 1024, CMR_DEFAULT_STREAM);
   take(handle, 10, a); /* a second chunk */
@@ -131,13 +136,13 @@ END_TEST
 START_TEST(upstream_failure_is_out_of_memory_with_context) {
   atomic_store(&upstream.successes_left, 0);
   cmr_fixed_size_resource *handle = NULL;
-  ck_assert_status(cmr_fixed_size_resource_create(test_counting_ref(&upstream), 512, 4, &handle),
+  ck_assert_status(cmr_fixed_size_resource_create(test_counting_ref(&upstream), CMR_SIZE(512), CMR_SIZE(4), &handle),
                    CMR_ERROR_OUT_OF_MEMORY);
   ck_assert_message_has("fixed_size: growing by 512 bytes (holding 0)"); /* after 2048 and 1024 */
   ck_assert_ptr_null(handle);
 
   atomic_store(&upstream.successes_left, 1);
-  handle = make(512, 1);
+  handle = make(CMR_SIZE(512), CMR_SIZE(1));
   void *first = take(handle, 512, CMR_DEFAULT_STREAM);
   void *ptr = (void *)1;
   ck_assert_status(cmr_allocate(cmr_fixed_size_resource_ref(handle), 512, CMR_DEFAULT_STREAM, &ptr),
@@ -157,7 +162,7 @@ END_TEST
 START_TEST(grows_by_smaller_chunks_when_the_upstream_is_short) {
   test_foreign short_upstream = {.properties = BOTH_PROPERTIES, .limit = 8192 + 3000};
   cmr_fixed_size_resource *handle = NULL;
-  ck_assert_ok(cmr_fixed_size_resource_create(test_foreign_ref(&short_upstream, &test_foreign_ops), 1024, 8, &handle));
+  ck_assert_ok(cmr_fixed_size_resource_create(test_foreign_ref(&short_upstream, &test_foreign_ops), CMR_SIZE(1024), CMR_SIZE(8), &handle));
   ck_assert_uint_eq(short_upstream.outstanding, 8192);
   void *held[10];
   for (unsigned i = 0; i < 10; ++i) held[i] = take(handle, 1024, CMR_DEFAULT_STREAM);
@@ -177,7 +182,7 @@ END_TEST
 /* ---- misuse -------------------------------------------------------------------------------- */
 
 START_TEST(request_larger_than_a_block_is_out_of_memory) {
-  cmr_fixed_size_resource *handle = make(4096, 2);
+  cmr_fixed_size_resource *handle = make(CMR_SIZE(4096), CMR_SIZE(2));
   void *ptr = (void *)1;
   ck_assert_status(cmr_allocate(cmr_fixed_size_resource_ref(handle), 4097, CMR_DEFAULT_STREAM, &ptr),
                    CMR_ERROR_OUT_OF_MEMORY);
@@ -189,7 +194,7 @@ START_TEST(request_larger_than_a_block_is_out_of_memory) {
 END_TEST
 
 START_TEST(alignments_above_256_are_refused) {
-  cmr_fixed_size_resource *handle = make(4096, 2);
+  cmr_fixed_size_resource *handle = make(CMR_SIZE(4096), CMR_SIZE(2));
   void *ptr = (void *)1;
   ck_assert_status(cmr_allocate_aligned(cmr_fixed_size_resource_ref(handle), 100, 512, CMR_DEFAULT_STREAM, &ptr),
                    CMR_ERROR_UNSUPPORTED_ALIGNMENT);
@@ -199,7 +204,7 @@ START_TEST(alignments_above_256_are_refused) {
 END_TEST
 
 START_TEST(foreign_and_freed_pointers_are_unknown) {
-  cmr_fixed_size_resource *handle = make(1024, 4);
+  cmr_fixed_size_resource *handle = make(CMR_SIZE(1024), CMR_SIZE(4));
   cmr_resource_ref ref = cmr_fixed_size_resource_ref(handle);
   char *ptr = take(handle, 1024, CMR_DEFAULT_STREAM);
   char local[1024];
@@ -213,7 +218,7 @@ START_TEST(foreign_and_freed_pointers_are_unknown) {
 END_TEST
 
 START_TEST(freeing_more_than_a_block_changes_nothing) {
-  cmr_fixed_size_resource *handle = make(1024, 1);
+  cmr_fixed_size_resource *handle = make(CMR_SIZE(1024), CMR_SIZE(1));
   cmr_resource_ref ref = cmr_fixed_size_resource_ref(handle);
   void *ptr = take(handle, 1000, CMR_DEFAULT_STREAM);
   ck_assert_status(cmr_deallocate(ref, ptr, 1025, CMR_DEFAULT_STREAM), CMR_ERROR_INVALID_ARGUMENT);
@@ -229,7 +234,7 @@ END_TEST
 
 START_TEST(freed_block_is_reused_on_its_stream) {
   enum { blocks = 4 };
-  cmr_fixed_size_resource *handle = make(512, blocks);
+  cmr_fixed_size_resource *handle = make(CMR_SIZE(512), CMR_SIZE(blocks));
   void *held[blocks];
   for (unsigned i = 0; i < blocks; ++i) held[i] = take(handle, 512, CMR_DEFAULT_STREAM);
   give(handle, held[2], 512, CMR_DEFAULT_STREAM);
@@ -253,7 +258,7 @@ START_TEST(block_freed_on_one_stream_reaches_another_after_a_wait) {
   cmr_stream a, b;
   ck_assert_ok(cmr_stream_create(&a));
   ck_assert_ok(cmr_stream_create(&b));
-  cmr_fixed_size_resource *handle = make(256, 1);
+  cmr_fixed_size_resource *handle = make(CMR_SIZE(256), CMR_SIZE(1));
   void *ptr = take(handle, 256, a);
   give(handle, ptr, 256, a);
 
@@ -293,7 +298,7 @@ END_TEST
 START_TEST(blocks_of_a_destroyed_stream_stay_usable) {
   cmr_stream a;
   ck_assert_ok(cmr_stream_create(&a));
-  cmr_fixed_size_resource *handle = make(256, 2);
+  cmr_fixed_size_resource *handle = make(CMR_SIZE(256), CMR_SIZE(2));
   void *first = take(handle, 256, a), *second = take(handle, 256, a);
   give(handle, first, 256, a);
   give(handle, second, 256, a);

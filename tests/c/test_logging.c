@@ -69,7 +69,7 @@ static void temp_path(char path[64]) {
   close(fd);
 }
 
-static cmr_simulated_resource *simulated(size_t capacity) {
+static cmr_simulated_resource *simulated(cmr_optional_size capacity) {
   cmr_simulated_resource *handle = NULL;
   ck_assert_ok(cmr_simulated_resource_create(capacity, &handle));
   return handle;
@@ -91,7 +91,7 @@ static char *after_header(char *text) {
 START_TEST(test_exact_rows) {
   char path[64];
   temp_path(path);
-  cmr_simulated_resource *leaf = simulated(4096);
+  cmr_simulated_resource *leaf = simulated(CMR_SIZE(4096));
   cmr_logging_resource *log = logging_to(leaf, path, NULL, false);
   cmr_resource_ref ref = cmr_logging_resource_ref(log);
   cmr_stream stream = (cmr_stream)(uintptr_t)0xabc0;

@@ -35,7 +35,7 @@ static void teardown(void) {
 
 static cmr_pool_resource *small_pool(void) {
   cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(host, 64 * 1024, 1 << 20, &pool));
+  ck_assert_ok(cmr_pool_resource_create(host, CMR_SIZE(64 * 1024), CMR_SIZE(1 << 20), &pool));
   return pool;
 }
 
@@ -121,7 +121,7 @@ START_TEST(a_retain_during_the_last_release_fails) {
   ck_assert_ok(cmr_callback_resource_create(forward_allocate, retain_the_pool_while_freeing, NULL, NULL,
                                             CMR_PROPERTY_HOST_ACCESSIBLE, &upstream));
   cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(cmr_callback_resource_ref(upstream), 64 * 1024, 1 << 20, &pool));
+  ck_assert_ok(cmr_pool_resource_create(cmr_callback_resource_ref(upstream), CMR_SIZE(64 * 1024), CMR_SIZE(1 << 20), &pool));
   dying = cmr_pool_resource_ref(pool);
   frees_seen = 0;
   ck_assert_ok(cmr_pool_resource_destroy(pool));
@@ -275,7 +275,7 @@ END_TEST
 
 START_TEST(a_bin_that_reaches_its_binning_resource_is_refused) {
   cmr_binning_resource *binning = NULL;
-  ck_assert_ok(cmr_binning_resource_create(host, 8, 12, &binning));
+  ck_assert_ok(cmr_binning_resource_create(host, CMR_INT(8), CMR_INT(12), &binning));
   cmr_resource_ref self = cmr_binning_resource_ref(binning);
   ck_assert_status(cmr_binning_resource_add_bin_resource(binning, 512, self), CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("would then allocate from itself");
@@ -288,7 +288,7 @@ START_TEST(a_bin_that_reaches_its_binning_resource_is_refused) {
                    CMR_ERROR_INVALID_ARGUMENT);
   /* Through another binning resource's bin. */
   cmr_binning_resource *outer = NULL;
-  ck_assert_ok(cmr_binning_resource_create(host, -1, -1, &outer));
+  ck_assert_ok(cmr_binning_resource_create(host, CMR_INT_DEFAULT, CMR_INT_DEFAULT, &outer));
   ck_assert_ok(cmr_binning_resource_add_bin_resource(outer, 1024, cmr_tracking_resource_ref(tracking)));
   ck_assert_status(cmr_binning_resource_add_bin_resource(binning, 2048, cmr_binning_resource_ref(outer)),
                    CMR_ERROR_INVALID_ARGUMENT);
@@ -327,8 +327,8 @@ static void *adopt(void *arg) {
 START_TEST(two_changes_cannot_close_a_cycle_between_them) {
   for (int round = 0; round < 100; round++) {
     cmr_binning_resource *a = NULL, *b = NULL;
-    ck_assert_ok(cmr_binning_resource_create(host, -1, -1, &a));
-    ck_assert_ok(cmr_binning_resource_create(host, -1, -1, &b));
+    ck_assert_ok(cmr_binning_resource_create(host, CMR_INT_DEFAULT, CMR_INT_DEFAULT, &a));
+    ck_assert_ok(cmr_binning_resource_create(host, CMR_INT_DEFAULT, CMR_INT_DEFAULT, &b));
     adoption both[2] = {{a, cmr_binning_resource_ref(b)}, {b, cmr_binning_resource_ref(a)}};
     pthread_t threads[2];
     for (int t = 0; t < 2; t++) ck_assert_int_eq(pthread_create(&threads[t], NULL, adopt, &both[t]), 0);

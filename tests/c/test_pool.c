@@ -14,7 +14,7 @@ static test_foreign upstream;
 static cmr_pool_resource *pool;
 static cmr_resource_ref ref;
 
-static void make_pool(size_t initial, size_t maximum) {
+static void make_pool(cmr_optional_size initial, cmr_optional_size maximum) {
   ck_assert_ok(cmr_pool_resource_create(test_foreign_ref(&upstream, &test_foreign_ops), initial, maximum, &pool));
   ref = cmr_pool_resource_ref(pool);
 }
@@ -59,22 +59,22 @@ static cmr_backend_host_counts counts(void) {
 START_TEST(bad_arguments) {
   cmr_resource_ref up = test_foreign_ref(&upstream, &test_foreign_ops);
   cmr_pool_resource *bad = NULL;
-  ck_assert_status(cmr_pool_resource_create(up, 2 * MiB, 1 * MiB, &bad), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_status(cmr_pool_resource_create(up, CMR_SIZE(2 * MiB), CMR_SIZE(1 * MiB), &bad), CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("initial_pool_size 2097152 is larger than maximum_pool_size 1048576");
-  ck_assert_status(cmr_pool_resource_create(up, 1000, CMR_SIZE_DEFAULT, &bad), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_status(cmr_pool_resource_create(up, CMR_SIZE(1000), CMR_SIZE_DEFAULT, &bad), CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("initial_pool_size");
-  ck_assert_status(cmr_pool_resource_create(up, 0, 0, &bad), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_status(cmr_pool_resource_create(up, CMR_SIZE(0), CMR_SIZE(0), &bad), CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("maximum_pool_size");
-  ck_assert_status(cmr_pool_resource_create(up, 0, 1 * MiB + 1, &bad), CMR_ERROR_INVALID_ARGUMENT);
-  ck_assert_status(cmr_pool_resource_create((cmr_resource_ref){0}, 0, CMR_SIZE_DEFAULT, &bad), CMR_ERROR_INVALID_REF);
-  ck_assert_status(cmr_pool_resource_create(up, 0, CMR_SIZE_DEFAULT, NULL), CMR_ERROR_NULL_POINTER);
+  ck_assert_status(cmr_pool_resource_create(up, CMR_SIZE(0), CMR_SIZE(1 * MiB + 1), &bad), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_status(cmr_pool_resource_create((cmr_resource_ref){0}, CMR_SIZE(0), CMR_SIZE_DEFAULT, &bad), CMR_ERROR_INVALID_REF);
+  ck_assert_status(cmr_pool_resource_create(up, CMR_SIZE(0), CMR_SIZE_DEFAULT, NULL), CMR_ERROR_NULL_POINTER);
   ck_assert_ptr_null(bad);
   ck_assert_int_eq(upstream.allocations, 0);
 }
 END_TEST
 
 START_TEST(initial_pool_size_taken_at_creation) {
-  make_pool(1 * MiB, CMR_SIZE_DEFAULT);
+  make_pool(CMR_SIZE(1 * MiB), CMR_SIZE_DEFAULT);
   ck_assert_int_eq(upstream.allocations, 1);
   ck_assert_uint_eq(upstream.outstanding, 1 * MiB);
   ck_assert_uint_eq(pool_size(), 1 * MiB);
@@ -91,7 +91,7 @@ END_TEST
 START_TEST(upstream_failure_at_creation_is_reported) {
   upstream.limit = 512 * KiB;
   cmr_pool_resource *bad = NULL;
-  ck_assert_status(cmr_pool_resource_create(test_foreign_ref(&upstream, &test_foreign_ops), 1 * MiB,
+  ck_assert_status(cmr_pool_resource_create(test_foreign_ref(&upstream, &test_foreign_ops), CMR_SIZE(1 * MiB),
                                             CMR_SIZE_DEFAULT, &bad),
                    CMR_ERROR_OUT_OF_MEMORY);
   ck_assert_message_has("initial_pool_size 1048576");
@@ -100,7 +100,7 @@ START_TEST(upstream_failure_at_creation_is_reported) {
 END_TEST
 
 START_TEST(neighbours_coalesce) {
-  make_pool(1 * MiB, 1 * MiB);
+  make_pool(CMR_SIZE(1 * MiB), CMR_SIZE(1 * MiB));
   char *a = take(1 * KiB, CMR_DEFAULT_STREAM);
   char *b = take(1 * KiB, CMR_DEFAULT_STREAM);
   char *c = take(1 * KiB, CMR_DEFAULT_STREAM);
@@ -123,7 +123,7 @@ START_TEST(neighbours_coalesce) {
 END_TEST
 
 START_TEST(a_freed_block_serves_the_next_request_of_its_size) {
-  make_pool(1 * MiB, CMR_SIZE_DEFAULT);
+  make_pool(CMR_SIZE(1 * MiB), CMR_SIZE_DEFAULT);
   char *a = take(1 * KiB, CMR_DEFAULT_STREAM);
   char *b = take(1 * KiB, CMR_DEFAULT_STREAM);
   give(a, 1 * KiB, CMR_DEFAULT_STREAM);
@@ -140,7 +140,7 @@ START_TEST(a_freed_block_serves_the_next_request_of_its_size) {
 END_TEST
 
 START_TEST(best_fit_is_chosen) {
-  make_pool(1 * MiB, CMR_SIZE_DEFAULT);
+  make_pool(CMR_SIZE(1 * MiB), CMR_SIZE_DEFAULT);
   size_t sizes[] = {2 * KiB, 1 * KiB, 3 * KiB, 1536};
   char *holes[4], *fences[4];
   for (int i = 0; i < 4; ++i) {
@@ -161,7 +161,7 @@ START_TEST(best_fit_is_chosen) {
 END_TEST
 
 START_TEST(growth_doubles_and_covers_the_request) {
-  make_pool(0, CMR_SIZE_DEFAULT);
+  make_pool(CMR_SIZE(0), CMR_SIZE_DEFAULT);
   ck_assert_int_eq(upstream.allocations, 0);
   void *first = take(1000, CMR_DEFAULT_STREAM);
   ck_assert_int_eq(upstream.allocations, 1);
@@ -180,7 +180,7 @@ START_TEST(growth_doubles_and_covers_the_request) {
 END_TEST
 
 START_TEST(growth_retries_smaller_when_the_upstream_is_short) {
-  make_pool(1 * MiB, CMR_SIZE_DEFAULT);
+  make_pool(CMR_SIZE(1 * MiB), CMR_SIZE_DEFAULT);
   upstream.limit = 1 * MiB + 300 * KiB;
   void *all = take(1 * MiB, CMR_DEFAULT_STREAM);
   void *more = take(256, CMR_DEFAULT_STREAM); /* 1 MiB and 512 KiB refused, 256 KiB given */
@@ -193,7 +193,7 @@ START_TEST(growth_retries_smaller_when_the_upstream_is_short) {
 END_TEST
 
 START_TEST(maximum_is_never_passed) {
-  make_pool(1 * MiB, 2 * MiB);
+  make_pool(CMR_SIZE(1 * MiB), CMR_SIZE(2 * MiB));
   void *a = take(1 * MiB, CMR_DEFAULT_STREAM);
   void *b = take(1 * MiB, CMR_DEFAULT_STREAM);
   ck_assert_uint_eq(pool_size(), 2 * MiB);
@@ -211,7 +211,7 @@ START_TEST(maximum_is_never_passed) {
 END_TEST
 
 START_TEST(upstream_exhausted_reports_out_of_memory) {
-  make_pool(0, CMR_SIZE_DEFAULT);
+  make_pool(CMR_SIZE(0), CMR_SIZE_DEFAULT);
   upstream.limit = 1 * MiB;
   void *ptr = (void *)1;
   ck_assert_status(cmr_allocate(ref, 2 * MiB, CMR_DEFAULT_STREAM, &ptr), CMR_ERROR_OUT_OF_MEMORY);
@@ -222,7 +222,7 @@ START_TEST(upstream_exhausted_reports_out_of_memory) {
 END_TEST
 
 START_TEST(same_stream_reuses_at_once) {
-  make_pool(1 * MiB, CMR_SIZE_DEFAULT);
+  make_pool(CMR_SIZE(1 * MiB), CMR_SIZE_DEFAULT);
   cmr_stream a;
   ck_assert_ok(cmr_stream_create(&a));
   void *first = take(4 * KiB, a);
@@ -239,7 +239,7 @@ START_TEST(same_stream_reuses_at_once) {
 END_TEST
 
 START_TEST(other_stream_waits_on_the_event) {
-  make_pool(0, CMR_SIZE_DEFAULT);
+  make_pool(CMR_SIZE(0), CMR_SIZE_DEFAULT);
   cmr_stream a, b;
   ck_assert_ok(cmr_stream_create(&a));
   ck_assert_ok(cmr_stream_create(&b));
@@ -272,7 +272,7 @@ START_TEST(other_stream_waits_on_the_event) {
 END_TEST
 
 START_TEST(lone_stream_frees_are_ordered_by_a_device_synchronize) {
-  make_pool(0, CMR_SIZE_DEFAULT);
+  make_pool(CMR_SIZE(0), CMR_SIZE_DEFAULT);
   cmr_stream a, b;
   ck_assert_ok(cmr_stream_create(&a));
   ck_assert_ok(cmr_stream_create(&b));
@@ -293,7 +293,7 @@ START_TEST(lone_stream_frees_are_ordered_by_a_device_synchronize) {
 END_TEST
 
 START_TEST(exhaustion_gathers_every_stream_free_memory) {
-  make_pool(1 * MiB, 1 * MiB);
+  make_pool(CMR_SIZE(1 * MiB), CMR_SIZE(1 * MiB));
   cmr_stream a, b;
   ck_assert_ok(cmr_stream_create(&a));
   ck_assert_ok(cmr_stream_create(&b));
@@ -318,7 +318,7 @@ START_TEST(exhaustion_gathers_every_stream_free_memory) {
 END_TEST
 
 START_TEST(destroyed_stream_memory_stays_usable) {
-  make_pool(1 * MiB, 1 * MiB);
+  make_pool(CMR_SIZE(1 * MiB), CMR_SIZE(1 * MiB));
   cmr_stream a, b;
   ck_assert_ok(cmr_stream_create(&a));
   ck_assert_ok(cmr_stream_create(&b));
@@ -333,7 +333,7 @@ START_TEST(destroyed_stream_memory_stays_usable) {
 END_TEST
 
 START_TEST(bad_frees_change_nothing) {
-  make_pool(1 * MiB, CMR_SIZE_DEFAULT);
+  make_pool(CMR_SIZE(1 * MiB), CMR_SIZE_DEFAULT);
   char *ptr = take(1000, CMR_DEFAULT_STREAM);
   ck_assert_status(cmr_deallocate(ref, ptr + 256, 1000, CMR_DEFAULT_STREAM), CMR_ERROR_UNKNOWN_POINTER);
   ck_assert_message_has("pool: ");
@@ -351,7 +351,7 @@ START_TEST(bad_frees_change_nothing) {
 END_TEST
 
 START_TEST(large_alignments_are_honoured) {
-  make_pool(4 * MiB, CMR_SIZE_DEFAULT);
+  make_pool(CMR_SIZE(4 * MiB), CMR_SIZE_DEFAULT);
   void *small = take(256, CMR_DEFAULT_STREAM); /* so the free rest starts unaligned */
   for (size_t alignment = 512; alignment <= 1 * MiB; alignment *= 2) {
     void *ptr = NULL;
@@ -375,7 +375,7 @@ static uint64_t next_random(uint64_t *state) {
 
 START_TEST(ten_thousand_blocks_coalesce_back_into_one) {
   enum { count = 10000 };
-  make_pool(64 * MiB, CMR_SIZE_DEFAULT);
+  make_pool(CMR_SIZE(64 * MiB), CMR_SIZE_DEFAULT);
   static void *blocks[count];
   static size_t sizes[count];
   uint64_t rng = 42;

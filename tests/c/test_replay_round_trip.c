@@ -75,7 +75,7 @@ START_TEST(test_replay_matches_the_workload) {
   cmr_simulated_resource *leaf = NULL;
   cmr_logging_resource *log = NULL;
   cmr_statistics_resource *stats = NULL;
-  ck_assert_ok(cmr_simulated_resource_create(CAPACITY, &leaf));
+  ck_assert_ok(cmr_simulated_resource_create(CMR_SIZE(CAPACITY), &leaf));
   ck_assert_ok(cmr_logging_resource_create(cmr_simulated_resource_ref(leaf), path, NULL, false, &log));
   ck_assert_ok(cmr_statistics_resource_create(cmr_logging_resource_ref(log), &stats));
   workload w = {.ref = cmr_statistics_resource_ref(stats), .rng = 7};

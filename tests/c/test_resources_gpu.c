@@ -5,7 +5,7 @@
 
 #include "test_util.h"
 
-static cmr_cuda_async_resource *make_async(size_t initial, size_t threshold,
+static cmr_cuda_async_resource *make_async(cmr_optional_size initial, cmr_optional_size threshold,
                                            cmr_cuda_async_export_handle_type export_type) {
   cmr_cuda_async_resource *handle = NULL;
   ck_assert_ok(cmr_cuda_async_resource_create(initial, threshold, export_type, &handle));
@@ -14,7 +14,7 @@ static cmr_cuda_async_resource *make_async(size_t initial, size_t threshold,
 
 START_TEST(cuda_async_parameters) {
   cmr_cuda_async_resource *handle = (cmr_cuda_async_resource *)&handle;
-  ck_assert_status(cmr_cuda_async_resource_create(0, 0, (cmr_cuda_async_export_handle_type)7, &handle),
+  ck_assert_status(cmr_cuda_async_resource_create(CMR_SIZE(0), CMR_SIZE(0), (cmr_cuda_async_export_handle_type)7, &handle),
                    CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("export_handle_type 7");
   ck_assert_ptr_null(handle);
@@ -25,7 +25,7 @@ START_TEST(cuda_async_parameters) {
   ck_assert_uint_eq(threshold, SIZE_MAX); /* keep everything */
   ck_assert_ok(cmr_cuda_async_resource_destroy(handle));
 
-  handle = make_async((size_t)64 << 20, (size_t)1 << 20, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE);
+  handle = make_async(CMR_SIZE((size_t)64 << 20), CMR_SIZE((size_t)1 << 20), CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE);
   ck_assert_ok(cmr_cuda_async_resource_release_threshold(handle, &threshold));
   ck_assert_uint_eq(threshold, (size_t)1 << 20);
   void *pool = NULL;
@@ -40,7 +40,7 @@ END_TEST
 START_TEST(cuda_async_exports_file_descriptors) {
   /* The H200 machine's pools support POSIX file descriptor handles (IPC). */
   cmr_cuda_async_resource *handle =
-      make_async(0, CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+      make_async(CMR_SIZE(0), CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
   void *ptr = NULL;
   cmr_resource_ref ref = cmr_cuda_async_resource_ref(handle);
   ck_assert_ok(cmr_allocate(ref, 1 << 20, CMR_DEFAULT_STREAM, &ptr));
@@ -50,7 +50,7 @@ START_TEST(cuda_async_exports_file_descriptors) {
 END_TEST
 
 START_TEST(views_of_one_pool) {
-  cmr_cuda_async_resource *owner = make_async(0, CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE);
+  cmr_cuda_async_resource *owner = make_async(CMR_SIZE(0), CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE);
   void *pool = NULL;
   ck_assert_ok(cmr_cuda_async_resource_pool_handle(owner, &pool));
   cmr_cuda_async_view_resource *a = NULL, *b = NULL;
@@ -85,8 +85,8 @@ START_TEST(equality_across_types) {
   ck_assert(equal);
   ck_assert_ok(cmr_ref_equal(cmr_cuda_resource_ref(cuda_a), cmr_managed_resource_ref(managed), &equal));
   ck_assert(!equal);
-  cmr_cuda_async_resource *pool_a = make_async(0, CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE);
-  cmr_cuda_async_resource *pool_b = make_async(0, CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE);
+  cmr_cuda_async_resource *pool_a = make_async(CMR_SIZE(0), CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE);
+  cmr_cuda_async_resource *pool_b = make_async(CMR_SIZE(0), CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE);
   ck_assert_ok(cmr_ref_equal(cmr_cuda_async_resource_ref(pool_a), cmr_cuda_async_resource_ref(pool_b), &equal));
   ck_assert(!equal); /* two pools: memory of one cannot go to the other */
   ck_assert_ok(cmr_cuda_async_resource_destroy(pool_a));

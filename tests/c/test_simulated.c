@@ -6,7 +6,7 @@
 
 #include "test_util.h"
 
-static cmr_simulated_resource *make(size_t capacity) {
+static cmr_simulated_resource *make(cmr_optional_size capacity) {
   cmr_simulated_resource *handle = NULL;
   ck_assert_ok(cmr_simulated_resource_create(capacity, &handle));
   return handle;
@@ -44,7 +44,7 @@ START_TEST(test_counters_follow_allocations) {
 END_TEST
 
 START_TEST(test_capacity_bounds_bytes_in_use) {
-  cmr_simulated_resource *handle = make(4096);
+  cmr_simulated_resource *handle = make(CMR_SIZE(4096));
   cmr_resource_ref ref = cmr_simulated_resource_ref(handle);
   void *a = take(handle, 4096), *ptr = (void *)1;
   ck_assert_status(cmr_allocate(ref, 1, CMR_DEFAULT_STREAM, &ptr), CMR_ERROR_OUT_OF_MEMORY);
@@ -91,9 +91,9 @@ END_TEST
 
 START_TEST(test_bad_arguments) {
   cmr_simulated_resource *handle = NULL;
-  ck_assert_status(cmr_simulated_resource_create(0, &handle), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_status(cmr_simulated_resource_create(CMR_SIZE(0), &handle), CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("capacity");
-  ck_assert_status(cmr_simulated_resource_create(4096, NULL), CMR_ERROR_NULL_POINTER);
+  ck_assert_status(cmr_simulated_resource_create(CMR_SIZE(4096), NULL), CMR_ERROR_NULL_POINTER);
 }
 END_TEST
 
@@ -102,9 +102,9 @@ START_TEST(test_pool_over_simulated) {
    * addresses that have none; the simulated peak is what the pool held. No
    * initial size: taking one synchronizes a stream, which a CUDA build
    * without a GPU cannot. */
-  cmr_simulated_resource *leaf = make((size_t)1 << 30);
+  cmr_simulated_resource *leaf = make(CMR_SIZE((size_t)1 << 30));
   cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(cmr_simulated_resource_ref(leaf), 0, CMR_SIZE_DEFAULT, &pool));
+  ck_assert_ok(cmr_pool_resource_create(cmr_simulated_resource_ref(leaf), CMR_SIZE(0), CMR_SIZE_DEFAULT, &pool));
   cmr_resource_ref ref = cmr_pool_resource_ref(pool);
   void *ptrs[8];
   for (int i = 0; i < 8; ++i) ck_assert_ok(cmr_allocate(ref, (size_t)1 << 19, CMR_DEFAULT_STREAM, &ptrs[i]));

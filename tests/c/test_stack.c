@@ -124,8 +124,14 @@ START_TEST(a_percentage_is_of_free_device_memory) {
 END_TEST
 
 START_TEST(named_defaults_ints_bools_and_strings) {
+  /* "unlimited" asks pool for its default: SIZE_MAX given as a value would
+   * be refused (not a multiple of 256). */
   cmr_stack *stack = parse_ok("pool(upstream=system, maximum_pool_size=unlimited, initial_pool_size=0)");
   ck_assert_str_eq(written_out(stack), "pool(system, initial_pool_size=0, maximum_pool_size=unlimited)");
+  ck_assert_ok(cmr_stack_destroy(stack));
+  /* Left out, the exponents take their default (-1, no automatic bins). */
+  stack = parse_ok("binning(system)");
+  ck_assert_str_eq(written_out(stack), "binning(system, min_size_exponent=-1, max_size_exponent=-1)");
   ck_assert_ok(cmr_stack_destroy(stack));
   stack = parse_ok("binning(system, min_size_exponent=8, max_size_exponent=12)");
   ck_assert_ok(cmr_stack_destroy(stack));

@@ -24,7 +24,7 @@ typedef struct subject {
 
 static cmr_status make_pool(cmr_resource_ref upstream, cmr_resource_ref *out, void **handle) {
   cmr_pool_resource *pool = NULL;
-  cmr_status status = cmr_pool_resource_create(upstream, 4 * MiB, CMR_SIZE_DEFAULT, &pool);
+  cmr_status status = cmr_pool_resource_create(upstream, CMR_SIZE(4 * MiB), CMR_SIZE_DEFAULT, &pool);
   if (status == CMR_SUCCESS) *out = cmr_pool_resource_ref(pool);
   *handle = pool;
   return status;
@@ -34,7 +34,7 @@ static cmr_status destroy_pool(void *handle) { return cmr_pool_resource_destroy(
 
 static cmr_status make_fixed_size(cmr_resource_ref upstream, cmr_resource_ref *out, void **handle) {
   cmr_fixed_size_resource *fixed_size = NULL;
-  cmr_status status = cmr_fixed_size_resource_create(upstream, max_bytes, 64, &fixed_size);
+  cmr_status status = cmr_fixed_size_resource_create(upstream, CMR_SIZE(max_bytes), CMR_SIZE(64), &fixed_size);
   if (status == CMR_SUCCESS) *out = cmr_fixed_size_resource_ref(fixed_size);
   *handle = fixed_size;
   return status;
@@ -47,8 +47,8 @@ static cmr_status destroy_fixed_size(void *handle) { return cmr_fixed_size_resou
 static cmr_status make_binning(cmr_resource_ref upstream, cmr_resource_ref *out, void **handle) {
   cmr_binning_resource *binning = NULL;
   cmr_fixed_size_resource *bin = NULL;
-  cmr_status status = cmr_binning_resource_create(upstream, 8, 13, &binning);
-  if (status == CMR_SUCCESS) status = cmr_fixed_size_resource_create(upstream, 12288, 64, &bin);
+  cmr_status status = cmr_binning_resource_create(upstream, CMR_INT(8), CMR_INT(13), &binning);
+  if (status == CMR_SUCCESS) status = cmr_fixed_size_resource_create(upstream, CMR_SIZE(12288), CMR_SIZE(64), &bin);
   if (status == CMR_SUCCESS) status = cmr_binning_resource_add_bin_resource(binning, 12288, cmr_fixed_size_resource_ref(bin));
   if (bin != NULL) cmr_fixed_size_resource_destroy(bin);
   if (status == CMR_SUCCESS) *out = cmr_binning_resource_ref(binning);
@@ -66,7 +66,7 @@ static cmr_status fixed_size_footprint(void *handle, size_t *out) {
 
 static cmr_status make_arena(cmr_resource_ref upstream, cmr_resource_ref *out, void **handle) {
   cmr_arena_resource *arena = NULL;
-  cmr_status status = cmr_arena_resource_create(upstream, 64 * MiB, false, "", &arena);
+  cmr_status status = cmr_arena_resource_create(upstream, CMR_SIZE(64 * MiB), false, "", &arena);
   if (status == CMR_SUCCESS) *out = cmr_arena_resource_ref(arena);
   *handle = arena;
   return status;

@@ -25,7 +25,7 @@ typedef struct subject {
 
 static cmr_status make_pool(cmr_resource_ref upstream, cmr_resource_ref *out, void **handle) {
   cmr_pool_resource *pool = NULL;
-  cmr_status status = cmr_pool_resource_create(upstream, 0, CMR_SIZE_DEFAULT, &pool);
+  cmr_status status = cmr_pool_resource_create(upstream, CMR_SIZE(0), CMR_SIZE_DEFAULT, &pool);
   if (status == CMR_SUCCESS) *out = cmr_pool_resource_ref(pool);
   *handle = pool;
   return status;
@@ -37,7 +37,7 @@ static cmr_status destroy_pool(void *handle) { return cmr_pool_resource_destroy(
  * cut, can only take the block a freed. */
 static cmr_status make_arena(cmr_resource_ref upstream, cmr_resource_ref *out, void **handle) {
   cmr_arena_resource *arena = NULL;
-  cmr_status status = cmr_arena_resource_create(upstream, block_bytes, false, "", &arena);
+  cmr_status status = cmr_arena_resource_create(upstream, CMR_SIZE(block_bytes), false, "", &arena);
   if (status == CMR_SUCCESS) *out = cmr_arena_resource_ref(arena);
   *handle = arena;
   return status;
@@ -48,7 +48,7 @@ static cmr_status destroy_arena(void *handle) { return cmr_arena_resource_destro
 /* One block preallocated, so the block stream b takes can only be the one a freed. */
 static cmr_status make_fixed_size(cmr_resource_ref upstream, cmr_resource_ref *out, void **handle) {
   cmr_fixed_size_resource *fixed_size = NULL;
-  cmr_status status = cmr_fixed_size_resource_create(upstream, block_bytes, 1, &fixed_size);
+  cmr_status status = cmr_fixed_size_resource_create(upstream, CMR_SIZE(block_bytes), CMR_SIZE(1), &fixed_size);
   if (status == CMR_SUCCESS) *out = cmr_fixed_size_resource_ref(fixed_size);
   *handle = fixed_size;
   return status;

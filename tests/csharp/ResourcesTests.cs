@@ -133,6 +133,26 @@ internal sealed class ResourcesTests
     }
 
     [Test]
+    private void NullAsksForTheDefaultAndEveryValueIsAValue()
+    {
+        using (var system = new SystemMemoryResource())
+        {
+            using (var blocks = new FixedSizeMemoryResource(system, blockSize: null, blocksToPreallocate: 1))
+            using (var binning = new BinningMemoryResource(system, null, null))
+            {
+                Assert.Equal(Sizes.MiB, blocks.BlockSize(), "the default block size");
+                Assert.Equal(0UL, binning.BinCount(), "no automatic bins by default");
+            }
+            // The extremes that once meant "default" are values, refused by the resource.
+            Assert.ThrowsStatus(Status.SizeOverflow,
+                () => new FixedSizeMemoryResource(system, ulong.MaxValue).Dispose(), "a block of 2^64-1 bytes");
+            var e = Assert.ThrowsStatus(Status.InvalidArgument,
+                () => new BinningMemoryResource(system, 10, int.MinValue).Dispose(), "max_size_exponent int.MinValue");
+            Assert.True(e.Message.Contains("max_size_exponent -2147483648 is outside"), e.Message);
+        }
+    }
+
+    [Test]
     private void AlignedWithDefaultsAndAnAlignment()
     {
         using (var system = new SystemMemoryResource())

@@ -81,19 +81,19 @@ static void cmr_fuzz_adaptors_create(cmr_fuzz_run *run, cmr_resource_ref upstrea
   uint8_t layers = cmr_fuzz_byte(&run->in), shape = cmr_fuzz_byte(&run->in);
   memset(&stack, 0, sizeof stack);
   stack.levels = 1;
-  cmr_fuzz_ok(run, cmr_pool_resource_create(upstream, 0, CMR_SIZE_DEFAULT, &stack.pool), "pool_create");
+  cmr_fuzz_ok(run, cmr_pool_resource_create(upstream, CMR_SIZE(0), CMR_SIZE_DEFAULT, &stack.pool), "pool_create");
   cmr_resource_ref ref = cmr_pool_resource_ref(stack.pool);
   if (layers & 1) {
     stack.allocation_alignment = CMR_DEFAULT_ALIGNMENT << shape % 6;
     stack.threshold = cmr_fuzz_range(&run->in, 1, 1 << 16);
-    cmr_fuzz_ok(run, cmr_aligned_resource_create(ref, stack.allocation_alignment, stack.threshold, &stack.aligned),
+    cmr_fuzz_ok(run, cmr_aligned_resource_create(ref, CMR_SIZE(stack.allocation_alignment), CMR_SIZE(stack.threshold), &stack.aligned),
                 "aligned_create");
     ref = cmr_aligned_resource_ref(stack.aligned);
   }
   if (layers & 2) {
     stack.limit_alignment = CMR_DEFAULT_ALIGNMENT << (shape >> 3) % 4;
     stack.limit = cmr_fuzz_range(&run->in, 1, 1 << 12) << 10; /* up to 4 MiB */
-    cmr_fuzz_ok(run, cmr_limiting_resource_create(ref, stack.limit, stack.limit_alignment, &stack.limiting),
+    cmr_fuzz_ok(run, cmr_limiting_resource_create(ref, stack.limit, CMR_SIZE(stack.limit_alignment), &stack.limiting),
                 "limiting_create");
     ref = cmr_limiting_resource_ref(stack.limiting);
   }

@@ -9,10 +9,10 @@ static void cmr_fuzz_binning_create(cmr_fuzz_run *run, cmr_resource_ref upstream
   uint8_t shape = cmr_fuzz_byte(&run->in);
   int min = shape & 1 ? 8 + shape / 2 % 5 : -1; /* bins of 2^8 .. 2^18, or none */
   int max = min < 0 ? -1 : min + shape / 16 % 7;
-  cmr_status status = cmr_binning_resource_create(upstream, min, max, &binning);
+  cmr_status status = cmr_binning_resource_create(upstream, CMR_INT(min), CMR_INT(max), &binning);
   if (status == CMR_ERROR_OUT_OF_MEMORY && run->upstream.refusals > 0) {
     /* The bins' first chunks need more than the upstream holds: start with none. */
-    status = cmr_binning_resource_create(upstream, -1, -1, &binning);
+    status = cmr_binning_resource_create(upstream, CMR_INT(-1), CMR_INT(-1), &binning);
   }
   cmr_fuzz_ok(run, status, "binning_create");
   run->top = cmr_binning_resource_ref(binning);

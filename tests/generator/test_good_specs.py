@@ -118,8 +118,8 @@ class ToyResource(GeneratorTestCase):
     def test_csharp_class_takes_every_parameter_with_its_default(self):
         self.assert_has(
             "csharp/ToyPoolMemoryResource.cs",
-            "public ToyPoolMemoryResource(MemoryResource upstream, ulong chunkSize = 65536, "
-            "ulong maximumSize = Defaults.Size, ToyPoolGrowth growth = ToyPoolGrowth.Doubling, int maxChunks = 16, "
+            "public ToyPoolMemoryResource(MemoryResource upstream, ulong? chunkSize = null, "
+            "ulong? maximumSize = null, ToyPoolGrowth growth = ToyPoolGrowth.Doubling, int? maxChunks = null, "
             'string label = "toy \\"pool\\"", double fillRatio = 0.5, bool zeroFill = false)',
             "public void Trim(ulong keepBytes, int keepChunks)")
         self.assert_has("csharp/ResourceTypes.cs", 'case "toy_pool":')
@@ -129,21 +129,23 @@ class ToyResource(GeneratorTestCase):
         self.assert_has(
             "src/resources.c",
             f'status = cmr_ref_check(upstream, "{fn}: upstream");',
-            # size_t: the default for the sentinel, else each constraint
-            "  if (chunk_size == CMR_SIZE_DEFAULT) {\n    chunk_size = (size_t)65536u;\n  } else {\n",
+            # size_t: the default when not set, else each constraint on the value
+            "cmr_status cmr_toy_pool_resource_create(cmr_resource_ref upstream, cmr_optional_size chunk_size_option, ",
+            "  size_t chunk_size = chunk_size_option.value;\n"
+            "  if (!chunk_size_option.is_set) {\n    chunk_size = (size_t)65536u;\n  } else {\n",
             f'"{fn}: chunk_size %zu is not a multiple of 256", chunk_size);',
             "  if (chunk_size == 0 || (chunk_size & (chunk_size - 1)) != 0) {",
             f'"{fn}: chunk_size %zu is not a power of two", chunk_size);',
             f'"{fn}: chunk_size %zu is below the minimum 256", chunk_size);',
             f'"{fn}: chunk_size %zu is above the maximum 1073741824", chunk_size);',
             # a named default
-            "  if (maximum_size == CMR_SIZE_DEFAULT) {\n    maximum_size = SIZE_MAX;\n",
+            "  if (!maximum_size_option.is_set) {\n    maximum_size = SIZE_MAX;\n",
             f'"{fn}: maximum_size %zu is not a multiple of 256", maximum_size);',
             # the enum's range
             "  if ((int)growth < 0 || (int)growth >= 2) {",
             f'"{fn}: growth %d is not a cmr_toy_pool_growth (0..1)", (int)growth);',
-            # int with its sentinel, string, double
-            "  if (max_chunks == CMR_INT_DEFAULT) {\n    max_chunks = 16;\n",
+            # an optional int, string, double
+            "  int max_chunks = max_chunks_option.value;\n  if (!max_chunks_option.is_set) {\n    max_chunks = 16;\n",
             f'"{fn}: max_chunks %d is below the minimum 1", max_chunks);',
             f'"{fn}: max_chunks %d is above the maximum 1024", max_chunks);',
             f'if (label == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "{fn}: label is NULL");',
@@ -192,8 +194,9 @@ class ToyResource(GeneratorTestCase):
             "typedef enum cmr_toy_pool_growth {\n  CMR_TOY_POOL_GROWTH_LINEAR = 0,\n"
             "  CMR_TOY_POOL_GROWTH_DOUBLING = 1\n} cmr_toy_pool_growth;\n",
             " *   chunk_size: Bytes asked of the upstream at a time. Default: 65536 (pass CMR_SIZE_DEFAULT).\n",
-            "CMR_API cmr_status cmr_toy_pool_resource_create(cmr_resource_ref upstream, size_t chunk_size, "
-            "size_t maximum_size, cmr_toy_pool_growth growth, int max_chunks, const char *label, double fill_ratio, "
+            "CMR_API cmr_status cmr_toy_pool_resource_create(cmr_resource_ref upstream, cmr_optional_size chunk_size, "
+            "cmr_optional_size maximum_size, cmr_toy_pool_growth growth, cmr_optional_int max_chunks, "
+            "const char *label, double fill_ratio, "
             "bool zero_fill, cmr_toy_pool_resource **out);\n",
             "CMR_API cmr_status cmr_toy_pool_resource_chunk_count(cmr_toy_pool_resource *handle, size_t *out);\n",
         )
@@ -219,8 +222,9 @@ class ToyResource(GeneratorTestCase):
         self.assertEqual(cases, [
             "create.null_out", "create.upstream.zeroed_ref", "create.upstream.destroyed_ref",
             "create.chunk_size.multiple_of", "create.chunk_size.power_of_two", "create.chunk_size.min",
-            "create.chunk_size.max", "create.maximum_size.multiple_of", "create.growth.enum_below",
-            "create.growth.enum_above", "create.max_chunks.min", "create.max_chunks.max", "create.label.null",
+            "create.chunk_size.max", "create.chunk_size.size_max", "create.maximum_size.multiple_of",
+            "create.maximum_size.size_max", "create.growth.enum_below", "create.growth.enum_above",
+            "create.max_chunks.min", "create.max_chunks.max", "create.max_chunks.int_min", "create.label.null",
             "create.fill_ratio.min", "create.fill_ratio.max",
             "destroy.null_handle", "destroy.destroyed_handle", "destroy.not_a_handle", "ref.destroyed_handle",
             "ref.null_handle",
@@ -236,11 +240,16 @@ class ToyResource(GeneratorTestCase):
             # each value just outside its constraint, the status and the name the message must carry
             f"{create}((cmr_resource_ref){{0}}, CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, {args}, &out), "
             f'CMR_ERROR_INVALID_REF, "{create}: upstream");',
-            f"{create}(upstream, (size_t)768u, CMR_SIZE_DEFAULT, {args}, &out), "
+            f"{create}(upstream, CMR_SIZE((size_t)768u), CMR_SIZE_DEFAULT, {args}, &out), "
             f'CMR_ERROR_INVALID_ARGUMENT, "{create}: chunk_size");',
-            f"{create}(upstream, (size_t)1073742080u, CMR_SIZE_DEFAULT, {args}, &out)",
+            f"{create}(upstream, CMR_SIZE((size_t)1073742080u), CMR_SIZE_DEFAULT, {args}, &out)",
+            # the far end, which once stood for the default, is a value the checks refuse
+            f"{create}(upstream, CMR_SIZE(SIZE_MAX), CMR_SIZE_DEFAULT, {args}, &out), "
+            f'CMR_ERROR_INVALID_ARGUMENT, "{create}: chunk_size");',
+            f'{create}(upstream, CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_TOY_POOL_GROWTH_DOUBLING, CMR_INT(INT32_MIN), ',
             f"{create}(upstream, CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, (cmr_toy_pool_growth)2, ",
-            f'{create}(upstream, CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_TOY_POOL_GROWTH_DOUBLING, 1025, "conformance"',
+            f'{create}(upstream, CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_TOY_POOL_GROWTH_DOUBLING, CMR_INT(1025), '
+            '"conformance"',
             f'CMR_INT_DEFAULT, NULL, 0.5, false, &out), CMR_ERROR_NULL_POINTER, "{create}: label");',
             f'"conformance", -1.0, false, &out), CMR_ERROR_INVALID_ARGUMENT, "{create}: fill_ratio");',
             f'cmr_battery_expect_null(out, "{create}");',
@@ -259,7 +268,7 @@ class ToyResource(GeneratorTestCase):
         self.assert_has(
             "docs/api.md",
             "| [`toy_pool`](#toy_pool) | suballocator | cuda, host | from upstream | no | up to 4096 |",
-            "| `chunk_size` | `size_t` | 65536 | multiple_of 256, power_of_two, min 256, max 1073741824 |",
+            "| `chunk_size` | `cmr_optional_size` | 65536 | multiple_of 256, power_of_two, min 256, max 1073741824 |",
             "| `growth` | `cmr_toy_pool_growth` | doubling | one of linear, doubling |",
             "- Check: `chunk_size <= maximum_size` — otherwise",
         )
@@ -268,12 +277,12 @@ class ToyResource(GeneratorTestCase):
         self.assert_has(
             "src/stack_table.c",
             'static const char *const toy_pool_growth_values[] = {"linear", "doubling"};',
-            '{"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.size = 0}},',
-            '{"chunk_size", CMR_STACK_SIZE, NULL, 0, "65536", {.size = CMR_SIZE_DEFAULT}},',
-            '{"maximum_size", CMR_STACK_SIZE, NULL, 0, "unlimited", {.size = CMR_SIZE_DEFAULT}},',
+            '{"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.pointer = NULL}},',
+            '{"chunk_size", CMR_STACK_SIZE, NULL, 0, "65536", {.size = {.is_set = false}}},',
+            '{"maximum_size", CMR_STACK_SIZE, NULL, 0, "unlimited", {.size = {.is_set = false}}},',
             '{"growth", CMR_STACK_ENUM, toy_pool_growth_values, 2, "doubling", '
             '{.enumeration = CMR_TOY_POOL_GROWTH_DOUBLING}},',
-            '{"max_chunks", CMR_STACK_INT, NULL, 0, "16", {.integer = CMR_INT_DEFAULT}},',
+            '{"max_chunks", CMR_STACK_INT, NULL, 0, "16", {.integer = {.is_set = false}}},',
             '{"label", CMR_STACK_STRING, NULL, 0, "\\"toy \\\\\\"pool\\\\\\"\\"", {.string = "toy \\"pool\\""}},',
             '{"fill_ratio", CMR_STACK_DOUBLE, NULL, 0, "0.5", {.real = 0.5}},',
             '{"zero_fill", CMR_STACK_BOOL, NULL, 0, "false", {.boolean = false}},',

@@ -1,8 +1,10 @@
 package cmr_test
 
 import (
+	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"cmr"
@@ -132,6 +134,30 @@ func TestResourcesTypedMethods(t *testing.T) {
 	if size, err := binning.BinSizeFor(8192); err != nil || size != 0 {
 		t.Fatalf("bin for 8192 bytes: %d (%v), want 0 (the upstream)", size, err)
 	}
+}
+
+// An option left out takes the spec's default; any value given is a value,
+// the extremes that once meant "default" too, which the resources refuse.
+func TestResourcesOptionsLeftOutAreDefaults(t *testing.T) {
+	system := mustSystem(t)
+	blocks, err := cmr.NewFixedSizeResource(system, cmr.WithFixedSizeBlocksToPreallocate(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blocks.Close()
+	if size, err := blocks.BlockSize(); err != nil || size != MiB {
+		t.Fatalf("default block size %d (%v), want %d", size, err, MiB)
+	}
+	_, err = cmr.NewFixedSizeResource(system, cmr.WithFixedSizeBlockSize(math.MaxUint64))
+	expectStatus(t, err, cmr.ErrSizeOverflow, "a block of 2^64-1 bytes")
+	_, err = cmr.NewBinningResource(system, cmr.WithBinningMinSizeExponent(10),
+		cmr.WithBinningMaxSizeExponent(math.MinInt32))
+	expectStatus(t, err, cmr.ErrInvalidArgument, "a max_size_exponent of math.MinInt32")
+	if !strings.Contains(err.Error(), "max_size_exponent -2147483648 is outside") {
+		t.Fatalf("message %q does not name the value", err)
+	}
+	_, err = cmr.NewBinningResource(system, cmr.WithBinningMinSizeExponent(math.MaxInt32+1))
+	expectStatus(t, err, cmr.ErrInvalidArgument, "an exponent beyond a C int")
 }
 
 func TestResourcesLoggingWritesRows(t *testing.T) {

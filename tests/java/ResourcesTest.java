@@ -156,6 +156,30 @@ public class ResourcesTest {
   }
 
   @Test
+  public void nullAsksForTheDefaultAndEveryValueIsAValue() {
+    try (FixedSizeMemoryResource blocks = new FixedSizeMemoryResource(host, null, 4L);
+        BinningMemoryResource binning = new BinningMemoryResource(host, null, null);
+        SimulatedMemoryResource simulated = new SimulatedMemoryResource((Long) null)) {
+      assertEquals(MIB, blocks.blockSize());
+      assertEquals(4 * MIB, blocks.upstreamBytes());
+      assertEquals(0, binning.binCount());
+      long ptr = simulated.allocate(1L << 40); // its default capacity, 1 TiB, counted not used
+      assertEquals(1L << 40, simulated.bytesInUse());
+      simulated.deallocate(ptr, 1L << 40);
+    }
+    // The extremes that once meant "default" are values, refused by the resource.
+    CmrException minimum =
+        assertThrows(CmrException.class, () -> new BinningMemoryResource(host, 10, Integer.MIN_VALUE).close());
+    assertEquals(Status.ERROR_INVALID_ARGUMENT, minimum.status());
+    assertTrue(minimum.getMessage(), minimum.getMessage().contains("max_size_exponent -2147483648 is outside"));
+    CmrException huge =
+        assertThrows(CmrException.class, () -> new FixedSizeMemoryResource(host, Long.MAX_VALUE, null).close());
+    assertEquals(Status.ERROR_SIZE_OVERFLOW, huge.status());
+    assertThrows(IllegalArgumentException.class, () -> new FixedSizeMemoryResource(host, -1L, null).close());
+    assertThrows(IllegalArgumentException.class, () -> new FixedSizeMemoryResource(host, -1L).close());
+  }
+
+  @Test
   public void aligned() {
     try (AlignedResourceAdaptor all = new AlignedResourceAdaptor(host, 4096, 512);
         AlignedResourceAdaptor alignment = new AlignedResourceAdaptor(host, 4096);

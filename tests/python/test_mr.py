@@ -152,6 +152,34 @@ def test_errors_map_to_python_exceptions(host_mr):
         host_mr.allocate(10, "a stream?")
 
 
+def test_none_asks_for_the_default_and_every_int_is_a_value(host_mr):
+    # Left out or None: the spec's default (1 MiB blocks, the binning without bins).
+    assert mr.FixedSizeMemoryResource(host_mr, blocks_to_preallocate=1).block_size() == 1 << 20
+    assert mr.FixedSizeMemoryResource(host_mr, block_size=None, blocks_to_preallocate=1).block_size() == 1 << 20
+    assert mr.BinningMemoryResource(host_mr, None, None).bin_count() == 0
+    assert mr.BinningMemoryResource(host_mr, 10, 12).bin_count() == 3
+    # 2**64 - 1 and -2**31 once meant "default": now they are values, which
+    # the resources refuse (a block that overflows once rounded, an exponent
+    # outside [8, 40]).
+    with pytest.raises(ValueError, match="CMR_ERROR_SIZE_OVERFLOW.*block_size 18446744073709551615"):
+        mr.FixedSizeMemoryResource(host_mr, block_size=2**64 - 1)
+    with pytest.raises(ValueError, match="max_size_exponent -2147483648 is outside"):
+        mr.BinningMemoryResource(host_mr, 10, -(2**31))
+    with pytest.raises(ValueError, match=r"\[0, 2\*\*64\)"):
+        mr.FixedSizeMemoryResource(host_mr, block_size=2**64)
+    # The C module itself: None is the default, an int out of the C type's range is refused.
+    ref = host_mr._ref
+    handle = cmr.capi.cmr_fixed_size_resource_create(ref, None, 1)
+    assert cmr.capi.cmr_fixed_size_resource_block_size(handle) == 1 << 20
+    cmr.capi.cmr_fixed_size_resource_destroy(handle)
+    with pytest.raises(ValueError, match="size in"):
+        cmr.capi.cmr_fixed_size_resource_create(ref, -1, 1)
+    with pytest.raises(ValueError, match="int in"):
+        cmr.capi.cmr_binning_resource_create(ref, 2**31, None)
+    with pytest.raises(TypeError, match="an int or None"):
+        cmr.capi.cmr_binning_resource_create(ref, "8", None)
+
+
 def test_freeing_what_was_not_handed_out_never_reaches_c(host_mr):
     pool = mr.PoolMemoryResource(host_mr, initial_pool_size=1 << 20)
     ptr = pool.allocate(512)

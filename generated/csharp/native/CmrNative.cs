@@ -102,7 +102,7 @@ internal class CmrNative {
     return ret;
   }
 
-  public static void cmr_aligned_resource_create(Ref upstream, ulong allocation_alignment, ulong alignment_threshold, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_aligned_resource_create(upstream, allocation_alignment, alignment_threshold, out out_)); }
+  public static void cmr_aligned_resource_create(Ref upstream, ulong? allocation_alignment, ulong? alignment_threshold, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_aligned_resource_create(upstream, OptionalSize.Of(allocation_alignment), OptionalSize.Of(alignment_threshold), out out_)); }
 
   public static Ref cmr_aligned_resource_ref(ResourceHandle handle) { return CmrNativePINVOKE.cmr_aligned_resource_ref(handle); }
 
@@ -112,7 +112,7 @@ internal class CmrNative {
 
   public static void cmr_aligned_resource_alignment_threshold(ResourceHandle handle, out ulong out_) { Errors.Check(CmrNativePINVOKE.cmr_aligned_resource_alignment_threshold(handle, out out_)); }
 
-  public static void cmr_arena_resource_create(Ref upstream, ulong arena_size, bool dump_log_on_failure, string dump_path, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_arena_resource_create(upstream, arena_size, dump_log_on_failure, dump_path, out out_)); }
+  public static void cmr_arena_resource_create(Ref upstream, ulong? arena_size, bool dump_log_on_failure, string dump_path, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_arena_resource_create(upstream, OptionalSize.Of(arena_size), dump_log_on_failure, dump_path, out out_)); }
 
   public static Ref cmr_arena_resource_ref(ResourceHandle handle) { return CmrNativePINVOKE.cmr_arena_resource_ref(handle); }
 
@@ -126,7 +126,7 @@ internal class CmrNative {
 
   public static void cmr_arena_resource_dump(ResourceHandle handle) { Errors.Check(CmrNativePINVOKE.cmr_arena_resource_dump(handle)); }
 
-  public static void cmr_binning_resource_create(Ref upstream, int min_size_exponent, int max_size_exponent, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_binning_resource_create(upstream, min_size_exponent, max_size_exponent, out out_)); }
+  public static void cmr_binning_resource_create(Ref upstream, int? min_size_exponent, int? max_size_exponent, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_binning_resource_create(upstream, OptionalInt.Of(min_size_exponent), OptionalInt.Of(max_size_exponent), out out_)); }
 
   public static Ref cmr_binning_resource_ref(ResourceHandle handle) { return CmrNativePINVOKE.cmr_binning_resource_ref(handle); }
 
@@ -152,7 +152,7 @@ internal class CmrNative {
 
   public static void cmr_cuda_resource_from_ref(Ref ref_, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_cuda_resource_from_ref(ref_, out out_)); }
 
-  public static void cmr_cuda_async_resource_create(ulong initial_pool_size, ulong release_threshold, CudaAsyncExportHandleType export_handle_type, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_cuda_async_resource_create(initial_pool_size, release_threshold, (int)export_handle_type, out out_)); }
+  public static void cmr_cuda_async_resource_create(ulong? initial_pool_size, ulong? release_threshold, CudaAsyncExportHandleType export_handle_type, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_cuda_async_resource_create(OptionalSize.Of(initial_pool_size), OptionalSize.Of(release_threshold), (int)export_handle_type, out out_)); }
 
   public static Ref cmr_cuda_async_resource_ref(ResourceHandle handle) { return CmrNativePINVOKE.cmr_cuda_async_resource_ref(handle); }
 
@@ -184,7 +184,7 @@ internal class CmrNative {
 
   public static void cmr_failure_callback_resource_from_ref(Ref ref_, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_failure_callback_resource_from_ref(ref_, out out_)); }
 
-  public static void cmr_fixed_size_resource_create(Ref upstream, ulong block_size, ulong blocks_to_preallocate, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_fixed_size_resource_create(upstream, block_size, blocks_to_preallocate, out out_)); }
+  public static void cmr_fixed_size_resource_create(Ref upstream, ulong? block_size, ulong? blocks_to_preallocate, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_fixed_size_resource_create(upstream, OptionalSize.Of(block_size), OptionalSize.Of(blocks_to_preallocate), out out_)); }
 
   public static Ref cmr_fixed_size_resource_ref(ResourceHandle handle) { return CmrNativePINVOKE.cmr_fixed_size_resource_ref(handle); }
 
@@ -194,7 +194,7 @@ internal class CmrNative {
 
   public static void cmr_fixed_size_resource_upstream_bytes(ResourceHandle handle, out ulong out_) { Errors.Check(CmrNativePINVOKE.cmr_fixed_size_resource_upstream_bytes(handle, out out_)); }
 
-  public static void cmr_limiting_resource_create(Ref upstream, ulong allocation_limit, ulong allocation_alignment, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_limiting_resource_create(upstream, allocation_limit, allocation_alignment, out out_)); }
+  public static void cmr_limiting_resource_create(Ref upstream, ulong allocation_limit, ulong? allocation_alignment, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_limiting_resource_create(upstream, allocation_limit, OptionalSize.Of(allocation_alignment), out out_)); }
 
   public static Ref cmr_limiting_resource_ref(ResourceHandle handle) { return CmrNativePINVOKE.cmr_limiting_resource_ref(handle); }
 
@@ -233,7 +233,7 @@ internal class CmrNative {
 
   public static void cmr_pinned_host_resource_from_ref(Ref ref_, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_pinned_host_resource_from_ref(ref_, out out_)); }
 
-  public static void cmr_pool_resource_create(Ref upstream, ulong initial_pool_size, ulong maximum_pool_size, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_pool_resource_create(upstream, initial_pool_size, maximum_pool_size, out out_)); }
+  public static void cmr_pool_resource_create(Ref upstream, ulong? initial_pool_size, ulong? maximum_pool_size, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_pool_resource_create(upstream, OptionalSize.Of(initial_pool_size), OptionalSize.Of(maximum_pool_size), out out_)); }
 
   public static Ref cmr_pool_resource_ref(ResourceHandle handle) { return CmrNativePINVOKE.cmr_pool_resource_ref(handle); }
 
@@ -249,7 +249,7 @@ internal class CmrNative {
 
   public static void cmr_prefetch_resource_from_ref(Ref ref_, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_prefetch_resource_from_ref(ref_, out out_)); }
 
-  public static void cmr_simulated_resource_create(ulong capacity, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_simulated_resource_create(capacity, out out_)); }
+  public static void cmr_simulated_resource_create(ulong? capacity, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_simulated_resource_create(OptionalSize.Of(capacity), out out_)); }
 
   public static Ref cmr_simulated_resource_ref(ResourceHandle handle) { return CmrNativePINVOKE.cmr_simulated_resource_ref(handle); }
 

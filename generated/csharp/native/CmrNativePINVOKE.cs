@@ -299,7 +299,7 @@ internal class CmrNativePINVOKE {
   public static extern string cmr_version();
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_aligned_resource_create")]
-  public static extern int cmr_aligned_resource_create(Ref jarg1, ulong jarg2, ulong jarg3, out System.IntPtr jarg4);
+  public static extern int cmr_aligned_resource_create(Ref jarg1, OptionalSize jarg2, OptionalSize jarg3, out System.IntPtr jarg4);
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_aligned_resource_ref")]
   public static extern Ref cmr_aligned_resource_ref(ResourceHandle jarg1);
@@ -314,7 +314,7 @@ internal class CmrNativePINVOKE {
   public static extern int cmr_aligned_resource_alignment_threshold(ResourceHandle jarg1, out ulong jarg2);
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_arena_resource_create")]
-  public static extern int cmr_arena_resource_create(Ref jarg1, ulong jarg2, bool jarg3, string jarg4, out System.IntPtr jarg5);
+  public static extern int cmr_arena_resource_create(Ref jarg1, OptionalSize jarg2, bool jarg3, string jarg4, out System.IntPtr jarg5);
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_arena_resource_ref")]
   public static extern Ref cmr_arena_resource_ref(ResourceHandle jarg1);
@@ -335,7 +335,7 @@ internal class CmrNativePINVOKE {
   public static extern int cmr_arena_resource_dump(ResourceHandle jarg1);
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_binning_resource_create")]
-  public static extern int cmr_binning_resource_create(Ref jarg1, int jarg2, int jarg3, out System.IntPtr jarg4);
+  public static extern int cmr_binning_resource_create(Ref jarg1, OptionalInt jarg2, OptionalInt jarg3, out System.IntPtr jarg4);
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_binning_resource_ref")]
   public static extern Ref cmr_binning_resource_ref(ResourceHandle jarg1);
@@ -374,7 +374,7 @@ internal class CmrNativePINVOKE {
   public static extern int cmr_cuda_resource_from_ref(Ref jarg1, out System.IntPtr jarg2);
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_cuda_async_resource_create")]
-  public static extern int cmr_cuda_async_resource_create(ulong jarg1, ulong jarg2, int jarg3, out System.IntPtr jarg4);
+  public static extern int cmr_cuda_async_resource_create(OptionalSize jarg1, OptionalSize jarg2, int jarg3, out System.IntPtr jarg4);
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_cuda_async_resource_ref")]
   public static extern Ref cmr_cuda_async_resource_ref(ResourceHandle jarg1);
@@ -422,7 +422,7 @@ internal class CmrNativePINVOKE {
   public static extern int cmr_failure_callback_resource_from_ref(Ref jarg1, out System.IntPtr jarg2);
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_fixed_size_resource_create")]
-  public static extern int cmr_fixed_size_resource_create(Ref jarg1, ulong jarg2, ulong jarg3, out System.IntPtr jarg4);
+  public static extern int cmr_fixed_size_resource_create(Ref jarg1, OptionalSize jarg2, OptionalSize jarg3, out System.IntPtr jarg4);
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_fixed_size_resource_ref")]
   public static extern Ref cmr_fixed_size_resource_ref(ResourceHandle jarg1);
@@ -437,7 +437,7 @@ internal class CmrNativePINVOKE {
   public static extern int cmr_fixed_size_resource_upstream_bytes(ResourceHandle jarg1, out ulong jarg2);
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_limiting_resource_create")]
-  public static extern int cmr_limiting_resource_create(Ref jarg1, ulong jarg2, ulong jarg3, out System.IntPtr jarg4);
+  public static extern int cmr_limiting_resource_create(Ref jarg1, ulong jarg2, OptionalSize jarg3, out System.IntPtr jarg4);
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_limiting_resource_ref")]
   public static extern Ref cmr_limiting_resource_ref(ResourceHandle jarg1);
@@ -488,7 +488,7 @@ internal class CmrNativePINVOKE {
   public static extern int cmr_pinned_host_resource_from_ref(Ref jarg1, out System.IntPtr jarg2);
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_pool_resource_create")]
-  public static extern int cmr_pool_resource_create(Ref jarg1, ulong jarg2, ulong jarg3, out System.IntPtr jarg4);
+  public static extern int cmr_pool_resource_create(Ref jarg1, OptionalSize jarg2, OptionalSize jarg3, out System.IntPtr jarg4);
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_pool_resource_ref")]
   public static extern Ref cmr_pool_resource_ref(ResourceHandle jarg1);
@@ -512,7 +512,7 @@ internal class CmrNativePINVOKE {
   public static extern int cmr_prefetch_resource_from_ref(Ref jarg1, out System.IntPtr jarg2);
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_simulated_resource_create")]
-  public static extern int cmr_simulated_resource_create(ulong jarg1, out System.IntPtr jarg2);
+  public static extern int cmr_simulated_resource_create(OptionalSize jarg1, out System.IntPtr jarg2);
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_simulated_resource_ref")]
   public static extern Ref cmr_simulated_resource_ref(ResourceHandle jarg1);

@@ -71,14 +71,14 @@ typedef _gostring_ swig_type_41;
 typedef _gostring_ swig_type_42;
 typedef _gostring_ swig_type_43;
 typedef _gostring_ swig_type_44;
-typedef long long swig_type_45;
-typedef long long swig_type_46;
+typedef _gostring_ swig_type_45;
+typedef _gostring_ swig_type_46;
 typedef _gostring_ swig_type_47;
 typedef _gostring_ swig_type_48;
 typedef _gostring_ swig_type_49;
 typedef _gostring_ swig_type_50;
 typedef _gostring_ swig_type_51;
-typedef long long swig_type_52;
+typedef _gostring_ swig_type_52;
 typedef _gostring_ swig_type_53;
 typedef _gostring_ swig_type_54;
 typedef _gostring_ swig_type_55;
@@ -87,23 +87,23 @@ typedef _gostring_ swig_type_57;
 typedef _gostring_ swig_type_58;
 typedef _gostring_ swig_type_59;
 typedef _gostring_ swig_type_60;
-typedef _gostring_ swig_type_61;
+typedef long long swig_type_61;
 typedef _gostring_ swig_type_62;
-typedef _gostring_ swig_type_63;
-typedef long long swig_type_64;
+typedef long long swig_type_63;
+typedef _gostring_ swig_type_64;
 typedef _gostring_ swig_type_65;
 typedef long long swig_type_66;
 typedef _gostring_ swig_type_67;
 typedef _gostring_ swig_type_68;
-typedef long long swig_type_69;
+typedef _gostring_ swig_type_69;
 typedef _gostring_ swig_type_70;
 typedef _gostring_ swig_type_71;
 typedef _gostring_ swig_type_72;
 typedef _gostring_ swig_type_73;
 typedef _gostring_ swig_type_74;
 typedef _gostring_ swig_type_75;
-typedef long long swig_type_76;
-typedef long long swig_type_77;
+typedef _gostring_ swig_type_76;
+typedef _gostring_ swig_type_77;
 typedef _gostring_ swig_type_78;
 typedef _gostring_ swig_type_79;
 typedef _gostring_ swig_type_80;
@@ -120,14 +120,14 @@ typedef _gostring_ swig_type_90;
 typedef _gostring_ swig_type_91;
 typedef _gostring_ swig_type_92;
 typedef long long swig_type_93;
-typedef long long swig_type_94;
+typedef _gostring_ swig_type_94;
 typedef _gostring_ swig_type_95;
 typedef _gostring_ swig_type_96;
 typedef _gostring_ swig_type_97;
 typedef _gostring_ swig_type_98;
 typedef _gostring_ swig_type_99;
-typedef long long swig_type_100;
-typedef long long swig_type_101;
+typedef _gostring_ swig_type_100;
+typedef _gostring_ swig_type_101;
 typedef _gostring_ swig_type_102;
 typedef _gostring_ swig_type_103;
 typedef _gostring_ swig_type_104;
@@ -146,8 +146,8 @@ typedef _gostring_ swig_type_116;
 typedef _gostring_ swig_type_117;
 typedef _gostring_ swig_type_118;
 typedef _gostring_ swig_type_119;
-typedef long long swig_type_120;
-typedef long long swig_type_121;
+typedef _gostring_ swig_type_120;
+typedef _gostring_ swig_type_121;
 typedef _gostring_ swig_type_122;
 typedef _gostring_ swig_type_123;
 typedef _gostring_ swig_type_124;
@@ -156,7 +156,7 @@ typedef _gostring_ swig_type_126;
 typedef _gostring_ swig_type_127;
 typedef _gostring_ swig_type_128;
 typedef _gostring_ swig_type_129;
-typedef long long swig_type_130;
+typedef _gostring_ swig_type_130;
 typedef _gostring_ swig_type_131;
 typedef _gostring_ swig_type_132;
 typedef _gostring_ swig_type_133;
@@ -185,37 +185,26 @@ typedef _gostring_ swig_type_155;
 typedef _gostring_ swig_type_156;
 typedef _gostring_ swig_type_157;
 typedef _gostring_ swig_type_158;
-typedef _gostring_ swig_type_159;
+typedef long long swig_type_159;
 typedef _gostring_ swig_type_160;
-typedef _gostring_ swig_type_161;
+typedef _goslice_ swig_type_161;
 typedef _gostring_ swig_type_162;
 typedef _gostring_ swig_type_163;
-typedef _gostring_ swig_type_164;
+typedef long long swig_type_164;
 typedef _gostring_ swig_type_165;
-typedef _gostring_ swig_type_166;
+typedef long long swig_type_166;
 typedef _gostring_ swig_type_167;
 typedef _gostring_ swig_type_168;
 typedef _gostring_ swig_type_169;
-typedef long long swig_type_170;
+typedef _gostring_ swig_type_170;
 typedef _gostring_ swig_type_171;
-typedef _goslice_ swig_type_172;
+typedef _gostring_ swig_type_172;
 typedef _gostring_ swig_type_173;
 typedef _gostring_ swig_type_174;
-typedef long long swig_type_175;
+typedef _goslice_ swig_type_175;
 typedef _gostring_ swig_type_176;
-typedef long long swig_type_177;
+typedef _goslice_ swig_type_177;
 typedef _gostring_ swig_type_178;
-typedef _gostring_ swig_type_179;
-typedef _gostring_ swig_type_180;
-typedef _gostring_ swig_type_181;
-typedef _gostring_ swig_type_182;
-typedef _gostring_ swig_type_183;
-typedef _gostring_ swig_type_184;
-typedef _gostring_ swig_type_185;
-typedef _goslice_ swig_type_186;
-typedef _gostring_ swig_type_187;
-typedef _goslice_ swig_type_188;
-typedef _gostring_ swig_type_189;
 extern void _wrap_Swig_free_capi_07a2e3c94f0d8d94(uintptr_t arg1);
 extern uintptr_t _wrap_Swig_malloc_capi_07a2e3c94f0d8d94(swig_intgo arg1);
 extern uintptr_t _wrap_cmr_go_ref_copy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
@@ -270,151 +259,151 @@ extern swig_type_41 _wrap_cmr_device_memory_info_capi_07a2e3c94f0d8d94(swig_void
 extern swig_type_42 _wrap_cmr_percent_of_free_device_memory_capi_07a2e3c94f0d8d94(swig_intgo arg1, swig_voidp arg2);
 extern _Bool _wrap_cmr_built_with_cuda_capi_07a2e3c94f0d8d94(void);
 extern swig_type_43 _wrap_cmr_version_capi_07a2e3c94f0d8d94(void);
-extern swig_type_44 _wrap_cmr_aligned_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_45 arg2, swig_type_46 arg3, swig_voidp arg4);
-extern swig_type_47 _wrap_cmr_aligned_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_44 _wrap_cmr_aligned_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2, swig_voidp arg3, swig_voidp arg4);
+extern swig_type_45 _wrap_cmr_aligned_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_aligned_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
-extern swig_type_48 _wrap_cmr_aligned_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_49 _wrap_cmr_aligned_resource_allocation_alignment_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_50 _wrap_cmr_aligned_resource_alignment_threshold_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_51 _wrap_cmr_arena_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_52 arg2, _Bool arg3, swig_type_53 arg4, swig_voidp arg5);
-extern swig_type_54 _wrap_cmr_arena_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_46 _wrap_cmr_aligned_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_47 _wrap_cmr_aligned_resource_allocation_alignment_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_48 _wrap_cmr_aligned_resource_alignment_threshold_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_49 _wrap_cmr_arena_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2, _Bool arg3, swig_type_50 arg4, swig_voidp arg5);
+extern swig_type_51 _wrap_cmr_arena_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_arena_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
-extern swig_type_55 _wrap_cmr_arena_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_56 _wrap_cmr_arena_resource_arena_size_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_57 _wrap_cmr_arena_resource_global_free_bytes_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_58 _wrap_cmr_arena_resource_superblock_count_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_59 _wrap_cmr_arena_resource_dump_capi_07a2e3c94f0d8d94(uintptr_t arg1);
-extern swig_type_60 _wrap_cmr_binning_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_intgo arg2, swig_intgo arg3, swig_voidp arg4);
-extern swig_type_61 _wrap_cmr_binning_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_52 _wrap_cmr_arena_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_53 _wrap_cmr_arena_resource_arena_size_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_54 _wrap_cmr_arena_resource_global_free_bytes_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_55 _wrap_cmr_arena_resource_superblock_count_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_56 _wrap_cmr_arena_resource_dump_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_57 _wrap_cmr_binning_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2, swig_voidp arg3, swig_voidp arg4);
+extern swig_type_58 _wrap_cmr_binning_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_binning_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
-extern swig_type_62 _wrap_cmr_binning_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_63 _wrap_cmr_binning_resource_add_bin_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_64 arg2);
-extern swig_type_65 _wrap_cmr_binning_resource_add_bin_resource_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_66 arg2, uintptr_t arg3);
-extern swig_type_67 _wrap_cmr_binning_resource_bin_count_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_68 _wrap_cmr_binning_resource_bin_size_for_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_69 arg2, swig_voidp arg3);
-extern swig_type_70 _wrap_cmr_callback_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_59 _wrap_cmr_binning_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_60 _wrap_cmr_binning_resource_add_bin_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_61 arg2);
+extern swig_type_62 _wrap_cmr_binning_resource_add_bin_resource_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_63 arg2, uintptr_t arg3);
+extern swig_type_64 _wrap_cmr_binning_resource_bin_count_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_65 _wrap_cmr_binning_resource_bin_size_for_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_66 arg2, swig_voidp arg3);
+extern swig_type_67 _wrap_cmr_callback_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_callback_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
-extern swig_type_71 _wrap_cmr_callback_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_72 _wrap_cmr_cuda_resource_create_capi_07a2e3c94f0d8d94(swig_voidp arg1);
-extern swig_type_73 _wrap_cmr_cuda_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_68 _wrap_cmr_callback_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_69 _wrap_cmr_cuda_resource_create_capi_07a2e3c94f0d8d94(swig_voidp arg1);
+extern swig_type_70 _wrap_cmr_cuda_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_cuda_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
-extern swig_type_74 _wrap_cmr_cuda_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_71 _wrap_cmr_cuda_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
 extern swig_intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE_capi_07a2e3c94f0d8d94(void);
 extern swig_intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_capi_07a2e3c94f0d8d94(void);
 extern swig_intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC_capi_07a2e3c94f0d8d94(void);
-extern swig_type_75 _wrap_cmr_cuda_async_resource_create_capi_07a2e3c94f0d8d94(swig_type_76 arg1, swig_type_77 arg2, swig_intgo arg3, swig_voidp arg4);
-extern swig_type_78 _wrap_cmr_cuda_async_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_72 _wrap_cmr_cuda_async_resource_create_capi_07a2e3c94f0d8d94(swig_voidp arg1, swig_voidp arg2, swig_intgo arg3, swig_voidp arg4);
+extern swig_type_73 _wrap_cmr_cuda_async_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_cuda_async_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
-extern swig_type_79 _wrap_cmr_cuda_async_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_80 _wrap_cmr_cuda_async_resource_pool_handle_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_81 _wrap_cmr_cuda_async_resource_release_threshold_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_82 _wrap_cmr_cuda_async_managed_resource_create_capi_07a2e3c94f0d8d94(swig_voidp arg1);
-extern swig_type_83 _wrap_cmr_cuda_async_managed_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_74 _wrap_cmr_cuda_async_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_75 _wrap_cmr_cuda_async_resource_pool_handle_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_76 _wrap_cmr_cuda_async_resource_release_threshold_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_77 _wrap_cmr_cuda_async_managed_resource_create_capi_07a2e3c94f0d8d94(swig_voidp arg1);
+extern swig_type_78 _wrap_cmr_cuda_async_managed_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_cuda_async_managed_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
-extern swig_type_84 _wrap_cmr_cuda_async_managed_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_85 _wrap_cmr_cuda_async_managed_resource_pool_handle_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_86 _wrap_cmr_cuda_async_view_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_87 _wrap_cmr_cuda_async_view_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_79 _wrap_cmr_cuda_async_managed_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_80 _wrap_cmr_cuda_async_managed_resource_pool_handle_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_81 _wrap_cmr_cuda_async_view_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_82 _wrap_cmr_cuda_async_view_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_cuda_async_view_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
-extern swig_type_88 _wrap_cmr_cuda_async_view_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_89 _wrap_cmr_cuda_async_view_resource_pool_handle_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_90 _wrap_cmr_failure_callback_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_83 _wrap_cmr_cuda_async_view_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_84 _wrap_cmr_cuda_async_view_resource_pool_handle_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_85 _wrap_cmr_failure_callback_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_failure_callback_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
-extern swig_type_91 _wrap_cmr_failure_callback_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_92 _wrap_cmr_fixed_size_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_93 arg2, swig_type_94 arg3, swig_voidp arg4);
-extern swig_type_95 _wrap_cmr_fixed_size_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_86 _wrap_cmr_failure_callback_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_87 _wrap_cmr_fixed_size_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2, swig_voidp arg3, swig_voidp arg4);
+extern swig_type_88 _wrap_cmr_fixed_size_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_fixed_size_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
-extern swig_type_96 _wrap_cmr_fixed_size_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_97 _wrap_cmr_fixed_size_resource_block_size_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_98 _wrap_cmr_fixed_size_resource_upstream_bytes_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_99 _wrap_cmr_limiting_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_100 arg2, swig_type_101 arg3, swig_voidp arg4);
-extern swig_type_102 _wrap_cmr_limiting_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_89 _wrap_cmr_fixed_size_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_90 _wrap_cmr_fixed_size_resource_block_size_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_91 _wrap_cmr_fixed_size_resource_upstream_bytes_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_92 _wrap_cmr_limiting_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_93 arg2, swig_voidp arg3, swig_voidp arg4);
+extern swig_type_94 _wrap_cmr_limiting_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_limiting_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
-extern swig_type_103 _wrap_cmr_limiting_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_104 _wrap_cmr_limiting_resource_allocated_bytes_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_105 _wrap_cmr_limiting_resource_allocation_limit_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_106 _wrap_cmr_logging_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_107 arg2, uintptr_t arg3, _Bool arg4, swig_voidp arg5);
-extern swig_type_108 _wrap_cmr_logging_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_95 _wrap_cmr_limiting_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_96 _wrap_cmr_limiting_resource_allocated_bytes_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_97 _wrap_cmr_limiting_resource_allocation_limit_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_98 _wrap_cmr_logging_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_99 arg2, uintptr_t arg3, _Bool arg4, swig_voidp arg5);
+extern swig_type_100 _wrap_cmr_logging_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_logging_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
-extern swig_type_109 _wrap_cmr_logging_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_110 _wrap_cmr_logging_resource_flush_capi_07a2e3c94f0d8d94(uintptr_t arg1);
-extern swig_type_111 _wrap_cmr_logging_resource_filename_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_112 _wrap_cmr_logging_resource_lost_rows_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_113 _wrap_cmr_managed_resource_create_capi_07a2e3c94f0d8d94(swig_voidp arg1);
-extern swig_type_114 _wrap_cmr_managed_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_101 _wrap_cmr_logging_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_102 _wrap_cmr_logging_resource_flush_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_103 _wrap_cmr_logging_resource_filename_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_104 _wrap_cmr_logging_resource_lost_rows_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_105 _wrap_cmr_managed_resource_create_capi_07a2e3c94f0d8d94(swig_voidp arg1);
+extern swig_type_106 _wrap_cmr_managed_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_managed_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
-extern swig_type_115 _wrap_cmr_managed_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_116 _wrap_cmr_pinned_host_resource_create_capi_07a2e3c94f0d8d94(swig_voidp arg1);
-extern swig_type_117 _wrap_cmr_pinned_host_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_107 _wrap_cmr_managed_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_108 _wrap_cmr_pinned_host_resource_create_capi_07a2e3c94f0d8d94(swig_voidp arg1);
+extern swig_type_109 _wrap_cmr_pinned_host_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_pinned_host_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
-extern swig_type_118 _wrap_cmr_pinned_host_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_119 _wrap_cmr_pool_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_120 arg2, swig_type_121 arg3, swig_voidp arg4);
-extern swig_type_122 _wrap_cmr_pool_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_110 _wrap_cmr_pinned_host_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_111 _wrap_cmr_pool_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2, swig_voidp arg3, swig_voidp arg4);
+extern swig_type_112 _wrap_cmr_pool_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_pool_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
-extern swig_type_123 _wrap_cmr_pool_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_124 _wrap_cmr_pool_resource_pool_size_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_125 _wrap_cmr_pool_resource_free_size_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_126 _wrap_cmr_prefetch_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_127 _wrap_cmr_prefetch_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_113 _wrap_cmr_pool_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_114 _wrap_cmr_pool_resource_pool_size_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_115 _wrap_cmr_pool_resource_free_size_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_116 _wrap_cmr_prefetch_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_117 _wrap_cmr_prefetch_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_prefetch_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
-extern swig_type_128 _wrap_cmr_prefetch_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_129 _wrap_cmr_simulated_resource_create_capi_07a2e3c94f0d8d94(swig_type_130 arg1, swig_voidp arg2);
-extern swig_type_131 _wrap_cmr_simulated_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_118 _wrap_cmr_prefetch_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_119 _wrap_cmr_simulated_resource_create_capi_07a2e3c94f0d8d94(swig_voidp arg1, swig_voidp arg2);
+extern swig_type_120 _wrap_cmr_simulated_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_simulated_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
-extern swig_type_132 _wrap_cmr_simulated_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_133 _wrap_cmr_simulated_resource_bytes_in_use_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_134 _wrap_cmr_simulated_resource_peak_bytes_in_use_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_135 _wrap_cmr_simulated_resource_allocation_count_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_136 _wrap_cmr_simulated_resource_deallocation_count_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_137 _wrap_cmr_statistics_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_138 _wrap_cmr_statistics_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_121 _wrap_cmr_simulated_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_122 _wrap_cmr_simulated_resource_bytes_in_use_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_123 _wrap_cmr_simulated_resource_peak_bytes_in_use_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_124 _wrap_cmr_simulated_resource_allocation_count_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_125 _wrap_cmr_simulated_resource_deallocation_count_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_126 _wrap_cmr_statistics_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_127 _wrap_cmr_statistics_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_statistics_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
-extern swig_type_139 _wrap_cmr_statistics_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_140 _wrap_cmr_statistics_resource_bytes_current_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_141 _wrap_cmr_statistics_resource_bytes_peak_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_142 _wrap_cmr_statistics_resource_bytes_total_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_143 _wrap_cmr_statistics_resource_allocations_current_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_144 _wrap_cmr_statistics_resource_allocations_peak_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_145 _wrap_cmr_statistics_resource_allocations_total_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_146 _wrap_cmr_statistics_resource_push_counters_capi_07a2e3c94f0d8d94(uintptr_t arg1);
-extern swig_type_147 _wrap_cmr_statistics_resource_pop_counters_capi_07a2e3c94f0d8d94(uintptr_t arg1);
-extern swig_type_148 _wrap_cmr_statistics_resource_counter_levels_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_149 _wrap_cmr_system_resource_create_capi_07a2e3c94f0d8d94(swig_voidp arg1);
-extern swig_type_150 _wrap_cmr_system_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_128 _wrap_cmr_statistics_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_129 _wrap_cmr_statistics_resource_bytes_current_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_130 _wrap_cmr_statistics_resource_bytes_peak_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_131 _wrap_cmr_statistics_resource_bytes_total_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_132 _wrap_cmr_statistics_resource_allocations_current_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_133 _wrap_cmr_statistics_resource_allocations_peak_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_134 _wrap_cmr_statistics_resource_allocations_total_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_135 _wrap_cmr_statistics_resource_push_counters_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_136 _wrap_cmr_statistics_resource_pop_counters_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_137 _wrap_cmr_statistics_resource_counter_levels_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_138 _wrap_cmr_system_resource_create_capi_07a2e3c94f0d8d94(swig_voidp arg1);
+extern swig_type_139 _wrap_cmr_system_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_system_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
-extern swig_type_151 _wrap_cmr_system_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_152 _wrap_cmr_thread_safe_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_153 _wrap_cmr_thread_safe_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_140 _wrap_cmr_system_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_141 _wrap_cmr_thread_safe_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_142 _wrap_cmr_thread_safe_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_thread_safe_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
-extern swig_type_154 _wrap_cmr_thread_safe_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_155 _wrap_cmr_tracking_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, _Bool arg2, swig_voidp arg3);
-extern swig_type_156 _wrap_cmr_tracking_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_143 _wrap_cmr_thread_safe_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_144 _wrap_cmr_tracking_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, _Bool arg2, swig_voidp arg3);
+extern swig_type_145 _wrap_cmr_tracking_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_tracking_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
-extern swig_type_157 _wrap_cmr_tracking_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_158 _wrap_cmr_tracking_resource_allocated_bytes_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_159 _wrap_cmr_tracking_resource_outstanding_count_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_160 _wrap_cmr_tracking_resource_outstanding_report_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_161 _wrap_cmr_parse_size_capi_07a2e3c94f0d8d94(swig_type_162 arg1, swig_voidp arg2);
-extern swig_type_163 _wrap_cmr_stack_parse_capi_07a2e3c94f0d8d94(swig_type_164 arg1, swig_voidp arg2);
-extern swig_type_165 _wrap_cmr_stack_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
-extern swig_type_166 _wrap_cmr_stack_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_167 _wrap_cmr_stack_leaf_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_168 _wrap_cmr_stack_expression_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_169 _wrap_cmr_device_buffer_create_capi_07a2e3c94f0d8d94(swig_type_170 arg1, uintptr_t arg2, uintptr_t arg3, swig_voidp arg4);
-extern swig_type_171 _wrap_cmr_device_buffer_create_copy_capi_07a2e3c94f0d8d94(swig_type_172 arg1, uintptr_t arg2, uintptr_t arg3, swig_voidp arg4);
-extern swig_type_173 _wrap_cmr_device_buffer_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
-extern swig_type_174 _wrap_cmr_device_buffer_resize_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_175 arg2, uintptr_t arg3);
-extern swig_type_176 _wrap_cmr_device_buffer_reserve_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_177 arg2, uintptr_t arg3);
-extern swig_type_178 _wrap_cmr_device_buffer_shrink_to_fit_capi_07a2e3c94f0d8d94(uintptr_t arg1, uintptr_t arg2);
-extern swig_type_179 _wrap_cmr_device_buffer_set_stream_capi_07a2e3c94f0d8d94(uintptr_t arg1, uintptr_t arg2);
-extern swig_type_180 _wrap_cmr_device_buffer_data_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_181 _wrap_cmr_device_buffer_size_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_182 _wrap_cmr_device_buffer_capacity_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_183 _wrap_cmr_device_buffer_stream_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_184 _wrap_cmr_device_buffer_resource_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_185 _wrap_cmr_device_buffer_copy_to_host_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_186 arg2);
-extern swig_type_187 _wrap_cmr_device_buffer_copy_from_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_188 arg2);
-extern swig_type_189 _wrap_cmr_device_buffer_prefetch_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_intgo arg2, uintptr_t arg3);
+extern swig_type_146 _wrap_cmr_tracking_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_147 _wrap_cmr_tracking_resource_allocated_bytes_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_148 _wrap_cmr_tracking_resource_outstanding_count_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_149 _wrap_cmr_tracking_resource_outstanding_report_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_150 _wrap_cmr_parse_size_capi_07a2e3c94f0d8d94(swig_type_151 arg1, swig_voidp arg2);
+extern swig_type_152 _wrap_cmr_stack_parse_capi_07a2e3c94f0d8d94(swig_type_153 arg1, swig_voidp arg2);
+extern swig_type_154 _wrap_cmr_stack_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_155 _wrap_cmr_stack_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_156 _wrap_cmr_stack_leaf_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_157 _wrap_cmr_stack_expression_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_158 _wrap_cmr_device_buffer_create_capi_07a2e3c94f0d8d94(swig_type_159 arg1, uintptr_t arg2, uintptr_t arg3, swig_voidp arg4);
+extern swig_type_160 _wrap_cmr_device_buffer_create_copy_capi_07a2e3c94f0d8d94(swig_type_161 arg1, uintptr_t arg2, uintptr_t arg3, swig_voidp arg4);
+extern swig_type_162 _wrap_cmr_device_buffer_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_163 _wrap_cmr_device_buffer_resize_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_164 arg2, uintptr_t arg3);
+extern swig_type_165 _wrap_cmr_device_buffer_reserve_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_166 arg2, uintptr_t arg3);
+extern swig_type_167 _wrap_cmr_device_buffer_shrink_to_fit_capi_07a2e3c94f0d8d94(uintptr_t arg1, uintptr_t arg2);
+extern swig_type_168 _wrap_cmr_device_buffer_set_stream_capi_07a2e3c94f0d8d94(uintptr_t arg1, uintptr_t arg2);
+extern swig_type_169 _wrap_cmr_device_buffer_data_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_170 _wrap_cmr_device_buffer_size_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_171 _wrap_cmr_device_buffer_capacity_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_172 _wrap_cmr_device_buffer_stream_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_173 _wrap_cmr_device_buffer_resource_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_174 _wrap_cmr_device_buffer_copy_to_host_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_175 arg2);
+extern swig_type_176 _wrap_cmr_device_buffer_copy_from_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_177 arg2);
+extern swig_type_178 _wrap_cmr_device_buffer_prefetch_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_intgo arg2, uintptr_t arg3);
 #undef intgo
 */
 import "C"
@@ -1127,13 +1116,13 @@ func Cmr_version() (_swig_ret string) {
 	return swig_r_1
 }
 
-func Cmr_aligned_resource_create(arg1 Cmr_resource_ref, arg2 uint64, arg3 uint64, arg4 *uintptr) (_swig_ret *Failure) {
+func Cmr_aligned_resource_create(arg1 Cmr_resource_ref, arg2 *uint64, arg3 *uint64, arg4 *uintptr) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r_p := C._wrap_cmr_aligned_resource_create_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_type_45(_swig_i_1), C.swig_type_46(_swig_i_2), C.swig_voidp(_swig_i_3))
+	swig_r_p := C._wrap_cmr_aligned_resource_create_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1), C.swig_voidp(_swig_i_2), C.swig_voidp(_swig_i_3))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1210,14 +1199,14 @@ func Cmr_aligned_resource_alignment_threshold(arg1 Struct_SS_cmr_aligned_resourc
 	return swig_r_1
 }
 
-func Cmr_arena_resource_create(arg1 Cmr_resource_ref, arg2 uint64, arg3 bool, arg4 string, arg5 *uintptr) (_swig_ret *Failure) {
+func Cmr_arena_resource_create(arg1 Cmr_resource_ref, arg2 *uint64, arg3 bool, arg4 string, arg5 *uintptr) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r_p := C._wrap_cmr_arena_resource_create_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_type_52(_swig_i_1), C._Bool(_swig_i_2), *(*C.swig_type_53)(unsafe.Pointer(&_swig_i_3)), C.swig_voidp(_swig_i_4))
+	swig_r_p := C._wrap_cmr_arena_resource_create_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1), C._Bool(_swig_i_2), *(*C.swig_type_50)(unsafe.Pointer(&_swig_i_3)), C.swig_voidp(_swig_i_4))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg4
@@ -1326,13 +1315,13 @@ func Cmr_arena_resource_dump(arg1 Struct_SS_cmr_arena_resource) (_swig_ret *Fail
 	return swig_r_1
 }
 
-func Cmr_binning_resource_create(arg1 Cmr_resource_ref, arg2 int, arg3 int, arg4 *uintptr) (_swig_ret *Failure) {
+func Cmr_binning_resource_create(arg1 Cmr_resource_ref, arg2 *int32, arg3 *int32, arg4 *uintptr) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r_p := C._wrap_cmr_binning_resource_create_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_voidp(_swig_i_3))
+	swig_r_p := C._wrap_cmr_binning_resource_create_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1), C.swig_voidp(_swig_i_2), C.swig_voidp(_swig_i_3))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1383,7 +1372,7 @@ func Cmr_binning_resource_add_bin(arg1 Struct_SS_cmr_binning_resource, arg2 uint
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_binning_resource_add_bin_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_type_64(_swig_i_1))
+	swig_r_p := C._wrap_cmr_binning_resource_add_bin_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_type_61(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1399,7 +1388,7 @@ func Cmr_binning_resource_add_bin_resource(arg1 Struct_SS_cmr_binning_resource, 
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
-	swig_r_p := C._wrap_cmr_binning_resource_add_bin_resource_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_type_66(_swig_i_1), C.uintptr_t(_swig_i_2))
+	swig_r_p := C._wrap_cmr_binning_resource_add_bin_resource_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_type_63(_swig_i_1), C.uintptr_t(_swig_i_2))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1430,7 +1419,7 @@ func Cmr_binning_resource_bin_size_for(arg1 Struct_SS_cmr_binning_resource, arg2
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r_p := C._wrap_cmr_binning_resource_bin_size_for_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_type_69(_swig_i_1), C.swig_voidp(_swig_i_2))
+	swig_r_p := C._wrap_cmr_binning_resource_bin_size_for_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_type_66(_swig_i_1), C.swig_voidp(_swig_i_2))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1549,13 +1538,13 @@ func _swig_getCMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC() (_swig_ret Enum_SS_cmr_
 }
 
 var CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC Enum_SS_cmr_cuda_async_export_handle_type = _swig_getCMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC()
-func Cmr_cuda_async_resource_create(arg1 uint64, arg2 uint64, arg3 Enum_SS_cmr_cuda_async_export_handle_type, arg4 *uintptr) (_swig_ret *Failure) {
+func Cmr_cuda_async_resource_create(arg1 *uint64, arg2 *uint64, arg3 Enum_SS_cmr_cuda_async_export_handle_type, arg4 *uintptr) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r_p := C._wrap_cmr_cuda_async_resource_create_capi_07a2e3c94f0d8d94(C.swig_type_76(_swig_i_0), C.swig_type_77(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_voidp(_swig_i_3))
+	swig_r_p := C._wrap_cmr_cuda_async_resource_create_capi_07a2e3c94f0d8d94(C.swig_voidp(_swig_i_0), C.swig_voidp(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_voidp(_swig_i_3))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1799,13 +1788,13 @@ func Cmr_failure_callback_resource_from_ref(arg1 Cmr_resource_ref, arg2 *uintptr
 	return swig_r_1
 }
 
-func Cmr_fixed_size_resource_create(arg1 Cmr_resource_ref, arg2 uint64, arg3 uint64, arg4 *uintptr) (_swig_ret *Failure) {
+func Cmr_fixed_size_resource_create(arg1 Cmr_resource_ref, arg2 *uint64, arg3 *uint64, arg4 *uintptr) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r_p := C._wrap_cmr_fixed_size_resource_create_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_type_93(_swig_i_1), C.swig_type_94(_swig_i_2), C.swig_voidp(_swig_i_3))
+	swig_r_p := C._wrap_cmr_fixed_size_resource_create_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1), C.swig_voidp(_swig_i_2), C.swig_voidp(_swig_i_3))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1882,13 +1871,13 @@ func Cmr_fixed_size_resource_upstream_bytes(arg1 Struct_SS_cmr_fixed_size_resour
 	return swig_r_1
 }
 
-func Cmr_limiting_resource_create(arg1 Cmr_resource_ref, arg2 uint64, arg3 uint64, arg4 *uintptr) (_swig_ret *Failure) {
+func Cmr_limiting_resource_create(arg1 Cmr_resource_ref, arg2 uint64, arg3 *uint64, arg4 *uintptr) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r_p := C._wrap_cmr_limiting_resource_create_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_type_100(_swig_i_1), C.swig_type_101(_swig_i_2), C.swig_voidp(_swig_i_3))
+	swig_r_p := C._wrap_cmr_limiting_resource_create_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_type_93(_swig_i_1), C.swig_voidp(_swig_i_2), C.swig_voidp(_swig_i_3))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1972,7 +1961,7 @@ func Cmr_logging_resource_create(arg1 Cmr_resource_ref, arg2 string, arg3 uintpt
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r_p := C._wrap_cmr_logging_resource_create_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), *(*C.swig_type_107)(unsafe.Pointer(&_swig_i_1)), C.uintptr_t(_swig_i_2), C._Bool(_swig_i_3), C.swig_voidp(_swig_i_4))
+	swig_r_p := C._wrap_cmr_logging_resource_create_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), *(*C.swig_type_99)(unsafe.Pointer(&_swig_i_1)), C.uintptr_t(_swig_i_2), C._Bool(_swig_i_3), C.swig_voidp(_swig_i_4))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
@@ -2167,13 +2156,13 @@ func Cmr_pinned_host_resource_from_ref(arg1 Cmr_resource_ref, arg2 *uintptr) (_s
 	return swig_r_1
 }
 
-func Cmr_pool_resource_create(arg1 Cmr_resource_ref, arg2 uint64, arg3 uint64, arg4 *uintptr) (_swig_ret *Failure) {
+func Cmr_pool_resource_create(arg1 Cmr_resource_ref, arg2 *uint64, arg3 *uint64, arg4 *uintptr) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r_p := C._wrap_cmr_pool_resource_create_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_type_120(_swig_i_1), C.swig_type_121(_swig_i_2), C.swig_voidp(_swig_i_3))
+	swig_r_p := C._wrap_cmr_pool_resource_create_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1), C.swig_voidp(_swig_i_2), C.swig_voidp(_swig_i_3))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2301,11 +2290,11 @@ func Cmr_prefetch_resource_from_ref(arg1 Cmr_resource_ref, arg2 *uintptr) (_swig
 	return swig_r_1
 }
 
-func Cmr_simulated_resource_create(arg1 uint64, arg2 *uintptr) (_swig_ret *Failure) {
+func Cmr_simulated_resource_create(arg1 *uint64, arg2 *uintptr) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_simulated_resource_create_capi_07a2e3c94f0d8d94(C.swig_type_130(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_simulated_resource_create_capi_07a2e3c94f0d8d94(C.swig_voidp(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2799,7 +2788,7 @@ func Cmr_parse_size(arg1 string, arg2 *uint64) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_parse_size_capi_07a2e3c94f0d8d94(*(*C.swig_type_162)(unsafe.Pointer(&_swig_i_0)), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_parse_size_capi_07a2e3c94f0d8d94(*(*C.swig_type_151)(unsafe.Pointer(&_swig_i_0)), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
@@ -2817,7 +2806,7 @@ func Cmr_stack_parse(arg1 string, arg2 *uintptr) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_stack_parse_capi_07a2e3c94f0d8d94(*(*C.swig_type_164)(unsafe.Pointer(&_swig_i_0)), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_stack_parse_capi_07a2e3c94f0d8d94(*(*C.swig_type_153)(unsafe.Pointer(&_swig_i_0)), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
@@ -2897,7 +2886,7 @@ func Cmr_device_buffer_create(arg1 uint64, arg2 uintptr, arg3 Cmr_resource_ref, 
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
 	_swig_i_3 := arg4
-	swig_r_p := C._wrap_cmr_device_buffer_create_capi_07a2e3c94f0d8d94(C.swig_type_170(_swig_i_0), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3))
+	swig_r_p := C._wrap_cmr_device_buffer_create_capi_07a2e3c94f0d8d94(C.swig_type_159(_swig_i_0), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2914,7 +2903,7 @@ func Cmr_device_buffer_create_copy(arg1 []byte, arg2 uintptr, arg3 Cmr_resource_
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
 	_swig_i_3 := arg4
-	swig_r_p := C._wrap_cmr_device_buffer_create_copy_capi_07a2e3c94f0d8d94(*(*C.swig_type_172)(unsafe.Pointer(&_swig_i_0)), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3))
+	swig_r_p := C._wrap_cmr_device_buffer_create_copy_capi_07a2e3c94f0d8d94(*(*C.swig_type_161)(unsafe.Pointer(&_swig_i_0)), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
@@ -2947,7 +2936,7 @@ func Cmr_device_buffer_resize(arg1 Struct_SS_cmr_device_buffer, arg2 uint64, arg
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r_p := C._wrap_cmr_device_buffer_resize_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_type_175(_swig_i_1), C.uintptr_t(_swig_i_2))
+	swig_r_p := C._wrap_cmr_device_buffer_resize_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_type_164(_swig_i_1), C.uintptr_t(_swig_i_2))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2963,7 +2952,7 @@ func Cmr_device_buffer_reserve(arg1 Struct_SS_cmr_device_buffer, arg2 uint64, ar
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r_p := C._wrap_cmr_device_buffer_reserve_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_type_177(_swig_i_1), C.uintptr_t(_swig_i_2))
+	swig_r_p := C._wrap_cmr_device_buffer_reserve_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_type_166(_swig_i_1), C.uintptr_t(_swig_i_2))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -3083,7 +3072,7 @@ func Cmr_device_buffer_copy_to_host(arg1 Struct_SS_cmr_device_buffer, arg2 []byt
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_device_buffer_copy_to_host_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), *(*C.swig_type_186)(unsafe.Pointer(&_swig_i_1)))
+	swig_r_p := C._wrap_cmr_device_buffer_copy_to_host_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), *(*C.swig_type_175)(unsafe.Pointer(&_swig_i_1)))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
@@ -3101,7 +3090,7 @@ func Cmr_device_buffer_copy_from(arg1 Struct_SS_cmr_device_buffer, arg2 []byte) 
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_device_buffer_copy_from_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), *(*C.swig_type_188)(unsafe.Pointer(&_swig_i_1)))
+	swig_r_p := C._wrap_cmr_device_buffer_copy_from_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), *(*C.swig_type_177)(unsafe.Pointer(&_swig_i_1)))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2

@@ -1147,10 +1147,10 @@ _gostring_ _wrap_cmr_version_capi_07a2e3c94f0d8d94() {
 }
 
 
-_gostring_ _wrap_cmr_aligned_resource_create_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, long long _swig_go_1, long long _swig_go_2, cmr_aligned_resource **_swig_go_3) {
+_gostring_ _wrap_cmr_aligned_resource_create_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, long long *_swig_go_1, long long *_swig_go_2, cmr_aligned_resource **_swig_go_3) {
   cmr_resource_ref arg1 ;
-  size_t arg2 ;
-  size_t arg3 ;
+  cmr_optional_size arg2 ;
+  cmr_optional_size arg3 ;
   cmr_aligned_resource **arg4 = (cmr_aligned_resource **) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1161,8 +1161,16 @@ _gostring_ _wrap_cmr_aligned_resource_create_capi_07a2e3c94f0d8d94(struct cmr_re
       0
     } : *given;
   }
-  arg2 = (size_t)_swig_go_1; 
-  arg3 = (size_t)_swig_go_2; 
+  {
+    const uint64_t *given = (const uint64_t *)_swig_go_1;
+    (&arg2)->is_set = given != NULL;
+    (&arg2)->value = given != NULL ? (size_t)*given : 0;
+  }
+  {
+    const uint64_t *given = (const uint64_t *)_swig_go_2;
+    (&arg3)->is_set = given != NULL;
+    (&arg3)->value = given != NULL ? (size_t)*given : 0;
+  }
   arg4 = (cmr_aligned_resource **)_swig_go_3; 
   
   result = (cmr_status)cmr_aligned_resource_create(arg1,arg2,arg3,arg4);
@@ -1251,9 +1259,9 @@ _gostring_ _wrap_cmr_aligned_resource_alignment_threshold_capi_07a2e3c94f0d8d94(
 }
 
 
-_gostring_ _wrap_cmr_arena_resource_create_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, long long _swig_go_1, bool _swig_go_2, _gostring_ _swig_go_3, cmr_arena_resource **_swig_go_4) {
+_gostring_ _wrap_cmr_arena_resource_create_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, long long *_swig_go_1, bool _swig_go_2, _gostring_ _swig_go_3, cmr_arena_resource **_swig_go_4) {
   cmr_resource_ref arg1 ;
-  size_t arg2 ;
+  cmr_optional_size arg2 ;
   bool arg3 ;
   char *arg4 = (char *) 0 ;
   cmr_arena_resource **arg5 = (cmr_arena_resource **) 0 ;
@@ -1266,7 +1274,11 @@ _gostring_ _wrap_cmr_arena_resource_create_capi_07a2e3c94f0d8d94(struct cmr_reso
       0
     } : *given;
   }
-  arg2 = (size_t)_swig_go_1; 
+  {
+    const uint64_t *given = (const uint64_t *)_swig_go_1;
+    (&arg2)->is_set = given != NULL;
+    (&arg2)->value = given != NULL ? (size_t)*given : 0;
+  }
   arg3 = (bool)_swig_go_2; 
   
   arg4 = (char *)malloc(_swig_go_3.n + 1);
@@ -1390,10 +1402,10 @@ _gostring_ _wrap_cmr_arena_resource_dump_capi_07a2e3c94f0d8d94(struct cmr_arena_
 }
 
 
-_gostring_ _wrap_cmr_binning_resource_create_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, intgo _swig_go_1, intgo _swig_go_2, cmr_binning_resource **_swig_go_3) {
+_gostring_ _wrap_cmr_binning_resource_create_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, int *_swig_go_1, int *_swig_go_2, cmr_binning_resource **_swig_go_3) {
   cmr_resource_ref arg1 ;
-  int arg2 ;
-  int arg3 ;
+  cmr_optional_int arg2 ;
+  cmr_optional_int arg3 ;
   cmr_binning_resource **arg4 = (cmr_binning_resource **) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1404,8 +1416,16 @@ _gostring_ _wrap_cmr_binning_resource_create_capi_07a2e3c94f0d8d94(struct cmr_re
       0
     } : *given;
   }
-  arg2 = (int)_swig_go_1; 
-  arg3 = (int)_swig_go_2; 
+  {
+    const int32_t *given = (const int32_t *)_swig_go_1;
+    (&arg2)->is_set = given != NULL;
+    (&arg2)->value = given != NULL ? (int)*given : 0;
+  }
+  {
+    const int32_t *given = (const int32_t *)_swig_go_2;
+    (&arg3)->is_set = given != NULL;
+    (&arg3)->value = given != NULL ? (int)*given : 0;
+  }
   arg4 = (cmr_binning_resource **)_swig_go_3; 
   
   result = (cmr_status)cmr_binning_resource_create(arg1,arg2,arg3,arg4);
@@ -1682,16 +1702,24 @@ intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC_capi_07a2e3c94f0d8d94() {
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_resource_create_capi_07a2e3c94f0d8d94(long long _swig_go_0, long long _swig_go_1, intgo _swig_go_2, cmr_cuda_async_resource **_swig_go_3) {
-  size_t arg1 ;
-  size_t arg2 ;
+_gostring_ _wrap_cmr_cuda_async_resource_create_capi_07a2e3c94f0d8d94(long long *_swig_go_0, long long *_swig_go_1, intgo _swig_go_2, cmr_cuda_async_resource **_swig_go_3) {
+  cmr_optional_size arg1 ;
+  cmr_optional_size arg2 ;
   cmr_cuda_async_export_handle_type arg3 ;
   cmr_cuda_async_resource **arg4 = (cmr_cuda_async_resource **) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
   
-  arg1 = (size_t)_swig_go_0; 
-  arg2 = (size_t)_swig_go_1; 
+  {
+    const uint64_t *given = (const uint64_t *)_swig_go_0;
+    (&arg1)->is_set = given != NULL;
+    (&arg1)->value = given != NULL ? (size_t)*given : 0;
+  }
+  {
+    const uint64_t *given = (const uint64_t *)_swig_go_1;
+    (&arg2)->is_set = given != NULL;
+    (&arg2)->value = given != NULL ? (size_t)*given : 0;
+  }
   arg3 = (cmr_cuda_async_export_handle_type)_swig_go_2; 
   arg4 = (cmr_cuda_async_resource **)_swig_go_3; 
   
@@ -1989,10 +2017,10 @@ _gostring_ _wrap_cmr_failure_callback_resource_from_ref_capi_07a2e3c94f0d8d94(st
 }
 
 
-_gostring_ _wrap_cmr_fixed_size_resource_create_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, long long _swig_go_1, long long _swig_go_2, cmr_fixed_size_resource **_swig_go_3) {
+_gostring_ _wrap_cmr_fixed_size_resource_create_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, long long *_swig_go_1, long long *_swig_go_2, cmr_fixed_size_resource **_swig_go_3) {
   cmr_resource_ref arg1 ;
-  size_t arg2 ;
-  size_t arg3 ;
+  cmr_optional_size arg2 ;
+  cmr_optional_size arg3 ;
   cmr_fixed_size_resource **arg4 = (cmr_fixed_size_resource **) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2003,8 +2031,16 @@ _gostring_ _wrap_cmr_fixed_size_resource_create_capi_07a2e3c94f0d8d94(struct cmr
       0
     } : *given;
   }
-  arg2 = (size_t)_swig_go_1; 
-  arg3 = (size_t)_swig_go_2; 
+  {
+    const uint64_t *given = (const uint64_t *)_swig_go_1;
+    (&arg2)->is_set = given != NULL;
+    (&arg2)->value = given != NULL ? (size_t)*given : 0;
+  }
+  {
+    const uint64_t *given = (const uint64_t *)_swig_go_2;
+    (&arg3)->is_set = given != NULL;
+    (&arg3)->value = given != NULL ? (size_t)*given : 0;
+  }
   arg4 = (cmr_fixed_size_resource **)_swig_go_3; 
   
   result = (cmr_status)cmr_fixed_size_resource_create(arg1,arg2,arg3,arg4);
@@ -2093,10 +2129,10 @@ _gostring_ _wrap_cmr_fixed_size_resource_upstream_bytes_capi_07a2e3c94f0d8d94(st
 }
 
 
-_gostring_ _wrap_cmr_limiting_resource_create_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, long long _swig_go_1, long long _swig_go_2, cmr_limiting_resource **_swig_go_3) {
+_gostring_ _wrap_cmr_limiting_resource_create_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, long long _swig_go_1, long long *_swig_go_2, cmr_limiting_resource **_swig_go_3) {
   cmr_resource_ref arg1 ;
   size_t arg2 ;
-  size_t arg3 ;
+  cmr_optional_size arg3 ;
   cmr_limiting_resource **arg4 = (cmr_limiting_resource **) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2108,7 +2144,11 @@ _gostring_ _wrap_cmr_limiting_resource_create_capi_07a2e3c94f0d8d94(struct cmr_r
     } : *given;
   }
   arg2 = (size_t)_swig_go_1; 
-  arg3 = (size_t)_swig_go_2; 
+  {
+    const uint64_t *given = (const uint64_t *)_swig_go_2;
+    (&arg3)->is_set = given != NULL;
+    (&arg3)->value = given != NULL ? (size_t)*given : 0;
+  }
   arg4 = (cmr_limiting_resource **)_swig_go_3; 
   
   result = (cmr_status)cmr_limiting_resource_create(arg1,arg2,arg3,arg4);
@@ -2453,10 +2493,10 @@ _gostring_ _wrap_cmr_pinned_host_resource_from_ref_capi_07a2e3c94f0d8d94(struct 
 }
 
 
-_gostring_ _wrap_cmr_pool_resource_create_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, long long _swig_go_1, long long _swig_go_2, cmr_pool_resource **_swig_go_3) {
+_gostring_ _wrap_cmr_pool_resource_create_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, long long *_swig_go_1, long long *_swig_go_2, cmr_pool_resource **_swig_go_3) {
   cmr_resource_ref arg1 ;
-  size_t arg2 ;
-  size_t arg3 ;
+  cmr_optional_size arg2 ;
+  cmr_optional_size arg3 ;
   cmr_pool_resource **arg4 = (cmr_pool_resource **) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2467,8 +2507,16 @@ _gostring_ _wrap_cmr_pool_resource_create_capi_07a2e3c94f0d8d94(struct cmr_resou
       0
     } : *given;
   }
-  arg2 = (size_t)_swig_go_1; 
-  arg3 = (size_t)_swig_go_2; 
+  {
+    const uint64_t *given = (const uint64_t *)_swig_go_1;
+    (&arg2)->is_set = given != NULL;
+    (&arg2)->value = given != NULL ? (size_t)*given : 0;
+  }
+  {
+    const uint64_t *given = (const uint64_t *)_swig_go_2;
+    (&arg3)->is_set = given != NULL;
+    (&arg3)->value = given != NULL ? (size_t)*given : 0;
+  }
   arg4 = (cmr_pool_resource **)_swig_go_3; 
   
   result = (cmr_status)cmr_pool_resource_create(arg1,arg2,arg3,arg4);
@@ -2627,13 +2675,17 @@ _gostring_ _wrap_cmr_prefetch_resource_from_ref_capi_07a2e3c94f0d8d94(struct cmr
 }
 
 
-_gostring_ _wrap_cmr_simulated_resource_create_capi_07a2e3c94f0d8d94(long long _swig_go_0, cmr_simulated_resource **_swig_go_1) {
-  size_t arg1 ;
+_gostring_ _wrap_cmr_simulated_resource_create_capi_07a2e3c94f0d8d94(long long *_swig_go_0, cmr_simulated_resource **_swig_go_1) {
+  cmr_optional_size arg1 ;
   cmr_simulated_resource **arg2 = (cmr_simulated_resource **) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
   
-  arg1 = (size_t)_swig_go_0; 
+  {
+    const uint64_t *given = (const uint64_t *)_swig_go_0;
+    (&arg1)->is_set = given != NULL;
+    (&arg1)->value = given != NULL ? (size_t)*given : 0;
+  }
   arg2 = (cmr_simulated_resource **)_swig_go_1; 
   
   result = (cmr_status)cmr_simulated_resource_create(arg1,arg2);

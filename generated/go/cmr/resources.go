@@ -29,22 +29,23 @@ type AlignedResource struct {
 	upstream Resource
 }
 
-// AlignedOption sets a parameter of NewAlignedResource that has a default.
+// AlignedOption sets a parameter of NewAlignedResource that has a default; a parameter
+// whose option is not given takes its default.
 type AlignedOption func(*alignedOptions)
 
 type alignedOptions struct {
-	allocationAlignment uint64
-	alignmentThreshold  uint64
+	allocationAlignment *uint64
+	alignmentThreshold  *uint64
 }
 
 // WithAlignedAllocationAlignment sets allocation_alignment: Alignment of every request of at least alignment_threshold bytes (RMM's alignment). Default: 256.
 func WithAlignedAllocationAlignment(value uint64) AlignedOption {
-	return func(o *alignedOptions) { o.allocationAlignment = value }
+	return func(o *alignedOptions) { o.allocationAlignment = &value }
 }
 
 // WithAlignedAlignmentThreshold sets alignment_threshold: Requests of at least this many bytes are aligned to allocation_alignment. Default: 65536.
 func WithAlignedAlignmentThreshold(value uint64) AlignedOption {
-	return func(o *alignedOptions) { o.alignmentThreshold = value }
+	return func(o *alignedOptions) { o.alignmentThreshold = &value }
 }
 
 // NewAlignedResource makes a new aligned resource over upstream, which it holds a share of.
@@ -55,8 +56,8 @@ func NewAlignedResource(upstream Resource, options ...AlignedOption) (*AlignedRe
 		return nil, err
 	}
 	o := alignedOptions{
-		allocationAlignment: sizeDefault,
-		alignmentThreshold:  sizeDefault,
+		allocationAlignment: nil,
+		alignmentThreshold:  nil,
 	}
 	for _, option := range options {
 		option(&o)
@@ -144,18 +145,19 @@ type ArenaResource struct {
 	upstream Resource
 }
 
-// ArenaOption sets a parameter of NewArenaResource that has a default.
+// ArenaOption sets a parameter of NewArenaResource that has a default; a parameter
+// whose option is not given takes its default.
 type ArenaOption func(*arenaOptions)
 
 type arenaOptions struct {
-	arenaSize        uint64
+	arenaSize        *uint64
 	dumpLogOnFailure bool
 	dumpPath         string
 }
 
 // WithArenaArenaSize sets arena_size: Bytes taken from the upstream at creation: everything the arena will ever hold (1 MiB at least). Default: half of the current device's free memory, rounded down to 256 bytes.
 func WithArenaArenaSize(value uint64) ArenaOption {
-	return func(o *arenaOptions) { o.arenaSize = value }
+	return func(o *arenaOptions) { o.arenaSize = &value }
 }
 
 // WithArenaDumpLogOnFailure sets dump_log_on_failure: Whether an allocation that fails for want of memory writes the arena's state to dump_path. Default: false.
@@ -176,7 +178,7 @@ func NewArenaResource(upstream Resource, options ...ArenaOption) (*ArenaResource
 		return nil, err
 	}
 	o := arenaOptions{
-		arenaSize:        sizeDefault,
+		arenaSize:        nil,
 		dumpLogOnFailure: false,
 		dumpPath:         "",
 	}
@@ -290,22 +292,23 @@ type BinningResource struct {
 	upstream Resource
 }
 
-// BinningOption sets a parameter of NewBinningResource that has a default.
+// BinningOption sets a parameter of NewBinningResource that has a default; a parameter
+// whose option is not given takes its default.
 type BinningOption func(*binningOptions)
 
 type binningOptions struct {
-	minSizeExponent int
-	maxSizeExponent int
+	minSizeExponent *int
+	maxSizeExponent *int
 }
 
 // WithBinningMinSizeExponent sets min_size_exponent: Base-2 log of the smallest automatic bin, in [8, 40], or -1 for no automatic bins. Default: -1.
 func WithBinningMinSizeExponent(value int) BinningOption {
-	return func(o *binningOptions) { o.minSizeExponent = value }
+	return func(o *binningOptions) { o.minSizeExponent = &value }
 }
 
 // WithBinningMaxSizeExponent sets max_size_exponent: Base-2 log of the largest automatic bin, in [8, 40], or -1 for no automatic bins. Default: -1.
 func WithBinningMaxSizeExponent(value int) BinningOption {
-	return func(o *binningOptions) { o.maxSizeExponent = value }
+	return func(o *binningOptions) { o.maxSizeExponent = &value }
 }
 
 // NewBinningResource makes a new binning resource over upstream, which it holds a share of.
@@ -316,14 +319,22 @@ func NewBinningResource(upstream Resource, options ...BinningOption) (*BinningRe
 		return nil, err
 	}
 	o := binningOptions{
-		minSizeExponent: intDefault,
-		maxSizeExponent: intDefault,
+		minSizeExponent: nil,
+		maxSizeExponent: nil,
 	}
 	for _, option := range options {
 		option(&o)
 	}
+	minSizeExponent, err := optionalInt(o.minSizeExponent, "min_size_exponent")
+	if err != nil {
+		return nil, err
+	}
+	maxSizeExponent, err := optionalInt(o.maxSizeExponent, "max_size_exponent")
+	if err != nil {
+		return nil, err
+	}
 	var handle uintptr
-	failure := capi.Cmr_binning_resource_create(upstreamRef, o.minSizeExponent, o.maxSizeExponent, &handle)
+	failure := capi.Cmr_binning_resource_create(upstreamRef, minSizeExponent, maxSizeExponent, &handle)
 	if err := check(failure); err != nil {
 		return nil, err
 	}
@@ -413,7 +424,8 @@ type CallbackResource struct {
 	callbacks *capi.Callbacks // the Go functions, nil for a value from a ref
 }
 
-// CallbackOption sets a parameter of NewCallbackResource that has a default.
+// CallbackOption sets a parameter of NewCallbackResource that has a default; a parameter
+// whose option is not given takes its default.
 type CallbackOption func(*callbackOptions)
 
 type callbackOptions struct {
@@ -509,23 +521,24 @@ const (
 	CudaAsyncExportHandleTypeFabric
 )
 
-// CudaAsyncOption sets a parameter of NewCudaAsyncResource that has a default.
+// CudaAsyncOption sets a parameter of NewCudaAsyncResource that has a default; a parameter
+// whose option is not given takes its default.
 type CudaAsyncOption func(*cudaAsyncOptions)
 
 type cudaAsyncOptions struct {
-	initialPoolSize  uint64
-	releaseThreshold uint64
+	initialPoolSize  *uint64
+	releaseThreshold *uint64
 	exportHandleType CudaAsyncExportHandleType
 }
 
 // WithCudaAsyncInitialPoolSize sets initial_pool_size: Bytes to allocate and free once at creation so the pool starts with that much reserved; 0 reserves nothing. Default: 0.
 func WithCudaAsyncInitialPoolSize(value uint64) CudaAsyncOption {
-	return func(o *cudaAsyncOptions) { o.initialPoolSize = value }
+	return func(o *cudaAsyncOptions) { o.initialPoolSize = &value }
 }
 
 // WithCudaAsyncReleaseThreshold sets release_threshold: Bytes the pool keeps reserved across synchronizations before returning memory to the driver. Default: keep everything (SIZE_MAX).
 func WithCudaAsyncReleaseThreshold(value uint64) CudaAsyncOption {
-	return func(o *cudaAsyncOptions) { o.releaseThreshold = value }
+	return func(o *cudaAsyncOptions) { o.releaseThreshold = &value }
 }
 
 // WithCudaAsyncExportHandleType sets export_handle_type: Kind of shareable handle the pool exports for IPC (none, a POSIX file descriptor or a fabric handle). Default: none.
@@ -536,8 +549,8 @@ func WithCudaAsyncExportHandleType(value CudaAsyncExportHandleType) CudaAsyncOpt
 // NewCudaAsyncResource makes a new cuda_async resource.
 func NewCudaAsyncResource(options ...CudaAsyncOption) (*CudaAsyncResource, error) {
 	o := cudaAsyncOptions{
-		initialPoolSize:  sizeDefault,
-		releaseThreshold: sizeDefault,
+		initialPoolSize:  nil,
+		releaseThreshold: nil,
 		exportHandleType: CudaAsyncExportHandleTypeNone,
 	}
 	for _, option := range options {
@@ -761,22 +774,23 @@ type FixedSizeResource struct {
 	upstream Resource
 }
 
-// FixedSizeOption sets a parameter of NewFixedSizeResource that has a default.
+// FixedSizeOption sets a parameter of NewFixedSizeResource that has a default; a parameter
+// whose option is not given takes its default.
 type FixedSizeOption func(*fixedSizeOptions)
 
 type fixedSizeOptions struct {
-	blockSize           uint64
-	blocksToPreallocate uint64
+	blockSize           *uint64
+	blocksToPreallocate *uint64
 }
 
 // WithFixedSizeBlockSize sets block_size: Bytes of every block, rounded up to a multiple of 256. Default: 1048576.
 func WithFixedSizeBlockSize(value uint64) FixedSizeOption {
-	return func(o *fixedSizeOptions) { o.blockSize = value }
+	return func(o *fixedSizeOptions) { o.blockSize = &value }
 }
 
 // WithFixedSizeBlocksToPreallocate sets blocks_to_preallocate: Blocks obtained from the upstream at a time: at creation and each time all are in use. Default: 128.
 func WithFixedSizeBlocksToPreallocate(value uint64) FixedSizeOption {
-	return func(o *fixedSizeOptions) { o.blocksToPreallocate = value }
+	return func(o *fixedSizeOptions) { o.blocksToPreallocate = &value }
 }
 
 // NewFixedSizeResource makes a new fixed_size resource over upstream, which it holds a share of.
@@ -787,8 +801,8 @@ func NewFixedSizeResource(upstream Resource, options ...FixedSizeOption) (*Fixed
 		return nil, err
 	}
 	o := fixedSizeOptions{
-		blockSize:           sizeDefault,
-		blocksToPreallocate: sizeDefault,
+		blockSize:           nil,
+		blocksToPreallocate: nil,
 	}
 	for _, option := range options {
 		option(&o)
@@ -868,16 +882,17 @@ type LimitingResource struct {
 	upstream Resource
 }
 
-// LimitingOption sets a parameter of NewLimitingResource that has a default.
+// LimitingOption sets a parameter of NewLimitingResource that has a default; a parameter
+// whose option is not given takes its default.
 type LimitingOption func(*limitingOptions)
 
 type limitingOptions struct {
-	allocationAlignment uint64
+	allocationAlignment *uint64
 }
 
 // WithLimitingAllocationAlignment sets allocation_alignment: Each request is counted as its size rounded up to this power of two. Default: 256.
 func WithLimitingAllocationAlignment(value uint64) LimitingOption {
-	return func(o *limitingOptions) { o.allocationAlignment = value }
+	return func(o *limitingOptions) { o.allocationAlignment = &value }
 }
 
 // NewLimitingResource makes a new limiting resource over upstream, which it holds a share of.
@@ -889,7 +904,7 @@ func NewLimitingResource(upstream Resource, allocationLimit uint64, options ...L
 		return nil, err
 	}
 	o := limitingOptions{
-		allocationAlignment: sizeDefault,
+		allocationAlignment: nil,
 	}
 	for _, option := range options {
 		option(&o)
@@ -978,7 +993,8 @@ type LoggingResource struct {
 	upstream Resource
 }
 
-// LoggingOption sets a parameter of NewLoggingResource that has a default.
+// LoggingOption sets a parameter of NewLoggingResource that has a default; a parameter
+// whose option is not given takes its default.
 type LoggingOption func(*loggingOptions)
 
 type loggingOptions struct {
@@ -1185,22 +1201,23 @@ type PoolResource struct {
 	upstream Resource
 }
 
-// PoolOption sets a parameter of NewPoolResource that has a default.
+// PoolOption sets a parameter of NewPoolResource that has a default; a parameter
+// whose option is not given takes its default.
 type PoolOption func(*poolOptions)
 
 type poolOptions struct {
-	initialPoolSize uint64
-	maximumPoolSize uint64
+	initialPoolSize *uint64
+	maximumPoolSize *uint64
 }
 
 // WithPoolInitialPoolSize sets initial_pool_size: Bytes taken from the upstream at creation (0 takes nothing until the first allocation). Default: half of the current device's free memory, rounded down to 256 bytes.
 func WithPoolInitialPoolSize(value uint64) PoolOption {
-	return func(o *poolOptions) { o.initialPoolSize = value }
+	return func(o *poolOptions) { o.initialPoolSize = &value }
 }
 
 // WithPoolMaximumPoolSize sets maximum_pool_size: Most bytes the pool takes from the upstream in all. Default: no limit (SIZE_MAX).
 func WithPoolMaximumPoolSize(value uint64) PoolOption {
-	return func(o *poolOptions) { o.maximumPoolSize = value }
+	return func(o *poolOptions) { o.maximumPoolSize = &value }
 }
 
 // NewPoolResource makes a new pool resource over upstream, which it holds a share of.
@@ -1211,8 +1228,8 @@ func NewPoolResource(upstream Resource, options ...PoolOption) (*PoolResource, e
 		return nil, err
 	}
 	o := poolOptions{
-		initialPoolSize: sizeDefault,
-		maximumPoolSize: sizeDefault,
+		initialPoolSize: nil,
+		maximumPoolSize: nil,
 	}
 	for _, option := range options {
 		option(&o)
@@ -1356,22 +1373,23 @@ type SimulatedResource struct {
 	handle capi.Struct_SS_cmr_simulated_resource
 }
 
-// SimulatedOption sets a parameter of NewSimulatedResource that has a default.
+// SimulatedOption sets a parameter of NewSimulatedResource that has a default; a parameter
+// whose option is not given takes its default.
 type SimulatedOption func(*simulatedOptions)
 
 type simulatedOptions struct {
-	capacity uint64
+	capacity *uint64
 }
 
 // WithSimulatedCapacity sets capacity: Most bytes in use at once (default 1 TiB). Default: 1099511627776.
 func WithSimulatedCapacity(value uint64) SimulatedOption {
-	return func(o *simulatedOptions) { o.capacity = value }
+	return func(o *simulatedOptions) { o.capacity = &value }
 }
 
 // NewSimulatedResource makes a new simulated resource.
 func NewSimulatedResource(options ...SimulatedOption) (*SimulatedResource, error) {
 	o := simulatedOptions{
-		capacity: sizeDefault,
+		capacity: nil,
 	}
 	for _, option := range options {
 		option(&o)
@@ -1721,7 +1739,8 @@ type TrackingResource struct {
 	upstream Resource
 }
 
-// TrackingOption sets a parameter of NewTrackingResource that has a default.
+// TrackingOption sets a parameter of NewTrackingResource that has a default; a parameter
+// whose option is not given takes its default.
 type TrackingOption func(*trackingOptions)
 
 type trackingOptions struct {

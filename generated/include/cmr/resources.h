@@ -3,8 +3,9 @@
 /* The public C API of every resource in spec/: one owning handle type each,
  * made by _create and released by _destroy, turned into a non-owning
  * cmr_resource_ref by _ref, and the resource's own typed methods. A size_t
- * or int parameter with a default takes CMR_SIZE_DEFAULT / CMR_INT_DEFAULT
- * for it. docs/api.md has the same reference. */
+ * or int parameter with a default is optional (core.h): CMR_SIZE(v) /
+ * CMR_INT(v) gives a value, CMR_SIZE_DEFAULT / CMR_INT_DEFAULT asks for the
+ * default. docs/api.md has the same reference. */
 #ifndef CMR_RESOURCES_H
 #define CMR_RESOURCES_H
 
@@ -34,7 +35,7 @@ typedef struct cmr_aligned_resource cmr_aligned_resource;
  *   allocation_alignment: Alignment of every request of at least alignment_threshold bytes (RMM's alignment). Default: 256 (pass CMR_SIZE_DEFAULT).
  *   alignment_threshold: Requests of at least this many bytes are aligned to allocation_alignment. Default: 65536 (pass CMR_SIZE_DEFAULT).
  */
-CMR_API cmr_status cmr_aligned_resource_create(cmr_resource_ref upstream, size_t allocation_alignment, size_t alignment_threshold, cmr_aligned_resource **out);
+CMR_API cmr_status cmr_aligned_resource_create(cmr_resource_ref upstream, cmr_optional_size allocation_alignment, cmr_optional_size alignment_threshold, cmr_aligned_resource **out);
 /* Drops the caller's share; the resource goes when its last holder lets go. */
 CMR_API cmr_status cmr_aligned_resource_destroy(cmr_aligned_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
@@ -72,7 +73,7 @@ typedef struct cmr_arena_resource cmr_arena_resource;
  *   dump_log_on_failure: Whether an allocation that fails for want of memory writes the arena's state to dump_path. Default: false.
  *   dump_path: File the dumps are appended to (opened, so checked, at creation); the empty string means stderr.
  */
-CMR_API cmr_status cmr_arena_resource_create(cmr_resource_ref upstream, size_t arena_size, bool dump_log_on_failure, const char *dump_path, cmr_arena_resource **out);
+CMR_API cmr_status cmr_arena_resource_create(cmr_resource_ref upstream, cmr_optional_size arena_size, bool dump_log_on_failure, const char *dump_path, cmr_arena_resource **out);
 /* Drops the caller's share; the resource goes when its last holder lets go. */
 CMR_API cmr_status cmr_arena_resource_destroy(cmr_arena_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
@@ -116,7 +117,7 @@ typedef struct cmr_binning_resource cmr_binning_resource;
  *   min_size_exponent: Base-2 log of the smallest automatic bin, in [8, 40], or -1 for no automatic bins. Default: -1 (pass CMR_INT_DEFAULT).
  *   max_size_exponent: Base-2 log of the largest automatic bin, in [8, 40], or -1 for no automatic bins. Default: -1 (pass CMR_INT_DEFAULT).
  */
-CMR_API cmr_status cmr_binning_resource_create(cmr_resource_ref upstream, int min_size_exponent, int max_size_exponent, cmr_binning_resource **out);
+CMR_API cmr_status cmr_binning_resource_create(cmr_resource_ref upstream, cmr_optional_int min_size_exponent, cmr_optional_int max_size_exponent, cmr_binning_resource **out);
 /* Drops the caller's share; the resource goes when its last holder lets go. */
 CMR_API cmr_status cmr_binning_resource_destroy(cmr_binning_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
@@ -188,7 +189,7 @@ typedef enum cmr_cuda_async_export_handle_type {
  *   release_threshold: Bytes the pool keeps reserved across synchronizations before returning memory to the driver. Default: keep everything (SIZE_MAX) (pass CMR_SIZE_DEFAULT).
  *   export_handle_type: Kind of shareable handle the pool exports for IPC (none, a POSIX file descriptor or a fabric handle). Default: none.
  */
-CMR_API cmr_status cmr_cuda_async_resource_create(size_t initial_pool_size, size_t release_threshold, cmr_cuda_async_export_handle_type export_handle_type, cmr_cuda_async_resource **out);
+CMR_API cmr_status cmr_cuda_async_resource_create(cmr_optional_size initial_pool_size, cmr_optional_size release_threshold, cmr_cuda_async_export_handle_type export_handle_type, cmr_cuda_async_resource **out);
 /* Drops the caller's share; the resource goes when its last holder lets go. */
 CMR_API cmr_status cmr_cuda_async_resource_destroy(cmr_cuda_async_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
@@ -283,7 +284,7 @@ typedef struct cmr_fixed_size_resource cmr_fixed_size_resource;
  *   block_size: Bytes of every block, rounded up to a multiple of 256. Default: 1048576 (pass CMR_SIZE_DEFAULT).
  *   blocks_to_preallocate: Blocks obtained from the upstream at a time: at creation and each time all are in use. Default: 128 (pass CMR_SIZE_DEFAULT).
  */
-CMR_API cmr_status cmr_fixed_size_resource_create(cmr_resource_ref upstream, size_t block_size, size_t blocks_to_preallocate, cmr_fixed_size_resource **out);
+CMR_API cmr_status cmr_fixed_size_resource_create(cmr_resource_ref upstream, cmr_optional_size block_size, cmr_optional_size blocks_to_preallocate, cmr_fixed_size_resource **out);
 /* Drops the caller's share; the resource goes when its last holder lets go. */
 CMR_API cmr_status cmr_fixed_size_resource_destroy(cmr_fixed_size_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
@@ -312,7 +313,7 @@ typedef struct cmr_limiting_resource cmr_limiting_resource;
  *   allocation_limit: Most bytes (counted rounded up to allocation_alignment) allocated at once.
  *   allocation_alignment: Each request is counted as its size rounded up to this power of two. Default: 256 (pass CMR_SIZE_DEFAULT).
  */
-CMR_API cmr_status cmr_limiting_resource_create(cmr_resource_ref upstream, size_t allocation_limit, size_t allocation_alignment, cmr_limiting_resource **out);
+CMR_API cmr_status cmr_limiting_resource_create(cmr_resource_ref upstream, size_t allocation_limit, cmr_optional_size allocation_alignment, cmr_limiting_resource **out);
 /* Drops the caller's share; the resource goes when its last holder lets go. */
 CMR_API cmr_status cmr_limiting_resource_destroy(cmr_limiting_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
@@ -410,7 +411,7 @@ typedef struct cmr_pool_resource cmr_pool_resource;
  *   initial_pool_size: Bytes taken from the upstream at creation (0 takes nothing until the first allocation). Default: half of the current device's free memory, rounded down to 256 bytes (pass CMR_SIZE_DEFAULT).
  *   maximum_pool_size: Most bytes the pool takes from the upstream in all. Default: no limit (SIZE_MAX) (pass CMR_SIZE_DEFAULT).
  */
-CMR_API cmr_status cmr_pool_resource_create(cmr_resource_ref upstream, size_t initial_pool_size, size_t maximum_pool_size, cmr_pool_resource **out);
+CMR_API cmr_status cmr_pool_resource_create(cmr_resource_ref upstream, cmr_optional_size initial_pool_size, cmr_optional_size maximum_pool_size, cmr_pool_resource **out);
 /* Drops the caller's share; the resource goes when its last holder lets go. */
 CMR_API cmr_status cmr_pool_resource_destroy(cmr_pool_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
@@ -463,7 +464,7 @@ typedef struct cmr_simulated_resource cmr_simulated_resource;
 /* Parameters:
  *   capacity: Most bytes in use at once (default 1 TiB). Default: 1099511627776 (pass CMR_SIZE_DEFAULT).
  */
-CMR_API cmr_status cmr_simulated_resource_create(size_t capacity, cmr_simulated_resource **out);
+CMR_API cmr_status cmr_simulated_resource_create(cmr_optional_size capacity, cmr_simulated_resource **out);
 /* Drops the caller's share; the resource goes when its last holder lets go. */
 CMR_API cmr_status cmr_simulated_resource_destroy(cmr_simulated_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */

@@ -80,8 +80,8 @@ class AlignedResourceAdaptor(UpstreamResourceAdaptor):
     def _create(self, upstream_mr, allocation_alignment=256, alignment_threshold=65536):
         handle = capi.cmr_aligned_resource_create(
             _args.ref(upstream_mr, "upstream_mr"),
-            _args.size(allocation_alignment, "allocation_alignment"),
-            _args.size(alignment_threshold, "alignment_threshold"),
+            _args.optional_size(allocation_alignment, "allocation_alignment"),
+            _args.optional_size(alignment_threshold, "alignment_threshold"),
         )
         self._own(handle, capi.cmr_aligned_resource_ref, capi.cmr_aligned_resource_destroy)
         self.upstream_mr = upstream_mr
@@ -131,7 +131,7 @@ class ArenaMemoryResource(UpstreamResourceAdaptor):
     def _create(self, upstream_mr, arena_size=None, dump_log_on_failure=False, dump_path=None):
         handle = capi.cmr_arena_resource_create(
             _args.ref(upstream_mr, "upstream_mr"),
-            _args.size(arena_size, "arena_size"),
+            _args.optional_size(arena_size, "arena_size"),
             _args.boolean(dump_log_on_failure, "dump_log_on_failure"),
             _args.string("" if dump_path is None else dump_path, "dump_path"),
         )
@@ -192,8 +192,8 @@ class _BinningMemoryResource(UpstreamResourceAdaptor):
     def _create(self, upstream_mr, min_size_exponent=-1, max_size_exponent=-1):
         handle = capi.cmr_binning_resource_create(
             _args.ref(upstream_mr, "upstream_mr"),
-            _args.integer(min_size_exponent, "min_size_exponent"),
-            _args.integer(max_size_exponent, "max_size_exponent"),
+            _args.optional_integer(min_size_exponent, "min_size_exponent"),
+            _args.optional_integer(max_size_exponent, "max_size_exponent"),
         )
         self._own(handle, capi.cmr_binning_resource_ref, capi.cmr_binning_resource_destroy)
         self.upstream_mr = upstream_mr
@@ -292,8 +292,8 @@ class _CudaAsyncMemoryResource(DeviceMemoryResource):
 
     def _create(self, initial_pool_size=0, release_threshold=None, export_handle_type="none"):
         handle = capi.cmr_cuda_async_resource_create(
-            _args.size(initial_pool_size, "initial_pool_size"),
-            _args.size(release_threshold, "release_threshold"),
+            _args.optional_size(initial_pool_size, "initial_pool_size"),
+            _args.optional_size(release_threshold, "release_threshold"),
             _args.enum(export_handle_type, "export_handle_type", _CUDA_ASYNC_EXPORT_HANDLE_TYPE),
         )
         self._own(handle, capi.cmr_cuda_async_resource_ref, capi.cmr_cuda_async_resource_destroy)
@@ -422,8 +422,8 @@ class FixedSizeMemoryResource(UpstreamResourceAdaptor):
     def _create(self, upstream_mr, block_size=1048576, blocks_to_preallocate=128):
         handle = capi.cmr_fixed_size_resource_create(
             _args.ref(upstream_mr, "upstream_mr"),
-            _args.size(block_size, "block_size"),
-            _args.size(blocks_to_preallocate, "blocks_to_preallocate"),
+            _args.optional_size(block_size, "block_size"),
+            _args.optional_size(blocks_to_preallocate, "blocks_to_preallocate"),
         )
         self._own(handle, capi.cmr_fixed_size_resource_ref, capi.cmr_fixed_size_resource_destroy)
         self.upstream_mr = upstream_mr
@@ -464,7 +464,7 @@ class LimitingResourceAdaptor(UpstreamResourceAdaptor):
         handle = capi.cmr_limiting_resource_create(
             _args.ref(upstream_mr, "upstream_mr"),
             _args.size(allocation_limit, "allocation_limit"),
-            _args.size(allocation_alignment, "allocation_alignment"),
+            _args.optional_size(allocation_alignment, "allocation_alignment"),
         )
         self._own(handle, capi.cmr_limiting_resource_ref, capi.cmr_limiting_resource_destroy)
         self.upstream_mr = upstream_mr
@@ -593,8 +593,8 @@ class PoolMemoryResource(UpstreamResourceAdaptor):
     def _create(self, upstream_mr, initial_pool_size=None, maximum_pool_size=None):
         handle = capi.cmr_pool_resource_create(
             _args.ref(upstream_mr, "upstream_mr"),
-            _args.size(initial_pool_size, "initial_pool_size"),
-            _args.size(maximum_pool_size, "maximum_pool_size"),
+            _args.optional_size(initial_pool_size, "initial_pool_size"),
+            _args.optional_size(maximum_pool_size, "maximum_pool_size"),
         )
         self._own(handle, capi.cmr_pool_resource_ref, capi.cmr_pool_resource_destroy)
         self.upstream_mr = upstream_mr
@@ -659,7 +659,7 @@ class SimulatedMemoryResource(DeviceMemoryResource):
 
     def _create(self, capacity=1099511627776):
         handle = capi.cmr_simulated_resource_create(
-            _args.size(capacity, "capacity"),
+            _args.optional_size(capacity, "capacity"),
         )
         self._own(handle, capi.cmr_simulated_resource_ref, capi.cmr_simulated_resource_destroy)
 

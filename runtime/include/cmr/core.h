@@ -171,10 +171,37 @@ CMR_API cmr_status cmr_ref_validate(cmr_resource_ref ref);
 
 /* ---- types used by resource parameters ------------------------------------ */
 
-/* Pass for a size_t / int parameter of a resource's create function to take
- * the default the spec gives it (documented per parameter). */
-#define CMR_SIZE_DEFAULT SIZE_MAX
-#define CMR_INT_DEFAULT INT32_MIN
+/* A size_t / int parameter of a resource's create function that has a
+ * default (documented per parameter) takes one of these: a value, or "use
+ * the default", which no value can be mistaken for (an explicit SIZE_MAX is
+ * a size like any other, checked as such).
+ *
+ *   cmr_pool_resource_create(upstream, CMR_SIZE(1 << 30), CMR_SIZE_DEFAULT, &pool);
+ *
+ * In C the macros are compound literals; in C++ they are the same values
+ * written as aggregates (cmr_optional_size{v, true}, cmr_optional_size{}),
+ * so C++ callers use the same macros. A zeroed struct is the default. */
+typedef struct cmr_optional_size {
+  size_t value; /* read only when is_set */
+  bool is_set;
+} cmr_optional_size;
+
+typedef struct cmr_optional_int {
+  int value; /* read only when is_set */
+  bool is_set;
+} cmr_optional_int;
+
+#ifdef __cplusplus
+#define CMR_SIZE(v) (cmr_optional_size{static_cast<size_t>(v), true})
+#define CMR_SIZE_DEFAULT (cmr_optional_size{0, false})
+#define CMR_INT(v) (cmr_optional_int{static_cast<int>(v), true})
+#define CMR_INT_DEFAULT (cmr_optional_int{0, false})
+#else
+#define CMR_SIZE(v) ((cmr_optional_size){(v), true})
+#define CMR_SIZE_DEFAULT ((cmr_optional_size){0, false})
+#define CMR_INT(v) ((cmr_optional_int){(v), true})
+#define CMR_INT_DEFAULT ((cmr_optional_int){0, false})
+#endif
 
 /* The callback resource's functions. allocate returns NULL when it cannot
  * serve `bytes` (reported as out of memory); the memory must be aligned to

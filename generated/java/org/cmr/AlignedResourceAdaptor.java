@@ -41,7 +41,7 @@ public final class AlignedResourceAdaptor extends MemoryResource {
    * @param allocationAlignment Alignment of every request of at least alignment_threshold bytes (RMM's alignment). Default: 256.
    */
   public AlignedResourceAdaptor(MemoryResource upstream, long allocationAlignment) {
-    super(create(upstream, Arguments.size("allocationAlignment", allocationAlignment), Arguments.SIZE_DEFAULT));
+    super(create(upstream, Arguments.size("allocationAlignment", allocationAlignment), null));
     this.upstream = upstream;
   }
 
@@ -51,7 +51,19 @@ public final class AlignedResourceAdaptor extends MemoryResource {
    * @param upstream Where the memory comes from.
    */
   public AlignedResourceAdaptor(MemoryResource upstream) {
-    super(create(upstream, Arguments.SIZE_DEFAULT, Arguments.SIZE_DEFAULT));
+    super(create(upstream, null, null));
+    this.upstream = upstream;
+  }
+
+  /**
+   * A new aligned resource; a null size or count takes its default.
+   *
+   * @param upstream Where the memory comes from.
+   * @param allocationAlignment Alignment of every request of at least alignment_threshold bytes (RMM's alignment). Default (null): 256.
+   * @param alignmentThreshold Requests of at least this many bytes are aligned to allocation_alignment. Default (null): 65536.
+   */
+  public AlignedResourceAdaptor(MemoryResource upstream, Long allocationAlignment, Long alignmentThreshold) {
+    super(create(upstream, Arguments.optionalSize("allocationAlignment", allocationAlignment), Arguments.optionalSize("alignmentThreshold", alignmentThreshold)));
     this.upstream = upstream;
   }
 
@@ -61,7 +73,7 @@ public final class AlignedResourceAdaptor extends MemoryResource {
     this.upstream = null;
   }
 
-  private static Share create(MemoryResource upstream, long allocationAlignment, long alignmentThreshold) {
+  private static Share create(MemoryResource upstream, Long allocationAlignment, Long alignmentThreshold) {
     long handle = CmrNative.cmr_aligned_resource_create(Arguments.ref("upstream", upstream), allocationAlignment, alignmentThreshold);
     return Share.created(handle, CmrNative::cmr_aligned_resource_ref, CmrNative::cmr_aligned_resource_destroy, upstream);
   }

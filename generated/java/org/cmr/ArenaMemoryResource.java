@@ -69,7 +69,20 @@ public final class ArenaMemoryResource extends MemoryResource {
    * @param upstream Where the arena's memory comes from, taken once at creation.
    */
   public ArenaMemoryResource(MemoryResource upstream) {
-    super(create(upstream, Arguments.SIZE_DEFAULT, false, ""));
+    super(create(upstream, null, false, ""));
+    this.upstream = upstream;
+  }
+
+  /**
+   * A new arena resource; a null size or count takes its default.
+   *
+   * @param upstream Where the arena's memory comes from, taken once at creation.
+   * @param arenaSize Bytes taken from the upstream at creation: everything the arena will ever hold (1 MiB at least). Default (null): half of the current device's free memory, rounded down to 256 bytes.
+   * @param dumpLogOnFailure Whether an allocation that fails for want of memory writes the arena's state to dump_path. Default: false.
+   * @param dumpPath File the dumps are appended to (opened, so checked, at creation); the empty string means stderr.
+   */
+  public ArenaMemoryResource(MemoryResource upstream, Long arenaSize, boolean dumpLogOnFailure, String dumpPath) {
+    super(create(upstream, Arguments.optionalSize("arenaSize", arenaSize), dumpLogOnFailure, dumpPath));
     this.upstream = upstream;
   }
 
@@ -79,7 +92,7 @@ public final class ArenaMemoryResource extends MemoryResource {
     this.upstream = null;
   }
 
-  private static Share create(MemoryResource upstream, long arenaSize, boolean dumpLogOnFailure, String dumpPath) {
+  private static Share create(MemoryResource upstream, Long arenaSize, boolean dumpLogOnFailure, String dumpPath) {
     long handle = CmrNative.cmr_arena_resource_create(Arguments.ref("upstream", upstream), arenaSize, dumpLogOnFailure, dumpPath);
     return Share.created(handle, CmrNative::cmr_arena_resource_ref, CmrNative::cmr_arena_resource_destroy, upstream);
   }

@@ -49,7 +49,7 @@ public final class BinningMemoryResource extends MemoryResource {
    * @param minSizeExponent Base-2 log of the smallest automatic bin, in [8, 40], or -1 for no automatic bins. Default: -1.
    */
   public BinningMemoryResource(MemoryResource upstream, int minSizeExponent) {
-    super(create(upstream, minSizeExponent, Arguments.INT_DEFAULT));
+    super(create(upstream, minSizeExponent, null));
     this.upstream = upstream;
   }
 
@@ -59,7 +59,19 @@ public final class BinningMemoryResource extends MemoryResource {
    * @param upstream Serves requests larger than every bin, and the bins that this resource makes.
    */
   public BinningMemoryResource(MemoryResource upstream) {
-    super(create(upstream, Arguments.INT_DEFAULT, Arguments.INT_DEFAULT));
+    super(create(upstream, null, null));
+    this.upstream = upstream;
+  }
+
+  /**
+   * A new binning resource; a null size or count takes its default.
+   *
+   * @param upstream Serves requests larger than every bin, and the bins that this resource makes.
+   * @param minSizeExponent Base-2 log of the smallest automatic bin, in [8, 40], or -1 for no automatic bins. Default (null): -1.
+   * @param maxSizeExponent Base-2 log of the largest automatic bin, in [8, 40], or -1 for no automatic bins. Default (null): -1.
+   */
+  public BinningMemoryResource(MemoryResource upstream, Integer minSizeExponent, Integer maxSizeExponent) {
+    super(create(upstream, minSizeExponent, maxSizeExponent));
     this.upstream = upstream;
   }
 
@@ -69,7 +81,7 @@ public final class BinningMemoryResource extends MemoryResource {
     this.upstream = null;
   }
 
-  private static Share create(MemoryResource upstream, int minSizeExponent, int maxSizeExponent) {
+  private static Share create(MemoryResource upstream, Integer minSizeExponent, Integer maxSizeExponent) {
     long handle = CmrNative.cmr_binning_resource_create(Arguments.ref("upstream", upstream), minSizeExponent, maxSizeExponent);
     return Share.created(handle, CmrNative::cmr_binning_resource_ref, CmrNative::cmr_binning_resource_destroy, upstream);
   }

@@ -87,7 +87,7 @@ final class CmrNative {
     return CmrNativeJNI.cmr_version();
   }
 
-  public static long cmr_aligned_resource_create(long upstream, long allocation_alignment, long alignment_threshold) { return CmrNativeJNI.cmr_aligned_resource_create(upstream, allocation_alignment, alignment_threshold); }
+  public static long cmr_aligned_resource_create(long upstream, Long allocation_alignment, Long alignment_threshold) { return CmrNativeJNI.cmr_aligned_resource_create(upstream, allocation_alignment, alignment_threshold); }
 
   public static void cmr_aligned_resource_destroy(long handle) { CmrNativeJNI.cmr_aligned_resource_destroy(handle); }
 
@@ -99,7 +99,7 @@ final class CmrNative {
 
   public static long cmr_aligned_resource_alignment_threshold(long handle) { return CmrNativeJNI.cmr_aligned_resource_alignment_threshold(handle); }
 
-  public static long cmr_arena_resource_create(long upstream, long arena_size, boolean dump_log_on_failure, String dump_path) { return CmrNativeJNI.cmr_arena_resource_create(upstream, arena_size, dump_log_on_failure, dump_path); }
+  public static long cmr_arena_resource_create(long upstream, Long arena_size, boolean dump_log_on_failure, String dump_path) { return CmrNativeJNI.cmr_arena_resource_create(upstream, arena_size, dump_log_on_failure, dump_path); }
 
   public static void cmr_arena_resource_destroy(long handle) { CmrNativeJNI.cmr_arena_resource_destroy(handle); }
 
@@ -115,7 +115,7 @@ final class CmrNative {
 
   public static void cmr_arena_resource_dump(long handle) { CmrNativeJNI.cmr_arena_resource_dump(handle); }
 
-  public static long cmr_binning_resource_create(long upstream, int min_size_exponent, int max_size_exponent) { return CmrNativeJNI.cmr_binning_resource_create(upstream, min_size_exponent, max_size_exponent); }
+  public static long cmr_binning_resource_create(long upstream, Integer min_size_exponent, Integer max_size_exponent) { return CmrNativeJNI.cmr_binning_resource_create(upstream, min_size_exponent, max_size_exponent); }
 
   public static void cmr_binning_resource_destroy(long handle) { CmrNativeJNI.cmr_binning_resource_destroy(handle); }
 
@@ -145,7 +145,7 @@ final class CmrNative {
 
   public static long cmr_cuda_resource_from_ref(long ref) { return CmrNativeJNI.cmr_cuda_resource_from_ref(ref); }
 
-  public static long cmr_cuda_async_resource_create(long initial_pool_size, long release_threshold, CudaAsyncExportHandleType export_handle_type) { return CmrNativeJNI.cmr_cuda_async_resource_create(initial_pool_size, release_threshold, export_handle_type.swigValue()); }
+  public static long cmr_cuda_async_resource_create(Long initial_pool_size, Long release_threshold, CudaAsyncExportHandleType export_handle_type) { return CmrNativeJNI.cmr_cuda_async_resource_create(initial_pool_size, release_threshold, export_handle_type.swigValue()); }
 
   public static void cmr_cuda_async_resource_destroy(long handle) { CmrNativeJNI.cmr_cuda_async_resource_destroy(handle); }
 
@@ -183,7 +183,7 @@ final class CmrNative {
 
   public static long cmr_failure_callback_resource_from_ref(long ref) { return CmrNativeJNI.cmr_failure_callback_resource_from_ref(ref); }
 
-  public static long cmr_fixed_size_resource_create(long upstream, long block_size, long blocks_to_preallocate) { return CmrNativeJNI.cmr_fixed_size_resource_create(upstream, block_size, blocks_to_preallocate); }
+  public static long cmr_fixed_size_resource_create(long upstream, Long block_size, Long blocks_to_preallocate) { return CmrNativeJNI.cmr_fixed_size_resource_create(upstream, block_size, blocks_to_preallocate); }
 
   public static void cmr_fixed_size_resource_destroy(long handle) { CmrNativeJNI.cmr_fixed_size_resource_destroy(handle); }
 
@@ -195,7 +195,7 @@ final class CmrNative {
 
   public static long cmr_fixed_size_resource_upstream_bytes(long handle) { return CmrNativeJNI.cmr_fixed_size_resource_upstream_bytes(handle); }
 
-  public static long cmr_limiting_resource_create(long upstream, long allocation_limit, long allocation_alignment) { return CmrNativeJNI.cmr_limiting_resource_create(upstream, allocation_limit, allocation_alignment); }
+  public static long cmr_limiting_resource_create(long upstream, long allocation_limit, Long allocation_alignment) { return CmrNativeJNI.cmr_limiting_resource_create(upstream, allocation_limit, allocation_alignment); }
 
   public static void cmr_limiting_resource_destroy(long handle) { CmrNativeJNI.cmr_limiting_resource_destroy(handle); }
 
@@ -237,7 +237,7 @@ final class CmrNative {
 
   public static long cmr_pinned_host_resource_from_ref(long ref) { return CmrNativeJNI.cmr_pinned_host_resource_from_ref(ref); }
 
-  public static long cmr_pool_resource_create(long upstream, long initial_pool_size, long maximum_pool_size) { return CmrNativeJNI.cmr_pool_resource_create(upstream, initial_pool_size, maximum_pool_size); }
+  public static long cmr_pool_resource_create(long upstream, Long initial_pool_size, Long maximum_pool_size) { return CmrNativeJNI.cmr_pool_resource_create(upstream, initial_pool_size, maximum_pool_size); }
 
   public static void cmr_pool_resource_destroy(long handle) { CmrNativeJNI.cmr_pool_resource_destroy(handle); }
 
@@ -257,7 +257,7 @@ final class CmrNative {
 
   public static long cmr_prefetch_resource_from_ref(long ref) { return CmrNativeJNI.cmr_prefetch_resource_from_ref(ref); }
 
-  public static long cmr_simulated_resource_create(long capacity) { return CmrNativeJNI.cmr_simulated_resource_create(capacity); }
+  public static long cmr_simulated_resource_create(Long capacity) { return CmrNativeJNI.cmr_simulated_resource_create(capacity); }
 
   public static void cmr_simulated_resource_destroy(long handle) { CmrNativeJNI.cmr_simulated_resource_destroy(handle); }
 

@@ -51,13 +51,13 @@ final class CmrNativeJNI {
   public final static native long cmr_percent_of_free_device_memory(int jarg1);
   public final static native boolean cmr_built_with_cuda();
   public final static native String cmr_version();
-  public final static native long cmr_aligned_resource_create(long jarg1, long jarg2, long jarg3);
+  public final static native long cmr_aligned_resource_create(long jarg1, Long jarg2, Long jarg3);
   public final static native void cmr_aligned_resource_destroy(long jarg1);
   public final static native long cmr_aligned_resource_ref(long jarg1);
   public final static native long cmr_aligned_resource_from_ref(long jarg1);
   public final static native long cmr_aligned_resource_allocation_alignment(long jarg1);
   public final static native long cmr_aligned_resource_alignment_threshold(long jarg1);
-  public final static native long cmr_arena_resource_create(long jarg1, long jarg2, boolean jarg3, String jarg4);
+  public final static native long cmr_arena_resource_create(long jarg1, Long jarg2, boolean jarg3, String jarg4);
   public final static native void cmr_arena_resource_destroy(long jarg1);
   public final static native long cmr_arena_resource_ref(long jarg1);
   public final static native long cmr_arena_resource_from_ref(long jarg1);
@@ -65,7 +65,7 @@ final class CmrNativeJNI {
   public final static native long cmr_arena_resource_global_free_bytes(long jarg1);
   public final static native long cmr_arena_resource_superblock_count(long jarg1);
   public final static native void cmr_arena_resource_dump(long jarg1);
-  public final static native long cmr_binning_resource_create(long jarg1, int jarg2, int jarg3);
+  public final static native long cmr_binning_resource_create(long jarg1, Integer jarg2, Integer jarg3);
   public final static native void cmr_binning_resource_destroy(long jarg1);
   public final static native long cmr_binning_resource_ref(long jarg1);
   public final static native long cmr_binning_resource_from_ref(long jarg1);
@@ -80,7 +80,7 @@ final class CmrNativeJNI {
   public final static native void cmr_cuda_resource_destroy(long jarg1);
   public final static native long cmr_cuda_resource_ref(long jarg1);
   public final static native long cmr_cuda_resource_from_ref(long jarg1);
-  public final static native long cmr_cuda_async_resource_create(long jarg1, long jarg2, int jarg3);
+  public final static native long cmr_cuda_async_resource_create(Long jarg1, Long jarg2, int jarg3);
   public final static native void cmr_cuda_async_resource_destroy(long jarg1);
   public final static native long cmr_cuda_async_resource_ref(long jarg1);
   public final static native long cmr_cuda_async_resource_from_ref(long jarg1);
@@ -99,13 +99,13 @@ final class CmrNativeJNI {
   public final static native void cmr_failure_callback_resource_destroy(long jarg1);
   public final static native long cmr_failure_callback_resource_ref(long jarg1);
   public final static native long cmr_failure_callback_resource_from_ref(long jarg1);
-  public final static native long cmr_fixed_size_resource_create(long jarg1, long jarg2, long jarg3);
+  public final static native long cmr_fixed_size_resource_create(long jarg1, Long jarg2, Long jarg3);
   public final static native void cmr_fixed_size_resource_destroy(long jarg1);
   public final static native long cmr_fixed_size_resource_ref(long jarg1);
   public final static native long cmr_fixed_size_resource_from_ref(long jarg1);
   public final static native long cmr_fixed_size_resource_block_size(long jarg1);
   public final static native long cmr_fixed_size_resource_upstream_bytes(long jarg1);
-  public final static native long cmr_limiting_resource_create(long jarg1, long jarg2, long jarg3);
+  public final static native long cmr_limiting_resource_create(long jarg1, long jarg2, Long jarg3);
   public final static native void cmr_limiting_resource_destroy(long jarg1);
   public final static native long cmr_limiting_resource_ref(long jarg1);
   public final static native long cmr_limiting_resource_from_ref(long jarg1);
@@ -126,7 +126,7 @@ final class CmrNativeJNI {
   public final static native void cmr_pinned_host_resource_destroy(long jarg1);
   public final static native long cmr_pinned_host_resource_ref(long jarg1);
   public final static native long cmr_pinned_host_resource_from_ref(long jarg1);
-  public final static native long cmr_pool_resource_create(long jarg1, long jarg2, long jarg3);
+  public final static native long cmr_pool_resource_create(long jarg1, Long jarg2, Long jarg3);
   public final static native void cmr_pool_resource_destroy(long jarg1);
   public final static native long cmr_pool_resource_ref(long jarg1);
   public final static native long cmr_pool_resource_from_ref(long jarg1);
@@ -136,7 +136,7 @@ final class CmrNativeJNI {
   public final static native void cmr_prefetch_resource_destroy(long jarg1);
   public final static native long cmr_prefetch_resource_ref(long jarg1);
   public final static native long cmr_prefetch_resource_from_ref(long jarg1);
-  public final static native long cmr_simulated_resource_create(long jarg1);
+  public final static native long cmr_simulated_resource_create(Long jarg1);
   public final static native void cmr_simulated_resource_destroy(long jarg1);
   public final static native long cmr_simulated_resource_ref(long jarg1);
   public final static native long cmr_simulated_resource_from_ref(long jarg1);

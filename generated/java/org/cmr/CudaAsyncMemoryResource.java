@@ -41,14 +41,25 @@ public final class CudaAsyncMemoryResource extends MemoryResource {
    * @param initialPoolSize Bytes to allocate and free once at creation so the pool starts with that much reserved; 0 reserves nothing. Default: 0.
    */
   public CudaAsyncMemoryResource(long initialPoolSize) {
-    super(create(Arguments.size("initialPoolSize", initialPoolSize), Arguments.SIZE_DEFAULT, CudaAsyncExportHandleType.NONE));
+    super(create(Arguments.size("initialPoolSize", initialPoolSize), null, CudaAsyncExportHandleType.NONE));
   }
 
   /**
    * A new cuda_async resource, the parameters left out at their defaults.
    */
   public CudaAsyncMemoryResource() {
-    super(create(Arguments.SIZE_DEFAULT, Arguments.SIZE_DEFAULT, CudaAsyncExportHandleType.NONE));
+    super(create(null, null, CudaAsyncExportHandleType.NONE));
+  }
+
+  /**
+   * A new cuda_async resource; a null size or count takes its default.
+   *
+   * @param initialPoolSize Bytes to allocate and free once at creation so the pool starts with that much reserved; 0 reserves nothing. Default (null): 0.
+   * @param releaseThreshold Bytes the pool keeps reserved across synchronizations before returning memory to the driver. Default (null): keep everything (SIZE_MAX).
+   * @param exportHandleType Kind of shareable handle the pool exports for IPC (none, a POSIX file descriptor or a fabric handle). Default: none.
+   */
+  public CudaAsyncMemoryResource(Long initialPoolSize, Long releaseThreshold, CudaAsyncExportHandleType exportHandleType) {
+    super(create(Arguments.optionalSize("initialPoolSize", initialPoolSize), Arguments.optionalSize("releaseThreshold", releaseThreshold), exportHandleType));
   }
 
   /** The object for a share of the resource taken from a ref (a stack's, the per-device table's). */
@@ -56,7 +67,7 @@ public final class CudaAsyncMemoryResource extends MemoryResource {
     super(share);
   }
 
-  private static Share create(long initialPoolSize, long releaseThreshold, CudaAsyncExportHandleType exportHandleType) {
+  private static Share create(Long initialPoolSize, Long releaseThreshold, CudaAsyncExportHandleType exportHandleType) {
     long handle = CmrNative.cmr_cuda_async_resource_create(initialPoolSize, releaseThreshold, Objects.requireNonNull(exportHandleType, "exportHandleType is null"));
     return Share.created(handle, CmrNative::cmr_cuda_async_resource_ref, CmrNative::cmr_cuda_async_resource_destroy);
   }

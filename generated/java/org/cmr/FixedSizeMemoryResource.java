@@ -43,7 +43,7 @@ public final class FixedSizeMemoryResource extends MemoryResource {
    * @param blockSize Bytes of every block, rounded up to a multiple of 256. Default: 1048576.
    */
   public FixedSizeMemoryResource(MemoryResource upstream, long blockSize) {
-    super(create(upstream, Arguments.size("blockSize", blockSize), Arguments.SIZE_DEFAULT));
+    super(create(upstream, Arguments.size("blockSize", blockSize), null));
     this.upstream = upstream;
   }
 
@@ -53,7 +53,19 @@ public final class FixedSizeMemoryResource extends MemoryResource {
    * @param upstream Where the chunks of blocks come from.
    */
   public FixedSizeMemoryResource(MemoryResource upstream) {
-    super(create(upstream, Arguments.SIZE_DEFAULT, Arguments.SIZE_DEFAULT));
+    super(create(upstream, null, null));
+    this.upstream = upstream;
+  }
+
+  /**
+   * A new fixed_size resource; a null size or count takes its default.
+   *
+   * @param upstream Where the chunks of blocks come from.
+   * @param blockSize Bytes of every block, rounded up to a multiple of 256. Default (null): 1048576.
+   * @param blocksToPreallocate Blocks obtained from the upstream at a time: at creation and each time all are in use. Default (null): 128.
+   */
+  public FixedSizeMemoryResource(MemoryResource upstream, Long blockSize, Long blocksToPreallocate) {
+    super(create(upstream, Arguments.optionalSize("blockSize", blockSize), Arguments.optionalSize("blocksToPreallocate", blocksToPreallocate)));
     this.upstream = upstream;
   }
 
@@ -63,7 +75,7 @@ public final class FixedSizeMemoryResource extends MemoryResource {
     this.upstream = null;
   }
 
-  private static Share create(MemoryResource upstream, long blockSize, long blocksToPreallocate) {
+  private static Share create(MemoryResource upstream, Long blockSize, Long blocksToPreallocate) {
     long handle = CmrNative.cmr_fixed_size_resource_create(Arguments.ref("upstream", upstream), blockSize, blocksToPreallocate);
     return Share.created(handle, CmrNative::cmr_fixed_size_resource_ref, CmrNative::cmr_fixed_size_resource_destroy, upstream);
   }

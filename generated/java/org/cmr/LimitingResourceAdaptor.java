@@ -38,7 +38,19 @@ public final class LimitingResourceAdaptor extends MemoryResource {
    * @param allocationLimit Most bytes (counted rounded up to allocation_alignment) allocated at once.
    */
   public LimitingResourceAdaptor(MemoryResource upstream, long allocationLimit) {
-    super(create(upstream, Arguments.size("allocationLimit", allocationLimit), Arguments.SIZE_DEFAULT));
+    super(create(upstream, Arguments.size("allocationLimit", allocationLimit), null));
+    this.upstream = upstream;
+  }
+
+  /**
+   * A new limiting resource; a null size or count takes its default.
+   *
+   * @param upstream Where the memory comes from.
+   * @param allocationLimit Most bytes (counted rounded up to allocation_alignment) allocated at once.
+   * @param allocationAlignment Each request is counted as its size rounded up to this power of two. Default (null): 256.
+   */
+  public LimitingResourceAdaptor(MemoryResource upstream, long allocationLimit, Long allocationAlignment) {
+    super(create(upstream, Arguments.size("allocationLimit", allocationLimit), Arguments.optionalSize("allocationAlignment", allocationAlignment)));
     this.upstream = upstream;
   }
 
@@ -48,7 +60,7 @@ public final class LimitingResourceAdaptor extends MemoryResource {
     this.upstream = null;
   }
 
-  private static Share create(MemoryResource upstream, long allocationLimit, long allocationAlignment) {
+  private static Share create(MemoryResource upstream, long allocationLimit, Long allocationAlignment) {
     long handle = CmrNative.cmr_limiting_resource_create(Arguments.ref("upstream", upstream), allocationLimit, allocationAlignment);
     return Share.created(handle, CmrNative::cmr_limiting_resource_ref, CmrNative::cmr_limiting_resource_destroy, upstream);
   }

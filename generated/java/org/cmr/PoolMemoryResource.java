@@ -38,7 +38,7 @@ public final class PoolMemoryResource extends MemoryResource {
    * @param initialPoolSize Bytes taken from the upstream at creation (0 takes nothing until the first allocation). Default: half of the current device's free memory, rounded down to 256 bytes.
    */
   public PoolMemoryResource(MemoryResource upstream, long initialPoolSize) {
-    super(create(upstream, Arguments.size("initialPoolSize", initialPoolSize), Arguments.SIZE_DEFAULT));
+    super(create(upstream, Arguments.size("initialPoolSize", initialPoolSize), null));
     this.upstream = upstream;
   }
 
@@ -48,7 +48,19 @@ public final class PoolMemoryResource extends MemoryResource {
    * @param upstream Where the pool takes its chunks from.
    */
   public PoolMemoryResource(MemoryResource upstream) {
-    super(create(upstream, Arguments.SIZE_DEFAULT, Arguments.SIZE_DEFAULT));
+    super(create(upstream, null, null));
+    this.upstream = upstream;
+  }
+
+  /**
+   * A new pool resource; a null size or count takes its default.
+   *
+   * @param upstream Where the pool takes its chunks from.
+   * @param initialPoolSize Bytes taken from the upstream at creation (0 takes nothing until the first allocation). Default (null): half of the current device's free memory, rounded down to 256 bytes.
+   * @param maximumPoolSize Most bytes the pool takes from the upstream in all. Default (null): no limit (SIZE_MAX).
+   */
+  public PoolMemoryResource(MemoryResource upstream, Long initialPoolSize, Long maximumPoolSize) {
+    super(create(upstream, Arguments.optionalSize("initialPoolSize", initialPoolSize), Arguments.optionalSize("maximumPoolSize", maximumPoolSize)));
     this.upstream = upstream;
   }
 
@@ -58,7 +70,7 @@ public final class PoolMemoryResource extends MemoryResource {
     this.upstream = null;
   }
 
-  private static Share create(MemoryResource upstream, long initialPoolSize, long maximumPoolSize) {
+  private static Share create(MemoryResource upstream, Long initialPoolSize, Long maximumPoolSize) {
     long handle = CmrNative.cmr_pool_resource_create(Arguments.ref("upstream", upstream), initialPoolSize, maximumPoolSize);
     return Share.created(handle, CmrNative::cmr_pool_resource_ref, CmrNative::cmr_pool_resource_destroy, upstream);
   }

@@ -33,7 +33,16 @@ public final class SimulatedMemoryResource extends MemoryResource {
    * A new simulated resource, the parameters left out at their defaults.
    */
   public SimulatedMemoryResource() {
-    super(create(Arguments.SIZE_DEFAULT));
+    super(create(null));
+  }
+
+  /**
+   * A new simulated resource; a null size or count takes its default.
+   *
+   * @param capacity Most bytes in use at once (default 1 TiB). Default (null): 1099511627776.
+   */
+  public SimulatedMemoryResource(Long capacity) {
+    super(create(Arguments.optionalSize("capacity", capacity)));
   }
 
   /** The object for a share of the resource taken from a ref (a stack's, the per-device table's). */
@@ -41,7 +50,7 @@ public final class SimulatedMemoryResource extends MemoryResource {
     super(share);
   }
 
-  private static Share create(long capacity) {
+  private static Share create(Long capacity) {
     long handle = CmrNative.cmr_simulated_resource_create(capacity);
     return Share.created(handle, CmrNative::cmr_simulated_resource_ref, CmrNative::cmr_simulated_resource_destroy);
   }

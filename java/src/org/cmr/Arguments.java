@@ -4,11 +4,6 @@ import java.util.Set;
 
 /** Checks of Java arguments that C cannot see: a Java long is signed, a size_t is not. */
 final class Arguments {
-  /** What a size parameter with a default takes for it (CMR_SIZE_DEFAULT, SIZE_MAX). */
-  static final long SIZE_DEFAULT = -1L;
-  /** What an int parameter with a default takes for it (CMR_INT_DEFAULT, INT32_MIN). */
-  static final int INT_DEFAULT = Integer.MIN_VALUE;
-
   private Arguments() {}
 
   /** A size, which cannot be negative. */
@@ -17,6 +12,11 @@ final class Arguments {
       throw new IllegalArgumentException(name + " is " + value + ": a size cannot be negative");
     }
     return value;
+  }
+
+  /** A size parameter with a default: null asks for the default, a value cannot be negative. */
+  static Long optionalSize(String name, Long value) {
+    return value == null ? null : size(name, value);
   }
 
   /** The CMR_PROPERTY_* mask of a set of properties. */
