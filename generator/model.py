@@ -69,6 +69,9 @@ TYPES = {
         CType("enum", "", "%d", frozenset({"values"})),
     )
 }
+# What a pointer parameter may point to (spec field `pointee`), with the
+# header that declares it; every binding passes it as it passes any pointer.
+POINTEES = {"FILE": "<stdio.h>"}
 # Callback types are never NULL: a resource cannot call a missing function.
 ALWAYS_NONZERO = {"allocate_callback", "deallocate_callback", "failure_callback"}
 
@@ -143,12 +146,15 @@ class Param:
     constraints: dict = field(default_factory=dict)
     values: list = field(default_factory=list)   # enum values
     retain: bool = False
+    pointee: str | None = None        # pointer parameters: the type pointed to (POINTEES), else void
 
     @property
     def value_c_type(self) -> str:
         """The C type of the value, once an optional one is resolved."""
         if self.type.name == "enum":
             return f"cmr_{self.resource}_{self.name}"
+        if self.pointee is not None:
+            return f"{self.pointee} *"
         return self.type.c
 
     @property

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import jinja2
 
+from .model import POINTEES
+
 TEMPLATES = Path(__file__).parent / "templates"
 
 
@@ -20,12 +22,18 @@ def _environment() -> jinja2.Environment:
     )
 
 
+def _pointee_headers(resources) -> list[str]:
+    """The headers that declare what the resources' pointer parameters point to."""
+    return sorted({POINTEES[p.pointee] for r in resources for p in r.params if p.pointee})
+
+
 def render_all(resources) -> dict[str, str]:
     """Every generated file, as {path relative to generated/: text}."""
     env = _environment()
     by_name = {r.name: r for r in resources}
     files = {
-        "include/cmr/resources.h": env.get_template("resources.h.j2").render(resources=resources),
+        "include/cmr/resources.h": env.get_template("resources.h.j2").render(
+            resources=resources, pointee_headers=_pointee_headers(resources)),
         "src/impl.h": env.get_template("impl.h.j2").render(resources=resources),
         "src/resources.c": env.get_template("resources.c.j2").render(resources=resources),
         "cmake/resources.cmake": env.get_template("resources.cmake.j2").render(resources=resources),

@@ -9,7 +9,7 @@ import re
 import tomllib
 from pathlib import Path
 
-from .model import (ALWAYS_NONZERO, Python, BACKENDS, CONFORMANCE_CASES, EQUALITY_RULES, KINDS, REJECTS,
+from .model import (ALWAYS_NONZERO, POINTEES, Python, BACKENDS, CONFORMANCE_CASES, EQUALITY_RULES, KINDS, REJECTS,
                     NAMED_DEFAULTS, PROPERTY_FLAGS, TYPES, Check, Conformance, Method,
                     NamedDefault, Param, Resource, c_string)
 
@@ -24,7 +24,7 @@ RESERVED = {"out", "handle", "status", "impl", "self", "bytes", "alignment", "st
 TOP_FIELDS = {"name", "kind", "doc", "properties", "thread_safe", "backends", "equality",
               "max_alignment", "state", "params", "checks", "methods", "conformance", "python"}
 PARAM_FIELDS = {"name", "type", "doc", "default", "multiple_of", "power_of_two", "min", "max",
-                "nonzero", "retain", "values"}
+                "nonzero", "retain", "values", "pointee"}
 METHOD_FIELDS = {"name", "doc", "returns", "params"}
 CHECK_FIELDS = {"expr", "message"}
 CONFORMANCE_FIELDS = {"upstreams", "args", "skip", "rejects"}
@@ -245,8 +245,12 @@ def _load_param(raw, resource, where, problems, allow_default=True):
     retain = raw.get("retain", False)
     if "retain" in raw and (type_name != "resource_ref" or not isinstance(retain, bool)):
         problems.add(f"{where}retain", "applies to resource_ref parameters only, as true or false")
+    pointee = raw.get("pointee")
+    if "pointee" in raw and (type_name != "pointer" or pointee not in POINTEES):
+        problems.add(f"{where}pointee", f"applies to pointer parameters only, as one of {sorted(POINTEES)}")
+        pointee = None
     param = Param(name=name or "_", type=ctype, doc=doc, resource=resource, constraints=constraints,
-                  values=values, retain=bool(retain))
+                  values=values, retain=bool(retain), pointee=pointee)
     if "default" in raw:
         if not allow_default:
             problems.add(f"{where}default", "method parameters take no defaults")

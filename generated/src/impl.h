@@ -118,7 +118,7 @@ cmr_status cmr_limiting_impl_allocation_limit(cmr_limiting_impl *impl, size_t *o
 
 /* ---- logging ---- */
 typedef struct cmr_logging_impl cmr_logging_impl;
-cmr_status cmr_logging_impl_create(cmr_resource_ref upstream, const char *filename, void *file, bool auto_flush, cmr_logging_impl **out);
+cmr_status cmr_logging_impl_create(cmr_resource_ref upstream, const char *filename, FILE *file, bool auto_flush, cmr_logging_impl **out);
 void cmr_logging_impl_destroy(cmr_logging_impl *impl);
 cmr_status cmr_logging_impl_allocate(cmr_logging_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
 cmr_status cmr_logging_impl_deallocate(cmr_logging_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);

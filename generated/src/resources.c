@@ -1528,7 +1528,7 @@ static const cmr_resource_ops logging_ops = {
     .release = cmr_object_release_self,
 };
 
-cmr_status cmr_logging_resource_create(cmr_resource_ref upstream, const char *filename, void *file, bool auto_flush, cmr_logging_resource **out) {
+cmr_status cmr_logging_resource_create(cmr_resource_ref upstream, const char *filename, FILE *file, bool auto_flush, cmr_logging_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_logging_resource_create: out is NULL");
   *out = NULL;
   cmr_status status;

@@ -1480,14 +1480,14 @@ SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_logging_resource_create(cmr_resource_r
   int jresult ;
   cmr_resource_ref arg1 ;
   char *arg2 = (char *) 0 ;
-  void *arg3 = (void *) 0 ;
+  FILE *arg3 = (FILE *) 0 ;
   bool arg4 ;
   cmr_logging_resource **arg5 = (cmr_logging_resource **) 0 ;
   cmr_status result;
   
   arg1 = jarg1; 
   arg2 = (char *)jarg2; 
-  arg3 = (void *)jarg3; 
+  arg3 = (FILE *)jarg3; 
   arg4 = jarg4 ? true : false; 
   arg5 = (cmr_logging_resource **)jarg5; 
   result = (cmr_status)cmr_logging_resource_create(arg1,(char const *)arg2,arg3,arg4,arg5);

@@ -3206,7 +3206,7 @@ SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1logging_1resource_1creat
   jlong jresult = 0 ;
   cmr_resource_ref arg1 ;
   char *arg2 = (char *) 0 ;
-  void *arg3 = (void *) 0 ;
+  FILE *arg3 = (FILE *) 0 ;
   bool arg4 ;
   cmr_logging_resource **arg5 = (cmr_logging_resource **) 0 ;
   cmr_logging_resource *temp5 ;
@@ -3234,7 +3234,7 @@ SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1logging_1resource_1creat
     if (!arg2) return 0;
   }
   {
-    arg3 = (void *)(uintptr_t)jarg3; 
+    arg3 = (FILE *)(uintptr_t)jarg3; 
   }
   arg4 = jarg4 ? true : false; 
   result = (cmr_status)cmr_logging_resource_create(arg1,(char const *)arg2,arg3,arg4,arg5);

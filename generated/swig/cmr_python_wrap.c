@@ -2980,67 +2980,68 @@ SWIG_Python_NonDynamicSetAttr(PyObject *obj, PyObject *name, PyObject *value) {
 /* -------- TYPES TABLE (BEGIN) -------- */
 
 #define SWIGTYPE_p_CUstream_st swig_types[0]
-#define SWIGTYPE_p_bool swig_types[1]
-#define SWIGTYPE_p_char swig_types[2]
-#define SWIGTYPE_p_cmr_aligned_resource swig_types[3]
-#define SWIGTYPE_p_cmr_arena_resource swig_types[4]
-#define SWIGTYPE_p_cmr_binning_resource swig_types[5]
-#define SWIGTYPE_p_cmr_callback_resource swig_types[6]
-#define SWIGTYPE_p_cmr_cuda_async_export_handle_type swig_types[7]
-#define SWIGTYPE_p_cmr_cuda_async_managed_resource swig_types[8]
-#define SWIGTYPE_p_cmr_cuda_async_resource swig_types[9]
-#define SWIGTYPE_p_cmr_cuda_async_view_resource swig_types[10]
-#define SWIGTYPE_p_cmr_cuda_resource swig_types[11]
-#define SWIGTYPE_p_cmr_device_buffer swig_types[12]
-#define SWIGTYPE_p_cmr_failure_callback_resource swig_types[13]
-#define SWIGTYPE_p_cmr_fixed_size_resource swig_types[14]
-#define SWIGTYPE_p_cmr_limiting_resource swig_types[15]
-#define SWIGTYPE_p_cmr_logging_resource swig_types[16]
-#define SWIGTYPE_p_cmr_managed_resource swig_types[17]
-#define SWIGTYPE_p_cmr_optional_int swig_types[18]
-#define SWIGTYPE_p_cmr_optional_size swig_types[19]
-#define SWIGTYPE_p_cmr_pinned_host_resource swig_types[20]
-#define SWIGTYPE_p_cmr_pool_resource swig_types[21]
-#define SWIGTYPE_p_cmr_prefetch_resource swig_types[22]
-#define SWIGTYPE_p_cmr_resource_ref swig_types[23]
-#define SWIGTYPE_p_cmr_simulated_resource swig_types[24]
-#define SWIGTYPE_p_cmr_stack swig_types[25]
-#define SWIGTYPE_p_cmr_statistics_resource swig_types[26]
-#define SWIGTYPE_p_cmr_status swig_types[27]
-#define SWIGTYPE_p_cmr_system_resource swig_types[28]
-#define SWIGTYPE_p_cmr_thread_safe_resource swig_types[29]
-#define SWIGTYPE_p_cmr_tracking_resource swig_types[30]
-#define SWIGTYPE_p_int swig_types[31]
-#define SWIGTYPE_p_p_CUstream_st swig_types[32]
-#define SWIGTYPE_p_p_char swig_types[33]
-#define SWIGTYPE_p_p_cmr_aligned_resource swig_types[34]
-#define SWIGTYPE_p_p_cmr_arena_resource swig_types[35]
-#define SWIGTYPE_p_p_cmr_binning_resource swig_types[36]
-#define SWIGTYPE_p_p_cmr_callback_resource swig_types[37]
-#define SWIGTYPE_p_p_cmr_cuda_async_managed_resource swig_types[38]
-#define SWIGTYPE_p_p_cmr_cuda_async_resource swig_types[39]
-#define SWIGTYPE_p_p_cmr_cuda_async_view_resource swig_types[40]
-#define SWIGTYPE_p_p_cmr_cuda_resource swig_types[41]
-#define SWIGTYPE_p_p_cmr_device_buffer swig_types[42]
-#define SWIGTYPE_p_p_cmr_failure_callback_resource swig_types[43]
-#define SWIGTYPE_p_p_cmr_fixed_size_resource swig_types[44]
-#define SWIGTYPE_p_p_cmr_limiting_resource swig_types[45]
-#define SWIGTYPE_p_p_cmr_logging_resource swig_types[46]
-#define SWIGTYPE_p_p_cmr_managed_resource swig_types[47]
-#define SWIGTYPE_p_p_cmr_pinned_host_resource swig_types[48]
-#define SWIGTYPE_p_p_cmr_pool_resource swig_types[49]
-#define SWIGTYPE_p_p_cmr_prefetch_resource swig_types[50]
-#define SWIGTYPE_p_p_cmr_simulated_resource swig_types[51]
-#define SWIGTYPE_p_p_cmr_stack swig_types[52]
-#define SWIGTYPE_p_p_cmr_statistics_resource swig_types[53]
-#define SWIGTYPE_p_p_cmr_system_resource swig_types[54]
-#define SWIGTYPE_p_p_cmr_thread_safe_resource swig_types[55]
-#define SWIGTYPE_p_p_cmr_tracking_resource swig_types[56]
-#define SWIGTYPE_p_p_void swig_types[57]
-#define SWIGTYPE_p_size_t swig_types[58]
-#define SWIGTYPE_p_unsigned_int swig_types[59]
-static swig_type_info *swig_types[61];
-static swig_module_info swig_module = {swig_types, 60, 0, 0, 0, 0};
+#define SWIGTYPE_p_FILE swig_types[1]
+#define SWIGTYPE_p_bool swig_types[2]
+#define SWIGTYPE_p_char swig_types[3]
+#define SWIGTYPE_p_cmr_aligned_resource swig_types[4]
+#define SWIGTYPE_p_cmr_arena_resource swig_types[5]
+#define SWIGTYPE_p_cmr_binning_resource swig_types[6]
+#define SWIGTYPE_p_cmr_callback_resource swig_types[7]
+#define SWIGTYPE_p_cmr_cuda_async_export_handle_type swig_types[8]
+#define SWIGTYPE_p_cmr_cuda_async_managed_resource swig_types[9]
+#define SWIGTYPE_p_cmr_cuda_async_resource swig_types[10]
+#define SWIGTYPE_p_cmr_cuda_async_view_resource swig_types[11]
+#define SWIGTYPE_p_cmr_cuda_resource swig_types[12]
+#define SWIGTYPE_p_cmr_device_buffer swig_types[13]
+#define SWIGTYPE_p_cmr_failure_callback_resource swig_types[14]
+#define SWIGTYPE_p_cmr_fixed_size_resource swig_types[15]
+#define SWIGTYPE_p_cmr_limiting_resource swig_types[16]
+#define SWIGTYPE_p_cmr_logging_resource swig_types[17]
+#define SWIGTYPE_p_cmr_managed_resource swig_types[18]
+#define SWIGTYPE_p_cmr_optional_int swig_types[19]
+#define SWIGTYPE_p_cmr_optional_size swig_types[20]
+#define SWIGTYPE_p_cmr_pinned_host_resource swig_types[21]
+#define SWIGTYPE_p_cmr_pool_resource swig_types[22]
+#define SWIGTYPE_p_cmr_prefetch_resource swig_types[23]
+#define SWIGTYPE_p_cmr_resource_ref swig_types[24]
+#define SWIGTYPE_p_cmr_simulated_resource swig_types[25]
+#define SWIGTYPE_p_cmr_stack swig_types[26]
+#define SWIGTYPE_p_cmr_statistics_resource swig_types[27]
+#define SWIGTYPE_p_cmr_status swig_types[28]
+#define SWIGTYPE_p_cmr_system_resource swig_types[29]
+#define SWIGTYPE_p_cmr_thread_safe_resource swig_types[30]
+#define SWIGTYPE_p_cmr_tracking_resource swig_types[31]
+#define SWIGTYPE_p_int swig_types[32]
+#define SWIGTYPE_p_p_CUstream_st swig_types[33]
+#define SWIGTYPE_p_p_char swig_types[34]
+#define SWIGTYPE_p_p_cmr_aligned_resource swig_types[35]
+#define SWIGTYPE_p_p_cmr_arena_resource swig_types[36]
+#define SWIGTYPE_p_p_cmr_binning_resource swig_types[37]
+#define SWIGTYPE_p_p_cmr_callback_resource swig_types[38]
+#define SWIGTYPE_p_p_cmr_cuda_async_managed_resource swig_types[39]
+#define SWIGTYPE_p_p_cmr_cuda_async_resource swig_types[40]
+#define SWIGTYPE_p_p_cmr_cuda_async_view_resource swig_types[41]
+#define SWIGTYPE_p_p_cmr_cuda_resource swig_types[42]
+#define SWIGTYPE_p_p_cmr_device_buffer swig_types[43]
+#define SWIGTYPE_p_p_cmr_failure_callback_resource swig_types[44]
+#define SWIGTYPE_p_p_cmr_fixed_size_resource swig_types[45]
+#define SWIGTYPE_p_p_cmr_limiting_resource swig_types[46]
+#define SWIGTYPE_p_p_cmr_logging_resource swig_types[47]
+#define SWIGTYPE_p_p_cmr_managed_resource swig_types[48]
+#define SWIGTYPE_p_p_cmr_pinned_host_resource swig_types[49]
+#define SWIGTYPE_p_p_cmr_pool_resource swig_types[50]
+#define SWIGTYPE_p_p_cmr_prefetch_resource swig_types[51]
+#define SWIGTYPE_p_p_cmr_simulated_resource swig_types[52]
+#define SWIGTYPE_p_p_cmr_stack swig_types[53]
+#define SWIGTYPE_p_p_cmr_statistics_resource swig_types[54]
+#define SWIGTYPE_p_p_cmr_system_resource swig_types[55]
+#define SWIGTYPE_p_p_cmr_thread_safe_resource swig_types[56]
+#define SWIGTYPE_p_p_cmr_tracking_resource swig_types[57]
+#define SWIGTYPE_p_p_void swig_types[58]
+#define SWIGTYPE_p_size_t swig_types[59]
+#define SWIGTYPE_p_unsigned_int swig_types[60]
+static swig_type_info *swig_types[62];
+static swig_module_info swig_module = {swig_types, 61, 0, 0, 0, 0};
 #define SWIG_TypeQuery(name) SWIG_TypeQueryModule(&swig_module, &swig_module, name)
 #define SWIG_MangledTypeQuery(name) SWIG_MangledTypeQueryModule(&swig_module, &swig_module, name)
 
@@ -7524,7 +7525,7 @@ SWIGINTERN PyObject *_wrap_cmr_logging_resource_create(PyObject *self, PyObject 
   PyObject *resultobj = 0;
   cmr_resource_ref arg1 ;
   char *arg2 = (char *) 0 ;
-  void *arg3 = (void *) 0 ;
+  FILE *arg3 = (FILE *) 0 ;
   bool arg4 ;
   cmr_logging_resource **arg5 = (cmr_logging_resource **) 0 ;
   cmr_resource_ref *ref1 ;
@@ -7550,7 +7551,7 @@ SWIGINTERN PyObject *_wrap_cmr_logging_resource_create(PyObject *self, PyObject 
     if (arg2 == NULL) SWIG_fail;
   }
   {
-    if (cmr_py_address(swig_obj[2], &arg3) != 0) SWIG_fail; 
+    if (cmr_py_address(swig_obj[2], (void **)&arg3) != 0) SWIG_fail; 
   }
   ecode4 = SWIG_AsVal_bool(swig_obj[3], &val4);
   if (!SWIG_IsOK(ecode4)) {
@@ -10934,6 +10935,7 @@ static PyMethodDef SwigMethods[] = {
 /* -------- TYPE CONVERSION AND EQUIVALENCE RULES (BEGIN) -------- */
 
 static swig_type_info _swigt__p_CUstream_st = {"_p_CUstream_st", "cmr_stream|struct CUstream_st *", 0, 0, (void*)0, 0};
+static swig_type_info _swigt__p_FILE = {"_p_FILE", "FILE *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_bool = {"_p_bool", "bool *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_char = {"_p_char", "char *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_cmr_aligned_resource = {"_p_cmr_aligned_resource", "cmr_aligned_resource *|struct cmr_aligned_resource *", 0, 0, (void*)0, 0};
@@ -10996,6 +10998,7 @@ static swig_type_info _swigt__p_unsigned_int = {"_p_unsigned_int", "unsigned int
 
 static swig_type_info *swig_type_initial[] = {
   &_swigt__p_CUstream_st,
+  &_swigt__p_FILE,
   &_swigt__p_bool,
   &_swigt__p_char,
   &_swigt__p_cmr_aligned_resource,
@@ -11058,6 +11061,7 @@ static swig_type_info *swig_type_initial[] = {
 };
 
 static swig_cast_info _swigc__p_CUstream_st[] = {  {&_swigt__p_CUstream_st, 0, 0, 0},{0, 0, 0, 0}};
+static swig_cast_info _swigc__p_FILE[] = {  {&_swigt__p_FILE, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_bool[] = {  {&_swigt__p_bool, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_char[] = {  {&_swigt__p_char, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_cmr_aligned_resource[] = {  {&_swigt__p_cmr_aligned_resource, 0, 0, 0},{0, 0, 0, 0}};
@@ -11120,6 +11124,7 @@ static swig_cast_info _swigc__p_unsigned_int[] = {  {&_swigt__p_unsigned_int, 0,
 
 static swig_cast_info *swig_cast_initial[] = {
   _swigc__p_CUstream_st,
+  _swigc__p_FILE,
   _swigc__p_bool,
   _swigc__p_char,
   _swigc__p_cmr_aligned_resource,

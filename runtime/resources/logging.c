@@ -92,7 +92,7 @@ static cmr_status cmr_logging_open(cmr_logging_impl *impl, const char *filename,
   return CMR_SUCCESS;
 }
 
-cmr_status cmr_logging_impl_create(cmr_resource_ref upstream, const char *filename, void *file, bool auto_flush,
+cmr_status cmr_logging_impl_create(cmr_resource_ref upstream, const char *filename, FILE *file, bool auto_flush,
                                    cmr_logging_impl **out) {
   cmr_logging_impl *impl = calloc(1, sizeof *impl);
   if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "logging: no host memory for the resource");

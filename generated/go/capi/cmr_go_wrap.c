@@ -2237,10 +2237,10 @@ _gostring_ _wrap_cmr_limiting_resource_allocation_limit_capi_07a2e3c94f0d8d94(st
 }
 
 
-_gostring_ _wrap_cmr_logging_resource_create_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, _gostring_ _swig_go_1, void *_swig_go_2, bool _swig_go_3, cmr_logging_resource **_swig_go_4) {
+_gostring_ _wrap_cmr_logging_resource_create_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, _gostring_ _swig_go_1, FILE *_swig_go_2, bool _swig_go_3, cmr_logging_resource **_swig_go_4) {
   cmr_resource_ref arg1 ;
   char *arg2 = (char *) 0 ;
-  void *arg3 = (void *) 0 ;
+  FILE *arg3 = (FILE *) 0 ;
   bool arg4 ;
   cmr_logging_resource **arg5 = (cmr_logging_resource **) 0 ;
   cmr_status result;
@@ -2257,7 +2257,7 @@ _gostring_ _wrap_cmr_logging_resource_create_capi_07a2e3c94f0d8d94(struct cmr_re
   memcpy(arg2, _swig_go_1.p, _swig_go_1.n);
   arg2[_swig_go_1.n] = '\0';
   
-  arg3 = *(void **)&_swig_go_2; 
+  arg3 = (FILE *)(uintptr_t)_swig_go_2; 
   arg4 = (bool)_swig_go_3; 
   arg5 = (cmr_logging_resource **)_swig_go_4; 
   

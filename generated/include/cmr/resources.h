@@ -9,6 +9,7 @@
 #ifndef CMR_RESOURCES_H
 #define CMR_RESOURCES_H
 
+#include <stdio.h>
 #include <cmr/core.h>
 
 #ifdef __cplusplus
@@ -352,7 +353,7 @@ typedef struct cmr_logging_resource cmr_logging_resource;
  *   file: An open FILE * to write the log to, kept by the caller; NULL for `filename` or CMR_LOG_FILE. Default: null.
  *   auto_flush: Whether every row is flushed as it is written (slower; nothing is lost if the process dies). Default: false.
  */
-CMR_API cmr_status cmr_logging_resource_create(cmr_resource_ref upstream, const char *filename, void *file, bool auto_flush, cmr_logging_resource **out);
+CMR_API cmr_status cmr_logging_resource_create(cmr_resource_ref upstream, const char *filename, FILE *file, bool auto_flush, cmr_logging_resource **out);
 /* Drops the caller's share; the resource goes when its last holder lets go. */
 CMR_API cmr_status cmr_logging_resource_destroy(cmr_logging_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
