@@ -1,6 +1,7 @@
 /* Devices, streams and build facts: the public face of the backend. */
 #include "backend.h"
 #include "internal.h"
+#include "stream_ends.h"
 
 #ifndef CMR_VERSION_STRING
 #  error "the build defines CMR_VERSION_STRING, e.g. -DCMR_VERSION_STRING=\"0.1.0\""
@@ -108,6 +109,7 @@ cmr_status cmr_stream_destroy(cmr_stream stream) {
   if (stream == CMR_DEFAULT_STREAM) {
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: the default stream cannot be destroyed", what);
   }
+  cmr_stream_ends_stream(stream); /* the resources' lists of it, while it exists */
   return cmr_forward(cmr_backend_stream_destroy(stream), what);
 }
 
