@@ -41,6 +41,8 @@ typedef struct cmr_stream_list {
    * the event. Until then they record nothing, so a list used by its own
    * stream alone never pays for an event. */
   bool shared;
+  /* Its stream has used it since the last eviction (cmr_evict). */
+  bool hot;
   struct cmr_stream_list *next_spare; /* a recycled record's link */
 } cmr_stream_list;
 
@@ -143,6 +145,7 @@ static void cmr_list_reset(cmr_stream_list *list, uint64_t key) {
   list->event = NULL;
   list->unordered = false;
   list->shared = false;
+  list->hot = true;
   cmr_lock_release(&list->lock);
 }
 
@@ -189,34 +192,17 @@ static void cmr_unregister_at(cmr_stream_lists *lists, size_t index) {
   atomic_store(&lists->count, count - 1);
 }
 
-/* Drops every empty list (dead, or of a stream that may be gone: one
- * destroyed behind cmr's back tells no one). A live stream's list is simply
- * made again when next used. Registry held. */
-static void cmr_evict_empty(cmr_stream_lists *lists) {
-  for (size_t i = atomic_load(&lists->count); i-- > 0;) {
-    cmr_stream_list *list = lists->lists[i];
-    cmr_lock_acquire(&list->lock);
-    bool empty = cmr_list_empty(list);
-    if (empty) cmr_unregister_at(lists, i);
-    cmr_lock_release(&list->lock);
-  }
-  size_t count = atomic_load(&lists->count);
-  lists->evict_at = count > cmr_fewest_evicting / 2 ? 2 * count : cmr_fewest_evicting;
-}
-
-/* The list of `key`, made and registered on first use. Registry held. */
-static cmr_status cmr_register(cmr_stream_lists *lists, uint64_t key, cmr_stream_list **out) {
+static cmr_stream_list *cmr_find(const cmr_stream_lists *lists, uint64_t key) {
   size_t count = atomic_load(&lists->count);
   for (size_t i = 0; i < count; ++i) {
-    if (lists->lists[i]->key == key) {
-      *out = lists->lists[i];
-      return CMR_SUCCESS;
-    }
+    if (lists->lists[i]->key == key) return lists->lists[i];
   }
-  if (count >= lists->evict_at) {
-    cmr_evict_empty(lists);
-    count = atomic_load(&lists->count);
-  }
+  return NULL;
+}
+
+/* A new list of `key` (none is registered). Registry held. */
+static cmr_status cmr_add(cmr_stream_lists *lists, uint64_t key, cmr_stream_list **out) {
+  size_t count = atomic_load(&lists->count);
   if (count == lists->capacity) {
     size_t capacity = lists->capacity ? lists->capacity * 2 : 8;
     cmr_stream_list **grown = realloc(lists->lists, capacity * sizeof *grown);
@@ -229,6 +215,17 @@ static cmr_status cmr_register(cmr_stream_lists *lists, uint64_t key, cmr_stream
   lists->lists[count] = *out;
   atomic_store(&lists->count, count + 1);
   return CMR_SUCCESS;
+}
+
+static void cmr_evict(cmr_stream_lists *lists);
+
+/* The list of `key`, made and registered on first use; once the lists have
+ * doubled in number since the last eviction, the cold ones go first. Registry held. */
+static cmr_status cmr_register(cmr_stream_lists *lists, uint64_t key, cmr_stream_list **out) {
+  *out = cmr_find(lists, key);
+  if (*out != NULL) return CMR_SUCCESS;
+  if (atomic_load(&lists->count) >= lists->evict_at) cmr_evict(lists);
+  return cmr_add(lists, key, out);
 }
 
 /* The list of `key`, locked, when the thread's cache does not have it (or
@@ -412,6 +409,7 @@ static cmr_status cmr_give(cmr_stream_lists *lists, cmr_stream stream, cmr_block
   cmr_stream_list *list = NULL;
   cmr_status status = cmr_lock_list_of(lists, stream, &list);
   if (status != CMR_SUCCESS) return status;
+  list->hot = true;
   /* New memory is merged, for a request of any size; first fit (the arena,
    * whose point is to keep low addresses busy) merges every block too. */
   if (pending_work && lists->fit == CMR_FIT_BEST) {
@@ -510,53 +508,109 @@ static cmr_status cmr_move_all(cmr_stream_lists *lists, cmr_stream_list *own, cm
   return CMR_SUCCESS;
 }
 
-/* ---- dead lists ------------------------------------------------------------------ */
+/* ---- recycling lists ---------------------------------------------------------------- */
 
-/* Whether the work ordered before a dead list's frees is done, so that its
+/* Whether the work ordered before a list's frees is done, so that its
  * blocks are idle. An unordered one waits for a taker (who synchronizes). */
-static bool cmr_dead_list_idle(cmr_stream_list *list) {
+static bool cmr_list_idle(cmr_stream_list *list) {
   if (list->unordered) return false;
   bool reached = true;
   return list->event == NULL || (cmr_backend_event_query(list->event, &reached) == CMR_SUCCESS && reached);
 }
 
-/* An idle dead list's blocks into the shared list (both locks held), where
- * they merge; a unit made whole goes to release_unit, if there is one. */
-static void cmr_move_dead(cmr_stream_lists *lists, cmr_stream_list *dead, cmr_stream_list *shared) {
-  cmr_recent_flush(dead);
-  for (cmr_block *block; (block = cmr_free_blocks_pop(&dead->blocks)) != NULL;) {
+/* An idle list's blocks into the shared list (both locks held), where they
+ * merge; with `release_units`, a unit made whole goes to release_unit, if
+ * there is one. */
+static void cmr_move_idle(cmr_stream_lists *lists, cmr_stream_list *idle, cmr_stream_list *shared,
+                          bool release_units) {
+  cmr_recent_flush(idle);
+  for (cmr_block *block; (block = cmr_free_blocks_pop(&idle->blocks)) != NULL;) {
     cmr_block *merged = cmr_free_blocks_insert(&shared->blocks, block);
-    if (lists->release_unit != NULL && merged->span != 0 && merged->span == merged->size) {
+    if (release_units && lists->release_unit != NULL && merged->span != 0 && merged->span == merged->size) {
       cmr_free_blocks_remove(&shared->blocks, merged);
       lists->release_unit(merged, lists->release_arg);
     }
   }
 }
 
-/* Recycles every dead list that is empty, or idle (its blocks moved to the
- * shared list first). Those whose work is still pending stay for the next
- * look. Takes the unit lock and the registry: the caller holds neither. */
+typedef enum cmr_recycling {
+  CMR_RECYCLE_DEAD,  /* dead lists; whole units to release_unit (the unit lock held) */
+  CMR_RECYCLE_COLD   /* lists not used since the last eviction; every unit stays listed */
+} cmr_recycling;
+
+/* The shared list, found or made (NULL without host memory). Registry held. */
+static cmr_stream_list *cmr_shared_list(cmr_stream_lists *lists) {
+  cmr_stream_list *shared = cmr_find(lists, CMR_SHARED_KEY);
+  if (shared == NULL && cmr_add(lists, CMR_SHARED_KEY, &shared) != CMR_SUCCESS) shared = NULL;
+  return shared;
+}
+
+/* Recycles the lists `which` picks that are empty, or idle (their blocks
+ * moved to the shared list first); returns how many it left for their
+ * pending work. Registry held. */
+static size_t cmr_recycle(cmr_stream_lists *lists, cmr_recycling which) {
+  cmr_stream_list *shared = cmr_shared_list(lists);
+  size_t left = 0;
+  for (size_t i = atomic_load(&lists->count); i-- > 0;) {
+    cmr_stream_list *list = lists->lists[i];
+    if (list == shared) continue;
+    cmr_lock_acquire(&list->lock);
+    bool picked = which == CMR_RECYCLE_DEAD ? list->key == CMR_DEAD_KEY : !list->hot;
+    if (picked && !cmr_list_empty(list) && shared != NULL && cmr_list_idle(list)) {
+      cmr_lock_acquire(&shared->lock);
+      cmr_move_idle(lists, list, shared, which == CMR_RECYCLE_DEAD);
+      cmr_lock_release(&shared->lock);
+    }
+    if (picked && cmr_list_empty(list)) {
+      cmr_unregister_at(lists, i);
+    } else {
+      left += picked;
+    }
+    cmr_lock_release(&list->lock);
+  }
+  return left;
+}
+
+/* Recycles every dead list that is empty or idle. Those whose work is still
+ * pending stay for the next look. Takes the unit lock and the registry: the
+ * caller holds neither. */
 static void cmr_reclaim_dead(cmr_stream_lists *lists) {
   if (atomic_load_explicit(&lists->dead, memory_order_relaxed) == 0) return;
   if (lists->unit_lock != NULL) pthread_mutex_lock(lists->unit_lock);
   pthread_mutex_lock(&lists->registry);
-  /* Found or made first: making it may evict empty lists, moving the others. */
-  cmr_stream_list *shared = NULL;
-  if (cmr_register(lists, CMR_SHARED_KEY, &shared) != CMR_SUCCESS) shared = NULL; /* only empty ones go */
-  for (size_t i = atomic_load(&lists->count); i-- > 0;) {
-    cmr_stream_list *list = lists->lists[i];
-    if (list->key != CMR_DEAD_KEY) continue;
-    cmr_lock_acquire(&list->lock);
-    if (!cmr_list_empty(list) && shared != NULL && cmr_dead_list_idle(list)) {
-      cmr_lock_acquire(&shared->lock);
-      cmr_move_dead(lists, list, shared);
-      cmr_lock_release(&shared->lock);
-    }
-    if (cmr_list_empty(list)) cmr_unregister_at(lists, i);
-    cmr_lock_release(&list->lock);
-  }
+  cmr_recycle(lists, CMR_RECYCLE_DEAD);
   pthread_mutex_unlock(&lists->registry);
   if (lists->unit_lock != NULL) pthread_mutex_unlock(lists->unit_lock);
+}
+
+/* Recycles the lists no stream has used since the last eviction (a stream
+ * destroyed behind cmr's back tells no one; a live one's list is made again
+ * when next used). Those whose frees recorded no event (it may be too late
+ * to record one: the stream may be gone) are made idle by one device
+ * synchronization, when there are any: once per doubling of the lists, and
+ * only when streams keep coming and going unannounced. The unit lock may be
+ * held: the units stay in the shared list. Registry held. */
+static void cmr_evict(cmr_stream_lists *lists) {
+  bool synchronized = cmr_recycle(lists, CMR_RECYCLE_COLD) > 0 && cmr_backend_device_synchronize() == CMR_SUCCESS;
+  if (synchronized) {
+    for (size_t i = 0; i < atomic_load(&lists->count); ++i) {
+      cmr_lock_acquire(&lists->lists[i]->lock);
+      lists->lists[i]->unordered = false; /* all the work so far is done */
+      cmr_lock_release(&lists->lists[i]->lock);
+    }
+    cmr_recycle(lists, CMR_RECYCLE_COLD);
+  }
+  size_t hot = 0;
+  for (size_t i = 0; i < atomic_load(&lists->count); ++i) {
+    cmr_lock_acquire(&lists->lists[i]->lock);
+    hot += lists->lists[i]->hot;
+    lists->lists[i]->hot = false;
+    cmr_lock_release(&lists->lists[i]->lock);
+  }
+  /* The next eviction once as many lists are made as were in use (at least
+   * 64): the lists stay within the ones in use, twice over, and a few kept
+   * for their pending work. */
+  lists->evict_at = atomic_load(&lists->count) + (hot > cmr_fewest_evicting ? hot : cmr_fewest_evicting);
 }
 
 void cmr_stream_lists_key_ended(cmr_stream_lists *lists, uint64_t key, cmr_stream order_on) {
@@ -626,6 +680,7 @@ static cmr_status cmr_take(cmr_stream_lists *lists, cmr_stream stream, size_t si
     cmr_stream_list *own = NULL;
     status = cmr_lock_list(lists, key, &own);
     if (status != CMR_SUCCESS) return status;
+    own->hot = true;
     status = cmr_take_locked(lists, own, size, alignment, out);
     cmr_lock_release(&own->lock);
   }
