@@ -23,7 +23,11 @@
  * the global arena's lock is taken only to cut or return a superblock, and
  * across a defragmentation's giving back and cutting (so it comes before
  * the lists' locks), so the common allocation and free meet no lock shared
- * by every thread. */
+ * by every thread.
+ *
+ * When a thread exits or a stream is destroyed, its arena's whole
+ * superblocks return to the global arena once their work is done, and the
+ * rest of its free memory joins the stream lists' shared list (stream_lists.h). */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -61,6 +65,8 @@ static size_t superblock_size(size_t size, size_t alignment) {
   size_t needed = cmr_free_blocks_needed(size, alignment);
   return needed > CMR_ARENA_SUPERBLOCK_MINIMUM ? needed : CMR_ARENA_SUPERBLOCK_MINIMUM;
 }
+
+static void return_superblock_locked(cmr_block *superblock, void *arg);
 
 /* ---- the dump --------------------------------------------------------------------- */
 
@@ -170,6 +176,10 @@ cmr_status cmr_arena_impl_create(cmr_resource_ref upstream, size_t arena_size, b
   cmr_status status = open_dump_destination(impl, dump_path);
   if (status == CMR_SUCCESS) {
     status = cmr_stream_lists_create("arena", CMR_FIT_FIRST, CMR_KEY_DEFAULT_STREAM_PER_THREAD, &impl->lists);
+  }
+  /* An exited thread's or a destroyed stream's superblocks come back here. */
+  if (status == CMR_SUCCESS) {
+    cmr_stream_lists_release_dead_units(impl->lists, &impl->global_lock, return_superblock_locked, impl);
   }
   if (status == CMR_SUCCESS) status = cmr_block_map_create(&impl->handed_out);
   if (status == CMR_SUCCESS) status = take_arena_memory(impl);

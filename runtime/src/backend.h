@@ -48,6 +48,9 @@ void cmr_backend_event_destroy(cmr_backend_event event);
 cmr_status cmr_backend_event_record(cmr_backend_event event, cmr_stream stream);
 /* Makes later work on `stream` wait for `event`'s last recorded point. */
 cmr_status cmr_backend_stream_wait_event(cmr_stream stream, cmr_backend_event event);
+/* Whether `event`'s last recorded point has been reached, without blocking
+ * (an event never recorded has). */
+cmr_status cmr_backend_event_query(cmr_backend_event event, bool *reached);
 /* Blocks the calling thread until `event`'s last recorded point is reached. */
 cmr_status cmr_backend_event_synchronize(cmr_backend_event event);
 /* Blocks until all work on the current device, on every stream, is done. */
@@ -60,6 +63,7 @@ typedef struct cmr_backend_host_counts {
   unsigned long stream_waits;
   unsigned long event_synchronizes;
   unsigned long device_synchronizes;
+  unsigned long event_queries;
 } cmr_backend_host_counts;
 void cmr_backend_host_counts_read(cmr_backend_host_counts *out);
 
@@ -72,6 +76,7 @@ typedef enum cmr_backend_host_call {
   CMR_BACKEND_HOST_EVENT_SYNCHRONIZE,
   CMR_BACKEND_HOST_DEVICE_SYNCHRONIZE,
   CMR_BACKEND_HOST_STREAM_ID,
+  CMR_BACKEND_HOST_EVENT_QUERY,
   CMR_BACKEND_HOST_CALLS
 } cmr_backend_host_call;
 void cmr_backend_host_fail_call(cmr_backend_host_call call, unsigned long nth);

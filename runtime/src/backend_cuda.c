@@ -211,6 +211,13 @@ cmr_status cmr_backend_stream_wait_event(cmr_stream stream, cmr_backend_event ev
              : cmr_cuda_failure(error, "cudaStreamWaitEvent(stream %p, %p)", (void *)stream, (void *)event);
 }
 
+cmr_status cmr_backend_event_query(cmr_backend_event event, bool *reached) {
+  cudaError_t error = cudaEventQuery((cudaEvent_t)event);
+  *reached = error == cudaSuccess;
+  if (error == cudaSuccess || error == cudaErrorNotReady) return CMR_SUCCESS;
+  return cmr_cuda_failure(error, "cudaEventQuery(%p)", (void *)event);
+}
+
 cmr_status cmr_backend_event_synchronize(cmr_backend_event event) {
   cudaError_t error = cudaEventSynchronize((cudaEvent_t)event);
   return error == cudaSuccess ? CMR_SUCCESS

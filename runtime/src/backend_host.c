@@ -123,6 +123,7 @@ static struct {
   _Atomic unsigned long stream_waits;
   _Atomic unsigned long event_synchronizes;
   _Atomic unsigned long device_synchronizes;
+  _Atomic unsigned long event_queries;
 } cmr_host_counts;
 
 /* Calls left before each injected failure (0: none pending). */
@@ -182,6 +183,15 @@ cmr_status cmr_backend_event_synchronize(cmr_backend_event event) {
   return cmr_host_injected(CMR_BACKEND_HOST_EVENT_SYNCHRONIZE, "cudaEventSynchronize");
 }
 
+/* Host work is complete: reached, unless a test injects a failure. */
+cmr_status cmr_backend_event_query(cmr_backend_event event, bool *reached) {
+  (void)event;
+  atomic_fetch_add_explicit(&cmr_host_counts.event_queries, 1, memory_order_relaxed);
+  cmr_status status = cmr_host_injected(CMR_BACKEND_HOST_EVENT_QUERY, "cudaEventQuery");
+  *reached = status == CMR_SUCCESS;
+  return status;
+}
+
 cmr_status cmr_backend_device_synchronize(void) {
   atomic_fetch_add_explicit(&cmr_host_counts.device_synchronizes, 1, memory_order_relaxed);
   return cmr_host_injected(CMR_BACKEND_HOST_DEVICE_SYNCHRONIZE, "cudaDeviceSynchronize");
@@ -192,4 +202,5 @@ void cmr_backend_host_counts_read(cmr_backend_host_counts *out) {
   out->stream_waits = atomic_load(&cmr_host_counts.stream_waits);
   out->event_synchronizes = atomic_load(&cmr_host_counts.event_synchronizes);
   out->device_synchronizes = atomic_load(&cmr_host_counts.device_synchronizes);
+  out->event_queries = atomic_load(&cmr_host_counts.event_queries);
 }

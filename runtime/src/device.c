@@ -2,6 +2,7 @@
 #include "backend.h"
 #include "internal.h"
 #include "live_streams.h"
+#include "stream_ends.h"
 
 #ifndef CMR_VERSION_STRING
 #  error "the build defines CMR_VERSION_STRING, e.g. -DCMR_VERSION_STRING=\"0.1.0\""
@@ -124,6 +125,7 @@ cmr_status cmr_stream_destroy(cmr_stream stream) {
                      "elsewhere: destroy such a stream where it was made)",
                      what, (void *)stream);
   }
+  cmr_stream_ends_stream(stream); /* the resources' lists of it, while it exists */
   return cmr_forward(cmr_backend_stream_destroy(stream), what);
 }
 

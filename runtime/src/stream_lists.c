@@ -4,11 +4,15 @@
  * The fast path (a stream's own list) takes that list's lock alone, finding
  * the list through a small thread-local cache. Taking from another list
  * holds the registry, then both lists' locks in address order; nothing takes
- * the registry while holding a list's lock. */
+ * the registry while holding a list's lock. A list's key changes (it dies,
+ * or its record is recycled) under the registry and its lock, so either
+ * suffices to read it. Looking at dead lists takes the dead units' lock (if
+ * any) before the registry. */
 #include <pthread.h>
 #include <stdlib.h>
 
 #include "backend.h"
+#include "stream_ends.h"
 #include "stream_lists.h"
 #include "lock.h"
 
@@ -37,6 +41,9 @@ typedef struct cmr_stream_list {
    * the event. Until then they record nothing, so a list used by its own
    * stream alone never pays for an event. */
   bool shared;
+  /* Its stream has used it since the last eviction (cmr_evict). */
+  bool hot;
+  struct cmr_stream_list *next_spare; /* a recycled record's link */
 } cmr_stream_list;
 
 struct cmr_stream_lists {
@@ -49,18 +56,31 @@ struct cmr_stream_lists {
   cmr_stream_list **lists;
   size_t capacity;
   _Atomic size_t count;
+  /* Registry held: */
+  cmr_stream_list *spares;   /* recycled records */
+  size_t spare_count;
+  size_t evict_at;           /* registering past this many lists drops the empty ones */
+  _Atomic size_t dead;       /* dead lists not yet reclaimed */
+  /* Where dead lists' whole units go (optional). */
+  pthread_mutex_t *unit_lock;
+  void (*release_unit)(cmr_block *block, void *arg);
+  void *release_arg;
 };
 
 /* ---- keys and the thread cache --------------------------------------------------- */
 
 /* Keys of the default streams' lists have one of the top bits set, which no
  * stream id (a small counter) or host token (a user-space address) has:
- * they are known without a driver call, on the path of every operation. */
-#define CMR_THREAD_KEY_BIT (UINT64_C(1) << 63)
+ * they are known without a driver call, on the path of every operation
+ * (threads' keys: stream_ends.h). So have the shared list's, and the one
+ * dead and spare lists carry, which no stream maps to. */
 #define CMR_LEGACY_KEY (UINT64_C(1) << 62)
+#define CMR_SHARED_KEY (UINT64_C(1) << 61)
+#define CMR_DEAD_KEY UINT64_MAX
+
+enum { cmr_fewest_evicting = 64 }; /* lists held before empty ones are evicted */
 
 static _Atomic uint64_t cmr_next_serial = 1;
-static _Atomic uint64_t cmr_next_thread_key = 1;
 
 enum { cmr_cache_slots = 8 };
 
@@ -72,20 +92,19 @@ typedef struct cmr_cache_slot {
 
 static _Thread_local cmr_cache_slot cmr_cache[cmr_cache_slots];
 static _Thread_local unsigned cmr_cache_victim;
-static _Thread_local uint64_t cmr_thread_key;
 
 /* A stream made by the user is named by its id, a driver call: its handle
  * may be recycled once destroyed. The per-thread default stream is each
  * thread's own, so it is keyed by thread, as the legacy default stream is
  * too when the lists want per-thread arenas (legacy and per-thread default
  * streams order their work with each other). */
-static cmr_status cmr_key_of(const cmr_stream_lists *lists, cmr_stream stream, uint64_t *key) {
+static inline __attribute__((always_inline)) cmr_status cmr_key_of(const cmr_stream_lists *lists, cmr_stream stream,
+                                                                   uint64_t *key) {
   cmr_backend_stream_kind kind = cmr_backend_stream_kind_of(stream);
   bool by_thread = kind == CMR_BACKEND_STREAM_PER_THREAD_DEFAULT ||
                    (kind == CMR_BACKEND_STREAM_LEGACY_DEFAULT && lists->keying == CMR_KEY_DEFAULT_STREAM_PER_THREAD);
   if (by_thread) {
-    if (cmr_thread_key == 0) cmr_thread_key = CMR_THREAD_KEY_BIT | atomic_fetch_add(&cmr_next_thread_key, 1);
-    *key = cmr_thread_key;
+    *key = cmr_thread_key != 0 ? cmr_thread_key : cmr_stream_ends_thread_key();
     return CMR_SUCCESS;
   }
   if (kind == CMR_BACKEND_STREAM_LEGACY_DEFAULT) {
@@ -96,27 +115,29 @@ static cmr_status cmr_key_of(const cmr_stream_lists *lists, cmr_stream stream, u
   return status == CMR_SUCCESS ? status : cmr_error_context(status, "%s", lists->owner);
 }
 
-static cmr_stream_list *cmr_cached_list(const cmr_stream_lists *lists, uint64_t key) {
+static cmr_cache_slot *cmr_cached(const cmr_stream_lists *lists, uint64_t key) {
   /* The address of the thread's cache taken once: in a shared library each
    * access to a thread-local may be a call (__tls_get_addr). */
-  const cmr_cache_slot *cache = cmr_cache;
+  cmr_cache_slot *cache = cmr_cache;
   for (unsigned i = 0; i < cmr_cache_slots; ++i) {
-    if (cache[i].serial == lists->serial && cache[i].key == key) return cache[i].list;
+    if (cache[i].serial == lists->serial && cache[i].key == key) return &cache[i];
   }
   return NULL;
 }
 
-static void cmr_cache_list(const cmr_stream_lists *lists, cmr_stream_list *list) {
-  cmr_cache[cmr_cache_victim] = (cmr_cache_slot){lists->serial, list->key, list};
+static cmr_cache_slot *cmr_cache_list(const cmr_stream_lists *lists, uint64_t key, cmr_stream_list *list) {
+  cmr_cache_slot *slot = &cmr_cache[cmr_cache_victim];
+  *slot = (cmr_cache_slot){lists->serial, key, list};
   cmr_cache_victim = (cmr_cache_victim + 1) % cmr_cache_slots;
+  return slot;
 }
 
 /* ---- the registry ---------------------------------------------------------------- */
 
-static cmr_status cmr_list_new(const cmr_stream_lists *lists, uint64_t key, cmr_stream_list **out) {
-  cmr_stream_list *list = aligned_alloc(64, sizeof *list);
-  if (list == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: no host memory for a stream's free list", lists->owner);
-  cmr_lock_init(&list->lock);
+/* Sets a record, new or recycled, to an empty list of `key`. A recycled one
+ * may be locked by a thread that has it cached: it is changed under its lock. */
+static void cmr_list_reset(cmr_stream_list *list, uint64_t key) {
+  cmr_lock_acquire(&list->lock);
   list->key = key;
   cmr_free_blocks_init(&list->blocks);
   list->recent_count = list->recent_victim = 0;
@@ -124,9 +145,11 @@ static cmr_status cmr_list_new(const cmr_stream_lists *lists, uint64_t key, cmr_
   list->event = NULL;
   list->unordered = false;
   list->shared = false;
-  *out = list;
-  return CMR_SUCCESS;
+  list->hot = true;
+  cmr_lock_release(&list->lock);
 }
+
+static bool cmr_list_empty(const cmr_stream_list *list) { return list->blocks.count + list->recent_count == 0; }
 
 static void cmr_list_delete(cmr_stream_list *list) {
   for (unsigned i = 0; i < list->recent_count; ++i) cmr_block_delete(list->recent[i]);
@@ -135,15 +158,51 @@ static void cmr_list_delete(cmr_stream_list *list) {
   free(list);
 }
 
-/* The list of `key`, made and registered on first use. Registry held. */
-static cmr_status cmr_register(cmr_stream_lists *lists, uint64_t key, cmr_stream_list **out) {
+/* A spare record, else a new one. Registry held. */
+static cmr_status cmr_list_new(cmr_stream_lists *lists, uint64_t key, cmr_stream_list **out) {
+  cmr_stream_list *list = lists->spares;
+  if (list != NULL) {
+    lists->spares = list->next_spare;
+    lists->spare_count--;
+  } else {
+    list = aligned_alloc(64, sizeof *list);
+    if (list == NULL) {
+      return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: no host memory for a stream's free list", lists->owner);
+    }
+    cmr_lock_init(&list->lock);
+  }
+  cmr_list_reset(list, key);
+  *out = list;
+  return CMR_SUCCESS;
+}
+
+/* Takes the empty list at `index` out of the registry and keeps its record
+ * as a spare, its key no stream's. Registry and the list's lock held. */
+static void cmr_unregister_at(cmr_stream_lists *lists, size_t index) {
+  cmr_stream_list *list = lists->lists[index];
+  if (list->key == CMR_DEAD_KEY) atomic_fetch_sub(&lists->dead, 1);
+  list->key = CMR_DEAD_KEY;
+  if (list->event != NULL) cmr_backend_event_destroy(list->event);
+  list->event = NULL;
+  list->next_spare = lists->spares;
+  lists->spares = list;
+  lists->spare_count++;
+  size_t count = atomic_load(&lists->count);
+  for (size_t i = index + 1; i < count; ++i) lists->lists[i - 1] = lists->lists[i];
+  atomic_store(&lists->count, count - 1);
+}
+
+static cmr_stream_list *cmr_find(const cmr_stream_lists *lists, uint64_t key) {
   size_t count = atomic_load(&lists->count);
   for (size_t i = 0; i < count; ++i) {
-    if (lists->lists[i]->key == key) {
-      *out = lists->lists[i];
-      return CMR_SUCCESS;
-    }
+    if (lists->lists[i]->key == key) return lists->lists[i];
   }
+  return NULL;
+}
+
+/* A new list of `key` (none is registered). Registry held. */
+static cmr_status cmr_add(cmr_stream_lists *lists, uint64_t key, cmr_stream_list **out) {
+  size_t count = atomic_load(&lists->count);
   if (count == lists->capacity) {
     size_t capacity = lists->capacity ? lists->capacity * 2 : 8;
     cmr_stream_list **grown = realloc(lists->lists, capacity * sizeof *grown);
@@ -158,17 +217,61 @@ static cmr_status cmr_register(cmr_stream_lists *lists, uint64_t key, cmr_stream
   return CMR_SUCCESS;
 }
 
-static cmr_status cmr_list_of(cmr_stream_lists *lists, cmr_stream stream, cmr_stream_list **out) {
+static void cmr_evict(cmr_stream_lists *lists);
+
+/* The list of `key`, made and registered on first use; once the lists have
+ * doubled in number since the last eviction, the cold ones go first. Registry held. */
+static cmr_status cmr_register(cmr_stream_lists *lists, uint64_t key, cmr_stream_list **out) {
+  *out = cmr_find(lists, key);
+  if (*out != NULL) return CMR_SUCCESS;
+  if (atomic_load(&lists->count) >= lists->evict_at) cmr_evict(lists);
+  return cmr_add(lists, key, out);
+}
+
+/* The list of `key`, locked, when the thread's cache does not have it (or
+ * had a record recycled since: its list died or was found empty, and it
+ * names another key now). */
+static __attribute__((noinline)) cmr_status cmr_lock_registered_list(cmr_stream_lists *lists, uint64_t key,
+                                                                     cmr_stream_list **out) {
+  for (;;) {
+    cmr_stream_list *list = NULL;
+    pthread_mutex_lock(&lists->registry);
+    cmr_status status = cmr_register(lists, key, &list);
+    pthread_mutex_unlock(&lists->registry);
+    if (status != CMR_SUCCESS) return status;
+    cmr_cache_slot *slot = cmr_cache_list(lists, key, list);
+    cmr_lock_acquire(&list->lock);
+    if (list->key == key) {
+      *out = list;
+      return CMR_SUCCESS;
+    }
+    cmr_lock_release(&list->lock);
+    slot->serial = 0;
+  }
+}
+
+/* Inlined: this is the path of every allocation and free. */
+static inline __attribute__((always_inline)) cmr_status cmr_lock_list(cmr_stream_lists *lists, uint64_t key,
+                                                                      cmr_stream_list **out) {
+  cmr_cache_slot *slot = cmr_cached(lists, key);
+  if (slot != NULL) {
+    cmr_stream_list *list = slot->list;
+    cmr_lock_acquire(&list->lock);
+    if (list->key == key) {
+      *out = list;
+      return CMR_SUCCESS;
+    }
+    cmr_lock_release(&list->lock);
+    slot->serial = 0;
+  }
+  return cmr_lock_registered_list(lists, key, out);
+}
+
+static inline __attribute__((always_inline)) cmr_status cmr_lock_list_of(cmr_stream_lists *lists, cmr_stream stream,
+                                                                         cmr_stream_list **out) {
   uint64_t key = 0;
   cmr_status status = cmr_key_of(lists, stream, &key);
-  if (status != CMR_SUCCESS) return status;
-  *out = cmr_cached_list(lists, key);
-  if (*out != NULL) return CMR_SUCCESS;
-  pthread_mutex_lock(&lists->registry);
-  status = cmr_register(lists, key, out);
-  pthread_mutex_unlock(&lists->registry);
-  if (status == CMR_SUCCESS) cmr_cache_list(lists, *out);
-  return status;
+  return status == CMR_SUCCESS ? cmr_lock_list(lists, key, out) : status;
 }
 
 cmr_status cmr_stream_lists_create(const char *owner, cmr_fit fit, cmr_stream_keying keying,
@@ -179,17 +282,37 @@ cmr_status cmr_stream_lists_create(const char *owner, cmr_fit fit, cmr_stream_ke
   lists->fit = fit;
   lists->keying = keying;
   lists->serial = atomic_fetch_add(&cmr_next_serial, 1);
+  lists->evict_at = cmr_fewest_evicting;
   pthread_mutex_init(&lists->registry, NULL);
+  cmr_status status = cmr_stream_ends_track(lists);
+  if (status != CMR_SUCCESS) {
+    pthread_mutex_destroy(&lists->registry);
+    free(lists);
+    return cmr_error_context(status, "%s", owner);
+  }
   *out = lists;
   return CMR_SUCCESS;
 }
 
 void cmr_stream_lists_destroy(cmr_stream_lists *lists) {
+  cmr_stream_ends_untrack(lists); /* first: no ending key reaches it after this */
   size_t count = atomic_load(&lists->count);
   for (size_t i = 0; i < count; ++i) cmr_list_delete(lists->lists[i]);
+  while (lists->spares != NULL) {
+    cmr_stream_list *spare = lists->spares;
+    lists->spares = spare->next_spare;
+    free(spare);
+  }
   free(lists->lists);
   pthread_mutex_destroy(&lists->registry);
   free(lists);
+}
+
+void cmr_stream_lists_release_dead_units(cmr_stream_lists *lists, pthread_mutex_t *lock,
+                                         void (*release)(cmr_block *block, void *arg), void *arg) {
+  lists->unit_lock = lock;
+  lists->release_unit = release;
+  lists->release_arg = arg;
 }
 
 /* ---- ordering ---------------------------------------------------------------------- */
@@ -198,17 +321,16 @@ void cmr_stream_lists_destroy(cmr_stream_lists *lists) {
  * a later taker can wait for them, once the list is shared; before that,
  * mark it unordered (its first taker synchronizes the device instead). A
  * failed event call degrades to the same. */
-static void cmr_order_after_free(cmr_stream_list *list, cmr_stream stream) {
-  if (!list->shared) {
-    list->unordered = true;
-    return;
-  }
+static bool cmr_record(cmr_stream_list *list, cmr_stream stream) {
   if (list->event == NULL && cmr_backend_event_create(&list->event) != CMR_SUCCESS) {
     list->event = NULL;
-    list->unordered = true;
-    return;
+    return false;
   }
-  list->unordered = cmr_backend_event_record(list->event, stream) != CMR_SUCCESS;
+  return cmr_backend_event_record(list->event, stream) == CMR_SUCCESS;
+}
+
+static void cmr_order_after_free(cmr_stream_list *list, cmr_stream stream) {
+  list->unordered = !list->shared || !cmr_record(list, stream);
 }
 
 /* Before `stream` uses blocks taken from `list` (whose lock is held): make
@@ -285,9 +407,9 @@ static void cmr_recent_flush(cmr_stream_list *list) {
 
 static cmr_status cmr_give(cmr_stream_lists *lists, cmr_stream stream, cmr_block *block, bool pending_work) {
   cmr_stream_list *list = NULL;
-  cmr_status status = cmr_list_of(lists, stream, &list);
+  cmr_status status = cmr_lock_list_of(lists, stream, &list);
   if (status != CMR_SUCCESS) return status;
-  cmr_lock_acquire(&list->lock);
+  list->hot = true;
   /* New memory is merged, for a request of any size; first fit (the arena,
    * whose point is to keep low addresses busy) merges every block too. */
   if (pending_work && lists->fit == CMR_FIT_BEST) {
@@ -312,17 +434,17 @@ static cmr_status cmr_carve(cmr_stream_lists *lists, cmr_stream stream, cmr_bloc
                             size_t alignment, bool pending_work, cmr_block **out) {
   *out = NULL;
   cmr_stream_list *list = NULL; /* found first: past this point nothing fails but the cut */
-  cmr_status status = cmr_list_of(lists, stream, &list);
+  cmr_status status = cmr_lock_list_of(lists, stream, &list);
   if (status != CMR_SUCCESS) return status;
   cmr_free_blocks cut;
   cmr_free_blocks_init(&cut);
   cmr_free_blocks_insert(&cut, fresh); /* alone in the set: it stays the same record */
   status = cmr_free_blocks_take(&cut, fresh, size, alignment, out);
   if (status != CMR_SUCCESS) {
+    cmr_lock_release(&list->lock);
     cmr_free_blocks_pop(&cut); /* `fresh` again, unchanged */
     return status;
   }
-  cmr_lock_acquire(&list->lock);
   cmr_free_blocks_absorb(&list->blocks, &cut);
   if (pending_work) cmr_order_after_free(list, stream);
   cmr_lock_release(&list->lock);
@@ -386,19 +508,151 @@ static cmr_status cmr_move_all(cmr_stream_lists *lists, cmr_stream_list *own, cm
   return CMR_SUCCESS;
 }
 
+/* ---- recycling lists ---------------------------------------------------------------- */
+
+/* Whether the work ordered before a list's frees is done, so that its
+ * blocks are idle. An unordered one waits for a taker (who synchronizes). */
+static bool cmr_list_idle(cmr_stream_list *list) {
+  if (list->unordered) return false;
+  bool reached = true;
+  return list->event == NULL || (cmr_backend_event_query(list->event, &reached) == CMR_SUCCESS && reached);
+}
+
+/* An idle list's blocks into the shared list (both locks held), where they
+ * merge; with `release_units`, a unit made whole goes to release_unit, if
+ * there is one. */
+static void cmr_move_idle(cmr_stream_lists *lists, cmr_stream_list *idle, cmr_stream_list *shared,
+                          bool release_units) {
+  cmr_recent_flush(idle);
+  for (cmr_block *block; (block = cmr_free_blocks_pop(&idle->blocks)) != NULL;) {
+    cmr_block *merged = cmr_free_blocks_insert(&shared->blocks, block);
+    if (release_units && lists->release_unit != NULL && merged->span != 0 && merged->span == merged->size) {
+      cmr_free_blocks_remove(&shared->blocks, merged);
+      lists->release_unit(merged, lists->release_arg);
+    }
+  }
+}
+
+typedef enum cmr_recycling {
+  CMR_RECYCLE_DEAD,  /* dead lists; whole units to release_unit (the unit lock held) */
+  CMR_RECYCLE_COLD   /* lists not used since the last eviction; every unit stays listed */
+} cmr_recycling;
+
+/* The shared list, found or made (NULL without host memory). Registry held. */
+static cmr_stream_list *cmr_shared_list(cmr_stream_lists *lists) {
+  cmr_stream_list *shared = cmr_find(lists, CMR_SHARED_KEY);
+  if (shared == NULL && cmr_add(lists, CMR_SHARED_KEY, &shared) != CMR_SUCCESS) shared = NULL;
+  return shared;
+}
+
+/* Recycles the lists `which` picks that are empty, or idle (their blocks
+ * moved to the shared list first); returns how many it left for their
+ * pending work. Registry held. */
+static size_t cmr_recycle(cmr_stream_lists *lists, cmr_recycling which) {
+  cmr_stream_list *shared = cmr_shared_list(lists);
+  size_t left = 0;
+  for (size_t i = atomic_load(&lists->count); i-- > 0;) {
+    cmr_stream_list *list = lists->lists[i];
+    if (list == shared) continue;
+    cmr_lock_acquire(&list->lock);
+    bool picked = which == CMR_RECYCLE_DEAD ? list->key == CMR_DEAD_KEY : !list->hot;
+    if (picked && !cmr_list_empty(list) && shared != NULL && cmr_list_idle(list)) {
+      cmr_lock_acquire(&shared->lock);
+      cmr_move_idle(lists, list, shared, which == CMR_RECYCLE_DEAD);
+      cmr_lock_release(&shared->lock);
+    }
+    if (picked && cmr_list_empty(list)) {
+      cmr_unregister_at(lists, i);
+    } else {
+      left += picked;
+    }
+    cmr_lock_release(&list->lock);
+  }
+  return left;
+}
+
+/* Recycles every dead list that is empty or idle. Those whose work is still
+ * pending stay for the next look. Takes the unit lock and the registry: the
+ * caller holds neither. */
+static void cmr_reclaim_dead(cmr_stream_lists *lists) {
+  if (atomic_load_explicit(&lists->dead, memory_order_relaxed) == 0) return;
+  if (lists->unit_lock != NULL) pthread_mutex_lock(lists->unit_lock);
+  pthread_mutex_lock(&lists->registry);
+  cmr_recycle(lists, CMR_RECYCLE_DEAD);
+  pthread_mutex_unlock(&lists->registry);
+  if (lists->unit_lock != NULL) pthread_mutex_unlock(lists->unit_lock);
+}
+
+/* Recycles the lists no stream has used since the last eviction (a stream
+ * destroyed behind cmr's back tells no one; a live one's list is made again
+ * when next used). Those whose frees recorded no event (it may be too late
+ * to record one: the stream may be gone) are made idle by one device
+ * synchronization, when there are any: once per doubling of the lists, and
+ * only when streams keep coming and going unannounced. The unit lock may be
+ * held: the units stay in the shared list. Registry held. */
+static void cmr_evict(cmr_stream_lists *lists) {
+  bool synchronized = cmr_recycle(lists, CMR_RECYCLE_COLD) > 0 && cmr_backend_device_synchronize() == CMR_SUCCESS;
+  if (synchronized) {
+    for (size_t i = 0; i < atomic_load(&lists->count); ++i) {
+      cmr_lock_acquire(&lists->lists[i]->lock);
+      lists->lists[i]->unordered = false; /* all the work so far is done */
+      cmr_lock_release(&lists->lists[i]->lock);
+    }
+    cmr_recycle(lists, CMR_RECYCLE_COLD);
+  }
+  size_t hot = 0;
+  for (size_t i = 0; i < atomic_load(&lists->count); ++i) {
+    cmr_lock_acquire(&lists->lists[i]->lock);
+    hot += lists->lists[i]->hot;
+    lists->lists[i]->hot = false;
+    cmr_lock_release(&lists->lists[i]->lock);
+  }
+  /* The next eviction once as many lists are made as were in use (at least
+   * 64): the lists stay within the ones in use, twice over, and a few kept
+   * for their pending work. */
+  lists->evict_at = atomic_load(&lists->count) + (hot > cmr_fewest_evicting ? hot : cmr_fewest_evicting);
+}
+
+void cmr_stream_lists_key_ended(cmr_stream_lists *lists, uint64_t key, cmr_stream order_on) {
+  pthread_mutex_lock(&lists->registry);
+  size_t count = atomic_load(&lists->count);
+  for (size_t i = 0; i < count; ++i) {
+    cmr_stream_list *list = lists->lists[i];
+    if (list->key != key) continue;
+    cmr_lock_acquire(&list->lock);
+    if (list->unordered && !cmr_list_empty(list)) list->unordered = !cmr_record(list, order_on);
+    list->key = CMR_DEAD_KEY;
+    atomic_fetch_add(&lists->dead, 1);
+    cmr_lock_release(&list->lock);
+    break;
+  }
+  pthread_mutex_unlock(&lists->registry);
+  cmr_reclaim_dead(lists);
+}
+
+size_t cmr_stream_lists_records(cmr_stream_lists *lists) {
+  pthread_mutex_lock(&lists->registry);
+  size_t records = atomic_load(&lists->count) + lists->spare_count;
+  pthread_mutex_unlock(&lists->registry);
+  return records;
+}
+
+/* ---- taking from other streams ------------------------------------------------------ */
+
 /* Takes the block from the first other list that has a fit, once `stream`
  * is ordered after that list's frees. Only the block moves: the rest of the
  * list stays with its stream, so streams that take from one another do not
  * pass whole lists back and forth. */
-static cmr_status cmr_take_from_others(cmr_stream_lists *lists, const cmr_stream_list *own, cmr_stream stream,
+static cmr_status cmr_take_from_others(cmr_stream_lists *lists, uint64_t own_key, cmr_stream stream,
                                        size_t size, size_t alignment, cmr_block **out) {
+  cmr_reclaim_dead(lists);
   size_t needed = cmr_free_blocks_needed(size, alignment);
   cmr_status status = CMR_SUCCESS;
   pthread_mutex_lock(&lists->registry);
   size_t count = atomic_load(&lists->count);
   for (size_t i = 0; i < count && status == CMR_SUCCESS && *out == NULL; ++i) {
     cmr_stream_list *other = lists->lists[i];
-    if (other == own) continue;
+    if (other->key == own_key) continue;
     cmr_lock_acquire(&other->lock);
     cmr_recent_flush(other);
     if (cmr_fit_in(lists, &other->blocks, needed) != NULL) {
@@ -419,16 +673,19 @@ static cmr_status cmr_take(cmr_stream_lists *lists, cmr_stream stream, size_t si
                            cmr_take_from from, cmr_block **out) {
   *out = NULL;
   if (cmr_free_blocks_needed(size, alignment) == SIZE_MAX) return CMR_SUCCESS;
-  cmr_stream_list *own = NULL;
-  cmr_status status = cmr_list_of(lists, stream, &own);
+  uint64_t key = 0;
+  cmr_status status = cmr_key_of(lists, stream, &key);
   if (status != CMR_SUCCESS) return status;
   if (from & CMR_TAKE_OWN) {
-    cmr_lock_acquire(&own->lock);
+    cmr_stream_list *own = NULL;
+    status = cmr_lock_list(lists, key, &own);
+    if (status != CMR_SUCCESS) return status;
+    own->hot = true;
     status = cmr_take_locked(lists, own, size, alignment, out);
     cmr_lock_release(&own->lock);
   }
   if ((from & CMR_TAKE_OTHERS) && status == CMR_SUCCESS && *out == NULL) {
-    status = cmr_take_from_others(lists, own, stream, size, alignment, out);
+    status = cmr_take_from_others(lists, key, stream, size, alignment, out);
   }
   return status;
 }
@@ -451,16 +708,19 @@ cmr_status cmr_stream_lists_take_others(cmr_stream_lists *lists, cmr_stream stre
 cmr_status cmr_stream_lists_reclaim(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment,
                                     cmr_block **out) {
   *out = NULL;
-  cmr_stream_list *own = NULL;
-  cmr_status status = cmr_list_of(lists, stream, &own);
+  uint64_t key = 0;
+  cmr_status status = cmr_key_of(lists, stream, &key);
   if (status != CMR_SUCCESS) return status;
+  cmr_reclaim_dead(lists);
+  cmr_stream_list *own = NULL;
   pthread_mutex_lock(&lists->registry);
+  status = cmr_register(lists, key, &own); /* under the registry: no one recycles it before we are done */
   size_t count = atomic_load(&lists->count);
   for (size_t i = 0; i < count && status == CMR_SUCCESS; ++i) {
     cmr_stream_list *other = lists->lists[i];
     if (other == own) continue;
     cmr_lock_pair(own, other);
-    if (other->blocks.count + other->recent_count > 0) status = cmr_move_all(lists, own, other, stream);
+    if (!cmr_list_empty(other)) status = cmr_move_all(lists, own, other, stream);
     cmr_unlock_pair(own, other);
   }
   /* Taken before the registry is let go: a second thread gathering at the

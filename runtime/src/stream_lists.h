@@ -16,15 +16,30 @@
  * into without an event (not yet shared, or an event call failed) is marked
  * unordered, and a stream taking from it synchronizes the device instead of
  * waiting on the event: conservative, and rare (once per list, when another
- * stream first takes from it). Lists of destroyed streams stay, with their
- * blocks, until taken. The default streams are keyed without a driver call;
- * cudaStreamPerThread by thread, since it is each thread's own stream.
+ * stream first takes from it). The default streams are keyed without a
+ * driver call; cudaStreamPerThread by thread, since it is each thread's own
+ * stream.
+ *
+ * A list whose thread exited or whose stream cmr_stream_destroy destroyed
+ * (stream_ends.h) is dead: once the work ordered before its frees is done
+ * (its event has been reached; it is recorded, if need be, as the key ends)
+ * its blocks join the shared list, of idle memory every stream takes
+ * without waiting, and its record is recycled. Until then it stays, and
+ * another stream takes from it only after waiting, as from a live one.
+ * Dead lists are looked at as their key ends and whenever a stream looks
+ * beyond its own list. A list found empty when the lists have doubled in
+ * number since the last look goes too (a stream destroyed behind cmr's back
+ * tells no one): the records stay within twice the lists in use, and at
+ * least 64. Records are recycled, never freed before the lists are: a thread
+ * that still has one cached finds, under its lock, that it names another key.
  *
  * Optionally the default stream is keyed per thread (the arena's per-thread
  * arenas): threads on the default stream then use separate lists and meet on
  * no lock. Thread-safe. */
 #ifndef CMR_STREAM_LISTS_H
 #define CMR_STREAM_LISTS_H
+
+#include <pthread.h>
 
 #include "free_blocks.h"
 
@@ -48,6 +63,22 @@ cmr_status cmr_stream_lists_create(const char *owner, cmr_fit fit, cmr_stream_ke
                                    cmr_stream_lists **out);
 /* Deletes every free block record and event (the memory is the caller's). */
 void cmr_stream_lists_destroy(cmr_stream_lists *lists);
+
+/* Makes a dead list's whole units (size == span) go to `release` instead of
+ * the shared list (the arena's superblocks, back to its global arena), called
+ * with `lock` held, then the lists' locks: a resource must not hold `lock`
+ * when it calls cmr_stream_lists_take, _take_others or _reclaim, where dead
+ * lists are looked at. Call it before `lists` is used. */
+void cmr_stream_lists_release_dead_units(cmr_stream_lists *lists, pthread_mutex_t *lock,
+                                         void (*release)(cmr_block *block, void *arg), void *arg);
+
+/* `key` has ended (stream_ends.c): its list, if any, is dead. When blocks in
+ * it were freed after its event's last record (or with none), the event is
+ * recorded on `order_on` (the ending stream, or the legacy default stream
+ * for a thread) so that their work can be waited for. */
+void cmr_stream_lists_key_ended(cmr_stream_lists *lists, uint64_t key, cmr_stream order_on);
+/* List records held, in use or spare. */
+size_t cmr_stream_lists_records(cmr_stream_lists *lists);
 
 /* A block freed on `stream` (or new memory obtained on it), merged into the
  * stream's list. On failure (no host memory for the list) the block is still

@@ -61,8 +61,11 @@ typedef struct CUstream_st *cmr_stream;
  * a driver call on every allocation and free on it: destroy it with
  * cmr_stream_destroy, not cudaStreamDestroy (else a later stream made
  * elsewhere and given the same handle by CUDA would be taken for it, and
- * could reuse its free memory before its work is done). Streams made
- * elsewhere work too, at the cost of the driver call. */
+ * could reuse its free memory before its work is done). Destroying it
+ * lets the resources drop what they kept for it, its free memory going
+ * where other streams take it once its work is done. Streams made
+ * elsewhere work too, at the cost of the driver call; what the resources
+ * keep for them goes once unused for a while. */
 CMR_API cmr_status cmr_stream_create(cmr_stream *out);
 /* Destroys a live stream of cmr_stream_create, once. Any other stream - one
  * destroyed already, one made elsewhere (destroy it where it was made, e.g.

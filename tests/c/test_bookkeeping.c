@@ -1,0 +1,292 @@
+/* Bookkeeping that must not grow with every thread and stream ever seen
+ * (host build): an exited thread's and a destroyed stream's free lists are
+ * reclaimed, their memory comes back where others use it, and the stream
+ * ordering rules still hold. INTERNAL: it counts the stream lists' records
+ * (cmr_stream_ends_list_records) and the host backend's ordering calls. */
+#include <pthread.h>
+#include <string.h>
+
+#include "backend.h"
+#include "stream_ends.h"
+#include "test_counting.h"
+
+/* ---- the suballocators, over a counting upstream ---------------------------------------- */
+
+typedef enum kind { POOL, FIXED_SIZE, ARENA, BINNING, KINDS } kind;
+
+static const char *const kind_names[KINDS] = {"pool", "fixed_size", "arena", "binning"};
+
+typedef struct subject {
+  kind kind;
+  test_counting upstream;
+  void *handle;
+  cmr_resource_ref ref;
+} subject;
+
+enum { request = 1000, arena_bytes = 64 << 20 };
+
+static cmr_resource_ref counted(subject *s, kind k) {
+  s->kind = k;
+  test_counting_init(&s->upstream, CMR_PROPERTY_HOST_ACCESSIBLE);
+  return test_counting_ref(&s->upstream);
+}
+
+static void make_pool(subject *s, size_t initial_pool_size) {
+  cmr_pool_resource *pool = NULL;
+  ck_assert_ok(cmr_pool_resource_create(counted(s, POOL), initial_pool_size, CMR_SIZE_DEFAULT, &pool));
+  s->handle = pool, s->ref = cmr_pool_resource_ref(pool);
+}
+
+static void make(subject *s, kind k) {
+  if (k == POOL) {
+    make_pool(s, 1 << 20);
+    return;
+  }
+  cmr_resource_ref upstream = counted(s, k);
+  switch (k) {
+  case FIXED_SIZE: {
+    cmr_fixed_size_resource *fixed = NULL;
+    ck_assert_ok(cmr_fixed_size_resource_create(upstream, 4096, 16, &fixed));
+    s->handle = fixed, s->ref = cmr_fixed_size_resource_ref(fixed);
+    break;
+  }
+  case ARENA: {
+    cmr_arena_resource *arena = NULL;
+    ck_assert_ok(cmr_arena_resource_create(upstream, arena_bytes, false, "", &arena));
+    s->handle = arena, s->ref = cmr_arena_resource_ref(arena);
+    break;
+  }
+  default: {
+    ck_assert_int_eq(k, BINNING);
+    cmr_binning_resource *binning = NULL; /* fixed_size bins of 256 B to 4 KiB: `request` goes to 1 KiB's */
+    ck_assert_ok(cmr_binning_resource_create(upstream, 8, 12, &binning));
+    s->handle = binning, s->ref = cmr_binning_resource_ref(binning);
+    break;
+  }
+  }
+}
+
+static void unmake(subject *s) {
+  switch (s->kind) {
+  case POOL: ck_assert_ok(cmr_pool_resource_destroy(s->handle)); break;
+  case FIXED_SIZE: ck_assert_ok(cmr_fixed_size_resource_destroy(s->handle)); break;
+  case ARENA: ck_assert_ok(cmr_arena_resource_destroy(s->handle)); break;
+  default: ck_assert_ok(cmr_binning_resource_destroy(s->handle)); break;
+  }
+  ck_assert_uint_eq(atomic_load(&s->upstream.live_bytes), 0);
+  test_counting_destroy(&s->upstream);
+}
+
+/* Allocates, writes and frees `request` bytes on `stream`: the first
+ * failure's status, or CMR_SUCCESS (callable from any thread). */
+static cmr_status use(cmr_resource_ref ref, cmr_stream stream) {
+  void *ptr = NULL;
+  cmr_status status = cmr_allocate(ref, request, stream, &ptr);
+  if (status != CMR_SUCCESS) return status;
+  memset(ptr, 0x5a, request);
+  return cmr_deallocate(ref, ptr, request, stream);
+}
+
+static cmr_backend_host_counts counts(void) {
+  cmr_backend_host_counts now;
+  cmr_backend_host_counts_read(&now);
+  return now;
+}
+
+/* ---- streams -------------------------------------------------------------------------- */
+
+/* 10,000 streams, each made, used and destroyed: the lists of the dead ones
+ * are reclaimed (their records stay a handful), and the memory they held is
+ * used by the next streams (the resource never grows past the first one). */
+START_TEST(destroyed_streams_leave_no_lists) {
+  enum { streams = 10000 };
+  subject s;
+  size_t records_before = cmr_stream_ends_list_records();
+  make(&s, (kind)_i);
+  size_t grown = 0;
+  for (int i = 0; i < streams; ++i) {
+    cmr_stream stream = NULL;
+    ck_assert_ok(cmr_stream_create(&stream));
+    ck_assert_ok(use(s.ref, stream));
+    ck_assert_ok(cmr_stream_destroy(stream));
+    if (i == 0) grown = atomic_load(&s.upstream.allocations);
+  }
+  size_t records = cmr_stream_ends_list_records() - records_before;
+  ck_assert_msg(records <= 16, "%s: %zu list records after %d streams", kind_names[_i], records, (int)streams);
+  ck_assert_uint_eq(atomic_load(&s.upstream.allocations), grown);
+  unmake(&s);
+}
+END_TEST
+
+/* Streams cmr did not make, never destroyed through it (as a stream
+ * destroyed with cudaStreamDestroy): nobody says they are gone, yet their
+ * empty lists go once the lists have doubled in number, so the records stay
+ * within a bound (twice the 64 lists at which eviction starts, and the
+ * spares). Host streams are tokens: any distinct addresses will do. */
+START_TEST(unannounced_streams_stay_bounded) {
+  enum { streams = 10000 };
+  subject s;
+  size_t records_before = cmr_stream_ends_list_records();
+  make(&s, (kind)_i);
+  for (uintptr_t i = 0; i < streams; ++i) ck_assert_ok(use(s.ref, (cmr_stream)(0x40000000 + 256 * i)));
+  size_t records = cmr_stream_ends_list_records() - records_before;
+  ck_assert_msg(records <= 160, "%s: %zu list records after %d streams", kind_names[_i], records, (int)streams);
+  unmake(&s);
+}
+END_TEST
+
+/* A block freed on stream a, which is then destroyed, is reused by stream b
+ * only in order after a's work: while a's work is pending (the host
+ * backend's event query is made to say so), b waits on the event recorded on
+ * a as it was destroyed; once done, a's blocks are idle memory, which b
+ * takes without waiting. */
+static void reuse_after_destroy(bool pending) {
+  subject s;
+  make_pool(&s, 0); /* all its memory comes on stream a, into a's list */
+  cmr_stream a = NULL, b = NULL;
+  ck_assert_ok(cmr_stream_create(&a));
+  ck_assert_ok(cmr_stream_create(&b));
+  void *on_a = NULL;
+  ck_assert_ok(cmr_allocate(s.ref, request, a, &on_a));
+  ck_assert_ok(cmr_deallocate(s.ref, on_a, request, a));
+  cmr_backend_host_counts before = counts();
+  if (pending) cmr_backend_host_fail_call(CMR_BACKEND_HOST_EVENT_QUERY, 1);
+  ck_assert_ok(cmr_stream_destroy(a));
+  cmr_backend_host_counts destroyed = counts();
+  /* a's list had never been taken from, so its free recorded no event: the
+   * event is recorded as a is destroyed, and asked about. */
+  ck_assert_uint_eq(destroyed.event_records - before.event_records, 1);
+  ck_assert_uint_eq(destroyed.event_queries - before.event_queries, 1);
+  if (pending) cmr_backend_host_fail_call(CMR_BACKEND_HOST_EVENT_QUERY, 1); /* still running when b looks */
+  void *on_b = NULL;
+  ck_assert_ok(cmr_allocate(s.ref, request, b, &on_b));
+  cmr_backend_host_counts taken = counts();
+  ck_assert_ptr_eq(on_b, on_a);
+  ck_assert_uint_eq(taken.stream_waits - destroyed.stream_waits, pending ? 1 : 0);
+  ck_assert_uint_eq(taken.device_synchronizes - destroyed.device_synchronizes, 0);
+  ck_assert_uint_eq(taken.event_synchronizes - destroyed.event_synchronizes, 0);
+  ck_assert_ok(cmr_deallocate(s.ref, on_b, request, b));
+  ck_assert_ok(cmr_stream_destroy(b));
+  unmake(&s);
+}
+
+START_TEST(destroyed_stream_block_waits_for_pending_work) { reuse_after_destroy(true); }
+END_TEST
+
+START_TEST(destroyed_stream_block_is_idle_once_its_work_is_done) { reuse_after_destroy(false); }
+END_TEST
+
+/* ---- threads ------------------------------------------------------------------------------ */
+
+typedef struct one_shot {
+  cmr_resource_ref arena;
+  cmr_resource_ref pool;
+  cmr_status failure;
+} one_shot;
+
+/* Through the arena on the default stream (its own thread arena), then
+ * through the pool on a stream of its own. */
+static void *use_once(void *arg) {
+  one_shot *shot = arg;
+  shot->failure = use(shot->arena, CMR_DEFAULT_STREAM);
+  cmr_stream stream = NULL;
+  if (shot->failure == CMR_SUCCESS) shot->failure = cmr_stream_create(&stream);
+  if (shot->failure == CMR_SUCCESS) shot->failure = use(shot->pool, stream);
+  if (stream != NULL && shot->failure == CMR_SUCCESS) shot->failure = cmr_stream_destroy(stream);
+  return NULL;
+}
+
+/* 4,000 one-shot threads, 8 at a time: each exited thread's arena gives its
+ * superblock back to the global arena, so none stays parked (the arena has
+ * 64) and one allocation of the whole arena succeeds afterwards; neither
+ * resource keeps lists for the dead threads and streams. */
+START_TEST(one_shot_threads_leave_nothing_behind) {
+  enum { total = 4000, batch = 8 };
+  size_t records_before = cmr_stream_ends_list_records();
+  subject arena, pool;
+  make(&arena, ARENA);
+  make(&pool, POOL);
+  for (int done = 0; done < total; done += batch) {
+    pthread_t threads[batch];
+    one_shot shots[batch];
+    for (int i = 0; i < batch; ++i) {
+      shots[i] = (one_shot){arena.ref, pool.ref, CMR_SUCCESS};
+      ck_assert_int_eq(pthread_create(&threads[i], NULL, use_once, &shots[i]), 0);
+    }
+    for (int i = 0; i < batch; ++i) {
+      ck_assert_int_eq(pthread_join(threads[i], NULL), 0);
+      ck_assert_msg(shots[i].failure == CMR_SUCCESS, "thread %d: %s", done + i, cmr_status_string(shots[i].failure));
+    }
+  }
+  size_t count = 0, global = 0;
+  ck_assert_ok(cmr_arena_resource_superblock_count(arena.handle, &count));
+  ck_assert_ok(cmr_arena_resource_global_free_bytes(arena.handle, &global));
+  ck_assert_uint_eq(count, 0);
+  ck_assert_uint_eq(global, arena_bytes);
+  size_t records = cmr_stream_ends_list_records() - records_before;
+  ck_assert_msg(records <= 2 * batch + 4, "%zu list records after %d threads", records, (int)total);
+  void *all = NULL;
+  ck_assert_ok(cmr_allocate(arena.ref, arena_bytes, CMR_DEFAULT_STREAM, &all));
+  ck_assert_ok(cmr_deallocate(arena.ref, all, arena_bytes, CMR_DEFAULT_STREAM));
+  unmake(&pool);
+  unmake(&arena);
+}
+END_TEST
+
+typedef struct lingering {
+  one_shot shot;
+  pthread_barrier_t *used;
+} lingering;
+
+static void *use_then_linger(void *arg) {
+  lingering *l = arg;
+  use_once(&l->shot);
+  pthread_barrier_wait(l->used);
+  return NULL; /* exits (its lists end) while the main thread destroys the resources */
+}
+
+/* Threads exiting while, or after, their resources are destroyed: a thread's
+ * end never reaches a destroyed resource (ASan and TSan watch). */
+START_TEST(threads_exit_as_their_resources_are_destroyed) {
+  enum { count = 8 };
+  subject arena, pool;
+  make(&arena, ARENA);
+  make(&pool, POOL);
+  pthread_barrier_t used;
+  ck_assert_int_eq(pthread_barrier_init(&used, NULL, count + 1), 0);
+  pthread_t threads[count];
+  lingering lingerers[count];
+  for (int i = 0; i < count; ++i) {
+    lingerers[i] = (lingering){{arena.ref, pool.ref, CMR_SUCCESS}, &used};
+    ck_assert_int_eq(pthread_create(&threads[i], NULL, use_then_linger, &lingerers[i]), 0);
+  }
+  pthread_barrier_wait(&used);
+  unmake(&pool);
+  unmake(&arena);
+  for (int i = 0; i < count; ++i) {
+    ck_assert_int_eq(pthread_join(threads[i], NULL), 0);
+    ck_assert_msg(lingerers[i].shot.failure == CMR_SUCCESS, "thread %d: %s", i,
+                  cmr_status_string(lingerers[i].shot.failure));
+  }
+  ck_assert_int_eq(pthread_barrier_destroy(&used), 0);
+}
+END_TEST
+
+static Suite *bookkeeping_suite(void) {
+  Suite *suite = suite_create("bookkeeping");
+  TCase *streams = tcase_create("streams");
+  tcase_set_timeout(streams, 300);
+  tcase_add_loop_test(streams, destroyed_streams_leave_no_lists, 0, KINDS);
+  tcase_add_loop_test(streams, unannounced_streams_stay_bounded, 0, KINDS);
+  tcase_add_test(streams, destroyed_stream_block_waits_for_pending_work);
+  tcase_add_test(streams, destroyed_stream_block_is_idle_once_its_work_is_done);
+  suite_add_tcase(suite, streams);
+  TCase *threads = tcase_create("threads");
+  tcase_set_timeout(threads, 300);
+  tcase_add_test(threads, one_shot_threads_leave_nothing_behind);
+  tcase_add_test(threads, threads_exit_as_their_resources_are_destroyed);
+  suite_add_tcase(suite, threads);
+  return suite;
+}
+
+int main(void) { return cmr_test_run(bookkeeping_suite()); }
