@@ -33,7 +33,7 @@ static cmr_resource_ref counted(subject *s, kind k) {
 
 static void make_pool(subject *s, size_t initial_pool_size) {
   cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(counted(s, POOL), initial_pool_size, CMR_SIZE_DEFAULT, &pool));
+  ck_assert_ok(cmr_pool_resource_create(counted(s, POOL), CMR_SIZE(initial_pool_size), CMR_SIZE_DEFAULT, &pool));
   s->handle = pool, s->ref = cmr_pool_resource_ref(pool);
 }
 
@@ -46,20 +46,20 @@ static void make(subject *s, kind k) {
   switch (k) {
   case FIXED_SIZE: {
     cmr_fixed_size_resource *fixed = NULL;
-    ck_assert_ok(cmr_fixed_size_resource_create(upstream, 4096, 16, &fixed));
+    ck_assert_ok(cmr_fixed_size_resource_create(upstream, CMR_SIZE(4096), CMR_SIZE(16), &fixed));
     s->handle = fixed, s->ref = cmr_fixed_size_resource_ref(fixed);
     break;
   }
   case ARENA: {
     cmr_arena_resource *arena = NULL;
-    ck_assert_ok(cmr_arena_resource_create(upstream, arena_bytes, false, "", &arena));
+    ck_assert_ok(cmr_arena_resource_create(upstream, CMR_SIZE(arena_bytes), false, "", &arena));
     s->handle = arena, s->ref = cmr_arena_resource_ref(arena);
     break;
   }
   default: {
     ck_assert_int_eq(k, BINNING);
     cmr_binning_resource *binning = NULL; /* fixed_size bins of 256 B to 4 KiB: `request` goes to 1 KiB's */
-    ck_assert_ok(cmr_binning_resource_create(upstream, 8, 12, &binning));
+    ck_assert_ok(cmr_binning_resource_create(upstream, CMR_INT(8), CMR_INT(12), &binning));
     s->handle = binning, s->ref = cmr_binning_resource_ref(binning);
     break;
   }
