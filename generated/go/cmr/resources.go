@@ -86,11 +86,10 @@ func newAlignedResource(handle uintptr) (*AlignedResource, error) {
 }
 
 // wrapAlignedResource is a new value of the aligned resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapAlignedResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_aligned_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newAlignedResource(handle)
@@ -211,11 +210,10 @@ func newArenaResource(handle uintptr) (*ArenaResource, error) {
 }
 
 // wrapArenaResource is a new value of the arena resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapArenaResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_arena_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newArenaResource(handle)
@@ -347,11 +345,10 @@ func newBinningResource(handle uintptr) (*BinningResource, error) {
 }
 
 // wrapBinningResource is a new value of the binning resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapBinningResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_binning_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newBinningResource(handle)
@@ -437,11 +434,10 @@ func newCallbackResource(handle uintptr) (*CallbackResource, error) {
 }
 
 // wrapCallbackResource is a new value of the callback resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapCallbackResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_callback_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newCallbackResource(handle)
@@ -479,11 +475,10 @@ func newCudaResource(handle uintptr) (*CudaResource, error) {
 }
 
 // wrapCudaResource is a new value of the cuda resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapCudaResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_cuda_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newCudaResource(handle)
@@ -563,11 +558,10 @@ func newCudaAsyncResource(handle uintptr) (*CudaAsyncResource, error) {
 }
 
 // wrapCudaAsyncResource is a new value of the cuda_async resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapCudaAsyncResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_cuda_async_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newCudaAsyncResource(handle)
@@ -625,11 +619,10 @@ func newCudaAsyncManagedResource(handle uintptr) (*CudaAsyncManagedResource, err
 }
 
 // wrapCudaAsyncManagedResource is a new value of the cuda_async_managed resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapCudaAsyncManagedResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_cuda_async_managed_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newCudaAsyncManagedResource(handle)
@@ -678,11 +671,10 @@ func newCudaAsyncViewResource(handle uintptr) (*CudaAsyncViewResource, error) {
 }
 
 // wrapCudaAsyncViewResource is a new value of the cuda_async_view resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapCudaAsyncViewResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_cuda_async_view_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newCudaAsyncViewResource(handle)
@@ -726,11 +718,10 @@ func newFailureCallbackResource(handle uintptr) (*FailureCallbackResource, error
 }
 
 // wrapFailureCallbackResource is a new value of the failure_callback resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapFailureCallbackResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_failure_callback_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newFailureCallbackResource(handle)
@@ -818,11 +809,10 @@ func newFixedSizeResource(handle uintptr) (*FixedSizeResource, error) {
 }
 
 // wrapFixedSizeResource is a new value of the fixed_size resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapFixedSizeResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_fixed_size_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newFixedSizeResource(handle)
@@ -919,11 +909,10 @@ func newLimitingResource(handle uintptr) (*LimitingResource, error) {
 }
 
 // wrapLimitingResource is a new value of the limiting resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapLimitingResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_limiting_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newLimitingResource(handle)
@@ -1045,11 +1034,10 @@ func newLoggingResource(handle uintptr) (*LoggingResource, error) {
 }
 
 // wrapLoggingResource is a new value of the logging resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapLoggingResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_logging_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newLoggingResource(handle)
@@ -1118,11 +1106,10 @@ func newManagedResource(handle uintptr) (*ManagedResource, error) {
 }
 
 // wrapManagedResource is a new value of the managed resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapManagedResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_managed_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newManagedResource(handle)
@@ -1159,11 +1146,10 @@ func newPinnedHostResource(handle uintptr) (*PinnedHostResource, error) {
 }
 
 // wrapPinnedHostResource is a new value of the pinned_host resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapPinnedHostResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_pinned_host_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newPinnedHostResource(handle)
@@ -1242,11 +1228,10 @@ func newPoolResource(handle uintptr) (*PoolResource, error) {
 }
 
 // wrapPoolResource is a new value of the pool resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapPoolResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_pool_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newPoolResource(handle)
@@ -1325,11 +1310,10 @@ func newPrefetchResource(handle uintptr) (*PrefetchResource, error) {
 }
 
 // wrapPrefetchResource is a new value of the prefetch resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapPrefetchResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_prefetch_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newPrefetchResource(handle)
@@ -1396,11 +1380,10 @@ func newSimulatedResource(handle uintptr) (*SimulatedResource, error) {
 }
 
 // wrapSimulatedResource is a new value of the simulated resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapSimulatedResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_simulated_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newSimulatedResource(handle)
@@ -1498,11 +1481,10 @@ func newStatisticsResource(handle uintptr) (*StatisticsResource, error) {
 }
 
 // wrapStatisticsResource is a new value of the statistics resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapStatisticsResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_statistics_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newStatisticsResource(handle)
@@ -1632,11 +1614,10 @@ func newSystemResource(handle uintptr) (*SystemResource, error) {
 }
 
 // wrapSystemResource is a new value of the system resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapSystemResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_system_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newSystemResource(handle)
@@ -1686,11 +1667,10 @@ func newThreadSafeResource(handle uintptr) (*ThreadSafeResource, error) {
 }
 
 // wrapThreadSafeResource is a new value of the thread_safe resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapThreadSafeResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_thread_safe_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newThreadSafeResource(handle)
@@ -1771,11 +1751,10 @@ func newTrackingResource(handle uintptr) (*TrackingResource, error) {
 }
 
 // wrapTrackingResource is a new value of the tracking resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapTrackingResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_tracking_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newTrackingResource(handle)
