@@ -5,8 +5,9 @@ namespace Cmr
     /// <summary>
     /// A stream of cmr's (a cudaStream_t in CUDA builds; in the host build a
     /// token whose work is always complete), destroyed when disposed or
-    /// finalized. Pass its Handle where a call takes a stream; IntPtr.Zero
-    /// is the default stream.
+    /// finalized, or later, when the last DeviceBuffer ordered on it has let
+    /// it go. Pass its Handle where a call takes a stream; IntPtr.Zero is
+    /// the default stream. Using it once disposed is ObjectDisposedException.
     /// </summary>
     public sealed class CudaStream : IDisposable
     {
@@ -24,7 +25,7 @@ namespace Cmr
         {
             get
             {
-                if (stream.IsClosed) throw new ObjectDisposedException("CudaStream");
+                if (stream.IsDisposed) throw new ObjectDisposedException("CudaStream");
                 return stream.DangerousGetHandle();
             }
         }
@@ -35,6 +36,7 @@ namespace Cmr
             bool added = false;
             try
             {
+                if (stream.IsDisposed) throw new ObjectDisposedException("CudaStream");
                 stream.DangerousAddRef(ref added);
                 CmrNative.cmr_stream_synchronize(stream.DangerousGetHandle());
             }
@@ -46,7 +48,14 @@ namespace Cmr
 
         public void Dispose()
         {
-            stream.Dispose();
+            stream.DisposeOwner();
+        }
+
+        /// <summary>How many streams CudaStream made are not destroyed yet
+        /// (not disposed, or held by a buffer).</summary>
+        public static int LiveCount
+        {
+            get { return StreamHandle.LiveCount; }
         }
     }
 }

@@ -7,7 +7,9 @@ namespace Cmr
     /// An untyped, resizable allocation from one resource, ordered on one
     /// stream (RMM's device_buffer, over cmr_device_buffer). The C buffer
     /// retains its resource (and its handle holds the resource's C#
-    /// callbacks), so the buffer may outlive a disposed resource object.
+    /// callbacks), so the buffer may outlive a disposed resource object;
+    /// its handle holds the CudaStream it is ordered on too, so the stream
+    /// is destroyed only once the buffer has freed its memory on it.
     /// </summary>
     public sealed class DeviceBuffer : IDisposable
     {
@@ -20,9 +22,12 @@ namespace Cmr
             Resource = resource ?? DeviceResources.Current;
             using (var lease = new Lease(Resource, "resource"))
             {
-                IntPtr raw;
-                CmrNative.cmr_device_buffer_create(size, stream, lease.Ref, out raw);
-                handle = new DeviceBufferHandle(raw);
+                handle = DeviceBufferHandle.Create(stream, () =>
+                {
+                    IntPtr raw;
+                    CmrNative.cmr_device_buffer_create(size, stream, lease.Ref, out raw);
+                    return raw;
+                });
                 handle.HoldWhatIsHeldBy(Resource.Handle);
             }
         }
@@ -35,10 +40,13 @@ namespace Cmr
             Resource = resource ?? DeviceResources.Current;
             using (var lease = new Lease(Resource, "resource"))
             {
-                IntPtr raw = IntPtr.Zero;
-                Pinned(source, address =>
-                    CmrNative.cmr_device_buffer_create_copy(address, (ulong)source.Length, stream, lease.Ref, out raw));
-                handle = new DeviceBufferHandle(raw);
+                handle = DeviceBufferHandle.Create(stream, () =>
+                {
+                    IntPtr raw = IntPtr.Zero;
+                    Pinned(source, address =>
+                        CmrNative.cmr_device_buffer_create_copy(address, (ulong)source.Length, stream, lease.Ref, out raw));
+                    return raw;
+                });
                 handle.HoldWhatIsHeldBy(Resource.Handle);
             }
         }
@@ -66,26 +74,26 @@ namespace Cmr
         public IntPtr Stream
         {
             get { return Results.Of<DeviceBufferHandle, IntPtr>(CmrNative.cmr_device_buffer_stream, handle); }
-            set { CmrNative.cmr_device_buffer_set_stream(handle, value); }
+            set { handle.OrderOn(value, () => CmrNative.cmr_device_buffer_set_stream(handle, value)); }
         }
 
         /// <summary>Changes the size, keeping the first min(Size, newSize)
         /// bytes; reallocates only past the capacity.</summary>
         public void Resize(ulong newSize, IntPtr stream = default(IntPtr))
         {
-            CmrNative.cmr_device_buffer_resize(handle, newSize, stream);
+            handle.OrderOn(stream, () => CmrNative.cmr_device_buffer_resize(handle, newSize, stream));
         }
 
         /// <summary>Makes the capacity at least `newCapacity`, keeping the contents.</summary>
         public void Reserve(ulong newCapacity, IntPtr stream = default(IntPtr))
         {
-            CmrNative.cmr_device_buffer_reserve(handle, newCapacity, stream);
+            handle.OrderOn(stream, () => CmrNative.cmr_device_buffer_reserve(handle, newCapacity, stream));
         }
 
         /// <summary>Makes the capacity equal to the size, keeping the contents.</summary>
         public void ShrinkToFit(IntPtr stream = default(IntPtr))
         {
-            CmrNative.cmr_device_buffer_shrink_to_fit(handle, stream);
+            handle.OrderOn(stream, () => CmrNative.cmr_device_buffer_shrink_to_fit(handle, stream));
         }
 
         /// <summary>Migrates managed memory to `device` (the current one if
@@ -119,7 +127,8 @@ namespace Cmr
             Pinned(source, address => CmrNative.cmr_device_buffer_copy_from(handle, address, (ulong)source.Length));
         }
 
-        /// <summary>Frees the memory on the buffer's stream and drops its share of the resource.</summary>
+        /// <summary>Frees the memory on the buffer's stream and drops its
+        /// shares of the resource and of the stream.</summary>
         public void Dispose()
         {
             handle.Dispose();

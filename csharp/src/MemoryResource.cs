@@ -29,30 +29,17 @@ namespace Cmr
 
         internal ResourceHandle Handle { get; private set; }
 
-        /// <summary>An object of the resource's class holding a new share of
-        /// a resource made elsewhere (a stack's, the per-device table's).</summary>
+        /// <summary>An object of the resource's class holding a share of its
+        /// own of a resource made elsewhere (a stack's, a buffer's).</summary>
         internal static MemoryResource FromShared(Ref shared)
         {
-            string typeName;
-            CmrNative.cmr_ref_type_name(shared, out typeName);
-            return ResourceTypes.Wrap(ResourceHandle.Retain(shared), typeName);
+            return ResourceTypes.Of(shared, false);
         }
 
-        /// <summary>As FromShared, taking over the share the caller took (cmr_acquire_*), dropped on failure.</summary>
+        /// <summary>As FromShared, giving back the share the caller took (cmr_acquire_*).</summary>
         internal static MemoryResource FromAcquired(Ref acquired)
         {
-            var holder = ResourceHandle.Adopt(acquired);
-            string typeName;
-            try
-            {
-                CmrNative.cmr_ref_type_name(acquired, out typeName);
-            }
-            catch
-            {
-                holder.Dispose();
-                throw;
-            }
-            return ResourceTypes.Wrap(holder, typeName);
+            return ResourceTypes.Of(acquired, true);
         }
 
         /// <summary>Takes the handle this object was made with, holding the

@@ -72,28 +72,137 @@ namespace Cmr
         }
     }
 
-    /// <summary>An owned cmr_device_buffer.</summary>
+    /// <summary>An owned cmr_device_buffer, and the CudaStream it is
+    /// ordered on (if one is), which it keeps until it has freed its memory
+    /// on it, as RMM's buffer keeps its stream.</summary>
     public sealed class DeviceBufferHandle : OwnedHandle
     {
-        internal DeviceBufferHandle(IntPtr raw) : base(raw)
+        private StreamHandle stream; // held by DangerousAddRef; null: a stream CudaStream did not make
+
+        internal DeviceBufferHandle(IntPtr raw, StreamHandle stream) : base(raw)
         {
+            this.stream = stream;
+        }
+
+        /// <summary>A buffer that `create` makes, ordered on the stream at
+        /// `address`, which is held first so that it cannot go meanwhile.</summary>
+        internal static DeviceBufferHandle Create(IntPtr address, Func<IntPtr> create)
+        {
+            StreamHandle held = StreamHandle.Hold(address);
+            try
+            {
+                return new DeviceBufferHandle(create(), held);
+            }
+            catch
+            {
+                if (held != null) held.DangerousRelease();
+                throw;
+            }
+        }
+
+        /// <summary>Runs `call`, which orders the buffer on the stream at
+        /// `address` from then on, moving the hold to that stream.</summary>
+        internal void OrderOn(IntPtr address, Action call)
+        {
+            StreamHandle current;
+            lock (this) current = stream;
+            if (current != null && current.DangerousGetHandle() == address)
+            {
+                call(); // the stream held already (its CudaStream may be disposed)
+                return;
+            }
+            StreamHandle next = StreamHandle.Hold(address);
+            try
+            {
+                call();
+            }
+            catch
+            {
+                if (next != null) next.DangerousRelease();
+                throw;
+            }
+            OrderedOn(next);
+        }
+
+        /// <summary>The buffer is ordered on `next` now (held already, or
+        /// null): the stream held so far is let go.</summary>
+        private void OrderedOn(StreamHandle next)
+        {
+            StreamHandle previous;
+            lock (this)
+            {
+                previous = stream;
+                stream = next;
+            }
+            if (previous != null) previous.DangerousRelease();
         }
 
         protected override bool Release()
         {
-            return CmrNativePINVOKE.cmr_cs_release_device_buffer(handle) == (int)Status.Success;
+            bool released = CmrNativePINVOKE.cmr_cs_release_device_buffer(handle) == (int)Status.Success;
+            OrderedOn(null);
+            return released;
         }
     }
 
-    /// <summary>An owned cmr_stream.</summary>
+    /// <summary>An owned cmr_stream. A buffer ordered on it holds it
+    /// (DangerousAddRef), so it is destroyed with the last of its owner
+    /// (the CudaStream) and the buffers, in whatever order they go.</summary>
     public sealed class StreamHandle : OwnedHandle
     {
+        // The streams CudaStream made and cmr has not destroyed, by address.
+        private static readonly Dictionary<IntPtr, WeakReference<StreamHandle>> live =
+            new Dictionary<IntPtr, WeakReference<StreamHandle>>();
+
+        // Set when its CudaStream is disposed: a SafeHandle a buffer still
+        // holds does not count as closed, but the stream is its creator's no more.
+        private volatile bool disposed;
+
         internal StreamHandle(IntPtr raw) : base(raw)
         {
+            lock (live) live[raw] = new WeakReference<StreamHandle>(this);
+        }
+
+        /// <summary>Whether its CudaStream was disposed (the stream may live on in a buffer).</summary>
+        internal bool IsDisposed
+        {
+            get { return disposed || IsClosed; }
+        }
+
+        /// <summary>Gives back the CudaStream's hold: the stream goes now, or with the last buffer on it.</summary>
+        internal void DisposeOwner()
+        {
+            disposed = true;
+            Dispose();
+        }
+
+        /// <summary>How many streams CudaStream made are not destroyed yet.</summary>
+        internal static int LiveCount
+        {
+            get { lock (live) return live.Count; }
+        }
+
+        /// <summary>Holds the stream at `address` for a buffer ordered on it:
+        /// its handle, or null for a stream CudaStream did not make (the
+        /// default one, one made elsewhere). A disposed CudaStream's is
+        /// ObjectDisposedException, even while a buffer still holds it.</summary>
+        internal static StreamHandle Hold(IntPtr address)
+        {
+            StreamHandle found;
+            lock (live)
+            {
+                WeakReference<StreamHandle> weak;
+                if (!live.TryGetValue(address, out weak) || !weak.TryGetTarget(out found)) return null;
+            }
+            if (found.IsDisposed) throw new ObjectDisposedException("CudaStream");
+            bool added = false;
+            found.DangerousAddRef(ref added);
+            return found;
         }
 
         protected override bool Release()
         {
+            lock (live) live.Remove(handle);
             return CmrNativePINVOKE.cmr_stream_destroy(handle) == (int)Status.Success;
         }
     }

@@ -29,7 +29,7 @@ namespace Cmr
             {
                 IntPtr raw;
                 CmrNative.cmr_aligned_resource_create(upstreamLease.Ref, allocationAlignment, alignmentThreshold, out raw);
-                Own(ResourceHandle.Own(raw, CmrNative.cmr_aligned_resource_ref), upstream);
+                Own(ResourceHandle.Own(raw, CmrNative.cmr_aligned_resource_ref, CmrNativePINVOKE.cmr_cs_release_aligned), upstream);
             }
             Upstream = upstream;
         }

@@ -35,7 +35,7 @@ namespace Cmr
             {
                 IntPtr raw;
                 CmrNative.cmr_arena_resource_create(upstreamLease.Ref, arenaSize, dumpLogOnFailure, dumpPath, out raw);
-                Own(ResourceHandle.Own(raw, CmrNative.cmr_arena_resource_ref), upstream);
+                Own(ResourceHandle.Own(raw, CmrNative.cmr_arena_resource_ref, CmrNativePINVOKE.cmr_cs_release_arena), upstream);
             }
             Upstream = upstream;
         }

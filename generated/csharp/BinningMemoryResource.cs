@@ -37,7 +37,7 @@ namespace Cmr
             {
                 IntPtr raw;
                 CmrNative.cmr_binning_resource_create(upstreamLease.Ref, minSizeExponent, maxSizeExponent, out raw);
-                Own(ResourceHandle.Own(raw, CmrNative.cmr_binning_resource_ref), upstream);
+                Own(ResourceHandle.Own(raw, CmrNative.cmr_binning_resource_ref, CmrNativePINVOKE.cmr_cs_release_binning), upstream);
             }
             Upstream = upstream;
         }

@@ -22,7 +22,7 @@ namespace Cmr
             var deallocateNative = NativeCallback.Of(deallocate, "deallocate");
             IntPtr raw;
             CmrNative.cmr_callback_resource_create(allocateNative.Pointer, deallocateNative.Pointer, IntPtr.Zero, IntPtr.Zero, (uint)properties, out raw);
-            Own(ResourceHandle.Own(raw, CmrNative.cmr_callback_resource_ref), allocateNative, deallocateNative);
+            Own(ResourceHandle.Own(raw, CmrNative.cmr_callback_resource_ref, CmrNativePINVOKE.cmr_cs_release_callback), allocateNative, deallocateNative);
         }
 
         internal CallbackMemoryResource(ResourceHandle handle) : base(handle)

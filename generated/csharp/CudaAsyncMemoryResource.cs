@@ -19,7 +19,7 @@ namespace Cmr
         {
             IntPtr raw;
             CmrNative.cmr_cuda_async_resource_create(initialPoolSize, releaseThreshold, exportHandleType, out raw);
-            Own(ResourceHandle.Own(raw, CmrNative.cmr_cuda_async_resource_ref));
+            Own(ResourceHandle.Own(raw, CmrNative.cmr_cuda_async_resource_ref, CmrNativePINVOKE.cmr_cs_release_cuda_async));
         }
 
         internal CudaAsyncMemoryResource(ResourceHandle handle) : base(handle)

@@ -17,7 +17,7 @@ namespace Cmr
         {
             IntPtr raw;
             CmrNative.cmr_cuda_async_view_resource_create(poolHandle, out raw);
-            Own(ResourceHandle.Own(raw, CmrNative.cmr_cuda_async_view_resource_ref));
+            Own(ResourceHandle.Own(raw, CmrNative.cmr_cuda_async_view_resource_ref, CmrNativePINVOKE.cmr_cs_release_cuda_async_view));
         }
 
         internal CudaAsyncViewMemoryResource(ResourceHandle handle) : base(handle)

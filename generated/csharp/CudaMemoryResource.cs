@@ -16,7 +16,7 @@ namespace Cmr
         {
             IntPtr raw;
             CmrNative.cmr_cuda_resource_create(out raw);
-            Own(ResourceHandle.Own(raw, CmrNative.cmr_cuda_resource_ref));
+            Own(ResourceHandle.Own(raw, CmrNative.cmr_cuda_resource_ref, CmrNativePINVOKE.cmr_cs_release_cuda));
         }
 
         internal CudaMemoryResource(ResourceHandle handle) : base(handle)

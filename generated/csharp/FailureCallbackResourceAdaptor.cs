@@ -25,7 +25,7 @@ namespace Cmr
             {
                 IntPtr raw;
                 CmrNative.cmr_failure_callback_resource_create(upstreamLease.Ref, callbackNative.Pointer, IntPtr.Zero, out raw);
-                Own(ResourceHandle.Own(raw, CmrNative.cmr_failure_callback_resource_ref), upstream, callbackNative);
+                Own(ResourceHandle.Own(raw, CmrNative.cmr_failure_callback_resource_ref, CmrNativePINVOKE.cmr_cs_release_failure_callback), upstream, callbackNative);
             }
             Upstream = upstream;
         }

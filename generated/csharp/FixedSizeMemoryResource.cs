@@ -31,7 +31,7 @@ namespace Cmr
             {
                 IntPtr raw;
                 CmrNative.cmr_fixed_size_resource_create(upstreamLease.Ref, blockSize, blocksToPreallocate, out raw);
-                Own(ResourceHandle.Own(raw, CmrNative.cmr_fixed_size_resource_ref), upstream);
+                Own(ResourceHandle.Own(raw, CmrNative.cmr_fixed_size_resource_ref, CmrNativePINVOKE.cmr_cs_release_fixed_size), upstream);
             }
             Upstream = upstream;
         }

@@ -26,7 +26,7 @@ namespace Cmr
             {
                 IntPtr raw;
                 CmrNative.cmr_limiting_resource_create(upstreamLease.Ref, allocationLimit, allocationAlignment, out raw);
-                Own(ResourceHandle.Own(raw, CmrNative.cmr_limiting_resource_ref), upstream);
+                Own(ResourceHandle.Own(raw, CmrNative.cmr_limiting_resource_ref, CmrNativePINVOKE.cmr_cs_release_limiting), upstream);
             }
             Upstream = upstream;
         }

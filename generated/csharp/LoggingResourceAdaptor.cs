@@ -35,7 +35,7 @@ namespace Cmr
             {
                 IntPtr raw;
                 CmrNative.cmr_logging_resource_create(upstreamLease.Ref, filename, IntPtr.Zero, autoFlush, out raw);
-                Own(ResourceHandle.Own(raw, CmrNative.cmr_logging_resource_ref), upstream);
+                Own(ResourceHandle.Own(raw, CmrNative.cmr_logging_resource_ref, CmrNativePINVOKE.cmr_cs_release_logging), upstream);
             }
             Upstream = upstream;
         }

@@ -15,7 +15,7 @@ namespace Cmr
         {
             IntPtr raw;
             CmrNative.cmr_managed_resource_create(out raw);
-            Own(ResourceHandle.Own(raw, CmrNative.cmr_managed_resource_ref));
+            Own(ResourceHandle.Own(raw, CmrNative.cmr_managed_resource_ref, CmrNativePINVOKE.cmr_cs_release_managed));
         }
 
         internal ManagedMemoryResource(ResourceHandle handle) : base(handle)

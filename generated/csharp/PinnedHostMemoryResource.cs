@@ -15,7 +15,7 @@ namespace Cmr
         {
             IntPtr raw;
             CmrNative.cmr_pinned_host_resource_create(out raw);
-            Own(ResourceHandle.Own(raw, CmrNative.cmr_pinned_host_resource_ref));
+            Own(ResourceHandle.Own(raw, CmrNative.cmr_pinned_host_resource_ref, CmrNativePINVOKE.cmr_cs_release_pinned_host));
         }
 
         internal PinnedHostMemoryResource(ResourceHandle handle) : base(handle)

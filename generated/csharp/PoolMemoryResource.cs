@@ -26,7 +26,7 @@ namespace Cmr
             {
                 IntPtr raw;
                 CmrNative.cmr_pool_resource_create(upstreamLease.Ref, initialPoolSize, maximumPoolSize, out raw);
-                Own(ResourceHandle.Own(raw, CmrNative.cmr_pool_resource_ref), upstream);
+                Own(ResourceHandle.Own(raw, CmrNative.cmr_pool_resource_ref, CmrNativePINVOKE.cmr_cs_release_pool), upstream);
             }
             Upstream = upstream;
         }

@@ -25,7 +25,7 @@ namespace Cmr
             {
                 IntPtr raw;
                 CmrNative.cmr_prefetch_resource_create(upstreamLease.Ref, out raw);
-                Own(ResourceHandle.Own(raw, CmrNative.cmr_prefetch_resource_ref), upstream);
+                Own(ResourceHandle.Own(raw, CmrNative.cmr_prefetch_resource_ref, CmrNativePINVOKE.cmr_cs_release_prefetch), upstream);
             }
             Upstream = upstream;
         }

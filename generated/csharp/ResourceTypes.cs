@@ -2,59 +2,96 @@
 // the spec, the generator or its templates, and regenerate.
 namespace Cmr
 {
-    /// <summary>How a share of a resource made outside C# (a stack's, the
-    /// per-device table's) becomes an object of its class.</summary>
+    /// <summary>How a resource made outside C# (a stack's, the per-device
+    /// table's) becomes an object of its class.</summary>
     internal static class ResourceTypes
     {
-        internal static MemoryResource Wrap(ResourceHandle handle, string typeName)
+        /// <summary>An object of the resource's class holding a share of its
+        /// own of the resource behind `shared`: its handle's, from _from_ref;
+        /// for a resource cmr did not make (a C program's own ops table), a
+        /// plain MemoryResource holding a share retained here. With
+        /// `acquired`, the share the caller took (cmr_acquire_*) is given
+        /// back, whatever happens, or taken over by the plain object.</summary>
+        internal static MemoryResource Of(Ref shared, bool acquired)
         {
-            switch (typeName)
+            try
             {
-                case "aligned":
-                    return new AlignedResourceAdaptor(handle);
-                case "arena":
-                    return new ArenaMemoryResource(handle);
-                case "binning":
-                    return new BinningMemoryResource(handle);
-                case "callback":
-                    return new CallbackMemoryResource(handle);
-                case "cuda":
-                    return new CudaMemoryResource(handle);
-                case "cuda_async":
-                    return new CudaAsyncMemoryResource(handle);
-                case "cuda_async_managed":
-                    return new CudaAsyncManagedMemoryResource(handle);
-                case "cuda_async_view":
-                    return new CudaAsyncViewMemoryResource(handle);
-                case "failure_callback":
-                    return new FailureCallbackResourceAdaptor(handle);
-                case "fixed_size":
-                    return new FixedSizeMemoryResource(handle);
-                case "limiting":
-                    return new LimitingResourceAdaptor(handle);
-                case "logging":
-                    return new LoggingResourceAdaptor(handle);
-                case "managed":
-                    return new ManagedMemoryResource(handle);
-                case "pinned_host":
-                    return new PinnedHostMemoryResource(handle);
-                case "pool":
-                    return new PoolMemoryResource(handle);
-                case "prefetch":
-                    return new PrefetchResourceAdaptor(handle);
-                case "simulated":
-                    return new SimulatedMemoryResource(handle);
-                case "statistics":
-                    return new StatisticsResourceAdaptor(handle);
-                case "system":
-                    return new SystemMemoryResource(handle);
-                case "thread_safe":
-                    return new ThreadSafeResourceAdaptor(handle);
-                case "tracking":
-                    return new TrackingResourceAdaptor(handle);
-                default:
-                    // A resource cmr did not make (a C program's own ops table).
-                    return new MemoryResource(handle);
+                string typeName;
+                CmrNative.cmr_ref_type_name(shared, out typeName);
+                switch (typeName)
+                {
+                    case "aligned":
+                        return new AlignedResourceAdaptor(ResourceHandle.FromRef(shared, CmrNative.cmr_aligned_resource_from_ref,
+                            CmrNative.cmr_aligned_resource_ref, CmrNativePINVOKE.cmr_cs_release_aligned));
+                    case "arena":
+                        return new ArenaMemoryResource(ResourceHandle.FromRef(shared, CmrNative.cmr_arena_resource_from_ref,
+                            CmrNative.cmr_arena_resource_ref, CmrNativePINVOKE.cmr_cs_release_arena));
+                    case "binning":
+                        return new BinningMemoryResource(ResourceHandle.FromRef(shared, CmrNative.cmr_binning_resource_from_ref,
+                            CmrNative.cmr_binning_resource_ref, CmrNativePINVOKE.cmr_cs_release_binning));
+                    case "callback":
+                        return new CallbackMemoryResource(ResourceHandle.FromRef(shared, CmrNative.cmr_callback_resource_from_ref,
+                            CmrNative.cmr_callback_resource_ref, CmrNativePINVOKE.cmr_cs_release_callback));
+                    case "cuda":
+                        return new CudaMemoryResource(ResourceHandle.FromRef(shared, CmrNative.cmr_cuda_resource_from_ref,
+                            CmrNative.cmr_cuda_resource_ref, CmrNativePINVOKE.cmr_cs_release_cuda));
+                    case "cuda_async":
+                        return new CudaAsyncMemoryResource(ResourceHandle.FromRef(shared, CmrNative.cmr_cuda_async_resource_from_ref,
+                            CmrNative.cmr_cuda_async_resource_ref, CmrNativePINVOKE.cmr_cs_release_cuda_async));
+                    case "cuda_async_managed":
+                        return new CudaAsyncManagedMemoryResource(ResourceHandle.FromRef(shared, CmrNative.cmr_cuda_async_managed_resource_from_ref,
+                            CmrNative.cmr_cuda_async_managed_resource_ref, CmrNativePINVOKE.cmr_cs_release_cuda_async_managed));
+                    case "cuda_async_view":
+                        return new CudaAsyncViewMemoryResource(ResourceHandle.FromRef(shared, CmrNative.cmr_cuda_async_view_resource_from_ref,
+                            CmrNative.cmr_cuda_async_view_resource_ref, CmrNativePINVOKE.cmr_cs_release_cuda_async_view));
+                    case "failure_callback":
+                        return new FailureCallbackResourceAdaptor(ResourceHandle.FromRef(shared, CmrNative.cmr_failure_callback_resource_from_ref,
+                            CmrNative.cmr_failure_callback_resource_ref, CmrNativePINVOKE.cmr_cs_release_failure_callback));
+                    case "fixed_size":
+                        return new FixedSizeMemoryResource(ResourceHandle.FromRef(shared, CmrNative.cmr_fixed_size_resource_from_ref,
+                            CmrNative.cmr_fixed_size_resource_ref, CmrNativePINVOKE.cmr_cs_release_fixed_size));
+                    case "limiting":
+                        return new LimitingResourceAdaptor(ResourceHandle.FromRef(shared, CmrNative.cmr_limiting_resource_from_ref,
+                            CmrNative.cmr_limiting_resource_ref, CmrNativePINVOKE.cmr_cs_release_limiting));
+                    case "logging":
+                        return new LoggingResourceAdaptor(ResourceHandle.FromRef(shared, CmrNative.cmr_logging_resource_from_ref,
+                            CmrNative.cmr_logging_resource_ref, CmrNativePINVOKE.cmr_cs_release_logging));
+                    case "managed":
+                        return new ManagedMemoryResource(ResourceHandle.FromRef(shared, CmrNative.cmr_managed_resource_from_ref,
+                            CmrNative.cmr_managed_resource_ref, CmrNativePINVOKE.cmr_cs_release_managed));
+                    case "pinned_host":
+                        return new PinnedHostMemoryResource(ResourceHandle.FromRef(shared, CmrNative.cmr_pinned_host_resource_from_ref,
+                            CmrNative.cmr_pinned_host_resource_ref, CmrNativePINVOKE.cmr_cs_release_pinned_host));
+                    case "pool":
+                        return new PoolMemoryResource(ResourceHandle.FromRef(shared, CmrNative.cmr_pool_resource_from_ref,
+                            CmrNative.cmr_pool_resource_ref, CmrNativePINVOKE.cmr_cs_release_pool));
+                    case "prefetch":
+                        return new PrefetchResourceAdaptor(ResourceHandle.FromRef(shared, CmrNative.cmr_prefetch_resource_from_ref,
+                            CmrNative.cmr_prefetch_resource_ref, CmrNativePINVOKE.cmr_cs_release_prefetch));
+                    case "simulated":
+                        return new SimulatedMemoryResource(ResourceHandle.FromRef(shared, CmrNative.cmr_simulated_resource_from_ref,
+                            CmrNative.cmr_simulated_resource_ref, CmrNativePINVOKE.cmr_cs_release_simulated));
+                    case "statistics":
+                        return new StatisticsResourceAdaptor(ResourceHandle.FromRef(shared, CmrNative.cmr_statistics_resource_from_ref,
+                            CmrNative.cmr_statistics_resource_ref, CmrNativePINVOKE.cmr_cs_release_statistics));
+                    case "system":
+                        return new SystemMemoryResource(ResourceHandle.FromRef(shared, CmrNative.cmr_system_resource_from_ref,
+                            CmrNative.cmr_system_resource_ref, CmrNativePINVOKE.cmr_cs_release_system));
+                    case "thread_safe":
+                        return new ThreadSafeResourceAdaptor(ResourceHandle.FromRef(shared, CmrNative.cmr_thread_safe_resource_from_ref,
+                            CmrNative.cmr_thread_safe_resource_ref, CmrNativePINVOKE.cmr_cs_release_thread_safe));
+                    case "tracking":
+                        return new TrackingResourceAdaptor(ResourceHandle.FromRef(shared, CmrNative.cmr_tracking_resource_from_ref,
+                            CmrNative.cmr_tracking_resource_ref, CmrNativePINVOKE.cmr_cs_release_tracking));
+                    default:
+                        ResourceHandle foreign = acquired ? ResourceHandle.Adopt(shared) : ResourceHandle.Retain(shared);
+                        acquired = false; // the object holds it now
+                        return new MemoryResource(foreign);
+                }
+            }
+            finally
+            {
+                if (acquired) CmrNativePINVOKE.cmr_ref_release(shared);
             }
         }
     }

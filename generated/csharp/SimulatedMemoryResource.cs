@@ -24,7 +24,7 @@ namespace Cmr
         {
             IntPtr raw;
             CmrNative.cmr_simulated_resource_create(capacity, out raw);
-            Own(ResourceHandle.Own(raw, CmrNative.cmr_simulated_resource_ref));
+            Own(ResourceHandle.Own(raw, CmrNative.cmr_simulated_resource_ref, CmrNativePINVOKE.cmr_cs_release_simulated));
         }
 
         internal SimulatedMemoryResource(ResourceHandle handle) : base(handle)

@@ -28,7 +28,7 @@ namespace Cmr
             {
                 IntPtr raw;
                 CmrNative.cmr_statistics_resource_create(upstreamLease.Ref, out raw);
-                Own(ResourceHandle.Own(raw, CmrNative.cmr_statistics_resource_ref), upstream);
+                Own(ResourceHandle.Own(raw, CmrNative.cmr_statistics_resource_ref, CmrNativePINVOKE.cmr_cs_release_statistics), upstream);
             }
             Upstream = upstream;
         }

@@ -18,7 +18,7 @@ namespace Cmr
         {
             IntPtr raw;
             CmrNative.cmr_system_resource_create(out raw);
-            Own(ResourceHandle.Own(raw, CmrNative.cmr_system_resource_ref));
+            Own(ResourceHandle.Own(raw, CmrNative.cmr_system_resource_ref, CmrNativePINVOKE.cmr_cs_release_system));
         }
 
         internal SystemMemoryResource(ResourceHandle handle) : base(handle)

@@ -20,7 +20,7 @@ namespace Cmr
             {
                 IntPtr raw;
                 CmrNative.cmr_thread_safe_resource_create(upstreamLease.Ref, out raw);
-                Own(ResourceHandle.Own(raw, CmrNative.cmr_thread_safe_resource_ref), upstream);
+                Own(ResourceHandle.Own(raw, CmrNative.cmr_thread_safe_resource_ref, CmrNativePINVOKE.cmr_cs_release_thread_safe), upstream);
             }
             Upstream = upstream;
         }

@@ -30,7 +30,7 @@ namespace Cmr
             {
                 IntPtr raw;
                 CmrNative.cmr_tracking_resource_create(upstreamLease.Ref, captureStacks, out raw);
-                Own(ResourceHandle.Own(raw, CmrNative.cmr_tracking_resource_ref), upstream);
+                Own(ResourceHandle.Own(raw, CmrNative.cmr_tracking_resource_ref, CmrNativePINVOKE.cmr_cs_release_tracking), upstream);
             }
             Upstream = upstream;
         }

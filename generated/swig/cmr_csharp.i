@@ -8,52 +8,99 @@
 
 %include "cmr_csharp.swg"
 
+/* Each resource's handle ends by its own _destroy, called by address from
+ * ResourceHandle's release (see cmr_cs_release_stack in cmr_csharp.swg). */
+%{
+static cmr_status cmr_cs_release_aligned(void *handle) { return cmr_aligned_resource_destroy(handle); }
+static cmr_status cmr_cs_release_arena(void *handle) { return cmr_arena_resource_destroy(handle); }
+static cmr_status cmr_cs_release_binning(void *handle) { return cmr_binning_resource_destroy(handle); }
+static cmr_status cmr_cs_release_callback(void *handle) { return cmr_callback_resource_destroy(handle); }
+static cmr_status cmr_cs_release_cuda(void *handle) { return cmr_cuda_resource_destroy(handle); }
+static cmr_status cmr_cs_release_cuda_async(void *handle) { return cmr_cuda_async_resource_destroy(handle); }
+static cmr_status cmr_cs_release_cuda_async_managed(void *handle) { return cmr_cuda_async_managed_resource_destroy(handle); }
+static cmr_status cmr_cs_release_cuda_async_view(void *handle) { return cmr_cuda_async_view_resource_destroy(handle); }
+static cmr_status cmr_cs_release_failure_callback(void *handle) { return cmr_failure_callback_resource_destroy(handle); }
+static cmr_status cmr_cs_release_fixed_size(void *handle) { return cmr_fixed_size_resource_destroy(handle); }
+static cmr_status cmr_cs_release_limiting(void *handle) { return cmr_limiting_resource_destroy(handle); }
+static cmr_status cmr_cs_release_logging(void *handle) { return cmr_logging_resource_destroy(handle); }
+static cmr_status cmr_cs_release_managed(void *handle) { return cmr_managed_resource_destroy(handle); }
+static cmr_status cmr_cs_release_pinned_host(void *handle) { return cmr_pinned_host_resource_destroy(handle); }
+static cmr_status cmr_cs_release_pool(void *handle) { return cmr_pool_resource_destroy(handle); }
+static cmr_status cmr_cs_release_prefetch(void *handle) { return cmr_prefetch_resource_destroy(handle); }
+static cmr_status cmr_cs_release_simulated(void *handle) { return cmr_simulated_resource_destroy(handle); }
+static cmr_status cmr_cs_release_statistics(void *handle) { return cmr_statistics_resource_destroy(handle); }
+static cmr_status cmr_cs_release_system(void *handle) { return cmr_system_resource_destroy(handle); }
+static cmr_status cmr_cs_release_thread_safe(void *handle) { return cmr_thread_safe_resource_destroy(handle); }
+static cmr_status cmr_cs_release_tracking(void *handle) { return cmr_tracking_resource_destroy(handle); }
+%}
+
 CMR_CS_HANDLE(cmr_aligned_resource, ResourceHandle)
 %ignore cmr_aligned_resource_destroy;
+cmr_status cmr_cs_release_aligned(void *handle);
 CMR_CS_HANDLE(cmr_arena_resource, ResourceHandle)
 %ignore cmr_arena_resource_destroy;
+cmr_status cmr_cs_release_arena(void *handle);
 CMR_CS_HANDLE(cmr_binning_resource, ResourceHandle)
 %ignore cmr_binning_resource_destroy;
+cmr_status cmr_cs_release_binning(void *handle);
 CMR_CS_HANDLE(cmr_callback_resource, ResourceHandle)
 %ignore cmr_callback_resource_destroy;
+cmr_status cmr_cs_release_callback(void *handle);
 CMR_CS_HANDLE(cmr_cuda_resource, ResourceHandle)
 %ignore cmr_cuda_resource_destroy;
+cmr_status cmr_cs_release_cuda(void *handle);
 CMR_CS_HANDLE(cmr_cuda_async_resource, ResourceHandle)
 %ignore cmr_cuda_async_resource_destroy;
+cmr_status cmr_cs_release_cuda_async(void *handle);
 %rename(CudaAsyncExportHandleType) cmr_cuda_async_export_handle_type;
 %rename(None) CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE;
 %rename(PosixFileDescriptor) CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
 %rename(Fabric) CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC;
 CMR_CS_HANDLE(cmr_cuda_async_managed_resource, ResourceHandle)
 %ignore cmr_cuda_async_managed_resource_destroy;
+cmr_status cmr_cs_release_cuda_async_managed(void *handle);
 CMR_CS_HANDLE(cmr_cuda_async_view_resource, ResourceHandle)
 %ignore cmr_cuda_async_view_resource_destroy;
+cmr_status cmr_cs_release_cuda_async_view(void *handle);
 CMR_CS_HANDLE(cmr_failure_callback_resource, ResourceHandle)
 %ignore cmr_failure_callback_resource_destroy;
+cmr_status cmr_cs_release_failure_callback(void *handle);
 CMR_CS_HANDLE(cmr_fixed_size_resource, ResourceHandle)
 %ignore cmr_fixed_size_resource_destroy;
+cmr_status cmr_cs_release_fixed_size(void *handle);
 CMR_CS_HANDLE(cmr_limiting_resource, ResourceHandle)
 %ignore cmr_limiting_resource_destroy;
+cmr_status cmr_cs_release_limiting(void *handle);
 CMR_CS_HANDLE(cmr_logging_resource, ResourceHandle)
 %ignore cmr_logging_resource_destroy;
+cmr_status cmr_cs_release_logging(void *handle);
 CMR_CS_HANDLE(cmr_managed_resource, ResourceHandle)
 %ignore cmr_managed_resource_destroy;
+cmr_status cmr_cs_release_managed(void *handle);
 CMR_CS_HANDLE(cmr_pinned_host_resource, ResourceHandle)
 %ignore cmr_pinned_host_resource_destroy;
+cmr_status cmr_cs_release_pinned_host(void *handle);
 CMR_CS_HANDLE(cmr_pool_resource, ResourceHandle)
 %ignore cmr_pool_resource_destroy;
+cmr_status cmr_cs_release_pool(void *handle);
 CMR_CS_HANDLE(cmr_prefetch_resource, ResourceHandle)
 %ignore cmr_prefetch_resource_destroy;
+cmr_status cmr_cs_release_prefetch(void *handle);
 CMR_CS_HANDLE(cmr_simulated_resource, ResourceHandle)
 %ignore cmr_simulated_resource_destroy;
+cmr_status cmr_cs_release_simulated(void *handle);
 CMR_CS_HANDLE(cmr_statistics_resource, ResourceHandle)
 %ignore cmr_statistics_resource_destroy;
+cmr_status cmr_cs_release_statistics(void *handle);
 CMR_CS_HANDLE(cmr_system_resource, ResourceHandle)
 %ignore cmr_system_resource_destroy;
+cmr_status cmr_cs_release_system(void *handle);
 CMR_CS_HANDLE(cmr_thread_safe_resource, ResourceHandle)
 %ignore cmr_thread_safe_resource_destroy;
+cmr_status cmr_cs_release_thread_safe(void *handle);
 CMR_CS_HANDLE(cmr_tracking_resource, ResourceHandle)
 %ignore cmr_tracking_resource_destroy;
+cmr_status cmr_cs_release_tracking(void *handle);
 
 %include <cmr/core.h>
 %include <cmr/resources.h>

@@ -279,6 +279,29 @@ static cmr_status cmr_cs_release_stack(void *stack) { return cmr_stack_destroy(s
 static cmr_status cmr_cs_release_device_buffer(void *buffer) { return cmr_device_buffer_destroy(buffer); }
 
 
+static cmr_status cmr_cs_release_aligned(void *handle) { return cmr_aligned_resource_destroy(handle); }
+static cmr_status cmr_cs_release_arena(void *handle) { return cmr_arena_resource_destroy(handle); }
+static cmr_status cmr_cs_release_binning(void *handle) { return cmr_binning_resource_destroy(handle); }
+static cmr_status cmr_cs_release_callback(void *handle) { return cmr_callback_resource_destroy(handle); }
+static cmr_status cmr_cs_release_cuda(void *handle) { return cmr_cuda_resource_destroy(handle); }
+static cmr_status cmr_cs_release_cuda_async(void *handle) { return cmr_cuda_async_resource_destroy(handle); }
+static cmr_status cmr_cs_release_cuda_async_managed(void *handle) { return cmr_cuda_async_managed_resource_destroy(handle); }
+static cmr_status cmr_cs_release_cuda_async_view(void *handle) { return cmr_cuda_async_view_resource_destroy(handle); }
+static cmr_status cmr_cs_release_failure_callback(void *handle) { return cmr_failure_callback_resource_destroy(handle); }
+static cmr_status cmr_cs_release_fixed_size(void *handle) { return cmr_fixed_size_resource_destroy(handle); }
+static cmr_status cmr_cs_release_limiting(void *handle) { return cmr_limiting_resource_destroy(handle); }
+static cmr_status cmr_cs_release_logging(void *handle) { return cmr_logging_resource_destroy(handle); }
+static cmr_status cmr_cs_release_managed(void *handle) { return cmr_managed_resource_destroy(handle); }
+static cmr_status cmr_cs_release_pinned_host(void *handle) { return cmr_pinned_host_resource_destroy(handle); }
+static cmr_status cmr_cs_release_pool(void *handle) { return cmr_pool_resource_destroy(handle); }
+static cmr_status cmr_cs_release_prefetch(void *handle) { return cmr_prefetch_resource_destroy(handle); }
+static cmr_status cmr_cs_release_simulated(void *handle) { return cmr_simulated_resource_destroy(handle); }
+static cmr_status cmr_cs_release_statistics(void *handle) { return cmr_statistics_resource_destroy(handle); }
+static cmr_status cmr_cs_release_system(void *handle) { return cmr_system_resource_destroy(handle); }
+static cmr_status cmr_cs_release_thread_safe(void *handle) { return cmr_thread_safe_resource_destroy(handle); }
+static cmr_status cmr_cs_release_tracking(void *handle) { return cmr_tracking_resource_destroy(handle); }
+
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -302,6 +325,258 @@ SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_cs_release_device_buffer(void * jarg1)
   
   arg1 = (void *)jarg1; 
   result = (cmr_status)cmr_cs_release_device_buffer(arg1);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_cs_release_aligned(void * jarg1) {
+  int jresult ;
+  void *arg1 = (void *) 0 ;
+  cmr_status result;
+  
+  arg1 = (void *)jarg1; 
+  result = (cmr_status)cmr_cs_release_aligned(arg1);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_cs_release_arena(void * jarg1) {
+  int jresult ;
+  void *arg1 = (void *) 0 ;
+  cmr_status result;
+  
+  arg1 = (void *)jarg1; 
+  result = (cmr_status)cmr_cs_release_arena(arg1);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_cs_release_binning(void * jarg1) {
+  int jresult ;
+  void *arg1 = (void *) 0 ;
+  cmr_status result;
+  
+  arg1 = (void *)jarg1; 
+  result = (cmr_status)cmr_cs_release_binning(arg1);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_cs_release_callback(void * jarg1) {
+  int jresult ;
+  void *arg1 = (void *) 0 ;
+  cmr_status result;
+  
+  arg1 = (void *)jarg1; 
+  result = (cmr_status)cmr_cs_release_callback(arg1);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_cs_release_cuda(void * jarg1) {
+  int jresult ;
+  void *arg1 = (void *) 0 ;
+  cmr_status result;
+  
+  arg1 = (void *)jarg1; 
+  result = (cmr_status)cmr_cs_release_cuda(arg1);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_cs_release_cuda_async(void * jarg1) {
+  int jresult ;
+  void *arg1 = (void *) 0 ;
+  cmr_status result;
+  
+  arg1 = (void *)jarg1; 
+  result = (cmr_status)cmr_cs_release_cuda_async(arg1);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_cs_release_cuda_async_managed(void * jarg1) {
+  int jresult ;
+  void *arg1 = (void *) 0 ;
+  cmr_status result;
+  
+  arg1 = (void *)jarg1; 
+  result = (cmr_status)cmr_cs_release_cuda_async_managed(arg1);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_cs_release_cuda_async_view(void * jarg1) {
+  int jresult ;
+  void *arg1 = (void *) 0 ;
+  cmr_status result;
+  
+  arg1 = (void *)jarg1; 
+  result = (cmr_status)cmr_cs_release_cuda_async_view(arg1);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_cs_release_failure_callback(void * jarg1) {
+  int jresult ;
+  void *arg1 = (void *) 0 ;
+  cmr_status result;
+  
+  arg1 = (void *)jarg1; 
+  result = (cmr_status)cmr_cs_release_failure_callback(arg1);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_cs_release_fixed_size(void * jarg1) {
+  int jresult ;
+  void *arg1 = (void *) 0 ;
+  cmr_status result;
+  
+  arg1 = (void *)jarg1; 
+  result = (cmr_status)cmr_cs_release_fixed_size(arg1);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_cs_release_limiting(void * jarg1) {
+  int jresult ;
+  void *arg1 = (void *) 0 ;
+  cmr_status result;
+  
+  arg1 = (void *)jarg1; 
+  result = (cmr_status)cmr_cs_release_limiting(arg1);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_cs_release_logging(void * jarg1) {
+  int jresult ;
+  void *arg1 = (void *) 0 ;
+  cmr_status result;
+  
+  arg1 = (void *)jarg1; 
+  result = (cmr_status)cmr_cs_release_logging(arg1);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_cs_release_managed(void * jarg1) {
+  int jresult ;
+  void *arg1 = (void *) 0 ;
+  cmr_status result;
+  
+  arg1 = (void *)jarg1; 
+  result = (cmr_status)cmr_cs_release_managed(arg1);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_cs_release_pinned_host(void * jarg1) {
+  int jresult ;
+  void *arg1 = (void *) 0 ;
+  cmr_status result;
+  
+  arg1 = (void *)jarg1; 
+  result = (cmr_status)cmr_cs_release_pinned_host(arg1);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_cs_release_pool(void * jarg1) {
+  int jresult ;
+  void *arg1 = (void *) 0 ;
+  cmr_status result;
+  
+  arg1 = (void *)jarg1; 
+  result = (cmr_status)cmr_cs_release_pool(arg1);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_cs_release_prefetch(void * jarg1) {
+  int jresult ;
+  void *arg1 = (void *) 0 ;
+  cmr_status result;
+  
+  arg1 = (void *)jarg1; 
+  result = (cmr_status)cmr_cs_release_prefetch(arg1);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_cs_release_simulated(void * jarg1) {
+  int jresult ;
+  void *arg1 = (void *) 0 ;
+  cmr_status result;
+  
+  arg1 = (void *)jarg1; 
+  result = (cmr_status)cmr_cs_release_simulated(arg1);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_cs_release_statistics(void * jarg1) {
+  int jresult ;
+  void *arg1 = (void *) 0 ;
+  cmr_status result;
+  
+  arg1 = (void *)jarg1; 
+  result = (cmr_status)cmr_cs_release_statistics(arg1);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_cs_release_system(void * jarg1) {
+  int jresult ;
+  void *arg1 = (void *) 0 ;
+  cmr_status result;
+  
+  arg1 = (void *)jarg1; 
+  result = (cmr_status)cmr_cs_release_system(arg1);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_cs_release_thread_safe(void * jarg1) {
+  int jresult ;
+  void *arg1 = (void *) 0 ;
+  cmr_status result;
+  
+  arg1 = (void *)jarg1; 
+  result = (cmr_status)cmr_cs_release_thread_safe(arg1);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_cs_release_tracking(void * jarg1) {
+  int jresult ;
+  void *arg1 = (void *) 0 ;
+  cmr_status result;
+  
+  arg1 = (void *)jarg1; 
+  result = (cmr_status)cmr_cs_release_tracking(arg1);
   jresult = (int)result; 
   return jresult;
 }

@@ -4,9 +4,26 @@ import "cmr/internal/capi"
 
 // DeviceBuffer is an untyped, resizable allocation from one resource,
 // ordered on one stream (RMM's device_buffer). It holds a share of its
-// resource, so the resource may be closed first; Close frees the memory.
+// resource, and of its stream when NewStream made it, so either may be
+// closed first; Close frees the memory on the stream, then lets both go.
 type DeviceBuffer struct {
 	buffer capi.Struct_SS_cmr_device_buffer // nil once closed
+	stream Stream                           // the stream it is ordered on
+	holds  bool                             // whether it holds a share of stream
+}
+
+// newDeviceBuffer orders a buffer that create makes on stream, holding a
+// share of the stream first, so that the stream cannot go under it.
+func newDeviceBuffer(stream Stream, create func(*uintptr) *capi.Failure) (*DeviceBuffer, error) {
+	holds := holdStream(stream)
+	var handle uintptr
+	if err := check(create(&handle)); err != nil {
+		if holds {
+			releaseStream(stream)
+		}
+		return nil, err
+	}
+	return &DeviceBuffer{buffer: capi.SwigcptrStruct_SS_cmr_device_buffer(handle), stream: stream, holds: holds}, nil
 }
 
 // NewDeviceBuffer is a buffer of size uninitialised bytes from r, ordered on stream.
@@ -15,11 +32,9 @@ func NewDeviceBuffer(size uint64, stream Stream, r Resource) (*DeviceBuffer, err
 	if err != nil {
 		return nil, err
 	}
-	var handle uintptr
-	if err := check(capi.Cmr_device_buffer_create(size, uintptr(stream), ref, &handle)); err != nil {
-		return nil, err
-	}
-	return &DeviceBuffer{buffer: capi.SwigcptrStruct_SS_cmr_device_buffer(handle)}, nil
+	return newDeviceBuffer(stream, func(handle *uintptr) *capi.Failure {
+		return capi.Cmr_device_buffer_create(size, uintptr(stream), ref, handle)
+	})
 }
 
 // NewDeviceBufferFrom is a buffer from r holding a copy of data, ordered on stream.
@@ -28,11 +43,12 @@ func NewDeviceBufferFrom(data []byte, stream Stream, r Resource) (*DeviceBuffer,
 	if err != nil {
 		return nil, err
 	}
-	var handle uintptr
-	if err := check(capi.Cmr_device_buffer_create_copy(data, uintptr(stream), ref, &handle)); err != nil {
+	b, err := newDeviceBuffer(stream, func(handle *uintptr) *capi.Failure {
+		return capi.Cmr_device_buffer_create_copy(data, uintptr(stream), ref, handle)
+	})
+	if err != nil {
 		return nil, err
 	}
-	b := &DeviceBuffer{buffer: capi.SwigcptrStruct_SS_cmr_device_buffer(handle)}
 	// data is the caller's again once this returns: wait for the copy.
 	if err := b.waitForStream(); err != nil {
 		b.Close()
@@ -48,48 +64,65 @@ func (b *DeviceBuffer) live() error {
 	return nil
 }
 
-// Close frees the memory on the buffer's stream and drops its share of
-// the resource. A second Close returns ErrDestroyedHandle.
+// Close frees the memory on the buffer's stream and drops its shares of
+// the resource and of the stream. A second Close returns ErrDestroyedHandle.
 func (b *DeviceBuffer) Close() error {
 	if err := b.live(); err != nil {
 		return err
 	}
 	err := check(capi.Cmr_device_buffer_destroy(b.buffer))
 	b.buffer = nil
+	if b.holds {
+		b.holds = false
+		if released := releaseStream(b.stream); err == nil {
+			err = released
+		}
+	}
 	return err
+}
+
+// orderedOn runs call, which orders the buffer on stream from then on
+// (when it succeeds), moving the share the buffer holds to stream.
+func (b *DeviceBuffer) orderedOn(stream Stream, call func() *capi.Failure) error {
+	if err := b.live(); err != nil {
+		return err
+	}
+	holds := holdStream(stream)
+	if err := check(call()); err != nil {
+		if holds {
+			releaseStream(stream)
+		}
+		return err
+	}
+	previous, held := b.stream, b.holds
+	b.stream, b.holds = stream, holds
+	if held {
+		return releaseStream(previous)
+	}
+	return nil
 }
 
 // Resize changes the size, keeping the first min(size, newSize) bytes;
 // it reallocates only when newSize exceeds the capacity.
 func (b *DeviceBuffer) Resize(newSize uint64, stream Stream) error {
-	if err := b.live(); err != nil {
-		return err
-	}
-	return check(capi.Cmr_device_buffer_resize(b.buffer, newSize, uintptr(stream)))
+	return b.orderedOn(stream, func() *capi.Failure { return capi.Cmr_device_buffer_resize(b.buffer, newSize, uintptr(stream)) })
 }
 
 // Reserve makes the capacity at least newCapacity, keeping the contents.
 func (b *DeviceBuffer) Reserve(newCapacity uint64, stream Stream) error {
-	if err := b.live(); err != nil {
-		return err
-	}
-	return check(capi.Cmr_device_buffer_reserve(b.buffer, newCapacity, uintptr(stream)))
+	return b.orderedOn(stream, func() *capi.Failure {
+		return capi.Cmr_device_buffer_reserve(b.buffer, newCapacity, uintptr(stream))
+	})
 }
 
 // ShrinkToFit makes the capacity equal to the size, keeping the contents.
 func (b *DeviceBuffer) ShrinkToFit(stream Stream) error {
-	if err := b.live(); err != nil {
-		return err
-	}
-	return check(capi.Cmr_device_buffer_shrink_to_fit(b.buffer, uintptr(stream)))
+	return b.orderedOn(stream, func() *capi.Failure { return capi.Cmr_device_buffer_shrink_to_fit(b.buffer, uintptr(stream)) })
 }
 
 // SetStream orders later work, and the final free, on stream.
 func (b *DeviceBuffer) SetStream(stream Stream) error {
-	if err := b.live(); err != nil {
-		return err
-	}
-	return check(capi.Cmr_device_buffer_set_stream(b.buffer, uintptr(stream)))
+	return b.orderedOn(stream, func() *capi.Failure { return capi.Cmr_device_buffer_set_stream(b.buffer, uintptr(stream)) })
 }
 
 // Data is the address of the memory (0 for an empty buffer).
@@ -175,11 +208,12 @@ func (b *DeviceBuffer) Prefetch(device int, stream Stream) error {
 }
 
 // waitForStream waits for the work ordered on the buffer's stream: host
-// memory given to a copy is Go's again once the call returns.
+// memory given to a copy is Go's again once the call returns. (Not
+// Stream.Synchronize: the stream's creator may have destroyed it already.)
 func (b *DeviceBuffer) waitForStream() error {
 	stream, err := b.Stream()
 	if err != nil {
 		return err
 	}
-	return stream.Synchronize()
+	return check(capi.Cmr_stream_synchronize(uintptr(stream)))
 }

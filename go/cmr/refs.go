@@ -8,36 +8,40 @@ type foreignResource struct {
 	object
 }
 
-// resourceOf is a new value holding a share (taken here) of the resource
-// behind ref, a C copy that it deletes: of the resource's own type where
-// cmr made it, else a foreignResource.
+// resourceOf is a new value holding a share of its own of the resource
+// behind ref, a C copy that it deletes: of the resource's own type where cmr
+// made it (its handle, from _from_ref, owns that share), else a
+// foreignResource (holding a share retained here).
 func resourceOf(ref capi.Cmr_resource_ref) (Resource, error) {
 	return resourceOfShare(ref, false)
 }
 
-// resourceOfShare is resourceOf, taking over the share the caller took
-// with ref (cmr_acquire_*) when held; that share is dropped on failure.
+// resourceOfShare is resourceOf for a ref with which the caller took a
+// share (cmr_acquire_*) when held: that share is given back, or taken over
+// by a foreignResource.
 func resourceOfShare(ref capi.Cmr_resource_ref, held bool) (Resource, error) {
 	if ref.Swigcptr() == 0 {
 		return nil, errorf(ErrOutOfMemory, "no memory for a ref")
 	}
 	defer capi.DeleteCmr_resource_ref(ref)
 	var name string
-	if err := check(capi.Cmr_ref_type_name(ref, &name)); err != nil {
-		if held {
-			capi.Cmr_ref_release(ref)
+	err := check(capi.Cmr_ref_type_name(ref, &name))
+	wrap, known := wrappers[name]
+	if err == nil && !known {
+		if !held {
+			if err := check(capi.Cmr_ref_retain(ref)); err != nil {
+				return nil, err
+			}
 		}
+		return wrapForeign(ref, name)
+	}
+	if held {
+		defer capi.Cmr_ref_release(ref)
+	}
+	if err != nil {
 		return nil, err
 	}
-	if !held {
-		if err := check(capi.Cmr_ref_retain(ref)); err != nil {
-			return nil, err
-		}
-	}
-	if wrap, known := wrappers[name]; known {
-		return wrap(ref)
-	}
-	return wrapForeign(ref, name)
+	return wrap(ref)
 }
 
 // wrapForeign is a new value of a resource cmr did not make, taking over a

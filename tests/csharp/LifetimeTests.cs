@@ -8,7 +8,7 @@ using Cmr;
 
 internal sealed class LifetimeTests
 {
-    private static IEnumerable<int[]> Permutations(int[] items)
+    internal static IEnumerable<int[]> Permutations(int[] items)
     {
         if (items.Length <= 1) return new[] { items };
         return items.SelectMany((item, i) =>

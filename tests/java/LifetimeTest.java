@@ -6,6 +6,7 @@ import static org.junit.Assert.assertTrue;
 
 import java.util.ArrayList;
 import java.util.List;
+import org.cmr.Cmr;
 import org.cmr.DeviceBuffer;
 import org.cmr.LimitingResourceAdaptor;
 import org.cmr.MemoryResource;
@@ -119,6 +120,27 @@ public class LifetimeTest {
     try (top) {
       top.deallocate(top.allocate(100), 100);
     }
+  }
+
+  @Test
+  public void objectsTakenFromRefsHoldOneShareEach() {
+    PoolMemoryResource pool = new PoolMemoryResource(device, MIB);
+    DeviceBuffer buffer = new DeviceBuffer(1000, pool); // no bytes copied: the device has no memory behind its addresses
+    MemoryResource first = buffer.resource();
+    MemoryResource second = buffer.resource();
+    Cmr.setCurrentDeviceResource(pool);
+    MemoryResource third = Cmr.getCurrentDeviceResource();
+    Cmr.resetCurrentDeviceResource();
+    pool.close();
+    buffer.close();
+    for (MemoryResource resource : List.of(first, second, third)) {
+      resource.deallocate(resource.allocate(100), 100); // no close took another's share
+    }
+    first.close();
+    second.close();
+    assertEquals("the pool is still there", MIB, device.bytesInUse());
+    third.close();
+    assertEquals("the pool went with its last share", 0, device.bytesInUse());
   }
 
   /** Objects made and dropped without close, for the Cleaner to release. */

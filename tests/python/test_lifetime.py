@@ -5,6 +5,8 @@ import ctypes
 import gc
 import weakref
 
+import pytest
+
 import cmr
 from cmr import mr
 
@@ -56,3 +58,40 @@ def test_wrapped_refs_hold_a_share():
     ptr = first.allocate(100)  # the table let go; this object's share keeps the stack's top
     assert first.allocation_counts.current_bytes == 100
     first.deallocate(ptr, 100)
+
+
+def _gone(ref) -> None:
+    with pytest.raises(RuntimeError, match="DESTROYED_HANDLE"):
+        cmr.capi.cmr_allocate(ref, 256, 0)
+
+
+def test_objects_made_from_the_tables_ref_hold_one_share_each(host_mr):
+    """An entry set from C comes back as an object of its class (its handle
+    from _from_ref): each holds exactly one share, so it works once every
+    other owner let go, and the pool goes (giving its chunk back) when the
+    last one does."""
+    base = mr.StatisticsResourceAdaptor(host_mr)
+    pool = mr.PoolMemoryResource(base, initial_pool_size=1 << 20)
+    ref = pool.ref
+    cmr.capi.cmr_set_current_device_resource_ref(ref)  # set from C: Python keeps no object for it
+    wrapped = [mr.get_current_device_resource() for _ in range(3)]
+    assert all(type(w) is mr.PoolMemoryResource and w is not pool for w in wrapped)
+    cmr.capi.cmr_reset_current_device_resource_ref()
+    del pool
+    gc.collect()
+    for w in wrapped:
+        w.deallocate(w.allocate(1000), 1000)
+    assert base.allocation_counts.current_bytes == 1 << 20
+    del w, wrapped
+    gc.collect()
+    assert base.allocation_counts.current_bytes == 0
+    _gone(ref)
+
+
+def test_a_stack_expressions_top_holds_one_share():
+    top = cmr._reinitialize._from_expression("statistics(limiting(system, allocation_limit=1MiB))")
+    ref = top.ref
+    top.deallocate(top.allocate(1000), 1000)  # the stack is gone; the top's share keeps it all
+    del top
+    gc.collect()
+    _gone(ref)

@@ -15,6 +15,48 @@ internal class CmrNative {
 
   public static void cmr_cs_release_device_buffer(System.IntPtr buffer) { Errors.Check(CmrNativePINVOKE.cmr_cs_release_device_buffer(buffer)); }
 
+  public static void cmr_cs_release_aligned(System.IntPtr handle) { Errors.Check(CmrNativePINVOKE.cmr_cs_release_aligned(handle)); }
+
+  public static void cmr_cs_release_arena(System.IntPtr handle) { Errors.Check(CmrNativePINVOKE.cmr_cs_release_arena(handle)); }
+
+  public static void cmr_cs_release_binning(System.IntPtr handle) { Errors.Check(CmrNativePINVOKE.cmr_cs_release_binning(handle)); }
+
+  public static void cmr_cs_release_callback(System.IntPtr handle) { Errors.Check(CmrNativePINVOKE.cmr_cs_release_callback(handle)); }
+
+  public static void cmr_cs_release_cuda(System.IntPtr handle) { Errors.Check(CmrNativePINVOKE.cmr_cs_release_cuda(handle)); }
+
+  public static void cmr_cs_release_cuda_async(System.IntPtr handle) { Errors.Check(CmrNativePINVOKE.cmr_cs_release_cuda_async(handle)); }
+
+  public static void cmr_cs_release_cuda_async_managed(System.IntPtr handle) { Errors.Check(CmrNativePINVOKE.cmr_cs_release_cuda_async_managed(handle)); }
+
+  public static void cmr_cs_release_cuda_async_view(System.IntPtr handle) { Errors.Check(CmrNativePINVOKE.cmr_cs_release_cuda_async_view(handle)); }
+
+  public static void cmr_cs_release_failure_callback(System.IntPtr handle) { Errors.Check(CmrNativePINVOKE.cmr_cs_release_failure_callback(handle)); }
+
+  public static void cmr_cs_release_fixed_size(System.IntPtr handle) { Errors.Check(CmrNativePINVOKE.cmr_cs_release_fixed_size(handle)); }
+
+  public static void cmr_cs_release_limiting(System.IntPtr handle) { Errors.Check(CmrNativePINVOKE.cmr_cs_release_limiting(handle)); }
+
+  public static void cmr_cs_release_logging(System.IntPtr handle) { Errors.Check(CmrNativePINVOKE.cmr_cs_release_logging(handle)); }
+
+  public static void cmr_cs_release_managed(System.IntPtr handle) { Errors.Check(CmrNativePINVOKE.cmr_cs_release_managed(handle)); }
+
+  public static void cmr_cs_release_pinned_host(System.IntPtr handle) { Errors.Check(CmrNativePINVOKE.cmr_cs_release_pinned_host(handle)); }
+
+  public static void cmr_cs_release_pool(System.IntPtr handle) { Errors.Check(CmrNativePINVOKE.cmr_cs_release_pool(handle)); }
+
+  public static void cmr_cs_release_prefetch(System.IntPtr handle) { Errors.Check(CmrNativePINVOKE.cmr_cs_release_prefetch(handle)); }
+
+  public static void cmr_cs_release_simulated(System.IntPtr handle) { Errors.Check(CmrNativePINVOKE.cmr_cs_release_simulated(handle)); }
+
+  public static void cmr_cs_release_statistics(System.IntPtr handle) { Errors.Check(CmrNativePINVOKE.cmr_cs_release_statistics(handle)); }
+
+  public static void cmr_cs_release_system(System.IntPtr handle) { Errors.Check(CmrNativePINVOKE.cmr_cs_release_system(handle)); }
+
+  public static void cmr_cs_release_thread_safe(System.IntPtr handle) { Errors.Check(CmrNativePINVOKE.cmr_cs_release_thread_safe(handle)); }
+
+  public static void cmr_cs_release_tracking(System.IntPtr handle) { Errors.Check(CmrNativePINVOKE.cmr_cs_release_tracking(handle)); }
+
   public static string cmr_last_error_message() {
     string ret = CmrNativePINVOKE.cmr_last_error_message();
     return ret;

@@ -199,6 +199,69 @@ internal class CmrNativePINVOKE {
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_cs_release_device_buffer")]
   public static extern int cmr_cs_release_device_buffer(System.IntPtr jarg1);
 
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_cs_release_aligned")]
+  public static extern int cmr_cs_release_aligned(System.IntPtr jarg1);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_cs_release_arena")]
+  public static extern int cmr_cs_release_arena(System.IntPtr jarg1);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_cs_release_binning")]
+  public static extern int cmr_cs_release_binning(System.IntPtr jarg1);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_cs_release_callback")]
+  public static extern int cmr_cs_release_callback(System.IntPtr jarg1);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_cs_release_cuda")]
+  public static extern int cmr_cs_release_cuda(System.IntPtr jarg1);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_cs_release_cuda_async")]
+  public static extern int cmr_cs_release_cuda_async(System.IntPtr jarg1);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_cs_release_cuda_async_managed")]
+  public static extern int cmr_cs_release_cuda_async_managed(System.IntPtr jarg1);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_cs_release_cuda_async_view")]
+  public static extern int cmr_cs_release_cuda_async_view(System.IntPtr jarg1);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_cs_release_failure_callback")]
+  public static extern int cmr_cs_release_failure_callback(System.IntPtr jarg1);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_cs_release_fixed_size")]
+  public static extern int cmr_cs_release_fixed_size(System.IntPtr jarg1);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_cs_release_limiting")]
+  public static extern int cmr_cs_release_limiting(System.IntPtr jarg1);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_cs_release_logging")]
+  public static extern int cmr_cs_release_logging(System.IntPtr jarg1);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_cs_release_managed")]
+  public static extern int cmr_cs_release_managed(System.IntPtr jarg1);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_cs_release_pinned_host")]
+  public static extern int cmr_cs_release_pinned_host(System.IntPtr jarg1);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_cs_release_pool")]
+  public static extern int cmr_cs_release_pool(System.IntPtr jarg1);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_cs_release_prefetch")]
+  public static extern int cmr_cs_release_prefetch(System.IntPtr jarg1);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_cs_release_simulated")]
+  public static extern int cmr_cs_release_simulated(System.IntPtr jarg1);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_cs_release_statistics")]
+  public static extern int cmr_cs_release_statistics(System.IntPtr jarg1);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_cs_release_system")]
+  public static extern int cmr_cs_release_system(System.IntPtr jarg1);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_cs_release_thread_safe")]
+  public static extern int cmr_cs_release_thread_safe(System.IntPtr jarg1);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_cs_release_tracking")]
+  public static extern int cmr_cs_release_tracking(System.IntPtr jarg1);
+
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_last_error_message")]
   public static extern string cmr_last_error_message();
 

@@ -87,11 +87,10 @@ func newAlignedResource(handle uintptr) (*AlignedResource, error) {
 }
 
 // wrapAlignedResource is a new value of the aligned resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapAlignedResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_aligned_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newAlignedResource(handle)
@@ -213,11 +212,10 @@ func newArenaResource(handle uintptr) (*ArenaResource, error) {
 }
 
 // wrapArenaResource is a new value of the arena resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapArenaResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_arena_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newArenaResource(handle)
@@ -358,11 +356,10 @@ func newBinningResource(handle uintptr) (*BinningResource, error) {
 }
 
 // wrapBinningResource is a new value of the binning resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapBinningResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_binning_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newBinningResource(handle)
@@ -449,11 +446,10 @@ func newCallbackResource(handle uintptr) (*CallbackResource, error) {
 }
 
 // wrapCallbackResource is a new value of the callback resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapCallbackResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_callback_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newCallbackResource(handle)
@@ -491,11 +487,10 @@ func newCudaResource(handle uintptr) (*CudaResource, error) {
 }
 
 // wrapCudaResource is a new value of the cuda resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapCudaResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_cuda_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newCudaResource(handle)
@@ -576,11 +571,10 @@ func newCudaAsyncResource(handle uintptr) (*CudaAsyncResource, error) {
 }
 
 // wrapCudaAsyncResource is a new value of the cuda_async resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapCudaAsyncResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_cuda_async_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newCudaAsyncResource(handle)
@@ -638,11 +632,10 @@ func newCudaAsyncManagedResource(handle uintptr) (*CudaAsyncManagedResource, err
 }
 
 // wrapCudaAsyncManagedResource is a new value of the cuda_async_managed resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapCudaAsyncManagedResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_cuda_async_managed_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newCudaAsyncManagedResource(handle)
@@ -691,11 +684,10 @@ func newCudaAsyncViewResource(handle uintptr) (*CudaAsyncViewResource, error) {
 }
 
 // wrapCudaAsyncViewResource is a new value of the cuda_async_view resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapCudaAsyncViewResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_cuda_async_view_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newCudaAsyncViewResource(handle)
@@ -739,11 +731,10 @@ func newFailureCallbackResource(handle uintptr) (*FailureCallbackResource, error
 }
 
 // wrapFailureCallbackResource is a new value of the failure_callback resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapFailureCallbackResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_failure_callback_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newFailureCallbackResource(handle)
@@ -832,11 +823,10 @@ func newFixedSizeResource(handle uintptr) (*FixedSizeResource, error) {
 }
 
 // wrapFixedSizeResource is a new value of the fixed_size resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapFixedSizeResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_fixed_size_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newFixedSizeResource(handle)
@@ -934,11 +924,10 @@ func newLimitingResource(handle uintptr) (*LimitingResource, error) {
 }
 
 // wrapLimitingResource is a new value of the limiting resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapLimitingResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_limiting_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newLimitingResource(handle)
@@ -1061,11 +1050,10 @@ func newLoggingResource(handle uintptr) (*LoggingResource, error) {
 }
 
 // wrapLoggingResource is a new value of the logging resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapLoggingResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_logging_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newLoggingResource(handle)
@@ -1134,11 +1122,10 @@ func newManagedResource(handle uintptr) (*ManagedResource, error) {
 }
 
 // wrapManagedResource is a new value of the managed resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapManagedResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_managed_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newManagedResource(handle)
@@ -1175,11 +1162,10 @@ func newPinnedHostResource(handle uintptr) (*PinnedHostResource, error) {
 }
 
 // wrapPinnedHostResource is a new value of the pinned_host resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapPinnedHostResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_pinned_host_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newPinnedHostResource(handle)
@@ -1259,11 +1245,10 @@ func newPoolResource(handle uintptr) (*PoolResource, error) {
 }
 
 // wrapPoolResource is a new value of the pool resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapPoolResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_pool_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newPoolResource(handle)
@@ -1342,11 +1327,10 @@ func newPrefetchResource(handle uintptr) (*PrefetchResource, error) {
 }
 
 // wrapPrefetchResource is a new value of the prefetch resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapPrefetchResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_prefetch_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newPrefetchResource(handle)
@@ -1414,11 +1398,10 @@ func newSimulatedResource(handle uintptr) (*SimulatedResource, error) {
 }
 
 // wrapSimulatedResource is a new value of the simulated resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapSimulatedResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_simulated_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newSimulatedResource(handle)
@@ -1516,11 +1499,10 @@ func newStatisticsResource(handle uintptr) (*StatisticsResource, error) {
 }
 
 // wrapStatisticsResource is a new value of the statistics resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapStatisticsResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_statistics_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newStatisticsResource(handle)
@@ -1650,11 +1632,10 @@ func newSystemResource(handle uintptr) (*SystemResource, error) {
 }
 
 // wrapSystemResource is a new value of the system resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapSystemResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_system_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newSystemResource(handle)
@@ -1704,11 +1685,10 @@ func newThreadSafeResource(handle uintptr) (*ThreadSafeResource, error) {
 }
 
 // wrapThreadSafeResource is a new value of the thread_safe resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapThreadSafeResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_thread_safe_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newThreadSafeResource(handle)
@@ -1790,11 +1770,10 @@ func newTrackingResource(handle uintptr) (*TrackingResource, error) {
 }
 
 // wrapTrackingResource is a new value of the tracking resource behind ref,
-// taking over a share of it that the caller took (dropped on failure).
+// holding the share of its own that the handle from_ref makes owns.
 func wrapTrackingResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	var handle uintptr
 	if err := check(capi.Cmr_tracking_resource_from_ref(ref, &handle)); err != nil {
-		capi.Cmr_ref_release(ref)
 		return nil, err
 	}
 	return newTrackingResource(handle)

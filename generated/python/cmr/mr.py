@@ -874,25 +874,26 @@ _CLASSES = {
 
 
 def _wrap_ref(ref, held: bool = False) -> DeviceMemoryResource:
-    """A new object holding a share of the resource behind `ref`: of its
-    class, or a plain DeviceMemoryResource for a resource cmr did not make
-    (a C program's own ops table). The share is retained here, or with
-    `held` is the one the caller took (cmr_acquire_*), which the object
-    takes over (and which is released if this fails)."""
+    """A new object holding a share of its own of the resource behind `ref`:
+    of its class (the handle `_from_ref` makes owns that share), or a plain
+    DeviceMemoryResource for a resource cmr did not make (a C program's own
+    ops table), which holds a share retained here. With `held`, the caller's
+    share (cmr_acquire_*) is given back here, whatever happens, or taken
+    over by the plain object."""
     try:
         known = _CLASSES.get(capi.cmr_ref_type_name(ref))
         if known is None:
             obj = DeviceMemoryResource.__new__(DeviceMemoryResource)
+            if not held:
+                capi.cmr_ref_retain(ref)
+            held = False  # the object holds it now
             handle, destroy = ref, capi.cmr_ref_release
         else:
             cls, from_ref, destroy = known
             obj = cls.__new__(cls)
             handle = from_ref(ref)
-    except BaseException:
+    finally:
         if held:
             capi.cmr_ref_release(ref)
-        raise
-    if not held:
-        capi.cmr_ref_retain(ref)
     obj._handle, obj._destroy, obj._ref, obj._identity = handle, destroy, ref, ref.identity()
     return obj

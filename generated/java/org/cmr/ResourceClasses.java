@@ -7,63 +7,85 @@ final class ResourceClasses {
   private ResourceClasses() {}
 
   /**
-   * The object, of the resource's class, for a share the caller took of the resource behind
-   * {@code ref} (a copy it hands over), keeping {@code kept}: a plain {@link MemoryResource} for
-   * a resource cmr did not make (a C program's own ops table) or one Java has no class for.
+   * The object, of the resource's class, holding a share of its own of the resource behind {@code
+   * ref} (a copy it takes over), keeping {@code kept}: a plain {@link MemoryResource} for a
+   * resource cmr did not make (a C program's own ops table). With {@code held}, the share the
+   * caller took with the ref (cmr_acquire_*) is given back (or, for the plain object, kept).
    */
-  static MemoryResource adopt(long ref, Object... kept) {
+  static MemoryResource of(long ref, boolean held, Object... kept) {
     String type;
     try {
       type = CmrNative.cmr_ref_type_name(ref);
     } catch (RuntimeException | Error e) {
-      Share.release(ref);
+      Share.drop(ref, held);
       throw e;
     }
     switch (type) {
       case "aligned":
-        return new AlignedResourceAdaptor(Share.adopted(ref, CmrNative::cmr_aligned_resource_from_ref, kept));
+        return new AlignedResourceAdaptor(
+            Share.fromRef(ref, held, CmrNative::cmr_aligned_resource_from_ref, CmrNative::cmr_aligned_resource_destroy, kept));
       case "arena":
-        return new ArenaMemoryResource(Share.adopted(ref, CmrNative::cmr_arena_resource_from_ref, kept));
+        return new ArenaMemoryResource(
+            Share.fromRef(ref, held, CmrNative::cmr_arena_resource_from_ref, CmrNative::cmr_arena_resource_destroy, kept));
       case "binning":
-        return new BinningMemoryResource(Share.adopted(ref, CmrNative::cmr_binning_resource_from_ref, kept));
+        return new BinningMemoryResource(
+            Share.fromRef(ref, held, CmrNative::cmr_binning_resource_from_ref, CmrNative::cmr_binning_resource_destroy, kept));
       case "callback":
-        return new CallbackMemoryResource(Share.adopted(ref, CmrNative::cmr_callback_resource_from_ref, kept));
+        return new CallbackMemoryResource(
+            Share.fromRef(ref, held, CmrNative::cmr_callback_resource_from_ref, CmrNative::cmr_callback_resource_destroy, kept));
       case "cuda":
-        return new CudaMemoryResource(Share.adopted(ref, CmrNative::cmr_cuda_resource_from_ref, kept));
+        return new CudaMemoryResource(
+            Share.fromRef(ref, held, CmrNative::cmr_cuda_resource_from_ref, CmrNative::cmr_cuda_resource_destroy, kept));
       case "cuda_async":
-        return new CudaAsyncMemoryResource(Share.adopted(ref, CmrNative::cmr_cuda_async_resource_from_ref, kept));
+        return new CudaAsyncMemoryResource(
+            Share.fromRef(ref, held, CmrNative::cmr_cuda_async_resource_from_ref, CmrNative::cmr_cuda_async_resource_destroy, kept));
       case "cuda_async_managed":
-        return new CudaAsyncManagedMemoryResource(Share.adopted(ref, CmrNative::cmr_cuda_async_managed_resource_from_ref, kept));
+        return new CudaAsyncManagedMemoryResource(
+            Share.fromRef(ref, held, CmrNative::cmr_cuda_async_managed_resource_from_ref, CmrNative::cmr_cuda_async_managed_resource_destroy, kept));
       case "cuda_async_view":
-        return new CudaAsyncViewMemoryResource(Share.adopted(ref, CmrNative::cmr_cuda_async_view_resource_from_ref, kept));
+        return new CudaAsyncViewMemoryResource(
+            Share.fromRef(ref, held, CmrNative::cmr_cuda_async_view_resource_from_ref, CmrNative::cmr_cuda_async_view_resource_destroy, kept));
       case "failure_callback":
-        return new FailureCallbackResourceAdaptor(Share.adopted(ref, CmrNative::cmr_failure_callback_resource_from_ref, kept));
+        return new FailureCallbackResourceAdaptor(
+            Share.fromRef(ref, held, CmrNative::cmr_failure_callback_resource_from_ref, CmrNative::cmr_failure_callback_resource_destroy, kept));
       case "fixed_size":
-        return new FixedSizeMemoryResource(Share.adopted(ref, CmrNative::cmr_fixed_size_resource_from_ref, kept));
+        return new FixedSizeMemoryResource(
+            Share.fromRef(ref, held, CmrNative::cmr_fixed_size_resource_from_ref, CmrNative::cmr_fixed_size_resource_destroy, kept));
       case "limiting":
-        return new LimitingResourceAdaptor(Share.adopted(ref, CmrNative::cmr_limiting_resource_from_ref, kept));
+        return new LimitingResourceAdaptor(
+            Share.fromRef(ref, held, CmrNative::cmr_limiting_resource_from_ref, CmrNative::cmr_limiting_resource_destroy, kept));
       case "logging":
-        return new LoggingResourceAdaptor(Share.adopted(ref, CmrNative::cmr_logging_resource_from_ref, kept));
+        return new LoggingResourceAdaptor(
+            Share.fromRef(ref, held, CmrNative::cmr_logging_resource_from_ref, CmrNative::cmr_logging_resource_destroy, kept));
       case "managed":
-        return new ManagedMemoryResource(Share.adopted(ref, CmrNative::cmr_managed_resource_from_ref, kept));
+        return new ManagedMemoryResource(
+            Share.fromRef(ref, held, CmrNative::cmr_managed_resource_from_ref, CmrNative::cmr_managed_resource_destroy, kept));
       case "pinned_host":
-        return new PinnedHostMemoryResource(Share.adopted(ref, CmrNative::cmr_pinned_host_resource_from_ref, kept));
+        return new PinnedHostMemoryResource(
+            Share.fromRef(ref, held, CmrNative::cmr_pinned_host_resource_from_ref, CmrNative::cmr_pinned_host_resource_destroy, kept));
       case "pool":
-        return new PoolMemoryResource(Share.adopted(ref, CmrNative::cmr_pool_resource_from_ref, kept));
+        return new PoolMemoryResource(
+            Share.fromRef(ref, held, CmrNative::cmr_pool_resource_from_ref, CmrNative::cmr_pool_resource_destroy, kept));
       case "prefetch":
-        return new PrefetchResourceAdaptor(Share.adopted(ref, CmrNative::cmr_prefetch_resource_from_ref, kept));
+        return new PrefetchResourceAdaptor(
+            Share.fromRef(ref, held, CmrNative::cmr_prefetch_resource_from_ref, CmrNative::cmr_prefetch_resource_destroy, kept));
       case "simulated":
-        return new SimulatedMemoryResource(Share.adopted(ref, CmrNative::cmr_simulated_resource_from_ref, kept));
+        return new SimulatedMemoryResource(
+            Share.fromRef(ref, held, CmrNative::cmr_simulated_resource_from_ref, CmrNative::cmr_simulated_resource_destroy, kept));
       case "statistics":
-        return new StatisticsResourceAdaptor(Share.adopted(ref, CmrNative::cmr_statistics_resource_from_ref, kept));
+        return new StatisticsResourceAdaptor(
+            Share.fromRef(ref, held, CmrNative::cmr_statistics_resource_from_ref, CmrNative::cmr_statistics_resource_destroy, kept));
       case "system":
-        return new SystemMemoryResource(Share.adopted(ref, CmrNative::cmr_system_resource_from_ref, kept));
+        return new SystemMemoryResource(
+            Share.fromRef(ref, held, CmrNative::cmr_system_resource_from_ref, CmrNative::cmr_system_resource_destroy, kept));
       case "thread_safe":
-        return new ThreadSafeResourceAdaptor(Share.adopted(ref, CmrNative::cmr_thread_safe_resource_from_ref, kept));
+        return new ThreadSafeResourceAdaptor(
+            Share.fromRef(ref, held, CmrNative::cmr_thread_safe_resource_from_ref, CmrNative::cmr_thread_safe_resource_destroy, kept));
       case "tracking":
-        return new TrackingResourceAdaptor(Share.adopted(ref, CmrNative::cmr_tracking_resource_from_ref, kept));
+        return new TrackingResourceAdaptor(
+            Share.fromRef(ref, held, CmrNative::cmr_tracking_resource_from_ref, CmrNative::cmr_tracking_resource_destroy, kept));
       default:
-        return new MemoryResource(Share.foreign(ref, kept));
+        return new MemoryResource(Share.foreign(ref, held, kept));
     }
   }
 }

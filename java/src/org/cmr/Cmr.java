@@ -65,7 +65,7 @@ public final class Cmr {
     // A share taken with the read: another thread replacing the entry cannot take the resource away first.
     long ref = CmrNative.cmr_acquire_per_device_resource_ref(device);
     MemoryResource installed = INSTALLED.get(device);
-    return installed == null ? MemoryResource.adopted(ref) : MemoryResource.adopted(ref, installed);
+    return installed == null ? MemoryResource.fromAcquired(ref) : MemoryResource.fromAcquired(ref, installed);
   }
 
   /** Makes {@code resource} the one of {@code device} (the table takes a share of it). */

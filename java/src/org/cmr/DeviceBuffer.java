@@ -108,7 +108,7 @@ public final class DeviceBuffer extends NativeObject {
 
   /** The buffer's resource (a new share: close it when done). */
   public MemoryResource resource() {
-    return fromAddress(buffer -> MemoryResource.retained(CmrNative.cmr_device_buffer_resource(buffer), resource));
+    return fromAddress(buffer -> MemoryResource.fromRef(CmrNative.cmr_device_buffer_resource(buffer), resource));
   }
 
   /** Makes the size {@code newSize}, keeping the first bytes; reallocates (on the buffer's stream) past the capacity. */

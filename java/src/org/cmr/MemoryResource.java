@@ -15,7 +15,7 @@ public class MemoryResource extends NativeObject {
   private final long handle;
 
   MemoryResource(Share share) {
-    super(share.ref(), Share::release, share.kept());
+    super(share.ref(), share.releaser(), share.kept());
     this.handle = share.handle();
   }
 
@@ -131,16 +131,16 @@ public class MemoryResource extends NativeObject {
   }
 
   /**
-   * A new object, of the resource's class, holding a new share of the resource behind {@code ref}
-   * (a copy this takes over): what the per-device table and stacks hand out. It keeps {@code
-   * kept}, the Java objects the resource may have been made from.
+   * A new object, of the resource's class, holding a share of its own of the resource behind
+   * {@code ref} (a copy this takes over): what stacks and buffers hand out. It keeps {@code kept},
+   * the Java objects the resource may have been made from.
    */
-  static MemoryResource retained(long ref, Object... kept) {
-    return adopted(Share.retain(ref), kept);
+  static MemoryResource fromRef(long ref, Object... kept) {
+    return ResourceClasses.of(ref, false, kept);
   }
 
-  /** As {@link #retained}, taking over the share the caller took with {@code ref} (cmr_acquire_*). */
-  static MemoryResource adopted(long ref, Object... kept) {
-    return ResourceClasses.adopt(ref, kept);
+  /** As {@link #fromRef}, giving back the share the caller took with {@code ref} (cmr_acquire_*). */
+  static MemoryResource fromAcquired(long ref, Object... kept) {
+    return ResourceClasses.of(ref, true, kept);
   }
 }

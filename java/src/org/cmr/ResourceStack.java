@@ -16,12 +16,12 @@ public final class ResourceStack extends NativeObject {
 
   /** The top of the stack, the resource to allocate from (a new share: close it when done). */
   public MemoryResource top() {
-    return fromAddress(stack -> MemoryResource.retained(CmrNative.cmr_stack_ref(stack)));
+    return fromAddress(stack -> MemoryResource.fromRef(CmrNative.cmr_stack_ref(stack)));
   }
 
   /** The innermost resource, which the others sit on (a new share: close it when done). */
   public MemoryResource leaf() {
-    return fromAddress(stack -> MemoryResource.retained(CmrNative.cmr_stack_leaf(stack)));
+    return fromAddress(stack -> MemoryResource.fromRef(CmrNative.cmr_stack_leaf(stack)));
   }
 
   /** The expression the stack was built from, with every default written out. */

@@ -4,19 +4,19 @@ import java.util.function.LongConsumer;
 import java.util.function.LongUnaryOperator;
 
 /**
- * One share of a C resource as a Java object holds it: the typed handle (for the resource's own
- * methods), a ref (a heap copy, for the common ones) and the Java objects the resource was made
- * over, kept until the share is released (see {@link NativeObject}). Releasing it drops the share
- * and frees the copy.
+ * One share of a C resource as a Java object holds it: the typed handle that owns the share (for
+ * the resource's own methods; 0 for a resource cmr did not make, whose share is held through the
+ * ref), a ref (a heap copy, for the common calls), what destroys the handle, and the Java objects
+ * the resource was made over, kept until the share is released (see {@link NativeObject}).
  */
-record Share(long handle, long ref, Object... kept) {
+record Share(long handle, long ref, LongConsumer destroy, Object... kept) {
   /**
    * The share of a resource just created over {@code kept}: {@code toRef} makes its ref; {@code
-   * destroy} undoes the creation if that fails.
+   * destroy} ends the handle (and undoes the creation if that fails).
    */
   static Share created(long handle, LongUnaryOperator toRef, LongConsumer destroy, Object... kept) {
     try {
-      return new Share(handle, toRef.applyAsLong(handle), kept);
+      return new Share(handle, toRef.applyAsLong(handle), destroy, kept);
     } catch (RuntimeException | Error e) {
       destroy.accept(handle);
       throw e;
@@ -24,40 +24,79 @@ record Share(long handle, long ref, Object... kept) {
   }
 
   /**
-   * The share the caller took (cmr_ref_retain) of the resource behind {@code ref}, whose handle
-   * {@code fromRef} finds, keeping {@code kept}.
+   * A share of its own of the resource behind {@code ref} (a copy this takes over): the handle
+   * {@code fromRef} makes owns it. With {@code held}, the share the caller took with the ref
+   * (cmr_acquire_*) is given back, whatever happens.
    */
-  static Share adopted(long ref, LongUnaryOperator fromRef, Object... kept) {
+  static Share fromRef(
+      long ref, boolean held, LongUnaryOperator fromRef, LongConsumer destroy, Object... kept) {
+    long handle;
     try {
-      return new Share(fromRef.applyAsLong(ref), ref, kept);
+      handle = fromRef.applyAsLong(ref);
     } catch (RuntimeException | Error e) {
-      release(ref);
+      drop(ref, held);
       throw e;
     }
-  }
-
-  /** A share of a resource cmr did not make (a C program's own ops table): it has no typed handle. */
-  static Share foreign(long ref, Object... kept) {
-    return new Share(0, ref, kept);
-  }
-
-  /** Drops the share behind {@code ref} and frees the copy. */
-  static void release(long ref) {
     try {
-      CmrNative.cmr_ref_release(ref);
+      if (held) {
+        CmrNative.cmr_ref_release(ref);
+      }
+    } catch (RuntimeException | Error e) {
+      try {
+        destroy.accept(handle);
+      } finally {
+        CmrNative.cmr_java_ref_free(ref);
+      }
+      throw e;
+    }
+    return new Share(handle, ref, destroy, kept);
+  }
+
+  /**
+   * A share of a resource cmr did not make (a C program's own ops table), which has no typed
+   * handle: the caller's ({@code held}) or one taken here.
+   */
+  static Share foreign(long ref, boolean held, Object... kept) {
+    if (!held) {
+      try {
+        CmrNative.cmr_ref_retain(ref);
+      } catch (RuntimeException | Error e) {
+        CmrNative.cmr_java_ref_free(ref);
+        throw e;
+      }
+    }
+    return new Share(0, ref, null, kept);
+  }
+
+  /**
+   * Frees a ref copy the caller cannot use, giving back the share taken with it if {@code held}.
+   */
+  static void drop(long ref, boolean held) {
+    try {
+      if (held) {
+        CmrNative.cmr_ref_release(ref);
+      }
     } finally {
       CmrNative.cmr_java_ref_free(ref);
     }
   }
 
-  /** Takes a new share of the resource behind a ref copy the caller owns, freeing the copy if that fails. */
-  static long retain(long ref) {
-    try {
-      CmrNative.cmr_ref_retain(ref);
-    } catch (RuntimeException | Error e) {
-      CmrNative.cmr_java_ref_free(ref);
-      throw e;
+  /**
+   * What drops the share and frees the ref copy given to it. It holds the handle and its destroy
+   * function, not this record: the objects kept are released by {@link NativeObject} itself.
+   */
+  LongConsumer releaser() {
+    long owner = handle;
+    LongConsumer end = destroy;
+    if (owner == 0) {
+      return copy -> drop(copy, true);
     }
-    return ref;
+    return copy -> {
+      try {
+        end.accept(owner);
+      } finally {
+        CmrNative.cmr_java_ref_free(copy);
+      }
+    };
   }
 }
