@@ -3,7 +3,23 @@
  *
  * Conventions: every fallible call returns a cmr_status and hands results
  * back through trailing out-parameters; on failure cmr_last_error_message()
- * says what was wrong and with which value. */
+ * says what was wrong and with which value.
+ *
+ * Ownership (the README says it the same way):
+ * 1. Every handle obtained (_create, _from_ref, cmr_stack_parse,
+ *    cmr_device_buffer_create) owns one share: destroy it once. destroy(NULL)
+ *    is a no-op; a second destroy is CMR_ERROR_DESTROYED_HANDLE and never
+ *    drops anyone else's share.
+ * 2. A ref is not a share: it works while some share of its resource lives.
+ *    Whatever keeps a ref beyond a call (an adaptor's upstream, a bin, a
+ *    buffer, the per-device table) takes a share of its own.
+ * 3. cmr_ref_retain / cmr_ref_release take and give back a share through a
+ *    ref; a retain as the last share goes fails (CMR_ERROR_DESTROYED_HANDLE).
+ * 4. Threads that may race with a replacement of the per-device entry use
+ *    cmr_acquire_*_resource_ref and cmr_ref_release the ref when done.
+ * 5. A handle or ref used after its resource is gone is reported as
+ *    CMR_ERROR_DESTROYED_HANDLE however long ago that was; no misuse reads
+ *    freed memory. */
 #ifndef CMR_CORE_H
 #define CMR_CORE_H
 
