@@ -66,7 +66,10 @@ static void *use_the_entry(void *arg) {
     }
     void *ptr = NULL;
     if (cmr_allocate(ref, 1000, CMR_DEFAULT_STREAM, &ptr) != CMR_SUCCESS) return (void *)"allocate failed";
-    ((volatile char *)ptr)[999] = 1;
+    unsigned properties = 0;
+    if (cmr_ref_properties(ref, &properties) != CMR_SUCCESS) return (void *)"properties failed";
+    /* The pools are host memory; the default before the first one may be device memory. */
+    if (properties & CMR_PROPERTY_HOST_ACCESSIBLE) ((volatile char *)ptr)[999] = 1;
     if (cmr_deallocate(ref, ptr, 1000, CMR_DEFAULT_STREAM) != CMR_SUCCESS) return (void *)"deallocate failed";
     if (cmr_ref_release(ref) != CMR_SUCCESS) return (void *)"release failed";
     atomic_fetch_add(&uses, 1);
