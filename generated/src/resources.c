@@ -431,8 +431,10 @@ static cmr_status callback_deallocate(void *self, void *ptr, size_t bytes, size_
 }
 
 static bool callback_is_equal(const void *self, cmr_resource_ref other) {
-  return other.ops == &callback_ops &&
-         cmr_callback_impl_is_equal(((const cmr_callback_resource *)self)->impl, ((const cmr_callback_resource *)other.self)->impl);
+  /* Only the resource itself, which cmr_ref_equal has already compared. */
+  (void)self;
+  (void)other;
+  return false;
 }
 
 static unsigned callback_properties(const void *self) {

@@ -136,7 +136,11 @@ CMR_API cmr_status cmr_binning_resource_bin_size_for(cmr_binning_resource *handl
  * Memory from a pair of user functions, each with an argument of its own. The
  * allocate function returns NULL when it cannot serve a request (reported as
  * out of memory) and must return memory aligned to 256 bytes; a less aligned
- * pointer is given back and reported. Thread safety is the functions' own.
+ * pointer is given back and reported. The deallocate function is called only
+ * for a pointer its allocate function returned through this resource, with the
+ * size it was asked for: any other free is refused (unknown pointer, or wrong
+ * size) before it reaches the function, so the resource is equal only to
+ * itself. Thread safety is the functions' own.
  */
 typedef struct cmr_callback_resource cmr_callback_resource;
 
@@ -453,8 +457,10 @@ CMR_API cmr_status cmr_prefetch_resource_from_ref(cmr_resource_ref ref, cmr_pref
  * so nothing is committed and any access faults at once. It models a device
  * of `capacity` bytes: an allocation that would put more than capacity bytes in
  * use fails with CMR_ERROR_OUT_OF_MEMORY; addresses are never reused (the
- * range, 2^61 bytes, outlasts any replay). Frees are accepted for any address
- * it handed out and counted, trusting the size they name. It says it is device
+ * range, 2^61 bytes, outlasts any replay). A free is accepted only for an
+ * address it handed out and has not taken back, with the size it was allocated
+ * with (else CMR_ERROR_UNKNOWN_POINTER or CMR_ERROR_INVALID_ARGUMENT, and
+ * nothing changes). It says it is device
  * accessible (so suballocators over it accept it) and never host accessible:
  * nothing may read or write its memory, not even a device.
  */
