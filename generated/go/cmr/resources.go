@@ -967,9 +967,10 @@ func (r *LimitingResource) AllocationLimit() (uint64, error) {
 // of day as HH:MM:SS.microseconds, the action (`allocate`, `free` or
 // `allocate failure`), the pointer in hex with 0x (0x0 for a failure), the size
 // in decimal bytes and the stream in hex with 0x. An allocation is logged once
-// the upstream has served it; a free is logged before the upstream takes the
-// memory back, so that a later allocation of the same address on another
-// thread always comes after it in the log. Rows are written whole under a
+// the upstream has served it; a free only once the upstream has accepted it
+// (a refused free writes no row), under the lock held across the upstream's
+// free, so that a later allocation of the same address on another thread
+// always comes after it in the log. Rows are written whole under a
 // lock, so threads never interleave them. The log goes to `filename` (created
 // or truncated), to the open stream `file` (which the caller keeps and closes
 // after destroying the adaptor), or, when neither is given, to the file named
@@ -1713,9 +1714,10 @@ func (r *ThreadSafeResource) Upstream() Resource { return r.upstream }
 // and, when capture_stacks is set, the backtrace of the allocating call (glibc's
 // backtrace()). Freeing a pointer it did not hand out returns
 // CMR_ERROR_UNKNOWN_POINTER and calls nothing. Freeing with a size or alignment
-// other than the recorded one still frees the memory, with the recorded size and
-// alignment, and then returns CMR_ERROR_INVALID_ARGUMENT naming both: the free is
-// never lost, and the caller's mistake is never silent. Destroying it with
+// other than the recorded one returns CMR_ERROR_INVALID_ARGUMENT naming both and
+// calls nothing: the allocation stays outstanding and tracked, and a free as
+// allocated still succeeds. Counters change only once the upstream has taken
+// the memory back. Destroying it with
 // allocations outstanding drops their records, not the memory (still the
 // upstream's). The report's first line is "tracking: <n> outstanding
 // allocations, <bytes> bytes", then one line "<ptr>: <bytes> bytes, alignment
