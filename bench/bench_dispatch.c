@@ -32,11 +32,15 @@ typedef struct dispatch_subject {
 } dispatch_subject;
 
 /* pool: the warm exact-size reuse path; fixed_size: a free list of one-size
- * blocks; system: malloc, for scale. */
+ * blocks; system: malloc and the record that lets it vouch for each free,
+ * for scale; statistics and limiting: an adaptor over that leaf (what a
+ * counted, checked free costs end to end). */
 static const dispatch_subject subjects[] = {
     {"pool", "pool(system, initial_pool_size=64MiB)"},
     {"fixed_size", "fixed_size(system, block_size=1KiB, blocks_to_preallocate=128)"},
     {"system", "system"},
+    {"statistics", "statistics(system)"},
+    {"limiting", "limiting(system, allocation_limit=1GiB)"},
 };
 enum { subject_count = sizeof subjects / sizeof subjects[0] };
 
@@ -134,7 +138,7 @@ int main(int argc, char **argv) {
     if (option != NULL) {
       if (i + 1 == argc || !positive(argv[++i], option)) return usage("--pairs and --repeats need a positive number");
     } else if (find_subject(argv[i]) == NULL) {
-      return usage("unknown subject (pool, fixed_size, system)");
+      return usage("unknown subject (pool, fixed_size, system, statistics, limiting)");
     } else if (chosen_count == subject_count) {
       return usage("too many subjects");
     } else {

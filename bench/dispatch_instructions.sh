@@ -49,7 +49,7 @@ trap 'rm -rf "$work"' EXIT
 
 # subject: the resource's type name; its ops functions are <type>_allocate
 # and <type>_deallocate (the generator's names in generated/src/resources.c).
-subjects=(pool fixed_size system)
+subjects=(pool fixed_size system statistics limiting)
 
 # parse OUT_FILE TYPE PAIRS: prints "via direct alloc_ref alloc_direct
 # free_ref free_direct" in Ir per pair or per call, or fails naming what is missing.

@@ -11,8 +11,10 @@ namespace Cmr
     /// so nothing is committed and any access faults at once. It models a device
     /// of `capacity` bytes: an allocation that would put more than capacity bytes in
     /// use fails with CMR_ERROR_OUT_OF_MEMORY; addresses are never reused (the
-    /// range, 2^61 bytes, outlasts any replay). Frees are accepted for any address
-    /// it handed out and counted, trusting the size they name. It says it is device
+    /// range, 2^61 bytes, outlasts any replay). A free is accepted only for an
+    /// address it handed out and has not taken back, with the size it was allocated
+    /// with (else CMR_ERROR_UNKNOWN_POINTER or CMR_ERROR_INVALID_ARGUMENT, and
+    /// nothing changes). It says it is device
     /// accessible (so suballocators over it accept it) and never host accessible:
     /// nothing may read or write its memory, not even a device.
     /// </summary>

@@ -49,7 +49,6 @@ cmr_status cmr_callback_impl_create(cmr_allocate_callback allocate, cmr_dealloca
 void cmr_callback_impl_destroy(cmr_callback_impl *impl);
 cmr_status cmr_callback_impl_allocate(cmr_callback_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
 cmr_status cmr_callback_impl_deallocate(cmr_callback_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
-bool cmr_callback_impl_is_equal(const cmr_callback_impl *impl, const cmr_callback_impl *other);
 unsigned cmr_callback_impl_properties(const cmr_callback_impl *impl);
 
 /* ---- cuda ---- */

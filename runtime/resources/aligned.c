@@ -1,9 +1,10 @@
 /* aligned: requests that need more than 256 bytes of alignment take that much
  * extra from the upstream (at 256) and hand out the aligned address inside
  * it; a map from each such address to the upstream's allocation lets the
- * free give the upstream back exactly its pointer and size. Whether a
- * request was aligned here is decided from its size and alignment, which a
- * free must repeat (as in RMM), so pass-through frees touch no lock. */
+ * free give the upstream back exactly its pointer and size, and refuse a
+ * free of another size. Whether a request was aligned here is decided from
+ * its size and alignment, which a free must repeat (as in RMM), so
+ * pass-through frees touch no lock unless the upstream refuses them. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 /* One aligned allocation: what the caller got and what the upstream gave. */
 typedef struct cmr_aligned_entry {
   cmr_address_entry key; /* first: its address is the aligned pointer */
+  size_t bytes;           /* what the caller asked for */
   void *upstream_ptr;
   size_t upstream_bytes;
 } cmr_aligned_entry;
@@ -59,11 +61,35 @@ static void cmr_aligned_insert(cmr_aligned_impl *impl, cmr_aligned_entry *entry)
   pthread_mutex_unlock(&impl->lock);
 }
 
-static cmr_aligned_entry *cmr_aligned_remove(cmr_aligned_impl *impl, const void *aligned) {
+/* Takes out the entry of `aligned` if it was allocated as `bytes`; else
+ * NULL, leaving the map as it was, and *allocated is the size of the entry
+ * found (0 if none). */
+static cmr_aligned_entry *cmr_aligned_remove(cmr_aligned_impl *impl, const void *aligned, size_t bytes,
+                                             size_t *allocated) {
   pthread_mutex_lock(&impl->lock);
   cmr_aligned_entry *entry = (cmr_aligned_entry *)cmr_address_map_remove(&impl->entries, aligned);
+  *allocated = entry == NULL ? 0 : entry->bytes;
+  if (entry != NULL && entry->bytes != bytes) {
+    cmr_address_map_insert(&impl->entries, &entry->key);
+    entry = NULL;
+  }
   pthread_mutex_unlock(&impl->lock);
   return entry;
+}
+
+static cmr_status cmr_aligned_wrong_size(const void *ptr, size_t bytes, size_t allocated) {
+  return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "aligned: %p was allocated with %zu bytes, not %zu: nothing was freed",
+                   ptr, allocated, bytes);
+}
+
+/* A free passed through that the upstream did not know: when this adaptor
+ * aligned `ptr` itself, the caller named another size than it allocated. */
+static cmr_status cmr_aligned_passed_through(cmr_aligned_impl *impl, cmr_status status, const void *ptr,
+                                             size_t bytes) {
+  if (status != CMR_ERROR_UNKNOWN_POINTER) return status;
+  size_t allocated;
+  cmr_aligned_remove(impl, ptr, 0, &allocated); /* no entry has 0 bytes: it stays */
+  return allocated == 0 ? status : cmr_aligned_wrong_size(ptr, bytes, allocated);
 }
 
 /* ---- allocation ------------------------------------------------------------------ */
@@ -88,6 +114,7 @@ cmr_status cmr_aligned_impl_allocate(cmr_aligned_impl *impl, size_t bytes, size_
   }
   cmr_aligned_entry *entry = malloc(sizeof *entry);
   if (entry == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "aligned: no host memory to record an allocation");
+  entry->bytes = bytes;
   entry->upstream_bytes = bytes + extra;
   cmr_status status =
       cmr_allocate_aligned(impl->upstream, entry->upstream_bytes, CMR_DEFAULT_ALIGNMENT, stream, &entry->upstream_ptr);
@@ -108,9 +135,12 @@ cmr_status cmr_aligned_impl_deallocate(cmr_aligned_impl *impl, void *ptr, size_t
                                        cmr_stream stream) {
   alignment = cmr_aligned_effective(impl, bytes, alignment);
   if (alignment == CMR_DEFAULT_ALIGNMENT) {
-    return cmr_deallocate_aligned(impl->upstream, ptr, bytes, alignment, stream);
+    cmr_status status = cmr_deallocate_aligned(impl->upstream, ptr, bytes, alignment, stream);
+    return status == CMR_SUCCESS ? status : cmr_aligned_passed_through(impl, status, ptr, bytes);
   }
-  cmr_aligned_entry *entry = cmr_aligned_remove(impl, ptr);
+  size_t allocated;
+  cmr_aligned_entry *entry = cmr_aligned_remove(impl, ptr, bytes, &allocated);
+  if (entry == NULL && allocated != 0) return cmr_aligned_wrong_size(ptr, bytes, allocated);
   if (entry == NULL) {
     return cmr_error(CMR_ERROR_UNKNOWN_POINTER,
                      "aligned: %p (%zu bytes at alignment %zu) is not a pointer this adaptor aligned", ptr, bytes,

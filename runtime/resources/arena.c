@@ -320,15 +320,14 @@ cmr_status cmr_arena_impl_allocate(cmr_arena_impl *impl, size_t bytes, size_t al
     if (status != CMR_SUCCESS) return status;
   }
   if (block == NULL) return out_of_memory(impl, bytes, alignment, stream, superblock);
-  cmr_suballocator_hand_out(impl->handed_out, block, out);
+  cmr_suballocator_hand_out(impl->handed_out, block, bytes, out);
   return CMR_SUCCESS;
 }
 
 cmr_status cmr_arena_impl_deallocate(cmr_arena_impl *impl, void *ptr, size_t bytes, size_t alignment,
                                      cmr_stream stream) {
   (void)alignment; /* it placed the block; its size does not depend on it */
-  return cmr_suballocator_take_back(impl->lists, impl->handed_out, "arena", ptr, bytes,
-                                    cmr_round_up_256(bytes), stream);
+  return cmr_suballocator_take_back(impl->lists, impl->handed_out, "arena", ptr, bytes, stream);
 }
 
 cmr_status cmr_arena_impl_arena_size(cmr_arena_impl *impl, size_t *out) {

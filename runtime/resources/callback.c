@@ -1,7 +1,11 @@
-/* callback: memory from the user's allocate / deallocate functions. */
+/* callback: memory from the user's allocate / deallocate functions. The
+ * deallocate function sees only pointers its allocate function returned
+ * through this resource, with the size they were asked for: the resource
+ * keeps a ledger of its own (so it is equal only to itself, as RMM's). */
 #include <stdlib.h>
 
 #include "impl.h"
+#include "ledger.h"
 
 struct cmr_callback_impl {
   cmr_allocate_callback allocate;
@@ -9,6 +13,7 @@ struct cmr_callback_impl {
   void *allocate_arg;
   void *deallocate_arg;
   unsigned properties;
+  cmr_ledger *ledger;
 };
 
 cmr_status cmr_callback_impl_create(cmr_allocate_callback allocate, cmr_deallocate_callback deallocate,
@@ -16,15 +21,24 @@ cmr_status cmr_callback_impl_create(cmr_allocate_callback allocate, cmr_dealloca
                                     cmr_callback_impl **out) {
   cmr_callback_impl *impl = malloc(sizeof *impl);
   if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "callback: no host memory for the resource");
-  *impl = (cmr_callback_impl){allocate, deallocate, allocate_arg, deallocate_arg, properties};
+  *impl = (cmr_callback_impl){allocate, deallocate, allocate_arg, deallocate_arg, properties, NULL};
+  cmr_status status = cmr_ledger_create("callback", &impl->ledger);
+  if (status != CMR_SUCCESS) {
+    free(impl);
+    return status;
+  }
   *out = impl;
   return CMR_SUCCESS;
 }
 
-void cmr_callback_impl_destroy(cmr_callback_impl *impl) { free(impl); }
+/* Memory still out stays the user's; only the records go. */
+void cmr_callback_impl_destroy(cmr_callback_impl *impl) {
+  cmr_ledger_destroy(impl->ledger);
+  free(impl);
+}
 
-cmr_status cmr_callback_impl_allocate(cmr_callback_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
-                                      void **out) {
+static cmr_status cmr_callback_obtain(void *resource, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
+  cmr_callback_impl *impl = resource;
   (void)alignment; /* the functions promise 256; dispatch verifies what comes back */
   *out = impl->allocate(bytes, stream, impl->allocate_arg);
   if (*out == NULL) {
@@ -33,17 +47,25 @@ cmr_status cmr_callback_impl_allocate(cmr_callback_impl *impl, size_t bytes, siz
   return CMR_SUCCESS;
 }
 
-cmr_status cmr_callback_impl_deallocate(cmr_callback_impl *impl, void *ptr, size_t bytes, size_t alignment,
-                                        cmr_stream stream) {
+static cmr_status cmr_callback_release(void *resource, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
+  cmr_callback_impl *impl = resource;
   (void)alignment;
   impl->deallocate(ptr, bytes, stream, impl->deallocate_arg);
   return CMR_SUCCESS;
 }
 
-bool cmr_callback_impl_is_equal(const cmr_callback_impl *impl, const cmr_callback_impl *other) {
-  return impl->allocate == other->allocate && impl->deallocate == other->deallocate &&
-         impl->allocate_arg == other->allocate_arg && impl->deallocate_arg == other->deallocate_arg &&
-         impl->properties == other->properties;
+static const cmr_ledger_memory cmr_callback_memory = {cmr_callback_obtain, cmr_callback_release};
+
+cmr_status cmr_callback_impl_allocate(cmr_callback_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
+                                      void **out) {
+  return cmr_ledger_allocate(impl->ledger, "callback", NULL, &cmr_callback_memory, impl, bytes, alignment, stream,
+                             out);
+}
+
+cmr_status cmr_callback_impl_deallocate(cmr_callback_impl *impl, void *ptr, size_t bytes, size_t alignment,
+                                        cmr_stream stream) {
+  return cmr_ledger_deallocate(impl->ledger, "callback", NULL, &cmr_callback_memory, impl, ptr, bytes, alignment,
+                               stream);
 }
 
 unsigned cmr_callback_impl_properties(const cmr_callback_impl *impl) { return impl->properties; }

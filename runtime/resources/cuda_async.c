@@ -5,6 +5,7 @@
 
 #include "backend.h"
 #include "impl.h"
+#include "cuda_memory.h"
 
 struct cmr_cuda_async_impl {
   cmr_backend_pool pool;
@@ -58,13 +59,13 @@ void cmr_cuda_async_impl_destroy(cmr_cuda_async_impl *impl) {
 cmr_status cmr_cuda_async_impl_allocate(cmr_cuda_async_impl *impl, size_t bytes, size_t alignment,
                                         cmr_stream stream, void **out) {
   (void)alignment;
-  return cmr_backend_pool_alloc(impl->pool, bytes, stream, out);
+  return cmr_cuda_memory_allocate(CMR_CUDA_MEMORY_POOL, "cuda_async", impl->pool, bytes, stream, out);
 }
 
 cmr_status cmr_cuda_async_impl_deallocate(cmr_cuda_async_impl *impl, void *ptr, size_t bytes, size_t alignment,
                                           cmr_stream stream) {
-  (void)impl, (void)bytes, (void)alignment;
-  return cmr_backend_pool_free(ptr, stream);
+  (void)alignment;
+  return cmr_cuda_memory_deallocate(CMR_CUDA_MEMORY_POOL, "cuda_async", impl->pool, ptr, bytes, stream);
 }
 
 cmr_status cmr_cuda_async_impl_pool_handle(cmr_cuda_async_impl *impl, void **out) {

@@ -4,6 +4,7 @@
 
 #include "backend.h"
 #include "impl.h"
+#include "cuda_memory.h"
 
 struct cmr_cuda_async_managed_impl {
   cmr_backend_pool pool;
@@ -26,13 +27,13 @@ void cmr_cuda_async_managed_impl_destroy(cmr_cuda_async_managed_impl *impl) { fr
 cmr_status cmr_cuda_async_managed_impl_allocate(cmr_cuda_async_managed_impl *impl, size_t bytes, size_t alignment,
                                                 cmr_stream stream, void **out) {
   (void)alignment;
-  return cmr_backend_pool_alloc(impl->pool, bytes, stream, out);
+  return cmr_cuda_memory_allocate(CMR_CUDA_MEMORY_POOL, "cuda_async_managed", impl->pool, bytes, stream, out);
 }
 
 cmr_status cmr_cuda_async_managed_impl_deallocate(cmr_cuda_async_managed_impl *impl, void *ptr, size_t bytes,
                                                   size_t alignment, cmr_stream stream) {
-  (void)impl, (void)bytes, (void)alignment;
-  return cmr_backend_pool_free(ptr, stream);
+  (void)alignment;
+  return cmr_cuda_memory_deallocate(CMR_CUDA_MEMORY_POOL, "cuda_async_managed", impl->pool, ptr, bytes, stream);
 }
 
 bool cmr_cuda_async_managed_impl_is_equal(const cmr_cuda_async_managed_impl *impl,

@@ -134,19 +134,14 @@ cmr_status cmr_fixed_size_impl_allocate(cmr_fixed_size_impl *impl, size_t bytes,
   cmr_block *block = NULL;
   cmr_status status = cmr_suballocator_take_or_grow(impl->free_blocks, &impl->growth, impl->block_size, alignment,
                                                     stream, cmr_fixed_size_grow, impl, &block);
-  if (status == CMR_SUCCESS) cmr_suballocator_hand_out(impl->handed_out, block, out);
+  if (status == CMR_SUCCESS) cmr_suballocator_hand_out(impl->handed_out, block, bytes, out);
   return status;
 }
 
 cmr_status cmr_fixed_size_impl_deallocate(cmr_fixed_size_impl *impl, void *ptr, size_t bytes, size_t alignment,
                                           cmr_stream stream) {
   (void)alignment; /* every block is 256-aligned, the most the spec lets callers ask */
-  if (bytes > impl->block_size) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "fixed_size: freeing %p as %zu bytes, more than a block of %zu",
-                     ptr, bytes, impl->block_size);
-  }
-  return cmr_suballocator_take_back(impl->free_blocks, impl->handed_out, "fixed_size", ptr, bytes, impl->block_size,
-                                    stream);
+  return cmr_suballocator_take_back(impl->free_blocks, impl->handed_out, "fixed_size", ptr, bytes, stream);
 }
 
 cmr_status cmr_fixed_size_impl_block_size(cmr_fixed_size_impl *impl, size_t *out) {

@@ -39,10 +39,9 @@ static unsigned long long cmr_logging_thread_id(void) {
 #endif
 }
 
-/* Writes `row` (whole, one line) under the lock, counting it lost if the
- * write or the auto-flush fails. */
-static void cmr_logging_write(cmr_logging_impl *impl, const char *row) {
-  pthread_mutex_lock(&impl->lock);
+/* Writes `row` (whole, one line), counting it lost if the write or the
+ * auto-flush fails. The caller holds the lock. */
+static void cmr_logging_write_locked(cmr_logging_impl *impl, const char *row) {
   bool failed = fputs(row, impl->file) == EOF || (impl->auto_flush && fflush(impl->file) != 0);
   if (failed) {
     impl->last_errno = errno;
@@ -50,21 +49,33 @@ static void cmr_logging_write(cmr_logging_impl *impl, const char *row) {
     impl->lost_since_flush++;
     clearerr(impl->file);
   }
+}
+
+static void cmr_logging_write(cmr_logging_impl *impl, const char *row) {
+  pthread_mutex_lock(&impl->lock);
+  cmr_logging_write_locked(impl, row);
   pthread_mutex_unlock(&impl->lock);
 }
 
+enum { cmr_logging_row_size = 160 };
+
 /* Thread,Time,Action,Pointer,Size,Stream: the time is local, HH:MM:SS with
  * microseconds, as RMM's pattern "%t,%H:%M:%S.%f,%v". */
-static void cmr_logging_event(cmr_logging_impl *impl, const char *action, const void *ptr, size_t bytes,
-                              cmr_stream stream) {
+static void cmr_logging_format(char row[cmr_logging_row_size], const char *action, const void *ptr, size_t bytes,
+                               cmr_stream stream) {
   struct timespec now;
   struct tm local;
   clock_gettime(CLOCK_REALTIME, &now);
   localtime_r(&now.tv_sec, &local);
-  char row[160];
-  snprintf(row, sizeof row, "%llu,%02d:%02d:%02d.%06ld,%s,0x%" PRIxPTR ",%zu,0x%" PRIxPTR "\n",
+  snprintf(row, cmr_logging_row_size, "%llu,%02d:%02d:%02d.%06ld,%s,0x%" PRIxPTR ",%zu,0x%" PRIxPTR "\n",
            cmr_logging_thread_id(), local.tm_hour, local.tm_min, local.tm_sec, now.tv_nsec / 1000, action,
            (uintptr_t)ptr, bytes, (uintptr_t)stream);
+}
+
+static void cmr_logging_event(cmr_logging_impl *impl, const char *action, const void *ptr, size_t bytes,
+                              cmr_stream stream) {
+  char row[cmr_logging_row_size];
+  cmr_logging_format(row, action, ptr, bytes, stream);
   cmr_logging_write(impl, row);
 }
 
@@ -130,10 +141,17 @@ cmr_status cmr_logging_impl_allocate(cmr_logging_impl *impl, size_t bytes, size_
 
 cmr_status cmr_logging_impl_deallocate(cmr_logging_impl *impl, void *ptr, size_t bytes, size_t alignment,
                                        cmr_stream stream) {
-  /* Logged first: once the upstream has the memory back, another thread may
-   * be handed the same address, and its row must come after this one. */
-  cmr_logging_event(impl, "free", ptr, bytes, stream);
-  return cmr_deallocate_aligned(impl->upstream, ptr, bytes, alignment, stream);
+  /* Only a free the upstream accepts is logged. The lock is held across the
+   * upstream's free: once the upstream has the memory back, another thread
+   * may be handed the same address, and its row (which waits for the lock)
+   * must come after this one. */
+  char row[cmr_logging_row_size];
+  cmr_logging_format(row, "free", ptr, bytes, stream);
+  pthread_mutex_lock(&impl->lock);
+  cmr_status status = cmr_deallocate_aligned(impl->upstream, ptr, bytes, alignment, stream);
+  if (status == CMR_SUCCESS) cmr_logging_write_locked(impl, row);
+  pthread_mutex_unlock(&impl->lock);
+  return status;
 }
 
 cmr_status cmr_logging_impl_flush(cmr_logging_impl *impl) {

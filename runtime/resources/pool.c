@@ -107,15 +107,14 @@ cmr_status cmr_pool_impl_allocate(cmr_pool_impl *impl, size_t bytes, size_t alig
                                   void **out) {
   cmr_block *block = NULL;
   cmr_status status = cmr_pool_find(impl, cmr_round_up_256(bytes), alignment, stream, &block);
-  if (status == CMR_SUCCESS) cmr_suballocator_hand_out(impl->handed_out, block, out);
+  if (status == CMR_SUCCESS) cmr_suballocator_hand_out(impl->handed_out, block, bytes, out);
   return status;
 }
 
 cmr_status cmr_pool_impl_deallocate(cmr_pool_impl *impl, void *ptr, size_t bytes, size_t alignment,
                                     cmr_stream stream) {
   (void)alignment; /* the block knows where it starts */
-  return cmr_suballocator_take_back(impl->free_lists, impl->handed_out, "pool", ptr, bytes, cmr_round_up_256(bytes),
-                                    stream);
+  return cmr_suballocator_take_back(impl->free_lists, impl->handed_out, "pool", ptr, bytes, stream);
 }
 
 cmr_status cmr_pool_impl_pool_size(cmr_pool_impl *impl, size_t *out) {

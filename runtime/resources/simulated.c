@@ -1,10 +1,12 @@
 /* simulated: addresses from a bump pointer over a range no process maps, and
  * counters; no memory behind them. The mutex keeps the bump pointer and the
- * counters consistent with each other. */
+ * counters consistent with each other; a ledger of its own (every simulated
+ * resource hands out the same addresses) vouches for each free. */
 #include <pthread.h>
 #include <stdlib.h>
 
 #include "impl.h"
+#include "ledger.h"
 
 /* From 2^62, 2^61 bytes: non-canonical on x86-64 (4- and 5-level paging) and
  * above every arm64 virtual address size, so no real pointer is ever in it
@@ -21,11 +23,17 @@ struct cmr_simulated_impl {
   size_t peak;
   size_t allocations;
   size_t deallocations;
+  cmr_ledger *ledger;
 };
 
 cmr_status cmr_simulated_impl_create(size_t capacity, cmr_simulated_impl **out) {
   cmr_simulated_impl *impl = calloc(1, sizeof *impl);
   if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "simulated: no host memory for the resource");
+  cmr_status status = cmr_ledger_create("simulated", &impl->ledger);
+  if (status != CMR_SUCCESS) {
+    free(impl);
+    return status;
+  }
   pthread_mutex_init(&impl->lock, NULL);
   impl->capacity = capacity;
   *out = impl;
@@ -33,6 +41,7 @@ cmr_status cmr_simulated_impl_create(size_t capacity, cmr_simulated_impl **out) 
 }
 
 void cmr_simulated_impl_destroy(cmr_simulated_impl *impl) {
+  cmr_ledger_destroy(impl->ledger);
   pthread_mutex_destroy(&impl->lock);
   free(impl);
 }
@@ -47,8 +56,9 @@ static void *cmr_simulated_take(cmr_simulated_impl *impl, uintptr_t start, size_
   return (void *)(CMR_SIMULATED_BASE + start);
 }
 
-cmr_status cmr_simulated_impl_allocate(cmr_simulated_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
+static cmr_status cmr_simulated_obtain(void *resource, size_t bytes, size_t alignment, cmr_stream stream,
                                        void **out) {
+  cmr_simulated_impl *impl = resource;
   (void)stream;
   *out = NULL;
   if (alignment > CMR_SIMULATED_RANGE) {
@@ -73,25 +83,30 @@ cmr_status cmr_simulated_impl_allocate(cmr_simulated_impl *impl, size_t bytes, s
   return CMR_SUCCESS;
 }
 
+/* Only for an address the ledger vouches for, with its size. */
+static cmr_status cmr_simulated_release(void *resource, void *ptr, size_t bytes, size_t alignment,
+                                        cmr_stream stream) {
+  cmr_simulated_impl *impl = resource;
+  (void)ptr, (void)alignment, (void)stream;
+  pthread_mutex_lock(&impl->lock);
+  impl->in_use -= bytes;
+  impl->deallocations++;
+  pthread_mutex_unlock(&impl->lock);
+  return CMR_SUCCESS;
+}
+
+static const cmr_ledger_memory cmr_simulated_memory = {cmr_simulated_obtain, cmr_simulated_release};
+
+cmr_status cmr_simulated_impl_allocate(cmr_simulated_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
+                                       void **out) {
+  return cmr_ledger_allocate(impl->ledger, "simulated", NULL, &cmr_simulated_memory, impl, bytes, alignment, stream,
+                             out);
+}
+
 cmr_status cmr_simulated_impl_deallocate(cmr_simulated_impl *impl, void *ptr, size_t bytes, size_t alignment,
                                          cmr_stream stream) {
-  (void)alignment, (void)stream;
-  uintptr_t address = (uintptr_t)ptr;
-  pthread_mutex_lock(&impl->lock);
-  bool known = address >= CMR_SIMULATED_BASE && address - CMR_SIMULATED_BASE < impl->next;
-  size_t in_use = impl->in_use;
-  bool too_many = known && bytes > in_use;
-  if (known && !too_many) {
-    impl->in_use -= bytes;
-    impl->deallocations++;
-  }
-  pthread_mutex_unlock(&impl->lock);
-  if (!known) return cmr_error(CMR_ERROR_UNKNOWN_POINTER, "simulated: %p was never handed out", ptr);
-  if (too_many) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "simulated: freeing %p of %zu bytes with only %zu in use", ptr, bytes,
-                     in_use);
-  }
-  return CMR_SUCCESS;
+  return cmr_ledger_deallocate(impl->ledger, "simulated", NULL, &cmr_simulated_memory, impl, ptr, bytes, alignment,
+                               stream);
 }
 
 /* One counter, read under the lock. */

@@ -6,6 +6,11 @@
 
 #include "backend.h"
 #include "impl.h"
+#include "ledger.h"
+
+/* One ledger for every system resource: they are interchangeable (equality
+ * "type"), so any of them takes back what another handed out. */
+static cmr_ledger cmr_system_ledger;
 
 struct cmr_system_impl {
   bool device_accessible;
@@ -26,8 +31,7 @@ cmr_status cmr_system_impl_create(cmr_system_impl **out) {
 
 void cmr_system_impl_destroy(cmr_system_impl *impl) { free(impl); }
 
-cmr_status cmr_system_impl_allocate(cmr_system_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
-                                    void **out) {
+static cmr_status cmr_system_obtain(void *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   (void)impl, (void)stream;
   int error = posix_memalign(out, alignment, bytes);
   if (error == ENOMEM) {
@@ -43,8 +47,7 @@ cmr_status cmr_system_impl_allocate(cmr_system_impl *impl, size_t bytes, size_t 
   return CMR_SUCCESS;
 }
 
-cmr_status cmr_system_impl_deallocate(cmr_system_impl *impl, void *ptr, size_t bytes, size_t alignment,
-                                      cmr_stream stream) {
+static cmr_status cmr_system_release(void *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
   (void)impl, (void)bytes, (void)alignment;
   /* Work queued on the stream may still read the memory. If the wait fails,
    * keeping the memory is safer than freeing it under running work. */
@@ -52,6 +55,21 @@ cmr_status cmr_system_impl_deallocate(cmr_system_impl *impl, void *ptr, size_t b
   if (status != CMR_SUCCESS) return cmr_error_context(status, "system: deallocate");
   free(ptr);
   return CMR_SUCCESS;
+}
+
+static const cmr_ledger_memory cmr_system_memory = {cmr_system_obtain, cmr_system_release};
+
+cmr_status cmr_system_impl_allocate(cmr_system_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
+                                    void **out) {
+  return cmr_ledger_allocate(&cmr_system_ledger, "system", NULL, &cmr_system_memory, impl, bytes, alignment, stream,
+                             out);
+}
+
+/* Only what a system resource handed out, with its size, reaches free(). */
+cmr_status cmr_system_impl_deallocate(cmr_system_impl *impl, void *ptr, size_t bytes, size_t alignment,
+                                      cmr_stream stream) {
+  return cmr_ledger_deallocate(&cmr_system_ledger, "system", NULL, &cmr_system_memory, impl, ptr, bytes, alignment,
+                               stream);
 }
 
 unsigned cmr_system_impl_properties(const cmr_system_impl *impl) {

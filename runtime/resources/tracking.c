@@ -100,13 +100,13 @@ cmr_status cmr_tracking_impl_allocate(cmr_tracking_impl *impl, size_t bytes, siz
   return CMR_SUCCESS;
 }
 
-/* The memory is freed as recorded; the caller's other size or alignment is
- * reported after the fact. */
+/* A free must name the size and alignment the allocation was made with;
+ * any other is refused and the allocation stays tracked. */
 static cmr_status cmr_tracking_mismatch(const void *ptr, size_t bytes, size_t alignment, size_t recorded_bytes,
                                         size_t recorded_alignment) {
   return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
                    "tracking: %p was freed as %zu bytes at alignment %zu but allocated as %zu bytes at alignment "
-                   "%zu; it was freed as allocated",
+                   "%zu: nothing was freed",
                    ptr, bytes, alignment, recorded_bytes, recorded_alignment);
 }
 
@@ -117,18 +117,19 @@ cmr_status cmr_tracking_impl_deallocate(cmr_tracking_impl *impl, void *ptr, size
     return cmr_error(CMR_ERROR_UNKNOWN_POINTER, "tracking: %p (%zu bytes) was not allocated here or is already freed",
                      ptr, bytes);
   }
-  cmr_status status =
-      cmr_deallocate_aligned(impl->upstream, ptr, record->bytes, record->alignment, stream);
-  if (status != CMR_SUCCESS) {
-    /* Still allocated: keep it tracked. */
-    cmr_tracking_insert(impl, record);
-    return cmr_error_context(status, "tracking: freeing %p", ptr);
-  }
+  cmr_status status = CMR_SUCCESS;
   if (bytes != record->bytes || alignment != record->alignment) {
     status = cmr_tracking_mismatch(ptr, bytes, alignment, record->bytes, record->alignment);
+  } else {
+    status = cmr_deallocate_aligned(impl->upstream, ptr, bytes, alignment, stream);
+    if (status != CMR_SUCCESS) status = cmr_error_context(status, "tracking: freeing %p", ptr);
+  }
+  if (status != CMR_SUCCESS) {
+    cmr_tracking_insert(impl, record); /* still allocated: keep it tracked */
+    return status;
   }
   free(record);
-  return status;
+  return CMR_SUCCESS;
 }
 
 cmr_status cmr_tracking_impl_allocated_bytes(cmr_tracking_impl *impl, size_t *out) {

@@ -24,8 +24,10 @@ typedef struct cmr_block {
   /* Largest size in this block's subtree of the address order (first fit). */
   size_t largest;
   uint32_t priority;
-  /* Its place in a cmr_block_map while the block is handed out. */
+  /* Its place in a cmr_block_map while the block is handed out, and the
+   * size the caller asked for, which its free must repeat. */
   cmr_address_entry map_entry;
+  size_t requested;
 } cmr_block;
 
 typedef struct cmr_free_blocks {

@@ -22,15 +22,16 @@ cmr_status cmr_suballocator_take_or_grow(cmr_stream_lists *lists, pthread_mutex_
                                          size_t alignment, cmr_stream stream, cmr_grow_function grow,
                                          void *resource, cmr_block **out);
 
-/* Hands `block` out: recorded in `handed_out`, its address in *out. */
-void cmr_suballocator_hand_out(cmr_block_map *handed_out, cmr_block *block, void **out);
+/* Hands `block` out for a request of `bytes`: recorded in `handed_out`,
+ * its address in *out. */
+void cmr_suballocator_hand_out(cmr_block_map *handed_out, cmr_block *block, size_t bytes, void **out);
 
 /* Takes back the block at `ptr`, freed on `stream` as `bytes` bytes, into
  * the lists. It must be one `owner` handed out (else
- * CMR_ERROR_UNKNOWN_POINTER) and hold `size` bytes, what the owner makes of
- * `bytes` (else CMR_ERROR_INVALID_ARGUMENT); on any failure the block stays
- * handed out, as it was. */
+ * CMR_ERROR_UNKNOWN_POINTER) for a request of exactly `bytes` (else
+ * CMR_ERROR_INVALID_ARGUMENT); on any failure the block stays handed out,
+ * as it was. */
 cmr_status cmr_suballocator_take_back(cmr_stream_lists *lists, cmr_block_map *handed_out, const char *owner,
-                                      void *ptr, size_t bytes, size_t size, cmr_stream stream);
+                                      void *ptr, size_t bytes, cmr_stream stream);
 
 #endif /* CMR_SUBALLOCATOR_H */

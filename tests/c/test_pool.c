@@ -341,7 +341,9 @@ START_TEST(bad_frees_change_nothing) {
   int local;
   ck_assert_status(cmr_deallocate(ref, &local, 4, CMR_DEFAULT_STREAM), CMR_ERROR_UNKNOWN_POINTER);
   ck_assert_status(cmr_deallocate(ref, ptr, 4000, CMR_DEFAULT_STREAM), CMR_ERROR_INVALID_ARGUMENT);
-  ck_assert_message_has("allocated with 1024 bytes");
+  ck_assert_message_has("allocated with 1000 bytes, not 4000");
+  ck_assert_status(cmr_deallocate(ref, ptr, 1001, CMR_DEFAULT_STREAM), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_status(cmr_deallocate(ref, ptr, 999, CMR_DEFAULT_STREAM), CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_uint_eq(free_size(), 1 * MiB - 1024);
   give(ptr, 1000, CMR_DEFAULT_STREAM);
   ck_assert_status(cmr_deallocate(ref, ptr, 1000, CMR_DEFAULT_STREAM), CMR_ERROR_UNKNOWN_POINTER); /* twice */

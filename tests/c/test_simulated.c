@@ -79,12 +79,18 @@ START_TEST(test_refused_frees_change_nothing) {
   void *a = take(handle, 1000);
   int local;
   ck_assert_status(cmr_deallocate(ref, &local, 1000, CMR_DEFAULT_STREAM), CMR_ERROR_UNKNOWN_POINTER);
-  ck_assert_message_has("never handed out");
+  ck_assert_message_has("was not allocated by this resource");
   ck_assert_status(cmr_deallocate(ref, (char *)a + 4096, 10, CMR_DEFAULT_STREAM), CMR_ERROR_UNKNOWN_POINTER);
+  ck_assert_status(cmr_deallocate(ref, (char *)a + 256, 10, CMR_DEFAULT_STREAM), CMR_ERROR_UNKNOWN_POINTER);
   ck_assert_status(cmr_deallocate(ref, a, 1001, CMR_DEFAULT_STREAM), CMR_ERROR_INVALID_ARGUMENT);
-  ck_assert_message_has("only 1000 in use");
+  ck_assert_message_has("allocated with 1000 bytes, not 1001");
+  ck_assert_status(cmr_deallocate(ref, a, 999, CMR_DEFAULT_STREAM), CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_uint_eq(counter(cmr_simulated_resource_bytes_in_use, handle), 1000);
   ck_assert_uint_eq(counter(cmr_simulated_resource_deallocation_count, handle), 0);
+  ck_assert_ok(cmr_deallocate(ref, a, 1000, CMR_DEFAULT_STREAM));
+  ck_assert_status(cmr_deallocate(ref, a, 1000, CMR_DEFAULT_STREAM), CMR_ERROR_UNKNOWN_POINTER);
+  ck_assert_uint_eq(counter(cmr_simulated_resource_bytes_in_use, handle), 0);
+  ck_assert_uint_eq(counter(cmr_simulated_resource_deallocation_count, handle), 1);
   ck_assert_ok(cmr_simulated_resource_destroy(handle));
 }
 END_TEST

@@ -80,15 +80,18 @@ public class CallbacksTest {
   public void exceptionsOfCallbacksReachTheCaller() {
     IllegalStateException refused = new IllegalStateException("refused");
     IllegalStateException kept = new IllegalStateException("kept");
+    AtomicLong calls = new AtomicLong();
     try (CallbackMemoryResource throwing = new CallbackMemoryResource(
         (bytes, stream) -> {
+          if (calls.incrementAndGet() == 2) return 4096L; /* one block, to free (the resource only frees its own) */
           throw refused;
         },
         (ptr, bytes, stream) -> {
           throw kept;
         })) {
       assertSame(refused, assertThrows(IllegalStateException.class, () -> throwing.allocate(64)));
-      assertSame(kept, assertThrows(IllegalStateException.class, () -> throwing.deallocate(256, 64)));
+      long block = throwing.allocate(64);
+      assertSame(kept, assertThrows(IllegalStateException.class, () -> throwing.deallocate(block, 64)));
       assertSame(refused, assertThrows(IllegalStateException.class, () -> throwing.allocate(64)));
     }
   }

@@ -223,7 +223,11 @@ class _CallbackMemoryResource(DeviceMemoryResource):
     """Memory from a pair of user functions, each with an argument of its own. The
     allocate function returns NULL when it cannot serve a request (reported as
     out of memory) and must return memory aligned to 256 bytes; a less aligned
-    pointer is given back and reported. Thread safety is the functions' own.
+    pointer is given back and reported. The deallocate function is called only
+    for a pointer its allocate function returned through this resource, with the
+    size it was asked for: any other free is refused (unknown pointer, or wrong
+    size) before it reaches the function, so the resource is equal only to
+    itself. Thread safety is the functions' own.
 
     Parameters
     ----------
@@ -491,9 +495,10 @@ class LoggingResourceAdaptor(UpstreamResourceAdaptor):
     of day as HH:MM:SS.microseconds, the action (`allocate`, `free` or
     `allocate failure`), the pointer in hex with 0x (0x0 for a failure), the size
     in decimal bytes and the stream in hex with 0x. An allocation is logged once
-    the upstream has served it; a free is logged before the upstream takes the
-    memory back, so that a later allocation of the same address on another
-    thread always comes after it in the log. Rows are written whole under a
+    the upstream has served it; a free only once the upstream has accepted it
+    (a refused free writes no row), under the lock held across the upstream's
+    free, so that a later allocation of the same address on another thread
+    always comes after it in the log. Rows are written whole under a
     lock, so threads never interleave them. The log goes to `filename` (created
     or truncated), to the open stream `file` (which the caller keeps and closes
     after destroying the adaptor), or, when neither is given, to the file named
@@ -643,8 +648,10 @@ class SimulatedMemoryResource(DeviceMemoryResource):
     so nothing is committed and any access faults at once. It models a device
     of `capacity` bytes: an allocation that would put more than capacity bytes in
     use fails with CMR_ERROR_OUT_OF_MEMORY; addresses are never reused (the
-    range, 2^61 bytes, outlasts any replay). Frees are accepted for any address
-    it handed out and counted, trusting the size they name. It says it is device
+    range, 2^61 bytes, outlasts any replay). A free is accepted only for an
+    address it handed out and has not taken back, with the size it was allocated
+    with (else CMR_ERROR_UNKNOWN_POINTER or CMR_ERROR_INVALID_ARGUMENT, and
+    nothing changes). It says it is device
     accessible (so suballocators over it accept it) and never host accessible:
     nothing may read or write its memory, not even a device.
 
@@ -796,9 +803,10 @@ class _TrackingResourceAdaptor(UpstreamResourceAdaptor):
     and, when capture_stacks is set, the backtrace of the allocating call (glibc's
     backtrace()). Freeing a pointer it did not hand out returns
     CMR_ERROR_UNKNOWN_POINTER and calls nothing. Freeing with a size or alignment
-    other than the recorded one still frees the memory, with the recorded size and
-    alignment, and then returns CMR_ERROR_INVALID_ARGUMENT naming both: the free is
-    never lost, and the caller's mistake is never silent. Destroying it with
+    other than the recorded one returns CMR_ERROR_INVALID_ARGUMENT naming both and
+    calls nothing: the allocation stays outstanding and tracked, and a free as
+    allocated still succeeds. Counters change only once the upstream has taken
+    the memory back. Destroying it with
     allocations outstanding drops their records, not the memory (still the
     upstream's). The report's first line is "tracking: <n> outstanding
     allocations, <bytes> bytes", then one line "<ptr>: <bytes> bytes, alignment

@@ -10,7 +10,11 @@ import java.util.Set;
  * Memory from a pair of user functions, each with an argument of its own. The
  * allocate function returns NULL when it cannot serve a request (reported as
  * out of memory) and must return memory aligned to 256 bytes; a less aligned
- * pointer is given back and reported. Thread safety is the functions' own.
+ * pointer is given back and reported. The deallocate function is called only
+ * for a pointer its allocate function returned through this resource, with the
+ * size it was asked for: any other free is refused (unknown pointer, or wrong
+ * size) before it reaches the function, so the resource is equal only to
+ * itself. Thread safety is the functions' own.
  *
  * <p>The {@code callback} resource of cmr (leaf; cuda and host builds).
  */

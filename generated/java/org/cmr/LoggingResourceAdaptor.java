@@ -13,9 +13,10 @@ import java.lang.ref.Reference;
  * of day as HH:MM:SS.microseconds, the action (`allocate`, `free` or
  * `allocate failure`), the pointer in hex with 0x (0x0 for a failure), the size
  * in decimal bytes and the stream in hex with 0x. An allocation is logged once
- * the upstream has served it; a free is logged before the upstream takes the
- * memory back, so that a later allocation of the same address on another
- * thread always comes after it in the log. Rows are written whole under a
+ * the upstream has served it; a free only once the upstream has accepted it
+ * (a refused free writes no row), under the lock held across the upstream's
+ * free, so that a later allocation of the same address on another thread
+ * always comes after it in the log. Rows are written whole under a
  * lock, so threads never interleave them. The log goes to `filename` (created
  * or truncated), to the open stream `file` (which the caller keeps and closes
  * after destroying the adaptor), or, when neither is given, to the file named

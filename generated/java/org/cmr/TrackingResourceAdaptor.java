@@ -9,9 +9,10 @@ import java.lang.ref.Reference;
  * and, when capture_stacks is set, the backtrace of the allocating call (glibc's
  * backtrace()). Freeing a pointer it did not hand out returns
  * CMR_ERROR_UNKNOWN_POINTER and calls nothing. Freeing with a size or alignment
- * other than the recorded one still frees the memory, with the recorded size and
- * alignment, and then returns CMR_ERROR_INVALID_ARGUMENT naming both: the free is
- * never lost, and the caller's mistake is never silent. Destroying it with
+ * other than the recorded one returns CMR_ERROR_INVALID_ARGUMENT naming both and
+ * calls nothing: the allocation stays outstanding and tracked, and a free as
+ * allocated still succeeds. Counters change only once the upstream has taken
+ * the memory back. Destroying it with
  * allocations outstanding drops their records, not the memory (still the
  * upstream's). The report's first line is "tracking: &lt;n&gt; outstanding
  * allocations, &lt;bytes&gt; bytes", then one line "&lt;ptr&gt;: &lt;bytes&gt; bytes, alignment

@@ -1,0 +1,53 @@
+/* What a leaf resource handed out, so that it can vouch for a free before
+ * it reaches free(), cudaFree or a user's function: each live pointer with
+ * the size it was allocated with and a tag of whom it belongs to, in 64
+ * independently locked shards (threads freeing different pointers rarely
+ * meet on a lock). A free of a pointer not in the ledger (foreign, static,
+ * interior, already freed) is CMR_ERROR_UNKNOWN_POINTER; of a known pointer
+ * with another size, CMR_ERROR_INVALID_ARGUMENT; either way nothing changes.
+ *
+ * A zero-filled cmr_ledger is an empty one, so resources that are
+ * interchangeable by type (system, cuda, ...) share one ledger in static
+ * storage, and memory from one is freed through another as is_equal
+ * promises; a resource that only vouches for itself makes its own with
+ * cmr_ledger_create. Thread-safe. */
+#ifndef CMR_LEDGER_H
+#define CMR_LEDGER_H
+
+#include "address_map.h"
+#include "lock.h"
+
+enum { cmr_ledger_shard_bits = 6, cmr_ledger_shard_count = 1 << cmr_ledger_shard_bits };
+
+typedef struct cmr_ledger_shard {
+  _Alignas(64) cmr_lock lock;
+  cmr_address_map entries; /* no table until the first entry */
+} cmr_ledger_shard;
+
+typedef struct cmr_ledger {
+  cmr_ledger_shard shards[cmr_ledger_shard_count];
+} cmr_ledger;
+
+/* A ledger of its own on the heap (CMR_ERROR_OUT_OF_MEMORY, naming `owner`). */
+cmr_status cmr_ledger_create(const char *owner, cmr_ledger **out);
+/* Frees the ledger and the entries still in it (their memory is not touched). */
+void cmr_ledger_destroy(cmr_ledger *ledger);
+
+/* How a leaf obtains and releases its memory, called by the two below. */
+typedef struct cmr_ledger_memory {
+  cmr_status (*obtain)(void *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
+  cmr_status (*release)(void *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+} cmr_ledger_memory;
+
+/* Obtains `bytes` and records them with `tag` (the record is made first, so
+ * that no memory is ever obtained that cannot be recorded). `owner` names
+ * the resource in messages. */
+cmr_status cmr_ledger_allocate(cmr_ledger *ledger, const char *owner, const void *tag, const cmr_ledger_memory *memory,
+                               void *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
+/* Releases `ptr` only if it is recorded with `tag` and `bytes`, else the
+ * status above and nothing changes; if the release fails, it stays recorded. */
+cmr_status cmr_ledger_deallocate(cmr_ledger *ledger, const char *owner, const void *tag,
+                                 const cmr_ledger_memory *memory, void *impl, void *ptr, size_t bytes,
+                                 size_t alignment, cmr_stream stream);
+
+#endif /* CMR_LEDGER_H */
