@@ -63,6 +63,8 @@ step "generated code is fresh" "$PYTHON" -m generator --check || true
 test_build host build/host -DCMR_WITH_CUDA=OFF -DCMR_BUILD_GO=ON -DCMR_BUILD_JAVA=ON -DCMR_BUILD_CSHARP=ON || true
 # The C ABI against its committed baseline (README, "The C ABI").
 step "C ABI: build/host against abi/libcmr.abi" bash scripts/abi.sh check build/host || true
+# Each ecosystem's install path, used from outside the tree (tests/packaging/).
+step "Python: the wheel and pip install ." bash tests/packaging/python_wheel.sh "$PYTHON" || true
 if have_cuda_toolkit; then
   test_build CUDA build/cuda -DCMR_WITH_CUDA=ON || true
 else
