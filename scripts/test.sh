@@ -65,6 +65,7 @@ test_build host build/host -DCMR_WITH_CUDA=OFF -DCMR_BUILD_GO=ON -DCMR_BUILD_JAV
 step "C ABI: build/host against abi/libcmr.abi" bash scripts/abi.sh check build/host || true
 # Each ecosystem's install path, used from outside the tree (tests/packaging/).
 step "Python: the wheel and pip install ." bash tests/packaging/python_wheel.sh "$PYTHON" || true
+step "Python: configured with a venv's python3 first on PATH" bash tests/packaging/other_python.sh || true
 if have_cuda_toolkit; then
   test_build CUDA build/cuda -DCMR_WITH_CUDA=ON || true
 else
