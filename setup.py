@@ -73,5 +73,7 @@ class BinaryDistribution(Distribution):
 with open(os.path.join(SOURCE, "VERSION"), encoding="utf-8") as version_file:
     VERSION = version_file.read().strip()
 
-setup(version=f"{VERSION}+{configure()}", distclass=BinaryDistribution, cmdclass={"build_ext": CMakeBuild},
-      packages=[], zip_safe=False)
+KIND = configure()
+# egg_info's scratch (cmr.egg-info) in the build folder, not the checkout.
+setup(version=f"{VERSION}+{KIND}", distclass=BinaryDistribution, cmdclass={"build_ext": CMakeBuild},
+      packages=[], zip_safe=False, options={"egg_info": {"egg_base": os.path.relpath(BUILD, SOURCE)}})
