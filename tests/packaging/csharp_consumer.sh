@@ -11,9 +11,7 @@
 #   csharp_consumer.sh SOURCE_DIR NUPKG NUGET MCS MONO
 set -euo pipefail
 source_dir=$1 nupkg=$2 nuget=$3 mcs=$4 mono=$5
-version=$(cat "$source_dir/VERSION")
-work=$(mktemp -d /tmp/cmr-csharp.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+source "$source_dir/tests/packaging/scratch.sh" "$source_dir" csharp
 mkdir "$work/feed" "$work/app"
 cp "$nupkg" "$work/feed/"
 cd "$work/app"
@@ -26,7 +24,6 @@ done
 ls "$package"/runtimes/linux-x64/native/libcmr.so.* >/dev/null
 "$mcs" -nologo -warnaserror+ -r:"$package/lib/net45/Cmr.dll" -out:App.exe "$source_dir/tests/packaging/csharp/App.cs"
 cp "$package/lib/net45/Cmr.dll" "$package"/runtimes/linux-x64/native/* .
-unset LD_LIBRARY_PATH MONO_PATH
 out=$("$mono" App.exe)
 echo "$out"
 [[ $out == "cmr $version assembly $version.0 "* ]] || { echo "FAIL: App did not report cmr $version and assembly $version.0"; exit 1; }

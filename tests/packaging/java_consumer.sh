@@ -9,13 +9,10 @@
 #   java_consumer.sh SOURCE_DIR CMR_JAR JAVAC JAVA
 set -euo pipefail
 source_dir=$1 jar=$2 javac=$3 java=$4
-version=$(cat "$source_dir/VERSION")
-work=$(mktemp -d /tmp/cmr-java.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+source "$source_dir/tests/packaging/scratch.sh" "$source_dir" java
 cp "$jar" "$work/cmr.jar"
 cp "$source_dir/tests/packaging/java/App.java" "$work/"
 cd "$work"
-unset LD_LIBRARY_PATH
 "$javac" -Xlint:all -Werror -cp cmr.jar App.java
 out=$("$java" -cp cmr.jar:. App)
 echo "$out"

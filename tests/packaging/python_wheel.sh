@@ -17,11 +17,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 source=$PWD
 python=${1:-/usr/bin/python3}
-version=$(cat VERSION)
-work=$(mktemp -d /tmp/cmr-wheel.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+source tests/packaging/scratch.sh "$source" wheel
 export CMAKE_ARGS=-DCMR_WITH_CUDA=OFF CMR_WHEEL_BUILD_DIR=$source/build/wheel
-unset PYTHONPATH LD_LIBRARY_PATH
 
 echo "--- 1. python3 -m build --no-isolation --wheel"
 "$python" -m build --no-isolation --wheel --outdir "$work/dist" . >"$work/build.log" 2>&1 || {
