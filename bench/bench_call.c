@@ -6,7 +6,6 @@
  *
  *   cmr-bench-call [--quick] */
 #include <stdio.h>
-#include <string.h>
 
 #include <cmr/cmr.h>
 #include <cmr/stack.h>
@@ -26,7 +25,8 @@ static void pairs(cmr_resource_ref ref, long count) {
 }
 
 int main(int argc, char **argv) {
-  bool quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+  bool quick = bench_parse_options("cmr-bench-call", "The C figure the binding benchmarks compare with.", false, argc, argv)
+                   .quick;
   long count = quick ? 100000 : 1000000;
   int repeats = quick ? 3 : 10;
   cmr_stack *stack = NULL;

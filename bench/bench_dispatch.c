@@ -22,6 +22,7 @@
 #include <cmr/stack.h>
 
 #include "bench_subjects.h" /* bench_now_seconds, bench_next_random, bench_check */
+#include "cli.h"
 #include "internal.h" /* cmr_ref_self */
 
 enum { bench_bytes = 1000, bench_warm_pairs = 1000 };
@@ -110,11 +111,11 @@ static void measure(const dispatch_subject *s, long pairs, int repeats) {
   pair_failed(cmr_stack_destroy(stack), "cmr_stack_destroy");
 }
 
-static int usage(const char *problem) {
-  fprintf(stderr, "cmr-bench-dispatch: %s\nusage: cmr-bench-dispatch [--pairs N] [--repeats R] [SUBJECT...]\n",
-          problem);
-  return 2;
-}
+static const cmr_cli cli = {"cmr-bench-dispatch", "[--pairs N] [--repeats R] [SUBJECT...]",
+                            "What the dispatch layer costs: allocate+deallocate pairs via the ref and direct.\n"
+                            "  --pairs N    pairs per repeat (default 200000)\n"
+                            "  --repeats R  repeats, the best counts (default 7)\n"
+                            "  SUBJECT      pool, fixed_size or system (default: all)\n"};
 
 static bool positive(const char *text, long *out) {
   char *end = NULL;
@@ -133,17 +134,18 @@ int main(int argc, char **argv) {
   long pairs = 200000, repeats = 7;
   const dispatch_subject *chosen[subject_count];
   int chosen_count = 0;
-  for (int i = 1; i < argc; ++i) {
-    long *option = strcmp(argv[i], "--pairs") == 0 ? &pairs : strcmp(argv[i], "--repeats") == 0 ? &repeats : NULL;
-    if (option != NULL) {
-      if (i + 1 == argc || !positive(argv[++i], option)) return usage("--pairs and --repeats need a positive number");
-    } else if (find_subject(argv[i]) == NULL) {
-      return usage("unknown subject (pool, fixed_size, system, statistics, limiting)");
-    } else if (chosen_count == subject_count) {
-      return usage("too many subjects");
-    } else {
-      chosen[chosen_count++] = find_subject(argv[i]);
+  static const struct option options[] = {
+      {"pairs", required_argument, NULL, 'p'}, {"repeats", required_argument, NULL, 'r'}, CMR_CLI_STANDARD_OPTIONS, {0}};
+  int option;
+  while ((option = cmr_cli_next(&cli, argc, argv, "", options)) != -1) {
+    if (!positive(optarg, option == 'p' ? &pairs : &repeats)) {
+      return cmr_cli_usage_error(&cli, "--pairs and --repeats need a positive number");
     }
+  }
+  for (int i = optind; i < argc; ++i) {
+    if (find_subject(argv[i]) == NULL) return cmr_cli_usage_error(&cli, "unknown subject (pool, fixed_size, system, statistics, limiting)");
+    if (chosen_count == subject_count) return cmr_cli_usage_error(&cli, "too many subjects");
+    chosen[chosen_count++] = find_subject(argv[i]);
   }
   if (chosen_count == 0) {
     for (int i = 0; i < subject_count; ++i) chosen[chosen_count++] = &subjects[i];

@@ -80,7 +80,9 @@ double run_seconds(const bench_subject *subject, const cmr_stream *streams, floa
 }  // namespace
 
 int main(int argc, char **argv) {
-  bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  bool quick = bench_parse_options("cmr-bench-multi-stream", "Does the allocator serialise streams? (CUDA build, on a GPU)",
+                                   false, argc, argv)
+                   .quick;
   int devices = 0;
   if (cmr_device_count(&devices) != CMR_SUCCESS || devices == 0) {
     std::printf("no GPU: skipped\n");

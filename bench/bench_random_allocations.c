@@ -122,22 +122,11 @@ static void run_table(const char *table, bench_subject *subjects, int count, cmr
 }
 
 int main(int argc, char **argv) {
-  bool quick = false;
-  FILE *csv = NULL;
-  for (int i = 1; i < argc; ++i) {
-    if (strcmp(argv[i], "--quick") == 0) {
-      quick = true;
-    } else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc) {
-      csv = fopen(argv[++i], "w");
-      if (csv == NULL) {
-        perror(argv[i]);
-        return 2;
-      }
-    } else {
-      fprintf(stderr, "usage: %s [--quick] [--csv FILE]\n", argv[0]);
-      return 2;
-    }
-  }
+  bench_options options = bench_parse_options("cmr-bench-random-allocations",
+                                              "RMM's random_allocations workload over the suballocators and their peers.",
+                                              true, argc, argv);
+  bool quick = options.quick;
+  FILE *csv = options.csv;
   bool gpu = cmr_built_with_cuda();
   int devices = 0;
   if (gpu && (cmr_device_count(&devices) != CMR_SUCCESS || devices == 0)) {

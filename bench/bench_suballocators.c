@@ -157,16 +157,11 @@ static void print_row(const char *table, const char *name, const char *const *co
 }
 
 int main(int argc, char **argv) {
-  for (int i = 1; i < argc; ++i) {
-    if (strcmp(argv[i], "--quick") == 0) {
-      quick = true;
-    } else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc && (csv = fopen(argv[++i], "w")) != NULL) {
-      fprintf(csv, "table,subject,column,value\n");
-    } else {
-      fprintf(stderr, "usage: %s [--quick] [--csv FILE] (a FILE that can be written)\n", argv[0]);
-      return 2;
-    }
-  }
+  bench_options options = bench_parse_options(
+      "cmr-bench-suballocators", "The suballocators against the allocators a user would pick instead.", true, argc, argv);
+  quick = options.quick;
+  csv = options.csv;
+  if (csv != NULL) fprintf(csv, "table,subject,column,value\n");
   bench_subject subjects[bench_max_subjects];
   int count = bench_make_subjects(subjects);
   printf("cmr %s suballocator benchmark, %s; (ratio) = speed against the first row\n\n", cmr_version(),

@@ -1,9 +1,11 @@
 /* The benchmark's resources (see bench_subjects.h). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "bench_subjects.h"
+#include "cli.h"
 
 static void require(cmr_status status, const char *what) { bench_check(status, "making", what); }
 
@@ -78,4 +80,29 @@ void bench_destroy_subjects(bench_subject *subjects, int count) {
     if (subjects[i].destroy != NULL) require(subjects[i].destroy(subjects[i].handle), subjects[i].name);
   }
   require(base_destroy(base_handle), "base");
+}
+
+bench_options bench_parse_options(const char *program, const char *description, bool with_csv, int argc, char **argv) {
+  static const struct option all_options[] = {
+      {"quick", no_argument, NULL, 'q'}, CMR_CLI_STANDARD_OPTIONS, {"csv", required_argument, NULL, 'c'}, {0}};
+  /* Without --csv the table ends before it. */
+  struct option options[sizeof all_options / sizeof all_options[0]];
+  memcpy(options, all_options, sizeof options);
+  if (!with_csv) memset(&options[3], 0, sizeof options[3]);
+  char help[512];
+  snprintf(help, sizeof help, "%s\n  --quick      a smoke run: a fraction of the work\n%s", description,
+           with_csv ? "  --csv FILE   also write the figures to FILE, for bench/plot.py\n" : "");
+  cmr_cli cli = {program, with_csv ? "[--quick] [--csv FILE]" : "[--quick]", help};
+  bench_options parsed = {false, NULL};
+  int option;
+  while ((option = cmr_cli_next(&cli, argc, argv, "", options)) != -1) {
+    if (option == 'q') {
+      parsed.quick = true;
+    } else if ((parsed.csv = fopen(optarg, "w")) == NULL) {
+      perror(optarg);
+      exit(cmr_cli_usage_error(&cli, "--csv needs a file that can be written"));
+    }
+  }
+  if (optind < argc) exit(cmr_cli_usage_error(&cli, "no operands are taken"));
+  return parsed;
 }

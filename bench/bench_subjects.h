@@ -5,7 +5,9 @@
 #ifndef CMR_BENCH_SUBJECTS_H
 #define CMR_BENCH_SUBJECTS_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <cmr/cmr.h>
 
@@ -35,6 +37,15 @@ void bench_destroy_subjects(bench_subject *subjects, int count);
 double bench_now_seconds(void);
 uint64_t bench_next_random(uint64_t *state);
 void bench_check(cmr_status status, const char *what, const char *subject);
+
+/* The command line of the benchmarks that take --quick (a smoke run) and,
+ * `with_csv`, --csv FILE (figures for bench/plot.py, the file opened for
+ * writing), besides --help and --version (tools/cli.h); bad usage exits 2. */
+typedef struct bench_options {
+  bool quick;
+  FILE *csv; /* NULL without --csv */
+} bench_options;
+bench_options bench_parse_options(const char *program, const char *description, bool with_csv, int argc, char **argv);
 
 #ifdef __cplusplus
 }

@@ -30,6 +30,7 @@
 #include <cmr/stack.h>
 
 #include "bench_subjects.h" /* bench_now_seconds, bench_next_random, bench_check */
+#include "cli.h"
 
 enum { allocate_percent = 73 };
 
@@ -145,13 +146,14 @@ static int make_log(const log_shape *shape, const char *path, uint64_t seed) {
   return 0;
 }
 
-static int usage(const char *problem) {
-  fprintf(stderr,
-          "cmr-make-random-log: %s\nusage: cmr-make-random-log random|mixed OUT.csv [--allocations N] "
-          "[--max-size BYTES] [--max-usage BYTES] [--seed S]\n",
-          problem);
-  return 2;
-}
+static const cmr_cli cli = {
+    "cmr-make-random-log",
+    "random|mixed OUT.csv [--allocations N] [--max-size BYTES] [--max-usage BYTES] [--seed S]",
+    "Writes an allocation log for cmr-replay: RMM's random_allocations workload through cmr's logging adaptor.\n"
+    "  --allocations N    allocations (random: 10000, mixed: 100000)\n"
+    "  --max-size BYTES   largest allocation (random: 4 MiB, mixed: 64 KiB)\n"
+    "  --max-usage BYTES  most bytes in use at once (random: 1 GiB, mixed: 32 MiB)\n"
+    "  --seed S           the random sequence (default 42)\n"};
 
 static bool parse_count(const char *text, unsigned long long *out) {
   char *end = NULL;
@@ -161,22 +163,30 @@ static bool parse_count(const char *text, unsigned long long *out) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 3) return usage("a shape and an output file are needed");
+  static const struct option options[] = {{"allocations", required_argument, NULL, 'a'},
+                                          {"max-size", required_argument, NULL, 's'},
+                                          {"max-usage", required_argument, NULL, 'u'},
+                                          {"seed", required_argument, NULL, 'r'},
+                                          CMR_CLI_STANDARD_OPTIONS,
+                                          {0}};
+  unsigned long long given[4] = {0, 0, 0, 42}; /* allocations, max-size, max-usage, seed; 0: the shape's */
+  int option;
+  while ((option = cmr_cli_next(&cli, argc, argv, "", options)) != -1) {
+    int which = option == 'a' ? 0 : option == 's' ? 1 : option == 'u' ? 2 : 3;
+    if (!parse_count(optarg, &given[which]) || given[which] > (which == 0 ? SIZE_MAX / 2 : SIZE_MAX)) {
+      return cmr_cli_usage_error(&cli, "each option needs a positive number in range");
+    }
+  }
+  if (argc - optind != 2) return cmr_cli_usage_error(&cli, "a shape and an output file are needed");
   const log_shape *known = NULL;
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i) {
-    if (strcmp(argv[1], shapes[i].name) == 0) known = &shapes[i];
+    if (strcmp(argv[optind], shapes[i].name) == 0) known = &shapes[i];
   }
-  if (known == NULL) return usage("the shape is random or mixed");
+  if (known == NULL) return cmr_cli_usage_error(&cli, "the shape is random or mixed");
   log_shape shape = *known;
-  unsigned long long seed = 42;
-  for (int i = 3; i < argc; i += 2) {
-    unsigned long long value = 0;
-    if (i + 1 == argc || !parse_count(argv[i + 1], &value)) return usage("each option needs a positive number");
-    if (strcmp(argv[i], "--allocations") == 0 && value <= SIZE_MAX / 2) shape.allocations = (size_t)value;
-    else if (strcmp(argv[i], "--max-size") == 0 && value <= SIZE_MAX) shape.max_size = (size_t)value;
-    else if (strcmp(argv[i], "--max-usage") == 0 && value <= SIZE_MAX) shape.max_usage = (size_t)value;
-    else if (strcmp(argv[i], "--seed") == 0) seed = value;
-    else return usage("unknown option or value out of range");
-  }
-  return make_log(&shape, argv[2], seed);
+  if (given[0] != 0) shape.allocations = (size_t)given[0];
+  if (given[1] != 0) shape.max_size = (size_t)given[1];
+  if (given[2] != 0) shape.max_usage = (size_t)given[2];
+  unsigned long long seed = given[3];
+  return make_log(&shape, argv[optind + 1], seed);
 }

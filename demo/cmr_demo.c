@@ -18,6 +18,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli.h"
+
 #define LIVE_SLOTS 64               /* allocations kept alive at once by the workload */
 #define MAX_ALLOCATION (1u << 20)   /* 1 MiB */
 #define BUFFER_BYTES 4096
@@ -168,22 +170,24 @@ typedef struct options {
   const char *expression; /* NULL: the demo's own stack */
 } options;
 
+static const cmr_cli cli = {
+    "cmr-demo", "[--iterations N] [STACK EXPRESSION, e.g. \"pool(cuda, initial_pool_size=1GiB)\"]",
+    "Builds a resource stack (the expression, or the demo's own), allocates through it and prints what it did.\n"
+    "  --iterations N  allocations per phase (default 5000)\n"};
+
 static options parse_options(int argc, char **argv) {
+  static const struct option long_options[] = {{"iterations", required_argument, NULL, 'i'}, CMR_CLI_STANDARD_OPTIONS, {0}};
   options parsed = {5000, NULL};
-  for (int i = 1; i < argc; ++i) {
-    if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc && argv[i + 1][0] != '-') {
-      char *end = NULL;
-      errno = 0;
-      parsed.iterations = strtoul(argv[++i], &end, 10);
-      if (*end == '\0' && errno == 0) continue;
-    } else if (argv[i][0] != '-' && parsed.expression == NULL) {
-      parsed.expression = argv[i];
-      continue;
+  while (cmr_cli_next(&cli, argc, argv, "", long_options) != -1) {
+    char *end = NULL;
+    errno = 0;
+    parsed.iterations = strtoul(optarg, &end, 10);
+    if (optarg[0] < '0' || optarg[0] > '9' || *end != '\0' || errno != 0) {
+      exit(cmr_cli_usage_error(&cli, "--iterations needs a whole number"));
     }
-    fprintf(stderr, "usage: %s [--iterations N] [STACK EXPRESSION, e.g. \"pool(cuda, initial_pool_size=1GiB)\"]\n",
-            argv[0]);
-    exit(2);
   }
+  if (argc - optind > 1) exit(cmr_cli_usage_error(&cli, "one stack expression at most"));
+  if (optind < argc) parsed.expression = argv[optind];
   return parsed;
 }
 

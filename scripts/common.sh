@@ -11,7 +11,9 @@ JOBS=$(nproc)
 APT_PACKAGES=(cmake ninja-build gcc libc6-dev pkg-config check libsubunit-dev python3 python3-jinja2
               clang libclang-rt-14-dev valgrind swig python3-dev python3-pytest python3-numpy golang-go
               default-jdk-headless junit4 libhamcrest-java
-              mono-mcs mono-runtime)
+              mono-mcs mono-runtime abigail-tools
+              python3-setuptools python3-wheel python3-build python3-pip python3-venv nuget
+              python3-distributed python3-dask)
 
 as_root() {
   if [[ $(id -u) -eq 0 ]]; then

@@ -44,7 +44,7 @@ test_build() {
 }
 
 # checked_build NAME BUILD_DIR CC ENV CMAKE_ARGS...: the host build's C suites
-# (not the generator's or the install test, which run no cmr code) built by
+# (not the generator's, the install test or the ABI check, which run no cmr code) built by
 # CC with a sanitizer or run under a tool; one process per suite
 # (CK_FORK=no) so that a finding anywhere, a leak included, fails the suite.
 checked_build() {
@@ -54,13 +54,18 @@ checked_build() {
          -DCMR_WITH_CUDA=OFF -DCMR_BUILD_DEMO=OFF -DCMR_BUILD_BENCH=OFF "$@" &&
     step "$name: compile" cmake --build "$dir" -j "$JOBS" &&
     step "$name: ctest" env CK_FORK=no $env ctest --test-dir "$dir" --output-on-failure -j "$JOBS" --timeout 1800 \
-           -E '^(generator|install)[.]'
+           -E '^(generator|install|abi)[.]'
 }
 
 install_dependencies
 
 step "generated code is fresh" "$PYTHON" -m generator --check || true
 test_build host build/host -DCMR_WITH_CUDA=OFF -DCMR_BUILD_GO=ON -DCMR_BUILD_JAVA=ON -DCMR_BUILD_CSHARP=ON || true
+# The C ABI against its committed baseline (README, "The C ABI").
+step "C ABI: build/host against abi/libcmr.abi" bash scripts/abi.sh check build/host || true
+# Each ecosystem's install path, used from outside the tree (tests/packaging/).
+step "Python: the wheel and pip install ." bash tests/packaging/python_wheel.sh "$PYTHON" || true
+step "Python: configured with a venv's python3 first on PATH" bash tests/packaging/other_python.sh || true
 if have_cuda_toolkit; then
   test_build CUDA build/cuda -DCMR_WITH_CUDA=ON || true
 else

@@ -39,6 +39,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli.h"
+
 #define LOG_HEADER "Thread,Time,Action,Pointer,Size,Stream"
 #define DEFAULT_PROGRESS_EVERY 1000000u
 
@@ -544,38 +546,31 @@ static int replay_log_on(replay_log *log, cmr_stack *stack, size_t progress_ever
 
 /* ---- command line ------------------------------------------------------------------ */
 
-static int usage(const char *problem) {
-  fprintf(stderr, "cmr-replay: %s\nusage: cmr-replay [--simulated] [--progress[=N]] LOG.csv \"STACK EXPRESSION\"\n",
-          problem);
-  return 2;
-}
+static const cmr_cli cli = {
+    "cmr-replay", "[--simulated] [--progress[=N]] LOG.csv \"STACK EXPRESSION\"",
+    "Replays an allocation log (RMM's or cmr's CSV) through a resource stack, each log thread on a thread.\n"
+    "  --simulated     the stack's leaf is the simulated resource (addresses without memory)\n"
+    "  --progress[=N]  a line on stderr every N events (default 1000000)\n"};
 
 int main(int argc, char **argv) {
+  static const struct option options[] = {
+      {"simulated", no_argument, NULL, 's'}, {"progress", optional_argument, NULL, 'p'}, CMR_CLI_STANDARD_OPTIONS, {0}};
   bool simulated = false;
   size_t progress_every = 0;
-  const char *positional[2] = {NULL, NULL};
-  int positionals = 0;
-  for (int i = 1; i < argc; ++i) {
-    unsigned long long every = 0;
-    if (strcmp(argv[i], "--simulated") == 0) {
+  int option;
+  while ((option = cmr_cli_next(&cli, argc, argv, "", options)) != -1) {
+    unsigned long long every = DEFAULT_PROGRESS_EVERY;
+    if (option == 's') {
       simulated = true;
-    } else if (strcmp(argv[i], "--progress") == 0) {
-      progress_every = DEFAULT_PROGRESS_EVERY;
-    } else if (strncmp(argv[i], "--progress=", 11) == 0) {
-      if (!parse_number(argv[i] + 11, 10, &every) || every == 0 || every > SIZE_MAX) {
-        return usage("--progress=N needs a positive number of events");
-      }
-      progress_every = (size_t)every;
-    } else if (argv[i][0] == '-' && argv[i][1] == '-') {
-      fprintf(stderr, "cmr-replay: unknown option %s\n", argv[i]);
-      return usage("see the options below");
-    } else if (positionals < 2) {
-      positional[positionals++] = argv[i];
+    } else if (optarg != NULL && (!parse_number(optarg, 10, &every) || every == 0 || every > SIZE_MAX)) {
+      return cmr_cli_usage_error(&cli, "--progress=N needs a positive number of events");
     } else {
-      return usage("too many arguments");
+      progress_every = (size_t)every;
     }
   }
-  if (positionals < 2) return usage("a log and a stack expression are needed");
+  if (argc - optind < 2) return cmr_cli_usage_error(&cli, "a log and a stack expression are needed");
+  if (argc - optind > 2) return cmr_cli_usage_error(&cli, "too many arguments");
+  const char *positional[2] = {argv[optind], argv[optind + 1]};
   replay_log log;
   int failed = read_log(positional[0], &log);
   cmr_stack *stack = NULL;

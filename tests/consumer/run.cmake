@@ -1,7 +1,7 @@
 # The install.consumer test: does an installed cmr work for a program outside
 # the tree, both ways a C program finds it?
 #
-#   cmake -DSOURCE_DIR=<cmr source> -DBUILD_DIR=<built cmr> -DWORK_DIR=<scratch> -P run.cmake
+#   cmake -DSOURCE_DIR=<cmr source> -DBUILD_DIR=<built cmr> -DWORK_DIR=<scratch> [-DPYTHON=<interpreter>] -P run.cmake
 #
 # 1. cmake --install BUILD_DIR into WORK_DIR/prefix;
 # 2. configure and build tests/consumer (find_package(cmr CONFIG)) against that
@@ -9,7 +9,7 @@
 # 3. compile consumer.c with the flags of `pkg-config cmr` and of
 #    `pkg-config --static cmr` (the latter linking libcmr.a);
 # running every executable;
-# 4. when the build has the Python package: import the installed cmr from
+# 4. when the build has the Python package (PYTHON given): import the installed cmr from
 #    outside the tree and allocate through it (it must load the libcmr
 #    installed beside it).
 # Any failing step fails the test.
@@ -124,13 +124,13 @@ run_consumer("${WORK_DIR}/pkgconfig_shared")
 run_consumer("${WORK_DIR}/pkgconfig_static")
 
 # ---- 4. Python ------------------------------------------------------------------------------
-# CMR_PYTHON_INSTALL_DIR is in the cache only when the package is built.
-build_cache_value(CMR_PYTHON_INSTALL_DIR site_packages)
+# PYTHON (the interpreter the package was built for) is given when the
+# build has the package; CMR_PYTHON_INSTALL_DIR is where it was installed.
 set(with_python_text "")
-if(site_packages)
-  build_cache_value(Python3_EXECUTABLE python)
+if(DEFINED PYTHON)
+  build_cache_value(CMR_PYTHON_INSTALL_DIR site_packages)
   set(ENV{PYTHONPATH} "${prefix}/${site_packages}")
-  run("importing the installed Python package" "${python}" "${SOURCE_DIR}/tests/consumer/consumer.py" "${prefix}")
+  run("importing the installed Python package" "${PYTHON}" "${SOURCE_DIR}/tests/consumer/consumer.py" "${prefix}")
   if(NOT run_output MATCHES "cmr ${version} python 1048576")
     message(FATAL_ERROR "install.consumer: the installed Python package did not report cmr ${version}")
   endif()

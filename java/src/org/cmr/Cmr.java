@@ -28,6 +28,11 @@ public final class Cmr {
     return CmrNative.cmr_version();
   }
 
+  /** The JAR's version (its manifest's Implementation-Version), which is the library's; null outside a JAR. */
+  public static String packageVersion() {
+    return Cmr.class.getPackage().getImplementationVersion();
+  }
+
   /** Whether the library was built with CUDA (false: the host build, whose one device is host memory). */
   public static boolean builtWithCuda() {
     return CmrNative.cmr_built_with_cuda();

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The packaging.java_consumer test: a cmr.jar user's program (java/App.java),
+# compiled against cmr.jar alone and run from a folder outside the tree with
+# no java.library.path and no LD_LIBRARY_PATH: the JAR loads the libcmr and
+# libcmr_java it carries. The JAR's manifest, its Java accessor and the
+# library report VERSION; its pom has the coordinates org.cmr:cmr:VERSION.
+#
+#   java_consumer.sh SOURCE_DIR CMR_JAR JAVAC JAVA
+set -euo pipefail
+source_dir=$1 jar=$2 javac=$3 java=$4
+source "$source_dir/tests/packaging/scratch.sh" "$source_dir" java
+cp "$jar" "$work/cmr.jar"
+cp "$source_dir/tests/packaging/java/App.java" "$work/"
+cd "$work"
+"$javac" -Xlint:all -Werror -cp cmr.jar App.java
+out=$("$java" -cp cmr.jar:. App)
+echo "$out"
+[[ $out == "cmr $version jar $version "* ]] || { echo "FAIL: App did not report cmr $version from the JAR"; exit 1; }
+unzip -p cmr.jar META-INF/maven/org.cmr/cmr/pom.xml >pom.xml
+coordinates=$(python3 -c '
+import sys, xml.etree.ElementTree as ET
+ns = {"m": "http://maven.apache.org/POM/4.0.0"}
+pom = ET.parse("pom.xml").getroot()
+print(":".join(pom.find("m:" + tag, ns).text for tag in ("groupId", "artifactId", "version", "packaging")))')
+[[ $coordinates == "org.cmr:cmr:$version:jar" ]] || { echo "FAIL: the pom says $coordinates"; exit 1; }
+echo "java_consumer.sh: App ran on cmr.jar alone from $work; pom org.cmr:cmr:$version"
