@@ -349,6 +349,7 @@ START_TEST(two_changes_cannot_close_a_cycle_between_them) {
 END_TEST
 
 int main(void) {
+  cmr_test_require_device();
   Suite *suite = suite_create("ownership");
   struct {
     const char *name;
