@@ -2072,6 +2072,93 @@ cmr_status cmr_prefetch_resource_from_ref(cmr_resource_ref ref, cmr_prefetch_res
   return cmr_handle_share(ref.self, "cmr_prefetch_resource_from_ref", (void **)out);
 }
 
+/* ==== sam_headroom ==== */
+
+/* What a sam_headroom handle's token names: the object behind the ref's self. */
+typedef struct sam_headroom_object {
+  cmr_object object; /* first: the counted-object header */
+  cmr_sam_headroom_impl *impl;
+} sam_headroom_object;
+
+static const cmr_resource_ops sam_headroom_ops;
+
+static void sam_headroom_finalize(cmr_object *object) {
+  sam_headroom_object *self = (sam_headroom_object *)object;
+  if (self->impl != NULL) cmr_sam_headroom_impl_destroy(self->impl);
+  free(self);
+}
+
+static const cmr_object_type sam_headroom_type = {"sam_headroom", sam_headroom_finalize, NULL};
+
+static cmr_status sam_headroom_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
+  return cmr_sam_headroom_impl_allocate(((sam_headroom_object *)self)->impl, bytes, alignment, stream, out);
+}
+
+static cmr_status sam_headroom_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
+  return cmr_sam_headroom_impl_deallocate(((sam_headroom_object *)self)->impl, ptr, bytes, alignment, stream);
+}
+
+static bool sam_headroom_is_equal(const void *self, cmr_resource_ref other) {
+  const sam_headroom_object *peer = (const sam_headroom_object *)cmr_object_peek(other.self);
+  return other.ops == &sam_headroom_ops && peer != NULL &&
+         cmr_sam_headroom_impl_is_equal(((const sam_headroom_object *)self)->impl, peer->impl);
+}
+
+static unsigned sam_headroom_properties(const void *self) {
+  (void)self;
+  return CMR_PROPERTY_DEVICE_ACCESSIBLE | CMR_PROPERTY_HOST_ACCESSIBLE;
+}
+
+static const cmr_resource_ops sam_headroom_ops = {
+    .flags = CMR_OPS_FLAG_COUNTED,
+    .type_name = "sam_headroom",
+    .allocate = sam_headroom_allocate,
+    .deallocate = sam_headroom_deallocate,
+    .allocate_sync = NULL,
+    .deallocate_sync = NULL,
+    .is_equal = sam_headroom_is_equal,
+    .properties = sam_headroom_properties,
+    .retain = cmr_object_retain_self,
+    .release = cmr_object_release_self,
+};
+
+cmr_status cmr_sam_headroom_resource_create(size_t headroom, cmr_sam_headroom_resource **out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_sam_headroom_resource_create: out is NULL");
+  *out = NULL;
+  sam_headroom_object *self = calloc(1, sizeof *self);
+  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_sam_headroom_resource_create: no host memory for the resource");
+  cmr_status made = cmr_sam_headroom_impl_create(headroom, &self->impl);
+  if (made != CMR_SUCCESS) {
+    self->impl = NULL;
+    sam_headroom_finalize(&self->object);
+    return cmr_error_context(made, "cmr_sam_headroom_resource_create");
+  }
+  return cmr_handle_open(&self->object, &sam_headroom_type, "cmr_sam_headroom_resource_create", (void **)out);
+}
+
+cmr_status cmr_sam_headroom_resource_destroy(cmr_sam_headroom_resource *handle) { return cmr_handle_destroy(handle, "cmr_sam_headroom_resource_destroy"); }
+
+cmr_resource_ref cmr_sam_headroom_resource_ref(cmr_sam_headroom_resource *handle) {
+  cmr_resource_ref ref = {NULL, NULL};
+  if (handle != NULL) {
+    ref.self = cmr_handle_ref_self(handle, &sam_headroom_type);
+    ref.ops = &sam_headroom_ops;
+  }
+  return ref;
+}
+
+cmr_status cmr_sam_headroom_resource_from_ref(cmr_resource_ref ref, cmr_sam_headroom_resource **out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_sam_headroom_resource_from_ref: out is NULL");
+  *out = NULL;
+  cmr_status status = cmr_ref_check(ref, "cmr_sam_headroom_resource_from_ref");
+  if (status != CMR_SUCCESS) return status;
+  if (ref.ops != &sam_headroom_ops) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_sam_headroom_resource_from_ref: the ref is a \"%s\" resource, not \"sam_headroom\"",
+                     ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
+  }
+  return cmr_handle_share(ref.self, "cmr_sam_headroom_resource_from_ref", (void **)out);
+}
+
 /* ==== simulated ==== */
 
 /* What a simulated handle's token names: the object behind the ref's self. */

@@ -295,6 +295,7 @@ static cmr_status cmr_cs_release_managed(void *handle) { return cmr_managed_reso
 static cmr_status cmr_cs_release_pinned_host(void *handle) { return cmr_pinned_host_resource_destroy(handle); }
 static cmr_status cmr_cs_release_pool(void *handle) { return cmr_pool_resource_destroy(handle); }
 static cmr_status cmr_cs_release_prefetch(void *handle) { return cmr_prefetch_resource_destroy(handle); }
+static cmr_status cmr_cs_release_sam_headroom(void *handle) { return cmr_sam_headroom_resource_destroy(handle); }
 static cmr_status cmr_cs_release_simulated(void *handle) { return cmr_simulated_resource_destroy(handle); }
 static cmr_status cmr_cs_release_statistics(void *handle) { return cmr_statistics_resource_destroy(handle); }
 static cmr_status cmr_cs_release_system(void *handle) { return cmr_system_resource_destroy(handle); }
@@ -517,6 +518,18 @@ SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_cs_release_prefetch(void * jarg1) {
   
   arg1 = (void *)jarg1; 
   result = (cmr_status)cmr_cs_release_prefetch(arg1);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_cs_release_sam_headroom(void * jarg1) {
+  int jresult ;
+  void *arg1 = (void *) 0 ;
+  cmr_status result;
+  
+  arg1 = (void *)jarg1; 
+  result = (cmr_status)cmr_cs_release_sam_headroom(arg1);
   jresult = (int)result; 
   return jresult;
 }
@@ -2020,6 +2033,46 @@ SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_prefetch_resource_from_ref(cmr_resourc
   arg1 = jarg1; 
   arg2 = (cmr_prefetch_resource **)jarg2; 
   result = (cmr_status)cmr_prefetch_resource_from_ref(arg1,arg2);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_sam_headroom_resource_create(unsigned long long jarg1, void ** jarg2) {
+  int jresult ;
+  size_t arg1 ;
+  cmr_sam_headroom_resource **arg2 = (cmr_sam_headroom_resource **) 0 ;
+  cmr_status result;
+  
+  arg1 = (size_t)jarg1; 
+  arg2 = (cmr_sam_headroom_resource **)jarg2; 
+  result = (cmr_status)cmr_sam_headroom_resource_create(arg1,arg2);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT cmr_resource_ref SWIGSTDCALL CSharp_Cmr_cmr_sam_headroom_resource_ref(void * jarg1) {
+  cmr_resource_ref jresult ;
+  cmr_sam_headroom_resource *arg1 = (cmr_sam_headroom_resource *) 0 ;
+  cmr_resource_ref result;
+  
+  arg1 = (cmr_sam_headroom_resource *)jarg1; 
+  result = cmr_sam_headroom_resource_ref(arg1);
+  jresult = result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_sam_headroom_resource_from_ref(cmr_resource_ref jarg1, void ** jarg2) {
+  int jresult ;
+  cmr_resource_ref arg1 ;
+  cmr_sam_headroom_resource **arg2 = (cmr_sam_headroom_resource **) 0 ;
+  cmr_status result;
+  
+  arg1 = jarg1; 
+  arg2 = (cmr_sam_headroom_resource **)jarg2; 
+  result = (cmr_status)cmr_sam_headroom_resource_from_ref(arg1,arg2);
   jresult = (int)result; 
   return jresult;
 }

@@ -99,6 +99,10 @@ CMR_JAVA_RETURNS_LONG(cmr_pool_resource_free_size)
 CMR_JAVA_RETURNS_LONG(cmr_prefetch_resource_create)
 CMR_JAVA_RETURNS_LONG(cmr_prefetch_resource_from_ref)
 
+/* sam_headroom */
+CMR_JAVA_RETURNS_LONG(cmr_sam_headroom_resource_create)
+CMR_JAVA_RETURNS_LONG(cmr_sam_headroom_resource_from_ref)
+
 /* simulated */
 CMR_JAVA_RETURNS_LONG(cmr_simulated_resource_create)
 CMR_JAVA_RETURNS_LONG(cmr_simulated_resource_from_ref)

@@ -3934,6 +3934,112 @@ SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1prefetch_1resource_1from
 }
 
 
+SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1sam_1headroom_1resource_1create(JNIEnv *jenv, jclass jcls, jlong jarg1) {
+  jlong jresult = 0 ;
+  size_t arg1 ;
+  cmr_sam_headroom_resource **arg2 = (cmr_sam_headroom_resource **) 0 ;
+  cmr_sam_headroom_resource *temp2 ;
+  cmr_status result;
+  
+  (void)jenv;
+  (void)jcls;
+  {
+    temp2 = NULL; arg2 = &temp2; 
+  }
+  arg1 = (size_t)jarg1; 
+  result = (cmr_status)cmr_sam_headroom_resource_create(arg1,arg2);
+  {
+    if (result != CMR_SUCCESS) {
+      cmr_java_throw(jenv, result);
+      return 0;
+    }
+  }
+  {
+    jresult = (jlong)(uintptr_t)*arg2; 
+  }
+  return jresult;
+}
+
+
+SWIGEXPORT void JNICALL Java_org_cmr_CmrNativeJNI_cmr_1sam_1headroom_1resource_1destroy(JNIEnv *jenv, jclass jcls, jlong jarg1) {
+  cmr_sam_headroom_resource *arg1 = (cmr_sam_headroom_resource *) 0 ;
+  cmr_status result;
+  
+  (void)jenv;
+  (void)jcls;
+  {
+    arg1 = (cmr_sam_headroom_resource *)(uintptr_t)jarg1; 
+  }
+  result = (cmr_status)cmr_sam_headroom_resource_destroy(arg1);
+  {
+    if (result != CMR_SUCCESS) {
+      cmr_java_throw(jenv, result);
+      return ;
+    }
+  }
+}
+
+
+SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1sam_1headroom_1resource_1ref(JNIEnv *jenv, jclass jcls, jlong jarg1) {
+  jlong jresult = 0 ;
+  cmr_sam_headroom_resource *arg1 = (cmr_sam_headroom_resource *) 0 ;
+  cmr_resource_ref result;
+  
+  (void)jenv;
+  (void)jcls;
+  {
+    arg1 = (cmr_sam_headroom_resource *)(uintptr_t)jarg1; 
+  }
+  result = cmr_sam_headroom_resource_ref(arg1);
+  {
+    cmr_resource_ref *copy = cmr_java_ref_copy(result);
+    if (copy == NULL) {
+      SWIG_JavaThrowException(jenv, SWIG_JavaOutOfMemoryError, "no host memory for a ref");
+      return 0;
+    }
+    jresult = (jlong)(uintptr_t)copy;
+  }
+  return jresult;
+}
+
+
+SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1sam_1headroom_1resource_1from_1ref(JNIEnv *jenv, jclass jcls, jlong jarg1) {
+  jlong jresult = 0 ;
+  cmr_resource_ref arg1 ;
+  cmr_sam_headroom_resource **arg2 = (cmr_sam_headroom_resource **) 0 ;
+  cmr_sam_headroom_resource *temp2 ;
+  cmr_status result;
+  
+  (void)jenv;
+  (void)jcls;
+  {
+    temp2 = NULL; arg2 = &temp2; 
+  }
+  {
+    const cmr_resource_ref *ref = (const cmr_resource_ref *)(uintptr_t)jarg1;
+    if (ref == NULL) {
+      (void)cmr_ref_validate((cmr_resource_ref){
+        0
+      }); /* sets the message of a zeroed ref */
+      cmr_java_throw(jenv, CMR_ERROR_INVALID_REF);
+      return 0;
+    }
+    arg1 = *ref;
+  }
+  result = (cmr_status)cmr_sam_headroom_resource_from_ref(arg1,arg2);
+  {
+    if (result != CMR_SUCCESS) {
+      cmr_java_throw(jenv, result);
+      return 0;
+    }
+  }
+  {
+    jresult = (jlong)(uintptr_t)*arg2; 
+  }
+  return jresult;
+}
+
+
 SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1simulated_1resource_1create(JNIEnv *jenv, jclass jcls, jobject jarg1) {
   jlong jresult = 0 ;
   cmr_optional_size arg1 ;

@@ -48,6 +48,8 @@
 %nothread cmr_pool_resource_from_ref;
 %nothread cmr_prefetch_resource_ref;
 %nothread cmr_prefetch_resource_from_ref;
+%nothread cmr_sam_headroom_resource_ref;
+%nothread cmr_sam_headroom_resource_from_ref;
 %nothread cmr_simulated_resource_ref;
 %nothread cmr_simulated_resource_from_ref;
 %nothread cmr_statistics_resource_ref;

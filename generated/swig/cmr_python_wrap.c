@@ -3004,44 +3004,46 @@ SWIG_Python_NonDynamicSetAttr(PyObject *obj, PyObject *name, PyObject *value) {
 #define SWIGTYPE_p_cmr_pool_resource swig_types[22]
 #define SWIGTYPE_p_cmr_prefetch_resource swig_types[23]
 #define SWIGTYPE_p_cmr_resource_ref swig_types[24]
-#define SWIGTYPE_p_cmr_simulated_resource swig_types[25]
-#define SWIGTYPE_p_cmr_stack swig_types[26]
-#define SWIGTYPE_p_cmr_statistics_resource swig_types[27]
-#define SWIGTYPE_p_cmr_status swig_types[28]
-#define SWIGTYPE_p_cmr_system_resource swig_types[29]
-#define SWIGTYPE_p_cmr_thread_safe_resource swig_types[30]
-#define SWIGTYPE_p_cmr_tracking_resource swig_types[31]
-#define SWIGTYPE_p_int swig_types[32]
-#define SWIGTYPE_p_p_CUstream_st swig_types[33]
-#define SWIGTYPE_p_p_char swig_types[34]
-#define SWIGTYPE_p_p_cmr_aligned_resource swig_types[35]
-#define SWIGTYPE_p_p_cmr_arena_resource swig_types[36]
-#define SWIGTYPE_p_p_cmr_binning_resource swig_types[37]
-#define SWIGTYPE_p_p_cmr_callback_resource swig_types[38]
-#define SWIGTYPE_p_p_cmr_cuda_async_managed_resource swig_types[39]
-#define SWIGTYPE_p_p_cmr_cuda_async_resource swig_types[40]
-#define SWIGTYPE_p_p_cmr_cuda_async_view_resource swig_types[41]
-#define SWIGTYPE_p_p_cmr_cuda_resource swig_types[42]
-#define SWIGTYPE_p_p_cmr_device_buffer swig_types[43]
-#define SWIGTYPE_p_p_cmr_failure_callback_resource swig_types[44]
-#define SWIGTYPE_p_p_cmr_fixed_size_resource swig_types[45]
-#define SWIGTYPE_p_p_cmr_limiting_resource swig_types[46]
-#define SWIGTYPE_p_p_cmr_logging_resource swig_types[47]
-#define SWIGTYPE_p_p_cmr_managed_resource swig_types[48]
-#define SWIGTYPE_p_p_cmr_pinned_host_resource swig_types[49]
-#define SWIGTYPE_p_p_cmr_pool_resource swig_types[50]
-#define SWIGTYPE_p_p_cmr_prefetch_resource swig_types[51]
-#define SWIGTYPE_p_p_cmr_simulated_resource swig_types[52]
-#define SWIGTYPE_p_p_cmr_stack swig_types[53]
-#define SWIGTYPE_p_p_cmr_statistics_resource swig_types[54]
-#define SWIGTYPE_p_p_cmr_system_resource swig_types[55]
-#define SWIGTYPE_p_p_cmr_thread_safe_resource swig_types[56]
-#define SWIGTYPE_p_p_cmr_tracking_resource swig_types[57]
-#define SWIGTYPE_p_p_void swig_types[58]
-#define SWIGTYPE_p_size_t swig_types[59]
-#define SWIGTYPE_p_unsigned_int swig_types[60]
-static swig_type_info *swig_types[62];
-static swig_module_info swig_module = {swig_types, 61, 0, 0, 0, 0};
+#define SWIGTYPE_p_cmr_sam_headroom_resource swig_types[25]
+#define SWIGTYPE_p_cmr_simulated_resource swig_types[26]
+#define SWIGTYPE_p_cmr_stack swig_types[27]
+#define SWIGTYPE_p_cmr_statistics_resource swig_types[28]
+#define SWIGTYPE_p_cmr_status swig_types[29]
+#define SWIGTYPE_p_cmr_system_resource swig_types[30]
+#define SWIGTYPE_p_cmr_thread_safe_resource swig_types[31]
+#define SWIGTYPE_p_cmr_tracking_resource swig_types[32]
+#define SWIGTYPE_p_int swig_types[33]
+#define SWIGTYPE_p_p_CUstream_st swig_types[34]
+#define SWIGTYPE_p_p_char swig_types[35]
+#define SWIGTYPE_p_p_cmr_aligned_resource swig_types[36]
+#define SWIGTYPE_p_p_cmr_arena_resource swig_types[37]
+#define SWIGTYPE_p_p_cmr_binning_resource swig_types[38]
+#define SWIGTYPE_p_p_cmr_callback_resource swig_types[39]
+#define SWIGTYPE_p_p_cmr_cuda_async_managed_resource swig_types[40]
+#define SWIGTYPE_p_p_cmr_cuda_async_resource swig_types[41]
+#define SWIGTYPE_p_p_cmr_cuda_async_view_resource swig_types[42]
+#define SWIGTYPE_p_p_cmr_cuda_resource swig_types[43]
+#define SWIGTYPE_p_p_cmr_device_buffer swig_types[44]
+#define SWIGTYPE_p_p_cmr_failure_callback_resource swig_types[45]
+#define SWIGTYPE_p_p_cmr_fixed_size_resource swig_types[46]
+#define SWIGTYPE_p_p_cmr_limiting_resource swig_types[47]
+#define SWIGTYPE_p_p_cmr_logging_resource swig_types[48]
+#define SWIGTYPE_p_p_cmr_managed_resource swig_types[49]
+#define SWIGTYPE_p_p_cmr_pinned_host_resource swig_types[50]
+#define SWIGTYPE_p_p_cmr_pool_resource swig_types[51]
+#define SWIGTYPE_p_p_cmr_prefetch_resource swig_types[52]
+#define SWIGTYPE_p_p_cmr_sam_headroom_resource swig_types[53]
+#define SWIGTYPE_p_p_cmr_simulated_resource swig_types[54]
+#define SWIGTYPE_p_p_cmr_stack swig_types[55]
+#define SWIGTYPE_p_p_cmr_statistics_resource swig_types[56]
+#define SWIGTYPE_p_p_cmr_system_resource swig_types[57]
+#define SWIGTYPE_p_p_cmr_thread_safe_resource swig_types[58]
+#define SWIGTYPE_p_p_cmr_tracking_resource swig_types[59]
+#define SWIGTYPE_p_p_void swig_types[60]
+#define SWIGTYPE_p_size_t swig_types[61]
+#define SWIGTYPE_p_unsigned_int swig_types[62]
+static swig_type_info *swig_types[64];
+static swig_module_info swig_module = {swig_types, 63, 0, 0, 0, 0};
 #define SWIG_TypeQuery(name) SWIG_TypeQueryModule(&swig_module, &swig_module, name)
 #define SWIG_MangledTypeQuery(name) SWIG_MangledTypeQueryModule(&swig_module, &swig_module, name)
 
@@ -8432,6 +8434,143 @@ fail:
 }
 
 
+SWIGINTERN PyObject *_wrap_cmr_sam_headroom_resource_create(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  size_t arg1 ;
+  cmr_sam_headroom_resource **arg2 = (cmr_sam_headroom_resource **) 0 ;
+  size_t val1 ;
+  int ecode1 = 0 ;
+  cmr_sam_headroom_resource *temp2 ;
+  PyObject *swig_obj[1] ;
+  cmr_status result;
+  
+  {
+    temp2 = NULL; arg2 = &temp2; 
+  }
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  ecode1 = SWIG_AsVal_size_t(swig_obj[0], &val1);
+  if (!SWIG_IsOK(ecode1)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode1), "in method '" "cmr_sam_headroom_resource_create" "', argument " "1"" of type '" "size_t""'");
+  } 
+  arg1 = (size_t)(val1);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (cmr_status)cmr_sam_headroom_resource_create(arg1,arg2);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  {
+    if (cmr_py_raise_pending()) SWIG_fail;
+    if (result != CMR_SUCCESS) {
+      cmr_py_raise(result);
+      SWIG_fail;
+    }
+    resultobj = SWIG_Py_Void();
+  }
+  {
+    resultobj = SWIG_Python_AppendOutput(resultobj, SWIG_NewPointerObj(*arg2, SWIGTYPE_p_cmr_sam_headroom_resource, 0)); 
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_cmr_sam_headroom_resource_destroy(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  cmr_sam_headroom_resource *arg1 = (cmr_sam_headroom_resource *) 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  PyObject *swig_obj[1] ;
+  cmr_status result;
+  
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_cmr_sam_headroom_resource, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "cmr_sam_headroom_resource_destroy" "', argument " "1"" of type '" "cmr_sam_headroom_resource *""'"); 
+  }
+  arg1 = (cmr_sam_headroom_resource *)(argp1);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (cmr_status)cmr_sam_headroom_resource_destroy(arg1);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  {
+    if (cmr_py_raise_pending()) SWIG_fail;
+    if (result != CMR_SUCCESS) {
+      cmr_py_raise(result);
+      SWIG_fail;
+    }
+    resultobj = SWIG_Py_Void();
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_cmr_sam_headroom_resource_ref(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  cmr_sam_headroom_resource *arg1 = (cmr_sam_headroom_resource *) 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  PyObject *swig_obj[1] ;
+  cmr_resource_ref result;
+  
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_cmr_sam_headroom_resource, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "cmr_sam_headroom_resource_ref" "', argument " "1"" of type '" "cmr_sam_headroom_resource *""'"); 
+  }
+  arg1 = (cmr_sam_headroom_resource *)(argp1);
+  result = cmr_sam_headroom_resource_ref(arg1);
+  resultobj = SWIG_NewPointerObj((cmr_resource_ref *)memcpy((cmr_resource_ref *)calloc(1,sizeof(cmr_resource_ref)),&result,sizeof(cmr_resource_ref)), SWIGTYPE_p_cmr_resource_ref, SWIG_POINTER_OWN |  0 );
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_cmr_sam_headroom_resource_from_ref(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  cmr_resource_ref arg1 ;
+  cmr_sam_headroom_resource **arg2 = (cmr_sam_headroom_resource **) 0 ;
+  cmr_resource_ref *ref1 ;
+  cmr_sam_headroom_resource *temp2 ;
+  PyObject *swig_obj[1] ;
+  cmr_status result;
+  
+  {
+    temp2 = NULL; arg2 = &temp2; 
+  }
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  {
+    if (SWIG_ConvertPtr(swig_obj[0], (void **)&ref1, SWIGTYPE_p_cmr_resource_ref, 0) != SWIG_OK || ref1 == NULL) {
+      SWIG_exception_fail(SWIG_TypeError, "expected a cmr_resource_ref");
+    }
+    arg1 = *ref1;
+  }
+  result = (cmr_status)cmr_sam_headroom_resource_from_ref(arg1,arg2);
+  {
+    if (cmr_py_raise_pending()) SWIG_fail;
+    if (result != CMR_SUCCESS) {
+      cmr_py_raise(result);
+      SWIG_fail;
+    }
+    resultobj = SWIG_Py_Void();
+  }
+  {
+    resultobj = SWIG_Python_AppendOutput(resultobj, SWIG_NewPointerObj(*arg2, SWIGTYPE_p_cmr_sam_headroom_resource, 0)); 
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
 SWIGINTERN PyObject *_wrap_cmr_simulated_resource_create(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   cmr_optional_size arg1 ;
@@ -10869,6 +11008,10 @@ static PyMethodDef SwigMethods[] = {
 	 { "cmr_prefetch_resource_destroy", _wrap_cmr_prefetch_resource_destroy, METH_O, NULL},
 	 { "cmr_prefetch_resource_ref", _wrap_cmr_prefetch_resource_ref, METH_O, NULL},
 	 { "cmr_prefetch_resource_from_ref", _wrap_cmr_prefetch_resource_from_ref, METH_O, NULL},
+	 { "cmr_sam_headroom_resource_create", _wrap_cmr_sam_headroom_resource_create, METH_O, NULL},
+	 { "cmr_sam_headroom_resource_destroy", _wrap_cmr_sam_headroom_resource_destroy, METH_O, NULL},
+	 { "cmr_sam_headroom_resource_ref", _wrap_cmr_sam_headroom_resource_ref, METH_O, NULL},
+	 { "cmr_sam_headroom_resource_from_ref", _wrap_cmr_sam_headroom_resource_from_ref, METH_O, NULL},
 	 { "cmr_simulated_resource_create", _wrap_cmr_simulated_resource_create, METH_O, NULL},
 	 { "cmr_simulated_resource_destroy", _wrap_cmr_simulated_resource_destroy, METH_O, NULL},
 	 { "cmr_simulated_resource_ref", _wrap_cmr_simulated_resource_ref, METH_O, NULL},
@@ -10959,6 +11102,7 @@ static swig_type_info _swigt__p_cmr_pinned_host_resource = {"_p_cmr_pinned_host_
 static swig_type_info _swigt__p_cmr_pool_resource = {"_p_cmr_pool_resource", "cmr_pool_resource *|struct cmr_pool_resource *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_cmr_prefetch_resource = {"_p_cmr_prefetch_resource", "cmr_prefetch_resource *|struct cmr_prefetch_resource *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_cmr_resource_ref = {"_p_cmr_resource_ref", "cmr_resource_ref *|struct cmr_resource_ref *", 0, 0, (void*)0, 0};
+static swig_type_info _swigt__p_cmr_sam_headroom_resource = {"_p_cmr_sam_headroom_resource", "cmr_sam_headroom_resource *|struct cmr_sam_headroom_resource *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_cmr_simulated_resource = {"_p_cmr_simulated_resource", "cmr_simulated_resource *|struct cmr_simulated_resource *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_cmr_stack = {"_p_cmr_stack", "cmr_stack *|struct cmr_stack *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_cmr_statistics_resource = {"_p_cmr_statistics_resource", "cmr_statistics_resource *|struct cmr_statistics_resource *", 0, 0, (void*)0, 0};
@@ -10986,6 +11130,7 @@ static swig_type_info _swigt__p_p_cmr_managed_resource = {"_p_p_cmr_managed_reso
 static swig_type_info _swigt__p_p_cmr_pinned_host_resource = {"_p_p_cmr_pinned_host_resource", "cmr_pinned_host_resource **|struct cmr_pinned_host_resource **", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_p_cmr_pool_resource = {"_p_p_cmr_pool_resource", "cmr_pool_resource **|struct cmr_pool_resource **", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_p_cmr_prefetch_resource = {"_p_p_cmr_prefetch_resource", "cmr_prefetch_resource **|struct cmr_prefetch_resource **", 0, 0, (void*)0, 0};
+static swig_type_info _swigt__p_p_cmr_sam_headroom_resource = {"_p_p_cmr_sam_headroom_resource", "cmr_sam_headroom_resource **|struct cmr_sam_headroom_resource **", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_p_cmr_simulated_resource = {"_p_p_cmr_simulated_resource", "cmr_simulated_resource **|struct cmr_simulated_resource **", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_p_cmr_stack = {"_p_p_cmr_stack", "cmr_stack **|struct cmr_stack **", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_p_cmr_statistics_resource = {"_p_p_cmr_statistics_resource", "cmr_statistics_resource **|struct cmr_statistics_resource **", 0, 0, (void*)0, 0};
@@ -11022,6 +11167,7 @@ static swig_type_info *swig_type_initial[] = {
   &_swigt__p_cmr_pool_resource,
   &_swigt__p_cmr_prefetch_resource,
   &_swigt__p_cmr_resource_ref,
+  &_swigt__p_cmr_sam_headroom_resource,
   &_swigt__p_cmr_simulated_resource,
   &_swigt__p_cmr_stack,
   &_swigt__p_cmr_statistics_resource,
@@ -11049,6 +11195,7 @@ static swig_type_info *swig_type_initial[] = {
   &_swigt__p_p_cmr_pinned_host_resource,
   &_swigt__p_p_cmr_pool_resource,
   &_swigt__p_p_cmr_prefetch_resource,
+  &_swigt__p_p_cmr_sam_headroom_resource,
   &_swigt__p_p_cmr_simulated_resource,
   &_swigt__p_p_cmr_stack,
   &_swigt__p_p_cmr_statistics_resource,
@@ -11085,6 +11232,7 @@ static swig_cast_info _swigc__p_cmr_pinned_host_resource[] = {  {&_swigt__p_cmr_
 static swig_cast_info _swigc__p_cmr_pool_resource[] = {  {&_swigt__p_cmr_pool_resource, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_cmr_prefetch_resource[] = {  {&_swigt__p_cmr_prefetch_resource, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_cmr_resource_ref[] = {  {&_swigt__p_cmr_resource_ref, 0, 0, 0},{0, 0, 0, 0}};
+static swig_cast_info _swigc__p_cmr_sam_headroom_resource[] = {  {&_swigt__p_cmr_sam_headroom_resource, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_cmr_simulated_resource[] = {  {&_swigt__p_cmr_simulated_resource, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_cmr_stack[] = {  {&_swigt__p_cmr_stack, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_cmr_statistics_resource[] = {  {&_swigt__p_cmr_statistics_resource, 0, 0, 0},{0, 0, 0, 0}};
@@ -11112,6 +11260,7 @@ static swig_cast_info _swigc__p_p_cmr_managed_resource[] = {  {&_swigt__p_p_cmr_
 static swig_cast_info _swigc__p_p_cmr_pinned_host_resource[] = {  {&_swigt__p_p_cmr_pinned_host_resource, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_p_cmr_pool_resource[] = {  {&_swigt__p_p_cmr_pool_resource, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_p_cmr_prefetch_resource[] = {  {&_swigt__p_p_cmr_prefetch_resource, 0, 0, 0},{0, 0, 0, 0}};
+static swig_cast_info _swigc__p_p_cmr_sam_headroom_resource[] = {  {&_swigt__p_p_cmr_sam_headroom_resource, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_p_cmr_simulated_resource[] = {  {&_swigt__p_p_cmr_simulated_resource, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_p_cmr_stack[] = {  {&_swigt__p_p_cmr_stack, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_p_cmr_statistics_resource[] = {  {&_swigt__p_p_cmr_statistics_resource, 0, 0, 0},{0, 0, 0, 0}};
@@ -11148,6 +11297,7 @@ static swig_cast_info *swig_cast_initial[] = {
   _swigc__p_cmr_pool_resource,
   _swigc__p_cmr_prefetch_resource,
   _swigc__p_cmr_resource_ref,
+  _swigc__p_cmr_sam_headroom_resource,
   _swigc__p_cmr_simulated_resource,
   _swigc__p_cmr_stack,
   _swigc__p_cmr_statistics_resource,
@@ -11175,6 +11325,7 @@ static swig_cast_info *swig_cast_initial[] = {
   _swigc__p_p_cmr_pinned_host_resource,
   _swigc__p_p_cmr_pool_resource,
   _swigc__p_p_cmr_prefetch_resource,
+  _swigc__p_p_cmr_sam_headroom_resource,
   _swigc__p_p_cmr_simulated_resource,
   _swigc__p_p_cmr_stack,
   _swigc__p_p_cmr_statistics_resource,

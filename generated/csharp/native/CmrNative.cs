@@ -47,6 +47,8 @@ internal class CmrNative {
 
   public static void cmr_cs_release_prefetch(System.IntPtr handle) { Errors.Check(CmrNativePINVOKE.cmr_cs_release_prefetch(handle)); }
 
+  public static void cmr_cs_release_sam_headroom(System.IntPtr handle) { Errors.Check(CmrNativePINVOKE.cmr_cs_release_sam_headroom(handle)); }
+
   public static void cmr_cs_release_simulated(System.IntPtr handle) { Errors.Check(CmrNativePINVOKE.cmr_cs_release_simulated(handle)); }
 
   public static void cmr_cs_release_statistics(System.IntPtr handle) { Errors.Check(CmrNativePINVOKE.cmr_cs_release_statistics(handle)); }
@@ -290,6 +292,12 @@ internal class CmrNative {
   public static Ref cmr_prefetch_resource_ref(ResourceHandle handle) { return CmrNativePINVOKE.cmr_prefetch_resource_ref(handle); }
 
   public static void cmr_prefetch_resource_from_ref(Ref ref_, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_prefetch_resource_from_ref(ref_, out out_)); }
+
+  public static void cmr_sam_headroom_resource_create(ulong headroom, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_sam_headroom_resource_create(headroom, out out_)); }
+
+  public static Ref cmr_sam_headroom_resource_ref(ResourceHandle handle) { return CmrNativePINVOKE.cmr_sam_headroom_resource_ref(handle); }
+
+  public static void cmr_sam_headroom_resource_from_ref(Ref ref_, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_sam_headroom_resource_from_ref(ref_, out out_)); }
 
   public static void cmr_simulated_resource_create(ulong? capacity, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_simulated_resource_create(OptionalSize.Of(capacity), out out_)); }
 

@@ -247,6 +247,9 @@ internal class CmrNativePINVOKE {
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_cs_release_prefetch")]
   public static extern int cmr_cs_release_prefetch(System.IntPtr jarg1);
 
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_cs_release_sam_headroom")]
+  public static extern int cmr_cs_release_sam_headroom(System.IntPtr jarg1);
+
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_cs_release_simulated")]
   public static extern int cmr_cs_release_simulated(System.IntPtr jarg1);
 
@@ -573,6 +576,15 @@ internal class CmrNativePINVOKE {
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_prefetch_resource_from_ref")]
   public static extern int cmr_prefetch_resource_from_ref(Ref jarg1, out System.IntPtr jarg2);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_sam_headroom_resource_create")]
+  public static extern int cmr_sam_headroom_resource_create(ulong jarg1, out System.IntPtr jarg2);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_sam_headroom_resource_ref")]
+  public static extern Ref cmr_sam_headroom_resource_ref(ResourceHandle jarg1);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_sam_headroom_resource_from_ref")]
+  public static extern int cmr_sam_headroom_resource_from_ref(Ref jarg1, out System.IntPtr jarg2);
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_simulated_resource_create")]
   public static extern int cmr_simulated_resource_create(OptionalSize jarg1, out System.IntPtr jarg2);

@@ -2675,6 +2675,71 @@ _gostring_ _wrap_cmr_prefetch_resource_from_ref_capi_07a2e3c94f0d8d94(struct cmr
 }
 
 
+_gostring_ _wrap_cmr_sam_headroom_resource_create_capi_07a2e3c94f0d8d94(long long _swig_go_0, cmr_sam_headroom_resource **_swig_go_1) {
+  size_t arg1 ;
+  cmr_sam_headroom_resource **arg2 = (cmr_sam_headroom_resource **) 0 ;
+  cmr_status result;
+  _gostring_ _swig_go_result;
+  
+  arg1 = (size_t)_swig_go_0; 
+  arg2 = (cmr_sam_headroom_resource **)_swig_go_1; 
+  
+  result = (cmr_status)cmr_sam_headroom_resource_create(arg1,arg2);
+  _swig_go_result = cmr_go_failure(result); 
+  return _swig_go_result;
+}
+
+
+_gostring_ _wrap_cmr_sam_headroom_resource_destroy_capi_07a2e3c94f0d8d94(struct cmr_sam_headroom_resource *_swig_go_0) {
+  cmr_sam_headroom_resource *arg1 = (cmr_sam_headroom_resource *) 0 ;
+  cmr_status result;
+  _gostring_ _swig_go_result;
+  
+  arg1 = *(cmr_sam_headroom_resource **)&_swig_go_0; 
+  
+  result = (cmr_status)cmr_sam_headroom_resource_destroy(arg1);
+  _swig_go_result = cmr_go_failure(result); 
+  return _swig_go_result;
+}
+
+
+struct cmr_resource_ref *_wrap_cmr_sam_headroom_resource_ref_capi_07a2e3c94f0d8d94(struct cmr_sam_headroom_resource *_swig_go_0) {
+  cmr_sam_headroom_resource *arg1 = (cmr_sam_headroom_resource *) 0 ;
+  cmr_resource_ref result;
+  struct cmr_resource_ref *_swig_go_result;
+  
+  arg1 = *(cmr_sam_headroom_resource **)&_swig_go_0; 
+  
+  result = cmr_sam_headroom_resource_ref(arg1);
+  {
+    cmr_resource_ref *copy = malloc(sizeof *copy);
+    if (copy != NULL) *copy = result;
+    _swig_go_result = copy;
+  }
+  return _swig_go_result;
+}
+
+
+_gostring_ _wrap_cmr_sam_headroom_resource_from_ref_capi_07a2e3c94f0d8d94(struct cmr_resource_ref *_swig_go_0, cmr_sam_headroom_resource **_swig_go_1) {
+  cmr_resource_ref arg1 ;
+  cmr_sam_headroom_resource **arg2 = (cmr_sam_headroom_resource **) 0 ;
+  cmr_status result;
+  _gostring_ _swig_go_result;
+  
+  {
+    const cmr_resource_ref *given = (const cmr_resource_ref *)_swig_go_0;
+    arg1 = given == NULL ? (cmr_resource_ref){
+      0
+    } : *given;
+  }
+  arg2 = (cmr_sam_headroom_resource **)_swig_go_1; 
+  
+  result = (cmr_status)cmr_sam_headroom_resource_from_ref(arg1,arg2);
+  _swig_go_result = cmr_go_failure(result); 
+  return _swig_go_result;
+}
+
+
 _gostring_ _wrap_cmr_simulated_resource_create_capi_07a2e3c94f0d8d94(long long *_swig_go_0, cmr_simulated_resource **_swig_go_1) {
   cmr_optional_size arg1 ;
   cmr_simulated_resource **arg2 = (cmr_simulated_resource **) 0 ;

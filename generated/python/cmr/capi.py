@@ -457,6 +457,18 @@ def cmr_prefetch_resource_ref(handle):
 def cmr_prefetch_resource_from_ref(ref):
     return _capi.cmr_prefetch_resource_from_ref(ref)
 
+def cmr_sam_headroom_resource_create(headroom):
+    return _capi.cmr_sam_headroom_resource_create(headroom)
+
+def cmr_sam_headroom_resource_destroy(handle):
+    return _capi.cmr_sam_headroom_resource_destroy(handle)
+
+def cmr_sam_headroom_resource_ref(handle):
+    return _capi.cmr_sam_headroom_resource_ref(handle)
+
+def cmr_sam_headroom_resource_from_ref(ref):
+    return _capi.cmr_sam_headroom_resource_from_ref(ref)
+
 def cmr_simulated_resource_create(capacity):
     return _capi.cmr_simulated_resource_create(capacity)
 

@@ -257,6 +257,14 @@ final class CmrNative {
 
   public static long cmr_prefetch_resource_from_ref(long ref) { return CmrNativeJNI.cmr_prefetch_resource_from_ref(ref); }
 
+  public static long cmr_sam_headroom_resource_create(long headroom) { return CmrNativeJNI.cmr_sam_headroom_resource_create(headroom); }
+
+  public static void cmr_sam_headroom_resource_destroy(long handle) { CmrNativeJNI.cmr_sam_headroom_resource_destroy(handle); }
+
+  public static long cmr_sam_headroom_resource_ref(long handle) { return CmrNativeJNI.cmr_sam_headroom_resource_ref(handle); }
+
+  public static long cmr_sam_headroom_resource_from_ref(long ref) { return CmrNativeJNI.cmr_sam_headroom_resource_from_ref(ref); }
+
   public static long cmr_simulated_resource_create(Long capacity) { return CmrNativeJNI.cmr_simulated_resource_create(capacity); }
 
   public static void cmr_simulated_resource_destroy(long handle) { CmrNativeJNI.cmr_simulated_resource_destroy(handle); }

@@ -136,6 +136,10 @@ final class CmrNativeJNI {
   public final static native void cmr_prefetch_resource_destroy(long jarg1);
   public final static native long cmr_prefetch_resource_ref(long jarg1);
   public final static native long cmr_prefetch_resource_from_ref(long jarg1);
+  public final static native long cmr_sam_headroom_resource_create(long jarg1);
+  public final static native void cmr_sam_headroom_resource_destroy(long jarg1);
+  public final static native long cmr_sam_headroom_resource_ref(long jarg1);
+  public final static native long cmr_sam_headroom_resource_from_ref(long jarg1);
   public final static native long cmr_simulated_resource_create(Long jarg1);
   public final static native void cmr_simulated_resource_destroy(long jarg1);
   public final static native long cmr_simulated_resource_ref(long jarg1);
