@@ -110,3 +110,5 @@ cmr_status cmr_cs_release_tracking(void *handle);
 %include <cmr/resources.h>
 %include <cmr/stack.h>
 %include <cmr/device_buffer.h>
+%include <cmr/log.h>
+%include <cmr/stream_pool.h>

@@ -2784,6 +2784,186 @@ SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_device_buffer_prefetch(void * jarg1, i
 }
 
 
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_log_set_level(int jarg1) {
+  int jresult ;
+  cmr_log_level arg1 ;
+  cmr_status result;
+  
+  arg1 = (cmr_log_level)jarg1; 
+  result = (cmr_status)cmr_log_set_level(arg1);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_log_get_level(void * jarg1) {
+  int jresult ;
+  cmr_log_level *arg1 = (cmr_log_level *) 0 ;
+  cmr_status result;
+  
+  arg1 = (cmr_log_level *)jarg1; 
+  result = (cmr_status)cmr_log_get_level(arg1);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_log_set_flush_level(int jarg1) {
+  int jresult ;
+  cmr_log_level arg1 ;
+  cmr_status result;
+  
+  arg1 = (cmr_log_level)jarg1; 
+  result = (cmr_status)cmr_log_set_flush_level(arg1);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_log_get_flush_level(void * jarg1) {
+  int jresult ;
+  cmr_log_level *arg1 = (cmr_log_level *) 0 ;
+  cmr_status result;
+  
+  arg1 = (cmr_log_level *)jarg1; 
+  result = (cmr_status)cmr_log_get_flush_level(arg1);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT unsigned int SWIGSTDCALL CSharp_Cmr_cmr_log_should_log(int jarg1) {
+  unsigned int jresult ;
+  cmr_log_level arg1 ;
+  bool result;
+  
+  arg1 = (cmr_log_level)jarg1; 
+  result = (bool)cmr_log_should_log(arg1);
+  jresult = result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_log_flush() {
+  int jresult ;
+  cmr_status result;
+  
+  result = (cmr_status)cmr_log_flush();
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_log_set_file(char * jarg1) {
+  int jresult ;
+  char *arg1 = (char *) 0 ;
+  cmr_status result;
+  
+  arg1 = (char *)jarg1; 
+  result = (cmr_status)cmr_log_set_file((char const *)arg1);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_log_get_file(const char ** jarg1) {
+  int jresult ;
+  char **arg1 = (char **) 0 ;
+  cmr_status result;
+  
+  arg1 = (char **)jarg1; 
+  result = (cmr_status)cmr_log_get_file((char const **)arg1);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_stream_pool_create(unsigned long long jarg1, unsigned int jarg2, void * jarg3) {
+  int jresult ;
+  size_t arg1 ;
+  unsigned int arg2 ;
+  cmr_stream_pool **arg3 = (cmr_stream_pool **) 0 ;
+  cmr_status result;
+  
+  arg1 = (size_t)jarg1; 
+  arg2 = (unsigned int)jarg2; 
+  arg3 = (cmr_stream_pool **)jarg3; 
+  result = (cmr_status)cmr_stream_pool_create(arg1,arg2,arg3);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_stream_pool_destroy(void * jarg1) {
+  int jresult ;
+  cmr_stream_pool *arg1 = (cmr_stream_pool *) 0 ;
+  cmr_status result;
+  
+  arg1 = (cmr_stream_pool *)jarg1; 
+  result = (cmr_status)cmr_stream_pool_destroy(arg1);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_stream_pool_get_stream(void * jarg1, void ** jarg2) {
+  int jresult ;
+  cmr_stream_pool *arg1 = (cmr_stream_pool *) 0 ;
+  cmr_stream *arg2 = (cmr_stream *) 0 ;
+  cmr_status result;
+  
+  arg1 = (cmr_stream_pool *)jarg1; 
+  arg2 = (cmr_stream *)jarg2; 
+  result = (cmr_status)cmr_stream_pool_get_stream(arg1,arg2);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_stream_pool_get_stream_at(void * jarg1, unsigned long long jarg2, void ** jarg3) {
+  int jresult ;
+  cmr_stream_pool *arg1 = (cmr_stream_pool *) 0 ;
+  size_t arg2 ;
+  cmr_stream *arg3 = (cmr_stream *) 0 ;
+  cmr_status result;
+  
+  arg1 = (cmr_stream_pool *)jarg1; 
+  arg2 = (size_t)jarg2; 
+  arg3 = (cmr_stream *)jarg3; 
+  result = (cmr_status)cmr_stream_pool_get_stream_at(arg1,arg2,arg3);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_stream_pool_size(void * jarg1, unsigned long long * jarg2) {
+  int jresult ;
+  cmr_stream_pool *arg1 = (cmr_stream_pool *) 0 ;
+  size_t *arg2 = (size_t *) 0 ;
+  cmr_status result;
+  
+  arg1 = (cmr_stream_pool *)jarg1; 
+  arg2 = (size_t *)jarg2; 
+  result = (cmr_status)cmr_stream_pool_size((struct cmr_stream_pool const *)arg1,arg2);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_stream_create_with_flags(unsigned int jarg1, void ** jarg2) {
+  int jresult ;
+  unsigned int arg1 ;
+  cmr_stream *arg2 = (cmr_stream *) 0 ;
+  cmr_status result;
+  
+  arg1 = (unsigned int)jarg1; 
+  arg2 = (cmr_stream *)jarg2; 
+  result = (cmr_status)cmr_stream_create_with_flags(arg1,arg2);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
 #ifdef __cplusplus
 }
 #endif

@@ -141,3 +141,5 @@ CMR_JAVA_RETURNS_STRING(cmr_tracking_resource_outstanding_report)
 %include <cmr/resources.h>
 %include <cmr/stack.h>
 %include <cmr/device_buffer.h>
+%include <cmr/log.h>
+%include <cmr/stream_pool.h>

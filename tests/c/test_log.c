@@ -23,8 +23,8 @@ static void setup(void) {
 
 /* Back to the defaults, so that the next test (CK_FORK=no) starts clean. */
 static void teardown(void) {
-  ck_assert_ok(cmr_log_set_file(NULL));
   ck_assert_ok(cmr_log_set_level(CMR_LOG_INFO));
+  ck_assert_ok(cmr_log_set_file(NULL));
   ck_assert_ok(cmr_log_set_flush_level(CMR_LOG_WARN));
   unlink(log_path);
 }

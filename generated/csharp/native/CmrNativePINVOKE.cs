@@ -735,6 +735,48 @@ internal class CmrNativePINVOKE {
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_device_buffer_prefetch")]
   public static extern int cmr_device_buffer_prefetch(DeviceBufferHandle jarg1, int jarg2, System.IntPtr jarg3);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_log_set_level")]
+  public static extern int cmr_log_set_level(int jarg1);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_log_get_level")]
+  public static extern int cmr_log_get_level(global::System.Runtime.InteropServices.HandleRef jarg1);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_log_set_flush_level")]
+  public static extern int cmr_log_set_flush_level(int jarg1);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_log_get_flush_level")]
+  public static extern int cmr_log_get_flush_level(global::System.Runtime.InteropServices.HandleRef jarg1);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_log_should_log")]
+  public static extern bool cmr_log_should_log(int jarg1);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_log_flush")]
+  public static extern int cmr_log_flush();
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_log_set_file")]
+  public static extern int cmr_log_set_file(string jarg1);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_log_get_file")]
+  public static extern int cmr_log_get_file(out System.IntPtr jarg1);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_stream_pool_create")]
+  public static extern int cmr_stream_pool_create(ulong jarg1, uint jarg2, global::System.Runtime.InteropServices.HandleRef jarg3);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_stream_pool_destroy")]
+  public static extern int cmr_stream_pool_destroy(global::System.Runtime.InteropServices.HandleRef jarg1);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_stream_pool_get_stream")]
+  public static extern int cmr_stream_pool_get_stream(global::System.Runtime.InteropServices.HandleRef jarg1, out System.IntPtr jarg2);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_stream_pool_get_stream_at")]
+  public static extern int cmr_stream_pool_get_stream_at(global::System.Runtime.InteropServices.HandleRef jarg1, ulong jarg2, out System.IntPtr jarg3);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_stream_pool_size")]
+  public static extern int cmr_stream_pool_size(global::System.Runtime.InteropServices.HandleRef jarg1, out ulong jarg2);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_stream_create_with_flags")]
+  public static extern int cmr_stream_create_with_flags(uint jarg1, out System.IntPtr jarg2);
 }
 
 }

@@ -379,4 +379,34 @@ final class CmrNative {
 
   public static void cmr_device_buffer_prefetch(long buffer, int device, long stream) { CmrNativeJNI.cmr_device_buffer_prefetch(buffer, device, stream); }
 
+  public static void cmr_log_set_level(LogLevel level) { CmrNativeJNI.cmr_log_set_level(level.swigValue()); }
+
+  public static int cmr_log_get_level() { return CmrNativeJNI.cmr_log_get_level(); }
+
+  public static void cmr_log_set_flush_level(LogLevel level) { CmrNativeJNI.cmr_log_set_flush_level(level.swigValue()); }
+
+  public static int cmr_log_get_flush_level() { return CmrNativeJNI.cmr_log_get_flush_level(); }
+
+  public static boolean cmr_log_should_log(LogLevel level) {
+    return CmrNativeJNI.cmr_log_should_log(level.swigValue());
+  }
+
+  public static void cmr_log_flush() { CmrNativeJNI.cmr_log_flush(); }
+
+  public static void cmr_log_set_file(String path) { CmrNativeJNI.cmr_log_set_file(path); }
+
+  public static String cmr_log_get_file() { return CmrNativeJNI.cmr_log_get_file(); }
+
+  public static long cmr_stream_pool_create(long pool_size, long flags) { return CmrNativeJNI.cmr_stream_pool_create(pool_size, flags); }
+
+  public static void cmr_stream_pool_destroy(long pool) { CmrNativeJNI.cmr_stream_pool_destroy(pool); }
+
+  public static long cmr_stream_pool_get_stream(long pool) { return CmrNativeJNI.cmr_stream_pool_get_stream(pool); }
+
+  public static long cmr_stream_pool_get_stream_at(long pool, long index) { return CmrNativeJNI.cmr_stream_pool_get_stream_at(pool, index); }
+
+  public static long cmr_stream_pool_size(long pool) { return CmrNativeJNI.cmr_stream_pool_size(pool); }
+
+  public static long cmr_stream_create_with_flags(long flags) { return CmrNativeJNI.cmr_stream_create_with_flags(flags); }
+
 }
