@@ -3280,7 +3280,7 @@ func Cmr_log_set_level(arg1 Enum_SS_cmr_log_level) (_swig_ret *Failure) {
 	return swig_r_1
 }
 
-func Cmr_log_get_level(arg1 *Enum_SS_cmr_log_level) (_swig_ret *Failure) {
+func Cmr_log_get_level(arg1 *int32) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := arg1
 	swig_r_p := C._wrap_cmr_log_get_level_capi_96fbf7c361d89476(C.swig_voidp(_swig_i_0))
@@ -3308,7 +3308,7 @@ func Cmr_log_set_flush_level(arg1 Enum_SS_cmr_log_level) (_swig_ret *Failure) {
 	return swig_r_1
 }
 
-func Cmr_log_get_flush_level(arg1 *Enum_SS_cmr_log_level) (_swig_ret *Failure) {
+func Cmr_log_get_flush_level(arg1 *int32) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := arg1
 	swig_r_p := C._wrap_cmr_log_get_flush_level_capi_96fbf7c361d89476(C.swig_voidp(_swig_i_0))

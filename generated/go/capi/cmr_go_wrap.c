@@ -3822,12 +3822,12 @@ _gostring_ _wrap_cmr_log_set_level_capi_96fbf7c361d89476(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_cmr_log_get_level_capi_96fbf7c361d89476(cmr_log_level *_swig_go_0) {
+_gostring_ _wrap_cmr_log_get_level_capi_96fbf7c361d89476(int *_swig_go_0) {
   cmr_log_level *arg1 = (cmr_log_level *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
   
-  arg1 = *(cmr_log_level **)&_swig_go_0; 
+  arg1 = (cmr_log_level *)_swig_go_0; 
   
   result = (cmr_status)cmr_log_get_level(arg1);
   _swig_go_result = cmr_go_failure(result); 
@@ -3848,12 +3848,12 @@ _gostring_ _wrap_cmr_log_set_flush_level_capi_96fbf7c361d89476(intgo _swig_go_0)
 }
 
 
-_gostring_ _wrap_cmr_log_get_flush_level_capi_96fbf7c361d89476(cmr_log_level *_swig_go_0) {
+_gostring_ _wrap_cmr_log_get_flush_level_capi_96fbf7c361d89476(int *_swig_go_0) {
   cmr_log_level *arg1 = (cmr_log_level *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
   
-  arg1 = *(cmr_log_level **)&_swig_go_0; 
+  arg1 = (cmr_log_level *)_swig_go_0; 
   
   result = (cmr_status)cmr_log_get_flush_level(arg1);
   _swig_go_result = cmr_go_failure(result); 
