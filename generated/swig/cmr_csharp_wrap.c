@@ -277,6 +277,7 @@ SWIGEXPORT void SWIGSTDCALL SWIGRegisterStringCallback_CmrNative(SWIG_CSharpStri
  * for the marshaller when ReleaseHandle runs. */
 static cmr_status cmr_cs_release_stack(void *stack) { return cmr_stack_destroy(stack); }
 static cmr_status cmr_cs_release_device_buffer(void *buffer) { return cmr_device_buffer_destroy(buffer); }
+static cmr_status cmr_cs_release_stream_pool(void *pool) { return cmr_stream_pool_destroy(pool); }
 
 
 static cmr_status cmr_cs_release_aligned(void *handle) { return cmr_aligned_resource_destroy(handle); }
@@ -326,6 +327,18 @@ SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_cs_release_device_buffer(void * jarg1)
   
   arg1 = (void *)jarg1; 
   result = (cmr_status)cmr_cs_release_device_buffer(arg1);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_cs_release_stream_pool(void * jarg1) {
+  int jresult ;
+  void *arg1 = (void *) 0 ;
+  cmr_status result;
+  
+  arg1 = (void *)jarg1; 
+  result = (cmr_status)cmr_cs_release_stream_pool(arg1);
   jresult = (int)result; 
   return jresult;
 }
@@ -2796,7 +2809,7 @@ SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_log_set_level(int jarg1) {
 }
 
 
-SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_log_get_level(void * jarg1) {
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_log_get_level(int * jarg1) {
   int jresult ;
   cmr_log_level *arg1 = (cmr_log_level *) 0 ;
   cmr_status result;
@@ -2820,7 +2833,7 @@ SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_log_set_flush_level(int jarg1) {
 }
 
 
-SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_log_get_flush_level(void * jarg1) {
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_log_get_flush_level(int * jarg1) {
   int jresult ;
   cmr_log_level *arg1 = (cmr_log_level *) 0 ;
   cmr_status result;
@@ -2878,7 +2891,7 @@ SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_log_get_file(const char ** jarg1) {
 }
 
 
-SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_stream_pool_create(unsigned long long jarg1, unsigned int jarg2, void * jarg3) {
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_stream_pool_create(unsigned long long jarg1, unsigned int jarg2, void ** jarg3) {
   int jresult ;
   size_t arg1 ;
   unsigned int arg2 ;
@@ -2889,18 +2902,6 @@ SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_stream_pool_create(unsigned long long 
   arg2 = (unsigned int)jarg2; 
   arg3 = (cmr_stream_pool **)jarg3; 
   result = (cmr_status)cmr_stream_pool_create(arg1,arg2,arg3);
-  jresult = (int)result; 
-  return jresult;
-}
-
-
-SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_stream_pool_destroy(void * jarg1) {
-  int jresult ;
-  cmr_stream_pool *arg1 = (cmr_stream_pool *) 0 ;
-  cmr_status result;
-  
-  arg1 = (cmr_stream_pool *)jarg1; 
-  result = (cmr_status)cmr_stream_pool_destroy(arg1);
   jresult = (int)result; 
   return jresult;
 }

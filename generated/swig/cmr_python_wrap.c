@@ -10867,23 +10867,14 @@ fail:
 SWIGINTERN PyObject *_wrap_cmr_log_get_level(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   cmr_log_level *arg1 = (cmr_log_level *) 0 ;
-  void *argp1 = 0 ;
-  int res1 = 0 ;
-  PyObject *swig_obj[1] ;
+  cmr_log_level temp1 ;
   cmr_status result;
   
-  if (!args) SWIG_fail;
-  swig_obj[0] = args;
-  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_cmr_log_level, 0 |  0 );
-  if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "cmr_log_get_level" "', argument " "1"" of type '" "cmr_log_level *""'"); 
-  }
-  arg1 = (cmr_log_level *)(argp1);
   {
-    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    result = (cmr_status)cmr_log_get_level(arg1);
-    SWIG_PYTHON_THREAD_END_ALLOW;
+    temp1 = 0; arg1 = (cmr_log_level *)&temp1; 
   }
+  if (!SWIG_Python_UnpackTuple(args, "cmr_log_get_level", 0, 0, 0)) SWIG_fail;
+  result = (cmr_status)cmr_log_get_level(arg1);
   {
     if (cmr_py_raise_pending()) SWIG_fail;
     if (result != CMR_SUCCESS) {
@@ -10891,6 +10882,9 @@ SWIGINTERN PyObject *_wrap_cmr_log_get_level(PyObject *self, PyObject *args) {
       SWIG_fail;
     }
     resultobj = SWIG_Py_Void();
+  }
+  {
+    resultobj = SWIG_Python_AppendOutput(resultobj, PyLong_FromLong((long)*arg1)); 
   }
   return resultobj;
 fail:
@@ -10935,23 +10929,14 @@ fail:
 SWIGINTERN PyObject *_wrap_cmr_log_get_flush_level(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   cmr_log_level *arg1 = (cmr_log_level *) 0 ;
-  void *argp1 = 0 ;
-  int res1 = 0 ;
-  PyObject *swig_obj[1] ;
+  cmr_log_level temp1 ;
   cmr_status result;
   
-  if (!args) SWIG_fail;
-  swig_obj[0] = args;
-  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_cmr_log_level, 0 |  0 );
-  if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "cmr_log_get_flush_level" "', argument " "1"" of type '" "cmr_log_level *""'"); 
-  }
-  arg1 = (cmr_log_level *)(argp1);
   {
-    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    result = (cmr_status)cmr_log_get_flush_level(arg1);
-    SWIG_PYTHON_THREAD_END_ALLOW;
+    temp1 = 0; arg1 = (cmr_log_level *)&temp1; 
   }
+  if (!SWIG_Python_UnpackTuple(args, "cmr_log_get_flush_level", 0, 0, 0)) SWIG_fail;
+  result = (cmr_status)cmr_log_get_flush_level(arg1);
   {
     if (cmr_py_raise_pending()) SWIG_fail;
     if (result != CMR_SUCCESS) {
@@ -10959,6 +10944,9 @@ SWIGINTERN PyObject *_wrap_cmr_log_get_flush_level(PyObject *self, PyObject *arg
       SWIG_fail;
     }
     resultobj = SWIG_Py_Void();
+  }
+  {
+    resultobj = SWIG_Python_AppendOutput(resultobj, PyLong_FromLong((long)*arg1)); 
   }
   return resultobj;
 fail:
@@ -10981,11 +10969,7 @@ SWIGINTERN PyObject *_wrap_cmr_log_should_log(PyObject *self, PyObject *args) {
     SWIG_exception_fail(SWIG_ArgError(ecode1), "in method '" "cmr_log_should_log" "', argument " "1"" of type '" "cmr_log_level""'");
   } 
   arg1 = (cmr_log_level)(val1);
-  {
-    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    result = (bool)cmr_log_should_log(arg1);
-    SWIG_PYTHON_THREAD_END_ALLOW;
-  }
+  result = (bool)cmr_log_should_log(arg1);
   resultobj = SWIG_From_bool((bool)(result));
   return resultobj;
 fail:
@@ -11026,9 +11010,13 @@ SWIGINTERN PyObject *_wrap_cmr_log_set_file(PyObject *self, PyObject *args) {
   if (!args) SWIG_fail;
   swig_obj[0] = args;
   {
-    if (!PyUnicode_Check(swig_obj[0])) SWIG_exception_fail(SWIG_TypeError, "expected a str");
-    arg1 = (char *)PyUnicode_AsUTF8(swig_obj[0]);
-    if (arg1 == NULL) SWIG_fail;
+    if (swig_obj[0] == Py_None) {
+      arg1 = NULL;
+    } else {
+      if (!PyUnicode_Check(swig_obj[0])) SWIG_exception_fail(SWIG_TypeError, "expected a str or None");
+      arg1 = (char *)PyUnicode_AsUTF8(swig_obj[0]);
+      if (arg1 == NULL) SWIG_fail;
+    }
   }
   {
     SWIG_PYTHON_THREAD_BEGIN_ALLOW;
@@ -11184,11 +11172,7 @@ SWIGINTERN PyObject *_wrap_cmr_stream_pool_get_stream(PyObject *self, PyObject *
     SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "cmr_stream_pool_get_stream" "', argument " "1"" of type '" "cmr_stream_pool *""'"); 
   }
   arg1 = (cmr_stream_pool *)(argp1);
-  {
-    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    result = (cmr_status)cmr_stream_pool_get_stream(arg1,arg2);
-    SWIG_PYTHON_THREAD_END_ALLOW;
-  }
+  result = (cmr_status)cmr_stream_pool_get_stream(arg1,arg2);
   {
     if (cmr_py_raise_pending()) SWIG_fail;
     if (result != CMR_SUCCESS) {
@@ -11233,11 +11217,7 @@ SWIGINTERN PyObject *_wrap_cmr_stream_pool_get_stream_at(PyObject *self, PyObjec
     SWIG_exception_fail(SWIG_ArgError(ecode2), "in method '" "cmr_stream_pool_get_stream_at" "', argument " "2"" of type '" "size_t""'");
   } 
   arg2 = (size_t)(val2);
-  {
-    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    result = (cmr_status)cmr_stream_pool_get_stream_at(arg1,arg2,arg3);
-    SWIG_PYTHON_THREAD_END_ALLOW;
-  }
+  result = (cmr_status)cmr_stream_pool_get_stream_at(arg1,arg2,arg3);
   {
     if (cmr_py_raise_pending()) SWIG_fail;
     if (result != CMR_SUCCESS) {
@@ -11275,11 +11255,7 @@ SWIGINTERN PyObject *_wrap_cmr_stream_pool_size(PyObject *self, PyObject *args) 
     SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "cmr_stream_pool_size" "', argument " "1"" of type '" "cmr_stream_pool const *""'"); 
   }
   arg1 = (cmr_stream_pool *)(argp1);
-  {
-    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    result = (cmr_status)cmr_stream_pool_size((struct cmr_stream_pool const *)arg1,arg2);
-    SWIG_PYTHON_THREAD_END_ALLOW;
-  }
+  result = (cmr_status)cmr_stream_pool_size((struct cmr_stream_pool const *)arg1,arg2);
   {
     if (cmr_py_raise_pending()) SWIG_fail;
     if (result != CMR_SUCCESS) {
@@ -11582,9 +11558,9 @@ static PyMethodDef SwigMethods[] = {
 	 { "cmr_device_buffer_copy_from", _wrap_cmr_device_buffer_copy_from, METH_VARARGS, NULL},
 	 { "cmr_device_buffer_prefetch", _wrap_cmr_device_buffer_prefetch, METH_VARARGS, NULL},
 	 { "cmr_log_set_level", _wrap_cmr_log_set_level, METH_O, NULL},
-	 { "cmr_log_get_level", _wrap_cmr_log_get_level, METH_O, NULL},
+	 { "cmr_log_get_level", _wrap_cmr_log_get_level, METH_NOARGS, NULL},
 	 { "cmr_log_set_flush_level", _wrap_cmr_log_set_flush_level, METH_O, NULL},
-	 { "cmr_log_get_flush_level", _wrap_cmr_log_get_flush_level, METH_O, NULL},
+	 { "cmr_log_get_flush_level", _wrap_cmr_log_get_flush_level, METH_NOARGS, NULL},
 	 { "cmr_log_should_log", _wrap_cmr_log_should_log, METH_O, NULL},
 	 { "cmr_log_flush", _wrap_cmr_log_flush, METH_NOARGS, NULL},
 	 { "cmr_log_set_file", _wrap_cmr_log_set_file, METH_O, NULL},

@@ -15,6 +15,8 @@ internal class CmrNative {
 
   public static void cmr_cs_release_device_buffer(System.IntPtr buffer) { Errors.Check(CmrNativePINVOKE.cmr_cs_release_device_buffer(buffer)); }
 
+  public static void cmr_cs_release_stream_pool(System.IntPtr pool) { Errors.Check(CmrNativePINVOKE.cmr_cs_release_stream_pool(pool)); }
+
   public static void cmr_cs_release_aligned(System.IntPtr handle) { Errors.Check(CmrNativePINVOKE.cmr_cs_release_aligned(handle)); }
 
   public static void cmr_cs_release_arena(System.IntPtr handle) { Errors.Check(CmrNativePINVOKE.cmr_cs_release_arena(handle)); }
@@ -409,15 +411,15 @@ internal class CmrNative {
 
   public static void cmr_device_buffer_prefetch(DeviceBufferHandle buffer, int device, System.IntPtr stream) { Errors.Check(CmrNativePINVOKE.cmr_device_buffer_prefetch(buffer, device, stream)); }
 
-  public static void cmr_log_set_level(cmr_log_level level) { Errors.Check(CmrNativePINVOKE.cmr_log_set_level((int)level)); }
+  public static void cmr_log_set_level(LogLevel level) { Errors.Check(CmrNativePINVOKE.cmr_log_set_level((int)level)); }
 
-  public static void cmr_log_get_level(SWIGTYPE_p_cmr_log_level out_) { Errors.Check(CmrNativePINVOKE.cmr_log_get_level(SWIGTYPE_p_cmr_log_level.getCPtr(out_))); }
+  public static void cmr_log_get_level(out int out_) { Errors.Check(CmrNativePINVOKE.cmr_log_get_level(out out_)); }
 
-  public static void cmr_log_set_flush_level(cmr_log_level level) { Errors.Check(CmrNativePINVOKE.cmr_log_set_flush_level((int)level)); }
+  public static void cmr_log_set_flush_level(LogLevel level) { Errors.Check(CmrNativePINVOKE.cmr_log_set_flush_level((int)level)); }
 
-  public static void cmr_log_get_flush_level(SWIGTYPE_p_cmr_log_level out_) { Errors.Check(CmrNativePINVOKE.cmr_log_get_flush_level(SWIGTYPE_p_cmr_log_level.getCPtr(out_))); }
+  public static void cmr_log_get_flush_level(out int out_) { Errors.Check(CmrNativePINVOKE.cmr_log_get_flush_level(out out_)); }
 
-  public static bool cmr_log_should_log(cmr_log_level level) {
+  public static bool cmr_log_should_log(LogLevel level) {
     bool ret = CmrNativePINVOKE.cmr_log_should_log((int)level);
     return ret;
   }
@@ -433,23 +435,19 @@ internal class CmrNative {
     }
   }
 
-  public static void cmr_stream_pool_create(ulong pool_size, uint flags, SWIGTYPE_p_p_cmr_stream_pool out_) { Errors.Check(CmrNativePINVOKE.cmr_stream_pool_create(pool_size, flags, SWIGTYPE_p_p_cmr_stream_pool.getCPtr(out_))); }
+  public static void cmr_stream_pool_create(ulong pool_size, uint flags, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_stream_pool_create(pool_size, flags, out out_)); }
 
-  public static void cmr_stream_pool_destroy(SWIGTYPE_p_cmr_stream_pool pool) { Errors.Check(CmrNativePINVOKE.cmr_stream_pool_destroy(SWIGTYPE_p_cmr_stream_pool.getCPtr(pool))); }
+  public static void cmr_stream_pool_get_stream(StreamPoolHandle pool, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_stream_pool_get_stream(pool, out out_)); }
 
-  public static void cmr_stream_pool_get_stream(SWIGTYPE_p_cmr_stream_pool pool, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_stream_pool_get_stream(SWIGTYPE_p_cmr_stream_pool.getCPtr(pool), out out_)); }
+  public static void cmr_stream_pool_get_stream_at(StreamPoolHandle pool, ulong index, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_stream_pool_get_stream_at(pool, index, out out_)); }
 
-  public static void cmr_stream_pool_get_stream_at(SWIGTYPE_p_cmr_stream_pool pool, ulong index, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_stream_pool_get_stream_at(SWIGTYPE_p_cmr_stream_pool.getCPtr(pool), index, out out_)); }
-
-  public static void cmr_stream_pool_size(SWIGTYPE_p_cmr_stream_pool pool, out ulong out_) { Errors.Check(CmrNativePINVOKE.cmr_stream_pool_size(SWIGTYPE_p_cmr_stream_pool.getCPtr(pool), out out_)); }
+  public static void cmr_stream_pool_size(StreamPoolHandle pool, out ulong out_) { Errors.Check(CmrNativePINVOKE.cmr_stream_pool_size(pool, out out_)); }
 
   public static void cmr_stream_create_with_flags(uint flags, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_stream_create_with_flags(flags, out out_)); }
 
   public const uint CMR_PROPERTY_DEVICE_ACCESSIBLE = 0x1u;
   public const uint CMR_PROPERTY_HOST_ACCESSIBLE = 0x2u;
   public const uint CMR_OPS_FLAG_COUNTED = 0x1u;
-  public const uint CMR_STREAM_FLAGS_SYNC_DEFAULT = 0u;
-  public const uint CMR_STREAM_FLAGS_NON_BLOCKING = 1u;
 }
 
 }

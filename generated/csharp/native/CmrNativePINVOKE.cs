@@ -199,6 +199,9 @@ internal class CmrNativePINVOKE {
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_cs_release_device_buffer")]
   public static extern int cmr_cs_release_device_buffer(System.IntPtr jarg1);
 
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_cs_release_stream_pool")]
+  public static extern int cmr_cs_release_stream_pool(System.IntPtr jarg1);
+
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_cs_release_aligned")]
   public static extern int cmr_cs_release_aligned(System.IntPtr jarg1);
 
@@ -740,13 +743,13 @@ internal class CmrNativePINVOKE {
   public static extern int cmr_log_set_level(int jarg1);
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_log_get_level")]
-  public static extern int cmr_log_get_level(global::System.Runtime.InteropServices.HandleRef jarg1);
+  public static extern int cmr_log_get_level(out int jarg1);
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_log_set_flush_level")]
   public static extern int cmr_log_set_flush_level(int jarg1);
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_log_get_flush_level")]
-  public static extern int cmr_log_get_flush_level(global::System.Runtime.InteropServices.HandleRef jarg1);
+  public static extern int cmr_log_get_flush_level(out int jarg1);
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_log_should_log")]
   public static extern bool cmr_log_should_log(int jarg1);
@@ -761,19 +764,16 @@ internal class CmrNativePINVOKE {
   public static extern int cmr_log_get_file(out System.IntPtr jarg1);
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_stream_pool_create")]
-  public static extern int cmr_stream_pool_create(ulong jarg1, uint jarg2, global::System.Runtime.InteropServices.HandleRef jarg3);
-
-  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_stream_pool_destroy")]
-  public static extern int cmr_stream_pool_destroy(global::System.Runtime.InteropServices.HandleRef jarg1);
+  public static extern int cmr_stream_pool_create(ulong jarg1, uint jarg2, out System.IntPtr jarg3);
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_stream_pool_get_stream")]
-  public static extern int cmr_stream_pool_get_stream(global::System.Runtime.InteropServices.HandleRef jarg1, out System.IntPtr jarg2);
+  public static extern int cmr_stream_pool_get_stream(StreamPoolHandle jarg1, out System.IntPtr jarg2);
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_stream_pool_get_stream_at")]
-  public static extern int cmr_stream_pool_get_stream_at(global::System.Runtime.InteropServices.HandleRef jarg1, ulong jarg2, out System.IntPtr jarg3);
+  public static extern int cmr_stream_pool_get_stream_at(StreamPoolHandle jarg1, ulong jarg2, out System.IntPtr jarg3);
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_stream_pool_size")]
-  public static extern int cmr_stream_pool_size(global::System.Runtime.InteropServices.HandleRef jarg1, out ulong jarg2);
+  public static extern int cmr_stream_pool_size(StreamPoolHandle jarg1, out ulong jarg2);
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_stream_create_with_flags")]
   public static extern int cmr_stream_create_with_flags(uint jarg1, out System.IntPtr jarg2);

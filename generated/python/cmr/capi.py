@@ -650,14 +650,14 @@ CMR_LOG_OFF = _capi.CMR_LOG_OFF
 def cmr_log_set_level(level):
     return _capi.cmr_log_set_level(level)
 
-def cmr_log_get_level(out):
-    return _capi.cmr_log_get_level(out)
+def cmr_log_get_level():
+    return _capi.cmr_log_get_level()
 
 def cmr_log_set_flush_level(level):
     return _capi.cmr_log_set_flush_level(level)
 
-def cmr_log_get_flush_level(out):
-    return _capi.cmr_log_get_flush_level(out)
+def cmr_log_get_flush_level():
+    return _capi.cmr_log_get_flush_level()
 
 def cmr_log_should_log(level):
     return _capi.cmr_log_should_log(level)

@@ -10,14 +10,14 @@
 
 namespace Cmr {
 
-public enum cmr_log_level {
-  CMR_LOG_TRACE = 0,
-  CMR_LOG_DEBUG = 1,
-  CMR_LOG_INFO = 2,
-  CMR_LOG_WARN = 3,
-  CMR_LOG_ERROR = 4,
-  CMR_LOG_CRITICAL = 5,
-  CMR_LOG_OFF = 6
+public enum LogLevel {
+  Trace = 0,
+  Debug = 1,
+  Info = 2,
+  Warn = 3,
+  Error = 4,
+  Critical = 5,
+  Off = 6
 }
 
 }
