@@ -606,7 +606,8 @@ static bool no_gpu_here(void) {
 }
 
 /* A resource the device lacks a capability for (sam_headroom without
- * pageable memory access) is refused with CMR_ERROR_UNSUPPORTED: skipped. */
+ * pageable memory access: CMR_ERROR_UNSUPPORTED), or that needs a device
+ * where there is none (CMR_ERROR_NO_DEVICE), is skipped. */
 static bool subject_unsupported_here(void) {
   cmr_resource_ref made = {0}, below = {0};
   size_t below_max = 0;
@@ -615,10 +616,9 @@ static bool subject_unsupported_here(void) {
   if (status == CMR_SUCCESS) status = subject_info->make(below, &made);
   if (made.ops != NULL) cmr_ref_release(made);
   if (below.ops != NULL) cmr_ref_release(below);
-  if (status == CMR_ERROR_UNSUPPORTED) {
-    printf("skipped: %s cannot be made on this device: %s\n", subject_info->name, cmr_last_error_message());
-  }
-  return status == CMR_ERROR_UNSUPPORTED;
+  bool unsupported = status == CMR_ERROR_UNSUPPORTED || status == CMR_ERROR_NO_DEVICE;
+  if (unsupported) printf("skipped: %s cannot be made here: %s\n", subject_info->name, cmr_last_error_message());
+  return unsupported;
 }
 
 /* The CUDA build on a machine without a GPU can make no streams at all. */

@@ -358,5 +358,6 @@ static Suite *log_suite(void) {
 int main(int argc, char **argv) {
   self_path = argv[0];
   if (argc > 1 && strcmp(argv[1], "--env-child") == 0) return env_child();
+  cmr_test_require_device(); /* the events need resources and the per-device table */
   return cmr_test_run(log_suite());
 }
