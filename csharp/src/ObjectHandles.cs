@@ -72,6 +72,19 @@ namespace Cmr
         }
     }
 
+    /// <summary>An owned cmr_stream_pool.</summary>
+    public sealed class StreamPoolHandle : OwnedHandle
+    {
+        internal StreamPoolHandle(IntPtr raw) : base(raw)
+        {
+        }
+
+        protected override bool Release()
+        {
+            return CmrNativePINVOKE.cmr_cs_release_stream_pool(handle) == (int)Status.Success;
+        }
+    }
+
     /// <summary>An owned cmr_device_buffer, and the CudaStream it is
     /// ordered on (if one is), which it keeps until it has freed its memory
     /// on it, as RMM's buffer keeps its stream.</summary>

@@ -2,8 +2,8 @@
 # The resources of each build, for CMakeLists.txt.
 
 # Algorithm files (runtime/resources/<name>.c) of each build.
-set(CMR_HOST_RESOURCES aligned arena binning callback failure_callback fixed_size limiting logging pool prefetch simulated statistics system thread_safe tracking)
-set(CMR_CUDA_RESOURCES aligned arena binning callback cuda cuda_async cuda_async_managed cuda_async_view failure_callback fixed_size limiting logging managed pinned_host pool prefetch simulated statistics system thread_safe tracking)
+set(CMR_HOST_RESOURCES aligned arena binning callback failure_callback fixed_size limiting logging pool prefetch sam_headroom simulated statistics system thread_safe tracking)
+set(CMR_CUDA_RESOURCES aligned arena binning callback cuda cuda_async cuda_async_managed cuda_async_view failure_callback fixed_size limiting logging managed pinned_host pool prefetch sam_headroom simulated statistics system thread_safe tracking)
 
 # Conformance cases, "<resource>" or "<resource>:<upstream>": those that run
 # without a GPU (both builds, label host) and those that need one (CUDA build,
@@ -20,6 +20,7 @@ set(CMR_CONFORMANCE_HOST
     logging:simulated
     pool:system
     prefetch:system
+    sam_headroom
     simulated
     statistics:system
     system

@@ -68,6 +68,9 @@ namespace Cmr
                     case "prefetch":
                         return new PrefetchResourceAdaptor(ResourceHandle.FromRef(shared, CmrNative.cmr_prefetch_resource_from_ref,
                             CmrNative.cmr_prefetch_resource_ref, CmrNativePINVOKE.cmr_cs_release_prefetch));
+                    case "sam_headroom":
+                        return new SamHeadroomMemoryResource(ResourceHandle.FromRef(shared, CmrNative.cmr_sam_headroom_resource_from_ref,
+                            CmrNative.cmr_sam_headroom_resource_ref, CmrNativePINVOKE.cmr_cs_release_sam_headroom));
                     case "simulated":
                         return new SimulatedMemoryResource(ResourceHandle.FromRef(shared, CmrNative.cmr_simulated_resource_from_ref,
                             CmrNative.cmr_simulated_resource_ref, CmrNativePINVOKE.cmr_cs_release_simulated));

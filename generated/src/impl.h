@@ -153,6 +153,14 @@ void cmr_prefetch_impl_destroy(cmr_prefetch_impl *impl);
 cmr_status cmr_prefetch_impl_allocate(cmr_prefetch_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
 cmr_status cmr_prefetch_impl_deallocate(cmr_prefetch_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
 
+/* ---- sam_headroom ---- */
+typedef struct cmr_sam_headroom_impl cmr_sam_headroom_impl;
+cmr_status cmr_sam_headroom_impl_create(size_t headroom, cmr_sam_headroom_impl **out);
+void cmr_sam_headroom_impl_destroy(cmr_sam_headroom_impl *impl);
+cmr_status cmr_sam_headroom_impl_allocate(cmr_sam_headroom_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
+cmr_status cmr_sam_headroom_impl_deallocate(cmr_sam_headroom_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+bool cmr_sam_headroom_impl_is_equal(const cmr_sam_headroom_impl *impl, const cmr_sam_headroom_impl *other);
+
 /* ---- simulated ---- */
 typedef struct cmr_simulated_impl cmr_simulated_impl;
 cmr_status cmr_simulated_impl_create(size_t capacity, cmr_simulated_impl **out);

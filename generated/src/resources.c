@@ -22,6 +22,7 @@ static void aligned_finalize(cmr_object *object) {
   aligned_object *self = (aligned_object *)object;
   if (self->impl != NULL) cmr_aligned_impl_destroy(self->impl);
   if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
+  cmr_log(CMR_LOG_DEBUG, "aligned: resource %p destroyed (its last share released)", (void *)object);
   free(self);
 }
 
@@ -100,7 +101,9 @@ cmr_status cmr_aligned_resource_create(cmr_resource_ref upstream, cmr_optional_s
     aligned_finalize(&self->object);
     return cmr_error_context(made, "cmr_aligned_resource_create");
   }
-  return cmr_handle_open(&self->object, &aligned_type, "cmr_aligned_resource_create", (void **)out);
+  cmr_status opened = cmr_handle_open(&self->object, &aligned_type, "cmr_aligned_resource_create", (void **)out);
+  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_aligned_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  return opened;
 }
 
 cmr_status cmr_aligned_resource_destroy(cmr_aligned_resource *handle) { return cmr_handle_destroy(handle, "cmr_aligned_resource_destroy"); }
@@ -157,6 +160,7 @@ static void arena_finalize(cmr_object *object) {
   arena_object *self = (arena_object *)object;
   if (self->impl != NULL) cmr_arena_impl_destroy(self->impl);
   if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
+  cmr_log(CMR_LOG_DEBUG, "arena: resource %p destroyed (its last share released)", (void *)object);
   free(self);
 }
 
@@ -233,7 +237,9 @@ cmr_status cmr_arena_resource_create(cmr_resource_ref upstream, cmr_optional_siz
     arena_finalize(&self->object);
     return cmr_error_context(made, "cmr_arena_resource_create");
   }
-  return cmr_handle_open(&self->object, &arena_type, "cmr_arena_resource_create", (void **)out);
+  cmr_status opened = cmr_handle_open(&self->object, &arena_type, "cmr_arena_resource_create", (void **)out);
+  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_arena_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  return opened;
 }
 
 cmr_status cmr_arena_resource_destroy(cmr_arena_resource *handle) { return cmr_handle_destroy(handle, "cmr_arena_resource_destroy"); }
@@ -305,6 +311,7 @@ static void binning_finalize(cmr_object *object) {
   binning_object *self = (binning_object *)object;
   if (self->impl != NULL) cmr_binning_impl_destroy(self->impl);
   if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
+  cmr_log(CMR_LOG_DEBUG, "binning: resource %p destroyed (its last share released)", (void *)object);
   free(self);
 }
 
@@ -393,7 +400,9 @@ cmr_status cmr_binning_resource_create(cmr_resource_ref upstream, cmr_optional_i
     binning_finalize(&self->object);
     return cmr_error_context(made, "cmr_binning_resource_create");
   }
-  return cmr_handle_open(&self->object, &binning_type, "cmr_binning_resource_create", (void **)out);
+  cmr_status opened = cmr_handle_open(&self->object, &binning_type, "cmr_binning_resource_create", (void **)out);
+  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_binning_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  return opened;
 }
 
 cmr_status cmr_binning_resource_destroy(cmr_binning_resource *handle) { return cmr_handle_destroy(handle, "cmr_binning_resource_destroy"); }
@@ -474,6 +483,7 @@ static const cmr_resource_ops callback_ops;
 static void callback_finalize(cmr_object *object) {
   callback_object *self = (callback_object *)object;
   if (self->impl != NULL) cmr_callback_impl_destroy(self->impl);
+  cmr_log(CMR_LOG_DEBUG, "callback: resource %p destroyed (its last share released)", (void *)object);
   free(self);
 }
 
@@ -531,7 +541,9 @@ cmr_status cmr_callback_resource_create(cmr_allocate_callback allocate, cmr_deal
     callback_finalize(&self->object);
     return cmr_error_context(made, "cmr_callback_resource_create");
   }
-  return cmr_handle_open(&self->object, &callback_type, "cmr_callback_resource_create", (void **)out);
+  cmr_status opened = cmr_handle_open(&self->object, &callback_type, "cmr_callback_resource_create", (void **)out);
+  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_callback_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  return opened;
 }
 
 cmr_status cmr_callback_resource_destroy(cmr_callback_resource *handle) { return cmr_handle_destroy(handle, "cmr_callback_resource_destroy"); }
@@ -569,6 +581,7 @@ static const cmr_resource_ops cuda_ops;
 
 static void cuda_finalize(cmr_object *object) {
   cuda_object *self = (cuda_object *)object;
+  cmr_log(CMR_LOG_DEBUG, "cuda: resource %p destroyed (its last share released)", (void *)object);
   free(self);
 }
 
@@ -616,7 +629,9 @@ cmr_status cmr_cuda_resource_create(cmr_cuda_resource **out) {
   *out = NULL;
   cuda_object *self = calloc(1, sizeof *self);
   if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_cuda_resource_create: no host memory for the resource");
-  return cmr_handle_open(&self->object, &cuda_type, "cmr_cuda_resource_create", (void **)out);
+  cmr_status opened = cmr_handle_open(&self->object, &cuda_type, "cmr_cuda_resource_create", (void **)out);
+  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_cuda_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  return opened;
 }
 
 cmr_status cmr_cuda_resource_destroy(cmr_cuda_resource *handle) { return cmr_handle_destroy(handle, "cmr_cuda_resource_destroy"); }
@@ -684,6 +699,7 @@ static const cmr_resource_ops cuda_async_ops;
 static void cuda_async_finalize(cmr_object *object) {
   cuda_async_object *self = (cuda_async_object *)object;
   if (self->impl != NULL) cmr_cuda_async_impl_destroy(self->impl);
+  cmr_log(CMR_LOG_DEBUG, "cuda_async: resource %p destroyed (its last share released)", (void *)object);
   free(self);
 }
 
@@ -748,7 +764,9 @@ cmr_status cmr_cuda_async_resource_create(cmr_optional_size initial_pool_size_op
     cuda_async_finalize(&self->object);
     return cmr_error_context(made, "cmr_cuda_async_resource_create");
   }
-  return cmr_handle_open(&self->object, &cuda_async_type, "cmr_cuda_async_resource_create", (void **)out);
+  cmr_status opened = cmr_handle_open(&self->object, &cuda_async_type, "cmr_cuda_async_resource_create", (void **)out);
+  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_cuda_async_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  return opened;
 }
 
 cmr_status cmr_cuda_async_resource_destroy(cmr_cuda_async_resource *handle) { return cmr_handle_destroy(handle, "cmr_cuda_async_resource_destroy"); }
@@ -847,6 +865,7 @@ static const cmr_resource_ops cuda_async_managed_ops;
 static void cuda_async_managed_finalize(cmr_object *object) {
   cuda_async_managed_object *self = (cuda_async_managed_object *)object;
   if (self->impl != NULL) cmr_cuda_async_managed_impl_destroy(self->impl);
+  cmr_log(CMR_LOG_DEBUG, "cuda_async_managed: resource %p destroyed (its last share released)", (void *)object);
   free(self);
 }
 
@@ -899,7 +918,9 @@ cmr_status cmr_cuda_async_managed_resource_create(cmr_cuda_async_managed_resourc
     cuda_async_managed_finalize(&self->object);
     return cmr_error_context(made, "cmr_cuda_async_managed_resource_create");
   }
-  return cmr_handle_open(&self->object, &cuda_async_managed_type, "cmr_cuda_async_managed_resource_create", (void **)out);
+  cmr_status opened = cmr_handle_open(&self->object, &cuda_async_managed_type, "cmr_cuda_async_managed_resource_create", (void **)out);
+  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_cuda_async_managed_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  return opened;
 }
 
 cmr_status cmr_cuda_async_managed_resource_destroy(cmr_cuda_async_managed_resource *handle) { return cmr_handle_destroy(handle, "cmr_cuda_async_managed_resource_destroy"); }
@@ -981,6 +1002,7 @@ static const cmr_resource_ops cuda_async_view_ops;
 static void cuda_async_view_finalize(cmr_object *object) {
   cuda_async_view_object *self = (cuda_async_view_object *)object;
   if (self->impl != NULL) cmr_cuda_async_view_impl_destroy(self->impl);
+  cmr_log(CMR_LOG_DEBUG, "cuda_async_view: resource %p destroyed (its last share released)", (void *)object);
   free(self);
 }
 
@@ -1034,7 +1056,9 @@ cmr_status cmr_cuda_async_view_resource_create(void *pool_handle, cmr_cuda_async
     cuda_async_view_finalize(&self->object);
     return cmr_error_context(made, "cmr_cuda_async_view_resource_create");
   }
-  return cmr_handle_open(&self->object, &cuda_async_view_type, "cmr_cuda_async_view_resource_create", (void **)out);
+  cmr_status opened = cmr_handle_open(&self->object, &cuda_async_view_type, "cmr_cuda_async_view_resource_create", (void **)out);
+  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_cuda_async_view_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  return opened;
 }
 
 cmr_status cmr_cuda_async_view_resource_destroy(cmr_cuda_async_view_resource *handle) { return cmr_handle_destroy(handle, "cmr_cuda_async_view_resource_destroy"); }
@@ -1118,6 +1142,7 @@ static void failure_callback_finalize(cmr_object *object) {
   failure_callback_object *self = (failure_callback_object *)object;
   if (self->impl != NULL) cmr_failure_callback_impl_destroy(self->impl);
   if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
+  cmr_log(CMR_LOG_DEBUG, "failure_callback: resource %p destroyed (its last share released)", (void *)object);
   free(self);
 }
 
@@ -1182,7 +1207,9 @@ cmr_status cmr_failure_callback_resource_create(cmr_resource_ref upstream, cmr_f
     failure_callback_finalize(&self->object);
     return cmr_error_context(made, "cmr_failure_callback_resource_create");
   }
-  return cmr_handle_open(&self->object, &failure_callback_type, "cmr_failure_callback_resource_create", (void **)out);
+  cmr_status opened = cmr_handle_open(&self->object, &failure_callback_type, "cmr_failure_callback_resource_create", (void **)out);
+  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_failure_callback_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  return opened;
 }
 
 cmr_status cmr_failure_callback_resource_destroy(cmr_failure_callback_resource *handle) { return cmr_handle_destroy(handle, "cmr_failure_callback_resource_destroy"); }
@@ -1223,6 +1250,7 @@ static void fixed_size_finalize(cmr_object *object) {
   fixed_size_object *self = (fixed_size_object *)object;
   if (self->impl != NULL) cmr_fixed_size_impl_destroy(self->impl);
   if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
+  cmr_log(CMR_LOG_DEBUG, "fixed_size: resource %p destroyed (its last share released)", (void *)object);
   free(self);
 }
 
@@ -1302,7 +1330,9 @@ cmr_status cmr_fixed_size_resource_create(cmr_resource_ref upstream, cmr_optiona
     fixed_size_finalize(&self->object);
     return cmr_error_context(made, "cmr_fixed_size_resource_create");
   }
-  return cmr_handle_open(&self->object, &fixed_size_type, "cmr_fixed_size_resource_create", (void **)out);
+  cmr_status opened = cmr_handle_open(&self->object, &fixed_size_type, "cmr_fixed_size_resource_create", (void **)out);
+  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_fixed_size_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  return opened;
 }
 
 cmr_status cmr_fixed_size_resource_destroy(cmr_fixed_size_resource *handle) { return cmr_handle_destroy(handle, "cmr_fixed_size_resource_destroy"); }
@@ -1359,6 +1389,7 @@ static void limiting_finalize(cmr_object *object) {
   limiting_object *self = (limiting_object *)object;
   if (self->impl != NULL) cmr_limiting_impl_destroy(self->impl);
   if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
+  cmr_log(CMR_LOG_DEBUG, "limiting: resource %p destroyed (its last share released)", (void *)object);
   free(self);
 }
 
@@ -1430,7 +1461,9 @@ cmr_status cmr_limiting_resource_create(cmr_resource_ref upstream, size_t alloca
     limiting_finalize(&self->object);
     return cmr_error_context(made, "cmr_limiting_resource_create");
   }
-  return cmr_handle_open(&self->object, &limiting_type, "cmr_limiting_resource_create", (void **)out);
+  cmr_status opened = cmr_handle_open(&self->object, &limiting_type, "cmr_limiting_resource_create", (void **)out);
+  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_limiting_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  return opened;
 }
 
 cmr_status cmr_limiting_resource_destroy(cmr_limiting_resource *handle) { return cmr_handle_destroy(handle, "cmr_limiting_resource_destroy"); }
@@ -1487,6 +1520,7 @@ static void logging_finalize(cmr_object *object) {
   logging_object *self = (logging_object *)object;
   if (self->impl != NULL) cmr_logging_impl_destroy(self->impl);
   if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
+  cmr_log(CMR_LOG_DEBUG, "logging: resource %p destroyed (its last share released)", (void *)object);
   free(self);
 }
 
@@ -1553,7 +1587,9 @@ cmr_status cmr_logging_resource_create(cmr_resource_ref upstream, const char *fi
     logging_finalize(&self->object);
     return cmr_error_context(made, "cmr_logging_resource_create");
   }
-  return cmr_handle_open(&self->object, &logging_type, "cmr_logging_resource_create", (void **)out);
+  cmr_status opened = cmr_handle_open(&self->object, &logging_type, "cmr_logging_resource_create", (void **)out);
+  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_logging_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  return opened;
 }
 
 cmr_status cmr_logging_resource_destroy(cmr_logging_resource *handle) { return cmr_handle_destroy(handle, "cmr_logging_resource_destroy"); }
@@ -1614,6 +1650,7 @@ static const cmr_resource_ops managed_ops;
 
 static void managed_finalize(cmr_object *object) {
   managed_object *self = (managed_object *)object;
+  cmr_log(CMR_LOG_DEBUG, "managed: resource %p destroyed (its last share released)", (void *)object);
   free(self);
 }
 
@@ -1661,7 +1698,9 @@ cmr_status cmr_managed_resource_create(cmr_managed_resource **out) {
   *out = NULL;
   managed_object *self = calloc(1, sizeof *self);
   if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_managed_resource_create: no host memory for the resource");
-  return cmr_handle_open(&self->object, &managed_type, "cmr_managed_resource_create", (void **)out);
+  cmr_status opened = cmr_handle_open(&self->object, &managed_type, "cmr_managed_resource_create", (void **)out);
+  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_managed_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  return opened;
 }
 
 cmr_status cmr_managed_resource_destroy(cmr_managed_resource *handle) { return cmr_handle_destroy(handle, "cmr_managed_resource_destroy"); }
@@ -1727,6 +1766,7 @@ static const cmr_resource_ops pinned_host_ops;
 
 static void pinned_host_finalize(cmr_object *object) {
   pinned_host_object *self = (pinned_host_object *)object;
+  cmr_log(CMR_LOG_DEBUG, "pinned_host: resource %p destroyed (its last share released)", (void *)object);
   free(self);
 }
 
@@ -1774,7 +1814,9 @@ cmr_status cmr_pinned_host_resource_create(cmr_pinned_host_resource **out) {
   *out = NULL;
   pinned_host_object *self = calloc(1, sizeof *self);
   if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_pinned_host_resource_create: no host memory for the resource");
-  return cmr_handle_open(&self->object, &pinned_host_type, "cmr_pinned_host_resource_create", (void **)out);
+  cmr_status opened = cmr_handle_open(&self->object, &pinned_host_type, "cmr_pinned_host_resource_create", (void **)out);
+  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_pinned_host_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  return opened;
 }
 
 cmr_status cmr_pinned_host_resource_destroy(cmr_pinned_host_resource *handle) { return cmr_handle_destroy(handle, "cmr_pinned_host_resource_destroy"); }
@@ -1843,6 +1885,7 @@ static void pool_finalize(cmr_object *object) {
   pool_object *self = (pool_object *)object;
   if (self->impl != NULL) cmr_pool_impl_destroy(self->impl);
   if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
+  cmr_log(CMR_LOG_DEBUG, "pool: resource %p destroyed (its last share released)", (void *)object);
   free(self);
 }
 
@@ -1927,7 +1970,9 @@ cmr_status cmr_pool_resource_create(cmr_resource_ref upstream, cmr_optional_size
     pool_finalize(&self->object);
     return cmr_error_context(made, "cmr_pool_resource_create");
   }
-  return cmr_handle_open(&self->object, &pool_type, "cmr_pool_resource_create", (void **)out);
+  cmr_status opened = cmr_handle_open(&self->object, &pool_type, "cmr_pool_resource_create", (void **)out);
+  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_pool_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  return opened;
 }
 
 cmr_status cmr_pool_resource_destroy(cmr_pool_resource *handle) { return cmr_handle_destroy(handle, "cmr_pool_resource_destroy"); }
@@ -1984,6 +2029,7 @@ static void prefetch_finalize(cmr_object *object) {
   prefetch_object *self = (prefetch_object *)object;
   if (self->impl != NULL) cmr_prefetch_impl_destroy(self->impl);
   if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
+  cmr_log(CMR_LOG_DEBUG, "prefetch: resource %p destroyed (its last share released)", (void *)object);
   free(self);
 }
 
@@ -2047,7 +2093,9 @@ cmr_status cmr_prefetch_resource_create(cmr_resource_ref upstream, cmr_prefetch_
     prefetch_finalize(&self->object);
     return cmr_error_context(made, "cmr_prefetch_resource_create");
   }
-  return cmr_handle_open(&self->object, &prefetch_type, "cmr_prefetch_resource_create", (void **)out);
+  cmr_status opened = cmr_handle_open(&self->object, &prefetch_type, "cmr_prefetch_resource_create", (void **)out);
+  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_prefetch_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  return opened;
 }
 
 cmr_status cmr_prefetch_resource_destroy(cmr_prefetch_resource *handle) { return cmr_handle_destroy(handle, "cmr_prefetch_resource_destroy"); }
@@ -2073,6 +2121,96 @@ cmr_status cmr_prefetch_resource_from_ref(cmr_resource_ref ref, cmr_prefetch_res
   return cmr_handle_share(ref.self, "cmr_prefetch_resource_from_ref", (void **)out);
 }
 
+/* ==== sam_headroom ==== */
+
+/* What a sam_headroom handle's token names: the object behind the ref's self. */
+typedef struct sam_headroom_object {
+  cmr_object object; /* first: the counted-object header */
+  cmr_sam_headroom_impl *impl;
+} sam_headroom_object;
+
+static const cmr_resource_ops sam_headroom_ops;
+
+static void sam_headroom_finalize(cmr_object *object) {
+  sam_headroom_object *self = (sam_headroom_object *)object;
+  if (self->impl != NULL) cmr_sam_headroom_impl_destroy(self->impl);
+  cmr_log(CMR_LOG_DEBUG, "sam_headroom: resource %p destroyed (its last share released)", (void *)object);
+  free(self);
+}
+
+static const cmr_object_type sam_headroom_type = {"sam_headroom", sam_headroom_finalize, NULL};
+
+static cmr_status sam_headroom_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
+  return cmr_sam_headroom_impl_allocate(((sam_headroom_object *)self)->impl, bytes, alignment, stream, out);
+}
+
+static cmr_status sam_headroom_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
+  return cmr_sam_headroom_impl_deallocate(((sam_headroom_object *)self)->impl, ptr, bytes, alignment, stream);
+}
+
+static bool sam_headroom_is_equal(const void *self, cmr_resource_ref other) {
+  const sam_headroom_object *peer = (const sam_headroom_object *)cmr_object_peek(other.self);
+  return other.ops == &sam_headroom_ops && peer != NULL &&
+         cmr_sam_headroom_impl_is_equal(((const sam_headroom_object *)self)->impl, peer->impl);
+}
+
+static unsigned sam_headroom_properties(const void *self) {
+  (void)self;
+  return CMR_PROPERTY_DEVICE_ACCESSIBLE | CMR_PROPERTY_HOST_ACCESSIBLE;
+}
+
+static const cmr_resource_ops sam_headroom_ops = {
+    .flags = CMR_OPS_FLAG_COUNTED,
+    .type_name = "sam_headroom",
+    .allocate = sam_headroom_allocate,
+    .deallocate = sam_headroom_deallocate,
+    .allocate_sync = NULL,
+    .deallocate_sync = NULL,
+    .is_equal = sam_headroom_is_equal,
+    .properties = sam_headroom_properties,
+    .retain = cmr_object_retain_self,
+    .release = cmr_object_release_self,
+};
+
+cmr_status cmr_sam_headroom_resource_create(size_t headroom, cmr_sam_headroom_resource **out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_sam_headroom_resource_create: out is NULL");
+  *out = NULL;
+  sam_headroom_object *self = calloc(1, sizeof *self);
+  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_sam_headroom_resource_create: no host memory for the resource");
+  cmr_status made = cmr_sam_headroom_impl_create(headroom, &self->impl);
+  if (made != CMR_SUCCESS) {
+    self->impl = NULL;
+    sam_headroom_finalize(&self->object);
+    return cmr_error_context(made, "cmr_sam_headroom_resource_create");
+  }
+  cmr_status opened = cmr_handle_open(&self->object, &sam_headroom_type, "cmr_sam_headroom_resource_create", (void **)out);
+  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_sam_headroom_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  return opened;
+}
+
+cmr_status cmr_sam_headroom_resource_destroy(cmr_sam_headroom_resource *handle) { return cmr_handle_destroy(handle, "cmr_sam_headroom_resource_destroy"); }
+
+cmr_resource_ref cmr_sam_headroom_resource_ref(cmr_sam_headroom_resource *handle) {
+  cmr_resource_ref ref = {NULL, NULL};
+  if (handle != NULL) {
+    ref.self = cmr_handle_ref_self(handle, &sam_headroom_type);
+    ref.ops = &sam_headroom_ops;
+  }
+  return ref;
+}
+
+cmr_status cmr_sam_headroom_resource_from_ref(cmr_resource_ref ref, cmr_sam_headroom_resource **out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_sam_headroom_resource_from_ref: out is NULL");
+  *out = NULL;
+  cmr_status status = cmr_ref_check(ref, "cmr_sam_headroom_resource_from_ref");
+  if (status != CMR_SUCCESS) return status;
+  if (ref.ops != &sam_headroom_ops) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_sam_headroom_resource_from_ref: the ref is a \"%s\" resource, not \"sam_headroom\"",
+                     ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
+  }
+  return cmr_handle_share(ref.self, "cmr_sam_headroom_resource_from_ref", (void **)out);
+}
+
 /* ==== simulated ==== */
 
 /* What a simulated handle's token names: the object behind the ref's self. */
@@ -2086,6 +2224,7 @@ static const cmr_resource_ops simulated_ops;
 static void simulated_finalize(cmr_object *object) {
   simulated_object *self = (simulated_object *)object;
   if (self->impl != NULL) cmr_simulated_impl_destroy(self->impl);
+  cmr_log(CMR_LOG_DEBUG, "simulated: resource %p destroyed (its last share released)", (void *)object);
   free(self);
 }
 
@@ -2141,7 +2280,9 @@ cmr_status cmr_simulated_resource_create(cmr_optional_size capacity_option, cmr_
     simulated_finalize(&self->object);
     return cmr_error_context(made, "cmr_simulated_resource_create");
   }
-  return cmr_handle_open(&self->object, &simulated_type, "cmr_simulated_resource_create", (void **)out);
+  cmr_status opened = cmr_handle_open(&self->object, &simulated_type, "cmr_simulated_resource_create", (void **)out);
+  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_simulated_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  return opened;
 }
 
 cmr_status cmr_simulated_resource_destroy(cmr_simulated_resource *handle) { return cmr_handle_destroy(handle, "cmr_simulated_resource_destroy"); }
@@ -2214,6 +2355,7 @@ static void statistics_finalize(cmr_object *object) {
   statistics_object *self = (statistics_object *)object;
   if (self->impl != NULL) cmr_statistics_impl_destroy(self->impl);
   if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
+  cmr_log(CMR_LOG_DEBUG, "statistics: resource %p destroyed (its last share released)", (void *)object);
   free(self);
 }
 
@@ -2277,7 +2419,9 @@ cmr_status cmr_statistics_resource_create(cmr_resource_ref upstream, cmr_statist
     statistics_finalize(&self->object);
     return cmr_error_context(made, "cmr_statistics_resource_create");
   }
-  return cmr_handle_open(&self->object, &statistics_type, "cmr_statistics_resource_create", (void **)out);
+  cmr_status opened = cmr_handle_open(&self->object, &statistics_type, "cmr_statistics_resource_create", (void **)out);
+  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_statistics_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  return opened;
 }
 
 cmr_status cmr_statistics_resource_destroy(cmr_statistics_resource *handle) { return cmr_handle_destroy(handle, "cmr_statistics_resource_destroy"); }
@@ -2386,6 +2530,7 @@ static const cmr_resource_ops system_ops;
 static void system_finalize(cmr_object *object) {
   system_object *self = (system_object *)object;
   if (self->impl != NULL) cmr_system_impl_destroy(self->impl);
+  cmr_log(CMR_LOG_DEBUG, "system: resource %p destroyed (its last share released)", (void *)object);
   free(self);
 }
 
@@ -2432,7 +2577,9 @@ cmr_status cmr_system_resource_create(cmr_system_resource **out) {
     system_finalize(&self->object);
     return cmr_error_context(made, "cmr_system_resource_create");
   }
-  return cmr_handle_open(&self->object, &system_type, "cmr_system_resource_create", (void **)out);
+  cmr_status opened = cmr_handle_open(&self->object, &system_type, "cmr_system_resource_create", (void **)out);
+  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_system_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  return opened;
 }
 
 cmr_status cmr_system_resource_destroy(cmr_system_resource *handle) { return cmr_handle_destroy(handle, "cmr_system_resource_destroy"); }
@@ -2473,6 +2620,7 @@ static void thread_safe_finalize(cmr_object *object) {
   thread_safe_object *self = (thread_safe_object *)object;
   if (self->impl != NULL) cmr_thread_safe_impl_destroy(self->impl);
   if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
+  cmr_log(CMR_LOG_DEBUG, "thread_safe: resource %p destroyed (its last share released)", (void *)object);
   free(self);
 }
 
@@ -2535,7 +2683,9 @@ cmr_status cmr_thread_safe_resource_create(cmr_resource_ref upstream, cmr_thread
     thread_safe_finalize(&self->object);
     return cmr_error_context(made, "cmr_thread_safe_resource_create");
   }
-  return cmr_handle_open(&self->object, &thread_safe_type, "cmr_thread_safe_resource_create", (void **)out);
+  cmr_status opened = cmr_handle_open(&self->object, &thread_safe_type, "cmr_thread_safe_resource_create", (void **)out);
+  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_thread_safe_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  return opened;
 }
 
 cmr_status cmr_thread_safe_resource_destroy(cmr_thread_safe_resource *handle) { return cmr_handle_destroy(handle, "cmr_thread_safe_resource_destroy"); }
@@ -2576,6 +2726,7 @@ static void tracking_finalize(cmr_object *object) {
   tracking_object *self = (tracking_object *)object;
   if (self->impl != NULL) cmr_tracking_impl_destroy(self->impl);
   if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
+  cmr_log(CMR_LOG_DEBUG, "tracking: resource %p destroyed (its last share released)", (void *)object);
   free(self);
 }
 
@@ -2639,7 +2790,9 @@ cmr_status cmr_tracking_resource_create(cmr_resource_ref upstream, bool capture_
     tracking_finalize(&self->object);
     return cmr_error_context(made, "cmr_tracking_resource_create");
   }
-  return cmr_handle_open(&self->object, &tracking_type, "cmr_tracking_resource_create", (void **)out);
+  cmr_status opened = cmr_handle_open(&self->object, &tracking_type, "cmr_tracking_resource_create", (void **)out);
+  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_tracking_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  return opened;
 }
 
 cmr_status cmr_tracking_resource_destroy(cmr_tracking_resource *handle) { return cmr_handle_destroy(handle, "cmr_tracking_resource_destroy"); }

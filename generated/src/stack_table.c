@@ -242,6 +242,20 @@ static cmr_status prefetch_make(const cmr_stack_value *values, cmr_resource_ref 
   return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
 }
 
+/* ---- sam_headroom ---- */
+
+static const cmr_stack_param sam_headroom_params[] = {
+    {"headroom", CMR_STACK_SIZE, NULL, 0, NULL, {.pointer = NULL}},
+};
+
+static cmr_status sam_headroom_make(const cmr_stack_value *values, cmr_resource_ref *out) {
+  cmr_sam_headroom_resource *handle = NULL;
+  cmr_status status = cmr_sam_headroom_resource_create(values[0].size.value, &handle);
+  if (status != CMR_SUCCESS) return status;
+  *out = cmr_sam_headroom_resource_ref(handle);
+  return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
+}
+
 /* ---- simulated ---- */
 
 static const cmr_stack_param simulated_params[] = {
@@ -327,6 +341,7 @@ const cmr_stack_resource cmr_stack_resources[] = {
     {"pinned_host", NULL, 0, pinned_host_make},
     {"pool", pool_params, 3, pool_make},
     {"prefetch", prefetch_params, 1, prefetch_make},
+    {"sam_headroom", sam_headroom_params, 1, sam_headroom_make},
     {"simulated", simulated_params, 1, simulated_make},
     {"statistics", statistics_params, 1, statistics_make},
     {"system", NULL, 0, system_make},

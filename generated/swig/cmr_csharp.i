@@ -27,6 +27,7 @@ static cmr_status cmr_cs_release_managed(void *handle) { return cmr_managed_reso
 static cmr_status cmr_cs_release_pinned_host(void *handle) { return cmr_pinned_host_resource_destroy(handle); }
 static cmr_status cmr_cs_release_pool(void *handle) { return cmr_pool_resource_destroy(handle); }
 static cmr_status cmr_cs_release_prefetch(void *handle) { return cmr_prefetch_resource_destroy(handle); }
+static cmr_status cmr_cs_release_sam_headroom(void *handle) { return cmr_sam_headroom_resource_destroy(handle); }
 static cmr_status cmr_cs_release_simulated(void *handle) { return cmr_simulated_resource_destroy(handle); }
 static cmr_status cmr_cs_release_statistics(void *handle) { return cmr_statistics_resource_destroy(handle); }
 static cmr_status cmr_cs_release_system(void *handle) { return cmr_system_resource_destroy(handle); }
@@ -86,6 +87,9 @@ cmr_status cmr_cs_release_pool(void *handle);
 CMR_CS_HANDLE(cmr_prefetch_resource, ResourceHandle)
 %ignore cmr_prefetch_resource_destroy;
 cmr_status cmr_cs_release_prefetch(void *handle);
+CMR_CS_HANDLE(cmr_sam_headroom_resource, ResourceHandle)
+%ignore cmr_sam_headroom_resource_destroy;
+cmr_status cmr_cs_release_sam_headroom(void *handle);
 CMR_CS_HANDLE(cmr_simulated_resource, ResourceHandle)
 %ignore cmr_simulated_resource_destroy;
 cmr_status cmr_cs_release_simulated(void *handle);
@@ -106,3 +110,5 @@ cmr_status cmr_cs_release_tracking(void *handle);
 %include <cmr/resources.h>
 %include <cmr/stack.h>
 %include <cmr/device_buffer.h>
+%include <cmr/log.h>
+%include <cmr/stream_pool.h>

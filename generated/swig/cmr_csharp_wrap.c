@@ -277,6 +277,7 @@ SWIGEXPORT void SWIGSTDCALL SWIGRegisterStringCallback_CmrNative(SWIG_CSharpStri
  * for the marshaller when ReleaseHandle runs. */
 static cmr_status cmr_cs_release_stack(void *stack) { return cmr_stack_destroy(stack); }
 static cmr_status cmr_cs_release_device_buffer(void *buffer) { return cmr_device_buffer_destroy(buffer); }
+static cmr_status cmr_cs_release_stream_pool(void *pool) { return cmr_stream_pool_destroy(pool); }
 
 
 static cmr_status cmr_cs_release_aligned(void *handle) { return cmr_aligned_resource_destroy(handle); }
@@ -295,6 +296,7 @@ static cmr_status cmr_cs_release_managed(void *handle) { return cmr_managed_reso
 static cmr_status cmr_cs_release_pinned_host(void *handle) { return cmr_pinned_host_resource_destroy(handle); }
 static cmr_status cmr_cs_release_pool(void *handle) { return cmr_pool_resource_destroy(handle); }
 static cmr_status cmr_cs_release_prefetch(void *handle) { return cmr_prefetch_resource_destroy(handle); }
+static cmr_status cmr_cs_release_sam_headroom(void *handle) { return cmr_sam_headroom_resource_destroy(handle); }
 static cmr_status cmr_cs_release_simulated(void *handle) { return cmr_simulated_resource_destroy(handle); }
 static cmr_status cmr_cs_release_statistics(void *handle) { return cmr_statistics_resource_destroy(handle); }
 static cmr_status cmr_cs_release_system(void *handle) { return cmr_system_resource_destroy(handle); }
@@ -325,6 +327,18 @@ SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_cs_release_device_buffer(void * jarg1)
   
   arg1 = (void *)jarg1; 
   result = (cmr_status)cmr_cs_release_device_buffer(arg1);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_cs_release_stream_pool(void * jarg1) {
+  int jresult ;
+  void *arg1 = (void *) 0 ;
+  cmr_status result;
+  
+  arg1 = (void *)jarg1; 
+  result = (cmr_status)cmr_cs_release_stream_pool(arg1);
   jresult = (int)result; 
   return jresult;
 }
@@ -517,6 +531,18 @@ SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_cs_release_prefetch(void * jarg1) {
   
   arg1 = (void *)jarg1; 
   result = (cmr_status)cmr_cs_release_prefetch(arg1);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_cs_release_sam_headroom(void * jarg1) {
+  int jresult ;
+  void *arg1 = (void *) 0 ;
+  cmr_status result;
+  
+  arg1 = (void *)jarg1; 
+  result = (cmr_status)cmr_cs_release_sam_headroom(arg1);
   jresult = (int)result; 
   return jresult;
 }
@@ -2025,6 +2051,46 @@ SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_prefetch_resource_from_ref(cmr_resourc
 }
 
 
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_sam_headroom_resource_create(unsigned long long jarg1, void ** jarg2) {
+  int jresult ;
+  size_t arg1 ;
+  cmr_sam_headroom_resource **arg2 = (cmr_sam_headroom_resource **) 0 ;
+  cmr_status result;
+  
+  arg1 = (size_t)jarg1; 
+  arg2 = (cmr_sam_headroom_resource **)jarg2; 
+  result = (cmr_status)cmr_sam_headroom_resource_create(arg1,arg2);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT cmr_resource_ref SWIGSTDCALL CSharp_Cmr_cmr_sam_headroom_resource_ref(void * jarg1) {
+  cmr_resource_ref jresult ;
+  cmr_sam_headroom_resource *arg1 = (cmr_sam_headroom_resource *) 0 ;
+  cmr_resource_ref result;
+  
+  arg1 = (cmr_sam_headroom_resource *)jarg1; 
+  result = cmr_sam_headroom_resource_ref(arg1);
+  jresult = result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_sam_headroom_resource_from_ref(cmr_resource_ref jarg1, void ** jarg2) {
+  int jresult ;
+  cmr_resource_ref arg1 ;
+  cmr_sam_headroom_resource **arg2 = (cmr_sam_headroom_resource **) 0 ;
+  cmr_status result;
+  
+  arg1 = jarg1; 
+  arg2 = (cmr_sam_headroom_resource **)jarg2; 
+  result = (cmr_status)cmr_sam_headroom_resource_from_ref(arg1,arg2);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
 SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_simulated_resource_create(cmr_optional_size jarg1, void ** jarg2) {
   int jresult ;
   cmr_optional_size arg1 ;
@@ -2726,6 +2792,174 @@ SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_device_buffer_prefetch(void * jarg1, i
   arg2 = (int)jarg2; 
   arg3 = (cmr_stream)jarg3; 
   result = (cmr_status)cmr_device_buffer_prefetch((struct cmr_device_buffer const *)arg1,arg2,arg3);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_log_set_level(int jarg1) {
+  int jresult ;
+  cmr_log_level arg1 ;
+  cmr_status result;
+  
+  arg1 = (cmr_log_level)jarg1; 
+  result = (cmr_status)cmr_log_set_level(arg1);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_log_get_level(int * jarg1) {
+  int jresult ;
+  cmr_log_level *arg1 = (cmr_log_level *) 0 ;
+  cmr_status result;
+  
+  arg1 = (cmr_log_level *)jarg1; 
+  result = (cmr_status)cmr_log_get_level(arg1);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_log_set_flush_level(int jarg1) {
+  int jresult ;
+  cmr_log_level arg1 ;
+  cmr_status result;
+  
+  arg1 = (cmr_log_level)jarg1; 
+  result = (cmr_status)cmr_log_set_flush_level(arg1);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_log_get_flush_level(int * jarg1) {
+  int jresult ;
+  cmr_log_level *arg1 = (cmr_log_level *) 0 ;
+  cmr_status result;
+  
+  arg1 = (cmr_log_level *)jarg1; 
+  result = (cmr_status)cmr_log_get_flush_level(arg1);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT unsigned int SWIGSTDCALL CSharp_Cmr_cmr_log_should_log(int jarg1) {
+  unsigned int jresult ;
+  cmr_log_level arg1 ;
+  bool result;
+  
+  arg1 = (cmr_log_level)jarg1; 
+  result = (bool)cmr_log_should_log(arg1);
+  jresult = result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_log_flush() {
+  int jresult ;
+  cmr_status result;
+  
+  result = (cmr_status)cmr_log_flush();
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_log_set_file(char * jarg1) {
+  int jresult ;
+  char *arg1 = (char *) 0 ;
+  cmr_status result;
+  
+  arg1 = (char *)jarg1; 
+  result = (cmr_status)cmr_log_set_file((char const *)arg1);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_log_get_file(const char ** jarg1) {
+  int jresult ;
+  char **arg1 = (char **) 0 ;
+  cmr_status result;
+  
+  arg1 = (char **)jarg1; 
+  result = (cmr_status)cmr_log_get_file((char const **)arg1);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_stream_pool_create(unsigned long long jarg1, unsigned int jarg2, void ** jarg3) {
+  int jresult ;
+  size_t arg1 ;
+  unsigned int arg2 ;
+  cmr_stream_pool **arg3 = (cmr_stream_pool **) 0 ;
+  cmr_status result;
+  
+  arg1 = (size_t)jarg1; 
+  arg2 = (unsigned int)jarg2; 
+  arg3 = (cmr_stream_pool **)jarg3; 
+  result = (cmr_status)cmr_stream_pool_create(arg1,arg2,arg3);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_stream_pool_get_stream(void * jarg1, void ** jarg2) {
+  int jresult ;
+  cmr_stream_pool *arg1 = (cmr_stream_pool *) 0 ;
+  cmr_stream *arg2 = (cmr_stream *) 0 ;
+  cmr_status result;
+  
+  arg1 = (cmr_stream_pool *)jarg1; 
+  arg2 = (cmr_stream *)jarg2; 
+  result = (cmr_status)cmr_stream_pool_get_stream(arg1,arg2);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_stream_pool_get_stream_at(void * jarg1, unsigned long long jarg2, void ** jarg3) {
+  int jresult ;
+  cmr_stream_pool *arg1 = (cmr_stream_pool *) 0 ;
+  size_t arg2 ;
+  cmr_stream *arg3 = (cmr_stream *) 0 ;
+  cmr_status result;
+  
+  arg1 = (cmr_stream_pool *)jarg1; 
+  arg2 = (size_t)jarg2; 
+  arg3 = (cmr_stream *)jarg3; 
+  result = (cmr_status)cmr_stream_pool_get_stream_at(arg1,arg2,arg3);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_stream_pool_size(void * jarg1, unsigned long long * jarg2) {
+  int jresult ;
+  cmr_stream_pool *arg1 = (cmr_stream_pool *) 0 ;
+  size_t *arg2 = (size_t *) 0 ;
+  cmr_status result;
+  
+  arg1 = (cmr_stream_pool *)jarg1; 
+  arg2 = (size_t *)jarg2; 
+  result = (cmr_status)cmr_stream_pool_size((struct cmr_stream_pool const *)arg1,arg2);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_stream_create_with_flags(unsigned int jarg1, void ** jarg2) {
+  int jresult ;
+  unsigned int arg1 ;
+  cmr_stream *arg2 = (cmr_stream *) 0 ;
+  cmr_status result;
+  
+  arg1 = (unsigned int)jarg1; 
+  arg2 = (cmr_stream *)jarg2; 
+  result = (cmr_status)cmr_stream_create_with_flags(arg1,arg2);
   jresult = (int)result; 
   return jresult;
 }

@@ -18,3 +18,5 @@
 %include <cmr/resources.h>
 %include <cmr/stack.h>
 %include <cmr/device_buffer.h>
+%include <cmr/log.h>
+%include <cmr/stream_pool.h>

@@ -99,6 +99,10 @@ CMR_JAVA_RETURNS_LONG(cmr_pool_resource_free_size)
 CMR_JAVA_RETURNS_LONG(cmr_prefetch_resource_create)
 CMR_JAVA_RETURNS_LONG(cmr_prefetch_resource_from_ref)
 
+/* sam_headroom */
+CMR_JAVA_RETURNS_LONG(cmr_sam_headroom_resource_create)
+CMR_JAVA_RETURNS_LONG(cmr_sam_headroom_resource_from_ref)
+
 /* simulated */
 CMR_JAVA_RETURNS_LONG(cmr_simulated_resource_create)
 CMR_JAVA_RETURNS_LONG(cmr_simulated_resource_from_ref)
@@ -137,3 +141,5 @@ CMR_JAVA_RETURNS_STRING(cmr_tracking_resource_outstanding_report)
 %include <cmr/resources.h>
 %include <cmr/stack.h>
 %include <cmr/device_buffer.h>
+%include <cmr/log.h>
+%include <cmr/stream_pool.h>

@@ -3934,6 +3934,112 @@ SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1prefetch_1resource_1from
 }
 
 
+SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1sam_1headroom_1resource_1create(JNIEnv *jenv, jclass jcls, jlong jarg1) {
+  jlong jresult = 0 ;
+  size_t arg1 ;
+  cmr_sam_headroom_resource **arg2 = (cmr_sam_headroom_resource **) 0 ;
+  cmr_sam_headroom_resource *temp2 ;
+  cmr_status result;
+  
+  (void)jenv;
+  (void)jcls;
+  {
+    temp2 = NULL; arg2 = &temp2; 
+  }
+  arg1 = (size_t)jarg1; 
+  result = (cmr_status)cmr_sam_headroom_resource_create(arg1,arg2);
+  {
+    if (result != CMR_SUCCESS) {
+      cmr_java_throw(jenv, result);
+      return 0;
+    }
+  }
+  {
+    jresult = (jlong)(uintptr_t)*arg2; 
+  }
+  return jresult;
+}
+
+
+SWIGEXPORT void JNICALL Java_org_cmr_CmrNativeJNI_cmr_1sam_1headroom_1resource_1destroy(JNIEnv *jenv, jclass jcls, jlong jarg1) {
+  cmr_sam_headroom_resource *arg1 = (cmr_sam_headroom_resource *) 0 ;
+  cmr_status result;
+  
+  (void)jenv;
+  (void)jcls;
+  {
+    arg1 = (cmr_sam_headroom_resource *)(uintptr_t)jarg1; 
+  }
+  result = (cmr_status)cmr_sam_headroom_resource_destroy(arg1);
+  {
+    if (result != CMR_SUCCESS) {
+      cmr_java_throw(jenv, result);
+      return ;
+    }
+  }
+}
+
+
+SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1sam_1headroom_1resource_1ref(JNIEnv *jenv, jclass jcls, jlong jarg1) {
+  jlong jresult = 0 ;
+  cmr_sam_headroom_resource *arg1 = (cmr_sam_headroom_resource *) 0 ;
+  cmr_resource_ref result;
+  
+  (void)jenv;
+  (void)jcls;
+  {
+    arg1 = (cmr_sam_headroom_resource *)(uintptr_t)jarg1; 
+  }
+  result = cmr_sam_headroom_resource_ref(arg1);
+  {
+    cmr_resource_ref *copy = cmr_java_ref_copy(result);
+    if (copy == NULL) {
+      SWIG_JavaThrowException(jenv, SWIG_JavaOutOfMemoryError, "no host memory for a ref");
+      return 0;
+    }
+    jresult = (jlong)(uintptr_t)copy;
+  }
+  return jresult;
+}
+
+
+SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1sam_1headroom_1resource_1from_1ref(JNIEnv *jenv, jclass jcls, jlong jarg1) {
+  jlong jresult = 0 ;
+  cmr_resource_ref arg1 ;
+  cmr_sam_headroom_resource **arg2 = (cmr_sam_headroom_resource **) 0 ;
+  cmr_sam_headroom_resource *temp2 ;
+  cmr_status result;
+  
+  (void)jenv;
+  (void)jcls;
+  {
+    temp2 = NULL; arg2 = &temp2; 
+  }
+  {
+    const cmr_resource_ref *ref = (const cmr_resource_ref *)(uintptr_t)jarg1;
+    if (ref == NULL) {
+      (void)cmr_ref_validate((cmr_resource_ref){
+        0
+      }); /* sets the message of a zeroed ref */
+      cmr_java_throw(jenv, CMR_ERROR_INVALID_REF);
+      return 0;
+    }
+    arg1 = *ref;
+  }
+  result = (cmr_status)cmr_sam_headroom_resource_from_ref(arg1,arg2);
+  {
+    if (result != CMR_SUCCESS) {
+      cmr_java_throw(jenv, result);
+      return 0;
+    }
+  }
+  {
+    jresult = (jlong)(uintptr_t)*arg2; 
+  }
+  return jresult;
+}
+
+
 SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1simulated_1resource_1create(JNIEnv *jenv, jclass jcls, jobject jarg1) {
   jlong jresult = 0 ;
   cmr_optional_size arg1 ;
@@ -5578,6 +5684,330 @@ SWIGEXPORT void JNICALL Java_org_cmr_CmrNativeJNI_cmr_1device_1buffer_1prefetch(
       return ;
     }
   }
+}
+
+
+SWIGEXPORT void JNICALL Java_org_cmr_CmrNativeJNI_cmr_1log_1set_1level(JNIEnv *jenv, jclass jcls, jint jarg1) {
+  cmr_log_level arg1 ;
+  cmr_status result;
+  
+  (void)jenv;
+  (void)jcls;
+  arg1 = (cmr_log_level)jarg1; 
+  result = (cmr_status)cmr_log_set_level(arg1);
+  {
+    if (result != CMR_SUCCESS) {
+      cmr_java_throw(jenv, result);
+      return ;
+    }
+  }
+}
+
+
+SWIGEXPORT jint JNICALL Java_org_cmr_CmrNativeJNI_cmr_1log_1get_1level(JNIEnv *jenv, jclass jcls) {
+  jint jresult = 0 ;
+  cmr_log_level *arg1 = (cmr_log_level *) 0 ;
+  cmr_log_level temp1 ;
+  cmr_status result;
+  
+  (void)jenv;
+  (void)jcls;
+  {
+    temp1 = 0; arg1 = &temp1; 
+  }
+  result = (cmr_status)cmr_log_get_level(arg1);
+  {
+    if (result != CMR_SUCCESS) {
+      cmr_java_throw(jenv, result);
+      return 0;
+    }
+  }
+  {
+    jresult = (jint)*arg1; 
+  }
+  return jresult;
+}
+
+
+SWIGEXPORT void JNICALL Java_org_cmr_CmrNativeJNI_cmr_1log_1set_1flush_1level(JNIEnv *jenv, jclass jcls, jint jarg1) {
+  cmr_log_level arg1 ;
+  cmr_status result;
+  
+  (void)jenv;
+  (void)jcls;
+  arg1 = (cmr_log_level)jarg1; 
+  result = (cmr_status)cmr_log_set_flush_level(arg1);
+  {
+    if (result != CMR_SUCCESS) {
+      cmr_java_throw(jenv, result);
+      return ;
+    }
+  }
+}
+
+
+SWIGEXPORT jint JNICALL Java_org_cmr_CmrNativeJNI_cmr_1log_1get_1flush_1level(JNIEnv *jenv, jclass jcls) {
+  jint jresult = 0 ;
+  cmr_log_level *arg1 = (cmr_log_level *) 0 ;
+  cmr_log_level temp1 ;
+  cmr_status result;
+  
+  (void)jenv;
+  (void)jcls;
+  {
+    temp1 = 0; arg1 = &temp1; 
+  }
+  result = (cmr_status)cmr_log_get_flush_level(arg1);
+  {
+    if (result != CMR_SUCCESS) {
+      cmr_java_throw(jenv, result);
+      return 0;
+    }
+  }
+  {
+    jresult = (jint)*arg1; 
+  }
+  return jresult;
+}
+
+
+SWIGEXPORT jboolean JNICALL Java_org_cmr_CmrNativeJNI_cmr_1log_1should_1log(JNIEnv *jenv, jclass jcls, jint jarg1) {
+  jboolean jresult = 0 ;
+  cmr_log_level arg1 ;
+  bool result;
+  
+  (void)jenv;
+  (void)jcls;
+  arg1 = (cmr_log_level)jarg1; 
+  result = (bool)cmr_log_should_log(arg1);
+  jresult = (jboolean)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT void JNICALL Java_org_cmr_CmrNativeJNI_cmr_1log_1flush(JNIEnv *jenv, jclass jcls) {
+  cmr_status result;
+  
+  (void)jenv;
+  (void)jcls;
+  result = (cmr_status)cmr_log_flush();
+  {
+    if (result != CMR_SUCCESS) {
+      cmr_java_throw(jenv, result);
+      return ;
+    }
+  }
+}
+
+
+SWIGEXPORT void JNICALL Java_org_cmr_CmrNativeJNI_cmr_1log_1set_1file(JNIEnv *jenv, jclass jcls, jstring jarg1) {
+  char *arg1 = (char *) 0 ;
+  cmr_status result;
+  
+  (void)jenv;
+  (void)jcls;
+  arg1 = 0;
+  if (jarg1) {
+    arg1 = (char *)(*jenv)->GetStringUTFChars(jenv, jarg1, 0);
+    if (!arg1) return ;
+  }
+  result = (cmr_status)cmr_log_set_file((char const *)arg1);
+  {
+    if (result != CMR_SUCCESS) {
+      cmr_java_throw(jenv, result);
+      return ;
+    }
+  }
+  if (arg1) (*jenv)->ReleaseStringUTFChars(jenv, jarg1, (const char *)arg1);
+}
+
+
+SWIGEXPORT jstring JNICALL Java_org_cmr_CmrNativeJNI_cmr_1log_1get_1file(JNIEnv *jenv, jclass jcls) {
+  jstring jresult = 0 ;
+  char **arg1 = (char **) 0 ;
+  char const *temp1 ;
+  cmr_status result;
+  
+  (void)jenv;
+  (void)jcls;
+  {
+    temp1 = NULL; arg1 = (char **)&temp1; 
+  }
+  result = (cmr_status)cmr_log_get_file((char const **)arg1);
+  {
+    if (result != CMR_SUCCESS) {
+      cmr_java_throw(jenv, result);
+      return 0;
+    }
+  }
+  {
+    jresult = (*jenv)->NewStringUTF(jenv, *arg1 != NULL ? *arg1 : ""); 
+  }
+  return jresult;
+}
+
+
+SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1stream_1pool_1create(JNIEnv *jenv, jclass jcls, jlong jarg1, jlong jarg2) {
+  jlong jresult = 0 ;
+  size_t arg1 ;
+  unsigned int arg2 ;
+  cmr_stream_pool **arg3 = (cmr_stream_pool **) 0 ;
+  cmr_stream_pool *temp3 ;
+  cmr_status result;
+  
+  (void)jenv;
+  (void)jcls;
+  {
+    temp3 = NULL; arg3 = &temp3; 
+  }
+  arg1 = (size_t)jarg1; 
+  arg2 = (unsigned int)jarg2; 
+  result = (cmr_status)cmr_stream_pool_create(arg1,arg2,arg3);
+  {
+    if (result != CMR_SUCCESS) {
+      cmr_java_throw(jenv, result);
+      return 0;
+    }
+  }
+  {
+    jresult = (jlong)(uintptr_t)*arg3; 
+  }
+  return jresult;
+}
+
+
+SWIGEXPORT void JNICALL Java_org_cmr_CmrNativeJNI_cmr_1stream_1pool_1destroy(JNIEnv *jenv, jclass jcls, jlong jarg1) {
+  cmr_stream_pool *arg1 = (cmr_stream_pool *) 0 ;
+  cmr_status result;
+  
+  (void)jenv;
+  (void)jcls;
+  {
+    arg1 = (cmr_stream_pool *)(uintptr_t)jarg1; 
+  }
+  result = (cmr_status)cmr_stream_pool_destroy(arg1);
+  {
+    if (result != CMR_SUCCESS) {
+      cmr_java_throw(jenv, result);
+      return ;
+    }
+  }
+}
+
+
+SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1stream_1pool_1get_1stream(JNIEnv *jenv, jclass jcls, jlong jarg1) {
+  jlong jresult = 0 ;
+  cmr_stream_pool *arg1 = (cmr_stream_pool *) 0 ;
+  cmr_stream *arg2 = (cmr_stream *) 0 ;
+  cmr_stream temp2 ;
+  cmr_status result;
+  
+  (void)jenv;
+  (void)jcls;
+  {
+    temp2 = 0; arg2 = &temp2; 
+  }
+  {
+    arg1 = (cmr_stream_pool *)(uintptr_t)jarg1; 
+  }
+  result = (cmr_status)cmr_stream_pool_get_stream(arg1,arg2);
+  {
+    if (result != CMR_SUCCESS) {
+      cmr_java_throw(jenv, result);
+      return 0;
+    }
+  }
+  {
+    jresult = (jlong)(uintptr_t)*arg2; 
+  }
+  return jresult;
+}
+
+
+SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1stream_1pool_1get_1stream_1at(JNIEnv *jenv, jclass jcls, jlong jarg1, jlong jarg2) {
+  jlong jresult = 0 ;
+  cmr_stream_pool *arg1 = (cmr_stream_pool *) 0 ;
+  size_t arg2 ;
+  cmr_stream *arg3 = (cmr_stream *) 0 ;
+  cmr_stream temp3 ;
+  cmr_status result;
+  
+  (void)jenv;
+  (void)jcls;
+  {
+    temp3 = 0; arg3 = &temp3; 
+  }
+  {
+    arg1 = (cmr_stream_pool *)(uintptr_t)jarg1; 
+  }
+  arg2 = (size_t)jarg2; 
+  result = (cmr_status)cmr_stream_pool_get_stream_at(arg1,arg2,arg3);
+  {
+    if (result != CMR_SUCCESS) {
+      cmr_java_throw(jenv, result);
+      return 0;
+    }
+  }
+  {
+    jresult = (jlong)(uintptr_t)*arg3; 
+  }
+  return jresult;
+}
+
+
+SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1stream_1pool_1size(JNIEnv *jenv, jclass jcls, jlong jarg1) {
+  jlong jresult = 0 ;
+  cmr_stream_pool *arg1 = (cmr_stream_pool *) 0 ;
+  size_t *arg2 = (size_t *) 0 ;
+  size_t temp2 ;
+  cmr_status result;
+  
+  (void)jenv;
+  (void)jcls;
+  {
+    temp2 = 0; arg2 = &temp2; 
+  }
+  {
+    arg1 = (cmr_stream_pool *)(uintptr_t)jarg1; 
+  }
+  result = (cmr_status)cmr_stream_pool_size((struct cmr_stream_pool const *)arg1,arg2);
+  {
+    if (result != CMR_SUCCESS) {
+      cmr_java_throw(jenv, result);
+      return 0;
+    }
+  }
+  {
+    jresult = (jlong)*arg2; 
+  }
+  return jresult;
+}
+
+
+SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1stream_1create_1with_1flags(JNIEnv *jenv, jclass jcls, jlong jarg1) {
+  jlong jresult = 0 ;
+  unsigned int arg1 ;
+  cmr_stream *arg2 = (cmr_stream *) 0 ;
+  cmr_stream temp2 ;
+  cmr_status result;
+  
+  (void)jenv;
+  (void)jcls;
+  {
+    temp2 = 0; arg2 = &temp2; 
+  }
+  arg1 = (unsigned int)jarg1; 
+  result = (cmr_status)cmr_stream_create_with_flags(arg1,arg2);
+  {
+    if (result != CMR_SUCCESS) {
+      cmr_java_throw(jenv, result);
+      return 0;
+    }
+  }
+  {
+    jresult = (jlong)(uintptr_t)*arg2; 
+  }
+  return jresult;
 }
 
 

@@ -16,6 +16,13 @@
 %nothread cmr_built_with_cuda;
 %nothread cmr_ref_type_name;
 %nothread cmr_ref_properties;
+/* The log's settings are atomics: no wait, no lock a callback may hold. */
+%nothread cmr_log_get_level;
+%nothread cmr_log_get_flush_level;
+%nothread cmr_log_should_log;
+%nothread cmr_stream_pool_get_stream;
+%nothread cmr_stream_pool_get_stream_at;
+%nothread cmr_stream_pool_size;
 %nothread cmr_aligned_resource_ref;
 %nothread cmr_aligned_resource_from_ref;
 %nothread cmr_arena_resource_ref;
@@ -48,6 +55,8 @@
 %nothread cmr_pool_resource_from_ref;
 %nothread cmr_prefetch_resource_ref;
 %nothread cmr_prefetch_resource_from_ref;
+%nothread cmr_sam_headroom_resource_ref;
+%nothread cmr_sam_headroom_resource_from_ref;
 %nothread cmr_simulated_resource_ref;
 %nothread cmr_simulated_resource_from_ref;
 %nothread cmr_statistics_resource_ref;
@@ -63,4 +72,6 @@
 %include <cmr/resources.h>
 %include <cmr/stack.h>
 %include <cmr/device_buffer.h>
+%include <cmr/log.h>
+%include <cmr/stream_pool.h>
 %include "device_buffer.swg"

@@ -2996,52 +2996,57 @@ SWIG_Python_NonDynamicSetAttr(PyObject *obj, PyObject *name, PyObject *value) {
 #define SWIGTYPE_p_cmr_failure_callback_resource swig_types[14]
 #define SWIGTYPE_p_cmr_fixed_size_resource swig_types[15]
 #define SWIGTYPE_p_cmr_limiting_resource swig_types[16]
-#define SWIGTYPE_p_cmr_logging_resource swig_types[17]
-#define SWIGTYPE_p_cmr_managed_resource swig_types[18]
-#define SWIGTYPE_p_cmr_optional_int swig_types[19]
-#define SWIGTYPE_p_cmr_optional_size swig_types[20]
-#define SWIGTYPE_p_cmr_pinned_host_resource swig_types[21]
-#define SWIGTYPE_p_cmr_pool_resource swig_types[22]
-#define SWIGTYPE_p_cmr_prefetch_resource swig_types[23]
-#define SWIGTYPE_p_cmr_resource_ref swig_types[24]
-#define SWIGTYPE_p_cmr_simulated_resource swig_types[25]
-#define SWIGTYPE_p_cmr_stack swig_types[26]
-#define SWIGTYPE_p_cmr_statistics_resource swig_types[27]
-#define SWIGTYPE_p_cmr_status swig_types[28]
-#define SWIGTYPE_p_cmr_system_resource swig_types[29]
-#define SWIGTYPE_p_cmr_thread_safe_resource swig_types[30]
-#define SWIGTYPE_p_cmr_tracking_resource swig_types[31]
-#define SWIGTYPE_p_int swig_types[32]
-#define SWIGTYPE_p_p_CUstream_st swig_types[33]
-#define SWIGTYPE_p_p_char swig_types[34]
-#define SWIGTYPE_p_p_cmr_aligned_resource swig_types[35]
-#define SWIGTYPE_p_p_cmr_arena_resource swig_types[36]
-#define SWIGTYPE_p_p_cmr_binning_resource swig_types[37]
-#define SWIGTYPE_p_p_cmr_callback_resource swig_types[38]
-#define SWIGTYPE_p_p_cmr_cuda_async_managed_resource swig_types[39]
-#define SWIGTYPE_p_p_cmr_cuda_async_resource swig_types[40]
-#define SWIGTYPE_p_p_cmr_cuda_async_view_resource swig_types[41]
-#define SWIGTYPE_p_p_cmr_cuda_resource swig_types[42]
-#define SWIGTYPE_p_p_cmr_device_buffer swig_types[43]
-#define SWIGTYPE_p_p_cmr_failure_callback_resource swig_types[44]
-#define SWIGTYPE_p_p_cmr_fixed_size_resource swig_types[45]
-#define SWIGTYPE_p_p_cmr_limiting_resource swig_types[46]
-#define SWIGTYPE_p_p_cmr_logging_resource swig_types[47]
-#define SWIGTYPE_p_p_cmr_managed_resource swig_types[48]
-#define SWIGTYPE_p_p_cmr_pinned_host_resource swig_types[49]
-#define SWIGTYPE_p_p_cmr_pool_resource swig_types[50]
-#define SWIGTYPE_p_p_cmr_prefetch_resource swig_types[51]
-#define SWIGTYPE_p_p_cmr_simulated_resource swig_types[52]
-#define SWIGTYPE_p_p_cmr_stack swig_types[53]
-#define SWIGTYPE_p_p_cmr_statistics_resource swig_types[54]
-#define SWIGTYPE_p_p_cmr_system_resource swig_types[55]
-#define SWIGTYPE_p_p_cmr_thread_safe_resource swig_types[56]
-#define SWIGTYPE_p_p_cmr_tracking_resource swig_types[57]
-#define SWIGTYPE_p_p_void swig_types[58]
-#define SWIGTYPE_p_size_t swig_types[59]
-#define SWIGTYPE_p_unsigned_int swig_types[60]
-static swig_type_info *swig_types[62];
-static swig_module_info swig_module = {swig_types, 61, 0, 0, 0, 0};
+#define SWIGTYPE_p_cmr_log_level swig_types[17]
+#define SWIGTYPE_p_cmr_logging_resource swig_types[18]
+#define SWIGTYPE_p_cmr_managed_resource swig_types[19]
+#define SWIGTYPE_p_cmr_optional_int swig_types[20]
+#define SWIGTYPE_p_cmr_optional_size swig_types[21]
+#define SWIGTYPE_p_cmr_pinned_host_resource swig_types[22]
+#define SWIGTYPE_p_cmr_pool_resource swig_types[23]
+#define SWIGTYPE_p_cmr_prefetch_resource swig_types[24]
+#define SWIGTYPE_p_cmr_resource_ref swig_types[25]
+#define SWIGTYPE_p_cmr_sam_headroom_resource swig_types[26]
+#define SWIGTYPE_p_cmr_simulated_resource swig_types[27]
+#define SWIGTYPE_p_cmr_stack swig_types[28]
+#define SWIGTYPE_p_cmr_statistics_resource swig_types[29]
+#define SWIGTYPE_p_cmr_status swig_types[30]
+#define SWIGTYPE_p_cmr_stream_pool swig_types[31]
+#define SWIGTYPE_p_cmr_system_resource swig_types[32]
+#define SWIGTYPE_p_cmr_thread_safe_resource swig_types[33]
+#define SWIGTYPE_p_cmr_tracking_resource swig_types[34]
+#define SWIGTYPE_p_int swig_types[35]
+#define SWIGTYPE_p_p_CUstream_st swig_types[36]
+#define SWIGTYPE_p_p_char swig_types[37]
+#define SWIGTYPE_p_p_cmr_aligned_resource swig_types[38]
+#define SWIGTYPE_p_p_cmr_arena_resource swig_types[39]
+#define SWIGTYPE_p_p_cmr_binning_resource swig_types[40]
+#define SWIGTYPE_p_p_cmr_callback_resource swig_types[41]
+#define SWIGTYPE_p_p_cmr_cuda_async_managed_resource swig_types[42]
+#define SWIGTYPE_p_p_cmr_cuda_async_resource swig_types[43]
+#define SWIGTYPE_p_p_cmr_cuda_async_view_resource swig_types[44]
+#define SWIGTYPE_p_p_cmr_cuda_resource swig_types[45]
+#define SWIGTYPE_p_p_cmr_device_buffer swig_types[46]
+#define SWIGTYPE_p_p_cmr_failure_callback_resource swig_types[47]
+#define SWIGTYPE_p_p_cmr_fixed_size_resource swig_types[48]
+#define SWIGTYPE_p_p_cmr_limiting_resource swig_types[49]
+#define SWIGTYPE_p_p_cmr_logging_resource swig_types[50]
+#define SWIGTYPE_p_p_cmr_managed_resource swig_types[51]
+#define SWIGTYPE_p_p_cmr_pinned_host_resource swig_types[52]
+#define SWIGTYPE_p_p_cmr_pool_resource swig_types[53]
+#define SWIGTYPE_p_p_cmr_prefetch_resource swig_types[54]
+#define SWIGTYPE_p_p_cmr_sam_headroom_resource swig_types[55]
+#define SWIGTYPE_p_p_cmr_simulated_resource swig_types[56]
+#define SWIGTYPE_p_p_cmr_stack swig_types[57]
+#define SWIGTYPE_p_p_cmr_statistics_resource swig_types[58]
+#define SWIGTYPE_p_p_cmr_stream_pool swig_types[59]
+#define SWIGTYPE_p_p_cmr_system_resource swig_types[60]
+#define SWIGTYPE_p_p_cmr_thread_safe_resource swig_types[61]
+#define SWIGTYPE_p_p_cmr_tracking_resource swig_types[62]
+#define SWIGTYPE_p_p_void swig_types[63]
+#define SWIGTYPE_p_size_t swig_types[64]
+#define SWIGTYPE_p_unsigned_int swig_types[65]
+static swig_type_info *swig_types[67];
+static swig_module_info swig_module = {swig_types, 66, 0, 0, 0, 0};
 #define SWIG_TypeQuery(name) SWIG_TypeQueryModule(&swig_module, &swig_module, name)
 #define SWIG_MangledTypeQuery(name) SWIG_MangledTypeQueryModule(&swig_module, &swig_module, name)
 
@@ -8432,6 +8437,143 @@ fail:
 }
 
 
+SWIGINTERN PyObject *_wrap_cmr_sam_headroom_resource_create(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  size_t arg1 ;
+  cmr_sam_headroom_resource **arg2 = (cmr_sam_headroom_resource **) 0 ;
+  size_t val1 ;
+  int ecode1 = 0 ;
+  cmr_sam_headroom_resource *temp2 ;
+  PyObject *swig_obj[1] ;
+  cmr_status result;
+  
+  {
+    temp2 = NULL; arg2 = &temp2; 
+  }
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  ecode1 = SWIG_AsVal_size_t(swig_obj[0], &val1);
+  if (!SWIG_IsOK(ecode1)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode1), "in method '" "cmr_sam_headroom_resource_create" "', argument " "1"" of type '" "size_t""'");
+  } 
+  arg1 = (size_t)(val1);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (cmr_status)cmr_sam_headroom_resource_create(arg1,arg2);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  {
+    if (cmr_py_raise_pending()) SWIG_fail;
+    if (result != CMR_SUCCESS) {
+      cmr_py_raise(result);
+      SWIG_fail;
+    }
+    resultobj = SWIG_Py_Void();
+  }
+  {
+    resultobj = SWIG_Python_AppendOutput(resultobj, SWIG_NewPointerObj(*arg2, SWIGTYPE_p_cmr_sam_headroom_resource, 0)); 
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_cmr_sam_headroom_resource_destroy(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  cmr_sam_headroom_resource *arg1 = (cmr_sam_headroom_resource *) 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  PyObject *swig_obj[1] ;
+  cmr_status result;
+  
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_cmr_sam_headroom_resource, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "cmr_sam_headroom_resource_destroy" "', argument " "1"" of type '" "cmr_sam_headroom_resource *""'"); 
+  }
+  arg1 = (cmr_sam_headroom_resource *)(argp1);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (cmr_status)cmr_sam_headroom_resource_destroy(arg1);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  {
+    if (cmr_py_raise_pending()) SWIG_fail;
+    if (result != CMR_SUCCESS) {
+      cmr_py_raise(result);
+      SWIG_fail;
+    }
+    resultobj = SWIG_Py_Void();
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_cmr_sam_headroom_resource_ref(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  cmr_sam_headroom_resource *arg1 = (cmr_sam_headroom_resource *) 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  PyObject *swig_obj[1] ;
+  cmr_resource_ref result;
+  
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_cmr_sam_headroom_resource, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "cmr_sam_headroom_resource_ref" "', argument " "1"" of type '" "cmr_sam_headroom_resource *""'"); 
+  }
+  arg1 = (cmr_sam_headroom_resource *)(argp1);
+  result = cmr_sam_headroom_resource_ref(arg1);
+  resultobj = SWIG_NewPointerObj((cmr_resource_ref *)memcpy((cmr_resource_ref *)calloc(1,sizeof(cmr_resource_ref)),&result,sizeof(cmr_resource_ref)), SWIGTYPE_p_cmr_resource_ref, SWIG_POINTER_OWN |  0 );
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_cmr_sam_headroom_resource_from_ref(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  cmr_resource_ref arg1 ;
+  cmr_sam_headroom_resource **arg2 = (cmr_sam_headroom_resource **) 0 ;
+  cmr_resource_ref *ref1 ;
+  cmr_sam_headroom_resource *temp2 ;
+  PyObject *swig_obj[1] ;
+  cmr_status result;
+  
+  {
+    temp2 = NULL; arg2 = &temp2; 
+  }
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  {
+    if (SWIG_ConvertPtr(swig_obj[0], (void **)&ref1, SWIGTYPE_p_cmr_resource_ref, 0) != SWIG_OK || ref1 == NULL) {
+      SWIG_exception_fail(SWIG_TypeError, "expected a cmr_resource_ref");
+    }
+    arg1 = *ref1;
+  }
+  result = (cmr_status)cmr_sam_headroom_resource_from_ref(arg1,arg2);
+  {
+    if (cmr_py_raise_pending()) SWIG_fail;
+    if (result != CMR_SUCCESS) {
+      cmr_py_raise(result);
+      SWIG_fail;
+    }
+    resultobj = SWIG_Py_Void();
+  }
+  {
+    resultobj = SWIG_Python_AppendOutput(resultobj, SWIG_NewPointerObj(*arg2, SWIGTYPE_p_cmr_sam_headroom_resource, 0)); 
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
 SWIGINTERN PyObject *_wrap_cmr_simulated_resource_create(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   cmr_optional_size arg1 ;
@@ -10688,6 +10830,491 @@ fail:
 }
 
 
+SWIGINTERN PyObject *_wrap_cmr_log_set_level(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  cmr_log_level arg1 ;
+  int val1 ;
+  int ecode1 = 0 ;
+  PyObject *swig_obj[1] ;
+  cmr_status result;
+  
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  ecode1 = SWIG_AsVal_int(swig_obj[0], &val1);
+  if (!SWIG_IsOK(ecode1)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode1), "in method '" "cmr_log_set_level" "', argument " "1"" of type '" "cmr_log_level""'");
+  } 
+  arg1 = (cmr_log_level)(val1);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (cmr_status)cmr_log_set_level(arg1);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  {
+    if (cmr_py_raise_pending()) SWIG_fail;
+    if (result != CMR_SUCCESS) {
+      cmr_py_raise(result);
+      SWIG_fail;
+    }
+    resultobj = SWIG_Py_Void();
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_cmr_log_get_level(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  cmr_log_level *arg1 = (cmr_log_level *) 0 ;
+  cmr_log_level temp1 ;
+  cmr_status result;
+  
+  {
+    temp1 = 0; arg1 = (cmr_log_level *)&temp1; 
+  }
+  if (!SWIG_Python_UnpackTuple(args, "cmr_log_get_level", 0, 0, 0)) SWIG_fail;
+  result = (cmr_status)cmr_log_get_level(arg1);
+  {
+    if (cmr_py_raise_pending()) SWIG_fail;
+    if (result != CMR_SUCCESS) {
+      cmr_py_raise(result);
+      SWIG_fail;
+    }
+    resultobj = SWIG_Py_Void();
+  }
+  {
+    resultobj = SWIG_Python_AppendOutput(resultobj, PyLong_FromLong((long)*arg1)); 
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_cmr_log_set_flush_level(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  cmr_log_level arg1 ;
+  int val1 ;
+  int ecode1 = 0 ;
+  PyObject *swig_obj[1] ;
+  cmr_status result;
+  
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  ecode1 = SWIG_AsVal_int(swig_obj[0], &val1);
+  if (!SWIG_IsOK(ecode1)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode1), "in method '" "cmr_log_set_flush_level" "', argument " "1"" of type '" "cmr_log_level""'");
+  } 
+  arg1 = (cmr_log_level)(val1);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (cmr_status)cmr_log_set_flush_level(arg1);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  {
+    if (cmr_py_raise_pending()) SWIG_fail;
+    if (result != CMR_SUCCESS) {
+      cmr_py_raise(result);
+      SWIG_fail;
+    }
+    resultobj = SWIG_Py_Void();
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_cmr_log_get_flush_level(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  cmr_log_level *arg1 = (cmr_log_level *) 0 ;
+  cmr_log_level temp1 ;
+  cmr_status result;
+  
+  {
+    temp1 = 0; arg1 = (cmr_log_level *)&temp1; 
+  }
+  if (!SWIG_Python_UnpackTuple(args, "cmr_log_get_flush_level", 0, 0, 0)) SWIG_fail;
+  result = (cmr_status)cmr_log_get_flush_level(arg1);
+  {
+    if (cmr_py_raise_pending()) SWIG_fail;
+    if (result != CMR_SUCCESS) {
+      cmr_py_raise(result);
+      SWIG_fail;
+    }
+    resultobj = SWIG_Py_Void();
+  }
+  {
+    resultobj = SWIG_Python_AppendOutput(resultobj, PyLong_FromLong((long)*arg1)); 
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_cmr_log_should_log(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  cmr_log_level arg1 ;
+  int val1 ;
+  int ecode1 = 0 ;
+  PyObject *swig_obj[1] ;
+  bool result;
+  
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  ecode1 = SWIG_AsVal_int(swig_obj[0], &val1);
+  if (!SWIG_IsOK(ecode1)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode1), "in method '" "cmr_log_should_log" "', argument " "1"" of type '" "cmr_log_level""'");
+  } 
+  arg1 = (cmr_log_level)(val1);
+  result = (bool)cmr_log_should_log(arg1);
+  resultobj = SWIG_From_bool((bool)(result));
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_cmr_log_flush(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  cmr_status result;
+  
+  if (!SWIG_Python_UnpackTuple(args, "cmr_log_flush", 0, 0, 0)) SWIG_fail;
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (cmr_status)cmr_log_flush();
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  {
+    if (cmr_py_raise_pending()) SWIG_fail;
+    if (result != CMR_SUCCESS) {
+      cmr_py_raise(result);
+      SWIG_fail;
+    }
+    resultobj = SWIG_Py_Void();
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_cmr_log_set_file(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  char *arg1 = (char *) 0 ;
+  PyObject *swig_obj[1] ;
+  cmr_status result;
+  
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  {
+    if (swig_obj[0] == Py_None) {
+      arg1 = NULL;
+    } else {
+      if (!PyUnicode_Check(swig_obj[0])) SWIG_exception_fail(SWIG_TypeError, "expected a str or None");
+      arg1 = (char *)PyUnicode_AsUTF8(swig_obj[0]);
+      if (arg1 == NULL) SWIG_fail;
+    }
+  }
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (cmr_status)cmr_log_set_file((char const *)arg1);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  {
+    if (cmr_py_raise_pending()) SWIG_fail;
+    if (result != CMR_SUCCESS) {
+      cmr_py_raise(result);
+      SWIG_fail;
+    }
+    resultobj = SWIG_Py_Void();
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_cmr_log_get_file(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  char **arg1 = (char **) 0 ;
+  char const *temp1 ;
+  cmr_status result;
+  
+  {
+    temp1 = 0; arg1 = (char **)&temp1; 
+  }
+  if (!SWIG_Python_UnpackTuple(args, "cmr_log_get_file", 0, 0, 0)) SWIG_fail;
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (cmr_status)cmr_log_get_file((char const **)arg1);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  {
+    if (cmr_py_raise_pending()) SWIG_fail;
+    if (result != CMR_SUCCESS) {
+      cmr_py_raise(result);
+      SWIG_fail;
+    }
+    resultobj = SWIG_Py_Void();
+  }
+  {
+    resultobj = SWIG_Python_AppendOutput(resultobj, PyUnicode_DecodeUTF8(*arg1, (Py_ssize_t)strlen(*arg1), "replace")); 
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_cmr_stream_pool_create(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  size_t arg1 ;
+  unsigned int arg2 ;
+  cmr_stream_pool **arg3 = (cmr_stream_pool **) 0 ;
+  size_t val1 ;
+  int ecode1 = 0 ;
+  unsigned int val2 ;
+  int ecode2 = 0 ;
+  cmr_stream_pool *temp3 ;
+  PyObject *swig_obj[2] ;
+  cmr_status result;
+  
+  {
+    temp3 = NULL; arg3 = &temp3; 
+  }
+  if (!SWIG_Python_UnpackTuple(args, "cmr_stream_pool_create", 2, 2, swig_obj)) SWIG_fail;
+  ecode1 = SWIG_AsVal_size_t(swig_obj[0], &val1);
+  if (!SWIG_IsOK(ecode1)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode1), "in method '" "cmr_stream_pool_create" "', argument " "1"" of type '" "size_t""'");
+  } 
+  arg1 = (size_t)(val1);
+  ecode2 = SWIG_AsVal_unsigned_SS_int(swig_obj[1], &val2);
+  if (!SWIG_IsOK(ecode2)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode2), "in method '" "cmr_stream_pool_create" "', argument " "2"" of type '" "unsigned int""'");
+  } 
+  arg2 = (unsigned int)(val2);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (cmr_status)cmr_stream_pool_create(arg1,arg2,arg3);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  {
+    if (cmr_py_raise_pending()) SWIG_fail;
+    if (result != CMR_SUCCESS) {
+      cmr_py_raise(result);
+      SWIG_fail;
+    }
+    resultobj = SWIG_Py_Void();
+  }
+  {
+    resultobj = SWIG_Python_AppendOutput(resultobj, SWIG_NewPointerObj(*arg3, SWIGTYPE_p_cmr_stream_pool, 0)); 
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_cmr_stream_pool_destroy(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  cmr_stream_pool *arg1 = (cmr_stream_pool *) 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  PyObject *swig_obj[1] ;
+  cmr_status result;
+  
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_cmr_stream_pool, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "cmr_stream_pool_destroy" "', argument " "1"" of type '" "cmr_stream_pool *""'"); 
+  }
+  arg1 = (cmr_stream_pool *)(argp1);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (cmr_status)cmr_stream_pool_destroy(arg1);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  {
+    if (cmr_py_raise_pending()) SWIG_fail;
+    if (result != CMR_SUCCESS) {
+      cmr_py_raise(result);
+      SWIG_fail;
+    }
+    resultobj = SWIG_Py_Void();
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_cmr_stream_pool_get_stream(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  cmr_stream_pool *arg1 = (cmr_stream_pool *) 0 ;
+  cmr_stream *arg2 = (cmr_stream *) 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  cmr_stream temp2 ;
+  PyObject *swig_obj[1] ;
+  cmr_status result;
+  
+  {
+    temp2 = 0; arg2 = (cmr_stream *)&temp2; 
+  }
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_cmr_stream_pool, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "cmr_stream_pool_get_stream" "', argument " "1"" of type '" "cmr_stream_pool *""'"); 
+  }
+  arg1 = (cmr_stream_pool *)(argp1);
+  result = (cmr_status)cmr_stream_pool_get_stream(arg1,arg2);
+  {
+    if (cmr_py_raise_pending()) SWIG_fail;
+    if (result != CMR_SUCCESS) {
+      cmr_py_raise(result);
+      SWIG_fail;
+    }
+    resultobj = SWIG_Py_Void();
+  }
+  {
+    resultobj = SWIG_Python_AppendOutput(resultobj, PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)*arg2)); 
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_cmr_stream_pool_get_stream_at(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  cmr_stream_pool *arg1 = (cmr_stream_pool *) 0 ;
+  size_t arg2 ;
+  cmr_stream *arg3 = (cmr_stream *) 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  size_t val2 ;
+  int ecode2 = 0 ;
+  cmr_stream temp3 ;
+  PyObject *swig_obj[2] ;
+  cmr_status result;
+  
+  {
+    temp3 = 0; arg3 = (cmr_stream *)&temp3; 
+  }
+  if (!SWIG_Python_UnpackTuple(args, "cmr_stream_pool_get_stream_at", 2, 2, swig_obj)) SWIG_fail;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_cmr_stream_pool, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "cmr_stream_pool_get_stream_at" "', argument " "1"" of type '" "cmr_stream_pool *""'"); 
+  }
+  arg1 = (cmr_stream_pool *)(argp1);
+  ecode2 = SWIG_AsVal_size_t(swig_obj[1], &val2);
+  if (!SWIG_IsOK(ecode2)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode2), "in method '" "cmr_stream_pool_get_stream_at" "', argument " "2"" of type '" "size_t""'");
+  } 
+  arg2 = (size_t)(val2);
+  result = (cmr_status)cmr_stream_pool_get_stream_at(arg1,arg2,arg3);
+  {
+    if (cmr_py_raise_pending()) SWIG_fail;
+    if (result != CMR_SUCCESS) {
+      cmr_py_raise(result);
+      SWIG_fail;
+    }
+    resultobj = SWIG_Py_Void();
+  }
+  {
+    resultobj = SWIG_Python_AppendOutput(resultobj, PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)*arg3)); 
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_cmr_stream_pool_size(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  cmr_stream_pool *arg1 = (cmr_stream_pool *) 0 ;
+  size_t *arg2 = (size_t *) 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  size_t temp2 ;
+  PyObject *swig_obj[1] ;
+  cmr_status result;
+  
+  {
+    temp2 = 0; arg2 = (size_t *)&temp2; 
+  }
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_cmr_stream_pool, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "cmr_stream_pool_size" "', argument " "1"" of type '" "cmr_stream_pool const *""'"); 
+  }
+  arg1 = (cmr_stream_pool *)(argp1);
+  result = (cmr_status)cmr_stream_pool_size((struct cmr_stream_pool const *)arg1,arg2);
+  {
+    if (cmr_py_raise_pending()) SWIG_fail;
+    if (result != CMR_SUCCESS) {
+      cmr_py_raise(result);
+      SWIG_fail;
+    }
+    resultobj = SWIG_Py_Void();
+  }
+  {
+    resultobj = SWIG_Python_AppendOutput(resultobj, PyLong_FromSize_t(*arg2)); 
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_cmr_stream_create_with_flags(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  unsigned int arg1 ;
+  cmr_stream *arg2 = (cmr_stream *) 0 ;
+  unsigned int val1 ;
+  int ecode1 = 0 ;
+  cmr_stream temp2 ;
+  PyObject *swig_obj[1] ;
+  cmr_status result;
+  
+  {
+    temp2 = 0; arg2 = (cmr_stream *)&temp2; 
+  }
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  ecode1 = SWIG_AsVal_unsigned_SS_int(swig_obj[0], &val1);
+  if (!SWIG_IsOK(ecode1)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode1), "in method '" "cmr_stream_create_with_flags" "', argument " "1"" of type '" "unsigned int""'");
+  } 
+  arg1 = (unsigned int)(val1);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (cmr_status)cmr_stream_create_with_flags(arg1,arg2);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  {
+    if (cmr_py_raise_pending()) SWIG_fail;
+    if (result != CMR_SUCCESS) {
+      cmr_py_raise(result);
+      SWIG_fail;
+    }
+    resultobj = SWIG_Py_Void();
+  }
+  {
+    resultobj = SWIG_Python_AppendOutput(resultobj, PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)*arg2)); 
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
 SWIGINTERN PyObject *_wrap_cmr_py_device_buffer_copy_from_host(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
@@ -10869,6 +11496,10 @@ static PyMethodDef SwigMethods[] = {
 	 { "cmr_prefetch_resource_destroy", _wrap_cmr_prefetch_resource_destroy, METH_O, NULL},
 	 { "cmr_prefetch_resource_ref", _wrap_cmr_prefetch_resource_ref, METH_O, NULL},
 	 { "cmr_prefetch_resource_from_ref", _wrap_cmr_prefetch_resource_from_ref, METH_O, NULL},
+	 { "cmr_sam_headroom_resource_create", _wrap_cmr_sam_headroom_resource_create, METH_O, NULL},
+	 { "cmr_sam_headroom_resource_destroy", _wrap_cmr_sam_headroom_resource_destroy, METH_O, NULL},
+	 { "cmr_sam_headroom_resource_ref", _wrap_cmr_sam_headroom_resource_ref, METH_O, NULL},
+	 { "cmr_sam_headroom_resource_from_ref", _wrap_cmr_sam_headroom_resource_from_ref, METH_O, NULL},
 	 { "cmr_simulated_resource_create", _wrap_cmr_simulated_resource_create, METH_O, NULL},
 	 { "cmr_simulated_resource_destroy", _wrap_cmr_simulated_resource_destroy, METH_O, NULL},
 	 { "cmr_simulated_resource_ref", _wrap_cmr_simulated_resource_ref, METH_O, NULL},
@@ -10926,6 +11557,20 @@ static PyMethodDef SwigMethods[] = {
 	 { "cmr_device_buffer_copy_to_host", _wrap_cmr_device_buffer_copy_to_host, METH_VARARGS, NULL},
 	 { "cmr_device_buffer_copy_from", _wrap_cmr_device_buffer_copy_from, METH_VARARGS, NULL},
 	 { "cmr_device_buffer_prefetch", _wrap_cmr_device_buffer_prefetch, METH_VARARGS, NULL},
+	 { "cmr_log_set_level", _wrap_cmr_log_set_level, METH_O, NULL},
+	 { "cmr_log_get_level", _wrap_cmr_log_get_level, METH_NOARGS, NULL},
+	 { "cmr_log_set_flush_level", _wrap_cmr_log_set_flush_level, METH_O, NULL},
+	 { "cmr_log_get_flush_level", _wrap_cmr_log_get_flush_level, METH_NOARGS, NULL},
+	 { "cmr_log_should_log", _wrap_cmr_log_should_log, METH_O, NULL},
+	 { "cmr_log_flush", _wrap_cmr_log_flush, METH_NOARGS, NULL},
+	 { "cmr_log_set_file", _wrap_cmr_log_set_file, METH_O, NULL},
+	 { "cmr_log_get_file", _wrap_cmr_log_get_file, METH_NOARGS, NULL},
+	 { "cmr_stream_pool_create", _wrap_cmr_stream_pool_create, METH_VARARGS, NULL},
+	 { "cmr_stream_pool_destroy", _wrap_cmr_stream_pool_destroy, METH_O, NULL},
+	 { "cmr_stream_pool_get_stream", _wrap_cmr_stream_pool_get_stream, METH_O, NULL},
+	 { "cmr_stream_pool_get_stream_at", _wrap_cmr_stream_pool_get_stream_at, METH_VARARGS, NULL},
+	 { "cmr_stream_pool_size", _wrap_cmr_stream_pool_size, METH_O, NULL},
+	 { "cmr_stream_create_with_flags", _wrap_cmr_stream_create_with_flags, METH_O, NULL},
 	 { "cmr_py_device_buffer_copy_from_host", _wrap_cmr_py_device_buffer_copy_from_host, METH_VARARGS, NULL},
 	 { "cmr_py_device_buffer_copy_to_host", _wrap_cmr_py_device_buffer_copy_to_host, METH_VARARGS, NULL},
 	 { NULL, NULL, 0, NULL }
@@ -10951,6 +11596,7 @@ static swig_type_info _swigt__p_cmr_device_buffer = {"_p_cmr_device_buffer", "cm
 static swig_type_info _swigt__p_cmr_failure_callback_resource = {"_p_cmr_failure_callback_resource", "cmr_failure_callback_resource *|struct cmr_failure_callback_resource *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_cmr_fixed_size_resource = {"_p_cmr_fixed_size_resource", "cmr_fixed_size_resource *|struct cmr_fixed_size_resource *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_cmr_limiting_resource = {"_p_cmr_limiting_resource", "cmr_limiting_resource *|struct cmr_limiting_resource *", 0, 0, (void*)0, 0};
+static swig_type_info _swigt__p_cmr_log_level = {"_p_cmr_log_level", "cmr_log_level *|enum cmr_log_level *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_cmr_logging_resource = {"_p_cmr_logging_resource", "cmr_logging_resource *|struct cmr_logging_resource *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_cmr_managed_resource = {"_p_cmr_managed_resource", "cmr_managed_resource *|struct cmr_managed_resource *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_cmr_optional_int = {"_p_cmr_optional_int", "cmr_optional_int *|struct cmr_optional_int *", 0, 0, (void*)0, 0};
@@ -10959,10 +11605,12 @@ static swig_type_info _swigt__p_cmr_pinned_host_resource = {"_p_cmr_pinned_host_
 static swig_type_info _swigt__p_cmr_pool_resource = {"_p_cmr_pool_resource", "cmr_pool_resource *|struct cmr_pool_resource *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_cmr_prefetch_resource = {"_p_cmr_prefetch_resource", "cmr_prefetch_resource *|struct cmr_prefetch_resource *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_cmr_resource_ref = {"_p_cmr_resource_ref", "cmr_resource_ref *|struct cmr_resource_ref *", 0, 0, (void*)0, 0};
+static swig_type_info _swigt__p_cmr_sam_headroom_resource = {"_p_cmr_sam_headroom_resource", "cmr_sam_headroom_resource *|struct cmr_sam_headroom_resource *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_cmr_simulated_resource = {"_p_cmr_simulated_resource", "cmr_simulated_resource *|struct cmr_simulated_resource *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_cmr_stack = {"_p_cmr_stack", "cmr_stack *|struct cmr_stack *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_cmr_statistics_resource = {"_p_cmr_statistics_resource", "cmr_statistics_resource *|struct cmr_statistics_resource *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_cmr_status = {"_p_cmr_status", "cmr_status *|enum cmr_status *", 0, 0, (void*)0, 0};
+static swig_type_info _swigt__p_cmr_stream_pool = {"_p_cmr_stream_pool", "cmr_stream_pool *|struct cmr_stream_pool *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_cmr_system_resource = {"_p_cmr_system_resource", "cmr_system_resource *|struct cmr_system_resource *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_cmr_thread_safe_resource = {"_p_cmr_thread_safe_resource", "cmr_thread_safe_resource *|struct cmr_thread_safe_resource *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_cmr_tracking_resource = {"_p_cmr_tracking_resource", "cmr_tracking_resource *|struct cmr_tracking_resource *", 0, 0, (void*)0, 0};
@@ -10986,9 +11634,11 @@ static swig_type_info _swigt__p_p_cmr_managed_resource = {"_p_p_cmr_managed_reso
 static swig_type_info _swigt__p_p_cmr_pinned_host_resource = {"_p_p_cmr_pinned_host_resource", "cmr_pinned_host_resource **|struct cmr_pinned_host_resource **", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_p_cmr_pool_resource = {"_p_p_cmr_pool_resource", "cmr_pool_resource **|struct cmr_pool_resource **", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_p_cmr_prefetch_resource = {"_p_p_cmr_prefetch_resource", "cmr_prefetch_resource **|struct cmr_prefetch_resource **", 0, 0, (void*)0, 0};
+static swig_type_info _swigt__p_p_cmr_sam_headroom_resource = {"_p_p_cmr_sam_headroom_resource", "cmr_sam_headroom_resource **|struct cmr_sam_headroom_resource **", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_p_cmr_simulated_resource = {"_p_p_cmr_simulated_resource", "cmr_simulated_resource **|struct cmr_simulated_resource **", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_p_cmr_stack = {"_p_p_cmr_stack", "cmr_stack **|struct cmr_stack **", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_p_cmr_statistics_resource = {"_p_p_cmr_statistics_resource", "cmr_statistics_resource **|struct cmr_statistics_resource **", 0, 0, (void*)0, 0};
+static swig_type_info _swigt__p_p_cmr_stream_pool = {"_p_p_cmr_stream_pool", "cmr_stream_pool **|struct cmr_stream_pool **", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_p_cmr_system_resource = {"_p_p_cmr_system_resource", "cmr_system_resource **|struct cmr_system_resource **", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_p_cmr_thread_safe_resource = {"_p_p_cmr_thread_safe_resource", "cmr_thread_safe_resource **|struct cmr_thread_safe_resource **", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_p_cmr_tracking_resource = {"_p_p_cmr_tracking_resource", "cmr_tracking_resource **|struct cmr_tracking_resource **", 0, 0, (void*)0, 0};
@@ -11014,6 +11664,7 @@ static swig_type_info *swig_type_initial[] = {
   &_swigt__p_cmr_failure_callback_resource,
   &_swigt__p_cmr_fixed_size_resource,
   &_swigt__p_cmr_limiting_resource,
+  &_swigt__p_cmr_log_level,
   &_swigt__p_cmr_logging_resource,
   &_swigt__p_cmr_managed_resource,
   &_swigt__p_cmr_optional_int,
@@ -11022,10 +11673,12 @@ static swig_type_info *swig_type_initial[] = {
   &_swigt__p_cmr_pool_resource,
   &_swigt__p_cmr_prefetch_resource,
   &_swigt__p_cmr_resource_ref,
+  &_swigt__p_cmr_sam_headroom_resource,
   &_swigt__p_cmr_simulated_resource,
   &_swigt__p_cmr_stack,
   &_swigt__p_cmr_statistics_resource,
   &_swigt__p_cmr_status,
+  &_swigt__p_cmr_stream_pool,
   &_swigt__p_cmr_system_resource,
   &_swigt__p_cmr_thread_safe_resource,
   &_swigt__p_cmr_tracking_resource,
@@ -11049,9 +11702,11 @@ static swig_type_info *swig_type_initial[] = {
   &_swigt__p_p_cmr_pinned_host_resource,
   &_swigt__p_p_cmr_pool_resource,
   &_swigt__p_p_cmr_prefetch_resource,
+  &_swigt__p_p_cmr_sam_headroom_resource,
   &_swigt__p_p_cmr_simulated_resource,
   &_swigt__p_p_cmr_stack,
   &_swigt__p_p_cmr_statistics_resource,
+  &_swigt__p_p_cmr_stream_pool,
   &_swigt__p_p_cmr_system_resource,
   &_swigt__p_p_cmr_thread_safe_resource,
   &_swigt__p_p_cmr_tracking_resource,
@@ -11077,6 +11732,7 @@ static swig_cast_info _swigc__p_cmr_device_buffer[] = {  {&_swigt__p_cmr_device_
 static swig_cast_info _swigc__p_cmr_failure_callback_resource[] = {  {&_swigt__p_cmr_failure_callback_resource, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_cmr_fixed_size_resource[] = {  {&_swigt__p_cmr_fixed_size_resource, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_cmr_limiting_resource[] = {  {&_swigt__p_cmr_limiting_resource, 0, 0, 0},{0, 0, 0, 0}};
+static swig_cast_info _swigc__p_cmr_log_level[] = {  {&_swigt__p_cmr_log_level, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_cmr_logging_resource[] = {  {&_swigt__p_cmr_logging_resource, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_cmr_managed_resource[] = {  {&_swigt__p_cmr_managed_resource, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_cmr_optional_int[] = {  {&_swigt__p_cmr_optional_int, 0, 0, 0},{0, 0, 0, 0}};
@@ -11085,10 +11741,12 @@ static swig_cast_info _swigc__p_cmr_pinned_host_resource[] = {  {&_swigt__p_cmr_
 static swig_cast_info _swigc__p_cmr_pool_resource[] = {  {&_swigt__p_cmr_pool_resource, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_cmr_prefetch_resource[] = {  {&_swigt__p_cmr_prefetch_resource, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_cmr_resource_ref[] = {  {&_swigt__p_cmr_resource_ref, 0, 0, 0},{0, 0, 0, 0}};
+static swig_cast_info _swigc__p_cmr_sam_headroom_resource[] = {  {&_swigt__p_cmr_sam_headroom_resource, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_cmr_simulated_resource[] = {  {&_swigt__p_cmr_simulated_resource, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_cmr_stack[] = {  {&_swigt__p_cmr_stack, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_cmr_statistics_resource[] = {  {&_swigt__p_cmr_statistics_resource, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_cmr_status[] = {  {&_swigt__p_cmr_status, 0, 0, 0},{0, 0, 0, 0}};
+static swig_cast_info _swigc__p_cmr_stream_pool[] = {  {&_swigt__p_cmr_stream_pool, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_cmr_system_resource[] = {  {&_swigt__p_cmr_system_resource, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_cmr_thread_safe_resource[] = {  {&_swigt__p_cmr_thread_safe_resource, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_cmr_tracking_resource[] = {  {&_swigt__p_cmr_tracking_resource, 0, 0, 0},{0, 0, 0, 0}};
@@ -11112,9 +11770,11 @@ static swig_cast_info _swigc__p_p_cmr_managed_resource[] = {  {&_swigt__p_p_cmr_
 static swig_cast_info _swigc__p_p_cmr_pinned_host_resource[] = {  {&_swigt__p_p_cmr_pinned_host_resource, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_p_cmr_pool_resource[] = {  {&_swigt__p_p_cmr_pool_resource, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_p_cmr_prefetch_resource[] = {  {&_swigt__p_p_cmr_prefetch_resource, 0, 0, 0},{0, 0, 0, 0}};
+static swig_cast_info _swigc__p_p_cmr_sam_headroom_resource[] = {  {&_swigt__p_p_cmr_sam_headroom_resource, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_p_cmr_simulated_resource[] = {  {&_swigt__p_p_cmr_simulated_resource, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_p_cmr_stack[] = {  {&_swigt__p_p_cmr_stack, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_p_cmr_statistics_resource[] = {  {&_swigt__p_p_cmr_statistics_resource, 0, 0, 0},{0, 0, 0, 0}};
+static swig_cast_info _swigc__p_p_cmr_stream_pool[] = {  {&_swigt__p_p_cmr_stream_pool, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_p_cmr_system_resource[] = {  {&_swigt__p_p_cmr_system_resource, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_p_cmr_thread_safe_resource[] = {  {&_swigt__p_p_cmr_thread_safe_resource, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_p_cmr_tracking_resource[] = {  {&_swigt__p_p_cmr_tracking_resource, 0, 0, 0},{0, 0, 0, 0}};
@@ -11140,6 +11800,7 @@ static swig_cast_info *swig_cast_initial[] = {
   _swigc__p_cmr_failure_callback_resource,
   _swigc__p_cmr_fixed_size_resource,
   _swigc__p_cmr_limiting_resource,
+  _swigc__p_cmr_log_level,
   _swigc__p_cmr_logging_resource,
   _swigc__p_cmr_managed_resource,
   _swigc__p_cmr_optional_int,
@@ -11148,10 +11809,12 @@ static swig_cast_info *swig_cast_initial[] = {
   _swigc__p_cmr_pool_resource,
   _swigc__p_cmr_prefetch_resource,
   _swigc__p_cmr_resource_ref,
+  _swigc__p_cmr_sam_headroom_resource,
   _swigc__p_cmr_simulated_resource,
   _swigc__p_cmr_stack,
   _swigc__p_cmr_statistics_resource,
   _swigc__p_cmr_status,
+  _swigc__p_cmr_stream_pool,
   _swigc__p_cmr_system_resource,
   _swigc__p_cmr_thread_safe_resource,
   _swigc__p_cmr_tracking_resource,
@@ -11175,9 +11838,11 @@ static swig_cast_info *swig_cast_initial[] = {
   _swigc__p_p_cmr_pinned_host_resource,
   _swigc__p_p_cmr_pool_resource,
   _swigc__p_p_cmr_prefetch_resource,
+  _swigc__p_p_cmr_sam_headroom_resource,
   _swigc__p_p_cmr_simulated_resource,
   _swigc__p_p_cmr_stack,
   _swigc__p_p_cmr_statistics_resource,
+  _swigc__p_p_cmr_stream_pool,
   _swigc__p_p_cmr_system_resource,
   _swigc__p_p_cmr_thread_safe_resource,
   _swigc__p_p_cmr_tracking_resource,
@@ -11672,6 +12337,15 @@ SWIG_init(void) {
   SWIG_Python_SetConstant(d, "CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE",SWIG_From_int((int)(CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE)));
   SWIG_Python_SetConstant(d, "CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR",SWIG_From_int((int)(CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)));
   SWIG_Python_SetConstant(d, "CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC",SWIG_From_int((int)(CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC)));
+  SWIG_Python_SetConstant(d, "CMR_LOG_TRACE",SWIG_From_int((int)(CMR_LOG_TRACE)));
+  SWIG_Python_SetConstant(d, "CMR_LOG_DEBUG",SWIG_From_int((int)(CMR_LOG_DEBUG)));
+  SWIG_Python_SetConstant(d, "CMR_LOG_INFO",SWIG_From_int((int)(CMR_LOG_INFO)));
+  SWIG_Python_SetConstant(d, "CMR_LOG_WARN",SWIG_From_int((int)(CMR_LOG_WARN)));
+  SWIG_Python_SetConstant(d, "CMR_LOG_ERROR",SWIG_From_int((int)(CMR_LOG_ERROR)));
+  SWIG_Python_SetConstant(d, "CMR_LOG_CRITICAL",SWIG_From_int((int)(CMR_LOG_CRITICAL)));
+  SWIG_Python_SetConstant(d, "CMR_LOG_OFF",SWIG_From_int((int)(CMR_LOG_OFF)));
+  SWIG_Python_SetConstant(d, "CMR_STREAM_FLAGS_SYNC_DEFAULT",SWIG_From_unsigned_SS_int((unsigned int)(0u)));
+  SWIG_Python_SetConstant(d, "CMR_STREAM_FLAGS_NON_BLOCKING",SWIG_From_unsigned_SS_int((unsigned int)(1u)));
   
   /* Initialize threading */
   SWIG_PYTHON_INITIALIZE_THREADS;

@@ -31,7 +31,10 @@ cmr_status cmr_failure_callback_impl_allocate(cmr_failure_callback_impl *impl, s
      * upstream's, which says why the memory ran out. */
     char reason[1024]; /* a message's capacity */
     snprintf(reason, sizeof reason, "%s", cmr_last_error_message());
-    if (!impl->callback(bytes, impl->callback_arg)) {
+    bool retry = impl->callback(bytes, impl->callback_arg);
+    cmr_log(CMR_LOG_DEBUG, "failure_callback: the upstream is out of memory for %zu bytes: the callback %s", bytes,
+            retry ? "asks for a retry" : "gives up");
+    if (!retry) {
       return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "failure_callback: the callback gave up on %zu bytes: %s", bytes,
                        reason);
     }

@@ -34,6 +34,8 @@ static cmr_status cmr_pool_add_chunk(cmr_pool_impl *impl, size_t least, size_t s
   cmr_status status = cmr_chunks_grow(&impl->chunks, least, held > least ? held : least, stream, &chunk);
   if (status == CMR_SUCCESS && out == NULL) status = cmr_backend_stream_synchronize(stream);
   if (status != CMR_SUCCESS) return status;
+  cmr_log(CMR_LOG_DEBUG, "pool %p: grew by %zu bytes from the upstream (at least %zu needed): pool size %zu", (void *)impl,
+          chunk.size, least, cmr_chunks_bytes(&impl->chunks));
   cmr_block *block = NULL;
   status = cmr_block_new(chunk.address, chunk.size, chunk.size, &block);
   if (status == CMR_SUCCESS) {

@@ -16,8 +16,9 @@ cmr_status cmr_backend_memory_info(size_t *free_bytes, size_t *total_bytes);
 /* Whether the current device can access pageable host memory (HMM / ATS). */
 cmr_status cmr_backend_pageable_memory_access(bool *out);
 
-/* Streams. In the host build a stream is a token and all work is complete. */
-cmr_status cmr_backend_stream_create(cmr_stream *out);
+/* Streams. In the host build a stream is a token and all work is complete.
+ * `flags` are CMR_STREAM_FLAGS_* (cmr/stream_pool.h), already checked. */
+cmr_status cmr_backend_stream_create(unsigned flags, cmr_stream *out);
 cmr_status cmr_backend_stream_destroy(cmr_stream stream);
 cmr_status cmr_backend_stream_synchronize(cmr_stream stream);
 /* Whether `stream` is a handle cmr_stream_create gave out and
@@ -102,6 +103,11 @@ cmr_status cmr_backend_managed_alloc(size_t bytes, void **out);
 cmr_status cmr_backend_managed_free(void *ptr);
 cmr_status cmr_backend_pinned_alloc(size_t bytes, void **out);
 cmr_status cmr_backend_pinned_free(void *ptr);
+
+/* Where the driver keeps `bytes` of pageable or managed memory at `ptr`:
+ * on `device` (preferred location, and mapped there: accessed by), or on
+ * the host when `device` is negative (preferred location only). */
+cmr_status cmr_backend_advise_location(const void *ptr, size_t bytes, int device);
 
 /* Stream-ordered memory pools (cudaMemPool_t). */
 typedef struct CUmemPoolHandle_st *cmr_backend_pool;

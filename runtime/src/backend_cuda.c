@@ -113,11 +113,13 @@ cmr_status cmr_backend_pageable_memory_access(bool *out) {
 
 /* ---- streams and copies ---------------------------------------------------------- */
 
-cmr_status cmr_backend_stream_create(cmr_stream *out) {
+cmr_status cmr_backend_stream_create(unsigned flags, cmr_stream *out) {
+  _Static_assert(CMR_STREAM_FLAGS_SYNC_DEFAULT == cudaStreamDefault && CMR_STREAM_FLAGS_NON_BLOCKING == cudaStreamNonBlocking,
+                 "cmr's stream flags are CUDA's");
   cudaStream_t stream = NULL;
-  cudaError_t error = cudaStreamCreate(&stream);
+  cudaError_t error = cudaStreamCreateWithFlags(&stream, flags);
   if (error != cudaSuccess) {
-    return cmr_cuda_failure(error, "cudaStreamCreate");
+    return cmr_cuda_failure(error, "cudaStreamCreateWithFlags(flags %u)", flags);
   }
   unsigned long long id = 0;
   error = cudaStreamGetId(stream, &id);
@@ -305,6 +307,15 @@ cmr_status cmr_backend_pinned_alloc(size_t bytes, void **out) {
 cmr_status cmr_backend_pinned_free(void *ptr) {
   cudaError_t error = cudaFreeHost(ptr);
   return error == cudaSuccess ? CMR_SUCCESS : cmr_cuda_failure(error, "cudaFreeHost(%p)", ptr);
+}
+
+cmr_status cmr_backend_advise_location(const void *ptr, size_t bytes, int device) {
+  struct cudaMemLocation where = {device < 0 ? cudaMemLocationTypeHost : cudaMemLocationTypeDevice, device < 0 ? 0 : device};
+  cudaError_t error = cudaMemAdvise(ptr, bytes, cudaMemAdviseSetPreferredLocation, where);
+  if (error == cudaSuccess && device >= 0) error = cudaMemAdvise(ptr, bytes, cudaMemAdviseSetAccessedBy, where);
+  return error == cudaSuccess ? CMR_SUCCESS
+                              : cmr_cuda_failure(error, "cudaMemAdvise(%p, %zu bytes, %s %d)", ptr, bytes,
+                                                 device < 0 ? "host" : "device", device);
 }
 
 /* ---- stream-ordered pools ------------------------------------------------------------ */

@@ -70,7 +70,8 @@ static const uintptr_t cmr_host_stream_base = (uintptr_t)0x57 << (sizeof(uintptr
 enum { cmr_host_stream_step = 16 };
 static _Atomic uintptr_t cmr_host_streams_made;
 
-cmr_status cmr_backend_stream_create(cmr_stream *out) {
+cmr_status cmr_backend_stream_create(unsigned flags, cmr_stream *out) {
+  (void)flags; /* host work never waits for another stream's */
   uintptr_t number = atomic_fetch_add_explicit(&cmr_host_streams_made, 1, memory_order_relaxed) + 1;
   *out = (cmr_stream)(cmr_host_stream_base + number * cmr_host_stream_step);
   return CMR_SUCCESS;

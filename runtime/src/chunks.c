@@ -56,6 +56,8 @@ static cmr_status cmr_chunks_ask(cmr_chunks *chunks, size_t least, size_t size, 
       out->size = size;
       return CMR_SUCCESS;
     }
+    cmr_log(CMR_LOG_DEBUG, "%s: the upstream refused %zu bytes (holding %zu): %s: %s", chunks->owner, size,
+            atomic_load(&chunks->bytes), cmr_status_string(status), cmr_last_error_message());
     if (status != CMR_ERROR_OUT_OF_MEMORY || size == least) {
       return cmr_error_context(status, "%s: growing by %zu bytes (holding %zu)", chunks->owner, size,
                                atomic_load(&chunks->bytes));

@@ -96,29 +96,27 @@ const char *cmr_version(void) { return CMR_VERSION_STRING; }
 
 /* ---- streams ---------------------------------------------------------------- */
 
-cmr_status cmr_stream_create(cmr_stream *out) {
-  static const char what[] = "cmr_stream_create";
-  if (out == NULL) {
-    return cmr_error(CMR_ERROR_NULL_POINTER, "%s: out is NULL", what);
-  }
-  *out = CMR_DEFAULT_STREAM;
+cmr_status cmr_stream_flags_check(unsigned flags, const char *what) {
+  if (flags == CMR_STREAM_FLAGS_SYNC_DEFAULT || flags == CMR_STREAM_FLAGS_NON_BLOCKING) return CMR_SUCCESS;
+  return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                   "%s: flags %u are not CMR_STREAM_FLAGS_SYNC_DEFAULT (0) or CMR_STREAM_FLAGS_NON_BLOCKING (1)", what,
+                   flags);
+}
+
+cmr_status cmr_stream_make(unsigned flags, cmr_stream *out) {
   cmr_stream stream = CMR_DEFAULT_STREAM;
-  cmr_status status = cmr_backend_stream_create(&stream);
+  cmr_status status = cmr_backend_stream_create(flags, &stream);
   if (status == CMR_SUCCESS) {
     status = cmr_live_streams_add(stream);
     if (status != CMR_SUCCESS) (void)cmr_backend_stream_destroy(stream);
   }
   if (status == CMR_SUCCESS) *out = stream;
-  return cmr_forward(status, what);
+  return status;
 }
 
-/* Only a live stream of cmr_stream_create is destroyed: taking it out of
- * the live set first means that of two threads destroying it one does. */
-cmr_status cmr_stream_destroy(cmr_stream stream) {
-  static const char what[] = "cmr_stream_destroy";
-  if (stream == CMR_DEFAULT_STREAM) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: the default stream cannot be destroyed", what);
-  }
+/* Only a live stream of cmr_stream_make is destroyed: taking it out of the
+ * live set first means that of two threads destroying it one does. */
+cmr_status cmr_stream_end(cmr_stream stream, const char *what) {
   if (!cmr_live_streams_remove(stream)) {
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
                      "%s: stream %p is not a live stream of cmr_stream_create (destroyed already, or made "
@@ -127,6 +125,33 @@ cmr_status cmr_stream_destroy(cmr_stream stream) {
   }
   cmr_stream_ends_stream(stream); /* the resources' lists of it, while it exists */
   return cmr_forward(cmr_backend_stream_destroy(stream), what);
+}
+
+cmr_status cmr_stream_create_with_flags(unsigned flags, cmr_stream *out) {
+  static const char what[] = "cmr_stream_create_with_flags";
+  if (out == NULL) {
+    return cmr_error(CMR_ERROR_NULL_POINTER, "%s: out is NULL", what);
+  }
+  *out = CMR_DEFAULT_STREAM;
+  cmr_status status = cmr_stream_flags_check(flags, what);
+  return status == CMR_SUCCESS ? cmr_forward(cmr_stream_make(flags, out), what) : status;
+}
+
+cmr_status cmr_stream_create(cmr_stream *out) {
+  static const char what[] = "cmr_stream_create";
+  if (out == NULL) {
+    return cmr_error(CMR_ERROR_NULL_POINTER, "%s: out is NULL", what);
+  }
+  *out = CMR_DEFAULT_STREAM;
+  return cmr_forward(cmr_stream_make(CMR_STREAM_FLAGS_SYNC_DEFAULT, out), what);
+}
+
+cmr_status cmr_stream_destroy(cmr_stream stream) {
+  static const char what[] = "cmr_stream_destroy";
+  if (stream == CMR_DEFAULT_STREAM) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: the default stream cannot be destroyed", what);
+  }
+  return cmr_stream_end(stream, what);
 }
 
 cmr_status cmr_stream_synchronize(cmr_stream stream) {

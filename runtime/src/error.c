@@ -16,6 +16,8 @@ cmr_status cmr_error(cmr_status status, const char *format, ...) {
   vsnprintf(cmr_message, sizeof cmr_message, format, args);
   va_end(args);
   cmr_error_serial_count++;
+  /* The log's writer records no error, so this does not recurse. */
+  cmr_log(CMR_LOG_DEBUG, "%s: %s", cmr_status_string(status), cmr_message);
   return status;
 }
 

@@ -7,6 +7,7 @@
 
 #include <cmr/cmr.h>
 
+#include "log_write.h"
 #include "object.h"
 
 #if defined(__GNUC__)
@@ -75,6 +76,17 @@ cmr_status cmr_ref_hold(cmr_resource_ref ref, const char *what);
 void cmr_ref_drop(cmr_resource_ref ref);
 /* Whether two checked refs are interchangeable (cmr_ref_equal without checks). */
 bool cmr_ref_same(cmr_resource_ref a, cmr_resource_ref b);
+
+/* ---- streams (device.c) ------------------------------------------------------ */
+
+/* CMR_ERROR_INVALID_ARGUMENT unless `flags` is one of CMR_STREAM_FLAGS_*. */
+cmr_status cmr_stream_flags_check(unsigned flags, const char *what);
+/* A new stream made with (checked) `flags`, known to cmr as those of
+ * cmr_stream_create are; the backend's message on failure. */
+cmr_status cmr_stream_make(unsigned flags, cmr_stream *out);
+/* Destroys a live stream of cmr_stream_make, once; any other stream is
+ * CMR_ERROR_INVALID_ARGUMENT, with "<what>: ..." in the message. */
+cmr_status cmr_stream_end(cmr_stream stream, const char *what);
 
 /* ---- named defaults of spec parameters ------------------------------------ */
 

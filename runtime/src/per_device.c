@@ -99,6 +99,13 @@ static cmr_status cmr_make_default_on(int device, cmr_resource_ref *out, const c
   return CMR_SUCCESS;
 }
 
+/* The log's name for what an entry holds. */
+static const char *cmr_entry_name(cmr_resource_ref ref) {
+  const char *name = "nothing (reset: the default is made at the next get)";
+  if (ref.ops != NULL && cmr_ref_type_name(ref, &name) != CMR_SUCCESS) name = "an unnamed resource";
+  return name;
+}
+
 /* The entry of `device` (made first if empty); with `share`, a share of it
  * taken while the table still holds its own, so no replacement can come
  * between reading the entry and retaining it. */
@@ -111,6 +118,10 @@ static cmr_status cmr_get_as(int device, bool share, cmr_resource_ref *out, cons
   cmr_status status = cmr_table_check_device(device, what);
   if (status == CMR_SUCCESS && cmr_table.entries[device].ops == NULL) {
     status = cmr_make_default_on(device, &cmr_table.entries[device], what);
+    if (status == CMR_SUCCESS) {
+      cmr_log(CMR_LOG_DEBUG, "%s: device %d: default resource made: %s", what, device,
+              cmr_entry_name(cmr_table.entries[device]));
+    }
   }
   if (status == CMR_SUCCESS && share) {
     status = cmr_ref_hold(cmr_table.entries[device], what);
@@ -135,6 +146,7 @@ static cmr_status cmr_replace_as(int device, cmr_resource_ref ref, const char *w
   if (status == CMR_SUCCESS) {
     old = cmr_table.entries[device];
     cmr_table.entries[device] = ref;
+    cmr_log(CMR_LOG_DEBUG, "%s: device %d: %s in place of %s", what, device, cmr_entry_name(ref), cmr_entry_name(old));
   }
   pthread_mutex_unlock(&cmr_table.lock);
   /* Outside the lock: the last release may run arbitrary finalizers. */

@@ -605,6 +605,22 @@ static bool no_gpu_here(void) {
   return true;
 }
 
+/* A resource the device lacks a capability for (sam_headroom without
+ * pageable memory access: CMR_ERROR_UNSUPPORTED), or that needs a device
+ * where there is none (CMR_ERROR_NO_DEVICE), is skipped. */
+static bool subject_unsupported_here(void) {
+  cmr_resource_ref made = {0}, below = {0};
+  size_t below_max = 0;
+  cmr_status status = CMR_SUCCESS;
+  if (subject_info->make_upstream != NULL) status = subject_info->make_upstream(upstream_name, &below, &below_max);
+  if (status == CMR_SUCCESS) status = subject_info->make(below, &made);
+  if (made.ops != NULL) cmr_ref_release(made);
+  if (below.ops != NULL) cmr_ref_release(below);
+  bool unsupported = status == CMR_ERROR_UNSUPPORTED || status == CMR_ERROR_NO_DEVICE;
+  if (unsupported) printf("skipped: %s cannot be made here: %s\n", subject_info->name, cmr_last_error_message());
+  return unsupported;
+}
+
 /* The CUDA build on a machine without a GPU can make no streams at all. */
 static bool streams_exist(void) {
   cmr_stream stream;
@@ -683,6 +699,7 @@ int cmr_battery_main(const cmr_battery_subject *subject_description, int argc, c
     return 2;
   }
   if (needs_gpu() && ask_in_child(no_gpu_here)) return 77;
+  if (ask_in_child(subject_unsupported_here)) return 77;
   SRunner *runner = srunner_create(bad_inputs ? bad_input_suite() : battery_suite());
   srunner_run_all(runner, CK_NORMAL);
   int failed = srunner_ntests_failed(runner);

@@ -15,6 +15,8 @@ internal class CmrNative {
 
   public static void cmr_cs_release_device_buffer(System.IntPtr buffer) { Errors.Check(CmrNativePINVOKE.cmr_cs_release_device_buffer(buffer)); }
 
+  public static void cmr_cs_release_stream_pool(System.IntPtr pool) { Errors.Check(CmrNativePINVOKE.cmr_cs_release_stream_pool(pool)); }
+
   public static void cmr_cs_release_aligned(System.IntPtr handle) { Errors.Check(CmrNativePINVOKE.cmr_cs_release_aligned(handle)); }
 
   public static void cmr_cs_release_arena(System.IntPtr handle) { Errors.Check(CmrNativePINVOKE.cmr_cs_release_arena(handle)); }
@@ -46,6 +48,8 @@ internal class CmrNative {
   public static void cmr_cs_release_pool(System.IntPtr handle) { Errors.Check(CmrNativePINVOKE.cmr_cs_release_pool(handle)); }
 
   public static void cmr_cs_release_prefetch(System.IntPtr handle) { Errors.Check(CmrNativePINVOKE.cmr_cs_release_prefetch(handle)); }
+
+  public static void cmr_cs_release_sam_headroom(System.IntPtr handle) { Errors.Check(CmrNativePINVOKE.cmr_cs_release_sam_headroom(handle)); }
 
   public static void cmr_cs_release_simulated(System.IntPtr handle) { Errors.Check(CmrNativePINVOKE.cmr_cs_release_simulated(handle)); }
 
@@ -291,6 +295,12 @@ internal class CmrNative {
 
   public static void cmr_prefetch_resource_from_ref(Ref ref_, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_prefetch_resource_from_ref(ref_, out out_)); }
 
+  public static void cmr_sam_headroom_resource_create(ulong headroom, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_sam_headroom_resource_create(headroom, out out_)); }
+
+  public static Ref cmr_sam_headroom_resource_ref(ResourceHandle handle) { return CmrNativePINVOKE.cmr_sam_headroom_resource_ref(handle); }
+
+  public static void cmr_sam_headroom_resource_from_ref(Ref ref_, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_sam_headroom_resource_from_ref(ref_, out out_)); }
+
   public static void cmr_simulated_resource_create(ulong? capacity, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_simulated_resource_create(OptionalSize.Of(capacity), out out_)); }
 
   public static Ref cmr_simulated_resource_ref(ResourceHandle handle) { return CmrNativePINVOKE.cmr_simulated_resource_ref(handle); }
@@ -400,6 +410,40 @@ internal class CmrNative {
   public static void cmr_device_buffer_copy_from(DeviceBufferHandle buffer, System.IntPtr source, ulong bytes) { Errors.Check(CmrNativePINVOKE.cmr_device_buffer_copy_from(buffer, source, bytes)); }
 
   public static void cmr_device_buffer_prefetch(DeviceBufferHandle buffer, int device, System.IntPtr stream) { Errors.Check(CmrNativePINVOKE.cmr_device_buffer_prefetch(buffer, device, stream)); }
+
+  public static void cmr_log_set_level(LogLevel level) { Errors.Check(CmrNativePINVOKE.cmr_log_set_level((int)level)); }
+
+  public static void cmr_log_get_level(out int out_) { Errors.Check(CmrNativePINVOKE.cmr_log_get_level(out out_)); }
+
+  public static void cmr_log_set_flush_level(LogLevel level) { Errors.Check(CmrNativePINVOKE.cmr_log_set_flush_level((int)level)); }
+
+  public static void cmr_log_get_flush_level(out int out_) { Errors.Check(CmrNativePINVOKE.cmr_log_get_flush_level(out out_)); }
+
+  public static bool cmr_log_should_log(LogLevel level) {
+    bool ret = CmrNativePINVOKE.cmr_log_should_log((int)level);
+    return ret;
+  }
+
+  public static void cmr_log_flush() { Errors.Check(CmrNativePINVOKE.cmr_log_flush()); }
+
+  public static void cmr_log_set_file(string path) { Errors.Check(CmrNativePINVOKE.cmr_log_set_file(path)); }
+
+  public static void cmr_log_get_file(out string out_) {
+    System.IntPtr tempout_ = System.IntPtr.Zero;
+    try { Errors.Check(CmrNativePINVOKE.cmr_log_get_file(out tempout_)); } finally {
+    out_ = Text.FromUtf8(tempout_);
+    }
+  }
+
+  public static void cmr_stream_pool_create(ulong pool_size, uint flags, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_stream_pool_create(pool_size, flags, out out_)); }
+
+  public static void cmr_stream_pool_get_stream(StreamPoolHandle pool, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_stream_pool_get_stream(pool, out out_)); }
+
+  public static void cmr_stream_pool_get_stream_at(StreamPoolHandle pool, ulong index, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_stream_pool_get_stream_at(pool, index, out out_)); }
+
+  public static void cmr_stream_pool_size(StreamPoolHandle pool, out ulong out_) { Errors.Check(CmrNativePINVOKE.cmr_stream_pool_size(pool, out out_)); }
+
+  public static void cmr_stream_create_with_flags(uint flags, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_stream_create_with_flags(flags, out out_)); }
 
   public const uint CMR_PROPERTY_DEVICE_ACCESSIBLE = 0x1u;
   public const uint CMR_PROPERTY_HOST_ACCESSIBLE = 0x2u;

@@ -199,6 +199,9 @@ internal class CmrNativePINVOKE {
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_cs_release_device_buffer")]
   public static extern int cmr_cs_release_device_buffer(System.IntPtr jarg1);
 
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_cs_release_stream_pool")]
+  public static extern int cmr_cs_release_stream_pool(System.IntPtr jarg1);
+
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_cs_release_aligned")]
   public static extern int cmr_cs_release_aligned(System.IntPtr jarg1);
 
@@ -246,6 +249,9 @@ internal class CmrNativePINVOKE {
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_cs_release_prefetch")]
   public static extern int cmr_cs_release_prefetch(System.IntPtr jarg1);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_cs_release_sam_headroom")]
+  public static extern int cmr_cs_release_sam_headroom(System.IntPtr jarg1);
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_cs_release_simulated")]
   public static extern int cmr_cs_release_simulated(System.IntPtr jarg1);
@@ -574,6 +580,15 @@ internal class CmrNativePINVOKE {
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_prefetch_resource_from_ref")]
   public static extern int cmr_prefetch_resource_from_ref(Ref jarg1, out System.IntPtr jarg2);
 
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_sam_headroom_resource_create")]
+  public static extern int cmr_sam_headroom_resource_create(ulong jarg1, out System.IntPtr jarg2);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_sam_headroom_resource_ref")]
+  public static extern Ref cmr_sam_headroom_resource_ref(ResourceHandle jarg1);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_sam_headroom_resource_from_ref")]
+  public static extern int cmr_sam_headroom_resource_from_ref(Ref jarg1, out System.IntPtr jarg2);
+
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_simulated_resource_create")]
   public static extern int cmr_simulated_resource_create(OptionalSize jarg1, out System.IntPtr jarg2);
 
@@ -723,6 +738,45 @@ internal class CmrNativePINVOKE {
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_device_buffer_prefetch")]
   public static extern int cmr_device_buffer_prefetch(DeviceBufferHandle jarg1, int jarg2, System.IntPtr jarg3);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_log_set_level")]
+  public static extern int cmr_log_set_level(int jarg1);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_log_get_level")]
+  public static extern int cmr_log_get_level(out int jarg1);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_log_set_flush_level")]
+  public static extern int cmr_log_set_flush_level(int jarg1);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_log_get_flush_level")]
+  public static extern int cmr_log_get_flush_level(out int jarg1);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_log_should_log")]
+  public static extern bool cmr_log_should_log(int jarg1);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_log_flush")]
+  public static extern int cmr_log_flush();
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_log_set_file")]
+  public static extern int cmr_log_set_file(string jarg1);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_log_get_file")]
+  public static extern int cmr_log_get_file(out System.IntPtr jarg1);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_stream_pool_create")]
+  public static extern int cmr_stream_pool_create(ulong jarg1, uint jarg2, out System.IntPtr jarg3);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_stream_pool_get_stream")]
+  public static extern int cmr_stream_pool_get_stream(StreamPoolHandle jarg1, out System.IntPtr jarg2);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_stream_pool_get_stream_at")]
+  public static extern int cmr_stream_pool_get_stream_at(StreamPoolHandle jarg1, ulong jarg2, out System.IntPtr jarg3);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_stream_pool_size")]
+  public static extern int cmr_stream_pool_size(StreamPoolHandle jarg1, out ulong jarg2);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_stream_create_with_flags")]
+  public static extern int cmr_stream_create_with_flags(uint jarg1, out System.IntPtr jarg2);
 }
 
 }

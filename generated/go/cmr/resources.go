@@ -1345,6 +1345,60 @@ func wrapPrefetchResource(ref capi.Cmr_resource_ref) (Resource, error) {
 // came from a ref (CurrentDeviceResource, a Stack's Top).
 func (r *PrefetchResource) Upstream() Resource { return r.upstream }
 
+// SamHeadroomResource is cmr's sam_headroom resource (leaf).
+//
+// System memory (the C library's aligned allocator) for a device that reaches
+// pageable host memory (SAM: HMM or ATS), keeping `headroom` bytes of device
+// memory free for other CUDA work, as RMM's sam_headroom_memory_resource. At
+// each allocation the part of it that fits in the free device memory above the
+// headroom (rounded down to 256 bytes) gets the device as its preferred
+// location, and is mapped for the device (accessed by); the rest gets the host
+// as its preferred location, so the driver never migrates it into the
+// headroom. Checking free memory on every allocation costs a driver call: put
+// small allocations elsewhere (a binning resource). In the CUDA build a device
+// without pageable memory access (cudaDevAttrPageableMemoryAccess 0) cannot
+// use this memory, and creation fails with CMR_ERROR_UNSUPPORTED, as RMM's
+// refuses. In the host build it is host memory, where the host is the device,
+// and the headroom is ignored. Any power-of-two alignment is honoured;
+// deallocation waits for the stream first. Two resources are equal when their
+// headrooms are.
+type SamHeadroomResource struct {
+	object
+	handle capi.Struct_SS_cmr_sam_headroom_resource
+}
+
+// NewSamHeadroomResource makes a new sam_headroom resource.
+// headroom: Bytes of device memory left free for other work.
+func NewSamHeadroomResource(headroom uint64) (*SamHeadroomResource, error) {
+	var handle uintptr
+	failure := capi.Cmr_sam_headroom_resource_create(headroom, &handle)
+	if err := check(failure); err != nil {
+		return nil, err
+	}
+	return newSamHeadroomResource(handle)
+}
+
+// newSamHeadroomResource takes over a share of the sam_headroom resource handle points at.
+func newSamHeadroomResource(handle uintptr) (*SamHeadroomResource, error) {
+	h := capi.SwigcptrStruct_SS_cmr_sam_headroom_resource(handle)
+	r := &SamHeadroomResource{handle: h}
+	destroy := func() *capi.Failure { return capi.Cmr_sam_headroom_resource_destroy(h) }
+	if err := r.own(capi.Cmr_sam_headroom_resource_ref(h), "sam_headroom", destroy); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// wrapSamHeadroomResource is a new value of the sam_headroom resource behind ref,
+// holding the share of its own that the handle from_ref makes owns.
+func wrapSamHeadroomResource(ref capi.Cmr_resource_ref) (Resource, error) {
+	var handle uintptr
+	if err := check(capi.Cmr_sam_headroom_resource_from_ref(ref, &handle)); err != nil {
+		return nil, err
+	}
+	return newSamHeadroomResource(handle)
+}
+
 // SimulatedResource is cmr's simulated resource (leaf).
 //
 // Addresses without memory, for replaying allocation decisions on a machine
@@ -1839,6 +1893,7 @@ var wrappers = map[string]func(capi.Cmr_resource_ref) (Resource, error){
 	"pinned_host":        wrapPinnedHostResource,
 	"pool":               wrapPoolResource,
 	"prefetch":           wrapPrefetchResource,
+	"sam_headroom":       wrapSamHeadroomResource,
 	"simulated":          wrapSimulatedResource,
 	"statistics":         wrapStatisticsResource,
 	"system":             wrapSystemResource,

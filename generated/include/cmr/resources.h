@@ -453,6 +453,36 @@ CMR_API cmr_resource_ref cmr_prefetch_resource_ref(cmr_prefetch_resource *handle
 /* The handle behind a ref to prefetch: the resource itself (not a new share). */
 CMR_API cmr_status cmr_prefetch_resource_from_ref(cmr_resource_ref ref, cmr_prefetch_resource **out);
 
+/* ==== sam_headroom (leaf; cuda and host builds) ====
+ * System memory (the C library's aligned allocator) for a device that reaches
+ * pageable host memory (SAM: HMM or ATS), keeping `headroom` bytes of device
+ * memory free for other CUDA work, as RMM's sam_headroom_memory_resource. At
+ * each allocation the part of it that fits in the free device memory above the
+ * headroom (rounded down to 256 bytes) gets the device as its preferred
+ * location, and is mapped for the device (accessed by); the rest gets the host
+ * as its preferred location, so the driver never migrates it into the
+ * headroom. Checking free memory on every allocation costs a driver call: put
+ * small allocations elsewhere (a binning resource). In the CUDA build a device
+ * without pageable memory access (cudaDevAttrPageableMemoryAccess 0) cannot
+ * use this memory, and creation fails with CMR_ERROR_UNSUPPORTED, as RMM's
+ * refuses. In the host build it is host memory, where the host is the device,
+ * and the headroom is ignored. Any power-of-two alignment is honoured;
+ * deallocation waits for the stream first. Two resources are equal when their
+ * headrooms are.
+ */
+typedef struct cmr_sam_headroom_resource cmr_sam_headroom_resource;
+
+/* Parameters:
+ *   headroom: Bytes of device memory left free for other work.
+ */
+CMR_API cmr_status cmr_sam_headroom_resource_create(size_t headroom, cmr_sam_headroom_resource **out);
+/* Drops the caller's share; the resource goes when its last holder lets go. */
+CMR_API cmr_status cmr_sam_headroom_resource_destroy(cmr_sam_headroom_resource *handle);
+/* A non-owning ref to the resource (a zeroed ref for NULL). */
+CMR_API cmr_resource_ref cmr_sam_headroom_resource_ref(cmr_sam_headroom_resource *handle);
+/* The handle behind a ref to sam_headroom: the resource itself (not a new share). */
+CMR_API cmr_status cmr_sam_headroom_resource_from_ref(cmr_resource_ref ref, cmr_sam_headroom_resource **out);
+
 /* ==== simulated (leaf; cuda and host builds) ====
  * Addresses without memory, for replaying allocation decisions on a machine
  * without a GPU: a bump allocator over an address range no process can map

@@ -457,6 +457,18 @@ def cmr_prefetch_resource_ref(handle):
 def cmr_prefetch_resource_from_ref(ref):
     return _capi.cmr_prefetch_resource_from_ref(ref)
 
+def cmr_sam_headroom_resource_create(headroom):
+    return _capi.cmr_sam_headroom_resource_create(headroom)
+
+def cmr_sam_headroom_resource_destroy(handle):
+    return _capi.cmr_sam_headroom_resource_destroy(handle)
+
+def cmr_sam_headroom_resource_ref(handle):
+    return _capi.cmr_sam_headroom_resource_ref(handle)
+
+def cmr_sam_headroom_resource_from_ref(ref):
+    return _capi.cmr_sam_headroom_resource_from_ref(ref)
+
 def cmr_simulated_resource_create(capacity):
     return _capi.cmr_simulated_resource_create(capacity)
 
@@ -627,6 +639,57 @@ def cmr_device_buffer_copy_from(buffer, source, bytes):
 
 def cmr_device_buffer_prefetch(buffer, device, stream):
     return _capi.cmr_device_buffer_prefetch(buffer, device, stream)
+CMR_LOG_TRACE = _capi.CMR_LOG_TRACE
+CMR_LOG_DEBUG = _capi.CMR_LOG_DEBUG
+CMR_LOG_INFO = _capi.CMR_LOG_INFO
+CMR_LOG_WARN = _capi.CMR_LOG_WARN
+CMR_LOG_ERROR = _capi.CMR_LOG_ERROR
+CMR_LOG_CRITICAL = _capi.CMR_LOG_CRITICAL
+CMR_LOG_OFF = _capi.CMR_LOG_OFF
+
+def cmr_log_set_level(level):
+    return _capi.cmr_log_set_level(level)
+
+def cmr_log_get_level():
+    return _capi.cmr_log_get_level()
+
+def cmr_log_set_flush_level(level):
+    return _capi.cmr_log_set_flush_level(level)
+
+def cmr_log_get_flush_level():
+    return _capi.cmr_log_get_flush_level()
+
+def cmr_log_should_log(level):
+    return _capi.cmr_log_should_log(level)
+
+def cmr_log_flush():
+    return _capi.cmr_log_flush()
+
+def cmr_log_set_file(path):
+    return _capi.cmr_log_set_file(path)
+
+def cmr_log_get_file():
+    return _capi.cmr_log_get_file()
+CMR_STREAM_FLAGS_SYNC_DEFAULT = _capi.CMR_STREAM_FLAGS_SYNC_DEFAULT
+CMR_STREAM_FLAGS_NON_BLOCKING = _capi.CMR_STREAM_FLAGS_NON_BLOCKING
+
+def cmr_stream_pool_create(pool_size, flags):
+    return _capi.cmr_stream_pool_create(pool_size, flags)
+
+def cmr_stream_pool_destroy(pool):
+    return _capi.cmr_stream_pool_destroy(pool)
+
+def cmr_stream_pool_get_stream(pool):
+    return _capi.cmr_stream_pool_get_stream(pool)
+
+def cmr_stream_pool_get_stream_at(pool, index):
+    return _capi.cmr_stream_pool_get_stream_at(pool, index)
+
+def cmr_stream_pool_size(pool):
+    return _capi.cmr_stream_pool_size(pool)
+
+def cmr_stream_create_with_flags(flags):
+    return _capi.cmr_stream_create_with_flags(flags)
 
 def cmr_py_device_buffer_copy_from_host(buffer, source):
     return _capi.cmr_py_device_buffer_copy_from_host(buffer, source)

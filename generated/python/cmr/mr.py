@@ -37,6 +37,7 @@ __all__ = [
     "PinnedHostMemoryResource",
     "PoolMemoryResource",
     "PrefetchResourceAdaptor",
+    "SamHeadroomMemoryResource",
     "SimulatedMemoryResource",
     "StatisticsResourceAdaptor",
     "SystemMemoryResource",
@@ -641,6 +642,39 @@ class PrefetchResourceAdaptor(UpstreamResourceAdaptor):
         self.upstream_mr = upstream_mr
 
 
+class SamHeadroomMemoryResource(DeviceMemoryResource):
+    """System memory (the C library's aligned allocator) for a device that reaches
+    pageable host memory (SAM: HMM or ATS), keeping `headroom` bytes of device
+    memory free for other CUDA work, as RMM's sam_headroom_memory_resource. At
+    each allocation the part of it that fits in the free device memory above the
+    headroom (rounded down to 256 bytes) gets the device as its preferred
+    location, and is mapped for the device (accessed by); the rest gets the host
+    as its preferred location, so the driver never migrates it into the
+    headroom. Checking free memory on every allocation costs a driver call: put
+    small allocations elsewhere (a binning resource). In the CUDA build a device
+    without pageable memory access (cudaDevAttrPageableMemoryAccess 0) cannot
+    use this memory, and creation fails with CMR_ERROR_UNSUPPORTED, as RMM's
+    refuses. In the host build it is host memory, where the host is the device,
+    and the headroom is ignored. Any power-of-two alignment is honoured;
+    deallocation waits for the stream first. Two resources are equal when their
+    headrooms are.
+
+    Parameters
+    ----------
+    headroom : int or str
+        Bytes of device memory left free for other work.
+    """
+
+    def __init__(self, headroom):
+        self._create(headroom)
+
+    def _create(self, headroom):
+        handle = capi.cmr_sam_headroom_resource_create(
+            _args.size(headroom, "headroom"),
+        )
+        self._own(handle, capi.cmr_sam_headroom_resource_ref, capi.cmr_sam_headroom_resource_destroy)
+
+
 class SimulatedMemoryResource(DeviceMemoryResource):
     """Addresses without memory, for replaying allocation decisions on a machine
     without a GPU: a bump allocator over an address range no process can map
@@ -873,6 +907,7 @@ _CLASSES = {
     "pinned_host": (PinnedHostMemoryResource, capi.cmr_pinned_host_resource_from_ref, capi.cmr_pinned_host_resource_destroy),
     "pool": (PoolMemoryResource, capi.cmr_pool_resource_from_ref, capi.cmr_pool_resource_destroy),
     "prefetch": (PrefetchResourceAdaptor, capi.cmr_prefetch_resource_from_ref, capi.cmr_prefetch_resource_destroy),
+    "sam_headroom": (SamHeadroomMemoryResource, capi.cmr_sam_headroom_resource_from_ref, capi.cmr_sam_headroom_resource_destroy),
     "simulated": (SimulatedMemoryResource, capi.cmr_simulated_resource_from_ref, capi.cmr_simulated_resource_destroy),
     "statistics": (StatisticsResourceAdaptor, capi.cmr_statistics_resource_from_ref, capi.cmr_statistics_resource_destroy),
     "system": (SystemMemoryResource, capi.cmr_system_resource_from_ref, capi.cmr_system_resource_destroy),

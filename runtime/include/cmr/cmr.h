@@ -4,8 +4,10 @@
 
 #include <cmr/core.h>
 #include <cmr/device_buffer.h>
+#include <cmr/log.h>
 #include <cmr/pluggable.h> /* ssize_t comes from <sys/types.h> (POSIX) */
 #include <cmr/resources.h>
 #include <cmr/stack.h>
+#include <cmr/stream_pool.h>
 
 #endif /* CMR_CMR_H */

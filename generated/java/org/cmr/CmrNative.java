@@ -257,6 +257,14 @@ final class CmrNative {
 
   public static long cmr_prefetch_resource_from_ref(long ref) { return CmrNativeJNI.cmr_prefetch_resource_from_ref(ref); }
 
+  public static long cmr_sam_headroom_resource_create(long headroom) { return CmrNativeJNI.cmr_sam_headroom_resource_create(headroom); }
+
+  public static void cmr_sam_headroom_resource_destroy(long handle) { CmrNativeJNI.cmr_sam_headroom_resource_destroy(handle); }
+
+  public static long cmr_sam_headroom_resource_ref(long handle) { return CmrNativeJNI.cmr_sam_headroom_resource_ref(handle); }
+
+  public static long cmr_sam_headroom_resource_from_ref(long ref) { return CmrNativeJNI.cmr_sam_headroom_resource_from_ref(ref); }
+
   public static long cmr_simulated_resource_create(Long capacity) { return CmrNativeJNI.cmr_simulated_resource_create(capacity); }
 
   public static void cmr_simulated_resource_destroy(long handle) { CmrNativeJNI.cmr_simulated_resource_destroy(handle); }
@@ -370,5 +378,35 @@ final class CmrNative {
   public static void cmr_device_buffer_copy_from(long buffer, byte[] source, long bytes) { CmrNativeJNI.cmr_device_buffer_copy_from(buffer, source, bytes); }
 
   public static void cmr_device_buffer_prefetch(long buffer, int device, long stream) { CmrNativeJNI.cmr_device_buffer_prefetch(buffer, device, stream); }
+
+  public static void cmr_log_set_level(LogLevel level) { CmrNativeJNI.cmr_log_set_level(level.swigValue()); }
+
+  public static int cmr_log_get_level() { return CmrNativeJNI.cmr_log_get_level(); }
+
+  public static void cmr_log_set_flush_level(LogLevel level) { CmrNativeJNI.cmr_log_set_flush_level(level.swigValue()); }
+
+  public static int cmr_log_get_flush_level() { return CmrNativeJNI.cmr_log_get_flush_level(); }
+
+  public static boolean cmr_log_should_log(LogLevel level) {
+    return CmrNativeJNI.cmr_log_should_log(level.swigValue());
+  }
+
+  public static void cmr_log_flush() { CmrNativeJNI.cmr_log_flush(); }
+
+  public static void cmr_log_set_file(String path) { CmrNativeJNI.cmr_log_set_file(path); }
+
+  public static String cmr_log_get_file() { return CmrNativeJNI.cmr_log_get_file(); }
+
+  public static long cmr_stream_pool_create(long pool_size, long flags) { return CmrNativeJNI.cmr_stream_pool_create(pool_size, flags); }
+
+  public static void cmr_stream_pool_destroy(long pool) { CmrNativeJNI.cmr_stream_pool_destroy(pool); }
+
+  public static long cmr_stream_pool_get_stream(long pool) { return CmrNativeJNI.cmr_stream_pool_get_stream(pool); }
+
+  public static long cmr_stream_pool_get_stream_at(long pool, long index) { return CmrNativeJNI.cmr_stream_pool_get_stream_at(pool, index); }
+
+  public static long cmr_stream_pool_size(long pool) { return CmrNativeJNI.cmr_stream_pool_size(pool); }
+
+  public static long cmr_stream_create_with_flags(long flags) { return CmrNativeJNI.cmr_stream_create_with_flags(flags); }
 
 }

@@ -136,6 +136,10 @@ final class CmrNativeJNI {
   public final static native void cmr_prefetch_resource_destroy(long jarg1);
   public final static native long cmr_prefetch_resource_ref(long jarg1);
   public final static native long cmr_prefetch_resource_from_ref(long jarg1);
+  public final static native long cmr_sam_headroom_resource_create(long jarg1);
+  public final static native void cmr_sam_headroom_resource_destroy(long jarg1);
+  public final static native long cmr_sam_headroom_resource_ref(long jarg1);
+  public final static native long cmr_sam_headroom_resource_from_ref(long jarg1);
   public final static native long cmr_simulated_resource_create(Long jarg1);
   public final static native void cmr_simulated_resource_destroy(long jarg1);
   public final static native long cmr_simulated_resource_ref(long jarg1);
@@ -193,4 +197,18 @@ final class CmrNativeJNI {
   public final static native void cmr_device_buffer_copy_to_host(long jarg1, byte[] jarg2, long jarg3);
   public final static native void cmr_device_buffer_copy_from(long jarg1, byte[] jarg2, long jarg3);
   public final static native void cmr_device_buffer_prefetch(long jarg1, int jarg2, long jarg3);
+  public final static native void cmr_log_set_level(int jarg1);
+  public final static native int cmr_log_get_level();
+  public final static native void cmr_log_set_flush_level(int jarg1);
+  public final static native int cmr_log_get_flush_level();
+  public final static native boolean cmr_log_should_log(int jarg1);
+  public final static native void cmr_log_flush();
+  public final static native void cmr_log_set_file(String jarg1);
+  public final static native String cmr_log_get_file();
+  public final static native long cmr_stream_pool_create(long jarg1, long jarg2);
+  public final static native void cmr_stream_pool_destroy(long jarg1);
+  public final static native long cmr_stream_pool_get_stream(long jarg1);
+  public final static native long cmr_stream_pool_get_stream_at(long jarg1, long jarg2);
+  public final static native long cmr_stream_pool_size(long jarg1);
+  public final static native long cmr_stream_create_with_flags(long jarg1);
 }

@@ -69,6 +69,9 @@ final class ResourceClasses {
       case "prefetch":
         return new PrefetchResourceAdaptor(
             Share.fromRef(ref, held, CmrNative::cmr_prefetch_resource_from_ref, CmrNative::cmr_prefetch_resource_destroy, kept));
+      case "sam_headroom":
+        return new SamHeadroomMemoryResource(
+            Share.fromRef(ref, held, CmrNative::cmr_sam_headroom_resource_from_ref, CmrNative::cmr_sam_headroom_resource_destroy, kept));
       case "simulated":
         return new SimulatedMemoryResource(
             Share.fromRef(ref, held, CmrNative::cmr_simulated_resource_from_ref, CmrNative::cmr_simulated_resource_destroy, kept));

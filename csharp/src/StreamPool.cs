@@ -1,0 +1,58 @@
+using System;
+
+namespace Cmr
+{
+    /// <summary>How a stream orders its work against the default stream (RMM's cuda_stream::flags).</summary>
+    public enum StreamFlags : uint
+    {
+        SyncDefault = 0, // synchronizes with the default stream
+        NonBlocking = 1  // cudaStreamNonBlocking
+    }
+
+    /// <summary>
+    /// A pool of streams handed out round robin, as RMM's cuda_stream_pool.
+    /// The streams belong to the pool and are destroyed with it: use them
+    /// (as IntPtr, where a stream is asked for) only until Dispose.
+    /// </summary>
+    public sealed class StreamPool : IDisposable
+    {
+        /// <summary>RMM's default number of streams.</summary>
+        public const ulong DefaultSize = 16;
+
+        private readonly StreamPoolHandle handle;
+
+        /// <summary>A pool of `size` streams (0: DefaultSize) made with `flags`.</summary>
+        public StreamPool(ulong size = DefaultSize, StreamFlags flags = StreamFlags.SyncDefault)
+        {
+            IntPtr raw;
+            CmrNative.cmr_stream_pool_create(size, (uint)flags, out raw);
+            handle = new StreamPoolHandle(raw);
+        }
+
+        /// <summary>The next stream, round robin (thread-safe).</summary>
+        public IntPtr GetStream()
+        {
+            return Results.Of<StreamPoolHandle, IntPtr>(CmrNative.cmr_stream_pool_get_stream, handle);
+        }
+
+        /// <summary>The stream at `index` modulo the pool's size.</summary>
+        public IntPtr GetStream(ulong index)
+        {
+            IntPtr stream;
+            CmrNative.cmr_stream_pool_get_stream_at(handle, index, out stream);
+            return stream;
+        }
+
+        /// <summary>How many streams the pool holds.</summary>
+        public ulong Size
+        {
+            get { return Results.Of<StreamPoolHandle, ulong>(CmrNative.cmr_stream_pool_size, handle); }
+        }
+
+        /// <summary>Destroys the pool and its streams.</summary>
+        public void Dispose()
+        {
+            handle.Dispose();
+        }
+    }
+}

@@ -1,0 +1,80 @@
+/* sam_headroom: system memory whose preferred location is the device for as
+ * much of each allocation as fits above the headroom of free device memory,
+ * and the host for the rest (RMM's sam_headroom_memory_resource). The host
+ * build has no device memory to keep free: it hands out host memory. */
+#include <stdlib.h>
+
+#include "backend.h"
+#include "host_memory.h"
+#include "impl.h"
+
+struct cmr_sam_headroom_impl {
+  size_t headroom;
+  int device; /* the current device at creation, which the advice names */
+};
+
+cmr_status cmr_sam_headroom_impl_create(size_t headroom, cmr_sam_headroom_impl **out) {
+  int device = 0;
+  cmr_status status = cmr_backend_get_device(&device);
+#if CMR_WITH_CUDA
+  bool pageable = false;
+  if (status == CMR_SUCCESS) status = cmr_backend_pageable_memory_access(&pageable);
+  if (status == CMR_SUCCESS && !pageable) {
+    return cmr_error(CMR_ERROR_UNSUPPORTED,
+                     "sam_headroom: device %d cannot access pageable host memory (cudaDevAttrPageableMemoryAccess "
+                     "is 0: no HMM or ATS), so system memory is not device memory there",
+                     device);
+  }
+#endif
+  if (status != CMR_SUCCESS) return cmr_error_context(status, "sam_headroom");
+  cmr_sam_headroom_impl *impl = malloc(sizeof *impl);
+  if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "sam_headroom: no host memory for the resource");
+  *impl = (cmr_sam_headroom_impl){headroom, device};
+  *out = impl;
+  return CMR_SUCCESS;
+}
+
+void cmr_sam_headroom_impl_destroy(cmr_sam_headroom_impl *impl) { free(impl); }
+
+#if CMR_WITH_CUDA
+/* Advises the device for the part of `bytes` at `ptr` that fits above the
+ * headroom, rounded down to 256 bytes, and the host for the rest. */
+static cmr_status cmr_sam_headroom_advise(const cmr_sam_headroom_impl *impl, char *ptr, size_t bytes) {
+  size_t free_bytes = 0, total_bytes = 0;
+  cmr_status status = cmr_backend_memory_info(&free_bytes, &total_bytes);
+  if (status != CMR_SUCCESS) return status;
+  size_t allocatable = free_bytes > impl->headroom ? free_bytes - impl->headroom : 0;
+  size_t on_device = (allocatable < bytes ? allocatable : bytes) / CMR_DEFAULT_ALIGNMENT * CMR_DEFAULT_ALIGNMENT;
+  if (on_device > 0) status = cmr_backend_advise_location(ptr, on_device, impl->device);
+  if (status == CMR_SUCCESS && on_device < bytes) status = cmr_backend_advise_location(ptr + on_device, bytes - on_device, -1);
+  return status;
+}
+#endif
+
+cmr_status cmr_sam_headroom_impl_allocate(cmr_sam_headroom_impl *impl, size_t bytes, size_t alignment,
+                                          cmr_stream stream, void **out) {
+  cmr_status status = cmr_host_memory_allocate("sam_headroom", bytes, alignment, out);
+#if CMR_WITH_CUDA
+  if (status == CMR_SUCCESS) {
+    status = cmr_sam_headroom_advise(impl, *out, bytes);
+    if (status != CMR_SUCCESS) {
+      (void)cmr_host_memory_deallocate("sam_headroom", *out, stream);
+      *out = NULL;
+      return cmr_error_context(status, "sam_headroom: advising where %zu bytes go", bytes);
+    }
+  }
+#else
+  (void)impl, (void)stream; /* host memory: no device memory to keep free */
+#endif
+  return status;
+}
+
+cmr_status cmr_sam_headroom_impl_deallocate(cmr_sam_headroom_impl *impl, void *ptr, size_t bytes, size_t alignment,
+                                            cmr_stream stream) {
+  (void)impl, (void)bytes, (void)alignment;
+  return cmr_host_memory_deallocate("sam_headroom", ptr, stream);
+}
+
+bool cmr_sam_headroom_impl_is_equal(const cmr_sam_headroom_impl *impl, const cmr_sam_headroom_impl *other) {
+  return impl->headroom == other->headroom;
+}

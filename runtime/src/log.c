@@ -1,0 +1,216 @@
+/* The diagnostic log (cmr/log.h): a threshold read inline by cmr_log
+ * (log_write.h), a flush threshold, and one sink - stderr or a file opened
+ * for appending - that a mutex guards, so lines from many threads never
+ * interleave. The environment is read once, by whichever call comes first. */
+#define _GNU_SOURCE /* syscall(SYS_gettid): spdlog's thread id is the kernel's */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+_Atomic int cmr_log_threshold = CMR_LOG_UNREAD;
+static _Atomic int cmr_log_flush_threshold = CMR_LOG_WARN;
+static pthread_once_t cmr_log_once = PTHREAD_ONCE_INIT;
+
+/* The sink. Paths once set are kept for the life of the process, so the
+ * text cmr_log_get_file hands out never dangles. */
+typedef struct cmr_log_path {
+  struct cmr_log_path *next;
+  char text[];
+} cmr_log_path;
+
+static pthread_mutex_t cmr_log_lock = PTHREAD_MUTEX_INITIALIZER;
+static FILE *cmr_log_file;           /* NULL: stderr */
+static const char *cmr_log_file_path = "";
+static cmr_log_path *cmr_log_paths; /* every path set so far */
+
+/* spdlog's names, which RMM's log lines carry. */
+static const char *const cmr_log_level_names[] = {"trace", "debug", "info", "warning", "error", "critical", "off"};
+
+static bool cmr_log_level_valid(cmr_log_level level) { return (unsigned)level <= CMR_LOG_OFF; }
+
+/* The kept copy of `path`, or NULL when there is no memory for one. Lock held. */
+static const char *cmr_log_keep_path(const char *path) {
+  for (cmr_log_path *kept = cmr_log_paths; kept != NULL; kept = kept->next) {
+    if (strcmp(kept->text, path) == 0) return kept->text;
+  }
+  size_t length = strlen(path);
+  cmr_log_path *kept = malloc(sizeof *kept + length + 1);
+  if (kept == NULL) return NULL;
+  memcpy(kept->text, path, length + 1);
+  kept->next = cmr_log_paths;
+  cmr_log_paths = kept;
+  return kept->text;
+}
+
+/* Makes `file` (NULL: stderr) the sink under the name `path`; false when
+ * the path cannot be kept (the sink is unchanged and `file` closed). */
+static bool cmr_log_use(FILE *file, const char *path) {
+  pthread_mutex_lock(&cmr_log_lock);
+  const char *kept = file == NULL ? "" : cmr_log_keep_path(path);
+  FILE *previous = cmr_log_file;
+  if (kept != NULL) {
+    if (previous != NULL) fflush(previous);
+    cmr_log_file = file;
+    cmr_log_file_path = kept;
+  }
+  pthread_mutex_unlock(&cmr_log_lock);
+  /* No line is being written to it any more: writers take the sink under the lock. */
+  FILE *unused = kept != NULL ? previous : file;
+  if (unused != NULL) fclose(unused);
+  return kept != NULL;
+}
+
+/* The level a name spells, in any case; -1 for none. */
+static int cmr_log_level_named(const char *name) {
+  for (int level = CMR_LOG_TRACE; level <= CMR_LOG_OFF; ++level) {
+    if (strcasecmp(name, cmr_log_level_names[level]) == 0) return level;
+  }
+  return strcasecmp(name, "warn") == 0 ? CMR_LOG_WARN : -1;
+}
+
+static void cmr_log_read_environment(void) {
+  int threshold = CMR_LOG_INFO;
+  const char *level_text = getenv("CMR_DEBUG_LOG_LEVEL");
+  if (level_text != NULL && level_text[0] != '\0') {
+    int level = cmr_log_level_named(level_text);
+    if (level >= 0) {
+      threshold = level;
+    } else {
+      fprintf(stderr,
+              "cmr: CMR_DEBUG_LOG_LEVEL=\"%s\" is not one of trace, debug, info, warn, error, critical, off: "
+              "ignored (the level stays info)\n",
+              level_text);
+    }
+  }
+  const char *path = getenv("CMR_DEBUG_LOG_FILE");
+  if (path != NULL && path[0] != '\0') {
+    FILE *file = fopen(path, "a");
+    if (file == NULL) {
+      fprintf(stderr, "cmr: CMR_DEBUG_LOG_FILE=\"%s\" cannot be opened for appending (%s): logging to stderr\n",
+              path, strerror(errno));
+    } else if (!cmr_log_use(file, path)) {
+      fprintf(stderr, "cmr: CMR_DEBUG_LOG_FILE=\"%s\": no memory to keep the path: logging to stderr\n", path);
+    }
+  }
+  atomic_store_explicit(&cmr_log_threshold, threshold, memory_order_release);
+}
+
+int cmr_log_start(void) {
+  pthread_once(&cmr_log_once, cmr_log_read_environment);
+  return atomic_load_explicit(&cmr_log_threshold, memory_order_acquire);
+}
+
+static unsigned long cmr_log_thread_id(void) {
+#if defined(__linux__)
+  return (unsigned long)syscall(SYS_gettid);
+#else
+  return (unsigned long)(uintptr_t)pthread_self();
+#endif
+}
+
+void cmr_log_write(cmr_log_level level, const char *format, ...) {
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  struct tm local;
+  localtime_r(&now.tv_sec, &local);
+  unsigned long thread = cmr_log_thread_id();
+  bool flush = (int)level >= atomic_load_explicit(&cmr_log_flush_threshold, memory_order_relaxed);
+  va_list args;
+  va_start(args, format);
+  pthread_mutex_lock(&cmr_log_lock);
+  FILE *sink = cmr_log_file != NULL ? cmr_log_file : stderr;
+  fprintf(sink, "[%04d-%02d-%02d %02d:%02d:%02d.%03ld] [%s] [%lu] ", local.tm_year + 1900, local.tm_mon + 1,
+          local.tm_mday, local.tm_hour, local.tm_min, local.tm_sec, now.tv_nsec / 1000000,
+          cmr_log_level_names[level], thread);
+  vfprintf(sink, format, args);
+  fputc('\n', sink);
+  if (flush) fflush(sink);
+  pthread_mutex_unlock(&cmr_log_lock);
+  va_end(args);
+}
+
+/* ---- the public API ------------------------------------------------------------------ */
+
+static cmr_status cmr_log_check_level(cmr_log_level level, const char *what) {
+  if (cmr_log_level_valid(level)) return CMR_SUCCESS;
+  return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: level %d is not a cmr_log_level (CMR_LOG_TRACE %d to CMR_LOG_OFF %d)",
+                   what, (int)level, CMR_LOG_TRACE, CMR_LOG_OFF);
+}
+
+cmr_status cmr_log_set_level(cmr_log_level level) {
+  cmr_status status = cmr_log_check_level(level, "cmr_log_set_level");
+  if (status != CMR_SUCCESS) return status;
+  (void)cmr_log_start(); /* the environment must not override this later */
+  atomic_store_explicit(&cmr_log_threshold, (int)level, memory_order_release);
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_log_get_level(cmr_log_level *out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_log_get_level: out is NULL");
+  *out = (cmr_log_level)cmr_log_start();
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_log_set_flush_level(cmr_log_level level) {
+  cmr_status status = cmr_log_check_level(level, "cmr_log_set_flush_level");
+  if (status != CMR_SUCCESS) return status;
+  atomic_store_explicit(&cmr_log_flush_threshold, (int)level, memory_order_relaxed);
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_log_get_flush_level(cmr_log_level *out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_log_get_flush_level: out is NULL");
+  *out = (cmr_log_level)atomic_load_explicit(&cmr_log_flush_threshold, memory_order_relaxed);
+  return CMR_SUCCESS;
+}
+
+bool cmr_log_should_log(cmr_log_level level) { return cmr_log_level_valid(level) && cmr_log_enabled(level); }
+
+cmr_status cmr_log_flush(void) {
+  (void)cmr_log_start();
+  pthread_mutex_lock(&cmr_log_lock);
+  int failed = fflush(cmr_log_file != NULL ? cmr_log_file : stderr);
+  int error = errno;
+  pthread_mutex_unlock(&cmr_log_lock);
+  if (failed != 0) {
+    return cmr_error(CMR_ERROR_INTERNAL, "cmr_log_flush: writing the log failed (%s)", strerror(error));
+  }
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_log_set_file(const char *path) {
+  static const char what[] = "cmr_log_set_file";
+  (void)cmr_log_start(); /* the environment's file must not replace this one later */
+  FILE *file = NULL;
+  if (path != NULL && path[0] != '\0') {
+    file = fopen(path, "a");
+    if (file == NULL) {
+      int error = errno;
+      return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: \"%s\" cannot be opened for appending (%s)", what, path,
+                       strerror(error));
+    }
+  }
+  if (!cmr_log_use(file, path)) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: no host memory to keep the path \"%s\"", what, path);
+  }
+  cmr_log(CMR_LOG_DEBUG, "cmr_log_set_file: logging to %s", file == NULL ? "stderr" : path);
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_log_get_file(const char **out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_log_get_file: out is NULL");
+  (void)cmr_log_start();
+  pthread_mutex_lock(&cmr_log_lock);
+  *out = cmr_log_file_path;
+  pthread_mutex_unlock(&cmr_log_lock);
+  return CMR_SUCCESS;
+}
