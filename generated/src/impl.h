@@ -177,6 +177,8 @@ cmr_status cmr_statistics_impl_bytes_total(cmr_statistics_impl *impl, size_t *ou
 cmr_status cmr_statistics_impl_allocations_current(cmr_statistics_impl *impl, size_t *out);
 cmr_status cmr_statistics_impl_allocations_peak(cmr_statistics_impl *impl, size_t *out);
 cmr_status cmr_statistics_impl_allocations_total(cmr_statistics_impl *impl, size_t *out);
+cmr_status cmr_statistics_impl_bytes_at_push(cmr_statistics_impl *impl, size_t *out);
+cmr_status cmr_statistics_impl_allocations_at_push(cmr_statistics_impl *impl, size_t *out);
 cmr_status cmr_statistics_impl_push_counters(cmr_statistics_impl *impl);
 cmr_status cmr_statistics_impl_pop_counters(cmr_statistics_impl *impl);
 cmr_status cmr_statistics_impl_counter_levels(cmr_statistics_impl *impl, size_t *out);

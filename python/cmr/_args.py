@@ -83,3 +83,16 @@ def enum(value, name: str, constants: dict) -> int:
 def ref(mr, name: str):
     """The ref of a cmr.mr resource."""
     return _ref_of(mr, name)
+
+
+def c_unsigned(value, name: str) -> int:
+    """An unsigned C value (size_t, uintptr_t) of RMM's Cython signatures:
+    an int (TypeError otherwise) in [0, 2**64) (OverflowError otherwise, as
+    Cython's conversion raises)."""
+    if not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if value < 0:
+        raise OverflowError(f"can't convert negative value to an unsigned C type ({name}={value})")
+    if value >= 2**64:
+        raise OverflowError(f"{name}={value} is too large for an unsigned 64-bit C type")
+    return int(value)

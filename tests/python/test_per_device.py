@@ -146,7 +146,7 @@ def test_streams_in_every_form(host_mr):
 
 
 def test_bad_streams(host_mr):
-    with pytest.raises(TypeError, match="must not be None"):
+    with pytest.raises(TypeError, match="stream argument cannot be None"):
         host_mr.allocate(10, None)
     with pytest.raises(TypeError, match="a stream must be"):
         host_mr.allocate(10, object())

@@ -185,26 +185,30 @@ typedef _gostring_ swig_type_155;
 typedef _gostring_ swig_type_156;
 typedef _gostring_ swig_type_157;
 typedef _gostring_ swig_type_158;
-typedef long long swig_type_159;
+typedef _gostring_ swig_type_159;
 typedef _gostring_ swig_type_160;
-typedef _goslice_ swig_type_161;
+typedef long long swig_type_161;
 typedef _gostring_ swig_type_162;
-typedef _gostring_ swig_type_163;
-typedef long long swig_type_164;
+typedef _goslice_ swig_type_163;
+typedef _gostring_ swig_type_164;
 typedef _gostring_ swig_type_165;
 typedef long long swig_type_166;
 typedef _gostring_ swig_type_167;
-typedef _gostring_ swig_type_168;
+typedef long long swig_type_168;
 typedef _gostring_ swig_type_169;
 typedef _gostring_ swig_type_170;
 typedef _gostring_ swig_type_171;
 typedef _gostring_ swig_type_172;
 typedef _gostring_ swig_type_173;
 typedef _gostring_ swig_type_174;
-typedef _goslice_ swig_type_175;
+typedef _gostring_ swig_type_175;
 typedef _gostring_ swig_type_176;
 typedef _goslice_ swig_type_177;
 typedef _gostring_ swig_type_178;
+typedef _goslice_ swig_type_179;
+typedef _gostring_ swig_type_180;
+typedef _goslice_ swig_type_181;
+typedef _gostring_ swig_type_182;
 extern void _wrap_Swig_free_capi_07a2e3c94f0d8d94(uintptr_t arg1);
 extern uintptr_t _wrap_Swig_malloc_capi_07a2e3c94f0d8d94(swig_intgo arg1);
 extern uintptr_t _wrap_cmr_go_ref_copy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
@@ -365,45 +369,48 @@ extern swig_type_131 _wrap_cmr_statistics_resource_bytes_total_capi_07a2e3c94f0d
 extern swig_type_132 _wrap_cmr_statistics_resource_allocations_current_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
 extern swig_type_133 _wrap_cmr_statistics_resource_allocations_peak_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
 extern swig_type_134 _wrap_cmr_statistics_resource_allocations_total_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_135 _wrap_cmr_statistics_resource_push_counters_capi_07a2e3c94f0d8d94(uintptr_t arg1);
-extern swig_type_136 _wrap_cmr_statistics_resource_pop_counters_capi_07a2e3c94f0d8d94(uintptr_t arg1);
-extern swig_type_137 _wrap_cmr_statistics_resource_counter_levels_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_138 _wrap_cmr_system_resource_create_capi_07a2e3c94f0d8d94(swig_voidp arg1);
-extern swig_type_139 _wrap_cmr_system_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_135 _wrap_cmr_statistics_resource_bytes_at_push_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_136 _wrap_cmr_statistics_resource_allocations_at_push_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_137 _wrap_cmr_statistics_resource_push_counters_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_138 _wrap_cmr_statistics_resource_pop_counters_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_139 _wrap_cmr_statistics_resource_counter_levels_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_140 _wrap_cmr_system_resource_create_capi_07a2e3c94f0d8d94(swig_voidp arg1);
+extern swig_type_141 _wrap_cmr_system_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_system_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
-extern swig_type_140 _wrap_cmr_system_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_141 _wrap_cmr_thread_safe_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_142 _wrap_cmr_thread_safe_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_142 _wrap_cmr_system_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_143 _wrap_cmr_thread_safe_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_144 _wrap_cmr_thread_safe_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_thread_safe_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
-extern swig_type_143 _wrap_cmr_thread_safe_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_144 _wrap_cmr_tracking_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, _Bool arg2, swig_voidp arg3);
-extern swig_type_145 _wrap_cmr_tracking_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_145 _wrap_cmr_thread_safe_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_146 _wrap_cmr_tracking_resource_create_capi_07a2e3c94f0d8d94(uintptr_t arg1, _Bool arg2, swig_voidp arg3);
+extern swig_type_147 _wrap_cmr_tracking_resource_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_tracking_resource_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1);
-extern swig_type_146 _wrap_cmr_tracking_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_147 _wrap_cmr_tracking_resource_allocated_bytes_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_148 _wrap_cmr_tracking_resource_outstanding_count_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_149 _wrap_cmr_tracking_resource_outstanding_report_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_150 _wrap_cmr_parse_size_capi_07a2e3c94f0d8d94(swig_type_151 arg1, swig_voidp arg2);
-extern swig_type_152 _wrap_cmr_stack_parse_capi_07a2e3c94f0d8d94(swig_type_153 arg1, swig_voidp arg2);
-extern swig_type_154 _wrap_cmr_stack_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
-extern swig_type_155 _wrap_cmr_stack_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_156 _wrap_cmr_stack_leaf_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_157 _wrap_cmr_stack_expression_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_158 _wrap_cmr_device_buffer_create_capi_07a2e3c94f0d8d94(swig_type_159 arg1, uintptr_t arg2, uintptr_t arg3, swig_voidp arg4);
-extern swig_type_160 _wrap_cmr_device_buffer_create_copy_capi_07a2e3c94f0d8d94(swig_type_161 arg1, uintptr_t arg2, uintptr_t arg3, swig_voidp arg4);
-extern swig_type_162 _wrap_cmr_device_buffer_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
-extern swig_type_163 _wrap_cmr_device_buffer_resize_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_164 arg2, uintptr_t arg3);
-extern swig_type_165 _wrap_cmr_device_buffer_reserve_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_166 arg2, uintptr_t arg3);
-extern swig_type_167 _wrap_cmr_device_buffer_shrink_to_fit_capi_07a2e3c94f0d8d94(uintptr_t arg1, uintptr_t arg2);
-extern swig_type_168 _wrap_cmr_device_buffer_set_stream_capi_07a2e3c94f0d8d94(uintptr_t arg1, uintptr_t arg2);
-extern swig_type_169 _wrap_cmr_device_buffer_data_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_170 _wrap_cmr_device_buffer_size_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_171 _wrap_cmr_device_buffer_capacity_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_172 _wrap_cmr_device_buffer_stream_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_173 _wrap_cmr_device_buffer_resource_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_174 _wrap_cmr_device_buffer_copy_to_host_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_175 arg2);
-extern swig_type_176 _wrap_cmr_device_buffer_copy_from_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_177 arg2);
-extern swig_type_178 _wrap_cmr_device_buffer_prefetch_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_intgo arg2, uintptr_t arg3);
+extern swig_type_148 _wrap_cmr_tracking_resource_from_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_149 _wrap_cmr_tracking_resource_allocated_bytes_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_150 _wrap_cmr_tracking_resource_outstanding_count_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_151 _wrap_cmr_tracking_resource_outstanding_report_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_152 _wrap_cmr_parse_size_capi_07a2e3c94f0d8d94(swig_type_153 arg1, swig_voidp arg2);
+extern swig_type_154 _wrap_cmr_stack_parse_capi_07a2e3c94f0d8d94(swig_type_155 arg1, swig_voidp arg2);
+extern swig_type_156 _wrap_cmr_stack_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_157 _wrap_cmr_stack_ref_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_158 _wrap_cmr_stack_leaf_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_159 _wrap_cmr_stack_expression_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_160 _wrap_cmr_device_buffer_create_capi_07a2e3c94f0d8d94(swig_type_161 arg1, uintptr_t arg2, uintptr_t arg3, swig_voidp arg4);
+extern swig_type_162 _wrap_cmr_device_buffer_create_copy_capi_07a2e3c94f0d8d94(swig_type_163 arg1, uintptr_t arg2, uintptr_t arg3, swig_voidp arg4);
+extern swig_type_164 _wrap_cmr_device_buffer_destroy_capi_07a2e3c94f0d8d94(uintptr_t arg1);
+extern swig_type_165 _wrap_cmr_device_buffer_resize_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_166 arg2, uintptr_t arg3);
+extern swig_type_167 _wrap_cmr_device_buffer_reserve_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_168 arg2, uintptr_t arg3);
+extern swig_type_169 _wrap_cmr_device_buffer_shrink_to_fit_capi_07a2e3c94f0d8d94(uintptr_t arg1, uintptr_t arg2);
+extern swig_type_170 _wrap_cmr_device_buffer_set_stream_capi_07a2e3c94f0d8d94(uintptr_t arg1, uintptr_t arg2);
+extern swig_type_171 _wrap_cmr_device_buffer_data_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_172 _wrap_cmr_device_buffer_size_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_173 _wrap_cmr_device_buffer_capacity_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_174 _wrap_cmr_device_buffer_stream_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_175 _wrap_cmr_device_buffer_resource_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_176 _wrap_cmr_device_buffer_copy_to_host_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_177 arg2);
+extern swig_type_178 _wrap_cmr_device_buffer_copy_from_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_179 arg2);
+extern swig_type_180 _wrap_cmr_memcpy_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_type_181 arg2, uintptr_t arg3);
+extern swig_type_182 _wrap_cmr_device_buffer_prefetch_capi_07a2e3c94f0d8d94(uintptr_t arg1, swig_intgo arg2, uintptr_t arg3);
 #undef intgo
 */
 import "C"
@@ -2542,6 +2549,36 @@ func Cmr_statistics_resource_allocations_total(arg1 Struct_SS_cmr_statistics_res
 	return swig_r_1
 }
 
+func Cmr_statistics_resource_bytes_at_push(arg1 Struct_SS_cmr_statistics_resource, arg2 *uint64) (_swig_ret *Failure) {
+	var swig_r string
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	swig_r_p := C._wrap_cmr_statistics_resource_bytes_at_push_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
+	var swig_r_1 *Failure
+
+	if len(swig_r) != 0 {
+		swig_r_1 = newFailure(swig_r)
+	}
+
+	return swig_r_1
+}
+
+func Cmr_statistics_resource_allocations_at_push(arg1 Struct_SS_cmr_statistics_resource, arg2 *uint64) (_swig_ret *Failure) {
+	var swig_r string
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	swig_r_p := C._wrap_cmr_statistics_resource_allocations_at_push_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
+	var swig_r_1 *Failure
+
+	if len(swig_r) != 0 {
+		swig_r_1 = newFailure(swig_r)
+	}
+
+	return swig_r_1
+}
+
 func Cmr_statistics_resource_push_counters(arg1 Struct_SS_cmr_statistics_resource) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
@@ -2788,7 +2825,7 @@ func Cmr_parse_size(arg1 string, arg2 *uint64) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_parse_size_capi_07a2e3c94f0d8d94(*(*C.swig_type_151)(unsafe.Pointer(&_swig_i_0)), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_parse_size_capi_07a2e3c94f0d8d94(*(*C.swig_type_153)(unsafe.Pointer(&_swig_i_0)), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
@@ -2806,7 +2843,7 @@ func Cmr_stack_parse(arg1 string, arg2 *uintptr) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_stack_parse_capi_07a2e3c94f0d8d94(*(*C.swig_type_153)(unsafe.Pointer(&_swig_i_0)), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_stack_parse_capi_07a2e3c94f0d8d94(*(*C.swig_type_155)(unsafe.Pointer(&_swig_i_0)), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
@@ -2886,7 +2923,7 @@ func Cmr_device_buffer_create(arg1 uint64, arg2 uintptr, arg3 Cmr_resource_ref, 
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
 	_swig_i_3 := arg4
-	swig_r_p := C._wrap_cmr_device_buffer_create_capi_07a2e3c94f0d8d94(C.swig_type_159(_swig_i_0), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3))
+	swig_r_p := C._wrap_cmr_device_buffer_create_capi_07a2e3c94f0d8d94(C.swig_type_161(_swig_i_0), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2903,7 +2940,7 @@ func Cmr_device_buffer_create_copy(arg1 []byte, arg2 uintptr, arg3 Cmr_resource_
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
 	_swig_i_3 := arg4
-	swig_r_p := C._wrap_cmr_device_buffer_create_copy_capi_07a2e3c94f0d8d94(*(*C.swig_type_161)(unsafe.Pointer(&_swig_i_0)), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3))
+	swig_r_p := C._wrap_cmr_device_buffer_create_copy_capi_07a2e3c94f0d8d94(*(*C.swig_type_163)(unsafe.Pointer(&_swig_i_0)), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
@@ -2936,7 +2973,7 @@ func Cmr_device_buffer_resize(arg1 Struct_SS_cmr_device_buffer, arg2 uint64, arg
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r_p := C._wrap_cmr_device_buffer_resize_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_type_164(_swig_i_1), C.uintptr_t(_swig_i_2))
+	swig_r_p := C._wrap_cmr_device_buffer_resize_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_type_166(_swig_i_1), C.uintptr_t(_swig_i_2))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2952,7 +2989,7 @@ func Cmr_device_buffer_reserve(arg1 Struct_SS_cmr_device_buffer, arg2 uint64, ar
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r_p := C._wrap_cmr_device_buffer_reserve_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_type_166(_swig_i_1), C.uintptr_t(_swig_i_2))
+	swig_r_p := C._wrap_cmr_device_buffer_reserve_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), C.swig_type_168(_swig_i_1), C.uintptr_t(_swig_i_2))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -3072,7 +3109,7 @@ func Cmr_device_buffer_copy_to_host(arg1 Struct_SS_cmr_device_buffer, arg2 []byt
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_device_buffer_copy_to_host_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), *(*C.swig_type_175)(unsafe.Pointer(&_swig_i_1)))
+	swig_r_p := C._wrap_cmr_device_buffer_copy_to_host_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), *(*C.swig_type_177)(unsafe.Pointer(&_swig_i_1)))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
@@ -3090,7 +3127,26 @@ func Cmr_device_buffer_copy_from(arg1 Struct_SS_cmr_device_buffer, arg2 []byte) 
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_device_buffer_copy_from_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), *(*C.swig_type_177)(unsafe.Pointer(&_swig_i_1)))
+	swig_r_p := C._wrap_cmr_device_buffer_copy_from_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), *(*C.swig_type_179)(unsafe.Pointer(&_swig_i_1)))
+	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg2
+	}
+	var swig_r_1 *Failure
+
+	if len(swig_r) != 0 {
+		swig_r_1 = newFailure(swig_r)
+	}
+
+	return swig_r_1
+}
+
+func Cmr_memcpy(arg1 uintptr, arg2 []byte, arg3 uintptr) (_swig_ret *Failure) {
+	var swig_r string
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	swig_r_p := C._wrap_cmr_memcpy_capi_07a2e3c94f0d8d94(C.uintptr_t(_swig_i_0), *(*C.swig_type_181)(unsafe.Pointer(&_swig_i_1)), C.uintptr_t(_swig_i_2))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2

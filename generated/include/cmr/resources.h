@@ -490,8 +490,9 @@ CMR_API cmr_status cmr_simulated_resource_deallocation_count(cmr_simulated_resou
  * larger of the lower level's peak and its value plus the popped peak), as RMM
  * does. The *_current methods report what is outstanding through the adaptor
  * across every level (never negative, even when a level frees memory allocated
- * before its push); *_peak and *_total report the top level, counted from its
- * push. A failed upstream allocation or deallocation changes no counter. One
+ * before its push); *_at_push what was outstanding when the top level was
+ * pushed, so that *_current - *_at_push is the top level's own net count (RMM's
+ * current); *_peak and *_total report the top level, counted from its push. A failed upstream allocation or deallocation changes no counter. One
  * lock guards the counters. Any alignment is passed to the upstream, which
  * honours or refuses it.
  */
@@ -519,6 +520,10 @@ CMR_API cmr_status cmr_statistics_resource_allocations_current(cmr_statistics_re
 CMR_API cmr_status cmr_statistics_resource_allocations_peak(cmr_statistics_resource *handle, size_t *out);
 /* Allocations made since the top level was pushed (or the adaptor made). */
 CMR_API cmr_status cmr_statistics_resource_allocations_total(cmr_statistics_resource *handle, size_t *out);
+/* Bytes outstanding when the top level was pushed (0 for the base level): bytes_current minus this is the top level's own net count, RMM's current bytes, which may be negative. */
+CMR_API cmr_status cmr_statistics_resource_bytes_at_push(cmr_statistics_resource *handle, size_t *out);
+/* Allocations outstanding when the top level was pushed (0 for the base level): allocations_current minus this is RMM's current count of the top level. */
+CMR_API cmr_status cmr_statistics_resource_allocations_at_push(cmr_statistics_resource *handle, size_t *out);
 /* Starts a new level of counters at zero on top of the stack. */
 CMR_API cmr_status cmr_statistics_resource_push_counters(cmr_statistics_resource *handle);
 /* Merges the top level into the one below; CMR_ERROR_INVALID_ARGUMENT when only the base level is left. */
