@@ -337,7 +337,7 @@ static bool binning_is_equal(const void *self, cmr_resource_ref other) {
 }
 
 static unsigned binning_properties(const void *self) {
-  return cmr_ref_properties_of(((const binning_object *)self)->upstream);
+  return cmr_binning_impl_properties(((const binning_object *)self)->impl);
 }
 
 static const cmr_resource_ops binning_ops = {

@@ -377,7 +377,7 @@ func (r *BinningResource) AddBin(allocationSize uint64) error {
 	return check(capi.Cmr_binning_resource_add_bin(r.handle, allocationSize))
 }
 
-// AddBinResource: Puts `resource` (retained) at allocation_size, replacing a bin of that size; the resource must have every property of the upstream.
+// AddBinResource: Puts `resource` (retained) at allocation_size, replacing a bin of that size; the binning resource's properties become those its upstream and bins share (CMR_ERROR_PROPERTY_MISSING when the bin shares none with the upstream).
 func (r *BinningResource) AddBinResource(allocationSize uint64, resource Resource) error {
 	if err := r.live(); err != nil {
 		return err

@@ -127,7 +127,7 @@ CMR_API cmr_resource_ref cmr_binning_resource_ref(cmr_binning_resource *handle);
 CMR_API cmr_status cmr_binning_resource_from_ref(cmr_resource_ref ref, cmr_binning_resource **out);
 /* Makes a fixed_size bin over the upstream for requests up to allocation_size bytes, unless a bin of that size exists (then nothing changes). */
 CMR_API cmr_status cmr_binning_resource_add_bin(cmr_binning_resource *handle, size_t allocation_size);
-/* Puts `resource` (retained) at allocation_size, replacing a bin of that size; the resource must have every property of the upstream. */
+/* Puts `resource` (retained) at allocation_size, replacing a bin of that size; the binning resource's properties become those its upstream and bins share (CMR_ERROR_PROPERTY_MISSING when the bin shares none with the upstream). */
 CMR_API cmr_status cmr_binning_resource_add_bin_resource(cmr_binning_resource *handle, size_t allocation_size, cmr_resource_ref resource);
 /* How many bins there are. */
 CMR_API cmr_status cmr_binning_resource_bin_count(cmr_binning_resource *handle, size_t *out);

@@ -203,7 +203,7 @@ class _BinningMemoryResource(UpstreamResourceAdaptor):
         capi.cmr_binning_resource_add_bin(self._handle, _args.size(allocation_size, "allocation_size"))
 
     def add_bin_resource(self, allocation_size, resource) -> None:
-        """Puts `resource` (retained) at allocation_size, replacing a bin of that size; the resource must have every property of the upstream."""
+        """Puts `resource` (retained) at allocation_size, replacing a bin of that size; the binning resource's properties become those its upstream and bins share (CMR_ERROR_PROPERTY_MISSING when the bin shares none with the upstream)."""
         capi.cmr_binning_resource_add_bin_resource(self._handle, _args.size(allocation_size, "allocation_size"), _args.ref(resource, "resource"))
 
     def bin_count(self) -> int:
