@@ -3094,30 +3094,39 @@ static PyObject *cmr_py_exception_class(cmr_status status) {
   }
 }
 
-/* The class of cmr's other errors: the subclass of cmr.RMMError and
- * RuntimeError the package registers, called as cls(status, text);
- * RuntimeError until then. */
-static PyObject *cmr_py_error_class;
+/* The classes cmr raises for its own failures, registered by the package
+ * (cmr._errors) and called as cls(status, text): CmrError (an RMMError and
+ * a RuntimeError) for the statuses that map to RuntimeError, and
+ * CmrValueError (a CmrError and a ValueError: RMM reports its checks as
+ * RuntimeError, cmr as ValueError, so both catch it) for those that map to
+ * ValueError. RuntimeError and ValueError themselves until then. */
+static PyObject *cmr_py_error_class, *cmr_py_value_error_class;
 
-static PyObject *cmr_py_set_error_class(PyObject *error_class) {
-  if (!PyType_Check(error_class) ||
-      !PyType_IsSubtype((PyTypeObject *)error_class, (PyTypeObject *)PyExc_RuntimeError)) {
-    PyErr_SetString(PyExc_TypeError, "the error class must be a subclass of RuntimeError");
+static bool cmr_py_is_subclass(PyObject *candidate, PyObject *base) {
+  return PyType_Check(candidate) && PyType_IsSubtype((PyTypeObject *)candidate, (PyTypeObject *)base);
+}
+
+static PyObject *cmr_py_set_error_classes(PyObject *error_class, PyObject *value_error_class) {
+  if (!cmr_py_is_subclass(error_class, PyExc_RuntimeError) || !cmr_py_is_subclass(value_error_class, error_class) ||
+      !cmr_py_is_subclass(value_error_class, PyExc_ValueError)) {
+    PyErr_SetString(PyExc_TypeError, "the error classes must be a RuntimeError and a subclass of it and of ValueError");
     return NULL;
   }
-  Py_XDECREF(cmr_py_error_class);
-  Py_INCREF(error_class);
-  cmr_py_error_class = error_class;
+  Py_XSETREF(cmr_py_error_class, Py_NewRef(error_class));
+  Py_XSETREF(cmr_py_value_error_class, Py_NewRef(value_error_class));
   Py_RETURN_NONE;
 }
 
 static void cmr_py_raise_as(PyObject *exception_class, cmr_status status) {
   PyObject *text = PyUnicode_FromFormat("%s: %s", cmr_status_string(status), cmr_last_error_message());
   if (text == NULL) return;
-  if (exception_class == PyExc_RuntimeError && cmr_py_error_class != NULL) {
-    PyObject *error = PyObject_CallFunction(cmr_py_error_class, "iO", (int)status, text);
+  PyObject *registered = exception_class == PyExc_RuntimeError ? cmr_py_error_class
+                         : exception_class == PyExc_ValueError ? cmr_py_value_error_class
+                                                               : NULL;
+  if (registered != NULL) {
+    PyObject *error = PyObject_CallFunction(registered, "iO", (int)status, text);
     if (error != NULL) {
-      PyErr_SetObject(cmr_py_error_class, error);
+      PyErr_SetObject(registered, error);
       Py_DECREF(error);
     }
   } else {
@@ -3976,16 +3985,17 @@ static PyObject *cmr_py_copy_host_to_ptr(PyObject *source, void *destination, cm
 #ifdef __cplusplus
 extern "C" {
 #endif
-SWIGINTERN PyObject *_wrap_cmr_py_set_error_class(PyObject *self, PyObject *args) {
+SWIGINTERN PyObject *_wrap_cmr_py_set_error_classes(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   PyObject *arg1 = (PyObject *) 0 ;
-  PyObject *swig_obj[1] ;
+  PyObject *arg2 = (PyObject *) 0 ;
+  PyObject *swig_obj[2] ;
   PyObject *result = 0 ;
   
-  if (!args) SWIG_fail;
-  swig_obj[0] = args;
+  if (!SWIG_Python_UnpackTuple(args, "cmr_py_set_error_classes", 2, 2, swig_obj)) SWIG_fail;
   arg1 = swig_obj[0];
-  result = (PyObject *)cmr_py_set_error_class(arg1);
+  arg2 = swig_obj[1];
+  result = (PyObject *)cmr_py_set_error_classes(arg1,arg2);
   resultobj = result;
   return resultobj;
 fail:
@@ -11089,7 +11099,7 @@ fail:
 
 
 static PyMethodDef SwigMethods[] = {
-	 { "cmr_py_set_error_class", _wrap_cmr_py_set_error_class, METH_O, NULL},
+	 { "cmr_py_set_error_classes", _wrap_cmr_py_set_error_classes, METH_VARARGS, NULL},
 	 { "cmr_py_release_capsule", _wrap_cmr_py_release_capsule, METH_O, NULL},
 	 { "cmr_py_set_stream_converter", _wrap_cmr_py_set_stream_converter, METH_O, NULL},
 	 { "cmr_py_stream_create_owned", _wrap_cmr_py_stream_create_owned, METH_NOARGS, NULL},

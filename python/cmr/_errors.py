@@ -1,8 +1,11 @@
-"""cmr's exceptions: RMMError as RMM spells it, and CmrError, what a cmr call
+"""cmr's exceptions: RMMError as RMM spells it; CmrError, what a cmr call
 raises for a failure that is neither a MemoryError (every failure to
-allocate), a ValueError (a bad value) nor a TypeError (a wrong kind of
-argument). CmrError is an RMMError and a RuntimeError, so that code catching
-either keeps working."""
+allocate), a bad value nor a wrong kind of argument (TypeError), an RMMError
+and a RuntimeError; CmrValueError, a bad value: a CmrError and a ValueError,
+as RMM reports the C++ library's checks as RuntimeError and cmr its own as
+ValueError, so that code catching any of them keeps working. Sizes out of a
+C type's range raise SizeRangeError, an OverflowError (as Cython's
+conversions raise) and a ValueError."""
 
 from __future__ import annotations
 
@@ -25,4 +28,12 @@ class CmrError(RMMError, RuntimeError):
         return type(self), (self.errcode, str(self))
 
 
-capi.cmr_py_set_error_class(CmrError)
+class CmrValueError(CmrError, ValueError):
+    """A value a cmr call refuses (errcode: its cmr_status)."""
+
+
+class SizeRangeError(OverflowError, ValueError):
+    """An int outside the range of the C type it is passed as."""
+
+
+capi.cmr_py_set_error_classes(CmrError, CmrValueError)

@@ -59,8 +59,8 @@ class _SwigNonDynamicMeta(type):
 
 
 
-def cmr_py_set_error_class(error_class):
-    return _capi.cmr_py_set_error_class(error_class)
+def cmr_py_set_error_classes(error_class, value_error_class):
+    return _capi.cmr_py_set_error_classes(error_class, value_error_class)
 
 def cmr_py_release_capsule(release):
     return _capi.cmr_py_release_capsule(release)
