@@ -41,12 +41,14 @@ def _warn_if_silent(level: level_enum) -> None:
 
 def should_log(level: level_enum) -> bool:
     """Whether a message at `level` would be logged now."""
-    return bool(capi.cmr_log_should_log(_c_level(level)))
+    c_level = _c_level(level)
+    return bool(capi.cmr_log_should_log(c_level))
 
 
 def set_logging_level(level: level_enum) -> None:
     """Logs messages of `level` and above from now on."""
-    capi.cmr_log_set_level(_c_level(level))
+    c_level = _c_level(level)
+    capi.cmr_log_set_level(c_level)
     _warn_if_silent(level)
 
 
@@ -62,7 +64,8 @@ def flush_logger() -> None:
 
 def set_flush_level(level: level_enum) -> None:
     """Messages of `level` and above are flushed as soon as they are written."""
-    capi.cmr_log_set_flush_level(_c_level(level))
+    c_level = _c_level(level)
+    capi.cmr_log_set_flush_level(c_level)
     _warn_if_silent(level)
 
 
@@ -75,6 +78,8 @@ def set_log_file(path: str | None) -> None:
     """cmr's own: sends the log to the file `path` (appended), or to stderr when None or ""."""
     if path is not None and not isinstance(path, str):
         raise TypeError(f"path must be a str or None, not {type(path).__name__}")
+    if path and "\0" in path:
+        raise ValueError("path must not contain a NUL character")
     capi.cmr_log_set_file(path or "")
 
 
