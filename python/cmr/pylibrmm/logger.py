@@ -33,7 +33,10 @@ def _c_level(level) -> int:
     return int(level)
 
 
-def _warn_if_silent(level: level_enum) -> None:
+def _set(level, setter: str) -> None:
+    """Sets a level through capi.<setter>; warns, as RMM does, when messages of it would not be logged."""
+    c_level = _c_level(level)
+    getattr(capi, setter)(c_level)
     if level is not level_enum.off and not should_log(level):
         warnings.warn(f"cmr will not log level_enum.{level.name}. This may be because the C library is "
                       "compiled for a less-verbose logging level.")
@@ -47,9 +50,7 @@ def should_log(level: level_enum) -> bool:
 
 def set_logging_level(level: level_enum) -> None:
     """Logs messages of `level` and above from now on."""
-    c_level = _c_level(level)
-    capi.cmr_log_set_level(c_level)
-    _warn_if_silent(level)
+    _set(level, "cmr_log_set_level")
 
 
 def get_logging_level() -> level_enum:
@@ -64,9 +65,7 @@ def flush_logger() -> None:
 
 def set_flush_level(level: level_enum) -> None:
     """Messages of `level` and above are flushed as soon as they are written."""
-    c_level = _c_level(level)
-    capi.cmr_log_set_flush_level(c_level)
-    _warn_if_silent(level)
+    _set(level, "cmr_log_set_flush_level")
 
 
 def get_flush_level() -> level_enum:
