@@ -4763,7 +4763,7 @@ SWIGINTERN PyObject *_wrap_cmr_ref_type_name(PyObject *self, PyObject *args) {
     resultobj = SWIG_Py_Void();
   }
   {
-    resultobj = SWIG_Python_AppendOutput(resultobj, PyUnicode_DecodeUTF8(*arg2, (Py_ssize_t)strlen(*arg2), "replace")); 
+    resultobj = SWIG_Python_AppendOutput(resultobj, *arg2 == NULL ? Py_NewRef(Py_None) : PyUnicode_DecodeUTF8(*arg2, (Py_ssize_t)strlen(*arg2), "replace")); 
   }
   return resultobj;
 fail:
@@ -7918,7 +7918,7 @@ SWIGINTERN PyObject *_wrap_cmr_logging_resource_filename(PyObject *self, PyObjec
     resultobj = SWIG_Py_Void();
   }
   {
-    resultobj = SWIG_Python_AppendOutput(resultobj, PyUnicode_DecodeUTF8(*arg2, (Py_ssize_t)strlen(*arg2), "replace")); 
+    resultobj = SWIG_Python_AppendOutput(resultobj, *arg2 == NULL ? Py_NewRef(Py_None) : PyUnicode_DecodeUTF8(*arg2, (Py_ssize_t)strlen(*arg2), "replace")); 
   }
   return resultobj;
 fail:
@@ -10027,7 +10027,7 @@ SWIGINTERN PyObject *_wrap_cmr_tracking_resource_outstanding_report(PyObject *se
     resultobj = SWIG_Py_Void();
   }
   {
-    resultobj = SWIG_Python_AppendOutput(resultobj, PyUnicode_DecodeUTF8(*arg2, (Py_ssize_t)strlen(*arg2), "replace")); 
+    resultobj = SWIG_Python_AppendOutput(resultobj, *arg2 == NULL ? Py_NewRef(Py_None) : PyUnicode_DecodeUTF8(*arg2, (Py_ssize_t)strlen(*arg2), "replace")); 
   }
   return resultobj;
 fail:
@@ -10277,7 +10277,7 @@ SWIGINTERN PyObject *_wrap_cmr_stack_expression(PyObject *self, PyObject *args) 
     resultobj = SWIG_Py_Void();
   }
   {
-    resultobj = SWIG_Python_AppendOutput(resultobj, PyUnicode_DecodeUTF8(*arg2, (Py_ssize_t)strlen(*arg2), "replace")); 
+    resultobj = SWIG_Python_AppendOutput(resultobj, *arg2 == NULL ? Py_NewRef(Py_None) : PyUnicode_DecodeUTF8(*arg2, (Py_ssize_t)strlen(*arg2), "replace")); 
   }
   return resultobj;
 fail:

@@ -39,7 +39,7 @@ PATHS = {
                             "get_flush_level", "flush_logger", "should_log"],
     "cmr.pylibrmm.helper": ["parse_bytes"],
     "cmr.pylibrmm.utils": ["as_stream"],
-    "cmr.pylibrmm": ["DeviceBuffer"],
+    "cmr.pylibrmm": ["DeviceBuffer", "CudaStreamPool", "CudaStreamFlags", "memory_resource"],
     "cmr.mr": MR,
     "cmr.mr.experimental": ["CudaAsyncManagedMemoryResource"],
     "cmr.statistics": ["Statistics", "ProfilerRecords", "enable_statistics", "get_statistics", "push_statistics",
