@@ -128,6 +128,11 @@ def test_profiler_as_decorator_and_context_manager(host_current):
     assert report.index(decorated) < report.index("block")  # ordered by peak, largest first
     assert "3000" in report and "4000" in report
     assert records.report("num_calls").index(decorated) < records.report("num_calls").index("block")
+    table = str(records)  # RMM's pretty_print
+    assert table.startswith("Memory Profiling\n================\n\nOrdered by:   memory_peak\n")
+    assert table.index(decorated) < table.index("block") and "3,000" in table and "4,000" in table
+    assert ProfilerRecords.Data is ProfilerRecords.MemoryRecord
+    assert ProfilerRecords().pretty_print().endswith("No data, maybe profiling wasn't enabled?")
 
 
 def test_profiler_bad_inputs():
