@@ -53,7 +53,7 @@ namespace Cmr
             CmrNative.cmr_binning_resource_add_bin(Handle, allocationSize);
         }
 
-        /// <summary>Puts `resource` (retained) at allocation_size, replacing a bin of that size; the resource must have every property of the upstream.</summary>
+        /// <summary>Puts `resource` (retained) at allocation_size, replacing a bin of that size; the binning resource&#39;s properties become those its upstream and bins share (CMR_ERROR_PROPERTY_MISSING when the bin shares none with the upstream).</summary>
         /// <param name="allocationSize">Largest request the bin serves, rounded up to a multiple of 256.</param>
         /// <param name="resource">The bin.</param>
         public void AddBinResource(ulong allocationSize, MemoryResource resource)

@@ -13,8 +13,9 @@ namespace Cmr
     /// larger of the lower level&#39;s peak and its value plus the popped peak), as RMM
     /// does. The *_current methods report what is outstanding through the adaptor
     /// across every level (never negative, even when a level frees memory allocated
-    /// before its push); *_peak and *_total report the top level, counted from its
-    /// push. A failed upstream allocation or deallocation changes no counter. One
+    /// before its push); *_at_push what was outstanding when the top level was
+    /// pushed, so that *_current - *_at_push is the top level&#39;s own net count (RMM&#39;s
+    /// current); *_peak and *_total report the top level, counted from its push. A failed upstream allocation or deallocation changes no counter. One
     /// lock guards the counters. Any alignment is passed to the upstream, which
     /// honours or refuses it.
     /// </summary>
@@ -82,6 +83,22 @@ namespace Cmr
         {
             ulong result;
             CmrNative.cmr_statistics_resource_allocations_total(Handle, out result);
+            return result;
+        }
+
+        /// <summary>Bytes outstanding when the top level was pushed (0 for the base level): bytes_current minus this is the top level&#39;s own net count, RMM&#39;s current bytes, which may be negative.</summary>
+        public ulong BytesAtPush()
+        {
+            ulong result;
+            CmrNative.cmr_statistics_resource_bytes_at_push(Handle, out result);
+            return result;
+        }
+
+        /// <summary>Allocations outstanding when the top level was pushed (0 for the base level): allocations_current minus this is RMM&#39;s current count of the top level.</summary>
+        public ulong AllocationsAtPush()
+        {
+            ulong result;
+            CmrNative.cmr_statistics_resource_allocations_at_push(Handle, out result);
             return result;
         }
 

@@ -36,6 +36,7 @@ cmr_status cmr_binning_impl_create(cmr_resource_ref upstream, int min_size_expon
 void cmr_binning_impl_destroy(cmr_binning_impl *impl);
 cmr_status cmr_binning_impl_allocate(cmr_binning_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
 cmr_status cmr_binning_impl_deallocate(cmr_binning_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+unsigned cmr_binning_impl_properties(const cmr_binning_impl *impl);
 /* Calls visit on every resource it was given to hold (the cycle check). */
 void cmr_binning_impl_visit_children(const cmr_binning_impl *impl, cmr_child_visitor visit, void *arg);
 cmr_status cmr_binning_impl_add_bin(cmr_binning_impl *impl, size_t allocation_size);
@@ -184,6 +185,8 @@ cmr_status cmr_statistics_impl_bytes_total(cmr_statistics_impl *impl, size_t *ou
 cmr_status cmr_statistics_impl_allocations_current(cmr_statistics_impl *impl, size_t *out);
 cmr_status cmr_statistics_impl_allocations_peak(cmr_statistics_impl *impl, size_t *out);
 cmr_status cmr_statistics_impl_allocations_total(cmr_statistics_impl *impl, size_t *out);
+cmr_status cmr_statistics_impl_bytes_at_push(cmr_statistics_impl *impl, size_t *out);
+cmr_status cmr_statistics_impl_allocations_at_push(cmr_statistics_impl *impl, size_t *out);
 cmr_status cmr_statistics_impl_push_counters(cmr_statistics_impl *impl);
 cmr_status cmr_statistics_impl_pop_counters(cmr_statistics_impl *impl);
 cmr_status cmr_statistics_impl_counter_levels(cmr_statistics_impl *impl, size_t *out);

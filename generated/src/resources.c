@@ -344,7 +344,7 @@ static bool binning_is_equal(const void *self, cmr_resource_ref other) {
 }
 
 static unsigned binning_properties(const void *self) {
-  return cmr_ref_properties_of(((const binning_object *)self)->upstream);
+  return cmr_binning_impl_properties(((const binning_object *)self)->impl);
 }
 
 static const cmr_resource_ops binning_ops = {
@@ -2493,6 +2493,22 @@ cmr_status cmr_statistics_resource_allocations_total(cmr_statistics_resource *ha
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_total: out is NULL");
   return cmr_statistics_impl_allocations_total(((statistics_object *)object)->impl, out);
+}
+
+cmr_status cmr_statistics_resource_bytes_at_push(cmr_statistics_resource *handle, size_t *out) {
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &statistics_type, "cmr_statistics_resource_bytes_at_push", &object);
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_bytes_at_push: out is NULL");
+  return cmr_statistics_impl_bytes_at_push(((statistics_object *)object)->impl, out);
+}
+
+cmr_status cmr_statistics_resource_allocations_at_push(cmr_statistics_resource *handle, size_t *out) {
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &statistics_type, "cmr_statistics_resource_allocations_at_push", &object);
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_at_push: out is NULL");
+  return cmr_statistics_impl_allocations_at_push(((statistics_object *)object)->impl, out);
 }
 
 cmr_status cmr_statistics_resource_push_counters(cmr_statistics_resource *handle) {

@@ -2311,6 +2311,34 @@ SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_statistics_resource_allocations_total(
 }
 
 
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_statistics_resource_bytes_at_push(void * jarg1, unsigned long long * jarg2) {
+  int jresult ;
+  cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
+  size_t *arg2 = (size_t *) 0 ;
+  cmr_status result;
+  
+  arg1 = (cmr_statistics_resource *)jarg1; 
+  arg2 = (size_t *)jarg2; 
+  result = (cmr_status)cmr_statistics_resource_bytes_at_push(arg1,arg2);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_statistics_resource_allocations_at_push(void * jarg1, unsigned long long * jarg2) {
+  int jresult ;
+  cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
+  size_t *arg2 = (size_t *) 0 ;
+  cmr_status result;
+  
+  arg1 = (cmr_statistics_resource *)jarg1; 
+  arg2 = (size_t *)jarg2; 
+  result = (cmr_status)cmr_statistics_resource_allocations_at_push(arg1,arg2);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
 SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_statistics_resource_push_counters(void * jarg1) {
   int jresult ;
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
@@ -2776,6 +2804,24 @@ SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_device_buffer_copy_from(void * jarg1, 
   arg2 = (void *)jarg2; 
   arg3 = (size_t)jarg3; 
   result = (cmr_status)cmr_device_buffer_copy_from(arg1,(void const *)arg2,arg3);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_memcpy(void * jarg1, void * jarg2, unsigned long long jarg3, void * jarg4) {
+  int jresult ;
+  void *arg1 = (void *) 0 ;
+  void *arg2 = (void *) 0 ;
+  size_t arg3 ;
+  cmr_stream arg4 = (cmr_stream) 0 ;
+  cmr_status result;
+  
+  arg1 = (void *)jarg1; 
+  arg2 = (void *)jarg2; 
+  arg3 = (size_t)jarg3; 
+  arg4 = (cmr_stream)jarg4; 
+  result = (cmr_status)cmr_memcpy(arg1,(void const *)arg2,arg3,arg4);
   jresult = (int)result; 
   return jresult;
 }

@@ -120,6 +120,8 @@ CMR_JAVA_RETURNS_LONG(cmr_statistics_resource_bytes_total)
 CMR_JAVA_RETURNS_LONG(cmr_statistics_resource_allocations_current)
 CMR_JAVA_RETURNS_LONG(cmr_statistics_resource_allocations_peak)
 CMR_JAVA_RETURNS_LONG(cmr_statistics_resource_allocations_total)
+CMR_JAVA_RETURNS_LONG(cmr_statistics_resource_bytes_at_push)
+CMR_JAVA_RETURNS_LONG(cmr_statistics_resource_allocations_at_push)
 CMR_JAVA_RETURNS_LONG(cmr_statistics_resource_counter_levels)
 
 /* system */

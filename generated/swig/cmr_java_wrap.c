@@ -4564,6 +4564,64 @@ SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1statistics_1resource_1al
 }
 
 
+SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1statistics_1resource_1bytes_1at_1push(JNIEnv *jenv, jclass jcls, jlong jarg1) {
+  jlong jresult = 0 ;
+  cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
+  size_t *arg2 = (size_t *) 0 ;
+  size_t temp2 ;
+  cmr_status result;
+  
+  (void)jenv;
+  (void)jcls;
+  {
+    temp2 = 0; arg2 = &temp2; 
+  }
+  {
+    arg1 = (cmr_statistics_resource *)(uintptr_t)jarg1; 
+  }
+  result = (cmr_status)cmr_statistics_resource_bytes_at_push(arg1,arg2);
+  {
+    if (result != CMR_SUCCESS) {
+      cmr_java_throw(jenv, result);
+      return 0;
+    }
+  }
+  {
+    jresult = (jlong)*arg2; 
+  }
+  return jresult;
+}
+
+
+SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1statistics_1resource_1allocations_1at_1push(JNIEnv *jenv, jclass jcls, jlong jarg1) {
+  jlong jresult = 0 ;
+  cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
+  size_t *arg2 = (size_t *) 0 ;
+  size_t temp2 ;
+  cmr_status result;
+  
+  (void)jenv;
+  (void)jcls;
+  {
+    temp2 = 0; arg2 = &temp2; 
+  }
+  {
+    arg1 = (cmr_statistics_resource *)(uintptr_t)jarg1; 
+  }
+  result = (cmr_status)cmr_statistics_resource_allocations_at_push(arg1,arg2);
+  {
+    if (result != CMR_SUCCESS) {
+      cmr_java_throw(jenv, result);
+      return 0;
+    }
+  }
+  {
+    jresult = (jlong)*arg2; 
+  }
+  return jresult;
+}
+
+
 SWIGEXPORT void JNICALL Java_org_cmr_CmrNativeJNI_cmr_1statistics_1resource_1push_1counters(JNIEnv *jenv, jclass jcls, jlong jarg1) {
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
   cmr_status result;
@@ -5658,6 +5716,43 @@ SWIGEXPORT void JNICALL Java_org_cmr_CmrNativeJNI_cmr_1device_1buffer_1copy_1fro
   {
     (*jenv)->ReleaseByteArrayElements(jenv, jarg2, (jbyte *) arg2, 0); 
   }
+  
+}
+
+
+SWIGEXPORT void JNICALL Java_org_cmr_CmrNativeJNI_cmr_1memcpy(JNIEnv *jenv, jclass jcls, jbyteArray jarg1, jbyteArray jarg2, jlong jarg3, jlong jarg4) {
+  void *arg1 = (void *) 0 ;
+  void *arg2 = (void *) 0 ;
+  size_t arg3 ;
+  cmr_stream arg4 = (cmr_stream) 0 ;
+  cmr_status result;
+  
+  (void)jenv;
+  (void)jcls;
+  {
+    arg1 = (char *) (*jenv)->GetByteArrayElements(jenv, jarg1, 0); 
+  }
+  {
+    arg2 = (char *) (*jenv)->GetByteArrayElements(jenv, jarg2, 0); 
+  }
+  arg3 = (size_t)jarg3; 
+  {
+    arg4 = (cmr_stream)(uintptr_t)jarg4; 
+  }
+  result = (cmr_status)cmr_memcpy(arg1,(void const *)arg2,arg3,arg4);
+  {
+    if (result != CMR_SUCCESS) {
+      cmr_java_throw(jenv, result);
+      return ;
+    }
+  }
+  {
+    (*jenv)->ReleaseByteArrayElements(jenv, jarg1, (jbyte *) arg1, 0); 
+  }
+  {
+    (*jenv)->ReleaseByteArrayElements(jenv, jarg2, (jbyte *) arg2, 0); 
+  }
+  
   
 }
 

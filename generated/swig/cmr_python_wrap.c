@@ -3099,8 +3099,58 @@ static PyObject *cmr_py_exception_class(cmr_status status) {
   }
 }
 
-static void cmr_py_raise(cmr_status status) {
-  PyErr_Format(cmr_py_exception_class(status), "%s: %s", cmr_status_string(status), cmr_last_error_message());
+/* The classes cmr raises for its own failures, registered by the package
+ * (cmr._errors) and called as cls(status, text): CmrError (an RMMError and
+ * a RuntimeError) for the statuses that map to RuntimeError, and
+ * CmrValueError (a CmrError and a ValueError: RMM reports its checks as
+ * RuntimeError, cmr as ValueError, so both catch it) for those that map to
+ * ValueError. RuntimeError and ValueError themselves until then. */
+static PyObject *cmr_py_error_class, *cmr_py_value_error_class;
+
+static bool cmr_py_is_subclass(PyObject *candidate, PyObject *base) {
+  return PyType_Check(candidate) && PyType_IsSubtype((PyTypeObject *)candidate, (PyTypeObject *)base);
+}
+
+static PyObject *cmr_py_set_error_classes(PyObject *error_class, PyObject *value_error_class) {
+  if (!cmr_py_is_subclass(error_class, PyExc_RuntimeError) || !cmr_py_is_subclass(value_error_class, error_class) ||
+      !cmr_py_is_subclass(value_error_class, PyExc_ValueError)) {
+    PyErr_SetString(PyExc_TypeError, "the error classes must be a RuntimeError and a subclass of it and of ValueError");
+    return NULL;
+  }
+  Py_XSETREF(cmr_py_error_class, Py_NewRef(error_class));
+  Py_XSETREF(cmr_py_value_error_class, Py_NewRef(value_error_class));
+  Py_RETURN_NONE;
+}
+
+static void cmr_py_raise_as(PyObject *exception_class, cmr_status status) {
+  PyObject *text = PyUnicode_FromFormat("%s: %s", cmr_status_string(status), cmr_last_error_message());
+  if (text == NULL) return;
+  PyObject *registered = exception_class == PyExc_RuntimeError ? cmr_py_error_class
+                         : exception_class == PyExc_ValueError ? cmr_py_value_error_class
+                                                               : NULL;
+  if (registered != NULL) {
+    PyObject *error = PyObject_CallFunction(registered, "iO", (int)status, text);
+    if (error != NULL) {
+      PyErr_SetObject(registered, error);
+      Py_DECREF(error);
+    }
+  } else {
+    PyErr_SetObject(exception_class, text);
+  }
+  Py_DECREF(text);
+}
+
+static void cmr_py_raise(cmr_status status) { cmr_py_raise_as(cmr_py_exception_class(status), status); }
+
+/* A failed allocation: MemoryError, whatever the cause, unless an argument
+ * was wrong (RMM raises MemoryError for out of memory, a limit and a CUDA
+ * error alike). */
+static void cmr_py_raise_allocation(cmr_status status) {
+  PyObject *exception_class = cmr_py_exception_class(status);
+  bool misuse = (exception_class == PyExc_ValueError || exception_class == PyExc_TypeError ||
+                 status == CMR_ERROR_DESTROYED_HANDLE) &&
+                status != CMR_ERROR_SIZE_OVERFLOW; /* more bytes than there can be: out of memory */
+  cmr_py_raise_as(misuse ? exception_class : PyExc_MemoryError, status);
 }
 
 /* The first exception a Python callback raised during the current cmr call
@@ -3168,6 +3218,35 @@ static PyObject *cmr_py_stream_create_owned(void) {
   return Py_BuildValue("(KN)", (unsigned long long)(uintptr_t)stream, capsule);
 }
 
+/* A capsule that calls `release()` when it is deallocated: for C objects
+ * that must outlive every Python object referring to them (a stream pool
+ * whose streams buffers still free on). As with the stream capsule above,
+ * a capsule goes only after the objects that refer to it were finalized. */
+static void cmr_py_release_capsule_free(PyObject *capsule) {
+  PyObject *release = PyCapsule_GetPointer(capsule, "cmr_py_release");
+  if (release == NULL) {
+    PyErr_Clear();
+    return;
+  }
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback); /* deallocation may happen while an exception is on its way */
+  PyObject *result = PyObject_CallNoArgs(release);
+  if (result == NULL) PyErr_WriteUnraisable(release);
+  Py_XDECREF(result);
+  Py_DECREF(release);
+  PyErr_Restore(type, value, traceback);
+}
+
+static PyObject *cmr_py_release_capsule(PyObject *release) {
+  if (!PyCallable_Check(release)) {
+    PyErr_SetString(PyExc_TypeError, "release must be callable");
+    return NULL;
+  }
+  PyObject *capsule = PyCapsule_New(release, "cmr_py_release", cmr_py_release_capsule_free);
+  if (capsule != NULL) Py_INCREF(release);
+  return capsule;
+}
+
 /* An address from a Python int: any value a pointer holds, or an error. */
 static int cmr_py_address(PyObject *value, void **out) {
   if (!PyLong_Check(value)) {
@@ -3189,7 +3268,7 @@ static int cmr_py_stream(PyObject *value, cmr_stream *out) {
   if (PyLong_Check(value)) {
     if (cmr_py_address(value, &handle) != 0) return -1;
   } else if (value == Py_None) {
-    PyErr_SetString(PyExc_TypeError, "stream must not be None: pass cmr.DEFAULT_STREAM for the default stream");
+    PyErr_SetString(PyExc_TypeError, "stream argument cannot be None. Please provide a valid Stream instance.");
     return -1;
   } else if (cmr_py_stream_converter == NULL) {
     PyErr_Format(PyExc_TypeError, "a stream must be an int, not %s", Py_TYPE(value)->tp_name);
@@ -3243,6 +3322,28 @@ static PyObject *cmr_py_callbacks_capsule(PyObject *first, PyObject *second, cmr
   return capsule;
 }
 
+/* RMM's delivery of an allocate callback's exception: MemoryError and
+ * RuntimeError stay; any other becomes a RuntimeError with its message
+ * (the original kept as its __cause__). */
+static void cmr_py_as_runtime_error(void) {
+  if (PyErr_ExceptionMatches(PyExc_MemoryError) || PyErr_ExceptionMatches(PyExc_RuntimeError)) return;
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  PyErr_NormalizeException(&type, &value, &traceback);
+  if (traceback != NULL) PyException_SetTraceback(value, traceback);
+  PyObject *text = PyObject_Str(value);
+  PyObject *replacement = text == NULL ? NULL : PyObject_CallOneArg(PyExc_RuntimeError, text);
+  Py_XDECREF(text);
+  if (replacement == NULL) { /* could not even make it: the failure to do so is what is raised */
+    Py_XDECREF(type), Py_XDECREF(value), Py_XDECREF(traceback);
+    return;
+  }
+  PyException_SetCause(replacement, value); /* steals value */
+  PyErr_SetObject(PyExc_RuntimeError, replacement);
+  Py_DECREF(replacement);
+  Py_XDECREF(type), Py_XDECREF(traceback);
+}
+
 static void *cmr_py_allocate_trampoline(size_t bytes, cmr_stream stream, void *arg) {
   cmr_py_callbacks *callbacks = arg;
   PyGILState_STATE gil = PyGILState_Ensure();
@@ -3252,6 +3353,7 @@ static void *cmr_py_allocate_trampoline(size_t bytes, cmr_stream stream, void *a
   if (result != NULL && result != Py_None && cmr_py_address(result, &ptr) != 0) ptr = NULL;
   if (PyErr_Occurred()) {
     ptr = NULL;
+    cmr_py_as_runtime_error();
     cmr_py_keep_exception();
   }
   Py_XDECREF(result);
@@ -3804,19 +3906,28 @@ SWIG_AsCharPtrAndSize(PyObject *obj, char** cptr, size_t* psize, int *alloc)
 
 /* Copies between the buffer and `object`'s memory: the buffer's first
  * `bytes` into it (into_host), or all of it into the buffer. */
-static PyObject *cmr_py_buffer_copy(cmr_device_buffer *buffer, PyObject *object, size_t bytes, bool into_host) {
-  Py_buffer view;
-  if (PyObject_GetBuffer(object, &view, into_host ? PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS : PyBUF_C_CONTIGUOUS) != 0) {
+/* The memory of `object` (any C-contiguous buffer: bytes, bytearray, a
+ * memoryview of any format and shape, NumPy arrays), writable when it is
+ * the destination and holding at least `bytes` then. */
+static int cmr_py_host_view(PyObject *object, size_t bytes, bool destination, Py_buffer *view) {
+  if (PyObject_GetBuffer(object, view, destination ? PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS : PyBUF_C_CONTIGUOUS) != 0) {
     PyErr_Clear(); /* BufferError or TypeError: either way the argument is of the wrong kind */
     PyErr_Format(PyExc_TypeError, "%s must be a C-contiguous %sbuffer (bytes-like), not %s",
-                 into_host ? "the destination" : "the source", into_host ? "writable " : "", Py_TYPE(object)->tp_name);
-    return NULL;
+                 destination ? "the destination" : "the source", destination ? "writable " : "",
+                 Py_TYPE(object)->tp_name);
+    return -1;
   }
-  if ((size_t)view.len < bytes && into_host) {
-    PyErr_Format(PyExc_ValueError, "the host buffer holds %zd bytes, fewer than the %zu to copy", view.len, bytes);
-    PyBuffer_Release(&view);
-    return NULL;
+  if (destination && (size_t)view->len < bytes) {
+    PyErr_Format(PyExc_ValueError, "the host buffer holds %zd bytes, fewer than the %zu to copy", view->len, bytes);
+    PyBuffer_Release(view);
+    return -1;
   }
+  return 0;
+}
+
+static PyObject *cmr_py_buffer_copy(cmr_device_buffer *buffer, PyObject *object, size_t bytes, bool into_host) {
+  Py_buffer view;
+  if (cmr_py_host_view(object, bytes, into_host, &view) != 0) return NULL;
   size_t length = into_host ? bytes : (size_t)view.len;
   cmr_status status;
   Py_BEGIN_ALLOW_THREADS
@@ -3847,9 +3958,73 @@ static PyObject *cmr_py_device_buffer_copy_to_host(cmr_device_buffer *buffer, Py
   return cmr_py_buffer_copy(buffer, destination, bytes, true);
 }
 
+/* RMM's copy_ptr_to_host / copy_host_to_ptr: between `address` (device or
+ * host memory) and the memory of a Python buffer, all of the buffer's
+ * bytes, ordered on `stream` and waited for (the buffer is Python's again
+ * on return). */
+static PyObject *cmr_py_memcpy_host(void *address, PyObject *object, cmr_stream stream, bool into_host) {
+  Py_buffer view;
+  if (cmr_py_host_view(object, 0, into_host, &view) != 0) return NULL;
+  cmr_status status;
+  Py_BEGIN_ALLOW_THREADS
+  status = into_host ? cmr_memcpy(view.buf, address, (size_t)view.len, stream)
+                     : cmr_memcpy(address, view.buf, (size_t)view.len, stream);
+  if (status == CMR_SUCCESS) status = cmr_stream_synchronize(stream);
+  Py_END_ALLOW_THREADS
+  PyBuffer_Release(&view);
+  if (status != CMR_SUCCESS) {
+    cmr_py_raise(status);
+    return NULL;
+  }
+  Py_RETURN_NONE;
+}
+
+static PyObject *cmr_py_copy_ptr_to_host(void *source, PyObject *destination, cmr_stream stream) {
+  return cmr_py_memcpy_host(source, destination, stream, true);
+}
+
+static PyObject *cmr_py_copy_host_to_ptr(PyObject *source, void *destination, cmr_stream stream) {
+  return cmr_py_memcpy_host(destination, source, stream, false);
+}
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+SWIGINTERN PyObject *_wrap_cmr_py_set_error_classes(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  PyObject *arg1 = (PyObject *) 0 ;
+  PyObject *arg2 = (PyObject *) 0 ;
+  PyObject *swig_obj[2] ;
+  PyObject *result = 0 ;
+  
+  if (!SWIG_Python_UnpackTuple(args, "cmr_py_set_error_classes", 2, 2, swig_obj)) SWIG_fail;
+  arg1 = swig_obj[0];
+  arg2 = swig_obj[1];
+  result = (PyObject *)cmr_py_set_error_classes(arg1,arg2);
+  resultobj = result;
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_cmr_py_release_capsule(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  PyObject *arg1 = (PyObject *) 0 ;
+  PyObject *swig_obj[1] ;
+  PyObject *result = 0 ;
+  
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  arg1 = swig_obj[0];
+  result = (PyObject *)cmr_py_release_capsule(arg1);
+  resultobj = result;
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
 SWIGINTERN PyObject *_wrap_cmr_py_set_stream_converter(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   PyObject *arg1 = (PyObject *) 0 ;
@@ -4144,7 +4319,7 @@ SWIGINTERN PyObject *_wrap_cmr_allocate(PyObject *self, PyObject *args) {
   {
     if (cmr_py_raise_pending()) SWIG_fail;
     if (result != CMR_SUCCESS) {
-      cmr_py_raise(result);
+      cmr_py_raise_allocation(result);
       SWIG_fail;
     }
     resultobj = SWIG_Py_Void();
@@ -4254,7 +4429,7 @@ SWIGINTERN PyObject *_wrap_cmr_allocate_aligned(PyObject *self, PyObject *args) 
   {
     if (cmr_py_raise_pending()) SWIG_fail;
     if (result != CMR_SUCCESS) {
-      cmr_py_raise(result);
+      cmr_py_raise_allocation(result);
       SWIG_fail;
     }
     resultobj = SWIG_Py_Void();
@@ -4368,7 +4543,7 @@ SWIGINTERN PyObject *_wrap_cmr_allocate_sync(PyObject *self, PyObject *args) {
   {
     if (cmr_py_raise_pending()) SWIG_fail;
     if (result != CMR_SUCCESS) {
-      cmr_py_raise(result);
+      cmr_py_raise_allocation(result);
       SWIG_fail;
     }
     resultobj = SWIG_Py_Void();
@@ -4593,7 +4768,7 @@ SWIGINTERN PyObject *_wrap_cmr_ref_type_name(PyObject *self, PyObject *args) {
     resultobj = SWIG_Py_Void();
   }
   {
-    resultobj = SWIG_Python_AppendOutput(resultobj, PyUnicode_DecodeUTF8(*arg2, (Py_ssize_t)strlen(*arg2), "replace")); 
+    resultobj = SWIG_Python_AppendOutput(resultobj, *arg2 == NULL ? Py_NewRef(Py_None) : PyUnicode_DecodeUTF8(*arg2, (Py_ssize_t)strlen(*arg2), "replace")); 
   }
   return resultobj;
 fail:
@@ -7748,7 +7923,7 @@ SWIGINTERN PyObject *_wrap_cmr_logging_resource_filename(PyObject *self, PyObjec
     resultobj = SWIG_Py_Void();
   }
   {
-    resultobj = SWIG_Python_AppendOutput(resultobj, PyUnicode_DecodeUTF8(*arg2, (Py_ssize_t)strlen(*arg2), "replace")); 
+    resultobj = SWIG_Python_AppendOutput(resultobj, *arg2 == NULL ? Py_NewRef(Py_None) : PyUnicode_DecodeUTF8(*arg2, (Py_ssize_t)strlen(*arg2), "replace")); 
   }
   return resultobj;
 fail:
@@ -9274,6 +9449,90 @@ fail:
 }
 
 
+SWIGINTERN PyObject *_wrap_cmr_statistics_resource_bytes_at_push(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
+  size_t *arg2 = (size_t *) 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  size_t temp2 ;
+  PyObject *swig_obj[1] ;
+  cmr_status result;
+  
+  {
+    temp2 = 0; arg2 = (size_t *)&temp2; 
+  }
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_cmr_statistics_resource, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "cmr_statistics_resource_bytes_at_push" "', argument " "1"" of type '" "cmr_statistics_resource *""'"); 
+  }
+  arg1 = (cmr_statistics_resource *)(argp1);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (cmr_status)cmr_statistics_resource_bytes_at_push(arg1,arg2);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  {
+    if (cmr_py_raise_pending()) SWIG_fail;
+    if (result != CMR_SUCCESS) {
+      cmr_py_raise(result);
+      SWIG_fail;
+    }
+    resultobj = SWIG_Py_Void();
+  }
+  {
+    resultobj = SWIG_Python_AppendOutput(resultobj, PyLong_FromSize_t(*arg2)); 
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_cmr_statistics_resource_allocations_at_push(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
+  size_t *arg2 = (size_t *) 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  size_t temp2 ;
+  PyObject *swig_obj[1] ;
+  cmr_status result;
+  
+  {
+    temp2 = 0; arg2 = (size_t *)&temp2; 
+  }
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_cmr_statistics_resource, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "cmr_statistics_resource_allocations_at_push" "', argument " "1"" of type '" "cmr_statistics_resource *""'"); 
+  }
+  arg1 = (cmr_statistics_resource *)(argp1);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (cmr_status)cmr_statistics_resource_allocations_at_push(arg1,arg2);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  {
+    if (cmr_py_raise_pending()) SWIG_fail;
+    if (result != CMR_SUCCESS) {
+      cmr_py_raise(result);
+      SWIG_fail;
+    }
+    resultobj = SWIG_Py_Void();
+  }
+  {
+    resultobj = SWIG_Python_AppendOutput(resultobj, PyLong_FromSize_t(*arg2)); 
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
 SWIGINTERN PyObject *_wrap_cmr_statistics_resource_push_counters(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
@@ -9910,7 +10169,7 @@ SWIGINTERN PyObject *_wrap_cmr_tracking_resource_outstanding_report(PyObject *se
     resultobj = SWIG_Py_Void();
   }
   {
-    resultobj = SWIG_Python_AppendOutput(resultobj, PyUnicode_DecodeUTF8(*arg2, (Py_ssize_t)strlen(*arg2), "replace")); 
+    resultobj = SWIG_Python_AppendOutput(resultobj, *arg2 == NULL ? Py_NewRef(Py_None) : PyUnicode_DecodeUTF8(*arg2, (Py_ssize_t)strlen(*arg2), "replace")); 
   }
   return resultobj;
 fail:
@@ -10160,7 +10419,7 @@ SWIGINTERN PyObject *_wrap_cmr_stack_expression(PyObject *self, PyObject *args) 
     resultobj = SWIG_Py_Void();
   }
   {
-    resultobj = SWIG_Python_AppendOutput(resultobj, PyUnicode_DecodeUTF8(*arg2, (Py_ssize_t)strlen(*arg2), "replace")); 
+    resultobj = SWIG_Python_AppendOutput(resultobj, *arg2 == NULL ? Py_NewRef(Py_None) : PyUnicode_DecodeUTF8(*arg2, (Py_ssize_t)strlen(*arg2), "replace")); 
   }
   return resultobj;
 fail:
@@ -10207,7 +10466,7 @@ SWIGINTERN PyObject *_wrap_cmr_device_buffer_create(PyObject *self, PyObject *ar
   {
     if (cmr_py_raise_pending()) SWIG_fail;
     if (result != CMR_SUCCESS) {
-      cmr_py_raise(result);
+      cmr_py_raise_allocation(result);
       SWIG_fail;
     }
     resultobj = SWIG_Py_Void();
@@ -10266,7 +10525,7 @@ SWIGINTERN PyObject *_wrap_cmr_device_buffer_create_copy(PyObject *self, PyObjec
   {
     if (cmr_py_raise_pending()) SWIG_fail;
     if (result != CMR_SUCCESS) {
-      cmr_py_raise(result);
+      cmr_py_raise_allocation(result);
       SWIG_fail;
     }
     resultobj = SWIG_Py_Void();
@@ -10348,7 +10607,7 @@ SWIGINTERN PyObject *_wrap_cmr_device_buffer_resize(PyObject *self, PyObject *ar
   {
     if (cmr_py_raise_pending()) SWIG_fail;
     if (result != CMR_SUCCESS) {
-      cmr_py_raise(result);
+      cmr_py_raise_allocation(result);
       SWIG_fail;
     }
     resultobj = SWIG_Py_Void();
@@ -10393,7 +10652,7 @@ SWIGINTERN PyObject *_wrap_cmr_device_buffer_reserve(PyObject *self, PyObject *a
   {
     if (cmr_py_raise_pending()) SWIG_fail;
     if (result != CMR_SUCCESS) {
-      cmr_py_raise(result);
+      cmr_py_raise_allocation(result);
       SWIG_fail;
     }
     resultobj = SWIG_Py_Void();
@@ -10785,6 +11044,53 @@ fail:
 }
 
 
+SWIGINTERN PyObject *_wrap_cmr_memcpy(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  void *arg1 = (void *) 0 ;
+  void *arg2 = (void *) 0 ;
+  size_t arg3 ;
+  cmr_stream arg4 = (cmr_stream) 0 ;
+  void *address2 ;
+  size_t val3 ;
+  int ecode3 = 0 ;
+  PyObject *swig_obj[4] ;
+  cmr_status result;
+  
+  if (!SWIG_Python_UnpackTuple(args, "cmr_memcpy", 4, 4, swig_obj)) SWIG_fail;
+  {
+    if (cmr_py_address(swig_obj[0], &arg1) != 0) SWIG_fail; 
+  }
+  {
+    if (cmr_py_address(swig_obj[1], &address2) != 0) SWIG_fail;
+    arg2 = address2;
+  }
+  ecode3 = SWIG_AsVal_size_t(swig_obj[2], &val3);
+  if (!SWIG_IsOK(ecode3)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode3), "in method '" "cmr_memcpy" "', argument " "3"" of type '" "size_t""'");
+  } 
+  arg3 = (size_t)(val3);
+  {
+    if (cmr_py_stream(swig_obj[3], &arg4) != 0) SWIG_fail; 
+  }
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (cmr_status)cmr_memcpy(arg1,(void const *)arg2,arg3,arg4);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  {
+    if (cmr_py_raise_pending()) SWIG_fail;
+    if (result != CMR_SUCCESS) {
+      cmr_py_raise(result);
+      SWIG_fail;
+    }
+    resultobj = SWIG_Py_Void();
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
 SWIGINTERN PyObject *_wrap_cmr_device_buffer_prefetch(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
@@ -11061,7 +11367,7 @@ SWIGINTERN PyObject *_wrap_cmr_log_get_file(PyObject *self, PyObject *args) {
     resultobj = SWIG_Py_Void();
   }
   {
-    resultobj = SWIG_Python_AppendOutput(resultobj, PyUnicode_DecodeUTF8(*arg1, (Py_ssize_t)strlen(*arg1), "replace")); 
+    resultobj = SWIG_Python_AppendOutput(resultobj, *arg1 == NULL ? Py_NewRef(Py_None) : PyUnicode_DecodeUTF8(*arg1, (Py_ssize_t)strlen(*arg1), "replace")); 
   }
   return resultobj;
 fail:
@@ -11315,6 +11621,54 @@ fail:
 }
 
 
+SWIGINTERN PyObject *_wrap_cmr_py_copy_ptr_to_host(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  void *arg1 = (void *) 0 ;
+  PyObject *arg2 = (PyObject *) 0 ;
+  cmr_stream arg3 = (cmr_stream) 0 ;
+  PyObject *swig_obj[3] ;
+  PyObject *result = 0 ;
+  
+  if (!SWIG_Python_UnpackTuple(args, "cmr_py_copy_ptr_to_host", 3, 3, swig_obj)) SWIG_fail;
+  {
+    if (cmr_py_address(swig_obj[0], &arg1) != 0) SWIG_fail; 
+  }
+  arg2 = swig_obj[1];
+  {
+    if (cmr_py_stream(swig_obj[2], &arg3) != 0) SWIG_fail; 
+  }
+  result = (PyObject *)cmr_py_copy_ptr_to_host(arg1,arg2,arg3);
+  resultobj = result;
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_cmr_py_copy_host_to_ptr(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  PyObject *arg1 = (PyObject *) 0 ;
+  void *arg2 = (void *) 0 ;
+  cmr_stream arg3 = (cmr_stream) 0 ;
+  PyObject *swig_obj[3] ;
+  PyObject *result = 0 ;
+  
+  if (!SWIG_Python_UnpackTuple(args, "cmr_py_copy_host_to_ptr", 3, 3, swig_obj)) SWIG_fail;
+  arg1 = swig_obj[0];
+  {
+    if (cmr_py_address(swig_obj[1], &arg2) != 0) SWIG_fail; 
+  }
+  {
+    if (cmr_py_stream(swig_obj[2], &arg3) != 0) SWIG_fail; 
+  }
+  result = (PyObject *)cmr_py_copy_host_to_ptr(arg1,arg2,arg3);
+  resultobj = result;
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
 SWIGINTERN PyObject *_wrap_cmr_py_device_buffer_copy_from_host(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
@@ -11372,6 +11726,8 @@ fail:
 
 
 static PyMethodDef SwigMethods[] = {
+	 { "cmr_py_set_error_classes", _wrap_cmr_py_set_error_classes, METH_VARARGS, NULL},
+	 { "cmr_py_release_capsule", _wrap_cmr_py_release_capsule, METH_O, NULL},
 	 { "cmr_py_set_stream_converter", _wrap_cmr_py_set_stream_converter, METH_O, NULL},
 	 { "cmr_py_stream_create_owned", _wrap_cmr_py_stream_create_owned, METH_NOARGS, NULL},
 	 { "cmr_py_callback_resource_create", _wrap_cmr_py_callback_resource_create, METH_VARARGS, NULL},
@@ -11518,6 +11874,8 @@ static PyMethodDef SwigMethods[] = {
 	 { "cmr_statistics_resource_allocations_current", _wrap_cmr_statistics_resource_allocations_current, METH_O, NULL},
 	 { "cmr_statistics_resource_allocations_peak", _wrap_cmr_statistics_resource_allocations_peak, METH_O, NULL},
 	 { "cmr_statistics_resource_allocations_total", _wrap_cmr_statistics_resource_allocations_total, METH_O, NULL},
+	 { "cmr_statistics_resource_bytes_at_push", _wrap_cmr_statistics_resource_bytes_at_push, METH_O, NULL},
+	 { "cmr_statistics_resource_allocations_at_push", _wrap_cmr_statistics_resource_allocations_at_push, METH_O, NULL},
 	 { "cmr_statistics_resource_push_counters", _wrap_cmr_statistics_resource_push_counters, METH_O, NULL},
 	 { "cmr_statistics_resource_pop_counters", _wrap_cmr_statistics_resource_pop_counters, METH_O, NULL},
 	 { "cmr_statistics_resource_counter_levels", _wrap_cmr_statistics_resource_counter_levels, METH_O, NULL},
@@ -11556,6 +11914,7 @@ static PyMethodDef SwigMethods[] = {
 	 { "cmr_device_buffer_resource", _wrap_cmr_device_buffer_resource, METH_O, NULL},
 	 { "cmr_device_buffer_copy_to_host", _wrap_cmr_device_buffer_copy_to_host, METH_VARARGS, NULL},
 	 { "cmr_device_buffer_copy_from", _wrap_cmr_device_buffer_copy_from, METH_VARARGS, NULL},
+	 { "cmr_memcpy", _wrap_cmr_memcpy, METH_VARARGS, NULL},
 	 { "cmr_device_buffer_prefetch", _wrap_cmr_device_buffer_prefetch, METH_VARARGS, NULL},
 	 { "cmr_log_set_level", _wrap_cmr_log_set_level, METH_O, NULL},
 	 { "cmr_log_get_level", _wrap_cmr_log_get_level, METH_NOARGS, NULL},
@@ -11571,6 +11930,8 @@ static PyMethodDef SwigMethods[] = {
 	 { "cmr_stream_pool_get_stream_at", _wrap_cmr_stream_pool_get_stream_at, METH_VARARGS, NULL},
 	 { "cmr_stream_pool_size", _wrap_cmr_stream_pool_size, METH_O, NULL},
 	 { "cmr_stream_create_with_flags", _wrap_cmr_stream_create_with_flags, METH_O, NULL},
+	 { "cmr_py_copy_ptr_to_host", _wrap_cmr_py_copy_ptr_to_host, METH_VARARGS, NULL},
+	 { "cmr_py_copy_host_to_ptr", _wrap_cmr_py_copy_host_to_ptr, METH_VARARGS, NULL},
 	 { "cmr_py_device_buffer_copy_from_host", _wrap_cmr_py_device_buffer_copy_from_host, METH_VARARGS, NULL},
 	 { "cmr_py_device_buffer_copy_to_host", _wrap_cmr_py_device_buffer_copy_to_host, METH_VARARGS, NULL},
 	 { NULL, NULL, 0, NULL }

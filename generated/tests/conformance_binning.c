@@ -390,7 +390,7 @@ static const char *const skipped[] = {
 
 static const cmr_battery_subject subject = {
     .name = "binning",
-    .properties_rule = CMR_BATTERY_PROPERTIES_UPSTREAM,
+    .properties_rule = CMR_BATTERY_PROPERTIES_DYNAMIC,
     .properties = 0u,
     .max_alignment = 256,
     .max_alignment_from_upstream = false,

@@ -90,12 +90,18 @@ static void observe(cmr_resource_ref subject, double *values) {
   size_t allocations_total = 0;
   cmr_battery_expect_ok(cmr_statistics_resource_allocations_total(handle, &allocations_total), "cmr_statistics_resource_allocations_total");
   values[5] = (double)allocations_total;
+  size_t bytes_at_push = 0;
+  cmr_battery_expect_ok(cmr_statistics_resource_bytes_at_push(handle, &bytes_at_push), "cmr_statistics_resource_bytes_at_push");
+  values[6] = (double)bytes_at_push;
+  size_t allocations_at_push = 0;
+  cmr_battery_expect_ok(cmr_statistics_resource_allocations_at_push(handle, &allocations_at_push), "cmr_statistics_resource_allocations_at_push");
+  values[7] = (double)allocations_at_push;
   size_t counter_levels = 0;
   cmr_battery_expect_ok(cmr_statistics_resource_counter_levels(handle, &counter_levels), "cmr_statistics_resource_counter_levels");
-  values[6] = (double)counter_levels;
+  values[8] = (double)counter_levels;
 }
 
-enum { observed_count = 7 };
+enum { observed_count = 9 };
 
 static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
@@ -389,6 +395,64 @@ static void bad_allocations_total_null_out(cmr_resource_ref upstream, cmr_resour
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
+static void bad_bytes_at_push_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_at_push(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_bytes_at_push");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_bytes_at_push_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_at_push(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_bytes_at_push");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_bytes_at_push_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_at_push(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_bytes_at_push: out");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_allocations_at_push_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_at_push(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_at_push");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_allocations_at_push_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_at_push(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_allocations_at_push");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_allocations_at_push_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_at_push(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_at_push: out");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
 static void bad_push_counters_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
@@ -485,6 +549,12 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"allocations_total.null_handle", bad_allocations_total_null_handle},
     {"allocations_total.destroyed_handle", bad_allocations_total_destroyed_handle},
     {"allocations_total.null_out", bad_allocations_total_null_out},
+    {"bytes_at_push.null_handle", bad_bytes_at_push_null_handle},
+    {"bytes_at_push.destroyed_handle", bad_bytes_at_push_destroyed_handle},
+    {"bytes_at_push.null_out", bad_bytes_at_push_null_out},
+    {"allocations_at_push.null_handle", bad_allocations_at_push_null_handle},
+    {"allocations_at_push.destroyed_handle", bad_allocations_at_push_destroyed_handle},
+    {"allocations_at_push.null_out", bad_allocations_at_push_null_out},
     {"push_counters.null_handle", bad_push_counters_null_handle},
     {"push_counters.destroyed_handle", bad_push_counters_destroyed_handle},
     {"pop_counters.null_handle", bad_pop_counters_null_handle},

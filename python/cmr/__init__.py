@@ -1,22 +1,41 @@
 """cmr: GPU memory resources behind a stable C ABI, with RMM's Python API.
 
-Code written for rmm runs on cmr by changing the import: cmr.mr has RMM's
-resource classes and per-device functions, cmr.DeviceBuffer RMM's buffer,
-cmr.reinitialize RMM's set-up (and stack expressions), cmr.statistics
-RMM's statistics and profiler, and cmr.allocators the CuPy, Numba and
-PyTorch allocators. cmr.capi is the C API as SWIG sees it, which trusts its
-caller; nothing else in the package lets a Python caller crash it."""
+Code written for rmm runs on cmr by changing the import (`rmm` -> `cmr`):
+cmr.mr has RMM's resource classes and per-device functions (and
+cmr.mr.experimental), cmr.DeviceBuffer RMM's buffer, cmr.reinitialize RMM's
+set-up (and stack expressions), cmr.statistics RMM's statistics and
+profiler, cmr.allocators the CuPy, Numba and PyTorch allocators, and
+cmr.pylibrmm RMM's pylibrmm modules (stream, device_buffer,
+memory_resource, cuda_stream_pool, logger, helper, utils). The logger
+functions drive cmr's C diagnostic log. cmr.capi is the C API as SWIG sees
+it, which trusts its caller; nothing else in the package lets a Python
+caller crash it."""
 
-from . import capi, mr, statistics
+import sys
+
+from . import capi
+from ._errors import CmrError, RMMError  # registers cmr's error class before anything can fail
+from . import mr, statistics
+from . import _mr_experimental
 from ._bytes import parse_bytes
 from ._device_buffer import DeviceBuffer
-from ._per_device import is_initialized
+from ._per_device import disable_logging, enable_logging, get_log_filenames, is_initialized
 from ._reinitialize import register_reinitialize_hook, reinitialize, unregister_reinitialize_hook
 from ._streams import DEFAULT_STREAM, LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream
+from ._version import __git_commit__, __version__
+from . import pylibrmm
+from .pylibrmm.logger import (flush_logger, get_flush_level, get_logging_level, level_enum, set_flush_level,
+                              set_logging_level, should_log)
 
-__version__ = capi.cmr_version()
+# cmr.mr is one generated module: its experimental part is registered under
+# RMM's name, so that `import cmr.mr.experimental` and `cmr.mr.experimental` work.
+sys.modules[f"{__name__}.mr.experimental"] = _mr_experimental
+mr.experimental = _mr_experimental
 
 __all__ = [
-    "DEFAULT_STREAM", "DeviceBuffer", "LEGACY_DEFAULT_STREAM", "PER_THREAD_DEFAULT_STREAM", "Stream", "capi", "is_initialized",
-    "mr", "parse_bytes", "register_reinitialize_hook", "statistics", "reinitialize", "unregister_reinitialize_hook",
+    "CmrError", "DEFAULT_STREAM", "DeviceBuffer", "LEGACY_DEFAULT_STREAM", "PER_THREAD_DEFAULT_STREAM", "RMMError",
+    "Stream", "capi", "disable_logging", "enable_logging", "flush_logger", "get_flush_level", "get_log_filenames",
+    "get_logging_level", "is_initialized", "level_enum", "mr", "parse_bytes", "pylibrmm",
+    "register_reinitialize_hook", "reinitialize", "set_flush_level", "set_logging_level", "should_log",
+    "statistics", "unregister_reinitialize_hook",
 ]

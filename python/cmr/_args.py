@@ -5,6 +5,7 @@ with which argument."""
 from __future__ import annotations
 
 from ._bytes import parse_bytes
+from ._errors import SizeRangeError
 from ._resource import _ref_of
 
 def size(value, name: str) -> int:
@@ -14,7 +15,7 @@ def size(value, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be an int or a str such as \"1GiB\", not {type(value).__name__}")
     if not 0 <= value < 2**64:
-        raise ValueError(f"{name} must be in [0, 2**64), not {value}")
+        raise SizeRangeError(f"{name} must be in [0, 2**64), not {value}")
     return value
 
 
@@ -29,7 +30,7 @@ def integer(value, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be an int, not {type(value).__name__}")
     if not -(2**31) <= value < 2**31:
-        raise ValueError(f"{name} must be in [-2**31, 2**31), not {value}")
+        raise SizeRangeError(f"{name} must be in [-2**31, 2**31), not {value}")
     return value
 
 
@@ -83,3 +84,14 @@ def enum(value, name: str, constants: dict) -> int:
 def ref(mr, name: str):
     """The ref of a cmr.mr resource."""
     return _ref_of(mr, name)
+
+
+def c_unsigned(value, name: str) -> int:
+    """An unsigned C value (size_t, uintptr_t) of RMM's Cython signatures:
+    an int (TypeError otherwise) in [0, 2**64) (SizeRangeError, an
+    OverflowError as Cython's conversion raises, otherwise)."""
+    if not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if not 0 <= value < 2**64:
+        raise SizeRangeError(f"{name} must be in [0, 2**64), not {value}")
+    return int(value)

@@ -8,6 +8,7 @@ device's free memory ("80%"). A decimal must come to whole bytes."""
 from __future__ import annotations
 
 from . import capi
+from ._errors import SizeRangeError
 
 
 def parse_bytes(text) -> int:
@@ -16,7 +17,7 @@ def parse_bytes(text) -> int:
     [0, 2**64). Anything outside the grammar raises ValueError."""
     if isinstance(text, int) and not isinstance(text, bool):
         if not 0 <= text < 2**64:
-            raise ValueError(f"{text} bytes is outside [0, 2**64)")
+            raise SizeRangeError(f"{text} bytes is outside [0, 2**64)")
         return text
     if not isinstance(text, str):
         raise TypeError(f"parse_bytes takes a str or an int, not {type(text).__name__}")

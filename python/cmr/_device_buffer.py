@@ -91,6 +91,13 @@ class DeviceBuffer:
     # ---- what it is ----------------------------------------------------------------------
 
     @property
+    def c_handle(self) -> int:
+        """The address of the cmr_device_buffer (valid while this object
+        lives; not to be destroyed), for C and Cython:
+        cmr.libcmr.device_buffer.device_buffer_of."""
+        return int(self._live())
+
+    @property
     def ptr(self) -> int:
         """The address of the first byte (0 for an empty buffer)."""
         return capi.cmr_device_buffer_data(self._live())

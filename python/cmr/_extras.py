@@ -10,7 +10,9 @@ import logging
 from dataclasses import dataclass
 
 from . import _args, capi
+from ._errors import CmrError
 from ._resource import _ref_of
+from ._streams import Stream
 
 
 @dataclass
@@ -35,7 +37,17 @@ class CallbackExtras:
         properties = capi.CMR_PROPERTY_DEVICE_ACCESSIBLE
         if not capi.cmr_built_with_cuda():
             properties |= capi.CMR_PROPERTY_HOST_ACCESSIBLE
-        handle, self._callbacks = capi.cmr_py_callback_resource_create(allocate_func, deallocate_func, properties)
+        if not callable(allocate_func) or not callable(deallocate_func):
+            raise TypeError("the callbacks must be callable")
+
+        # The stream reaches the callables as a Stream, as RMM passes it.
+        def allocate(nbytes, stream):
+            return allocate_func(nbytes, Stream(stream))
+
+        def deallocate(ptr, nbytes, stream):
+            return deallocate_func(ptr, nbytes, Stream(stream))
+
+        handle, self._callbacks = capi.cmr_py_callback_resource_create(allocate, deallocate, properties)
         self._own(handle, capi.cmr_callback_resource_ref, capi.cmr_callback_resource_destroy)
         self.allocate_func = allocate_func
         self.deallocate_func = deallocate_func
@@ -86,14 +98,19 @@ class StatisticsExtras:
 
     @property
     def allocation_counts(self) -> Statistics:
-        """The counts (current over every level; peak and total of the top level)."""
+        """The top level's counts, as RMM's: current is what the level
+        allocated less what it freed (negative when it freed memory allocated
+        before its push); peak and total are counted from its push."""
         h = self._handle
-        return Statistics(current_bytes=capi.cmr_statistics_resource_bytes_current(h),
-                          current_count=capi.cmr_statistics_resource_allocations_current(h),
-                          peak_bytes=capi.cmr_statistics_resource_bytes_peak(h),
-                          peak_count=capi.cmr_statistics_resource_allocations_peak(h),
-                          total_bytes=capi.cmr_statistics_resource_bytes_total(h),
-                          total_count=capi.cmr_statistics_resource_allocations_total(h))
+        return Statistics(
+            current_bytes=capi.cmr_statistics_resource_bytes_current(h)
+            - capi.cmr_statistics_resource_bytes_at_push(h),
+            current_count=capi.cmr_statistics_resource_allocations_current(h)
+            - capi.cmr_statistics_resource_allocations_at_push(h),
+            peak_bytes=capi.cmr_statistics_resource_bytes_peak(h),
+            peak_count=capi.cmr_statistics_resource_allocations_peak(h),
+            total_bytes=capi.cmr_statistics_resource_bytes_total(h),
+            total_count=capi.cmr_statistics_resource_allocations_total(h))
 
     def push_counters(self) -> Statistics:
         """Starts a new level of counters; returns the counts before it."""
@@ -102,7 +119,10 @@ class StatisticsExtras:
         return counts
 
     def pop_counters(self) -> Statistics:
-        """Merges the top level into the one below; returns the top level's counts."""
+        """Merges the top level into the one below; returns the top level's
+        counts. Popping the base level is an IndexError, as in RMM."""
+        if capi.cmr_statistics_resource_counter_levels(self._handle) == 1:
+            raise IndexError("cannot pop the last counter pair")
         counts = self.allocation_counts
         capi.cmr_statistics_resource_pop_counters(self._handle)
         return counts
@@ -110,15 +130,29 @@ class StatisticsExtras:
 
 class CudaAsyncExtras:
     """CudaAsyncMemoryResource(initial_pool_size=None, release_threshold=None,
-    enable_ipc=False, export_handle_type=None): enable_ipc=True is
-    export_handle_type="posix_file_descriptor", as in RMM."""
+    enable_ipc=False, enable_fabric=False, *, export_handle_type=None), as
+    RMM's: enable_ipc exports POSIX file descriptors, enable_fabric fabric
+    handles (or export_handle_type names the one kind). A device or driver
+    that cannot export the kind asked raises RuntimeError ending in RMM's
+    "Requested IPC memory handle type not supported"."""
 
-    def __init__(self, initial_pool_size=None, release_threshold=None, enable_ipc=False, export_handle_type=None):
+    def __init__(self, initial_pool_size=None, release_threshold=None, enable_ipc=False, enable_fabric=False, *,
+                 export_handle_type=None):
         if export_handle_type is None:
-            export_handle_type = "posix_file_descriptor" if _args.boolean(enable_ipc, "enable_ipc") else "none"
-        elif enable_ipc:
-            raise ValueError("give enable_ipc or export_handle_type, not both")
-        self._create(initial_pool_size, release_threshold, export_handle_type)
+            if enable_ipc and enable_fabric:
+                # cmr's pool exports one kind of handle (spec/cuda_async.toml).
+                raise CmrError(capi.CMR_ERROR_UNSUPPORTED, "CMR_ERROR_UNSUPPORTED: cuda_async exports one kind of "
+                               "handle: enable_ipc or enable_fabric, not both: Requested IPC memory handle type "
+                               "not supported")
+            export_handle_type = "fabric" if enable_fabric else "posix_file_descriptor" if enable_ipc else "none"
+        elif enable_ipc or enable_fabric:
+            raise ValueError("give enable_ipc / enable_fabric or export_handle_type, not both")
+        try:
+            self._create(initial_pool_size, release_threshold, export_handle_type)
+        except CmrError as error:
+            if error.errcode == capi.CMR_ERROR_UNSUPPORTED and "handle type" in str(error):
+                raise CmrError(error.errcode, f"{error}: Requested IPC memory handle type not supported") from None
+            raise
 
 
 class TrackingExtras:

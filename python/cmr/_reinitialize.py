@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from . import capi, mr
+import os
+
+from . import _args, capi, mr
+from ._bytes import parse_bytes
 from ._per_device import _per_device_log_name, set_per_device_resource
 
 # (function, args, kwargs), called newest first before every reinitialize.
@@ -23,11 +26,34 @@ def unregister_reinitialize_hook(func) -> None:
 
 
 def _devices(devices) -> list[int]:
+    if devices is None:  # RMM's: device 0
+        return [0]
     listed = [devices] if isinstance(devices, int) else list(devices)
     for device in listed:
         if isinstance(device, bool) or not isinstance(device, int):
             raise TypeError(f"devices must be an int or a list of ints, not {devices!r}")
     return listed
+
+
+def _pool_size(value, name: str) -> int:
+    """A pool size as RMM's parse_bytes reads it: an int as it is, a str by
+    the size grammar (ValueError if it is none), any other type TypeError;
+    then a size_t (SizeRangeError, an OverflowError, outside [0, 2**64))."""
+    if isinstance(value, str):
+        return parse_bytes(value)
+    if not isinstance(value, int):
+        raise TypeError(f"{name} must be an int or a str such as \"1GiB\", not {type(value).__name__}")
+    return _args.c_unsigned(value, name)
+
+
+def _log_file_from_environment() -> str:
+    """The log file logging=True without log_file_name writes: CMR_LOG_FILE,
+    else RMM's RMM_LOG_FILE; neither is a ValueError, as in RMM."""
+    name = os.environ.get("CMR_LOG_FILE") or os.environ.get("RMM_LOG_FILE")
+    if not name:
+        raise ValueError("the log file must be given either by the log_file_name= argument or by the CMR_LOG_FILE "
+                         "(or RMM_LOG_FILE) environment variable")
+    return name
 
 
 def _from_expression(expression: str) -> mr.DeviceMemoryResource:
@@ -63,8 +89,13 @@ def reinitialize(pool_allocator=False, managed_memory=False, initial_pool_size=N
     if resource is not None and (pool_allocator or managed_memory or initial_pool_size is not None
                                  or maximum_pool_size is not None or logging or log_file_name is not None):
         raise ValueError("reinitialize takes either resource= or RMM's arguments, not both")
-    if (initial_pool_size is not None or maximum_pool_size is not None) and not pool_allocator:
-        raise ValueError("initial_pool_size and maximum_pool_size need pool_allocator=True")
+    if pool_allocator:  # as RMM, the sizes are read (by parse_bytes's rules) only for a pool, else ignored
+        initial_pool_size = None if initial_pool_size is None else _pool_size(initial_pool_size, "initial_pool_size")
+        maximum_pool_size = None if maximum_pool_size is None else _pool_size(maximum_pool_size, "maximum_pool_size")
+    else:
+        initial_pool_size = maximum_pool_size = None
+    if logging and log_file_name is None:
+        log_file_name = _log_file_from_environment()
     targets = _devices(devices)
     for func, args, kwargs in reversed(list(_hooks)):
         func(*args, **kwargs)

@@ -57,6 +57,19 @@ class DeviceMemoryResource:
             self._destroy(handle)
 
     @property
+    def c_ref(self) -> int:
+        """The address of the resource's cmr_resource_ref (valid while this
+        object lives), for C and Cython: cmr.libcmr.core.resource_ref_of."""
+        return int(self._ref.this)
+
+    @property
+    def c_handle(self) -> int:
+        """The resource's owning C handle as an int (0 for an object holding
+        a share of a resource made elsewhere): what the typed
+        cmr_<name>_resource_* functions take."""
+        return 0 if self._handle is None else int(self._handle)
+
+    @property
     def ref(self):
         """The cmr_resource_ref of the resource (valid while this object lives)."""
         return self._ref

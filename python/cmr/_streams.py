@@ -10,10 +10,15 @@ from __future__ import annotations
 from . import capi
 
 
+NONE_STREAM_MESSAGE = "stream argument cannot be None. Please provide a valid Stream instance."
+
+
 def as_stream_handle(stream) -> int:
     """The cudaStream_t of `stream`, as an int."""
     if isinstance(stream, int) and not isinstance(stream, bool):
         return int(stream)
+    if stream is None:
+        raise TypeError(NONE_STREAM_MESSAGE)
     protocol = getattr(stream, "__cuda_stream__", None)
     if protocol is not None:
         version_and_handle = protocol() if callable(protocol) else protocol
@@ -54,6 +59,13 @@ class Stream(int):
             self._obj = obj
         return self
 
+    @classmethod
+    def _from_handle(cls, handle: int, owner) -> "Stream":
+        """The stream `handle`, keeping `owner` (what destroys it) alive."""
+        self = super().__new__(cls, handle)
+        self._obj = owner
+        return self
+
     @property
     def handle(self) -> int:
         """The cudaStream_t, as an int."""
@@ -81,3 +93,10 @@ class Stream(int):
 DEFAULT_STREAM = Stream(0)
 LEGACY_DEFAULT_STREAM = Stream(1)
 PER_THREAD_DEFAULT_STREAM = Stream(2)
+
+
+def as_stream(stream) -> Stream:
+    """RMM's as_stream: `stream` as a Stream (a Stream as it is; None is a TypeError)."""
+    if stream is None:
+        raise TypeError(NONE_STREAM_MESSAGE)
+    return stream if isinstance(stream, Stream) else Stream(stream)

@@ -98,6 +98,7 @@ class ProfilerRecords:
     """Records of profiled functions and blocks, by name (thread-safe)."""
 
     MemoryRecord = MemoryRecord
+    Data = MemoryRecord  # RMM's name
 
     def __init__(self):
         self._lock = threading.Lock()
@@ -128,6 +129,22 @@ class ProfilerRecords:
                  f"{'ncalls':>10} {'memory_peak':>15} {'memory_total':>15}  name"]
         lines += [f"{r.num_calls:>10} {r.memory_peak:>15} {r.memory_total:>15}  {name}" for name, r in rows]
         return "\n".join(lines) + "\n"
+
+    def pretty_print(self, ordered_by: str = "memory_peak") -> str:
+        """RMM's table of the records, largest first by `ordered_by`."""
+        if ordered_by not in ("num_calls", "memory_peak", "memory_total"):
+            raise ValueError(f"ordered_by must be num_calls, memory_peak or memory_total, not {ordered_by!r}")
+        rows = sorted(self.records.items(), key=lambda item: getattr(item[1], ordered_by), reverse=True)
+        head = "Memory Profiling\n================\n\n"
+        if not rows:
+            return head + "No data, maybe profiling wasn't enabled?"
+        lines = [f"Ordered by:   {ordered_by}", "Memory units: bytes", "",
+                 "ncalls     memory_peak    memory_total  filename:lineno(function)"]
+        lines += [f"{r.num_calls:6,d} {r.memory_peak:15,d} {r.memory_total:15,d}  {name}" for name, r in rows]
+        return head + "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.pretty_print()
 
     def __repr__(self) -> str:
         return f"<ProfilerRecords of {len(self.records)} names>"

@@ -184,9 +184,15 @@ cmr_status cmr_binning_impl_add_bin_resource(cmr_binning_impl *impl, size_t allo
   size_t size = 0;
   cmr_status status = cmr_binning_round(allocation_size, &size);
   if (status != CMR_SUCCESS) return status;
-  /* Memory of every size must be accessible wherever the resource says. */
-  status = cmr_ref_require_properties(resource, cmr_ref_properties_of(impl->upstream.resource));
-  if (status != CMR_SUCCESS) return cmr_error_context(status, "binning: the bin of %zu bytes", size);
+  /* The resource's properties are what its upstream and bins share (as
+   * RMM allows bins of any accessibility); a bin sharing none with the
+   * upstream would leave memory accessible nowhere in particular. */
+  unsigned upstream_properties = cmr_ref_properties_of(impl->upstream.resource);
+  if ((cmr_ref_properties_of(resource) & upstream_properties) == 0 && upstream_properties != 0) {
+    return cmr_error(CMR_ERROR_PROPERTY_MISSING,
+                     "binning: the bin of %zu bytes shares no property with the upstream (properties %#x)",
+                     size, upstream_properties);
+  }
   pthread_rwlock_wrlock(&impl->lock);
   status = cmr_binning_put(impl, size, resource);
   pthread_rwlock_unlock(&impl->lock);
@@ -194,6 +200,16 @@ cmr_status cmr_binning_impl_add_bin_resource(cmr_binning_impl *impl, size_t allo
 }
 
 /* ---- lifetime and queries ------------------------------------------------------------ */
+
+/* What the upstream and every bin share: memory of any size is accessible there. */
+unsigned cmr_binning_impl_properties(const cmr_binning_impl *impl) {
+  cmr_binning_impl *guarded = (cmr_binning_impl *)impl; /* the lock is state, not the resource's value */
+  pthread_rwlock_rdlock(&guarded->lock);
+  unsigned shared = cmr_ref_properties_of(impl->upstream.resource);
+  for (size_t i = 0; i < impl->bin_count; ++i) shared &= cmr_ref_properties_of(impl->bins[i]->resource);
+  pthread_rwlock_unlock(&guarded->lock);
+  return shared;
+}
 
 void cmr_binning_impl_visit_children(const cmr_binning_impl *impl, cmr_child_visitor visit, void *arg) {
   cmr_binning_impl *guarded = (cmr_binning_impl *)impl; /* the lock is state, not the resource's value */

@@ -87,12 +87,16 @@ static const cmr_statistics_counter *cmr_statistics_counter_of(const cmr_statist
   return kind == CMR_STATISTICS_BYTES ? &level->bytes : &level->allocations;
 }
 
-/* The base level plus every pushed one: what is outstanding through the
- * adaptor, which no free can take below zero. */
-static size_t cmr_statistics_current(cmr_statistics_impl *impl, cmr_statistics_kind kind) {
+/* The sum of the values of the levels but the `top_levels_left` topmost:
+ * with none left out, what is outstanding through the adaptor; with the top
+ * left out, what was outstanding when it was pushed (the levels below it
+ * change no more while it is there). No free takes either below zero. */
+static size_t cmr_statistics_sum(cmr_statistics_impl *impl, cmr_statistics_kind kind, size_t top_levels_left) {
   pthread_mutex_lock(&impl->lock);
   int64_t sum = 0;
-  for (size_t i = 0; i < impl->count; ++i) sum += cmr_statistics_counter_of(&impl->levels[i], kind)->value;
+  for (size_t i = 0; i + top_levels_left < impl->count; ++i) {
+    sum += cmr_statistics_counter_of(&impl->levels[i], kind)->value;
+  }
   pthread_mutex_unlock(&impl->lock);
   return (size_t)sum;
 }
@@ -106,7 +110,7 @@ static size_t cmr_statistics_top(cmr_statistics_impl *impl, cmr_statistics_kind 
 }
 
 cmr_status cmr_statistics_impl_bytes_current(cmr_statistics_impl *impl, size_t *out) {
-  *out = cmr_statistics_current(impl, CMR_STATISTICS_BYTES);
+  *out = cmr_statistics_sum(impl, CMR_STATISTICS_BYTES, 0);
   return CMR_SUCCESS;
 }
 
@@ -121,7 +125,7 @@ cmr_status cmr_statistics_impl_bytes_total(cmr_statistics_impl *impl, size_t *ou
 }
 
 cmr_status cmr_statistics_impl_allocations_current(cmr_statistics_impl *impl, size_t *out) {
-  *out = cmr_statistics_current(impl, CMR_STATISTICS_ALLOCATIONS);
+  *out = cmr_statistics_sum(impl, CMR_STATISTICS_ALLOCATIONS, 0);
   return CMR_SUCCESS;
 }
 
@@ -132,6 +136,16 @@ cmr_status cmr_statistics_impl_allocations_peak(cmr_statistics_impl *impl, size_
 
 cmr_status cmr_statistics_impl_allocations_total(cmr_statistics_impl *impl, size_t *out) {
   *out = cmr_statistics_top(impl, CMR_STATISTICS_ALLOCATIONS, CMR_STATISTICS_TOTAL);
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_statistics_impl_bytes_at_push(cmr_statistics_impl *impl, size_t *out) {
+  *out = cmr_statistics_sum(impl, CMR_STATISTICS_BYTES, 1);
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_statistics_impl_allocations_at_push(cmr_statistics_impl *impl, size_t *out) {
+  *out = cmr_statistics_sum(impl, CMR_STATISTICS_ALLOCATIONS, 1);
   return CMR_SUCCESS;
 }
 

@@ -319,6 +319,18 @@ cmr_status cmr_device_buffer_copy_from(cmr_device_buffer *handle, const void *so
   return status == CMR_SUCCESS ? status : cmr_error_context(status, "%s", what);
 }
 
+cmr_status cmr_memcpy(void *destination, const void *source, size_t bytes, cmr_stream stream) {
+  if (bytes == 0) {
+    return CMR_SUCCESS;
+  }
+  if (destination == NULL || source == NULL) {
+    return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_memcpy: %s is NULL for %zu bytes",
+                     destination == NULL ? "destination" : "source", bytes);
+  }
+  cmr_status status = cmr_backend_copy(destination, source, bytes, stream);
+  return status == CMR_SUCCESS ? status : cmr_error_context(status, "cmr_memcpy");
+}
+
 /* ---- prefetching ---------------------------------------------------------------------- */
 
 cmr_status cmr_device_buffer_prefetch(const cmr_device_buffer *handle, int device, cmr_stream stream) {

@@ -230,6 +230,15 @@ END_TEST
  * Checked against the history: the most bytes out at once was B + C + D =
  * 6500 (3 allocations), and 1000 + 3000 + 500 + 2000 + 4000 = 10500 bytes
  * in 5 allocations were made in all. */
+/* What was outstanding when the top level was pushed: *_current minus it is RMM's current. */
+static void ck_assert_at_push(cmr_statistics_resource *handle, size_t bytes, size_t allocations) {
+  size_t got = SIZE_MAX;
+  ck_assert_ok(cmr_statistics_resource_bytes_at_push(handle, &got));
+  ck_assert_uint_eq(got, bytes);
+  ck_assert_ok(cmr_statistics_resource_allocations_at_push(handle, &got));
+  ck_assert_uint_eq(got, allocations);
+}
+
 START_TEST(statistics_push_pop_merges_as_rmm) {
   cmr_statistics_resource *handle = make_statistics(foreign_ref());
   cmr_resource_ref ref = cmr_statistics_resource_ref(handle);
@@ -237,10 +246,12 @@ START_TEST(statistics_push_pop_merges_as_rmm) {
   void *a = take(ref, 1000);
   give(ref, take(ref, 3000), 3000);
   ck_assert_counters(handle, 1000, 4000, 4000, 1, 2, 2);
+  ck_assert_at_push(handle, 0, 0);
 
   ck_assert_ok(cmr_statistics_resource_push_counters(handle));
   ck_assert_uint_eq(levels_of(handle), 2);
   ck_assert_counters(handle, 1000, 0, 0, 1, 0, 0);
+  ck_assert_at_push(handle, 1000, 1);
   void *b = take(ref, 500);
   give(ref, a, 1000);
   ck_assert_counters(handle, 500, 500, 500, 1, 1, 1);
@@ -250,13 +261,16 @@ START_TEST(statistics_push_pop_merges_as_rmm) {
   ck_assert_ok(cmr_statistics_resource_push_counters(handle));
   give(ref, take(ref, 4000), 4000);
   ck_assert_counters(handle, 2500, 4000, 4000, 2, 1, 1);
+  ck_assert_at_push(handle, 2500, 2);
 
   ck_assert_ok(cmr_statistics_resource_pop_counters(handle));
   ck_assert_uint_eq(levels_of(handle), 2);
   ck_assert_counters(handle, 2500, 5500, 6500, 2, 2, 3);
+  ck_assert_at_push(handle, 1000, 1); /* level 1's own current: 2500 - 1000 = 1500 bytes, as in the table */
   ck_assert_ok(cmr_statistics_resource_pop_counters(handle));
   ck_assert_uint_eq(levels_of(handle), 1);
   ck_assert_counters(handle, 2500, 6500, 10500, 2, 3, 5);
+  ck_assert_at_push(handle, 0, 0);
 
   ck_assert_status(cmr_statistics_resource_pop_counters(handle), CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("only the base level is left");

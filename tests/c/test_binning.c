@@ -181,17 +181,37 @@ START_TEST(add_bin_rejects_bad_arguments) {
 }
 END_TEST
 
-START_TEST(a_bin_must_reach_what_the_upstream_reaches) {
+static unsigned properties_of(cmr_binning_resource *handle) {
+  unsigned properties = 0;
+  ck_assert_ok(cmr_ref_properties(cmr_binning_resource_ref(handle), &properties));
+  return properties;
+}
+
+/* As RMM allows: a bin may reach less (or more) than the upstream; the
+ * resource then has what they all share. A bin sharing nothing is refused. */
+START_TEST(the_resource_has_what_its_upstream_and_bins_share) {
   cmr_binning_resource *handle = make(CMR_INT(-1), CMR_INT(-1));
-  test_counting device_only;
+  ck_assert_uint_eq(properties_of(handle), BOTH_PROPERTIES);
+  test_counting device_only, host_only;
   test_counting_init(&device_only, CMR_PROPERTY_DEVICE_ACCESSIBLE);
-  ck_assert_status(cmr_binning_resource_add_bin_resource(handle, 1024, test_counting_ref(&device_only)),
-                   CMR_ERROR_PROPERTY_MISSING);
-  ck_assert_message_has("binning: the bin of 1024 bytes");
-  ck_assert_message_has("not host_accessible");
-  ck_assert_uint_eq(bins_of(handle), 0);
+  test_counting_init(&host_only, CMR_PROPERTY_HOST_ACCESSIBLE);
+  ck_assert_ok(cmr_binning_resource_add_bin_resource(handle, 1024, test_counting_ref(&device_only)));
+  ck_assert_uint_eq(properties_of(handle), CMR_PROPERTY_DEVICE_ACCESSIBLE);
+  ck_assert_ok(cmr_binning_resource_add_bin_resource(handle, 4096, test_counting_ref(&host_only)));
+  ck_assert_uint_eq(properties_of(handle), 0);
+  ck_assert_uint_eq(bins_of(handle), 2);
   ck_assert_ok(cmr_binning_resource_destroy(handle));
+
+  cmr_binning_resource *device_upstream = NULL;
+  ck_assert_ok(cmr_binning_resource_create(test_counting_ref(&device_only), CMR_INT(-1), CMR_INT(-1),
+                                           &device_upstream));
+  ck_assert_status(cmr_binning_resource_add_bin_resource(device_upstream, 1024, test_counting_ref(&host_only)),
+                   CMR_ERROR_PROPERTY_MISSING);
+  ck_assert_message_has("binning: the bin of 1024 bytes shares no property with the upstream");
+  ck_assert_uint_eq(bins_of(device_upstream), 0);
+  ck_assert_ok(cmr_binning_resource_destroy(device_upstream));
   test_counting_destroy(&device_only);
+  test_counting_destroy(&host_only);
 }
 END_TEST
 
@@ -318,7 +338,7 @@ static Suite *binning_suite(void) {
   TCase *adding = tcase_create("adding");
   tcase_add_checked_fixture(adding, setup, teardown);
   tcase_add_test(adding, add_bin_rejects_bad_arguments);
-  tcase_add_test(adding, a_bin_must_reach_what_the_upstream_reaches);
+  tcase_add_test(adding, the_resource_has_what_its_upstream_and_bins_share);
   tcase_add_test(adding, add_bin_keeps_a_bin_of_that_size);
   tcase_add_test(adding, add_bin_resource_replaces_a_bin_of_that_size);
   tcase_add_test(adding, replacing_a_bin_with_allocations_out_is_refused);

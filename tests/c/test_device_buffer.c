@@ -3,6 +3,7 @@
  * resource to observe what the buffer asks of it. */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "test_util.h"
 
@@ -407,6 +408,29 @@ START_TEST(accessors_refuse_null_out_parameters) {
 }
 END_TEST
 
+/* cmr_memcpy: a device buffer's memory to and from host memory, without the buffer's calls. */
+START_TEST(memcpy_copies_between_any_pointers) {
+  cmr_device_buffer *buffer = filled(3000, 5, mr);
+  unsigned char *expected = pattern(3000, 5);
+  unsigned char *host = calloc(3000, 1);
+  ck_assert_ok(cmr_memcpy(host, data_of(buffer), 3000, stream));
+  ck_assert_ok(cmr_stream_synchronize(stream));
+  ck_assert_mem_eq(host, expected, 3000);
+  memset(host, 0x5a, 1000);
+  ck_assert_ok(cmr_memcpy((unsigned char *)data_of(buffer) + 1000, host, 1000, stream));
+  memset(expected + 1000, 0x5a, 1000);
+  assert_contents(buffer, expected, 3000);
+  ck_assert_ok(cmr_memcpy(NULL, NULL, 0, stream));
+  ck_assert_status(cmr_memcpy(NULL, host, 1, stream), CMR_ERROR_NULL_POINTER);
+  ck_assert_message_has("cmr_memcpy: destination is NULL");
+  ck_assert_status(cmr_memcpy(host, NULL, 1, stream), CMR_ERROR_NULL_POINTER);
+  ck_assert_message_has("source");
+  free(host);
+  free(expected);
+  ck_assert_ok(cmr_device_buffer_destroy(buffer));
+}
+END_TEST
+
 static Suite *device_buffer_suite(void) {
   Suite *suite = suite_create("device_buffer");
   struct {
@@ -422,7 +446,8 @@ static Suite *device_buffer_suite(void) {
         shrink_to_fit_reallocates_to_the_size, shrink_to_fit_of_a_fitting_buffer_does_nothing,
         a_failed_reallocation_leaves_the_buffer_unchanged}},
       {"streams", {the_buffer_frees_on_its_stream, resizing_moves_the_buffer_to_the_new_stream}},
-      {"copies", {copy_from_and_to_host, copies_beyond_the_size_are_refused, prefetch_checks_the_device}},
+      {"copies", {copy_from_and_to_host, copies_beyond_the_size_are_refused, prefetch_checks_the_device,
+        memcpy_copies_between_any_pointers}},
       {"handles",
        {a_null_buffer_is_refused, a_destroyed_buffer_is_refused, a_buffer_destroyed_long_ago_is_refused,
         accessors_refuse_null_out_parameters}},

@@ -34,15 +34,38 @@ def test_the_pluggable_entry_points_allocate_from_the_current_resource(host_mr):
     assert stats.allocation_counts.current_bytes == 0 and stats.allocation_counts.total_count == 1
 
 
-@pytest.mark.parametrize("module, library", [("cupy", "cupy"), ("numba", "numba.cuda"), ("torch", "torch")])
-def test_each_allocator_says_what_it_needs(module, library):
+def _installed(library: str) -> bool:
     try:
         importlib.import_module(library)
     except ImportError:
-        with pytest.raises(ImportError, match=f"cmr.allocators.{module} needs"):
-            importlib.import_module(f"cmr.allocators.{module}")
-    else:
-        pytest.skip(f"{library} is installed: the allocator imports (tested below on a GPU)")
+        return False
+    return True
+
+
+def test_the_cupy_allocator_imports_without_cupy_and_says_so_when_called():
+    """As RMM's: the module imports; the allocator raises ModuleNotFoundError."""
+    if _installed("cupy"):
+        pytest.skip("cupy is installed: the allocator is tested below on a GPU")
+    from cmr.allocators import cupy as allocator
+    assert allocator.rmm_cupy_allocator is allocator.cmr_cupy_allocator
+    with pytest.raises(ModuleNotFoundError, match="No module named 'cupy'"):
+        allocator.rmm_cupy_allocator(256)
+
+
+def test_the_torch_allocator_is_none_without_torch():
+    """As RMM's: the module imports, and rmm_torch_allocator is None."""
+    if _installed("torch"):
+        pytest.skip("torch is installed: the allocator is tested below on a GPU")
+    from cmr.allocators import torch as allocator
+    assert allocator.rmm_torch_allocator is None and allocator.cmr_torch_allocator is None
+
+
+def test_the_numba_allocator_needs_numba():
+    """As RMM's, the module imports Numba itself."""
+    if _installed("numba.cuda"):
+        pytest.skip("numba.cuda is installed: the allocator is tested below on a GPU")
+    with pytest.raises(ImportError, match="cmr.allocators.numba needs"):
+        importlib.import_module("cmr.allocators.numba")
 
 
 @pytest.fixture
@@ -55,7 +78,7 @@ def counted_current():
 @needs_gpu
 def test_a_cupy_array_through_cmr(counted_current):
     cupy = pytest.importorskip("cupy")
-    from cmr.allocators.cupy import cmr_cupy_allocator
+    from cmr.allocators.cupy import rmm_cupy_allocator as cmr_cupy_allocator  # RMM's spelling
     cupy.cuda.set_allocator(cmr_cupy_allocator)
     try:
         array = cupy.arange(1000, dtype=cupy.float64)
@@ -92,7 +115,8 @@ def test_a_numba_kernel_writes_a_device_buffer(counted_current, monkeypatch):
 @needs_gpu
 def test_numba_allocates_through_the_plugin(counted_current):
     numba_cuda = pytest.importorskip("numba.cuda")
-    from cmr.allocators.numba import CmrNumbaManager
+    from cmr.allocators.numba import CmrNumbaManager, RMMNumbaManager
+    assert RMMNumbaManager is CmrNumbaManager
     numba_cuda.set_memory_manager(CmrNumbaManager)
     numba_cuda.close()  # the next context uses the plugin
     try:
@@ -108,7 +132,8 @@ def test_numba_allocates_through_the_plugin(counted_current):
 @needs_gpu
 def test_a_torch_tensor_through_the_pluggable_allocator(counted_current):
     torch = pytest.importorskip("torch")
-    from cmr.allocators.torch import cmr_torch_allocator
+    from cmr.allocators.torch import cmr_torch_allocator, rmm_torch_allocator
+    assert rmm_torch_allocator is cmr_torch_allocator
     torch.cuda.memory.change_current_allocator(cmr_torch_allocator)  # once per process, before any tensor
     tensor = torch.ones(1 << 20, dtype=torch.uint8, device="cuda")
     assert counted_current.allocation_counts.current_bytes >= 1 << 20

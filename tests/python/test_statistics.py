@@ -40,13 +40,35 @@ def test_push_and_pop_levels(host_current):
     current, a = _allocate(1000)
     assert push_statistics() == Statistics(1000, 1, 1000, 1, 1000, 1)
     _, b = _allocate(300)
-    assert get_statistics() == Statistics(1300, 2, 300, 1, 300, 1)
+    assert get_statistics() == Statistics(300, 1, 300, 1, 300, 1)  # the pushed level's own counts, as RMM's
     popped = pop_statistics()
-    assert popped == Statistics(1300, 2, 300, 1, 300, 1)
+    assert popped == Statistics(300, 1, 300, 1, 300, 1)
     # The base level's peak becomes the larger of its own and its value (1000) plus the popped peak.
     assert get_statistics() == Statistics(1300, 2, 1300, 2, 1300, 2)
     current.deallocate(a, 1000)
     current.deallocate(b, 300)
+
+
+def test_a_level_that_frees_older_memory_counts_negative(host_current):
+    """RMM's example: 10 bytes allocated in a pushed level over 20 allocated
+    before count 10 there (cmr once reported 30, the total outstanding), and
+    a level freeing what was allocated before its push goes negative."""
+    enable_statistics()
+    current, a = _allocate(20)
+    push_statistics()
+    _, b = _allocate(10)
+    assert get_statistics() == Statistics(10, 1, 10, 1, 10, 1)
+    push_statistics()
+    current.deallocate(a, 20)
+    assert get_statistics() == Statistics(-20, -1, 0, 0, 0, 0)
+    assert pop_statistics() == Statistics(-20, -1, 0, 0, 0, 0)
+    assert get_statistics() == Statistics(-10, 0, 10, 1, 10, 1)
+    assert pop_statistics() == Statistics(-10, 0, 10, 1, 10, 1)
+    assert get_statistics() == Statistics(10, 1, 30, 2, 30, 2)
+    current.deallocate(b, 10)
+    assert get_statistics() == Statistics(0, 0, 30, 2, 30, 2)
+    with pytest.raises(IndexError):
+        pop_statistics()
 
 
 def test_the_context_manager_enables_and_restores(host_current):
@@ -106,6 +128,11 @@ def test_profiler_as_decorator_and_context_manager(host_current):
     assert report.index(decorated) < report.index("block")  # ordered by peak, largest first
     assert "3000" in report and "4000" in report
     assert records.report("num_calls").index(decorated) < records.report("num_calls").index("block")
+    table = str(records)  # RMM's pretty_print
+    assert table.startswith("Memory Profiling\n================\n\nOrdered by:   memory_peak\n")
+    assert table.index(decorated) < table.index("block") and "3,000" in table and "4,000" in table
+    assert ProfilerRecords.Data is ProfilerRecords.MemoryRecord
+    assert ProfilerRecords().pretty_print().endswith("No data, maybe profiling wasn't enabled?")
 
 
 def test_profiler_bad_inputs():

@@ -333,6 +333,10 @@ internal class CmrNative {
 
   public static void cmr_statistics_resource_allocations_total(ResourceHandle handle, out ulong out_) { Errors.Check(CmrNativePINVOKE.cmr_statistics_resource_allocations_total(handle, out out_)); }
 
+  public static void cmr_statistics_resource_bytes_at_push(ResourceHandle handle, out ulong out_) { Errors.Check(CmrNativePINVOKE.cmr_statistics_resource_bytes_at_push(handle, out out_)); }
+
+  public static void cmr_statistics_resource_allocations_at_push(ResourceHandle handle, out ulong out_) { Errors.Check(CmrNativePINVOKE.cmr_statistics_resource_allocations_at_push(handle, out out_)); }
+
   public static void cmr_statistics_resource_push_counters(ResourceHandle handle) { Errors.Check(CmrNativePINVOKE.cmr_statistics_resource_push_counters(handle)); }
 
   public static void cmr_statistics_resource_pop_counters(ResourceHandle handle) { Errors.Check(CmrNativePINVOKE.cmr_statistics_resource_pop_counters(handle)); }
@@ -408,6 +412,8 @@ internal class CmrNative {
   public static void cmr_device_buffer_copy_to_host(DeviceBufferHandle buffer, System.IntPtr destination, ulong bytes) { Errors.Check(CmrNativePINVOKE.cmr_device_buffer_copy_to_host(buffer, destination, bytes)); }
 
   public static void cmr_device_buffer_copy_from(DeviceBufferHandle buffer, System.IntPtr source, ulong bytes) { Errors.Check(CmrNativePINVOKE.cmr_device_buffer_copy_from(buffer, source, bytes)); }
+
+  public static void cmr_memcpy(System.IntPtr destination, System.IntPtr source, ulong bytes, System.IntPtr stream) { Errors.Check(CmrNativePINVOKE.cmr_memcpy(destination, source, bytes, stream)); }
 
   public static void cmr_device_buffer_prefetch(DeviceBufferHandle buffer, int device, System.IntPtr stream) { Errors.Check(CmrNativePINVOKE.cmr_device_buffer_prefetch(buffer, device, stream)); }
 

@@ -637,6 +637,12 @@ internal class CmrNativePINVOKE {
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_statistics_resource_allocations_total")]
   public static extern int cmr_statistics_resource_allocations_total(ResourceHandle jarg1, out ulong jarg2);
 
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_statistics_resource_bytes_at_push")]
+  public static extern int cmr_statistics_resource_bytes_at_push(ResourceHandle jarg1, out ulong jarg2);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_statistics_resource_allocations_at_push")]
+  public static extern int cmr_statistics_resource_allocations_at_push(ResourceHandle jarg1, out ulong jarg2);
+
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_statistics_resource_push_counters")]
   public static extern int cmr_statistics_resource_push_counters(ResourceHandle jarg1);
 
@@ -735,6 +741,9 @@ internal class CmrNativePINVOKE {
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_device_buffer_copy_from")]
   public static extern int cmr_device_buffer_copy_from(DeviceBufferHandle jarg1, System.IntPtr jarg2, ulong jarg3);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_memcpy")]
+  public static extern int cmr_memcpy(System.IntPtr jarg1, System.IntPtr jarg2, ulong jarg3, System.IntPtr jarg4);
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_device_buffer_prefetch")]
   public static extern int cmr_device_buffer_prefetch(DeviceBufferHandle jarg1, int jarg2, System.IntPtr jarg3);

@@ -189,42 +189,46 @@ typedef _gostring_ swig_type_159;
 typedef _gostring_ swig_type_160;
 typedef _gostring_ swig_type_161;
 typedef _gostring_ swig_type_162;
-typedef long long swig_type_163;
+typedef _gostring_ swig_type_163;
 typedef _gostring_ swig_type_164;
-typedef _goslice_ swig_type_165;
+typedef long long swig_type_165;
 typedef _gostring_ swig_type_166;
-typedef _gostring_ swig_type_167;
-typedef long long swig_type_168;
+typedef _goslice_ swig_type_167;
+typedef _gostring_ swig_type_168;
 typedef _gostring_ swig_type_169;
 typedef long long swig_type_170;
 typedef _gostring_ swig_type_171;
-typedef _gostring_ swig_type_172;
+typedef long long swig_type_172;
 typedef _gostring_ swig_type_173;
 typedef _gostring_ swig_type_174;
 typedef _gostring_ swig_type_175;
 typedef _gostring_ swig_type_176;
 typedef _gostring_ swig_type_177;
 typedef _gostring_ swig_type_178;
-typedef _goslice_ swig_type_179;
+typedef _gostring_ swig_type_179;
 typedef _gostring_ swig_type_180;
 typedef _goslice_ swig_type_181;
 typedef _gostring_ swig_type_182;
-typedef _gostring_ swig_type_183;
+typedef _goslice_ swig_type_183;
 typedef _gostring_ swig_type_184;
-typedef _gostring_ swig_type_185;
+typedef _goslice_ swig_type_185;
 typedef _gostring_ swig_type_186;
 typedef _gostring_ swig_type_187;
 typedef _gostring_ swig_type_188;
 typedef _gostring_ swig_type_189;
 typedef _gostring_ swig_type_190;
 typedef _gostring_ swig_type_191;
-typedef long long swig_type_192;
+typedef _gostring_ swig_type_192;
 typedef _gostring_ swig_type_193;
 typedef _gostring_ swig_type_194;
 typedef _gostring_ swig_type_195;
 typedef long long swig_type_196;
 typedef _gostring_ swig_type_197;
 typedef _gostring_ swig_type_198;
+typedef _gostring_ swig_type_199;
+typedef long long swig_type_200;
+typedef _gostring_ swig_type_201;
+typedef _gostring_ swig_type_202;
 extern void _wrap_Swig_free_capi_96fbf7c361d89476(uintptr_t arg1);
 extern uintptr_t _wrap_Swig_malloc_capi_96fbf7c361d89476(swig_intgo arg1);
 extern uintptr_t _wrap_cmr_go_ref_copy_capi_96fbf7c361d89476(uintptr_t arg1);
@@ -389,45 +393,48 @@ extern swig_type_135 _wrap_cmr_statistics_resource_bytes_total_capi_96fbf7c361d8
 extern swig_type_136 _wrap_cmr_statistics_resource_allocations_current_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
 extern swig_type_137 _wrap_cmr_statistics_resource_allocations_peak_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
 extern swig_type_138 _wrap_cmr_statistics_resource_allocations_total_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_139 _wrap_cmr_statistics_resource_push_counters_capi_96fbf7c361d89476(uintptr_t arg1);
-extern swig_type_140 _wrap_cmr_statistics_resource_pop_counters_capi_96fbf7c361d89476(uintptr_t arg1);
-extern swig_type_141 _wrap_cmr_statistics_resource_counter_levels_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_142 _wrap_cmr_system_resource_create_capi_96fbf7c361d89476(swig_voidp arg1);
-extern swig_type_143 _wrap_cmr_system_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
+extern swig_type_139 _wrap_cmr_statistics_resource_bytes_at_push_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_140 _wrap_cmr_statistics_resource_allocations_at_push_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_141 _wrap_cmr_statistics_resource_push_counters_capi_96fbf7c361d89476(uintptr_t arg1);
+extern swig_type_142 _wrap_cmr_statistics_resource_pop_counters_capi_96fbf7c361d89476(uintptr_t arg1);
+extern swig_type_143 _wrap_cmr_statistics_resource_counter_levels_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_144 _wrap_cmr_system_resource_create_capi_96fbf7c361d89476(swig_voidp arg1);
+extern swig_type_145 _wrap_cmr_system_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_system_resource_ref_capi_96fbf7c361d89476(uintptr_t arg1);
-extern swig_type_144 _wrap_cmr_system_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_145 _wrap_cmr_thread_safe_resource_create_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_146 _wrap_cmr_thread_safe_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
+extern swig_type_146 _wrap_cmr_system_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_147 _wrap_cmr_thread_safe_resource_create_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_148 _wrap_cmr_thread_safe_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_thread_safe_resource_ref_capi_96fbf7c361d89476(uintptr_t arg1);
-extern swig_type_147 _wrap_cmr_thread_safe_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_148 _wrap_cmr_tracking_resource_create_capi_96fbf7c361d89476(uintptr_t arg1, _Bool arg2, swig_voidp arg3);
-extern swig_type_149 _wrap_cmr_tracking_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
+extern swig_type_149 _wrap_cmr_thread_safe_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_150 _wrap_cmr_tracking_resource_create_capi_96fbf7c361d89476(uintptr_t arg1, _Bool arg2, swig_voidp arg3);
+extern swig_type_151 _wrap_cmr_tracking_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_tracking_resource_ref_capi_96fbf7c361d89476(uintptr_t arg1);
-extern swig_type_150 _wrap_cmr_tracking_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_151 _wrap_cmr_tracking_resource_allocated_bytes_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_152 _wrap_cmr_tracking_resource_outstanding_count_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_153 _wrap_cmr_tracking_resource_outstanding_report_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_154 _wrap_cmr_parse_size_capi_96fbf7c361d89476(swig_type_155 arg1, swig_voidp arg2);
-extern swig_type_156 _wrap_cmr_stack_parse_capi_96fbf7c361d89476(swig_type_157 arg1, swig_voidp arg2);
-extern swig_type_158 _wrap_cmr_stack_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
-extern swig_type_159 _wrap_cmr_stack_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_160 _wrap_cmr_stack_leaf_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_161 _wrap_cmr_stack_expression_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_162 _wrap_cmr_device_buffer_create_capi_96fbf7c361d89476(swig_type_163 arg1, uintptr_t arg2, uintptr_t arg3, swig_voidp arg4);
-extern swig_type_164 _wrap_cmr_device_buffer_create_copy_capi_96fbf7c361d89476(swig_type_165 arg1, uintptr_t arg2, uintptr_t arg3, swig_voidp arg4);
-extern swig_type_166 _wrap_cmr_device_buffer_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
-extern swig_type_167 _wrap_cmr_device_buffer_resize_capi_96fbf7c361d89476(uintptr_t arg1, swig_type_168 arg2, uintptr_t arg3);
-extern swig_type_169 _wrap_cmr_device_buffer_reserve_capi_96fbf7c361d89476(uintptr_t arg1, swig_type_170 arg2, uintptr_t arg3);
-extern swig_type_171 _wrap_cmr_device_buffer_shrink_to_fit_capi_96fbf7c361d89476(uintptr_t arg1, uintptr_t arg2);
-extern swig_type_172 _wrap_cmr_device_buffer_set_stream_capi_96fbf7c361d89476(uintptr_t arg1, uintptr_t arg2);
-extern swig_type_173 _wrap_cmr_device_buffer_data_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_174 _wrap_cmr_device_buffer_size_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_175 _wrap_cmr_device_buffer_capacity_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_176 _wrap_cmr_device_buffer_stream_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_177 _wrap_cmr_device_buffer_resource_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_178 _wrap_cmr_device_buffer_copy_to_host_capi_96fbf7c361d89476(uintptr_t arg1, swig_type_179 arg2);
-extern swig_type_180 _wrap_cmr_device_buffer_copy_from_capi_96fbf7c361d89476(uintptr_t arg1, swig_type_181 arg2);
-extern swig_type_182 _wrap_cmr_device_buffer_prefetch_capi_96fbf7c361d89476(uintptr_t arg1, swig_intgo arg2, uintptr_t arg3);
+extern swig_type_152 _wrap_cmr_tracking_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_153 _wrap_cmr_tracking_resource_allocated_bytes_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_154 _wrap_cmr_tracking_resource_outstanding_count_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_155 _wrap_cmr_tracking_resource_outstanding_report_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_156 _wrap_cmr_parse_size_capi_96fbf7c361d89476(swig_type_157 arg1, swig_voidp arg2);
+extern swig_type_158 _wrap_cmr_stack_parse_capi_96fbf7c361d89476(swig_type_159 arg1, swig_voidp arg2);
+extern swig_type_160 _wrap_cmr_stack_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
+extern swig_type_161 _wrap_cmr_stack_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_162 _wrap_cmr_stack_leaf_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_163 _wrap_cmr_stack_expression_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_164 _wrap_cmr_device_buffer_create_capi_96fbf7c361d89476(swig_type_165 arg1, uintptr_t arg2, uintptr_t arg3, swig_voidp arg4);
+extern swig_type_166 _wrap_cmr_device_buffer_create_copy_capi_96fbf7c361d89476(swig_type_167 arg1, uintptr_t arg2, uintptr_t arg3, swig_voidp arg4);
+extern swig_type_168 _wrap_cmr_device_buffer_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
+extern swig_type_169 _wrap_cmr_device_buffer_resize_capi_96fbf7c361d89476(uintptr_t arg1, swig_type_170 arg2, uintptr_t arg3);
+extern swig_type_171 _wrap_cmr_device_buffer_reserve_capi_96fbf7c361d89476(uintptr_t arg1, swig_type_172 arg2, uintptr_t arg3);
+extern swig_type_173 _wrap_cmr_device_buffer_shrink_to_fit_capi_96fbf7c361d89476(uintptr_t arg1, uintptr_t arg2);
+extern swig_type_174 _wrap_cmr_device_buffer_set_stream_capi_96fbf7c361d89476(uintptr_t arg1, uintptr_t arg2);
+extern swig_type_175 _wrap_cmr_device_buffer_data_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_176 _wrap_cmr_device_buffer_size_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_177 _wrap_cmr_device_buffer_capacity_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_178 _wrap_cmr_device_buffer_stream_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_179 _wrap_cmr_device_buffer_resource_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_180 _wrap_cmr_device_buffer_copy_to_host_capi_96fbf7c361d89476(uintptr_t arg1, swig_type_181 arg2);
+extern swig_type_182 _wrap_cmr_device_buffer_copy_from_capi_96fbf7c361d89476(uintptr_t arg1, swig_type_183 arg2);
+extern swig_type_184 _wrap_cmr_memcpy_capi_96fbf7c361d89476(uintptr_t arg1, swig_type_185 arg2, uintptr_t arg3);
+extern swig_type_186 _wrap_cmr_device_buffer_prefetch_capi_96fbf7c361d89476(uintptr_t arg1, swig_intgo arg2, uintptr_t arg3);
 extern swig_intgo _wrap_CMR_LOG_TRACE_capi_96fbf7c361d89476(void);
 extern swig_intgo _wrap_CMR_LOG_DEBUG_capi_96fbf7c361d89476(void);
 extern swig_intgo _wrap_CMR_LOG_INFO_capi_96fbf7c361d89476(void);
@@ -435,20 +442,20 @@ extern swig_intgo _wrap_CMR_LOG_WARN_capi_96fbf7c361d89476(void);
 extern swig_intgo _wrap_CMR_LOG_ERROR_capi_96fbf7c361d89476(void);
 extern swig_intgo _wrap_CMR_LOG_CRITICAL_capi_96fbf7c361d89476(void);
 extern swig_intgo _wrap_CMR_LOG_OFF_capi_96fbf7c361d89476(void);
-extern swig_type_183 _wrap_cmr_log_set_level_capi_96fbf7c361d89476(swig_intgo arg1);
-extern swig_type_184 _wrap_cmr_log_get_level_capi_96fbf7c361d89476(swig_voidp arg1);
-extern swig_type_185 _wrap_cmr_log_set_flush_level_capi_96fbf7c361d89476(swig_intgo arg1);
-extern swig_type_186 _wrap_cmr_log_get_flush_level_capi_96fbf7c361d89476(swig_voidp arg1);
+extern swig_type_187 _wrap_cmr_log_set_level_capi_96fbf7c361d89476(swig_intgo arg1);
+extern swig_type_188 _wrap_cmr_log_get_level_capi_96fbf7c361d89476(swig_voidp arg1);
+extern swig_type_189 _wrap_cmr_log_set_flush_level_capi_96fbf7c361d89476(swig_intgo arg1);
+extern swig_type_190 _wrap_cmr_log_get_flush_level_capi_96fbf7c361d89476(swig_voidp arg1);
 extern _Bool _wrap_cmr_log_should_log_capi_96fbf7c361d89476(swig_intgo arg1);
-extern swig_type_187 _wrap_cmr_log_flush_capi_96fbf7c361d89476(void);
-extern swig_type_188 _wrap_cmr_log_set_file_capi_96fbf7c361d89476(swig_type_189 arg1);
-extern swig_type_190 _wrap_cmr_log_get_file_capi_96fbf7c361d89476(swig_voidp arg1);
-extern swig_type_191 _wrap_cmr_stream_pool_create_capi_96fbf7c361d89476(swig_type_192 arg1, swig_intgo arg2, swig_voidp arg3);
-extern swig_type_193 _wrap_cmr_stream_pool_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
-extern swig_type_194 _wrap_cmr_stream_pool_get_stream_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_195 _wrap_cmr_stream_pool_get_stream_at_capi_96fbf7c361d89476(uintptr_t arg1, swig_type_196 arg2, swig_voidp arg3);
-extern swig_type_197 _wrap_cmr_stream_pool_size_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_198 _wrap_cmr_stream_create_with_flags_capi_96fbf7c361d89476(swig_intgo arg1, swig_voidp arg2);
+extern swig_type_191 _wrap_cmr_log_flush_capi_96fbf7c361d89476(void);
+extern swig_type_192 _wrap_cmr_log_set_file_capi_96fbf7c361d89476(swig_type_193 arg1);
+extern swig_type_194 _wrap_cmr_log_get_file_capi_96fbf7c361d89476(swig_voidp arg1);
+extern swig_type_195 _wrap_cmr_stream_pool_create_capi_96fbf7c361d89476(swig_type_196 arg1, swig_intgo arg2, swig_voidp arg3);
+extern swig_type_197 _wrap_cmr_stream_pool_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
+extern swig_type_198 _wrap_cmr_stream_pool_get_stream_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_199 _wrap_cmr_stream_pool_get_stream_at_capi_96fbf7c361d89476(uintptr_t arg1, swig_type_200 arg2, swig_voidp arg3);
+extern swig_type_201 _wrap_cmr_stream_pool_size_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_202 _wrap_cmr_stream_create_with_flags_capi_96fbf7c361d89476(swig_intgo arg1, swig_voidp arg2);
 #undef intgo
 */
 import "C"
@@ -2638,6 +2645,36 @@ func Cmr_statistics_resource_allocations_total(arg1 Struct_SS_cmr_statistics_res
 	return swig_r_1
 }
 
+func Cmr_statistics_resource_bytes_at_push(arg1 Struct_SS_cmr_statistics_resource, arg2 *uint64) (_swig_ret *Failure) {
+	var swig_r string
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	swig_r_p := C._wrap_cmr_statistics_resource_bytes_at_push_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
+	var swig_r_1 *Failure
+
+	if len(swig_r) != 0 {
+		swig_r_1 = newFailure(swig_r)
+	}
+
+	return swig_r_1
+}
+
+func Cmr_statistics_resource_allocations_at_push(arg1 Struct_SS_cmr_statistics_resource, arg2 *uint64) (_swig_ret *Failure) {
+	var swig_r string
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	swig_r_p := C._wrap_cmr_statistics_resource_allocations_at_push_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
+	var swig_r_1 *Failure
+
+	if len(swig_r) != 0 {
+		swig_r_1 = newFailure(swig_r)
+	}
+
+	return swig_r_1
+}
+
 func Cmr_statistics_resource_push_counters(arg1 Struct_SS_cmr_statistics_resource) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
@@ -2884,7 +2921,7 @@ func Cmr_parse_size(arg1 string, arg2 *uint64) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_parse_size_capi_96fbf7c361d89476(*(*C.swig_type_155)(unsafe.Pointer(&_swig_i_0)), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_parse_size_capi_96fbf7c361d89476(*(*C.swig_type_157)(unsafe.Pointer(&_swig_i_0)), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
@@ -2902,7 +2939,7 @@ func Cmr_stack_parse(arg1 string, arg2 *uintptr) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_stack_parse_capi_96fbf7c361d89476(*(*C.swig_type_157)(unsafe.Pointer(&_swig_i_0)), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_stack_parse_capi_96fbf7c361d89476(*(*C.swig_type_159)(unsafe.Pointer(&_swig_i_0)), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
@@ -2982,7 +3019,7 @@ func Cmr_device_buffer_create(arg1 uint64, arg2 uintptr, arg3 Cmr_resource_ref, 
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
 	_swig_i_3 := arg4
-	swig_r_p := C._wrap_cmr_device_buffer_create_capi_96fbf7c361d89476(C.swig_type_163(_swig_i_0), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3))
+	swig_r_p := C._wrap_cmr_device_buffer_create_capi_96fbf7c361d89476(C.swig_type_165(_swig_i_0), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2999,7 +3036,7 @@ func Cmr_device_buffer_create_copy(arg1 []byte, arg2 uintptr, arg3 Cmr_resource_
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
 	_swig_i_3 := arg4
-	swig_r_p := C._wrap_cmr_device_buffer_create_copy_capi_96fbf7c361d89476(*(*C.swig_type_165)(unsafe.Pointer(&_swig_i_0)), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3))
+	swig_r_p := C._wrap_cmr_device_buffer_create_copy_capi_96fbf7c361d89476(*(*C.swig_type_167)(unsafe.Pointer(&_swig_i_0)), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
@@ -3032,7 +3069,7 @@ func Cmr_device_buffer_resize(arg1 Struct_SS_cmr_device_buffer, arg2 uint64, arg
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r_p := C._wrap_cmr_device_buffer_resize_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), C.swig_type_168(_swig_i_1), C.uintptr_t(_swig_i_2))
+	swig_r_p := C._wrap_cmr_device_buffer_resize_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), C.swig_type_170(_swig_i_1), C.uintptr_t(_swig_i_2))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -3048,7 +3085,7 @@ func Cmr_device_buffer_reserve(arg1 Struct_SS_cmr_device_buffer, arg2 uint64, ar
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r_p := C._wrap_cmr_device_buffer_reserve_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), C.swig_type_170(_swig_i_1), C.uintptr_t(_swig_i_2))
+	swig_r_p := C._wrap_cmr_device_buffer_reserve_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), C.swig_type_172(_swig_i_1), C.uintptr_t(_swig_i_2))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -3168,7 +3205,7 @@ func Cmr_device_buffer_copy_to_host(arg1 Struct_SS_cmr_device_buffer, arg2 []byt
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_device_buffer_copy_to_host_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), *(*C.swig_type_179)(unsafe.Pointer(&_swig_i_1)))
+	swig_r_p := C._wrap_cmr_device_buffer_copy_to_host_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), *(*C.swig_type_181)(unsafe.Pointer(&_swig_i_1)))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
@@ -3186,7 +3223,26 @@ func Cmr_device_buffer_copy_from(arg1 Struct_SS_cmr_device_buffer, arg2 []byte) 
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_device_buffer_copy_from_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), *(*C.swig_type_181)(unsafe.Pointer(&_swig_i_1)))
+	swig_r_p := C._wrap_cmr_device_buffer_copy_from_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), *(*C.swig_type_183)(unsafe.Pointer(&_swig_i_1)))
+	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg2
+	}
+	var swig_r_1 *Failure
+
+	if len(swig_r) != 0 {
+		swig_r_1 = newFailure(swig_r)
+	}
+
+	return swig_r_1
+}
+
+func Cmr_memcpy(arg1 uintptr, arg2 []byte, arg3 uintptr) (_swig_ret *Failure) {
+	var swig_r string
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	swig_r_p := C._wrap_cmr_memcpy_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), *(*C.swig_type_185)(unsafe.Pointer(&_swig_i_1)), C.uintptr_t(_swig_i_2))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
@@ -3345,7 +3401,7 @@ func Cmr_log_flush() (_swig_ret *Failure) {
 func Cmr_log_set_file(arg1 string) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_cmr_log_set_file_capi_96fbf7c361d89476(*(*C.swig_type_189)(unsafe.Pointer(&_swig_i_0)))
+	swig_r_p := C._wrap_cmr_log_set_file_capi_96fbf7c361d89476(*(*C.swig_type_193)(unsafe.Pointer(&_swig_i_0)))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
@@ -3381,7 +3437,7 @@ func Cmr_stream_pool_create(arg1 uint64, arg2 uint, arg3 *uintptr) (_swig_ret *F
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r_p := C._wrap_cmr_stream_pool_create_capi_96fbf7c361d89476(C.swig_type_192(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_voidp(_swig_i_2))
+	swig_r_p := C._wrap_cmr_stream_pool_create_capi_96fbf7c361d89476(C.swig_type_196(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_voidp(_swig_i_2))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -3426,7 +3482,7 @@ func Cmr_stream_pool_get_stream_at(arg1 Struct_SS_cmr_stream_pool, arg2 uint64, 
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r_p := C._wrap_cmr_stream_pool_get_stream_at_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), C.swig_type_196(_swig_i_1), C.swig_voidp(_swig_i_2))
+	swig_r_p := C._wrap_cmr_stream_pool_get_stream_at_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), C.swig_type_200(_swig_i_1), C.swig_voidp(_swig_i_2))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 

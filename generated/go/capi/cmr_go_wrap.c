@@ -3029,6 +3029,36 @@ _gostring_ _wrap_cmr_statistics_resource_allocations_total_capi_96fbf7c361d89476
 }
 
 
+_gostring_ _wrap_cmr_statistics_resource_bytes_at_push_capi_96fbf7c361d89476(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
+  cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
+  size_t *arg2 = (size_t *) 0 ;
+  cmr_status result;
+  _gostring_ _swig_go_result;
+  
+  arg1 = *(cmr_statistics_resource **)&_swig_go_0; 
+  arg2 = (size_t *)_swig_go_1; 
+  
+  result = (cmr_status)cmr_statistics_resource_bytes_at_push(arg1,arg2);
+  _swig_go_result = cmr_go_failure(result); 
+  return _swig_go_result;
+}
+
+
+_gostring_ _wrap_cmr_statistics_resource_allocations_at_push_capi_96fbf7c361d89476(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
+  cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
+  size_t *arg2 = (size_t *) 0 ;
+  cmr_status result;
+  _gostring_ _swig_go_result;
+  
+  arg1 = *(cmr_statistics_resource **)&_swig_go_0; 
+  arg2 = (size_t *)_swig_go_1; 
+  
+  result = (cmr_status)cmr_statistics_resource_allocations_at_push(arg1,arg2);
+  _swig_go_result = cmr_go_failure(result); 
+  return _swig_go_result;
+}
+
+
 _gostring_ _wrap_cmr_statistics_resource_push_counters_capi_96fbf7c361d89476(struct cmr_statistics_resource *_swig_go_0) {
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
   cmr_status result;
@@ -3703,6 +3733,27 @@ _gostring_ _wrap_cmr_device_buffer_copy_from_capi_96fbf7c361d89476(struct cmr_de
   
   
   result = (cmr_status)cmr_device_buffer_copy_from(arg1,(void const *)arg2,arg3);
+  _swig_go_result = cmr_go_failure(result); 
+  return _swig_go_result;
+}
+
+
+_gostring_ _wrap_cmr_memcpy_capi_96fbf7c361d89476(void *_swig_go_0, _goslice_ _swig_go_1, cmr_stream _swig_go_2) {
+  void *arg1 = (void *) 0 ;
+  void *arg2 = (void *) 0 ;
+  size_t arg3 ;
+  cmr_stream arg4 = (cmr_stream) 0 ;
+  cmr_status result;
+  _gostring_ _swig_go_result;
+  
+  arg1 = *(void **)&_swig_go_0; 
+  
+  arg2 = _swig_go_1.array;
+  arg3 = (size_t)_swig_go_1.len;
+  
+  arg4 = (cmr_stream)_swig_go_2; 
+  
+  result = (cmr_status)cmr_memcpy(arg1,(void const *)arg2,arg3,arg4);
   _swig_go_result = cmr_go_failure(result); 
   return _swig_go_result;
 }

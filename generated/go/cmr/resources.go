@@ -377,7 +377,7 @@ func (r *BinningResource) AddBin(allocationSize uint64) error {
 	return check(capi.Cmr_binning_resource_add_bin(r.handle, allocationSize))
 }
 
-// AddBinResource: Puts `resource` (retained) at allocation_size, replacing a bin of that size; the resource must have every property of the upstream.
+// AddBinResource: Puts `resource` (retained) at allocation_size, replacing a bin of that size; the binning resource's properties become those its upstream and bins share (CMR_ERROR_PROPERTY_MISSING when the bin shares none with the upstream).
 func (r *BinningResource) AddBinResource(allocationSize uint64, resource Resource) error {
 	if err := r.live(); err != nil {
 		return err
@@ -1518,8 +1518,9 @@ func (r *SimulatedResource) DeallocationCount() (uint64, error) {
 // larger of the lower level's peak and its value plus the popped peak), as RMM
 // does. The *_current methods report what is outstanding through the adaptor
 // across every level (never negative, even when a level frees memory allocated
-// before its push); *_peak and *_total report the top level, counted from its
-// push. A failed upstream allocation or deallocation changes no counter. One
+// before its push); *_at_push what was outstanding when the top level was
+// pushed, so that *_current - *_at_push is the top level's own net count (RMM's
+// current); *_peak and *_total report the top level, counted from its push. A failed upstream allocation or deallocation changes no counter. One
 // lock guards the counters. Any alignment is passed to the upstream, which
 // honours or refuses it.
 type StatisticsResource struct {
@@ -1630,6 +1631,26 @@ func (r *StatisticsResource) AllocationsTotal() (uint64, error) {
 	}
 	var out uint64
 	err := check(capi.Cmr_statistics_resource_allocations_total(r.handle, &out))
+	return out, err
+}
+
+// BytesAtPush: Bytes outstanding when the top level was pushed (0 for the base level): bytes_current minus this is the top level's own net count, RMM's current bytes, which may be negative.
+func (r *StatisticsResource) BytesAtPush() (uint64, error) {
+	if err := r.live(); err != nil {
+		return 0, err
+	}
+	var out uint64
+	err := check(capi.Cmr_statistics_resource_bytes_at_push(r.handle, &out))
+	return out, err
+}
+
+// AllocationsAtPush: Allocations outstanding when the top level was pushed (0 for the base level): allocations_current minus this is RMM's current count of the top level.
+func (r *StatisticsResource) AllocationsAtPush() (uint64, error) {
+	if err := r.live(); err != nil {
+		return 0, err
+	}
+	var out uint64
+	err := check(capi.Cmr_statistics_resource_allocations_at_push(r.handle, &out))
 	return out, err
 }
 

@@ -127,7 +127,7 @@ CMR_API cmr_resource_ref cmr_binning_resource_ref(cmr_binning_resource *handle);
 CMR_API cmr_status cmr_binning_resource_from_ref(cmr_resource_ref ref, cmr_binning_resource **out);
 /* Makes a fixed_size bin over the upstream for requests up to allocation_size bytes, unless a bin of that size exists (then nothing changes). */
 CMR_API cmr_status cmr_binning_resource_add_bin(cmr_binning_resource *handle, size_t allocation_size);
-/* Puts `resource` (retained) at allocation_size, replacing a bin of that size; the resource must have every property of the upstream. */
+/* Puts `resource` (retained) at allocation_size, replacing a bin of that size; the binning resource's properties become those its upstream and bins share (CMR_ERROR_PROPERTY_MISSING when the bin shares none with the upstream). */
 CMR_API cmr_status cmr_binning_resource_add_bin_resource(cmr_binning_resource *handle, size_t allocation_size, cmr_resource_ref resource);
 /* How many bins there are. */
 CMR_API cmr_status cmr_binning_resource_bin_count(cmr_binning_resource *handle, size_t *out);
@@ -527,8 +527,9 @@ CMR_API cmr_status cmr_simulated_resource_deallocation_count(cmr_simulated_resou
  * larger of the lower level's peak and its value plus the popped peak), as RMM
  * does. The *_current methods report what is outstanding through the adaptor
  * across every level (never negative, even when a level frees memory allocated
- * before its push); *_peak and *_total report the top level, counted from its
- * push. A failed upstream allocation or deallocation changes no counter. One
+ * before its push); *_at_push what was outstanding when the top level was
+ * pushed, so that *_current - *_at_push is the top level's own net count (RMM's
+ * current); *_peak and *_total report the top level, counted from its push. A failed upstream allocation or deallocation changes no counter. One
  * lock guards the counters. Any alignment is passed to the upstream, which
  * honours or refuses it.
  */
@@ -556,6 +557,10 @@ CMR_API cmr_status cmr_statistics_resource_allocations_current(cmr_statistics_re
 CMR_API cmr_status cmr_statistics_resource_allocations_peak(cmr_statistics_resource *handle, size_t *out);
 /* Allocations made since the top level was pushed (or the adaptor made). */
 CMR_API cmr_status cmr_statistics_resource_allocations_total(cmr_statistics_resource *handle, size_t *out);
+/* Bytes outstanding when the top level was pushed (0 for the base level): bytes_current minus this is the top level's own net count, RMM's current bytes, which may be negative. */
+CMR_API cmr_status cmr_statistics_resource_bytes_at_push(cmr_statistics_resource *handle, size_t *out);
+/* Allocations outstanding when the top level was pushed (0 for the base level): allocations_current minus this is RMM's current count of the top level. */
+CMR_API cmr_status cmr_statistics_resource_allocations_at_push(cmr_statistics_resource *handle, size_t *out);
 /* Starts a new level of counters at zero on top of the stack. */
 CMR_API cmr_status cmr_statistics_resource_push_counters(cmr_statistics_resource *handle);
 /* Merges the top level into the one below; CMR_ERROR_INVALID_ARGUMENT when only the base level is left. */

@@ -59,6 +59,12 @@ class _SwigNonDynamicMeta(type):
 
 
 
+def cmr_py_set_error_classes(error_class, value_error_class):
+    return _capi.cmr_py_set_error_classes(error_class, value_error_class)
+
+def cmr_py_release_capsule(release):
+    return _capi.cmr_py_release_capsule(release)
+
 def cmr_py_set_stream_converter(converter):
     return _capi.cmr_py_set_stream_converter(converter)
 
@@ -523,6 +529,12 @@ def cmr_statistics_resource_allocations_peak(handle):
 def cmr_statistics_resource_allocations_total(handle):
     return _capi.cmr_statistics_resource_allocations_total(handle)
 
+def cmr_statistics_resource_bytes_at_push(handle):
+    return _capi.cmr_statistics_resource_bytes_at_push(handle)
+
+def cmr_statistics_resource_allocations_at_push(handle):
+    return _capi.cmr_statistics_resource_allocations_at_push(handle)
+
 def cmr_statistics_resource_push_counters(handle):
     return _capi.cmr_statistics_resource_push_counters(handle)
 
@@ -637,6 +649,9 @@ def cmr_device_buffer_copy_to_host(buffer, destination, bytes):
 def cmr_device_buffer_copy_from(buffer, source, bytes):
     return _capi.cmr_device_buffer_copy_from(buffer, source, bytes)
 
+def cmr_memcpy(destination, source, bytes, stream):
+    return _capi.cmr_memcpy(destination, source, bytes, stream)
+
 def cmr_device_buffer_prefetch(buffer, device, stream):
     return _capi.cmr_device_buffer_prefetch(buffer, device, stream)
 CMR_LOG_TRACE = _capi.CMR_LOG_TRACE
@@ -690,6 +705,12 @@ def cmr_stream_pool_size(pool):
 
 def cmr_stream_create_with_flags(flags):
     return _capi.cmr_stream_create_with_flags(flags)
+
+def cmr_py_copy_ptr_to_host(source, destination, stream):
+    return _capi.cmr_py_copy_ptr_to_host(source, destination, stream)
+
+def cmr_py_copy_host_to_ptr(source, destination, stream):
+    return _capi.cmr_py_copy_host_to_ptr(source, destination, stream)
 
 def cmr_py_device_buffer_copy_from_host(buffer, source):
     return _capi.cmr_py_device_buffer_copy_from_host(buffer, source)

@@ -204,7 +204,7 @@ class _BinningMemoryResource(UpstreamResourceAdaptor):
         capi.cmr_binning_resource_add_bin(self._handle, _args.size(allocation_size, "allocation_size"))
 
     def add_bin_resource(self, allocation_size, resource) -> None:
-        """Puts `resource` (retained) at allocation_size, replacing a bin of that size; the resource must have every property of the upstream."""
+        """Puts `resource` (retained) at allocation_size, replacing a bin of that size; the binning resource's properties become those its upstream and bins share (CMR_ERROR_PROPERTY_MISSING when the bin shares none with the upstream)."""
         capi.cmr_binning_resource_add_bin_resource(self._handle, _args.size(allocation_size, "allocation_size"), _args.ref(resource, "resource"))
 
     def bin_count(self) -> int:
@@ -730,8 +730,9 @@ class _StatisticsResourceAdaptor(UpstreamResourceAdaptor):
     larger of the lower level's peak and its value plus the popped peak), as RMM
     does. The *_current methods report what is outstanding through the adaptor
     across every level (never negative, even when a level frees memory allocated
-    before its push); *_peak and *_total report the top level, counted from its
-    push. A failed upstream allocation or deallocation changes no counter. One
+    before its push); *_at_push what was outstanding when the top level was
+    pushed, so that *_current - *_at_push is the top level's own net count (RMM's
+    current); *_peak and *_total report the top level, counted from its push. A failed upstream allocation or deallocation changes no counter. One
     lock guards the counters. Any alignment is passed to the upstream, which
     honours or refuses it.
 
@@ -774,6 +775,14 @@ class _StatisticsResourceAdaptor(UpstreamResourceAdaptor):
     def allocations_total(self) -> int:
         """Allocations made since the top level was pushed (or the adaptor made)."""
         return capi.cmr_statistics_resource_allocations_total(self._handle)
+
+    def bytes_at_push(self) -> int:
+        """Bytes outstanding when the top level was pushed (0 for the base level): bytes_current minus this is the top level's own net count, RMM's current bytes, which may be negative."""
+        return capi.cmr_statistics_resource_bytes_at_push(self._handle)
+
+    def allocations_at_push(self) -> int:
+        """Allocations outstanding when the top level was pushed (0 for the base level): allocations_current minus this is RMM's current count of the top level."""
+        return capi.cmr_statistics_resource_allocations_at_push(self._handle)
 
     def push_counters(self) -> None:
         """Starts a new level of counters at zero on top of the stack."""

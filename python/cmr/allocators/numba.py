@@ -1,4 +1,4 @@
-"""CmrNumbaManager: a Numba EMM plugin whose device allocations are
+"""CmrNumbaManager (RMM's RMMNumbaManager): a Numba EMM plugin whose device allocations are
 cmr.DeviceBuffers from the current device resource. Set
 NUMBA_CUDA_MEMORY_MANAGER=cmr.allocators.numba, or call
 numba.cuda.set_memory_manager(CmrNumbaManager)."""
@@ -53,6 +53,8 @@ class CmrNumbaManager(GetIpcHandleMixin, HostOnlyCUDAMemoryManager):
     def interface_version(self):
         return 1
 
+
+RMMNumbaManager = CmrNumbaManager
 
 # The name Numba looks for in the module NUMBA_CUDA_MEMORY_MANAGER names.
 _numba_memory_manager = CmrNumbaManager

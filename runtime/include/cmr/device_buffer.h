@@ -46,6 +46,12 @@ CMR_API cmr_status cmr_device_buffer_copy_to_host(const cmr_device_buffer *buffe
 /* Copy `bytes` (at most the size) from host or device memory at `source` to
  * the start of the buffer, ordered on the buffer's stream. */
 CMR_API cmr_status cmr_device_buffer_copy_from(cmr_device_buffer *buffer, const void *source, size_t bytes);
+/* Copies `bytes` from `source` to `destination`, host or device memory in
+ * any direction, ordered on `stream`; it returns once the copy is ordered
+ * (cmr_stream_synchronize(stream) waits for it). A NULL pointer with bytes
+ * > 0 is CMR_ERROR_NULL_POINTER. Buffers are not needed: this is RMM's
+ * copy_ptr_to_host / copy_host_to_ptr / copy_device_to_ptr. */
+CMR_API cmr_status cmr_memcpy(void *destination, const void *source, size_t bytes, cmr_stream stream);
 /* Migrates the buffer's memory to `device` (a negative one: the current
  * device), ordered on `stream`, when it is managed memory; other memory
  * (and any memory in the host build) is where it stays and the call does

@@ -106,7 +106,7 @@ public final class BinningMemoryResource extends MemoryResource {
   }
 
   /**
-   * Puts `resource` (retained) at allocation_size, replacing a bin of that size; the resource must have every property of the upstream.
+   * Puts `resource` (retained) at allocation_size, replacing a bin of that size; the binning resource's properties become those its upstream and bins share (CMR_ERROR_PROPERTY_MISSING when the bin shares none with the upstream).
    */
   public void addBinResource(long allocationSize, MemoryResource resource) {
     try {

@@ -301,6 +301,10 @@ final class CmrNative {
 
   public static long cmr_statistics_resource_allocations_total(long handle) { return CmrNativeJNI.cmr_statistics_resource_allocations_total(handle); }
 
+  public static long cmr_statistics_resource_bytes_at_push(long handle) { return CmrNativeJNI.cmr_statistics_resource_bytes_at_push(handle); }
+
+  public static long cmr_statistics_resource_allocations_at_push(long handle) { return CmrNativeJNI.cmr_statistics_resource_allocations_at_push(handle); }
+
   public static void cmr_statistics_resource_push_counters(long handle) { CmrNativeJNI.cmr_statistics_resource_push_counters(handle); }
 
   public static void cmr_statistics_resource_pop_counters(long handle) { CmrNativeJNI.cmr_statistics_resource_pop_counters(handle); }
@@ -376,6 +380,8 @@ final class CmrNative {
   public static void cmr_device_buffer_copy_to_host(long buffer, byte[] destination, long bytes) { CmrNativeJNI.cmr_device_buffer_copy_to_host(buffer, destination, bytes); }
 
   public static void cmr_device_buffer_copy_from(long buffer, byte[] source, long bytes) { CmrNativeJNI.cmr_device_buffer_copy_from(buffer, source, bytes); }
+
+  public static void cmr_memcpy(byte[] destination, byte[] source, long bytes, long stream) { CmrNativeJNI.cmr_memcpy(destination, source, bytes, stream); }
 
   public static void cmr_device_buffer_prefetch(long buffer, int device, long stream) { CmrNativeJNI.cmr_device_buffer_prefetch(buffer, device, stream); }
 

@@ -158,6 +158,8 @@ final class CmrNativeJNI {
   public final static native long cmr_statistics_resource_allocations_current(long jarg1);
   public final static native long cmr_statistics_resource_allocations_peak(long jarg1);
   public final static native long cmr_statistics_resource_allocations_total(long jarg1);
+  public final static native long cmr_statistics_resource_bytes_at_push(long jarg1);
+  public final static native long cmr_statistics_resource_allocations_at_push(long jarg1);
   public final static native void cmr_statistics_resource_push_counters(long jarg1);
   public final static native void cmr_statistics_resource_pop_counters(long jarg1);
   public final static native long cmr_statistics_resource_counter_levels(long jarg1);
@@ -196,6 +198,7 @@ final class CmrNativeJNI {
   public final static native long cmr_device_buffer_resource(long jarg1);
   public final static native void cmr_device_buffer_copy_to_host(long jarg1, byte[] jarg2, long jarg3);
   public final static native void cmr_device_buffer_copy_from(long jarg1, byte[] jarg2, long jarg3);
+  public final static native void cmr_memcpy(byte[] jarg1, byte[] jarg2, long jarg3, long jarg4);
   public final static native void cmr_device_buffer_prefetch(long jarg1, int jarg2, long jarg3);
   public final static native void cmr_log_set_level(int jarg1);
   public final static native int cmr_log_get_level();

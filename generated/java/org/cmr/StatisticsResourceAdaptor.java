@@ -13,8 +13,9 @@ import java.lang.ref.Reference;
  * larger of the lower level's peak and its value plus the popped peak), as RMM
  * does. The *_current methods report what is outstanding through the adaptor
  * across every level (never negative, even when a level frees memory allocated
- * before its push); *_peak and *_total report the top level, counted from its
- * push. A failed upstream allocation or deallocation changes no counter. One
+ * before its push); *_at_push what was outstanding when the top level was
+ * pushed, so that *_current - *_at_push is the top level's own net count (RMM's
+ * current); *_peak and *_total report the top level, counted from its push. A failed upstream allocation or deallocation changes no counter. One
  * lock guards the counters. Any alignment is passed to the upstream, which
  * honours or refuses it.
  *
@@ -113,6 +114,28 @@ public final class StatisticsResourceAdaptor extends MemoryResource {
   public long allocationsTotal() {
     try {
       return CmrNative.cmr_statistics_resource_allocations_total(handle());
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * Bytes outstanding when the top level was pushed (0 for the base level): bytes_current minus this is the top level's own net count, RMM's current bytes, which may be negative.
+   */
+  public long bytesAtPush() {
+    try {
+      return CmrNative.cmr_statistics_resource_bytes_at_push(handle());
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * Allocations outstanding when the top level was pushed (0 for the base level): allocations_current minus this is RMM's current count of the top level.
+   */
+  public long allocationsAtPush() {
+    try {
+      return CmrNative.cmr_statistics_resource_allocations_at_push(handle());
     } finally {
       Reference.reachabilityFence(this);
     }

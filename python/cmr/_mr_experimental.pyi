@@ -1,0 +1,3 @@
+from .mr import CudaAsyncManagedMemoryResource as CudaAsyncManagedMemoryResource
+
+__all__ = ["CudaAsyncManagedMemoryResource"]

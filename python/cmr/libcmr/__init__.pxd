@@ -1,0 +1,1 @@
+# cmr.libcmr: Cython declarations of cmr's C API (see __init__.py).

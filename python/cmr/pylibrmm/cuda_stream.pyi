@@ -1,0 +1,5 @@
+from .stream import CudaStreamFlags as CudaStreamFlags
+from .stream import Stream
+
+class CudaStream(Stream):
+    def __new__(cls) -> CudaStream: ...

@@ -1,0 +1,2 @@
+from ...mr import *  # noqa: F401,F403
+from . import experimental as experimental

@@ -1,0 +1,1 @@
+from ...mr import CudaAsyncManagedMemoryResource as CudaAsyncManagedMemoryResource

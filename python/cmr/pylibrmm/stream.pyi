@@ -1,0 +1,18 @@
+from enum import IntEnum
+from typing import Any
+
+class CudaStreamFlags(IntEnum):
+    SYNC_DEFAULT = 0
+    NON_BLOCKING = 1
+
+class Stream(int):
+    def __new__(cls, obj: Any | None = None) -> Stream: ...
+    @property
+    def handle(self) -> int: ...
+    def __cuda_stream__(self) -> tuple[int, int]: ...
+    def synchronize(self) -> None: ...
+    def is_default(self) -> bool: ...
+
+DEFAULT_STREAM: Stream
+LEGACY_DEFAULT_STREAM: Stream
+PER_THREAD_DEFAULT_STREAM: Stream

@@ -1,0 +1,5 @@
+from typing import Any
+
+from .stream import Stream
+
+def as_stream(stream: Any) -> Stream: ...
