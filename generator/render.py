@@ -35,7 +35,6 @@ def render_all(resources) -> dict[str, str]:
         "include/cmr/resources.h": env.get_template("resources.h.j2").render(
             resources=resources, pointee_headers=_pointee_headers(resources)),
         "src/impl.h": env.get_template("impl.h.j2").render(resources=resources),
-        "src/resources.c": env.get_template("resources.c.j2").render(resources=resources),
         "cmake/resources.cmake": env.get_template("resources.cmake.j2").render(resources=resources),
         "docs/api.md": env.get_template("api.md.j2").render(resources=resources),
         "src/stack_table.c": env.get_template("stack_table.c.j2").render(resources=resources),
@@ -48,6 +47,9 @@ def render_all(resources) -> dict[str, str]:
         "swig/cmr_csharp.i": env.get_template("csharp/cmr_csharp.i.j2").render(resources=resources),
         "csharp/ResourceTypes.cs": env.get_template("csharp/ResourceTypes.cs.j2").render(resources=resources),
     }
+    wrapper = env.get_template("resource.c.j2")
+    for r in resources:
+        files[f"src/resources/{r.name}.c"] = wrapper.render(r=r)
     java_class_name = env.get_template("java/java_macros.j2").module.class_name
     for r in resources:
         files[f"java/org/cmr/{java_class_name(r)}.java"] = env.get_template("java/Resource.java.j2").render(r=r)

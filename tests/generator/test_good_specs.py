@@ -54,7 +54,7 @@ class Check(GeneratorTestCase):
     def test_names_each_stale_missing_and_extra_file(self):
         out = self.tmp() / "generated"
         shutil.copytree(GENERATED, out)
-        with (out / "src/resources.c").open("a", encoding="utf-8") as f:
+        with (out / "src/resources/system.c").open("a", encoding="utf-8") as f:
             f.write("/* edited by hand */\n")
         (out / "docs/api.md").unlink()
         (out / "src/leftover.c").write_text("/* from a resource that is gone */\n", encoding="utf-8")
@@ -64,7 +64,7 @@ class Check(GeneratorTestCase):
 
         self.assertEqual(run.rc, 1)
         self.assertEqual(run.errors, [f"{out}/docs/api.md: missing {STALE_HINT}",
-                                      f"{out}/src/resources.c: stale {STALE_HINT}",
+                                      f"{out}/src/resources/system.c: stale {STALE_HINT}",
                                       f"{out}/src/leftover.c: {EXTRA_HINT}"])
         self.assertEqual(tree(out), before, "--check wrote to the out folder")
 
@@ -111,7 +111,8 @@ class ToyResource(GeneratorTestCase):
     def test_every_file_is_produced(self):
         real = set(tree(GENERATED))
         # Java has a class per resource (the template's) and per enum (SWIG's); C# the same.
-        self.assertEqual(set(self.files), real | {"tests/conformance_toy_pool.c", "java/org/cmr/ToyPoolMemoryResource.java",
+        self.assertEqual(set(self.files), real | {"tests/conformance_toy_pool.c", "src/resources/toy_pool.c",
+                                                  "java/org/cmr/ToyPoolMemoryResource.java",
                                                   "java/org/cmr/ToyPoolGrowth.java", "csharp/ToyPoolMemoryResource.cs",
                                                   "csharp/native/ToyPoolGrowth.cs"})
 
@@ -127,7 +128,7 @@ class ToyResource(GeneratorTestCase):
     def test_create_checks_every_constrained_argument(self):
         fn = "cmr_toy_pool_resource_create"
         self.assert_has(
-            "src/resources.c",
+            "src/resources/toy_pool.c",
             f'status = cmr_ref_check(upstream, "{fn}: upstream");',
             # size_t: the default when not set, else each constraint on the value
             "cmr_status cmr_toy_pool_resource_create(cmr_resource_ref upstream, cmr_optional_size chunk_size_option, ",
@@ -164,7 +165,7 @@ class ToyResource(GeneratorTestCase):
 
     def test_methods_check_their_arguments(self):
         self.assert_has(
-            "src/resources.c",
+            "src/resources/toy_pool.c",
             "cmr_status cmr_toy_pool_resource_trim(cmr_toy_pool_resource *handle, size_t keep_bytes, int keep_chunks) {",
             '"cmr_toy_pool_resource_trim: keep_bytes %zu is not a multiple of 256", keep_bytes);',
             '"cmr_toy_pool_resource_trim: keep_chunks %d is below the minimum 0", keep_chunks);',
@@ -307,7 +308,7 @@ class ToyResource(GeneratorTestCase):
             for with_cuda in ("0", "1"):
                 includes = [ROOT / "runtime/include", out / "include", ROOT / "runtime/src", out / "src",
                             ROOT / "tests/c"]
-                for source in (out / "src/resources.c", out / "src/stack_table.c", out / "tests/conformance_toy_pool.c"):
+                for source in (out / "src/resources/toy_pool.c", out / "src/stack_table.c", out / "tests/conformance_toy_pool.c"):
                     with self.subTest(backends=backends, CMR_WITH_CUDA=with_cuda, source=source.name):
                         done = compile_c(source, includes, [f"CMR_WITH_CUDA={with_cuda}"])
                         self.assertEqual(done.returncode, 0, done.stderr)
@@ -327,7 +328,7 @@ class FailureCallbackParameter(GeneratorTestCase):
         self.assertIn(f"CMR_API cmr_status {fn}(cmr_resource_ref upstream, cmr_failure_callback on_failure, "
                       "void *on_failure_arg, cmr_toy_retry_resource **out);", self.files["include/cmr/resources.h"])
         self.assertIn(f'if (on_failure == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "{fn}: on_failure is NULL");',
-                      self.files["src/resources.c"])
+                      self.files["src/resources/toy_retry.c"])
         self.assertIn("cmr_status cmr_toy_retry_impl_create(cmr_resource_ref upstream, cmr_failure_callback on_failure, "
                       "void *on_failure_arg, cmr_toy_retry_impl **out);", self.files["src/impl.h"])
 
@@ -341,7 +342,7 @@ class FailureCallbackParameter(GeneratorTestCase):
         includes = [ROOT / "runtime/include", self.out / "include", ROOT / "runtime/src", self.out / "src",
                     ROOT / "tests/c"]
         for with_cuda in ("0", "1"):
-            for source in ("src/resources.c", "tests/conformance_toy_retry.c"):
+            for source in ("src/resources/toy_retry.c", "tests/conformance_toy_retry.c"):
                 with self.subTest(CMR_WITH_CUDA=with_cuda, source=source):
                     done = compile_c(self.out / source, includes, [f"CMR_WITH_CUDA={with_cuda}"])
                     self.assertEqual(done.returncode, 0, done.stderr)
