@@ -352,6 +352,9 @@ class Method:
     doc: str
     returns: CType | None
     params: list
+    # The creation parameter it returns (spec: stored = "<param>"): the
+    # wrapper keeps that value and defines the method; the algorithm does not.
+    stored: Param | None = None
 
 
 @dataclass
@@ -456,6 +459,21 @@ class Resource:
     def python_params(self) -> list:
         """The parameters the Python class takes (all but the hidden ones)."""
         return [p for p in self.params if p.name not in self.python.hidden]
+
+    @property
+    def stored_params(self) -> list:
+        """The creation parameters its stored getters return, each once:
+        the wrapper's object keeps them beside the algorithm's state."""
+        seen = []
+        for m in self.methods:
+            if m.stored is not None and m.stored not in seen:
+                seen.append(m.stored)
+        return seen
+
+    @property
+    def algorithm_methods(self) -> list:
+        """The methods the algorithm file defines (all but stored getters)."""
+        return [m for m in self.methods if m.stored is None]
 
     @property
     def enums(self) -> list:

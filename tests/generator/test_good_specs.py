@@ -173,6 +173,17 @@ class ToyResource(GeneratorTestCase):
             'if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_toy_pool_resource_label: out is NULL");',
         )
 
+    def test_stored_getter_is_generated_whole(self):
+        fn = "cmr_toy_pool_resource_max_chunks"
+        self.assert_has("include/cmr/resources.h", f"CMR_API cmr_status {fn}(cmr_toy_pool_resource *handle, int *out);")
+        self.assert_has("src/resources/toy_pool.c",
+                        "  int max_chunks; /* as created, for cmr_toy_pool_resource_max_chunks */",
+                        "  self->max_chunks = max_chunks;",
+                        f'if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "{fn}: out is NULL");\n'
+                        "  *out = ((toy_pool_object *)object)->max_chunks;\n  return CMR_SUCCESS;")
+        self.assertNotIn("cmr_toy_pool_impl_max_chunks", self.files["src/impl.h"])
+        self.assertNotIn("cmr_toy_pool_impl_max_chunks", self.files["src/resources/toy_pool.c"])
+
     def test_impl_h_declares_what_the_algorithm_defines(self):
         self.assert_has(
             "src/impl.h",
@@ -230,6 +241,7 @@ class ToyResource(GeneratorTestCase):
             "destroy.null_handle", "destroy.destroyed_handle", "destroy.not_a_handle", "ref.destroyed_handle",
             "ref.null_handle",
             "from_ref.null_out", "from_ref.zeroed_ref", "from_ref.destroyed_ref", "from_ref.other_type",
+            "max_chunks.null_handle", "max_chunks.destroyed_handle", "max_chunks.null_out",
             "chunk_count.null_handle", "chunk_count.destroyed_handle", "chunk_count.null_out",
             "trim.null_handle", "trim.destroyed_handle", "trim.keep_bytes.multiple_of", "trim.keep_chunks.min",
             "label.null_handle", "label.destroyed_handle", "label.null_out",
@@ -260,7 +272,7 @@ class ToyResource(GeneratorTestCase):
             "cmr_toy_pool_resource_label(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, ",
             # the getters, read before and after every case
             "cmr_battery_expect_ok(cmr_toy_pool_resource_chunk_count(handle, &chunk_count), ",
-            "enum { observed_count = 1 };",
+            "enum { observed_count = 2 };",
             ".bad_inputs = bad_inputs,",
             ".rejects_unknown_pointer = false,",
         )

@@ -13,6 +13,8 @@ typedef struct aligned_object {
   cmr_object object; /* first: the counted-object header */
   cmr_aligned_impl *impl;
   cmr_resource_ref upstream;
+  size_t allocation_alignment; /* as created, for cmr_aligned_resource_allocation_alignment */
+  size_t alignment_threshold; /* as created, for cmr_aligned_resource_alignment_threshold */
 } aligned_object;
 
 static const cmr_resource_ops aligned_ops;
@@ -93,6 +95,8 @@ cmr_status cmr_aligned_resource_create(cmr_resource_ref upstream, cmr_optional_s
     return status;
   }
   self->upstream = upstream;
+  self->allocation_alignment = allocation_alignment;
+  self->alignment_threshold = alignment_threshold;
   cmr_status made = cmr_aligned_impl_create(upstream, allocation_alignment, alignment_threshold, &self->impl);
   if (made != CMR_SUCCESS) {
     self->impl = NULL;
@@ -130,7 +134,8 @@ cmr_status cmr_aligned_resource_allocation_alignment(cmr_aligned_resource *handl
   cmr_status status = cmr_handle_object(handle, &aligned_type, "cmr_aligned_resource_allocation_alignment", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_aligned_resource_allocation_alignment: out is NULL");
-  return cmr_aligned_impl_allocation_alignment(((aligned_object *)object)->impl, out);
+  *out = ((aligned_object *)object)->allocation_alignment;
+  return CMR_SUCCESS;
 }
 
 cmr_status cmr_aligned_resource_alignment_threshold(cmr_aligned_resource *handle, size_t *out) {
@@ -138,5 +143,6 @@ cmr_status cmr_aligned_resource_alignment_threshold(cmr_aligned_resource *handle
   cmr_status status = cmr_handle_object(handle, &aligned_type, "cmr_aligned_resource_alignment_threshold", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_aligned_resource_alignment_threshold: out is NULL");
-  return cmr_aligned_impl_alignment_threshold(((aligned_object *)object)->impl, out);
+  *out = ((aligned_object *)object)->alignment_threshold;
+  return CMR_SUCCESS;
 }

@@ -13,6 +13,7 @@ typedef struct arena_object {
   cmr_object object; /* first: the counted-object header */
   cmr_arena_impl *impl;
   cmr_resource_ref upstream;
+  size_t arena_size; /* as created, for cmr_arena_resource_arena_size */
 } arena_object;
 
 static const cmr_resource_ops arena_ops;
@@ -91,6 +92,7 @@ cmr_status cmr_arena_resource_create(cmr_resource_ref upstream, cmr_optional_siz
     return status;
   }
   self->upstream = upstream;
+  self->arena_size = arena_size;
   cmr_status made = cmr_arena_impl_create(upstream, arena_size, dump_log_on_failure, dump_path, &self->impl);
   if (made != CMR_SUCCESS) {
     self->impl = NULL;
@@ -128,7 +130,8 @@ cmr_status cmr_arena_resource_arena_size(cmr_arena_resource *handle, size_t *out
   cmr_status status = cmr_handle_object(handle, &arena_type, "cmr_arena_resource_arena_size", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_arena_resource_arena_size: out is NULL");
-  return cmr_arena_impl_arena_size(((arena_object *)object)->impl, out);
+  *out = ((arena_object *)object)->arena_size;
+  return CMR_SUCCESS;
 }
 
 cmr_status cmr_arena_resource_global_free_bytes(cmr_arena_resource *handle, size_t *out) {

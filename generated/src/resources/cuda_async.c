@@ -13,6 +13,7 @@
 typedef struct cuda_async_object {
   cmr_object object; /* first: the counted-object header */
   cmr_cuda_async_impl *impl;
+  size_t release_threshold; /* as created, for cmr_cuda_async_resource_release_threshold */
 } cuda_async_object;
 
 static const cmr_resource_ops cuda_async_ops;
@@ -78,6 +79,7 @@ cmr_status cmr_cuda_async_resource_create(cmr_optional_size initial_pool_size_op
   }
   cuda_async_object *self = calloc(1, sizeof *self);
   if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_cuda_async_resource_create: no host memory for the resource");
+  self->release_threshold = release_threshold;
   cmr_status made = cmr_cuda_async_impl_create(initial_pool_size, release_threshold, export_handle_type, &self->impl);
   if (made != CMR_SUCCESS) {
     self->impl = NULL;
@@ -123,7 +125,8 @@ cmr_status cmr_cuda_async_resource_release_threshold(cmr_cuda_async_resource *ha
   cmr_status status = cmr_handle_object(handle, &cuda_async_type, "cmr_cuda_async_resource_release_threshold", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_async_resource_release_threshold: out is NULL");
-  return cmr_cuda_async_impl_release_threshold(((cuda_async_object *)object)->impl, out);
+  *out = ((cuda_async_object *)object)->release_threshold;
+  return CMR_SUCCESS;
 }
 
 #else /* the cuda_async resource is not in this build */

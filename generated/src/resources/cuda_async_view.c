@@ -13,6 +13,7 @@
 typedef struct cuda_async_view_object {
   cmr_object object; /* first: the counted-object header */
   cmr_cuda_async_view_impl *impl;
+  void *pool_handle; /* as created, for cmr_cuda_async_view_resource_pool_handle */
 } cuda_async_view_object;
 
 static const cmr_resource_ops cuda_async_view_ops;
@@ -67,6 +68,7 @@ cmr_status cmr_cuda_async_view_resource_create(void *pool_handle, cmr_cuda_async
   if (pool_handle == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_async_view_resource_create: pool_handle is NULL");
   cuda_async_view_object *self = calloc(1, sizeof *self);
   if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_cuda_async_view_resource_create: no host memory for the resource");
+  self->pool_handle = pool_handle;
   cmr_status made = cmr_cuda_async_view_impl_create(pool_handle, &self->impl);
   if (made != CMR_SUCCESS) {
     self->impl = NULL;
@@ -104,7 +106,8 @@ cmr_status cmr_cuda_async_view_resource_pool_handle(cmr_cuda_async_view_resource
   cmr_status status = cmr_handle_object(handle, &cuda_async_view_type, "cmr_cuda_async_view_resource_pool_handle", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_async_view_resource_pool_handle: out is NULL");
-  return cmr_cuda_async_view_impl_pool_handle(((cuda_async_view_object *)object)->impl, out);
+  *out = ((cuda_async_view_object *)object)->pool_handle;
+  return CMR_SUCCESS;
 }
 
 #else /* the cuda_async_view resource is not in this build */

@@ -13,6 +13,7 @@ typedef struct limiting_object {
   cmr_object object; /* first: the counted-object header */
   cmr_limiting_impl *impl;
   cmr_resource_ref upstream;
+  size_t allocation_limit; /* as created, for cmr_limiting_resource_allocation_limit */
 } limiting_object;
 
 static const cmr_resource_ops limiting_ops;
@@ -86,6 +87,7 @@ cmr_status cmr_limiting_resource_create(cmr_resource_ref upstream, size_t alloca
     return status;
   }
   self->upstream = upstream;
+  self->allocation_limit = allocation_limit;
   cmr_status made = cmr_limiting_impl_create(upstream, allocation_limit, allocation_alignment, &self->impl);
   if (made != CMR_SUCCESS) {
     self->impl = NULL;
@@ -131,5 +133,6 @@ cmr_status cmr_limiting_resource_allocation_limit(cmr_limiting_resource *handle,
   cmr_status status = cmr_handle_object(handle, &limiting_type, "cmr_limiting_resource_allocation_limit", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_limiting_resource_allocation_limit: out is NULL");
-  return cmr_limiting_impl_allocation_limit(((limiting_object *)object)->impl, out);
+  *out = ((limiting_object *)object)->allocation_limit;
+  return CMR_SUCCESS;
 }
