@@ -58,6 +58,12 @@ def render_all(resources) -> dict[str, str]:
     csharp_resource = env.get_template("csharp/resource.cs.j2")
     for r in resources:
         files[f"csharp/{r.python.class_name}.cs"] = csharp_resource.render(r=r)
+    python_test = env.get_template("tests/test_resource.py.j2")
+    go_test = env.get_template("tests/resource_test.go.j2")
+    for r in resources:
+        if r.binding_testable:
+            files[f"tests/python/test_resource_{r.name}.py"] = python_test.render(r=r)
+            files[f"tests/go/resource_{r.name}_test.go"] = go_test.render(r=r)
     conformance = env.get_template("conformance.c.j2")
     for r in resources:
         names = r.conformance.upstreams_host + [u for u in r.conformance.upstreams_gpu

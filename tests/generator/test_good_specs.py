@@ -112,6 +112,8 @@ class ToyResource(GeneratorTestCase):
         real = set(tree(GENERATED))
         # Java has a class per resource (the template's) and per enum (SWIG's); C# the same.
         self.assertEqual(set(self.files), real | {"tests/conformance_toy_pool.c", "src/resources/toy_pool.c",
+                                                  "tests/python/test_resource_toy_pool.py",
+                                                  "tests/go/resource_toy_pool_test.go",
                                                   "java/org/cmr/ToyPoolMemoryResource.java",
                                                   "java/org/cmr/ToyPoolGrowth.java", "csharp/ToyPoolMemoryResource.cs",
                                                   "csharp/native/ToyPoolGrowth.cs"})
@@ -172,6 +174,21 @@ class ToyResource(GeneratorTestCase):
             "  return cmr_toy_pool_impl_trim(((toy_pool_object *)object)->impl, keep_bytes, keep_chunks);",
             'if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_toy_pool_resource_label: out is NULL");',
         )
+
+    def test_binding_tests_make_it_and_refuse_each_bad_number(self):
+        self.assert_has(
+            "tests/python/test_resource_toy_pool.py",
+            "def test_toy_pool_with_defaults(host_mr):",
+            "    resource.max_chunks()",
+            # one value just outside each numeric constraint, the language's exception
+            "def test_toy_pool_refuses_chunk_size_multiple_of(host_mr):",
+            "        mr.ToyPoolMemoryResource(host_mr, chunk_size=257)",
+            "def test_toy_pool_refuses_max_chunks_max(host_mr):")
+        self.assert_has(
+            "tests/go/resource_toy_pool_test.go",
+            "func TestResourceToyPoolWithDefaults(t *testing.T) {",
+            "cmr.NewToyPoolResource(upstream, cmr.WithToyPoolChunkSize(257))",
+            "expectStatus(t, err, cmr.ErrInvalidArgument, \"chunk_size (multiple_of)\")")
 
     def test_stored_getter_is_generated_whole(self):
         fn = "cmr_toy_pool_resource_max_chunks"
