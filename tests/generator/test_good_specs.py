@@ -182,12 +182,12 @@ class ToyResource(GeneratorTestCase):
             "    resource.max_chunks()",
             # one value just outside each numeric constraint, the language's exception
             "def test_toy_pool_refuses_chunk_size_multiple_of(host_mr):",
-            "        mr.ToyPoolMemoryResource(host_mr, chunk_size=257)",
+            "        mr.ToyPoolMemoryResource(host_mr, label=\"conformance\", chunk_size=257)",
             "def test_toy_pool_refuses_max_chunks_max(host_mr):")
         self.assert_has(
             "tests/go/resource_toy_pool_test.go",
             "func TestResourceToyPoolWithDefaults(t *testing.T) {",
-            "cmr.NewToyPoolResource(upstream, cmr.WithToyPoolChunkSize(257))",
+            "cmr.NewToyPoolResource(upstream, cmr.WithToyPoolLabel(\"conformance\"), cmr.WithToyPoolChunkSize(257))",
             "expectStatus(t, err, cmr.ErrInvalidArgument, \"chunk_size (multiple_of)\")")
 
     def test_stored_getter_is_generated_whole(self):
