@@ -60,10 +60,14 @@ def render_all(resources) -> dict[str, str]:
         files[f"csharp/{r.python.class_name}.cs"] = csharp_resource.render(r=r)
     python_test = env.get_template("tests/test_resource.py.j2")
     go_test = env.get_template("tests/resource_test.go.j2")
+    java_test = env.get_template("tests/ResourceTest.java.j2")
+    csharp_test = env.get_template("tests/ResourceTests.cs.j2")
     for r in resources:
         if r.binding_testable:
             files[f"tests/python/test_resource_{r.name}.py"] = python_test.render(r=r)
             files[f"tests/go/resource_{r.name}_test.go"] = go_test.render(r=r)
+            files[f"tests/java/{java_class_name(r)}Test.java"] = java_test.render(r=r)
+            files[f"tests/csharp/{r.python.class_name}Tests.cs"] = csharp_test.render(r=r)
     conformance = env.get_template("conformance.c.j2")
     for r in resources:
         names = r.conformance.upstreams_host + [u for u in r.conformance.upstreams_gpu

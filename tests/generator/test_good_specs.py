@@ -114,6 +114,8 @@ class ToyResource(GeneratorTestCase):
         self.assertEqual(set(self.files), real | {"tests/conformance_toy_pool.c", "src/resources/toy_pool.c",
                                                   "tests/python/test_resource_toy_pool.py",
                                                   "tests/go/resource_toy_pool_test.go",
+                                                  "tests/java/ToyPoolMemoryResourceTest.java",
+                                                  "tests/csharp/ToyPoolMemoryResourceTests.cs",
                                                   "java/org/cmr/ToyPoolMemoryResource.java",
                                                   "java/org/cmr/ToyPoolGrowth.java", "csharp/ToyPoolMemoryResource.cs",
                                                   "csharp/native/ToyPoolGrowth.cs"})
