@@ -11,14 +11,22 @@ import (
 
 // The aligned resource (spec/aligned.toml) through cmr.AlignedResource.
 
-// makeAligned makes the resource with `make`, skipping where this build or machine lacks it.
+// makeAligned makes the resource with `make` over a counted upstream,
+// skipping where this build or machine lacks it.
 func makeAligned(t *testing.T, make func(upstream cmr.Resource) (*cmr.AlignedResource, error)) *cmr.AlignedResource {
 	t.Helper()
-	r, err := make(mustSystem(t))
+	base, probe := counted(t)
+	r, err := make(base)
 	if err != nil {
 		t.Fatalf("aligned: %v", err)
 	}
-	t.Cleanup(func() { r.Close() })
+	// Once closed it has given back everything it took from its upstream.
+	t.Cleanup(func() {
+		if err := r.Close(); err != nil {
+			t.Errorf("closing: %v", err)
+		}
+		expectOutstanding(t, probe, 0, 0)
+	})
 	if name, err := r.TypeName(); err != nil || name != "aligned" {
 		t.Fatalf("type name %q (%v), want aligned", name, err)
 	}

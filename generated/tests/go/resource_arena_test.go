@@ -11,14 +11,22 @@ import (
 
 // The arena resource (spec/arena.toml) through cmr.ArenaResource.
 
-// makeArena makes the resource with `make`, skipping where this build or machine lacks it.
+// makeArena makes the resource with `make` over a counted upstream,
+// skipping where this build or machine lacks it.
 func makeArena(t *testing.T, make func(upstream cmr.Resource) (*cmr.ArenaResource, error)) *cmr.ArenaResource {
 	t.Helper()
-	r, err := make(mustSystem(t))
+	base, probe := counted(t)
+	r, err := make(base)
 	if err != nil {
 		t.Fatalf("arena: %v", err)
 	}
-	t.Cleanup(func() { r.Close() })
+	// Once closed it has given back everything it took from its upstream.
+	t.Cleanup(func() {
+		if err := r.Close(); err != nil {
+			t.Errorf("closing: %v", err)
+		}
+		expectOutstanding(t, probe, 0, 0)
+	})
 	if name, err := r.TypeName(); err != nil || name != "arena" {
 		t.Fatalf("type name %q (%v), want arena", name, err)
 	}

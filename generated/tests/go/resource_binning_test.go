@@ -11,14 +11,22 @@ import (
 
 // The binning resource (spec/binning.toml) through cmr.BinningResource.
 
-// makeBinning makes the resource with `make`, skipping where this build or machine lacks it.
+// makeBinning makes the resource with `make` over a counted upstream,
+// skipping where this build or machine lacks it.
 func makeBinning(t *testing.T, make func(upstream cmr.Resource) (*cmr.BinningResource, error)) *cmr.BinningResource {
 	t.Helper()
-	r, err := make(mustSystem(t))
+	base, probe := counted(t)
+	r, err := make(base)
 	if err != nil {
 		t.Fatalf("binning: %v", err)
 	}
-	t.Cleanup(func() { r.Close() })
+	// Once closed it has given back everything it took from its upstream.
+	t.Cleanup(func() {
+		if err := r.Close(); err != nil {
+			t.Errorf("closing: %v", err)
+		}
+		expectOutstanding(t, probe, 0, 0)
+	})
 	if name, err := r.TypeName(); err != nil || name != "binning" {
 		t.Fatalf("type name %q (%v), want binning", name, err)
 	}

@@ -19,17 +19,25 @@ func TestResourceCudaAsyncManagedUnsupportedInTheHostBuild(t *testing.T) {
 	expectStatus(t, err, cmr.ErrUnsupported, "cuda_async_managed")
 }
 
-// makeCudaAsyncManaged makes the resource with `make`, skipping where this build or machine lacks it.
+// makeCudaAsyncManaged makes the resource with `make` over a counted upstream,
+// skipping where this build or machine lacks it.
 func makeCudaAsyncManaged(t *testing.T, make func(upstream cmr.Resource) (*cmr.CudaAsyncManagedResource, error)) *cmr.CudaAsyncManagedResource {
 	t.Helper()
 	if count, _ := cmr.DeviceCount(); !cmr.BuiltWithCUDA() || count == 0 {
 		t.Skip("the cuda_async_managed resource needs a CUDA build and a GPU")
 	}
-	r, err := make(mustSystem(t))
+	base, probe := counted(t)
+	r, err := make(base)
 	if err != nil {
 		t.Fatalf("cuda_async_managed: %v", err)
 	}
-	t.Cleanup(func() { r.Close() })
+	// Once closed it has given back everything it took from its upstream.
+	t.Cleanup(func() {
+		if err := r.Close(); err != nil {
+			t.Errorf("closing: %v", err)
+		}
+		expectOutstanding(t, probe, 0, 0)
+	})
 	if name, err := r.TypeName(); err != nil || name != "cuda_async_managed" {
 		t.Fatalf("type name %q (%v), want cuda_async_managed", name, err)
 	}

@@ -19,17 +19,25 @@ func TestResourceCudaUnsupportedInTheHostBuild(t *testing.T) {
 	expectStatus(t, err, cmr.ErrUnsupported, "cuda")
 }
 
-// makeCuda makes the resource with `make`, skipping where this build or machine lacks it.
+// makeCuda makes the resource with `make` over a counted upstream,
+// skipping where this build or machine lacks it.
 func makeCuda(t *testing.T, make func(upstream cmr.Resource) (*cmr.CudaResource, error)) *cmr.CudaResource {
 	t.Helper()
 	if count, _ := cmr.DeviceCount(); !cmr.BuiltWithCUDA() || count == 0 {
 		t.Skip("the cuda resource needs a CUDA build and a GPU")
 	}
-	r, err := make(mustSystem(t))
+	base, probe := counted(t)
+	r, err := make(base)
 	if err != nil {
 		t.Fatalf("cuda: %v", err)
 	}
-	t.Cleanup(func() { r.Close() })
+	// Once closed it has given back everything it took from its upstream.
+	t.Cleanup(func() {
+		if err := r.Close(); err != nil {
+			t.Errorf("closing: %v", err)
+		}
+		expectOutstanding(t, probe, 0, 0)
+	})
 	if name, err := r.TypeName(); err != nil || name != "cuda" {
 		t.Fatalf("type name %q (%v), want cuda", name, err)
 	}

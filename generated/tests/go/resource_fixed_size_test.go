@@ -11,14 +11,22 @@ import (
 
 // The fixed_size resource (spec/fixed_size.toml) through cmr.FixedSizeResource.
 
-// makeFixedSize makes the resource with `make`, skipping where this build or machine lacks it.
+// makeFixedSize makes the resource with `make` over a counted upstream,
+// skipping where this build or machine lacks it.
 func makeFixedSize(t *testing.T, make func(upstream cmr.Resource) (*cmr.FixedSizeResource, error)) *cmr.FixedSizeResource {
 	t.Helper()
-	r, err := make(mustSystem(t))
+	base, probe := counted(t)
+	r, err := make(base)
 	if err != nil {
 		t.Fatalf("fixed_size: %v", err)
 	}
-	t.Cleanup(func() { r.Close() })
+	// Once closed it has given back everything it took from its upstream.
+	t.Cleanup(func() {
+		if err := r.Close(); err != nil {
+			t.Errorf("closing: %v", err)
+		}
+		expectOutstanding(t, probe, 0, 0)
+	})
 	if name, err := r.TypeName(); err != nil || name != "fixed_size" {
 		t.Fatalf("type name %q (%v), want fixed_size", name, err)
 	}

@@ -11,14 +11,22 @@ import (
 
 // The logging resource (spec/logging.toml) through cmr.LoggingResource.
 
-// makeLogging makes the resource with `make`, skipping where this build or machine lacks it.
+// makeLogging makes the resource with `make` over a counted upstream,
+// skipping where this build or machine lacks it.
 func makeLogging(t *testing.T, make func(upstream cmr.Resource) (*cmr.LoggingResource, error)) *cmr.LoggingResource {
 	t.Helper()
-	r, err := make(mustSystem(t))
+	base, probe := counted(t)
+	r, err := make(base)
 	if err != nil {
 		t.Fatalf("logging: %v", err)
 	}
-	t.Cleanup(func() { r.Close() })
+	// Once closed it has given back everything it took from its upstream.
+	t.Cleanup(func() {
+		if err := r.Close(); err != nil {
+			t.Errorf("closing: %v", err)
+		}
+		expectOutstanding(t, probe, 0, 0)
+	})
 	if name, err := r.TypeName(); err != nil || name != "logging" {
 		t.Fatalf("type name %q (%v), want logging", name, err)
 	}

@@ -19,17 +19,25 @@ func TestResourcePinnedHostUnsupportedInTheHostBuild(t *testing.T) {
 	expectStatus(t, err, cmr.ErrUnsupported, "pinned_host")
 }
 
-// makePinnedHost makes the resource with `make`, skipping where this build or machine lacks it.
+// makePinnedHost makes the resource with `make` over a counted upstream,
+// skipping where this build or machine lacks it.
 func makePinnedHost(t *testing.T, make func(upstream cmr.Resource) (*cmr.PinnedHostResource, error)) *cmr.PinnedHostResource {
 	t.Helper()
 	if count, _ := cmr.DeviceCount(); !cmr.BuiltWithCUDA() || count == 0 {
 		t.Skip("the pinned_host resource needs a CUDA build and a GPU")
 	}
-	r, err := make(mustSystem(t))
+	base, probe := counted(t)
+	r, err := make(base)
 	if err != nil {
 		t.Fatalf("pinned_host: %v", err)
 	}
-	t.Cleanup(func() { r.Close() })
+	// Once closed it has given back everything it took from its upstream.
+	t.Cleanup(func() {
+		if err := r.Close(); err != nil {
+			t.Errorf("closing: %v", err)
+		}
+		expectOutstanding(t, probe, 0, 0)
+	})
 	if name, err := r.TypeName(); err != nil || name != "pinned_host" {
 		t.Fatalf("type name %q (%v), want pinned_host", name, err)
 	}

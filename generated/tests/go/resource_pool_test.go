@@ -11,14 +11,22 @@ import (
 
 // The pool resource (spec/pool.toml) through cmr.PoolResource.
 
-// makePool makes the resource with `make`, skipping where this build or machine lacks it.
+// makePool makes the resource with `make` over a counted upstream,
+// skipping where this build or machine lacks it.
 func makePool(t *testing.T, make func(upstream cmr.Resource) (*cmr.PoolResource, error)) *cmr.PoolResource {
 	t.Helper()
-	r, err := make(mustSystem(t))
+	base, probe := counted(t)
+	r, err := make(base)
 	if err != nil {
 		t.Fatalf("pool: %v", err)
 	}
-	t.Cleanup(func() { r.Close() })
+	// Once closed it has given back everything it took from its upstream.
+	t.Cleanup(func() {
+		if err := r.Close(); err != nil {
+			t.Errorf("closing: %v", err)
+		}
+		expectOutstanding(t, probe, 0, 0)
+	})
 	if name, err := r.TypeName(); err != nil || name != "pool" {
 		t.Fatalf("type name %q (%v), want pool", name, err)
 	}

@@ -11,14 +11,22 @@ import (
 
 // The prefetch resource (spec/prefetch.toml) through cmr.PrefetchResource.
 
-// makePrefetch makes the resource with `make`, skipping where this build or machine lacks it.
+// makePrefetch makes the resource with `make` over a counted upstream,
+// skipping where this build or machine lacks it.
 func makePrefetch(t *testing.T, make func(upstream cmr.Resource) (*cmr.PrefetchResource, error)) *cmr.PrefetchResource {
 	t.Helper()
-	r, err := make(mustSystem(t))
+	base, probe := counted(t)
+	r, err := make(base)
 	if err != nil {
 		t.Fatalf("prefetch: %v", err)
 	}
-	t.Cleanup(func() { r.Close() })
+	// Once closed it has given back everything it took from its upstream.
+	t.Cleanup(func() {
+		if err := r.Close(); err != nil {
+			t.Errorf("closing: %v", err)
+		}
+		expectOutstanding(t, probe, 0, 0)
+	})
 	if name, err := r.TypeName(); err != nil || name != "prefetch" {
 		t.Fatalf("type name %q (%v), want prefetch", name, err)
 	}

@@ -11,14 +11,22 @@ import (
 
 // The thread_safe resource (spec/thread_safe.toml) through cmr.ThreadSafeResource.
 
-// makeThreadSafe makes the resource with `make`, skipping where this build or machine lacks it.
+// makeThreadSafe makes the resource with `make` over a counted upstream,
+// skipping where this build or machine lacks it.
 func makeThreadSafe(t *testing.T, make func(upstream cmr.Resource) (*cmr.ThreadSafeResource, error)) *cmr.ThreadSafeResource {
 	t.Helper()
-	r, err := make(mustSystem(t))
+	base, probe := counted(t)
+	r, err := make(base)
 	if err != nil {
 		t.Fatalf("thread_safe: %v", err)
 	}
-	t.Cleanup(func() { r.Close() })
+	// Once closed it has given back everything it took from its upstream.
+	t.Cleanup(func() {
+		if err := r.Close(); err != nil {
+			t.Errorf("closing: %v", err)
+		}
+		expectOutstanding(t, probe, 0, 0)
+	})
 	if name, err := r.TypeName(); err != nil || name != "thread_safe" {
 		t.Fatalf("type name %q (%v), want thread_safe", name, err)
 	}

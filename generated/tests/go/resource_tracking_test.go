@@ -11,14 +11,22 @@ import (
 
 // The tracking resource (spec/tracking.toml) through cmr.TrackingResource.
 
-// makeTracking makes the resource with `make`, skipping where this build or machine lacks it.
+// makeTracking makes the resource with `make` over a counted upstream,
+// skipping where this build or machine lacks it.
 func makeTracking(t *testing.T, make func(upstream cmr.Resource) (*cmr.TrackingResource, error)) *cmr.TrackingResource {
 	t.Helper()
-	r, err := make(mustSystem(t))
+	base, probe := counted(t)
+	r, err := make(base)
 	if err != nil {
 		t.Fatalf("tracking: %v", err)
 	}
-	t.Cleanup(func() { r.Close() })
+	// Once closed it has given back everything it took from its upstream.
+	t.Cleanup(func() {
+		if err := r.Close(); err != nil {
+			t.Errorf("closing: %v", err)
+		}
+		expectOutstanding(t, probe, 0, 0)
+	})
 	if name, err := r.TypeName(); err != nil || name != "tracking" {
 		t.Fatalf("type name %q (%v), want tracking", name, err)
 	}
