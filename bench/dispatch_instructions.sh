@@ -48,7 +48,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 # subject: the resource's type name; its ops functions are <type>_allocate
-# and <type>_deallocate (the generator's names in generated/src/resources.c).
+# and <type>_deallocate (the generator's names in generated/src/resources/<type>.c).
 subjects=(pool fixed_size system statistics limiting)
 
 # parse OUT_FILE TYPE PAIRS: prints "via direct alloc_ref alloc_direct

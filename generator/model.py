@@ -4,6 +4,8 @@ validating it; the templates read them and never the raw TOML."""
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, field
 
 KINDS = ("leaf", "suballocator", "adaptor")
@@ -324,6 +326,29 @@ class Param:
             bad.append(BadValue(extreme[0], self.given_c(extreme[2]), "CMR_ERROR_INVALID_ARGUMENT"))
         return bad
 
+    def passes(self, value) -> bool:
+        """Whether a number passes every numeric constraint of the parameter."""
+        return not any(_violates(value, k, b) for k, b in self.numeric_constraints.items())
+
+    @property
+    def bad_numbers(self) -> list:
+        """(label, number) for each constraint a plain number can break, the
+        number failing that constraint alone where one does: what the binding
+        tests pass to see the language's invalid-argument error."""
+        out = []
+        if self.type.name not in ("size_t", "int", "double"):
+            return out
+        for constraint, bound in self.numeric_constraints.items():
+            value = self._outside(constraint, bound)
+            if value is None:
+                continue
+            number = float(value) if self.type.name == "double" else int(re.sub(r"\D", "", value.replace("(size_t)", "")) or 0)
+            if value.lstrip().startswith("-"):
+                number = -abs(number)
+            if abs(number) <= _LARGEST_SAMPLE:
+                out.append((constraint, literal(self.type.name, number)))
+        return out
+
     @property
     def valid_c(self) -> str:
         """A value for this parameter that passes its checks."""
@@ -334,6 +359,44 @@ class Param:
             if not any(_violates(v, k, b) for k, b in c.items()):
                 return _number_c(self.type.name, v)
         return _number_c(self.type.name, c.get("min", 1))
+
+
+# ---- what the generated binding tests pass: one table of value forms ---------------
+
+# A conformance argument the binding tests can read as a plain number:
+# 4096, (size_t)1 << 32, 1048576u.
+_PLAIN_NUMBER = re.compile(r"^\s*(?:\(size_t\))?\s*(\d+)u?\s*(?:<<\s*(\d+))?\s*$")
+_PLAIN_STRING = re.compile(r'^"([^"\\]*)"$')
+
+
+@dataclass(frozen=True)
+class Literal:
+    """How each language writes a plain value of one spec type; `value` is
+    the Python value (int, float, bool or str)."""
+    python: str
+    java: str
+    go: str
+    csharp: str
+
+
+def literal(type_name: str, value) -> Literal:
+    """A plain value of a spec type in every language the tests are generated for."""
+    if type_name == "bool":
+        return Literal("True" if value else "False", *(["true" if value else "false"] * 3))
+    if type_name == "string":
+        text = json.dumps(value)
+        return Literal(text, text, text, text)
+    if type_name == "double":
+        text = repr(float(value))
+        return Literal(text, text, text, text)
+    if type_name == "size_t":
+        return Literal(str(value), f"{value}L", str(value), f"{value}UL")
+    return Literal(str(value), str(value), str(value), str(value))
+
+
+# Java's long and C#'s ulong hold what the tests pass; a size past 2^63 - 1
+# is no Java long, so such a bad value is left to the C battery.
+_LARGEST_SAMPLE = 2**63 - 1
 
 
 @dataclass
@@ -352,6 +415,9 @@ class Method:
     doc: str
     returns: CType | None
     params: list
+    # The creation parameter it returns (spec: stored = "<param>"): the
+    # wrapper keeps that value and defines the method; the algorithm does not.
+    stored: Param | None = None
 
 
 @dataclass
@@ -456,6 +522,91 @@ class Resource:
     def python_params(self) -> list:
         """The parameters the Python class takes (all but the hidden ones)."""
         return [p for p in self.params if p.name not in self.python.hidden]
+
+    @property
+    def stored_params(self) -> list:
+        """The creation parameters its stored getters return, each once:
+        the wrapper's object keeps them beside the algorithm's state."""
+        seen = []
+        for m in self.methods:
+            if m.stored is not None and m.stored not in seen:
+                seen.append(m.stored)
+        return seen
+
+    @property
+    def algorithm_methods(self) -> list:
+        """The methods the algorithm file defines (all but stored getters)."""
+        return [m for m in self.methods if m.stored is None]
+
+    def sample(self, param: Param):
+        """A plain value the binding tests give `param` explicitly (a Python
+        int, float, bool or str), or None where no plain value serves (refs,
+        callbacks, pointers, enums): the conformance argument where it reads
+        as a number or string, else, for a number without a default, one
+        that passes every check (a default stays: a sample picked blind could
+        break a check across parameters)."""
+        kind = param.type.name
+        arg = self.conformance.args.get(param.name)
+        if kind in ("size_t", "int", "double"):
+            match = _PLAIN_NUMBER.match(arg or "")
+            if match:
+                value = int(match.group(1)) << int(match.group(2) or 0)
+                if param.passes(value):
+                    return value
+            c = param.numeric_constraints
+            if param.default is not None:
+                return None
+            for value in (4096, c.get("min", 0), c.get("max", 0), 1):
+                if param.passes(value):
+                    return float(value) if kind == "double" else value
+            return None
+        if kind == "bool":
+            return not param.default if isinstance(param.default, bool) else True
+        if kind == "string":
+            match = _PLAIN_STRING.match(arg or "")
+            return match.group(1) if match else None
+        return None
+
+    def sample_literal(self, param: Param) -> Literal | None:
+        value = self.sample(param)
+        return None if value is None else literal(param.type.name, value)
+
+    @property
+    def callbacks(self) -> list:
+        """Its callback-typed parameters (functions each language passes its own way)."""
+        return [p for p in self.params if p.type.name in ALWAYS_NONZERO]
+
+    @property
+    def binding_testable(self) -> bool:
+        """Whether the generated binding tests can make it from plain values:
+        every parameter an upstream, defaulted or given a sample; no callbacks
+        (their constructors and tests are per language)."""
+        return not self.callbacks and all(
+            p.is_upstream or p.default is not None or self.sample(p) is not None for p in self.params)
+
+    @property
+    def sampled_params(self) -> list:
+        """The parameters the binding tests give explicitly (all but the upstream, those with a sample)."""
+        return [p for p in self.params if not p.is_upstream and self.sample(p) is not None]
+
+    @property
+    def minimal_params(self) -> list:
+        """What the binding tests give when they make it "with defaults": the
+        parameters without one, and those the conformance battery sets (a log
+        file, a small pool), each at its sample."""
+        return [p for p in self.sampled_params if p.default is None or p.name in self.conformance.args]
+
+    @property
+    def getters(self) -> list:
+        """Methods that take nothing and return a value: the binding tests call each."""
+        return [m for m in self.methods if m.returns is not None and not m.params]
+
+    @property
+    def java_params(self) -> list:
+        """The parameters Java's constructors take: all but the pointers
+        with a default (a FILE *, a callback's argument), for which Java has
+        no value."""
+        return [p for p in self.params if not (p.type.name == "pointer" and p.default is not None)]
 
     @property
     def enums(self) -> list:

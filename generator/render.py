@@ -35,7 +35,6 @@ def render_all(resources) -> dict[str, str]:
         "include/cmr/resources.h": env.get_template("resources.h.j2").render(
             resources=resources, pointee_headers=_pointee_headers(resources)),
         "src/impl.h": env.get_template("impl.h.j2").render(resources=resources),
-        "src/resources.c": env.get_template("resources.c.j2").render(resources=resources),
         "cmake/resources.cmake": env.get_template("resources.cmake.j2").render(resources=resources),
         "docs/api.md": env.get_template("api.md.j2").render(resources=resources),
         "src/stack_table.c": env.get_template("stack_table.c.j2").render(resources=resources),
@@ -50,12 +49,24 @@ def render_all(resources) -> dict[str, str]:
     }
     java_class_name = env.get_template("java/java_macros.j2").module.class_name
     for r in resources:
-        files[f"java/org/cmr/{java_class_name(r)}.java"] = env.get_template("java/Resource.java.j2").render(r=r)
+        java_class, csharp_class = java_class_name(r), r.python.class_name
+        # One file per resource and template: parallel additions touch disjoint files.
+        per_resource = {
+            f"src/resources/{r.name}.c": "resource.c.j2",
+            f"java/org/cmr/{java_class}.java": "java/Resource.java.j2",
+            f"csharp/{csharp_class}.cs": "csharp/resource.cs.j2",
+        }
+        if r.binding_testable:
+            per_resource.update({
+                f"tests/python/test_resource_{r.name}.py": "tests/test_resource.py.j2",
+                f"tests/go/resource_{r.name}_test.go": "tests/resource_test.go.j2",
+                f"tests/java/{java_class}Test.java": "tests/ResourceTest.java.j2",
+                f"tests/csharp/{csharp_class}Tests.cs": "tests/ResourceTests.cs.j2",
+            })
+        for path, template in per_resource.items():
+            files[path] = env.get_template(template).render(r=r)
     files["java/org/cmr/ResourceClasses.java"] = env.get_template("java/ResourceClasses.java.j2").render(
         resources=resources)
-    csharp_resource = env.get_template("csharp/resource.cs.j2")
-    for r in resources:
-        files[f"csharp/{r.python.class_name}.cs"] = csharp_resource.render(r=r)
     conformance = env.get_template("conformance.c.j2")
     for r in resources:
         names = r.conformance.upstreams_host + [u for u in r.conformance.upstreams_gpu

@@ -25,7 +25,10 @@ TOP_FIELDS = {"name", "kind", "doc", "properties", "thread_safe", "backends", "e
               "max_alignment", "state", "params", "checks", "methods", "conformance", "python"}
 PARAM_FIELDS = {"name", "type", "doc", "default", "multiple_of", "power_of_two", "min", "max",
                 "nonzero", "retain", "values", "pointee"}
-METHOD_FIELDS = {"name", "doc", "returns", "params"}
+METHOD_FIELDS = {"name", "doc", "returns", "params", "stored"}
+# Types a method may return as a stored parameter (`stored = "<param>"`): plain
+# values the generated wrapper keeps beside the handle, no copies to own.
+STORABLE = ("size_t", "int", "bool", "double", "pointer", "properties")
 CHECK_FIELDS = {"expr", "message"}
 CONFORMANCE_FIELDS = {"upstreams", "args", "skip", "rejects"}
 PYTHON_FIELDS = {"class", "names", "aliases", "hidden", "extends"}
@@ -321,7 +324,33 @@ def _load_checks(raw, params, problems):
     return checks
 
 
-def _load_methods(raw, resource, problems):
+def _load_stored(item, params, rtype, where, problems):
+    """methods[i].stored: the creation parameter a getter returns, as the
+    wrapper resolved it; the generated C keeps it and defines the getter."""
+    stored = item.get("stored")
+    if stored is None:
+        return None
+    by_name = {p.name: p for p in params}
+    if not isinstance(stored, str) or stored not in by_name:
+        problems.add(f"{where}stored", f"{_show(stored)} is not a parameter of the resource "
+                                       f"(known: {', '.join(by_name) or 'none'})")
+        return None
+    param = by_name[stored]
+    if param.type.name not in STORABLE:
+        problems.add(f"{where}stored", f'"{stored}" is a {param.type.name}, which cannot be stored '
+                                       f"(storable: {', '.join(STORABLE)})")
+        return None
+    if "returns" in item and (rtype is None or rtype.name != param.type.name):
+        problems.add(f"{where}returns", f'must be "{param.type.name}", the type of the stored "{stored}" '
+                                        "(or left out)")
+        return None
+    if item.get("params"):
+        problems.add(f"{where}params", "a stored getter takes no parameters")
+        return None
+    return param
+
+
+def _load_methods(raw, resource, problems, params=()):
     if raw is None:
         return []
     if not isinstance(raw, list):
@@ -338,20 +367,25 @@ def _load_methods(raw, resource, problems):
         doc = _require(item, "doc", str, where, problems) or ""
         returns = item.get("returns", "void")
         rtype = None
-        if returns != "void":
+        if "stored" in item and "returns" not in item:
+            returns = None
+        elif returns != "void":
             rtype = TYPES.get(returns) if isinstance(returns, str) and returns != "enum" else None
             if rtype is None or not rtype.returnable:
                 returnable = [t for t, ct in TYPES.items() if ct.returnable and t != "enum"]
                 problems.add(f"{where}returns", f"{_show(returns)} cannot be returned "
                                                 f"(known: void, {', '.join(returnable)})")
-        params = _load_params(item.get("params"), resource, f"{where}params", problems, allow_default=False)
+        method_params = _load_params(item.get("params"), resource, f"{where}params", problems, allow_default=False)
+        stored = _load_stored(item, params, rtype, where, problems)
+        if stored is not None:
+            rtype = stored.type
         if name in ("create", "destroy", "ref", "from_ref"):
             problems.add(f"{where}name", f'"{name}" is generated for every resource')
         elif name in seen:
             problems.add(f"{where}name", f'"{name}" repeats')
         elif name:
             seen.add(name)
-            methods.append(Method(name=name, doc=doc, returns=rtype, params=params))
+            methods.append(Method(name=name, doc=doc, returns=rtype, params=method_params, stored=stored))
     return methods
 
 
@@ -491,7 +525,7 @@ def _load_resource(path, data, known_resources, source):
 
     params = _load_params(data.get("params"), name or "x", "params", problems)
     checks = _load_checks(data.get("checks"), params, problems)
-    methods = _load_methods(data.get("methods"), name or "x", problems)
+    methods = _load_methods(data.get("methods"), name or "x", problems, params)
     conformance = _load_conformance(data.get("conformance"), params, problems, known_resources)
     python = _load_python(data.get("python"), name, kind, params, methods, problems)
 

@@ -5,6 +5,10 @@
 set(CMR_HOST_RESOURCES aligned arena binning callback failure_callback fixed_size limiting logging pool prefetch sam_headroom simulated statistics system thread_safe tracking)
 set(CMR_CUDA_RESOURCES aligned arena binning callback cuda cuda_async cuda_async_managed cuda_async_view failure_callback fixed_size limiting logging managed pinned_host pool prefetch sam_headroom simulated statistics system thread_safe tracking)
 
+# Generated wrappers (generated/src/resources/<name>.c), one per resource, in
+# every build: a resource absent from a build reports itself unavailable.
+set(CMR_ALL_RESOURCES aligned arena binning callback cuda cuda_async cuda_async_managed cuda_async_view failure_callback fixed_size limiting logging managed pinned_host pool prefetch sam_headroom simulated statistics system thread_safe tracking)
+
 # Conformance cases, "<resource>" or "<resource>:<upstream>": those that run
 # without a GPU (both builds, label host) and those that need one (CUDA build,
 # label gpu).

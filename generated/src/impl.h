@@ -16,8 +16,6 @@ cmr_status cmr_aligned_impl_create(cmr_resource_ref upstream, size_t allocation_
 void cmr_aligned_impl_destroy(cmr_aligned_impl *impl);
 cmr_status cmr_aligned_impl_allocate(cmr_aligned_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
 cmr_status cmr_aligned_impl_deallocate(cmr_aligned_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
-cmr_status cmr_aligned_impl_allocation_alignment(cmr_aligned_impl *impl, size_t *out);
-cmr_status cmr_aligned_impl_alignment_threshold(cmr_aligned_impl *impl, size_t *out);
 
 /* ---- arena ---- */
 typedef struct cmr_arena_impl cmr_arena_impl;
@@ -25,7 +23,6 @@ cmr_status cmr_arena_impl_create(cmr_resource_ref upstream, size_t arena_size, b
 void cmr_arena_impl_destroy(cmr_arena_impl *impl);
 cmr_status cmr_arena_impl_allocate(cmr_arena_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
 cmr_status cmr_arena_impl_deallocate(cmr_arena_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
-cmr_status cmr_arena_impl_arena_size(cmr_arena_impl *impl, size_t *out);
 cmr_status cmr_arena_impl_global_free_bytes(cmr_arena_impl *impl, size_t *out);
 cmr_status cmr_arena_impl_superblock_count(cmr_arena_impl *impl, size_t *out);
 cmr_status cmr_arena_impl_dump(cmr_arena_impl *impl);
@@ -66,7 +63,6 @@ void cmr_cuda_async_impl_destroy(cmr_cuda_async_impl *impl);
 cmr_status cmr_cuda_async_impl_allocate(cmr_cuda_async_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
 cmr_status cmr_cuda_async_impl_deallocate(cmr_cuda_async_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
 cmr_status cmr_cuda_async_impl_pool_handle(cmr_cuda_async_impl *impl, void **out);
-cmr_status cmr_cuda_async_impl_release_threshold(cmr_cuda_async_impl *impl, size_t *out);
 #endif
 
 /* ---- cuda_async_managed ---- */
@@ -88,7 +84,6 @@ void cmr_cuda_async_view_impl_destroy(cmr_cuda_async_view_impl *impl);
 cmr_status cmr_cuda_async_view_impl_allocate(cmr_cuda_async_view_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
 cmr_status cmr_cuda_async_view_impl_deallocate(cmr_cuda_async_view_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
 bool cmr_cuda_async_view_impl_is_equal(const cmr_cuda_async_view_impl *impl, const cmr_cuda_async_view_impl *other);
-cmr_status cmr_cuda_async_view_impl_pool_handle(cmr_cuda_async_view_impl *impl, void **out);
 #endif
 
 /* ---- failure_callback ---- */
@@ -114,7 +109,6 @@ void cmr_limiting_impl_destroy(cmr_limiting_impl *impl);
 cmr_status cmr_limiting_impl_allocate(cmr_limiting_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
 cmr_status cmr_limiting_impl_deallocate(cmr_limiting_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
 cmr_status cmr_limiting_impl_allocated_bytes(cmr_limiting_impl *impl, size_t *out);
-cmr_status cmr_limiting_impl_allocation_limit(cmr_limiting_impl *impl, size_t *out);
 
 /* ---- logging ---- */
 typedef struct cmr_logging_impl cmr_logging_impl;

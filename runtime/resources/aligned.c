@@ -155,13 +155,3 @@ cmr_status cmr_aligned_impl_deallocate(cmr_aligned_impl *impl, void *ptr, size_t
   free(entry);
   return CMR_SUCCESS;
 }
-
-cmr_status cmr_aligned_impl_allocation_alignment(cmr_aligned_impl *impl, size_t *out) {
-  *out = impl->alignment;
-  return CMR_SUCCESS;
-}
-
-cmr_status cmr_aligned_impl_alignment_threshold(cmr_aligned_impl *impl, size_t *out) {
-  *out = impl->threshold;
-  return CMR_SUCCESS;
-}

@@ -330,11 +330,6 @@ cmr_status cmr_arena_impl_deallocate(cmr_arena_impl *impl, void *ptr, size_t byt
   return cmr_suballocator_take_back(impl->lists, impl->handed_out, "arena", ptr, bytes, stream);
 }
 
-cmr_status cmr_arena_impl_arena_size(cmr_arena_impl *impl, size_t *out) {
-  *out = impl->arena_size;
-  return CMR_SUCCESS;
-}
-
 cmr_status cmr_arena_impl_global_free_bytes(cmr_arena_impl *impl, size_t *out) {
   pthread_mutex_lock(&impl->global_lock);
   *out = impl->global.bytes;

@@ -9,7 +9,6 @@
 
 struct cmr_cuda_async_impl {
   cmr_backend_pool pool;
-  size_t release_threshold;
 };
 
 static const cmr_backend_pool_export export_of[] = {
@@ -36,7 +35,6 @@ cmr_status cmr_cuda_async_impl_create(size_t initial_pool_size, size_t release_t
   if (!supported) return cmr_error(CMR_ERROR_UNSUPPORTED, "cuda_async: the current device has no memory pools");
   cmr_cuda_async_impl *impl = malloc(sizeof *impl);
   if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cuda_async: no host memory for the resource");
-  impl->release_threshold = release_threshold;
   status = cmr_backend_pool_create(export_of[export_handle_type], release_threshold, &impl->pool);
   if (status == CMR_SUCCESS && initial_pool_size > 0) {
     status = reserve(impl->pool, initial_pool_size);
@@ -70,10 +68,5 @@ cmr_status cmr_cuda_async_impl_deallocate(cmr_cuda_async_impl *impl, void *ptr, 
 
 cmr_status cmr_cuda_async_impl_pool_handle(cmr_cuda_async_impl *impl, void **out) {
   *out = impl->pool;
-  return CMR_SUCCESS;
-}
-
-cmr_status cmr_cuda_async_impl_release_threshold(cmr_cuda_async_impl *impl, size_t *out) {
-  *out = impl->release_threshold;
   return CMR_SUCCESS;
 }

@@ -35,8 +35,3 @@ bool cmr_cuda_async_view_impl_is_equal(const cmr_cuda_async_view_impl *impl,
                                        const cmr_cuda_async_view_impl *other) {
   return impl->pool == other->pool;
 }
-
-cmr_status cmr_cuda_async_view_impl_pool_handle(cmr_cuda_async_view_impl *impl, void **out) {
-  *out = impl->pool;
-  return CMR_SUCCESS;
-}

@@ -96,8 +96,3 @@ cmr_status cmr_limiting_impl_allocated_bytes(cmr_limiting_impl *impl, size_t *ou
   *out = atomic_load(&impl->allocated);
   return CMR_SUCCESS;
 }
-
-cmr_status cmr_limiting_impl_allocation_limit(cmr_limiting_impl *impl, size_t *out) {
-  *out = impl->limit;
-  return CMR_SUCCESS;
-}

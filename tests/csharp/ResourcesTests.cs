@@ -244,13 +244,4 @@ internal sealed class ResourcesTests
             Assert.Equal(0UL, plain.OutstandingCount(), "nothing outstanding");
         }
     }
-
-    [Test]
-    private void CudaResourcesAreUnsupportedInTheHostBuild()
-    {
-        Assert.ThrowsStatus(Status.Unsupported, () => new CudaMemoryResource(), "cuda");
-        Assert.ThrowsStatus(Status.Unsupported, () => new ManagedMemoryResource(), "managed");
-        Assert.ThrowsStatus(Status.Unsupported, () => new PinnedHostMemoryResource(), "pinned_host");
-        Assert.ThrowsStatus(Status.Unsupported, () => new CudaAsyncMemoryResource(), "cuda_async");
-    }
 }

@@ -108,6 +108,11 @@ EXPECTED = {
     "method_returns_array": [f'methods[0].returns: ["size_t"] cannot be returned (known: {RETURNABLE})'],
     "method_param_default": ["methods[0].params[0].default: method parameters take no defaults"],
     "method_param_enum": ["methods[0].params[0].type: an enum is a constructor parameter only"],
+    "method_stored_unknown": ['methods[0].stored: "sise" is not a parameter of the resource (known: size, label)'],
+    "method_stored_string": ['methods[0].stored: "label" is a string, which cannot be stored '
+                             "(storable: size_t, int, bool, double, pointer, properties)"],
+    "method_stored_wrong_returns": ['methods[0].returns: must be "size_t", the type of the stored "size" (or left out)'],
+    "method_stored_with_params": ["methods[0].params: a stored getter takes no parameters"],
     # conformance
     "conformance_unknown_field": ['conformance.upstream: unknown field "upstream"'],
     # the Python class

@@ -54,7 +54,7 @@ class Check(GeneratorTestCase):
     def test_names_each_stale_missing_and_extra_file(self):
         out = self.tmp() / "generated"
         shutil.copytree(GENERATED, out)
-        with (out / "src/resources.c").open("a", encoding="utf-8") as f:
+        with (out / "src/resources/system.c").open("a", encoding="utf-8") as f:
             f.write("/* edited by hand */\n")
         (out / "docs/api.md").unlink()
         (out / "src/leftover.c").write_text("/* from a resource that is gone */\n", encoding="utf-8")
@@ -64,7 +64,7 @@ class Check(GeneratorTestCase):
 
         self.assertEqual(run.rc, 1)
         self.assertEqual(run.errors, [f"{out}/docs/api.md: missing {STALE_HINT}",
-                                      f"{out}/src/resources.c: stale {STALE_HINT}",
+                                      f"{out}/src/resources/system.c: stale {STALE_HINT}",
                                       f"{out}/src/leftover.c: {EXTRA_HINT}"])
         self.assertEqual(tree(out), before, "--check wrote to the out folder")
 
@@ -111,7 +111,12 @@ class ToyResource(GeneratorTestCase):
     def test_every_file_is_produced(self):
         real = set(tree(GENERATED))
         # Java has a class per resource (the template's) and per enum (SWIG's); C# the same.
-        self.assertEqual(set(self.files), real | {"tests/conformance_toy_pool.c", "java/org/cmr/ToyPoolMemoryResource.java",
+        self.assertEqual(set(self.files), real | {"tests/conformance_toy_pool.c", "src/resources/toy_pool.c",
+                                                  "tests/python/test_resource_toy_pool.py",
+                                                  "tests/go/resource_toy_pool_test.go",
+                                                  "tests/java/ToyPoolMemoryResourceTest.java",
+                                                  "tests/csharp/ToyPoolMemoryResourceTests.cs",
+                                                  "java/org/cmr/ToyPoolMemoryResource.java",
                                                   "java/org/cmr/ToyPoolGrowth.java", "csharp/ToyPoolMemoryResource.cs",
                                                   "csharp/native/ToyPoolGrowth.cs"})
 
@@ -127,7 +132,7 @@ class ToyResource(GeneratorTestCase):
     def test_create_checks_every_constrained_argument(self):
         fn = "cmr_toy_pool_resource_create"
         self.assert_has(
-            "src/resources.c",
+            "src/resources/toy_pool.c",
             f'status = cmr_ref_check(upstream, "{fn}: upstream");',
             # size_t: the default when not set, else each constraint on the value
             "cmr_status cmr_toy_pool_resource_create(cmr_resource_ref upstream, cmr_optional_size chunk_size_option, ",
@@ -164,13 +169,39 @@ class ToyResource(GeneratorTestCase):
 
     def test_methods_check_their_arguments(self):
         self.assert_has(
-            "src/resources.c",
+            "src/resources/toy_pool.c",
             "cmr_status cmr_toy_pool_resource_trim(cmr_toy_pool_resource *handle, size_t keep_bytes, int keep_chunks) {",
             '"cmr_toy_pool_resource_trim: keep_bytes %zu is not a multiple of 256", keep_bytes);',
             '"cmr_toy_pool_resource_trim: keep_chunks %d is below the minimum 0", keep_chunks);',
             "  return cmr_toy_pool_impl_trim(((toy_pool_object *)object)->impl, keep_bytes, keep_chunks);",
             'if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_toy_pool_resource_label: out is NULL");',
         )
+
+    def test_binding_tests_make_it_and_refuse_each_bad_number(self):
+        self.assert_has(
+            "tests/python/test_resource_toy_pool.py",
+            "def test_toy_pool_with_defaults(host_mr):",
+            "    resource.max_chunks()",
+            # one value just outside each numeric constraint, the language's exception
+            "def test_toy_pool_refuses_chunk_size_multiple_of(host_mr):",
+            "        mr.ToyPoolMemoryResource(host_mr, label=\"conformance\", chunk_size=257)",
+            "def test_toy_pool_refuses_max_chunks_max(host_mr):")
+        self.assert_has(
+            "tests/go/resource_toy_pool_test.go",
+            "func TestResourceToyPoolWithDefaults(t *testing.T) {",
+            "cmr.NewToyPoolResource(upstream, cmr.WithToyPoolLabel(\"conformance\"), cmr.WithToyPoolChunkSize(257))",
+            "expectStatus(t, err, cmr.ErrInvalidArgument, \"chunk_size (multiple_of)\")")
+
+    def test_stored_getter_is_generated_whole(self):
+        fn = "cmr_toy_pool_resource_max_chunks"
+        self.assert_has("include/cmr/resources.h", f"CMR_API cmr_status {fn}(cmr_toy_pool_resource *handle, int *out);")
+        self.assert_has("src/resources/toy_pool.c",
+                        "  int max_chunks; /* as created, for cmr_toy_pool_resource_max_chunks */",
+                        "  self->max_chunks = max_chunks;",
+                        f'if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "{fn}: out is NULL");\n'
+                        "  *out = ((toy_pool_object *)object)->max_chunks;\n  return CMR_SUCCESS;")
+        self.assertNotIn("cmr_toy_pool_impl_max_chunks", self.files["src/impl.h"])
+        self.assertNotIn("cmr_toy_pool_impl_max_chunks", self.files["src/resources/toy_pool.c"])
 
     def test_impl_h_declares_what_the_algorithm_defines(self):
         self.assert_has(
@@ -229,6 +260,7 @@ class ToyResource(GeneratorTestCase):
             "destroy.null_handle", "destroy.destroyed_handle", "destroy.not_a_handle", "ref.destroyed_handle",
             "ref.null_handle",
             "from_ref.null_out", "from_ref.zeroed_ref", "from_ref.destroyed_ref", "from_ref.other_type",
+            "max_chunks.null_handle", "max_chunks.destroyed_handle", "max_chunks.null_out",
             "chunk_count.null_handle", "chunk_count.destroyed_handle", "chunk_count.null_out",
             "trim.null_handle", "trim.destroyed_handle", "trim.keep_bytes.multiple_of", "trim.keep_chunks.min",
             "label.null_handle", "label.destroyed_handle", "label.null_out",
@@ -259,7 +291,7 @@ class ToyResource(GeneratorTestCase):
             "cmr_toy_pool_resource_label(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, ",
             # the getters, read before and after every case
             "cmr_battery_expect_ok(cmr_toy_pool_resource_chunk_count(handle, &chunk_count), ",
-            "enum { observed_count = 1 };",
+            "enum { observed_count = 2 };",
             ".bad_inputs = bad_inputs,",
             ".rejects_unknown_pointer = false,",
         )
@@ -307,7 +339,7 @@ class ToyResource(GeneratorTestCase):
             for with_cuda in ("0", "1"):
                 includes = [ROOT / "runtime/include", out / "include", ROOT / "runtime/src", out / "src",
                             ROOT / "tests/c"]
-                for source in (out / "src/resources.c", out / "src/stack_table.c", out / "tests/conformance_toy_pool.c"):
+                for source in (out / "src/resources/toy_pool.c", out / "src/stack_table.c", out / "tests/conformance_toy_pool.c"):
                     with self.subTest(backends=backends, CMR_WITH_CUDA=with_cuda, source=source.name):
                         done = compile_c(source, includes, [f"CMR_WITH_CUDA={with_cuda}"])
                         self.assertEqual(done.returncode, 0, done.stderr)
@@ -327,7 +359,7 @@ class FailureCallbackParameter(GeneratorTestCase):
         self.assertIn(f"CMR_API cmr_status {fn}(cmr_resource_ref upstream, cmr_failure_callback on_failure, "
                       "void *on_failure_arg, cmr_toy_retry_resource **out);", self.files["include/cmr/resources.h"])
         self.assertIn(f'if (on_failure == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "{fn}: on_failure is NULL");',
-                      self.files["src/resources.c"])
+                      self.files["src/resources/toy_retry.c"])
         self.assertIn("cmr_status cmr_toy_retry_impl_create(cmr_resource_ref upstream, cmr_failure_callback on_failure, "
                       "void *on_failure_arg, cmr_toy_retry_impl **out);", self.files["src/impl.h"])
 
@@ -341,7 +373,7 @@ class FailureCallbackParameter(GeneratorTestCase):
         includes = [ROOT / "runtime/include", self.out / "include", ROOT / "runtime/src", self.out / "src",
                     ROOT / "tests/c"]
         for with_cuda in ("0", "1"):
-            for source in ("src/resources.c", "tests/conformance_toy_retry.c"):
+            for source in ("src/resources/toy_retry.c", "tests/conformance_toy_retry.c"):
                 with self.subTest(CMR_WITH_CUDA=with_cuda, source=source):
                     done = compile_c(self.out / source, includes, [f"CMR_WITH_CUDA={with_cuda}"])
                     self.assertEqual(done.returncode, 0, done.stderr)

@@ -10,87 +10,7 @@ import (
 	"cmr"
 )
 
-// made is one way of making a resource over an upstream (ignored by leaves).
-type made struct {
-	name string
-	make func(upstream cmr.Resource) (cmr.Resource, error)
-}
-
 const MiB = 1 << 20
-
-func hostResources(t *testing.T) []made {
-	logFile := filepath.Join(t.TempDir(), "log.csv")
-	return []made{
-		{"system", func(cmr.Resource) (cmr.Resource, error) { return cmr.NewSystemResource() }},
-		{"simulated", func(cmr.Resource) (cmr.Resource, error) { return cmr.NewSimulatedResource() }},
-		{"simulated", func(cmr.Resource) (cmr.Resource, error) {
-			return cmr.NewSimulatedResource(cmr.WithSimulatedCapacity(64 * MiB))
-		}},
-		{"pool", func(u cmr.Resource) (cmr.Resource, error) { return cmr.NewPoolResource(u) }},
-		{"pool", func(u cmr.Resource) (cmr.Resource, error) {
-			return cmr.NewPoolResource(u, cmr.WithPoolInitialPoolSize(MiB), cmr.WithPoolMaximumPoolSize(4*MiB))
-		}},
-		{"arena", func(u cmr.Resource) (cmr.Resource, error) { return cmr.NewArenaResource(u) }},
-		{"arena", func(u cmr.Resource) (cmr.Resource, error) {
-			return cmr.NewArenaResource(u, cmr.WithArenaArenaSize(8*MiB))
-		}},
-		{"binning", func(u cmr.Resource) (cmr.Resource, error) { return cmr.NewBinningResource(u) }},
-		{"binning", func(u cmr.Resource) (cmr.Resource, error) {
-			return cmr.NewBinningResource(u, cmr.WithBinningMinSizeExponent(10), cmr.WithBinningMaxSizeExponent(12))
-		}},
-		{"fixed_size", func(u cmr.Resource) (cmr.Resource, error) { return cmr.NewFixedSizeResource(u) }},
-		{"fixed_size", func(u cmr.Resource) (cmr.Resource, error) {
-			return cmr.NewFixedSizeResource(u, cmr.WithFixedSizeBlockSize(4096), cmr.WithFixedSizeBlocksToPreallocate(4))
-		}},
-		{"aligned", func(u cmr.Resource) (cmr.Resource, error) { return cmr.NewAlignedResource(u) }},
-		{"aligned", func(u cmr.Resource) (cmr.Resource, error) {
-			return cmr.NewAlignedResource(u, cmr.WithAlignedAllocationAlignment(4096), cmr.WithAlignedAlignmentThreshold(512))
-		}},
-		{"limiting", func(u cmr.Resource) (cmr.Resource, error) { return cmr.NewLimitingResource(u, 64*MiB) }},
-		{"limiting", func(u cmr.Resource) (cmr.Resource, error) {
-			return cmr.NewLimitingResource(u, 64*MiB, cmr.WithLimitingAllocationAlignment(512))
-		}},
-		{"logging", func(u cmr.Resource) (cmr.Resource, error) {
-			return cmr.NewLoggingResource(u, cmr.WithLoggingFilename(logFile))
-		}},
-		{"logging", func(u cmr.Resource) (cmr.Resource, error) {
-			return cmr.NewLoggingResource(u, cmr.WithLoggingFilename(logFile), cmr.WithLoggingAutoFlush(true))
-		}},
-		{"prefetch", func(u cmr.Resource) (cmr.Resource, error) { return cmr.NewPrefetchResource(u) }},
-		{"statistics", func(u cmr.Resource) (cmr.Resource, error) { return cmr.NewStatisticsResource(u) }},
-		{"thread_safe", func(u cmr.Resource) (cmr.Resource, error) { return cmr.NewThreadSafeResource(u) }},
-		{"tracking", func(u cmr.Resource) (cmr.Resource, error) { return cmr.NewTrackingResource(u) }},
-		{"tracking", func(u cmr.Resource) (cmr.Resource, error) {
-			return cmr.NewTrackingResource(u, cmr.WithTrackingCaptureStacks(true))
-		}},
-		{"failure_callback", func(u cmr.Resource) (cmr.Resource, error) {
-			return cmr.NewFailureCallbackResource(u, func(uint64) bool { return false })
-		}},
-	}
-}
-
-// Every host resource, with its defaults and with options: it is of its
-// type, serves memory, and once closed has given back everything it took
-// from its upstream.
-func TestResourcesEveryHostResource(t *testing.T) {
-	for _, m := range hostResources(t) {
-		base, probe := counted(t)
-		r, err := m.make(base)
-		if err != nil {
-			t.Fatalf("%s: %v", m.name, err)
-		}
-		if name, err := r.TypeName(); err != nil || name != m.name {
-			t.Fatalf("%s: type name %q (%v)", m.name, name, err)
-		}
-		for _, bytes := range []uint64{1, 1000, 4096} {
-			roundTrip(t, r, bytes)
-		}
-		if err := r.Close(); err != nil {
-			t.Fatalf("%s: closing: %v", m.name, err)
-		}
-		expectOutstanding(t, probe, 0, 0)
-	}
-}
 
 func TestResourcesTypedMethods(t *testing.T) {
 	system := mustSystem(t)
@@ -257,22 +177,5 @@ func TestResourcesFailureCallbackRetries(t *testing.T) {
 	expectStatus(t, err, cmr.ErrOutOfMemory, "allocating past the limit")
 	if len(asked) != 3 || asked[0] != 8192 {
 		t.Fatalf("the callback was asked %v, want 8192 three times", asked)
-	}
-}
-
-// The CUDA-only resources exist in the host build and say so when made.
-func TestResourcesCudaOnlyAreUnsupported(t *testing.T) {
-	if cmr.BuiltWithCUDA() {
-		t.Skip("a CUDA build")
-	}
-	makers := map[string]func() error{
-		"cuda":               func() error { _, err := cmr.NewCudaResource(); return err },
-		"cuda_async":         func() error { _, err := cmr.NewCudaAsyncResource(); return err },
-		"cuda_async_managed": func() error { _, err := cmr.NewCudaAsyncManagedResource(); return err },
-		"managed":            func() error { _, err := cmr.NewManagedResource(); return err },
-		"pinned_host":        func() error { _, err := cmr.NewPinnedHostResource(); return err },
-	}
-	for name, make := range makers {
-		expectStatus(t, make(), cmr.ErrUnsupported, name)
 	}
 }

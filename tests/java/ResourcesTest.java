@@ -19,15 +19,10 @@ import org.cmr.ArenaMemoryResource;
 import org.cmr.BinningMemoryResource;
 import org.cmr.Cmr;
 import org.cmr.CmrException;
-import org.cmr.CudaAsyncExportHandleType;
-import org.cmr.CudaAsyncMemoryResource;
-import org.cmr.CudaMemoryResource;
 import org.cmr.FixedSizeMemoryResource;
 import org.cmr.LimitingResourceAdaptor;
 import org.cmr.LoggingResourceAdaptor;
-import org.cmr.ManagedMemoryResource;
 import org.cmr.MemoryResource;
-import org.cmr.PinnedHostMemoryResource;
 import org.cmr.PoolMemoryResource;
 import org.cmr.PrefetchResourceAdaptor;
 import org.cmr.Property;
@@ -264,19 +259,6 @@ public class ResourcesTest {
     try (PrefetchResourceAdaptor prefetch = new PrefetchResourceAdaptor(host);
         ThreadSafeResourceAdaptor threadSafe = new ThreadSafeResourceAdaptor(host)) {
       exercise(prefetch, threadSafe);
-    }
-  }
-
-  @Test
-  public void cudaResourcesAreUnsupportedInTheHostBuild() {
-    assumeFalse(Cmr.builtWithCuda());
-    for (Runnable create : List.<Runnable>of(
-        () -> new CudaMemoryResource().close(),
-        () -> new ManagedMemoryResource().close(),
-        () -> new PinnedHostMemoryResource().close(),
-        () -> new CudaAsyncMemoryResource(0, MIB, CudaAsyncExportHandleType.NONE).close())) {
-      CmrException e = assertThrows(CmrException.class, create::run);
-      assertEquals(Status.ERROR_UNSUPPORTED, e.status());
     }
   }
 
