@@ -174,14 +174,15 @@ cmr_status cmr_arena_impl_create(cmr_resource_ref upstream, size_t arena_size, b
   cmr_free_blocks_init(&impl->global);
   atomic_init(&impl->superblocks, 0);
   cmr_status status = open_dump_destination(impl, dump_path);
+  if (status == CMR_SUCCESS) status = cmr_block_map_create(&impl->handed_out);
   if (status == CMR_SUCCESS) {
-    status = cmr_stream_lists_create("arena", CMR_FIT_FIRST, CMR_KEY_DEFAULT_STREAM_PER_THREAD, &impl->lists);
+    status = cmr_stream_lists_create("arena", CMR_FIT_FIRST, CMR_KEY_DEFAULT_STREAM_PER_THREAD, impl->handed_out,
+                                     &impl->lists);
   }
   /* An exited thread's or a destroyed stream's superblocks come back here. */
   if (status == CMR_SUCCESS) {
     cmr_stream_lists_release_dead_units(impl->lists, &impl->global_lock, return_superblock_locked, impl);
   }
-  if (status == CMR_SUCCESS) status = cmr_block_map_create(&impl->handed_out);
   if (status == CMR_SUCCESS) status = take_arena_memory(impl);
   if (status != CMR_SUCCESS) {
     release_everything(impl);
@@ -327,7 +328,7 @@ cmr_status cmr_arena_impl_allocate(cmr_arena_impl *impl, size_t bytes, size_t al
 cmr_status cmr_arena_impl_deallocate(cmr_arena_impl *impl, void *ptr, size_t bytes, size_t alignment,
                                      cmr_stream stream) {
   (void)alignment; /* it placed the block; its size does not depend on it */
-  return cmr_suballocator_take_back(impl->lists, impl->handed_out, "arena", ptr, bytes, stream);
+  return cmr_stream_lists_take_back(impl->lists, stream, ptr, bytes);
 }
 
 cmr_status cmr_arena_impl_global_free_bytes(cmr_arena_impl *impl, size_t *out) {

@@ -3,24 +3,41 @@
  * still out: each route counts its outstanding allocations, and adding a bin
  * is refused while the route that served the sizes it takes over has any.
  *
- * Allocation and deallocation hold the reader-writer lock for reading across
- * the call to the route (so a route is never replaced mid-call and its count
- * stays exact); adding a bin holds it for writing. */
+ * Allocation and deallocation hold the table for reading across the call to
+ * the route (so a route is never replaced mid-call and its count stays
+ * exact); adding a bin holds it for writing. The reading side must not be a
+ * line every thread writes (a pthread_rwlock is: 16 threads ran slower
+ * than one), so readers are counted in slots, each on a cache line of its
+ * own, a thread always in the same one; so are the routes' counts. A
+ * writer announces itself, then waits for every slot to empty; a reader
+ * that finds a writer announced steps back and waits on the writers' lock
+ * (Dekker's order, with sequentially consistent atomics on both sides). */
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 
 #include "impl.h"
 #include "sizes.h"
 
+enum { cmr_binning_slots = 16 };
+
+typedef struct cmr_binning_slot {
+  _Alignas(64) _Atomic size_t count;
+} cmr_binning_slot;
+
 typedef struct cmr_route {
   size_t size; /* largest request served (a multiple of 256); unused for the upstream */
   cmr_resource_ref resource;
-  _Atomic size_t outstanding;
+  /* Allocations outstanding through it: the sum over the slots (one may be
+   * negative, as size_t wraps: freed from another thread's slot). */
+  cmr_binning_slot outstanding[cmr_binning_slots];
 } cmr_route;
 
 struct cmr_binning_impl {
   cmr_route upstream;
-  pthread_rwlock_t lock;
+  cmr_binning_slot readers[cmr_binning_slots];
+  _Atomic bool writing;
+  pthread_mutex_t writers;
   cmr_route **bins; /* ascending by size; each holds a share of its resource */
   size_t bin_count;
   size_t bin_capacity;
@@ -45,6 +62,57 @@ static cmr_route *cmr_binning_route(cmr_binning_impl *impl, size_t bytes) {
   return position < impl->bin_count ? impl->bins[position] : &impl->upstream;
 }
 
+/* ---- the table's reading and writing sides ---------------------------------------- */
+
+static _Atomic unsigned cmr_binning_next_slot;
+static _Thread_local unsigned cmr_binning_thread_slot; /* 1 + the thread's slot; 0: none yet */
+
+static unsigned cmr_binning_slot_of_thread(void) {
+  unsigned slot = cmr_binning_thread_slot;
+  if (slot == 0) {
+    slot = 1 + atomic_fetch_add_explicit(&cmr_binning_next_slot, 1, memory_order_relaxed) % cmr_binning_slots;
+    cmr_binning_thread_slot = slot;
+  }
+  return slot - 1;
+}
+
+/* Enters the reading side; returns the caller's slot for cmr_binning_read_end. */
+static unsigned cmr_binning_read_begin(cmr_binning_impl *impl) {
+  unsigned slot = cmr_binning_slot_of_thread();
+  for (;;) {
+    atomic_fetch_add(&impl->readers[slot].count, 1);
+    if (!atomic_load(&impl->writing)) return slot;
+    atomic_fetch_sub(&impl->readers[slot].count, 1);
+    pthread_mutex_lock(&impl->writers); /* until the writer is done */
+    pthread_mutex_unlock(&impl->writers);
+  }
+}
+
+static void cmr_binning_read_end(cmr_binning_impl *impl, unsigned slot) {
+  atomic_fetch_sub_explicit(&impl->readers[slot].count, 1, memory_order_release);
+}
+
+static void cmr_binning_write_begin(cmr_binning_impl *impl) {
+  pthread_mutex_lock(&impl->writers);
+  atomic_store(&impl->writing, true);
+  for (unsigned i = 0; i < cmr_binning_slots; ++i) {
+    while (atomic_load(&impl->readers[i].count) != 0) sched_yield();
+  }
+}
+
+static void cmr_binning_write_end(cmr_binning_impl *impl) {
+  atomic_store(&impl->writing, false);
+  pthread_mutex_unlock(&impl->writers);
+}
+
+static size_t cmr_binning_outstanding(const cmr_route *route) {
+  size_t total = 0;
+  for (unsigned i = 0; i < cmr_binning_slots; ++i) {
+    total += atomic_load_explicit(&route->outstanding[i].count, memory_order_relaxed);
+  }
+  return total;
+}
+
 static cmr_status cmr_binning_route_failed(cmr_status status, const cmr_route *route, const cmr_binning_impl *impl) {
   if (route == &impl->upstream) return cmr_error_context(status, "binning: the upstream");
   return cmr_error_context(status, "binning: the bin of %zu bytes", route->size);
@@ -52,29 +120,29 @@ static cmr_status cmr_binning_route_failed(cmr_status status, const cmr_route *r
 
 cmr_status cmr_binning_impl_allocate(cmr_binning_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
                                      void **out) {
-  pthread_rwlock_rdlock(&impl->lock);
+  unsigned slot = cmr_binning_read_begin(impl);
   cmr_route *route = cmr_binning_route(impl, bytes);
   cmr_status status = cmr_allocate_aligned(route->resource, bytes, alignment, stream, out);
   if (status == CMR_SUCCESS) {
-    atomic_fetch_add_explicit(&route->outstanding, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&route->outstanding[slot].count, 1, memory_order_relaxed);
   } else {
     status = cmr_binning_route_failed(status, route, impl);
   }
-  pthread_rwlock_unlock(&impl->lock);
+  cmr_binning_read_end(impl, slot);
   return status;
 }
 
 cmr_status cmr_binning_impl_deallocate(cmr_binning_impl *impl, void *ptr, size_t bytes, size_t alignment,
                                        cmr_stream stream) {
-  pthread_rwlock_rdlock(&impl->lock);
+  unsigned slot = cmr_binning_read_begin(impl);
   cmr_route *route = cmr_binning_route(impl, bytes);
   cmr_status status = cmr_deallocate_aligned(route->resource, ptr, bytes, alignment, stream);
   if (status == CMR_SUCCESS) {
-    atomic_fetch_sub_explicit(&route->outstanding, 1, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&route->outstanding[slot].count, 1, memory_order_relaxed);
   } else {
     status = cmr_binning_route_failed(status, route, impl);
   }
-  pthread_rwlock_unlock(&impl->lock);
+  cmr_binning_read_end(impl, slot);
   return status;
 }
 
@@ -92,7 +160,7 @@ static cmr_status cmr_binning_round(size_t allocation_size, size_t *out) {
  * nothing outstanding whose free those sizes would misroute. */
 static cmr_status cmr_binning_check_idle(const cmr_binning_impl *impl, const cmr_route *route, size_t size,
                                          bool replacing) {
-  size_t outstanding = atomic_load_explicit(&route->outstanding, memory_order_relaxed);
+  size_t outstanding = cmr_binning_outstanding(route);
   if (outstanding == 0) return CMR_SUCCESS;
   if (replacing) {
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "binning: the bin of %zu bytes has %zu allocation(s) outstanding",
@@ -120,7 +188,7 @@ static cmr_status cmr_binning_insert(cmr_binning_impl *impl, size_t position, si
     impl->bins = bins;
     impl->bin_capacity = capacity;
   }
-  cmr_route *bin = malloc(sizeof *bin);
+  cmr_route *bin = aligned_alloc(_Alignof(cmr_route), sizeof *bin);
   if (bin == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "binning: no host memory for a bin");
   *bin = (cmr_route){.size = size, .resource = resource};
   for (size_t i = impl->bin_count; i > position; --i) impl->bins[i] = impl->bins[i - 1];
@@ -173,9 +241,9 @@ cmr_status cmr_binning_impl_add_bin(cmr_binning_impl *impl, size_t allocation_si
   size_t size = 0;
   cmr_status status = cmr_binning_round(allocation_size, &size);
   if (status != CMR_SUCCESS) return status;
-  pthread_rwlock_wrlock(&impl->lock);
+  cmr_binning_write_begin(impl);
   status = cmr_binning_add_fixed_size(impl, size);
-  pthread_rwlock_unlock(&impl->lock);
+  cmr_binning_write_end(impl);
   return status;
 }
 
@@ -193,9 +261,9 @@ cmr_status cmr_binning_impl_add_bin_resource(cmr_binning_impl *impl, size_t allo
                      "binning: the bin of %zu bytes shares no property with the upstream (properties %#x)",
                      size, upstream_properties);
   }
-  pthread_rwlock_wrlock(&impl->lock);
+  cmr_binning_write_begin(impl);
   status = cmr_binning_put(impl, size, resource);
-  pthread_rwlock_unlock(&impl->lock);
+  cmr_binning_write_end(impl);
   return status;
 }
 
@@ -204,18 +272,18 @@ cmr_status cmr_binning_impl_add_bin_resource(cmr_binning_impl *impl, size_t allo
 /* What the upstream and every bin share: memory of any size is accessible there. */
 unsigned cmr_binning_impl_properties(const cmr_binning_impl *impl) {
   cmr_binning_impl *guarded = (cmr_binning_impl *)impl; /* the lock is state, not the resource's value */
-  pthread_rwlock_rdlock(&guarded->lock);
+  unsigned slot = cmr_binning_read_begin(guarded);
   unsigned shared = cmr_ref_properties_of(impl->upstream.resource);
   for (size_t i = 0; i < impl->bin_count; ++i) shared &= cmr_ref_properties_of(impl->bins[i]->resource);
-  pthread_rwlock_unlock(&guarded->lock);
+  cmr_binning_read_end(guarded, slot);
   return shared;
 }
 
 void cmr_binning_impl_visit_children(const cmr_binning_impl *impl, cmr_child_visitor visit, void *arg) {
   cmr_binning_impl *guarded = (cmr_binning_impl *)impl; /* the lock is state, not the resource's value */
-  pthread_rwlock_rdlock(&guarded->lock);
+  unsigned slot = cmr_binning_read_begin(guarded);
   for (size_t i = 0; i < impl->bin_count; ++i) visit(impl->bins[i]->resource, arg);
-  pthread_rwlock_unlock(&guarded->lock);
+  cmr_binning_read_end(guarded, slot);
 }
 
 void cmr_binning_impl_destroy(cmr_binning_impl *impl) {
@@ -224,7 +292,7 @@ void cmr_binning_impl_destroy(cmr_binning_impl *impl) {
     free(impl->bins[i]);
   }
   free(impl->bins);
-  pthread_rwlock_destroy(&impl->lock);
+  pthread_mutex_destroy(&impl->writers);
   free(impl);
 }
 
@@ -242,13 +310,10 @@ static cmr_status cmr_binning_add_exponent_bins(cmr_binning_impl *impl, int min_
 
 cmr_status cmr_binning_impl_create(cmr_resource_ref upstream, int min_size_exponent, int max_size_exponent,
                                    cmr_binning_impl **out) {
-  cmr_binning_impl *impl = malloc(sizeof *impl);
+  cmr_binning_impl *impl = aligned_alloc(_Alignof(cmr_binning_impl), sizeof *impl);
   if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "binning: no host memory for the resource");
   *impl = (cmr_binning_impl){.upstream = {.resource = upstream}};
-  if (pthread_rwlock_init(&impl->lock, NULL) != 0) {
-    free(impl);
-    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "binning: no memory for the lock");
-  }
+  pthread_mutex_init(&impl->writers, NULL);
   cmr_status status = cmr_binning_add_exponent_bins(impl, min_size_exponent, max_size_exponent);
   if (status != CMR_SUCCESS) {
     cmr_binning_impl_destroy(impl);
@@ -259,16 +324,16 @@ cmr_status cmr_binning_impl_create(cmr_resource_ref upstream, int min_size_expon
 }
 
 cmr_status cmr_binning_impl_bin_count(cmr_binning_impl *impl, size_t *out) {
-  pthread_rwlock_rdlock(&impl->lock);
+  unsigned slot = cmr_binning_read_begin(impl);
   *out = impl->bin_count;
-  pthread_rwlock_unlock(&impl->lock);
+  cmr_binning_read_end(impl, slot);
   return CMR_SUCCESS;
 }
 
 cmr_status cmr_binning_impl_bin_size_for(cmr_binning_impl *impl, size_t allocation_size, size_t *out) {
-  pthread_rwlock_rdlock(&impl->lock);
+  unsigned slot = cmr_binning_read_begin(impl);
   cmr_route *route = cmr_binning_route(impl, allocation_size);
   *out = route == &impl->upstream ? 0 : route->size;
-  pthread_rwlock_unlock(&impl->lock);
+  cmr_binning_read_end(impl, slot);
   return CMR_SUCCESS;
 }

@@ -95,8 +95,9 @@ static cmr_status cmr_fixed_size_check_sizes(size_t block_size, size_t blocks_to
 void cmr_fixed_size_impl_destroy(cmr_fixed_size_impl *impl) {
   /* Blocks still handed out go back with their chunks: their owner can no
    * longer free them. The chunks go once the device is idle (chunks.h). */
-  if (impl->handed_out != NULL) cmr_block_map_destroy(impl->handed_out);
+  /* The lists before the map: an ending thread's list moves its hand-outs there. */
   if (impl->free_blocks != NULL) cmr_stream_lists_destroy(impl->free_blocks);
+  if (impl->handed_out != NULL) cmr_block_map_destroy(impl->handed_out);
   cmr_chunks_release_all(&impl->chunks);
   pthread_mutex_destroy(&impl->growth);
   free(impl);
@@ -113,8 +114,11 @@ cmr_status cmr_fixed_size_impl_create(cmr_resource_ref upstream, size_t block_si
   impl->chunk_size = rounded * blocks_to_preallocate;
   cmr_chunks_init(&impl->chunks, "fixed_size", upstream, SIZE_MAX);
   pthread_mutex_init(&impl->growth, NULL);
-  status = cmr_stream_lists_create("fixed_size", CMR_FIT_BEST, CMR_KEY_PER_STREAM, &impl->free_blocks);
-  if (status == CMR_SUCCESS) status = cmr_block_map_create(&impl->handed_out);
+  status = cmr_block_map_create(&impl->handed_out);
+  if (status == CMR_SUCCESS) {
+    status = cmr_stream_lists_create("fixed_size", CMR_FIT_BEST, CMR_KEY_PER_STREAM, impl->handed_out,
+                                     &impl->free_blocks);
+  }
   /* Preallocated blocks are idle: every stream may take them at once. */
   if (status == CMR_SUCCESS) status = cmr_fixed_size_add_chunk(impl, CMR_DEFAULT_STREAM, NULL);
   if (status != CMR_SUCCESS) {
@@ -131,17 +135,14 @@ cmr_status cmr_fixed_size_impl_allocate(cmr_fixed_size_impl *impl, size_t bytes,
     return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "fixed_size: %zu bytes do not fit in a block of %zu bytes", bytes,
                      impl->block_size);
   }
-  cmr_block *block = NULL;
-  cmr_status status = cmr_suballocator_take_or_grow(impl->free_blocks, &impl->growth, impl->block_size, alignment,
-                                                    stream, cmr_fixed_size_grow, impl, &block);
-  if (status == CMR_SUCCESS) cmr_suballocator_hand_out(impl->handed_out, block, bytes, out);
-  return status;
+  return cmr_suballocator_allocate(impl->free_blocks, impl->handed_out, &impl->growth, impl->block_size, alignment,
+                                   bytes, stream, cmr_fixed_size_grow, impl, out);
 }
 
 cmr_status cmr_fixed_size_impl_deallocate(cmr_fixed_size_impl *impl, void *ptr, size_t bytes, size_t alignment,
                                           cmr_stream stream) {
   (void)alignment; /* every block is 256-aligned, the most the spec lets callers ask */
-  return cmr_suballocator_take_back(impl->free_blocks, impl->handed_out, "fixed_size", ptr, bytes, stream);
+  return cmr_stream_lists_take_back(impl->free_blocks, stream, ptr, bytes);
 }
 
 cmr_status cmr_fixed_size_impl_block_size(cmr_fixed_size_impl *impl, size_t *out) {

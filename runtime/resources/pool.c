@@ -65,8 +65,10 @@ cmr_status cmr_pool_impl_create(cmr_resource_ref upstream, size_t initial_pool_s
   if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "pool: no host memory for the resource");
   cmr_chunks_init(&impl->chunks, "pool", upstream, maximum_pool_size);
   pthread_mutex_init(&impl->growth, NULL);
-  cmr_status status = cmr_stream_lists_create("pool", CMR_FIT_BEST, CMR_KEY_PER_STREAM, &impl->free_lists);
-  if (status == CMR_SUCCESS) status = cmr_block_map_create(&impl->handed_out);
+  cmr_status status = cmr_block_map_create(&impl->handed_out);
+  if (status == CMR_SUCCESS) {
+    status = cmr_stream_lists_create("pool", CMR_FIT_BEST, CMR_KEY_PER_STREAM, impl->handed_out, &impl->free_lists);
+  }
   if (status == CMR_SUCCESS && initial_pool_size > 0) {
     status = cmr_pool_add_chunk(impl, initial_pool_size, 0, 0, CMR_DEFAULT_STREAM, NULL);
     if (status != CMR_SUCCESS) cmr_error_context(status, "pool: taking initial_pool_size %zu", initial_pool_size);
@@ -80,43 +82,43 @@ cmr_status cmr_pool_impl_create(cmr_resource_ref upstream, size_t initial_pool_s
 }
 
 void cmr_pool_impl_destroy(cmr_pool_impl *impl) {
-  if (impl->handed_out != NULL) cmr_block_map_destroy(impl->handed_out);
+  /* The lists before the map: an ending thread's list moves its hand-outs there. */
   if (impl->free_lists != NULL) cmr_stream_lists_destroy(impl->free_lists);
+  if (impl->handed_out != NULL) cmr_block_map_destroy(impl->handed_out);
   cmr_chunks_release_all(&impl->chunks);
   pthread_mutex_destroy(&impl->growth);
   free(impl);
 }
 
-/* A block of `size` bytes at `alignment`, growing the pool if no list has
- * one; *out stays NULL when even the gathered free memory has none. */
-static cmr_status cmr_pool_find(cmr_pool_impl *impl, size_t size, size_t alignment, cmr_stream stream,
-                                cmr_block **out) {
-  cmr_status status = cmr_suballocator_take_or_grow(impl->free_lists, &impl->growth, size, alignment, stream,
-                                                    cmr_pool_grow, impl, out);
-  if (status != CMR_ERROR_OUT_OF_MEMORY) return status;
-  /* The upstream has no more: coalesce all free memory and look once more. */
+/* The upstream has no more: all free memory is gathered, where it
+ * coalesces, for one more look. Out of line: the common path stays light. */
+static __attribute__((noinline)) cmr_status cmr_pool_reclaim(cmr_pool_impl *impl, size_t size, size_t bytes,
+                                                             size_t alignment, cmr_stream stream, void **out) {
   char reason[256];
   snprintf(reason, sizeof reason, "%s", cmr_last_error_message());
-  status = cmr_stream_lists_reclaim(impl->free_lists, stream, size, alignment, out);
-  if (status == CMR_SUCCESS && *out == NULL) {
+  cmr_block *block = NULL;
+  cmr_status status = cmr_stream_lists_reclaim(impl->free_lists, stream, size, alignment, &block);
+  if (status == CMR_SUCCESS && block == NULL) {
     status = cmr_error(CMR_ERROR_OUT_OF_MEMORY, "pool: no free block of %zu bytes at alignment %zu (%s)", size,
                        alignment, reason);
   }
+  if (status == CMR_SUCCESS) cmr_suballocator_hand_out(impl->handed_out, block, bytes, out);
   return status;
 }
 
+/* Growing the pool if no list has a block. */
 cmr_status cmr_pool_impl_allocate(cmr_pool_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
                                   void **out) {
-  cmr_block *block = NULL;
-  cmr_status status = cmr_pool_find(impl, cmr_round_up_256(bytes), alignment, stream, &block);
-  if (status == CMR_SUCCESS) cmr_suballocator_hand_out(impl->handed_out, block, bytes, out);
-  return status;
+  size_t size = cmr_round_up_256(bytes);
+  cmr_status status = cmr_suballocator_allocate(impl->free_lists, impl->handed_out, &impl->growth, size, alignment,
+                                                bytes, stream, cmr_pool_grow, impl, out);
+  return status == CMR_ERROR_OUT_OF_MEMORY ? cmr_pool_reclaim(impl, size, bytes, alignment, stream, out) : status;
 }
 
 cmr_status cmr_pool_impl_deallocate(cmr_pool_impl *impl, void *ptr, size_t bytes, size_t alignment,
                                     cmr_stream stream) {
   (void)alignment; /* the block knows where it starts */
-  return cmr_suballocator_take_back(impl->free_lists, impl->handed_out, "pool", ptr, bytes, stream);
+  return cmr_stream_lists_take_back(impl->free_lists, stream, ptr, bytes);
 }
 
 cmr_status cmr_pool_impl_pool_size(cmr_pool_impl *impl, size_t *out) {

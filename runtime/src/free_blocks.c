@@ -221,13 +221,6 @@ void cmr_free_blocks_remove(cmr_free_blocks *set, cmr_block *block) { cmr_unlink
 
 /* ---- finding -------------------------------------------------------------------------- */
 
-size_t cmr_free_blocks_needed(size_t size, size_t alignment) {
-  /* A 256-aligned address is at most alignment - 256 bytes short of the next
-   * multiple of the alignment. */
-  size_t slack = alignment - 256;
-  return size > SIZE_MAX - slack ? SIZE_MAX : size + slack;
-}
-
 cmr_block *cmr_free_blocks_best_fit(const cmr_free_blocks *set, size_t needed) {
   /* The first block in (size, address) order whose size is at least needed. */
   cmr_block *found = NULL;

@@ -58,7 +58,12 @@ void cmr_free_blocks_remove(cmr_free_blocks *set, cmr_block *block);
 /* Bytes a free block must have to serve `size` bytes at `alignment` whatever
  * its address (alignment a power of two >= 256, blocks 256-aligned):
  * size + alignment - 256, or SIZE_MAX on overflow. */
-size_t cmr_free_blocks_needed(size_t size, size_t alignment);
+static inline size_t cmr_free_blocks_needed(size_t size, size_t alignment) {
+  /* A 256-aligned address is at most alignment - 256 bytes short of the next
+   * multiple of the alignment. */
+  size_t slack = alignment - 256;
+  return size > SIZE_MAX - slack ? SIZE_MAX : size + slack;
+}
 /* The smallest block of at least `needed` bytes (lowest address among equals)
  * or NULL; it stays in the set. */
 cmr_block *cmr_free_blocks_best_fit(const cmr_free_blocks *set, size_t needed);

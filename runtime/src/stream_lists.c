@@ -12,12 +12,14 @@
 #include <stdlib.h>
 
 #include "backend.h"
+#include "block_map.h"
 #include "stream_ends.h"
 #include "stream_lists.h"
 #include "lock.h"
 
-/* How many freed blocks a list keeps whole, outside its index (below). */
-enum { cmr_recent_slots = 16 };
+/* How many freed blocks a list keeps whole, outside its index, and how many
+ * of the blocks it handed out from them it remembers (below). */
+enum { cmr_recent_slots = 16, cmr_handed_slots = 16 };
 
 typedef struct cmr_stream_list {
   _Alignas(64) cmr_lock lock;
@@ -33,6 +35,15 @@ typedef struct cmr_stream_list {
   cmr_block *recent[cmr_recent_slots];
   unsigned recent_count, recent_victim;
   size_t recent_bytes;
+  /* Blocks handed out from `recent` lately (cmr_stream_lists_take_recent),
+   * kept here rather than in the resource's block map: their free on this
+   * stream (the common case) finds them under the list's lock alone, which
+   * only this stream's threads take, and touches no block-map shard that
+   * other threads share. When a new one needs the slot, or before the
+   * record is recycled, the oldest go to the block map. A free elsewhere
+   * looks in every list (cmr_stream_lists_take_back). */
+  cmr_block *handed[cmr_handed_slots];
+  unsigned handed_count, handed_victim;
   cmr_backend_event event; /* made when first recorded */
   /* Blocks were freed here after the event's last record (or with none):
    * the event does not cover them and a taker must synchronize the device. */
@@ -50,6 +61,7 @@ struct cmr_stream_lists {
   const char *owner;
   cmr_fit fit;
   cmr_stream_keying keying;
+  cmr_block_map *handed_out; /* the resource's map of what it handed out */
   /* Names this object in thread caches; never reused, unlike its address. */
   uint64_t serial;
   pthread_mutex_t registry;
@@ -90,8 +102,15 @@ typedef struct cmr_cache_slot {
   cmr_stream_list *list;
 } cmr_cache_slot;
 
-static _Thread_local cmr_cache_slot cmr_cache[cmr_cache_slots];
-static _Thread_local unsigned cmr_cache_victim;
+/* One thread-local object, so that a lookup costs one access to it (in a
+ * shared library each may be a call, __tls_get_addr). */
+typedef struct cmr_thread_cache {
+  cmr_cache_slot slots[cmr_cache_slots];
+  unsigned victim;
+  unsigned last; /* the slot found last: a thread mostly uses one list */
+} cmr_thread_cache;
+
+static _Thread_local cmr_thread_cache cmr_cache;
 
 /* A stream made by the user is named by its id, a driver call: its handle
  * may be recycled once destroyed. The per-thread default stream is each
@@ -116,19 +135,23 @@ static inline __attribute__((always_inline)) cmr_status cmr_key_of(const cmr_str
 }
 
 static cmr_cache_slot *cmr_cached(const cmr_stream_lists *lists, uint64_t key) {
-  /* The address of the thread's cache taken once: in a shared library each
-   * access to a thread-local may be a call (__tls_get_addr). */
-  cmr_cache_slot *cache = cmr_cache;
+  cmr_thread_cache *cache = &cmr_cache; /* its address taken once */
+  cmr_cache_slot *last = &cache->slots[cache->last];
+  if (last->serial == lists->serial && last->key == key) return last;
   for (unsigned i = 0; i < cmr_cache_slots; ++i) {
-    if (cache[i].serial == lists->serial && cache[i].key == key) return &cache[i];
+    if (cache->slots[i].serial == lists->serial && cache->slots[i].key == key) {
+      cache->last = i;
+      return &cache->slots[i];
+    }
   }
   return NULL;
 }
 
 static cmr_cache_slot *cmr_cache_list(const cmr_stream_lists *lists, uint64_t key, cmr_stream_list *list) {
-  cmr_cache_slot *slot = &cmr_cache[cmr_cache_victim];
+  cmr_thread_cache *cache = &cmr_cache;
+  cmr_cache_slot *slot = &cache->slots[cache->victim];
   *slot = (cmr_cache_slot){lists->serial, key, list};
-  cmr_cache_victim = (cmr_cache_victim + 1) % cmr_cache_slots;
+  cache->victim = (cache->victim + 1) % cmr_cache_slots;
   return slot;
 }
 
@@ -142,6 +165,7 @@ static void cmr_list_reset(cmr_stream_list *list, uint64_t key) {
   cmr_free_blocks_init(&list->blocks);
   list->recent_count = list->recent_victim = 0;
   list->recent_bytes = 0;
+  list->handed_count = list->handed_victim = 0;
   list->event = NULL;
   list->unordered = false;
   list->shared = false;
@@ -151,8 +175,18 @@ static void cmr_list_reset(cmr_stream_list *list, uint64_t key) {
 
 static bool cmr_list_empty(const cmr_stream_list *list) { return list->blocks.count + list->recent_count == 0; }
 
+/* The blocks a list remembers handing out go to the block map (the list's
+ * lock held): before its record is recycled, or it dies. */
+static void cmr_handed_flush(const cmr_stream_lists *lists, cmr_stream_list *list) {
+  for (unsigned i = 0; i < list->handed_count; ++i) cmr_block_map_insert(lists->handed_out, list->handed[i]);
+  list->handed_count = list->handed_victim = 0;
+}
+
+/* Blocks still handed out go with the list, as those in the block map go
+ * with the map (their owner can no longer free them). */
 static void cmr_list_delete(cmr_stream_list *list) {
   for (unsigned i = 0; i < list->recent_count; ++i) cmr_block_delete(list->recent[i]);
+  for (unsigned i = 0; i < list->handed_count; ++i) cmr_block_delete(list->handed[i]);
   cmr_free_blocks_clear(&list->blocks);
   if (list->event != NULL) cmr_backend_event_destroy(list->event);
   free(list);
@@ -180,6 +214,7 @@ static cmr_status cmr_list_new(cmr_stream_lists *lists, uint64_t key, cmr_stream
  * as a spare, its key no stream's. Registry and the list's lock held. */
 static void cmr_unregister_at(cmr_stream_lists *lists, size_t index) {
   cmr_stream_list *list = lists->lists[index];
+  cmr_handed_flush(lists, list);
   if (list->key == CMR_DEAD_KEY) atomic_fetch_sub(&lists->dead, 1);
   list->key = CMR_DEAD_KEY;
   if (list->event != NULL) cmr_backend_event_destroy(list->event);
@@ -275,12 +310,13 @@ static inline __attribute__((always_inline)) cmr_status cmr_lock_list_of(cmr_str
 }
 
 cmr_status cmr_stream_lists_create(const char *owner, cmr_fit fit, cmr_stream_keying keying,
-                                   cmr_stream_lists **out) {
+                                   cmr_block_map *handed_out, cmr_stream_lists **out) {
   cmr_stream_lists *lists = calloc(1, sizeof *lists);
   if (lists == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: no host memory for the stream lists", owner);
   lists->owner = owner;
   lists->fit = fit;
   lists->keying = keying;
+  lists->handed_out = handed_out;
   lists->serial = atomic_fetch_add(&cmr_next_serial, 1);
   lists->evict_at = cmr_fewest_evicting;
   pthread_mutex_init(&lists->registry, NULL);
@@ -329,7 +365,7 @@ static bool cmr_record(cmr_stream_list *list, cmr_stream stream) {
   return cmr_backend_event_record(list->event, stream) == CMR_SUCCESS;
 }
 
-static void cmr_order_after_free(cmr_stream_list *list, cmr_stream stream) {
+static inline __attribute__((always_inline)) void cmr_order_after_free(cmr_stream_list *list, cmr_stream stream) {
   list->unordered = !list->shared || !cmr_record(list, stream);
 }
 
@@ -405,19 +441,25 @@ static void cmr_recent_flush(cmr_stream_list *list) {
 
 /* ---- giving and taking ------------------------------------------------------------- */
 
-static cmr_status cmr_give(cmr_stream_lists *lists, cmr_stream stream, cmr_block *block, bool pending_work) {
-  cmr_stream_list *list = NULL;
-  cmr_status status = cmr_lock_list_of(lists, stream, &list);
-  if (status != CMR_SUCCESS) return status;
+/* `block` into `list` (its lock held), on `stream`. New memory is merged,
+ * for a request of any size; first fit (the arena, whose point is to keep
+ * low addresses busy) merges every block too. */
+static void cmr_give_locked(const cmr_stream_lists *lists, cmr_stream_list *list, cmr_stream stream,
+                            cmr_block *block, bool pending_work) {
   list->hot = true;
-  /* New memory is merged, for a request of any size; first fit (the arena,
-   * whose point is to keep low addresses busy) merges every block too. */
   if (pending_work && lists->fit == CMR_FIT_BEST) {
     cmr_recent_keep(list, block);
   } else {
     cmr_free_blocks_insert(&list->blocks, block);
   }
   if (pending_work) cmr_order_after_free(list, stream);
+}
+
+static cmr_status cmr_give(cmr_stream_lists *lists, cmr_stream stream, cmr_block *block, bool pending_work) {
+  cmr_stream_list *list = NULL;
+  cmr_status status = cmr_lock_list_of(lists, stream, &list);
+  if (status != CMR_SUCCESS) return status;
+  cmr_give_locked(lists, list, stream, block, pending_work);
   cmr_lock_release(&list->lock);
   return CMR_SUCCESS;
 }
@@ -621,6 +663,7 @@ void cmr_stream_lists_key_ended(cmr_stream_lists *lists, uint64_t key, cmr_strea
     if (list->key != key) continue;
     cmr_lock_acquire(&list->lock);
     if (list->unordered && !cmr_list_empty(list)) list->unordered = !cmr_record(list, order_on);
+    cmr_handed_flush(lists, list); /* a free on another stream looks in the block map first */
     list->key = CMR_DEAD_KEY;
     atomic_fetch_add(&lists->dead, 1);
     cmr_lock_release(&list->lock);
@@ -667,6 +710,43 @@ static cmr_status cmr_take_from_others(cmr_stream_lists *lists, uint64_t own_key
 
 typedef enum cmr_take_from { CMR_TAKE_OWN = 1, CMR_TAKE_OTHERS = 2, CMR_TAKE_ANY = 3 } cmr_take_from;
 
+/* Remembers `block`, just handed out by `list` (its lock held); when the
+ * slots are full, the oldest goes to the block map to make room. */
+static void cmr_handed_keep(const cmr_stream_lists *lists, cmr_stream_list *list, cmr_block *block) {
+  if (list->handed_count < cmr_handed_slots) {
+    list->handed[list->handed_count++] = block;
+    return;
+  }
+  cmr_block_map_insert(lists->handed_out, list->handed[list->handed_victim]);
+  list->handed[list->handed_victim] = block;
+  list->handed_victim = (list->handed_victim + 1) % cmr_handed_slots;
+}
+
+/* A hand-out: the recent block of the very size, handed out for a request
+ * of `bytes` and remembered by `list` (its lock held); NULL when none. */
+static void *cmr_hand_out_recent(const cmr_stream_lists *lists, cmr_stream_list *list, size_t size,
+                                 size_t alignment, size_t bytes) {
+  cmr_block *block = lists->fit == CMR_FIT_BEST ? cmr_recent_take(list, size, alignment) : NULL;
+  if (block == NULL) return NULL;
+  block->requested = bytes;
+  cmr_handed_keep(lists, list, block);
+  return block->address;
+}
+
+/* From `own` (the list of `key`, locked: unlocked here), then, if `from`
+ * says so, from the others. */
+static cmr_status cmr_take_from_locked(cmr_stream_lists *lists, cmr_stream_list *own, uint64_t key,
+                                       cmr_stream stream, size_t size, size_t alignment, cmr_take_from from,
+                                       cmr_block **out) {
+  own->hot = true;
+  cmr_status status = cmr_take_locked(lists, own, size, alignment, out);
+  cmr_lock_release(&own->lock);
+  if ((from & CMR_TAKE_OTHERS) && status == CMR_SUCCESS && *out == NULL) {
+    status = cmr_take_from_others(lists, key, stream, size, alignment, out);
+  }
+  return status;
+}
+
 /* The stream's list is looked up once whatever is searched: the lookup may
  * be a driver call (and fails, in the tests, on the call they choose). */
 static cmr_status cmr_take(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment,
@@ -676,23 +756,43 @@ static cmr_status cmr_take(cmr_stream_lists *lists, cmr_stream stream, size_t si
   uint64_t key = 0;
   cmr_status status = cmr_key_of(lists, stream, &key);
   if (status != CMR_SUCCESS) return status;
-  if (from & CMR_TAKE_OWN) {
-    cmr_stream_list *own = NULL;
-    status = cmr_lock_list(lists, key, &own);
-    if (status != CMR_SUCCESS) return status;
-    own->hot = true;
-    status = cmr_take_locked(lists, own, size, alignment, out);
-    cmr_lock_release(&own->lock);
-  }
-  if ((from & CMR_TAKE_OTHERS) && status == CMR_SUCCESS && *out == NULL) {
-    status = cmr_take_from_others(lists, key, stream, size, alignment, out);
-  }
-  return status;
+  if (!(from & CMR_TAKE_OWN)) return cmr_take_from_others(lists, key, stream, size, alignment, out);
+  cmr_stream_list *own = NULL;
+  status = cmr_lock_list(lists, key, &own);
+  return status == CMR_SUCCESS ? cmr_take_from_locked(lists, own, key, stream, size, alignment, from, out) : status;
 }
 
 cmr_status cmr_stream_lists_take(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment,
                                  cmr_block **out) {
   return cmr_take(lists, stream, size, alignment, CMR_TAKE_ANY, out);
+}
+
+/* When no recent block fits: the rest of cmr_take, out of line so that the
+ * common path stays light. */
+static __attribute__((noinline)) cmr_status cmr_take_after_recent(cmr_stream_lists *lists, cmr_stream_list *own,
+                                                                  uint64_t key, cmr_stream stream, size_t size,
+                                                                  size_t alignment, cmr_block **out) {
+  if (cmr_free_blocks_needed(size, alignment) == SIZE_MAX) {
+    cmr_lock_release(&own->lock);
+    return CMR_SUCCESS;
+  }
+  return cmr_take_from_locked(lists, own, key, stream, size, alignment, CMR_TAKE_ANY, out);
+}
+
+cmr_status cmr_stream_lists_take_or_hand_out(cmr_stream_lists *lists, cmr_stream stream, size_t size,
+                                             size_t alignment, size_t bytes, void **handed, cmr_block **out) {
+  *handed = NULL;
+  *out = NULL;
+  uint64_t key = 0;
+  cmr_status status = cmr_key_of(lists, stream, &key);
+  cmr_stream_list *own = NULL;
+  if (status == CMR_SUCCESS) status = cmr_lock_list(lists, key, &own);
+  if (status != CMR_SUCCESS) return status;
+  *handed = cmr_hand_out_recent(lists, own, size, alignment, bytes);
+  if (*handed == NULL) return cmr_take_after_recent(lists, own, key, stream, size, alignment, out);
+  own->hot = true;
+  cmr_lock_release(&own->lock);
+  return CMR_SUCCESS;
 }
 
 cmr_status cmr_stream_lists_take_own(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment,
@@ -703,6 +803,73 @@ cmr_status cmr_stream_lists_take_own(cmr_stream_lists *lists, cmr_stream stream,
 cmr_status cmr_stream_lists_take_others(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment,
                                         cmr_block **out) {
   return cmr_take(lists, stream, size, alignment, CMR_TAKE_OTHERS, out);
+}
+
+/* ---- taking back ----------------------------------------------------------------- */
+
+/* `ptr` taken out of `list`'s remembered hand-outs (its lock held), or NULL. */
+static cmr_block *cmr_handed_find(cmr_stream_list *list, const void *ptr) {
+  for (unsigned i = 0; i < list->handed_count; ++i) {
+    cmr_block *block = list->handed[i];
+    if (block->address == ptr) {
+      list->handed[i] = list->handed[--list->handed_count];
+      return block;
+    }
+  }
+  return NULL;
+}
+
+/* `ptr` taken out of another list's remembered hand-outs (freed on a
+ * stream other than its allocation's), or NULL. */
+static cmr_block *cmr_handed_find_elsewhere(cmr_stream_lists *lists, uint64_t own_key, const void *ptr) {
+  cmr_block *block = NULL;
+  pthread_mutex_lock(&lists->registry);
+  size_t count = atomic_load(&lists->count);
+  for (size_t i = 0; i < count && block == NULL; ++i) {
+    cmr_stream_list *other = lists->lists[i];
+    if (other->key == own_key) continue;
+    cmr_lock_acquire(&other->lock);
+    block = cmr_handed_find(other, ptr);
+    cmr_lock_release(&other->lock);
+  }
+  pthread_mutex_unlock(&lists->registry);
+  return block;
+}
+
+cmr_status cmr_stream_lists_take_back(cmr_stream_lists *lists, cmr_stream stream, void *ptr, size_t bytes) {
+  uint64_t key = 0;
+  cmr_status status = cmr_key_of(lists, stream, &key);
+  cmr_stream_list *own = NULL;
+  if (status == CMR_SUCCESS) status = cmr_lock_list(lists, key, &own);
+  if (status != CMR_SUCCESS) return status;
+  /* Its own list's hand-outs, else the block map (the list's lock comes
+   * before a shard's, as where hand-outs move to the map). */
+  cmr_block *block = cmr_handed_find(own, ptr);
+  if (block == NULL) block = cmr_block_map_remove(lists->handed_out, ptr);
+  if (block == NULL) {
+    cmr_lock_release(&own->lock);
+    block = cmr_handed_find_elsewhere(lists, key, ptr);
+    /* A list may have moved it to the map while we looked, under its lock. */
+    if (block == NULL) block = cmr_block_map_remove(lists->handed_out, ptr);
+    if (block == NULL) {
+      return cmr_error(CMR_ERROR_UNKNOWN_POINTER, "%s: %p was not allocated by this resource, or is already free",
+                       lists->owner, ptr);
+    }
+    status = cmr_lock_list(lists, key, &own); /* the key is known: no driver call */
+  }
+  size_t requested = block->requested; /* read first: once back in the map, another thread may free it */
+  if (status == CMR_SUCCESS && requested != bytes) {
+    cmr_lock_release(&own->lock);
+    status = cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: %p was allocated with %zu bytes, not %zu: nothing was freed",
+                       lists->owner, ptr, requested, bytes);
+  }
+  if (status != CMR_SUCCESS) { /* still handed out, as it was */
+    cmr_block_map_insert(lists->handed_out, block);
+    return status;
+  }
+  cmr_give_locked(lists, own, stream, block, true);
+  cmr_lock_release(&own->lock);
+  return CMR_SUCCESS;
 }
 
 cmr_status cmr_stream_lists_reclaim(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment,

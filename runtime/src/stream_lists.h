@@ -41,6 +41,7 @@
 
 #include <pthread.h>
 
+#include "block_map.h"
 #include "free_blocks.h"
 
 typedef struct cmr_stream_lists cmr_stream_lists;
@@ -58,9 +59,10 @@ typedef enum cmr_stream_keying {
   CMR_KEY_DEFAULT_STREAM_PER_THREAD     /* and one per thread for the default streams */
 } cmr_stream_keying;
 
-/* `owner` names the resource in messages ("pool"). */
+/* `owner` names the resource in messages ("pool"); `handed_out` is its map
+ * of the blocks it handed out (the lists hand some out themselves: below). */
 cmr_status cmr_stream_lists_create(const char *owner, cmr_fit fit, cmr_stream_keying keying,
-                                   cmr_stream_lists **out);
+                                   cmr_block_map *handed_out, cmr_stream_lists **out);
 /* Deletes every free block record and event (the memory is the caller's). */
 void cmr_stream_lists_destroy(cmr_stream_lists *lists);
 
@@ -105,6 +107,14 @@ cmr_status cmr_stream_lists_carve(cmr_stream_lists *lists, cmr_stream stream, cm
  * another stream's (as above). *out is NULL when no list has a fit. */
 cmr_status cmr_stream_lists_take(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment,
                                  cmr_block **out);
+/* The same, but the common case is served whole: a recently freed block of
+ * the very size (best fit) is handed out at once for a request of `bytes`,
+ * *handed its address and *out NULL. The list remembers it, instead of the
+ * block map, until it needs the slot; its free on the same stream then
+ * meets only that list's lock (cmr_stream_lists_take_back). Otherwise
+ * *handed is NULL and *out as cmr_stream_lists_take gives it. */
+cmr_status cmr_stream_lists_take_or_hand_out(cmr_stream_lists *lists, cmr_stream stream, size_t size,
+                                             size_t alignment, size_t bytes, void **handed, cmr_block **out);
 /* Its two steps, for a resource that has something to try between them (the
  * arena: a new superblock, idle memory, before a wait on another stream):
  * from `stream`'s own list only, never waiting; from the other streams'
@@ -113,6 +123,13 @@ cmr_status cmr_stream_lists_take_own(cmr_stream_lists *lists, cmr_stream stream,
                                      cmr_block **out);
 cmr_status cmr_stream_lists_take_others(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment,
                                         cmr_block **out);
+
+/* Takes back the block at `ptr`, freed on `stream` as `bytes` bytes, into
+ * `stream`'s list. It must be one the resource handed out (remembered by a
+ * list, or in the block map: else CMR_ERROR_UNKNOWN_POINTER) for a request
+ * of exactly `bytes` (else CMR_ERROR_INVALID_ARGUMENT); on any failure the
+ * block stays handed out. */
+cmr_status cmr_stream_lists_take_back(cmr_stream_lists *lists, cmr_stream stream, void *ptr, size_t bytes);
 
 /* Moves every other stream's free blocks into `stream`'s list (after
  * `stream` waits for each), so that all free memory coalesces, and takes

@@ -15,23 +15,31 @@
 typedef cmr_status (*cmr_grow_function)(void *resource, size_t size, size_t alignment, cmr_stream stream,
                                         cmr_block **out);
 
-/* `size` bytes at `alignment` for `stream`. When no list has a fit: under
- * `growth`, look again (another thread may just have grown the resource,
- * so threads that all miss at once grow it once), else `grow`. */
-cmr_status cmr_suballocator_take_or_grow(cmr_stream_lists *lists, pthread_mutex_t *growth, size_t size,
-                                         size_t alignment, cmr_stream stream, cmr_grow_function grow,
-                                         void *resource, cmr_block **out);
-
 /* Hands `block` out for a request of `bytes`: recorded in `handed_out`,
  * its address in *out. */
 void cmr_suballocator_hand_out(cmr_block_map *handed_out, cmr_block *block, size_t bytes, void **out);
 
-/* Takes back the block at `ptr`, freed on `stream` as `bytes` bytes, into
- * the lists. It must be one `owner` handed out (else
- * CMR_ERROR_UNKNOWN_POINTER) for a request of exactly `bytes` (else
- * CMR_ERROR_INVALID_ARGUMENT); on any failure the block stays handed out,
- * as it was. */
-cmr_status cmr_suballocator_take_back(cmr_stream_lists *lists, cmr_block_map *handed_out, const char *owner,
-                                      void *ptr, size_t bytes, cmr_stream stream);
+/* cmr_suballocator_allocate's part after a take that handed nothing out
+ * (out of line, so that the common path stays light): `block` (found, or
+ * NULL) is handed out, growing first if need be. */
+cmr_status cmr_suballocator_find(cmr_stream_lists *lists, cmr_block_map *handed_out, pthread_mutex_t *growth,
+                                 size_t size, size_t alignment, size_t bytes, cmr_stream stream,
+                                 cmr_grow_function grow, void *resource, cmr_block *block, void **out);
+
+/* `size` bytes at `alignment` for `stream`, handed out for a request of
+ * `bytes` (its address in *out): a recent block of the very size at once,
+ * else a fit from the lists; when no list has one, under `growth` look
+ * again (another thread may just have grown the resource, so threads that
+ * all miss at once grow it once), else `grow`. Inline: the path of every
+ * allocation. */
+static inline __attribute__((always_inline)) cmr_status
+cmr_suballocator_allocate(cmr_stream_lists *lists, cmr_block_map *handed_out, pthread_mutex_t *growth, size_t size,
+                          size_t alignment, size_t bytes, cmr_stream stream, cmr_grow_function grow, void *resource,
+                          void **out) {
+  cmr_block *block = NULL;
+  cmr_status status = cmr_stream_lists_take_or_hand_out(lists, stream, size, alignment, bytes, out, &block);
+  if (status != CMR_SUCCESS || *out != NULL) return status;
+  return cmr_suballocator_find(lists, handed_out, growth, size, alignment, bytes, stream, grow, resource, block, out);
+}
 
 #endif /* CMR_SUBALLOCATOR_H */

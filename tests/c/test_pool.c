@@ -332,6 +332,37 @@ START_TEST(destroyed_stream_memory_stays_usable) {
 }
 END_TEST
 
+/* A block handed out again from its stream's recent ones is remembered by
+ * that list, not the block map: freed on another stream, twice, with the
+ * wrong size, or after its list has more hand-outs than it remembers, it
+ * is still told apart exactly as a block in the map. */
+START_TEST(recent_hand_outs_are_taken_back_from_anywhere) {
+  make_pool(CMR_SIZE(1 * MiB), CMR_SIZE_DEFAULT);
+  cmr_stream a, b;
+  ck_assert_ok(cmr_stream_create(&a));
+  ck_assert_ok(cmr_stream_create(&b));
+  enum { count = 40 }; /* more than a list remembers */
+  void *blocks[count];
+  for (int i = 0; i < count; ++i) blocks[i] = take(1 * KiB, a);
+  for (int i = 0; i < count; ++i) give(blocks[i], 1 * KiB, a);
+  for (int i = 0; i < count; ++i) blocks[i] = take(1 * KiB, a); /* the recent ones first */
+  ck_assert_status(cmr_deallocate(ref, blocks[count - 1], 2 * KiB, b), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("allocated with 1024 bytes, not 2048");
+  cmr_backend_host_counts before = counts();
+  give(blocks[count - 1], 1 * KiB, b); /* freed on b: found in a's list */
+  ck_assert_uint_eq(counts().stream_waits, before.stream_waits);
+  ck_assert_status(cmr_deallocate(ref, blocks[count - 1], 1 * KiB, b), CMR_ERROR_UNKNOWN_POINTER);
+  ck_assert_status(cmr_deallocate(ref, blocks[count - 1], 1 * KiB, a), CMR_ERROR_UNKNOWN_POINTER);
+  for (int i = 0; i < count - 1; ++i) give(blocks[i], 1 * KiB, i % 2 ? a : b);
+  ck_assert_status(cmr_deallocate(ref, blocks[0], 1 * KiB, a), CMR_ERROR_UNKNOWN_POINTER);
+  size_t free_bytes = free_size();
+  ck_assert_uint_eq(free_bytes, pool_size()); /* every block came back */
+  destroy_pool_and_check_upstream();
+  ck_assert_ok(cmr_stream_destroy(a));
+  ck_assert_ok(cmr_stream_destroy(b));
+}
+END_TEST
+
 START_TEST(bad_frees_change_nothing) {
   make_pool(CMR_SIZE(1 * MiB), CMR_SIZE_DEFAULT);
   char *ptr = take(1000, CMR_DEFAULT_STREAM);
@@ -420,6 +451,7 @@ int main(void) {
   tcase_add_test(tc, lone_stream_frees_are_ordered_by_a_device_synchronize);
   tcase_add_test(tc, exhaustion_gathers_every_stream_free_memory);
   tcase_add_test(tc, destroyed_stream_memory_stays_usable);
+  tcase_add_test(tc, recent_hand_outs_are_taken_back_from_anywhere);
   tcase_add_test(tc, bad_frees_change_nothing);
   tcase_add_test(tc, large_alignments_are_honoured);
   tcase_add_test(tc, ten_thousand_blocks_coalesce_back_into_one);

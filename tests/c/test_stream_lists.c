@@ -39,7 +39,7 @@ static void *give_then_take(void *arg) {
 
 START_TEST(default_stream_is_keyed_per_thread) {
   cmr_stream_lists *lists = NULL;
-  ck_assert_ok(cmr_stream_lists_create("test", CMR_FIT_FIRST, CMR_KEY_DEFAULT_STREAM_PER_THREAD, &lists));
+  ck_assert_ok(cmr_stream_lists_create("test", CMR_FIT_FIRST, CMR_KEY_DEFAULT_STREAM_PER_THREAD, NULL, &lists));
   thread_work work[2] = {{lists, 0, NULL}, {lists, 4 * (size_t)unit, NULL}};
   pthread_t threads[2];
   for (int i = 0; i < 2; ++i) ck_assert_int_eq(pthread_create(&threads[i], NULL, give_then_take, &work[i]), 0);
@@ -62,7 +62,7 @@ END_TEST
 
 START_TEST(per_stream_keying_shares_the_default_stream) {
   cmr_stream_lists *lists = NULL;
-  ck_assert_ok(cmr_stream_lists_create("test", CMR_FIT_BEST, CMR_KEY_PER_STREAM, &lists));
+  ck_assert_ok(cmr_stream_lists_create("test", CMR_FIT_BEST, CMR_KEY_PER_STREAM, NULL, &lists));
   thread_work work[2] = {{lists, 0, NULL}, {lists, 4 * (size_t)unit, NULL}};
   for (int i = 0; i < 2; ++i) give_then_take(&work[i]);
   size_t blocks, bytes, list_count;
@@ -87,7 +87,7 @@ static void count_release(cmr_block *block, void *arg) {
 
 START_TEST(only_whole_units_are_released_after_waiting) {
   cmr_stream_lists *lists = NULL;
-  ck_assert_ok(cmr_stream_lists_create("test", CMR_FIT_FIRST, CMR_KEY_PER_STREAM, &lists));
+  ck_assert_ok(cmr_stream_lists_create("test", CMR_FIT_FIRST, CMR_KEY_PER_STREAM, NULL, &lists));
   cmr_stream a, b;
   ck_assert_ok(cmr_stream_create(&a));
   ck_assert_ok(cmr_stream_create(&b));
@@ -136,7 +136,7 @@ static void note_visit(uint64_t key, const cmr_block *block, void *arg) {
 
 START_TEST(each_visits_every_free_block_with_its_list) {
   cmr_stream_lists *lists = NULL;
-  ck_assert_ok(cmr_stream_lists_create("test", CMR_FIT_BEST, CMR_KEY_PER_STREAM, &lists));
+  ck_assert_ok(cmr_stream_lists_create("test", CMR_FIT_BEST, CMR_KEY_PER_STREAM, NULL, &lists));
   cmr_stream a;
   ck_assert_ok(cmr_stream_create(&a));
   ck_assert_ok(cmr_stream_lists_give(lists, CMR_DEFAULT_STREAM, block_at(0, 4096, 4096)));
@@ -157,7 +157,7 @@ END_TEST
 
 START_TEST(aligned_take_from_another_stream) {
   cmr_stream_lists *lists = NULL;
-  ck_assert_ok(cmr_stream_lists_create("test", CMR_FIT_BEST, CMR_KEY_PER_STREAM, &lists));
+  ck_assert_ok(cmr_stream_lists_create("test", CMR_FIT_BEST, CMR_KEY_PER_STREAM, NULL, &lists));
   cmr_stream a, b;
   ck_assert_ok(cmr_stream_create(&a));
   ck_assert_ok(cmr_stream_create(&b));

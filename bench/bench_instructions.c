@@ -1,0 +1,129 @@
+/* cmr-bench-instructions: the work bench/instructions.sh counts under
+ * callgrind, one subject and one case per run. Everything goes through
+ * cmr_allocate / cmr_deallocate on the default stream, over host memory.
+ *
+ *   pair     PAIRS allocate+free pairs of 1000 B, warm (ir_per_op: per pair)
+ *   live10k  10,000 blocks of 256 B..16 KiB allocated, then freed in shuffled
+ *            order, after one such round to warm up (ir_per_op: per
+ *            allocate or free, with up to 10,000 blocks alive)
+ *
+ * Only the functions bench_instructions_pairs and bench_instructions_live
+ * are counted (by these names: keep them out of line and external).
+ *
+ *   cmr-bench-instructions SUBJECT CASE [PAIRS]
+ *
+ * SUBJECT: pool, fixed_size, arena, binning; CASE: pair, live10k. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmr/cmr.h>
+#include <cmr/stack.h>
+
+#include "bench_subjects.h" /* bench_next_random, bench_check */
+#include "cli.h"
+
+enum { pair_bytes = 1000, live_count = 10000, largest_live = 16 << 10 };
+
+typedef struct instruction_subject {
+  const char *name;
+  const char *expression;
+} instruction_subject;
+
+/* Room for every case: 10,000 live blocks of at most 16 KiB. */
+static const instruction_subject subjects[] = {
+    {"pool", "pool(system, initial_pool_size=256MiB)"},
+    {"fixed_size", "fixed_size(system, block_size=16KiB, blocks_to_preallocate=1024)"},
+    {"arena", "arena(system, arena_size=512MiB)"},
+    {"binning", "binning(pool(system, initial_pool_size=256MiB), min_size_exponent=8, max_size_exponent=16)"},
+};
+enum { subject_count = sizeof subjects / sizeof subjects[0] };
+
+static const char *subject_name;
+
+static void check(cmr_status status, const char *what) { bench_check(status, what, subject_name); }
+
+__attribute__((noinline)) void bench_instructions_pairs(cmr_resource_ref ref, long pairs);
+__attribute__((noinline)) void bench_instructions_live(cmr_resource_ref ref, void **blocks, const size_t *bytes,
+                                                       const size_t *order);
+
+/* The rounds, inlined into the counted functions and into the uncounted
+ * warm-up alike. */
+static inline __attribute__((always_inline)) void pairs_round(cmr_resource_ref ref, long pairs) {
+  for (long i = 0; i < pairs; ++i) {
+    void *ptr;
+    check(cmr_allocate(ref, pair_bytes, CMR_DEFAULT_STREAM, &ptr), "cmr_allocate");
+    check(cmr_deallocate(ref, ptr, pair_bytes, CMR_DEFAULT_STREAM), "cmr_deallocate");
+  }
+}
+
+static inline __attribute__((always_inline)) void live_round(cmr_resource_ref ref, void **blocks, const size_t *bytes, const size_t *order) {
+  for (size_t i = 0; i < live_count; ++i) check(cmr_allocate(ref, bytes[i], CMR_DEFAULT_STREAM, &blocks[i]), "cmr_allocate");
+  for (size_t i = 0; i < live_count; ++i) {
+    size_t k = order[i];
+    check(cmr_deallocate(ref, blocks[k], bytes[k], CMR_DEFAULT_STREAM), "cmr_deallocate");
+  }
+}
+
+void bench_instructions_pairs(cmr_resource_ref ref, long pairs) { pairs_round(ref, pairs); }
+
+void bench_instructions_live(cmr_resource_ref ref, void **blocks, const size_t *bytes, const size_t *order) {
+  live_round(ref, blocks, bytes, order);
+}
+
+static void shuffle(size_t *order, uint64_t *rng) {
+  for (size_t i = live_count - 1; i > 0; --i) {
+    size_t j = bench_next_random(rng) % (i + 1), t = order[i];
+    order[i] = order[j], order[j] = t;
+  }
+}
+
+static void run_live(cmr_resource_ref ref) {
+  static void *blocks[live_count];
+  static size_t bytes[live_count], order[live_count];
+  uint64_t rng = 7;
+  for (size_t i = 0; i < live_count; ++i) {
+    bytes[i] = 256 + bench_next_random(&rng) % (largest_live - 255);
+    order[i] = i;
+  }
+  shuffle(order, &rng);
+  live_round(ref, blocks, bytes, order); /* the warm-up round: not counted */
+  shuffle(order, &rng);
+  bench_instructions_live(ref, blocks, bytes, order);
+}
+
+static const cmr_cli cli = {"cmr-bench-instructions", "SUBJECT CASE [PAIRS]",
+                            "The work bench/instructions.sh counts under callgrind.\n"
+                            "  SUBJECT  pool, fixed_size, arena or binning\n"
+                            "  CASE     pair (PAIRS warm allocate+free pairs, default 10000) or live10k\n"};
+
+int main(int argc, char **argv) {
+  static const struct option options[] = {CMR_CLI_STANDARD_OPTIONS, {0}};
+  while (cmr_cli_next(&cli, argc, argv, "", options) != -1) {
+  }
+  if (argc - optind < 2 || argc - optind > 3) return cmr_cli_usage_error(&cli, "SUBJECT and CASE are needed");
+  const instruction_subject *subject = NULL;
+  for (int i = 0; i < subject_count; ++i) {
+    if (strcmp(subjects[i].name, argv[optind]) == 0) subject = &subjects[i];
+  }
+  if (subject == NULL) return cmr_cli_usage_error(&cli, "unknown subject (pool, fixed_size, arena, binning)");
+  const char *which = argv[optind + 1];
+  long pairs = argc - optind == 3 ? strtol(argv[optind + 2], NULL, 10) : 10000;
+  if (pairs <= 0) return cmr_cli_usage_error(&cli, "PAIRS must be a positive number");
+  subject_name = subject->name;
+  cmr_stack *stack = NULL;
+  cmr_resource_ref ref;
+  check(cmr_stack_parse(subject->expression, &stack), subject->expression);
+  check(cmr_stack_ref(stack, &ref), "cmr_stack_ref");
+  if (strcmp(which, "pair") == 0) {
+    pairs_round(ref, 1000); /* warm-up, not counted: the pool's first allocation takes its chunk */
+    bench_instructions_pairs(ref, pairs);
+  } else if (strcmp(which, "live10k") == 0) {
+    run_live(ref);
+  } else {
+    cmr_stack_destroy(stack);
+    return cmr_cli_usage_error(&cli, "unknown case (pair, live10k)");
+  }
+  check(cmr_stack_destroy(stack), "cmr_stack_destroy");
+  return 0;
+}
