@@ -110,6 +110,7 @@ typedef enum cmr_backend_host_call {
   CMR_BACKEND_HOST_EVENT_QUERY,
   CMR_BACKEND_HOST_STREAM_SYNCHRONIZE,
   CMR_BACKEND_HOST_COPY,
+  CMR_BACKEND_HOST_EVENT_CREATE,
   CMR_BACKEND_HOST_CALLS
 } cmr_backend_host_call;
 void cmr_backend_host_fail_call(cmr_backend_host_call call, unsigned long nth);

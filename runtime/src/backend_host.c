@@ -191,6 +191,8 @@ cmr_backend_stream_kind cmr_backend_stream_kind_of(cmr_stream stream) {
 
 /* An event is a distinct heap token, like a stream. */
 cmr_status cmr_backend_event_create(cmr_backend_event *out) {
+  cmr_status status = cmr_host_injected(CMR_BACKEND_HOST_EVENT_CREATE, "cudaEventCreateWithFlags");
+  if (status != CMR_SUCCESS) return status;
   void *token = malloc(1);
   if (token == NULL) {
     return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "no host memory for an event token");
