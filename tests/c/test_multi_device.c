@@ -12,12 +12,6 @@
 
 enum { DEVICES = 3, SIZE = 4096 };
 
-static int current(void) {
-  int device = -1;
-  ck_assert_ok(cmr_current_device(&device));
-  return device;
-}
-
 /* Every test starts and ends on device 0 with an empty table (the suite may
  * run in one process, CK_FORK=no). */
 static void back_to_device_0(void) {
@@ -54,7 +48,7 @@ START_TEST(a_device_outside_the_count_is_refused) {
   ck_assert_status(cmr_set_current_device(-1), CMR_ERROR_UNKNOWN_DEVICE);
   cmr_resource_ref ref;
   ck_assert_status(cmr_get_per_device_resource_ref(DEVICES, &ref), CMR_ERROR_UNKNOWN_DEVICE);
-  ck_assert_int_eq(current(), 0);
+  ck_assert_int_eq(cmr_test_current_device(), 0);
 }
 END_TEST
 
@@ -70,7 +64,7 @@ START_TEST(each_thread_has_its_current_device) {
   ck_assert_int_eq(pthread_create(&thread, NULL, read_current_device, &other), 0);
   ck_assert_int_eq(pthread_join(thread, NULL), 0);
   ck_assert_int_eq(other, 0); /* a new thread starts on device 0, as CUDA's */
-  ck_assert_int_eq(current(), 2);
+  ck_assert_int_eq(cmr_test_current_device(), 2);
 }
 END_TEST
 
@@ -81,21 +75,21 @@ static void free_is_seen_on(cmr_resource_ref ref, int device) {
   ck_assert_ok(cmr_allocate(ref, SIZE, CMR_DEFAULT_STREAM, &ptr));
   ck_assert_ok(cmr_deallocate(ref, ptr, SIZE, CMR_DEFAULT_STREAM));
   ck_assert_int_eq(cmr_backend_host_device_seen(CMR_BACKEND_HOST_STREAM_SYNCHRONIZE), device);
-  ck_assert_int_eq(current(), 0);
+  ck_assert_int_eq(cmr_test_current_device(), 0);
 }
 
 START_TEST(the_default_of_a_device_is_made_on_that_device) {
   for (int device = DEVICES - 1; device >= 0; device--) {
     cmr_resource_ref ref;
     ck_assert_ok(cmr_get_per_device_resource_ref(device, &ref));
-    ck_assert_int_eq(current(), 0);
+    ck_assert_int_eq(cmr_test_current_device(), 0);
     free_is_seen_on(ref, device);
   }
   cmr_resource_ref first, again;
   ck_assert_ok(cmr_acquire_per_device_resource_ref(1, &first));
   ck_assert_ok(cmr_acquire_per_device_resource_ref(1, &again));
   ck_assert_ptr_eq(first.self, again.self); /* made once */
-  ck_assert_int_eq(current(), 0);
+  ck_assert_int_eq(cmr_test_current_device(), 0);
   ck_assert_ok(cmr_ref_release(first));
   ck_assert_ok(cmr_ref_release(again));
 }
@@ -138,12 +132,12 @@ START_TEST(a_suballocator_orders_streams_on_its_device) {
   ck_assert_ok(cmr_deallocate(ref, ptr, 16 * SIZE, a));
   ck_assert_ok(cmr_allocate(ref, 12 * SIZE, b, &ptr)); /* from a's list */
   ck_assert_int_eq(cmr_backend_host_device_seen(CMR_BACKEND_HOST_DEVICE_SYNCHRONIZE), 2);
-  ck_assert_int_eq(current(), 0);
+  ck_assert_int_eq(cmr_test_current_device(), 0);
   ck_assert_ok(cmr_deallocate(ref, ptr, 12 * SIZE, b));
   ck_assert_ok(cmr_allocate(ref, 12 * SIZE, a, &ptr)); /* from b's list */
   ck_assert_ok(cmr_deallocate(ref, ptr, 12 * SIZE, a)); /* into a's, which b took from: an event */
   ck_assert_int_eq(cmr_backend_host_device_seen(CMR_BACKEND_HOST_EVENT_CREATE), 2);
-  ck_assert_int_eq(current(), 0);
+  ck_assert_int_eq(cmr_test_current_device(), 0);
   ck_assert_ok(cmr_stream_destroy(a));
   ck_assert_ok(cmr_stream_destroy(b));
   ck_assert_ok(cmr_pool_resource_destroy(pool));
@@ -166,11 +160,11 @@ START_TEST(a_buffer_of_one_device_is_used_and_freed_from_another) {
   ck_assert_int_eq(cmr_backend_host_device_seen(CMR_BACKEND_HOST_STREAM_SYNCHRONIZE), 1); /* the old memory's free */
   ck_assert_ok(cmr_device_buffer_copy_to_host(buffer, back, SIZE));
   ck_assert_mem_eq(back, bytes, SIZE);
-  ck_assert_int_eq(current(), 2);
+  ck_assert_int_eq(cmr_test_current_device(), 2);
   ck_assert_ok(cmr_set_current_device(0));
   ck_assert_ok(cmr_device_buffer_destroy(buffer));
   ck_assert_int_eq(cmr_backend_host_device_seen(CMR_BACKEND_HOST_STREAM_SYNCHRONIZE), 1);
-  ck_assert_int_eq(current(), 0);
+  ck_assert_int_eq(cmr_test_current_device(), 0);
   ck_assert_ok(cmr_system_resource_destroy(system));
 }
 END_TEST

@@ -12,12 +12,6 @@
 
 enum { SIZE = 1 << 20 };
 
-static int current(void) {
-  int device = -1;
-  ck_assert_ok(cmr_current_device(&device));
-  return device;
-}
-
 static void back_to_device_0(void) {
   ck_assert_ok(cmr_set_current_device(0));
   ck_assert_ok(cmr_reset_per_device_resource_ref(0));
@@ -38,16 +32,16 @@ static int device_of(const void *ptr) {
 static void lands_on(cmr_resource_ref ref, cmr_stream stream, int device) {
   void *ptr = NULL;
   ck_assert_ok(cmr_allocate(ref, SIZE, stream, &ptr));
-  ck_assert_int_eq(current(), 0);
+  ck_assert_int_eq(cmr_test_current_device(), 0);
   ck_assert_int_eq(device_of(ptr), device);
   ck_assert_ok(cmr_deallocate(ref, ptr, SIZE, stream));
-  ck_assert_int_eq(current(), 0);
+  ck_assert_int_eq(cmr_test_current_device(), 0);
 }
 
 START_TEST(the_default_of_device_1_is_made_on_device_1) {
   cmr_resource_ref ref;
   ck_assert_ok(cmr_acquire_per_device_resource_ref(1, &ref));
-  ck_assert_int_eq(current(), 0);
+  ck_assert_int_eq(cmr_test_current_device(), 0);
   lands_on(ref, CMR_DEFAULT_STREAM, 1);
   ck_assert_ok(cmr_ref_release(ref));
   ck_assert_ok(cmr_get_per_device_resource_ref(0, &ref));
@@ -98,7 +92,7 @@ START_TEST(every_resource_of_device_1_allocates_there) {
   ck_assert_ok(cmr_allocate(ref, 3 * SIZE, b, &ptr)); /* a's memory, ordered after a's work */
   ck_assert_int_eq(device_of(ptr), 1);
   ck_assert_ok(cmr_deallocate(ref, ptr, 3 * SIZE, b));
-  ck_assert_int_eq(current(), 0);
+  ck_assert_int_eq(cmr_test_current_device(), 0);
   ck_assert_ok(cmr_stream_synchronize(a));
   ck_assert_ok(cmr_stream_synchronize(b));
   ck_assert_ok(cmr_pool_resource_destroy(pool));
@@ -106,7 +100,7 @@ START_TEST(every_resource_of_device_1_allocates_there) {
   ck_assert_ok(cmr_cuda_resource_destroy(cuda));
   ck_assert_ok(cmr_stream_destroy(a));
   ck_assert_ok(cmr_stream_destroy(b));
-  ck_assert_int_eq(current(), 0);
+  ck_assert_int_eq(cmr_test_current_device(), 0);
 }
 END_TEST
 
@@ -134,7 +128,7 @@ START_TEST(a_buffer_of_device_1_is_resized_copied_and_freed_from_device_0) {
   ck_assert_mem_eq(back, bytes, SIZE);
   ck_assert_int_eq(cudaFree(on_0), cudaSuccess);
   ck_assert_ok(cmr_device_buffer_destroy(buffer));
-  ck_assert_int_eq(current(), 0);
+  ck_assert_int_eq(cmr_test_current_device(), 0);
   ck_assert_ok(cmr_cuda_resource_destroy(cuda));
 }
 END_TEST
