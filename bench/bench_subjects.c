@@ -46,7 +46,7 @@ int bench_make_subjects(bench_subject *subjects) {
   size_t pool_bytes = (size_t)1 << 30, arena_bytes = (size_t)1 << 30;
   if (cmr_built_with_cuda()) {
     CMR_BENCH_OWNED(cuda_async, "cuda_async (driver pool)", 1.0, CMR_SIZE(0), CMR_SIZE_DEFAULT,
-                    CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE);
+                    CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, CMR_SIZE_DEFAULT);
     cmr_cuda_resource *cuda = NULL;
     require(cmr_cuda_resource_create(&cuda), "cuda");
     base_ref = cmr_cuda_resource_ref(cuda);

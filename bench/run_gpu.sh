@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The benchmarks of bench/ on the GPU machine, in one device call: a CUDA
 # build with the Python package (no tests: Check is not needed), then the
-# suballocator tables, random_allocations, multi_stream and the Python
+# suballocator tables, random_allocations, multi_stream, multi_device (two
+# GPUs at once against one; it says "skipped" on one GPU) and the Python
 # per-call costs, each writing its table to <name>.log and its figures to
 # <name>.csv, and last the PNG plots of bench/plot.py. Everything is packed
 # into $OUT/bench.tar.gz (the device tool brings back only a few files),
@@ -32,6 +33,7 @@ step build cmake --build "$build" -j 16
 step suballocators "$build/cmr-bench-suballocators" --csv "$out/suballocators.csv"
 step random_allocations "$build/cmr-bench-random-allocations" --csv "$out/random_allocations.csv"
 step multi_stream "$build/cmr-bench-multi-stream"
+step multi_device "$build/cmr-bench-multi-device" --csv "$out/multi_device.csv"
 step python env PYTHONPATH="$build/python" python3 bench/bench_python.py --csv "$out/python.csv"
 step plots python3 bench/plot.py "$out"
 pack_logs bench.tar.gz

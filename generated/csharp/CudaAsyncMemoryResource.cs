@@ -15,10 +15,11 @@ namespace Cmr
         /// <param name="initialPoolSize">Bytes to allocate and free once at creation so the pool starts with that much reserved; 0 reserves nothing. Default (null): 0.</param>
         /// <param name="releaseThreshold">Bytes the pool keeps reserved across synchronizations before returning memory to the driver. Default (null): keep everything (SIZE_MAX).</param>
         /// <param name="exportHandleType">Kind of shareable handle the pool exports for IPC (none, a POSIX file descriptor or a fabric handle). Default: none.</param>
-        public CudaAsyncMemoryResource(ulong? initialPoolSize = null, ulong? releaseThreshold = null, CudaAsyncExportHandleType exportHandleType = CudaAsyncExportHandleType.None)
+        /// <param name="accessDevices">Devices besides its own whose work may read and write the pool&#39;s memory, as a bitmask (bit k: device k; its own device&#39;s bit changes nothing): peer access granted with cudaMemPoolSetAccess. A device outside the process&#39;s is CMR_ERROR_UNKNOWN_DEVICE; one that cannot reach the pool&#39;s device (cudaDeviceCanAccessPeer) is CMR_ERROR_UNSUPPORTED. Default (null): 0.</param>
+        public CudaAsyncMemoryResource(ulong? initialPoolSize = null, ulong? releaseThreshold = null, CudaAsyncExportHandleType exportHandleType = CudaAsyncExportHandleType.None, ulong? accessDevices = null)
         {
             IntPtr raw;
-            CmrNative.cmr_cuda_async_resource_create(initialPoolSize, releaseThreshold, exportHandleType, out raw);
+            CmrNative.cmr_cuda_async_resource_create(initialPoolSize, releaseThreshold, exportHandleType, accessDevices, out raw);
             Own(ResourceHandle.Own(raw, CmrNative.cmr_cuda_async_resource_ref, CmrNativePINVOKE.cmr_cs_release_cuda_async));
         }
 

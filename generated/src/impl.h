@@ -51,14 +51,17 @@ unsigned cmr_callback_impl_properties(const cmr_callback_impl *impl);
 
 /* ---- cuda ---- */
 #if CMR_WITH_CUDA
-cmr_status cmr_cuda_impl_allocate(size_t bytes, size_t alignment, cmr_stream stream, void **out);
-cmr_status cmr_cuda_impl_deallocate(void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+typedef struct cmr_cuda_impl cmr_cuda_impl;
+cmr_status cmr_cuda_impl_create(cmr_cuda_impl **out);
+void cmr_cuda_impl_destroy(cmr_cuda_impl *impl);
+cmr_status cmr_cuda_impl_allocate(cmr_cuda_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
+cmr_status cmr_cuda_impl_deallocate(cmr_cuda_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
 #endif
 
 /* ---- cuda_async ---- */
 #if CMR_WITH_CUDA
 typedef struct cmr_cuda_async_impl cmr_cuda_async_impl;
-cmr_status cmr_cuda_async_impl_create(size_t initial_pool_size, size_t release_threshold, cmr_cuda_async_export_handle_type export_handle_type, cmr_cuda_async_impl **out);
+cmr_status cmr_cuda_async_impl_create(size_t initial_pool_size, size_t release_threshold, cmr_cuda_async_export_handle_type export_handle_type, size_t access_devices, cmr_cuda_async_impl **out);
 void cmr_cuda_async_impl_destroy(cmr_cuda_async_impl *impl);
 cmr_status cmr_cuda_async_impl_allocate(cmr_cuda_async_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
 cmr_status cmr_cuda_async_impl_deallocate(cmr_cuda_async_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
@@ -122,14 +125,20 @@ cmr_status cmr_logging_impl_lost_rows(cmr_logging_impl *impl, size_t *out);
 
 /* ---- managed ---- */
 #if CMR_WITH_CUDA
-cmr_status cmr_managed_impl_allocate(size_t bytes, size_t alignment, cmr_stream stream, void **out);
-cmr_status cmr_managed_impl_deallocate(void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+typedef struct cmr_managed_impl cmr_managed_impl;
+cmr_status cmr_managed_impl_create(cmr_managed_impl **out);
+void cmr_managed_impl_destroy(cmr_managed_impl *impl);
+cmr_status cmr_managed_impl_allocate(cmr_managed_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
+cmr_status cmr_managed_impl_deallocate(cmr_managed_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
 #endif
 
 /* ---- pinned_host ---- */
 #if CMR_WITH_CUDA
-cmr_status cmr_pinned_host_impl_allocate(size_t bytes, size_t alignment, cmr_stream stream, void **out);
-cmr_status cmr_pinned_host_impl_deallocate(void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+typedef struct cmr_pinned_host_impl cmr_pinned_host_impl;
+cmr_status cmr_pinned_host_impl_create(cmr_pinned_host_impl **out);
+void cmr_pinned_host_impl_destroy(cmr_pinned_host_impl *impl);
+cmr_status cmr_pinned_host_impl_allocate(cmr_pinned_host_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
+cmr_status cmr_pinned_host_impl_deallocate(cmr_pinned_host_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
 #endif
 
 /* ---- pool ---- */

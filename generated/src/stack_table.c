@@ -90,11 +90,12 @@ static const cmr_stack_param cuda_async_params[] = {
     {"initial_pool_size", CMR_STACK_SIZE, NULL, 0, "0", {.size = {.is_set = false}}},
     {"release_threshold", CMR_STACK_SIZE, NULL, 0, "keep_everything", {.size = {.is_set = false}}},
     {"export_handle_type", CMR_STACK_ENUM, cuda_async_export_handle_type_values, 3, "none", {.enumeration = CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE}},
+    {"access_devices", CMR_STACK_SIZE, NULL, 0, "0", {.size = {.is_set = false}}},
 };
 
 static cmr_status cuda_async_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_cuda_async_resource *handle = NULL;
-  cmr_status status = cmr_cuda_async_resource_create(values[0].size, values[1].size, (cmr_cuda_async_export_handle_type)values[2].enumeration, &handle);
+  cmr_status status = cmr_cuda_async_resource_create(values[0].size, values[1].size, (cmr_cuda_async_export_handle_type)values[2].enumeration, values[3].size, &handle);
   if (status != CMR_SUCCESS) return status;
   *out = cmr_cuda_async_resource_ref(handle);
   return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
@@ -330,7 +331,7 @@ const cmr_stack_resource cmr_stack_resources[] = {
     {"binning", binning_params, 3, binning_make},
     {"callback", callback_params, 5, callback_make},
     {"cuda", NULL, 0, cuda_make},
-    {"cuda_async", cuda_async_params, 3, cuda_async_make},
+    {"cuda_async", cuda_async_params, 4, cuda_async_make},
     {"cuda_async_managed", NULL, 0, cuda_async_managed_make},
     {"cuda_async_view", cuda_async_view_params, 1, cuda_async_view_make},
     {"failure_callback", failure_callback_params, 3, failure_callback_make},

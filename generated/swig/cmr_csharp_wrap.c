@@ -1411,19 +1411,21 @@ SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_cuda_resource_from_ref(cmr_resource_re
 }
 
 
-SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_cuda_async_resource_create(cmr_optional_size jarg1, cmr_optional_size jarg2, int jarg3, void ** jarg4) {
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_cuda_async_resource_create(cmr_optional_size jarg1, cmr_optional_size jarg2, int jarg3, cmr_optional_size jarg4, void ** jarg5) {
   int jresult ;
   cmr_optional_size arg1 ;
   cmr_optional_size arg2 ;
   cmr_cuda_async_export_handle_type arg3 ;
-  cmr_cuda_async_resource **arg4 = (cmr_cuda_async_resource **) 0 ;
+  cmr_optional_size arg4 ;
+  cmr_cuda_async_resource **arg5 = (cmr_cuda_async_resource **) 0 ;
   cmr_status result;
   
   arg1 = jarg1; 
   arg2 = jarg2; 
   arg3 = (cmr_cuda_async_export_handle_type)jarg3; 
-  arg4 = (cmr_cuda_async_resource **)jarg4; 
-  result = (cmr_status)cmr_cuda_async_resource_create(arg1,arg2,arg3,arg4);
+  arg4 = jarg4; 
+  arg5 = (cmr_cuda_async_resource **)jarg5; 
+  result = (cmr_status)cmr_cuda_async_resource_create(arg1,arg2,arg3,arg4,arg5);
   jresult = (int)result; 
   return jresult;
 }

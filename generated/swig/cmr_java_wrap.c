@@ -2269,19 +2269,20 @@ SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1cuda_1resource_1from_1re
 }
 
 
-SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1cuda_1async_1resource_1create(JNIEnv *jenv, jclass jcls, jobject jarg1, jobject jarg2, jint jarg3) {
+SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1cuda_1async_1resource_1create(JNIEnv *jenv, jclass jcls, jobject jarg1, jobject jarg2, jint jarg3, jobject jarg4) {
   jlong jresult = 0 ;
   cmr_optional_size arg1 ;
   cmr_optional_size arg2 ;
   cmr_cuda_async_export_handle_type arg3 ;
-  cmr_cuda_async_resource **arg4 = (cmr_cuda_async_resource **) 0 ;
-  cmr_cuda_async_resource *temp4 ;
+  cmr_optional_size arg4 ;
+  cmr_cuda_async_resource **arg5 = (cmr_cuda_async_resource **) 0 ;
+  cmr_cuda_async_resource *temp5 ;
   cmr_status result;
   
   (void)jenv;
   (void)jcls;
   {
-    temp4 = NULL; arg4 = &temp4; 
+    temp5 = NULL; arg5 = &temp5; 
   }
   {
     (&arg1)->is_set = jarg1 != NULL;
@@ -2310,7 +2311,20 @@ SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1cuda_1async_1resource_1c
     }
   }
   arg3 = (cmr_cuda_async_export_handle_type)jarg3; 
-  result = (cmr_status)cmr_cuda_async_resource_create(arg1,arg2,arg3,arg4);
+  {
+    (&arg4)->is_set = jarg4 != NULL;
+    (&arg4)->value = 0;
+    if ((&arg4)->is_set) {
+      jlong value = 0;
+      if (!cmr_java_number(jenv, jarg4, &value)) return 0;
+      if (value < 0) {
+        SWIG_JavaThrowException(jenv, SWIG_JavaIllegalArgumentException, "a size cannot be negative");
+        return 0;
+      }
+      (&arg4)->value = (size_t)value;
+    }
+  }
+  result = (cmr_status)cmr_cuda_async_resource_create(arg1,arg2,arg3,arg4,arg5);
   {
     if (result != CMR_SUCCESS) {
       cmr_java_throw(jenv, result);
@@ -2318,7 +2332,7 @@ SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1cuda_1async_1resource_1c
     }
   }
   {
-    jresult = (jlong)(uintptr_t)*arg4; 
+    jresult = (jlong)(uintptr_t)*arg5; 
   }
   return jresult;
 }

@@ -6529,17 +6529,18 @@ SWIGINTERN PyObject *_wrap_cmr_cuda_async_resource_create(PyObject *self, PyObje
   cmr_optional_size arg1 ;
   cmr_optional_size arg2 ;
   cmr_cuda_async_export_handle_type arg3 ;
-  cmr_cuda_async_resource **arg4 = (cmr_cuda_async_resource **) 0 ;
+  cmr_optional_size arg4 ;
+  cmr_cuda_async_resource **arg5 = (cmr_cuda_async_resource **) 0 ;
   int val3 ;
   int ecode3 = 0 ;
-  cmr_cuda_async_resource *temp4 ;
-  PyObject *swig_obj[3] ;
+  cmr_cuda_async_resource *temp5 ;
+  PyObject *swig_obj[4] ;
   cmr_status result;
   
   {
-    temp4 = NULL; arg4 = &temp4; 
+    temp5 = NULL; arg5 = &temp5; 
   }
-  if (!SWIG_Python_UnpackTuple(args, "cmr_cuda_async_resource_create", 3, 3, swig_obj)) SWIG_fail;
+  if (!SWIG_Python_UnpackTuple(args, "cmr_cuda_async_resource_create", 4, 4, swig_obj)) SWIG_fail;
   {
     (&arg1)->is_set = swig_obj[0] != Py_None;
     (&arg1)->value = 0;
@@ -6572,8 +6573,21 @@ SWIGINTERN PyObject *_wrap_cmr_cuda_async_resource_create(PyObject *self, PyObje
   } 
   arg3 = (cmr_cuda_async_export_handle_type)(val3);
   {
+    (&arg4)->is_set = swig_obj[3] != Py_None;
+    (&arg4)->value = 0;
+    if ((&arg4)->is_set) {
+      if (!PyLong_Check(swig_obj[3])) SWIG_exception_fail(SWIG_TypeError, "expected an int or None");
+      unsigned long long value = PyLong_AsUnsignedLongLong(swig_obj[3]);
+      if (value == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        SWIG_exception_fail(SWIG_ValueError, "expected a size in [0, 2**64) or None");
+      }
+      (&arg4)->value = (size_t)value;
+    }
+  }
+  {
     SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    result = (cmr_status)cmr_cuda_async_resource_create(arg1,arg2,arg3,arg4);
+    result = (cmr_status)cmr_cuda_async_resource_create(arg1,arg2,arg3,arg4,arg5);
     SWIG_PYTHON_THREAD_END_ALLOW;
   }
   {
@@ -6585,7 +6599,7 @@ SWIGINTERN PyObject *_wrap_cmr_cuda_async_resource_create(PyObject *self, PyObje
     resultobj = SWIG_Py_Void();
   }
   {
-    resultobj = SWIG_Python_AppendOutput(resultobj, SWIG_NewPointerObj(*arg4, SWIGTYPE_p_cmr_cuda_async_resource, 0)); 
+    resultobj = SWIG_Python_AppendOutput(resultobj, SWIG_NewPointerObj(*arg5, SWIGTYPE_p_cmr_cuda_async_resource, 0)); 
   }
   return resultobj;
 fail:

@@ -9,7 +9,7 @@
 static cmr_status make_subject(cmr_resource_ref upstream, cmr_resource_ref *out) {
   (void)upstream; /* not every resource is made from one */
   cmr_cuda_async_resource *handle;
-  cmr_status status = cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, &handle);
+  cmr_status status = cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, CMR_SIZE_DEFAULT, &handle);
   *out = cmr_cuda_async_resource_ref(handle);
   if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
   cmr_cuda_async_resource_destroy(handle);
@@ -60,7 +60,7 @@ enum { observed_count = 1 };
 static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, NULL), CMR_ERROR_NULL_POINTER, "cmr_cuda_async_resource_create: out");
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, CMR_SIZE_DEFAULT, NULL), CMR_ERROR_NULL_POINTER, "cmr_cuda_async_resource_create: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -70,7 +70,7 @@ static void bad_create_export_handle_type_enum_below(cmr_resource_ref upstream, 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_cuda_async_resource *out = (cmr_cuda_async_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, (cmr_cuda_async_export_handle_type)-1, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_cuda_async_resource_create: export_handle_type");
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, (cmr_cuda_async_export_handle_type)-1, CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_cuda_async_resource_create: export_handle_type");
   cmr_battery_expect_null(out, "cmr_cuda_async_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -81,7 +81,7 @@ static void bad_create_export_handle_type_enum_above(cmr_resource_ref upstream, 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_cuda_async_resource *out = (cmr_cuda_async_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, (cmr_cuda_async_export_handle_type)3, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_cuda_async_resource_create: export_handle_type");
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, (cmr_cuda_async_export_handle_type)3, CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_cuda_async_resource_create: export_handle_type");
   cmr_battery_expect_null(out, "cmr_cuda_async_resource_create");
   observe(subject, after);
   destroy_borrowed();

@@ -36,7 +36,7 @@ static cmr_status make_upstream(const char *name, cmr_resource_ref *out, size_t 
   }
   if (strcmp(name, "cuda_async") == 0) {
     cmr_cuda_async_resource *handle;
-    cmr_status status = cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, &handle);
+    cmr_status status = cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, CMR_SIZE_DEFAULT, &handle);
     *max_alignment = 256;
   *out = cmr_cuda_async_resource_ref(handle);
   if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);

@@ -128,16 +128,33 @@ class StatisticsExtras:
         return counts
 
 
+def _device_mask(devices):
+    """A bitmask of devices (bit k: device k) from None, a mask, or an
+    iterable of device ids."""
+    if devices is None:
+        return 0
+    if isinstance(devices, int) and not isinstance(devices, bool):
+        return devices
+    mask = 0
+    for device in devices:
+        if isinstance(device, bool) or not isinstance(device, int) or not 0 <= device < 64:
+            raise ValueError(f"access_devices: {device!r} is not a device id in [0, 64)")
+        mask |= 1 << device
+    return mask
+
+
 class CudaAsyncExtras:
     """CudaAsyncMemoryResource(initial_pool_size=None, release_threshold=None,
-    enable_ipc=False, enable_fabric=False, *, export_handle_type=None), as
-    RMM's: enable_ipc exports POSIX file descriptors, enable_fabric fabric
-    handles (or export_handle_type names the one kind). A device or driver
-    that cannot export the kind asked raises RuntimeError ending in RMM's
-    "Requested IPC memory handle type not supported"."""
+    enable_ipc=False, enable_fabric=False, *, export_handle_type=None,
+    access_devices=None), as RMM's: enable_ipc exports POSIX file
+    descriptors, enable_fabric fabric handles (or export_handle_type names the
+    one kind). A device or driver that cannot export the kind asked raises
+    RuntimeError ending in RMM's "Requested IPC memory handle type not
+    supported". access_devices, cmr's own, names the other devices whose work
+    may use the pool's memory: an iterable of device ids or a bitmask."""
 
     def __init__(self, initial_pool_size=None, release_threshold=None, enable_ipc=False, enable_fabric=False, *,
-                 export_handle_type=None):
+                 export_handle_type=None, access_devices=None):
         if export_handle_type is None:
             if enable_ipc and enable_fabric:
                 # cmr's pool exports one kind of handle (spec/cuda_async.toml).
@@ -148,7 +165,7 @@ class CudaAsyncExtras:
         elif enable_ipc or enable_fabric:
             raise ValueError("give enable_ipc / enable_fabric or export_handle_type, not both")
         try:
-            self._create(initial_pool_size, release_threshold, export_handle_type)
+            self._create(initial_pool_size, release_threshold, export_handle_type, _device_mask(access_devices))
         except CmrError as error:
             if error.errcode == capi.CMR_ERROR_UNSUPPORTED and "handle type" in str(error):
                 raise CmrError(error.errcode, f"{error}: Requested IPC memory handle type not supported") from None

@@ -1,6 +1,6 @@
 # Type stubs of cmr._extras: what cmr.mr's classes add by hand.
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from .mr import DeviceMemoryResource
 
@@ -39,7 +39,8 @@ class StatisticsExtras:
 class CudaAsyncExtras:
     def __init__(self, initial_pool_size: int | str | None = None, release_threshold: int | str | None = None,
                  enable_ipc: bool = False, enable_fabric: bool = False, *,
-                 export_handle_type: str | None = None) -> None: ...
+                 export_handle_type: str | None = None,
+                 access_devices: int | Iterable[int] | None = None) -> None: ...
 
 class TrackingExtras:
     def log_outstanding_allocations(self) -> None: ...

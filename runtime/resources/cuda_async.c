@@ -9,6 +9,7 @@
 
 struct cmr_cuda_async_impl {
   cmr_backend_pool pool;
+  int device; /* current at creation: its calls run there */
 };
 
 static const cmr_backend_pool_export export_of[] = {
@@ -26,8 +27,26 @@ static cmr_status reserve(cmr_backend_pool pool, size_t bytes) {
   return cmr_backend_stream_synchronize(CMR_DEFAULT_STREAM);
 }
 
+/* Grants each device of the mask but the pool's own read and write access
+ * to the pool; first checks that every one exists, so a bad mask changes
+ * nothing. */
+static cmr_status grant_access(cmr_backend_pool pool, int own, size_t access_devices) {
+  int count = 0;
+  cmr_status status = cmr_backend_device_count(&count);
+  if (status != CMR_SUCCESS) return status;
+  const int bits = (int)(sizeof access_devices * 8);
+  if (count < bits && (access_devices >> count) != 0) {
+    return cmr_error(CMR_ERROR_UNKNOWN_DEVICE, "cuda_async: access_devices %#zx names device %d, not in [0, %d)",
+                     access_devices, bits - 1 - __builtin_clzll((unsigned long long)access_devices), count);
+  }
+  for (int device = 0; device < bits && status == CMR_SUCCESS; device++) {
+    if (device != own && (access_devices >> device & 1u)) status = cmr_backend_pool_grant_access(pool, own, device);
+  }
+  return status;
+}
+
 cmr_status cmr_cuda_async_impl_create(size_t initial_pool_size, size_t release_threshold,
-                                      cmr_cuda_async_export_handle_type export_handle_type,
+                                      cmr_cuda_async_export_handle_type export_handle_type, size_t access_devices,
                                       cmr_cuda_async_impl **out) {
   bool supported = false;
   cmr_status status = cmr_backend_pools_supported(&supported);
@@ -35,7 +54,12 @@ cmr_status cmr_cuda_async_impl_create(size_t initial_pool_size, size_t release_t
   if (!supported) return cmr_error(CMR_ERROR_UNSUPPORTED, "cuda_async: the current device has no memory pools");
   cmr_cuda_async_impl *impl = malloc(sizeof *impl);
   if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cuda_async: no host memory for the resource");
+  impl->device = cmr_backend_device_at_creation();
   status = cmr_backend_pool_create(export_of[export_handle_type], release_threshold, &impl->pool);
+  if (status == CMR_SUCCESS && access_devices != 0) {
+    status = grant_access(impl->pool, impl->device, access_devices);
+    if (status != CMR_SUCCESS) cmr_backend_pool_destroy(impl->pool);
+  }
   if (status == CMR_SUCCESS && initial_pool_size > 0) {
     status = reserve(impl->pool, initial_pool_size);
     if (status != CMR_SUCCESS) cmr_backend_pool_destroy(impl->pool);
@@ -57,13 +81,13 @@ void cmr_cuda_async_impl_destroy(cmr_cuda_async_impl *impl) {
 cmr_status cmr_cuda_async_impl_allocate(cmr_cuda_async_impl *impl, size_t bytes, size_t alignment,
                                         cmr_stream stream, void **out) {
   (void)alignment;
-  return cmr_cuda_memory_allocate(CMR_CUDA_MEMORY_POOL, "cuda_async", impl->pool, bytes, stream, out);
+  return cmr_cuda_memory_allocate(CMR_CUDA_MEMORY_POOL, "cuda_async", impl->device, impl->pool, bytes, stream, out);
 }
 
 cmr_status cmr_cuda_async_impl_deallocate(cmr_cuda_async_impl *impl, void *ptr, size_t bytes, size_t alignment,
                                           cmr_stream stream) {
   (void)alignment;
-  return cmr_cuda_memory_deallocate(CMR_CUDA_MEMORY_POOL, "cuda_async", impl->pool, ptr, bytes, stream);
+  return cmr_cuda_memory_deallocate(CMR_CUDA_MEMORY_POOL, "cuda_async", impl->device, impl->pool, ptr, bytes, stream);
 }
 
 cmr_status cmr_cuda_async_impl_pool_handle(cmr_cuda_async_impl *impl, void **out) {

@@ -8,6 +8,7 @@
 
 struct cmr_cuda_async_managed_impl {
   cmr_backend_pool pool;
+  int device; /* current at creation: its calls run there */
 };
 
 cmr_status cmr_cuda_async_managed_impl_create(cmr_cuda_async_managed_impl **out) {
@@ -16,6 +17,7 @@ cmr_status cmr_cuda_async_managed_impl_create(cmr_cuda_async_managed_impl **out)
   if (status != CMR_SUCCESS) return status;
   cmr_cuda_async_managed_impl *impl = malloc(sizeof *impl);
   if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cuda_async_managed: no host memory for the resource");
+  impl->device = cmr_backend_device_at_creation();
   impl->pool = pool;
   *out = impl;
   return CMR_SUCCESS;
@@ -27,13 +29,13 @@ void cmr_cuda_async_managed_impl_destroy(cmr_cuda_async_managed_impl *impl) { fr
 cmr_status cmr_cuda_async_managed_impl_allocate(cmr_cuda_async_managed_impl *impl, size_t bytes, size_t alignment,
                                                 cmr_stream stream, void **out) {
   (void)alignment;
-  return cmr_cuda_memory_allocate(CMR_CUDA_MEMORY_POOL, "cuda_async_managed", impl->pool, bytes, stream, out);
+  return cmr_cuda_memory_allocate(CMR_CUDA_MEMORY_POOL, "cuda_async_managed", impl->device, impl->pool, bytes, stream, out);
 }
 
 cmr_status cmr_cuda_async_managed_impl_deallocate(cmr_cuda_async_managed_impl *impl, void *ptr, size_t bytes,
                                                   size_t alignment, cmr_stream stream) {
   (void)alignment;
-  return cmr_cuda_memory_deallocate(CMR_CUDA_MEMORY_POOL, "cuda_async_managed", impl->pool, ptr, bytes, stream);
+  return cmr_cuda_memory_deallocate(CMR_CUDA_MEMORY_POOL, "cuda_async_managed", impl->device, impl->pool, ptr, bytes, stream);
 }
 
 bool cmr_cuda_async_managed_impl_is_equal(const cmr_cuda_async_managed_impl *impl,

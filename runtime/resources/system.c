@@ -14,6 +14,7 @@ static cmr_ledger cmr_system_ledger;
 
 struct cmr_system_impl {
   bool device_accessible;
+  int device; /* current at creation: a free waits for its stream there */
 };
 
 cmr_status cmr_system_impl_create(cmr_system_impl **out) {
@@ -25,6 +26,7 @@ cmr_status cmr_system_impl_create(cmr_system_impl **out) {
     impl->device_accessible = false;
     cmr_clear_last_error();
   }
+  impl->device = cmr_backend_device_at_creation();
   *out = impl;
   return CMR_SUCCESS;
 }
@@ -48,10 +50,10 @@ static cmr_status cmr_system_obtain(void *impl, size_t bytes, size_t alignment, 
 }
 
 static cmr_status cmr_system_release(void *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  (void)impl, (void)bytes, (void)alignment;
+  (void)bytes, (void)alignment;
   /* Work queued on the stream may still read the memory. If the wait fails,
    * keeping the memory is safer than freeing it under running work. */
-  cmr_status status = cmr_backend_stream_synchronize(stream);
+  cmr_status status = cmr_backend_stream_synchronize_on(((cmr_system_impl *)impl)->device, stream);
   if (status != CMR_SUCCESS) return cmr_error_context(status, "system: deallocate");
   free(ptr);
   return CMR_SUCCESS;

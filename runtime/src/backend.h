@@ -7,11 +7,33 @@
 
 #include "internal.h"
 
-/* Devices. In the host build there is one device, 0, whose memory is the
- * host's. Without a driver or device: CMR_ERROR_NO_DEVICE. */
+/* Devices. In the host build the devices are simulated: CMR_HOST_DEVICE_COUNT
+ * of them (1 when unset), all with the host's memory, and each thread has
+ * its current one (0 at first), as CUDA's threads do. Without a driver or
+ * device: CMR_ERROR_NO_DEVICE. */
 cmr_status cmr_backend_device_count(int *out);
 cmr_status cmr_backend_get_device(int *out);
 cmr_status cmr_backend_set_device(int device);
+
+/* A resource's CUDA calls run with the resource's device current (the one
+ * current when it was made) and leave the caller's as it was:
+ *   cmr_backend_device_guard guard;
+ *   status = cmr_backend_device_enter(device, &guard);
+ *   if (status == CMR_SUCCESS) status = cmr_backend_device_leave(&guard, <the CUDA calls>);
+ * Entering costs one cudaGetDevice when `device` is current already, and
+ * leaving nothing then. */
+typedef struct cmr_backend_device_guard {
+  int previous; /* the caller's current device */
+  bool switched; /* whether enter made another device current */
+} cmr_backend_device_guard;
+cmr_status cmr_backend_device_enter(int device, cmr_backend_device_guard *guard);
+/* Restores the caller's device; returns `status` (what the guarded calls
+ * returned) unless that was success and the restore failed. */
+cmr_status cmr_backend_device_leave(const cmr_backend_device_guard *guard, cmr_status status);
+/* The device a resource made now belongs to: the current one, or -1 where
+ * none can be named (a CUDA build without a driver), which the _on calls
+ * below and cmr_backend_device_enter take as "leave the current one". */
+int cmr_backend_device_at_creation(void);
 cmr_status cmr_backend_memory_info(size_t *free_bytes, size_t *total_bytes);
 /* Whether the current device can access pageable host memory (HMM / ATS). */
 cmr_status cmr_backend_pageable_memory_access(bool *out);
@@ -56,6 +78,14 @@ cmr_status cmr_backend_event_query(cmr_backend_event event, bool *reached);
 cmr_status cmr_backend_event_synchronize(cmr_backend_event event);
 /* Blocks until all work on the current device, on every stream, is done. */
 cmr_status cmr_backend_device_synchronize(void);
+/* The same two with `device` current (see cmr_backend_device_enter): an
+ * event belongs to the device current when it is made, and can be recorded
+ * only on that device's streams. */
+cmr_status cmr_backend_event_create_on(int device, cmr_backend_event *out);
+cmr_status cmr_backend_device_synchronize_on(int device);
+/* cudaStreamSynchronize with `device` current: the legacy default stream
+ * (NULL) is the current device's. */
+cmr_status cmr_backend_stream_synchronize_on(int device, cmr_stream stream);
 
 #if !CMR_WITH_CUDA
 /* How many ordering calls the host backend has answered, process-wide. */
@@ -78,9 +108,16 @@ typedef enum cmr_backend_host_call {
   CMR_BACKEND_HOST_DEVICE_SYNCHRONIZE,
   CMR_BACKEND_HOST_STREAM_ID,
   CMR_BACKEND_HOST_EVENT_QUERY,
+  CMR_BACKEND_HOST_STREAM_SYNCHRONIZE,
+  CMR_BACKEND_HOST_COPY,
+  CMR_BACKEND_HOST_EVENT_CREATE,
   CMR_BACKEND_HOST_CALLS
 } cmr_backend_host_call;
 void cmr_backend_host_fail_call(cmr_backend_host_call call, unsigned long nth);
+/* The device that was current at the last call of `call`, from any thread;
+ * -1 before the first. Tests read it to check that a resource's work ran on
+ * the resource's device. */
+int cmr_backend_host_device_seen(cmr_backend_host_call call);
 #endif
 
 /* Whether `ptr` is managed (unified) memory, as cudaPointerGetAttributes
@@ -123,6 +160,10 @@ typedef enum cmr_backend_pool_export {
 cmr_status cmr_backend_pool_create(cmr_backend_pool_export export_type, size_t release_threshold,
                                    cmr_backend_pool *out);
 cmr_status cmr_backend_pool_destroy(cmr_backend_pool pool);
+/* Lets work on `device` read and write `pool`'s memory (which is on `owner`):
+ * cudaMemPoolSetAccess, after cudaDeviceCanAccessPeer says it can
+ * (CMR_ERROR_UNSUPPORTED where it cannot). */
+cmr_status cmr_backend_pool_grant_access(cmr_backend_pool pool, int owner, int device);
 /* CUDA 13's managed-memory pool of the current device; CMR_ERROR_UNSUPPORTED
  * where the driver or device has none. */
 cmr_status cmr_backend_managed_pool(cmr_backend_pool *out);

@@ -410,6 +410,26 @@ cmr_status cmr_backend_pool_destroy(cmr_backend_pool pool) {
                               : cmr_cuda_failure(error, "cudaMemPoolDestroy(%p)", (void *)pool);
 }
 
+cmr_status cmr_backend_pool_grant_access(cmr_backend_pool pool, int owner, int device) {
+  int can_access = 0;
+  cudaError_t error = cudaDeviceCanAccessPeer(&can_access, device, owner);
+  if (error != cudaSuccess) {
+    return cmr_cuda_failure(error, "cudaDeviceCanAccessPeer(device %d, peer %d)", device, owner);
+  }
+  if (!can_access) {
+    return cmr_error(CMR_ERROR_UNSUPPORTED, "cudaDeviceCanAccessPeer: device %d cannot access device %d's memory", device,
+                     owner);
+  }
+  struct cudaMemAccessDesc access = {0};
+  access.location.type = cudaMemLocationTypeDevice;
+  access.location.id = device;
+  access.flags = cudaMemAccessFlagsProtReadWrite;
+  error = cudaMemPoolSetAccess(pool, &access, 1);
+  return error == cudaSuccess ? CMR_SUCCESS
+                              : cmr_cuda_failure(error, "cudaMemPoolSetAccess(%p, device %d, read-write)", (void *)pool,
+                                                 device);
+}
+
 /* CUDA 13's default managed pool with the current device as its location.
  * The driver refuses it (cudaErrorNotSupported) where managed memory cannot
  * be accessed concurrently; both that and the missing attributes read as

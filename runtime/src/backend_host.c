@@ -1,5 +1,10 @@
-/* The backend of the host build: one device, 0, whose memory is the host's;
- * streams are tokens whose work is always complete; copies are memmove. */
+/* The backend of the host build: simulated devices whose memory is the
+ * host's (CMR_HOST_DEVICE_COUNT of them, so the per-device logic runs
+ * without a GPU); streams are tokens whose work is always complete; copies
+ * are memmove. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -11,21 +16,56 @@
 #  error "backend_host.c belongs to the host build (CMR_WITH_CUDA=0)"
 #endif
 
+/* ---- devices: CMR_HOST_DEVICE_COUNT, read once; each thread's current one -------- */
+
+enum { cmr_host_max_devices = 64 };
+
+static struct {
+  pthread_once_t once;
+  int count;              /* 0: the variable is not a count */
+  char text[32];          /* the variable's value, for the message */
+} cmr_host_devices = {.once = PTHREAD_ONCE_INIT};
+
+static _Thread_local int cmr_host_current_device;
+
+static void cmr_host_read_device_count(void) {
+  const char *text = getenv("CMR_HOST_DEVICE_COUNT");
+  if (text == NULL || text[0] == '\0') {
+    cmr_host_devices.count = 1;
+    return;
+  }
+  snprintf(cmr_host_devices.text, sizeof cmr_host_devices.text, "%s", text);
+  char *end = NULL;
+  errno = 0;
+  long count = strtol(text, &end, 10);
+  bool valid = errno == 0 && *end == '\0' && count >= 1 && count <= cmr_host_max_devices;
+  cmr_host_devices.count = valid ? (int)count : 0;
+}
+
 cmr_status cmr_backend_device_count(int *out) {
-  *out = 1;
+  pthread_once(&cmr_host_devices.once, cmr_host_read_device_count);
+  *out = cmr_host_devices.count;
+  if (cmr_host_devices.count == 0) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "CMR_HOST_DEVICE_COUNT=\"%s\" is not a device count in [1, %d]",
+                     cmr_host_devices.text, cmr_host_max_devices);
+  }
   return CMR_SUCCESS;
 }
 
 cmr_status cmr_backend_get_device(int *out) {
-  *out = 0;
+  *out = cmr_host_current_device;
   return CMR_SUCCESS;
 }
 
 cmr_status cmr_backend_set_device(int device) {
-  if (device != 0) {
-    return cmr_error(CMR_ERROR_UNKNOWN_DEVICE, "device %d is not in [0, 1)", device);
+  int count = 0;
+  cmr_status status = cmr_backend_device_count(&count);
+  if (status == CMR_SUCCESS && (device < 0 || device >= count)) {
+    status = cmr_error(CMR_ERROR_UNKNOWN_DEVICE, "cudaSetDevice(%d): device %d is not in [0, %d)", device, device,
+                       count);
   }
-  return CMR_SUCCESS;
+  if (status == CMR_SUCCESS) cmr_host_current_device = device;
+  return status;
 }
 
 static cmr_status cmr_sysconf(int name, const char *name_text, size_t *out) {
@@ -91,18 +131,6 @@ bool cmr_backend_stream_destroyed(cmr_stream stream) {
   return given_out && !cmr_live_streams_contains(stream);
 }
 
-cmr_status cmr_backend_stream_synchronize(cmr_stream stream) {
-  (void)stream; /* host work is complete when it returns */
-  return CMR_SUCCESS;
-}
-
-cmr_status cmr_backend_copy(void *destination, const void *source, size_t bytes, cmr_stream stream) {
-  (void)stream;
-  if (bytes > 0) {
-    memmove(destination, source, bytes);
-  }
-  return CMR_SUCCESS;
-}
 
 /* Host memory is never managed: nothing to migrate. */
 cmr_status cmr_backend_pointer_is_managed(const void *ptr, bool *out) {
@@ -129,6 +157,12 @@ static struct {
 
 /* Calls left before each injected failure (0: none pending). */
 static _Atomic unsigned long cmr_host_fail_in[CMR_BACKEND_HOST_CALLS];
+/* The device current at each call's last call, plus one (0: never called). */
+static _Atomic int cmr_host_device_seen[CMR_BACKEND_HOST_CALLS];
+
+int cmr_backend_host_device_seen(cmr_backend_host_call call) {
+  return atomic_load(&cmr_host_device_seen[call]) - 1;
+}
 
 void cmr_backend_host_fail_call(cmr_backend_host_call call, unsigned long nth) {
   atomic_store(&cmr_host_fail_in[call], nth);
@@ -137,6 +171,7 @@ void cmr_backend_host_fail_call(cmr_backend_host_call call, unsigned long nth) {
 /* Whether this call of `call` is the one to fail: counts its countdown down
  * (atomically, so exactly one caller among threads meets the failure). */
 static cmr_status cmr_host_injected(cmr_backend_host_call call, const char *name) {
+  atomic_store(&cmr_host_device_seen[call], cmr_host_current_device + 1);
   unsigned long left = atomic_load(&cmr_host_fail_in[call]);
   do {
     if (left == 0) return CMR_SUCCESS;
@@ -156,6 +191,8 @@ cmr_backend_stream_kind cmr_backend_stream_kind_of(cmr_stream stream) {
 
 /* An event is a distinct heap token, like a stream. */
 cmr_status cmr_backend_event_create(cmr_backend_event *out) {
+  cmr_status status = cmr_host_injected(CMR_BACKEND_HOST_EVENT_CREATE, "cudaEventCreateWithFlags");
+  if (status != CMR_SUCCESS) return status;
   void *token = malloc(1);
   if (token == NULL) {
     return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "no host memory for an event token");
@@ -190,6 +227,20 @@ cmr_status cmr_backend_event_query(cmr_backend_event event, bool *reached) {
   atomic_fetch_add_explicit(&cmr_host_counts.event_queries, 1, memory_order_relaxed);
   cmr_status status = cmr_host_injected(CMR_BACKEND_HOST_EVENT_QUERY, "cudaEventQuery");
   *reached = status == CMR_SUCCESS;
+  return status;
+}
+
+cmr_status cmr_backend_stream_synchronize(cmr_stream stream) {
+  (void)stream; /* host work is complete when it returns */
+  return cmr_host_injected(CMR_BACKEND_HOST_STREAM_SYNCHRONIZE, "cudaStreamSynchronize");
+}
+
+cmr_status cmr_backend_copy(void *destination, const void *source, size_t bytes, cmr_stream stream) {
+  (void)stream;
+  cmr_status status = cmr_host_injected(CMR_BACKEND_HOST_COPY, "cudaMemcpyAsync");
+  if (status == CMR_SUCCESS && bytes > 0) {
+    memmove(destination, source, bytes);
+  }
   return status;
 }
 

@@ -1,4 +1,6 @@
 /* The CUDA leaves' vouched-for memory (see cuda_memory.h). */
+#include <stdlib.h>
+
 #include "cuda_memory.h"
 #include "ledger.h"
 
@@ -54,14 +56,30 @@ static const cmr_ledger_memory cmr_cuda_memories[CMR_CUDA_MEMORY_KINDS] = {
     [CMR_CUDA_MEMORY_POOL] = {cmr_pool_obtain, cmr_pool_release},
 };
 
-cmr_status cmr_cuda_memory_allocate(cmr_cuda_memory kind, const char *owner, cmr_backend_pool pool, size_t bytes,
-                                    cmr_stream stream, void **out) {
-  return cmr_ledger_allocate(&cmr_cuda_ledgers[kind], owner, pool, &cmr_cuda_memories[kind], pool, bytes,
-                             CMR_DEFAULT_ALIGNMENT, stream, out);
+cmr_status cmr_cuda_memory_allocate(cmr_cuda_memory kind, const char *owner, int device, cmr_backend_pool pool,
+                                    size_t bytes, cmr_stream stream, void **out) {
+  cmr_backend_device_guard guard;
+  cmr_status status = cmr_backend_device_enter(device, &guard);
+  if (status != CMR_SUCCESS) return cmr_error_context(status, "%s: making device %d current", owner, device);
+  status = cmr_ledger_allocate(&cmr_cuda_ledgers[kind], owner, pool, &cmr_cuda_memories[kind], pool, bytes,
+                               CMR_DEFAULT_ALIGNMENT, stream, out);
+  return cmr_backend_device_leave(&guard, status);
 }
 
-cmr_status cmr_cuda_memory_deallocate(cmr_cuda_memory kind, const char *owner, cmr_backend_pool pool, void *ptr,
-                                      size_t bytes, cmr_stream stream) {
-  return cmr_ledger_deallocate(&cmr_cuda_ledgers[kind], owner, pool, &cmr_cuda_memories[kind], pool, ptr, bytes,
-                               CMR_DEFAULT_ALIGNMENT, stream);
+cmr_status cmr_cuda_memory_deallocate(cmr_cuda_memory kind, const char *owner, int device, cmr_backend_pool pool,
+                                      void *ptr, size_t bytes, cmr_stream stream) {
+  cmr_backend_device_guard guard;
+  cmr_status status = cmr_backend_device_enter(device, &guard);
+  if (status != CMR_SUCCESS) return cmr_error_context(status, "%s: making device %d current", owner, device);
+  status = cmr_ledger_deallocate(&cmr_cuda_ledgers[kind], owner, pool, &cmr_cuda_memories[kind], pool, ptr, bytes,
+                                 CMR_DEFAULT_ALIGNMENT, stream);
+  return cmr_backend_device_leave(&guard, status);
+}
+
+cmr_status cmr_cuda_memory_leaf_create(const char *owner, cmr_cuda_memory_leaf **out) {
+  cmr_cuda_memory_leaf *leaf = malloc(sizeof *leaf);
+  if (leaf == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: no host memory for the resource", owner);
+  leaf->device = cmr_backend_device_at_creation();
+  *out = leaf;
+  return CMR_SUCCESS;
 }

@@ -18,10 +18,18 @@ typedef enum cmr_cuda_memory {
   CMR_CUDA_MEMORY_KINDS
 } cmr_cuda_memory;
 
-/* `owner` names the resource in messages; `pool` is NULL but for pool memory. */
-cmr_status cmr_cuda_memory_allocate(cmr_cuda_memory kind, const char *owner, cmr_backend_pool pool, size_t bytes,
-                                    cmr_stream stream, void **out);
-cmr_status cmr_cuda_memory_deallocate(cmr_cuda_memory kind, const char *owner, cmr_backend_pool pool, void *ptr,
-                                      size_t bytes, cmr_stream stream);
+/* `owner` names the resource in messages; `device` is the resource's (the
+ * one current at its creation), made current around the CUDA calls and the
+ * caller's restored after; `pool` is NULL but for pool memory. */
+cmr_status cmr_cuda_memory_allocate(cmr_cuda_memory kind, const char *owner, int device, cmr_backend_pool pool,
+                                    size_t bytes, cmr_stream stream, void **out);
+cmr_status cmr_cuda_memory_deallocate(cmr_cuda_memory kind, const char *owner, int device, cmr_backend_pool pool,
+                                      void *ptr, size_t bytes, cmr_stream stream);
+
+/* What the plain leaves (cuda, managed, pinned_host) keep: their device. */
+typedef struct cmr_cuda_memory_leaf {
+  int device;
+} cmr_cuda_memory_leaf;
+cmr_status cmr_cuda_memory_leaf_create(const char *owner, cmr_cuda_memory_leaf **out);
 
 #endif /* CMR_CUDA_MEMORY_H */

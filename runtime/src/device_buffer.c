@@ -1,6 +1,7 @@
 /* cmr_device_buffer: RMM's device_buffer over a resource ref. The buffer
  * holds a share of its resource; every allocation, copy and free is ordered
- * on the buffer's stream. */
+ * on the buffer's stream, with the buffer's device (the one current at its
+ * creation, as RMM's) current and the caller's restored after. */
 #include <stdlib.h>
 
 #include "backend.h"
@@ -14,14 +15,18 @@ typedef struct cmr_buffer {
   void *data; /* NULL when the capacity is 0 */
   size_t size;
   size_t capacity;
+  int device;
 } cmr_buffer;
 
 static cmr_status cmr_buffer_free_memory(cmr_buffer *buffer) {
-  cmr_status status = cmr_deallocate(buffer->mr, buffer->data, buffer->capacity, buffer->stream);
+  cmr_backend_device_guard guard;
+  cmr_status status = cmr_backend_device_enter(buffer->device, &guard);
+  if (status != CMR_SUCCESS) return status; /* the memory stays, for a later try */
+  status = cmr_deallocate(buffer->mr, buffer->data, buffer->capacity, buffer->stream);
   buffer->data = NULL;
   buffer->size = 0;
   buffer->capacity = 0;
-  return status;
+  return cmr_backend_device_leave(&guard, status);
 }
 
 static void cmr_buffer_finalize(cmr_object *object) {
@@ -36,8 +41,7 @@ static const cmr_object_type cmr_buffer_type = {"device_buffer", cmr_buffer_fina
 /* Moves the contents into a new allocation of `capacity` bytes on `stream`
  * (which becomes the buffer's), keeping min(size, capacity) bytes. On failure
  * the buffer is as it was. */
-static cmr_status cmr_buffer_reallocate(cmr_buffer *buffer, size_t capacity,
-                                        cmr_stream stream) {
+static cmr_status cmr_buffer_move(cmr_buffer *buffer, size_t capacity, cmr_stream stream) {
   void *data = NULL;
   cmr_status status = cmr_allocate(buffer->mr, capacity, stream, &data);
   if (status != CMR_SUCCESS) {
@@ -58,6 +62,25 @@ static cmr_status cmr_buffer_reallocate(cmr_buffer *buffer, size_t capacity,
   buffer->capacity = capacity;
   buffer->stream = stream;
   return status;
+}
+
+/* cmr_buffer_move on the buffer's device. */
+static cmr_status cmr_buffer_reallocate(cmr_buffer *buffer, size_t capacity, cmr_stream stream) {
+  cmr_backend_device_guard guard;
+  cmr_status status = cmr_backend_device_enter(buffer->device, &guard);
+  return status == CMR_SUCCESS ? cmr_backend_device_leave(&guard, cmr_buffer_move(buffer, capacity, stream)) : status;
+}
+
+/* Copies `bytes` on the buffer's stream, on its device; with `wait`, waits
+ * for the copy. */
+static cmr_status cmr_buffer_copy(const cmr_buffer *buffer, void *destination, const void *source, size_t bytes,
+                                  bool wait) {
+  cmr_backend_device_guard guard;
+  cmr_status status = cmr_backend_device_enter(buffer->device, &guard);
+  if (status != CMR_SUCCESS) return status;
+  status = cmr_backend_copy(destination, source, bytes, buffer->stream);
+  if (status == CMR_SUCCESS && wait) status = cmr_backend_stream_synchronize(buffer->stream);
+  return cmr_backend_device_leave(&guard, status);
 }
 
 static cmr_status cmr_buffer_resolve(const cmr_device_buffer *handle, const char *what, cmr_buffer **out) {
@@ -94,6 +117,7 @@ cmr_status cmr_device_buffer_create(size_t size, cmr_stream stream, cmr_resource
   }
   buffer->mr = mr;
   buffer->stream = stream;
+  buffer->device = cmr_backend_device_at_creation();
   buffer->size = size;
   buffer->capacity = size;
   void *token;
@@ -301,10 +325,7 @@ cmr_status cmr_device_buffer_copy_to_host(const cmr_device_buffer *handle, void 
   if (status != CMR_SUCCESS || bytes == 0) {
     return status;
   }
-  status = cmr_backend_copy(destination, buffer->data, bytes, buffer->stream);
-  if (status == CMR_SUCCESS) {
-    status = cmr_backend_stream_synchronize(buffer->stream);
-  }
+  status = cmr_buffer_copy(buffer, destination, buffer->data, bytes, true);
   return status == CMR_SUCCESS ? status : cmr_error_context(status, "%s", what);
 }
 
@@ -315,7 +336,7 @@ cmr_status cmr_device_buffer_copy_from(cmr_device_buffer *handle, const void *so
   if (status != CMR_SUCCESS || bytes == 0) {
     return status;
   }
-  status = cmr_backend_copy(buffer->data, source, bytes, buffer->stream);
+  status = cmr_buffer_copy(buffer, buffer->data, source, bytes, false);
   return status == CMR_SUCCESS ? status : cmr_error_context(status, "%s", what);
 }
 

@@ -62,6 +62,9 @@ struct cmr_stream_lists {
   cmr_fit fit;
   cmr_stream_keying keying;
   cmr_block_map *handed_out; /* the resource's map of what it handed out */
+  /* The device current at creation: events are made and the device is
+   * synchronized there, whichever is current at the call. */
+  int device;
   /* Names this object in thread caches; never reused, unlike its address. */
   uint64_t serial;
   pthread_mutex_t registry;
@@ -317,6 +320,7 @@ cmr_status cmr_stream_lists_create(const char *owner, cmr_fit fit, cmr_stream_ke
   lists->fit = fit;
   lists->keying = keying;
   lists->handed_out = handed_out;
+  lists->device = cmr_backend_device_at_creation();
   lists->serial = atomic_fetch_add(&cmr_next_serial, 1);
   lists->evict_at = cmr_fewest_evicting;
   pthread_mutex_init(&lists->registry, NULL);
@@ -357,16 +361,17 @@ void cmr_stream_lists_release_dead_units(cmr_stream_lists *lists, pthread_mutex_
  * a later taker can wait for them, once the list is shared; before that,
  * mark it unordered (its first taker synchronizes the device instead). A
  * failed event call degrades to the same. */
-static bool cmr_record(cmr_stream_list *list, cmr_stream stream) {
-  if (list->event == NULL && cmr_backend_event_create(&list->event) != CMR_SUCCESS) {
+static bool cmr_record(const cmr_stream_lists *lists, cmr_stream_list *list, cmr_stream stream) {
+  if (list->event == NULL && cmr_backend_event_create_on(lists->device, &list->event) != CMR_SUCCESS) {
     list->event = NULL;
     return false;
   }
   return cmr_backend_event_record(list->event, stream) == CMR_SUCCESS;
 }
 
-static inline __attribute__((always_inline)) void cmr_order_after_free(cmr_stream_list *list, cmr_stream stream) {
-  list->unordered = !list->shared || !cmr_record(list, stream);
+static inline __attribute__((always_inline)) void cmr_order_after_free(const cmr_stream_lists *lists, cmr_stream_list *list,
+                                                                      cmr_stream stream) {
+  list->unordered = !list->shared || !cmr_record(lists, list, stream);
 }
 
 /* Before `stream` uses blocks taken from `list` (whose lock is held): make
@@ -378,7 +383,7 @@ static cmr_status cmr_order_before_taking(const cmr_stream_lists *lists, cmr_str
   if (!list->unordered && list->event == NULL) return CMR_SUCCESS;
   cmr_status status = CMR_SUCCESS;
   if (list->unordered) {
-    status = cmr_backend_device_synchronize();
+    status = cmr_backend_device_synchronize_on(lists->device);
     if (status == CMR_SUCCESS) list->unordered = false; /* all work so far is done */
   } else if (list->event != NULL) {
     status = cmr_backend_stream_wait_event(stream, list->event);
@@ -392,7 +397,7 @@ static cmr_status cmr_order_before_taking(const cmr_stream_lists *lists, cmr_str
 static cmr_status cmr_order_before_release(const cmr_stream_lists *lists, cmr_stream_list *list) {
   cmr_status status = CMR_SUCCESS;
   if (list->unordered) {
-    status = cmr_backend_device_synchronize();
+    status = cmr_backend_device_synchronize_on(lists->device);
     if (status == CMR_SUCCESS) list->unordered = false;
   } else if (list->event != NULL) {
     status = cmr_backend_event_synchronize(list->event);
@@ -452,7 +457,7 @@ static void cmr_give_locked(const cmr_stream_lists *lists, cmr_stream_list *list
   } else {
     cmr_free_blocks_insert(&list->blocks, block);
   }
-  if (pending_work) cmr_order_after_free(list, stream);
+  if (pending_work) cmr_order_after_free(lists, list, stream);
 }
 
 static cmr_status cmr_give(cmr_stream_lists *lists, cmr_stream stream, cmr_block *block, bool pending_work) {
@@ -488,7 +493,7 @@ static cmr_status cmr_carve(cmr_stream_lists *lists, cmr_stream stream, cmr_bloc
     return status;
   }
   cmr_free_blocks_absorb(&list->blocks, &cut);
-  if (pending_work) cmr_order_after_free(list, stream);
+  if (pending_work) cmr_order_after_free(lists, list, stream);
   cmr_lock_release(&list->lock);
   return CMR_SUCCESS;
 }
@@ -546,7 +551,7 @@ static cmr_status cmr_move_all(cmr_stream_lists *lists, cmr_stream_list *own, cm
   if (status != CMR_SUCCESS) return status;
   cmr_recent_flush(from);
   cmr_free_blocks_absorb(&own->blocks, &from->blocks);
-  cmr_order_after_free(own, stream);
+  cmr_order_after_free(lists, own, stream);
   return CMR_SUCCESS;
 }
 
@@ -633,7 +638,7 @@ static void cmr_reclaim_dead(cmr_stream_lists *lists) {
  * only when streams keep coming and going unannounced. The unit lock may be
  * held: the units stay in the shared list. Registry held. */
 static void cmr_evict(cmr_stream_lists *lists) {
-  bool synchronized = cmr_recycle(lists, CMR_RECYCLE_COLD) > 0 && cmr_backend_device_synchronize() == CMR_SUCCESS;
+  bool synchronized = cmr_recycle(lists, CMR_RECYCLE_COLD) > 0 && cmr_backend_device_synchronize_on(lists->device) == CMR_SUCCESS;
   if (synchronized) {
     for (size_t i = 0; i < atomic_load(&lists->count); ++i) {
       cmr_lock_acquire(&lists->lists[i]->lock);
@@ -662,7 +667,7 @@ void cmr_stream_lists_key_ended(cmr_stream_lists *lists, uint64_t key, cmr_strea
     cmr_stream_list *list = lists->lists[i];
     if (list->key != key) continue;
     cmr_lock_acquire(&list->lock);
-    if (list->unordered && !cmr_list_empty(list)) list->unordered = !cmr_record(list, order_on);
+    if (list->unordered && !cmr_list_empty(list)) list->unordered = !cmr_record(lists, list, order_on);
     cmr_handed_flush(lists, list); /* a free on another stream looks in the block map first */
     list->key = CMR_DEAD_KEY;
     atomic_fetch_add(&lists->dead, 1);

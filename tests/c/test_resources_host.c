@@ -188,7 +188,7 @@ START_TEST(cuda_resources_are_unavailable_in_the_host_build) {
   ck_assert_status(cmr_pinned_host_resource_create(&pinned), CMR_ERROR_UNSUPPORTED);
   cmr_cuda_async_resource *async;
   ck_assert_status(cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
-                                                  CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, &async),
+                                                  CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, CMR_SIZE_DEFAULT, &async),
                    CMR_ERROR_UNSUPPORTED);
   cmr_cuda_async_view_resource *view;
   ck_assert_status(cmr_cuda_async_view_resource_create(&view, &view), CMR_ERROR_UNSUPPORTED);

@@ -149,3 +149,9 @@ const cmr_resource_ops test_foreign_sync_ops = {
 cmr_resource_ref test_foreign_ref(test_foreign *foreign, const cmr_resource_ops *ops) {
   return (cmr_resource_ref){foreign, ops};
 }
+
+int cmr_test_current_device(void) {
+  int device = -1;
+  ck_assert_ok(cmr_current_device(&device));
+  return device;
+}

@@ -42,6 +42,9 @@ void cmr_test_require_device(void);
  * e.g. because CK_RUN_SUITE / CK_RUN_CASE named nothing. */
 int cmr_test_run(Suite *suite);
 
+/* The current device; fails the test if it cannot be read. */
+int cmr_test_current_device(void);
+
 /* A system resource for the test to own; fails the test if it cannot be made. */
 cmr_system_resource *cmr_test_system_resource(void);
 

@@ -28,6 +28,10 @@ step build cmake --build "$build" -j 16
 step ctest ctest --test-dir "$build" --output-on-failure -j 8 --timeout 300
 step demo "$build/cmr-demo"
 step ordering_without_waits bash tests/gpu/ordering_without_waits.sh "${args[@]}"
+# Two GPUs (nvidia-h200-x2): the suites that need them (they skip, 77, on
+# one, as in the ctest step above) and the two-device benchmark.
+step multi_device ctest --test-dir "$build" --output-on-failure -R multi_device --timeout 300
+step bench_multi_device "$build/cmr-bench-multi-device"
 step bench "$build/cmr-bench-suballocators"
 step bench_python env PYTHONPATH="$build/python" python3 bench/bench_python.py
 if ((soak_seconds > 0)); then

@@ -198,7 +198,7 @@ internal class CmrNative {
 
   public static void cmr_cuda_resource_from_ref(Ref ref_, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_cuda_resource_from_ref(ref_, out out_)); }
 
-  public static void cmr_cuda_async_resource_create(ulong? initial_pool_size, ulong? release_threshold, CudaAsyncExportHandleType export_handle_type, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_cuda_async_resource_create(OptionalSize.Of(initial_pool_size), OptionalSize.Of(release_threshold), (int)export_handle_type, out out_)); }
+  public static void cmr_cuda_async_resource_create(ulong? initial_pool_size, ulong? release_threshold, CudaAsyncExportHandleType export_handle_type, ulong? access_devices, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_cuda_async_resource_create(OptionalSize.Of(initial_pool_size), OptionalSize.Of(release_threshold), (int)export_handle_type, OptionalSize.Of(access_devices), out out_)); }
 
   public static Ref cmr_cuda_async_resource_ref(ResourceHandle handle) { return CmrNativePINVOKE.cmr_cuda_async_resource_ref(handle); }
 

@@ -443,7 +443,7 @@ internal class CmrNativePINVOKE {
   public static extern int cmr_cuda_resource_from_ref(Ref jarg1, out System.IntPtr jarg2);
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_cuda_async_resource_create")]
-  public static extern int cmr_cuda_async_resource_create(OptionalSize jarg1, OptionalSize jarg2, int jarg3, out System.IntPtr jarg4);
+  public static extern int cmr_cuda_async_resource_create(OptionalSize jarg1, OptionalSize jarg2, int jarg3, OptionalSize jarg4, out System.IntPtr jarg5);
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_cuda_async_resource_ref")]
   public static extern Ref cmr_cuda_async_resource_ref(ResourceHandle jarg1);

@@ -315,7 +315,7 @@ extern swig_type_71 _wrap_cmr_cuda_resource_from_ref_capi_96fbf7c361d89476(uintp
 extern swig_intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE_capi_96fbf7c361d89476(void);
 extern swig_intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_capi_96fbf7c361d89476(void);
 extern swig_intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC_capi_96fbf7c361d89476(void);
-extern swig_type_72 _wrap_cmr_cuda_async_resource_create_capi_96fbf7c361d89476(swig_voidp arg1, swig_voidp arg2, swig_intgo arg3, swig_voidp arg4);
+extern swig_type_72 _wrap_cmr_cuda_async_resource_create_capi_96fbf7c361d89476(swig_voidp arg1, swig_voidp arg2, swig_intgo arg3, swig_voidp arg4, swig_voidp arg5);
 extern swig_type_73 _wrap_cmr_cuda_async_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_cuda_async_resource_ref_capi_96fbf7c361d89476(uintptr_t arg1);
 extern swig_type_74 _wrap_cmr_cuda_async_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
@@ -1590,13 +1590,14 @@ func _swig_getCMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC() (_swig_ret Enum_SS_cmr_
 }
 
 var CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC Enum_SS_cmr_cuda_async_export_handle_type = _swig_getCMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC()
-func Cmr_cuda_async_resource_create(arg1 *uint64, arg2 *uint64, arg3 Enum_SS_cmr_cuda_async_export_handle_type, arg4 *uintptr) (_swig_ret *Failure) {
+func Cmr_cuda_async_resource_create(arg1 *uint64, arg2 *uint64, arg3 Enum_SS_cmr_cuda_async_export_handle_type, arg4 *uint64, arg5 *uintptr) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r_p := C._wrap_cmr_cuda_async_resource_create_capi_96fbf7c361d89476(C.swig_voidp(_swig_i_0), C.swig_voidp(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_voidp(_swig_i_3))
+	_swig_i_4 := arg5
+	swig_r_p := C._wrap_cmr_cuda_async_resource_create_capi_96fbf7c361d89476(C.swig_voidp(_swig_i_0), C.swig_voidp(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 

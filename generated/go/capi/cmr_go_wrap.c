@@ -1702,11 +1702,12 @@ intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC_capi_96fbf7c361d89476() {
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_resource_create_capi_96fbf7c361d89476(long long *_swig_go_0, long long *_swig_go_1, intgo _swig_go_2, cmr_cuda_async_resource **_swig_go_3) {
+_gostring_ _wrap_cmr_cuda_async_resource_create_capi_96fbf7c361d89476(long long *_swig_go_0, long long *_swig_go_1, intgo _swig_go_2, long long *_swig_go_3, cmr_cuda_async_resource **_swig_go_4) {
   cmr_optional_size arg1 ;
   cmr_optional_size arg2 ;
   cmr_cuda_async_export_handle_type arg3 ;
-  cmr_cuda_async_resource **arg4 = (cmr_cuda_async_resource **) 0 ;
+  cmr_optional_size arg4 ;
+  cmr_cuda_async_resource **arg5 = (cmr_cuda_async_resource **) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
   
@@ -1721,9 +1722,14 @@ _gostring_ _wrap_cmr_cuda_async_resource_create_capi_96fbf7c361d89476(long long 
     (&arg2)->value = given != NULL ? (size_t)*given : 0;
   }
   arg3 = (cmr_cuda_async_export_handle_type)_swig_go_2; 
-  arg4 = (cmr_cuda_async_resource **)_swig_go_3; 
+  {
+    const uint64_t *given = (const uint64_t *)_swig_go_3;
+    (&arg4)->is_set = given != NULL;
+    (&arg4)->value = given != NULL ? (size_t)*given : 0;
+  }
+  arg5 = (cmr_cuda_async_resource **)_swig_go_4; 
   
-  result = (cmr_status)cmr_cuda_async_resource_create(arg1,arg2,arg3,arg4);
+  result = (cmr_status)cmr_cuda_async_resource_create(arg1,arg2,arg3,arg4,arg5);
   _swig_go_result = cmr_go_failure(result); 
   return _swig_go_result;
 }

@@ -528,6 +528,7 @@ type cudaAsyncOptions struct {
 	initialPoolSize  *uint64
 	releaseThreshold *uint64
 	exportHandleType CudaAsyncExportHandleType
+	accessDevices    *uint64
 }
 
 // WithCudaAsyncInitialPoolSize sets initial_pool_size: Bytes to allocate and free once at creation so the pool starts with that much reserved; 0 reserves nothing. Default: 0.
@@ -545,18 +546,24 @@ func WithCudaAsyncExportHandleType(value CudaAsyncExportHandleType) CudaAsyncOpt
 	return func(o *cudaAsyncOptions) { o.exportHandleType = value }
 }
 
+// WithCudaAsyncAccessDevices sets access_devices: Devices besides its own whose work may read and write the pool's memory, as a bitmask (bit k: device k; its own device's bit changes nothing): peer access granted with cudaMemPoolSetAccess. A device outside the process's is CMR_ERROR_UNKNOWN_DEVICE; one that cannot reach the pool's device (cudaDeviceCanAccessPeer) is CMR_ERROR_UNSUPPORTED. Default: 0.
+func WithCudaAsyncAccessDevices(value uint64) CudaAsyncOption {
+	return func(o *cudaAsyncOptions) { o.accessDevices = &value }
+}
+
 // NewCudaAsyncResource makes a new cuda_async resource.
 func NewCudaAsyncResource(options ...CudaAsyncOption) (*CudaAsyncResource, error) {
 	o := cudaAsyncOptions{
 		initialPoolSize:  nil,
 		releaseThreshold: nil,
 		exportHandleType: CudaAsyncExportHandleTypeNone,
+		accessDevices:    nil,
 	}
 	for _, option := range options {
 		option(&o)
 	}
 	var handle uintptr
-	failure := capi.Cmr_cuda_async_resource_create(o.initialPoolSize, o.releaseThreshold, capi.Enum_SS_cmr_cuda_async_export_handle_type(o.exportHandleType), &handle)
+	failure := capi.Cmr_cuda_async_resource_create(o.initialPoolSize, o.releaseThreshold, capi.Enum_SS_cmr_cuda_async_export_handle_type(o.exportHandleType), o.accessDevices, &handle)
 	if err := check(failure); err != nil {
 		return nil, err
 	}

@@ -193,8 +193,9 @@ typedef enum cmr_cuda_async_export_handle_type {
  *   initial_pool_size: Bytes to allocate and free once at creation so the pool starts with that much reserved; 0 reserves nothing. Default: 0 (pass CMR_SIZE_DEFAULT).
  *   release_threshold: Bytes the pool keeps reserved across synchronizations before returning memory to the driver. Default: keep everything (SIZE_MAX) (pass CMR_SIZE_DEFAULT).
  *   export_handle_type: Kind of shareable handle the pool exports for IPC (none, a POSIX file descriptor or a fabric handle). Default: none.
+ *   access_devices: Devices besides its own whose work may read and write the pool's memory, as a bitmask (bit k: device k; its own device's bit changes nothing): peer access granted with cudaMemPoolSetAccess. A device outside the process's is CMR_ERROR_UNKNOWN_DEVICE; one that cannot reach the pool's device (cudaDeviceCanAccessPeer) is CMR_ERROR_UNSUPPORTED. Default: 0 (pass CMR_SIZE_DEFAULT).
  */
-CMR_API cmr_status cmr_cuda_async_resource_create(cmr_optional_size initial_pool_size, cmr_optional_size release_threshold, cmr_cuda_async_export_handle_type export_handle_type, cmr_cuda_async_resource **out);
+CMR_API cmr_status cmr_cuda_async_resource_create(cmr_optional_size initial_pool_size, cmr_optional_size release_threshold, cmr_cuda_async_export_handle_type export_handle_type, cmr_optional_size access_devices, cmr_cuda_async_resource **out);
 /* Drops the caller's share; the resource goes when its last holder lets go. */
 CMR_API cmr_status cmr_cuda_async_resource_destroy(cmr_cuda_async_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */

@@ -295,8 +295,8 @@ CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE = _capi.CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE
 CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR = _capi.CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
 CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC = _capi.CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC
 
-def cmr_cuda_async_resource_create(initial_pool_size, release_threshold, export_handle_type):
-    return _capi.cmr_cuda_async_resource_create(initial_pool_size, release_threshold, export_handle_type)
+def cmr_cuda_async_resource_create(initial_pool_size, release_threshold, export_handle_type, access_devices):
+    return _capi.cmr_cuda_async_resource_create(initial_pool_size, release_threshold, export_handle_type, access_devices)
 
 def cmr_cuda_async_resource_destroy(handle):
     return _capi.cmr_cuda_async_resource_destroy(handle)

@@ -290,16 +290,19 @@ class _CudaAsyncMemoryResource(DeviceMemoryResource):
         Bytes the pool keeps reserved across synchronizations before returning memory to the driver. Default: keep everything (SIZE_MAX).
     export_handle_type : str, one of "none", "posix_file_descriptor", "fabric", optional
         Kind of shareable handle the pool exports for IPC (none, a POSIX file descriptor or a fabric handle). Default: none.
+    access_devices : int or str, optional
+        Devices besides its own whose work may read and write the pool's memory, as a bitmask (bit k: device k; its own device's bit changes nothing): peer access granted with cudaMemPoolSetAccess. A device outside the process's is CMR_ERROR_UNKNOWN_DEVICE; one that cannot reach the pool's device (cudaDeviceCanAccessPeer) is CMR_ERROR_UNSUPPORTED. Default: 0.
     """
 
-    def __init__(self, initial_pool_size=0, release_threshold=None, export_handle_type="none"):
-        self._create(initial_pool_size, release_threshold, export_handle_type)
+    def __init__(self, initial_pool_size=0, release_threshold=None, export_handle_type="none", access_devices=0):
+        self._create(initial_pool_size, release_threshold, export_handle_type, access_devices)
 
-    def _create(self, initial_pool_size=0, release_threshold=None, export_handle_type="none"):
+    def _create(self, initial_pool_size=0, release_threshold=None, export_handle_type="none", access_devices=0):
         handle = capi.cmr_cuda_async_resource_create(
             _args.optional_size(initial_pool_size, "initial_pool_size"),
             _args.optional_size(release_threshold, "release_threshold"),
             _args.enum(export_handle_type, "export_handle_type", _CUDA_ASYNC_EXPORT_HANDLE_TYPE),
+            _args.optional_size(access_devices, "access_devices"),
         )
         self._own(handle, capi.cmr_cuda_async_resource_ref, capi.cmr_cuda_async_resource_destroy)
 

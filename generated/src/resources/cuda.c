@@ -12,12 +12,14 @@
 /* What a cuda handle's token names: the object behind the ref's self. */
 typedef struct cuda_object {
   cmr_object object; /* first: the counted-object header */
+  cmr_cuda_impl *impl;
 } cuda_object;
 
 static const cmr_resource_ops cuda_ops;
 
 static void cuda_finalize(cmr_object *object) {
   cuda_object *self = (cuda_object *)object;
+  if (self->impl != NULL) cmr_cuda_impl_destroy(self->impl);
   cmr_log(CMR_LOG_DEBUG, "cuda: resource %p destroyed (its last share released)", (void *)object);
   free(self);
 }
@@ -29,13 +31,11 @@ static cmr_status cuda_allocate(void *self, size_t bytes, size_t alignment, cmr_
     return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
                      "cuda: alignment %zu is above the 256 bytes this resource honours", alignment);
   }
-  (void)self;
-  return cmr_cuda_impl_allocate(bytes, alignment, stream, out);
+  return cmr_cuda_impl_allocate(((cuda_object *)self)->impl, bytes, alignment, stream, out);
 }
 
 static cmr_status cuda_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  (void)self;
-  return cmr_cuda_impl_deallocate(ptr, bytes, alignment, stream);
+  return cmr_cuda_impl_deallocate(((cuda_object *)self)->impl, ptr, bytes, alignment, stream);
 }
 
 static bool cuda_is_equal(const void *self, cmr_resource_ref other) {
@@ -66,6 +66,12 @@ cmr_status cmr_cuda_resource_create(cmr_cuda_resource **out) {
   *out = NULL;
   cuda_object *self = calloc(1, sizeof *self);
   if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_cuda_resource_create: no host memory for the resource");
+  cmr_status made = cmr_cuda_impl_create(&self->impl);
+  if (made != CMR_SUCCESS) {
+    self->impl = NULL;
+    cuda_finalize(&self->object);
+    return cmr_error_context(made, "cmr_cuda_resource_create");
+  }
   cmr_status opened = cmr_handle_open(&self->object, &cuda_type, "cmr_cuda_resource_create", (void **)out);
   if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_cuda_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
   return opened;

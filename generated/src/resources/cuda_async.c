@@ -64,7 +64,7 @@ static const cmr_resource_ops cuda_async_ops = {
     .release = cmr_object_release_self,
 };
 
-cmr_status cmr_cuda_async_resource_create(cmr_optional_size initial_pool_size_option, cmr_optional_size release_threshold_option, cmr_cuda_async_export_handle_type export_handle_type, cmr_cuda_async_resource **out) {
+cmr_status cmr_cuda_async_resource_create(cmr_optional_size initial_pool_size_option, cmr_optional_size release_threshold_option, cmr_cuda_async_export_handle_type export_handle_type, cmr_optional_size access_devices_option, cmr_cuda_async_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_async_resource_create: out is NULL");
   *out = NULL;
   size_t initial_pool_size = initial_pool_size_option.value;
@@ -78,10 +78,14 @@ cmr_status cmr_cuda_async_resource_create(cmr_optional_size initial_pool_size_op
   if ((int)export_handle_type < 0 || (int)export_handle_type >= 3) {
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_cuda_async_resource_create: export_handle_type %d is not a cmr_cuda_async_export_handle_type (0..2)", (int)export_handle_type);
   }
+  size_t access_devices = access_devices_option.value;
+  if (!access_devices_option.is_set) {
+    access_devices = (size_t)0u;
+  }
   cuda_async_object *self = calloc(1, sizeof *self);
   if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_cuda_async_resource_create: no host memory for the resource");
   self->release_threshold = release_threshold;
-  cmr_status made = cmr_cuda_async_impl_create(initial_pool_size, release_threshold, export_handle_type, &self->impl);
+  cmr_status made = cmr_cuda_async_impl_create(initial_pool_size, release_threshold, export_handle_type, access_devices, &self->impl);
   if (made != CMR_SUCCESS) {
     self->impl = NULL;
     cuda_async_finalize(&self->object);
@@ -134,10 +138,11 @@ cmr_status cmr_cuda_async_resource_release_threshold(cmr_cuda_async_resource *ha
 
 #else /* the cuda_async resource is not in this build */
 
-cmr_status cmr_cuda_async_resource_create(cmr_optional_size initial_pool_size, cmr_optional_size release_threshold, cmr_cuda_async_export_handle_type export_handle_type, cmr_cuda_async_resource **out) {
+cmr_status cmr_cuda_async_resource_create(cmr_optional_size initial_pool_size, cmr_optional_size release_threshold, cmr_cuda_async_export_handle_type export_handle_type, cmr_optional_size access_devices, cmr_cuda_async_resource **out) {
   (void)initial_pool_size;
   (void)release_threshold;
   (void)export_handle_type;
+  (void)access_devices;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_async_resource_create: out is NULL");
   *out = NULL;
   return cmr_unavailable("cmr_cuda_async_resource_create", "cuda_async");

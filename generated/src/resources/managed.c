@@ -12,12 +12,14 @@
 /* What a managed handle's token names: the object behind the ref's self. */
 typedef struct managed_object {
   cmr_object object; /* first: the counted-object header */
+  cmr_managed_impl *impl;
 } managed_object;
 
 static const cmr_resource_ops managed_ops;
 
 static void managed_finalize(cmr_object *object) {
   managed_object *self = (managed_object *)object;
+  if (self->impl != NULL) cmr_managed_impl_destroy(self->impl);
   cmr_log(CMR_LOG_DEBUG, "managed: resource %p destroyed (its last share released)", (void *)object);
   free(self);
 }
@@ -29,13 +31,11 @@ static cmr_status managed_allocate(void *self, size_t bytes, size_t alignment, c
     return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
                      "managed: alignment %zu is above the 256 bytes this resource honours", alignment);
   }
-  (void)self;
-  return cmr_managed_impl_allocate(bytes, alignment, stream, out);
+  return cmr_managed_impl_allocate(((managed_object *)self)->impl, bytes, alignment, stream, out);
 }
 
 static cmr_status managed_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  (void)self;
-  return cmr_managed_impl_deallocate(ptr, bytes, alignment, stream);
+  return cmr_managed_impl_deallocate(((managed_object *)self)->impl, ptr, bytes, alignment, stream);
 }
 
 static bool managed_is_equal(const void *self, cmr_resource_ref other) {
@@ -66,6 +66,12 @@ cmr_status cmr_managed_resource_create(cmr_managed_resource **out) {
   *out = NULL;
   managed_object *self = calloc(1, sizeof *self);
   if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_managed_resource_create: no host memory for the resource");
+  cmr_status made = cmr_managed_impl_create(&self->impl);
+  if (made != CMR_SUCCESS) {
+    self->impl = NULL;
+    managed_finalize(&self->object);
+    return cmr_error_context(made, "cmr_managed_resource_create");
+  }
   cmr_status opened = cmr_handle_open(&self->object, &managed_type, "cmr_managed_resource_create", (void **)out);
   if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_managed_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
   return opened;

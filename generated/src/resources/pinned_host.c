@@ -12,12 +12,14 @@
 /* What a pinned_host handle's token names: the object behind the ref's self. */
 typedef struct pinned_host_object {
   cmr_object object; /* first: the counted-object header */
+  cmr_pinned_host_impl *impl;
 } pinned_host_object;
 
 static const cmr_resource_ops pinned_host_ops;
 
 static void pinned_host_finalize(cmr_object *object) {
   pinned_host_object *self = (pinned_host_object *)object;
+  if (self->impl != NULL) cmr_pinned_host_impl_destroy(self->impl);
   cmr_log(CMR_LOG_DEBUG, "pinned_host: resource %p destroyed (its last share released)", (void *)object);
   free(self);
 }
@@ -29,13 +31,11 @@ static cmr_status pinned_host_allocate(void *self, size_t bytes, size_t alignmen
     return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
                      "pinned_host: alignment %zu is above the 256 bytes this resource honours", alignment);
   }
-  (void)self;
-  return cmr_pinned_host_impl_allocate(bytes, alignment, stream, out);
+  return cmr_pinned_host_impl_allocate(((pinned_host_object *)self)->impl, bytes, alignment, stream, out);
 }
 
 static cmr_status pinned_host_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  (void)self;
-  return cmr_pinned_host_impl_deallocate(ptr, bytes, alignment, stream);
+  return cmr_pinned_host_impl_deallocate(((pinned_host_object *)self)->impl, ptr, bytes, alignment, stream);
 }
 
 static bool pinned_host_is_equal(const void *self, cmr_resource_ref other) {
@@ -66,6 +66,12 @@ cmr_status cmr_pinned_host_resource_create(cmr_pinned_host_resource **out) {
   *out = NULL;
   pinned_host_object *self = calloc(1, sizeof *self);
   if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_pinned_host_resource_create: no host memory for the resource");
+  cmr_status made = cmr_pinned_host_impl_create(&self->impl);
+  if (made != CMR_SUCCESS) {
+    self->impl = NULL;
+    pinned_host_finalize(&self->object);
+    return cmr_error_context(made, "cmr_pinned_host_resource_create");
+  }
   cmr_status opened = cmr_handle_open(&self->object, &pinned_host_type, "cmr_pinned_host_resource_create", (void **)out);
   if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_pinned_host_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
   return opened;

@@ -37,14 +37,14 @@ public class CudaAsyncMemoryResourceTest {
   @Test
   public void unsupportedInTheHostBuild() {
     assumeTrue(!Cmr.builtWithCuda());
-    CmrException e = assertThrows(CmrException.class, () -> new CudaAsyncMemoryResource(null, null, CudaAsyncExportHandleType.NONE).close());
+    CmrException e = assertThrows(CmrException.class, () -> new CudaAsyncMemoryResource(null, null, CudaAsyncExportHandleType.NONE, null).close());
     assertEquals(Status.ERROR_UNSUPPORTED, e.status());
   }
 
   @Test
   public void withDefaults() {
     assumeTrue(available());
-    try (CudaAsyncMemoryResource resource = new CudaAsyncMemoryResource(null, null, CudaAsyncExportHandleType.NONE)) {
+    try (CudaAsyncMemoryResource resource = new CudaAsyncMemoryResource(null, null, CudaAsyncExportHandleType.NONE, null)) {
       exercise(resource);
       resource.poolHandle();
       resource.releaseThreshold();
@@ -54,7 +54,7 @@ public class CudaAsyncMemoryResourceTest {
   @Test
   public void withExplicitArguments() {
     assumeTrue(available());
-    try (CudaAsyncMemoryResource resource = new CudaAsyncMemoryResource(null, null, CudaAsyncExportHandleType.NONE)) {
+    try (CudaAsyncMemoryResource resource = new CudaAsyncMemoryResource(null, null, CudaAsyncExportHandleType.NONE, null)) {
       exercise(resource);
     }
   }

@@ -145,7 +145,7 @@ final class CmrNative {
 
   public static long cmr_cuda_resource_from_ref(long ref) { return CmrNativeJNI.cmr_cuda_resource_from_ref(ref); }
 
-  public static long cmr_cuda_async_resource_create(Long initial_pool_size, Long release_threshold, CudaAsyncExportHandleType export_handle_type) { return CmrNativeJNI.cmr_cuda_async_resource_create(initial_pool_size, release_threshold, export_handle_type.swigValue()); }
+  public static long cmr_cuda_async_resource_create(Long initial_pool_size, Long release_threshold, CudaAsyncExportHandleType export_handle_type, Long access_devices) { return CmrNativeJNI.cmr_cuda_async_resource_create(initial_pool_size, release_threshold, export_handle_type.swigValue(), access_devices); }
 
   public static void cmr_cuda_async_resource_destroy(long handle) { CmrNativeJNI.cmr_cuda_async_resource_destroy(handle); }
 

@@ -80,7 +80,7 @@ final class CmrNativeJNI {
   public final static native void cmr_cuda_resource_destroy(long jarg1);
   public final static native long cmr_cuda_resource_ref(long jarg1);
   public final static native long cmr_cuda_resource_from_ref(long jarg1);
-  public final static native long cmr_cuda_async_resource_create(Long jarg1, Long jarg2, int jarg3);
+  public final static native long cmr_cuda_async_resource_create(Long jarg1, Long jarg2, int jarg3, Long jarg4);
   public final static native void cmr_cuda_async_resource_destroy(long jarg1);
   public final static native long cmr_cuda_async_resource_ref(long jarg1);
   public final static native long cmr_cuda_async_resource_from_ref(long jarg1);

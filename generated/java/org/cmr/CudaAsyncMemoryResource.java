@@ -20,9 +20,21 @@ public final class CudaAsyncMemoryResource extends MemoryResource {
    * @param initialPoolSize Bytes to allocate and free once at creation so the pool starts with that much reserved; 0 reserves nothing. Default: 0.
    * @param releaseThreshold Bytes the pool keeps reserved across synchronizations before returning memory to the driver. Default: keep everything (SIZE_MAX).
    * @param exportHandleType Kind of shareable handle the pool exports for IPC (none, a POSIX file descriptor or a fabric handle). Default: none.
+   * @param accessDevices Devices besides its own whose work may read and write the pool's memory, as a bitmask (bit k: device k; its own device's bit changes nothing): peer access granted with cudaMemPoolSetAccess. A device outside the process's is CMR_ERROR_UNKNOWN_DEVICE; one that cannot reach the pool's device (cudaDeviceCanAccessPeer) is CMR_ERROR_UNSUPPORTED. Default: 0.
+   */
+  public CudaAsyncMemoryResource(long initialPoolSize, long releaseThreshold, CudaAsyncExportHandleType exportHandleType, long accessDevices) {
+    super(create(Arguments.size("initialPoolSize", initialPoolSize), Arguments.size("releaseThreshold", releaseThreshold), exportHandleType, Arguments.size("accessDevices", accessDevices)));
+  }
+
+  /**
+   * A new cuda_async resource, the parameters left out at their defaults.
+   *
+   * @param initialPoolSize Bytes to allocate and free once at creation so the pool starts with that much reserved; 0 reserves nothing. Default: 0.
+   * @param releaseThreshold Bytes the pool keeps reserved across synchronizations before returning memory to the driver. Default: keep everything (SIZE_MAX).
+   * @param exportHandleType Kind of shareable handle the pool exports for IPC (none, a POSIX file descriptor or a fabric handle). Default: none.
    */
   public CudaAsyncMemoryResource(long initialPoolSize, long releaseThreshold, CudaAsyncExportHandleType exportHandleType) {
-    super(create(Arguments.size("initialPoolSize", initialPoolSize), Arguments.size("releaseThreshold", releaseThreshold), exportHandleType));
+    super(create(Arguments.size("initialPoolSize", initialPoolSize), Arguments.size("releaseThreshold", releaseThreshold), exportHandleType, null));
   }
 
   /**
@@ -32,7 +44,7 @@ public final class CudaAsyncMemoryResource extends MemoryResource {
    * @param releaseThreshold Bytes the pool keeps reserved across synchronizations before returning memory to the driver. Default: keep everything (SIZE_MAX).
    */
   public CudaAsyncMemoryResource(long initialPoolSize, long releaseThreshold) {
-    super(create(Arguments.size("initialPoolSize", initialPoolSize), Arguments.size("releaseThreshold", releaseThreshold), CudaAsyncExportHandleType.NONE));
+    super(create(Arguments.size("initialPoolSize", initialPoolSize), Arguments.size("releaseThreshold", releaseThreshold), CudaAsyncExportHandleType.NONE, null));
   }
 
   /**
@@ -41,14 +53,14 @@ public final class CudaAsyncMemoryResource extends MemoryResource {
    * @param initialPoolSize Bytes to allocate and free once at creation so the pool starts with that much reserved; 0 reserves nothing. Default: 0.
    */
   public CudaAsyncMemoryResource(long initialPoolSize) {
-    super(create(Arguments.size("initialPoolSize", initialPoolSize), null, CudaAsyncExportHandleType.NONE));
+    super(create(Arguments.size("initialPoolSize", initialPoolSize), null, CudaAsyncExportHandleType.NONE, null));
   }
 
   /**
    * A new cuda_async resource, the parameters left out at their defaults.
    */
   public CudaAsyncMemoryResource() {
-    super(create(null, null, CudaAsyncExportHandleType.NONE));
+    super(create(null, null, CudaAsyncExportHandleType.NONE, null));
   }
 
   /**
@@ -57,9 +69,10 @@ public final class CudaAsyncMemoryResource extends MemoryResource {
    * @param initialPoolSize Bytes to allocate and free once at creation so the pool starts with that much reserved; 0 reserves nothing. Default (null): 0.
    * @param releaseThreshold Bytes the pool keeps reserved across synchronizations before returning memory to the driver. Default (null): keep everything (SIZE_MAX).
    * @param exportHandleType Kind of shareable handle the pool exports for IPC (none, a POSIX file descriptor or a fabric handle). Default: none.
+   * @param accessDevices Devices besides its own whose work may read and write the pool's memory, as a bitmask (bit k: device k; its own device's bit changes nothing): peer access granted with cudaMemPoolSetAccess. A device outside the process's is CMR_ERROR_UNKNOWN_DEVICE; one that cannot reach the pool's device (cudaDeviceCanAccessPeer) is CMR_ERROR_UNSUPPORTED. Default (null): 0.
    */
-  public CudaAsyncMemoryResource(Long initialPoolSize, Long releaseThreshold, CudaAsyncExportHandleType exportHandleType) {
-    super(create(Arguments.optionalSize("initialPoolSize", initialPoolSize), Arguments.optionalSize("releaseThreshold", releaseThreshold), exportHandleType));
+  public CudaAsyncMemoryResource(Long initialPoolSize, Long releaseThreshold, CudaAsyncExportHandleType exportHandleType, Long accessDevices) {
+    super(create(Arguments.optionalSize("initialPoolSize", initialPoolSize), Arguments.optionalSize("releaseThreshold", releaseThreshold), exportHandleType, Arguments.optionalSize("accessDevices", accessDevices)));
   }
 
   /** The object for a share of the resource taken from a ref (a stack's, the per-device table's). */
@@ -67,8 +80,8 @@ public final class CudaAsyncMemoryResource extends MemoryResource {
     super(share);
   }
 
-  private static Share create(Long initialPoolSize, Long releaseThreshold, CudaAsyncExportHandleType exportHandleType) {
-    long handle = CmrNative.cmr_cuda_async_resource_create(initialPoolSize, releaseThreshold, Objects.requireNonNull(exportHandleType, "exportHandleType is null"));
+  private static Share create(Long initialPoolSize, Long releaseThreshold, CudaAsyncExportHandleType exportHandleType, Long accessDevices) {
+    long handle = CmrNative.cmr_cuda_async_resource_create(initialPoolSize, releaseThreshold, Objects.requireNonNull(exportHandleType, "exportHandleType is null"), accessDevices);
     return Share.created(handle, CmrNative::cmr_cuda_async_resource_ref, CmrNative::cmr_cuda_async_resource_destroy);
   }
 
