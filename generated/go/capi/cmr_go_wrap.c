@@ -235,29 +235,27 @@ static void cmr_go_deallocate_trampoline(void *ptr, size_t bytes, cmr_stream str
   cmrGoDeallocate((uintptr_t)ptr, bytes, (uintptr_t)stream, (uintptr_t)callbacks);
 }
 
-static bool cmr_go_retry_trampoline(size_t bytes, void *callback) {
+static bool cmr_go_failure_trampoline(size_t bytes, void *callback) {
   return cmrGoRetry(bytes, (uintptr_t)callback);
 }
 
 
-/* A callback resource over the Go functions registered as `callbacks`. */
-static cmr_status cmr_go_callback_resource_create(void *callbacks, unsigned properties, cmr_callback_resource **out) {
-  return cmr_callback_resource_create(cmr_go_allocate_trampoline, cmr_go_deallocate_trampoline, callbacks,
-                                      callbacks, properties, out);
+/* cmr_callback_resource_create over go functions. */
+static cmr_status cmr_go_callback_resource_create(void *allocate, void *deallocate, unsigned properties, cmr_callback_resource **out) {
+  return cmr_callback_resource_create(cmr_go_allocate_trampoline, cmr_go_deallocate_trampoline, allocate, deallocate, properties, out);
 }
 
-/* A failure callback adaptor over the Go function registered as
- * `callback`. */
-static cmr_status cmr_go_failure_callback_resource_create(cmr_resource_ref upstream, void *callback,
-                                                          cmr_failure_callback_resource **out) {
-  return cmr_failure_callback_resource_create(upstream, cmr_go_retry_trampoline, callback, out);
+
+/* cmr_failure_callback_resource_create over go functions. */
+static cmr_status cmr_go_failure_callback_resource_create(cmr_resource_ref upstream, void *callback, cmr_failure_callback_resource **out) {
+  return cmr_failure_callback_resource_create(upstream, cmr_go_failure_trampoline, callback, out);
 }
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-void _wrap_Swig_free_capi_96fbf7c361d89476(void *_swig_go_0) {
+void _wrap_Swig_free_capi_ec77170858b9b370(void *_swig_go_0) {
   void *arg1 = (void *) 0 ;
   
   arg1 = *(void **)&_swig_go_0; 
@@ -267,7 +265,7 @@ void _wrap_Swig_free_capi_96fbf7c361d89476(void *_swig_go_0) {
 }
 
 
-void *_wrap_Swig_malloc_capi_96fbf7c361d89476(intgo _swig_go_0) {
+void *_wrap_Swig_malloc_capi_ec77170858b9b370(intgo _swig_go_0) {
   int arg1 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -280,7 +278,7 @@ void *_wrap_Swig_malloc_capi_96fbf7c361d89476(intgo _swig_go_0) {
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_go_ref_copy_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_go_ref_copy_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0) {
   cmr_resource_ref arg1 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -302,24 +300,26 @@ struct cmr_resource_ref *_wrap_cmr_go_ref_copy_capi_96fbf7c361d89476(struct cmr_
 }
 
 
-_gostring_ _wrap_cmr_go_callback_resource_create_capi_96fbf7c361d89476(void *_swig_go_0, intgo _swig_go_1, cmr_callback_resource **_swig_go_2) {
+_gostring_ _wrap_cmr_go_callback_resource_create_capi_ec77170858b9b370(void *_swig_go_0, void *_swig_go_1, intgo _swig_go_2, cmr_callback_resource **_swig_go_3) {
   void *arg1 = (void *) 0 ;
-  unsigned int arg2 ;
-  cmr_callback_resource **arg3 = (cmr_callback_resource **) 0 ;
+  void *arg2 = (void *) 0 ;
+  unsigned int arg3 ;
+  cmr_callback_resource **arg4 = (cmr_callback_resource **) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
   
   arg1 = *(void **)&_swig_go_0; 
-  arg2 = (unsigned int)_swig_go_1; 
-  arg3 = (cmr_callback_resource **)_swig_go_2; 
+  arg2 = *(void **)&_swig_go_1; 
+  arg3 = (unsigned int)_swig_go_2; 
+  arg4 = (cmr_callback_resource **)_swig_go_3; 
   
-  result = (cmr_status)cmr_go_callback_resource_create(arg1,arg2,arg3);
+  result = (cmr_status)cmr_go_callback_resource_create(arg1,arg2,arg3,arg4);
   _swig_go_result = cmr_go_failure(result); 
   return _swig_go_result;
 }
 
 
-_gostring_ _wrap_cmr_go_failure_callback_resource_create_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, void *_swig_go_1, cmr_failure_callback_resource **_swig_go_2) {
+_gostring_ _wrap_cmr_go_failure_callback_resource_create_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, void *_swig_go_1, cmr_failure_callback_resource **_swig_go_2) {
   cmr_resource_ref arg1 ;
   void *arg2 = (void *) 0 ;
   cmr_failure_callback_resource **arg3 = (cmr_failure_callback_resource **) 0 ;
@@ -341,7 +341,7 @@ _gostring_ _wrap_cmr_go_failure_callback_resource_create_capi_96fbf7c361d89476(s
 }
 
 
-intgo _wrap_CMR_SUCCESS_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_SUCCESS_capi_ec77170858b9b370() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -353,7 +353,7 @@ intgo _wrap_CMR_SUCCESS_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_ERROR_INVALID_ARGUMENT_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_ERROR_INVALID_ARGUMENT_capi_ec77170858b9b370() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -365,7 +365,7 @@ intgo _wrap_CMR_ERROR_INVALID_ARGUMENT_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_ERROR_NULL_POINTER_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_ERROR_NULL_POINTER_capi_ec77170858b9b370() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -377,7 +377,7 @@ intgo _wrap_CMR_ERROR_NULL_POINTER_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_ERROR_INVALID_REF_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_ERROR_INVALID_REF_capi_ec77170858b9b370() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -389,7 +389,7 @@ intgo _wrap_CMR_ERROR_INVALID_REF_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_ERROR_DESTROYED_HANDLE_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_ERROR_DESTROYED_HANDLE_capi_ec77170858b9b370() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -401,7 +401,7 @@ intgo _wrap_CMR_ERROR_DESTROYED_HANDLE_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_ERROR_BAD_ALIGNMENT_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_ERROR_BAD_ALIGNMENT_capi_ec77170858b9b370() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -413,7 +413,7 @@ intgo _wrap_CMR_ERROR_BAD_ALIGNMENT_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_ERROR_UNSUPPORTED_ALIGNMENT_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_ERROR_UNSUPPORTED_ALIGNMENT_capi_ec77170858b9b370() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -425,7 +425,7 @@ intgo _wrap_CMR_ERROR_UNSUPPORTED_ALIGNMENT_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_ERROR_SIZE_OVERFLOW_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_ERROR_SIZE_OVERFLOW_capi_ec77170858b9b370() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -437,7 +437,7 @@ intgo _wrap_CMR_ERROR_SIZE_OVERFLOW_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_ERROR_OUT_OF_MEMORY_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_ERROR_OUT_OF_MEMORY_capi_ec77170858b9b370() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -449,7 +449,7 @@ intgo _wrap_CMR_ERROR_OUT_OF_MEMORY_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_ERROR_UNKNOWN_DEVICE_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_ERROR_UNKNOWN_DEVICE_capi_ec77170858b9b370() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -461,7 +461,7 @@ intgo _wrap_CMR_ERROR_UNKNOWN_DEVICE_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_ERROR_NO_DEVICE_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_ERROR_NO_DEVICE_capi_ec77170858b9b370() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -473,7 +473,7 @@ intgo _wrap_CMR_ERROR_NO_DEVICE_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_ERROR_CUDA_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_ERROR_CUDA_capi_ec77170858b9b370() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -485,7 +485,7 @@ intgo _wrap_CMR_ERROR_CUDA_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_ERROR_UNSUPPORTED_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_ERROR_UNSUPPORTED_capi_ec77170858b9b370() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -497,7 +497,7 @@ intgo _wrap_CMR_ERROR_UNSUPPORTED_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_ERROR_PROPERTY_MISSING_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_ERROR_PROPERTY_MISSING_capi_ec77170858b9b370() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -509,7 +509,7 @@ intgo _wrap_CMR_ERROR_PROPERTY_MISSING_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_ERROR_UNKNOWN_POINTER_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_ERROR_UNKNOWN_POINTER_capi_ec77170858b9b370() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -521,7 +521,7 @@ intgo _wrap_CMR_ERROR_UNKNOWN_POINTER_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_ERROR_INTERNAL_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_ERROR_INTERNAL_capi_ec77170858b9b370() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -533,7 +533,7 @@ intgo _wrap_CMR_ERROR_INTERNAL_capi_96fbf7c361d89476() {
 }
 
 
-_gostring_ _wrap_cmr_status_string_capi_96fbf7c361d89476(intgo _swig_go_0) {
+_gostring_ _wrap_cmr_status_string_capi_ec77170858b9b370(intgo _swig_go_0) {
   cmr_status arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -546,7 +546,7 @@ _gostring_ _wrap_cmr_status_string_capi_96fbf7c361d89476(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_cmr_stream_create_capi_96fbf7c361d89476(cmr_stream *_swig_go_0) {
+_gostring_ _wrap_cmr_stream_create_capi_ec77170858b9b370(cmr_stream *_swig_go_0) {
   cmr_stream *arg1 = (cmr_stream *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -559,7 +559,7 @@ _gostring_ _wrap_cmr_stream_create_capi_96fbf7c361d89476(cmr_stream *_swig_go_0)
 }
 
 
-_gostring_ _wrap_cmr_stream_destroy_capi_96fbf7c361d89476(cmr_stream _swig_go_0) {
+_gostring_ _wrap_cmr_stream_destroy_capi_ec77170858b9b370(cmr_stream _swig_go_0) {
   cmr_stream arg1 = (cmr_stream) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -572,7 +572,7 @@ _gostring_ _wrap_cmr_stream_destroy_capi_96fbf7c361d89476(cmr_stream _swig_go_0)
 }
 
 
-_gostring_ _wrap_cmr_stream_synchronize_capi_96fbf7c361d89476(cmr_stream _swig_go_0) {
+_gostring_ _wrap_cmr_stream_synchronize_capi_ec77170858b9b370(cmr_stream _swig_go_0) {
   cmr_stream arg1 = (cmr_stream) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -585,7 +585,7 @@ _gostring_ _wrap_cmr_stream_synchronize_capi_96fbf7c361d89476(cmr_stream _swig_g
 }
 
 
-void _wrap_delete_cmr_resource_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0) {
+void _wrap_delete_cmr_resource_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0) {
   struct cmr_resource_ref *arg1 = (struct cmr_resource_ref *) 0 ;
   
   arg1 = *(struct cmr_resource_ref **)&_swig_go_0; 
@@ -595,7 +595,7 @@ void _wrap_delete_cmr_resource_ref_capi_96fbf7c361d89476(struct cmr_resource_ref
 }
 
 
-_gostring_ _wrap_cmr_allocate_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, long long _swig_go_1, cmr_stream _swig_go_2, void **_swig_go_3) {
+_gostring_ _wrap_cmr_allocate_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, long long _swig_go_1, cmr_stream _swig_go_2, void **_swig_go_3) {
   cmr_resource_ref arg1 ;
   size_t arg2 ;
   cmr_stream arg3 = (cmr_stream) 0 ;
@@ -619,7 +619,7 @@ _gostring_ _wrap_cmr_allocate_capi_96fbf7c361d89476(struct cmr_resource_ref *_sw
 }
 
 
-_gostring_ _wrap_cmr_deallocate_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, void *_swig_go_1, long long _swig_go_2, cmr_stream _swig_go_3) {
+_gostring_ _wrap_cmr_deallocate_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, void *_swig_go_1, long long _swig_go_2, cmr_stream _swig_go_3) {
   cmr_resource_ref arg1 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -643,7 +643,7 @@ _gostring_ _wrap_cmr_deallocate_capi_96fbf7c361d89476(struct cmr_resource_ref *_
 }
 
 
-_gostring_ _wrap_cmr_allocate_aligned_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, long long _swig_go_1, long long _swig_go_2, cmr_stream _swig_go_3, void **_swig_go_4) {
+_gostring_ _wrap_cmr_allocate_aligned_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, long long _swig_go_1, long long _swig_go_2, cmr_stream _swig_go_3, void **_swig_go_4) {
   cmr_resource_ref arg1 ;
   size_t arg2 ;
   size_t arg3 ;
@@ -669,7 +669,7 @@ _gostring_ _wrap_cmr_allocate_aligned_capi_96fbf7c361d89476(struct cmr_resource_
 }
 
 
-_gostring_ _wrap_cmr_deallocate_aligned_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, void *_swig_go_1, long long _swig_go_2, long long _swig_go_3, cmr_stream _swig_go_4) {
+_gostring_ _wrap_cmr_deallocate_aligned_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, void *_swig_go_1, long long _swig_go_2, long long _swig_go_3, cmr_stream _swig_go_4) {
   cmr_resource_ref arg1 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -695,7 +695,7 @@ _gostring_ _wrap_cmr_deallocate_aligned_capi_96fbf7c361d89476(struct cmr_resourc
 }
 
 
-_gostring_ _wrap_cmr_allocate_sync_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, long long _swig_go_1, long long _swig_go_2, void **_swig_go_3) {
+_gostring_ _wrap_cmr_allocate_sync_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, long long _swig_go_1, long long _swig_go_2, void **_swig_go_3) {
   cmr_resource_ref arg1 ;
   size_t arg2 ;
   size_t arg3 ;
@@ -719,7 +719,7 @@ _gostring_ _wrap_cmr_allocate_sync_capi_96fbf7c361d89476(struct cmr_resource_ref
 }
 
 
-_gostring_ _wrap_cmr_deallocate_sync_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, void *_swig_go_1, long long _swig_go_2, long long _swig_go_3) {
+_gostring_ _wrap_cmr_deallocate_sync_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, void *_swig_go_1, long long _swig_go_2, long long _swig_go_3) {
   cmr_resource_ref arg1 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -743,7 +743,7 @@ _gostring_ _wrap_cmr_deallocate_sync_capi_96fbf7c361d89476(struct cmr_resource_r
 }
 
 
-_gostring_ _wrap_cmr_ref_equal_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, struct cmr_resource_ref *_swig_go_1, bool *_swig_go_2) {
+_gostring_ _wrap_cmr_ref_equal_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, struct cmr_resource_ref *_swig_go_1, bool *_swig_go_2) {
   cmr_resource_ref arg1 ;
   cmr_resource_ref arg2 ;
   bool *arg3 = (bool *) 0 ;
@@ -770,7 +770,7 @@ _gostring_ _wrap_cmr_ref_equal_capi_96fbf7c361d89476(struct cmr_resource_ref *_s
 }
 
 
-_gostring_ _wrap_cmr_ref_properties_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, int *_swig_go_1) {
+_gostring_ _wrap_cmr_ref_properties_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, int *_swig_go_1) {
   cmr_resource_ref arg1 ;
   unsigned int *arg2 = (unsigned int *) 0 ;
   cmr_status result;
@@ -790,7 +790,7 @@ _gostring_ _wrap_cmr_ref_properties_capi_96fbf7c361d89476(struct cmr_resource_re
 }
 
 
-_gostring_ _wrap_cmr_ref_require_properties_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, intgo _swig_go_1) {
+_gostring_ _wrap_cmr_ref_require_properties_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, intgo _swig_go_1) {
   cmr_resource_ref arg1 ;
   unsigned int arg2 ;
   cmr_status result;
@@ -810,7 +810,7 @@ _gostring_ _wrap_cmr_ref_require_properties_capi_96fbf7c361d89476(struct cmr_res
 }
 
 
-_gostring_ _wrap_cmr_ref_type_name_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, _gostring_* _swig_go_1) {
+_gostring_ _wrap_cmr_ref_type_name_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, _gostring_* _swig_go_1) {
   cmr_resource_ref arg1 ;
   char **arg2 = (char **) 0 ;
   char const *temp2 ;
@@ -836,7 +836,7 @@ _gostring_ _wrap_cmr_ref_type_name_capi_96fbf7c361d89476(struct cmr_resource_ref
 }
 
 
-_gostring_ _wrap_cmr_ref_retain_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0) {
+_gostring_ _wrap_cmr_ref_retain_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0) {
   cmr_resource_ref arg1 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -854,7 +854,7 @@ _gostring_ _wrap_cmr_ref_retain_capi_96fbf7c361d89476(struct cmr_resource_ref *_
 }
 
 
-_gostring_ _wrap_cmr_ref_release_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0) {
+_gostring_ _wrap_cmr_ref_release_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0) {
   cmr_resource_ref arg1 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -872,7 +872,7 @@ _gostring_ _wrap_cmr_ref_release_capi_96fbf7c361d89476(struct cmr_resource_ref *
 }
 
 
-_gostring_ _wrap_cmr_ref_validate_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0) {
+_gostring_ _wrap_cmr_ref_validate_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0) {
   cmr_resource_ref arg1 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -890,7 +890,7 @@ _gostring_ _wrap_cmr_ref_validate_capi_96fbf7c361d89476(struct cmr_resource_ref 
 }
 
 
-_gostring_ _wrap_cmr_acquire_per_device_resource_ref_capi_96fbf7c361d89476(intgo _swig_go_0, cmr_resource_ref *_swig_go_1) {
+_gostring_ _wrap_cmr_acquire_per_device_resource_ref_capi_ec77170858b9b370(intgo _swig_go_0, cmr_resource_ref *_swig_go_1) {
   int arg1 ;
   cmr_resource_ref *arg2 = (cmr_resource_ref *) 0 ;
   cmr_resource_ref temp2 ;
@@ -917,7 +917,7 @@ _gostring_ _wrap_cmr_acquire_per_device_resource_ref_capi_96fbf7c361d89476(intgo
 }
 
 
-_gostring_ _wrap_cmr_acquire_current_device_resource_ref_capi_96fbf7c361d89476(cmr_resource_ref *_swig_go_0) {
+_gostring_ _wrap_cmr_acquire_current_device_resource_ref_capi_ec77170858b9b370(cmr_resource_ref *_swig_go_0) {
   cmr_resource_ref *arg1 = (cmr_resource_ref *) 0 ;
   cmr_resource_ref temp1 ;
   cmr_status result;
@@ -942,7 +942,7 @@ _gostring_ _wrap_cmr_acquire_current_device_resource_ref_capi_96fbf7c361d89476(c
 }
 
 
-_gostring_ _wrap_cmr_get_per_device_resource_ref_capi_96fbf7c361d89476(intgo _swig_go_0, cmr_resource_ref *_swig_go_1) {
+_gostring_ _wrap_cmr_get_per_device_resource_ref_capi_ec77170858b9b370(intgo _swig_go_0, cmr_resource_ref *_swig_go_1) {
   int arg1 ;
   cmr_resource_ref *arg2 = (cmr_resource_ref *) 0 ;
   cmr_resource_ref temp2 ;
@@ -969,7 +969,7 @@ _gostring_ _wrap_cmr_get_per_device_resource_ref_capi_96fbf7c361d89476(intgo _sw
 }
 
 
-_gostring_ _wrap_cmr_set_per_device_resource_ref_capi_96fbf7c361d89476(intgo _swig_go_0, struct cmr_resource_ref *_swig_go_1) {
+_gostring_ _wrap_cmr_set_per_device_resource_ref_capi_ec77170858b9b370(intgo _swig_go_0, struct cmr_resource_ref *_swig_go_1) {
   int arg1 ;
   cmr_resource_ref arg2 ;
   cmr_status result;
@@ -989,7 +989,7 @@ _gostring_ _wrap_cmr_set_per_device_resource_ref_capi_96fbf7c361d89476(intgo _sw
 }
 
 
-_gostring_ _wrap_cmr_reset_per_device_resource_ref_capi_96fbf7c361d89476(intgo _swig_go_0) {
+_gostring_ _wrap_cmr_reset_per_device_resource_ref_capi_ec77170858b9b370(intgo _swig_go_0) {
   int arg1 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1002,7 +1002,7 @@ _gostring_ _wrap_cmr_reset_per_device_resource_ref_capi_96fbf7c361d89476(intgo _
 }
 
 
-_gostring_ _wrap_cmr_get_current_device_resource_ref_capi_96fbf7c361d89476(cmr_resource_ref *_swig_go_0) {
+_gostring_ _wrap_cmr_get_current_device_resource_ref_capi_ec77170858b9b370(cmr_resource_ref *_swig_go_0) {
   cmr_resource_ref *arg1 = (cmr_resource_ref *) 0 ;
   cmr_resource_ref temp1 ;
   cmr_status result;
@@ -1027,7 +1027,7 @@ _gostring_ _wrap_cmr_get_current_device_resource_ref_capi_96fbf7c361d89476(cmr_r
 }
 
 
-_gostring_ _wrap_cmr_set_current_device_resource_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0) {
+_gostring_ _wrap_cmr_set_current_device_resource_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0) {
   cmr_resource_ref arg1 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1045,7 +1045,7 @@ _gostring_ _wrap_cmr_set_current_device_resource_ref_capi_96fbf7c361d89476(struc
 }
 
 
-_gostring_ _wrap_cmr_reset_current_device_resource_ref_capi_96fbf7c361d89476() {
+_gostring_ _wrap_cmr_reset_current_device_resource_ref_capi_ec77170858b9b370() {
   cmr_status result;
   _gostring_ _swig_go_result;
   
@@ -1056,7 +1056,7 @@ _gostring_ _wrap_cmr_reset_current_device_resource_ref_capi_96fbf7c361d89476() {
 }
 
 
-_gostring_ _wrap_cmr_device_count_capi_96fbf7c361d89476(int *_swig_go_0) {
+_gostring_ _wrap_cmr_device_count_capi_ec77170858b9b370(int *_swig_go_0) {
   int *arg1 = (int *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1069,7 +1069,7 @@ _gostring_ _wrap_cmr_device_count_capi_96fbf7c361d89476(int *_swig_go_0) {
 }
 
 
-_gostring_ _wrap_cmr_current_device_capi_96fbf7c361d89476(int *_swig_go_0) {
+_gostring_ _wrap_cmr_current_device_capi_ec77170858b9b370(int *_swig_go_0) {
   int *arg1 = (int *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1082,7 +1082,7 @@ _gostring_ _wrap_cmr_current_device_capi_96fbf7c361d89476(int *_swig_go_0) {
 }
 
 
-_gostring_ _wrap_cmr_set_current_device_capi_96fbf7c361d89476(intgo _swig_go_0) {
+_gostring_ _wrap_cmr_set_current_device_capi_ec77170858b9b370(intgo _swig_go_0) {
   int arg1 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1095,7 +1095,7 @@ _gostring_ _wrap_cmr_set_current_device_capi_96fbf7c361d89476(intgo _swig_go_0) 
 }
 
 
-_gostring_ _wrap_cmr_device_memory_info_capi_96fbf7c361d89476(long long *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_device_memory_info_capi_ec77170858b9b370(long long *_swig_go_0, long long *_swig_go_1) {
   size_t *arg1 = (size_t *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -1110,7 +1110,7 @@ _gostring_ _wrap_cmr_device_memory_info_capi_96fbf7c361d89476(long long *_swig_g
 }
 
 
-_gostring_ _wrap_cmr_percent_of_free_device_memory_capi_96fbf7c361d89476(intgo _swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_percent_of_free_device_memory_capi_ec77170858b9b370(intgo _swig_go_0, long long *_swig_go_1) {
   int arg1 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -1125,7 +1125,7 @@ _gostring_ _wrap_cmr_percent_of_free_device_memory_capi_96fbf7c361d89476(intgo _
 }
 
 
-bool _wrap_cmr_built_with_cuda_capi_96fbf7c361d89476() {
+bool _wrap_cmr_built_with_cuda_capi_ec77170858b9b370() {
   bool result;
   bool _swig_go_result;
   
@@ -1136,7 +1136,7 @@ bool _wrap_cmr_built_with_cuda_capi_96fbf7c361d89476() {
 }
 
 
-_gostring_ _wrap_cmr_version_capi_96fbf7c361d89476() {
+_gostring_ _wrap_cmr_version_capi_ec77170858b9b370() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -1147,7 +1147,7 @@ _gostring_ _wrap_cmr_version_capi_96fbf7c361d89476() {
 }
 
 
-_gostring_ _wrap_cmr_aligned_resource_create_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, long long *_swig_go_1, long long *_swig_go_2, cmr_aligned_resource **_swig_go_3) {
+_gostring_ _wrap_cmr_aligned_resource_create_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, long long *_swig_go_1, long long *_swig_go_2, cmr_aligned_resource **_swig_go_3) {
   cmr_resource_ref arg1 ;
   cmr_optional_size arg2 ;
   cmr_optional_size arg3 ;
@@ -1179,7 +1179,7 @@ _gostring_ _wrap_cmr_aligned_resource_create_capi_96fbf7c361d89476(struct cmr_re
 }
 
 
-_gostring_ _wrap_cmr_aligned_resource_destroy_capi_96fbf7c361d89476(struct cmr_aligned_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_aligned_resource_destroy_capi_ec77170858b9b370(struct cmr_aligned_resource *_swig_go_0) {
   cmr_aligned_resource *arg1 = (cmr_aligned_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1192,7 +1192,7 @@ _gostring_ _wrap_cmr_aligned_resource_destroy_capi_96fbf7c361d89476(struct cmr_a
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_aligned_resource_ref_capi_96fbf7c361d89476(struct cmr_aligned_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_aligned_resource_ref_capi_ec77170858b9b370(struct cmr_aligned_resource *_swig_go_0) {
   cmr_aligned_resource *arg1 = (cmr_aligned_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -1209,7 +1209,7 @@ struct cmr_resource_ref *_wrap_cmr_aligned_resource_ref_capi_96fbf7c361d89476(st
 }
 
 
-_gostring_ _wrap_cmr_aligned_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_aligned_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_aligned_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_aligned_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_aligned_resource **arg2 = (cmr_aligned_resource **) 0 ;
   cmr_status result;
@@ -1229,7 +1229,7 @@ _gostring_ _wrap_cmr_aligned_resource_from_ref_capi_96fbf7c361d89476(struct cmr_
 }
 
 
-_gostring_ _wrap_cmr_aligned_resource_allocation_alignment_capi_96fbf7c361d89476(struct cmr_aligned_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_aligned_resource_allocation_alignment_capi_ec77170858b9b370(struct cmr_aligned_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_aligned_resource *arg1 = (cmr_aligned_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -1244,7 +1244,7 @@ _gostring_ _wrap_cmr_aligned_resource_allocation_alignment_capi_96fbf7c361d89476
 }
 
 
-_gostring_ _wrap_cmr_aligned_resource_alignment_threshold_capi_96fbf7c361d89476(struct cmr_aligned_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_aligned_resource_alignment_threshold_capi_ec77170858b9b370(struct cmr_aligned_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_aligned_resource *arg1 = (cmr_aligned_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -1259,7 +1259,7 @@ _gostring_ _wrap_cmr_aligned_resource_alignment_threshold_capi_96fbf7c361d89476(
 }
 
 
-_gostring_ _wrap_cmr_arena_resource_create_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, long long *_swig_go_1, bool _swig_go_2, _gostring_ _swig_go_3, cmr_arena_resource **_swig_go_4) {
+_gostring_ _wrap_cmr_arena_resource_create_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, long long *_swig_go_1, bool _swig_go_2, _gostring_ _swig_go_3, cmr_arena_resource **_swig_go_4) {
   cmr_resource_ref arg1 ;
   cmr_optional_size arg2 ;
   bool arg3 ;
@@ -1294,7 +1294,7 @@ _gostring_ _wrap_cmr_arena_resource_create_capi_96fbf7c361d89476(struct cmr_reso
 }
 
 
-_gostring_ _wrap_cmr_arena_resource_destroy_capi_96fbf7c361d89476(struct cmr_arena_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_arena_resource_destroy_capi_ec77170858b9b370(struct cmr_arena_resource *_swig_go_0) {
   cmr_arena_resource *arg1 = (cmr_arena_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1307,7 +1307,7 @@ _gostring_ _wrap_cmr_arena_resource_destroy_capi_96fbf7c361d89476(struct cmr_are
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_arena_resource_ref_capi_96fbf7c361d89476(struct cmr_arena_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_arena_resource_ref_capi_ec77170858b9b370(struct cmr_arena_resource *_swig_go_0) {
   cmr_arena_resource *arg1 = (cmr_arena_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -1324,7 +1324,7 @@ struct cmr_resource_ref *_wrap_cmr_arena_resource_ref_capi_96fbf7c361d89476(stru
 }
 
 
-_gostring_ _wrap_cmr_arena_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_arena_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_arena_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_arena_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_arena_resource **arg2 = (cmr_arena_resource **) 0 ;
   cmr_status result;
@@ -1344,7 +1344,7 @@ _gostring_ _wrap_cmr_arena_resource_from_ref_capi_96fbf7c361d89476(struct cmr_re
 }
 
 
-_gostring_ _wrap_cmr_arena_resource_arena_size_capi_96fbf7c361d89476(struct cmr_arena_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_arena_resource_arena_size_capi_ec77170858b9b370(struct cmr_arena_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_arena_resource *arg1 = (cmr_arena_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -1359,7 +1359,7 @@ _gostring_ _wrap_cmr_arena_resource_arena_size_capi_96fbf7c361d89476(struct cmr_
 }
 
 
-_gostring_ _wrap_cmr_arena_resource_global_free_bytes_capi_96fbf7c361d89476(struct cmr_arena_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_arena_resource_global_free_bytes_capi_ec77170858b9b370(struct cmr_arena_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_arena_resource *arg1 = (cmr_arena_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -1374,7 +1374,7 @@ _gostring_ _wrap_cmr_arena_resource_global_free_bytes_capi_96fbf7c361d89476(stru
 }
 
 
-_gostring_ _wrap_cmr_arena_resource_superblock_count_capi_96fbf7c361d89476(struct cmr_arena_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_arena_resource_superblock_count_capi_ec77170858b9b370(struct cmr_arena_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_arena_resource *arg1 = (cmr_arena_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -1389,7 +1389,7 @@ _gostring_ _wrap_cmr_arena_resource_superblock_count_capi_96fbf7c361d89476(struc
 }
 
 
-_gostring_ _wrap_cmr_arena_resource_dump_capi_96fbf7c361d89476(struct cmr_arena_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_arena_resource_dump_capi_ec77170858b9b370(struct cmr_arena_resource *_swig_go_0) {
   cmr_arena_resource *arg1 = (cmr_arena_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1402,7 +1402,7 @@ _gostring_ _wrap_cmr_arena_resource_dump_capi_96fbf7c361d89476(struct cmr_arena_
 }
 
 
-_gostring_ _wrap_cmr_binning_resource_create_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, int *_swig_go_1, int *_swig_go_2, cmr_binning_resource **_swig_go_3) {
+_gostring_ _wrap_cmr_binning_resource_create_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, int *_swig_go_1, int *_swig_go_2, cmr_binning_resource **_swig_go_3) {
   cmr_resource_ref arg1 ;
   cmr_optional_int arg2 ;
   cmr_optional_int arg3 ;
@@ -1434,7 +1434,7 @@ _gostring_ _wrap_cmr_binning_resource_create_capi_96fbf7c361d89476(struct cmr_re
 }
 
 
-_gostring_ _wrap_cmr_binning_resource_destroy_capi_96fbf7c361d89476(struct cmr_binning_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_binning_resource_destroy_capi_ec77170858b9b370(struct cmr_binning_resource *_swig_go_0) {
   cmr_binning_resource *arg1 = (cmr_binning_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1447,7 +1447,7 @@ _gostring_ _wrap_cmr_binning_resource_destroy_capi_96fbf7c361d89476(struct cmr_b
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_binning_resource_ref_capi_96fbf7c361d89476(struct cmr_binning_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_binning_resource_ref_capi_ec77170858b9b370(struct cmr_binning_resource *_swig_go_0) {
   cmr_binning_resource *arg1 = (cmr_binning_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -1464,7 +1464,7 @@ struct cmr_resource_ref *_wrap_cmr_binning_resource_ref_capi_96fbf7c361d89476(st
 }
 
 
-_gostring_ _wrap_cmr_binning_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_binning_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_binning_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_binning_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_binning_resource **arg2 = (cmr_binning_resource **) 0 ;
   cmr_status result;
@@ -1484,7 +1484,7 @@ _gostring_ _wrap_cmr_binning_resource_from_ref_capi_96fbf7c361d89476(struct cmr_
 }
 
 
-_gostring_ _wrap_cmr_binning_resource_add_bin_capi_96fbf7c361d89476(struct cmr_binning_resource *_swig_go_0, long long _swig_go_1) {
+_gostring_ _wrap_cmr_binning_resource_add_bin_capi_ec77170858b9b370(struct cmr_binning_resource *_swig_go_0, long long _swig_go_1) {
   cmr_binning_resource *arg1 = (cmr_binning_resource *) 0 ;
   size_t arg2 ;
   cmr_status result;
@@ -1499,7 +1499,7 @@ _gostring_ _wrap_cmr_binning_resource_add_bin_capi_96fbf7c361d89476(struct cmr_b
 }
 
 
-_gostring_ _wrap_cmr_binning_resource_add_bin_resource_capi_96fbf7c361d89476(struct cmr_binning_resource *_swig_go_0, long long _swig_go_1, struct cmr_resource_ref *_swig_go_2) {
+_gostring_ _wrap_cmr_binning_resource_add_bin_resource_capi_ec77170858b9b370(struct cmr_binning_resource *_swig_go_0, long long _swig_go_1, struct cmr_resource_ref *_swig_go_2) {
   cmr_binning_resource *arg1 = (cmr_binning_resource *) 0 ;
   size_t arg2 ;
   cmr_resource_ref arg3 ;
@@ -1521,7 +1521,7 @@ _gostring_ _wrap_cmr_binning_resource_add_bin_resource_capi_96fbf7c361d89476(str
 }
 
 
-_gostring_ _wrap_cmr_binning_resource_bin_count_capi_96fbf7c361d89476(struct cmr_binning_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_binning_resource_bin_count_capi_ec77170858b9b370(struct cmr_binning_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_binning_resource *arg1 = (cmr_binning_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -1536,7 +1536,7 @@ _gostring_ _wrap_cmr_binning_resource_bin_count_capi_96fbf7c361d89476(struct cmr
 }
 
 
-_gostring_ _wrap_cmr_binning_resource_bin_size_for_capi_96fbf7c361d89476(struct cmr_binning_resource *_swig_go_0, long long _swig_go_1, long long *_swig_go_2) {
+_gostring_ _wrap_cmr_binning_resource_bin_size_for_capi_ec77170858b9b370(struct cmr_binning_resource *_swig_go_0, long long _swig_go_1, long long *_swig_go_2) {
   cmr_binning_resource *arg1 = (cmr_binning_resource *) 0 ;
   size_t arg2 ;
   size_t *arg3 = (size_t *) 0 ;
@@ -1553,7 +1553,7 @@ _gostring_ _wrap_cmr_binning_resource_bin_size_for_capi_96fbf7c361d89476(struct 
 }
 
 
-_gostring_ _wrap_cmr_callback_resource_destroy_capi_96fbf7c361d89476(struct cmr_callback_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_callback_resource_destroy_capi_ec77170858b9b370(struct cmr_callback_resource *_swig_go_0) {
   cmr_callback_resource *arg1 = (cmr_callback_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1566,7 +1566,7 @@ _gostring_ _wrap_cmr_callback_resource_destroy_capi_96fbf7c361d89476(struct cmr_
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_callback_resource_ref_capi_96fbf7c361d89476(struct cmr_callback_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_callback_resource_ref_capi_ec77170858b9b370(struct cmr_callback_resource *_swig_go_0) {
   cmr_callback_resource *arg1 = (cmr_callback_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -1583,7 +1583,7 @@ struct cmr_resource_ref *_wrap_cmr_callback_resource_ref_capi_96fbf7c361d89476(s
 }
 
 
-_gostring_ _wrap_cmr_callback_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_callback_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_callback_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_callback_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_callback_resource **arg2 = (cmr_callback_resource **) 0 ;
   cmr_status result;
@@ -1603,7 +1603,7 @@ _gostring_ _wrap_cmr_callback_resource_from_ref_capi_96fbf7c361d89476(struct cmr
 }
 
 
-_gostring_ _wrap_cmr_cuda_resource_create_capi_96fbf7c361d89476(cmr_cuda_resource **_swig_go_0) {
+_gostring_ _wrap_cmr_cuda_resource_create_capi_ec77170858b9b370(cmr_cuda_resource **_swig_go_0) {
   cmr_cuda_resource **arg1 = (cmr_cuda_resource **) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1616,7 +1616,7 @@ _gostring_ _wrap_cmr_cuda_resource_create_capi_96fbf7c361d89476(cmr_cuda_resourc
 }
 
 
-_gostring_ _wrap_cmr_cuda_resource_destroy_capi_96fbf7c361d89476(struct cmr_cuda_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_cuda_resource_destroy_capi_ec77170858b9b370(struct cmr_cuda_resource *_swig_go_0) {
   cmr_cuda_resource *arg1 = (cmr_cuda_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1629,7 +1629,7 @@ _gostring_ _wrap_cmr_cuda_resource_destroy_capi_96fbf7c361d89476(struct cmr_cuda
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_cuda_resource_ref_capi_96fbf7c361d89476(struct cmr_cuda_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_cuda_resource_ref_capi_ec77170858b9b370(struct cmr_cuda_resource *_swig_go_0) {
   cmr_cuda_resource *arg1 = (cmr_cuda_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -1646,7 +1646,7 @@ struct cmr_resource_ref *_wrap_cmr_cuda_resource_ref_capi_96fbf7c361d89476(struc
 }
 
 
-_gostring_ _wrap_cmr_cuda_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_cuda_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_cuda_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_cuda_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_cuda_resource **arg2 = (cmr_cuda_resource **) 0 ;
   cmr_status result;
@@ -1666,7 +1666,7 @@ _gostring_ _wrap_cmr_cuda_resource_from_ref_capi_96fbf7c361d89476(struct cmr_res
 }
 
 
-intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE_capi_ec77170858b9b370() {
   enum cmr_cuda_async_export_handle_type result;
   intgo _swig_go_result;
   
@@ -1678,7 +1678,7 @@ intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_capi_ec77170858b9b370() {
   enum cmr_cuda_async_export_handle_type result;
   intgo _swig_go_result;
   
@@ -1690,7 +1690,7 @@ intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_capi_96fbf7c
 }
 
 
-intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC_capi_ec77170858b9b370() {
   enum cmr_cuda_async_export_handle_type result;
   intgo _swig_go_result;
   
@@ -1702,7 +1702,7 @@ intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC_capi_96fbf7c361d89476() {
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_resource_create_capi_96fbf7c361d89476(long long *_swig_go_0, long long *_swig_go_1, intgo _swig_go_2, cmr_cuda_async_resource **_swig_go_3) {
+_gostring_ _wrap_cmr_cuda_async_resource_create_capi_ec77170858b9b370(long long *_swig_go_0, long long *_swig_go_1, intgo _swig_go_2, cmr_cuda_async_resource **_swig_go_3) {
   cmr_optional_size arg1 ;
   cmr_optional_size arg2 ;
   cmr_cuda_async_export_handle_type arg3 ;
@@ -1729,7 +1729,7 @@ _gostring_ _wrap_cmr_cuda_async_resource_create_capi_96fbf7c361d89476(long long 
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_resource_destroy_capi_96fbf7c361d89476(struct cmr_cuda_async_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_cuda_async_resource_destroy_capi_ec77170858b9b370(struct cmr_cuda_async_resource *_swig_go_0) {
   cmr_cuda_async_resource *arg1 = (cmr_cuda_async_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1742,7 +1742,7 @@ _gostring_ _wrap_cmr_cuda_async_resource_destroy_capi_96fbf7c361d89476(struct cm
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_cuda_async_resource_ref_capi_96fbf7c361d89476(struct cmr_cuda_async_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_cuda_async_resource_ref_capi_ec77170858b9b370(struct cmr_cuda_async_resource *_swig_go_0) {
   cmr_cuda_async_resource *arg1 = (cmr_cuda_async_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -1759,7 +1759,7 @@ struct cmr_resource_ref *_wrap_cmr_cuda_async_resource_ref_capi_96fbf7c361d89476
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_cuda_async_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_cuda_async_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_cuda_async_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_cuda_async_resource **arg2 = (cmr_cuda_async_resource **) 0 ;
   cmr_status result;
@@ -1779,7 +1779,7 @@ _gostring_ _wrap_cmr_cuda_async_resource_from_ref_capi_96fbf7c361d89476(struct c
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_resource_pool_handle_capi_96fbf7c361d89476(struct cmr_cuda_async_resource *_swig_go_0, void **_swig_go_1) {
+_gostring_ _wrap_cmr_cuda_async_resource_pool_handle_capi_ec77170858b9b370(struct cmr_cuda_async_resource *_swig_go_0, void **_swig_go_1) {
   cmr_cuda_async_resource *arg1 = (cmr_cuda_async_resource *) 0 ;
   void **arg2 = (void **) 0 ;
   cmr_status result;
@@ -1794,7 +1794,7 @@ _gostring_ _wrap_cmr_cuda_async_resource_pool_handle_capi_96fbf7c361d89476(struc
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_resource_release_threshold_capi_96fbf7c361d89476(struct cmr_cuda_async_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_cuda_async_resource_release_threshold_capi_ec77170858b9b370(struct cmr_cuda_async_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_cuda_async_resource *arg1 = (cmr_cuda_async_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -1809,7 +1809,7 @@ _gostring_ _wrap_cmr_cuda_async_resource_release_threshold_capi_96fbf7c361d89476
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_managed_resource_create_capi_96fbf7c361d89476(cmr_cuda_async_managed_resource **_swig_go_0) {
+_gostring_ _wrap_cmr_cuda_async_managed_resource_create_capi_ec77170858b9b370(cmr_cuda_async_managed_resource **_swig_go_0) {
   cmr_cuda_async_managed_resource **arg1 = (cmr_cuda_async_managed_resource **) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1822,7 +1822,7 @@ _gostring_ _wrap_cmr_cuda_async_managed_resource_create_capi_96fbf7c361d89476(cm
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_managed_resource_destroy_capi_96fbf7c361d89476(struct cmr_cuda_async_managed_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_cuda_async_managed_resource_destroy_capi_ec77170858b9b370(struct cmr_cuda_async_managed_resource *_swig_go_0) {
   cmr_cuda_async_managed_resource *arg1 = (cmr_cuda_async_managed_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1835,7 +1835,7 @@ _gostring_ _wrap_cmr_cuda_async_managed_resource_destroy_capi_96fbf7c361d89476(s
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_cuda_async_managed_resource_ref_capi_96fbf7c361d89476(struct cmr_cuda_async_managed_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_cuda_async_managed_resource_ref_capi_ec77170858b9b370(struct cmr_cuda_async_managed_resource *_swig_go_0) {
   cmr_cuda_async_managed_resource *arg1 = (cmr_cuda_async_managed_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -1852,7 +1852,7 @@ struct cmr_resource_ref *_wrap_cmr_cuda_async_managed_resource_ref_capi_96fbf7c3
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_managed_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_cuda_async_managed_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_cuda_async_managed_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_cuda_async_managed_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_cuda_async_managed_resource **arg2 = (cmr_cuda_async_managed_resource **) 0 ;
   cmr_status result;
@@ -1872,7 +1872,7 @@ _gostring_ _wrap_cmr_cuda_async_managed_resource_from_ref_capi_96fbf7c361d89476(
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_managed_resource_pool_handle_capi_96fbf7c361d89476(struct cmr_cuda_async_managed_resource *_swig_go_0, void **_swig_go_1) {
+_gostring_ _wrap_cmr_cuda_async_managed_resource_pool_handle_capi_ec77170858b9b370(struct cmr_cuda_async_managed_resource *_swig_go_0, void **_swig_go_1) {
   cmr_cuda_async_managed_resource *arg1 = (cmr_cuda_async_managed_resource *) 0 ;
   void **arg2 = (void **) 0 ;
   cmr_status result;
@@ -1887,7 +1887,7 @@ _gostring_ _wrap_cmr_cuda_async_managed_resource_pool_handle_capi_96fbf7c361d894
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_view_resource_create_capi_96fbf7c361d89476(void *_swig_go_0, cmr_cuda_async_view_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_cuda_async_view_resource_create_capi_ec77170858b9b370(void *_swig_go_0, cmr_cuda_async_view_resource **_swig_go_1) {
   void *arg1 = (void *) 0 ;
   cmr_cuda_async_view_resource **arg2 = (cmr_cuda_async_view_resource **) 0 ;
   cmr_status result;
@@ -1902,7 +1902,7 @@ _gostring_ _wrap_cmr_cuda_async_view_resource_create_capi_96fbf7c361d89476(void 
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_view_resource_destroy_capi_96fbf7c361d89476(struct cmr_cuda_async_view_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_cuda_async_view_resource_destroy_capi_ec77170858b9b370(struct cmr_cuda_async_view_resource *_swig_go_0) {
   cmr_cuda_async_view_resource *arg1 = (cmr_cuda_async_view_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1915,7 +1915,7 @@ _gostring_ _wrap_cmr_cuda_async_view_resource_destroy_capi_96fbf7c361d89476(stru
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_cuda_async_view_resource_ref_capi_96fbf7c361d89476(struct cmr_cuda_async_view_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_cuda_async_view_resource_ref_capi_ec77170858b9b370(struct cmr_cuda_async_view_resource *_swig_go_0) {
   cmr_cuda_async_view_resource *arg1 = (cmr_cuda_async_view_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -1932,7 +1932,7 @@ struct cmr_resource_ref *_wrap_cmr_cuda_async_view_resource_ref_capi_96fbf7c361d
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_view_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_cuda_async_view_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_cuda_async_view_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_cuda_async_view_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_cuda_async_view_resource **arg2 = (cmr_cuda_async_view_resource **) 0 ;
   cmr_status result;
@@ -1952,7 +1952,7 @@ _gostring_ _wrap_cmr_cuda_async_view_resource_from_ref_capi_96fbf7c361d89476(str
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_view_resource_pool_handle_capi_96fbf7c361d89476(struct cmr_cuda_async_view_resource *_swig_go_0, void **_swig_go_1) {
+_gostring_ _wrap_cmr_cuda_async_view_resource_pool_handle_capi_ec77170858b9b370(struct cmr_cuda_async_view_resource *_swig_go_0, void **_swig_go_1) {
   cmr_cuda_async_view_resource *arg1 = (cmr_cuda_async_view_resource *) 0 ;
   void **arg2 = (void **) 0 ;
   cmr_status result;
@@ -1967,7 +1967,7 @@ _gostring_ _wrap_cmr_cuda_async_view_resource_pool_handle_capi_96fbf7c361d89476(
 }
 
 
-_gostring_ _wrap_cmr_failure_callback_resource_destroy_capi_96fbf7c361d89476(struct cmr_failure_callback_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_failure_callback_resource_destroy_capi_ec77170858b9b370(struct cmr_failure_callback_resource *_swig_go_0) {
   cmr_failure_callback_resource *arg1 = (cmr_failure_callback_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1980,7 +1980,7 @@ _gostring_ _wrap_cmr_failure_callback_resource_destroy_capi_96fbf7c361d89476(str
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_failure_callback_resource_ref_capi_96fbf7c361d89476(struct cmr_failure_callback_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_failure_callback_resource_ref_capi_ec77170858b9b370(struct cmr_failure_callback_resource *_swig_go_0) {
   cmr_failure_callback_resource *arg1 = (cmr_failure_callback_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -1997,7 +1997,7 @@ struct cmr_resource_ref *_wrap_cmr_failure_callback_resource_ref_capi_96fbf7c361
 }
 
 
-_gostring_ _wrap_cmr_failure_callback_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_failure_callback_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_failure_callback_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_failure_callback_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_failure_callback_resource **arg2 = (cmr_failure_callback_resource **) 0 ;
   cmr_status result;
@@ -2017,7 +2017,7 @@ _gostring_ _wrap_cmr_failure_callback_resource_from_ref_capi_96fbf7c361d89476(st
 }
 
 
-_gostring_ _wrap_cmr_fixed_size_resource_create_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, long long *_swig_go_1, long long *_swig_go_2, cmr_fixed_size_resource **_swig_go_3) {
+_gostring_ _wrap_cmr_fixed_size_resource_create_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, long long *_swig_go_1, long long *_swig_go_2, cmr_fixed_size_resource **_swig_go_3) {
   cmr_resource_ref arg1 ;
   cmr_optional_size arg2 ;
   cmr_optional_size arg3 ;
@@ -2049,7 +2049,7 @@ _gostring_ _wrap_cmr_fixed_size_resource_create_capi_96fbf7c361d89476(struct cmr
 }
 
 
-_gostring_ _wrap_cmr_fixed_size_resource_destroy_capi_96fbf7c361d89476(struct cmr_fixed_size_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_fixed_size_resource_destroy_capi_ec77170858b9b370(struct cmr_fixed_size_resource *_swig_go_0) {
   cmr_fixed_size_resource *arg1 = (cmr_fixed_size_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2062,7 +2062,7 @@ _gostring_ _wrap_cmr_fixed_size_resource_destroy_capi_96fbf7c361d89476(struct cm
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_fixed_size_resource_ref_capi_96fbf7c361d89476(struct cmr_fixed_size_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_fixed_size_resource_ref_capi_ec77170858b9b370(struct cmr_fixed_size_resource *_swig_go_0) {
   cmr_fixed_size_resource *arg1 = (cmr_fixed_size_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -2079,7 +2079,7 @@ struct cmr_resource_ref *_wrap_cmr_fixed_size_resource_ref_capi_96fbf7c361d89476
 }
 
 
-_gostring_ _wrap_cmr_fixed_size_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_fixed_size_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_fixed_size_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_fixed_size_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_fixed_size_resource **arg2 = (cmr_fixed_size_resource **) 0 ;
   cmr_status result;
@@ -2099,7 +2099,7 @@ _gostring_ _wrap_cmr_fixed_size_resource_from_ref_capi_96fbf7c361d89476(struct c
 }
 
 
-_gostring_ _wrap_cmr_fixed_size_resource_block_size_capi_96fbf7c361d89476(struct cmr_fixed_size_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_fixed_size_resource_block_size_capi_ec77170858b9b370(struct cmr_fixed_size_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_fixed_size_resource *arg1 = (cmr_fixed_size_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2114,7 +2114,7 @@ _gostring_ _wrap_cmr_fixed_size_resource_block_size_capi_96fbf7c361d89476(struct
 }
 
 
-_gostring_ _wrap_cmr_fixed_size_resource_upstream_bytes_capi_96fbf7c361d89476(struct cmr_fixed_size_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_fixed_size_resource_upstream_bytes_capi_ec77170858b9b370(struct cmr_fixed_size_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_fixed_size_resource *arg1 = (cmr_fixed_size_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2129,7 +2129,7 @@ _gostring_ _wrap_cmr_fixed_size_resource_upstream_bytes_capi_96fbf7c361d89476(st
 }
 
 
-_gostring_ _wrap_cmr_limiting_resource_create_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, long long _swig_go_1, long long *_swig_go_2, cmr_limiting_resource **_swig_go_3) {
+_gostring_ _wrap_cmr_limiting_resource_create_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, long long _swig_go_1, long long *_swig_go_2, cmr_limiting_resource **_swig_go_3) {
   cmr_resource_ref arg1 ;
   size_t arg2 ;
   cmr_optional_size arg3 ;
@@ -2157,7 +2157,7 @@ _gostring_ _wrap_cmr_limiting_resource_create_capi_96fbf7c361d89476(struct cmr_r
 }
 
 
-_gostring_ _wrap_cmr_limiting_resource_destroy_capi_96fbf7c361d89476(struct cmr_limiting_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_limiting_resource_destroy_capi_ec77170858b9b370(struct cmr_limiting_resource *_swig_go_0) {
   cmr_limiting_resource *arg1 = (cmr_limiting_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2170,7 +2170,7 @@ _gostring_ _wrap_cmr_limiting_resource_destroy_capi_96fbf7c361d89476(struct cmr_
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_limiting_resource_ref_capi_96fbf7c361d89476(struct cmr_limiting_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_limiting_resource_ref_capi_ec77170858b9b370(struct cmr_limiting_resource *_swig_go_0) {
   cmr_limiting_resource *arg1 = (cmr_limiting_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -2187,7 +2187,7 @@ struct cmr_resource_ref *_wrap_cmr_limiting_resource_ref_capi_96fbf7c361d89476(s
 }
 
 
-_gostring_ _wrap_cmr_limiting_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_limiting_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_limiting_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_limiting_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_limiting_resource **arg2 = (cmr_limiting_resource **) 0 ;
   cmr_status result;
@@ -2207,7 +2207,7 @@ _gostring_ _wrap_cmr_limiting_resource_from_ref_capi_96fbf7c361d89476(struct cmr
 }
 
 
-_gostring_ _wrap_cmr_limiting_resource_allocated_bytes_capi_96fbf7c361d89476(struct cmr_limiting_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_limiting_resource_allocated_bytes_capi_ec77170858b9b370(struct cmr_limiting_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_limiting_resource *arg1 = (cmr_limiting_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2222,7 +2222,7 @@ _gostring_ _wrap_cmr_limiting_resource_allocated_bytes_capi_96fbf7c361d89476(str
 }
 
 
-_gostring_ _wrap_cmr_limiting_resource_allocation_limit_capi_96fbf7c361d89476(struct cmr_limiting_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_limiting_resource_allocation_limit_capi_ec77170858b9b370(struct cmr_limiting_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_limiting_resource *arg1 = (cmr_limiting_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2237,7 +2237,7 @@ _gostring_ _wrap_cmr_limiting_resource_allocation_limit_capi_96fbf7c361d89476(st
 }
 
 
-_gostring_ _wrap_cmr_logging_resource_create_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, _gostring_ _swig_go_1, FILE *_swig_go_2, bool _swig_go_3, cmr_logging_resource **_swig_go_4) {
+_gostring_ _wrap_cmr_logging_resource_create_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, _gostring_ _swig_go_1, FILE *_swig_go_2, bool _swig_go_3, cmr_logging_resource **_swig_go_4) {
   cmr_resource_ref arg1 ;
   char *arg2 = (char *) 0 ;
   FILE *arg3 = (FILE *) 0 ;
@@ -2268,7 +2268,7 @@ _gostring_ _wrap_cmr_logging_resource_create_capi_96fbf7c361d89476(struct cmr_re
 }
 
 
-_gostring_ _wrap_cmr_logging_resource_destroy_capi_96fbf7c361d89476(struct cmr_logging_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_logging_resource_destroy_capi_ec77170858b9b370(struct cmr_logging_resource *_swig_go_0) {
   cmr_logging_resource *arg1 = (cmr_logging_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2281,7 +2281,7 @@ _gostring_ _wrap_cmr_logging_resource_destroy_capi_96fbf7c361d89476(struct cmr_l
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_logging_resource_ref_capi_96fbf7c361d89476(struct cmr_logging_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_logging_resource_ref_capi_ec77170858b9b370(struct cmr_logging_resource *_swig_go_0) {
   cmr_logging_resource *arg1 = (cmr_logging_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -2298,7 +2298,7 @@ struct cmr_resource_ref *_wrap_cmr_logging_resource_ref_capi_96fbf7c361d89476(st
 }
 
 
-_gostring_ _wrap_cmr_logging_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_logging_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_logging_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_logging_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_logging_resource **arg2 = (cmr_logging_resource **) 0 ;
   cmr_status result;
@@ -2318,7 +2318,7 @@ _gostring_ _wrap_cmr_logging_resource_from_ref_capi_96fbf7c361d89476(struct cmr_
 }
 
 
-_gostring_ _wrap_cmr_logging_resource_flush_capi_96fbf7c361d89476(struct cmr_logging_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_logging_resource_flush_capi_ec77170858b9b370(struct cmr_logging_resource *_swig_go_0) {
   cmr_logging_resource *arg1 = (cmr_logging_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2331,7 +2331,7 @@ _gostring_ _wrap_cmr_logging_resource_flush_capi_96fbf7c361d89476(struct cmr_log
 }
 
 
-_gostring_ _wrap_cmr_logging_resource_filename_capi_96fbf7c361d89476(struct cmr_logging_resource *_swig_go_0, _gostring_* _swig_go_1) {
+_gostring_ _wrap_cmr_logging_resource_filename_capi_ec77170858b9b370(struct cmr_logging_resource *_swig_go_0, _gostring_* _swig_go_1) {
   cmr_logging_resource *arg1 = (cmr_logging_resource *) 0 ;
   char **arg2 = (char **) 0 ;
   char const *temp2 ;
@@ -2352,7 +2352,7 @@ _gostring_ _wrap_cmr_logging_resource_filename_capi_96fbf7c361d89476(struct cmr_
 }
 
 
-_gostring_ _wrap_cmr_logging_resource_lost_rows_capi_96fbf7c361d89476(struct cmr_logging_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_logging_resource_lost_rows_capi_ec77170858b9b370(struct cmr_logging_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_logging_resource *arg1 = (cmr_logging_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2367,7 +2367,7 @@ _gostring_ _wrap_cmr_logging_resource_lost_rows_capi_96fbf7c361d89476(struct cmr
 }
 
 
-_gostring_ _wrap_cmr_managed_resource_create_capi_96fbf7c361d89476(cmr_managed_resource **_swig_go_0) {
+_gostring_ _wrap_cmr_managed_resource_create_capi_ec77170858b9b370(cmr_managed_resource **_swig_go_0) {
   cmr_managed_resource **arg1 = (cmr_managed_resource **) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2380,7 +2380,7 @@ _gostring_ _wrap_cmr_managed_resource_create_capi_96fbf7c361d89476(cmr_managed_r
 }
 
 
-_gostring_ _wrap_cmr_managed_resource_destroy_capi_96fbf7c361d89476(struct cmr_managed_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_managed_resource_destroy_capi_ec77170858b9b370(struct cmr_managed_resource *_swig_go_0) {
   cmr_managed_resource *arg1 = (cmr_managed_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2393,7 +2393,7 @@ _gostring_ _wrap_cmr_managed_resource_destroy_capi_96fbf7c361d89476(struct cmr_m
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_managed_resource_ref_capi_96fbf7c361d89476(struct cmr_managed_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_managed_resource_ref_capi_ec77170858b9b370(struct cmr_managed_resource *_swig_go_0) {
   cmr_managed_resource *arg1 = (cmr_managed_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -2410,7 +2410,7 @@ struct cmr_resource_ref *_wrap_cmr_managed_resource_ref_capi_96fbf7c361d89476(st
 }
 
 
-_gostring_ _wrap_cmr_managed_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_managed_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_managed_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_managed_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_managed_resource **arg2 = (cmr_managed_resource **) 0 ;
   cmr_status result;
@@ -2430,7 +2430,7 @@ _gostring_ _wrap_cmr_managed_resource_from_ref_capi_96fbf7c361d89476(struct cmr_
 }
 
 
-_gostring_ _wrap_cmr_pinned_host_resource_create_capi_96fbf7c361d89476(cmr_pinned_host_resource **_swig_go_0) {
+_gostring_ _wrap_cmr_pinned_host_resource_create_capi_ec77170858b9b370(cmr_pinned_host_resource **_swig_go_0) {
   cmr_pinned_host_resource **arg1 = (cmr_pinned_host_resource **) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2443,7 +2443,7 @@ _gostring_ _wrap_cmr_pinned_host_resource_create_capi_96fbf7c361d89476(cmr_pinne
 }
 
 
-_gostring_ _wrap_cmr_pinned_host_resource_destroy_capi_96fbf7c361d89476(struct cmr_pinned_host_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_pinned_host_resource_destroy_capi_ec77170858b9b370(struct cmr_pinned_host_resource *_swig_go_0) {
   cmr_pinned_host_resource *arg1 = (cmr_pinned_host_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2456,7 +2456,7 @@ _gostring_ _wrap_cmr_pinned_host_resource_destroy_capi_96fbf7c361d89476(struct c
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_pinned_host_resource_ref_capi_96fbf7c361d89476(struct cmr_pinned_host_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_pinned_host_resource_ref_capi_ec77170858b9b370(struct cmr_pinned_host_resource *_swig_go_0) {
   cmr_pinned_host_resource *arg1 = (cmr_pinned_host_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -2473,7 +2473,7 @@ struct cmr_resource_ref *_wrap_cmr_pinned_host_resource_ref_capi_96fbf7c361d8947
 }
 
 
-_gostring_ _wrap_cmr_pinned_host_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_pinned_host_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_pinned_host_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_pinned_host_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_pinned_host_resource **arg2 = (cmr_pinned_host_resource **) 0 ;
   cmr_status result;
@@ -2493,7 +2493,7 @@ _gostring_ _wrap_cmr_pinned_host_resource_from_ref_capi_96fbf7c361d89476(struct 
 }
 
 
-_gostring_ _wrap_cmr_pool_resource_create_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, long long *_swig_go_1, long long *_swig_go_2, cmr_pool_resource **_swig_go_3) {
+_gostring_ _wrap_cmr_pool_resource_create_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, long long *_swig_go_1, long long *_swig_go_2, cmr_pool_resource **_swig_go_3) {
   cmr_resource_ref arg1 ;
   cmr_optional_size arg2 ;
   cmr_optional_size arg3 ;
@@ -2525,7 +2525,7 @@ _gostring_ _wrap_cmr_pool_resource_create_capi_96fbf7c361d89476(struct cmr_resou
 }
 
 
-_gostring_ _wrap_cmr_pool_resource_destroy_capi_96fbf7c361d89476(struct cmr_pool_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_pool_resource_destroy_capi_ec77170858b9b370(struct cmr_pool_resource *_swig_go_0) {
   cmr_pool_resource *arg1 = (cmr_pool_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2538,7 +2538,7 @@ _gostring_ _wrap_cmr_pool_resource_destroy_capi_96fbf7c361d89476(struct cmr_pool
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_pool_resource_ref_capi_96fbf7c361d89476(struct cmr_pool_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_pool_resource_ref_capi_ec77170858b9b370(struct cmr_pool_resource *_swig_go_0) {
   cmr_pool_resource *arg1 = (cmr_pool_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -2555,7 +2555,7 @@ struct cmr_resource_ref *_wrap_cmr_pool_resource_ref_capi_96fbf7c361d89476(struc
 }
 
 
-_gostring_ _wrap_cmr_pool_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_pool_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_pool_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_pool_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_pool_resource **arg2 = (cmr_pool_resource **) 0 ;
   cmr_status result;
@@ -2575,7 +2575,7 @@ _gostring_ _wrap_cmr_pool_resource_from_ref_capi_96fbf7c361d89476(struct cmr_res
 }
 
 
-_gostring_ _wrap_cmr_pool_resource_pool_size_capi_96fbf7c361d89476(struct cmr_pool_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_pool_resource_pool_size_capi_ec77170858b9b370(struct cmr_pool_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_pool_resource *arg1 = (cmr_pool_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2590,7 +2590,7 @@ _gostring_ _wrap_cmr_pool_resource_pool_size_capi_96fbf7c361d89476(struct cmr_po
 }
 
 
-_gostring_ _wrap_cmr_pool_resource_free_size_capi_96fbf7c361d89476(struct cmr_pool_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_pool_resource_free_size_capi_ec77170858b9b370(struct cmr_pool_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_pool_resource *arg1 = (cmr_pool_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2605,7 +2605,7 @@ _gostring_ _wrap_cmr_pool_resource_free_size_capi_96fbf7c361d89476(struct cmr_po
 }
 
 
-_gostring_ _wrap_cmr_prefetch_resource_create_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_prefetch_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_prefetch_resource_create_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_prefetch_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_prefetch_resource **arg2 = (cmr_prefetch_resource **) 0 ;
   cmr_status result;
@@ -2625,7 +2625,7 @@ _gostring_ _wrap_cmr_prefetch_resource_create_capi_96fbf7c361d89476(struct cmr_r
 }
 
 
-_gostring_ _wrap_cmr_prefetch_resource_destroy_capi_96fbf7c361d89476(struct cmr_prefetch_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_prefetch_resource_destroy_capi_ec77170858b9b370(struct cmr_prefetch_resource *_swig_go_0) {
   cmr_prefetch_resource *arg1 = (cmr_prefetch_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2638,7 +2638,7 @@ _gostring_ _wrap_cmr_prefetch_resource_destroy_capi_96fbf7c361d89476(struct cmr_
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_prefetch_resource_ref_capi_96fbf7c361d89476(struct cmr_prefetch_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_prefetch_resource_ref_capi_ec77170858b9b370(struct cmr_prefetch_resource *_swig_go_0) {
   cmr_prefetch_resource *arg1 = (cmr_prefetch_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -2655,7 +2655,7 @@ struct cmr_resource_ref *_wrap_cmr_prefetch_resource_ref_capi_96fbf7c361d89476(s
 }
 
 
-_gostring_ _wrap_cmr_prefetch_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_prefetch_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_prefetch_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_prefetch_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_prefetch_resource **arg2 = (cmr_prefetch_resource **) 0 ;
   cmr_status result;
@@ -2675,7 +2675,7 @@ _gostring_ _wrap_cmr_prefetch_resource_from_ref_capi_96fbf7c361d89476(struct cmr
 }
 
 
-_gostring_ _wrap_cmr_sam_headroom_resource_create_capi_96fbf7c361d89476(long long _swig_go_0, cmr_sam_headroom_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_sam_headroom_resource_create_capi_ec77170858b9b370(long long _swig_go_0, cmr_sam_headroom_resource **_swig_go_1) {
   size_t arg1 ;
   cmr_sam_headroom_resource **arg2 = (cmr_sam_headroom_resource **) 0 ;
   cmr_status result;
@@ -2690,7 +2690,7 @@ _gostring_ _wrap_cmr_sam_headroom_resource_create_capi_96fbf7c361d89476(long lon
 }
 
 
-_gostring_ _wrap_cmr_sam_headroom_resource_destroy_capi_96fbf7c361d89476(struct cmr_sam_headroom_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_sam_headroom_resource_destroy_capi_ec77170858b9b370(struct cmr_sam_headroom_resource *_swig_go_0) {
   cmr_sam_headroom_resource *arg1 = (cmr_sam_headroom_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2703,7 +2703,7 @@ _gostring_ _wrap_cmr_sam_headroom_resource_destroy_capi_96fbf7c361d89476(struct 
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_sam_headroom_resource_ref_capi_96fbf7c361d89476(struct cmr_sam_headroom_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_sam_headroom_resource_ref_capi_ec77170858b9b370(struct cmr_sam_headroom_resource *_swig_go_0) {
   cmr_sam_headroom_resource *arg1 = (cmr_sam_headroom_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -2720,7 +2720,7 @@ struct cmr_resource_ref *_wrap_cmr_sam_headroom_resource_ref_capi_96fbf7c361d894
 }
 
 
-_gostring_ _wrap_cmr_sam_headroom_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_sam_headroom_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_sam_headroom_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_sam_headroom_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_sam_headroom_resource **arg2 = (cmr_sam_headroom_resource **) 0 ;
   cmr_status result;
@@ -2740,7 +2740,7 @@ _gostring_ _wrap_cmr_sam_headroom_resource_from_ref_capi_96fbf7c361d89476(struct
 }
 
 
-_gostring_ _wrap_cmr_simulated_resource_create_capi_96fbf7c361d89476(long long *_swig_go_0, cmr_simulated_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_simulated_resource_create_capi_ec77170858b9b370(long long *_swig_go_0, cmr_simulated_resource **_swig_go_1) {
   cmr_optional_size arg1 ;
   cmr_simulated_resource **arg2 = (cmr_simulated_resource **) 0 ;
   cmr_status result;
@@ -2759,7 +2759,7 @@ _gostring_ _wrap_cmr_simulated_resource_create_capi_96fbf7c361d89476(long long *
 }
 
 
-_gostring_ _wrap_cmr_simulated_resource_destroy_capi_96fbf7c361d89476(struct cmr_simulated_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_simulated_resource_destroy_capi_ec77170858b9b370(struct cmr_simulated_resource *_swig_go_0) {
   cmr_simulated_resource *arg1 = (cmr_simulated_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2772,7 +2772,7 @@ _gostring_ _wrap_cmr_simulated_resource_destroy_capi_96fbf7c361d89476(struct cmr
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_simulated_resource_ref_capi_96fbf7c361d89476(struct cmr_simulated_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_simulated_resource_ref_capi_ec77170858b9b370(struct cmr_simulated_resource *_swig_go_0) {
   cmr_simulated_resource *arg1 = (cmr_simulated_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -2789,7 +2789,7 @@ struct cmr_resource_ref *_wrap_cmr_simulated_resource_ref_capi_96fbf7c361d89476(
 }
 
 
-_gostring_ _wrap_cmr_simulated_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_simulated_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_simulated_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_simulated_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_simulated_resource **arg2 = (cmr_simulated_resource **) 0 ;
   cmr_status result;
@@ -2809,7 +2809,7 @@ _gostring_ _wrap_cmr_simulated_resource_from_ref_capi_96fbf7c361d89476(struct cm
 }
 
 
-_gostring_ _wrap_cmr_simulated_resource_bytes_in_use_capi_96fbf7c361d89476(struct cmr_simulated_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_simulated_resource_bytes_in_use_capi_ec77170858b9b370(struct cmr_simulated_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_simulated_resource *arg1 = (cmr_simulated_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2824,7 +2824,7 @@ _gostring_ _wrap_cmr_simulated_resource_bytes_in_use_capi_96fbf7c361d89476(struc
 }
 
 
-_gostring_ _wrap_cmr_simulated_resource_peak_bytes_in_use_capi_96fbf7c361d89476(struct cmr_simulated_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_simulated_resource_peak_bytes_in_use_capi_ec77170858b9b370(struct cmr_simulated_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_simulated_resource *arg1 = (cmr_simulated_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2839,7 +2839,7 @@ _gostring_ _wrap_cmr_simulated_resource_peak_bytes_in_use_capi_96fbf7c361d89476(
 }
 
 
-_gostring_ _wrap_cmr_simulated_resource_allocation_count_capi_96fbf7c361d89476(struct cmr_simulated_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_simulated_resource_allocation_count_capi_ec77170858b9b370(struct cmr_simulated_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_simulated_resource *arg1 = (cmr_simulated_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2854,7 +2854,7 @@ _gostring_ _wrap_cmr_simulated_resource_allocation_count_capi_96fbf7c361d89476(s
 }
 
 
-_gostring_ _wrap_cmr_simulated_resource_deallocation_count_capi_96fbf7c361d89476(struct cmr_simulated_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_simulated_resource_deallocation_count_capi_ec77170858b9b370(struct cmr_simulated_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_simulated_resource *arg1 = (cmr_simulated_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2869,7 +2869,7 @@ _gostring_ _wrap_cmr_simulated_resource_deallocation_count_capi_96fbf7c361d89476
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_create_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_statistics_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_statistics_resource_create_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_statistics_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_statistics_resource **arg2 = (cmr_statistics_resource **) 0 ;
   cmr_status result;
@@ -2889,7 +2889,7 @@ _gostring_ _wrap_cmr_statistics_resource_create_capi_96fbf7c361d89476(struct cmr
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_destroy_capi_96fbf7c361d89476(struct cmr_statistics_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_statistics_resource_destroy_capi_ec77170858b9b370(struct cmr_statistics_resource *_swig_go_0) {
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2902,7 +2902,7 @@ _gostring_ _wrap_cmr_statistics_resource_destroy_capi_96fbf7c361d89476(struct cm
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_statistics_resource_ref_capi_96fbf7c361d89476(struct cmr_statistics_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_statistics_resource_ref_capi_ec77170858b9b370(struct cmr_statistics_resource *_swig_go_0) {
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -2919,7 +2919,7 @@ struct cmr_resource_ref *_wrap_cmr_statistics_resource_ref_capi_96fbf7c361d89476
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_statistics_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_statistics_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_statistics_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_statistics_resource **arg2 = (cmr_statistics_resource **) 0 ;
   cmr_status result;
@@ -2939,7 +2939,7 @@ _gostring_ _wrap_cmr_statistics_resource_from_ref_capi_96fbf7c361d89476(struct c
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_bytes_current_capi_96fbf7c361d89476(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_statistics_resource_bytes_current_capi_ec77170858b9b370(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2954,7 +2954,7 @@ _gostring_ _wrap_cmr_statistics_resource_bytes_current_capi_96fbf7c361d89476(str
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_bytes_peak_capi_96fbf7c361d89476(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_statistics_resource_bytes_peak_capi_ec77170858b9b370(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2969,7 +2969,7 @@ _gostring_ _wrap_cmr_statistics_resource_bytes_peak_capi_96fbf7c361d89476(struct
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_bytes_total_capi_96fbf7c361d89476(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_statistics_resource_bytes_total_capi_ec77170858b9b370(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2984,7 +2984,7 @@ _gostring_ _wrap_cmr_statistics_resource_bytes_total_capi_96fbf7c361d89476(struc
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_allocations_current_capi_96fbf7c361d89476(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_statistics_resource_allocations_current_capi_ec77170858b9b370(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2999,7 +2999,7 @@ _gostring_ _wrap_cmr_statistics_resource_allocations_current_capi_96fbf7c361d894
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_allocations_peak_capi_96fbf7c361d89476(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_statistics_resource_allocations_peak_capi_ec77170858b9b370(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -3014,7 +3014,7 @@ _gostring_ _wrap_cmr_statistics_resource_allocations_peak_capi_96fbf7c361d89476(
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_allocations_total_capi_96fbf7c361d89476(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_statistics_resource_allocations_total_capi_ec77170858b9b370(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -3029,7 +3029,7 @@ _gostring_ _wrap_cmr_statistics_resource_allocations_total_capi_96fbf7c361d89476
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_bytes_at_push_capi_96fbf7c361d89476(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_statistics_resource_bytes_at_push_capi_ec77170858b9b370(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -3044,7 +3044,7 @@ _gostring_ _wrap_cmr_statistics_resource_bytes_at_push_capi_96fbf7c361d89476(str
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_allocations_at_push_capi_96fbf7c361d89476(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_statistics_resource_allocations_at_push_capi_ec77170858b9b370(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -3059,7 +3059,7 @@ _gostring_ _wrap_cmr_statistics_resource_allocations_at_push_capi_96fbf7c361d894
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_push_counters_capi_96fbf7c361d89476(struct cmr_statistics_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_statistics_resource_push_counters_capi_ec77170858b9b370(struct cmr_statistics_resource *_swig_go_0) {
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -3072,7 +3072,7 @@ _gostring_ _wrap_cmr_statistics_resource_push_counters_capi_96fbf7c361d89476(str
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_pop_counters_capi_96fbf7c361d89476(struct cmr_statistics_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_statistics_resource_pop_counters_capi_ec77170858b9b370(struct cmr_statistics_resource *_swig_go_0) {
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -3085,7 +3085,7 @@ _gostring_ _wrap_cmr_statistics_resource_pop_counters_capi_96fbf7c361d89476(stru
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_counter_levels_capi_96fbf7c361d89476(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_statistics_resource_counter_levels_capi_ec77170858b9b370(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -3100,7 +3100,7 @@ _gostring_ _wrap_cmr_statistics_resource_counter_levels_capi_96fbf7c361d89476(st
 }
 
 
-_gostring_ _wrap_cmr_system_resource_create_capi_96fbf7c361d89476(cmr_system_resource **_swig_go_0) {
+_gostring_ _wrap_cmr_system_resource_create_capi_ec77170858b9b370(cmr_system_resource **_swig_go_0) {
   cmr_system_resource **arg1 = (cmr_system_resource **) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -3113,7 +3113,7 @@ _gostring_ _wrap_cmr_system_resource_create_capi_96fbf7c361d89476(cmr_system_res
 }
 
 
-_gostring_ _wrap_cmr_system_resource_destroy_capi_96fbf7c361d89476(struct cmr_system_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_system_resource_destroy_capi_ec77170858b9b370(struct cmr_system_resource *_swig_go_0) {
   cmr_system_resource *arg1 = (cmr_system_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -3126,7 +3126,7 @@ _gostring_ _wrap_cmr_system_resource_destroy_capi_96fbf7c361d89476(struct cmr_sy
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_system_resource_ref_capi_96fbf7c361d89476(struct cmr_system_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_system_resource_ref_capi_ec77170858b9b370(struct cmr_system_resource *_swig_go_0) {
   cmr_system_resource *arg1 = (cmr_system_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -3143,7 +3143,7 @@ struct cmr_resource_ref *_wrap_cmr_system_resource_ref_capi_96fbf7c361d89476(str
 }
 
 
-_gostring_ _wrap_cmr_system_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_system_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_system_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_system_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_system_resource **arg2 = (cmr_system_resource **) 0 ;
   cmr_status result;
@@ -3163,7 +3163,7 @@ _gostring_ _wrap_cmr_system_resource_from_ref_capi_96fbf7c361d89476(struct cmr_r
 }
 
 
-_gostring_ _wrap_cmr_thread_safe_resource_create_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_thread_safe_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_thread_safe_resource_create_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_thread_safe_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_thread_safe_resource **arg2 = (cmr_thread_safe_resource **) 0 ;
   cmr_status result;
@@ -3183,7 +3183,7 @@ _gostring_ _wrap_cmr_thread_safe_resource_create_capi_96fbf7c361d89476(struct cm
 }
 
 
-_gostring_ _wrap_cmr_thread_safe_resource_destroy_capi_96fbf7c361d89476(struct cmr_thread_safe_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_thread_safe_resource_destroy_capi_ec77170858b9b370(struct cmr_thread_safe_resource *_swig_go_0) {
   cmr_thread_safe_resource *arg1 = (cmr_thread_safe_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -3196,7 +3196,7 @@ _gostring_ _wrap_cmr_thread_safe_resource_destroy_capi_96fbf7c361d89476(struct c
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_thread_safe_resource_ref_capi_96fbf7c361d89476(struct cmr_thread_safe_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_thread_safe_resource_ref_capi_ec77170858b9b370(struct cmr_thread_safe_resource *_swig_go_0) {
   cmr_thread_safe_resource *arg1 = (cmr_thread_safe_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -3213,7 +3213,7 @@ struct cmr_resource_ref *_wrap_cmr_thread_safe_resource_ref_capi_96fbf7c361d8947
 }
 
 
-_gostring_ _wrap_cmr_thread_safe_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_thread_safe_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_thread_safe_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_thread_safe_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_thread_safe_resource **arg2 = (cmr_thread_safe_resource **) 0 ;
   cmr_status result;
@@ -3233,7 +3233,7 @@ _gostring_ _wrap_cmr_thread_safe_resource_from_ref_capi_96fbf7c361d89476(struct 
 }
 
 
-_gostring_ _wrap_cmr_tracking_resource_create_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, bool _swig_go_1, cmr_tracking_resource **_swig_go_2) {
+_gostring_ _wrap_cmr_tracking_resource_create_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, bool _swig_go_1, cmr_tracking_resource **_swig_go_2) {
   cmr_resource_ref arg1 ;
   bool arg2 ;
   cmr_tracking_resource **arg3 = (cmr_tracking_resource **) 0 ;
@@ -3255,7 +3255,7 @@ _gostring_ _wrap_cmr_tracking_resource_create_capi_96fbf7c361d89476(struct cmr_r
 }
 
 
-_gostring_ _wrap_cmr_tracking_resource_destroy_capi_96fbf7c361d89476(struct cmr_tracking_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_tracking_resource_destroy_capi_ec77170858b9b370(struct cmr_tracking_resource *_swig_go_0) {
   cmr_tracking_resource *arg1 = (cmr_tracking_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -3268,7 +3268,7 @@ _gostring_ _wrap_cmr_tracking_resource_destroy_capi_96fbf7c361d89476(struct cmr_
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_tracking_resource_ref_capi_96fbf7c361d89476(struct cmr_tracking_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_tracking_resource_ref_capi_ec77170858b9b370(struct cmr_tracking_resource *_swig_go_0) {
   cmr_tracking_resource *arg1 = (cmr_tracking_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -3285,7 +3285,7 @@ struct cmr_resource_ref *_wrap_cmr_tracking_resource_ref_capi_96fbf7c361d89476(s
 }
 
 
-_gostring_ _wrap_cmr_tracking_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_tracking_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_tracking_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_tracking_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_tracking_resource **arg2 = (cmr_tracking_resource **) 0 ;
   cmr_status result;
@@ -3305,7 +3305,7 @@ _gostring_ _wrap_cmr_tracking_resource_from_ref_capi_96fbf7c361d89476(struct cmr
 }
 
 
-_gostring_ _wrap_cmr_tracking_resource_allocated_bytes_capi_96fbf7c361d89476(struct cmr_tracking_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_tracking_resource_allocated_bytes_capi_ec77170858b9b370(struct cmr_tracking_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_tracking_resource *arg1 = (cmr_tracking_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -3320,7 +3320,7 @@ _gostring_ _wrap_cmr_tracking_resource_allocated_bytes_capi_96fbf7c361d89476(str
 }
 
 
-_gostring_ _wrap_cmr_tracking_resource_outstanding_count_capi_96fbf7c361d89476(struct cmr_tracking_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_tracking_resource_outstanding_count_capi_ec77170858b9b370(struct cmr_tracking_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_tracking_resource *arg1 = (cmr_tracking_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -3335,7 +3335,7 @@ _gostring_ _wrap_cmr_tracking_resource_outstanding_count_capi_96fbf7c361d89476(s
 }
 
 
-_gostring_ _wrap_cmr_tracking_resource_outstanding_report_capi_96fbf7c361d89476(struct cmr_tracking_resource *_swig_go_0, _gostring_* _swig_go_1) {
+_gostring_ _wrap_cmr_tracking_resource_outstanding_report_capi_ec77170858b9b370(struct cmr_tracking_resource *_swig_go_0, _gostring_* _swig_go_1) {
   cmr_tracking_resource *arg1 = (cmr_tracking_resource *) 0 ;
   char **arg2 = (char **) 0 ;
   char const *temp2 ;
@@ -3356,7 +3356,7 @@ _gostring_ _wrap_cmr_tracking_resource_outstanding_report_capi_96fbf7c361d89476(
 }
 
 
-_gostring_ _wrap_cmr_parse_size_capi_96fbf7c361d89476(_gostring_ _swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_parse_size_capi_ec77170858b9b370(_gostring_ _swig_go_0, long long *_swig_go_1) {
   char *arg1 = (char *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -3376,7 +3376,7 @@ _gostring_ _wrap_cmr_parse_size_capi_96fbf7c361d89476(_gostring_ _swig_go_0, lon
 }
 
 
-_gostring_ _wrap_cmr_stack_parse_capi_96fbf7c361d89476(_gostring_ _swig_go_0, cmr_stack **_swig_go_1) {
+_gostring_ _wrap_cmr_stack_parse_capi_ec77170858b9b370(_gostring_ _swig_go_0, cmr_stack **_swig_go_1) {
   char *arg1 = (char *) 0 ;
   cmr_stack **arg2 = (cmr_stack **) 0 ;
   cmr_status result;
@@ -3396,7 +3396,7 @@ _gostring_ _wrap_cmr_stack_parse_capi_96fbf7c361d89476(_gostring_ _swig_go_0, cm
 }
 
 
-_gostring_ _wrap_cmr_stack_destroy_capi_96fbf7c361d89476(struct cmr_stack *_swig_go_0) {
+_gostring_ _wrap_cmr_stack_destroy_capi_ec77170858b9b370(struct cmr_stack *_swig_go_0) {
   cmr_stack *arg1 = (cmr_stack *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -3409,7 +3409,7 @@ _gostring_ _wrap_cmr_stack_destroy_capi_96fbf7c361d89476(struct cmr_stack *_swig
 }
 
 
-_gostring_ _wrap_cmr_stack_ref_capi_96fbf7c361d89476(struct cmr_stack *_swig_go_0, cmr_resource_ref *_swig_go_1) {
+_gostring_ _wrap_cmr_stack_ref_capi_ec77170858b9b370(struct cmr_stack *_swig_go_0, cmr_resource_ref *_swig_go_1) {
   cmr_stack *arg1 = (cmr_stack *) 0 ;
   cmr_resource_ref *arg2 = (cmr_resource_ref *) 0 ;
   cmr_resource_ref temp2 ;
@@ -3436,7 +3436,7 @@ _gostring_ _wrap_cmr_stack_ref_capi_96fbf7c361d89476(struct cmr_stack *_swig_go_
 }
 
 
-_gostring_ _wrap_cmr_stack_leaf_capi_96fbf7c361d89476(struct cmr_stack *_swig_go_0, cmr_resource_ref *_swig_go_1) {
+_gostring_ _wrap_cmr_stack_leaf_capi_ec77170858b9b370(struct cmr_stack *_swig_go_0, cmr_resource_ref *_swig_go_1) {
   cmr_stack *arg1 = (cmr_stack *) 0 ;
   cmr_resource_ref *arg2 = (cmr_resource_ref *) 0 ;
   cmr_resource_ref temp2 ;
@@ -3463,7 +3463,7 @@ _gostring_ _wrap_cmr_stack_leaf_capi_96fbf7c361d89476(struct cmr_stack *_swig_go
 }
 
 
-_gostring_ _wrap_cmr_stack_expression_capi_96fbf7c361d89476(struct cmr_stack *_swig_go_0, _gostring_* _swig_go_1) {
+_gostring_ _wrap_cmr_stack_expression_capi_ec77170858b9b370(struct cmr_stack *_swig_go_0, _gostring_* _swig_go_1) {
   cmr_stack *arg1 = (cmr_stack *) 0 ;
   char **arg2 = (char **) 0 ;
   char const *temp2 ;
@@ -3484,7 +3484,7 @@ _gostring_ _wrap_cmr_stack_expression_capi_96fbf7c361d89476(struct cmr_stack *_s
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_create_capi_96fbf7c361d89476(long long _swig_go_0, cmr_stream _swig_go_1, struct cmr_resource_ref *_swig_go_2, cmr_device_buffer **_swig_go_3) {
+_gostring_ _wrap_cmr_device_buffer_create_capi_ec77170858b9b370(long long _swig_go_0, cmr_stream _swig_go_1, struct cmr_resource_ref *_swig_go_2, cmr_device_buffer **_swig_go_3) {
   size_t arg1 ;
   cmr_stream arg2 = (cmr_stream) 0 ;
   cmr_resource_ref arg3 ;
@@ -3508,7 +3508,7 @@ _gostring_ _wrap_cmr_device_buffer_create_capi_96fbf7c361d89476(long long _swig_
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_create_copy_capi_96fbf7c361d89476(_goslice_ _swig_go_0, cmr_stream _swig_go_1, struct cmr_resource_ref *_swig_go_2, cmr_device_buffer **_swig_go_3) {
+_gostring_ _wrap_cmr_device_buffer_create_copy_capi_ec77170858b9b370(_goslice_ _swig_go_0, cmr_stream _swig_go_1, struct cmr_resource_ref *_swig_go_2, cmr_device_buffer **_swig_go_3) {
   void *arg1 = (void *) 0 ;
   size_t arg2 ;
   cmr_stream arg3 = (cmr_stream) 0 ;
@@ -3536,7 +3536,7 @@ _gostring_ _wrap_cmr_device_buffer_create_copy_capi_96fbf7c361d89476(_goslice_ _
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_destroy_capi_96fbf7c361d89476(struct cmr_device_buffer *_swig_go_0) {
+_gostring_ _wrap_cmr_device_buffer_destroy_capi_ec77170858b9b370(struct cmr_device_buffer *_swig_go_0) {
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -3549,7 +3549,7 @@ _gostring_ _wrap_cmr_device_buffer_destroy_capi_96fbf7c361d89476(struct cmr_devi
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_resize_capi_96fbf7c361d89476(struct cmr_device_buffer *_swig_go_0, long long _swig_go_1, cmr_stream _swig_go_2) {
+_gostring_ _wrap_cmr_device_buffer_resize_capi_ec77170858b9b370(struct cmr_device_buffer *_swig_go_0, long long _swig_go_1, cmr_stream _swig_go_2) {
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
   size_t arg2 ;
   cmr_stream arg3 = (cmr_stream) 0 ;
@@ -3566,7 +3566,7 @@ _gostring_ _wrap_cmr_device_buffer_resize_capi_96fbf7c361d89476(struct cmr_devic
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_reserve_capi_96fbf7c361d89476(struct cmr_device_buffer *_swig_go_0, long long _swig_go_1, cmr_stream _swig_go_2) {
+_gostring_ _wrap_cmr_device_buffer_reserve_capi_ec77170858b9b370(struct cmr_device_buffer *_swig_go_0, long long _swig_go_1, cmr_stream _swig_go_2) {
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
   size_t arg2 ;
   cmr_stream arg3 = (cmr_stream) 0 ;
@@ -3583,7 +3583,7 @@ _gostring_ _wrap_cmr_device_buffer_reserve_capi_96fbf7c361d89476(struct cmr_devi
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_shrink_to_fit_capi_96fbf7c361d89476(struct cmr_device_buffer *_swig_go_0, cmr_stream _swig_go_1) {
+_gostring_ _wrap_cmr_device_buffer_shrink_to_fit_capi_ec77170858b9b370(struct cmr_device_buffer *_swig_go_0, cmr_stream _swig_go_1) {
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
   cmr_stream arg2 = (cmr_stream) 0 ;
   cmr_status result;
@@ -3598,7 +3598,7 @@ _gostring_ _wrap_cmr_device_buffer_shrink_to_fit_capi_96fbf7c361d89476(struct cm
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_set_stream_capi_96fbf7c361d89476(struct cmr_device_buffer *_swig_go_0, cmr_stream _swig_go_1) {
+_gostring_ _wrap_cmr_device_buffer_set_stream_capi_ec77170858b9b370(struct cmr_device_buffer *_swig_go_0, cmr_stream _swig_go_1) {
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
   cmr_stream arg2 = (cmr_stream) 0 ;
   cmr_status result;
@@ -3613,7 +3613,7 @@ _gostring_ _wrap_cmr_device_buffer_set_stream_capi_96fbf7c361d89476(struct cmr_d
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_data_capi_96fbf7c361d89476(struct cmr_device_buffer *_swig_go_0, void **_swig_go_1) {
+_gostring_ _wrap_cmr_device_buffer_data_capi_ec77170858b9b370(struct cmr_device_buffer *_swig_go_0, void **_swig_go_1) {
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
   void **arg2 = (void **) 0 ;
   cmr_status result;
@@ -3628,7 +3628,7 @@ _gostring_ _wrap_cmr_device_buffer_data_capi_96fbf7c361d89476(struct cmr_device_
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_size_capi_96fbf7c361d89476(struct cmr_device_buffer *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_device_buffer_size_capi_ec77170858b9b370(struct cmr_device_buffer *_swig_go_0, long long *_swig_go_1) {
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -3643,7 +3643,7 @@ _gostring_ _wrap_cmr_device_buffer_size_capi_96fbf7c361d89476(struct cmr_device_
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_capacity_capi_96fbf7c361d89476(struct cmr_device_buffer *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_device_buffer_capacity_capi_ec77170858b9b370(struct cmr_device_buffer *_swig_go_0, long long *_swig_go_1) {
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -3658,7 +3658,7 @@ _gostring_ _wrap_cmr_device_buffer_capacity_capi_96fbf7c361d89476(struct cmr_dev
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_stream_capi_96fbf7c361d89476(struct cmr_device_buffer *_swig_go_0, cmr_stream *_swig_go_1) {
+_gostring_ _wrap_cmr_device_buffer_stream_capi_ec77170858b9b370(struct cmr_device_buffer *_swig_go_0, cmr_stream *_swig_go_1) {
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
   cmr_stream *arg2 = (cmr_stream *) 0 ;
   cmr_status result;
@@ -3673,7 +3673,7 @@ _gostring_ _wrap_cmr_device_buffer_stream_capi_96fbf7c361d89476(struct cmr_devic
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_resource_capi_96fbf7c361d89476(struct cmr_device_buffer *_swig_go_0, cmr_resource_ref *_swig_go_1) {
+_gostring_ _wrap_cmr_device_buffer_resource_capi_ec77170858b9b370(struct cmr_device_buffer *_swig_go_0, cmr_resource_ref *_swig_go_1) {
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
   cmr_resource_ref *arg2 = (cmr_resource_ref *) 0 ;
   cmr_resource_ref temp2 ;
@@ -3700,7 +3700,7 @@ _gostring_ _wrap_cmr_device_buffer_resource_capi_96fbf7c361d89476(struct cmr_dev
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_copy_to_host_capi_96fbf7c361d89476(struct cmr_device_buffer *_swig_go_0, _goslice_ _swig_go_1) {
+_gostring_ _wrap_cmr_device_buffer_copy_to_host_capi_ec77170858b9b370(struct cmr_device_buffer *_swig_go_0, _goslice_ _swig_go_1) {
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -3719,7 +3719,7 @@ _gostring_ _wrap_cmr_device_buffer_copy_to_host_capi_96fbf7c361d89476(struct cmr
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_copy_from_capi_96fbf7c361d89476(struct cmr_device_buffer *_swig_go_0, _goslice_ _swig_go_1) {
+_gostring_ _wrap_cmr_device_buffer_copy_from_capi_ec77170858b9b370(struct cmr_device_buffer *_swig_go_0, _goslice_ _swig_go_1) {
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -3738,7 +3738,7 @@ _gostring_ _wrap_cmr_device_buffer_copy_from_capi_96fbf7c361d89476(struct cmr_de
 }
 
 
-_gostring_ _wrap_cmr_memcpy_capi_96fbf7c361d89476(void *_swig_go_0, _goslice_ _swig_go_1, cmr_stream _swig_go_2) {
+_gostring_ _wrap_cmr_memcpy_capi_ec77170858b9b370(void *_swig_go_0, _goslice_ _swig_go_1, cmr_stream _swig_go_2) {
   void *arg1 = (void *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -3759,7 +3759,7 @@ _gostring_ _wrap_cmr_memcpy_capi_96fbf7c361d89476(void *_swig_go_0, _goslice_ _s
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_prefetch_capi_96fbf7c361d89476(struct cmr_device_buffer *_swig_go_0, intgo _swig_go_1, cmr_stream _swig_go_2) {
+_gostring_ _wrap_cmr_device_buffer_prefetch_capi_ec77170858b9b370(struct cmr_device_buffer *_swig_go_0, intgo _swig_go_1, cmr_stream _swig_go_2) {
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
   int arg2 ;
   cmr_stream arg3 = (cmr_stream) 0 ;
@@ -3776,7 +3776,7 @@ _gostring_ _wrap_cmr_device_buffer_prefetch_capi_96fbf7c361d89476(struct cmr_dev
 }
 
 
-intgo _wrap_CMR_LOG_TRACE_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_LOG_TRACE_capi_ec77170858b9b370() {
   enum cmr_log_level result;
   intgo _swig_go_result;
   
@@ -3788,7 +3788,7 @@ intgo _wrap_CMR_LOG_TRACE_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_LOG_DEBUG_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_LOG_DEBUG_capi_ec77170858b9b370() {
   enum cmr_log_level result;
   intgo _swig_go_result;
   
@@ -3800,7 +3800,7 @@ intgo _wrap_CMR_LOG_DEBUG_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_LOG_INFO_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_LOG_INFO_capi_ec77170858b9b370() {
   enum cmr_log_level result;
   intgo _swig_go_result;
   
@@ -3812,7 +3812,7 @@ intgo _wrap_CMR_LOG_INFO_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_LOG_WARN_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_LOG_WARN_capi_ec77170858b9b370() {
   enum cmr_log_level result;
   intgo _swig_go_result;
   
@@ -3824,7 +3824,7 @@ intgo _wrap_CMR_LOG_WARN_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_LOG_ERROR_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_LOG_ERROR_capi_ec77170858b9b370() {
   enum cmr_log_level result;
   intgo _swig_go_result;
   
@@ -3836,7 +3836,7 @@ intgo _wrap_CMR_LOG_ERROR_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_LOG_CRITICAL_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_LOG_CRITICAL_capi_ec77170858b9b370() {
   enum cmr_log_level result;
   intgo _swig_go_result;
   
@@ -3848,7 +3848,7 @@ intgo _wrap_CMR_LOG_CRITICAL_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_LOG_OFF_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_LOG_OFF_capi_ec77170858b9b370() {
   enum cmr_log_level result;
   intgo _swig_go_result;
   
@@ -3860,7 +3860,7 @@ intgo _wrap_CMR_LOG_OFF_capi_96fbf7c361d89476() {
 }
 
 
-_gostring_ _wrap_cmr_log_set_level_capi_96fbf7c361d89476(intgo _swig_go_0) {
+_gostring_ _wrap_cmr_log_set_level_capi_ec77170858b9b370(intgo _swig_go_0) {
   cmr_log_level arg1 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -3873,7 +3873,7 @@ _gostring_ _wrap_cmr_log_set_level_capi_96fbf7c361d89476(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_cmr_log_get_level_capi_96fbf7c361d89476(int *_swig_go_0) {
+_gostring_ _wrap_cmr_log_get_level_capi_ec77170858b9b370(int *_swig_go_0) {
   cmr_log_level *arg1 = (cmr_log_level *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -3886,7 +3886,7 @@ _gostring_ _wrap_cmr_log_get_level_capi_96fbf7c361d89476(int *_swig_go_0) {
 }
 
 
-_gostring_ _wrap_cmr_log_set_flush_level_capi_96fbf7c361d89476(intgo _swig_go_0) {
+_gostring_ _wrap_cmr_log_set_flush_level_capi_ec77170858b9b370(intgo _swig_go_0) {
   cmr_log_level arg1 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -3899,7 +3899,7 @@ _gostring_ _wrap_cmr_log_set_flush_level_capi_96fbf7c361d89476(intgo _swig_go_0)
 }
 
 
-_gostring_ _wrap_cmr_log_get_flush_level_capi_96fbf7c361d89476(int *_swig_go_0) {
+_gostring_ _wrap_cmr_log_get_flush_level_capi_ec77170858b9b370(int *_swig_go_0) {
   cmr_log_level *arg1 = (cmr_log_level *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -3912,7 +3912,7 @@ _gostring_ _wrap_cmr_log_get_flush_level_capi_96fbf7c361d89476(int *_swig_go_0) 
 }
 
 
-bool _wrap_cmr_log_should_log_capi_96fbf7c361d89476(intgo _swig_go_0) {
+bool _wrap_cmr_log_should_log_capi_ec77170858b9b370(intgo _swig_go_0) {
   cmr_log_level arg1 ;
   bool result;
   bool _swig_go_result;
@@ -3925,7 +3925,7 @@ bool _wrap_cmr_log_should_log_capi_96fbf7c361d89476(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_cmr_log_flush_capi_96fbf7c361d89476() {
+_gostring_ _wrap_cmr_log_flush_capi_ec77170858b9b370() {
   cmr_status result;
   _gostring_ _swig_go_result;
   
@@ -3936,7 +3936,7 @@ _gostring_ _wrap_cmr_log_flush_capi_96fbf7c361d89476() {
 }
 
 
-_gostring_ _wrap_cmr_log_set_file_capi_96fbf7c361d89476(_gostring_ _swig_go_0) {
+_gostring_ _wrap_cmr_log_set_file_capi_ec77170858b9b370(_gostring_ _swig_go_0) {
   char *arg1 = (char *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -3954,7 +3954,7 @@ _gostring_ _wrap_cmr_log_set_file_capi_96fbf7c361d89476(_gostring_ _swig_go_0) {
 }
 
 
-_gostring_ _wrap_cmr_log_get_file_capi_96fbf7c361d89476(_gostring_* _swig_go_0) {
+_gostring_ _wrap_cmr_log_get_file_capi_ec77170858b9b370(_gostring_* _swig_go_0) {
   char **arg1 = (char **) 0 ;
   char const *temp1 ;
   cmr_status result;
@@ -3973,7 +3973,7 @@ _gostring_ _wrap_cmr_log_get_file_capi_96fbf7c361d89476(_gostring_* _swig_go_0) 
 }
 
 
-_gostring_ _wrap_cmr_stream_pool_create_capi_96fbf7c361d89476(long long _swig_go_0, intgo _swig_go_1, cmr_stream_pool **_swig_go_2) {
+_gostring_ _wrap_cmr_stream_pool_create_capi_ec77170858b9b370(long long _swig_go_0, intgo _swig_go_1, cmr_stream_pool **_swig_go_2) {
   size_t arg1 ;
   unsigned int arg2 ;
   cmr_stream_pool **arg3 = (cmr_stream_pool **) 0 ;
@@ -3990,7 +3990,7 @@ _gostring_ _wrap_cmr_stream_pool_create_capi_96fbf7c361d89476(long long _swig_go
 }
 
 
-_gostring_ _wrap_cmr_stream_pool_destroy_capi_96fbf7c361d89476(struct cmr_stream_pool *_swig_go_0) {
+_gostring_ _wrap_cmr_stream_pool_destroy_capi_ec77170858b9b370(struct cmr_stream_pool *_swig_go_0) {
   cmr_stream_pool *arg1 = (cmr_stream_pool *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -4003,7 +4003,7 @@ _gostring_ _wrap_cmr_stream_pool_destroy_capi_96fbf7c361d89476(struct cmr_stream
 }
 
 
-_gostring_ _wrap_cmr_stream_pool_get_stream_capi_96fbf7c361d89476(struct cmr_stream_pool *_swig_go_0, cmr_stream *_swig_go_1) {
+_gostring_ _wrap_cmr_stream_pool_get_stream_capi_ec77170858b9b370(struct cmr_stream_pool *_swig_go_0, cmr_stream *_swig_go_1) {
   cmr_stream_pool *arg1 = (cmr_stream_pool *) 0 ;
   cmr_stream *arg2 = (cmr_stream *) 0 ;
   cmr_status result;
@@ -4018,7 +4018,7 @@ _gostring_ _wrap_cmr_stream_pool_get_stream_capi_96fbf7c361d89476(struct cmr_str
 }
 
 
-_gostring_ _wrap_cmr_stream_pool_get_stream_at_capi_96fbf7c361d89476(struct cmr_stream_pool *_swig_go_0, long long _swig_go_1, cmr_stream *_swig_go_2) {
+_gostring_ _wrap_cmr_stream_pool_get_stream_at_capi_ec77170858b9b370(struct cmr_stream_pool *_swig_go_0, long long _swig_go_1, cmr_stream *_swig_go_2) {
   cmr_stream_pool *arg1 = (cmr_stream_pool *) 0 ;
   size_t arg2 ;
   cmr_stream *arg3 = (cmr_stream *) 0 ;
@@ -4035,7 +4035,7 @@ _gostring_ _wrap_cmr_stream_pool_get_stream_at_capi_96fbf7c361d89476(struct cmr_
 }
 
 
-_gostring_ _wrap_cmr_stream_pool_size_capi_96fbf7c361d89476(struct cmr_stream_pool *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_stream_pool_size_capi_ec77170858b9b370(struct cmr_stream_pool *_swig_go_0, long long *_swig_go_1) {
   cmr_stream_pool *arg1 = (cmr_stream_pool *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -4050,7 +4050,7 @@ _gostring_ _wrap_cmr_stream_pool_size_capi_96fbf7c361d89476(struct cmr_stream_po
 }
 
 
-_gostring_ _wrap_cmr_stream_create_with_flags_capi_96fbf7c361d89476(intgo _swig_go_0, cmr_stream *_swig_go_1) {
+_gostring_ _wrap_cmr_stream_create_with_flags_capi_ec77170858b9b370(intgo _swig_go_0, cmr_stream *_swig_go_1) {
   unsigned int arg1 ;
   cmr_stream *arg2 = (cmr_stream *) 0 ;
   cmr_status result;
