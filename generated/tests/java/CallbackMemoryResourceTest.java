@@ -7,6 +7,8 @@ import static org.junit.Assert.assertNotEquals;
 import static org.junit.Assert.assertThrows;
 import static org.junit.Assume.assumeTrue;
 
+import java.util.EnumSet;
+import java.util.Set;
 import org.cmr.*;
 import org.junit.After;
 import org.junit.Test;
