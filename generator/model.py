@@ -376,6 +376,11 @@ class Param:
     def _form(self, text: str, value: str = "") -> str:
         return _fill(text, self.form_fields, value)
 
+    def form(self, language: str, name: str, value: str = "") -> str:
+        """One form of the type table as it reads for this parameter (and
+        `value`): p.form("go", "native", "o.size")."""
+        return self._form(getattr(getattr(self.type, language), name), value)
+
     @property
     def py_accepts(self) -> str:
         """What the Python parameter takes, as an annotation."""
@@ -402,10 +407,6 @@ class Param:
                           else forms.convert, value)
 
     @property
-    def py_native_default(self) -> str:
-        return self._form(self.type.py.native_default)
-
-    @property
     def go_type(self) -> str:
         return self._form(self.type.go.type)
 
@@ -418,19 +419,9 @@ class Param:
     def go_default(self) -> str:
         return "nil" if self.is_optional else self._form(self.type.go.default)
 
-    def go_native(self, value: str) -> str:
-        return self._form(self.type.go.native, value)
-
-    @property
-    def go_check(self) -> str:
-        return self.type.go.check
-
     @property
     def go_resolve(self) -> str:
         return self.type.go.resolve if self.is_optional else ""
-
-    def go_callback(self, value: str) -> str:
-        return self._form(self.type.go.callback_wrap, value)
 
     @property
     def java_type(self) -> str:
@@ -445,12 +436,9 @@ class Param:
         return self._form(forms.given_boxed if boxed and self.is_optional and forms.given_boxed else forms.given,
                           value)
 
-    def java_native(self, value: str) -> str:
-        return self._form(self.type.java.native, value)
-
     def java_arg(self, value: str) -> str:
         """A method's argument: the Java value checked and made native."""
-        return self.java_native(self.java_given(value))
+        return self.form("java", "native", self.java_given(value))
 
     @property
     def java_default(self) -> str:
@@ -466,13 +454,6 @@ class Param:
         if self.default is None:
             return ""
         return " = " + ("null" if self.is_optional else self._form(self.type.cs.default))
-
-    def cs_native(self, value: str) -> str:
-        return self._form(self.type.cs.native, value)
-
-    @property
-    def cs_native_default(self) -> str:
-        return self._form(self.type.cs.native_default)
 
     @property
     def is_callback(self) -> bool:
