@@ -739,21 +739,6 @@ class Method:
         return "None" if self.returns is None else self.returns.py.type
 
     @property
-    def go_result(self) -> str:
-        return self.returns.go.type
-
-    @property
-    def go_out(self) -> str:
-        return self.returns.go.out or self.returns.go.type
-
-    def go_from_out(self, value: str) -> str:
-        return _fill(self.returns.go.from_out, {}, value)
-
-    @property
-    def go_zero(self) -> str:
-        return self.returns.go.zero
-
-    @property
     def java_result(self) -> str:
         return "void" if self.returns is None else self.returns.java.type
 
@@ -765,12 +750,14 @@ class Method:
     def cs_result(self) -> str:
         return "void" if self.returns is None else self.returns.cs.type
 
-    @property
-    def cs_out(self) -> str:
-        return self.returns.cs.out or self.returns.cs.type
+    def out_type(self, language: str) -> str:
+        """The variable a language's native call writes the result into."""
+        forms = getattr(self.returns, language)
+        return forms.out or forms.type
 
-    def cs_from_out(self, value: str) -> str:
-        return _fill(self.returns.cs.from_out, {}, value)
+    def from_out(self, language: str, value: str) -> str:
+        """The language's result from that variable."""
+        return _fill(getattr(self.returns, language).from_out, {}, value)
 
 
 @dataclass
