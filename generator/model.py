@@ -32,9 +32,83 @@ def c_string(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
+# ---- one table of parameter types and every language's forms of them ----------
+#
+# Each form is a format string; the fields it may use are those of
+# Param.form_fields: {v} the value (an expression of the language), {label}
+# its name in messages, {enum} the enum type's name (Pascal case), {ENUM} the
+# Python table of an enum's constants, {c_type} the C type, and the default as
+# each language writes it ({Bool}, {bool}, {json}, {number}, {raw}, {Pascal},
+# {UPPER}, {py_flags}, {go_flags}, {java_flags}, {cs_flags}). An empty form
+# is "not used for this type". Templates print these through the Param and
+# Method views (p.py, p.go, p.java, p.cs) and never test a type's name.
+
+
+@dataclass(frozen=True)
+class PythonForms:
+    type: str = "object"        # a value's annotation (a result, a method's argument)
+    accepts: str = ""           # what a parameter takes, where more than `type`
+    convert: str = "{v}"        # the checked native value of the Python value {v}
+    convert_defaulted: str = "" # the same for a parameter with a default (else convert)
+    default: str = "None"       # a left-out parameter's value in the signature
+    native_default: str = "None"  # what capi takes for the default (a hidden parameter)
+    nullable: bool = True       # a parameter with a default also takes None
+    sample: str = ""            # a value the generated tests pass (host_mr is their upstream)
+
+
+@dataclass(frozen=True)
+class GoForms:
+    type: str = ""              # the Go type of a value
+    native: str = "{v}"         # what capi takes for the Go value {v}
+    default: str = ""           # an option's starting value (an optional one's is nil)
+    out: str = ""               # the variable capi writes a result into (else type)
+    from_out: str = "{v}"       # the Go result from that variable
+    zero: str = "0"             # the result returned beside an error
+    check: str = ""             # a function that checks a Go value before the call
+    resolve: str = ""           # a function turning an optional's option into capi's value
+    callback_field: str = ""    # a callback: its field of capi.Callbacks, and
+    callback_wrap: str = ""     # the function stored there, calling the Go function {v}
+    sample: str = ""            # a value the generated tests pass (upstream is theirs)
+
+
+@dataclass(frozen=True)
+class JavaForms:
+    type: str = ""              # the Java type of a value
+    boxed: str = ""             # an optional parameter's type where null asks its default
+    given: str = "{v}"          # what a constructor hands create() for the Java value {v}
+    given_boxed: str = ""       # the same for a boxed optional value (else given)
+    native: str = "{v}"         # what the native call takes for the value create() got
+    default: str = ""           # what a constructor passes for a parameter left out
+    returns: str = ""           # the CMR_JAVA_RETURNS_* macro of a result (java/swig/cmr_java.swg)
+    needs_import: str = ""      # a java.util class the generated file imports for it
+    sample: str = ""            # a value the generated tests pass (upstream is theirs)
+
+
+@dataclass(frozen=True)
+class CSharpForms:
+    type: str = ""              # the C# type of a value
+    native: str = "{v}"         # what the native module takes for the C# value {v}
+    default: str = ""           # a parameter's default in a signature (an optional one's is null)
+    native_default: str = "null"  # what C# passes for a hidden parameter
+    out: str = ""               # the variable a result is written into (else type)
+    from_out: str = "{v}"       # the C# result from that variable
+    sample: str = ""            # a value the generated tests pass (upstream is theirs)
+
+
+@dataclass(frozen=True)
+class SwigForms:
+    """How a language's SWIG interface passes a callback of this type: the
+    per-type trampoline its support file defines once (python/swig/cmr_python.swg,
+    java/swig/callbacks.swg, go/swig/callbacks.swg), and the C type of what
+    stands for the language's function as the trampoline's argument."""
+    trampoline: str
+    holder: str
+
+
 @dataclass(frozen=True)
 class CType:
-    """A spec parameter type and how C spells, prints and checks it."""
+    """A spec parameter type: how C spells, prints and checks it, and its
+    form in every language the generator writes."""
     name: str
     c: str
     printf: str | None          # format of a value in a message, None if not printable
@@ -45,32 +119,161 @@ class CType:
     optional_macro: str | None = None
     null_status: str | None = None  # status when a nonzero pointer-like value is NULL
     returnable: bool = True
+    stack_kind: str = "CMR_STACK_UNWRITABLE"  # how a stack expression writes it (stack_table.h)
+    stack_member: str = "function"            # its member of cmr_stack_value
+    cast_from_stack: bool = False             # the stack value needs a cast to the C type
+    c_check: str = ""           # a wrapper check beyond the constraints: "range" (enum), "flags"
+    numeric: bool = False       # its bad values are numbers (constraints); tests may pass samples
+    scalar: bool = False        # a result the battery can read back and compare (a number, a bool)
+    is_callback: bool = False   # a function the resource calls, with a pointer argument of its own
+    py: PythonForms = PythonForms()
+    go: GoForms = GoForms()
+    java: JavaForms = JavaForms()
+    cs: CSharpForms = CSharpForms()
+    swig: dict = field(default_factory=dict)  # language -> SwigForms (callbacks)
 
     def printf_arg(self, expr: str) -> str:
         return f"(void *){expr}" if self.printf == "%p" else expr
 
 
+def _callback_swig(kind: str) -> dict:
+    """The trampolines of a callback type, one per language with a C shim."""
+    return {"python": SwigForms(f"cmr_py_{kind}_trampoline", "PyObject *"),
+            "java": SwigForms(f"cmr_java_{kind}_trampoline", "cmr_java_callback *"),
+            "go": SwigForms(f"cmr_go_{kind}_trampoline", "void *")}
+
+
 TYPES = {
     t.name: t for t in (
         CType("size_t", "size_t", "%zu", frozenset({"multiple_of", "power_of_two", "min", "max", "nonzero"}),
-              optional="cmr_optional_size", optional_macro="CMR_SIZE"),
+              optional="cmr_optional_size", optional_macro="CMR_SIZE",
+              stack_kind="CMR_STACK_SIZE", stack_member="size", numeric=True, scalar=True,
+              py=PythonForms("int", "int | str", '_args.size({v}, "{v}")', '_args.optional_size({v}, "{v}")',
+                             default="{number}"),
+              go=GoForms("uint64"),
+              java=JavaForms("long", "Long", 'Arguments.size("{v}", {v})', 'Arguments.optionalSize("{v}", {v})',
+                             returns="LONG"),
+              cs=CSharpForms("ulong")),
         CType("int", "int", "%d", frozenset({"min", "max", "nonzero"}),
-              optional="cmr_optional_int", optional_macro="CMR_INT"),
-        CType("bool", "bool", "%d", frozenset()),
-        CType("double", "double", "%g", frozenset({"min", "max"})),
-        CType("pointer", "void *", "%p", frozenset({"nonzero"}), null_status="CMR_ERROR_NULL_POINTER"),
-        CType("string", "const char *", "%s", frozenset({"nonzero"}), null_status="CMR_ERROR_NULL_POINTER"),
-        CType("properties", "unsigned", "%#x", frozenset()),
-        CType("resource_ref", "cmr_resource_ref", None, frozenset({"retain"}), returnable=False),
+              optional="cmr_optional_int", optional_macro="CMR_INT",
+              stack_kind="CMR_STACK_INT", stack_member="integer", numeric=True, scalar=True,
+              py=PythonForms("int", "", '_args.integer({v}, "{v}")', '_args.optional_integer({v}, "{v}")',
+                             default="{number}"),
+              go=GoForms("int", out="int32", from_out="int({v})", resolve="optionalInt"),
+              java=JavaForms("int", "Integer", returns="INT"),
+              cs=CSharpForms("int")),
+        CType("bool", "bool", "%d", frozenset(), stack_kind="CMR_STACK_BOOL", stack_member="boolean", scalar=True,
+              py=PythonForms("bool", "", '_args.boolean({v}, "{v}")', default="{Bool}", native_default="{Bool}",
+                             nullable=False),
+              go=GoForms("bool", default="{bool}", zero="false"),
+              java=JavaForms("boolean", default="{bool}", returns="BOOLEAN"),
+              cs=CSharpForms("bool", default="{bool}", native_default="{bool}")),
+        CType("double", "double", "%g", frozenset({"min", "max"}), stack_kind="CMR_STACK_DOUBLE",
+              stack_member="real", numeric=True, scalar=True,
+              py=PythonForms("float", "", '_args.real({v}, "{v}")', default="{number}"),
+              go=GoForms("float64", default="{raw}"),
+              java=JavaForms("double", default="{raw}", returns="DOUBLE"),
+              cs=CSharpForms("double", default="{raw}")),
+        CType("pointer", "void *", "%p", frozenset({"nonzero"}), null_status="CMR_ERROR_NULL_POINTER",
+              stack_member="pointer",
+              py=PythonForms("int", "", '_args.address(0 if {v} is None else {v}, "{v}")', native_default="0"),
+              go=GoForms("uintptr", default="0"),
+              java=JavaForms("long", default="0L", returns="LONG"),
+              cs=CSharpForms("IntPtr", default="default(IntPtr)", native_default="IntPtr.Zero")),
+        CType("string", "const char *", "%s", frozenset({"nonzero"}), null_status="CMR_ERROR_NULL_POINTER",
+              stack_kind="CMR_STACK_STRING", stack_member="string",
+              py=PythonForms("str", "", '_args.string({v}, "{v}")', '_args.string({json} if {v} is None else {v}, "{v}")',
+                             native_default="{json}"),
+              go=GoForms("string", default="{json}", zero='""', check="checkText"),
+              java=JavaForms("String", default="{json}", returns="STRING"),
+              cs=CSharpForms("string", default="{json}", native_default="{json}")),
+        CType("properties", "unsigned", "%#x", frozenset(), stack_kind="CMR_STACK_PROPERTIES",
+              stack_member="properties", c_check="flags",
+              py=PythonForms("int", "", '_args.c_unsigned({v}, "{v}")',
+                             '{py_flags} if {v} is None else _args.c_unsigned({v}, "{v}")', native_default="{py_flags}"),
+              go=GoForms("Properties", native="uint({v})", default="{go_flags}"),
+              java=JavaForms("Set<Property>", native='Arguments.properties("{v}", {v})', default="{java_flags}",
+                             returns="INT", needs_import="EnumSet Set"),
+              cs=CSharpForms("ResourceProperties", native="(uint){v}", default="{cs_flags}",
+                             native_default="{cs_flags}", out="uint", from_out="(ResourceProperties){v}")),
+        CType("resource_ref", "cmr_resource_ref", None, frozenset({"retain"}), returnable=False,
+              stack_kind="CMR_STACK_RESOURCE", stack_member="ref",
+              py=PythonForms("DeviceMemoryResource", "", '_args.ref({v}, "{v}")'),
+              go=GoForms("Resource", native="{v}Ref"),
+              java=JavaForms("MemoryResource", native='Arguments.ref("{v}", {v})'),
+              cs=CSharpForms("MemoryResource", native="{v}Lease.Ref")),
         CType("allocate_callback", "cmr_allocate_callback", None, frozenset(),
-              null_status="CMR_ERROR_NULL_POINTER", returnable=False),
+              null_status="CMR_ERROR_NULL_POINTER", returnable=False, is_callback=True,
+              py=PythonForms("Callable[[int, Any], int | None]", "", '_args.allocate_callback({v}, "{v}")',
+                             sample="lambda n, s: host_mr.allocate(n, s)"),
+              go=GoForms("func(bytes uint64, stream Stream) uintptr", callback_field="Allocate",
+                         callback_wrap="func(bytes uint64, stream uintptr) uintptr { return {v}(bytes, Stream(stream)) }",
+                         sample="func(bytes uint64, stream cmr.Stream) uintptr {\n"
+                                "\t\t\taddress, _ := upstream.AllocateOn(bytes, stream)\n\t\t\treturn address\n\t\t}"),
+              java=JavaForms("AllocateCallback", native="{v}Native.address()",
+                             sample="(bytes, stream) -> upstream.allocate(bytes, stream)"),
+              cs=CSharpForms("AllocateCallback", native="{v}Native.Pointer",
+                             sample="(bytes, stream) => upstream.Allocate(bytes, stream)"),
+              swig=_callback_swig("allocate")),
         CType("deallocate_callback", "cmr_deallocate_callback", None, frozenset(),
-              null_status="CMR_ERROR_NULL_POINTER", returnable=False),
+              null_status="CMR_ERROR_NULL_POINTER", returnable=False, is_callback=True,
+              py=PythonForms("Callable[[int, int, Any], None]", "", '_args.deallocate_callback({v}, "{v}")',
+                             sample="lambda p, n, s: host_mr.deallocate(p, n, s)"),
+              go=GoForms("func(address uintptr, bytes uint64, stream Stream)", callback_field="Deallocate",
+                         callback_wrap="func(address uintptr, bytes uint64, stream uintptr) "
+                                       "{ {v}(address, bytes, Stream(stream)) }",
+                         sample="func(address uintptr, bytes uint64, stream cmr.Stream) {\n"
+                                "\t\t\t_ = upstream.DeallocateOn(address, bytes, stream)\n\t\t}"),
+              java=JavaForms("DeallocateCallback", native="{v}Native.address()",
+                             sample="(ptr, bytes, stream) -> upstream.deallocate(ptr, bytes, stream)"),
+              cs=CSharpForms("DeallocateCallback", native="{v}Native.Pointer",
+                             sample="(ptr, bytes, stream) => upstream.Deallocate(ptr, bytes, stream)"),
+              swig=_callback_swig("deallocate")),
         CType("failure_callback", "cmr_failure_callback", None, frozenset(),
-              null_status="CMR_ERROR_NULL_POINTER", returnable=False),
-        CType("enum", "", "%d", frozenset({"values"})),
+              null_status="CMR_ERROR_NULL_POINTER", returnable=False, is_callback=True,
+              py=PythonForms("Callable[[int], bool]", "", '_args.failure_callback({v}, "{v}")',
+                             sample="lambda n: False"),
+              go=GoForms("func(bytes uint64) bool", callback_field="Retry", callback_wrap="{v}",
+                         sample="func(bytes uint64) bool { return false }"),
+              java=JavaForms("FailureCallback", native="{v}Native.address()", sample="bytes -> false"),
+              cs=CSharpForms("FailureCallback", native="{v}Native.Pointer", sample="bytes => false"),
+              swig=_callback_swig("failure")),
+        CType("enum", "", "%d", frozenset({"values"}), stack_kind="CMR_STACK_ENUM", stack_member="enumeration",
+              cast_from_stack=True, c_check="range",
+              py=PythonForms("str", "", '_args.enum({v}, "{v}", _{ENUM})', default='"{raw}"',
+                             native_default='_{ENUM}["{raw}"]', nullable=False),
+              go=GoForms("{enum}", native="capi.Enum_SS_{c_type}({v})", default="{enum}{Pascal}"),
+              java=JavaForms("{enum}", native='Objects.requireNonNull({v}, "{v} is null")', default="{enum}.{UPPER}",
+                             needs_import="Objects"),
+              cs=CSharpForms("{enum}", default="{enum}.{Pascal}")),
     )
 }
+# How each language writes a set of property flags (a properties default).
+_FLAG_SETS = {
+    "py_flags": (lambda f: f"capi.CMR_PROPERTY_{f.upper()}", " | ", "0", "{}"),
+    "go_flags": (lambda f: _pascal(f), " | ", "0", "{}"),
+    "java_flags": (lambda f: f"Property.{f.upper()}", ", ", "EnumSet.noneOf(Property.class)", "EnumSet.of({})"),
+    "cs_flags": (lambda f: f"ResourceProperties.{_pascal(f)}", " | ", "ResourceProperties.None", "{}"),
+}
+
+
+def _pascal(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_"))
+
+
+def _fill(text: str, fields: dict, value: str = "") -> str:
+    """A form with its {field}s filled in ({v} and {label}: value); other
+    braces (a Go function body) are the language's own."""
+    def field_value(match):
+        name = match.group(1)
+        if name in ("v", "label"):
+            return value
+        return fields[name]
+    return re.sub(r"\{(\w+)\}", field_value, text)
+
+
+# The prefix of each language's names in its SWIG interface (Resource.shim).
+SHIM_PREFIXES = {"python": "py", "java": "java", "go": "go"}
 # What a pointer parameter may point to (spec field `pointee`), with the
 # header that declares it; every binding passes it as it passes any pointer.
 POINTEES = {"FILE": "<stdio.h>"}
@@ -149,6 +352,116 @@ class Param:
     values: list = field(default_factory=list)   # enum values
     retain: bool = False
     pointee: str | None = None        # pointer parameters: the type pointed to (POINTEES), else void
+
+    # ---- the forms of the type table, filled in for this parameter ----
+
+    @property
+    def form_fields(self) -> dict:
+        """The fields a form of the type table may use (see TYPES)."""
+        d = self.default
+        literal = d is not None and not isinstance(d, NamedDefault)
+        word = d if isinstance(d, str) else ""
+        fields = {
+            "enum": _pascal(self.resource) + _pascal(self.name), "ENUM": f"{self.resource}_{self.name}".upper(),
+            "c_type": self.c_type, "raw": str(d) if literal else "", "Bool": "True" if d else "False",
+            "bool": "true" if d else "false", "json": json.dumps(d) if literal else "",
+            "number": str(d) if literal and not isinstance(d, (str, list)) else "None",
+            "Pascal": _pascal(word), "UPPER": word.upper(),
+        }
+        flags = d if isinstance(d, list) else []
+        for key, (item, separator, empty, wrap) in _FLAG_SETS.items():
+            fields[key] = wrap.format(separator.join(item(f) for f in flags)) if flags else empty
+        return fields
+
+    def _form(self, text: str, value: str = "") -> str:
+        return _fill(text, self.form_fields, value)
+
+    def form(self, language: str, name: str, value: str = "") -> str:
+        """One form of the type table as it reads for this parameter (and
+        `value`): p.form("go", "native", "o.size")."""
+        return self._form(getattr(getattr(self.type, language), name), value)
+
+    @property
+    def py_accepts(self) -> str:
+        """What the Python parameter takes, as an annotation."""
+        forms = self.type.py
+        text = self._form(forms.accepts or forms.type)
+        return text + (" | None" if self.default is not None and forms.nullable else "")
+
+    @property
+    def py_shown(self) -> str:
+        """What the Python parameter takes, as its docstring says it."""
+        text = self._form(self.type.py.accepts or self.type.py.type)
+        if "[" not in text:  # a union reads as words; a Callable's stays as written
+            text = text.replace(" | ", " or ")
+        return text + (", one of " + ", ".join(json.dumps(v) for v in self.values) if self.values else "")
+
+    @property
+    def py_default(self) -> str:
+        """`=default` after the Python parameter, or nothing."""
+        return "" if self.default is None else "=" + self._form(self.type.py.default)
+
+    def py_convert(self, value: str) -> str:
+        forms = self.type.py
+        return self._form(forms.convert_defaulted if self.default is not None and forms.convert_defaulted
+                          else forms.convert, value)
+
+    @property
+    def go_type(self) -> str:
+        return self._form(self.type.go.type)
+
+    @property
+    def go_option_type(self) -> str:
+        """An option's field: an optional value is a pointer, nil until given."""
+        return ("*" if self.is_optional else "") + self.go_type
+
+    @property
+    def go_default(self) -> str:
+        return "nil" if self.is_optional else self._form(self.type.go.default)
+
+    @property
+    def go_resolve(self) -> str:
+        return self.type.go.resolve if self.is_optional else ""
+
+    @property
+    def java_type(self) -> str:
+        return self._form(self.type.java.type)
+
+    @property
+    def java_boxed_type(self) -> str:
+        return self._form(self.type.java.boxed) if self.is_optional else self.java_type
+
+    def java_given(self, value: str, boxed: bool = False) -> str:
+        forms = self.type.java
+        return self._form(forms.given_boxed if boxed and self.is_optional and forms.given_boxed else forms.given,
+                          value)
+
+    def java_arg(self, value: str) -> str:
+        """A method's argument: the Java value checked and made native."""
+        return self.form("java", "native", self.java_given(value))
+
+    @property
+    def java_default(self) -> str:
+        return "null" if self.is_optional else self._form(self.type.java.default)
+
+    @property
+    def cs_type(self) -> str:
+        return self._form(self.type.cs.type) + ("?" if self.is_optional else "")
+
+    @property
+    def cs_default(self) -> str:
+        """` = default` after the C# parameter, or nothing."""
+        if self.default is None:
+            return ""
+        return " = " + ("null" if self.is_optional else self._form(self.type.cs.default))
+
+    @property
+    def is_callback(self) -> bool:
+        return self.type.is_callback
+
+    @property
+    def is_enum(self) -> bool:
+        return bool(self.values)
 
     @property
     def value_c_type(self) -> str:
@@ -419,6 +732,33 @@ class Method:
     # wrapper keeps that value and defines the method; the algorithm does not.
     stored: Param | None = None
 
+    # ---- its result in each language (the type table's result forms) ----
+
+    @property
+    def py_result(self) -> str:
+        return "None" if self.returns is None else self.returns.py.type
+
+    @property
+    def java_result(self) -> str:
+        return "void" if self.returns is None else self.returns.java.type
+
+    @property
+    def java_returns(self) -> str:
+        return f"CMR_JAVA_RETURNS_{self.returns.java.returns}"
+
+    @property
+    def cs_result(self) -> str:
+        return "void" if self.returns is None else self.returns.cs.type
+
+    def out_type(self, language: str) -> str:
+        """The variable a language's native call writes the result into."""
+        forms = getattr(self.returns, language)
+        return forms.out or forms.type
+
+    def from_out(self, language: str, value: str) -> str:
+        """The language's result from that variable."""
+        return _fill(getattr(self.returns, language).from_out, {}, value)
+
 
 @dataclass
 class Conformance:
@@ -521,7 +861,7 @@ class Resource:
     @property
     def python_params(self) -> list:
         """The parameters the Python class takes (all but the hidden ones)."""
-        return [p for p in self.params if p.name not in self.python.hidden]
+        return [p for p in self.params if p not in self.hidden_params]
 
     @property
     def stored_params(self) -> list:
@@ -547,6 +887,8 @@ class Resource:
         break a check across parameters)."""
         kind = param.type.name
         arg = self.conformance.args.get(param.name)
+        if param.is_callback:
+            return kind  # the type table's sample function, forwarding to the tests' upstream
         if kind in ("size_t", "int", "double"):
             match = _PLAIN_NUMBER.match(arg or "")
             if match:
@@ -569,20 +911,57 @@ class Resource:
 
     def sample_literal(self, param: Param) -> Literal | None:
         value = self.sample(param)
+        if param.is_callback:
+            t = param.type
+            return Literal(t.py.sample, t.java.sample, t.go.sample, t.cs.sample)
         return None if value is None else literal(param.type.name, value)
 
     @property
     def callbacks(self) -> list:
         """Its callback-typed parameters (functions each language passes its own way)."""
-        return [p for p in self.params if p.type.name in ALWAYS_NONZERO]
+        return [p for p in self.params if p.is_callback]
+
+    def callback_arg(self, callback: Param) -> Param:
+        """The pointer passed to a callback (spec: the parameter `<callback>_arg`):
+        a binding passes its own there, what stands for the language's function."""
+        return next(p for p in self.params if p.name == f"{callback.name}_arg")
+
+    @property
+    def callback_args(self) -> list:
+        return [self.callback_arg(p) for p in self.callbacks]
+
+    @property
+    def hidden_params(self) -> list:
+        """The parameters no binding shows: those Python hides and the callbacks' arguments."""
+        return [p for p in self.params if p.name in self.python.hidden or p in self.callback_args]
+
+    def shim(self, language: str) -> str:
+        """The create function of a resource with callbacks as a language's
+        SWIG interface defines it: each callback's argument is what stands for
+        the language's function, the callback itself the type's trampoline."""
+        return f"cmr_{SHIM_PREFIXES[language]}_{self.name}_resource_create"
+
+    def shim_params(self, language: str) -> str:
+        decls = []
+        for p in self.params:
+            if p in self.callback_args:
+                continue
+            decls.append(Param._decl(p.type.swig[language].holder, p.name) if p.is_callback else p.c_decl)
+        return ", ".join(decls + [f"{self.handle} **out"])
+
+    def shim_args(self, language: str) -> str:
+        args = []
+        for p in self.params:
+            callback = next((c for c in self.callbacks if self.callback_arg(c) is p), None)
+            args.append(p.type.swig[language].trampoline if p.is_callback else callback.name if callback else p.name)
+        return ", ".join(args + ["out"])
 
     @property
     def binding_testable(self) -> bool:
         """Whether the generated binding tests can make it from plain values:
-        every parameter an upstream, defaulted or given a sample; no callbacks
-        (their constructors and tests are per language)."""
-        return not self.callbacks and all(
-            p.is_upstream or p.default is not None or self.sample(p) is not None for p in self.params)
+        every parameter an upstream, defaulted or given a sample (a callback's
+        forwards to the tests' upstream)."""
+        return all(p.is_upstream or p.default is not None or self.sample(p) is not None for p in self.params)
 
     @property
     def sampled_params(self) -> list:
@@ -600,6 +979,11 @@ class Resource:
     def getters(self) -> list:
         """Methods that take nothing and return a value: the binding tests call each."""
         return [m for m in self.methods if m.returns is not None and not m.params]
+
+    @property
+    def java_imports(self) -> list:
+        """The java.util classes its Java class uses for its parameters' types."""
+        return sorted({name for p in self.params for name in p.type.java.needs_import.split()})
 
     @property
     def java_params(self) -> list:

@@ -482,10 +482,6 @@ def _load_python(raw, name, kind, params, methods, problems) -> Python:
     extends = raw.get("extends")
     if extends is not None and (not isinstance(extends, str) or not PYTHON_IDENTIFIER.match(extends)):
         problems.add("python.extends", f"{_show(extends)} is not a Python class name")
-    callbacks = [p.name for p in params if p.type.name in ALWAYS_NONZERO]
-    if callbacks and extends is None:
-        problems.add("python.extends", f"a resource with callback parameters ({', '.join(callbacks)}) needs a "
-                     "class in cmr._extras whose __init__ makes it from Python callables")
     return Python(class_name=class_name, names=names, aliases=aliases, hidden=hidden, extends=extends)
 
 
@@ -524,6 +520,12 @@ def _load_resource(path, data, known_resources, source):
         problems.add("state", f"must be true or false, not {_show(state)}")
 
     params = _load_params(data.get("params"), name or "x", "params", problems)
+    for callback in [p for p in params if p.type.is_callback]:
+        # Each binding passes its own there: what stands for its function.
+        arg = next((p for p in params if p.name == f"{callback.name}_arg"), None)
+        if arg is None or arg.type is not TYPES["pointer"] or arg.default is None:
+            problems.add("params", f'callback "{callback.name}" needs a pointer parameter "{callback.name}_arg" '
+                         "with a default, passed to every call")
     checks = _load_checks(data.get("checks"), params, problems)
     methods = _load_methods(data.get("methods"), name or "x", problems, params)
     conformance = _load_conformance(data.get("conformance"), params, problems, known_resources)

@@ -11,8 +11,22 @@
 
 /* A C function pointer cannot come from Go: go/swig/callbacks.swg's
  * trampolines stand in for them. */
+
 %ignore cmr_callback_resource_create;
+%inline %{
+/* cmr_callback_resource_create over go functions. */
+static cmr_status cmr_go_callback_resource_create(void *allocate, void *deallocate, unsigned properties, cmr_callback_resource **out) {
+  return cmr_callback_resource_create(cmr_go_allocate_trampoline, cmr_go_deallocate_trampoline, allocate, deallocate, properties, out);
+}
+%}
+
 %ignore cmr_failure_callback_resource_create;
+%inline %{
+/* cmr_failure_callback_resource_create over go functions. */
+static cmr_status cmr_go_failure_callback_resource_create(cmr_resource_ref upstream, void *callback, cmr_failure_callback_resource **out) {
+  return cmr_failure_callback_resource_create(upstream, cmr_go_failure_trampoline, callback, out);
+}
+%}
 
 %include <cmr/core.h>
 %include <cmr/resources.h>

@@ -32,7 +32,7 @@ CMR_JAVA_RETURNS_LONG(cmr_binning_resource_bin_count)
 CMR_JAVA_RETURNS_LONG(cmr_binning_resource_bin_size_for)
 
 /* callback */
-CMR_JAVA_RETURNS_LONG(cmr_callback_resource_create)
+CMR_JAVA_RETURNS_LONG(cmr_java_callback_resource_create)
 CMR_JAVA_RETURNS_LONG(cmr_callback_resource_from_ref)
 
 /* cuda */
@@ -60,7 +60,7 @@ CMR_JAVA_RETURNS_LONG(cmr_cuda_async_view_resource_from_ref)
 CMR_JAVA_RETURNS_LONG(cmr_cuda_async_view_resource_pool_handle)
 
 /* failure_callback */
-CMR_JAVA_RETURNS_LONG(cmr_failure_callback_resource_create)
+CMR_JAVA_RETURNS_LONG(cmr_java_failure_callback_resource_create)
 CMR_JAVA_RETURNS_LONG(cmr_failure_callback_resource_from_ref)
 
 /* fixed_size */
@@ -138,6 +138,22 @@ CMR_JAVA_RETURNS_LONG(cmr_tracking_resource_from_ref)
 CMR_JAVA_RETURNS_LONG(cmr_tracking_resource_allocated_bytes)
 CMR_JAVA_RETURNS_LONG(cmr_tracking_resource_outstanding_count)
 CMR_JAVA_RETURNS_STRING(cmr_tracking_resource_outstanding_report)
+
+%ignore cmr_callback_resource_create;
+%inline %{
+/* cmr_callback_resource_create over java functions. */
+static cmr_status cmr_java_callback_resource_create(cmr_java_callback *allocate, cmr_java_callback *deallocate, unsigned properties, cmr_callback_resource **out) {
+  return cmr_callback_resource_create(cmr_java_allocate_trampoline, cmr_java_deallocate_trampoline, allocate, deallocate, properties, out);
+}
+%}
+
+%ignore cmr_failure_callback_resource_create;
+%inline %{
+/* cmr_failure_callback_resource_create over java functions. */
+static cmr_status cmr_java_failure_callback_resource_create(cmr_resource_ref upstream, cmr_java_callback *callback, cmr_failure_callback_resource **out) {
+  return cmr_failure_callback_resource_create(upstream, cmr_java_failure_trampoline, callback, out);
+}
+%}
 
 %include <cmr/core.h>
 %include <cmr/resources.h>

@@ -335,16 +335,15 @@ static bool cmr_java_failure_trampoline(size_t bytes, void *arg) {
   return !cmr_java_callback_done(callback, env, attached) && retry == JNI_TRUE;
 }
 
-/* The spec's create functions with Java callbacks in place of the C ones:
- * each callback's argument is its cmr_java_callback. */
-static cmr_status cmr_java_callback_resource_create(cmr_java_callback *allocate, cmr_java_callback *deallocate,
-                                                    unsigned properties, cmr_callback_resource **out) {
-  return cmr_callback_resource_create(cmr_java_allocate_trampoline, cmr_java_deallocate_trampoline, allocate,
-                                      deallocate, properties, out);
+
+/* cmr_callback_resource_create over java functions. */
+static cmr_status cmr_java_callback_resource_create(cmr_java_callback *allocate, cmr_java_callback *deallocate, unsigned properties, cmr_callback_resource **out) {
+  return cmr_callback_resource_create(cmr_java_allocate_trampoline, cmr_java_deallocate_trampoline, allocate, deallocate, properties, out);
 }
 
-static cmr_status cmr_java_failure_callback_resource_create(cmr_resource_ref upstream, cmr_java_callback *callback,
-                                                            cmr_failure_callback_resource **out) {
+
+/* cmr_failure_callback_resource_create over java functions. */
+static cmr_status cmr_java_failure_callback_resource_create(cmr_resource_ref upstream, cmr_java_callback *callback, cmr_failure_callback_resource **out) {
   return cmr_failure_callback_resource_create(upstream, cmr_java_failure_trampoline, callback, out);
 }
 
@@ -396,6 +395,42 @@ SWIGEXPORT void JNICALL Java_org_cmr_CmrNativeJNI_cmr_1java_1callback_1free(JNIE
     arg2 = (cmr_java_callback *)(uintptr_t)jarg2; 
   }
   cmr_java_callback_free(arg1,arg2);
+}
+
+
+SWIGEXPORT void JNICALL Java_org_cmr_CmrNativeJNI_cmr_1java_1ref_1free(JNIEnv *jenv, jclass jcls, jlong jarg1) {
+  cmr_resource_ref *arg1 = (cmr_resource_ref *) 0 ;
+  
+  (void)jenv;
+  (void)jcls;
+  {
+    arg1 = (cmr_resource_ref *)(uintptr_t)jarg1; 
+  }
+  cmr_java_ref_free(arg1);
+}
+
+
+SWIGEXPORT jint JNICALL Java_org_cmr_CmrNativeJNI_DEVICE_1ACCESSIBLE_1get(JNIEnv *jenv, jclass jcls) {
+  jint jresult = 0 ;
+  enum cmr_java_property result;
+  
+  (void)jenv;
+  (void)jcls;
+  result = (enum cmr_java_property)CMR_JAVA_DEVICE_ACCESSIBLE;
+  jresult = (jint)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT jint JNICALL Java_org_cmr_CmrNativeJNI_HOST_1ACCESSIBLE_1get(JNIEnv *jenv, jclass jcls) {
+  jint jresult = 0 ;
+  enum cmr_java_property result;
+  
+  (void)jenv;
+  (void)jcls;
+  result = (enum cmr_java_property)CMR_JAVA_HOST_ACCESSIBLE;
+  jresult = (jint)result; 
+  return jresult;
 }
 
 
@@ -471,42 +506,6 @@ SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1java_1failure_1callback_
   {
     jresult = (jlong)(uintptr_t)*arg3; 
   }
-  return jresult;
-}
-
-
-SWIGEXPORT void JNICALL Java_org_cmr_CmrNativeJNI_cmr_1java_1ref_1free(JNIEnv *jenv, jclass jcls, jlong jarg1) {
-  cmr_resource_ref *arg1 = (cmr_resource_ref *) 0 ;
-  
-  (void)jenv;
-  (void)jcls;
-  {
-    arg1 = (cmr_resource_ref *)(uintptr_t)jarg1; 
-  }
-  cmr_java_ref_free(arg1);
-}
-
-
-SWIGEXPORT jint JNICALL Java_org_cmr_CmrNativeJNI_DEVICE_1ACCESSIBLE_1get(JNIEnv *jenv, jclass jcls) {
-  jint jresult = 0 ;
-  enum cmr_java_property result;
-  
-  (void)jenv;
-  (void)jcls;
-  result = (enum cmr_java_property)CMR_JAVA_DEVICE_ACCESSIBLE;
-  jresult = (jint)result; 
-  return jresult;
-}
-
-
-SWIGEXPORT jint JNICALL Java_org_cmr_CmrNativeJNI_HOST_1ACCESSIBLE_1get(JNIEnv *jenv, jclass jcls) {
-  jint jresult = 0 ;
-  enum cmr_java_property result;
-  
-  (void)jenv;
-  (void)jcls;
-  result = (enum cmr_java_property)CMR_JAVA_HOST_ACCESSIBLE;
-  jresult = (jint)result; 
   return jresult;
 }
 

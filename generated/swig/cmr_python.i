@@ -68,6 +68,25 @@
 %nothread cmr_tracking_resource_ref;
 %nothread cmr_tracking_resource_from_ref;
 
+/* A C function pointer cannot come from Python: cmr_python.swg's
+ * trampolines call the Python callable passed as their argument. */
+
+%ignore cmr_callback_resource_create;
+%inline %{
+/* cmr_callback_resource_create over python functions. */
+static cmr_status cmr_py_callback_resource_create(PyObject *allocate, PyObject *deallocate, unsigned properties, cmr_callback_resource **out) {
+  return cmr_callback_resource_create(cmr_py_allocate_trampoline, cmr_py_deallocate_trampoline, allocate, deallocate, properties, out);
+}
+%}
+
+%ignore cmr_failure_callback_resource_create;
+%inline %{
+/* cmr_failure_callback_resource_create over python functions. */
+static cmr_status cmr_py_failure_callback_resource_create(cmr_resource_ref upstream, PyObject *callback, cmr_failure_callback_resource **out) {
+  return cmr_failure_callback_resource_create(upstream, cmr_py_failure_trampoline, callback, out);
+}
+%}
+
 %include <cmr/core.h>
 %include <cmr/resources.h>
 %include <cmr/stack.h>

@@ -3286,41 +3286,10 @@ static int cmr_py_stream(PyObject *value, cmr_stream *out) {
 
 /* ---- callbacks into Python ---------------------------------------------------- */
 
-/* The Python side of the callback resource and the failure callback
- * adaptor: the callables, held by a capsule that the Python resource object
- * keeps for as long as the C resource can call them. */
-typedef struct cmr_py_callbacks {
-  PyObject *first;  /* allocate, or the failure callback */
-  PyObject *second; /* deallocate, or NULL */
-} cmr_py_callbacks;
-
-static void cmr_py_callbacks_free(PyObject *capsule) {
-  cmr_py_callbacks *callbacks = PyCapsule_GetPointer(capsule, "cmr_py_callbacks");
-  if (callbacks == NULL) return;
-  Py_XDECREF(callbacks->first);
-  Py_XDECREF(callbacks->second);
-  PyMem_Free(callbacks);
-}
-
-static PyObject *cmr_py_callbacks_capsule(PyObject *first, PyObject *second, cmr_py_callbacks **out) {
-  if (!PyCallable_Check(first) || (second != NULL && !PyCallable_Check(second))) {
-    PyErr_SetString(PyExc_TypeError, "the callbacks must be callable");
-    return NULL;
-  }
-  cmr_py_callbacks *callbacks = PyMem_Calloc(1, sizeof *callbacks);
-  if (callbacks == NULL) return PyErr_NoMemory();
-  PyObject *capsule = PyCapsule_New(callbacks, "cmr_py_callbacks", cmr_py_callbacks_free);
-  if (capsule == NULL) {
-    PyMem_Free(callbacks);
-    return NULL;
-  }
-  Py_INCREF(first);
-  callbacks->first = first;
-  Py_XINCREF(second);
-  callbacks->second = second;
-  *out = callbacks;
-  return capsule;
-}
+/* The trampolines of cmr's callback types: each one's argument is the
+ * Python callable (borrowed: the Python resource object keeps it for as long
+ * as it holds the C resource). The create functions over them are generated
+ * (generated/swig/cmr_python.i). */
 
 /* RMM's delivery of an allocate callback's exception: MemoryError and
  * RuntimeError stay; any other becomes a RuntimeError with its message
@@ -3344,11 +3313,10 @@ static void cmr_py_as_runtime_error(void) {
   Py_XDECREF(type), Py_XDECREF(traceback);
 }
 
-static void *cmr_py_allocate_trampoline(size_t bytes, cmr_stream stream, void *arg) {
-  cmr_py_callbacks *callbacks = arg;
+static void *cmr_py_allocate_trampoline(size_t bytes, cmr_stream stream, void *allocate) {
   PyGILState_STATE gil = PyGILState_Ensure();
   void *ptr = NULL;
-  PyObject *result = PyObject_CallFunction(callbacks->first, "nK", (Py_ssize_t)bytes,
+  PyObject *result = PyObject_CallFunction(allocate, "nK", (Py_ssize_t)bytes,
                                            (unsigned long long)(uintptr_t)stream);
   if (result != NULL && result != Py_None && cmr_py_address(result, &ptr) != 0) ptr = NULL;
   if (PyErr_Occurred()) {
@@ -3361,20 +3329,18 @@ static void *cmr_py_allocate_trampoline(size_t bytes, cmr_stream stream, void *a
   return ptr;
 }
 
-static void cmr_py_deallocate_trampoline(void *ptr, size_t bytes, cmr_stream stream, void *arg) {
-  cmr_py_callbacks *callbacks = arg;
+static void cmr_py_deallocate_trampoline(void *ptr, size_t bytes, cmr_stream stream, void *deallocate) {
   PyGILState_STATE gil = PyGILState_Ensure();
-  PyObject *result = PyObject_CallFunction(callbacks->second, "KnK", (unsigned long long)(uintptr_t)ptr,
+  PyObject *result = PyObject_CallFunction(deallocate, "KnK", (unsigned long long)(uintptr_t)ptr,
                                            (Py_ssize_t)bytes, (unsigned long long)(uintptr_t)stream);
   if (result == NULL) cmr_py_keep_exception();
   Py_XDECREF(result);
   PyGILState_Release(gil);
 }
 
-static bool cmr_py_failure_trampoline(size_t bytes, void *arg) {
-  cmr_py_callbacks *callbacks = arg;
+static bool cmr_py_failure_trampoline(size_t bytes, void *callback) {
   PyGILState_STATE gil = PyGILState_Ensure();
-  PyObject *result = PyObject_CallFunction(callbacks->first, "n", (Py_ssize_t)bytes);
+  PyObject *result = PyObject_CallFunction(callback, "n", (Py_ssize_t)bytes);
   int retry = result == NULL ? -1 : PyObject_IsTrue(result);
   if (retry < 0) cmr_py_keep_exception();
   Py_XDECREF(result);
@@ -3382,40 +3348,10 @@ static bool cmr_py_failure_trampoline(size_t bytes, void *arg) {
   return retry > 0;
 }
 
-/* A callback resource over two Python callables: allocate(bytes, stream) ->
- * address (0 or None when it cannot), deallocate(ptr, bytes, stream).
- * Returns [handle, capsule]; the capsule must outlive the handle. */
-static PyObject *cmr_py_callback_resource_create(PyObject *allocate, PyObject *deallocate, unsigned properties) {
-  cmr_py_callbacks *callbacks = NULL;
-  PyObject *capsule = cmr_py_callbacks_capsule(allocate, deallocate, &callbacks);
-  if (capsule == NULL) return NULL;
-  cmr_callback_resource *handle = NULL;
-  cmr_status status = cmr_callback_resource_create(cmr_py_allocate_trampoline, cmr_py_deallocate_trampoline,
-                                                   callbacks, callbacks, properties, &handle);
-  if (status != CMR_SUCCESS) {
-    Py_DECREF(capsule);
-    cmr_py_raise(status);
-    return NULL;
-  }
-  PyObject *handle_object = SWIG_NewPointerObj(handle, SWIGTYPE_p_cmr_callback_resource, 0);
-  return Py_BuildValue("[NN]", handle_object, capsule);
-}
 
-/* A failure callback adaptor over a Python callable: callback(bytes) ->
- * true to retry. Returns [handle, capsule] as above. */
-static PyObject *cmr_py_failure_callback_resource_create(cmr_resource_ref upstream, PyObject *callback) {
-  cmr_py_callbacks *callbacks = NULL;
-  PyObject *capsule = cmr_py_callbacks_capsule(callback, NULL, &callbacks);
-  if (capsule == NULL) return NULL;
-  cmr_failure_callback_resource *handle = NULL;
-  cmr_status status = cmr_failure_callback_resource_create(upstream, cmr_py_failure_trampoline, callbacks, &handle);
-  if (status != CMR_SUCCESS) {
-    Py_DECREF(capsule);
-    cmr_py_raise(status);
-    return NULL;
-  }
-  PyObject *handle_object = SWIG_NewPointerObj(handle, SWIGTYPE_p_cmr_failure_callback_resource, 0);
-  return Py_BuildValue("[NN]", handle_object, capsule);
+/* cmr_callback_resource_create over python functions. */
+static cmr_status cmr_py_callback_resource_create(PyObject *allocate, PyObject *deallocate, unsigned properties, cmr_callback_resource **out) {
+  return cmr_callback_resource_create(cmr_py_allocate_trampoline, cmr_py_deallocate_trampoline, allocate, deallocate, properties, out);
 }
 
 
@@ -3572,6 +3508,12 @@ SWIG_AsVal_unsigned_SS_int (PyObject * obj, unsigned int *val)
     }
   }  
   return res;
+}
+
+
+/* cmr_failure_callback_resource_create over python functions. */
+static cmr_status cmr_py_failure_callback_resource_create(cmr_resource_ref upstream, PyObject *callback, cmr_failure_callback_resource **out) {
+  return cmr_failure_callback_resource_create(upstream, cmr_py_failure_trampoline, callback, out);
 }
 
 
@@ -4060,11 +4002,16 @@ SWIGINTERN PyObject *_wrap_cmr_py_callback_resource_create(PyObject *self, PyObj
   PyObject *arg1 = (PyObject *) 0 ;
   PyObject *arg2 = (PyObject *) 0 ;
   unsigned int arg3 ;
+  cmr_callback_resource **arg4 = (cmr_callback_resource **) 0 ;
   unsigned int val3 ;
   int ecode3 = 0 ;
+  cmr_callback_resource *temp4 ;
   PyObject *swig_obj[3] ;
-  PyObject *result = 0 ;
+  cmr_status result;
   
+  {
+    temp4 = NULL; arg4 = &temp4; 
+  }
   if (!SWIG_Python_UnpackTuple(args, "cmr_py_callback_resource_create", 3, 3, swig_obj)) SWIG_fail;
   arg1 = swig_obj[0];
   arg2 = swig_obj[1];
@@ -4073,8 +4020,22 @@ SWIGINTERN PyObject *_wrap_cmr_py_callback_resource_create(PyObject *self, PyObj
     SWIG_exception_fail(SWIG_ArgError(ecode3), "in method '" "cmr_py_callback_resource_create" "', argument " "3"" of type '" "unsigned int""'");
   } 
   arg3 = (unsigned int)(val3);
-  result = (PyObject *)cmr_py_callback_resource_create(arg1,arg2,arg3);
-  resultobj = result;
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (cmr_status)cmr_py_callback_resource_create(arg1,arg2,arg3,arg4);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  {
+    if (cmr_py_raise_pending()) SWIG_fail;
+    if (result != CMR_SUCCESS) {
+      cmr_py_raise(result);
+      SWIG_fail;
+    }
+    resultobj = SWIG_Py_Void();
+  }
+  {
+    resultobj = SWIG_Python_AppendOutput(resultobj, SWIG_NewPointerObj(*arg4, SWIGTYPE_p_cmr_callback_resource, 0)); 
+  }
   return resultobj;
 fail:
   return NULL;
@@ -4085,10 +4046,15 @@ SWIGINTERN PyObject *_wrap_cmr_py_failure_callback_resource_create(PyObject *sel
   PyObject *resultobj = 0;
   cmr_resource_ref arg1 ;
   PyObject *arg2 = (PyObject *) 0 ;
+  cmr_failure_callback_resource **arg3 = (cmr_failure_callback_resource **) 0 ;
   cmr_resource_ref *ref1 ;
+  cmr_failure_callback_resource *temp3 ;
   PyObject *swig_obj[2] ;
-  PyObject *result = 0 ;
+  cmr_status result;
   
+  {
+    temp3 = NULL; arg3 = &temp3; 
+  }
   if (!SWIG_Python_UnpackTuple(args, "cmr_py_failure_callback_resource_create", 2, 2, swig_obj)) SWIG_fail;
   {
     if (SWIG_ConvertPtr(swig_obj[0], (void **)&ref1, SWIGTYPE_p_cmr_resource_ref, 0) != SWIG_OK || ref1 == NULL) {
@@ -4097,8 +4063,22 @@ SWIGINTERN PyObject *_wrap_cmr_py_failure_callback_resource_create(PyObject *sel
     arg1 = *ref1;
   }
   arg2 = swig_obj[1];
-  result = (PyObject *)cmr_py_failure_callback_resource_create(arg1,arg2);
-  resultobj = result;
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (cmr_status)cmr_py_failure_callback_resource_create(arg1,arg2,arg3);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  {
+    if (cmr_py_raise_pending()) SWIG_fail;
+    if (result != CMR_SUCCESS) {
+      cmr_py_raise(result);
+      SWIG_fail;
+    }
+    resultobj = SWIG_Py_Void();
+  }
+  {
+    resultobj = SWIG_Python_AppendOutput(resultobj, SWIG_NewPointerObj(*arg3, SWIGTYPE_p_cmr_failure_callback_resource, 0)); 
+  }
   return resultobj;
 fail:
   return NULL;

@@ -7,6 +7,7 @@ from __future__ import annotations
 from ._bytes import parse_bytes
 from ._errors import SizeRangeError
 from ._resource import _ref_of
+from ._streams import Stream
 
 def size(value, name: str) -> int:
     """A byte count: an int, or a string with units ("1GiB", "512MB")."""
@@ -95,3 +96,30 @@ def c_unsigned(value, name: str) -> int:
     if not 0 <= value < 2**64:
         raise SizeRangeError(f"{name} must be in [0, 2**64), not {value}")
     return int(value)
+
+
+# Callbacks: the callable C calls (through the type's trampoline in
+# cmr_python.swg) for a Python function; the stream reaches the function as
+# a Stream, as RMM passes it.
+
+def _callable(function, name: str):
+    if not callable(function):
+        raise TypeError(f"{name} must be callable, not {type(function).__name__}")
+    return function
+
+
+def allocate_callback(function, name: str):
+    """allocate(nbytes, stream) -> address (0 or None when it cannot)."""
+    _callable(function, name)
+    return lambda nbytes, stream: function(nbytes, Stream(stream))
+
+
+def deallocate_callback(function, name: str):
+    """deallocate(ptr, nbytes, stream)."""
+    _callable(function, name)
+    return lambda ptr, nbytes, stream: function(ptr, nbytes, Stream(stream))
+
+
+def failure_callback(function, name: str):
+    """callback(nbytes) -> True to try again."""
+    return _callable(function, name)

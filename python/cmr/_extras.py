@@ -1,8 +1,7 @@
 """What cmr.mr's classes add by hand to what the spec generates: a
 resource's spec names a class here in its [python] table (`extends`), and
 the generated class derives from it, so these methods come first. Each
-__init__ here has RMM's signature and calls the generated _create (or C
-directly, for Python callables)."""
+__init__ here has RMM's signature and calls the generated _create."""
 
 from __future__ import annotations
 
@@ -12,7 +11,6 @@ from dataclasses import dataclass
 from . import _args, capi
 from ._errors import CmrError
 from ._resource import _ref_of
-from ._streams import Stream
 
 
 @dataclass
@@ -29,41 +27,16 @@ class Statistics:
 class CallbackExtras:
     """CallbackMemoryResource(allocate_func, deallocate_func): allocate_func(size,
     stream) returns the address of `size` bytes aligned to 256 (0 or None when
-    it cannot: MemoryError), deallocate_func(ptr, size, stream) frees it; the
-    stream is passed as an int. An exception either raises reaches the
-    caller of allocate / deallocate."""
+    it cannot: MemoryError), deallocate_func(ptr, size, stream) frees it. An
+    exception either raises reaches the caller of allocate / deallocate. The
+    memory is taken to be that of the build: host accessible too in a host
+    build."""
 
     def __init__(self, allocate_func, deallocate_func):
         properties = capi.CMR_PROPERTY_DEVICE_ACCESSIBLE
         if not capi.cmr_built_with_cuda():
             properties |= capi.CMR_PROPERTY_HOST_ACCESSIBLE
-        if not callable(allocate_func) or not callable(deallocate_func):
-            raise TypeError("the callbacks must be callable")
-
-        # The stream reaches the callables as a Stream, as RMM passes it.
-        def allocate(nbytes, stream):
-            return allocate_func(nbytes, Stream(stream))
-
-        def deallocate(ptr, nbytes, stream):
-            return deallocate_func(ptr, nbytes, Stream(stream))
-
-        handle, self._callbacks = capi.cmr_py_callback_resource_create(allocate, deallocate, properties)
-        self._own(handle, capi.cmr_callback_resource_ref, capi.cmr_callback_resource_destroy)
-        self.allocate_func = allocate_func
-        self.deallocate_func = deallocate_func
-
-
-class FailureCallbackExtras:
-    """FailureCallbackResourceAdaptor(upstream_mr, callback): callback(nbytes)
-    is called each time upstream_mr is out of memory; True retries, False
-    lets MemoryError through. An exception it raises reaches the caller."""
-
-    def __init__(self, upstream_mr, callback):
-        handle, self._callbacks = capi.cmr_py_failure_callback_resource_create(_ref_of(upstream_mr, "upstream_mr"),
-                                                                              callback)
-        self._own(handle, capi.cmr_failure_callback_resource_ref, capi.cmr_failure_callback_resource_destroy)
-        self.upstream_mr = upstream_mr
-        self.callback = callback
+        self._create(allocate_func, deallocate_func, properties)
 
 
 class BinningExtras:

@@ -368,6 +368,32 @@ class FailureCallbackParameter(GeneratorTestCase):
                       '"cmr_toy_retry_resource_create: on_failure");', self.files["tests/conformance_toy_retry.c"])
         self.assertIn('{"create.on_failure.null", bad_create_on_failure_null},', self.files["tests/conformance_toy_retry.c"])
 
+    def test_every_binding_makes_it_over_a_function_of_its_own(self):
+        # The SWIG interfaces: the create function over the type's trampoline,
+        # taking what stands for the language's function as the callback's argument.
+        for language, prefix, holder in (("python", "py", "PyObject *"), ("java", "java", "cmr_java_callback *"),
+                                         ("go", "go", "void *")):
+            with self.subTest(language=language):
+                self.assertIn(f"static cmr_status cmr_{prefix}_toy_retry_resource_create(cmr_resource_ref upstream, "
+                              f"{holder}on_failure, cmr_toy_retry_resource **out) {{\n"
+                              f"  return cmr_toy_retry_resource_create(upstream, cmr_{prefix}_failure_trampoline, "
+                              "on_failure, out);", self.files[f"swig/cmr_{language}.i"])
+        mr = self.files["python/cmr/mr.py"]
+        self.assertIn("class ToyRetryResourceAdaptor(UpstreamResourceAdaptor):", mr)
+        self.assertIn("on_failure_native = _args.failure_callback(on_failure, \"on_failure\")", mr)
+        self.assertIn("def __init__(self, upstream_mr, on_failure):", mr)
+        self.assertIn("func NewToyRetryResource(upstream Resource, onFailure func(bytes uint64) bool) "
+                      "(*ToyRetryResource, error) {", self.files["go/cmr/resources.go"])
+        self.assertIn("return capi.Cmr_go_toy_retry_resource_create(upstreamRef, id, handle)",
+                      self.files["go/cmr/resources.go"])
+        self.assertIn("public ToyRetryResourceAdaptor(MemoryResource upstream, FailureCallback onFailure) {",
+                      self.files["java/org/cmr/ToyRetryResourceAdaptor.java"])
+        self.assertIn("public ToyRetryResourceAdaptor(MemoryResource upstream, FailureCallback onFailure)",
+                      self.files["csharp/ToyRetryResourceAdaptor.cs"])
+        # and the binding tests make it with a function that never retries
+        self.assertIn("mr.ToyRetryResourceAdaptor(host_mr, on_failure=lambda n: False)",
+                      self.files["tests/python/test_resource_toy_retry.py"])
+
     @unittest.skipUnless(have_cc(), "no C compiler (cc)")
     def test_generated_c_compiles(self):
         includes = [ROOT / "runtime/include", self.out / "include", ROOT / "runtime/src", self.out / "src",

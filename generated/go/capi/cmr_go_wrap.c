@@ -235,29 +235,27 @@ static void cmr_go_deallocate_trampoline(void *ptr, size_t bytes, cmr_stream str
   cmrGoDeallocate((uintptr_t)ptr, bytes, (uintptr_t)stream, (uintptr_t)callbacks);
 }
 
-static bool cmr_go_retry_trampoline(size_t bytes, void *callback) {
+static bool cmr_go_failure_trampoline(size_t bytes, void *callback) {
   return cmrGoRetry(bytes, (uintptr_t)callback);
 }
 
 
-/* A callback resource over the Go functions registered as `callbacks`. */
-static cmr_status cmr_go_callback_resource_create(void *callbacks, unsigned properties, cmr_callback_resource **out) {
-  return cmr_callback_resource_create(cmr_go_allocate_trampoline, cmr_go_deallocate_trampoline, callbacks,
-                                      callbacks, properties, out);
+/* cmr_callback_resource_create over go functions. */
+static cmr_status cmr_go_callback_resource_create(void *allocate, void *deallocate, unsigned properties, cmr_callback_resource **out) {
+  return cmr_callback_resource_create(cmr_go_allocate_trampoline, cmr_go_deallocate_trampoline, allocate, deallocate, properties, out);
 }
 
-/* A failure callback adaptor over the Go function registered as
- * `callback`. */
-static cmr_status cmr_go_failure_callback_resource_create(cmr_resource_ref upstream, void *callback,
-                                                          cmr_failure_callback_resource **out) {
-  return cmr_failure_callback_resource_create(upstream, cmr_go_retry_trampoline, callback, out);
+
+/* cmr_failure_callback_resource_create over go functions. */
+static cmr_status cmr_go_failure_callback_resource_create(cmr_resource_ref upstream, void *callback, cmr_failure_callback_resource **out) {
+  return cmr_failure_callback_resource_create(upstream, cmr_go_failure_trampoline, callback, out);
 }
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-void _wrap_Swig_free_capi_96fbf7c361d89476(void *_swig_go_0) {
+void _wrap_Swig_free_capi_ec77170858b9b370(void *_swig_go_0) {
   void *arg1 = (void *) 0 ;
   
   arg1 = *(void **)&_swig_go_0; 
@@ -267,7 +265,7 @@ void _wrap_Swig_free_capi_96fbf7c361d89476(void *_swig_go_0) {
 }
 
 
-void *_wrap_Swig_malloc_capi_96fbf7c361d89476(intgo _swig_go_0) {
+void *_wrap_Swig_malloc_capi_ec77170858b9b370(intgo _swig_go_0) {
   int arg1 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -280,7 +278,7 @@ void *_wrap_Swig_malloc_capi_96fbf7c361d89476(intgo _swig_go_0) {
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_go_ref_copy_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_go_ref_copy_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0) {
   cmr_resource_ref arg1 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -302,24 +300,26 @@ struct cmr_resource_ref *_wrap_cmr_go_ref_copy_capi_96fbf7c361d89476(struct cmr_
 }
 
 
-_gostring_ _wrap_cmr_go_callback_resource_create_capi_96fbf7c361d89476(void *_swig_go_0, intgo _swig_go_1, cmr_callback_resource **_swig_go_2) {
+_gostring_ _wrap_cmr_go_callback_resource_create_capi_ec77170858b9b370(void *_swig_go_0, void *_swig_go_1, intgo _swig_go_2, cmr_callback_resource **_swig_go_3) {
   void *arg1 = (void *) 0 ;
-  unsigned int arg2 ;
-  cmr_callback_resource **arg3 = (cmr_callback_resource **) 0 ;
+  void *arg2 = (void *) 0 ;
+  unsigned int arg3 ;
+  cmr_callback_resource **arg4 = (cmr_callback_resource **) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
   
   arg1 = *(void **)&_swig_go_0; 
-  arg2 = (unsigned int)_swig_go_1; 
-  arg3 = (cmr_callback_resource **)_swig_go_2; 
+  arg2 = *(void **)&_swig_go_1; 
+  arg3 = (unsigned int)_swig_go_2; 
+  arg4 = (cmr_callback_resource **)_swig_go_3; 
   
-  result = (cmr_status)cmr_go_callback_resource_create(arg1,arg2,arg3);
+  result = (cmr_status)cmr_go_callback_resource_create(arg1,arg2,arg3,arg4);
   _swig_go_result = cmr_go_failure(result); 
   return _swig_go_result;
 }
 
 
-_gostring_ _wrap_cmr_go_failure_callback_resource_create_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, void *_swig_go_1, cmr_failure_callback_resource **_swig_go_2) {
+_gostring_ _wrap_cmr_go_failure_callback_resource_create_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, void *_swig_go_1, cmr_failure_callback_resource **_swig_go_2) {
   cmr_resource_ref arg1 ;
   void *arg2 = (void *) 0 ;
   cmr_failure_callback_resource **arg3 = (cmr_failure_callback_resource **) 0 ;
@@ -341,7 +341,7 @@ _gostring_ _wrap_cmr_go_failure_callback_resource_create_capi_96fbf7c361d89476(s
 }
 
 
-intgo _wrap_CMR_SUCCESS_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_SUCCESS_capi_ec77170858b9b370() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -353,7 +353,7 @@ intgo _wrap_CMR_SUCCESS_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_ERROR_INVALID_ARGUMENT_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_ERROR_INVALID_ARGUMENT_capi_ec77170858b9b370() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -365,7 +365,7 @@ intgo _wrap_CMR_ERROR_INVALID_ARGUMENT_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_ERROR_NULL_POINTER_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_ERROR_NULL_POINTER_capi_ec77170858b9b370() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -377,7 +377,7 @@ intgo _wrap_CMR_ERROR_NULL_POINTER_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_ERROR_INVALID_REF_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_ERROR_INVALID_REF_capi_ec77170858b9b370() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -389,7 +389,7 @@ intgo _wrap_CMR_ERROR_INVALID_REF_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_ERROR_DESTROYED_HANDLE_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_ERROR_DESTROYED_HANDLE_capi_ec77170858b9b370() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -401,7 +401,7 @@ intgo _wrap_CMR_ERROR_DESTROYED_HANDLE_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_ERROR_BAD_ALIGNMENT_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_ERROR_BAD_ALIGNMENT_capi_ec77170858b9b370() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -413,7 +413,7 @@ intgo _wrap_CMR_ERROR_BAD_ALIGNMENT_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_ERROR_UNSUPPORTED_ALIGNMENT_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_ERROR_UNSUPPORTED_ALIGNMENT_capi_ec77170858b9b370() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -425,7 +425,7 @@ intgo _wrap_CMR_ERROR_UNSUPPORTED_ALIGNMENT_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_ERROR_SIZE_OVERFLOW_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_ERROR_SIZE_OVERFLOW_capi_ec77170858b9b370() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -437,7 +437,7 @@ intgo _wrap_CMR_ERROR_SIZE_OVERFLOW_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_ERROR_OUT_OF_MEMORY_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_ERROR_OUT_OF_MEMORY_capi_ec77170858b9b370() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -449,7 +449,7 @@ intgo _wrap_CMR_ERROR_OUT_OF_MEMORY_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_ERROR_UNKNOWN_DEVICE_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_ERROR_UNKNOWN_DEVICE_capi_ec77170858b9b370() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -461,7 +461,7 @@ intgo _wrap_CMR_ERROR_UNKNOWN_DEVICE_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_ERROR_NO_DEVICE_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_ERROR_NO_DEVICE_capi_ec77170858b9b370() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -473,7 +473,7 @@ intgo _wrap_CMR_ERROR_NO_DEVICE_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_ERROR_CUDA_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_ERROR_CUDA_capi_ec77170858b9b370() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -485,7 +485,7 @@ intgo _wrap_CMR_ERROR_CUDA_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_ERROR_UNSUPPORTED_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_ERROR_UNSUPPORTED_capi_ec77170858b9b370() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -497,7 +497,7 @@ intgo _wrap_CMR_ERROR_UNSUPPORTED_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_ERROR_PROPERTY_MISSING_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_ERROR_PROPERTY_MISSING_capi_ec77170858b9b370() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -509,7 +509,7 @@ intgo _wrap_CMR_ERROR_PROPERTY_MISSING_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_ERROR_UNKNOWN_POINTER_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_ERROR_UNKNOWN_POINTER_capi_ec77170858b9b370() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -521,7 +521,7 @@ intgo _wrap_CMR_ERROR_UNKNOWN_POINTER_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_ERROR_INTERNAL_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_ERROR_INTERNAL_capi_ec77170858b9b370() {
   enum cmr_status result;
   intgo _swig_go_result;
   
@@ -533,7 +533,7 @@ intgo _wrap_CMR_ERROR_INTERNAL_capi_96fbf7c361d89476() {
 }
 
 
-_gostring_ _wrap_cmr_status_string_capi_96fbf7c361d89476(intgo _swig_go_0) {
+_gostring_ _wrap_cmr_status_string_capi_ec77170858b9b370(intgo _swig_go_0) {
   cmr_status arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -546,7 +546,7 @@ _gostring_ _wrap_cmr_status_string_capi_96fbf7c361d89476(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_cmr_stream_create_capi_96fbf7c361d89476(cmr_stream *_swig_go_0) {
+_gostring_ _wrap_cmr_stream_create_capi_ec77170858b9b370(cmr_stream *_swig_go_0) {
   cmr_stream *arg1 = (cmr_stream *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -559,7 +559,7 @@ _gostring_ _wrap_cmr_stream_create_capi_96fbf7c361d89476(cmr_stream *_swig_go_0)
 }
 
 
-_gostring_ _wrap_cmr_stream_destroy_capi_96fbf7c361d89476(cmr_stream _swig_go_0) {
+_gostring_ _wrap_cmr_stream_destroy_capi_ec77170858b9b370(cmr_stream _swig_go_0) {
   cmr_stream arg1 = (cmr_stream) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -572,7 +572,7 @@ _gostring_ _wrap_cmr_stream_destroy_capi_96fbf7c361d89476(cmr_stream _swig_go_0)
 }
 
 
-_gostring_ _wrap_cmr_stream_synchronize_capi_96fbf7c361d89476(cmr_stream _swig_go_0) {
+_gostring_ _wrap_cmr_stream_synchronize_capi_ec77170858b9b370(cmr_stream _swig_go_0) {
   cmr_stream arg1 = (cmr_stream) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -585,7 +585,7 @@ _gostring_ _wrap_cmr_stream_synchronize_capi_96fbf7c361d89476(cmr_stream _swig_g
 }
 
 
-void _wrap_delete_cmr_resource_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0) {
+void _wrap_delete_cmr_resource_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0) {
   struct cmr_resource_ref *arg1 = (struct cmr_resource_ref *) 0 ;
   
   arg1 = *(struct cmr_resource_ref **)&_swig_go_0; 
@@ -595,7 +595,7 @@ void _wrap_delete_cmr_resource_ref_capi_96fbf7c361d89476(struct cmr_resource_ref
 }
 
 
-_gostring_ _wrap_cmr_allocate_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, long long _swig_go_1, cmr_stream _swig_go_2, void **_swig_go_3) {
+_gostring_ _wrap_cmr_allocate_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, long long _swig_go_1, cmr_stream _swig_go_2, void **_swig_go_3) {
   cmr_resource_ref arg1 ;
   size_t arg2 ;
   cmr_stream arg3 = (cmr_stream) 0 ;
@@ -619,7 +619,7 @@ _gostring_ _wrap_cmr_allocate_capi_96fbf7c361d89476(struct cmr_resource_ref *_sw
 }
 
 
-_gostring_ _wrap_cmr_deallocate_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, void *_swig_go_1, long long _swig_go_2, cmr_stream _swig_go_3) {
+_gostring_ _wrap_cmr_deallocate_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, void *_swig_go_1, long long _swig_go_2, cmr_stream _swig_go_3) {
   cmr_resource_ref arg1 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -643,7 +643,7 @@ _gostring_ _wrap_cmr_deallocate_capi_96fbf7c361d89476(struct cmr_resource_ref *_
 }
 
 
-_gostring_ _wrap_cmr_allocate_aligned_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, long long _swig_go_1, long long _swig_go_2, cmr_stream _swig_go_3, void **_swig_go_4) {
+_gostring_ _wrap_cmr_allocate_aligned_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, long long _swig_go_1, long long _swig_go_2, cmr_stream _swig_go_3, void **_swig_go_4) {
   cmr_resource_ref arg1 ;
   size_t arg2 ;
   size_t arg3 ;
@@ -669,7 +669,7 @@ _gostring_ _wrap_cmr_allocate_aligned_capi_96fbf7c361d89476(struct cmr_resource_
 }
 
 
-_gostring_ _wrap_cmr_deallocate_aligned_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, void *_swig_go_1, long long _swig_go_2, long long _swig_go_3, cmr_stream _swig_go_4) {
+_gostring_ _wrap_cmr_deallocate_aligned_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, void *_swig_go_1, long long _swig_go_2, long long _swig_go_3, cmr_stream _swig_go_4) {
   cmr_resource_ref arg1 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -695,7 +695,7 @@ _gostring_ _wrap_cmr_deallocate_aligned_capi_96fbf7c361d89476(struct cmr_resourc
 }
 
 
-_gostring_ _wrap_cmr_allocate_sync_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, long long _swig_go_1, long long _swig_go_2, void **_swig_go_3) {
+_gostring_ _wrap_cmr_allocate_sync_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, long long _swig_go_1, long long _swig_go_2, void **_swig_go_3) {
   cmr_resource_ref arg1 ;
   size_t arg2 ;
   size_t arg3 ;
@@ -719,7 +719,7 @@ _gostring_ _wrap_cmr_allocate_sync_capi_96fbf7c361d89476(struct cmr_resource_ref
 }
 
 
-_gostring_ _wrap_cmr_deallocate_sync_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, void *_swig_go_1, long long _swig_go_2, long long _swig_go_3) {
+_gostring_ _wrap_cmr_deallocate_sync_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, void *_swig_go_1, long long _swig_go_2, long long _swig_go_3) {
   cmr_resource_ref arg1 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -743,7 +743,7 @@ _gostring_ _wrap_cmr_deallocate_sync_capi_96fbf7c361d89476(struct cmr_resource_r
 }
 
 
-_gostring_ _wrap_cmr_ref_equal_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, struct cmr_resource_ref *_swig_go_1, bool *_swig_go_2) {
+_gostring_ _wrap_cmr_ref_equal_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, struct cmr_resource_ref *_swig_go_1, bool *_swig_go_2) {
   cmr_resource_ref arg1 ;
   cmr_resource_ref arg2 ;
   bool *arg3 = (bool *) 0 ;
@@ -770,7 +770,7 @@ _gostring_ _wrap_cmr_ref_equal_capi_96fbf7c361d89476(struct cmr_resource_ref *_s
 }
 
 
-_gostring_ _wrap_cmr_ref_properties_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, int *_swig_go_1) {
+_gostring_ _wrap_cmr_ref_properties_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, int *_swig_go_1) {
   cmr_resource_ref arg1 ;
   unsigned int *arg2 = (unsigned int *) 0 ;
   cmr_status result;
@@ -790,7 +790,7 @@ _gostring_ _wrap_cmr_ref_properties_capi_96fbf7c361d89476(struct cmr_resource_re
 }
 
 
-_gostring_ _wrap_cmr_ref_require_properties_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, intgo _swig_go_1) {
+_gostring_ _wrap_cmr_ref_require_properties_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, intgo _swig_go_1) {
   cmr_resource_ref arg1 ;
   unsigned int arg2 ;
   cmr_status result;
@@ -810,7 +810,7 @@ _gostring_ _wrap_cmr_ref_require_properties_capi_96fbf7c361d89476(struct cmr_res
 }
 
 
-_gostring_ _wrap_cmr_ref_type_name_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, _gostring_* _swig_go_1) {
+_gostring_ _wrap_cmr_ref_type_name_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, _gostring_* _swig_go_1) {
   cmr_resource_ref arg1 ;
   char **arg2 = (char **) 0 ;
   char const *temp2 ;
@@ -836,7 +836,7 @@ _gostring_ _wrap_cmr_ref_type_name_capi_96fbf7c361d89476(struct cmr_resource_ref
 }
 
 
-_gostring_ _wrap_cmr_ref_retain_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0) {
+_gostring_ _wrap_cmr_ref_retain_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0) {
   cmr_resource_ref arg1 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -854,7 +854,7 @@ _gostring_ _wrap_cmr_ref_retain_capi_96fbf7c361d89476(struct cmr_resource_ref *_
 }
 
 
-_gostring_ _wrap_cmr_ref_release_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0) {
+_gostring_ _wrap_cmr_ref_release_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0) {
   cmr_resource_ref arg1 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -872,7 +872,7 @@ _gostring_ _wrap_cmr_ref_release_capi_96fbf7c361d89476(struct cmr_resource_ref *
 }
 
 
-_gostring_ _wrap_cmr_ref_validate_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0) {
+_gostring_ _wrap_cmr_ref_validate_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0) {
   cmr_resource_ref arg1 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -890,7 +890,7 @@ _gostring_ _wrap_cmr_ref_validate_capi_96fbf7c361d89476(struct cmr_resource_ref 
 }
 
 
-_gostring_ _wrap_cmr_acquire_per_device_resource_ref_capi_96fbf7c361d89476(intgo _swig_go_0, cmr_resource_ref *_swig_go_1) {
+_gostring_ _wrap_cmr_acquire_per_device_resource_ref_capi_ec77170858b9b370(intgo _swig_go_0, cmr_resource_ref *_swig_go_1) {
   int arg1 ;
   cmr_resource_ref *arg2 = (cmr_resource_ref *) 0 ;
   cmr_resource_ref temp2 ;
@@ -917,7 +917,7 @@ _gostring_ _wrap_cmr_acquire_per_device_resource_ref_capi_96fbf7c361d89476(intgo
 }
 
 
-_gostring_ _wrap_cmr_acquire_current_device_resource_ref_capi_96fbf7c361d89476(cmr_resource_ref *_swig_go_0) {
+_gostring_ _wrap_cmr_acquire_current_device_resource_ref_capi_ec77170858b9b370(cmr_resource_ref *_swig_go_0) {
   cmr_resource_ref *arg1 = (cmr_resource_ref *) 0 ;
   cmr_resource_ref temp1 ;
   cmr_status result;
@@ -942,7 +942,7 @@ _gostring_ _wrap_cmr_acquire_current_device_resource_ref_capi_96fbf7c361d89476(c
 }
 
 
-_gostring_ _wrap_cmr_get_per_device_resource_ref_capi_96fbf7c361d89476(intgo _swig_go_0, cmr_resource_ref *_swig_go_1) {
+_gostring_ _wrap_cmr_get_per_device_resource_ref_capi_ec77170858b9b370(intgo _swig_go_0, cmr_resource_ref *_swig_go_1) {
   int arg1 ;
   cmr_resource_ref *arg2 = (cmr_resource_ref *) 0 ;
   cmr_resource_ref temp2 ;
@@ -969,7 +969,7 @@ _gostring_ _wrap_cmr_get_per_device_resource_ref_capi_96fbf7c361d89476(intgo _sw
 }
 
 
-_gostring_ _wrap_cmr_set_per_device_resource_ref_capi_96fbf7c361d89476(intgo _swig_go_0, struct cmr_resource_ref *_swig_go_1) {
+_gostring_ _wrap_cmr_set_per_device_resource_ref_capi_ec77170858b9b370(intgo _swig_go_0, struct cmr_resource_ref *_swig_go_1) {
   int arg1 ;
   cmr_resource_ref arg2 ;
   cmr_status result;
@@ -989,7 +989,7 @@ _gostring_ _wrap_cmr_set_per_device_resource_ref_capi_96fbf7c361d89476(intgo _sw
 }
 
 
-_gostring_ _wrap_cmr_reset_per_device_resource_ref_capi_96fbf7c361d89476(intgo _swig_go_0) {
+_gostring_ _wrap_cmr_reset_per_device_resource_ref_capi_ec77170858b9b370(intgo _swig_go_0) {
   int arg1 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1002,7 +1002,7 @@ _gostring_ _wrap_cmr_reset_per_device_resource_ref_capi_96fbf7c361d89476(intgo _
 }
 
 
-_gostring_ _wrap_cmr_get_current_device_resource_ref_capi_96fbf7c361d89476(cmr_resource_ref *_swig_go_0) {
+_gostring_ _wrap_cmr_get_current_device_resource_ref_capi_ec77170858b9b370(cmr_resource_ref *_swig_go_0) {
   cmr_resource_ref *arg1 = (cmr_resource_ref *) 0 ;
   cmr_resource_ref temp1 ;
   cmr_status result;
@@ -1027,7 +1027,7 @@ _gostring_ _wrap_cmr_get_current_device_resource_ref_capi_96fbf7c361d89476(cmr_r
 }
 
 
-_gostring_ _wrap_cmr_set_current_device_resource_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0) {
+_gostring_ _wrap_cmr_set_current_device_resource_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0) {
   cmr_resource_ref arg1 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1045,7 +1045,7 @@ _gostring_ _wrap_cmr_set_current_device_resource_ref_capi_96fbf7c361d89476(struc
 }
 
 
-_gostring_ _wrap_cmr_reset_current_device_resource_ref_capi_96fbf7c361d89476() {
+_gostring_ _wrap_cmr_reset_current_device_resource_ref_capi_ec77170858b9b370() {
   cmr_status result;
   _gostring_ _swig_go_result;
   
@@ -1056,7 +1056,7 @@ _gostring_ _wrap_cmr_reset_current_device_resource_ref_capi_96fbf7c361d89476() {
 }
 
 
-_gostring_ _wrap_cmr_device_count_capi_96fbf7c361d89476(int *_swig_go_0) {
+_gostring_ _wrap_cmr_device_count_capi_ec77170858b9b370(int *_swig_go_0) {
   int *arg1 = (int *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1069,7 +1069,7 @@ _gostring_ _wrap_cmr_device_count_capi_96fbf7c361d89476(int *_swig_go_0) {
 }
 
 
-_gostring_ _wrap_cmr_current_device_capi_96fbf7c361d89476(int *_swig_go_0) {
+_gostring_ _wrap_cmr_current_device_capi_ec77170858b9b370(int *_swig_go_0) {
   int *arg1 = (int *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1082,7 +1082,7 @@ _gostring_ _wrap_cmr_current_device_capi_96fbf7c361d89476(int *_swig_go_0) {
 }
 
 
-_gostring_ _wrap_cmr_set_current_device_capi_96fbf7c361d89476(intgo _swig_go_0) {
+_gostring_ _wrap_cmr_set_current_device_capi_ec77170858b9b370(intgo _swig_go_0) {
   int arg1 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1095,7 +1095,7 @@ _gostring_ _wrap_cmr_set_current_device_capi_96fbf7c361d89476(intgo _swig_go_0) 
 }
 
 
-_gostring_ _wrap_cmr_device_memory_info_capi_96fbf7c361d89476(long long *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_device_memory_info_capi_ec77170858b9b370(long long *_swig_go_0, long long *_swig_go_1) {
   size_t *arg1 = (size_t *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -1110,7 +1110,7 @@ _gostring_ _wrap_cmr_device_memory_info_capi_96fbf7c361d89476(long long *_swig_g
 }
 
 
-_gostring_ _wrap_cmr_percent_of_free_device_memory_capi_96fbf7c361d89476(intgo _swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_percent_of_free_device_memory_capi_ec77170858b9b370(intgo _swig_go_0, long long *_swig_go_1) {
   int arg1 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -1125,7 +1125,7 @@ _gostring_ _wrap_cmr_percent_of_free_device_memory_capi_96fbf7c361d89476(intgo _
 }
 
 
-bool _wrap_cmr_built_with_cuda_capi_96fbf7c361d89476() {
+bool _wrap_cmr_built_with_cuda_capi_ec77170858b9b370() {
   bool result;
   bool _swig_go_result;
   
@@ -1136,7 +1136,7 @@ bool _wrap_cmr_built_with_cuda_capi_96fbf7c361d89476() {
 }
 
 
-_gostring_ _wrap_cmr_version_capi_96fbf7c361d89476() {
+_gostring_ _wrap_cmr_version_capi_ec77170858b9b370() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -1147,7 +1147,7 @@ _gostring_ _wrap_cmr_version_capi_96fbf7c361d89476() {
 }
 
 
-_gostring_ _wrap_cmr_aligned_resource_create_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, long long *_swig_go_1, long long *_swig_go_2, cmr_aligned_resource **_swig_go_3) {
+_gostring_ _wrap_cmr_aligned_resource_create_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, long long *_swig_go_1, long long *_swig_go_2, cmr_aligned_resource **_swig_go_3) {
   cmr_resource_ref arg1 ;
   cmr_optional_size arg2 ;
   cmr_optional_size arg3 ;
@@ -1179,7 +1179,7 @@ _gostring_ _wrap_cmr_aligned_resource_create_capi_96fbf7c361d89476(struct cmr_re
 }
 
 
-_gostring_ _wrap_cmr_aligned_resource_destroy_capi_96fbf7c361d89476(struct cmr_aligned_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_aligned_resource_destroy_capi_ec77170858b9b370(struct cmr_aligned_resource *_swig_go_0) {
   cmr_aligned_resource *arg1 = (cmr_aligned_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1192,7 +1192,7 @@ _gostring_ _wrap_cmr_aligned_resource_destroy_capi_96fbf7c361d89476(struct cmr_a
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_aligned_resource_ref_capi_96fbf7c361d89476(struct cmr_aligned_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_aligned_resource_ref_capi_ec77170858b9b370(struct cmr_aligned_resource *_swig_go_0) {
   cmr_aligned_resource *arg1 = (cmr_aligned_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -1209,7 +1209,7 @@ struct cmr_resource_ref *_wrap_cmr_aligned_resource_ref_capi_96fbf7c361d89476(st
 }
 
 
-_gostring_ _wrap_cmr_aligned_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_aligned_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_aligned_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_aligned_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_aligned_resource **arg2 = (cmr_aligned_resource **) 0 ;
   cmr_status result;
@@ -1229,7 +1229,7 @@ _gostring_ _wrap_cmr_aligned_resource_from_ref_capi_96fbf7c361d89476(struct cmr_
 }
 
 
-_gostring_ _wrap_cmr_aligned_resource_allocation_alignment_capi_96fbf7c361d89476(struct cmr_aligned_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_aligned_resource_allocation_alignment_capi_ec77170858b9b370(struct cmr_aligned_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_aligned_resource *arg1 = (cmr_aligned_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -1244,7 +1244,7 @@ _gostring_ _wrap_cmr_aligned_resource_allocation_alignment_capi_96fbf7c361d89476
 }
 
 
-_gostring_ _wrap_cmr_aligned_resource_alignment_threshold_capi_96fbf7c361d89476(struct cmr_aligned_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_aligned_resource_alignment_threshold_capi_ec77170858b9b370(struct cmr_aligned_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_aligned_resource *arg1 = (cmr_aligned_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -1259,7 +1259,7 @@ _gostring_ _wrap_cmr_aligned_resource_alignment_threshold_capi_96fbf7c361d89476(
 }
 
 
-_gostring_ _wrap_cmr_arena_resource_create_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, long long *_swig_go_1, bool _swig_go_2, _gostring_ _swig_go_3, cmr_arena_resource **_swig_go_4) {
+_gostring_ _wrap_cmr_arena_resource_create_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, long long *_swig_go_1, bool _swig_go_2, _gostring_ _swig_go_3, cmr_arena_resource **_swig_go_4) {
   cmr_resource_ref arg1 ;
   cmr_optional_size arg2 ;
   bool arg3 ;
@@ -1294,7 +1294,7 @@ _gostring_ _wrap_cmr_arena_resource_create_capi_96fbf7c361d89476(struct cmr_reso
 }
 
 
-_gostring_ _wrap_cmr_arena_resource_destroy_capi_96fbf7c361d89476(struct cmr_arena_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_arena_resource_destroy_capi_ec77170858b9b370(struct cmr_arena_resource *_swig_go_0) {
   cmr_arena_resource *arg1 = (cmr_arena_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1307,7 +1307,7 @@ _gostring_ _wrap_cmr_arena_resource_destroy_capi_96fbf7c361d89476(struct cmr_are
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_arena_resource_ref_capi_96fbf7c361d89476(struct cmr_arena_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_arena_resource_ref_capi_ec77170858b9b370(struct cmr_arena_resource *_swig_go_0) {
   cmr_arena_resource *arg1 = (cmr_arena_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -1324,7 +1324,7 @@ struct cmr_resource_ref *_wrap_cmr_arena_resource_ref_capi_96fbf7c361d89476(stru
 }
 
 
-_gostring_ _wrap_cmr_arena_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_arena_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_arena_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_arena_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_arena_resource **arg2 = (cmr_arena_resource **) 0 ;
   cmr_status result;
@@ -1344,7 +1344,7 @@ _gostring_ _wrap_cmr_arena_resource_from_ref_capi_96fbf7c361d89476(struct cmr_re
 }
 
 
-_gostring_ _wrap_cmr_arena_resource_arena_size_capi_96fbf7c361d89476(struct cmr_arena_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_arena_resource_arena_size_capi_ec77170858b9b370(struct cmr_arena_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_arena_resource *arg1 = (cmr_arena_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -1359,7 +1359,7 @@ _gostring_ _wrap_cmr_arena_resource_arena_size_capi_96fbf7c361d89476(struct cmr_
 }
 
 
-_gostring_ _wrap_cmr_arena_resource_global_free_bytes_capi_96fbf7c361d89476(struct cmr_arena_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_arena_resource_global_free_bytes_capi_ec77170858b9b370(struct cmr_arena_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_arena_resource *arg1 = (cmr_arena_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -1374,7 +1374,7 @@ _gostring_ _wrap_cmr_arena_resource_global_free_bytes_capi_96fbf7c361d89476(stru
 }
 
 
-_gostring_ _wrap_cmr_arena_resource_superblock_count_capi_96fbf7c361d89476(struct cmr_arena_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_arena_resource_superblock_count_capi_ec77170858b9b370(struct cmr_arena_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_arena_resource *arg1 = (cmr_arena_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -1389,7 +1389,7 @@ _gostring_ _wrap_cmr_arena_resource_superblock_count_capi_96fbf7c361d89476(struc
 }
 
 
-_gostring_ _wrap_cmr_arena_resource_dump_capi_96fbf7c361d89476(struct cmr_arena_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_arena_resource_dump_capi_ec77170858b9b370(struct cmr_arena_resource *_swig_go_0) {
   cmr_arena_resource *arg1 = (cmr_arena_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1402,7 +1402,7 @@ _gostring_ _wrap_cmr_arena_resource_dump_capi_96fbf7c361d89476(struct cmr_arena_
 }
 
 
-_gostring_ _wrap_cmr_binning_resource_create_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, int *_swig_go_1, int *_swig_go_2, cmr_binning_resource **_swig_go_3) {
+_gostring_ _wrap_cmr_binning_resource_create_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, int *_swig_go_1, int *_swig_go_2, cmr_binning_resource **_swig_go_3) {
   cmr_resource_ref arg1 ;
   cmr_optional_int arg2 ;
   cmr_optional_int arg3 ;
@@ -1434,7 +1434,7 @@ _gostring_ _wrap_cmr_binning_resource_create_capi_96fbf7c361d89476(struct cmr_re
 }
 
 
-_gostring_ _wrap_cmr_binning_resource_destroy_capi_96fbf7c361d89476(struct cmr_binning_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_binning_resource_destroy_capi_ec77170858b9b370(struct cmr_binning_resource *_swig_go_0) {
   cmr_binning_resource *arg1 = (cmr_binning_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1447,7 +1447,7 @@ _gostring_ _wrap_cmr_binning_resource_destroy_capi_96fbf7c361d89476(struct cmr_b
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_binning_resource_ref_capi_96fbf7c361d89476(struct cmr_binning_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_binning_resource_ref_capi_ec77170858b9b370(struct cmr_binning_resource *_swig_go_0) {
   cmr_binning_resource *arg1 = (cmr_binning_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -1464,7 +1464,7 @@ struct cmr_resource_ref *_wrap_cmr_binning_resource_ref_capi_96fbf7c361d89476(st
 }
 
 
-_gostring_ _wrap_cmr_binning_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_binning_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_binning_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_binning_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_binning_resource **arg2 = (cmr_binning_resource **) 0 ;
   cmr_status result;
@@ -1484,7 +1484,7 @@ _gostring_ _wrap_cmr_binning_resource_from_ref_capi_96fbf7c361d89476(struct cmr_
 }
 
 
-_gostring_ _wrap_cmr_binning_resource_add_bin_capi_96fbf7c361d89476(struct cmr_binning_resource *_swig_go_0, long long _swig_go_1) {
+_gostring_ _wrap_cmr_binning_resource_add_bin_capi_ec77170858b9b370(struct cmr_binning_resource *_swig_go_0, long long _swig_go_1) {
   cmr_binning_resource *arg1 = (cmr_binning_resource *) 0 ;
   size_t arg2 ;
   cmr_status result;
@@ -1499,7 +1499,7 @@ _gostring_ _wrap_cmr_binning_resource_add_bin_capi_96fbf7c361d89476(struct cmr_b
 }
 
 
-_gostring_ _wrap_cmr_binning_resource_add_bin_resource_capi_96fbf7c361d89476(struct cmr_binning_resource *_swig_go_0, long long _swig_go_1, struct cmr_resource_ref *_swig_go_2) {
+_gostring_ _wrap_cmr_binning_resource_add_bin_resource_capi_ec77170858b9b370(struct cmr_binning_resource *_swig_go_0, long long _swig_go_1, struct cmr_resource_ref *_swig_go_2) {
   cmr_binning_resource *arg1 = (cmr_binning_resource *) 0 ;
   size_t arg2 ;
   cmr_resource_ref arg3 ;
@@ -1521,7 +1521,7 @@ _gostring_ _wrap_cmr_binning_resource_add_bin_resource_capi_96fbf7c361d89476(str
 }
 
 
-_gostring_ _wrap_cmr_binning_resource_bin_count_capi_96fbf7c361d89476(struct cmr_binning_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_binning_resource_bin_count_capi_ec77170858b9b370(struct cmr_binning_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_binning_resource *arg1 = (cmr_binning_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -1536,7 +1536,7 @@ _gostring_ _wrap_cmr_binning_resource_bin_count_capi_96fbf7c361d89476(struct cmr
 }
 
 
-_gostring_ _wrap_cmr_binning_resource_bin_size_for_capi_96fbf7c361d89476(struct cmr_binning_resource *_swig_go_0, long long _swig_go_1, long long *_swig_go_2) {
+_gostring_ _wrap_cmr_binning_resource_bin_size_for_capi_ec77170858b9b370(struct cmr_binning_resource *_swig_go_0, long long _swig_go_1, long long *_swig_go_2) {
   cmr_binning_resource *arg1 = (cmr_binning_resource *) 0 ;
   size_t arg2 ;
   size_t *arg3 = (size_t *) 0 ;
@@ -1553,7 +1553,7 @@ _gostring_ _wrap_cmr_binning_resource_bin_size_for_capi_96fbf7c361d89476(struct 
 }
 
 
-_gostring_ _wrap_cmr_callback_resource_destroy_capi_96fbf7c361d89476(struct cmr_callback_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_callback_resource_destroy_capi_ec77170858b9b370(struct cmr_callback_resource *_swig_go_0) {
   cmr_callback_resource *arg1 = (cmr_callback_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1566,7 +1566,7 @@ _gostring_ _wrap_cmr_callback_resource_destroy_capi_96fbf7c361d89476(struct cmr_
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_callback_resource_ref_capi_96fbf7c361d89476(struct cmr_callback_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_callback_resource_ref_capi_ec77170858b9b370(struct cmr_callback_resource *_swig_go_0) {
   cmr_callback_resource *arg1 = (cmr_callback_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -1583,7 +1583,7 @@ struct cmr_resource_ref *_wrap_cmr_callback_resource_ref_capi_96fbf7c361d89476(s
 }
 
 
-_gostring_ _wrap_cmr_callback_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_callback_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_callback_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_callback_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_callback_resource **arg2 = (cmr_callback_resource **) 0 ;
   cmr_status result;
@@ -1603,7 +1603,7 @@ _gostring_ _wrap_cmr_callback_resource_from_ref_capi_96fbf7c361d89476(struct cmr
 }
 
 
-_gostring_ _wrap_cmr_cuda_resource_create_capi_96fbf7c361d89476(cmr_cuda_resource **_swig_go_0) {
+_gostring_ _wrap_cmr_cuda_resource_create_capi_ec77170858b9b370(cmr_cuda_resource **_swig_go_0) {
   cmr_cuda_resource **arg1 = (cmr_cuda_resource **) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1616,7 +1616,7 @@ _gostring_ _wrap_cmr_cuda_resource_create_capi_96fbf7c361d89476(cmr_cuda_resourc
 }
 
 
-_gostring_ _wrap_cmr_cuda_resource_destroy_capi_96fbf7c361d89476(struct cmr_cuda_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_cuda_resource_destroy_capi_ec77170858b9b370(struct cmr_cuda_resource *_swig_go_0) {
   cmr_cuda_resource *arg1 = (cmr_cuda_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1629,7 +1629,7 @@ _gostring_ _wrap_cmr_cuda_resource_destroy_capi_96fbf7c361d89476(struct cmr_cuda
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_cuda_resource_ref_capi_96fbf7c361d89476(struct cmr_cuda_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_cuda_resource_ref_capi_ec77170858b9b370(struct cmr_cuda_resource *_swig_go_0) {
   cmr_cuda_resource *arg1 = (cmr_cuda_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -1646,7 +1646,7 @@ struct cmr_resource_ref *_wrap_cmr_cuda_resource_ref_capi_96fbf7c361d89476(struc
 }
 
 
-_gostring_ _wrap_cmr_cuda_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_cuda_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_cuda_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_cuda_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_cuda_resource **arg2 = (cmr_cuda_resource **) 0 ;
   cmr_status result;
@@ -1666,7 +1666,7 @@ _gostring_ _wrap_cmr_cuda_resource_from_ref_capi_96fbf7c361d89476(struct cmr_res
 }
 
 
-intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE_capi_ec77170858b9b370() {
   enum cmr_cuda_async_export_handle_type result;
   intgo _swig_go_result;
   
@@ -1678,7 +1678,7 @@ intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_capi_ec77170858b9b370() {
   enum cmr_cuda_async_export_handle_type result;
   intgo _swig_go_result;
   
@@ -1690,7 +1690,7 @@ intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_capi_96fbf7c
 }
 
 
-intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC_capi_ec77170858b9b370() {
   enum cmr_cuda_async_export_handle_type result;
   intgo _swig_go_result;
   
@@ -1702,7 +1702,7 @@ intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC_capi_96fbf7c361d89476() {
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_resource_create_capi_96fbf7c361d89476(long long *_swig_go_0, long long *_swig_go_1, intgo _swig_go_2, long long *_swig_go_3, cmr_cuda_async_resource **_swig_go_4) {
+_gostring_ _wrap_cmr_cuda_async_resource_create_capi_ec77170858b9b370(long long *_swig_go_0, long long *_swig_go_1, intgo _swig_go_2, long long *_swig_go_3, cmr_cuda_async_resource **_swig_go_4) {
   cmr_optional_size arg1 ;
   cmr_optional_size arg2 ;
   cmr_cuda_async_export_handle_type arg3 ;
@@ -1735,7 +1735,7 @@ _gostring_ _wrap_cmr_cuda_async_resource_create_capi_96fbf7c361d89476(long long 
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_resource_destroy_capi_96fbf7c361d89476(struct cmr_cuda_async_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_cuda_async_resource_destroy_capi_ec77170858b9b370(struct cmr_cuda_async_resource *_swig_go_0) {
   cmr_cuda_async_resource *arg1 = (cmr_cuda_async_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1748,7 +1748,7 @@ _gostring_ _wrap_cmr_cuda_async_resource_destroy_capi_96fbf7c361d89476(struct cm
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_cuda_async_resource_ref_capi_96fbf7c361d89476(struct cmr_cuda_async_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_cuda_async_resource_ref_capi_ec77170858b9b370(struct cmr_cuda_async_resource *_swig_go_0) {
   cmr_cuda_async_resource *arg1 = (cmr_cuda_async_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -1765,7 +1765,7 @@ struct cmr_resource_ref *_wrap_cmr_cuda_async_resource_ref_capi_96fbf7c361d89476
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_cuda_async_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_cuda_async_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_cuda_async_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_cuda_async_resource **arg2 = (cmr_cuda_async_resource **) 0 ;
   cmr_status result;
@@ -1785,7 +1785,7 @@ _gostring_ _wrap_cmr_cuda_async_resource_from_ref_capi_96fbf7c361d89476(struct c
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_resource_pool_handle_capi_96fbf7c361d89476(struct cmr_cuda_async_resource *_swig_go_0, void **_swig_go_1) {
+_gostring_ _wrap_cmr_cuda_async_resource_pool_handle_capi_ec77170858b9b370(struct cmr_cuda_async_resource *_swig_go_0, void **_swig_go_1) {
   cmr_cuda_async_resource *arg1 = (cmr_cuda_async_resource *) 0 ;
   void **arg2 = (void **) 0 ;
   cmr_status result;
@@ -1800,7 +1800,7 @@ _gostring_ _wrap_cmr_cuda_async_resource_pool_handle_capi_96fbf7c361d89476(struc
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_resource_release_threshold_capi_96fbf7c361d89476(struct cmr_cuda_async_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_cuda_async_resource_release_threshold_capi_ec77170858b9b370(struct cmr_cuda_async_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_cuda_async_resource *arg1 = (cmr_cuda_async_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -1815,7 +1815,7 @@ _gostring_ _wrap_cmr_cuda_async_resource_release_threshold_capi_96fbf7c361d89476
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_managed_resource_create_capi_96fbf7c361d89476(cmr_cuda_async_managed_resource **_swig_go_0) {
+_gostring_ _wrap_cmr_cuda_async_managed_resource_create_capi_ec77170858b9b370(cmr_cuda_async_managed_resource **_swig_go_0) {
   cmr_cuda_async_managed_resource **arg1 = (cmr_cuda_async_managed_resource **) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1828,7 +1828,7 @@ _gostring_ _wrap_cmr_cuda_async_managed_resource_create_capi_96fbf7c361d89476(cm
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_managed_resource_destroy_capi_96fbf7c361d89476(struct cmr_cuda_async_managed_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_cuda_async_managed_resource_destroy_capi_ec77170858b9b370(struct cmr_cuda_async_managed_resource *_swig_go_0) {
   cmr_cuda_async_managed_resource *arg1 = (cmr_cuda_async_managed_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1841,7 +1841,7 @@ _gostring_ _wrap_cmr_cuda_async_managed_resource_destroy_capi_96fbf7c361d89476(s
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_cuda_async_managed_resource_ref_capi_96fbf7c361d89476(struct cmr_cuda_async_managed_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_cuda_async_managed_resource_ref_capi_ec77170858b9b370(struct cmr_cuda_async_managed_resource *_swig_go_0) {
   cmr_cuda_async_managed_resource *arg1 = (cmr_cuda_async_managed_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -1858,7 +1858,7 @@ struct cmr_resource_ref *_wrap_cmr_cuda_async_managed_resource_ref_capi_96fbf7c3
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_managed_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_cuda_async_managed_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_cuda_async_managed_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_cuda_async_managed_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_cuda_async_managed_resource **arg2 = (cmr_cuda_async_managed_resource **) 0 ;
   cmr_status result;
@@ -1878,7 +1878,7 @@ _gostring_ _wrap_cmr_cuda_async_managed_resource_from_ref_capi_96fbf7c361d89476(
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_managed_resource_pool_handle_capi_96fbf7c361d89476(struct cmr_cuda_async_managed_resource *_swig_go_0, void **_swig_go_1) {
+_gostring_ _wrap_cmr_cuda_async_managed_resource_pool_handle_capi_ec77170858b9b370(struct cmr_cuda_async_managed_resource *_swig_go_0, void **_swig_go_1) {
   cmr_cuda_async_managed_resource *arg1 = (cmr_cuda_async_managed_resource *) 0 ;
   void **arg2 = (void **) 0 ;
   cmr_status result;
@@ -1893,7 +1893,7 @@ _gostring_ _wrap_cmr_cuda_async_managed_resource_pool_handle_capi_96fbf7c361d894
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_view_resource_create_capi_96fbf7c361d89476(void *_swig_go_0, cmr_cuda_async_view_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_cuda_async_view_resource_create_capi_ec77170858b9b370(void *_swig_go_0, cmr_cuda_async_view_resource **_swig_go_1) {
   void *arg1 = (void *) 0 ;
   cmr_cuda_async_view_resource **arg2 = (cmr_cuda_async_view_resource **) 0 ;
   cmr_status result;
@@ -1908,7 +1908,7 @@ _gostring_ _wrap_cmr_cuda_async_view_resource_create_capi_96fbf7c361d89476(void 
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_view_resource_destroy_capi_96fbf7c361d89476(struct cmr_cuda_async_view_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_cuda_async_view_resource_destroy_capi_ec77170858b9b370(struct cmr_cuda_async_view_resource *_swig_go_0) {
   cmr_cuda_async_view_resource *arg1 = (cmr_cuda_async_view_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1921,7 +1921,7 @@ _gostring_ _wrap_cmr_cuda_async_view_resource_destroy_capi_96fbf7c361d89476(stru
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_cuda_async_view_resource_ref_capi_96fbf7c361d89476(struct cmr_cuda_async_view_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_cuda_async_view_resource_ref_capi_ec77170858b9b370(struct cmr_cuda_async_view_resource *_swig_go_0) {
   cmr_cuda_async_view_resource *arg1 = (cmr_cuda_async_view_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -1938,7 +1938,7 @@ struct cmr_resource_ref *_wrap_cmr_cuda_async_view_resource_ref_capi_96fbf7c361d
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_view_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_cuda_async_view_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_cuda_async_view_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_cuda_async_view_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_cuda_async_view_resource **arg2 = (cmr_cuda_async_view_resource **) 0 ;
   cmr_status result;
@@ -1958,7 +1958,7 @@ _gostring_ _wrap_cmr_cuda_async_view_resource_from_ref_capi_96fbf7c361d89476(str
 }
 
 
-_gostring_ _wrap_cmr_cuda_async_view_resource_pool_handle_capi_96fbf7c361d89476(struct cmr_cuda_async_view_resource *_swig_go_0, void **_swig_go_1) {
+_gostring_ _wrap_cmr_cuda_async_view_resource_pool_handle_capi_ec77170858b9b370(struct cmr_cuda_async_view_resource *_swig_go_0, void **_swig_go_1) {
   cmr_cuda_async_view_resource *arg1 = (cmr_cuda_async_view_resource *) 0 ;
   void **arg2 = (void **) 0 ;
   cmr_status result;
@@ -1973,7 +1973,7 @@ _gostring_ _wrap_cmr_cuda_async_view_resource_pool_handle_capi_96fbf7c361d89476(
 }
 
 
-_gostring_ _wrap_cmr_failure_callback_resource_destroy_capi_96fbf7c361d89476(struct cmr_failure_callback_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_failure_callback_resource_destroy_capi_ec77170858b9b370(struct cmr_failure_callback_resource *_swig_go_0) {
   cmr_failure_callback_resource *arg1 = (cmr_failure_callback_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -1986,7 +1986,7 @@ _gostring_ _wrap_cmr_failure_callback_resource_destroy_capi_96fbf7c361d89476(str
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_failure_callback_resource_ref_capi_96fbf7c361d89476(struct cmr_failure_callback_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_failure_callback_resource_ref_capi_ec77170858b9b370(struct cmr_failure_callback_resource *_swig_go_0) {
   cmr_failure_callback_resource *arg1 = (cmr_failure_callback_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -2003,7 +2003,7 @@ struct cmr_resource_ref *_wrap_cmr_failure_callback_resource_ref_capi_96fbf7c361
 }
 
 
-_gostring_ _wrap_cmr_failure_callback_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_failure_callback_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_failure_callback_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_failure_callback_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_failure_callback_resource **arg2 = (cmr_failure_callback_resource **) 0 ;
   cmr_status result;
@@ -2023,7 +2023,7 @@ _gostring_ _wrap_cmr_failure_callback_resource_from_ref_capi_96fbf7c361d89476(st
 }
 
 
-_gostring_ _wrap_cmr_fixed_size_resource_create_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, long long *_swig_go_1, long long *_swig_go_2, cmr_fixed_size_resource **_swig_go_3) {
+_gostring_ _wrap_cmr_fixed_size_resource_create_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, long long *_swig_go_1, long long *_swig_go_2, cmr_fixed_size_resource **_swig_go_3) {
   cmr_resource_ref arg1 ;
   cmr_optional_size arg2 ;
   cmr_optional_size arg3 ;
@@ -2055,7 +2055,7 @@ _gostring_ _wrap_cmr_fixed_size_resource_create_capi_96fbf7c361d89476(struct cmr
 }
 
 
-_gostring_ _wrap_cmr_fixed_size_resource_destroy_capi_96fbf7c361d89476(struct cmr_fixed_size_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_fixed_size_resource_destroy_capi_ec77170858b9b370(struct cmr_fixed_size_resource *_swig_go_0) {
   cmr_fixed_size_resource *arg1 = (cmr_fixed_size_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2068,7 +2068,7 @@ _gostring_ _wrap_cmr_fixed_size_resource_destroy_capi_96fbf7c361d89476(struct cm
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_fixed_size_resource_ref_capi_96fbf7c361d89476(struct cmr_fixed_size_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_fixed_size_resource_ref_capi_ec77170858b9b370(struct cmr_fixed_size_resource *_swig_go_0) {
   cmr_fixed_size_resource *arg1 = (cmr_fixed_size_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -2085,7 +2085,7 @@ struct cmr_resource_ref *_wrap_cmr_fixed_size_resource_ref_capi_96fbf7c361d89476
 }
 
 
-_gostring_ _wrap_cmr_fixed_size_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_fixed_size_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_fixed_size_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_fixed_size_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_fixed_size_resource **arg2 = (cmr_fixed_size_resource **) 0 ;
   cmr_status result;
@@ -2105,7 +2105,7 @@ _gostring_ _wrap_cmr_fixed_size_resource_from_ref_capi_96fbf7c361d89476(struct c
 }
 
 
-_gostring_ _wrap_cmr_fixed_size_resource_block_size_capi_96fbf7c361d89476(struct cmr_fixed_size_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_fixed_size_resource_block_size_capi_ec77170858b9b370(struct cmr_fixed_size_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_fixed_size_resource *arg1 = (cmr_fixed_size_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2120,7 +2120,7 @@ _gostring_ _wrap_cmr_fixed_size_resource_block_size_capi_96fbf7c361d89476(struct
 }
 
 
-_gostring_ _wrap_cmr_fixed_size_resource_upstream_bytes_capi_96fbf7c361d89476(struct cmr_fixed_size_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_fixed_size_resource_upstream_bytes_capi_ec77170858b9b370(struct cmr_fixed_size_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_fixed_size_resource *arg1 = (cmr_fixed_size_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2135,7 +2135,7 @@ _gostring_ _wrap_cmr_fixed_size_resource_upstream_bytes_capi_96fbf7c361d89476(st
 }
 
 
-_gostring_ _wrap_cmr_limiting_resource_create_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, long long _swig_go_1, long long *_swig_go_2, cmr_limiting_resource **_swig_go_3) {
+_gostring_ _wrap_cmr_limiting_resource_create_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, long long _swig_go_1, long long *_swig_go_2, cmr_limiting_resource **_swig_go_3) {
   cmr_resource_ref arg1 ;
   size_t arg2 ;
   cmr_optional_size arg3 ;
@@ -2163,7 +2163,7 @@ _gostring_ _wrap_cmr_limiting_resource_create_capi_96fbf7c361d89476(struct cmr_r
 }
 
 
-_gostring_ _wrap_cmr_limiting_resource_destroy_capi_96fbf7c361d89476(struct cmr_limiting_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_limiting_resource_destroy_capi_ec77170858b9b370(struct cmr_limiting_resource *_swig_go_0) {
   cmr_limiting_resource *arg1 = (cmr_limiting_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2176,7 +2176,7 @@ _gostring_ _wrap_cmr_limiting_resource_destroy_capi_96fbf7c361d89476(struct cmr_
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_limiting_resource_ref_capi_96fbf7c361d89476(struct cmr_limiting_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_limiting_resource_ref_capi_ec77170858b9b370(struct cmr_limiting_resource *_swig_go_0) {
   cmr_limiting_resource *arg1 = (cmr_limiting_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -2193,7 +2193,7 @@ struct cmr_resource_ref *_wrap_cmr_limiting_resource_ref_capi_96fbf7c361d89476(s
 }
 
 
-_gostring_ _wrap_cmr_limiting_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_limiting_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_limiting_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_limiting_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_limiting_resource **arg2 = (cmr_limiting_resource **) 0 ;
   cmr_status result;
@@ -2213,7 +2213,7 @@ _gostring_ _wrap_cmr_limiting_resource_from_ref_capi_96fbf7c361d89476(struct cmr
 }
 
 
-_gostring_ _wrap_cmr_limiting_resource_allocated_bytes_capi_96fbf7c361d89476(struct cmr_limiting_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_limiting_resource_allocated_bytes_capi_ec77170858b9b370(struct cmr_limiting_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_limiting_resource *arg1 = (cmr_limiting_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2228,7 +2228,7 @@ _gostring_ _wrap_cmr_limiting_resource_allocated_bytes_capi_96fbf7c361d89476(str
 }
 
 
-_gostring_ _wrap_cmr_limiting_resource_allocation_limit_capi_96fbf7c361d89476(struct cmr_limiting_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_limiting_resource_allocation_limit_capi_ec77170858b9b370(struct cmr_limiting_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_limiting_resource *arg1 = (cmr_limiting_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2243,7 +2243,7 @@ _gostring_ _wrap_cmr_limiting_resource_allocation_limit_capi_96fbf7c361d89476(st
 }
 
 
-_gostring_ _wrap_cmr_logging_resource_create_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, _gostring_ _swig_go_1, FILE *_swig_go_2, bool _swig_go_3, cmr_logging_resource **_swig_go_4) {
+_gostring_ _wrap_cmr_logging_resource_create_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, _gostring_ _swig_go_1, FILE *_swig_go_2, bool _swig_go_3, cmr_logging_resource **_swig_go_4) {
   cmr_resource_ref arg1 ;
   char *arg2 = (char *) 0 ;
   FILE *arg3 = (FILE *) 0 ;
@@ -2274,7 +2274,7 @@ _gostring_ _wrap_cmr_logging_resource_create_capi_96fbf7c361d89476(struct cmr_re
 }
 
 
-_gostring_ _wrap_cmr_logging_resource_destroy_capi_96fbf7c361d89476(struct cmr_logging_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_logging_resource_destroy_capi_ec77170858b9b370(struct cmr_logging_resource *_swig_go_0) {
   cmr_logging_resource *arg1 = (cmr_logging_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2287,7 +2287,7 @@ _gostring_ _wrap_cmr_logging_resource_destroy_capi_96fbf7c361d89476(struct cmr_l
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_logging_resource_ref_capi_96fbf7c361d89476(struct cmr_logging_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_logging_resource_ref_capi_ec77170858b9b370(struct cmr_logging_resource *_swig_go_0) {
   cmr_logging_resource *arg1 = (cmr_logging_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -2304,7 +2304,7 @@ struct cmr_resource_ref *_wrap_cmr_logging_resource_ref_capi_96fbf7c361d89476(st
 }
 
 
-_gostring_ _wrap_cmr_logging_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_logging_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_logging_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_logging_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_logging_resource **arg2 = (cmr_logging_resource **) 0 ;
   cmr_status result;
@@ -2324,7 +2324,7 @@ _gostring_ _wrap_cmr_logging_resource_from_ref_capi_96fbf7c361d89476(struct cmr_
 }
 
 
-_gostring_ _wrap_cmr_logging_resource_flush_capi_96fbf7c361d89476(struct cmr_logging_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_logging_resource_flush_capi_ec77170858b9b370(struct cmr_logging_resource *_swig_go_0) {
   cmr_logging_resource *arg1 = (cmr_logging_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2337,7 +2337,7 @@ _gostring_ _wrap_cmr_logging_resource_flush_capi_96fbf7c361d89476(struct cmr_log
 }
 
 
-_gostring_ _wrap_cmr_logging_resource_filename_capi_96fbf7c361d89476(struct cmr_logging_resource *_swig_go_0, _gostring_* _swig_go_1) {
+_gostring_ _wrap_cmr_logging_resource_filename_capi_ec77170858b9b370(struct cmr_logging_resource *_swig_go_0, _gostring_* _swig_go_1) {
   cmr_logging_resource *arg1 = (cmr_logging_resource *) 0 ;
   char **arg2 = (char **) 0 ;
   char const *temp2 ;
@@ -2358,7 +2358,7 @@ _gostring_ _wrap_cmr_logging_resource_filename_capi_96fbf7c361d89476(struct cmr_
 }
 
 
-_gostring_ _wrap_cmr_logging_resource_lost_rows_capi_96fbf7c361d89476(struct cmr_logging_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_logging_resource_lost_rows_capi_ec77170858b9b370(struct cmr_logging_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_logging_resource *arg1 = (cmr_logging_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2373,7 +2373,7 @@ _gostring_ _wrap_cmr_logging_resource_lost_rows_capi_96fbf7c361d89476(struct cmr
 }
 
 
-_gostring_ _wrap_cmr_managed_resource_create_capi_96fbf7c361d89476(cmr_managed_resource **_swig_go_0) {
+_gostring_ _wrap_cmr_managed_resource_create_capi_ec77170858b9b370(cmr_managed_resource **_swig_go_0) {
   cmr_managed_resource **arg1 = (cmr_managed_resource **) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2386,7 +2386,7 @@ _gostring_ _wrap_cmr_managed_resource_create_capi_96fbf7c361d89476(cmr_managed_r
 }
 
 
-_gostring_ _wrap_cmr_managed_resource_destroy_capi_96fbf7c361d89476(struct cmr_managed_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_managed_resource_destroy_capi_ec77170858b9b370(struct cmr_managed_resource *_swig_go_0) {
   cmr_managed_resource *arg1 = (cmr_managed_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2399,7 +2399,7 @@ _gostring_ _wrap_cmr_managed_resource_destroy_capi_96fbf7c361d89476(struct cmr_m
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_managed_resource_ref_capi_96fbf7c361d89476(struct cmr_managed_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_managed_resource_ref_capi_ec77170858b9b370(struct cmr_managed_resource *_swig_go_0) {
   cmr_managed_resource *arg1 = (cmr_managed_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -2416,7 +2416,7 @@ struct cmr_resource_ref *_wrap_cmr_managed_resource_ref_capi_96fbf7c361d89476(st
 }
 
 
-_gostring_ _wrap_cmr_managed_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_managed_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_managed_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_managed_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_managed_resource **arg2 = (cmr_managed_resource **) 0 ;
   cmr_status result;
@@ -2436,7 +2436,7 @@ _gostring_ _wrap_cmr_managed_resource_from_ref_capi_96fbf7c361d89476(struct cmr_
 }
 
 
-_gostring_ _wrap_cmr_pinned_host_resource_create_capi_96fbf7c361d89476(cmr_pinned_host_resource **_swig_go_0) {
+_gostring_ _wrap_cmr_pinned_host_resource_create_capi_ec77170858b9b370(cmr_pinned_host_resource **_swig_go_0) {
   cmr_pinned_host_resource **arg1 = (cmr_pinned_host_resource **) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2449,7 +2449,7 @@ _gostring_ _wrap_cmr_pinned_host_resource_create_capi_96fbf7c361d89476(cmr_pinne
 }
 
 
-_gostring_ _wrap_cmr_pinned_host_resource_destroy_capi_96fbf7c361d89476(struct cmr_pinned_host_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_pinned_host_resource_destroy_capi_ec77170858b9b370(struct cmr_pinned_host_resource *_swig_go_0) {
   cmr_pinned_host_resource *arg1 = (cmr_pinned_host_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2462,7 +2462,7 @@ _gostring_ _wrap_cmr_pinned_host_resource_destroy_capi_96fbf7c361d89476(struct c
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_pinned_host_resource_ref_capi_96fbf7c361d89476(struct cmr_pinned_host_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_pinned_host_resource_ref_capi_ec77170858b9b370(struct cmr_pinned_host_resource *_swig_go_0) {
   cmr_pinned_host_resource *arg1 = (cmr_pinned_host_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -2479,7 +2479,7 @@ struct cmr_resource_ref *_wrap_cmr_pinned_host_resource_ref_capi_96fbf7c361d8947
 }
 
 
-_gostring_ _wrap_cmr_pinned_host_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_pinned_host_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_pinned_host_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_pinned_host_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_pinned_host_resource **arg2 = (cmr_pinned_host_resource **) 0 ;
   cmr_status result;
@@ -2499,7 +2499,7 @@ _gostring_ _wrap_cmr_pinned_host_resource_from_ref_capi_96fbf7c361d89476(struct 
 }
 
 
-_gostring_ _wrap_cmr_pool_resource_create_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, long long *_swig_go_1, long long *_swig_go_2, cmr_pool_resource **_swig_go_3) {
+_gostring_ _wrap_cmr_pool_resource_create_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, long long *_swig_go_1, long long *_swig_go_2, cmr_pool_resource **_swig_go_3) {
   cmr_resource_ref arg1 ;
   cmr_optional_size arg2 ;
   cmr_optional_size arg3 ;
@@ -2531,7 +2531,7 @@ _gostring_ _wrap_cmr_pool_resource_create_capi_96fbf7c361d89476(struct cmr_resou
 }
 
 
-_gostring_ _wrap_cmr_pool_resource_destroy_capi_96fbf7c361d89476(struct cmr_pool_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_pool_resource_destroy_capi_ec77170858b9b370(struct cmr_pool_resource *_swig_go_0) {
   cmr_pool_resource *arg1 = (cmr_pool_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2544,7 +2544,7 @@ _gostring_ _wrap_cmr_pool_resource_destroy_capi_96fbf7c361d89476(struct cmr_pool
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_pool_resource_ref_capi_96fbf7c361d89476(struct cmr_pool_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_pool_resource_ref_capi_ec77170858b9b370(struct cmr_pool_resource *_swig_go_0) {
   cmr_pool_resource *arg1 = (cmr_pool_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -2561,7 +2561,7 @@ struct cmr_resource_ref *_wrap_cmr_pool_resource_ref_capi_96fbf7c361d89476(struc
 }
 
 
-_gostring_ _wrap_cmr_pool_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_pool_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_pool_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_pool_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_pool_resource **arg2 = (cmr_pool_resource **) 0 ;
   cmr_status result;
@@ -2581,7 +2581,7 @@ _gostring_ _wrap_cmr_pool_resource_from_ref_capi_96fbf7c361d89476(struct cmr_res
 }
 
 
-_gostring_ _wrap_cmr_pool_resource_pool_size_capi_96fbf7c361d89476(struct cmr_pool_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_pool_resource_pool_size_capi_ec77170858b9b370(struct cmr_pool_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_pool_resource *arg1 = (cmr_pool_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2596,7 +2596,7 @@ _gostring_ _wrap_cmr_pool_resource_pool_size_capi_96fbf7c361d89476(struct cmr_po
 }
 
 
-_gostring_ _wrap_cmr_pool_resource_free_size_capi_96fbf7c361d89476(struct cmr_pool_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_pool_resource_free_size_capi_ec77170858b9b370(struct cmr_pool_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_pool_resource *arg1 = (cmr_pool_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2611,7 +2611,7 @@ _gostring_ _wrap_cmr_pool_resource_free_size_capi_96fbf7c361d89476(struct cmr_po
 }
 
 
-_gostring_ _wrap_cmr_prefetch_resource_create_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_prefetch_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_prefetch_resource_create_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_prefetch_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_prefetch_resource **arg2 = (cmr_prefetch_resource **) 0 ;
   cmr_status result;
@@ -2631,7 +2631,7 @@ _gostring_ _wrap_cmr_prefetch_resource_create_capi_96fbf7c361d89476(struct cmr_r
 }
 
 
-_gostring_ _wrap_cmr_prefetch_resource_destroy_capi_96fbf7c361d89476(struct cmr_prefetch_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_prefetch_resource_destroy_capi_ec77170858b9b370(struct cmr_prefetch_resource *_swig_go_0) {
   cmr_prefetch_resource *arg1 = (cmr_prefetch_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2644,7 +2644,7 @@ _gostring_ _wrap_cmr_prefetch_resource_destroy_capi_96fbf7c361d89476(struct cmr_
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_prefetch_resource_ref_capi_96fbf7c361d89476(struct cmr_prefetch_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_prefetch_resource_ref_capi_ec77170858b9b370(struct cmr_prefetch_resource *_swig_go_0) {
   cmr_prefetch_resource *arg1 = (cmr_prefetch_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -2661,7 +2661,7 @@ struct cmr_resource_ref *_wrap_cmr_prefetch_resource_ref_capi_96fbf7c361d89476(s
 }
 
 
-_gostring_ _wrap_cmr_prefetch_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_prefetch_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_prefetch_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_prefetch_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_prefetch_resource **arg2 = (cmr_prefetch_resource **) 0 ;
   cmr_status result;
@@ -2681,7 +2681,7 @@ _gostring_ _wrap_cmr_prefetch_resource_from_ref_capi_96fbf7c361d89476(struct cmr
 }
 
 
-_gostring_ _wrap_cmr_sam_headroom_resource_create_capi_96fbf7c361d89476(long long _swig_go_0, cmr_sam_headroom_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_sam_headroom_resource_create_capi_ec77170858b9b370(long long _swig_go_0, cmr_sam_headroom_resource **_swig_go_1) {
   size_t arg1 ;
   cmr_sam_headroom_resource **arg2 = (cmr_sam_headroom_resource **) 0 ;
   cmr_status result;
@@ -2696,7 +2696,7 @@ _gostring_ _wrap_cmr_sam_headroom_resource_create_capi_96fbf7c361d89476(long lon
 }
 
 
-_gostring_ _wrap_cmr_sam_headroom_resource_destroy_capi_96fbf7c361d89476(struct cmr_sam_headroom_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_sam_headroom_resource_destroy_capi_ec77170858b9b370(struct cmr_sam_headroom_resource *_swig_go_0) {
   cmr_sam_headroom_resource *arg1 = (cmr_sam_headroom_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2709,7 +2709,7 @@ _gostring_ _wrap_cmr_sam_headroom_resource_destroy_capi_96fbf7c361d89476(struct 
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_sam_headroom_resource_ref_capi_96fbf7c361d89476(struct cmr_sam_headroom_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_sam_headroom_resource_ref_capi_ec77170858b9b370(struct cmr_sam_headroom_resource *_swig_go_0) {
   cmr_sam_headroom_resource *arg1 = (cmr_sam_headroom_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -2726,7 +2726,7 @@ struct cmr_resource_ref *_wrap_cmr_sam_headroom_resource_ref_capi_96fbf7c361d894
 }
 
 
-_gostring_ _wrap_cmr_sam_headroom_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_sam_headroom_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_sam_headroom_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_sam_headroom_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_sam_headroom_resource **arg2 = (cmr_sam_headroom_resource **) 0 ;
   cmr_status result;
@@ -2746,7 +2746,7 @@ _gostring_ _wrap_cmr_sam_headroom_resource_from_ref_capi_96fbf7c361d89476(struct
 }
 
 
-_gostring_ _wrap_cmr_simulated_resource_create_capi_96fbf7c361d89476(long long *_swig_go_0, cmr_simulated_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_simulated_resource_create_capi_ec77170858b9b370(long long *_swig_go_0, cmr_simulated_resource **_swig_go_1) {
   cmr_optional_size arg1 ;
   cmr_simulated_resource **arg2 = (cmr_simulated_resource **) 0 ;
   cmr_status result;
@@ -2765,7 +2765,7 @@ _gostring_ _wrap_cmr_simulated_resource_create_capi_96fbf7c361d89476(long long *
 }
 
 
-_gostring_ _wrap_cmr_simulated_resource_destroy_capi_96fbf7c361d89476(struct cmr_simulated_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_simulated_resource_destroy_capi_ec77170858b9b370(struct cmr_simulated_resource *_swig_go_0) {
   cmr_simulated_resource *arg1 = (cmr_simulated_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2778,7 +2778,7 @@ _gostring_ _wrap_cmr_simulated_resource_destroy_capi_96fbf7c361d89476(struct cmr
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_simulated_resource_ref_capi_96fbf7c361d89476(struct cmr_simulated_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_simulated_resource_ref_capi_ec77170858b9b370(struct cmr_simulated_resource *_swig_go_0) {
   cmr_simulated_resource *arg1 = (cmr_simulated_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -2795,7 +2795,7 @@ struct cmr_resource_ref *_wrap_cmr_simulated_resource_ref_capi_96fbf7c361d89476(
 }
 
 
-_gostring_ _wrap_cmr_simulated_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_simulated_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_simulated_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_simulated_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_simulated_resource **arg2 = (cmr_simulated_resource **) 0 ;
   cmr_status result;
@@ -2815,7 +2815,7 @@ _gostring_ _wrap_cmr_simulated_resource_from_ref_capi_96fbf7c361d89476(struct cm
 }
 
 
-_gostring_ _wrap_cmr_simulated_resource_bytes_in_use_capi_96fbf7c361d89476(struct cmr_simulated_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_simulated_resource_bytes_in_use_capi_ec77170858b9b370(struct cmr_simulated_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_simulated_resource *arg1 = (cmr_simulated_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2830,7 +2830,7 @@ _gostring_ _wrap_cmr_simulated_resource_bytes_in_use_capi_96fbf7c361d89476(struc
 }
 
 
-_gostring_ _wrap_cmr_simulated_resource_peak_bytes_in_use_capi_96fbf7c361d89476(struct cmr_simulated_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_simulated_resource_peak_bytes_in_use_capi_ec77170858b9b370(struct cmr_simulated_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_simulated_resource *arg1 = (cmr_simulated_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2845,7 +2845,7 @@ _gostring_ _wrap_cmr_simulated_resource_peak_bytes_in_use_capi_96fbf7c361d89476(
 }
 
 
-_gostring_ _wrap_cmr_simulated_resource_allocation_count_capi_96fbf7c361d89476(struct cmr_simulated_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_simulated_resource_allocation_count_capi_ec77170858b9b370(struct cmr_simulated_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_simulated_resource *arg1 = (cmr_simulated_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2860,7 +2860,7 @@ _gostring_ _wrap_cmr_simulated_resource_allocation_count_capi_96fbf7c361d89476(s
 }
 
 
-_gostring_ _wrap_cmr_simulated_resource_deallocation_count_capi_96fbf7c361d89476(struct cmr_simulated_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_simulated_resource_deallocation_count_capi_ec77170858b9b370(struct cmr_simulated_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_simulated_resource *arg1 = (cmr_simulated_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2875,7 +2875,7 @@ _gostring_ _wrap_cmr_simulated_resource_deallocation_count_capi_96fbf7c361d89476
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_create_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_statistics_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_statistics_resource_create_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_statistics_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_statistics_resource **arg2 = (cmr_statistics_resource **) 0 ;
   cmr_status result;
@@ -2895,7 +2895,7 @@ _gostring_ _wrap_cmr_statistics_resource_create_capi_96fbf7c361d89476(struct cmr
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_destroy_capi_96fbf7c361d89476(struct cmr_statistics_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_statistics_resource_destroy_capi_ec77170858b9b370(struct cmr_statistics_resource *_swig_go_0) {
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -2908,7 +2908,7 @@ _gostring_ _wrap_cmr_statistics_resource_destroy_capi_96fbf7c361d89476(struct cm
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_statistics_resource_ref_capi_96fbf7c361d89476(struct cmr_statistics_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_statistics_resource_ref_capi_ec77170858b9b370(struct cmr_statistics_resource *_swig_go_0) {
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -2925,7 +2925,7 @@ struct cmr_resource_ref *_wrap_cmr_statistics_resource_ref_capi_96fbf7c361d89476
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_statistics_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_statistics_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_statistics_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_statistics_resource **arg2 = (cmr_statistics_resource **) 0 ;
   cmr_status result;
@@ -2945,7 +2945,7 @@ _gostring_ _wrap_cmr_statistics_resource_from_ref_capi_96fbf7c361d89476(struct c
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_bytes_current_capi_96fbf7c361d89476(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_statistics_resource_bytes_current_capi_ec77170858b9b370(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2960,7 +2960,7 @@ _gostring_ _wrap_cmr_statistics_resource_bytes_current_capi_96fbf7c361d89476(str
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_bytes_peak_capi_96fbf7c361d89476(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_statistics_resource_bytes_peak_capi_ec77170858b9b370(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2975,7 +2975,7 @@ _gostring_ _wrap_cmr_statistics_resource_bytes_peak_capi_96fbf7c361d89476(struct
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_bytes_total_capi_96fbf7c361d89476(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_statistics_resource_bytes_total_capi_ec77170858b9b370(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -2990,7 +2990,7 @@ _gostring_ _wrap_cmr_statistics_resource_bytes_total_capi_96fbf7c361d89476(struc
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_allocations_current_capi_96fbf7c361d89476(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_statistics_resource_allocations_current_capi_ec77170858b9b370(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -3005,7 +3005,7 @@ _gostring_ _wrap_cmr_statistics_resource_allocations_current_capi_96fbf7c361d894
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_allocations_peak_capi_96fbf7c361d89476(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_statistics_resource_allocations_peak_capi_ec77170858b9b370(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -3020,7 +3020,7 @@ _gostring_ _wrap_cmr_statistics_resource_allocations_peak_capi_96fbf7c361d89476(
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_allocations_total_capi_96fbf7c361d89476(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_statistics_resource_allocations_total_capi_ec77170858b9b370(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -3035,7 +3035,7 @@ _gostring_ _wrap_cmr_statistics_resource_allocations_total_capi_96fbf7c361d89476
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_bytes_at_push_capi_96fbf7c361d89476(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_statistics_resource_bytes_at_push_capi_ec77170858b9b370(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -3050,7 +3050,7 @@ _gostring_ _wrap_cmr_statistics_resource_bytes_at_push_capi_96fbf7c361d89476(str
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_allocations_at_push_capi_96fbf7c361d89476(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_statistics_resource_allocations_at_push_capi_ec77170858b9b370(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -3065,7 +3065,7 @@ _gostring_ _wrap_cmr_statistics_resource_allocations_at_push_capi_96fbf7c361d894
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_push_counters_capi_96fbf7c361d89476(struct cmr_statistics_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_statistics_resource_push_counters_capi_ec77170858b9b370(struct cmr_statistics_resource *_swig_go_0) {
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -3078,7 +3078,7 @@ _gostring_ _wrap_cmr_statistics_resource_push_counters_capi_96fbf7c361d89476(str
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_pop_counters_capi_96fbf7c361d89476(struct cmr_statistics_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_statistics_resource_pop_counters_capi_ec77170858b9b370(struct cmr_statistics_resource *_swig_go_0) {
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -3091,7 +3091,7 @@ _gostring_ _wrap_cmr_statistics_resource_pop_counters_capi_96fbf7c361d89476(stru
 }
 
 
-_gostring_ _wrap_cmr_statistics_resource_counter_levels_capi_96fbf7c361d89476(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_statistics_resource_counter_levels_capi_ec77170858b9b370(struct cmr_statistics_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_statistics_resource *arg1 = (cmr_statistics_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -3106,7 +3106,7 @@ _gostring_ _wrap_cmr_statistics_resource_counter_levels_capi_96fbf7c361d89476(st
 }
 
 
-_gostring_ _wrap_cmr_system_resource_create_capi_96fbf7c361d89476(cmr_system_resource **_swig_go_0) {
+_gostring_ _wrap_cmr_system_resource_create_capi_ec77170858b9b370(cmr_system_resource **_swig_go_0) {
   cmr_system_resource **arg1 = (cmr_system_resource **) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -3119,7 +3119,7 @@ _gostring_ _wrap_cmr_system_resource_create_capi_96fbf7c361d89476(cmr_system_res
 }
 
 
-_gostring_ _wrap_cmr_system_resource_destroy_capi_96fbf7c361d89476(struct cmr_system_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_system_resource_destroy_capi_ec77170858b9b370(struct cmr_system_resource *_swig_go_0) {
   cmr_system_resource *arg1 = (cmr_system_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -3132,7 +3132,7 @@ _gostring_ _wrap_cmr_system_resource_destroy_capi_96fbf7c361d89476(struct cmr_sy
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_system_resource_ref_capi_96fbf7c361d89476(struct cmr_system_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_system_resource_ref_capi_ec77170858b9b370(struct cmr_system_resource *_swig_go_0) {
   cmr_system_resource *arg1 = (cmr_system_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -3149,7 +3149,7 @@ struct cmr_resource_ref *_wrap_cmr_system_resource_ref_capi_96fbf7c361d89476(str
 }
 
 
-_gostring_ _wrap_cmr_system_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_system_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_system_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_system_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_system_resource **arg2 = (cmr_system_resource **) 0 ;
   cmr_status result;
@@ -3169,7 +3169,7 @@ _gostring_ _wrap_cmr_system_resource_from_ref_capi_96fbf7c361d89476(struct cmr_r
 }
 
 
-_gostring_ _wrap_cmr_thread_safe_resource_create_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_thread_safe_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_thread_safe_resource_create_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_thread_safe_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_thread_safe_resource **arg2 = (cmr_thread_safe_resource **) 0 ;
   cmr_status result;
@@ -3189,7 +3189,7 @@ _gostring_ _wrap_cmr_thread_safe_resource_create_capi_96fbf7c361d89476(struct cm
 }
 
 
-_gostring_ _wrap_cmr_thread_safe_resource_destroy_capi_96fbf7c361d89476(struct cmr_thread_safe_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_thread_safe_resource_destroy_capi_ec77170858b9b370(struct cmr_thread_safe_resource *_swig_go_0) {
   cmr_thread_safe_resource *arg1 = (cmr_thread_safe_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -3202,7 +3202,7 @@ _gostring_ _wrap_cmr_thread_safe_resource_destroy_capi_96fbf7c361d89476(struct c
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_thread_safe_resource_ref_capi_96fbf7c361d89476(struct cmr_thread_safe_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_thread_safe_resource_ref_capi_ec77170858b9b370(struct cmr_thread_safe_resource *_swig_go_0) {
   cmr_thread_safe_resource *arg1 = (cmr_thread_safe_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -3219,7 +3219,7 @@ struct cmr_resource_ref *_wrap_cmr_thread_safe_resource_ref_capi_96fbf7c361d8947
 }
 
 
-_gostring_ _wrap_cmr_thread_safe_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_thread_safe_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_thread_safe_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_thread_safe_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_thread_safe_resource **arg2 = (cmr_thread_safe_resource **) 0 ;
   cmr_status result;
@@ -3239,7 +3239,7 @@ _gostring_ _wrap_cmr_thread_safe_resource_from_ref_capi_96fbf7c361d89476(struct 
 }
 
 
-_gostring_ _wrap_cmr_tracking_resource_create_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, bool _swig_go_1, cmr_tracking_resource **_swig_go_2) {
+_gostring_ _wrap_cmr_tracking_resource_create_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, bool _swig_go_1, cmr_tracking_resource **_swig_go_2) {
   cmr_resource_ref arg1 ;
   bool arg2 ;
   cmr_tracking_resource **arg3 = (cmr_tracking_resource **) 0 ;
@@ -3261,7 +3261,7 @@ _gostring_ _wrap_cmr_tracking_resource_create_capi_96fbf7c361d89476(struct cmr_r
 }
 
 
-_gostring_ _wrap_cmr_tracking_resource_destroy_capi_96fbf7c361d89476(struct cmr_tracking_resource *_swig_go_0) {
+_gostring_ _wrap_cmr_tracking_resource_destroy_capi_ec77170858b9b370(struct cmr_tracking_resource *_swig_go_0) {
   cmr_tracking_resource *arg1 = (cmr_tracking_resource *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -3274,7 +3274,7 @@ _gostring_ _wrap_cmr_tracking_resource_destroy_capi_96fbf7c361d89476(struct cmr_
 }
 
 
-struct cmr_resource_ref *_wrap_cmr_tracking_resource_ref_capi_96fbf7c361d89476(struct cmr_tracking_resource *_swig_go_0) {
+struct cmr_resource_ref *_wrap_cmr_tracking_resource_ref_capi_ec77170858b9b370(struct cmr_tracking_resource *_swig_go_0) {
   cmr_tracking_resource *arg1 = (cmr_tracking_resource *) 0 ;
   cmr_resource_ref result;
   struct cmr_resource_ref *_swig_go_result;
@@ -3291,7 +3291,7 @@ struct cmr_resource_ref *_wrap_cmr_tracking_resource_ref_capi_96fbf7c361d89476(s
 }
 
 
-_gostring_ _wrap_cmr_tracking_resource_from_ref_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, cmr_tracking_resource **_swig_go_1) {
+_gostring_ _wrap_cmr_tracking_resource_from_ref_capi_ec77170858b9b370(struct cmr_resource_ref *_swig_go_0, cmr_tracking_resource **_swig_go_1) {
   cmr_resource_ref arg1 ;
   cmr_tracking_resource **arg2 = (cmr_tracking_resource **) 0 ;
   cmr_status result;
@@ -3311,7 +3311,7 @@ _gostring_ _wrap_cmr_tracking_resource_from_ref_capi_96fbf7c361d89476(struct cmr
 }
 
 
-_gostring_ _wrap_cmr_tracking_resource_allocated_bytes_capi_96fbf7c361d89476(struct cmr_tracking_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_tracking_resource_allocated_bytes_capi_ec77170858b9b370(struct cmr_tracking_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_tracking_resource *arg1 = (cmr_tracking_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -3326,7 +3326,7 @@ _gostring_ _wrap_cmr_tracking_resource_allocated_bytes_capi_96fbf7c361d89476(str
 }
 
 
-_gostring_ _wrap_cmr_tracking_resource_outstanding_count_capi_96fbf7c361d89476(struct cmr_tracking_resource *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_tracking_resource_outstanding_count_capi_ec77170858b9b370(struct cmr_tracking_resource *_swig_go_0, long long *_swig_go_1) {
   cmr_tracking_resource *arg1 = (cmr_tracking_resource *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -3341,7 +3341,7 @@ _gostring_ _wrap_cmr_tracking_resource_outstanding_count_capi_96fbf7c361d89476(s
 }
 
 
-_gostring_ _wrap_cmr_tracking_resource_outstanding_report_capi_96fbf7c361d89476(struct cmr_tracking_resource *_swig_go_0, _gostring_* _swig_go_1) {
+_gostring_ _wrap_cmr_tracking_resource_outstanding_report_capi_ec77170858b9b370(struct cmr_tracking_resource *_swig_go_0, _gostring_* _swig_go_1) {
   cmr_tracking_resource *arg1 = (cmr_tracking_resource *) 0 ;
   char **arg2 = (char **) 0 ;
   char const *temp2 ;
@@ -3362,7 +3362,7 @@ _gostring_ _wrap_cmr_tracking_resource_outstanding_report_capi_96fbf7c361d89476(
 }
 
 
-_gostring_ _wrap_cmr_parse_size_capi_96fbf7c361d89476(_gostring_ _swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_parse_size_capi_ec77170858b9b370(_gostring_ _swig_go_0, long long *_swig_go_1) {
   char *arg1 = (char *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -3382,7 +3382,7 @@ _gostring_ _wrap_cmr_parse_size_capi_96fbf7c361d89476(_gostring_ _swig_go_0, lon
 }
 
 
-_gostring_ _wrap_cmr_stack_parse_capi_96fbf7c361d89476(_gostring_ _swig_go_0, cmr_stack **_swig_go_1) {
+_gostring_ _wrap_cmr_stack_parse_capi_ec77170858b9b370(_gostring_ _swig_go_0, cmr_stack **_swig_go_1) {
   char *arg1 = (char *) 0 ;
   cmr_stack **arg2 = (cmr_stack **) 0 ;
   cmr_status result;
@@ -3402,7 +3402,7 @@ _gostring_ _wrap_cmr_stack_parse_capi_96fbf7c361d89476(_gostring_ _swig_go_0, cm
 }
 
 
-_gostring_ _wrap_cmr_stack_destroy_capi_96fbf7c361d89476(struct cmr_stack *_swig_go_0) {
+_gostring_ _wrap_cmr_stack_destroy_capi_ec77170858b9b370(struct cmr_stack *_swig_go_0) {
   cmr_stack *arg1 = (cmr_stack *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -3415,7 +3415,7 @@ _gostring_ _wrap_cmr_stack_destroy_capi_96fbf7c361d89476(struct cmr_stack *_swig
 }
 
 
-_gostring_ _wrap_cmr_stack_ref_capi_96fbf7c361d89476(struct cmr_stack *_swig_go_0, cmr_resource_ref *_swig_go_1) {
+_gostring_ _wrap_cmr_stack_ref_capi_ec77170858b9b370(struct cmr_stack *_swig_go_0, cmr_resource_ref *_swig_go_1) {
   cmr_stack *arg1 = (cmr_stack *) 0 ;
   cmr_resource_ref *arg2 = (cmr_resource_ref *) 0 ;
   cmr_resource_ref temp2 ;
@@ -3442,7 +3442,7 @@ _gostring_ _wrap_cmr_stack_ref_capi_96fbf7c361d89476(struct cmr_stack *_swig_go_
 }
 
 
-_gostring_ _wrap_cmr_stack_leaf_capi_96fbf7c361d89476(struct cmr_stack *_swig_go_0, cmr_resource_ref *_swig_go_1) {
+_gostring_ _wrap_cmr_stack_leaf_capi_ec77170858b9b370(struct cmr_stack *_swig_go_0, cmr_resource_ref *_swig_go_1) {
   cmr_stack *arg1 = (cmr_stack *) 0 ;
   cmr_resource_ref *arg2 = (cmr_resource_ref *) 0 ;
   cmr_resource_ref temp2 ;
@@ -3469,7 +3469,7 @@ _gostring_ _wrap_cmr_stack_leaf_capi_96fbf7c361d89476(struct cmr_stack *_swig_go
 }
 
 
-_gostring_ _wrap_cmr_stack_expression_capi_96fbf7c361d89476(struct cmr_stack *_swig_go_0, _gostring_* _swig_go_1) {
+_gostring_ _wrap_cmr_stack_expression_capi_ec77170858b9b370(struct cmr_stack *_swig_go_0, _gostring_* _swig_go_1) {
   cmr_stack *arg1 = (cmr_stack *) 0 ;
   char **arg2 = (char **) 0 ;
   char const *temp2 ;
@@ -3490,7 +3490,7 @@ _gostring_ _wrap_cmr_stack_expression_capi_96fbf7c361d89476(struct cmr_stack *_s
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_create_capi_96fbf7c361d89476(long long _swig_go_0, cmr_stream _swig_go_1, struct cmr_resource_ref *_swig_go_2, cmr_device_buffer **_swig_go_3) {
+_gostring_ _wrap_cmr_device_buffer_create_capi_ec77170858b9b370(long long _swig_go_0, cmr_stream _swig_go_1, struct cmr_resource_ref *_swig_go_2, cmr_device_buffer **_swig_go_3) {
   size_t arg1 ;
   cmr_stream arg2 = (cmr_stream) 0 ;
   cmr_resource_ref arg3 ;
@@ -3514,7 +3514,7 @@ _gostring_ _wrap_cmr_device_buffer_create_capi_96fbf7c361d89476(long long _swig_
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_create_copy_capi_96fbf7c361d89476(_goslice_ _swig_go_0, cmr_stream _swig_go_1, struct cmr_resource_ref *_swig_go_2, cmr_device_buffer **_swig_go_3) {
+_gostring_ _wrap_cmr_device_buffer_create_copy_capi_ec77170858b9b370(_goslice_ _swig_go_0, cmr_stream _swig_go_1, struct cmr_resource_ref *_swig_go_2, cmr_device_buffer **_swig_go_3) {
   void *arg1 = (void *) 0 ;
   size_t arg2 ;
   cmr_stream arg3 = (cmr_stream) 0 ;
@@ -3542,7 +3542,7 @@ _gostring_ _wrap_cmr_device_buffer_create_copy_capi_96fbf7c361d89476(_goslice_ _
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_destroy_capi_96fbf7c361d89476(struct cmr_device_buffer *_swig_go_0) {
+_gostring_ _wrap_cmr_device_buffer_destroy_capi_ec77170858b9b370(struct cmr_device_buffer *_swig_go_0) {
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -3555,7 +3555,7 @@ _gostring_ _wrap_cmr_device_buffer_destroy_capi_96fbf7c361d89476(struct cmr_devi
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_resize_capi_96fbf7c361d89476(struct cmr_device_buffer *_swig_go_0, long long _swig_go_1, cmr_stream _swig_go_2) {
+_gostring_ _wrap_cmr_device_buffer_resize_capi_ec77170858b9b370(struct cmr_device_buffer *_swig_go_0, long long _swig_go_1, cmr_stream _swig_go_2) {
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
   size_t arg2 ;
   cmr_stream arg3 = (cmr_stream) 0 ;
@@ -3572,7 +3572,7 @@ _gostring_ _wrap_cmr_device_buffer_resize_capi_96fbf7c361d89476(struct cmr_devic
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_reserve_capi_96fbf7c361d89476(struct cmr_device_buffer *_swig_go_0, long long _swig_go_1, cmr_stream _swig_go_2) {
+_gostring_ _wrap_cmr_device_buffer_reserve_capi_ec77170858b9b370(struct cmr_device_buffer *_swig_go_0, long long _swig_go_1, cmr_stream _swig_go_2) {
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
   size_t arg2 ;
   cmr_stream arg3 = (cmr_stream) 0 ;
@@ -3589,7 +3589,7 @@ _gostring_ _wrap_cmr_device_buffer_reserve_capi_96fbf7c361d89476(struct cmr_devi
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_shrink_to_fit_capi_96fbf7c361d89476(struct cmr_device_buffer *_swig_go_0, cmr_stream _swig_go_1) {
+_gostring_ _wrap_cmr_device_buffer_shrink_to_fit_capi_ec77170858b9b370(struct cmr_device_buffer *_swig_go_0, cmr_stream _swig_go_1) {
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
   cmr_stream arg2 = (cmr_stream) 0 ;
   cmr_status result;
@@ -3604,7 +3604,7 @@ _gostring_ _wrap_cmr_device_buffer_shrink_to_fit_capi_96fbf7c361d89476(struct cm
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_set_stream_capi_96fbf7c361d89476(struct cmr_device_buffer *_swig_go_0, cmr_stream _swig_go_1) {
+_gostring_ _wrap_cmr_device_buffer_set_stream_capi_ec77170858b9b370(struct cmr_device_buffer *_swig_go_0, cmr_stream _swig_go_1) {
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
   cmr_stream arg2 = (cmr_stream) 0 ;
   cmr_status result;
@@ -3619,7 +3619,7 @@ _gostring_ _wrap_cmr_device_buffer_set_stream_capi_96fbf7c361d89476(struct cmr_d
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_data_capi_96fbf7c361d89476(struct cmr_device_buffer *_swig_go_0, void **_swig_go_1) {
+_gostring_ _wrap_cmr_device_buffer_data_capi_ec77170858b9b370(struct cmr_device_buffer *_swig_go_0, void **_swig_go_1) {
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
   void **arg2 = (void **) 0 ;
   cmr_status result;
@@ -3634,7 +3634,7 @@ _gostring_ _wrap_cmr_device_buffer_data_capi_96fbf7c361d89476(struct cmr_device_
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_size_capi_96fbf7c361d89476(struct cmr_device_buffer *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_device_buffer_size_capi_ec77170858b9b370(struct cmr_device_buffer *_swig_go_0, long long *_swig_go_1) {
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -3649,7 +3649,7 @@ _gostring_ _wrap_cmr_device_buffer_size_capi_96fbf7c361d89476(struct cmr_device_
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_capacity_capi_96fbf7c361d89476(struct cmr_device_buffer *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_device_buffer_capacity_capi_ec77170858b9b370(struct cmr_device_buffer *_swig_go_0, long long *_swig_go_1) {
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -3664,7 +3664,7 @@ _gostring_ _wrap_cmr_device_buffer_capacity_capi_96fbf7c361d89476(struct cmr_dev
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_stream_capi_96fbf7c361d89476(struct cmr_device_buffer *_swig_go_0, cmr_stream *_swig_go_1) {
+_gostring_ _wrap_cmr_device_buffer_stream_capi_ec77170858b9b370(struct cmr_device_buffer *_swig_go_0, cmr_stream *_swig_go_1) {
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
   cmr_stream *arg2 = (cmr_stream *) 0 ;
   cmr_status result;
@@ -3679,7 +3679,7 @@ _gostring_ _wrap_cmr_device_buffer_stream_capi_96fbf7c361d89476(struct cmr_devic
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_resource_capi_96fbf7c361d89476(struct cmr_device_buffer *_swig_go_0, cmr_resource_ref *_swig_go_1) {
+_gostring_ _wrap_cmr_device_buffer_resource_capi_ec77170858b9b370(struct cmr_device_buffer *_swig_go_0, cmr_resource_ref *_swig_go_1) {
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
   cmr_resource_ref *arg2 = (cmr_resource_ref *) 0 ;
   cmr_resource_ref temp2 ;
@@ -3706,7 +3706,7 @@ _gostring_ _wrap_cmr_device_buffer_resource_capi_96fbf7c361d89476(struct cmr_dev
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_copy_to_host_capi_96fbf7c361d89476(struct cmr_device_buffer *_swig_go_0, _goslice_ _swig_go_1) {
+_gostring_ _wrap_cmr_device_buffer_copy_to_host_capi_ec77170858b9b370(struct cmr_device_buffer *_swig_go_0, _goslice_ _swig_go_1) {
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -3725,7 +3725,7 @@ _gostring_ _wrap_cmr_device_buffer_copy_to_host_capi_96fbf7c361d89476(struct cmr
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_copy_from_capi_96fbf7c361d89476(struct cmr_device_buffer *_swig_go_0, _goslice_ _swig_go_1) {
+_gostring_ _wrap_cmr_device_buffer_copy_from_capi_ec77170858b9b370(struct cmr_device_buffer *_swig_go_0, _goslice_ _swig_go_1) {
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -3744,7 +3744,7 @@ _gostring_ _wrap_cmr_device_buffer_copy_from_capi_96fbf7c361d89476(struct cmr_de
 }
 
 
-_gostring_ _wrap_cmr_memcpy_capi_96fbf7c361d89476(void *_swig_go_0, _goslice_ _swig_go_1, cmr_stream _swig_go_2) {
+_gostring_ _wrap_cmr_memcpy_capi_ec77170858b9b370(void *_swig_go_0, _goslice_ _swig_go_1, cmr_stream _swig_go_2) {
   void *arg1 = (void *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -3765,7 +3765,7 @@ _gostring_ _wrap_cmr_memcpy_capi_96fbf7c361d89476(void *_swig_go_0, _goslice_ _s
 }
 
 
-_gostring_ _wrap_cmr_device_buffer_prefetch_capi_96fbf7c361d89476(struct cmr_device_buffer *_swig_go_0, intgo _swig_go_1, cmr_stream _swig_go_2) {
+_gostring_ _wrap_cmr_device_buffer_prefetch_capi_ec77170858b9b370(struct cmr_device_buffer *_swig_go_0, intgo _swig_go_1, cmr_stream _swig_go_2) {
   cmr_device_buffer *arg1 = (cmr_device_buffer *) 0 ;
   int arg2 ;
   cmr_stream arg3 = (cmr_stream) 0 ;
@@ -3782,7 +3782,7 @@ _gostring_ _wrap_cmr_device_buffer_prefetch_capi_96fbf7c361d89476(struct cmr_dev
 }
 
 
-intgo _wrap_CMR_LOG_TRACE_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_LOG_TRACE_capi_ec77170858b9b370() {
   enum cmr_log_level result;
   intgo _swig_go_result;
   
@@ -3794,7 +3794,7 @@ intgo _wrap_CMR_LOG_TRACE_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_LOG_DEBUG_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_LOG_DEBUG_capi_ec77170858b9b370() {
   enum cmr_log_level result;
   intgo _swig_go_result;
   
@@ -3806,7 +3806,7 @@ intgo _wrap_CMR_LOG_DEBUG_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_LOG_INFO_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_LOG_INFO_capi_ec77170858b9b370() {
   enum cmr_log_level result;
   intgo _swig_go_result;
   
@@ -3818,7 +3818,7 @@ intgo _wrap_CMR_LOG_INFO_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_LOG_WARN_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_LOG_WARN_capi_ec77170858b9b370() {
   enum cmr_log_level result;
   intgo _swig_go_result;
   
@@ -3830,7 +3830,7 @@ intgo _wrap_CMR_LOG_WARN_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_LOG_ERROR_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_LOG_ERROR_capi_ec77170858b9b370() {
   enum cmr_log_level result;
   intgo _swig_go_result;
   
@@ -3842,7 +3842,7 @@ intgo _wrap_CMR_LOG_ERROR_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_LOG_CRITICAL_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_LOG_CRITICAL_capi_ec77170858b9b370() {
   enum cmr_log_level result;
   intgo _swig_go_result;
   
@@ -3854,7 +3854,7 @@ intgo _wrap_CMR_LOG_CRITICAL_capi_96fbf7c361d89476() {
 }
 
 
-intgo _wrap_CMR_LOG_OFF_capi_96fbf7c361d89476() {
+intgo _wrap_CMR_LOG_OFF_capi_ec77170858b9b370() {
   enum cmr_log_level result;
   intgo _swig_go_result;
   
@@ -3866,7 +3866,7 @@ intgo _wrap_CMR_LOG_OFF_capi_96fbf7c361d89476() {
 }
 
 
-_gostring_ _wrap_cmr_log_set_level_capi_96fbf7c361d89476(intgo _swig_go_0) {
+_gostring_ _wrap_cmr_log_set_level_capi_ec77170858b9b370(intgo _swig_go_0) {
   cmr_log_level arg1 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -3879,7 +3879,7 @@ _gostring_ _wrap_cmr_log_set_level_capi_96fbf7c361d89476(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_cmr_log_get_level_capi_96fbf7c361d89476(int *_swig_go_0) {
+_gostring_ _wrap_cmr_log_get_level_capi_ec77170858b9b370(int *_swig_go_0) {
   cmr_log_level *arg1 = (cmr_log_level *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -3892,7 +3892,7 @@ _gostring_ _wrap_cmr_log_get_level_capi_96fbf7c361d89476(int *_swig_go_0) {
 }
 
 
-_gostring_ _wrap_cmr_log_set_flush_level_capi_96fbf7c361d89476(intgo _swig_go_0) {
+_gostring_ _wrap_cmr_log_set_flush_level_capi_ec77170858b9b370(intgo _swig_go_0) {
   cmr_log_level arg1 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -3905,7 +3905,7 @@ _gostring_ _wrap_cmr_log_set_flush_level_capi_96fbf7c361d89476(intgo _swig_go_0)
 }
 
 
-_gostring_ _wrap_cmr_log_get_flush_level_capi_96fbf7c361d89476(int *_swig_go_0) {
+_gostring_ _wrap_cmr_log_get_flush_level_capi_ec77170858b9b370(int *_swig_go_0) {
   cmr_log_level *arg1 = (cmr_log_level *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -3918,7 +3918,7 @@ _gostring_ _wrap_cmr_log_get_flush_level_capi_96fbf7c361d89476(int *_swig_go_0) 
 }
 
 
-bool _wrap_cmr_log_should_log_capi_96fbf7c361d89476(intgo _swig_go_0) {
+bool _wrap_cmr_log_should_log_capi_ec77170858b9b370(intgo _swig_go_0) {
   cmr_log_level arg1 ;
   bool result;
   bool _swig_go_result;
@@ -3931,7 +3931,7 @@ bool _wrap_cmr_log_should_log_capi_96fbf7c361d89476(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_cmr_log_flush_capi_96fbf7c361d89476() {
+_gostring_ _wrap_cmr_log_flush_capi_ec77170858b9b370() {
   cmr_status result;
   _gostring_ _swig_go_result;
   
@@ -3942,7 +3942,7 @@ _gostring_ _wrap_cmr_log_flush_capi_96fbf7c361d89476() {
 }
 
 
-_gostring_ _wrap_cmr_log_set_file_capi_96fbf7c361d89476(_gostring_ _swig_go_0) {
+_gostring_ _wrap_cmr_log_set_file_capi_ec77170858b9b370(_gostring_ _swig_go_0) {
   char *arg1 = (char *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -3960,7 +3960,7 @@ _gostring_ _wrap_cmr_log_set_file_capi_96fbf7c361d89476(_gostring_ _swig_go_0) {
 }
 
 
-_gostring_ _wrap_cmr_log_get_file_capi_96fbf7c361d89476(_gostring_* _swig_go_0) {
+_gostring_ _wrap_cmr_log_get_file_capi_ec77170858b9b370(_gostring_* _swig_go_0) {
   char **arg1 = (char **) 0 ;
   char const *temp1 ;
   cmr_status result;
@@ -3979,7 +3979,7 @@ _gostring_ _wrap_cmr_log_get_file_capi_96fbf7c361d89476(_gostring_* _swig_go_0) 
 }
 
 
-_gostring_ _wrap_cmr_stream_pool_create_capi_96fbf7c361d89476(long long _swig_go_0, intgo _swig_go_1, cmr_stream_pool **_swig_go_2) {
+_gostring_ _wrap_cmr_stream_pool_create_capi_ec77170858b9b370(long long _swig_go_0, intgo _swig_go_1, cmr_stream_pool **_swig_go_2) {
   size_t arg1 ;
   unsigned int arg2 ;
   cmr_stream_pool **arg3 = (cmr_stream_pool **) 0 ;
@@ -3996,7 +3996,7 @@ _gostring_ _wrap_cmr_stream_pool_create_capi_96fbf7c361d89476(long long _swig_go
 }
 
 
-_gostring_ _wrap_cmr_stream_pool_destroy_capi_96fbf7c361d89476(struct cmr_stream_pool *_swig_go_0) {
+_gostring_ _wrap_cmr_stream_pool_destroy_capi_ec77170858b9b370(struct cmr_stream_pool *_swig_go_0) {
   cmr_stream_pool *arg1 = (cmr_stream_pool *) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
@@ -4009,7 +4009,7 @@ _gostring_ _wrap_cmr_stream_pool_destroy_capi_96fbf7c361d89476(struct cmr_stream
 }
 
 
-_gostring_ _wrap_cmr_stream_pool_get_stream_capi_96fbf7c361d89476(struct cmr_stream_pool *_swig_go_0, cmr_stream *_swig_go_1) {
+_gostring_ _wrap_cmr_stream_pool_get_stream_capi_ec77170858b9b370(struct cmr_stream_pool *_swig_go_0, cmr_stream *_swig_go_1) {
   cmr_stream_pool *arg1 = (cmr_stream_pool *) 0 ;
   cmr_stream *arg2 = (cmr_stream *) 0 ;
   cmr_status result;
@@ -4024,7 +4024,7 @@ _gostring_ _wrap_cmr_stream_pool_get_stream_capi_96fbf7c361d89476(struct cmr_str
 }
 
 
-_gostring_ _wrap_cmr_stream_pool_get_stream_at_capi_96fbf7c361d89476(struct cmr_stream_pool *_swig_go_0, long long _swig_go_1, cmr_stream *_swig_go_2) {
+_gostring_ _wrap_cmr_stream_pool_get_stream_at_capi_ec77170858b9b370(struct cmr_stream_pool *_swig_go_0, long long _swig_go_1, cmr_stream *_swig_go_2) {
   cmr_stream_pool *arg1 = (cmr_stream_pool *) 0 ;
   size_t arg2 ;
   cmr_stream *arg3 = (cmr_stream *) 0 ;
@@ -4041,7 +4041,7 @@ _gostring_ _wrap_cmr_stream_pool_get_stream_at_capi_96fbf7c361d89476(struct cmr_
 }
 
 
-_gostring_ _wrap_cmr_stream_pool_size_capi_96fbf7c361d89476(struct cmr_stream_pool *_swig_go_0, long long *_swig_go_1) {
+_gostring_ _wrap_cmr_stream_pool_size_capi_ec77170858b9b370(struct cmr_stream_pool *_swig_go_0, long long *_swig_go_1) {
   cmr_stream_pool *arg1 = (cmr_stream_pool *) 0 ;
   size_t *arg2 = (size_t *) 0 ;
   cmr_status result;
@@ -4056,7 +4056,7 @@ _gostring_ _wrap_cmr_stream_pool_size_capi_96fbf7c361d89476(struct cmr_stream_po
 }
 
 
-_gostring_ _wrap_cmr_stream_create_with_flags_capi_96fbf7c361d89476(intgo _swig_go_0, cmr_stream *_swig_go_1) {
+_gostring_ _wrap_cmr_stream_create_with_flags_capi_ec77170858b9b370(intgo _swig_go_0, cmr_stream *_swig_go_1) {
   unsigned int arg1 ;
   cmr_stream *arg2 = (cmr_stream *) 0 ;
   cmr_status result;

@@ -438,6 +438,41 @@ func WithCallbackProperties(value Properties) CallbackOption {
 	return func(o *callbackOptions) { o.properties = value }
 }
 
+// NewCallbackResource makes a new callback resource.
+// allocate: Called for each allocation with (bytes, stream, allocate_arg).
+// deallocate: Called for each deallocation with (ptr, bytes, stream, deallocate_arg).
+// The functions stay callable until the value is closed; a panic in one
+// does not cross into C (see Panicked).
+func NewCallbackResource(allocate func(bytes uint64, stream Stream) uintptr, deallocate func(address uintptr, bytes uint64, stream Stream), options ...CallbackOption) (*CallbackResource, error) {
+	if allocate == nil {
+		return nil, errorf(ErrNullPointer, "allocate must be a function, not nil")
+	}
+	if deallocate == nil {
+		return nil, errorf(ErrNullPointer, "deallocate must be a function, not nil")
+	}
+	o := callbackOptions{
+		properties: DeviceAccessible,
+	}
+	for _, option := range options {
+		option(&o)
+	}
+	callbacks := &capi.Callbacks{
+		Allocate:   func(bytes uint64, stream uintptr) uintptr { return allocate(bytes, Stream(stream)) },
+		Deallocate: func(address uintptr, bytes uint64, stream uintptr) { deallocate(address, bytes, Stream(stream)) },
+	}
+	r, err := makeOver(callbacks, func(id uintptr, handle *uintptr) *capi.Failure {
+		return capi.Cmr_go_callback_resource_create(id, id, uint(o.properties), handle)
+	}, newCallbackResource, func(r *CallbackResource) *object { return &r.object })
+	if err != nil {
+		return nil, err
+	}
+	r.callbacks = callbacks
+	return r, nil
+}
+
+// Panicked is the value of the first panic of allocate or deallocate, or nil.
+func (r *CallbackResource) Panicked() any { return panickedOf(r.callbacks) }
+
 // newCallbackResource takes over a share of the callback resource handle points at.
 func newCallbackResource(handle uintptr) (*CallbackResource, error) {
 	h := capi.SwigcptrStruct_SS_cmr_callback_resource(handle)
@@ -729,6 +764,36 @@ type FailureCallbackResource struct {
 	upstream  Resource
 	callbacks *capi.Callbacks // the Go functions, nil for a value from a ref
 }
+
+// NewFailureCallbackResource makes a new failure_callback resource over upstream, which it holds a share of.
+// upstream: Where the memory comes from.
+// callback: Called with (bytes, callback_arg) each time the upstream is out of memory; true retries.
+// The functions stay callable until the value is closed; a panic in one
+// does not cross into C (see Panicked).
+func NewFailureCallbackResource(upstream Resource, callback func(bytes uint64) bool) (*FailureCallbackResource, error) {
+	upstreamRef, err := refOf(upstream, "upstream")
+	if err != nil {
+		return nil, err
+	}
+	if callback == nil {
+		return nil, errorf(ErrNullPointer, "callback must be a function, not nil")
+	}
+	callbacks := &capi.Callbacks{
+		Retry: callback,
+	}
+	r, err := makeOver(callbacks, func(id uintptr, handle *uintptr) *capi.Failure {
+		return capi.Cmr_go_failure_callback_resource_create(upstreamRef, id, handle)
+	}, newFailureCallbackResource, func(r *FailureCallbackResource) *object { return &r.object })
+	if err != nil {
+		return nil, err
+	}
+	r.callbacks = callbacks
+	r.upstream = upstream
+	return r, nil
+}
+
+// Panicked is the value of the first panic of callback, or nil.
+func (r *FailureCallbackResource) Panicked() any { return panickedOf(r.callbacks) }
 
 // newFailureCallbackResource takes over a share of the failure_callback resource handle points at.
 func newFailureCallbackResource(handle uintptr) (*FailureCallbackResource, error) {

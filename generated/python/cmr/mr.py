@@ -232,30 +232,30 @@ class _CallbackMemoryResource(DeviceMemoryResource):
 
     Parameters
     ----------
-    allocate : object
+    allocate_func : Callable[[int, Any], int | None]
         Called for each allocation with (bytes, stream, allocate_arg).
-    deallocate : object
+    deallocate_func : Callable[[int, int, Any], None]
         Called for each deallocation with (ptr, bytes, stream, deallocate_arg).
-    allocate_arg : int, optional
-        Passed to every allocate call. Default: null.
-    deallocate_arg : int, optional
-        Passed to every deallocate call. Default: null.
-    properties : object, optional
+    properties : int, optional
         What the memory the functions return is accessible from. Default: device_accessible.
     """
 
-    def __init__(self, allocate, deallocate, allocate_arg=None, deallocate_arg=None, properties=None):
-        self._create(allocate, deallocate, allocate_arg, deallocate_arg, properties)
+    def __init__(self, allocate_func, deallocate_func, properties=None):
+        self._create(allocate_func, deallocate_func, properties)
 
-    def _create(self, allocate, deallocate, allocate_arg=None, deallocate_arg=None, properties=None):
-        handle = capi.cmr_callback_resource_create(
-            allocate,
-            deallocate,
-            _args.address(0 if allocate_arg is None else allocate_arg, "allocate_arg"),
-            _args.address(0 if deallocate_arg is None else deallocate_arg, "deallocate_arg"),
-            properties,
+    def _create(self, allocate_func, deallocate_func, properties=None):
+        allocate_func_native = _args.allocate_callback(allocate_func, "allocate_func")
+        deallocate_func_native = _args.deallocate_callback(deallocate_func, "deallocate_func")
+        handle = capi.cmr_py_callback_resource_create(
+            allocate_func_native,
+            deallocate_func_native,
+            capi.CMR_PROPERTY_DEVICE_ACCESSIBLE if properties is None else _args.c_unsigned(properties, "properties"),
         )
+        # What C calls, kept for as long as this object holds the resource.
+        self._callbacks = [allocate_func_native, deallocate_func_native]
         self._own(handle, capi.cmr_callback_resource_ref, capi.cmr_callback_resource_destroy)
+        self.allocate_func = allocate_func
+        self.deallocate_func = deallocate_func
 
 
 class CallbackMemoryResource(_extras.CallbackExtras, _CallbackMemoryResource):
@@ -363,7 +363,7 @@ class CudaAsyncViewMemoryResource(DeviceMemoryResource):
         return capi.cmr_cuda_async_view_resource_pool_handle(self._handle)
 
 
-class _FailureCallbackResourceAdaptor(UpstreamResourceAdaptor):
+class FailureCallbackResourceAdaptor(UpstreamResourceAdaptor):
     """Calls a function when its upstream runs out of memory, as RMM's
     failure_callback_resource_adaptor: callback(bytes, callback_arg) returns true
     to try the allocation again (after freeing something, say) and false to give
@@ -376,27 +376,24 @@ class _FailureCallbackResourceAdaptor(UpstreamResourceAdaptor):
     ----------
     upstream_mr : DeviceMemoryResource
         Where the memory comes from.
-    callback : object
+    callback : Callable[[int], bool]
         Called with (bytes, callback_arg) each time the upstream is out of memory; true retries.
-    callback_arg : int, optional
-        Passed to every callback call. Default: null.
     """
 
-    def __init__(self, upstream_mr, callback, callback_arg=None):
-        self._create(upstream_mr, callback, callback_arg)
+    def __init__(self, upstream_mr, callback):
+        self._create(upstream_mr, callback)
 
-    def _create(self, upstream_mr, callback, callback_arg=None):
-        handle = capi.cmr_failure_callback_resource_create(
+    def _create(self, upstream_mr, callback):
+        callback_native = _args.failure_callback(callback, "callback")
+        handle = capi.cmr_py_failure_callback_resource_create(
             _args.ref(upstream_mr, "upstream_mr"),
-            callback,
-            _args.address(0 if callback_arg is None else callback_arg, "callback_arg"),
+            callback_native,
         )
+        # What C calls, kept for as long as this object holds the resource.
+        self._callbacks = [callback_native]
         self._own(handle, capi.cmr_failure_callback_resource_ref, capi.cmr_failure_callback_resource_destroy)
         self.upstream_mr = upstream_mr
-
-
-class FailureCallbackResourceAdaptor(_extras.FailureCallbackExtras, _FailureCallbackResourceAdaptor):
-    __doc__ = _FailureCallbackResourceAdaptor.__doc__
+        self.callback = callback
 
 
 class FixedSizeMemoryResource(UpstreamResourceAdaptor):

@@ -7,6 +7,7 @@ import static org.junit.Assert.assertNotEquals;
 import static org.junit.Assert.assertThrows;
 import static org.junit.Assume.assumeTrue;
 
+import java.util.Objects;
 import org.cmr.*;
 import org.junit.After;
 import org.junit.Test;

@@ -15,13 +15,13 @@ final class CmrNative {
     CmrNativeJNI.cmr_java_callback_free(callback);
   }
 
-  public static long cmr_java_callback_resource_create(long allocate, long deallocate, long properties) { return CmrNativeJNI.cmr_java_callback_resource_create(allocate, deallocate, properties); }
-
-  public static long cmr_java_failure_callback_resource_create(long upstream, long callback) { return CmrNativeJNI.cmr_java_failure_callback_resource_create(upstream, callback); }
-
   public static void cmr_java_ref_free(long ref) {
     CmrNativeJNI.cmr_java_ref_free(ref);
   }
+
+  public static long cmr_java_callback_resource_create(long allocate, long deallocate, long properties) { return CmrNativeJNI.cmr_java_callback_resource_create(allocate, deallocate, properties); }
+
+  public static long cmr_java_failure_callback_resource_create(long upstream, long callback) { return CmrNativeJNI.cmr_java_failure_callback_resource_create(upstream, callback); }
 
   public static long cmr_stream_create() { return CmrNativeJNI.cmr_stream_create(); }
 

@@ -11,8 +11,6 @@ package org.cmr;
 final class CmrNativeJNI {
   public final static native long cmr_java_callback_new(java.lang.Object jarg2, String jarg3, String jarg4);
   public final static native void cmr_java_callback_free(long jarg2);
-  public final static native long cmr_java_callback_resource_create(long jarg1, long jarg2, long jarg3);
-  public final static native long cmr_java_failure_callback_resource_create(long jarg1, long jarg2);
 
   static {
     NativeLibrary.load();
@@ -21,6 +19,8 @@ final class CmrNativeJNI {
   public final static native void cmr_java_ref_free(long jarg1);
   public final static native int DEVICE_ACCESSIBLE_get();
   public final static native int HOST_ACCESSIBLE_get();
+  public final static native long cmr_java_callback_resource_create(long jarg1, long jarg2, long jarg3);
+  public final static native long cmr_java_failure_callback_resource_create(long jarg1, long jarg2);
   public final static native long cmr_stream_create();
   public final static native void cmr_stream_destroy(long jarg1);
   public final static native void cmr_stream_synchronize(long jarg1);
