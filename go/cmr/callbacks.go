@@ -1,6 +1,6 @@
 package cmr
 
-import "cmr/internal/capi"
+import "github.com/cmr-project/cmr/go/internal/capi"
 
 // The resources whose C functions are callbacks, made over Go functions.
 // The functions stay callable until the Go value is closed; a resource
