@@ -334,7 +334,7 @@ class ToyResource(GeneratorTestCase):
             out = spec.parent / "out"
             _render(spec, out)
             for with_cuda in ("0", "1"):
-                includes = [ROOT / "runtime/include", out / "include", ROOT / "runtime/src", out / "src",
+                includes = [ROOT / "runtime/include", out / "include", ROOT / "runtime/src/resource_api", out / "src",
                             ROOT / "tests/c"]
                 for source in (out / "src/resources/toy_pool.c", out / "src/stack_table.c", out / "tests/conformance_toy_pool.c"):
                     with self.subTest(backends=backends, CMR_WITH_CUDA=with_cuda, source=source.name):
@@ -367,7 +367,7 @@ class FailureCallbackParameter(GeneratorTestCase):
 
     @unittest.skipUnless(have_cc(), "no C compiler (cc)")
     def test_generated_c_compiles(self):
-        includes = [ROOT / "runtime/include", self.out / "include", ROOT / "runtime/src", self.out / "src",
+        includes = [ROOT / "runtime/include", self.out / "include", ROOT / "runtime/src/resource_api", self.out / "src",
                     ROOT / "tests/c"]
         for with_cuda in ("0", "1"):
             for source in ("src/resources/toy_retry.c", "tests/conformance_toy_retry.c"):
