@@ -28,7 +28,7 @@ source scripts/device_steps.sh
   python3 -c 'import cupy, torch; print("cupy", cupy.__version__, "torch", torch.__version__)' 2>&1
 } >"$out/machine.txt" 2>&1
 step configure cmake -S . -B "$build" -G Ninja -DCMR_WITH_CUDA=ON -DCMR_BUILD_TESTS=OFF \
-  -DCMR_WARNINGS_AS_ERRORS=ON "-DPython3_EXECUTABLE=$(command -v python3)"
+  -DCMR_WARNINGS_AS_ERRORS=ON "-DPython3_EXECUTABLE=$(command -v python3)" "${swig_args[@]}"
 step build cmake --build "$build" -j 16
 step suballocators "$build/cmr-bench-suballocators" --csv "$out/suballocators.csv"
 step random_allocations "$build/cmr-bench-random-allocations" --csv "$out/random_allocations.csv"

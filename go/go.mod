@@ -1,3 +1,3 @@
-module cmr
+module github.com/cmr-project/cmr/go
 
 go 1.19

@@ -3,6 +3,11 @@
 # in $top/summary.txt; `failures` counts the steps that failed.
 failures=0
 
+# The GPU machine has no SWIG, which the Python package's build runs: the
+# swig4.0 of Debian's package, extracted into .carry/root (tests/GPU.md),
+# and its library, given to CMake.
+swig_args=("-DSWIG_EXECUTABLE=$PWD/.carry/root/usr/bin/swig4.0" "-DCMR_SWIG_LIB=$PWD/.carry/root/usr/share/swig4.0")
+
 # step NAME COMMAND...: runs it, logging to $out/NAME.log, and records the result.
 step() {
   local name=$1

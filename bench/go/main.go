@@ -10,7 +10,7 @@ import (
 	"sort"
 	"time"
 
-	"cmr"
+	"github.com/cmr-project/cmr/go/cmr"
 )
 
 func main() {

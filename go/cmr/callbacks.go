@@ -1,6 +1,6 @@
 package cmr
 
-import "cmr/internal/capi"
+import "github.com/cmr-project/cmr/go/internal/capi"
 
 // What the resources whose C functions are callbacks share; their
 // constructors are generated (generated/go/cmr/resources.go). The functions

@@ -1,6 +1,6 @@
 package cmr
 
-import "cmr/internal/capi"
+import "github.com/cmr-project/cmr/go/internal/capi"
 
 // DeviceBuffer is an untyped, resizable allocation from one resource,
 // ordered on one stream (RMM's device_buffer). It holds a share of its

@@ -3,7 +3,7 @@ package cmr
 import (
 	"fmt"
 
-	"cmr/internal/capi"
+	"github.com/cmr-project/cmr/go/internal/capi"
 )
 
 // Status is a cmr_status other than success. Each one is also a sentinel

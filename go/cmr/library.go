@@ -8,7 +8,7 @@
 // a Status, which is also a sentinel: errors.Is(err, cmr.ErrOutOfMemory).
 package cmr
 
-import "cmr/internal/capi"
+import "github.com/cmr-project/cmr/go/internal/capi"
 
 // Version is the library's version, "MAJOR.MINOR.PATCH".
 func Version() string { return capi.Cmr_version() }

@@ -1,6 +1,6 @@
 package cmr
 
-import "cmr/internal/capi"
+import "github.com/cmr-project/cmr/go/internal/capi"
 
 // LogLevel is a level of cmr's diagnostic log, in RMM's (spdlog's) order.
 type LogLevel int

@@ -1,6 +1,6 @@
 package cmr
 
-import "cmr/internal/capi"
+import "github.com/cmr-project/cmr/go/internal/capi"
 
 // The per-device resource table, shared with C and every other binding:
 // what each device's allocations go through. It holds a share of what it

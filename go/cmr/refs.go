@@ -1,6 +1,6 @@
 package cmr
 
-import "cmr/internal/capi"
+import "github.com/cmr-project/cmr/go/internal/capi"
 
 // foreignResource is a resource that cmr did not make (a C program's own
 // ops table) reached through a ref: it has only the common methods.

@@ -1,7 +1,7 @@
 package cmr
 
 import (
-	"cmr/internal/capi"
+	"github.com/cmr-project/cmr/go/internal/capi"
 )
 
 // Resource is any cmr memory resource: the resource types of this package

@@ -1,6 +1,6 @@
 package cmr
 
-import "cmr/internal/capi"
+import "github.com/cmr-project/cmr/go/internal/capi"
 
 // Stack is a stack of resources built from a text expression, e.g.
 // "statistics(pool(system, initial_pool_size=1MiB))": a resource name,

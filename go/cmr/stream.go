@@ -3,7 +3,7 @@ package cmr
 import (
 	"sync"
 
-	"cmr/internal/capi"
+	"github.com/cmr-project/cmr/go/internal/capi"
 )
 
 // Stream is a cudaStream_t in CUDA builds, passed as its address; in the

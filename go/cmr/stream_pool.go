@@ -1,6 +1,6 @@
 package cmr
 
-import "cmr/internal/capi"
+import "github.com/cmr-project/cmr/go/internal/capi"
 
 // StreamFlags say how a stream orders its work against the default stream.
 type StreamFlags uint

@@ -69,11 +69,6 @@ def have_cc() -> bool:
     return shutil.which("cc") is not None
 
 
-# A whole regeneration runs SWIG (generator/swig.py); a machine without it
-# (the GPU machine) can still run the tests that stop before that step.
-needs_swig = unittest.skipUnless(shutil.which("swig"), "regenerating runs SWIG 4.1.0, not installed here")
-
-
 def make_spec_dir(parent: Path, *files: Path, real_spec: bool = False) -> Path:
     """parent/spec holding copies of files (and of all of spec/ when real_spec)."""
     spec = parent / "spec"

@@ -8,7 +8,7 @@ import re
 from unittest import mock
 
 from generator import model
-from generator.render import TEMPLATES, render_all
+from generator.render import TEMPLATES, render_all, render_go_module
 from generator.spec import load_specs
 
 from .support import SPEC, GeneratorTestCase, make_spec_dir
@@ -59,7 +59,8 @@ class NewTypeInOnePlace(GeneratorTestCase):
         spec = make_spec_dir(cls.class_tmp(), SPEC / "system.toml")
         (spec / "toy_gauge.toml").write_text(GAUGE, encoding="utf-8")
         with mock.patch.dict(model.TYPES, {"uint32": UINT32}):
-            cls.files = render_all(load_specs(spec))
+            specs = load_specs(spec)
+            cls.files = {**render_all(specs), **render_go_module(specs)}
 
     def assert_has(self, path: str, *snippets: str) -> None:
         for snippet in snippets:
@@ -74,7 +75,7 @@ class NewTypeInOnePlace(GeneratorTestCase):
         self.assert_has("python/cmr/mr.pyi", "level: int")
 
     def test_go(self):
-        self.assert_has("go/cmr/resources.go", "func NewToyGaugeResource(upstream Resource, level uint32)",
+        self.assert_has("go/cmr/resources_generated.go", "func NewToyGaugeResource(upstream Resource, level uint32)",
                         "func (r *ToyGaugeResource) SetLevel(level uint32) error")
 
     def test_java(self):

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"cmr"
+	"github.com/cmr-project/cmr/go/cmr"
 )
 
 func TestOutOfMemoryFromLimiting(t *testing.T) {

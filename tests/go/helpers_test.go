@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"cmr"
+	"github.com/cmr-project/cmr/go/cmr"
 )
 
 // mustSystem is a system resource closed when the test ends.

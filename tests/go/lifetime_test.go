@@ -3,7 +3,7 @@ package cmr_test
 import (
 	"testing"
 
-	"cmr"
+	"github.com/cmr-project/cmr/go/cmr"
 )
 
 // Closing the upstream's value first leaves the adaptor working: it holds

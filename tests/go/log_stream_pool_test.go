@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"testing"
 
-	"cmr"
+	"github.com/cmr-project/cmr/go/cmr"
 )
 
 func TestLogLevelsAndFile(t *testing.T) {

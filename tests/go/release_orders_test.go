@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"cmr"
+	"github.com/cmr-project/cmr/go/cmr"
 )
 
 // A small graph - a pool over counted host memory, a tracking adaptor

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"cmr"
+	"github.com/cmr-project/cmr/go/cmr"
 )
 
 const MiB = 1 << 20

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"cmr"
+	"github.com/cmr-project/cmr/go/cmr"
 )
 
 // TestSizeGrammar reads the table the C suite reads (tests/sizes.txt, at

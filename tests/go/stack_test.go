@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"cmr"
+	"github.com/cmr-project/cmr/go/cmr"
 )
 
 func TestStackStatisticsCounters(t *testing.T) {

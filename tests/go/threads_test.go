@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"cmr"
+	"github.com/cmr-project/cmr/go/cmr"
 )
 
 // Goroutines allocating and freeing at once through one pool on several OS

@@ -17,9 +17,9 @@ out=$top/logs
 soak_seconds=${1:-120}
 mkdir -p "$out"
 build=/tmp/b
-args=(-DCMR_WITH_CUDA=ON -DCMR_WARNINGS_AS_ERRORS=ON -DCMAKE_DISABLE_FIND_PACKAGE_PkgConfig=ON
-      "-DCMAKE_PREFIX_PATH=$PWD/.carry/root/usr" "-DPython3_EXECUTABLE=$(command -v python3)")
 source scripts/device_steps.sh
+args=(-DCMR_WITH_CUDA=ON -DCMR_WARNINGS_AS_ERRORS=ON -DCMAKE_DISABLE_FIND_PACKAGE_PkgConfig=ON
+      "-DCMAKE_PREFIX_PATH=$PWD/.carry/root/usr" "-DPython3_EXECUTABLE=$(command -v python3)" "${swig_args[@]}")
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"$out/device.txt" 2>&1
 git log -1 --format='%H %s' >"$out/commit.txt" 2>/dev/null || true

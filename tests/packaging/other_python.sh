@@ -25,7 +25,8 @@ grep -F "Python package for Python" "$build.configure.log"
 cmake --build "$build" -j "$(nproc)" --target cmr cmr_static cmr_python_package >/dev/null
 ctest --test-dir "$build" -R '^(python|generator|install)[.]' --output-on-failure | tee "$build.ctest.log"
 registered=$(grep -cE '^ *[0-9]+/[0-9]+ Test +#[0-9]+: (python|generator)[.]' "$build.ctest.log")
-python_files=$(ls tests/python/test_*.py | wc -l)
+# The hand-written suites and those generated per resource (python.resource.*).
+python_files=$(ls tests/python/test_*.py generated/tests/python/test_resource_*.py | wc -l)
 if ((registered != python_files + 2)); then
   echo "other_python.sh: $registered python.* and generator.* tests ran, not $((python_files + 2))" >&2
   exit 1

@@ -55,9 +55,11 @@ def probe(tmp_path_factory):
     subprocess.run([cython, "-3", "-I", str(PACKAGE_PARENT), str(PROBE), "-o", str(c_file)], check=True)
     suffix = sysconfig.get_config_var("EXT_SUFFIX")
     library_dir = cmr.libcmr.get_library_dir()
+    # The library by its path: a wheel holds libcmr.so.N, not the libcmr.so that -lcmr looks for.
+    library = min(name for name in os.listdir(library_dir) if name.startswith("libcmr.so"))
     compiler = os.environ.get("CC", "cc")
     subprocess.run([compiler, "-shared", "-fPIC", "-O1", f"-I{sysconfig.get_paths()['include']}",
-                    f"-I{cmr.libcmr.get_include()}", str(c_file), f"-L{library_dir}", "-lcmr",
+                    f"-I{cmr.libcmr.get_include()}", str(c_file), os.path.join(library_dir, library),
                     f"-Wl,-rpath,{library_dir}", "-o", str(build / f"cmr_cython_probe{suffix}")], check=True)
     sys.path.insert(0, str(build))
     try:

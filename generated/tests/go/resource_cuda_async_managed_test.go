@@ -6,7 +6,7 @@ package cmr_test
 import (
 	"testing"
 
-	"cmr"
+	"github.com/cmr-project/cmr/go/cmr"
 )
 
 // The cuda_async_managed resource (spec/cuda_async_managed.toml) through cmr.CudaAsyncManagedResource.

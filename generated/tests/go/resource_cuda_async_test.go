@@ -6,7 +6,7 @@ package cmr_test
 import (
 	"testing"
 
-	"cmr"
+	"github.com/cmr-project/cmr/go/cmr"
 )
 
 // The cuda_async resource (spec/cuda_async.toml) through cmr.CudaAsyncResource.

@@ -6,7 +6,7 @@ package cmr_test
 import (
 	"testing"
 
-	"cmr"
+	"github.com/cmr-project/cmr/go/cmr"
 )
 
 // The failure_callback resource (spec/failure_callback.toml) through cmr.FailureCallbackResource.

@@ -6,7 +6,7 @@ package cmr_test
 import (
 	"testing"
 
-	"cmr"
+	"github.com/cmr-project/cmr/go/cmr"
 )
 
 // The fixed_size resource (spec/fixed_size.toml) through cmr.FixedSizeResource.

@@ -6,7 +6,7 @@ package cmr_test
 import (
 	"testing"
 
-	"cmr"
+	"github.com/cmr-project/cmr/go/cmr"
 )
 
 // The pinned_host resource (spec/pinned_host.toml) through cmr.PinnedHostResource.

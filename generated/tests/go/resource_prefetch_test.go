@@ -6,7 +6,7 @@ package cmr_test
 import (
 	"testing"
 
-	"cmr"
+	"github.com/cmr-project/cmr/go/cmr"
 )
 
 // The prefetch resource (spec/prefetch.toml) through cmr.PrefetchResource.

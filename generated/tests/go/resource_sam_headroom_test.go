@@ -6,7 +6,7 @@ package cmr_test
 import (
 	"testing"
 
-	"cmr"
+	"github.com/cmr-project/cmr/go/cmr"
 )
 
 // The sam_headroom resource (spec/sam_headroom.toml) through cmr.SamHeadroomResource.

@@ -6,7 +6,7 @@ package cmr_test
 import (
 	"testing"
 
-	"cmr"
+	"github.com/cmr-project/cmr/go/cmr"
 )
 
 // The system resource (spec/system.toml) through cmr.SystemResource.

@@ -6,7 +6,7 @@ package cmr_test
 import (
 	"testing"
 
-	"cmr"
+	"github.com/cmr-project/cmr/go/cmr"
 )
 
 // The thread_safe resource (spec/thread_safe.toml) through cmr.ThreadSafeResource.

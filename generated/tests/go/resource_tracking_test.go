@@ -6,7 +6,7 @@ package cmr_test
 import (
 	"testing"
 
-	"cmr"
+	"github.com/cmr-project/cmr/go/cmr"
 )
 
 // The tracking resource (spec/tracking.toml) through cmr.TrackingResource.

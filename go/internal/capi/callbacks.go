@@ -1,6 +1,6 @@
 package capi
 
-// The Go side of go/swig/callbacks.swg: the functions its C trampolines
+// The Go side of callbacks.swg: the functions its C trampolines
 // call, each finding the Go functions by the id that is the callbacks'
 // argument. Ids are registered while the Go value that made the resource
 // is open: a call from C after that (from an adaptor still holding the
@@ -9,6 +9,10 @@ package capi
 // counts as a failed allocation (or no retry); Panicked keeps the first.
 
 /*
+// The package's C code (callbacks.swg's trampolines and the wrapper SWIG
+// makes from capi.swig when the go tool builds the package) compiles
+// against an installed libcmr, found through its cmr.pc.
+#cgo pkg-config: cmr
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

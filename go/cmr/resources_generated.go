@@ -7,7 +7,7 @@ package cmr
 // ones are arguments of its constructor, the ones with defaults options.
 
 import (
-	"cmr/internal/capi"
+	"github.com/cmr-project/cmr/go/internal/capi"
 )
 
 // AlignedResource is cmr's aligned resource (adaptor).

@@ -1,0 +1,36 @@
+/* Error reporting (error.c, availability.c): this thread's last status and
+ * message, as every failing function records them. */
+#ifndef CMR_ERRORS_H
+#define CMR_ERRORS_H
+
+#include <cmr/cmr.h>
+
+#if defined(__GNUC__)
+#  define CMR_PRINTF(fmt_index, args_index) __attribute__((format(printf, fmt_index, args_index)))
+#else
+#  define CMR_PRINTF(fmt_index, args_index)
+#endif
+
+/* Record `status` with a formatted message as this thread's last error and
+ * return `status`, so a failure is one line: return cmr_error(...). */
+cmr_status cmr_error(cmr_status status, const char *format, ...) CMR_PRINTF(2, 3);
+
+/* Prefix this thread's last message with "<context>: " (used when a callee's
+ * message needs the caller's name and argument in front) and return status. */
+cmr_status cmr_error_context(cmr_status status, const char *format, ...) CMR_PRINTF(2, 3);
+
+/* How many messages this thread has recorded so far (cmr_error and
+ * cmr_error_context count them; hidden, like every runtime symbol). */
+extern _Thread_local unsigned long cmr_error_serial_count;
+
+/* The count of messages so far. Comparing two readings tells whether a
+ * callee (e.g. a foreign resource) recorded one. Inline: dispatch reads it
+ * around every call through a ref, and a function call costs more than the
+ * read itself. */
+static inline unsigned long cmr_error_serial(void) { return cmr_error_serial_count; }
+
+/* CMR_ERROR_UNSUPPORTED for a resource this build does not have, saying
+ * which build it needs. */
+cmr_status cmr_unavailable(const char *function, const char *resource);
+
+#endif /* CMR_ERRORS_H */

@@ -1,0 +1,48 @@
+/* Refs (dispatch.c): checking them, reaching the object behind one, holding
+ * and dropping shares; and the retain / release entries of a generated ops
+ * table for cmr's own counted objects (object.h). */
+#ifndef CMR_REFS_H
+#define CMR_REFS_H
+
+#include <stdbool.h>
+
+#include <cmr/cmr.h>
+
+#include "object.h"
+
+/* The retain / release entries of a generated ops table: they take the
+ * ref's self, an object token (dispatch itself calls cmr_object_retain /
+ * cmr_object_release, which report failures). */
+static inline void cmr_object_retain_self(void *token) { (void)cmr_object_retain(token, "retain"); }
+static inline void cmr_object_release_self(void *token) { (void)cmr_object_release(token, "release"); }
+
+/* Liveness and shape of a ref, with "<what>: ..." in the message. */
+cmr_status cmr_ref_check(cmr_resource_ref ref, const char *what);
+/* The `self` the ops functions of `ref` take: for cmr's own (counted)
+ * resources the object its token names, else ref.self as it is. False when
+ * cmr_ref_check would refuse the ref (it then gives the message). Inline:
+ * every call through a ref asks. */
+static inline bool cmr_ref_target(cmr_resource_ref ref, void **self) {
+  if (ref.ops == NULL || ref.ops->allocate == NULL || ref.ops->deallocate == NULL) return false;
+  if (!(ref.ops->flags & CMR_OPS_FLAG_COUNTED)) {
+    *self = ref.self;
+    return true;
+  }
+  *self = cmr_object_peek(ref.self);
+  return *self != NULL;
+}
+/* The same for a ref already checked (NULL only if it died since). */
+static inline void *cmr_ref_self(cmr_resource_ref ref) {
+  return (ref.ops->flags & CMR_OPS_FLAG_COUNTED) ? (void *)cmr_object_peek(ref.self) : ref.self;
+}
+/* Properties of a ref already checked. */
+unsigned cmr_ref_properties_of(cmr_resource_ref ref);
+/* Retain / release a ref already checked (no-ops for foreign resources
+ * without retain / release). Retaining fails (CMR_ERROR_DESTROYED_HANDLE)
+ * when the resource's last share is being released meanwhile. */
+cmr_status cmr_ref_hold(cmr_resource_ref ref, const char *what);
+void cmr_ref_drop(cmr_resource_ref ref);
+/* Whether two checked refs are interchangeable (cmr_ref_equal without checks). */
+bool cmr_ref_same(cmr_resource_ref a, cmr_resource_ref b);
+
+#endif /* CMR_REFS_H */
