@@ -1209,6 +1209,20 @@ SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_arena_resource_superblock_count(void *
 }
 
 
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_arena_resource_largest_free_block(void * jarg1, unsigned long long * jarg2) {
+  int jresult ;
+  cmr_arena_resource *arg1 = (cmr_arena_resource *) 0 ;
+  size_t *arg2 = (size_t *) 0 ;
+  cmr_status result;
+  
+  arg1 = (cmr_arena_resource *)jarg1; 
+  arg2 = (size_t *)jarg2; 
+  result = (cmr_status)cmr_arena_resource_largest_free_block(arg1,arg2);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
 SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_arena_resource_dump(void * jarg1) {
   int jresult ;
   cmr_arena_resource *arg1 = (cmr_arena_resource *) 0 ;
@@ -1304,6 +1318,20 @@ SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_binning_resource_bin_count(void * jarg
   arg1 = (cmr_binning_resource *)jarg1; 
   arg2 = (size_t *)jarg2; 
   result = (cmr_status)cmr_binning_resource_bin_count(arg1,arg2);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_binning_resource_largest_free_block(void * jarg1, unsigned long long * jarg2) {
+  int jresult ;
+  cmr_binning_resource *arg1 = (cmr_binning_resource *) 0 ;
+  size_t *arg2 = (size_t *) 0 ;
+  cmr_status result;
+  
+  arg1 = (cmr_binning_resource *)jarg1; 
+  arg2 = (size_t *)jarg2; 
+  result = (cmr_status)cmr_binning_resource_largest_free_block(arg1,arg2);
   jresult = (int)result; 
   return jresult;
 }
@@ -1705,6 +1733,20 @@ SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_fixed_size_resource_upstream_bytes(voi
 }
 
 
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_fixed_size_resource_largest_free_block(void * jarg1, unsigned long long * jarg2) {
+  int jresult ;
+  cmr_fixed_size_resource *arg1 = (cmr_fixed_size_resource *) 0 ;
+  size_t *arg2 = (size_t *) 0 ;
+  cmr_status result;
+  
+  arg1 = (cmr_fixed_size_resource *)jarg1; 
+  arg2 = (size_t *)jarg2; 
+  result = (cmr_status)cmr_fixed_size_resource_largest_free_block(arg1,arg2);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
 SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_limiting_resource_create(cmr_resource_ref jarg1, unsigned long long jarg2, cmr_optional_size jarg3, void ** jarg4) {
   int jresult ;
   cmr_resource_ref arg1 ;
@@ -1939,19 +1981,21 @@ SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_pinned_host_resource_from_ref(cmr_reso
 }
 
 
-SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_pool_resource_create(cmr_resource_ref jarg1, cmr_optional_size jarg2, cmr_optional_size jarg3, void ** jarg4) {
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_pool_resource_create(cmr_resource_ref jarg1, cmr_optional_size jarg2, cmr_optional_size jarg3, cmr_optional_size jarg4, void ** jarg5) {
   int jresult ;
   cmr_resource_ref arg1 ;
   cmr_optional_size arg2 ;
   cmr_optional_size arg3 ;
-  cmr_pool_resource **arg4 = (cmr_pool_resource **) 0 ;
+  cmr_optional_size arg4 ;
+  cmr_pool_resource **arg5 = (cmr_pool_resource **) 0 ;
   cmr_status result;
   
   arg1 = jarg1; 
   arg2 = jarg2; 
   arg3 = jarg3; 
-  arg4 = (cmr_pool_resource **)jarg4; 
-  result = (cmr_status)cmr_pool_resource_create(arg1,arg2,arg3,arg4);
+  arg4 = jarg4; 
+  arg5 = (cmr_pool_resource **)jarg5; 
+  result = (cmr_status)cmr_pool_resource_create(arg1,arg2,arg3,arg4,arg5);
   jresult = (int)result; 
   return jresult;
 }
@@ -2006,6 +2050,32 @@ SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_pool_resource_free_size(void * jarg1, 
   arg1 = (cmr_pool_resource *)jarg1; 
   arg2 = (size_t *)jarg2; 
   result = (cmr_status)cmr_pool_resource_free_size(arg1,arg2);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_pool_resource_largest_free_block(void * jarg1, unsigned long long * jarg2) {
+  int jresult ;
+  cmr_pool_resource *arg1 = (cmr_pool_resource *) 0 ;
+  size_t *arg2 = (size_t *) 0 ;
+  cmr_status result;
+  
+  arg1 = (cmr_pool_resource *)jarg1; 
+  arg2 = (size_t *)jarg2; 
+  result = (cmr_status)cmr_pool_resource_largest_free_block(arg1,arg2);
+  jresult = (int)result; 
+  return jresult;
+}
+
+
+SWIGEXPORT int SWIGSTDCALL CSharp_Cmr_cmr_pool_resource_release(void * jarg1) {
+  int jresult ;
+  cmr_pool_resource *arg1 = (cmr_pool_resource *) 0 ;
+  cmr_status result;
+  
+  arg1 = (cmr_pool_resource *)jarg1; 
+  result = (cmr_status)cmr_pool_resource_release(arg1);
   jresult = (int)result; 
   return jresult;
 }

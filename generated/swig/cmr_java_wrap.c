@@ -1817,6 +1817,35 @@ SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1arena_1resource_1superbl
 }
 
 
+SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1arena_1resource_1largest_1free_1block(JNIEnv *jenv, jclass jcls, jlong jarg1) {
+  jlong jresult = 0 ;
+  cmr_arena_resource *arg1 = (cmr_arena_resource *) 0 ;
+  size_t *arg2 = (size_t *) 0 ;
+  size_t temp2 ;
+  cmr_status result;
+  
+  (void)jenv;
+  (void)jcls;
+  {
+    temp2 = 0; arg2 = &temp2; 
+  }
+  {
+    arg1 = (cmr_arena_resource *)(uintptr_t)jarg1; 
+  }
+  result = (cmr_status)cmr_arena_resource_largest_free_block(arg1,arg2);
+  {
+    if (result != CMR_SUCCESS) {
+      cmr_java_throw(jenv, result);
+      return 0;
+    }
+  }
+  {
+    jresult = (jlong)*arg2; 
+  }
+  return jresult;
+}
+
+
 SWIGEXPORT void JNICALL Java_org_cmr_CmrNativeJNI_cmr_1arena_1resource_1dump(JNIEnv *jenv, jclass jcls, jlong jarg1) {
   cmr_arena_resource *arg1 = (cmr_arena_resource *) 0 ;
   cmr_status result;
@@ -2042,6 +2071,35 @@ SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1binning_1resource_1bin_1
     arg1 = (cmr_binning_resource *)(uintptr_t)jarg1; 
   }
   result = (cmr_status)cmr_binning_resource_bin_count(arg1,arg2);
+  {
+    if (result != CMR_SUCCESS) {
+      cmr_java_throw(jenv, result);
+      return 0;
+    }
+  }
+  {
+    jresult = (jlong)*arg2; 
+  }
+  return jresult;
+}
+
+
+SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1binning_1resource_1largest_1free_1block(JNIEnv *jenv, jclass jcls, jlong jarg1) {
+  jlong jresult = 0 ;
+  cmr_binning_resource *arg1 = (cmr_binning_resource *) 0 ;
+  size_t *arg2 = (size_t *) 0 ;
+  size_t temp2 ;
+  cmr_status result;
+  
+  (void)jenv;
+  (void)jcls;
+  {
+    temp2 = 0; arg2 = &temp2; 
+  }
+  {
+    arg1 = (cmr_binning_resource *)(uintptr_t)jarg1; 
+  }
+  result = (cmr_status)cmr_binning_resource_largest_free_block(arg1,arg2);
   {
     if (result != CMR_SUCCESS) {
       cmr_java_throw(jenv, result);
@@ -3012,6 +3070,35 @@ SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1fixed_1size_1resource_1u
 }
 
 
+SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1fixed_1size_1resource_1largest_1free_1block(JNIEnv *jenv, jclass jcls, jlong jarg1) {
+  jlong jresult = 0 ;
+  cmr_fixed_size_resource *arg1 = (cmr_fixed_size_resource *) 0 ;
+  size_t *arg2 = (size_t *) 0 ;
+  size_t temp2 ;
+  cmr_status result;
+  
+  (void)jenv;
+  (void)jcls;
+  {
+    temp2 = 0; arg2 = &temp2; 
+  }
+  {
+    arg1 = (cmr_fixed_size_resource *)(uintptr_t)jarg1; 
+  }
+  result = (cmr_status)cmr_fixed_size_resource_largest_free_block(arg1,arg2);
+  {
+    if (result != CMR_SUCCESS) {
+      cmr_java_throw(jenv, result);
+      return 0;
+    }
+  }
+  {
+    jresult = (jlong)*arg2; 
+  }
+  return jresult;
+}
+
+
 SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1limiting_1resource_1create(JNIEnv *jenv, jclass jcls, jlong jarg1, jlong jarg2, jobject jarg3) {
   jlong jresult = 0 ;
   cmr_resource_ref arg1 ;
@@ -3616,19 +3703,20 @@ SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1pinned_1host_1resource_1
 }
 
 
-SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1pool_1resource_1create(JNIEnv *jenv, jclass jcls, jlong jarg1, jobject jarg2, jobject jarg3) {
+SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1pool_1resource_1create(JNIEnv *jenv, jclass jcls, jlong jarg1, jobject jarg2, jobject jarg3, jobject jarg4) {
   jlong jresult = 0 ;
   cmr_resource_ref arg1 ;
   cmr_optional_size arg2 ;
   cmr_optional_size arg3 ;
-  cmr_pool_resource **arg4 = (cmr_pool_resource **) 0 ;
-  cmr_pool_resource *temp4 ;
+  cmr_optional_size arg4 ;
+  cmr_pool_resource **arg5 = (cmr_pool_resource **) 0 ;
+  cmr_pool_resource *temp5 ;
   cmr_status result;
   
   (void)jenv;
   (void)jcls;
   {
-    temp4 = NULL; arg4 = &temp4; 
+    temp5 = NULL; arg5 = &temp5; 
   }
   {
     const cmr_resource_ref *ref = (const cmr_resource_ref *)(uintptr_t)jarg1;
@@ -3667,7 +3755,20 @@ SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1pool_1resource_1create(J
       (&arg3)->value = (size_t)value;
     }
   }
-  result = (cmr_status)cmr_pool_resource_create(arg1,arg2,arg3,arg4);
+  {
+    (&arg4)->is_set = jarg4 != NULL;
+    (&arg4)->value = 0;
+    if ((&arg4)->is_set) {
+      jlong value = 0;
+      if (!cmr_java_number(jenv, jarg4, &value)) return 0;
+      if (value < 0) {
+        SWIG_JavaThrowException(jenv, SWIG_JavaIllegalArgumentException, "a size cannot be negative");
+        return 0;
+      }
+      (&arg4)->value = (size_t)value;
+    }
+  }
+  result = (cmr_status)cmr_pool_resource_create(arg1,arg2,arg3,arg4,arg5);
   {
     if (result != CMR_SUCCESS) {
       cmr_java_throw(jenv, result);
@@ -3675,7 +3776,7 @@ SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1pool_1resource_1create(J
     }
   }
   {
-    jresult = (jlong)(uintptr_t)*arg4; 
+    jresult = (jlong)(uintptr_t)*arg5; 
   }
   return jresult;
 }
@@ -3815,6 +3916,54 @@ SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1pool_1resource_1free_1si
     jresult = (jlong)*arg2; 
   }
   return jresult;
+}
+
+
+SWIGEXPORT jlong JNICALL Java_org_cmr_CmrNativeJNI_cmr_1pool_1resource_1largest_1free_1block(JNIEnv *jenv, jclass jcls, jlong jarg1) {
+  jlong jresult = 0 ;
+  cmr_pool_resource *arg1 = (cmr_pool_resource *) 0 ;
+  size_t *arg2 = (size_t *) 0 ;
+  size_t temp2 ;
+  cmr_status result;
+  
+  (void)jenv;
+  (void)jcls;
+  {
+    temp2 = 0; arg2 = &temp2; 
+  }
+  {
+    arg1 = (cmr_pool_resource *)(uintptr_t)jarg1; 
+  }
+  result = (cmr_status)cmr_pool_resource_largest_free_block(arg1,arg2);
+  {
+    if (result != CMR_SUCCESS) {
+      cmr_java_throw(jenv, result);
+      return 0;
+    }
+  }
+  {
+    jresult = (jlong)*arg2; 
+  }
+  return jresult;
+}
+
+
+SWIGEXPORT void JNICALL Java_org_cmr_CmrNativeJNI_cmr_1pool_1resource_1release(JNIEnv *jenv, jclass jcls, jlong jarg1) {
+  cmr_pool_resource *arg1 = (cmr_pool_resource *) 0 ;
+  cmr_status result;
+  
+  (void)jenv;
+  (void)jcls;
+  {
+    arg1 = (cmr_pool_resource *)(uintptr_t)jarg1; 
+  }
+  result = (cmr_status)cmr_pool_resource_release(arg1);
+  {
+    if (result != CMR_SUCCESS) {
+      cmr_java_throw(jenv, result);
+      return ;
+    }
+  }
 }
 
 

@@ -5923,6 +5923,48 @@ fail:
 }
 
 
+SWIGINTERN PyObject *_wrap_cmr_arena_resource_largest_free_block(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  cmr_arena_resource *arg1 = (cmr_arena_resource *) 0 ;
+  size_t *arg2 = (size_t *) 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  size_t temp2 ;
+  PyObject *swig_obj[1] ;
+  cmr_status result;
+  
+  {
+    temp2 = 0; arg2 = (size_t *)&temp2; 
+  }
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_cmr_arena_resource, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "cmr_arena_resource_largest_free_block" "', argument " "1"" of type '" "cmr_arena_resource *""'"); 
+  }
+  arg1 = (cmr_arena_resource *)(argp1);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (cmr_status)cmr_arena_resource_largest_free_block(arg1,arg2);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  {
+    if (cmr_py_raise_pending()) SWIG_fail;
+    if (result != CMR_SUCCESS) {
+      cmr_py_raise(result);
+      SWIG_fail;
+    }
+    resultobj = SWIG_Py_Void();
+  }
+  {
+    resultobj = SWIG_Python_AppendOutput(resultobj, PyLong_FromSize_t(*arg2)); 
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
 SWIGINTERN PyObject *_wrap_cmr_arena_resource_dump(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   cmr_arena_resource *arg1 = (cmr_arena_resource *) 0 ;
@@ -6234,6 +6276,48 @@ SWIGINTERN PyObject *_wrap_cmr_binning_resource_bin_count(PyObject *self, PyObje
   {
     SWIG_PYTHON_THREAD_BEGIN_ALLOW;
     result = (cmr_status)cmr_binning_resource_bin_count(arg1,arg2);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  {
+    if (cmr_py_raise_pending()) SWIG_fail;
+    if (result != CMR_SUCCESS) {
+      cmr_py_raise(result);
+      SWIG_fail;
+    }
+    resultobj = SWIG_Py_Void();
+  }
+  {
+    resultobj = SWIG_Python_AppendOutput(resultobj, PyLong_FromSize_t(*arg2)); 
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_cmr_binning_resource_largest_free_block(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  cmr_binning_resource *arg1 = (cmr_binning_resource *) 0 ;
+  size_t *arg2 = (size_t *) 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  size_t temp2 ;
+  PyObject *swig_obj[1] ;
+  cmr_status result;
+  
+  {
+    temp2 = 0; arg2 = (size_t *)&temp2; 
+  }
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_cmr_binning_resource, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "cmr_binning_resource_largest_free_block" "', argument " "1"" of type '" "cmr_binning_resource *""'"); 
+  }
+  arg1 = (cmr_binning_resource *)(argp1);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (cmr_status)cmr_binning_resource_largest_free_block(arg1,arg2);
     SWIG_PYTHON_THREAD_END_ALLOW;
   }
   {
@@ -7459,6 +7543,48 @@ fail:
 }
 
 
+SWIGINTERN PyObject *_wrap_cmr_fixed_size_resource_largest_free_block(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  cmr_fixed_size_resource *arg1 = (cmr_fixed_size_resource *) 0 ;
+  size_t *arg2 = (size_t *) 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  size_t temp2 ;
+  PyObject *swig_obj[1] ;
+  cmr_status result;
+  
+  {
+    temp2 = 0; arg2 = (size_t *)&temp2; 
+  }
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_cmr_fixed_size_resource, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "cmr_fixed_size_resource_largest_free_block" "', argument " "1"" of type '" "cmr_fixed_size_resource *""'"); 
+  }
+  arg1 = (cmr_fixed_size_resource *)(argp1);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (cmr_status)cmr_fixed_size_resource_largest_free_block(arg1,arg2);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  {
+    if (cmr_py_raise_pending()) SWIG_fail;
+    if (result != CMR_SUCCESS) {
+      cmr_py_raise(result);
+      SWIG_fail;
+    }
+    resultobj = SWIG_Py_Void();
+  }
+  {
+    resultobj = SWIG_Python_AppendOutput(resultobj, PyLong_FromSize_t(*arg2)); 
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
 SWIGINTERN PyObject *_wrap_cmr_limiting_resource_create(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   cmr_resource_ref arg1 ;
@@ -8232,16 +8358,17 @@ SWIGINTERN PyObject *_wrap_cmr_pool_resource_create(PyObject *self, PyObject *ar
   cmr_resource_ref arg1 ;
   cmr_optional_size arg2 ;
   cmr_optional_size arg3 ;
-  cmr_pool_resource **arg4 = (cmr_pool_resource **) 0 ;
+  cmr_optional_size arg4 ;
+  cmr_pool_resource **arg5 = (cmr_pool_resource **) 0 ;
   cmr_resource_ref *ref1 ;
-  cmr_pool_resource *temp4 ;
-  PyObject *swig_obj[3] ;
+  cmr_pool_resource *temp5 ;
+  PyObject *swig_obj[4] ;
   cmr_status result;
   
   {
-    temp4 = NULL; arg4 = &temp4; 
+    temp5 = NULL; arg5 = &temp5; 
   }
-  if (!SWIG_Python_UnpackTuple(args, "cmr_pool_resource_create", 3, 3, swig_obj)) SWIG_fail;
+  if (!SWIG_Python_UnpackTuple(args, "cmr_pool_resource_create", 4, 4, swig_obj)) SWIG_fail;
   {
     if (SWIG_ConvertPtr(swig_obj[0], (void **)&ref1, SWIGTYPE_p_cmr_resource_ref, 0) != SWIG_OK || ref1 == NULL) {
       SWIG_exception_fail(SWIG_TypeError, "expected a cmr_resource_ref");
@@ -8275,8 +8402,21 @@ SWIGINTERN PyObject *_wrap_cmr_pool_resource_create(PyObject *self, PyObject *ar
     }
   }
   {
+    (&arg4)->is_set = swig_obj[3] != Py_None;
+    (&arg4)->value = 0;
+    if ((&arg4)->is_set) {
+      if (!PyLong_Check(swig_obj[3])) SWIG_exception_fail(SWIG_TypeError, "expected an int or None");
+      unsigned long long value = PyLong_AsUnsignedLongLong(swig_obj[3]);
+      if (value == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        SWIG_exception_fail(SWIG_ValueError, "expected a size in [0, 2**64) or None");
+      }
+      (&arg4)->value = (size_t)value;
+    }
+  }
+  {
     SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    result = (cmr_status)cmr_pool_resource_create(arg1,arg2,arg3,arg4);
+    result = (cmr_status)cmr_pool_resource_create(arg1,arg2,arg3,arg4,arg5);
     SWIG_PYTHON_THREAD_END_ALLOW;
   }
   {
@@ -8288,7 +8428,7 @@ SWIGINTERN PyObject *_wrap_cmr_pool_resource_create(PyObject *self, PyObject *ar
     resultobj = SWIG_Py_Void();
   }
   {
-    resultobj = SWIG_Python_AppendOutput(resultobj, SWIG_NewPointerObj(*arg4, SWIGTYPE_p_cmr_pool_resource, 0)); 
+    resultobj = SWIG_Python_AppendOutput(resultobj, SWIG_NewPointerObj(*arg5, SWIGTYPE_p_cmr_pool_resource, 0)); 
   }
   return resultobj;
 fail:
@@ -8468,6 +8608,82 @@ SWIGINTERN PyObject *_wrap_cmr_pool_resource_free_size(PyObject *self, PyObject 
   }
   {
     resultobj = SWIG_Python_AppendOutput(resultobj, PyLong_FromSize_t(*arg2)); 
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_cmr_pool_resource_largest_free_block(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  cmr_pool_resource *arg1 = (cmr_pool_resource *) 0 ;
+  size_t *arg2 = (size_t *) 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  size_t temp2 ;
+  PyObject *swig_obj[1] ;
+  cmr_status result;
+  
+  {
+    temp2 = 0; arg2 = (size_t *)&temp2; 
+  }
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_cmr_pool_resource, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "cmr_pool_resource_largest_free_block" "', argument " "1"" of type '" "cmr_pool_resource *""'"); 
+  }
+  arg1 = (cmr_pool_resource *)(argp1);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (cmr_status)cmr_pool_resource_largest_free_block(arg1,arg2);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  {
+    if (cmr_py_raise_pending()) SWIG_fail;
+    if (result != CMR_SUCCESS) {
+      cmr_py_raise(result);
+      SWIG_fail;
+    }
+    resultobj = SWIG_Py_Void();
+  }
+  {
+    resultobj = SWIG_Python_AppendOutput(resultobj, PyLong_FromSize_t(*arg2)); 
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_cmr_pool_resource_release(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  cmr_pool_resource *arg1 = (cmr_pool_resource *) 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  PyObject *swig_obj[1] ;
+  cmr_status result;
+  
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_cmr_pool_resource, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "cmr_pool_resource_release" "', argument " "1"" of type '" "cmr_pool_resource *""'"); 
+  }
+  arg1 = (cmr_pool_resource *)(argp1);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (cmr_status)cmr_pool_resource_release(arg1);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  {
+    if (cmr_py_raise_pending()) SWIG_fail;
+    if (result != CMR_SUCCESS) {
+      cmr_py_raise(result);
+      SWIG_fail;
+    }
+    resultobj = SWIG_Py_Void();
   }
   return resultobj;
 fail:
@@ -11780,6 +11996,7 @@ static PyMethodDef SwigMethods[] = {
 	 { "cmr_arena_resource_arena_size", _wrap_cmr_arena_resource_arena_size, METH_O, NULL},
 	 { "cmr_arena_resource_global_free_bytes", _wrap_cmr_arena_resource_global_free_bytes, METH_O, NULL},
 	 { "cmr_arena_resource_superblock_count", _wrap_cmr_arena_resource_superblock_count, METH_O, NULL},
+	 { "cmr_arena_resource_largest_free_block", _wrap_cmr_arena_resource_largest_free_block, METH_O, NULL},
 	 { "cmr_arena_resource_dump", _wrap_cmr_arena_resource_dump, METH_O, NULL},
 	 { "cmr_binning_resource_create", _wrap_cmr_binning_resource_create, METH_VARARGS, NULL},
 	 { "cmr_binning_resource_destroy", _wrap_cmr_binning_resource_destroy, METH_O, NULL},
@@ -11788,6 +12005,7 @@ static PyMethodDef SwigMethods[] = {
 	 { "cmr_binning_resource_add_bin", _wrap_cmr_binning_resource_add_bin, METH_VARARGS, NULL},
 	 { "cmr_binning_resource_add_bin_resource", _wrap_cmr_binning_resource_add_bin_resource, METH_VARARGS, NULL},
 	 { "cmr_binning_resource_bin_count", _wrap_cmr_binning_resource_bin_count, METH_O, NULL},
+	 { "cmr_binning_resource_largest_free_block", _wrap_cmr_binning_resource_largest_free_block, METH_O, NULL},
 	 { "cmr_binning_resource_bin_size_for", _wrap_cmr_binning_resource_bin_size_for, METH_VARARGS, NULL},
 	 { "cmr_callback_resource_destroy", _wrap_cmr_callback_resource_destroy, METH_O, NULL},
 	 { "cmr_callback_resource_ref", _wrap_cmr_callback_resource_ref, METH_O, NULL},
@@ -11821,6 +12039,7 @@ static PyMethodDef SwigMethods[] = {
 	 { "cmr_fixed_size_resource_from_ref", _wrap_cmr_fixed_size_resource_from_ref, METH_O, NULL},
 	 { "cmr_fixed_size_resource_block_size", _wrap_cmr_fixed_size_resource_block_size, METH_O, NULL},
 	 { "cmr_fixed_size_resource_upstream_bytes", _wrap_cmr_fixed_size_resource_upstream_bytes, METH_O, NULL},
+	 { "cmr_fixed_size_resource_largest_free_block", _wrap_cmr_fixed_size_resource_largest_free_block, METH_O, NULL},
 	 { "cmr_limiting_resource_create", _wrap_cmr_limiting_resource_create, METH_VARARGS, NULL},
 	 { "cmr_limiting_resource_destroy", _wrap_cmr_limiting_resource_destroy, METH_O, NULL},
 	 { "cmr_limiting_resource_ref", _wrap_cmr_limiting_resource_ref, METH_O, NULL},
@@ -11848,6 +12067,8 @@ static PyMethodDef SwigMethods[] = {
 	 { "cmr_pool_resource_from_ref", _wrap_cmr_pool_resource_from_ref, METH_O, NULL},
 	 { "cmr_pool_resource_pool_size", _wrap_cmr_pool_resource_pool_size, METH_O, NULL},
 	 { "cmr_pool_resource_free_size", _wrap_cmr_pool_resource_free_size, METH_O, NULL},
+	 { "cmr_pool_resource_largest_free_block", _wrap_cmr_pool_resource_largest_free_block, METH_O, NULL},
+	 { "cmr_pool_resource_release", _wrap_cmr_pool_resource_release, METH_O, NULL},
 	 { "cmr_prefetch_resource_create", _wrap_cmr_prefetch_resource_create, METH_O, NULL},
 	 { "cmr_prefetch_resource_destroy", _wrap_cmr_prefetch_resource_destroy, METH_O, NULL},
 	 { "cmr_prefetch_resource_ref", _wrap_cmr_prefetch_resource_ref, METH_O, NULL},

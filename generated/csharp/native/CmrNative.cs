@@ -170,6 +170,8 @@ internal class CmrNative {
 
   public static void cmr_arena_resource_superblock_count(ResourceHandle handle, out ulong out_) { Errors.Check(CmrNativePINVOKE.cmr_arena_resource_superblock_count(handle, out out_)); }
 
+  public static void cmr_arena_resource_largest_free_block(ResourceHandle handle, out ulong out_) { Errors.Check(CmrNativePINVOKE.cmr_arena_resource_largest_free_block(handle, out out_)); }
+
   public static void cmr_arena_resource_dump(ResourceHandle handle) { Errors.Check(CmrNativePINVOKE.cmr_arena_resource_dump(handle)); }
 
   public static void cmr_binning_resource_create(Ref upstream, int? min_size_exponent, int? max_size_exponent, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_binning_resource_create(upstream, OptionalInt.Of(min_size_exponent), OptionalInt.Of(max_size_exponent), out out_)); }
@@ -183,6 +185,8 @@ internal class CmrNative {
   public static void cmr_binning_resource_add_bin_resource(ResourceHandle handle, ulong allocation_size, Ref resource) { Errors.Check(CmrNativePINVOKE.cmr_binning_resource_add_bin_resource(handle, allocation_size, resource)); }
 
   public static void cmr_binning_resource_bin_count(ResourceHandle handle, out ulong out_) { Errors.Check(CmrNativePINVOKE.cmr_binning_resource_bin_count(handle, out out_)); }
+
+  public static void cmr_binning_resource_largest_free_block(ResourceHandle handle, out ulong out_) { Errors.Check(CmrNativePINVOKE.cmr_binning_resource_largest_free_block(handle, out out_)); }
 
   public static void cmr_binning_resource_bin_size_for(ResourceHandle handle, ulong allocation_size, out ulong out_) { Errors.Check(CmrNativePINVOKE.cmr_binning_resource_bin_size_for(handle, allocation_size, out out_)); }
 
@@ -240,6 +244,8 @@ internal class CmrNative {
 
   public static void cmr_fixed_size_resource_upstream_bytes(ResourceHandle handle, out ulong out_) { Errors.Check(CmrNativePINVOKE.cmr_fixed_size_resource_upstream_bytes(handle, out out_)); }
 
+  public static void cmr_fixed_size_resource_largest_free_block(ResourceHandle handle, out ulong out_) { Errors.Check(CmrNativePINVOKE.cmr_fixed_size_resource_largest_free_block(handle, out out_)); }
+
   public static void cmr_limiting_resource_create(Ref upstream, ulong allocation_limit, ulong? allocation_alignment, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_limiting_resource_create(upstream, allocation_limit, OptionalSize.Of(allocation_alignment), out out_)); }
 
   public static Ref cmr_limiting_resource_ref(ResourceHandle handle) { return CmrNativePINVOKE.cmr_limiting_resource_ref(handle); }
@@ -279,7 +285,7 @@ internal class CmrNative {
 
   public static void cmr_pinned_host_resource_from_ref(Ref ref_, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_pinned_host_resource_from_ref(ref_, out out_)); }
 
-  public static void cmr_pool_resource_create(Ref upstream, ulong? initial_pool_size, ulong? maximum_pool_size, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_pool_resource_create(upstream, OptionalSize.Of(initial_pool_size), OptionalSize.Of(maximum_pool_size), out out_)); }
+  public static void cmr_pool_resource_create(Ref upstream, ulong? initial_pool_size, ulong? maximum_pool_size, ulong? maximum_growth, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_pool_resource_create(upstream, OptionalSize.Of(initial_pool_size), OptionalSize.Of(maximum_pool_size), OptionalSize.Of(maximum_growth), out out_)); }
 
   public static Ref cmr_pool_resource_ref(ResourceHandle handle) { return CmrNativePINVOKE.cmr_pool_resource_ref(handle); }
 
@@ -288,6 +294,10 @@ internal class CmrNative {
   public static void cmr_pool_resource_pool_size(ResourceHandle handle, out ulong out_) { Errors.Check(CmrNativePINVOKE.cmr_pool_resource_pool_size(handle, out out_)); }
 
   public static void cmr_pool_resource_free_size(ResourceHandle handle, out ulong out_) { Errors.Check(CmrNativePINVOKE.cmr_pool_resource_free_size(handle, out out_)); }
+
+  public static void cmr_pool_resource_largest_free_block(ResourceHandle handle, out ulong out_) { Errors.Check(CmrNativePINVOKE.cmr_pool_resource_largest_free_block(handle, out out_)); }
+
+  public static void cmr_pool_resource_release(ResourceHandle handle) { Errors.Check(CmrNativePINVOKE.cmr_pool_resource_release(handle)); }
 
   public static void cmr_prefetch_resource_create(Ref upstream, out System.IntPtr out_) { Errors.Check(CmrNativePINVOKE.cmr_prefetch_resource_create(upstream, out out_)); }
 

@@ -400,6 +400,9 @@ internal class CmrNativePINVOKE {
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_arena_resource_superblock_count")]
   public static extern int cmr_arena_resource_superblock_count(ResourceHandle jarg1, out ulong jarg2);
 
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_arena_resource_largest_free_block")]
+  public static extern int cmr_arena_resource_largest_free_block(ResourceHandle jarg1, out ulong jarg2);
+
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_arena_resource_dump")]
   public static extern int cmr_arena_resource_dump(ResourceHandle jarg1);
 
@@ -420,6 +423,9 @@ internal class CmrNativePINVOKE {
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_binning_resource_bin_count")]
   public static extern int cmr_binning_resource_bin_count(ResourceHandle jarg1, out ulong jarg2);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_binning_resource_largest_free_block")]
+  public static extern int cmr_binning_resource_largest_free_block(ResourceHandle jarg1, out ulong jarg2);
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_binning_resource_bin_size_for")]
   public static extern int cmr_binning_resource_bin_size_for(ResourceHandle jarg1, ulong jarg2, out ulong jarg3);
@@ -505,6 +511,9 @@ internal class CmrNativePINVOKE {
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_fixed_size_resource_upstream_bytes")]
   public static extern int cmr_fixed_size_resource_upstream_bytes(ResourceHandle jarg1, out ulong jarg2);
 
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_fixed_size_resource_largest_free_block")]
+  public static extern int cmr_fixed_size_resource_largest_free_block(ResourceHandle jarg1, out ulong jarg2);
+
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_limiting_resource_create")]
   public static extern int cmr_limiting_resource_create(Ref jarg1, ulong jarg2, OptionalSize jarg3, out System.IntPtr jarg4);
 
@@ -557,7 +566,7 @@ internal class CmrNativePINVOKE {
   public static extern int cmr_pinned_host_resource_from_ref(Ref jarg1, out System.IntPtr jarg2);
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_pool_resource_create")]
-  public static extern int cmr_pool_resource_create(Ref jarg1, OptionalSize jarg2, OptionalSize jarg3, out System.IntPtr jarg4);
+  public static extern int cmr_pool_resource_create(Ref jarg1, OptionalSize jarg2, OptionalSize jarg3, OptionalSize jarg4, out System.IntPtr jarg5);
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_pool_resource_ref")]
   public static extern Ref cmr_pool_resource_ref(ResourceHandle jarg1);
@@ -570,6 +579,12 @@ internal class CmrNativePINVOKE {
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_pool_resource_free_size")]
   public static extern int cmr_pool_resource_free_size(ResourceHandle jarg1, out ulong jarg2);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_pool_resource_largest_free_block")]
+  public static extern int cmr_pool_resource_largest_free_block(ResourceHandle jarg1, out ulong jarg2);
+
+  [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_pool_resource_release")]
+  public static extern int cmr_pool_resource_release(ResourceHandle jarg1);
 
   [global::System.Runtime.InteropServices.DllImport("cmr_csharp", EntryPoint="CSharp_Cmr_cmr_prefetch_resource_create")]
   public static extern int cmr_prefetch_resource_create(Ref jarg1, out System.IntPtr jarg2);

@@ -87,14 +87,14 @@ typedef _gostring_ swig_type_57;
 typedef _gostring_ swig_type_58;
 typedef _gostring_ swig_type_59;
 typedef _gostring_ swig_type_60;
-typedef long long swig_type_61;
-typedef _gostring_ swig_type_62;
-typedef long long swig_type_63;
-typedef _gostring_ swig_type_64;
+typedef _gostring_ swig_type_61;
+typedef long long swig_type_62;
+typedef _gostring_ swig_type_63;
+typedef long long swig_type_64;
 typedef _gostring_ swig_type_65;
-typedef long long swig_type_66;
+typedef _gostring_ swig_type_66;
 typedef _gostring_ swig_type_67;
-typedef _gostring_ swig_type_68;
+typedef long long swig_type_68;
 typedef _gostring_ swig_type_69;
 typedef _gostring_ swig_type_70;
 typedef _gostring_ swig_type_71;
@@ -119,10 +119,10 @@ typedef _gostring_ swig_type_89;
 typedef _gostring_ swig_type_90;
 typedef _gostring_ swig_type_91;
 typedef _gostring_ swig_type_92;
-typedef long long swig_type_93;
+typedef _gostring_ swig_type_93;
 typedef _gostring_ swig_type_94;
 typedef _gostring_ swig_type_95;
-typedef _gostring_ swig_type_96;
+typedef long long swig_type_96;
 typedef _gostring_ swig_type_97;
 typedef _gostring_ swig_type_98;
 typedef _gostring_ swig_type_99;
@@ -146,12 +146,12 @@ typedef _gostring_ swig_type_116;
 typedef _gostring_ swig_type_117;
 typedef _gostring_ swig_type_118;
 typedef _gostring_ swig_type_119;
-typedef long long swig_type_120;
+typedef _gostring_ swig_type_120;
 typedef _gostring_ swig_type_121;
 typedef _gostring_ swig_type_122;
 typedef _gostring_ swig_type_123;
 typedef _gostring_ swig_type_124;
-typedef _gostring_ swig_type_125;
+typedef long long swig_type_125;
 typedef _gostring_ swig_type_126;
 typedef _gostring_ swig_type_127;
 typedef _gostring_ swig_type_128;
@@ -191,44 +191,49 @@ typedef _gostring_ swig_type_161;
 typedef _gostring_ swig_type_162;
 typedef _gostring_ swig_type_163;
 typedef _gostring_ swig_type_164;
-typedef long long swig_type_165;
+typedef _gostring_ swig_type_165;
 typedef _gostring_ swig_type_166;
-typedef _goslice_ swig_type_167;
+typedef _gostring_ swig_type_167;
 typedef _gostring_ swig_type_168;
 typedef _gostring_ swig_type_169;
 typedef long long swig_type_170;
 typedef _gostring_ swig_type_171;
-typedef long long swig_type_172;
+typedef _goslice_ swig_type_172;
 typedef _gostring_ swig_type_173;
 typedef _gostring_ swig_type_174;
-typedef _gostring_ swig_type_175;
+typedef long long swig_type_175;
 typedef _gostring_ swig_type_176;
-typedef _gostring_ swig_type_177;
+typedef long long swig_type_177;
 typedef _gostring_ swig_type_178;
 typedef _gostring_ swig_type_179;
 typedef _gostring_ swig_type_180;
-typedef _goslice_ swig_type_181;
+typedef _gostring_ swig_type_181;
 typedef _gostring_ swig_type_182;
-typedef _goslice_ swig_type_183;
+typedef _gostring_ swig_type_183;
 typedef _gostring_ swig_type_184;
-typedef _goslice_ swig_type_185;
-typedef _gostring_ swig_type_186;
+typedef _gostring_ swig_type_185;
+typedef _goslice_ swig_type_186;
 typedef _gostring_ swig_type_187;
-typedef _gostring_ swig_type_188;
+typedef _goslice_ swig_type_188;
 typedef _gostring_ swig_type_189;
-typedef _gostring_ swig_type_190;
+typedef _goslice_ swig_type_190;
 typedef _gostring_ swig_type_191;
 typedef _gostring_ swig_type_192;
 typedef _gostring_ swig_type_193;
 typedef _gostring_ swig_type_194;
 typedef _gostring_ swig_type_195;
-typedef long long swig_type_196;
+typedef _gostring_ swig_type_196;
 typedef _gostring_ swig_type_197;
 typedef _gostring_ swig_type_198;
 typedef _gostring_ swig_type_199;
-typedef long long swig_type_200;
-typedef _gostring_ swig_type_201;
+typedef _gostring_ swig_type_200;
+typedef long long swig_type_201;
 typedef _gostring_ swig_type_202;
+typedef _gostring_ swig_type_203;
+typedef _gostring_ swig_type_204;
+typedef long long swig_type_205;
+typedef _gostring_ swig_type_206;
+typedef _gostring_ swig_type_207;
 extern void _wrap_Swig_free_capi_96fbf7c361d89476(uintptr_t arg1);
 extern uintptr_t _wrap_Swig_malloc_capi_96fbf7c361d89476(swig_intgo arg1);
 extern uintptr_t _wrap_cmr_go_ref_copy_capi_96fbf7c361d89476(uintptr_t arg1);
@@ -296,145 +301,150 @@ extern swig_type_52 _wrap_cmr_arena_resource_from_ref_capi_96fbf7c361d89476(uint
 extern swig_type_53 _wrap_cmr_arena_resource_arena_size_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
 extern swig_type_54 _wrap_cmr_arena_resource_global_free_bytes_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
 extern swig_type_55 _wrap_cmr_arena_resource_superblock_count_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_56 _wrap_cmr_arena_resource_dump_capi_96fbf7c361d89476(uintptr_t arg1);
-extern swig_type_57 _wrap_cmr_binning_resource_create_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2, swig_voidp arg3, swig_voidp arg4);
-extern swig_type_58 _wrap_cmr_binning_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
+extern swig_type_56 _wrap_cmr_arena_resource_largest_free_block_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_57 _wrap_cmr_arena_resource_dump_capi_96fbf7c361d89476(uintptr_t arg1);
+extern swig_type_58 _wrap_cmr_binning_resource_create_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2, swig_voidp arg3, swig_voidp arg4);
+extern swig_type_59 _wrap_cmr_binning_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_binning_resource_ref_capi_96fbf7c361d89476(uintptr_t arg1);
-extern swig_type_59 _wrap_cmr_binning_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_60 _wrap_cmr_binning_resource_add_bin_capi_96fbf7c361d89476(uintptr_t arg1, swig_type_61 arg2);
-extern swig_type_62 _wrap_cmr_binning_resource_add_bin_resource_capi_96fbf7c361d89476(uintptr_t arg1, swig_type_63 arg2, uintptr_t arg3);
-extern swig_type_64 _wrap_cmr_binning_resource_bin_count_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_65 _wrap_cmr_binning_resource_bin_size_for_capi_96fbf7c361d89476(uintptr_t arg1, swig_type_66 arg2, swig_voidp arg3);
-extern swig_type_67 _wrap_cmr_callback_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
+extern swig_type_60 _wrap_cmr_binning_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_61 _wrap_cmr_binning_resource_add_bin_capi_96fbf7c361d89476(uintptr_t arg1, swig_type_62 arg2);
+extern swig_type_63 _wrap_cmr_binning_resource_add_bin_resource_capi_96fbf7c361d89476(uintptr_t arg1, swig_type_64 arg2, uintptr_t arg3);
+extern swig_type_65 _wrap_cmr_binning_resource_bin_count_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_66 _wrap_cmr_binning_resource_largest_free_block_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_67 _wrap_cmr_binning_resource_bin_size_for_capi_96fbf7c361d89476(uintptr_t arg1, swig_type_68 arg2, swig_voidp arg3);
+extern swig_type_69 _wrap_cmr_callback_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_callback_resource_ref_capi_96fbf7c361d89476(uintptr_t arg1);
-extern swig_type_68 _wrap_cmr_callback_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_69 _wrap_cmr_cuda_resource_create_capi_96fbf7c361d89476(swig_voidp arg1);
-extern swig_type_70 _wrap_cmr_cuda_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
+extern swig_type_70 _wrap_cmr_callback_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_71 _wrap_cmr_cuda_resource_create_capi_96fbf7c361d89476(swig_voidp arg1);
+extern swig_type_72 _wrap_cmr_cuda_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_cuda_resource_ref_capi_96fbf7c361d89476(uintptr_t arg1);
-extern swig_type_71 _wrap_cmr_cuda_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_73 _wrap_cmr_cuda_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
 extern swig_intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE_capi_96fbf7c361d89476(void);
 extern swig_intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_capi_96fbf7c361d89476(void);
 extern swig_intgo _wrap_CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC_capi_96fbf7c361d89476(void);
-extern swig_type_72 _wrap_cmr_cuda_async_resource_create_capi_96fbf7c361d89476(swig_voidp arg1, swig_voidp arg2, swig_intgo arg3, swig_voidp arg4);
-extern swig_type_73 _wrap_cmr_cuda_async_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
+extern swig_type_74 _wrap_cmr_cuda_async_resource_create_capi_96fbf7c361d89476(swig_voidp arg1, swig_voidp arg2, swig_intgo arg3, swig_voidp arg4);
+extern swig_type_75 _wrap_cmr_cuda_async_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_cuda_async_resource_ref_capi_96fbf7c361d89476(uintptr_t arg1);
-extern swig_type_74 _wrap_cmr_cuda_async_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_75 _wrap_cmr_cuda_async_resource_pool_handle_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_76 _wrap_cmr_cuda_async_resource_release_threshold_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_77 _wrap_cmr_cuda_async_managed_resource_create_capi_96fbf7c361d89476(swig_voidp arg1);
-extern swig_type_78 _wrap_cmr_cuda_async_managed_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
+extern swig_type_76 _wrap_cmr_cuda_async_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_77 _wrap_cmr_cuda_async_resource_pool_handle_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_78 _wrap_cmr_cuda_async_resource_release_threshold_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_79 _wrap_cmr_cuda_async_managed_resource_create_capi_96fbf7c361d89476(swig_voidp arg1);
+extern swig_type_80 _wrap_cmr_cuda_async_managed_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_cuda_async_managed_resource_ref_capi_96fbf7c361d89476(uintptr_t arg1);
-extern swig_type_79 _wrap_cmr_cuda_async_managed_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_80 _wrap_cmr_cuda_async_managed_resource_pool_handle_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_81 _wrap_cmr_cuda_async_view_resource_create_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_82 _wrap_cmr_cuda_async_view_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
+extern swig_type_81 _wrap_cmr_cuda_async_managed_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_82 _wrap_cmr_cuda_async_managed_resource_pool_handle_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_83 _wrap_cmr_cuda_async_view_resource_create_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_84 _wrap_cmr_cuda_async_view_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_cuda_async_view_resource_ref_capi_96fbf7c361d89476(uintptr_t arg1);
-extern swig_type_83 _wrap_cmr_cuda_async_view_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_84 _wrap_cmr_cuda_async_view_resource_pool_handle_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_85 _wrap_cmr_failure_callback_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
+extern swig_type_85 _wrap_cmr_cuda_async_view_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_86 _wrap_cmr_cuda_async_view_resource_pool_handle_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_87 _wrap_cmr_failure_callback_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_failure_callback_resource_ref_capi_96fbf7c361d89476(uintptr_t arg1);
-extern swig_type_86 _wrap_cmr_failure_callback_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_87 _wrap_cmr_fixed_size_resource_create_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2, swig_voidp arg3, swig_voidp arg4);
-extern swig_type_88 _wrap_cmr_fixed_size_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
+extern swig_type_88 _wrap_cmr_failure_callback_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_89 _wrap_cmr_fixed_size_resource_create_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2, swig_voidp arg3, swig_voidp arg4);
+extern swig_type_90 _wrap_cmr_fixed_size_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_fixed_size_resource_ref_capi_96fbf7c361d89476(uintptr_t arg1);
-extern swig_type_89 _wrap_cmr_fixed_size_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_90 _wrap_cmr_fixed_size_resource_block_size_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_91 _wrap_cmr_fixed_size_resource_upstream_bytes_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_92 _wrap_cmr_limiting_resource_create_capi_96fbf7c361d89476(uintptr_t arg1, swig_type_93 arg2, swig_voidp arg3, swig_voidp arg4);
-extern swig_type_94 _wrap_cmr_limiting_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
+extern swig_type_91 _wrap_cmr_fixed_size_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_92 _wrap_cmr_fixed_size_resource_block_size_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_93 _wrap_cmr_fixed_size_resource_upstream_bytes_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_94 _wrap_cmr_fixed_size_resource_largest_free_block_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_95 _wrap_cmr_limiting_resource_create_capi_96fbf7c361d89476(uintptr_t arg1, swig_type_96 arg2, swig_voidp arg3, swig_voidp arg4);
+extern swig_type_97 _wrap_cmr_limiting_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_limiting_resource_ref_capi_96fbf7c361d89476(uintptr_t arg1);
-extern swig_type_95 _wrap_cmr_limiting_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_96 _wrap_cmr_limiting_resource_allocated_bytes_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_97 _wrap_cmr_limiting_resource_allocation_limit_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_98 _wrap_cmr_logging_resource_create_capi_96fbf7c361d89476(uintptr_t arg1, swig_type_99 arg2, uintptr_t arg3, _Bool arg4, swig_voidp arg5);
-extern swig_type_100 _wrap_cmr_logging_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
+extern swig_type_98 _wrap_cmr_limiting_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_99 _wrap_cmr_limiting_resource_allocated_bytes_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_100 _wrap_cmr_limiting_resource_allocation_limit_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_101 _wrap_cmr_logging_resource_create_capi_96fbf7c361d89476(uintptr_t arg1, swig_type_102 arg2, uintptr_t arg3, _Bool arg4, swig_voidp arg5);
+extern swig_type_103 _wrap_cmr_logging_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_logging_resource_ref_capi_96fbf7c361d89476(uintptr_t arg1);
-extern swig_type_101 _wrap_cmr_logging_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_102 _wrap_cmr_logging_resource_flush_capi_96fbf7c361d89476(uintptr_t arg1);
-extern swig_type_103 _wrap_cmr_logging_resource_filename_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_104 _wrap_cmr_logging_resource_lost_rows_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_105 _wrap_cmr_managed_resource_create_capi_96fbf7c361d89476(swig_voidp arg1);
-extern swig_type_106 _wrap_cmr_managed_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
+extern swig_type_104 _wrap_cmr_logging_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_105 _wrap_cmr_logging_resource_flush_capi_96fbf7c361d89476(uintptr_t arg1);
+extern swig_type_106 _wrap_cmr_logging_resource_filename_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_107 _wrap_cmr_logging_resource_lost_rows_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_108 _wrap_cmr_managed_resource_create_capi_96fbf7c361d89476(swig_voidp arg1);
+extern swig_type_109 _wrap_cmr_managed_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_managed_resource_ref_capi_96fbf7c361d89476(uintptr_t arg1);
-extern swig_type_107 _wrap_cmr_managed_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_108 _wrap_cmr_pinned_host_resource_create_capi_96fbf7c361d89476(swig_voidp arg1);
-extern swig_type_109 _wrap_cmr_pinned_host_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
+extern swig_type_110 _wrap_cmr_managed_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_111 _wrap_cmr_pinned_host_resource_create_capi_96fbf7c361d89476(swig_voidp arg1);
+extern swig_type_112 _wrap_cmr_pinned_host_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_pinned_host_resource_ref_capi_96fbf7c361d89476(uintptr_t arg1);
-extern swig_type_110 _wrap_cmr_pinned_host_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_111 _wrap_cmr_pool_resource_create_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2, swig_voidp arg3, swig_voidp arg4);
-extern swig_type_112 _wrap_cmr_pool_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
+extern swig_type_113 _wrap_cmr_pinned_host_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_114 _wrap_cmr_pool_resource_create_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2, swig_voidp arg3, swig_voidp arg4, swig_voidp arg5);
+extern swig_type_115 _wrap_cmr_pool_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_pool_resource_ref_capi_96fbf7c361d89476(uintptr_t arg1);
-extern swig_type_113 _wrap_cmr_pool_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_114 _wrap_cmr_pool_resource_pool_size_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_115 _wrap_cmr_pool_resource_free_size_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_116 _wrap_cmr_prefetch_resource_create_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_117 _wrap_cmr_prefetch_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
+extern swig_type_116 _wrap_cmr_pool_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_117 _wrap_cmr_pool_resource_pool_size_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_118 _wrap_cmr_pool_resource_free_size_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_119 _wrap_cmr_pool_resource_largest_free_block_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_120 _wrap_cmr_pool_resource_release_capi_96fbf7c361d89476(uintptr_t arg1);
+extern swig_type_121 _wrap_cmr_prefetch_resource_create_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_122 _wrap_cmr_prefetch_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_prefetch_resource_ref_capi_96fbf7c361d89476(uintptr_t arg1);
-extern swig_type_118 _wrap_cmr_prefetch_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_119 _wrap_cmr_sam_headroom_resource_create_capi_96fbf7c361d89476(swig_type_120 arg1, swig_voidp arg2);
-extern swig_type_121 _wrap_cmr_sam_headroom_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
+extern swig_type_123 _wrap_cmr_prefetch_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_124 _wrap_cmr_sam_headroom_resource_create_capi_96fbf7c361d89476(swig_type_125 arg1, swig_voidp arg2);
+extern swig_type_126 _wrap_cmr_sam_headroom_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_sam_headroom_resource_ref_capi_96fbf7c361d89476(uintptr_t arg1);
-extern swig_type_122 _wrap_cmr_sam_headroom_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_123 _wrap_cmr_simulated_resource_create_capi_96fbf7c361d89476(swig_voidp arg1, swig_voidp arg2);
-extern swig_type_124 _wrap_cmr_simulated_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
+extern swig_type_127 _wrap_cmr_sam_headroom_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_128 _wrap_cmr_simulated_resource_create_capi_96fbf7c361d89476(swig_voidp arg1, swig_voidp arg2);
+extern swig_type_129 _wrap_cmr_simulated_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_simulated_resource_ref_capi_96fbf7c361d89476(uintptr_t arg1);
-extern swig_type_125 _wrap_cmr_simulated_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_126 _wrap_cmr_simulated_resource_bytes_in_use_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_127 _wrap_cmr_simulated_resource_peak_bytes_in_use_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_128 _wrap_cmr_simulated_resource_allocation_count_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_129 _wrap_cmr_simulated_resource_deallocation_count_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_130 _wrap_cmr_statistics_resource_create_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_131 _wrap_cmr_statistics_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
+extern swig_type_130 _wrap_cmr_simulated_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_131 _wrap_cmr_simulated_resource_bytes_in_use_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_132 _wrap_cmr_simulated_resource_peak_bytes_in_use_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_133 _wrap_cmr_simulated_resource_allocation_count_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_134 _wrap_cmr_simulated_resource_deallocation_count_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_135 _wrap_cmr_statistics_resource_create_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_136 _wrap_cmr_statistics_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_statistics_resource_ref_capi_96fbf7c361d89476(uintptr_t arg1);
-extern swig_type_132 _wrap_cmr_statistics_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_133 _wrap_cmr_statistics_resource_bytes_current_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_134 _wrap_cmr_statistics_resource_bytes_peak_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_135 _wrap_cmr_statistics_resource_bytes_total_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_136 _wrap_cmr_statistics_resource_allocations_current_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_137 _wrap_cmr_statistics_resource_allocations_peak_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_138 _wrap_cmr_statistics_resource_allocations_total_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_139 _wrap_cmr_statistics_resource_bytes_at_push_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_140 _wrap_cmr_statistics_resource_allocations_at_push_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_141 _wrap_cmr_statistics_resource_push_counters_capi_96fbf7c361d89476(uintptr_t arg1);
-extern swig_type_142 _wrap_cmr_statistics_resource_pop_counters_capi_96fbf7c361d89476(uintptr_t arg1);
-extern swig_type_143 _wrap_cmr_statistics_resource_counter_levels_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_144 _wrap_cmr_system_resource_create_capi_96fbf7c361d89476(swig_voidp arg1);
-extern swig_type_145 _wrap_cmr_system_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
+extern swig_type_137 _wrap_cmr_statistics_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_138 _wrap_cmr_statistics_resource_bytes_current_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_139 _wrap_cmr_statistics_resource_bytes_peak_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_140 _wrap_cmr_statistics_resource_bytes_total_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_141 _wrap_cmr_statistics_resource_allocations_current_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_142 _wrap_cmr_statistics_resource_allocations_peak_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_143 _wrap_cmr_statistics_resource_allocations_total_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_144 _wrap_cmr_statistics_resource_bytes_at_push_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_145 _wrap_cmr_statistics_resource_allocations_at_push_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_146 _wrap_cmr_statistics_resource_push_counters_capi_96fbf7c361d89476(uintptr_t arg1);
+extern swig_type_147 _wrap_cmr_statistics_resource_pop_counters_capi_96fbf7c361d89476(uintptr_t arg1);
+extern swig_type_148 _wrap_cmr_statistics_resource_counter_levels_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_149 _wrap_cmr_system_resource_create_capi_96fbf7c361d89476(swig_voidp arg1);
+extern swig_type_150 _wrap_cmr_system_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_system_resource_ref_capi_96fbf7c361d89476(uintptr_t arg1);
-extern swig_type_146 _wrap_cmr_system_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_147 _wrap_cmr_thread_safe_resource_create_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_148 _wrap_cmr_thread_safe_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
+extern swig_type_151 _wrap_cmr_system_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_152 _wrap_cmr_thread_safe_resource_create_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_153 _wrap_cmr_thread_safe_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_thread_safe_resource_ref_capi_96fbf7c361d89476(uintptr_t arg1);
-extern swig_type_149 _wrap_cmr_thread_safe_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_150 _wrap_cmr_tracking_resource_create_capi_96fbf7c361d89476(uintptr_t arg1, _Bool arg2, swig_voidp arg3);
-extern swig_type_151 _wrap_cmr_tracking_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
+extern swig_type_154 _wrap_cmr_thread_safe_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_155 _wrap_cmr_tracking_resource_create_capi_96fbf7c361d89476(uintptr_t arg1, _Bool arg2, swig_voidp arg3);
+extern swig_type_156 _wrap_cmr_tracking_resource_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
 extern uintptr_t _wrap_cmr_tracking_resource_ref_capi_96fbf7c361d89476(uintptr_t arg1);
-extern swig_type_152 _wrap_cmr_tracking_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_153 _wrap_cmr_tracking_resource_allocated_bytes_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_154 _wrap_cmr_tracking_resource_outstanding_count_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_155 _wrap_cmr_tracking_resource_outstanding_report_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_156 _wrap_cmr_parse_size_capi_96fbf7c361d89476(swig_type_157 arg1, swig_voidp arg2);
-extern swig_type_158 _wrap_cmr_stack_parse_capi_96fbf7c361d89476(swig_type_159 arg1, swig_voidp arg2);
-extern swig_type_160 _wrap_cmr_stack_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
-extern swig_type_161 _wrap_cmr_stack_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_162 _wrap_cmr_stack_leaf_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_163 _wrap_cmr_stack_expression_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_164 _wrap_cmr_device_buffer_create_capi_96fbf7c361d89476(swig_type_165 arg1, uintptr_t arg2, uintptr_t arg3, swig_voidp arg4);
-extern swig_type_166 _wrap_cmr_device_buffer_create_copy_capi_96fbf7c361d89476(swig_type_167 arg1, uintptr_t arg2, uintptr_t arg3, swig_voidp arg4);
-extern swig_type_168 _wrap_cmr_device_buffer_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
-extern swig_type_169 _wrap_cmr_device_buffer_resize_capi_96fbf7c361d89476(uintptr_t arg1, swig_type_170 arg2, uintptr_t arg3);
-extern swig_type_171 _wrap_cmr_device_buffer_reserve_capi_96fbf7c361d89476(uintptr_t arg1, swig_type_172 arg2, uintptr_t arg3);
-extern swig_type_173 _wrap_cmr_device_buffer_shrink_to_fit_capi_96fbf7c361d89476(uintptr_t arg1, uintptr_t arg2);
-extern swig_type_174 _wrap_cmr_device_buffer_set_stream_capi_96fbf7c361d89476(uintptr_t arg1, uintptr_t arg2);
-extern swig_type_175 _wrap_cmr_device_buffer_data_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_176 _wrap_cmr_device_buffer_size_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_177 _wrap_cmr_device_buffer_capacity_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_178 _wrap_cmr_device_buffer_stream_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_179 _wrap_cmr_device_buffer_resource_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_180 _wrap_cmr_device_buffer_copy_to_host_capi_96fbf7c361d89476(uintptr_t arg1, swig_type_181 arg2);
-extern swig_type_182 _wrap_cmr_device_buffer_copy_from_capi_96fbf7c361d89476(uintptr_t arg1, swig_type_183 arg2);
-extern swig_type_184 _wrap_cmr_memcpy_capi_96fbf7c361d89476(uintptr_t arg1, swig_type_185 arg2, uintptr_t arg3);
-extern swig_type_186 _wrap_cmr_device_buffer_prefetch_capi_96fbf7c361d89476(uintptr_t arg1, swig_intgo arg2, uintptr_t arg3);
+extern swig_type_157 _wrap_cmr_tracking_resource_from_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_158 _wrap_cmr_tracking_resource_allocated_bytes_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_159 _wrap_cmr_tracking_resource_outstanding_count_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_160 _wrap_cmr_tracking_resource_outstanding_report_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_161 _wrap_cmr_parse_size_capi_96fbf7c361d89476(swig_type_162 arg1, swig_voidp arg2);
+extern swig_type_163 _wrap_cmr_stack_parse_capi_96fbf7c361d89476(swig_type_164 arg1, swig_voidp arg2);
+extern swig_type_165 _wrap_cmr_stack_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
+extern swig_type_166 _wrap_cmr_stack_ref_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_167 _wrap_cmr_stack_leaf_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_168 _wrap_cmr_stack_expression_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_169 _wrap_cmr_device_buffer_create_capi_96fbf7c361d89476(swig_type_170 arg1, uintptr_t arg2, uintptr_t arg3, swig_voidp arg4);
+extern swig_type_171 _wrap_cmr_device_buffer_create_copy_capi_96fbf7c361d89476(swig_type_172 arg1, uintptr_t arg2, uintptr_t arg3, swig_voidp arg4);
+extern swig_type_173 _wrap_cmr_device_buffer_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
+extern swig_type_174 _wrap_cmr_device_buffer_resize_capi_96fbf7c361d89476(uintptr_t arg1, swig_type_175 arg2, uintptr_t arg3);
+extern swig_type_176 _wrap_cmr_device_buffer_reserve_capi_96fbf7c361d89476(uintptr_t arg1, swig_type_177 arg2, uintptr_t arg3);
+extern swig_type_178 _wrap_cmr_device_buffer_shrink_to_fit_capi_96fbf7c361d89476(uintptr_t arg1, uintptr_t arg2);
+extern swig_type_179 _wrap_cmr_device_buffer_set_stream_capi_96fbf7c361d89476(uintptr_t arg1, uintptr_t arg2);
+extern swig_type_180 _wrap_cmr_device_buffer_data_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_181 _wrap_cmr_device_buffer_size_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_182 _wrap_cmr_device_buffer_capacity_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_183 _wrap_cmr_device_buffer_stream_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_184 _wrap_cmr_device_buffer_resource_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_185 _wrap_cmr_device_buffer_copy_to_host_capi_96fbf7c361d89476(uintptr_t arg1, swig_type_186 arg2);
+extern swig_type_187 _wrap_cmr_device_buffer_copy_from_capi_96fbf7c361d89476(uintptr_t arg1, swig_type_188 arg2);
+extern swig_type_189 _wrap_cmr_memcpy_capi_96fbf7c361d89476(uintptr_t arg1, swig_type_190 arg2, uintptr_t arg3);
+extern swig_type_191 _wrap_cmr_device_buffer_prefetch_capi_96fbf7c361d89476(uintptr_t arg1, swig_intgo arg2, uintptr_t arg3);
 extern swig_intgo _wrap_CMR_LOG_TRACE_capi_96fbf7c361d89476(void);
 extern swig_intgo _wrap_CMR_LOG_DEBUG_capi_96fbf7c361d89476(void);
 extern swig_intgo _wrap_CMR_LOG_INFO_capi_96fbf7c361d89476(void);
@@ -442,20 +452,20 @@ extern swig_intgo _wrap_CMR_LOG_WARN_capi_96fbf7c361d89476(void);
 extern swig_intgo _wrap_CMR_LOG_ERROR_capi_96fbf7c361d89476(void);
 extern swig_intgo _wrap_CMR_LOG_CRITICAL_capi_96fbf7c361d89476(void);
 extern swig_intgo _wrap_CMR_LOG_OFF_capi_96fbf7c361d89476(void);
-extern swig_type_187 _wrap_cmr_log_set_level_capi_96fbf7c361d89476(swig_intgo arg1);
-extern swig_type_188 _wrap_cmr_log_get_level_capi_96fbf7c361d89476(swig_voidp arg1);
-extern swig_type_189 _wrap_cmr_log_set_flush_level_capi_96fbf7c361d89476(swig_intgo arg1);
-extern swig_type_190 _wrap_cmr_log_get_flush_level_capi_96fbf7c361d89476(swig_voidp arg1);
+extern swig_type_192 _wrap_cmr_log_set_level_capi_96fbf7c361d89476(swig_intgo arg1);
+extern swig_type_193 _wrap_cmr_log_get_level_capi_96fbf7c361d89476(swig_voidp arg1);
+extern swig_type_194 _wrap_cmr_log_set_flush_level_capi_96fbf7c361d89476(swig_intgo arg1);
+extern swig_type_195 _wrap_cmr_log_get_flush_level_capi_96fbf7c361d89476(swig_voidp arg1);
 extern _Bool _wrap_cmr_log_should_log_capi_96fbf7c361d89476(swig_intgo arg1);
-extern swig_type_191 _wrap_cmr_log_flush_capi_96fbf7c361d89476(void);
-extern swig_type_192 _wrap_cmr_log_set_file_capi_96fbf7c361d89476(swig_type_193 arg1);
-extern swig_type_194 _wrap_cmr_log_get_file_capi_96fbf7c361d89476(swig_voidp arg1);
-extern swig_type_195 _wrap_cmr_stream_pool_create_capi_96fbf7c361d89476(swig_type_196 arg1, swig_intgo arg2, swig_voidp arg3);
-extern swig_type_197 _wrap_cmr_stream_pool_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
-extern swig_type_198 _wrap_cmr_stream_pool_get_stream_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_199 _wrap_cmr_stream_pool_get_stream_at_capi_96fbf7c361d89476(uintptr_t arg1, swig_type_200 arg2, swig_voidp arg3);
-extern swig_type_201 _wrap_cmr_stream_pool_size_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
-extern swig_type_202 _wrap_cmr_stream_create_with_flags_capi_96fbf7c361d89476(swig_intgo arg1, swig_voidp arg2);
+extern swig_type_196 _wrap_cmr_log_flush_capi_96fbf7c361d89476(void);
+extern swig_type_197 _wrap_cmr_log_set_file_capi_96fbf7c361d89476(swig_type_198 arg1);
+extern swig_type_199 _wrap_cmr_log_get_file_capi_96fbf7c361d89476(swig_voidp arg1);
+extern swig_type_200 _wrap_cmr_stream_pool_create_capi_96fbf7c361d89476(swig_type_201 arg1, swig_intgo arg2, swig_voidp arg3);
+extern swig_type_202 _wrap_cmr_stream_pool_destroy_capi_96fbf7c361d89476(uintptr_t arg1);
+extern swig_type_203 _wrap_cmr_stream_pool_get_stream_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_204 _wrap_cmr_stream_pool_get_stream_at_capi_96fbf7c361d89476(uintptr_t arg1, swig_type_205 arg2, swig_voidp arg3);
+extern swig_type_206 _wrap_cmr_stream_pool_size_capi_96fbf7c361d89476(uintptr_t arg1, swig_voidp arg2);
+extern swig_type_207 _wrap_cmr_stream_create_with_flags_capi_96fbf7c361d89476(swig_intgo arg1, swig_voidp arg2);
 #undef intgo
 */
 import "C"
@@ -1353,6 +1363,21 @@ func Cmr_arena_resource_superblock_count(arg1 Struct_SS_cmr_arena_resource, arg2
 	return swig_r_1
 }
 
+func Cmr_arena_resource_largest_free_block(arg1 Struct_SS_cmr_arena_resource, arg2 *uint64) (_swig_ret *Failure) {
+	var swig_r string
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	swig_r_p := C._wrap_cmr_arena_resource_largest_free_block_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
+	var swig_r_1 *Failure
+
+	if len(swig_r) != 0 {
+		swig_r_1 = newFailure(swig_r)
+	}
+
+	return swig_r_1
+}
+
 func Cmr_arena_resource_dump(arg1 Struct_SS_cmr_arena_resource) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
@@ -1424,7 +1449,7 @@ func Cmr_binning_resource_add_bin(arg1 Struct_SS_cmr_binning_resource, arg2 uint
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_binning_resource_add_bin_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), C.swig_type_61(_swig_i_1))
+	swig_r_p := C._wrap_cmr_binning_resource_add_bin_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), C.swig_type_62(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1440,7 +1465,7 @@ func Cmr_binning_resource_add_bin_resource(arg1 Struct_SS_cmr_binning_resource, 
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
-	swig_r_p := C._wrap_cmr_binning_resource_add_bin_resource_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), C.swig_type_63(_swig_i_1), C.uintptr_t(_swig_i_2))
+	swig_r_p := C._wrap_cmr_binning_resource_add_bin_resource_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), C.swig_type_64(_swig_i_1), C.uintptr_t(_swig_i_2))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1466,12 +1491,27 @@ func Cmr_binning_resource_bin_count(arg1 Struct_SS_cmr_binning_resource, arg2 *u
 	return swig_r_1
 }
 
+func Cmr_binning_resource_largest_free_block(arg1 Struct_SS_cmr_binning_resource, arg2 *uint64) (_swig_ret *Failure) {
+	var swig_r string
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	swig_r_p := C._wrap_cmr_binning_resource_largest_free_block_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
+	var swig_r_1 *Failure
+
+	if len(swig_r) != 0 {
+		swig_r_1 = newFailure(swig_r)
+	}
+
+	return swig_r_1
+}
+
 func Cmr_binning_resource_bin_size_for(arg1 Struct_SS_cmr_binning_resource, arg2 uint64, arg3 *uint64) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r_p := C._wrap_cmr_binning_resource_bin_size_for_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), C.swig_type_66(_swig_i_1), C.swig_voidp(_swig_i_2))
+	swig_r_p := C._wrap_cmr_binning_resource_bin_size_for_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), C.swig_type_68(_swig_i_1), C.swig_voidp(_swig_i_2))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -1923,13 +1963,28 @@ func Cmr_fixed_size_resource_upstream_bytes(arg1 Struct_SS_cmr_fixed_size_resour
 	return swig_r_1
 }
 
+func Cmr_fixed_size_resource_largest_free_block(arg1 Struct_SS_cmr_fixed_size_resource, arg2 *uint64) (_swig_ret *Failure) {
+	var swig_r string
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	swig_r_p := C._wrap_cmr_fixed_size_resource_largest_free_block_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
+	var swig_r_1 *Failure
+
+	if len(swig_r) != 0 {
+		swig_r_1 = newFailure(swig_r)
+	}
+
+	return swig_r_1
+}
+
 func Cmr_limiting_resource_create(arg1 Cmr_resource_ref, arg2 uint64, arg3 *uint64, arg4 *uintptr) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r_p := C._wrap_cmr_limiting_resource_create_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), C.swig_type_93(_swig_i_1), C.swig_voidp(_swig_i_2), C.swig_voidp(_swig_i_3))
+	swig_r_p := C._wrap_cmr_limiting_resource_create_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), C.swig_type_96(_swig_i_1), C.swig_voidp(_swig_i_2), C.swig_voidp(_swig_i_3))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2013,7 +2068,7 @@ func Cmr_logging_resource_create(arg1 Cmr_resource_ref, arg2 string, arg3 uintpt
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r_p := C._wrap_cmr_logging_resource_create_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), *(*C.swig_type_99)(unsafe.Pointer(&_swig_i_1)), C.uintptr_t(_swig_i_2), C._Bool(_swig_i_3), C.swig_voidp(_swig_i_4))
+	swig_r_p := C._wrap_cmr_logging_resource_create_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), *(*C.swig_type_102)(unsafe.Pointer(&_swig_i_1)), C.uintptr_t(_swig_i_2), C._Bool(_swig_i_3), C.swig_voidp(_swig_i_4))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
@@ -2208,13 +2263,14 @@ func Cmr_pinned_host_resource_from_ref(arg1 Cmr_resource_ref, arg2 *uintptr) (_s
 	return swig_r_1
 }
 
-func Cmr_pool_resource_create(arg1 Cmr_resource_ref, arg2 *uint64, arg3 *uint64, arg4 *uintptr) (_swig_ret *Failure) {
+func Cmr_pool_resource_create(arg1 Cmr_resource_ref, arg2 *uint64, arg3 *uint64, arg4 *uint64, arg5 *uintptr) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r_p := C._wrap_cmr_pool_resource_create_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1), C.swig_voidp(_swig_i_2), C.swig_voidp(_swig_i_3))
+	_swig_i_4 := arg5
+	swig_r_p := C._wrap_cmr_pool_resource_create_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1), C.swig_voidp(_swig_i_2), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2291,6 +2347,35 @@ func Cmr_pool_resource_free_size(arg1 Struct_SS_cmr_pool_resource, arg2 *uint64)
 	return swig_r_1
 }
 
+func Cmr_pool_resource_largest_free_block(arg1 Struct_SS_cmr_pool_resource, arg2 *uint64) (_swig_ret *Failure) {
+	var swig_r string
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	swig_r_p := C._wrap_cmr_pool_resource_largest_free_block_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
+	var swig_r_1 *Failure
+
+	if len(swig_r) != 0 {
+		swig_r_1 = newFailure(swig_r)
+	}
+
+	return swig_r_1
+}
+
+func Cmr_pool_resource_release(arg1 Struct_SS_cmr_pool_resource) (_swig_ret *Failure) {
+	var swig_r string
+	_swig_i_0 := getSwigcptr(arg1)
+	swig_r_p := C._wrap_cmr_pool_resource_release_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0))
+	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
+	var swig_r_1 *Failure
+
+	if len(swig_r) != 0 {
+		swig_r_1 = newFailure(swig_r)
+	}
+
+	return swig_r_1
+}
+
 func Cmr_prefetch_resource_create(arg1 Cmr_resource_ref, arg2 *uintptr) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
@@ -2346,7 +2431,7 @@ func Cmr_sam_headroom_resource_create(arg1 uint64, arg2 *uintptr) (_swig_ret *Fa
 	var swig_r string
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_sam_headroom_resource_create_capi_96fbf7c361d89476(C.swig_type_120(_swig_i_0), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_sam_headroom_resource_create_capi_96fbf7c361d89476(C.swig_type_125(_swig_i_0), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -2921,7 +3006,7 @@ func Cmr_parse_size(arg1 string, arg2 *uint64) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_parse_size_capi_96fbf7c361d89476(*(*C.swig_type_157)(unsafe.Pointer(&_swig_i_0)), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_parse_size_capi_96fbf7c361d89476(*(*C.swig_type_162)(unsafe.Pointer(&_swig_i_0)), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
@@ -2939,7 +3024,7 @@ func Cmr_stack_parse(arg1 string, arg2 *uintptr) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_stack_parse_capi_96fbf7c361d89476(*(*C.swig_type_159)(unsafe.Pointer(&_swig_i_0)), C.swig_voidp(_swig_i_1))
+	swig_r_p := C._wrap_cmr_stack_parse_capi_96fbf7c361d89476(*(*C.swig_type_164)(unsafe.Pointer(&_swig_i_0)), C.swig_voidp(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
@@ -3019,7 +3104,7 @@ func Cmr_device_buffer_create(arg1 uint64, arg2 uintptr, arg3 Cmr_resource_ref, 
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
 	_swig_i_3 := arg4
-	swig_r_p := C._wrap_cmr_device_buffer_create_capi_96fbf7c361d89476(C.swig_type_165(_swig_i_0), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3))
+	swig_r_p := C._wrap_cmr_device_buffer_create_capi_96fbf7c361d89476(C.swig_type_170(_swig_i_0), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -3036,7 +3121,7 @@ func Cmr_device_buffer_create_copy(arg1 []byte, arg2 uintptr, arg3 Cmr_resource_
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
 	_swig_i_3 := arg4
-	swig_r_p := C._wrap_cmr_device_buffer_create_copy_capi_96fbf7c361d89476(*(*C.swig_type_167)(unsafe.Pointer(&_swig_i_0)), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3))
+	swig_r_p := C._wrap_cmr_device_buffer_create_copy_capi_96fbf7c361d89476(*(*C.swig_type_172)(unsafe.Pointer(&_swig_i_0)), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2), C.swig_voidp(_swig_i_3))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
@@ -3069,7 +3154,7 @@ func Cmr_device_buffer_resize(arg1 Struct_SS_cmr_device_buffer, arg2 uint64, arg
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r_p := C._wrap_cmr_device_buffer_resize_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), C.swig_type_170(_swig_i_1), C.uintptr_t(_swig_i_2))
+	swig_r_p := C._wrap_cmr_device_buffer_resize_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), C.swig_type_175(_swig_i_1), C.uintptr_t(_swig_i_2))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -3085,7 +3170,7 @@ func Cmr_device_buffer_reserve(arg1 Struct_SS_cmr_device_buffer, arg2 uint64, ar
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r_p := C._wrap_cmr_device_buffer_reserve_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), C.swig_type_172(_swig_i_1), C.uintptr_t(_swig_i_2))
+	swig_r_p := C._wrap_cmr_device_buffer_reserve_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), C.swig_type_177(_swig_i_1), C.uintptr_t(_swig_i_2))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -3205,7 +3290,7 @@ func Cmr_device_buffer_copy_to_host(arg1 Struct_SS_cmr_device_buffer, arg2 []byt
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_device_buffer_copy_to_host_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), *(*C.swig_type_181)(unsafe.Pointer(&_swig_i_1)))
+	swig_r_p := C._wrap_cmr_device_buffer_copy_to_host_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), *(*C.swig_type_186)(unsafe.Pointer(&_swig_i_1)))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
@@ -3223,7 +3308,7 @@ func Cmr_device_buffer_copy_from(arg1 Struct_SS_cmr_device_buffer, arg2 []byte) 
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_cmr_device_buffer_copy_from_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), *(*C.swig_type_183)(unsafe.Pointer(&_swig_i_1)))
+	swig_r_p := C._wrap_cmr_device_buffer_copy_from_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), *(*C.swig_type_188)(unsafe.Pointer(&_swig_i_1)))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
@@ -3242,7 +3327,7 @@ func Cmr_memcpy(arg1 uintptr, arg2 []byte, arg3 uintptr) (_swig_ret *Failure) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r_p := C._wrap_cmr_memcpy_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), *(*C.swig_type_185)(unsafe.Pointer(&_swig_i_1)), C.uintptr_t(_swig_i_2))
+	swig_r_p := C._wrap_cmr_memcpy_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), *(*C.swig_type_190)(unsafe.Pointer(&_swig_i_1)), C.uintptr_t(_swig_i_2))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
@@ -3401,7 +3486,7 @@ func Cmr_log_flush() (_swig_ret *Failure) {
 func Cmr_log_set_file(arg1 string) (_swig_ret *Failure) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_cmr_log_set_file_capi_96fbf7c361d89476(*(*C.swig_type_193)(unsafe.Pointer(&_swig_i_0)))
+	swig_r_p := C._wrap_cmr_log_set_file_capi_96fbf7c361d89476(*(*C.swig_type_198)(unsafe.Pointer(&_swig_i_0)))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
@@ -3437,7 +3522,7 @@ func Cmr_stream_pool_create(arg1 uint64, arg2 uint, arg3 *uintptr) (_swig_ret *F
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r_p := C._wrap_cmr_stream_pool_create_capi_96fbf7c361d89476(C.swig_type_196(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_voidp(_swig_i_2))
+	swig_r_p := C._wrap_cmr_stream_pool_create_capi_96fbf7c361d89476(C.swig_type_201(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_voidp(_swig_i_2))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 
@@ -3482,7 +3567,7 @@ func Cmr_stream_pool_get_stream_at(arg1 Struct_SS_cmr_stream_pool, arg2 uint64, 
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r_p := C._wrap_cmr_stream_pool_get_stream_at_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), C.swig_type_200(_swig_i_1), C.swig_voidp(_swig_i_2))
+	swig_r_p := C._wrap_cmr_stream_pool_get_stream_at_capi_96fbf7c361d89476(C.uintptr_t(_swig_i_0), C.swig_type_205(_swig_i_1), C.swig_voidp(_swig_i_2))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 *Failure
 

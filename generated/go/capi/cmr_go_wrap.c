@@ -1389,6 +1389,21 @@ _gostring_ _wrap_cmr_arena_resource_superblock_count_capi_96fbf7c361d89476(struc
 }
 
 
+_gostring_ _wrap_cmr_arena_resource_largest_free_block_capi_96fbf7c361d89476(struct cmr_arena_resource *_swig_go_0, long long *_swig_go_1) {
+  cmr_arena_resource *arg1 = (cmr_arena_resource *) 0 ;
+  size_t *arg2 = (size_t *) 0 ;
+  cmr_status result;
+  _gostring_ _swig_go_result;
+  
+  arg1 = *(cmr_arena_resource **)&_swig_go_0; 
+  arg2 = (size_t *)_swig_go_1; 
+  
+  result = (cmr_status)cmr_arena_resource_largest_free_block(arg1,arg2);
+  _swig_go_result = cmr_go_failure(result); 
+  return _swig_go_result;
+}
+
+
 _gostring_ _wrap_cmr_arena_resource_dump_capi_96fbf7c361d89476(struct cmr_arena_resource *_swig_go_0) {
   cmr_arena_resource *arg1 = (cmr_arena_resource *) 0 ;
   cmr_status result;
@@ -1531,6 +1546,21 @@ _gostring_ _wrap_cmr_binning_resource_bin_count_capi_96fbf7c361d89476(struct cmr
   arg2 = (size_t *)_swig_go_1; 
   
   result = (cmr_status)cmr_binning_resource_bin_count(arg1,arg2);
+  _swig_go_result = cmr_go_failure(result); 
+  return _swig_go_result;
+}
+
+
+_gostring_ _wrap_cmr_binning_resource_largest_free_block_capi_96fbf7c361d89476(struct cmr_binning_resource *_swig_go_0, long long *_swig_go_1) {
+  cmr_binning_resource *arg1 = (cmr_binning_resource *) 0 ;
+  size_t *arg2 = (size_t *) 0 ;
+  cmr_status result;
+  _gostring_ _swig_go_result;
+  
+  arg1 = *(cmr_binning_resource **)&_swig_go_0; 
+  arg2 = (size_t *)_swig_go_1; 
+  
+  result = (cmr_status)cmr_binning_resource_largest_free_block(arg1,arg2);
   _swig_go_result = cmr_go_failure(result); 
   return _swig_go_result;
 }
@@ -2129,6 +2159,21 @@ _gostring_ _wrap_cmr_fixed_size_resource_upstream_bytes_capi_96fbf7c361d89476(st
 }
 
 
+_gostring_ _wrap_cmr_fixed_size_resource_largest_free_block_capi_96fbf7c361d89476(struct cmr_fixed_size_resource *_swig_go_0, long long *_swig_go_1) {
+  cmr_fixed_size_resource *arg1 = (cmr_fixed_size_resource *) 0 ;
+  size_t *arg2 = (size_t *) 0 ;
+  cmr_status result;
+  _gostring_ _swig_go_result;
+  
+  arg1 = *(cmr_fixed_size_resource **)&_swig_go_0; 
+  arg2 = (size_t *)_swig_go_1; 
+  
+  result = (cmr_status)cmr_fixed_size_resource_largest_free_block(arg1,arg2);
+  _swig_go_result = cmr_go_failure(result); 
+  return _swig_go_result;
+}
+
+
 _gostring_ _wrap_cmr_limiting_resource_create_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, long long _swig_go_1, long long *_swig_go_2, cmr_limiting_resource **_swig_go_3) {
   cmr_resource_ref arg1 ;
   size_t arg2 ;
@@ -2493,11 +2538,12 @@ _gostring_ _wrap_cmr_pinned_host_resource_from_ref_capi_96fbf7c361d89476(struct 
 }
 
 
-_gostring_ _wrap_cmr_pool_resource_create_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, long long *_swig_go_1, long long *_swig_go_2, cmr_pool_resource **_swig_go_3) {
+_gostring_ _wrap_cmr_pool_resource_create_capi_96fbf7c361d89476(struct cmr_resource_ref *_swig_go_0, long long *_swig_go_1, long long *_swig_go_2, long long *_swig_go_3, cmr_pool_resource **_swig_go_4) {
   cmr_resource_ref arg1 ;
   cmr_optional_size arg2 ;
   cmr_optional_size arg3 ;
-  cmr_pool_resource **arg4 = (cmr_pool_resource **) 0 ;
+  cmr_optional_size arg4 ;
+  cmr_pool_resource **arg5 = (cmr_pool_resource **) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
   
@@ -2517,9 +2563,14 @@ _gostring_ _wrap_cmr_pool_resource_create_capi_96fbf7c361d89476(struct cmr_resou
     (&arg3)->is_set = given != NULL;
     (&arg3)->value = given != NULL ? (size_t)*given : 0;
   }
-  arg4 = (cmr_pool_resource **)_swig_go_3; 
+  {
+    const uint64_t *given = (const uint64_t *)_swig_go_3;
+    (&arg4)->is_set = given != NULL;
+    (&arg4)->value = given != NULL ? (size_t)*given : 0;
+  }
+  arg5 = (cmr_pool_resource **)_swig_go_4; 
   
-  result = (cmr_status)cmr_pool_resource_create(arg1,arg2,arg3,arg4);
+  result = (cmr_status)cmr_pool_resource_create(arg1,arg2,arg3,arg4,arg5);
   _swig_go_result = cmr_go_failure(result); 
   return _swig_go_result;
 }
@@ -2600,6 +2651,34 @@ _gostring_ _wrap_cmr_pool_resource_free_size_capi_96fbf7c361d89476(struct cmr_po
   arg2 = (size_t *)_swig_go_1; 
   
   result = (cmr_status)cmr_pool_resource_free_size(arg1,arg2);
+  _swig_go_result = cmr_go_failure(result); 
+  return _swig_go_result;
+}
+
+
+_gostring_ _wrap_cmr_pool_resource_largest_free_block_capi_96fbf7c361d89476(struct cmr_pool_resource *_swig_go_0, long long *_swig_go_1) {
+  cmr_pool_resource *arg1 = (cmr_pool_resource *) 0 ;
+  size_t *arg2 = (size_t *) 0 ;
+  cmr_status result;
+  _gostring_ _swig_go_result;
+  
+  arg1 = *(cmr_pool_resource **)&_swig_go_0; 
+  arg2 = (size_t *)_swig_go_1; 
+  
+  result = (cmr_status)cmr_pool_resource_largest_free_block(arg1,arg2);
+  _swig_go_result = cmr_go_failure(result); 
+  return _swig_go_result;
+}
+
+
+_gostring_ _wrap_cmr_pool_resource_release_capi_96fbf7c361d89476(struct cmr_pool_resource *_swig_go_0) {
+  cmr_pool_resource *arg1 = (cmr_pool_resource *) 0 ;
+  cmr_status result;
+  _gostring_ _swig_go_result;
+  
+  arg1 = *(cmr_pool_resource **)&_swig_go_0; 
+  
+  result = (cmr_status)cmr_pool_resource_release(arg1);
   _swig_go_result = cmr_go_failure(result); 
   return _swig_go_result;
 }

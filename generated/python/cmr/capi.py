@@ -244,6 +244,9 @@ def cmr_arena_resource_global_free_bytes(handle):
 def cmr_arena_resource_superblock_count(handle):
     return _capi.cmr_arena_resource_superblock_count(handle)
 
+def cmr_arena_resource_largest_free_block(handle):
+    return _capi.cmr_arena_resource_largest_free_block(handle)
+
 def cmr_arena_resource_dump(handle):
     return _capi.cmr_arena_resource_dump(handle)
 
@@ -267,6 +270,9 @@ def cmr_binning_resource_add_bin_resource(handle, allocation_size, resource):
 
 def cmr_binning_resource_bin_count(handle):
     return _capi.cmr_binning_resource_bin_count(handle)
+
+def cmr_binning_resource_largest_free_block(handle):
+    return _capi.cmr_binning_resource_largest_free_block(handle)
 
 def cmr_binning_resource_bin_size_for(handle, allocation_size):
     return _capi.cmr_binning_resource_bin_size_for(handle, allocation_size)
@@ -370,6 +376,9 @@ def cmr_fixed_size_resource_block_size(handle):
 def cmr_fixed_size_resource_upstream_bytes(handle):
     return _capi.cmr_fixed_size_resource_upstream_bytes(handle)
 
+def cmr_fixed_size_resource_largest_free_block(handle):
+    return _capi.cmr_fixed_size_resource_largest_free_block(handle)
+
 def cmr_limiting_resource_create(upstream, allocation_limit, allocation_alignment):
     return _capi.cmr_limiting_resource_create(upstream, allocation_limit, allocation_alignment)
 
@@ -433,8 +442,8 @@ def cmr_pinned_host_resource_ref(handle):
 def cmr_pinned_host_resource_from_ref(ref):
     return _capi.cmr_pinned_host_resource_from_ref(ref)
 
-def cmr_pool_resource_create(upstream, initial_pool_size, maximum_pool_size):
-    return _capi.cmr_pool_resource_create(upstream, initial_pool_size, maximum_pool_size)
+def cmr_pool_resource_create(upstream, initial_pool_size, maximum_pool_size, maximum_growth):
+    return _capi.cmr_pool_resource_create(upstream, initial_pool_size, maximum_pool_size, maximum_growth)
 
 def cmr_pool_resource_destroy(handle):
     return _capi.cmr_pool_resource_destroy(handle)
@@ -450,6 +459,12 @@ def cmr_pool_resource_pool_size(handle):
 
 def cmr_pool_resource_free_size(handle):
     return _capi.cmr_pool_resource_free_size(handle)
+
+def cmr_pool_resource_largest_free_block(handle):
+    return _capi.cmr_pool_resource_largest_free_block(handle)
+
+def cmr_pool_resource_release(handle):
+    return _capi.cmr_pool_resource_release(handle)
 
 def cmr_prefetch_resource_create(upstream):
     return _capi.cmr_prefetch_resource_create(upstream)

@@ -113,6 +113,8 @@ final class CmrNative {
 
   public static long cmr_arena_resource_superblock_count(long handle) { return CmrNativeJNI.cmr_arena_resource_superblock_count(handle); }
 
+  public static long cmr_arena_resource_largest_free_block(long handle) { return CmrNativeJNI.cmr_arena_resource_largest_free_block(handle); }
+
   public static void cmr_arena_resource_dump(long handle) { CmrNativeJNI.cmr_arena_resource_dump(handle); }
 
   public static long cmr_binning_resource_create(long upstream, Integer min_size_exponent, Integer max_size_exponent) { return CmrNativeJNI.cmr_binning_resource_create(upstream, min_size_exponent, max_size_exponent); }
@@ -128,6 +130,8 @@ final class CmrNative {
   public static void cmr_binning_resource_add_bin_resource(long handle, long allocation_size, long resource) { CmrNativeJNI.cmr_binning_resource_add_bin_resource(handle, allocation_size, resource); }
 
   public static long cmr_binning_resource_bin_count(long handle) { return CmrNativeJNI.cmr_binning_resource_bin_count(handle); }
+
+  public static long cmr_binning_resource_largest_free_block(long handle) { return CmrNativeJNI.cmr_binning_resource_largest_free_block(handle); }
 
   public static long cmr_binning_resource_bin_size_for(long handle, long allocation_size) { return CmrNativeJNI.cmr_binning_resource_bin_size_for(handle, allocation_size); }
 
@@ -195,6 +199,8 @@ final class CmrNative {
 
   public static long cmr_fixed_size_resource_upstream_bytes(long handle) { return CmrNativeJNI.cmr_fixed_size_resource_upstream_bytes(handle); }
 
+  public static long cmr_fixed_size_resource_largest_free_block(long handle) { return CmrNativeJNI.cmr_fixed_size_resource_largest_free_block(handle); }
+
   public static long cmr_limiting_resource_create(long upstream, long allocation_limit, Long allocation_alignment) { return CmrNativeJNI.cmr_limiting_resource_create(upstream, allocation_limit, allocation_alignment); }
 
   public static void cmr_limiting_resource_destroy(long handle) { CmrNativeJNI.cmr_limiting_resource_destroy(handle); }
@@ -237,7 +243,7 @@ final class CmrNative {
 
   public static long cmr_pinned_host_resource_from_ref(long ref) { return CmrNativeJNI.cmr_pinned_host_resource_from_ref(ref); }
 
-  public static long cmr_pool_resource_create(long upstream, Long initial_pool_size, Long maximum_pool_size) { return CmrNativeJNI.cmr_pool_resource_create(upstream, initial_pool_size, maximum_pool_size); }
+  public static long cmr_pool_resource_create(long upstream, Long initial_pool_size, Long maximum_pool_size, Long maximum_growth) { return CmrNativeJNI.cmr_pool_resource_create(upstream, initial_pool_size, maximum_pool_size, maximum_growth); }
 
   public static void cmr_pool_resource_destroy(long handle) { CmrNativeJNI.cmr_pool_resource_destroy(handle); }
 
@@ -248,6 +254,10 @@ final class CmrNative {
   public static long cmr_pool_resource_pool_size(long handle) { return CmrNativeJNI.cmr_pool_resource_pool_size(handle); }
 
   public static long cmr_pool_resource_free_size(long handle) { return CmrNativeJNI.cmr_pool_resource_free_size(handle); }
+
+  public static long cmr_pool_resource_largest_free_block(long handle) { return CmrNativeJNI.cmr_pool_resource_largest_free_block(handle); }
+
+  public static void cmr_pool_resource_release(long handle) { CmrNativeJNI.cmr_pool_resource_release(handle); }
 
   public static long cmr_prefetch_resource_create(long upstream) { return CmrNativeJNI.cmr_prefetch_resource_create(upstream); }
 

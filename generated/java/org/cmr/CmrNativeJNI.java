@@ -64,6 +64,7 @@ final class CmrNativeJNI {
   public final static native long cmr_arena_resource_arena_size(long jarg1);
   public final static native long cmr_arena_resource_global_free_bytes(long jarg1);
   public final static native long cmr_arena_resource_superblock_count(long jarg1);
+  public final static native long cmr_arena_resource_largest_free_block(long jarg1);
   public final static native void cmr_arena_resource_dump(long jarg1);
   public final static native long cmr_binning_resource_create(long jarg1, Integer jarg2, Integer jarg3);
   public final static native void cmr_binning_resource_destroy(long jarg1);
@@ -72,6 +73,7 @@ final class CmrNativeJNI {
   public final static native void cmr_binning_resource_add_bin(long jarg1, long jarg2);
   public final static native void cmr_binning_resource_add_bin_resource(long jarg1, long jarg2, long jarg3);
   public final static native long cmr_binning_resource_bin_count(long jarg1);
+  public final static native long cmr_binning_resource_largest_free_block(long jarg1);
   public final static native long cmr_binning_resource_bin_size_for(long jarg1, long jarg2);
   public final static native void cmr_callback_resource_destroy(long jarg1);
   public final static native long cmr_callback_resource_ref(long jarg1);
@@ -105,6 +107,7 @@ final class CmrNativeJNI {
   public final static native long cmr_fixed_size_resource_from_ref(long jarg1);
   public final static native long cmr_fixed_size_resource_block_size(long jarg1);
   public final static native long cmr_fixed_size_resource_upstream_bytes(long jarg1);
+  public final static native long cmr_fixed_size_resource_largest_free_block(long jarg1);
   public final static native long cmr_limiting_resource_create(long jarg1, long jarg2, Long jarg3);
   public final static native void cmr_limiting_resource_destroy(long jarg1);
   public final static native long cmr_limiting_resource_ref(long jarg1);
@@ -126,12 +129,14 @@ final class CmrNativeJNI {
   public final static native void cmr_pinned_host_resource_destroy(long jarg1);
   public final static native long cmr_pinned_host_resource_ref(long jarg1);
   public final static native long cmr_pinned_host_resource_from_ref(long jarg1);
-  public final static native long cmr_pool_resource_create(long jarg1, Long jarg2, Long jarg3);
+  public final static native long cmr_pool_resource_create(long jarg1, Long jarg2, Long jarg3, Long jarg4);
   public final static native void cmr_pool_resource_destroy(long jarg1);
   public final static native long cmr_pool_resource_ref(long jarg1);
   public final static native long cmr_pool_resource_from_ref(long jarg1);
   public final static native long cmr_pool_resource_pool_size(long jarg1);
   public final static native long cmr_pool_resource_free_size(long jarg1);
+  public final static native long cmr_pool_resource_largest_free_block(long jarg1);
+  public final static native void cmr_pool_resource_release(long jarg1);
   public final static native long cmr_prefetch_resource_create(long jarg1);
   public final static native void cmr_prefetch_resource_destroy(long jarg1);
   public final static native long cmr_prefetch_resource_ref(long jarg1);
