@@ -12,6 +12,8 @@
 # so it runs anywhere) over
 #
 #   pool(simulated, initial_pool_size=0)       grows on demand: what it holds is its own choice
+#   pool(..., maximum_growth=8MiB)             grows by at most 8 MiB beyond a request (the
+#                                              documented setting for the target below)
 #   arena(simulated, arena_size=1.15 x peak)   takes arena_size at creation and never grows:
 #                                              its "held" is what it was given; the failures
 #                                              column says whether that sufficed
@@ -71,6 +73,7 @@ for log in "${logs[@]}"; do
   # 1.15 x the log's peak, up to a MiB (the arena takes whole MiBs at least).
   arena_bytes=$(( (peak_of[$log] * 115 / 100 + (1 << 20) - 1) / (1 << 20) * (1 << 20) ))
   stacks=("pool(simulated, initial_pool_size=0)"
+          "pool(simulated, initial_pool_size=0, maximum_growth=8MiB)"
           "arena(simulated, arena_size=$arena_bytes)"
           "binning(pool(simulated, initial_pool_size=0), min_size_exponent=8, max_size_exponent=16)")
   for stack in "${stacks[@]}"; do
@@ -84,11 +87,11 @@ for log in "${logs[@]}"; do
     held=$(field "peak bytes held from the upstream" "$report")
     failures=$(field "allocation failures" "$report")
     ratio=$(awk -v h="$held" -v l="$live" 'BEGIN { printf "%.3f", (l > 0 ? h / l : 0) }')
-    [[ $log == random && $stack == pool* ]] && pool_random_ratio=$ratio
+    [[ $log == random && $stack == *maximum_growth* ]] && pool_random_ratio=$ratio
     row "$log" "$stack" "$rate" "$live" "$held" "$ratio" "$failures"
   done
 done
 echo
 [[ -n $pool_random_ratio ]] || { echo "bench_replay.sh: no pool figure for the random log" >&2; exit 1; }
 verdict=$(awk -v r="$pool_random_ratio" 'BEGIN { print (r <= 1.15) ? "met" : "missed" }')
-echo "target: pool held / peak live <= 1.15 on the random_allocations log: $pool_random_ratio, $verdict"
+echo "target: pool held / peak live <= 1.15 on the random_allocations log (maximum_growth=8MiB): $pool_random_ratio, $verdict"

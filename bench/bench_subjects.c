@@ -64,7 +64,7 @@ int bench_make_subjects(bench_subject *subjects) {
     base_destroy = (cmr_status(*)(void *))cmr_system_resource_destroy;
     subjects[count++] = (bench_subject){"system (malloc)", base_ref, 1.0, NULL, NULL};
   }
-  CMR_BENCH_OWNED(pool, "pool", 1.0, base_ref, CMR_SIZE(pool_bytes), CMR_SIZE_DEFAULT);
+  CMR_BENCH_OWNED(pool, "pool", 1.0, base_ref, CMR_SIZE(pool_bytes), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT);
   cmr_resource_ref pool_ref = subjects[count - 1].ref;
   CMR_BENCH_OWNED(arena, "arena", 1.0, base_ref, CMR_SIZE(arena_bytes), false, "");
   CMR_BENCH_OWNED(fixed_size, "fixed_size (64 KiB)", 1.0, base_ref, CMR_SIZE(bench_fixed_size_block),

@@ -68,6 +68,14 @@ namespace Cmr
             return result;
         }
 
+        /// <summary>The largest block the arena could hand out now (at the default alignment): the largest free block of any stream&#39;s or thread&#39;s arena, or of the global arena, 0 when none.</summary>
+        public ulong LargestFreeBlock()
+        {
+            ulong result;
+            CmrNative.cmr_arena_resource_largest_free_block(Handle, out result);
+            return result;
+        }
+
         /// <summary>Appends the arena&#39;s state (global free ranges, each arena&#39;s free blocks, totals) to dump_path.</summary>
         public void Dump()
         {

@@ -73,6 +73,14 @@ namespace Cmr
             return result;
         }
 
+        /// <summary>The largest request the bins could serve now without asking the upstream: over every bin that is one of cmr&#39;s pool, arena, fixed_size or binning resources, the smaller of the bin&#39;s size and its own largest_free_block, when that is more than the next smaller bin&#39;s size (smaller requests are routed there); bins of other kinds count as having none. 0 when no bin has a free block.</summary>
+        public ulong LargestFreeBlock()
+        {
+            ulong result;
+            CmrNative.cmr_binning_resource_largest_free_block(Handle, out result);
+            return result;
+        }
+
         /// <summary>The allocation size of the bin that serves a request of allocation_size bytes, or 0 when the upstream serves it.</summary>
         /// <param name="allocationSize">The request&#39;s size.</param>
         public ulong BinSizeFor(ulong allocationSize)

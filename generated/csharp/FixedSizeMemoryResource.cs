@@ -55,5 +55,13 @@ namespace Cmr
             CmrNative.cmr_fixed_size_resource_upstream_bytes(Handle, out result);
             return result;
         }
+
+        /// <summary>block_size when a block is free, else 0: whether the resource could hand out a block now without asking its upstream.</summary>
+        public ulong LargestFreeBlock()
+        {
+            ulong result;
+            CmrNative.cmr_fixed_size_resource_largest_free_block(Handle, out result);
+            return result;
+        }
     }
 }

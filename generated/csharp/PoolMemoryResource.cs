@@ -10,8 +10,9 @@ namespace Cmr
     /// once, and on another stream once that stream has waited (on an event) for the
     /// work ordered before the free. Free blocks are indexed by size and address, so
     /// finding one costs O(log n) in the number of free blocks. The pool grows by at
-    /// least the request, doubling its size, retries smaller on upstream failure and
-    /// never passes maximum_pool_size; every chunk goes back to the upstream when the
+    /// least the request, doubling its size (at most by maximum_growth), retries
+    /// smaller on upstream failure and never passes maximum_pool_size; release gives
+    /// wholly free chunks back to the upstream, and every chunk goes back when the
     /// pool is destroyed. Any power-of-two alignment is honoured.
     /// </summary>
     public sealed class PoolMemoryResource : ResourceAdaptor
@@ -20,12 +21,13 @@ namespace Cmr
         /// <param name="upstream">Where the pool takes its chunks from.</param>
         /// <param name="initialPoolSize">Bytes taken from the upstream at creation (0 takes nothing until the first allocation). Default (null): half of the current device&#39;s free memory, rounded down to 256 bytes.</param>
         /// <param name="maximumPoolSize">Most bytes the pool takes from the upstream in all. Default (null): no limit (SIZE_MAX).</param>
-        public PoolMemoryResource(MemoryResource upstream, ulong? initialPoolSize = null, ulong? maximumPoolSize = null)
+        /// <param name="maximumGrowth">Most bytes the pool grows by at once, unless one request needs more: it grows by max(what the request needs, min(pool_size, maximum_growth)). The default doubles the pool as RMM&#39;s does; a smaller value holds closer to the peak in use (bench/RESULTS.md, replay). Default (null): no limit (SIZE_MAX).</param>
+        public PoolMemoryResource(MemoryResource upstream, ulong? initialPoolSize = null, ulong? maximumPoolSize = null, ulong? maximumGrowth = null)
         {
             using (var upstreamLease = new Lease(upstream, "upstream"))
             {
                 IntPtr raw;
-                CmrNative.cmr_pool_resource_create(upstreamLease.Ref, initialPoolSize, maximumPoolSize, out raw);
+                CmrNative.cmr_pool_resource_create(upstreamLease.Ref, initialPoolSize, maximumPoolSize, maximumGrowth, out raw);
                 Own(ResourceHandle.Own(raw, CmrNative.cmr_pool_resource_ref, CmrNativePINVOKE.cmr_cs_release_pool), upstream);
             }
             Upstream = upstream;
@@ -49,6 +51,20 @@ namespace Cmr
             ulong result;
             CmrNative.cmr_pool_resource_free_size(Handle, out result);
             return result;
+        }
+
+        /// <summary>The largest block the pool could hand out now (at the default alignment) without growing: the largest free block over every stream&#39;s list, 0 when none.</summary>
+        public ulong LargestFreeBlock()
+        {
+            ulong result;
+            CmrNative.cmr_pool_resource_largest_free_block(Handle, out result);
+            return result;
+        }
+
+        /// <summary>Gives every wholly free chunk back to the upstream (pool_size drops by their bytes), once the host has waited for the work ordered before their frees; chunks with any block handed out stay.</summary>
+        public void Release()
+        {
+            CmrNative.cmr_pool_resource_release(Handle);
         }
     }
 }

@@ -25,6 +25,7 @@ cmr_status cmr_arena_impl_allocate(cmr_arena_impl *impl, size_t bytes, size_t al
 cmr_status cmr_arena_impl_deallocate(cmr_arena_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
 cmr_status cmr_arena_impl_global_free_bytes(cmr_arena_impl *impl, size_t *out);
 cmr_status cmr_arena_impl_superblock_count(cmr_arena_impl *impl, size_t *out);
+cmr_status cmr_arena_impl_largest_free_block(cmr_arena_impl *impl, size_t *out);
 cmr_status cmr_arena_impl_dump(cmr_arena_impl *impl);
 
 /* ---- binning ---- */
@@ -39,6 +40,7 @@ void cmr_binning_impl_visit_children(const cmr_binning_impl *impl, cmr_child_vis
 cmr_status cmr_binning_impl_add_bin(cmr_binning_impl *impl, size_t allocation_size);
 cmr_status cmr_binning_impl_add_bin_resource(cmr_binning_impl *impl, size_t allocation_size, cmr_resource_ref resource);
 cmr_status cmr_binning_impl_bin_count(cmr_binning_impl *impl, size_t *out);
+cmr_status cmr_binning_impl_largest_free_block(cmr_binning_impl *impl, size_t *out);
 cmr_status cmr_binning_impl_bin_size_for(cmr_binning_impl *impl, size_t allocation_size, size_t *out);
 
 /* ---- callback ---- */
@@ -104,6 +106,7 @@ cmr_status cmr_fixed_size_impl_allocate(cmr_fixed_size_impl *impl, size_t bytes,
 cmr_status cmr_fixed_size_impl_deallocate(cmr_fixed_size_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
 cmr_status cmr_fixed_size_impl_block_size(cmr_fixed_size_impl *impl, size_t *out);
 cmr_status cmr_fixed_size_impl_upstream_bytes(cmr_fixed_size_impl *impl, size_t *out);
+cmr_status cmr_fixed_size_impl_largest_free_block(cmr_fixed_size_impl *impl, size_t *out);
 
 /* ---- limiting ---- */
 typedef struct cmr_limiting_impl cmr_limiting_impl;
@@ -143,12 +146,14 @@ cmr_status cmr_pinned_host_impl_deallocate(cmr_pinned_host_impl *impl, void *ptr
 
 /* ---- pool ---- */
 typedef struct cmr_pool_impl cmr_pool_impl;
-cmr_status cmr_pool_impl_create(cmr_resource_ref upstream, size_t initial_pool_size, size_t maximum_pool_size, cmr_pool_impl **out);
+cmr_status cmr_pool_impl_create(cmr_resource_ref upstream, size_t initial_pool_size, size_t maximum_pool_size, size_t maximum_growth, cmr_pool_impl **out);
 void cmr_pool_impl_destroy(cmr_pool_impl *impl);
 cmr_status cmr_pool_impl_allocate(cmr_pool_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
 cmr_status cmr_pool_impl_deallocate(cmr_pool_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
 cmr_status cmr_pool_impl_pool_size(cmr_pool_impl *impl, size_t *out);
 cmr_status cmr_pool_impl_free_size(cmr_pool_impl *impl, size_t *out);
+cmr_status cmr_pool_impl_largest_free_block(cmr_pool_impl *impl, size_t *out);
+cmr_status cmr_pool_impl_release(cmr_pool_impl *impl);
 
 /* ---- prefetch ---- */
 typedef struct cmr_prefetch_impl cmr_prefetch_impl;

@@ -219,11 +219,12 @@ static const cmr_stack_param pool_params[] = {
     {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.pointer = NULL}},
     {"initial_pool_size", CMR_STACK_SIZE, NULL, 0, "half_of_free_device_memory", {.size = {.is_set = false}}},
     {"maximum_pool_size", CMR_STACK_SIZE, NULL, 0, "unlimited", {.size = {.is_set = false}}},
+    {"maximum_growth", CMR_STACK_SIZE, NULL, 0, "unlimited", {.size = {.is_set = false}}},
 };
 
 static cmr_status pool_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_pool_resource *handle = NULL;
-  cmr_status status = cmr_pool_resource_create(values[0].ref, values[1].size, values[2].size, &handle);
+  cmr_status status = cmr_pool_resource_create(values[0].ref, values[1].size, values[2].size, values[3].size, &handle);
   if (status != CMR_SUCCESS) return status;
   *out = cmr_pool_resource_ref(handle);
   return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
@@ -340,7 +341,7 @@ const cmr_stack_resource cmr_stack_resources[] = {
     {"logging", logging_params, 4, logging_make},
     {"managed", NULL, 0, managed_make},
     {"pinned_host", NULL, 0, pinned_host_make},
-    {"pool", pool_params, 3, pool_make},
+    {"pool", pool_params, 4, pool_make},
     {"prefetch", prefetch_params, 1, prefetch_make},
     {"sam_headroom", sam_headroom_params, 1, sam_headroom_make},
     {"simulated", simulated_params, 1, simulated_make},

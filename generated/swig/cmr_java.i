@@ -24,11 +24,13 @@ CMR_JAVA_RETURNS_LONG(cmr_arena_resource_from_ref)
 CMR_JAVA_RETURNS_LONG(cmr_arena_resource_arena_size)
 CMR_JAVA_RETURNS_LONG(cmr_arena_resource_global_free_bytes)
 CMR_JAVA_RETURNS_LONG(cmr_arena_resource_superblock_count)
+CMR_JAVA_RETURNS_LONG(cmr_arena_resource_largest_free_block)
 
 /* binning */
 CMR_JAVA_RETURNS_LONG(cmr_binning_resource_create)
 CMR_JAVA_RETURNS_LONG(cmr_binning_resource_from_ref)
 CMR_JAVA_RETURNS_LONG(cmr_binning_resource_bin_count)
+CMR_JAVA_RETURNS_LONG(cmr_binning_resource_largest_free_block)
 CMR_JAVA_RETURNS_LONG(cmr_binning_resource_bin_size_for)
 
 /* callback */
@@ -68,6 +70,7 @@ CMR_JAVA_RETURNS_LONG(cmr_fixed_size_resource_create)
 CMR_JAVA_RETURNS_LONG(cmr_fixed_size_resource_from_ref)
 CMR_JAVA_RETURNS_LONG(cmr_fixed_size_resource_block_size)
 CMR_JAVA_RETURNS_LONG(cmr_fixed_size_resource_upstream_bytes)
+CMR_JAVA_RETURNS_LONG(cmr_fixed_size_resource_largest_free_block)
 
 /* limiting */
 CMR_JAVA_RETURNS_LONG(cmr_limiting_resource_create)
@@ -94,6 +97,7 @@ CMR_JAVA_RETURNS_LONG(cmr_pool_resource_create)
 CMR_JAVA_RETURNS_LONG(cmr_pool_resource_from_ref)
 CMR_JAVA_RETURNS_LONG(cmr_pool_resource_pool_size)
 CMR_JAVA_RETURNS_LONG(cmr_pool_resource_free_size)
+CMR_JAVA_RETURNS_LONG(cmr_pool_resource_largest_free_block)
 
 /* prefetch */
 CMR_JAVA_RETURNS_LONG(cmr_prefetch_resource_create)

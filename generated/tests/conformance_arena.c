@@ -99,9 +99,12 @@ static void observe(cmr_resource_ref subject, double *values) {
   size_t superblock_count = 0;
   cmr_battery_expect_ok(cmr_arena_resource_superblock_count(handle, &superblock_count), "cmr_arena_resource_superblock_count");
   values[2] = (double)superblock_count;
+  size_t largest_free_block = 0;
+  cmr_battery_expect_ok(cmr_arena_resource_largest_free_block(handle, &largest_free_block), "cmr_arena_resource_largest_free_block");
+  values[3] = (double)largest_free_block;
 }
 
-enum { observed_count = 3 };
+enum { observed_count = 4 };
 
 static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
@@ -352,6 +355,35 @@ static void bad_superblock_count_null_out(cmr_resource_ref upstream, cmr_resourc
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
+static void bad_largest_free_block_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_arena_resource_largest_free_block(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_arena_resource_largest_free_block");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_largest_free_block_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_arena_resource_largest_free_block(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_arena_resource_largest_free_block");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_largest_free_block_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_arena_resource_largest_free_block(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_arena_resource_largest_free_block: out");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
 static void bad_dump_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
@@ -396,6 +428,9 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"superblock_count.null_handle", bad_superblock_count_null_handle},
     {"superblock_count.destroyed_handle", bad_superblock_count_destroyed_handle},
     {"superblock_count.null_out", bad_superblock_count_null_out},
+    {"largest_free_block.null_handle", bad_largest_free_block_null_handle},
+    {"largest_free_block.destroyed_handle", bad_largest_free_block_destroyed_handle},
+    {"largest_free_block.null_out", bad_largest_free_block_null_out},
     {"dump.null_handle", bad_dump_null_handle},
     {"dump.destroyed_handle", bad_dump_destroyed_handle},
     {NULL, NULL}};

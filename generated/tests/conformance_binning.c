@@ -93,9 +93,12 @@ static void observe(cmr_resource_ref subject, double *values) {
   size_t bin_count = 0;
   cmr_battery_expect_ok(cmr_binning_resource_bin_count(handle, &bin_count), "cmr_binning_resource_bin_count");
   values[0] = (double)bin_count;
+  size_t largest_free_block = 0;
+  cmr_battery_expect_ok(cmr_binning_resource_largest_free_block(handle, &largest_free_block), "cmr_binning_resource_largest_free_block");
+  values[1] = (double)largest_free_block;
 }
 
-enum { observed_count = 1 };
+enum { observed_count = 2 };
 
 static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
@@ -316,6 +319,35 @@ static void bad_bin_count_null_out(cmr_resource_ref upstream, cmr_resource_ref s
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
+static void bad_largest_free_block_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_binning_resource_largest_free_block(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_binning_resource_largest_free_block");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_largest_free_block_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_binning_resource_largest_free_block(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_largest_free_block");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_largest_free_block_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_binning_resource_largest_free_block(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_binning_resource_largest_free_block: out");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
 static void bad_bin_size_for_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
@@ -379,6 +411,9 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"bin_count.null_handle", bad_bin_count_null_handle},
     {"bin_count.destroyed_handle", bad_bin_count_destroyed_handle},
     {"bin_count.null_out", bad_bin_count_null_out},
+    {"largest_free_block.null_handle", bad_largest_free_block_null_handle},
+    {"largest_free_block.destroyed_handle", bad_largest_free_block_destroyed_handle},
+    {"largest_free_block.null_out", bad_largest_free_block_null_out},
     {"bin_size_for.null_handle", bad_bin_size_for_null_handle},
     {"bin_size_for.destroyed_handle", bad_bin_size_for_destroyed_handle},
     {"bin_size_for.null_out", bad_bin_size_for_null_out},

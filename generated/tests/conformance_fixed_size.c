@@ -96,9 +96,12 @@ static void observe(cmr_resource_ref subject, double *values) {
   size_t upstream_bytes = 0;
   cmr_battery_expect_ok(cmr_fixed_size_resource_upstream_bytes(handle, &upstream_bytes), "cmr_fixed_size_resource_upstream_bytes");
   values[1] = (double)upstream_bytes;
+  size_t largest_free_block = 0;
+  cmr_battery_expect_ok(cmr_fixed_size_resource_largest_free_block(handle, &largest_free_block), "cmr_fixed_size_resource_largest_free_block");
+  values[2] = (double)largest_free_block;
 }
 
-enum { observed_count = 2 };
+enum { observed_count = 3 };
 
 static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
@@ -298,6 +301,35 @@ static void bad_upstream_bytes_null_out(cmr_resource_ref upstream, cmr_resource_
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
+static void bad_largest_free_block_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_largest_free_block(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_fixed_size_resource_largest_free_block");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_largest_free_block_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_largest_free_block(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_fixed_size_resource_largest_free_block");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_largest_free_block_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_largest_free_block(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_fixed_size_resource_largest_free_block: out");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
 static const cmr_battery_bad_input bad_inputs[] = {
     {"create.null_out", bad_create_null_out},
     {"create.upstream.zeroed_ref", bad_create_upstream_zeroed_ref},
@@ -319,6 +351,9 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"upstream_bytes.null_handle", bad_upstream_bytes_null_handle},
     {"upstream_bytes.destroyed_handle", bad_upstream_bytes_destroyed_handle},
     {"upstream_bytes.null_out", bad_upstream_bytes_null_out},
+    {"largest_free_block.null_handle", bad_largest_free_block_null_handle},
+    {"largest_free_block.destroyed_handle", bad_largest_free_block_destroyed_handle},
+    {"largest_free_block.null_out", bad_largest_free_block_null_out},
     {NULL, NULL}};
 
 static const char *const skipped[] = {

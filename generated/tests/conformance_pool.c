@@ -49,7 +49,7 @@ static cmr_status make_upstream(const char *name, cmr_resource_ref *out, size_t 
 static cmr_status make_subject(cmr_resource_ref upstream, cmr_resource_ref *out) {
   (void)upstream; /* not every resource is made from one */
   cmr_pool_resource *handle;
-  cmr_status status = cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT, &handle);
+  cmr_status status = cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &handle);
   *out = cmr_pool_resource_ref(handle);
   if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
   cmr_pool_resource_destroy(handle);
@@ -96,14 +96,17 @@ static void observe(cmr_resource_ref subject, double *values) {
   size_t free_size = 0;
   cmr_battery_expect_ok(cmr_pool_resource_free_size(handle, &free_size), "cmr_pool_resource_free_size");
   values[1] = (double)free_size;
+  size_t largest_free_block = 0;
+  cmr_battery_expect_ok(cmr_pool_resource_largest_free_block(handle, &largest_free_block), "cmr_pool_resource_largest_free_block");
+  values[2] = (double)largest_free_block;
 }
 
-enum { observed_count = 2 };
+enum { observed_count = 3 };
 
 static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT, NULL), CMR_ERROR_NULL_POINTER, "cmr_pool_resource_create: out");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, NULL), CMR_ERROR_NULL_POINTER, "cmr_pool_resource_create: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -113,7 +116,7 @@ static void bad_create_upstream_zeroed_ref(cmr_resource_ref upstream, cmr_resour
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_pool_resource_create((cmr_resource_ref){0}, CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_REF, "cmr_pool_resource_create: upstream");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_create((cmr_resource_ref){0}, CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_REF, "cmr_pool_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_pool_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -124,7 +127,7 @@ static void bad_create_upstream_destroyed_ref(cmr_resource_ref upstream, cmr_res
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_pool_resource_create(cmr_battery_destroyed_ref(), CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT, &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_pool_resource_create: upstream");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_create(cmr_battery_destroyed_ref(), CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_pool_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_pool_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -135,7 +138,7 @@ static void bad_create_initial_pool_size_multiple_of(cmr_resource_ref upstream, 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)257u), CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: initial_pool_size");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)257u), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: initial_pool_size");
   cmr_battery_expect_null(out, "cmr_pool_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -146,7 +149,7 @@ static void bad_create_initial_pool_size_size_max(cmr_resource_ref upstream, cmr
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE(SIZE_MAX), CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: initial_pool_size");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE(SIZE_MAX), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: initial_pool_size");
   cmr_battery_expect_null(out, "cmr_pool_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -157,7 +160,7 @@ static void bad_create_maximum_pool_size_multiple_of(cmr_resource_ref upstream, 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE((size_t)257u), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_pool_size");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE((size_t)257u), CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_pool_size");
   cmr_battery_expect_null(out, "cmr_pool_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -168,7 +171,7 @@ static void bad_create_maximum_pool_size_nonzero(cmr_resource_ref upstream, cmr_
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE((size_t)0u), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_pool_size");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE((size_t)0u), CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_pool_size");
   cmr_battery_expect_null(out, "cmr_pool_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -179,7 +182,40 @@ static void bad_create_maximum_pool_size_size_max(cmr_resource_ref upstream, cmr
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE(SIZE_MAX), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_pool_size");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE(SIZE_MAX), CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_pool_size");
+  cmr_battery_expect_null(out, "cmr_pool_resource_create");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_create_maximum_growth_multiple_of(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT, CMR_SIZE((size_t)257u), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_growth");
+  cmr_battery_expect_null(out, "cmr_pool_resource_create");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_create_maximum_growth_nonzero(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT, CMR_SIZE((size_t)0u), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_growth");
+  cmr_battery_expect_null(out, "cmr_pool_resource_create");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_create_maximum_growth_size_max(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT, CMR_SIZE(SIZE_MAX), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_growth");
   cmr_battery_expect_null(out, "cmr_pool_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -331,6 +367,53 @@ static void bad_free_size_null_out(cmr_resource_ref upstream, cmr_resource_ref s
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
+static void bad_largest_free_block_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_pool_resource_largest_free_block(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_pool_resource_largest_free_block");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_largest_free_block_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_pool_resource_largest_free_block(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_pool_resource_largest_free_block");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_largest_free_block_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_pool_resource_largest_free_block(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_pool_resource_largest_free_block: out");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_release_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_pool_resource_release(NULL), CMR_ERROR_NULL_POINTER, "cmr_pool_resource_release");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_release_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_pool_resource_release(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE, "cmr_pool_resource_release");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
 static const cmr_battery_bad_input bad_inputs[] = {
     {"create.null_out", bad_create_null_out},
     {"create.upstream.zeroed_ref", bad_create_upstream_zeroed_ref},
@@ -340,6 +423,9 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"create.maximum_pool_size.multiple_of", bad_create_maximum_pool_size_multiple_of},
     {"create.maximum_pool_size.nonzero", bad_create_maximum_pool_size_nonzero},
     {"create.maximum_pool_size.size_max", bad_create_maximum_pool_size_size_max},
+    {"create.maximum_growth.multiple_of", bad_create_maximum_growth_multiple_of},
+    {"create.maximum_growth.nonzero", bad_create_maximum_growth_nonzero},
+    {"create.maximum_growth.size_max", bad_create_maximum_growth_size_max},
     {"destroy.null_handle", bad_destroy_null_handle},
     {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
     {"destroy.not_a_handle", bad_destroy_not_a_handle},
@@ -355,6 +441,11 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"free_size.null_handle", bad_free_size_null_handle},
     {"free_size.destroyed_handle", bad_free_size_destroyed_handle},
     {"free_size.null_out", bad_free_size_null_out},
+    {"largest_free_block.null_handle", bad_largest_free_block_null_handle},
+    {"largest_free_block.destroyed_handle", bad_largest_free_block_destroyed_handle},
+    {"largest_free_block.null_out", bad_largest_free_block_null_out},
+    {"release.null_handle", bad_release_null_handle},
+    {"release.destroyed_handle", bad_release_destroyed_handle},
     {NULL, NULL}};
 
 static const char *const skipped[] = {

@@ -255,6 +255,16 @@ func (r *ArenaResource) SuperblockCount() (uint64, error) {
 	return out, err
 }
 
+// LargestFreeBlock: The largest block the arena could hand out now (at the default alignment): the largest free block of any stream's or thread's arena, or of the global arena, 0 when none.
+func (r *ArenaResource) LargestFreeBlock() (uint64, error) {
+	if err := r.live(); err != nil {
+		return 0, err
+	}
+	var out uint64
+	err := check(capi.Cmr_arena_resource_largest_free_block(r.handle, &out))
+	return out, err
+}
+
 // Dump: Appends the arena's state (global free ranges, each arena's free blocks, totals) to dump_path.
 func (r *ArenaResource) Dump() error {
 	if err := r.live(); err != nil {
@@ -396,6 +406,16 @@ func (r *BinningResource) BinCount() (uint64, error) {
 	}
 	var out uint64
 	err := check(capi.Cmr_binning_resource_bin_count(r.handle, &out))
+	return out, err
+}
+
+// LargestFreeBlock: The largest request the bins could serve now without asking the upstream: over every bin that is one of cmr's pool, arena, fixed_size or binning resources, the smaller of the bin's size and its own largest_free_block, when that is more than the next smaller bin's size (smaller requests are routed there); bins of other kinds count as having none. 0 when no bin has a free block.
+func (r *BinningResource) LargestFreeBlock() (uint64, error) {
+	if err := r.live(); err != nil {
+		return 0, err
+	}
+	var out uint64
+	err := check(capi.Cmr_binning_resource_largest_free_block(r.handle, &out))
 	return out, err
 }
 
@@ -932,6 +952,16 @@ func (r *FixedSizeResource) UpstreamBytes() (uint64, error) {
 	return out, err
 }
 
+// LargestFreeBlock: block_size when a block is free, else 0: whether the resource could hand out a block now without asking its upstream.
+func (r *FixedSizeResource) LargestFreeBlock() (uint64, error) {
+	if err := r.live(); err != nil {
+		return 0, err
+	}
+	var out uint64
+	err := check(capi.Cmr_fixed_size_resource_largest_free_block(r.handle, &out))
+	return out, err
+}
+
 // LimitingResource is cmr's limiting resource (adaptor).
 //
 // Refuses allocations past a limit (RMM's limiting_resource_adaptor): every
@@ -1255,8 +1285,9 @@ func wrapPinnedHostResource(ref capi.Cmr_resource_ref) (Resource, error) {
 // once, and on another stream once that stream has waited (on an event) for the
 // work ordered before the free. Free blocks are indexed by size and address, so
 // finding one costs O(log n) in the number of free blocks. The pool grows by at
-// least the request, doubling its size, retries smaller on upstream failure and
-// never passes maximum_pool_size; every chunk goes back to the upstream when the
+// least the request, doubling its size (at most by maximum_growth), retries
+// smaller on upstream failure and never passes maximum_pool_size; release gives
+// wholly free chunks back to the upstream, and every chunk goes back when the
 // pool is destroyed. Any power-of-two alignment is honoured.
 type PoolResource struct {
 	object
@@ -1271,6 +1302,7 @@ type PoolOption func(*poolOptions)
 type poolOptions struct {
 	initialPoolSize *uint64
 	maximumPoolSize *uint64
+	maximumGrowth   *uint64
 }
 
 // WithPoolInitialPoolSize sets initial_pool_size: Bytes taken from the upstream at creation (0 takes nothing until the first allocation). Default: half of the current device's free memory, rounded down to 256 bytes.
@@ -1283,6 +1315,11 @@ func WithPoolMaximumPoolSize(value uint64) PoolOption {
 	return func(o *poolOptions) { o.maximumPoolSize = &value }
 }
 
+// WithPoolMaximumGrowth sets maximum_growth: Most bytes the pool grows by at once, unless one request needs more: it grows by max(what the request needs, min(pool_size, maximum_growth)). The default doubles the pool as RMM's does; a smaller value holds closer to the peak in use (bench/RESULTS.md, replay). Default: no limit (SIZE_MAX).
+func WithPoolMaximumGrowth(value uint64) PoolOption {
+	return func(o *poolOptions) { o.maximumGrowth = &value }
+}
+
 // NewPoolResource makes a new pool resource over upstream, which it holds a share of.
 // upstream: Where the pool takes its chunks from.
 func NewPoolResource(upstream Resource, options ...PoolOption) (*PoolResource, error) {
@@ -1293,12 +1330,13 @@ func NewPoolResource(upstream Resource, options ...PoolOption) (*PoolResource, e
 	o := poolOptions{
 		initialPoolSize: nil,
 		maximumPoolSize: nil,
+		maximumGrowth:   nil,
 	}
 	for _, option := range options {
 		option(&o)
 	}
 	var handle uintptr
-	failure := capi.Cmr_pool_resource_create(upstreamRef, o.initialPoolSize, o.maximumPoolSize, &handle)
+	failure := capi.Cmr_pool_resource_create(upstreamRef, o.initialPoolSize, o.maximumPoolSize, o.maximumGrowth, &handle)
 	if err := check(failure); err != nil {
 		return nil, err
 	}
@@ -1353,6 +1391,24 @@ func (r *PoolResource) FreeSize() (uint64, error) {
 	var out uint64
 	err := check(capi.Cmr_pool_resource_free_size(r.handle, &out))
 	return out, err
+}
+
+// LargestFreeBlock: The largest block the pool could hand out now (at the default alignment) without growing: the largest free block over every stream's list, 0 when none.
+func (r *PoolResource) LargestFreeBlock() (uint64, error) {
+	if err := r.live(); err != nil {
+		return 0, err
+	}
+	var out uint64
+	err := check(capi.Cmr_pool_resource_largest_free_block(r.handle, &out))
+	return out, err
+}
+
+// Release: Gives every wholly free chunk back to the upstream (pool_size drops by their bytes), once the host has waited for the work ordered before their frees; chunks with any block handed out stay.
+func (r *PoolResource) Release() error {
+	if err := r.live(); err != nil {
+		return err
+	}
+	return check(capi.Cmr_pool_resource_release(r.handle))
 }
 
 // PrefetchResource is cmr's prefetch resource (adaptor).

@@ -344,3 +344,12 @@ cmr_status cmr_arena_impl_superblock_count(cmr_arena_impl *impl, size_t *out) {
 }
 
 cmr_status cmr_arena_impl_dump(cmr_arena_impl *impl) { return dump_to_destination(impl, "dump requested"); }
+
+cmr_status cmr_arena_impl_largest_free_block(cmr_arena_impl *impl, size_t *out) {
+  size_t in_arenas = cmr_stream_lists_largest(impl->lists);
+  pthread_mutex_lock(&impl->global_lock);
+  size_t global = cmr_free_blocks_largest(&impl->global);
+  pthread_mutex_unlock(&impl->global_lock);
+  *out = in_arenas > global ? in_arenas : global;
+  return CMR_SUCCESS;
+}

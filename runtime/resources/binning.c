@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "impl.h"
 #include "sizes.h"
@@ -334,6 +335,41 @@ cmr_status cmr_binning_impl_bin_size_for(cmr_binning_impl *impl, size_t allocati
   unsigned slot = cmr_binning_read_begin(impl);
   cmr_route *route = cmr_binning_route(impl, allocation_size);
   *out = route == &impl->upstream ? 0 : route->size;
+  cmr_binning_read_end(impl, slot);
+  return CMR_SUCCESS;
+}
+
+/* A bin's own largest free block, when it is one of cmr's resources that
+ * tell (by its type, through its public getter); 0 for any other. */
+static size_t cmr_binning_bin_largest(cmr_resource_ref bin) {
+  const char *type = bin.ops->type_name != NULL ? bin.ops->type_name : "";
+  size_t largest = 0;
+#define CMR_BIN_LARGEST(kind)                                                           \
+  if (strcmp(type, #kind) == 0) {                                                       \
+    cmr_##kind##_resource *handle = NULL;                                               \
+    if (cmr_##kind##_resource_from_ref(bin, &handle) == CMR_SUCCESS) {                  \
+      if (cmr_##kind##_resource_largest_free_block(handle, &largest) != CMR_SUCCESS) largest = 0; \
+      cmr_##kind##_resource_destroy(handle);                                            \
+    }                                                                                   \
+  }
+  CMR_BIN_LARGEST(fixed_size)
+  CMR_BIN_LARGEST(pool)
+  CMR_BIN_LARGEST(arena)
+  CMR_BIN_LARGEST(binning)
+#undef CMR_BIN_LARGEST
+  return largest;
+}
+
+/* A bin serves the requests above the next smaller bin's size up to its own. */
+cmr_status cmr_binning_impl_largest_free_block(cmr_binning_impl *impl, size_t *out) {
+  unsigned slot = cmr_binning_read_begin(impl);
+  *out = 0;
+  for (size_t i = 0; i < impl->bin_count; ++i) {
+    size_t below = i > 0 ? impl->bins[i - 1]->size : 0;
+    size_t largest = cmr_binning_bin_largest(impl->bins[i]->resource);
+    if (largest > impl->bins[i]->size) largest = impl->bins[i]->size;
+    if (largest > below && largest > *out) *out = largest;
+  }
   cmr_binning_read_end(impl, slot);
   return CMR_SUCCESS;
 }

@@ -154,3 +154,8 @@ cmr_status cmr_fixed_size_impl_upstream_bytes(cmr_fixed_size_impl *impl, size_t 
   *out = cmr_chunks_bytes(&impl->chunks);
   return CMR_SUCCESS;
 }
+
+cmr_status cmr_fixed_size_impl_largest_free_block(cmr_fixed_size_impl *impl, size_t *out) {
+  *out = cmr_stream_lists_largest(impl->free_blocks);
+  return CMR_SUCCESS;
+}

@@ -15,6 +15,7 @@
 
 struct cmr_pool_impl {
   cmr_chunks chunks;
+  size_t maximum_growth; /* most bytes a growth takes beyond what a request needs */
   /* Held while deciding to grow, so that threads that all miss at once grow
    * the pool once, and the others find the new chunk when they look again. */
   pthread_mutex_t growth;
@@ -23,15 +24,17 @@ struct cmr_pool_impl {
 };
 
 /* Takes a chunk of at least `least` bytes on `stream`. The pool doubles (a
- * chunk as large as what it holds) unless that is less than asked for.
+ * chunk as large as what it holds, at most maximum_growth) unless that is
+ * less than asked for.
  * With `out`, `size` bytes at `alignment` are cut out of it for the caller
  * and the rest joins the stream's list as if freed there; without, all of it
  * joins as idle memory (the caller synchronizes: the initial chunk). */
 static cmr_status cmr_pool_add_chunk(cmr_pool_impl *impl, size_t least, size_t size, size_t alignment,
                                      cmr_stream stream, cmr_block **out) {
   size_t held = cmr_chunks_bytes(&impl->chunks);
+  size_t step = held < impl->maximum_growth ? held : impl->maximum_growth;
   cmr_chunk chunk;
-  cmr_status status = cmr_chunks_grow(&impl->chunks, least, held > least ? held : least, stream, &chunk);
+  cmr_status status = cmr_chunks_grow(&impl->chunks, least, step > least ? step : least, stream, &chunk);
   if (status == CMR_SUCCESS && out == NULL) status = cmr_backend_stream_synchronize(stream);
   if (status != CMR_SUCCESS) return status;
   cmr_log(CMR_LOG_DEBUG, "pool %p: grew by %zu bytes from the upstream (at least %zu needed): pool size %zu", (void *)impl,
@@ -60,10 +63,11 @@ static cmr_status cmr_pool_grow(void *resource, size_t size, size_t alignment, c
 }
 
 cmr_status cmr_pool_impl_create(cmr_resource_ref upstream, size_t initial_pool_size, size_t maximum_pool_size,
-                                cmr_pool_impl **out) {
+                                size_t maximum_growth, cmr_pool_impl **out) {
   cmr_pool_impl *impl = calloc(1, sizeof *impl);
   if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "pool: no host memory for the resource");
   cmr_chunks_init(&impl->chunks, "pool", upstream, maximum_pool_size);
+  impl->maximum_growth = maximum_growth;
   pthread_mutex_init(&impl->growth, NULL);
   cmr_status status = cmr_block_map_create(&impl->handed_out);
   if (status == CMR_SUCCESS) {
@@ -130,4 +134,25 @@ cmr_status cmr_pool_impl_free_size(cmr_pool_impl *impl, size_t *out) {
   size_t blocks = 0, lists = 0;
   cmr_stream_lists_totals(impl->free_lists, &blocks, out, &lists);
   return CMR_SUCCESS;
+}
+
+cmr_status cmr_pool_impl_largest_free_block(cmr_pool_impl *impl, size_t *out) {
+  *out = cmr_stream_lists_largest(impl->free_lists);
+  return CMR_SUCCESS;
+}
+
+/* A whole chunk, out of a list with its work waited for, set aside (no
+ * lock is held here but the lists'; its spans keep it from merging). */
+static void cmr_pool_set_aside(cmr_block *chunk, void *arg) { cmr_free_blocks_insert(arg, chunk); }
+
+cmr_status cmr_pool_impl_release(cmr_pool_impl *impl) {
+  cmr_free_blocks whole;
+  cmr_free_blocks_init(&whole);
+  cmr_status status = cmr_stream_lists_release_units(impl->free_lists, cmr_pool_set_aside, &whole);
+  /* The upstream is called with none of the pool's locks held. */
+  for (cmr_block *block; (block = cmr_free_blocks_pop(&whole)) != NULL;) {
+    cmr_chunks_give_back(&impl->chunks, &(cmr_chunk){block->address, block->size}, CMR_DEFAULT_STREAM);
+    cmr_block_delete(block);
+  }
+  return status == CMR_SUCCESS ? status : cmr_error_context(status, "pool: release");
 }

@@ -312,3 +312,7 @@ static void cmr_visit_tree(const cmr_block *tree, void (*visit)(const cmr_block 
 void cmr_free_blocks_each(const cmr_free_blocks *set, void (*visit)(const cmr_block *block, void *arg), void *arg) {
   cmr_visit_tree(set->by_address, visit, arg);
 }
+
+size_t cmr_free_blocks_largest(const cmr_free_blocks *set) {
+  return set->by_address != NULL ? set->by_address->largest : 0;
+}

@@ -948,6 +948,21 @@ cmr_status cmr_stream_lists_release_units(cmr_stream_lists *lists, void (*releas
 
 /* ---- reports --------------------------------------------------------------------- */
 
+size_t cmr_stream_lists_largest(cmr_stream_lists *lists) {
+  size_t largest = 0;
+  pthread_mutex_lock(&lists->registry);
+  size_t count = atomic_load(&lists->count);
+  for (size_t i = 0; i < count; ++i) {
+    cmr_lock_acquire(&lists->lists[i]->lock);
+    cmr_recent_flush(lists->lists[i]);
+    size_t own = cmr_free_blocks_largest(&lists->lists[i]->blocks);
+    cmr_lock_release(&lists->lists[i]->lock);
+    if (own > largest) largest = own;
+  }
+  pthread_mutex_unlock(&lists->registry);
+  return largest;
+}
+
 void cmr_stream_lists_totals(cmr_stream_lists *lists, size_t *blocks, size_t *bytes, size_t *list_count) {
   *blocks = 0;
   *bytes = 0;

@@ -711,7 +711,7 @@ START_TEST(forwarding_adaptors_honour_what_their_upstream_does) {
    * comes back unchanged. */
   cmr_system_resource *system = cmr_test_system_resource();
   cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(cmr_system_resource_ref(system), CMR_SIZE(1 << 20), CMR_SIZE_DEFAULT, &pool));
+  ck_assert_ok(cmr_pool_resource_create(cmr_system_resource_ref(system), CMR_SIZE(1 << 20), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &pool));
   cmr_thread_safe_resource *serial = NULL;
   ck_assert_ok(cmr_thread_safe_resource_create(cmr_pool_resource_ref(pool), &serial));
   void *ptr = NULL;
@@ -984,7 +984,7 @@ END_TEST
 START_TEST(stack_statistics_limiting_pool_system) {
   cmr_system_resource *system = cmr_test_system_resource();
   cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(cmr_system_resource_ref(system), CMR_SIZE(1 << 20), CMR_SIZE_DEFAULT, &pool));
+  ck_assert_ok(cmr_pool_resource_create(cmr_system_resource_ref(system), CMR_SIZE(1 << 20), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &pool));
   cmr_limiting_resource *limiting = make_limiting(cmr_pool_resource_ref(pool), 65536, CMR_SIZE_DEFAULT);
   cmr_statistics_resource *statistics = make_statistics(cmr_limiting_resource_ref(limiting));
   ck_assert_ok(cmr_limiting_resource_destroy(limiting));

@@ -174,6 +174,31 @@ END_TEST
 
 /* ---- superblocks ------------------------------------------------------------------------------- */
 
+static size_t largest_free_block(fixture *f) {
+  size_t size = SIZE_MAX;
+  ck_assert_ok(cmr_arena_resource_largest_free_block(f->arena, &size));
+  return size;
+}
+
+/* The global arena's ranges count as much as the streams' arenas. */
+START_TEST(largest_free_block_covers_the_global_arena_and_the_superblocks) {
+  fixture f;
+  make_arena(&f, 4 * MiB, false, "");
+  ck_assert_uint_eq(largest_free_block(&f), 4 * MiB);
+  void *small = take(&f, 1000, CMR_DEFAULT_STREAM); /* cuts a 1 MiB superblock */
+  ck_assert_uint_eq(largest_free_block(&f), 3 * MiB);
+  give(&f, small, 1000, CMR_DEFAULT_STREAM);
+  void *large = take(&f, 2 * MiB + MiB / 2, CMR_DEFAULT_STREAM); /* its own superblock, from the global arena */
+  ck_assert_uint_eq(largest_free_block(&f), 1 * MiB); /* the first superblock, whole again */
+  void *rest = take(&f, largest_free_block(&f), CMR_DEFAULT_STREAM);
+  ck_assert_uint_eq(largest_free_block(&f), MiB / 2); /* the global arena's last range */
+  give(&f, rest, 1 * MiB, CMR_DEFAULT_STREAM);
+  give(&f, large, 2 * MiB + MiB / 2, CMR_DEFAULT_STREAM);
+  ck_assert_uint_eq(largest_free_block(&f), 2 * MiB + MiB / 2);
+  destroy_arena(&f);
+}
+END_TEST
+
 START_TEST(first_fit_within_a_superblock) {
   fixture f;
   make_arena(&f, 8 * MiB, false, "");
@@ -748,6 +773,7 @@ static Suite *arena_suite(void) {
   tcase_add_test(superblock, superblock_taken_from_the_global_arena_then_reused);
   tcase_add_test(superblock, large_request_gets_a_superblock_of_its_size);
   tcase_add_test(superblock, large_alignment_is_honoured);
+  tcase_add_test(superblock, largest_free_block_covers_the_global_arena_and_the_superblocks);
   suite_add_tcase(suite, superblock);
   TCase *exhaustion = tcase_create("exhaustion");
   tcase_add_test(exhaustion, defragment_returns_whole_superblocks_to_the_global_arena);

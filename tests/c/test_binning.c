@@ -324,10 +324,40 @@ START_TEST(replaced_bins_are_released) {
   ck_assert_int_eq(first.retains, 1);
 }
 END_TEST
+static size_t largest_free_block(cmr_binning_resource *handle) {
+  size_t size = SIZE_MAX;
+  ck_assert_ok(cmr_binning_resource_largest_free_block(handle, &size));
+  return size;
+}
+
+/* Fixed-size bins have their preallocated blocks; a pool bin has what was
+ * freed into it, up to the bin's size; the upstream counts for nothing. */
+START_TEST(largest_free_block_is_what_a_bin_serves_now) {
+  cmr_binning_resource *none = make(CMR_INT(-1), CMR_INT(-1));
+  ck_assert_uint_eq(largest_free_block(none), 0);
+  ck_assert_ok(cmr_binning_resource_destroy(none));
+  cmr_binning_resource *handle = make(CMR_INT(8), CMR_INT(10));
+  ck_assert_uint_eq(largest_free_block(handle), 1024);
+  cmr_pool_resource *pool = NULL;
+  ck_assert_ok(cmr_pool_resource_create(test_counting_ref(&upstream), CMR_SIZE(0), CMR_SIZE_DEFAULT,
+                                        CMR_SIZE_DEFAULT, &pool));
+  ck_assert_ok(cmr_binning_resource_add_bin_resource(handle, 64 * 1024, cmr_pool_resource_ref(pool)));
+  ck_assert_uint_eq(largest_free_block(handle), 1024); /* the pool holds nothing yet */
+  void *ptr = take(handle, 60000);
+  give(handle, ptr, 60000);
+  ck_assert_uint_eq(largest_free_block(handle), 60160); /* the pool's chunk, 60000 rounded up to 256 */
+  ck_assert_ok(cmr_pool_resource_release(pool));
+  ck_assert_uint_eq(largest_free_block(handle), 1024);
+  ck_assert_ok(cmr_pool_resource_destroy(pool));
+  ck_assert_ok(cmr_binning_resource_destroy(handle));
+}
+END_TEST
+
 
 static Suite *binning_suite(void) {
   Suite *suite = suite_create("binning");
   TCase *routing = tcase_create("routing");
+  tcase_add_test(routing, largest_free_block_is_what_a_bin_serves_now);
   tcase_add_checked_fixture(routing, setup, teardown);
   tcase_add_test(routing, smallest_bin_that_fits_serves_and_frees_follow);
   tcase_add_test(routing, without_bins_the_upstream_serves_everything);

@@ -32,6 +32,23 @@ static void give(cmr_fixed_size_resource *handle, void *ptr, size_t bytes, cmr_s
   ck_assert_ok(cmr_deallocate(cmr_fixed_size_resource_ref(handle), ptr, bytes, stream));
 }
 
+START_TEST(largest_free_block_says_whether_a_block_is_free) {
+  cmr_fixed_size_resource *handle = make(CMR_SIZE(1000), CMR_SIZE(2));
+  size_t largest = SIZE_MAX;
+  ck_assert_ok(cmr_fixed_size_resource_largest_free_block(handle, &largest));
+  ck_assert_uint_eq(largest, 1024);
+  void *a = take(handle, 1000, CMR_DEFAULT_STREAM);
+  void *b = take(handle, 1000, CMR_DEFAULT_STREAM);
+  ck_assert_ok(cmr_fixed_size_resource_largest_free_block(handle, &largest));
+  ck_assert_uint_eq(largest, 0); /* the next block needs the upstream */
+  give(handle, a, 1000, CMR_DEFAULT_STREAM);
+  give(handle, b, 1000, CMR_DEFAULT_STREAM);
+  ck_assert_ok(cmr_fixed_size_resource_largest_free_block(handle, &largest));
+  ck_assert_uint_eq(largest, 1024); /* blocks never merge */
+  ck_assert_ok(cmr_fixed_size_resource_destroy(handle));
+}
+END_TEST
+
 static size_t upstream_bytes_of(cmr_fixed_size_resource *handle) {
   size_t bytes = SIZE_MAX;
   ck_assert_ok(cmr_fixed_size_resource_upstream_bytes(handle, &bytes));
@@ -322,6 +339,7 @@ END_TEST
 static Suite *fixed_size_suite(void) {
   Suite *suite = suite_create("fixed_size");
   TCase *sizes = tcase_create("sizes");
+  tcase_add_test(sizes, largest_free_block_says_whether_a_block_is_free);
   tcase_add_checked_fixture(sizes, setup, teardown);
   tcase_add_test(sizes, block_size_is_rounded_up_to_256);
   tcase_add_test(sizes, defaults_are_one_mebibyte_and_128_blocks);

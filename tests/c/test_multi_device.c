@@ -121,7 +121,7 @@ START_TEST(a_suballocator_orders_streams_on_its_device) {
   cmr_system_resource *system = system_on(2);
   ck_assert_ok(cmr_set_current_device(2));
   cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(cmr_system_resource_ref(system), CMR_SIZE(16 * SIZE), CMR_SIZE_DEFAULT, &pool));
+  ck_assert_ok(cmr_pool_resource_create(cmr_system_resource_ref(system), CMR_SIZE(16 * SIZE), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &pool));
   ck_assert_ok(cmr_set_current_device(0));
   cmr_resource_ref ref = cmr_pool_resource_ref(pool);
   cmr_stream a, b;
@@ -178,7 +178,7 @@ static void *work_on_device(void *arg) {
   if (cmr_acquire_current_device_resource_ref(&ref) != CMR_SUCCESS) return "acquire";
   cmr_pool_resource *pool = NULL;
   const char *failed = NULL;
-  if (cmr_pool_resource_create(ref, CMR_SIZE(64 * SIZE), CMR_SIZE_DEFAULT, &pool) != CMR_SUCCESS) failed = "pool";
+  if (cmr_pool_resource_create(ref, CMR_SIZE(64 * SIZE), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &pool) != CMR_SUCCESS) failed = "pool";
   for (int i = 0; failed == NULL && i < 1000; i++) {
     void *ptr = NULL;
     if (cmr_allocate(cmr_pool_resource_ref(pool), SIZE, CMR_DEFAULT_STREAM, &ptr) != CMR_SUCCESS ||

@@ -35,7 +35,7 @@ static void teardown(void) {
 
 static cmr_pool_resource *small_pool(void) {
   cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(host, CMR_SIZE(64 * 1024), CMR_SIZE(1 << 20), &pool));
+  ck_assert_ok(cmr_pool_resource_create(host, CMR_SIZE(64 * 1024), CMR_SIZE(1 << 20), CMR_SIZE_DEFAULT, &pool));
   return pool;
 }
 
@@ -124,7 +124,7 @@ START_TEST(a_retain_during_the_last_release_fails) {
   ck_assert_ok(cmr_callback_resource_create(forward_allocate, retain_the_pool_while_freeing, NULL, NULL,
                                             CMR_PROPERTY_HOST_ACCESSIBLE, &upstream));
   cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(cmr_callback_resource_ref(upstream), CMR_SIZE(64 * 1024), CMR_SIZE(1 << 20), &pool));
+  ck_assert_ok(cmr_pool_resource_create(cmr_callback_resource_ref(upstream), CMR_SIZE(64 * 1024), CMR_SIZE(1 << 20), CMR_SIZE_DEFAULT, &pool));
   dying = cmr_pool_resource_ref(pool);
   frees_seen = 0;
   ck_assert_ok(cmr_pool_resource_destroy(pool));

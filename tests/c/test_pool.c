@@ -14,9 +14,13 @@ static test_foreign upstream;
 static cmr_pool_resource *pool;
 static cmr_resource_ref ref;
 
-static void make_pool(cmr_optional_size initial, cmr_optional_size maximum) {
-  ck_assert_ok(cmr_pool_resource_create(test_foreign_ref(&upstream, &test_foreign_ops), initial, maximum, &pool));
+static void make_growing_pool(cmr_optional_size initial, cmr_optional_size maximum, cmr_optional_size growth) {
+  ck_assert_ok(cmr_pool_resource_create(test_foreign_ref(&upstream, &test_foreign_ops), initial, maximum, growth, &pool));
   ref = cmr_pool_resource_ref(pool);
+}
+
+static void make_pool(cmr_optional_size initial, cmr_optional_size maximum) {
+  make_growing_pool(initial, maximum, CMR_SIZE_DEFAULT);
 }
 
 static void setup(void) { upstream = (test_foreign){.properties = CMR_PROPERTY_HOST_ACCESSIBLE}; }
@@ -50,6 +54,12 @@ static size_t free_size(void) {
   return size;
 }
 
+static size_t largest_free_block(void) {
+  size_t size = SIZE_MAX;
+  ck_assert_ok(cmr_pool_resource_largest_free_block(pool, &size));
+  return size;
+}
+
 static cmr_backend_host_counts counts(void) {
   cmr_backend_host_counts now;
   cmr_backend_host_counts_read(&now);
@@ -59,15 +69,15 @@ static cmr_backend_host_counts counts(void) {
 START_TEST(bad_arguments) {
   cmr_resource_ref up = test_foreign_ref(&upstream, &test_foreign_ops);
   cmr_pool_resource *bad = NULL;
-  ck_assert_status(cmr_pool_resource_create(up, CMR_SIZE(2 * MiB), CMR_SIZE(1 * MiB), &bad), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_status(cmr_pool_resource_create(up, CMR_SIZE(2 * MiB), CMR_SIZE(1 * MiB), CMR_SIZE_DEFAULT, &bad), CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("initial_pool_size 2097152 is larger than maximum_pool_size 1048576");
-  ck_assert_status(cmr_pool_resource_create(up, CMR_SIZE(1000), CMR_SIZE_DEFAULT, &bad), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_status(cmr_pool_resource_create(up, CMR_SIZE(1000), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &bad), CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("initial_pool_size");
-  ck_assert_status(cmr_pool_resource_create(up, CMR_SIZE(0), CMR_SIZE(0), &bad), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_status(cmr_pool_resource_create(up, CMR_SIZE(0), CMR_SIZE(0), CMR_SIZE_DEFAULT, &bad), CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("maximum_pool_size");
-  ck_assert_status(cmr_pool_resource_create(up, CMR_SIZE(0), CMR_SIZE(1 * MiB + 1), &bad), CMR_ERROR_INVALID_ARGUMENT);
-  ck_assert_status(cmr_pool_resource_create((cmr_resource_ref){0}, CMR_SIZE(0), CMR_SIZE_DEFAULT, &bad), CMR_ERROR_INVALID_REF);
-  ck_assert_status(cmr_pool_resource_create(up, CMR_SIZE(0), CMR_SIZE_DEFAULT, NULL), CMR_ERROR_NULL_POINTER);
+  ck_assert_status(cmr_pool_resource_create(up, CMR_SIZE(0), CMR_SIZE(1 * MiB + 1), CMR_SIZE_DEFAULT, &bad), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_status(cmr_pool_resource_create((cmr_resource_ref){0}, CMR_SIZE(0), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &bad), CMR_ERROR_INVALID_REF);
+  ck_assert_status(cmr_pool_resource_create(up, CMR_SIZE(0), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, NULL), CMR_ERROR_NULL_POINTER);
   ck_assert_ptr_null(bad);
   ck_assert_int_eq(upstream.allocations, 0);
 }
@@ -92,7 +102,7 @@ START_TEST(upstream_failure_at_creation_is_reported) {
   upstream.limit = 512 * KiB;
   cmr_pool_resource *bad = NULL;
   ck_assert_status(cmr_pool_resource_create(test_foreign_ref(&upstream, &test_foreign_ops), CMR_SIZE(1 * MiB),
-                                            CMR_SIZE_DEFAULT, &bad),
+                                            CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &bad),
                    CMR_ERROR_OUT_OF_MEMORY);
   ck_assert_message_has("initial_pool_size 1048576");
   ck_assert_uint_eq(upstream.outstanding, 0);
@@ -176,6 +186,107 @@ START_TEST(growth_doubles_and_covers_the_request) {
   give(small, 256, CMR_DEFAULT_STREAM);
   ck_assert_uint_eq(free_size(), 130 * KiB);
   destroy_pool_and_check_upstream();
+}
+END_TEST
+
+START_TEST(maximum_growth_caps_the_doubling) {
+  make_growing_pool(CMR_SIZE(0), CMR_SIZE_DEFAULT, CMR_SIZE(64 * KiB));
+  void *first = take(1000, CMR_DEFAULT_STREAM);
+  void *big = take(96 * KiB, CMR_DEFAULT_STREAM);
+  ck_assert_uint_eq(upstream.last_bytes, 96 * KiB); /* the request beats the cap */
+  void *small = take(256, CMR_DEFAULT_STREAM);
+  ck_assert_uint_eq(upstream.last_bytes, 64 * KiB); /* doubling would be 97 KiB */
+  ck_assert_uint_eq(pool_size(), 161 * KiB);
+  give(first, 1000, CMR_DEFAULT_STREAM);
+  give(big, 96 * KiB, CMR_DEFAULT_STREAM);
+  give(small, 256, CMR_DEFAULT_STREAM);
+  ck_assert_status(cmr_pool_resource_create(test_foreign_ref(&upstream, &test_foreign_ops), CMR_SIZE(0),
+                                            CMR_SIZE_DEFAULT, CMR_SIZE(1000), &(cmr_pool_resource *){NULL}),
+                   CMR_ERROR_INVALID_ARGUMENT); /* not a multiple of 256 */
+  ck_assert_message_has("maximum_growth");
+  destroy_pool_and_check_upstream();
+}
+END_TEST
+
+START_TEST(largest_free_block_follows_the_free_blocks) {
+  make_pool(CMR_SIZE(1 * MiB), CMR_SIZE_DEFAULT);
+  ck_assert_uint_eq(largest_free_block(), 1 * MiB);
+  void *a = take(256 * KiB, CMR_DEFAULT_STREAM);
+  void *b = take(1000, CMR_DEFAULT_STREAM);
+  ck_assert_uint_eq(largest_free_block(), 1 * MiB - 256 * KiB - 1 * KiB);
+  give(a, 256 * KiB, CMR_DEFAULT_STREAM); /* b keeps it apart from the rest */
+  ck_assert_uint_eq(largest_free_block(), 1 * MiB - 257 * KiB);
+  give(b, 1000, CMR_DEFAULT_STREAM); /* all of it merges back */
+  ck_assert_uint_eq(largest_free_block(), 1 * MiB);
+  ck_assert_uint_eq(largest_free_block(), pool_size());
+  /* As much as it says, it hands out without growing. */
+  int grown = upstream.allocations;
+  void *all = take(largest_free_block(), CMR_DEFAULT_STREAM);
+  ck_assert_int_eq(upstream.allocations, grown);
+  ck_assert_uint_eq(largest_free_block(), 0);
+  give(all, 1 * MiB, CMR_DEFAULT_STREAM);
+  destroy_pool_and_check_upstream();
+}
+END_TEST
+
+START_TEST(release_returns_only_wholly_free_chunks) {
+  make_pool(CMR_SIZE(0), CMR_SIZE_DEFAULT);
+  void *x = take(1 * MiB, CMR_DEFAULT_STREAM);
+  void *y = take(256, CMR_DEFAULT_STREAM); /* a second chunk, of 1 MiB */
+  ck_assert_uint_eq(pool_size(), 2 * MiB);
+  ck_assert_ok(cmr_pool_resource_release(pool)); /* both chunks in use: nothing goes */
+  ck_assert_uint_eq(pool_size(), 2 * MiB);
+  ck_assert_int_eq(upstream.deallocations, 0);
+  give(x, 1 * MiB, CMR_DEFAULT_STREAM);
+  ck_assert_ok(cmr_pool_resource_release(pool));
+  ck_assert_uint_eq(pool_size(), 1 * MiB);
+  ck_assert_uint_eq(upstream.outstanding, 1 * MiB);
+  ck_assert_ptr_eq(upstream.last_freed, x);
+  ck_assert_uint_eq(free_size(), 1 * MiB - 256);
+  give(y, 256, CMR_DEFAULT_STREAM);
+  ck_assert_ok(cmr_pool_resource_release(pool));
+  ck_assert_uint_eq(pool_size(), 0);
+  ck_assert_uint_eq(upstream.outstanding, 0);
+  ck_assert_uint_eq(largest_free_block(), 0);
+  void *again = take(1000, CMR_DEFAULT_STREAM); /* it grows again as new */
+  ck_assert_uint_eq(pool_size(), 1 * KiB);
+  give(again, 1000, CMR_DEFAULT_STREAM);
+  destroy_pool_and_check_upstream();
+}
+END_TEST
+
+/* A chunk freed on a stream goes back only after the host waits for that
+ * stream's work: the event when the list records one, else the device. */
+START_TEST(release_waits_for_the_work_on_freed_chunks) {
+  make_pool(CMR_SIZE(0), CMR_SIZE_DEFAULT);
+  cmr_stream a, b;
+  ck_assert_ok(cmr_stream_create(&a));
+  ck_assert_ok(cmr_stream_create(&b));
+  void *on_a = take(64 * KiB, a);
+  give(on_a, 64 * KiB, a); /* a's list records no event yet */
+  cmr_backend_host_counts before = counts();
+  ck_assert_ok(cmr_pool_resource_release(pool));
+  cmr_backend_host_counts after = counts();
+  ck_assert_uint_eq(after.device_synchronizes, before.device_synchronizes + 1);
+  ck_assert_uint_eq(pool_size(), 0);
+  /* Shared (b took from a's list), a's frees record its event: the release
+   * waits on that event alone. */
+  on_a = take(64 * KiB, a);
+  give(on_a, 64 * KiB, a);
+  ck_assert_ptr_eq(take(64 * KiB, b), on_a);
+  give(on_a, 64 * KiB, b);
+  ck_assert_ptr_eq(take(64 * KiB, a), on_a);
+  give(on_a, 64 * KiB, a);
+  before = counts();
+  ck_assert_ok(cmr_pool_resource_release(pool));
+  after = counts();
+  ck_assert_uint_eq(after.event_synchronizes, before.event_synchronizes + 1);
+  ck_assert_uint_eq(after.device_synchronizes, before.device_synchronizes);
+  ck_assert_uint_eq(pool_size(), 0);
+  ck_assert_uint_eq(upstream.outstanding, 0);
+  destroy_pool_and_check_upstream();
+  ck_assert_ok(cmr_stream_destroy(a));
+  ck_assert_ok(cmr_stream_destroy(b));
 }
 END_TEST
 
@@ -444,6 +555,10 @@ int main(void) {
   tcase_add_test(tc, best_fit_is_chosen);
   tcase_add_test(tc, growth_doubles_and_covers_the_request);
   tcase_add_test(tc, growth_retries_smaller_when_the_upstream_is_short);
+  tcase_add_test(tc, maximum_growth_caps_the_doubling);
+  tcase_add_test(tc, largest_free_block_follows_the_free_blocks);
+  tcase_add_test(tc, release_returns_only_wholly_free_chunks);
+  tcase_add_test(tc, release_waits_for_the_work_on_freed_chunks);
   tcase_add_test(tc, maximum_is_never_passed);
   tcase_add_test(tc, upstream_exhausted_reports_out_of_memory);
   tcase_add_test(tc, same_stream_reuses_at_once);

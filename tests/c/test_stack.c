@@ -48,7 +48,7 @@ END_TEST
 START_TEST(the_written_out_expression_has_every_default_and_parses_back) {
   cmr_stack *stack = parse_ok("arena(pool(system,initial_pool_size=0), arena_size=8MiB)");
   const char *expected =
-      "arena(pool(system, initial_pool_size=0, maximum_pool_size=unlimited), arena_size=8MiB, "
+      "arena(pool(system, initial_pool_size=0, maximum_pool_size=unlimited, maximum_growth=unlimited), arena_size=8MiB, "
       "dump_log_on_failure=false, dump_path=\"\")";
   ck_assert_str_eq(written_out(stack), expected);
   cmr_stack *again = parse_ok(written_out(stack));
@@ -117,8 +117,8 @@ START_TEST(a_percentage_is_of_free_device_memory) {
   ck_assert_msg(parsed >= ten_percent - ten_percent / 10 && parsed <= ten_percent + ten_percent / 10,
                 "10%% parsed as %zu, but 10%% of free memory was %zu just before", parsed, ten_percent);
   ck_assert_uint_eq(parsed % 256, 0);
-  stack = parse_ok("pool(system, initial_pool_size=0, maximum_pool_size=10%)");
-  ck_assert_str_eq(written_out(stack), "pool(system, initial_pool_size=0, maximum_pool_size=10%)");
+  stack = parse_ok("pool(system, initial_pool_size=0, maximum_pool_size=10%, maximum_growth=unlimited)");
+  ck_assert_str_eq(written_out(stack), "pool(system, initial_pool_size=0, maximum_pool_size=10%, maximum_growth=unlimited)");
   ck_assert_ok(cmr_stack_destroy(stack));
 }
 END_TEST
@@ -127,7 +127,7 @@ START_TEST(named_defaults_ints_bools_and_strings) {
   /* "unlimited" asks pool for its default: SIZE_MAX given as a value would
    * be refused (not a multiple of 256). */
   cmr_stack *stack = parse_ok("pool(upstream=system, maximum_pool_size=unlimited, initial_pool_size=0)");
-  ck_assert_str_eq(written_out(stack), "pool(system, initial_pool_size=0, maximum_pool_size=unlimited)");
+  ck_assert_str_eq(written_out(stack), "pool(system, initial_pool_size=0, maximum_pool_size=unlimited, maximum_growth=unlimited)");
   ck_assert_ok(cmr_stack_destroy(stack));
   /* Left out, the exponents take their default (-1, no automatic bins). */
   stack = parse_ok("binning(system)");
@@ -169,7 +169,7 @@ static const bad_case bad[] = {
     {"pool", "column 1 (at \"pool\"): pool needs an upstream, e.g. pool(cuda)"},
     {"pool()", "pool needs an upstream"},
     {"pool(system, initial_size=1)", "column 14 (at \"initial_size=1)\"): pool has no parameter \"initial_size\" "
-                                     "(its parameters: upstream, initial_pool_size, maximum_pool_size)"},
+                                     "(its parameters: upstream, initial_pool_size, maximum_pool_size, maximum_growth)"},
     {"pool(system, initial_pool_size=1Q)", "column 32 (at \"1Q)\"): bad value \"1Q\" for initial_pool_size: what "
                                            "follows the number is not a unit"},
     {"pool(system, initial_pool_size=1 GiB x)", "bad value \"1 GiB x\" for initial_pool_size"},

@@ -25,7 +25,7 @@ typedef struct subject {
 
 static cmr_status make_pool(cmr_resource_ref upstream, cmr_resource_ref *out, void **handle) {
   cmr_pool_resource *pool = NULL;
-  cmr_status status = cmr_pool_resource_create(upstream, CMR_SIZE(0), CMR_SIZE_DEFAULT, &pool);
+  cmr_status status = cmr_pool_resource_create(upstream, CMR_SIZE(0), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &pool);
   if (status == CMR_SUCCESS) *out = cmr_pool_resource_ref(pool);
   *handle = pool;
   return status;

@@ -244,4 +244,41 @@ internal sealed class ResourcesTests
             Assert.Equal(0UL, plain.OutstandingCount(), "nothing outstanding");
         }
     }
+
+    [Test]
+    private void PoolFragmentationToolsReturnMemoryToTheUpstream()
+    {
+        using (var upstream = new SimulatedMemoryResource(1UL << 30))
+        using (var pool = new PoolMemoryResource(upstream, 0, null, Sizes.MiB))
+        {
+            IntPtr a = pool.Allocate(4 * Sizes.MiB); // a chunk of the request's size
+            IntPtr b = pool.Allocate(256); // doubling would take 4 MiB more; maximumGrowth caps it at 1 MiB
+            Assert.Equal(5 * Sizes.MiB, pool.PoolSize(), "pool size");
+            Assert.Equal(5 * Sizes.MiB, upstream.BytesInUse(), "upstream bytes");
+            Assert.Equal(Sizes.MiB - 256, pool.LargestFreeBlock(), "largest free block");
+            pool.Deallocate(a, 4 * Sizes.MiB);
+            pool.Release(); // the 4 MiB chunk is wholly free: back to the upstream
+            Assert.Equal(Sizes.MiB, pool.PoolSize(), "pool size after release");
+            Assert.Equal(Sizes.MiB, upstream.BytesInUse(), "upstream bytes after release");
+            pool.Deallocate(b, 256);
+            Assert.Equal(Sizes.MiB, pool.LargestFreeBlock(), "largest free block, all free");
+            pool.Release();
+            Assert.Equal(0UL, upstream.BytesInUse(), "upstream bytes at the end");
+        }
+    }
+
+    [Test]
+    private void ArenaAndBinningReportTheirLargestFreeBlock()
+    {
+        using (var upstream = new SimulatedMemoryResource(1UL << 30))
+        using (var arena = new ArenaMemoryResource(upstream, 4 * Sizes.MiB))
+        using (var binning = new BinningMemoryResource(upstream, 8, 10))
+        {
+            Assert.Equal(4 * Sizes.MiB, arena.LargestFreeBlock(), "arena, new");
+            IntPtr ptr = arena.Allocate(1000); // a 1 MiB superblock leaves the global arena
+            Assert.Equal(3 * Sizes.MiB, arena.LargestFreeBlock(), "arena, one superblock out");
+            arena.Deallocate(ptr, 1000);
+            Assert.Equal(1024UL, binning.LargestFreeBlock(), "binning: the largest bin's blocks");
+        }
+    }
 }

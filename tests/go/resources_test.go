@@ -179,3 +179,88 @@ func TestResourcesFailureCallbackRetries(t *testing.T) {
 		t.Fatalf("the callback was asked %v, want 8192 three times", asked)
 	}
 }
+
+func mustSize(t *testing.T, what string, got uint64, err error, want uint64) {
+	t.Helper()
+	if err != nil || got != want {
+		t.Fatalf("%s: %d (%v), want %d", what, got, err, want)
+	}
+}
+
+func TestPoolFragmentationToolsReturnMemoryToTheUpstream(t *testing.T) {
+	upstream, err := cmr.NewSimulatedResource(cmr.WithSimulatedCapacity(1 << 30))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer upstream.Close()
+	pool, err := cmr.NewPoolResource(upstream, cmr.WithPoolInitialPoolSize(0), cmr.WithPoolMaximumGrowth(MiB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	a, err := pool.Allocate(4 * MiB) // a chunk of the request's size
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := pool.Allocate(256) // doubling would take 4 MiB more; the maximum growth caps it at 1 MiB
+	if err != nil {
+		t.Fatal(err)
+	}
+	size, err := pool.PoolSize()
+	mustSize(t, "pool size", size, err, 5*MiB)
+	used, err := upstream.BytesInUse()
+	mustSize(t, "upstream bytes", used, err, 5*MiB)
+	largest, err := pool.LargestFreeBlock()
+	mustSize(t, "largest free block", largest, err, MiB-256)
+	if err := pool.Deallocate(a, 4*MiB); err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.Release(); err != nil { // the 4 MiB chunk is wholly free: back to the upstream
+		t.Fatal(err)
+	}
+	size, err = pool.PoolSize()
+	mustSize(t, "pool size after release", size, err, MiB)
+	used, err = upstream.BytesInUse()
+	mustSize(t, "upstream bytes after release", used, err, MiB)
+	if err := pool.Deallocate(b, 256); err != nil {
+		t.Fatal(err)
+	}
+	largest, err = pool.LargestFreeBlock()
+	mustSize(t, "largest free block, all free", largest, err, MiB)
+	if err := pool.Release(); err != nil {
+		t.Fatal(err)
+	}
+	used, err = upstream.BytesInUse()
+	mustSize(t, "upstream bytes at the end", used, err, 0)
+}
+
+func TestArenaAndBinningReportTheirLargestFreeBlock(t *testing.T) {
+	upstream, err := cmr.NewSimulatedResource(cmr.WithSimulatedCapacity(1 << 30))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer upstream.Close()
+	arena, err := cmr.NewArenaResource(upstream, cmr.WithArenaArenaSize(4*MiB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer arena.Close()
+	largest, err := arena.LargestFreeBlock()
+	mustSize(t, "arena, new", largest, err, 4*MiB)
+	ptr, err := arena.Allocate(1000) // a 1 MiB superblock leaves the global arena
+	if err != nil {
+		t.Fatal(err)
+	}
+	largest, err = arena.LargestFreeBlock()
+	mustSize(t, "arena, one superblock out", largest, err, 3*MiB)
+	if err := arena.Deallocate(ptr, 1000); err != nil {
+		t.Fatal(err)
+	}
+	binning, err := cmr.NewBinningResource(upstream, cmr.WithBinningMinSizeExponent(8), cmr.WithBinningMaxSizeExponent(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer binning.Close()
+	largest, err = binning.LargestFreeBlock()
+	mustSize(t, "binning", largest, err, 1024) // the largest bin's preallocated blocks
+}

@@ -273,4 +273,40 @@ public class ResourcesTest {
       assertTrue(pool.isEqual(pool));
     }
   }
+
+  @Test
+  public void poolFragmentationToolsReturnMemoryToTheUpstream() {
+    try (SimulatedMemoryResource upstream = new SimulatedMemoryResource(1L << 30);
+        PoolMemoryResource pool = new PoolMemoryResource(upstream, (Long) 0L, null, (Long) MIB)) {
+      long a = pool.allocate(4 * MIB); // a chunk of the request's size
+      long b = pool.allocate(256); // doubling would take 4 MiB more; maximumGrowth caps it at 1 MiB
+      assertEquals(5 * MIB, pool.poolSize());
+      assertEquals(5 * MIB, upstream.bytesInUse());
+      assertEquals(MIB - 256, pool.largestFreeBlock());
+      pool.deallocate(a, 4 * MIB);
+      assertEquals(4 * MIB, pool.largestFreeBlock());
+      pool.release(); // the 4 MiB chunk is wholly free: back to the upstream
+      assertEquals(MIB, pool.poolSize());
+      assertEquals(MIB, upstream.bytesInUse());
+      pool.deallocate(b, 256);
+      assertEquals(MIB, pool.largestFreeBlock());
+      pool.release();
+      assertEquals(0, pool.poolSize());
+      assertEquals(0, upstream.bytesInUse());
+      assertEquals(0, pool.largestFreeBlock());
+    }
+  }
+
+  @Test
+  public void arenaAndBinningReportTheirLargestFreeBlock() {
+    try (SimulatedMemoryResource upstream = new SimulatedMemoryResource(1L << 30);
+        ArenaMemoryResource arena = new ArenaMemoryResource(upstream, 4 * MIB);
+        BinningMemoryResource binning = new BinningMemoryResource(upstream, 8, 10)) {
+      assertEquals(4 * MIB, arena.largestFreeBlock());
+      long ptr = arena.allocate(1000); // a 1 MiB superblock leaves the global arena
+      assertEquals(3 * MIB, arena.largestFreeBlock());
+      arena.deallocate(ptr, 1000);
+      assertEquals(1024, binning.largestFreeBlock()); // the largest bin's preallocated blocks
+    }
+  }
 }

@@ -32,7 +32,8 @@ replace github.com/cmr-project/cmr/go => $source_dir/go
 MOD
 cd "$work/consumer"
 export GO111MODULE=on GOFLAGS=-mod=mod GOPROXY=off GOENV=off GOTOOLCHAIN=local CGO_ENABLED=1
-export GOCACHE=$build_dir/go-consumer/cache GOPATH=$work/gopath PATH=$swig_folder:$PATH
+# A fresh cache: the go tool keys SWIG's output on the .swig file alone, not on the headers.
+export GOCACHE=$work/gocache GOPATH=$work/gopath PATH=$swig_folder:$PATH
 export PKG_CONFIG=$pkg_config PKG_CONFIG_PATH=$(dirname "$pc")
 # The prefix is not one the dynamic linker searches: the program says where libcmr is.
 export CGO_LDFLAGS="-Wl,-rpath,$libdir"

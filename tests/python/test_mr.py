@@ -291,3 +291,31 @@ def test_cuda_classes_on_a_gpu():
         ptr = resource.allocate(1 << 20, cmr.DEFAULT_STREAM)
         assert ptr != 0
         resource.deallocate(ptr, 1 << 20, cmr.DEFAULT_STREAM)
+
+
+def test_pool_fragmentation_tools_return_memory_to_the_upstream():
+    upstream = mr.SimulatedMemoryResource(capacity="1GiB")
+    pool = mr.PoolMemoryResource(upstream, initial_pool_size=0, maximum_growth="1MiB")
+    a = pool.allocate(4 << 20)  # a chunk of the request's size
+    b = pool.allocate(256)  # doubling would take 4 MiB more; maximum_growth caps it at 1 MiB
+    assert pool.pool_size() == 5 << 20 and upstream.bytes_in_use() == 5 << 20
+    assert pool.largest_free_block() == (1 << 20) - 256
+    pool.deallocate(a, 4 << 20)
+    assert pool.largest_free_block() == 4 << 20
+    pool.release()  # the 4 MiB chunk is wholly free: back to the upstream
+    assert pool.pool_size() == 1 << 20 and upstream.bytes_in_use() == 1 << 20
+    pool.deallocate(b, 256)
+    assert pool.largest_free_block() == pool.pool_size() == 1 << 20
+    pool.release()
+    assert pool.pool_size() == 0 and upstream.bytes_in_use() == 0 and pool.largest_free_block() == 0
+
+
+def test_arena_and_binning_report_their_largest_free_block():
+    upstream = mr.SimulatedMemoryResource(capacity="1GiB")
+    arena = mr.ArenaMemoryResource(upstream, arena_size="4MiB")
+    assert arena.largest_free_block() == 4 << 20
+    ptr = arena.allocate(1000)  # a 1 MiB superblock leaves the global arena
+    assert arena.largest_free_block() == 3 << 20
+    arena.deallocate(ptr, 1000)
+    binning = mr.BinningMemoryResource(upstream, 8, 10)
+    assert binning.largest_free_block() == 1024  # the largest bin's preallocated blocks

@@ -87,6 +87,8 @@ CMR_API cmr_status cmr_arena_resource_arena_size(cmr_arena_resource *handle, siz
 CMR_API cmr_status cmr_arena_resource_global_free_bytes(cmr_arena_resource *handle, size_t *out);
 /* Superblocks the streams' and threads' arenas hold now (taken from the global arena, not given back). */
 CMR_API cmr_status cmr_arena_resource_superblock_count(cmr_arena_resource *handle, size_t *out);
+/* The largest block the arena could hand out now (at the default alignment): the largest free block of any stream's or thread's arena, or of the global arena, 0 when none. */
+CMR_API cmr_status cmr_arena_resource_largest_free_block(cmr_arena_resource *handle, size_t *out);
 /* Appends the arena's state (global free ranges, each arena's free blocks, totals) to dump_path. */
 CMR_API cmr_status cmr_arena_resource_dump(cmr_arena_resource *handle);
 
@@ -131,6 +133,8 @@ CMR_API cmr_status cmr_binning_resource_add_bin(cmr_binning_resource *handle, si
 CMR_API cmr_status cmr_binning_resource_add_bin_resource(cmr_binning_resource *handle, size_t allocation_size, cmr_resource_ref resource);
 /* How many bins there are. */
 CMR_API cmr_status cmr_binning_resource_bin_count(cmr_binning_resource *handle, size_t *out);
+/* The largest request the bins could serve now without asking the upstream: over every bin that is one of cmr's pool, arena, fixed_size or binning resources, the smaller of the bin's size and its own largest_free_block, when that is more than the next smaller bin's size (smaller requests are routed there); bins of other kinds count as having none. 0 when no bin has a free block. */
+CMR_API cmr_status cmr_binning_resource_largest_free_block(cmr_binning_resource *handle, size_t *out);
 /* The allocation size of the bin that serves a request of allocation_size bytes, or 0 when the upstream serves it. */
 CMR_API cmr_status cmr_binning_resource_bin_size_for(cmr_binning_resource *handle, size_t allocation_size, size_t *out);
 
@@ -301,6 +305,8 @@ CMR_API cmr_status cmr_fixed_size_resource_from_ref(cmr_resource_ref ref, cmr_fi
 CMR_API cmr_status cmr_fixed_size_resource_block_size(cmr_fixed_size_resource *handle, size_t *out);
 /* Bytes obtained from the upstream so far, in blocks in use or free. */
 CMR_API cmr_status cmr_fixed_size_resource_upstream_bytes(cmr_fixed_size_resource *handle, size_t *out);
+/* block_size when a block is free, else 0: whether the resource could hand out a block now without asking its upstream. */
+CMR_API cmr_status cmr_fixed_size_resource_largest_free_block(cmr_fixed_size_resource *handle, size_t *out);
 
 /* ==== limiting (adaptor; cuda and host builds) ====
  * Refuses allocations past a limit (RMM's limiting_resource_adaptor): every
@@ -407,8 +413,9 @@ CMR_API cmr_status cmr_pinned_host_resource_from_ref(cmr_resource_ref ref, cmr_p
  * once, and on another stream once that stream has waited (on an event) for the
  * work ordered before the free. Free blocks are indexed by size and address, so
  * finding one costs O(log n) in the number of free blocks. The pool grows by at
- * least the request, doubling its size, retries smaller on upstream failure and
- * never passes maximum_pool_size; every chunk goes back to the upstream when the
+ * least the request, doubling its size (at most by maximum_growth), retries
+ * smaller on upstream failure and never passes maximum_pool_size; release gives
+ * wholly free chunks back to the upstream, and every chunk goes back when the
  * pool is destroyed. Any power-of-two alignment is honoured.
  */
 typedef struct cmr_pool_resource cmr_pool_resource;
@@ -417,8 +424,9 @@ typedef struct cmr_pool_resource cmr_pool_resource;
  *   upstream: Where the pool takes its chunks from.
  *   initial_pool_size: Bytes taken from the upstream at creation (0 takes nothing until the first allocation). Default: half of the current device's free memory, rounded down to 256 bytes (pass CMR_SIZE_DEFAULT).
  *   maximum_pool_size: Most bytes the pool takes from the upstream in all. Default: no limit (SIZE_MAX) (pass CMR_SIZE_DEFAULT).
+ *   maximum_growth: Most bytes the pool grows by at once, unless one request needs more: it grows by max(what the request needs, min(pool_size, maximum_growth)). The default doubles the pool as RMM's does; a smaller value holds closer to the peak in use (bench/RESULTS.md, replay). Default: no limit (SIZE_MAX) (pass CMR_SIZE_DEFAULT).
  */
-CMR_API cmr_status cmr_pool_resource_create(cmr_resource_ref upstream, cmr_optional_size initial_pool_size, cmr_optional_size maximum_pool_size, cmr_pool_resource **out);
+CMR_API cmr_status cmr_pool_resource_create(cmr_resource_ref upstream, cmr_optional_size initial_pool_size, cmr_optional_size maximum_pool_size, cmr_optional_size maximum_growth, cmr_pool_resource **out);
 /* Drops the caller's share; the resource goes when its last holder lets go. */
 CMR_API cmr_status cmr_pool_resource_destroy(cmr_pool_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
@@ -429,6 +437,10 @@ CMR_API cmr_status cmr_pool_resource_from_ref(cmr_resource_ref ref, cmr_pool_res
 CMR_API cmr_status cmr_pool_resource_pool_size(cmr_pool_resource *handle, size_t *out);
 /* Bytes taken from the upstream and not handed out. */
 CMR_API cmr_status cmr_pool_resource_free_size(cmr_pool_resource *handle, size_t *out);
+/* The largest block the pool could hand out now (at the default alignment) without growing: the largest free block over every stream's list, 0 when none. */
+CMR_API cmr_status cmr_pool_resource_largest_free_block(cmr_pool_resource *handle, size_t *out);
+/* Gives every wholly free chunk back to the upstream (pool_size drops by their bytes), once the host has waited for the work ordered before their frees; chunks with any block handed out stay. */
+CMR_API cmr_status cmr_pool_resource_release(cmr_pool_resource *handle);
 
 /* ==== prefetch (adaptor; cuda and host builds) ====
  * Prefetches each allocation to the current device on the allocation's stream,

@@ -151,6 +151,10 @@ class ArenaMemoryResource(UpstreamResourceAdaptor):
         """Superblocks the streams' and threads' arenas hold now (taken from the global arena, not given back)."""
         return capi.cmr_arena_resource_superblock_count(self._handle)
 
+    def largest_free_block(self) -> int:
+        """The largest block the arena could hand out now (at the default alignment): the largest free block of any stream's or thread's arena, or of the global arena, 0 when none."""
+        return capi.cmr_arena_resource_largest_free_block(self._handle)
+
     def dump(self) -> None:
         """Appends the arena's state (global free ranges, each arena's free blocks, totals) to dump_path."""
         capi.cmr_arena_resource_dump(self._handle)
@@ -210,6 +214,10 @@ class _BinningMemoryResource(UpstreamResourceAdaptor):
     def bin_count(self) -> int:
         """How many bins there are."""
         return capi.cmr_binning_resource_bin_count(self._handle)
+
+    def largest_free_block(self) -> int:
+        """The largest request the bins could serve now without asking the upstream: over every bin that is one of cmr's pool, arena, fixed_size or binning resources, the smaller of the bin's size and its own largest_free_block, when that is more than the next smaller bin's size (smaller requests are routed there); bins of other kinds count as having none. 0 when no bin has a free block."""
+        return capi.cmr_binning_resource_largest_free_block(self._handle)
 
     def bin_size_for(self, allocation_size) -> int:
         """The allocation size of the bin that serves a request of allocation_size bytes, or 0 when the upstream serves it."""
@@ -441,6 +449,10 @@ class FixedSizeMemoryResource(UpstreamResourceAdaptor):
         """Bytes obtained from the upstream so far, in blocks in use or free."""
         return capi.cmr_fixed_size_resource_upstream_bytes(self._handle)
 
+    def largest_free_block(self) -> int:
+        """block_size when a block is free, else 0: whether the resource could hand out a block now without asking its upstream."""
+        return capi.cmr_fixed_size_resource_largest_free_block(self._handle)
+
 
 class LimitingResourceAdaptor(UpstreamResourceAdaptor):
     """Refuses allocations past a limit (RMM's limiting_resource_adaptor): every
@@ -579,8 +591,9 @@ class PoolMemoryResource(UpstreamResourceAdaptor):
     once, and on another stream once that stream has waited (on an event) for the
     work ordered before the free. Free blocks are indexed by size and address, so
     finding one costs O(log n) in the number of free blocks. The pool grows by at
-    least the request, doubling its size, retries smaller on upstream failure and
-    never passes maximum_pool_size; every chunk goes back to the upstream when the
+    least the request, doubling its size (at most by maximum_growth), retries
+    smaller on upstream failure and never passes maximum_pool_size; release gives
+    wholly free chunks back to the upstream, and every chunk goes back when the
     pool is destroyed. Any power-of-two alignment is honoured.
 
     Parameters
@@ -591,16 +604,19 @@ class PoolMemoryResource(UpstreamResourceAdaptor):
         Bytes taken from the upstream at creation (0 takes nothing until the first allocation). Default: half of the current device's free memory, rounded down to 256 bytes.
     maximum_pool_size : int or str, optional
         Most bytes the pool takes from the upstream in all. Default: no limit (SIZE_MAX).
+    maximum_growth : int or str, optional
+        Most bytes the pool grows by at once, unless one request needs more: it grows by max(what the request needs, min(pool_size, maximum_growth)). The default doubles the pool as RMM's does; a smaller value holds closer to the peak in use (bench/RESULTS.md, replay). Default: no limit (SIZE_MAX).
     """
 
-    def __init__(self, upstream_mr, initial_pool_size=None, maximum_pool_size=None):
-        self._create(upstream_mr, initial_pool_size, maximum_pool_size)
+    def __init__(self, upstream_mr, initial_pool_size=None, maximum_pool_size=None, maximum_growth=None):
+        self._create(upstream_mr, initial_pool_size, maximum_pool_size, maximum_growth)
 
-    def _create(self, upstream_mr, initial_pool_size=None, maximum_pool_size=None):
+    def _create(self, upstream_mr, initial_pool_size=None, maximum_pool_size=None, maximum_growth=None):
         handle = capi.cmr_pool_resource_create(
             _args.ref(upstream_mr, "upstream_mr"),
             _args.optional_size(initial_pool_size, "initial_pool_size"),
             _args.optional_size(maximum_pool_size, "maximum_pool_size"),
+            _args.optional_size(maximum_growth, "maximum_growth"),
         )
         self._own(handle, capi.cmr_pool_resource_ref, capi.cmr_pool_resource_destroy)
         self.upstream_mr = upstream_mr
@@ -612,6 +628,14 @@ class PoolMemoryResource(UpstreamResourceAdaptor):
     def free_size(self) -> int:
         """Bytes taken from the upstream and not handed out."""
         return capi.cmr_pool_resource_free_size(self._handle)
+
+    def largest_free_block(self) -> int:
+        """The largest block the pool could hand out now (at the default alignment) without growing: the largest free block over every stream's list, 0 when none."""
+        return capi.cmr_pool_resource_largest_free_block(self._handle)
+
+    def release(self) -> None:
+        """Gives every wholly free chunk back to the upstream (pool_size drops by their bytes), once the host has waited for the work ordered before their frees; chunks with any block handed out stay."""
+        capi.cmr_pool_resource_release(self._handle)
 
 
 class PrefetchResourceAdaptor(UpstreamResourceAdaptor):

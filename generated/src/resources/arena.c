@@ -153,6 +153,14 @@ cmr_status cmr_arena_resource_superblock_count(cmr_arena_resource *handle, size_
   return cmr_arena_impl_superblock_count(((arena_object *)object)->impl, out);
 }
 
+cmr_status cmr_arena_resource_largest_free_block(cmr_arena_resource *handle, size_t *out) {
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &arena_type, "cmr_arena_resource_largest_free_block", &object);
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_arena_resource_largest_free_block: out is NULL");
+  return cmr_arena_impl_largest_free_block(((arena_object *)object)->impl, out);
+}
+
 cmr_status cmr_arena_resource_dump(cmr_arena_resource *handle) {
   cmr_object *object;
   cmr_status status = cmr_handle_object(handle, &arena_type, "cmr_arena_resource_dump", &object);

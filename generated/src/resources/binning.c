@@ -171,6 +171,14 @@ cmr_status cmr_binning_resource_bin_count(cmr_binning_resource *handle, size_t *
   return cmr_binning_impl_bin_count(((binning_object *)object)->impl, out);
 }
 
+cmr_status cmr_binning_resource_largest_free_block(cmr_binning_resource *handle, size_t *out) {
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &binning_type, "cmr_binning_resource_largest_free_block", &object);
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_binning_resource_largest_free_block: out is NULL");
+  return cmr_binning_impl_largest_free_block(((binning_object *)object)->impl, out);
+}
+
 cmr_status cmr_binning_resource_bin_size_for(cmr_binning_resource *handle, size_t allocation_size, size_t *out) {
   cmr_object *object;
   cmr_status status = cmr_handle_object(handle, &binning_type, "cmr_binning_resource_bin_size_for", &object);

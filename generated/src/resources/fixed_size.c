@@ -144,3 +144,11 @@ cmr_status cmr_fixed_size_resource_upstream_bytes(cmr_fixed_size_resource *handl
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_fixed_size_resource_upstream_bytes: out is NULL");
   return cmr_fixed_size_impl_upstream_bytes(((fixed_size_object *)object)->impl, out);
 }
+
+cmr_status cmr_fixed_size_resource_largest_free_block(cmr_fixed_size_resource *handle, size_t *out) {
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &fixed_size_type, "cmr_fixed_size_resource_largest_free_block", &object);
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_fixed_size_resource_largest_free_block: out is NULL");
+  return cmr_fixed_size_impl_largest_free_block(((fixed_size_object *)object)->impl, out);
+}

@@ -65,7 +65,7 @@ static const cmr_resource_ops pool_ops = {
     .release = cmr_object_release_self,
 };
 
-cmr_status cmr_pool_resource_create(cmr_resource_ref upstream, cmr_optional_size initial_pool_size_option, cmr_optional_size maximum_pool_size_option, cmr_pool_resource **out) {
+cmr_status cmr_pool_resource_create(cmr_resource_ref upstream, cmr_optional_size initial_pool_size_option, cmr_optional_size maximum_pool_size_option, cmr_optional_size maximum_growth_option, cmr_pool_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_pool_resource_create: out is NULL");
   *out = NULL;
   cmr_status status;
@@ -89,6 +89,15 @@ cmr_status cmr_pool_resource_create(cmr_resource_ref upstream, cmr_optional_size
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_pool_size %zu is not a multiple of 256", maximum_pool_size);
   }
   }
+  size_t maximum_growth = maximum_growth_option.value;
+  if (!maximum_growth_option.is_set) {
+    maximum_growth = SIZE_MAX;
+  } else {
+  if (maximum_growth == 0) return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_growth must not be 0");
+  if (maximum_growth % 256 != 0) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_growth %zu is not a multiple of 256", maximum_growth);
+  }
+  }
   if (!(initial_pool_size <= maximum_pool_size)) {
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: initial_pool_size %zu is larger than maximum_pool_size %zu", initial_pool_size, maximum_pool_size);
   }
@@ -100,7 +109,7 @@ cmr_status cmr_pool_resource_create(cmr_resource_ref upstream, cmr_optional_size
     return status;
   }
   self->upstream = upstream;
-  cmr_status made = cmr_pool_impl_create(upstream, initial_pool_size, maximum_pool_size, &self->impl);
+  cmr_status made = cmr_pool_impl_create(upstream, initial_pool_size, maximum_pool_size, maximum_growth, &self->impl);
   if (made != CMR_SUCCESS) {
     self->impl = NULL;
     pool_finalize(&self->object);
@@ -148,4 +157,19 @@ cmr_status cmr_pool_resource_free_size(cmr_pool_resource *handle, size_t *out) {
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_pool_resource_free_size: out is NULL");
   return cmr_pool_impl_free_size(((pool_object *)object)->impl, out);
+}
+
+cmr_status cmr_pool_resource_largest_free_block(cmr_pool_resource *handle, size_t *out) {
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &pool_type, "cmr_pool_resource_largest_free_block", &object);
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_pool_resource_largest_free_block: out is NULL");
+  return cmr_pool_impl_largest_free_block(((pool_object *)object)->impl, out);
+}
+
+cmr_status cmr_pool_resource_release(cmr_pool_resource *handle) {
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &pool_type, "cmr_pool_resource_release", &object);
+  if (status != CMR_SUCCESS) return status;
+  return cmr_pool_impl_release(((pool_object *)object)->impl);
 }

@@ -28,6 +28,7 @@ internal sealed class ArenaMemoryResourceTests
             resource.ArenaSize();
             resource.GlobalFreeBytes();
             resource.SuperblockCount();
+            resource.LargestFreeBlock();
         }
     }
 

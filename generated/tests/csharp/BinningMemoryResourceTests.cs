@@ -26,6 +26,7 @@ internal sealed class BinningMemoryResourceTests
         {
             Exercise(resource);
             resource.BinCount();
+            resource.LargestFreeBlock();
         }
     }
 

@@ -27,6 +27,7 @@ internal sealed class FixedSizeMemoryResourceTests
             Exercise(resource);
             resource.BlockSize();
             resource.UpstreamBytes();
+            resource.LargestFreeBlock();
         }
     }
 

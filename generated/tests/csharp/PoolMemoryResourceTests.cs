@@ -27,6 +27,7 @@ internal sealed class PoolMemoryResourceTests
             Exercise(resource);
             resource.PoolSize();
             resource.FreeSize();
+            resource.LargestFreeBlock();
         }
     }
 
@@ -64,6 +65,24 @@ internal sealed class PoolMemoryResourceTests
         using (var upstream = new SystemMemoryResource())
         {
             Assert.ThrowsStatus(Status.InvalidArgument, () => new PoolMemoryResource(upstream, initialPoolSize: 1048576UL, maximumPoolSize: 0UL).Dispose(), "maximum_pool_size (nonzero)");
+        }
+    }
+
+    [Test]
+    private void RefusesMaximumGrowthMultipleOf()
+    {
+        using (var upstream = new SystemMemoryResource())
+        {
+            Assert.ThrowsStatus(Status.InvalidArgument, () => new PoolMemoryResource(upstream, initialPoolSize: 1048576UL, maximumGrowth: 257UL).Dispose(), "maximum_growth (multiple_of)");
+        }
+    }
+
+    [Test]
+    private void RefusesMaximumGrowthNonzero()
+    {
+        using (var upstream = new SystemMemoryResource())
+        {
+            Assert.ThrowsStatus(Status.InvalidArgument, () => new PoolMemoryResource(upstream, initialPoolSize: 1048576UL, maximumGrowth: 0UL).Dispose(), "maximum_growth (nonzero)");
         }
     }
 }

@@ -49,6 +49,9 @@ func TestResourceArenaWithDefaults(t *testing.T) {
 	if _, err := r.SuperblockCount(); err != nil {
 		t.Fatalf("superblock_count: %v", err)
 	}
+	if _, err := r.LargestFreeBlock(); err != nil {
+		t.Fatalf("largest_free_block: %v", err)
+	}
 }
 
 func TestResourceArenaWithExplicitArguments(t *testing.T) {

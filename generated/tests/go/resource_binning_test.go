@@ -43,6 +43,9 @@ func TestResourceBinningWithDefaults(t *testing.T) {
 	if _, err := r.BinCount(); err != nil {
 		t.Fatalf("bin_count: %v", err)
 	}
+	if _, err := r.LargestFreeBlock(); err != nil {
+		t.Fatalf("largest_free_block: %v", err)
+	}
 }
 
 func TestResourceBinningWithExplicitArguments(t *testing.T) {

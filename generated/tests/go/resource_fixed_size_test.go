@@ -46,6 +46,9 @@ func TestResourceFixedSizeWithDefaults(t *testing.T) {
 	if _, err := r.UpstreamBytes(); err != nil {
 		t.Fatalf("upstream_bytes: %v", err)
 	}
+	if _, err := r.LargestFreeBlock(); err != nil {
+		t.Fatalf("largest_free_block: %v", err)
+	}
 }
 
 func TestResourceFixedSizeWithExplicitArguments(t *testing.T) {

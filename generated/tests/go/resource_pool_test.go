@@ -46,6 +46,9 @@ func TestResourcePoolWithDefaults(t *testing.T) {
 	if _, err := r.FreeSize(); err != nil {
 		t.Fatalf("free_size: %v", err)
 	}
+	if _, err := r.LargestFreeBlock(); err != nil {
+		t.Fatalf("largest_free_block: %v", err)
+	}
 }
 
 func TestResourcePoolWithExplicitArguments(t *testing.T) {
@@ -74,5 +77,17 @@ func TestResourcePoolRefusesBadArguments(t *testing.T) {
 		t.Fatal("maximum_pool_size 0 (nonzero) accepted")
 	} else {
 		expectStatus(t, err, cmr.ErrInvalidArgument, "maximum_pool_size (nonzero)")
+	}
+	if r, err := cmr.NewPoolResource(upstream, cmr.WithPoolInitialPoolSize(1048576), cmr.WithPoolMaximumGrowth(257)); err == nil {
+		r.Close()
+		t.Fatal("maximum_growth 257 (multiple_of) accepted")
+	} else {
+		expectStatus(t, err, cmr.ErrInvalidArgument, "maximum_growth (multiple_of)")
+	}
+	if r, err := cmr.NewPoolResource(upstream, cmr.WithPoolInitialPoolSize(1048576), cmr.WithPoolMaximumGrowth(0)); err == nil {
+		r.Close()
+		t.Fatal("maximum_growth 0 (nonzero) accepted")
+	} else {
+		expectStatus(t, err, cmr.ErrInvalidArgument, "maximum_growth (nonzero)")
 	}
 }

@@ -42,6 +42,7 @@ public class ArenaMemoryResourceTest {
       resource.arenaSize();
       resource.globalFreeBytes();
       resource.superblockCount();
+      resource.largestFreeBlock();
     }
   }
 

@@ -40,6 +40,7 @@ public class BinningMemoryResourceTest {
     try (BinningMemoryResource resource = new BinningMemoryResource(upstream, 8, 16)) {
       exercise(resource);
       resource.binCount();
+      resource.largestFreeBlock();
     }
   }
 

@@ -41,6 +41,7 @@ public class FixedSizeMemoryResourceTest {
       exercise(resource);
       resource.blockSize();
       resource.upstreamBytes();
+      resource.largestFreeBlock();
     }
   }
 

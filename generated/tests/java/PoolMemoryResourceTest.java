@@ -37,17 +37,18 @@ public class PoolMemoryResourceTest {
   @Test
   public void withDefaults() {
     assumeTrue(available());
-    try (PoolMemoryResource resource = new PoolMemoryResource(upstream, 1048576L, null)) {
+    try (PoolMemoryResource resource = new PoolMemoryResource(upstream, 1048576L, null, null)) {
       exercise(resource);
       resource.poolSize();
       resource.freeSize();
+      resource.largestFreeBlock();
     }
   }
 
   @Test
   public void withExplicitArguments() {
     assumeTrue(available());
-    try (PoolMemoryResource resource = new PoolMemoryResource(upstream, 1048576L, null)) {
+    try (PoolMemoryResource resource = new PoolMemoryResource(upstream, 1048576L, null, null)) {
       exercise(resource);
     }
   }
@@ -55,21 +56,35 @@ public class PoolMemoryResourceTest {
   @Test
   public void refusesInitialPoolSizeMultipleOf() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new PoolMemoryResource(upstream, 257L, null).close());
+    CmrException e = assertThrows(CmrException.class, () -> new PoolMemoryResource(upstream, 257L, null, null).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 
   @Test
   public void refusesMaximumPoolSizeMultipleOf() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new PoolMemoryResource(upstream, 1048576L, 257L).close());
+    CmrException e = assertThrows(CmrException.class, () -> new PoolMemoryResource(upstream, 1048576L, 257L, null).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 
   @Test
   public void refusesMaximumPoolSizeNonzero() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new PoolMemoryResource(upstream, 1048576L, 0L).close());
+    CmrException e = assertThrows(CmrException.class, () -> new PoolMemoryResource(upstream, 1048576L, 0L, null).close());
+    assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
+  }
+
+  @Test
+  public void refusesMaximumGrowthMultipleOf() {
+    assumeTrue(available());
+    CmrException e = assertThrows(CmrException.class, () -> new PoolMemoryResource(upstream, 1048576L, null, 257L).close());
+    assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
+  }
+
+  @Test
+  public void refusesMaximumGrowthNonzero() {
+    assumeTrue(available());
+    CmrException e = assertThrows(CmrException.class, () -> new PoolMemoryResource(upstream, 1048576L, null, 0L).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 }

@@ -34,6 +34,7 @@ def test_arena_with_defaults(host_mr):
     resource.arena_size()
     resource.global_free_bytes()
     resource.superblock_count()
+    resource.largest_free_block()
 
 
 @needs_resource

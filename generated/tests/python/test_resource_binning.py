@@ -32,6 +32,7 @@ def test_binning_with_defaults(host_mr):
     assert resource.type_name == "binning"
     _exercise(resource)
     resource.bin_count()
+    resource.largest_free_block()
 
 
 @needs_resource

@@ -33,6 +33,7 @@ def test_fixed_size_with_defaults(host_mr):
     _exercise(resource)
     resource.block_size()
     resource.upstream_bytes()
+    resource.largest_free_block()
 
 
 @needs_resource

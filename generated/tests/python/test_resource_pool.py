@@ -33,6 +33,7 @@ def test_pool_with_defaults(host_mr):
     _exercise(resource)
     resource.pool_size()
     resource.free_size()
+    resource.largest_free_block()
 
 
 @needs_resource
@@ -57,3 +58,15 @@ def test_pool_refuses_maximum_pool_size_multiple_of(host_mr):
 def test_pool_refuses_maximum_pool_size_nonzero(host_mr):
     with pytest.raises(ValueError, match="CMR_ERROR_INVALID_ARGUMENT"):
         mr.PoolMemoryResource(host_mr, initial_pool_size=1048576, maximum_pool_size=0)
+
+
+@needs_resource
+def test_pool_refuses_maximum_growth_multiple_of(host_mr):
+    with pytest.raises(ValueError, match="CMR_ERROR_INVALID_ARGUMENT"):
+        mr.PoolMemoryResource(host_mr, initial_pool_size=1048576, maximum_growth=257)
+
+
+@needs_resource
+def test_pool_refuses_maximum_growth_nonzero(host_mr):
+    with pytest.raises(ValueError, match="CMR_ERROR_INVALID_ARGUMENT"):
+        mr.PoolMemoryResource(host_mr, initial_pool_size=1048576, maximum_growth=0)

@@ -195,7 +195,7 @@ CMR_API cmr_status cmr_ref_validate(cmr_resource_ref ref);
  * the default", which no value can be mistaken for (an explicit SIZE_MAX is
  * a size like any other, checked as such).
  *
- *   cmr_pool_resource_create(upstream, CMR_SIZE(1 << 30), CMR_SIZE_DEFAULT, &pool);
+ *   cmr_pool_resource_create(upstream, CMR_SIZE(1 << 30), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &pool);
  *
  * In C the macros are compound literals; in C++ they are the same values
  * written as aggregates (cmr_optional_size{v, true}, cmr_optional_size{}),

@@ -35,9 +35,10 @@ void cmr_chunks_release_all(cmr_chunks *chunks);
  * with a message saying which limit was hit, when not even `least` fits. */
 cmr_status cmr_chunks_grow(cmr_chunks *chunks, size_t least, size_t preferred, cmr_stream stream, cmr_chunk *out);
 
-/* Hands `chunk`, just taken on `stream` and not yet used, back to the
- * upstream (ordered on that stream): for a grower that cannot put it to use,
- * so that it neither sits idle until the end nor counts against the maximum. */
+/* Hands `chunk` back to the upstream (ordered on `stream`): one just taken
+ * on `stream` and not yet used (a grower that cannot put it to use, so that
+ * it neither sits idle until the end nor counts against the maximum), or
+ * one wholly free whose work the host has waited for (a release). */
 void cmr_chunks_give_back(cmr_chunks *chunks, const cmr_chunk *chunk, cmr_stream stream);
 
 /* Bytes taken so far. */

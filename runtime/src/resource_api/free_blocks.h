@@ -69,6 +69,8 @@ static inline size_t cmr_free_blocks_needed(size_t size, size_t alignment) {
 cmr_block *cmr_free_blocks_best_fit(const cmr_free_blocks *set, size_t needed);
 /* The lowest-addressed block of at least `needed` bytes, or NULL. */
 cmr_block *cmr_free_blocks_first_fit(const cmr_free_blocks *set, size_t needed);
+/* The size of the set's largest block (0 when empty), in O(1). */
+size_t cmr_free_blocks_largest(const cmr_free_blocks *set);
 
 /* Takes `size` bytes (a nonzero multiple of 256) at `alignment` out of
  * `block` (a member of the set holding at least

@@ -148,6 +148,11 @@ cmr_status cmr_stream_lists_reclaim(cmr_stream_lists *lists, cmr_stream stream, 
 cmr_status cmr_stream_lists_release_units(cmr_stream_lists *lists,
                                           void (*release)(cmr_block *block, void *arg), void *arg);
 
+/* The largest free block over all lists (0 when none): the most one
+ * allocation could take without new memory, at the default alignment. Each
+ * list's recent blocks first join its index, where they merge. */
+size_t cmr_stream_lists_largest(cmr_stream_lists *lists);
+
 /* Free blocks and bytes over all lists, and how many lists there are. */
 void cmr_stream_lists_totals(cmr_stream_lists *lists, size_t *blocks, size_t *bytes, size_t *list_count);
 /* Calls `visit` on each free block, list by list (for dumps). */

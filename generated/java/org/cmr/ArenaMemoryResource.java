@@ -139,6 +139,17 @@ public final class ArenaMemoryResource extends MemoryResource {
   }
 
   /**
+   * The largest block the arena could hand out now (at the default alignment): the largest free block of any stream's or thread's arena, or of the global arena, 0 when none.
+   */
+  public long largestFreeBlock() {
+    try {
+      return CmrNative.cmr_arena_resource_largest_free_block(handle());
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
    * Appends the arena's state (global free ranges, each arena's free blocks, totals) to dump_path.
    */
   public void dump() {

@@ -129,6 +129,17 @@ public final class BinningMemoryResource extends MemoryResource {
   }
 
   /**
+   * The largest request the bins could serve now without asking the upstream: over every bin that is one of cmr's pool, arena, fixed_size or binning resources, the smaller of the bin's size and its own largest_free_block, when that is more than the next smaller bin's size (smaller requests are routed there); bins of other kinds count as having none. 0 when no bin has a free block.
+   */
+  public long largestFreeBlock() {
+    try {
+      return CmrNative.cmr_binning_resource_largest_free_block(handle());
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
    * The allocation size of the bin that serves a request of allocation_size bytes, or 0 when the upstream serves it.
    */
   public long binSizeFor(long allocationSize) {

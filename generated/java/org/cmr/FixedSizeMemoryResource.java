@@ -109,4 +109,15 @@ public final class FixedSizeMemoryResource extends MemoryResource {
       Reference.reachabilityFence(this);
     }
   }
+
+  /**
+   * block_size when a block is free, else 0: whether the resource could hand out a block now without asking its upstream.
+   */
+  public long largestFreeBlock() {
+    try {
+      return CmrNative.cmr_fixed_size_resource_largest_free_block(handle());
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
 }

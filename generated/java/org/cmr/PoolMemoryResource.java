@@ -10,8 +10,9 @@ import java.lang.ref.Reference;
  * once, and on another stream once that stream has waited (on an event) for the
  * work ordered before the free. Free blocks are indexed by size and address, so
  * finding one costs O(log n) in the number of free blocks. The pool grows by at
- * least the request, doubling its size, retries smaller on upstream failure and
- * never passes maximum_pool_size; every chunk goes back to the upstream when the
+ * least the request, doubling its size (at most by maximum_growth), retries
+ * smaller on upstream failure and never passes maximum_pool_size; release gives
+ * wholly free chunks back to the upstream, and every chunk goes back when the
  * pool is destroyed. Any power-of-two alignment is honoured.
  *
  * <p>The {@code pool} resource of cmr (suballocator; cuda and host builds).
@@ -25,9 +26,22 @@ public final class PoolMemoryResource extends MemoryResource {
    * @param upstream Where the pool takes its chunks from.
    * @param initialPoolSize Bytes taken from the upstream at creation (0 takes nothing until the first allocation). Default: half of the current device's free memory, rounded down to 256 bytes.
    * @param maximumPoolSize Most bytes the pool takes from the upstream in all. Default: no limit (SIZE_MAX).
+   * @param maximumGrowth Most bytes the pool grows by at once, unless one request needs more: it grows by max(what the request needs, min(pool_size, maximum_growth)). The default doubles the pool as RMM's does; a smaller value holds closer to the peak in use (bench/RESULTS.md, replay). Default: no limit (SIZE_MAX).
+   */
+  public PoolMemoryResource(MemoryResource upstream, long initialPoolSize, long maximumPoolSize, long maximumGrowth) {
+    super(create(upstream, Arguments.size("initialPoolSize", initialPoolSize), Arguments.size("maximumPoolSize", maximumPoolSize), Arguments.size("maximumGrowth", maximumGrowth)));
+    this.upstream = upstream;
+  }
+
+  /**
+   * A new pool resource, the parameters left out at their defaults.
+   *
+   * @param upstream Where the pool takes its chunks from.
+   * @param initialPoolSize Bytes taken from the upstream at creation (0 takes nothing until the first allocation). Default: half of the current device's free memory, rounded down to 256 bytes.
+   * @param maximumPoolSize Most bytes the pool takes from the upstream in all. Default: no limit (SIZE_MAX).
    */
   public PoolMemoryResource(MemoryResource upstream, long initialPoolSize, long maximumPoolSize) {
-    super(create(upstream, Arguments.size("initialPoolSize", initialPoolSize), Arguments.size("maximumPoolSize", maximumPoolSize)));
+    super(create(upstream, Arguments.size("initialPoolSize", initialPoolSize), Arguments.size("maximumPoolSize", maximumPoolSize), null));
     this.upstream = upstream;
   }
 
@@ -38,7 +52,7 @@ public final class PoolMemoryResource extends MemoryResource {
    * @param initialPoolSize Bytes taken from the upstream at creation (0 takes nothing until the first allocation). Default: half of the current device's free memory, rounded down to 256 bytes.
    */
   public PoolMemoryResource(MemoryResource upstream, long initialPoolSize) {
-    super(create(upstream, Arguments.size("initialPoolSize", initialPoolSize), null));
+    super(create(upstream, Arguments.size("initialPoolSize", initialPoolSize), null, null));
     this.upstream = upstream;
   }
 
@@ -48,7 +62,7 @@ public final class PoolMemoryResource extends MemoryResource {
    * @param upstream Where the pool takes its chunks from.
    */
   public PoolMemoryResource(MemoryResource upstream) {
-    super(create(upstream, null, null));
+    super(create(upstream, null, null, null));
     this.upstream = upstream;
   }
 
@@ -58,9 +72,10 @@ public final class PoolMemoryResource extends MemoryResource {
    * @param upstream Where the pool takes its chunks from.
    * @param initialPoolSize Bytes taken from the upstream at creation (0 takes nothing until the first allocation). Default (null): half of the current device's free memory, rounded down to 256 bytes.
    * @param maximumPoolSize Most bytes the pool takes from the upstream in all. Default (null): no limit (SIZE_MAX).
+   * @param maximumGrowth Most bytes the pool grows by at once, unless one request needs more: it grows by max(what the request needs, min(pool_size, maximum_growth)). The default doubles the pool as RMM's does; a smaller value holds closer to the peak in use (bench/RESULTS.md, replay). Default (null): no limit (SIZE_MAX).
    */
-  public PoolMemoryResource(MemoryResource upstream, Long initialPoolSize, Long maximumPoolSize) {
-    super(create(upstream, Arguments.optionalSize("initialPoolSize", initialPoolSize), Arguments.optionalSize("maximumPoolSize", maximumPoolSize)));
+  public PoolMemoryResource(MemoryResource upstream, Long initialPoolSize, Long maximumPoolSize, Long maximumGrowth) {
+    super(create(upstream, Arguments.optionalSize("initialPoolSize", initialPoolSize), Arguments.optionalSize("maximumPoolSize", maximumPoolSize), Arguments.optionalSize("maximumGrowth", maximumGrowth)));
     this.upstream = upstream;
   }
 
@@ -70,8 +85,8 @@ public final class PoolMemoryResource extends MemoryResource {
     this.upstream = null;
   }
 
-  private static Share create(MemoryResource upstream, Long initialPoolSize, Long maximumPoolSize) {
-    long handle = CmrNative.cmr_pool_resource_create(Arguments.ref("upstream", upstream), initialPoolSize, maximumPoolSize);
+  private static Share create(MemoryResource upstream, Long initialPoolSize, Long maximumPoolSize, Long maximumGrowth) {
+    long handle = CmrNative.cmr_pool_resource_create(Arguments.ref("upstream", upstream), initialPoolSize, maximumPoolSize, maximumGrowth);
     return Share.created(handle, CmrNative::cmr_pool_resource_ref, CmrNative::cmr_pool_resource_destroy, upstream);
   }
 
@@ -100,6 +115,28 @@ public final class PoolMemoryResource extends MemoryResource {
   public long freeSize() {
     try {
       return CmrNative.cmr_pool_resource_free_size(handle());
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * The largest block the pool could hand out now (at the default alignment) without growing: the largest free block over every stream's list, 0 when none.
+   */
+  public long largestFreeBlock() {
+    try {
+      return CmrNative.cmr_pool_resource_largest_free_block(handle());
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * Gives every wholly free chunk back to the upstream (pool_size drops by their bytes), once the host has waited for the work ordered before their frees; chunks with any block handed out stay.
+   */
+  public void release() {
+    try {
+      CmrNative.cmr_pool_resource_release(handle());
     } finally {
       Reference.reachabilityFence(this);
     }
