@@ -17,6 +17,18 @@ def host_mr():
     return mr.SystemMemoryResource()
 
 
+def _made(factory):
+    """The resource, or a skip where this device lacks what it needs (as the
+    C battery skips on CMR_ERROR_UNSUPPORTED: e.g. sam_headroom without
+    pageable memory access)."""
+    try:
+        return factory()
+    except RuntimeError as error:
+        if CUDA_BUILD and "CMR_ERROR_UNSUPPORTED" in str(error):
+            pytest.skip(f"this device cannot make it: {error}")
+        raise
+
+
 def _exercise(resource):
     """Allocates and frees a few sizes through the resource's ref."""
     for nbytes in (1, 1000, 4096, 100_000):
@@ -28,12 +40,12 @@ def _exercise(resource):
 
 @needs_resource
 def test_callback_with_defaults(host_mr):
-    resource = mr.CallbackMemoryResource(allocate_func=lambda n, s: host_mr.allocate(n, s), deallocate_func=lambda p, n, s: host_mr.deallocate(p, n, s))
+    resource = _made(lambda: mr.CallbackMemoryResource(allocate_func=lambda n, s: host_mr.allocate(n, s), deallocate_func=lambda p, n, s: host_mr.deallocate(p, n, s)))
     assert resource.type_name == "callback"
     _exercise(resource)
 
 
 @needs_resource
 def test_callback_with_explicit_arguments(host_mr):
-    resource = mr.CallbackMemoryResource(allocate_func=lambda n, s: host_mr.allocate(n, s), deallocate_func=lambda p, n, s: host_mr.deallocate(p, n, s))
+    resource = _made(lambda: mr.CallbackMemoryResource(allocate_func=lambda n, s: host_mr.allocate(n, s), deallocate_func=lambda p, n, s: host_mr.deallocate(p, n, s)))
     _exercise(resource)

@@ -17,6 +17,18 @@ def host_mr():
     return mr.SystemMemoryResource()
 
 
+def _made(factory):
+    """The resource, or a skip where this device lacks what it needs (as the
+    C battery skips on CMR_ERROR_UNSUPPORTED: e.g. sam_headroom without
+    pageable memory access)."""
+    try:
+        return factory()
+    except RuntimeError as error:
+        if CUDA_BUILD and "CMR_ERROR_UNSUPPORTED" in str(error):
+            pytest.skip(f"this device cannot make it: {error}")
+        raise
+
+
 @pytest.mark.skipif(CUDA_BUILD, reason="a CUDA build has the resource")
 def test_cuda_async_managed_is_unsupported_in_the_host_build(host_mr):
     with pytest.raises(RuntimeError, match="CMR_ERROR_UNSUPPORTED"):
@@ -34,7 +46,7 @@ def _exercise(resource):
 
 @needs_resource
 def test_cuda_async_managed_with_defaults(host_mr):
-    resource = mr.CudaAsyncManagedMemoryResource()
+    resource = _made(lambda: mr.CudaAsyncManagedMemoryResource())
     assert resource.type_name == "cuda_async_managed"
     _exercise(resource)
     resource.pool_handle()
@@ -42,5 +54,5 @@ def test_cuda_async_managed_with_defaults(host_mr):
 
 @needs_resource
 def test_cuda_async_managed_with_explicit_arguments(host_mr):
-    resource = mr.CudaAsyncManagedMemoryResource()
+    resource = _made(lambda: mr.CudaAsyncManagedMemoryResource())
     _exercise(resource)

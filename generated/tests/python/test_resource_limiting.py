@@ -17,6 +17,18 @@ def host_mr():
     return mr.SystemMemoryResource()
 
 
+def _made(factory):
+    """The resource, or a skip where this device lacks what it needs (as the
+    C battery skips on CMR_ERROR_UNSUPPORTED: e.g. sam_headroom without
+    pageable memory access)."""
+    try:
+        return factory()
+    except RuntimeError as error:
+        if CUDA_BUILD and "CMR_ERROR_UNSUPPORTED" in str(error):
+            pytest.skip(f"this device cannot make it: {error}")
+        raise
+
+
 def _exercise(resource):
     """Allocates and frees a few sizes through the resource's ref."""
     for nbytes in (1, 1000, 4096, 100_000):
@@ -28,7 +40,7 @@ def _exercise(resource):
 
 @needs_resource
 def test_limiting_with_defaults(host_mr):
-    resource = mr.LimitingResourceAdaptor(host_mr, allocation_limit=4294967296)
+    resource = _made(lambda: mr.LimitingResourceAdaptor(host_mr, allocation_limit=4294967296))
     assert resource.type_name == "limiting"
     _exercise(resource)
     resource.allocated_bytes()
@@ -37,7 +49,7 @@ def test_limiting_with_defaults(host_mr):
 
 @needs_resource
 def test_limiting_with_explicit_arguments(host_mr):
-    resource = mr.LimitingResourceAdaptor(host_mr, allocation_limit=4294967296)
+    resource = _made(lambda: mr.LimitingResourceAdaptor(host_mr, allocation_limit=4294967296))
     _exercise(resource)
     assert resource.allocation_limit() == 4294967296
 

@@ -17,6 +17,18 @@ def host_mr():
     return mr.SystemMemoryResource()
 
 
+def _made(factory):
+    """The resource, or a skip where this device lacks what it needs (as the
+    C battery skips on CMR_ERROR_UNSUPPORTED: e.g. sam_headroom without
+    pageable memory access)."""
+    try:
+        return factory()
+    except RuntimeError as error:
+        if CUDA_BUILD and "CMR_ERROR_UNSUPPORTED" in str(error):
+            pytest.skip(f"this device cannot make it: {error}")
+        raise
+
+
 @pytest.mark.skipif(CUDA_BUILD, reason="a CUDA build has the resource")
 def test_pinned_host_is_unsupported_in_the_host_build(host_mr):
     with pytest.raises(RuntimeError, match="CMR_ERROR_UNSUPPORTED"):
@@ -34,12 +46,12 @@ def _exercise(resource):
 
 @needs_resource
 def test_pinned_host_with_defaults(host_mr):
-    resource = mr.PinnedHostMemoryResource()
+    resource = _made(lambda: mr.PinnedHostMemoryResource())
     assert resource.type_name == "pinned_host"
     _exercise(resource)
 
 
 @needs_resource
 def test_pinned_host_with_explicit_arguments(host_mr):
-    resource = mr.PinnedHostMemoryResource()
+    resource = _made(lambda: mr.PinnedHostMemoryResource())
     _exercise(resource)
