@@ -75,3 +75,4 @@
 %include <cmr/log.h>
 %include <cmr/stream_pool.h>
 %include "device_buffer.swg"
+%include "fast_path.swg"

@@ -3302,6 +3302,10 @@ static void cmr_py_callbacks_free(PyObject *capsule) {
   PyMem_Free(callbacks);
 }
 
+/* Whether a Python callback resource or failure callback was ever made in
+ * this process (fast_path.swg lets the GIL go around every call from then on). */
+static bool cmr_py_python_callbacks;
+
 static PyObject *cmr_py_callbacks_capsule(PyObject *first, PyObject *second, cmr_py_callbacks **out) {
   if (!PyCallable_Check(first) || (second != NULL && !PyCallable_Check(second))) {
     PyErr_SetString(PyExc_TypeError, "the callbacks must be callable");
@@ -3309,6 +3313,7 @@ static PyObject *cmr_py_callbacks_capsule(PyObject *first, PyObject *second, cmr
   }
   cmr_py_callbacks *callbacks = PyMem_Calloc(1, sizeof *callbacks);
   if (callbacks == NULL) return PyErr_NoMemory();
+  cmr_py_python_callbacks = true;
   PyObject *capsule = PyCapsule_New(callbacks, "cmr_py_callbacks", cmr_py_callbacks_free);
   if (capsule == NULL) {
     PyMem_Free(callbacks);
@@ -3985,6 +3990,716 @@ static PyObject *cmr_py_copy_ptr_to_host(void *source, PyObject *destination, cm
 
 static PyObject *cmr_py_copy_host_to_ptr(PyObject *source, void *destination, cmr_stream stream) {
   return cmr_py_memcpy_host(destination, source, stream, false);
+}
+
+
+#include <structmember.h>
+
+/* ---- the GIL ----------------------------------------------------------------------- */
+
+static bool cmr_py_cuda_build; /* set when the module loads */
+
+static bool cmr_py_may_wait(void) { return cmr_py_cuda_build || cmr_py_python_callbacks; }
+
+/* A Python callback's exception kept for this call: only callbacks keep
+ * them (a thread-local read saved on every call without). */
+static bool cmr_py_raised_in_callback(void) { return cmr_py_python_callbacks && cmr_py_raise_pending(); }
+
+/* Runs `statement`, a C call, with the GIL let go when it may wait. */
+#define CMR_PY_CALL(statement)         \
+  do {                                 \
+    if (cmr_py_may_wait()) {           \
+      Py_BEGIN_ALLOW_THREADS statement; \
+      Py_END_ALLOW_THREADS             \
+    } else {                           \
+      statement;                       \
+    }                                  \
+  } while (0)
+
+/* ---- arguments ------------------------------------------------------------------------ */
+
+/* What a function takes: its parameters' names (the first `required` must
+ * be given), interned on first use so that keywords, which the compiler
+ * interns, match by identity. */
+typedef struct cmr_py_signature {
+  const char *function;
+  int count, required;
+  const char *names[4];
+  PyObject *interned[4];
+} cmr_py_signature;
+
+static int cmr_py_keyword_index(cmr_py_signature *signature, PyObject *key) {
+  if (signature->interned[0] == NULL) {
+    for (int i = 0; i < signature->count; ++i) {
+      signature->interned[i] = PyUnicode_InternFromString(signature->names[i]);
+      if (signature->interned[i] == NULL) return -1;
+    }
+  }
+  for (int i = 0; i < signature->count; ++i) {
+    if (key == signature->interned[i]) return i;
+  }
+  for (int i = 0; i < signature->count; ++i) {
+    if (PyUnicode_Check(key) && PyUnicode_Compare(key, signature->interned[i]) == 0) return i;
+  }
+  PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%S'", signature->function, key);
+  return -1;
+}
+
+/* The arguments of a METH_FASTCALL | METH_KEYWORDS call, by name, into
+ * values[count] (NULL where not given). */
+static int cmr_py_arguments(cmr_py_signature *signature, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                            PyObject **values) {
+  if (nargs > signature->count) {
+    PyErr_Format(PyExc_TypeError, "%s() takes at most %d arguments (%zd given)", signature->function,
+                 signature->count, nargs);
+    return -1;
+  }
+  for (int i = 0; i < signature->count; ++i) values[i] = i < nargs ? args[i] : NULL;
+  Py_ssize_t keywords = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+  for (Py_ssize_t k = 0; k < keywords; ++k) {
+    int i = cmr_py_keyword_index(signature, PyTuple_GET_ITEM(kwnames, k));
+    if (i < 0) return -1;
+    if (values[i] != NULL) {
+      PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'", signature->function,
+                   signature->names[i]);
+      return -1;
+    }
+    values[i] = args[nargs + k];
+  }
+  for (int i = 0; i < signature->required; ++i) {
+    if (values[i] == NULL) {
+      PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", signature->function, signature->names[i]);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* A byte count: an int in [0, 2**64) (OverflowError outside, as SWIG's size_t). */
+static int cmr_py_byte_count(PyObject *value, const char *name, size_t *out) {
+  if (!PyLong_Check(value)) {
+    PyErr_Format(PyExc_TypeError, "%s must be an int, not %s", name, Py_TYPE(value)->tp_name);
+    return -1;
+  }
+  *out = PyLong_AsSize_t(value);
+  return *out == (size_t)-1 && PyErr_Occurred() ? -1 : 0;
+}
+
+/* ---- the ledger: what allocate() handed out and deallocate() has not taken back ----
+ * (resource identity, address) -> bytes, over every resource, so that a
+ * second Python object over the same C resource frees what the first
+ * allocated. Open addressing with linear probing; touched with the GIL held. */
+
+typedef struct cmr_py_grant {
+  uintptr_t owner;   /* the resource's identity (its ref's self) */
+  uintptr_t address; /* 0: a free slot */
+  size_t bytes;
+} cmr_py_grant;
+
+static struct {
+  cmr_py_grant *slots;
+  size_t capacity; /* a power of two, or 0 */
+  size_t count;
+} cmr_py_ledger;
+
+static size_t cmr_py_ledger_home(uintptr_t owner, uintptr_t address) {
+  uint64_t mixed = ((uint64_t)address ^ ((uint64_t)owner * 0x9E3779B97F4A7C15ull)) * 0xFF51AFD7ED558CCDull;
+  return (size_t)(mixed ^ (mixed >> 32)) & (cmr_py_ledger.capacity - 1);
+}
+
+/* The slot of (owner, address), or the free slot where it would go. */
+static size_t cmr_py_ledger_find(uintptr_t owner, uintptr_t address) {
+  size_t mask = cmr_py_ledger.capacity - 1;
+  size_t i = cmr_py_ledger_home(owner, address);
+  while (cmr_py_ledger.slots[i].address != 0 &&
+         (cmr_py_ledger.slots[i].address != address || cmr_py_ledger.slots[i].owner != owner)) {
+    i = (i + 1) & mask;
+  }
+  return i;
+}
+
+static int cmr_py_ledger_grow(void) {
+  size_t old_capacity = cmr_py_ledger.capacity;
+  cmr_py_grant *old = cmr_py_ledger.slots;
+  size_t capacity = old_capacity == 0 ? 64 : old_capacity * 2;
+  cmr_py_grant *slots = PyMem_Calloc(capacity, sizeof *slots);
+  if (slots == NULL) return -1;
+  cmr_py_ledger.slots = slots;
+  cmr_py_ledger.capacity = capacity;
+  for (size_t i = 0; i < old_capacity; ++i) {
+    if (old[i].address != 0) slots[cmr_py_ledger_find(old[i].owner, old[i].address)] = old[i];
+  }
+  PyMem_Free(old);
+  return 0;
+}
+
+static int cmr_py_ledger_add(uintptr_t owner, uintptr_t address, size_t bytes) {
+  if ((cmr_py_ledger.count + 1) * 2 > cmr_py_ledger.capacity && cmr_py_ledger_grow() != 0) return -1;
+  cmr_py_ledger.slots[cmr_py_ledger_find(owner, address)] = (cmr_py_grant){owner, address, bytes};
+  ++cmr_py_ledger.count;
+  return 0;
+}
+
+/* The slot holding (owner, address), or SIZE_MAX. */
+static size_t cmr_py_ledger_lookup(uintptr_t owner, uintptr_t address) {
+  if (cmr_py_ledger.count == 0) return SIZE_MAX;
+  size_t i = cmr_py_ledger_find(owner, address);
+  return cmr_py_ledger.slots[i].address == 0 ? SIZE_MAX : i;
+}
+
+/* Empties slot i, moving back the entries after it whose probe passed it. */
+static void cmr_py_ledger_remove(size_t i) {
+  size_t mask = cmr_py_ledger.capacity - 1;
+  for (size_t j = (i + 1) & mask; cmr_py_ledger.slots[j].address != 0; j = (j + 1) & mask) {
+    size_t home = cmr_py_ledger_home(cmr_py_ledger.slots[j].owner, cmr_py_ledger.slots[j].address);
+    bool reachable_from_i = i <= j ? (home <= i || home > j) : (home <= i && home > j);
+    if (reachable_from_i) {
+      cmr_py_ledger.slots[i] = cmr_py_ledger.slots[j];
+      i = j;
+    }
+  }
+  cmr_py_ledger.slots[i].address = 0;
+  --cmr_py_ledger.count;
+}
+
+
+/* ---- ResourceBase ------------------------------------------------------------------- */
+
+typedef struct cmr_py_resource {
+  PyObject_HEAD
+  cmr_resource_ref ref;  /* a copy of *ref_object's ref; all zero while there is none */
+  PyObject *ref_object;  /* the SWIG cmr_resource_ref object Python sees as `_ref`, or NULL */
+} cmr_py_resource;
+
+static PyTypeObject cmr_py_resource_type;
+
+static void cmr_py_resource_dealloc(PyObject *self) {
+  Py_CLEAR(((cmr_py_resource *)self)->ref_object);
+  Py_TYPE(self)->tp_free(self);
+}
+
+static PyObject *cmr_py_resource_get_ref(PyObject *self, void *closure) {
+  PyObject *ref = ((cmr_py_resource *)self)->ref_object;
+  return Py_NewRef(ref == NULL ? Py_None : ref);
+}
+
+static int cmr_py_resource_set_ref(PyObject *self, PyObject *value, void *closure) {
+  cmr_py_resource *resource = (cmr_py_resource *)self;
+  if (value == NULL || value == Py_None) {
+    Py_CLEAR(resource->ref_object);
+    resource->ref = (cmr_resource_ref){0};
+    return 0;
+  }
+  cmr_resource_ref *ref = NULL;
+  if (SWIG_ConvertPtr(value, (void **)&ref, SWIGTYPE_p_cmr_resource_ref, 0) != SWIG_OK || ref == NULL) {
+    PyErr_SetString(PyExc_TypeError, "_ref must be a cmr_resource_ref or None");
+    return -1;
+  }
+  resource->ref = *ref;
+  Py_XSETREF(resource->ref_object, Py_NewRef(value));
+  return 0;
+}
+
+static PyObject *cmr_py_resource_get_identity(PyObject *self, void *closure) {
+  return PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)((cmr_py_resource *)self)->ref.self);
+}
+
+/* The resource's ref, or a TypeError as SWIG's conversion of None gave. */
+static int cmr_py_resource_live(cmr_py_resource *resource) {
+  if (resource->ref_object != NULL) return 0;
+  PyErr_SetString(PyExc_TypeError, "expected a cmr_resource_ref");
+  return -1;
+}
+
+static PyObject *cmr_py_resource_allocate(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                          PyObject *kwnames) {
+  static cmr_py_signature signature = {"allocate", 2, 1, {"nbytes", "stream"}, {NULL}};
+  PyObject *values[2];
+  cmr_py_resource *resource = (cmr_py_resource *)self;
+  size_t bytes = 0;
+  cmr_stream stream = NULL;
+  if (cmr_py_arguments(&signature, args, nargs, kwnames, values) != 0 ||
+      cmr_py_byte_count(values[0], "nbytes", &bytes) != 0 ||
+      (values[1] != NULL && cmr_py_stream(values[1], &stream) != 0) || cmr_py_resource_live(resource) != 0) {
+    return NULL;
+  }
+  void *ptr = NULL;
+  cmr_status status;
+  CMR_PY_CALL(status = cmr_allocate(resource->ref, bytes, stream, &ptr));
+  if (cmr_py_raised_in_callback()) return NULL;
+  if (status != CMR_SUCCESS) {
+    cmr_py_raise_allocation(status);
+    return NULL;
+  }
+  if (ptr != NULL && cmr_py_ledger_add((uintptr_t)resource->ref.self, (uintptr_t)ptr, bytes) != 0) {
+    CMR_PY_CALL((void)cmr_deallocate(resource->ref, ptr, bytes, stream));
+    return PyErr_NoMemory();
+  }
+  return PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)ptr);
+}
+
+static PyObject *cmr_py_resource_deallocate(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                            PyObject *kwnames) {
+  static cmr_py_signature signature = {"deallocate", 3, 2, {"ptr", "nbytes", "stream"}, {NULL}};
+  PyObject *values[3];
+  cmr_py_resource *resource = (cmr_py_resource *)self;
+  void *ptr = NULL;
+  if (cmr_py_arguments(&signature, args, nargs, kwnames, values) != 0 ||
+      cmr_py_address(values[0], &ptr) != 0) {
+    return NULL;
+  }
+  if (ptr == NULL) Py_RETURN_NONE;
+  size_t bytes = 0;
+  cmr_stream stream = NULL;
+  if (cmr_py_byte_count(values[1], "nbytes", &bytes) != 0 ||
+      (values[2] != NULL && cmr_py_stream(values[2], &stream) != 0) || cmr_py_resource_live(resource) != 0) {
+    return NULL;
+  }
+  uintptr_t owner = (uintptr_t)resource->ref.self;
+  size_t slot = cmr_py_ledger_lookup(owner, (uintptr_t)ptr);
+  char text[160];
+  if (slot == SIZE_MAX) {
+    snprintf(text, sizeof text, "%#llx was not allocated by this resource's allocate(), or was freed already",
+             (unsigned long long)(uintptr_t)ptr);
+    PyErr_SetString(PyExc_ValueError, text);
+    return NULL;
+  }
+  size_t granted = cmr_py_ledger.slots[slot].bytes;
+  if (granted != bytes) {
+    snprintf(text, sizeof text, "%#llx was allocated with %zu bytes, not %zu", (unsigned long long)(uintptr_t)ptr,
+             granted, bytes);
+    PyErr_SetString(PyExc_ValueError, text);
+    return NULL;
+  }
+  /* Taken out first: a second thread freeing the same address finds nothing. */
+  cmr_py_ledger_remove(slot);
+  cmr_status status;
+  CMR_PY_CALL(status = cmr_deallocate(resource->ref, ptr, bytes, stream));
+  bool raised = cmr_py_raised_in_callback();
+  if (!raised && status == CMR_SUCCESS) Py_RETURN_NONE;
+  if (!raised) cmr_py_raise(status);
+  /* Not freed: it is still the caller's to free (the table keeps its room, so this does not fail). */
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  if (cmr_py_ledger_add(owner, (uintptr_t)ptr, bytes) != 0) PyErr_Clear();
+  PyErr_Restore(type, value, traceback);
+  return NULL;
+}
+
+static PyMethodDef cmr_py_resource_methods[] = {
+    {"allocate", (PyCFunction)(void (*)(void))cmr_py_resource_allocate, METH_FASTCALL | METH_KEYWORDS,
+     "allocate(nbytes, stream=DEFAULT_STREAM) -> int\n--\n\n"
+     "Allocates nbytes (0 gives 0), ordered on stream; returns the address."},
+    {"deallocate", (PyCFunction)(void (*)(void))cmr_py_resource_deallocate, METH_FASTCALL | METH_KEYWORDS,
+     "deallocate(ptr, nbytes, stream=DEFAULT_STREAM)\n--\n\n"
+     "Frees nbytes at ptr, which allocate() of this resource returned, ordered on stream."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef cmr_py_resource_getset[] = {
+    {"_ref", cmr_py_resource_get_ref, cmr_py_resource_set_ref, "the resource's cmr_resource_ref (None: none)", NULL},
+    {"_identity", cmr_py_resource_get_identity, NULL, "the C resource's identity (0: none), the ledger's key", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject cmr_py_resource_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "cmr.capi.ResourceBase",
+    .tp_basicsize = sizeof(cmr_py_resource),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "The C part of cmr.mr.DeviceMemoryResource: its ref, allocate and deallocate.",
+    .tp_dealloc = cmr_py_resource_dealloc,
+    .tp_methods = cmr_py_resource_methods,
+    .tp_getset = cmr_py_resource_getset,
+    .tp_new = PyType_GenericNew,
+};
+
+static bool cmr_py_is_resource(PyObject *object) {
+  return PyObject_TypeCheck(object, &cmr_py_resource_type) && ((cmr_py_resource *)object)->ref_object != NULL;
+}
+
+/* ---- what the package registers (cmr_py_fast_path_setup) --------------------------------- */
+
+static PyObject *cmr_py_default_stream;    /* cmr.DEFAULT_STREAM */
+static PyObject *cmr_py_size_argument;     /* _args.size(value, name): a size from anything else */
+static PyObject *cmr_py_address_argument;  /* _args.address(value, name): an address from anything else */
+static PyObject *cmr_py_current_resource;  /* cmr.mr.get_current_device_resource */
+static PyObject *cmr_py_per_device_mrs;    /* _per_device._per_device_mrs: device -> the object set */
+
+static PyObject *cmr_py_fast_path_setup(PyObject *default_stream, PyObject *size_argument,
+                                        PyObject *address_argument, PyObject *current_resource,
+                                        PyObject *per_device_mrs) {
+  if (!PyCallable_Check(size_argument) || !PyCallable_Check(address_argument) ||
+      !PyCallable_Check(current_resource) || !PyDict_Check(per_device_mrs)) {
+    PyErr_SetString(PyExc_TypeError, "cmr_py_fast_path_setup: three callables and a dict");
+    return NULL;
+  }
+  Py_XSETREF(cmr_py_default_stream, Py_NewRef(default_stream));
+  Py_XSETREF(cmr_py_size_argument, Py_NewRef(size_argument));
+  Py_XSETREF(cmr_py_address_argument, Py_NewRef(address_argument));
+  Py_XSETREF(cmr_py_current_resource, Py_NewRef(current_resource));
+  Py_XSETREF(cmr_py_per_device_mrs, Py_NewRef(per_device_mrs));
+  Py_RETURN_NONE;
+}
+
+/* The current device's resource object (a new reference): the object set
+ * from Python when the C table still holds it (checked against a share
+ * taken from the table: another thread may replace the entry), else what
+ * get_current_device_resource makes. */
+static PyObject *cmr_py_current_device_resource(void) {
+  int device = 0;
+  cmr_resource_ref ref;
+  if (cmr_current_device(&device) == CMR_SUCCESS && cmr_acquire_current_device_resource_ref(&ref) == CMR_SUCCESS) {
+    PyObject *key = PyLong_FromLong(device);
+    PyObject *kept = key == NULL ? NULL : PyDict_GetItemWithError(cmr_py_per_device_mrs, key);
+    Py_XDECREF(key);
+    bool same = kept != NULL && cmr_py_is_resource(kept) && ((cmr_py_resource *)kept)->ref.self == ref.self;
+    (void)cmr_ref_release(ref);
+    if (same) return Py_NewRef(kept);
+    if (PyErr_Occurred()) return NULL;
+  }
+  return PyObject_CallNoArgs(cmr_py_current_resource);
+}
+
+/* A size from `value` through _args.size unless it is a plain int in range. */
+static int cmr_py_size_of(PyObject *value, const char *name, size_t *out) {
+  if (PyLong_CheckExact(value)) {
+    *out = PyLong_AsSize_t(value);
+    if (!(*out == (size_t)-1 && PyErr_Occurred())) return 0;
+    PyErr_Clear(); /* out of range: _args.size says so in its words */
+  }
+  PyObject *converted = PyObject_CallFunction(cmr_py_size_argument, "Os", value, name);
+  if (converted == NULL) return -1;
+  int failed = cmr_py_byte_count(converted, name, out);
+  Py_DECREF(converted);
+  return failed;
+}
+
+/* ---- DeviceBuffer ------------------------------------------------------------------- */
+
+typedef struct cmr_py_buffer {
+  PyObject_HEAD
+  cmr_device_buffer *buffer; /* NULL: never made (or freed, in finalization) */
+  PyObject *mr;              /* the resource object it came from (keeps Python callbacks alive) */
+  PyObject *stream;          /* the stream object its work, and its free, is ordered on */
+  PyObject *weakrefs;
+  PyObject *dict;            /* attributes set from Python (made when the first one is) */
+} cmr_py_buffer;
+
+static PyTypeObject *cmr_py_buffer_type; /* made by cmr_py_device_buffer_type */
+
+/* Frees the C buffer (on its stream) and drops its share of the resource. */
+static void cmr_py_buffer_free(cmr_py_buffer *self) {
+  cmr_device_buffer *buffer = self->buffer;
+  if (buffer == NULL) return;
+  self->buffer = NULL;
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback); /* freeing may happen while an exception is on its way */
+  cmr_status status;
+  CMR_PY_CALL(status = cmr_device_buffer_destroy(buffer));
+  if (cmr_py_raised_in_callback() || status != CMR_SUCCESS) {
+    if (!PyErr_Occurred()) cmr_py_raise(status);
+    PyErr_WriteUnraisable(NULL);
+  }
+  PyErr_Restore(type, value, traceback);
+}
+
+static PyObject *cmr_py_buffer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+  cmr_py_buffer *self = (cmr_py_buffer *)type->tp_alloc(type, 0);
+  if (self != NULL) self->stream = Py_NewRef(cmr_py_default_stream != NULL ? cmr_py_default_stream : Py_None);
+  return (PyObject *)self;
+}
+
+/* Makes the buffer: `size` bytes from `mr` (NULL or None: the current
+ * device's resource) ordered on the stream `stream_object` stands for
+ * (`stream`); with `ptr`, a copy of the size bytes there, waited for. */
+static int cmr_py_buffer_make(cmr_py_buffer *self, size_t size, void *ptr, PyObject *stream_object, cmr_stream stream,
+                              PyObject *mr) {
+  if (self->buffer != NULL) {
+    PyErr_SetString(PyExc_ValueError, "the DeviceBuffer is made already");
+    return -1;
+  }
+  mr = mr == NULL || mr == Py_None ? cmr_py_current_device_resource() : Py_NewRef(mr);
+  if (mr == NULL) return -1;
+  if (!cmr_py_is_resource(mr)) {
+    PyErr_Format(PyExc_TypeError, "mr must be a cmr.mr.DeviceMemoryResource, not %s", Py_TYPE(mr)->tp_name);
+    Py_DECREF(mr);
+    return -1;
+  }
+  cmr_resource_ref ref = ((cmr_py_resource *)mr)->ref;
+  cmr_device_buffer *buffer = NULL;
+  cmr_status status, waited = CMR_SUCCESS;
+  if (ptr == NULL) {
+    CMR_PY_CALL(status = cmr_device_buffer_create(size, stream, ref, &buffer));
+  } else {
+    Py_BEGIN_ALLOW_THREADS /* the copy is waited for: the source is the caller's again on return */
+    status = cmr_device_buffer_create_copy(ptr, size, stream, ref, &buffer);
+    if (status == CMR_SUCCESS) waited = cmr_stream_synchronize(stream);
+    Py_END_ALLOW_THREADS
+  }
+  self->buffer = buffer;
+  Py_XSETREF(self->mr, mr);
+  Py_XSETREF(self->stream, Py_NewRef(stream_object));
+  if (cmr_py_raised_in_callback()) return -1;
+  if (status != CMR_SUCCESS) {
+    cmr_py_raise_allocation(status);
+    return -1;
+  }
+  if (waited != CMR_SUCCESS) {
+    cmr_py_raise(waited);
+    return -1;
+  }
+  return 0;
+}
+
+/* DeviceBuffer(*, ptr=0, size=0, stream=DEFAULT_STREAM, mr=None), from its keyword values. */
+static int cmr_py_buffer_make_from(cmr_py_buffer *self, PyObject **values) {
+  PyObject *ptr_object = values[0], *size_object = values[1], *stream_object = values[2];
+  size_t size = 0;
+  void *ptr = NULL;
+  cmr_stream stream = NULL;
+  /* Checked in the order of the Python class this replaces: mr, size, ptr, stream. */
+  PyObject *mr = values[3];
+  if (mr != NULL && mr != Py_None && !cmr_py_is_resource(mr)) {
+    PyErr_Format(PyExc_TypeError, "mr must be a cmr.mr.DeviceMemoryResource, not %s", Py_TYPE(mr)->tp_name);
+    return -1;
+  }
+  if (size_object != NULL && cmr_py_size_of(size_object, "size", &size) != 0) return -1;
+  if (ptr_object != NULL && !(PyLong_CheckExact(ptr_object) && PyLong_AsLong(ptr_object) == 0)) {
+    PyErr_Clear();
+    PyObject *address = PyObject_CallFunction(cmr_py_address_argument, "Os", ptr_object, "ptr");
+    int failed = address == NULL || cmr_py_address(address, &ptr) != 0;
+    Py_XDECREF(address);
+    if (failed) return -1;
+  }
+  if (stream_object == NULL) stream_object = cmr_py_default_stream;
+  if (cmr_py_stream(stream_object, &stream) != 0) return -1;
+  return cmr_py_buffer_make(self, size, ptr, stream_object, stream, mr);
+}
+
+static cmr_py_signature cmr_py_buffer_signature = {"DeviceBuffer", 4, 0, {"ptr", "size", "stream", "mr"}, {NULL}};
+
+static PyObject *cmr_py_buffer_vectorcall(PyObject *type, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+  Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  PyObject *values[4];
+  if (nargs != 0) {
+    PyErr_Format(PyExc_TypeError, "DeviceBuffer() takes keyword arguments only (%zd positional given)", nargs);
+    return NULL;
+  }
+  if (cmr_py_arguments(&cmr_py_buffer_signature, args, 0, kwnames, values) != 0) return NULL;
+  PyObject *self = cmr_py_buffer_new((PyTypeObject *)type, NULL, NULL);
+  if (self != NULL && cmr_py_buffer_make_from((cmr_py_buffer *)self, values) != 0) Py_CLEAR(self);
+  return self;
+}
+
+/* __init__, for subclasses (DeviceBuffer itself is made by the vectorcall above). */
+static int cmr_py_buffer_init(PyObject *self, PyObject *args, PyObject *kwargs) {
+  PyObject *values[4] = {NULL, NULL, NULL, NULL};
+  Py_ssize_t given = kwargs == NULL ? 0 : PyDict_GET_SIZE(kwargs), found = 0;
+  if (PyTuple_GET_SIZE(args) != 0) {
+    PyErr_Format(PyExc_TypeError, "DeviceBuffer() takes keyword arguments only (%zd positional given)",
+                 PyTuple_GET_SIZE(args));
+    return -1;
+  }
+  for (int i = 0; i < 4 && given > 0; ++i) {
+    values[i] = PyDict_GetItemString(kwargs, cmr_py_buffer_signature.names[i]);
+    found += values[i] != NULL;
+  }
+  if (found != given) {
+    PyErr_SetString(PyExc_TypeError, "DeviceBuffer() takes only the keyword arguments ptr, size, stream and mr");
+    return -1;
+  }
+  return cmr_py_buffer_make_from((cmr_py_buffer *)self, values);
+}
+
+static void cmr_py_buffer_finalize(PyObject *self) { cmr_py_buffer_free((cmr_py_buffer *)self); }
+
+static int cmr_py_buffer_traverse(PyObject *self, visitproc visit, void *arg) {
+  Py_VISIT(Py_TYPE(self));
+  Py_VISIT(((cmr_py_buffer *)self)->mr);
+  Py_VISIT(((cmr_py_buffer *)self)->stream);
+  Py_VISIT(((cmr_py_buffer *)self)->dict);
+  return 0;
+}
+
+/* In a collected cycle the finalizers ran first: the memory was freed on
+ * its stream before the stream object can go. */
+static int cmr_py_buffer_clear(PyObject *self) {
+  cmr_py_buffer_free((cmr_py_buffer *)self);
+  Py_CLEAR(((cmr_py_buffer *)self)->mr);
+  Py_CLEAR(((cmr_py_buffer *)self)->stream);
+  Py_CLEAR(((cmr_py_buffer *)self)->dict);
+  return 0;
+}
+
+static void cmr_py_buffer_dealloc(PyObject *self) {
+  PyTypeObject *type = Py_TYPE(self);
+  PyObject_GC_UnTrack(self);
+  if (((cmr_py_buffer *)self)->weakrefs != NULL) PyObject_ClearWeakRefs(self);
+  cmr_py_buffer_clear(self);
+  type->tp_free(self);
+  Py_DECREF(type);
+}
+
+static int cmr_py_buffer_live(cmr_py_buffer *self) {
+  if (self->buffer != NULL) return 0;
+  PyErr_SetString(PyExc_ValueError, "the DeviceBuffer has no memory: it was never made");
+  return -1;
+}
+
+static PyObject *cmr_py_buffer_get_ptr(PyObject *self, void *closure) {
+  cmr_py_buffer *buffer = (cmr_py_buffer *)self;
+  void *data = NULL;
+  if (cmr_py_buffer_live(buffer) != 0) return NULL;
+  (void)cmr_device_buffer_data(buffer->buffer, &data); /* cannot fail on a live buffer */
+  return PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)data);
+}
+
+static PyObject *cmr_py_buffer_get_size(PyObject *self, void *closure) {
+  cmr_py_buffer *buffer = (cmr_py_buffer *)self;
+  size_t size = 0;
+  if (cmr_py_buffer_live(buffer) != 0) return NULL;
+  (void)cmr_device_buffer_size(buffer->buffer, &size);
+  return PyLong_FromSize_t(size);
+}
+
+static PyObject *cmr_py_buffer_get_handle(PyObject *self, void *closure) {
+  cmr_device_buffer *buffer = ((cmr_py_buffer *)self)->buffer;
+  if (buffer == NULL) Py_RETURN_NONE;
+  return SWIG_NewPointerObj(buffer, SWIGTYPE_p_cmr_device_buffer, 0);
+}
+
+static PyObject *cmr_py_buffer_get_mr(PyObject *self, void *closure) {
+  PyObject *mr = ((cmr_py_buffer *)self)->mr;
+  return Py_NewRef(mr == NULL ? Py_None : mr);
+}
+
+static PyObject *cmr_py_buffer_get_stream(PyObject *self, void *closure) {
+  return Py_NewRef(((cmr_py_buffer *)self)->stream);
+}
+
+static int cmr_py_buffer_set_stream(PyObject *self, PyObject *value, void *closure) {
+  if (value == NULL) {
+    PyErr_SetString(PyExc_AttributeError, "_stream cannot be deleted");
+    return -1;
+  }
+  Py_XSETREF(((cmr_py_buffer *)self)->stream, Py_NewRef(value));
+  return 0;
+}
+
+static PyGetSetDef cmr_py_buffer_getset[] = {
+    {"ptr", cmr_py_buffer_get_ptr, NULL, "The address of the first byte (0 for an empty buffer).", NULL},
+    {"size", cmr_py_buffer_get_size, NULL, "Bytes in the buffer.", NULL},
+    {"nbytes", cmr_py_buffer_get_size, NULL, "Bytes in the buffer.", NULL},
+    {"mr", cmr_py_buffer_get_mr, NULL, "The resource the memory came from.", NULL},
+    {"_stream", cmr_py_buffer_get_stream, cmr_py_buffer_set_stream,
+     "the stream object the buffer's work, and its last free, is ordered on", NULL},
+    {"_handle", cmr_py_buffer_get_handle, NULL, "the cmr_device_buffer (None: never made), not to be destroyed", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMemberDef cmr_py_buffer_members[] = {
+    {"__weaklistoffset__", T_PYSSIZET, offsetof(cmr_py_buffer, weakrefs), READONLY, NULL},
+    {"__dictoffset__", T_PYSSIZET, offsetof(cmr_py_buffer, dict), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+/* The type cmr.DeviceBuffer, over `methods` (a Python class with
+ * __slots__ = () holding the methods written in Python). */
+static PyObject *cmr_py_device_buffer_type(PyObject *methods, const char *doc) {
+  PyType_Slot slots[] = {
+      {Py_tp_new, cmr_py_buffer_new},         {Py_tp_init, cmr_py_buffer_init},
+      {Py_tp_dealloc, cmr_py_buffer_dealloc}, {Py_tp_finalize, cmr_py_buffer_finalize},
+      {Py_tp_traverse, cmr_py_buffer_traverse}, {Py_tp_clear, cmr_py_buffer_clear},
+      {Py_tp_getset, cmr_py_buffer_getset},   {Py_tp_members, cmr_py_buffer_members},
+      {Py_tp_doc, (void *)doc},               {0, NULL},
+  };
+  PyType_Spec spec = {"cmr.DeviceBuffer", sizeof(cmr_py_buffer), 0,
+                      Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC, slots};
+  if (!PyType_Check(methods)) {
+    PyErr_SetString(PyExc_TypeError, "cmr_py_device_buffer_type: methods must be a class");
+    return NULL;
+  }
+  PyObject *bases = PyTuple_Pack(1, methods);
+  PyObject *type = bases == NULL ? NULL : PyType_FromSpecWithBases(&spec, bases);
+  Py_XDECREF(bases);
+  if (type == NULL) return NULL;
+  /* Calls of the type itself skip tp_new/tp_init and their kwargs dict (not inherited by subclasses). */
+  ((PyTypeObject *)type)->tp_vectorcall = cmr_py_buffer_vectorcall;
+  Py_XSETREF(cmr_py_buffer_type, (PyTypeObject *)Py_NewRef(type));
+  return type;
+}
+
+/* ---- CuPy's allocator --------------------------------------------------------------- */
+
+static PyObject *cmr_py_cupy_current_stream; /* cupy.cuda.get_current_stream */
+static PyObject *cmr_py_cupy_unowned_memory; /* cupy.cuda.memory.UnownedMemory */
+static PyObject *cmr_py_cupy_memory_pointer; /* cupy.cuda.memory.MemoryPointer */
+static PyObject *cmr_py_cupy_device_id;      /* cupy.cuda.device.get_device_id */
+
+/* nbytes from the current device resource, as a CuPy MemoryPointer over
+ * an UnownedMemory that keeps its cmr.DeviceBuffer, which keeps CuPy's
+ * current stream (its handle is the stream's `ptr`) until it frees on it. */
+static PyObject *cmr_py_cupy_allocate(PyObject *module, PyObject *nbytes) {
+  size_t size = 0;
+  if (cmr_py_buffer_type == NULL) {
+    PyErr_SetString(PyExc_RuntimeError, "cmr_cupy_allocator: cmr.DeviceBuffer is not made yet");
+    return NULL;
+  }
+  if (cmr_py_byte_count(nbytes, "nbytes", &size) != 0) return NULL;
+  PyObject *stream_object = PyObject_CallNoArgs(cmr_py_cupy_current_stream);
+  if (stream_object == NULL) return NULL;
+  PyObject *handle = PyObject_GetAttrString(stream_object, "ptr");
+  cmr_stream stream = NULL;
+  int failed = handle == NULL || cmr_py_stream(handle, &stream) != 0;
+  Py_XDECREF(handle);
+  PyObject *buffer = failed ? NULL : cmr_py_buffer_new(cmr_py_buffer_type, NULL, NULL);
+  if (buffer != NULL && cmr_py_buffer_make((cmr_py_buffer *)buffer, size, NULL, stream_object, stream, NULL) != 0) {
+    Py_CLEAR(buffer);
+  }
+  Py_DECREF(stream_object);
+  if (buffer == NULL) return NULL;
+  void *data = NULL;
+  (void)cmr_device_buffer_data(((cmr_py_buffer *)buffer)->buffer, &data);
+  /* CuPy finds the device of an address itself (-1); an empty buffer has
+   * no address, so it gets the current device. */
+  PyObject *device = data != NULL ? PyLong_FromLong(-1) : PyObject_CallNoArgs(cmr_py_cupy_device_id);
+  PyObject *address = PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)data);
+  PyObject *memory = NULL, *pointer = NULL;
+  if (device != NULL && address != NULL) {
+    PyObject *memory_args[] = {address, nbytes, buffer, device};
+    memory = PyObject_Vectorcall(cmr_py_cupy_unowned_memory, memory_args, 4, NULL);
+  }
+  if (memory != NULL) {
+    PyObject *offset = PyLong_FromLong(0);
+    PyObject *pointer_args[] = {memory, offset};
+    pointer = offset == NULL ? NULL : PyObject_Vectorcall(cmr_py_cupy_memory_pointer, pointer_args, 2, NULL);
+    Py_XDECREF(offset);
+  }
+  Py_XDECREF(memory);
+  Py_XDECREF(address);
+  Py_XDECREF(device);
+  Py_DECREF(buffer);
+  return pointer;
+}
+
+static PyMethodDef cmr_py_cupy_allocate_method = {
+    "cmr_cupy_allocator", cmr_py_cupy_allocate, METH_O,
+    "cmr_cupy_allocator(nbytes) -> cupy.cuda.MemoryPointer\n--\n\n"
+    "nbytes from the current device resource, as a CuPy memory pointer that keeps its buffer."};
+
+/* The allocator over CuPy's functions and classes (a builtin function). */
+static PyObject *cmr_py_cupy_allocator(PyObject *current_stream, PyObject *unowned_memory, PyObject *memory_pointer,
+                                       PyObject *device_id) {
+  if (!PyCallable_Check(current_stream) || !PyCallable_Check(unowned_memory) || !PyCallable_Check(memory_pointer) ||
+      !PyCallable_Check(device_id)) {
+    PyErr_SetString(PyExc_TypeError, "cmr_py_cupy_allocator: four callables");
+    return NULL;
+  }
+  Py_XSETREF(cmr_py_cupy_current_stream, Py_NewRef(current_stream));
+  Py_XSETREF(cmr_py_cupy_unowned_memory, Py_NewRef(unowned_memory));
+  Py_XSETREF(cmr_py_cupy_memory_pointer, Py_NewRef(memory_pointer));
+  Py_XSETREF(cmr_py_cupy_device_id, Py_NewRef(device_id));
+  return PyCFunction_New(&cmr_py_cupy_allocate_method, NULL);
 }
 
 #ifdef __cplusplus
@@ -11725,6 +12440,74 @@ fail:
 }
 
 
+SWIGINTERN PyObject *_wrap_cmr_py_fast_path_setup(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  PyObject *arg1 = (PyObject *) 0 ;
+  PyObject *arg2 = (PyObject *) 0 ;
+  PyObject *arg3 = (PyObject *) 0 ;
+  PyObject *arg4 = (PyObject *) 0 ;
+  PyObject *arg5 = (PyObject *) 0 ;
+  PyObject *swig_obj[5] ;
+  PyObject *result = 0 ;
+  
+  if (!SWIG_Python_UnpackTuple(args, "cmr_py_fast_path_setup", 5, 5, swig_obj)) SWIG_fail;
+  arg1 = swig_obj[0];
+  arg2 = swig_obj[1];
+  arg3 = swig_obj[2];
+  arg4 = swig_obj[3];
+  arg5 = swig_obj[4];
+  result = (PyObject *)cmr_py_fast_path_setup(arg1,arg2,arg3,arg4,arg5);
+  resultobj = result;
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_cmr_py_device_buffer_type(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  PyObject *arg1 = (PyObject *) 0 ;
+  char *arg2 = (char *) 0 ;
+  PyObject *swig_obj[2] ;
+  PyObject *result = 0 ;
+  
+  if (!SWIG_Python_UnpackTuple(args, "cmr_py_device_buffer_type", 2, 2, swig_obj)) SWIG_fail;
+  arg1 = swig_obj[0];
+  {
+    if (!PyUnicode_Check(swig_obj[1])) SWIG_exception_fail(SWIG_TypeError, "expected a str");
+    arg2 = (char *)PyUnicode_AsUTF8(swig_obj[1]);
+    if (arg2 == NULL) SWIG_fail;
+  }
+  result = (PyObject *)cmr_py_device_buffer_type(arg1,(char const *)arg2);
+  resultobj = result;
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_cmr_py_cupy_allocator(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  PyObject *arg1 = (PyObject *) 0 ;
+  PyObject *arg2 = (PyObject *) 0 ;
+  PyObject *arg3 = (PyObject *) 0 ;
+  PyObject *arg4 = (PyObject *) 0 ;
+  PyObject *swig_obj[4] ;
+  PyObject *result = 0 ;
+  
+  if (!SWIG_Python_UnpackTuple(args, "cmr_py_cupy_allocator", 4, 4, swig_obj)) SWIG_fail;
+  arg1 = swig_obj[0];
+  arg2 = swig_obj[1];
+  arg3 = swig_obj[2];
+  arg4 = swig_obj[3];
+  result = (PyObject *)cmr_py_cupy_allocator(arg1,arg2,arg3,arg4);
+  resultobj = result;
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
 static PyMethodDef SwigMethods[] = {
 	 { "cmr_py_set_error_classes", _wrap_cmr_py_set_error_classes, METH_VARARGS, NULL},
 	 { "cmr_py_release_capsule", _wrap_cmr_py_release_capsule, METH_O, NULL},
@@ -11934,6 +12717,9 @@ static PyMethodDef SwigMethods[] = {
 	 { "cmr_py_copy_host_to_ptr", _wrap_cmr_py_copy_host_to_ptr, METH_VARARGS, NULL},
 	 { "cmr_py_device_buffer_copy_from_host", _wrap_cmr_py_device_buffer_copy_from_host, METH_VARARGS, NULL},
 	 { "cmr_py_device_buffer_copy_to_host", _wrap_cmr_py_device_buffer_copy_to_host, METH_VARARGS, NULL},
+	 { "cmr_py_fast_path_setup", _wrap_cmr_py_fast_path_setup, METH_VARARGS, NULL},
+	 { "cmr_py_device_buffer_type", _wrap_cmr_py_device_buffer_type, METH_VARARGS, NULL},
+	 { "cmr_py_cupy_allocator", _wrap_cmr_py_cupy_allocator, METH_VARARGS, NULL},
 	 { NULL, NULL, 0, NULL }
 };
 
@@ -12707,6 +13493,13 @@ SWIG_init(void) {
   SWIG_Python_SetConstant(d, "CMR_LOG_OFF",SWIG_From_int((int)(CMR_LOG_OFF)));
   SWIG_Python_SetConstant(d, "CMR_STREAM_FLAGS_SYNC_DEFAULT",SWIG_From_unsigned_SS_int((unsigned int)(0u)));
   SWIG_Python_SetConstant(d, "CMR_STREAM_FLAGS_NON_BLOCKING",SWIG_From_unsigned_SS_int((unsigned int)(1u)));
+  
+  cmr_py_cuda_build = cmr_built_with_cuda();
+  if (PyType_Ready(&cmr_py_resource_type) < 0 ||
+    PyModule_AddObjectRef(m, "ResourceBase", (PyObject *)&cmr_py_resource_type) < 0) {
+    return NULL;
+  }
+  
   
   /* Initialize threading */
   SWIG_PYTHON_INITIALIZE_THREADS;
