@@ -4049,6 +4049,10 @@ static int cmr_py_keyword_index(cmr_py_signature *signature, PyObject *key) {
  * values[count] (NULL where not given). */
 static int cmr_py_arguments(cmr_py_signature *signature, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                             PyObject **values) {
+  if (kwnames == NULL && nargs >= signature->required && nargs <= signature->count) { /* the common call */
+    for (int i = 0; i < signature->count; ++i) values[i] = i < nargs ? args[i] : NULL;
+    return 0;
+  }
   if (nargs > signature->count) {
     PyErr_Format(PyExc_TypeError, "%s() takes at most %d arguments (%zd given)", signature->function,
                  signature->count, nargs);
