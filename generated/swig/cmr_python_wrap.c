@@ -4229,14 +4229,15 @@ static PyObject *cmr_py_resource_allocate(PyObject *self, PyObject *const *args,
   }
   void *ptr = NULL;
   cmr_status status;
-  CMR_PY_CALL(status = cmr_allocate(resource->ref, bytes, stream, &ptr));
+  cmr_resource_ref ref = resource->ref; /* read with the GIL: another thread may set _ref meanwhile */
+  CMR_PY_CALL(status = cmr_allocate(ref, bytes, stream, &ptr));
   if (cmr_py_raised_in_callback()) return NULL;
   if (status != CMR_SUCCESS) {
     cmr_py_raise_allocation(status);
     return NULL;
   }
-  if (ptr != NULL && cmr_py_ledger_add((uintptr_t)resource->ref.self, (uintptr_t)ptr, bytes) != 0) {
-    CMR_PY_CALL((void)cmr_deallocate(resource->ref, ptr, bytes, stream));
+  if (ptr != NULL && cmr_py_ledger_add((uintptr_t)ref.self, (uintptr_t)ptr, bytes) != 0) {
+    CMR_PY_CALL((void)cmr_deallocate(ref, ptr, bytes, stream));
     return PyErr_NoMemory();
   }
   return PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)ptr);
@@ -4259,7 +4260,8 @@ static PyObject *cmr_py_resource_deallocate(PyObject *self, PyObject *const *arg
       (values[2] != NULL && cmr_py_stream(values[2], &stream) != 0) || cmr_py_resource_live(resource) != 0) {
     return NULL;
   }
-  uintptr_t owner = (uintptr_t)resource->ref.self;
+  cmr_resource_ref ref = resource->ref; /* read with the GIL: another thread may set _ref meanwhile */
+  uintptr_t owner = (uintptr_t)ref.self;
   size_t slot = cmr_py_ledger_lookup(owner, (uintptr_t)ptr);
   char text[160];
   if (slot == SIZE_MAX) {
@@ -4278,7 +4280,7 @@ static PyObject *cmr_py_resource_deallocate(PyObject *self, PyObject *const *arg
   /* Taken out first: a second thread freeing the same address finds nothing. */
   cmr_py_ledger_remove(slot);
   cmr_status status;
-  CMR_PY_CALL(status = cmr_deallocate(resource->ref, ptr, bytes, stream));
+  CMR_PY_CALL(status = cmr_deallocate(ref, ptr, bytes, stream));
   bool raised = cmr_py_raised_in_callback();
   if (!raised && status == CMR_SUCCESS) Py_RETURN_NONE;
   if (!raised) cmr_py_raise(status);
@@ -4413,21 +4415,27 @@ static PyObject *cmr_py_buffer_new(PyTypeObject *type, PyObject *args, PyObject 
   return (PyObject *)self;
 }
 
-/* Makes the buffer: `size` bytes from `mr` (NULL or None: the current
- * device's resource) ordered on the stream `stream_object` stands for
- * (`stream`); with `ptr`, a copy of the size bytes there, waited for. */
+/* Makes the buffer: `size` bytes from `mr` (a resource, checked by the
+ * caller, or NULL or None: the current device's resource) ordered on the
+ * stream `stream_object` stands for (`stream`); with `ptr`, a copy of the
+ * size bytes there, waited for. */
 static int cmr_py_buffer_make(cmr_py_buffer *self, size_t size, void *ptr, PyObject *stream_object, cmr_stream stream,
                               PyObject *mr) {
   if (self->buffer != NULL) {
     PyErr_SetString(PyExc_ValueError, "the DeviceBuffer is made already");
     return -1;
   }
-  mr = mr == NULL || mr == Py_None ? cmr_py_current_device_resource() : Py_NewRef(mr);
-  if (mr == NULL) return -1;
-  if (!cmr_py_is_resource(mr)) {
-    PyErr_Format(PyExc_TypeError, "mr must be a cmr.mr.DeviceMemoryResource, not %s", Py_TYPE(mr)->tp_name);
-    Py_DECREF(mr);
-    return -1;
+  if (mr == NULL || mr == Py_None) {
+    mr = cmr_py_current_device_resource();
+    if (mr == NULL) return -1;
+    if (!cmr_py_is_resource(mr)) {
+      PyErr_Format(PyExc_TypeError, "the current device resource is a %s, not a cmr.mr.DeviceMemoryResource",
+                   Py_TYPE(mr)->tp_name);
+      Py_DECREF(mr);
+      return -1;
+    }
+  } else {
+    Py_INCREF(mr);
   }
   cmr_resource_ref ref = ((cmr_py_resource *)mr)->ref;
   cmr_device_buffer *buffer = NULL;
