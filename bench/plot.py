@@ -36,6 +36,15 @@ def _series(rows, key_x, key_y, keep=lambda row: True) -> dict[str, list[tuple[f
     return {name: sorted(points) for name, points in series.items()}
 
 
+def _save(fig, ax, out) -> None:
+    """The legend, and the figure written to `out`."""
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    print(f"wrote {out}")
+
+
 def _line_plot(series, title, xlabel, ylabel, out: Path, logy=True) -> None:
     fig, ax = plt.subplots(figsize=(8, 5))
     for name, points in series.items():
@@ -47,11 +56,7 @@ def _line_plot(series, title, xlabel, ylabel, out: Path, logy=True) -> None:
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize="small")
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    print(f"wrote {out}")
+    _save(fig, ax, out)
 
 
 def _python_plot(rows, out: Path) -> None:
@@ -66,11 +71,7 @@ def _python_plot(rows, out: Path) -> None:
     ax.set_xticks([k + 0.4 - width / 2 for k in range(len(sizes))], [f"{n} B" for n in sizes])
     ax.set_ylabel("ns per allocate+free pair (lower is better)")
     ax.set_title("Per-call cost from Python")
-    ax.legend(fontsize="small")
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    print(f"wrote {out}")
+    _save(fig, ax, out)
 
 
 def workloads_plot(rows, out) -> None:
@@ -90,11 +91,7 @@ def workloads_plot(rows, out) -> None:
     ax.set_xticks([k + 0.2 for k in range(len(workloads))], workloads)
     ax.set_ylabel("median wall time / the peer's (lower is better)")
     ax.set_title("Workloads, each configuration in fresh processes")
-    ax.legend(fontsize="small")
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    print(f"wrote {out}")
+    _save(fig, ax, out)
 
 
 def main(folder: Path) -> None:

@@ -4022,9 +4022,9 @@ static bool cmr_py_raised_in_callback(void) { return cmr_py_python_callbacks && 
  * be given), interned on first use so that keywords, which the compiler
  * interns, match by identity. */
 typedef struct cmr_py_signature {
-  const char *function;
-  int count, required;
-  const char *names[4];
+  const char *const function;
+  const int count, required;
+  const char *const names[4];
   PyObject *interned[4];
 } cmr_py_signature;
 
@@ -4045,14 +4045,9 @@ static int cmr_py_keyword_index(cmr_py_signature *signature, PyObject *key) {
   return -1;
 }
 
-/* The arguments of a METH_FASTCALL | METH_KEYWORDS call, by name, into
- * values[count] (NULL where not given). */
-static int cmr_py_arguments(cmr_py_signature *signature, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
-                            PyObject **values) {
-  if (kwnames == NULL && nargs >= signature->required && nargs <= signature->count) { /* the common call */
-    for (int i = 0; i < signature->count; ++i) values[i] = i < nargs ? args[i] : NULL;
-    return 0;
-  }
+/* cmr_py_arguments when keywords are given or the count is wrong. */
+static int cmr_py_arguments_by_name(cmr_py_signature *signature, PyObject *const *args, Py_ssize_t nargs,
+                                    PyObject *kwnames, PyObject **values) {
   if (nargs > signature->count) {
     PyErr_Format(PyExc_TypeError, "%s() takes at most %d arguments (%zd given)", signature->function,
                  signature->count, nargs);
@@ -4076,6 +4071,19 @@ static int cmr_py_arguments(cmr_py_signature *signature, PyObject *const *args, 
       return -1;
     }
   }
+  return 0;
+}
+
+/* The arguments of a METH_FASTCALL | METH_KEYWORDS call, by name, into
+ * values[count] (NULL where not given). Inline: the common call, all
+ * positional, costs a few instructions. */
+static inline __attribute__((always_inline)) int cmr_py_arguments(cmr_py_signature *signature, PyObject *const *args,
+                                                                  Py_ssize_t nargs, PyObject *kwnames,
+                                                                  PyObject **values) {
+  if (kwnames != NULL || nargs < signature->required || nargs > signature->count) {
+    return cmr_py_arguments_by_name(signature, args, nargs, kwnames, values);
+  }
+  for (int i = 0; i < signature->count; ++i) values[i] = i < nargs ? args[i] : NULL;
   return 0;
 }
 
@@ -4323,29 +4331,13 @@ static bool cmr_py_is_resource(PyObject *object) {
   return PyObject_TypeCheck(object, &cmr_py_resource_type) && ((cmr_py_resource *)object)->ref_object != NULL;
 }
 
-/* ---- what the package registers (cmr_py_fast_path_setup) --------------------------------- */
+/* ---- what the package gives the buffer type (cmr_py_device_buffer_type) ---------------- */
 
 static PyObject *cmr_py_default_stream;    /* cmr.DEFAULT_STREAM */
-static PyObject *cmr_py_size_argument;     /* _args.size(value, name): a size from anything else */
+static PyObject *cmr_py_size_argument;     /* size(value, name): a size from anything but a plain int */
 static PyObject *cmr_py_address_argument;  /* _args.address(value, name): an address from anything else */
 static PyObject *cmr_py_current_resource;  /* cmr.mr.get_current_device_resource */
 static PyObject *cmr_py_per_device_mrs;    /* _per_device._per_device_mrs: device -> the object set */
-
-static PyObject *cmr_py_fast_path_setup(PyObject *default_stream, PyObject *size_argument,
-                                        PyObject *address_argument, PyObject *current_resource,
-                                        PyObject *per_device_mrs) {
-  if (!PyCallable_Check(size_argument) || !PyCallable_Check(address_argument) ||
-      !PyCallable_Check(current_resource) || !PyDict_Check(per_device_mrs)) {
-    PyErr_SetString(PyExc_TypeError, "cmr_py_fast_path_setup: three callables and a dict");
-    return NULL;
-  }
-  Py_XSETREF(cmr_py_default_stream, Py_NewRef(default_stream));
-  Py_XSETREF(cmr_py_size_argument, Py_NewRef(size_argument));
-  Py_XSETREF(cmr_py_address_argument, Py_NewRef(address_argument));
-  Py_XSETREF(cmr_py_current_resource, Py_NewRef(current_resource));
-  Py_XSETREF(cmr_py_per_device_mrs, Py_NewRef(per_device_mrs));
-  Py_RETURN_NONE;
-}
 
 /* The current device's resource object (a new reference): the object set
  * from Python when the C table still holds it (checked against a share
@@ -4411,7 +4403,7 @@ static void cmr_py_buffer_free(cmr_py_buffer *self) {
 
 static PyObject *cmr_py_buffer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   cmr_py_buffer *self = (cmr_py_buffer *)type->tp_alloc(type, 0);
-  if (self != NULL) self->stream = Py_NewRef(cmr_py_default_stream != NULL ? cmr_py_default_stream : Py_None);
+  if (self != NULL) self->stream = Py_NewRef(cmr_py_default_stream);
   return (PyObject *)self;
 }
 
@@ -4586,7 +4578,8 @@ static PyObject *cmr_py_buffer_get_mr(PyObject *self, void *closure) {
 }
 
 static PyObject *cmr_py_buffer_get_stream(PyObject *self, void *closure) {
-  return Py_NewRef(((cmr_py_buffer *)self)->stream);
+  PyObject *stream = ((cmr_py_buffer *)self)->stream;
+  return Py_NewRef(stream == NULL ? Py_None : stream); /* NULL: cleared by the collector */
 }
 
 static int cmr_py_buffer_set_stream(PyObject *self, PyObject *value, void *closure) {
@@ -4616,8 +4609,13 @@ static PyMemberDef cmr_py_buffer_members[] = {
 };
 
 /* The type cmr.DeviceBuffer, over `methods` (a Python class with
- * __slots__ = () holding the methods written in Python). */
-static PyObject *cmr_py_device_buffer_type(PyObject *methods, const char *doc) {
+ * __slots__ = () holding the methods written in Python), with what it
+ * calls for what it does not do itself: sizes and addresses that are not
+ * plain ints, the current device's resource when it is not the object set
+ * from Python (the dict of those, by device). */
+static PyObject *cmr_py_device_buffer_type(PyObject *methods, const char *doc, PyObject *default_stream,
+                                           PyObject *size_argument, PyObject *address_argument,
+                                           PyObject *current_resource, PyObject *per_device_mrs) {
   PyType_Slot slots[] = {
       {Py_tp_new, cmr_py_buffer_new},         {Py_tp_init, cmr_py_buffer_init},
       {Py_tp_dealloc, cmr_py_buffer_dealloc}, {Py_tp_finalize, cmr_py_buffer_finalize},
@@ -4627,8 +4625,9 @@ static PyObject *cmr_py_device_buffer_type(PyObject *methods, const char *doc) {
   };
   PyType_Spec spec = {"cmr.DeviceBuffer", sizeof(cmr_py_buffer), 0,
                       Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC, slots};
-  if (!PyType_Check(methods)) {
-    PyErr_SetString(PyExc_TypeError, "cmr_py_device_buffer_type: methods must be a class");
+  if (!PyType_Check(methods) || !PyLong_Check(default_stream) || !PyCallable_Check(size_argument) ||
+      !PyCallable_Check(address_argument) || !PyCallable_Check(current_resource) || !PyDict_Check(per_device_mrs)) {
+    PyErr_SetString(PyExc_TypeError, "cmr_py_device_buffer_type: a class, a stream, three callables and a dict");
     return NULL;
   }
   PyObject *bases = PyTuple_Pack(1, methods);
@@ -4638,6 +4637,11 @@ static PyObject *cmr_py_device_buffer_type(PyObject *methods, const char *doc) {
   /* Calls of the type itself skip tp_new/tp_init and their kwargs dict (not inherited by subclasses). */
   ((PyTypeObject *)type)->tp_vectorcall = cmr_py_buffer_vectorcall;
   Py_XSETREF(cmr_py_buffer_type, (PyTypeObject *)Py_NewRef(type));
+  Py_XSETREF(cmr_py_default_stream, Py_NewRef(default_stream));
+  Py_XSETREF(cmr_py_size_argument, Py_NewRef(size_argument));
+  Py_XSETREF(cmr_py_address_argument, Py_NewRef(address_argument));
+  Py_XSETREF(cmr_py_current_resource, Py_NewRef(current_resource));
+  Py_XSETREF(cmr_py_per_device_mrs, Py_NewRef(per_device_mrs));
   return type;
 }
 
@@ -12452,45 +12456,31 @@ fail:
 }
 
 
-SWIGINTERN PyObject *_wrap_cmr_py_fast_path_setup(PyObject *self, PyObject *args) {
-  PyObject *resultobj = 0;
-  PyObject *arg1 = (PyObject *) 0 ;
-  PyObject *arg2 = (PyObject *) 0 ;
-  PyObject *arg3 = (PyObject *) 0 ;
-  PyObject *arg4 = (PyObject *) 0 ;
-  PyObject *arg5 = (PyObject *) 0 ;
-  PyObject *swig_obj[5] ;
-  PyObject *result = 0 ;
-  
-  if (!SWIG_Python_UnpackTuple(args, "cmr_py_fast_path_setup", 5, 5, swig_obj)) SWIG_fail;
-  arg1 = swig_obj[0];
-  arg2 = swig_obj[1];
-  arg3 = swig_obj[2];
-  arg4 = swig_obj[3];
-  arg5 = swig_obj[4];
-  result = (PyObject *)cmr_py_fast_path_setup(arg1,arg2,arg3,arg4,arg5);
-  resultobj = result;
-  return resultobj;
-fail:
-  return NULL;
-}
-
-
 SWIGINTERN PyObject *_wrap_cmr_py_device_buffer_type(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   PyObject *arg1 = (PyObject *) 0 ;
   char *arg2 = (char *) 0 ;
-  PyObject *swig_obj[2] ;
+  PyObject *arg3 = (PyObject *) 0 ;
+  PyObject *arg4 = (PyObject *) 0 ;
+  PyObject *arg5 = (PyObject *) 0 ;
+  PyObject *arg6 = (PyObject *) 0 ;
+  PyObject *arg7 = (PyObject *) 0 ;
+  PyObject *swig_obj[7] ;
   PyObject *result = 0 ;
   
-  if (!SWIG_Python_UnpackTuple(args, "cmr_py_device_buffer_type", 2, 2, swig_obj)) SWIG_fail;
+  if (!SWIG_Python_UnpackTuple(args, "cmr_py_device_buffer_type", 7, 7, swig_obj)) SWIG_fail;
   arg1 = swig_obj[0];
   {
     if (!PyUnicode_Check(swig_obj[1])) SWIG_exception_fail(SWIG_TypeError, "expected a str");
     arg2 = (char *)PyUnicode_AsUTF8(swig_obj[1]);
     if (arg2 == NULL) SWIG_fail;
   }
-  result = (PyObject *)cmr_py_device_buffer_type(arg1,(char const *)arg2);
+  arg3 = swig_obj[2];
+  arg4 = swig_obj[3];
+  arg5 = swig_obj[4];
+  arg6 = swig_obj[5];
+  arg7 = swig_obj[6];
+  result = (PyObject *)cmr_py_device_buffer_type(arg1,(char const *)arg2,arg3,arg4,arg5,arg6,arg7);
   resultobj = result;
   return resultobj;
 fail:
@@ -12729,7 +12719,6 @@ static PyMethodDef SwigMethods[] = {
 	 { "cmr_py_copy_host_to_ptr", _wrap_cmr_py_copy_host_to_ptr, METH_VARARGS, NULL},
 	 { "cmr_py_device_buffer_copy_from_host", _wrap_cmr_py_device_buffer_copy_from_host, METH_VARARGS, NULL},
 	 { "cmr_py_device_buffer_copy_to_host", _wrap_cmr_py_device_buffer_copy_to_host, METH_VARARGS, NULL},
-	 { "cmr_py_fast_path_setup", _wrap_cmr_py_fast_path_setup, METH_VARARGS, NULL},
 	 { "cmr_py_device_buffer_type", _wrap_cmr_py_device_buffer_type, METH_VARARGS, NULL},
 	 { "cmr_py_cupy_allocator", _wrap_cmr_py_cupy_allocator, METH_VARARGS, NULL},
 	 { NULL, NULL, 0, NULL }

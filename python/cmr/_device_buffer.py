@@ -201,9 +201,8 @@ class _DeviceBufferMethods:
         return f"<cmr.DeviceBuffer size={self.size} ptr={self.ptr:#x} stream={self.stream:#x}>"
 
 
-DeviceBuffer = capi.cmr_py_device_buffer_type(_DeviceBufferMethods, _DOC)
-# What the C type calls for what it does not do itself: sizes and
+# With what the C type calls for what it does not do itself: sizes and
 # addresses that are not plain ints, the current device's resource when it
 # is not the object set from Python.
-capi.cmr_py_fast_path_setup(DEFAULT_STREAM, _count, _args.address, _per_device.get_current_device_resource,
-                            _per_device._per_device_mrs)
+DeviceBuffer = capi.cmr_py_device_buffer_type(_DeviceBufferMethods, _DOC, DEFAULT_STREAM, _count, _args.address,
+                                              _per_device.get_current_device_resource, _per_device._per_device_mrs)

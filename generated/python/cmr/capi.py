@@ -718,11 +718,8 @@ def cmr_py_device_buffer_copy_from_host(buffer, source):
 def cmr_py_device_buffer_copy_to_host(buffer, destination, bytes):
     return _capi.cmr_py_device_buffer_copy_to_host(buffer, destination, bytes)
 
-def cmr_py_fast_path_setup(default_stream, size_argument, address_argument, current_resource, per_device_mrs):
-    return _capi.cmr_py_fast_path_setup(default_stream, size_argument, address_argument, current_resource, per_device_mrs)
-
-def cmr_py_device_buffer_type(methods, doc):
-    return _capi.cmr_py_device_buffer_type(methods, doc)
+def cmr_py_device_buffer_type(methods, doc, default_stream, size_argument, address_argument, current_resource, per_device_mrs):
+    return _capi.cmr_py_device_buffer_type(methods, doc, default_stream, size_argument, address_argument, current_resource, per_device_mrs)
 
 def cmr_py_cupy_allocator(current_stream, unowned_memory, memory_pointer, device_id):
     return _capi.cmr_py_cupy_allocator(current_stream, unowned_memory, memory_pointer, device_id)
