@@ -5,6 +5,7 @@ current device's resource, threads, and CuPy's allocator over a stand-in
 for CuPy (the real one runs on the GPU machine)."""
 
 import ctypes
+import faulthandler
 import importlib
 import random
 import sys
@@ -185,3 +186,37 @@ def test_the_cupy_allocator_with_a_stand_in_for_cupy(host_mr):
     finally:
         del sys.modules["cupy"]
         importlib.reload(importlib.import_module("cmr.allocators.cupy"))
+
+
+def test_a_thread_waiting_for_a_lock_held_by_a_python_callback_lets_the_gil_go(host_mr):
+    """A thread_safe adaptor over a callback resource: one thread holds the
+    adaptor's lock while its callback runs Python (and sleeps, letting the
+    GIL go); another thread's allocate waits for that lock. Holding the GIL
+    while it waits would leave the callback unable to finish: the process
+    would hang with the GIL held, so a watchdog that needs no GIL ends it."""
+    faulthandler.dump_traceback_later(60, exit=True)
+    started = threading.Event()
+
+    def slow_allocate(nbytes, stream):
+        started.set()
+        threading.Event().wait(0.2)
+        return host_mr.allocate(nbytes, stream)
+
+    callback = mr.CallbackMemoryResource(slow_allocate, lambda p, n, s: host_mr.deallocate(p, n, s))
+    guarded = mr.ThreadSafeResourceAdaptor(callback)
+    done = []
+
+    def allocate_and_free():
+        ptr = guarded.allocate(64)
+        guarded.deallocate(ptr, 64)
+        done.append(ptr)
+
+    first = threading.Thread(target=allocate_and_free, daemon=True)
+    first.start()
+    started.wait(5)
+    second = threading.Thread(target=allocate_and_free, daemon=True)
+    second.start()
+    first.join(10)
+    second.join(10)
+    faulthandler.cancel_dump_traceback_later()
+    assert len(done) == 2
