@@ -4664,7 +4664,12 @@ static PyObject *cmr_py_cupy_allocate(PyObject *module, PyObject *nbytes) {
   if (cmr_py_byte_count(nbytes, "nbytes", &size) != 0) return NULL;
   PyObject *stream_object = PyObject_CallNoArgs(cmr_py_cupy_current_stream);
   if (stream_object == NULL) return NULL;
-  PyObject *handle = PyObject_GetAttrString(stream_object, "ptr");
+  static PyObject *ptr_name; /* "ptr", interned once */
+  if (ptr_name == NULL && (ptr_name = PyUnicode_InternFromString("ptr")) == NULL) {
+    Py_DECREF(stream_object);
+    return NULL;
+  }
+  PyObject *handle = PyObject_GetAttr(stream_object, ptr_name);
   cmr_stream stream = NULL;
   int failed = handle == NULL || cmr_py_stream(handle, &stream) != 0;
   Py_XDECREF(handle);
