@@ -246,9 +246,10 @@ def _child(workload: str, config: str, steps: int) -> None:
         print(f"skip: {why}")
 
 
-def _workloads(runs: int, steps: int) -> list[tuple[str, str, float, list[float]]]:
+def _workloads(runs: int, steps: int, failed: list[str]) -> list[tuple[str, str, float, list[float]]]:
     """(workload, configuration, median seconds, every run's seconds) of
-    every configuration that ran; prints a table per workload."""
+    every configuration that ran; prints a table per workload. What a
+    configuration's process said when it failed goes into `failed`."""
     rows = []
     for workload, (peer, ours) in WORKLOADS.items():
         times: dict[str, list[float]] = {"peer": [], "cmr": []}
@@ -259,7 +260,9 @@ def _workloads(runs: int, steps: int) -> list[tuple[str, str, float, list[float]
                                       "--steps", str(steps)], capture_output=True, text=True, check=False)
                 line = (out.stdout.strip().splitlines() or [""])[-1]
                 if out.returncode != 0 or not (line.startswith("seconds ") or line.startswith("skip: ")):
-                    raise RuntimeError(f"{workload} {config}: exit {out.returncode}\n{out.stdout}\n{out.stderr}")
+                    failed.append(f"{workload} {config}: exit {out.returncode}\n{out.stdout}\n{out.stderr[-4000:]}")
+                    skipped = f"FAILED ({workload} {config}, exit {out.returncode}; the output follows the tables)"
+                    break
                 if line.startswith("skip: "):
                     skipped = line[len("skip: "):]
                     break
@@ -323,7 +326,8 @@ def main() -> None:
     print("\nmr.allocate+deallocate on pool(system) and DeviceBuffer(size=1000)+delete over bytearray(1000), "
           "same process (targets: at most 2.5 and 3.5)")
     print(_host_ratio_line(args.pairs, args.repeat))
-    workload_rows = _workloads(args.runs, args.steps)
+    failed: list[str] = []
+    workload_rows = _workloads(args.runs, args.steps, failed)
     if args.workloads_csv:
         with open(args.workloads_csv, "w", encoding="utf-8") as out:
             out.write("workload,subject,median_s,runs_s\n")
@@ -331,6 +335,9 @@ def main() -> None:
                 out.write(f"{workload},{subject},{median:.6f},{' '.join(f'{v:.6f}' for v in values)}\n")
     if args.plot and workload_rows:
         _plot_workloads(workload_rows, args.plot)
+    if failed:
+        print("\n" + "\n\n".join(failed), file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":
