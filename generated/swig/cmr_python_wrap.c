@@ -3993,8 +3993,6 @@ static PyObject *cmr_py_copy_host_to_ptr(PyObject *source, void *destination, cm
 }
 
 
-#include <structmember.h>
-
 /* ---- the GIL ----------------------------------------------------------------------- */
 
 static bool cmr_py_cuda_build; /* set when the module loads */
@@ -4096,6 +4094,7 @@ static int cmr_py_byte_count(PyObject *value, const char *name, size_t *out) {
   *out = PyLong_AsSize_t(value);
   return *out == (size_t)-1 && PyErr_Occurred() ? -1 : 0;
 }
+
 
 /* ---- the ledger: what allocate() handed out and deallocate() has not taken back ----
  * (resource identity, address) -> bytes, over every resource, so that a
@@ -4330,6 +4329,9 @@ static PyTypeObject cmr_py_resource_type = {
 static bool cmr_py_is_resource(PyObject *object) {
   return PyObject_TypeCheck(object, &cmr_py_resource_type) && ((cmr_py_resource *)object)->ref_object != NULL;
 }
+
+
+#include <structmember.h>
 
 /* ---- what the package gives the buffer type (cmr_py_device_buffer_type) ---------------- */
 
@@ -4644,6 +4646,7 @@ static PyObject *cmr_py_device_buffer_type(PyObject *methods, const char *doc, P
   Py_XSETREF(cmr_py_per_device_mrs, Py_NewRef(per_device_mrs));
   return type;
 }
+
 
 /* ---- CuPy's allocator --------------------------------------------------------------- */
 
@@ -13501,6 +13504,8 @@ SWIG_init(void) {
   SWIG_Python_SetConstant(d, "CMR_STREAM_FLAGS_NON_BLOCKING",SWIG_From_unsigned_SS_int((unsigned int)(1u)));
   
   cmr_py_cuda_build = cmr_built_with_cuda();
+  
+  
   if (PyType_Ready(&cmr_py_resource_type) < 0 ||
     PyModule_AddObjectRef(m, "ResourceBase", (PyObject *)&cmr_py_resource_type) < 0) {
     return NULL;
