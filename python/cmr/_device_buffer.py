@@ -13,7 +13,7 @@ first, so that work already ordered on it (a kernel writing the buffer)
 comes before the copy.
 
 What is done per allocation (construction, ptr, size, the free) is the
-extension's C type (python/swig/fast_path.swg), made here over the class
+extension's C type (python/swig/fast_device_buffer.swg), made here over the class
 holding the methods written in Python."""
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ collects them does not matter; the Python objects also keep each other
 callbacks a resource calls stay alive as long as anything can call them.
 
 allocate/deallocate, and the resource's ref, are the extension's
-(capi.ResourceBase, python/swig/fast_path.swg): they are called per
+(capi.ResourceBase, python/swig/fast_resource.swg): they are called per
 allocation. They remember what they handed out, so that freeing an address
 twice, an address never allocated (by this resource), or with another size,
 raises ValueError before it reaches C, where some upstreams (the system's

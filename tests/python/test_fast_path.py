@@ -1,5 +1,5 @@
 """The calls made per allocation, which the extension does in C
-(python/swig/fast_path.swg): their arguments, the double-free guard's
+(python/swig/fast_*.swg): their arguments, the double-free guard's
 table under many live allocations, DeviceBuffer's construction paths, the
 current device's resource, threads, and CuPy's allocator over a stand-in
 for CuPy (the real one runs on the GPU machine)."""

@@ -4,7 +4,7 @@ stream:
 
     cupy.cuda.set_allocator(cmr.allocators.cupy.cmr_cupy_allocator)
 
-The allocator is the extension's (python/swig/fast_path.swg): per call it
+The allocator is the extension's (python/swig/fast_cupy.swg): per call it
 makes the buffer (which keeps CuPy's stream until it frees on it) and the
 UnownedMemory and MemoryPointer over it, without a Python frame. As RMM's
 module, this one imports without CuPy; the allocator then raises
