@@ -4027,10 +4027,9 @@ typedef struct cmr_py_signature {
 } cmr_py_signature;
 
 static int cmr_py_keyword_index(cmr_py_signature *signature, PyObject *key) {
-  if (signature->interned[0] == NULL) {
-    for (int i = 0; i < signature->count; ++i) {
-      signature->interned[i] = PyUnicode_InternFromString(signature->names[i]);
-      if (signature->interned[i] == NULL) return -1;
+  for (int i = 0; i < signature->count; ++i) {
+    if (signature->interned[i] == NULL && (signature->interned[i] = PyUnicode_InternFromString(signature->names[i])) == NULL) {
+      return -1;
     }
   }
   for (int i = 0; i < signature->count; ++i) {
