@@ -4028,7 +4028,8 @@ typedef struct cmr_py_signature {
 
 static int cmr_py_keyword_index(cmr_py_signature *signature, PyObject *key) {
   for (int i = 0; i < signature->count; ++i) {
-    if (signature->interned[i] == NULL && (signature->interned[i] = PyUnicode_InternFromString(signature->names[i])) == NULL) {
+    if (signature->interned[i] == NULL &&
+        (signature->interned[i] = PyUnicode_InternFromString(signature->names[i])) == NULL) {
       return -1;
     }
   }
