@@ -4020,13 +4020,13 @@ static bool cmr_py_raised_in_callback(void) { return cmr_py_python_callbacks && 
  * be given), interned on first use so that keywords, which the compiler
  * interns, match by identity. */
 typedef struct cmr_py_signature {
-  const char *const function;
-  const int count, required;
-  const char *const names[4];
-  PyObject *interned[4];
+  const char *function;
+  int count, required;
+  const char *names[4];
+  PyObject **interned; /* count of them, NULL until interned */
 } cmr_py_signature;
 
-static int cmr_py_keyword_index(cmr_py_signature *signature, PyObject *key) {
+static int cmr_py_keyword_index(const cmr_py_signature *signature, PyObject *key) {
   for (int i = 0; i < signature->count; ++i) {
     if (signature->interned[i] == NULL &&
         (signature->interned[i] = PyUnicode_InternFromString(signature->names[i])) == NULL) {
@@ -4044,7 +4044,7 @@ static int cmr_py_keyword_index(cmr_py_signature *signature, PyObject *key) {
 }
 
 /* cmr_py_arguments when keywords are given or the count is wrong. */
-static int cmr_py_arguments_by_name(cmr_py_signature *signature, PyObject *const *args, Py_ssize_t nargs,
+static int cmr_py_arguments_by_name(const cmr_py_signature *signature, PyObject *const *args, Py_ssize_t nargs,
                                     PyObject *kwnames, PyObject **values) {
   if (nargs > signature->count) {
     PyErr_Format(PyExc_TypeError, "%s() takes at most %d arguments (%zd given)", signature->function,
@@ -4073,11 +4073,11 @@ static int cmr_py_arguments_by_name(cmr_py_signature *signature, PyObject *const
 }
 
 /* The arguments of a METH_FASTCALL | METH_KEYWORDS call, by name, into
- * values[count] (NULL where not given). Inline: the common call, all
- * positional, costs a few instructions. */
-static inline __attribute__((always_inline)) int cmr_py_arguments(cmr_py_signature *signature, PyObject *const *args,
-                                                                  Py_ssize_t nargs, PyObject *kwnames,
-                                                                  PyObject **values) {
+ * values[count] (NULL where not given). Inline, over a constant
+ * signature: the common call, all positional, costs a few instructions. */
+static inline __attribute__((always_inline)) int cmr_py_arguments(const cmr_py_signature *signature,
+                                                                  PyObject *const *args, Py_ssize_t nargs,
+                                                                  PyObject *kwnames, PyObject **values) {
   if (kwnames != NULL || nargs < signature->required || nargs > signature->count) {
     return cmr_py_arguments_by_name(signature, args, nargs, kwnames, values);
   }
@@ -4224,7 +4224,8 @@ static int cmr_py_resource_live(cmr_py_resource *resource) {
 
 static PyObject *cmr_py_resource_allocate(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                           PyObject *kwnames) {
-  static cmr_py_signature signature = {"allocate", 2, 1, {"nbytes", "stream"}, {NULL}};
+  static PyObject *interned[2];
+  static const cmr_py_signature signature = {"allocate", 2, 1, {"nbytes", "stream"}, interned};
   PyObject *values[2];
   cmr_py_resource *resource = (cmr_py_resource *)self;
   size_t bytes = 0;
@@ -4252,7 +4253,8 @@ static PyObject *cmr_py_resource_allocate(PyObject *self, PyObject *const *args,
 
 static PyObject *cmr_py_resource_deallocate(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                             PyObject *kwnames) {
-  static cmr_py_signature signature = {"deallocate", 3, 2, {"ptr", "nbytes", "stream"}, {NULL}};
+  static PyObject *interned[3];
+  static const cmr_py_signature signature = {"deallocate", 3, 2, {"ptr", "nbytes", "stream"}, interned};
   PyObject *values[3];
   cmr_py_resource *resource = (cmr_py_resource *)self;
   void *ptr = NULL;
@@ -4482,7 +4484,9 @@ static int cmr_py_buffer_make_from(cmr_py_buffer *self, PyObject **values) {
   return cmr_py_buffer_make(self, size, ptr, stream_object, stream, mr);
 }
 
-static cmr_py_signature cmr_py_buffer_signature = {"DeviceBuffer", 4, 0, {"ptr", "size", "stream", "mr"}, {NULL}};
+static PyObject *cmr_py_buffer_keywords[4];
+static const cmr_py_signature cmr_py_buffer_signature = {"DeviceBuffer", 4, 0, {"ptr", "size", "stream", "mr"},
+                                                         cmr_py_buffer_keywords};
 
 static PyObject *cmr_py_buffer_vectorcall(PyObject *type, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
   Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
