@@ -1,23 +1,47 @@
-"""Per-call cost of cmr's Python package, against the peers in the same
-process: ns per allocate+free pair of each `--bytes` size (small and large
-by default), warm, best of `--repeat` runs of `--pairs` pairs each. Ratios
-are CuPy's pool's time over the row's (higher is better; without CuPy, the
-extension call's).
+"""cmr's Python package against its peers, in one run:
+
+1. per-call cost, in the same process: ns per allocate+free pair of each
+   `--bytes` size (small and large by default), warm, best of `--repeat`
+   runs of `--pairs` pairs each, with ratios of CuPy's pool's time over the
+   row's (higher is better; without CuPy, the extension call's);
+2. the host figure (issue 18), in the same process: the time of
+   mr.allocate+deallocate on pool(system) and of DeviceBuffer(size=1000) +
+   delete, each as a multiple of bytearray(1000) creation + deletion, on a
+   line of its own: `host-ratio mr_pair=X device_buffer=Y`;
+3. workloads, each configuration in a fresh process, `--runs` times (the
+   configurations taking turns), median wall time and the ratio to the
+   peer's median of the same run: a CuPy array workload (temporaries of
+   mixed sizes, a matmul and an FFT per step; CuPy's default pool against
+   cmr_cupy_allocator over pool(cuda)) and a PyTorch training loop (an MLP
+   with varying batch sizes; the caching allocator against
+   cmr_torch_allocator over pool(cuda)). Each skips, saying why, without
+   CuPy, PyTorch or a GPU.
 
     PYTHONPATH=build/<dir>/python python3 bench/bench_python.py [--bytes N ...] [--pairs N] [--repeat N]
-                                                                [--csv FILE]
+        [--runs N] [--steps N] [--csv FILE] [--workloads-csv FILE] [--plot FILE] [--quick]
 
-Rows: cmr.mr.allocate/deallocate on a pool, cmr.DeviceBuffer create+delete
-on the same pool, and the C call through the extension alone (what the
-binding layer adds is the difference); with a GPU also over cudaMallocAsync
-(cmr's cuda_async), and CuPy's MemoryPool.malloc, PyTorch's caching
-allocator (torch.empty) and cuda.core's device memory resource (allocate +
-close) where they are installed. Targets (issue 7): DeviceBuffer at most
-0.5x CuPy's time, mr.allocate+deallocate at most 0.3x."""
+--quick: the host figure alone, from few pairs (what the ctest runs: it
+checks the line is printed, not the figures). --plot writes the workloads'
+medians as a PNG (bench/plot.py's conventions; needs matplotlib).
+
+Rows of the per-call table: cmr.mr.allocate/deallocate on a pool,
+cmr.DeviceBuffer create+delete on the same pool, and the C call through the
+SWIG extension alone; with a GPU also over cudaMallocAsync (cmr's
+cuda_async), and CuPy's MemoryPool.malloc, PyTorch's caching allocator
+(torch.empty) and cuda.core's device memory resource (allocate + close)
+where they are installed. Targets (issue 18): mr.allocate+deallocate at
+least 2.0x, DeviceBuffer at least 1.4x (CuPy's time over cmr's); the CuPy
+workload at most 1.0x CuPy's pool's time, the PyTorch loop at most 1.0x
+the caching allocator's; host-ratio at most 2.5 and 3.5."""
 
 from __future__ import annotations
 
 import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
 import timeit
 
 import cmr
@@ -90,13 +114,200 @@ def _cuda_core_pair(nbytes: int):
     return pair
 
 
+def _host_ratio_line(pairs: int, repeat: int) -> str:
+    """The host figure's line; in a CUDA build it needs a device (the system
+    resource's free waits on the stream), and says it skipped without one."""
+    if capi.cmr_built_with_cuda():
+        try:
+            devices = capi.cmr_device_count()
+        except RuntimeError:
+            devices = 0
+        if devices == 0:
+            return "host-ratio skipped: a CUDA build without a GPU"
+    mr_pair, device_buffer = _host_ratio(pairs, repeat)
+    return f"host-ratio mr_pair={mr_pair:.2f} device_buffer={device_buffer:.2f}"
+
+
+def _host_ratio(pairs: int, repeat: int) -> tuple[float, float]:
+    """(mr pair, DeviceBuffer) time over bytearray(1000)'s, in this process,
+    each the best of `repeat` runs, the three taking turns."""
+    pool = mr.PoolMemoryResource(mr.SystemMemoryResource(), initial_pool_size="64MiB")
+
+    def mr_pair():
+        pool.deallocate(pool.allocate(1000), 1000)
+
+    def device_buffer():
+        cmr.DeviceBuffer(size=1000, mr=pool)
+
+    def host_bytes():
+        bytearray(1000)
+
+    subjects = (mr_pair, device_buffer, host_bytes)
+    best = {subject: float("inf") for subject in subjects}
+    for subject in subjects:
+        subject()
+    for _ in range(repeat):
+        for subject in subjects:
+            best[subject] = min(best[subject], timeit.timeit(subject, number=pairs))
+    return best[mr_pair] / best[host_bytes], best[device_buffer] / best[host_bytes]
+
+
+# ---- workloads: one configuration per process --------------------------------------------
+
+WORKLOADS = {"cupy": ("CuPy's default pool", "cmr_cupy_allocator"),
+             "torch": ("caching allocator", "cmr_torch_allocator")}
+
+
+class Skip(Exception):
+    """The workload cannot run here; the message says why."""
+
+
+def _cmr_pool_as_current():
+    pool = mr.PoolMemoryResource(mr.CudaMemoryResource(), initial_pool_size="1GiB")
+    mr.set_current_device_resource(pool)
+    return pool
+
+
+def _cupy_workload(config: str, steps: int) -> float:
+    try:
+        import cupy
+    except ImportError:
+        raise Skip("no CuPy") from None
+    if not capi.cmr_built_with_cuda() or cupy.cuda.runtime.getDeviceCount() == 0:
+        raise Skip("no GPU (or a host build)")
+    if config == "cmr":
+        from cmr.allocators.cupy import cmr_cupy_allocator
+        _cmr_pool_as_current()
+        cupy.cuda.set_allocator(cmr_cupy_allocator)
+    matrix = cupy.random.random((256, 256), dtype=cupy.float32)
+    signal = cupy.random.random(4096, dtype=cupy.float32)
+    sizes = [1 + (i * 7919) % 200_000 for i in range(16)]  # 1 B to ~800 KB of float32 temporaries
+
+    def step(i: int):
+        temporaries = [cupy.empty(sizes[(i + k) % len(sizes)], dtype=cupy.float32) for k in range(8)]
+        product = matrix @ matrix
+        spectrum = cupy.fft.fft(signal)
+        scaled = (product * 0.5 + 1.0).sum() + cupy.abs(spectrum).sum()
+        del temporaries
+        return scaled
+
+    for i in range(steps // 10):  # warm: the pools hold their blocks, cuBLAS and cuFFT their plans
+        step(i)
+    cupy.cuda.Device().synchronize()
+    start = time.perf_counter()
+    for i in range(steps):
+        step(i)
+    cupy.cuda.Device().synchronize()
+    return time.perf_counter() - start
+
+
+def _torch_workload(config: str, steps: int) -> float:
+    try:
+        import torch
+    except ImportError:
+        raise Skip("no PyTorch") from None
+    if not capi.cmr_built_with_cuda() or not torch.cuda.is_available():
+        raise Skip("no GPU (or a host build)")
+    if config == "cmr":
+        from cmr.allocators.torch import cmr_torch_allocator
+        _cmr_pool_as_current()
+        torch.cuda.memory.change_current_allocator(cmr_torch_allocator)  # before anything is allocated
+    device = torch.device("cuda")
+    model = torch.nn.Sequential(torch.nn.Linear(512, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 1024),
+                                torch.nn.ReLU(), torch.nn.Linear(1024, 10)).to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    batches = [32, 96, 256, 17, 512, 128, 1000, 64]  # varying: the allocator sees new sizes all along
+
+    def step(i: int):
+        batch = batches[i % len(batches)]
+        inputs = torch.randn(batch, 512, device=device)
+        labels = torch.randint(0, 10, (batch,), device=device)
+        optimizer.zero_grad(set_to_none=True)
+        loss = torch.nn.functional.cross_entropy(model(inputs), labels)
+        loss.backward()
+        optimizer.step()
+
+    for i in range(steps // 10):
+        step(i)
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for i in range(steps):
+        step(i)
+    torch.cuda.synchronize()
+    return time.perf_counter() - start
+
+
+def _child(workload: str, config: str, steps: int) -> None:
+    """Runs one configuration in this (fresh) process; prints `seconds S` or `skip: why`."""
+    run = _cupy_workload if workload == "cupy" else _torch_workload
+    try:
+        print(f"seconds {run(config, steps):.6f}")
+    except Skip as why:
+        print(f"skip: {why}")
+
+
+def _workloads(runs: int, steps: int, failed: list[str]) -> list[tuple[str, str, float, list[float]]]:
+    """(workload, configuration, median seconds, every run's seconds) of
+    every configuration that ran; prints a table per workload. What a
+    configuration's process said when it failed goes into `failed`."""
+    rows = []
+    for workload, (peer, ours) in WORKLOADS.items():
+        times: dict[str, list[float]] = {"peer": [], "cmr": []}
+        skipped = None
+        for _ in range(runs):
+            for config in times:  # taking turns: drift in the machine lands on both
+                out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", workload, config,
+                                      "--steps", str(steps)], capture_output=True, text=True, check=False)
+                line = (out.stdout.strip().splitlines() or [""])[-1]
+                if out.returncode != 0 or not (line.startswith("seconds ") or line.startswith("skip: ")):
+                    failed.append(f"{workload} {config}: exit {out.returncode}\n{out.stdout}\n{out.stderr[-4000:]}")
+                    skipped = f"FAILED ({workload} {config}, exit {out.returncode}; the output follows the tables)"
+                    break
+                if line.startswith("skip: "):
+                    skipped = line[len("skip: "):]
+                    break
+                times[config].append(float(line.split()[1]))
+            if skipped:
+                break
+        print(f"\nworkload {workload}: {steps} steps, {runs} fresh processes per configuration, median wall time")
+        if skipped:
+            print(f"skipped: {skipped}")
+            continue
+        medians = {config: statistics.median(values) for config, values in times.items()}
+        print("| configuration | median s | runs (s) | time / peer's |")
+        print("|---|---|---|---|")
+        for config, name in (("peer", peer), ("cmr", ours)):
+            runs_text = " ".join(f"{value:.3f}" for value in times[config])
+            print(f"| {name} | {medians[config]:.4f} | {runs_text} | {medians[config] / medians['peer']:.3f}x |")
+            rows.append((workload, name, medians[config], times[config]))
+    return rows
+
+
+def _plot_workloads(rows, out: str) -> None:
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import plot  # bench/plot.py: the same conventions as the other plots
+    plot.workloads_plot([{"workload": w, "subject": s, "median_s": str(m)} for w, s, m, _ in rows], out)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bytes", type=int, nargs="+", default=[1000, 1 << 20, 64 << 20])
     parser.add_argument("--pairs", type=int, default=20000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--csv", help="also write bytes,subject,ns_per_pair lines here")
+    parser.add_argument("--runs", type=int, default=5, help="fresh processes per workload configuration")
+    parser.add_argument("--steps", type=int, default=2000, help="steps of each workload run")
+    parser.add_argument("--workloads-csv", help="also write workload,subject,median_s,runs_s lines here")
+    parser.add_argument("--plot", help="write the workloads' medians as a PNG here")
+    parser.add_argument("--quick", action="store_true", help="the host-ratio line alone, from few pairs")
+    parser.add_argument("--child", nargs=2, metavar=("WORKLOAD", "CONFIG"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child:
+        _child(*args.child, args.steps)
+        return
+    if args.quick:
+        print(_host_ratio_line(2000, 3))
+        return
     build = "CUDA" if capi.cmr_built_with_cuda() else "host"
     rows = []
     for nbytes in args.bytes:
@@ -112,6 +323,21 @@ def main() -> None:
     if args.csv:
         with open(args.csv, "w", encoding="utf-8") as out:
             out.write("bytes,subject,ns_per_pair\n" + "\n".join(rows) + "\n")
+    print("\nmr.allocate+deallocate on pool(system) and DeviceBuffer(size=1000)+delete over bytearray(1000), "
+          "same process (targets: at most 2.5 and 3.5)")
+    print(_host_ratio_line(args.pairs, args.repeat))
+    failed: list[str] = []
+    workload_rows = _workloads(args.runs, args.steps, failed)
+    if args.workloads_csv:
+        with open(args.workloads_csv, "w", encoding="utf-8") as out:
+            out.write("workload,subject,median_s,runs_s\n")
+            for workload, subject, median, values in workload_rows:
+                out.write(f"{workload},{subject},{median:.6f},{' '.join(f'{v:.6f}' for v in values)}\n")
+    if args.plot and workload_rows:
+        _plot_workloads(workload_rows, args.plot)
+    if failed:
+        print("\n" + "\n\n".join(failed), file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -5,8 +5,10 @@ CSV files that bench/run_gpu.sh has the benchmarks write:
 
 Writes into DIR: random_allocations_large.png (ns per operation against the
 maximum size, 100,000 allocations), random_allocations_small.png (the same
-for the small sizes), threads.png (pairs per second against threads) and
-python.png (ns per allocate+free pair from Python, per size)."""
+for the small sizes), threads.png (pairs per second against threads),
+python.png (ns per allocate+free pair from Python, per size) and, from
+python_workloads.csv, python_workloads.png (the workloads' medians against
+their peers')."""
 
 from __future__ import annotations
 
@@ -34,6 +36,15 @@ def _series(rows, key_x, key_y, keep=lambda row: True) -> dict[str, list[tuple[f
     return {name: sorted(points) for name, points in series.items()}
 
 
+def _save(fig, ax, out) -> None:
+    """The legend, and the figure written to `out`."""
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    print(f"wrote {out}")
+
+
 def _line_plot(series, title, xlabel, ylabel, out: Path, logy=True) -> None:
     fig, ax = plt.subplots(figsize=(8, 5))
     for name, points in series.items():
@@ -45,11 +56,7 @@ def _line_plot(series, title, xlabel, ylabel, out: Path, logy=True) -> None:
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize="small")
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    print(f"wrote {out}")
+    _save(fig, ax, out)
 
 
 def _python_plot(rows, out: Path) -> None:
@@ -64,11 +71,27 @@ def _python_plot(rows, out: Path) -> None:
     ax.set_xticks([k + 0.4 - width / 2 for k in range(len(sizes))], [f"{n} B" for n in sizes])
     ax.set_ylabel("ns per allocate+free pair (lower is better)")
     ax.set_title("Per-call cost from Python")
-    ax.legend(fontsize="small")
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    print(f"wrote {out}")
+    _save(fig, ax, out)
+
+
+def workloads_plot(rows, out) -> None:
+    """Median wall time of each workload's configurations, as a multiple of
+    the workload's first (the peer's); rows: dicts of workload, subject, median_s."""
+    workloads = list(dict.fromkeys(row["workload"] for row in rows))
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for k, workload in enumerate(workloads):
+        mine = [row for row in rows if row["workload"] == workload]
+        peer = float(mine[0]["median_s"])
+        width = 0.8 / len(mine)
+        for i, row in enumerate(mine):
+            ratio = float(row["median_s"]) / peer
+            ax.bar(k + i * width, ratio, width, label=f"{workload}: {row['subject']}")
+            ax.annotate(f"{ratio:.2f}x", (k + i * width, ratio), ha="center", va="bottom", fontsize="small")
+    ax.axhline(1.0, color="grey", linewidth=0.8)
+    ax.set_xticks([k + 0.2 for k in range(len(workloads))], workloads)
+    ax.set_ylabel("median wall time / the peer's (lower is better)")
+    ax.set_title("Workloads, each configuration in fresh processes")
+    _save(fig, ax, out)
 
 
 def main(folder: Path) -> None:
@@ -88,6 +111,9 @@ def main(folder: Path) -> None:
     python_csv = folder / "python.csv"
     if python_csv.exists():
         _python_plot(_rows(python_csv), folder / "python.png")
+    workloads_csv = folder / "python_workloads.csv"
+    if workloads_csv.exists() and _rows(workloads_csv):
+        workloads_plot(_rows(workloads_csv), folder / "python_workloads.png")
 
 
 if __name__ == "__main__":

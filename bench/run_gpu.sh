@@ -34,7 +34,8 @@ step suballocators "$build/cmr-bench-suballocators" --csv "$out/suballocators.cs
 step random_allocations "$build/cmr-bench-random-allocations" --csv "$out/random_allocations.csv"
 step multi_stream "$build/cmr-bench-multi-stream"
 step multi_device "$build/cmr-bench-multi-device" --csv "$out/multi_device.csv"
-step python env PYTHONPATH="$build/python" python3 bench/bench_python.py --csv "$out/python.csv"
+step python env PYTHONPATH="$build/python" python3 bench/bench_python.py --csv "$out/python.csv" \
+  --workloads-csv "$out/python_workloads.csv" --plot "$out/python_workloads.png"
 step plots python3 bench/plot.py "$out"
 pack_logs bench.tar.gz
 exit $((failures > 0))

@@ -4,6 +4,7 @@ with which argument."""
 
 from __future__ import annotations
 
+from . import capi
 from ._bytes import parse_bytes
 from ._errors import SizeRangeError
 from ._resource import _ref_of
@@ -105,6 +106,9 @@ def c_unsigned(value, name: str) -> int:
 def _callable(function, name: str):
     if not callable(function):
         raise TypeError(f"{name} must be callable, not {type(function).__name__}")
+    # From now on cmr may call Python from any thread: the fast path lets the
+    # GIL go around its calls (python/swig/fast_path.swg).
+    capi.cmr_py_note_python_callbacks()
     return function
 
 

@@ -10,19 +10,16 @@ between the buffer and memory Python owns (host data, another object's
 device memory) waits until it is done, so that memory may go as soon as the
 call returns. A `stream` argument other than the buffer's own is waited for
 first, so that work already ordered on it (a kernel writing the buffer)
-comes before the copy."""
+comes before the copy.
+
+What is done per allocation (construction, ptr, size, the free) is the
+extension's C type (python/swig/fast_device_buffer.swg), made here over the class
+holding the methods written in Python."""
 
 from __future__ import annotations
 
-from . import _args, capi
-from ._per_device import get_current_device_resource
-from ._resource import _ref_of
+from . import _args, _per_device, capi
 from ._streams import DEFAULT_STREAM, as_stream_handle
-
-# The extension's own functions for what every buffer does: capi's Python
-# wrappers would add a Python call to each creation and deletion.
-_create = capi._capi.cmr_device_buffer_create
-_destroy = capi._capi.cmr_device_buffer_destroy
 
 
 def _count(value, name: str) -> int:
@@ -50,38 +47,19 @@ def _contiguous_bytes(interface: dict) -> int:
     return elements * itemsize
 
 
-class DeviceBuffer:
-    """Untyped, uninitialised device memory from a cmr resource.
+_DOC = """Untyped, uninitialised device memory from a cmr resource.
 
-    DeviceBuffer(*, ptr=0, size=0, stream=DEFAULT_STREAM, mr=None): `size`
-    bytes from `mr` (the current device resource when None), ordered on
-    `stream`; with ptr, a copy of the `size` bytes at that address (host or
-    device memory, which must hold them)."""
+DeviceBuffer(*, ptr=0, size=0, stream=DEFAULT_STREAM, mr=None): `size`
+bytes from `mr` (the current device resource when None), ordered on
+`stream`; with ptr, a copy of the `size` bytes at that address (host or
+device memory, which must hold them)."""
 
-    _handle = None
-    _stream = DEFAULT_STREAM  # the stream object the buffer's work, and its last free, is ordered on
 
-    def __init__(self, *, ptr=0, size=0, stream=DEFAULT_STREAM, mr=None):
-        mr = get_current_device_resource() if mr is None else mr
-        ref = _ref_of(mr, "mr")
-        # A plain int in range (the common case) needs none of the checks'
-        # calls, which cost more than the allocation itself.
-        if type(size) is not int or not 0 <= size < 2**64:
-            size = _count(size, "size")
-        if type(ptr) is not int or ptr != 0:
-            ptr = _args.address(ptr, "ptr")
-        if ptr:
-            self._handle = capi.cmr_device_buffer_create_copy(ptr, size, stream, ref)
-            capi.cmr_stream_synchronize(stream)  # the source is the caller's again on return
-        else:
-            self._handle = _create(size, stream, ref)
-        self.mr = mr
-        self._stream = stream
+class _DeviceBufferMethods:
+    """The methods of cmr.DeviceBuffer written in Python; its C type (below)
+    adds construction, ptr, size, nbytes, mr and the free."""
 
-    def __del__(self):
-        handle, self._handle = self._handle, None
-        if handle is not None:
-            _destroy(handle)
+    __slots__ = ()
 
     def _live(self):
         if self._handle is None:
@@ -96,18 +74,6 @@ class DeviceBuffer:
         lives; not to be destroyed), for C and Cython:
         cmr.libcmr.device_buffer.device_buffer_of."""
         return int(self._live())
-
-    @property
-    def ptr(self) -> int:
-        """The address of the first byte (0 for an empty buffer)."""
-        return capi.cmr_device_buffer_data(self._live())
-
-    @property
-    def size(self) -> int:
-        """Bytes in the buffer."""
-        return capi.cmr_device_buffer_size(self._live())
-
-    nbytes = size
 
     def capacity(self) -> int:
         """Bytes the buffer can hold without reallocating."""
@@ -233,3 +199,10 @@ class DeviceBuffer:
         if self._handle is None:
             return "<cmr.DeviceBuffer (none)>"
         return f"<cmr.DeviceBuffer size={self.size} ptr={self.ptr:#x} stream={self.stream:#x}>"
+
+
+# With what the C type calls for what it does not do itself: sizes and
+# addresses that are not plain ints, the current device's resource when it
+# is not the object set from Python.
+DeviceBuffer = capi.cmr_py_device_buffer_type(_DeviceBufferMethods, _DOC, DEFAULT_STREAM, _count, _args.address,
+                                              _per_device.get_current_device_resource, _per_device._per_device_mrs)

@@ -9,35 +9,25 @@ collects them does not matter; the Python objects also keep each other
 (upstream_mr, bin_mrs, a buffer's mr), as RMM's do, so that what Python
 callbacks a resource calls stay alive as long as anything can call them.
 
-allocate/deallocate remember what they handed out, so that freeing an
-address twice, an address never allocated (by this resource), or with
-another size, raises ValueError before it reaches C, where some upstreams
-(the system's free) could not tell."""
+allocate/deallocate, and the resource's ref, are the extension's
+(capi.ResourceBase, python/swig/fast_resource.swg): they are called per
+allocation. They remember what they handed out, so that freeing an address
+twice, an address never allocated (by this resource), or with another size,
+raises ValueError before it reaches C, where some upstreams (the system's
+free) could not tell."""
 
 from __future__ import annotations
 
 from . import capi
-from ._streams import DEFAULT_STREAM
-
-# The extension's own functions for the calls made per allocation: capi's
-# Python wrappers of them would add a Python call each.
-_allocate = capi._capi.cmr_allocate
-_deallocate = capi._capi.cmr_deallocate
-
-# (resource identity, address) -> nbytes of what allocate() handed out and
-# deallocate() has not taken back, over every resource (one dict: the GIL
-# makes each lookup and update atomic). Keyed by resource too, since a
-# resource may hand out an address its upstream handed out to it.
-_outstanding: dict[tuple[int, int], int] = {}
 
 
-class DeviceMemoryResource:
+class DeviceMemoryResource(capi._capi.ResourceBase):
     """A memory resource: allocate and deallocate device memory, stream-ordered.
 
-    Not made directly: use one of the classes of cmr.mr."""
+    Not made directly: use one of the classes of cmr.mr. `_ref` (the
+    cmr_resource_ref) and `_identity` (its resource's, the key of what
+    allocate() handed out) are the base's."""
 
-    _ref = None
-    _identity = 0  # the C resource's address, the key of what allocate() handed out
     _handle = None
     _destroy = None
 
@@ -49,7 +39,6 @@ class DeviceMemoryResource:
         self._handle = handle
         self._destroy = destroy
         self._ref = make_ref(handle)
-        self._identity = self._ref.identity()
 
     def __del__(self):
         handle, self._handle = self._handle, None
@@ -73,31 +62,6 @@ class DeviceMemoryResource:
     def ref(self):
         """The cmr_resource_ref of the resource (valid while this object lives)."""
         return self._ref
-
-    def allocate(self, nbytes: int, stream=DEFAULT_STREAM) -> int:
-        """Allocates nbytes (0 gives 0), ordered on stream; returns the address."""
-        ptr = _allocate(self._ref, nbytes, stream)
-        if ptr:
-            _outstanding[(self._identity, ptr)] = nbytes
-        return ptr
-
-    def deallocate(self, ptr: int, nbytes: int, stream=DEFAULT_STREAM) -> None:
-        """Frees nbytes at ptr, which allocate() of this resource returned, ordered on stream."""
-        if ptr == 0:
-            return
-        key = (self._identity, ptr)
-        # Taken out first: a second thread freeing the same address finds nothing.
-        allocated = _outstanding.pop(key, None)
-        if allocated is None:
-            raise ValueError(f"{ptr:#x} was not allocated by this resource's allocate(), or was freed already")
-        if nbytes != allocated:
-            _outstanding[key] = allocated
-            raise ValueError(f"{ptr:#x} was allocated with {allocated} bytes, not {nbytes}")
-        try:
-            _deallocate(self._ref, ptr, nbytes, stream)
-        except BaseException:
-            _outstanding[key] = allocated
-            raise
 
     def is_equal(self, other: "DeviceMemoryResource") -> bool:
         """Whether memory from one can be freed by the other."""

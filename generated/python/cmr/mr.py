@@ -971,5 +971,5 @@ def _wrap_ref(ref, held: bool = False) -> DeviceMemoryResource:
     finally:
         if held:
             capi.cmr_ref_release(ref)
-    obj._handle, obj._destroy, obj._ref, obj._identity = handle, destroy, ref, ref.identity()
+    obj._handle, obj._destroy, obj._ref = handle, destroy, ref
     return obj

@@ -4,7 +4,10 @@ stream:
 
     cupy.cuda.set_allocator(cmr.allocators.cupy.cmr_cupy_allocator)
 
-As RMM's module, this one imports without CuPy; the allocator then raises
+The allocator is the extension's (python/swig/fast_cupy.swg): per call it
+makes the buffer (which keeps CuPy's stream until it frees on it) and the
+UnownedMemory and MemoryPointer over it, without a Python frame. As RMM's
+module, this one imports without CuPy; the allocator then raises
 ModuleNotFoundError when called."""
 
 try:
@@ -12,20 +15,16 @@ try:
 except ImportError:
     cupy = None
 
-from .._device_buffer import DeviceBuffer
+from .. import capi
+from .. import _device_buffer  # noqa: F401  (makes cmr.DeviceBuffer's type, which the allocator makes)
 
-
-def cmr_cupy_allocator(nbytes: int) -> "cupy.cuda.MemoryPointer":
-    """nbytes from the current device resource, as a CuPy memory pointer that keeps its buffer."""
-    if cupy is None:
+if cupy is None:
+    def cmr_cupy_allocator(nbytes: int) -> "cupy.cuda.MemoryPointer":
+        """nbytes from the current device resource, as a CuPy memory pointer that keeps its buffer."""
         raise ModuleNotFoundError("No module named 'cupy'")
-    stream = cupy.cuda.get_current_stream()
-    buffer = DeviceBuffer(size=nbytes, stream=stream)  # the buffer keeps CuPy's stream until it frees on it
-    # CuPy finds the device of an address itself (device -1); an empty
-    # buffer has no address, so it gets the current device.
-    device = cupy.cuda.device.get_device_id() if buffer.ptr == 0 else -1
-    memory = cupy.cuda.memory.UnownedMemory(buffer.ptr, nbytes, buffer, device)
-    return cupy.cuda.memory.MemoryPointer(memory, 0)
+else:
+    cmr_cupy_allocator = capi.cmr_py_cupy_allocator(cupy.cuda.get_current_stream, cupy.cuda.memory.UnownedMemory,
+                                                    cupy.cuda.memory.MemoryPointer, cupy.cuda.device.get_device_id)
 
 
 rmm_cupy_allocator = cmr_cupy_allocator

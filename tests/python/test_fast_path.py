@@ -1,0 +1,222 @@
+"""The calls made per allocation, which the extension does in C
+(python/swig/fast_*.swg): their arguments, the double-free guard's
+table under many live allocations, DeviceBuffer's construction paths, the
+current device's resource, threads, and CuPy's allocator over a stand-in
+for CuPy (the real one runs on the GPU machine)."""
+
+import ctypes
+import faulthandler
+import importlib
+import random
+import sys
+import threading
+import types
+
+import pytest
+
+import cmr
+from cmr import mr
+
+
+@pytest.fixture
+def pool(host_mr):
+    return mr.PoolMemoryResource(host_mr, initial_pool_size=1 << 22)
+
+
+def test_allocate_and_deallocate_take_rmms_keywords(pool):
+    ptr = pool.allocate(nbytes=100, stream=cmr.DEFAULT_STREAM)
+    pool.deallocate(ptr=ptr, nbytes=100, stream=0)
+    ptr = pool.allocate(100, stream=cmr.Stream(2))
+    pool.deallocate(ptr, nbytes=100)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'size'"):
+        pool.allocate(size=100)
+    with pytest.raises(TypeError, match="missing required argument 'nbytes'"):
+        pool.allocate()
+    with pytest.raises(TypeError, match="multiple values for argument 'nbytes'"):
+        pool.allocate(100, nbytes=100)
+    with pytest.raises(TypeError, match="at most 3 arguments"):
+        pool.deallocate(1, 2, 3, 4)
+    with pytest.raises(TypeError, match="nbytes must be an int, not str"):
+        pool.allocate("100")
+    with pytest.raises(OverflowError):
+        pool.allocate(-1)
+    pool.deallocate(0, 123)  # nothing was allocated at 0: nothing to do
+
+
+def test_the_guard_follows_many_live_allocations_freed_in_any_order(pool, host_mr):
+    """Thousands of live addresses over two resources (the guard's table
+    grows, and every removal keeps the others findable)."""
+    sizes = [16 + (i * 37) % 700 for i in range(3000)]
+    handed_out = [(pool, pool.allocate(n), n) for n in sizes] + [(host_mr, host_mr.allocate(n), n) for n in sizes[:500]]
+    random.Random(18).shuffle(handed_out)
+    for resource, ptr, n in handed_out[::2]:
+        resource.deallocate(ptr, n)
+    for resource, ptr, n in handed_out[::2]:
+        with pytest.raises(ValueError, match="freed already"):
+            resource.deallocate(ptr, n)
+    for resource, ptr, n in handed_out[1::2]:
+        with pytest.raises(ValueError, match=f"allocated with {n} bytes, not {n + 1}"):
+            resource.deallocate(ptr, n + 1)
+        resource.deallocate(ptr, n)
+
+
+def test_a_second_object_over_the_same_resource_frees_what_the_first_allocated(host_mr):
+    stats = mr.StatisticsResourceAdaptor(host_mr)
+    mr.set_current_device_resource(stats)
+    ptr = stats.allocate(64)
+    capi_ref = cmr.capi.cmr_acquire_current_device_resource_ref()
+    try:
+        twin = cmr.mr._wrap_ref(capi_ref)
+    finally:
+        cmr.capi.cmr_ref_release(capi_ref)
+    assert twin is not stats and twin._identity == stats._identity
+    twin.deallocate(ptr, 64)
+    assert stats.allocation_counts.current_bytes == 0
+
+
+def test_threads_allocate_and_free_at_once(pool):
+    failures = []
+
+    def work():
+        try:
+            for i in range(2000):
+                n = 8 + i % 300
+                pool.deallocate(pool.allocate(n), n)
+        except Exception as error:  # noqa: BLE001  (reported below)
+            failures.append(error)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+
+
+def test_device_buffer_construction_paths(pool):
+    assert cmr.DeviceBuffer(size="1KiB", mr=pool).size == 1024  # not a plain int: _args.size
+    with pytest.raises(TypeError, match="keyword arguments only"):
+        cmr.DeviceBuffer(10)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'nbytes'"):
+        cmr.DeviceBuffer(nbytes=10, mr=pool)
+    with pytest.raises(TypeError, match="mr must be a cmr.mr.DeviceMemoryResource, not str"):
+        cmr.DeviceBuffer(size=10, mr="pool")
+    with pytest.raises(TypeError, match="size must be an int"):
+        cmr.DeviceBuffer(size=1.5, mr=pool)
+    with pytest.raises(ValueError, match=r"size must be in \[0, 2\*\*64\)"):
+        cmr.DeviceBuffer(size=-1, mr=pool)
+    source = bytearray(b"copied from a host address")
+    address = ctypes.addressof((ctypes.c_char * len(source)).from_buffer(source))
+    copy = cmr.DeviceBuffer(ptr=address, size=len(source), mr=pool)
+    assert copy.tobytes() == bytes(source) and copy.mr is pool
+    made = cmr.DeviceBuffer(size=8, mr=pool)
+    with pytest.raises(ValueError, match="made already"):
+        made.__init__(size=8, mr=pool)
+
+
+def test_a_subclass_is_made_through_init(pool):
+    class Tagged(cmr.DeviceBuffer):
+        def __init__(self, tag, **kwargs):
+            super().__init__(**kwargs)
+            self.tag = tag
+
+    buffer = Tagged("mine", size=40, mr=pool)
+    assert isinstance(buffer, cmr.DeviceBuffer) and buffer.tag == "mine" and buffer.size == 40
+    assert buffer.mr is pool and buffer._stream is cmr.DEFAULT_STREAM
+
+
+def test_without_mr_a_buffer_comes_from_the_current_resource(host_mr):
+    assert cmr.DeviceBuffer(size=10).mr.type_name == "system"  # the default, wrapped from C
+    stats = mr.StatisticsResourceAdaptor(host_mr)
+    mr.set_current_device_resource(stats)
+    buffer = cmr.DeviceBuffer(size=10)
+    assert buffer.mr is stats and stats.allocation_counts.current_bytes == 10
+    # Replaced from C behind Python's back: the object kept is not the one used.
+    other = mr.StatisticsResourceAdaptor(host_mr)
+    cmr.capi.cmr_set_current_device_resource_ref(other._ref)
+    assert cmr.DeviceBuffer(size=10).mr._identity == other._identity
+
+
+class _FakeCupy:
+    """What cmr_cupy_allocator uses of CuPy, recording what it is given."""
+
+    def __init__(self):
+        self.module = types.ModuleType("cupy")
+        self.stream = types.SimpleNamespace(ptr=0)
+        memory = types.SimpleNamespace(UnownedMemory=self.UnownedMemory, MemoryPointer=self.MemoryPointer)
+        device = types.SimpleNamespace(get_device_id=lambda: 7)
+        self.module.cuda = types.SimpleNamespace(get_current_stream=lambda: self.stream, memory=memory, device=device)
+
+    class UnownedMemory:
+        def __init__(self, ptr, size, owner, device_id):
+            self.ptr, self.size, self.owner, self.device_id = ptr, size, owner, device_id
+
+    class MemoryPointer:
+        def __init__(self, mem, offset):
+            self.mem, self.offset = mem, offset
+
+
+def test_the_cupy_allocator_with_a_stand_in_for_cupy(host_mr):
+    try:
+        import cupy  # noqa: F401
+        pytest.skip("cupy is installed: test_allocators runs the real one on a GPU")
+    except ImportError:
+        pass
+    fake = _FakeCupy()
+    stats = mr.StatisticsResourceAdaptor(host_mr)
+    mr.set_current_device_resource(stats)
+    sys.modules["cupy"] = fake.module
+    try:
+        allocator = importlib.reload(importlib.import_module("cmr.allocators.cupy"))
+        assert allocator.rmm_cupy_allocator is allocator.cmr_cupy_allocator
+        pointer = allocator.cmr_cupy_allocator(1000)
+        assert isinstance(pointer, fake.MemoryPointer) and pointer.offset == 0
+        memory = pointer.mem
+        buffer = memory.owner
+        assert isinstance(memory, fake.UnownedMemory) and memory.size == 1000 and memory.device_id == -1
+        assert isinstance(buffer, cmr.DeviceBuffer) and buffer.ptr == memory.ptr != 0 and buffer.size == 1000
+        assert buffer.mr is stats and buffer._stream is fake.stream
+        assert stats.allocation_counts.current_bytes == 1000
+        del pointer, memory, buffer
+        assert stats.allocation_counts.current_bytes == 0
+        empty = allocator.cmr_cupy_allocator(0).mem
+        assert empty.ptr == 0 and empty.device_id == 7  # no address: CuPy is told the current device
+        with pytest.raises(TypeError, match="nbytes must be an int"):
+            allocator.cmr_cupy_allocator("1000")
+    finally:
+        del sys.modules["cupy"]
+        importlib.reload(importlib.import_module("cmr.allocators.cupy"))
+
+
+def test_a_thread_waiting_for_a_lock_held_by_a_python_callback_lets_the_gil_go(host_mr):
+    """A thread_safe adaptor over a callback resource: one thread holds the
+    adaptor's lock while its callback runs Python (and sleeps, letting the
+    GIL go); another thread's allocate waits for that lock. Holding the GIL
+    while it waits would leave the callback unable to finish: the process
+    would hang with the GIL held, so a watchdog that needs no GIL ends it."""
+    faulthandler.dump_traceback_later(60, exit=True)
+    started = threading.Event()
+
+    def slow_allocate(nbytes, stream):
+        started.set()
+        threading.Event().wait(0.2)
+        return host_mr.allocate(nbytes, stream)
+
+    callback = mr.CallbackMemoryResource(slow_allocate, lambda p, n, s: host_mr.deallocate(p, n, s))
+    guarded = mr.ThreadSafeResourceAdaptor(callback)
+    done = []
+
+    def allocate_and_free():
+        ptr = guarded.allocate(64)
+        guarded.deallocate(ptr, 64)
+        done.append(ptr)
+
+    first = threading.Thread(target=allocate_and_free, daemon=True)
+    first.start()
+    started.wait(5)
+    second = threading.Thread(target=allocate_and_free, daemon=True)
+    second.start()
+    first.join(10)
+    second.join(10)
+    faulthandler.cancel_dump_traceback_later()
+    assert len(done) == 2
