@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmr-bench-call: the C figure the binding benchmarks compare with. One
  * allocate+deallocate pair of 1000 bytes on the default stream through a
  * pool(system, initial_pool_size=64MiB) made by cmr_stack_parse, warm; the

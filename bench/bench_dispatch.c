@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmr-bench-dispatch: what the dispatch layer costs. Each subject is timed
  * doing allocate+deallocate pairs of one size, warm, two ways:
  *

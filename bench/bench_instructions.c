@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmr-bench-instructions: the work bench/instructions.sh counts under
  * callgrind, one subject and one case per run. Everything goes through
  * cmr_allocate / cmr_deallocate on the default stream, over host memory.

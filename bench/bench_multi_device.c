@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmr-bench-multi-device: pool allocate+free pairs per second on two
  * devices at once, one thread per device (each on a stream of its device,
  * from a pool over cudaMalloc made on it), against one device alone. The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmr-bench-multi-stream: does the allocator serialise streams? RMM's
  * multi_stream_allocations shape: from one host thread, round robin over S
  * streams, each kernel gets a buffer allocated on its stream just before its

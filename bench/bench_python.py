@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cmr's Python package against its peers, in one run:
 
 1. per-call cost, in the same process: ns per allocate+free pair of each

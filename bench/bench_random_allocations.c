@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmr-bench-random-allocations: RMM's random_allocations workload over the
  * suballocators and the allocators a user would pick instead, in one process.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Replays allocation logs over the suballocators and compares what each held
 # from its upstream with what the log had in use. The logs are made here by
 # cmr-make-random-log (cmr's logging adaptor writes them):

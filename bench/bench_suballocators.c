@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmr-bench-suballocators: the suballocators against the allocators a user
  * would pick instead, measured in one process so that the ratios compare
  * like with like. Everything goes through cmr_allocate / cmr_deallocate.

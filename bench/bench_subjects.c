@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The benchmark's resources (see bench_subjects.h). */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The resources the suballocator benchmark compares, each made over the
  * build's base memory (device memory from cudaMalloc in the CUDA build,
  * host memory in the host build). The first is the peer the others are

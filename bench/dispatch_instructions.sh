@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The dispatch layer's cost in instructions: runs cmr-bench-dispatch under
 # callgrind once per subject, collecting only inside its two loop functions
 # (bench_dispatch_via_ref: N pairs through cmr_allocate/cmr_deallocate;

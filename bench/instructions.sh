@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The suballocators' cost in instructions, a figure free of a shared
 # machine's noise: runs cmr-bench-instructions under callgrind once per
 # subject and case, collecting only inside its counted functions, and prints

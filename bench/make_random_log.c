@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmr-make-random-log: writes an allocation log for cmr-replay, in cmr's
  * own logging format, by driving logging(simulated, filename=OUT) with a
  * random workload: the log is what cmr's logging adaptor writes for it.

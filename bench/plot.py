@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The key sweeps of a GPU benchmark run as PNG plots (matplotlib), from the
 CSV files that bench/run_gpu.sh has the benchmarks write:
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The benchmarks of bench/ on the GPU machine, in one device call: a CUDA
 # build with the Python package (no tests: Check is not needed), then the
 # suballocator tables, random_allocations, multi_stream, multi_device (two

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # SWIG at build time: the bindings' wrappers are made from the generated
 # interfaces (generated/swig/*.i) and the hand-written .swg files of each
 # binding's swig/ folder, into the build folder; nothing SWIG writes is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmr-demo: builds a small resource stack, runs an allocation workload
  * through it and prints what happened.
  *

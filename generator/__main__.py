@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """python3 -m generator [--check] [--spec DIR] [--out DIR]
 
 Reads spec/*.toml, validates it (one `file: field: problem` line per problem,
@@ -38,7 +39,8 @@ def _existing_generated(root: Path) -> set[str]:
     for p in module.rglob("*"):
         if p.is_file() and p.suffix in (".go", ".swig"):
             with p.open(encoding="utf-8") as f:
-                if GENERATED_MARK in f.readline().lower():
+                # the mark is in the first lines (after the SPDX line)
+                if any(GENERATED_MARK in f.readline().lower() for _ in range(3)):
                     found.add(str(p.relative_to(root)))
     return found
 

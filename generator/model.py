@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What a spec means: parameter types, named defaults, and the resource model
 the templates render. The loader (spec.py) builds these from TOML after
 validating it; the templates read them and never the raw TOML."""

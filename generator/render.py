@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Render the model into the files of generated/."""
 
 from __future__ import annotations

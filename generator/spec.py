@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Load and validate spec/*.toml. Every problem becomes one line of the form
 `spec/pool.toml: params[1].type: unknown type "sizet"`; nothing here raises
 past load_specs except SpecError, which carries all of them."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared by scripts/main.sh and scripts/test.sh (sourced, not run).
 # Puts the shell at the repository root and defines the helpers below.
 

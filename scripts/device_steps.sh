@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sourced by the scripts that run on the GPU machine (tests/gpu/run_all.sh,
 # bench/run_gpu.sh): steps that log to $out/NAME.log and a summary line each
 # in $top/summary.txt; `failures` counts the steps that failed.

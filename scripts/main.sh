@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The main job on a fresh Debian 12 machine: install what cmr needs,
 # regenerate the generated code from spec/, build cmr and run cmr-demo.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The whole test suite on a fresh Debian 12 machine: install what it needs,
 # check that generated/ is fresh, then configure, build and ctest the host
 # build (build/host) and, when a CUDA toolkit is installed, the CUDA build
@@ -60,6 +61,7 @@ checked_build() {
 install_dependencies
 
 step "generated code is fresh" "$PYTHON" -m generator --check || true
+step "every source file has its SPDX line" "$PYTHON" scripts/spdx.py check || true
 test_build host build/host -DCMR_WITH_CUDA=OFF -DCMR_BUILD_GO=ON -DCMR_BUILD_JAVA=ON -DCMR_BUILD_CSHARP=ON || true
 # The C ABI against its committed baseline (README, "The C ABI").
 step "C ABI: build/host against abi/libcmr.abi" bash scripts/abi.sh check build/host || true

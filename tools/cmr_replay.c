@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmr-replay: replays an allocation log in RMM's CSV format (as
  * logging_resource_adaptor and cmr's logging adaptor write it) against a
  * resource stack written as an expression, and reports what the stack did.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The C# binding's per-call cost: allocate+deallocate of 1000 bytes on the
 // default stream through pool(system), warm, many pairs per repeat, by the
 // public API (MemoryResource.Allocate/Deallocate) and, as the peer in the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 using System.Runtime.CompilerServices;
 
 // The benchmark times the native module's call alone too, beside the public

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 namespace Cmr
 {
     /// <summary>cmr statuses as exceptions (the native module calls Check on every status it returns).</summary>

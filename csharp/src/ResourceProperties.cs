@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 namespace Cmr
 {
     /// <summary>What a resource's memory is accessible from (CMR_PROPERTY_*).</summary>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cmr: GPU memory resources behind a stable C ABI, with RMM's Python API.
 
 Code written for rmm runs on cmr by changing the import (`rmm` -> `cmr`):

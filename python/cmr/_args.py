@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """How cmr.mr turns Python arguments into the C API's: the generated classes
 call these, so every resource checks the same way and says what was wrong
 with which argument."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Byte counts written as text, by cmr's one size grammar (spec/README.md,
 "Sizes"), read by the C library's own parser (cmr_parse_size), so Python,
 stack expressions and every binding accept exactly the same texts: a whole

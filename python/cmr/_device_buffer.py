@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cmr.DeviceBuffer: RMM's DeviceBuffer, over cmr_device_buffer.
 
 The C buffer holds a share of its resource; the Python object also keeps

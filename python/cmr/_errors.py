@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cmr's exceptions: RMMError as RMM spells it; CmrError, what a cmr call
 raises for a failure that is neither a MemoryError (every failure to
 allocate), a bad value nor a wrong kind of argument (TypeError), an RMMError

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 class RMMError(Exception):
     errcode: int
     def __init__(self, errcode: int, msg: str) -> None: ...

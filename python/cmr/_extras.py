@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What cmr.mr's classes add by hand to what the spec generates: a
 resource's spec names a class here in its [python] table (`extends`), and
 the generated class derives from it, so these methods come first. Each

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Type stubs of cmr._extras: what cmr.mr's classes add by hand.
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable

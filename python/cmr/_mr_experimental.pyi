@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 from .mr import CudaAsyncManagedMemoryResource as CudaAsyncManagedMemoryResource
 
 __all__ = ["CudaAsyncManagedMemoryResource"]

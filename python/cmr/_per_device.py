@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The per-device resource table, as RMM's Python shows it, over cmr's one C
 table (a C program, the PyTorch allocator entry points and Python all see
 the same resources). The Python objects set here are also kept here, so a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cmr.reinitialize: RMM's, plus a stack expression (resource=...)."""
 
 from __future__ import annotations

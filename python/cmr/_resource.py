@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The base classes of cmr.mr: RMM's DeviceMemoryResource and
 UpstreamResourceAdaptor, over a cmr_resource_ref.
 

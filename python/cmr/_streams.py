@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Streams. cmr's Stream is an int (its cudaStream_t), so passing one costs
 nothing; anything else a stream argument may be is turned into one by
 as_stream_handle, which the C layer calls for arguments that are not ints:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cmr.__version__ (the C library's, cmr_version()) and cmr.__git_commit__
 (the commit the package was built from, written at configure time; "" when
 the source was no git checkout)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cmr.statistics: RMM's memory statistics and profiler, over the current
 device resource and cmr.mr.StatisticsResourceAdaptor (whose counters live
 in C: this module only reads them)."""

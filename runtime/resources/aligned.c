@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* aligned: requests that need more than 256 bytes of alignment take that much
  * extra from the upstream (at 256) and hand out the aligned address inside
  * it; a map from each such address to the upstream's allocation lets the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* arena: RMM's arena_memory_resource, made explicit.
  *
  * At creation the arena takes arena_size bytes from the upstream, once, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* binning: requests routed by size to bins, else to the upstream. A free is
  * routed by the same rule, so the routing must not change under a pointer
  * still out: each route counts its outstanding allocations, and adding a bin

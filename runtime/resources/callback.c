@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* callback: memory from the user's allocate / deallocate functions. The
  * deallocate function sees only pointers its allocate function returned
  * through this resource, with the size they were asked for: the resource

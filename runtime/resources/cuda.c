@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cuda: device memory straight from cudaMalloc / cudaFree, each free
  * vouched for (cuda_memory.h) and made on the device current when the
  * resource was; cudaMalloc's pointers are aligned

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cuda_async: a cudaMemPool_t of the resource's own, allocated from in
  * stream order. An initial size is reserved by allocating and freeing it
  * once; the release threshold keeps it (and later growth) reserved. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cuda_async_managed: stream-ordered managed memory from the current
  * device's default managed pool (CUDA 13), which the driver owns. */
 #include <stdlib.h>

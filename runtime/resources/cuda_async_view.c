@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cuda_async_view: stream-ordered allocation from a pool the caller owns. */
 #include <stdlib.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* failure_callback: the upstream's allocation, retried for as long as the
  * user's callback asks after each out-of-memory failure. */
 #include <stdio.h>

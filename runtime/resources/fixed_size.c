@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fixed_size: blocks of one size, carved from upstream chunks of
  * blocks_to_preallocate blocks (fewer when the upstream is short). Each block is a unit of its own (span ==
  * block_size), so free blocks never merge and every take is a whole block.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* limiting: a count of bytes (each request rounded up to the adaptor's
  * alignment) reserved with compare-and-swap before the upstream is asked, so
  * that no interleaving of threads ever takes it past the limit. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* logging: RMM's CSV event log over an upstream. Each row is formatted
  * whole, then written and (with auto_flush) flushed under one lock. */
 #if defined(__linux__)

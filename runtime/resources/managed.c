@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* managed: unified memory from cudaMallocManaged / cudaFree, each free
  * vouched for (cuda_memory.h) and made on the device current when the
  * resource was; aligned to at least 256 bytes; both

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pinned_host: page-locked host memory from cudaMallocHost / cudaFreeHost, each free
  * vouched for (cuda_memory.h) and made on the device current when the
  * resource was; page aligned; cudaFreeHost

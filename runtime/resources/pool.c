@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pool: coalescing best fit over upstream chunks, in stream-ordered free
  * lists (runtime/src/stream_lists.h). An allocation looks in its stream's
  * list, then in other streams' lists, then grows the pool; when the upstream

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* prefetch: the upstream's allocation, migrated to the current device on
  * its stream when it is managed memory. */
 #include <stdio.h>

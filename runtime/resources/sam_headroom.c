@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sam_headroom: system memory whose preferred location is the device for as
  * much of each allocation as fits above the headroom of free device memory,
  * and the host for the rest (RMM's sam_headroom_memory_resource). The host

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* simulated: addresses from a bump pointer over a range no process maps, and
  * counters; no memory behind them. The mutex keeps the bump pointer and the
  * counters consistent with each other; a ledger of its own (every simulated

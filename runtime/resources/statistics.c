@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* statistics: a stack of counter levels under one mutex. Only the top level
  * counts; popping merges it into the level below with RMM's rule. A level's
  * value may go negative (it frees memory allocated before its push), so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* system: host memory from posix_memalign / free. Device accessible only
  * where the device reads pageable memory (and always in the host build,
  * where the host is the device). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* thread_safe: one mutex held around every call to the upstream. */
 #include <pthread.h>
 #include <stdlib.h>

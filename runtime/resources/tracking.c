@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tracking: a record per outstanding allocation in a chained hash table
  * under one lock, and the outstanding-allocations report built from it. */
 #include <execinfo.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The intrusive address map (see address_map.h). */
 #include <stdlib.h>
 

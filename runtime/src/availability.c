@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What a resource that this build lacks answers. */
 #include "internal.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The backend of the CUDA build, over the CUDA runtime. Every failure goes
  * through cmr_cuda_failure, which maps the error and names the call. */
 #include <stdarg.h>

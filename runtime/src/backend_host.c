@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The backend of the host build: simulated devices whose memory is the
  * host's (CMR_HOST_DEVICE_COUNT of them, so the per-device logic runs
  * without a GPU); streams are tokens whose work is always complete; copies

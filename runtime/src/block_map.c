@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The handed-out blocks of a suballocator: an address map (address_map.h)
  * in each of 64 shards, each under its own lock and on its own cache line. */
 #include <stddef.h>

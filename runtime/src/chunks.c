@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Upstream chunks of a suballocator (see chunks.h). */
 #include <stdlib.h>
 

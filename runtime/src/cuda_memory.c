@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The CUDA leaves' vouched-for memory (see cuda_memory.h). */
 #include <stdlib.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Devices, streams and build facts: the public face of the backend. */
 #include "backend.h"
 #include "internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmr_device_buffer: RMM's device_buffer over a resource ref. The buffer
  * holds a share of its resource; every allocation, copy and free is ordered
  * on the buffer's stream, with the buffer's device (the one current at its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Making a resource's device current around its CUDA calls (backend.h). */
 #include "backend.h"
 

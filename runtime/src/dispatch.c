@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Dispatch through a resource ref: every argument is checked here, once, so
  * an ops table only ever sees bytes > 0, a power-of-two alignment of at least
  * CMR_DEFAULT_ALIGNMENT and no overflow once bytes are rounded up to it. The

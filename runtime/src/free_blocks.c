@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The free-block index: two treaps over the same records, one ordered by
  * (size, address) for best fit and one by address for first fit and for the
  * neighbours a returned block merges with. Both use the record's priority, so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Aligned host memory (host_memory.h). */
 #include <errno.h>
 #include <stdlib.h>

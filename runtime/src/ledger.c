@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The leaf resources' ledger (see ledger.h). */
 #include <stdlib.h>
 #include <string.h>

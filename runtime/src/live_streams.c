@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The live streams (see live_streams.h): a sorted array of handles under a
  * mutex, searched by bisection. Creating and destroying a stream are rare
  * next to allocations, and no allocation or free looks here. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The streams cmr_stream_create made and cmr_stream_destroy has not yet
  * destroyed, every one of them (unlike stream_ids.h, a cache that may leave
  * some out). cmr_stream_destroy destroys only these, so a stream destroyed

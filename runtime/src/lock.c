@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The slow paths of cmr_lock (lock.h): the classic three-state futex lock.
  * A thread that finds the lock held spins a little (the holders keep it for
  * a few hundred instructions), then marks it 2 (a sleeper may be waiting)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The diagnostic log (cmr/log.h): a threshold read inline by cmr_log
  * (log_write.h), a flush threshold, and one sink - stderr or a file opened
  * for appending - that a mutex guards, so lines from many threads never

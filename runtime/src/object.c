@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Counted objects behind generation-checked slots (object.h says why). The
  * table grows a page of slots at a time and never shrinks: its memory is
  * bounded by the most objects and handles alive at once, plus a reserve. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The per-device resource table: one ref per device, retained while stored,
  * made lazily from the plain resource of the build when never set. */
 #include <pthread.h>

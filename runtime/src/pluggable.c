@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* PyTorch's pluggable-allocator entry points over the per-device table. */
 #include <cmr/pluggable.h>
 

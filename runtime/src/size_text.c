@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The size grammar (size_text.h, spec/README.md): a whole or decimal number
  * and a unit, or a whole percentage of the current device's free memory.
  * The arithmetic is exact, in integers: a decimal is accepted only when it

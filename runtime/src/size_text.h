@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Sizes written as text, by the one grammar of spec/README.md ("Sizes"):
  * what cmr_parse_size and the size values of stack expressions read. */
 #ifndef CMR_SIZE_TEXT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Stack expressions (cmr/stack.h): a recursive-descent parser over the
  * constructor table generated from spec/ (stack_table.h). Each resource is
  * made as soon as its arguments are parsed, innermost first; the stack keeps

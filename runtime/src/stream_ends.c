@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Keys that end (see stream_ends.h). The tracked stream_lists are an array
  * under one mutex, held across each notification: a stream_lists is
  * untracked (first thing at its destruction) only between notifications.

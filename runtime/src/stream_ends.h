@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tells every live cmr_stream_lists when a key of its lists ends, so that
  * the list and its free blocks need not wait for the resource's destruction
  * (stream_lists.h says what becomes of them): a thread that keyed the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The made streams' ids (see stream_ids.h): open addressing over a fixed
  * table, probed at most cmr_stream_id_probes slots from a handle's hash.
  * Writers (stream creation and destruction, rare) take a lock; a reader

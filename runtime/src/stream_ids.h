@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The ids of the streams cmr_stream_create made, found by handle without a
  * driver call. Every allocation and free on a made stream needs the
  * stream's id (its handle may be recycled once the stream is destroyed), and

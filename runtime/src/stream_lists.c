@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Stream-ordered free lists (see stream_lists.h for the rules).
  *
  * Locks: each list has its own; the registry lock guards the array of lists.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmr_stream_pool: RMM's cuda_stream_pool. A fixed set of streams made
  * together and handed out round robin by an atomic counter. The handle is
  * the object token, as a device buffer's: one owner, no refs. */

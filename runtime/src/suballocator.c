@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The suballocators' shared steps (see suballocator.h). */
 #include "suballocator.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The cycle check of resources that hold resources (topology.h). */
 #include <pthread.h>
 

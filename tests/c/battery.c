@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The conformance battery: what every resource must do, whatever its
  * algorithm. Each case runs in its own forked process (Check's default), on
  * a fresh resource made by the checked fixture. */

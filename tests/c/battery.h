@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The conformance battery every resource passes, in the spirit of RMM's
  * mr_ref tests. generated/tests/conformance_<name>.c describes one resource
  * (from its spec) and hands it to cmr_battery_main. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What every adaptor's suite checks the same way: that it passes a call to
  * its upstream unchanged. */
 #ifndef CMR_TEST_ADAPTOR_H

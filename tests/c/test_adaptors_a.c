@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The statistics, limiting, aligned and thread_safe adaptors beyond the
  * battery: exact counters (the push/pop merge worked by hand), the limit
  * and its rounding, what the upstream is asked and given back (seen through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The arena resource beyond the conformance battery: its parameters, first
  * fit within superblocks, superblocks taken from the global arena and
  * reused, defragmentation, out of memory and the dump, bad frees, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* binning beyond the battery: which route serves a request (seen through
  * counting resources as bins and upstream), the bins the exponents make,
  * argument checks, add_bin's keep and add_bin_resource's replace semantics

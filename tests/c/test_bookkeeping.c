@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Bookkeeping that must not grow with every thread and stream ever seen
  * (host build): an exited thread's and a destroyed stream's free lists are
  * reclaimed, their memory comes back where others use it, and the stream

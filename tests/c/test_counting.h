@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A counting upstream for the suballocator suites: a callback resource over
  * aligned_alloc that counts calls and outstanding bytes (atomically, so
  * threads may share it) and can be told to fail. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmr_device_buffer: RMM's device_buffer semantics over the current
  * device's resource (real device memory in the CUDA build), plus a foreign
  * resource to observe what the buffer asks of it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Devices, memory figures, build facts and streams. */
 #include <pthread.h>
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The dispatch functions: every bad input, through a generated resource
  * (system) and through a foreign ops table, and the checks dispatch makes on
  * what a resource returns. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Status names and the thread-local message: its format, the context prefix
  * a caller adds in front of a callee's message, truncation and threads. */
 #include <pthread.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Resources at process exit. `leave`: a stack, an allocation from it and
  * the per-device table's entries are still alive when main returns.
  * `atexit`: the same, destroyed from an atexit handler registered before

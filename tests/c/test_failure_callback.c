@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The failure_callback adaptor over the counting foreign resource: when the
  * callback runs (out of memory only), with which bytes and how often, retries
  * until the upstream succeeds, giving up with the upstream's message, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fault injection: every resource that takes an upstream, alone and in small
  * stacks, over an upstream whose Nth allocation fails, for every N from the
  * first (during creation) until a run where the Nth never comes. Each run

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fixed_size beyond the battery: block size rounding, preallocation and
  * growth in chunks (seen through a counting upstream), requests that do not
  * fit, foreign pointers, everything back upstream at destroy, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The free-block index: best and first fit, merging and its one exception
  * (the start of a unit), take at every alignment, absorb, pop and each, a
  * failed take, and a long random run checked step by step against a sorted

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Bad frees through every resource stack shape: a foreign heap pointer, a
  * static one, an interior one, a double free and a wrong size (larger and
  * smaller) are each refused with their own status, nothing reaches the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Shared lifetimes: whatever stores a ref retains it, destroy drops only the
  * caller's share, and a handle used after its last release is reported. */
 #include <pthread.h>

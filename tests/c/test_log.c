@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The diagnostic log (cmr/log.h): levels, flush level, the file sink and
  * its lines, the environment (read in child processes, since it is read
  * once per process), thread safety, and the events the runtime logs. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* logging: the exact CSV of RMM's logging_resource_adaptor (header, each
  * action, failures, the pointer, size and stream formats), every
  * destination, flushing, rows lost to a failing file, rows from many threads

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Several devices in one process, on the host build's simulated devices
  * (ctest sets CMR_HOST_DEVICE_COUNT=3): each thread's current device, the
  * per-device table across devices, each resource's work on the device that

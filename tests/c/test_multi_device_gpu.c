@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Two GPUs in one process (skipped, 77, with fewer): the per-device table
  * across devices, every resource's memory on the device that was current
  * at its creation (cudaPointerGetAttributes) whichever is current at the

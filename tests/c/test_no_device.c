@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The CUDA build on a machine without a driver or device: every call that
  * needs one fails with CMR_ERROR_NO_DEVICE and a message that names the cmr
  * function and the CUDA call. Skipped where there is a device (the other

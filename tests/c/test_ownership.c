@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The ownership rules under misuse and concurrency (core.h, object.h):
  * - the per-device entry used by many threads while another replaces it;
  * - a retain that comes while the last share is being released fails;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The per-device resource table: range checks, the lazy default, set / get /
  * reset for a device and for the current one, and concurrent use. */
 #include <pthread.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The pluggable-allocator entry points (PyTorch's): they go through the
  * per-device table, and fail with NULL and a message. */
 #include <cmr/cmr.h>

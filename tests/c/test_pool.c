@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The pool's algorithm on the host build: coalescing, best fit, growth and
  * its limits, the stream-ordered paths (counted by the host backend), bad
  * frees, alignment, and full coalescing after many blocks. The upstream is

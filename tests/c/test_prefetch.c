@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The prefetch adaptor where no memory is managed (the host build, or a
  * device upstream): every call passes through unchanged, out of memory
  * included, and the retained upstream outlives its handle. */

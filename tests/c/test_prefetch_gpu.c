@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The prefetch adaptor on a device: managed memory it hands out has been
  * prefetched to the current device on the allocation's stream, and device
  * memory passes through. The driver is asked directly (where the range was

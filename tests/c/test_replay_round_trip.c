@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* logging -> cmr-replay: a workload on two threads runs through statistics
  * over the logging adaptor over simulated; cmr-replay replays the log over a
  * simulated leaf of the same capacity, and its report must match what the

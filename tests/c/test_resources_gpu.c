@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Resource-specific behaviour of the CUDA leaf resources that the battery
  * does not cover: parameters and typed methods of cuda_async, views of one
  * pool, equality across types, checks on bad handles and arguments. */

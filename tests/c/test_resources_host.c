@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Resource-specific behaviour the battery does not cover, for the resources
  * that need no GPU: the generated argument checks, from_ref, typed methods on
  * bad handles, the callback resource's contract, the system resource's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* simulated beyond the battery: the capacity, the counters, addresses that
  * no real memory has, frees it refuses, and a pool deciding over it. */
 #include <stdint.h>

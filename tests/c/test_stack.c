@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Stack expressions (over host memory): stacks that build and serve, the written
  * out expression, values of every kind, a corpus of bad expressions with
  * their messages, errors of the resources' own creation, CMR_RESOURCE. */

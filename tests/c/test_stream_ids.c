@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The made streams' id table (runtime/src/stream_ids.h): found while added,
  * gone once removed, a handle reused with another id, a full table leaving
  * streams out (never giving a wrong id), and lookups racing with adds and

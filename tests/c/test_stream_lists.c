@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The stream lists directly (host build): per-thread keying of the default
  * stream, giving back whole units, reports. The pool's suite covers taking
  * across streams through a resource. Addresses are made up: the lists never

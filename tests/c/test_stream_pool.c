@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmr_stream_pool (cmr/stream_pool.h): RMM's cuda_stream_pool. Round robin,
  * indexing modulo the size, flags, the handle's misuse, and streams that
  * are cmr's own: usable by resources, gone with the pool. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Many threads at once on each suballocator (host build; also run under
  * TSan): every thread allocates and frees random sizes on a stream of its
  * own or on the default stream, fills each block with a pattern of its own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Stream ordering of the suballocators on a real GPU. Memory freed on stream
  * A while A's work on it is still pending (A is held back by a host function
  * that sleeps), then allocated on stream B: B's write must land after A's.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Teardown in any order: the three handles of statistics over pool over a
  * counting leaf destroyed in each of the six orders (what an upper layer
  * retained lives until the last holder lets go, and nothing leaks or is

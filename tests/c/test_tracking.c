@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The tracking adaptor: counters, the report and its backtraces, unknown
  * pointers, size and alignment mismatches, a failing upstream, the retained
  * upstream, and many threads at once. Over the counting foreign resource,

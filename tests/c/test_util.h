@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the runtime's Check suites share: status assertions that also demand
  * a message on failure, the skip rule for GPU-less machines, a suite runner
  * that refuses to pass when nothing ran, and a foreign resource (an ops

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A program outside the cmr tree, built against an installed cmr: allocate
  * and free through the current device's resource, then through the
  * PyTorch entry points that <cmr/cmr.h> declares too (pluggable.h), and

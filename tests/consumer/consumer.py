@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """install.consumer's Python step: the installed package, imported from its
 prefix (PYTHONPATH), allocates through a pool and reports its version."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The install.consumer test: does an installed cmr work for a program outside
 # the tree, both ways a C program finds it?
 #

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The assertions of the C# tests: each failure says what was expected and what came.
 using System;
 

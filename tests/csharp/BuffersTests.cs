@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DeviceBuffer over host resources: contents, size and capacity, streams.
 using System;
 using System.Linq;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // C# delegates behind the callback resource and the failure callback
 // adaptor, and what happens when they throw.
 using System;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The per-device table from C#.
 using System;
 using Cmr;

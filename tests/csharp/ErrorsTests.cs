@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bad inputs, each as its own error: cmr's statuses as CmrException (out
 // of memory as CmrOutOfMemoryException) with cmr's message, and C#'s own
 // argument errors where C# can tell first.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs the finalizers of whatever is unreachable now, and of what those
 // finalizers left unreachable in turn.
 using System;

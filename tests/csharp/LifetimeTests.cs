@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Disposing in every order (upstreams before their adaptors included) and
 // leaving objects to the finalizer: nothing crashes, and the statistics
 // adaptor at the bottom of each stack sees every byte come back.

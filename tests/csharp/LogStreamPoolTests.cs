@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The diagnostic log and stream pools from C#.
 using System;
 using System.IO;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A small graph - a pool over counted host memory, a tracking adaptor over
 // it, a statistics adaptor on top, a stream, a buffer on that stream from
 // the top, the per-device entry set to the top, and a second object of the

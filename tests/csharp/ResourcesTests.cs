@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every resource the host build has, made with its defaults and with every
 // parameter given, serving and taking back memory, and its typed methods
 // reporting what it was made with.

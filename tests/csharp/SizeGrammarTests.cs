@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The size grammar through C#: the table the C suite reads (tests/sizes.txt,
 // at CMR_SIZES_TABLE), through Cmr.ByteSize.Parse.
 using System;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sizes the C# tests share.
 internal static class Sizes
 {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Stack expressions and stacks of adaptors made from C#: the objects of
 // the right classes, counters that see what passes through them.
 using System;

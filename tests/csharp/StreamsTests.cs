@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Streams from C#: CudaStream, and allocations ordered on streams.
 using System;
 using Cmr;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A small test runner (the project takes no NUnit from the network): each
 // fixture is a class of this assembly with [Test] methods, run one by one
 // in a fresh instance; `mono CmrTests.exe Fixture` runs one fixture, and

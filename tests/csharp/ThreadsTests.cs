@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Resources shared between threads (System.Threading): allocations from
 // many threads, on their own streams, frees on another thread, and
 // disposal racing with use.

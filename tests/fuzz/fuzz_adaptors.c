@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer harness of adaptor stacks over a pool:
  *   statistics(thread_safe?(logging?(failure_callback?(prefetch?(
  *     tracking?(limiting?(aligned?(pool(upstream)))))))))

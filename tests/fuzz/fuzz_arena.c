@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer harness of arena: it takes arena_size from the upstream once at
  * creation and never again; with nothing live, a request of up to half the
  * arena must succeed (the defragmentation gathers every free superblock). */

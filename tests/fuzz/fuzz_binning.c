@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer harness of binning: fixed_size bins by size class, larger
  * requests straight to the upstream. Its extra operation adds a bin, which
  * must succeed while nothing is allocated. */

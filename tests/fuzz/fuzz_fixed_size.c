@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer harness of fixed_size: the model's checks plus upstream_bytes
  * equal to what the upstream has out; requests larger than the block size
  * must be out of memory. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The shared part of the harnesses: see fuzz_model.h. */
 #include "fuzz_model.h"
 

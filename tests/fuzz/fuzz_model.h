@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the libFuzzer harnesses share: a reader of the input bytes, a
  * recording upstream (a callback resource over system or simulated that keeps
  * every range it hands out), a model of the live blocks, and the loop that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer harness of pool: the model's checks plus pool_size equal to what
  * the upstream has out, and free_size no more than what no live block holds. */
 #include "fuzz_model.h"

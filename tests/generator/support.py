@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Helpers of the generator tests: running the CLI, temporary spec and out
 folders, and compiling generated C."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A bad spec is rejected with exit 1 and one `file: field: problem` line per
 problem, never a traceback, and nothing is written.
 
@@ -142,7 +143,7 @@ EXPECTED = {
     "stateless_with_params": ["state: a resource with parameters keeps them in its state: state must be true"],
     "stateless_with_methods": ["state: methods read the resource's state: state must be true"],
     # TOML itself
-    "toml_syntax_error": ["Invalid value (at line 2, column 8)"],
+    "toml_syntax_error": ["Invalid value (at line 3, column 8)"],
     # several problems in one file: all of them, in the order of the file
     "several_problems": [
         'kind: unknown kind "pool" (known: leaf, suballocator, adaptor)',

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The real spec loads and renders deterministically, --check tells a fresh
 generated/ from a stale one, and a toy resource using every shape a spec can
 take renders the argument checks it declares into C that compiles."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The type table (generator/model.py TYPES) is the one place that knows a
 parameter type: a type added there reaches the C header and every binding,
 and no template spells a type by name."""

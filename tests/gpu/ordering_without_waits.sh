@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Shows that suballocators.gpu can fail: builds a copy of the tree in which a
 # stream taking another stream's free blocks neither waits on its event nor
 # synchronizes the device, runs the ordering test against it, and succeeds

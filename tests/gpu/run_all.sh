@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Everything a GPU session runs, in one device call (device time is scarce):
 # the CUDA build with the Python package, its whole ctest (the python.*
 # suites with CuPy, Numba and PyTorch there included), cmr-demo, the

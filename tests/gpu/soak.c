@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmr-gpu-soak: many threads, each with several streams, allocating and
  * freeing at random through pool, arena and binning stacks on a real GPU.
  * Every block is filled on the device with a byte of its own (cudaMemsetAsync

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared by the pytest suites: which build this is, and the GPU check."""
 
 import pytest

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cmr.allocators: what runs without the libraries (the library lookup and
 the pluggable entry points, called through ctypes as PyTorch calls them),
 and the real interop on a GPU machine with CuPy, Numba and PyTorch."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cmr.libcmr: the .pxd declarations shipped with the package, used by a real
 Cython extension (built here with Debian's cython3 and the C compiler) that
 allocates through a Python resource's ref and reads a DeviceBuffer's C

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cmr.DeviceBuffer on the host build (its memory is host memory there, so
 ctypes can read it to check what the copies did)."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The calls made per allocation, which the extension does in C
 (python/swig/fast_*.swg): their arguments, the double-free guard's
 table under many live allocations, DeviceBuffer's construction paths, the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Lifetimes: Python may drop cmr objects in any order, in cycles, while
 memory from them is outstanding, and nothing crashes or leaks."""
 

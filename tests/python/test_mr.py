@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cmr.mr's classes on the host build: construction with RMM's keywords,
 allocation through them (checked by writing the memory), their typed
 methods and RMM aliases, errors, and Python callbacks."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Two devices in one process: reinitialize over a list of devices, device
 1's resource set while device 0 is current, a DeviceBuffer of device 1 used
 and freed from device 0, and the CuPy and PyTorch allocators on device 1.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The package as a whole: what it exports, and its byte-count parsing."""
 
 import pytest

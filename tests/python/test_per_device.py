@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The per-device table, reinitialize, logging set-up and streams."""
 
 import gc

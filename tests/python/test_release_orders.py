@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Releasing a small graph of cmr objects in every order: a pool (the
 upstream) over a counted base, a tracking adaptor over it, a statistics
 adaptor on top, a stream, a buffer on that stream from the top, the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """RMM 26.08's public Python API on cmr: its modules and names at RMM's paths,
 RMMError, MemoryError for every failed allocation, stream=None, the logger,
 CudaStreamPool, the copy functions, enable_fabric, SamHeadroom, binning

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The size grammar through Python: tests/sizes.txt, the table the C suite
 reads, through cmr.parse_bytes (which calls the C parser) and a resource's
 size argument."""

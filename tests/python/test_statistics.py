@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cmr.statistics: statistics of the current device resource and the profiler."""
 
 import pytest

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Runs cmr-replay and checks its exit status and output.
 #   cmake -DTOOL=... -DARGS="a;b;c" -DRC=0 -DEXPECT="text1;text2" -P run.cmake
 # Each EXPECT entry must occur in stdout or stderr, as a plain substring.

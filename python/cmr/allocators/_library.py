@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Where the libcmr this process loaded lives: the pluggable allocator of
 PyTorch loads the same library by path, so that both share one per-device
 table."""

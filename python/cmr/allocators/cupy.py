@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cmr_cupy_allocator (RMM's rmm_cupy_allocator): CuPy's allocations from
 cmr's current device resource, each a cmr.DeviceBuffer on CuPy's current
 stream:

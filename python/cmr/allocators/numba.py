@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """CmrNumbaManager (RMM's RMMNumbaManager): a Numba EMM plugin whose device allocations are
 cmr.DeviceBuffers from the current device resource. Set
 NUMBA_CUDA_MEMORY_MANAGER=cmr.allocators.numba, or call

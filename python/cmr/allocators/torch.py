@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cmr_torch_allocator (RMM's rmm_torch_allocator): a PyTorch
 CUDAPluggableAllocator over libcmr's cmr_pluggable_allocate /
 cmr_pluggable_deallocate, which allocate from the per-device table (the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cmr.libcmr: the C API for Cython, as rmm.librmm is RMM's C++ API.
 
     from cmr.libcmr.core cimport cmr_resource_ref, cmr_allocate, resource_ref_of

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Cython declarations of <cmr/core.h>: statuses, streams, refs, allocation
 # through a ref, refcounts, properties and the per-device table. Every call
 # returns a cmr_status; results come back through the last argument, and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Cython declarations of <cmr/device_buffer.h>: RMM's device_buffer in C.
 
 from libc.stdint cimport uintptr_t

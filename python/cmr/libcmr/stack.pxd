@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Cython declarations of <cmr/stack.h>: sizes as text and resource stacks from expressions.
 
 from cmr.libcmr.core cimport cmr_resource_ref, cmr_status

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cmr.pylibrmm: RMM's pylibrmm modules at their paths (stream,
 device_buffer, memory_resource, cuda_stream_pool, logger, helper, utils),
 over cmr."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cmr.pylibrmm.cuda_stream: RMM's CudaStream (a new stream of its own) and CudaStreamFlags."""
 
 from .stream import CudaStreamFlags, Stream

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 from .stream import CudaStreamFlags as CudaStreamFlags
 from .stream import Stream
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cmr.pylibrmm.cuda_stream_pool: RMM's CudaStreamPool, over cmr's C stream
 pool (cmr_stream_pool_*): pool_size streams made at once and handed out
 round robin. Each Stream it hands out keeps the pool, so the streams live

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cmr.pylibrmm.device_buffer: RMM's DeviceBuffer and its module's copy
 functions. Host memory is any C-contiguous buffer-protocol object (bytes,
 bytearray, a memoryview of any format, a NumPy array); device addresses are

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cmr.pylibrmm.logger: RMM's debug-logger functions over cmr's C
 diagnostic log (log.h: levels trace..off, a file or stderr as its sink,
 also set by environment variable), which every language shares.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cmr.pylibrmm.stream: RMM's Stream, the default streams and CudaStreamFlags."""
 
 from enum import IntEnum

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 from enum import IntEnum
 from typing import Any
 

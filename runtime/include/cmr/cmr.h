@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The umbrella header of cmr: include this one. */
 #ifndef CMR_CMR_H
 #define CMR_CMR_H

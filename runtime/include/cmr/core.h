@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmr core: status codes, the resource ref and its ops table, dispatch,
  * lifetimes, the per-device resource table, device helpers and streams.
  *

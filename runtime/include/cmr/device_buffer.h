@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmr_device_buffer: an untyped, resizable allocation owned by one resource
  * and ordered on one stream (RMM's device_buffer). The buffer retains its
  * resource, so the resource outlives it whatever the caller destroys first,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Symbol visibility for the cmr library. The shared library is built with
  * hidden visibility; CMR_API marks what it exports. */
 #ifndef CMR_EXPORT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmr's diagnostic log, as RMM's debug log (spdlog in RMM): one line per
  * event, `[YYYY-MM-DD HH:MM:SS.mmm] [level] [thread id] message`, written to
  * stderr or appended to a file. It records what the runtime does that a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Allocation entry points of the shape PyTorch's CUDAPluggableAllocator
  * loads from a shared library: they allocate and free through the
  * per-device table's resource of `device`, so that PyTorch shares cmr's

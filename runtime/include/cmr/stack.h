@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Resource stacks written as text, e.g.
  *
  *   statistics(pool(cuda, initial_pool_size=1GiB, maximum_pool_size=80%))

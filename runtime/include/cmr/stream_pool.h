@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A pool of streams handed out round robin, as RMM's cuda_stream_pool: work
  * that needs "some other stream" takes the next one instead of making and
  * destroying a stream each time. The pool's streams are cmr's own (known to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A chained hash map from addresses to records that embed a
  * cmr_address_entry as their first member (intrusive: no allocation per
  * record). The suballocators' block map keeps one per shard; the adaptors

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The one interface between cmr and CUDA. backend_cuda.c implements it over
  * the CUDA runtime; backend_host.c implements the part the host build needs
  * over plain host memory. Nothing else in cmr calls CUDA. Every function

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The blocks a suballocator has handed out, found by address: a hash map in
  * independently locked shards, so threads freeing different pointers rarely
  * meet on a lock. A free of a pointer the map does not hold is how a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The memory a suballocator has taken from its upstream, in chunks: growth
  * within a maximum, with smaller retries when the upstream is short, and
  * every chunk handed back at the end. Thread-safe. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The CUDA leaves' memory, vouched for by ledgers (ledger.h): a free
  * reaches cudaFree, cudaFreeHost or cudaFreeAsync only for a pointer the same
  * kind of resource handed out, with the size it was allocated with. One

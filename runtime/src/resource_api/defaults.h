@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Named defaults of spec parameters (device.c), which generated code calls. */
 #ifndef CMR_DEFAULTS_H
 #define CMR_DEFAULTS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Error reporting (error.c, availability.c): this thread's last status and
  * message, as every failing function records them. */
 #ifndef CMR_ERRORS_H

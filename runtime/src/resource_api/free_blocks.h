@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The free-block index the suballocators share: a set of free address
  * ranges, ordered twice (by size for best fit, by address for first fit and
  * for finding the neighbours a returned block merges with), so that every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Aligned host memory for the leaves that hand it out (system memory and
  * what is built on it): posix_memalign with cmr's statuses, and a free that
  * first waits for the work queued on the stream, which may still read it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the runtime, the generated wrappers and the algorithm files share and
  * no user sees, one header per concern: errors, counted objects, refs,
  * streams, named defaults, the diagnostic log. A file may include just the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What a leaf resource handed out, so that it can vouch for a free before
  * it reaches free(), cudaFree or a user's function: each live pointer with
  * the size it was allocated with and a tag of whom it belongs to, in 64

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A lock for the few that every allocation and free takes (a stream list's,
  * a block-map shard's): an uncontended acquire and release are one atomic
  * each, inline, where glibc's pthread_mutex_lock and unlock cost about 55

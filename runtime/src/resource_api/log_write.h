@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Writing to the diagnostic log (cmr/log.h) from inside cmr:
  *
  *   cmr_log(CMR_LOG_DEBUG, "pool: grew by %zu bytes", bytes);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Counted objects and the tokens that name them.
  *
  * Nothing cmr hands out as a handle, and no `self` of a ref to one of cmr's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Refs (dispatch.c): checking them, reaching the object behind one, holding
  * and dropping shares; and the retain / release entries of a generated ops
  * table for cmr's own counted objects (object.h). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Size arithmetic the algorithms share, with the overflow a caller reports. */
 #ifndef CMR_SIZES_H
 #define CMR_SIZES_H

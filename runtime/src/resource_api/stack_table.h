@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the stack-expression parser (stack.c) knows of each resource: its
  * constructor's parameters and a function that calls the constructor with
  * parsed values. generated/src/stack_table.c holds the table, from spec/. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Stream-ordered free lists: the machinery pool, fixed_size and arena share.
  *
  * Each stream (keyed by cmr_backend_stream_id, so a destroyed stream's

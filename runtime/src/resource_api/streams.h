@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Streams cmr makes and ends (device.c). */
 #ifndef CMR_STREAMS_H
 #define CMR_STREAMS_H

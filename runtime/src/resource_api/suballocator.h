@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the stream-ordered suballocators (pool, fixed_size, arena) do alike
  * around their free lists: growing once when many threads miss at once, and
  * taking a freed block back with its checks. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Resources that hold resources: the check that no resource comes to reach
  * itself (a bin that allocates from its own binning resource, directly or
  * through adaptors), which would recurse without end on the next

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package org.cmr;
 
 import java.lang.ref.Reference;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package org.cmr;
 
 /** What a {@link FailureCallbackResourceAdaptor} calls when its upstream is out of memory. */

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cmr.pylibrmm.memory_resource: the resource classes and per-device
 functions of cmr.mr at RMM's path, and its experimental module."""
 
