@@ -254,15 +254,9 @@ cmr_status cmr_binning_impl_add_bin_resource(cmr_binning_impl *impl, size_t allo
   size_t size = 0;
   cmr_status status = cmr_binning_round(allocation_size, &size);
   if (status != CMR_SUCCESS) return status;
-  /* The resource's properties are what its upstream and bins share (as
-   * RMM allows bins of any accessibility); a bin sharing none with the
-   * upstream would leave memory accessible nowhere in particular. */
-  unsigned upstream_properties = cmr_ref_properties_of(impl->upstream.resource);
-  if ((cmr_ref_properties_of(resource) & upstream_properties) == 0 && upstream_properties != 0) {
-    return cmr_error(CMR_ERROR_PROPERTY_MISSING,
-                     "binning: the bin of %zu bytes shares no property with the upstream (properties %#x)",
-                     size, upstream_properties);
-  }
+  /* Any accessibility is accepted, as RMM does: the resource's properties
+   * are what its upstream and bins share (cmr_binning_impl_properties), so a
+   * caller that requires a property sees it missing then. */
   cmr_binning_write_begin(impl);
   status = cmr_binning_put(impl, size, resource);
   cmr_binning_write_end(impl);
