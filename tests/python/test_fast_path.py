@@ -16,7 +16,7 @@ import types
 import pytest
 
 import cmr
-from cmr import mr
+from cmr import capi, mr
 
 
 @pytest.fixture
@@ -127,7 +127,9 @@ def test_a_subclass_is_made_through_init(pool):
 
 
 def test_without_mr_a_buffer_comes_from_the_current_resource(host_mr):
-    assert cmr.DeviceBuffer(size=10).mr.type_name == "system"  # the default, wrapped from C
+    # the build's default, wrapped from C: cuda in a CUDA build, system in the host build
+    default = "cuda" if capi.cmr_built_with_cuda() else "system"
+    assert cmr.DeviceBuffer(size=10).mr.type_name == default
     stats = mr.StatisticsResourceAdaptor(host_mr)
     mr.set_current_device_resource(stats)
     buffer = cmr.DeviceBuffer(size=10)
