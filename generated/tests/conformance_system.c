@@ -174,8 +174,8 @@ static const cmr_battery_subject subject = {
     .make_upstream = NULL,
     .make = make_subject,
     .bad_inputs = bad_inputs,
-    .rejects_unknown_pointer = false,
-    .rejects_wrong_size = false,
+    .rejects_unknown_pointer = true,
+    .rejects_wrong_size = true,
 };
 
 int main(int argc, char **argv) { return cmr_battery_main(&subject, argc, argv); }

@@ -8,6 +8,7 @@
 #include "backend.h"
 #include "host_memory.h"
 #include "impl.h"
+#include "ledger.h"
 
 struct cmr_sam_headroom_impl {
   size_t headroom;
@@ -52,28 +53,45 @@ static cmr_status cmr_sam_headroom_advise(const cmr_sam_headroom_impl *impl, cha
 }
 #endif
 
-cmr_status cmr_sam_headroom_impl_allocate(cmr_sam_headroom_impl *impl, size_t bytes, size_t alignment,
-                                          cmr_stream stream, void **out) {
+static cmr_status cmr_sam_headroom_obtain(void *self, size_t bytes, size_t alignment, cmr_stream stream,
+                                          void **out) {
   cmr_status status = cmr_host_memory_allocate("sam_headroom", bytes, alignment, out);
 #if CMR_WITH_CUDA
+  const cmr_sam_headroom_impl *impl = self;
   if (status == CMR_SUCCESS) {
     status = cmr_sam_headroom_advise(impl, *out, bytes);
     if (status != CMR_SUCCESS) {
-      (void)cmr_host_memory_deallocate("sam_headroom", *out, stream);
+      (void)cmr_host_memory_deallocate("sam_headroom", *out, impl->device, stream);
       *out = NULL;
       return cmr_error_context(status, "sam_headroom: advising where %zu bytes go", bytes);
     }
   }
 #else
-  (void)impl, (void)stream; /* host memory: no device memory to keep free */
+  (void)self, (void)stream; /* host memory: no device memory to keep free */
 #endif
   return status;
 }
 
+static cmr_status cmr_sam_headroom_release(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
+  (void)bytes, (void)alignment;
+  return cmr_host_memory_deallocate("sam_headroom", ptr, ((const cmr_sam_headroom_impl *)self)->device, stream);
+}
+
+/* One ledger for every sam_headroom resource (equal ones free each other's
+ * blocks): only what one handed out, with its size, reaches free(). */
+static cmr_ledger cmr_sam_headroom_ledger;
+static const cmr_ledger_memory cmr_sam_headroom_memory = {cmr_sam_headroom_obtain, cmr_sam_headroom_release};
+
+cmr_status cmr_sam_headroom_impl_allocate(cmr_sam_headroom_impl *impl, size_t bytes, size_t alignment,
+                                          cmr_stream stream, void **out) {
+  return cmr_ledger_allocate(&cmr_sam_headroom_ledger, "sam_headroom", NULL, &cmr_sam_headroom_memory, impl, bytes,
+                             alignment, stream, out);
+}
+
 cmr_status cmr_sam_headroom_impl_deallocate(cmr_sam_headroom_impl *impl, void *ptr, size_t bytes, size_t alignment,
                                             cmr_stream stream) {
-  (void)impl, (void)bytes, (void)alignment;
-  return cmr_host_memory_deallocate("sam_headroom", ptr, stream);
+  return cmr_ledger_deallocate(&cmr_sam_headroom_ledger, "sam_headroom", NULL, &cmr_sam_headroom_memory, impl, ptr,
+                               bytes, alignment, stream);
 }
 
 bool cmr_sam_headroom_impl_is_equal(const cmr_sam_headroom_impl *impl, const cmr_sam_headroom_impl *other) {

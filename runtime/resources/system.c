@@ -2,10 +2,10 @@
 /* system: host memory from posix_memalign / free. Device accessible only
  * where the device reads pageable memory (and always in the host build,
  * where the host is the device). */
-#include <errno.h>
 #include <stdlib.h>
 
 #include "backend.h"
+#include "host_memory.h"
 #include "impl.h"
 #include "ledger.h"
 
@@ -36,28 +36,12 @@ void cmr_system_impl_destroy(cmr_system_impl *impl) { free(impl); }
 
 static cmr_status cmr_system_obtain(void *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   (void)impl, (void)stream;
-  int error = posix_memalign(out, alignment, bytes);
-  if (error == ENOMEM) {
-    *out = NULL;
-    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "system: posix_memalign(%zu bytes, alignment %zu): out of memory",
-                     bytes, alignment);
-  }
-  if (error != 0) {
-    *out = NULL;
-    return cmr_error(CMR_ERROR_INTERNAL, "system: posix_memalign(%zu bytes, alignment %zu) failed with errno %d",
-                     bytes, alignment, error);
-  }
-  return CMR_SUCCESS;
+  return cmr_host_memory_allocate("system", bytes, alignment, out);
 }
 
 static cmr_status cmr_system_release(void *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
   (void)bytes, (void)alignment;
-  /* Work queued on the stream may still read the memory. If the wait fails,
-   * keeping the memory is safer than freeing it under running work. */
-  cmr_status status = cmr_backend_stream_synchronize_on(((cmr_system_impl *)impl)->device, stream);
-  if (status != CMR_SUCCESS) return cmr_error_context(status, "system: deallocate");
-  free(ptr);
-  return CMR_SUCCESS;
+  return cmr_host_memory_deallocate("system", ptr, ((cmr_system_impl *)impl)->device, stream);
 }
 
 static const cmr_ledger_memory cmr_system_memory = {cmr_system_obtain, cmr_system_release};

@@ -18,8 +18,8 @@ cmr_status cmr_host_memory_allocate(const char *owner, size_t bytes, size_t alig
                    bytes, alignment, error);
 }
 
-cmr_status cmr_host_memory_deallocate(const char *owner, void *ptr, cmr_stream stream) {
-  cmr_status status = cmr_backend_stream_synchronize(stream);
+cmr_status cmr_host_memory_deallocate(const char *owner, void *ptr, int device, cmr_stream stream) {
+  cmr_status status = cmr_backend_stream_synchronize_on(device, stream);
   if (status != CMR_SUCCESS) return cmr_error_context(status, "%s: deallocate", owner);
   free(ptr);
   return CMR_SUCCESS;
