@@ -606,9 +606,10 @@ static bool no_gpu_here(void) {
   return true;
 }
 
-/* A resource the device lacks a capability for (sam_headroom without
- * pageable memory access: CMR_ERROR_UNSUPPORTED), or that needs a device
- * where there is none (CMR_ERROR_NO_DEVICE), is skipped. */
+/* In a CUDA build, a resource the device lacks a capability for
+ * (sam_headroom without pageable memory access: CMR_ERROR_UNSUPPORTED), or
+ * that needs a device where there is none (CMR_ERROR_NO_DEVICE), is
+ * skipped. The host build skips nothing: all its resources must be made. */
 static bool subject_unsupported_here(void) {
   cmr_resource_ref made = {0}, below = {0};
   size_t below_max = 0;
@@ -617,7 +618,7 @@ static bool subject_unsupported_here(void) {
   if (status == CMR_SUCCESS) status = subject_info->make(below, &made);
   if (made.ops != NULL) cmr_ref_release(made);
   if (below.ops != NULL) cmr_ref_release(below);
-  bool unsupported = status == CMR_ERROR_UNSUPPORTED || status == CMR_ERROR_NO_DEVICE;
+  bool unsupported = cmr_built_with_cuda() && (status == CMR_ERROR_UNSUPPORTED || status == CMR_ERROR_NO_DEVICE);
   if (unsupported) printf("skipped: %s cannot be made here: %s\n", subject_info->name, cmr_last_error_message());
   return unsupported;
 }
