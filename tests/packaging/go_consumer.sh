@@ -14,7 +14,8 @@ source_dir=$1 build_dir=$2 go=$3 swig_folder=$4 pkg_config=$5
 source "$source_dir/tests/packaging/scratch.sh" "$source_dir" go
 prefix=$build_dir/go-consumer/prefix
 rm -rf "$prefix"
-cmake --install "$build_dir" --prefix "$prefix" >"$work/install.log"
+cmake --install "$build_dir" --prefix "$prefix" >"$work/install.log" 2>&1 || {
+  echo "FAIL: cmake --install into $prefix:"; cat "$work/install.log"; exit 1; }
 pc=$(find "$prefix" -name cmr.pc)
 [[ -n $pc ]] || { echo "FAIL: no cmr.pc installed under $prefix"; exit 1; }
 libdir=$("$pkg_config" --variable=libdir "$pc")
