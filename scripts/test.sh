@@ -52,7 +52,7 @@ checked_build() {
   local name=$1 dir=$2 cc=$3 env=$4
   shift 4
   step "$name: configure" env CC="$cc" cmake -S . -B "$dir" -G Ninja -DPython3_EXECUTABLE="$PYTHON" \
-         -DCMR_WITH_CUDA=OFF -DCMR_BUILD_DEMO=OFF -DCMR_BUILD_BENCH=OFF "$@" &&
+         -DCMR_WITH_CUDA=OFF -DCMR_BUILD_DEMO=OFF -DCMR_BUILD_BENCH=OFF -DCMR_CHECK_INVARIANTS=ON "$@" &&
     step "$name: compile" cmake --build "$dir" -j "$JOBS" &&
     step "$name: ctest" env CK_FORK=no $env ctest --test-dir "$dir" --output-on-failure -j "$JOBS" --timeout 1800 \
            -E '^(generator|install|abi)[.]'
@@ -91,7 +91,7 @@ checked_build "valgrind" build/valgrind gcc "" -DCMAKE_BUILD_TYPE=RelWithDebInfo
 # minutes on 2 cores with the build.
 fuzz_build() {
   local dir=build/fuzz
-  step "fuzz: configure" env CC=clang cmake -S . -B "$dir" -G Ninja -DCMR_WITH_CUDA=OFF -DCMR_BUILD_FUZZERS=ON \
+  step "fuzz: configure" env CC=clang cmake -S . -B "$dir" -G Ninja -DCMR_WITH_CUDA=OFF -DCMR_BUILD_FUZZERS=ON -DCMR_CHECK_INVARIANTS=ON \
          -DCMR_BUILD_TESTS=OFF -DCMR_BUILD_DEMO=OFF -DCMR_BUILD_BENCH=OFF -DCMR_BUILD_TOOLS=OFF -DCMR_BUILD_PYTHON=OFF \
          -DCMR_WARNINGS_AS_ERRORS=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
     step "fuzz: compile" cmake --build "$dir" -j "$JOBS" &&
