@@ -8,13 +8,7 @@
 
 #include "impl.h"
 #include "ledger.h"
-
-/* From 2^62, 2^61 bytes: non-canonical on x86-64 (4- and 5-level paging) and
- * above every arm64 virtual address size, so no real pointer is ever in it
- * and a touch faults instead of corrupting something. */
-#define CMR_SIMULATED_BASE ((uintptr_t)1 << 62)
-#define CMR_SIMULATED_RANGE ((uintptr_t)1 << 61)
-_Static_assert(sizeof(uintptr_t) >= 8, "simulated needs 64-bit addresses");
+#include "simulated_range.h"
 
 struct cmr_simulated_impl {
   pthread_mutex_t lock;

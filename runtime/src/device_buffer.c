@@ -7,6 +7,7 @@
 
 #include "backend.h"
 #include "internal.h"
+#include "simulated_range.h"
 
 /* What a cmr_device_buffer handle (an object token) names. */
 typedef struct cmr_buffer {
@@ -37,6 +38,19 @@ static void cmr_buffer_finalize(cmr_object *object) {
   free(buffer);
 }
 
+/* cmr_backend_copy, refusing memory of the `simulated` resource: there is
+ * nothing behind its addresses to copy (a host copy would fault, a device
+ * copy would break the context). */
+static cmr_status cmr_copy_memory(void *destination, const void *source, size_t bytes, cmr_stream stream) {
+  if (cmr_simulated_overlaps(destination, bytes) || cmr_simulated_overlaps(source, bytes)) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "copying %zu bytes from %p to %p: simulated memory (the `simulated` resource's) has no bytes to "
+                     "copy",
+                     bytes, source, destination);
+  }
+  return cmr_backend_copy(destination, source, bytes, stream);
+}
+
 static const cmr_object_type cmr_buffer_type = {"device_buffer", cmr_buffer_finalize, NULL};
 
 /* Moves the contents into a new allocation of `capacity` bytes on `stream`
@@ -50,7 +64,7 @@ static cmr_status cmr_buffer_move(cmr_buffer *buffer, size_t capacity, cmr_strea
   }
   size_t kept = buffer->size < capacity ? buffer->size : capacity;
   if (kept > 0) {
-    status = cmr_backend_copy(data, buffer->data, kept, stream);
+    status = cmr_copy_memory(data, buffer->data, kept, stream);
     if (status != CMR_SUCCESS) {
       cmr_deallocate(buffer->mr, data, capacity, stream);
       return status;
@@ -79,7 +93,7 @@ static cmr_status cmr_buffer_copy(const cmr_buffer *buffer, void *destination, c
   cmr_backend_device_guard guard;
   cmr_status status = cmr_backend_device_enter(buffer->device, &guard);
   if (status != CMR_SUCCESS) return status;
-  status = cmr_backend_copy(destination, source, bytes, buffer->stream);
+  status = cmr_copy_memory(destination, source, bytes, buffer->stream);
   if (status == CMR_SUCCESS && wait) status = cmr_backend_stream_synchronize(buffer->stream);
   return cmr_backend_device_leave(&guard, status);
 }
@@ -349,7 +363,7 @@ cmr_status cmr_memcpy(void *destination, const void *source, size_t bytes, cmr_s
     return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_memcpy: %s is NULL for %zu bytes",
                      destination == NULL ? "destination" : "source", bytes);
   }
-  cmr_status status = cmr_backend_copy(destination, source, bytes, stream);
+  cmr_status status = cmr_copy_memory(destination, source, bytes, stream);
   return status == CMR_SUCCESS ? status : cmr_error_context(status, "cmr_memcpy");
 }
 

@@ -145,6 +145,45 @@ START_TEST(test_leaf_of_a_stack) {
 }
 END_TEST
 
+START_TEST(test_copies_refused) {
+  /* Its addresses have no bytes behind them: a buffer over it may be made,
+   * sized and freed, but every copy into or out of it is refused (on the
+   * host a copy would fault), and a refused resize leaves the buffer as it was. */
+  if (cmr_test_no_device()) return; /* a buffer enters its device */
+  cmr_simulated_resource *leaf = make(CMR_SIZE((size_t)1 << 30));
+  cmr_resource_ref ref = cmr_simulated_resource_ref(leaf);
+  cmr_device_buffer *buffer = NULL;
+  ck_assert_ok(cmr_device_buffer_create(64, CMR_DEFAULT_STREAM, ref, &buffer));
+  char host[64] = {0};
+  ck_assert_status(cmr_device_buffer_copy_from(buffer, host, sizeof host), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("simulated");
+  ck_assert_status(cmr_device_buffer_copy_to_host(buffer, host, sizeof host), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("simulated");
+  void *data = NULL;
+  ck_assert_ok(cmr_device_buffer_data(buffer, &data));
+  ck_assert_status(cmr_device_buffer_resize(buffer, 1 << 20, CMR_DEFAULT_STREAM), CMR_ERROR_INVALID_ARGUMENT);
+  size_t size = 0;
+  void *after = NULL;
+  ck_assert_ok(cmr_device_buffer_size(buffer, &size));
+  ck_assert_ok(cmr_device_buffer_data(buffer, &after));
+  ck_assert_uint_eq(size, 64);
+  ck_assert_ptr_eq(after, data);
+  ck_assert_uint_eq(counter(cmr_simulated_resource_bytes_in_use, leaf), 64); /* the refused move's memory went back */
+  ck_assert_status(cmr_memcpy(host, data, 8, CMR_DEFAULT_STREAM), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("cmr_memcpy");
+  ck_assert_status(cmr_memcpy(data, host, 8, CMR_DEFAULT_STREAM), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_ok(cmr_device_buffer_resize(buffer, 0, CMR_DEFAULT_STREAM)); /* nothing kept, nothing copied */
+  ck_assert_ok(cmr_device_buffer_destroy(buffer));
+  cmr_device_buffer *copy = NULL;
+  ck_assert_status(cmr_device_buffer_create_copy(host, sizeof host, CMR_DEFAULT_STREAM, ref, &copy),
+                   CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_null(copy);
+  ck_assert_ok(cmr_stream_synchronize(CMR_DEFAULT_STREAM));
+  ck_assert_uint_eq(counter(cmr_simulated_resource_bytes_in_use, leaf), 0);
+  ck_assert_ok(cmr_simulated_resource_destroy(leaf));
+}
+END_TEST
+
 static Suite *simulated_suite(void) {
   Suite *suite = suite_create("simulated");
   TCase *tcase = tcase_create("simulated");
@@ -155,6 +194,7 @@ static Suite *simulated_suite(void) {
   tcase_add_test(tcase, test_bad_arguments);
   tcase_add_test(tcase, test_pool_over_simulated);
   tcase_add_test(tcase, test_leaf_of_a_stack);
+  tcase_add_test(tcase, test_copies_refused);
   suite_add_tcase(suite, tcase);
   return suite;
 }

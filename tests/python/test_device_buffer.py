@@ -234,3 +234,25 @@ def test_managed_memory_prefetches():
     buffer.prefetch()
     buffer.prefetch(device=0, stream=cmr.DEFAULT_STREAM)
     assert buffer.size == 1 << 20
+
+
+def test_simulated_memory_is_never_copied():
+    """simulated hands out addresses with no bytes behind them: a buffer over it
+    can be made and freed, but every copy raises (it would fault), and a
+    refused resize leaves the buffer as it was."""
+    simulated = mr.SimulatedMemoryResource(capacity="1GiB")
+    buffer = cmr.DeviceBuffer(size=64, mr=simulated)
+    for copy_out in (buffer.tobytes, lambda: buffer.copy_to_host(bytearray(64))):
+        with pytest.raises(ValueError, match="simulated"):
+            copy_out()
+    with pytest.raises(ValueError, match="simulated"):
+        buffer.copy_from_host(bytes(64))
+    ptr = buffer.ptr
+    with pytest.raises(ValueError, match="simulated"):
+        buffer.resize(1 << 20)
+    assert (buffer.size, buffer.ptr) == (64, ptr)
+    with pytest.raises(ValueError, match="simulated"):
+        cmr.DeviceBuffer.to_device(bytes(64), mr=simulated)
+    del buffer
+    gc.collect()
+    assert simulated.bytes_in_use() == 0

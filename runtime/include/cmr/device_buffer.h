@@ -50,7 +50,9 @@ CMR_API cmr_status cmr_device_buffer_copy_from(cmr_device_buffer *buffer, const 
 /* Copies `bytes` from `source` to `destination`, host or device memory in
  * any direction, ordered on `stream`; it returns once the copy is ordered
  * (cmr_stream_synchronize(stream) waits for it). A NULL pointer with bytes
- * > 0 is CMR_ERROR_NULL_POINTER. Buffers are not needed: this is RMM's
+ * > 0 is CMR_ERROR_NULL_POINTER; memory of the `simulated` resource, which
+ * has no bytes behind its addresses, is CMR_ERROR_INVALID_ARGUMENT (as is
+ * every buffer copy or resize that would copy it). Buffers are not needed: this is RMM's
  * copy_ptr_to_host / copy_host_to_ptr / copy_device_to_ptr. */
 CMR_API cmr_status cmr_memcpy(void *destination, const void *source, size_t bytes, cmr_stream stream);
 /* Migrates the buffer's memory to `device` (a negative one: the current
