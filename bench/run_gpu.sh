@@ -25,7 +25,7 @@ source scripts/device_steps.sh
   git log -1 --format='%H %s' 2>/dev/null || true
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
   nproc
-  lscpu | grep -m1 'Model name'
+  lscpu | grep -E '^(Model name|Thread|Core|Socket|NUMA node\(s\))'
   python3 -c 'import cupy, torch; print("cupy", cupy.__version__, "torch", torch.__version__)' 2>&1
 } >"$out/machine.txt" 2>&1
 step configure cmake -S . -B "$build" -G Ninja -DCMR_WITH_CUDA=ON -DCMR_BUILD_TESTS=OFF \
