@@ -282,11 +282,9 @@ static Suite *bookkeeping_suite(void) {
   tcase_add_test(streams, destroyed_stream_block_waits_for_pending_work);
   tcase_add_test(streams, destroyed_stream_block_is_idle_once_its_work_is_done);
   suite_add_tcase(suite, streams);
-  TCase *threads = tcase_create("threads");
+  TCase *threads = cmr_test_case(suite, "threads", NULL, NULL, one_shot_threads_leave_nothing_behind,
+                                 threads_exit_as_their_resources_are_destroyed);
   tcase_set_timeout(threads, 300);
-  tcase_add_test(threads, one_shot_threads_leave_nothing_behind);
-  tcase_add_test(threads, threads_exit_as_their_resources_are_destroyed);
-  suite_add_tcase(suite, threads);
   return suite;
 }
 

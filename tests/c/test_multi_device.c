@@ -216,21 +216,13 @@ END_TEST
 
 int main(void) {
   Suite *suite = suite_create("multi_device");
-  TCase *count = tcase_create("count");
-  tcase_add_test(count, the_device_count_is_the_variables);
-  suite_add_tcase(suite, count);
+  cmr_test_case(suite, "count", NULL, NULL, the_device_count_is_the_variables);
   const char *variable = getenv("CMR_HOST_DEVICE_COUNT");
   if (variable != NULL && strcmp(variable, "3") == 0) {
-    TCase *devices = tcase_create("devices");
-    tcase_add_checked_fixture(devices, NULL, back_to_device_0);
-    tcase_add_test(devices, a_device_outside_the_count_is_refused);
-    tcase_add_test(devices, each_thread_has_its_current_device);
-    tcase_add_test(devices, the_default_of_a_device_is_made_on_that_device);
-    tcase_add_test(devices, a_device_resource_is_set_while_another_is_current);
-    tcase_add_test(devices, a_suballocator_orders_streams_on_its_device);
-    tcase_add_test(devices, a_buffer_of_one_device_is_used_and_freed_from_another);
-    tcase_add_test(devices, one_thread_per_device);
-    suite_add_tcase(suite, devices);
+    cmr_test_case(suite, "devices", NULL, back_to_device_0, a_device_outside_the_count_is_refused,
+                  each_thread_has_its_current_device, the_default_of_a_device_is_made_on_that_device,
+                  a_device_resource_is_set_while_another_is_current, a_suballocator_orders_streams_on_its_device,
+                  a_buffer_of_one_device_is_used_and_freed_from_another, one_thread_per_device);
   }
   return cmr_test_run(suite);
 }

@@ -65,16 +65,9 @@ END_TEST
 
 static Suite *prefetch_suite(void) {
   Suite *suite = suite_create("prefetch");
-  TCase *basics = tcase_create("basics");
-  tcase_add_checked_fixture(basics, setup, teardown);
-  tcase_add_test(basics, passes_everything_through);
-  tcase_add_test(basics, out_of_memory_passes_through);
-  tcase_add_test(basics, larger_alignments_go_to_the_upstream);
-  tcase_add_test(basics, bad_arguments);
-  suite_add_tcase(suite, basics);
-  TCase *lifetime = tcase_create("lifetime");
-  tcase_add_test(lifetime, keeps_its_upstream_alive);
-  suite_add_tcase(suite, lifetime);
+  cmr_test_case(suite, "basics", setup, teardown, passes_everything_through, out_of_memory_passes_through,
+                larger_alignments_go_to_the_upstream, bad_arguments);
+  cmr_test_case(suite, "lifetime", NULL, NULL, keeps_its_upstream_alive);
   return suite;
 }
 

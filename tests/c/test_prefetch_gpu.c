@@ -74,9 +74,7 @@ END_TEST
 int main(void) {
   cmr_test_require_device();
   Suite *suite = suite_create("prefetch_gpu");
-  TCase *cases = tcase_create("gpu");
-  tcase_add_test(cases, managed_memory_is_prefetched_to_the_current_device);
-  tcase_add_test(cases, device_memory_passes_through);
-  suite_add_tcase(suite, cases);
+  cmr_test_case(suite, "gpu", NULL, NULL, managed_memory_is_prefetched_to_the_current_device,
+                device_memory_passes_through);
   return cmr_test_run(suite);
 }

@@ -411,28 +411,14 @@ END_TEST
 
 static Suite *tracking_suite(void) {
   Suite *suite = suite_create("tracking");
-  TCase *basics = tcase_create("basics");
-  tcase_add_checked_fixture(basics, setup, teardown);
-  tcase_add_test(basics, counts_what_is_outstanding);
-  tcase_add_test(basics, forwards_size_alignment_and_stream);
-  tcase_add_test(basics, report_lists_each_allocation_by_address);
-  tcase_add_test(basics, report_stays_valid_until_the_next);
-  tcase_add_test(basics, captures_backtraces_when_asked);
-  tcase_add_test(basics, no_backtraces_unless_asked);
-  tcase_add_test(basics, unknown_pointer_is_refused_and_changes_nothing);
-  tcase_add_test(basics, size_mismatch_is_refused);
-  tcase_add_test(basics, alignment_mismatch_is_refused);
-  tcase_add_test(basics, larger_alignments_go_to_the_upstream);
-  tcase_add_test(basics, upstream_failure_records_nothing);
-  tcase_add_test(basics, failed_upstream_free_stays_tracked);
-  tcase_add_test(basics, bad_arguments);
-  tcase_add_test(basics, a_stack_of_adaptors);
-  suite_add_tcase(suite, basics);
-  TCase *lifetime = tcase_create("lifetime");
-  tcase_add_test(lifetime, keeps_its_upstream_alive);
-  tcase_add_test(lifetime, threads_keep_patterns_and_counts);
-  tcase_add_test(lifetime, made_from_an_expression);
-  suite_add_tcase(suite, lifetime);
+  cmr_test_case(suite, "basics", setup, teardown, counts_what_is_outstanding, forwards_size_alignment_and_stream,
+                report_lists_each_allocation_by_address, report_stays_valid_until_the_next,
+                captures_backtraces_when_asked, no_backtraces_unless_asked,
+                unknown_pointer_is_refused_and_changes_nothing, size_mismatch_is_refused, alignment_mismatch_is_refused,
+                larger_alignments_go_to_the_upstream, upstream_failure_records_nothing,
+                failed_upstream_free_stays_tracked, bad_arguments, a_stack_of_adaptors);
+  cmr_test_case(suite, "lifetime", NULL, NULL, keeps_its_upstream_alive, threads_keep_patterns_and_counts,
+                made_from_an_expression);
   return suite;
 }
 

@@ -48,6 +48,14 @@ int cmr_test_run(Suite *suite) {
   return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
+TCase *cmr_test_add_case(Suite *suite, const char *name, SFun setup, SFun teardown, const TTest *const *tests) {
+  TCase *tcase = tcase_create(name);
+  if (setup != NULL || teardown != NULL) tcase_add_checked_fixture(tcase, setup, teardown);
+  for (; *tests != NULL; ++tests) tcase_add_test(tcase, *tests);
+  suite_add_tcase(suite, tcase);
+  return tcase;
+}
+
 cmr_system_resource *cmr_test_system_resource(void) {
   cmr_system_resource *resource = NULL;
   ck_assert_ok(cmr_system_resource_create(&resource));
