@@ -139,8 +139,7 @@ START_TEST(preallocates_then_grows_in_chunks) {
 END_TEST
 
 START_TEST(destroy_returns_every_chunk_even_with_blocks_out) {
-  cmr_stream a;
-  ck_assert_ok(cmr_stream_create(&a));
+  cmr_stream a = cmr_test_stream();
   cmr_fixed_size_resource *handle = make(CMR_SIZE(1024), CMR_SIZE(2));
   take(handle, 1024, a);
   void *freed = take(handle, 1024, CMR_DEFAULT_STREAM);
@@ -278,9 +277,7 @@ static cmr_backend_host_counts counts_now(void) {
 /* One block in all, so every take must be that block: freed on stream a,
  * then wanted by stream b, which has to wait for a first. */
 START_TEST(block_freed_on_one_stream_reaches_another_after_a_wait) {
-  cmr_stream a, b;
-  ck_assert_ok(cmr_stream_create(&a));
-  ck_assert_ok(cmr_stream_create(&b));
+  cmr_stream a = cmr_test_stream(), b = cmr_test_stream();
   cmr_fixed_size_resource *handle = make(CMR_SIZE(256), CMR_SIZE(1));
   void *ptr = take(handle, 256, a);
   give(handle, ptr, 256, a);
@@ -319,8 +316,7 @@ END_TEST
 #endif
 
 START_TEST(blocks_of_a_destroyed_stream_stay_usable) {
-  cmr_stream a;
-  ck_assert_ok(cmr_stream_create(&a));
+  cmr_stream a = cmr_test_stream();
   cmr_fixed_size_resource *handle = make(CMR_SIZE(256), CMR_SIZE(2));
   void *first = take(handle, 256, a), *second = take(handle, 256, a);
   give(handle, first, 256, a);

@@ -125,9 +125,7 @@ START_TEST(a_suballocator_orders_streams_on_its_device) {
   ck_assert_ok(cmr_pool_resource_create(cmr_system_resource_ref(system), CMR_SIZE(16 * SIZE), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &pool));
   ck_assert_ok(cmr_set_current_device(0));
   cmr_resource_ref ref = cmr_pool_resource_ref(pool);
-  cmr_stream a, b;
-  ck_assert_ok(cmr_stream_create(&a));
-  ck_assert_ok(cmr_stream_create(&b));
+  cmr_stream a = cmr_test_stream(), b = cmr_test_stream();
   void *ptr = NULL;
   ck_assert_ok(cmr_allocate(ref, 16 * SIZE, a, &ptr)); /* the whole pool */
   ck_assert_ok(cmr_deallocate(ref, ptr, 16 * SIZE, a));

@@ -69,9 +69,7 @@ END_TEST
  * and record its events there). */
 START_TEST(every_resource_of_device_1_allocates_there) {
   ck_assert_ok(cmr_set_current_device(1));
-  cmr_stream a, b;
-  ck_assert_ok(cmr_stream_create(&a));
-  ck_assert_ok(cmr_stream_create(&b));
+  cmr_stream a = cmr_test_stream(), b = cmr_test_stream();
   cmr_cuda_resource *cuda = NULL;
   cmr_cuda_async_resource *async = NULL;
   cmr_pool_resource *pool = NULL;

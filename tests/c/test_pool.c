@@ -260,9 +260,7 @@ END_TEST
  * stream's work: the event when the list records one, else the device. */
 START_TEST(release_waits_for_the_work_on_freed_chunks) {
   make_pool(CMR_SIZE(0), CMR_SIZE_DEFAULT);
-  cmr_stream a, b;
-  ck_assert_ok(cmr_stream_create(&a));
-  ck_assert_ok(cmr_stream_create(&b));
+  cmr_stream a = cmr_test_stream(), b = cmr_test_stream();
   void *on_a = take(64 * KiB, a);
   give(on_a, 64 * KiB, a); /* a's list records no event yet */
   cmr_backend_host_counts before = counts();
@@ -335,8 +333,7 @@ END_TEST
 
 START_TEST(same_stream_reuses_at_once) {
   make_pool(CMR_SIZE(1 * MiB), CMR_SIZE_DEFAULT);
-  cmr_stream a;
-  ck_assert_ok(cmr_stream_create(&a));
+  cmr_stream a = cmr_test_stream();
   void *first = take(4 * KiB, a);
   give(first, 4 * KiB, a);
   cmr_backend_host_counts before = counts();
@@ -352,9 +349,7 @@ END_TEST
 
 START_TEST(other_stream_waits_on_the_event) {
   make_pool(CMR_SIZE(0), CMR_SIZE_DEFAULT);
-  cmr_stream a, b;
-  ck_assert_ok(cmr_stream_create(&a));
-  ck_assert_ok(cmr_stream_create(&b));
+  cmr_stream a = cmr_test_stream(), b = cmr_test_stream();
   void *on_a = take(64 * KiB, a);
   give(on_a, 64 * KiB, a); /* a's list is its own alone: no event */
   /* b's first take from a's list synchronizes the device and shares it... */
@@ -385,9 +380,7 @@ END_TEST
 
 START_TEST(lone_stream_frees_are_ordered_by_a_device_synchronize) {
   make_pool(CMR_SIZE(0), CMR_SIZE_DEFAULT);
-  cmr_stream a, b;
-  ck_assert_ok(cmr_stream_create(&a));
-  ck_assert_ok(cmr_stream_create(&b));
+  cmr_stream a = cmr_test_stream(), b = cmr_test_stream();
   cmr_backend_host_counts before = counts();
   void *ptr = take(4 * KiB, a);
   give(ptr, 4 * KiB, a); /* a's list is the only one: no event is recorded */
@@ -406,9 +399,7 @@ END_TEST
 
 START_TEST(exhaustion_gathers_every_stream_free_memory) {
   make_pool(CMR_SIZE(1 * MiB), CMR_SIZE(1 * MiB));
-  cmr_stream a, b;
-  ck_assert_ok(cmr_stream_create(&a));
-  ck_assert_ok(cmr_stream_create(&b));
+  cmr_stream a = cmr_test_stream(), b = cmr_test_stream();
   char *low = take(512 * KiB, a);
   char *high = take(512 * KiB, a);
   ck_assert_ptr_eq(high, low + 512 * KiB);
@@ -431,9 +422,7 @@ END_TEST
 
 START_TEST(destroyed_stream_memory_stays_usable) {
   make_pool(CMR_SIZE(1 * MiB), CMR_SIZE(1 * MiB));
-  cmr_stream a, b;
-  ck_assert_ok(cmr_stream_create(&a));
-  ck_assert_ok(cmr_stream_create(&b));
+  cmr_stream a = cmr_test_stream(), b = cmr_test_stream();
   void *all = take(1 * MiB, a);
   give(all, 1 * MiB, a);
   ck_assert_ok(cmr_stream_destroy(a));
@@ -450,9 +439,7 @@ END_TEST
  * is still told apart exactly as a block in the map. */
 START_TEST(recent_hand_outs_are_taken_back_from_anywhere) {
   make_pool(CMR_SIZE(1 * MiB), CMR_SIZE_DEFAULT);
-  cmr_stream a, b;
-  ck_assert_ok(cmr_stream_create(&a));
-  ck_assert_ok(cmr_stream_create(&b));
+  cmr_stream a = cmr_test_stream(), b = cmr_test_stream();
   enum { count = 40 }; /* more than a list remembers */
   void *blocks[count];
   for (int i = 0; i < count; ++i) blocks[i] = take(1 * KiB, a);

@@ -29,8 +29,7 @@ START_TEST(managed_memory_is_prefetched_to_the_current_device) {
   ck_assert_ok(cmr_managed_resource_create(&managed));
   cmr_prefetch_resource *prefetch = NULL;
   ck_assert_ok(cmr_prefetch_resource_create(cmr_managed_resource_ref(managed), &prefetch));
-  cmr_stream stream = NULL;
-  ck_assert_ok(cmr_stream_create(&stream));
+  cmr_stream stream = cmr_test_stream();
 
   /* Without the adaptor, nothing prefetches it. */
   void *plain = NULL;

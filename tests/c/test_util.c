@@ -63,6 +63,12 @@ cmr_system_resource *cmr_test_system_resource(void) {
   return resource;
 }
 
+cmr_stream cmr_test_stream(void) {
+  cmr_stream stream = NULL;
+  ck_assert_ok(cmr_stream_create(&stream));
+  return stream;
+}
+
 /* ---- the foreign resource ------------------------------------------------------ */
 
 static cmr_status foreign_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream,

@@ -58,6 +58,9 @@ int cmr_test_current_device(void);
 /* A system resource for the test to own; fails the test if it cannot be made. */
 cmr_system_resource *cmr_test_system_resource(void);
 
+/* A new stream for the test to destroy; fails the test if it cannot be made. */
+cmr_stream cmr_test_stream(void);
+
 /* ---- the foreign resource ---------------------------------------------------- */
 
 typedef struct test_foreign {
