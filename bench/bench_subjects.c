@@ -29,6 +29,13 @@ void bench_check(cmr_status status, const char *what, const char *subject) {
   exit(1);
 }
 
+const bench_stack_subject *bench_find_stack_subject(const bench_stack_subject *table, int count, const char *name) {
+  for (int i = 0; i < count; ++i) {
+    if (strcmp(table[i].name, name) == 0) return &table[i];
+  }
+  return NULL;
+}
+
 /* Each maker adds one subject over `base`. */
 #define CMR_BENCH_OWNED(type, subject_name, work_share, ...)                                               \
   do {                                                                                                  \
@@ -42,28 +49,30 @@ static cmr_resource_ref base_ref;
 static void *base_handle;
 static cmr_status (*base_destroy)(void *handle);
 
+/* Makes the base, the leaf of `type` the others sit on: a subject too, but
+ * destroyed apart from them, last (bench_destroy_subjects). */
+#define CMR_BENCH_BASE(type, subject_name, work_share)                                   \
+  do {                                                                                   \
+    cmr_##type##_resource *base_ = NULL;                                                 \
+    require(cmr_##type##_resource_create(&base_), #type);                                \
+    base_ref = cmr_##type##_resource_ref(base_);                                         \
+    base_handle = base_;                                                                 \
+    base_destroy = (cmr_status(*)(void *))cmr_##type##_resource_destroy;                 \
+    subjects[count++] = (bench_subject){subject_name, base_ref, work_share, NULL, NULL}; \
+  } while (0)
+
 int bench_make_subjects(bench_subject *subjects) {
   int count = 0;
   size_t pool_bytes = (size_t)1 << 30, arena_bytes = (size_t)1 << 30;
   if (cmr_built_with_cuda()) {
     CMR_BENCH_OWNED(cuda_async, "cuda_async (driver pool)", 1.0, CMR_SIZE(0), CMR_SIZE_DEFAULT,
                     CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, CMR_SIZE_DEFAULT);
-    cmr_cuda_resource *cuda = NULL;
-    require(cmr_cuda_resource_create(&cuda), "cuda");
-    base_ref = cmr_cuda_resource_ref(cuda);
-    base_handle = cuda;
-    base_destroy = (cmr_status(*)(void *))cmr_cuda_resource_destroy;
-    subjects[count++] = (bench_subject){"cuda (cudaMalloc)", base_ref, 0.01, NULL, NULL};
+    CMR_BENCH_BASE(cuda, "cuda (cudaMalloc)", 0.01);
     /* The arena cannot grow: room for random_allocations' 16 GiB cap with
      * its fragmentation. */
     pool_bytes = (size_t)8 << 30, arena_bytes = (size_t)32 << 30;
   } else {
-    cmr_system_resource *system = NULL;
-    require(cmr_system_resource_create(&system), "system");
-    base_ref = cmr_system_resource_ref(system);
-    base_handle = system;
-    base_destroy = (cmr_status(*)(void *))cmr_system_resource_destroy;
-    subjects[count++] = (bench_subject){"system (malloc)", base_ref, 1.0, NULL, NULL};
+    CMR_BENCH_BASE(system, "system (malloc)", 1.0);
   }
   CMR_BENCH_OWNED(pool, "pool", 1.0, base_ref, CMR_SIZE(pool_bytes), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT);
   cmr_resource_ref pool_ref = subjects[count - 1].ref;
