@@ -2,12 +2,16 @@
 /* cuda_async: a cudaMemPool_t of the resource's own, allocated from in
  * stream order. An initial size is reserved by allocating and freeing it
  * once; the release threshold keeps it (and later growth) reserved. */
-#include "backend.h"
-#include "cuda_memory.h"
-#include "impl.h"
+#include <stdlib.h>
 
-/* Its device is the one current at creation: its calls run there. */
-CMR_CUDA_MEMORY_LEAF_CALLS(cuda_async, CMR_CUDA_MEMORY_POOL)
+#include "backend.h"
+#include "impl.h"
+#include "cuda_memory.h"
+
+struct cmr_cuda_async_impl {
+  cmr_backend_pool pool;
+  int device; /* current at creation: its calls run there */
+};
 
 static const cmr_backend_pool_export export_of[] = {
     [CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE] = CMR_BACKEND_POOL_EXPORT_NONE,
@@ -49,18 +53,17 @@ cmr_status cmr_cuda_async_impl_create(size_t initial_pool_size, size_t release_t
   cmr_status status = cmr_backend_pools_supported(&supported);
   if (status != CMR_SUCCESS) return status;
   if (!supported) return cmr_error(CMR_ERROR_UNSUPPORTED, "cuda_async: the current device has no memory pools");
-  cmr_cuda_memory_leaf *leaf = NULL;
-  status = cmr_cuda_memory_leaf_create("cuda_async", NULL, &leaf);
-  if (status != CMR_SUCCESS) return status;
-  cmr_cuda_async_impl *impl = (cmr_cuda_async_impl *)leaf;
-  status = cmr_backend_pool_create(export_of[export_handle_type], release_threshold, &leaf->pool);
+  cmr_cuda_async_impl *impl = malloc(sizeof *impl);
+  if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cuda_async: no host memory for the resource");
+  impl->device = cmr_backend_device_at_creation();
+  status = cmr_backend_pool_create(export_of[export_handle_type], release_threshold, &impl->pool);
   if (status == CMR_SUCCESS && access_devices != 0) {
-    status = grant_access(leaf->pool, leaf->device, access_devices);
-    if (status != CMR_SUCCESS) cmr_backend_pool_destroy(leaf->pool);
+    status = grant_access(impl->pool, impl->device, access_devices);
+    if (status != CMR_SUCCESS) cmr_backend_pool_destroy(impl->pool);
   }
   if (status == CMR_SUCCESS && initial_pool_size > 0) {
-    status = reserve(leaf->pool, initial_pool_size);
-    if (status != CMR_SUCCESS) cmr_backend_pool_destroy(leaf->pool);
+    status = reserve(impl->pool, initial_pool_size);
+    if (status != CMR_SUCCESS) cmr_backend_pool_destroy(impl->pool);
   }
   if (status != CMR_SUCCESS) {
     free(impl);
@@ -72,11 +75,23 @@ cmr_status cmr_cuda_async_impl_create(size_t initial_pool_size, size_t release_t
 
 void cmr_cuda_async_impl_destroy(cmr_cuda_async_impl *impl) {
   /* The driver frees the pool once outstanding allocations are returned. */
-  cmr_backend_pool_destroy(impl->leaf.pool);
+  cmr_backend_pool_destroy(impl->pool);
   free(impl);
 }
 
+cmr_status cmr_cuda_async_impl_allocate(cmr_cuda_async_impl *impl, size_t bytes, size_t alignment,
+                                        cmr_stream stream, void **out) {
+  (void)alignment;
+  return cmr_cuda_memory_allocate(CMR_CUDA_MEMORY_POOL, "cuda_async", impl->device, impl->pool, bytes, stream, out);
+}
+
+cmr_status cmr_cuda_async_impl_deallocate(cmr_cuda_async_impl *impl, void *ptr, size_t bytes, size_t alignment,
+                                          cmr_stream stream) {
+  (void)alignment;
+  return cmr_cuda_memory_deallocate(CMR_CUDA_MEMORY_POOL, "cuda_async", impl->device, impl->pool, ptr, bytes, stream);
+}
+
 cmr_status cmr_cuda_async_impl_pool_handle(cmr_cuda_async_impl *impl, void **out) {
-  *out = impl->leaf.pool;
+  *out = impl->pool;
   return CMR_SUCCESS;
 }

@@ -1,29 +1,50 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cuda_async_managed: stream-ordered managed memory from the current
  * device's default managed pool (CUDA 13), which the driver owns. */
+#include <stdlib.h>
+
 #include "backend.h"
-#include "cuda_memory.h"
 #include "impl.h"
+#include "cuda_memory.h"
 
-CMR_CUDA_MEMORY_LEAF_CALLS(cuda_async_managed, CMR_CUDA_MEMORY_POOL)
+struct cmr_cuda_async_managed_impl {
+  cmr_backend_pool pool;
+  int device; /* current at creation: its calls run there */
+};
 
-/* Its device is the one current at creation: its calls run there. */
 cmr_status cmr_cuda_async_managed_impl_create(cmr_cuda_async_managed_impl **out) {
   cmr_backend_pool pool;
   cmr_status status = cmr_backend_managed_pool(&pool);
   if (status != CMR_SUCCESS) return status;
-  return cmr_cuda_memory_leaf_create("cuda_async_managed", pool, (cmr_cuda_memory_leaf **)out);
+  cmr_cuda_async_managed_impl *impl = malloc(sizeof *impl);
+  if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cuda_async_managed: no host memory for the resource");
+  impl->device = cmr_backend_device_at_creation();
+  impl->pool = pool;
+  *out = impl;
+  return CMR_SUCCESS;
 }
 
 /* The default pool belongs to the driver: only the resource goes. */
 void cmr_cuda_async_managed_impl_destroy(cmr_cuda_async_managed_impl *impl) { free(impl); }
 
+cmr_status cmr_cuda_async_managed_impl_allocate(cmr_cuda_async_managed_impl *impl, size_t bytes, size_t alignment,
+                                                cmr_stream stream, void **out) {
+  (void)alignment;
+  return cmr_cuda_memory_allocate(CMR_CUDA_MEMORY_POOL, "cuda_async_managed", impl->device, impl->pool, bytes, stream, out);
+}
+
+cmr_status cmr_cuda_async_managed_impl_deallocate(cmr_cuda_async_managed_impl *impl, void *ptr, size_t bytes,
+                                                  size_t alignment, cmr_stream stream) {
+  (void)alignment;
+  return cmr_cuda_memory_deallocate(CMR_CUDA_MEMORY_POOL, "cuda_async_managed", impl->device, impl->pool, ptr, bytes, stream);
+}
+
 bool cmr_cuda_async_managed_impl_is_equal(const cmr_cuda_async_managed_impl *impl,
                                           const cmr_cuda_async_managed_impl *other) {
-  return impl->leaf.pool == other->leaf.pool;
+  return impl->pool == other->pool;
 }
 
 cmr_status cmr_cuda_async_managed_impl_pool_handle(cmr_cuda_async_managed_impl *impl, void **out) {
-  *out = impl->leaf.pool;
+  *out = impl->pool;
   return CMR_SUCCESS;
 }

@@ -1,19 +1,40 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cuda_async_view: stream-ordered allocation from a pool the caller owns. */
+#include <stdlib.h>
+
 #include "backend.h"
-#include "cuda_memory.h"
 #include "impl.h"
+#include "cuda_memory.h"
 
-CMR_CUDA_MEMORY_LEAF_CALLS(cuda_async_view, CMR_CUDA_MEMORY_POOL)
+struct cmr_cuda_async_view_impl {
+  cmr_backend_pool pool;
+  int device; /* current at creation: its calls run there */
+};
 
-/* Its device is the one current at creation: its calls run there. */
 cmr_status cmr_cuda_async_view_impl_create(void *pool_handle, cmr_cuda_async_view_impl **out) {
-  return cmr_cuda_memory_leaf_create("cuda_async_view", pool_handle, (cmr_cuda_memory_leaf **)out);
+  cmr_cuda_async_view_impl *impl = malloc(sizeof *impl);
+  if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cuda_async_view: no host memory for the resource");
+  impl->device = cmr_backend_device_at_creation();
+  impl->pool = pool_handle;
+  *out = impl;
+  return CMR_SUCCESS;
 }
 
 void cmr_cuda_async_view_impl_destroy(cmr_cuda_async_view_impl *impl) { free(impl); }
 
+cmr_status cmr_cuda_async_view_impl_allocate(cmr_cuda_async_view_impl *impl, size_t bytes, size_t alignment,
+                                             cmr_stream stream, void **out) {
+  (void)alignment;
+  return cmr_cuda_memory_allocate(CMR_CUDA_MEMORY_POOL, "cuda_async_view", impl->device, impl->pool, bytes, stream, out);
+}
+
+cmr_status cmr_cuda_async_view_impl_deallocate(cmr_cuda_async_view_impl *impl, void *ptr, size_t bytes,
+                                               size_t alignment, cmr_stream stream) {
+  (void)alignment;
+  return cmr_cuda_memory_deallocate(CMR_CUDA_MEMORY_POOL, "cuda_async_view", impl->device, impl->pool, ptr, bytes, stream);
+}
+
 bool cmr_cuda_async_view_impl_is_equal(const cmr_cuda_async_view_impl *impl,
                                        const cmr_cuda_async_view_impl *other) {
-  return impl->leaf.pool == other->leaf.pool;
+  return impl->pool == other->pool;
 }

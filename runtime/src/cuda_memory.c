@@ -74,11 +74,10 @@ cmr_status cmr_cuda_memory_deallocate(cmr_cuda_memory kind, const char *owner, i
   return cmr_backend_device_leave(&guard, status);
 }
 
-cmr_status cmr_cuda_memory_leaf_create(const char *owner, cmr_backend_pool pool, cmr_cuda_memory_leaf **out) {
+cmr_status cmr_cuda_memory_leaf_create(const char *owner, cmr_cuda_memory_leaf **out) {
   cmr_cuda_memory_leaf *leaf = malloc(sizeof *leaf);
   if (leaf == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: no host memory for the resource", owner);
   leaf->device = cmr_backend_device_at_creation();
-  leaf->pool = pool;
   *out = leaf;
   return CMR_SUCCESS;
 }

@@ -29,39 +29,34 @@ cmr_status cmr_cuda_memory_allocate(cmr_cuda_memory kind, const char *owner, int
 cmr_status cmr_cuda_memory_deallocate(cmr_cuda_memory kind, const char *owner, int device, cmr_backend_pool pool,
                                       void *ptr, size_t bytes, cmr_stream stream);
 
-/* What a leaf of these kinds keeps: its device, and for pool memory the pool. */
+/* What the plain leaves (cuda, managed, pinned_host) keep: their device. */
 typedef struct cmr_cuda_memory_leaf {
   int device;
-  cmr_backend_pool pool; /* NULL but for pool memory */
 } cmr_cuda_memory_leaf;
-cmr_status cmr_cuda_memory_leaf_create(const char *owner, cmr_backend_pool pool, cmr_cuda_memory_leaf **out);
+cmr_status cmr_cuda_memory_leaf_create(const char *owner, cmr_cuda_memory_leaf **out);
 
-/* Defines, for the algorithm file of leaf `name`, its impl (a
- * cmr_cuda_memory_leaf) and its allocate and deallocate of memory of
- * `kind`. Every kind's pointers are aligned to at least 256 bytes, the most
- * the spec lets reach these leaves, so the alignment is not passed on. */
-#define CMR_CUDA_MEMORY_LEAF_CALLS(name, kind)                                                                      \
+/* Defines what the algorithm file of the plain leaf `name` (cuda, managed,
+ * pinned_host) must: its impl, only its device, and create, destroy,
+ * allocate and deallocate over memory of `kind`. Every kind's pointers are
+ * aligned to at least 256 bytes, the most the spec lets reach these leaves,
+ * so the alignment is not passed on. */
+#define CMR_CUDA_MEMORY_LEAF(name, kind)                                                                            \
   struct cmr_##name##_impl {                                                                                        \
     cmr_cuda_memory_leaf leaf;                                                                                      \
   };                                                                                                                \
+  cmr_status cmr_##name##_impl_create(cmr_##name##_impl **out) {                                                    \
+    return cmr_cuda_memory_leaf_create(#name, (cmr_cuda_memory_leaf **)out);                                        \
+  }                                                                                                                 \
+  void cmr_##name##_impl_destroy(cmr_##name##_impl *impl) { free(impl); }                                           \
   cmr_status cmr_##name##_impl_allocate(cmr_##name##_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, \
                                         void **out) {                                                               \
     (void)alignment;                                                                                                \
-    return cmr_cuda_memory_allocate(kind, #name, impl->leaf.device, impl->leaf.pool, bytes, stream, out);           \
+    return cmr_cuda_memory_allocate(kind, #name, impl->leaf.device, NULL, bytes, stream, out);                      \
   }                                                                                                                 \
   cmr_status cmr_##name##_impl_deallocate(cmr_##name##_impl *impl, void *ptr, size_t bytes, size_t alignment,       \
                                           cmr_stream stream) {                                                      \
     (void)alignment;                                                                                                \
-    return cmr_cuda_memory_deallocate(kind, #name, impl->leaf.device, impl->leaf.pool, ptr, bytes, stream);         \
+    return cmr_cuda_memory_deallocate(kind, #name, impl->leaf.device, NULL, ptr, bytes, stream);                    \
   }
-
-/* The above, with create and destroy, for a leaf that keeps no pool (cuda,
- * managed, pinned_host). */
-#define CMR_CUDA_MEMORY_LEAF(name, kind)                                           \
-  CMR_CUDA_MEMORY_LEAF_CALLS(name, kind)                                           \
-  cmr_status cmr_##name##_impl_create(cmr_##name##_impl **out) {                   \
-    return cmr_cuda_memory_leaf_create(#name, NULL, (cmr_cuda_memory_leaf **)out); \
-  }                                                                                \
-  void cmr_##name##_impl_destroy(cmr_##name##_impl *impl) { free(impl); }
 
 #endif /* CMR_CUDA_MEMORY_H */
