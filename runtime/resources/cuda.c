@@ -4,7 +4,30 @@
  * resource was; cudaMalloc's pointers are aligned
  * to at least 256 bytes, the most the spec lets reach here; the stream is
  * ignored because both calls synchronize. */
+#include <stdlib.h>
+
 #include "cuda_memory.h"
 #include "impl.h"
 
-CMR_CUDA_MEMORY_LEAF(cuda, CMR_CUDA_MEMORY_DEVICE)
+/* Only its device: the memory is the driver's and the ledger's. */
+struct cmr_cuda_impl {
+  cmr_cuda_memory_leaf leaf;
+};
+
+cmr_status cmr_cuda_impl_create(cmr_cuda_impl **out) {
+  return cmr_cuda_memory_leaf_create("cuda", (cmr_cuda_memory_leaf **)out);
+}
+
+void cmr_cuda_impl_destroy(cmr_cuda_impl *impl) { free(impl); }
+
+cmr_status cmr_cuda_impl_allocate(cmr_cuda_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
+                                    void **out) {
+  (void)alignment;
+  return cmr_cuda_memory_allocate(CMR_CUDA_MEMORY_DEVICE, "cuda", impl->leaf.device, NULL, bytes, stream, out);
+}
+
+cmr_status cmr_cuda_impl_deallocate(cmr_cuda_impl *impl, void *ptr, size_t bytes, size_t alignment,
+                                      cmr_stream stream) {
+  (void)alignment;
+  return cmr_cuda_memory_deallocate(CMR_CUDA_MEMORY_DEVICE, "cuda", impl->leaf.device, NULL, ptr, bytes, stream);
+}

@@ -9,8 +9,6 @@
 #ifndef CMR_CUDA_MEMORY_H
 #define CMR_CUDA_MEMORY_H
 
-#include <stdlib.h> /* free, in CMR_CUDA_MEMORY_LEAF */
-
 #include "backend.h"
 
 typedef enum cmr_cuda_memory {
@@ -34,29 +32,5 @@ typedef struct cmr_cuda_memory_leaf {
   int device;
 } cmr_cuda_memory_leaf;
 cmr_status cmr_cuda_memory_leaf_create(const char *owner, cmr_cuda_memory_leaf **out);
-
-/* Defines what the algorithm file of the plain leaf `name` (cuda, managed,
- * pinned_host) must: its impl, only its device, and create, destroy,
- * allocate and deallocate over memory of `kind`. Every kind's pointers are
- * aligned to at least 256 bytes, the most the spec lets reach these leaves,
- * so the alignment is not passed on. */
-#define CMR_CUDA_MEMORY_LEAF(name, kind)                                                                            \
-  struct cmr_##name##_impl {                                                                                        \
-    cmr_cuda_memory_leaf leaf;                                                                                      \
-  };                                                                                                                \
-  cmr_status cmr_##name##_impl_create(cmr_##name##_impl **out) {                                                    \
-    return cmr_cuda_memory_leaf_create(#name, (cmr_cuda_memory_leaf **)out);                                        \
-  }                                                                                                                 \
-  void cmr_##name##_impl_destroy(cmr_##name##_impl *impl) { free(impl); }                                           \
-  cmr_status cmr_##name##_impl_allocate(cmr_##name##_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, \
-                                        void **out) {                                                               \
-    (void)alignment;                                                                                                \
-    return cmr_cuda_memory_allocate(kind, #name, impl->leaf.device, NULL, bytes, stream, out);                      \
-  }                                                                                                                 \
-  cmr_status cmr_##name##_impl_deallocate(cmr_##name##_impl *impl, void *ptr, size_t bytes, size_t alignment,       \
-                                          cmr_stream stream) {                                                      \
-    (void)alignment;                                                                                                \
-    return cmr_cuda_memory_deallocate(kind, #name, impl->leaf.device, NULL, ptr, bytes, stream);                    \
-  }
 
 #endif /* CMR_CUDA_MEMORY_H */
