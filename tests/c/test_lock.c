@@ -49,8 +49,10 @@ END_TEST
 
 int main(void) {
   Suite *suite = suite_create("lock");
-  TCase *tc =
-      cmr_test_case(suite, "lock", NULL, NULL, uncontended_acquire_and_release, contended_increments_are_never_lost);
+  TCase *tc = tcase_create("lock");
   tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, uncontended_acquire_and_release);
+  tcase_add_test(tc, contended_increments_are_never_lost);
+  suite_add_tcase(suite, tc);
   return cmr_test_run(suite);
 }
