@@ -36,6 +36,13 @@ static size_t count_now(void) {
   return count;
 }
 
+/* The adaptor tracks `count` allocations of `bytes` in all. */
+#define ck_assert_tracked(bytes, count)      \
+  do {                                       \
+    ck_assert_uint_eq(bytes_now(), (bytes)); \
+    ck_assert_uint_eq(count_now(), (count)); \
+  } while (0)
+
 static const char *report_now(void) {
   const char *report = NULL;
   ck_assert_ok(cmr_tracking_resource_outstanding_report(tracking, &report));
@@ -62,18 +69,14 @@ static unsigned count_lines_starting(const char *text, const char *prefix) {
 }
 
 START_TEST(counts_what_is_outstanding) {
-  ck_assert_uint_eq(bytes_now(), 0);
-  ck_assert_uint_eq(count_now(), 0);
+  ck_assert_tracked(0, 0);
   void *a = allocate(100);
   void *b = allocate(1000);
-  ck_assert_uint_eq(bytes_now(), 1100);
-  ck_assert_uint_eq(count_now(), 2);
+  ck_assert_tracked(1100, 2);
   ck_assert_ok(cmr_deallocate(tracked(), a, 100, CMR_DEFAULT_STREAM));
-  ck_assert_uint_eq(bytes_now(), 1000);
-  ck_assert_uint_eq(count_now(), 1);
+  ck_assert_tracked(1000, 1);
   ck_assert_ok(cmr_deallocate(tracked(), b, 1000, CMR_DEFAULT_STREAM));
-  ck_assert_uint_eq(bytes_now(), 0);
-  ck_assert_uint_eq(count_now(), 0);
+  ck_assert_tracked(0, 0);
   ck_assert_int_eq(foreign.allocations, 2);
   ck_assert_int_eq(foreign.deallocations, 2);
   ck_assert_uint_eq(foreign.outstanding, 0);
@@ -148,14 +151,12 @@ START_TEST(unknown_pointer_is_refused_and_changes_nothing) {
   ck_assert_message_has("tracking: ");
   ck_assert_message_has("was not allocated here or is already freed");
   ck_assert_int_eq(foreign.deallocations, 0);
-  ck_assert_uint_eq(bytes_now(), 512);
-  ck_assert_uint_eq(count_now(), 1);
+  ck_assert_tracked(512, 1);
   ck_assert_ok(cmr_deallocate(tracked(), ptr, 512, CMR_DEFAULT_STREAM));
   /* A second free of the same pointer is unknown too. */
   ck_assert_status(cmr_deallocate(tracked(), ptr, 512, CMR_DEFAULT_STREAM), CMR_ERROR_UNKNOWN_POINTER);
   ck_assert_int_eq(foreign.deallocations, 1);
-  ck_assert_uint_eq(bytes_now(), 0);
-  ck_assert_uint_eq(count_now(), 0);
+  ck_assert_tracked(0, 0);
 }
 END_TEST
 
@@ -171,14 +172,12 @@ START_TEST(size_mismatch_is_refused) {
            ptr);
   ck_assert_str_eq(cmr_last_error_message(), expected);
   ck_assert_int_eq(foreign.deallocations, 0);
-  ck_assert_uint_eq(bytes_now(), 1000);
-  ck_assert_uint_eq(count_now(), 1);
+  ck_assert_tracked(1000, 1);
   ck_assert_ok(cmr_deallocate(tracked(), ptr, 1000, CMR_DEFAULT_STREAM));
   ck_assert_int_eq(foreign.deallocations, 1);
   ck_assert_uint_eq(foreign.last_bytes, 1000);
   ck_assert_uint_eq(foreign.outstanding, 0);
-  ck_assert_uint_eq(bytes_now(), 0);
-  ck_assert_uint_eq(count_now(), 0);
+  ck_assert_tracked(0, 0);
 }
 END_TEST
 
@@ -206,8 +205,7 @@ START_TEST(upstream_failure_records_nothing) {
   void *ptr = (void *)1;
   ck_assert_status(cmr_allocate(tracked(), 2048, CMR_DEFAULT_STREAM, &ptr), CMR_ERROR_OUT_OF_MEMORY);
   ck_assert_ptr_null(ptr);
-  ck_assert_uint_eq(bytes_now(), 0);
-  ck_assert_uint_eq(count_now(), 0);
+  ck_assert_tracked(0, 0);
   ck_assert_str_eq(report_now(), "tracking: 0 outstanding allocations, 0 bytes\n");
 }
 END_TEST
@@ -286,8 +284,7 @@ START_TEST(a_stack_of_adaptors) {
   cmr_resource_ref stack = cmr_prefetch_resource_ref(top);
   void *ptr = NULL;
   ck_assert_ok(cmr_allocate(stack, 1000, CMR_DEFAULT_STREAM, &ptr));
-  ck_assert_uint_eq(bytes_now(), 1000);
-  ck_assert_uint_eq(count_now(), 1);
+  ck_assert_tracked(1000, 1);
   foreign.limit = 2000;
   void *too_much = (void *)1;
   ck_assert_status(cmr_allocate(stack, 1500, CMR_DEFAULT_STREAM, &too_much), CMR_ERROR_OUT_OF_MEMORY);
