@@ -343,11 +343,14 @@ static Suite *fixed_size_suite(void) {
   cmr_test_case(suite, "misuse", setup, teardown, request_larger_than_a_block_is_out_of_memory,
                 alignments_above_256_are_refused, foreign_and_freed_pointers_are_unknown,
                 freeing_another_size_changes_nothing);
-  TCase *streams = cmr_test_case(suite, "streams", setup, teardown, freed_block_is_reused_on_its_stream,
-                                 blocks_of_a_destroyed_stream_stay_usable);
+  TCase *streams = tcase_create("streams");
+  tcase_add_checked_fixture(streams, setup, teardown);
+  tcase_add_test(streams, freed_block_is_reused_on_its_stream);
 #if !CMR_WITH_CUDA
   tcase_add_test(streams, block_freed_on_one_stream_reaches_another_after_a_wait);
 #endif
+  tcase_add_test(streams, blocks_of_a_destroyed_stream_stay_usable);
+  suite_add_tcase(suite, streams);
   return suite;
 }
 
