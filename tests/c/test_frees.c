@@ -360,8 +360,8 @@ START_TEST(aligned_over_a_threshold) {
   const char *const expressions[] = {
       "aligned(system, allocation_alignment=4096, alignment_threshold=4096)",
       "aligned(pool(system, initial_pool_size=1MiB), allocation_alignment=4096, alignment_threshold=4096)",
-      "statistics(aligned(fixed_size(system, block_size=16KiB, blocks_to_preallocate=4), "
-      "allocation_alignment=4096, alignment_threshold=4096))",
+      ("statistics(aligned(fixed_size(system, block_size=16KiB, blocks_to_preallocate=4), "
+       "allocation_alignment=4096, alignment_threshold=4096))"), /* one element: clang asks for the parentheses */
   };
   for (size_t i = 0; i < sizeof expressions / sizeof expressions[0]; ++i) {
     cmr_stack *stack = NULL;
