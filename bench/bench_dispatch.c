@@ -17,7 +17,6 @@
  * SUBJECT is one of the names in `subjects` (default: all). */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include <cmr/cmr.h>
 #include <cmr/stack.h>
@@ -28,16 +27,12 @@
 
 enum { bench_bytes = 1000, bench_warm_pairs = 1000 };
 
-typedef struct dispatch_subject {
-  const char *name; /* the resource's type name, which dispatch_instructions.sh also uses */
-  const char *expression;
-} dispatch_subject;
-
-/* pool: the warm exact-size reuse path; fixed_size: a free list of one-size
+/* Each named after the resource's type, which dispatch_instructions.sh also
+ * uses. pool: the warm exact-size reuse path; fixed_size: a free list of one-size
  * blocks; system: malloc and the record that lets it vouch for each free,
  * for scale; statistics and limiting: an adaptor over that leaf (what a
  * counted, checked free costs end to end). */
-static const dispatch_subject subjects[] = {
+static const bench_stack_subject subjects[] = {
     {"pool", "pool(system, initial_pool_size=64MiB)"},
     {"fixed_size", "fixed_size(system, block_size=1KiB, blocks_to_preallocate=128)"},
     {"system", "system"},
@@ -95,7 +90,7 @@ static double ns_per_pair(pairs_fn run, cmr_resource_ref ref, long pairs) {
 
 /* Best of `repeats` for each way, the two interleaved so that a slow spell
  * of a shared machine hits both alike. */
-static void measure(const dispatch_subject *s, long pairs, int repeats) {
+static void measure(const bench_stack_subject *s, long pairs, int repeats) {
   cmr_stack *stack = NULL;
   cmr_resource_ref ref;
   pair_failed(cmr_stack_parse(s->expression, &stack), s->expression);
@@ -124,16 +119,9 @@ static bool positive(const char *text, long *out) {
   return end != text && *end == '\0' && *out > 0;
 }
 
-static const dispatch_subject *find_subject(const char *name) {
-  for (int i = 0; i < subject_count; ++i) {
-    if (strcmp(subjects[i].name, name) == 0) return &subjects[i];
-  }
-  return NULL;
-}
-
 int main(int argc, char **argv) {
   long pairs = 200000, repeats = 7;
-  const dispatch_subject *chosen[subject_count];
+  const bench_stack_subject *chosen[subject_count];
   int chosen_count = 0;
   static const struct option options[] = {
       {"pairs", required_argument, NULL, 'p'}, {"repeats", required_argument, NULL, 'r'}, CMR_CLI_STANDARD_OPTIONS, {0}};
@@ -144,9 +132,11 @@ int main(int argc, char **argv) {
     }
   }
   for (int i = optind; i < argc; ++i) {
-    if (find_subject(argv[i]) == NULL) return cmr_cli_usage_error(&cli, "unknown subject (pool, fixed_size, system, statistics, limiting)");
+    const bench_stack_subject *subject = bench_find_stack_subject(subjects, subject_count, argv[i]);
+    if (subject == NULL)
+      return cmr_cli_usage_error(&cli, "unknown subject (pool, fixed_size, system, statistics, limiting)");
     if (chosen_count == subject_count) return cmr_cli_usage_error(&cli, "too many subjects");
-    chosen[chosen_count++] = find_subject(argv[i]);
+    chosen[chosen_count++] = subject;
   }
   if (chosen_count == 0) {
     for (int i = 0; i < subject_count; ++i) chosen[chosen_count++] = &subjects[i];

@@ -26,13 +26,8 @@
 
 enum { pair_bytes = 1000, live_count = 10000, largest_live = 16 << 10 };
 
-typedef struct instruction_subject {
-  const char *name;
-  const char *expression;
-} instruction_subject;
-
 /* Room for every case: 10,000 live blocks of at most 16 KiB. */
-static const instruction_subject subjects[] = {
+static const bench_stack_subject subjects[] = {
     {"pool", "pool(system, initial_pool_size=256MiB)"},
     {"fixed_size", "fixed_size(system, block_size=16KiB, blocks_to_preallocate=1024)"},
     {"arena", "arena(system, arena_size=512MiB)"},
@@ -103,10 +98,7 @@ int main(int argc, char **argv) {
   while (cmr_cli_next(&cli, argc, argv, "", options) != -1) {
   }
   if (argc - optind < 2 || argc - optind > 3) return cmr_cli_usage_error(&cli, "SUBJECT and CASE are needed");
-  const instruction_subject *subject = NULL;
-  for (int i = 0; i < subject_count; ++i) {
-    if (strcmp(subjects[i].name, argv[optind]) == 0) subject = &subjects[i];
-  }
+  const bench_stack_subject *subject = bench_find_stack_subject(subjects, subject_count, argv[optind]);
   if (subject == NULL) return cmr_cli_usage_error(&cli, "unknown subject (pool, fixed_size, arena, binning)");
   const char *which = argv[optind + 1];
   long pairs = argc - optind == 3 ? strtol(argv[optind + 2], NULL, 10) : 10000;

@@ -29,6 +29,13 @@ void bench_check(cmr_status status, const char *what, const char *subject) {
   exit(1);
 }
 
+const bench_stack_subject *bench_find_stack_subject(const bench_stack_subject *table, int count, const char *name) {
+  for (int i = 0; i < count; ++i) {
+    if (strcmp(table[i].name, name) == 0) return &table[i];
+  }
+  return NULL;
+}
+
 /* Each maker adds one subject over `base`. */
 #define CMR_BENCH_OWNED(type, subject_name, work_share, ...)                                               \
   do {                                                                                                  \

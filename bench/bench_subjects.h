@@ -32,6 +32,15 @@ typedef struct bench_subject {
 int bench_make_subjects(bench_subject *subjects);
 void bench_destroy_subjects(bench_subject *subjects, int count);
 
+/* A subject written as a stack expression (cmr_stack_parse), for the
+ * benchmarks that take their subjects by name. */
+typedef struct bench_stack_subject {
+  const char *name;
+  const char *expression;
+} bench_stack_subject;
+/* The one of the `count` in `table` called `name`; NULL for none. */
+const bench_stack_subject *bench_find_stack_subject(const bench_stack_subject *table, int count, const char *name);
+
 /* What every benchmark needs: a monotonic clock, a repeatable xorshift
  * generator (the same workload for every subject), and an exit with cmr's
  * message on a status that is not CMR_SUCCESS. */

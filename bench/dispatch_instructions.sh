@@ -40,13 +40,9 @@ if [[ -z $program || ! -x $program ]]; then
   echo "usage: dispatch_instructions.sh PATH/cmr-bench-dispatch [PAIRS] [--annotate]" >&2
   exit 2
 fi
-if ! command -v valgrind >/dev/null; then
-  echo "dispatch_instructions.sh: valgrind is not installed: skipped" >&2
-  exit 77
-fi
-
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+script=dispatch_instructions.sh
+source "$(dirname "${BASH_SOURCE[0]}")/callgrind.sh"
+callgrind_start
 
 # subject: the resource's type name; its ops functions are <type>_allocate
 # and <type>_deallocate (the generator's names in generated/src/resources/<type>.c).
@@ -106,13 +102,8 @@ echo
 row subject "via ref Ir/pair" "direct Ir/pair" "dispatch overhead Ir/pair" "allocate Ir/call" "deallocate Ir/call" "target <= 10/call" "met?"
 for subject in "${subjects[@]}"; do
   out="$work/$subject.callgrind"
-  if ! valgrind --tool=callgrind --callgrind-out-file="$out" --toggle-collect='bench_dispatch_via_ref*' \
-      --toggle-collect='bench_dispatch_direct*' "$program" --pairs "$pairs" --repeats 1 "$subject" \
-      >"$work/$subject.log" 2>&1; then
-    echo "dispatch_instructions.sh: $program failed under callgrind for $subject:" >&2
-    cat "$work/$subject.log" >&2
-    exit 1
-  fi
+  callgrind "$out" --toggle-collect='bench_dispatch_via_ref*' --toggle-collect='bench_dispatch_direct*' \
+    "$program" --pairs "$pairs" --repeats 1 "$subject" || exit 1
   if ! figures=$(parse "$out" "$subject" "$pairs"); then
     echo "dispatch_instructions.sh: cannot read the figures of $subject from $out" >&2
     exit 1

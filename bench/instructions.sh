@@ -26,25 +26,16 @@ if [[ -z $program || ! -x $program || $pairs == *[!0-9]* || $pairs == 0 ]]; then
   echo "usage: instructions.sh PATH/cmr-bench-instructions [PAIRS]" >&2
   exit 2
 fi
-if ! command -v valgrind >/dev/null; then
-  echo "instructions.sh: valgrind is not installed: skipped" >&2
-  exit 77
-fi
+script=instructions.sh
+source "$(dirname "${BASH_SOURCE[0]}")/callgrind.sh"
+callgrind_start
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-# count CASE: the Ir collected in the counted function of CASE, from the
-# callgrind output's totals line.
+# count SUBJECT CASE: the Ir collected in the counted function of CASE, from
+# the callgrind output's totals line.
 count() {
   local out=$work/$1.$2.callgrind function=bench_instructions_pairs
   [[ $2 == live10k ]] && function=bench_instructions_live
-  if ! valgrind --tool=callgrind --callgrind-out-file="$out" --toggle-collect="$function" \
-      "$program" "$1" "$2" "$pairs" >"$work/log" 2>&1; then
-    echo "instructions.sh: $program $1 $2 failed under callgrind:" >&2
-    cat "$work/log" >&2
-    return 1
-  fi
+  callgrind "$out" --toggle-collect="$function" "$program" "$1" "$2" "$pairs" || return 1
   awk '/^(totals|summary): [0-9]+/ { total = $2 } END { if (total == "") exit 1; print total }' "$out"
 }
 

@@ -285,19 +285,25 @@ def _load_params(raw, resource, where, problems, allow_default=True):
     return params
 
 
-def _load_checks(raw, params, problems):
+def _tables(raw, key, problems):
+    """Each table of the array of tables `key` ([[key]]) with where it is
+    ("key[i]."); reports a value that is no array, and an element that is no table."""
     if raw is None:
-        return []
+        return
     if not isinstance(raw, list):
-        problems.add("checks", "must be an array of tables ([[checks]])")
-        return []
+        problems.add(key, f"must be an array of tables ([[{key}]])")
+        return
+    for i, item in enumerate(raw):
+        if isinstance(item, dict):
+            yield f"{key}[{i}].", item
+        else:
+            problems.add(f"{key}[{i}]", "must be a table")
+
+
+def _load_checks(raw, params, problems):
     names = {p.name: p for p in params}
     checks = []
-    for i, item in enumerate(raw):
-        where = f"checks[{i}]."
-        if not isinstance(item, dict):
-            problems.add(f"checks[{i}]", "must be a table")
-            continue
+    for where, item in _tables(raw, "checks", problems):
         _check_fields(item, CHECK_FIELDS, where, problems)
         expr = _require(item, "expr", str, where, problems)
         message = _require(item, "message", str, where, problems)
@@ -352,17 +358,8 @@ def _load_stored(item, params, rtype, where, problems):
 
 
 def _load_methods(raw, resource, problems, params=()):
-    if raw is None:
-        return []
-    if not isinstance(raw, list):
-        problems.add("methods", "must be an array of tables ([[methods]])")
-        return []
     methods, seen = [], set()
-    for i, item in enumerate(raw):
-        where = f"methods[{i}]."
-        if not isinstance(item, dict):
-            problems.add(f"methods[{i}]", "must be a table")
-            continue
+    for where, item in _tables(raw, "methods", problems):
         _check_fields(item, METHOD_FIELDS, where, problems)
         name = _identifier(_require(item, "name", str, where, problems), f"{where}name", problems)
         doc = _require(item, "doc", str, where, problems) or ""

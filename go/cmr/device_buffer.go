@@ -58,12 +58,7 @@ func NewDeviceBufferFrom(data []byte, stream Stream, r Resource) (*DeviceBuffer,
 	return b, nil
 }
 
-func (b *DeviceBuffer) live() error {
-	if b.buffer == nil {
-		return errorf(ErrDestroyedHandle, "the device buffer is closed")
-	}
-	return nil
-}
+func (b *DeviceBuffer) live() error { return openUnless(b.buffer == nil, "device buffer") }
 
 // Close frees the memory on the buffer's stream and drops its shares of
 // the resource and of the stream. A second Close returns ErrDestroyedHandle.
@@ -128,51 +123,30 @@ func (b *DeviceBuffer) SetStream(stream Stream) error {
 
 // Data is the address of the memory (0 for an empty buffer).
 func (b *DeviceBuffer) Data() (uintptr, error) {
-	if err := b.live(); err != nil {
-		return 0, err
-	}
-	var data uintptr
-	err := check(capi.Cmr_device_buffer_data(b.buffer, &data))
-	return data, err
+	return readOpen(b.live, b.buffer, capi.Cmr_device_buffer_data)
 }
 
 // Size is the number of bytes the buffer holds.
 func (b *DeviceBuffer) Size() (uint64, error) {
-	return b.sizeOf(capi.Cmr_device_buffer_size)
+	return readOpen(b.live, b.buffer, capi.Cmr_device_buffer_size)
 }
 
 // Capacity is the number of bytes allocated.
 func (b *DeviceBuffer) Capacity() (uint64, error) {
-	return b.sizeOf(capi.Cmr_device_buffer_capacity)
-}
-
-func (b *DeviceBuffer) sizeOf(read func(capi.Struct_SS_cmr_device_buffer, *uint64) *capi.Failure) (uint64, error) {
-	if err := b.live(); err != nil {
-		return 0, err
-	}
-	var size uint64
-	err := check(read(b.buffer, &size))
-	return size, err
+	return readOpen(b.live, b.buffer, capi.Cmr_device_buffer_capacity)
 }
 
 // Stream is the stream the buffer's work is ordered on.
 func (b *DeviceBuffer) Stream() (Stream, error) {
-	if err := b.live(); err != nil {
-		return 0, err
-	}
-	var stream uintptr
-	err := check(capi.Cmr_device_buffer_stream(b.buffer, &stream))
+	stream, err := readOpen(b.live, b.buffer, capi.Cmr_device_buffer_stream)
 	return Stream(stream), err
 }
 
 // Resource is the buffer's resource, as a value of its own type holding a
 // share of its own: Close it.
 func (b *DeviceBuffer) Resource() (Resource, error) {
-	if err := b.live(); err != nil {
-		return nil, err
-	}
-	var ref uintptr
-	if err := check(capi.Cmr_device_buffer_resource(b.buffer, &ref)); err != nil {
+	ref, err := readOpen(b.live, b.buffer, capi.Cmr_device_buffer_resource)
+	if err != nil {
 		return nil, err
 	}
 	return resourceOf(capi.SwigcptrCmr_resource_ref(ref))

@@ -62,6 +62,26 @@ func check(failure *capi.Failure) error {
 	return &Error{Status: Status(failure.Status), Message: failure.Message}
 }
 
+// openUnless is nil for an open handle, else the ErrDestroyedHandle a call
+// on the closed one (named by what) returns.
+func openUnless(closed bool, what string) error {
+	if closed {
+		return errorf(ErrDestroyedHandle, "the %s is closed", what)
+	}
+	return nil
+}
+
+// readOpen returns what get writes for handle, once live says the handle
+// is open (else live's error and T's zero value).
+func readOpen[H, T any](live func() error, handle H, get func(H, *T) *capi.Failure) (T, error) {
+	var value T
+	if err := live(); err != nil {
+		return value, err
+	}
+	err := check(get(handle, &value))
+	return value, err
+}
+
 // errorf is an error found on the Go side, before any C call.
 func errorf(status Status, format string, args ...any) error {
 	return &Error{Status: status, Message: fmt.Sprintf(format, args...)}

@@ -30,9 +30,7 @@ func SetLogLevel(level LogLevel) error {
 
 // GetLogLevel is the level set now.
 func GetLogLevel() (LogLevel, error) {
-	var level int32
-	err := check(capi.Cmr_log_get_level(&level))
-	return LogLevel(level), err
+	return readLevel(capi.Cmr_log_get_level)
 }
 
 // SetLogFlushLevel makes messages at or above level reach the sink at once
@@ -43,8 +41,13 @@ func SetLogFlushLevel(level LogLevel) error {
 
 // GetLogFlushLevel is the flush level set now.
 func GetLogFlushLevel() (LogLevel, error) {
+	return readLevel(capi.Cmr_log_get_flush_level)
+}
+
+// readLevel is the level get writes.
+func readLevel(get func(*int32) *capi.Failure) (LogLevel, error) {
 	var level int32
-	err := check(capi.Cmr_log_get_flush_level(&level))
+	err := check(get(&level))
 	return LogLevel(level), err
 }
 

@@ -42,12 +42,7 @@ func ParseStack(expression string) (*Stack, error) {
 // Expression is the expression the stack was built from, with every
 // default written out.
 func (s *Stack) Expression() (string, error) {
-	if err := s.live(); err != nil {
-		return "", err
-	}
-	var expression string
-	err := check(capi.Cmr_stack_expression(s.stack, &expression))
-	return expression, err
+	return readOpen(s.live, s.stack, capi.Cmr_stack_expression)
 }
 
 // Top is the outermost resource as a value of its own type (e.g. a
@@ -62,11 +57,8 @@ func (s *Stack) Leaf() (Resource, error) {
 }
 
 func (s *Stack) member(read func(capi.Struct_SS_cmr_stack, *uintptr) *capi.Failure) (Resource, error) {
-	if err := s.live(); err != nil {
-		return nil, err
-	}
-	var ref uintptr
-	if err := check(read(s.stack, &ref)); err != nil {
+	ref, err := readOpen(s.live, s.stack, read)
+	if err != nil {
 		return nil, err
 	}
 	return resourceOf(capi.SwigcptrCmr_resource_ref(ref))

@@ -30,12 +30,7 @@ func NewStreamPool(size uint64, flags StreamFlags) (*StreamPool, error) {
 	return &StreamPool{pool: capi.SwigcptrStruct_SS_cmr_stream_pool(handle)}, nil
 }
 
-func (p *StreamPool) live() error {
-	if p.pool == nil {
-		return errorf(ErrDestroyedHandle, "the stream pool is closed")
-	}
-	return nil
-}
+func (p *StreamPool) live() error { return openUnless(p.pool == nil, "stream pool") }
 
 // Close destroys the pool and its streams. A second Close returns ErrDestroyedHandle.
 func (p *StreamPool) Close() error {
@@ -49,11 +44,7 @@ func (p *StreamPool) Close() error {
 
 // Stream is the next stream, round robin (safe from many goroutines).
 func (p *StreamPool) Stream() (Stream, error) {
-	if err := p.live(); err != nil {
-		return 0, err
-	}
-	var stream uintptr
-	err := check(capi.Cmr_stream_pool_get_stream(p.pool, &stream))
+	stream, err := readOpen(p.live, p.pool, capi.Cmr_stream_pool_get_stream)
 	return Stream(stream), err
 }
 
@@ -69,10 +60,5 @@ func (p *StreamPool) StreamAt(index uint64) (Stream, error) {
 
 // Size is how many streams the pool holds.
 func (p *StreamPool) Size() (uint64, error) {
-	if err := p.live(); err != nil {
-		return 0, err
-	}
-	var size uint64
-	err := check(capi.Cmr_stream_pool_size(p.pool, &size))
-	return size, err
+	return readOpen(p.live, p.pool, capi.Cmr_stream_pool_size)
 }

@@ -7,22 +7,11 @@ __init__ here has RMM's signature and calls the generated _create."""
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 
 from . import _args, capi
+from ._counts import Statistics
 from ._errors import CmrError
 from ._resource import _ref_of
-
-
-@dataclass
-class Statistics:
-    """Counts of a StatisticsResourceAdaptor (RMM's rmm.statistics.Statistics)."""
-    current_bytes: int
-    current_count: int
-    peak_bytes: int
-    peak_count: int
-    total_bytes: int
-    total_count: int
 
 
 class CallbackExtras:

@@ -1,18 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # Type stubs of cmr._extras: what cmr.mr's classes add by hand.
-from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
+from ._counts import Statistics as Statistics
 from .mr import DeviceMemoryResource
-
-@dataclass
-class Statistics:
-    current_bytes: int
-    current_count: int
-    peak_bytes: int
-    peak_count: int
-    total_bytes: int
-    total_count: int
 
 class CallbackExtras:
     allocate_func: Callable[[int, Any], int | None]

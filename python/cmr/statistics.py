@@ -11,7 +11,7 @@ import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from ._extras import Statistics
+from ._counts import Statistics
 from ._per_device import get_current_device_resource, set_current_device_resource
 from .mr import StatisticsResourceAdaptor
 

@@ -20,6 +20,15 @@ void test_adaptor_forwards(cmr_resource_ref adaptor, const test_foreign *upstrea
   ck_assert_uint_eq(upstream->outstanding, 0);
 }
 
+void test_adaptor_passes_alignment_up(cmr_resource_ref adaptor, const test_foreign *upstream) {
+  void *ptr = NULL;
+  ck_assert_ok(cmr_allocate_aligned(adaptor, 64, 4096, CMR_DEFAULT_STREAM, &ptr));
+  ck_assert_uint_eq(upstream->last_alignment, 4096);
+  ck_assert_uint_eq((uintptr_t)ptr % 4096, 0);
+  ck_assert_ok(cmr_deallocate_aligned(adaptor, ptr, 64, 4096, CMR_DEFAULT_STREAM));
+  ck_assert_uint_eq(upstream->last_alignment, 4096);
+}
+
 cmr_resource_ref test_adaptor_over_released_system(test_adaptor_make make) {
   cmr_system_resource *system = cmr_test_system_resource();
   cmr_resource_ref adaptor = {0};

@@ -12,6 +12,11 @@
  * nothing stays outstanding. */
 void test_adaptor_forwards(cmr_resource_ref adaptor, const test_foreign *upstream);
 
+/* For max_alignment = "upstream": an alignment larger than the default
+ * (4096) reaches `upstream` as asked, both ways, which honours it here (it
+ * would refuse what it cannot), and the memory is so aligned. */
+void test_adaptor_passes_alignment_up(cmr_resource_ref adaptor, const test_foreign *upstream);
+
 /* Makes an adaptor over `upstream`; the ref carries the creator's share. */
 typedef cmr_status (*test_adaptor_make)(cmr_resource_ref upstream, cmr_resource_ref *out);
 

@@ -1082,48 +1082,24 @@ int main(void) {
   cmr_test_require_device();
   Suite *suite = suite_create("adaptors_a");
 
-  TCase *statistics = tcase_create("statistics");
-  tcase_add_checked_fixture(statistics, setup, NULL);
-  tcase_add_test(statistics, statistics_counts_exactly_and_forwards);
-  tcase_add_test(statistics, statistics_failed_upstream_calls_change_no_counter);
-  tcase_add_test(statistics, statistics_push_pop_merges_as_rmm);
-  tcase_add_test(statistics, statistics_deep_stack_grows);
-  tcase_add_test(statistics, statistics_method_checks);
-  tcase_add_test(statistics, statistics_threads_count_every_call);
-  tcase_add_test(statistics, statistics_threads_push_and_pop_while_counting);
-  suite_add_tcase(suite, statistics);
+  cmr_test_case(suite, "statistics", setup, NULL, statistics_counts_exactly_and_forwards,
+                statistics_failed_upstream_calls_change_no_counter, statistics_push_pop_merges_as_rmm,
+                statistics_deep_stack_grows, statistics_method_checks, statistics_threads_count_every_call,
+                statistics_threads_push_and_pop_while_counting);
 
-  TCase *limiting = tcase_create("limiting");
-  tcase_add_checked_fixture(limiting, setup, NULL);
-  tcase_add_test(limiting, limiting_counts_rounded_and_refuses_past_the_limit);
-  tcase_add_test(limiting, limiting_alignment_sets_the_rounding);
-  tcase_add_test(limiting, limiting_upstream_failure_gives_the_count_back);
-  tcase_add_test(limiting, limiting_refuses_to_free_more_than_counted);
-  tcase_add_test(limiting, limiting_refused_upstream_free_keeps_the_count);
-  tcase_add_test(limiting, limiting_create_checks);
-  tcase_add_test(limiting, limiting_threads_never_pass_the_limit);
-  suite_add_tcase(suite, limiting);
+  cmr_test_case(suite, "limiting", setup, NULL, limiting_counts_rounded_and_refuses_past_the_limit,
+                limiting_alignment_sets_the_rounding, limiting_upstream_failure_gives_the_count_back,
+                limiting_refuses_to_free_more_than_counted, limiting_refused_upstream_free_keeps_the_count,
+                limiting_create_checks, limiting_threads_never_pass_the_limit);
 
-  TCase *aligned = tcase_create("aligned");
-  tcase_add_checked_fixture(aligned, aligned_setup, NULL);
-  tcase_add_test(aligned, aligned_small_requests_pass_through);
-  tcase_add_test(aligned, aligned_large_requests_are_aligned_and_given_back_exactly);
-  tcase_add_test(aligned, aligned_caller_alignment_wins_when_larger);
-  tcase_add_test(aligned, aligned_honours_more_than_its_upstream_can);
-  tcase_add_test(aligned, forwarding_adaptors_honour_what_their_upstream_does);
-  tcase_add_test(aligned, aligned_unknown_pointer_reaches_no_upstream);
-  tcase_add_test(aligned, aligned_refused_free_can_be_retried);
-  tcase_add_test(aligned, aligned_failures);
-  tcase_add_test(aligned, aligned_create_checks_and_methods);
-  tcase_add_test(aligned, aligned_threads);
-  suite_add_tcase(suite, aligned);
+  cmr_test_case(suite, "aligned", aligned_setup, NULL, aligned_small_requests_pass_through,
+                aligned_large_requests_are_aligned_and_given_back_exactly, aligned_caller_alignment_wins_when_larger,
+                aligned_honours_more_than_its_upstream_can, forwarding_adaptors_honour_what_their_upstream_does,
+                aligned_unknown_pointer_reaches_no_upstream, aligned_refused_free_can_be_retried, aligned_failures,
+                aligned_create_checks_and_methods, aligned_threads);
 
-  TCase *thread_safe = tcase_create("thread_safe");
-  tcase_add_checked_fixture(thread_safe, setup, NULL);
-  tcase_add_test(thread_safe, thread_safe_forwards_exactly);
-  tcase_add_test(thread_safe, thread_safe_equality_follows_the_upstream);
-  tcase_add_test(thread_safe, thread_safe_serializes_every_call);
-  suite_add_tcase(suite, thread_safe);
+  cmr_test_case(suite, "thread_safe", setup, NULL, thread_safe_forwards_exactly,
+                thread_safe_equality_follows_the_upstream, thread_safe_serializes_every_call);
 
   TCase *every = tcase_create("every_adaptor");
   tcase_add_checked_fixture(every, setup, NULL);
@@ -1132,11 +1108,8 @@ int main(void) {
   tcase_add_loop_test(every, adaptor_counts_its_share_of_a_counted_upstream, 0, count);
   suite_add_tcase(suite, every);
 
-  TCase *stacks = tcase_create("stacks");
-  tcase_add_test(stacks, stack_statistics_limiting_pool_system);
-  tcase_add_test(stacks, stack_of_adaptors_from_threads);
-  tcase_add_test(stacks, stack_expression_of_adaptors);
-  suite_add_tcase(suite, stacks);
+  cmr_test_case(suite, "stacks", NULL, NULL, stack_statistics_limiting_pool_system, stack_of_adaptors_from_threads,
+                stack_expression_of_adaptors);
 
   return cmr_test_run(suite);
 }

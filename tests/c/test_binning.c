@@ -358,26 +358,15 @@ END_TEST
 
 static Suite *binning_suite(void) {
   Suite *suite = suite_create("binning");
-  TCase *routing = tcase_create("routing");
-  tcase_add_test(routing, largest_free_block_is_what_a_bin_serves_now);
-  tcase_add_checked_fixture(routing, setup, teardown);
-  tcase_add_test(routing, smallest_bin_that_fits_serves_and_frees_follow);
-  tcase_add_test(routing, without_bins_the_upstream_serves_everything);
-  tcase_add_test(routing, exponents_make_one_fixed_size_bin_per_power_of_two);
-  tcase_add_test(routing, bad_exponents_are_refused_each_with_its_message);
-  tcase_add_test(routing, a_failing_bin_fails_create_and_leaks_nothing);
-  suite_add_tcase(suite, routing);
-  TCase *adding = tcase_create("adding");
-  tcase_add_checked_fixture(adding, setup, teardown);
-  tcase_add_test(adding, add_bin_rejects_bad_arguments);
-  tcase_add_test(adding, the_resource_has_what_its_upstream_and_bins_share);
-  tcase_add_test(adding, add_bin_keeps_a_bin_of_that_size);
-  tcase_add_test(adding, add_bin_resource_replaces_a_bin_of_that_size);
-  tcase_add_test(adding, replacing_a_bin_with_allocations_out_is_refused);
-  tcase_add_test(adding, a_new_bin_must_not_take_sizes_with_allocations_out);
-  tcase_add_test(adding, bins_are_held_past_their_owners_destroy);
-  tcase_add_test(adding, replaced_bins_are_released);
-  suite_add_tcase(suite, adding);
+  cmr_test_case(suite, "routing", setup, teardown, largest_free_block_is_what_a_bin_serves_now,
+                smallest_bin_that_fits_serves_and_frees_follow, without_bins_the_upstream_serves_everything,
+                exponents_make_one_fixed_size_bin_per_power_of_two, bad_exponents_are_refused_each_with_its_message,
+                a_failing_bin_fails_create_and_leaks_nothing);
+  cmr_test_case(suite, "adding", setup, teardown, add_bin_rejects_bad_arguments,
+                the_resource_has_what_its_upstream_and_bins_share, add_bin_keeps_a_bin_of_that_size,
+                add_bin_resource_replaces_a_bin_of_that_size, replacing_a_bin_with_allocations_out_is_refused,
+                a_new_bin_must_not_take_sizes_with_allocations_out, bins_are_held_past_their_owners_destroy,
+                replaced_bins_are_released);
   return suite;
 }
 

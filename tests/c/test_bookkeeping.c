@@ -106,8 +106,7 @@ START_TEST(destroyed_streams_leave_no_lists) {
   make(&s, (kind)_i);
   size_t grown = 0;
   for (int i = 0; i < streams; ++i) {
-    cmr_stream stream = NULL;
-    ck_assert_ok(cmr_stream_create(&stream));
+    cmr_stream stream = cmr_test_stream();
     ck_assert_ok(use(s.ref, stream));
     ck_assert_ok(cmr_stream_destroy(stream));
     if (i == 0) grown = atomic_load(&s.upstream.allocations);
@@ -144,9 +143,7 @@ END_TEST
 static void reuse_after_destroy(bool pending) {
   subject s;
   make_pool(&s, 0); /* all its memory comes on stream a, into a's list */
-  cmr_stream a = NULL, b = NULL;
-  ck_assert_ok(cmr_stream_create(&a));
-  ck_assert_ok(cmr_stream_create(&b));
+  cmr_stream a = cmr_test_stream(), b = cmr_test_stream();
   void *on_a = NULL;
   ck_assert_ok(cmr_allocate(s.ref, request, a, &on_a));
   ck_assert_ok(cmr_deallocate(s.ref, on_a, request, a));
@@ -282,11 +279,9 @@ static Suite *bookkeeping_suite(void) {
   tcase_add_test(streams, destroyed_stream_block_waits_for_pending_work);
   tcase_add_test(streams, destroyed_stream_block_is_idle_once_its_work_is_done);
   suite_add_tcase(suite, streams);
-  TCase *threads = tcase_create("threads");
+  TCase *threads = cmr_test_case(suite, "threads", NULL, NULL, one_shot_threads_leave_nothing_behind,
+                                 threads_exit_as_their_resources_are_destroyed);
   tcase_set_timeout(threads, 300);
-  tcase_add_test(threads, one_shot_threads_leave_nothing_behind);
-  tcase_add_test(threads, threads_exit_as_their_resources_are_destroyed);
-  suite_add_tcase(suite, threads);
   return suite;
 }
 

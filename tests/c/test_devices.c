@@ -211,26 +211,13 @@ END_TEST
 
 static Suite *devices_suite(void) {
   Suite *suite = suite_create("devices");
-  TCase *devices = tcase_create("devices");
-  tcase_add_checked_fixture(devices, setup, NULL);
-  tcase_add_test(devices, there_is_at_least_one_device);
-  tcase_add_test(devices, the_current_device_is_in_range);
-  tcase_add_test(devices, setting_the_current_device);
-  tcase_add_test(devices, unknown_devices_are_refused);
-  tcase_add_test(devices, memory_info);
-  tcase_add_test(devices, percent_of_free_memory);
-  tcase_add_test(devices, percent_outside_0_to_100_is_refused);
-  tcase_add_test(devices, build_facts);
-  suite_add_tcase(suite, devices);
+  cmr_test_case(suite, "devices", setup, NULL, there_is_at_least_one_device, the_current_device_is_in_range,
+                setting_the_current_device, unknown_devices_are_refused, memory_info, percent_of_free_memory,
+                percent_outside_0_to_100_is_refused, build_facts);
 
-  TCase *streams = tcase_create("streams");
-  tcase_add_test(streams, streams_are_distinct_and_synchronize);
-  tcase_add_test(streams, streams_refuse_bad_input);
-  tcase_add_test(streams, destroying_a_stream_twice_is_refused);
-  tcase_add_test(streams, a_stream_destroyed_long_ago_stays_refused);
-  tcase_add_test(streams, destroying_a_foreign_stream_is_refused);
-  tcase_add_test(streams, racing_destroys_destroy_once);
-  suite_add_tcase(suite, streams);
+  cmr_test_case(suite, "streams", NULL, NULL, streams_are_distinct_and_synchronize, streams_refuse_bad_input,
+                destroying_a_stream_twice_is_refused, a_stream_destroyed_long_ago_stays_refused,
+                destroying_a_foreign_stream_is_refused, racing_destroys_destroy_once);
   return suite;
 }
 

@@ -148,22 +148,13 @@ END_TEST
 
 static Suite *errors_suite(void) {
   Suite *suite = suite_create("errors");
-  TCase *names = tcase_create("status_names");
-  tcase_add_test(names, every_status_has_its_own_name);
-  tcase_add_test(names, names_match_the_enumerators);
-  tcase_add_test(names, unknown_statuses_have_one_name);
-  suite_add_tcase(suite, names);
+  cmr_test_case(suite, "status_names", NULL, NULL, every_status_has_its_own_name, names_match_the_enumerators,
+                unknown_statuses_have_one_name);
 
-  TCase *messages = tcase_create("messages");
-  tcase_add_checked_fixture(messages, reset_foreign, NULL);
-  tcase_add_test(messages, a_message_names_the_function_and_the_value);
-  tcase_add_test(messages, clear_forgets_the_message);
-  tcase_add_test(messages, a_successful_call_keeps_the_last_failure);
-  tcase_add_test(messages, a_silent_resource_failure_still_gets_a_message);
-  tcase_add_test(messages, a_caller_prefixes_its_context);
-  tcase_add_test(messages, long_messages_are_truncated_safely);
-  tcase_add_test(messages, messages_are_per_thread);
-  suite_add_tcase(suite, messages);
+  cmr_test_case(suite, "messages", reset_foreign, NULL, a_message_names_the_function_and_the_value,
+                clear_forgets_the_message, a_successful_call_keeps_the_last_failure,
+                a_silent_resource_failure_still_gets_a_message, a_caller_prefixes_its_context,
+                long_messages_are_truncated_safely, messages_are_per_thread);
   return suite;
 }
 

@@ -122,15 +122,9 @@ START_TEST(the_callback_cannot_replace_the_message) {
 }
 END_TEST
 
-/* max_alignment = "upstream": the alignment goes to the upstream, which
- * honours it here (it would refuse what it cannot). */
+/* max_alignment = "upstream". */
 START_TEST(larger_alignments_go_to_the_upstream) {
-  void *ptr = NULL;
-  ck_assert_ok(cmr_allocate_aligned(adapted(), 64, 4096, CMR_DEFAULT_STREAM, &ptr));
-  ck_assert_uint_eq(foreign.last_alignment, 4096);
-  ck_assert_uint_eq((uintptr_t)ptr % 4096, 0);
-  ck_assert_ok(cmr_deallocate_aligned(adapted(), ptr, 64, 4096, CMR_DEFAULT_STREAM));
-  ck_assert_uint_eq(foreign.last_alignment, 4096);
+  test_adaptor_passes_alignment_up(adapted(), &foreign);
   ck_assert_int_eq(seen.calls, 0);
 }
 END_TEST
@@ -185,21 +179,10 @@ END_TEST
 
 static Suite *failure_callback_suite(void) {
   Suite *suite = suite_create("failure_callback");
-  TCase *basics = tcase_create("basics");
-  tcase_add_checked_fixture(basics, setup, teardown);
-  tcase_add_test(basics, success_calls_nothing);
-  tcase_add_test(basics, giving_up_fails_with_the_upstream_message);
-  tcase_add_test(basics, retries_until_the_upstream_succeeds);
-  tcase_add_test(basics, a_retry_can_still_give_up);
-  tcase_add_test(basics, other_failures_are_not_retried);
-  tcase_add_test(basics, the_callback_cannot_replace_the_message);
-  tcase_add_test(basics, larger_alignments_go_to_the_upstream);
-  tcase_add_test(basics, bad_arguments);
-  suite_add_tcase(suite, basics);
-  TCase *lifetime = tcase_create("lifetime");
-  tcase_add_test(lifetime, keeps_its_upstream_alive);
-  tcase_add_test(lifetime, cannot_be_made_from_an_expression);
-  suite_add_tcase(suite, lifetime);
+  cmr_test_case(suite, "basics", setup, teardown, success_calls_nothing, giving_up_fails_with_the_upstream_message,
+                retries_until_the_upstream_succeeds, a_retry_can_still_give_up, other_failures_are_not_retried,
+                the_callback_cannot_replace_the_message, larger_alignments_go_to_the_upstream, bad_arguments);
+  cmr_test_case(suite, "lifetime", NULL, NULL, keeps_its_upstream_alive, cannot_be_made_from_an_expression);
   return suite;
 }
 

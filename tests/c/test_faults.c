@@ -144,7 +144,7 @@ static bool stop_failures(void) {
  * failure came. */
 static bool run_workload(cmr_resource_ref ref) {
   workload work = {.ref = ref};
-  ck_assert_ok(cmr_stream_create(&work.streams[1]));
+  work.streams[1] = cmr_test_stream();
   allocate_all(&work, false);
   free_all(&work);
   bool met = stop_failures();
@@ -268,8 +268,8 @@ static ordered open_ordered(const char *expression) {
   ordered o = {0};
   ck_assert_ok(cmr_stack_parse(expression, &o.stack));
   ck_assert_ok(cmr_stack_ref(o.stack, &o.ref));
-  ck_assert_ok(cmr_stream_create(&o.a));
-  ck_assert_ok(cmr_stream_create(&o.b));
+  o.a = cmr_test_stream();
+  o.b = cmr_test_stream();
   return o;
 }
 

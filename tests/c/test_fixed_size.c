@@ -139,8 +139,7 @@ START_TEST(preallocates_then_grows_in_chunks) {
 END_TEST
 
 START_TEST(destroy_returns_every_chunk_even_with_blocks_out) {
-  cmr_stream a;
-  ck_assert_ok(cmr_stream_create(&a));
+  cmr_stream a = cmr_test_stream();
   cmr_fixed_size_resource *handle = make(CMR_SIZE(1024), CMR_SIZE(2));
   take(handle, 1024, a);
   void *freed = take(handle, 1024, CMR_DEFAULT_STREAM);
@@ -278,9 +277,7 @@ static cmr_backend_host_counts counts_now(void) {
 /* One block in all, so every take must be that block: freed on stream a,
  * then wanted by stream b, which has to wait for a first. */
 START_TEST(block_freed_on_one_stream_reaches_another_after_a_wait) {
-  cmr_stream a, b;
-  ck_assert_ok(cmr_stream_create(&a));
-  ck_assert_ok(cmr_stream_create(&b));
+  cmr_stream a = cmr_test_stream(), b = cmr_test_stream();
   cmr_fixed_size_resource *handle = make(CMR_SIZE(256), CMR_SIZE(1));
   void *ptr = take(handle, 256, a);
   give(handle, ptr, 256, a);
@@ -319,8 +316,7 @@ END_TEST
 #endif
 
 START_TEST(blocks_of_a_destroyed_stream_stay_usable) {
-  cmr_stream a;
-  ck_assert_ok(cmr_stream_create(&a));
+  cmr_stream a = cmr_test_stream();
   cmr_fixed_size_resource *handle = make(CMR_SIZE(256), CMR_SIZE(2));
   void *first = take(handle, 256, a), *second = take(handle, 256, a);
   give(handle, first, 256, a);
@@ -339,27 +335,14 @@ END_TEST
 
 static Suite *fixed_size_suite(void) {
   Suite *suite = suite_create("fixed_size");
-  TCase *sizes = tcase_create("sizes");
-  tcase_add_test(sizes, largest_free_block_says_whether_a_block_is_free);
-  tcase_add_checked_fixture(sizes, setup, teardown);
-  tcase_add_test(sizes, block_size_is_rounded_up_to_256);
-  tcase_add_test(sizes, defaults_are_one_mebibyte_and_128_blocks);
-  tcase_add_test(sizes, bad_arguments_are_refused);
-  suite_add_tcase(suite, sizes);
-  TCase *chunks = tcase_create("chunks");
-  tcase_add_checked_fixture(chunks, setup, teardown);
-  tcase_add_test(chunks, preallocates_then_grows_in_chunks);
-  tcase_add_test(chunks, destroy_returns_every_chunk_even_with_blocks_out);
-  tcase_add_test(chunks, upstream_failure_is_out_of_memory_with_context);
-  tcase_add_test(chunks, grows_by_smaller_chunks_when_the_upstream_is_short);
-  suite_add_tcase(suite, chunks);
-  TCase *misuse = tcase_create("misuse");
-  tcase_add_checked_fixture(misuse, setup, teardown);
-  tcase_add_test(misuse, request_larger_than_a_block_is_out_of_memory);
-  tcase_add_test(misuse, alignments_above_256_are_refused);
-  tcase_add_test(misuse, foreign_and_freed_pointers_are_unknown);
-  tcase_add_test(misuse, freeing_another_size_changes_nothing);
-  suite_add_tcase(suite, misuse);
+  cmr_test_case(suite, "sizes", setup, teardown, largest_free_block_says_whether_a_block_is_free,
+                block_size_is_rounded_up_to_256, defaults_are_one_mebibyte_and_128_blocks, bad_arguments_are_refused);
+  cmr_test_case(suite, "chunks", setup, teardown, preallocates_then_grows_in_chunks,
+                destroy_returns_every_chunk_even_with_blocks_out, upstream_failure_is_out_of_memory_with_context,
+                grows_by_smaller_chunks_when_the_upstream_is_short);
+  cmr_test_case(suite, "misuse", setup, teardown, request_larger_than_a_block_is_out_of_memory,
+                alignments_above_256_are_refused, foreign_and_freed_pointers_are_unknown,
+                freeing_another_size_changes_nothing);
   TCase *streams = tcase_create("streams");
   tcase_add_checked_fixture(streams, setup, teardown);
   tcase_add_test(streams, freed_block_is_reused_on_its_stream);

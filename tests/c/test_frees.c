@@ -360,8 +360,8 @@ START_TEST(aligned_over_a_threshold) {
   const char *const expressions[] = {
       "aligned(system, allocation_alignment=4096, alignment_threshold=4096)",
       "aligned(pool(system, initial_pool_size=1MiB), allocation_alignment=4096, alignment_threshold=4096)",
-      "statistics(aligned(fixed_size(system, block_size=16KiB, blocks_to_preallocate=4), "
-      "allocation_alignment=4096, alignment_threshold=4096))",
+      ("statistics(aligned(fixed_size(system, block_size=16KiB, blocks_to_preallocate=4), "
+       "allocation_alignment=4096, alignment_threshold=4096))"), /* one element: clang asks for the parentheses */
   };
   for (size_t i = 0; i < sizeof expressions / sizeof expressions[0]; ++i) {
     cmr_stack *stack = NULL;
@@ -380,16 +380,10 @@ END_TEST
 
 static Suite *frees_suite(void) {
   Suite *suite = suite_create("frees");
-  TCase *shapes = tcase_create("shapes");
+  TCase *shapes = cmr_test_case(suite, "shapes", NULL, NULL, the_leaves, system_resources_share_what_they_vouch_for,
+                                every_resource_over_each_leaf, counting_adaptors_count_only_accepted_frees,
+                                a_stack_of_counting_adaptors, binning_with_bins, aligned_over_a_threshold);
   tcase_set_timeout(shapes, 60);
-  tcase_add_test(shapes, the_leaves);
-  tcase_add_test(shapes, system_resources_share_what_they_vouch_for);
-  tcase_add_test(shapes, every_resource_over_each_leaf);
-  tcase_add_test(shapes, counting_adaptors_count_only_accepted_frees);
-  tcase_add_test(shapes, a_stack_of_counting_adaptors);
-  tcase_add_test(shapes, binning_with_bins);
-  tcase_add_test(shapes, aligned_over_a_threshold);
-  suite_add_tcase(suite, shapes);
   return suite;
 }
 

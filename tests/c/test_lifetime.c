@@ -197,27 +197,16 @@ END_TEST
 
 static Suite *lifetime_suite(void) {
   Suite *suite = suite_create("lifetime");
-  TCase *refs = tcase_create("refs");
-  tcase_add_test(refs, a_retained_resource_outlives_its_destroy);
-  tcase_add_test(refs, releasing_past_zero_is_reported_not_repeated);
-  tcase_add_test(refs, a_resource_destroyed_long_ago_is_reported);
-  tcase_add_test(refs, counting_is_thread_safe);
-  suite_add_tcase(suite, refs);
+  cmr_test_case(suite, "refs", NULL, NULL, a_retained_resource_outlives_its_destroy,
+                releasing_past_zero_is_reported_not_repeated, a_resource_destroyed_long_ago_is_reported,
+                counting_is_thread_safe);
 
-  TCase *buffers = tcase_create("buffers");
-  tcase_add_checked_fixture(buffers, reset_foreign, NULL);
-  tcase_add_test(buffers, a_buffer_keeps_its_resource_alive);
-  tcase_add_test(buffers, a_buffer_takes_and_drops_one_share);
-  tcase_add_test(buffers, a_failed_buffer_takes_no_share);
-  tcase_add_test(buffers, a_destroyed_buffer_is_reported);
-  suite_add_tcase(suite, buffers);
+  cmr_test_case(suite, "buffers", reset_foreign, NULL, a_buffer_keeps_its_resource_alive,
+                a_buffer_takes_and_drops_one_share, a_failed_buffer_takes_no_share, a_destroyed_buffer_is_reported);
 
-  TCase *table = tcase_create("per_device_table");
-  tcase_add_checked_fixture(table, reset_foreign, NULL);
-  tcase_add_test(table, the_table_keeps_its_resource_alive);
-  tcase_add_test(table, the_table_retains_what_it_stores_and_releases_what_it_replaces);
-  tcase_add_test(table, a_buffer_outlives_the_table_entry_it_was_made_from);
-  suite_add_tcase(suite, table);
+  cmr_test_case(suite, "per_device_table", reset_foreign, NULL, the_table_keeps_its_resource_alive,
+                the_table_retains_what_it_stores_and_releases_what_it_replaces,
+                a_buffer_outlives_the_table_entry_it_was_made_from);
   return suite;
 }
 

@@ -341,18 +341,11 @@ END_TEST
 
 static Suite *log_suite(void) {
   Suite *suite = suite_create("log");
-  TCase *tcase = tcase_create("log");
-  tcase_add_checked_fixture(tcase, setup, teardown);
-  tcase_add_test(tcase, levels_set_get_and_should_log);
-  tcase_add_test(tcase, bad_levels_are_refused);
-  tcase_add_test(tcase, file_sink_appends_well_formed_lines);
-  tcase_add_test(tcase, unopenable_file_is_refused);
-  tcase_add_test(tcase, flush_level_decides_when_lines_reach_the_file);
-  tcase_add_test(tcase, threads_write_whole_lines);
-  tcase_add_test(tcase, environment_sets_level_and_file);
-  tcase_add_test(tcase, bad_environment_is_reported_once_and_ignored);
-  tcase_add_test(tcase, runtime_events_are_logged);
-  suite_add_tcase(suite, tcase);
+  cmr_test_case(suite, "log", setup, teardown, levels_set_get_and_should_log, bad_levels_are_refused,
+                file_sink_appends_well_formed_lines, unopenable_file_is_refused,
+                flush_level_decides_when_lines_reach_the_file, threads_write_whole_lines,
+                environment_sets_level_and_file, bad_environment_is_reported_once_and_ignored,
+                runtime_events_are_logged);
   return suite;
 }
 

@@ -349,22 +349,11 @@ END_TEST
 
 static Suite *logging_suite(void) {
   Suite *suite = suite_create("logging");
-  TCase *format = tcase_create("format");
-  tcase_add_test(format, test_exact_rows);
-  tcase_add_test(format, test_threads_never_interleave);
-  suite_add_tcase(suite, format);
-  TCase *destinations = tcase_create("destinations");
-  tcase_add_test(destinations, test_named_file_is_truncated_and_named);
-  tcase_add_test(destinations, test_callers_file_stays_open);
-  tcase_add_test(destinations, test_environment_variable);
-  tcase_add_test(destinations, test_bad_destinations);
-  tcase_add_test(destinations, test_flush);
-  tcase_add_test(destinations, test_auto_flush);
-  tcase_add_test(destinations, test_lost_rows_keep_the_allocations);
-  suite_add_tcase(suite, destinations);
-  TCase *lifetime = tcase_create("lifetime");
-  tcase_add_test(lifetime, test_upstream_retained);
-  suite_add_tcase(suite, lifetime);
+  cmr_test_case(suite, "format", NULL, NULL, test_exact_rows, test_threads_never_interleave);
+  cmr_test_case(suite, "destinations", NULL, NULL, test_named_file_is_truncated_and_named, test_callers_file_stays_open,
+                test_environment_variable, test_bad_destinations, test_flush, test_auto_flush,
+                test_lost_rows_keep_the_allocations);
+  cmr_test_case(suite, "lifetime", NULL, NULL, test_upstream_retained);
   return suite;
 }
 

@@ -125,9 +125,7 @@ START_TEST(a_suballocator_orders_streams_on_its_device) {
   ck_assert_ok(cmr_pool_resource_create(cmr_system_resource_ref(system), CMR_SIZE(16 * SIZE), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &pool));
   ck_assert_ok(cmr_set_current_device(0));
   cmr_resource_ref ref = cmr_pool_resource_ref(pool);
-  cmr_stream a, b;
-  ck_assert_ok(cmr_stream_create(&a));
-  ck_assert_ok(cmr_stream_create(&b));
+  cmr_stream a = cmr_test_stream(), b = cmr_test_stream();
   void *ptr = NULL;
   ck_assert_ok(cmr_allocate(ref, 16 * SIZE, a, &ptr)); /* the whole pool */
   ck_assert_ok(cmr_deallocate(ref, ptr, 16 * SIZE, a));
@@ -216,21 +214,13 @@ END_TEST
 
 int main(void) {
   Suite *suite = suite_create("multi_device");
-  TCase *count = tcase_create("count");
-  tcase_add_test(count, the_device_count_is_the_variables);
-  suite_add_tcase(suite, count);
+  cmr_test_case(suite, "count", NULL, NULL, the_device_count_is_the_variables);
   const char *variable = getenv("CMR_HOST_DEVICE_COUNT");
   if (variable != NULL && strcmp(variable, "3") == 0) {
-    TCase *devices = tcase_create("devices");
-    tcase_add_checked_fixture(devices, NULL, back_to_device_0);
-    tcase_add_test(devices, a_device_outside_the_count_is_refused);
-    tcase_add_test(devices, each_thread_has_its_current_device);
-    tcase_add_test(devices, the_default_of_a_device_is_made_on_that_device);
-    tcase_add_test(devices, a_device_resource_is_set_while_another_is_current);
-    tcase_add_test(devices, a_suballocator_orders_streams_on_its_device);
-    tcase_add_test(devices, a_buffer_of_one_device_is_used_and_freed_from_another);
-    tcase_add_test(devices, one_thread_per_device);
-    suite_add_tcase(suite, devices);
+    cmr_test_case(suite, "devices", NULL, back_to_device_0, a_device_outside_the_count_is_refused,
+                  each_thread_has_its_current_device, the_default_of_a_device_is_made_on_that_device,
+                  a_device_resource_is_set_while_another_is_current, a_suballocator_orders_streams_on_its_device,
+                  a_buffer_of_one_device_is_used_and_freed_from_another, one_thread_per_device);
   }
   return cmr_test_run(suite);
 }

@@ -69,9 +69,7 @@ END_TEST
  * and record its events there). */
 START_TEST(every_resource_of_device_1_allocates_there) {
   ck_assert_ok(cmr_set_current_device(1));
-  cmr_stream a, b;
-  ck_assert_ok(cmr_stream_create(&a));
-  ck_assert_ok(cmr_stream_create(&b));
+  cmr_stream a = cmr_test_stream(), b = cmr_test_stream();
   cmr_cuda_resource *cuda = NULL;
   cmr_cuda_async_resource *async = NULL;
   cmr_pool_resource *pool = NULL;
@@ -223,15 +221,11 @@ int main(void) {
     return 77;
   }
   Suite *suite = suite_create("multi_device_gpu");
-  TCase *devices = tcase_create("devices");
+  TCase *devices =
+      cmr_test_case(suite, "devices", NULL, back_to_device_0, the_default_of_device_1_is_made_on_device_1,
+                    device_1s_resource_is_set_while_device_0_is_current, every_resource_of_device_1_allocates_there,
+                    a_buffer_of_device_1_is_resized_copied_and_freed_from_device_0,
+                    access_devices_lets_device_1_read_a_pool_of_device_0, access_devices_beyond_the_devices_is_refused);
   tcase_set_timeout(devices, 120);
-  tcase_add_checked_fixture(devices, NULL, back_to_device_0);
-  tcase_add_test(devices, the_default_of_device_1_is_made_on_device_1);
-  tcase_add_test(devices, device_1s_resource_is_set_while_device_0_is_current);
-  tcase_add_test(devices, every_resource_of_device_1_allocates_there);
-  tcase_add_test(devices, a_buffer_of_device_1_is_resized_copied_and_freed_from_device_0);
-  tcase_add_test(devices, access_devices_lets_device_1_read_a_pool_of_device_0);
-  tcase_add_test(devices, access_devices_beyond_the_devices_is_refused);
-  suite_add_tcase(suite, devices);
   return cmr_test_run(suite);
 }

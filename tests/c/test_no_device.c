@@ -62,12 +62,8 @@ END_TEST
 
 static Suite *no_device_suite(void) {
   Suite *suite = suite_create("no_device");
-  TCase *calls = tcase_create("calls");
-  tcase_add_test(calls, device_queries_report_no_device);
-  tcase_add_test(calls, streams_report_no_device);
-  tcase_add_test(calls, the_per_device_table_reports_no_device);
-  tcase_add_test(calls, the_build_says_it_has_cuda);
-  suite_add_tcase(suite, calls);
+  cmr_test_case(suite, "calls", NULL, NULL, device_queries_report_no_device, streams_report_no_device,
+                the_per_device_table_reports_no_device, the_build_says_it_has_cuda);
   return suite;
 }
 

@@ -196,21 +196,11 @@ END_TEST
 
 static Suite *per_device_suite(void) {
   Suite *suite = suite_create("per_device");
-  TCase *table = tcase_create("table");
-  tcase_add_checked_fixture(table, setup, NULL);
-  tcase_add_test(table, devices_outside_the_range_are_unknown);
-  tcase_add_test(table, null_out_parameters);
-  tcase_add_test(table, the_default_is_the_plain_resource_of_the_build);
-  tcase_add_test(table, every_device_gets_a_default);
-  tcase_add_test(table, set_get_reset);
-  tcase_add_test(table, current_device_variants);
-  tcase_add_test(table, bad_refs_are_refused_and_leave_the_entry);
-  suite_add_tcase(suite, table);
+  cmr_test_case(suite, "table", setup, NULL, devices_outside_the_range_are_unknown, null_out_parameters,
+                the_default_is_the_plain_resource_of_the_build, every_device_gets_a_default, set_get_reset,
+                current_device_variants, bad_refs_are_refused_and_leave_the_entry);
 
-  TCase *threads = tcase_create("threads");
-  tcase_add_checked_fixture(threads, setup, NULL);
-  tcase_add_test(threads, threads_set_and_get_concurrently);
-  suite_add_tcase(suite, threads);
+  cmr_test_case(suite, "threads", setup, NULL, threads_set_and_get_concurrently);
   return suite;
 }
 

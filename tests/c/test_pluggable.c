@@ -68,11 +68,7 @@ END_TEST
 int main(void) {
   cmr_test_require_device();
   Suite *suite = suite_create("pluggable");
-  TCase *tcase = tcase_create("entry_points");
-  tcase_add_checked_fixture(tcase, setup, teardown);
-  tcase_add_test(tcase, allocations_go_to_the_devices_resource);
-  tcase_add_test(tcase, failures_are_null_with_a_message);
-  tcase_add_test(tcase, freeing_null_does_nothing);
-  suite_add_tcase(suite, tcase);
+  cmr_test_case(suite, "entry_points", setup, teardown, allocations_go_to_the_devices_resource,
+                failures_are_null_with_a_message, freeing_null_does_nothing);
   return cmr_test_run(suite);
 }

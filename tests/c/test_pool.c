@@ -260,9 +260,7 @@ END_TEST
  * stream's work: the event when the list records one, else the device. */
 START_TEST(release_waits_for_the_work_on_freed_chunks) {
   make_pool(CMR_SIZE(0), CMR_SIZE_DEFAULT);
-  cmr_stream a, b;
-  ck_assert_ok(cmr_stream_create(&a));
-  ck_assert_ok(cmr_stream_create(&b));
+  cmr_stream a = cmr_test_stream(), b = cmr_test_stream();
   void *on_a = take(64 * KiB, a);
   give(on_a, 64 * KiB, a); /* a's list records no event yet */
   cmr_backend_host_counts before = counts();
@@ -335,8 +333,7 @@ END_TEST
 
 START_TEST(same_stream_reuses_at_once) {
   make_pool(CMR_SIZE(1 * MiB), CMR_SIZE_DEFAULT);
-  cmr_stream a;
-  ck_assert_ok(cmr_stream_create(&a));
+  cmr_stream a = cmr_test_stream();
   void *first = take(4 * KiB, a);
   give(first, 4 * KiB, a);
   cmr_backend_host_counts before = counts();
@@ -352,9 +349,7 @@ END_TEST
 
 START_TEST(other_stream_waits_on_the_event) {
   make_pool(CMR_SIZE(0), CMR_SIZE_DEFAULT);
-  cmr_stream a, b;
-  ck_assert_ok(cmr_stream_create(&a));
-  ck_assert_ok(cmr_stream_create(&b));
+  cmr_stream a = cmr_test_stream(), b = cmr_test_stream();
   void *on_a = take(64 * KiB, a);
   give(on_a, 64 * KiB, a); /* a's list is its own alone: no event */
   /* b's first take from a's list synchronizes the device and shares it... */
@@ -385,9 +380,7 @@ END_TEST
 
 START_TEST(lone_stream_frees_are_ordered_by_a_device_synchronize) {
   make_pool(CMR_SIZE(0), CMR_SIZE_DEFAULT);
-  cmr_stream a, b;
-  ck_assert_ok(cmr_stream_create(&a));
-  ck_assert_ok(cmr_stream_create(&b));
+  cmr_stream a = cmr_test_stream(), b = cmr_test_stream();
   cmr_backend_host_counts before = counts();
   void *ptr = take(4 * KiB, a);
   give(ptr, 4 * KiB, a); /* a's list is the only one: no event is recorded */
@@ -406,9 +399,7 @@ END_TEST
 
 START_TEST(exhaustion_gathers_every_stream_free_memory) {
   make_pool(CMR_SIZE(1 * MiB), CMR_SIZE(1 * MiB));
-  cmr_stream a, b;
-  ck_assert_ok(cmr_stream_create(&a));
-  ck_assert_ok(cmr_stream_create(&b));
+  cmr_stream a = cmr_test_stream(), b = cmr_test_stream();
   char *low = take(512 * KiB, a);
   char *high = take(512 * KiB, a);
   ck_assert_ptr_eq(high, low + 512 * KiB);
@@ -431,9 +422,7 @@ END_TEST
 
 START_TEST(destroyed_stream_memory_stays_usable) {
   make_pool(CMR_SIZE(1 * MiB), CMR_SIZE(1 * MiB));
-  cmr_stream a, b;
-  ck_assert_ok(cmr_stream_create(&a));
-  ck_assert_ok(cmr_stream_create(&b));
+  cmr_stream a = cmr_test_stream(), b = cmr_test_stream();
   void *all = take(1 * MiB, a);
   give(all, 1 * MiB, a);
   ck_assert_ok(cmr_stream_destroy(a));
@@ -450,9 +439,7 @@ END_TEST
  * is still told apart exactly as a block in the map. */
 START_TEST(recent_hand_outs_are_taken_back_from_anywhere) {
   make_pool(CMR_SIZE(1 * MiB), CMR_SIZE_DEFAULT);
-  cmr_stream a, b;
-  ck_assert_ok(cmr_stream_create(&a));
-  ck_assert_ok(cmr_stream_create(&b));
+  cmr_stream a = cmr_test_stream(), b = cmr_test_stream();
   enum { count = 40 }; /* more than a list remembers */
   void *blocks[count];
   for (int i = 0; i < count; ++i) blocks[i] = take(1 * KiB, a);
@@ -546,31 +533,15 @@ END_TEST
 
 int main(void) {
   Suite *suite = suite_create("pool");
-  TCase *tc = tcase_create("pool");
-  tcase_add_checked_fixture(tc, setup, NULL);
-  tcase_add_test(tc, bad_arguments);
-  tcase_add_test(tc, initial_pool_size_taken_at_creation);
-  tcase_add_test(tc, upstream_failure_at_creation_is_reported);
-  tcase_add_test(tc, neighbours_coalesce);
-  tcase_add_test(tc, a_freed_block_serves_the_next_request_of_its_size);
-  tcase_add_test(tc, best_fit_is_chosen);
-  tcase_add_test(tc, growth_doubles_and_covers_the_request);
-  tcase_add_test(tc, growth_retries_smaller_when_the_upstream_is_short);
-  tcase_add_test(tc, maximum_growth_caps_the_doubling);
-  tcase_add_test(tc, largest_free_block_follows_the_free_blocks);
-  tcase_add_test(tc, release_returns_only_wholly_free_chunks);
-  tcase_add_test(tc, release_waits_for_the_work_on_freed_chunks);
-  tcase_add_test(tc, maximum_is_never_passed);
-  tcase_add_test(tc, upstream_exhausted_reports_out_of_memory);
-  tcase_add_test(tc, same_stream_reuses_at_once);
-  tcase_add_test(tc, other_stream_waits_on_the_event);
-  tcase_add_test(tc, lone_stream_frees_are_ordered_by_a_device_synchronize);
-  tcase_add_test(tc, exhaustion_gathers_every_stream_free_memory);
-  tcase_add_test(tc, destroyed_stream_memory_stays_usable);
-  tcase_add_test(tc, recent_hand_outs_are_taken_back_from_anywhere);
-  tcase_add_test(tc, bad_frees_change_nothing);
-  tcase_add_test(tc, large_alignments_are_honoured);
-  tcase_add_test(tc, ten_thousand_blocks_coalesce_back_into_one);
-  suite_add_tcase(suite, tc);
+  cmr_test_case(
+      suite, "pool", setup, NULL, bad_arguments, initial_pool_size_taken_at_creation,
+      upstream_failure_at_creation_is_reported, neighbours_coalesce, a_freed_block_serves_the_next_request_of_its_size,
+      best_fit_is_chosen, growth_doubles_and_covers_the_request, growth_retries_smaller_when_the_upstream_is_short,
+      maximum_growth_caps_the_doubling, largest_free_block_follows_the_free_blocks,
+      release_returns_only_wholly_free_chunks, release_waits_for_the_work_on_freed_chunks, maximum_is_never_passed,
+      upstream_exhausted_reports_out_of_memory, same_stream_reuses_at_once, other_stream_waits_on_the_event,
+      lone_stream_frees_are_ordered_by_a_device_synchronize, exhaustion_gathers_every_stream_free_memory,
+      destroyed_stream_memory_stays_usable, recent_hand_outs_are_taken_back_from_anywhere, bad_frees_change_nothing,
+      large_alignments_are_honoured, ten_thousand_blocks_coalesce_back_into_one);
   return cmr_test_run(suite);
 }

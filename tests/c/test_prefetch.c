@@ -32,15 +32,9 @@ START_TEST(out_of_memory_passes_through) {
 }
 END_TEST
 
-/* max_alignment = "upstream": the alignment goes to the upstream, which
- * honours it here (it would refuse what it cannot). */
+/* max_alignment = "upstream". */
 START_TEST(larger_alignments_go_to_the_upstream) {
-  void *ptr = NULL;
-  ck_assert_ok(cmr_allocate_aligned(adapted(), 64, 4096, CMR_DEFAULT_STREAM, &ptr));
-  ck_assert_uint_eq(foreign.last_alignment, 4096);
-  ck_assert_uint_eq((uintptr_t)ptr % 4096, 0);
-  ck_assert_ok(cmr_deallocate_aligned(adapted(), ptr, 64, 4096, CMR_DEFAULT_STREAM));
-  ck_assert_uint_eq(foreign.last_alignment, 4096);
+  test_adaptor_passes_alignment_up(adapted(), &foreign);
 }
 END_TEST
 
@@ -65,16 +59,9 @@ END_TEST
 
 static Suite *prefetch_suite(void) {
   Suite *suite = suite_create("prefetch");
-  TCase *basics = tcase_create("basics");
-  tcase_add_checked_fixture(basics, setup, teardown);
-  tcase_add_test(basics, passes_everything_through);
-  tcase_add_test(basics, out_of_memory_passes_through);
-  tcase_add_test(basics, larger_alignments_go_to_the_upstream);
-  tcase_add_test(basics, bad_arguments);
-  suite_add_tcase(suite, basics);
-  TCase *lifetime = tcase_create("lifetime");
-  tcase_add_test(lifetime, keeps_its_upstream_alive);
-  suite_add_tcase(suite, lifetime);
+  cmr_test_case(suite, "basics", setup, teardown, passes_everything_through, out_of_memory_passes_through,
+                larger_alignments_go_to_the_upstream, bad_arguments);
+  cmr_test_case(suite, "lifetime", NULL, NULL, keeps_its_upstream_alive);
   return suite;
 }
 

@@ -29,8 +29,7 @@ START_TEST(managed_memory_is_prefetched_to_the_current_device) {
   ck_assert_ok(cmr_managed_resource_create(&managed));
   cmr_prefetch_resource *prefetch = NULL;
   ck_assert_ok(cmr_prefetch_resource_create(cmr_managed_resource_ref(managed), &prefetch));
-  cmr_stream stream = NULL;
-  ck_assert_ok(cmr_stream_create(&stream));
+  cmr_stream stream = cmr_test_stream();
 
   /* Without the adaptor, nothing prefetches it. */
   void *plain = NULL;
@@ -74,9 +73,7 @@ END_TEST
 int main(void) {
   cmr_test_require_device();
   Suite *suite = suite_create("prefetch_gpu");
-  TCase *cases = tcase_create("gpu");
-  tcase_add_test(cases, managed_memory_is_prefetched_to_the_current_device);
-  tcase_add_test(cases, device_memory_passes_through);
-  suite_add_tcase(suite, cases);
+  cmr_test_case(suite, "gpu", NULL, NULL, managed_memory_is_prefetched_to_the_current_device,
+                device_memory_passes_through);
   return cmr_test_run(suite);
 }

@@ -136,8 +136,6 @@ int main(int argc, char **argv) {
   }
   tool = argv[1];
   Suite *suite = suite_create("replay_round_trip");
-  TCase *tcase = tcase_create("round_trip");
-  tcase_add_test(tcase, test_replay_matches_the_workload);
-  suite_add_tcase(suite, tcase);
+  cmr_test_case(suite, "round_trip", NULL, NULL, test_replay_matches_the_workload);
   return cmr_test_run(suite);
 }

@@ -133,16 +133,10 @@ END_TEST
 
 static Suite *resources_suite(void) {
   Suite *suite = suite_create("resources_gpu");
-  TCase *async = tcase_create("cuda_async");
-  tcase_add_test(async, cuda_async_parameters);
-  tcase_add_test(async, cuda_async_exports_file_descriptors);
-  tcase_add_test(async, views_of_one_pool);
-  suite_add_tcase(suite, async);
-  TCase *leaves = tcase_create("leaves");
-  tcase_add_test(leaves, equality_across_types);
-  tcase_add_test(leaves, managed_and_pinned_memory_is_host_writable);
-  tcase_add_test(leaves, device_only_memory_is_not_host_accessible);
-  suite_add_tcase(suite, leaves);
+  cmr_test_case(suite, "cuda_async", NULL, NULL, cuda_async_parameters, cuda_async_exports_file_descriptors,
+                views_of_one_pool);
+  cmr_test_case(suite, "leaves", NULL, NULL, equality_across_types, managed_and_pinned_memory_is_host_writable,
+                device_only_memory_is_not_host_accessible);
   return suite;
 }
 

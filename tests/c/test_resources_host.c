@@ -205,24 +205,12 @@ END_TEST
 
 static Suite *resources_suite(void) {
   Suite *suite = suite_create("resources_host");
-  TCase *callback = tcase_create("callback");
-  tcase_add_test(callback, callback_rejects_bad_arguments);
-  tcase_add_test(callback, callback_null_is_out_of_memory);
-  tcase_add_test(callback, callback_misaligned_pointer_is_given_back);
-  tcase_add_test(callback, callback_properties_and_identity);
-  suite_add_tcase(suite, callback);
-  TCase *handles = tcase_create("handles");
-  tcase_add_test(handles, from_ref_checks_the_type);
-  tcase_add_test(handles, destroy_checks_the_handle);
-  suite_add_tcase(suite, handles);
-  TCase *system = tcase_create("system");
-  tcase_add_test(system, system_honours_large_alignments);
-  tcase_add_test(system, system_properties);
-  suite_add_tcase(suite, system);
+  cmr_test_case(suite, "callback", NULL, NULL, callback_rejects_bad_arguments, callback_null_is_out_of_memory,
+                callback_misaligned_pointer_is_given_back, callback_properties_and_identity);
+  cmr_test_case(suite, "handles", NULL, NULL, from_ref_checks_the_type, destroy_checks_the_handle);
+  cmr_test_case(suite, "system", NULL, NULL, system_honours_large_alignments, system_properties);
   if (!cmr_built_with_cuda()) {
-    TCase *unavailable = tcase_create("unavailable");
-    tcase_add_test(unavailable, cuda_resources_are_unavailable_in_the_host_build);
-    suite_add_tcase(suite, unavailable);
+    cmr_test_case(suite, "unavailable", NULL, NULL, cuda_resources_are_unavailable_in_the_host_build);
   }
   return suite;
 }

@@ -103,10 +103,7 @@ END_TEST
 
 int main(void) {
   Suite *suite = suite_create("stream_ids");
-  TCase *tc = tcase_create("stream_ids");
-  tcase_add_test(tc, found_while_added_and_gone_once_removed);
-  tcase_add_test(tc, a_full_table_leaves_streams_out_and_reuses_removed_slots);
-  tcase_add_test(tc, lookups_race_with_adds_and_removes);
-  suite_add_tcase(suite, tc);
+  cmr_test_case(suite, "stream_ids", NULL, NULL, found_while_added_and_gone_once_removed,
+                a_full_table_leaves_streams_out_and_reuses_removed_slots, lookups_race_with_adds_and_removes);
   return cmr_test_run(suite);
 }

@@ -179,16 +179,9 @@ END_TEST
 
 static Suite *stream_pool_suite(void) {
   Suite *suite = suite_create("stream_pool");
-  TCase *tcase = tcase_create("stream_pool");
-  tcase_add_test(tcase, default_size_is_16);
-  tcase_add_test(tcase, round_robin_and_modulo);
-  tcase_add_test(tcase, bad_arguments);
-  tcase_add_test(tcase, destroyed_twice_and_used_after);
-  tcase_add_test(tcase, streams_serve_allocations_and_end_with_the_pool);
-  tcase_add_test(tcase, a_stream_destroyed_behind_the_pool_is_reported);
-  tcase_add_test(tcase, made_with_flags);
-  tcase_add_test(tcase, round_robin_across_threads);
-  suite_add_tcase(suite, tcase);
+  cmr_test_case(suite, "stream_pool", NULL, NULL, default_size_is_16, round_robin_and_modulo, bad_arguments,
+                destroyed_twice_and_used_after, streams_serve_allocations_and_end_with_the_pool,
+                a_stream_destroyed_behind_the_pool_is_reported, made_with_flags, round_robin_across_threads);
   return suite;
 }
 

@@ -81,9 +81,7 @@ static void check_ordering(const subject *s, bool with_event) {
   cmr_resource_ref ref;
   void *handle = NULL;
   ck_assert_ok(s->make(cmr_cuda_resource_ref(cuda), &ref, &handle));
-  cmr_stream a, b;
-  ck_assert_ok(cmr_stream_create(&a));
-  ck_assert_ok(cmr_stream_create(&b));
+  cmr_stream a = cmr_test_stream(), b = cmr_test_stream();
   if (with_event) {
     /* b takes from a's list, then a from b's: both lists are shared. */
     void *warm = NULL;

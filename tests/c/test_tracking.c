@@ -36,6 +36,13 @@ static size_t count_now(void) {
   return count;
 }
 
+/* The adaptor tracks `count` allocations of `bytes` in all. */
+#define ck_assert_tracked(bytes, count)      \
+  do {                                       \
+    ck_assert_uint_eq(bytes_now(), (bytes)); \
+    ck_assert_uint_eq(count_now(), (count)); \
+  } while (0)
+
 static const char *report_now(void) {
   const char *report = NULL;
   ck_assert_ok(cmr_tracking_resource_outstanding_report(tracking, &report));
@@ -62,18 +69,14 @@ static unsigned count_lines_starting(const char *text, const char *prefix) {
 }
 
 START_TEST(counts_what_is_outstanding) {
-  ck_assert_uint_eq(bytes_now(), 0);
-  ck_assert_uint_eq(count_now(), 0);
+  ck_assert_tracked(0, 0);
   void *a = allocate(100);
   void *b = allocate(1000);
-  ck_assert_uint_eq(bytes_now(), 1100);
-  ck_assert_uint_eq(count_now(), 2);
+  ck_assert_tracked(1100, 2);
   ck_assert_ok(cmr_deallocate(tracked(), a, 100, CMR_DEFAULT_STREAM));
-  ck_assert_uint_eq(bytes_now(), 1000);
-  ck_assert_uint_eq(count_now(), 1);
+  ck_assert_tracked(1000, 1);
   ck_assert_ok(cmr_deallocate(tracked(), b, 1000, CMR_DEFAULT_STREAM));
-  ck_assert_uint_eq(bytes_now(), 0);
-  ck_assert_uint_eq(count_now(), 0);
+  ck_assert_tracked(0, 0);
   ck_assert_int_eq(foreign.allocations, 2);
   ck_assert_int_eq(foreign.deallocations, 2);
   ck_assert_uint_eq(foreign.outstanding, 0);
@@ -148,14 +151,12 @@ START_TEST(unknown_pointer_is_refused_and_changes_nothing) {
   ck_assert_message_has("tracking: ");
   ck_assert_message_has("was not allocated here or is already freed");
   ck_assert_int_eq(foreign.deallocations, 0);
-  ck_assert_uint_eq(bytes_now(), 512);
-  ck_assert_uint_eq(count_now(), 1);
+  ck_assert_tracked(512, 1);
   ck_assert_ok(cmr_deallocate(tracked(), ptr, 512, CMR_DEFAULT_STREAM));
   /* A second free of the same pointer is unknown too. */
   ck_assert_status(cmr_deallocate(tracked(), ptr, 512, CMR_DEFAULT_STREAM), CMR_ERROR_UNKNOWN_POINTER);
   ck_assert_int_eq(foreign.deallocations, 1);
-  ck_assert_uint_eq(bytes_now(), 0);
-  ck_assert_uint_eq(count_now(), 0);
+  ck_assert_tracked(0, 0);
 }
 END_TEST
 
@@ -171,14 +172,12 @@ START_TEST(size_mismatch_is_refused) {
            ptr);
   ck_assert_str_eq(cmr_last_error_message(), expected);
   ck_assert_int_eq(foreign.deallocations, 0);
-  ck_assert_uint_eq(bytes_now(), 1000);
-  ck_assert_uint_eq(count_now(), 1);
+  ck_assert_tracked(1000, 1);
   ck_assert_ok(cmr_deallocate(tracked(), ptr, 1000, CMR_DEFAULT_STREAM));
   ck_assert_int_eq(foreign.deallocations, 1);
   ck_assert_uint_eq(foreign.last_bytes, 1000);
   ck_assert_uint_eq(foreign.outstanding, 0);
-  ck_assert_uint_eq(bytes_now(), 0);
-  ck_assert_uint_eq(count_now(), 0);
+  ck_assert_tracked(0, 0);
 }
 END_TEST
 
@@ -195,15 +194,9 @@ START_TEST(alignment_mismatch_is_refused) {
 }
 END_TEST
 
-/* max_alignment = "upstream": the alignment goes to the upstream, which
- * honours it here (it would refuse what it cannot). */
+/* max_alignment = "upstream". */
 START_TEST(larger_alignments_go_to_the_upstream) {
-  void *ptr = NULL;
-  ck_assert_ok(cmr_allocate_aligned(tracked(), 64, 4096, CMR_DEFAULT_STREAM, &ptr));
-  ck_assert_uint_eq(foreign.last_alignment, 4096);
-  ck_assert_uint_eq((uintptr_t)ptr % 4096, 0);
-  ck_assert_ok(cmr_deallocate_aligned(tracked(), ptr, 64, 4096, CMR_DEFAULT_STREAM));
-  ck_assert_uint_eq(foreign.last_alignment, 4096);
+  test_adaptor_passes_alignment_up(tracked(), &foreign);
 }
 END_TEST
 
@@ -212,8 +205,7 @@ START_TEST(upstream_failure_records_nothing) {
   void *ptr = (void *)1;
   ck_assert_status(cmr_allocate(tracked(), 2048, CMR_DEFAULT_STREAM, &ptr), CMR_ERROR_OUT_OF_MEMORY);
   ck_assert_ptr_null(ptr);
-  ck_assert_uint_eq(bytes_now(), 0);
-  ck_assert_uint_eq(count_now(), 0);
+  ck_assert_tracked(0, 0);
   ck_assert_str_eq(report_now(), "tracking: 0 outstanding allocations, 0 bytes\n");
 }
 END_TEST
@@ -292,8 +284,7 @@ START_TEST(a_stack_of_adaptors) {
   cmr_resource_ref stack = cmr_prefetch_resource_ref(top);
   void *ptr = NULL;
   ck_assert_ok(cmr_allocate(stack, 1000, CMR_DEFAULT_STREAM, &ptr));
-  ck_assert_uint_eq(bytes_now(), 1000);
-  ck_assert_uint_eq(count_now(), 1);
+  ck_assert_tracked(1000, 1);
   foreign.limit = 2000;
   void *too_much = (void *)1;
   ck_assert_status(cmr_allocate(stack, 1500, CMR_DEFAULT_STREAM, &too_much), CMR_ERROR_OUT_OF_MEMORY);
@@ -411,28 +402,14 @@ END_TEST
 
 static Suite *tracking_suite(void) {
   Suite *suite = suite_create("tracking");
-  TCase *basics = tcase_create("basics");
-  tcase_add_checked_fixture(basics, setup, teardown);
-  tcase_add_test(basics, counts_what_is_outstanding);
-  tcase_add_test(basics, forwards_size_alignment_and_stream);
-  tcase_add_test(basics, report_lists_each_allocation_by_address);
-  tcase_add_test(basics, report_stays_valid_until_the_next);
-  tcase_add_test(basics, captures_backtraces_when_asked);
-  tcase_add_test(basics, no_backtraces_unless_asked);
-  tcase_add_test(basics, unknown_pointer_is_refused_and_changes_nothing);
-  tcase_add_test(basics, size_mismatch_is_refused);
-  tcase_add_test(basics, alignment_mismatch_is_refused);
-  tcase_add_test(basics, larger_alignments_go_to_the_upstream);
-  tcase_add_test(basics, upstream_failure_records_nothing);
-  tcase_add_test(basics, failed_upstream_free_stays_tracked);
-  tcase_add_test(basics, bad_arguments);
-  tcase_add_test(basics, a_stack_of_adaptors);
-  suite_add_tcase(suite, basics);
-  TCase *lifetime = tcase_create("lifetime");
-  tcase_add_test(lifetime, keeps_its_upstream_alive);
-  tcase_add_test(lifetime, threads_keep_patterns_and_counts);
-  tcase_add_test(lifetime, made_from_an_expression);
-  suite_add_tcase(suite, lifetime);
+  cmr_test_case(suite, "basics", setup, teardown, counts_what_is_outstanding, forwards_size_alignment_and_stream,
+                report_lists_each_allocation_by_address, report_stays_valid_until_the_next,
+                captures_backtraces_when_asked, no_backtraces_unless_asked,
+                unknown_pointer_is_refused_and_changes_nothing, size_mismatch_is_refused, alignment_mismatch_is_refused,
+                larger_alignments_go_to_the_upstream, upstream_failure_records_nothing,
+                failed_upstream_free_stays_tracked, bad_arguments, a_stack_of_adaptors);
+  cmr_test_case(suite, "lifetime", NULL, NULL, keeps_its_upstream_alive, threads_keep_patterns_and_counts,
+                made_from_an_expression);
   return suite;
 }
 

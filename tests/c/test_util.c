@@ -48,11 +48,25 @@ int cmr_test_run(Suite *suite) {
   return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
+TCase *cmr_test_add_case(Suite *suite, const char *name, SFun setup, SFun teardown, const TTest *const *tests) {
+  TCase *tcase = tcase_create(name);
+  if (setup != NULL || teardown != NULL) tcase_add_checked_fixture(tcase, setup, teardown);
+  for (; *tests != NULL; ++tests) tcase_add_test(tcase, *tests);
+  suite_add_tcase(suite, tcase);
+  return tcase;
+}
+
 cmr_system_resource *cmr_test_system_resource(void) {
   cmr_system_resource *resource = NULL;
   ck_assert_ok(cmr_system_resource_create(&resource));
   ck_assert_ptr_nonnull(resource);
   return resource;
+}
+
+cmr_stream cmr_test_stream(void) {
+  cmr_stream stream = NULL;
+  ck_assert_ok(cmr_stream_create(&stream));
+  return stream;
 }
 
 /* ---- the foreign resource ------------------------------------------------------ */
@@ -119,33 +133,19 @@ static void foreign_retain(void *self) { ((test_foreign *)self)->retains++; }
 
 static void foreign_release(void *self) { ((test_foreign *)self)->releases++; }
 
-const cmr_resource_ops test_foreign_ops = {
-    .type_name = "foreign",
-    .allocate = foreign_allocate,
-    .deallocate = foreign_deallocate,
-    .is_equal = foreign_is_equal,
-    .properties = foreign_properties,
-};
+/* The members every foreign ops table has; `...` names it and adds the rest. */
+#define FOREIGN_OPS(...)                                                                          \
+  {                                                                                               \
+    .allocate = foreign_allocate, .deallocate = foreign_deallocate, .is_equal = foreign_is_equal, \
+    .properties = foreign_properties, __VA_ARGS__                                                 \
+  }
 
-const cmr_resource_ops test_foreign_counted_ops = {
-    .type_name = "foreign_counted",
-    .allocate = foreign_allocate,
-    .deallocate = foreign_deallocate,
-    .is_equal = foreign_is_equal,
-    .properties = foreign_properties,
-    .retain = foreign_retain,
-    .release = foreign_release,
-};
-
-const cmr_resource_ops test_foreign_sync_ops = {
-    .type_name = "foreign_sync",
-    .allocate = foreign_allocate,
-    .deallocate = foreign_deallocate,
-    .allocate_sync = foreign_allocate_sync,
-    .deallocate_sync = foreign_deallocate_sync,
-    .is_equal = foreign_is_equal,
-    .properties = foreign_properties,
-};
+const cmr_resource_ops test_foreign_ops = FOREIGN_OPS(.type_name = "foreign");
+const cmr_resource_ops test_foreign_counted_ops =
+    FOREIGN_OPS(.type_name = "foreign_counted", .retain = foreign_retain, .release = foreign_release);
+const cmr_resource_ops test_foreign_sync_ops =
+    FOREIGN_OPS(.type_name = "foreign_sync", .allocate_sync = foreign_allocate_sync,
+                .deallocate_sync = foreign_deallocate_sync);
 
 cmr_resource_ref test_foreign_ref(test_foreign *foreign, const cmr_resource_ops *ops) {
   return (cmr_resource_ref){foreign, ops};

@@ -43,11 +43,23 @@ void cmr_test_require_device(void);
  * e.g. because CK_RUN_SUITE / CK_RUN_CASE named nothing. */
 int cmr_test_run(Suite *suite);
 
+/* Adds to `suite` a test case named `name` with a checked fixture (`setup`,
+ * `teardown`, either may be NULL) and the tests that follow, in that order.
+ * Returns the case, for a timeout or loop tests. */
+#define cmr_test_case(suite, name, setup, teardown, ...) \
+  cmr_test_add_case((suite), (name), (setup), (teardown), (const TTest *const[]){__VA_ARGS__, NULL})
+
+/* What cmr_test_case() calls: `tests` ends with NULL. */
+TCase *cmr_test_add_case(Suite *suite, const char *name, SFun setup, SFun teardown, const TTest *const *tests);
+
 /* The current device; fails the test if it cannot be read. */
 int cmr_test_current_device(void);
 
 /* A system resource for the test to own; fails the test if it cannot be made. */
 cmr_system_resource *cmr_test_system_resource(void);
+
+/* A new stream for the test to destroy; fails the test if it cannot be made. */
+cmr_stream cmr_test_stream(void);
 
 /* ---- the foreign resource ---------------------------------------------------- */
 

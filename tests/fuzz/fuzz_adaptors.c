@@ -261,17 +261,6 @@ static void cmr_fuzz_adaptors_destroy(cmr_fuzz_run *run) {
   cmr_fuzz_ok(run, cmr_pool_resource_destroy(stack.pool), "pool_destroy");
 }
 
-static const cmr_fuzz_target cmr_fuzz_adaptors = {
-    .name = "adaptors",
-    .max_bytes = 1 << 18,
-    .max_alignment = SIZE_MAX,
-    .create = cmr_fuzz_adaptors_create,
-    .oom_plausible = cmr_fuzz_adaptors_oom,
-    .allocated = cmr_fuzz_adaptors_allocated,
-    .freed = cmr_fuzz_adaptors_freed,
-    .check = cmr_fuzz_adaptors_check,
-    .extra = cmr_fuzz_adaptors_push_pop,
-    .destroy = cmr_fuzz_adaptors_destroy,
-};
-
-CMR_FUZZ_ENTRY(cmr_fuzz_adaptors)
+CMR_FUZZ_HARNESS(adaptors, 1 << 18, SIZE_MAX, .allocated = cmr_fuzz_adaptors_allocated,
+                 .freed = cmr_fuzz_adaptors_freed, .check = cmr_fuzz_adaptors_check,
+                 .extra = cmr_fuzz_adaptors_push_pop)

@@ -26,15 +26,4 @@ static void cmr_fuzz_arena_check(cmr_fuzz_run *run) {
 
 static void cmr_fuzz_arena_destroy(cmr_fuzz_run *run) { cmr_fuzz_ok(run, cmr_arena_resource_destroy(arena), "arena_destroy"); }
 
-static const cmr_fuzz_target cmr_fuzz_arena = {
-    .name = "arena",
-    .max_bytes = 2 << 20,
-    .max_alignment = SIZE_MAX,
-    .create = cmr_fuzz_arena_create,
-    .oom_plausible = cmr_fuzz_arena_oom,
-    .check = cmr_fuzz_arena_check,
-    .reclaims_on_destroy = true,
-    .destroy = cmr_fuzz_arena_destroy,
-};
-
-CMR_FUZZ_ENTRY(cmr_fuzz_arena)
+CMR_FUZZ_HARNESS(arena, 2 << 20, SIZE_MAX, .check = cmr_fuzz_arena_check, .reclaims_on_destroy = true)

@@ -42,14 +42,4 @@ static void cmr_fuzz_binning_destroy(cmr_fuzz_run *run) {
   cmr_fuzz_ok(run, cmr_binning_resource_destroy(binning), "binning_destroy");
 }
 
-static const cmr_fuzz_target cmr_fuzz_binning = {
-    .name = "binning",
-    .max_bytes = 1 << 19,
-    .max_alignment = CMR_DEFAULT_ALIGNMENT,
-    .create = cmr_fuzz_binning_create,
-    .oom_plausible = cmr_fuzz_binning_oom,
-    .extra = cmr_fuzz_binning_add_bin,
-    .destroy = cmr_fuzz_binning_destroy,
-};
-
-CMR_FUZZ_ENTRY(cmr_fuzz_binning)
+CMR_FUZZ_HARNESS(binning, 1 << 19, CMR_DEFAULT_ALIGNMENT, .extra = cmr_fuzz_binning_add_bin)

@@ -30,15 +30,5 @@ static void cmr_fuzz_fixed_size_destroy(cmr_fuzz_run *run) {
   cmr_fuzz_ok(run, cmr_fixed_size_resource_destroy(fixed), "fixed_size_destroy");
 }
 
-static const cmr_fuzz_target cmr_fuzz_fixed_size = {
-    .name = "fixed_size",
-    .max_bytes = 1 << 17,
-    .max_alignment = CMR_DEFAULT_ALIGNMENT,
-    .create = cmr_fuzz_fixed_size_create,
-    .oom_plausible = cmr_fuzz_fixed_size_oom,
-    .check = cmr_fuzz_fixed_size_check,
-    .reclaims_on_destroy = true,
-    .destroy = cmr_fuzz_fixed_size_destroy,
-};
-
-CMR_FUZZ_ENTRY(cmr_fuzz_fixed_size)
+CMR_FUZZ_HARNESS(fixed_size, 1 << 17, CMR_DEFAULT_ALIGNMENT, .check = cmr_fuzz_fixed_size_check,
+                 .reclaims_on_destroy = true)

@@ -109,4 +109,18 @@ int cmr_fuzz_execute(const cmr_fuzz_target *target, const uint8_t *data, size_t 
     return cmr_fuzz_execute(&(target), data, size);                     \
   }
 
+/* Defines the target of harness `resource` and the entry point that runs it.
+ * The harness's functions are named after it: cmr_fuzz_<resource>_create,
+ * _oom (oom_plausible) and _destroy; the optional members follow as
+ * designated initializers (.check = ..., .reclaims_on_destroy = true). */
+#define CMR_FUZZ_HARNESS(resource, largest_request, largest_alignment, ...)                       \
+  static const cmr_fuzz_target cmr_fuzz_##resource = {.name = #resource,                          \
+                                                      .max_bytes = (largest_request),             \
+                                                      .max_alignment = (largest_alignment),       \
+                                                      .create = cmr_fuzz_##resource##_create,     \
+                                                      .oom_plausible = cmr_fuzz_##resource##_oom, \
+                                                      .destroy = cmr_fuzz_##resource##_destroy,   \
+                                                      __VA_ARGS__};                               \
+  CMR_FUZZ_ENTRY(cmr_fuzz_##resource)
+
 #endif /* CMR_FUZZ_MODEL_H */

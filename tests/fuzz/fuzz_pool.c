@@ -41,15 +41,4 @@ static void cmr_fuzz_pool_check(cmr_fuzz_run *run) {
 
 static void cmr_fuzz_pool_destroy(cmr_fuzz_run *run) { cmr_fuzz_ok(run, cmr_pool_resource_destroy(pool), "pool_destroy"); }
 
-static const cmr_fuzz_target cmr_fuzz_pool = {
-    .name = "pool",
-    .max_bytes = 1 << 20,
-    .max_alignment = SIZE_MAX,
-    .create = cmr_fuzz_pool_create,
-    .oom_plausible = cmr_fuzz_pool_oom,
-    .check = cmr_fuzz_pool_check,
-    .reclaims_on_destroy = true,
-    .destroy = cmr_fuzz_pool_destroy,
-};
-
-CMR_FUZZ_ENTRY(cmr_fuzz_pool)
+CMR_FUZZ_HARNESS(pool, 1 << 20, SIZE_MAX, .check = cmr_fuzz_pool_check, .reclaims_on_destroy = true)

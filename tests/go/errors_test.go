@@ -13,9 +13,7 @@ import (
 func TestOutOfMemoryFromLimiting(t *testing.T) {
 	system := mustSystem(t)
 	limiting, err := cmr.NewLimitingResource(system, 4096)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	defer limiting.Close()
 	_, err = limiting.Allocate(8192)
 	if !errors.Is(err, cmr.ErrOutOfMemory) {
@@ -32,22 +30,16 @@ func TestErrorsBadInputs(t *testing.T) {
 	_, err := system.AllocateAligned(1000, 3, cmr.DefaultStream)
 	expectStatus(t, err, cmr.ErrBadAlignment, "alignment 3")
 	fixed, err := cmr.NewFixedSizeResource(system, cmr.WithFixedSizeBlockSize(4096), cmr.WithFixedSizeBlocksToPreallocate(1))
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	defer fixed.Close()
 	_, err = fixed.AllocateAligned(1000, 4096, cmr.DefaultStream)
 	expectStatus(t, err, cmr.ErrUnsupportedAlignment, "fixed_size at 4096")
 
 	tracking, err := cmr.NewTrackingResource(system)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	defer tracking.Close()
 	foreign, err := system.Allocate(1000)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	defer system.Deallocate(foreign, 1000)
 	expectStatus(t, tracking.Deallocate(foreign, 1000), cmr.ErrUnknownPointer, "a pointer tracking did not hand out")
 
@@ -80,9 +72,7 @@ func TestErrorsStackExpression(t *testing.T) {
 // once: cmr's message is per OS thread, and is read in the failing call.
 func TestErrorsMessagesOfConcurrentFailures(t *testing.T) {
 	limiting, err := cmr.NewLimitingResource(mustSystem(t), 4096)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	defer limiting.Close()
 	const goroutines, rounds = 8, 500
 	failures := make(chan error, goroutines)
@@ -99,8 +89,6 @@ func TestErrorsMessagesOfConcurrentFailures(t *testing.T) {
 		}(uint64(8192 + 256*g))
 	}
 	for g := 0; g < goroutines; g++ {
-		if err := <-failures; err != nil {
-			t.Fatal(err)
-		}
+		mustOK(t, <-failures)
 	}
 }

@@ -12,20 +12,24 @@ import (
 func mustSystem(t *testing.T) *cmr.SystemResource {
 	t.Helper()
 	system, err := cmr.NewSystemResource()
+	mustOK(t, err)
+	t.Cleanup(func() { system.Close() })
+	return system
+}
+
+// mustOK fails the test at once when err is not nil.
+func mustOK(t *testing.T, err error) {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { system.Close() })
-	return system
 }
 
 // mustPool is a pool of 1 MiB to start with over upstream; the test closes it.
 func mustPool(t *testing.T, upstream cmr.Resource) *cmr.PoolResource {
 	t.Helper()
 	pool, err := cmr.NewPoolResource(upstream, cmr.WithPoolInitialPoolSize(MiB))
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	return pool
 }
 
@@ -35,13 +39,9 @@ func mustPool(t *testing.T, upstream cmr.Resource) *cmr.PoolResource {
 func counted(t *testing.T) (base *cmr.Stack, probe *cmr.StatisticsResource) {
 	t.Helper()
 	base, err := cmr.ParseStack("statistics(system)")
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	top, err := base.Top()
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	t.Cleanup(func() {
 		base.Close()
 		top.Close()
@@ -53,13 +53,9 @@ func counted(t *testing.T) (base *cmr.Stack, probe *cmr.StatisticsResource) {
 func expectOutstanding(t *testing.T, probe *cmr.StatisticsResource, bytes, allocations uint64) {
 	t.Helper()
 	gotBytes, err := probe.BytesCurrent()
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	gotAllocations, err := probe.AllocationsCurrent()
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	if gotBytes != bytes || gotAllocations != allocations {
 		t.Fatalf("outstanding upstream: %d bytes in %d allocations, want %d in %d",
 			gotBytes, gotAllocations, bytes, allocations)
@@ -87,9 +83,7 @@ func roundTrip(t *testing.T, r cmr.Resource, bytes uint64) {
 		t.Fatalf("allocating %d bytes gave address %#x, not a nonzero multiple of 256", bytes, address)
 	}
 	properties, err := r.Properties()
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	if properties&cmr.HostAccessible != 0 {
 		fill(address, bytes, 0x5a)
 	}

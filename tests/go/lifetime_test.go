@@ -13,25 +13,17 @@ func TestLifetimeUpstreamClosedBeforeAdaptor(t *testing.T) {
 	base, probe := counted(t)
 	pool := mustPool(t, base)
 	statistics, err := cmr.NewStatisticsResource(pool)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	for _, r := range []cmr.Resource{base, pool} {
-		if err := r.Close(); err != nil {
-			t.Fatal(err)
-		}
+		mustOK(t, r.Close())
 	}
 	address, err := statistics.Allocate(1000)
 	if err != nil {
 		t.Fatalf("allocating over closed upstream values: %v", err)
 	}
 	expectOutstanding(t, probe, MiB, 1)
-	if err := statistics.Deallocate(address, 1000); err != nil {
-		t.Fatal(err)
-	}
-	if err := statistics.Close(); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, statistics.Deallocate(address, 1000))
+	mustOK(t, statistics.Close())
 	expectOutstanding(t, probe, 0, 0)
 }
 
@@ -39,17 +31,11 @@ func TestLifetimeAdaptorClosedBeforeUpstream(t *testing.T) {
 	base, probe := counted(t)
 	pool := mustPool(t, base)
 	tracking, err := cmr.NewTrackingResource(pool)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	roundTrip(t, tracking, 1000)
-	if err := tracking.Close(); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, tracking.Close())
 	roundTrip(t, pool, 1000)
-	if err := pool.Close(); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, pool.Close())
 	expectOutstanding(t, probe, 0, 0)
 }
 
@@ -59,19 +45,13 @@ func TestLifetimeBufferOutlivesResource(t *testing.T) {
 	base, probe := counted(t)
 	pool := mustPool(t, base)
 	buffer, err := cmr.NewDeviceBufferFrom([]byte("cmr from go"), cmr.DefaultStream, pool)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pool.Close(); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
+	mustOK(t, pool.Close())
 	copied := make([]byte, 11)
 	if err := buffer.CopyToHost(copied); err != nil || string(copied) != "cmr from go" {
 		t.Fatalf("copied back %q (%v)", copied, err)
 	}
-	if err := buffer.Close(); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, buffer.Close())
 	expectOutstanding(t, probe, 0, 0)
 }
 
@@ -81,39 +61,27 @@ func TestLifetimePerDeviceTable(t *testing.T) {
 	base, probe := counted(t)
 	pool := mustPool(t, base)
 	defer pool.Close()
-	if err := cmr.SetCurrentDeviceResource(pool); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, cmr.SetCurrentDeviceResource(pool))
 	defer cmr.ResetCurrentDeviceResource()
 	current, err := cmr.CurrentDeviceResource()
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	if _, isPool := current.(*cmr.PoolResource); !isPool {
 		t.Fatalf("the current device resource is a %T, want a *cmr.PoolResource", current)
 	}
 	if equal, err := current.IsEqual(pool); err != nil || !equal {
 		t.Fatalf("the current device resource is not the pool set (%v)", err)
 	}
-	if err := cmr.ResetCurrentDeviceResource(); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, cmr.ResetCurrentDeviceResource())
 	roundTrip(t, current, 1000)
-	if err := current.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := pool.Close(); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, current.Close())
+	mustOK(t, pool.Close())
 	expectOutstanding(t, probe, 0, 0)
 }
 
 // Close twice, and every call after Close, is ErrDestroyedHandle; nothing crashes.
 func TestLifetimeUseAfterClose(t *testing.T) {
 	pool := mustPool(t, mustSystem(t))
-	if err := pool.Close(); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, pool.Close())
 	expectStatus(t, pool.Close(), cmr.ErrDestroyedHandle, "a second Close")
 	_, err := pool.Allocate(1000)
 	expectStatus(t, err, cmr.ErrDestroyedHandle, "Allocate after Close")
@@ -125,22 +93,14 @@ func TestLifetimeUseAfterClose(t *testing.T) {
 	expectStatus(t, err, cmr.ErrDestroyedHandle, "a buffer over a closed resource")
 
 	stack, err := cmr.ParseStack("pool(system, initial_pool_size=1MiB)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := stack.Close(); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
+	mustOK(t, stack.Close())
 	_, err = stack.Expression()
 	expectStatus(t, err, cmr.ErrDestroyedHandle, "Expression after Close")
 
 	buffer, err := cmr.NewDeviceBuffer(16, cmr.DefaultStream, mustSystem(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := buffer.Close(); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
+	mustOK(t, buffer.Close())
 	_, err = buffer.Size()
 	expectStatus(t, err, cmr.ErrDestroyedHandle, "a closed buffer's Size")
 }

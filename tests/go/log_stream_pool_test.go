@@ -27,33 +27,21 @@ func TestLogLevelsAndFile(t *testing.T) {
 		t.Fatalf("level 9: %v, want ErrInvalidArgument", err)
 	}
 	path := filepath.Join(t.TempDir(), "cmr.log")
-	if err := cmr.SetLogFile(path); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, cmr.SetLogFile(path))
 	if got, _ := cmr.GetLogFile(); got != path {
 		t.Fatalf("log file %q, want %q", got, path)
 	}
-	if err := cmr.SetLogLevel(cmr.LogDebug); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, cmr.SetLogLevel(cmr.LogDebug))
 	if !cmr.ShouldLog(cmr.LogDebug) || cmr.ShouldLog(cmr.LogTrace) || cmr.ShouldLog(cmr.LogOff) {
 		t.Fatal("ShouldLog disagrees with the level")
 	}
 	pool, err := cmr.NewStreamPool(2, cmr.StreamSyncDefault)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	pool.Close()
-	if err := cmr.FlushLog(); err != nil {
-		t.Fatal(err)
-	}
-	if err := cmr.SetLogFile(""); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, cmr.FlushLog())
+	mustOK(t, cmr.SetLogFile(""))
 	text, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	line := regexp.MustCompile(`(?m)^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\] \[debug\] \[\d+\] cmr_stream_pool_create: stream pool .* of 2 streams`)
 	if !line.Match(text) {
 		t.Fatalf("the log lacks the pool's creation:\n%s", text)
@@ -62,9 +50,7 @@ func TestLogLevelsAndFile(t *testing.T) {
 
 func TestStreamPoolRoundRobin(t *testing.T) {
 	pool, err := cmr.NewStreamPool(0, cmr.StreamNonBlocking)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	if size, err := pool.Size(); err != nil || size != cmr.DefaultStreamPoolSize {
 		t.Fatalf("size %d (%v), want %d", size, err, cmr.DefaultStreamPoolSize)
 	}
@@ -84,20 +70,12 @@ func TestStreamPoolRoundRobin(t *testing.T) {
 		t.Fatal("StreamAt is not modulo the size")
 	}
 	stack, err := cmr.ParseStack("pool(system, initial_pool_size=1MiB)")
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	defer stack.Close()
 	ptr, err := stack.AllocateOn(4096, first)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := stack.DeallocateOn(ptr, 4096, second); err != nil {
-		t.Fatal(err)
-	}
-	if err := pool.Close(); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
+	mustOK(t, stack.DeallocateOn(ptr, 4096, second))
+	mustOK(t, pool.Close())
 	if err := pool.Close(); !errors.Is(err, cmr.ErrDestroyedHandle) {
 		t.Fatalf("second Close: %v, want ErrDestroyedHandle", err)
 	}

@@ -44,26 +44,18 @@ func newGraph(t *testing.T, base cmr.Resource) *graph {
 	g := &graph{}
 	pool := mustPool(t, base)
 	tracking, err := cmr.NewTrackingResource(pool)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	top, err := cmr.NewStatisticsResource(tracking)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	if g.stream, err = cmr.NewStream(); err != nil {
 		t.Fatal(err)
 	}
 	if g.buffer, err = cmr.NewDeviceBufferFrom(bufferContents, g.stream, top); err != nil {
 		t.Fatal(err)
 	}
-	if err := cmr.SetCurrentDeviceResource(top); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, cmr.SetCurrentDeviceResource(top))
 	current, err := cmr.CurrentDeviceResource()
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	g.resources[upstreamObject], g.resources[trackingObject], g.resources[topObject] = pool, tracking, top
 	g.resources[currentObject] = current
 	for i := range g.open {
@@ -139,24 +131,18 @@ func (g *graph) use(t *testing.T) {
 		if err := g.buffer.CopyToHost(copied); err != nil || !bytes.Equal(copied, bufferContents) {
 			t.Fatalf("the buffer holds %v (%v)", copied, err)
 		}
-		if err := g.buffer.Resize(uint64(len(bufferContents)), stream); err != nil {
-			t.Fatal(err)
-		}
+		mustOK(t, g.buffer.Resize(uint64(len(bufferContents)), stream))
 	} else {
 		_, err := g.buffer.Size()
 		expectStatus(t, err, cmr.ErrDestroyedHandle, "a closed buffer's Size")
 	}
 	if g.open[entryObject] && g.open[topObject] {
 		current, err := cmr.CurrentDeviceResource()
-		if err != nil {
-			t.Fatal(err)
-		}
+		mustOK(t, err)
 		if equal, err := current.IsEqual(g.resources[topObject]); err != nil || !equal {
 			t.Fatalf("the table no longer holds the top (%v)", err)
 		}
-		if err := current.Close(); err != nil {
-			t.Fatal(err)
-		}
+		mustOK(t, current.Close())
 	}
 }
 
@@ -205,33 +191,19 @@ func TestReleaseOrdersEveryOrder(t *testing.T) {
 func TestReleaseOrdersBufferKeepsItsStream(t *testing.T) {
 	streams := cmr.LiveStreams()
 	stream, err := cmr.NewStream()
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	system := mustSystem(t)
 	first, err := cmr.NewDeviceBufferFrom([]byte{1, 2}, stream, system)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	second, err := cmr.NewDeviceBuffer(10, stream, system)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := stream.Destroy(); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
+	mustOK(t, stream.Destroy())
 	if live := cmr.LiveStreams(); live != streams+1 {
 		t.Fatalf("%d streams live, want %d: the stream went while buffers are ordered on it", live, streams+1)
 	}
-	if err := first.Resize(4000, stream); err != nil {
-		t.Fatal(err)
-	}
-	if err := first.SetStream(cmr.DefaultStream); err != nil {
-		t.Fatal(err)
-	}
-	if err := second.Close(); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, first.Resize(4000, stream))
+	mustOK(t, first.SetStream(cmr.DefaultStream))
+	mustOK(t, second.Close())
 	if live := cmr.LiveStreams(); live != streams {
 		t.Fatalf("%d streams live, want %d: the stream outlived the last buffer ordered on it", live, streams)
 	}
@@ -239,7 +211,5 @@ func TestReleaseOrdersBufferKeepsItsStream(t *testing.T) {
 	if !errors.Is(err, cmr.ErrInvalidArgument) {
 		t.Fatalf("synchronizing a stream gone: %v", err)
 	}
-	if err := first.Close(); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, first.Close())
 }

@@ -16,9 +16,7 @@ const MiB = 1 << 20
 func TestResourcesTypedMethods(t *testing.T) {
 	system := mustSystem(t)
 	pool, err := cmr.NewPoolResource(system, cmr.WithPoolInitialPoolSize(MiB))
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	defer pool.Close()
 	if size, err := pool.PoolSize(); err != nil || size != MiB {
 		t.Fatalf("pool size %d (%v), want %d", size, err, MiB)
@@ -27,28 +25,18 @@ func TestResourcesTypedMethods(t *testing.T) {
 		t.Fatal("the pool does not report the upstream it was made over")
 	}
 	limiting, err := cmr.NewLimitingResource(system, 8192)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	defer limiting.Close()
 	address, err := limiting.Allocate(1000)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	if used, err := limiting.AllocatedBytes(); err != nil || used != 1024 {
 		t.Fatalf("limiting counts %d bytes (%v), want 1000 rounded to 1024", used, err)
 	}
-	if err := limiting.Deallocate(address, 1000); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, limiting.Deallocate(address, 1000))
 	binning, err := cmr.NewBinningResource(system)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	defer binning.Close()
-	if err := binning.AddBin(4096); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, binning.AddBin(4096))
 	if size, err := binning.BinSizeFor(1000); err != nil || size != 4096 {
 		t.Fatalf("bin for 1000 bytes: %d (%v), want 4096", size, err)
 	}
@@ -62,9 +50,7 @@ func TestResourcesTypedMethods(t *testing.T) {
 func TestResourcesOptionsLeftOutAreDefaults(t *testing.T) {
 	system := mustSystem(t)
 	blocks, err := cmr.NewFixedSizeResource(system, cmr.WithFixedSizeBlocksToPreallocate(1))
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	defer blocks.Close()
 	if size, err := blocks.BlockSize(); err != nil || size != MiB {
 		t.Fatalf("default block size %d (%v), want %d", size, err, MiB)
@@ -84,20 +70,14 @@ func TestResourcesOptionsLeftOutAreDefaults(t *testing.T) {
 func TestResourcesLoggingWritesRows(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "log.csv")
 	logging, err := cmr.NewLoggingResource(mustSystem(t), cmr.WithLoggingFilename(path))
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	roundTrip(t, logging, 1000)
 	if name, err := logging.Filename(); err != nil || name != path {
 		t.Fatalf("filename %q (%v), want %q", name, err, path)
 	}
-	if err := logging.Close(); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, logging.Close())
 	log, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	const want = 3 // the header, the allocation, the free
 	if rows := countLines(log); rows != want {
 		t.Fatalf("the log holds %d rows, want %d:\n%s", rows, want, log)
@@ -127,9 +107,7 @@ func TestResourcesCallbackOverGoFunctions(t *testing.T) {
 			system.DeallocateOn(address, bytes, stream)
 		},
 		cmr.WithCallbackProperties(cmr.HostAccessible))
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	roundTrip(t, callback, 1000)
 	if properties, err := callback.Properties(); err != nil || properties != cmr.HostAccessible {
 		t.Fatalf("properties %v (%v), want host accessible", properties, err)
@@ -137,9 +115,7 @@ func TestResourcesCallbackOverGoFunctions(t *testing.T) {
 	if calls != 1 || frees != 1 {
 		t.Fatalf("%d allocate and %d deallocate calls, want 1 and 1", calls, frees)
 	}
-	if err := callback.Close(); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, callback.Close())
 }
 
 // A panic in a callback fails the allocation (out of memory) instead of
@@ -148,9 +124,7 @@ func TestResourcesCallbackPanicIsContained(t *testing.T) {
 	callback, err := cmr.NewCallbackResource(
 		func(uint64, cmr.Stream) uintptr { panic("no memory here") },
 		func(uintptr, uint64, cmr.Stream) {})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	defer callback.Close()
 	_, err = callback.Allocate(1000)
 	expectStatus(t, err, cmr.ErrOutOfMemory, "allocating through a panicking callback")
@@ -161,18 +135,14 @@ func TestResourcesCallbackPanicIsContained(t *testing.T) {
 
 func TestResourcesFailureCallbackRetries(t *testing.T) {
 	limiting, err := cmr.NewLimitingResource(mustSystem(t), 4096)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	defer limiting.Close()
 	var asked []uint64
 	retrying, err := cmr.NewFailureCallbackResource(limiting, func(bytes uint64) bool {
 		asked = append(asked, bytes)
 		return len(asked) < 3
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	defer retrying.Close()
 	_, err = retrying.Allocate(8192)
 	expectStatus(t, err, cmr.ErrOutOfMemory, "allocating past the limit")
@@ -190,32 +160,22 @@ func mustSize(t *testing.T, what string, got uint64, err error, want uint64) {
 
 func TestPoolFragmentationToolsReturnMemoryToTheUpstream(t *testing.T) {
 	upstream, err := cmr.NewSimulatedResource(cmr.WithSimulatedCapacity(1 << 30))
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	defer upstream.Close()
 	pool, err := cmr.NewPoolResource(upstream, cmr.WithPoolInitialPoolSize(0), cmr.WithPoolMaximumGrowth(MiB))
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	defer pool.Close()
 	a, err := pool.Allocate(4 * MiB) // a chunk of the request's size
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	b, err := pool.Allocate(256) // doubling would take 4 MiB more; the maximum growth caps it at 1 MiB
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	size, err := pool.PoolSize()
 	mustSize(t, "pool size", size, err, 5*MiB)
 	used, err := upstream.BytesInUse()
 	mustSize(t, "upstream bytes", used, err, 5*MiB)
 	largest, err := pool.LargestFreeBlock()
 	mustSize(t, "largest free block", largest, err, MiB-256)
-	if err := pool.Deallocate(a, 4*MiB); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, pool.Deallocate(a, 4*MiB))
 	if err := pool.Release(); err != nil { // the 4 MiB chunk is wholly free: back to the upstream
 		t.Fatal(err)
 	}
@@ -223,44 +183,30 @@ func TestPoolFragmentationToolsReturnMemoryToTheUpstream(t *testing.T) {
 	mustSize(t, "pool size after release", size, err, MiB)
 	used, err = upstream.BytesInUse()
 	mustSize(t, "upstream bytes after release", used, err, MiB)
-	if err := pool.Deallocate(b, 256); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, pool.Deallocate(b, 256))
 	largest, err = pool.LargestFreeBlock()
 	mustSize(t, "largest free block, all free", largest, err, MiB)
-	if err := pool.Release(); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, pool.Release())
 	used, err = upstream.BytesInUse()
 	mustSize(t, "upstream bytes at the end", used, err, 0)
 }
 
 func TestArenaAndBinningReportTheirLargestFreeBlock(t *testing.T) {
 	upstream, err := cmr.NewSimulatedResource(cmr.WithSimulatedCapacity(1 << 30))
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	defer upstream.Close()
 	arena, err := cmr.NewArenaResource(upstream, cmr.WithArenaArenaSize(4*MiB))
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	defer arena.Close()
 	largest, err := arena.LargestFreeBlock()
 	mustSize(t, "arena, new", largest, err, 4*MiB)
 	ptr, err := arena.Allocate(1000) // a 1 MiB superblock leaves the global arena
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	largest, err = arena.LargestFreeBlock()
 	mustSize(t, "arena, one superblock out", largest, err, 3*MiB)
-	if err := arena.Deallocate(ptr, 1000); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, arena.Deallocate(ptr, 1000))
 	binning, err := cmr.NewBinningResource(upstream, cmr.WithBinningMinSizeExponent(8), cmr.WithBinningMaxSizeExponent(10))
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	defer binning.Close()
 	largest, err = binning.LargestFreeBlock()
 	mustSize(t, "binning", largest, err, 1024) // the largest bin's preallocated blocks

@@ -15,9 +15,7 @@ import (
 // CMR_SIZES_TABLE) through cmr.ParseSize.
 func TestSizeGrammar(t *testing.T) {
 	table, err := os.ReadFile(os.Getenv("CMR_SIZES_TABLE"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	cases := 0
 	for _, line := range strings.Split(string(table), "\n") {
 		if line == "" || strings.HasPrefix(line, "#") {

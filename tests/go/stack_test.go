@@ -11,31 +11,21 @@ import (
 
 func TestStackStatisticsCounters(t *testing.T) {
 	stack, err := cmr.ParseStack("statistics(pool(system, initial_pool_size=1MiB))")
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	defer stack.Close()
 	expression, err := stack.Expression()
 	if err != nil || !strings.Contains(expression, "maximum_pool_size=") {
 		t.Fatalf("expression %q (%v): want every default written out", expression, err)
 	}
 	top, err := stack.Top()
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	defer top.Close()
 	statistics := top.(*cmr.StatisticsResource)
 	first, err := stack.Allocate(1000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := statistics.PushCounters(); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
+	mustOK(t, statistics.PushCounters())
 	second, err := stack.Allocate(3000)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	if total, _ := statistics.BytesTotal(); total != 3000 {
 		t.Fatalf("bytes total of the pushed level: %d, want 3000", total)
 	}
@@ -44,22 +34,16 @@ func TestStackStatisticsCounters(t *testing.T) {
 		address uintptr
 		bytes   uint64
 	}{{first, 1000}, {second, 3000}} {
-		if err := stack.Deallocate(freed.address, freed.bytes); err != nil {
-			t.Fatal(err)
-		}
+		mustOK(t, stack.Deallocate(freed.address, freed.bytes))
 	}
 	if peak, _ := statistics.BytesPeak(); peak != 3000 {
 		t.Fatalf("bytes peak of the pushed level %d, want 3000 (counted from its push)", peak)
 	}
-	if err := statistics.PopCounters(); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, statistics.PopCounters())
 	expectStatus(t, statistics.PopCounters(), cmr.ErrInvalidArgument, "popping the base level")
 	expectOutstanding(t, statistics, 0, 0)
 	leaf, err := stack.Leaf()
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	defer leaf.Close()
 	if _, isSystem := leaf.(*cmr.SystemResource); !isSystem {
 		t.Fatalf("the leaf is a %T, want a *cmr.SystemResource", leaf)
@@ -68,9 +52,7 @@ func TestStackStatisticsCounters(t *testing.T) {
 
 func TestStackOutOfMemory(t *testing.T) {
 	stack, err := cmr.ParseStack("limiting(system, allocation_limit=1MiB)")
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	defer stack.Close()
 	_, err = stack.Allocate(2 << 20)
 	expectStatus(t, err, cmr.ErrOutOfMemory, "2 MiB from a 1 MiB limit")
@@ -78,19 +60,13 @@ func TestStackOutOfMemory(t *testing.T) {
 
 func TestStackDeviceBuffer(t *testing.T) {
 	stack, err := cmr.ParseStack("pool(system, initial_pool_size=1MiB)")
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	defer stack.Close()
 	data := []byte("0123456789abcdef")
 	buffer, err := cmr.NewDeviceBufferFrom(data, cmr.DefaultStream, stack)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	defer buffer.Close()
-	if err := buffer.Resize(4096, cmr.DefaultStream); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, buffer.Resize(4096, cmr.DefaultStream))
 	if size, _ := buffer.Size(); size != 4096 {
 		t.Fatalf("size %d after Resize(4096)", size)
 	}
@@ -98,23 +74,15 @@ func TestStackDeviceBuffer(t *testing.T) {
 	if err := buffer.CopyToHost(kept); err != nil || !bytes.Equal(kept, data) {
 		t.Fatalf("after growing, the buffer starts with %q (%v), want %q", kept, err, data)
 	}
-	if err := buffer.CopyFromHost([]byte("ABCD")); err != nil {
-		t.Fatal(err)
-	}
-	if err := buffer.Resize(4, cmr.DefaultStream); err != nil {
-		t.Fatal(err)
-	}
-	if err := buffer.ShrinkToFit(cmr.DefaultStream); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, buffer.CopyFromHost([]byte("ABCD")))
+	mustOK(t, buffer.Resize(4, cmr.DefaultStream))
+	mustOK(t, buffer.ShrinkToFit(cmr.DefaultStream))
 	if capacity, _ := buffer.Capacity(); capacity != 4 {
 		t.Fatalf("capacity %d after ShrinkToFit at size 4", capacity)
 	}
 	expectStatus(t, buffer.CopyToHost(make([]byte, 5)), cmr.ErrInvalidArgument, "copying 5 bytes out of 4")
 	resource, err := buffer.Resource()
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	defer resource.Close()
 	if equal, err := resource.IsEqual(stack); err != nil || !equal {
 		t.Fatalf("the buffer's resource is not the stack's top (%v)", err)

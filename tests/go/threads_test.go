@@ -19,13 +19,9 @@ func TestThreadsGoroutinesShareAPool(t *testing.T) {
 	}
 	base, probe := counted(t)
 	pool, err := cmr.NewPoolResource(base, cmr.WithPoolInitialPoolSize(4*MiB))
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	statistics, err := cmr.NewStatisticsResource(pool)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, err)
 	const goroutines, rounds, live = 8, 2000, 4
 	var wait sync.WaitGroup
 	failures := make(chan error, goroutines)
@@ -39,18 +35,14 @@ func TestThreadsGoroutinesShareAPool(t *testing.T) {
 	wait.Wait()
 	close(failures)
 	for err := range failures {
-		if err != nil {
-			t.Fatal(err)
-		}
+		mustOK(t, err)
 	}
 	expectOutstanding(t, statistics, 0, 0)
 	if total, _ := statistics.AllocationsTotal(); total != goroutines*rounds*live {
 		t.Fatalf("%d allocations counted, want %d", total, goroutines*rounds*live)
 	}
 	for _, r := range []cmr.Resource{statistics, pool} {
-		if err := r.Close(); err != nil {
-			t.Fatal(err)
-		}
+		mustOK(t, r.Close())
 	}
 	expectOutstanding(t, probe, 0, 0)
 }

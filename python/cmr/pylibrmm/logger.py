@@ -8,22 +8,9 @@ Levels are level_enum members, as in RMM; anything else is a TypeError."""
 from __future__ import annotations
 
 import warnings
-from enum import IntEnum
 
 from .. import capi
-
-
-class level_enum(IntEnum):  # noqa: N801 (RMM's name)
-    """The log's levels, from the most verbose; `off` logs nothing.
-    n_levels counts them (RMM's enum has it too); it is no level."""
-    trace = 0
-    debug = 1
-    info = 2
-    warn = 3
-    error = 4
-    critical = 5
-    off = 6
-    n_levels = 7
+from ._log_levels import level_enum
 
 
 def _c_level(level) -> int:

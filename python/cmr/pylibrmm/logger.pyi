@@ -1,15 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-from enum import IntEnum
-
-class level_enum(IntEnum):
-    trace = 0
-    debug = 1
-    info = 2
-    warn = 3
-    error = 4
-    critical = 5
-    off = 6
-    n_levels = 7
+from ._log_levels import level_enum as level_enum
 
 def should_log(level: level_enum) -> bool: ...
 def set_logging_level(level: level_enum) -> None: ...

@@ -2,6 +2,7 @@
 package org.cmr;
 
 import java.lang.ref.Reference;
+import java.util.function.LongSupplier;
 
 /**
  * An untyped, resizable allocation from one resource, ordered on one stream (RMM's
@@ -46,21 +47,19 @@ public final class DeviceBuffer extends NativeObject {
   }
 
   private static long create(long size, HeldStream stream, MemoryResource resource) {
-    try {
-      return CmrNative.cmr_device_buffer_create(Arguments.size("size", size), stream.handle(),
-          Arguments.ref("resource", resource));
-    } catch (RuntimeException | Error e) {
-      stream.release();
-      throw e;
-    } finally {
-      Reference.reachabilityFence(resource);
-    }
+    return created(stream, resource, () -> CmrNative.cmr_device_buffer_create(Arguments.size("size", size),
+        stream.handle(), Arguments.ref("resource", resource)));
   }
 
   private static long createCopy(byte[] source, HeldStream stream, MemoryResource resource) {
+    return created(stream, resource, () -> CmrNative.cmr_device_buffer_create_copy(bytes("source", source),
+        source.length, stream.handle(), Arguments.ref("resource", resource)));
+  }
+
+  /** The buffer {@code make} creates; when it throws, the stream's share goes back. */
+  private static long created(HeldStream stream, MemoryResource resource, LongSupplier make) {
     try {
-      return CmrNative.cmr_device_buffer_create_copy(bytes("source", source), source.length, stream.handle(),
-          Arguments.ref("resource", resource));
+      return make.getAsLong();
     } catch (RuntimeException | Error e) {
       stream.release();
       throw e;
