@@ -111,10 +111,14 @@ typedef struct cmr_cache_slot {
 typedef struct cmr_thread_cache {
   cmr_cache_slot slots[cmr_cache_slots];
   unsigned victim;
-  unsigned last; /* the slot found last: a thread mostly uses one list */
 } cmr_thread_cache;
 
 static _Thread_local cmr_thread_cache cmr_cache;
+
+/* The list this thread found last, of any resource: a thread mostly uses
+ * one. In static TLS (CMR_HOT_THREAD_LOCAL), so the common lookup reads it
+ * with no call; the cache above serves the rest. */
+static CMR_HOT_THREAD_LOCAL cmr_cache_slot cmr_last_list;
 
 /* A stream made by the user is named by its id, a driver call: its handle
  * may be recycled once destroyed. The per-thread default stream is each
@@ -123,7 +127,9 @@ static _Thread_local cmr_thread_cache cmr_cache;
  * streams order their work with each other). */
 static inline __attribute__((always_inline)) cmr_status cmr_key_of(const cmr_stream_lists *lists, cmr_stream stream,
                                                                    uint64_t *key) {
-  cmr_backend_stream_kind kind = cmr_backend_stream_kind_of(stream);
+  /* NULL is the legacy default stream in every backend: no call for it. */
+  cmr_backend_stream_kind kind =
+      stream == NULL ? CMR_BACKEND_STREAM_LEGACY_DEFAULT : cmr_backend_stream_kind_of(stream);
   bool by_thread = kind == CMR_BACKEND_STREAM_PER_THREAD_DEFAULT ||
                    (kind == CMR_BACKEND_STREAM_LEGACY_DEFAULT && lists->keying == CMR_KEY_DEFAULT_STREAM_PER_THREAD);
   if (by_thread) {
@@ -140,13 +146,8 @@ static inline __attribute__((always_inline)) cmr_status cmr_key_of(const cmr_str
 
 static cmr_cache_slot *cmr_cached(const cmr_stream_lists *lists, uint64_t key) {
   cmr_thread_cache *cache = &cmr_cache; /* its address taken once */
-  cmr_cache_slot *last = &cache->slots[cache->last];
-  if (last->serial == lists->serial && last->key == key) return last;
   for (unsigned i = 0; i < cmr_cache_slots; ++i) {
-    if (cache->slots[i].serial == lists->serial && cache->slots[i].key == key) {
-      cache->last = i;
-      return &cache->slots[i];
-    }
+    if (cache->slots[i].serial == lists->serial && cache->slots[i].key == key) return &cache->slots[i];
   }
   return NULL;
 }
@@ -267,41 +268,44 @@ static cmr_status cmr_register(cmr_stream_lists *lists, uint64_t key, cmr_stream
   return cmr_add(lists, key, out);
 }
 
-/* The list of `key`, locked, when the thread's cache does not have it (or
- * had a record recycled since: its list died or was found empty, and it
- * names another key now). */
+/* Locks the list `slot` names when it is still the list of `key` (a
+ * record may have been recycled since: its list died or was found empty,
+ * and it names another key now); else forgets the slot. */
+static inline __attribute__((always_inline)) bool cmr_lock_if_keyed(cmr_cache_slot *slot, uint64_t key,
+                                                                    cmr_stream_list **out) {
+  cmr_stream_list *list = slot->list;
+  cmr_lock_acquire(&list->lock);
+  if (list->key == key) {
+    *out = list;
+    return true;
+  }
+  cmr_lock_release(&list->lock);
+  slot->serial = 0;
+  return false;
+}
+
+/* The list of `key`, locked, when it is not the one this thread found
+ * last: from the thread's cache, else the registry. */
 static __attribute__((noinline)) cmr_status cmr_lock_registered_list(cmr_stream_lists *lists, uint64_t key,
                                                                      cmr_stream_list **out) {
-  for (;;) {
+  cmr_cache_slot *slot = cmr_cached(lists, key);
+  while (slot == NULL || !cmr_lock_if_keyed(slot, key, out)) {
     cmr_stream_list *list = NULL;
     pthread_mutex_lock(&lists->registry);
     cmr_status status = cmr_register(lists, key, &list);
     pthread_mutex_unlock(&lists->registry);
     if (status != CMR_SUCCESS) return status;
-    cmr_cache_slot *slot = cmr_cache_list(lists, key, list);
-    cmr_lock_acquire(&list->lock);
-    if (list->key == key) {
-      *out = list;
-      return CMR_SUCCESS;
-    }
-    cmr_lock_release(&list->lock);
-    slot->serial = 0;
+    slot = cmr_cache_list(lists, key, list);
   }
+  cmr_last_list = *slot;
+  return CMR_SUCCESS;
 }
 
 /* Inlined: this is the path of every allocation and free. */
 static inline __attribute__((always_inline)) cmr_status cmr_lock_list(cmr_stream_lists *lists, uint64_t key,
                                                                       cmr_stream_list **out) {
-  cmr_cache_slot *slot = cmr_cached(lists, key);
-  if (slot != NULL) {
-    cmr_stream_list *list = slot->list;
-    cmr_lock_acquire(&list->lock);
-    if (list->key == key) {
-      *out = list;
-      return CMR_SUCCESS;
-    }
-    cmr_lock_release(&list->lock);
-    slot->serial = 0;
+  if (cmr_last_list.serial == lists->serial && cmr_last_list.key == key && cmr_lock_if_keyed(&cmr_last_list, key, out)) {
+    return CMR_SUCCESS;
   }
   return cmr_lock_registered_list(lists, key, out);
 }
