@@ -29,8 +29,7 @@ static inline bool cmr_ref_target(cmr_resource_ref ref, void **self) {
     *self = ref.self;
     return true;
   }
-  *self = cmr_object_peek(ref.self);
-  return *self != NULL;
+  return cmr_object_live(ref.self, (cmr_object **)self);
 }
 /* The same for a ref already checked (NULL only if it died since). */
 static inline void *cmr_ref_self(cmr_resource_ref ref) {
