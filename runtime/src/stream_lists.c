@@ -83,6 +83,10 @@ struct cmr_stream_lists {
   void *release_arg;
 };
 
+/* For the few functions of the warm pair (a recent block handed out, a
+ * hand-out taken back): inlined into it, so it makes no calls. */
+#define CMR_PAIR_PATH inline __attribute__((always_inline))
+
 /* ---- keys and the thread cache --------------------------------------------------- */
 
 /* Keys of the default streams' lists have one of the top bits set, which no
@@ -415,7 +419,7 @@ static cmr_status cmr_order_before_release(const cmr_stream_lists *lists, cmr_st
 
 /* A recent block of exactly `size` bytes at `alignment`, out of the slots,
  * or NULL; the latest freed first (until the slots wrap). */
-static cmr_block *cmr_recent_take(cmr_stream_list *list, size_t size, size_t alignment) {
+static CMR_PAIR_PATH cmr_block *cmr_recent_take(cmr_stream_list *list, size_t size, size_t alignment) {
   for (unsigned i = list->recent_count; i-- > 0;) {
     cmr_block *block = list->recent[i];
     if (block->size == size && ((uintptr_t)block->address & (alignment - 1)) == 0) {
@@ -429,7 +433,7 @@ static cmr_block *cmr_recent_take(cmr_stream_list *list, size_t size, size_t ali
 
 /* Keeps a freed block whole; when the slots are full, the one in the
  * victim's slot joins the index to make room. */
-static void cmr_recent_keep(cmr_stream_list *list, cmr_block *block) {
+static CMR_PAIR_PATH void cmr_recent_keep(cmr_stream_list *list, cmr_block *block) {
   if (list->recent_count < cmr_recent_slots) {
     list->recent[list->recent_count++] = block;
   } else {
@@ -454,7 +458,7 @@ static void cmr_recent_flush(cmr_stream_list *list) {
 /* `block` into `list` (its lock held), on `stream`. New memory is merged,
  * for a request of any size; first fit (the arena, whose point is to keep
  * low addresses busy) merges every block too. */
-static void cmr_give_locked(const cmr_stream_lists *lists, cmr_stream_list *list, cmr_stream stream,
+static CMR_PAIR_PATH void cmr_give_locked(const cmr_stream_lists *lists, cmr_stream_list *list, cmr_stream stream,
                             cmr_block *block, bool pending_work) {
   list->hot = true;
   if (pending_work && lists->fit == CMR_FIT_BEST) {
@@ -722,7 +726,7 @@ typedef enum cmr_take_from { CMR_TAKE_OWN = 1, CMR_TAKE_OTHERS = 2, CMR_TAKE_ANY
 
 /* Remembers `block`, just handed out by `list` (its lock held); when the
  * slots are full, the oldest goes to the block map to make room. */
-static void cmr_handed_keep(const cmr_stream_lists *lists, cmr_stream_list *list, cmr_block *block) {
+static CMR_PAIR_PATH void cmr_handed_keep(const cmr_stream_lists *lists, cmr_stream_list *list, cmr_block *block) {
   if (list->handed_count < cmr_handed_slots) {
     list->handed[list->handed_count++] = block;
     return;
@@ -734,7 +738,7 @@ static void cmr_handed_keep(const cmr_stream_lists *lists, cmr_stream_list *list
 
 /* A hand-out: the recent block of the very size, handed out for a request
  * of `bytes` and remembered by `list` (its lock held); NULL when none. */
-static void *cmr_hand_out_recent(const cmr_stream_lists *lists, cmr_stream_list *list, size_t size,
+static CMR_PAIR_PATH void *cmr_hand_out_recent(const cmr_stream_lists *lists, cmr_stream_list *list, size_t size,
                                  size_t alignment, size_t bytes) {
   cmr_block *block = lists->fit == CMR_FIT_BEST ? cmr_recent_take(list, size, alignment) : NULL;
   if (block == NULL) return NULL;
@@ -818,7 +822,7 @@ cmr_status cmr_stream_lists_take_others(cmr_stream_lists *lists, cmr_stream stre
 /* ---- taking back ----------------------------------------------------------------- */
 
 /* `ptr` taken out of `list`'s remembered hand-outs (its lock held), or NULL. */
-static cmr_block *cmr_handed_find(cmr_stream_list *list, const void *ptr) {
+static CMR_PAIR_PATH cmr_block *cmr_handed_find(cmr_stream_list *list, const void *ptr) {
   for (unsigned i = 0; i < list->handed_count; ++i) {
     cmr_block *block = list->handed[i];
     if (block->address == ptr) {
