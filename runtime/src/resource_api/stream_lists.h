@@ -154,6 +154,13 @@ cmr_status cmr_stream_lists_release_units(cmr_stream_lists *lists,
  * list's recent blocks first join its index, where they merge. */
 size_t cmr_stream_lists_largest(cmr_stream_lists *lists);
 
+/* Whether the lists hold together (issue 16's invariants, checked after
+ * each change in a checking build, invariants.h): every list's recent
+ * blocks, remembered hand-outs and index well formed and their counts and
+ * bytes agreeing; every record, free or handed out, in one place only and
+ * no two covering the same bytes. *why says what broke. */
+bool cmr_stream_lists_valid(cmr_stream_lists *lists, const char **why);
+
 /* Free blocks and bytes over all lists, and how many lists there are. */
 void cmr_stream_lists_totals(cmr_stream_lists *lists, size_t *blocks, size_t *bytes, size_t *list_count);
 /* Calls `visit` on each free block, list by list (for dumps). */
