@@ -67,7 +67,7 @@ static cmr_route *cmr_binning_route(cmr_binning_impl *impl, size_t bytes) {
 /* ---- the table's reading and writing sides ---------------------------------------- */
 
 static _Atomic unsigned cmr_binning_next_slot;
-static _Thread_local unsigned cmr_binning_thread_slot; /* 1 + the thread's slot; 0: none yet */
+static CMR_HOT_THREAD_LOCAL unsigned cmr_binning_thread_slot; /* 1 + the thread's slot; 0: none yet */
 
 static unsigned cmr_binning_slot_of_thread(void) {
   unsigned slot = cmr_binning_thread_slot;

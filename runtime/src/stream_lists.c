@@ -949,15 +949,29 @@ cmr_status cmr_stream_lists_take(cmr_stream_lists *lists, cmr_stream stream, siz
 }
 
 /* When no recent block fits: the rest of cmr_take, out of line so that the
- * common path stays light. */
+ * common path stays light. A fit in the stream's own list is handed out
+ * and remembered there too, as a recent block is: its free on this stream
+ * then meets no lock other threads take (the block map's shards are
+ * shared). Only a block from another list comes back in *out. */
 static __attribute__((noinline)) cmr_status cmr_take_after_recent(cmr_stream_lists *lists, cmr_stream_list *own,
                                                                   uint64_t key, cmr_stream stream, size_t size,
-                                                                  size_t alignment, cmr_block **out) {
+                                                                  size_t alignment, size_t bytes, void **handed,
+                                                                  cmr_block **out) {
   if (cmr_free_blocks_needed(size, alignment) == SIZE_MAX) {
     cmr_list_unlock(own);
     return CMR_SUCCESS;
   }
-  return cmr_take_from_locked(lists, own, key, stream, size, alignment, CMR_TAKE_ANY, out);
+  own->hot = true;
+  cmr_block *block = NULL;
+  cmr_status status = cmr_take_locked(lists, own, size, alignment, &block);
+  if (block != NULL) {
+    block->requested = bytes;
+    cmr_handed_keep(lists, own, block);
+    *handed = block->address;
+  }
+  cmr_list_unlock(own);
+  if (status == CMR_SUCCESS && block == NULL) status = cmr_take_from_others(lists, key, stream, size, alignment, out);
+  return status;
 }
 
 cmr_status cmr_stream_lists_take_or_hand_out(cmr_stream_lists *lists, cmr_stream stream, size_t size,
@@ -970,7 +984,7 @@ cmr_status cmr_stream_lists_take_or_hand_out(cmr_stream_lists *lists, cmr_stream
   if (status == CMR_SUCCESS) status = cmr_lock_list(lists, key, &own);
   if (status != CMR_SUCCESS) return status;
   *handed = cmr_hand_out_recent(lists, own, size, alignment, bytes);
-  if (*handed == NULL) return cmr_take_after_recent(lists, own, key, stream, size, alignment, out);
+  if (*handed == NULL) return cmr_take_after_recent(lists, own, key, stream, size, alignment, bytes, handed, out);
   own->hot = true;
   cmr_list_unlock(own);
   return CMR_SUCCESS;
