@@ -266,6 +266,20 @@ static inline bool cmr_plain_alignment(size_t alignment, size_t *effective) {
   return (alignment & (alignment - 1)) == 0 && alignment != 0;
 }
 
+/* The call, with arguments known good, and the check of its answer. */
+static CMR_HOT_INLINE cmr_status cmr_allocate_call_checked(const char *what, cmr_resource_ref ref, void *self,
+                                                           size_t bytes, size_t alignment, cmr_stream stream,
+                                                           void **out) {
+  *out = NULL;
+  cmr_allocate_call call = {ref, self, bytes, alignment, stream, out, cmr_error_serial()};
+  cmr_status status = ref.ops->allocate(self, bytes, alignment, stream, out);
+  uintptr_t address = (uintptr_t)*out;
+  if (__builtin_expect(status == CMR_SUCCESS && address != 0 && (address & (alignment - 1)) == 0, 1)) {
+    return CMR_SUCCESS;
+  }
+  return cmr_allocate_answered(what, &call, status);
+}
+
 static CMR_HOT_INLINE cmr_status cmr_allocate_as(const char *what, cmr_resource_ref ref, size_t bytes,
                                                  size_t alignment, cmr_stream stream, void **out) {
   void *self;
@@ -275,14 +289,7 @@ static CMR_HOT_INLINE cmr_status cmr_allocate_as(const char *what, cmr_resource_
                        0)) {
     return cmr_allocate_checked(what, ref, bytes, alignment, stream, out);
   }
-  *out = NULL;
-  cmr_allocate_call call = {ref, self, bytes, effective, stream, out, cmr_error_serial()};
-  cmr_status status = ref.ops->allocate(self, bytes, effective, stream, out);
-  uintptr_t address = (uintptr_t)*out;
-  if (__builtin_expect(status == CMR_SUCCESS && address != 0 && (address & (effective - 1)) == 0, 1)) {
-    return CMR_SUCCESS;
-  }
-  return cmr_allocate_answered(what, &call, status);
+  return cmr_allocate_call_checked(what, ref, self, bytes, effective, stream, out);
 }
 
 static __attribute__((noinline)) cmr_status cmr_deallocate_checked(const char *what, cmr_resource_ref ref,
@@ -302,6 +309,18 @@ static __attribute__((noinline)) cmr_status cmr_deallocate_checked(const char *w
   return CMR_SUCCESS;
 }
 
+/* The call, with arguments known good, and a message should it fail without one. */
+static CMR_HOT_INLINE cmr_status cmr_deallocate_call_checked(const char *what, cmr_resource_ref ref, void *self,
+                                                             void *ptr, size_t bytes, size_t alignment,
+                                                             cmr_stream stream) {
+  unsigned long serial = cmr_error_serial();
+  cmr_status status = ref.ops->deallocate(self, ptr, bytes, alignment, stream);
+  if (__builtin_expect(status == CMR_SUCCESS, 1)) {
+    return CMR_SUCCESS;
+  }
+  return cmr_resource_failed(status, serial, ref, what, bytes);
+}
+
 static CMR_HOT_INLINE cmr_status cmr_deallocate_as(const char *what, cmr_resource_ref ref, void *ptr,
                                                    size_t bytes, size_t alignment, cmr_stream stream) {
   void *self;
@@ -311,12 +330,7 @@ static CMR_HOT_INLINE cmr_status cmr_deallocate_as(const char *what, cmr_resourc
                        0)) {
     return cmr_deallocate_checked(what, ref, ptr, bytes, alignment, stream);
   }
-  unsigned long serial = cmr_error_serial();
-  cmr_status status = ref.ops->deallocate(self, ptr, bytes, effective, stream);
-  if (__builtin_expect(status == CMR_SUCCESS, 1)) {
-    return CMR_SUCCESS;
-  }
-  return cmr_resource_failed(status, serial, ref, what, bytes);
+  return cmr_deallocate_call_checked(what, ref, self, ptr, bytes, effective, stream);
 }
 
 cmr_status cmr_allocate(cmr_resource_ref ref, size_t bytes, cmr_stream stream, void **out) {
@@ -335,6 +349,16 @@ cmr_status cmr_allocate_aligned(cmr_resource_ref ref, size_t bytes, size_t align
 cmr_status cmr_deallocate_aligned(cmr_resource_ref ref, void *ptr, size_t bytes, size_t alignment,
                                   cmr_stream stream) {
   return cmr_deallocate_as("cmr_deallocate_aligned", ref, ptr, bytes, alignment, stream);
+}
+
+cmr_status cmr_held_allocate(cmr_resource_ref ref, void *self, size_t bytes, size_t alignment, cmr_stream stream,
+                             void **out) {
+  return cmr_allocate_call_checked("cmr_allocate_aligned", ref, self, bytes, alignment, stream, out);
+}
+
+cmr_status cmr_held_deallocate(cmr_resource_ref ref, void *self, void *ptr, size_t bytes, size_t alignment,
+                               cmr_stream stream) {
+  return cmr_deallocate_call_checked("cmr_deallocate_aligned", ref, self, ptr, bytes, alignment, stream);
 }
 
 /* ---- synchronous pair ---------------------------------------------------------------- */
