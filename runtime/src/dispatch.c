@@ -280,13 +280,19 @@ static CMR_HOT_INLINE cmr_status cmr_allocate_call_checked(const char *what, cmr
   return cmr_allocate_answered(what, &call, status);
 }
 
+/* Whether a call with these arguments passes every check (the pointer
+ * argument, out or ptr, is the caller's to test): then the alignment the
+ * ops table sees in *effective and the ref's target in *self. */
+static CMR_HOT_INLINE bool cmr_plain_call(cmr_resource_ref ref, size_t bytes, size_t alignment, size_t *effective,
+                                          void **self) {
+  return cmr_plain_alignment(alignment, effective) && cmr_plain_size(bytes, *effective) && cmr_ref_target(ref, self);
+}
+
 static CMR_HOT_INLINE cmr_status cmr_allocate_as(const char *what, cmr_resource_ref ref, size_t bytes,
                                                  size_t alignment, cmr_stream stream, void **out) {
   void *self;
   size_t effective;
-  if (__builtin_expect(out == NULL || !cmr_plain_alignment(alignment, &effective) ||
-                           !cmr_plain_size(bytes, effective) || !cmr_ref_target(ref, &self),
-                       0)) {
+  if (__builtin_expect(out == NULL || !cmr_plain_call(ref, bytes, alignment, &effective, &self), 0)) {
     return cmr_allocate_checked(what, ref, bytes, alignment, stream, out);
   }
   return cmr_allocate_call_checked(what, ref, self, bytes, effective, stream, out);
@@ -325,9 +331,7 @@ static CMR_HOT_INLINE cmr_status cmr_deallocate_as(const char *what, cmr_resourc
                                                    size_t bytes, size_t alignment, cmr_stream stream) {
   void *self;
   size_t effective;
-  if (__builtin_expect(ptr == NULL || !cmr_plain_alignment(alignment, &effective) ||
-                           !cmr_plain_size(bytes, effective) || !cmr_ref_target(ref, &self),
-                       0)) {
+  if (__builtin_expect(ptr == NULL || !cmr_plain_call(ref, bytes, alignment, &effective, &self), 0)) {
     return cmr_deallocate_checked(what, ref, ptr, bytes, alignment, stream);
   }
   return cmr_deallocate_call_checked(what, ref, self, ptr, bytes, effective, stream);
