@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "impl.h"
+#include "invariants.h"
 #include "sizes.h"
 
 enum { cmr_binning_slots = 16 };
@@ -30,10 +31,16 @@ typedef struct cmr_binning_slot {
 typedef struct cmr_route {
   size_t size; /* largest request served (a multiple of 256); unused for the upstream */
   cmr_resource_ref resource;
+  /* What its ref's ops take (cmr_ref_self), kept while the table holds a
+   * share, so a call through the route looks nothing up (cmr_held_allocate). */
+  void *self;
   /* Allocations outstanding through it: the sum over the slots (one may be
    * negative, as size_t wraps: freed from another thread's slot). */
   cmr_binning_slot outstanding[cmr_binning_slots];
 } cmr_route;
+
+/* Requests of (2^(k-1), 2^k] bytes are octave k (1 byte: 0). */
+enum { cmr_binning_octaves = 65 };
 
 struct cmr_binning_impl {
   cmr_route upstream;
@@ -43,6 +50,10 @@ struct cmr_binning_impl {
   cmr_route **bins; /* ascending by size; each holds a share of its resource */
   size_t bin_count;
   size_t bin_capacity;
+  /* For each octave, the position of the first bin that serves any of its
+   * sizes: a route is found from there in a step or none (none for bins
+   * that are powers of two), not by a search of the table. */
+  size_t first_of_octave[cmr_binning_octaves];
 };
 
 /* The position of the first bin of at least `bytes`: bin_count if none. */
@@ -59,17 +70,33 @@ static size_t cmr_binning_position(const cmr_binning_impl *impl, size_t bytes) {
   return low;
 }
 
-static cmr_route *cmr_binning_route(cmr_binning_impl *impl, size_t bytes) {
-  size_t position = cmr_binning_position(impl, bytes);
-  return position < impl->bin_count ? impl->bins[position] : &impl->upstream;
+static unsigned cmr_binning_octave(size_t bytes) {
+  return bytes <= 1 ? 0 : 64 - (unsigned)__builtin_clzll((unsigned long long)(bytes - 1));
+}
+
+/* The first bin of at least `bytes` (what cmr_binning_position finds), or
+ * the upstream; on the path of every allocation and free. */
+static inline cmr_route *cmr_binning_route(const cmr_binning_impl *impl, size_t bytes) {
+  size_t position = impl->first_of_octave[cmr_binning_octave(bytes)];
+  while (position < impl->bin_count && impl->bins[position]->size < bytes) ++position;
+  CMR_INVARIANT(position == cmr_binning_position(impl, bytes));
+  return position < impl->bin_count ? impl->bins[position] : (cmr_route *)&impl->upstream;
+}
+
+/* After the bins changed (the write side held). */
+static void cmr_binning_index_octaves(cmr_binning_impl *impl) {
+  for (unsigned k = 0; k < cmr_binning_octaves; ++k) {
+    size_t smallest = k == 0 ? 1 : ((size_t)1 << (k - 1)) + 1; /* octave 64's: 2^63 + 1 */
+    impl->first_of_octave[k] = cmr_binning_position(impl, smallest);
+  }
 }
 
 /* ---- the table's reading and writing sides ---------------------------------------- */
 
 static _Atomic unsigned cmr_binning_next_slot;
-static _Thread_local unsigned cmr_binning_thread_slot; /* 1 + the thread's slot; 0: none yet */
+static CMR_HOT_THREAD_LOCAL unsigned cmr_binning_thread_slot; /* 1 + the thread's slot; 0: none yet */
 
-static unsigned cmr_binning_slot_of_thread(void) {
+static inline unsigned cmr_binning_slot_of_thread(void) {
   unsigned slot = cmr_binning_thread_slot;
   if (slot == 0) {
     slot = 1 + atomic_fetch_add_explicit(&cmr_binning_next_slot, 1, memory_order_relaxed) % cmr_binning_slots;
@@ -79,7 +106,7 @@ static unsigned cmr_binning_slot_of_thread(void) {
 }
 
 /* Enters the reading side; returns the caller's slot for cmr_binning_read_end. */
-static unsigned cmr_binning_read_begin(cmr_binning_impl *impl) {
+static inline unsigned cmr_binning_read_begin(cmr_binning_impl *impl) {
   unsigned slot = cmr_binning_slot_of_thread();
   for (;;) {
     atomic_fetch_add(&impl->readers[slot].count, 1);
@@ -90,7 +117,7 @@ static unsigned cmr_binning_read_begin(cmr_binning_impl *impl) {
   }
 }
 
-static void cmr_binning_read_end(cmr_binning_impl *impl, unsigned slot) {
+static inline void cmr_binning_read_end(cmr_binning_impl *impl, unsigned slot) {
   atomic_fetch_sub_explicit(&impl->readers[slot].count, 1, memory_order_release);
 }
 
@@ -124,7 +151,7 @@ cmr_status cmr_binning_impl_allocate(cmr_binning_impl *impl, size_t bytes, size_
                                      void **out) {
   unsigned slot = cmr_binning_read_begin(impl);
   cmr_route *route = cmr_binning_route(impl, bytes);
-  cmr_status status = cmr_allocate_aligned(route->resource, bytes, alignment, stream, out);
+  cmr_status status = cmr_held_allocate(route->resource, route->self, bytes, alignment, stream, out);
   if (status == CMR_SUCCESS) {
     atomic_fetch_add_explicit(&route->outstanding[slot].count, 1, memory_order_relaxed);
   } else {
@@ -138,7 +165,7 @@ cmr_status cmr_binning_impl_deallocate(cmr_binning_impl *impl, void *ptr, size_t
                                        cmr_stream stream) {
   unsigned slot = cmr_binning_read_begin(impl);
   cmr_route *route = cmr_binning_route(impl, bytes);
-  cmr_status status = cmr_deallocate_aligned(route->resource, ptr, bytes, alignment, stream);
+  cmr_status status = cmr_held_deallocate(route->resource, route->self, ptr, bytes, alignment, stream);
   if (status == CMR_SUCCESS) {
     atomic_fetch_sub_explicit(&route->outstanding[slot].count, 1, memory_order_relaxed);
   } else {
@@ -192,10 +219,11 @@ static cmr_status cmr_binning_insert(cmr_binning_impl *impl, size_t position, si
   }
   cmr_route *bin = aligned_alloc(_Alignof(cmr_route), sizeof *bin);
   if (bin == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "binning: no host memory for a bin");
-  *bin = (cmr_route){.size = size, .resource = resource};
+  *bin = (cmr_route){.size = size, .resource = resource, .self = cmr_ref_self(resource)};
   for (size_t i = impl->bin_count; i > position; --i) impl->bins[i] = impl->bins[i - 1];
   impl->bins[position] = bin;
   impl->bin_count++;
+  cmr_binning_index_octaves(impl);
   return CMR_SUCCESS;
 }
 
@@ -232,6 +260,7 @@ static cmr_status cmr_binning_put(cmr_binning_impl *impl, size_t size, cmr_resou
   if (replacing) {
     cmr_ref_drop(route->resource);
     route->resource = resource;
+    route->self = cmr_ref_self(resource);
     return CMR_SUCCESS;
   }
   status = cmr_binning_insert(impl, position, size, resource);
@@ -308,7 +337,8 @@ cmr_status cmr_binning_impl_create(cmr_resource_ref upstream, int min_size_expon
                                    cmr_binning_impl **out) {
   cmr_binning_impl *impl = aligned_alloc(_Alignof(cmr_binning_impl), sizeof *impl);
   if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "binning: no host memory for the resource");
-  *impl = (cmr_binning_impl){.upstream = {.resource = upstream}};
+  /* The wrapper holds a share of the upstream for the resource's life. */
+  *impl = (cmr_binning_impl){.upstream = {.resource = upstream, .self = cmr_ref_self(upstream)}};
   pthread_mutex_init(&impl->writers, NULL);
   cmr_status status = cmr_binning_add_exponent_bins(impl, min_size_exponent, max_size_exponent);
   if (status != CMR_SUCCESS) {

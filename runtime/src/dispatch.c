@@ -151,8 +151,9 @@ static CMR_HOT_INLINE cmr_status cmr_check_deallocate(cmr_resource_ref ref, cons
   return cmr_check_rounding(bytes, *alignment, what);
 }
 
-/* A resource that failed without recording a message still gets one. */
-static cmr_status cmr_resource_failed(cmr_status status, unsigned long serial_before,
+/* A resource that failed without recording a message still gets one. Out
+ * of line: the fast paths then keep only the serial across their call. */
+static __attribute__((noinline)) cmr_status cmr_resource_failed(cmr_status status, unsigned long serial_before,
                                       cmr_resource_ref ref, const char *what, size_t bytes) {
   if (cmr_error_serial() == serial_before) {
     return cmr_error(status, "%s: resource %s failed with %s for %zu bytes", what,
@@ -192,18 +193,28 @@ static cmr_status cmr_check_returned(cmr_resource_ref ref, void *self, void **ou
 
 /* ---- stream-ordered pair ----------------------------------------------------------- */
 
+/* Each call has a fast path and a checked one. The fast path tests, in a
+ * few instructions, that every argument is one the checks would pass (and
+ * the ref a live one), calls the resource, and tests its answer; anything
+ * else (a bad argument, a failed call, a pointer to refuse) goes to the
+ * checked path, out of line, which finds what is wrong and says so exactly
+ * as before: the fast path only ever passes what the checks pass. */
+
 static cmr_status cmr_give_back_async(cmr_resource_ref ref, void *self, void *ptr, size_t bytes,
                                       size_t alignment, cmr_stream stream) {
   return ref.ops->deallocate(self, ptr, bytes, alignment, stream);
 }
 
-static CMR_HOT_INLINE cmr_status cmr_allocate_as(const char *what, cmr_resource_ref ref, size_t bytes,
-                                  size_t alignment, cmr_stream stream, void **out) {
+/* Every check, in order, then the call: the path of any call the fast path
+ * did not take. */
+static __attribute__((noinline)) cmr_status cmr_allocate_checked(const char *what, cmr_resource_ref ref,
+                                                                 size_t bytes, size_t alignment,
+                                                                 cmr_stream stream, void **out) {
   if (out == NULL) {
     return cmr_error(CMR_ERROR_NULL_POINTER, "%s: out is NULL", what);
   }
   *out = NULL;
-  void *self;
+  void *self = NULL;
   cmr_status status = cmr_check_allocate(ref, bytes, &alignment, what, &self);
   if (status != CMR_SUCCESS || bytes == 0) {
     return status;
@@ -217,10 +228,81 @@ static CMR_HOT_INLINE cmr_status cmr_allocate_as(const char *what, cmr_resource_
   return cmr_check_returned(ref, self, out, bytes, alignment, stream, what, cmr_give_back_async);
 }
 
-static CMR_HOT_INLINE cmr_status cmr_deallocate_as(const char *what, cmr_resource_ref ref, void *ptr,
-                                    size_t bytes, size_t alignment, cmr_stream stream) {
-  bool skip;
+/* What the checked path needs of a call the fast path made, should its
+ * answer be refused: kept in the caller's frame (a few stores) rather than
+ * in saved registers across the call. */
+typedef struct cmr_allocate_call {
+  cmr_resource_ref ref;
   void *self;
+  size_t bytes;
+  size_t alignment;
+  cmr_stream stream;
+  void **out;
+  unsigned long serial;
+} cmr_allocate_call;
+
+/* What the fast path's call returned, when it was not a success with a
+ * pointer aligned as asked. */
+static __attribute__((noinline)) cmr_status cmr_allocate_answered(const char *what, const cmr_allocate_call *call,
+                                                                  cmr_status status) {
+  if (status != CMR_SUCCESS) {
+    *call->out = NULL;
+    return cmr_resource_failed(status, call->serial, call->ref, what, call->bytes);
+  }
+  return cmr_check_returned(call->ref, call->self, call->out, call->bytes, call->alignment, call->stream, what,
+                            cmr_give_back_async);
+}
+
+/* bytes in [1, SIZE_MAX - (alignment - 1)]: neither the zero-byte case nor
+ * one that overflows once rounded up (alignment a power of two). */
+static inline bool cmr_plain_size(size_t bytes, size_t alignment) {
+  return bytes - 1 < SIZE_MAX - (alignment - 1);
+}
+
+/* `alignment` a power of two: the one the ops table sees (at least the
+ * default). Zero or another value is the checked path's to report. */
+static inline bool cmr_plain_alignment(size_t alignment, size_t *effective) {
+  *effective = alignment < CMR_DEFAULT_ALIGNMENT ? CMR_DEFAULT_ALIGNMENT : alignment;
+  return (alignment & (alignment - 1)) == 0 && alignment != 0;
+}
+
+/* The call, with arguments known good, and the check of its answer. */
+static CMR_HOT_INLINE cmr_status cmr_allocate_call_checked(const char *what, cmr_resource_ref ref, void *self,
+                                                           size_t bytes, size_t alignment, cmr_stream stream,
+                                                           void **out) {
+  *out = NULL;
+  cmr_allocate_call call = {ref, self, bytes, alignment, stream, out, cmr_error_serial()};
+  cmr_status status = ref.ops->allocate(self, bytes, alignment, stream, out);
+  uintptr_t address = (uintptr_t)*out;
+  if (__builtin_expect(status == CMR_SUCCESS && address != 0 && (address & (alignment - 1)) == 0, 1)) {
+    return CMR_SUCCESS;
+  }
+  return cmr_allocate_answered(what, &call, status);
+}
+
+/* Whether a call with these arguments passes every check (the pointer
+ * argument, out or ptr, is the caller's to test): then the alignment the
+ * ops table sees in *effective and the ref's target in *self. */
+static CMR_HOT_INLINE bool cmr_plain_call(cmr_resource_ref ref, size_t bytes, size_t alignment, size_t *effective,
+                                          void **self) {
+  return cmr_plain_alignment(alignment, effective) && cmr_plain_size(bytes, *effective) && cmr_ref_target(ref, self);
+}
+
+static CMR_HOT_INLINE cmr_status cmr_allocate_as(const char *what, cmr_resource_ref ref, size_t bytes,
+                                                 size_t alignment, cmr_stream stream, void **out) {
+  void *self;
+  size_t effective;
+  if (__builtin_expect(out == NULL || !cmr_plain_call(ref, bytes, alignment, &effective, &self), 0)) {
+    return cmr_allocate_checked(what, ref, bytes, alignment, stream, out);
+  }
+  return cmr_allocate_call_checked(what, ref, self, bytes, effective, stream, out);
+}
+
+static __attribute__((noinline)) cmr_status cmr_deallocate_checked(const char *what, cmr_resource_ref ref,
+                                                                   void *ptr, size_t bytes, size_t alignment,
+                                                                   cmr_stream stream) {
+  bool skip;
+  void *self = NULL;
   cmr_status status = cmr_check_deallocate(ref, ptr, bytes, &alignment, what, &skip, &self);
   if (status != CMR_SUCCESS || skip) {
     return status;
@@ -231,6 +313,28 @@ static CMR_HOT_INLINE cmr_status cmr_deallocate_as(const char *what, cmr_resourc
     return cmr_resource_failed(status, serial, ref, what, bytes);
   }
   return CMR_SUCCESS;
+}
+
+/* The call, with arguments known good, and a message should it fail without one. */
+static CMR_HOT_INLINE cmr_status cmr_deallocate_call_checked(const char *what, cmr_resource_ref ref, void *self,
+                                                             void *ptr, size_t bytes, size_t alignment,
+                                                             cmr_stream stream) {
+  unsigned long serial = cmr_error_serial();
+  cmr_status status = ref.ops->deallocate(self, ptr, bytes, alignment, stream);
+  if (__builtin_expect(status == CMR_SUCCESS, 1)) {
+    return CMR_SUCCESS;
+  }
+  return cmr_resource_failed(status, serial, ref, what, bytes);
+}
+
+static CMR_HOT_INLINE cmr_status cmr_deallocate_as(const char *what, cmr_resource_ref ref, void *ptr,
+                                                   size_t bytes, size_t alignment, cmr_stream stream) {
+  void *self;
+  size_t effective;
+  if (__builtin_expect(ptr == NULL || !cmr_plain_call(ref, bytes, alignment, &effective, &self), 0)) {
+    return cmr_deallocate_checked(what, ref, ptr, bytes, alignment, stream);
+  }
+  return cmr_deallocate_call_checked(what, ref, self, ptr, bytes, effective, stream);
 }
 
 cmr_status cmr_allocate(cmr_resource_ref ref, size_t bytes, cmr_stream stream, void **out) {
@@ -249,6 +353,16 @@ cmr_status cmr_allocate_aligned(cmr_resource_ref ref, size_t bytes, size_t align
 cmr_status cmr_deallocate_aligned(cmr_resource_ref ref, void *ptr, size_t bytes, size_t alignment,
                                   cmr_stream stream) {
   return cmr_deallocate_as("cmr_deallocate_aligned", ref, ptr, bytes, alignment, stream);
+}
+
+cmr_status cmr_held_allocate(cmr_resource_ref ref, void *self, size_t bytes, size_t alignment, cmr_stream stream,
+                             void **out) {
+  return cmr_allocate_call_checked("cmr_allocate_aligned", ref, self, bytes, alignment, stream, out);
+}
+
+cmr_status cmr_held_deallocate(cmr_resource_ref ref, void *self, void *ptr, size_t bytes, size_t alignment,
+                               cmr_stream stream) {
+  return cmr_deallocate_call_checked("cmr_deallocate_aligned", ref, self, ptr, bytes, alignment, stream);
 }
 
 /* ---- synchronous pair ---------------------------------------------------------------- */
@@ -295,7 +409,7 @@ cmr_status cmr_allocate_sync(cmr_resource_ref ref, size_t bytes, size_t alignmen
     return cmr_error(CMR_ERROR_NULL_POINTER, "%s: out is NULL", what);
   }
   *out = NULL;
-  void *self;
+  void *self = NULL;
   cmr_status status = cmr_check_allocate(ref, bytes, &alignment, what, &self);
   if (status != CMR_SUCCESS || bytes == 0) {
     return status;
@@ -313,7 +427,7 @@ cmr_status cmr_allocate_sync(cmr_resource_ref ref, size_t bytes, size_t alignmen
 cmr_status cmr_deallocate_sync(cmr_resource_ref ref, void *ptr, size_t bytes, size_t alignment) {
   static const char what[] = "cmr_deallocate_sync";
   bool skip;
-  void *self;
+  void *self = NULL;
   cmr_status status = cmr_check_deallocate(ref, ptr, bytes, &alignment, what, &skip, &self);
   if (status != CMR_SUCCESS || skip) {
     return status;

@@ -9,7 +9,7 @@
 enum { CMR_MESSAGE_CAPACITY = 1024 };
 
 static _Thread_local char cmr_message[CMR_MESSAGE_CAPACITY];
-_Thread_local unsigned long cmr_error_serial_count;
+CMR_HOT_THREAD_LOCAL unsigned long cmr_error_serial_count;
 
 cmr_status cmr_error(cmr_status status, const char *format, ...) {
   va_list args;

@@ -13,7 +13,7 @@ static pthread_mutex_t cmr_tracked_lock = PTHREAD_MUTEX_INITIALIZER;
 static cmr_stream_lists **cmr_tracked;
 static size_t cmr_tracked_count, cmr_tracked_capacity;
 
-_Thread_local uint64_t cmr_thread_key;
+CMR_HOT_THREAD_LOCAL uint64_t cmr_thread_key;
 static _Atomic uint64_t cmr_next_thread_key = 1;
 static pthread_once_t cmr_thread_exit_once = PTHREAD_ONCE_INIT;
 static pthread_key_t cmr_thread_exit;

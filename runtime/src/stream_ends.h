@@ -22,7 +22,7 @@ void cmr_stream_ends_untrack(cmr_stream_lists *lists);
 
 /* The calling thread's key for the default streams (0 until the first
  * cmr_stream_ends_thread_key), read on the path of every operation there. */
-extern _Thread_local uint64_t cmr_thread_key;
+extern CMR_HOT_THREAD_LOCAL uint64_t cmr_thread_key;
 /* Draws the calling thread's key (never reused) and arranges for every
  * tracked stream_lists to hear of it when the thread exits. */
 uint64_t cmr_stream_ends_thread_key(void);

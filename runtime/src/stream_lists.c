@@ -16,6 +16,7 @@
 #include "block_map.h"
 #include "stream_ends.h"
 #include "stream_lists.h"
+#include "invariants.h"
 #include "lock.h"
 
 /* How many freed blocks a list keeps whole, outside its index, and how many
@@ -83,6 +84,10 @@ struct cmr_stream_lists {
   void *release_arg;
 };
 
+/* For the few functions of the warm pair (a recent block handed out, a
+ * hand-out taken back): inlined into it, so it makes no calls. */
+#define CMR_PAIR_PATH inline __attribute__((always_inline))
+
 /* ---- keys and the thread cache --------------------------------------------------- */
 
 /* Keys of the default streams' lists have one of the top bits set, which no
@@ -111,10 +116,14 @@ typedef struct cmr_cache_slot {
 typedef struct cmr_thread_cache {
   cmr_cache_slot slots[cmr_cache_slots];
   unsigned victim;
-  unsigned last; /* the slot found last: a thread mostly uses one list */
 } cmr_thread_cache;
 
 static _Thread_local cmr_thread_cache cmr_cache;
+
+/* The list this thread found last, of any resource: a thread mostly uses
+ * one. In static TLS (CMR_HOT_THREAD_LOCAL), so the common lookup reads it
+ * with no call; the cache above serves the rest. */
+static CMR_HOT_THREAD_LOCAL cmr_cache_slot cmr_last_list;
 
 /* A stream made by the user is named by its id, a driver call: its handle
  * may be recycled once destroyed. The per-thread default stream is each
@@ -123,7 +132,9 @@ static _Thread_local cmr_thread_cache cmr_cache;
  * streams order their work with each other). */
 static inline __attribute__((always_inline)) cmr_status cmr_key_of(const cmr_stream_lists *lists, cmr_stream stream,
                                                                    uint64_t *key) {
-  cmr_backend_stream_kind kind = cmr_backend_stream_kind_of(stream);
+  /* NULL is the legacy default stream in every backend: no call for it. */
+  cmr_backend_stream_kind kind =
+      stream == NULL ? CMR_BACKEND_STREAM_LEGACY_DEFAULT : cmr_backend_stream_kind_of(stream);
   bool by_thread = kind == CMR_BACKEND_STREAM_PER_THREAD_DEFAULT ||
                    (kind == CMR_BACKEND_STREAM_LEGACY_DEFAULT && lists->keying == CMR_KEY_DEFAULT_STREAM_PER_THREAD);
   if (by_thread) {
@@ -140,13 +151,8 @@ static inline __attribute__((always_inline)) cmr_status cmr_key_of(const cmr_str
 
 static cmr_cache_slot *cmr_cached(const cmr_stream_lists *lists, uint64_t key) {
   cmr_thread_cache *cache = &cmr_cache; /* its address taken once */
-  cmr_cache_slot *last = &cache->slots[cache->last];
-  if (last->serial == lists->serial && last->key == key) return last;
   for (unsigned i = 0; i < cmr_cache_slots; ++i) {
-    if (cache->slots[i].serial == lists->serial && cache->slots[i].key == key) {
-      cache->last = i;
-      return &cache->slots[i];
-    }
+    if (cache->slots[i].serial == lists->serial && cache->slots[i].key == key) return &cache->slots[i];
   }
   return NULL;
 }
@@ -267,41 +273,44 @@ static cmr_status cmr_register(cmr_stream_lists *lists, uint64_t key, cmr_stream
   return cmr_add(lists, key, out);
 }
 
-/* The list of `key`, locked, when the thread's cache does not have it (or
- * had a record recycled since: its list died or was found empty, and it
- * names another key now). */
+/* Locks the list `slot` names when it is still the list of `key` (a
+ * record may have been recycled since: its list died or was found empty,
+ * and it names another key now); else forgets the slot. */
+static inline __attribute__((always_inline)) bool cmr_lock_if_keyed(cmr_cache_slot *slot, uint64_t key,
+                                                                    cmr_stream_list **out) {
+  cmr_stream_list *list = slot->list;
+  cmr_lock_acquire(&list->lock);
+  if (list->key == key) {
+    *out = list;
+    return true;
+  }
+  cmr_lock_release(&list->lock);
+  slot->serial = 0;
+  return false;
+}
+
+/* The list of `key`, locked, when it is not the one this thread found
+ * last: from the thread's cache, else the registry. */
 static __attribute__((noinline)) cmr_status cmr_lock_registered_list(cmr_stream_lists *lists, uint64_t key,
                                                                      cmr_stream_list **out) {
-  for (;;) {
+  cmr_cache_slot *slot = cmr_cached(lists, key);
+  while (slot == NULL || !cmr_lock_if_keyed(slot, key, out)) {
     cmr_stream_list *list = NULL;
     pthread_mutex_lock(&lists->registry);
     cmr_status status = cmr_register(lists, key, &list);
     pthread_mutex_unlock(&lists->registry);
     if (status != CMR_SUCCESS) return status;
-    cmr_cache_slot *slot = cmr_cache_list(lists, key, list);
-    cmr_lock_acquire(&list->lock);
-    if (list->key == key) {
-      *out = list;
-      return CMR_SUCCESS;
-    }
-    cmr_lock_release(&list->lock);
-    slot->serial = 0;
+    slot = cmr_cache_list(lists, key, list);
   }
+  cmr_last_list = *slot;
+  return CMR_SUCCESS;
 }
 
 /* Inlined: this is the path of every allocation and free. */
 static inline __attribute__((always_inline)) cmr_status cmr_lock_list(cmr_stream_lists *lists, uint64_t key,
                                                                       cmr_stream_list **out) {
-  cmr_cache_slot *slot = cmr_cached(lists, key);
-  if (slot != NULL) {
-    cmr_stream_list *list = slot->list;
-    cmr_lock_acquire(&list->lock);
-    if (list->key == key) {
-      *out = list;
-      return CMR_SUCCESS;
-    }
-    cmr_lock_release(&list->lock);
-    slot->serial = 0;
+  if (cmr_last_list.serial == lists->serial && cmr_last_list.key == key && cmr_lock_if_keyed(&cmr_last_list, key, out)) {
+    return CMR_SUCCESS;
   }
   return cmr_lock_registered_list(lists, key, out);
 }
@@ -370,9 +379,12 @@ static bool cmr_record(const cmr_stream_lists *lists, cmr_stream_list *list, cmr
   return cmr_backend_event_record(list->event, stream) == CMR_SUCCESS;
 }
 
+static bool cmr_free_ordered(const cmr_stream_list *list, const char **why);
+
 static inline __attribute__((always_inline)) void cmr_order_after_free(const cmr_stream_lists *lists, cmr_stream_list *list,
                                                                       cmr_stream stream) {
   list->unordered = !list->shared || !cmr_record(lists, list, stream);
+  CMR_CHECK(cmr_free_ordered(list, &why));
 }
 
 /* Before `stream` uses blocks taken from `list` (whose lock is held): make
@@ -411,7 +423,7 @@ static cmr_status cmr_order_before_release(const cmr_stream_lists *lists, cmr_st
 
 /* A recent block of exactly `size` bytes at `alignment`, out of the slots,
  * or NULL; the latest freed first (until the slots wrap). */
-static cmr_block *cmr_recent_take(cmr_stream_list *list, size_t size, size_t alignment) {
+static CMR_PAIR_PATH cmr_block *cmr_recent_take(cmr_stream_list *list, size_t size, size_t alignment) {
   for (unsigned i = list->recent_count; i-- > 0;) {
     cmr_block *block = list->recent[i];
     if (block->size == size && ((uintptr_t)block->address & (alignment - 1)) == 0) {
@@ -425,7 +437,7 @@ static cmr_block *cmr_recent_take(cmr_stream_list *list, size_t size, size_t ali
 
 /* Keeps a freed block whole; when the slots are full, the one in the
  * victim's slot joins the index to make room. */
-static void cmr_recent_keep(cmr_stream_list *list, cmr_block *block) {
+static CMR_PAIR_PATH void cmr_recent_keep(cmr_stream_list *list, cmr_block *block) {
   if (list->recent_count < cmr_recent_slots) {
     list->recent[list->recent_count++] = block;
   } else {
@@ -445,12 +457,172 @@ static void cmr_recent_flush(cmr_stream_list *list) {
   list->recent_bytes = 0;
 }
 
+/* ---- invariants (issue 16; invariants.h) ------------------------------------------- */
+
+/* How many index blocks a check after a change walks: past this the index
+ * is left to its own check, so a checking build stays fast with many
+ * blocks free; cmr_stream_lists_valid walks them all. Likewise, the check
+ * across lists runs while they hold at most cmr_records_compared records. */
+enum { cmr_walked_after_change = 64, cmr_records_compared = 1024 };
+
+static bool cmr_broken(const char **why, const char *reason) {
+  *why = reason;
+  return false;
+}
+
+/* A free or handed-out block's shape: a nonzero size, address and size
+ * multiples of 256 (what the index and the hand-outs assume). */
+static bool cmr_block_shaped(const cmr_block *block) {
+  return block != NULL && block->size != 0 && block->size % 256 == 0 && (uintptr_t)block->address % 256 == 0;
+}
+
+typedef struct cmr_index_walk {
+  size_t count, bytes;
+  bool misshapen;
+} cmr_index_walk;
+
+static void cmr_walk_index(const cmr_block *block, void *arg) {
+  cmr_index_walk *walk = arg;
+  walk->count++;
+  walk->bytes += block->size;
+  walk->misshapen |= !cmr_block_shaped(block);
+}
+
+/* Whether `list` (its lock held) holds together: its recent blocks and
+ * hand-outs well formed, each record once, the recent bytes their sum; its
+ * index's count and bytes what a walk finds (when it has at most `walk`
+ * blocks). */
+static bool cmr_list_valid(const cmr_stream_list *list, size_t walk, const char **why) {
+  if (list->recent_count > cmr_recent_slots || list->recent_victim >= cmr_recent_slots) {
+    return cmr_broken(why, "stream list: recent count or victim out of range");
+  }
+  if (list->handed_count > cmr_handed_slots || list->handed_victim >= cmr_handed_slots) {
+    return cmr_broken(why, "stream list: hand-out count or victim out of range");
+  }
+  size_t recent_bytes = 0;
+  for (unsigned i = 0; i < list->recent_count; ++i) {
+    if (!cmr_block_shaped(list->recent[i])) return cmr_broken(why, "stream list: a recent block is misshapen");
+    recent_bytes += list->recent[i]->size;
+  }
+  if (recent_bytes != list->recent_bytes) return cmr_broken(why, "stream list: recent bytes are not the recent blocks' sum");
+  for (unsigned i = 0; i < list->handed_count; ++i) {
+    const cmr_block *block = list->handed[i];
+    if (!cmr_block_shaped(block)) return cmr_broken(why, "stream list: a remembered hand-out is misshapen");
+    if (block->requested == 0 || block->requested > block->size) {
+      return cmr_broken(why, "stream list: a hand-out's requested bytes are 0 or more than its block");
+    }
+  }
+  const cmr_block *const *records[2] = {(const cmr_block *const *)list->recent, (const cmr_block *const *)list->handed};
+  unsigned counts[2] = {list->recent_count, list->handed_count};
+  for (unsigned a = 0; a < counts[0] + counts[1]; ++a) {
+    for (unsigned b = a + 1; b < counts[0] + counts[1]; ++b) {
+      const cmr_block *first = a < counts[0] ? records[0][a] : records[1][a - counts[0]];
+      const cmr_block *second = b < counts[0] ? records[0][b] : records[1][b - counts[0]];
+      if (first == second) return cmr_broken(why, "stream list: a block is twice among the recent and handed out");
+    }
+  }
+  if (list->blocks.count <= walk) {
+    cmr_index_walk found = {0, 0, false};
+    cmr_free_blocks_each(&list->blocks, cmr_walk_index, &found);
+    if (found.count != list->blocks.count || found.bytes != list->blocks.bytes) {
+      return cmr_broken(why, "stream list: the index's count or bytes disagree with its blocks");
+    }
+    if (found.misshapen) return cmr_broken(why, "stream list: an index block is misshapen");
+  }
+  return true;
+}
+
+/* After a free with work pending into `list`: a taker on another stream can
+ * be ordered after it, by the list's event or by the device synchronization
+ * it owes (unordered). */
+static bool cmr_free_ordered(const cmr_stream_list *list, const char **why) {
+  if (list->unordered || list->event != NULL) return true;
+  return cmr_broken(why, "stream list: a free neither an event nor a pending synchronization covers");
+}
+
+/* Lets go of a list, which may have changed: a checking build checks it
+ * first (cheaply: what a change can touch). */
+static inline __attribute__((always_inline)) void cmr_list_unlock(cmr_stream_list *list) {
+  CMR_CHECK(cmr_list_valid(list, cmr_walked_after_change, &why));
+  cmr_lock_release(&list->lock);
+}
+
+typedef struct cmr_gathered {
+  const cmr_block *blocks[cmr_records_compared];
+  size_t count;
+  bool overflow;
+} cmr_gathered;
+
+static void cmr_gather(cmr_gathered *gathered, const cmr_block *block) {
+  if (gathered->count == cmr_records_compared) {
+    gathered->overflow = true;
+    return;
+  }
+  gathered->blocks[gathered->count++] = block;
+}
+
+static void cmr_gather_indexed(const cmr_block *block, void *arg) { cmr_gather(arg, block); }
+
+static int cmr_by_address(const void *a, const void *b) {
+  uintptr_t left = (uintptr_t)(*(const cmr_block *const *)a)->address;
+  uintptr_t right = (uintptr_t)(*(const cmr_block *const *)b)->address;
+  return left < right ? -1 : left > right;
+}
+
+/* Whether every record the lists hold, free or remembered as handed out,
+ * is in exactly one place and no two cover the same bytes. */
+static bool cmr_records_apart(cmr_gathered *gathered, const char **why) {
+  qsort(gathered->blocks, gathered->count, sizeof gathered->blocks[0], cmr_by_address);
+  for (size_t i = 1; i < gathered->count; ++i) {
+    const cmr_block *before = gathered->blocks[i - 1], *after = gathered->blocks[i];
+    if (before == after) return cmr_broken(why, "stream lists: a block record is in two places");
+    if (before->address + before->size > after->address) {
+      return cmr_broken(why, "stream lists: two blocks (free or handed out) cover the same bytes");
+    }
+  }
+  return true;
+}
+
+/* Every list (the registry held, no list's lock), each walked up to
+ * `walk` index blocks; and across lists, while they hold few records. All
+ * the lists are locked at once, so no block moves between two of them
+ * while they are looked at (no deadlock: a thread holding one list's lock
+ * takes another's only under the registry, which this holds). */
+static bool cmr_lists_valid_locked(cmr_stream_lists *lists, size_t walk, const char **why) {
+  cmr_gathered *gathered = calloc(1, sizeof *gathered); /* no memory: the lists alone are checked */
+  bool valid = true;
+  size_t count = atomic_load(&lists->count);
+  for (size_t i = 0; i < count; ++i) cmr_lock_acquire(&lists->lists[i]->lock);
+  for (size_t i = 0; i < count && valid; ++i) {
+    const cmr_stream_list *list = lists->lists[i];
+    valid = cmr_list_valid(list, walk, why);
+    if (gathered != NULL && !gathered->overflow && list->blocks.count <= cmr_records_compared) {
+      for (unsigned r = 0; r < list->recent_count; ++r) cmr_gather(gathered, list->recent[r]);
+      for (unsigned h = 0; h < list->handed_count; ++h) cmr_gather(gathered, list->handed[h]);
+      cmr_free_blocks_each(&list->blocks, cmr_gather_indexed, gathered);
+    } else if (gathered != NULL) {
+      gathered->overflow = true;
+    }
+  }
+  if (valid && gathered != NULL && !gathered->overflow) valid = cmr_records_apart(gathered, why);
+  for (size_t i = 0; i < count; ++i) cmr_lock_release(&lists->lists[i]->lock);
+  free(gathered);
+  return valid;
+}
+
+bool cmr_stream_lists_valid(cmr_stream_lists *lists, const char **why) {
+  pthread_mutex_lock(&lists->registry);
+  bool valid = cmr_lists_valid_locked(lists, SIZE_MAX, why);
+  pthread_mutex_unlock(&lists->registry);
+  return valid;
+}
+
 /* ---- giving and taking ------------------------------------------------------------- */
 
 /* `block` into `list` (its lock held), on `stream`. New memory is merged,
  * for a request of any size; first fit (the arena, whose point is to keep
  * low addresses busy) merges every block too. */
-static void cmr_give_locked(const cmr_stream_lists *lists, cmr_stream_list *list, cmr_stream stream,
+static CMR_PAIR_PATH void cmr_give_locked(const cmr_stream_lists *lists, cmr_stream_list *list, cmr_stream stream,
                             cmr_block *block, bool pending_work) {
   list->hot = true;
   if (pending_work && lists->fit == CMR_FIT_BEST) {
@@ -466,7 +638,7 @@ static cmr_status cmr_give(cmr_stream_lists *lists, cmr_stream stream, cmr_block
   cmr_status status = cmr_lock_list_of(lists, stream, &list);
   if (status != CMR_SUCCESS) return status;
   cmr_give_locked(lists, list, stream, block, pending_work);
-  cmr_lock_release(&list->lock);
+  cmr_list_unlock(list);
   return CMR_SUCCESS;
 }
 
@@ -489,13 +661,13 @@ static cmr_status cmr_carve(cmr_stream_lists *lists, cmr_stream stream, cmr_bloc
   cmr_free_blocks_insert(&cut, fresh); /* alone in the set: it stays the same record */
   status = cmr_free_blocks_take(&cut, fresh, size, alignment, out);
   if (status != CMR_SUCCESS) {
-    cmr_lock_release(&list->lock);
+    cmr_list_unlock(list);
     cmr_free_blocks_pop(&cut); /* `fresh` again, unchanged */
     return status;
   }
   cmr_free_blocks_absorb(&list->blocks, &cut);
   if (pending_work) cmr_order_after_free(lists, list, stream);
-  cmr_lock_release(&list->lock);
+  cmr_list_unlock(list);
   return CMR_SUCCESS;
 }
 
@@ -538,8 +710,8 @@ static void cmr_lock_pair(cmr_stream_list *a, cmr_stream_list *b) {
 }
 
 static void cmr_unlock_pair(cmr_stream_list *a, cmr_stream_list *b) {
-  cmr_lock_release(&a->lock);
-  cmr_lock_release(&b->lock);
+  cmr_list_unlock(a);
+  cmr_list_unlock(b);
 }
 
 /* Moves all of `from`'s blocks into `own` (both locks held) once `stream` is
@@ -607,14 +779,14 @@ static size_t cmr_recycle(cmr_stream_lists *lists, cmr_recycling which) {
     if (picked && !cmr_list_empty(list) && shared != NULL && cmr_list_idle(list)) {
       cmr_lock_acquire(&shared->lock);
       cmr_move_idle(lists, list, shared, which == CMR_RECYCLE_DEAD);
-      cmr_lock_release(&shared->lock);
+      cmr_list_unlock(shared);
     }
     if (picked && cmr_list_empty(list)) {
       cmr_unregister_at(lists, i);
     } else {
       left += picked;
     }
-    cmr_lock_release(&list->lock);
+    cmr_list_unlock(list);
   }
   return left;
 }
@@ -627,6 +799,7 @@ static void cmr_reclaim_dead(cmr_stream_lists *lists) {
   if (lists->unit_lock != NULL) pthread_mutex_lock(lists->unit_lock);
   pthread_mutex_lock(&lists->registry);
   cmr_recycle(lists, CMR_RECYCLE_DEAD);
+  CMR_CHECK(cmr_lists_valid_locked(lists, cmr_walked_after_change, &why));
   pthread_mutex_unlock(&lists->registry);
   if (lists->unit_lock != NULL) pthread_mutex_unlock(lists->unit_lock);
 }
@@ -644,7 +817,7 @@ static void cmr_evict(cmr_stream_lists *lists) {
     for (size_t i = 0; i < atomic_load(&lists->count); ++i) {
       cmr_lock_acquire(&lists->lists[i]->lock);
       lists->lists[i]->unordered = false; /* all the work so far is done */
-      cmr_lock_release(&lists->lists[i]->lock);
+      cmr_list_unlock(lists->lists[i]);
     }
     cmr_recycle(lists, CMR_RECYCLE_COLD);
   }
@@ -653,7 +826,7 @@ static void cmr_evict(cmr_stream_lists *lists) {
     cmr_lock_acquire(&lists->lists[i]->lock);
     hot += lists->lists[i]->hot;
     lists->lists[i]->hot = false;
-    cmr_lock_release(&lists->lists[i]->lock);
+    cmr_list_unlock(lists->lists[i]);
   }
   /* The next eviction once as many lists are made as were in use (at least
    * 64): the lists stay within the ones in use, twice over, and a few kept
@@ -672,9 +845,10 @@ void cmr_stream_lists_key_ended(cmr_stream_lists *lists, uint64_t key, cmr_strea
     cmr_handed_flush(lists, list); /* a free on another stream looks in the block map first */
     list->key = CMR_DEAD_KEY;
     atomic_fetch_add(&lists->dead, 1);
-    cmr_lock_release(&list->lock);
+    cmr_list_unlock(list);
     break;
   }
+  CMR_CHECK(cmr_lists_valid_locked(lists, cmr_walked_after_change, &why));
   pthread_mutex_unlock(&lists->registry);
   cmr_reclaim_dead(lists);
 }
@@ -708,8 +882,9 @@ static cmr_status cmr_take_from_others(cmr_stream_lists *lists, uint64_t own_key
       status = cmr_order_before_taking(lists, other, stream);
       if (status == CMR_SUCCESS) status = cmr_take_locked(lists, other, size, alignment, out);
     }
-    cmr_lock_release(&other->lock);
+    cmr_list_unlock(other);
   }
+  CMR_CHECK(cmr_lists_valid_locked(lists, cmr_walked_after_change, &why));
   pthread_mutex_unlock(&lists->registry);
   return status;
 }
@@ -718,7 +893,7 @@ typedef enum cmr_take_from { CMR_TAKE_OWN = 1, CMR_TAKE_OTHERS = 2, CMR_TAKE_ANY
 
 /* Remembers `block`, just handed out by `list` (its lock held); when the
  * slots are full, the oldest goes to the block map to make room. */
-static void cmr_handed_keep(const cmr_stream_lists *lists, cmr_stream_list *list, cmr_block *block) {
+static CMR_PAIR_PATH void cmr_handed_keep(const cmr_stream_lists *lists, cmr_stream_list *list, cmr_block *block) {
   if (list->handed_count < cmr_handed_slots) {
     list->handed[list->handed_count++] = block;
     return;
@@ -730,7 +905,7 @@ static void cmr_handed_keep(const cmr_stream_lists *lists, cmr_stream_list *list
 
 /* A hand-out: the recent block of the very size, handed out for a request
  * of `bytes` and remembered by `list` (its lock held); NULL when none. */
-static void *cmr_hand_out_recent(const cmr_stream_lists *lists, cmr_stream_list *list, size_t size,
+static CMR_PAIR_PATH void *cmr_hand_out_recent(const cmr_stream_lists *lists, cmr_stream_list *list, size_t size,
                                  size_t alignment, size_t bytes) {
   cmr_block *block = lists->fit == CMR_FIT_BEST ? cmr_recent_take(list, size, alignment) : NULL;
   if (block == NULL) return NULL;
@@ -746,7 +921,7 @@ static cmr_status cmr_take_from_locked(cmr_stream_lists *lists, cmr_stream_list 
                                        cmr_block **out) {
   own->hot = true;
   cmr_status status = cmr_take_locked(lists, own, size, alignment, out);
-  cmr_lock_release(&own->lock);
+  cmr_list_unlock(own);
   if ((from & CMR_TAKE_OTHERS) && status == CMR_SUCCESS && *out == NULL) {
     status = cmr_take_from_others(lists, key, stream, size, alignment, out);
   }
@@ -774,15 +949,29 @@ cmr_status cmr_stream_lists_take(cmr_stream_lists *lists, cmr_stream stream, siz
 }
 
 /* When no recent block fits: the rest of cmr_take, out of line so that the
- * common path stays light. */
+ * common path stays light. A fit in the stream's own list is handed out
+ * and remembered there too, as a recent block is: its free on this stream
+ * then meets no lock other threads take (the block map's shards are
+ * shared). Only a block from another list comes back in *out. */
 static __attribute__((noinline)) cmr_status cmr_take_after_recent(cmr_stream_lists *lists, cmr_stream_list *own,
                                                                   uint64_t key, cmr_stream stream, size_t size,
-                                                                  size_t alignment, cmr_block **out) {
+                                                                  size_t alignment, size_t bytes, void **handed,
+                                                                  cmr_block **out) {
   if (cmr_free_blocks_needed(size, alignment) == SIZE_MAX) {
-    cmr_lock_release(&own->lock);
+    cmr_list_unlock(own);
     return CMR_SUCCESS;
   }
-  return cmr_take_from_locked(lists, own, key, stream, size, alignment, CMR_TAKE_ANY, out);
+  own->hot = true;
+  cmr_block *block = NULL;
+  cmr_status status = cmr_take_locked(lists, own, size, alignment, &block);
+  if (block != NULL) {
+    block->requested = bytes;
+    cmr_handed_keep(lists, own, block);
+    *handed = block->address;
+  }
+  cmr_list_unlock(own);
+  if (status == CMR_SUCCESS && block == NULL) status = cmr_take_from_others(lists, key, stream, size, alignment, out);
+  return status;
 }
 
 cmr_status cmr_stream_lists_take_or_hand_out(cmr_stream_lists *lists, cmr_stream stream, size_t size,
@@ -795,9 +984,9 @@ cmr_status cmr_stream_lists_take_or_hand_out(cmr_stream_lists *lists, cmr_stream
   if (status == CMR_SUCCESS) status = cmr_lock_list(lists, key, &own);
   if (status != CMR_SUCCESS) return status;
   *handed = cmr_hand_out_recent(lists, own, size, alignment, bytes);
-  if (*handed == NULL) return cmr_take_after_recent(lists, own, key, stream, size, alignment, out);
+  if (*handed == NULL) return cmr_take_after_recent(lists, own, key, stream, size, alignment, bytes, handed, out);
   own->hot = true;
-  cmr_lock_release(&own->lock);
+  cmr_list_unlock(own);
   return CMR_SUCCESS;
 }
 
@@ -814,7 +1003,7 @@ cmr_status cmr_stream_lists_take_others(cmr_stream_lists *lists, cmr_stream stre
 /* ---- taking back ----------------------------------------------------------------- */
 
 /* `ptr` taken out of `list`'s remembered hand-outs (its lock held), or NULL. */
-static cmr_block *cmr_handed_find(cmr_stream_list *list, const void *ptr) {
+static CMR_PAIR_PATH cmr_block *cmr_handed_find(cmr_stream_list *list, const void *ptr) {
   for (unsigned i = 0; i < list->handed_count; ++i) {
     cmr_block *block = list->handed[i];
     if (block->address == ptr) {
@@ -836,7 +1025,7 @@ static cmr_block *cmr_handed_find_elsewhere(cmr_stream_lists *lists, uint64_t ow
     if (other->key == own_key) continue;
     cmr_lock_acquire(&other->lock);
     block = cmr_handed_find(other, ptr);
-    cmr_lock_release(&other->lock);
+    cmr_list_unlock(other);
   }
   pthread_mutex_unlock(&lists->registry);
   return block;
@@ -853,7 +1042,7 @@ cmr_status cmr_stream_lists_take_back(cmr_stream_lists *lists, cmr_stream stream
   cmr_block *block = cmr_handed_find(own, ptr);
   if (block == NULL) block = cmr_block_map_remove(lists->handed_out, ptr);
   if (block == NULL) {
-    cmr_lock_release(&own->lock);
+    cmr_list_unlock(own);
     block = cmr_handed_find_elsewhere(lists, key, ptr);
     /* A list may have moved it to the map while we looked, under its lock. */
     if (block == NULL) block = cmr_block_map_remove(lists->handed_out, ptr);
@@ -865,7 +1054,7 @@ cmr_status cmr_stream_lists_take_back(cmr_stream_lists *lists, cmr_stream stream
   }
   size_t requested = block->requested; /* read first: once back in the map, another thread may free it */
   if (status == CMR_SUCCESS && requested != bytes) {
-    cmr_lock_release(&own->lock);
+    cmr_list_unlock(own);
     status = cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: %p was allocated with %zu bytes, not %zu: nothing was freed",
                        lists->owner, ptr, requested, bytes);
   }
@@ -874,7 +1063,7 @@ cmr_status cmr_stream_lists_take_back(cmr_stream_lists *lists, cmr_stream stream
     return status;
   }
   cmr_give_locked(lists, own, stream, block, true);
-  cmr_lock_release(&own->lock);
+  cmr_list_unlock(own);
   return CMR_SUCCESS;
 }
 
@@ -901,8 +1090,9 @@ cmr_status cmr_stream_lists_reclaim(cmr_stream_lists *lists, cmr_stream stream, 
   if (status == CMR_SUCCESS && cmr_free_blocks_needed(size, alignment) != SIZE_MAX) {
     cmr_lock_acquire(&own->lock);
     status = cmr_take_locked(lists, own, size, alignment, out);
-    cmr_lock_release(&own->lock);
+    cmr_list_unlock(own);
   }
+  CMR_CHECK(cmr_lists_valid_locked(lists, cmr_walked_after_change, &why));
   pthread_mutex_unlock(&lists->registry);
   return status;
 }
@@ -941,8 +1131,9 @@ cmr_status cmr_stream_lists_release_units(cmr_stream_lists *lists, void (*releas
   for (size_t i = 0; i < count && status == CMR_SUCCESS; ++i) {
     cmr_lock_acquire(&lists->lists[i]->lock);
     status = cmr_release_units_of(lists, lists->lists[i], release, arg);
-    cmr_lock_release(&lists->lists[i]->lock);
+    cmr_list_unlock(lists->lists[i]);
   }
+  CMR_CHECK(cmr_lists_valid_locked(lists, cmr_walked_after_change, &why));
   pthread_mutex_unlock(&lists->registry);
   return status;
 }
@@ -957,7 +1148,7 @@ size_t cmr_stream_lists_largest(cmr_stream_lists *lists) {
     cmr_lock_acquire(&lists->lists[i]->lock);
     cmr_recent_flush(lists->lists[i]);
     size_t own = cmr_free_blocks_largest(&lists->lists[i]->blocks);
-    cmr_lock_release(&lists->lists[i]->lock);
+    cmr_list_unlock(lists->lists[i]);
     if (own > largest) largest = own;
   }
   pthread_mutex_unlock(&lists->registry);
@@ -973,7 +1164,7 @@ void cmr_stream_lists_totals(cmr_stream_lists *lists, size_t *blocks, size_t *by
     cmr_lock_acquire(&lists->lists[i]->lock);
     *blocks += lists->lists[i]->blocks.count + lists->lists[i]->recent_count;
     *bytes += lists->lists[i]->blocks.bytes + lists->lists[i]->recent_bytes;
-    cmr_lock_release(&lists->lists[i]->lock);
+    cmr_list_unlock(lists->lists[i]);
   }
   pthread_mutex_unlock(&lists->registry);
 }
@@ -999,7 +1190,7 @@ void cmr_stream_lists_each(cmr_stream_lists *lists, void (*visit)(uint64_t key, 
     cmr_lock_acquire(&list->lock);
     for (unsigned r = 0; r < list->recent_count; ++r) visit(list->key, list->recent[r], arg);
     cmr_free_blocks_each(&list->blocks, cmr_visit_keyed, &keyed);
-    cmr_lock_release(&list->lock);
+    cmr_list_unlock(list);
   }
   pthread_mutex_unlock(&lists->registry);
 }

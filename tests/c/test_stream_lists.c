@@ -4,8 +4,10 @@
  * across streams through a resource. Addresses are made up: the lists never
  * touch the memory they describe. */
 #include <pthread.h>
+#include <string.h>
 
 #include "backend.h"
+#include "block_map.h"
 #include "stream_lists.h"
 #include "test_util.h"
 
@@ -179,6 +181,110 @@ START_TEST(aligned_take_from_another_stream) {
 }
 END_TEST
 
+/* ---- the invariant check (issue 16): broken on purpose, it says what broke ---- */
+
+typedef struct checked_lists {
+  cmr_stream_lists *lists;
+  cmr_block_map *map;
+  cmr_stream a, b;
+} checked_lists;
+
+static checked_lists checked_lists_make(void) {
+  checked_lists made = {0};
+  ck_assert_ok(cmr_block_map_create(&made.map));
+  ck_assert_ok(cmr_stream_lists_create("test", CMR_FIT_BEST, CMR_KEY_PER_STREAM, made.map, &made.lists));
+  ck_assert_ok(cmr_stream_create(&made.a));
+  ck_assert_ok(cmr_stream_create(&made.b));
+  return made;
+}
+
+static void checked_lists_end(checked_lists *made) {
+  cmr_stream_lists_destroy(made->lists);
+  cmr_block_map_destroy(made->map);
+  ck_assert_ok(cmr_stream_destroy(made->a));
+  ck_assert_ok(cmr_stream_destroy(made->b));
+}
+
+static void assert_broken(cmr_stream_lists *lists, const char *reason) {
+  const char *why = NULL;
+  ck_assert(!cmr_stream_lists_valid(lists, &why));
+  ck_assert_ptr_nonnull(why);
+  ck_assert_msg(strstr(why, reason) != NULL, "why: \"%s\", expected \"%s\" in it", why, reason);
+}
+
+static void assert_valid(cmr_stream_lists *lists) {
+  const char *why = "(not set)";
+  ck_assert_msg(cmr_stream_lists_valid(lists, &why), "why: %s", why);
+}
+
+START_TEST(lists_in_use_pass_their_check) {
+  checked_lists made = checked_lists_make();
+  ck_assert_ok(cmr_stream_lists_give_idle(made.lists, made.a, block_at(0, unit, unit)));
+  ck_assert_ok(cmr_stream_lists_give(made.lists, made.a, block_at(unit, 4096, 4096)));
+  ck_assert_ok(cmr_stream_lists_give(made.lists, made.b, block_at(2 * (size_t)unit, 4096, 4096)));
+  void *handed = NULL;
+  cmr_block *taken = NULL;
+  ck_assert_ok(cmr_stream_lists_take_or_hand_out(made.lists, made.a, 4096, 256, 4000, &handed, &taken));
+  ck_assert_ptr_eq(handed, base + unit);
+  assert_valid(made.lists);
+  ck_assert_ok(cmr_stream_lists_take_back(made.lists, made.a, handed, 4000));
+  assert_valid(made.lists);
+  checked_lists_end(&made);
+}
+END_TEST
+
+START_TEST(a_recent_block_resized_is_found) {
+  checked_lists made = checked_lists_make();
+  cmr_block *block = block_at(0, 4096, 4096);
+  ck_assert_ok(cmr_stream_lists_give(made.lists, made.a, block));
+  block->size += 256; /* the list's recent bytes no longer add up */
+  assert_broken(made.lists, "recent bytes");
+  block->size -= 256;
+  assert_valid(made.lists);
+  checked_lists_end(&made);
+}
+END_TEST
+
+START_TEST(an_index_block_resized_is_found) {
+  checked_lists made = checked_lists_make();
+  cmr_block *block = block_at(0, unit, unit);
+  ck_assert_ok(cmr_stream_lists_give_idle(made.lists, made.a, block));
+  block->size = 1000; /* neither the index's bytes nor a multiple of 256 */
+  assert_broken(made.lists, "count or bytes disagree");
+  block->size = unit;
+  checked_lists_end(&made);
+}
+END_TEST
+
+START_TEST(blocks_of_two_lists_covering_the_same_bytes_are_found) {
+  checked_lists made = checked_lists_make();
+  cmr_block *first = block_at(0, 4096, 4096), *second = block_at(unit, 4096, 4096);
+  ck_assert_ok(cmr_stream_lists_give(made.lists, made.a, first));
+  ck_assert_ok(cmr_stream_lists_give(made.lists, made.b, second));
+  assert_valid(made.lists);
+  second->address = first->address + 256; /* one free range in two streams' lists */
+  assert_broken(made.lists, "cover the same bytes");
+  second->address = base + unit;
+  checked_lists_end(&made);
+}
+END_TEST
+
+START_TEST(a_hand_out_asking_more_than_its_block_is_found) {
+  checked_lists made = checked_lists_make();
+  cmr_block *block = block_at(0, 4096, 4096);
+  ck_assert_ok(cmr_stream_lists_give(made.lists, made.a, block));
+  void *handed = NULL;
+  cmr_block *taken = NULL;
+  ck_assert_ok(cmr_stream_lists_take_or_hand_out(made.lists, made.a, 4096, 256, 4096, &handed, &taken));
+  ck_assert_ptr_eq(handed, block->address);
+  block->requested = 4096 + 256;
+  assert_broken(made.lists, "requested");
+  block->requested = 4096;
+  ck_assert_ok(cmr_stream_lists_take_back(made.lists, made.a, handed, 4096));
+  checked_lists_end(&made);
+}
+END_TEST
+
 int main(void) {
   Suite *suite = suite_create("stream_lists");
   TCase *tc = tcase_create("stream_lists");
@@ -187,6 +293,11 @@ int main(void) {
   tcase_add_test(tc, only_whole_units_are_released_after_waiting);
   tcase_add_test(tc, each_visits_every_free_block_with_its_list);
   tcase_add_test(tc, aligned_take_from_another_stream);
+  tcase_add_test(tc, lists_in_use_pass_their_check);
+  tcase_add_test(tc, a_recent_block_resized_is_found);
+  tcase_add_test(tc, an_index_block_resized_is_found);
+  tcase_add_test(tc, blocks_of_two_lists_covering_the_same_bytes_are_found);
+  tcase_add_test(tc, a_hand_out_asking_more_than_its_block_is_found);
   suite_add_tcase(suite, tc);
   return cmr_test_run(suite);
 }

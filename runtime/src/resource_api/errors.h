@@ -20,9 +20,18 @@ cmr_status cmr_error(cmr_status status, const char *format, ...) CMR_PRINTF(2, 3
  * message needs the caller's name and argument in front) and return status. */
 cmr_status cmr_error_context(cmr_status status, const char *format, ...) CMR_PRINTF(2, 3);
 
+/* For the few thread-locals read on every allocate and free: the
+ * initial-exec model makes an access one instruction, where -fPIC's default
+ * (general dynamic) calls __tls_get_addr (about 11 instructions). It takes
+ * static TLS, of which a library loaded by dlopen (under a Python, Java, Go
+ * or C# binding) gets only glibc's small reserve (512 bytes by default,
+ * shared by every such library): keep these few and small, a few dozen
+ * bytes in all. */
+#define CMR_HOT_THREAD_LOCAL _Thread_local __attribute__((tls_model("initial-exec")))
+
 /* How many messages this thread has recorded so far (cmr_error and
  * cmr_error_context count them; hidden, like every runtime symbol). */
-extern _Thread_local unsigned long cmr_error_serial_count;
+extern CMR_HOT_THREAD_LOCAL unsigned long cmr_error_serial_count;
 
 /* The count of messages so far. Comparing two readings tells whether a
  * callee (e.g. a foreign resource) recorded one. Inline: dispatch reads it

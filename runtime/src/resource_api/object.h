@@ -24,6 +24,7 @@
 #define CMR_OBJECT_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <cmr/core.h>
@@ -82,16 +83,26 @@ static inline cmr_object *cmr_slot_object(cmr_slot *slot) {
   return (cmr_object *)atomic_load_explicit(&slot->target, memory_order_relaxed);
 }
 
-/* The object behind a live object token, or NULL (dead, dying, malformed).
- * Inline: dispatch asks on every allocate and free. A caller must hold a
- * share for the object to stay alive after the answer. */
-static inline cmr_object *cmr_object_peek(const void *token) {
+/* Whether `token` names a live object (not dead, dying or malformed), and
+ * then the object in *object (never NULL: a slot's address is stored
+ * before the state that makes it live). Inline: dispatch asks on every
+ * allocate and free. A caller must hold a share for the object to stay
+ * alive after the answer. */
+static inline bool cmr_object_live(const void *token, cmr_object **object) {
   uint64_t value = (uint64_t)(uintptr_t)token;
   cmr_slot *slot = cmr_slot_of(value, 0);
-  if (slot == NULL) return NULL;
+  if (slot == NULL) return false;
   uint64_t state = atomic_load_explicit(&slot->state, memory_order_acquire);
-  if ((state >> 32) != (value >> 32) || (uint32_t)state == 0) return NULL;
-  return cmr_slot_object(slot);
+  /* The token's generation, and at least one share. */
+  if (((state ^ value) >> 32) != 0 || (uint32_t)state == 0) return false;
+  *object = cmr_slot_object(slot);
+  return true;
+}
+
+/* The object behind a live object token, or NULL. */
+static inline cmr_object *cmr_object_peek(const void *token) {
+  cmr_object *object = NULL;
+  return cmr_object_live(token, &object) ? object : NULL;
 }
 
 /* ---- objects -------------------------------------------------------------- */

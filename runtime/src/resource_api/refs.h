@@ -29,13 +29,23 @@ static inline bool cmr_ref_target(cmr_resource_ref ref, void **self) {
     *self = ref.self;
     return true;
   }
-  *self = cmr_object_peek(ref.self);
-  return *self != NULL;
+  return cmr_object_live(ref.self, (cmr_object **)self);
 }
 /* The same for a ref already checked (NULL only if it died since). */
 static inline void *cmr_ref_self(cmr_resource_ref ref) {
   return (ref.ops->flags & CMR_OPS_FLAG_COUNTED) ? (void *)cmr_object_peek(ref.self) : ref.self;
 }
+/* Allocate / deallocate through a ref whose share the caller holds (so its
+ * target cannot die), `self` its target as cmr_ref_self gave it when the
+ * share was taken, with arguments dispatch has already checked (an adaptor
+ * passing on its caller's: bytes > 0 that do not overflow at `alignment`,
+ * a power of two of at least CMR_DEFAULT_ALIGNMENT; a non-NULL `ptr`). The
+ * resource's answer is checked and reported as by cmr_allocate_aligned /
+ * cmr_deallocate_aligned, without looking the ref up again. */
+cmr_status cmr_held_allocate(cmr_resource_ref ref, void *self, size_t bytes, size_t alignment, cmr_stream stream,
+                             void **out);
+cmr_status cmr_held_deallocate(cmr_resource_ref ref, void *self, void *ptr, size_t bytes, size_t alignment,
+                               cmr_stream stream);
 /* Properties of a ref already checked. */
 unsigned cmr_ref_properties_of(cmr_resource_ref ref);
 /* Retain / release a ref already checked (no-ops for foreign resources

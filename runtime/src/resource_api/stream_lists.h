@@ -108,12 +108,14 @@ cmr_status cmr_stream_lists_carve(cmr_stream_lists *lists, cmr_stream stream, cm
  * another stream's (as above). *out is NULL when no list has a fit. */
 cmr_status cmr_stream_lists_take(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment,
                                  cmr_block **out);
-/* The same, but the common case is served whole: a recently freed block of
- * the very size (best fit) is handed out at once for a request of `bytes`,
- * *handed its address and *out NULL. The list remembers it, instead of the
- * block map, until it needs the slot; its free on the same stream then
- * meets only that list's lock (cmr_stream_lists_take_back). Otherwise
- * *handed is NULL and *out as cmr_stream_lists_take gives it. */
+/* The same, but a block from the stream's own list is handed out there
+ * for a request of `bytes`, *handed its address and *out NULL: a recently
+ * freed block of the very size (best fit) at once, else a fit from its
+ * index. The list remembers it, instead of the block map, until it needs
+ * the slot; its free on the same stream then meets only that list's lock
+ * (cmr_stream_lists_take_back), which no other stream's thread takes.
+ * Otherwise *handed is NULL and *out the block taken from another stream's
+ * list (NULL when none has a fit), as cmr_stream_lists_take gives it. */
 cmr_status cmr_stream_lists_take_or_hand_out(cmr_stream_lists *lists, cmr_stream stream, size_t size,
                                              size_t alignment, size_t bytes, void **handed, cmr_block **out);
 /* Its two steps, for a resource that has something to try between them (the
@@ -153,6 +155,13 @@ cmr_status cmr_stream_lists_release_units(cmr_stream_lists *lists,
  * allocation could take without new memory, at the default alignment. Each
  * list's recent blocks first join its index, where they merge. */
 size_t cmr_stream_lists_largest(cmr_stream_lists *lists);
+
+/* Whether the lists hold together (issue 16's invariants, checked after
+ * each change in a checking build, invariants.h): every list's recent
+ * blocks, remembered hand-outs and index well formed and their counts and
+ * bytes agreeing; every record, free or handed out, in one place only and
+ * no two covering the same bytes. *why says what broke. */
+bool cmr_stream_lists_valid(cmr_stream_lists *lists, const char **why);
 
 /* Free blocks and bytes over all lists, and how many lists there are. */
 void cmr_stream_lists_totals(cmr_stream_lists *lists, size_t *blocks, size_t *bytes, size_t *list_count);
