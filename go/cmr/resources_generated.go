@@ -135,7 +135,8 @@ func (r *AlignedResource) AlignmentThreshold() (uint64, error) {
 // has no superblock big enough, the resource defragments (every free block
 // is gathered, the host waits for the work ordered before the frees, and every
 // wholly free superblock returns to the global arena, merging with its
-// neighbours) and tries once more; then it fails with out of memory and, if
+// neighbours; if that is not enough, so do the free pieces of superblocks
+// partly in use) and tries once more; then it fails with out of memory and, if
 // dump_log_on_failure, writes the arena's state to dump_path. The upstream
 // memory is returned at destroy, after the device has finished its work, even
 // if blocks are still allocated.
@@ -246,7 +247,7 @@ func (r *ArenaResource) GlobalFreeBytes() (uint64, error) {
 	return out, err
 }
 
-// SuperblockCount: Superblocks the streams' and threads' arenas hold now (taken from the global arena, not given back).
+// SuperblockCount: Superblocks the streams' and threads' arenas hold now (taken from the global arena, not given back; one whose first free piece a defragmentation gave back no longer counts).
 func (r *ArenaResource) SuperblockCount() (uint64, error) {
 	if err := r.live(); err != nil {
 		return 0, err

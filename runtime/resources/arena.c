@@ -18,7 +18,8 @@
  * When the global arena has no superblock big enough: defragment (gather
  * every free block into the caller's arena so that split superblocks become
  * whole, and take from there; only if that fails, return every whole one to
- * the global arena, where they coalesce) and try once more.
+ * the global arena, where they coalesce, and failing that, the free pieces
+ * of superblocks partly in use too) and try once more.
  *
  * Locks: the stream lists and the block map lock per list and per shard;
  * the global arena's lock is taken only to cut or return a superblock, and
@@ -219,13 +220,17 @@ static cmr_status take_superblock(cmr_arena_impl *impl, size_t size, cmr_block *
   return status;
 }
 
-/* Back to the global arena (its lock held), merging with the free ranges
- * around it. */
+/* Free memory back to the global arena (its lock held), merging with the
+ * free ranges around it: a whole superblock, or a free piece of one still
+ * partly in use. A piece that begins a superblock takes the superblock's
+ * count with it: what is left of that superblock is no longer one (its
+ * pieces merge with their neighbours when freed, and go back at the next
+ * defragmentation). */
 static void return_superblock_locked(cmr_block *superblock, void *arg) {
   cmr_arena_impl *impl = arg;
+  if (superblock->span != 0) atomic_fetch_sub(&impl->superblocks, 1);
   superblock->span = 0;
   cmr_free_blocks_insert(&impl->global, superblock);
-  atomic_fetch_sub(&impl->superblocks, 1);
 }
 
 static void return_superblock(cmr_arena_impl *impl, cmr_block *superblock) {
@@ -280,6 +285,14 @@ static cmr_status defragment_and_retry(cmr_arena_impl *impl, size_t size, size_t
   status = cmr_stream_lists_release_units(impl->lists, return_superblock_locked, impl);
   cmr_block *superblock = NULL;
   if (status == CMR_SUCCESS) status = cut_superblock(impl, superblock_size(size, alignment), &superblock);
+  /* Superblocks partly in use hold free pieces no other superblock can
+   * use (a 4 GiB one freed whole and then cut for a 100 MiB request keeps
+   * its 3.9 GiB): they go back too, so that a request fails only when no
+   * free range of the whole arena is big enough. */
+  if (status == CMR_SUCCESS && superblock == NULL) {
+    status = cmr_stream_lists_release_free(impl->lists, return_superblock_locked, impl);
+    if (status == CMR_SUCCESS) status = cut_superblock(impl, superblock_size(size, alignment), &superblock);
+  }
   if (status == CMR_SUCCESS && superblock != NULL) {
     status = carve_superblock(impl, superblock, size, alignment, stream, out);
     if (status != CMR_SUCCESS) return_superblock_locked(superblock, impl);

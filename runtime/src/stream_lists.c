@@ -907,9 +907,10 @@ cmr_status cmr_stream_lists_reclaim(cmr_stream_lists *lists, cmr_stream stream, 
   return status;
 }
 
-/* Passes `list`'s whole units to `release` once the host has waited for
- * them; keeps the rest. The list's lock is held. */
-static cmr_status cmr_release_units_of(const cmr_stream_lists *lists, cmr_stream_list *list,
+/* Passes `list`'s whole units (or, with `every`, all its free blocks) to
+ * `release` once the host has waited for them; keeps the rest. The list's
+ * lock is held. */
+static cmr_status cmr_release_units_of(const cmr_stream_lists *lists, cmr_stream_list *list, bool every,
                                        void (*release)(cmr_block *block, void *arg), void *arg) {
   cmr_recent_flush(list);
   cmr_free_blocks all;
@@ -918,7 +919,7 @@ static cmr_status cmr_release_units_of(const cmr_stream_lists *lists, cmr_stream
   bool waited = false;
   cmr_status status = CMR_SUCCESS;
   for (cmr_block *block; (block = cmr_free_blocks_pop(&all)) != NULL;) {
-    bool whole = block->span == block->size && status == CMR_SUCCESS;
+    bool whole = (every || block->span == block->size) && status == CMR_SUCCESS;
     if (whole && !waited) {
       status = cmr_order_before_release(lists, list);
       waited = true;
@@ -933,18 +934,28 @@ static cmr_status cmr_release_units_of(const cmr_stream_lists *lists, cmr_stream
   return status;
 }
 
-cmr_status cmr_stream_lists_release_units(cmr_stream_lists *lists, void (*release)(cmr_block *block, void *arg),
-                                          void *arg) {
+static cmr_status cmr_release(cmr_stream_lists *lists, bool every, void (*release)(cmr_block *block, void *arg),
+                              void *arg) {
   cmr_status status = CMR_SUCCESS;
   pthread_mutex_lock(&lists->registry);
   size_t count = atomic_load(&lists->count);
   for (size_t i = 0; i < count && status == CMR_SUCCESS; ++i) {
     cmr_lock_acquire(&lists->lists[i]->lock);
-    status = cmr_release_units_of(lists, lists->lists[i], release, arg);
+    status = cmr_release_units_of(lists, lists->lists[i], every, release, arg);
     cmr_lock_release(&lists->lists[i]->lock);
   }
   pthread_mutex_unlock(&lists->registry);
   return status;
+}
+
+cmr_status cmr_stream_lists_release_units(cmr_stream_lists *lists, void (*release)(cmr_block *block, void *arg),
+                                          void *arg) {
+  return cmr_release(lists, false, release, arg);
+}
+
+cmr_status cmr_stream_lists_release_free(cmr_stream_lists *lists, void (*release)(cmr_block *block, void *arg),
+                                         void *arg) {
+  return cmr_release(lists, true, release, arg);
 }
 
 /* ---- reports --------------------------------------------------------------------- */

@@ -110,7 +110,8 @@ class ArenaMemoryResource(UpstreamResourceAdaptor):
     has no superblock big enough, the resource defragments (every free block
     is gathered, the host waits for the work ordered before the frees, and every
     wholly free superblock returns to the global arena, merging with its
-    neighbours) and tries once more; then it fails with out of memory and, if
+    neighbours; if that is not enough, so do the free pieces of superblocks
+    partly in use) and tries once more; then it fails with out of memory and, if
     dump_log_on_failure, writes the arena's state to dump_path. The upstream
     memory is returned at destroy, after the device has finished its work, even
     if blocks are still allocated.
@@ -149,7 +150,7 @@ class ArenaMemoryResource(UpstreamResourceAdaptor):
         return capi.cmr_arena_resource_global_free_bytes(self._handle)
 
     def superblock_count(self) -> int:
-        """Superblocks the streams' and threads' arenas hold now (taken from the global arena, not given back)."""
+        """Superblocks the streams' and threads' arenas hold now (taken from the global arena, not given back; one whose first free piece a defragmentation gave back no longer counts)."""
         return capi.cmr_arena_resource_superblock_count(self._handle)
 
     def largest_free_block(self) -> int:

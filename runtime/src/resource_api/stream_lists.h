@@ -149,6 +149,12 @@ cmr_status cmr_stream_lists_reclaim(cmr_stream_lists *lists, cmr_stream stream, 
 cmr_status cmr_stream_lists_release_units(cmr_stream_lists *lists,
                                           void (*release)(cmr_block *block, void *arg), void *arg);
 
+/* The same for every free block, whole unit or not (the arena's last
+ * defragmentation step: a superblock partly in use gives its free pieces
+ * back to its global arena). */
+cmr_status cmr_stream_lists_release_free(cmr_stream_lists *lists, void (*release)(cmr_block *block, void *arg),
+                                         void *arg);
+
 /* The largest free block over all lists (0 when none): the most one
  * allocation could take without new memory, at the default alignment. Each
  * list's recent blocks first join its index, where they merge. */
