@@ -40,6 +40,7 @@
 #include "backend.h"
 #include "chunks.h"
 #include "impl.h"
+#include "invariants.h"
 #include "sizes.h"
 #include "suballocator.h"
 
@@ -208,6 +209,7 @@ static cmr_status cut_superblock(cmr_arena_impl *impl, size_t size, cmr_block **
   if (range == NULL) return CMR_SUCCESS;
   cmr_status status = cmr_free_blocks_take(&impl->global, range, size, CMR_DEFAULT_ALIGNMENT, out);
   if (*out == NULL) return status;
+  CMR_CHECK(cmr_chunks_hold(&impl->upstream_memory, (*out)->address, size, &why));
   (*out)->span = size;
   atomic_fetch_add(&impl->superblocks, 1);
   return CMR_SUCCESS;
