@@ -251,18 +251,17 @@ static cmr_status carve_superblock(cmr_arena_impl *impl, cmr_block *superblock, 
   return cmr_stream_lists_carve_idle(impl->lists, stream, superblock, size, alignment, out);
 }
 
-/* One attempt: from the caller's arena, else from a new superblock, else
- * from another stream's arena. A new superblock comes before another
+/* One attempt after the caller's arena had no fit: from a new superblock,
+ * else from another stream's arena. A new superblock comes before another
  * stream's block because it is idle: taking the other's would make the
  * caller's stream wait for that stream, and streams that each free what
  * they allocate (a buffer per kernel) would pass one block round and run
  * one after another (bench/RESULTS.md, multi_stream). *out stays NULL when
  * none has room. */
-static cmr_status serve(cmr_arena_impl *impl, size_t size, size_t alignment, cmr_stream stream, cmr_block **out) {
-  cmr_status status = cmr_stream_lists_take_own(impl->lists, stream, size, alignment, out);
-  if (status != CMR_SUCCESS || *out != NULL) return status;
+static cmr_status serve_beyond_own(cmr_arena_impl *impl, size_t size, size_t alignment, cmr_stream stream,
+                                   cmr_block **out) {
   cmr_block *superblock = NULL;
-  status = take_superblock(impl, superblock_size(size, alignment), &superblock);
+  cmr_status status = take_superblock(impl, superblock_size(size, alignment), &superblock);
   if (status != CMR_SUCCESS) return status;
   if (superblock == NULL) return cmr_stream_lists_take_others(impl->lists, stream, size, alignment, out);
   status = carve_superblock(impl, superblock, size, alignment, stream, out);
@@ -325,20 +324,34 @@ static cmr_status out_of_memory(cmr_arena_impl *impl, size_t bytes, size_t align
 
 /* ---- the resource --------------------------------------------------------------------------- */
 
-cmr_status cmr_arena_impl_allocate(cmr_arena_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
-                                   void **out) {
-  size_t size = cmr_round_up_256(bytes);
+/* The caller's arena had no block of the very size: `block` is its fit
+ * (to hand out), or NULL, and then a new superblock, another stream's
+ * arena, a defragmentation. Out of line: the common path stays light. */
+static __attribute__((noinline)) cmr_status allocate_beyond_recent(cmr_arena_impl *impl, size_t bytes, size_t size,
+                                                                   size_t alignment, cmr_stream stream,
+                                                                   cmr_block *block, void **out) {
   size_t superblock = superblock_size(size, alignment);
-  cmr_block *block = NULL;
   /* A request bigger than the whole arena fails without defragmenting. */
-  if (superblock <= impl->arena_size) {
-    cmr_status status = serve(impl, size, alignment, stream, &block);
+  if (block == NULL && superblock <= impl->arena_size) {
+    cmr_status status = serve_beyond_own(impl, size, alignment, stream, &block);
     if (status == CMR_SUCCESS && block == NULL) status = defragment_and_retry(impl, size, alignment, stream, &block);
     if (status != CMR_SUCCESS) return status;
   }
   if (block == NULL) return out_of_memory(impl, bytes, alignment, stream, superblock);
   cmr_suballocator_hand_out(impl->handed_out, block, bytes, out);
   return CMR_SUCCESS;
+}
+
+/* The common case, a block of the very size freed lately on the stream,
+ * meets only the stream's (or thread's) arena's lock. */
+cmr_status cmr_arena_impl_allocate(cmr_arena_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
+                                   void **out) {
+  size_t size = cmr_round_up_256(bytes);
+  cmr_block *block = NULL;
+  cmr_status status =
+      cmr_stream_lists_take_own_or_hand_out(impl->lists, stream, size, alignment, bytes, out, &block);
+  if (status != CMR_SUCCESS || *out != NULL) return status;
+  return allocate_beyond_recent(impl, bytes, size, alignment, stream, block, out);
 }
 
 cmr_status cmr_arena_impl_deallocate(cmr_arena_impl *impl, void *ptr, size_t bytes, size_t alignment,

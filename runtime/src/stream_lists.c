@@ -26,7 +26,7 @@ typedef struct cmr_stream_list {
   _Alignas(64) cmr_lock lock;
   uint64_t key;
   cmr_free_blocks blocks;
-  /* Blocks freed here lately (best fit only), kept as they are instead of
+  /* Blocks freed here lately, kept as they are instead of
    * merged into `blocks`: a request of the same size (the common case: a loop
    * allocating and freeing the same buffers) takes one back without a walk
    * of the index, a new record or a split. They join the index (and merge)
@@ -448,12 +448,11 @@ static void cmr_recent_flush(cmr_stream_list *list) {
 /* ---- giving and taking ------------------------------------------------------------- */
 
 /* `block` into `list` (its lock held), on `stream`. New memory is merged,
- * for a request of any size; first fit (the arena, whose point is to keep
- * low addresses busy) merges every block too. */
+ * for a request of any size. */
 static void cmr_give_locked(const cmr_stream_lists *lists, cmr_stream_list *list, cmr_stream stream,
                             cmr_block *block, bool pending_work) {
   list->hot = true;
-  if (pending_work && lists->fit == CMR_FIT_BEST) {
+  if (pending_work) {
     cmr_recent_keep(list, block);
   } else {
     cmr_free_blocks_insert(&list->blocks, block);
@@ -521,6 +520,8 @@ static cmr_status cmr_take_locked(const cmr_stream_lists *lists, cmr_stream_list
                                   size_t alignment, cmr_block **out) {
   *out = cmr_recent_take(list, size, alignment);
   if (*out != NULL) return CMR_SUCCESS;
+  /* First fit means the lowest address of all: the recent blocks merge first. */
+  if (lists->fit == CMR_FIT_FIRST) cmr_recent_flush(list);
   size_t needed = cmr_free_blocks_needed(size, alignment);
   cmr_block *fit = cmr_fit_in(lists, &list->blocks, needed);
   if (fit == NULL && list->recent_count > 0) {
@@ -732,7 +733,7 @@ static void cmr_handed_keep(const cmr_stream_lists *lists, cmr_stream_list *list
  * of `bytes` and remembered by `list` (its lock held); NULL when none. */
 static void *cmr_hand_out_recent(const cmr_stream_lists *lists, cmr_stream_list *list, size_t size,
                                  size_t alignment, size_t bytes) {
-  cmr_block *block = lists->fit == CMR_FIT_BEST ? cmr_recent_take(list, size, alignment) : NULL;
+  cmr_block *block = cmr_recent_take(list, size, alignment);
   if (block == NULL) return NULL;
   block->requested = bytes;
   cmr_handed_keep(lists, list, block);
@@ -777,16 +778,18 @@ cmr_status cmr_stream_lists_take(cmr_stream_lists *lists, cmr_stream stream, siz
  * common path stays light. */
 static __attribute__((noinline)) cmr_status cmr_take_after_recent(cmr_stream_lists *lists, cmr_stream_list *own,
                                                                   uint64_t key, cmr_stream stream, size_t size,
-                                                                  size_t alignment, cmr_block **out) {
+                                                                  size_t alignment, cmr_take_from from,
+                                                                  cmr_block **out) {
   if (cmr_free_blocks_needed(size, alignment) == SIZE_MAX) {
     cmr_lock_release(&own->lock);
     return CMR_SUCCESS;
   }
-  return cmr_take_from_locked(lists, own, key, stream, size, alignment, CMR_TAKE_ANY, out);
+  return cmr_take_from_locked(lists, own, key, stream, size, alignment, from, out);
 }
 
-cmr_status cmr_stream_lists_take_or_hand_out(cmr_stream_lists *lists, cmr_stream stream, size_t size,
-                                             size_t alignment, size_t bytes, void **handed, cmr_block **out) {
+static inline __attribute__((always_inline)) cmr_status
+cmr_take_or_hand_out(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment, size_t bytes,
+                     cmr_take_from from, void **handed, cmr_block **out) {
   *handed = NULL;
   *out = NULL;
   uint64_t key = 0;
@@ -795,10 +798,20 @@ cmr_status cmr_stream_lists_take_or_hand_out(cmr_stream_lists *lists, cmr_stream
   if (status == CMR_SUCCESS) status = cmr_lock_list(lists, key, &own);
   if (status != CMR_SUCCESS) return status;
   *handed = cmr_hand_out_recent(lists, own, size, alignment, bytes);
-  if (*handed == NULL) return cmr_take_after_recent(lists, own, key, stream, size, alignment, out);
+  if (*handed == NULL) return cmr_take_after_recent(lists, own, key, stream, size, alignment, from, out);
   own->hot = true;
   cmr_lock_release(&own->lock);
   return CMR_SUCCESS;
+}
+
+cmr_status cmr_stream_lists_take_or_hand_out(cmr_stream_lists *lists, cmr_stream stream, size_t size,
+                                             size_t alignment, size_t bytes, void **handed, cmr_block **out) {
+  return cmr_take_or_hand_out(lists, stream, size, alignment, bytes, CMR_TAKE_ANY, handed, out);
+}
+
+cmr_status cmr_stream_lists_take_own_or_hand_out(cmr_stream_lists *lists, cmr_stream stream, size_t size,
+                                                 size_t alignment, size_t bytes, void **handed, cmr_block **out) {
+  return cmr_take_or_hand_out(lists, stream, size, alignment, bytes, CMR_TAKE_OWN, handed, out);
 }
 
 cmr_status cmr_stream_lists_take_own(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment,
