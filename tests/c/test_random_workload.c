@@ -75,10 +75,12 @@ START_TEST(arena_fits_wherever_the_pool_fits) {
   cmr_simulated_resource *device = NULL;
   ck_assert_ok(cmr_simulated_resource_create(CMR_SIZE(141 * GiB), &device));
   cmr_resource_ref upstream = cmr_simulated_resource_ref(device);
+  /* 10,000 only for blocks of up to 4 GiB, the case that failed: the suite
+   * stays short under valgrind. */
   const long counts[] = {1000, 10000};
   const size_t maximum[] = {64 * MiB, 256 * MiB, 1024 * MiB, 4096 * MiB};
   for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c) {
-    for (size_t m = 0; m < sizeof maximum / sizeof maximum[0]; ++m) {
+    for (size_t m = c == 0 ? 0 : 3; m < sizeof maximum / sizeof maximum[0]; ++m) {
       cmr_pool_resource *pool = NULL;
       ck_assert_ok(cmr_pool_resource_create(upstream, CMR_SIZE(8 * GiB), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &pool));
       bool pool_fitted = random_case(cmr_pool_resource_ref(pool), counts[c], maximum[m], 16 * GiB);
