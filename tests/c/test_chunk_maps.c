@@ -32,6 +32,12 @@ static cmr_address_entry *filled_address_map(cmr_address_map *map) {
 
 static void ignore(cmr_address_entry *entry) { (void)entry; }
 
+/* The entries are the test's: the map only lets go of them. */
+static void drop_address_map(cmr_address_map *map, cmr_address_entry *items) {
+  cmr_address_map_clear(map, ignore);
+  free(items);
+}
+
 static void assert_address_map_broken(const cmr_address_map *map, const char *expected) {
   const char *why = NULL;
   ck_assert(!cmr_address_map_valid(map, &why));
@@ -51,8 +57,7 @@ START_TEST(address_map_holds_after_inserts_and_removes) {
   ck_assert_msg(cmr_address_map_valid(&map, &why), "%s", why);
   ck_assert_msg(cmr_address_map_address_valid(&map, BASE, &why), "%s", why);
   ck_assert_uint_eq(map.count, entries / 2);
-  cmr_address_map_clear(&map, ignore);
-  free(items);
+  drop_address_map(&map, items);
 }
 END_TEST
 
@@ -65,8 +70,7 @@ START_TEST(address_map_entry_moved_to_another_address) {
     items[7].address = original + step * 256 * entries;
   }
   assert_address_map_broken(&map, "not in the bucket its address hashes to");
-  cmr_address_map_clear(&map, ignore);
-  free(items);
+  drop_address_map(&map, items);
 }
 END_TEST
 
@@ -87,8 +91,7 @@ START_TEST(address_map_address_twice) {
   assert_address_map_broken(&map, "twice");
   *head = twin.next;
   map.count--;
-  cmr_address_map_clear(&map, ignore);
-  free(items);
+  drop_address_map(&map, items);
 }
 END_TEST
 
@@ -108,8 +111,7 @@ START_TEST(address_map_count_off) {
   map.bucket_count = buckets - 1;
   assert_address_map_broken(&map, "power of two");
   map.bucket_count = buckets;
-  cmr_address_map_clear(&map, ignore);
-  free(items);
+  drop_address_map(&map, items);
 }
 END_TEST
 
@@ -131,8 +133,7 @@ START_TEST(address_map_large_checks_the_changed_bucket) {
   ck_assert(!cmr_address_map_valid(&map, &why));
   ck_assert_ptr_nonnull(strstr(why, "count"));
   map.count--;
-  cmr_address_map_clear(&map, ignore);
-  free(items);
+  drop_address_map(&map, items);
 }
 END_TEST
 
