@@ -731,8 +731,9 @@ static void cmr_handed_keep(const cmr_stream_lists *lists, cmr_stream_list *list
 
 /* A hand-out: the recent block of the very size, handed out for a request
  * of `bytes` and remembered by `list` (its lock held); NULL when none. */
-static void *cmr_hand_out_recent(const cmr_stream_lists *lists, cmr_stream_list *list, size_t size,
-                                 size_t alignment, size_t bytes) {
+static inline __attribute__((always_inline)) void *cmr_hand_out_recent(const cmr_stream_lists *lists,
+                                                                      cmr_stream_list *list, size_t size,
+                                                                      size_t alignment, size_t bytes) {
   cmr_block *block = cmr_recent_take(list, size, alignment);
   if (block == NULL) return NULL;
   block->requested = bytes;
