@@ -8,7 +8,9 @@
  * default stream keyed per thread); every superblock is a unit there, so a
  * wholly free one is recognisable and can go back.
  *
- * A request is served from the caller's arena; failing that, a new
+ * A request is served from the caller's arena (one of the blocks freed
+ * there lately, kept whole, when it has the very size: the common pair
+ * meets that arena's lock alone; else first fit); failing that, a new
  * superblock of max(1 MiB, the request's needs) joins the caller's arena and
  * serves it; only when the global arena has none, another stream's arena
  * serves it (after the caller's stream waits for that one). A

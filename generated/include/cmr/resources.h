@@ -55,9 +55,9 @@ CMR_API cmr_status cmr_aligned_resource_alignment_threshold(cmr_aligned_resource
  * most it ever holds. That memory is the global arena, cut into superblocks
  * (at least 1 MiB each) on demand. Each stream has an arena of superblocks of
  * its own, and so has each thread on the default stream; a request is served
- * first fit from the calling stream's (or thread's) arena, then from another
- * arena's free memory in stream order, then from a new superblock out of the
- * global arena. A request of more than 1 MiB gets a superblock of its own
+ * from the calling stream's (or thread's) arena (a block of the very size
+ * freed there lately, else first fit), then from a new superblock out of the
+ * global arena, then from another arena's free memory in stream order. A request of more than 1 MiB gets a superblock of its own
  * size, which stays in the stream's arena when freed. When the global arena
  * has no superblock big enough, the resource defragments (every free block
  * is gathered, the host waits for the work ordered before the frees, and every
