@@ -8,7 +8,9 @@
  * default stream keyed per thread); every superblock is a unit there, so a
  * wholly free one is recognisable and can go back.
  *
- * A request is served from the caller's arena; failing that, a new
+ * A request is served from the caller's arena (one of the blocks freed
+ * there lately, kept whole, when it has the very size: the common pair
+ * meets that arena's lock alone; else first fit); failing that, a new
  * superblock of max(1 MiB, the request's needs) joins the caller's arena and
  * serves it; only when the global arena has none, another stream's arena
  * serves it (after the caller's stream waits for that one). A
@@ -18,7 +20,8 @@
  * When the global arena has no superblock big enough: defragment (gather
  * every free block into the caller's arena so that split superblocks become
  * whole, and take from there; only if that fails, return every whole one to
- * the global arena, where they coalesce) and try once more.
+ * the global arena, where they coalesce, and failing that, the free pieces
+ * of superblocks partly in use too) and try once more.
  *
  * Locks: the stream lists and the block map lock per list and per shard;
  * the global arena's lock is taken only to cut or return a superblock, and
@@ -39,6 +42,7 @@
 #include "backend.h"
 #include "chunks.h"
 #include "impl.h"
+#include "invariants.h"
 #include "sizes.h"
 #include "suballocator.h"
 
@@ -207,6 +211,7 @@ static cmr_status cut_superblock(cmr_arena_impl *impl, size_t size, cmr_block **
   if (range == NULL) return CMR_SUCCESS;
   cmr_status status = cmr_free_blocks_take(&impl->global, range, size, CMR_DEFAULT_ALIGNMENT, out);
   if (*out == NULL) return status;
+  CMR_CHECK(cmr_chunks_hold(&impl->upstream_memory, (*out)->address, size, &why));
   (*out)->span = size;
   atomic_fetch_add(&impl->superblocks, 1);
   return CMR_SUCCESS;
@@ -219,13 +224,17 @@ static cmr_status take_superblock(cmr_arena_impl *impl, size_t size, cmr_block *
   return status;
 }
 
-/* Back to the global arena (its lock held), merging with the free ranges
- * around it. */
+/* Free memory back to the global arena (its lock held), merging with the
+ * free ranges around it: a whole superblock, or a free piece of one still
+ * partly in use. A piece that begins a superblock takes the superblock's
+ * count with it: what is left of that superblock is no longer one (its
+ * pieces merge with their neighbours when freed, and go back at the next
+ * defragmentation). */
 static void return_superblock_locked(cmr_block *superblock, void *arg) {
   cmr_arena_impl *impl = arg;
+  if (superblock->span != 0) atomic_fetch_sub(&impl->superblocks, 1);
   superblock->span = 0;
   cmr_free_blocks_insert(&impl->global, superblock);
-  atomic_fetch_sub(&impl->superblocks, 1);
 }
 
 static void return_superblock(cmr_arena_impl *impl, cmr_block *superblock) {
@@ -244,18 +253,17 @@ static cmr_status carve_superblock(cmr_arena_impl *impl, cmr_block *superblock, 
   return cmr_stream_lists_carve_idle(impl->lists, stream, superblock, size, alignment, out);
 }
 
-/* One attempt: from the caller's arena, else from a new superblock, else
- * from another stream's arena. A new superblock comes before another
+/* One attempt after the caller's arena had no fit: from a new superblock,
+ * else from another stream's arena. A new superblock comes before another
  * stream's block because it is idle: taking the other's would make the
  * caller's stream wait for that stream, and streams that each free what
  * they allocate (a buffer per kernel) would pass one block round and run
  * one after another (bench/RESULTS.md, multi_stream). *out stays NULL when
  * none has room. */
-static cmr_status serve(cmr_arena_impl *impl, size_t size, size_t alignment, cmr_stream stream, cmr_block **out) {
-  cmr_status status = cmr_stream_lists_take_own(impl->lists, stream, size, alignment, out);
-  if (status != CMR_SUCCESS || *out != NULL) return status;
+static cmr_status serve_beyond_own(cmr_arena_impl *impl, size_t size, size_t alignment, cmr_stream stream,
+                                   cmr_block **out) {
   cmr_block *superblock = NULL;
-  status = take_superblock(impl, superblock_size(size, alignment), &superblock);
+  cmr_status status = take_superblock(impl, superblock_size(size, alignment), &superblock);
   if (status != CMR_SUCCESS) return status;
   if (superblock == NULL) return cmr_stream_lists_take_others(impl->lists, stream, size, alignment, out);
   status = carve_superblock(impl, superblock, size, alignment, stream, out);
@@ -280,6 +288,14 @@ static cmr_status defragment_and_retry(cmr_arena_impl *impl, size_t size, size_t
   status = cmr_stream_lists_release_units(impl->lists, return_superblock_locked, impl);
   cmr_block *superblock = NULL;
   if (status == CMR_SUCCESS) status = cut_superblock(impl, superblock_size(size, alignment), &superblock);
+  /* Superblocks partly in use hold free pieces no other superblock can
+   * use (a 4 GiB one freed whole and then cut for a 100 MiB request keeps
+   * its 3.9 GiB): they go back too, so that a request fails only when no
+   * free range of the whole arena is big enough. */
+  if (status == CMR_SUCCESS && superblock == NULL) {
+    status = cmr_stream_lists_release_free(impl->lists, return_superblock_locked, impl);
+    if (status == CMR_SUCCESS) status = cut_superblock(impl, superblock_size(size, alignment), &superblock);
+  }
   if (status == CMR_SUCCESS && superblock != NULL) {
     status = carve_superblock(impl, superblock, size, alignment, stream, out);
     if (status != CMR_SUCCESS) return_superblock_locked(superblock, impl);
@@ -310,20 +326,34 @@ static cmr_status out_of_memory(cmr_arena_impl *impl, size_t bytes, size_t align
 
 /* ---- the resource --------------------------------------------------------------------------- */
 
-cmr_status cmr_arena_impl_allocate(cmr_arena_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
-                                   void **out) {
-  size_t size = cmr_round_up_256(bytes);
+/* The caller's arena had no block of the very size: `block` is its fit
+ * (to hand out), or NULL, and then a new superblock, another stream's
+ * arena, a defragmentation. Out of line: the common path stays light. */
+static __attribute__((noinline)) cmr_status allocate_beyond_recent(cmr_arena_impl *impl, size_t bytes, size_t size,
+                                                                   size_t alignment, cmr_stream stream,
+                                                                   cmr_block *block, void **out) {
   size_t superblock = superblock_size(size, alignment);
-  cmr_block *block = NULL;
   /* A request bigger than the whole arena fails without defragmenting. */
-  if (superblock <= impl->arena_size) {
-    cmr_status status = serve(impl, size, alignment, stream, &block);
+  if (block == NULL && superblock <= impl->arena_size) {
+    cmr_status status = serve_beyond_own(impl, size, alignment, stream, &block);
     if (status == CMR_SUCCESS && block == NULL) status = defragment_and_retry(impl, size, alignment, stream, &block);
     if (status != CMR_SUCCESS) return status;
   }
   if (block == NULL) return out_of_memory(impl, bytes, alignment, stream, superblock);
   cmr_suballocator_hand_out(impl->handed_out, block, bytes, out);
   return CMR_SUCCESS;
+}
+
+/* The common case, a block of the very size freed lately on the stream,
+ * meets only the stream's (or thread's) arena's lock. */
+cmr_status cmr_arena_impl_allocate(cmr_arena_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
+                                   void **out) {
+  size_t size = cmr_round_up_256(bytes);
+  cmr_block *block = NULL;
+  cmr_status status =
+      cmr_stream_lists_take_own_or_hand_out(impl->lists, stream, size, alignment, bytes, out, &block);
+  if (status != CMR_SUCCESS || *out != NULL) return status;
+  return allocate_beyond_recent(impl, bytes, size, alignment, stream, block, out);
 }
 
 cmr_status cmr_arena_impl_deallocate(cmr_arena_impl *impl, void *ptr, size_t bytes, size_t alignment,

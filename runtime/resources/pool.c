@@ -11,6 +11,7 @@
 #include "backend.h"
 #include "chunks.h"
 #include "impl.h"
+#include "invariants.h"
 #include "sizes.h"
 #include "suballocator.h"
 
@@ -46,6 +47,7 @@ static cmr_status cmr_pool_add_chunk(cmr_pool_impl *impl, size_t least, size_t s
     status = out != NULL ? cmr_stream_lists_carve(impl->free_lists, stream, block, size, alignment, out)
                          : cmr_stream_lists_give_idle(impl->free_lists, stream, block);
   }
+  if (status == CMR_SUCCESS && out != NULL) CMR_CHECK(cmr_chunks_hold(&impl->chunks, (*out)->address, size, &why));
   /* Unlisted, the chunk would be unusable yet count against the maximum
    * until destroy: it goes back to the upstream. */
   if (status != CMR_SUCCESS) {

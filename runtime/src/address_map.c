@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "address_map.h"
+#include "invariants.h"
 
 enum { cmr_address_map_initial_buckets = 64 };
 
@@ -66,6 +67,7 @@ void cmr_address_map_insert(cmr_address_map *map, cmr_address_entry *entry) {
   entry->next = *head;
   *head = entry;
   map->count++;
+  CMR_CHECK(cmr_address_map_address_valid(map, entry->address, &why));
 }
 
 cmr_address_entry *cmr_address_map_remove(cmr_address_map *map, const void *address) {
@@ -76,5 +78,59 @@ cmr_address_entry *cmr_address_map_remove(cmr_address_map *map, const void *addr
     *link = entry->next;
     map->count--;
   }
+  CMR_CHECK(cmr_address_map_address_valid(map, address, &why));
   return entry;
+}
+
+/* ---- invariants ------------------------------------------------------------------- */
+
+enum { cmr_address_map_checked_whole = 1024 };
+
+/* Bucket `b`'s chain: every entry hashes there, none twice; *entries
+ * counts them. A chain longer than the map's count is a cycle, found
+ * before the entries are compared (which would then never end). */
+static bool cmr_bucket_valid(const cmr_address_map *map, size_t b, size_t *entries, const char **why) {
+  size_t length = 0;
+  for (const cmr_address_entry *entry = map->buckets[b]; entry != NULL; entry = entry->next) {
+    if (++length > map->count) {
+      *why = "address map: a bucket holds more entries than the map counts (or its chain loops)";
+      return false;
+    }
+  }
+  for (const cmr_address_entry *entry = map->buckets[b]; entry != NULL; entry = entry->next) {
+    if (cmr_address_bucket(entry->address, map->bucket_count) != b) {
+      *why = "address map: an entry is not in the bucket its address hashes to";
+      return false;
+    }
+    for (const cmr_address_entry *other = entry->next; other != NULL; other = other->next) {
+      if (other->address == entry->address) {
+        *why = "address map: an address is in the map twice";
+        return false;
+      }
+    }
+  }
+  *entries += length;
+  return true;
+}
+
+bool cmr_address_map_valid(const cmr_address_map *map, const char **why) {
+  if (map->bucket_count == 0 || (map->bucket_count & (map->bucket_count - 1)) != 0) {
+    *why = "address map: the bucket count is not a power of two";
+    return false;
+  }
+  size_t entries = 0;
+  for (size_t b = 0; b < map->bucket_count; ++b) {
+    if (!cmr_bucket_valid(map, b, &entries, why)) return false;
+  }
+  if (entries != map->count) {
+    *why = "address map: its count is not the number of entries";
+    return false;
+  }
+  return true;
+}
+
+bool cmr_address_map_address_valid(const cmr_address_map *map, const void *address, const char **why) {
+  if (map->count <= cmr_address_map_checked_whole) return cmr_address_map_valid(map, why);
+  size_t entries = 0;
+  return cmr_bucket_valid(map, cmr_address_bucket(address, map->bucket_count), &entries, why);
 }

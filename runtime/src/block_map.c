@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "block_map.h"
+#include "invariants.h"
 #include "lock.h"
 
 enum { cmr_shard_bits = 6, cmr_shard_count = 1 << cmr_shard_bits };
@@ -31,6 +32,59 @@ static cmr_block *cmr_block_of(cmr_address_entry *entry) {
 }
 
 static void cmr_block_drop(cmr_address_entry *entry) { cmr_block_delete(cmr_block_of(entry)); }
+
+/* ---- invariants ------------------------------------------------------------------- */
+
+enum { cmr_shard_checked_whole = 1024 };
+
+typedef struct cmr_shard_check {
+  cmr_block_map *map;
+  cmr_block_shard *shard;
+  size_t bytes;
+  const char *why; /* the first broken invariant, or NULL */
+} cmr_shard_check;
+
+static void cmr_check_block(cmr_address_entry *entry, void *arg) {
+  cmr_shard_check *check = arg;
+  const cmr_block *block = cmr_block_of(entry);
+  check->bytes += block->size;
+  if (check->why != NULL) return;
+  if (entry->address != block->address) {
+    check->why = "block map: a block is filed under another address than its own";
+  } else if (cmr_shard_of(check->map, block->address) != check->shard) {
+    check->why = "block map: a block is in another shard than its address picks";
+  } else if (block->size == 0 || block->size % 256 != 0 || (uintptr_t)block->address % 256 != 0) {
+    check->why = "block map: a block's address or size is not a nonzero multiple of 256";
+  }
+}
+
+/* `shard` (its lock held), whole, or after a change: then its address map
+ * has checked itself (address_map.h), and its blocks are checked while
+ * there are at most 1,024. */
+static bool cmr_shard_valid(cmr_block_map *map, cmr_block_shard *shard, bool whole, const char **why) {
+  if (whole && !cmr_address_map_valid(&shard->blocks, why)) return false;
+  if (!whole && shard->blocks.count > cmr_shard_checked_whole) return true;
+  cmr_shard_check check = {map, shard, 0, NULL};
+  cmr_address_map_each(&shard->blocks, cmr_check_block, &check);
+  if (check.why == NULL && check.bytes != shard->bytes) {
+    check.why = "block map: a shard's byte total is not the sum of its blocks' sizes";
+  }
+  if (check.why != NULL) *why = check.why;
+  return check.why == NULL;
+}
+
+bool cmr_block_map_valid(cmr_block_map *map, const char **why) {
+  bool valid = true;
+  for (int i = 0; i < cmr_shard_count && valid; ++i) {
+    cmr_block_shard *shard = &map->shards[i];
+    cmr_lock_acquire(&shard->lock);
+    valid = cmr_shard_valid(map, shard, true, why);
+    cmr_lock_release(&shard->lock);
+  }
+  return valid;
+}
+
+/* ---- the map ---------------------------------------------------------------------- */
 
 cmr_status cmr_block_map_create(cmr_block_map **out) {
   cmr_block_map *map = aligned_alloc(64, sizeof *map);
@@ -63,6 +117,7 @@ void cmr_block_map_insert(cmr_block_map *map, cmr_block *block) {
   cmr_lock_acquire(&shard->lock);
   cmr_address_map_insert(&shard->blocks, &block->map_entry);
   shard->bytes += block->size;
+  CMR_CHECK(cmr_shard_valid(map, shard, false, &why));
   cmr_lock_release(&shard->lock);
 }
 
@@ -74,6 +129,7 @@ cmr_block *cmr_block_map_remove(cmr_block_map *map, const void *address) {
     block->map_entry.next = NULL;
     shard->bytes -= block->size;
   }
+  CMR_CHECK(cmr_shard_valid(map, shard, false, &why));
   cmr_lock_release(&shard->lock);
   return block;
 }

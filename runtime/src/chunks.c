@@ -4,6 +4,7 @@
 
 #include "backend.h"
 #include "chunks.h"
+#include "invariants.h"
 
 void cmr_chunks_init(cmr_chunks *chunks, const char *owner, cmr_resource_ref upstream, size_t maximum) {
   chunks->owner = owner;
@@ -30,6 +31,76 @@ void cmr_chunks_release_all(cmr_chunks *chunks) {
   chunks->count = chunks->capacity = 0;
   atomic_store(&chunks->bytes, 0);
   pthread_mutex_destroy(&chunks->lock);
+}
+
+/* ---- invariants ------------------------------------------------------------------- */
+
+enum { cmr_chunks_checked_whole = 1024 };
+
+static bool cmr_chunks_overlap(const cmr_chunk *a, const cmr_chunk *b) {
+  uintptr_t a_start = (uintptr_t)a->address, b_start = (uintptr_t)b->address;
+  return a_start < b_start + b->size && b_start < a_start + a->size;
+}
+
+static bool cmr_chunks_sum_valid(const cmr_chunks *chunks, const char **why) {
+  size_t sum = 0;
+  for (size_t i = 0; i < chunks->count; ++i) sum += chunks->items[i].size;
+  if (sum == atomic_load(&chunks->bytes)) return true;
+  *why = "chunks: the byte total is not the sum of the chunks' sizes";
+  return false;
+}
+
+/* The chunk at `index` has an address and a size, and overlaps none of
+ * the chunks from `from` on. */
+static bool cmr_chunk_apart(const cmr_chunks *chunks, size_t index, size_t from, const char **why) {
+  const cmr_chunk *chunk = &chunks->items[index];
+  if (chunk->address == NULL || chunk->size == 0) {
+    *why = "chunks: a chunk has no address or no size";
+    return false;
+  }
+  for (size_t i = from; i < chunks->count; ++i) {
+    if (i != index && cmr_chunks_overlap(chunk, &chunks->items[i])) {
+      *why = "chunks: two chunks overlap";
+      return false;
+    }
+  }
+  return true;
+}
+
+/* After the record at `index` changed (a chunk added there, or moved
+ * there by a give-back; `index` may be count then). */
+static bool cmr_chunks_changed_valid(const cmr_chunks *chunks, size_t index, const char **why) {
+  if (chunks->count <= cmr_chunks_checked_whole) return cmr_chunks_valid(chunks, why);
+  return cmr_chunks_sum_valid(chunks, why) && (index >= chunks->count || cmr_chunk_apart(chunks, index, 0, why));
+}
+
+bool cmr_chunks_valid(const cmr_chunks *chunks, const char **why) {
+  if (chunks->count > chunks->capacity) {
+    *why = "chunks: more records than room for them";
+    return false;
+  }
+  if (atomic_load(&chunks->bytes) > chunks->maximum) {
+    *why = "chunks: more bytes held than the maximum";
+    return false;
+  }
+  if (!cmr_chunks_sum_valid(chunks, why)) return false;
+  for (size_t i = 0; i < chunks->count; ++i) {
+    if (!cmr_chunk_apart(chunks, i, i + 1, why)) return false;
+  }
+  return true;
+}
+
+bool cmr_chunks_hold(cmr_chunks *chunks, const void *address, size_t size, const char **why) {
+  pthread_mutex_lock(&chunks->lock);
+  bool inside = false;
+  for (size_t i = 0; i < chunks->count && !inside; ++i) {
+    uintptr_t start = (uintptr_t)chunks->items[i].address;
+    inside = (uintptr_t)address >= start && (uintptr_t)address - start <= chunks->items[i].size &&
+             size <= chunks->items[i].size - ((uintptr_t)address - start);
+  }
+  pthread_mutex_unlock(&chunks->lock);
+  if (!inside) *why = "chunks: a block lies outside every chunk";
+  return inside;
 }
 
 /* Room for one more record, made before the upstream is asked so that a
@@ -82,6 +153,7 @@ cmr_status cmr_chunks_grow(cmr_chunks *chunks, size_t least, size_t preferred, c
   if (status == CMR_SUCCESS) {
     chunks->items[chunks->count++] = *out;
     atomic_store(&chunks->bytes, held + out->size);
+    CMR_CHECK(cmr_chunks_changed_valid(chunks, chunks->count - 1, &why));
   }
   pthread_mutex_unlock(&chunks->lock);
   return status;
@@ -93,6 +165,7 @@ void cmr_chunks_give_back(cmr_chunks *chunks, const cmr_chunk *chunk, cmr_stream
     if (chunks->items[i].address != chunk->address) continue;
     chunks->items[i] = chunks->items[--chunks->count];
     atomic_fetch_sub(&chunks->bytes, chunk->size);
+    CMR_CHECK(cmr_chunks_changed_valid(chunks, i, &why));
     break;
   }
   pthread_mutex_unlock(&chunks->lock);

@@ -27,7 +27,7 @@ typedef struct cmr_stream_list {
   _Alignas(64) cmr_lock lock;
   uint64_t key;
   cmr_free_blocks blocks;
-  /* Blocks freed here lately (best fit only), kept as they are instead of
+  /* Blocks freed here lately, kept as they are instead of
    * merged into `blocks`: a request of the same size (the common case: a loop
    * allocating and freeing the same buffers) takes one back without a walk
    * of the index, a new record or a split. They join the index (and merge)
@@ -620,12 +620,11 @@ bool cmr_stream_lists_valid(cmr_stream_lists *lists, const char **why) {
 /* ---- giving and taking ------------------------------------------------------------- */
 
 /* `block` into `list` (its lock held), on `stream`. New memory is merged,
- * for a request of any size; first fit (the arena, whose point is to keep
- * low addresses busy) merges every block too. */
+ * for a request of any size. */
 static CMR_PAIR_PATH void cmr_give_locked(const cmr_stream_lists *lists, cmr_stream_list *list, cmr_stream stream,
                             cmr_block *block, bool pending_work) {
   list->hot = true;
-  if (pending_work && lists->fit == CMR_FIT_BEST) {
+  if (pending_work) {
     cmr_recent_keep(list, block);
   } else {
     cmr_free_blocks_insert(&list->blocks, block);
@@ -693,6 +692,8 @@ static cmr_status cmr_take_locked(const cmr_stream_lists *lists, cmr_stream_list
                                   size_t alignment, cmr_block **out) {
   *out = cmr_recent_take(list, size, alignment);
   if (*out != NULL) return CMR_SUCCESS;
+  /* First fit means the lowest address of all: the recent blocks merge first. */
+  if (lists->fit == CMR_FIT_FIRST) cmr_recent_flush(list);
   size_t needed = cmr_free_blocks_needed(size, alignment);
   cmr_block *fit = cmr_fit_in(lists, &list->blocks, needed);
   if (fit == NULL && list->recent_count > 0) {
@@ -906,8 +907,8 @@ static CMR_PAIR_PATH void cmr_handed_keep(const cmr_stream_lists *lists, cmr_str
 /* A hand-out: the recent block of the very size, handed out for a request
  * of `bytes` and remembered by `list` (its lock held); NULL when none. */
 static CMR_PAIR_PATH void *cmr_hand_out_recent(const cmr_stream_lists *lists, cmr_stream_list *list, size_t size,
-                                 size_t alignment, size_t bytes) {
-  cmr_block *block = lists->fit == CMR_FIT_BEST ? cmr_recent_take(list, size, alignment) : NULL;
+                                                size_t alignment, size_t bytes) {
+  cmr_block *block = cmr_recent_take(list, size, alignment);
   if (block == NULL) return NULL;
   block->requested = bytes;
   cmr_handed_keep(lists, list, block);
@@ -955,7 +956,8 @@ cmr_status cmr_stream_lists_take(cmr_stream_lists *lists, cmr_stream stream, siz
  * shared). Only a block from another list comes back in *out. */
 static __attribute__((noinline)) cmr_status cmr_take_after_recent(cmr_stream_lists *lists, cmr_stream_list *own,
                                                                   uint64_t key, cmr_stream stream, size_t size,
-                                                                  size_t alignment, size_t bytes, void **handed,
+                                                                  size_t alignment, size_t bytes, cmr_take_from from,
+                                                                  void **handed,
                                                                   cmr_block **out) {
   if (cmr_free_blocks_needed(size, alignment) == SIZE_MAX) {
     cmr_list_unlock(own);
@@ -970,12 +972,15 @@ static __attribute__((noinline)) cmr_status cmr_take_after_recent(cmr_stream_lis
     *handed = block->address;
   }
   cmr_list_unlock(own);
-  if (status == CMR_SUCCESS && block == NULL) status = cmr_take_from_others(lists, key, stream, size, alignment, out);
+  if ((from & CMR_TAKE_OTHERS) && status == CMR_SUCCESS && block == NULL) {
+    status = cmr_take_from_others(lists, key, stream, size, alignment, out);
+  }
   return status;
 }
 
-cmr_status cmr_stream_lists_take_or_hand_out(cmr_stream_lists *lists, cmr_stream stream, size_t size,
-                                             size_t alignment, size_t bytes, void **handed, cmr_block **out) {
+static inline __attribute__((always_inline)) cmr_status
+cmr_take_or_hand_out(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment, size_t bytes,
+                     cmr_take_from from, void **handed, cmr_block **out) {
   *handed = NULL;
   *out = NULL;
   uint64_t key = 0;
@@ -984,10 +989,20 @@ cmr_status cmr_stream_lists_take_or_hand_out(cmr_stream_lists *lists, cmr_stream
   if (status == CMR_SUCCESS) status = cmr_lock_list(lists, key, &own);
   if (status != CMR_SUCCESS) return status;
   *handed = cmr_hand_out_recent(lists, own, size, alignment, bytes);
-  if (*handed == NULL) return cmr_take_after_recent(lists, own, key, stream, size, alignment, bytes, handed, out);
+  if (*handed == NULL) return cmr_take_after_recent(lists, own, key, stream, size, alignment, bytes, from, handed, out);
   own->hot = true;
   cmr_list_unlock(own);
   return CMR_SUCCESS;
+}
+
+cmr_status cmr_stream_lists_take_or_hand_out(cmr_stream_lists *lists, cmr_stream stream, size_t size,
+                                             size_t alignment, size_t bytes, void **handed, cmr_block **out) {
+  return cmr_take_or_hand_out(lists, stream, size, alignment, bytes, CMR_TAKE_ANY, handed, out);
+}
+
+cmr_status cmr_stream_lists_take_own_or_hand_out(cmr_stream_lists *lists, cmr_stream stream, size_t size,
+                                                 size_t alignment, size_t bytes, void **handed, cmr_block **out) {
+  return cmr_take_or_hand_out(lists, stream, size, alignment, bytes, CMR_TAKE_OWN, handed, out);
 }
 
 cmr_status cmr_stream_lists_take_own(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment,
@@ -1097,9 +1112,10 @@ cmr_status cmr_stream_lists_reclaim(cmr_stream_lists *lists, cmr_stream stream, 
   return status;
 }
 
-/* Passes `list`'s whole units to `release` once the host has waited for
- * them; keeps the rest. The list's lock is held. */
-static cmr_status cmr_release_units_of(const cmr_stream_lists *lists, cmr_stream_list *list,
+/* Passes `list`'s whole units (or, with `every`, all its free blocks) to
+ * `release` once the host has waited for them; keeps the rest. The list's
+ * lock is held. */
+static cmr_status cmr_release_units_of(const cmr_stream_lists *lists, cmr_stream_list *list, bool every,
                                        void (*release)(cmr_block *block, void *arg), void *arg) {
   cmr_recent_flush(list);
   cmr_free_blocks all;
@@ -1108,7 +1124,7 @@ static cmr_status cmr_release_units_of(const cmr_stream_lists *lists, cmr_stream
   bool waited = false;
   cmr_status status = CMR_SUCCESS;
   for (cmr_block *block; (block = cmr_free_blocks_pop(&all)) != NULL;) {
-    bool whole = block->span == block->size && status == CMR_SUCCESS;
+    bool whole = (every || block->span == block->size) && status == CMR_SUCCESS;
     if (whole && !waited) {
       status = cmr_order_before_release(lists, list);
       waited = true;
@@ -1123,19 +1139,29 @@ static cmr_status cmr_release_units_of(const cmr_stream_lists *lists, cmr_stream
   return status;
 }
 
-cmr_status cmr_stream_lists_release_units(cmr_stream_lists *lists, void (*release)(cmr_block *block, void *arg),
-                                          void *arg) {
+static cmr_status cmr_release(cmr_stream_lists *lists, bool every, void (*release)(cmr_block *block, void *arg),
+                              void *arg) {
   cmr_status status = CMR_SUCCESS;
   pthread_mutex_lock(&lists->registry);
   size_t count = atomic_load(&lists->count);
   for (size_t i = 0; i < count && status == CMR_SUCCESS; ++i) {
     cmr_lock_acquire(&lists->lists[i]->lock);
-    status = cmr_release_units_of(lists, lists->lists[i], release, arg);
+    status = cmr_release_units_of(lists, lists->lists[i], every, release, arg);
     cmr_list_unlock(lists->lists[i]);
   }
   CMR_CHECK(cmr_lists_valid_locked(lists, cmr_walked_after_change, &why));
   pthread_mutex_unlock(&lists->registry);
   return status;
+}
+
+cmr_status cmr_stream_lists_release_units(cmr_stream_lists *lists, void (*release)(cmr_block *block, void *arg),
+                                          void *arg) {
+  return cmr_release(lists, false, release, arg);
+}
+
+cmr_status cmr_stream_lists_release_free(cmr_stream_lists *lists, void (*release)(cmr_block *block, void *arg),
+                                         void *arg) {
+  return cmr_release(lists, true, release, arg);
 }
 
 /* ---- reports --------------------------------------------------------------------- */

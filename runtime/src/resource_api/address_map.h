@@ -7,6 +7,8 @@
 #ifndef CMR_ADDRESS_MAP_H
 #define CMR_ADDRESS_MAP_H
 
+#include <stdbool.h>
+
 #include "internal.h"
 
 typedef struct cmr_address_entry {
@@ -28,6 +30,15 @@ void cmr_address_map_clear(cmr_address_map *map, void (*drop)(cmr_address_entry 
 void cmr_address_map_insert(cmr_address_map *map, cmr_address_entry *entry);
 /* Removes and returns the entry of `address`, or NULL. */
 cmr_address_entry *cmr_address_map_remove(cmr_address_map *map, const void *address);
+/* Invariants (invariants.h): the table is a power of two of buckets, every
+ * entry sits in the bucket its address hashes to, no address is in twice,
+ * and `count` is the number of entries. `address_valid` checks what a
+ * change at `address` touched (its bucket), and the whole map while it
+ * holds at most 1,024 entries; `valid` the whole map. False, with the
+ * broken invariant in *why, when one does not hold. */
+bool cmr_address_map_valid(const cmr_address_map *map, const char **why);
+bool cmr_address_map_address_valid(const cmr_address_map *map, const void *address, const char **why);
+
 /* Calls `visit` on every entry, in no particular order. */
 void cmr_address_map_each(const cmr_address_map *map, void (*visit)(cmr_address_entry *entry, void *arg), void *arg);
 

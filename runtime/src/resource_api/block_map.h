@@ -21,4 +21,13 @@ cmr_block *cmr_block_map_remove(cmr_block_map *map, const void *address);
 /* How many blocks are handed out, and their bytes. */
 void cmr_block_map_totals(cmr_block_map *map, size_t *count, size_t *bytes);
 
+/* Invariants (invariants.h), shard by shard under its lock: each shard's
+ * address map holds (address_map.h), every block is in the shard its
+ * address picks, under its own address, 256-aligned with a nonzero size
+ * that is a multiple of 256, and the shard's byte total is the sum of its
+ * blocks' sizes. Each change checks its shard (its blocks while it holds
+ * at most 1,024, its address map as address_map.h says). False, with the
+ * broken invariant in *why, when one does not hold. */
+bool cmr_block_map_valid(cmr_block_map *map, const char **why);
+
 #endif /* CMR_BLOCK_MAP_H */

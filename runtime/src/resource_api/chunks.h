@@ -6,6 +6,7 @@
 #define CMR_CHUNKS_H
 
 #include <pthread.h>
+#include <stdbool.h>
 
 #include "internal.h"
 
@@ -44,5 +45,17 @@ void cmr_chunks_give_back(cmr_chunks *chunks, const cmr_chunk *chunk, cmr_stream
 
 /* Bytes taken so far. */
 size_t cmr_chunks_bytes(cmr_chunks *chunks);
+
+/* Invariants (invariants.h), the lock held or the chunks unshared: no more
+ * records than room, each chunk a nonzero size at a non-NULL address, no
+ * two overlapping, `bytes` their sum and within the maximum. Each growth
+ * and give-back checks the chunk it changed against the others, and the
+ * whole record while there are at most 1,024 chunks. False, with the
+ * broken invariant in *why, when one does not hold. */
+bool cmr_chunks_valid(const cmr_chunks *chunks, const char **why);
+/* Whether [address, address + size) lies inside one chunk (a block a
+ * suballocator cut from them must); false with the reason in *why. Takes
+ * the lock. */
+bool cmr_chunks_hold(cmr_chunks *chunks, const void *address, size_t size, const char **why);
 
 #endif /* CMR_CHUNKS_H */

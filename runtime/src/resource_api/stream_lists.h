@@ -47,12 +47,15 @@
 
 typedef struct cmr_stream_lists cmr_stream_lists;
 
+/* Either way a recently freed block of the very size comes first (up to 16
+ * are kept whole per list, outside the index). */
 typedef enum cmr_fit {
-  /* A recently freed block of the very size (up to 16 are kept whole per
-   * list), else the smallest free block that fits, once the recent ones
-   * have merged into the rest (pool, fixed_size) */
+  /* the smallest free block that fits, once the recent ones have merged
+   * into the rest (pool, fixed_size) */
   CMR_FIT_BEST,
-  CMR_FIT_FIRST  /* the lowest-addressed free block that fits (arena) */
+  /* the lowest-addressed free block that fits, the recent ones merged
+   * first (arena) */
+  CMR_FIT_FIRST
 } cmr_fit;
 
 typedef enum cmr_stream_keying {
@@ -110,14 +113,18 @@ cmr_status cmr_stream_lists_take(cmr_stream_lists *lists, cmr_stream stream, siz
                                  cmr_block **out);
 /* The same, but a block from the stream's own list is handed out there
  * for a request of `bytes`, *handed its address and *out NULL: a recently
- * freed block of the very size (best fit) at once, else a fit from its
- * index. The list remembers it, instead of the block map, until it needs
- * the slot; its free on the same stream then meets only that list's lock
+ * freed block of the very size at once, else a fit from its index. The list
+ * remembers it, instead of the block map, until it needs the slot; its free
+ * on the same stream then meets only that list's lock
  * (cmr_stream_lists_take_back), which no other stream's thread takes.
  * Otherwise *handed is NULL and *out the block taken from another stream's
  * list (NULL when none has a fit), as cmr_stream_lists_take gives it. */
 cmr_status cmr_stream_lists_take_or_hand_out(cmr_stream_lists *lists, cmr_stream stream, size_t size,
                                              size_t alignment, size_t bytes, void **handed, cmr_block **out);
+/* The same from `stream`'s own list only (never waiting): the arena, which
+ * tries a new superblock before another stream's list. */
+cmr_status cmr_stream_lists_take_own_or_hand_out(cmr_stream_lists *lists, cmr_stream stream, size_t size,
+                                                 size_t alignment, size_t bytes, void **handed, cmr_block **out);
 /* Its two steps, for a resource that has something to try between them (the
  * arena: a new superblock, idle memory, before a wait on another stream):
  * from `stream`'s own list only, never waiting; from the other streams'
@@ -150,6 +157,12 @@ cmr_status cmr_stream_lists_reclaim(cmr_stream_lists *lists, cmr_stream stream, 
  * with a list's lock held: it must not call into `lists`. */
 cmr_status cmr_stream_lists_release_units(cmr_stream_lists *lists,
                                           void (*release)(cmr_block *block, void *arg), void *arg);
+
+/* The same for every free block, whole unit or not (the arena's last
+ * defragmentation step: a superblock partly in use gives its free pieces
+ * back to its global arena). */
+cmr_status cmr_stream_lists_release_free(cmr_stream_lists *lists, void (*release)(cmr_block *block, void *arg),
+                                         void *arg);
 
 /* The largest free block over all lists (0 when none): the most one
  * allocation could take without new memory, at the default alignment. Each

@@ -11,14 +11,15 @@ import java.lang.ref.Reference;
  * most it ever holds. That memory is the global arena, cut into superblocks
  * (at least 1 MiB each) on demand. Each stream has an arena of superblocks of
  * its own, and so has each thread on the default stream; a request is served
- * first fit from the calling stream's (or thread's) arena, then from another
- * arena's free memory in stream order, then from a new superblock out of the
- * global arena. A request of more than 1 MiB gets a superblock of its own
+ * from the calling stream's (or thread's) arena (a block of the very size
+ * freed there lately, else first fit), then from a new superblock out of the
+ * global arena, then from another arena's free memory in stream order. A request of more than 1 MiB gets a superblock of its own
  * size, which stays in the stream's arena when freed. When the global arena
  * has no superblock big enough, the resource defragments (every free block
  * is gathered, the host waits for the work ordered before the frees, and every
  * wholly free superblock returns to the global arena, merging with its
- * neighbours) and tries once more; then it fails with out of memory and, if
+ * neighbours; if that is not enough, so do the free pieces of superblocks
+ * partly in use) and tries once more; then it fails with out of memory and, if
  * dump_log_on_failure, writes the arena's state to dump_path. The upstream
  * memory is returned at destroy, after the device has finished its work, even
  * if blocks are still allocated.
@@ -129,7 +130,7 @@ public final class ArenaMemoryResource extends MemoryResource {
   }
 
   /**
-   * Superblocks the streams' and threads' arenas hold now (taken from the global arena, not given back).
+   * Superblocks the streams' and threads' arenas hold now (taken from the global arena, not given back; one whose first free piece a defragmentation gave back no longer counts).
    */
   public long superblockCount() {
     try {
