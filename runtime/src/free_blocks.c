@@ -123,18 +123,25 @@ static void cmr_class_unlink(cmr_free_blocks *set, cmr_block *block) {
   }
 }
 
-/* The head of the first non-empty class at or above `class`, or NULL: two
- * bitmap scans. */
-static cmr_block *cmr_first_from(const cmr_free_blocks *set, unsigned class) {
+/* The first non-empty class at or above `class` (< cmr_class_count), or
+ * cmr_class_count: two bitmap scans. */
+static unsigned cmr_next_used(const cmr_free_blocks *set, unsigned class) {
+  if (class >= cmr_class_count) return cmr_class_count;
   unsigned level = class / cmr_class_steps;
   unsigned steps = set->steps[level] & (0xFFFFu << (class % cmr_class_steps));
   if (steps == 0) {
-    uint64_t levels = level + 1 < 64 ? set->levels & (~UINT64_C(0) << (level + 1)) : 0;
-    if (levels == 0) return NULL;
+    uint64_t levels = level + 1 < cmr_class_levels ? set->levels & (~UINT64_C(0) << (level + 1)) : 0;
+    if (levels == 0) return cmr_class_count;
     level = (unsigned)__builtin_ctzll(levels);
     steps = set->steps[level];
   }
-  return set->classes[level][__builtin_ctz(steps)];
+  return level * cmr_class_steps + (unsigned)__builtin_ctz(steps);
+}
+
+/* The head of the first non-empty class at or above `class`, or NULL. */
+static cmr_block *cmr_first_from(const cmr_free_blocks *set, unsigned class) {
+  unsigned used = cmr_next_used(set, class);
+  return used < cmr_class_count ? set->classes[used / cmr_class_steps][used % cmr_class_steps] : NULL;
 }
 
 /* ---- boundaries: the blocks by start [0] and by end [1] address --------------------- */
@@ -324,8 +331,7 @@ void cmr_free_blocks_init(cmr_free_blocks *set) { cmr_init(set, false); }
 void cmr_free_blocks_init_by_address(cmr_free_blocks *set) { cmr_init(set, true); }
 
 void cmr_free_blocks_clear(cmr_free_blocks *set) {
-  for (unsigned class = 0; class < cmr_class_count; class++) {
-    if (!cmr_class_used(set, class)) continue;
+  for (unsigned class = cmr_next_used(set, 0); class < cmr_class_count; class = cmr_next_used(set, class + 1)) {
     for (cmr_block *block = *cmr_class_head(set, class), *next; block != NULL; block = next) {
       next = block->in_class[1];
       cmr_block_delete(block);
@@ -478,8 +484,7 @@ void cmr_free_blocks_each(const cmr_free_blocks *set, void (*visit)(const cmr_bl
     cmr_visit_tree(set->by_address, visit, arg);
     return;
   }
-  for (unsigned class = 0; class < cmr_class_count; class++) {
-    if (!cmr_class_used(set, class)) continue;
+  for (unsigned class = cmr_next_used(set, 0); class < cmr_class_count; class = cmr_next_used(set, class + 1)) {
     for (const cmr_block *block = set->classes[class / cmr_class_steps][class % cmr_class_steps]; block != NULL;
          block = block->in_class[1]) {
       visit(block, arg);
@@ -542,20 +547,32 @@ static int cmr_by_address(const void *a, const void *b) {
   return (x->address > y->address) - (x->address < y->address);
 }
 
-/* In address order: no overlap, no two touching blocks that should have
- * merged; then each block found at its start and its end. */
+/* Up to `capacity` blocks of the treap below `node`, in address order. */
+static void cmr_collect_tree(const cmr_block *node, const cmr_block **blocks, size_t capacity, size_t *n) {
+  if (node == NULL || *n == capacity) return;
+  cmr_collect_tree(node->by_address[0], blocks, capacity, n);
+  if (*n < capacity) blocks[(*n)++] = node;
+  cmr_collect_tree(node->by_address[1], blocks, capacity, n);
+}
+
+/* In address order (the treap's, or sorted): no overlap, no two touching
+ * blocks that should have merged; then each block found at its start and
+ * its end. */
 static bool cmr_order_valid(const cmr_free_blocks *set, const char **why) {
   const cmr_block **blocks = malloc((set->count + 1) * sizeof *blocks);
   if (blocks == NULL) return true; /* nothing to check it with: not a broken set */
   size_t n = 0;
-  for (unsigned class = 0; class < cmr_class_count; class++) {
-    if (!cmr_class_used(set, class)) continue;
-    for (const cmr_block *block = set->classes[class / cmr_class_steps][class % cmr_class_steps]; block != NULL;
-         block = block->in_class[1]) {
-      blocks[n++] = block;
+  if (set->keeps_address_order) {
+    cmr_collect_tree(set->by_address, blocks, set->count, &n); /* the treap's own order is checked apart */
+  } else {
+    for (unsigned class = cmr_next_used(set, 0); class < cmr_class_count; class = cmr_next_used(set, class + 1)) {
+      for (const cmr_block *block = set->classes[class / cmr_class_steps][class % cmr_class_steps]; block != NULL;
+           block = block->in_class[1]) {
+        blocks[n++] = block;
+      }
     }
+    qsort(blocks, n, sizeof *blocks, cmr_by_address);
   }
-  qsort(blocks, n, sizeof *blocks, cmr_by_address);
   const char *reason = NULL;
   for (size_t i = 1; i < n && reason == NULL; i++) {
     const char *end = blocks[i - 1]->address + blocks[i - 1]->size;
@@ -607,14 +624,15 @@ bool cmr_free_blocks_valid(const cmr_free_blocks *set, size_t touched_size, bool
   }
   if (!whole) return true;
   count = bytes = 0;
-  for (unsigned class = 0; class < cmr_class_count; class++) {
+  for (unsigned class = cmr_next_used(set, 0); class < cmr_class_count; class = cmr_next_used(set, class + 1)) {
     if (!cmr_class_valid(set, class, SIZE_MAX, &count, &bytes, why)) return false;
   }
   if (count != set->count) return cmr_broken(why, "the classes hold another number of blocks than the count");
   if (bytes != set->bytes) return cmr_broken(why, "the classes hold another number of bytes than the total");
-  if (!cmr_order_valid(set, why) || !cmr_buckets_valid(set, why)) return false;
-  if (!set->keeps_address_order) return true;
-  size_t nodes = 0;
-  if (!cmr_treap_valid(set->by_address, NULL, NULL, UINT32_MAX, &nodes, why)) return false;
-  return nodes == set->count || cmr_broken(why, "the address treap holds another number of blocks than the count");
+  if (set->keeps_address_order) {
+    size_t nodes = 0;
+    if (!cmr_treap_valid(set->by_address, NULL, NULL, UINT32_MAX, &nodes, why)) return false;
+    if (nodes != set->count) return cmr_broken(why, "the address treap holds another number of blocks than the count");
+  }
+  return cmr_order_valid(set, why) && cmr_buckets_valid(set, why);
 }

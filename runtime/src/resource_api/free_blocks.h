@@ -146,7 +146,7 @@ void cmr_free_blocks_each(const cmr_free_blocks *set, void (*visit)(const cmr_bl
  * blocks that should have merged) and, in a set kept by address, the
  * treap. The index asks for `whole` while the set holds at most
  * cmr_free_blocks_whole_check blocks. */
-enum { cmr_free_blocks_whole_check = 1024 };
+enum { cmr_free_blocks_whole_check = 64 };
 bool cmr_free_blocks_valid(const cmr_free_blocks *set, size_t touched_size, bool whole, const char **why);
 
 #endif /* CMR_FREE_BLOCKS_H */
