@@ -16,33 +16,6 @@
 
 /* ---- records ---------------------------------------------------------------------- */
 
-/* Priorities come from a counter through a bijective mixer (murmur3's
- * finalizer): deterministic from run to run, yet as good as random for the
- * treap's balance, and distinct for 2^32 records in a row of one thread.
- * Each thread counts on its own (a counter shared by every thread was one
- * cache line that every allocation of every thread wrote, which kept 16
- * threads from scaling), offset by the thread's number in the order threads
- * first made a record; equal priorities of different threads' records are
- * harmless. */
-static _Atomic uint32_t cmr_block_threads;
-
-typedef struct cmr_block_draws {
-  uint32_t count;
-  uint32_t offset;
-  bool numbered;
-} cmr_block_draws;
-
-static _Thread_local cmr_block_draws cmr_thread_draws;
-
-static uint32_t cmr_block_mix(uint32_t x) {
-  x ^= x >> 16;
-  x *= 0x85ebca6bu;
-  x ^= x >> 13;
-  x *= 0xc2b2ae35u;
-  x ^= x >> 16;
-  return x;
-}
-
 cmr_status cmr_block_new(char *address, size_t size, size_t span, cmr_block **out) {
   cmr_block *block = calloc(1, sizeof *block);
   if (block == NULL) {
@@ -53,13 +26,6 @@ cmr_status cmr_block_new(char *address, size_t size, size_t span, cmr_block **ou
   block->size = size;
   block->span = span;
   block->largest = size;
-  cmr_block_draws *draws = &cmr_thread_draws; /* one thread-local access (a call in a shared library) */
-  if (!draws->numbered) {
-    uint32_t thread = atomic_fetch_add_explicit(&cmr_block_threads, 1, memory_order_relaxed);
-    draws->offset = thread * 0x9E3779B9u; /* thread 0 counts as the one shared counter did */
-    draws->numbered = true;
-  }
-  block->priority = cmr_block_mix(draws->count++ ^ draws->offset);
   *out = block;
   return CMR_SUCCESS;
 }
@@ -223,6 +189,20 @@ static void cmr_boundaries_reset(cmr_free_blocks *set) {
 
 /* ---- the address treap (sets kept by address) ---------------------------------------- */
 
+/* A block's treap priority: its address through a bijective mixer (murmur3's
+ * 64-bit finalizer), as good as random for the treap's balance, the same
+ * from run to run, and drawn from no shared counter nor thread-local state
+ * (each was a cost on every split). */
+static uint32_t cmr_priority_of(const char *address) {
+  uint64_t x = (uint64_t)(uintptr_t)address >> cmr_granule_bits;
+  x ^= x >> 33;
+  x *= UINT64_C(0xff51afd7ed558ccd);
+  x ^= x >> 33;
+  x *= UINT64_C(0xc4ceb9fe1a85ec53);
+  x ^= x >> 33;
+  return (uint32_t)x;
+}
+
 static size_t cmr_largest(const cmr_block *block) { return block == NULL ? 0 : block->largest; }
 
 /* Recomputes the largest size in a node's subtree after its children changed. */
@@ -299,7 +279,10 @@ static void cmr_check(const cmr_free_blocks *set, size_t touched_size) {
 static void cmr_link(cmr_free_blocks *set, cmr_block *block) {
   cmr_class_link(set, block);
   cmr_boundaries_link(set, block);
-  if (set->keeps_address_order) set->by_address = cmr_treap_insert(set->by_address, block);
+  if (set->keeps_address_order) {
+    block->priority = cmr_priority_of(block->address);
+    set->by_address = cmr_treap_insert(set->by_address, block);
+  }
   set->count++;
   set->bytes += block->size;
   if (set->count > ((size_t)1 << set->bucket_bits) && set->bucket_bits < 48) cmr_boundaries_grow(set);
@@ -311,7 +294,49 @@ static void cmr_unlink(cmr_free_blocks *set, cmr_block *block) {
   if (set->keeps_address_order) set->by_address = cmr_treap_remove(set->by_address, block);
   set->count--;
   set->bytes -= block->size;
-  if (set->count == 0 && set->buckets != NULL) cmr_boundaries_reset(set);
+}
+
+/* A record merged away, kept for a take to reuse (up to cmr_spare_records). */
+static void cmr_retire(cmr_free_blocks *set, cmr_block *block) {
+  if (set->spare_count == cmr_spare_records) {
+    cmr_block_delete(block);
+    return;
+  }
+  block->in_class[1] = set->spares;
+  set->spares = block;
+  set->spare_count++;
+}
+
+/* The record of a new free piece (span 0): a spare, else a new one. */
+static cmr_status cmr_piece(cmr_free_blocks *set, char *address, size_t size, cmr_block **out) {
+  cmr_block *block = set->spares;
+  if (block == NULL) return cmr_block_new(address, size, 0, out);
+  set->spares = block->in_class[1];
+  set->spare_count--;
+  block->address = address;
+  block->size = size;
+  block->span = 0;
+  block->largest = size;
+  block->requested = 0;
+  *out = block;
+  return CMR_SUCCESS;
+}
+
+static void cmr_free_spares(cmr_free_blocks *set) {
+  while (set->spares != NULL) {
+    cmr_block *spare = set->spares;
+    set->spares = spare->in_class[1];
+    cmr_block_delete(spare);
+  }
+  set->spare_count = 0;
+}
+
+/* An emptied set gives back the memory it held: its bucket table and its
+ * spare records (so that init may follow). */
+static void cmr_release_if_empty(cmr_free_blocks *set) {
+  if (set->count != 0) return;
+  if (set->buckets != NULL) cmr_boundaries_reset(set);
+  cmr_free_spares(set);
 }
 
 static void cmr_init(cmr_free_blocks *set, bool by_address) {
@@ -324,6 +349,8 @@ static void cmr_init(cmr_free_blocks *set, bool by_address) {
   cmr_boundaries_reset(set);
   set->keeps_address_order = by_address;
   set->by_address = NULL;
+  set->spares = NULL;
+  set->spare_count = 0;
 }
 
 void cmr_free_blocks_init(cmr_free_blocks *set) { cmr_init(set, false); }
@@ -338,6 +365,7 @@ void cmr_free_blocks_clear(cmr_free_blocks *set) {
     }
   }
   free(set->buckets);
+  cmr_free_spares(set);
   cmr_init(set, set->keeps_address_order);
 }
 
@@ -349,14 +377,14 @@ cmr_block *cmr_free_blocks_insert(cmr_free_blocks *set, cmr_block *block) {
   if (left != NULL) {
     cmr_unlink(set, left);
     left->size += block->size;
-    cmr_block_delete(block);
+    cmr_retire(set, block);
     kept = left;
   }
   cmr_block *right = cmr_at_boundary(set, 0, kept->address + kept->size);
   if (right != NULL && right->span == 0) {
     cmr_unlink(set, right);
     kept->size += right->size;
-    cmr_block_delete(right);
+    cmr_retire(set, right);
   }
   cmr_link(set, kept);
   cmr_check(set, kept->size);
@@ -365,6 +393,7 @@ cmr_block *cmr_free_blocks_insert(cmr_free_blocks *set, cmr_block *block) {
 
 void cmr_free_blocks_remove(cmr_free_blocks *set, cmr_block *block) {
   cmr_unlink(set, block);
+  cmr_release_if_empty(set);
   cmr_check(set, block->size);
 }
 
@@ -427,9 +456,9 @@ cmr_status cmr_free_blocks_take(cmr_free_blocks *set, cmr_block *block, size_t s
   cmr_block *taken = block;
   cmr_block *rest = NULL;
   cmr_status status = CMR_SUCCESS;
-  if (prefix != 0) status = cmr_block_new(block->address + prefix, size, 0, &taken);
+  if (prefix != 0) status = cmr_piece(set, block->address + prefix, size, &taken);
   if (status == CMR_SUCCESS && suffix != 0) {
-    status = cmr_block_new(block->address + prefix + size, suffix, 0, &rest);
+    status = cmr_piece(set, block->address + prefix + size, suffix, &rest);
     if (status != CMR_SUCCESS && taken != block) cmr_block_delete(taken);
   }
   if (status != CMR_SUCCESS) return status;
@@ -446,6 +475,7 @@ cmr_status cmr_free_blocks_take(cmr_free_blocks *set, cmr_block *block, size_t s
     block->size = size;
   }
   if (rest != NULL) cmr_link(set, rest);
+  cmr_release_if_empty(set);
   taken->largest = taken->size;
   cmr_check(set, was);
   if (prefix != 0) cmr_check(set, prefix);
@@ -617,6 +647,14 @@ bool cmr_free_blocks_valid(const cmr_free_blocks *set, size_t touched_size, bool
   }
   if ((set->levels >> cmr_class_levels) != 0) return cmr_broken(why, "the level bitmap has a bit past the last level");
   if (!set->keeps_address_order && set->by_address != NULL) return cmr_broken(why, "an unordered set has a treap");
+  size_t spares = 0;
+  for (const cmr_block *spare = set->spares; spare != NULL && spares <= cmr_spare_records; spare = spare->in_class[1]) {
+    spares++;
+  }
+  if (spares != set->spare_count || spares > cmr_spare_records) {
+    return cmr_broken(why, "the spare records disagree with their count");
+  }
+  if (set->count == 0 && (spares != 0 || set->buckets != NULL)) return cmr_broken(why, "an empty set holds memory");
   size_t count = 0, bytes = 0;
   if (touched_size != 0 &&
       !cmr_class_valid(set, cmr_free_blocks_class(touched_size), whole ? SIZE_MAX : 64, &count, &bytes, why)) {

@@ -192,10 +192,13 @@ END_TEST
 
 START_TEST(priorities_differ_from_record_to_record) {
   enum { RECORDS = 1000 };
+  cmr_free_blocks set;
+  cmr_free_blocks_init_by_address(&set);
+  for (size_t i = 0; i < RECORDS; i++) add(&set, i * MIB, 256, 0);
   cmr_block *blocks[RECORDS];
-  for (int i = 0; i < RECORDS; i++) blocks[i] = new_block(0, 256, 0);
-  /* Distinct, and not simply increasing (a counter unmixed would make each
-   * new record the root and the treap a list). */
+  for (size_t i = 0; i < RECORDS; i++) blocks[i] = find_by_address(&set, at(i * MIB));
+  /* Distinct, and not simply increasing with the address (that would make
+   * each new record the root and the treap a list). */
   int rises = 0;
   for (int i = 0; i < RECORDS; i++) {
     for (int j = 0; j < i; j++) require(blocks[i]->priority != blocks[j]->priority, "records %d and %d", j, i);
@@ -203,7 +206,7 @@ START_TEST(priorities_differ_from_record_to_record) {
   }
   ck_assert_int_gt(rises, RECORDS / 4);
   ck_assert_int_lt(rises, 3 * RECORDS / 4);
-  for (int i = 0; i < RECORDS; i++) cmr_block_delete(blocks[i]);
+  cmr_free_blocks_clear(&set);
 }
 END_TEST
 

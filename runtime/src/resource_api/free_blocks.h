@@ -33,8 +33,9 @@ typedef struct cmr_block {
   /* The next block in its bucket of the start-address [0] and end-address
    * [1] hashes. */
   struct cmr_block *in_bucket[2];
-  /* Links of the address treap (sets kept by address), and the largest size
-   * in this block's subtree there (first fit). */
+  /* Links of the address treap (sets kept by address), the largest size in
+   * this block's subtree there (first fit), and its priority there (a hash
+   * of its address). */
   struct cmr_block *by_address[2];
   size_t largest;
   uint32_t priority;
@@ -48,7 +49,7 @@ typedef struct cmr_block {
  * of their own size (level 0); above, level L >= 1 holds sizes of
  * [2^(L+3), 2^(L+4)) granules in 16 steps of equal width. 53 levels cover
  * every size_t. */
-enum { cmr_class_levels = 53, cmr_class_steps = 16, cmr_inline_buckets = 8 };
+enum { cmr_class_levels = 53, cmr_class_steps = 16, cmr_inline_buckets = 8, cmr_spare_records = 8 };
 
 typedef struct cmr_free_blocks {
   size_t count;
@@ -67,10 +68,14 @@ typedef struct cmr_free_blocks {
   /* Kept by address (the treap's root in `by_address`). */
   bool keeps_address_order;
   cmr_block *by_address;
+  /* Records merged away, for the next takes to reuse rather than allocate
+   * (chained through in_class[1]); freed when the set empties. */
+  cmr_block *spares;
+  unsigned spare_count;
 } cmr_free_blocks;
 
-/* A new block record (CMR_ERROR_OUT_OF_MEMORY when the host has none). It
- * also draws the record's priority, so a set only holds records made here. */
+/* A new block record (CMR_ERROR_OUT_OF_MEMORY when the host has none); a set
+ * only holds records made here. */
 cmr_status cmr_block_new(char *address, size_t size, size_t span, cmr_block **out);
 void cmr_block_delete(cmr_block *block);
 
