@@ -141,13 +141,15 @@ static void cmr_boundaries_link(cmr_free_blocks *set, cmr_block *block) {
   cmr_bucket_push(buckets, set->bucket_bits, block, 1);
 }
 
+static void cmr_bucket_unlink(cmr_free_blocks *set, cmr_block *block, int side) {
+  cmr_block **link = &cmr_buckets(set)[cmr_bucket(set->bucket_bits, side, cmr_boundary(block, side))];
+  while (*link != block) link = &(*link)->in_bucket[side];
+  *link = block->in_bucket[side];
+}
+
 static void cmr_boundaries_unlink(cmr_free_blocks *set, cmr_block *block) {
-  cmr_block **buckets = cmr_buckets(set);
-  for (int side = 0; side < 2; side++) {
-    cmr_block **link = &buckets[cmr_bucket(set->bucket_bits, side, cmr_boundary(block, side))];
-    while (*link != block) link = &(*link)->in_bucket[side];
-    *link = block->in_bucket[side];
-  }
+  cmr_bucket_unlink(set, block, 0);
+  cmr_bucket_unlink(set, block, 1);
 }
 
 /* The block whose start (side 0) or end (side 1) is `boundary`, or NULL. */
@@ -296,6 +298,32 @@ static void cmr_unlink(cmr_free_blocks *set, cmr_block *block) {
   set->bytes -= block->size;
 }
 
+/* Gives a member a new range (one that crosses no other member), touching
+ * only the indexes that change: its class, if it changes; the hash of each
+ * end that moves. A set kept by address relinks it (the treap's `largest`
+ * changes along its root path). */
+static void cmr_move(cmr_free_blocks *set, cmr_block *block, char *address, size_t size) {
+  if (set->keeps_address_order) {
+    cmr_unlink(set, block);
+    block->address = address;
+    block->size = size;
+    cmr_link(set, block);
+    return;
+  }
+  bool same_class = cmr_free_blocks_class(size) == cmr_free_blocks_class(block->size);
+  bool same_start = address == block->address;
+  bool same_end = address + size == block->address + block->size;
+  if (!same_class) cmr_class_unlink(set, block);
+  if (!same_start) cmr_bucket_unlink(set, block, 0);
+  if (!same_end) cmr_bucket_unlink(set, block, 1);
+  set->bytes = set->bytes - block->size + size;
+  block->address = address;
+  block->size = size;
+  if (!same_class) cmr_class_link(set, block);
+  if (!same_start) cmr_bucket_push(cmr_buckets(set), set->bucket_bits, block, 0);
+  if (!same_end) cmr_bucket_push(cmr_buckets(set), set->bucket_bits, block, 1);
+}
+
 /* A record merged away, kept for a take to reuse (up to cmr_spare_records). */
 static void cmr_retire(cmr_free_blocks *set, cmr_block *block) {
   if (set->spare_count == cmr_spare_records) {
@@ -372,21 +400,26 @@ void cmr_free_blocks_clear(cmr_free_blocks *set) {
 /* ---- adding and removing -------------------------------------------------------------- */
 
 cmr_block *cmr_free_blocks_insert(cmr_free_blocks *set, cmr_block *block) {
-  cmr_block *kept = block;
   cmr_block *left = block->span == 0 ? cmr_at_boundary(set, 1, block->address) : NULL;
+  cmr_block *right = cmr_at_boundary(set, 0, block->address + block->size);
+  if (right != NULL && right->span != 0) right = NULL;
+  /* A neighbour grows over the block in place (cheaper than relinking). */
+  cmr_block *kept = left != NULL ? left : right != NULL ? right : block;
   if (left != NULL) {
-    cmr_unlink(set, left);
-    left->size += block->size;
-    cmr_retire(set, block);
-    kept = left;
+    size_t size = left->size + block->size;
+    if (right != NULL) {
+      cmr_unlink(set, right);
+      size += right->size;
+      cmr_retire(set, right);
+    }
+    cmr_move(set, left, left->address, size);
+  } else if (right != NULL) {
+    cmr_move(set, right, block->address, block->size + right->size);
+    right->span = block->span;
+  } else {
+    cmr_link(set, block);
   }
-  cmr_block *right = cmr_at_boundary(set, 0, kept->address + kept->size);
-  if (right != NULL && right->span == 0) {
-    cmr_unlink(set, right);
-    kept->size += right->size;
-    cmr_retire(set, right);
-  }
-  cmr_link(set, kept);
+  if (kept != block) cmr_retire(set, block);
   cmr_check(set, kept->size);
   return kept;
 }
@@ -456,30 +489,32 @@ cmr_status cmr_free_blocks_take(cmr_free_blocks *set, cmr_block *block, size_t s
   cmr_block *taken = block;
   cmr_block *rest = NULL;
   cmr_status status = CMR_SUCCESS;
-  if (prefix != 0) status = cmr_piece(set, block->address + prefix, size, &taken);
-  if (status == CMR_SUCCESS && suffix != 0) {
+  if (prefix != 0 || suffix != 0) status = cmr_piece(set, block->address + prefix, size, &taken);
+  if (status == CMR_SUCCESS && prefix != 0 && suffix != 0) {
     status = cmr_piece(set, block->address + prefix + size, suffix, &rest);
-    if (status != CMR_SUCCESS && taken != block) cmr_block_delete(taken);
+    if (status != CMR_SUCCESS) cmr_block_delete(taken);
   }
   if (status != CMR_SUCCESS) return status;
 
-  /* The prefix stays in `block` and keeps its span; a taken piece that starts
-   * the block is `block` itself and keeps it. Neither free piece can merge
-   * with anything: the set held no mergeable neighbour of `block`. */
+  /* `block` stays as the prefix, keeping its span, or as the suffix, giving
+   * its span to the taken piece; taken whole, it leaves. Neither free piece
+   * can merge with anything: the set held no mergeable neighbour of `block`. */
   size_t was = block->size;
-  cmr_unlink(set, block);
-  if (prefix != 0) {
-    block->size = prefix;
-    cmr_link(set, block);
+  if (prefix == 0 && suffix == 0) {
+    cmr_unlink(set, block);
+    cmr_release_if_empty(set);
+  } else if (prefix == 0) {
+    taken->span = block->span;
+    block->span = 0;
+    cmr_move(set, block, block->address + size, suffix);
   } else {
-    block->size = size;
+    cmr_move(set, block, block->address, prefix);
+    if (rest != NULL) cmr_link(set, rest);
   }
-  if (rest != NULL) cmr_link(set, rest);
-  cmr_release_if_empty(set);
   taken->largest = taken->size;
   cmr_check(set, was);
   if (prefix != 0) cmr_check(set, prefix);
-  if (rest != NULL) cmr_check(set, suffix);
+  if (suffix != 0) cmr_check(set, suffix);
   *out = taken;
   return CMR_SUCCESS;
 }

@@ -392,19 +392,17 @@ END_TEST
 START_TEST(a_block_merges_with_one_neighbour) {
   cmr_free_blocks set;
   cmr_free_blocks_init_by_address(&set);
-  add(&set, 16 * KIB, 4 * KIB, 0);
+  cmr_block *neighbour = add(&set, 16 * KIB, 4 * KIB, 0);
   add(&set, 64 * KIB, 4 * KIB, 64 * KIB);
-  /* Right only: the new record is the lower one and survives. */
-  cmr_block *right_only = new_block(12 * KIB, 4 * KIB, 0);
-  ck_assert_ptr_eq(cmr_free_blocks_insert(&set, right_only), right_only);
+  /* Right only: the neighbour grows down over the new block. */
+  ck_assert_ptr_eq(add(&set, 12 * KIB, 4 * KIB, 0), neighbour);
   EXPECT(&set, {12 * KIB, 8 * KIB, 0}, {64 * KIB, 4 * KIB, 64 * KIB});
-  /* Left only: the neighbour survives. */
-  ck_assert_ptr_eq(cmr_free_blocks_first_fit(&set, 0), right_only);
-  ck_assert_ptr_eq(add(&set, 20 * KIB, 8 * KIB, 0), right_only);
+  /* Left only: the neighbour grows up. */
+  ck_assert_ptr_eq(cmr_free_blocks_first_fit(&set, 0), neighbour);
+  ck_assert_ptr_eq(add(&set, 20 * KIB, 8 * KIB, 0), neighbour);
   EXPECT(&set, {12 * KIB, 16 * KIB, 0}, {64 * KIB, 4 * KIB, 64 * KIB});
-  /* A head survives a merge on its right and keeps its span. */
-  cmr_block *head = new_block(8 * KIB, 4 * KIB, 32 * KIB);
-  ck_assert_ptr_eq(cmr_free_blocks_insert(&set, head), head);
+  /* A head merging on its right gives the merged block its span. */
+  ck_assert_ptr_eq(add(&set, 8 * KIB, 4 * KIB, 32 * KIB), neighbour);
   EXPECT(&set, {8 * KIB, 20 * KIB, 32 * KIB}, {64 * KIB, 4 * KIB, 64 * KIB});
   /* Touching nothing: no merge. */
   add(&set, 32 * KIB, 4 * KIB, 0);
@@ -466,8 +464,9 @@ static void take_and_return(size_t offset, size_t block_size, size_t size, size_
     ck_assert_uint_eq(taken->span, 0);
     ck_assert_ptr_eq(find_by_address(&set, at(offset)), block);
   } else {
-    ck_assert_ptr_eq(taken, block);
+    /* The taken piece has the span; the block, if not taken whole, is the suffix. */
     ck_assert_uint_eq(taken->span, block_size);
+    ck_assert(suffix == 0 ? taken == block : find_by_address(&set, at(aligned + size)) == block);
   }
   if (suffix != 0) pieces[count++] = (range){aligned + size, suffix, 0};
   expect_ranges(&set, pieces, count);
@@ -523,19 +522,21 @@ START_TEST(take_from_among_many_blocks) {
   size_t offset = offset_of(block);
   cmr_block *taken = NULL;
   ck_assert_ok(cmr_free_blocks_take(&set, block, 20 * KIB, 16 * KIB, &taken));
-  ck_assert_ptr_eq(taken, block);
+  ck_assert_ptr_eq(taken->address, at(offset));
   ck_assert_uint_eq(taken->span, 40 * KIB);
   cmr_block *suffix = find_by_address(&set, at(offset + 20 * KIB));
-  ck_assert_ptr_nonnull(suffix);
+  ck_assert_ptr_eq(suffix, block);
   ck_assert_uint_eq(suffix->span, 0);
   ck_assert_uint_eq(suffix->size, 20 * KIB);
   check_invariants(&set);
   size_t bytes = set.bytes;
   ck_assert_uint_eq(set.count, 64);
-  cmr_free_blocks_insert(&set, taken);
+  /* The suffix grows back over the taken piece, and has its span again. */
+  ck_assert_ptr_eq(cmr_free_blocks_insert(&set, taken), block);
   ck_assert_uint_eq(set.count, 64);
   ck_assert_uint_eq(set.bytes, bytes + 20 * KIB);
-  ck_assert_uint_eq(taken->size, 40 * KIB);
+  ck_assert_uint_eq(block->size, 40 * KIB);
+  ck_assert_uint_eq(block->span, 40 * KIB);
   check_invariants(&set);
   cmr_free_blocks_clear(&set);
 }
@@ -548,7 +549,7 @@ START_TEST(a_unit_is_whole_again_after_every_piece_returns) {
   random_state = 0x5eed;
   cmr_free_blocks set;
   cmr_free_blocks_init_by_address(&set);
-  cmr_block *head = add(&set, 0, 64 * MIB, 64 * MIB);
+  add(&set, 0, 64 * MIB, 64 * MIB);
   cmr_block *pieces[PIECES];
   for (int i = 0; i < PIECES; i++) {
     size_t size = 256 * (1 + random_below(64));
@@ -565,8 +566,11 @@ START_TEST(a_unit_is_whole_again_after_every_piece_returns) {
     check_invariants(&set);
   }
   EXPECT(&set, {0, 64 * MIB, 64 * MIB});
-  ck_assert_ptr_eq(cmr_free_blocks_pop(&set), head);
-  cmr_block_delete(head);
+  cmr_block *whole = cmr_free_blocks_pop(&set);
+  ck_assert_ptr_eq(whole->address, at(0));
+  ck_assert_uint_eq(whole->size, 64 * MIB);
+  ck_assert_uint_eq(whole->span, 64 * MIB);
+  cmr_block_delete(whole);
   expect_empty(&set);
 }
 END_TEST

@@ -90,8 +90,9 @@ void cmr_free_blocks_clear(cmr_free_blocks *set);
 /* Adds a free block (not in a set, overlapping no member; address and size
  * multiples of 256), merging it with free neighbours that touch it (never
  * across the start of a unit). Returns the record that now holds its bytes,
- * the lowest-addressed of those merged, with its span; records merged away
- * (`block` too, when it joined its left neighbour) are deleted. */
+ * with the span of the lowest-addressed of those merged: the left
+ * neighbour, else the right one, else `block`. Records merged away (`block`
+ * too, when it joined a neighbour) are no longer the caller's. */
 cmr_block *cmr_free_blocks_insert(cmr_free_blocks *set, cmr_block *block);
 /* Takes a member out of the set; the record is the caller's again. */
 void cmr_free_blocks_remove(cmr_free_blocks *set, cmr_block *block);
@@ -125,11 +126,12 @@ size_t cmr_free_blocks_largest(const cmr_free_blocks *set);
  * `block` (a member of the set holding at least
  * cmr_free_blocks_needed(size, alignment) bytes): the bytes before the aligned
  * address and after the taken ones stay in the set as free blocks; *out is
- * the record of the taken bytes, not in the set. When the aligned address is
- * the block's own, *out is `block`, keeping its span; otherwise `block` stays
- * as the prefix, keeping its span, and *out is a new record with span 0. The
- * suffix always has span 0. Fails only for want of host memory for a record,
- * leaving the set as it was. */
+ * the record of the taken bytes, not in the set. Taken whole, *out is
+ * `block`. Otherwise *out is another record and `block` stays in the set,
+ * resized in place: as the prefix, keeping its span (*out has span 0), or,
+ * without a prefix, as the suffix, giving its span to *out. A suffix always
+ * has span 0. Fails only for want of host memory for a record, leaving the
+ * set as it was. */
 cmr_status cmr_free_blocks_take(cmr_free_blocks *set, cmr_block *block, size_t size, size_t alignment,
                                 cmr_block **out);
 
