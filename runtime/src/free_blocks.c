@@ -674,13 +674,22 @@ static bool cmr_treap_valid(const cmr_block *node, const char *low, const char *
          cmr_treap_valid(node->by_address[1], node->address, high, node->priority, count, why);
 }
 
-bool cmr_free_blocks_valid(const cmr_free_blocks *set, size_t touched_size, bool whole, const char **why) {
-  for (unsigned level = 0; level < cmr_class_levels; level++) {
-    if (((set->levels >> level) & 1u) != (set->steps[level] != 0)) {
-      return cmr_broken(why, "the level bitmap disagrees with a level's step bitmap");
-    }
+/* Bit `level` of the level bitmap is set just when that level has a class. */
+static bool cmr_level_valid(const cmr_free_blocks *set, unsigned level, const char **why) {
+  if (((set->levels >> level) & 1u) != (set->steps[level] != 0)) {
+    return cmr_broken(why, "the level bitmap disagrees with a level's step bitmap");
   }
+  return true;
+}
+
+bool cmr_free_blocks_valid(const cmr_free_blocks *set, size_t touched_size, bool whole, const char **why) {
   if ((set->levels >> cmr_class_levels) != 0) return cmr_broken(why, "the level bitmap has a bit past the last level");
+  for (unsigned level = 0; whole && level < cmr_class_levels; level++) {
+    if (!cmr_level_valid(set, level, why)) return false;
+  }
+  if (touched_size != 0 && !cmr_level_valid(set, cmr_free_blocks_class(touched_size) / cmr_class_steps, why)) {
+    return false;
+  }
   if (!set->keeps_address_order && set->by_address != NULL) return cmr_broken(why, "an unordered set has a treap");
   size_t spares = 0;
   for (const cmr_block *spare = set->spares; spare != NULL && spares <= cmr_spare_records; spare = spare->in_class[1]) {
@@ -692,7 +701,7 @@ bool cmr_free_blocks_valid(const cmr_free_blocks *set, size_t touched_size, bool
   if (set->count == 0 && (spares != 0 || set->buckets != NULL)) return cmr_broken(why, "an empty set holds memory");
   size_t count = 0, bytes = 0;
   if (touched_size != 0 &&
-      !cmr_class_valid(set, cmr_free_blocks_class(touched_size), whole ? SIZE_MAX : 64, &count, &bytes, why)) {
+      !cmr_class_valid(set, cmr_free_blocks_class(touched_size), whole ? SIZE_MAX : 16, &count, &bytes, why)) {
     return false;
   }
   if (!whole) return true;
