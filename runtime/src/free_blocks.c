@@ -624,7 +624,10 @@ static void cmr_collect_tree(const cmr_block *node, const cmr_block **blocks, si
  * blocks that should have merged; then each block found at its start and
  * its end. */
 static bool cmr_order_valid(const cmr_free_blocks *set, const char **why) {
-  const cmr_block **blocks = malloc((set->count + 1) * sizeof *blocks);
+  /* On the stack for the checks after each change (no allocator call on
+   * every change of a checking build); allocated for a larger set. */
+  const cmr_block *small[cmr_free_blocks_whole_check];
+  const cmr_block **blocks = set->count <= cmr_free_blocks_whole_check ? small : malloc(set->count * sizeof *blocks);
   if (blocks == NULL) return true; /* nothing to check it with: not a broken set */
   size_t n = 0;
   if (set->keeps_address_order) {
@@ -651,7 +654,7 @@ static bool cmr_order_valid(const cmr_free_blocks *set, const char **why) {
       reason = "a block is not found by its end address";
     }
   }
-  free(blocks);
+  if (blocks != small) free(blocks);
   return reason == NULL || cmr_broken(why, reason);
 }
 
