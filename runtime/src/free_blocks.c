@@ -63,6 +63,7 @@ static bool cmr_class_used(const cmr_free_blocks *set, unsigned class) {
  * class's bit is set: an empty set needs no clearing of the heads). */
 static void cmr_class_link(cmr_free_blocks *set, cmr_block *block) {
   unsigned class = cmr_free_blocks_class(block->size);
+  block->size_class = (uint16_t)class;
   cmr_block **head = cmr_class_head(set, class);
   cmr_block *next = cmr_class_used(set, class) ? *head : NULL;
   block->in_class[0] = NULL;
@@ -74,7 +75,7 @@ static void cmr_class_link(cmr_free_blocks *set, cmr_block *block) {
 }
 
 static void cmr_class_unlink(cmr_free_blocks *set, cmr_block *block) {
-  unsigned class = cmr_free_blocks_class(block->size);
+  unsigned class = block->size_class;
   cmr_block *previous = block->in_class[0], *next = block->in_class[1];
   if (previous != NULL) {
     previous->in_class[1] = next;
@@ -310,7 +311,7 @@ static void cmr_move(cmr_free_blocks *set, cmr_block *block, char *address, size
     cmr_link(set, block);
     return;
   }
-  bool same_class = cmr_free_blocks_class(size) == cmr_free_blocks_class(block->size);
+  bool same_class = cmr_free_blocks_class(size) == block->size_class;
   bool same_start = address == block->address;
   bool same_end = address + size == block->address + block->size;
   if (!same_class) cmr_class_unlink(set, block);
@@ -578,7 +579,9 @@ static bool cmr_class_valid(const cmr_free_blocks *set, unsigned class, size_t l
     if (block->size == 0 || block->size % 256 != 0 || (uintptr_t)block->address % 256 != 0) {
       return cmr_broken(why, "a block's size or address is not a multiple of 256");
     }
-    if (cmr_free_blocks_class(block->size) != class) return cmr_broken(why, "a block is in a class its size does not say");
+    if (cmr_free_blocks_class(block->size) != class || block->size_class != class) {
+      return cmr_broken(why, "a block is in a class its size does not say");
+    }
     *count += 1;
     *bytes += block->size;
     previous = block;

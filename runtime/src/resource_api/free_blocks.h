@@ -39,6 +39,8 @@ typedef struct cmr_block {
   struct cmr_block *by_address[2];
   size_t largest;
   uint32_t priority;
+  /* The class whose list it is on, while in a set. */
+  uint16_t size_class;
   /* Its place in a cmr_block_map while the block is handed out, and the
    * size the caller asked for, which its free must repeat. */
   cmr_address_entry map_entry;
