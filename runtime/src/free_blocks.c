@@ -272,6 +272,14 @@ static cmr_block *cmr_treap_remove(cmr_block *tree, cmr_block *block) {
   return tree;
 }
 
+/* Refreshes `largest` on the path from the root down to `block`, whose size
+ * changed in place (its address too, past no other node's: the path to it
+ * is the same). */
+static void cmr_treap_resized(cmr_block *tree, const cmr_block *block) {
+  if (tree != block) cmr_treap_resized(tree->by_address[tree->address < block->address], block);
+  cmr_refresh(tree);
+}
+
 /* ---- the set's own bookkeeping ------------------------------------------------------ */
 
 static void cmr_check(const cmr_free_blocks *set, size_t touched_size) {
@@ -301,16 +309,9 @@ static void cmr_unlink(cmr_free_blocks *set, cmr_block *block) {
 
 /* Gives a member a new range (one that crosses no other member), touching
  * only the indexes that change: its class, if it changes; the hash of each
- * end that moves. A set kept by address relinks it (the treap's `largest`
- * changes along its root path). */
+ * end that moves; in a set kept by address, `largest` along its root path
+ * (its place in the order stays, and so does its priority). */
 static void cmr_move(cmr_free_blocks *set, cmr_block *block, char *address, size_t size) {
-  if (set->keeps_address_order) {
-    cmr_unlink(set, block);
-    block->address = address;
-    block->size = size;
-    cmr_link(set, block);
-    return;
-  }
   bool same_class = cmr_free_blocks_class(size) == block->size_class;
   bool same_start = address == block->address;
   bool same_end = address + size == block->address + block->size;
@@ -323,6 +324,7 @@ static void cmr_move(cmr_free_blocks *set, cmr_block *block, char *address, size
   if (!same_class) cmr_class_link(set, block);
   if (!same_start) cmr_bucket_push(cmr_buckets(set), set->bucket_bits, block, 0);
   if (!same_end) cmr_bucket_push(cmr_buckets(set), set->bucket_bits, block, 1);
+  if (set->keeps_address_order) cmr_treap_resized(set->by_address, block);
 }
 
 /* A record merged away, kept for a take to reuse (up to cmr_spare_records). */
