@@ -176,7 +176,7 @@ cmr_status cmr_arena_impl_create(cmr_resource_ref upstream, size_t arena_size, b
   impl->dump_log_on_failure = dump_log_on_failure;
   pthread_mutex_init(&impl->global_lock, NULL);
   pthread_mutex_init(&impl->dump_lock, NULL);
-  cmr_free_blocks_init(&impl->global);
+  cmr_free_blocks_init_by_address(&impl->global);
   atomic_init(&impl->superblocks, 0);
   cmr_status status = open_dump_destination(impl, dump_path);
   if (status == CMR_SUCCESS) status = cmr_block_map_create(&impl->handed_out);

@@ -169,10 +169,14 @@ static cmr_cache_slot *cmr_cache_list(const cmr_stream_lists *lists, uint64_t ke
 
 /* Sets a record, new or recycled, to an empty list of `key`. A recycled one
  * may be locked by a thread that has it cached: it is changed under its lock. */
-static void cmr_list_reset(cmr_stream_list *list, uint64_t key) {
+static void cmr_list_reset(const cmr_stream_lists *lists, cmr_stream_list *list, uint64_t key) {
   cmr_lock_acquire(&list->lock);
   list->key = key;
-  cmr_free_blocks_init(&list->blocks);
+  if (lists->fit == CMR_FIT_FIRST) {
+    cmr_free_blocks_init_by_address(&list->blocks);
+  } else {
+    cmr_free_blocks_init(&list->blocks);
+  }
   list->recent_count = list->recent_victim = 0;
   list->recent_bytes = 0;
   list->handed_count = list->handed_victim = 0;
@@ -215,7 +219,7 @@ static cmr_status cmr_list_new(cmr_stream_lists *lists, uint64_t key, cmr_stream
     }
     cmr_lock_init(&list->lock);
   }
-  cmr_list_reset(list, key);
+  cmr_list_reset(lists, list, key);
   *out = list;
   return CMR_SUCCESS;
 }
