@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "impl.h"
+#include "lock.h"
 #include "sizes.h"
 
 enum { cmr_binning_slots = 16 };
@@ -85,7 +86,7 @@ static unsigned cmr_binning_read_begin(cmr_binning_impl *impl) {
     atomic_fetch_add(&impl->readers[slot].count, 1);
     if (!atomic_load(&impl->writing)) return slot;
     atomic_fetch_sub(&impl->readers[slot].count, 1);
-    pthread_mutex_lock(&impl->writers); /* until the writer is done */
+    cmr_mutex_lock(&impl->writers); /* until the writer is done */
     pthread_mutex_unlock(&impl->writers);
   }
 }
@@ -95,7 +96,7 @@ static void cmr_binning_read_end(cmr_binning_impl *impl, unsigned slot) {
 }
 
 static void cmr_binning_write_begin(cmr_binning_impl *impl) {
-  pthread_mutex_lock(&impl->writers);
+  cmr_mutex_lock(&impl->writers);
   atomic_store(&impl->writing, true);
   for (unsigned i = 0; i < cmr_binning_slots; ++i) {
     while (atomic_load(&impl->readers[i].count) != 0) sched_yield();

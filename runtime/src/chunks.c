@@ -4,6 +4,7 @@
 
 #include "backend.h"
 #include "chunks.h"
+#include "lock.h"
 
 void cmr_chunks_init(cmr_chunks *chunks, const char *owner, cmr_resource_ref upstream, size_t maximum) {
   chunks->owner = owner;
@@ -68,7 +69,7 @@ static cmr_status cmr_chunks_ask(cmr_chunks *chunks, size_t least, size_t size, 
 }
 
 cmr_status cmr_chunks_grow(cmr_chunks *chunks, size_t least, size_t preferred, cmr_stream stream, cmr_chunk *out) {
-  pthread_mutex_lock(&chunks->lock);
+  cmr_mutex_lock(&chunks->lock);
   size_t held = atomic_load(&chunks->bytes);
   size_t room = chunks->maximum - held;
   cmr_status status = CMR_SUCCESS;
@@ -88,7 +89,7 @@ cmr_status cmr_chunks_grow(cmr_chunks *chunks, size_t least, size_t preferred, c
 }
 
 void cmr_chunks_give_back(cmr_chunks *chunks, const cmr_chunk *chunk, cmr_stream stream) {
-  pthread_mutex_lock(&chunks->lock);
+  cmr_mutex_lock(&chunks->lock);
   for (size_t i = chunks->count; i-- > 0;) { /* the newest last */
     if (chunks->items[i].address != chunk->address) continue;
     chunks->items[i] = chunks->items[--chunks->count];

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "lock.h"
 
 cmr_slot *_Atomic cmr_slot_pages[CMR_SLOT_PAGES];
 
@@ -57,7 +58,7 @@ static bool cmr_slot_take_locked(uint32_t *index) {
 static cmr_status cmr_slot_open(uintptr_t target, uint32_t shares, uint64_t kind, const char *what,
                                 void **token) {
   uint32_t index;
-  pthread_mutex_lock(&cmr_slots.lock);
+  cmr_mutex_lock(&cmr_slots.lock);
   bool taken = cmr_slot_take_locked(&index);
   pthread_mutex_unlock(&cmr_slots.lock);
   if (!taken) {
@@ -80,7 +81,7 @@ static void cmr_slot_close(uint64_t token) {
   cmr_slot *slot = cmr_slot_at(index);
   atomic_store_explicit(&slot->state, next << 32, memory_order_release);
   if (next == CMR_GENERATION_RETIRED) return;
-  pthread_mutex_lock(&cmr_slots.lock);
+  cmr_mutex_lock(&cmr_slots.lock);
   slot->next_free = CMR_NO_SLOT;
   if (cmr_slots.free_count++ == 0) {
     cmr_slots.free_first = index;
@@ -94,7 +95,7 @@ static void cmr_slot_close(uint64_t token) {
 long cmr_objects_alive(void) { return atomic_load_explicit(&cmr_alive, memory_order_relaxed); }
 
 uint32_t cmr_slots_made(void) {
-  pthread_mutex_lock(&cmr_slots.lock);
+  cmr_mutex_lock(&cmr_slots.lock);
   uint32_t made = cmr_slots.made;
   pthread_mutex_unlock(&cmr_slots.lock);
   return made;

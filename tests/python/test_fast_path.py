@@ -223,3 +223,74 @@ def test_a_thread_waiting_for_a_lock_held_by_a_python_callback_lets_the_gil_go(h
     second.join(10)
     faulthandler.cancel_dump_traceback_later()
     assert len(done) == 2
+
+
+def test_a_thread_waiting_for_a_pool_growing_through_python_lets_the_gil_go(host_mr):
+    """The fast path keeps the GIL; cmr lets it go only when a call is about
+    to wait (the blocking hook). One thread's allocate grows an empty pool
+    through a Python upstream, which holds the pool's growth lock until a
+    second thread has called allocate on the same pool, needing the growth
+    lock too, and a little longer. That second thread keeps the GIL until it
+    finds the lock held: were it to wait holding it, the upstream could never
+    return (the process would hang with the GIL held, which the watchdog
+    ends). Both allocations then succeed."""
+    faulthandler.dump_traceback_later(60, exit=True)
+    growing, second_calls = threading.Event(), threading.Event()
+    grown = []
+
+    def upstream_allocate(nbytes, stream):
+        growing.set()
+        second_calls.wait(10)
+        threading.Event().wait(0.1)  # the second thread is inside allocate by now
+        ptr = host_mr.allocate(nbytes, stream)
+        grown.append(nbytes)
+        return ptr
+
+    upstream = mr.CallbackMemoryResource(upstream_allocate, lambda p, n, s: host_mr.deallocate(p, n, s))
+    pool = mr.PoolMemoryResource(upstream, initial_pool_size=0)
+    ptrs = []
+
+    def allocate(nbytes):
+        ptrs.append((pool.allocate(nbytes), nbytes))
+
+    first = threading.Thread(target=allocate, args=(1 << 20,), daemon=True)
+    first.start()
+    assert growing.wait(10)
+    second_calls.set()
+    allocate(1 << 20)
+    first.join(10)
+    faulthandler.cancel_dump_traceback_later()
+    assert len(ptrs) == 2 and grown and all(ptr != 0 for ptr, _ in ptrs)
+    for ptr, nbytes in ptrs:
+        pool.deallocate(ptr, nbytes)
+
+
+def test_threads_share_a_pool_that_grows_through_python(host_mr):
+    """Four threads allocate and free on one pool whose upstream is Python
+    and which grows by small steps, so threads wait for each other's growth
+    (and its callback) while others allocate: every call completes."""
+    faulthandler.dump_traceback_later(120, exit=True)
+    upstream = mr.CallbackMemoryResource(lambda n, s: host_mr.allocate(n, s),
+                                         lambda p, n, s: host_mr.deallocate(p, n, s))
+    pool = mr.PoolMemoryResource(upstream, initial_pool_size=0, maximum_growth=1 << 16)
+    done = []
+
+    def work(seed):
+        rng = random.Random(seed)
+        live = []
+        for _ in range(300):
+            nbytes = rng.randrange(1, 1 << 14)
+            live.append((pool.allocate(nbytes), nbytes))
+            if len(live) > 20:
+                pool.deallocate(*live.pop(rng.randrange(len(live))))
+        for ptr, nbytes in live:
+            pool.deallocate(ptr, nbytes)
+        done.append(seed)
+
+    threads = [threading.Thread(target=work, args=(seed,), daemon=True) for seed in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    faulthandler.cancel_dump_traceback_later()
+    assert sorted(done) == [0, 1, 2, 3]
