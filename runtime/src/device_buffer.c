@@ -7,10 +7,12 @@
 
 #include "backend.h"
 #include "internal.h"
+#include "lock.h"
 
 /* What a cmr_device_buffer handle (an object token) names. */
 typedef struct cmr_buffer {
   cmr_object object; /* first: the counted-object header */
+  struct cmr_buffer *next_spare; /* in the spares' list */
   cmr_resource_ref mr;
   cmr_stream stream;
   void *data; /* NULL when the capacity is 0 */
@@ -19,7 +21,44 @@ typedef struct cmr_buffer {
   int device;
 } cmr_buffer;
 
+/* ---- spare buffer objects -----------------------------------------------------------
+ * A buffer made and destroyed per allocation (Python's DeviceBuffer, CuPy's
+ * allocator) would cost a calloc and a free beside its allocation: destroyed
+ * buffers' objects are kept, a few, for the next ones. */
+
+enum { cmr_spares_kept = 64 };
+
+static struct {
+  cmr_lock lock;
+  cmr_buffer *first;
+  int count;
+} cmr_spares = {CMR_LOCK_INIT, NULL, 0};
+
+static cmr_buffer *cmr_buffer_shell(void) {
+  cmr_lock_acquire(&cmr_spares.lock);
+  cmr_buffer *buffer = cmr_spares.first;
+  if (buffer != NULL) {
+    cmr_spares.first = buffer->next_spare;
+    --cmr_spares.count;
+  }
+  cmr_lock_release(&cmr_spares.lock);
+  return buffer != NULL ? buffer : malloc(sizeof *buffer);
+}
+
+static void cmr_buffer_shell_free(cmr_buffer *buffer) {
+  cmr_lock_acquire(&cmr_spares.lock);
+  bool kept = cmr_spares.count < cmr_spares_kept;
+  if (kept) {
+    buffer->next_spare = cmr_spares.first;
+    cmr_spares.first = buffer;
+    ++cmr_spares.count;
+  }
+  cmr_lock_release(&cmr_spares.lock);
+  if (!kept) free(buffer);
+}
+
 static cmr_status cmr_buffer_free_memory(cmr_buffer *buffer) {
+  if (buffer->data == NULL) return CMR_SUCCESS; /* freed already, or never held any */
   cmr_backend_device_guard guard;
   cmr_status status = cmr_backend_device_enter(buffer->device, &guard);
   if (status != CMR_SUCCESS) return status; /* the memory stays, for a later try */
@@ -34,7 +73,7 @@ static void cmr_buffer_finalize(cmr_object *object) {
   cmr_buffer *buffer = (cmr_buffer *)object;
   cmr_buffer_free_memory(buffer); /* a no-op after destroy freed it */
   cmr_ref_drop(buffer->mr);
-  free(buffer);
+  cmr_buffer_shell_free(buffer);
 }
 
 static const cmr_object_type cmr_buffer_type = {"device_buffer", cmr_buffer_finalize, NULL};
@@ -101,19 +140,20 @@ cmr_status cmr_device_buffer_create(size_t size, cmr_stream stream, cmr_resource
   if (status != CMR_SUCCESS) {
     return status;
   }
-  cmr_buffer *buffer = calloc(1, sizeof *buffer);
+  cmr_buffer *buffer = cmr_buffer_shell();
   if (buffer == NULL) {
     return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: no host memory for the buffer object", what);
   }
+  buffer->data = NULL;
   status = cmr_allocate(mr, size, stream, &buffer->data);
   if (status != CMR_SUCCESS) {
-    free(buffer);
+    cmr_buffer_shell_free(buffer);
     return cmr_error_context(status, "%s(%zu bytes)", what, size);
   }
   status = cmr_ref_hold(mr, what);
   if (status != CMR_SUCCESS) {
     cmr_deallocate(mr, buffer->data, size, stream);
-    free(buffer);
+    cmr_buffer_shell_free(buffer);
     return status;
   }
   buffer->mr = mr;
