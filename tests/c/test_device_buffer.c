@@ -397,6 +397,35 @@ START_TEST(a_destroyed_buffer_is_refused) {
 }
 END_TEST
 
+/* Destroyed buffers' objects are reused (runtime/src/device_buffer.c keeps
+ * some): waves of buffers, more at once than it keeps, over two resources
+ * taking turns; each buffer reports its own resource, size and contents,
+ * every allocation is freed once, and the first wave's handles stay dead. */
+START_TEST(buffers_made_in_waves_keep_to_their_own) {
+  enum { wave = 200 };
+  cmr_device_buffer *first[wave], *second[wave];
+  for (int i = 0; i < wave; i++) first[i] = filled(8 + (size_t)i, (unsigned)i, i % 2 ? foreign_ref() : mr);
+  for (int i = 0; i < wave; i++) ck_assert_ok(cmr_device_buffer_destroy(first[i]));
+  ck_assert_int_eq(foreign.allocations, wave / 2);
+  ck_assert_int_eq(foreign.deallocations, wave / 2);
+  for (int i = 0; i < wave; i++) second[i] = filled(16 + (size_t)i, (unsigned)i + 7, i % 2 ? mr : foreign_ref());
+  for (int i = 0; i < wave; i++) {
+    cmr_resource_ref resource;
+    ck_assert_ok(cmr_device_buffer_resource(second[i], &resource));
+    ck_assert_ptr_eq(resource.self, (i % 2 ? mr : foreign_ref()).self);
+    ck_assert_uint_eq(size_of(second[i]), 16 + (size_t)i);
+    unsigned char *expected = pattern(16 + (size_t)i, (unsigned)i + 7);
+    assert_contents(second[i], expected, 16 + (size_t)i);
+    free(expected);
+    assert_every_call_rejects(first[i], CMR_ERROR_DESTROYED_HANDLE);
+  }
+  for (int i = 0; i < wave; i++) ck_assert_ok(cmr_device_buffer_destroy(second[i]));
+  ck_assert_int_eq(foreign.allocations, wave);
+  ck_assert_int_eq(foreign.deallocations, wave);
+  ck_assert_uint_eq(foreign.outstanding, 0);
+}
+END_TEST
+
 START_TEST(accessors_refuse_null_out_parameters) {
   cmr_device_buffer *buffer = filled(10, 11, mr);
   ck_assert_status(cmr_device_buffer_data(buffer, NULL), CMR_ERROR_NULL_POINTER);
@@ -451,7 +480,7 @@ static Suite *device_buffer_suite(void) {
         memcpy_copies_between_any_pointers}},
       {"handles",
        {a_null_buffer_is_refused, a_destroyed_buffer_is_refused, a_buffer_destroyed_long_ago_is_refused,
-        accessors_refuse_null_out_parameters}},
+        accessors_refuse_null_out_parameters, buffers_made_in_waves_keep_to_their_own}},
   };
   for (size_t g = 0; g < sizeof groups / sizeof *groups; g++) {
     TCase *tcase = tcase_create(groups[g].name);
