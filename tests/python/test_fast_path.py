@@ -17,6 +17,7 @@ import pytest
 
 import cmr
 from cmr import capi, mr
+from cmr.allocators._library import library_path
 
 
 @pytest.fixture
@@ -332,31 +333,49 @@ def test_a_thread_waiting_for_a_pool_growing_through_python_lets_the_gil_go(host
 
 
 def test_threads_share_a_pool_that_grows_through_python(host_mr):
-    """Four threads allocate and free on one pool whose upstream is Python
-    and which grows by small steps, so threads wait for each other's growth
-    (and its callback) while others allocate: every call completes."""
+    """Python threads (holding the GIL into cmr, through the fast path) and
+    PyTorch-like threads (entering cmr without the GIL, through the pluggable
+    entry points that PyTorch calls, here by ctypes, which lets the GIL go)
+    allocate and free on one pool, the current resource, whose upstream is
+    Python and which grows by small steps: threads wait for each other's
+    growth, and its callback, while others allocate. Every call completes
+    (a hang would be ended by the watchdog) and every byte comes back."""
     faulthandler.dump_traceback_later(120, exit=True)
     upstream = mr.CallbackMemoryResource(lambda n, s: host_mr.allocate(n, s),
                                          lambda p, n, s: host_mr.deallocate(p, n, s))
     pool = mr.PoolMemoryResource(upstream, initial_pool_size=0, maximum_growth=1 << 16)
+    stats = mr.StatisticsResourceAdaptor(pool)
+    mr.set_current_device_resource(stats)
+    library = ctypes.CDLL(library_path())
+    library.cmr_pluggable_allocate.restype = ctypes.c_void_p
+    library.cmr_pluggable_allocate.argtypes = [ctypes.c_ssize_t, ctypes.c_int, ctypes.c_void_p]
+    library.cmr_pluggable_deallocate.argtypes = [ctypes.c_void_p, ctypes.c_ssize_t, ctypes.c_int, ctypes.c_void_p]
+    entry_points = (lambda n: library.cmr_pluggable_allocate(n, 0, None),
+                    lambda p, n: library.cmr_pluggable_deallocate(p, n, 0, None))
+    fast_path = (stats.allocate, stats.deallocate)
     done = []
 
-    def work(seed):
+    def work(seed, calls):
+        allocate, deallocate = calls
         rng = random.Random(seed)
         live = []
         for _ in range(300):
             nbytes = rng.randrange(1, 1 << 14)
-            live.append((pool.allocate(nbytes), nbytes))
+            ptr = allocate(nbytes)
+            assert ptr
+            live.append((ptr, nbytes))
             if len(live) > 20:
-                pool.deallocate(*live.pop(rng.randrange(len(live))))
+                deallocate(*live.pop(rng.randrange(len(live))))
         for ptr, nbytes in live:
-            pool.deallocate(ptr, nbytes)
+            deallocate(ptr, nbytes)
         done.append(seed)
 
-    threads = [threading.Thread(target=work, args=(seed,), daemon=True) for seed in range(4)]
+    threads = [threading.Thread(target=work, args=(seed, entry_points if seed % 2 else fast_path), daemon=True)
+               for seed in range(4)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(60)
     faulthandler.cancel_dump_traceback_later()
     assert sorted(done) == [0, 1, 2, 3]
+    assert stats.allocation_counts.current_bytes == 0 and stats.allocation_counts.total_count == 1200
