@@ -17,7 +17,7 @@ import pytest
 
 import cmr
 from cmr import capi, mr
-from cmr.allocators._library import library_path
+from conftest import pluggable_library
 
 
 @pytest.fixture
@@ -346,10 +346,7 @@ def test_threads_share_a_pool_that_grows_through_python(host_mr):
     pool = mr.PoolMemoryResource(upstream, initial_pool_size=0, maximum_growth=1 << 16)
     stats = mr.StatisticsResourceAdaptor(pool)
     mr.set_current_device_resource(stats)
-    library = ctypes.CDLL(library_path())
-    library.cmr_pluggable_allocate.restype = ctypes.c_void_p
-    library.cmr_pluggable_allocate.argtypes = [ctypes.c_ssize_t, ctypes.c_int, ctypes.c_void_p]
-    library.cmr_pluggable_deallocate.argtypes = [ctypes.c_void_p, ctypes.c_ssize_t, ctypes.c_int, ctypes.c_void_p]
+    library = pluggable_library()
     entry_points = (lambda n: library.cmr_pluggable_allocate(n, 0, None),
                     lambda p, n: library.cmr_pluggable_deallocate(p, n, 0, None))
     fast_path = (stats.allocate, stats.deallocate)
