@@ -3,16 +3,16 @@
  * holds a share of its resource; every allocation, copy and free is ordered
  * on the buffer's stream, with the buffer's device (the one current at its
  * creation, as RMM's) current and the caller's restored after. */
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "backend.h"
 #include "internal.h"
-#include "lock.h"
 
 /* What a cmr_device_buffer handle (an object token) names. */
 typedef struct cmr_buffer {
   cmr_object object; /* first: the counted-object header */
-  struct cmr_buffer *next_spare; /* in the spares' list */
+  struct cmr_buffer *next_spare; /* in its thread's spares, once destroyed */
   cmr_resource_ref mr;
   cmr_stream stream;
   void *data; /* NULL when the capacity is 0 */
@@ -23,38 +23,67 @@ typedef struct cmr_buffer {
 
 /* ---- spare buffer objects -----------------------------------------------------------
  * A buffer made and destroyed per allocation (Python's DeviceBuffer, CuPy's
- * allocator) would cost a calloc and a free beside its allocation: destroyed
- * buffers' objects are kept, a few, for the next ones. */
+ * allocator) would cost a calloc and a free beside its allocation: each
+ * thread keeps a few destroyed buffers' objects for the next ones it makes.
+ * Per thread (a pthread key, whose destructor frees them when the thread
+ * ends), so that taking one and giving it back need no atomic operation. */
 
-enum { cmr_spares_kept = 64 };
+enum { cmr_spares_kept = 16 };
 
-static struct {
-  cmr_lock lock;
+typedef struct cmr_spares {
   cmr_buffer *first;
   int count;
-} cmr_spares = {CMR_LOCK_INIT, NULL, 0};
+} cmr_spares;
+
+static pthread_key_t cmr_spares_key;
+static pthread_once_t cmr_spares_once = PTHREAD_ONCE_INIT;
+static bool cmr_spares_usable; /* the key was made */
+
+static void cmr_spares_free(void *thread_spares) {
+  cmr_spares *spares = thread_spares;
+  while (spares->first != NULL) {
+    cmr_buffer *buffer = spares->first;
+    spares->first = buffer->next_spare;
+    free(buffer);
+  }
+  free(spares);
+}
+
+static void cmr_spares_make_key(void) {
+  cmr_spares_usable = pthread_key_create(&cmr_spares_key, cmr_spares_free) == 0;
+}
+
+/* This thread's spares, made on first use when `make`; NULL without them. */
+static cmr_spares *cmr_spares_of_thread(bool make) {
+  pthread_once(&cmr_spares_once, cmr_spares_make_key);
+  if (!cmr_spares_usable) return NULL;
+  cmr_spares *spares = pthread_getspecific(cmr_spares_key);
+  if (spares == NULL && make && (spares = calloc(1, sizeof *spares)) != NULL &&
+      pthread_setspecific(cmr_spares_key, spares) != 0) {
+    free(spares);
+    spares = NULL;
+  }
+  return spares;
+}
 
 static cmr_buffer *cmr_buffer_shell(void) {
-  cmr_lock_acquire(&cmr_spares.lock);
-  cmr_buffer *buffer = cmr_spares.first;
-  if (buffer != NULL) {
-    cmr_spares.first = buffer->next_spare;
-    --cmr_spares.count;
-  }
-  cmr_lock_release(&cmr_spares.lock);
-  return buffer != NULL ? buffer : malloc(sizeof *buffer);
+  cmr_spares *spares = cmr_spares_of_thread(false);
+  cmr_buffer *buffer = spares == NULL ? NULL : spares->first;
+  if (buffer == NULL) return malloc(sizeof *buffer);
+  spares->first = buffer->next_spare;
+  --spares->count;
+  return buffer;
 }
 
 static void cmr_buffer_shell_free(cmr_buffer *buffer) {
-  cmr_lock_acquire(&cmr_spares.lock);
-  bool kept = cmr_spares.count < cmr_spares_kept;
-  if (kept) {
-    buffer->next_spare = cmr_spares.first;
-    cmr_spares.first = buffer;
-    ++cmr_spares.count;
+  cmr_spares *spares = cmr_spares_of_thread(true);
+  if (spares == NULL || spares->count == cmr_spares_kept) {
+    free(buffer);
+    return;
   }
-  cmr_lock_release(&cmr_spares.lock);
-  if (!kept) free(buffer);
+  buffer->next_spare = spares->first;
+  spares->first = buffer;
+  ++spares->count;
 }
 
 static cmr_status cmr_buffer_free_memory(cmr_buffer *buffer) {
