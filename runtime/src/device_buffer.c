@@ -165,7 +165,9 @@ cmr_status cmr_device_buffer_create(size_t size, cmr_stream stream, cmr_resource
     return cmr_error(CMR_ERROR_NULL_POINTER, "%s: out is NULL", what);
   }
   *out = NULL;
-  cmr_status status = cmr_ref_check(mr, what);
+  void *self;
+  /* The inline check of a live ref; the full one only to say what is wrong. */
+  cmr_status status = cmr_ref_target(mr, &self) ? CMR_SUCCESS : cmr_ref_check(mr, what);
   if (status != CMR_SUCCESS) {
     return status;
   }
