@@ -81,6 +81,11 @@ def _subjects(nbytes: int) -> dict:
             cupy_pool = cupy.cuda.MemoryPool()
             # The pointer is dropped at once: its block goes back to the pool.
             subjects["CuPy MemoryPool.malloc+free"] = lambda: cupy_pool.malloc(nbytes)
+            # What CuPy calls per allocation with cmr's allocator set (the pool the current resource).
+            from cmr.allocators.cupy import cmr_cupy_allocator
+            mr.set_current_device_resource(pool)
+            subjects["cmr pool: cmr_cupy_allocator (current resource)"] = lambda: cmr_cupy_allocator(nbytes)
+            subjects["cmr pool: DeviceBuffer (current resource)"] = lambda: cmr.DeviceBuffer(size=nbytes)
         except ImportError:
             pass
         try:
@@ -296,7 +301,8 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=20000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--csv", help="also write bytes,subject,ns_per_pair lines here")
-    parser.add_argument("--runs", type=int, default=5, help="fresh processes per workload configuration")
+    parser.add_argument("--runs", type=int, default=9,
+                        help="fresh processes per workload configuration (their times vary by half: 9 for a median)")
     parser.add_argument("--steps", type=int, default=2000, help="steps of each workload run")
     parser.add_argument("--workloads-csv", help="also write workload,subject,median_s,runs_s lines here")
     parser.add_argument("--plot", help="write the workloads' medians as a PNG here")

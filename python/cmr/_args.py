@@ -107,8 +107,8 @@ def c_unsigned(value, name: str) -> int:
 def _callable(function, name: str):
     if not callable(function):
         raise TypeError(f"{name} must be callable, not {type(function).__name__}")
-    # From now on cmr may call Python from any thread: the fast path lets the
-    # GIL go around its calls (python/swig/fast_path.swg).
+    # From now on cmr may call Python from any thread: the fast path looks
+    # for the exceptions callbacks keep (python/swig/fast_path.swg).
     capi.cmr_py_note_python_callbacks()
     return function
 

@@ -12,6 +12,7 @@
 
 #include "address_map.h"
 #include "impl.h"
+#include "lock.h"
 
 /* One aligned allocation: what the caller got and what the upstream gave. */
 typedef struct cmr_aligned_entry {
@@ -57,7 +58,7 @@ void cmr_aligned_impl_destroy(cmr_aligned_impl *impl) {
 }
 
 static void cmr_aligned_insert(cmr_aligned_impl *impl, cmr_aligned_entry *entry) {
-  pthread_mutex_lock(&impl->lock);
+  cmr_mutex_lock(&impl->lock);
   cmr_address_map_insert(&impl->entries, &entry->key);
   pthread_mutex_unlock(&impl->lock);
 }
@@ -67,7 +68,7 @@ static void cmr_aligned_insert(cmr_aligned_impl *impl, cmr_aligned_entry *entry)
  * found (0 if none). */
 static cmr_aligned_entry *cmr_aligned_remove(cmr_aligned_impl *impl, const void *aligned, size_t bytes,
                                              size_t *allocated) {
-  pthread_mutex_lock(&impl->lock);
+  cmr_mutex_lock(&impl->lock);
   cmr_aligned_entry *entry = (cmr_aligned_entry *)cmr_address_map_remove(&impl->entries, aligned);
   *allocated = entry == NULL ? 0 : entry->bytes;
   if (entry != NULL && entry->bytes != bytes) {

@@ -43,6 +43,7 @@
 #include "chunks.h"
 #include "impl.h"
 #include "invariants.h"
+#include "lock.h"
 #include "sizes.h"
 #include "suballocator.h"
 
@@ -92,7 +93,7 @@ static void dump_list_block(uint64_t key, const cmr_block *block, void *arg) {
 static void write_dump(cmr_arena_impl *impl, FILE *out, const char *reason) {
   fprintf(out, "cmr arena %p: %s\n", (void *)impl, reason);
   fprintf(out, "  arena_size %zu bytes from the upstream at %p\n", impl->arena_size, (void *)impl->base);
-  pthread_mutex_lock(&impl->global_lock);
+  cmr_mutex_lock(&impl->global_lock);
   fprintf(out, "  global arena: %zu free ranges, %zu bytes\n", impl->global.count, impl->global.bytes);
   cmr_free_blocks_each(&impl->global, dump_global_range, out);
   pthread_mutex_unlock(&impl->global_lock);
@@ -107,7 +108,7 @@ static void write_dump(cmr_arena_impl *impl, FILE *out, const char *reason) {
 
 /* Appends the dump to the dump destination; fails when it could not be written. */
 static cmr_status dump_to_destination(cmr_arena_impl *impl, const char *reason) {
-  pthread_mutex_lock(&impl->dump_lock);
+  cmr_mutex_lock(&impl->dump_lock);
   clearerr(impl->dump_file);
   write_dump(impl, impl->dump_file, reason);
   bool failed = fflush(impl->dump_file) != 0 || ferror(impl->dump_file);
@@ -218,7 +219,7 @@ static cmr_status cut_superblock(cmr_arena_impl *impl, size_t size, cmr_block **
 }
 
 static cmr_status take_superblock(cmr_arena_impl *impl, size_t size, cmr_block **out) {
-  pthread_mutex_lock(&impl->global_lock);
+  cmr_mutex_lock(&impl->global_lock);
   cmr_status status = cut_superblock(impl, size, out);
   pthread_mutex_unlock(&impl->global_lock);
   return status;
@@ -238,7 +239,7 @@ static void return_superblock_locked(cmr_block *superblock, void *arg) {
 }
 
 static void return_superblock(cmr_arena_impl *impl, cmr_block *superblock) {
-  pthread_mutex_lock(&impl->global_lock);
+  cmr_mutex_lock(&impl->global_lock);
   return_superblock_locked(superblock, impl);
   pthread_mutex_unlock(&impl->global_lock);
 }
@@ -284,7 +285,7 @@ static cmr_status defragment_and_retry(cmr_arena_impl *impl, size_t size, size_t
                                        cmr_block **out) {
   cmr_status status = cmr_stream_lists_reclaim(impl->lists, stream, size, alignment, out);
   if (status != CMR_SUCCESS || *out != NULL) return status;
-  pthread_mutex_lock(&impl->global_lock);
+  cmr_mutex_lock(&impl->global_lock);
   status = cmr_stream_lists_release_units(impl->lists, return_superblock_locked, impl);
   cmr_block *superblock = NULL;
   if (status == CMR_SUCCESS) status = cut_superblock(impl, superblock_size(size, alignment), &superblock);
@@ -363,7 +364,7 @@ cmr_status cmr_arena_impl_deallocate(cmr_arena_impl *impl, void *ptr, size_t byt
 }
 
 cmr_status cmr_arena_impl_global_free_bytes(cmr_arena_impl *impl, size_t *out) {
-  pthread_mutex_lock(&impl->global_lock);
+  cmr_mutex_lock(&impl->global_lock);
   *out = impl->global.bytes;
   pthread_mutex_unlock(&impl->global_lock);
   return CMR_SUCCESS;
@@ -378,7 +379,7 @@ cmr_status cmr_arena_impl_dump(cmr_arena_impl *impl) { return dump_to_destinatio
 
 cmr_status cmr_arena_impl_largest_free_block(cmr_arena_impl *impl, size_t *out) {
   size_t in_arenas = cmr_stream_lists_largest(impl->lists);
-  pthread_mutex_lock(&impl->global_lock);
+  cmr_mutex_lock(&impl->global_lock);
   size_t global = cmr_free_blocks_largest(&impl->global);
   pthread_mutex_unlock(&impl->global_lock);
   *out = in_arenas > global ? in_arenas : global;

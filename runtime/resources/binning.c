@@ -20,6 +20,7 @@
 
 #include "impl.h"
 #include "invariants.h"
+#include "lock.h"
 #include "sizes.h"
 
 enum { cmr_binning_slots = 16 };
@@ -112,7 +113,7 @@ static inline unsigned cmr_binning_read_begin(cmr_binning_impl *impl) {
     atomic_fetch_add(&impl->readers[slot].count, 1);
     if (!atomic_load(&impl->writing)) return slot;
     atomic_fetch_sub(&impl->readers[slot].count, 1);
-    pthread_mutex_lock(&impl->writers); /* until the writer is done */
+    cmr_mutex_lock(&impl->writers); /* until the writer is done */
     pthread_mutex_unlock(&impl->writers);
   }
 }
@@ -122,7 +123,7 @@ static inline void cmr_binning_read_end(cmr_binning_impl *impl, unsigned slot) {
 }
 
 static void cmr_binning_write_begin(cmr_binning_impl *impl) {
-  pthread_mutex_lock(&impl->writers);
+  cmr_mutex_lock(&impl->writers);
   atomic_store(&impl->writing, true);
   for (unsigned i = 0; i < cmr_binning_slots; ++i) {
     while (atomic_load(&impl->readers[i].count) != 0) sched_yield();

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "impl.h"
+#include "lock.h"
 
 #define CMR_LOGGING_HEADER "Thread,Time,Action,Pointer,Size,Stream\n"
 
@@ -53,7 +54,7 @@ static void cmr_logging_write_locked(cmr_logging_impl *impl, const char *row) {
 }
 
 static void cmr_logging_write(cmr_logging_impl *impl, const char *row) {
-  pthread_mutex_lock(&impl->lock);
+  cmr_mutex_lock(&impl->lock);
   cmr_logging_write_locked(impl, row);
   pthread_mutex_unlock(&impl->lock);
 }
@@ -148,7 +149,7 @@ cmr_status cmr_logging_impl_deallocate(cmr_logging_impl *impl, void *ptr, size_t
    * must come after this one. */
   char row[cmr_logging_row_size];
   cmr_logging_format(row, "free", ptr, bytes, stream);
-  pthread_mutex_lock(&impl->lock);
+  cmr_mutex_lock(&impl->lock);
   cmr_status status = cmr_deallocate_aligned(impl->upstream, ptr, bytes, alignment, stream);
   if (status == CMR_SUCCESS) cmr_logging_write_locked(impl, row);
   pthread_mutex_unlock(&impl->lock);
@@ -156,7 +157,7 @@ cmr_status cmr_logging_impl_deallocate(cmr_logging_impl *impl, void *ptr, size_t
 }
 
 cmr_status cmr_logging_impl_flush(cmr_logging_impl *impl) {
-  pthread_mutex_lock(&impl->lock);
+  cmr_mutex_lock(&impl->lock);
   bool flushed = fflush(impl->file) == 0;
   int error = flushed ? impl->last_errno : errno;
   size_t lost = impl->lost_since_flush;
@@ -177,7 +178,7 @@ cmr_status cmr_logging_impl_filename(cmr_logging_impl *impl, const char **out) {
 }
 
 cmr_status cmr_logging_impl_lost_rows(cmr_logging_impl *impl, size_t *out) {
-  pthread_mutex_lock(&impl->lock);
+  cmr_mutex_lock(&impl->lock);
   *out = impl->lost_rows;
   pthread_mutex_unlock(&impl->lock);
   return CMR_SUCCESS;

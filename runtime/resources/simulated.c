@@ -8,6 +8,7 @@
 
 #include "impl.h"
 #include "ledger.h"
+#include "lock.h"
 #include "simulated_range.h"
 
 struct cmr_simulated_impl {
@@ -59,7 +60,7 @@ static cmr_status cmr_simulated_obtain(void *resource, size_t bytes, size_t alig
   if (alignment > CMR_SIMULATED_RANGE) {
     return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "simulated: alignment %zu is larger than the simulated range", alignment);
   }
-  pthread_mutex_lock(&impl->lock);
+  cmr_mutex_lock(&impl->lock);
   /* The base is aligned to 2^62, so aligning the offset aligns the address. */
   uintptr_t start = (impl->next + alignment - 1) & ~(uintptr_t)(alignment - 1);
   size_t in_use = impl->in_use;
@@ -83,7 +84,7 @@ static cmr_status cmr_simulated_release(void *resource, void *ptr, size_t bytes,
                                         cmr_stream stream) {
   cmr_simulated_impl *impl = resource;
   (void)ptr, (void)alignment, (void)stream;
-  pthread_mutex_lock(&impl->lock);
+  cmr_mutex_lock(&impl->lock);
   impl->in_use -= bytes;
   impl->deallocations++;
   pthread_mutex_unlock(&impl->lock);
@@ -106,7 +107,7 @@ cmr_status cmr_simulated_impl_deallocate(cmr_simulated_impl *impl, void *ptr, si
 
 /* One counter, read under the lock. */
 static size_t cmr_simulated_read(cmr_simulated_impl *impl, const size_t *counter) {
-  pthread_mutex_lock(&impl->lock);
+  cmr_mutex_lock(&impl->lock);
   size_t value = *counter;
   pthread_mutex_unlock(&impl->lock);
   return value;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "impl.h"
+#include "lock.h"
 
 typedef struct cmr_statistics_counter {
   int64_t value; /* net change since the level was pushed */
@@ -57,7 +58,7 @@ static void cmr_statistics_count(cmr_statistics_counter *counter, int64_t change
 
 /* Counts one allocation (sign +1) or free (-1) of `bytes` in the top level. */
 static void cmr_statistics_record(cmr_statistics_impl *impl, size_t bytes, int sign) {
-  pthread_mutex_lock(&impl->lock);
+  cmr_mutex_lock(&impl->lock);
   cmr_statistics_level *top = &impl->levels[impl->count - 1];
   cmr_statistics_count(&top->bytes, sign * (int64_t)bytes);
   cmr_statistics_count(&top->allocations, sign);
@@ -93,7 +94,7 @@ static const cmr_statistics_counter *cmr_statistics_counter_of(const cmr_statist
  * left out, what was outstanding when it was pushed (the levels below it
  * change no more while it is there). No free takes either below zero. */
 static size_t cmr_statistics_sum(cmr_statistics_impl *impl, cmr_statistics_kind kind, size_t top_levels_left) {
-  pthread_mutex_lock(&impl->lock);
+  cmr_mutex_lock(&impl->lock);
   int64_t sum = 0;
   for (size_t i = 0; i + top_levels_left < impl->count; ++i) {
     sum += cmr_statistics_counter_of(&impl->levels[i], kind)->value;
@@ -103,7 +104,7 @@ static size_t cmr_statistics_sum(cmr_statistics_impl *impl, cmr_statistics_kind 
 }
 
 static size_t cmr_statistics_top(cmr_statistics_impl *impl, cmr_statistics_kind kind, cmr_statistics_field field) {
-  pthread_mutex_lock(&impl->lock);
+  cmr_mutex_lock(&impl->lock);
   const cmr_statistics_counter *counter = cmr_statistics_counter_of(&impl->levels[impl->count - 1], kind);
   int64_t value = field == CMR_STATISTICS_PEAK ? counter->peak : counter->total;
   pthread_mutex_unlock(&impl->lock);
@@ -151,7 +152,7 @@ cmr_status cmr_statistics_impl_allocations_at_push(cmr_statistics_impl *impl, si
 }
 
 cmr_status cmr_statistics_impl_counter_levels(cmr_statistics_impl *impl, size_t *out) {
-  pthread_mutex_lock(&impl->lock);
+  cmr_mutex_lock(&impl->lock);
   *out = impl->count;
   pthread_mutex_unlock(&impl->lock);
   return CMR_SUCCESS;
@@ -160,7 +161,7 @@ cmr_status cmr_statistics_impl_counter_levels(cmr_statistics_impl *impl, size_t 
 /* ---- the stack ----------------------------------------------------------------- */
 
 cmr_status cmr_statistics_impl_push_counters(cmr_statistics_impl *impl) {
-  pthread_mutex_lock(&impl->lock);
+  cmr_mutex_lock(&impl->lock);
   if (impl->count == impl->capacity) {
     cmr_statistics_level *grown = realloc(impl->levels, 2 * impl->capacity * sizeof *grown);
     if (grown == NULL) {
@@ -184,7 +185,7 @@ static void cmr_statistics_merge(cmr_statistics_counter *parent, const cmr_stati
 }
 
 cmr_status cmr_statistics_impl_pop_counters(cmr_statistics_impl *impl) {
-  pthread_mutex_lock(&impl->lock);
+  cmr_mutex_lock(&impl->lock);
   if (impl->count == 1) {
     pthread_mutex_unlock(&impl->lock);
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT,

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "impl.h"
+#include "lock.h"
 
 struct cmr_thread_safe_impl {
   cmr_resource_ref upstream; /* the handle holds its share */
@@ -26,7 +27,7 @@ void cmr_thread_safe_impl_destroy(cmr_thread_safe_impl *impl) {
 
 cmr_status cmr_thread_safe_impl_allocate(cmr_thread_safe_impl *impl, size_t bytes, size_t alignment,
                                          cmr_stream stream, void **out) {
-  pthread_mutex_lock(&impl->lock);
+  cmr_mutex_lock(&impl->lock);
   cmr_status status = cmr_allocate_aligned(impl->upstream, bytes, alignment, stream, out);
   pthread_mutex_unlock(&impl->lock);
   return status;
@@ -34,7 +35,7 @@ cmr_status cmr_thread_safe_impl_allocate(cmr_thread_safe_impl *impl, size_t byte
 
 cmr_status cmr_thread_safe_impl_deallocate(cmr_thread_safe_impl *impl, void *ptr, size_t bytes, size_t alignment,
                                            cmr_stream stream) {
-  pthread_mutex_lock(&impl->lock);
+  cmr_mutex_lock(&impl->lock);
   cmr_status status = cmr_deallocate_aligned(impl->upstream, ptr, bytes, alignment, stream);
   pthread_mutex_unlock(&impl->lock);
   return status;

@@ -8,6 +8,7 @@
 
 #include "address_map.h"
 #include "impl.h"
+#include "lock.h"
 
 enum { cmr_tracking_frames = 32 };
 
@@ -55,7 +56,7 @@ void cmr_tracking_impl_destroy(cmr_tracking_impl *impl) {
 }
 
 static void cmr_tracking_insert(cmr_tracking_impl *impl, cmr_tracking_record *record) {
-  pthread_mutex_lock(&impl->lock);
+  cmr_mutex_lock(&impl->lock);
   cmr_address_map_insert(&impl->records, &record->key);
   impl->bytes += record->bytes;
   pthread_mutex_unlock(&impl->lock);
@@ -63,7 +64,7 @@ static void cmr_tracking_insert(cmr_tracking_impl *impl, cmr_tracking_record *re
 
 /* Takes the record of `ptr` out of the table, or returns NULL. */
 static cmr_tracking_record *cmr_tracking_remove(cmr_tracking_impl *impl, const void *ptr) {
-  pthread_mutex_lock(&impl->lock);
+  cmr_mutex_lock(&impl->lock);
   cmr_tracking_record *record = (cmr_tracking_record *)cmr_address_map_remove(&impl->records, ptr);
   if (record != NULL) impl->bytes -= record->bytes;
   pthread_mutex_unlock(&impl->lock);
@@ -134,14 +135,14 @@ cmr_status cmr_tracking_impl_deallocate(cmr_tracking_impl *impl, void *ptr, size
 }
 
 cmr_status cmr_tracking_impl_allocated_bytes(cmr_tracking_impl *impl, size_t *out) {
-  pthread_mutex_lock(&impl->lock);
+  cmr_mutex_lock(&impl->lock);
   *out = impl->bytes;
   pthread_mutex_unlock(&impl->lock);
   return CMR_SUCCESS;
 }
 
 cmr_status cmr_tracking_impl_outstanding_count(cmr_tracking_impl *impl, size_t *out) {
-  pthread_mutex_lock(&impl->lock);
+  cmr_mutex_lock(&impl->lock);
   *out = impl->records.count;
   pthread_mutex_unlock(&impl->lock);
   return CMR_SUCCESS;
@@ -200,7 +201,7 @@ cmr_status cmr_tracking_impl_outstanding_report(cmr_tracking_impl *impl, const c
   size_t length = 0;
   FILE *text = open_memstream(&report, &length);
   if (text == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "tracking: no host memory for the report");
-  pthread_mutex_lock(&impl->lock);
+  cmr_mutex_lock(&impl->lock);
   cmr_status status = cmr_tracking_write_report(impl, text);
   /* The text is complete once the stream is closed; a write or the close
    * fails only for want of memory. */

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The backend of the CUDA build, over the CUDA runtime. Every failure goes
- * through cmr_cuda_failure, which maps the error and names the call. */
+ * through cmr_cuda_failure, which maps the error and names the call; every
+ * call that may wait (allocation and free, synchronization, a copy that may
+ * be from pageable memory) is preceded by cmr_before_blocking (lock.h). */
 #include <stdarg.h>
 #include <stdio.h>
 
 #include <cuda_runtime_api.h>
 
 #include "backend.h"
+#include "lock.h"
 #include "stream_ids.h"
 
 #if !CMR_WITH_CUDA
@@ -149,6 +152,7 @@ bool cmr_backend_stream_destroyed(cmr_stream stream) {
 }
 
 cmr_status cmr_backend_stream_synchronize(cmr_stream stream) {
+  cmr_before_blocking();
   cudaError_t error = cudaStreamSynchronize(stream);
   /* Without a driver or device no work can have been queued, so the default
    * stream is idle (no other stream can exist). */
@@ -222,12 +226,14 @@ cmr_status cmr_backend_event_query(cmr_backend_event event, bool *reached) {
 }
 
 cmr_status cmr_backend_event_synchronize(cmr_backend_event event) {
+  cmr_before_blocking();
   cudaError_t error = cudaEventSynchronize((cudaEvent_t)event);
   return error == cudaSuccess ? CMR_SUCCESS
                               : cmr_cuda_failure(error, "cudaEventSynchronize(%p)", (void *)event);
 }
 
 cmr_status cmr_backend_device_synchronize(void) {
+  cmr_before_blocking();
   cudaError_t error = cudaDeviceSynchronize();
   if (cmr_no_driver(error)) return CMR_SUCCESS; /* no device, so no work to wait for */
   return error == cudaSuccess ? CMR_SUCCESS : cmr_cuda_failure(error, "cudaDeviceSynchronize");
@@ -237,6 +243,7 @@ cmr_status cmr_backend_copy(void *destination, const void *source, size_t bytes,
   if (bytes == 0) {
     return CMR_SUCCESS;
   }
+  cmr_before_blocking();
   cudaError_t error = cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDefault, stream);
   return error == cudaSuccess
              ? CMR_SUCCESS
@@ -269,6 +276,7 @@ cmr_status cmr_backend_prefetch(const void *ptr, size_t bytes, int device, cmr_s
 /* ---- plain allocations ------------------------------------------------------------- */
 
 cmr_status cmr_backend_device_alloc(size_t bytes, void **out) {
+  cmr_before_blocking();
   cudaError_t error = cudaMalloc(out, bytes);
   if (error != cudaSuccess) {
     *out = NULL;
@@ -278,11 +286,13 @@ cmr_status cmr_backend_device_alloc(size_t bytes, void **out) {
 }
 
 cmr_status cmr_backend_device_free(void *ptr) {
+  cmr_before_blocking();
   cudaError_t error = cudaFree(ptr);
   return error == cudaSuccess ? CMR_SUCCESS : cmr_cuda_failure(error, "cudaFree(%p)", ptr);
 }
 
 cmr_status cmr_backend_managed_alloc(size_t bytes, void **out) {
+  cmr_before_blocking();
   cudaError_t error = cudaMallocManaged(out, bytes, cudaMemAttachGlobal);
   if (error != cudaSuccess) {
     *out = NULL;
@@ -292,11 +302,13 @@ cmr_status cmr_backend_managed_alloc(size_t bytes, void **out) {
 }
 
 cmr_status cmr_backend_managed_free(void *ptr) {
+  cmr_before_blocking();
   cudaError_t error = cudaFree(ptr);
   return error == cudaSuccess ? CMR_SUCCESS : cmr_cuda_failure(error, "cudaFree(%p)", ptr);
 }
 
 cmr_status cmr_backend_pinned_alloc(size_t bytes, void **out) {
+  cmr_before_blocking();
   cudaError_t error = cudaMallocHost(out, bytes);
   if (error != cudaSuccess) {
     *out = NULL;
@@ -306,6 +318,7 @@ cmr_status cmr_backend_pinned_alloc(size_t bytes, void **out) {
 }
 
 cmr_status cmr_backend_pinned_free(void *ptr) {
+  cmr_before_blocking();
   cudaError_t error = cudaFreeHost(ptr);
   return error == cudaSuccess ? CMR_SUCCESS : cmr_cuda_failure(error, "cudaFreeHost(%p)", ptr);
 }
@@ -406,6 +419,7 @@ cmr_status cmr_backend_pool_create(cmr_backend_pool_export export_type, size_t r
 }
 
 cmr_status cmr_backend_pool_destroy(cmr_backend_pool pool) {
+  cmr_before_blocking();
   cudaError_t error = cudaMemPoolDestroy(pool);
   return error == cudaSuccess ? CMR_SUCCESS
                               : cmr_cuda_failure(error, "cudaMemPoolDestroy(%p)", (void *)pool);
@@ -471,6 +485,7 @@ cmr_status cmr_backend_managed_pool(cmr_backend_pool *out) {
 }
 
 cmr_status cmr_backend_pool_alloc(cmr_backend_pool pool, size_t bytes, cmr_stream stream, void **out) {
+  cmr_before_blocking();
   cudaError_t error = cudaMallocFromPoolAsync(out, bytes, pool, stream);
   if (error != cudaSuccess) {
     *out = NULL;

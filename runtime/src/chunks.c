@@ -5,6 +5,7 @@
 #include "backend.h"
 #include "chunks.h"
 #include "invariants.h"
+#include "lock.h"
 
 void cmr_chunks_init(cmr_chunks *chunks, const char *owner, cmr_resource_ref upstream, size_t maximum) {
   chunks->owner = owner;
@@ -91,7 +92,7 @@ bool cmr_chunks_valid(const cmr_chunks *chunks, const char **why) {
 }
 
 bool cmr_chunks_hold(cmr_chunks *chunks, const void *address, size_t size, const char **why) {
-  pthread_mutex_lock(&chunks->lock);
+  cmr_mutex_lock(&chunks->lock);
   bool inside = false;
   for (size_t i = 0; i < chunks->count && !inside; ++i) {
     uintptr_t start = (uintptr_t)chunks->items[i].address;
@@ -139,7 +140,7 @@ static cmr_status cmr_chunks_ask(cmr_chunks *chunks, size_t least, size_t size, 
 }
 
 cmr_status cmr_chunks_grow(cmr_chunks *chunks, size_t least, size_t preferred, cmr_stream stream, cmr_chunk *out) {
-  pthread_mutex_lock(&chunks->lock);
+  cmr_mutex_lock(&chunks->lock);
   size_t held = atomic_load(&chunks->bytes);
   size_t room = chunks->maximum - held;
   cmr_status status = CMR_SUCCESS;
@@ -160,7 +161,7 @@ cmr_status cmr_chunks_grow(cmr_chunks *chunks, size_t least, size_t preferred, c
 }
 
 void cmr_chunks_give_back(cmr_chunks *chunks, const cmr_chunk *chunk, cmr_stream stream) {
-  pthread_mutex_lock(&chunks->lock);
+  cmr_mutex_lock(&chunks->lock);
   for (size_t i = chunks->count; i-- > 0;) { /* the newest last */
     if (chunks->items[i].address != chunk->address) continue;
     chunks->items[i] = chunks->items[--chunks->count];

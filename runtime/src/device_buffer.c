@@ -3,6 +3,7 @@
  * holds a share of its resource; every allocation, copy and free is ordered
  * on the buffer's stream, with the buffer's device (the one current at its
  * creation, as RMM's) current and the caller's restored after. */
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "backend.h"
@@ -12,6 +13,7 @@
 /* What a cmr_device_buffer handle (an object token) names. */
 typedef struct cmr_buffer {
   cmr_object object; /* first: the counted-object header */
+  struct cmr_buffer *next_spare; /* in its thread's spares, once destroyed */
   cmr_resource_ref mr;
   cmr_stream stream;
   void *data; /* NULL when the capacity is 0 */
@@ -20,7 +22,73 @@ typedef struct cmr_buffer {
   int device;
 } cmr_buffer;
 
+/* ---- spare buffer objects -----------------------------------------------------------
+ * A buffer made and destroyed per allocation (Python's DeviceBuffer, CuPy's
+ * allocator) would cost a calloc and a free beside its allocation: each
+ * thread keeps a few destroyed buffers' objects for the next ones it makes.
+ * Per thread (a pthread key, whose destructor frees them when the thread
+ * ends), so that taking one and giving it back need no atomic operation. */
+
+enum { cmr_spares_kept = 16 };
+
+typedef struct cmr_spares {
+  cmr_buffer *first;
+  int count;
+} cmr_spares;
+
+static pthread_key_t cmr_spares_key;
+static pthread_once_t cmr_spares_once = PTHREAD_ONCE_INIT;
+static bool cmr_spares_usable; /* the key was made */
+
+static void cmr_spares_free(void *thread_spares) {
+  cmr_spares *spares = thread_spares;
+  while (spares->first != NULL) {
+    cmr_buffer *buffer = spares->first;
+    spares->first = buffer->next_spare;
+    free(buffer);
+  }
+  free(spares);
+}
+
+static void cmr_spares_make_key(void) {
+  cmr_spares_usable = pthread_key_create(&cmr_spares_key, cmr_spares_free) == 0;
+}
+
+/* This thread's spares, made on first use when `make`; NULL without them. */
+static cmr_spares *cmr_spares_of_thread(bool make) {
+  pthread_once(&cmr_spares_once, cmr_spares_make_key);
+  if (!cmr_spares_usable) return NULL;
+  cmr_spares *spares = pthread_getspecific(cmr_spares_key);
+  if (spares == NULL && make && (spares = calloc(1, sizeof *spares)) != NULL &&
+      pthread_setspecific(cmr_spares_key, spares) != 0) {
+    free(spares);
+    spares = NULL;
+  }
+  return spares;
+}
+
+static cmr_buffer *cmr_buffer_shell(void) {
+  cmr_spares *spares = cmr_spares_of_thread(false);
+  cmr_buffer *buffer = spares == NULL ? NULL : spares->first;
+  if (buffer == NULL) return malloc(sizeof *buffer);
+  spares->first = buffer->next_spare;
+  --spares->count;
+  return buffer;
+}
+
+static void cmr_buffer_shell_free(cmr_buffer *buffer) {
+  cmr_spares *spares = cmr_spares_of_thread(true);
+  if (spares == NULL || spares->count == cmr_spares_kept) {
+    free(buffer);
+    return;
+  }
+  buffer->next_spare = spares->first;
+  spares->first = buffer;
+  ++spares->count;
+}
+
 static cmr_status cmr_buffer_free_memory(cmr_buffer *buffer) {
+  if (buffer->data == NULL) return CMR_SUCCESS; /* freed already, or never held any */
   cmr_backend_device_guard guard;
   cmr_status status = cmr_backend_device_enter(buffer->device, &guard);
   if (status != CMR_SUCCESS) return status; /* the memory stays, for a later try */
@@ -35,7 +103,7 @@ static void cmr_buffer_finalize(cmr_object *object) {
   cmr_buffer *buffer = (cmr_buffer *)object;
   cmr_buffer_free_memory(buffer); /* a no-op after destroy freed it */
   cmr_ref_drop(buffer->mr);
-  free(buffer);
+  cmr_buffer_shell_free(buffer);
 }
 
 /* cmr_backend_copy, refusing memory of the `simulated` resource: there is
@@ -111,23 +179,26 @@ cmr_status cmr_device_buffer_create(size_t size, cmr_stream stream, cmr_resource
     return cmr_error(CMR_ERROR_NULL_POINTER, "%s: out is NULL", what);
   }
   *out = NULL;
-  cmr_status status = cmr_ref_check(mr, what);
+  void *self;
+  /* The inline check of a live ref; the full one only to say what is wrong. */
+  cmr_status status = cmr_ref_target(mr, &self) ? CMR_SUCCESS : cmr_ref_check(mr, what);
   if (status != CMR_SUCCESS) {
     return status;
   }
-  cmr_buffer *buffer = calloc(1, sizeof *buffer);
+  cmr_buffer *buffer = cmr_buffer_shell();
   if (buffer == NULL) {
     return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: no host memory for the buffer object", what);
   }
+  buffer->data = NULL;
   status = cmr_allocate(mr, size, stream, &buffer->data);
   if (status != CMR_SUCCESS) {
-    free(buffer);
+    cmr_buffer_shell_free(buffer);
     return cmr_error_context(status, "%s(%zu bytes)", what, size);
   }
   status = cmr_ref_hold(mr, what);
   if (status != CMR_SUCCESS) {
     cmr_deallocate(mr, buffer->data, size, stream);
-    free(buffer);
+    cmr_buffer_shell_free(buffer);
     return status;
   }
   buffer->mr = mr;

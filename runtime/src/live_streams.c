@@ -9,6 +9,7 @@
 
 #include "internal.h"
 #include "live_streams.h"
+#include "lock.h"
 
 static struct {
   pthread_mutex_t lock;
@@ -38,7 +39,7 @@ static bool cmr_live_at(size_t position, uintptr_t handle) {
 cmr_status cmr_live_streams_add(cmr_stream stream) {
   uintptr_t handle = (uintptr_t)stream;
   cmr_status status = CMR_SUCCESS;
-  pthread_mutex_lock(&cmr_live.lock);
+  cmr_mutex_lock(&cmr_live.lock);
   size_t position = cmr_live_position(handle);
   if (!cmr_live_at(position, handle)) {
     if (cmr_live.count == cmr_live.capacity) {
@@ -64,7 +65,7 @@ cmr_status cmr_live_streams_add(cmr_stream stream) {
 
 bool cmr_live_streams_remove(cmr_stream stream) {
   uintptr_t handle = (uintptr_t)stream;
-  pthread_mutex_lock(&cmr_live.lock);
+  cmr_mutex_lock(&cmr_live.lock);
   size_t position = cmr_live_position(handle);
   bool found = cmr_live_at(position, handle);
   if (found) {
@@ -83,7 +84,7 @@ bool cmr_live_streams_remove(cmr_stream stream) {
 
 bool cmr_live_streams_contains(cmr_stream stream) {
   uintptr_t handle = (uintptr_t)stream;
-  pthread_mutex_lock(&cmr_live.lock);
+  cmr_mutex_lock(&cmr_live.lock);
   bool found = cmr_live_at(cmr_live_position(handle), handle);
   pthread_mutex_unlock(&cmr_live.lock);
   return found;

@@ -35,7 +35,11 @@ void cmr_lock_acquire_contended(cmr_lock *lock) {
     }
     cmr_cpu_relax();
   }
-  while (atomic_exchange_explicit(&lock->state, 2, memory_order_acquire) != 0) cmr_futex_wait(lock, 2);
+  if (atomic_exchange_explicit(&lock->state, 2, memory_order_acquire) == 0) return;
+  cmr_before_blocking();
+  do {
+    cmr_futex_wait(lock, 2);
+  } while (atomic_exchange_explicit(&lock->state, 2, memory_order_acquire) != 0);
 }
 
 void cmr_lock_wake_one(cmr_lock *lock) {

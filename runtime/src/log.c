@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "lock.h"
 
 _Atomic int cmr_log_threshold = CMR_LOG_UNREAD;
 static _Atomic int cmr_log_flush_threshold = CMR_LOG_WARN;
@@ -55,7 +56,7 @@ static const char *cmr_log_keep_path(const char *path) {
 /* Makes `file` (NULL: stderr) the sink under the name `path`; false when
  * the path cannot be kept (the sink is unchanged and `file` closed). */
 static bool cmr_log_use(FILE *file, const char *path) {
-  pthread_mutex_lock(&cmr_log_lock);
+  cmr_mutex_lock(&cmr_log_lock);
   const char *kept = file == NULL ? "" : cmr_log_keep_path(path);
   FILE *previous = cmr_log_file;
   if (kept != NULL) {
@@ -127,7 +128,7 @@ void cmr_log_write(cmr_log_level level, const char *format, ...) {
   bool flush = (int)level >= atomic_load_explicit(&cmr_log_flush_threshold, memory_order_relaxed);
   va_list args;
   va_start(args, format);
-  pthread_mutex_lock(&cmr_log_lock);
+  cmr_mutex_lock(&cmr_log_lock);
   FILE *sink = cmr_log_file != NULL ? cmr_log_file : stderr;
   fprintf(sink, "[%04d-%02d-%02d %02d:%02d:%02d.%03ld] [%s] [%lu] ", local.tm_year + 1900, local.tm_mon + 1,
           local.tm_mday, local.tm_hour, local.tm_min, local.tm_sec, now.tv_nsec / 1000000,
@@ -178,7 +179,7 @@ bool cmr_log_should_log(cmr_log_level level) { return cmr_log_level_valid(level)
 
 cmr_status cmr_log_flush(void) {
   (void)cmr_log_start();
-  pthread_mutex_lock(&cmr_log_lock);
+  cmr_mutex_lock(&cmr_log_lock);
   int failed = fflush(cmr_log_file != NULL ? cmr_log_file : stderr);
   int error = errno;
   pthread_mutex_unlock(&cmr_log_lock);
@@ -210,7 +211,7 @@ cmr_status cmr_log_set_file(const char *path) {
 cmr_status cmr_log_get_file(const char **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_log_get_file: out is NULL");
   (void)cmr_log_start();
-  pthread_mutex_lock(&cmr_log_lock);
+  cmr_mutex_lock(&cmr_log_lock);
   *out = cmr_log_file_path;
   pthread_mutex_unlock(&cmr_log_lock);
   return CMR_SUCCESS;

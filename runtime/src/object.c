@@ -2,10 +2,10 @@
 /* Counted objects behind generation-checked slots (object.h says why). The
  * table grows a page of slots at a time and never shrinks: its memory is
  * bounded by the most objects and handles alive at once, plus a reserve. */
-#include <pthread.h>
 #include <stdlib.h>
 
 #include "internal.h"
+#include "lock.h"
 
 cmr_slot *_Atomic cmr_slot_pages[CMR_SLOT_PAGES];
 
@@ -20,13 +20,15 @@ enum { CMR_SLOT_REUSE_RESERVE = 1024 };
 
 static _Atomic long cmr_alive; /* objects registered and not yet finalized */
 
+/* A cmr_lock, not a mutex: every object's create and destroy takes it (a
+ * device buffer's among them), and it is held for a few instructions. */
 static struct {
-  pthread_mutex_t lock;
+  cmr_lock lock;
   uint32_t made;       /* slots [0, made) exist */
   uint32_t free_first; /* FIFO of free slots, linked through next_free */
   uint32_t free_last;
   uint32_t free_count;
-} cmr_slots = {PTHREAD_MUTEX_INITIALIZER, 0, CMR_NO_SLOT, CMR_NO_SLOT, 0};
+} cmr_slots = {CMR_LOCK_INIT, 0, CMR_NO_SLOT, CMR_NO_SLOT, 0};
 
 static cmr_slot *cmr_slot_at(uint32_t index) {
   cmr_slot *page = atomic_load_explicit(&cmr_slot_pages[index / CMR_SLOTS_PER_PAGE], memory_order_acquire);
@@ -57,9 +59,9 @@ static bool cmr_slot_take_locked(uint32_t *index) {
 static cmr_status cmr_slot_open(uintptr_t target, uint32_t shares, uint64_t kind, const char *what,
                                 void **token) {
   uint32_t index;
-  pthread_mutex_lock(&cmr_slots.lock);
+  cmr_lock_acquire(&cmr_slots.lock);
   bool taken = cmr_slot_take_locked(&index);
-  pthread_mutex_unlock(&cmr_slots.lock);
+  cmr_lock_release(&cmr_slots.lock);
   if (!taken) {
     return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: no host memory for another handle slot", what);
   }
@@ -80,7 +82,7 @@ static void cmr_slot_close(uint64_t token) {
   cmr_slot *slot = cmr_slot_at(index);
   atomic_store_explicit(&slot->state, next << 32, memory_order_release);
   if (next == CMR_GENERATION_RETIRED) return;
-  pthread_mutex_lock(&cmr_slots.lock);
+  cmr_lock_acquire(&cmr_slots.lock);
   slot->next_free = CMR_NO_SLOT;
   if (cmr_slots.free_count++ == 0) {
     cmr_slots.free_first = index;
@@ -88,15 +90,15 @@ static void cmr_slot_close(uint64_t token) {
     cmr_slot_at(cmr_slots.free_last)->next_free = index;
   }
   cmr_slots.free_last = index;
-  pthread_mutex_unlock(&cmr_slots.lock);
+  cmr_lock_release(&cmr_slots.lock);
 }
 
 long cmr_objects_alive(void) { return atomic_load_explicit(&cmr_alive, memory_order_relaxed); }
 
 uint32_t cmr_slots_made(void) {
-  pthread_mutex_lock(&cmr_slots.lock);
+  cmr_lock_acquire(&cmr_slots.lock);
   uint32_t made = cmr_slots.made;
-  pthread_mutex_unlock(&cmr_slots.lock);
+  cmr_lock_release(&cmr_slots.lock);
   return made;
 }
 

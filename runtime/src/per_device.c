@@ -6,6 +6,7 @@
 
 #include "backend.h"
 #include "internal.h"
+#include "lock.h"
 
 static struct {
   pthread_mutex_t lock;
@@ -115,7 +116,7 @@ static cmr_status cmr_get_as(int device, bool share, cmr_resource_ref *out, cons
     return cmr_error(CMR_ERROR_NULL_POINTER, "%s: out is NULL", what);
   }
   *out = (cmr_resource_ref){0};
-  pthread_mutex_lock(&cmr_table.lock);
+  cmr_mutex_lock(&cmr_table.lock);
   cmr_status status = cmr_table_check_device(device, what);
   if (status == CMR_SUCCESS && cmr_table.entries[device].ops == NULL) {
     status = cmr_make_default_on(device, &cmr_table.entries[device], what);
@@ -137,7 +138,7 @@ static cmr_status cmr_get_as(int device, bool share, cmr_resource_ref *out, cons
 /* Stores `ref` (ops == NULL: empties the entry) and drops what was there. */
 static cmr_status cmr_replace_as(int device, cmr_resource_ref ref, const char *what) {
   cmr_resource_ref old = {0};
-  pthread_mutex_lock(&cmr_table.lock);
+  cmr_mutex_lock(&cmr_table.lock);
   cmr_status status = cmr_table_check_device(device, what);
   if (status == CMR_SUCCESS) {
     if (ref.ops != NULL) {
@@ -223,7 +224,7 @@ cmr_status cmr_reset_current_device_resource_ref(void) {
 
 /* At exit, the table's shares go (a resource nobody else holds is freed). */
 __attribute__((destructor(200))) static void cmr_table_release_all(void) {
-  pthread_mutex_lock(&cmr_table.lock);
+  cmr_mutex_lock(&cmr_table.lock);
   cmr_resource_ref *entries = cmr_table.entries;
   int count = cmr_table.count;
   cmr_table.entries = NULL;

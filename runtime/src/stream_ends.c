@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "backend.h"
+#include "lock.h"
 #include "stream_ends.h"
 
 static pthread_mutex_t cmr_tracked_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -21,7 +22,7 @@ static bool cmr_thread_exit_made;
 
 cmr_status cmr_stream_ends_track(cmr_stream_lists *lists) {
   cmr_status status = CMR_SUCCESS;
-  pthread_mutex_lock(&cmr_tracked_lock);
+  cmr_mutex_lock(&cmr_tracked_lock);
   if (cmr_tracked_count == cmr_tracked_capacity) {
     size_t capacity = cmr_tracked_capacity ? cmr_tracked_capacity * 2 : 16;
     cmr_stream_lists **grown = realloc(cmr_tracked, capacity * sizeof *grown);
@@ -38,7 +39,7 @@ cmr_status cmr_stream_ends_track(cmr_stream_lists *lists) {
 }
 
 void cmr_stream_ends_untrack(cmr_stream_lists *lists) {
-  pthread_mutex_lock(&cmr_tracked_lock);
+  cmr_mutex_lock(&cmr_tracked_lock);
   for (size_t i = 0; i < cmr_tracked_count; ++i) {
     if (cmr_tracked[i] == lists) {
       cmr_tracked[i] = cmr_tracked[--cmr_tracked_count];
@@ -49,7 +50,7 @@ void cmr_stream_ends_untrack(cmr_stream_lists *lists) {
 }
 
 static void cmr_key_ended(uint64_t key, cmr_stream order_on) {
-  pthread_mutex_lock(&cmr_tracked_lock);
+  cmr_mutex_lock(&cmr_tracked_lock);
   for (size_t i = 0; i < cmr_tracked_count; ++i) cmr_stream_lists_key_ended(cmr_tracked[i], key, order_on);
   pthread_mutex_unlock(&cmr_tracked_lock);
 }
@@ -91,7 +92,7 @@ void cmr_stream_ends_stream(cmr_stream stream) {
 
 size_t cmr_stream_ends_list_records(void) {
   size_t records = 0;
-  pthread_mutex_lock(&cmr_tracked_lock);
+  cmr_mutex_lock(&cmr_tracked_lock);
   for (size_t i = 0; i < cmr_tracked_count; ++i) records += cmr_stream_lists_records(cmr_tracked[i]);
   pthread_mutex_unlock(&cmr_tracked_lock);
   return records;

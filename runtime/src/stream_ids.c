@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "lock.h"
 #include "stream_ids.h"
 
 enum { cmr_stream_id_slots = 1024, cmr_stream_id_probes = 16 };
@@ -63,7 +64,7 @@ static cmr_stream_id_slot *cmr_stream_id_free_slot(uintptr_t handle) {
  * finds the old one. */
 void cmr_stream_ids_add(cmr_stream stream, uint64_t id) {
   uintptr_t handle = (uintptr_t)stream;
-  pthread_mutex_lock(&cmr_stream_id_writers);
+  cmr_mutex_lock(&cmr_stream_id_writers);
   cmr_stream_id_slot *slot = cmr_stream_id_slot_of(handle);
   if (slot != NULL) {
     atomic_store_explicit(&slot->id, id, memory_order_relaxed);
@@ -75,7 +76,7 @@ void cmr_stream_ids_add(cmr_stream stream, uint64_t id) {
 }
 
 void cmr_stream_ids_remove(cmr_stream stream) {
-  pthread_mutex_lock(&cmr_stream_id_writers);
+  cmr_mutex_lock(&cmr_stream_id_writers);
   cmr_stream_id_slot *slot = cmr_stream_id_slot_of((uintptr_t)stream);
   if (slot != NULL) atomic_store_explicit(&slot->handle, CMR_TOMBSTONE, memory_order_release);
   pthread_mutex_unlock(&cmr_stream_id_writers);

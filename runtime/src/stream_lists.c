@@ -300,7 +300,7 @@ static __attribute__((noinline)) cmr_status cmr_lock_registered_list(cmr_stream_
   cmr_cache_slot *slot = cmr_cached(lists, key);
   while (slot == NULL || !cmr_lock_if_keyed(slot, key, out)) {
     cmr_stream_list *list = NULL;
-    pthread_mutex_lock(&lists->registry);
+    cmr_mutex_lock(&lists->registry);
     cmr_status status = cmr_register(lists, key, &list);
     pthread_mutex_unlock(&lists->registry);
     if (status != CMR_SUCCESS) return status;
@@ -615,7 +615,7 @@ static bool cmr_lists_valid_locked(cmr_stream_lists *lists, size_t walk, const c
 }
 
 bool cmr_stream_lists_valid(cmr_stream_lists *lists, const char **why) {
-  pthread_mutex_lock(&lists->registry);
+  cmr_mutex_lock(&lists->registry);
   bool valid = cmr_lists_valid_locked(lists, SIZE_MAX, why);
   pthread_mutex_unlock(&lists->registry);
   return valid;
@@ -801,8 +801,8 @@ static size_t cmr_recycle(cmr_stream_lists *lists, cmr_recycling which) {
  * caller holds neither. */
 static void cmr_reclaim_dead(cmr_stream_lists *lists) {
   if (atomic_load_explicit(&lists->dead, memory_order_relaxed) == 0) return;
-  if (lists->unit_lock != NULL) pthread_mutex_lock(lists->unit_lock);
-  pthread_mutex_lock(&lists->registry);
+  if (lists->unit_lock != NULL) cmr_mutex_lock(lists->unit_lock);
+  cmr_mutex_lock(&lists->registry);
   cmr_recycle(lists, CMR_RECYCLE_DEAD);
   CMR_CHECK(cmr_lists_valid_locked(lists, cmr_walked_after_change, &why));
   pthread_mutex_unlock(&lists->registry);
@@ -840,7 +840,7 @@ static void cmr_evict(cmr_stream_lists *lists) {
 }
 
 void cmr_stream_lists_key_ended(cmr_stream_lists *lists, uint64_t key, cmr_stream order_on) {
-  pthread_mutex_lock(&lists->registry);
+  cmr_mutex_lock(&lists->registry);
   size_t count = atomic_load(&lists->count);
   for (size_t i = 0; i < count; ++i) {
     cmr_stream_list *list = lists->lists[i];
@@ -859,7 +859,7 @@ void cmr_stream_lists_key_ended(cmr_stream_lists *lists, uint64_t key, cmr_strea
 }
 
 size_t cmr_stream_lists_records(cmr_stream_lists *lists) {
-  pthread_mutex_lock(&lists->registry);
+  cmr_mutex_lock(&lists->registry);
   size_t records = atomic_load(&lists->count) + lists->spare_count;
   pthread_mutex_unlock(&lists->registry);
   return records;
@@ -876,7 +876,7 @@ static cmr_status cmr_take_from_others(cmr_stream_lists *lists, uint64_t own_key
   cmr_reclaim_dead(lists);
   size_t needed = cmr_free_blocks_needed(size, alignment);
   cmr_status status = CMR_SUCCESS;
-  pthread_mutex_lock(&lists->registry);
+  cmr_mutex_lock(&lists->registry);
   size_t count = atomic_load(&lists->count);
   for (size_t i = 0; i < count && status == CMR_SUCCESS && *out == NULL; ++i) {
     cmr_stream_list *other = lists->lists[i];
@@ -1037,7 +1037,7 @@ static CMR_PAIR_PATH cmr_block *cmr_handed_find(cmr_stream_list *list, const voi
  * stream other than its allocation's), or NULL. */
 static cmr_block *cmr_handed_find_elsewhere(cmr_stream_lists *lists, uint64_t own_key, const void *ptr) {
   cmr_block *block = NULL;
-  pthread_mutex_lock(&lists->registry);
+  cmr_mutex_lock(&lists->registry);
   size_t count = atomic_load(&lists->count);
   for (size_t i = 0; i < count && block == NULL; ++i) {
     cmr_stream_list *other = lists->lists[i];
@@ -1094,7 +1094,7 @@ cmr_status cmr_stream_lists_reclaim(cmr_stream_lists *lists, cmr_stream stream, 
   if (status != CMR_SUCCESS) return status;
   cmr_reclaim_dead(lists);
   cmr_stream_list *own = NULL;
-  pthread_mutex_lock(&lists->registry);
+  cmr_mutex_lock(&lists->registry);
   status = cmr_register(lists, key, &own); /* under the registry: no one recycles it before we are done */
   size_t count = atomic_load(&lists->count);
   for (size_t i = 0; i < count && status == CMR_SUCCESS; ++i) {
@@ -1146,7 +1146,7 @@ static cmr_status cmr_release_units_of(const cmr_stream_lists *lists, cmr_stream
 static cmr_status cmr_release(cmr_stream_lists *lists, bool every, void (*release)(cmr_block *block, void *arg),
                               void *arg) {
   cmr_status status = CMR_SUCCESS;
-  pthread_mutex_lock(&lists->registry);
+  cmr_mutex_lock(&lists->registry);
   size_t count = atomic_load(&lists->count);
   for (size_t i = 0; i < count && status == CMR_SUCCESS; ++i) {
     cmr_lock_acquire(&lists->lists[i]->lock);
@@ -1172,7 +1172,7 @@ cmr_status cmr_stream_lists_release_free(cmr_stream_lists *lists, void (*release
 
 size_t cmr_stream_lists_largest(cmr_stream_lists *lists) {
   size_t largest = 0;
-  pthread_mutex_lock(&lists->registry);
+  cmr_mutex_lock(&lists->registry);
   size_t count = atomic_load(&lists->count);
   for (size_t i = 0; i < count; ++i) {
     cmr_lock_acquire(&lists->lists[i]->lock);
@@ -1188,7 +1188,7 @@ size_t cmr_stream_lists_largest(cmr_stream_lists *lists) {
 void cmr_stream_lists_totals(cmr_stream_lists *lists, size_t *blocks, size_t *bytes, size_t *list_count) {
   *blocks = 0;
   *bytes = 0;
-  pthread_mutex_lock(&lists->registry);
+  cmr_mutex_lock(&lists->registry);
   *list_count = atomic_load(&lists->count);
   for (size_t i = 0; i < *list_count; ++i) {
     cmr_lock_acquire(&lists->lists[i]->lock);
@@ -1212,7 +1212,7 @@ static void cmr_visit_keyed(const cmr_block *block, void *arg) {
 
 void cmr_stream_lists_each(cmr_stream_lists *lists, void (*visit)(uint64_t key, const cmr_block *block, void *arg),
                            void *arg) {
-  pthread_mutex_lock(&lists->registry);
+  cmr_mutex_lock(&lists->registry);
   size_t count = atomic_load(&lists->count);
   for (size_t i = 0; i < count; ++i) {
     cmr_stream_list *list = lists->lists[i];

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The suballocators' shared steps (see suballocator.h). */
+#include "lock.h"
 #include "suballocator.h"
 
 void cmr_suballocator_hand_out(cmr_block_map *handed_out, cmr_block *block, size_t bytes, void **out) {
@@ -13,7 +14,7 @@ cmr_status cmr_suballocator_find(cmr_stream_lists *lists, cmr_block_map *handed_
                                  cmr_grow_function grow, void *resource, cmr_block *block, void **out) {
   cmr_status status = CMR_SUCCESS;
   if (block == NULL) {
-    pthread_mutex_lock(growth);
+    cmr_mutex_lock(growth);
     status = cmr_stream_lists_take(lists, stream, size, alignment, &block);
     if (status == CMR_SUCCESS && block == NULL) status = grow(resource, size, alignment, stream, &block);
     pthread_mutex_unlock(growth);

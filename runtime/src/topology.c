@@ -3,11 +3,12 @@
 #include <pthread.h>
 
 #include "internal.h"
+#include "lock.h"
 #include "topology.h"
 
 static pthread_mutex_t cmr_topology_mutex = PTHREAD_MUTEX_INITIALIZER;
 
-void cmr_topology_lock(void) { pthread_mutex_lock(&cmr_topology_mutex); }
+void cmr_topology_lock(void) { cmr_mutex_lock(&cmr_topology_mutex); }
 void cmr_topology_unlock(void) { pthread_mutex_unlock(&cmr_topology_mutex); }
 
 /* A walk from one resource down everything it holds. The graph has no

@@ -2,6 +2,7 @@
 /* cmr_device_buffer: RMM's device_buffer semantics over the current
  * device's resource (real device memory in the CUDA build), plus a foreign
  * resource to observe what the buffer asks of it. */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -397,6 +398,87 @@ START_TEST(a_destroyed_buffer_is_refused) {
 }
 END_TEST
 
+/* Destroyed buffers' objects are reused (runtime/src/device_buffer.c keeps
+ * some): waves of buffers, more at once than it keeps, over two resources
+ * taking turns; each buffer reports its own resource, size and contents,
+ * every allocation is freed once, and the first wave's handles stay dead. */
+START_TEST(buffers_made_in_waves_keep_to_their_own) {
+  enum { wave = 200 };
+  cmr_device_buffer *first[wave], *second[wave];
+  for (int i = 0; i < wave; i++) first[i] = filled(8 + (size_t)i, (unsigned)i, i % 2 ? foreign_ref() : mr);
+  for (int i = 0; i < wave; i++) ck_assert_ok(cmr_device_buffer_destroy(first[i]));
+  ck_assert_int_eq(foreign.allocations, wave / 2);
+  ck_assert_int_eq(foreign.deallocations, wave / 2);
+  for (int i = 0; i < wave; i++) second[i] = filled(16 + (size_t)i, (unsigned)i + 7, i % 2 ? mr : foreign_ref());
+  for (int i = 0; i < wave; i++) {
+    cmr_resource_ref resource;
+    ck_assert_ok(cmr_device_buffer_resource(second[i], &resource));
+    ck_assert_ptr_eq(resource.self, (i % 2 ? mr : foreign_ref()).self);
+    ck_assert_uint_eq(size_of(second[i]), 16 + (size_t)i);
+    unsigned char *expected = pattern(16 + (size_t)i, (unsigned)i + 7);
+    assert_contents(second[i], expected, 16 + (size_t)i);
+    free(expected);
+    assert_every_call_rejects(first[i], CMR_ERROR_DESTROYED_HANDLE);
+  }
+  for (int i = 0; i < wave; i++) ck_assert_ok(cmr_device_buffer_destroy(second[i]));
+  ck_assert_int_eq(foreign.allocations, wave);
+  ck_assert_int_eq(foreign.deallocations, wave);
+  ck_assert_uint_eq(foreign.outstanding, 0);
+}
+END_TEST
+
+/* Threads that make buffers and destroy them, and others' (each thread
+ * keeps the objects of those it destroyed, freed when it ends: the leak
+ * checkers of CI's ASan and valgrind runs see any left). */
+enum { thread_count = 4, per_thread = 50 };
+static cmr_device_buffer *made_by[thread_count][per_thread];
+
+static void *make_buffers(void *arg) {
+  intptr_t t = (intptr_t)arg;
+  for (int i = 0; i < per_thread; i++) {
+    if (cmr_device_buffer_create(32, stream, mr, &made_by[t][i]) != CMR_SUCCESS) return (void *)1;
+  }
+  return NULL;
+}
+
+static void *destroy_buffers(void *arg) {
+  intptr_t t = (intptr_t)arg;
+  for (int i = 0; i < per_thread; i++) {
+    if (cmr_device_buffer_destroy(made_by[t][i]) != CMR_SUCCESS) return (void *)1;
+    cmr_device_buffer *own = NULL;
+    if (cmr_device_buffer_create(64, stream, mr, &own) != CMR_SUCCESS || size_of(own) != 64 ||
+        cmr_device_buffer_destroy(own) != CMR_SUCCESS) {
+      return (void *)1;
+    }
+  }
+  return NULL;
+}
+
+static void run_threads(void *(*work)(void *), bool shifted) {
+  pthread_t threads[thread_count];
+  for (intptr_t t = 0; t < thread_count; t++) {
+    void *arg = (void *)(shifted ? (t + 1) % thread_count : t);
+    ck_assert_int_eq(pthread_create(&threads[t], NULL, work, arg), 0);
+  }
+  for (int t = 0; t < thread_count; t++) {
+    void *failed;
+    ck_assert_int_eq(pthread_join(threads[t], &failed), 0);
+    ck_assert_ptr_null(failed);
+  }
+}
+
+START_TEST(threads_destroy_each_others_buffers) {
+  run_threads(make_buffers, false);
+  run_threads(destroy_buffers, true); /* each destroys another's */
+  for (int t = 0; t < thread_count; t++) {
+    for (int i = 0; i < per_thread; i++) {
+      size_t size = 0;
+      ck_assert_status(cmr_device_buffer_size(made_by[t][i], &size), CMR_ERROR_DESTROYED_HANDLE);
+    }
+  }
+}
+END_TEST
+
 START_TEST(accessors_refuse_null_out_parameters) {
   cmr_device_buffer *buffer = filled(10, 11, mr);
   ck_assert_status(cmr_device_buffer_data(buffer, NULL), CMR_ERROR_NULL_POINTER);
@@ -446,12 +528,13 @@ static Suite *device_buffer_suite(void) {
         resize_past_the_capacity_reallocates_and_keeps_the_contents, reserve_grows_only_the_capacity,
         shrink_to_fit_reallocates_to_the_size, shrink_to_fit_of_a_fitting_buffer_does_nothing,
         a_failed_reallocation_leaves_the_buffer_unchanged}},
-      {"streams", {the_buffer_frees_on_its_stream, resizing_moves_the_buffer_to_the_new_stream}},
+      {"streams",
+       {the_buffer_frees_on_its_stream, resizing_moves_the_buffer_to_the_new_stream, threads_destroy_each_others_buffers}},
       {"copies", {copy_from_and_to_host, copies_beyond_the_size_are_refused, prefetch_checks_the_device,
         memcpy_copies_between_any_pointers}},
       {"handles",
        {a_null_buffer_is_refused, a_destroyed_buffer_is_refused, a_buffer_destroyed_long_ago_is_refused,
-        accessors_refuse_null_out_parameters}},
+        accessors_refuse_null_out_parameters, buffers_made_in_waves_keep_to_their_own}},
   };
   for (size_t g = 0; g < sizeof groups / sizeof *groups; g++) {
     TCase *tcase = tcase_create(groups[g].name);

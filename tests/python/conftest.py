@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 """Shared by the pytest suites: which build this is, and the GPU check."""
 
+import ctypes
+
 import pytest
 
 import cmr
 from cmr import capi
+from cmr.allocators._library import library_path
 
 CUDA_BUILD = capi.cmr_built_with_cuda()
 
@@ -45,3 +48,13 @@ def restore_device_resource():
     yield
     capi.cmr_reset_current_device_resource_ref()
     cmr._per_device._per_device_mrs.clear()
+
+
+def pluggable_library() -> ctypes.CDLL:
+    """libcmr through ctypes with the pluggable entry points' signatures, as
+    PyTorch calls them (ctypes lets the GIL go around each call)."""
+    library = ctypes.CDLL(library_path())
+    library.cmr_pluggable_allocate.restype = ctypes.c_void_p
+    library.cmr_pluggable_allocate.argtypes = [ctypes.c_ssize_t, ctypes.c_int, ctypes.c_void_p]
+    library.cmr_pluggable_deallocate.argtypes = [ctypes.c_void_p, ctypes.c_ssize_t, ctypes.c_int, ctypes.c_void_p]
+    return library

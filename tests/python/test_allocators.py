@@ -11,7 +11,7 @@ import pytest
 import cmr
 from cmr import mr
 from cmr.allocators._library import library_path
-from conftest import needs_gpu
+from conftest import needs_gpu, pluggable_library
 
 
 def test_the_library_is_the_one_this_process_loaded():
@@ -25,10 +25,7 @@ def test_the_library_is_the_one_this_process_loaded():
 def test_the_pluggable_entry_points_allocate_from_the_current_resource(host_mr):
     stats = mr.StatisticsResourceAdaptor(host_mr)
     mr.set_current_device_resource(stats)
-    library = ctypes.CDLL(library_path())
-    library.cmr_pluggable_allocate.restype = ctypes.c_void_p
-    library.cmr_pluggable_allocate.argtypes = [ctypes.c_ssize_t, ctypes.c_int, ctypes.c_void_p]
-    library.cmr_pluggable_deallocate.argtypes = [ctypes.c_void_p, ctypes.c_ssize_t, ctypes.c_int, ctypes.c_void_p]
+    library = pluggable_library()
     ptr = library.cmr_pluggable_allocate(5000, 0, None)
     assert ptr and stats.allocation_counts.current_bytes == 5000
     library.cmr_pluggable_deallocate(ptr, 5000, 0, None)

@@ -17,6 +17,7 @@ import pytest
 
 import cmr
 from cmr import capi, mr
+from conftest import pluggable_library
 
 
 @pytest.fixture
@@ -141,14 +142,42 @@ def test_without_mr_a_buffer_comes_from_the_current_resource(host_mr):
 
 
 class _FakeCupy:
-    """What cmr_cupy_allocator uses of CuPy, recording what it is given."""
+    """What cmr_cupy_allocator uses of CuPy, recording what it is given;
+    with `handle_function`, CuPy's C function for the current stream's
+    handle, as Cython exports it (a capsule in a module's __pyx_capi__)."""
 
-    def __init__(self):
+    _CAPSULE_NAME = b"intptr_t (void)"
+
+    def __init__(self, handle_function=None):
         self.module = types.ModuleType("cupy")
         self.stream = types.SimpleNamespace(ptr=0)
+        self.stream_calls = 0
         memory = types.SimpleNamespace(UnownedMemory=self.UnownedMemory, MemoryPointer=self.MemoryPointer)
-        device = types.SimpleNamespace(get_device_id=lambda: 7)
-        self.module.cuda = types.SimpleNamespace(get_current_stream=lambda: self.stream, memory=memory, device=device)
+        self.module.cuda = types.SimpleNamespace(get_current_stream=self._current_stream, memory=memory)
+        self.modules = {"cupy": self.module}
+        if handle_function is not None:
+            self._c_function = ctypes.CFUNCTYPE(ctypes.c_ssize_t)(handle_function)
+            new_capsule = ctypes.pythonapi.PyCapsule_New
+            new_capsule.restype = ctypes.py_object
+            new_capsule.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+            capsule = new_capsule(ctypes.cast(self._c_function, ctypes.c_void_p), self._CAPSULE_NAME, None)
+            backend = types.ModuleType("cupy_backends.cuda.stream")
+            backend.__pyx_capi__ = {"get_current_stream_ptr": capsule}
+            self.modules["cupy_backends.cuda.stream"] = backend
+
+    def _current_stream(self):
+        self.stream_calls += 1
+        return self.stream
+
+    def install(self):
+        """The allocator module, reloaded over this stand-in."""
+        sys.modules.update(self.modules)
+        return importlib.reload(importlib.import_module("cmr.allocators.cupy"))
+
+    def uninstall(self):
+        for name in self.modules:
+            del sys.modules[name]
+        importlib.reload(importlib.import_module("cmr.allocators.cupy"))
 
     class UnownedMemory:
         def __init__(self, ptr, size, owner, device_id):
@@ -159,36 +188,74 @@ class _FakeCupy:
             self.mem, self.offset = mem, offset
 
 
-def test_the_cupy_allocator_with_a_stand_in_for_cupy(host_mr):
+def _skip_if_cupy_is_installed():
     try:
         import cupy  # noqa: F401
         pytest.skip("cupy is installed: test_allocators runs the real one on a GPU")
     except ImportError:
         pass
+
+
+def test_the_cupy_allocator_with_a_stand_in_for_cupy(host_mr):
+    _skip_if_cupy_is_installed()
     fake = _FakeCupy()
     stats = mr.StatisticsResourceAdaptor(host_mr)
     mr.set_current_device_resource(stats)
-    sys.modules["cupy"] = fake.module
     try:
-        allocator = importlib.reload(importlib.import_module("cmr.allocators.cupy"))
+        allocator = fake.install()
         assert allocator.rmm_cupy_allocator is allocator.cmr_cupy_allocator
         pointer = allocator.cmr_cupy_allocator(1000)
         assert isinstance(pointer, fake.MemoryPointer) and pointer.offset == 0
         memory = pointer.mem
         buffer = memory.owner
-        assert isinstance(memory, fake.UnownedMemory) and memory.size == 1000 and memory.device_id == -1
+        # CuPy is told the current device (with -1 it would ask CUDA about the pointer)
+        assert isinstance(memory, fake.UnownedMemory) and memory.size == 1000
+        assert memory.device_id == capi.cmr_current_device()
         assert isinstance(buffer, cmr.DeviceBuffer) and buffer.ptr == memory.ptr != 0 and buffer.size == 1000
         assert buffer.mr is stats and buffer._stream is fake.stream
         assert stats.allocation_counts.current_bytes == 1000
         del pointer, memory, buffer
         assert stats.allocation_counts.current_bytes == 0
         empty = allocator.cmr_cupy_allocator(0).mem
-        assert empty.ptr == 0 and empty.device_id == 7  # no address: CuPy is told the current device
+        assert empty.ptr == 0 and empty.device_id == capi.cmr_current_device()
         with pytest.raises(TypeError, match="nbytes must be an int"):
             allocator.cmr_cupy_allocator("1000")
     finally:
-        del sys.modules["cupy"]
-        importlib.reload(importlib.import_module("cmr.allocators.cupy"))
+        fake.uninstall()
+
+
+def test_the_cupy_allocator_reads_the_stream_through_cupys_c_function(host_mr):
+    """With CuPy's get_current_stream_ptr (its capsule), a default stream
+    (0, 1, 2: never destroyed) needs no stream object: the buffer keeps a
+    plain handle and get_current_stream is not called; any other stream's
+    object is fetched and kept, as without the function."""
+    _skip_if_cupy_is_installed()
+    fake = _FakeCupy(handle_function=lambda: fake.stream.ptr)
+    try:
+        allocator = fake.install()
+        calls = fake.stream_calls  # the allocator's check of the function
+        buffer = allocator.cmr_cupy_allocator(100).mem.owner
+        assert fake.stream_calls == calls and buffer._stream == 0 and buffer._stream is not fake.stream
+        stream = cmr.Stream()
+        fake.stream = types.SimpleNamespace(ptr=int(stream))
+        buffer = allocator.cmr_cupy_allocator(100).mem.owner
+        assert fake.stream_calls == calls + 1 and buffer._stream is fake.stream
+    finally:
+        fake.uninstall()
+
+
+def test_the_cupy_allocator_ignores_a_stream_function_that_disagrees(host_mr):
+    _skip_if_cupy_is_installed()
+    fake = _FakeCupy(handle_function=lambda: 0)  # a default stream, were it believed
+    stream = cmr.Stream()
+    fake.stream = types.SimpleNamespace(ptr=int(stream))
+    try:
+        allocator = fake.install()
+        calls = fake.stream_calls
+        buffer = allocator.cmr_cupy_allocator(100).mem.owner
+        assert fake.stream_calls == calls + 1 and buffer._stream is fake.stream
+    finally:
+        fake.uninstall()
 
 
 def test_a_thread_waiting_for_a_lock_held_by_a_python_callback_lets_the_gil_go(host_mr):
@@ -223,3 +290,89 @@ def test_a_thread_waiting_for_a_lock_held_by_a_python_callback_lets_the_gil_go(h
     second.join(10)
     faulthandler.cancel_dump_traceback_later()
     assert len(done) == 2
+
+
+def test_a_thread_waiting_for_a_pool_growing_through_python_lets_the_gil_go(host_mr):
+    """The fast path keeps the GIL; cmr lets it go only when a call is about
+    to wait (the blocking hook). One thread's allocate grows an empty pool
+    through a Python upstream, which holds the pool's growth lock until a
+    second thread has called allocate on the same pool, needing the growth
+    lock too, and a little longer. That second thread keeps the GIL until it
+    finds the lock held: were it to wait holding it, the upstream could never
+    return (the process would hang with the GIL held, which the watchdog
+    ends). Both allocations then succeed."""
+    faulthandler.dump_traceback_later(60, exit=True)
+    growing, second_calls = threading.Event(), threading.Event()
+    grown = []
+
+    def upstream_allocate(nbytes, stream):
+        growing.set()
+        second_calls.wait(10)
+        threading.Event().wait(0.1)  # the second thread is inside allocate by now
+        ptr = host_mr.allocate(nbytes, stream)
+        grown.append(nbytes)
+        return ptr
+
+    upstream = mr.CallbackMemoryResource(upstream_allocate, lambda p, n, s: host_mr.deallocate(p, n, s))
+    pool = mr.PoolMemoryResource(upstream, initial_pool_size=0)
+    ptrs = []
+
+    def allocate(nbytes):
+        ptrs.append((pool.allocate(nbytes), nbytes))
+
+    first = threading.Thread(target=allocate, args=(1 << 20,), daemon=True)
+    first.start()
+    assert growing.wait(10)
+    second_calls.set()
+    allocate(1 << 20)
+    first.join(10)
+    faulthandler.cancel_dump_traceback_later()
+    assert len(ptrs) == 2 and grown and all(ptr != 0 for ptr, _ in ptrs)
+    for ptr, nbytes in ptrs:
+        pool.deallocate(ptr, nbytes)
+
+
+def test_threads_share_a_pool_that_grows_through_python(host_mr):
+    """Python threads (holding the GIL into cmr, through the fast path) and
+    PyTorch-like threads (entering cmr without the GIL, through the pluggable
+    entry points that PyTorch calls, here by ctypes, which lets the GIL go)
+    allocate and free on one pool, the current resource, whose upstream is
+    Python and which grows by small steps: threads wait for each other's
+    growth, and its callback, while others allocate. Every call completes
+    (a hang would be ended by the watchdog) and every byte comes back."""
+    faulthandler.dump_traceback_later(120, exit=True)
+    upstream = mr.CallbackMemoryResource(lambda n, s: host_mr.allocate(n, s),
+                                         lambda p, n, s: host_mr.deallocate(p, n, s))
+    pool = mr.PoolMemoryResource(upstream, initial_pool_size=0, maximum_growth=1 << 16)
+    stats = mr.StatisticsResourceAdaptor(pool)
+    mr.set_current_device_resource(stats)
+    library = pluggable_library()
+    entry_points = (lambda n: library.cmr_pluggable_allocate(n, 0, None),
+                    lambda p, n: library.cmr_pluggable_deallocate(p, n, 0, None))
+    fast_path = (stats.allocate, stats.deallocate)
+    done = []
+
+    def work(seed, calls):
+        allocate, deallocate = calls
+        rng = random.Random(seed)
+        live = []
+        for _ in range(300):
+            nbytes = rng.randrange(1, 1 << 14)
+            ptr = allocate(nbytes)
+            assert ptr
+            live.append((ptr, nbytes))
+            if len(live) > 20:
+                deallocate(*live.pop(rng.randrange(len(live))))
+        for ptr, nbytes in live:
+            deallocate(ptr, nbytes)
+        done.append(seed)
+
+    threads = [threading.Thread(target=work, args=(seed, entry_points if seed % 2 else fast_path), daemon=True)
+               for seed in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    faulthandler.cancel_dump_traceback_later()
+    assert sorted(done) == [0, 1, 2, 3]
+    assert stats.allocation_counts.current_bytes == 0 and stats.allocation_counts.total_count == 1200

@@ -272,6 +272,21 @@ CMR_API cmr_status cmr_percent_of_free_device_memory(int percent, size_t *out);
 /* Whether cmr was built with CUDA (true) or as the host build (false). */
 CMR_API bool cmr_built_with_cuda(void);
 
+/* ---- blocking ------------------------------------------------------------------ */
+
+/* Called on the calling thread right before cmr may block it: before a
+ * backend call that can wait (cudaMalloc, cudaFree, a pool allocation that
+ * may grow the driver's pool, a synchronization, a copy from pageable
+ * memory) and before waiting for a lock another thread holds (an
+ * uncontended lock never calls it). The thread may hold cmr's locks when it
+ * runs, so the hook must not call cmr, nor wait for anything a caller of cmr
+ * may hold; it should return quickly. A binding uses it to let go of what
+ * other threads may need while this one waits (Python: the GIL, taken back
+ * when the call returns). One hook per process; NULL (the start) for none;
+ * the previous hook is returned. */
+typedef void (*cmr_blocking_hook)(void);
+CMR_API cmr_blocking_hook cmr_set_blocking_hook(cmr_blocking_hook hook);
+
 /* The library's version, "MAJOR.MINOR.PATCH". */
 CMR_API const char *cmr_version(void);
 

@@ -6,10 +6,12 @@
  * A contended acquire spins briefly, then sleeps on a futex (Linux), so
  * waiting threads do not burn a core. Not recursive; no error checking.
  * The acquire has acquire order and the release release order, which is
- * what ThreadSanitizer sees. */
+ * what ThreadSanitizer sees. A wait (past the spins) calls the blocking
+ * hook first, as cmr_mutex_lock does for the mutexes. */
 #ifndef CMR_LOCK_H
 #define CMR_LOCK_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 
 typedef struct cmr_lock {
@@ -34,6 +36,20 @@ static inline void cmr_lock_acquire(cmr_lock *lock) {
 
 static inline void cmr_lock_release(cmr_lock *lock) {
   if (atomic_exchange_explicit(&lock->state, 0, memory_order_release) == 2) cmr_lock_wake_one(lock);
+}
+
+/* Calls the blocking hook (cmr_set_blocking_hook), if one is set: right
+ * before this thread may wait (a contended lock, a backend call that can
+ * block). */
+void cmr_before_blocking(void);
+
+void cmr_mutex_lock_contended(pthread_mutex_t *mutex);
+
+/* pthread_mutex_lock for cmr's mutexes: a wait for another thread's hold
+ * first calls the blocking hook (a binding lets go of its own lock, such as
+ * Python's GIL, which that holder may need). */
+static inline void cmr_mutex_lock(pthread_mutex_t *mutex) {
+  if (pthread_mutex_trylock(mutex) != 0) cmr_mutex_lock_contended(mutex);
 }
 
 #endif /* CMR_LOCK_H */
