@@ -13,17 +13,22 @@
 
 /* ---- aligned ---- */
 typedef struct cmr_aligned_impl cmr_aligned_impl;
-cmr_status cmr_aligned_impl_create(cmr_resource_ref upstream, size_t allocation_alignment, size_t alignment_threshold, cmr_aligned_impl **out);
+cmr_status cmr_aligned_impl_create(cmr_resource_ref upstream, size_t allocation_alignment, size_t alignment_threshold,
+                                   cmr_aligned_impl **out);
 void cmr_aligned_impl_destroy(cmr_aligned_impl *impl);
-cmr_status cmr_aligned_impl_allocate(cmr_aligned_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
-cmr_status cmr_aligned_impl_deallocate(cmr_aligned_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+cmr_status cmr_aligned_impl_allocate(cmr_aligned_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
+                                     void **out);
+cmr_status cmr_aligned_impl_deallocate(cmr_aligned_impl *impl, void *ptr, size_t bytes, size_t alignment,
+                                       cmr_stream stream);
 
 /* ---- arena ---- */
 typedef struct cmr_arena_impl cmr_arena_impl;
-cmr_status cmr_arena_impl_create(cmr_resource_ref upstream, size_t arena_size, bool dump_log_on_failure, const char *dump_path, cmr_arena_impl **out);
+cmr_status cmr_arena_impl_create(cmr_resource_ref upstream, size_t arena_size, bool dump_log_on_failure,
+                                 const char *dump_path, cmr_arena_impl **out);
 void cmr_arena_impl_destroy(cmr_arena_impl *impl);
 cmr_status cmr_arena_impl_allocate(cmr_arena_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
-cmr_status cmr_arena_impl_deallocate(cmr_arena_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+cmr_status cmr_arena_impl_deallocate(cmr_arena_impl *impl, void *ptr, size_t bytes, size_t alignment,
+                                     cmr_stream stream);
 cmr_status cmr_arena_impl_global_free_bytes(cmr_arena_impl *impl, size_t *out);
 cmr_status cmr_arena_impl_superblock_count(cmr_arena_impl *impl, size_t *out);
 cmr_status cmr_arena_impl_largest_free_block(cmr_arena_impl *impl, size_t *out);
@@ -31,10 +36,13 @@ cmr_status cmr_arena_impl_dump(cmr_arena_impl *impl);
 
 /* ---- binning ---- */
 typedef struct cmr_binning_impl cmr_binning_impl;
-cmr_status cmr_binning_impl_create(cmr_resource_ref upstream, int min_size_exponent, int max_size_exponent, cmr_binning_impl **out);
+cmr_status cmr_binning_impl_create(cmr_resource_ref upstream, int min_size_exponent, int max_size_exponent,
+                                   cmr_binning_impl **out);
 void cmr_binning_impl_destroy(cmr_binning_impl *impl);
-cmr_status cmr_binning_impl_allocate(cmr_binning_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
-cmr_status cmr_binning_impl_deallocate(cmr_binning_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+cmr_status cmr_binning_impl_allocate(cmr_binning_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
+                                     void **out);
+cmr_status cmr_binning_impl_deallocate(cmr_binning_impl *impl, void *ptr, size_t bytes, size_t alignment,
+                                       cmr_stream stream);
 unsigned cmr_binning_impl_properties(const cmr_binning_impl *impl);
 /* Calls visit on every resource it was given to hold (the cycle check). */
 void cmr_binning_impl_visit_children(const cmr_binning_impl *impl, cmr_child_visitor visit, void *arg);
@@ -46,10 +54,14 @@ cmr_status cmr_binning_impl_bin_size_for(cmr_binning_impl *impl, size_t allocati
 
 /* ---- callback ---- */
 typedef struct cmr_callback_impl cmr_callback_impl;
-cmr_status cmr_callback_impl_create(cmr_allocate_callback allocate, cmr_deallocate_callback deallocate, void *allocate_arg, void *deallocate_arg, unsigned properties, cmr_callback_impl **out);
+cmr_status cmr_callback_impl_create(cmr_allocate_callback allocate, cmr_deallocate_callback deallocate,
+                                    void *allocate_arg, void *deallocate_arg, unsigned properties,
+                                    cmr_callback_impl **out);
 void cmr_callback_impl_destroy(cmr_callback_impl *impl);
-cmr_status cmr_callback_impl_allocate(cmr_callback_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
-cmr_status cmr_callback_impl_deallocate(cmr_callback_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+cmr_status cmr_callback_impl_allocate(cmr_callback_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
+                                      void **out);
+cmr_status cmr_callback_impl_deallocate(cmr_callback_impl *impl, void *ptr, size_t bytes, size_t alignment,
+                                        cmr_stream stream);
 unsigned cmr_callback_impl_properties(const cmr_callback_impl *impl);
 
 /* ---- cuda ---- */
@@ -64,10 +76,14 @@ cmr_status cmr_cuda_impl_deallocate(cmr_cuda_impl *impl, void *ptr, size_t bytes
 /* ---- cuda_async ---- */
 #if CMR_WITH_CUDA
 typedef struct cmr_cuda_async_impl cmr_cuda_async_impl;
-cmr_status cmr_cuda_async_impl_create(size_t initial_pool_size, size_t release_threshold, cmr_cuda_async_export_handle_type export_handle_type, size_t access_devices, cmr_cuda_async_impl **out);
+cmr_status cmr_cuda_async_impl_create(size_t initial_pool_size, size_t release_threshold,
+                                      cmr_cuda_async_export_handle_type export_handle_type, size_t access_devices,
+                                      cmr_cuda_async_impl **out);
 void cmr_cuda_async_impl_destroy(cmr_cuda_async_impl *impl);
-cmr_status cmr_cuda_async_impl_allocate(cmr_cuda_async_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
-cmr_status cmr_cuda_async_impl_deallocate(cmr_cuda_async_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+cmr_status cmr_cuda_async_impl_allocate(cmr_cuda_async_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
+                                        void **out);
+cmr_status cmr_cuda_async_impl_deallocate(cmr_cuda_async_impl *impl, void *ptr, size_t bytes, size_t alignment,
+                                          cmr_stream stream);
 cmr_status cmr_cuda_async_impl_pool_handle(cmr_cuda_async_impl *impl, void **out);
 #endif
 
@@ -76,9 +92,12 @@ cmr_status cmr_cuda_async_impl_pool_handle(cmr_cuda_async_impl *impl, void **out
 typedef struct cmr_cuda_async_managed_impl cmr_cuda_async_managed_impl;
 cmr_status cmr_cuda_async_managed_impl_create(cmr_cuda_async_managed_impl **out);
 void cmr_cuda_async_managed_impl_destroy(cmr_cuda_async_managed_impl *impl);
-cmr_status cmr_cuda_async_managed_impl_allocate(cmr_cuda_async_managed_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
-cmr_status cmr_cuda_async_managed_impl_deallocate(cmr_cuda_async_managed_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
-bool cmr_cuda_async_managed_impl_is_equal(const cmr_cuda_async_managed_impl *impl, const cmr_cuda_async_managed_impl *other);
+cmr_status cmr_cuda_async_managed_impl_allocate(cmr_cuda_async_managed_impl *impl, size_t bytes, size_t alignment,
+                                                cmr_stream stream, void **out);
+cmr_status cmr_cuda_async_managed_impl_deallocate(cmr_cuda_async_managed_impl *impl, void *ptr, size_t bytes,
+                                                  size_t alignment, cmr_stream stream);
+bool cmr_cuda_async_managed_impl_is_equal(const cmr_cuda_async_managed_impl *impl,
+                                          const cmr_cuda_async_managed_impl *other);
 cmr_status cmr_cuda_async_managed_impl_pool_handle(cmr_cuda_async_managed_impl *impl, void **out);
 #endif
 
@@ -87,42 +106,56 @@ cmr_status cmr_cuda_async_managed_impl_pool_handle(cmr_cuda_async_managed_impl *
 typedef struct cmr_cuda_async_view_impl cmr_cuda_async_view_impl;
 cmr_status cmr_cuda_async_view_impl_create(void *pool_handle, cmr_cuda_async_view_impl **out);
 void cmr_cuda_async_view_impl_destroy(cmr_cuda_async_view_impl *impl);
-cmr_status cmr_cuda_async_view_impl_allocate(cmr_cuda_async_view_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
-cmr_status cmr_cuda_async_view_impl_deallocate(cmr_cuda_async_view_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+cmr_status cmr_cuda_async_view_impl_allocate(cmr_cuda_async_view_impl *impl, size_t bytes, size_t alignment,
+                                             cmr_stream stream, void **out);
+cmr_status cmr_cuda_async_view_impl_deallocate(cmr_cuda_async_view_impl *impl, void *ptr, size_t bytes,
+                                               size_t alignment, cmr_stream stream);
 bool cmr_cuda_async_view_impl_is_equal(const cmr_cuda_async_view_impl *impl, const cmr_cuda_async_view_impl *other);
 #endif
 
 /* ---- failure_callback ---- */
 typedef struct cmr_failure_callback_impl cmr_failure_callback_impl;
-cmr_status cmr_failure_callback_impl_create(cmr_resource_ref upstream, cmr_failure_callback callback, void *callback_arg, cmr_failure_callback_impl **out);
+cmr_status cmr_failure_callback_impl_create(cmr_resource_ref upstream, cmr_failure_callback callback,
+                                            void *callback_arg, cmr_failure_callback_impl **out);
 void cmr_failure_callback_impl_destroy(cmr_failure_callback_impl *impl);
-cmr_status cmr_failure_callback_impl_allocate(cmr_failure_callback_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
-cmr_status cmr_failure_callback_impl_deallocate(cmr_failure_callback_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+cmr_status cmr_failure_callback_impl_allocate(cmr_failure_callback_impl *impl, size_t bytes, size_t alignment,
+                                              cmr_stream stream, void **out);
+cmr_status cmr_failure_callback_impl_deallocate(cmr_failure_callback_impl *impl, void *ptr, size_t bytes,
+                                                size_t alignment, cmr_stream stream);
 
 /* ---- fixed_size ---- */
 typedef struct cmr_fixed_size_impl cmr_fixed_size_impl;
-cmr_status cmr_fixed_size_impl_create(cmr_resource_ref upstream, size_t block_size, size_t blocks_to_preallocate, cmr_fixed_size_impl **out);
+cmr_status cmr_fixed_size_impl_create(cmr_resource_ref upstream, size_t block_size, size_t blocks_to_preallocate,
+                                      cmr_fixed_size_impl **out);
 void cmr_fixed_size_impl_destroy(cmr_fixed_size_impl *impl);
-cmr_status cmr_fixed_size_impl_allocate(cmr_fixed_size_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
-cmr_status cmr_fixed_size_impl_deallocate(cmr_fixed_size_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+cmr_status cmr_fixed_size_impl_allocate(cmr_fixed_size_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
+                                        void **out);
+cmr_status cmr_fixed_size_impl_deallocate(cmr_fixed_size_impl *impl, void *ptr, size_t bytes, size_t alignment,
+                                          cmr_stream stream);
 cmr_status cmr_fixed_size_impl_block_size(cmr_fixed_size_impl *impl, size_t *out);
 cmr_status cmr_fixed_size_impl_upstream_bytes(cmr_fixed_size_impl *impl, size_t *out);
 cmr_status cmr_fixed_size_impl_largest_free_block(cmr_fixed_size_impl *impl, size_t *out);
 
 /* ---- limiting ---- */
 typedef struct cmr_limiting_impl cmr_limiting_impl;
-cmr_status cmr_limiting_impl_create(cmr_resource_ref upstream, size_t allocation_limit, size_t allocation_alignment, cmr_limiting_impl **out);
+cmr_status cmr_limiting_impl_create(cmr_resource_ref upstream, size_t allocation_limit, size_t allocation_alignment,
+                                    cmr_limiting_impl **out);
 void cmr_limiting_impl_destroy(cmr_limiting_impl *impl);
-cmr_status cmr_limiting_impl_allocate(cmr_limiting_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
-cmr_status cmr_limiting_impl_deallocate(cmr_limiting_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+cmr_status cmr_limiting_impl_allocate(cmr_limiting_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
+                                      void **out);
+cmr_status cmr_limiting_impl_deallocate(cmr_limiting_impl *impl, void *ptr, size_t bytes, size_t alignment,
+                                        cmr_stream stream);
 cmr_status cmr_limiting_impl_allocated_bytes(cmr_limiting_impl *impl, size_t *out);
 
 /* ---- logging ---- */
 typedef struct cmr_logging_impl cmr_logging_impl;
-cmr_status cmr_logging_impl_create(cmr_resource_ref upstream, const char *filename, FILE *file, bool auto_flush, cmr_logging_impl **out);
+cmr_status cmr_logging_impl_create(cmr_resource_ref upstream, const char *filename, FILE *file, bool auto_flush,
+                                   cmr_logging_impl **out);
 void cmr_logging_impl_destroy(cmr_logging_impl *impl);
-cmr_status cmr_logging_impl_allocate(cmr_logging_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
-cmr_status cmr_logging_impl_deallocate(cmr_logging_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+cmr_status cmr_logging_impl_allocate(cmr_logging_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
+                                     void **out);
+cmr_status cmr_logging_impl_deallocate(cmr_logging_impl *impl, void *ptr, size_t bytes, size_t alignment,
+                                       cmr_stream stream);
 cmr_status cmr_logging_impl_flush(cmr_logging_impl *impl);
 cmr_status cmr_logging_impl_filename(cmr_logging_impl *impl, const char **out);
 cmr_status cmr_logging_impl_lost_rows(cmr_logging_impl *impl, size_t *out);
@@ -132,8 +165,10 @@ cmr_status cmr_logging_impl_lost_rows(cmr_logging_impl *impl, size_t *out);
 typedef struct cmr_managed_impl cmr_managed_impl;
 cmr_status cmr_managed_impl_create(cmr_managed_impl **out);
 void cmr_managed_impl_destroy(cmr_managed_impl *impl);
-cmr_status cmr_managed_impl_allocate(cmr_managed_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
-cmr_status cmr_managed_impl_deallocate(cmr_managed_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+cmr_status cmr_managed_impl_allocate(cmr_managed_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
+                                     void **out);
+cmr_status cmr_managed_impl_deallocate(cmr_managed_impl *impl, void *ptr, size_t bytes, size_t alignment,
+                                       cmr_stream stream);
 #endif
 
 /* ---- pinned_host ---- */
@@ -141,13 +176,16 @@ cmr_status cmr_managed_impl_deallocate(cmr_managed_impl *impl, void *ptr, size_t
 typedef struct cmr_pinned_host_impl cmr_pinned_host_impl;
 cmr_status cmr_pinned_host_impl_create(cmr_pinned_host_impl **out);
 void cmr_pinned_host_impl_destroy(cmr_pinned_host_impl *impl);
-cmr_status cmr_pinned_host_impl_allocate(cmr_pinned_host_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
-cmr_status cmr_pinned_host_impl_deallocate(cmr_pinned_host_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+cmr_status cmr_pinned_host_impl_allocate(cmr_pinned_host_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
+                                         void **out);
+cmr_status cmr_pinned_host_impl_deallocate(cmr_pinned_host_impl *impl, void *ptr, size_t bytes, size_t alignment,
+                                           cmr_stream stream);
 #endif
 
 /* ---- pool ---- */
 typedef struct cmr_pool_impl cmr_pool_impl;
-cmr_status cmr_pool_impl_create(cmr_resource_ref upstream, size_t initial_pool_size, size_t maximum_pool_size, size_t maximum_growth, cmr_pool_impl **out);
+cmr_status cmr_pool_impl_create(cmr_resource_ref upstream, size_t initial_pool_size, size_t maximum_pool_size,
+                                size_t maximum_growth, cmr_pool_impl **out);
 void cmr_pool_impl_destroy(cmr_pool_impl *impl);
 cmr_status cmr_pool_impl_allocate(cmr_pool_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
 cmr_status cmr_pool_impl_deallocate(cmr_pool_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
@@ -160,23 +198,29 @@ cmr_status cmr_pool_impl_release(cmr_pool_impl *impl);
 typedef struct cmr_prefetch_impl cmr_prefetch_impl;
 cmr_status cmr_prefetch_impl_create(cmr_resource_ref upstream, cmr_prefetch_impl **out);
 void cmr_prefetch_impl_destroy(cmr_prefetch_impl *impl);
-cmr_status cmr_prefetch_impl_allocate(cmr_prefetch_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
-cmr_status cmr_prefetch_impl_deallocate(cmr_prefetch_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+cmr_status cmr_prefetch_impl_allocate(cmr_prefetch_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
+                                      void **out);
+cmr_status cmr_prefetch_impl_deallocate(cmr_prefetch_impl *impl, void *ptr, size_t bytes, size_t alignment,
+                                        cmr_stream stream);
 
 /* ---- sam_headroom ---- */
 typedef struct cmr_sam_headroom_impl cmr_sam_headroom_impl;
 cmr_status cmr_sam_headroom_impl_create(size_t headroom, cmr_sam_headroom_impl **out);
 void cmr_sam_headroom_impl_destroy(cmr_sam_headroom_impl *impl);
-cmr_status cmr_sam_headroom_impl_allocate(cmr_sam_headroom_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
-cmr_status cmr_sam_headroom_impl_deallocate(cmr_sam_headroom_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+cmr_status cmr_sam_headroom_impl_allocate(cmr_sam_headroom_impl *impl, size_t bytes, size_t alignment,
+                                          cmr_stream stream, void **out);
+cmr_status cmr_sam_headroom_impl_deallocate(cmr_sam_headroom_impl *impl, void *ptr, size_t bytes, size_t alignment,
+                                            cmr_stream stream);
 bool cmr_sam_headroom_impl_is_equal(const cmr_sam_headroom_impl *impl, const cmr_sam_headroom_impl *other);
 
 /* ---- simulated ---- */
 typedef struct cmr_simulated_impl cmr_simulated_impl;
 cmr_status cmr_simulated_impl_create(size_t capacity, cmr_simulated_impl **out);
 void cmr_simulated_impl_destroy(cmr_simulated_impl *impl);
-cmr_status cmr_simulated_impl_allocate(cmr_simulated_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
-cmr_status cmr_simulated_impl_deallocate(cmr_simulated_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+cmr_status cmr_simulated_impl_allocate(cmr_simulated_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
+                                       void **out);
+cmr_status cmr_simulated_impl_deallocate(cmr_simulated_impl *impl, void *ptr, size_t bytes, size_t alignment,
+                                         cmr_stream stream);
 cmr_status cmr_simulated_impl_bytes_in_use(cmr_simulated_impl *impl, size_t *out);
 cmr_status cmr_simulated_impl_peak_bytes_in_use(cmr_simulated_impl *impl, size_t *out);
 cmr_status cmr_simulated_impl_allocation_count(cmr_simulated_impl *impl, size_t *out);
@@ -186,8 +230,10 @@ cmr_status cmr_simulated_impl_deallocation_count(cmr_simulated_impl *impl, size_
 typedef struct cmr_statistics_impl cmr_statistics_impl;
 cmr_status cmr_statistics_impl_create(cmr_resource_ref upstream, cmr_statistics_impl **out);
 void cmr_statistics_impl_destroy(cmr_statistics_impl *impl);
-cmr_status cmr_statistics_impl_allocate(cmr_statistics_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
-cmr_status cmr_statistics_impl_deallocate(cmr_statistics_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+cmr_status cmr_statistics_impl_allocate(cmr_statistics_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
+                                        void **out);
+cmr_status cmr_statistics_impl_deallocate(cmr_statistics_impl *impl, void *ptr, size_t bytes, size_t alignment,
+                                          cmr_stream stream);
 cmr_status cmr_statistics_impl_bytes_current(cmr_statistics_impl *impl, size_t *out);
 cmr_status cmr_statistics_impl_bytes_peak(cmr_statistics_impl *impl, size_t *out);
 cmr_status cmr_statistics_impl_bytes_total(cmr_statistics_impl *impl, size_t *out);
@@ -204,23 +250,29 @@ cmr_status cmr_statistics_impl_counter_levels(cmr_statistics_impl *impl, size_t 
 typedef struct cmr_system_impl cmr_system_impl;
 cmr_status cmr_system_impl_create(cmr_system_impl **out);
 void cmr_system_impl_destroy(cmr_system_impl *impl);
-cmr_status cmr_system_impl_allocate(cmr_system_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
-cmr_status cmr_system_impl_deallocate(cmr_system_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+cmr_status cmr_system_impl_allocate(cmr_system_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
+                                    void **out);
+cmr_status cmr_system_impl_deallocate(cmr_system_impl *impl, void *ptr, size_t bytes, size_t alignment,
+                                      cmr_stream stream);
 unsigned cmr_system_impl_properties(const cmr_system_impl *impl);
 
 /* ---- thread_safe ---- */
 typedef struct cmr_thread_safe_impl cmr_thread_safe_impl;
 cmr_status cmr_thread_safe_impl_create(cmr_resource_ref upstream, cmr_thread_safe_impl **out);
 void cmr_thread_safe_impl_destroy(cmr_thread_safe_impl *impl);
-cmr_status cmr_thread_safe_impl_allocate(cmr_thread_safe_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
-cmr_status cmr_thread_safe_impl_deallocate(cmr_thread_safe_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+cmr_status cmr_thread_safe_impl_allocate(cmr_thread_safe_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
+                                         void **out);
+cmr_status cmr_thread_safe_impl_deallocate(cmr_thread_safe_impl *impl, void *ptr, size_t bytes, size_t alignment,
+                                           cmr_stream stream);
 
 /* ---- tracking ---- */
 typedef struct cmr_tracking_impl cmr_tracking_impl;
 cmr_status cmr_tracking_impl_create(cmr_resource_ref upstream, bool capture_stacks, cmr_tracking_impl **out);
 void cmr_tracking_impl_destroy(cmr_tracking_impl *impl);
-cmr_status cmr_tracking_impl_allocate(cmr_tracking_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
-cmr_status cmr_tracking_impl_deallocate(cmr_tracking_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
+cmr_status cmr_tracking_impl_allocate(cmr_tracking_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
+                                      void **out);
+cmr_status cmr_tracking_impl_deallocate(cmr_tracking_impl *impl, void *ptr, size_t bytes, size_t alignment,
+                                        cmr_stream stream);
 cmr_status cmr_tracking_impl_allocated_bytes(cmr_tracking_impl *impl, size_t *out);
 cmr_status cmr_tracking_impl_outstanding_count(cmr_tracking_impl *impl, size_t *out);
 cmr_status cmr_tracking_impl_outstanding_report(cmr_tracking_impl *impl, const char **out);

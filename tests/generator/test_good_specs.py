@@ -103,10 +103,6 @@ class ToyResource(GeneratorTestCase):
             raise AssertionError(f"the toy spec does not render:\n{run.stderr}")
         cls.files = tree(out)
 
-    def assert_has(self, path: str, *snippets: str) -> None:
-        for snippet in snippets:
-            self.assertIn(snippet, self.files[path], f"{path} lacks {snippet!r}")
-
     def test_every_file_is_produced(self):
         real = set(tree(GENERATED))
         # SWIG's classes (one per enum) are the build's, not the generator's.
@@ -151,7 +147,7 @@ class ToyResource(GeneratorTestCase):
             "  int max_chunks = max_chunks_option.value;\n  if (!max_chunks_option.is_set) {\n    max_chunks = 16;\n",
             f'"{fn}: max_chunks %d is below the minimum 1", max_chunks);',
             f'"{fn}: max_chunks %d is above the maximum 1024", max_chunks);',
-            f'if (label == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "{fn}: label is NULL");',
+            f'if (label == NULL) {{ return cmr_error(CMR_ERROR_NULL_POINTER, "{fn}: label is NULL"); }}',
             f'"{fn}: fill_ratio %g is above the maximum 1.0", fill_ratio);',
             # the cross-parameter check, its message escaped for C and printf
             "  if (!(chunk_size <= maximum_size)) {",
@@ -354,17 +350,20 @@ class FailureCallbackParameter(GeneratorTestCase):
 
     def test_create_takes_the_callback_and_refuses_null(self):
         fn = "cmr_toy_retry_resource_create"
-        self.assertIn(f"CMR_API cmr_status {fn}(cmr_resource_ref upstream, cmr_failure_callback on_failure, "
-                      "void *on_failure_arg, cmr_toy_retry_resource **out);", self.files["include/cmr/resources.h"])
-        self.assertIn(f'if (on_failure == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "{fn}: on_failure is NULL");',
-                      self.files["src/resources/toy_retry.c"])
-        self.assertIn("cmr_status cmr_toy_retry_impl_create(cmr_resource_ref upstream, cmr_failure_callback on_failure, "
-                      "void *on_failure_arg, cmr_toy_retry_impl **out);", self.files["src/impl.h"])
+        self.assert_has("include/cmr/resources.h",
+                        f"CMR_API cmr_status {fn}(cmr_resource_ref upstream, cmr_failure_callback on_failure, "
+                        "void *on_failure_arg, cmr_toy_retry_resource **out);")
+        self.assert_has("src/resources/toy_retry.c",
+                        f'if (on_failure == NULL) {{ return cmr_error(CMR_ERROR_NULL_POINTER, "{fn}: on_failure is NULL"); }}')
+        self.assert_has("src/impl.h",
+                        "cmr_status cmr_toy_retry_impl_create(cmr_resource_ref upstream, cmr_failure_callback on_failure, "
+                        "void *on_failure_arg, cmr_toy_retry_impl **out);")
 
     def test_bad_input_matrix_passes_null_for_the_callback(self):
-        self.assertIn('cmr_toy_retry_resource_create(upstream, NULL, NULL, &out), CMR_ERROR_NULL_POINTER, '
-                      '"cmr_toy_retry_resource_create: on_failure");', self.files["tests/conformance_toy_retry.c"])
-        self.assertIn('{"create.on_failure.null", bad_create_on_failure_null},', self.files["tests/conformance_toy_retry.c"])
+        self.assert_has("tests/conformance_toy_retry.c",
+                        'cmr_toy_retry_resource_create(upstream, NULL, NULL, &out), CMR_ERROR_NULL_POINTER, '
+                        '"cmr_toy_retry_resource_create: on_failure");',
+                        '{"create.on_failure.null", bad_create_on_failure_null},')
 
     def test_every_binding_makes_it_over_a_function_of_its_own(self):
         # The SWIG interfaces: the create function over the type's trampoline,

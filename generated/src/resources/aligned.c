@@ -15,7 +15,7 @@ typedef struct aligned_object {
   cmr_aligned_impl *impl;
   cmr_resource_ref upstream;
   size_t allocation_alignment; /* as created, for cmr_aligned_resource_allocation_alignment */
-  size_t alignment_threshold; /* as created, for cmr_aligned_resource_alignment_threshold */
+  size_t alignment_threshold;  /* as created, for cmr_aligned_resource_alignment_threshold */
 } aligned_object;
 
 static const cmr_resource_ops aligned_ops;
@@ -68,7 +68,8 @@ static const cmr_resource_ops aligned_ops = {
     .release = cmr_object_release_self,
 };
 
-cmr_status cmr_aligned_resource_create(cmr_resource_ref upstream, cmr_optional_size allocation_alignment_option, cmr_optional_size alignment_threshold_option, cmr_aligned_resource **out) {
+cmr_status cmr_aligned_resource_create(cmr_resource_ref upstream, cmr_optional_size allocation_alignment_option,
+                                       cmr_optional_size alignment_threshold_option, cmr_aligned_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_aligned_resource_create: out is NULL");
   *out = NULL;
   cmr_status status;
@@ -78,19 +79,25 @@ cmr_status cmr_aligned_resource_create(cmr_resource_ref upstream, cmr_optional_s
   if (!allocation_alignment_option.is_set) {
     allocation_alignment = (size_t)256u;
   } else {
-  if (allocation_alignment == 0 || (allocation_alignment & (allocation_alignment - 1)) != 0) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_aligned_resource_create: allocation_alignment %zu is not a power of two", allocation_alignment);
-  }
-  if (allocation_alignment < 256) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_aligned_resource_create: allocation_alignment %zu is below the minimum 256", allocation_alignment);
-  }
+    if (allocation_alignment == 0 || (allocation_alignment & (allocation_alignment - 1)) != 0) {
+      return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                       "cmr_aligned_resource_create: allocation_alignment %zu is not a power of two",
+                       allocation_alignment);
+    }
+    if (allocation_alignment < 256) {
+      return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                       "cmr_aligned_resource_create: allocation_alignment %zu is below the minimum 256",
+                       allocation_alignment);
+    }
   }
   size_t alignment_threshold = alignment_threshold_option.value;
   if (!alignment_threshold_option.is_set) {
     alignment_threshold = (size_t)65536u;
   }
   aligned_object *self = calloc(1, sizeof *self);
-  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_aligned_resource_create: no host memory for the resource");
+  if (self == NULL) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_aligned_resource_create: no host memory for the resource");
+  }
   status = cmr_ref_hold(upstream, "cmr_aligned_resource_create: upstream");
   if (status != CMR_SUCCESS) {
     free(self);
@@ -106,11 +113,15 @@ cmr_status cmr_aligned_resource_create(cmr_resource_ref upstream, cmr_optional_s
     return cmr_error_context(made, "cmr_aligned_resource_create");
   }
   cmr_status opened = cmr_handle_open(&self->object, &aligned_type, "cmr_aligned_resource_create", (void **)out);
-  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_aligned_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  if (opened == CMR_SUCCESS) {
+    cmr_log(CMR_LOG_DEBUG, "cmr_aligned_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  }
   return opened;
 }
 
-cmr_status cmr_aligned_resource_destroy(cmr_aligned_resource *handle) { return cmr_handle_destroy(handle, "cmr_aligned_resource_destroy"); }
+cmr_status cmr_aligned_resource_destroy(cmr_aligned_resource *handle) {
+  return cmr_handle_destroy(handle, "cmr_aligned_resource_destroy");
+}
 
 cmr_resource_ref cmr_aligned_resource_ref(cmr_aligned_resource *handle) {
   cmr_resource_ref ref = {NULL, NULL};
@@ -127,7 +138,8 @@ cmr_status cmr_aligned_resource_from_ref(cmr_resource_ref ref, cmr_aligned_resou
   cmr_status status = cmr_ref_check(ref, "cmr_aligned_resource_from_ref");
   if (status != CMR_SUCCESS) return status;
   if (ref.ops != &aligned_ops) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_aligned_resource_from_ref: the ref is a \"%s\" resource, not \"aligned\"",
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_aligned_resource_from_ref: the ref is a \"%s\" resource, not \"aligned\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
   return cmr_handle_share(ref.self, "cmr_aligned_resource_from_ref", (void **)out);

@@ -67,7 +67,8 @@ static const cmr_resource_ops arena_ops = {
     .release = cmr_object_release_self,
 };
 
-cmr_status cmr_arena_resource_create(cmr_resource_ref upstream, cmr_optional_size arena_size_option, bool dump_log_on_failure, const char *dump_path, cmr_arena_resource **out) {
+cmr_status cmr_arena_resource_create(cmr_resource_ref upstream, cmr_optional_size arena_size_option,
+                                     bool dump_log_on_failure, const char *dump_path, cmr_arena_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_arena_resource_create: out is NULL");
   *out = NULL;
   cmr_status status;
@@ -78,16 +79,22 @@ cmr_status cmr_arena_resource_create(cmr_resource_ref upstream, cmr_optional_siz
     status = cmr_default_half_of_free_device_memory(&arena_size);
     if (status != CMR_SUCCESS) return cmr_error_context(status, "cmr_arena_resource_create: default arena_size");
   } else {
-  if (arena_size % 256 != 0) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_arena_resource_create: arena_size %zu is not a multiple of 256", arena_size);
+    if (arena_size % 256 != 0) {
+      return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_arena_resource_create: arena_size %zu is not a multiple of 256",
+                       arena_size);
+    }
+    if (arena_size < 1048576) {
+      return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                       "cmr_arena_resource_create: arena_size %zu is below the minimum 1048576", arena_size);
+    }
   }
-  if (arena_size < 1048576) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_arena_resource_create: arena_size %zu is below the minimum 1048576", arena_size);
+  if (dump_path == NULL) {
+    return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_arena_resource_create: dump_path is NULL");
   }
-  }
-  if (dump_path == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_arena_resource_create: dump_path is NULL");
   arena_object *self = calloc(1, sizeof *self);
-  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_arena_resource_create: no host memory for the resource");
+  if (self == NULL) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_arena_resource_create: no host memory for the resource");
+  }
   status = cmr_ref_hold(upstream, "cmr_arena_resource_create: upstream");
   if (status != CMR_SUCCESS) {
     free(self);
@@ -102,11 +109,15 @@ cmr_status cmr_arena_resource_create(cmr_resource_ref upstream, cmr_optional_siz
     return cmr_error_context(made, "cmr_arena_resource_create");
   }
   cmr_status opened = cmr_handle_open(&self->object, &arena_type, "cmr_arena_resource_create", (void **)out);
-  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_arena_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  if (opened == CMR_SUCCESS) {
+    cmr_log(CMR_LOG_DEBUG, "cmr_arena_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  }
   return opened;
 }
 
-cmr_status cmr_arena_resource_destroy(cmr_arena_resource *handle) { return cmr_handle_destroy(handle, "cmr_arena_resource_destroy"); }
+cmr_status cmr_arena_resource_destroy(cmr_arena_resource *handle) {
+  return cmr_handle_destroy(handle, "cmr_arena_resource_destroy");
+}
 
 cmr_resource_ref cmr_arena_resource_ref(cmr_arena_resource *handle) {
   cmr_resource_ref ref = {NULL, NULL};
@@ -123,7 +134,8 @@ cmr_status cmr_arena_resource_from_ref(cmr_resource_ref ref, cmr_arena_resource 
   cmr_status status = cmr_ref_check(ref, "cmr_arena_resource_from_ref");
   if (status != CMR_SUCCESS) return status;
   if (ref.ops != &arena_ops) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_arena_resource_from_ref: the ref is a \"%s\" resource, not \"arena\"",
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_arena_resource_from_ref: the ref is a \"%s\" resource, not \"arena\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
   return cmr_handle_share(ref.self, "cmr_arena_resource_from_ref", (void **)out);

@@ -66,7 +66,9 @@ cmr_status cmr_cuda_resource_create(cmr_cuda_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_resource_create: out is NULL");
   *out = NULL;
   cuda_object *self = calloc(1, sizeof *self);
-  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_cuda_resource_create: no host memory for the resource");
+  if (self == NULL) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_cuda_resource_create: no host memory for the resource");
+  }
   cmr_status made = cmr_cuda_impl_create(&self->impl);
   if (made != CMR_SUCCESS) {
     self->impl = NULL;
@@ -74,11 +76,15 @@ cmr_status cmr_cuda_resource_create(cmr_cuda_resource **out) {
     return cmr_error_context(made, "cmr_cuda_resource_create");
   }
   cmr_status opened = cmr_handle_open(&self->object, &cuda_type, "cmr_cuda_resource_create", (void **)out);
-  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_cuda_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  if (opened == CMR_SUCCESS) {
+    cmr_log(CMR_LOG_DEBUG, "cmr_cuda_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  }
   return opened;
 }
 
-cmr_status cmr_cuda_resource_destroy(cmr_cuda_resource *handle) { return cmr_handle_destroy(handle, "cmr_cuda_resource_destroy"); }
+cmr_status cmr_cuda_resource_destroy(cmr_cuda_resource *handle) {
+  return cmr_handle_destroy(handle, "cmr_cuda_resource_destroy");
+}
 
 cmr_resource_ref cmr_cuda_resource_ref(cmr_cuda_resource *handle) {
   cmr_resource_ref ref = {NULL, NULL};
@@ -95,7 +101,8 @@ cmr_status cmr_cuda_resource_from_ref(cmr_resource_ref ref, cmr_cuda_resource **
   cmr_status status = cmr_ref_check(ref, "cmr_cuda_resource_from_ref");
   if (status != CMR_SUCCESS) return status;
   if (ref.ops != &cuda_ops) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_cuda_resource_from_ref: the ref is a \"%s\" resource, not \"cuda\"",
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_cuda_resource_from_ref: the ref is a \"%s\" resource, not \"cuda\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
   return cmr_handle_share(ref.self, "cmr_cuda_resource_from_ref", (void **)out);

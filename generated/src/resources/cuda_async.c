@@ -65,7 +65,10 @@ static const cmr_resource_ops cuda_async_ops = {
     .release = cmr_object_release_self,
 };
 
-cmr_status cmr_cuda_async_resource_create(cmr_optional_size initial_pool_size_option, cmr_optional_size release_threshold_option, cmr_cuda_async_export_handle_type export_handle_type, cmr_optional_size access_devices_option, cmr_cuda_async_resource **out) {
+cmr_status cmr_cuda_async_resource_create(cmr_optional_size initial_pool_size_option,
+                                          cmr_optional_size release_threshold_option,
+                                          cmr_cuda_async_export_handle_type export_handle_type,
+                                          cmr_optional_size access_devices_option, cmr_cuda_async_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_async_resource_create: out is NULL");
   *out = NULL;
   size_t initial_pool_size = initial_pool_size_option.value;
@@ -77,27 +80,37 @@ cmr_status cmr_cuda_async_resource_create(cmr_optional_size initial_pool_size_op
     release_threshold = SIZE_MAX;
   }
   if ((int)export_handle_type < 0 || (int)export_handle_type >= 3) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_cuda_async_resource_create: export_handle_type %d is not a cmr_cuda_async_export_handle_type (0..2)", (int)export_handle_type);
+    return cmr_error(
+        CMR_ERROR_INVALID_ARGUMENT,
+        "cmr_cuda_async_resource_create: export_handle_type %d is not a cmr_cuda_async_export_handle_type (0..2)",
+        (int)export_handle_type);
   }
   size_t access_devices = access_devices_option.value;
   if (!access_devices_option.is_set) {
     access_devices = (size_t)0u;
   }
   cuda_async_object *self = calloc(1, sizeof *self);
-  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_cuda_async_resource_create: no host memory for the resource");
+  if (self == NULL) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_cuda_async_resource_create: no host memory for the resource");
+  }
   self->release_threshold = release_threshold;
-  cmr_status made = cmr_cuda_async_impl_create(initial_pool_size, release_threshold, export_handle_type, access_devices, &self->impl);
+  cmr_status made =
+      cmr_cuda_async_impl_create(initial_pool_size, release_threshold, export_handle_type, access_devices, &self->impl);
   if (made != CMR_SUCCESS) {
     self->impl = NULL;
     cuda_async_finalize(&self->object);
     return cmr_error_context(made, "cmr_cuda_async_resource_create");
   }
   cmr_status opened = cmr_handle_open(&self->object, &cuda_async_type, "cmr_cuda_async_resource_create", (void **)out);
-  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_cuda_async_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  if (opened == CMR_SUCCESS) {
+    cmr_log(CMR_LOG_DEBUG, "cmr_cuda_async_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  }
   return opened;
 }
 
-cmr_status cmr_cuda_async_resource_destroy(cmr_cuda_async_resource *handle) { return cmr_handle_destroy(handle, "cmr_cuda_async_resource_destroy"); }
+cmr_status cmr_cuda_async_resource_destroy(cmr_cuda_async_resource *handle) {
+  return cmr_handle_destroy(handle, "cmr_cuda_async_resource_destroy");
+}
 
 cmr_resource_ref cmr_cuda_async_resource_ref(cmr_cuda_async_resource *handle) {
   cmr_resource_ref ref = {NULL, NULL};
@@ -114,7 +127,8 @@ cmr_status cmr_cuda_async_resource_from_ref(cmr_resource_ref ref, cmr_cuda_async
   cmr_status status = cmr_ref_check(ref, "cmr_cuda_async_resource_from_ref");
   if (status != CMR_SUCCESS) return status;
   if (ref.ops != &cuda_async_ops) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_cuda_async_resource_from_ref: the ref is a \"%s\" resource, not \"cuda_async\"",
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_cuda_async_resource_from_ref: the ref is a \"%s\" resource, not \"cuda_async\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
   return cmr_handle_share(ref.self, "cmr_cuda_async_resource_from_ref", (void **)out);
@@ -139,7 +153,9 @@ cmr_status cmr_cuda_async_resource_release_threshold(cmr_cuda_async_resource *ha
 
 #else /* the cuda_async resource is not in this build */
 
-cmr_status cmr_cuda_async_resource_create(cmr_optional_size initial_pool_size, cmr_optional_size release_threshold, cmr_cuda_async_export_handle_type export_handle_type, cmr_optional_size access_devices, cmr_cuda_async_resource **out) {
+cmr_status cmr_cuda_async_resource_create(cmr_optional_size initial_pool_size, cmr_optional_size release_threshold,
+                                          cmr_cuda_async_export_handle_type export_handle_type,
+                                          cmr_optional_size access_devices, cmr_cuda_async_resource **out) {
   (void)initial_pool_size;
   (void)release_threshold;
   (void)export_handle_type;

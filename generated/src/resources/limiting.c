@@ -67,7 +67,8 @@ static const cmr_resource_ops limiting_ops = {
     .release = cmr_object_release_self,
 };
 
-cmr_status cmr_limiting_resource_create(cmr_resource_ref upstream, size_t allocation_limit, cmr_optional_size allocation_alignment_option, cmr_limiting_resource **out) {
+cmr_status cmr_limiting_resource_create(cmr_resource_ref upstream, size_t allocation_limit,
+                                        cmr_optional_size allocation_alignment_option, cmr_limiting_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_limiting_resource_create: out is NULL");
   *out = NULL;
   cmr_status status;
@@ -77,12 +78,16 @@ cmr_status cmr_limiting_resource_create(cmr_resource_ref upstream, size_t alloca
   if (!allocation_alignment_option.is_set) {
     allocation_alignment = (size_t)256u;
   } else {
-  if (allocation_alignment == 0 || (allocation_alignment & (allocation_alignment - 1)) != 0) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_limiting_resource_create: allocation_alignment %zu is not a power of two", allocation_alignment);
-  }
+    if (allocation_alignment == 0 || (allocation_alignment & (allocation_alignment - 1)) != 0) {
+      return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                       "cmr_limiting_resource_create: allocation_alignment %zu is not a power of two",
+                       allocation_alignment);
+    }
   }
   limiting_object *self = calloc(1, sizeof *self);
-  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_limiting_resource_create: no host memory for the resource");
+  if (self == NULL) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_limiting_resource_create: no host memory for the resource");
+  }
   status = cmr_ref_hold(upstream, "cmr_limiting_resource_create: upstream");
   if (status != CMR_SUCCESS) {
     free(self);
@@ -97,11 +102,15 @@ cmr_status cmr_limiting_resource_create(cmr_resource_ref upstream, size_t alloca
     return cmr_error_context(made, "cmr_limiting_resource_create");
   }
   cmr_status opened = cmr_handle_open(&self->object, &limiting_type, "cmr_limiting_resource_create", (void **)out);
-  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_limiting_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  if (opened == CMR_SUCCESS) {
+    cmr_log(CMR_LOG_DEBUG, "cmr_limiting_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  }
   return opened;
 }
 
-cmr_status cmr_limiting_resource_destroy(cmr_limiting_resource *handle) { return cmr_handle_destroy(handle, "cmr_limiting_resource_destroy"); }
+cmr_status cmr_limiting_resource_destroy(cmr_limiting_resource *handle) {
+  return cmr_handle_destroy(handle, "cmr_limiting_resource_destroy");
+}
 
 cmr_resource_ref cmr_limiting_resource_ref(cmr_limiting_resource *handle) {
   cmr_resource_ref ref = {NULL, NULL};
@@ -118,7 +127,8 @@ cmr_status cmr_limiting_resource_from_ref(cmr_resource_ref ref, cmr_limiting_res
   cmr_status status = cmr_ref_check(ref, "cmr_limiting_resource_from_ref");
   if (status != CMR_SUCCESS) return status;
   if (ref.ops != &limiting_ops) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_limiting_resource_from_ref: the ref is a \"%s\" resource, not \"limiting\"",
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_limiting_resource_from_ref: the ref is a \"%s\" resource, not \"limiting\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
   return cmr_handle_share(ref.self, "cmr_limiting_resource_from_ref", (void **)out);

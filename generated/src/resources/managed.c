@@ -66,7 +66,9 @@ cmr_status cmr_managed_resource_create(cmr_managed_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_managed_resource_create: out is NULL");
   *out = NULL;
   managed_object *self = calloc(1, sizeof *self);
-  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_managed_resource_create: no host memory for the resource");
+  if (self == NULL) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_managed_resource_create: no host memory for the resource");
+  }
   cmr_status made = cmr_managed_impl_create(&self->impl);
   if (made != CMR_SUCCESS) {
     self->impl = NULL;
@@ -74,11 +76,15 @@ cmr_status cmr_managed_resource_create(cmr_managed_resource **out) {
     return cmr_error_context(made, "cmr_managed_resource_create");
   }
   cmr_status opened = cmr_handle_open(&self->object, &managed_type, "cmr_managed_resource_create", (void **)out);
-  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_managed_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  if (opened == CMR_SUCCESS) {
+    cmr_log(CMR_LOG_DEBUG, "cmr_managed_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  }
   return opened;
 }
 
-cmr_status cmr_managed_resource_destroy(cmr_managed_resource *handle) { return cmr_handle_destroy(handle, "cmr_managed_resource_destroy"); }
+cmr_status cmr_managed_resource_destroy(cmr_managed_resource *handle) {
+  return cmr_handle_destroy(handle, "cmr_managed_resource_destroy");
+}
 
 cmr_resource_ref cmr_managed_resource_ref(cmr_managed_resource *handle) {
   cmr_resource_ref ref = {NULL, NULL};
@@ -95,7 +101,8 @@ cmr_status cmr_managed_resource_from_ref(cmr_resource_ref ref, cmr_managed_resou
   cmr_status status = cmr_ref_check(ref, "cmr_managed_resource_from_ref");
   if (status != CMR_SUCCESS) return status;
   if (ref.ops != &managed_ops) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_managed_resource_from_ref: the ref is a \"%s\" resource, not \"managed\"",
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_managed_resource_from_ref: the ref is a \"%s\" resource, not \"managed\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
   return cmr_handle_share(ref.self, "cmr_managed_resource_from_ref", (void **)out);

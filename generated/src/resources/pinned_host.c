@@ -66,19 +66,26 @@ cmr_status cmr_pinned_host_resource_create(cmr_pinned_host_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_pinned_host_resource_create: out is NULL");
   *out = NULL;
   pinned_host_object *self = calloc(1, sizeof *self);
-  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_pinned_host_resource_create: no host memory for the resource");
+  if (self == NULL) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_pinned_host_resource_create: no host memory for the resource");
+  }
   cmr_status made = cmr_pinned_host_impl_create(&self->impl);
   if (made != CMR_SUCCESS) {
     self->impl = NULL;
     pinned_host_finalize(&self->object);
     return cmr_error_context(made, "cmr_pinned_host_resource_create");
   }
-  cmr_status opened = cmr_handle_open(&self->object, &pinned_host_type, "cmr_pinned_host_resource_create", (void **)out);
-  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_pinned_host_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  cmr_status opened =
+      cmr_handle_open(&self->object, &pinned_host_type, "cmr_pinned_host_resource_create", (void **)out);
+  if (opened == CMR_SUCCESS) {
+    cmr_log(CMR_LOG_DEBUG, "cmr_pinned_host_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  }
   return opened;
 }
 
-cmr_status cmr_pinned_host_resource_destroy(cmr_pinned_host_resource *handle) { return cmr_handle_destroy(handle, "cmr_pinned_host_resource_destroy"); }
+cmr_status cmr_pinned_host_resource_destroy(cmr_pinned_host_resource *handle) {
+  return cmr_handle_destroy(handle, "cmr_pinned_host_resource_destroy");
+}
 
 cmr_resource_ref cmr_pinned_host_resource_ref(cmr_pinned_host_resource *handle) {
   cmr_resource_ref ref = {NULL, NULL};
@@ -95,7 +102,8 @@ cmr_status cmr_pinned_host_resource_from_ref(cmr_resource_ref ref, cmr_pinned_ho
   cmr_status status = cmr_ref_check(ref, "cmr_pinned_host_resource_from_ref");
   if (status != CMR_SUCCESS) return status;
   if (ref.ops != &pinned_host_ops) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_pinned_host_resource_from_ref: the ref is a \"%s\" resource, not \"pinned_host\"",
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_pinned_host_resource_from_ref: the ref is a \"%s\" resource, not \"pinned_host\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
   return cmr_handle_share(ref.self, "cmr_pinned_host_resource_from_ref", (void **)out);

@@ -66,10 +66,14 @@ cmr_status cmr_simulated_resource_create(cmr_optional_size capacity_option, cmr_
   if (!capacity_option.is_set) {
     capacity = (size_t)1099511627776u;
   } else {
-  if (capacity == 0) return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_simulated_resource_create: capacity must not be 0");
+    if (capacity == 0) {
+      return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_simulated_resource_create: capacity must not be 0");
+    }
   }
   simulated_object *self = calloc(1, sizeof *self);
-  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_simulated_resource_create: no host memory for the resource");
+  if (self == NULL) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_simulated_resource_create: no host memory for the resource");
+  }
   cmr_status made = cmr_simulated_impl_create(capacity, &self->impl);
   if (made != CMR_SUCCESS) {
     self->impl = NULL;
@@ -77,11 +81,15 @@ cmr_status cmr_simulated_resource_create(cmr_optional_size capacity_option, cmr_
     return cmr_error_context(made, "cmr_simulated_resource_create");
   }
   cmr_status opened = cmr_handle_open(&self->object, &simulated_type, "cmr_simulated_resource_create", (void **)out);
-  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_simulated_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  if (opened == CMR_SUCCESS) {
+    cmr_log(CMR_LOG_DEBUG, "cmr_simulated_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  }
   return opened;
 }
 
-cmr_status cmr_simulated_resource_destroy(cmr_simulated_resource *handle) { return cmr_handle_destroy(handle, "cmr_simulated_resource_destroy"); }
+cmr_status cmr_simulated_resource_destroy(cmr_simulated_resource *handle) {
+  return cmr_handle_destroy(handle, "cmr_simulated_resource_destroy");
+}
 
 cmr_resource_ref cmr_simulated_resource_ref(cmr_simulated_resource *handle) {
   cmr_resource_ref ref = {NULL, NULL};
@@ -98,7 +106,8 @@ cmr_status cmr_simulated_resource_from_ref(cmr_resource_ref ref, cmr_simulated_r
   cmr_status status = cmr_ref_check(ref, "cmr_simulated_resource_from_ref");
   if (status != CMR_SUCCESS) return status;
   if (ref.ops != &simulated_ops) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_simulated_resource_from_ref: the ref is a \"%s\" resource, not \"simulated\"",
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_simulated_resource_from_ref: the ref is a \"%s\" resource, not \"simulated\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
   return cmr_handle_share(ref.self, "cmr_simulated_resource_from_ref", (void **)out);

@@ -60,7 +60,9 @@ cmr_status cmr_system_resource_create(cmr_system_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_system_resource_create: out is NULL");
   *out = NULL;
   system_object *self = calloc(1, sizeof *self);
-  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_system_resource_create: no host memory for the resource");
+  if (self == NULL) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_system_resource_create: no host memory for the resource");
+  }
   cmr_status made = cmr_system_impl_create(&self->impl);
   if (made != CMR_SUCCESS) {
     self->impl = NULL;
@@ -68,11 +70,15 @@ cmr_status cmr_system_resource_create(cmr_system_resource **out) {
     return cmr_error_context(made, "cmr_system_resource_create");
   }
   cmr_status opened = cmr_handle_open(&self->object, &system_type, "cmr_system_resource_create", (void **)out);
-  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_system_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  if (opened == CMR_SUCCESS) {
+    cmr_log(CMR_LOG_DEBUG, "cmr_system_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  }
   return opened;
 }
 
-cmr_status cmr_system_resource_destroy(cmr_system_resource *handle) { return cmr_handle_destroy(handle, "cmr_system_resource_destroy"); }
+cmr_status cmr_system_resource_destroy(cmr_system_resource *handle) {
+  return cmr_handle_destroy(handle, "cmr_system_resource_destroy");
+}
 
 cmr_resource_ref cmr_system_resource_ref(cmr_system_resource *handle) {
   cmr_resource_ref ref = {NULL, NULL};
@@ -89,7 +95,8 @@ cmr_status cmr_system_resource_from_ref(cmr_resource_ref ref, cmr_system_resourc
   cmr_status status = cmr_ref_check(ref, "cmr_system_resource_from_ref");
   if (status != CMR_SUCCESS) return status;
   if (ref.ops != &system_ops) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_system_resource_from_ref: the ref is a \"%s\" resource, not \"system\"",
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_system_resource_from_ref: the ref is a \"%s\" resource, not \"system\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
   return cmr_handle_share(ref.self, "cmr_system_resource_from_ref", (void **)out);

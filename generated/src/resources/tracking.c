@@ -73,7 +73,9 @@ cmr_status cmr_tracking_resource_create(cmr_resource_ref upstream, bool capture_
   status = cmr_ref_check(upstream, "cmr_tracking_resource_create: upstream");
   if (status != CMR_SUCCESS) return status;
   tracking_object *self = calloc(1, sizeof *self);
-  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_tracking_resource_create: no host memory for the resource");
+  if (self == NULL) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_tracking_resource_create: no host memory for the resource");
+  }
   status = cmr_ref_hold(upstream, "cmr_tracking_resource_create: upstream");
   if (status != CMR_SUCCESS) {
     free(self);
@@ -87,11 +89,15 @@ cmr_status cmr_tracking_resource_create(cmr_resource_ref upstream, bool capture_
     return cmr_error_context(made, "cmr_tracking_resource_create");
   }
   cmr_status opened = cmr_handle_open(&self->object, &tracking_type, "cmr_tracking_resource_create", (void **)out);
-  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_tracking_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  if (opened == CMR_SUCCESS) {
+    cmr_log(CMR_LOG_DEBUG, "cmr_tracking_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  }
   return opened;
 }
 
-cmr_status cmr_tracking_resource_destroy(cmr_tracking_resource *handle) { return cmr_handle_destroy(handle, "cmr_tracking_resource_destroy"); }
+cmr_status cmr_tracking_resource_destroy(cmr_tracking_resource *handle) {
+  return cmr_handle_destroy(handle, "cmr_tracking_resource_destroy");
+}
 
 cmr_resource_ref cmr_tracking_resource_ref(cmr_tracking_resource *handle) {
   cmr_resource_ref ref = {NULL, NULL};
@@ -108,7 +114,8 @@ cmr_status cmr_tracking_resource_from_ref(cmr_resource_ref ref, cmr_tracking_res
   cmr_status status = cmr_ref_check(ref, "cmr_tracking_resource_from_ref");
   if (status != CMR_SUCCESS) return status;
   if (ref.ops != &tracking_ops) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_tracking_resource_from_ref: the ref is a \"%s\" resource, not \"tracking\"",
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_tracking_resource_from_ref: the ref is a \"%s\" resource, not \"tracking\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
   return cmr_handle_share(ref.self, "cmr_tracking_resource_from_ref", (void **)out);
