@@ -18,9 +18,14 @@ typedef struct binning_object {
 
 static const cmr_resource_ops binning_ops;
 
+static const cmr_impl_strings binning_strings = {NULL, 0}; /* no string parameters to copy */
+
 static void binning_finalize(cmr_object *object) {
   binning_object *self = (binning_object *)object;
-  if (self->impl != NULL) cmr_binning_impl_destroy(self->impl);
+  if (self->impl != NULL) {
+    cmr_binning_impl_fini(self->impl);
+    cmr_impl_free(self->impl, binning_strings);
+  }
   if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
   cmr_log(CMR_LOG_DEBUG, "binning: resource %p destroyed (its last share released)", (void *)object);
   free(self);
@@ -115,12 +120,23 @@ cmr_status cmr_binning_resource_create(cmr_resource_ref upstream, cmr_optional_i
     return status;
   }
   self->upstream = upstream;
-  cmr_status made = cmr_binning_impl_create(upstream, min_size_exponent, max_size_exponent, &self->impl);
+  /* The algorithm's struct: the parameters, then its own set-up (impl.h). */
+  const cmr_binning_params params = {
+      .upstream = upstream,
+      .min_size_exponent = min_size_exponent,
+      .max_size_exponent = max_size_exponent,
+  };
+  void *impl = NULL;
+  cmr_status made = cmr_impl_new(cmr_binning_impl_layout, &params, sizeof params, binning_strings, "binning", &impl);
+  if (made == CMR_SUCCESS) {
+    made = cmr_binning_impl_init(impl);
+    if (made != CMR_SUCCESS) cmr_impl_free(impl, binning_strings);
+  }
   if (made != CMR_SUCCESS) {
-    self->impl = NULL;
     binning_finalize(&self->object);
     return cmr_error_context(made, "cmr_binning_resource_create");
   }
+  self->impl = impl;
   cmr_status opened = cmr_handle_open(&self->object, &binning_type, "cmr_binning_resource_create", (void **)out);
   if (opened == CMR_SUCCESS) {
     cmr_log(CMR_LOG_DEBUG, "cmr_binning_resource_create: resource %p, handle %p", (void *)self, (void *)*out);

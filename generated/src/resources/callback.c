@@ -17,9 +17,14 @@ typedef struct callback_object {
 
 static const cmr_resource_ops callback_ops;
 
+static const cmr_impl_strings callback_strings = {NULL, 0}; /* no string parameters to copy */
+
 static void callback_finalize(cmr_object *object) {
   callback_object *self = (callback_object *)object;
-  if (self->impl != NULL) cmr_callback_impl_destroy(self->impl);
+  if (self->impl != NULL) {
+    cmr_callback_impl_fini(self->impl);
+    cmr_impl_free(self->impl, callback_strings);
+  }
   cmr_log(CMR_LOG_DEBUG, "callback: resource %p destroyed (its last share released)", (void *)object);
   free(self);
 }
@@ -81,13 +86,25 @@ cmr_status cmr_callback_resource_create(cmr_allocate_callback allocate, cmr_deal
   if (self == NULL) {
     return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_callback_resource_create: no host memory for the resource");
   }
-  cmr_status made =
-      cmr_callback_impl_create(allocate, deallocate, allocate_arg, deallocate_arg, properties, &self->impl);
+  /* The algorithm's struct: the parameters, then its own set-up (impl.h). */
+  const cmr_callback_params params = {
+      .allocate = allocate,
+      .deallocate = deallocate,
+      .allocate_arg = allocate_arg,
+      .deallocate_arg = deallocate_arg,
+      .properties = properties,
+  };
+  void *impl = NULL;
+  cmr_status made = cmr_impl_new(cmr_callback_impl_layout, &params, sizeof params, callback_strings, "callback", &impl);
+  if (made == CMR_SUCCESS) {
+    made = cmr_callback_impl_init(impl);
+    if (made != CMR_SUCCESS) cmr_impl_free(impl, callback_strings);
+  }
   if (made != CMR_SUCCESS) {
-    self->impl = NULL;
     callback_finalize(&self->object);
     return cmr_error_context(made, "cmr_callback_resource_create");
   }
+  self->impl = impl;
   cmr_status opened = cmr_handle_open(&self->object, &callback_type, "cmr_callback_resource_create", (void **)out);
   if (opened == CMR_SUCCESS) {
     cmr_log(CMR_LOG_DEBUG, "cmr_callback_resource_create: resource %p, handle %p", (void *)self, (void *)*out);

@@ -18,9 +18,13 @@ typedef struct cuda_async_managed_object {
 
 static const cmr_resource_ops cuda_async_managed_ops;
 
+static const cmr_impl_strings cuda_async_managed_strings = {NULL, 0}; /* no string parameters to copy */
+
 static void cuda_async_managed_finalize(cmr_object *object) {
   cuda_async_managed_object *self = (cuda_async_managed_object *)object;
-  if (self->impl != NULL) cmr_cuda_async_managed_impl_destroy(self->impl);
+  if (self->impl != NULL) {
+    cmr_impl_free(self->impl, cuda_async_managed_strings);
+  }
   cmr_log(CMR_LOG_DEBUG, "cuda_async_managed: resource %p destroyed (its last share released)", (void *)object);
   free(self);
 }
@@ -74,12 +78,19 @@ cmr_status cmr_cuda_async_managed_resource_create(cmr_cuda_async_managed_resourc
     return cmr_error(CMR_ERROR_OUT_OF_MEMORY,
                      "cmr_cuda_async_managed_resource_create: no host memory for the resource");
   }
-  cmr_status made = cmr_cuda_async_managed_impl_create(&self->impl);
+  /* The algorithm's struct: the parameters, then its own set-up (impl.h). */
+  void *impl = NULL;
+  cmr_status made = cmr_impl_new(cmr_cuda_async_managed_impl_layout, NULL, 0, cuda_async_managed_strings,
+                                 "cuda_async_managed", &impl);
+  if (made == CMR_SUCCESS) {
+    made = cmr_cuda_async_managed_impl_init(impl);
+    if (made != CMR_SUCCESS) cmr_impl_free(impl, cuda_async_managed_strings);
+  }
   if (made != CMR_SUCCESS) {
-    self->impl = NULL;
     cuda_async_managed_finalize(&self->object);
     return cmr_error_context(made, "cmr_cuda_async_managed_resource_create");
   }
+  self->impl = impl;
   cmr_status opened =
       cmr_handle_open(&self->object, &cuda_async_managed_type, "cmr_cuda_async_managed_resource_create", (void **)out);
   if (opened == CMR_SUCCESS) {

@@ -18,9 +18,13 @@ typedef struct failure_callback_object {
 
 static const cmr_resource_ops failure_callback_ops;
 
+static const cmr_impl_strings failure_callback_strings = {NULL, 0}; /* no string parameters to copy */
+
 static void failure_callback_finalize(cmr_object *object) {
   failure_callback_object *self = (failure_callback_object *)object;
-  if (self->impl != NULL) cmr_failure_callback_impl_destroy(self->impl);
+  if (self->impl != NULL) {
+    cmr_impl_free(self->impl, failure_callback_strings);
+  }
   if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
   cmr_log(CMR_LOG_DEBUG, "failure_callback: resource %p destroyed (its last share released)", (void *)object);
   free(self);
@@ -88,12 +92,20 @@ cmr_status cmr_failure_callback_resource_create(cmr_resource_ref upstream, cmr_f
     return status;
   }
   self->upstream = upstream;
-  cmr_status made = cmr_failure_callback_impl_create(upstream, callback, callback_arg, &self->impl);
+  /* The algorithm's struct: the parameters, then its own set-up (impl.h). */
+  const cmr_failure_callback_params params = {
+      .upstream = upstream,
+      .callback = callback,
+      .callback_arg = callback_arg,
+  };
+  void *impl = NULL;
+  cmr_status made = cmr_impl_new(cmr_failure_callback_impl_layout, &params, sizeof params, failure_callback_strings,
+                                 "failure_callback", &impl);
   if (made != CMR_SUCCESS) {
-    self->impl = NULL;
     failure_callback_finalize(&self->object);
     return cmr_error_context(made, "cmr_failure_callback_resource_create");
   }
+  self->impl = impl;
   cmr_status opened =
       cmr_handle_open(&self->object, &failure_callback_type, "cmr_failure_callback_resource_create", (void **)out);
   if (opened == CMR_SUCCESS) {

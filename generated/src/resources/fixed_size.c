@@ -18,9 +18,14 @@ typedef struct fixed_size_object {
 
 static const cmr_resource_ops fixed_size_ops;
 
+static const cmr_impl_strings fixed_size_strings = {NULL, 0}; /* no string parameters to copy */
+
 static void fixed_size_finalize(cmr_object *object) {
   fixed_size_object *self = (fixed_size_object *)object;
-  if (self->impl != NULL) cmr_fixed_size_impl_destroy(self->impl);
+  if (self->impl != NULL) {
+    cmr_fixed_size_impl_fini(self->impl);
+    cmr_impl_free(self->impl, fixed_size_strings);
+  }
   if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
   cmr_log(CMR_LOG_DEBUG, "fixed_size: resource %p destroyed (its last share released)", (void *)object);
   free(self);
@@ -105,12 +110,24 @@ cmr_status cmr_fixed_size_resource_create(cmr_resource_ref upstream, cmr_optiona
     return status;
   }
   self->upstream = upstream;
-  cmr_status made = cmr_fixed_size_impl_create(upstream, block_size, blocks_to_preallocate, &self->impl);
+  /* The algorithm's struct: the parameters, then its own set-up (impl.h). */
+  const cmr_fixed_size_params params = {
+      .upstream = upstream,
+      .block_size = block_size,
+      .blocks_to_preallocate = blocks_to_preallocate,
+  };
+  void *impl = NULL;
+  cmr_status made =
+      cmr_impl_new(cmr_fixed_size_impl_layout, &params, sizeof params, fixed_size_strings, "fixed_size", &impl);
+  if (made == CMR_SUCCESS) {
+    made = cmr_fixed_size_impl_init(impl);
+    if (made != CMR_SUCCESS) cmr_impl_free(impl, fixed_size_strings);
+  }
   if (made != CMR_SUCCESS) {
-    self->impl = NULL;
     fixed_size_finalize(&self->object);
     return cmr_error_context(made, "cmr_fixed_size_resource_create");
   }
+  self->impl = impl;
   cmr_status opened = cmr_handle_open(&self->object, &fixed_size_type, "cmr_fixed_size_resource_create", (void **)out);
   if (opened == CMR_SUCCESS) {
     cmr_log(CMR_LOG_DEBUG, "cmr_fixed_size_resource_create: resource %p, handle %p", (void *)self, (void *)*out);

@@ -18,9 +18,18 @@ typedef struct logging_object {
 
 static const cmr_resource_ops logging_ops;
 
+/* The parameters its algorithm's struct keeps a copy of: the caller's strings. */
+static const size_t logging_string_offsets[] = {
+    offsetof(cmr_logging_params, filename),
+};
+static const cmr_impl_strings logging_strings = {logging_string_offsets, 1};
+
 static void logging_finalize(cmr_object *object) {
   logging_object *self = (logging_object *)object;
-  if (self->impl != NULL) cmr_logging_impl_destroy(self->impl);
+  if (self->impl != NULL) {
+    cmr_logging_impl_fini(self->impl);
+    cmr_impl_free(self->impl, logging_strings);
+  }
   if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
   cmr_log(CMR_LOG_DEBUG, "logging: resource %p destroyed (its last share released)", (void *)object);
   free(self);
@@ -90,12 +99,24 @@ cmr_status cmr_logging_resource_create(cmr_resource_ref upstream, const char *fi
     return status;
   }
   self->upstream = upstream;
-  cmr_status made = cmr_logging_impl_create(upstream, filename, file, auto_flush, &self->impl);
+  /* The algorithm's struct: the parameters, then its own set-up (impl.h). */
+  const cmr_logging_params params = {
+      .upstream = upstream,
+      .filename = filename,
+      .file = file,
+      .auto_flush = auto_flush,
+  };
+  void *impl = NULL;
+  cmr_status made = cmr_impl_new(cmr_logging_impl_layout, &params, sizeof params, logging_strings, "logging", &impl);
+  if (made == CMR_SUCCESS) {
+    made = cmr_logging_impl_init(impl);
+    if (made != CMR_SUCCESS) cmr_impl_free(impl, logging_strings);
+  }
   if (made != CMR_SUCCESS) {
-    self->impl = NULL;
     logging_finalize(&self->object);
     return cmr_error_context(made, "cmr_logging_resource_create");
   }
+  self->impl = impl;
   cmr_status opened = cmr_handle_open(&self->object, &logging_type, "cmr_logging_resource_create", (void **)out);
   if (opened == CMR_SUCCESS) {
     cmr_log(CMR_LOG_DEBUG, "cmr_logging_resource_create: resource %p, handle %p", (void *)self, (void *)*out);

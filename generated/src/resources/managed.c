@@ -18,9 +18,13 @@ typedef struct managed_object {
 
 static const cmr_resource_ops managed_ops;
 
+static const cmr_impl_strings managed_strings = {NULL, 0}; /* no string parameters to copy */
+
 static void managed_finalize(cmr_object *object) {
   managed_object *self = (managed_object *)object;
-  if (self->impl != NULL) cmr_managed_impl_destroy(self->impl);
+  if (self->impl != NULL) {
+    cmr_impl_free(self->impl, managed_strings);
+  }
   cmr_log(CMR_LOG_DEBUG, "managed: resource %p destroyed (its last share released)", (void *)object);
   free(self);
 }
@@ -69,12 +73,18 @@ cmr_status cmr_managed_resource_create(cmr_managed_resource **out) {
   if (self == NULL) {
     return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_managed_resource_create: no host memory for the resource");
   }
-  cmr_status made = cmr_managed_impl_create(&self->impl);
+  /* The algorithm's struct: the parameters, then its own set-up (impl.h). */
+  void *impl = NULL;
+  cmr_status made = cmr_impl_new(cmr_managed_impl_layout, NULL, 0, managed_strings, "managed", &impl);
+  if (made == CMR_SUCCESS) {
+    made = cmr_managed_impl_init(impl);
+    if (made != CMR_SUCCESS) cmr_impl_free(impl, managed_strings);
+  }
   if (made != CMR_SUCCESS) {
-    self->impl = NULL;
     managed_finalize(&self->object);
     return cmr_error_context(made, "cmr_managed_resource_create");
   }
+  self->impl = impl;
   cmr_status opened = cmr_handle_open(&self->object, &managed_type, "cmr_managed_resource_create", (void **)out);
   if (opened == CMR_SUCCESS) {
     cmr_log(CMR_LOG_DEBUG, "cmr_managed_resource_create: resource %p, handle %p", (void *)self, (void *)*out);

@@ -18,9 +18,14 @@ typedef struct pool_object {
 
 static const cmr_resource_ops pool_ops;
 
+static const cmr_impl_strings pool_strings = {NULL, 0}; /* no string parameters to copy */
+
 static void pool_finalize(cmr_object *object) {
   pool_object *self = (pool_object *)object;
-  if (self->impl != NULL) cmr_pool_impl_destroy(self->impl);
+  if (self->impl != NULL) {
+    cmr_pool_impl_fini(self->impl);
+    cmr_impl_free(self->impl, pool_strings);
+  }
   if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
   cmr_log(CMR_LOG_DEBUG, "pool: resource %p destroyed (its last share released)", (void *)object);
   free(self);
@@ -123,12 +128,24 @@ cmr_status cmr_pool_resource_create(cmr_resource_ref upstream, cmr_optional_size
     return status;
   }
   self->upstream = upstream;
-  cmr_status made = cmr_pool_impl_create(upstream, initial_pool_size, maximum_pool_size, maximum_growth, &self->impl);
+  /* The algorithm's struct: the parameters, then its own set-up (impl.h). */
+  const cmr_pool_params params = {
+      .upstream = upstream,
+      .initial_pool_size = initial_pool_size,
+      .maximum_pool_size = maximum_pool_size,
+      .maximum_growth = maximum_growth,
+  };
+  void *impl = NULL;
+  cmr_status made = cmr_impl_new(cmr_pool_impl_layout, &params, sizeof params, pool_strings, "pool", &impl);
+  if (made == CMR_SUCCESS) {
+    made = cmr_pool_impl_init(impl);
+    if (made != CMR_SUCCESS) cmr_impl_free(impl, pool_strings);
+  }
   if (made != CMR_SUCCESS) {
-    self->impl = NULL;
     pool_finalize(&self->object);
     return cmr_error_context(made, "cmr_pool_resource_create");
   }
+  self->impl = impl;
   cmr_status opened = cmr_handle_open(&self->object, &pool_type, "cmr_pool_resource_create", (void **)out);
   if (opened == CMR_SUCCESS) {
     cmr_log(CMR_LOG_DEBUG, "cmr_pool_resource_create: resource %p, handle %p", (void *)self, (void *)*out);

@@ -18,9 +18,13 @@ typedef struct prefetch_object {
 
 static const cmr_resource_ops prefetch_ops;
 
+static const cmr_impl_strings prefetch_strings = {NULL, 0}; /* no string parameters to copy */
+
 static void prefetch_finalize(cmr_object *object) {
   prefetch_object *self = (prefetch_object *)object;
-  if (self->impl != NULL) cmr_prefetch_impl_destroy(self->impl);
+  if (self->impl != NULL) {
+    cmr_impl_free(self->impl, prefetch_strings);
+  }
   if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
   cmr_log(CMR_LOG_DEBUG, "prefetch: resource %p destroyed (its last share released)", (void *)object);
   free(self);
@@ -82,12 +86,17 @@ cmr_status cmr_prefetch_resource_create(cmr_resource_ref upstream, cmr_prefetch_
     return status;
   }
   self->upstream = upstream;
-  cmr_status made = cmr_prefetch_impl_create(upstream, &self->impl);
+  /* The algorithm's struct: the parameters, then its own set-up (impl.h). */
+  const cmr_prefetch_params params = {
+      .upstream = upstream,
+  };
+  void *impl = NULL;
+  cmr_status made = cmr_impl_new(cmr_prefetch_impl_layout, &params, sizeof params, prefetch_strings, "prefetch", &impl);
   if (made != CMR_SUCCESS) {
-    self->impl = NULL;
     prefetch_finalize(&self->object);
     return cmr_error_context(made, "cmr_prefetch_resource_create");
   }
+  self->impl = impl;
   cmr_status opened = cmr_handle_open(&self->object, &prefetch_type, "cmr_prefetch_resource_create", (void **)out);
   if (opened == CMR_SUCCESS) {
     cmr_log(CMR_LOG_DEBUG, "cmr_prefetch_resource_create: resource %p, handle %p", (void *)self, (void *)*out);

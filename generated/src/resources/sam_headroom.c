@@ -17,9 +17,13 @@ typedef struct sam_headroom_object {
 
 static const cmr_resource_ops sam_headroom_ops;
 
+static const cmr_impl_strings sam_headroom_strings = {NULL, 0}; /* no string parameters to copy */
+
 static void sam_headroom_finalize(cmr_object *object) {
   sam_headroom_object *self = (sam_headroom_object *)object;
-  if (self->impl != NULL) cmr_sam_headroom_impl_destroy(self->impl);
+  if (self->impl != NULL) {
+    cmr_impl_free(self->impl, sam_headroom_strings);
+  }
   cmr_log(CMR_LOG_DEBUG, "sam_headroom: resource %p destroyed (its last share released)", (void *)object);
   free(self);
 }
@@ -65,12 +69,22 @@ cmr_status cmr_sam_headroom_resource_create(size_t headroom, cmr_sam_headroom_re
   if (self == NULL) {
     return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_sam_headroom_resource_create: no host memory for the resource");
   }
-  cmr_status made = cmr_sam_headroom_impl_create(headroom, &self->impl);
+  /* The algorithm's struct: the parameters, then its own set-up (impl.h). */
+  const cmr_sam_headroom_params params = {
+      .headroom = headroom,
+  };
+  void *impl = NULL;
+  cmr_status made =
+      cmr_impl_new(cmr_sam_headroom_impl_layout, &params, sizeof params, sam_headroom_strings, "sam_headroom", &impl);
+  if (made == CMR_SUCCESS) {
+    made = cmr_sam_headroom_impl_init(impl);
+    if (made != CMR_SUCCESS) cmr_impl_free(impl, sam_headroom_strings);
+  }
   if (made != CMR_SUCCESS) {
-    self->impl = NULL;
     sam_headroom_finalize(&self->object);
     return cmr_error_context(made, "cmr_sam_headroom_resource_create");
   }
+  self->impl = impl;
   cmr_status opened =
       cmr_handle_open(&self->object, &sam_headroom_type, "cmr_sam_headroom_resource_create", (void **)out);
   if (opened == CMR_SUCCESS) {

@@ -17,9 +17,14 @@ typedef struct simulated_object {
 
 static const cmr_resource_ops simulated_ops;
 
+static const cmr_impl_strings simulated_strings = {NULL, 0}; /* no string parameters to copy */
+
 static void simulated_finalize(cmr_object *object) {
   simulated_object *self = (simulated_object *)object;
-  if (self->impl != NULL) cmr_simulated_impl_destroy(self->impl);
+  if (self->impl != NULL) {
+    cmr_simulated_impl_fini(self->impl);
+    cmr_impl_free(self->impl, simulated_strings);
+  }
   cmr_log(CMR_LOG_DEBUG, "simulated: resource %p destroyed (its last share released)", (void *)object);
   free(self);
 }
@@ -74,12 +79,22 @@ cmr_status cmr_simulated_resource_create(cmr_optional_size capacity_option, cmr_
   if (self == NULL) {
     return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_simulated_resource_create: no host memory for the resource");
   }
-  cmr_status made = cmr_simulated_impl_create(capacity, &self->impl);
+  /* The algorithm's struct: the parameters, then its own set-up (impl.h). */
+  const cmr_simulated_params params = {
+      .capacity = capacity,
+  };
+  void *impl = NULL;
+  cmr_status made =
+      cmr_impl_new(cmr_simulated_impl_layout, &params, sizeof params, simulated_strings, "simulated", &impl);
+  if (made == CMR_SUCCESS) {
+    made = cmr_simulated_impl_init(impl);
+    if (made != CMR_SUCCESS) cmr_impl_free(impl, simulated_strings);
+  }
   if (made != CMR_SUCCESS) {
-    self->impl = NULL;
     simulated_finalize(&self->object);
     return cmr_error_context(made, "cmr_simulated_resource_create");
   }
+  self->impl = impl;
   cmr_status opened = cmr_handle_open(&self->object, &simulated_type, "cmr_simulated_resource_create", (void **)out);
   if (opened == CMR_SUCCESS) {
     cmr_log(CMR_LOG_DEBUG, "cmr_simulated_resource_create: resource %p, handle %p", (void *)self, (void *)*out);

@@ -18,9 +18,14 @@ typedef struct statistics_object {
 
 static const cmr_resource_ops statistics_ops;
 
+static const cmr_impl_strings statistics_strings = {NULL, 0}; /* no string parameters to copy */
+
 static void statistics_finalize(cmr_object *object) {
   statistics_object *self = (statistics_object *)object;
-  if (self->impl != NULL) cmr_statistics_impl_destroy(self->impl);
+  if (self->impl != NULL) {
+    cmr_statistics_impl_fini(self->impl);
+    cmr_impl_free(self->impl, statistics_strings);
+  }
   if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
   cmr_log(CMR_LOG_DEBUG, "statistics: resource %p destroyed (its last share released)", (void *)object);
   free(self);
@@ -82,12 +87,22 @@ cmr_status cmr_statistics_resource_create(cmr_resource_ref upstream, cmr_statist
     return status;
   }
   self->upstream = upstream;
-  cmr_status made = cmr_statistics_impl_create(upstream, &self->impl);
+  /* The algorithm's struct: the parameters, then its own set-up (impl.h). */
+  const cmr_statistics_params params = {
+      .upstream = upstream,
+  };
+  void *impl = NULL;
+  cmr_status made =
+      cmr_impl_new(cmr_statistics_impl_layout, &params, sizeof params, statistics_strings, "statistics", &impl);
+  if (made == CMR_SUCCESS) {
+    made = cmr_statistics_impl_init(impl);
+    if (made != CMR_SUCCESS) cmr_impl_free(impl, statistics_strings);
+  }
   if (made != CMR_SUCCESS) {
-    self->impl = NULL;
     statistics_finalize(&self->object);
     return cmr_error_context(made, "cmr_statistics_resource_create");
   }
+  self->impl = impl;
   cmr_status opened = cmr_handle_open(&self->object, &statistics_type, "cmr_statistics_resource_create", (void **)out);
   if (opened == CMR_SUCCESS) {
     cmr_log(CMR_LOG_DEBUG, "cmr_statistics_resource_create: resource %p, handle %p", (void *)self, (void *)*out);

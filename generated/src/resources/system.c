@@ -17,9 +17,13 @@ typedef struct system_object {
 
 static const cmr_resource_ops system_ops;
 
+static const cmr_impl_strings system_strings = {NULL, 0}; /* no string parameters to copy */
+
 static void system_finalize(cmr_object *object) {
   system_object *self = (system_object *)object;
-  if (self->impl != NULL) cmr_system_impl_destroy(self->impl);
+  if (self->impl != NULL) {
+    cmr_impl_free(self->impl, system_strings);
+  }
   cmr_log(CMR_LOG_DEBUG, "system: resource %p destroyed (its last share released)", (void *)object);
   free(self);
 }
@@ -63,12 +67,18 @@ cmr_status cmr_system_resource_create(cmr_system_resource **out) {
   if (self == NULL) {
     return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_system_resource_create: no host memory for the resource");
   }
-  cmr_status made = cmr_system_impl_create(&self->impl);
+  /* The algorithm's struct: the parameters, then its own set-up (impl.h). */
+  void *impl = NULL;
+  cmr_status made = cmr_impl_new(cmr_system_impl_layout, NULL, 0, system_strings, "system", &impl);
+  if (made == CMR_SUCCESS) {
+    made = cmr_system_impl_init(impl);
+    if (made != CMR_SUCCESS) cmr_impl_free(impl, system_strings);
+  }
   if (made != CMR_SUCCESS) {
-    self->impl = NULL;
     system_finalize(&self->object);
     return cmr_error_context(made, "cmr_system_resource_create");
   }
+  self->impl = impl;
   cmr_status opened = cmr_handle_open(&self->object, &system_type, "cmr_system_resource_create", (void **)out);
   if (opened == CMR_SUCCESS) {
     cmr_log(CMR_LOG_DEBUG, "cmr_system_resource_create: resource %p, handle %p", (void *)self, (void *)*out);

@@ -18,9 +18,14 @@ typedef struct tracking_object {
 
 static const cmr_resource_ops tracking_ops;
 
+static const cmr_impl_strings tracking_strings = {NULL, 0}; /* no string parameters to copy */
+
 static void tracking_finalize(cmr_object *object) {
   tracking_object *self = (tracking_object *)object;
-  if (self->impl != NULL) cmr_tracking_impl_destroy(self->impl);
+  if (self->impl != NULL) {
+    cmr_tracking_impl_fini(self->impl);
+    cmr_impl_free(self->impl, tracking_strings);
+  }
   if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
   cmr_log(CMR_LOG_DEBUG, "tracking: resource %p destroyed (its last share released)", (void *)object);
   free(self);
@@ -82,12 +87,22 @@ cmr_status cmr_tracking_resource_create(cmr_resource_ref upstream, bool capture_
     return status;
   }
   self->upstream = upstream;
-  cmr_status made = cmr_tracking_impl_create(upstream, capture_stacks, &self->impl);
+  /* The algorithm's struct: the parameters, then its own set-up (impl.h). */
+  const cmr_tracking_params params = {
+      .upstream = upstream,
+      .capture_stacks = capture_stacks,
+  };
+  void *impl = NULL;
+  cmr_status made = cmr_impl_new(cmr_tracking_impl_layout, &params, sizeof params, tracking_strings, "tracking", &impl);
+  if (made == CMR_SUCCESS) {
+    made = cmr_tracking_impl_init(impl);
+    if (made != CMR_SUCCESS) cmr_impl_free(impl, tracking_strings);
+  }
   if (made != CMR_SUCCESS) {
-    self->impl = NULL;
     tracking_finalize(&self->object);
     return cmr_error_context(made, "cmr_tracking_resource_create");
   }
+  self->impl = impl;
   cmr_status opened = cmr_handle_open(&self->object, &tracking_type, "cmr_tracking_resource_create", (void **)out);
   if (opened == CMR_SUCCESS) {
     cmr_log(CMR_LOG_DEBUG, "cmr_tracking_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
