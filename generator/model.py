@@ -791,6 +791,7 @@ class Resource:
     equality: str
     max_alignment: int | None   # None: any power of two
     state: bool
+    hooks: list             # of "init", "fini": the algorithm's own set-up of its struct
     params: list
     checks: list
     methods: list
@@ -865,14 +866,22 @@ class Resource:
         return [p for p in self.params if p not in self.hidden_params]
 
     @property
-    def stored_params(self) -> list:
-        """The creation parameters its stored getters return, each once:
-        the wrapper's object keeps them beside the algorithm's state."""
-        seen = []
-        for m in self.methods:
-            if m.stored is not None and m.stored not in seen:
-                seen.append(m.stored)
-        return seen
+    def params_type(self) -> str:
+        """The struct of its creation parameters, the first member of its algorithm's struct."""
+        return f"cmr_{self.name}_params"
+
+    @property
+    def string_params(self) -> list:
+        """The parameters the wrapper copies (the caller's strings), so that they outlive the call."""
+        return [p for p in self.params if p.type.name == "string"]
+
+    @property
+    def has_init(self) -> bool:
+        return "init" in self.hooks
+
+    @property
+    def has_fini(self) -> bool:
+        return "fini" in self.hooks
 
     @property
     def algorithm_methods(self) -> list:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import jinja2
 
+from .c_format import format_c
 from .model import POINTEES
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -41,7 +42,7 @@ def render_go_module(resources) -> dict[str, str]:
 
 
 def render_all(resources) -> dict[str, str]:
-    """Every generated file, as {path relative to generated/: text}."""
+    """Every generated file, as {path relative to generated/: text}, the C formatted."""
     env = _environment()
     by_name = {r.name: r for r in resources}
     files = {
@@ -83,4 +84,4 @@ def render_all(resources) -> dict[str, str]:
         names = r.conformance.upstreams_host + [u for u in r.conformance.upstreams_gpu
                                                 if u not in r.conformance.upstreams_host]
         files[f"tests/conformance_{r.name}.c"] = conformance.render(r=r, upstreams=[by_name[u] for u in names])
-    return files
+    return format_c(files)

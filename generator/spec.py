@@ -23,13 +23,16 @@ RESERVED = {"out", "handle", "status", "impl", "self", "bytes", "alignment", "st
             "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "bool"}
 
 TOP_FIELDS = {"name", "kind", "doc", "properties", "thread_safe", "backends", "equality",
-              "max_alignment", "state", "params", "checks", "methods", "conformance", "python"}
+              "max_alignment", "state", "hooks", "params", "checks", "methods", "conformance", "python"}
 PARAM_FIELDS = {"name", "type", "doc", "default", "multiple_of", "power_of_two", "min", "max",
                 "nonzero", "retain", "values", "pointee"}
 METHOD_FIELDS = {"name", "doc", "returns", "params", "stored"}
 # Types a method may return as a stored parameter (`stored = "<param>"`): plain
 # values the generated wrapper keeps beside the handle, no copies to own.
 STORABLE = ("size_t", "int", "bool", "double", "pointer", "properties")
+# The algorithm's own set-up and tear-down of its struct (spec: hooks), beyond
+# the parameters the generated wrapper copies into it.
+HOOKS = ("init", "fini")
 CHECK_FIELDS = {"expr", "message"}
 CONFORMANCE_FIELDS = {"upstreams", "args", "skip", "rejects"}
 PYTHON_FIELDS = {"class", "names", "aliases", "hidden", "extends"}
@@ -516,6 +519,10 @@ def _load_resource(path, data, known_resources, source):
     state = data.get("state", True)
     if not isinstance(state, bool):
         problems.add("state", f"must be true or false, not {_show(state)}")
+    hooks = data.get("hooks", [])
+    if not isinstance(hooks, list) or any(h not in HOOKS for h in hooks) or len(set(map(_show, hooks))) != len(hooks):
+        problems.add("hooks", f'{_show(hooks)} must list each of {", ".join(map(_show, HOOKS))} at most once')
+        hooks = []
 
     params = _load_params(data.get("params"), name or "x", "params", problems)
     for callback in [p for p in params if p.type.is_callback]:
@@ -555,6 +562,8 @@ def _load_resource(path, data, known_resources, source):
             problems.add("state", f'equality "{equality}" compares state: state must be true')
         if methods:
             problems.add("state", "methods read the resource's state: state must be true")
+        if hooks:
+            problems.add("state", "hooks set up the resource's state: state must be true")
     for p in params:
         if p.default is None and p.name not in conformance.args and not p.is_upstream:
             problems.add(f"conformance.args.{p.name}",
@@ -566,7 +575,7 @@ def _load_resource(path, data, known_resources, source):
         return None, problems.lines
     return Resource(name=name, kind=kind, doc=doc.strip(), properties=properties,
                     thread_safe=thread_safe, backends=backends, equality=equality,
-                    max_alignment=max_alignment, state=state, params=params, checks=checks,
+                    max_alignment=max_alignment, state=state, hooks=hooks, params=params, checks=checks,
                     methods=methods, conformance=conformance, source=source,
                     alignment_from_upstream=alignment_from_upstream, python=python), []
 

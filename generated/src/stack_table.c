@@ -7,11 +7,13 @@
 
 /* ---- aligned ---- */
 
+/* clang-format off */
 static const cmr_stack_param aligned_params[] = {
     {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.pointer = NULL}},
     {"allocation_alignment", CMR_STACK_SIZE, NULL, 0, "256", {.size = {.is_set = false}}},
     {"alignment_threshold", CMR_STACK_SIZE, NULL, 0, "65536", {.size = {.is_set = false}}},
 };
+/* clang-format on */
 
 static cmr_status aligned_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_aligned_resource *handle = NULL;
@@ -23,16 +25,19 @@ static cmr_status aligned_make(const cmr_stack_value *values, cmr_resource_ref *
 
 /* ---- arena ---- */
 
+/* clang-format off */
 static const cmr_stack_param arena_params[] = {
     {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.pointer = NULL}},
     {"arena_size", CMR_STACK_SIZE, NULL, 0, "half_of_free_device_memory", {.size = {.is_set = false}}},
     {"dump_log_on_failure", CMR_STACK_BOOL, NULL, 0, "false", {.boolean = false}},
     {"dump_path", CMR_STACK_STRING, NULL, 0, "\"\"", {.string = ""}},
 };
+/* clang-format on */
 
 static cmr_status arena_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_arena_resource *handle = NULL;
-  cmr_status status = cmr_arena_resource_create(values[0].ref, values[1].size, values[2].boolean, values[3].string, &handle);
+  cmr_status status =
+      cmr_arena_resource_create(values[0].ref, values[1].size, values[2].boolean, values[3].string, &handle);
   if (status != CMR_SUCCESS) return status;
   *out = cmr_arena_resource_ref(handle);
   return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
@@ -40,11 +45,13 @@ static cmr_status arena_make(const cmr_stack_value *values, cmr_resource_ref *ou
 
 /* ---- binning ---- */
 
+/* clang-format off */
 static const cmr_stack_param binning_params[] = {
     {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.pointer = NULL}},
     {"min_size_exponent", CMR_STACK_INT, NULL, 0, "-1", {.integer = {.is_set = false}}},
     {"max_size_exponent", CMR_STACK_INT, NULL, 0, "-1", {.integer = {.is_set = false}}},
 };
+/* clang-format on */
 
 static cmr_status binning_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_binning_resource *handle = NULL;
@@ -56,6 +63,7 @@ static cmr_status binning_make(const cmr_stack_value *values, cmr_resource_ref *
 
 /* ---- callback ---- */
 
+/* clang-format off */
 static const cmr_stack_param callback_params[] = {
     {"allocate", CMR_STACK_UNWRITABLE, NULL, 0, NULL, {.pointer = NULL}},
     {"deallocate", CMR_STACK_UNWRITABLE, NULL, 0, NULL, {.pointer = NULL}},
@@ -63,10 +71,13 @@ static const cmr_stack_param callback_params[] = {
     {"deallocate_arg", CMR_STACK_UNWRITABLE, NULL, 0, "null", {.pointer = NULL}},
     {"properties", CMR_STACK_PROPERTIES, NULL, 0, "device_accessible", {.properties = CMR_PROPERTY_DEVICE_ACCESSIBLE}},
 };
+/* clang-format on */
 
 static cmr_status callback_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_callback_resource *handle = NULL;
-  cmr_status status = cmr_callback_resource_create((cmr_allocate_callback)values[0].function, (cmr_deallocate_callback)values[1].function, values[2].pointer, values[3].pointer, values[4].properties, &handle);
+  cmr_status status = cmr_callback_resource_create((cmr_allocate_callback)values[0].function,
+                                                   (cmr_deallocate_callback)values[1].function, values[2].pointer,
+                                                   values[3].pointer, values[4].properties, &handle);
   if (status != CMR_SUCCESS) return status;
   *out = cmr_callback_resource_ref(handle);
   return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
@@ -87,16 +98,20 @@ static cmr_status cuda_make(const cmr_stack_value *values, cmr_resource_ref *out
 
 static const char *const cuda_async_export_handle_type_values[] = {"none", "posix_file_descriptor", "fabric"};
 
+/* clang-format off */
 static const cmr_stack_param cuda_async_params[] = {
     {"initial_pool_size", CMR_STACK_SIZE, NULL, 0, "0", {.size = {.is_set = false}}},
     {"release_threshold", CMR_STACK_SIZE, NULL, 0, "keep_everything", {.size = {.is_set = false}}},
     {"export_handle_type", CMR_STACK_ENUM, cuda_async_export_handle_type_values, 3, "none", {.enumeration = CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE}},
     {"access_devices", CMR_STACK_SIZE, NULL, 0, "0", {.size = {.is_set = false}}},
 };
+/* clang-format on */
 
 static cmr_status cuda_async_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_cuda_async_resource *handle = NULL;
-  cmr_status status = cmr_cuda_async_resource_create(values[0].size, values[1].size, (cmr_cuda_async_export_handle_type)values[2].enumeration, values[3].size, &handle);
+  cmr_status status =
+      cmr_cuda_async_resource_create(values[0].size, values[1].size,
+                                     (cmr_cuda_async_export_handle_type)values[2].enumeration, values[3].size, &handle);
   if (status != CMR_SUCCESS) return status;
   *out = cmr_cuda_async_resource_ref(handle);
   return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
@@ -115,9 +130,11 @@ static cmr_status cuda_async_managed_make(const cmr_stack_value *values, cmr_res
 
 /* ---- cuda_async_view ---- */
 
+/* clang-format off */
 static const cmr_stack_param cuda_async_view_params[] = {
     {"pool_handle", CMR_STACK_UNWRITABLE, NULL, 0, NULL, {.pointer = NULL}},
 };
+/* clang-format on */
 
 static cmr_status cuda_async_view_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_cuda_async_view_resource *handle = NULL;
@@ -129,15 +146,18 @@ static cmr_status cuda_async_view_make(const cmr_stack_value *values, cmr_resour
 
 /* ---- failure_callback ---- */
 
+/* clang-format off */
 static const cmr_stack_param failure_callback_params[] = {
     {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.pointer = NULL}},
     {"callback", CMR_STACK_UNWRITABLE, NULL, 0, NULL, {.pointer = NULL}},
     {"callback_arg", CMR_STACK_UNWRITABLE, NULL, 0, "null", {.pointer = NULL}},
 };
+/* clang-format on */
 
 static cmr_status failure_callback_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_failure_callback_resource *handle = NULL;
-  cmr_status status = cmr_failure_callback_resource_create(values[0].ref, (cmr_failure_callback)values[1].function, values[2].pointer, &handle);
+  cmr_status status = cmr_failure_callback_resource_create(values[0].ref, (cmr_failure_callback)values[1].function,
+                                                           values[2].pointer, &handle);
   if (status != CMR_SUCCESS) return status;
   *out = cmr_failure_callback_resource_ref(handle);
   return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
@@ -145,11 +165,13 @@ static cmr_status failure_callback_make(const cmr_stack_value *values, cmr_resou
 
 /* ---- fixed_size ---- */
 
+/* clang-format off */
 static const cmr_stack_param fixed_size_params[] = {
     {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.pointer = NULL}},
     {"block_size", CMR_STACK_SIZE, NULL, 0, "1048576", {.size = {.is_set = false}}},
     {"blocks_to_preallocate", CMR_STACK_SIZE, NULL, 0, "128", {.size = {.is_set = false}}},
 };
+/* clang-format on */
 
 static cmr_status fixed_size_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_fixed_size_resource *handle = NULL;
@@ -161,11 +183,13 @@ static cmr_status fixed_size_make(const cmr_stack_value *values, cmr_resource_re
 
 /* ---- limiting ---- */
 
+/* clang-format off */
 static const cmr_stack_param limiting_params[] = {
     {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.pointer = NULL}},
     {"allocation_limit", CMR_STACK_SIZE, NULL, 0, NULL, {.pointer = NULL}},
     {"allocation_alignment", CMR_STACK_SIZE, NULL, 0, "256", {.size = {.is_set = false}}},
 };
+/* clang-format on */
 
 static cmr_status limiting_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_limiting_resource *handle = NULL;
@@ -177,16 +201,19 @@ static cmr_status limiting_make(const cmr_stack_value *values, cmr_resource_ref 
 
 /* ---- logging ---- */
 
+/* clang-format off */
 static const cmr_stack_param logging_params[] = {
     {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.pointer = NULL}},
     {"filename", CMR_STACK_STRING, NULL, 0, "\"\"", {.string = ""}},
     {"file", CMR_STACK_UNWRITABLE, NULL, 0, "null", {.pointer = NULL}},
     {"auto_flush", CMR_STACK_BOOL, NULL, 0, "false", {.boolean = false}},
 };
+/* clang-format on */
 
 static cmr_status logging_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_logging_resource *handle = NULL;
-  cmr_status status = cmr_logging_resource_create(values[0].ref, values[1].string, values[2].pointer, values[3].boolean, &handle);
+  cmr_status status =
+      cmr_logging_resource_create(values[0].ref, values[1].string, values[2].pointer, values[3].boolean, &handle);
   if (status != CMR_SUCCESS) return status;
   *out = cmr_logging_resource_ref(handle);
   return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
@@ -216,12 +243,14 @@ static cmr_status pinned_host_make(const cmr_stack_value *values, cmr_resource_r
 
 /* ---- pool ---- */
 
+/* clang-format off */
 static const cmr_stack_param pool_params[] = {
     {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.pointer = NULL}},
     {"initial_pool_size", CMR_STACK_SIZE, NULL, 0, "half_of_free_device_memory", {.size = {.is_set = false}}},
     {"maximum_pool_size", CMR_STACK_SIZE, NULL, 0, "unlimited", {.size = {.is_set = false}}},
     {"maximum_growth", CMR_STACK_SIZE, NULL, 0, "unlimited", {.size = {.is_set = false}}},
 };
+/* clang-format on */
 
 static cmr_status pool_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_pool_resource *handle = NULL;
@@ -233,9 +262,11 @@ static cmr_status pool_make(const cmr_stack_value *values, cmr_resource_ref *out
 
 /* ---- prefetch ---- */
 
+/* clang-format off */
 static const cmr_stack_param prefetch_params[] = {
     {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.pointer = NULL}},
 };
+/* clang-format on */
 
 static cmr_status prefetch_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_prefetch_resource *handle = NULL;
@@ -247,9 +278,11 @@ static cmr_status prefetch_make(const cmr_stack_value *values, cmr_resource_ref 
 
 /* ---- sam_headroom ---- */
 
+/* clang-format off */
 static const cmr_stack_param sam_headroom_params[] = {
     {"headroom", CMR_STACK_SIZE, NULL, 0, NULL, {.pointer = NULL}},
 };
+/* clang-format on */
 
 static cmr_status sam_headroom_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_sam_headroom_resource *handle = NULL;
@@ -261,9 +294,11 @@ static cmr_status sam_headroom_make(const cmr_stack_value *values, cmr_resource_
 
 /* ---- simulated ---- */
 
+/* clang-format off */
 static const cmr_stack_param simulated_params[] = {
     {"capacity", CMR_STACK_SIZE, NULL, 0, "1099511627776", {.size = {.is_set = false}}},
 };
+/* clang-format on */
 
 static cmr_status simulated_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_simulated_resource *handle = NULL;
@@ -275,9 +310,11 @@ static cmr_status simulated_make(const cmr_stack_value *values, cmr_resource_ref
 
 /* ---- statistics ---- */
 
+/* clang-format off */
 static const cmr_stack_param statistics_params[] = {
     {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.pointer = NULL}},
 };
+/* clang-format on */
 
 static cmr_status statistics_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_statistics_resource *handle = NULL;
@@ -300,9 +337,11 @@ static cmr_status system_make(const cmr_stack_value *values, cmr_resource_ref *o
 
 /* ---- thread_safe ---- */
 
+/* clang-format off */
 static const cmr_stack_param thread_safe_params[] = {
     {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.pointer = NULL}},
 };
+/* clang-format on */
 
 static cmr_status thread_safe_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_thread_safe_resource *handle = NULL;
@@ -314,10 +353,12 @@ static cmr_status thread_safe_make(const cmr_stack_value *values, cmr_resource_r
 
 /* ---- tracking ---- */
 
+/* clang-format off */
 static const cmr_stack_param tracking_params[] = {
     {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.pointer = NULL}},
     {"capture_stacks", CMR_STACK_BOOL, NULL, 0, "false", {.boolean = false}},
 };
+/* clang-format on */
 
 static cmr_status tracking_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_tracking_resource *handle = NULL;

@@ -12,19 +12,19 @@ static cmr_status make_upstream(const char *name, cmr_resource_ref *out, size_t 
     cmr_system_resource *handle;
     cmr_status status = cmr_system_resource_create(&handle);
     *max_alignment = 0;
-  *out = cmr_system_resource_ref(handle);
-  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
-  cmr_system_resource_destroy(handle);
-  return status;
+    *out = cmr_system_resource_ref(handle);
+    if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+    cmr_system_resource_destroy(handle);
+    return status;
   }
   if (strcmp(name, "cuda") == 0) {
     cmr_cuda_resource *handle;
     cmr_status status = cmr_cuda_resource_create(&handle);
     *max_alignment = 256;
-  *out = cmr_cuda_resource_ref(handle);
-  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
-  cmr_cuda_resource_destroy(handle);
-  return status;
+    *out = cmr_cuda_resource_ref(handle);
+    if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+    cmr_cuda_resource_destroy(handle);
+    return status;
   }
   return CMR_ERROR_INVALID_ARGUMENT;
 }
@@ -47,7 +47,9 @@ static cmr_aligned_resource *borrowed[8];
 static unsigned borrowed_count;
 
 static void destroy_borrowed(void) {
-  while (borrowed_count > 0) cmr_battery_expect_ok(cmr_aligned_resource_destroy(borrowed[--borrowed_count]), "cmr_aligned_resource_destroy");
+  while (borrowed_count > 0) {
+    cmr_battery_expect_ok(cmr_aligned_resource_destroy(borrowed[--borrowed_count]), "cmr_aligned_resource_destroy");
+  }
 }
 
 static cmr_aligned_resource *handle_of(cmr_resource_ref ref) {
@@ -57,7 +59,6 @@ static cmr_aligned_resource *handle_of(cmr_resource_ref ref) {
   borrowed[borrowed_count++] = handle;
   return handle;
 }
-
 
 /* A handle of the subject destroyed already: however many objects are made
  * since, it stays detected (generation-checked slots), and destroying it
@@ -74,10 +75,12 @@ static cmr_aligned_resource *destroyed_handle(cmr_resource_ref subject) {
 static void observe(cmr_resource_ref subject, double *values) {
   cmr_aligned_resource *handle = handle_of(subject);
   size_t allocation_alignment = 0;
-  cmr_battery_expect_ok(cmr_aligned_resource_allocation_alignment(handle, &allocation_alignment), "cmr_aligned_resource_allocation_alignment");
+  cmr_battery_expect_ok(cmr_aligned_resource_allocation_alignment(handle, &allocation_alignment),
+                        "cmr_aligned_resource_allocation_alignment");
   values[0] = (double)allocation_alignment;
   size_t alignment_threshold = 0;
-  cmr_battery_expect_ok(cmr_aligned_resource_alignment_threshold(handle, &alignment_threshold), "cmr_aligned_resource_alignment_threshold");
+  cmr_battery_expect_ok(cmr_aligned_resource_alignment_threshold(handle, &alignment_threshold),
+                        "cmr_aligned_resource_alignment_threshold");
   values[1] = (double)alignment_threshold;
 }
 
@@ -86,7 +89,8 @@ enum { observed_count = 2 };
 static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_aligned_resource_create(upstream, CMR_SIZE(4096), CMR_SIZE_DEFAULT, NULL), CMR_ERROR_NULL_POINTER, "cmr_aligned_resource_create: out");
+  CMR_BATTERY_EXPECT(cmr_aligned_resource_create(upstream, CMR_SIZE(4096), CMR_SIZE_DEFAULT, NULL),
+                     CMR_ERROR_NULL_POINTER, "cmr_aligned_resource_create: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -96,7 +100,8 @@ static void bad_create_upstream_zeroed_ref(cmr_resource_ref upstream, cmr_resour
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_aligned_resource *out = (cmr_aligned_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_aligned_resource_create((cmr_resource_ref){0}, CMR_SIZE(4096), CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_REF, "cmr_aligned_resource_create: upstream");
+  CMR_BATTERY_EXPECT(cmr_aligned_resource_create((cmr_resource_ref){0}, CMR_SIZE(4096), CMR_SIZE_DEFAULT, &out),
+                     CMR_ERROR_INVALID_REF, "cmr_aligned_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_aligned_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -107,7 +112,8 @@ static void bad_create_upstream_destroyed_ref(cmr_resource_ref upstream, cmr_res
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_aligned_resource *out = (cmr_aligned_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_aligned_resource_create(cmr_battery_destroyed_ref(), CMR_SIZE(4096), CMR_SIZE_DEFAULT, &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_aligned_resource_create: upstream");
+  CMR_BATTERY_EXPECT(cmr_aligned_resource_create(cmr_battery_destroyed_ref(), CMR_SIZE(4096), CMR_SIZE_DEFAULT, &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_aligned_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_aligned_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -118,7 +124,8 @@ static void bad_create_allocation_alignment_power_of_two(cmr_resource_ref upstre
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_aligned_resource *out = (cmr_aligned_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_aligned_resource_create(upstream, CMR_SIZE((size_t)768u), CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_aligned_resource_create: allocation_alignment");
+  CMR_BATTERY_EXPECT(cmr_aligned_resource_create(upstream, CMR_SIZE((size_t)768u), CMR_SIZE_DEFAULT, &out),
+                     CMR_ERROR_INVALID_ARGUMENT, "cmr_aligned_resource_create: allocation_alignment");
   cmr_battery_expect_null(out, "cmr_aligned_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -129,7 +136,8 @@ static void bad_create_allocation_alignment_min(cmr_resource_ref upstream, cmr_r
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_aligned_resource *out = (cmr_aligned_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_aligned_resource_create(upstream, CMR_SIZE((size_t)255u), CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_aligned_resource_create: allocation_alignment");
+  CMR_BATTERY_EXPECT(cmr_aligned_resource_create(upstream, CMR_SIZE((size_t)255u), CMR_SIZE_DEFAULT, &out),
+                     CMR_ERROR_INVALID_ARGUMENT, "cmr_aligned_resource_create: allocation_alignment");
   cmr_battery_expect_null(out, "cmr_aligned_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -140,7 +148,8 @@ static void bad_create_allocation_alignment_size_max(cmr_resource_ref upstream, 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_aligned_resource *out = (cmr_aligned_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_aligned_resource_create(upstream, CMR_SIZE(SIZE_MAX), CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_aligned_resource_create: allocation_alignment");
+  CMR_BATTERY_EXPECT(cmr_aligned_resource_create(upstream, CMR_SIZE(SIZE_MAX), CMR_SIZE_DEFAULT, &out),
+                     CMR_ERROR_INVALID_ARGUMENT, "cmr_aligned_resource_create: allocation_alignment");
   cmr_battery_expect_null(out, "cmr_aligned_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -159,7 +168,8 @@ static void bad_destroy_null_handle(cmr_resource_ref upstream, cmr_resource_ref 
 static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_aligned_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE, "cmr_aligned_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_aligned_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_aligned_resource_destroy");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -168,7 +178,8 @@ static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource
 static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_aligned_resource_destroy((cmr_aligned_resource *)(void *)cmr_battery_marker), CMR_ERROR_DESTROYED_HANDLE, "cmr_aligned_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_aligned_resource_destroy((cmr_aligned_resource *)(void *)cmr_battery_marker),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_aligned_resource_destroy");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -177,7 +188,8 @@ static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref
 static void bad_ref_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_aligned_resource_ref(destroyed_handle(subject))), CMR_ERROR_DESTROYED_HANDLE, "cmr_ref_validate");
+  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_aligned_resource_ref(destroyed_handle(subject))), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_ref_validate");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -195,7 +207,8 @@ static void bad_ref_null_handle(cmr_resource_ref upstream, cmr_resource_ref subj
 static void bad_from_ref_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_aligned_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER, "cmr_aligned_resource_from_ref: out");
+  CMR_BATTERY_EXPECT(cmr_aligned_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_aligned_resource_from_ref: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -205,7 +218,8 @@ static void bad_from_ref_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_aligned_resource *out = (cmr_aligned_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_aligned_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_aligned_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_aligned_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF,
+                     "cmr_aligned_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_aligned_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -216,7 +230,8 @@ static void bad_from_ref_destroyed_ref(cmr_resource_ref upstream, cmr_resource_r
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_aligned_resource *out = (cmr_aligned_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_aligned_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_aligned_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_aligned_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_aligned_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_aligned_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -227,7 +242,8 @@ static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_aligned_resource *out = (cmr_aligned_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_aligned_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_aligned_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_aligned_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_aligned_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_aligned_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -238,7 +254,8 @@ static void bad_allocation_alignment_null_handle(cmr_resource_ref upstream, cmr_
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_aligned_resource_allocation_alignment(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_aligned_resource_allocation_alignment");
+  CMR_BATTERY_EXPECT(cmr_aligned_resource_allocation_alignment(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_aligned_resource_allocation_alignment");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -248,7 +265,8 @@ static void bad_allocation_alignment_destroyed_handle(cmr_resource_ref upstream,
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_aligned_resource_allocation_alignment(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_aligned_resource_allocation_alignment");
+  CMR_BATTERY_EXPECT(cmr_aligned_resource_allocation_alignment(destroyed_handle(subject), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_aligned_resource_allocation_alignment");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -257,7 +275,8 @@ static void bad_allocation_alignment_destroyed_handle(cmr_resource_ref upstream,
 static void bad_allocation_alignment_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_aligned_resource_allocation_alignment(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_aligned_resource_allocation_alignment: out");
+  CMR_BATTERY_EXPECT(cmr_aligned_resource_allocation_alignment(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_aligned_resource_allocation_alignment: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -267,7 +286,8 @@ static void bad_alignment_threshold_null_handle(cmr_resource_ref upstream, cmr_r
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_aligned_resource_alignment_threshold(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_aligned_resource_alignment_threshold");
+  CMR_BATTERY_EXPECT(cmr_aligned_resource_alignment_threshold(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_aligned_resource_alignment_threshold");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -277,7 +297,8 @@ static void bad_alignment_threshold_destroyed_handle(cmr_resource_ref upstream, 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_aligned_resource_alignment_threshold(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_aligned_resource_alignment_threshold");
+  CMR_BATTERY_EXPECT(cmr_aligned_resource_alignment_threshold(destroyed_handle(subject), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_aligned_resource_alignment_threshold");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -286,7 +307,8 @@ static void bad_alignment_threshold_destroyed_handle(cmr_resource_ref upstream, 
 static void bad_alignment_threshold_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_aligned_resource_alignment_threshold(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_aligned_resource_alignment_threshold: out");
+  CMR_BATTERY_EXPECT(cmr_aligned_resource_alignment_threshold(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_aligned_resource_alignment_threshold: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -316,8 +338,7 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"alignment_threshold.null_out", bad_alignment_threshold_null_out},
     {NULL, NULL}};
 
-static const char *const skipped[] = {
-    NULL};
+static const char *const skipped[] = {NULL};
 
 static const cmr_battery_subject subject = {
     .name = "aligned",

@@ -12,37 +12,38 @@ static cmr_status make_upstream(const char *name, cmr_resource_ref *out, size_t 
     cmr_system_resource *handle;
     cmr_status status = cmr_system_resource_create(&handle);
     *max_alignment = 0;
-  *out = cmr_system_resource_ref(handle);
-  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
-  cmr_system_resource_destroy(handle);
-  return status;
+    *out = cmr_system_resource_ref(handle);
+    if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+    cmr_system_resource_destroy(handle);
+    return status;
   }
   if (strcmp(name, "cuda") == 0) {
     cmr_cuda_resource *handle;
     cmr_status status = cmr_cuda_resource_create(&handle);
     *max_alignment = 256;
-  *out = cmr_cuda_resource_ref(handle);
-  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
-  cmr_cuda_resource_destroy(handle);
-  return status;
+    *out = cmr_cuda_resource_ref(handle);
+    if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+    cmr_cuda_resource_destroy(handle);
+    return status;
   }
   if (strcmp(name, "managed") == 0) {
     cmr_managed_resource *handle;
     cmr_status status = cmr_managed_resource_create(&handle);
     *max_alignment = 256;
-  *out = cmr_managed_resource_ref(handle);
-  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
-  cmr_managed_resource_destroy(handle);
-  return status;
+    *out = cmr_managed_resource_ref(handle);
+    if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+    cmr_managed_resource_destroy(handle);
+    return status;
   }
   if (strcmp(name, "cuda_async") == 0) {
     cmr_cuda_async_resource *handle;
-    cmr_status status = cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, CMR_SIZE_DEFAULT, &handle);
+    cmr_status status = cmr_cuda_async_resource_create(
+        CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, CMR_SIZE_DEFAULT, &handle);
     *max_alignment = 256;
-  *out = cmr_cuda_async_resource_ref(handle);
-  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
-  cmr_cuda_async_resource_destroy(handle);
-  return status;
+    *out = cmr_cuda_async_resource_ref(handle);
+    if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+    cmr_cuda_async_resource_destroy(handle);
+    return status;
   }
   return CMR_ERROR_INVALID_ARGUMENT;
 }
@@ -65,7 +66,9 @@ static cmr_arena_resource *borrowed[8];
 static unsigned borrowed_count;
 
 static void destroy_borrowed(void) {
-  while (borrowed_count > 0) cmr_battery_expect_ok(cmr_arena_resource_destroy(borrowed[--borrowed_count]), "cmr_arena_resource_destroy");
+  while (borrowed_count > 0) {
+    cmr_battery_expect_ok(cmr_arena_resource_destroy(borrowed[--borrowed_count]), "cmr_arena_resource_destroy");
+  }
 }
 
 static cmr_arena_resource *handle_of(cmr_resource_ref ref) {
@@ -75,7 +78,6 @@ static cmr_arena_resource *handle_of(cmr_resource_ref ref) {
   borrowed[borrowed_count++] = handle;
   return handle;
 }
-
 
 /* A handle of the subject destroyed already: however many objects are made
  * since, it stays detected (generation-checked slots), and destroying it
@@ -95,13 +97,16 @@ static void observe(cmr_resource_ref subject, double *values) {
   cmr_battery_expect_ok(cmr_arena_resource_arena_size(handle, &arena_size), "cmr_arena_resource_arena_size");
   values[0] = (double)arena_size;
   size_t global_free_bytes = 0;
-  cmr_battery_expect_ok(cmr_arena_resource_global_free_bytes(handle, &global_free_bytes), "cmr_arena_resource_global_free_bytes");
+  cmr_battery_expect_ok(cmr_arena_resource_global_free_bytes(handle, &global_free_bytes),
+                        "cmr_arena_resource_global_free_bytes");
   values[1] = (double)global_free_bytes;
   size_t superblock_count = 0;
-  cmr_battery_expect_ok(cmr_arena_resource_superblock_count(handle, &superblock_count), "cmr_arena_resource_superblock_count");
+  cmr_battery_expect_ok(cmr_arena_resource_superblock_count(handle, &superblock_count),
+                        "cmr_arena_resource_superblock_count");
   values[2] = (double)superblock_count;
   size_t largest_free_block = 0;
-  cmr_battery_expect_ok(cmr_arena_resource_largest_free_block(handle, &largest_free_block), "cmr_arena_resource_largest_free_block");
+  cmr_battery_expect_ok(cmr_arena_resource_largest_free_block(handle, &largest_free_block),
+                        "cmr_arena_resource_largest_free_block");
   values[3] = (double)largest_free_block;
 }
 
@@ -110,7 +115,8 @@ enum { observed_count = 4 };
 static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_arena_resource_create(upstream, CMR_SIZE((size_t)256 << 20), false, "", NULL), CMR_ERROR_NULL_POINTER, "cmr_arena_resource_create: out");
+  CMR_BATTERY_EXPECT(cmr_arena_resource_create(upstream, CMR_SIZE((size_t)256 << 20), false, "", NULL),
+                     CMR_ERROR_NULL_POINTER, "cmr_arena_resource_create: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -120,7 +126,8 @@ static void bad_create_upstream_zeroed_ref(cmr_resource_ref upstream, cmr_resour
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_arena_resource *out = (cmr_arena_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_arena_resource_create((cmr_resource_ref){0}, CMR_SIZE((size_t)256 << 20), false, "", &out), CMR_ERROR_INVALID_REF, "cmr_arena_resource_create: upstream");
+  CMR_BATTERY_EXPECT(cmr_arena_resource_create((cmr_resource_ref){0}, CMR_SIZE((size_t)256 << 20), false, "", &out),
+                     CMR_ERROR_INVALID_REF, "cmr_arena_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_arena_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -131,7 +138,9 @@ static void bad_create_upstream_destroyed_ref(cmr_resource_ref upstream, cmr_res
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_arena_resource *out = (cmr_arena_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_arena_resource_create(cmr_battery_destroyed_ref(), CMR_SIZE((size_t)256 << 20), false, "", &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_arena_resource_create: upstream");
+  CMR_BATTERY_EXPECT(
+      cmr_arena_resource_create(cmr_battery_destroyed_ref(), CMR_SIZE((size_t)256 << 20), false, "", &out),
+      CMR_ERROR_DESTROYED_HANDLE, "cmr_arena_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_arena_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -142,7 +151,8 @@ static void bad_create_arena_size_min(cmr_resource_ref upstream, cmr_resource_re
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_arena_resource *out = (cmr_arena_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_arena_resource_create(upstream, CMR_SIZE((size_t)1048320u), false, "", &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_arena_resource_create: arena_size");
+  CMR_BATTERY_EXPECT(cmr_arena_resource_create(upstream, CMR_SIZE((size_t)1048320u), false, "", &out),
+                     CMR_ERROR_INVALID_ARGUMENT, "cmr_arena_resource_create: arena_size");
   cmr_battery_expect_null(out, "cmr_arena_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -153,7 +163,8 @@ static void bad_create_arena_size_multiple_of(cmr_resource_ref upstream, cmr_res
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_arena_resource *out = (cmr_arena_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_arena_resource_create(upstream, CMR_SIZE((size_t)1048577u), false, "", &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_arena_resource_create: arena_size");
+  CMR_BATTERY_EXPECT(cmr_arena_resource_create(upstream, CMR_SIZE((size_t)1048577u), false, "", &out),
+                     CMR_ERROR_INVALID_ARGUMENT, "cmr_arena_resource_create: arena_size");
   cmr_battery_expect_null(out, "cmr_arena_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -164,7 +175,8 @@ static void bad_create_arena_size_size_max(cmr_resource_ref upstream, cmr_resour
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_arena_resource *out = (cmr_arena_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_arena_resource_create(upstream, CMR_SIZE(SIZE_MAX), false, "", &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_arena_resource_create: arena_size");
+  CMR_BATTERY_EXPECT(cmr_arena_resource_create(upstream, CMR_SIZE(SIZE_MAX), false, "", &out),
+                     CMR_ERROR_INVALID_ARGUMENT, "cmr_arena_resource_create: arena_size");
   cmr_battery_expect_null(out, "cmr_arena_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -175,7 +187,8 @@ static void bad_create_dump_path_null(cmr_resource_ref upstream, cmr_resource_re
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_arena_resource *out = (cmr_arena_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_arena_resource_create(upstream, CMR_SIZE((size_t)256 << 20), false, NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_arena_resource_create: dump_path");
+  CMR_BATTERY_EXPECT(cmr_arena_resource_create(upstream, CMR_SIZE((size_t)256 << 20), false, NULL, &out),
+                     CMR_ERROR_NULL_POINTER, "cmr_arena_resource_create: dump_path");
   cmr_battery_expect_null(out, "cmr_arena_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -194,7 +207,8 @@ static void bad_destroy_null_handle(cmr_resource_ref upstream, cmr_resource_ref 
 static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_arena_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE, "cmr_arena_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_arena_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_arena_resource_destroy");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -203,7 +217,8 @@ static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource
 static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_arena_resource_destroy((cmr_arena_resource *)(void *)cmr_battery_marker), CMR_ERROR_DESTROYED_HANDLE, "cmr_arena_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_arena_resource_destroy((cmr_arena_resource *)(void *)cmr_battery_marker),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_arena_resource_destroy");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -212,7 +227,8 @@ static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref
 static void bad_ref_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_arena_resource_ref(destroyed_handle(subject))), CMR_ERROR_DESTROYED_HANDLE, "cmr_ref_validate");
+  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_arena_resource_ref(destroyed_handle(subject))), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_ref_validate");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -230,7 +246,8 @@ static void bad_ref_null_handle(cmr_resource_ref upstream, cmr_resource_ref subj
 static void bad_from_ref_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_arena_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER, "cmr_arena_resource_from_ref: out");
+  CMR_BATTERY_EXPECT(cmr_arena_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_arena_resource_from_ref: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -240,7 +257,8 @@ static void bad_from_ref_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_arena_resource *out = (cmr_arena_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_arena_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_arena_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_arena_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF,
+                     "cmr_arena_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_arena_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -251,7 +269,8 @@ static void bad_from_ref_destroyed_ref(cmr_resource_ref upstream, cmr_resource_r
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_arena_resource *out = (cmr_arena_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_arena_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_arena_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_arena_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_arena_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_arena_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -262,7 +281,8 @@ static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_arena_resource *out = (cmr_arena_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_arena_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_arena_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_arena_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_arena_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_arena_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -273,7 +293,8 @@ static void bad_arena_size_null_handle(cmr_resource_ref upstream, cmr_resource_r
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_arena_resource_arena_size(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_arena_resource_arena_size");
+  CMR_BATTERY_EXPECT(cmr_arena_resource_arena_size(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_arena_resource_arena_size");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -283,7 +304,8 @@ static void bad_arena_size_destroyed_handle(cmr_resource_ref upstream, cmr_resou
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_arena_resource_arena_size(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_arena_resource_arena_size");
+  CMR_BATTERY_EXPECT(cmr_arena_resource_arena_size(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_arena_resource_arena_size");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -292,7 +314,8 @@ static void bad_arena_size_destroyed_handle(cmr_resource_ref upstream, cmr_resou
 static void bad_arena_size_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_arena_resource_arena_size(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_arena_resource_arena_size: out");
+  CMR_BATTERY_EXPECT(cmr_arena_resource_arena_size(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_arena_resource_arena_size: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -302,7 +325,8 @@ static void bad_global_free_bytes_null_handle(cmr_resource_ref upstream, cmr_res
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_arena_resource_global_free_bytes(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_arena_resource_global_free_bytes");
+  CMR_BATTERY_EXPECT(cmr_arena_resource_global_free_bytes(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_arena_resource_global_free_bytes");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -312,7 +336,8 @@ static void bad_global_free_bytes_destroyed_handle(cmr_resource_ref upstream, cm
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_arena_resource_global_free_bytes(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_arena_resource_global_free_bytes");
+  CMR_BATTERY_EXPECT(cmr_arena_resource_global_free_bytes(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_arena_resource_global_free_bytes");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -321,7 +346,8 @@ static void bad_global_free_bytes_destroyed_handle(cmr_resource_ref upstream, cm
 static void bad_global_free_bytes_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_arena_resource_global_free_bytes(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_arena_resource_global_free_bytes: out");
+  CMR_BATTERY_EXPECT(cmr_arena_resource_global_free_bytes(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_arena_resource_global_free_bytes: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -331,7 +357,8 @@ static void bad_superblock_count_null_handle(cmr_resource_ref upstream, cmr_reso
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_arena_resource_superblock_count(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_arena_resource_superblock_count");
+  CMR_BATTERY_EXPECT(cmr_arena_resource_superblock_count(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_arena_resource_superblock_count");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -341,7 +368,8 @@ static void bad_superblock_count_destroyed_handle(cmr_resource_ref upstream, cmr
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_arena_resource_superblock_count(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_arena_resource_superblock_count");
+  CMR_BATTERY_EXPECT(cmr_arena_resource_superblock_count(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_arena_resource_superblock_count");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -350,7 +378,8 @@ static void bad_superblock_count_destroyed_handle(cmr_resource_ref upstream, cmr
 static void bad_superblock_count_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_arena_resource_superblock_count(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_arena_resource_superblock_count: out");
+  CMR_BATTERY_EXPECT(cmr_arena_resource_superblock_count(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_arena_resource_superblock_count: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -360,7 +389,8 @@ static void bad_largest_free_block_null_handle(cmr_resource_ref upstream, cmr_re
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_arena_resource_largest_free_block(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_arena_resource_largest_free_block");
+  CMR_BATTERY_EXPECT(cmr_arena_resource_largest_free_block(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_arena_resource_largest_free_block");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -370,7 +400,8 @@ static void bad_largest_free_block_destroyed_handle(cmr_resource_ref upstream, c
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_arena_resource_largest_free_block(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_arena_resource_largest_free_block");
+  CMR_BATTERY_EXPECT(cmr_arena_resource_largest_free_block(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_arena_resource_largest_free_block");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -379,7 +410,8 @@ static void bad_largest_free_block_destroyed_handle(cmr_resource_ref upstream, c
 static void bad_largest_free_block_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_arena_resource_largest_free_block(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_arena_resource_largest_free_block: out");
+  CMR_BATTERY_EXPECT(cmr_arena_resource_largest_free_block(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_arena_resource_largest_free_block: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -397,7 +429,8 @@ static void bad_dump_null_handle(cmr_resource_ref upstream, cmr_resource_ref sub
 static void bad_dump_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_arena_resource_dump(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE, "cmr_arena_resource_dump");
+  CMR_BATTERY_EXPECT(cmr_arena_resource_dump(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_arena_resource_dump");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -436,8 +469,7 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"dump.destroyed_handle", bad_dump_destroyed_handle},
     {NULL, NULL}};
 
-static const char *const skipped[] = {
-    NULL};
+static const char *const skipped[] = {NULL};
 
 static const cmr_battery_subject subject = {
     .name = "arena",

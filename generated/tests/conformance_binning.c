@@ -12,37 +12,38 @@ static cmr_status make_upstream(const char *name, cmr_resource_ref *out, size_t 
     cmr_system_resource *handle;
     cmr_status status = cmr_system_resource_create(&handle);
     *max_alignment = 0;
-  *out = cmr_system_resource_ref(handle);
-  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
-  cmr_system_resource_destroy(handle);
-  return status;
+    *out = cmr_system_resource_ref(handle);
+    if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+    cmr_system_resource_destroy(handle);
+    return status;
   }
   if (strcmp(name, "cuda") == 0) {
     cmr_cuda_resource *handle;
     cmr_status status = cmr_cuda_resource_create(&handle);
     *max_alignment = 256;
-  *out = cmr_cuda_resource_ref(handle);
-  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
-  cmr_cuda_resource_destroy(handle);
-  return status;
+    *out = cmr_cuda_resource_ref(handle);
+    if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+    cmr_cuda_resource_destroy(handle);
+    return status;
   }
   if (strcmp(name, "managed") == 0) {
     cmr_managed_resource *handle;
     cmr_status status = cmr_managed_resource_create(&handle);
     *max_alignment = 256;
-  *out = cmr_managed_resource_ref(handle);
-  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
-  cmr_managed_resource_destroy(handle);
-  return status;
+    *out = cmr_managed_resource_ref(handle);
+    if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+    cmr_managed_resource_destroy(handle);
+    return status;
   }
   if (strcmp(name, "cuda_async") == 0) {
     cmr_cuda_async_resource *handle;
-    cmr_status status = cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, CMR_SIZE_DEFAULT, &handle);
+    cmr_status status = cmr_cuda_async_resource_create(
+        CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, CMR_SIZE_DEFAULT, &handle);
     *max_alignment = 256;
-  *out = cmr_cuda_async_resource_ref(handle);
-  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
-  cmr_cuda_async_resource_destroy(handle);
-  return status;
+    *out = cmr_cuda_async_resource_ref(handle);
+    if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+    cmr_cuda_async_resource_destroy(handle);
+    return status;
   }
   return CMR_ERROR_INVALID_ARGUMENT;
 }
@@ -65,7 +66,9 @@ static cmr_binning_resource *borrowed[8];
 static unsigned borrowed_count;
 
 static void destroy_borrowed(void) {
-  while (borrowed_count > 0) cmr_battery_expect_ok(cmr_binning_resource_destroy(borrowed[--borrowed_count]), "cmr_binning_resource_destroy");
+  while (borrowed_count > 0) {
+    cmr_battery_expect_ok(cmr_binning_resource_destroy(borrowed[--borrowed_count]), "cmr_binning_resource_destroy");
+  }
 }
 
 static cmr_binning_resource *handle_of(cmr_resource_ref ref) {
@@ -75,7 +78,6 @@ static cmr_binning_resource *handle_of(cmr_resource_ref ref) {
   borrowed[borrowed_count++] = handle;
   return handle;
 }
-
 
 /* A handle of the subject destroyed already: however many objects are made
  * since, it stays detected (generation-checked slots), and destroying it
@@ -95,7 +97,8 @@ static void observe(cmr_resource_ref subject, double *values) {
   cmr_battery_expect_ok(cmr_binning_resource_bin_count(handle, &bin_count), "cmr_binning_resource_bin_count");
   values[0] = (double)bin_count;
   size_t largest_free_block = 0;
-  cmr_battery_expect_ok(cmr_binning_resource_largest_free_block(handle, &largest_free_block), "cmr_binning_resource_largest_free_block");
+  cmr_battery_expect_ok(cmr_binning_resource_largest_free_block(handle, &largest_free_block),
+                        "cmr_binning_resource_largest_free_block");
   values[1] = (double)largest_free_block;
 }
 
@@ -104,7 +107,8 @@ enum { observed_count = 2 };
 static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_binning_resource_create(upstream, CMR_INT(8), CMR_INT(16), NULL), CMR_ERROR_NULL_POINTER, "cmr_binning_resource_create: out");
+  CMR_BATTERY_EXPECT(cmr_binning_resource_create(upstream, CMR_INT(8), CMR_INT(16), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_binning_resource_create: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -114,7 +118,8 @@ static void bad_create_upstream_zeroed_ref(cmr_resource_ref upstream, cmr_resour
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_binning_resource *out = (cmr_binning_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_binning_resource_create((cmr_resource_ref){0}, CMR_INT(8), CMR_INT(16), &out), CMR_ERROR_INVALID_REF, "cmr_binning_resource_create: upstream");
+  CMR_BATTERY_EXPECT(cmr_binning_resource_create((cmr_resource_ref){0}, CMR_INT(8), CMR_INT(16), &out),
+                     CMR_ERROR_INVALID_REF, "cmr_binning_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_binning_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -125,7 +130,8 @@ static void bad_create_upstream_destroyed_ref(cmr_resource_ref upstream, cmr_res
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_binning_resource *out = (cmr_binning_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_binning_resource_create(cmr_battery_destroyed_ref(), CMR_INT(8), CMR_INT(16), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_create: upstream");
+  CMR_BATTERY_EXPECT(cmr_binning_resource_create(cmr_battery_destroyed_ref(), CMR_INT(8), CMR_INT(16), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_binning_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -144,7 +150,8 @@ static void bad_destroy_null_handle(cmr_resource_ref upstream, cmr_resource_ref 
 static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_binning_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_binning_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_binning_resource_destroy");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -153,7 +160,8 @@ static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource
 static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_binning_resource_destroy((cmr_binning_resource *)(void *)cmr_battery_marker), CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_binning_resource_destroy((cmr_binning_resource *)(void *)cmr_battery_marker),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_destroy");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -162,7 +170,8 @@ static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref
 static void bad_ref_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_binning_resource_ref(destroyed_handle(subject))), CMR_ERROR_DESTROYED_HANDLE, "cmr_ref_validate");
+  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_binning_resource_ref(destroyed_handle(subject))), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_ref_validate");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -180,7 +189,8 @@ static void bad_ref_null_handle(cmr_resource_ref upstream, cmr_resource_ref subj
 static void bad_from_ref_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_binning_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER, "cmr_binning_resource_from_ref: out");
+  CMR_BATTERY_EXPECT(cmr_binning_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_binning_resource_from_ref: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -190,7 +200,8 @@ static void bad_from_ref_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_binning_resource *out = (cmr_binning_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_binning_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_binning_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_binning_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF,
+                     "cmr_binning_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_binning_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -201,7 +212,8 @@ static void bad_from_ref_destroyed_ref(cmr_resource_ref upstream, cmr_resource_r
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_binning_resource *out = (cmr_binning_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_binning_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_binning_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_binning_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -212,7 +224,8 @@ static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_binning_resource *out = (cmr_binning_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_binning_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_binning_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_binning_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_binning_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -222,7 +235,8 @@ static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref 
 static void bad_add_bin_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_binning_resource_add_bin(NULL, (size_t)4096u), CMR_ERROR_NULL_POINTER, "cmr_binning_resource_add_bin");
+  CMR_BATTERY_EXPECT(cmr_binning_resource_add_bin(NULL, (size_t)4096u), CMR_ERROR_NULL_POINTER,
+                     "cmr_binning_resource_add_bin");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -231,7 +245,8 @@ static void bad_add_bin_null_handle(cmr_resource_ref upstream, cmr_resource_ref 
 static void bad_add_bin_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_binning_resource_add_bin(destroyed_handle(subject), (size_t)4096u), CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_add_bin");
+  CMR_BATTERY_EXPECT(cmr_binning_resource_add_bin(destroyed_handle(subject), (size_t)4096u), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_binning_resource_add_bin");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -240,7 +255,8 @@ static void bad_add_bin_destroyed_handle(cmr_resource_ref upstream, cmr_resource
 static void bad_add_bin_allocation_size_nonzero(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_binning_resource_add_bin(handle_of(subject), (size_t)0u), CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_add_bin: allocation_size");
+  CMR_BATTERY_EXPECT(cmr_binning_resource_add_bin(handle_of(subject), (size_t)0u), CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_binning_resource_add_bin: allocation_size");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -249,7 +265,8 @@ static void bad_add_bin_allocation_size_nonzero(cmr_resource_ref upstream, cmr_r
 static void bad_add_bin_resource_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_binning_resource_add_bin_resource(NULL, (size_t)4096u, subject), CMR_ERROR_NULL_POINTER, "cmr_binning_resource_add_bin_resource");
+  CMR_BATTERY_EXPECT(cmr_binning_resource_add_bin_resource(NULL, (size_t)4096u, subject), CMR_ERROR_NULL_POINTER,
+                     "cmr_binning_resource_add_bin_resource");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -258,7 +275,8 @@ static void bad_add_bin_resource_null_handle(cmr_resource_ref upstream, cmr_reso
 static void bad_add_bin_resource_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_binning_resource_add_bin_resource(destroyed_handle(subject), (size_t)4096u, subject), CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_add_bin_resource");
+  CMR_BATTERY_EXPECT(cmr_binning_resource_add_bin_resource(destroyed_handle(subject), (size_t)4096u, subject),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_add_bin_resource");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -267,7 +285,8 @@ static void bad_add_bin_resource_destroyed_handle(cmr_resource_ref upstream, cmr
 static void bad_add_bin_resource_allocation_size_nonzero(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_binning_resource_add_bin_resource(handle_of(subject), (size_t)0u, subject), CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_add_bin_resource: allocation_size");
+  CMR_BATTERY_EXPECT(cmr_binning_resource_add_bin_resource(handle_of(subject), (size_t)0u, subject),
+                     CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_add_bin_resource: allocation_size");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -276,7 +295,8 @@ static void bad_add_bin_resource_allocation_size_nonzero(cmr_resource_ref upstre
 static void bad_add_bin_resource_resource_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_binning_resource_add_bin_resource(handle_of(subject), (size_t)4096u, (cmr_resource_ref){0}), CMR_ERROR_INVALID_REF, "cmr_binning_resource_add_bin_resource: resource");
+  CMR_BATTERY_EXPECT(cmr_binning_resource_add_bin_resource(handle_of(subject), (size_t)4096u, (cmr_resource_ref){0}),
+                     CMR_ERROR_INVALID_REF, "cmr_binning_resource_add_bin_resource: resource");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -285,7 +305,9 @@ static void bad_add_bin_resource_resource_zeroed_ref(cmr_resource_ref upstream, 
 static void bad_add_bin_resource_resource_destroyed_ref(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_binning_resource_add_bin_resource(handle_of(subject), (size_t)4096u, cmr_battery_destroyed_ref()), CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_add_bin_resource: resource");
+  CMR_BATTERY_EXPECT(
+      cmr_binning_resource_add_bin_resource(handle_of(subject), (size_t)4096u, cmr_battery_destroyed_ref()),
+      CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_add_bin_resource: resource");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -295,7 +317,8 @@ static void bad_bin_count_null_handle(cmr_resource_ref upstream, cmr_resource_re
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_binning_resource_bin_count(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_binning_resource_bin_count");
+  CMR_BATTERY_EXPECT(cmr_binning_resource_bin_count(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_binning_resource_bin_count");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -305,7 +328,8 @@ static void bad_bin_count_destroyed_handle(cmr_resource_ref upstream, cmr_resour
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_binning_resource_bin_count(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_bin_count");
+  CMR_BATTERY_EXPECT(cmr_binning_resource_bin_count(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_binning_resource_bin_count");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -314,7 +338,8 @@ static void bad_bin_count_destroyed_handle(cmr_resource_ref upstream, cmr_resour
 static void bad_bin_count_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_binning_resource_bin_count(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_binning_resource_bin_count: out");
+  CMR_BATTERY_EXPECT(cmr_binning_resource_bin_count(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_binning_resource_bin_count: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -324,7 +349,8 @@ static void bad_largest_free_block_null_handle(cmr_resource_ref upstream, cmr_re
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_binning_resource_largest_free_block(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_binning_resource_largest_free_block");
+  CMR_BATTERY_EXPECT(cmr_binning_resource_largest_free_block(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_binning_resource_largest_free_block");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -334,7 +360,8 @@ static void bad_largest_free_block_destroyed_handle(cmr_resource_ref upstream, c
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_binning_resource_largest_free_block(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_largest_free_block");
+  CMR_BATTERY_EXPECT(cmr_binning_resource_largest_free_block(destroyed_handle(subject), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_largest_free_block");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -343,7 +370,8 @@ static void bad_largest_free_block_destroyed_handle(cmr_resource_ref upstream, c
 static void bad_largest_free_block_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_binning_resource_largest_free_block(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_binning_resource_largest_free_block: out");
+  CMR_BATTERY_EXPECT(cmr_binning_resource_largest_free_block(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_binning_resource_largest_free_block: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -353,7 +381,8 @@ static void bad_bin_size_for_null_handle(cmr_resource_ref upstream, cmr_resource
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_binning_resource_bin_size_for(NULL, (size_t)4096u, &out), CMR_ERROR_NULL_POINTER, "cmr_binning_resource_bin_size_for");
+  CMR_BATTERY_EXPECT(cmr_binning_resource_bin_size_for(NULL, (size_t)4096u, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_binning_resource_bin_size_for");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -363,7 +392,8 @@ static void bad_bin_size_for_destroyed_handle(cmr_resource_ref upstream, cmr_res
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_binning_resource_bin_size_for(destroyed_handle(subject), (size_t)4096u, &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_bin_size_for");
+  CMR_BATTERY_EXPECT(cmr_binning_resource_bin_size_for(destroyed_handle(subject), (size_t)4096u, &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_binning_resource_bin_size_for");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -372,7 +402,8 @@ static void bad_bin_size_for_destroyed_handle(cmr_resource_ref upstream, cmr_res
 static void bad_bin_size_for_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_binning_resource_bin_size_for(handle_of(subject), (size_t)4096u, NULL), CMR_ERROR_NULL_POINTER, "cmr_binning_resource_bin_size_for: out");
+  CMR_BATTERY_EXPECT(cmr_binning_resource_bin_size_for(handle_of(subject), (size_t)4096u, NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_binning_resource_bin_size_for: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -382,7 +413,8 @@ static void bad_bin_size_for_allocation_size_nonzero(cmr_resource_ref upstream, 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_binning_resource_bin_size_for(handle_of(subject), (size_t)0u, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_bin_size_for: allocation_size");
+  CMR_BATTERY_EXPECT(cmr_binning_resource_bin_size_for(handle_of(subject), (size_t)0u, &out),
+                     CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_bin_size_for: allocation_size");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -421,8 +453,7 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"bin_size_for.allocation_size.nonzero", bad_bin_size_for_allocation_size_nonzero},
     {NULL, NULL}};
 
-static const char *const skipped[] = {
-    NULL};
+static const char *const skipped[] = {NULL};
 
 static const cmr_battery_subject subject = {
     .name = "binning",

@@ -12,19 +12,19 @@ static cmr_status make_upstream(const char *name, cmr_resource_ref *out, size_t 
     cmr_system_resource *handle;
     cmr_status status = cmr_system_resource_create(&handle);
     *max_alignment = 0;
-  *out = cmr_system_resource_ref(handle);
-  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
-  cmr_system_resource_destroy(handle);
-  return status;
+    *out = cmr_system_resource_ref(handle);
+    if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+    cmr_system_resource_destroy(handle);
+    return status;
   }
   if (strcmp(name, "cuda") == 0) {
     cmr_cuda_resource *handle;
     cmr_status status = cmr_cuda_resource_create(&handle);
     *max_alignment = 256;
-  *out = cmr_cuda_resource_ref(handle);
-  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
-  cmr_cuda_resource_destroy(handle);
-  return status;
+    *out = cmr_cuda_resource_ref(handle);
+    if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+    cmr_cuda_resource_destroy(handle);
+    return status;
   }
   return CMR_ERROR_INVALID_ARGUMENT;
 }
@@ -32,7 +32,9 @@ static cmr_status make_upstream(const char *name, cmr_resource_ref *out, size_t 
 static cmr_status make_subject(cmr_resource_ref upstream, cmr_resource_ref *out) {
   (void)upstream; /* not every resource is made from one */
   cmr_callback_resource *handle;
-  cmr_status status = cmr_callback_resource_create(cmr_battery_forward_allocate, cmr_battery_forward_deallocate, cmr_battery_upstream_slot(), cmr_battery_upstream_slot(), cmr_battery_upstream_properties(upstream), &handle);
+  cmr_status status = cmr_callback_resource_create(cmr_battery_forward_allocate, cmr_battery_forward_deallocate,
+                                                   cmr_battery_upstream_slot(), cmr_battery_upstream_slot(),
+                                                   cmr_battery_upstream_properties(upstream), &handle);
   *out = cmr_callback_resource_ref(handle);
   if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
   cmr_callback_resource_destroy(handle);
@@ -47,10 +49,10 @@ static cmr_callback_resource *borrowed[8];
 static unsigned borrowed_count;
 
 static void destroy_borrowed(void) {
-  while (borrowed_count > 0) cmr_battery_expect_ok(cmr_callback_resource_destroy(borrowed[--borrowed_count]), "cmr_callback_resource_destroy");
+  while (borrowed_count > 0) {
+    cmr_battery_expect_ok(cmr_callback_resource_destroy(borrowed[--borrowed_count]), "cmr_callback_resource_destroy");
+  }
 }
-
-
 
 /* A handle of the subject destroyed already: however many objects are made
  * since, it stays detected (generation-checked slots), and destroying it
@@ -64,16 +66,17 @@ static cmr_callback_resource *destroyed_handle(cmr_resource_ref subject) {
 
 /* What the resource shows of its state (its getters), to compare before and
  * after a refused call. */
-static void observe(cmr_resource_ref subject, double *values) {
-  (void)subject, (void)values;
-}
+static void observe(cmr_resource_ref subject, double *values) { (void)subject, (void)values; }
 
 enum { observed_count = 1 };
 
 static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_callback_resource_create(cmr_battery_forward_allocate, cmr_battery_forward_deallocate, cmr_battery_upstream_slot(), cmr_battery_upstream_slot(), cmr_battery_upstream_properties(upstream), NULL), CMR_ERROR_NULL_POINTER, "cmr_callback_resource_create: out");
+  CMR_BATTERY_EXPECT(cmr_callback_resource_create(cmr_battery_forward_allocate, cmr_battery_forward_deallocate,
+                                                  cmr_battery_upstream_slot(), cmr_battery_upstream_slot(),
+                                                  cmr_battery_upstream_properties(upstream), NULL),
+                     CMR_ERROR_NULL_POINTER, "cmr_callback_resource_create: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -83,7 +86,10 @@ static void bad_create_allocate_null(cmr_resource_ref upstream, cmr_resource_ref
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_callback_resource *out = (cmr_callback_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_callback_resource_create(NULL, cmr_battery_forward_deallocate, cmr_battery_upstream_slot(), cmr_battery_upstream_slot(), cmr_battery_upstream_properties(upstream), &out), CMR_ERROR_NULL_POINTER, "cmr_callback_resource_create: allocate");
+  CMR_BATTERY_EXPECT(
+      cmr_callback_resource_create(NULL, cmr_battery_forward_deallocate, cmr_battery_upstream_slot(),
+                                   cmr_battery_upstream_slot(), cmr_battery_upstream_properties(upstream), &out),
+      CMR_ERROR_NULL_POINTER, "cmr_callback_resource_create: allocate");
   cmr_battery_expect_null(out, "cmr_callback_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -94,7 +100,10 @@ static void bad_create_deallocate_null(cmr_resource_ref upstream, cmr_resource_r
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_callback_resource *out = (cmr_callback_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_callback_resource_create(cmr_battery_forward_allocate, NULL, cmr_battery_upstream_slot(), cmr_battery_upstream_slot(), cmr_battery_upstream_properties(upstream), &out), CMR_ERROR_NULL_POINTER, "cmr_callback_resource_create: deallocate");
+  CMR_BATTERY_EXPECT(
+      cmr_callback_resource_create(cmr_battery_forward_allocate, NULL, cmr_battery_upstream_slot(),
+                                   cmr_battery_upstream_slot(), cmr_battery_upstream_properties(upstream), &out),
+      CMR_ERROR_NULL_POINTER, "cmr_callback_resource_create: deallocate");
   cmr_battery_expect_null(out, "cmr_callback_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -105,7 +114,9 @@ static void bad_create_properties_unknown_bits(cmr_resource_ref upstream, cmr_re
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_callback_resource *out = (cmr_callback_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_callback_resource_create(cmr_battery_forward_allocate, cmr_battery_forward_deallocate, cmr_battery_upstream_slot(), cmr_battery_upstream_slot(), 0x4u, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_callback_resource_create: properties");
+  CMR_BATTERY_EXPECT(cmr_callback_resource_create(cmr_battery_forward_allocate, cmr_battery_forward_deallocate,
+                                                  cmr_battery_upstream_slot(), cmr_battery_upstream_slot(), 0x4u, &out),
+                     CMR_ERROR_INVALID_ARGUMENT, "cmr_callback_resource_create: properties");
   cmr_battery_expect_null(out, "cmr_callback_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -124,7 +135,8 @@ static void bad_destroy_null_handle(cmr_resource_ref upstream, cmr_resource_ref 
 static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_callback_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE, "cmr_callback_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_callback_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_callback_resource_destroy");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -133,7 +145,8 @@ static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource
 static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_callback_resource_destroy((cmr_callback_resource *)(void *)cmr_battery_marker), CMR_ERROR_DESTROYED_HANDLE, "cmr_callback_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_callback_resource_destroy((cmr_callback_resource *)(void *)cmr_battery_marker),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_callback_resource_destroy");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -142,7 +155,8 @@ static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref
 static void bad_ref_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_callback_resource_ref(destroyed_handle(subject))), CMR_ERROR_DESTROYED_HANDLE, "cmr_ref_validate");
+  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_callback_resource_ref(destroyed_handle(subject))), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_ref_validate");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -160,7 +174,8 @@ static void bad_ref_null_handle(cmr_resource_ref upstream, cmr_resource_ref subj
 static void bad_from_ref_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_callback_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER, "cmr_callback_resource_from_ref: out");
+  CMR_BATTERY_EXPECT(cmr_callback_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_callback_resource_from_ref: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -170,7 +185,8 @@ static void bad_from_ref_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_callback_resource *out = (cmr_callback_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_callback_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_callback_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_callback_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF,
+                     "cmr_callback_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_callback_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -181,7 +197,8 @@ static void bad_from_ref_destroyed_ref(cmr_resource_ref upstream, cmr_resource_r
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_callback_resource *out = (cmr_callback_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_callback_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_callback_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_callback_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_callback_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_callback_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -192,7 +209,8 @@ static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_callback_resource *out = (cmr_callback_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_callback_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_callback_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_callback_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_callback_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_callback_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -215,8 +233,7 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"from_ref.other_type", bad_from_ref_other_type},
     {NULL, NULL}};
 
-static const char *const skipped[] = {
-    NULL};
+static const char *const skipped[] = {NULL};
 
 static const cmr_battery_subject subject = {
     .name = "callback",

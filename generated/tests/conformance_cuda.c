@@ -25,10 +25,10 @@ static cmr_cuda_resource *borrowed[8];
 static unsigned borrowed_count;
 
 static void destroy_borrowed(void) {
-  while (borrowed_count > 0) cmr_battery_expect_ok(cmr_cuda_resource_destroy(borrowed[--borrowed_count]), "cmr_cuda_resource_destroy");
+  while (borrowed_count > 0) {
+    cmr_battery_expect_ok(cmr_cuda_resource_destroy(borrowed[--borrowed_count]), "cmr_cuda_resource_destroy");
+  }
 }
-
-
 
 /* A handle of the subject destroyed already: however many objects are made
  * since, it stays detected (generation-checked slots), and destroying it
@@ -42,9 +42,7 @@ static cmr_cuda_resource *destroyed_handle(cmr_resource_ref subject) {
 
 /* What the resource shows of its state (its getters), to compare before and
  * after a refused call. */
-static void observe(cmr_resource_ref subject, double *values) {
-  (void)subject, (void)values;
-}
+static void observe(cmr_resource_ref subject, double *values) { (void)subject, (void)values; }
 
 enum { observed_count = 1 };
 
@@ -69,7 +67,8 @@ static void bad_destroy_null_handle(cmr_resource_ref upstream, cmr_resource_ref 
 static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_cuda_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_cuda_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_cuda_resource_destroy");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -78,7 +77,8 @@ static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource
 static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_cuda_resource_destroy((cmr_cuda_resource *)(void *)cmr_battery_marker), CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_cuda_resource_destroy((cmr_cuda_resource *)(void *)cmr_battery_marker),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_resource_destroy");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -87,7 +87,8 @@ static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref
 static void bad_ref_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_cuda_resource_ref(destroyed_handle(subject))), CMR_ERROR_DESTROYED_HANDLE, "cmr_ref_validate");
+  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_cuda_resource_ref(destroyed_handle(subject))), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_ref_validate");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -105,7 +106,8 @@ static void bad_ref_null_handle(cmr_resource_ref upstream, cmr_resource_ref subj
 static void bad_from_ref_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_cuda_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER, "cmr_cuda_resource_from_ref: out");
+  CMR_BATTERY_EXPECT(cmr_cuda_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_cuda_resource_from_ref: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -115,7 +117,8 @@ static void bad_from_ref_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_cuda_resource *out = (cmr_cuda_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_cuda_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_cuda_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_cuda_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF,
+                     "cmr_cuda_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_cuda_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -126,7 +129,8 @@ static void bad_from_ref_destroyed_ref(cmr_resource_ref upstream, cmr_resource_r
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_cuda_resource *out = (cmr_cuda_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_cuda_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_cuda_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_cuda_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -137,28 +141,27 @@ static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_cuda_resource *out = (cmr_cuda_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_cuda_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_cuda_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_cuda_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_cuda_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_cuda_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
-static const cmr_battery_bad_input bad_inputs[] = {
-    {"create.null_out", bad_create_null_out},
-    {"destroy.null_handle", bad_destroy_null_handle},
-    {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
-    {"destroy.not_a_handle", bad_destroy_not_a_handle},
-    {"ref.destroyed_handle", bad_ref_destroyed_handle},
-    {"ref.null_handle", bad_ref_null_handle},
-    {"from_ref.null_out", bad_from_ref_null_out},
-    {"from_ref.zeroed_ref", bad_from_ref_zeroed_ref},
-    {"from_ref.destroyed_ref", bad_from_ref_destroyed_ref},
-    {"from_ref.other_type", bad_from_ref_other_type},
-    {NULL, NULL}};
+static const cmr_battery_bad_input bad_inputs[] = {{"create.null_out", bad_create_null_out},
+                                                   {"destroy.null_handle", bad_destroy_null_handle},
+                                                   {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
+                                                   {"destroy.not_a_handle", bad_destroy_not_a_handle},
+                                                   {"ref.destroyed_handle", bad_ref_destroyed_handle},
+                                                   {"ref.null_handle", bad_ref_null_handle},
+                                                   {"from_ref.null_out", bad_from_ref_null_out},
+                                                   {"from_ref.zeroed_ref", bad_from_ref_zeroed_ref},
+                                                   {"from_ref.destroyed_ref", bad_from_ref_destroyed_ref},
+                                                   {"from_ref.other_type", bad_from_ref_other_type},
+                                                   {NULL, NULL}};
 
-static const char *const skipped[] = {
-    NULL};
+static const char *const skipped[] = {NULL};
 
 static const cmr_battery_subject subject = {
     .name = "cuda",

@@ -10,7 +10,8 @@
 static cmr_status make_subject(cmr_resource_ref upstream, cmr_resource_ref *out) {
   (void)upstream; /* not every resource is made from one */
   cmr_cuda_async_resource *handle;
-  cmr_status status = cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, CMR_SIZE_DEFAULT, &handle);
+  cmr_status status = cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
+                                                     CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, CMR_SIZE_DEFAULT, &handle);
   *out = cmr_cuda_async_resource_ref(handle);
   if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
   cmr_cuda_async_resource_destroy(handle);
@@ -25,7 +26,10 @@ static cmr_cuda_async_resource *borrowed[8];
 static unsigned borrowed_count;
 
 static void destroy_borrowed(void) {
-  while (borrowed_count > 0) cmr_battery_expect_ok(cmr_cuda_async_resource_destroy(borrowed[--borrowed_count]), "cmr_cuda_async_resource_destroy");
+  while (borrowed_count > 0) {
+    cmr_battery_expect_ok(cmr_cuda_async_resource_destroy(borrowed[--borrowed_count]),
+                          "cmr_cuda_async_resource_destroy");
+  }
 }
 
 static cmr_cuda_async_resource *handle_of(cmr_resource_ref ref) {
@@ -35,7 +39,6 @@ static cmr_cuda_async_resource *handle_of(cmr_resource_ref ref) {
   borrowed[borrowed_count++] = handle;
   return handle;
 }
-
 
 /* A handle of the subject destroyed already: however many objects are made
  * since, it stays detected (generation-checked slots), and destroying it
@@ -52,7 +55,8 @@ static cmr_cuda_async_resource *destroyed_handle(cmr_resource_ref subject) {
 static void observe(cmr_resource_ref subject, double *values) {
   cmr_cuda_async_resource *handle = handle_of(subject);
   size_t release_threshold = 0;
-  cmr_battery_expect_ok(cmr_cuda_async_resource_release_threshold(handle, &release_threshold), "cmr_cuda_async_resource_release_threshold");
+  cmr_battery_expect_ok(cmr_cuda_async_resource_release_threshold(handle, &release_threshold),
+                        "cmr_cuda_async_resource_release_threshold");
   values[0] = (double)release_threshold;
 }
 
@@ -61,7 +65,9 @@ enum { observed_count = 1 };
 static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, CMR_SIZE_DEFAULT, NULL), CMR_ERROR_NULL_POINTER, "cmr_cuda_async_resource_create: out");
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
+                                                    CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, CMR_SIZE_DEFAULT, NULL),
+                     CMR_ERROR_NULL_POINTER, "cmr_cuda_async_resource_create: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -71,7 +77,9 @@ static void bad_create_export_handle_type_enum_below(cmr_resource_ref upstream, 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_cuda_async_resource *out = (cmr_cuda_async_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, (cmr_cuda_async_export_handle_type)-1, CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_cuda_async_resource_create: export_handle_type");
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
+                                                    (cmr_cuda_async_export_handle_type)-1, CMR_SIZE_DEFAULT, &out),
+                     CMR_ERROR_INVALID_ARGUMENT, "cmr_cuda_async_resource_create: export_handle_type");
   cmr_battery_expect_null(out, "cmr_cuda_async_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -82,7 +90,9 @@ static void bad_create_export_handle_type_enum_above(cmr_resource_ref upstream, 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_cuda_async_resource *out = (cmr_cuda_async_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, (cmr_cuda_async_export_handle_type)3, CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_cuda_async_resource_create: export_handle_type");
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
+                                                    (cmr_cuda_async_export_handle_type)3, CMR_SIZE_DEFAULT, &out),
+                     CMR_ERROR_INVALID_ARGUMENT, "cmr_cuda_async_resource_create: export_handle_type");
   cmr_battery_expect_null(out, "cmr_cuda_async_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -101,7 +111,8 @@ static void bad_destroy_null_handle(cmr_resource_ref upstream, cmr_resource_ref 
 static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_cuda_async_resource_destroy");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -110,7 +121,8 @@ static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource
 static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_destroy((cmr_cuda_async_resource *)(void *)cmr_battery_marker), CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_destroy((cmr_cuda_async_resource *)(void *)cmr_battery_marker),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_resource_destroy");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -119,7 +131,8 @@ static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref
 static void bad_ref_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_cuda_async_resource_ref(destroyed_handle(subject))), CMR_ERROR_DESTROYED_HANDLE, "cmr_ref_validate");
+  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_cuda_async_resource_ref(destroyed_handle(subject))),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_ref_validate");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -137,7 +150,8 @@ static void bad_ref_null_handle(cmr_resource_ref upstream, cmr_resource_ref subj
 static void bad_from_ref_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER, "cmr_cuda_async_resource_from_ref: out");
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_cuda_async_resource_from_ref: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -147,7 +161,8 @@ static void bad_from_ref_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_cuda_async_resource *out = (cmr_cuda_async_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_cuda_async_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF,
+                     "cmr_cuda_async_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_cuda_async_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -158,7 +173,8 @@ static void bad_from_ref_destroyed_ref(cmr_resource_ref upstream, cmr_resource_r
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_cuda_async_resource *out = (cmr_cuda_async_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_cuda_async_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -169,7 +185,8 @@ static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_cuda_async_resource *out = (cmr_cuda_async_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_cuda_async_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_cuda_async_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_cuda_async_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -179,8 +196,9 @@ static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref 
 static void bad_pool_handle_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  void * out = 0;
-  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_pool_handle(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_cuda_async_resource_pool_handle");
+  void *out = 0;
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_pool_handle(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_cuda_async_resource_pool_handle");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -189,8 +207,9 @@ static void bad_pool_handle_null_handle(cmr_resource_ref upstream, cmr_resource_
 static void bad_pool_handle_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  void * out = 0;
-  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_pool_handle(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_resource_pool_handle");
+  void *out = 0;
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_pool_handle(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_cuda_async_resource_pool_handle");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -199,7 +218,8 @@ static void bad_pool_handle_destroyed_handle(cmr_resource_ref upstream, cmr_reso
 static void bad_pool_handle_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_pool_handle(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_cuda_async_resource_pool_handle: out");
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_pool_handle(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_cuda_async_resource_pool_handle: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -209,7 +229,8 @@ static void bad_release_threshold_null_handle(cmr_resource_ref upstream, cmr_res
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_release_threshold(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_cuda_async_resource_release_threshold");
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_release_threshold(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_cuda_async_resource_release_threshold");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -219,7 +240,8 @@ static void bad_release_threshold_destroyed_handle(cmr_resource_ref upstream, cm
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_release_threshold(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_resource_release_threshold");
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_release_threshold(destroyed_handle(subject), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_resource_release_threshold");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -228,7 +250,8 @@ static void bad_release_threshold_destroyed_handle(cmr_resource_ref upstream, cm
 static void bad_release_threshold_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_release_threshold(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_cuda_async_resource_release_threshold: out");
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_release_threshold(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_cuda_async_resource_release_threshold: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -255,8 +278,7 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"release_threshold.null_out", bad_release_threshold_null_out},
     {NULL, NULL}};
 
-static const char *const skipped[] = {
-    NULL};
+static const char *const skipped[] = {NULL};
 
 static const cmr_battery_subject subject = {
     .name = "cuda_async",

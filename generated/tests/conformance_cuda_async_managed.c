@@ -25,40 +25,43 @@ static cmr_cuda_async_managed_resource *borrowed[8];
 static unsigned borrowed_count;
 
 static void destroy_borrowed(void) {
-  while (borrowed_count > 0) cmr_battery_expect_ok(cmr_cuda_async_managed_resource_destroy(borrowed[--borrowed_count]), "cmr_cuda_async_managed_resource_destroy");
+  while (borrowed_count > 0) {
+    cmr_battery_expect_ok(cmr_cuda_async_managed_resource_destroy(borrowed[--borrowed_count]),
+                          "cmr_cuda_async_managed_resource_destroy");
+  }
 }
 
 static cmr_cuda_async_managed_resource *handle_of(cmr_resource_ref ref) {
   cmr_cuda_async_managed_resource *handle = NULL;
-  cmr_battery_expect_ok(cmr_cuda_async_managed_resource_from_ref(ref, &handle), "cmr_cuda_async_managed_resource_from_ref");
+  cmr_battery_expect_ok(cmr_cuda_async_managed_resource_from_ref(ref, &handle),
+                        "cmr_cuda_async_managed_resource_from_ref");
   if (borrowed_count == sizeof borrowed / sizeof *borrowed) destroy_borrowed();
   borrowed[borrowed_count++] = handle;
   return handle;
 }
-
 
 /* A handle of the subject destroyed already: however many objects are made
  * since, it stays detected (generation-checked slots), and destroying it
  * again never drops the share somebody else holds. */
 static cmr_cuda_async_managed_resource *destroyed_handle(cmr_resource_ref subject) {
   cmr_cuda_async_managed_resource *handle = NULL;
-  cmr_battery_expect_ok(cmr_cuda_async_managed_resource_from_ref(subject, &handle), "cmr_cuda_async_managed_resource_from_ref");
+  cmr_battery_expect_ok(cmr_cuda_async_managed_resource_from_ref(subject, &handle),
+                        "cmr_cuda_async_managed_resource_from_ref");
   cmr_battery_expect_ok(cmr_cuda_async_managed_resource_destroy(handle), "cmr_cuda_async_managed_resource_destroy");
   return handle;
 }
 
 /* What the resource shows of its state (its getters), to compare before and
  * after a refused call. */
-static void observe(cmr_resource_ref subject, double *values) {
-  (void)subject, (void)values;
-}
+static void observe(cmr_resource_ref subject, double *values) { (void)subject, (void)values; }
 
 enum { observed_count = 1 };
 
 static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_cuda_async_managed_resource_create(NULL), CMR_ERROR_NULL_POINTER, "cmr_cuda_async_managed_resource_create: out");
+  CMR_BATTERY_EXPECT(cmr_cuda_async_managed_resource_create(NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_cuda_async_managed_resource_create: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -67,7 +70,8 @@ static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subj
 static void bad_destroy_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  cmr_battery_expect_ok(cmr_cuda_async_managed_resource_destroy(NULL), "cmr_cuda_async_managed_resource_destroy(NULL), a no-op");
+  cmr_battery_expect_ok(cmr_cuda_async_managed_resource_destroy(NULL),
+                        "cmr_cuda_async_managed_resource_destroy(NULL), a no-op");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -76,7 +80,8 @@ static void bad_destroy_null_handle(cmr_resource_ref upstream, cmr_resource_ref 
 static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_cuda_async_managed_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_managed_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_cuda_async_managed_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_cuda_async_managed_resource_destroy");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -85,7 +90,9 @@ static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource
 static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_cuda_async_managed_resource_destroy((cmr_cuda_async_managed_resource *)(void *)cmr_battery_marker), CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_managed_resource_destroy");
+  CMR_BATTERY_EXPECT(
+      cmr_cuda_async_managed_resource_destroy((cmr_cuda_async_managed_resource *)(void *)cmr_battery_marker),
+      CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_managed_resource_destroy");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -94,7 +101,8 @@ static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref
 static void bad_ref_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_cuda_async_managed_resource_ref(destroyed_handle(subject))), CMR_ERROR_DESTROYED_HANDLE, "cmr_ref_validate");
+  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_cuda_async_managed_resource_ref(destroyed_handle(subject))),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_ref_validate");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -103,7 +111,8 @@ static void bad_ref_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref
 static void bad_ref_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_cuda_async_managed_resource_ref(NULL)), CMR_ERROR_INVALID_REF, "cmr_ref_validate");
+  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_cuda_async_managed_resource_ref(NULL)), CMR_ERROR_INVALID_REF,
+                     "cmr_ref_validate");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -112,7 +121,8 @@ static void bad_ref_null_handle(cmr_resource_ref upstream, cmr_resource_ref subj
 static void bad_from_ref_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_cuda_async_managed_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER, "cmr_cuda_async_managed_resource_from_ref: out");
+  CMR_BATTERY_EXPECT(cmr_cuda_async_managed_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_cuda_async_managed_resource_from_ref: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -122,7 +132,8 @@ static void bad_from_ref_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_cuda_async_managed_resource *out = (cmr_cuda_async_managed_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_cuda_async_managed_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_cuda_async_managed_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_cuda_async_managed_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF,
+                     "cmr_cuda_async_managed_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_cuda_async_managed_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -133,7 +144,8 @@ static void bad_from_ref_destroyed_ref(cmr_resource_ref upstream, cmr_resource_r
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_cuda_async_managed_resource *out = (cmr_cuda_async_managed_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_cuda_async_managed_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_managed_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_cuda_async_managed_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_managed_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_cuda_async_managed_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -144,7 +156,8 @@ static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_cuda_async_managed_resource *out = (cmr_cuda_async_managed_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_cuda_async_managed_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_cuda_async_managed_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_cuda_async_managed_resource_from_ref(cmr_battery_foreign_ref(), &out),
+                     CMR_ERROR_INVALID_ARGUMENT, "cmr_cuda_async_managed_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_cuda_async_managed_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -154,8 +167,9 @@ static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref 
 static void bad_pool_handle_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  void * out = 0;
-  CMR_BATTERY_EXPECT(cmr_cuda_async_managed_resource_pool_handle(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_cuda_async_managed_resource_pool_handle");
+  void *out = 0;
+  CMR_BATTERY_EXPECT(cmr_cuda_async_managed_resource_pool_handle(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_cuda_async_managed_resource_pool_handle");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -164,8 +178,9 @@ static void bad_pool_handle_null_handle(cmr_resource_ref upstream, cmr_resource_
 static void bad_pool_handle_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  void * out = 0;
-  CMR_BATTERY_EXPECT(cmr_cuda_async_managed_resource_pool_handle(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_managed_resource_pool_handle");
+  void *out = 0;
+  CMR_BATTERY_EXPECT(cmr_cuda_async_managed_resource_pool_handle(destroyed_handle(subject), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_managed_resource_pool_handle");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -174,31 +189,29 @@ static void bad_pool_handle_destroyed_handle(cmr_resource_ref upstream, cmr_reso
 static void bad_pool_handle_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_cuda_async_managed_resource_pool_handle(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_cuda_async_managed_resource_pool_handle: out");
+  CMR_BATTERY_EXPECT(cmr_cuda_async_managed_resource_pool_handle(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_cuda_async_managed_resource_pool_handle: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
-static const cmr_battery_bad_input bad_inputs[] = {
-    {"create.null_out", bad_create_null_out},
-    {"destroy.null_handle", bad_destroy_null_handle},
-    {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
-    {"destroy.not_a_handle", bad_destroy_not_a_handle},
-    {"ref.destroyed_handle", bad_ref_destroyed_handle},
-    {"ref.null_handle", bad_ref_null_handle},
-    {"from_ref.null_out", bad_from_ref_null_out},
-    {"from_ref.zeroed_ref", bad_from_ref_zeroed_ref},
-    {"from_ref.destroyed_ref", bad_from_ref_destroyed_ref},
-    {"from_ref.other_type", bad_from_ref_other_type},
-    {"pool_handle.null_handle", bad_pool_handle_null_handle},
-    {"pool_handle.destroyed_handle", bad_pool_handle_destroyed_handle},
-    {"pool_handle.null_out", bad_pool_handle_null_out},
-    {NULL, NULL}};
+static const cmr_battery_bad_input bad_inputs[] = {{"create.null_out", bad_create_null_out},
+                                                   {"destroy.null_handle", bad_destroy_null_handle},
+                                                   {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
+                                                   {"destroy.not_a_handle", bad_destroy_not_a_handle},
+                                                   {"ref.destroyed_handle", bad_ref_destroyed_handle},
+                                                   {"ref.null_handle", bad_ref_null_handle},
+                                                   {"from_ref.null_out", bad_from_ref_null_out},
+                                                   {"from_ref.zeroed_ref", bad_from_ref_zeroed_ref},
+                                                   {"from_ref.destroyed_ref", bad_from_ref_destroyed_ref},
+                                                   {"from_ref.other_type", bad_from_ref_other_type},
+                                                   {"pool_handle.null_handle", bad_pool_handle_null_handle},
+                                                   {"pool_handle.destroyed_handle", bad_pool_handle_destroyed_handle},
+                                                   {"pool_handle.null_out", bad_pool_handle_null_out},
+                                                   {NULL, NULL}};
 
-static const char *const skipped[] = {
-    "out_of_memory",
-    NULL};
+static const char *const skipped[] = {"out_of_memory", NULL};
 
 static const cmr_battery_subject subject = {
     .name = "cuda_async_managed",

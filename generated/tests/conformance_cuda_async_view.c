@@ -10,12 +10,13 @@
 static cmr_status make_upstream(const char *name, cmr_resource_ref *out, size_t *max_alignment) {
   if (strcmp(name, "cuda_async") == 0) {
     cmr_cuda_async_resource *handle;
-    cmr_status status = cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, CMR_SIZE_DEFAULT, &handle);
+    cmr_status status = cmr_cuda_async_resource_create(
+        CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, CMR_SIZE_DEFAULT, &handle);
     *max_alignment = 256;
-  *out = cmr_cuda_async_resource_ref(handle);
-  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
-  cmr_cuda_async_resource_destroy(handle);
-  return status;
+    *out = cmr_cuda_async_resource_ref(handle);
+    if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+    cmr_cuda_async_resource_destroy(handle);
+    return status;
   }
   return CMR_ERROR_INVALID_ARGUMENT;
 }
@@ -38,7 +39,10 @@ static cmr_cuda_async_view_resource *borrowed[8];
 static unsigned borrowed_count;
 
 static void destroy_borrowed(void) {
-  while (borrowed_count > 0) cmr_battery_expect_ok(cmr_cuda_async_view_resource_destroy(borrowed[--borrowed_count]), "cmr_cuda_async_view_resource_destroy");
+  while (borrowed_count > 0) {
+    cmr_battery_expect_ok(cmr_cuda_async_view_resource_destroy(borrowed[--borrowed_count]),
+                          "cmr_cuda_async_view_resource_destroy");
+  }
 }
 
 static cmr_cuda_async_view_resource *handle_of(cmr_resource_ref ref) {
@@ -49,29 +53,28 @@ static cmr_cuda_async_view_resource *handle_of(cmr_resource_ref ref) {
   return handle;
 }
 
-
 /* A handle of the subject destroyed already: however many objects are made
  * since, it stays detected (generation-checked slots), and destroying it
  * again never drops the share somebody else holds. */
 static cmr_cuda_async_view_resource *destroyed_handle(cmr_resource_ref subject) {
   cmr_cuda_async_view_resource *handle = NULL;
-  cmr_battery_expect_ok(cmr_cuda_async_view_resource_from_ref(subject, &handle), "cmr_cuda_async_view_resource_from_ref");
+  cmr_battery_expect_ok(cmr_cuda_async_view_resource_from_ref(subject, &handle),
+                        "cmr_cuda_async_view_resource_from_ref");
   cmr_battery_expect_ok(cmr_cuda_async_view_resource_destroy(handle), "cmr_cuda_async_view_resource_destroy");
   return handle;
 }
 
 /* What the resource shows of its state (its getters), to compare before and
  * after a refused call. */
-static void observe(cmr_resource_ref subject, double *values) {
-  (void)subject, (void)values;
-}
+static void observe(cmr_resource_ref subject, double *values) { (void)subject, (void)values; }
 
 enum { observed_count = 1 };
 
 static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_cuda_async_view_resource_create(cmr_battery_upstream_pool_handle(), NULL), CMR_ERROR_NULL_POINTER, "cmr_cuda_async_view_resource_create: out");
+  CMR_BATTERY_EXPECT(cmr_cuda_async_view_resource_create(cmr_battery_upstream_pool_handle(), NULL),
+                     CMR_ERROR_NULL_POINTER, "cmr_cuda_async_view_resource_create: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -81,7 +84,8 @@ static void bad_create_pool_handle_null(cmr_resource_ref upstream, cmr_resource_
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_cuda_async_view_resource *out = (cmr_cuda_async_view_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_cuda_async_view_resource_create(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_cuda_async_view_resource_create: pool_handle");
+  CMR_BATTERY_EXPECT(cmr_cuda_async_view_resource_create(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_cuda_async_view_resource_create: pool_handle");
   cmr_battery_expect_null(out, "cmr_cuda_async_view_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -91,7 +95,8 @@ static void bad_create_pool_handle_null(cmr_resource_ref upstream, cmr_resource_
 static void bad_destroy_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  cmr_battery_expect_ok(cmr_cuda_async_view_resource_destroy(NULL), "cmr_cuda_async_view_resource_destroy(NULL), a no-op");
+  cmr_battery_expect_ok(cmr_cuda_async_view_resource_destroy(NULL),
+                        "cmr_cuda_async_view_resource_destroy(NULL), a no-op");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -100,7 +105,8 @@ static void bad_destroy_null_handle(cmr_resource_ref upstream, cmr_resource_ref 
 static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_cuda_async_view_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_view_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_cuda_async_view_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_cuda_async_view_resource_destroy");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -109,7 +115,8 @@ static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource
 static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_cuda_async_view_resource_destroy((cmr_cuda_async_view_resource *)(void *)cmr_battery_marker), CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_view_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_cuda_async_view_resource_destroy((cmr_cuda_async_view_resource *)(void *)cmr_battery_marker),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_view_resource_destroy");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -118,7 +125,8 @@ static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref
 static void bad_ref_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_cuda_async_view_resource_ref(destroyed_handle(subject))), CMR_ERROR_DESTROYED_HANDLE, "cmr_ref_validate");
+  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_cuda_async_view_resource_ref(destroyed_handle(subject))),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_ref_validate");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -127,7 +135,8 @@ static void bad_ref_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref
 static void bad_ref_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_cuda_async_view_resource_ref(NULL)), CMR_ERROR_INVALID_REF, "cmr_ref_validate");
+  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_cuda_async_view_resource_ref(NULL)), CMR_ERROR_INVALID_REF,
+                     "cmr_ref_validate");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -136,7 +145,8 @@ static void bad_ref_null_handle(cmr_resource_ref upstream, cmr_resource_ref subj
 static void bad_from_ref_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_cuda_async_view_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER, "cmr_cuda_async_view_resource_from_ref: out");
+  CMR_BATTERY_EXPECT(cmr_cuda_async_view_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_cuda_async_view_resource_from_ref: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -146,7 +156,8 @@ static void bad_from_ref_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_cuda_async_view_resource *out = (cmr_cuda_async_view_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_cuda_async_view_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_cuda_async_view_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_cuda_async_view_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF,
+                     "cmr_cuda_async_view_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_cuda_async_view_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -157,7 +168,8 @@ static void bad_from_ref_destroyed_ref(cmr_resource_ref upstream, cmr_resource_r
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_cuda_async_view_resource *out = (cmr_cuda_async_view_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_cuda_async_view_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_view_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_cuda_async_view_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_view_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_cuda_async_view_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -168,7 +180,8 @@ static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_cuda_async_view_resource *out = (cmr_cuda_async_view_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_cuda_async_view_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_cuda_async_view_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_cuda_async_view_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_cuda_async_view_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_cuda_async_view_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -178,8 +191,9 @@ static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref 
 static void bad_pool_handle_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  void * out = 0;
-  CMR_BATTERY_EXPECT(cmr_cuda_async_view_resource_pool_handle(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_cuda_async_view_resource_pool_handle");
+  void *out = 0;
+  CMR_BATTERY_EXPECT(cmr_cuda_async_view_resource_pool_handle(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_cuda_async_view_resource_pool_handle");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -188,8 +202,9 @@ static void bad_pool_handle_null_handle(cmr_resource_ref upstream, cmr_resource_
 static void bad_pool_handle_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  void * out = 0;
-  CMR_BATTERY_EXPECT(cmr_cuda_async_view_resource_pool_handle(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_view_resource_pool_handle");
+  void *out = 0;
+  CMR_BATTERY_EXPECT(cmr_cuda_async_view_resource_pool_handle(destroyed_handle(subject), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_view_resource_pool_handle");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -198,31 +213,30 @@ static void bad_pool_handle_destroyed_handle(cmr_resource_ref upstream, cmr_reso
 static void bad_pool_handle_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_cuda_async_view_resource_pool_handle(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_cuda_async_view_resource_pool_handle: out");
+  CMR_BATTERY_EXPECT(cmr_cuda_async_view_resource_pool_handle(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_cuda_async_view_resource_pool_handle: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
-static const cmr_battery_bad_input bad_inputs[] = {
-    {"create.null_out", bad_create_null_out},
-    {"create.pool_handle.null", bad_create_pool_handle_null},
-    {"destroy.null_handle", bad_destroy_null_handle},
-    {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
-    {"destroy.not_a_handle", bad_destroy_not_a_handle},
-    {"ref.destroyed_handle", bad_ref_destroyed_handle},
-    {"ref.null_handle", bad_ref_null_handle},
-    {"from_ref.null_out", bad_from_ref_null_out},
-    {"from_ref.zeroed_ref", bad_from_ref_zeroed_ref},
-    {"from_ref.destroyed_ref", bad_from_ref_destroyed_ref},
-    {"from_ref.other_type", bad_from_ref_other_type},
-    {"pool_handle.null_handle", bad_pool_handle_null_handle},
-    {"pool_handle.destroyed_handle", bad_pool_handle_destroyed_handle},
-    {"pool_handle.null_out", bad_pool_handle_null_out},
-    {NULL, NULL}};
+static const cmr_battery_bad_input bad_inputs[] = {{"create.null_out", bad_create_null_out},
+                                                   {"create.pool_handle.null", bad_create_pool_handle_null},
+                                                   {"destroy.null_handle", bad_destroy_null_handle},
+                                                   {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
+                                                   {"destroy.not_a_handle", bad_destroy_not_a_handle},
+                                                   {"ref.destroyed_handle", bad_ref_destroyed_handle},
+                                                   {"ref.null_handle", bad_ref_null_handle},
+                                                   {"from_ref.null_out", bad_from_ref_null_out},
+                                                   {"from_ref.zeroed_ref", bad_from_ref_zeroed_ref},
+                                                   {"from_ref.destroyed_ref", bad_from_ref_destroyed_ref},
+                                                   {"from_ref.other_type", bad_from_ref_other_type},
+                                                   {"pool_handle.null_handle", bad_pool_handle_null_handle},
+                                                   {"pool_handle.destroyed_handle", bad_pool_handle_destroyed_handle},
+                                                   {"pool_handle.null_out", bad_pool_handle_null_out},
+                                                   {NULL, NULL}};
 
-static const char *const skipped[] = {
-    NULL};
+static const char *const skipped[] = {NULL};
 
 static const cmr_battery_subject subject = {
     .name = "cuda_async_view",

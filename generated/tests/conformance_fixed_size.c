@@ -12,37 +12,38 @@ static cmr_status make_upstream(const char *name, cmr_resource_ref *out, size_t 
     cmr_system_resource *handle;
     cmr_status status = cmr_system_resource_create(&handle);
     *max_alignment = 0;
-  *out = cmr_system_resource_ref(handle);
-  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
-  cmr_system_resource_destroy(handle);
-  return status;
+    *out = cmr_system_resource_ref(handle);
+    if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+    cmr_system_resource_destroy(handle);
+    return status;
   }
   if (strcmp(name, "cuda") == 0) {
     cmr_cuda_resource *handle;
     cmr_status status = cmr_cuda_resource_create(&handle);
     *max_alignment = 256;
-  *out = cmr_cuda_resource_ref(handle);
-  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
-  cmr_cuda_resource_destroy(handle);
-  return status;
+    *out = cmr_cuda_resource_ref(handle);
+    if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+    cmr_cuda_resource_destroy(handle);
+    return status;
   }
   if (strcmp(name, "managed") == 0) {
     cmr_managed_resource *handle;
     cmr_status status = cmr_managed_resource_create(&handle);
     *max_alignment = 256;
-  *out = cmr_managed_resource_ref(handle);
-  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
-  cmr_managed_resource_destroy(handle);
-  return status;
+    *out = cmr_managed_resource_ref(handle);
+    if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+    cmr_managed_resource_destroy(handle);
+    return status;
   }
   if (strcmp(name, "cuda_async") == 0) {
     cmr_cuda_async_resource *handle;
-    cmr_status status = cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, CMR_SIZE_DEFAULT, &handle);
+    cmr_status status = cmr_cuda_async_resource_create(
+        CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, CMR_SIZE_DEFAULT, &handle);
     *max_alignment = 256;
-  *out = cmr_cuda_async_resource_ref(handle);
-  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
-  cmr_cuda_async_resource_destroy(handle);
-  return status;
+    *out = cmr_cuda_async_resource_ref(handle);
+    if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+    cmr_cuda_async_resource_destroy(handle);
+    return status;
   }
   return CMR_ERROR_INVALID_ARGUMENT;
 }
@@ -65,7 +66,10 @@ static cmr_fixed_size_resource *borrowed[8];
 static unsigned borrowed_count;
 
 static void destroy_borrowed(void) {
-  while (borrowed_count > 0) cmr_battery_expect_ok(cmr_fixed_size_resource_destroy(borrowed[--borrowed_count]), "cmr_fixed_size_resource_destroy");
+  while (borrowed_count > 0) {
+    cmr_battery_expect_ok(cmr_fixed_size_resource_destroy(borrowed[--borrowed_count]),
+                          "cmr_fixed_size_resource_destroy");
+  }
 }
 
 static cmr_fixed_size_resource *handle_of(cmr_resource_ref ref) {
@@ -75,7 +79,6 @@ static cmr_fixed_size_resource *handle_of(cmr_resource_ref ref) {
   borrowed[borrowed_count++] = handle;
   return handle;
 }
-
 
 /* A handle of the subject destroyed already: however many objects are made
  * since, it stays detected (generation-checked slots), and destroying it
@@ -95,10 +98,12 @@ static void observe(cmr_resource_ref subject, double *values) {
   cmr_battery_expect_ok(cmr_fixed_size_resource_block_size(handle, &block_size), "cmr_fixed_size_resource_block_size");
   values[0] = (double)block_size;
   size_t upstream_bytes = 0;
-  cmr_battery_expect_ok(cmr_fixed_size_resource_upstream_bytes(handle, &upstream_bytes), "cmr_fixed_size_resource_upstream_bytes");
+  cmr_battery_expect_ok(cmr_fixed_size_resource_upstream_bytes(handle, &upstream_bytes),
+                        "cmr_fixed_size_resource_upstream_bytes");
   values[1] = (double)upstream_bytes;
   size_t largest_free_block = 0;
-  cmr_battery_expect_ok(cmr_fixed_size_resource_largest_free_block(handle, &largest_free_block), "cmr_fixed_size_resource_largest_free_block");
+  cmr_battery_expect_ok(cmr_fixed_size_resource_largest_free_block(handle, &largest_free_block),
+                        "cmr_fixed_size_resource_largest_free_block");
   values[2] = (double)largest_free_block;
 }
 
@@ -107,7 +112,8 @@ enum { observed_count = 3 };
 static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_create(upstream, CMR_SIZE_DEFAULT, CMR_SIZE(16), NULL), CMR_ERROR_NULL_POINTER, "cmr_fixed_size_resource_create: out");
+  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_create(upstream, CMR_SIZE_DEFAULT, CMR_SIZE(16), NULL),
+                     CMR_ERROR_NULL_POINTER, "cmr_fixed_size_resource_create: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -117,7 +123,8 @@ static void bad_create_upstream_zeroed_ref(cmr_resource_ref upstream, cmr_resour
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_fixed_size_resource *out = (cmr_fixed_size_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_create((cmr_resource_ref){0}, CMR_SIZE_DEFAULT, CMR_SIZE(16), &out), CMR_ERROR_INVALID_REF, "cmr_fixed_size_resource_create: upstream");
+  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_create((cmr_resource_ref){0}, CMR_SIZE_DEFAULT, CMR_SIZE(16), &out),
+                     CMR_ERROR_INVALID_REF, "cmr_fixed_size_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_fixed_size_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -128,7 +135,8 @@ static void bad_create_upstream_destroyed_ref(cmr_resource_ref upstream, cmr_res
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_fixed_size_resource *out = (cmr_fixed_size_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_create(cmr_battery_destroyed_ref(), CMR_SIZE_DEFAULT, CMR_SIZE(16), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_fixed_size_resource_create: upstream");
+  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_create(cmr_battery_destroyed_ref(), CMR_SIZE_DEFAULT, CMR_SIZE(16), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_fixed_size_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_fixed_size_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -139,7 +147,8 @@ static void bad_create_block_size_nonzero(cmr_resource_ref upstream, cmr_resourc
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_fixed_size_resource *out = (cmr_fixed_size_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_create(upstream, CMR_SIZE((size_t)0u), CMR_SIZE(16), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_fixed_size_resource_create: block_size");
+  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_create(upstream, CMR_SIZE((size_t)0u), CMR_SIZE(16), &out),
+                     CMR_ERROR_INVALID_ARGUMENT, "cmr_fixed_size_resource_create: block_size");
   cmr_battery_expect_null(out, "cmr_fixed_size_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -150,7 +159,8 @@ static void bad_create_blocks_to_preallocate_nonzero(cmr_resource_ref upstream, 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_fixed_size_resource *out = (cmr_fixed_size_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_create(upstream, CMR_SIZE_DEFAULT, CMR_SIZE((size_t)0u), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_fixed_size_resource_create: blocks_to_preallocate");
+  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_create(upstream, CMR_SIZE_DEFAULT, CMR_SIZE((size_t)0u), &out),
+                     CMR_ERROR_INVALID_ARGUMENT, "cmr_fixed_size_resource_create: blocks_to_preallocate");
   cmr_battery_expect_null(out, "cmr_fixed_size_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -169,7 +179,8 @@ static void bad_destroy_null_handle(cmr_resource_ref upstream, cmr_resource_ref 
 static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE, "cmr_fixed_size_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_fixed_size_resource_destroy");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -178,7 +189,8 @@ static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource
 static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_destroy((cmr_fixed_size_resource *)(void *)cmr_battery_marker), CMR_ERROR_DESTROYED_HANDLE, "cmr_fixed_size_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_destroy((cmr_fixed_size_resource *)(void *)cmr_battery_marker),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_fixed_size_resource_destroy");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -187,7 +199,8 @@ static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref
 static void bad_ref_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_fixed_size_resource_ref(destroyed_handle(subject))), CMR_ERROR_DESTROYED_HANDLE, "cmr_ref_validate");
+  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_fixed_size_resource_ref(destroyed_handle(subject))),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_ref_validate");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -205,7 +218,8 @@ static void bad_ref_null_handle(cmr_resource_ref upstream, cmr_resource_ref subj
 static void bad_from_ref_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER, "cmr_fixed_size_resource_from_ref: out");
+  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_fixed_size_resource_from_ref: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -215,7 +229,8 @@ static void bad_from_ref_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_fixed_size_resource *out = (cmr_fixed_size_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_fixed_size_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF,
+                     "cmr_fixed_size_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_fixed_size_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -226,7 +241,8 @@ static void bad_from_ref_destroyed_ref(cmr_resource_ref upstream, cmr_resource_r
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_fixed_size_resource *out = (cmr_fixed_size_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_fixed_size_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_fixed_size_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_fixed_size_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -237,7 +253,8 @@ static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_fixed_size_resource *out = (cmr_fixed_size_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_fixed_size_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_fixed_size_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_fixed_size_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -248,7 +265,8 @@ static void bad_block_size_null_handle(cmr_resource_ref upstream, cmr_resource_r
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_block_size(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_fixed_size_resource_block_size");
+  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_block_size(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_fixed_size_resource_block_size");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -258,7 +276,8 @@ static void bad_block_size_destroyed_handle(cmr_resource_ref upstream, cmr_resou
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_block_size(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_fixed_size_resource_block_size");
+  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_block_size(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_fixed_size_resource_block_size");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -267,7 +286,8 @@ static void bad_block_size_destroyed_handle(cmr_resource_ref upstream, cmr_resou
 static void bad_block_size_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_block_size(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_fixed_size_resource_block_size: out");
+  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_block_size(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_fixed_size_resource_block_size: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -277,7 +297,8 @@ static void bad_upstream_bytes_null_handle(cmr_resource_ref upstream, cmr_resour
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_upstream_bytes(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_fixed_size_resource_upstream_bytes");
+  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_upstream_bytes(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_fixed_size_resource_upstream_bytes");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -287,7 +308,8 @@ static void bad_upstream_bytes_destroyed_handle(cmr_resource_ref upstream, cmr_r
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_upstream_bytes(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_fixed_size_resource_upstream_bytes");
+  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_upstream_bytes(destroyed_handle(subject), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_fixed_size_resource_upstream_bytes");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -296,7 +318,8 @@ static void bad_upstream_bytes_destroyed_handle(cmr_resource_ref upstream, cmr_r
 static void bad_upstream_bytes_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_upstream_bytes(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_fixed_size_resource_upstream_bytes: out");
+  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_upstream_bytes(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_fixed_size_resource_upstream_bytes: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -306,7 +329,8 @@ static void bad_largest_free_block_null_handle(cmr_resource_ref upstream, cmr_re
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_largest_free_block(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_fixed_size_resource_largest_free_block");
+  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_largest_free_block(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_fixed_size_resource_largest_free_block");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -316,7 +340,8 @@ static void bad_largest_free_block_destroyed_handle(cmr_resource_ref upstream, c
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_largest_free_block(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_fixed_size_resource_largest_free_block");
+  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_largest_free_block(destroyed_handle(subject), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_fixed_size_resource_largest_free_block");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -325,7 +350,8 @@ static void bad_largest_free_block_destroyed_handle(cmr_resource_ref upstream, c
 static void bad_largest_free_block_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_largest_free_block(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_fixed_size_resource_largest_free_block: out");
+  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_largest_free_block(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_fixed_size_resource_largest_free_block: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -357,8 +383,7 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"largest_free_block.null_out", bad_largest_free_block_null_out},
     {NULL, NULL}};
 
-static const char *const skipped[] = {
-    NULL};
+static const char *const skipped[] = {NULL};
 
 static const cmr_battery_subject subject = {
     .name = "fixed_size",

@@ -12,19 +12,19 @@ static cmr_status make_upstream(const char *name, cmr_resource_ref *out, size_t 
     cmr_system_resource *handle;
     cmr_status status = cmr_system_resource_create(&handle);
     *max_alignment = 0;
-  *out = cmr_system_resource_ref(handle);
-  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
-  cmr_system_resource_destroy(handle);
-  return status;
+    *out = cmr_system_resource_ref(handle);
+    if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+    cmr_system_resource_destroy(handle);
+    return status;
   }
   if (strcmp(name, "cuda") == 0) {
     cmr_cuda_resource *handle;
     cmr_status status = cmr_cuda_resource_create(&handle);
     *max_alignment = 256;
-  *out = cmr_cuda_resource_ref(handle);
-  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
-  cmr_cuda_resource_destroy(handle);
-  return status;
+    *out = cmr_cuda_resource_ref(handle);
+    if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+    cmr_cuda_resource_destroy(handle);
+    return status;
   }
   return CMR_ERROR_INVALID_ARGUMENT;
 }
@@ -47,7 +47,9 @@ static cmr_limiting_resource *borrowed[8];
 static unsigned borrowed_count;
 
 static void destroy_borrowed(void) {
-  while (borrowed_count > 0) cmr_battery_expect_ok(cmr_limiting_resource_destroy(borrowed[--borrowed_count]), "cmr_limiting_resource_destroy");
+  while (borrowed_count > 0) {
+    cmr_battery_expect_ok(cmr_limiting_resource_destroy(borrowed[--borrowed_count]), "cmr_limiting_resource_destroy");
+  }
 }
 
 static cmr_limiting_resource *handle_of(cmr_resource_ref ref) {
@@ -57,7 +59,6 @@ static cmr_limiting_resource *handle_of(cmr_resource_ref ref) {
   borrowed[borrowed_count++] = handle;
   return handle;
 }
-
 
 /* A handle of the subject destroyed already: however many objects are made
  * since, it stays detected (generation-checked slots), and destroying it
@@ -74,10 +75,12 @@ static cmr_limiting_resource *destroyed_handle(cmr_resource_ref subject) {
 static void observe(cmr_resource_ref subject, double *values) {
   cmr_limiting_resource *handle = handle_of(subject);
   size_t allocated_bytes = 0;
-  cmr_battery_expect_ok(cmr_limiting_resource_allocated_bytes(handle, &allocated_bytes), "cmr_limiting_resource_allocated_bytes");
+  cmr_battery_expect_ok(cmr_limiting_resource_allocated_bytes(handle, &allocated_bytes),
+                        "cmr_limiting_resource_allocated_bytes");
   values[0] = (double)allocated_bytes;
   size_t allocation_limit = 0;
-  cmr_battery_expect_ok(cmr_limiting_resource_allocation_limit(handle, &allocation_limit), "cmr_limiting_resource_allocation_limit");
+  cmr_battery_expect_ok(cmr_limiting_resource_allocation_limit(handle, &allocation_limit),
+                        "cmr_limiting_resource_allocation_limit");
   values[1] = (double)allocation_limit;
 }
 
@@ -86,7 +89,8 @@ enum { observed_count = 2 };
 static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_limiting_resource_create(upstream, (size_t)1 << 32, CMR_SIZE_DEFAULT, NULL), CMR_ERROR_NULL_POINTER, "cmr_limiting_resource_create: out");
+  CMR_BATTERY_EXPECT(cmr_limiting_resource_create(upstream, (size_t)1 << 32, CMR_SIZE_DEFAULT, NULL),
+                     CMR_ERROR_NULL_POINTER, "cmr_limiting_resource_create: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -96,7 +100,8 @@ static void bad_create_upstream_zeroed_ref(cmr_resource_ref upstream, cmr_resour
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_limiting_resource *out = (cmr_limiting_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_limiting_resource_create((cmr_resource_ref){0}, (size_t)1 << 32, CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_REF, "cmr_limiting_resource_create: upstream");
+  CMR_BATTERY_EXPECT(cmr_limiting_resource_create((cmr_resource_ref){0}, (size_t)1 << 32, CMR_SIZE_DEFAULT, &out),
+                     CMR_ERROR_INVALID_REF, "cmr_limiting_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_limiting_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -107,7 +112,8 @@ static void bad_create_upstream_destroyed_ref(cmr_resource_ref upstream, cmr_res
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_limiting_resource *out = (cmr_limiting_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_limiting_resource_create(cmr_battery_destroyed_ref(), (size_t)1 << 32, CMR_SIZE_DEFAULT, &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_limiting_resource_create: upstream");
+  CMR_BATTERY_EXPECT(cmr_limiting_resource_create(cmr_battery_destroyed_ref(), (size_t)1 << 32, CMR_SIZE_DEFAULT, &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_limiting_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_limiting_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -118,7 +124,8 @@ static void bad_create_allocation_alignment_power_of_two(cmr_resource_ref upstre
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_limiting_resource *out = (cmr_limiting_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_limiting_resource_create(upstream, (size_t)1 << 32, CMR_SIZE((size_t)3u), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_limiting_resource_create: allocation_alignment");
+  CMR_BATTERY_EXPECT(cmr_limiting_resource_create(upstream, (size_t)1 << 32, CMR_SIZE((size_t)3u), &out),
+                     CMR_ERROR_INVALID_ARGUMENT, "cmr_limiting_resource_create: allocation_alignment");
   cmr_battery_expect_null(out, "cmr_limiting_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -129,7 +136,8 @@ static void bad_create_allocation_alignment_size_max(cmr_resource_ref upstream, 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_limiting_resource *out = (cmr_limiting_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_limiting_resource_create(upstream, (size_t)1 << 32, CMR_SIZE(SIZE_MAX), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_limiting_resource_create: allocation_alignment");
+  CMR_BATTERY_EXPECT(cmr_limiting_resource_create(upstream, (size_t)1 << 32, CMR_SIZE(SIZE_MAX), &out),
+                     CMR_ERROR_INVALID_ARGUMENT, "cmr_limiting_resource_create: allocation_alignment");
   cmr_battery_expect_null(out, "cmr_limiting_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -148,7 +156,8 @@ static void bad_destroy_null_handle(cmr_resource_ref upstream, cmr_resource_ref 
 static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_limiting_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE, "cmr_limiting_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_limiting_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_limiting_resource_destroy");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -157,7 +166,8 @@ static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource
 static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_limiting_resource_destroy((cmr_limiting_resource *)(void *)cmr_battery_marker), CMR_ERROR_DESTROYED_HANDLE, "cmr_limiting_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_limiting_resource_destroy((cmr_limiting_resource *)(void *)cmr_battery_marker),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_limiting_resource_destroy");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -166,7 +176,8 @@ static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref
 static void bad_ref_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_limiting_resource_ref(destroyed_handle(subject))), CMR_ERROR_DESTROYED_HANDLE, "cmr_ref_validate");
+  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_limiting_resource_ref(destroyed_handle(subject))), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_ref_validate");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -184,7 +195,8 @@ static void bad_ref_null_handle(cmr_resource_ref upstream, cmr_resource_ref subj
 static void bad_from_ref_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_limiting_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER, "cmr_limiting_resource_from_ref: out");
+  CMR_BATTERY_EXPECT(cmr_limiting_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_limiting_resource_from_ref: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -194,7 +206,8 @@ static void bad_from_ref_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_limiting_resource *out = (cmr_limiting_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_limiting_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_limiting_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_limiting_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF,
+                     "cmr_limiting_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_limiting_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -205,7 +218,8 @@ static void bad_from_ref_destroyed_ref(cmr_resource_ref upstream, cmr_resource_r
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_limiting_resource *out = (cmr_limiting_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_limiting_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_limiting_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_limiting_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_limiting_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_limiting_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -216,7 +230,8 @@ static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_limiting_resource *out = (cmr_limiting_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_limiting_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_limiting_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_limiting_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_limiting_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_limiting_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -227,7 +242,8 @@ static void bad_allocated_bytes_null_handle(cmr_resource_ref upstream, cmr_resou
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_limiting_resource_allocated_bytes(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_limiting_resource_allocated_bytes");
+  CMR_BATTERY_EXPECT(cmr_limiting_resource_allocated_bytes(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_limiting_resource_allocated_bytes");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -237,7 +253,8 @@ static void bad_allocated_bytes_destroyed_handle(cmr_resource_ref upstream, cmr_
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_limiting_resource_allocated_bytes(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_limiting_resource_allocated_bytes");
+  CMR_BATTERY_EXPECT(cmr_limiting_resource_allocated_bytes(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_limiting_resource_allocated_bytes");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -246,7 +263,8 @@ static void bad_allocated_bytes_destroyed_handle(cmr_resource_ref upstream, cmr_
 static void bad_allocated_bytes_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_limiting_resource_allocated_bytes(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_limiting_resource_allocated_bytes: out");
+  CMR_BATTERY_EXPECT(cmr_limiting_resource_allocated_bytes(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_limiting_resource_allocated_bytes: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -256,7 +274,8 @@ static void bad_allocation_limit_null_handle(cmr_resource_ref upstream, cmr_reso
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_limiting_resource_allocation_limit(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_limiting_resource_allocation_limit");
+  CMR_BATTERY_EXPECT(cmr_limiting_resource_allocation_limit(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_limiting_resource_allocation_limit");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -266,7 +285,8 @@ static void bad_allocation_limit_destroyed_handle(cmr_resource_ref upstream, cmr
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_limiting_resource_allocation_limit(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_limiting_resource_allocation_limit");
+  CMR_BATTERY_EXPECT(cmr_limiting_resource_allocation_limit(destroyed_handle(subject), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_limiting_resource_allocation_limit");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -275,7 +295,8 @@ static void bad_allocation_limit_destroyed_handle(cmr_resource_ref upstream, cmr
 static void bad_allocation_limit_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_limiting_resource_allocation_limit(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_limiting_resource_allocation_limit: out");
+  CMR_BATTERY_EXPECT(cmr_limiting_resource_allocation_limit(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_limiting_resource_allocation_limit: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -304,8 +325,7 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"allocation_limit.null_out", bad_allocation_limit_null_out},
     {NULL, NULL}};
 
-static const char *const skipped[] = {
-    NULL};
+static const char *const skipped[] = {NULL};
 
 static const cmr_battery_subject subject = {
     .name = "limiting",

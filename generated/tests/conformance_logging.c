@@ -12,28 +12,28 @@ static cmr_status make_upstream(const char *name, cmr_resource_ref *out, size_t 
     cmr_system_resource *handle;
     cmr_status status = cmr_system_resource_create(&handle);
     *max_alignment = 0;
-  *out = cmr_system_resource_ref(handle);
-  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
-  cmr_system_resource_destroy(handle);
-  return status;
+    *out = cmr_system_resource_ref(handle);
+    if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+    cmr_system_resource_destroy(handle);
+    return status;
   }
   if (strcmp(name, "simulated") == 0) {
     cmr_simulated_resource *handle;
     cmr_status status = cmr_simulated_resource_create(CMR_SIZE_DEFAULT, &handle);
     *max_alignment = 0;
-  *out = cmr_simulated_resource_ref(handle);
-  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
-  cmr_simulated_resource_destroy(handle);
-  return status;
+    *out = cmr_simulated_resource_ref(handle);
+    if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+    cmr_simulated_resource_destroy(handle);
+    return status;
   }
   if (strcmp(name, "cuda") == 0) {
     cmr_cuda_resource *handle;
     cmr_status status = cmr_cuda_resource_create(&handle);
     *max_alignment = 256;
-  *out = cmr_cuda_resource_ref(handle);
-  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
-  cmr_cuda_resource_destroy(handle);
-  return status;
+    *out = cmr_cuda_resource_ref(handle);
+    if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+    cmr_cuda_resource_destroy(handle);
+    return status;
   }
   return CMR_ERROR_INVALID_ARGUMENT;
 }
@@ -56,7 +56,9 @@ static cmr_logging_resource *borrowed[8];
 static unsigned borrowed_count;
 
 static void destroy_borrowed(void) {
-  while (borrowed_count > 0) cmr_battery_expect_ok(cmr_logging_resource_destroy(borrowed[--borrowed_count]), "cmr_logging_resource_destroy");
+  while (borrowed_count > 0) {
+    cmr_battery_expect_ok(cmr_logging_resource_destroy(borrowed[--borrowed_count]), "cmr_logging_resource_destroy");
+  }
 }
 
 static cmr_logging_resource *handle_of(cmr_resource_ref ref) {
@@ -66,7 +68,6 @@ static cmr_logging_resource *handle_of(cmr_resource_ref ref) {
   borrowed[borrowed_count++] = handle;
   return handle;
 }
-
 
 /* A handle of the subject destroyed already: however many objects are made
  * since, it stays detected (generation-checked slots), and destroying it
@@ -92,7 +93,8 @@ enum { observed_count = 1 };
 static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_logging_resource_create(upstream, "/dev/null", NULL, false, NULL), CMR_ERROR_NULL_POINTER, "cmr_logging_resource_create: out");
+  CMR_BATTERY_EXPECT(cmr_logging_resource_create(upstream, "/dev/null", NULL, false, NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_logging_resource_create: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -102,7 +104,8 @@ static void bad_create_upstream_zeroed_ref(cmr_resource_ref upstream, cmr_resour
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_logging_resource *out = (cmr_logging_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_logging_resource_create((cmr_resource_ref){0}, "/dev/null", NULL, false, &out), CMR_ERROR_INVALID_REF, "cmr_logging_resource_create: upstream");
+  CMR_BATTERY_EXPECT(cmr_logging_resource_create((cmr_resource_ref){0}, "/dev/null", NULL, false, &out),
+                     CMR_ERROR_INVALID_REF, "cmr_logging_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_logging_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -113,7 +116,8 @@ static void bad_create_upstream_destroyed_ref(cmr_resource_ref upstream, cmr_res
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_logging_resource *out = (cmr_logging_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_logging_resource_create(cmr_battery_destroyed_ref(), "/dev/null", NULL, false, &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_logging_resource_create: upstream");
+  CMR_BATTERY_EXPECT(cmr_logging_resource_create(cmr_battery_destroyed_ref(), "/dev/null", NULL, false, &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_logging_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_logging_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -124,7 +128,8 @@ static void bad_create_filename_null(cmr_resource_ref upstream, cmr_resource_ref
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_logging_resource *out = (cmr_logging_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_logging_resource_create(upstream, NULL, NULL, false, &out), CMR_ERROR_NULL_POINTER, "cmr_logging_resource_create: filename");
+  CMR_BATTERY_EXPECT(cmr_logging_resource_create(upstream, NULL, NULL, false, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_logging_resource_create: filename");
   cmr_battery_expect_null(out, "cmr_logging_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -143,7 +148,8 @@ static void bad_destroy_null_handle(cmr_resource_ref upstream, cmr_resource_ref 
 static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_logging_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE, "cmr_logging_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_logging_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_logging_resource_destroy");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -152,7 +158,8 @@ static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource
 static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_logging_resource_destroy((cmr_logging_resource *)(void *)cmr_battery_marker), CMR_ERROR_DESTROYED_HANDLE, "cmr_logging_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_logging_resource_destroy((cmr_logging_resource *)(void *)cmr_battery_marker),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_logging_resource_destroy");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -161,7 +168,8 @@ static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref
 static void bad_ref_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_logging_resource_ref(destroyed_handle(subject))), CMR_ERROR_DESTROYED_HANDLE, "cmr_ref_validate");
+  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_logging_resource_ref(destroyed_handle(subject))), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_ref_validate");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -179,7 +187,8 @@ static void bad_ref_null_handle(cmr_resource_ref upstream, cmr_resource_ref subj
 static void bad_from_ref_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_logging_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER, "cmr_logging_resource_from_ref: out");
+  CMR_BATTERY_EXPECT(cmr_logging_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_logging_resource_from_ref: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -189,7 +198,8 @@ static void bad_from_ref_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_logging_resource *out = (cmr_logging_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_logging_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_logging_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_logging_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF,
+                     "cmr_logging_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_logging_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -200,7 +210,8 @@ static void bad_from_ref_destroyed_ref(cmr_resource_ref upstream, cmr_resource_r
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_logging_resource *out = (cmr_logging_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_logging_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_logging_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_logging_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_logging_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_logging_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -211,7 +222,8 @@ static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_logging_resource *out = (cmr_logging_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_logging_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_logging_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_logging_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_logging_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_logging_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -230,7 +242,8 @@ static void bad_flush_null_handle(cmr_resource_ref upstream, cmr_resource_ref su
 static void bad_flush_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_logging_resource_flush(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE, "cmr_logging_resource_flush");
+  CMR_BATTERY_EXPECT(cmr_logging_resource_flush(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_logging_resource_flush");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -239,8 +252,9 @@ static void bad_flush_destroyed_handle(cmr_resource_ref upstream, cmr_resource_r
 static void bad_filename_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  const char * out = 0;
-  CMR_BATTERY_EXPECT(cmr_logging_resource_filename(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_logging_resource_filename");
+  const char *out = 0;
+  CMR_BATTERY_EXPECT(cmr_logging_resource_filename(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_logging_resource_filename");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -249,8 +263,9 @@ static void bad_filename_null_handle(cmr_resource_ref upstream, cmr_resource_ref
 static void bad_filename_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  const char * out = 0;
-  CMR_BATTERY_EXPECT(cmr_logging_resource_filename(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_logging_resource_filename");
+  const char *out = 0;
+  CMR_BATTERY_EXPECT(cmr_logging_resource_filename(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_logging_resource_filename");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -259,7 +274,8 @@ static void bad_filename_destroyed_handle(cmr_resource_ref upstream, cmr_resourc
 static void bad_filename_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_logging_resource_filename(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_logging_resource_filename: out");
+  CMR_BATTERY_EXPECT(cmr_logging_resource_filename(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_logging_resource_filename: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -269,7 +285,8 @@ static void bad_lost_rows_null_handle(cmr_resource_ref upstream, cmr_resource_re
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_logging_resource_lost_rows(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_logging_resource_lost_rows");
+  CMR_BATTERY_EXPECT(cmr_logging_resource_lost_rows(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_logging_resource_lost_rows");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -279,7 +296,8 @@ static void bad_lost_rows_destroyed_handle(cmr_resource_ref upstream, cmr_resour
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_logging_resource_lost_rows(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_logging_resource_lost_rows");
+  CMR_BATTERY_EXPECT(cmr_logging_resource_lost_rows(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_logging_resource_lost_rows");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -288,38 +306,37 @@ static void bad_lost_rows_destroyed_handle(cmr_resource_ref upstream, cmr_resour
 static void bad_lost_rows_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_logging_resource_lost_rows(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_logging_resource_lost_rows: out");
+  CMR_BATTERY_EXPECT(cmr_logging_resource_lost_rows(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_logging_resource_lost_rows: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
-static const cmr_battery_bad_input bad_inputs[] = {
-    {"create.null_out", bad_create_null_out},
-    {"create.upstream.zeroed_ref", bad_create_upstream_zeroed_ref},
-    {"create.upstream.destroyed_ref", bad_create_upstream_destroyed_ref},
-    {"create.filename.null", bad_create_filename_null},
-    {"destroy.null_handle", bad_destroy_null_handle},
-    {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
-    {"destroy.not_a_handle", bad_destroy_not_a_handle},
-    {"ref.destroyed_handle", bad_ref_destroyed_handle},
-    {"ref.null_handle", bad_ref_null_handle},
-    {"from_ref.null_out", bad_from_ref_null_out},
-    {"from_ref.zeroed_ref", bad_from_ref_zeroed_ref},
-    {"from_ref.destroyed_ref", bad_from_ref_destroyed_ref},
-    {"from_ref.other_type", bad_from_ref_other_type},
-    {"flush.null_handle", bad_flush_null_handle},
-    {"flush.destroyed_handle", bad_flush_destroyed_handle},
-    {"filename.null_handle", bad_filename_null_handle},
-    {"filename.destroyed_handle", bad_filename_destroyed_handle},
-    {"filename.null_out", bad_filename_null_out},
-    {"lost_rows.null_handle", bad_lost_rows_null_handle},
-    {"lost_rows.destroyed_handle", bad_lost_rows_destroyed_handle},
-    {"lost_rows.null_out", bad_lost_rows_null_out},
-    {NULL, NULL}};
+static const cmr_battery_bad_input bad_inputs[] = {{"create.null_out", bad_create_null_out},
+                                                   {"create.upstream.zeroed_ref", bad_create_upstream_zeroed_ref},
+                                                   {"create.upstream.destroyed_ref", bad_create_upstream_destroyed_ref},
+                                                   {"create.filename.null", bad_create_filename_null},
+                                                   {"destroy.null_handle", bad_destroy_null_handle},
+                                                   {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
+                                                   {"destroy.not_a_handle", bad_destroy_not_a_handle},
+                                                   {"ref.destroyed_handle", bad_ref_destroyed_handle},
+                                                   {"ref.null_handle", bad_ref_null_handle},
+                                                   {"from_ref.null_out", bad_from_ref_null_out},
+                                                   {"from_ref.zeroed_ref", bad_from_ref_zeroed_ref},
+                                                   {"from_ref.destroyed_ref", bad_from_ref_destroyed_ref},
+                                                   {"from_ref.other_type", bad_from_ref_other_type},
+                                                   {"flush.null_handle", bad_flush_null_handle},
+                                                   {"flush.destroyed_handle", bad_flush_destroyed_handle},
+                                                   {"filename.null_handle", bad_filename_null_handle},
+                                                   {"filename.destroyed_handle", bad_filename_destroyed_handle},
+                                                   {"filename.null_out", bad_filename_null_out},
+                                                   {"lost_rows.null_handle", bad_lost_rows_null_handle},
+                                                   {"lost_rows.destroyed_handle", bad_lost_rows_destroyed_handle},
+                                                   {"lost_rows.null_out", bad_lost_rows_null_out},
+                                                   {NULL, NULL}};
 
-static const char *const skipped[] = {
-    NULL};
+static const char *const skipped[] = {NULL};
 
 static const cmr_battery_subject subject = {
     .name = "logging",

@@ -12,37 +12,38 @@ static cmr_status make_upstream(const char *name, cmr_resource_ref *out, size_t 
     cmr_system_resource *handle;
     cmr_status status = cmr_system_resource_create(&handle);
     *max_alignment = 0;
-  *out = cmr_system_resource_ref(handle);
-  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
-  cmr_system_resource_destroy(handle);
-  return status;
+    *out = cmr_system_resource_ref(handle);
+    if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+    cmr_system_resource_destroy(handle);
+    return status;
   }
   if (strcmp(name, "cuda") == 0) {
     cmr_cuda_resource *handle;
     cmr_status status = cmr_cuda_resource_create(&handle);
     *max_alignment = 256;
-  *out = cmr_cuda_resource_ref(handle);
-  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
-  cmr_cuda_resource_destroy(handle);
-  return status;
+    *out = cmr_cuda_resource_ref(handle);
+    if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+    cmr_cuda_resource_destroy(handle);
+    return status;
   }
   if (strcmp(name, "managed") == 0) {
     cmr_managed_resource *handle;
     cmr_status status = cmr_managed_resource_create(&handle);
     *max_alignment = 256;
-  *out = cmr_managed_resource_ref(handle);
-  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
-  cmr_managed_resource_destroy(handle);
-  return status;
+    *out = cmr_managed_resource_ref(handle);
+    if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+    cmr_managed_resource_destroy(handle);
+    return status;
   }
   if (strcmp(name, "cuda_async") == 0) {
     cmr_cuda_async_resource *handle;
-    cmr_status status = cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, CMR_SIZE_DEFAULT, &handle);
+    cmr_status status = cmr_cuda_async_resource_create(
+        CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, CMR_SIZE_DEFAULT, &handle);
     *max_alignment = 256;
-  *out = cmr_cuda_async_resource_ref(handle);
-  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
-  cmr_cuda_async_resource_destroy(handle);
-  return status;
+    *out = cmr_cuda_async_resource_ref(handle);
+    if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+    cmr_cuda_async_resource_destroy(handle);
+    return status;
   }
   return CMR_ERROR_INVALID_ARGUMENT;
 }
@@ -50,7 +51,8 @@ static cmr_status make_upstream(const char *name, cmr_resource_ref *out, size_t 
 static cmr_status make_subject(cmr_resource_ref upstream, cmr_resource_ref *out) {
   (void)upstream; /* not every resource is made from one */
   cmr_pool_resource *handle;
-  cmr_status status = cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &handle);
+  cmr_status status =
+      cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &handle);
   *out = cmr_pool_resource_ref(handle);
   if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
   cmr_pool_resource_destroy(handle);
@@ -65,7 +67,9 @@ static cmr_pool_resource *borrowed[8];
 static unsigned borrowed_count;
 
 static void destroy_borrowed(void) {
-  while (borrowed_count > 0) cmr_battery_expect_ok(cmr_pool_resource_destroy(borrowed[--borrowed_count]), "cmr_pool_resource_destroy");
+  while (borrowed_count > 0) {
+    cmr_battery_expect_ok(cmr_pool_resource_destroy(borrowed[--borrowed_count]), "cmr_pool_resource_destroy");
+  }
 }
 
 static cmr_pool_resource *handle_of(cmr_resource_ref ref) {
@@ -75,7 +79,6 @@ static cmr_pool_resource *handle_of(cmr_resource_ref ref) {
   borrowed[borrowed_count++] = handle;
   return handle;
 }
-
 
 /* A handle of the subject destroyed already: however many objects are made
  * since, it stays detected (generation-checked slots), and destroying it
@@ -98,7 +101,8 @@ static void observe(cmr_resource_ref subject, double *values) {
   cmr_battery_expect_ok(cmr_pool_resource_free_size(handle, &free_size), "cmr_pool_resource_free_size");
   values[1] = (double)free_size;
   size_t largest_free_block = 0;
-  cmr_battery_expect_ok(cmr_pool_resource_largest_free_block(handle, &largest_free_block), "cmr_pool_resource_largest_free_block");
+  cmr_battery_expect_ok(cmr_pool_resource_largest_free_block(handle, &largest_free_block),
+                        "cmr_pool_resource_largest_free_block");
   values[2] = (double)largest_free_block;
 }
 
@@ -107,7 +111,9 @@ enum { observed_count = 3 };
 static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, NULL), CMR_ERROR_NULL_POINTER, "cmr_pool_resource_create: out");
+  CMR_BATTERY_EXPECT(
+      cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, NULL),
+      CMR_ERROR_NULL_POINTER, "cmr_pool_resource_create: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -117,7 +123,9 @@ static void bad_create_upstream_zeroed_ref(cmr_resource_ref upstream, cmr_resour
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_pool_resource_create((cmr_resource_ref){0}, CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_REF, "cmr_pool_resource_create: upstream");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_create((cmr_resource_ref){0}, CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT,
+                                              CMR_SIZE_DEFAULT, &out),
+                     CMR_ERROR_INVALID_REF, "cmr_pool_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_pool_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -128,7 +136,9 @@ static void bad_create_upstream_destroyed_ref(cmr_resource_ref upstream, cmr_res
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_pool_resource_create(cmr_battery_destroyed_ref(), CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_pool_resource_create: upstream");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_create(cmr_battery_destroyed_ref(), CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT,
+                                              CMR_SIZE_DEFAULT, &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_pool_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_pool_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -139,7 +149,9 @@ static void bad_create_initial_pool_size_multiple_of(cmr_resource_ref upstream, 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)257u), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: initial_pool_size");
+  CMR_BATTERY_EXPECT(
+      cmr_pool_resource_create(upstream, CMR_SIZE((size_t)257u), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &out),
+      CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: initial_pool_size");
   cmr_battery_expect_null(out, "cmr_pool_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -150,7 +162,8 @@ static void bad_create_initial_pool_size_size_max(cmr_resource_ref upstream, cmr
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE(SIZE_MAX), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: initial_pool_size");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE(SIZE_MAX), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &out),
+                     CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: initial_pool_size");
   cmr_battery_expect_null(out, "cmr_pool_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -161,7 +174,9 @@ static void bad_create_maximum_pool_size_multiple_of(cmr_resource_ref upstream, 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE((size_t)257u), CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_pool_size");
+  CMR_BATTERY_EXPECT(
+      cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE((size_t)257u), CMR_SIZE_DEFAULT, &out),
+      CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_pool_size");
   cmr_battery_expect_null(out, "cmr_pool_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -172,7 +187,9 @@ static void bad_create_maximum_pool_size_nonzero(cmr_resource_ref upstream, cmr_
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE((size_t)0u), CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_pool_size");
+  CMR_BATTERY_EXPECT(
+      cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE((size_t)0u), CMR_SIZE_DEFAULT, &out),
+      CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_pool_size");
   cmr_battery_expect_null(out, "cmr_pool_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -183,7 +200,9 @@ static void bad_create_maximum_pool_size_size_max(cmr_resource_ref upstream, cmr
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE(SIZE_MAX), CMR_SIZE_DEFAULT, &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_pool_size");
+  CMR_BATTERY_EXPECT(
+      cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE(SIZE_MAX), CMR_SIZE_DEFAULT, &out),
+      CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_pool_size");
   cmr_battery_expect_null(out, "cmr_pool_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -194,7 +213,9 @@ static void bad_create_maximum_growth_multiple_of(cmr_resource_ref upstream, cmr
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT, CMR_SIZE((size_t)257u), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_growth");
+  CMR_BATTERY_EXPECT(
+      cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT, CMR_SIZE((size_t)257u), &out),
+      CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_growth");
   cmr_battery_expect_null(out, "cmr_pool_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -205,7 +226,9 @@ static void bad_create_maximum_growth_nonzero(cmr_resource_ref upstream, cmr_res
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT, CMR_SIZE((size_t)0u), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_growth");
+  CMR_BATTERY_EXPECT(
+      cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT, CMR_SIZE((size_t)0u), &out),
+      CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_growth");
   cmr_battery_expect_null(out, "cmr_pool_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -216,7 +239,9 @@ static void bad_create_maximum_growth_size_max(cmr_resource_ref upstream, cmr_re
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT, CMR_SIZE(SIZE_MAX), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_growth");
+  CMR_BATTERY_EXPECT(
+      cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT, CMR_SIZE(SIZE_MAX), &out),
+      CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_growth");
   cmr_battery_expect_null(out, "cmr_pool_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -235,7 +260,8 @@ static void bad_destroy_null_handle(cmr_resource_ref upstream, cmr_resource_ref 
 static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_pool_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE, "cmr_pool_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_pool_resource_destroy");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -244,7 +270,8 @@ static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource
 static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_pool_resource_destroy((cmr_pool_resource *)(void *)cmr_battery_marker), CMR_ERROR_DESTROYED_HANDLE, "cmr_pool_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_destroy((cmr_pool_resource *)(void *)cmr_battery_marker),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_pool_resource_destroy");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -253,7 +280,8 @@ static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref
 static void bad_ref_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_pool_resource_ref(destroyed_handle(subject))), CMR_ERROR_DESTROYED_HANDLE, "cmr_ref_validate");
+  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_pool_resource_ref(destroyed_handle(subject))), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_ref_validate");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -271,7 +299,8 @@ static void bad_ref_null_handle(cmr_resource_ref upstream, cmr_resource_ref subj
 static void bad_from_ref_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_pool_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER, "cmr_pool_resource_from_ref: out");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_pool_resource_from_ref: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -281,7 +310,8 @@ static void bad_from_ref_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_pool_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_pool_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF,
+                     "cmr_pool_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_pool_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -292,7 +322,8 @@ static void bad_from_ref_destroyed_ref(cmr_resource_ref upstream, cmr_resource_r
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_pool_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_pool_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_pool_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_pool_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -303,7 +334,8 @@ static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_pool_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_pool_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_pool_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -324,7 +356,8 @@ static void bad_pool_size_destroyed_handle(cmr_resource_ref upstream, cmr_resour
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_pool_resource_pool_size(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_pool_resource_pool_size");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_pool_size(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_pool_resource_pool_size");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -333,7 +366,8 @@ static void bad_pool_size_destroyed_handle(cmr_resource_ref upstream, cmr_resour
 static void bad_pool_size_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_pool_resource_pool_size(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_pool_resource_pool_size: out");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_pool_size(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_pool_resource_pool_size: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -353,7 +387,8 @@ static void bad_free_size_destroyed_handle(cmr_resource_ref upstream, cmr_resour
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_pool_resource_free_size(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_pool_resource_free_size");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_free_size(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_pool_resource_free_size");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -362,7 +397,8 @@ static void bad_free_size_destroyed_handle(cmr_resource_ref upstream, cmr_resour
 static void bad_free_size_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_pool_resource_free_size(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_pool_resource_free_size: out");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_free_size(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_pool_resource_free_size: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -372,7 +408,8 @@ static void bad_largest_free_block_null_handle(cmr_resource_ref upstream, cmr_re
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_pool_resource_largest_free_block(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_pool_resource_largest_free_block");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_largest_free_block(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_pool_resource_largest_free_block");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -382,7 +419,8 @@ static void bad_largest_free_block_destroyed_handle(cmr_resource_ref upstream, c
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_pool_resource_largest_free_block(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_pool_resource_largest_free_block");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_largest_free_block(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_pool_resource_largest_free_block");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -391,7 +429,8 @@ static void bad_largest_free_block_destroyed_handle(cmr_resource_ref upstream, c
 static void bad_largest_free_block_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_pool_resource_largest_free_block(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_pool_resource_largest_free_block: out");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_largest_free_block(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_pool_resource_largest_free_block: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -409,7 +448,8 @@ static void bad_release_null_handle(cmr_resource_ref upstream, cmr_resource_ref 
 static void bad_release_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_pool_resource_release(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE, "cmr_pool_resource_release");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_release(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_pool_resource_release");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -449,8 +489,7 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"release.destroyed_handle", bad_release_destroyed_handle},
     {NULL, NULL}};
 
-static const char *const skipped[] = {
-    NULL};
+static const char *const skipped[] = {NULL};
 
 static const cmr_battery_subject subject = {
     .name = "pool",

@@ -25,7 +25,9 @@ static cmr_simulated_resource *borrowed[8];
 static unsigned borrowed_count;
 
 static void destroy_borrowed(void) {
-  while (borrowed_count > 0) cmr_battery_expect_ok(cmr_simulated_resource_destroy(borrowed[--borrowed_count]), "cmr_simulated_resource_destroy");
+  while (borrowed_count > 0) {
+    cmr_battery_expect_ok(cmr_simulated_resource_destroy(borrowed[--borrowed_count]), "cmr_simulated_resource_destroy");
+  }
 }
 
 static cmr_simulated_resource *handle_of(cmr_resource_ref ref) {
@@ -35,7 +37,6 @@ static cmr_simulated_resource *handle_of(cmr_resource_ref ref) {
   borrowed[borrowed_count++] = handle;
   return handle;
 }
-
 
 /* A handle of the subject destroyed already: however many objects are made
  * since, it stays detected (generation-checked slots), and destroying it
@@ -52,16 +53,20 @@ static cmr_simulated_resource *destroyed_handle(cmr_resource_ref subject) {
 static void observe(cmr_resource_ref subject, double *values) {
   cmr_simulated_resource *handle = handle_of(subject);
   size_t bytes_in_use = 0;
-  cmr_battery_expect_ok(cmr_simulated_resource_bytes_in_use(handle, &bytes_in_use), "cmr_simulated_resource_bytes_in_use");
+  cmr_battery_expect_ok(cmr_simulated_resource_bytes_in_use(handle, &bytes_in_use),
+                        "cmr_simulated_resource_bytes_in_use");
   values[0] = (double)bytes_in_use;
   size_t peak_bytes_in_use = 0;
-  cmr_battery_expect_ok(cmr_simulated_resource_peak_bytes_in_use(handle, &peak_bytes_in_use), "cmr_simulated_resource_peak_bytes_in_use");
+  cmr_battery_expect_ok(cmr_simulated_resource_peak_bytes_in_use(handle, &peak_bytes_in_use),
+                        "cmr_simulated_resource_peak_bytes_in_use");
   values[1] = (double)peak_bytes_in_use;
   size_t allocation_count = 0;
-  cmr_battery_expect_ok(cmr_simulated_resource_allocation_count(handle, &allocation_count), "cmr_simulated_resource_allocation_count");
+  cmr_battery_expect_ok(cmr_simulated_resource_allocation_count(handle, &allocation_count),
+                        "cmr_simulated_resource_allocation_count");
   values[2] = (double)allocation_count;
   size_t deallocation_count = 0;
-  cmr_battery_expect_ok(cmr_simulated_resource_deallocation_count(handle, &deallocation_count), "cmr_simulated_resource_deallocation_count");
+  cmr_battery_expect_ok(cmr_simulated_resource_deallocation_count(handle, &deallocation_count),
+                        "cmr_simulated_resource_deallocation_count");
   values[3] = (double)deallocation_count;
 }
 
@@ -70,7 +75,8 @@ enum { observed_count = 4 };
 static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_simulated_resource_create(CMR_SIZE_DEFAULT, NULL), CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_create: out");
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_create(CMR_SIZE_DEFAULT, NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_simulated_resource_create: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -80,7 +86,8 @@ static void bad_create_capacity_nonzero(cmr_resource_ref upstream, cmr_resource_
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_simulated_resource *out = (cmr_simulated_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_simulated_resource_create(CMR_SIZE((size_t)0u), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_simulated_resource_create: capacity");
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_create(CMR_SIZE((size_t)0u), &out), CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_simulated_resource_create: capacity");
   cmr_battery_expect_null(out, "cmr_simulated_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -99,7 +106,8 @@ static void bad_destroy_null_handle(cmr_resource_ref upstream, cmr_resource_ref 
 static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_simulated_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE, "cmr_simulated_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_simulated_resource_destroy");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -108,7 +116,8 @@ static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource
 static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_simulated_resource_destroy((cmr_simulated_resource *)(void *)cmr_battery_marker), CMR_ERROR_DESTROYED_HANDLE, "cmr_simulated_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_destroy((cmr_simulated_resource *)(void *)cmr_battery_marker),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_simulated_resource_destroy");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -117,7 +126,8 @@ static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref
 static void bad_ref_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_simulated_resource_ref(destroyed_handle(subject))), CMR_ERROR_DESTROYED_HANDLE, "cmr_ref_validate");
+  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_simulated_resource_ref(destroyed_handle(subject))),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_ref_validate");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -135,7 +145,8 @@ static void bad_ref_null_handle(cmr_resource_ref upstream, cmr_resource_ref subj
 static void bad_from_ref_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_simulated_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_from_ref: out");
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_simulated_resource_from_ref: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -145,7 +156,8 @@ static void bad_from_ref_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_simulated_resource *out = (cmr_simulated_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_simulated_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_simulated_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF,
+                     "cmr_simulated_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_simulated_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -156,7 +168,8 @@ static void bad_from_ref_destroyed_ref(cmr_resource_ref upstream, cmr_resource_r
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_simulated_resource *out = (cmr_simulated_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_simulated_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_simulated_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_simulated_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_simulated_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -167,7 +180,8 @@ static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_simulated_resource *out = (cmr_simulated_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_simulated_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_simulated_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_simulated_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_simulated_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -178,7 +192,8 @@ static void bad_bytes_in_use_null_handle(cmr_resource_ref upstream, cmr_resource
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_simulated_resource_bytes_in_use(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_bytes_in_use");
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_bytes_in_use(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_simulated_resource_bytes_in_use");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -188,7 +203,8 @@ static void bad_bytes_in_use_destroyed_handle(cmr_resource_ref upstream, cmr_res
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_simulated_resource_bytes_in_use(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_simulated_resource_bytes_in_use");
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_bytes_in_use(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_simulated_resource_bytes_in_use");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -197,7 +213,8 @@ static void bad_bytes_in_use_destroyed_handle(cmr_resource_ref upstream, cmr_res
 static void bad_bytes_in_use_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_simulated_resource_bytes_in_use(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_bytes_in_use: out");
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_bytes_in_use(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_simulated_resource_bytes_in_use: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -207,7 +224,8 @@ static void bad_peak_bytes_in_use_null_handle(cmr_resource_ref upstream, cmr_res
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_simulated_resource_peak_bytes_in_use(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_peak_bytes_in_use");
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_peak_bytes_in_use(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_simulated_resource_peak_bytes_in_use");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -217,7 +235,8 @@ static void bad_peak_bytes_in_use_destroyed_handle(cmr_resource_ref upstream, cm
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_simulated_resource_peak_bytes_in_use(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_simulated_resource_peak_bytes_in_use");
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_peak_bytes_in_use(destroyed_handle(subject), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_simulated_resource_peak_bytes_in_use");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -226,7 +245,8 @@ static void bad_peak_bytes_in_use_destroyed_handle(cmr_resource_ref upstream, cm
 static void bad_peak_bytes_in_use_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_simulated_resource_peak_bytes_in_use(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_peak_bytes_in_use: out");
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_peak_bytes_in_use(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_simulated_resource_peak_bytes_in_use: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -236,7 +256,8 @@ static void bad_allocation_count_null_handle(cmr_resource_ref upstream, cmr_reso
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_simulated_resource_allocation_count(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_allocation_count");
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_allocation_count(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_simulated_resource_allocation_count");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -246,7 +267,8 @@ static void bad_allocation_count_destroyed_handle(cmr_resource_ref upstream, cmr
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_simulated_resource_allocation_count(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_simulated_resource_allocation_count");
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_allocation_count(destroyed_handle(subject), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_simulated_resource_allocation_count");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -255,7 +277,8 @@ static void bad_allocation_count_destroyed_handle(cmr_resource_ref upstream, cmr
 static void bad_allocation_count_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_simulated_resource_allocation_count(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_allocation_count: out");
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_allocation_count(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_simulated_resource_allocation_count: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -265,7 +288,8 @@ static void bad_deallocation_count_null_handle(cmr_resource_ref upstream, cmr_re
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_simulated_resource_deallocation_count(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_deallocation_count");
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_deallocation_count(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_simulated_resource_deallocation_count");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -275,7 +299,8 @@ static void bad_deallocation_count_destroyed_handle(cmr_resource_ref upstream, c
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_simulated_resource_deallocation_count(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_simulated_resource_deallocation_count");
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_deallocation_count(destroyed_handle(subject), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_simulated_resource_deallocation_count");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -284,7 +309,8 @@ static void bad_deallocation_count_destroyed_handle(cmr_resource_ref upstream, c
 static void bad_deallocation_count_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_simulated_resource_deallocation_count(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_deallocation_count: out");
+  CMR_BATTERY_EXPECT(cmr_simulated_resource_deallocation_count(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_simulated_resource_deallocation_count: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -316,8 +342,7 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"deallocation_count.null_out", bad_deallocation_count_null_out},
     {NULL, NULL}};
 
-static const char *const skipped[] = {
-    NULL};
+static const char *const skipped[] = {NULL};
 
 static const cmr_battery_subject subject = {
     .name = "simulated",

@@ -12,19 +12,19 @@ static cmr_status make_upstream(const char *name, cmr_resource_ref *out, size_t 
     cmr_system_resource *handle;
     cmr_status status = cmr_system_resource_create(&handle);
     *max_alignment = 0;
-  *out = cmr_system_resource_ref(handle);
-  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
-  cmr_system_resource_destroy(handle);
-  return status;
+    *out = cmr_system_resource_ref(handle);
+    if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+    cmr_system_resource_destroy(handle);
+    return status;
   }
   if (strcmp(name, "cuda") == 0) {
     cmr_cuda_resource *handle;
     cmr_status status = cmr_cuda_resource_create(&handle);
     *max_alignment = 256;
-  *out = cmr_cuda_resource_ref(handle);
-  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
-  cmr_cuda_resource_destroy(handle);
-  return status;
+    *out = cmr_cuda_resource_ref(handle);
+    if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+    cmr_cuda_resource_destroy(handle);
+    return status;
   }
   return CMR_ERROR_INVALID_ARGUMENT;
 }
@@ -47,7 +47,10 @@ static cmr_statistics_resource *borrowed[8];
 static unsigned borrowed_count;
 
 static void destroy_borrowed(void) {
-  while (borrowed_count > 0) cmr_battery_expect_ok(cmr_statistics_resource_destroy(borrowed[--borrowed_count]), "cmr_statistics_resource_destroy");
+  while (borrowed_count > 0) {
+    cmr_battery_expect_ok(cmr_statistics_resource_destroy(borrowed[--borrowed_count]),
+                          "cmr_statistics_resource_destroy");
+  }
 }
 
 static cmr_statistics_resource *handle_of(cmr_resource_ref ref) {
@@ -57,7 +60,6 @@ static cmr_statistics_resource *handle_of(cmr_resource_ref ref) {
   borrowed[borrowed_count++] = handle;
   return handle;
 }
-
 
 /* A handle of the subject destroyed already: however many objects are made
  * since, it stays detected (generation-checked slots), and destroying it
@@ -74,31 +76,39 @@ static cmr_statistics_resource *destroyed_handle(cmr_resource_ref subject) {
 static void observe(cmr_resource_ref subject, double *values) {
   cmr_statistics_resource *handle = handle_of(subject);
   size_t bytes_current = 0;
-  cmr_battery_expect_ok(cmr_statistics_resource_bytes_current(handle, &bytes_current), "cmr_statistics_resource_bytes_current");
+  cmr_battery_expect_ok(cmr_statistics_resource_bytes_current(handle, &bytes_current),
+                        "cmr_statistics_resource_bytes_current");
   values[0] = (double)bytes_current;
   size_t bytes_peak = 0;
   cmr_battery_expect_ok(cmr_statistics_resource_bytes_peak(handle, &bytes_peak), "cmr_statistics_resource_bytes_peak");
   values[1] = (double)bytes_peak;
   size_t bytes_total = 0;
-  cmr_battery_expect_ok(cmr_statistics_resource_bytes_total(handle, &bytes_total), "cmr_statistics_resource_bytes_total");
+  cmr_battery_expect_ok(cmr_statistics_resource_bytes_total(handle, &bytes_total),
+                        "cmr_statistics_resource_bytes_total");
   values[2] = (double)bytes_total;
   size_t allocations_current = 0;
-  cmr_battery_expect_ok(cmr_statistics_resource_allocations_current(handle, &allocations_current), "cmr_statistics_resource_allocations_current");
+  cmr_battery_expect_ok(cmr_statistics_resource_allocations_current(handle, &allocations_current),
+                        "cmr_statistics_resource_allocations_current");
   values[3] = (double)allocations_current;
   size_t allocations_peak = 0;
-  cmr_battery_expect_ok(cmr_statistics_resource_allocations_peak(handle, &allocations_peak), "cmr_statistics_resource_allocations_peak");
+  cmr_battery_expect_ok(cmr_statistics_resource_allocations_peak(handle, &allocations_peak),
+                        "cmr_statistics_resource_allocations_peak");
   values[4] = (double)allocations_peak;
   size_t allocations_total = 0;
-  cmr_battery_expect_ok(cmr_statistics_resource_allocations_total(handle, &allocations_total), "cmr_statistics_resource_allocations_total");
+  cmr_battery_expect_ok(cmr_statistics_resource_allocations_total(handle, &allocations_total),
+                        "cmr_statistics_resource_allocations_total");
   values[5] = (double)allocations_total;
   size_t bytes_at_push = 0;
-  cmr_battery_expect_ok(cmr_statistics_resource_bytes_at_push(handle, &bytes_at_push), "cmr_statistics_resource_bytes_at_push");
+  cmr_battery_expect_ok(cmr_statistics_resource_bytes_at_push(handle, &bytes_at_push),
+                        "cmr_statistics_resource_bytes_at_push");
   values[6] = (double)bytes_at_push;
   size_t allocations_at_push = 0;
-  cmr_battery_expect_ok(cmr_statistics_resource_allocations_at_push(handle, &allocations_at_push), "cmr_statistics_resource_allocations_at_push");
+  cmr_battery_expect_ok(cmr_statistics_resource_allocations_at_push(handle, &allocations_at_push),
+                        "cmr_statistics_resource_allocations_at_push");
   values[7] = (double)allocations_at_push;
   size_t counter_levels = 0;
-  cmr_battery_expect_ok(cmr_statistics_resource_counter_levels(handle, &counter_levels), "cmr_statistics_resource_counter_levels");
+  cmr_battery_expect_ok(cmr_statistics_resource_counter_levels(handle, &counter_levels),
+                        "cmr_statistics_resource_counter_levels");
   values[8] = (double)counter_levels;
 }
 
@@ -107,7 +117,8 @@ enum { observed_count = 9 };
 static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_create(upstream, NULL), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_create: out");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_create(upstream, NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_statistics_resource_create: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -117,7 +128,8 @@ static void bad_create_upstream_zeroed_ref(cmr_resource_ref upstream, cmr_resour
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_statistics_resource *out = (cmr_statistics_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_create((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_statistics_resource_create: upstream");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_create((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF,
+                     "cmr_statistics_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_statistics_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -128,7 +140,8 @@ static void bad_create_upstream_destroyed_ref(cmr_resource_ref upstream, cmr_res
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_statistics_resource *out = (cmr_statistics_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_create(cmr_battery_destroyed_ref(), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_create: upstream");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_create(cmr_battery_destroyed_ref(), &out), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_statistics_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_statistics_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -147,7 +160,8 @@ static void bad_destroy_null_handle(cmr_resource_ref upstream, cmr_resource_ref 
 static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_statistics_resource_destroy");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -156,7 +170,8 @@ static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource
 static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_destroy((cmr_statistics_resource *)(void *)cmr_battery_marker), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_destroy((cmr_statistics_resource *)(void *)cmr_battery_marker),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_destroy");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -165,7 +180,8 @@ static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref
 static void bad_ref_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_statistics_resource_ref(destroyed_handle(subject))), CMR_ERROR_DESTROYED_HANDLE, "cmr_ref_validate");
+  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_statistics_resource_ref(destroyed_handle(subject))),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_ref_validate");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -183,7 +199,8 @@ static void bad_ref_null_handle(cmr_resource_ref upstream, cmr_resource_ref subj
 static void bad_from_ref_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_from_ref: out");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_statistics_resource_from_ref: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -193,7 +210,8 @@ static void bad_from_ref_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_statistics_resource *out = (cmr_statistics_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_statistics_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF,
+                     "cmr_statistics_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_statistics_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -204,7 +222,8 @@ static void bad_from_ref_destroyed_ref(cmr_resource_ref upstream, cmr_resource_r
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_statistics_resource *out = (cmr_statistics_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_statistics_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -215,7 +234,8 @@ static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_statistics_resource *out = (cmr_statistics_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_statistics_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_statistics_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_statistics_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -226,7 +246,8 @@ static void bad_bytes_current_null_handle(cmr_resource_ref upstream, cmr_resourc
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_current(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_bytes_current");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_current(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_statistics_resource_bytes_current");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -236,7 +257,8 @@ static void bad_bytes_current_destroyed_handle(cmr_resource_ref upstream, cmr_re
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_current(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_bytes_current");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_current(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_statistics_resource_bytes_current");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -245,7 +267,8 @@ static void bad_bytes_current_destroyed_handle(cmr_resource_ref upstream, cmr_re
 static void bad_bytes_current_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_current(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_bytes_current: out");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_current(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_statistics_resource_bytes_current: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -255,7 +278,8 @@ static void bad_bytes_peak_null_handle(cmr_resource_ref upstream, cmr_resource_r
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_peak(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_bytes_peak");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_peak(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_statistics_resource_bytes_peak");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -265,7 +289,8 @@ static void bad_bytes_peak_destroyed_handle(cmr_resource_ref upstream, cmr_resou
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_peak(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_bytes_peak");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_peak(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_statistics_resource_bytes_peak");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -274,7 +299,8 @@ static void bad_bytes_peak_destroyed_handle(cmr_resource_ref upstream, cmr_resou
 static void bad_bytes_peak_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_peak(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_bytes_peak: out");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_peak(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_statistics_resource_bytes_peak: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -284,7 +310,8 @@ static void bad_bytes_total_null_handle(cmr_resource_ref upstream, cmr_resource_
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_total(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_bytes_total");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_total(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_statistics_resource_bytes_total");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -294,7 +321,8 @@ static void bad_bytes_total_destroyed_handle(cmr_resource_ref upstream, cmr_reso
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_total(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_bytes_total");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_total(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_statistics_resource_bytes_total");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -303,7 +331,8 @@ static void bad_bytes_total_destroyed_handle(cmr_resource_ref upstream, cmr_reso
 static void bad_bytes_total_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_total(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_bytes_total: out");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_total(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_statistics_resource_bytes_total: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -313,7 +342,8 @@ static void bad_allocations_current_null_handle(cmr_resource_ref upstream, cmr_r
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_current(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_current");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_current(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_statistics_resource_allocations_current");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -323,7 +353,8 @@ static void bad_allocations_current_destroyed_handle(cmr_resource_ref upstream, 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_current(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_allocations_current");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_current(destroyed_handle(subject), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_allocations_current");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -332,7 +363,8 @@ static void bad_allocations_current_destroyed_handle(cmr_resource_ref upstream, 
 static void bad_allocations_current_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_current(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_current: out");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_current(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_statistics_resource_allocations_current: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -342,7 +374,8 @@ static void bad_allocations_peak_null_handle(cmr_resource_ref upstream, cmr_reso
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_peak(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_peak");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_peak(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_statistics_resource_allocations_peak");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -352,7 +385,8 @@ static void bad_allocations_peak_destroyed_handle(cmr_resource_ref upstream, cmr
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_peak(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_allocations_peak");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_peak(destroyed_handle(subject), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_allocations_peak");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -361,7 +395,8 @@ static void bad_allocations_peak_destroyed_handle(cmr_resource_ref upstream, cmr
 static void bad_allocations_peak_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_peak(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_peak: out");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_peak(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_statistics_resource_allocations_peak: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -371,7 +406,8 @@ static void bad_allocations_total_null_handle(cmr_resource_ref upstream, cmr_res
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_total(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_total");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_total(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_statistics_resource_allocations_total");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -381,7 +417,8 @@ static void bad_allocations_total_destroyed_handle(cmr_resource_ref upstream, cm
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_total(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_allocations_total");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_total(destroyed_handle(subject), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_allocations_total");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -390,7 +427,8 @@ static void bad_allocations_total_destroyed_handle(cmr_resource_ref upstream, cm
 static void bad_allocations_total_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_total(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_total: out");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_total(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_statistics_resource_allocations_total: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -400,7 +438,8 @@ static void bad_bytes_at_push_null_handle(cmr_resource_ref upstream, cmr_resourc
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_at_push(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_bytes_at_push");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_at_push(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_statistics_resource_bytes_at_push");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -410,7 +449,8 @@ static void bad_bytes_at_push_destroyed_handle(cmr_resource_ref upstream, cmr_re
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_at_push(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_bytes_at_push");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_at_push(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_statistics_resource_bytes_at_push");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -419,7 +459,8 @@ static void bad_bytes_at_push_destroyed_handle(cmr_resource_ref upstream, cmr_re
 static void bad_bytes_at_push_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_at_push(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_bytes_at_push: out");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_bytes_at_push(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_statistics_resource_bytes_at_push: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -429,7 +470,8 @@ static void bad_allocations_at_push_null_handle(cmr_resource_ref upstream, cmr_r
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_at_push(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_at_push");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_at_push(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_statistics_resource_allocations_at_push");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -439,7 +481,8 @@ static void bad_allocations_at_push_destroyed_handle(cmr_resource_ref upstream, 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_at_push(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_allocations_at_push");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_at_push(destroyed_handle(subject), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_allocations_at_push");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -448,7 +491,8 @@ static void bad_allocations_at_push_destroyed_handle(cmr_resource_ref upstream, 
 static void bad_allocations_at_push_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_at_push(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_at_push: out");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_allocations_at_push(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_statistics_resource_allocations_at_push: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -457,7 +501,8 @@ static void bad_allocations_at_push_null_out(cmr_resource_ref upstream, cmr_reso
 static void bad_push_counters_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_push_counters(NULL), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_push_counters");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_push_counters(NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_statistics_resource_push_counters");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -466,7 +511,8 @@ static void bad_push_counters_null_handle(cmr_resource_ref upstream, cmr_resourc
 static void bad_push_counters_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_push_counters(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_push_counters");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_push_counters(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_statistics_resource_push_counters");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -475,7 +521,8 @@ static void bad_push_counters_destroyed_handle(cmr_resource_ref upstream, cmr_re
 static void bad_pop_counters_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_pop_counters(NULL), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_pop_counters");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_pop_counters(NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_statistics_resource_pop_counters");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -484,7 +531,8 @@ static void bad_pop_counters_null_handle(cmr_resource_ref upstream, cmr_resource
 static void bad_pop_counters_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_pop_counters(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_pop_counters");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_pop_counters(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_statistics_resource_pop_counters");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -494,7 +542,8 @@ static void bad_counter_levels_null_handle(cmr_resource_ref upstream, cmr_resour
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_counter_levels(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_counter_levels");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_counter_levels(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_statistics_resource_counter_levels");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -504,7 +553,8 @@ static void bad_counter_levels_destroyed_handle(cmr_resource_ref upstream, cmr_r
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_counter_levels(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_counter_levels");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_counter_levels(destroyed_handle(subject), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_statistics_resource_counter_levels");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -513,7 +563,8 @@ static void bad_counter_levels_destroyed_handle(cmr_resource_ref upstream, cmr_r
 static void bad_counter_levels_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_statistics_resource_counter_levels(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_counter_levels: out");
+  CMR_BATTERY_EXPECT(cmr_statistics_resource_counter_levels(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_statistics_resource_counter_levels: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -565,8 +616,7 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"counter_levels.null_out", bad_counter_levels_null_out},
     {NULL, NULL}};
 
-static const char *const skipped[] = {
-    NULL};
+static const char *const skipped[] = {NULL};
 
 static const cmr_battery_subject subject = {
     .name = "statistics",

@@ -12,19 +12,19 @@ static cmr_status make_upstream(const char *name, cmr_resource_ref *out, size_t 
     cmr_system_resource *handle;
     cmr_status status = cmr_system_resource_create(&handle);
     *max_alignment = 0;
-  *out = cmr_system_resource_ref(handle);
-  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
-  cmr_system_resource_destroy(handle);
-  return status;
+    *out = cmr_system_resource_ref(handle);
+    if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+    cmr_system_resource_destroy(handle);
+    return status;
   }
   if (strcmp(name, "cuda") == 0) {
     cmr_cuda_resource *handle;
     cmr_status status = cmr_cuda_resource_create(&handle);
     *max_alignment = 256;
-  *out = cmr_cuda_resource_ref(handle);
-  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
-  cmr_cuda_resource_destroy(handle);
-  return status;
+    *out = cmr_cuda_resource_ref(handle);
+    if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+    cmr_cuda_resource_destroy(handle);
+    return status;
   }
   return CMR_ERROR_INVALID_ARGUMENT;
 }
@@ -47,10 +47,11 @@ static cmr_thread_safe_resource *borrowed[8];
 static unsigned borrowed_count;
 
 static void destroy_borrowed(void) {
-  while (borrowed_count > 0) cmr_battery_expect_ok(cmr_thread_safe_resource_destroy(borrowed[--borrowed_count]), "cmr_thread_safe_resource_destroy");
+  while (borrowed_count > 0) {
+    cmr_battery_expect_ok(cmr_thread_safe_resource_destroy(borrowed[--borrowed_count]),
+                          "cmr_thread_safe_resource_destroy");
+  }
 }
-
-
 
 /* A handle of the subject destroyed already: however many objects are made
  * since, it stays detected (generation-checked slots), and destroying it
@@ -64,16 +65,15 @@ static cmr_thread_safe_resource *destroyed_handle(cmr_resource_ref subject) {
 
 /* What the resource shows of its state (its getters), to compare before and
  * after a refused call. */
-static void observe(cmr_resource_ref subject, double *values) {
-  (void)subject, (void)values;
-}
+static void observe(cmr_resource_ref subject, double *values) { (void)subject, (void)values; }
 
 enum { observed_count = 1 };
 
 static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_thread_safe_resource_create(upstream, NULL), CMR_ERROR_NULL_POINTER, "cmr_thread_safe_resource_create: out");
+  CMR_BATTERY_EXPECT(cmr_thread_safe_resource_create(upstream, NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_thread_safe_resource_create: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -83,7 +83,8 @@ static void bad_create_upstream_zeroed_ref(cmr_resource_ref upstream, cmr_resour
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_thread_safe_resource *out = (cmr_thread_safe_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_thread_safe_resource_create((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_thread_safe_resource_create: upstream");
+  CMR_BATTERY_EXPECT(cmr_thread_safe_resource_create((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF,
+                     "cmr_thread_safe_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_thread_safe_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -94,7 +95,8 @@ static void bad_create_upstream_destroyed_ref(cmr_resource_ref upstream, cmr_res
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_thread_safe_resource *out = (cmr_thread_safe_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_thread_safe_resource_create(cmr_battery_destroyed_ref(), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_thread_safe_resource_create: upstream");
+  CMR_BATTERY_EXPECT(cmr_thread_safe_resource_create(cmr_battery_destroyed_ref(), &out), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_thread_safe_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_thread_safe_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -113,7 +115,8 @@ static void bad_destroy_null_handle(cmr_resource_ref upstream, cmr_resource_ref 
 static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_thread_safe_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE, "cmr_thread_safe_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_thread_safe_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_thread_safe_resource_destroy");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -122,7 +125,8 @@ static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource
 static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_thread_safe_resource_destroy((cmr_thread_safe_resource *)(void *)cmr_battery_marker), CMR_ERROR_DESTROYED_HANDLE, "cmr_thread_safe_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_thread_safe_resource_destroy((cmr_thread_safe_resource *)(void *)cmr_battery_marker),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_thread_safe_resource_destroy");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -131,7 +135,8 @@ static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref
 static void bad_ref_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_thread_safe_resource_ref(destroyed_handle(subject))), CMR_ERROR_DESTROYED_HANDLE, "cmr_ref_validate");
+  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_thread_safe_resource_ref(destroyed_handle(subject))),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_ref_validate");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -149,7 +154,8 @@ static void bad_ref_null_handle(cmr_resource_ref upstream, cmr_resource_ref subj
 static void bad_from_ref_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_thread_safe_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER, "cmr_thread_safe_resource_from_ref: out");
+  CMR_BATTERY_EXPECT(cmr_thread_safe_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_thread_safe_resource_from_ref: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -159,7 +165,8 @@ static void bad_from_ref_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_thread_safe_resource *out = (cmr_thread_safe_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_thread_safe_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_thread_safe_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_thread_safe_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF,
+                     "cmr_thread_safe_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_thread_safe_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -170,7 +177,8 @@ static void bad_from_ref_destroyed_ref(cmr_resource_ref upstream, cmr_resource_r
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_thread_safe_resource *out = (cmr_thread_safe_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_thread_safe_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_thread_safe_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_thread_safe_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_thread_safe_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_thread_safe_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -181,30 +189,29 @@ static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_thread_safe_resource *out = (cmr_thread_safe_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_thread_safe_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_thread_safe_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_thread_safe_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_thread_safe_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_thread_safe_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
-static const cmr_battery_bad_input bad_inputs[] = {
-    {"create.null_out", bad_create_null_out},
-    {"create.upstream.zeroed_ref", bad_create_upstream_zeroed_ref},
-    {"create.upstream.destroyed_ref", bad_create_upstream_destroyed_ref},
-    {"destroy.null_handle", bad_destroy_null_handle},
-    {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
-    {"destroy.not_a_handle", bad_destroy_not_a_handle},
-    {"ref.destroyed_handle", bad_ref_destroyed_handle},
-    {"ref.null_handle", bad_ref_null_handle},
-    {"from_ref.null_out", bad_from_ref_null_out},
-    {"from_ref.zeroed_ref", bad_from_ref_zeroed_ref},
-    {"from_ref.destroyed_ref", bad_from_ref_destroyed_ref},
-    {"from_ref.other_type", bad_from_ref_other_type},
-    {NULL, NULL}};
+static const cmr_battery_bad_input bad_inputs[] = {{"create.null_out", bad_create_null_out},
+                                                   {"create.upstream.zeroed_ref", bad_create_upstream_zeroed_ref},
+                                                   {"create.upstream.destroyed_ref", bad_create_upstream_destroyed_ref},
+                                                   {"destroy.null_handle", bad_destroy_null_handle},
+                                                   {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
+                                                   {"destroy.not_a_handle", bad_destroy_not_a_handle},
+                                                   {"ref.destroyed_handle", bad_ref_destroyed_handle},
+                                                   {"ref.null_handle", bad_ref_null_handle},
+                                                   {"from_ref.null_out", bad_from_ref_null_out},
+                                                   {"from_ref.zeroed_ref", bad_from_ref_zeroed_ref},
+                                                   {"from_ref.destroyed_ref", bad_from_ref_destroyed_ref},
+                                                   {"from_ref.other_type", bad_from_ref_other_type},
+                                                   {NULL, NULL}};
 
-static const char *const skipped[] = {
-    NULL};
+static const char *const skipped[] = {NULL};
 
 static const cmr_battery_subject subject = {
     .name = "thread_safe",

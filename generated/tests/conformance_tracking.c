@@ -12,19 +12,19 @@ static cmr_status make_upstream(const char *name, cmr_resource_ref *out, size_t 
     cmr_system_resource *handle;
     cmr_status status = cmr_system_resource_create(&handle);
     *max_alignment = 0;
-  *out = cmr_system_resource_ref(handle);
-  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
-  cmr_system_resource_destroy(handle);
-  return status;
+    *out = cmr_system_resource_ref(handle);
+    if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+    cmr_system_resource_destroy(handle);
+    return status;
   }
   if (strcmp(name, "cuda") == 0) {
     cmr_cuda_resource *handle;
     cmr_status status = cmr_cuda_resource_create(&handle);
     *max_alignment = 256;
-  *out = cmr_cuda_resource_ref(handle);
-  if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
-  cmr_cuda_resource_destroy(handle);
-  return status;
+    *out = cmr_cuda_resource_ref(handle);
+    if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
+    cmr_cuda_resource_destroy(handle);
+    return status;
   }
   return CMR_ERROR_INVALID_ARGUMENT;
 }
@@ -47,7 +47,9 @@ static cmr_tracking_resource *borrowed[8];
 static unsigned borrowed_count;
 
 static void destroy_borrowed(void) {
-  while (borrowed_count > 0) cmr_battery_expect_ok(cmr_tracking_resource_destroy(borrowed[--borrowed_count]), "cmr_tracking_resource_destroy");
+  while (borrowed_count > 0) {
+    cmr_battery_expect_ok(cmr_tracking_resource_destroy(borrowed[--borrowed_count]), "cmr_tracking_resource_destroy");
+  }
 }
 
 static cmr_tracking_resource *handle_of(cmr_resource_ref ref) {
@@ -57,7 +59,6 @@ static cmr_tracking_resource *handle_of(cmr_resource_ref ref) {
   borrowed[borrowed_count++] = handle;
   return handle;
 }
-
 
 /* A handle of the subject destroyed already: however many objects are made
  * since, it stays detected (generation-checked slots), and destroying it
@@ -74,10 +75,12 @@ static cmr_tracking_resource *destroyed_handle(cmr_resource_ref subject) {
 static void observe(cmr_resource_ref subject, double *values) {
   cmr_tracking_resource *handle = handle_of(subject);
   size_t allocated_bytes = 0;
-  cmr_battery_expect_ok(cmr_tracking_resource_allocated_bytes(handle, &allocated_bytes), "cmr_tracking_resource_allocated_bytes");
+  cmr_battery_expect_ok(cmr_tracking_resource_allocated_bytes(handle, &allocated_bytes),
+                        "cmr_tracking_resource_allocated_bytes");
   values[0] = (double)allocated_bytes;
   size_t outstanding_count = 0;
-  cmr_battery_expect_ok(cmr_tracking_resource_outstanding_count(handle, &outstanding_count), "cmr_tracking_resource_outstanding_count");
+  cmr_battery_expect_ok(cmr_tracking_resource_outstanding_count(handle, &outstanding_count),
+                        "cmr_tracking_resource_outstanding_count");
   values[1] = (double)outstanding_count;
 }
 
@@ -86,7 +89,8 @@ enum { observed_count = 2 };
 static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_tracking_resource_create(upstream, false, NULL), CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_create: out");
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_create(upstream, false, NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_tracking_resource_create: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -96,7 +100,8 @@ static void bad_create_upstream_zeroed_ref(cmr_resource_ref upstream, cmr_resour
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_tracking_resource *out = (cmr_tracking_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_tracking_resource_create((cmr_resource_ref){0}, false, &out), CMR_ERROR_INVALID_REF, "cmr_tracking_resource_create: upstream");
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_create((cmr_resource_ref){0}, false, &out), CMR_ERROR_INVALID_REF,
+                     "cmr_tracking_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_tracking_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -107,7 +112,8 @@ static void bad_create_upstream_destroyed_ref(cmr_resource_ref upstream, cmr_res
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_tracking_resource *out = (cmr_tracking_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_tracking_resource_create(cmr_battery_destroyed_ref(), false, &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_tracking_resource_create: upstream");
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_create(cmr_battery_destroyed_ref(), false, &out), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_tracking_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_tracking_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -126,7 +132,8 @@ static void bad_destroy_null_handle(cmr_resource_ref upstream, cmr_resource_ref 
 static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_tracking_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE, "cmr_tracking_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_destroy(destroyed_handle(subject)), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_tracking_resource_destroy");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -135,7 +142,8 @@ static void bad_destroy_destroyed_handle(cmr_resource_ref upstream, cmr_resource
 static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_tracking_resource_destroy((cmr_tracking_resource *)(void *)cmr_battery_marker), CMR_ERROR_DESTROYED_HANDLE, "cmr_tracking_resource_destroy");
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_destroy((cmr_tracking_resource *)(void *)cmr_battery_marker),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_tracking_resource_destroy");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -144,7 +152,8 @@ static void bad_destroy_not_a_handle(cmr_resource_ref upstream, cmr_resource_ref
 static void bad_ref_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_tracking_resource_ref(destroyed_handle(subject))), CMR_ERROR_DESTROYED_HANDLE, "cmr_ref_validate");
+  CMR_BATTERY_EXPECT(cmr_ref_validate(cmr_tracking_resource_ref(destroyed_handle(subject))), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_ref_validate");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -162,7 +171,8 @@ static void bad_ref_null_handle(cmr_resource_ref upstream, cmr_resource_ref subj
 static void bad_from_ref_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_tracking_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_from_ref: out");
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_from_ref(subject, NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_tracking_resource_from_ref: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -172,7 +182,8 @@ static void bad_from_ref_zeroed_ref(cmr_resource_ref upstream, cmr_resource_ref 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_tracking_resource *out = (cmr_tracking_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_tracking_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF, "cmr_tracking_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_from_ref((cmr_resource_ref){0}, &out), CMR_ERROR_INVALID_REF,
+                     "cmr_tracking_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_tracking_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -183,7 +194,8 @@ static void bad_from_ref_destroyed_ref(cmr_resource_ref upstream, cmr_resource_r
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_tracking_resource *out = (cmr_tracking_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_tracking_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_tracking_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_from_ref(cmr_battery_destroyed_subject(upstream), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_tracking_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_tracking_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -194,7 +206,8 @@ static void bad_from_ref_other_type(cmr_resource_ref upstream, cmr_resource_ref 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_tracking_resource *out = (cmr_tracking_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_tracking_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT, "cmr_tracking_resource_from_ref");
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_from_ref(cmr_battery_foreign_ref(), &out), CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_tracking_resource_from_ref");
   cmr_battery_expect_null(out, "cmr_tracking_resource_from_ref");
   observe(subject, after);
   destroy_borrowed();
@@ -205,7 +218,8 @@ static void bad_allocated_bytes_null_handle(cmr_resource_ref upstream, cmr_resou
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_tracking_resource_allocated_bytes(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_allocated_bytes");
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_allocated_bytes(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_tracking_resource_allocated_bytes");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -215,7 +229,8 @@ static void bad_allocated_bytes_destroyed_handle(cmr_resource_ref upstream, cmr_
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_tracking_resource_allocated_bytes(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_tracking_resource_allocated_bytes");
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_allocated_bytes(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_tracking_resource_allocated_bytes");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -224,7 +239,8 @@ static void bad_allocated_bytes_destroyed_handle(cmr_resource_ref upstream, cmr_
 static void bad_allocated_bytes_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_tracking_resource_allocated_bytes(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_allocated_bytes: out");
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_allocated_bytes(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_tracking_resource_allocated_bytes: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -234,7 +250,8 @@ static void bad_outstanding_count_null_handle(cmr_resource_ref upstream, cmr_res
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_tracking_resource_outstanding_count(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_outstanding_count");
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_outstanding_count(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_tracking_resource_outstanding_count");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -244,7 +261,8 @@ static void bad_outstanding_count_destroyed_handle(cmr_resource_ref upstream, cm
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   size_t out = 0;
-  CMR_BATTERY_EXPECT(cmr_tracking_resource_outstanding_count(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_tracking_resource_outstanding_count");
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_outstanding_count(destroyed_handle(subject), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_tracking_resource_outstanding_count");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -253,7 +271,8 @@ static void bad_outstanding_count_destroyed_handle(cmr_resource_ref upstream, cm
 static void bad_outstanding_count_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_tracking_resource_outstanding_count(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_outstanding_count: out");
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_outstanding_count(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_tracking_resource_outstanding_count: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -262,8 +281,9 @@ static void bad_outstanding_count_null_out(cmr_resource_ref upstream, cmr_resour
 static void bad_outstanding_report_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  const char * out = 0;
-  CMR_BATTERY_EXPECT(cmr_tracking_resource_outstanding_report(NULL, &out), CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_outstanding_report");
+  const char *out = 0;
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_outstanding_report(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_tracking_resource_outstanding_report");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -272,8 +292,9 @@ static void bad_outstanding_report_null_handle(cmr_resource_ref upstream, cmr_re
 static void bad_outstanding_report_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  const char * out = 0;
-  CMR_BATTERY_EXPECT(cmr_tracking_resource_outstanding_report(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE, "cmr_tracking_resource_outstanding_report");
+  const char *out = 0;
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_outstanding_report(destroyed_handle(subject), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_tracking_resource_outstanding_report");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -282,7 +303,8 @@ static void bad_outstanding_report_destroyed_handle(cmr_resource_ref upstream, c
 static void bad_outstanding_report_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_tracking_resource_outstanding_report(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_outstanding_report: out");
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_outstanding_report(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_tracking_resource_outstanding_report: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -312,8 +334,7 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"outstanding_report.null_out", bad_outstanding_report_null_out},
     {NULL, NULL}};
 
-static const char *const skipped[] = {
-    NULL};
+static const char *const skipped[] = {NULL};
 
 static const cmr_battery_subject subject = {
     .name = "tracking",

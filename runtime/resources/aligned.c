@@ -23,38 +23,25 @@ typedef struct cmr_aligned_entry {
 } cmr_aligned_entry;
 
 struct cmr_aligned_impl {
-  cmr_resource_ref upstream; /* the handle holds its share */
-  size_t alignment;
-  size_t threshold;
-  pthread_mutex_t lock; /* guards the map */
+  cmr_aligned_params params; /* first: what it was created with (impl.h) */
+  pthread_mutex_t lock;      /* guards the map */
   cmr_address_map entries;
 };
+CMR_IMPL_LAYOUT(aligned);
 
-cmr_status cmr_aligned_impl_create(cmr_resource_ref upstream, size_t allocation_alignment,
-                                   size_t alignment_threshold, cmr_aligned_impl **out) {
-  cmr_aligned_impl *impl = calloc(1, sizeof *impl);
-  if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "aligned: no host memory for the resource");
+cmr_status cmr_aligned_impl_init(cmr_aligned_impl *impl) {
   cmr_status status = cmr_address_map_init(&impl->entries, "aligned");
-  if (status != CMR_SUCCESS) {
-    free(impl);
-    return status;
-  }
-  impl->upstream = upstream;
-  impl->alignment = allocation_alignment;
-  impl->threshold = alignment_threshold;
-  pthread_mutex_init(&impl->lock, NULL);
-  *out = impl;
-  return CMR_SUCCESS;
+  if (status == CMR_SUCCESS) pthread_mutex_init(&impl->lock, NULL);
+  return status;
 }
 
 static void cmr_aligned_drop(cmr_address_entry *entry) { free(entry); }
 
 /* Entries left at destroy are allocations never freed: the upstream keeps
  * them, as it would without the adaptor; only the records go. */
-void cmr_aligned_impl_destroy(cmr_aligned_impl *impl) {
+void cmr_aligned_impl_fini(cmr_aligned_impl *impl) {
   cmr_address_map_clear(&impl->entries, cmr_aligned_drop);
   pthread_mutex_destroy(&impl->lock);
-  free(impl);
 }
 
 static void cmr_aligned_insert(cmr_aligned_impl *impl, cmr_aligned_entry *entry) {
@@ -99,7 +86,9 @@ static cmr_status cmr_aligned_passed_through(cmr_aligned_impl *impl, cmr_status 
 /* The alignment a request gets: what the caller asks, raised to the
  * adaptor's for requests of at least the threshold. */
 static size_t cmr_aligned_effective(const cmr_aligned_impl *impl, size_t bytes, size_t alignment) {
-  if (bytes >= impl->threshold && impl->alignment > alignment) return impl->alignment;
+  if (bytes >= impl->params.alignment_threshold && impl->params.allocation_alignment > alignment) {
+    return impl->params.allocation_alignment;
+  }
   return alignment;
 }
 
@@ -107,7 +96,7 @@ cmr_status cmr_aligned_impl_allocate(cmr_aligned_impl *impl, size_t bytes, size_
                                      void **out) {
   alignment = cmr_aligned_effective(impl, bytes, alignment);
   if (alignment == CMR_DEFAULT_ALIGNMENT) {
-    return cmr_allocate_aligned(impl->upstream, bytes, alignment, stream, out);
+    return cmr_allocate_aligned(impl->params.upstream, bytes, alignment, stream, out);
   }
   size_t extra = alignment - CMR_DEFAULT_ALIGNMENT;
   if (bytes > SIZE_MAX - extra) {
@@ -118,8 +107,8 @@ cmr_status cmr_aligned_impl_allocate(cmr_aligned_impl *impl, size_t bytes, size_
   if (entry == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "aligned: no host memory to record an allocation");
   entry->bytes = bytes;
   entry->upstream_bytes = bytes + extra;
-  cmr_status status =
-      cmr_allocate_aligned(impl->upstream, entry->upstream_bytes, CMR_DEFAULT_ALIGNMENT, stream, &entry->upstream_ptr);
+  cmr_status status = cmr_allocate_aligned(impl->params.upstream, entry->upstream_bytes, CMR_DEFAULT_ALIGNMENT, stream,
+                                           &entry->upstream_ptr);
   if (status != CMR_SUCCESS) {
     free(entry);
     return status;
@@ -137,7 +126,7 @@ cmr_status cmr_aligned_impl_deallocate(cmr_aligned_impl *impl, void *ptr, size_t
                                        cmr_stream stream) {
   alignment = cmr_aligned_effective(impl, bytes, alignment);
   if (alignment == CMR_DEFAULT_ALIGNMENT) {
-    cmr_status status = cmr_deallocate_aligned(impl->upstream, ptr, bytes, alignment, stream);
+    cmr_status status = cmr_deallocate_aligned(impl->params.upstream, ptr, bytes, alignment, stream);
     return status == CMR_SUCCESS ? status : cmr_aligned_passed_through(impl, status, ptr, bytes);
   }
   size_t allocated;
@@ -148,7 +137,7 @@ cmr_status cmr_aligned_impl_deallocate(cmr_aligned_impl *impl, void *ptr, size_t
                      "aligned: %p (%zu bytes at alignment %zu) is not a pointer this adaptor aligned", ptr, bytes,
                      alignment);
   }
-  cmr_status status = cmr_deallocate_aligned(impl->upstream, entry->upstream_ptr, entry->upstream_bytes,
+  cmr_status status = cmr_deallocate_aligned(impl->params.upstream, entry->upstream_ptr, entry->upstream_bytes,
                                              CMR_DEFAULT_ALIGNMENT, stream);
   if (status != CMR_SUCCESS) {
     cmr_aligned_insert(impl, entry); /* the upstream kept it: it can still be freed */

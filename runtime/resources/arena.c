@@ -50,6 +50,7 @@
 #define CMR_ARENA_SUPERBLOCK_MINIMUM ((size_t)1 << 20)
 
 struct cmr_arena_impl {
+  cmr_arena_params params;    /* first: what it was created with (impl.h) */
   cmr_chunks upstream_memory; /* one chunk, of arena_size bytes at base */
   char *base;
   size_t arena_size;
@@ -64,6 +65,7 @@ struct cmr_arena_impl {
   FILE *dump_file; /* stderr for an empty dump_path */
   pthread_mutex_t dump_lock; /* so that two dumps never interleave */
 };
+CMR_IMPL_LAYOUT(arena);
 
 /* The superblock a request needs when no arena has a fit: big enough
  * whatever its (256-aligned) address; SIZE_MAX when no size is. */
@@ -148,7 +150,6 @@ static void release_everything(cmr_arena_impl *impl) {
   free(impl->dump_path);
   pthread_mutex_destroy(&impl->global_lock);
   pthread_mutex_destroy(&impl->dump_lock);
-  free(impl);
 }
 
 /* Takes the arena's memory from the upstream as the global arena's one free
@@ -168,18 +169,16 @@ static cmr_status take_arena_memory(cmr_arena_impl *impl) {
   return status;
 }
 
-cmr_status cmr_arena_impl_create(cmr_resource_ref upstream, size_t arena_size, bool dump_log_on_failure,
-                                 const char *dump_path, cmr_arena_impl **out) {
-  cmr_arena_impl *impl = calloc(1, sizeof *impl);
-  if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "arena: no host memory for the resource");
-  cmr_chunks_init(&impl->upstream_memory, "arena", upstream, arena_size);
-  impl->arena_size = arena_size;
-  impl->dump_log_on_failure = dump_log_on_failure;
+cmr_status cmr_arena_impl_init(cmr_arena_impl *impl) {
+  const cmr_arena_params *params = &impl->params;
+  cmr_chunks_init(&impl->upstream_memory, "arena", params->upstream, params->arena_size);
+  impl->arena_size = params->arena_size;
+  impl->dump_log_on_failure = params->dump_log_on_failure;
   pthread_mutex_init(&impl->global_lock, NULL);
   pthread_mutex_init(&impl->dump_lock, NULL);
   cmr_free_blocks_init_by_address(&impl->global);
   atomic_init(&impl->superblocks, 0);
-  cmr_status status = open_dump_destination(impl, dump_path);
+  cmr_status status = open_dump_destination(impl, params->dump_path);
   if (status == CMR_SUCCESS) status = cmr_block_map_create(&impl->handed_out);
   if (status == CMR_SUCCESS) {
     status = cmr_stream_lists_create("arena", CMR_FIT_FIRST, CMR_KEY_DEFAULT_STREAM_PER_THREAD, impl->handed_out,
@@ -190,17 +189,13 @@ cmr_status cmr_arena_impl_create(cmr_resource_ref upstream, size_t arena_size, b
     cmr_stream_lists_release_dead_units(impl->lists, &impl->global_lock, return_superblock_locked, impl);
   }
   if (status == CMR_SUCCESS) status = take_arena_memory(impl);
-  if (status != CMR_SUCCESS) {
-    release_everything(impl);
-    return status;
-  }
-  *out = impl;
-  return CMR_SUCCESS;
+  if (status != CMR_SUCCESS) release_everything(impl);
+  return status;
 }
 
 /* The upstream memory goes back once the device has finished its work on it
  * (cmr_chunks_release_all), whether or not blocks are still allocated. */
-void cmr_arena_impl_destroy(cmr_arena_impl *impl) { release_everything(impl); }
+void cmr_arena_impl_fini(cmr_arena_impl *impl) { release_everything(impl); }
 
 /* ---- superblocks ----------------------------------------------------------------------- */
 

@@ -44,7 +44,8 @@ typedef struct cmr_route {
 enum { cmr_binning_octaves = 65 };
 
 struct cmr_binning_impl {
-  cmr_route upstream;
+  cmr_binning_params params; /* first: what it was created with (impl.h) */
+  cmr_route upstream;        /* params.upstream, for requests no bin takes */
   cmr_binning_slot readers[cmr_binning_slots];
   _Atomic bool writing;
   pthread_mutex_t writers;
@@ -56,6 +57,7 @@ struct cmr_binning_impl {
    * that are powers of two), not by a search of the table. */
   size_t first_of_octave[cmr_binning_octaves];
 };
+CMR_IMPL_LAYOUT(binning);
 
 /* The position of the first bin of at least `bytes`: bin_count if none. */
 static size_t cmr_binning_position(const cmr_binning_impl *impl, size_t bytes) {
@@ -312,14 +314,13 @@ void cmr_binning_impl_visit_children(const cmr_binning_impl *impl, cmr_child_vis
   cmr_binning_read_end(guarded, slot);
 }
 
-void cmr_binning_impl_destroy(cmr_binning_impl *impl) {
+void cmr_binning_impl_fini(cmr_binning_impl *impl) {
   for (size_t i = 0; i < impl->bin_count; ++i) {
     cmr_ref_drop(impl->bins[i]->resource);
     free(impl->bins[i]);
   }
   free(impl->bins);
   pthread_mutex_destroy(&impl->writers);
-  free(impl);
 }
 
 /* One fixed_size bin per power of two 2^min..2^max; none when both are -1
@@ -334,20 +335,15 @@ static cmr_status cmr_binning_add_exponent_bins(cmr_binning_impl *impl, int min_
   return CMR_SUCCESS;
 }
 
-cmr_status cmr_binning_impl_create(cmr_resource_ref upstream, int min_size_exponent, int max_size_exponent,
-                                   cmr_binning_impl **out) {
-  cmr_binning_impl *impl = aligned_alloc(_Alignof(cmr_binning_impl), sizeof *impl);
-  if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "binning: no host memory for the resource");
+cmr_status cmr_binning_impl_init(cmr_binning_impl *impl) {
   /* The wrapper holds a share of the upstream for the resource's life. */
-  *impl = (cmr_binning_impl){.upstream = {.resource = upstream, .self = cmr_ref_self(upstream)}};
+  impl->upstream.resource = impl->params.upstream;
+  impl->upstream.self = cmr_ref_self(impl->params.upstream);
   pthread_mutex_init(&impl->writers, NULL);
-  cmr_status status = cmr_binning_add_exponent_bins(impl, min_size_exponent, max_size_exponent);
-  if (status != CMR_SUCCESS) {
-    cmr_binning_impl_destroy(impl);
-    return status;
-  }
-  *out = impl;
-  return CMR_SUCCESS;
+  cmr_status status =
+      cmr_binning_add_exponent_bins(impl, impl->params.min_size_exponent, impl->params.max_size_exponent);
+  if (status != CMR_SUCCESS) cmr_binning_impl_fini(impl);
+  return status;
 }
 
 cmr_status cmr_binning_impl_bin_count(cmr_binning_impl *impl, size_t *out) {

@@ -3,45 +3,24 @@
  * deallocate function sees only pointers its allocate function returned
  * through this resource, with the size they were asked for: the resource
  * keeps a ledger of its own (so it is equal only to itself, as RMM's). */
-#include <stdlib.h>
-
 #include "impl.h"
 #include "ledger.h"
 
 struct cmr_callback_impl {
-  cmr_allocate_callback allocate;
-  cmr_deallocate_callback deallocate;
-  void *allocate_arg;
-  void *deallocate_arg;
-  unsigned properties;
+  cmr_callback_params params; /* first: its functions and properties (impl.h) */
   cmr_ledger *ledger;
 };
+CMR_IMPL_LAYOUT(callback);
 
-cmr_status cmr_callback_impl_create(cmr_allocate_callback allocate, cmr_deallocate_callback deallocate,
-                                    void *allocate_arg, void *deallocate_arg, unsigned properties,
-                                    cmr_callback_impl **out) {
-  cmr_callback_impl *impl = malloc(sizeof *impl);
-  if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "callback: no host memory for the resource");
-  *impl = (cmr_callback_impl){allocate, deallocate, allocate_arg, deallocate_arg, properties, NULL};
-  cmr_status status = cmr_ledger_create("callback", &impl->ledger);
-  if (status != CMR_SUCCESS) {
-    free(impl);
-    return status;
-  }
-  *out = impl;
-  return CMR_SUCCESS;
-}
+cmr_status cmr_callback_impl_init(cmr_callback_impl *impl) { return cmr_ledger_create("callback", &impl->ledger); }
 
 /* Memory still out stays the user's; only the records go. */
-void cmr_callback_impl_destroy(cmr_callback_impl *impl) {
-  cmr_ledger_destroy(impl->ledger);
-  free(impl);
-}
+void cmr_callback_impl_fini(cmr_callback_impl *impl) { cmr_ledger_destroy(impl->ledger); }
 
 static cmr_status cmr_callback_obtain(void *resource, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   cmr_callback_impl *impl = resource;
   (void)alignment; /* the functions promise 256; dispatch verifies what comes back */
-  *out = impl->allocate(bytes, stream, impl->allocate_arg);
+  *out = impl->params.allocate(bytes, stream, impl->params.allocate_arg);
   if (*out == NULL) {
     return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "callback: the allocate function returned NULL for %zu bytes", bytes);
   }
@@ -51,7 +30,7 @@ static cmr_status cmr_callback_obtain(void *resource, size_t bytes, size_t align
 static cmr_status cmr_callback_release(void *resource, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
   cmr_callback_impl *impl = resource;
   (void)alignment;
-  impl->deallocate(ptr, bytes, stream, impl->deallocate_arg);
+  impl->params.deallocate(ptr, bytes, stream, impl->params.deallocate_arg);
   return CMR_SUCCESS;
 }
 
@@ -69,4 +48,4 @@ cmr_status cmr_callback_impl_deallocate(cmr_callback_impl *impl, void *ptr, size
                                stream);
 }
 
-unsigned cmr_callback_impl_properties(const cmr_callback_impl *impl) { return impl->properties; }
+unsigned cmr_callback_impl_properties(const cmr_callback_impl *impl) { return impl->params.properties; }

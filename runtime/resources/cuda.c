@@ -4,30 +4,28 @@
  * resource was; cudaMalloc's pointers are aligned
  * to at least 256 bytes, the most the spec lets reach here; the stream is
  * ignored because both calls synchronize. */
-#include <stdlib.h>
-
 #include "cuda_memory.h"
 #include "impl.h"
 
 /* Only its device: the memory is the driver's and the ledger's. */
 struct cmr_cuda_impl {
-  cmr_cuda_memory_leaf leaf;
+  int device; /* current at creation: its calls run there */
 };
+CMR_IMPL_LAYOUT(cuda);
 
-cmr_status cmr_cuda_impl_create(cmr_cuda_impl **out) {
-  return cmr_cuda_memory_leaf_create("cuda", (cmr_cuda_memory_leaf **)out);
+cmr_status cmr_cuda_impl_init(cmr_cuda_impl *impl) {
+  impl->device = cmr_backend_device_at_creation();
+  return CMR_SUCCESS;
 }
-
-void cmr_cuda_impl_destroy(cmr_cuda_impl *impl) { free(impl); }
 
 cmr_status cmr_cuda_impl_allocate(cmr_cuda_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
                                     void **out) {
   (void)alignment;
-  return cmr_cuda_memory_allocate(CMR_CUDA_MEMORY_DEVICE, "cuda", impl->leaf.device, NULL, bytes, stream, out);
+  return cmr_cuda_memory_allocate(CMR_CUDA_MEMORY_DEVICE, "cuda", impl->device, NULL, bytes, stream, out);
 }
 
 cmr_status cmr_cuda_impl_deallocate(cmr_cuda_impl *impl, void *ptr, size_t bytes, size_t alignment,
                                       cmr_stream stream) {
   (void)alignment;
-  return cmr_cuda_memory_deallocate(CMR_CUDA_MEMORY_DEVICE, "cuda", impl->leaf.device, NULL, ptr, bytes, stream);
+  return cmr_cuda_memory_deallocate(CMR_CUDA_MEMORY_DEVICE, "cuda", impl->device, NULL, ptr, bytes, stream);
 }

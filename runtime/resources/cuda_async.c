@@ -2,16 +2,16 @@
 /* cuda_async: a cudaMemPool_t of the resource's own, allocated from in
  * stream order. An initial size is reserved by allocating and freeing it
  * once; the release threshold keeps it (and later growth) reserved. */
-#include <stdlib.h>
-
 #include "backend.h"
 #include "impl.h"
 #include "cuda_memory.h"
 
 struct cmr_cuda_async_impl {
+  cmr_cuda_async_params params; /* first: what it was created with (impl.h) */
   cmr_backend_pool pool;
   int device; /* current at creation: its calls run there */
 };
+CMR_IMPL_LAYOUT(cuda_async);
 
 static const cmr_backend_pool_export export_of[] = {
     [CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE] = CMR_BACKEND_POOL_EXPORT_NONE,
@@ -46,37 +46,24 @@ static cmr_status grant_access(cmr_backend_pool pool, int own, size_t access_dev
   return status;
 }
 
-cmr_status cmr_cuda_async_impl_create(size_t initial_pool_size, size_t release_threshold,
-                                      cmr_cuda_async_export_handle_type export_handle_type, size_t access_devices,
-                                      cmr_cuda_async_impl **out) {
+cmr_status cmr_cuda_async_impl_init(cmr_cuda_async_impl *impl) {
+  const cmr_cuda_async_params *params = &impl->params;
   bool supported = false;
   cmr_status status = cmr_backend_pools_supported(&supported);
   if (status != CMR_SUCCESS) return status;
   if (!supported) return cmr_error(CMR_ERROR_UNSUPPORTED, "cuda_async: the current device has no memory pools");
-  cmr_cuda_async_impl *impl = malloc(sizeof *impl);
-  if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cuda_async: no host memory for the resource");
   impl->device = cmr_backend_device_at_creation();
-  status = cmr_backend_pool_create(export_of[export_handle_type], release_threshold, &impl->pool);
-  if (status == CMR_SUCCESS && access_devices != 0) {
-    status = grant_access(impl->pool, impl->device, access_devices);
-    if (status != CMR_SUCCESS) cmr_backend_pool_destroy(impl->pool);
-  }
-  if (status == CMR_SUCCESS && initial_pool_size > 0) {
-    status = reserve(impl->pool, initial_pool_size);
-    if (status != CMR_SUCCESS) cmr_backend_pool_destroy(impl->pool);
-  }
-  if (status != CMR_SUCCESS) {
-    free(impl);
-    return status;
-  }
-  *out = impl;
-  return CMR_SUCCESS;
+  status = cmr_backend_pool_create(export_of[params->export_handle_type], params->release_threshold, &impl->pool);
+  if (status != CMR_SUCCESS) return status;
+  if (params->access_devices != 0) status = grant_access(impl->pool, impl->device, params->access_devices);
+  if (status == CMR_SUCCESS && params->initial_pool_size > 0) status = reserve(impl->pool, params->initial_pool_size);
+  if (status != CMR_SUCCESS) cmr_backend_pool_destroy(impl->pool);
+  return status;
 }
 
-void cmr_cuda_async_impl_destroy(cmr_cuda_async_impl *impl) {
+void cmr_cuda_async_impl_fini(cmr_cuda_async_impl *impl) {
   /* The driver frees the pool once outstanding allocations are returned. */
   cmr_backend_pool_destroy(impl->pool);
-  free(impl);
 }
 
 cmr_status cmr_cuda_async_impl_allocate(cmr_cuda_async_impl *impl, size_t bytes, size_t alignment,

@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cuda_async_managed: stream-ordered managed memory from the current
  * device's default managed pool (CUDA 13), which the driver owns. */
-#include <stdlib.h>
-
 #include "backend.h"
 #include "impl.h"
 #include "cuda_memory.h"
@@ -11,21 +9,13 @@ struct cmr_cuda_async_managed_impl {
   cmr_backend_pool pool;
   int device; /* current at creation: its calls run there */
 };
+CMR_IMPL_LAYOUT(cuda_async_managed);
 
-cmr_status cmr_cuda_async_managed_impl_create(cmr_cuda_async_managed_impl **out) {
-  cmr_backend_pool pool;
-  cmr_status status = cmr_backend_managed_pool(&pool);
-  if (status != CMR_SUCCESS) return status;
-  cmr_cuda_async_managed_impl *impl = malloc(sizeof *impl);
-  if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cuda_async_managed: no host memory for the resource");
+/* The default pool belongs to the driver: the resource only names it. */
+cmr_status cmr_cuda_async_managed_impl_init(cmr_cuda_async_managed_impl *impl) {
   impl->device = cmr_backend_device_at_creation();
-  impl->pool = pool;
-  *out = impl;
-  return CMR_SUCCESS;
+  return cmr_backend_managed_pool(&impl->pool);
 }
-
-/* The default pool belongs to the driver: only the resource goes. */
-void cmr_cuda_async_managed_impl_destroy(cmr_cuda_async_managed_impl *impl) { free(impl); }
 
 cmr_status cmr_cuda_async_managed_impl_allocate(cmr_cuda_async_managed_impl *impl, size_t bytes, size_t alignment,
                                                 cmr_stream stream, void **out) {

@@ -1,26 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cuda_async_view: stream-ordered allocation from a pool the caller owns. */
-#include <stdlib.h>
-
 #include "backend.h"
 #include "impl.h"
 #include "cuda_memory.h"
 
 struct cmr_cuda_async_view_impl {
-  cmr_backend_pool pool;
-  int device; /* current at creation: its calls run there */
+  cmr_cuda_async_view_params params; /* first: what it was created with (impl.h) */
+  cmr_backend_pool pool;             /* params.pool_handle, typed */
+  int device;                        /* current at creation: its calls run there */
 };
+CMR_IMPL_LAYOUT(cuda_async_view);
 
-cmr_status cmr_cuda_async_view_impl_create(void *pool_handle, cmr_cuda_async_view_impl **out) {
-  cmr_cuda_async_view_impl *impl = malloc(sizeof *impl);
-  if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cuda_async_view: no host memory for the resource");
+cmr_status cmr_cuda_async_view_impl_init(cmr_cuda_async_view_impl *impl) {
   impl->device = cmr_backend_device_at_creation();
-  impl->pool = pool_handle;
-  *out = impl;
+  impl->pool = impl->params.pool_handle;
   return CMR_SUCCESS;
 }
-
-void cmr_cuda_async_view_impl_destroy(cmr_cuda_async_view_impl *impl) { free(impl); }
 
 cmr_status cmr_cuda_async_view_impl_allocate(cmr_cuda_async_view_impl *impl, size_t bytes, size_t alignment,
                                              cmr_stream stream, void **out) {

@@ -15,6 +15,7 @@
 #include "suballocator.h"
 
 struct cmr_fixed_size_impl {
+  cmr_fixed_size_params params; /* first: what it was created with (impl.h) */
   size_t block_size;
   size_t chunk_size; /* block_size * blocks_to_preallocate */
   cmr_chunks chunks;
@@ -24,6 +25,7 @@ struct cmr_fixed_size_impl {
    * add one chunk, not one each. */
   pthread_mutex_t growth;
 };
+CMR_IMPL_LAYOUT(fixed_size);
 
 static cmr_status cmr_fixed_size_new_block(const cmr_fixed_size_impl *impl, const cmr_chunk *chunk, size_t index,
                                            cmr_block **out) {
@@ -93,7 +95,7 @@ static cmr_status cmr_fixed_size_check_sizes(size_t block_size, size_t blocks_to
   return CMR_SUCCESS;
 }
 
-void cmr_fixed_size_impl_destroy(cmr_fixed_size_impl *impl) {
+void cmr_fixed_size_impl_fini(cmr_fixed_size_impl *impl) {
   /* Blocks still handed out go back with their chunks: their owner can no
    * longer free them. The chunks go once the device is idle (chunks.h). */
   /* The lists before the map: an ending thread's list moves its hand-outs there. */
@@ -101,19 +103,16 @@ void cmr_fixed_size_impl_destroy(cmr_fixed_size_impl *impl) {
   if (impl->handed_out != NULL) cmr_block_map_destroy(impl->handed_out);
   cmr_chunks_release_all(&impl->chunks);
   pthread_mutex_destroy(&impl->growth);
-  free(impl);
 }
 
-cmr_status cmr_fixed_size_impl_create(cmr_resource_ref upstream, size_t block_size, size_t blocks_to_preallocate,
-                                      cmr_fixed_size_impl **out) {
+cmr_status cmr_fixed_size_impl_init(cmr_fixed_size_impl *impl) {
+  const cmr_fixed_size_params *params = &impl->params;
   size_t rounded = 0;
-  cmr_status status = cmr_fixed_size_check_sizes(block_size, blocks_to_preallocate, &rounded);
+  cmr_status status = cmr_fixed_size_check_sizes(params->block_size, params->blocks_to_preallocate, &rounded);
   if (status != CMR_SUCCESS) return status;
-  cmr_fixed_size_impl *impl = calloc(1, sizeof *impl);
-  if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "fixed_size: no host memory for the resource");
   impl->block_size = rounded;
-  impl->chunk_size = rounded * blocks_to_preallocate;
-  cmr_chunks_init(&impl->chunks, "fixed_size", upstream, SIZE_MAX);
+  impl->chunk_size = rounded * params->blocks_to_preallocate;
+  cmr_chunks_init(&impl->chunks, "fixed_size", params->upstream, SIZE_MAX);
   pthread_mutex_init(&impl->growth, NULL);
   status = cmr_block_map_create(&impl->handed_out);
   if (status == CMR_SUCCESS) {
@@ -122,12 +121,8 @@ cmr_status cmr_fixed_size_impl_create(cmr_resource_ref upstream, size_t block_si
   }
   /* Preallocated blocks are idle: every stream may take them at once. */
   if (status == CMR_SUCCESS) status = cmr_fixed_size_add_chunk(impl, CMR_DEFAULT_STREAM, NULL);
-  if (status != CMR_SUCCESS) {
-    cmr_fixed_size_impl_destroy(impl);
-    return status;
-  }
-  *out = impl;
-  return CMR_SUCCESS;
+  if (status != CMR_SUCCESS) cmr_fixed_size_impl_fini(impl);
+  return status;
 }
 
 cmr_status cmr_fixed_size_impl_allocate(cmr_fixed_size_impl *impl, size_t bytes, size_t alignment,

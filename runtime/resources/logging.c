@@ -20,16 +20,16 @@
 #define CMR_LOGGING_HEADER "Thread,Time,Action,Pointer,Size,Stream\n"
 
 struct cmr_logging_impl {
-  cmr_resource_ref upstream;
+  cmr_logging_params params; /* first: what it was created with (impl.h) */
   pthread_mutex_t lock;
   FILE *file;
   bool owns_file;
-  bool auto_flush;
-  char *filename; /* "" for a caller's FILE * */
+  char *filename; /* the file written: "" for a caller's FILE * */
   size_t lost_rows;
   size_t lost_since_flush;
   int last_errno;
 };
+CMR_IMPL_LAYOUT(logging);
 
 /* The id spdlog's %t writes on Linux (the kernel's thread id), so rows from
  * cmr and from RMM name threads alike; elsewhere pthread_self's value. */
@@ -44,7 +44,7 @@ static unsigned long long cmr_logging_thread_id(void) {
 /* Writes `row` (whole, one line), counting it lost if the write or the
  * auto-flush fails. The caller holds the lock. */
 static void cmr_logging_write_locked(cmr_logging_impl *impl, const char *row) {
-  bool failed = fputs(row, impl->file) == EOF || (impl->auto_flush && fflush(impl->file) != 0);
+  bool failed = fputs(row, impl->file) == EOF || (impl->params.auto_flush && fflush(impl->file) != 0);
   if (failed) {
     impl->last_errno = errno;
     impl->lost_rows++;
@@ -105,24 +105,18 @@ static cmr_status cmr_logging_open(cmr_logging_impl *impl, const char *filename,
   return CMR_SUCCESS;
 }
 
-cmr_status cmr_logging_impl_create(cmr_resource_ref upstream, const char *filename, FILE *file, bool auto_flush,
-                                   cmr_logging_impl **out) {
-  cmr_logging_impl *impl = calloc(1, sizeof *impl);
-  if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "logging: no host memory for the resource");
-  impl->upstream = upstream;
-  impl->auto_flush = auto_flush;
+cmr_status cmr_logging_impl_init(cmr_logging_impl *impl) {
   pthread_mutex_init(&impl->lock, NULL);
-  cmr_status status = cmr_logging_open(impl, filename, file);
+  cmr_status status = cmr_logging_open(impl, impl->params.filename, impl->params.file);
   if (status != CMR_SUCCESS) {
-    cmr_logging_impl_destroy(impl);
+    cmr_logging_impl_fini(impl);
     return status;
   }
   cmr_logging_write(impl, CMR_LOGGING_HEADER);
-  *out = impl;
   return CMR_SUCCESS;
 }
 
-void cmr_logging_impl_destroy(cmr_logging_impl *impl) {
+void cmr_logging_impl_fini(cmr_logging_impl *impl) {
   if (impl->owns_file) {
     fclose(impl->file);
   } else if (impl->file != NULL) {
@@ -130,12 +124,11 @@ void cmr_logging_impl_destroy(cmr_logging_impl *impl) {
   }
   free(impl->filename);
   pthread_mutex_destroy(&impl->lock);
-  free(impl);
 }
 
 cmr_status cmr_logging_impl_allocate(cmr_logging_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
                                      void **out) {
-  cmr_status status = cmr_allocate_aligned(impl->upstream, bytes, alignment, stream, out);
+  cmr_status status = cmr_allocate_aligned(impl->params.upstream, bytes, alignment, stream, out);
   cmr_logging_event(impl, status == CMR_SUCCESS ? "allocate" : "allocate failure",
                     status == CMR_SUCCESS ? *out : NULL, bytes, stream);
   return status;
@@ -150,7 +143,7 @@ cmr_status cmr_logging_impl_deallocate(cmr_logging_impl *impl, void *ptr, size_t
   char row[cmr_logging_row_size];
   cmr_logging_format(row, "free", ptr, bytes, stream);
   cmr_mutex_lock(&impl->lock);
-  cmr_status status = cmr_deallocate_aligned(impl->upstream, ptr, bytes, alignment, stream);
+  cmr_status status = cmr_deallocate_aligned(impl->params.upstream, ptr, bytes, alignment, stream);
   if (status == CMR_SUCCESS) cmr_logging_write_locked(impl, row);
   pthread_mutex_unlock(&impl->lock);
   return status;

@@ -16,6 +16,7 @@
 #include "suballocator.h"
 
 struct cmr_pool_impl {
+  cmr_pool_params params; /* first: what it was created with (impl.h) */
   cmr_chunks chunks;
   size_t maximum_growth; /* most bytes a growth takes beyond what a request needs */
   /* Held while deciding to grow, so that threads that all miss at once grow
@@ -24,6 +25,7 @@ struct cmr_pool_impl {
   cmr_stream_lists *free_lists;
   cmr_block_map *handed_out;
 };
+CMR_IMPL_LAYOUT(pool);
 
 /* Takes a chunk of at least `least` bytes on `stream`. The pool doubles (a
  * chunk as large as what it holds, at most maximum_growth) unless that is
@@ -65,36 +67,31 @@ static cmr_status cmr_pool_grow(void *resource, size_t size, size_t alignment, c
   return cmr_pool_add_chunk(resource, needed, size, alignment, stream, out);
 }
 
-cmr_status cmr_pool_impl_create(cmr_resource_ref upstream, size_t initial_pool_size, size_t maximum_pool_size,
-                                size_t maximum_growth, cmr_pool_impl **out) {
-  cmr_pool_impl *impl = calloc(1, sizeof *impl);
-  if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "pool: no host memory for the resource");
-  cmr_chunks_init(&impl->chunks, "pool", upstream, maximum_pool_size);
-  impl->maximum_growth = maximum_growth;
+cmr_status cmr_pool_impl_init(cmr_pool_impl *impl) {
+  const cmr_pool_params *params = &impl->params;
+  cmr_chunks_init(&impl->chunks, "pool", params->upstream, params->maximum_pool_size);
+  impl->maximum_growth = params->maximum_growth;
   pthread_mutex_init(&impl->growth, NULL);
   cmr_status status = cmr_block_map_create(&impl->handed_out);
   if (status == CMR_SUCCESS) {
     status = cmr_stream_lists_create("pool", CMR_FIT_BEST, CMR_KEY_PER_STREAM, impl->handed_out, &impl->free_lists);
   }
-  if (status == CMR_SUCCESS && initial_pool_size > 0) {
-    status = cmr_pool_add_chunk(impl, initial_pool_size, 0, 0, CMR_DEFAULT_STREAM, NULL);
-    if (status != CMR_SUCCESS) cmr_error_context(status, "pool: taking initial_pool_size %zu", initial_pool_size);
+  if (status == CMR_SUCCESS && params->initial_pool_size > 0) {
+    status = cmr_pool_add_chunk(impl, params->initial_pool_size, 0, 0, CMR_DEFAULT_STREAM, NULL);
+    if (status != CMR_SUCCESS) {
+      cmr_error_context(status, "pool: taking initial_pool_size %zu", params->initial_pool_size);
+    }
   }
-  if (status != CMR_SUCCESS) {
-    cmr_pool_impl_destroy(impl);
-    return status;
-  }
-  *out = impl;
-  return CMR_SUCCESS;
+  if (status != CMR_SUCCESS) cmr_pool_impl_fini(impl);
+  return status;
 }
 
-void cmr_pool_impl_destroy(cmr_pool_impl *impl) {
+void cmr_pool_impl_fini(cmr_pool_impl *impl) {
   /* The lists before the map: an ending thread's list moves its hand-outs there. */
   if (impl->free_lists != NULL) cmr_stream_lists_destroy(impl->free_lists);
   if (impl->handed_out != NULL) cmr_block_map_destroy(impl->handed_out);
   cmr_chunks_release_all(&impl->chunks);
   pthread_mutex_destroy(&impl->growth);
-  free(impl);
 }
 
 /* The upstream has no more: all free memory is gathered, where it

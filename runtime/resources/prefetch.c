@@ -2,24 +2,14 @@
 /* prefetch: the upstream's allocation, migrated to the current device on
  * its stream when it is managed memory. */
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "backend.h"
 #include "impl.h"
 
 struct cmr_prefetch_impl {
-  cmr_resource_ref upstream;
+  cmr_prefetch_params params; /* its upstream (impl.h) */
 };
-
-cmr_status cmr_prefetch_impl_create(cmr_resource_ref upstream, cmr_prefetch_impl **out) {
-  cmr_prefetch_impl *impl = malloc(sizeof *impl);
-  if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "prefetch: no host memory for the resource");
-  impl->upstream = upstream;
-  *out = impl;
-  return CMR_SUCCESS;
-}
-
-void cmr_prefetch_impl_destroy(cmr_prefetch_impl *impl) { free(impl); }
+CMR_IMPL_LAYOUT(prefetch);
 
 /* Prefetches `ptr` to the calling thread's current device if it is managed. */
 static cmr_status cmr_prefetch_if_managed(void *ptr, size_t bytes, cmr_stream stream) {
@@ -38,7 +28,7 @@ static cmr_status cmr_prefetch_give_back(cmr_prefetch_impl *impl, size_t bytes, 
                                          void **out, cmr_status status) {
   char reason[1024]; /* a message's capacity */
   snprintf(reason, sizeof reason, "%s", cmr_last_error_message());
-  cmr_status given = cmr_deallocate_aligned(impl->upstream, *out, bytes, alignment, stream);
+  cmr_status given = cmr_deallocate_aligned(impl->params.upstream, *out, bytes, alignment, stream);
   *out = NULL;
   if (given != CMR_SUCCESS) {
     return cmr_error_context(status, "prefetch: %zu bytes not prefetched (%s), and giving them back failed", bytes,
@@ -49,7 +39,7 @@ static cmr_status cmr_prefetch_give_back(cmr_prefetch_impl *impl, size_t bytes, 
 
 cmr_status cmr_prefetch_impl_allocate(cmr_prefetch_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
                                       void **out) {
-  cmr_status status = cmr_allocate_aligned(impl->upstream, bytes, alignment, stream, out);
+  cmr_status status = cmr_allocate_aligned(impl->params.upstream, bytes, alignment, stream, out);
   if (status != CMR_SUCCESS) return status;
   status = cmr_prefetch_if_managed(*out, bytes, stream);
   if (status != CMR_SUCCESS) return cmr_prefetch_give_back(impl, bytes, alignment, stream, out, status);
@@ -58,5 +48,5 @@ cmr_status cmr_prefetch_impl_allocate(cmr_prefetch_impl *impl, size_t bytes, siz
 
 cmr_status cmr_prefetch_impl_deallocate(cmr_prefetch_impl *impl, void *ptr, size_t bytes, size_t alignment,
                                         cmr_stream stream) {
-  return cmr_deallocate_aligned(impl->upstream, ptr, bytes, alignment, stream);
+  return cmr_deallocate_aligned(impl->params.upstream, ptr, bytes, alignment, stream);
 }

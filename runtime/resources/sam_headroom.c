@@ -11,13 +11,13 @@
 #include "ledger.h"
 
 struct cmr_sam_headroom_impl {
-  size_t headroom;
-  int device; /* the current device at creation, which the advice names */
+  cmr_sam_headroom_params params; /* first: what it was created with (impl.h) */
+  int device;                     /* the current device at creation, which the advice names */
 };
+CMR_IMPL_LAYOUT(sam_headroom);
 
-cmr_status cmr_sam_headroom_impl_create(size_t headroom, cmr_sam_headroom_impl **out) {
-  int device = 0;
-  cmr_status status = cmr_backend_get_device(&device);
+cmr_status cmr_sam_headroom_impl_init(cmr_sam_headroom_impl *impl) {
+  cmr_status status = cmr_backend_get_device(&impl->device);
 #if CMR_WITH_CUDA
   bool pageable = false;
   if (status == CMR_SUCCESS) status = cmr_backend_pageable_memory_access(&pageable);
@@ -25,18 +25,12 @@ cmr_status cmr_sam_headroom_impl_create(size_t headroom, cmr_sam_headroom_impl *
     return cmr_error(CMR_ERROR_UNSUPPORTED,
                      "sam_headroom: device %d cannot access pageable host memory (cudaDevAttrPageableMemoryAccess "
                      "is 0: no HMM or ATS), so system memory is not device memory there",
-                     device);
+                     impl->device);
   }
 #endif
   if (status != CMR_SUCCESS) return cmr_error_context(status, "sam_headroom");
-  cmr_sam_headroom_impl *impl = malloc(sizeof *impl);
-  if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "sam_headroom: no host memory for the resource");
-  *impl = (cmr_sam_headroom_impl){headroom, device};
-  *out = impl;
   return CMR_SUCCESS;
 }
-
-void cmr_sam_headroom_impl_destroy(cmr_sam_headroom_impl *impl) { free(impl); }
 
 #if CMR_WITH_CUDA
 /* Advises the device for the part of `bytes` at `ptr` that fits above the
@@ -45,7 +39,7 @@ static cmr_status cmr_sam_headroom_advise(const cmr_sam_headroom_impl *impl, cha
   size_t free_bytes = 0, total_bytes = 0;
   cmr_status status = cmr_backend_memory_info(&free_bytes, &total_bytes);
   if (status != CMR_SUCCESS) return status;
-  size_t allocatable = free_bytes > impl->headroom ? free_bytes - impl->headroom : 0;
+  size_t allocatable = free_bytes > impl->params.headroom ? free_bytes - impl->params.headroom : 0;
   size_t on_device = (allocatable < bytes ? allocatable : bytes) / CMR_DEFAULT_ALIGNMENT * CMR_DEFAULT_ALIGNMENT;
   if (on_device > 0) status = cmr_backend_advise_location(ptr, on_device, impl->device);
   if (status == CMR_SUCCESS && on_device < bytes) status = cmr_backend_advise_location(ptr + on_device, bytes - on_device, -1);
@@ -95,5 +89,5 @@ cmr_status cmr_sam_headroom_impl_deallocate(cmr_sam_headroom_impl *impl, void *p
 }
 
 bool cmr_sam_headroom_impl_is_equal(const cmr_sam_headroom_impl *impl, const cmr_sam_headroom_impl *other) {
-  return impl->headroom == other->headroom;
+  return impl->params.headroom == other->params.headroom;
 }

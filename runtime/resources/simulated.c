@@ -12,8 +12,8 @@
 #include "simulated_range.h"
 
 struct cmr_simulated_impl {
+  cmr_simulated_params params; /* first: what it was created with (impl.h) */
   pthread_mutex_t lock;
-  size_t capacity;
   uintptr_t next; /* offset of the first address never handed out */
   size_t in_use;
   size_t peak;
@@ -21,25 +21,17 @@ struct cmr_simulated_impl {
   size_t deallocations;
   cmr_ledger *ledger;
 };
+CMR_IMPL_LAYOUT(simulated);
 
-cmr_status cmr_simulated_impl_create(size_t capacity, cmr_simulated_impl **out) {
-  cmr_simulated_impl *impl = calloc(1, sizeof *impl);
-  if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "simulated: no host memory for the resource");
+cmr_status cmr_simulated_impl_init(cmr_simulated_impl *impl) {
   cmr_status status = cmr_ledger_create("simulated", &impl->ledger);
-  if (status != CMR_SUCCESS) {
-    free(impl);
-    return status;
-  }
-  pthread_mutex_init(&impl->lock, NULL);
-  impl->capacity = capacity;
-  *out = impl;
-  return CMR_SUCCESS;
+  if (status == CMR_SUCCESS) pthread_mutex_init(&impl->lock, NULL);
+  return status;
 }
 
-void cmr_simulated_impl_destroy(cmr_simulated_impl *impl) {
+void cmr_simulated_impl_fini(cmr_simulated_impl *impl) {
   cmr_ledger_destroy(impl->ledger);
   pthread_mutex_destroy(&impl->lock);
-  free(impl);
 }
 
 /* Hands out [start, start + bytes) under the lock; the caller has checked
@@ -64,13 +56,13 @@ static cmr_status cmr_simulated_obtain(void *resource, size_t bytes, size_t alig
   /* The base is aligned to 2^62, so aligning the offset aligns the address. */
   uintptr_t start = (impl->next + alignment - 1) & ~(uintptr_t)(alignment - 1);
   size_t in_use = impl->in_use;
-  bool over_capacity = bytes > impl->capacity - in_use;
+  bool over_capacity = bytes > impl->params.capacity - in_use;
   bool past_range = start > CMR_SIMULATED_RANGE || bytes > CMR_SIMULATED_RANGE - start;
   if (!over_capacity && !past_range) *out = cmr_simulated_take(impl, start, bytes);
   pthread_mutex_unlock(&impl->lock);
   if (over_capacity) {
     return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "simulated: %zu bytes with %zu of capacity %zu in use", bytes, in_use,
-                     impl->capacity);
+                     impl->params.capacity);
   }
   if (past_range) {
     return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "simulated: %zu bytes at alignment %zu: the address range is spent",

@@ -22,32 +22,26 @@ typedef struct cmr_statistics_level {
 } cmr_statistics_level;
 
 struct cmr_statistics_impl {
-  cmr_resource_ref upstream; /* the handle holds its share */
+  cmr_statistics_params params; /* first: what it was created with (impl.h) */
   pthread_mutex_t lock;
   cmr_statistics_level *levels; /* levels[0] is the base, levels[count - 1] the top */
   size_t count;
   size_t capacity;
 };
+CMR_IMPL_LAYOUT(statistics);
 
-cmr_status cmr_statistics_impl_create(cmr_resource_ref upstream, cmr_statistics_impl **out) {
-  cmr_statistics_impl *impl = calloc(1, sizeof *impl);
-  if (impl != NULL) impl->levels = calloc(1, sizeof *impl->levels);
-  if (impl == NULL || impl->levels == NULL) {
-    free(impl);
-    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "statistics: no host memory for the resource");
-  }
-  impl->upstream = upstream;
+cmr_status cmr_statistics_impl_init(cmr_statistics_impl *impl) {
+  impl->levels = calloc(1, sizeof *impl->levels);
+  if (impl->levels == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "statistics: no host memory for the resource");
   pthread_mutex_init(&impl->lock, NULL);
   impl->count = 1;
   impl->capacity = 1;
-  *out = impl;
   return CMR_SUCCESS;
 }
 
-void cmr_statistics_impl_destroy(cmr_statistics_impl *impl) {
+void cmr_statistics_impl_fini(cmr_statistics_impl *impl) {
   pthread_mutex_destroy(&impl->lock);
   free(impl->levels);
-  free(impl);
 }
 
 static void cmr_statistics_count(cmr_statistics_counter *counter, int64_t change) {
@@ -67,14 +61,14 @@ static void cmr_statistics_record(cmr_statistics_impl *impl, size_t bytes, int s
 
 cmr_status cmr_statistics_impl_allocate(cmr_statistics_impl *impl, size_t bytes, size_t alignment,
                                         cmr_stream stream, void **out) {
-  cmr_status status = cmr_allocate_aligned(impl->upstream, bytes, alignment, stream, out);
+  cmr_status status = cmr_allocate_aligned(impl->params.upstream, bytes, alignment, stream, out);
   if (status == CMR_SUCCESS) cmr_statistics_record(impl, bytes, +1);
   return status;
 }
 
 cmr_status cmr_statistics_impl_deallocate(cmr_statistics_impl *impl, void *ptr, size_t bytes, size_t alignment,
                                           cmr_stream stream) {
-  cmr_status status = cmr_deallocate_aligned(impl->upstream, ptr, bytes, alignment, stream);
+  cmr_status status = cmr_deallocate_aligned(impl->params.upstream, ptr, bytes, alignment, stream);
   if (status == CMR_SUCCESS) cmr_statistics_record(impl, bytes, -1);
   return status;
 }

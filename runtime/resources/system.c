@@ -17,10 +17,9 @@ struct cmr_system_impl {
   bool device_accessible;
   int device; /* current at creation: a free waits for its stream there */
 };
+CMR_IMPL_LAYOUT(system);
 
-cmr_status cmr_system_impl_create(cmr_system_impl **out) {
-  cmr_system_impl *impl = calloc(1, sizeof *impl);
-  if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "system: no host memory for the resource");
+cmr_status cmr_system_impl_init(cmr_system_impl *impl) {
   /* Without a driver the device cannot reach this memory: that is an answer,
    * not a failure, so the query's error is not passed on. */
   if (cmr_backend_pageable_memory_access(&impl->device_accessible) != CMR_SUCCESS) {
@@ -28,11 +27,8 @@ cmr_status cmr_system_impl_create(cmr_system_impl **out) {
     cmr_clear_last_error();
   }
   impl->device = cmr_backend_device_at_creation();
-  *out = impl;
   return CMR_SUCCESS;
 }
-
-void cmr_system_impl_destroy(cmr_system_impl *impl) { free(impl); }
 
 static cmr_status cmr_system_obtain(void *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   (void)impl, (void)stream;

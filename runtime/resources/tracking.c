@@ -21,38 +21,28 @@ typedef struct cmr_tracking_record {
 } cmr_tracking_record;
 
 struct cmr_tracking_impl {
-  cmr_resource_ref upstream;
-  bool capture_stacks;
+  cmr_tracking_params params; /* first: what it was created with (impl.h) */
   pthread_mutex_t lock; /* guards the map and the bytes */
   cmr_address_map records;
   size_t bytes;
   char *report; /* the last report handed out, freed by the next one */
 };
+CMR_IMPL_LAYOUT(tracking);
 
-cmr_status cmr_tracking_impl_create(cmr_resource_ref upstream, bool capture_stacks, cmr_tracking_impl **out) {
-  cmr_tracking_impl *impl = calloc(1, sizeof *impl);
-  if (impl == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "tracking: no host memory for the resource");
+cmr_status cmr_tracking_impl_init(cmr_tracking_impl *impl) {
   cmr_status status = cmr_address_map_init(&impl->records, "tracking");
-  if (status != CMR_SUCCESS) {
-    free(impl);
-    return status;
-  }
-  impl->upstream = upstream;
-  impl->capture_stacks = capture_stacks;
-  pthread_mutex_init(&impl->lock, NULL);
-  *out = impl;
-  return CMR_SUCCESS;
+  if (status == CMR_SUCCESS) pthread_mutex_init(&impl->lock, NULL);
+  return status;
 }
 
 static void cmr_tracking_drop(cmr_address_entry *entry) { free(entry); }
 
 /* Records left behind are the caller's leaks: their memory stays the
  * upstream's, only the records go. */
-void cmr_tracking_impl_destroy(cmr_tracking_impl *impl) {
+void cmr_tracking_impl_fini(cmr_tracking_impl *impl) {
   cmr_address_map_clear(&impl->records, cmr_tracking_drop);
   free(impl->report);
   pthread_mutex_destroy(&impl->lock);
-  free(impl);
 }
 
 static void cmr_tracking_insert(cmr_tracking_impl *impl, cmr_tracking_record *record) {
@@ -76,7 +66,7 @@ static cmr_tracking_record *cmr_tracking_remove(cmr_tracking_impl *impl, const v
  * that a failure to record costs no upstream call). */
 static cmr_status cmr_tracking_record_new(const cmr_tracking_impl *impl, size_t bytes, size_t alignment,
                                           cmr_tracking_record **out) {
-  int frames = impl->capture_stacks ? cmr_tracking_frames : 0;
+  int frames = impl->params.capture_stacks ? cmr_tracking_frames : 0;
   cmr_tracking_record *record = malloc(sizeof *record + (size_t)frames * sizeof record->frames[0]);
   if (record == NULL) {
     return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "tracking: no host memory to record an allocation of %zu bytes",
@@ -92,7 +82,7 @@ cmr_status cmr_tracking_impl_allocate(cmr_tracking_impl *impl, size_t bytes, siz
                                       void **out) {
   cmr_tracking_record *record = NULL;
   cmr_status status = cmr_tracking_record_new(impl, bytes, alignment, &record);
-  if (status == CMR_SUCCESS) status = cmr_allocate_aligned(impl->upstream, bytes, alignment, stream, out);
+  if (status == CMR_SUCCESS) status = cmr_allocate_aligned(impl->params.upstream, bytes, alignment, stream, out);
   if (status != CMR_SUCCESS) {
     free(record);
     return status;
@@ -123,7 +113,7 @@ cmr_status cmr_tracking_impl_deallocate(cmr_tracking_impl *impl, void *ptr, size
   if (bytes != record->bytes || alignment != record->alignment) {
     status = cmr_tracking_mismatch(ptr, bytes, alignment, record->bytes, record->alignment);
   } else {
-    status = cmr_deallocate_aligned(impl->upstream, ptr, bytes, alignment, stream);
+    status = cmr_deallocate_aligned(impl->params.upstream, ptr, bytes, alignment, stream);
     if (status != CMR_SUCCESS) status = cmr_error_context(status, "tracking: freeing %p", ptr);
   }
   if (status != CMR_SUCCESS) {

@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The CUDA leaves' vouched-for memory (see cuda_memory.h). */
-#include <stdlib.h>
-
 #include "cuda_memory.h"
 #include "ledger.h"
 
@@ -72,12 +70,4 @@ cmr_status cmr_cuda_memory_deallocate(cmr_cuda_memory kind, const char *owner, i
   status = cmr_ledger_deallocate(&cmr_cuda_ledgers[kind], owner, pool, &cmr_cuda_memories[kind],
                                  cmr_cuda_memory_context(kind, pool), ptr, bytes, CMR_DEFAULT_ALIGNMENT, stream);
   return cmr_backend_device_leave(&guard, status);
-}
-
-cmr_status cmr_cuda_memory_leaf_create(const char *owner, cmr_cuda_memory_leaf **out) {
-  cmr_cuda_memory_leaf *leaf = malloc(sizeof *leaf);
-  if (leaf == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: no host memory for the resource", owner);
-  leaf->device = cmr_backend_device_at_creation();
-  *out = leaf;
-  return CMR_SUCCESS;
 }

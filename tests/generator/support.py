@@ -36,9 +36,9 @@ class Run:
         return self.stderr.splitlines()
 
 
-def run_generator(*args, hash_seed: str | None = None) -> Run:
+def run_generator(*args, hash_seed: str | None = None, extra_env: dict | None = None) -> Run:
     """`python3 -m generator ARGS` from the repository root."""
-    env = dict(os.environ)
+    env = {**os.environ, **(extra_env or {})}
     if hash_seed is not None:
         env["PYTHONHASHSEED"] = hash_seed
     done = subprocess.run([sys.executable, "-m", "generator", *map(str, args)], cwd=ROOT, env=env,
@@ -99,6 +99,16 @@ class GeneratorTestCase(unittest.TestCase):
     def spec_dir(self, *files: Path, real_spec: bool = False) -> Path:
         """A fresh spec folder (see make_spec_dir)."""
         return make_spec_dir(self.tmp(), *files, real_spec=real_spec)
+
+    def assert_contains(self, text: str, snippet: str, where: str) -> None:
+        """snippet is in text, whatever the line breaks and indentation: the
+        generated C is laid out by clang-format, the tests check its content."""
+        self.assertIn(" ".join(snippet.split()), " ".join(text.split()), f"{where} lacks {snippet!r}")
+
+    def assert_has(self, path: str, *snippets: str) -> None:
+        """Each snippet is in the generated file path of self.files."""
+        for snippet in snippets:
+            self.assert_contains(self.files[path], snippet, path)
 
     def assert_rejected(self, run: Run, out: Path, expected: list[str]) -> None:
         """The generator failed on a bad spec as it should: exit 1, exactly

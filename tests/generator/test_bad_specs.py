@@ -41,6 +41,9 @@ EXPECTED = {
     "doc_integer": ["doc: must be a string, not an integer"],
     "properties_integer": ["properties: must be a string or an array, not an integer"],
     "state_string": ['state: must be true or false, not "no"'],
+    "hooks_unknown": ['hooks: ["init", "setup"] must list each of "init", "fini" at most once'],
+    "hooks_repeated": ['hooks: ["fini", "fini"] must list each of "init", "fini" at most once'],
+    "hooks_string": ['hooks: "init" must list each of "init", "fini" at most once'],
     "name_mismatch": ['name: "other" must match the file name "name_mismatch"'],
     "name_upper_case": ['name: "Upper" is not a lower-case identifier'],
     "name_c_keyword": ['name: "int" is reserved in the generated C'],
@@ -142,6 +145,7 @@ EXPECTED = {
     "equality_upstream_without_upstream": [f'equality: "upstream" {NEEDS_UPSTREAM}'],
     "stateless_with_params": ["state: a resource with parameters keeps them in its state: state must be true"],
     "stateless_with_methods": ["state: methods read the resource's state: state must be true"],
+    "stateless_with_hooks": ["state: hooks set up the resource's state: state must be true"],
     # TOML itself
     "toml_syntax_error": ["Invalid value (at line 3, column 8)"],
     # several problems in one file: all of them, in the order of the file

@@ -101,11 +101,8 @@ class ToyResource(GeneratorTestCase):
         run = run_generator("--spec", spec, "--out", out)
         if run.rc != 0:
             raise AssertionError(f"the toy spec does not render:\n{run.stderr}")
+        cls.out = out
         cls.files = tree(out)
-
-    def assert_has(self, path: str, *snippets: str) -> None:
-        for snippet in snippets:
-            self.assertIn(snippet, self.files[path], f"{path} lacks {snippet!r}")
 
     def test_every_file_is_produced(self):
         real = set(tree(GENERATED))
@@ -151,7 +148,7 @@ class ToyResource(GeneratorTestCase):
             "  int max_chunks = max_chunks_option.value;\n  if (!max_chunks_option.is_set) {\n    max_chunks = 16;\n",
             f'"{fn}: max_chunks %d is below the minimum 1", max_chunks);',
             f'"{fn}: max_chunks %d is above the maximum 1024", max_chunks);',
-            f'if (label == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "{fn}: label is NULL");',
+            f'if (label == NULL) {{ return cmr_error(CMR_ERROR_NULL_POINTER, "{fn}: label is NULL"); }}',
             f'"{fn}: fill_ratio %g is above the maximum 1.0", fill_ratio);',
             # the cross-parameter check, its message escaped for C and printf
             "  if (!(chunk_size <= maximum_size)) {",
@@ -193,26 +190,56 @@ class ToyResource(GeneratorTestCase):
     def test_stored_getter_is_generated_whole(self):
         fn = "cmr_toy_pool_resource_max_chunks"
         self.assert_has("include/cmr/resources.h", f"CMR_API cmr_status {fn}(cmr_toy_pool_resource *handle, int *out);")
+        # read from the parameters at the start of the algorithm's struct
         self.assert_has("src/resources/toy_pool.c",
-                        "  int max_chunks; /* as created, for cmr_toy_pool_resource_max_chunks */",
-                        "  self->max_chunks = max_chunks;",
+                        "      .max_chunks = max_chunks,",
+                        "static const cmr_toy_pool_params *toy_pool_created_with(const cmr_object *object) {\n"
+                        "  return (const cmr_toy_pool_params *)(const void *)((const toy_pool_object *)object)->impl;",
                         f'if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "{fn}: out is NULL");\n'
-                        "  *out = ((toy_pool_object *)object)->max_chunks;\n  return CMR_SUCCESS;")
+                        "  *out = toy_pool_created_with(object)->max_chunks;\n  return CMR_SUCCESS;")
         self.assertNotIn("cmr_toy_pool_impl_max_chunks", self.files["src/impl.h"])
         self.assertNotIn("cmr_toy_pool_impl_max_chunks", self.files["src/resources/toy_pool.c"])
+
+    @unittest.skipUnless(have_cc(), "no C compiler (cc)")
+    def test_an_algorithm_struct_begins_with_its_parameters(self):
+        # CMR_IMPL_LAYOUT refuses a struct whose first member is not its
+        # params: the wrapper copies them to the struct's start.
+        includes = [ROOT / "runtime/include", self.out / "include", ROOT / "runtime/src/resource_api", self.out / "src"]
+        cases = {"cmr_toy_pool_params params;\n  int own;": "",
+                 "int own;\n  cmr_toy_pool_params params;": "struct cmr_toy_pool_impl begins with cmr_toy_pool_params",
+                 "size_t params;": "struct cmr_toy_pool_impl begins with cmr_toy_pool_params",
+                 "int own;": "has no member named"}
+        for members, error in cases.items():
+            with self.subTest(members=members):
+                source = self.tmp() / "toy_pool.c"
+                source.write_text(f'#include "impl.h"\n\nstruct cmr_toy_pool_impl {{\n  {members}\n}};\n'
+                                  "CMR_IMPL_LAYOUT(toy_pool);\n", encoding="utf-8")
+                done = compile_c(source, includes, ["CMR_WITH_CUDA=0"])
+                if error:
+                    self.assertNotEqual(done.returncode, 0)
+                    self.assertIn(error, done.stderr)
+                else:
+                    self.assertEqual(done.returncode, 0, done.stderr)
 
     def test_impl_h_declares_what_the_algorithm_defines(self):
         self.assert_has(
             "src/impl.h",
             "typedef struct cmr_toy_pool_impl cmr_toy_pool_impl;\n",
-            "cmr_status cmr_toy_pool_impl_create(cmr_resource_ref upstream, size_t chunk_size, size_t maximum_size, "
-            "cmr_toy_pool_growth growth, int max_chunks, const char *label, double fill_ratio, bool zero_fill, "
-            "cmr_toy_pool_impl **out);\n",
-            "void cmr_toy_pool_impl_destroy(cmr_toy_pool_impl *impl);\n",
+            # the parameters, resolved, as the struct's first member
+            "typedef struct cmr_toy_pool_params {\n  cmr_resource_ref upstream; /* held by the resource */\n"
+            "  size_t chunk_size;\n  size_t maximum_size;\n  cmr_toy_pool_growth growth;\n  int max_chunks;\n"
+            "  const char *label; /* a copy, freed with the resource */\n  double fill_ratio;\n  bool zero_fill;\n"
+            "} cmr_toy_pool_params;",
+            "extern const cmr_impl_layout cmr_toy_pool_impl_layout;",
+            # its hooks, as the spec lists them
+            "cmr_status cmr_toy_pool_impl_init(cmr_toy_pool_impl *impl);\n",
+            "void cmr_toy_pool_impl_fini(cmr_toy_pool_impl *impl);\n",
             "cmr_status cmr_toy_pool_impl_chunk_count(cmr_toy_pool_impl *impl, size_t *out);\n",
             "cmr_status cmr_toy_pool_impl_trim(cmr_toy_pool_impl *impl, size_t keep_bytes, int keep_chunks);\n",
             "cmr_status cmr_toy_pool_impl_label(cmr_toy_pool_impl *impl, const char **out);\n",
         )
+        self.assertNotIn("cmr_toy_pool_impl_create", self.files["src/impl.h"])
+        self.assertNotIn("cmr_toy_pool_impl_destroy", self.files["src/impl.h"])
         # equality and properties come from the upstream: nothing to define for them
         self.assertNotIn("cmr_toy_pool_impl_is_equal", self.files["src/impl.h"])
         self.assertNotIn("cmr_toy_pool_impl_properties", self.files["src/impl.h"])
@@ -354,17 +381,23 @@ class FailureCallbackParameter(GeneratorTestCase):
 
     def test_create_takes_the_callback_and_refuses_null(self):
         fn = "cmr_toy_retry_resource_create"
-        self.assertIn(f"CMR_API cmr_status {fn}(cmr_resource_ref upstream, cmr_failure_callback on_failure, "
-                      "void *on_failure_arg, cmr_toy_retry_resource **out);", self.files["include/cmr/resources.h"])
-        self.assertIn(f'if (on_failure == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "{fn}: on_failure is NULL");',
-                      self.files["src/resources/toy_retry.c"])
-        self.assertIn("cmr_status cmr_toy_retry_impl_create(cmr_resource_ref upstream, cmr_failure_callback on_failure, "
-                      "void *on_failure_arg, cmr_toy_retry_impl **out);", self.files["src/impl.h"])
+        self.assert_has("include/cmr/resources.h",
+                        f"CMR_API cmr_status {fn}(cmr_resource_ref upstream, cmr_failure_callback on_failure, "
+                        "void *on_failure_arg, cmr_toy_retry_resource **out);")
+        self.assert_has("src/resources/toy_retry.c",
+                        f'if (on_failure == NULL) {{ return cmr_error(CMR_ERROR_NULL_POINTER, "{fn}: on_failure is NULL"); }}')
+        self.assert_has("src/impl.h",
+                        "typedef struct cmr_toy_retry_params { cmr_resource_ref upstream; /* held by the resource */ "
+                        "cmr_failure_callback on_failure; void *on_failure_arg; } cmr_toy_retry_params;")
+        # no hooks in its spec: nothing to set up beyond the parameters
+        self.assertNotIn("cmr_toy_retry_impl_init", self.files["src/impl.h"])
+        self.assertNotIn("cmr_toy_retry_impl_fini", self.files["src/impl.h"])
 
     def test_bad_input_matrix_passes_null_for_the_callback(self):
-        self.assertIn('cmr_toy_retry_resource_create(upstream, NULL, NULL, &out), CMR_ERROR_NULL_POINTER, '
-                      '"cmr_toy_retry_resource_create: on_failure");', self.files["tests/conformance_toy_retry.c"])
-        self.assertIn('{"create.on_failure.null", bad_create_on_failure_null},', self.files["tests/conformance_toy_retry.c"])
+        self.assert_has("tests/conformance_toy_retry.c",
+                        'cmr_toy_retry_resource_create(upstream, NULL, NULL, &out), CMR_ERROR_NULL_POINTER, '
+                        '"cmr_toy_retry_resource_create: on_failure");',
+                        '{"create.on_failure.null", bad_create_on_failure_null},')
 
     def test_every_binding_makes_it_over_a_function_of_its_own(self):
         # The SWIG interfaces: the create function over the type's trampoline,

@@ -63,10 +63,6 @@ class NewTypeInOnePlace(GeneratorTestCase):
             specs = load_specs(spec)
             cls.files = {**render_all(specs), **render_go_module(specs)}
 
-    def assert_has(self, path: str, *snippets: str) -> None:
-        for snippet in snippets:
-            self.assertIn(snippet, self.files[path], f"{path} lacks {snippet!r}")
-
     def test_c(self):
         self.assert_has("include/cmr/resources.h", "cmr_resource_ref upstream, uint32_t level, cmr_toy_gauge_resource **out")
         self.assert_has("src/resources/toy_gauge.c", '"cmr_toy_gauge_resource_create: level %u is above the maximum 100"')

@@ -37,7 +37,8 @@ typedef struct cmr_aligned_resource cmr_aligned_resource;
  *   allocation_alignment: Alignment of every request of at least alignment_threshold bytes (RMM's alignment). Default: 256 (pass CMR_SIZE_DEFAULT).
  *   alignment_threshold: Requests of at least this many bytes are aligned to allocation_alignment. Default: 65536 (pass CMR_SIZE_DEFAULT).
  */
-CMR_API cmr_status cmr_aligned_resource_create(cmr_resource_ref upstream, cmr_optional_size allocation_alignment, cmr_optional_size alignment_threshold, cmr_aligned_resource **out);
+CMR_API cmr_status cmr_aligned_resource_create(cmr_resource_ref upstream, cmr_optional_size allocation_alignment,
+                                               cmr_optional_size alignment_threshold, cmr_aligned_resource **out);
 /* Drops the caller's share; the resource goes when its last holder lets go. */
 CMR_API cmr_status cmr_aligned_resource_destroy(cmr_aligned_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
@@ -76,7 +77,8 @@ typedef struct cmr_arena_resource cmr_arena_resource;
  *   dump_log_on_failure: Whether an allocation that fails for want of memory writes the arena's state to dump_path. Default: false.
  *   dump_path: File the dumps are appended to (opened, so checked, at creation); the empty string means stderr.
  */
-CMR_API cmr_status cmr_arena_resource_create(cmr_resource_ref upstream, cmr_optional_size arena_size, bool dump_log_on_failure, const char *dump_path, cmr_arena_resource **out);
+CMR_API cmr_status cmr_arena_resource_create(cmr_resource_ref upstream, cmr_optional_size arena_size,
+                                             bool dump_log_on_failure, const char *dump_path, cmr_arena_resource **out);
 /* Drops the caller's share; the resource goes when its last holder lets go. */
 CMR_API cmr_status cmr_arena_resource_destroy(cmr_arena_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
@@ -122,7 +124,8 @@ typedef struct cmr_binning_resource cmr_binning_resource;
  *   min_size_exponent: Base-2 log of the smallest automatic bin, in [8, 40], or -1 for no automatic bins. Default: -1 (pass CMR_INT_DEFAULT).
  *   max_size_exponent: Base-2 log of the largest automatic bin, in [8, 40], or -1 for no automatic bins. Default: -1 (pass CMR_INT_DEFAULT).
  */
-CMR_API cmr_status cmr_binning_resource_create(cmr_resource_ref upstream, cmr_optional_int min_size_exponent, cmr_optional_int max_size_exponent, cmr_binning_resource **out);
+CMR_API cmr_status cmr_binning_resource_create(cmr_resource_ref upstream, cmr_optional_int min_size_exponent,
+                                               cmr_optional_int max_size_exponent, cmr_binning_resource **out);
 /* Drops the caller's share; the resource goes when its last holder lets go. */
 CMR_API cmr_status cmr_binning_resource_destroy(cmr_binning_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
@@ -132,7 +135,8 @@ CMR_API cmr_status cmr_binning_resource_from_ref(cmr_resource_ref ref, cmr_binni
 /* Makes a fixed_size bin over the upstream for requests up to allocation_size bytes, unless a bin of that size exists (then nothing changes). */
 CMR_API cmr_status cmr_binning_resource_add_bin(cmr_binning_resource *handle, size_t allocation_size);
 /* Puts `resource` (retained) at allocation_size, replacing a bin of that size; the binning resource's properties become those its upstream and bins share (CMR_ERROR_PROPERTY_MISSING when the bin shares none with the upstream). */
-CMR_API cmr_status cmr_binning_resource_add_bin_resource(cmr_binning_resource *handle, size_t allocation_size, cmr_resource_ref resource);
+CMR_API cmr_status cmr_binning_resource_add_bin_resource(cmr_binning_resource *handle, size_t allocation_size,
+                                                         cmr_resource_ref resource);
 /* How many bins there are. */
 CMR_API cmr_status cmr_binning_resource_bin_count(cmr_binning_resource *handle, size_t *out);
 /* The largest request the bins could serve now without asking the upstream: over every bin that is one of cmr's pool, arena, fixed_size or binning resources, the smaller of the bin's size and its own largest_free_block, when that is more than the next smaller bin's size (smaller requests are routed there); bins of other kinds count as having none. 0 when no bin has a free block. */
@@ -159,7 +163,9 @@ typedef struct cmr_callback_resource cmr_callback_resource;
  *   deallocate_arg: Passed to every deallocate call. Default: null.
  *   properties: What the memory the functions return is accessible from. Default: device_accessible.
  */
-CMR_API cmr_status cmr_callback_resource_create(cmr_allocate_callback allocate, cmr_deallocate_callback deallocate, void *allocate_arg, void *deallocate_arg, unsigned properties, cmr_callback_resource **out);
+CMR_API cmr_status cmr_callback_resource_create(cmr_allocate_callback allocate, cmr_deallocate_callback deallocate,
+                                                void *allocate_arg, void *deallocate_arg, unsigned properties,
+                                                cmr_callback_resource **out);
 /* Drops the caller's share; the resource goes when its last holder lets go. */
 CMR_API cmr_status cmr_callback_resource_destroy(cmr_callback_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
@@ -201,7 +207,10 @@ typedef enum cmr_cuda_async_export_handle_type {
  *   export_handle_type: Kind of shareable handle the pool exports for IPC (none, a POSIX file descriptor or a fabric handle). Default: none.
  *   access_devices: Devices besides its own whose work may read and write the pool's memory, as a bitmask (bit k: device k; its own device's bit changes nothing): peer access granted with cudaMemPoolSetAccess. A device outside the process's is CMR_ERROR_UNKNOWN_DEVICE; one that cannot reach the pool's device (cudaDeviceCanAccessPeer) is CMR_ERROR_UNSUPPORTED. Default: 0 (pass CMR_SIZE_DEFAULT).
  */
-CMR_API cmr_status cmr_cuda_async_resource_create(cmr_optional_size initial_pool_size, cmr_optional_size release_threshold, cmr_cuda_async_export_handle_type export_handle_type, cmr_optional_size access_devices, cmr_cuda_async_resource **out);
+CMR_API cmr_status cmr_cuda_async_resource_create(cmr_optional_size initial_pool_size,
+                                                  cmr_optional_size release_threshold,
+                                                  cmr_cuda_async_export_handle_type export_handle_type,
+                                                  cmr_optional_size access_devices, cmr_cuda_async_resource **out);
 /* Drops the caller's share; the resource goes when its last holder lets go. */
 CMR_API cmr_status cmr_cuda_async_resource_destroy(cmr_cuda_async_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
@@ -226,7 +235,8 @@ CMR_API cmr_status cmr_cuda_async_managed_resource_destroy(cmr_cuda_async_manage
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_cuda_async_managed_resource_ref(cmr_cuda_async_managed_resource *handle);
 /* The handle behind a ref to cuda_async_managed: the resource itself (not a new share). */
-CMR_API cmr_status cmr_cuda_async_managed_resource_from_ref(cmr_resource_ref ref, cmr_cuda_async_managed_resource **out);
+CMR_API cmr_status cmr_cuda_async_managed_resource_from_ref(cmr_resource_ref ref,
+                                                            cmr_cuda_async_managed_resource **out);
 /* The managed cudaMemPool_t the resource allocates from. */
 CMR_API cmr_status cmr_cuda_async_managed_resource_pool_handle(cmr_cuda_async_managed_resource *handle, void **out);
 
@@ -266,7 +276,8 @@ typedef struct cmr_failure_callback_resource cmr_failure_callback_resource;
  *   callback: Called with (bytes, callback_arg) each time the upstream is out of memory; true retries.
  *   callback_arg: Passed to every callback call. Default: null.
  */
-CMR_API cmr_status cmr_failure_callback_resource_create(cmr_resource_ref upstream, cmr_failure_callback callback, void *callback_arg, cmr_failure_callback_resource **out);
+CMR_API cmr_status cmr_failure_callback_resource_create(cmr_resource_ref upstream, cmr_failure_callback callback,
+                                                        void *callback_arg, cmr_failure_callback_resource **out);
 /* Drops the caller's share; the resource goes when its last holder lets go. */
 CMR_API cmr_status cmr_failure_callback_resource_destroy(cmr_failure_callback_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
@@ -296,7 +307,9 @@ typedef struct cmr_fixed_size_resource cmr_fixed_size_resource;
  *   block_size: Bytes of every block, rounded up to a multiple of 256. Default: 1048576 (pass CMR_SIZE_DEFAULT).
  *   blocks_to_preallocate: Blocks obtained from the upstream at a time: at creation and each time all are in use. Default: 128 (pass CMR_SIZE_DEFAULT).
  */
-CMR_API cmr_status cmr_fixed_size_resource_create(cmr_resource_ref upstream, cmr_optional_size block_size, cmr_optional_size blocks_to_preallocate, cmr_fixed_size_resource **out);
+CMR_API cmr_status cmr_fixed_size_resource_create(cmr_resource_ref upstream, cmr_optional_size block_size,
+                                                  cmr_optional_size blocks_to_preallocate,
+                                                  cmr_fixed_size_resource **out);
 /* Drops the caller's share; the resource goes when its last holder lets go. */
 CMR_API cmr_status cmr_fixed_size_resource_destroy(cmr_fixed_size_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
@@ -327,7 +340,8 @@ typedef struct cmr_limiting_resource cmr_limiting_resource;
  *   allocation_limit: Most bytes (counted rounded up to allocation_alignment) allocated at once.
  *   allocation_alignment: Each request is counted as its size rounded up to this power of two. Default: 256 (pass CMR_SIZE_DEFAULT).
  */
-CMR_API cmr_status cmr_limiting_resource_create(cmr_resource_ref upstream, size_t allocation_limit, cmr_optional_size allocation_alignment, cmr_limiting_resource **out);
+CMR_API cmr_status cmr_limiting_resource_create(cmr_resource_ref upstream, size_t allocation_limit,
+                                                cmr_optional_size allocation_alignment, cmr_limiting_resource **out);
 /* Drops the caller's share; the resource goes when its last holder lets go. */
 CMR_API cmr_status cmr_limiting_resource_destroy(cmr_limiting_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
@@ -367,7 +381,8 @@ typedef struct cmr_logging_resource cmr_logging_resource;
  *   file: An open FILE * to write the log to, kept by the caller; NULL for `filename` or CMR_LOG_FILE. Default: null.
  *   auto_flush: Whether every row is flushed as it is written (slower; nothing is lost if the process dies). Default: false.
  */
-CMR_API cmr_status cmr_logging_resource_create(cmr_resource_ref upstream, const char *filename, FILE *file, bool auto_flush, cmr_logging_resource **out);
+CMR_API cmr_status cmr_logging_resource_create(cmr_resource_ref upstream, const char *filename, FILE *file,
+                                               bool auto_flush, cmr_logging_resource **out);
 /* Drops the caller's share; the resource goes when its last holder lets go. */
 CMR_API cmr_status cmr_logging_resource_destroy(cmr_logging_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
@@ -428,7 +443,9 @@ typedef struct cmr_pool_resource cmr_pool_resource;
  *   maximum_pool_size: Most bytes the pool takes from the upstream in all. Default: no limit (SIZE_MAX) (pass CMR_SIZE_DEFAULT).
  *   maximum_growth: Most bytes the pool grows by at once, unless one request needs more: it grows by max(what the request needs, min(pool_size, maximum_growth)). The default doubles the pool as RMM's does; a smaller value holds closer to the peak in use (bench/RESULTS.md, replay). Default: no limit (SIZE_MAX) (pass CMR_SIZE_DEFAULT).
  */
-CMR_API cmr_status cmr_pool_resource_create(cmr_resource_ref upstream, cmr_optional_size initial_pool_size, cmr_optional_size maximum_pool_size, cmr_optional_size maximum_growth, cmr_pool_resource **out);
+CMR_API cmr_status cmr_pool_resource_create(cmr_resource_ref upstream, cmr_optional_size initial_pool_size,
+                                            cmr_optional_size maximum_pool_size, cmr_optional_size maximum_growth,
+                                            cmr_pool_resource **out);
 /* Drops the caller's share; the resource goes when its last holder lets go. */
 CMR_API cmr_status cmr_pool_resource_destroy(cmr_pool_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
@@ -641,7 +658,8 @@ typedef struct cmr_tracking_resource cmr_tracking_resource;
  *   upstream: Where the memory comes from.
  *   capture_stacks: Whether each allocation records the backtrace of its caller (costly: use it to find leaks). Default: false.
  */
-CMR_API cmr_status cmr_tracking_resource_create(cmr_resource_ref upstream, bool capture_stacks, cmr_tracking_resource **out);
+CMR_API cmr_status cmr_tracking_resource_create(cmr_resource_ref upstream, bool capture_stacks,
+                                                cmr_tracking_resource **out);
 /* Drops the caller's share; the resource goes when its last holder lets go. */
 CMR_API cmr_status cmr_tracking_resource_destroy(cmr_tracking_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */

@@ -14,15 +14,18 @@ typedef struct aligned_object {
   cmr_object object; /* first: the counted-object header */
   cmr_aligned_impl *impl;
   cmr_resource_ref upstream;
-  size_t allocation_alignment; /* as created, for cmr_aligned_resource_allocation_alignment */
-  size_t alignment_threshold; /* as created, for cmr_aligned_resource_alignment_threshold */
 } aligned_object;
 
 static const cmr_resource_ops aligned_ops;
 
+static const cmr_impl_strings aligned_strings = {NULL, 0}; /* no string parameters to copy */
+
 static void aligned_finalize(cmr_object *object) {
   aligned_object *self = (aligned_object *)object;
-  if (self->impl != NULL) cmr_aligned_impl_destroy(self->impl);
+  if (self->impl != NULL) {
+    cmr_aligned_impl_fini(self->impl);
+    cmr_impl_free(self->impl, aligned_strings);
+  }
   if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
   cmr_log(CMR_LOG_DEBUG, "aligned: resource %p destroyed (its last share released)", (void *)object);
   free(self);
@@ -68,7 +71,8 @@ static const cmr_resource_ops aligned_ops = {
     .release = cmr_object_release_self,
 };
 
-cmr_status cmr_aligned_resource_create(cmr_resource_ref upstream, cmr_optional_size allocation_alignment_option, cmr_optional_size alignment_threshold_option, cmr_aligned_resource **out) {
+cmr_status cmr_aligned_resource_create(cmr_resource_ref upstream, cmr_optional_size allocation_alignment_option,
+                                       cmr_optional_size alignment_threshold_option, cmr_aligned_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_aligned_resource_create: out is NULL");
   *out = NULL;
   cmr_status status;
@@ -78,39 +82,58 @@ cmr_status cmr_aligned_resource_create(cmr_resource_ref upstream, cmr_optional_s
   if (!allocation_alignment_option.is_set) {
     allocation_alignment = (size_t)256u;
   } else {
-  if (allocation_alignment == 0 || (allocation_alignment & (allocation_alignment - 1)) != 0) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_aligned_resource_create: allocation_alignment %zu is not a power of two", allocation_alignment);
-  }
-  if (allocation_alignment < 256) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_aligned_resource_create: allocation_alignment %zu is below the minimum 256", allocation_alignment);
-  }
+    if (allocation_alignment == 0 || (allocation_alignment & (allocation_alignment - 1)) != 0) {
+      return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                       "cmr_aligned_resource_create: allocation_alignment %zu is not a power of two",
+                       allocation_alignment);
+    }
+    if (allocation_alignment < 256) {
+      return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                       "cmr_aligned_resource_create: allocation_alignment %zu is below the minimum 256",
+                       allocation_alignment);
+    }
   }
   size_t alignment_threshold = alignment_threshold_option.value;
   if (!alignment_threshold_option.is_set) {
     alignment_threshold = (size_t)65536u;
   }
   aligned_object *self = calloc(1, sizeof *self);
-  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_aligned_resource_create: no host memory for the resource");
+  if (self == NULL) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_aligned_resource_create: no host memory for the resource");
+  }
   status = cmr_ref_hold(upstream, "cmr_aligned_resource_create: upstream");
   if (status != CMR_SUCCESS) {
     free(self);
     return status;
   }
   self->upstream = upstream;
-  self->allocation_alignment = allocation_alignment;
-  self->alignment_threshold = alignment_threshold;
-  cmr_status made = cmr_aligned_impl_create(upstream, allocation_alignment, alignment_threshold, &self->impl);
+  /* The algorithm's struct: the parameters, then its own set-up (impl.h). */
+  const cmr_aligned_params params = {
+      .upstream = upstream,
+      .allocation_alignment = allocation_alignment,
+      .alignment_threshold = alignment_threshold,
+  };
+  void *impl = NULL;
+  cmr_status made = cmr_impl_new(cmr_aligned_impl_layout, &params, sizeof params, aligned_strings, "aligned", &impl);
+  if (made == CMR_SUCCESS) {
+    made = cmr_aligned_impl_init(impl);
+    if (made != CMR_SUCCESS) cmr_impl_free(impl, aligned_strings);
+  }
   if (made != CMR_SUCCESS) {
-    self->impl = NULL;
     aligned_finalize(&self->object);
     return cmr_error_context(made, "cmr_aligned_resource_create");
   }
+  self->impl = impl;
   cmr_status opened = cmr_handle_open(&self->object, &aligned_type, "cmr_aligned_resource_create", (void **)out);
-  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_aligned_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  if (opened == CMR_SUCCESS) {
+    cmr_log(CMR_LOG_DEBUG, "cmr_aligned_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  }
   return opened;
 }
 
-cmr_status cmr_aligned_resource_destroy(cmr_aligned_resource *handle) { return cmr_handle_destroy(handle, "cmr_aligned_resource_destroy"); }
+cmr_status cmr_aligned_resource_destroy(cmr_aligned_resource *handle) {
+  return cmr_handle_destroy(handle, "cmr_aligned_resource_destroy");
+}
 
 cmr_resource_ref cmr_aligned_resource_ref(cmr_aligned_resource *handle) {
   cmr_resource_ref ref = {NULL, NULL};
@@ -127,10 +150,16 @@ cmr_status cmr_aligned_resource_from_ref(cmr_resource_ref ref, cmr_aligned_resou
   cmr_status status = cmr_ref_check(ref, "cmr_aligned_resource_from_ref");
   if (status != CMR_SUCCESS) return status;
   if (ref.ops != &aligned_ops) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_aligned_resource_from_ref: the ref is a \"%s\" resource, not \"aligned\"",
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_aligned_resource_from_ref: the ref is a \"%s\" resource, not \"aligned\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
   return cmr_handle_share(ref.self, "cmr_aligned_resource_from_ref", (void **)out);
+}
+
+/* The parameters it was created with: the start of its algorithm's struct. */
+static const cmr_aligned_params *aligned_created_with(const cmr_object *object) {
+  return (const cmr_aligned_params *)(const void *)((const aligned_object *)object)->impl;
 }
 
 cmr_status cmr_aligned_resource_allocation_alignment(cmr_aligned_resource *handle, size_t *out) {
@@ -138,7 +167,7 @@ cmr_status cmr_aligned_resource_allocation_alignment(cmr_aligned_resource *handl
   cmr_status status = cmr_handle_object(handle, &aligned_type, "cmr_aligned_resource_allocation_alignment", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_aligned_resource_allocation_alignment: out is NULL");
-  *out = ((aligned_object *)object)->allocation_alignment;
+  *out = aligned_created_with(object)->allocation_alignment;
   return CMR_SUCCESS;
 }
 
@@ -147,6 +176,6 @@ cmr_status cmr_aligned_resource_alignment_threshold(cmr_aligned_resource *handle
   cmr_status status = cmr_handle_object(handle, &aligned_type, "cmr_aligned_resource_alignment_threshold", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_aligned_resource_alignment_threshold: out is NULL");
-  *out = ((aligned_object *)object)->alignment_threshold;
+  *out = aligned_created_with(object)->alignment_threshold;
   return CMR_SUCCESS;
 }

@@ -14,14 +14,22 @@ typedef struct arena_object {
   cmr_object object; /* first: the counted-object header */
   cmr_arena_impl *impl;
   cmr_resource_ref upstream;
-  size_t arena_size; /* as created, for cmr_arena_resource_arena_size */
 } arena_object;
 
 static const cmr_resource_ops arena_ops;
 
+/* The parameters its algorithm's struct keeps a copy of: the caller's strings. */
+static const size_t arena_string_offsets[] = {
+    offsetof(cmr_arena_params, dump_path),
+};
+static const cmr_impl_strings arena_strings = {arena_string_offsets, 1};
+
 static void arena_finalize(cmr_object *object) {
   arena_object *self = (arena_object *)object;
-  if (self->impl != NULL) cmr_arena_impl_destroy(self->impl);
+  if (self->impl != NULL) {
+    cmr_arena_impl_fini(self->impl);
+    cmr_impl_free(self->impl, arena_strings);
+  }
   if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
   cmr_log(CMR_LOG_DEBUG, "arena: resource %p destroyed (its last share released)", (void *)object);
   free(self);
@@ -67,7 +75,8 @@ static const cmr_resource_ops arena_ops = {
     .release = cmr_object_release_self,
 };
 
-cmr_status cmr_arena_resource_create(cmr_resource_ref upstream, cmr_optional_size arena_size_option, bool dump_log_on_failure, const char *dump_path, cmr_arena_resource **out) {
+cmr_status cmr_arena_resource_create(cmr_resource_ref upstream, cmr_optional_size arena_size_option,
+                                     bool dump_log_on_failure, const char *dump_path, cmr_arena_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_arena_resource_create: out is NULL");
   *out = NULL;
   cmr_status status;
@@ -78,35 +87,56 @@ cmr_status cmr_arena_resource_create(cmr_resource_ref upstream, cmr_optional_siz
     status = cmr_default_half_of_free_device_memory(&arena_size);
     if (status != CMR_SUCCESS) return cmr_error_context(status, "cmr_arena_resource_create: default arena_size");
   } else {
-  if (arena_size % 256 != 0) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_arena_resource_create: arena_size %zu is not a multiple of 256", arena_size);
+    if (arena_size % 256 != 0) {
+      return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_arena_resource_create: arena_size %zu is not a multiple of 256",
+                       arena_size);
+    }
+    if (arena_size < 1048576) {
+      return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                       "cmr_arena_resource_create: arena_size %zu is below the minimum 1048576", arena_size);
+    }
   }
-  if (arena_size < 1048576) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_arena_resource_create: arena_size %zu is below the minimum 1048576", arena_size);
+  if (dump_path == NULL) {
+    return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_arena_resource_create: dump_path is NULL");
   }
-  }
-  if (dump_path == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_arena_resource_create: dump_path is NULL");
   arena_object *self = calloc(1, sizeof *self);
-  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_arena_resource_create: no host memory for the resource");
+  if (self == NULL) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_arena_resource_create: no host memory for the resource");
+  }
   status = cmr_ref_hold(upstream, "cmr_arena_resource_create: upstream");
   if (status != CMR_SUCCESS) {
     free(self);
     return status;
   }
   self->upstream = upstream;
-  self->arena_size = arena_size;
-  cmr_status made = cmr_arena_impl_create(upstream, arena_size, dump_log_on_failure, dump_path, &self->impl);
+  /* The algorithm's struct: the parameters, then its own set-up (impl.h). */
+  const cmr_arena_params params = {
+      .upstream = upstream,
+      .arena_size = arena_size,
+      .dump_log_on_failure = dump_log_on_failure,
+      .dump_path = dump_path,
+  };
+  void *impl = NULL;
+  cmr_status made = cmr_impl_new(cmr_arena_impl_layout, &params, sizeof params, arena_strings, "arena", &impl);
+  if (made == CMR_SUCCESS) {
+    made = cmr_arena_impl_init(impl);
+    if (made != CMR_SUCCESS) cmr_impl_free(impl, arena_strings);
+  }
   if (made != CMR_SUCCESS) {
-    self->impl = NULL;
     arena_finalize(&self->object);
     return cmr_error_context(made, "cmr_arena_resource_create");
   }
+  self->impl = impl;
   cmr_status opened = cmr_handle_open(&self->object, &arena_type, "cmr_arena_resource_create", (void **)out);
-  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_arena_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  if (opened == CMR_SUCCESS) {
+    cmr_log(CMR_LOG_DEBUG, "cmr_arena_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  }
   return opened;
 }
 
-cmr_status cmr_arena_resource_destroy(cmr_arena_resource *handle) { return cmr_handle_destroy(handle, "cmr_arena_resource_destroy"); }
+cmr_status cmr_arena_resource_destroy(cmr_arena_resource *handle) {
+  return cmr_handle_destroy(handle, "cmr_arena_resource_destroy");
+}
 
 cmr_resource_ref cmr_arena_resource_ref(cmr_arena_resource *handle) {
   cmr_resource_ref ref = {NULL, NULL};
@@ -123,10 +153,16 @@ cmr_status cmr_arena_resource_from_ref(cmr_resource_ref ref, cmr_arena_resource 
   cmr_status status = cmr_ref_check(ref, "cmr_arena_resource_from_ref");
   if (status != CMR_SUCCESS) return status;
   if (ref.ops != &arena_ops) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_arena_resource_from_ref: the ref is a \"%s\" resource, not \"arena\"",
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_arena_resource_from_ref: the ref is a \"%s\" resource, not \"arena\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
   return cmr_handle_share(ref.self, "cmr_arena_resource_from_ref", (void **)out);
+}
+
+/* The parameters it was created with: the start of its algorithm's struct. */
+static const cmr_arena_params *arena_created_with(const cmr_object *object) {
+  return (const cmr_arena_params *)(const void *)((const arena_object *)object)->impl;
 }
 
 cmr_status cmr_arena_resource_arena_size(cmr_arena_resource *handle, size_t *out) {
@@ -134,7 +170,7 @@ cmr_status cmr_arena_resource_arena_size(cmr_arena_resource *handle, size_t *out
   cmr_status status = cmr_handle_object(handle, &arena_type, "cmr_arena_resource_arena_size", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_arena_resource_arena_size: out is NULL");
-  *out = ((arena_object *)object)->arena_size;
+  *out = arena_created_with(object)->arena_size;
   return CMR_SUCCESS;
 }
 

@@ -18,9 +18,14 @@ typedef struct binning_object {
 
 static const cmr_resource_ops binning_ops;
 
+static const cmr_impl_strings binning_strings = {NULL, 0}; /* no string parameters to copy */
+
 static void binning_finalize(cmr_object *object) {
   binning_object *self = (binning_object *)object;
-  if (self->impl != NULL) cmr_binning_impl_destroy(self->impl);
+  if (self->impl != NULL) {
+    cmr_binning_impl_fini(self->impl);
+    cmr_impl_free(self->impl, binning_strings);
+  }
   if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
   cmr_log(CMR_LOG_DEBUG, "binning: resource %p destroyed (its last share released)", (void *)object);
   free(self);
@@ -71,7 +76,8 @@ static const cmr_resource_ops binning_ops = {
     .release = cmr_object_release_self,
 };
 
-cmr_status cmr_binning_resource_create(cmr_resource_ref upstream, cmr_optional_int min_size_exponent_option, cmr_optional_int max_size_exponent_option, cmr_binning_resource **out) {
+cmr_status cmr_binning_resource_create(cmr_resource_ref upstream, cmr_optional_int min_size_exponent_option,
+                                       cmr_optional_int max_size_exponent_option, cmr_binning_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_binning_resource_create: out is NULL");
   *out = NULL;
   cmr_status status;
@@ -86,37 +92,61 @@ cmr_status cmr_binning_resource_create(cmr_resource_ref upstream, cmr_optional_i
     max_size_exponent = -1;
   }
   if (!((min_size_exponent == -1) == (max_size_exponent == -1))) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_create: min_size_exponent %d and max_size_exponent %d: give both, or neither (-1)", min_size_exponent, max_size_exponent);
+    return cmr_error(
+        CMR_ERROR_INVALID_ARGUMENT,
+        "cmr_binning_resource_create: min_size_exponent %d and max_size_exponent %d: give both, or neither (-1)",
+        min_size_exponent, max_size_exponent);
   }
   if (!(min_size_exponent == -1 || (min_size_exponent >= 8 && min_size_exponent <= 40))) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_create: min_size_exponent %d is outside [8, 40]", min_size_exponent);
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_create: min_size_exponent %d is outside [8, 40]",
+                     min_size_exponent);
   }
   if (!(max_size_exponent == -1 || (max_size_exponent >= 8 && max_size_exponent <= 40))) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_create: max_size_exponent %d is outside [8, 40]", max_size_exponent);
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_create: max_size_exponent %d is outside [8, 40]",
+                     max_size_exponent);
   }
   if (!(min_size_exponent <= max_size_exponent)) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_create: min_size_exponent %d is larger than max_size_exponent %d", min_size_exponent, max_size_exponent);
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_binning_resource_create: min_size_exponent %d is larger than max_size_exponent %d",
+                     min_size_exponent, max_size_exponent);
   }
   binning_object *self = calloc(1, sizeof *self);
-  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_binning_resource_create: no host memory for the resource");
+  if (self == NULL) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_binning_resource_create: no host memory for the resource");
+  }
   status = cmr_ref_hold(upstream, "cmr_binning_resource_create: upstream");
   if (status != CMR_SUCCESS) {
     free(self);
     return status;
   }
   self->upstream = upstream;
-  cmr_status made = cmr_binning_impl_create(upstream, min_size_exponent, max_size_exponent, &self->impl);
+  /* The algorithm's struct: the parameters, then its own set-up (impl.h). */
+  const cmr_binning_params params = {
+      .upstream = upstream,
+      .min_size_exponent = min_size_exponent,
+      .max_size_exponent = max_size_exponent,
+  };
+  void *impl = NULL;
+  cmr_status made = cmr_impl_new(cmr_binning_impl_layout, &params, sizeof params, binning_strings, "binning", &impl);
+  if (made == CMR_SUCCESS) {
+    made = cmr_binning_impl_init(impl);
+    if (made != CMR_SUCCESS) cmr_impl_free(impl, binning_strings);
+  }
   if (made != CMR_SUCCESS) {
-    self->impl = NULL;
     binning_finalize(&self->object);
     return cmr_error_context(made, "cmr_binning_resource_create");
   }
+  self->impl = impl;
   cmr_status opened = cmr_handle_open(&self->object, &binning_type, "cmr_binning_resource_create", (void **)out);
-  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_binning_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  if (opened == CMR_SUCCESS) {
+    cmr_log(CMR_LOG_DEBUG, "cmr_binning_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  }
   return opened;
 }
 
-cmr_status cmr_binning_resource_destroy(cmr_binning_resource *handle) { return cmr_handle_destroy(handle, "cmr_binning_resource_destroy"); }
+cmr_status cmr_binning_resource_destroy(cmr_binning_resource *handle) {
+  return cmr_handle_destroy(handle, "cmr_binning_resource_destroy");
+}
 
 cmr_resource_ref cmr_binning_resource_ref(cmr_binning_resource *handle) {
   cmr_resource_ref ref = {NULL, NULL};
@@ -133,7 +163,8 @@ cmr_status cmr_binning_resource_from_ref(cmr_resource_ref ref, cmr_binning_resou
   cmr_status status = cmr_ref_check(ref, "cmr_binning_resource_from_ref");
   if (status != CMR_SUCCESS) return status;
   if (ref.ops != &binning_ops) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_from_ref: the ref is a \"%s\" resource, not \"binning\"",
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_binning_resource_from_ref: the ref is a \"%s\" resource, not \"binning\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
   return cmr_handle_share(ref.self, "cmr_binning_resource_from_ref", (void **)out);
@@ -143,20 +174,28 @@ cmr_status cmr_binning_resource_add_bin(cmr_binning_resource *handle, size_t all
   cmr_object *object;
   cmr_status status = cmr_handle_object(handle, &binning_type, "cmr_binning_resource_add_bin", &object);
   if (status != CMR_SUCCESS) return status;
-  if (allocation_size == 0) return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_add_bin: allocation_size must not be 0");
+  if (allocation_size == 0) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_add_bin: allocation_size must not be 0");
+  }
   return cmr_binning_impl_add_bin(((binning_object *)object)->impl, allocation_size);
 }
 
-cmr_status cmr_binning_resource_add_bin_resource(cmr_binning_resource *handle, size_t allocation_size, cmr_resource_ref resource) {
+cmr_status cmr_binning_resource_add_bin_resource(cmr_binning_resource *handle, size_t allocation_size,
+                                                 cmr_resource_ref resource) {
   cmr_object *object;
   cmr_status status = cmr_handle_object(handle, &binning_type, "cmr_binning_resource_add_bin_resource", &object);
   if (status != CMR_SUCCESS) return status;
-  if (allocation_size == 0) return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_add_bin_resource: allocation_size must not be 0");
+  if (allocation_size == 0) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_binning_resource_add_bin_resource: allocation_size must not be 0");
+  }
   status = cmr_ref_check(resource, "cmr_binning_resource_add_bin_resource: resource");
   if (status != CMR_SUCCESS) return status;
   /* It will hold what it is given: refused if that would close a cycle. */
   cmr_topology_lock();
-  if (status == CMR_SUCCESS) status = cmr_topology_check_adopt(object, resource, "cmr_binning_resource_add_bin_resource: resource");
+  if (status == CMR_SUCCESS) {
+    status = cmr_topology_check_adopt(object, resource, "cmr_binning_resource_add_bin_resource: resource");
+  }
   if (status == CMR_SUCCESS) {
     status = cmr_binning_impl_add_bin_resource(((binning_object *)object)->impl, allocation_size, resource);
   }
@@ -185,6 +224,8 @@ cmr_status cmr_binning_resource_bin_size_for(cmr_binning_resource *handle, size_
   cmr_status status = cmr_handle_object(handle, &binning_type, "cmr_binning_resource_bin_size_for", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_binning_resource_bin_size_for: out is NULL");
-  if (allocation_size == 0) return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_bin_size_for: allocation_size must not be 0");
+  if (allocation_size == 0) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_bin_size_for: allocation_size must not be 0");
+  }
   return cmr_binning_impl_bin_size_for(((binning_object *)object)->impl, allocation_size, out);
 }

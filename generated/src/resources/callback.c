@@ -17,9 +17,14 @@ typedef struct callback_object {
 
 static const cmr_resource_ops callback_ops;
 
+static const cmr_impl_strings callback_strings = {NULL, 0}; /* no string parameters to copy */
+
 static void callback_finalize(cmr_object *object) {
   callback_object *self = (callback_object *)object;
-  if (self->impl != NULL) cmr_callback_impl_destroy(self->impl);
+  if (self->impl != NULL) {
+    cmr_callback_impl_fini(self->impl);
+    cmr_impl_free(self->impl, callback_strings);
+  }
   cmr_log(CMR_LOG_DEBUG, "callback: resource %p destroyed (its last share released)", (void *)object);
   free(self);
 }
@@ -62,28 +67,54 @@ static const cmr_resource_ops callback_ops = {
     .release = cmr_object_release_self,
 };
 
-cmr_status cmr_callback_resource_create(cmr_allocate_callback allocate, cmr_deallocate_callback deallocate, void *allocate_arg, void *deallocate_arg, unsigned properties, cmr_callback_resource **out) {
+cmr_status cmr_callback_resource_create(cmr_allocate_callback allocate, cmr_deallocate_callback deallocate,
+                                        void *allocate_arg, void *deallocate_arg, unsigned properties,
+                                        cmr_callback_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_callback_resource_create: out is NULL");
   *out = NULL;
-  if (allocate == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_callback_resource_create: allocate is NULL");
-  if (deallocate == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_callback_resource_create: deallocate is NULL");
+  if (allocate == NULL) {
+    return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_callback_resource_create: allocate is NULL");
+  }
+  if (deallocate == NULL) {
+    return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_callback_resource_create: deallocate is NULL");
+  }
   if ((properties & ~(CMR_PROPERTY_DEVICE_ACCESSIBLE | CMR_PROPERTY_HOST_ACCESSIBLE)) != 0) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_callback_resource_create: properties %#x has bits that are no CMR_PROPERTY_*", properties);
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_callback_resource_create: properties %#x has bits that are no CMR_PROPERTY_*", properties);
   }
   callback_object *self = calloc(1, sizeof *self);
-  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_callback_resource_create: no host memory for the resource");
-  cmr_status made = cmr_callback_impl_create(allocate, deallocate, allocate_arg, deallocate_arg, properties, &self->impl);
+  if (self == NULL) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_callback_resource_create: no host memory for the resource");
+  }
+  /* The algorithm's struct: the parameters, then its own set-up (impl.h). */
+  const cmr_callback_params params = {
+      .allocate = allocate,
+      .deallocate = deallocate,
+      .allocate_arg = allocate_arg,
+      .deallocate_arg = deallocate_arg,
+      .properties = properties,
+  };
+  void *impl = NULL;
+  cmr_status made = cmr_impl_new(cmr_callback_impl_layout, &params, sizeof params, callback_strings, "callback", &impl);
+  if (made == CMR_SUCCESS) {
+    made = cmr_callback_impl_init(impl);
+    if (made != CMR_SUCCESS) cmr_impl_free(impl, callback_strings);
+  }
   if (made != CMR_SUCCESS) {
-    self->impl = NULL;
     callback_finalize(&self->object);
     return cmr_error_context(made, "cmr_callback_resource_create");
   }
+  self->impl = impl;
   cmr_status opened = cmr_handle_open(&self->object, &callback_type, "cmr_callback_resource_create", (void **)out);
-  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_callback_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  if (opened == CMR_SUCCESS) {
+    cmr_log(CMR_LOG_DEBUG, "cmr_callback_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  }
   return opened;
 }
 
-cmr_status cmr_callback_resource_destroy(cmr_callback_resource *handle) { return cmr_handle_destroy(handle, "cmr_callback_resource_destroy"); }
+cmr_status cmr_callback_resource_destroy(cmr_callback_resource *handle) {
+  return cmr_handle_destroy(handle, "cmr_callback_resource_destroy");
+}
 
 cmr_resource_ref cmr_callback_resource_ref(cmr_callback_resource *handle) {
   cmr_resource_ref ref = {NULL, NULL};
@@ -100,7 +131,8 @@ cmr_status cmr_callback_resource_from_ref(cmr_resource_ref ref, cmr_callback_res
   cmr_status status = cmr_ref_check(ref, "cmr_callback_resource_from_ref");
   if (status != CMR_SUCCESS) return status;
   if (ref.ops != &callback_ops) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_callback_resource_from_ref: the ref is a \"%s\" resource, not \"callback\"",
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_callback_resource_from_ref: the ref is a \"%s\" resource, not \"callback\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
   return cmr_handle_share(ref.self, "cmr_callback_resource_from_ref", (void **)out);

@@ -18,9 +18,13 @@ typedef struct cuda_object {
 
 static const cmr_resource_ops cuda_ops;
 
+static const cmr_impl_strings cuda_strings = {NULL, 0}; /* no string parameters to copy */
+
 static void cuda_finalize(cmr_object *object) {
   cuda_object *self = (cuda_object *)object;
-  if (self->impl != NULL) cmr_cuda_impl_destroy(self->impl);
+  if (self->impl != NULL) {
+    cmr_impl_free(self->impl, cuda_strings);
+  }
   cmr_log(CMR_LOG_DEBUG, "cuda: resource %p destroyed (its last share released)", (void *)object);
   free(self);
 }
@@ -66,19 +70,31 @@ cmr_status cmr_cuda_resource_create(cmr_cuda_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_resource_create: out is NULL");
   *out = NULL;
   cuda_object *self = calloc(1, sizeof *self);
-  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_cuda_resource_create: no host memory for the resource");
-  cmr_status made = cmr_cuda_impl_create(&self->impl);
+  if (self == NULL) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_cuda_resource_create: no host memory for the resource");
+  }
+  /* The algorithm's struct: the parameters, then its own set-up (impl.h). */
+  void *impl = NULL;
+  cmr_status made = cmr_impl_new(cmr_cuda_impl_layout, NULL, 0, cuda_strings, "cuda", &impl);
+  if (made == CMR_SUCCESS) {
+    made = cmr_cuda_impl_init(impl);
+    if (made != CMR_SUCCESS) cmr_impl_free(impl, cuda_strings);
+  }
   if (made != CMR_SUCCESS) {
-    self->impl = NULL;
     cuda_finalize(&self->object);
     return cmr_error_context(made, "cmr_cuda_resource_create");
   }
+  self->impl = impl;
   cmr_status opened = cmr_handle_open(&self->object, &cuda_type, "cmr_cuda_resource_create", (void **)out);
-  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_cuda_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  if (opened == CMR_SUCCESS) {
+    cmr_log(CMR_LOG_DEBUG, "cmr_cuda_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  }
   return opened;
 }
 
-cmr_status cmr_cuda_resource_destroy(cmr_cuda_resource *handle) { return cmr_handle_destroy(handle, "cmr_cuda_resource_destroy"); }
+cmr_status cmr_cuda_resource_destroy(cmr_cuda_resource *handle) {
+  return cmr_handle_destroy(handle, "cmr_cuda_resource_destroy");
+}
 
 cmr_resource_ref cmr_cuda_resource_ref(cmr_cuda_resource *handle) {
   cmr_resource_ref ref = {NULL, NULL};
@@ -95,7 +111,8 @@ cmr_status cmr_cuda_resource_from_ref(cmr_resource_ref ref, cmr_cuda_resource **
   cmr_status status = cmr_ref_check(ref, "cmr_cuda_resource_from_ref");
   if (status != CMR_SUCCESS) return status;
   if (ref.ops != &cuda_ops) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_cuda_resource_from_ref: the ref is a \"%s\" resource, not \"cuda\"",
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_cuda_resource_from_ref: the ref is a \"%s\" resource, not \"cuda\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
   return cmr_handle_share(ref.self, "cmr_cuda_resource_from_ref", (void **)out);

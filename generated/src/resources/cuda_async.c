@@ -14,14 +14,18 @@
 typedef struct cuda_async_object {
   cmr_object object; /* first: the counted-object header */
   cmr_cuda_async_impl *impl;
-  size_t release_threshold; /* as created, for cmr_cuda_async_resource_release_threshold */
 } cuda_async_object;
 
 static const cmr_resource_ops cuda_async_ops;
 
+static const cmr_impl_strings cuda_async_strings = {NULL, 0}; /* no string parameters to copy */
+
 static void cuda_async_finalize(cmr_object *object) {
   cuda_async_object *self = (cuda_async_object *)object;
-  if (self->impl != NULL) cmr_cuda_async_impl_destroy(self->impl);
+  if (self->impl != NULL) {
+    cmr_cuda_async_impl_fini(self->impl);
+    cmr_impl_free(self->impl, cuda_async_strings);
+  }
   cmr_log(CMR_LOG_DEBUG, "cuda_async: resource %p destroyed (its last share released)", (void *)object);
   free(self);
 }
@@ -65,7 +69,10 @@ static const cmr_resource_ops cuda_async_ops = {
     .release = cmr_object_release_self,
 };
 
-cmr_status cmr_cuda_async_resource_create(cmr_optional_size initial_pool_size_option, cmr_optional_size release_threshold_option, cmr_cuda_async_export_handle_type export_handle_type, cmr_optional_size access_devices_option, cmr_cuda_async_resource **out) {
+cmr_status cmr_cuda_async_resource_create(cmr_optional_size initial_pool_size_option,
+                                          cmr_optional_size release_threshold_option,
+                                          cmr_cuda_async_export_handle_type export_handle_type,
+                                          cmr_optional_size access_devices_option, cmr_cuda_async_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_async_resource_create: out is NULL");
   *out = NULL;
   size_t initial_pool_size = initial_pool_size_option.value;
@@ -77,27 +84,48 @@ cmr_status cmr_cuda_async_resource_create(cmr_optional_size initial_pool_size_op
     release_threshold = SIZE_MAX;
   }
   if ((int)export_handle_type < 0 || (int)export_handle_type >= 3) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_cuda_async_resource_create: export_handle_type %d is not a cmr_cuda_async_export_handle_type (0..2)", (int)export_handle_type);
+    return cmr_error(
+        CMR_ERROR_INVALID_ARGUMENT,
+        "cmr_cuda_async_resource_create: export_handle_type %d is not a cmr_cuda_async_export_handle_type (0..2)",
+        (int)export_handle_type);
   }
   size_t access_devices = access_devices_option.value;
   if (!access_devices_option.is_set) {
     access_devices = (size_t)0u;
   }
   cuda_async_object *self = calloc(1, sizeof *self);
-  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_cuda_async_resource_create: no host memory for the resource");
-  self->release_threshold = release_threshold;
-  cmr_status made = cmr_cuda_async_impl_create(initial_pool_size, release_threshold, export_handle_type, access_devices, &self->impl);
+  if (self == NULL) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_cuda_async_resource_create: no host memory for the resource");
+  }
+  /* The algorithm's struct: the parameters, then its own set-up (impl.h). */
+  const cmr_cuda_async_params params = {
+      .initial_pool_size = initial_pool_size,
+      .release_threshold = release_threshold,
+      .export_handle_type = export_handle_type,
+      .access_devices = access_devices,
+  };
+  void *impl = NULL;
+  cmr_status made =
+      cmr_impl_new(cmr_cuda_async_impl_layout, &params, sizeof params, cuda_async_strings, "cuda_async", &impl);
+  if (made == CMR_SUCCESS) {
+    made = cmr_cuda_async_impl_init(impl);
+    if (made != CMR_SUCCESS) cmr_impl_free(impl, cuda_async_strings);
+  }
   if (made != CMR_SUCCESS) {
-    self->impl = NULL;
     cuda_async_finalize(&self->object);
     return cmr_error_context(made, "cmr_cuda_async_resource_create");
   }
+  self->impl = impl;
   cmr_status opened = cmr_handle_open(&self->object, &cuda_async_type, "cmr_cuda_async_resource_create", (void **)out);
-  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_cuda_async_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  if (opened == CMR_SUCCESS) {
+    cmr_log(CMR_LOG_DEBUG, "cmr_cuda_async_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  }
   return opened;
 }
 
-cmr_status cmr_cuda_async_resource_destroy(cmr_cuda_async_resource *handle) { return cmr_handle_destroy(handle, "cmr_cuda_async_resource_destroy"); }
+cmr_status cmr_cuda_async_resource_destroy(cmr_cuda_async_resource *handle) {
+  return cmr_handle_destroy(handle, "cmr_cuda_async_resource_destroy");
+}
 
 cmr_resource_ref cmr_cuda_async_resource_ref(cmr_cuda_async_resource *handle) {
   cmr_resource_ref ref = {NULL, NULL};
@@ -114,10 +142,16 @@ cmr_status cmr_cuda_async_resource_from_ref(cmr_resource_ref ref, cmr_cuda_async
   cmr_status status = cmr_ref_check(ref, "cmr_cuda_async_resource_from_ref");
   if (status != CMR_SUCCESS) return status;
   if (ref.ops != &cuda_async_ops) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_cuda_async_resource_from_ref: the ref is a \"%s\" resource, not \"cuda_async\"",
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_cuda_async_resource_from_ref: the ref is a \"%s\" resource, not \"cuda_async\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
   return cmr_handle_share(ref.self, "cmr_cuda_async_resource_from_ref", (void **)out);
+}
+
+/* The parameters it was created with: the start of its algorithm's struct. */
+static const cmr_cuda_async_params *cuda_async_created_with(const cmr_object *object) {
+  return (const cmr_cuda_async_params *)(const void *)((const cuda_async_object *)object)->impl;
 }
 
 cmr_status cmr_cuda_async_resource_pool_handle(cmr_cuda_async_resource *handle, void **out) {
@@ -133,13 +167,15 @@ cmr_status cmr_cuda_async_resource_release_threshold(cmr_cuda_async_resource *ha
   cmr_status status = cmr_handle_object(handle, &cuda_async_type, "cmr_cuda_async_resource_release_threshold", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_async_resource_release_threshold: out is NULL");
-  *out = ((cuda_async_object *)object)->release_threshold;
+  *out = cuda_async_created_with(object)->release_threshold;
   return CMR_SUCCESS;
 }
 
 #else /* the cuda_async resource is not in this build */
 
-cmr_status cmr_cuda_async_resource_create(cmr_optional_size initial_pool_size, cmr_optional_size release_threshold, cmr_cuda_async_export_handle_type export_handle_type, cmr_optional_size access_devices, cmr_cuda_async_resource **out) {
+cmr_status cmr_cuda_async_resource_create(cmr_optional_size initial_pool_size, cmr_optional_size release_threshold,
+                                          cmr_cuda_async_export_handle_type export_handle_type,
+                                          cmr_optional_size access_devices, cmr_cuda_async_resource **out) {
   (void)initial_pool_size;
   (void)release_threshold;
   (void)export_handle_type;

@@ -18,16 +18,21 @@ typedef struct cuda_async_managed_object {
 
 static const cmr_resource_ops cuda_async_managed_ops;
 
+static const cmr_impl_strings cuda_async_managed_strings = {NULL, 0}; /* no string parameters to copy */
+
 static void cuda_async_managed_finalize(cmr_object *object) {
   cuda_async_managed_object *self = (cuda_async_managed_object *)object;
-  if (self->impl != NULL) cmr_cuda_async_managed_impl_destroy(self->impl);
+  if (self->impl != NULL) {
+    cmr_impl_free(self->impl, cuda_async_managed_strings);
+  }
   cmr_log(CMR_LOG_DEBUG, "cuda_async_managed: resource %p destroyed (its last share released)", (void *)object);
   free(self);
 }
 
 static const cmr_object_type cuda_async_managed_type = {"cuda_async_managed", cuda_async_managed_finalize, NULL};
 
-static cmr_status cuda_async_managed_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
+static cmr_status cuda_async_managed_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream,
+                                              void **out) {
   if (alignment > 256) {
     return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
                      "cuda_async_managed: alignment %zu is above the 256 bytes this resource honours", alignment);
@@ -35,8 +40,10 @@ static cmr_status cuda_async_managed_allocate(void *self, size_t bytes, size_t a
   return cmr_cuda_async_managed_impl_allocate(((cuda_async_managed_object *)self)->impl, bytes, alignment, stream, out);
 }
 
-static cmr_status cuda_async_managed_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  return cmr_cuda_async_managed_impl_deallocate(((cuda_async_managed_object *)self)->impl, ptr, bytes, alignment, stream);
+static cmr_status cuda_async_managed_deallocate(void *self, void *ptr, size_t bytes, size_t alignment,
+                                                cmr_stream stream) {
+  return cmr_cuda_async_managed_impl_deallocate(((cuda_async_managed_object *)self)->impl, ptr, bytes, alignment,
+                                                stream);
 }
 
 static bool cuda_async_managed_is_equal(const void *self, cmr_resource_ref other) {
@@ -67,19 +74,35 @@ cmr_status cmr_cuda_async_managed_resource_create(cmr_cuda_async_managed_resourc
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_async_managed_resource_create: out is NULL");
   *out = NULL;
   cuda_async_managed_object *self = calloc(1, sizeof *self);
-  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_cuda_async_managed_resource_create: no host memory for the resource");
-  cmr_status made = cmr_cuda_async_managed_impl_create(&self->impl);
+  if (self == NULL) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY,
+                     "cmr_cuda_async_managed_resource_create: no host memory for the resource");
+  }
+  /* The algorithm's struct: the parameters, then its own set-up (impl.h). */
+  void *impl = NULL;
+  cmr_status made = cmr_impl_new(cmr_cuda_async_managed_impl_layout, NULL, 0, cuda_async_managed_strings,
+                                 "cuda_async_managed", &impl);
+  if (made == CMR_SUCCESS) {
+    made = cmr_cuda_async_managed_impl_init(impl);
+    if (made != CMR_SUCCESS) cmr_impl_free(impl, cuda_async_managed_strings);
+  }
   if (made != CMR_SUCCESS) {
-    self->impl = NULL;
     cuda_async_managed_finalize(&self->object);
     return cmr_error_context(made, "cmr_cuda_async_managed_resource_create");
   }
-  cmr_status opened = cmr_handle_open(&self->object, &cuda_async_managed_type, "cmr_cuda_async_managed_resource_create", (void **)out);
-  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_cuda_async_managed_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  self->impl = impl;
+  cmr_status opened =
+      cmr_handle_open(&self->object, &cuda_async_managed_type, "cmr_cuda_async_managed_resource_create", (void **)out);
+  if (opened == CMR_SUCCESS) {
+    cmr_log(CMR_LOG_DEBUG, "cmr_cuda_async_managed_resource_create: resource %p, handle %p", (void *)self,
+            (void *)*out);
+  }
   return opened;
 }
 
-cmr_status cmr_cuda_async_managed_resource_destroy(cmr_cuda_async_managed_resource *handle) { return cmr_handle_destroy(handle, "cmr_cuda_async_managed_resource_destroy"); }
+cmr_status cmr_cuda_async_managed_resource_destroy(cmr_cuda_async_managed_resource *handle) {
+  return cmr_handle_destroy(handle, "cmr_cuda_async_managed_resource_destroy");
+}
 
 cmr_resource_ref cmr_cuda_async_managed_resource_ref(cmr_cuda_async_managed_resource *handle) {
   cmr_resource_ref ref = {NULL, NULL};
@@ -96,15 +119,18 @@ cmr_status cmr_cuda_async_managed_resource_from_ref(cmr_resource_ref ref, cmr_cu
   cmr_status status = cmr_ref_check(ref, "cmr_cuda_async_managed_resource_from_ref");
   if (status != CMR_SUCCESS) return status;
   if (ref.ops != &cuda_async_managed_ops) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_cuda_async_managed_resource_from_ref: the ref is a \"%s\" resource, not \"cuda_async_managed\"",
-                     ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
+    return cmr_error(
+        CMR_ERROR_INVALID_ARGUMENT,
+        "cmr_cuda_async_managed_resource_from_ref: the ref is a \"%s\" resource, not \"cuda_async_managed\"",
+        ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
   return cmr_handle_share(ref.self, "cmr_cuda_async_managed_resource_from_ref", (void **)out);
 }
 
 cmr_status cmr_cuda_async_managed_resource_pool_handle(cmr_cuda_async_managed_resource *handle, void **out) {
   cmr_object *object;
-  cmr_status status = cmr_handle_object(handle, &cuda_async_managed_type, "cmr_cuda_async_managed_resource_pool_handle", &object);
+  cmr_status status =
+      cmr_handle_object(handle, &cuda_async_managed_type, "cmr_cuda_async_managed_resource_pool_handle", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_async_managed_resource_pool_handle: out is NULL");
   return cmr_cuda_async_managed_impl_pool_handle(((cuda_async_managed_object *)object)->impl, out);

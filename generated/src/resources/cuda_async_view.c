@@ -14,14 +14,17 @@
 typedef struct cuda_async_view_object {
   cmr_object object; /* first: the counted-object header */
   cmr_cuda_async_view_impl *impl;
-  void *pool_handle; /* as created, for cmr_cuda_async_view_resource_pool_handle */
 } cuda_async_view_object;
 
 static const cmr_resource_ops cuda_async_view_ops;
 
+static const cmr_impl_strings cuda_async_view_strings = {NULL, 0}; /* no string parameters to copy */
+
 static void cuda_async_view_finalize(cmr_object *object) {
   cuda_async_view_object *self = (cuda_async_view_object *)object;
-  if (self->impl != NULL) cmr_cuda_async_view_impl_destroy(self->impl);
+  if (self->impl != NULL) {
+    cmr_impl_free(self->impl, cuda_async_view_strings);
+  }
   cmr_log(CMR_LOG_DEBUG, "cuda_async_view: resource %p destroyed (its last share released)", (void *)object);
   free(self);
 }
@@ -67,22 +70,40 @@ static const cmr_resource_ops cuda_async_view_ops = {
 cmr_status cmr_cuda_async_view_resource_create(void *pool_handle, cmr_cuda_async_view_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_async_view_resource_create: out is NULL");
   *out = NULL;
-  if (pool_handle == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_async_view_resource_create: pool_handle is NULL");
+  if (pool_handle == NULL) {
+    return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_async_view_resource_create: pool_handle is NULL");
+  }
   cuda_async_view_object *self = calloc(1, sizeof *self);
-  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_cuda_async_view_resource_create: no host memory for the resource");
-  self->pool_handle = pool_handle;
-  cmr_status made = cmr_cuda_async_view_impl_create(pool_handle, &self->impl);
+  if (self == NULL) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_cuda_async_view_resource_create: no host memory for the resource");
+  }
+  /* The algorithm's struct: the parameters, then its own set-up (impl.h). */
+  const cmr_cuda_async_view_params params = {
+      .pool_handle = pool_handle,
+  };
+  void *impl = NULL;
+  cmr_status made = cmr_impl_new(cmr_cuda_async_view_impl_layout, &params, sizeof params, cuda_async_view_strings,
+                                 "cuda_async_view", &impl);
+  if (made == CMR_SUCCESS) {
+    made = cmr_cuda_async_view_impl_init(impl);
+    if (made != CMR_SUCCESS) cmr_impl_free(impl, cuda_async_view_strings);
+  }
   if (made != CMR_SUCCESS) {
-    self->impl = NULL;
     cuda_async_view_finalize(&self->object);
     return cmr_error_context(made, "cmr_cuda_async_view_resource_create");
   }
-  cmr_status opened = cmr_handle_open(&self->object, &cuda_async_view_type, "cmr_cuda_async_view_resource_create", (void **)out);
-  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_cuda_async_view_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  self->impl = impl;
+  cmr_status opened =
+      cmr_handle_open(&self->object, &cuda_async_view_type, "cmr_cuda_async_view_resource_create", (void **)out);
+  if (opened == CMR_SUCCESS) {
+    cmr_log(CMR_LOG_DEBUG, "cmr_cuda_async_view_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  }
   return opened;
 }
 
-cmr_status cmr_cuda_async_view_resource_destroy(cmr_cuda_async_view_resource *handle) { return cmr_handle_destroy(handle, "cmr_cuda_async_view_resource_destroy"); }
+cmr_status cmr_cuda_async_view_resource_destroy(cmr_cuda_async_view_resource *handle) {
+  return cmr_handle_destroy(handle, "cmr_cuda_async_view_resource_destroy");
+}
 
 cmr_resource_ref cmr_cuda_async_view_resource_ref(cmr_cuda_async_view_resource *handle) {
   cmr_resource_ref ref = {NULL, NULL};
@@ -99,18 +120,25 @@ cmr_status cmr_cuda_async_view_resource_from_ref(cmr_resource_ref ref, cmr_cuda_
   cmr_status status = cmr_ref_check(ref, "cmr_cuda_async_view_resource_from_ref");
   if (status != CMR_SUCCESS) return status;
   if (ref.ops != &cuda_async_view_ops) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_cuda_async_view_resource_from_ref: the ref is a \"%s\" resource, not \"cuda_async_view\"",
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_cuda_async_view_resource_from_ref: the ref is a \"%s\" resource, not \"cuda_async_view\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
   return cmr_handle_share(ref.self, "cmr_cuda_async_view_resource_from_ref", (void **)out);
 }
 
+/* The parameters it was created with: the start of its algorithm's struct. */
+static const cmr_cuda_async_view_params *cuda_async_view_created_with(const cmr_object *object) {
+  return (const cmr_cuda_async_view_params *)(const void *)((const cuda_async_view_object *)object)->impl;
+}
+
 cmr_status cmr_cuda_async_view_resource_pool_handle(cmr_cuda_async_view_resource *handle, void **out) {
   cmr_object *object;
-  cmr_status status = cmr_handle_object(handle, &cuda_async_view_type, "cmr_cuda_async_view_resource_pool_handle", &object);
+  cmr_status status =
+      cmr_handle_object(handle, &cuda_async_view_type, "cmr_cuda_async_view_resource_pool_handle", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_async_view_resource_pool_handle: out is NULL");
-  *out = ((cuda_async_view_object *)object)->pool_handle;
+  *out = cuda_async_view_created_with(object)->pool_handle;
   return CMR_SUCCESS;
 }
 

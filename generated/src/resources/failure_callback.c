@@ -18,9 +18,13 @@ typedef struct failure_callback_object {
 
 static const cmr_resource_ops failure_callback_ops;
 
+static const cmr_impl_strings failure_callback_strings = {NULL, 0}; /* no string parameters to copy */
+
 static void failure_callback_finalize(cmr_object *object) {
   failure_callback_object *self = (failure_callback_object *)object;
-  if (self->impl != NULL) cmr_failure_callback_impl_destroy(self->impl);
+  if (self->impl != NULL) {
+    cmr_impl_free(self->impl, failure_callback_strings);
+  }
   if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
   cmr_log(CMR_LOG_DEBUG, "failure_callback: resource %p destroyed (its last share released)", (void *)object);
   free(self);
@@ -32,13 +36,15 @@ static void failure_callback_children(const cmr_object *object, cmr_child_visito
   visit(self->upstream, arg);
 }
 
-static const cmr_object_type failure_callback_type = {"failure_callback", failure_callback_finalize, failure_callback_children};
+static const cmr_object_type failure_callback_type = {"failure_callback", failure_callback_finalize,
+                                                      failure_callback_children};
 
 static cmr_status failure_callback_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   return cmr_failure_callback_impl_allocate(((failure_callback_object *)self)->impl, bytes, alignment, stream, out);
 }
 
-static cmr_status failure_callback_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
+static cmr_status failure_callback_deallocate(void *self, void *ptr, size_t bytes, size_t alignment,
+                                              cmr_stream stream) {
   return cmr_failure_callback_impl_deallocate(((failure_callback_object *)self)->impl, ptr, bytes, alignment, stream);
 }
 
@@ -66,33 +72,51 @@ static const cmr_resource_ops failure_callback_ops = {
     .release = cmr_object_release_self,
 };
 
-cmr_status cmr_failure_callback_resource_create(cmr_resource_ref upstream, cmr_failure_callback callback, void *callback_arg, cmr_failure_callback_resource **out) {
+cmr_status cmr_failure_callback_resource_create(cmr_resource_ref upstream, cmr_failure_callback callback,
+                                                void *callback_arg, cmr_failure_callback_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_failure_callback_resource_create: out is NULL");
   *out = NULL;
   cmr_status status;
   status = cmr_ref_check(upstream, "cmr_failure_callback_resource_create: upstream");
   if (status != CMR_SUCCESS) return status;
-  if (callback == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_failure_callback_resource_create: callback is NULL");
+  if (callback == NULL) {
+    return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_failure_callback_resource_create: callback is NULL");
+  }
   failure_callback_object *self = calloc(1, sizeof *self);
-  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_failure_callback_resource_create: no host memory for the resource");
+  if (self == NULL) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_failure_callback_resource_create: no host memory for the resource");
+  }
   status = cmr_ref_hold(upstream, "cmr_failure_callback_resource_create: upstream");
   if (status != CMR_SUCCESS) {
     free(self);
     return status;
   }
   self->upstream = upstream;
-  cmr_status made = cmr_failure_callback_impl_create(upstream, callback, callback_arg, &self->impl);
+  /* The algorithm's struct: the parameters, then its own set-up (impl.h). */
+  const cmr_failure_callback_params params = {
+      .upstream = upstream,
+      .callback = callback,
+      .callback_arg = callback_arg,
+  };
+  void *impl = NULL;
+  cmr_status made = cmr_impl_new(cmr_failure_callback_impl_layout, &params, sizeof params, failure_callback_strings,
+                                 "failure_callback", &impl);
   if (made != CMR_SUCCESS) {
-    self->impl = NULL;
     failure_callback_finalize(&self->object);
     return cmr_error_context(made, "cmr_failure_callback_resource_create");
   }
-  cmr_status opened = cmr_handle_open(&self->object, &failure_callback_type, "cmr_failure_callback_resource_create", (void **)out);
-  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_failure_callback_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  self->impl = impl;
+  cmr_status opened =
+      cmr_handle_open(&self->object, &failure_callback_type, "cmr_failure_callback_resource_create", (void **)out);
+  if (opened == CMR_SUCCESS) {
+    cmr_log(CMR_LOG_DEBUG, "cmr_failure_callback_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  }
   return opened;
 }
 
-cmr_status cmr_failure_callback_resource_destroy(cmr_failure_callback_resource *handle) { return cmr_handle_destroy(handle, "cmr_failure_callback_resource_destroy"); }
+cmr_status cmr_failure_callback_resource_destroy(cmr_failure_callback_resource *handle) {
+  return cmr_handle_destroy(handle, "cmr_failure_callback_resource_destroy");
+}
 
 cmr_resource_ref cmr_failure_callback_resource_ref(cmr_failure_callback_resource *handle) {
   cmr_resource_ref ref = {NULL, NULL};
@@ -109,7 +133,8 @@ cmr_status cmr_failure_callback_resource_from_ref(cmr_resource_ref ref, cmr_fail
   cmr_status status = cmr_ref_check(ref, "cmr_failure_callback_resource_from_ref");
   if (status != CMR_SUCCESS) return status;
   if (ref.ops != &failure_callback_ops) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_failure_callback_resource_from_ref: the ref is a \"%s\" resource, not \"failure_callback\"",
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_failure_callback_resource_from_ref: the ref is a \"%s\" resource, not \"failure_callback\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
   return cmr_handle_share(ref.self, "cmr_failure_callback_resource_from_ref", (void **)out);

@@ -18,9 +18,14 @@ typedef struct fixed_size_object {
 
 static const cmr_resource_ops fixed_size_ops;
 
+static const cmr_impl_strings fixed_size_strings = {NULL, 0}; /* no string parameters to copy */
+
 static void fixed_size_finalize(cmr_object *object) {
   fixed_size_object *self = (fixed_size_object *)object;
-  if (self->impl != NULL) cmr_fixed_size_impl_destroy(self->impl);
+  if (self->impl != NULL) {
+    cmr_fixed_size_impl_fini(self->impl);
+    cmr_impl_free(self->impl, fixed_size_strings);
+  }
   if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
   cmr_log(CMR_LOG_DEBUG, "fixed_size: resource %p destroyed (its last share released)", (void *)object);
   free(self);
@@ -70,7 +75,9 @@ static const cmr_resource_ops fixed_size_ops = {
     .release = cmr_object_release_self,
 };
 
-cmr_status cmr_fixed_size_resource_create(cmr_resource_ref upstream, cmr_optional_size block_size_option, cmr_optional_size blocks_to_preallocate_option, cmr_fixed_size_resource **out) {
+cmr_status cmr_fixed_size_resource_create(cmr_resource_ref upstream, cmr_optional_size block_size_option,
+                                          cmr_optional_size blocks_to_preallocate_option,
+                                          cmr_fixed_size_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_fixed_size_resource_create: out is NULL");
   *out = NULL;
   cmr_status status;
@@ -80,34 +87,57 @@ cmr_status cmr_fixed_size_resource_create(cmr_resource_ref upstream, cmr_optiona
   if (!block_size_option.is_set) {
     block_size = (size_t)1048576u;
   } else {
-  if (block_size == 0) return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_fixed_size_resource_create: block_size must not be 0");
+    if (block_size == 0) {
+      return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_fixed_size_resource_create: block_size must not be 0");
+    }
   }
   size_t blocks_to_preallocate = blocks_to_preallocate_option.value;
   if (!blocks_to_preallocate_option.is_set) {
     blocks_to_preallocate = (size_t)128u;
   } else {
-  if (blocks_to_preallocate == 0) return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_fixed_size_resource_create: blocks_to_preallocate must not be 0");
+    if (blocks_to_preallocate == 0) {
+      return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                       "cmr_fixed_size_resource_create: blocks_to_preallocate must not be 0");
+    }
   }
   fixed_size_object *self = calloc(1, sizeof *self);
-  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_fixed_size_resource_create: no host memory for the resource");
+  if (self == NULL) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_fixed_size_resource_create: no host memory for the resource");
+  }
   status = cmr_ref_hold(upstream, "cmr_fixed_size_resource_create: upstream");
   if (status != CMR_SUCCESS) {
     free(self);
     return status;
   }
   self->upstream = upstream;
-  cmr_status made = cmr_fixed_size_impl_create(upstream, block_size, blocks_to_preallocate, &self->impl);
+  /* The algorithm's struct: the parameters, then its own set-up (impl.h). */
+  const cmr_fixed_size_params params = {
+      .upstream = upstream,
+      .block_size = block_size,
+      .blocks_to_preallocate = blocks_to_preallocate,
+  };
+  void *impl = NULL;
+  cmr_status made =
+      cmr_impl_new(cmr_fixed_size_impl_layout, &params, sizeof params, fixed_size_strings, "fixed_size", &impl);
+  if (made == CMR_SUCCESS) {
+    made = cmr_fixed_size_impl_init(impl);
+    if (made != CMR_SUCCESS) cmr_impl_free(impl, fixed_size_strings);
+  }
   if (made != CMR_SUCCESS) {
-    self->impl = NULL;
     fixed_size_finalize(&self->object);
     return cmr_error_context(made, "cmr_fixed_size_resource_create");
   }
+  self->impl = impl;
   cmr_status opened = cmr_handle_open(&self->object, &fixed_size_type, "cmr_fixed_size_resource_create", (void **)out);
-  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_fixed_size_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  if (opened == CMR_SUCCESS) {
+    cmr_log(CMR_LOG_DEBUG, "cmr_fixed_size_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  }
   return opened;
 }
 
-cmr_status cmr_fixed_size_resource_destroy(cmr_fixed_size_resource *handle) { return cmr_handle_destroy(handle, "cmr_fixed_size_resource_destroy"); }
+cmr_status cmr_fixed_size_resource_destroy(cmr_fixed_size_resource *handle) {
+  return cmr_handle_destroy(handle, "cmr_fixed_size_resource_destroy");
+}
 
 cmr_resource_ref cmr_fixed_size_resource_ref(cmr_fixed_size_resource *handle) {
   cmr_resource_ref ref = {NULL, NULL};
@@ -124,7 +154,8 @@ cmr_status cmr_fixed_size_resource_from_ref(cmr_resource_ref ref, cmr_fixed_size
   cmr_status status = cmr_ref_check(ref, "cmr_fixed_size_resource_from_ref");
   if (status != CMR_SUCCESS) return status;
   if (ref.ops != &fixed_size_ops) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_fixed_size_resource_from_ref: the ref is a \"%s\" resource, not \"fixed_size\"",
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_fixed_size_resource_from_ref: the ref is a \"%s\" resource, not \"fixed_size\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
   return cmr_handle_share(ref.self, "cmr_fixed_size_resource_from_ref", (void **)out);
@@ -148,7 +179,8 @@ cmr_status cmr_fixed_size_resource_upstream_bytes(cmr_fixed_size_resource *handl
 
 cmr_status cmr_fixed_size_resource_largest_free_block(cmr_fixed_size_resource *handle, size_t *out) {
   cmr_object *object;
-  cmr_status status = cmr_handle_object(handle, &fixed_size_type, "cmr_fixed_size_resource_largest_free_block", &object);
+  cmr_status status =
+      cmr_handle_object(handle, &fixed_size_type, "cmr_fixed_size_resource_largest_free_block", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_fixed_size_resource_largest_free_block: out is NULL");
   return cmr_fixed_size_impl_largest_free_block(((fixed_size_object *)object)->impl, out);

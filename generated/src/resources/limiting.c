@@ -14,14 +14,17 @@ typedef struct limiting_object {
   cmr_object object; /* first: the counted-object header */
   cmr_limiting_impl *impl;
   cmr_resource_ref upstream;
-  size_t allocation_limit; /* as created, for cmr_limiting_resource_allocation_limit */
 } limiting_object;
 
 static const cmr_resource_ops limiting_ops;
 
+static const cmr_impl_strings limiting_strings = {NULL, 0}; /* no string parameters to copy */
+
 static void limiting_finalize(cmr_object *object) {
   limiting_object *self = (limiting_object *)object;
-  if (self->impl != NULL) cmr_limiting_impl_destroy(self->impl);
+  if (self->impl != NULL) {
+    cmr_impl_free(self->impl, limiting_strings);
+  }
   if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
   cmr_log(CMR_LOG_DEBUG, "limiting: resource %p destroyed (its last share released)", (void *)object);
   free(self);
@@ -67,7 +70,8 @@ static const cmr_resource_ops limiting_ops = {
     .release = cmr_object_release_self,
 };
 
-cmr_status cmr_limiting_resource_create(cmr_resource_ref upstream, size_t allocation_limit, cmr_optional_size allocation_alignment_option, cmr_limiting_resource **out) {
+cmr_status cmr_limiting_resource_create(cmr_resource_ref upstream, size_t allocation_limit,
+                                        cmr_optional_size allocation_alignment_option, cmr_limiting_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_limiting_resource_create: out is NULL");
   *out = NULL;
   cmr_status status;
@@ -77,31 +81,45 @@ cmr_status cmr_limiting_resource_create(cmr_resource_ref upstream, size_t alloca
   if (!allocation_alignment_option.is_set) {
     allocation_alignment = (size_t)256u;
   } else {
-  if (allocation_alignment == 0 || (allocation_alignment & (allocation_alignment - 1)) != 0) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_limiting_resource_create: allocation_alignment %zu is not a power of two", allocation_alignment);
-  }
+    if (allocation_alignment == 0 || (allocation_alignment & (allocation_alignment - 1)) != 0) {
+      return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                       "cmr_limiting_resource_create: allocation_alignment %zu is not a power of two",
+                       allocation_alignment);
+    }
   }
   limiting_object *self = calloc(1, sizeof *self);
-  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_limiting_resource_create: no host memory for the resource");
+  if (self == NULL) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_limiting_resource_create: no host memory for the resource");
+  }
   status = cmr_ref_hold(upstream, "cmr_limiting_resource_create: upstream");
   if (status != CMR_SUCCESS) {
     free(self);
     return status;
   }
   self->upstream = upstream;
-  self->allocation_limit = allocation_limit;
-  cmr_status made = cmr_limiting_impl_create(upstream, allocation_limit, allocation_alignment, &self->impl);
+  /* The algorithm's struct: the parameters, then its own set-up (impl.h). */
+  const cmr_limiting_params params = {
+      .upstream = upstream,
+      .allocation_limit = allocation_limit,
+      .allocation_alignment = allocation_alignment,
+  };
+  void *impl = NULL;
+  cmr_status made = cmr_impl_new(cmr_limiting_impl_layout, &params, sizeof params, limiting_strings, "limiting", &impl);
   if (made != CMR_SUCCESS) {
-    self->impl = NULL;
     limiting_finalize(&self->object);
     return cmr_error_context(made, "cmr_limiting_resource_create");
   }
+  self->impl = impl;
   cmr_status opened = cmr_handle_open(&self->object, &limiting_type, "cmr_limiting_resource_create", (void **)out);
-  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_limiting_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  if (opened == CMR_SUCCESS) {
+    cmr_log(CMR_LOG_DEBUG, "cmr_limiting_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  }
   return opened;
 }
 
-cmr_status cmr_limiting_resource_destroy(cmr_limiting_resource *handle) { return cmr_handle_destroy(handle, "cmr_limiting_resource_destroy"); }
+cmr_status cmr_limiting_resource_destroy(cmr_limiting_resource *handle) {
+  return cmr_handle_destroy(handle, "cmr_limiting_resource_destroy");
+}
 
 cmr_resource_ref cmr_limiting_resource_ref(cmr_limiting_resource *handle) {
   cmr_resource_ref ref = {NULL, NULL};
@@ -118,10 +136,16 @@ cmr_status cmr_limiting_resource_from_ref(cmr_resource_ref ref, cmr_limiting_res
   cmr_status status = cmr_ref_check(ref, "cmr_limiting_resource_from_ref");
   if (status != CMR_SUCCESS) return status;
   if (ref.ops != &limiting_ops) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_limiting_resource_from_ref: the ref is a \"%s\" resource, not \"limiting\"",
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_limiting_resource_from_ref: the ref is a \"%s\" resource, not \"limiting\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
   return cmr_handle_share(ref.self, "cmr_limiting_resource_from_ref", (void **)out);
+}
+
+/* The parameters it was created with: the start of its algorithm's struct. */
+static const cmr_limiting_params *limiting_created_with(const cmr_object *object) {
+  return (const cmr_limiting_params *)(const void *)((const limiting_object *)object)->impl;
 }
 
 cmr_status cmr_limiting_resource_allocated_bytes(cmr_limiting_resource *handle, size_t *out) {
@@ -137,6 +161,6 @@ cmr_status cmr_limiting_resource_allocation_limit(cmr_limiting_resource *handle,
   cmr_status status = cmr_handle_object(handle, &limiting_type, "cmr_limiting_resource_allocation_limit", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_limiting_resource_allocation_limit: out is NULL");
-  *out = ((limiting_object *)object)->allocation_limit;
+  *out = limiting_created_with(object)->allocation_limit;
   return CMR_SUCCESS;
 }

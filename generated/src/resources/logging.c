@@ -18,9 +18,18 @@ typedef struct logging_object {
 
 static const cmr_resource_ops logging_ops;
 
+/* The parameters its algorithm's struct keeps a copy of: the caller's strings. */
+static const size_t logging_string_offsets[] = {
+    offsetof(cmr_logging_params, filename),
+};
+static const cmr_impl_strings logging_strings = {logging_string_offsets, 1};
+
 static void logging_finalize(cmr_object *object) {
   logging_object *self = (logging_object *)object;
-  if (self->impl != NULL) cmr_logging_impl_destroy(self->impl);
+  if (self->impl != NULL) {
+    cmr_logging_impl_fini(self->impl);
+    cmr_impl_free(self->impl, logging_strings);
+  }
   if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
   cmr_log(CMR_LOG_DEBUG, "logging: resource %p destroyed (its last share released)", (void *)object);
   free(self);
@@ -65,36 +74,59 @@ static const cmr_resource_ops logging_ops = {
     .release = cmr_object_release_self,
 };
 
-cmr_status cmr_logging_resource_create(cmr_resource_ref upstream, const char *filename, FILE *file, bool auto_flush, cmr_logging_resource **out) {
+cmr_status cmr_logging_resource_create(cmr_resource_ref upstream, const char *filename, FILE *file, bool auto_flush,
+                                       cmr_logging_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_logging_resource_create: out is NULL");
   *out = NULL;
   cmr_status status;
   status = cmr_ref_check(upstream, "cmr_logging_resource_create: upstream");
   if (status != CMR_SUCCESS) return status;
-  if (filename == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_logging_resource_create: filename is NULL");
+  if (filename == NULL) {
+    return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_logging_resource_create: filename is NULL");
+  }
   if (!(filename[0] == '\0' || file == NULL)) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_logging_resource_create: filename \"%s\" and file %p: give one destination, not both", filename, (void *)file);
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_logging_resource_create: filename \"%s\" and file %p: give one destination, not both",
+                     filename, (void *)file);
   }
   logging_object *self = calloc(1, sizeof *self);
-  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_logging_resource_create: no host memory for the resource");
+  if (self == NULL) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_logging_resource_create: no host memory for the resource");
+  }
   status = cmr_ref_hold(upstream, "cmr_logging_resource_create: upstream");
   if (status != CMR_SUCCESS) {
     free(self);
     return status;
   }
   self->upstream = upstream;
-  cmr_status made = cmr_logging_impl_create(upstream, filename, file, auto_flush, &self->impl);
+  /* The algorithm's struct: the parameters, then its own set-up (impl.h). */
+  const cmr_logging_params params = {
+      .upstream = upstream,
+      .filename = filename,
+      .file = file,
+      .auto_flush = auto_flush,
+  };
+  void *impl = NULL;
+  cmr_status made = cmr_impl_new(cmr_logging_impl_layout, &params, sizeof params, logging_strings, "logging", &impl);
+  if (made == CMR_SUCCESS) {
+    made = cmr_logging_impl_init(impl);
+    if (made != CMR_SUCCESS) cmr_impl_free(impl, logging_strings);
+  }
   if (made != CMR_SUCCESS) {
-    self->impl = NULL;
     logging_finalize(&self->object);
     return cmr_error_context(made, "cmr_logging_resource_create");
   }
+  self->impl = impl;
   cmr_status opened = cmr_handle_open(&self->object, &logging_type, "cmr_logging_resource_create", (void **)out);
-  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_logging_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  if (opened == CMR_SUCCESS) {
+    cmr_log(CMR_LOG_DEBUG, "cmr_logging_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  }
   return opened;
 }
 
-cmr_status cmr_logging_resource_destroy(cmr_logging_resource *handle) { return cmr_handle_destroy(handle, "cmr_logging_resource_destroy"); }
+cmr_status cmr_logging_resource_destroy(cmr_logging_resource *handle) {
+  return cmr_handle_destroy(handle, "cmr_logging_resource_destroy");
+}
 
 cmr_resource_ref cmr_logging_resource_ref(cmr_logging_resource *handle) {
   cmr_resource_ref ref = {NULL, NULL};
@@ -111,7 +143,8 @@ cmr_status cmr_logging_resource_from_ref(cmr_resource_ref ref, cmr_logging_resou
   cmr_status status = cmr_ref_check(ref, "cmr_logging_resource_from_ref");
   if (status != CMR_SUCCESS) return status;
   if (ref.ops != &logging_ops) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_logging_resource_from_ref: the ref is a \"%s\" resource, not \"logging\"",
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_logging_resource_from_ref: the ref is a \"%s\" resource, not \"logging\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
   return cmr_handle_share(ref.self, "cmr_logging_resource_from_ref", (void **)out);

@@ -18,9 +18,13 @@ typedef struct pinned_host_object {
 
 static const cmr_resource_ops pinned_host_ops;
 
+static const cmr_impl_strings pinned_host_strings = {NULL, 0}; /* no string parameters to copy */
+
 static void pinned_host_finalize(cmr_object *object) {
   pinned_host_object *self = (pinned_host_object *)object;
-  if (self->impl != NULL) cmr_pinned_host_impl_destroy(self->impl);
+  if (self->impl != NULL) {
+    cmr_impl_free(self->impl, pinned_host_strings);
+  }
   cmr_log(CMR_LOG_DEBUG, "pinned_host: resource %p destroyed (its last share released)", (void *)object);
   free(self);
 }
@@ -66,19 +70,32 @@ cmr_status cmr_pinned_host_resource_create(cmr_pinned_host_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_pinned_host_resource_create: out is NULL");
   *out = NULL;
   pinned_host_object *self = calloc(1, sizeof *self);
-  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_pinned_host_resource_create: no host memory for the resource");
-  cmr_status made = cmr_pinned_host_impl_create(&self->impl);
+  if (self == NULL) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_pinned_host_resource_create: no host memory for the resource");
+  }
+  /* The algorithm's struct: the parameters, then its own set-up (impl.h). */
+  void *impl = NULL;
+  cmr_status made = cmr_impl_new(cmr_pinned_host_impl_layout, NULL, 0, pinned_host_strings, "pinned_host", &impl);
+  if (made == CMR_SUCCESS) {
+    made = cmr_pinned_host_impl_init(impl);
+    if (made != CMR_SUCCESS) cmr_impl_free(impl, pinned_host_strings);
+  }
   if (made != CMR_SUCCESS) {
-    self->impl = NULL;
     pinned_host_finalize(&self->object);
     return cmr_error_context(made, "cmr_pinned_host_resource_create");
   }
-  cmr_status opened = cmr_handle_open(&self->object, &pinned_host_type, "cmr_pinned_host_resource_create", (void **)out);
-  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_pinned_host_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  self->impl = impl;
+  cmr_status opened =
+      cmr_handle_open(&self->object, &pinned_host_type, "cmr_pinned_host_resource_create", (void **)out);
+  if (opened == CMR_SUCCESS) {
+    cmr_log(CMR_LOG_DEBUG, "cmr_pinned_host_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  }
   return opened;
 }
 
-cmr_status cmr_pinned_host_resource_destroy(cmr_pinned_host_resource *handle) { return cmr_handle_destroy(handle, "cmr_pinned_host_resource_destroy"); }
+cmr_status cmr_pinned_host_resource_destroy(cmr_pinned_host_resource *handle) {
+  return cmr_handle_destroy(handle, "cmr_pinned_host_resource_destroy");
+}
 
 cmr_resource_ref cmr_pinned_host_resource_ref(cmr_pinned_host_resource *handle) {
   cmr_resource_ref ref = {NULL, NULL};
@@ -95,7 +112,8 @@ cmr_status cmr_pinned_host_resource_from_ref(cmr_resource_ref ref, cmr_pinned_ho
   cmr_status status = cmr_ref_check(ref, "cmr_pinned_host_resource_from_ref");
   if (status != CMR_SUCCESS) return status;
   if (ref.ops != &pinned_host_ops) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_pinned_host_resource_from_ref: the ref is a \"%s\" resource, not \"pinned_host\"",
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_pinned_host_resource_from_ref: the ref is a \"%s\" resource, not \"pinned_host\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
   return cmr_handle_share(ref.self, "cmr_pinned_host_resource_from_ref", (void **)out);

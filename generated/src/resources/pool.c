@@ -18,9 +18,14 @@ typedef struct pool_object {
 
 static const cmr_resource_ops pool_ops;
 
+static const cmr_impl_strings pool_strings = {NULL, 0}; /* no string parameters to copy */
+
 static void pool_finalize(cmr_object *object) {
   pool_object *self = (pool_object *)object;
-  if (self->impl != NULL) cmr_pool_impl_destroy(self->impl);
+  if (self->impl != NULL) {
+    cmr_pool_impl_fini(self->impl);
+    cmr_impl_free(self->impl, pool_strings);
+  }
   if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
   cmr_log(CMR_LOG_DEBUG, "pool: resource %p destroyed (its last share released)", (void *)object);
   free(self);
@@ -66,7 +71,9 @@ static const cmr_resource_ops pool_ops = {
     .release = cmr_object_release_self,
 };
 
-cmr_status cmr_pool_resource_create(cmr_resource_ref upstream, cmr_optional_size initial_pool_size_option, cmr_optional_size maximum_pool_size_option, cmr_optional_size maximum_growth_option, cmr_pool_resource **out) {
+cmr_status cmr_pool_resource_create(cmr_resource_ref upstream, cmr_optional_size initial_pool_size_option,
+                                    cmr_optional_size maximum_pool_size_option, cmr_optional_size maximum_growth_option,
+                                    cmr_pool_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_pool_resource_create: out is NULL");
   *out = NULL;
   cmr_status status;
@@ -77,51 +84,78 @@ cmr_status cmr_pool_resource_create(cmr_resource_ref upstream, cmr_optional_size
     status = cmr_default_half_of_free_device_memory(&initial_pool_size);
     if (status != CMR_SUCCESS) return cmr_error_context(status, "cmr_pool_resource_create: default initial_pool_size");
   } else {
-  if (initial_pool_size % 256 != 0) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: initial_pool_size %zu is not a multiple of 256", initial_pool_size);
-  }
+    if (initial_pool_size % 256 != 0) {
+      return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                       "cmr_pool_resource_create: initial_pool_size %zu is not a multiple of 256", initial_pool_size);
+    }
   }
   size_t maximum_pool_size = maximum_pool_size_option.value;
   if (!maximum_pool_size_option.is_set) {
     maximum_pool_size = SIZE_MAX;
   } else {
-  if (maximum_pool_size == 0) return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_pool_size must not be 0");
-  if (maximum_pool_size % 256 != 0) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_pool_size %zu is not a multiple of 256", maximum_pool_size);
-  }
+    if (maximum_pool_size == 0) {
+      return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_pool_size must not be 0");
+    }
+    if (maximum_pool_size % 256 != 0) {
+      return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                       "cmr_pool_resource_create: maximum_pool_size %zu is not a multiple of 256", maximum_pool_size);
+    }
   }
   size_t maximum_growth = maximum_growth_option.value;
   if (!maximum_growth_option.is_set) {
     maximum_growth = SIZE_MAX;
   } else {
-  if (maximum_growth == 0) return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_growth must not be 0");
-  if (maximum_growth % 256 != 0) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_growth %zu is not a multiple of 256", maximum_growth);
-  }
+    if (maximum_growth == 0) {
+      return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_growth must not be 0");
+    }
+    if (maximum_growth % 256 != 0) {
+      return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                       "cmr_pool_resource_create: maximum_growth %zu is not a multiple of 256", maximum_growth);
+    }
   }
   if (!(initial_pool_size <= maximum_pool_size)) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: initial_pool_size %zu is larger than maximum_pool_size %zu", initial_pool_size, maximum_pool_size);
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_pool_resource_create: initial_pool_size %zu is larger than maximum_pool_size %zu",
+                     initial_pool_size, maximum_pool_size);
   }
   pool_object *self = calloc(1, sizeof *self);
-  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_pool_resource_create: no host memory for the resource");
+  if (self == NULL) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_pool_resource_create: no host memory for the resource");
+  }
   status = cmr_ref_hold(upstream, "cmr_pool_resource_create: upstream");
   if (status != CMR_SUCCESS) {
     free(self);
     return status;
   }
   self->upstream = upstream;
-  cmr_status made = cmr_pool_impl_create(upstream, initial_pool_size, maximum_pool_size, maximum_growth, &self->impl);
+  /* The algorithm's struct: the parameters, then its own set-up (impl.h). */
+  const cmr_pool_params params = {
+      .upstream = upstream,
+      .initial_pool_size = initial_pool_size,
+      .maximum_pool_size = maximum_pool_size,
+      .maximum_growth = maximum_growth,
+  };
+  void *impl = NULL;
+  cmr_status made = cmr_impl_new(cmr_pool_impl_layout, &params, sizeof params, pool_strings, "pool", &impl);
+  if (made == CMR_SUCCESS) {
+    made = cmr_pool_impl_init(impl);
+    if (made != CMR_SUCCESS) cmr_impl_free(impl, pool_strings);
+  }
   if (made != CMR_SUCCESS) {
-    self->impl = NULL;
     pool_finalize(&self->object);
     return cmr_error_context(made, "cmr_pool_resource_create");
   }
+  self->impl = impl;
   cmr_status opened = cmr_handle_open(&self->object, &pool_type, "cmr_pool_resource_create", (void **)out);
-  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_pool_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  if (opened == CMR_SUCCESS) {
+    cmr_log(CMR_LOG_DEBUG, "cmr_pool_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  }
   return opened;
 }
 
-cmr_status cmr_pool_resource_destroy(cmr_pool_resource *handle) { return cmr_handle_destroy(handle, "cmr_pool_resource_destroy"); }
+cmr_status cmr_pool_resource_destroy(cmr_pool_resource *handle) {
+  return cmr_handle_destroy(handle, "cmr_pool_resource_destroy");
+}
 
 cmr_resource_ref cmr_pool_resource_ref(cmr_pool_resource *handle) {
   cmr_resource_ref ref = {NULL, NULL};
@@ -138,7 +172,8 @@ cmr_status cmr_pool_resource_from_ref(cmr_resource_ref ref, cmr_pool_resource **
   cmr_status status = cmr_ref_check(ref, "cmr_pool_resource_from_ref");
   if (status != CMR_SUCCESS) return status;
   if (ref.ops != &pool_ops) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_from_ref: the ref is a \"%s\" resource, not \"pool\"",
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_pool_resource_from_ref: the ref is a \"%s\" resource, not \"pool\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
   return cmr_handle_share(ref.self, "cmr_pool_resource_from_ref", (void **)out);

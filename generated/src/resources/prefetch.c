@@ -18,9 +18,13 @@ typedef struct prefetch_object {
 
 static const cmr_resource_ops prefetch_ops;
 
+static const cmr_impl_strings prefetch_strings = {NULL, 0}; /* no string parameters to copy */
+
 static void prefetch_finalize(cmr_object *object) {
   prefetch_object *self = (prefetch_object *)object;
-  if (self->impl != NULL) cmr_prefetch_impl_destroy(self->impl);
+  if (self->impl != NULL) {
+    cmr_impl_free(self->impl, prefetch_strings);
+  }
   if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
   cmr_log(CMR_LOG_DEBUG, "prefetch: resource %p destroyed (its last share released)", (void *)object);
   free(self);
@@ -73,25 +77,36 @@ cmr_status cmr_prefetch_resource_create(cmr_resource_ref upstream, cmr_prefetch_
   status = cmr_ref_check(upstream, "cmr_prefetch_resource_create: upstream");
   if (status != CMR_SUCCESS) return status;
   prefetch_object *self = calloc(1, sizeof *self);
-  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_prefetch_resource_create: no host memory for the resource");
+  if (self == NULL) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_prefetch_resource_create: no host memory for the resource");
+  }
   status = cmr_ref_hold(upstream, "cmr_prefetch_resource_create: upstream");
   if (status != CMR_SUCCESS) {
     free(self);
     return status;
   }
   self->upstream = upstream;
-  cmr_status made = cmr_prefetch_impl_create(upstream, &self->impl);
+  /* The algorithm's struct: the parameters, then its own set-up (impl.h). */
+  const cmr_prefetch_params params = {
+      .upstream = upstream,
+  };
+  void *impl = NULL;
+  cmr_status made = cmr_impl_new(cmr_prefetch_impl_layout, &params, sizeof params, prefetch_strings, "prefetch", &impl);
   if (made != CMR_SUCCESS) {
-    self->impl = NULL;
     prefetch_finalize(&self->object);
     return cmr_error_context(made, "cmr_prefetch_resource_create");
   }
+  self->impl = impl;
   cmr_status opened = cmr_handle_open(&self->object, &prefetch_type, "cmr_prefetch_resource_create", (void **)out);
-  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_prefetch_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  if (opened == CMR_SUCCESS) {
+    cmr_log(CMR_LOG_DEBUG, "cmr_prefetch_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  }
   return opened;
 }
 
-cmr_status cmr_prefetch_resource_destroy(cmr_prefetch_resource *handle) { return cmr_handle_destroy(handle, "cmr_prefetch_resource_destroy"); }
+cmr_status cmr_prefetch_resource_destroy(cmr_prefetch_resource *handle) {
+  return cmr_handle_destroy(handle, "cmr_prefetch_resource_destroy");
+}
 
 cmr_resource_ref cmr_prefetch_resource_ref(cmr_prefetch_resource *handle) {
   cmr_resource_ref ref = {NULL, NULL};
@@ -108,7 +123,8 @@ cmr_status cmr_prefetch_resource_from_ref(cmr_resource_ref ref, cmr_prefetch_res
   cmr_status status = cmr_ref_check(ref, "cmr_prefetch_resource_from_ref");
   if (status != CMR_SUCCESS) return status;
   if (ref.ops != &prefetch_ops) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_prefetch_resource_from_ref: the ref is a \"%s\" resource, not \"prefetch\"",
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_prefetch_resource_from_ref: the ref is a \"%s\" resource, not \"prefetch\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
   return cmr_handle_share(ref.self, "cmr_prefetch_resource_from_ref", (void **)out);

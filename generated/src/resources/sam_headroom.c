@@ -17,9 +17,13 @@ typedef struct sam_headroom_object {
 
 static const cmr_resource_ops sam_headroom_ops;
 
+static const cmr_impl_strings sam_headroom_strings = {NULL, 0}; /* no string parameters to copy */
+
 static void sam_headroom_finalize(cmr_object *object) {
   sam_headroom_object *self = (sam_headroom_object *)object;
-  if (self->impl != NULL) cmr_sam_headroom_impl_destroy(self->impl);
+  if (self->impl != NULL) {
+    cmr_impl_free(self->impl, sam_headroom_strings);
+  }
   cmr_log(CMR_LOG_DEBUG, "sam_headroom: resource %p destroyed (its last share released)", (void *)object);
   free(self);
 }
@@ -62,19 +66,36 @@ cmr_status cmr_sam_headroom_resource_create(size_t headroom, cmr_sam_headroom_re
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_sam_headroom_resource_create: out is NULL");
   *out = NULL;
   sam_headroom_object *self = calloc(1, sizeof *self);
-  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_sam_headroom_resource_create: no host memory for the resource");
-  cmr_status made = cmr_sam_headroom_impl_create(headroom, &self->impl);
+  if (self == NULL) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_sam_headroom_resource_create: no host memory for the resource");
+  }
+  /* The algorithm's struct: the parameters, then its own set-up (impl.h). */
+  const cmr_sam_headroom_params params = {
+      .headroom = headroom,
+  };
+  void *impl = NULL;
+  cmr_status made =
+      cmr_impl_new(cmr_sam_headroom_impl_layout, &params, sizeof params, sam_headroom_strings, "sam_headroom", &impl);
+  if (made == CMR_SUCCESS) {
+    made = cmr_sam_headroom_impl_init(impl);
+    if (made != CMR_SUCCESS) cmr_impl_free(impl, sam_headroom_strings);
+  }
   if (made != CMR_SUCCESS) {
-    self->impl = NULL;
     sam_headroom_finalize(&self->object);
     return cmr_error_context(made, "cmr_sam_headroom_resource_create");
   }
-  cmr_status opened = cmr_handle_open(&self->object, &sam_headroom_type, "cmr_sam_headroom_resource_create", (void **)out);
-  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_sam_headroom_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  self->impl = impl;
+  cmr_status opened =
+      cmr_handle_open(&self->object, &sam_headroom_type, "cmr_sam_headroom_resource_create", (void **)out);
+  if (opened == CMR_SUCCESS) {
+    cmr_log(CMR_LOG_DEBUG, "cmr_sam_headroom_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  }
   return opened;
 }
 
-cmr_status cmr_sam_headroom_resource_destroy(cmr_sam_headroom_resource *handle) { return cmr_handle_destroy(handle, "cmr_sam_headroom_resource_destroy"); }
+cmr_status cmr_sam_headroom_resource_destroy(cmr_sam_headroom_resource *handle) {
+  return cmr_handle_destroy(handle, "cmr_sam_headroom_resource_destroy");
+}
 
 cmr_resource_ref cmr_sam_headroom_resource_ref(cmr_sam_headroom_resource *handle) {
   cmr_resource_ref ref = {NULL, NULL};
@@ -91,7 +112,8 @@ cmr_status cmr_sam_headroom_resource_from_ref(cmr_resource_ref ref, cmr_sam_head
   cmr_status status = cmr_ref_check(ref, "cmr_sam_headroom_resource_from_ref");
   if (status != CMR_SUCCESS) return status;
   if (ref.ops != &sam_headroom_ops) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_sam_headroom_resource_from_ref: the ref is a \"%s\" resource, not \"sam_headroom\"",
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_sam_headroom_resource_from_ref: the ref is a \"%s\" resource, not \"sam_headroom\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
   return cmr_handle_share(ref.self, "cmr_sam_headroom_resource_from_ref", (void **)out);

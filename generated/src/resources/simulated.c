@@ -17,9 +17,14 @@ typedef struct simulated_object {
 
 static const cmr_resource_ops simulated_ops;
 
+static const cmr_impl_strings simulated_strings = {NULL, 0}; /* no string parameters to copy */
+
 static void simulated_finalize(cmr_object *object) {
   simulated_object *self = (simulated_object *)object;
-  if (self->impl != NULL) cmr_simulated_impl_destroy(self->impl);
+  if (self->impl != NULL) {
+    cmr_simulated_impl_fini(self->impl);
+    cmr_impl_free(self->impl, simulated_strings);
+  }
   cmr_log(CMR_LOG_DEBUG, "simulated: resource %p destroyed (its last share released)", (void *)object);
   free(self);
 }
@@ -66,22 +71,40 @@ cmr_status cmr_simulated_resource_create(cmr_optional_size capacity_option, cmr_
   if (!capacity_option.is_set) {
     capacity = (size_t)1099511627776u;
   } else {
-  if (capacity == 0) return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_simulated_resource_create: capacity must not be 0");
+    if (capacity == 0) {
+      return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_simulated_resource_create: capacity must not be 0");
+    }
   }
   simulated_object *self = calloc(1, sizeof *self);
-  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_simulated_resource_create: no host memory for the resource");
-  cmr_status made = cmr_simulated_impl_create(capacity, &self->impl);
+  if (self == NULL) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_simulated_resource_create: no host memory for the resource");
+  }
+  /* The algorithm's struct: the parameters, then its own set-up (impl.h). */
+  const cmr_simulated_params params = {
+      .capacity = capacity,
+  };
+  void *impl = NULL;
+  cmr_status made =
+      cmr_impl_new(cmr_simulated_impl_layout, &params, sizeof params, simulated_strings, "simulated", &impl);
+  if (made == CMR_SUCCESS) {
+    made = cmr_simulated_impl_init(impl);
+    if (made != CMR_SUCCESS) cmr_impl_free(impl, simulated_strings);
+  }
   if (made != CMR_SUCCESS) {
-    self->impl = NULL;
     simulated_finalize(&self->object);
     return cmr_error_context(made, "cmr_simulated_resource_create");
   }
+  self->impl = impl;
   cmr_status opened = cmr_handle_open(&self->object, &simulated_type, "cmr_simulated_resource_create", (void **)out);
-  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_simulated_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  if (opened == CMR_SUCCESS) {
+    cmr_log(CMR_LOG_DEBUG, "cmr_simulated_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  }
   return opened;
 }
 
-cmr_status cmr_simulated_resource_destroy(cmr_simulated_resource *handle) { return cmr_handle_destroy(handle, "cmr_simulated_resource_destroy"); }
+cmr_status cmr_simulated_resource_destroy(cmr_simulated_resource *handle) {
+  return cmr_handle_destroy(handle, "cmr_simulated_resource_destroy");
+}
 
 cmr_resource_ref cmr_simulated_resource_ref(cmr_simulated_resource *handle) {
   cmr_resource_ref ref = {NULL, NULL};
@@ -98,7 +121,8 @@ cmr_status cmr_simulated_resource_from_ref(cmr_resource_ref ref, cmr_simulated_r
   cmr_status status = cmr_ref_check(ref, "cmr_simulated_resource_from_ref");
   if (status != CMR_SUCCESS) return status;
   if (ref.ops != &simulated_ops) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_simulated_resource_from_ref: the ref is a \"%s\" resource, not \"simulated\"",
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_simulated_resource_from_ref: the ref is a \"%s\" resource, not \"simulated\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
   return cmr_handle_share(ref.self, "cmr_simulated_resource_from_ref", (void **)out);

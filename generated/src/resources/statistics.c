@@ -18,9 +18,14 @@ typedef struct statistics_object {
 
 static const cmr_resource_ops statistics_ops;
 
+static const cmr_impl_strings statistics_strings = {NULL, 0}; /* no string parameters to copy */
+
 static void statistics_finalize(cmr_object *object) {
   statistics_object *self = (statistics_object *)object;
-  if (self->impl != NULL) cmr_statistics_impl_destroy(self->impl);
+  if (self->impl != NULL) {
+    cmr_statistics_impl_fini(self->impl);
+    cmr_impl_free(self->impl, statistics_strings);
+  }
   if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
   cmr_log(CMR_LOG_DEBUG, "statistics: resource %p destroyed (its last share released)", (void *)object);
   free(self);
@@ -73,25 +78,41 @@ cmr_status cmr_statistics_resource_create(cmr_resource_ref upstream, cmr_statist
   status = cmr_ref_check(upstream, "cmr_statistics_resource_create: upstream");
   if (status != CMR_SUCCESS) return status;
   statistics_object *self = calloc(1, sizeof *self);
-  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_statistics_resource_create: no host memory for the resource");
+  if (self == NULL) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_statistics_resource_create: no host memory for the resource");
+  }
   status = cmr_ref_hold(upstream, "cmr_statistics_resource_create: upstream");
   if (status != CMR_SUCCESS) {
     free(self);
     return status;
   }
   self->upstream = upstream;
-  cmr_status made = cmr_statistics_impl_create(upstream, &self->impl);
+  /* The algorithm's struct: the parameters, then its own set-up (impl.h). */
+  const cmr_statistics_params params = {
+      .upstream = upstream,
+  };
+  void *impl = NULL;
+  cmr_status made =
+      cmr_impl_new(cmr_statistics_impl_layout, &params, sizeof params, statistics_strings, "statistics", &impl);
+  if (made == CMR_SUCCESS) {
+    made = cmr_statistics_impl_init(impl);
+    if (made != CMR_SUCCESS) cmr_impl_free(impl, statistics_strings);
+  }
   if (made != CMR_SUCCESS) {
-    self->impl = NULL;
     statistics_finalize(&self->object);
     return cmr_error_context(made, "cmr_statistics_resource_create");
   }
+  self->impl = impl;
   cmr_status opened = cmr_handle_open(&self->object, &statistics_type, "cmr_statistics_resource_create", (void **)out);
-  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_statistics_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  if (opened == CMR_SUCCESS) {
+    cmr_log(CMR_LOG_DEBUG, "cmr_statistics_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  }
   return opened;
 }
 
-cmr_status cmr_statistics_resource_destroy(cmr_statistics_resource *handle) { return cmr_handle_destroy(handle, "cmr_statistics_resource_destroy"); }
+cmr_status cmr_statistics_resource_destroy(cmr_statistics_resource *handle) {
+  return cmr_handle_destroy(handle, "cmr_statistics_resource_destroy");
+}
 
 cmr_resource_ref cmr_statistics_resource_ref(cmr_statistics_resource *handle) {
   cmr_resource_ref ref = {NULL, NULL};
@@ -108,7 +129,8 @@ cmr_status cmr_statistics_resource_from_ref(cmr_resource_ref ref, cmr_statistics
   cmr_status status = cmr_ref_check(ref, "cmr_statistics_resource_from_ref");
   if (status != CMR_SUCCESS) return status;
   if (ref.ops != &statistics_ops) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_statistics_resource_from_ref: the ref is a \"%s\" resource, not \"statistics\"",
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_statistics_resource_from_ref: the ref is a \"%s\" resource, not \"statistics\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
   return cmr_handle_share(ref.self, "cmr_statistics_resource_from_ref", (void **)out);
@@ -140,7 +162,8 @@ cmr_status cmr_statistics_resource_bytes_total(cmr_statistics_resource *handle, 
 
 cmr_status cmr_statistics_resource_allocations_current(cmr_statistics_resource *handle, size_t *out) {
   cmr_object *object;
-  cmr_status status = cmr_handle_object(handle, &statistics_type, "cmr_statistics_resource_allocations_current", &object);
+  cmr_status status =
+      cmr_handle_object(handle, &statistics_type, "cmr_statistics_resource_allocations_current", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_current: out is NULL");
   return cmr_statistics_impl_allocations_current(((statistics_object *)object)->impl, out);
@@ -172,7 +195,8 @@ cmr_status cmr_statistics_resource_bytes_at_push(cmr_statistics_resource *handle
 
 cmr_status cmr_statistics_resource_allocations_at_push(cmr_statistics_resource *handle, size_t *out) {
   cmr_object *object;
-  cmr_status status = cmr_handle_object(handle, &statistics_type, "cmr_statistics_resource_allocations_at_push", &object);
+  cmr_status status =
+      cmr_handle_object(handle, &statistics_type, "cmr_statistics_resource_allocations_at_push", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_at_push: out is NULL");
   return cmr_statistics_impl_allocations_at_push(((statistics_object *)object)->impl, out);

@@ -17,9 +17,13 @@ typedef struct system_object {
 
 static const cmr_resource_ops system_ops;
 
+static const cmr_impl_strings system_strings = {NULL, 0}; /* no string parameters to copy */
+
 static void system_finalize(cmr_object *object) {
   system_object *self = (system_object *)object;
-  if (self->impl != NULL) cmr_system_impl_destroy(self->impl);
+  if (self->impl != NULL) {
+    cmr_impl_free(self->impl, system_strings);
+  }
   cmr_log(CMR_LOG_DEBUG, "system: resource %p destroyed (its last share released)", (void *)object);
   free(self);
 }
@@ -60,19 +64,31 @@ cmr_status cmr_system_resource_create(cmr_system_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_system_resource_create: out is NULL");
   *out = NULL;
   system_object *self = calloc(1, sizeof *self);
-  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_system_resource_create: no host memory for the resource");
-  cmr_status made = cmr_system_impl_create(&self->impl);
+  if (self == NULL) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_system_resource_create: no host memory for the resource");
+  }
+  /* The algorithm's struct: the parameters, then its own set-up (impl.h). */
+  void *impl = NULL;
+  cmr_status made = cmr_impl_new(cmr_system_impl_layout, NULL, 0, system_strings, "system", &impl);
+  if (made == CMR_SUCCESS) {
+    made = cmr_system_impl_init(impl);
+    if (made != CMR_SUCCESS) cmr_impl_free(impl, system_strings);
+  }
   if (made != CMR_SUCCESS) {
-    self->impl = NULL;
     system_finalize(&self->object);
     return cmr_error_context(made, "cmr_system_resource_create");
   }
+  self->impl = impl;
   cmr_status opened = cmr_handle_open(&self->object, &system_type, "cmr_system_resource_create", (void **)out);
-  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_system_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  if (opened == CMR_SUCCESS) {
+    cmr_log(CMR_LOG_DEBUG, "cmr_system_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  }
   return opened;
 }
 
-cmr_status cmr_system_resource_destroy(cmr_system_resource *handle) { return cmr_handle_destroy(handle, "cmr_system_resource_destroy"); }
+cmr_status cmr_system_resource_destroy(cmr_system_resource *handle) {
+  return cmr_handle_destroy(handle, "cmr_system_resource_destroy");
+}
 
 cmr_resource_ref cmr_system_resource_ref(cmr_system_resource *handle) {
   cmr_resource_ref ref = {NULL, NULL};
@@ -89,7 +105,8 @@ cmr_status cmr_system_resource_from_ref(cmr_resource_ref ref, cmr_system_resourc
   cmr_status status = cmr_ref_check(ref, "cmr_system_resource_from_ref");
   if (status != CMR_SUCCESS) return status;
   if (ref.ops != &system_ops) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_system_resource_from_ref: the ref is a \"%s\" resource, not \"system\"",
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_system_resource_from_ref: the ref is a \"%s\" resource, not \"system\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
   return cmr_handle_share(ref.self, "cmr_system_resource_from_ref", (void **)out);

@@ -18,9 +18,14 @@ typedef struct thread_safe_object {
 
 static const cmr_resource_ops thread_safe_ops;
 
+static const cmr_impl_strings thread_safe_strings = {NULL, 0}; /* no string parameters to copy */
+
 static void thread_safe_finalize(cmr_object *object) {
   thread_safe_object *self = (thread_safe_object *)object;
-  if (self->impl != NULL) cmr_thread_safe_impl_destroy(self->impl);
+  if (self->impl != NULL) {
+    cmr_thread_safe_impl_fini(self->impl);
+    cmr_impl_free(self->impl, thread_safe_strings);
+  }
   if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
   cmr_log(CMR_LOG_DEBUG, "thread_safe: resource %p destroyed (its last share released)", (void *)object);
   free(self);
@@ -72,25 +77,42 @@ cmr_status cmr_thread_safe_resource_create(cmr_resource_ref upstream, cmr_thread
   status = cmr_ref_check(upstream, "cmr_thread_safe_resource_create: upstream");
   if (status != CMR_SUCCESS) return status;
   thread_safe_object *self = calloc(1, sizeof *self);
-  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_thread_safe_resource_create: no host memory for the resource");
+  if (self == NULL) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_thread_safe_resource_create: no host memory for the resource");
+  }
   status = cmr_ref_hold(upstream, "cmr_thread_safe_resource_create: upstream");
   if (status != CMR_SUCCESS) {
     free(self);
     return status;
   }
   self->upstream = upstream;
-  cmr_status made = cmr_thread_safe_impl_create(upstream, &self->impl);
+  /* The algorithm's struct: the parameters, then its own set-up (impl.h). */
+  const cmr_thread_safe_params params = {
+      .upstream = upstream,
+  };
+  void *impl = NULL;
+  cmr_status made =
+      cmr_impl_new(cmr_thread_safe_impl_layout, &params, sizeof params, thread_safe_strings, "thread_safe", &impl);
+  if (made == CMR_SUCCESS) {
+    made = cmr_thread_safe_impl_init(impl);
+    if (made != CMR_SUCCESS) cmr_impl_free(impl, thread_safe_strings);
+  }
   if (made != CMR_SUCCESS) {
-    self->impl = NULL;
     thread_safe_finalize(&self->object);
     return cmr_error_context(made, "cmr_thread_safe_resource_create");
   }
-  cmr_status opened = cmr_handle_open(&self->object, &thread_safe_type, "cmr_thread_safe_resource_create", (void **)out);
-  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_thread_safe_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  self->impl = impl;
+  cmr_status opened =
+      cmr_handle_open(&self->object, &thread_safe_type, "cmr_thread_safe_resource_create", (void **)out);
+  if (opened == CMR_SUCCESS) {
+    cmr_log(CMR_LOG_DEBUG, "cmr_thread_safe_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  }
   return opened;
 }
 
-cmr_status cmr_thread_safe_resource_destroy(cmr_thread_safe_resource *handle) { return cmr_handle_destroy(handle, "cmr_thread_safe_resource_destroy"); }
+cmr_status cmr_thread_safe_resource_destroy(cmr_thread_safe_resource *handle) {
+  return cmr_handle_destroy(handle, "cmr_thread_safe_resource_destroy");
+}
 
 cmr_resource_ref cmr_thread_safe_resource_ref(cmr_thread_safe_resource *handle) {
   cmr_resource_ref ref = {NULL, NULL};
@@ -107,7 +129,8 @@ cmr_status cmr_thread_safe_resource_from_ref(cmr_resource_ref ref, cmr_thread_sa
   cmr_status status = cmr_ref_check(ref, "cmr_thread_safe_resource_from_ref");
   if (status != CMR_SUCCESS) return status;
   if (ref.ops != &thread_safe_ops) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_thread_safe_resource_from_ref: the ref is a \"%s\" resource, not \"thread_safe\"",
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_thread_safe_resource_from_ref: the ref is a \"%s\" resource, not \"thread_safe\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
   return cmr_handle_share(ref.self, "cmr_thread_safe_resource_from_ref", (void **)out);

@@ -18,9 +18,14 @@ typedef struct tracking_object {
 
 static const cmr_resource_ops tracking_ops;
 
+static const cmr_impl_strings tracking_strings = {NULL, 0}; /* no string parameters to copy */
+
 static void tracking_finalize(cmr_object *object) {
   tracking_object *self = (tracking_object *)object;
-  if (self->impl != NULL) cmr_tracking_impl_destroy(self->impl);
+  if (self->impl != NULL) {
+    cmr_tracking_impl_fini(self->impl);
+    cmr_impl_free(self->impl, tracking_strings);
+  }
   if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
   cmr_log(CMR_LOG_DEBUG, "tracking: resource %p destroyed (its last share released)", (void *)object);
   free(self);
@@ -73,25 +78,41 @@ cmr_status cmr_tracking_resource_create(cmr_resource_ref upstream, bool capture_
   status = cmr_ref_check(upstream, "cmr_tracking_resource_create: upstream");
   if (status != CMR_SUCCESS) return status;
   tracking_object *self = calloc(1, sizeof *self);
-  if (self == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_tracking_resource_create: no host memory for the resource");
+  if (self == NULL) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_tracking_resource_create: no host memory for the resource");
+  }
   status = cmr_ref_hold(upstream, "cmr_tracking_resource_create: upstream");
   if (status != CMR_SUCCESS) {
     free(self);
     return status;
   }
   self->upstream = upstream;
-  cmr_status made = cmr_tracking_impl_create(upstream, capture_stacks, &self->impl);
+  /* The algorithm's struct: the parameters, then its own set-up (impl.h). */
+  const cmr_tracking_params params = {
+      .upstream = upstream,
+      .capture_stacks = capture_stacks,
+  };
+  void *impl = NULL;
+  cmr_status made = cmr_impl_new(cmr_tracking_impl_layout, &params, sizeof params, tracking_strings, "tracking", &impl);
+  if (made == CMR_SUCCESS) {
+    made = cmr_tracking_impl_init(impl);
+    if (made != CMR_SUCCESS) cmr_impl_free(impl, tracking_strings);
+  }
   if (made != CMR_SUCCESS) {
-    self->impl = NULL;
     tracking_finalize(&self->object);
     return cmr_error_context(made, "cmr_tracking_resource_create");
   }
+  self->impl = impl;
   cmr_status opened = cmr_handle_open(&self->object, &tracking_type, "cmr_tracking_resource_create", (void **)out);
-  if (opened == CMR_SUCCESS) cmr_log(CMR_LOG_DEBUG, "cmr_tracking_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  if (opened == CMR_SUCCESS) {
+    cmr_log(CMR_LOG_DEBUG, "cmr_tracking_resource_create: resource %p, handle %p", (void *)self, (void *)*out);
+  }
   return opened;
 }
 
-cmr_status cmr_tracking_resource_destroy(cmr_tracking_resource *handle) { return cmr_handle_destroy(handle, "cmr_tracking_resource_destroy"); }
+cmr_status cmr_tracking_resource_destroy(cmr_tracking_resource *handle) {
+  return cmr_handle_destroy(handle, "cmr_tracking_resource_destroy");
+}
 
 cmr_resource_ref cmr_tracking_resource_ref(cmr_tracking_resource *handle) {
   cmr_resource_ref ref = {NULL, NULL};
@@ -108,7 +129,8 @@ cmr_status cmr_tracking_resource_from_ref(cmr_resource_ref ref, cmr_tracking_res
   cmr_status status = cmr_ref_check(ref, "cmr_tracking_resource_from_ref");
   if (status != CMR_SUCCESS) return status;
   if (ref.ops != &tracking_ops) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_tracking_resource_from_ref: the ref is a \"%s\" resource, not \"tracking\"",
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_tracking_resource_from_ref: the ref is a \"%s\" resource, not \"tracking\"",
                      ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)");
   }
   return cmr_handle_share(ref.self, "cmr_tracking_resource_from_ref", (void **)out);

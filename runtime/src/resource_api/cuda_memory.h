@@ -27,10 +27,4 @@ cmr_status cmr_cuda_memory_allocate(cmr_cuda_memory kind, const char *owner, int
 cmr_status cmr_cuda_memory_deallocate(cmr_cuda_memory kind, const char *owner, int device, cmr_backend_pool pool,
                                       void *ptr, size_t bytes, cmr_stream stream);
 
-/* What the plain leaves (cuda, managed, pinned_host) keep: their device. */
-typedef struct cmr_cuda_memory_leaf {
-  int device;
-} cmr_cuda_memory_leaf;
-cmr_status cmr_cuda_memory_leaf_create(const char *owner, cmr_cuda_memory_leaf **out);
-
 #endif /* CMR_CUDA_MEMORY_H */
