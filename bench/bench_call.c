@@ -26,8 +26,9 @@ static void pairs(cmr_resource_ref ref, long count) {
 }
 
 int main(int argc, char **argv) {
-  bool quick = bench_parse_options("cmr-bench-call", "The C figure the binding benchmarks compare with.", false, argc, argv)
-                   .quick;
+  bool quick =
+      bench_parse_options("cmr-bench-call", "The C figure the binding benchmarks compare with.", false, argc, argv)
+          .quick;
   long count = quick ? 100000 : 1000000;
   int repeats = quick ? 3 : 10;
   cmr_stack *stack = NULL;

@@ -123,8 +123,10 @@ int main(int argc, char **argv) {
   long pairs = 200000, repeats = 7;
   const bench_stack_subject *chosen[subject_count];
   int chosen_count = 0;
-  static const struct option options[] = {
-      {"pairs", required_argument, NULL, 'p'}, {"repeats", required_argument, NULL, 'r'}, CMR_CLI_STANDARD_OPTIONS, {0}};
+  static const struct option options[] = {{"pairs", required_argument, NULL, 'p'},
+                                          {"repeats", required_argument, NULL, 'r'},
+                                          CMR_CLI_STANDARD_OPTIONS,
+                                          {0}};
   int option;
   while ((option = cmr_cli_next(&cli, argc, argv, "", options)) != -1) {
     if (!positive(optarg, option == 'p' ? &pairs : &repeats)) {

@@ -53,8 +53,10 @@ static inline __attribute__((always_inline)) void pairs_round(cmr_resource_ref r
   }
 }
 
-static inline __attribute__((always_inline)) void live_round(cmr_resource_ref ref, void **blocks, const size_t *bytes, const size_t *order) {
-  for (size_t i = 0; i < live_count; ++i) check(cmr_allocate(ref, bytes[i], CMR_DEFAULT_STREAM, &blocks[i]), "cmr_allocate");
+static inline __attribute__((always_inline)) void live_round(cmr_resource_ref ref, void **blocks, const size_t *bytes,
+                                                             const size_t *order) {
+  for (size_t i = 0; i < live_count; ++i)
+    check(cmr_allocate(ref, bytes[i], CMR_DEFAULT_STREAM, &blocks[i]), "cmr_allocate");
   for (size_t i = 0; i < live_count; ++i) {
     size_t k = order[i];
     check(cmr_deallocate(ref, blocks[k], bytes[k], CMR_DEFAULT_STREAM), "cmr_deallocate");

@@ -25,8 +25,8 @@ enum { max_devices = 2, sizes = 9 };
 static long pairs_per_thread;
 
 typedef struct worker {
-  int device;         /* the pool's */
-  int current;        /* the device the thread has current while it measures */
+  int device;  /* the pool's */
+  int current; /* the device the thread has current while it measures */
   cmr_pool_resource *pool;
   cmr_stream stream;
   double seconds;
@@ -38,8 +38,9 @@ static void make_worker(worker *w, int device) {
   bench_check(cmr_set_current_device(device), "cmr_set_current_device", "multi_device");
   cmr_resource_ref upstream;
   bench_check(cmr_acquire_current_device_resource_ref(&upstream), "the device's resource", "multi_device");
-  bench_check(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 30), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &w->pool), "pool",
-              "multi_device");
+  bench_check(
+      cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 30), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &w->pool),
+      "pool", "multi_device");
   bench_check(cmr_ref_release(upstream), "cmr_ref_release", "multi_device");
   bench_check(cmr_stream_create(&w->stream), "cmr_stream_create", "multi_device");
 }
@@ -86,8 +87,8 @@ static void row(FILE *csv, const char *name, double pairs_per_second, double aga
 
 int main(int argc, char **argv) {
   bench_options options = bench_parse_options(
-      "cmr-bench-multi-device", "pool pairs/s on two devices at once, one thread per device, against one device",
-      true, argc, argv);
+      "cmr-bench-multi-device", "pool pairs/s on two devices at once, one thread per device, against one device", true,
+      argc, argv);
   int count = 0;
   if (!cmr_built_with_cuda() || cmr_device_count(&count) != CMR_SUCCESS || count < max_devices) {
     printf("cmr-bench-multi-device: %d device(s)%s: it needs 2, skipped\n", count,
@@ -105,8 +106,7 @@ int main(int argc, char **argv) {
   workers[1].current = 0;
   double switching = run_at_once(&workers[1], 1);
 
-  printf("pool pairs/s, %ld pairs per thread, sizes 256 B..64 KiB, one stream per thread   ratio\n",
-         pairs_per_thread);
+  printf("pool pairs/s, %ld pairs per thread, sizes 256 B..64 KiB, one stream per thread   ratio\n", pairs_per_thread);
   row(options.csv, "device 0 alone (1 thread)", alone, alone);
   row(options.csv, "device 1 alone (1 thread)", alone_1, alone);
   row(options.csv, "devices 0 and 1 at once (2 threads, total)", both, alone);

@@ -85,9 +85,12 @@ static double random_case(const bench_subject *s, cmr_stream stream, long count,
 }
 
 static void print_size(char *text, size_t size, size_t bytes) {
-  if (bytes >= (1u << 20)) snprintf(text, size, "%zu MiB", bytes >> 20);
-  else if (bytes >= 1024) snprintf(text, size, "%zu KiB", bytes >> 10);
-  else snprintf(text, size, "%zu B", bytes);
+  if (bytes >= (1u << 20))
+    snprintf(text, size, "%zu MiB", bytes >> 20);
+  else if (bytes >= 1024)
+    snprintf(text, size, "%zu KiB", bytes >> 10);
+  else
+    snprintf(text, size, "%zu B", bytes);
 }
 
 /* A table: one row per subject taking part, one column per maximum size. */
@@ -109,10 +112,14 @@ static void run_table(const char *table, bench_subject *subjects, int count, cmr
       bool takes_part = strncmp(s->name, "fixed_size", 10) != 0 || max_bytes[c] <= bench_fixed_size_block;
       double ns = takes_part ? random_case(s, stream, operations, max_bytes[c], cap, live) : 0;
       if (i == 0) peer[c] = ns;
-      if (!takes_part) printf(" %18s", "-");
-      else if (ns < 0) printf(" %18s", "oom");
-      else if (peer[c] > 0) printf(" %9.0f (%5.2fx)", ns, peer[c] / ns);
-      else printf(" %9.0f %8s", ns, "");
+      if (!takes_part)
+        printf(" %18s", "-");
+      else if (ns < 0)
+        printf(" %18s", "oom");
+      else if (peer[c] > 0)
+        printf(" %9.0f (%5.2fx)", ns, peer[c] / ns);
+      else
+        printf(" %9.0f %8s", ns, "");
       if (csv != NULL && takes_part && ns >= 0) {
         fprintf(csv, "%s,%s,%ld,%zu,%.1f\n", table, s->name, operations, max_bytes[c], ns);
       }
@@ -123,9 +130,9 @@ static void run_table(const char *table, bench_subject *subjects, int count, cmr
 }
 
 int main(int argc, char **argv) {
-  bench_options options = bench_parse_options("cmr-bench-random-allocations",
-                                              "RMM's random_allocations workload over the suballocators and their peers.",
-                                              true, argc, argv);
+  bench_options options = bench_parse_options(
+      "cmr-bench-random-allocations", "RMM's random_allocations workload over the suballocators and their peers.", true,
+      argc, argv);
   bool quick = options.quick;
   FILE *csv = options.csv;
   bool gpu = cmr_built_with_cuda();
@@ -137,9 +144,10 @@ int main(int argc, char **argv) {
   bench_subject subjects[bench_max_subjects];
   int count = bench_make_subjects(subjects);
   size_t cap = gpu ? (size_t)16 << 30 : (size_t)1 << 30;
-  printf("cmr %s random_allocations, %s, at most %zu GiB alive, allocate with p = 0.%d; "
-         "(ratio) = the first row's time over the row's\n",
-         cmr_version(), gpu ? "CUDA build, device memory" : "host build, host memory", cap >> 30, ALLOCATE_PERCENT);
+  printf(
+      "cmr %s random_allocations, %s, at most %zu GiB alive, allocate with p = 0.%d; "
+      "(ratio) = the first row's time over the row's\n",
+      cmr_version(), gpu ? "CUDA build, device memory" : "host build, host memory", cap >> 30, ALLOCATE_PERCENT);
   long divide = quick ? 100 : 1;
   live_block *live = malloc(100000 * sizeof *live);
   if (live == NULL) return 1;

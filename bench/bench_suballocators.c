@@ -73,7 +73,8 @@ static double live_ns(const bench_subject *s, cmr_stream stream, size_t count) {
       order[i] = order[j], order[j] = t;
     }
     double start = bench_now_seconds();
-    for (size_t i = 0; i < count; ++i) bench_check(cmr_allocate(s->ref, bytes[i], stream, &blocks[i]), "allocate", s->name);
+    for (size_t i = 0; i < count; ++i)
+      bench_check(cmr_allocate(s->ref, bytes[i], stream, &blocks[i]), "allocate", s->name);
     for (size_t i = 0; i < count; ++i) {
       size_t k = order[i];
       bench_check(cmr_deallocate(s->ref, blocks[k], bytes[k], stream), "deallocate", s->name);
@@ -158,8 +159,9 @@ static void print_row(const char *table, const char *name, const char *const *co
 }
 
 int main(int argc, char **argv) {
-  bench_options options = bench_parse_options(
-      "cmr-bench-suballocators", "The suballocators against the allocators a user would pick instead.", true, argc, argv);
+  bench_options options =
+      bench_parse_options("cmr-bench-suballocators",
+                          "The suballocators against the allocators a user would pick instead.", true, argc, argv);
   quick = options.quick;
   csv = options.csv;
   if (csv != NULL) fprintf(csv, "table,subject,column,value\n");

@@ -37,12 +37,12 @@ const bench_stack_subject *bench_find_stack_subject(const bench_stack_subject *t
 }
 
 /* Each maker adds one subject over `base`. */
-#define CMR_BENCH_OWNED(type, subject_name, work_share, ...)                                               \
-  do {                                                                                                  \
-    cmr_##type##_resource *handle_ = NULL;                                                              \
-    require(cmr_##type##_resource_create(__VA_ARGS__, &handle_), subject_name);                          \
+#define CMR_BENCH_OWNED(type, subject_name, work_share, ...)                                                   \
+  do {                                                                                                         \
+    cmr_##type##_resource *handle_ = NULL;                                                                     \
+    require(cmr_##type##_resource_create(__VA_ARGS__, &handle_), subject_name);                                \
     subjects[count++] = (bench_subject){subject_name, cmr_##type##_resource_ref(handle_), work_share, handle_, \
-                                        (cmr_status(*)(void *))cmr_##type##_resource_destroy};          \
+                                        (cmr_status(*)(void *))cmr_##type##_resource_destroy};                 \
   } while (0)
 
 static cmr_resource_ref base_ref;
@@ -83,8 +83,7 @@ int bench_make_subjects(bench_subject *subjects) {
   CMR_BENCH_OWNED(pool, "pool", 1.0, base_ref, CMR_SIZE(pool_bytes), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT);
   cmr_resource_ref pool_ref = subjects[count - 1].ref;
   CMR_BENCH_OWNED(arena, "arena", 1.0, base_ref, CMR_SIZE(arena_bytes), false, "");
-  CMR_BENCH_OWNED(fixed_size, "fixed_size (64 KiB)", 1.0, base_ref, CMR_SIZE(bench_fixed_size_block),
-                  CMR_SIZE(1024));
+  CMR_BENCH_OWNED(fixed_size, "fixed_size (64 KiB)", 1.0, base_ref, CMR_SIZE(bench_fixed_size_block), CMR_SIZE(1024));
   /* Over the pool, as a user would stack it: bins for the small sizes, the
    * pool for the rest. */
   CMR_BENCH_OWNED(binning, "binning(pool) 2^8..2^16", 1.0, pool_ref, CMR_INT(8), CMR_INT(16));

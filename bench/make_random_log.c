@@ -45,9 +45,7 @@ typedef struct log_shape {
   size_t allocations, max_size, max_usage;
 } log_shape;
 
-static size_t uniform_size(uint64_t *rng, size_t max_size) {
-  return 1 + (size_t)random_below(rng, max_size);
-}
+static size_t uniform_size(uint64_t *rng, size_t max_size) { return 1 + (size_t)random_below(rng, max_size); }
 
 /* 2^k with k uniform in [0, K), 2^K the largest power of two up to
  * max_size, then uniform in [2^k, 2^(k+1)). */
@@ -102,8 +100,10 @@ static void run_workload(workload *w, const log_shape *shape, uint64_t seed) {
       bool chance = random_below(&rng, 100) < allocate_percent;
       allocate = chance && w->allocations < shape->allocations && w->in_use + size < shape->max_usage;
     }
-    if (allocate) allocate_one(w, size);
-    else free_one(w, (size_t)random_below(&rng, w->live_count));
+    if (allocate)
+      allocate_one(w, size);
+    else
+      free_one(w, (size_t)random_below(&rng, w->live_count));
   }
   while (w->live_count > 0) free_one(w, w->live_count - 1);
 }
@@ -141,15 +141,14 @@ static int make_log(const log_shape *shape, const char *path, uint64_t seed) {
   bench_check(cmr_logging_resource_flush(logging), "flushing the log", path);
   bench_check(cmr_logging_resource_destroy(logging), "cmr_logging_resource_destroy", expression);
   bench_check(cmr_stack_destroy(stack), "cmr_stack_destroy", expression);
-  printf("%s: %s log, %zu allocations, %zu frees, peak bytes in use %zu\n", path, shape->name, w.allocations,
-         w.frees, w.peak_in_use);
+  printf("%s: %s log, %zu allocations, %zu frees, peak bytes in use %zu\n", path, shape->name, w.allocations, w.frees,
+         w.peak_in_use);
   free(expression), free(w.live);
   return 0;
 }
 
 static const cmr_cli cli = {
-    "cmr-make-random-log",
-    "random|mixed OUT.csv [--allocations N] [--max-size BYTES] [--max-usage BYTES] [--seed S]",
+    "cmr-make-random-log", "random|mixed OUT.csv [--allocations N] [--max-size BYTES] [--max-usage BYTES] [--seed S]",
     "Writes an allocation log for cmr-replay: RMM's random_allocations workload through cmr's logging adaptor.\n"
     "  --allocations N    allocations (random: 10000, mixed: 100000)\n"
     "  --max-size BYTES   largest allocation (random: 4 MiB, mixed: 64 KiB)\n"

@@ -21,8 +21,8 @@
 
 #include "cli.h"
 
-#define LIVE_SLOTS 64               /* allocations kept alive at once by the workload */
-#define MAX_ALLOCATION (1u << 20)   /* 1 MiB */
+#define LIVE_SLOTS 64             /* allocations kept alive at once by the workload */
+#define MAX_ALLOCATION (1u << 20) /* 1 MiB */
 #define BUFFER_BYTES 4096
 
 /* Where the memory comes from; NO_GPU is a CUDA build on a machine without a
@@ -39,8 +39,7 @@ typedef struct {
 } counting;
 
 _Noreturn static void fail(cmr_status status, const char *what) {
-  fprintf(stderr, "cmr-demo: %s failed: %s: %s\n", what, cmr_status_string(status),
-          cmr_last_error_message());
+  fprintf(stderr, "cmr-demo: %s failed: %s: %s\n", what, cmr_status_string(status), cmr_last_error_message());
   exit(EXIT_FAILURE);
 }
 
@@ -67,8 +66,8 @@ static void *counting_allocate(size_t bytes, cmr_stream stream, void *arg) {
   cmr_status status = cmr_allocate(c->upstream, bytes, stream, &ptr);
   if (status != CMR_SUCCESS) {
     c->failures++;
-    fprintf(stderr, "cmr-demo: upstream allocate of %zu bytes: %s: %s\n", bytes,
-            cmr_status_string(status), cmr_last_error_message());
+    fprintf(stderr, "cmr-demo: upstream allocate of %zu bytes: %s: %s\n", bytes, cmr_status_string(status),
+            cmr_last_error_message());
     return NULL;
   }
   c->allocations++;
@@ -84,8 +83,8 @@ static void counting_deallocate(void *ptr, size_t bytes, cmr_stream stream, void
   cmr_status status = cmr_deallocate(c->upstream, ptr, bytes, stream);
   if (status != CMR_SUCCESS) {
     c->failures++;
-    fprintf(stderr, "cmr-demo: upstream deallocate of %zu bytes: %s: %s\n", bytes,
-            cmr_status_string(status), cmr_last_error_message());
+    fprintf(stderr, "cmr-demo: upstream deallocate of %zu bytes: %s: %s\n", bytes, cmr_status_string(status),
+            cmr_last_error_message());
     return;
   }
   c->deallocations++;
@@ -150,8 +149,7 @@ static const char *buffer_round_trip(cmr_resource_ref mr, cmr_stream stream) {
     result = "skipped (no usable GPU)";
   } else if (!buffer_holds(buffer, pattern, 1024)) {
     result = "FAILED: contents lost when grown";
-  } else if (!device_step(cmr_device_buffer_copy_from(buffer, pattern, BUFFER_BYTES),
-                          "cmr_device_buffer_copy_from") ||
+  } else if (!device_step(cmr_device_buffer_copy_from(buffer, pattern, BUFFER_BYTES), "cmr_device_buffer_copy_from") ||
              !buffer_holds(buffer, pattern, BUFFER_BYTES)) {
     result = "FAILED: 4 KiB did not read back";
   } else {
@@ -177,7 +175,8 @@ static const cmr_cli cli = {
     "  --iterations N  allocations per phase (default 5000)\n"};
 
 static options parse_options(int argc, char **argv) {
-  static const struct option long_options[] = {{"iterations", required_argument, NULL, 'i'}, CMR_CLI_STANDARD_OPTIONS, {0}};
+  static const struct option long_options[] = {
+      {"iterations", required_argument, NULL, 'i'}, CMR_CLI_STANDARD_OPTIONS, {0}};
   options parsed = {5000, NULL};
   while (cmr_cli_next(&cli, argc, argv, "", long_options) != -1) {
     char *end = NULL;
@@ -251,15 +250,14 @@ int main(int argc, char **argv) {
   if (!device_step(cmr_stream_create(&stream), "cmr_stream_create")) {
     stream = CMR_DEFAULT_STREAM;
   }
-  printf("workload:       %lu allocate+free pairs, 1 B to 1 MiB, up to %d alive, on %s\n", given.iterations,
-         LIVE_SLOTS, stream == CMR_DEFAULT_STREAM ? "the default stream" : "a stream of its own");
+  printf("workload:       %lu allocate+free pairs, 1 B to 1 MiB, up to %d alive, on %s\n", given.iterations, LIVE_SLOTS,
+         stream == CMR_DEFAULT_STREAM ? "the default stream" : "a stream of its own");
   double ns_per_pair = run_workload(mr, stream, given.iterations);
   const char *buffer_result = buffer_round_trip(mr, stream);
 
-  printf("allocations:    %zu (%zu freed, %zu failed)\n", counts.allocations, counts.deallocations,
-         counts.failures);
-  printf("peak bytes:     %zu (%.1f MiB); in use at the end: %zu\n", counts.peak,
-         (double)counts.peak / (1 << 20), counts.in_use);
+  printf("allocations:    %zu (%zu freed, %zu failed)\n", counts.allocations, counts.deallocations, counts.failures);
+  printf("peak bytes:     %zu (%.1f MiB); in use at the end: %zu\n", counts.peak, (double)counts.peak / (1 << 20),
+         counts.in_use);
   printf("time:           %.0f ns per allocate+free pair\n", ns_per_pair);
   printf("buffer check:   %s\n", buffer_result);
   /* A pool at the top says what it holds; all of it is free again. */
@@ -281,8 +279,8 @@ int main(int argc, char **argv) {
   }
   check(cmr_callback_resource_destroy(counter), "cmr_callback_resource_destroy");
   check(cmr_stack_destroy(stack), "cmr_stack_destroy");
-  bool ok = counts.failures == 0 && counts.in_use == 0 && pool_free == pool_size &&
-            strncmp(buffer_result, "FAILED", 6) != 0;
+  bool ok =
+      counts.failures == 0 && counts.in_use == 0 && pool_free == pool_size && strncmp(buffer_result, "FAILED", 6) != 0;
   printf("result:         %s\n", ok ? "ok" : "FAILED");
   return ok ? EXIT_SUCCESS : EXIT_FAILURE;
 }

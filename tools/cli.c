@@ -34,11 +34,12 @@ int cmr_cli_next(const cmr_cli *cli, int argc, char **argv, const char *short_op
     char problem[256];
     /* A long option is named by its argument (optopt holds its value, not its name). */
     const char *text = argv[optind - 1];
-    if (strncmp(text, "--", 2) == 0) snprintf(problem, sizeof problem, "option %s is unknown or needs a value", text);
-    else snprintf(problem, sizeof problem, "option -%c is unknown or needs a value", optopt);
+    if (strncmp(text, "--", 2) == 0)
+      snprintf(problem, sizeof problem, "option %s is unknown or needs a value", text);
+    else
+      snprintf(problem, sizeof problem, "option -%c is unknown or needs a value", optopt);
     exit(cmr_cli_usage_error(cli, problem));
   }
-  default:
-    return option;
+  default: return option;
   }
 }

@@ -15,7 +15,8 @@ extern "C" { /* the multi_stream benchmark is CUDA C++ */
 /* Values getopt_long returns for the two options every program has; put
  * CMR_CLI_STANDARD_OPTIONS last in a program's table, before {0}. */
 enum { cmr_cli_help = 0x100, cmr_cli_version };
-#define CMR_CLI_STANDARD_OPTIONS {"help", no_argument, NULL, cmr_cli_help}, {"version", no_argument, NULL, cmr_cli_version}
+#define CMR_CLI_STANDARD_OPTIONS \
+  {"help", no_argument, NULL, cmr_cli_help}, { "version", no_argument, NULL, cmr_cli_version }
 
 typedef struct cmr_cli {
   const char *program; /* "cmr-replay" */

@@ -230,9 +230,11 @@ static int pair_events(replay_log *log) {
       log->logged_failures++;
       continue;
     }
-    size_t **found = e->action == ACTION_ALLOCATE ? tsearch(&keys[i], &live, by_pointer) : tfind(&keys[i], &live, by_pointer);
+    size_t **found =
+        e->action == ACTION_ALLOCATE ? tsearch(&keys[i], &live, by_pointer) : tfind(&keys[i], &live, by_pointer);
     if (e->action == ACTION_ALLOCATE) {
-      if (found == NULL) failed = bad_log(log, e->line, "no host memory for the live allocations");
+      if (found == NULL)
+        failed = bad_log(log, e->line, "no host memory for the live allocations");
       else if (**found != i) {
         failed = bad_log(log, e->line, "0x%" PRIxPTR " is allocated again while live since line %zu", e->pointer,
                          log->events[**found].line);
@@ -242,8 +244,8 @@ static int pair_events(replay_log *log) {
       continue;
     }
     if (found == NULL) {
-      failed = bad_log(log, e->line, "free of 0x%" PRIxPTR ", which is not allocated (never, or freed already)",
-                       e->pointer);
+      failed =
+          bad_log(log, e->line, "free of 0x%" PRIxPTR ", which is not allocated (never, or freed already)", e->pointer);
       continue;
     }
     event *allocation = &log->events[**found];
@@ -435,7 +437,8 @@ static void *replay_main(void *arg) {
     if (aborted) break;
     perform(r, i);
     if (r->progress_every != 0 && (i + 1) % r->progress_every == 0) {
-      fprintf(stderr, "cmr-replay: %zu of %zu events (%.1f%%)\n", i + 1, count, 100.0 * (double)(i + 1) / (double)count);
+      fprintf(stderr, "cmr-replay: %zu of %zu events (%.1f%%)\n", i + 1, count,
+              100.0 * (double)(i + 1) / (double)count);
     }
     pthread_mutex_lock(&r->lock);
     r->next = i + 1;
@@ -538,8 +541,10 @@ static int replay_log_on(replay_log *log, cmr_stack *stack, size_t progress_ever
   pthread_mutex_init(&r.lock, NULL);
   double seconds = 0;
   int failed = log->count > 0 ? run_threads(&r, &seconds) : 0;
-  if (failed) fprintf(stderr, "cmr-replay: %s: %s\n", log->path, r.abort_message);
-  else report(&r, stack, seconds);
+  if (failed)
+    fprintf(stderr, "cmr-replay: %s: %s\n", log->path, r.abort_message);
+  else
+    report(&r, stack, seconds);
   free_leaks(&r);
   pthread_mutex_destroy(&r.lock);
   return failed;

@@ -17,7 +17,7 @@
 /* One aligned allocation: what the caller got and what the upstream gave. */
 typedef struct cmr_aligned_entry {
   cmr_address_entry key; /* first: its address is the aligned pointer */
-  size_t bytes;           /* what the caller asked for */
+  size_t bytes;          /* what the caller asked for */
   void *upstream_ptr;
   size_t upstream_bytes;
 } cmr_aligned_entry;
@@ -73,8 +73,7 @@ static cmr_status cmr_aligned_wrong_size(const void *ptr, size_t bytes, size_t a
 
 /* A free passed through that the upstream did not know: when this adaptor
  * aligned `ptr` itself, the caller named another size than it allocated. */
-static cmr_status cmr_aligned_passed_through(cmr_aligned_impl *impl, cmr_status status, const void *ptr,
-                                             size_t bytes) {
+static cmr_status cmr_aligned_passed_through(cmr_aligned_impl *impl, cmr_status status, const void *ptr, size_t bytes) {
   if (status != CMR_ERROR_UNKNOWN_POINTER) return status;
   size_t allocated;
   cmr_aligned_remove(impl, ptr, 0, &allocated); /* no entry has 0 bytes: it stays */

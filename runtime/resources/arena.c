@@ -62,7 +62,7 @@ struct cmr_arena_impl {
   cmr_block_map *handed_out;
   bool dump_log_on_failure;
   char *dump_path;
-  FILE *dump_file; /* stderr for an empty dump_path */
+  FILE *dump_file;           /* stderr for an empty dump_path */
   pthread_mutex_t dump_lock; /* so that two dumps never interleave */
 };
 CMR_IMPL_LAYOUT(arena);
@@ -346,8 +346,7 @@ cmr_status cmr_arena_impl_allocate(cmr_arena_impl *impl, size_t bytes, size_t al
                                    void **out) {
   size_t size = cmr_round_up_256(bytes);
   cmr_block *block = NULL;
-  cmr_status status =
-      cmr_stream_lists_take_own_or_hand_out(impl->lists, stream, size, alignment, bytes, out, &block);
+  cmr_status status = cmr_stream_lists_take_own_or_hand_out(impl->lists, stream, size, alignment, bytes, out, &block);
   if (status != CMR_SUCCESS || *out != NULL) return status;
   return allocate_beyond_recent(impl, bytes, size, alignment, stream, block, out);
 }

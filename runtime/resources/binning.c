@@ -211,8 +211,7 @@ static cmr_status cmr_binning_check_idle(const cmr_binning_impl *impl, const cmr
 }
 
 /* Inserts a new bin for `resource` (whose share it takes) at `position`. */
-static cmr_status cmr_binning_insert(cmr_binning_impl *impl, size_t position, size_t size,
-                                     cmr_resource_ref resource) {
+static cmr_status cmr_binning_insert(cmr_binning_impl *impl, size_t position, size_t size, cmr_resource_ref resource) {
   if (impl->bin_count == impl->bin_capacity) {
     size_t capacity = impl->bin_capacity == 0 ? 8 : impl->bin_capacity * 2;
     cmr_route **bins = realloc(impl->bins, capacity * sizeof *bins);
@@ -232,7 +231,8 @@ static cmr_status cmr_binning_insert(cmr_binning_impl *impl, size_t position, si
 
 static cmr_status cmr_binning_make_fixed_size(cmr_binning_impl *impl, size_t position, size_t size) {
   cmr_fixed_size_resource *handle;
-  cmr_status status = cmr_fixed_size_resource_create(impl->upstream.resource, CMR_SIZE(size), CMR_SIZE_DEFAULT, &handle);
+  cmr_status status =
+      cmr_fixed_size_resource_create(impl->upstream.resource, CMR_SIZE(size), CMR_SIZE_DEFAULT, &handle);
   if (status != CMR_SUCCESS) return cmr_error_context(status, "binning: making a bin of %zu bytes", size);
   /* The creator's share of the new bin is the one the bin table holds. */
   status = cmr_binning_insert(impl, position, size, cmr_fixed_size_resource_ref(handle));
@@ -325,8 +325,7 @@ void cmr_binning_impl_fini(cmr_binning_impl *impl) {
 
 /* One fixed_size bin per power of two 2^min..2^max; none when both are -1
  * (the wrapper's checks allow only that or both in [8, 40]). */
-static cmr_status cmr_binning_add_exponent_bins(cmr_binning_impl *impl, int min_size_exponent,
-                                                int max_size_exponent) {
+static cmr_status cmr_binning_add_exponent_bins(cmr_binning_impl *impl, int min_size_exponent, int max_size_exponent) {
   if (min_size_exponent == -1) return CMR_SUCCESS;
   for (int exponent = min_size_exponent; exponent <= max_size_exponent; ++exponent) {
     cmr_status status = cmr_binning_add_fixed_size(impl, (size_t)1 << exponent);
@@ -366,13 +365,13 @@ cmr_status cmr_binning_impl_bin_size_for(cmr_binning_impl *impl, size_t allocati
 static size_t cmr_binning_bin_largest(cmr_resource_ref bin) {
   const char *type = bin.ops->type_name != NULL ? bin.ops->type_name : "";
   size_t largest = 0;
-#define CMR_BIN_LARGEST(kind)                                                           \
-  if (strcmp(type, #kind) == 0) {                                                       \
-    cmr_##kind##_resource *handle = NULL;                                               \
-    if (cmr_##kind##_resource_from_ref(bin, &handle) == CMR_SUCCESS) {                  \
+#define CMR_BIN_LARGEST(kind)                                                                     \
+  if (strcmp(type, #kind) == 0) {                                                                 \
+    cmr_##kind##_resource *handle = NULL;                                                         \
+    if (cmr_##kind##_resource_from_ref(bin, &handle) == CMR_SUCCESS) {                            \
       if (cmr_##kind##_resource_largest_free_block(handle, &largest) != CMR_SUCCESS) largest = 0; \
-      cmr_##kind##_resource_destroy(handle);                                            \
-    }                                                                                   \
+      cmr_##kind##_resource_destroy(handle);                                                      \
+    }                                                                                             \
   }
   CMR_BIN_LARGEST(fixed_size)
   CMR_BIN_LARGEST(pool)

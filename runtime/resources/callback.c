@@ -38,8 +38,7 @@ static const cmr_ledger_memory cmr_callback_memory = {cmr_callback_obtain, cmr_c
 
 cmr_status cmr_callback_impl_allocate(cmr_callback_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
                                       void **out) {
-  return cmr_ledger_allocate(impl->ledger, "callback", NULL, &cmr_callback_memory, impl, bytes, alignment, stream,
-                             out);
+  return cmr_ledger_allocate(impl->ledger, "callback", NULL, &cmr_callback_memory, impl, bytes, alignment, stream, out);
 }
 
 cmr_status cmr_callback_impl_deallocate(cmr_callback_impl *impl, void *ptr, size_t bytes, size_t alignment,

@@ -18,14 +18,12 @@ cmr_status cmr_cuda_impl_init(cmr_cuda_impl *impl) {
   return CMR_SUCCESS;
 }
 
-cmr_status cmr_cuda_impl_allocate(cmr_cuda_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
-                                    void **out) {
+cmr_status cmr_cuda_impl_allocate(cmr_cuda_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   (void)alignment;
   return cmr_cuda_memory_allocate(CMR_CUDA_MEMORY_DEVICE, "cuda", impl->device, NULL, bytes, stream, out);
 }
 
-cmr_status cmr_cuda_impl_deallocate(cmr_cuda_impl *impl, void *ptr, size_t bytes, size_t alignment,
-                                      cmr_stream stream) {
+cmr_status cmr_cuda_impl_deallocate(cmr_cuda_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
   (void)alignment;
   return cmr_cuda_memory_deallocate(CMR_CUDA_MEMORY_DEVICE, "cuda", impl->device, NULL, ptr, bytes, stream);
 }

@@ -66,8 +66,8 @@ void cmr_cuda_async_impl_fini(cmr_cuda_async_impl *impl) {
   cmr_backend_pool_destroy(impl->pool);
 }
 
-cmr_status cmr_cuda_async_impl_allocate(cmr_cuda_async_impl *impl, size_t bytes, size_t alignment,
-                                        cmr_stream stream, void **out) {
+cmr_status cmr_cuda_async_impl_allocate(cmr_cuda_async_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
+                                        void **out) {
   (void)alignment;
   return cmr_cuda_memory_allocate(CMR_CUDA_MEMORY_POOL, "cuda_async", impl->device, impl->pool, bytes, stream, out);
 }

@@ -20,13 +20,15 @@ cmr_status cmr_cuda_async_managed_impl_init(cmr_cuda_async_managed_impl *impl) {
 cmr_status cmr_cuda_async_managed_impl_allocate(cmr_cuda_async_managed_impl *impl, size_t bytes, size_t alignment,
                                                 cmr_stream stream, void **out) {
   (void)alignment;
-  return cmr_cuda_memory_allocate(CMR_CUDA_MEMORY_POOL, "cuda_async_managed", impl->device, impl->pool, bytes, stream, out);
+  return cmr_cuda_memory_allocate(CMR_CUDA_MEMORY_POOL, "cuda_async_managed", impl->device, impl->pool, bytes, stream,
+                                  out);
 }
 
 cmr_status cmr_cuda_async_managed_impl_deallocate(cmr_cuda_async_managed_impl *impl, void *ptr, size_t bytes,
                                                   size_t alignment, cmr_stream stream) {
   (void)alignment;
-  return cmr_cuda_memory_deallocate(CMR_CUDA_MEMORY_POOL, "cuda_async_managed", impl->device, impl->pool, ptr, bytes, stream);
+  return cmr_cuda_memory_deallocate(CMR_CUDA_MEMORY_POOL, "cuda_async_managed", impl->device, impl->pool, ptr, bytes,
+                                    stream);
 }
 
 bool cmr_cuda_async_managed_impl_is_equal(const cmr_cuda_async_managed_impl *impl,

@@ -116,8 +116,8 @@ cmr_status cmr_fixed_size_impl_init(cmr_fixed_size_impl *impl) {
   pthread_mutex_init(&impl->growth, NULL);
   status = cmr_block_map_create(&impl->handed_out);
   if (status == CMR_SUCCESS) {
-    status = cmr_stream_lists_create("fixed_size", CMR_FIT_BEST, CMR_KEY_PER_STREAM, impl->handed_out,
-                                     &impl->free_blocks);
+    status =
+        cmr_stream_lists_create("fixed_size", CMR_FIT_BEST, CMR_KEY_PER_STREAM, impl->handed_out, &impl->free_blocks);
   }
   /* Preallocated blocks are idle: every stream may take them at once. */
   if (status == CMR_SUCCESS) status = cmr_fixed_size_add_chunk(impl, CMR_DEFAULT_STREAM, NULL);
@@ -125,8 +125,8 @@ cmr_status cmr_fixed_size_impl_init(cmr_fixed_size_impl *impl) {
   return status;
 }
 
-cmr_status cmr_fixed_size_impl_allocate(cmr_fixed_size_impl *impl, size_t bytes, size_t alignment,
-                                        cmr_stream stream, void **out) {
+cmr_status cmr_fixed_size_impl_allocate(cmr_fixed_size_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
+                                        void **out) {
   if (bytes > impl->block_size) {
     return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "fixed_size: %zu bytes do not fit in a block of %zu bytes", bytes,
                      impl->block_size);

@@ -2,9 +2,9 @@
 /* logging: RMM's CSV event log over an upstream. Each row is formatted
  * whole, then written and (with auto_flush) flushed under one lock. */
 #if defined(__linux__)
-#  define _GNU_SOURCE /* syscall(SYS_gettid) */
-#  include <sys/syscall.h>
-#  include <unistd.h>
+#define _GNU_SOURCE /* syscall(SYS_gettid) */
+#include <sys/syscall.h>
+#include <unistd.h>
 #endif
 #include <errno.h>
 #include <inttypes.h>
@@ -129,8 +129,8 @@ void cmr_logging_impl_fini(cmr_logging_impl *impl) {
 cmr_status cmr_logging_impl_allocate(cmr_logging_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
                                      void **out) {
   cmr_status status = cmr_allocate_aligned(impl->params.upstream, bytes, alignment, stream, out);
-  cmr_logging_event(impl, status == CMR_SUCCESS ? "allocate" : "allocate failure",
-                    status == CMR_SUCCESS ? *out : NULL, bytes, stream);
+  cmr_logging_event(impl, status == CMR_SUCCESS ? "allocate" : "allocate failure", status == CMR_SUCCESS ? *out : NULL,
+                    bytes, stream);
   return status;
 }
 

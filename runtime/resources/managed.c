@@ -18,13 +18,13 @@ cmr_status cmr_managed_impl_init(cmr_managed_impl *impl) {
 }
 
 cmr_status cmr_managed_impl_allocate(cmr_managed_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
-                                    void **out) {
+                                     void **out) {
   (void)alignment;
   return cmr_cuda_memory_allocate(CMR_CUDA_MEMORY_MANAGED, "managed", impl->device, NULL, bytes, stream, out);
 }
 
 cmr_status cmr_managed_impl_deallocate(cmr_managed_impl *impl, void *ptr, size_t bytes, size_t alignment,
-                                      cmr_stream stream) {
+                                       cmr_stream stream) {
   (void)alignment;
   return cmr_cuda_memory_deallocate(CMR_CUDA_MEMORY_MANAGED, "managed", impl->device, NULL, ptr, bytes, stream);
 }

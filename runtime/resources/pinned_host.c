@@ -18,13 +18,13 @@ cmr_status cmr_pinned_host_impl_init(cmr_pinned_host_impl *impl) {
 }
 
 cmr_status cmr_pinned_host_impl_allocate(cmr_pinned_host_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
-                                    void **out) {
+                                         void **out) {
   (void)alignment;
   return cmr_cuda_memory_allocate(CMR_CUDA_MEMORY_PINNED, "pinned_host", impl->device, NULL, bytes, stream, out);
 }
 
 cmr_status cmr_pinned_host_impl_deallocate(cmr_pinned_host_impl *impl, void *ptr, size_t bytes, size_t alignment,
-                                      cmr_stream stream) {
+                                           cmr_stream stream) {
   (void)alignment;
   return cmr_cuda_memory_deallocate(CMR_CUDA_MEMORY_PINNED, "pinned_host", impl->device, NULL, ptr, bytes, stream);
 }

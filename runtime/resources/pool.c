@@ -41,8 +41,8 @@ static cmr_status cmr_pool_add_chunk(cmr_pool_impl *impl, size_t least, size_t s
   cmr_status status = cmr_chunks_grow(&impl->chunks, least, step > least ? step : least, stream, &chunk);
   if (status == CMR_SUCCESS && out == NULL) status = cmr_backend_stream_synchronize(stream);
   if (status != CMR_SUCCESS) return status;
-  cmr_log(CMR_LOG_DEBUG, "pool %p: grew by %zu bytes from the upstream (at least %zu needed): pool size %zu", (void *)impl,
-          chunk.size, least, cmr_chunks_bytes(&impl->chunks));
+  cmr_log(CMR_LOG_DEBUG, "pool %p: grew by %zu bytes from the upstream (at least %zu needed): pool size %zu",
+          (void *)impl, chunk.size, least, cmr_chunks_bytes(&impl->chunks));
   cmr_block *block = NULL;
   status = cmr_block_new(chunk.address, chunk.size, chunk.size, &block);
   if (status == CMR_SUCCESS) {
@@ -111,16 +111,14 @@ static __attribute__((noinline)) cmr_status cmr_pool_reclaim(cmr_pool_impl *impl
 }
 
 /* Growing the pool if no list has a block. */
-cmr_status cmr_pool_impl_allocate(cmr_pool_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
-                                  void **out) {
+cmr_status cmr_pool_impl_allocate(cmr_pool_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   size_t size = cmr_round_up_256(bytes);
   cmr_status status = cmr_suballocator_allocate(impl->free_lists, impl->handed_out, &impl->growth, size, alignment,
                                                 bytes, stream, cmr_pool_grow, impl, out);
   return status == CMR_ERROR_OUT_OF_MEMORY ? cmr_pool_reclaim(impl, size, bytes, alignment, stream, out) : status;
 }
 
-cmr_status cmr_pool_impl_deallocate(cmr_pool_impl *impl, void *ptr, size_t bytes, size_t alignment,
-                                    cmr_stream stream) {
+cmr_status cmr_pool_impl_deallocate(cmr_pool_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
   (void)alignment; /* the block knows where it starts */
   return cmr_stream_lists_take_back(impl->free_lists, stream, ptr, bytes);
 }

@@ -42,13 +42,13 @@ static cmr_status cmr_sam_headroom_advise(const cmr_sam_headroom_impl *impl, cha
   size_t allocatable = free_bytes > impl->params.headroom ? free_bytes - impl->params.headroom : 0;
   size_t on_device = (allocatable < bytes ? allocatable : bytes) / CMR_DEFAULT_ALIGNMENT * CMR_DEFAULT_ALIGNMENT;
   if (on_device > 0) status = cmr_backend_advise_location(ptr, on_device, impl->device);
-  if (status == CMR_SUCCESS && on_device < bytes) status = cmr_backend_advise_location(ptr + on_device, bytes - on_device, -1);
+  if (status == CMR_SUCCESS && on_device < bytes)
+    status = cmr_backend_advise_location(ptr + on_device, bytes - on_device, -1);
   return status;
 }
 #endif
 
-static cmr_status cmr_sam_headroom_obtain(void *self, size_t bytes, size_t alignment, cmr_stream stream,
-                                          void **out) {
+static cmr_status cmr_sam_headroom_obtain(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   cmr_status status = cmr_host_memory_allocate("sam_headroom", bytes, alignment, out);
 #if CMR_WITH_CUDA
   const cmr_sam_headroom_impl *impl = self;

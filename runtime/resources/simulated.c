@@ -44,8 +44,7 @@ static void *cmr_simulated_take(cmr_simulated_impl *impl, uintptr_t start, size_
   return (void *)(CMR_SIMULATED_BASE + start);
 }
 
-static cmr_status cmr_simulated_obtain(void *resource, size_t bytes, size_t alignment, cmr_stream stream,
-                                       void **out) {
+static cmr_status cmr_simulated_obtain(void *resource, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   cmr_simulated_impl *impl = resource;
   (void)stream;
   *out = NULL;
@@ -72,8 +71,7 @@ static cmr_status cmr_simulated_obtain(void *resource, size_t bytes, size_t alig
 }
 
 /* Only for an address the ledger vouches for, with its size. */
-static cmr_status cmr_simulated_release(void *resource, void *ptr, size_t bytes, size_t alignment,
-                                        cmr_stream stream) {
+static cmr_status cmr_simulated_release(void *resource, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
   cmr_simulated_impl *impl = resource;
   (void)ptr, (void)alignment, (void)stream;
   cmr_mutex_lock(&impl->lock);

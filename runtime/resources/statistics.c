@@ -59,8 +59,8 @@ static void cmr_statistics_record(cmr_statistics_impl *impl, size_t bytes, int s
   pthread_mutex_unlock(&impl->lock);
 }
 
-cmr_status cmr_statistics_impl_allocate(cmr_statistics_impl *impl, size_t bytes, size_t alignment,
-                                        cmr_stream stream, void **out) {
+cmr_status cmr_statistics_impl_allocate(cmr_statistics_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
+                                        void **out) {
   cmr_status status = cmr_allocate_aligned(impl->params.upstream, bytes, alignment, stream, out);
   if (status == CMR_SUCCESS) cmr_statistics_record(impl, bytes, +1);
   return status;

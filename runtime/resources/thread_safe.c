@@ -18,8 +18,8 @@ cmr_status cmr_thread_safe_impl_init(cmr_thread_safe_impl *impl) {
 
 void cmr_thread_safe_impl_fini(cmr_thread_safe_impl *impl) { pthread_mutex_destroy(&impl->lock); }
 
-cmr_status cmr_thread_safe_impl_allocate(cmr_thread_safe_impl *impl, size_t bytes, size_t alignment,
-                                         cmr_stream stream, void **out) {
+cmr_status cmr_thread_safe_impl_allocate(cmr_thread_safe_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
+                                         void **out) {
   cmr_mutex_lock(&impl->lock);
   cmr_status status = cmr_allocate_aligned(impl->params.upstream, bytes, alignment, stream, out);
   pthread_mutex_unlock(&impl->lock);

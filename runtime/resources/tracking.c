@@ -22,7 +22,7 @@ typedef struct cmr_tracking_record {
 
 struct cmr_tracking_impl {
   cmr_tracking_params params; /* first: what it was created with (impl.h) */
-  pthread_mutex_t lock; /* guards the map and the bytes */
+  pthread_mutex_t lock;       /* guards the map and the bytes */
   cmr_address_map records;
   size_t bytes;
   char *report; /* the last report handed out, freed by the next one */
@@ -69,8 +69,7 @@ static cmr_status cmr_tracking_record_new(const cmr_tracking_impl *impl, size_t 
   int frames = impl->params.capture_stacks ? cmr_tracking_frames : 0;
   cmr_tracking_record *record = malloc(sizeof *record + (size_t)frames * sizeof record->frames[0]);
   if (record == NULL) {
-    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "tracking: no host memory to record an allocation of %zu bytes",
-                     bytes);
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "tracking: no host memory to record an allocation of %zu bytes", bytes);
   }
   *record = (cmr_tracking_record){.bytes = bytes, .alignment = alignment};
   if (frames > 0) record->frame_count = backtrace(record->frames, frames);

@@ -21,8 +21,7 @@ cmr_status cmr_address_map_init(cmr_address_map *map, const char *owner) {
   return CMR_SUCCESS;
 }
 
-void cmr_address_map_each(const cmr_address_map *map, void (*visit)(cmr_address_entry *entry, void *arg),
-                          void *arg) {
+void cmr_address_map_each(const cmr_address_map *map, void (*visit)(cmr_address_entry *entry, void *arg), void *arg) {
   for (size_t b = 0; b < map->bucket_count; ++b) {
     for (cmr_address_entry *entry = map->buckets[b], *next; entry != NULL; entry = next) {
       next = entry->next; /* `visit` may free the entry */

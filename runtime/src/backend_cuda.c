@@ -13,17 +13,17 @@
 #include "stream_ids.h"
 
 #if !CMR_WITH_CUDA
-#  error "backend_cuda.c belongs to the CUDA build (CMR_WITH_CUDA=1)"
+#error "backend_cuda.c belongs to the CUDA build (CMR_WITH_CUDA=1)"
 #endif
 
 static cmr_status cmr_status_of(cudaError_t error) {
   switch (error) {
-    case cudaErrorMemoryAllocation: return CMR_ERROR_OUT_OF_MEMORY;
-    case cudaErrorInsufficientDriver:
-    case cudaErrorNoDevice:
-    case cudaErrorStubLibrary: return CMR_ERROR_NO_DEVICE;
-    case cudaErrorInvalidDevice: return CMR_ERROR_UNKNOWN_DEVICE;
-    default: return CMR_ERROR_CUDA;
+  case cudaErrorMemoryAllocation: return CMR_ERROR_OUT_OF_MEMORY;
+  case cudaErrorInsufficientDriver:
+  case cudaErrorNoDevice:
+  case cudaErrorStubLibrary: return CMR_ERROR_NO_DEVICE;
+  case cudaErrorInvalidDevice: return CMR_ERROR_UNKNOWN_DEVICE;
+  default: return CMR_ERROR_CUDA;
   }
 }
 
@@ -36,8 +36,7 @@ static bool cmr_no_driver(cudaError_t error) {
 
 /* Records "<call with its arguments>: <error name> (<error text>)", clears
  * CUDA's non-sticky last error and returns the mapped status. */
-static cmr_status cmr_cuda_failure(cudaError_t error, const char *call_format, ...)
-    CMR_PRINTF(2, 3);
+static cmr_status cmr_cuda_failure(cudaError_t error, const char *call_format, ...) CMR_PRINTF(2, 3);
 
 static cmr_status cmr_cuda_failure(cudaError_t error, const char *call_format, ...) {
   char call[256];
@@ -46,8 +45,7 @@ static cmr_status cmr_cuda_failure(cudaError_t error, const char *call_format, .
   vsnprintf(call, sizeof call, call_format, args);
   va_end(args);
   (void)cudaGetLastError();
-  return cmr_error(cmr_status_of(error), "%s: %s (%s)", call, cudaGetErrorName(error),
-                   cudaGetErrorString(error));
+  return cmr_error(cmr_status_of(error), "%s: %s (%s)", call, cudaGetErrorName(error), cudaGetErrorString(error));
 }
 
 /* ---- devices ------------------------------------------------------------------- */
@@ -118,8 +116,9 @@ cmr_status cmr_backend_pageable_memory_access(bool *out) {
 /* ---- streams and copies ---------------------------------------------------------- */
 
 cmr_status cmr_backend_stream_create(unsigned flags, cmr_stream *out) {
-  _Static_assert(CMR_STREAM_FLAGS_SYNC_DEFAULT == cudaStreamDefault && CMR_STREAM_FLAGS_NON_BLOCKING == cudaStreamNonBlocking,
-                 "cmr's stream flags are CUDA's");
+  _Static_assert(
+      CMR_STREAM_FLAGS_SYNC_DEFAULT == cudaStreamDefault && CMR_STREAM_FLAGS_NON_BLOCKING == cudaStreamNonBlocking,
+      "cmr's stream flags are CUDA's");
   cudaStream_t stream = NULL;
   cudaError_t error = cudaStreamCreateWithFlags(&stream, flags);
   if (error != cudaSuccess) {
@@ -140,8 +139,7 @@ cmr_status cmr_backend_stream_create(unsigned flags, cmr_stream *out) {
 cmr_status cmr_backend_stream_destroy(cmr_stream stream) {
   cmr_stream_ids_remove(stream); /* before its handle can be another stream's */
   cudaError_t error = cudaStreamDestroy(stream);
-  return error == cudaSuccess ? CMR_SUCCESS
-                              : cmr_cuda_failure(error, "cudaStreamDestroy(%p)", (void *)stream);
+  return error == cudaSuccess ? CMR_SUCCESS : cmr_cuda_failure(error, "cudaStreamDestroy(%p)", (void *)stream);
 }
 
 /* CUDA recycles stream handles: a destroyed stream's cannot be told from
@@ -157,9 +155,7 @@ cmr_status cmr_backend_stream_synchronize(cmr_stream stream) {
   /* Without a driver or device no work can have been queued, so the default
    * stream is idle (no other stream can exist). */
   if (stream == NULL && cmr_no_driver(error)) return CMR_SUCCESS;
-  return error == cudaSuccess
-             ? CMR_SUCCESS
-             : cmr_cuda_failure(error, "cudaStreamSynchronize(%p)", (void *)stream);
+  return error == cudaSuccess ? CMR_SUCCESS : cmr_cuda_failure(error, "cudaStreamSynchronize(%p)", (void *)stream);
 }
 
 cmr_status cmr_backend_stream_id(cmr_stream stream, uint64_t *out) {
@@ -228,8 +224,7 @@ cmr_status cmr_backend_event_query(cmr_backend_event event, bool *reached) {
 cmr_status cmr_backend_event_synchronize(cmr_backend_event event) {
   cmr_before_blocking();
   cudaError_t error = cudaEventSynchronize((cudaEvent_t)event);
-  return error == cudaSuccess ? CMR_SUCCESS
-                              : cmr_cuda_failure(error, "cudaEventSynchronize(%p)", (void *)event);
+  return error == cudaSuccess ? CMR_SUCCESS : cmr_cuda_failure(error, "cudaEventSynchronize(%p)", (void *)event);
 }
 
 cmr_status cmr_backend_device_synchronize(void) {
@@ -245,10 +240,9 @@ cmr_status cmr_backend_copy(void *destination, const void *source, size_t bytes,
   }
   cmr_before_blocking();
   cudaError_t error = cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDefault, stream);
-  return error == cudaSuccess
-             ? CMR_SUCCESS
-             : cmr_cuda_failure(error, "cudaMemcpyAsync(%p <- %p, %zu bytes, stream %p)",
-                                destination, source, bytes, (void *)stream);
+  return error == cudaSuccess ? CMR_SUCCESS
+                              : cmr_cuda_failure(error, "cudaMemcpyAsync(%p <- %p, %zu bytes, stream %p)", destination,
+                                                 source, bytes, (void *)stream);
 }
 
 /* ---- managed memory ------------------------------------------------------------------ */
@@ -324,7 +318,8 @@ cmr_status cmr_backend_pinned_free(void *ptr) {
 }
 
 cmr_status cmr_backend_advise_location(const void *ptr, size_t bytes, int device) {
-  struct cudaMemLocation where = {device < 0 ? cudaMemLocationTypeHost : cudaMemLocationTypeDevice, device < 0 ? 0 : device};
+  struct cudaMemLocation where = {device < 0 ? cudaMemLocationTypeHost : cudaMemLocationTypeDevice,
+                                  device < 0 ? 0 : device};
   cudaError_t error = cudaMemAdvise(ptr, bytes, cudaMemAdviseSetPreferredLocation, where);
   if (error == cudaSuccess && device >= 0) error = cudaMemAdvise(ptr, bytes, cudaMemAdviseSetAccessedBy, where);
   return error == cudaSuccess ? CMR_SUCCESS
@@ -342,17 +337,17 @@ static cmr_status cmr_require_pools(const char *what) {
   bool supported = false;
   cmr_status status = cmr_backend_pools_supported(&supported);
   if (status == CMR_SUCCESS && !supported) {
-    status = cmr_error(CMR_ERROR_UNSUPPORTED,
-                       "%s: the current device does not support stream-ordered memory pools", what);
+    status =
+        cmr_error(CMR_ERROR_UNSUPPORTED, "%s: the current device does not support stream-ordered memory pools", what);
   }
   return status;
 }
 
 static enum cudaMemAllocationHandleType cmr_handle_type_of(cmr_backend_pool_export export_type) {
   switch (export_type) {
-    case CMR_BACKEND_POOL_EXPORT_POSIX_FILE_DESCRIPTOR: return cudaMemHandleTypePosixFileDescriptor;
-    case CMR_BACKEND_POOL_EXPORT_FABRIC: return cudaMemHandleTypeFabric;
-    case CMR_BACKEND_POOL_EXPORT_NONE: break;
+  case CMR_BACKEND_POOL_EXPORT_POSIX_FILE_DESCRIPTOR: return cudaMemHandleTypePosixFileDescriptor;
+  case CMR_BACKEND_POOL_EXPORT_FABRIC: return cudaMemHandleTypeFabric;
+  case CMR_BACKEND_POOL_EXPORT_NONE: break;
   }
   return cudaMemHandleTypeNone;
 }
@@ -377,11 +372,11 @@ static cmr_status cmr_require_handle_type(enum cudaMemAllocationHandleType handl
 static cmr_status cmr_set_release_threshold(cudaMemPool_t pool, size_t release_threshold) {
   uint64_t threshold = release_threshold;
   cudaError_t error = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold);
-  return error == cudaSuccess
-             ? CMR_SUCCESS
-             : cmr_cuda_failure(error, "cudaMemPoolSetAttribute(%p, cudaMemPoolAttrReleaseThreshold, "
-                                       "%zu bytes)",
-                                (void *)pool, release_threshold);
+  return error == cudaSuccess ? CMR_SUCCESS
+                              : cmr_cuda_failure(error,
+                                                 "cudaMemPoolSetAttribute(%p, cudaMemPoolAttrReleaseThreshold, "
+                                                 "%zu bytes)",
+                                                 (void *)pool, release_threshold);
 }
 
 cmr_status cmr_backend_pool_create(cmr_backend_pool_export export_type, size_t release_threshold,
@@ -406,8 +401,7 @@ cmr_status cmr_backend_pool_create(cmr_backend_pool_export export_type, size_t r
   cudaMemPool_t pool = NULL;
   cudaError_t error = cudaMemPoolCreate(&pool, &props);
   if (error != cudaSuccess) {
-    return cmr_cuda_failure(error, "cudaMemPoolCreate(device %d, handle types 0x%x)", device,
-                            (unsigned)handle_type);
+    return cmr_cuda_failure(error, "cudaMemPoolCreate(device %d, handle types 0x%x)", device, (unsigned)handle_type);
   }
   status = cmr_set_release_threshold(pool, release_threshold);
   if (status != CMR_SUCCESS) {
@@ -421,8 +415,7 @@ cmr_status cmr_backend_pool_create(cmr_backend_pool_export export_type, size_t r
 cmr_status cmr_backend_pool_destroy(cmr_backend_pool pool) {
   cmr_before_blocking();
   cudaError_t error = cudaMemPoolDestroy(pool);
-  return error == cudaSuccess ? CMR_SUCCESS
-                              : cmr_cuda_failure(error, "cudaMemPoolDestroy(%p)", (void *)pool);
+  return error == cudaSuccess ? CMR_SUCCESS : cmr_cuda_failure(error, "cudaMemPoolDestroy(%p)", (void *)pool);
 }
 
 cmr_status cmr_backend_pool_grant_access(cmr_backend_pool pool, int owner, int device) {
@@ -432,17 +425,17 @@ cmr_status cmr_backend_pool_grant_access(cmr_backend_pool pool, int owner, int d
     return cmr_cuda_failure(error, "cudaDeviceCanAccessPeer(device %d, peer %d)", device, owner);
   }
   if (!can_access) {
-    return cmr_error(CMR_ERROR_UNSUPPORTED, "cudaDeviceCanAccessPeer: device %d cannot access device %d's memory", device,
-                     owner);
+    return cmr_error(CMR_ERROR_UNSUPPORTED, "cudaDeviceCanAccessPeer: device %d cannot access device %d's memory",
+                     device, owner);
   }
   struct cudaMemAccessDesc access = {0};
   access.location.type = cudaMemLocationTypeDevice;
   access.location.id = device;
   access.flags = cudaMemAccessFlagsProtReadWrite;
   error = cudaMemPoolSetAccess(pool, &access, 1);
-  return error == cudaSuccess ? CMR_SUCCESS
-                              : cmr_cuda_failure(error, "cudaMemPoolSetAccess(%p, device %d, read-write)", (void *)pool,
-                                                 device);
+  return error == cudaSuccess
+             ? CMR_SUCCESS
+             : cmr_cuda_failure(error, "cudaMemPoolSetAccess(%p, device %d, read-write)", (void *)pool, device);
 }
 
 /* CUDA 13's default managed pool with the current device as its location.
@@ -458,13 +451,11 @@ cmr_status cmr_backend_managed_pool(cmr_backend_pool *out) {
     status = cmr_require_pools(what);
   }
   if (status == CMR_SUCCESS) {
-    status = cmr_device_flag(cudaDevAttrConcurrentManagedAccess,
-                             "cudaDevAttrConcurrentManagedAccess", &concurrent);
+    status = cmr_device_flag(cudaDevAttrConcurrentManagedAccess, "cudaDevAttrConcurrentManagedAccess", &concurrent);
   }
   if (status == CMR_SUCCESS && !concurrent) {
-    status = cmr_error(CMR_ERROR_UNSUPPORTED,
-                       "%s: device %d has no concurrent managed access, so no managed pool", what,
-                       device);
+    status = cmr_error(CMR_ERROR_UNSUPPORTED, "%s: device %d has no concurrent managed access, so no managed pool",
+                       what, device);
   }
   if (status != CMR_SUCCESS) {
     return status;
@@ -474,8 +465,8 @@ cmr_status cmr_backend_managed_pool(cmr_backend_pool *out) {
   cudaError_t error = cudaMemGetDefaultMemPool(&pool, &location, cudaMemAllocationTypeManaged);
   if (error == cudaErrorNotSupported) {
     (void)cudaGetLastError();
-    return cmr_error(CMR_ERROR_UNSUPPORTED, "%s on device %d: %s (%s)", what, device,
-                     cudaGetErrorName(error), cudaGetErrorString(error));
+    return cmr_error(CMR_ERROR_UNSUPPORTED, "%s on device %d: %s (%s)", what, device, cudaGetErrorName(error),
+                     cudaGetErrorString(error));
   }
   if (error != cudaSuccess) {
     return cmr_cuda_failure(error, "%s on device %d", what, device);
@@ -489,15 +480,14 @@ cmr_status cmr_backend_pool_alloc(cmr_backend_pool pool, size_t bytes, cmr_strea
   cudaError_t error = cudaMallocFromPoolAsync(out, bytes, pool, stream);
   if (error != cudaSuccess) {
     *out = NULL;
-    return cmr_cuda_failure(error, "cudaMallocFromPoolAsync(%zu bytes, pool %p, stream %p)", bytes,
-                            (void *)pool, (void *)stream);
+    return cmr_cuda_failure(error, "cudaMallocFromPoolAsync(%zu bytes, pool %p, stream %p)", bytes, (void *)pool,
+                            (void *)stream);
   }
   return CMR_SUCCESS;
 }
 
 cmr_status cmr_backend_pool_free(void *ptr, cmr_stream stream) {
   cudaError_t error = cudaFreeAsync(ptr, stream);
-  return error == cudaSuccess
-             ? CMR_SUCCESS
-             : cmr_cuda_failure(error, "cudaFreeAsync(%p, stream %p)", ptr, (void *)stream);
+  return error == cudaSuccess ? CMR_SUCCESS
+                              : cmr_cuda_failure(error, "cudaFreeAsync(%p, stream %p)", ptr, (void *)stream);
 }

@@ -14,7 +14,7 @@
 #include "live_streams.h"
 
 #if CMR_WITH_CUDA
-#  error "backend_host.c belongs to the host build (CMR_WITH_CUDA=0)"
+#error "backend_host.c belongs to the host build (CMR_WITH_CUDA=0)"
 #endif
 
 /* ---- devices: CMR_HOST_DEVICE_COUNT, read once; each thread's current one -------- */
@@ -23,8 +23,8 @@ enum { cmr_host_max_devices = 64 };
 
 static struct {
   pthread_once_t once;
-  int count;              /* 0: the variable is not a count */
-  char text[32];          /* the variable's value, for the message */
+  int count;     /* 0: the variable is not a count */
+  char text[32]; /* the variable's value, for the message */
 } cmr_host_devices = {.once = PTHREAD_ONCE_INIT};
 
 static _Thread_local int cmr_host_current_device;
@@ -62,8 +62,8 @@ cmr_status cmr_backend_set_device(int device) {
   int count = 0;
   cmr_status status = cmr_backend_device_count(&count);
   if (status == CMR_SUCCESS && (device < 0 || device >= count)) {
-    status = cmr_error(CMR_ERROR_UNKNOWN_DEVICE, "cudaSetDevice(%d): device %d is not in [0, %d)", device, device,
-                       count);
+    status =
+        cmr_error(CMR_ERROR_UNKNOWN_DEVICE, "cudaSetDevice(%d): device %d is not in [0, %d)", device, device, count);
   }
   if (status == CMR_SUCCESS) cmr_host_current_device = device;
   return status;
@@ -132,7 +132,6 @@ bool cmr_backend_stream_destroyed(cmr_stream stream) {
   return given_out && !cmr_live_streams_contains(stream);
 }
 
-
 /* Host memory is never managed: nothing to migrate. */
 cmr_status cmr_backend_pointer_is_managed(const void *ptr, bool *out) {
   (void)ptr;
@@ -161,9 +160,7 @@ static _Atomic unsigned long cmr_host_fail_in[CMR_BACKEND_HOST_CALLS];
 /* The device current at each call's last call, plus one (0: never called). */
 static _Atomic int cmr_host_device_seen[CMR_BACKEND_HOST_CALLS];
 
-int cmr_backend_host_device_seen(cmr_backend_host_call call) {
-  return atomic_load(&cmr_host_device_seen[call]) - 1;
-}
+int cmr_backend_host_device_seen(cmr_backend_host_call call) { return atomic_load(&cmr_host_device_seen[call]) - 1; }
 
 void cmr_backend_host_fail_call(cmr_backend_host_call call, unsigned long nth) {
   atomic_store(&cmr_host_fail_in[call], nth);

@@ -145,9 +145,8 @@ cmr_status cmr_chunks_grow(cmr_chunks *chunks, size_t least, size_t preferred, c
   size_t room = chunks->maximum - held;
   cmr_status status = CMR_SUCCESS;
   if (least > room) {
-    status = cmr_error(CMR_ERROR_OUT_OF_MEMORY,
-                       "%s: %zu more bytes would pass the maximum of %zu (holding %zu)", chunks->owner, least,
-                       chunks->maximum, held);
+    status = cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: %zu more bytes would pass the maximum of %zu (holding %zu)",
+                       chunks->owner, least, chunks->maximum, held);
   }
   if (status == CMR_SUCCESS) status = cmr_chunks_reserve(chunks);
   if (status == CMR_SUCCESS) status = cmr_chunks_ask(chunks, least, preferred < room ? preferred : room, stream, out);

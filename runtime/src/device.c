@@ -6,7 +6,7 @@
 #include "stream_ends.h"
 
 #ifndef CMR_VERSION_STRING
-#  error "the build defines CMR_VERSION_STRING, e.g. -DCMR_VERSION_STRING=\"0.1.0\""
+#error "the build defines CMR_VERSION_STRING, e.g. -DCMR_VERSION_STRING=\"0.1.0\""
 #endif
 
 /* Names the public call in front of the backend's message. */
@@ -40,8 +40,7 @@ cmr_status cmr_set_current_device(int device) {
     return cmr_forward(status, what);
   }
   if (device < 0 || device >= count) {
-    return cmr_error(CMR_ERROR_UNKNOWN_DEVICE, "%s: device %d is not in [0, %d)", what, device,
-                     count);
+    return cmr_error(CMR_ERROR_UNKNOWN_DEVICE, "%s: device %d is not in [0, %d)", what, device, count);
   }
   return cmr_forward(cmr_backend_set_device(device), what);
 }
@@ -55,8 +54,7 @@ cmr_status cmr_device_memory_info(size_t *free_bytes, size_t *total_bytes) {
     *total_bytes = 0;
   }
   if (free_bytes == NULL || total_bytes == NULL) {
-    return cmr_error(CMR_ERROR_NULL_POINTER, "%s: %s is NULL", what,
-                     free_bytes == NULL ? "free_bytes" : "total_bytes");
+    return cmr_error(CMR_ERROR_NULL_POINTER, "%s: %s is NULL", what, free_bytes == NULL ? "free_bytes" : "total_bytes");
   }
   return cmr_forward(cmr_backend_memory_info(free_bytes, total_bytes), what);
 }
@@ -68,8 +66,7 @@ static cmr_status cmr_share_of_free_memory(int percent, size_t *out, const char 
   }
   *out = 0;
   if (percent < 0 || percent > 100) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: percent %d is not in [0, 100]", what,
-                     percent);
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: percent %d is not in [0, 100]", what, percent);
   }
   size_t free_bytes = 0;
   size_t total_bytes = 0;

@@ -12,7 +12,7 @@
 
 /* What a cmr_device_buffer handle (an object token) names. */
 typedef struct cmr_buffer {
-  cmr_object object; /* first: the counted-object header */
+  cmr_object object;             /* first: the counted-object header */
   struct cmr_buffer *next_spare; /* in its thread's spares, once destroyed */
   cmr_resource_ref mr;
   cmr_stream stream;
@@ -50,9 +50,7 @@ static void cmr_spares_free(void *thread_spares) {
   free(spares);
 }
 
-static void cmr_spares_make_key(void) {
-  cmr_spares_usable = pthread_key_create(&cmr_spares_key, cmr_spares_free) == 0;
-}
+static void cmr_spares_make_key(void) { cmr_spares_usable = pthread_key_create(&cmr_spares_key, cmr_spares_free) == 0; }
 
 /* This thread's spares, made on first use when `make`; NULL without them. */
 static cmr_spares *cmr_spares_of_thread(bool make) {
@@ -172,8 +170,7 @@ static cmr_status cmr_buffer_resolve(const cmr_device_buffer *handle, const char
 
 /* ---- lifetime ------------------------------------------------------------------ */
 
-cmr_status cmr_device_buffer_create(size_t size, cmr_stream stream, cmr_resource_ref mr,
-                                    cmr_device_buffer **out) {
+cmr_status cmr_device_buffer_create(size_t size, cmr_stream stream, cmr_resource_ref mr, cmr_device_buffer **out) {
   static const char what[] = "cmr_device_buffer_create";
   if (out == NULL) {
     return cmr_error(CMR_ERROR_NULL_POINTER, "%s: out is NULL", what);
@@ -216,8 +213,8 @@ cmr_status cmr_device_buffer_create(size_t size, cmr_stream stream, cmr_resource
   return CMR_SUCCESS;
 }
 
-cmr_status cmr_device_buffer_create_copy(const void *source, size_t size, cmr_stream stream,
-                                         cmr_resource_ref mr, cmr_device_buffer **out) {
+cmr_status cmr_device_buffer_create_copy(const void *source, size_t size, cmr_stream stream, cmr_resource_ref mr,
+                                         cmr_device_buffer **out) {
   static const char what[] = "cmr_device_buffer_create_copy";
   if (out == NULL) {
     return cmr_error(CMR_ERROR_NULL_POINTER, "%s: out is NULL", what);
@@ -279,8 +276,7 @@ cmr_status cmr_device_buffer_resize(cmr_device_buffer *handle, size_t new_size, 
   return CMR_SUCCESS;
 }
 
-cmr_status cmr_device_buffer_reserve(cmr_device_buffer *handle, size_t new_capacity,
-                                     cmr_stream stream) {
+cmr_status cmr_device_buffer_reserve(cmr_device_buffer *handle, size_t new_capacity, cmr_stream stream) {
   static const char what[] = "cmr_device_buffer_reserve";
   cmr_buffer *buffer;
   cmr_status status = cmr_buffer_resolve(handle, what, &buffer);
@@ -326,8 +322,8 @@ cmr_status cmr_device_buffer_set_stream(cmr_device_buffer *handle, cmr_stream st
 /* ---- accessors ---------------------------------------------------------------------- */
 
 /* Checks an accessor's buffer and out-parameter. */
-static cmr_status cmr_buffer_check_get(const cmr_device_buffer *handle, const void *out,
-                                       const char *what, cmr_buffer **buffer) {
+static cmr_status cmr_buffer_check_get(const cmr_device_buffer *handle, const void *out, const char *what,
+                                       cmr_buffer **buffer) {
   *buffer = NULL;
   if (out == NULL) {
     return cmr_error(CMR_ERROR_NULL_POINTER, "%s: out is NULL", what);
@@ -383,9 +379,8 @@ cmr_status cmr_device_buffer_resource(const cmr_device_buffer *handle, cmr_resou
 /* ---- copies --------------------------------------------------------------------------- */
 
 /* Checks a copy of `bytes` to or from the start of the buffer. */
-static cmr_status cmr_buffer_check_copy(const cmr_device_buffer *handle, const void *other,
-                                        const char *other_name, size_t bytes, const char *what,
-                                        cmr_buffer **out) {
+static cmr_status cmr_buffer_check_copy(const cmr_device_buffer *handle, const void *other, const char *other_name,
+                                        size_t bytes, const char *what, cmr_buffer **out) {
   cmr_buffer *buffer;
   cmr_status status = cmr_buffer_resolve(handle, what, &buffer);
   *out = buffer;
@@ -393,18 +388,16 @@ static cmr_status cmr_buffer_check_copy(const cmr_device_buffer *handle, const v
     return status;
   }
   if (bytes > buffer->size) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: %zu bytes exceed the buffer's size of %zu",
-                     what, bytes, buffer->size);
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: %zu bytes exceed the buffer's size of %zu", what, bytes,
+                     buffer->size);
   }
   if (other == NULL && bytes > 0) {
-    return cmr_error(CMR_ERROR_NULL_POINTER, "%s: %s is NULL for %zu bytes", what, other_name,
-                     bytes);
+    return cmr_error(CMR_ERROR_NULL_POINTER, "%s: %s is NULL for %zu bytes", what, other_name, bytes);
   }
   return CMR_SUCCESS;
 }
 
-cmr_status cmr_device_buffer_copy_to_host(const cmr_device_buffer *handle, void *destination,
-                                          size_t bytes) {
+cmr_status cmr_device_buffer_copy_to_host(const cmr_device_buffer *handle, void *destination, size_t bytes) {
   static const char what[] = "cmr_device_buffer_copy_to_host";
   cmr_buffer *buffer;
   cmr_status status = cmr_buffer_check_copy(handle, destination, "destination", bytes, what, &buffer);

@@ -20,8 +20,7 @@ static const char *cmr_type_name_of(cmr_resource_ref ref) {
 
 cmr_status cmr_ref_check(cmr_resource_ref ref, const char *what) {
   if (ref.ops == NULL) {
-    return cmr_error(CMR_ERROR_INVALID_REF, "%s: the ref has no ops table (zeroed or never made)",
-                     what);
+    return cmr_error(CMR_ERROR_INVALID_REF, "%s: the ref has no ops table (zeroed or never made)", what);
   }
   if (ref.ops->flags & CMR_OPS_FLAG_COUNTED) {
     if (ref.self == NULL) {
@@ -34,8 +33,8 @@ cmr_status cmr_ref_check(cmr_resource_ref ref, const char *what) {
       void *token;
       if (cmr_handle_target(ref.self, what, &token) == CMR_SUCCESS) {
         return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
-                         "%s: the ref to resource %s was made from handle %p, a handle of another resource",
-                         what, cmr_type_name_of(ref), ref.self);
+                         "%s: the ref to resource %s was made from handle %p, a handle of another resource", what,
+                         cmr_type_name_of(ref), ref.self);
       }
       return cmr_error(CMR_ERROR_DESTROYED_HANDLE,
                        "%s: the ref to resource %s was made from handle %p, already destroyed", what,
@@ -48,8 +47,8 @@ cmr_status cmr_ref_check(cmr_resource_ref ref, const char *what) {
     }
   }
   if (ref.ops->allocate == NULL || ref.ops->deallocate == NULL) {
-    return cmr_error(CMR_ERROR_INVALID_REF, "%s: resource %s has no %s function", what,
-                     cmr_type_name_of(ref), ref.ops->allocate == NULL ? "allocate" : "deallocate");
+    return cmr_error(CMR_ERROR_INVALID_REF, "%s: resource %s has no %s function", what, cmr_type_name_of(ref),
+                     ref.ops->allocate == NULL ? "allocate" : "deallocate");
   }
   return CMR_SUCCESS;
 }
@@ -93,8 +92,7 @@ static cmr_status cmr_bad_alignment(size_t alignment, const char *what) {
   if (alignment == 0) {
     return cmr_error(CMR_ERROR_BAD_ALIGNMENT, "%s: alignment 0 is not a power of two", what);
   }
-  return cmr_error(CMR_ERROR_BAD_ALIGNMENT, "%s: alignment %zu is not a power of two", what,
-                   alignment);
+  return cmr_error(CMR_ERROR_BAD_ALIGNMENT, "%s: alignment %zu is not a power of two", what, alignment);
 }
 
 /* Checks a caller's alignment and gives the one the ops table sees. */
@@ -108,8 +106,7 @@ static inline cmr_status cmr_effective_alignment(size_t alignment, const char *w
 
 static cmr_status cmr_check_rounding(size_t bytes, size_t alignment, const char *what) {
   if (bytes > SIZE_MAX - (alignment - 1)) {
-    return cmr_error(CMR_ERROR_SIZE_OVERFLOW,
-                     "%s: %zu bytes overflow once rounded up to alignment %zu", what, bytes,
+    return cmr_error(CMR_ERROR_SIZE_OVERFLOW, "%s: %zu bytes overflow once rounded up to alignment %zu", what, bytes,
                      alignment);
   }
   return CMR_SUCCESS;
@@ -118,7 +115,7 @@ static cmr_status cmr_check_rounding(size_t bytes, size_t alignment, const char 
 /* The checks shared by every allocate: ref, alignment, size. *alignment is
  * replaced by the effective one. */
 static CMR_HOT_INLINE cmr_status cmr_check_allocate(cmr_resource_ref ref, size_t bytes, size_t *alignment,
-                                     const char *what, void **self) {
+                                                    const char *what, void **self) {
   cmr_status status = cmr_ref_target(ref, self) ? CMR_SUCCESS : cmr_ref_check(ref, what);
   if (status == CMR_SUCCESS) {
     status = cmr_effective_alignment(*alignment, what, alignment);
@@ -131,7 +128,7 @@ static CMR_HOT_INLINE cmr_status cmr_check_allocate(cmr_resource_ref ref, size_t
 
 /* The same for deallocate; *skip is set when there is nothing to free. */
 static CMR_HOT_INLINE cmr_status cmr_check_deallocate(cmr_resource_ref ref, const void *ptr, size_t bytes,
-                                       size_t *alignment, const char *what, bool *skip, void **self) {
+                                                      size_t *alignment, const char *what, bool *skip, void **self) {
   *skip = false;
   cmr_status status = cmr_ref_target(ref, self) ? CMR_SUCCESS : cmr_ref_check(ref, what);
   if (status == CMR_SUCCESS) {
@@ -145,8 +142,7 @@ static CMR_HOT_INLINE cmr_status cmr_check_deallocate(cmr_resource_ref ref, cons
     return CMR_SUCCESS;
   }
   if (bytes == 0) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: pointer %p with a size of 0 bytes", what,
-                     ptr);
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: pointer %p with a size of 0 bytes", what, ptr);
   }
   return cmr_check_rounding(bytes, *alignment, what);
 }
@@ -154,10 +150,10 @@ static CMR_HOT_INLINE cmr_status cmr_check_deallocate(cmr_resource_ref ref, cons
 /* A resource that failed without recording a message still gets one. Out
  * of line: the fast paths then keep only the serial across their call. */
 static __attribute__((noinline)) cmr_status cmr_resource_failed(cmr_status status, unsigned long serial_before,
-                                      cmr_resource_ref ref, const char *what, size_t bytes) {
+                                                                cmr_resource_ref ref, const char *what, size_t bytes) {
   if (cmr_error_serial() == serial_before) {
-    return cmr_error(status, "%s: resource %s failed with %s for %zu bytes", what,
-                     cmr_type_name_of(ref), cmr_status_string(status), bytes);
+    return cmr_error(status, "%s: resource %s failed with %s for %zu bytes", what, cmr_type_name_of(ref),
+                     cmr_status_string(status), bytes);
   }
   return status;
 }
@@ -167,18 +163,17 @@ static size_t cmr_alignment_of(const void *ptr) {
   return (size_t)(address & (~address + 1));
 }
 
-typedef cmr_status (*cmr_give_back_fn)(cmr_resource_ref ref, void *self, void *ptr, size_t bytes,
-                                       size_t alignment, cmr_stream stream);
+typedef cmr_status (*cmr_give_back_fn)(cmr_resource_ref ref, void *self, void *ptr, size_t bytes, size_t alignment,
+                                       cmr_stream stream);
 
 /* What every allocate checks in what a resource returned: a pointer for
  * bytes > 0, aligned as asked. A misaligned one is given back. */
-static cmr_status cmr_check_returned(cmr_resource_ref ref, void *self, void **out, size_t bytes,
-                                     size_t alignment, cmr_stream stream, const char *what,
-                                     cmr_give_back_fn give_back) {
+static cmr_status cmr_check_returned(cmr_resource_ref ref, void *self, void **out, size_t bytes, size_t alignment,
+                                     cmr_stream stream, const char *what, cmr_give_back_fn give_back) {
   void *ptr = *out;
   if (ptr == NULL) {
-    return cmr_error(CMR_ERROR_INTERNAL, "%s: resource %s returned NULL for %zu bytes", what,
-                     cmr_type_name_of(ref), bytes);
+    return cmr_error(CMR_ERROR_INTERNAL, "%s: resource %s returned NULL for %zu bytes", what, cmr_type_name_of(ref),
+                     bytes);
   }
   if (((uintptr_t)ptr & (alignment - 1)) != 0) {
     *out = NULL;
@@ -200,16 +195,15 @@ static cmr_status cmr_check_returned(cmr_resource_ref ref, void *self, void **ou
  * checked path, out of line, which finds what is wrong and says so exactly
  * as before: the fast path only ever passes what the checks pass. */
 
-static cmr_status cmr_give_back_async(cmr_resource_ref ref, void *self, void *ptr, size_t bytes,
-                                      size_t alignment, cmr_stream stream) {
+static cmr_status cmr_give_back_async(cmr_resource_ref ref, void *self, void *ptr, size_t bytes, size_t alignment,
+                                      cmr_stream stream) {
   return ref.ops->deallocate(self, ptr, bytes, alignment, stream);
 }
 
 /* Every check, in order, then the call: the path of any call the fast path
  * did not take. */
-static __attribute__((noinline)) cmr_status cmr_allocate_checked(const char *what, cmr_resource_ref ref,
-                                                                 size_t bytes, size_t alignment,
-                                                                 cmr_stream stream, void **out) {
+static __attribute__((noinline)) cmr_status cmr_allocate_checked(const char *what, cmr_resource_ref ref, size_t bytes,
+                                                                 size_t alignment, cmr_stream stream, void **out) {
   if (out == NULL) {
     return cmr_error(CMR_ERROR_NULL_POINTER, "%s: out is NULL", what);
   }
@@ -255,9 +249,7 @@ static __attribute__((noinline)) cmr_status cmr_allocate_answered(const char *wh
 
 /* bytes in [1, SIZE_MAX - (alignment - 1)]: neither the zero-byte case nor
  * one that overflows once rounded up (alignment a power of two). */
-static inline bool cmr_plain_size(size_t bytes, size_t alignment) {
-  return bytes - 1 < SIZE_MAX - (alignment - 1);
-}
+static inline bool cmr_plain_size(size_t bytes, size_t alignment) { return bytes - 1 < SIZE_MAX - (alignment - 1); }
 
 /* `alignment` a power of two: the one the ops table sees (at least the
  * default). Zero or another value is the checked path's to report. */
@@ -288,8 +280,8 @@ static CMR_HOT_INLINE bool cmr_plain_call(cmr_resource_ref ref, size_t bytes, si
   return cmr_plain_alignment(alignment, effective) && cmr_plain_size(bytes, *effective) && cmr_ref_target(ref, self);
 }
 
-static CMR_HOT_INLINE cmr_status cmr_allocate_as(const char *what, cmr_resource_ref ref, size_t bytes,
-                                                 size_t alignment, cmr_stream stream, void **out) {
+static CMR_HOT_INLINE cmr_status cmr_allocate_as(const char *what, cmr_resource_ref ref, size_t bytes, size_t alignment,
+                                                 cmr_stream stream, void **out) {
   void *self;
   size_t effective;
   if (__builtin_expect(out == NULL || !cmr_plain_call(ref, bytes, alignment, &effective, &self), 0)) {
@@ -298,9 +290,8 @@ static CMR_HOT_INLINE cmr_status cmr_allocate_as(const char *what, cmr_resource_
   return cmr_allocate_call_checked(what, ref, self, bytes, effective, stream, out);
 }
 
-static __attribute__((noinline)) cmr_status cmr_deallocate_checked(const char *what, cmr_resource_ref ref,
-                                                                   void *ptr, size_t bytes, size_t alignment,
-                                                                   cmr_stream stream) {
+static __attribute__((noinline)) cmr_status cmr_deallocate_checked(const char *what, cmr_resource_ref ref, void *ptr,
+                                                                   size_t bytes, size_t alignment, cmr_stream stream) {
   bool skip;
   void *self = NULL;
   cmr_status status = cmr_check_deallocate(ref, ptr, bytes, &alignment, what, &skip, &self);
@@ -327,8 +318,8 @@ static CMR_HOT_INLINE cmr_status cmr_deallocate_call_checked(const char *what, c
   return cmr_resource_failed(status, serial, ref, what, bytes);
 }
 
-static CMR_HOT_INLINE cmr_status cmr_deallocate_as(const char *what, cmr_resource_ref ref, void *ptr,
-                                                   size_t bytes, size_t alignment, cmr_stream stream) {
+static CMR_HOT_INLINE cmr_status cmr_deallocate_as(const char *what, cmr_resource_ref ref, void *ptr, size_t bytes,
+                                                   size_t alignment, cmr_stream stream) {
   void *self;
   size_t effective;
   if (__builtin_expect(ptr == NULL || !cmr_plain_call(ref, bytes, alignment, &effective, &self), 0)) {
@@ -345,13 +336,11 @@ cmr_status cmr_deallocate(cmr_resource_ref ref, void *ptr, size_t bytes, cmr_str
   return cmr_deallocate_as("cmr_deallocate", ref, ptr, bytes, CMR_DEFAULT_ALIGNMENT, stream);
 }
 
-cmr_status cmr_allocate_aligned(cmr_resource_ref ref, size_t bytes, size_t alignment,
-                                cmr_stream stream, void **out) {
+cmr_status cmr_allocate_aligned(cmr_resource_ref ref, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   return cmr_allocate_as("cmr_allocate_aligned", ref, bytes, alignment, stream, out);
 }
 
-cmr_status cmr_deallocate_aligned(cmr_resource_ref ref, void *ptr, size_t bytes, size_t alignment,
-                                  cmr_stream stream) {
+cmr_status cmr_deallocate_aligned(cmr_resource_ref ref, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
   return cmr_deallocate_as("cmr_deallocate_aligned", ref, ptr, bytes, alignment, stream);
 }
 
@@ -380,15 +369,14 @@ static cmr_status cmr_call_deallocate_sync(cmr_resource_ref ref, void *self, voi
   return cmr_backend_stream_synchronize(CMR_DEFAULT_STREAM);
 }
 
-static cmr_status cmr_give_back_sync(cmr_resource_ref ref, void *self, void *ptr, size_t bytes,
-                                     size_t alignment, cmr_stream stream) {
+static cmr_status cmr_give_back_sync(cmr_resource_ref ref, void *self, void *ptr, size_t bytes, size_t alignment,
+                                     cmr_stream stream) {
   (void)stream;
   return cmr_call_deallocate_sync(ref, self, ptr, bytes, alignment);
 }
 
 /* allocate_sync, or allocate on the default stream and wait for it. */
-static cmr_status cmr_call_allocate_sync(cmr_resource_ref ref, void *self, size_t bytes,
-                                         size_t alignment, void **out) {
+static cmr_status cmr_call_allocate_sync(cmr_resource_ref ref, void *self, size_t bytes, size_t alignment, void **out) {
   if (ref.ops->allocate_sync != NULL) {
     return ref.ops->allocate_sync(self, bytes, alignment, out);
   }
@@ -420,8 +408,7 @@ cmr_status cmr_allocate_sync(cmr_resource_ref ref, size_t bytes, size_t alignmen
     *out = NULL;
     return cmr_resource_failed(status, serial, ref, what, bytes);
   }
-  return cmr_check_returned(ref, self, out, bytes, alignment, CMR_DEFAULT_STREAM, what,
-                            cmr_give_back_sync);
+  return cmr_check_returned(ref, self, out, bytes, alignment, CMR_DEFAULT_STREAM, what, cmr_give_back_sync);
 }
 
 cmr_status cmr_deallocate_sync(cmr_resource_ref ref, void *ptr, size_t bytes, size_t alignment) {
@@ -489,9 +476,8 @@ cmr_status cmr_ref_require_properties(cmr_resource_ref ref, unsigned required) {
   }
   bool device = missing & CMR_PROPERTY_DEVICE_ACCESSIBLE;
   bool host = missing & CMR_PROPERTY_HOST_ACCESSIBLE;
-  return cmr_error(CMR_ERROR_PROPERTY_MISSING, "%s: resource %s is not %s%s%s", what,
-                   cmr_type_name_of(ref), device ? "device_accessible" : "",
-                   device && host ? " and not " : "", host ? "host_accessible" : "");
+  return cmr_error(CMR_ERROR_PROPERTY_MISSING, "%s: resource %s is not %s%s%s", what, cmr_type_name_of(ref),
+                   device ? "device_accessible" : "", device && host ? " and not " : "", host ? "host_accessible" : "");
 }
 
 cmr_status cmr_ref_type_name(cmr_resource_ref ref, const char **out) {

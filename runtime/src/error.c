@@ -33,7 +33,7 @@ cmr_status cmr_error_context(cmr_status status, const char *format, ...) {
   char combined[CMR_MESSAGE_CAPACITY];
   /* Too long a message is cut at the capacity: the start says the most. */
   int written = cmr_message[0] != '\0' ? snprintf(combined, sizeof combined, "%s: %s", context, cmr_message)
-                                        : snprintf(combined, sizeof combined, "%s", context);
+                                       : snprintf(combined, sizeof combined, "%s", context);
   if (written < 0) combined[0] = '\0';
   memcpy(cmr_message, combined, sizeof cmr_message);
   cmr_error_serial_count++;
@@ -46,22 +46,22 @@ void cmr_clear_last_error(void) { cmr_message[0] = '\0'; }
 
 const char *cmr_status_string(cmr_status status) {
   switch (status) {
-    case CMR_SUCCESS: return "CMR_SUCCESS";
-    case CMR_ERROR_INVALID_ARGUMENT: return "CMR_ERROR_INVALID_ARGUMENT";
-    case CMR_ERROR_NULL_POINTER: return "CMR_ERROR_NULL_POINTER";
-    case CMR_ERROR_INVALID_REF: return "CMR_ERROR_INVALID_REF";
-    case CMR_ERROR_DESTROYED_HANDLE: return "CMR_ERROR_DESTROYED_HANDLE";
-    case CMR_ERROR_BAD_ALIGNMENT: return "CMR_ERROR_BAD_ALIGNMENT";
-    case CMR_ERROR_UNSUPPORTED_ALIGNMENT: return "CMR_ERROR_UNSUPPORTED_ALIGNMENT";
-    case CMR_ERROR_SIZE_OVERFLOW: return "CMR_ERROR_SIZE_OVERFLOW";
-    case CMR_ERROR_OUT_OF_MEMORY: return "CMR_ERROR_OUT_OF_MEMORY";
-    case CMR_ERROR_UNKNOWN_DEVICE: return "CMR_ERROR_UNKNOWN_DEVICE";
-    case CMR_ERROR_NO_DEVICE: return "CMR_ERROR_NO_DEVICE";
-    case CMR_ERROR_CUDA: return "CMR_ERROR_CUDA";
-    case CMR_ERROR_UNSUPPORTED: return "CMR_ERROR_UNSUPPORTED";
-    case CMR_ERROR_PROPERTY_MISSING: return "CMR_ERROR_PROPERTY_MISSING";
-    case CMR_ERROR_UNKNOWN_POINTER: return "CMR_ERROR_UNKNOWN_POINTER";
-    case CMR_ERROR_INTERNAL: return "CMR_ERROR_INTERNAL";
+  case CMR_SUCCESS: return "CMR_SUCCESS";
+  case CMR_ERROR_INVALID_ARGUMENT: return "CMR_ERROR_INVALID_ARGUMENT";
+  case CMR_ERROR_NULL_POINTER: return "CMR_ERROR_NULL_POINTER";
+  case CMR_ERROR_INVALID_REF: return "CMR_ERROR_INVALID_REF";
+  case CMR_ERROR_DESTROYED_HANDLE: return "CMR_ERROR_DESTROYED_HANDLE";
+  case CMR_ERROR_BAD_ALIGNMENT: return "CMR_ERROR_BAD_ALIGNMENT";
+  case CMR_ERROR_UNSUPPORTED_ALIGNMENT: return "CMR_ERROR_UNSUPPORTED_ALIGNMENT";
+  case CMR_ERROR_SIZE_OVERFLOW: return "CMR_ERROR_SIZE_OVERFLOW";
+  case CMR_ERROR_OUT_OF_MEMORY: return "CMR_ERROR_OUT_OF_MEMORY";
+  case CMR_ERROR_UNKNOWN_DEVICE: return "CMR_ERROR_UNKNOWN_DEVICE";
+  case CMR_ERROR_NO_DEVICE: return "CMR_ERROR_NO_DEVICE";
+  case CMR_ERROR_CUDA: return "CMR_ERROR_CUDA";
+  case CMR_ERROR_UNSUPPORTED: return "CMR_ERROR_UNSUPPORTED";
+  case CMR_ERROR_PROPERTY_MISSING: return "CMR_ERROR_PROPERTY_MISSING";
+  case CMR_ERROR_UNKNOWN_POINTER: return "CMR_ERROR_UNKNOWN_POINTER";
+  case CMR_ERROR_INTERNAL: return "CMR_ERROR_INTERNAL";
   }
   return "CMR_UNKNOWN_STATUS";
 }

@@ -19,8 +19,7 @@
 cmr_status cmr_block_new(char *address, size_t size, size_t span, cmr_block **out) {
   cmr_block *block = calloc(1, sizeof *block);
   if (block == NULL) {
-    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_block_new: no host memory for the record of a %zu-byte block",
-                     size);
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_block_new: no host memory for the record of a %zu-byte block", size);
   }
   block->address = address;
   block->size = size;
@@ -63,7 +62,7 @@ static bool cmr_class_used(const cmr_free_blocks *set, unsigned class) {
  * class's bit is set: an empty set needs no clearing of the heads). */
 static void cmr_class_link(cmr_free_blocks *set, cmr_block *block) {
   unsigned class = cmr_free_blocks_class(block->size);
-  block->size_class = (uint16_t)class;
+  block->size_class = (uint16_t) class;
   cmr_block **head = cmr_class_head(set, class);
   cmr_block *next = cmr_class_used(set, class) ? *head : NULL;
   block->in_class[0] = NULL;
@@ -85,7 +84,7 @@ static void cmr_class_unlink(cmr_free_blocks *set, cmr_block *block) {
   if (next != NULL) next->in_class[0] = previous;
   if (previous == NULL && next == NULL) {
     unsigned level = class / cmr_class_steps;
-    set->steps[level] &= (uint16_t)~(1u << (class % cmr_class_steps));
+    set->steps[level] &= (uint16_t) ~(1u << (class % cmr_class_steps));
     if (set->steps[level] == 0) set->levels &= ~(UINT64_C(1) << level);
   }
 }

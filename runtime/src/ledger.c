@@ -80,8 +80,7 @@ cmr_status cmr_ledger_allocate(cmr_ledger *ledger, const char *owner, const void
                                void *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   cmr_ledger_entry *entry = malloc(sizeof *entry);
   if (entry == NULL) {
-    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: no host memory to record an allocation of %zu bytes", owner,
-                     bytes);
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: no host memory to record an allocation of %zu bytes", owner, bytes);
   }
   *entry = (cmr_ledger_entry){.bytes = bytes, .tag = tag};
   cmr_status status = memory->obtain(impl, bytes, alignment, stream, out);
@@ -97,8 +96,8 @@ cmr_status cmr_ledger_allocate(cmr_ledger *ledger, const char *owner, const void
 }
 
 cmr_status cmr_ledger_deallocate(cmr_ledger *ledger, const char *owner, const void *tag,
-                                 const cmr_ledger_memory *memory, void *impl, void *ptr, size_t bytes,
-                                 size_t alignment, cmr_stream stream) {
+                                 const cmr_ledger_memory *memory, void *impl, void *ptr, size_t bytes, size_t alignment,
+                                 cmr_stream stream) {
   size_t recorded_bytes;
   cmr_ledger_entry *entry = cmr_ledger_take(ledger, tag, ptr, bytes, &recorded_bytes);
   if (entry == NULL && recorded_bytes != 0) {
@@ -106,8 +105,8 @@ cmr_status cmr_ledger_deallocate(cmr_ledger *ledger, const char *owner, const vo
                      owner, ptr, recorded_bytes, bytes);
   }
   if (entry == NULL) {
-    return cmr_error(CMR_ERROR_UNKNOWN_POINTER, "%s: %p was not allocated by this resource, or is already free",
-                     owner, ptr);
+    return cmr_error(CMR_ERROR_UNKNOWN_POINTER, "%s: %p was not allocated by this resource, or is already free", owner,
+                     ptr);
   }
   cmr_status status = memory->release(impl, ptr, bytes, alignment, stream);
   if (status != CMR_SUCCESS) {

@@ -42,6 +42,4 @@ void cmr_lock_acquire_contended(cmr_lock *lock) {
   } while (atomic_exchange_explicit(&lock->state, 2, memory_order_acquire) != 0);
 }
 
-void cmr_lock_wake_one(cmr_lock *lock) {
-  syscall(SYS_futex, &lock->state, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-}
+void cmr_lock_wake_one(cmr_lock *lock) { syscall(SYS_futex, &lock->state, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0); }

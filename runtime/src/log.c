@@ -30,7 +30,7 @@ typedef struct cmr_log_path {
 } cmr_log_path;
 
 static pthread_mutex_t cmr_log_lock = PTHREAD_MUTEX_INITIALIZER;
-static FILE *cmr_log_file;           /* NULL: stderr */
+static FILE *cmr_log_file; /* NULL: stderr */
 static const char *cmr_log_file_path = "";
 static cmr_log_path *cmr_log_paths; /* every path set so far */
 
@@ -97,8 +97,8 @@ static void cmr_log_read_environment(void) {
   if (path != NULL && path[0] != '\0') {
     FILE *file = fopen(path, "a");
     if (file == NULL) {
-      fprintf(stderr, "cmr: CMR_DEBUG_LOG_FILE=\"%s\" cannot be opened for appending (%s): logging to stderr\n",
-              path, strerror(errno));
+      fprintf(stderr, "cmr: CMR_DEBUG_LOG_FILE=\"%s\" cannot be opened for appending (%s): logging to stderr\n", path,
+              strerror(errno));
     } else if (!cmr_log_use(file, path)) {
       fprintf(stderr, "cmr: CMR_DEBUG_LOG_FILE=\"%s\": no memory to keep the path: logging to stderr\n", path);
     }
@@ -131,8 +131,8 @@ void cmr_log_write(cmr_log_level level, const char *format, ...) {
   cmr_mutex_lock(&cmr_log_lock);
   FILE *sink = cmr_log_file != NULL ? cmr_log_file : stderr;
   fprintf(sink, "[%04d-%02d-%02d %02d:%02d:%02d.%03ld] [%s] [%lu] ", local.tm_year + 1900, local.tm_mon + 1,
-          local.tm_mday, local.tm_hour, local.tm_min, local.tm_sec, now.tv_nsec / 1000000,
-          cmr_log_level_names[level], thread);
+          local.tm_mday, local.tm_hour, local.tm_min, local.tm_sec, now.tv_nsec / 1000000, cmr_log_level_names[level],
+          thread);
   vfprintf(sink, format, args);
   fputc('\n', sink);
   if (flush) fflush(sink);
@@ -144,8 +144,9 @@ void cmr_log_write(cmr_log_level level, const char *format, ...) {
 
 static cmr_status cmr_log_check_level(cmr_log_level level, const char *what) {
   if (cmr_log_level_valid(level)) return CMR_SUCCESS;
-  return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: level %d is not a cmr_log_level (CMR_LOG_TRACE %d to CMR_LOG_OFF %d)",
-                   what, (int)level, CMR_LOG_TRACE, CMR_LOG_OFF);
+  return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                   "%s: level %d is not a cmr_log_level (CMR_LOG_TRACE %d to CMR_LOG_OFF %d)", what, (int)level,
+                   CMR_LOG_TRACE, CMR_LOG_OFF);
 }
 
 cmr_status cmr_log_set_level(cmr_log_level level) {

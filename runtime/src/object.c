@@ -56,8 +56,7 @@ static bool cmr_slot_take_locked(uint32_t *index) {
 }
 
 /* Hands out a slot holding `target` with `shares`; its token in *token. */
-static cmr_status cmr_slot_open(uintptr_t target, uint32_t shares, uint64_t kind, const char *what,
-                                void **token) {
+static cmr_status cmr_slot_open(uintptr_t target, uint32_t shares, uint64_t kind, const char *what, void **token) {
   uint32_t index;
   cmr_lock_acquire(&cmr_slots.lock);
   bool taken = cmr_slot_take_locked(&index);
@@ -104,8 +103,7 @@ uint32_t cmr_slots_made(void) {
 
 /* The slot of a live token of `kind` and its state, or an error that tells
  * a NULL, a destroyed and a malformed token apart. */
-static cmr_status cmr_slot_live(const void *token, uint64_t kind, const char *what, cmr_slot **slot,
-                                uint64_t *state) {
+static cmr_status cmr_slot_live(const void *token, uint64_t kind, const char *what, cmr_slot **slot, uint64_t *state) {
   uint64_t value = (uint64_t)(uintptr_t)token;
   if (token == NULL) {
     return cmr_error(CMR_ERROR_NULL_POINTER, "%s: handle is NULL", what);
@@ -118,16 +116,15 @@ static cmr_status cmr_slot_live(const void *token, uint64_t kind, const char *wh
   }
   *state = atomic_load_explicit(&(*slot)->state, memory_order_acquire);
   if ((uint32_t)(*state >> 32) != generation || (uint32_t)*state == 0) {
-    return cmr_error(CMR_ERROR_DESTROYED_HANDLE, "%s: %s %p was already destroyed", what,
-                     kind ? "handle" : "resource", token);
+    return cmr_error(CMR_ERROR_DESTROYED_HANDLE, "%s: %s %p was already destroyed", what, kind ? "handle" : "resource",
+                     token);
   }
   return CMR_SUCCESS;
 }
 
 /* ---- objects -------------------------------------------------------------- */
 
-cmr_status cmr_object_register(cmr_object *object, const cmr_object_type *type, const char *what,
-                               void **token) {
+cmr_status cmr_object_register(cmr_object *object, const cmr_object_type *type, const char *what, void **token) {
   object->type = type;
   cmr_status status = cmr_slot_open((uintptr_t)object, 1, 0, what, token);
   if (status == CMR_SUCCESS) atomic_fetch_add_explicit(&cmr_alive, 1, memory_order_relaxed);
@@ -137,14 +134,13 @@ cmr_status cmr_object_register(cmr_object *object, const cmr_object_type *type, 
 static cmr_status cmr_object_of_type(cmr_object *object, const cmr_object_type *type, const char *what,
                                      const void *token) {
   if (type != NULL && object->type != type) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: %p is a \"%s\", not a \"%s\"", what, token,
-                     object->type->name, type->name);
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: %p is a \"%s\", not a \"%s\"", what, token, object->type->name,
+                     type->name);
   }
   return CMR_SUCCESS;
 }
 
-cmr_status cmr_object_resolve(const void *token, const cmr_object_type *type, const char *what,
-                              cmr_object **out) {
+cmr_status cmr_object_resolve(const void *token, const cmr_object_type *type, const char *what, cmr_object **out) {
   cmr_slot *slot;
   uint64_t state;
   *out = NULL;
@@ -162,8 +158,7 @@ cmr_status cmr_object_retain(const void *token, const char *what) {
   cmr_status status = cmr_slot_live(token, 0, what, &slot, &state);
   while (status == CMR_SUCCESS) {
     if ((uint32_t)state == UINT32_MAX) {
-      return cmr_error(CMR_ERROR_SIZE_OVERFLOW, "%s: resource %p has the most shares it can count", what,
-                       token);
+      return cmr_error(CMR_ERROR_SIZE_OVERFLOW, "%s: resource %p has the most shares it can count", what, token);
     }
     if (atomic_compare_exchange_weak_explicit(&slot->state, &state, state + 1, memory_order_acquire,
                                               memory_order_acquire)) {
@@ -213,8 +208,7 @@ cmr_status cmr_handle_target(const void *handle, const char *what, void **token)
   return status;
 }
 
-cmr_status cmr_handle_object(const void *handle, const cmr_object_type *type, const char *what,
-                             cmr_object **out) {
+cmr_status cmr_handle_object(const void *handle, const cmr_object_type *type, const char *what, cmr_object **out) {
   void *token;
   *out = NULL;
   cmr_status status = cmr_handle_target(handle, what, &token);

@@ -26,8 +26,7 @@ static cmr_status cmr_table_ensure(const char *what) {
   }
   cmr_table.entries = calloc((size_t)count, sizeof *cmr_table.entries);
   if (cmr_table.entries == NULL) {
-    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: no memory for a table of %d devices", what,
-                     count);
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: no memory for a table of %d devices", what, count);
   }
   cmr_table.count = count;
   return CMR_SUCCESS;
@@ -37,8 +36,7 @@ static cmr_status cmr_table_ensure(const char *what) {
 static cmr_status cmr_table_check_device(int device, const char *what) {
   cmr_status status = cmr_table_ensure(what);
   if (status == CMR_SUCCESS && (device < 0 || device >= cmr_table.count)) {
-    status = cmr_error(CMR_ERROR_UNKNOWN_DEVICE, "%s: device %d is not in [0, %d)", what, device,
-                       cmr_table.count);
+    status = cmr_error(CMR_ERROR_UNKNOWN_DEVICE, "%s: device %d is not in [0, %d)", what, device, cmr_table.count);
   }
   return status;
 }

@@ -56,8 +56,8 @@ static const cmr_size_unit *cmr_size_unit_named(const char *text, size_t length)
  * so far) / 10, which is whole at every step exactly when the total is (a
  * tail of the fraction times the unit is whole whenever the whole fraction
  * times the unit is), and stays below the unit, so nothing overflows. */
-static cmr_status cmr_size_value(const char *digits, size_t digit_count, const char *fraction,
-                                 size_t fraction_count, uint64_t unit, size_t *out, const char **problem) {
+static cmr_status cmr_size_value(const char *digits, size_t digit_count, const char *fraction, size_t fraction_count,
+                                 uint64_t unit, size_t *out, const char **problem) {
   static const char too_large[] = "it is more bytes than a size_t holds";
   uint64_t whole = 0;
   for (size_t i = 0; i < digit_count; ++i) {
@@ -106,7 +106,8 @@ cmr_status cmr_size_from_text(const char *text, size_t length, size_t *out, cons
   if (has_fraction) {
     fraction = text + ++at;
     while (at < length && cmr_is_digit(text[at])) at++, fraction_count++;
-    if (fraction_count == 0) return cmr_size_refused(CMR_ERROR_INVALID_ARGUMENT, "a decimal point needs digits after it", problem);
+    if (fraction_count == 0)
+      return cmr_size_refused(CMR_ERROR_INVALID_ARGUMENT, "a decimal point needs digits after it", problem);
   }
   size_t number_end = at;
   while (at < length && cmr_is_blank(text[at])) at++;

@@ -19,7 +19,7 @@ enum { cmr_stack_max_depth = 32, cmr_stack_max_name = 64 };
 
 /* What a cmr_stack handle (an object token) names. */
 typedef struct cmr_stack_object {
-  cmr_object object; /* first: the counted-object header */
+  cmr_object object;      /* first: the counted-object header */
   cmr_resource_ref *refs; /* made, innermost first; the last is the top */
   size_t count;
   size_t capacity;
@@ -77,7 +77,8 @@ static cmr_status cmr_syntax(const cmr_parser *parser, size_t at, const char *fo
   vsnprintf(problem, sizeof problem, format, args);
   va_end(args);
   const char *near = parser->source + at;
-  if (*near == '\0') return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_stack_parse: column %zu (the end): %s", cmr_column(at), problem);
+  if (*near == '\0')
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_stack_parse: column %zu (the end): %s", cmr_column(at), problem);
   return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_stack_parse: column %zu (at \"%.16s%s\"): %s", cmr_column(at), near,
                    strlen(near) > 16 ? "..." : "", problem);
 }
@@ -109,8 +110,8 @@ static bool cmr_read_name(cmr_parser *parser, char name[cmr_stack_max_name]) {
 /* The bare token of a value: up to a comma, a closing parenthesis or a space. */
 static size_t cmr_token_length(const cmr_parser *parser) {
   size_t length = 0;
-  for (char c; (c = parser->source[parser->at + length]) != '\0' && c != ',' && c != ')' &&
-               !isspace((unsigned char)c);) {
+  for (char c;
+       (c = parser->source[parser->at + length]) != '\0' && c != ',' && c != ')' && !isspace((unsigned char)c);) {
     length++;
   }
   return length;
@@ -147,8 +148,8 @@ static cmr_status cmr_parse_size_value(const cmr_parser *parser, size_t length, 
   if (problem == NULL) {
     return cmr_error_context(status, "cmr_stack_parse: column %zu: %s", cmr_column(parser->at), param->name);
   }
-  cmr_syntax(parser, parser->at, "bad value \"%.*s\" for %s: %s", (int)length, parser->source + parser->at,
-             param->name, problem);
+  cmr_syntax(parser, parser->at, "bad value \"%.*s\" for %s: %s", (int)length, parser->source + parser->at, param->name,
+             problem);
   return status;
 }
 
@@ -193,8 +194,7 @@ static cmr_status cmr_parse_int(const cmr_parser *parser, size_t length, const c
 
 /* strtod's ERANGE refuses what would overflow, and what would underflow to 0
  * or lose precision as a subnormal (1e-400): nothing is rounded to 0. */
-static cmr_status cmr_parse_double(const cmr_parser *parser, size_t length, const cmr_stack_param *param,
-                                   double *out) {
+static cmr_status cmr_parse_double(const cmr_parser *parser, size_t length, const cmr_stack_param *param, double *out) {
   const char *token = parser->source + parser->at;
   errno = 0;
   *out = cmr_is_decimal(token, length, true) ? strtod(token, NULL) : 0;
@@ -229,8 +229,11 @@ static cmr_status cmr_parse_enum(const cmr_parser *parser, size_t length, const 
 
 static cmr_status cmr_parse_properties(const cmr_parser *parser, size_t length, const cmr_stack_param *param,
                                        unsigned *out) {
-  static const struct { const char *name; unsigned flag; } flags[] = {
-      {"device_accessible", CMR_PROPERTY_DEVICE_ACCESSIBLE}, {"host_accessible", CMR_PROPERTY_HOST_ACCESSIBLE}};
+  static const struct {
+    const char *name;
+    unsigned flag;
+  } flags[] = {{"device_accessible", CMR_PROPERTY_DEVICE_ACCESSIBLE},
+               {"host_accessible", CMR_PROPERTY_HOST_ACCESSIBLE}};
   *out = 0;
   if (cmr_token_is(parser, length, "none")) return CMR_SUCCESS;
   const char *token = parser->source + parser->at, *end = token + length;
@@ -299,19 +302,19 @@ static cmr_status cmr_parse_value(cmr_parser *parser, const cmr_stack_param *par
     *value = param->default_value; /* the default by its name, e.g. unlimited */
   } else {
     switch (param->type) {
-      case CMR_STACK_SIZE:
-        status = cmr_parse_size_value(parser, length, param, &value->size.value);
-        value->size.is_set = true;
-        break;
-      case CMR_STACK_INT:
-        status = cmr_parse_int(parser, length, param, &value->integer.value);
-        value->integer.is_set = true;
-        break;
-      case CMR_STACK_BOOL: status = cmr_parse_bool(parser, length, param, &value->boolean); break;
-      case CMR_STACK_DOUBLE: status = cmr_parse_double(parser, length, param, &value->real); break;
-      case CMR_STACK_ENUM: status = cmr_parse_enum(parser, length, param, &value->enumeration); break;
-      case CMR_STACK_PROPERTIES: status = cmr_parse_properties(parser, length, param, &value->properties); break;
-      default: status = cmr_syntax(parser, start, "%s cannot be given in an expression", param->name); break;
+    case CMR_STACK_SIZE:
+      status = cmr_parse_size_value(parser, length, param, &value->size.value);
+      value->size.is_set = true;
+      break;
+    case CMR_STACK_INT:
+      status = cmr_parse_int(parser, length, param, &value->integer.value);
+      value->integer.is_set = true;
+      break;
+    case CMR_STACK_BOOL: status = cmr_parse_bool(parser, length, param, &value->boolean); break;
+    case CMR_STACK_DOUBLE: status = cmr_parse_double(parser, length, param, &value->real); break;
+    case CMR_STACK_ENUM: status = cmr_parse_enum(parser, length, param, &value->enumeration); break;
+    case CMR_STACK_PROPERTIES: status = cmr_parse_properties(parser, length, param, &value->properties); break;
+    default: status = cmr_syntax(parser, start, "%s cannot be given in an expression", param->name); break;
     }
   }
   if (status == CMR_SUCCESS) {
@@ -370,8 +373,8 @@ static size_t cmr_positional_index(const cmr_stack_resource *resource) {
 
 /* One argument, `name=value` or (for the upstream) an expression alone; its
  * canonical text goes to texts[index]. */
-static cmr_status cmr_parse_argument(cmr_parser *parser, const cmr_stack_resource *resource,
-                                     cmr_stack_value *values, bool *given, cmr_text *texts) {
+static cmr_status cmr_parse_argument(cmr_parser *parser, const cmr_stack_resource *resource, cmr_stack_value *values,
+                                     bool *given, cmr_text *texts) {
   size_t start = parser->at;
   char first = cmr_peek(parser);
   if (first == '\0' || first == ')' || first == ',') {
@@ -398,8 +401,8 @@ static cmr_status cmr_parse_argument(cmr_parser *parser, const cmr_stack_resourc
   return cmr_parse_value(parser, &resource->params[index], &values[index], &texts[index]);
 }
 
-static cmr_status cmr_parse_arguments(cmr_parser *parser, const cmr_stack_resource *resource,
-                                      cmr_stack_value *values, bool *given, cmr_text *texts) {
+static cmr_status cmr_parse_arguments(cmr_parser *parser, const cmr_stack_resource *resource, cmr_stack_value *values,
+                                      bool *given, cmr_text *texts) {
   parser->at++; /* the '(' */
   if (cmr_peek(parser) == ')') {
     parser->at++;
@@ -412,10 +415,10 @@ static cmr_status cmr_parse_arguments(cmr_parser *parser, const cmr_stack_resour
     parser->at++;
     if (next == ')') return CMR_SUCCESS;
     if (next != ',') {
-      return next == '\0' ? cmr_syntax(parser, parser->at - 1, "the arguments of %s are not closed with )",
-                                       resource->name)
-                          : cmr_syntax(parser, parser->at - 1, "expected , or ) after an argument of %s, not '%c'",
-                                       resource->name, next);
+      return next == '\0'
+                 ? cmr_syntax(parser, parser->at - 1, "the arguments of %s are not closed with )", resource->name)
+                 : cmr_syntax(parser, parser->at - 1, "expected , or ) after an argument of %s, not '%c'",
+                              resource->name, next);
     }
   }
 }
@@ -475,8 +478,7 @@ static cmr_status cmr_make(const cmr_parser *parser, size_t at, const cmr_stack_
                            const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_status status = resource->make(values, out);
   if (status != CMR_SUCCESS) {
-    return cmr_error_context(status, "cmr_stack_parse: column %zu: making %s", cmr_column(at),
-                             resource->name);
+    return cmr_error_context(status, "cmr_stack_parse: column %zu: making %s", cmr_column(at), resource->name);
   }
   return cmr_keep(parser->stack, *out);
 }
@@ -486,9 +488,9 @@ static cmr_status cmr_parse_resource(cmr_parser *parser, cmr_resource_ref *out, 
   size_t start = parser->at;
   char name[cmr_stack_max_name];
   if (!cmr_read_name(parser, name)) {
-    return parser->source[start] == '\0' ? cmr_syntax(parser, start, "expected a resource name, found the end")
-                                         : cmr_syntax(parser, start, "expected a resource name, not '%c'",
-                                                      parser->source[start]);
+    return parser->source[start] == '\0'
+               ? cmr_syntax(parser, start, "expected a resource name, found the end")
+               : cmr_syntax(parser, start, "expected a resource name, not '%c'", parser->source[start]);
   }
   const cmr_stack_resource *resource = cmr_find_resource(name);
   if (resource == NULL) return cmr_unknown_resource(parser, start, name);
@@ -499,9 +501,10 @@ static cmr_status cmr_parse_resource(cmr_parser *parser, cmr_resource_ref *out, 
   cmr_stack_value *values = calloc(count + 1, sizeof *values);
   bool *given = calloc(count + 1, sizeof *given);
   cmr_text *texts = calloc(count + 1, sizeof *texts);
-  cmr_status status = values && given && texts ? CMR_SUCCESS
-                                               : cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_stack_parse: no host memory");
-  if (status == CMR_SUCCESS && cmr_peek(parser) == '(') status = cmr_parse_arguments(parser, resource, values, given, texts);
+  cmr_status status =
+      values && given && texts ? CMR_SUCCESS : cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_stack_parse: no host memory");
+  if (status == CMR_SUCCESS && cmr_peek(parser) == '(')
+    status = cmr_parse_arguments(parser, resource, values, given, texts);
   if (status == CMR_SUCCESS) status = cmr_complete(parser, start, resource, values, given, texts);
   if (status == CMR_SUCCESS) status = cmr_make(parser, start, resource, values, out);
   if (status == CMR_SUCCESS) cmr_write_canonical(resource, texts, canonical);

@@ -74,10 +74,10 @@ struct cmr_stream_lists {
   size_t capacity;
   _Atomic size_t count;
   /* Registry held: */
-  cmr_stream_list *spares;   /* recycled records */
+  cmr_stream_list *spares; /* recycled records */
   size_t spare_count;
-  size_t evict_at;           /* registering past this many lists drops the empty ones */
-  _Atomic size_t dead;       /* dead lists not yet reclaimed */
+  size_t evict_at;     /* registering past this many lists drops the empty ones */
+  _Atomic size_t dead; /* dead lists not yet reclaimed */
   /* Where dead lists' whole units go (optional). */
   pthread_mutex_t *unit_lock;
   void (*release_unit)(cmr_block *block, void *arg);
@@ -255,7 +255,8 @@ static cmr_status cmr_add(cmr_stream_lists *lists, uint64_t key, cmr_stream_list
   if (count == lists->capacity) {
     size_t capacity = lists->capacity ? lists->capacity * 2 : 8;
     cmr_stream_list **grown = realloc(lists->lists, capacity * sizeof *grown);
-    if (grown == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: no host memory for the stream table", lists->owner);
+    if (grown == NULL)
+      return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: no host memory for the stream table", lists->owner);
     lists->lists = grown;
     lists->capacity = capacity;
   }
@@ -313,7 +314,8 @@ static __attribute__((noinline)) cmr_status cmr_lock_registered_list(cmr_stream_
 /* Inlined: this is the path of every allocation and free. */
 static inline __attribute__((always_inline)) cmr_status cmr_lock_list(cmr_stream_lists *lists, uint64_t key,
                                                                       cmr_stream_list **out) {
-  if (cmr_last_list.serial == lists->serial && cmr_last_list.key == key && cmr_lock_if_keyed(&cmr_last_list, key, out)) {
+  if (cmr_last_list.serial == lists->serial && cmr_last_list.key == key &&
+      cmr_lock_if_keyed(&cmr_last_list, key, out)) {
     return CMR_SUCCESS;
   }
   return cmr_lock_registered_list(lists, key, out);
@@ -326,8 +328,8 @@ static inline __attribute__((always_inline)) cmr_status cmr_lock_list_of(cmr_str
   return status == CMR_SUCCESS ? cmr_lock_list(lists, key, out) : status;
 }
 
-cmr_status cmr_stream_lists_create(const char *owner, cmr_fit fit, cmr_stream_keying keying,
-                                   cmr_block_map *handed_out, cmr_stream_lists **out) {
+cmr_status cmr_stream_lists_create(const char *owner, cmr_fit fit, cmr_stream_keying keying, cmr_block_map *handed_out,
+                                   cmr_stream_lists **out) {
   cmr_stream_lists *lists = calloc(1, sizeof *lists);
   if (lists == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: no host memory for the stream lists", owner);
   lists->owner = owner;
@@ -385,8 +387,8 @@ static bool cmr_record(const cmr_stream_lists *lists, cmr_stream_list *list, cmr
 
 static bool cmr_free_ordered(const cmr_stream_list *list, const char **why);
 
-static inline __attribute__((always_inline)) void cmr_order_after_free(const cmr_stream_lists *lists, cmr_stream_list *list,
-                                                                      cmr_stream stream) {
+static inline __attribute__((always_inline)) void cmr_order_after_free(const cmr_stream_lists *lists,
+                                                                       cmr_stream_list *list, cmr_stream stream) {
   list->unordered = !list->shared || !cmr_record(lists, list, stream);
   CMR_CHECK(cmr_free_ordered(list, &why));
 }
@@ -395,8 +397,7 @@ static inline __attribute__((always_inline)) void cmr_order_after_free(const cmr
  * it wait for the work ordered before their frees. The list is shared from
  * now on, unless it has only ever held idle memory (no free has come in,
  * with or without an event): taking that needs no order at all. */
-static cmr_status cmr_order_before_taking(const cmr_stream_lists *lists, cmr_stream_list *list,
-                                          cmr_stream stream) {
+static cmr_status cmr_order_before_taking(const cmr_stream_lists *lists, cmr_stream_list *list, cmr_stream stream) {
   if (!list->unordered && list->event == NULL) return CMR_SUCCESS;
   cmr_status status = CMR_SUCCESS;
   if (list->unordered) {
@@ -508,7 +509,8 @@ static bool cmr_list_valid(const cmr_stream_list *list, size_t walk, const char 
     if (!cmr_block_shaped(list->recent[i])) return cmr_broken(why, "stream list: a recent block is misshapen");
     recent_bytes += list->recent[i]->size;
   }
-  if (recent_bytes != list->recent_bytes) return cmr_broken(why, "stream list: recent bytes are not the recent blocks' sum");
+  if (recent_bytes != list->recent_bytes)
+    return cmr_broken(why, "stream list: recent bytes are not the recent blocks' sum");
   for (unsigned i = 0; i < list->handed_count; ++i) {
     const cmr_block *block = list->handed[i];
     if (!cmr_block_shaped(block)) return cmr_broken(why, "stream list: a remembered hand-out is misshapen");
@@ -626,7 +628,7 @@ bool cmr_stream_lists_valid(cmr_stream_lists *lists, const char **why) {
 /* `block` into `list` (its lock held), on `stream`. New memory is merged,
  * for a request of any size. */
 static CMR_PAIR_PATH void cmr_give_locked(const cmr_stream_lists *lists, cmr_stream_list *list, cmr_stream stream,
-                            cmr_block *block, bool pending_work) {
+                                          cmr_block *block, bool pending_work) {
   list->hot = true;
   if (pending_work) {
     cmr_recent_keep(list, block);
@@ -653,8 +655,8 @@ cmr_status cmr_stream_lists_give_idle(cmr_stream_lists *lists, cmr_stream stream
   return cmr_give(lists, stream, block, false);
 }
 
-static cmr_status cmr_carve(cmr_stream_lists *lists, cmr_stream stream, cmr_block *fresh, size_t size,
-                            size_t alignment, bool pending_work, cmr_block **out) {
+static cmr_status cmr_carve(cmr_stream_lists *lists, cmr_stream stream, cmr_block *fresh, size_t size, size_t alignment,
+                            bool pending_work, cmr_block **out) {
   *out = NULL;
   cmr_stream_list *list = NULL; /* found first: past this point nothing fails but the cut */
   cmr_status status = cmr_lock_list_of(lists, stream, &list);
@@ -692,8 +694,8 @@ static cmr_block *cmr_fit_in(const cmr_stream_lists *lists, const cmr_free_block
 /* Takes from `list` (lock held) if it has a fit: a recent block of the very
  * size, else from the index, where the recent blocks go before it is found
  * wanting. *out stays NULL otherwise. */
-static cmr_status cmr_take_locked(const cmr_stream_lists *lists, cmr_stream_list *list, size_t size,
-                                  size_t alignment, cmr_block **out) {
+static cmr_status cmr_take_locked(const cmr_stream_lists *lists, cmr_stream_list *list, size_t size, size_t alignment,
+                                  cmr_block **out) {
   *out = cmr_recent_take(list, size, alignment);
   if (*out != NULL) return CMR_SUCCESS;
   /* First fit means the lowest address of all: the recent blocks merge first. */
@@ -746,8 +748,7 @@ static bool cmr_list_idle(cmr_stream_list *list) {
 /* An idle list's blocks into the shared list (both locks held), where they
  * merge; with `release_units`, a unit made whole goes to release_unit, if
  * there is one. */
-static void cmr_move_idle(cmr_stream_lists *lists, cmr_stream_list *idle, cmr_stream_list *shared,
-                          bool release_units) {
+static void cmr_move_idle(cmr_stream_lists *lists, cmr_stream_list *idle, cmr_stream_list *shared, bool release_units) {
   cmr_recent_flush(idle);
   for (cmr_block *block; (block = cmr_free_blocks_pop(&idle->blocks)) != NULL;) {
     cmr_block *merged = cmr_free_blocks_insert(&shared->blocks, block);
@@ -759,8 +760,8 @@ static void cmr_move_idle(cmr_stream_lists *lists, cmr_stream_list *idle, cmr_st
 }
 
 typedef enum cmr_recycling {
-  CMR_RECYCLE_DEAD,  /* dead lists; whole units to release_unit (the unit lock held) */
-  CMR_RECYCLE_COLD   /* lists not used since the last eviction; every unit stays listed */
+  CMR_RECYCLE_DEAD, /* dead lists; whole units to release_unit (the unit lock held) */
+  CMR_RECYCLE_COLD  /* lists not used since the last eviction; every unit stays listed */
 } cmr_recycling;
 
 /* The shared list, found or made (NULL without host memory). Registry held. */
@@ -817,7 +818,8 @@ static void cmr_reclaim_dead(cmr_stream_lists *lists) {
  * only when streams keep coming and going unannounced. The unit lock may be
  * held: the units stay in the shared list. Registry held. */
 static void cmr_evict(cmr_stream_lists *lists) {
-  bool synchronized = cmr_recycle(lists, CMR_RECYCLE_COLD) > 0 && cmr_backend_device_synchronize_on(lists->device) == CMR_SUCCESS;
+  bool synchronized =
+      cmr_recycle(lists, CMR_RECYCLE_COLD) > 0 && cmr_backend_device_synchronize_on(lists->device) == CMR_SUCCESS;
   if (synchronized) {
     for (size_t i = 0; i < atomic_load(&lists->count); ++i) {
       cmr_lock_acquire(&lists->lists[i]->lock);
@@ -871,8 +873,8 @@ size_t cmr_stream_lists_records(cmr_stream_lists *lists) {
  * is ordered after that list's frees. Only the block moves: the rest of the
  * list stays with its stream, so streams that take from one another do not
  * pass whole lists back and forth. */
-static cmr_status cmr_take_from_others(cmr_stream_lists *lists, uint64_t own_key, cmr_stream stream,
-                                       size_t size, size_t alignment, cmr_block **out) {
+static cmr_status cmr_take_from_others(cmr_stream_lists *lists, uint64_t own_key, cmr_stream stream, size_t size,
+                                       size_t alignment, cmr_block **out) {
   cmr_reclaim_dead(lists);
   size_t needed = cmr_free_blocks_needed(size, alignment);
   cmr_status status = CMR_SUCCESS;
@@ -911,7 +913,7 @@ static CMR_PAIR_PATH void cmr_handed_keep(const cmr_stream_lists *lists, cmr_str
 /* A hand-out: the recent block of the very size, handed out for a request
  * of `bytes` and remembered by `list` (its lock held); NULL when none. */
 static CMR_PAIR_PATH void *cmr_hand_out_recent(const cmr_stream_lists *lists, cmr_stream_list *list, size_t size,
-                                                size_t alignment, size_t bytes) {
+                                               size_t alignment, size_t bytes) {
   cmr_block *block = cmr_recent_take(list, size, alignment);
   if (block == NULL) return NULL;
   block->requested = bytes;
@@ -921,9 +923,8 @@ static CMR_PAIR_PATH void *cmr_hand_out_recent(const cmr_stream_lists *lists, cm
 
 /* From `own` (the list of `key`, locked: unlocked here), then, if `from`
  * says so, from the others. */
-static cmr_status cmr_take_from_locked(cmr_stream_lists *lists, cmr_stream_list *own, uint64_t key,
-                                       cmr_stream stream, size_t size, size_t alignment, cmr_take_from from,
-                                       cmr_block **out) {
+static cmr_status cmr_take_from_locked(cmr_stream_lists *lists, cmr_stream_list *own, uint64_t key, cmr_stream stream,
+                                       size_t size, size_t alignment, cmr_take_from from, cmr_block **out) {
   own->hot = true;
   cmr_status status = cmr_take_locked(lists, own, size, alignment, out);
   cmr_list_unlock(own);
@@ -961,8 +962,7 @@ cmr_status cmr_stream_lists_take(cmr_stream_lists *lists, cmr_stream stream, siz
 static __attribute__((noinline)) cmr_status cmr_take_after_recent(cmr_stream_lists *lists, cmr_stream_list *own,
                                                                   uint64_t key, cmr_stream stream, size_t size,
                                                                   size_t alignment, size_t bytes, cmr_take_from from,
-                                                                  void **handed,
-                                                                  cmr_block **out) {
+                                                                  void **handed, cmr_block **out) {
   if (cmr_free_blocks_needed(size, alignment) == SIZE_MAX) {
     cmr_list_unlock(own);
     return CMR_SUCCESS;
@@ -982,9 +982,10 @@ static __attribute__((noinline)) cmr_status cmr_take_after_recent(cmr_stream_lis
   return status;
 }
 
-static inline __attribute__((always_inline)) cmr_status
-cmr_take_or_hand_out(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment, size_t bytes,
-                     cmr_take_from from, void **handed, cmr_block **out) {
+static inline __attribute__((always_inline)) cmr_status cmr_take_or_hand_out(cmr_stream_lists *lists, cmr_stream stream,
+                                                                             size_t size, size_t alignment,
+                                                                             size_t bytes, cmr_take_from from,
+                                                                             void **handed, cmr_block **out) {
   *handed = NULL;
   *out = NULL;
   uint64_t key = 0;
@@ -999,8 +1000,8 @@ cmr_take_or_hand_out(cmr_stream_lists *lists, cmr_stream stream, size_t size, si
   return CMR_SUCCESS;
 }
 
-cmr_status cmr_stream_lists_take_or_hand_out(cmr_stream_lists *lists, cmr_stream stream, size_t size,
-                                             size_t alignment, size_t bytes, void **handed, cmr_block **out) {
+cmr_status cmr_stream_lists_take_or_hand_out(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment,
+                                             size_t bytes, void **handed, cmr_block **out) {
   return cmr_take_or_hand_out(lists, stream, size, alignment, bytes, CMR_TAKE_ANY, handed, out);
 }
 

@@ -11,7 +11,7 @@ enum { cmr_stream_pool_default_size = 16 }; /* RMM's default_size */
 
 /* What a cmr_stream_pool handle (an object token) names. */
 typedef struct cmr_stream_pool_object {
-  cmr_object object; /* first: the counted-object header */
+  cmr_object object;   /* first: the counted-object header */
   _Atomic size_t next; /* how many streams get_stream has handed out */
   size_t size;
   size_t made; /* streams[0, made) exist */

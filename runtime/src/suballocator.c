@@ -10,8 +10,8 @@ void cmr_suballocator_hand_out(cmr_block_map *handed_out, cmr_block *block, size
 }
 
 cmr_status cmr_suballocator_find(cmr_stream_lists *lists, cmr_block_map *handed_out, pthread_mutex_t *growth,
-                                 size_t size, size_t alignment, size_t bytes, cmr_stream stream,
-                                 cmr_grow_function grow, void *resource, cmr_block *block, void **out) {
+                                 size_t size, size_t alignment, size_t bytes, cmr_stream stream, cmr_grow_function grow,
+                                 void *resource, cmr_block *block, void **out) {
   cmr_status status = CMR_SUCCESS;
   if (block == NULL) {
     cmr_mutex_lock(growth);

@@ -36,17 +36,17 @@ static bool host_accessible(void) {
 
 static bool is_aligned(const void *ptr, size_t alignment) { return (uintptr_t)ptr % alignment == 0; }
 
-#define ck_assert_status(call, expected)                                                                    \
-  do {                                                                                                      \
-    cmr_status status_ = (call);                                                                            \
+#define ck_assert_status(call, expected)                                                                       \
+  do {                                                                                                         \
+    cmr_status status_ = (call);                                                                               \
     ck_assert_msg(status_ == (expected), "%s returned %s, expected %s: %s", #call, cmr_status_string(status_), \
-                  cmr_status_string(expected), cmr_last_error_message());                                   \
+                  cmr_status_string(expected), cmr_last_error_message());                                      \
   } while (0)
 
-#define ck_assert_failed_with_message(call, expected)                                                       \
-  do {                                                                                                      \
-    ck_assert_status(call, expected);                                                                       \
-    ck_assert_msg(cmr_last_error_message()[0] != '\0', "%s failed without a message", #call);              \
+#define ck_assert_failed_with_message(call, expected)                                         \
+  do {                                                                                        \
+    ck_assert_status(call, expected);                                                         \
+    ck_assert_msg(cmr_last_error_message()[0] != '\0', "%s failed without a message", #call); \
   } while (0)
 
 /* Fill with a pattern derived from the block's index, and check it. */
@@ -121,8 +121,7 @@ START_TEST(case_random_sizes) {
   for (unsigned i = 0; i < count; ++i) {
     uint64_t r = next_random(&rng);
     blocks[i].bytes = 1 + (size_t)(r % ((r >> 32) % 2 ? 4096u : 1u << 20));
-    ck_assert_status(cmr_allocate(subject, blocks[i].bytes, CMR_DEFAULT_STREAM, (void **)&blocks[i].ptr),
-                     CMR_SUCCESS);
+    ck_assert_status(cmr_allocate(subject, blocks[i].bytes, CMR_DEFAULT_STREAM, (void **)&blocks[i].ptr), CMR_SUCCESS);
     ck_assert_ptr_nonnull(blocks[i].ptr);
     ck_assert_msg(is_aligned(blocks[i].ptr, CMR_DEFAULT_ALIGNMENT), "%p is not 256-aligned", (void *)blocks[i].ptr);
     if (writable) fill(blocks[i].ptr, blocks[i].bytes, i);
@@ -165,9 +164,8 @@ START_TEST(case_alignments) {
   }
   void *ptr = (void *)1;
   if (max_alignment != 0) {
-    ck_assert_failed_with_message(
-        cmr_allocate_aligned(subject, 64, max_alignment * 2, CMR_DEFAULT_STREAM, &ptr),
-        CMR_ERROR_UNSUPPORTED_ALIGNMENT);
+    ck_assert_failed_with_message(cmr_allocate_aligned(subject, 64, max_alignment * 2, CMR_DEFAULT_STREAM, &ptr),
+                                  CMR_ERROR_UNSUPPORTED_ALIGNMENT);
     ck_assert_ptr_null(ptr);
   }
   size_t bad[] = {0, 3, 48, 257, 4097};
@@ -232,12 +230,8 @@ START_TEST(case_properties) {
   const unsigned all = CMR_PROPERTY_DEVICE_ACCESSIBLE | CMR_PROPERTY_HOST_ACCESSIBLE;
   ck_assert_status(cmr_ref_properties(subject, &properties), CMR_SUCCESS);
   switch (subject_info->properties_rule) {
-  case CMR_BATTERY_PROPERTIES_FIXED:
-    ck_assert_uint_eq(properties, subject_info->properties);
-    break;
-  case CMR_BATTERY_PROPERTIES_UPSTREAM:
-    ck_assert_uint_eq(properties, cmr_battery_upstream_properties(upstream));
-    break;
+  case CMR_BATTERY_PROPERTIES_FIXED: ck_assert_uint_eq(properties, subject_info->properties); break;
+  case CMR_BATTERY_PROPERTIES_UPSTREAM: ck_assert_uint_eq(properties, cmr_battery_upstream_properties(upstream)); break;
   case CMR_BATTERY_PROPERTIES_DYNAMIC:
     ck_assert_uint_ne(properties, 0);
     ck_assert_uint_eq(properties & ~all, 0);
@@ -399,8 +393,8 @@ void cmr_battery_expect(cmr_status got, cmr_status expected, const char *named, 
                 cmr_status_string(got), cmr_status_string(expected), message);
   ck_assert_msg(message[0] != '\0', "%s: %s failed with %s but left no message", bad_case, call,
                 cmr_status_string(got));
-  ck_assert_msg(strstr(message, named) != NULL, "%s: %s: message \"%s\" does not name \"%s\"", bad_case, call,
-                message, named);
+  ck_assert_msg(strstr(message, named) != NULL, "%s: %s: message \"%s\" does not name \"%s\"", bad_case, call, message,
+                named);
 }
 
 void cmr_battery_expect_ok(cmr_status got, const char *call) {
@@ -420,11 +414,11 @@ static void expect_usable(cmr_resource_ref ref, const char *which) {
                 bad_case, which, cmr_last_error_message());
 }
 
-void cmr_battery_expect_unchanged(cmr_resource_ref up, cmr_resource_ref of, const double *before,
-                                  const double *after, size_t count) {
+void cmr_battery_expect_unchanged(cmr_resource_ref up, cmr_resource_ref of, const double *before, const double *after,
+                                  size_t count) {
   for (size_t i = 0; i < count; ++i) {
-    ck_assert_msg(before[i] == after[i], "%s: getter %zu of the subject moved from %g to %g", bad_case, i,
-                  before[i], after[i]);
+    ck_assert_msg(before[i] == after[i], "%s: getter %zu of the subject moved from %g to %g", bad_case, i, before[i],
+                  after[i]);
   }
   expect_usable(of, "subject");
   if (up.ops != NULL) expect_usable(up, "upstream");
@@ -463,7 +457,7 @@ static void expect_refused_by(cmr_status got, cmr_status expected, const char *e
                 "%s: %s: message \"%s\" is not the %s resource's own", bad_case, call, message, resource);
 }
 
-#define EXPECT_REFUSED(call, expected, entry, resource)                                                     \
+#define EXPECT_REFUSED(call, expected, entry, resource) \
   (cmr_clear_last_error(), expect_refused_by((call), (expected), (entry), (resource), #call))
 
 /* Each allocate entry point refuses what it is given in the same way;
@@ -477,8 +471,8 @@ static void expect_allocates_refused(cmr_resource_ref ref, size_t bytes, size_t 
     if (!null_out) cmr_battery_expect_null(ptr, "cmr_allocate");
   }
   ptr = cmr_battery_marker;
-  EXPECT_REFUSED(cmr_allocate_aligned(ref, bytes, alignment, CMR_DEFAULT_STREAM, out), expected,
-                 "cmr_allocate_aligned", resource);
+  EXPECT_REFUSED(cmr_allocate_aligned(ref, bytes, alignment, CMR_DEFAULT_STREAM, out), expected, "cmr_allocate_aligned",
+                 resource);
   if (!null_out) cmr_battery_expect_null(ptr, "cmr_allocate_aligned");
   ptr = cmr_battery_marker;
   EXPECT_REFUSED(cmr_allocate_sync(ref, bytes, alignment, out), expected, "cmr_allocate_sync", resource);

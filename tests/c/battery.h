@@ -25,12 +25,12 @@ typedef struct cmr_battery_subject {
   const char *name;
   cmr_battery_properties_rule properties_rule;
   unsigned properties;
-  size_t max_alignment; /* 0: any power of two */
+  size_t max_alignment;             /* 0: any power of two */
   bool max_alignment_from_upstream; /* the upstream's, whatever max_alignment says */
   bool thread_safe;
-  bool equal_by_identity;    /* equal only to itself, not to a twin made alike */
-  bool needs_gpu;            /* the resource itself exists only with a GPU */
-  const char *gpu_upstreams; /* space-separated upstreams that need a GPU */
+  bool equal_by_identity;     /* equal only to itself, not to a twin made alike */
+  bool needs_gpu;             /* the resource itself exists only with a GPU */
+  const char *gpu_upstreams;  /* space-separated upstreams that need a GPU */
   const char *const *skipped; /* NULL-terminated case names the spec leaves out */
   /* Makes the named upstream and says the largest alignment it honours (0:
    * any), or NULL for a resource tested without one. */
@@ -39,8 +39,8 @@ typedef struct cmr_battery_subject {
    * ref carries the creator's share: the battery releases it. */
   cmr_status (*make)(cmr_resource_ref upstream, cmr_resource_ref *out);
   const cmr_battery_bad_input *bad_inputs; /* ends with a NULL name */
-  bool rejects_unknown_pointer; /* frees of a pointer it never handed out fail */
-  bool rejects_wrong_size;      /* frees with another size fail and keep the block */
+  bool rejects_unknown_pointer;            /* frees of a pointer it never handed out fail */
+  bool rejects_wrong_size;                 /* frees with another size fail and keep the block */
 } cmr_battery_subject;
 
 /* argv[1] names the upstream when the resource has one; a first argument
@@ -67,7 +67,7 @@ extern char cmr_battery_marker[];
 /* `call` fails with `expected` and a message that names `named` (the
  * function, and the parameter where there is one). The message is cleared
  * first, so an old one cannot pass for it. */
-#define CMR_BATTERY_EXPECT(call, expected, named)                                                  \
+#define CMR_BATTERY_EXPECT(call, expected, named) \
   (cmr_clear_last_error(), cmr_battery_expect((call), (expected), (named), #call))
 void cmr_battery_expect(cmr_status got, cmr_status expected, const char *named, const char *call);
 void cmr_battery_expect_ok(cmr_status got, const char *call);

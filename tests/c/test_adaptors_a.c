@@ -57,7 +57,7 @@ typedef struct worker {
   cmr_resource_ref ref;
   void *context;
   cmr_status failure;
-  unsigned lost; /* blocks whose fill another thread overwrote */
+  unsigned lost;    /* blocks whose fill another thread overwrote */
   unsigned refused; /* allocations refused with CMR_ERROR_OUT_OF_MEMORY */
 } worker;
 
@@ -135,15 +135,15 @@ static counters read_counters(cmr_statistics_resource *handle) {
   return c;
 }
 
-#define ck_assert_counters(handle, bc, bp, bt, ac, ap, at)                                                     \
-  do {                                                                                                         \
-    counters c_ = read_counters(handle);                                                                       \
-    ck_assert_uint_eq(c_.bytes_current, (bc));                                                                 \
-    ck_assert_uint_eq(c_.bytes_peak, (bp));                                                                    \
-    ck_assert_uint_eq(c_.bytes_total, (bt));                                                                   \
-    ck_assert_uint_eq(c_.allocations_current, (ac));                                                           \
-    ck_assert_uint_eq(c_.allocations_peak, (ap));                                                              \
-    ck_assert_uint_eq(c_.allocations_total, (at));                                                             \
+#define ck_assert_counters(handle, bc, bp, bt, ac, ap, at) \
+  do {                                                     \
+    counters c_ = read_counters(handle);                   \
+    ck_assert_uint_eq(c_.bytes_current, (bc));             \
+    ck_assert_uint_eq(c_.bytes_peak, (bp));                \
+    ck_assert_uint_eq(c_.bytes_total, (bt));               \
+    ck_assert_uint_eq(c_.allocations_current, (ac));       \
+    ck_assert_uint_eq(c_.allocations_peak, (ap));          \
+    ck_assert_uint_eq(c_.allocations_total, (at));         \
   } while (0)
 
 static size_t levels_of(cmr_statistics_resource *handle) {
@@ -322,8 +322,7 @@ END_TEST
 
 /* What threads first, first + step, ... asked in all, replaying their
  * fixed-seed patterns alone: the exact totals an adaptor must have seen. */
-static void replay_totals(const churn_shape *shape, unsigned first, unsigned step, size_t *bytes,
-                          size_t *allocations) {
+static void replay_totals(const churn_shape *shape, unsigned first, unsigned step, size_t *bytes, size_t *allocations) {
   *bytes = 0;
   *allocations = 0;
   for (unsigned t = first; t < thread_count; t += step) {
@@ -418,9 +417,9 @@ START_TEST(limiting_counts_rounded_and_refuses_past_the_limit) {
   size_t limit = 0;
   ck_assert_ok(cmr_limiting_resource_allocation_limit(handle, &limit));
   ck_assert_uint_eq(limit, 4096);
-  void *a = take(ref, 100);   /* counted 256 */
+  void *a = take(ref, 100); /* counted 256 */
   ck_assert_uint_eq(foreign.last_bytes, 100);
-  void *b = take(ref, 1000);  /* counted 1024 */
+  void *b = take(ref, 1000); /* counted 1024 */
   ck_assert_uint_eq(allocated_of(handle), 256 + 1024);
   /* 3000 counts 3072: 1280 + 3072 = 4352 > 4096, refused before the upstream. */
   int calls = foreign.allocations;
@@ -430,7 +429,7 @@ START_TEST(limiting_counts_rounded_and_refuses_past_the_limit) {
   ck_assert_ptr_null(ptr);
   ck_assert_int_eq(foreign.allocations, calls);
   ck_assert_uint_eq(allocated_of(handle), 1280);
-  void *c = take(ref, 2816);  /* exactly up to the limit */
+  void *c = take(ref, 2816); /* exactly up to the limit */
   ck_assert_uint_eq(allocated_of(handle), 4096);
   ck_assert_status(cmr_allocate(ref, 1, CMR_DEFAULT_STREAM, &ptr), CMR_ERROR_OUT_OF_MEMORY);
   give(ref, a, 100);
@@ -514,7 +513,8 @@ END_TEST
 
 START_TEST(limiting_create_checks) {
   cmr_limiting_resource *handle = NULL;
-  ck_assert_status(cmr_limiting_resource_create(foreign_ref(), 4096, CMR_SIZE(3000), &handle), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_status(cmr_limiting_resource_create(foreign_ref(), 4096, CMR_SIZE(3000), &handle),
+                   CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("allocation_alignment");
   ck_assert_status(cmr_limiting_resource_create(foreign_ref(), 4096, CMR_SIZE(0), &handle), CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("allocation_alignment");
@@ -615,7 +615,8 @@ static void aligned_setup(void) { rec = (recorder){.foreign = {.properties = BOT
 
 static cmr_aligned_resource *make_aligned(size_t alignment, size_t threshold) {
   cmr_aligned_resource *handle = NULL;
-  ck_assert_ok(cmr_aligned_resource_create((cmr_resource_ref){&rec, &recorder_ops}, CMR_SIZE(alignment), CMR_SIZE(threshold), &handle));
+  ck_assert_ok(cmr_aligned_resource_create((cmr_resource_ref){&rec, &recorder_ops}, CMR_SIZE(alignment),
+                                           CMR_SIZE(threshold), &handle));
   return handle;
 }
 
@@ -689,13 +690,14 @@ START_TEST(aligned_honours_more_than_its_upstream_can) {
    * 256 of it and still hands out 1 MiB-aligned memory. */
   cmr_system_resource *system = cmr_test_system_resource();
   cmr_fixed_size_resource *blocks = NULL;
-  ck_assert_ok(cmr_fixed_size_resource_create(cmr_system_resource_ref(system), CMR_SIZE(2 << 20), CMR_SIZE(2), &blocks));
+  ck_assert_ok(
+      cmr_fixed_size_resource_create(cmr_system_resource_ref(system), CMR_SIZE(2 << 20), CMR_SIZE(2), &blocks));
   void *ptr = NULL;
   ck_assert_status(cmr_allocate_aligned(cmr_fixed_size_resource_ref(blocks), 64, 512, CMR_DEFAULT_STREAM, &ptr),
                    CMR_ERROR_UNSUPPORTED_ALIGNMENT);
   cmr_aligned_resource *handle = NULL;
-  ck_assert_ok(cmr_aligned_resource_create(cmr_fixed_size_resource_ref(blocks), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
-                                           &handle));
+  ck_assert_ok(
+      cmr_aligned_resource_create(cmr_fixed_size_resource_ref(blocks), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &handle));
   cmr_resource_ref ref = cmr_aligned_resource_ref(handle);
   ck_assert_ok(cmr_allocate_aligned(ref, 64, 1 << 20, CMR_DEFAULT_STREAM, &ptr));
   ck_assert(is_aligned(ptr, 1 << 20));
@@ -712,7 +714,8 @@ START_TEST(forwarding_adaptors_honour_what_their_upstream_does) {
    * comes back unchanged. */
   cmr_system_resource *system = cmr_test_system_resource();
   cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(cmr_system_resource_ref(system), CMR_SIZE(1 << 20), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &pool));
+  ck_assert_ok(cmr_pool_resource_create(cmr_system_resource_ref(system), CMR_SIZE(1 << 20), CMR_SIZE_DEFAULT,
+                                        CMR_SIZE_DEFAULT, &pool));
   cmr_thread_safe_resource *serial = NULL;
   ck_assert_ok(cmr_thread_safe_resource_create(cmr_pool_resource_ref(pool), &serial));
   void *ptr = NULL;
@@ -784,9 +787,11 @@ END_TEST
 START_TEST(aligned_create_checks_and_methods) {
   cmr_aligned_resource *handle = NULL;
   cmr_resource_ref upstream = {&rec, &recorder_ops};
-  ck_assert_status(cmr_aligned_resource_create(upstream, CMR_SIZE(128), CMR_SIZE(0), &handle), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_status(cmr_aligned_resource_create(upstream, CMR_SIZE(128), CMR_SIZE(0), &handle),
+                   CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("allocation_alignment");
-  ck_assert_status(cmr_aligned_resource_create(upstream, CMR_SIZE(3072), CMR_SIZE(0), &handle), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_status(cmr_aligned_resource_create(upstream, CMR_SIZE(3072), CMR_SIZE(0), &handle),
+                   CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("power of two");
   ck_assert_ptr_null(handle);
   ck_assert_ok(cmr_aligned_resource_create(upstream, CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &handle));
@@ -985,7 +990,8 @@ END_TEST
 START_TEST(stack_statistics_limiting_pool_system) {
   cmr_system_resource *system = cmr_test_system_resource();
   cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(cmr_system_resource_ref(system), CMR_SIZE(1 << 20), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &pool));
+  ck_assert_ok(cmr_pool_resource_create(cmr_system_resource_ref(system), CMR_SIZE(1 << 20), CMR_SIZE_DEFAULT,
+                                        CMR_SIZE_DEFAULT, &pool));
   cmr_limiting_resource *limiting = make_limiting(cmr_pool_resource_ref(pool), 65536, CMR_SIZE_DEFAULT);
   cmr_statistics_resource *statistics = make_statistics(cmr_limiting_resource_ref(limiting));
   ck_assert_ok(cmr_limiting_resource_destroy(limiting));
@@ -1021,7 +1027,8 @@ START_TEST(stack_of_adaptors_from_threads) {
   cmr_thread_safe_resource *serial = NULL;
   ck_assert_ok(cmr_thread_safe_resource_create(cmr_callback_resource_ref(upstream), &serial));
   cmr_aligned_resource *aligned = NULL;
-  ck_assert_ok(cmr_aligned_resource_create(cmr_thread_safe_resource_ref(serial), CMR_SIZE(4096), CMR_SIZE(4096), &aligned));
+  ck_assert_ok(
+      cmr_aligned_resource_create(cmr_thread_safe_resource_ref(serial), CMR_SIZE(4096), CMR_SIZE(4096), &aligned));
   cmr_statistics_resource *statistics = make_statistics(cmr_aligned_resource_ref(aligned));
   churn_shape shape = {1, 8192};
   worker workers[thread_count];
@@ -1063,8 +1070,8 @@ START_TEST(stack_expression_of_adaptors) {
   ck_assert_ok(cmr_statistics_resource_destroy(statistics));
   ck_assert_ok(cmr_stack_destroy(stack));
 
-  ck_assert_ok(cmr_stack_parse("thread_safe(aligned(system, allocation_alignment=4KiB, alignment_threshold=1KiB))",
-                               &stack));
+  ck_assert_ok(
+      cmr_stack_parse("thread_safe(aligned(system, allocation_alignment=4KiB, alignment_threshold=1KiB))", &stack));
   ck_assert_ok(cmr_stack_ref(stack, &ref));
   a = take(ref, 1024);
   ck_assert(is_aligned(a, 4096));

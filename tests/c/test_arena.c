@@ -34,7 +34,8 @@ static cmr_resource_ref counted_upstream(fixture *f) {
 
 static void make_arena(fixture *f, size_t arena_size, bool dump_log_on_failure, const char *dump_path) {
   *f = (fixture){.arena = NULL};
-  ck_assert_ok(cmr_arena_resource_create(counted_upstream(f), CMR_SIZE(arena_size), dump_log_on_failure, dump_path, &f->arena));
+  ck_assert_ok(
+      cmr_arena_resource_create(counted_upstream(f), CMR_SIZE(arena_size), dump_log_on_failure, dump_path, &f->arena));
   f->ref = cmr_arena_resource_ref(f->arena);
   ck_assert_uint_eq(f->upstream.outstanding, arena_size);
 }
@@ -136,12 +137,14 @@ START_TEST(arena_size_minimum_and_multiple) {
   fixture f = {.arena = NULL};
   cmr_resource_ref upstream = counted_upstream(&f);
   cmr_arena_resource *arena = (cmr_arena_resource *)&arena;
-  ck_assert_status(cmr_arena_resource_create(upstream, CMR_SIZE(MiB - 256), false, "", &arena), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_status(cmr_arena_resource_create(upstream, CMR_SIZE(MiB - 256), false, "", &arena),
+                   CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("arena_size 1048320 is below the minimum 1048576");
   ck_assert_ptr_null(arena);
   ck_assert_status(cmr_arena_resource_create(upstream, CMR_SIZE(0), false, "", &arena), CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("arena_size 0 is below the minimum");
-  ck_assert_status(cmr_arena_resource_create(upstream, CMR_SIZE(MiB + 1), false, "", &arena), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_status(cmr_arena_resource_create(upstream, CMR_SIZE(MiB + 1), false, "", &arena),
+                   CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("arena_size 1048577 is not a multiple of 256");
   ck_assert_int_eq(f.upstream.allocations, 0);
   ck_assert_ok(cmr_arena_resource_create(upstream, CMR_SIZE(MiB), false, "", &arena));
@@ -163,7 +166,8 @@ START_TEST(other_bad_arguments) {
   ck_assert_status(cmr_arena_resource_create(upstream, CMR_SIZE(MiB), true, "/nonexistent/cmr/dump.log", &arena),
                    CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("dump_path \"/nonexistent/cmr/dump.log\" cannot be opened");
-  ck_assert_status(cmr_arena_resource_create((cmr_resource_ref){0}, CMR_SIZE(MiB), false, "", &arena), CMR_ERROR_INVALID_REF);
+  ck_assert_status(cmr_arena_resource_create((cmr_resource_ref){0}, CMR_SIZE(MiB), false, "", &arena),
+                   CMR_ERROR_INVALID_REF);
   ck_assert_status(cmr_arena_resource_create(upstream, CMR_SIZE(MiB), false, "", NULL), CMR_ERROR_NULL_POINTER);
   ck_assert_int_eq(f.upstream.allocations, 0);
   f.upstream.fail_with = CMR_ERROR_OUT_OF_MEMORY;
@@ -190,7 +194,7 @@ START_TEST(largest_free_block_covers_the_global_arena_and_the_superblocks) {
   ck_assert_uint_eq(largest_free_block(&f), 3 * MiB);
   give(&f, small, 1000, CMR_DEFAULT_STREAM);
   void *large = take(&f, 2 * MiB + MiB / 2, CMR_DEFAULT_STREAM); /* its own superblock, from the global arena */
-  ck_assert_uint_eq(largest_free_block(&f), 1 * MiB); /* the first superblock, whole again */
+  ck_assert_uint_eq(largest_free_block(&f), 1 * MiB);            /* the first superblock, whole again */
   void *rest = take(&f, largest_free_block(&f), CMR_DEFAULT_STREAM);
   ck_assert_uint_eq(largest_free_block(&f), MiB / 2); /* the global arena's last range */
   give(&f, rest, 1 * MiB, CMR_DEFAULT_STREAM);
@@ -623,8 +627,8 @@ START_TEST(threads_on_the_default_stream_allocate_at_once) {
   }
   for (unsigned i = 0; i < count; i++) ck_assert_int_eq(pthread_join(threads[i], NULL), 0);
   for (unsigned i = 0; i < count; i++) {
-    ck_assert_msg(churners[i].failure == CMR_SUCCESS, "thread %u: %s: %s", i,
-                  cmr_status_string(churners[i].failure), churners[i].message);
+    ck_assert_msg(churners[i].failure == CMR_SUCCESS, "thread %u: %s: %s", i, cmr_status_string(churners[i].failure),
+                  churners[i].message);
     ck_assert_msg(churners[i].lost == 0, "thread %u found %u of its blocks overwritten", i, churners[i].lost);
   }
   /* Everything is free again: defragmenting gives the whole arena back. */
@@ -756,8 +760,8 @@ START_TEST(threads_on_their_own_streams_get_the_superblocks_they_cut) {
   }
   for (unsigned i = 0; i < count; i++) ck_assert_int_eq(pthread_join(threads[i], NULL), 0);
   for (unsigned i = 0; i < count; i++) {
-    ck_assert_msg(contenders[i].failures == 0, "thread %u: %lu calls failed; the first: %s", i,
-                  contenders[i].failures, contenders[i].message);
+    ck_assert_msg(contenders[i].failures == 0, "thread %u: %lu calls failed; the first: %s", i, contenders[i].failures,
+                  contenders[i].message);
   }
   destroy_arena(&f);
 }

@@ -26,8 +26,8 @@ static void teardown(void) {
 
 static cmr_binning_resource *make(cmr_optional_int min_size_exponent, cmr_optional_int max_size_exponent) {
   cmr_binning_resource *handle = NULL;
-  ck_assert_ok(cmr_binning_resource_create(test_counting_ref(&upstream), min_size_exponent, max_size_exponent,
-                                           &handle));
+  ck_assert_ok(
+      cmr_binning_resource_create(test_counting_ref(&upstream), min_size_exponent, max_size_exponent, &handle));
   return handle;
 }
 
@@ -142,12 +142,12 @@ START_TEST(bad_exponents_are_refused_each_with_its_message) {
       {CMR_INT(10), CMR_INT(INT32_MIN), "max_size_exponent -2147483648 is outside [8, 40]"},
   };
   for (unsigned i = 0; i < sizeof cases / sizeof *cases; ++i) {
-    ck_assert_status(cmr_binning_resource_create(ref, cases[i].min, cases[i].max, &handle),
-                     CMR_ERROR_INVALID_ARGUMENT);
+    ck_assert_status(cmr_binning_resource_create(ref, cases[i].min, cases[i].max, &handle), CMR_ERROR_INVALID_ARGUMENT);
     ck_assert_message_has(cases[i].message);
     ck_assert_ptr_null(handle);
   }
-  ck_assert_status(cmr_binning_resource_create((cmr_resource_ref){0}, CMR_INT(-1), CMR_INT(-1), &handle), CMR_ERROR_INVALID_REF);
+  ck_assert_status(cmr_binning_resource_create((cmr_resource_ref){0}, CMR_INT(-1), CMR_INT(-1), &handle),
+                   CMR_ERROR_INVALID_REF);
   ck_assert_counts(&upstream, 0, 0);
 }
 END_TEST
@@ -204,13 +204,14 @@ START_TEST(the_resource_has_what_its_upstream_and_bins_share) {
   ck_assert_ok(cmr_binning_resource_destroy(handle));
 
   cmr_binning_resource *device_upstream = NULL;
-  ck_assert_ok(cmr_binning_resource_create(test_counting_ref(&device_only), CMR_INT(-1), CMR_INT(-1),
-                                           &device_upstream));
+  ck_assert_ok(
+      cmr_binning_resource_create(test_counting_ref(&device_only), CMR_INT(-1), CMR_INT(-1), &device_upstream));
   ck_assert_ok(cmr_binning_resource_add_bin_resource(device_upstream, 1024, test_counting_ref(&host_only)));
   ck_assert_uint_eq(bins_of(device_upstream), 1);
   ck_assert_uint_eq(properties_of(device_upstream), 0);
-  ck_assert_status(cmr_ref_require_properties(cmr_binning_resource_ref(device_upstream), CMR_PROPERTY_DEVICE_ACCESSIBLE),
-                   CMR_ERROR_PROPERTY_MISSING);
+  ck_assert_status(
+      cmr_ref_require_properties(cmr_binning_resource_ref(device_upstream), CMR_PROPERTY_DEVICE_ACCESSIBLE),
+      CMR_ERROR_PROPERTY_MISSING);
   ck_assert_ok(cmr_binning_resource_destroy(device_upstream));
   test_counting_destroy(&device_only);
   test_counting_destroy(&host_only);
@@ -306,7 +307,8 @@ START_TEST(bins_are_held_past_their_owners_destroy) {
 
   test_foreign foreign = {.properties = BOTH_PROPERTIES};
   handle = make(CMR_INT(-1), CMR_INT(-1));
-  ck_assert_ok(cmr_binning_resource_add_bin_resource(handle, 256, test_foreign_ref(&foreign, &test_foreign_counted_ops)));
+  ck_assert_ok(
+      cmr_binning_resource_add_bin_resource(handle, 256, test_foreign_ref(&foreign, &test_foreign_counted_ops)));
   ck_assert_int_eq(foreign.retains, 1);
   ck_assert_int_eq(foreign.releases, 0);
   ck_assert_ok(cmr_binning_resource_destroy(handle));
@@ -318,7 +320,8 @@ START_TEST(replaced_bins_are_released) {
   test_foreign first = {.properties = BOTH_PROPERTIES}, second = {.properties = BOTH_PROPERTIES};
   cmr_binning_resource *handle = make(CMR_INT(-1), CMR_INT(-1));
   ck_assert_ok(cmr_binning_resource_add_bin_resource(handle, 256, test_foreign_ref(&first, &test_foreign_counted_ops)));
-  ck_assert_ok(cmr_binning_resource_add_bin_resource(handle, 256, test_foreign_ref(&second, &test_foreign_counted_ops)));
+  ck_assert_ok(
+      cmr_binning_resource_add_bin_resource(handle, 256, test_foreign_ref(&second, &test_foreign_counted_ops)));
   ck_assert_int_eq(first.releases, 1);
   ck_assert_int_eq(second.retains, 1);
   ck_assert_ok(cmr_binning_resource_destroy(handle));
@@ -341,8 +344,8 @@ START_TEST(largest_free_block_is_what_a_bin_serves_now) {
   cmr_binning_resource *handle = make(CMR_INT(8), CMR_INT(10));
   ck_assert_uint_eq(largest_free_block(handle), 1024);
   cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(test_counting_ref(&upstream), CMR_SIZE(0), CMR_SIZE_DEFAULT,
-                                        CMR_SIZE_DEFAULT, &pool));
+  ck_assert_ok(
+      cmr_pool_resource_create(test_counting_ref(&upstream), CMR_SIZE(0), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &pool));
   ck_assert_ok(cmr_binning_resource_add_bin_resource(handle, 64 * 1024, cmr_pool_resource_ref(pool)));
   ck_assert_uint_eq(largest_free_block(handle), 1024); /* the pool holds nothing yet */
   void *ptr = take(handle, 60000);
@@ -354,7 +357,6 @@ START_TEST(largest_free_block_is_what_a_bin_serves_now) {
   ck_assert_ok(cmr_binning_resource_destroy(handle));
 }
 END_TEST
-
 
 static Suite *binning_suite(void) {
   Suite *suite = suite_create("binning");

@@ -9,8 +9,8 @@
 
 #include "test_util.h"
 
-static cmr_resource_ref mr;    /* the current device's resource */
-static cmr_stream stream;      /* a stream of the test's own */
+static cmr_resource_ref mr; /* the current device's resource */
+static cmr_stream stream;   /* a stream of the test's own */
 static test_foreign foreign;
 
 static void setup(void) {
@@ -34,8 +34,7 @@ static unsigned char *pattern(size_t size, unsigned seed) {
 }
 
 /* The buffer's first `size` bytes equal `expected`. */
-static void assert_contents(const cmr_device_buffer *buffer, const unsigned char *expected,
-                            size_t size) {
+static void assert_contents(const cmr_device_buffer *buffer, const unsigned char *expected, size_t size) {
   unsigned char *copy = malloc(size == 0 ? 1 : size);
   ck_assert_ptr_nonnull(copy);
   ck_assert_ok(cmr_device_buffer_copy_to_host(buffer, copy, size));
@@ -123,12 +122,10 @@ END_TEST
 START_TEST(create_refuses_bad_input) {
   cmr_device_buffer *buffer = (cmr_device_buffer *)&buffer;
   ck_assert_status(cmr_device_buffer_create(10, stream, mr, NULL), CMR_ERROR_NULL_POINTER);
-  ck_assert_status(cmr_device_buffer_create(10, stream, (cmr_resource_ref){0}, &buffer),
-                   CMR_ERROR_INVALID_REF);
+  ck_assert_status(cmr_device_buffer_create(10, stream, (cmr_resource_ref){0}, &buffer), CMR_ERROR_INVALID_REF);
   ck_assert_ptr_null(buffer);
   ck_assert_message_has("cmr_device_buffer_create: ");
-  ck_assert_status(cmr_device_buffer_create_copy(NULL, 10, stream, mr, &buffer),
-                   CMR_ERROR_NULL_POINTER);
+  ck_assert_status(cmr_device_buffer_create_copy(NULL, 10, stream, mr, &buffer), CMR_ERROR_NULL_POINTER);
   ck_assert_message_has("source");
   ck_assert_status(cmr_device_buffer_create_copy("x", 1, stream, mr, NULL), CMR_ERROR_NULL_POINTER);
   ck_assert_status(cmr_device_buffer_create(SIZE_MAX, stream, mr, &buffer), CMR_ERROR_SIZE_OVERFLOW);
@@ -140,8 +137,7 @@ END_TEST
 START_TEST(a_resource_that_misaligns_makes_no_buffer) {
   foreign.misalign = 64;
   cmr_device_buffer *buffer = NULL;
-  ck_assert_status(cmr_device_buffer_create(10, stream, foreign_ref(), &buffer),
-                   CMR_ERROR_UNSUPPORTED_ALIGNMENT);
+  ck_assert_status(cmr_device_buffer_create(10, stream, foreign_ref(), &buffer), CMR_ERROR_UNSUPPORTED_ALIGNMENT);
   ck_assert_ptr_null(buffer);
   ck_assert_int_eq(foreign.allocations, foreign.deallocations);
 }
@@ -371,9 +367,7 @@ static void assert_every_call_rejects(cmr_device_buffer *buffer, cmr_status expe
   if (buffer != NULL) ck_assert_message_has("cmr_device_buffer_destroy: ");
 }
 
-START_TEST(a_null_buffer_is_refused) {
-  assert_every_call_rejects(NULL, CMR_ERROR_NULL_POINTER);
-}
+START_TEST(a_null_buffer_is_refused) { assert_every_call_rejects(NULL, CMR_ERROR_NULL_POINTER); }
 END_TEST
 
 /* Long after a buffer is gone, and after many objects took its slot's place,
@@ -521,16 +515,17 @@ static Suite *device_buffer_suite(void) {
     const TTest *tests[8];
   } groups[] = {
       {"create",
-       {create_reports_what_it_made, an_empty_buffer_has_no_memory, create_copy_copies,
-        create_refuses_bad_input, a_resource_that_misaligns_makes_no_buffer}},
+       {create_reports_what_it_made, an_empty_buffer_has_no_memory, create_copy_copies, create_refuses_bad_input,
+        a_resource_that_misaligns_makes_no_buffer}},
       {"capacity",
-       {resize_within_the_capacity_keeps_the_memory,
-        resize_past_the_capacity_reallocates_and_keeps_the_contents, reserve_grows_only_the_capacity,
-        shrink_to_fit_reallocates_to_the_size, shrink_to_fit_of_a_fitting_buffer_does_nothing,
-        a_failed_reallocation_leaves_the_buffer_unchanged}},
+       {resize_within_the_capacity_keeps_the_memory, resize_past_the_capacity_reallocates_and_keeps_the_contents,
+        reserve_grows_only_the_capacity, shrink_to_fit_reallocates_to_the_size,
+        shrink_to_fit_of_a_fitting_buffer_does_nothing, a_failed_reallocation_leaves_the_buffer_unchanged}},
       {"streams",
-       {the_buffer_frees_on_its_stream, resizing_moves_the_buffer_to_the_new_stream, threads_destroy_each_others_buffers}},
-      {"copies", {copy_from_and_to_host, copies_beyond_the_size_are_refused, prefetch_checks_the_device,
+       {the_buffer_frees_on_its_stream, resizing_moves_the_buffer_to_the_new_stream,
+        threads_destroy_each_others_buffers}},
+      {"copies",
+       {copy_from_and_to_host, copies_beyond_the_size_are_refused, prefetch_checks_the_device,
         memcpy_copies_between_any_pointers}},
       {"handles",
        {a_null_buffer_is_refused, a_destroyed_buffer_is_refused, a_buffer_destroyed_long_ago_is_refused,

@@ -46,8 +46,7 @@ START_TEST(unknown_devices_are_refused) {
   const int bad[] = {-1, device_count, 1000};
   for (size_t b = 0; b < sizeof bad / sizeof *bad; b++) {
     char expected[96];
-    snprintf(expected, sizeof expected, "cmr_set_current_device: device %d is not in [0, %d)",
-             bad[b], device_count);
+    snprintf(expected, sizeof expected, "cmr_set_current_device: device %d is not in [0, %d)", bad[b], device_count);
     ck_assert_status(cmr_set_current_device(bad[b]), CMR_ERROR_UNKNOWN_DEVICE);
     ck_assert_str_eq(cmr_last_error_message(), expected);
   }
@@ -90,8 +89,7 @@ START_TEST(percent_outside_0_to_100_is_refused) {
   const int bad[] = {-1, 101, INT32_MIN, INT32_MAX};
   for (size_t b = 0; b < sizeof bad / sizeof *bad; b++) {
     char expected[96];
-    snprintf(expected, sizeof expected,
-             "cmr_percent_of_free_device_memory: percent %d is not in [0, 100]", bad[b]);
+    snprintf(expected, sizeof expected, "cmr_percent_of_free_device_memory: percent %d is not in [0, 100]", bad[b]);
     size_t share = 1;
     ck_assert_status(cmr_percent_of_free_device_memory(bad[b], &share), CMR_ERROR_INVALID_ARGUMENT);
     ck_assert_uint_eq(share, 0);

@@ -27,9 +27,7 @@ static cmr_resource_ref subject(int which) {
 
 static cmr_resource_ref foreign_ref(void) { return test_foreign_ref(&foreign, &test_foreign_ops); }
 
-static bool is_aligned(const void *ptr, size_t alignment) {
-  return ((uintptr_t)ptr & (alignment - 1)) == 0;
-}
+static bool is_aligned(const void *ptr, size_t alignment) { return ((uintptr_t)ptr & (alignment - 1)) == 0; }
 
 /* ---- valid use --------------------------------------------------------------------- */
 
@@ -40,8 +38,8 @@ START_TEST(allocate_and_deallocate_round_trip) {
     void *ptr = NULL;
     ck_assert_ok(cmr_allocate_aligned(ref, 1000, alignments[a], CMR_DEFAULT_STREAM, &ptr));
     ck_assert_ptr_nonnull(ptr);
-    ck_assert_msg(is_aligned(ptr, alignments[a] < 256 ? 256 : alignments[a]), "%p for alignment %zu",
-                  ptr, alignments[a]);
+    ck_assert_msg(is_aligned(ptr, alignments[a] < 256 ? 256 : alignments[a]), "%p for alignment %zu", ptr,
+                  alignments[a]);
     memset(ptr, 0xab, 1000);
     ck_assert_ok(cmr_deallocate_aligned(ref, ptr, 1000, alignments[a], CMR_DEFAULT_STREAM));
   }
@@ -92,8 +90,7 @@ START_TEST(null_out_parameters) {
   cmr_resource_ref ref = subject(_i);
   ck_assert_status(cmr_allocate(ref, 16, CMR_DEFAULT_STREAM, NULL), CMR_ERROR_NULL_POINTER);
   ck_assert_message_has("cmr_allocate");
-  ck_assert_status(cmr_allocate_aligned(ref, 16, 256, CMR_DEFAULT_STREAM, NULL),
-                   CMR_ERROR_NULL_POINTER);
+  ck_assert_status(cmr_allocate_aligned(ref, 16, 256, CMR_DEFAULT_STREAM, NULL), CMR_ERROR_NULL_POINTER);
   ck_assert_status(cmr_allocate_sync(ref, 16, 256, NULL), CMR_ERROR_NULL_POINTER);
   ck_assert_status(cmr_ref_equal(ref, ref, NULL), CMR_ERROR_NULL_POINTER);
   ck_assert_status(cmr_ref_properties(ref, NULL), CMR_ERROR_NULL_POINTER);
@@ -202,19 +199,15 @@ START_TEST(zero_and_non_power_of_two_alignments) {
     char expected[128];
     snprintf(expected, sizeof expected, "alignment %zu is not a power of two", bad[b]);
     void *ptr = (void *)&ptr;
-    ck_assert_status(cmr_allocate_aligned(ref, 64, bad[b], CMR_DEFAULT_STREAM, &ptr),
-                     CMR_ERROR_BAD_ALIGNMENT);
+    ck_assert_status(cmr_allocate_aligned(ref, 64, bad[b], CMR_DEFAULT_STREAM, &ptr), CMR_ERROR_BAD_ALIGNMENT);
     ck_assert_ptr_null(ptr);
     ck_assert_message_has(expected);
-    ck_assert_status(cmr_allocate_aligned(ref, 0, bad[b], CMR_DEFAULT_STREAM, &ptr),
-                     CMR_ERROR_BAD_ALIGNMENT);
+    ck_assert_status(cmr_allocate_aligned(ref, 0, bad[b], CMR_DEFAULT_STREAM, &ptr), CMR_ERROR_BAD_ALIGNMENT);
     ck_assert_status(cmr_allocate_sync(ref, 64, bad[b], &ptr), CMR_ERROR_BAD_ALIGNMENT);
     ck_assert_message_has("cmr_allocate_sync: ");
-    ck_assert_status(cmr_deallocate_aligned(ref, &ptr, 64, bad[b], CMR_DEFAULT_STREAM),
-                     CMR_ERROR_BAD_ALIGNMENT);
+    ck_assert_status(cmr_deallocate_aligned(ref, &ptr, 64, bad[b], CMR_DEFAULT_STREAM), CMR_ERROR_BAD_ALIGNMENT);
     ck_assert_message_has(expected);
-    ck_assert_status(cmr_deallocate_aligned(ref, NULL, 64, bad[b], CMR_DEFAULT_STREAM),
-                     CMR_ERROR_BAD_ALIGNMENT);
+    ck_assert_status(cmr_deallocate_aligned(ref, NULL, 64, bad[b], CMR_DEFAULT_STREAM), CMR_ERROR_BAD_ALIGNMENT);
     ck_assert_status(cmr_deallocate_sync(ref, &ptr, 64, bad[b]), CMR_ERROR_BAD_ALIGNMENT);
   }
   ck_assert_int_eq(foreign.allocations + foreign.deallocations, 0);
@@ -223,10 +216,8 @@ END_TEST
 
 START_TEST(the_exact_alignment_message) {
   void *ptr = NULL;
-  ck_assert_status(cmr_allocate_aligned(subject(_i), 64, 48, CMR_DEFAULT_STREAM, &ptr),
-                   CMR_ERROR_BAD_ALIGNMENT);
-  ck_assert_str_eq(cmr_last_error_message(),
-                   "cmr_allocate_aligned: alignment 48 is not a power of two");
+  ck_assert_status(cmr_allocate_aligned(subject(_i), 64, 48, CMR_DEFAULT_STREAM, &ptr), CMR_ERROR_BAD_ALIGNMENT);
+  ck_assert_str_eq(cmr_last_error_message(), "cmr_allocate_aligned: alignment 48 is not a power of two");
 }
 END_TEST
 
@@ -240,8 +231,7 @@ START_TEST(sizes_that_overflow_once_aligned) {
   char expected[64];
   snprintf(expected, sizeof expected, "%zu bytes", (size_t)SIZE_MAX);
   ck_assert_message_has(expected);
-  ck_assert_status(cmr_allocate_aligned(ref, SIZE_MAX - 100, 4096, CMR_DEFAULT_STREAM, &ptr),
-                   CMR_ERROR_SIZE_OVERFLOW);
+  ck_assert_status(cmr_allocate_aligned(ref, SIZE_MAX - 100, 4096, CMR_DEFAULT_STREAM, &ptr), CMR_ERROR_SIZE_OVERFLOW);
   ck_assert_message_has("alignment 4096");
   ck_assert_status(cmr_allocate_aligned(ref, SIZE_MAX - 254, 1, CMR_DEFAULT_STREAM, &ptr),
                    CMR_ERROR_SIZE_OVERFLOW); /* rounded to 256, not to 1 */
@@ -255,8 +245,7 @@ END_TEST
 START_TEST(the_largest_size_that_rounds_reaches_the_resource) {
   foreign.fail_with = CMR_ERROR_OUT_OF_MEMORY;
   void *ptr = NULL;
-  ck_assert_status(cmr_allocate(foreign_ref(), SIZE_MAX - 255, CMR_DEFAULT_STREAM, &ptr),
-                   CMR_ERROR_OUT_OF_MEMORY);
+  ck_assert_status(cmr_allocate(foreign_ref(), SIZE_MAX - 255, CMR_DEFAULT_STREAM, &ptr), CMR_ERROR_OUT_OF_MEMORY);
   ck_assert_int_eq(foreign.allocations, 1);
   ck_assert_uint_eq(foreign.last_bytes, SIZE_MAX - 255);
 }
@@ -304,8 +293,7 @@ END_TEST
 START_TEST(a_misaligned_pointer_is_given_back) {
   foreign.misalign = 16;
   void *ptr = (void *)&ptr;
-  ck_assert_status(cmr_allocate(foreign_ref(), 100, CMR_DEFAULT_STREAM, &ptr),
-                   CMR_ERROR_UNSUPPORTED_ALIGNMENT);
+  ck_assert_status(cmr_allocate(foreign_ref(), 100, CMR_DEFAULT_STREAM, &ptr), CMR_ERROR_UNSUPPORTED_ALIGNMENT);
   ck_assert_ptr_null(ptr);
   ck_assert_message_has("resource foreign returned a pointer aligned to only 16 bytes");
   ck_assert_int_eq(foreign.allocations, 1);
@@ -349,8 +337,7 @@ END_TEST
 START_TEST(a_resource_failure_is_passed_on) {
   foreign.fail_with = CMR_ERROR_OUT_OF_MEMORY;
   void *ptr = (void *)&ptr;
-  ck_assert_status(cmr_allocate(foreign_ref(), 100, CMR_DEFAULT_STREAM, &ptr),
-                   CMR_ERROR_OUT_OF_MEMORY);
+  ck_assert_status(cmr_allocate(foreign_ref(), 100, CMR_DEFAULT_STREAM, &ptr), CMR_ERROR_OUT_OF_MEMORY);
   ck_assert_ptr_null(ptr);
   ck_assert_message_has("foreign");
   ck_assert_status(cmr_allocate_sync(foreign_ref(), 100, 256, &ptr), CMR_ERROR_OUT_OF_MEMORY);
@@ -383,23 +370,20 @@ START_TEST(require_properties_names_the_missing_ones) {
                    CMR_ERROR_PROPERTY_MISSING);
   ck_assert_message_has("device_accessible");
   ck_assert_message_has("foreign");
-  ck_assert_msg(strstr(cmr_last_error_message(), "host_accessible") == NULL, "%s",
-                cmr_last_error_message());
-  ck_assert_status(cmr_ref_require_properties(foreign_ref(), CMR_PROPERTY_DEVICE_ACCESSIBLE |
-                                                                 CMR_PROPERTY_HOST_ACCESSIBLE),
-                   CMR_ERROR_PROPERTY_MISSING);
+  ck_assert_msg(strstr(cmr_last_error_message(), "host_accessible") == NULL, "%s", cmr_last_error_message());
+  ck_assert_status(
+      cmr_ref_require_properties(foreign_ref(), CMR_PROPERTY_DEVICE_ACCESSIBLE | CMR_PROPERTY_HOST_ACCESSIBLE),
+      CMR_ERROR_PROPERTY_MISSING);
   ck_assert_message_has("device_accessible");
   ck_assert_message_has("host_accessible");
 
   foreign.properties = CMR_PROPERTY_HOST_ACCESSIBLE;
   ck_assert_ok(cmr_ref_require_properties(foreign_ref(), CMR_PROPERTY_HOST_ACCESSIBLE));
-  ck_assert_status(cmr_ref_require_properties(foreign_ref(), CMR_PROPERTY_DEVICE_ACCESSIBLE |
-                                                                 CMR_PROPERTY_HOST_ACCESSIBLE),
-                   CMR_ERROR_PROPERTY_MISSING);
-  ck_assert_msg(strstr(cmr_last_error_message(), "host_accessible") == NULL, "%s",
-                cmr_last_error_message());
-  ck_assert_ok(cmr_ref_require_properties(cmr_system_resource_ref(system_resource),
-                                          CMR_PROPERTY_HOST_ACCESSIBLE));
+  ck_assert_status(
+      cmr_ref_require_properties(foreign_ref(), CMR_PROPERTY_DEVICE_ACCESSIBLE | CMR_PROPERTY_HOST_ACCESSIBLE),
+      CMR_ERROR_PROPERTY_MISSING);
+  ck_assert_msg(strstr(cmr_last_error_message(), "host_accessible") == NULL, "%s", cmr_last_error_message());
+  ck_assert_ok(cmr_ref_require_properties(cmr_system_resource_ref(system_resource), CMR_PROPERTY_HOST_ACCESSIBLE));
 }
 END_TEST
 

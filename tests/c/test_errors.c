@@ -44,11 +44,10 @@ static void reset_foreign(void) { foreign = (test_foreign){0}; }
 
 START_TEST(a_message_names_the_function_and_the_value) {
   void *ptr = NULL;
-  ck_assert_status(cmr_allocate_aligned(test_foreign_ref(&foreign, &test_foreign_ops), 64, 48,
-                                        CMR_DEFAULT_STREAM, &ptr),
-                   CMR_ERROR_BAD_ALIGNMENT);
-  ck_assert_str_eq(cmr_last_error_message(),
-                   "cmr_allocate_aligned: alignment 48 is not a power of two");
+  ck_assert_status(
+      cmr_allocate_aligned(test_foreign_ref(&foreign, &test_foreign_ops), 64, 48, CMR_DEFAULT_STREAM, &ptr),
+      CMR_ERROR_BAD_ALIGNMENT);
+  ck_assert_str_eq(cmr_last_error_message(), "cmr_allocate_aligned: alignment 48 is not a power of two");
 }
 END_TEST
 
@@ -71,8 +70,7 @@ END_TEST
 START_TEST(a_silent_resource_failure_still_gets_a_message) {
   foreign.fail_with = CMR_ERROR_OUT_OF_MEMORY;
   void *ptr = NULL;
-  ck_assert_status(cmr_allocate(test_foreign_ref(&foreign, &test_foreign_ops), 1024,
-                                CMR_DEFAULT_STREAM, &ptr),
+  ck_assert_status(cmr_allocate(test_foreign_ref(&foreign, &test_foreign_ops), 1024, CMR_DEFAULT_STREAM, &ptr),
                    CMR_ERROR_OUT_OF_MEMORY);
   ck_assert_str_eq(cmr_last_error_message(),
                    "cmr_allocate: resource foreign failed with CMR_ERROR_OUT_OF_MEMORY for 1024 bytes");
@@ -82,9 +80,9 @@ END_TEST
 START_TEST(a_caller_prefixes_its_context) {
   foreign.fail_with = CMR_ERROR_OUT_OF_MEMORY;
   cmr_device_buffer *buffer = NULL;
-  ck_assert_status(cmr_device_buffer_create(1024, CMR_DEFAULT_STREAM,
-                                            test_foreign_ref(&foreign, &test_foreign_ops), &buffer),
-                   CMR_ERROR_OUT_OF_MEMORY);
+  ck_assert_status(
+      cmr_device_buffer_create(1024, CMR_DEFAULT_STREAM, test_foreign_ref(&foreign, &test_foreign_ops), &buffer),
+      CMR_ERROR_OUT_OF_MEMORY);
   ck_assert_str_eq(cmr_last_error_message(),
                    "cmr_device_buffer_create(1024 bytes): cmr_allocate: resource foreign failed "
                    "with CMR_ERROR_OUT_OF_MEMORY for 1024 bytes");
@@ -109,8 +107,7 @@ START_TEST(long_messages_are_truncated_safely) {
   ck_assert_uint_lt(length, 1024);
 
   cmr_device_buffer *buffer = NULL;
-  ck_assert_status(cmr_device_buffer_create(8, CMR_DEFAULT_STREAM,
-                                            test_foreign_ref(&foreign, &long_ops), &buffer),
+  ck_assert_status(cmr_device_buffer_create(8, CMR_DEFAULT_STREAM, test_foreign_ref(&foreign, &long_ops), &buffer),
                    CMR_ERROR_OUT_OF_MEMORY);
   const char *message = cmr_last_error_message();
   static const char start[] = "cmr_device_buffer_create(8 bytes): cmr_allocate: resource xxx";
@@ -133,16 +130,14 @@ static void *fail_on_another_thread(void *result) {
 
 START_TEST(messages_are_per_thread) {
   void *ptr = NULL;
-  ck_assert_status(cmr_allocate_aligned(test_foreign_ref(&foreign, &test_foreign_ops), 8, 48,
-                                        CMR_DEFAULT_STREAM, &ptr),
+  ck_assert_status(cmr_allocate_aligned(test_foreign_ref(&foreign, &test_foreign_ops), 8, 48, CMR_DEFAULT_STREAM, &ptr),
                    CMR_ERROR_BAD_ALIGNMENT);
   static char seen[2100];
   pthread_t thread;
   ck_assert_int_eq(pthread_create(&thread, NULL, fail_on_another_thread, seen), 0);
   ck_assert_int_eq(pthread_join(thread, NULL), 0);
   ck_assert_str_eq(seen, "|cmr_allocate_aligned: alignment 3 is not a power of two");
-  ck_assert_str_eq(cmr_last_error_message(),
-                   "cmr_allocate_aligned: alignment 48 is not a power of two");
+  ck_assert_str_eq(cmr_last_error_message(), "cmr_allocate_aligned: alignment 48 is not a power of two");
 }
 END_TEST
 

@@ -42,8 +42,8 @@ static cmr_resource_ref adapted(void) { return cmr_failure_callback_resource_ref
 static void setup(void) {
   foreign = (test_foreign){.properties = CMR_PROPERTY_HOST_ACCESSIBLE, .limit = 1024};
   seen = (observer){0};
-  ck_assert_ok(cmr_failure_callback_resource_create(test_foreign_ref(&foreign, &test_foreign_ops), on_failure, &seen,
-                                                    &adaptor));
+  ck_assert_ok(
+      cmr_failure_callback_resource_create(test_foreign_ref(&foreign, &test_foreign_ops), on_failure, &seen, &adaptor));
 }
 
 static void teardown(void) { ck_assert_ok(cmr_failure_callback_resource_destroy(adaptor)); }
@@ -131,16 +131,16 @@ END_TEST
 
 START_TEST(bad_arguments) {
   cmr_failure_callback_resource *none = (void *)1;
-  ck_assert_status(cmr_failure_callback_resource_create(test_foreign_ref(&foreign, &test_foreign_ops), NULL, &seen,
-                                                        &none),
-                   CMR_ERROR_NULL_POINTER);
+  ck_assert_status(
+      cmr_failure_callback_resource_create(test_foreign_ref(&foreign, &test_foreign_ops), NULL, &seen, &none),
+      CMR_ERROR_NULL_POINTER);
   ck_assert_str_eq(cmr_last_error_message(), "cmr_failure_callback_resource_create: callback is NULL");
   ck_assert_ptr_null(none);
   ck_assert_status(cmr_failure_callback_resource_create((cmr_resource_ref){0}, on_failure, &seen, &none),
                    CMR_ERROR_INVALID_REF);
-  ck_assert_status(cmr_failure_callback_resource_create(test_foreign_ref(&foreign, &test_foreign_ops), on_failure,
-                                                        &seen, NULL),
-                   CMR_ERROR_NULL_POINTER);
+  ck_assert_status(
+      cmr_failure_callback_resource_create(test_foreign_ref(&foreign, &test_foreign_ops), on_failure, &seen, NULL),
+      CMR_ERROR_NULL_POINTER);
 }
 END_TEST
 

@@ -201,8 +201,8 @@ START_TEST(failure_callback_reports_the_failure_and_survives) {
   for (int n = 1; n <= SIZES; n++) {
     upstream = (test_foreign){.fail_at = n, .properties = CMR_PROPERTY_HOST_ACCESSIBLE};
     cmr_failure_callback_resource *resource = NULL;
-    ck_assert_ok(cmr_failure_callback_resource_create(test_foreign_ref(&upstream, &test_foreign_counted_ops),
-                                                      give_up, &calls, &resource));
+    ck_assert_ok(cmr_failure_callback_resource_create(test_foreign_ref(&upstream, &test_foreign_counted_ops), give_up,
+                                                      &calls, &resource));
     ck_assert(run_workload(cmr_failure_callback_resource_ref(resource)));
     ck_assert_ok(cmr_failure_callback_resource_destroy(resource));
     ck_assert_uint_eq(upstream.outstanding, 0);
@@ -415,8 +415,10 @@ START_TEST(any_failed_stream_id_of_a_growing_allocation_is_survived) {
     clear_injections();
     ck_assert_msg(status == CMR_SUCCESS || status == CMR_ERROR_CUDA, "failing stream id %lu: %s", nth,
                   cmr_status_string(status));
-    if (status == CMR_SUCCESS) give(&o, o.a);
-    else ck_assert_message_has("cudaStreamGetId");
+    if (status == CMR_SUCCESS)
+      give(&o, o.a);
+    else
+      ck_assert_message_has("cudaStreamGetId");
     o.block = take(&o, o.a);
     give(&o, o.a);
     close_ordered(&o);

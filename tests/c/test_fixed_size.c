@@ -89,9 +89,11 @@ START_TEST(bad_arguments_are_refused) {
   ck_assert_status(cmr_fixed_size_resource_create(ref, CMR_SIZE(0), CMR_SIZE(4), &handle), CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("block_size must not be 0");
   ck_assert_ptr_null(handle);
-  ck_assert_status(cmr_fixed_size_resource_create(ref, CMR_SIZE(256), CMR_SIZE(0), &handle), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_status(cmr_fixed_size_resource_create(ref, CMR_SIZE(256), CMR_SIZE(0), &handle),
+                   CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("blocks_to_preallocate must not be 0");
-  ck_assert_status(cmr_fixed_size_resource_create(ref, CMR_SIZE(SIZE_MAX - 1), CMR_SIZE(1), &handle), CMR_ERROR_SIZE_OVERFLOW);
+  ck_assert_status(cmr_fixed_size_resource_create(ref, CMR_SIZE(SIZE_MAX - 1), CMR_SIZE(1), &handle),
+                   CMR_ERROR_SIZE_OVERFLOW);
   ck_assert_message_has("overflows once rounded up to 256");
   /* SIZE_MAX is a block size like any other (it once meant the default). */
   ck_assert_status(cmr_fixed_size_resource_create(ref, CMR_SIZE(SIZE_MAX), CMR_SIZE_DEFAULT, &handle),
@@ -181,7 +183,8 @@ END_TEST
 START_TEST(grows_by_smaller_chunks_when_the_upstream_is_short) {
   test_foreign short_upstream = {.properties = BOTH_PROPERTIES, .limit = 8192 + 3000};
   cmr_fixed_size_resource *handle = NULL;
-  ck_assert_ok(cmr_fixed_size_resource_create(test_foreign_ref(&short_upstream, &test_foreign_ops), CMR_SIZE(1024), CMR_SIZE(8), &handle));
+  ck_assert_ok(cmr_fixed_size_resource_create(test_foreign_ref(&short_upstream, &test_foreign_ops), CMR_SIZE(1024),
+                                              CMR_SIZE(8), &handle));
   ck_assert_uint_eq(short_upstream.outstanding, 8192);
   void *held[10];
   for (unsigned i = 0; i < 10; ++i) held[i] = take(handle, 1024, CMR_DEFAULT_STREAM);

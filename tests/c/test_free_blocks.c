@@ -19,9 +19,9 @@
 
 /* Check records every passing ck_assert (a write per assertion in forking
  * mode), so the per-node checks below only call into Check on failure. */
-#define require(condition, ...)                                                                    \
-  do {                                                                                              \
-    if (!(condition)) ck_abort_msg(__VA_ARGS__);                                                    \
+#define require(condition, ...)                  \
+  do {                                           \
+    if (!(condition)) ck_abort_msg(__VA_ARGS__); \
   } while (0)
 
 /* 1 GiB: aligned to every alignment the tests ask for. */
@@ -87,8 +87,7 @@ static void check_tree(const cmr_block *node, const cmr_block *low, const cmr_bl
     const cmr_block *below = node->by_address[side];
     if (below != NULL && below->largest > largest) largest = below->largest;
   }
-  require(node->largest == largest, "largest %zu at %p, should be %zu", node->largest, (void *)node->address,
-          largest);
+  require(node->largest == largest, "largest %zu at %p, should be %zu", node->largest, (void *)node->address, largest);
   ++*count;
   *bytes += node->size;
   check_tree(node->by_address[0], low, node, node->priority, count, bytes);
@@ -119,8 +118,8 @@ static void check_invariants(const cmr_free_blocks *set) {
   if (!set->keeps_address_order) return;
   size_t count = 0, bytes = 0;
   check_tree(set->by_address, NULL, NULL, UINT32_MAX, &count, &bytes);
-  require(count == set->count && bytes == set->bytes, "the treap holds %zu blocks, %zu bytes; the set %zu, %zu",
-          count, bytes, set->count, set->bytes);
+  require(count == set->count && bytes == set->bytes, "the treap holds %zu blocks, %zu bytes; the set %zu, %zu", count,
+          bytes, set->count, set->bytes);
 }
 
 /* What each() visits, as ranges. */
@@ -160,16 +159,16 @@ static void expect_ranges(const cmr_free_blocks *set, const range *expected, siz
   for (size_t i = 0; i < count; i++) {
     const range *got = &list.ranges[i];
     require(got->offset == expected[i].offset && got->size == expected[i].size && got->span == expected[i].span,
-            "block %zu is (+%zu, %zu, span %zu), expected (+%zu, %zu, span %zu)", i, got->offset, got->size,
-            got->span, expected[i].offset, expected[i].size, expected[i].span);
+            "block %zu is (+%zu, %zu, span %zu), expected (+%zu, %zu, span %zu)", i, got->offset, got->size, got->span,
+            expected[i].offset, expected[i].size, expected[i].span);
   }
   free(list.ranges);
 }
 
-#define EXPECT(set, ...)                                                                            \
-  do {                                                                                              \
-    const range expected_[] = {__VA_ARGS__};                                                        \
-    expect_ranges((set), expected_, sizeof expected_ / sizeof expected_[0]);                        \
+#define EXPECT(set, ...)                                                     \
+  do {                                                                       \
+    const range expected_[] = {__VA_ARGS__};                                 \
+    expect_ranges((set), expected_, sizeof expected_ / sizeof expected_[0]); \
   } while (0)
 
 static void expect_empty(const cmr_free_blocks *set) { expect_ranges(set, NULL, 0); }
@@ -272,12 +271,11 @@ static void add_five(cmr_free_blocks *set) {
          {80 * KIB, 4 * KIB, 0});
 }
 
-static void expect_fit(cmr_block *(*fit)(const cmr_free_blocks *, size_t), const cmr_free_blocks *set,
-                       size_t needed, size_t offset) {
+static void expect_fit(cmr_block *(*fit)(const cmr_free_blocks *, size_t), const cmr_free_blocks *set, size_t needed,
+                       size_t offset) {
   cmr_block *found = fit(set, needed);
   ck_assert_msg(found != NULL, "nothing found for %zu bytes", needed);
-  ck_assert_msg(found->address == at(offset), "%zu bytes: found +%zu, expected +%zu", needed, offset_of(found),
-                offset);
+  ck_assert_msg(found->address == at(offset), "%zu bytes: found +%zu, expected +%zu", needed, offset_of(found), offset);
   ck_assert_uint_ge(found->size, needed);
 }
 
@@ -947,9 +945,9 @@ static void check_good_fit(const cmr_block *got, const range *want, size_t neede
   if (got == NULL) return;
   require(got->size >= needed, "good fit of %zu: a block of %zu", needed, got->size);
   unsigned best_class = cmr_free_blocks_class(want->size);
-  require(cmr_free_blocks_class(got->size) == best_class ||
-              best_class == cmr_free_blocks_class((needed + 255) / 256 * 256),
-          "good fit of %zu: %zu bytes, the best fit %zu", needed, got->size, want->size);
+  require(
+      cmr_free_blocks_class(got->size) == best_class || best_class == cmr_free_blocks_class((needed + 255) / 256 * 256),
+      "good fit of %zu: %zu bytes, the best fit %zu", needed, got->size, want->size);
 }
 
 static void check_fit(const world *w, size_t needed, bool best) {
@@ -1009,8 +1007,8 @@ static void step_give_back(world *w) {
   range want = model_insert(&w->model, (range){offset_of(block), block->size, block->span});
   cmr_block *kept = cmr_free_blocks_insert(&w->set, block);
   require(offset_of(kept) == want.offset && kept->size == want.size && kept->span == want.span,
-          "insert kept (+%zu, %zu, span %zu), the model (+%zu, %zu, span %zu)", offset_of(kept), kept->size,
-          kept->span, want.offset, want.size, want.span);
+          "insert kept (+%zu, %zu, span %zu), the model (+%zu, %zu, span %zu)", offset_of(kept), kept->size, kept->span,
+          want.offset, want.size, want.span);
 }
 
 /* A caller (an arena, say) takes a free block out whole; it comes back later. */
@@ -1171,13 +1169,19 @@ START_TEST(a_hundred_thousand_blocks) {
     size_t low = 0, high = BLOCKS;
     while (low < high) {
       size_t mid = (low + high) / 2;
-      if (sorted[mid] < needed) low = mid + 1; else high = mid;
+      if (sorted[mid] < needed)
+        low = mid + 1;
+      else
+        high = mid;
     }
     check_good_fit(best, low == BLOCKS ? NULL : &(range){0, sorted[low], 0}, needed);
     low = 0, high = BLOCKS;
     while (low < high) {
       size_t mid = (low + high) / 2;
-      if (running_max[mid] < needed) low = mid + 1; else high = mid;
+      if (running_max[mid] < needed)
+        low = mid + 1;
+      else
+        high = mid;
     }
     require((first == NULL) == (low == BLOCKS), "first fit of %zu", needed);
     require(first == NULL || first->address == at(start_of(low)), "first fit of %zu: +%zu, expected +%zu", needed,

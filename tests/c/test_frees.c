@@ -64,12 +64,12 @@ static cmr_resource_ref make_leaf(leaf_kind kind) {
 typedef size_t (*counter_fn)(void *handle);
 
 typedef struct bad_free_case {
-  const char *stack;   /* for messages */
+  const char *stack; /* for messages */
   cmr_resource_ref ref;
-  size_t bytes;        /* what each allocation asks */
-  size_t larger;       /* a wrong size above it, and what freeing with it returns */
+  size_t bytes;  /* what each allocation asks */
+  size_t larger; /* a wrong size above it, and what freeing with it returns */
   cmr_status larger_status;
-  size_t smaller;      /* and below */
+  size_t smaller; /* and below */
   cmr_status smaller_status;
   /* The larger size goes to a resource that may know the pointer as the
    * start of its own allocation of another size (a bin's chunk): then it is
@@ -81,18 +81,17 @@ typedef struct bad_free_case {
 
 static _Alignas(4096) char static_block[1 << 20];
 
-static size_t read_counter(const bad_free_case *c) {
-  return c->counter == NULL ? 0 : c->counter(c->counter_handle);
-}
+static size_t read_counter(const bad_free_case *c) { return c->counter == NULL ? 0 : c->counter(c->counter_handle); }
 
-static void expect_refused_as(const bad_free_case *c, void *ptr, size_t bytes, cmr_status expected,
-                              cmr_status also, const char *what) {
+static void expect_refused_as(const bad_free_case *c, void *ptr, size_t bytes, cmr_status expected, cmr_status also,
+                              const char *what) {
   leaf_log before = counted;
   size_t counter = read_counter(c);
   cmr_clear_last_error();
   cmr_status status = cmr_deallocate(c->ref, ptr, bytes, CMR_DEFAULT_STREAM);
-  ck_assert_msg(status == expected || status == also, "%s: %s (%p, %zu bytes) returned %s, expected %s (message: \"%s\")", c->stack,
-                what, ptr, bytes, cmr_status_string(status), cmr_status_string(expected), cmr_last_error_message());
+  ck_assert_msg(status == expected || status == also,
+                "%s: %s (%p, %zu bytes) returned %s, expected %s (message: \"%s\")", c->stack, what, ptr, bytes,
+                cmr_status_string(status), cmr_status_string(expected), cmr_last_error_message());
   ck_assert_msg(cmr_last_error_message()[0] != '\0', "%s: %s left no message", c->stack, what);
   ck_assert_msg(counted.deallocations == before.deallocations && counted.outstanding == before.outstanding,
                 "%s: %s reached the leaf's deallocate", c->stack, what);

@@ -9,9 +9,7 @@ static test_foreign foreign;
 
 static void reset_foreign(void) { foreign = (test_foreign){0}; }
 
-static cmr_resource_ref counted_foreign(void) {
-  return test_foreign_ref(&foreign, &test_foreign_counted_ops);
-}
+static cmr_resource_ref counted_foreign(void) { return test_foreign_ref(&foreign, &test_foreign_counted_ops); }
 
 /* ---- the ref's own retain / release ---------------------------------------------------- */
 

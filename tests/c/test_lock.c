@@ -16,8 +16,8 @@
 enum { contenders = 8, rounds = 200000 };
 
 static cmr_lock shared_lock = CMR_LOCK_INIT;
-static unsigned long counter;     /* only touched under shared_lock */
-static unsigned long inside;      /* threads inside the critical section: must stay 1 */
+static unsigned long counter; /* only touched under shared_lock */
+static unsigned long inside;  /* threads inside the critical section: must stay 1 */
 static unsigned long overlaps;
 
 static void *contend(void *arg) {
@@ -54,7 +54,7 @@ END_TEST
 
 /* ---- the blocking hook ---- */
 
-static _Atomic int hook_calls;           /* by any thread */
+static _Atomic int hook_calls;            /* by any thread */
 static _Thread_local int hook_calls_here; /* by this thread */
 
 static void count_hook(void) {

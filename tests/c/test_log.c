@@ -215,15 +215,22 @@ static int run_child(const char *level, const char *file, char *output, size_t c
     dup2(pipe_ends[1], 1);
     dup2(pipe_ends[1], 2);
     close(pipe_ends[0]);
-    if (level != NULL) setenv("CMR_DEBUG_LOG_LEVEL", level, 1); else unsetenv("CMR_DEBUG_LOG_LEVEL");
-    if (file != NULL) setenv("CMR_DEBUG_LOG_FILE", file, 1); else unsetenv("CMR_DEBUG_LOG_FILE");
+    if (level != NULL)
+      setenv("CMR_DEBUG_LOG_LEVEL", level, 1);
+    else
+      unsetenv("CMR_DEBUG_LOG_LEVEL");
+    if (file != NULL)
+      setenv("CMR_DEBUG_LOG_FILE", file, 1);
+    else
+      unsetenv("CMR_DEBUG_LOG_FILE");
     execl(self_path, self_path, "--env-child", (char *)NULL);
     _exit(127);
   }
   close(pipe_ends[1]);
   size_t length = 0;
   ssize_t got;
-  while (length + 1 < capacity && (got = read(pipe_ends[0], output + length, capacity - 1 - length)) > 0) length += (size_t)got;
+  while (length + 1 < capacity && (got = read(pipe_ends[0], output + length, capacity - 1 - length)) > 0)
+    length += (size_t)got;
   output[length] = '\0';
   close(pipe_ends[0]);
   int status = 0;
@@ -298,7 +305,8 @@ START_TEST(runtime_events_are_logged) {
   ck_assert_ok(cmr_log_set_level(CMR_LOG_DEBUG));
   cmr_system_resource *system = cmr_test_system_resource();
   cmr_pool_resource *pool;
-  ck_assert_ok(cmr_pool_resource_create(cmr_system_resource_ref(system), CMR_SIZE(4096), CMR_SIZE(1 << 20), CMR_SIZE_DEFAULT, &pool));
+  ck_assert_ok(cmr_pool_resource_create(cmr_system_resource_ref(system), CMR_SIZE(4096), CMR_SIZE(1 << 20),
+                                        CMR_SIZE_DEFAULT, &pool));
   void *ptr;
   ck_assert_ok(cmr_allocate(cmr_pool_resource_ref(pool), 65536, CMR_DEFAULT_STREAM, &ptr));
   /* A limit the pool cannot pass: its upstream refuses, the callback retries once. */

@@ -32,7 +32,8 @@ typedef struct row {
 static bool parse_row(const char *line, row *out) {
   int used = 0, time_used = 0, action_end = 0;
   if (sscanf(line, "%llu,%2d:%2d:%2d.%n%6ld%n", &out->thread, &out->hours, &out->minutes, &out->seconds, &time_used,
-             &out->microseconds, &used) != 5 || used - time_used != 6) {
+             &out->microseconds, &used) != 5 ||
+      used - time_used != 6) {
     return false;
   }
   const char *rest = line + used;

@@ -122,7 +122,8 @@ START_TEST(a_suballocator_orders_streams_on_its_device) {
   cmr_system_resource *system = system_on(2);
   ck_assert_ok(cmr_set_current_device(2));
   cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(cmr_system_resource_ref(system), CMR_SIZE(16 * SIZE), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &pool));
+  ck_assert_ok(cmr_pool_resource_create(cmr_system_resource_ref(system), CMR_SIZE(16 * SIZE), CMR_SIZE_DEFAULT,
+                                        CMR_SIZE_DEFAULT, &pool));
   ck_assert_ok(cmr_set_current_device(0));
   cmr_resource_ref ref = cmr_pool_resource_ref(pool);
   cmr_stream a = cmr_test_stream(), b = cmr_test_stream();
@@ -133,7 +134,7 @@ START_TEST(a_suballocator_orders_streams_on_its_device) {
   ck_assert_int_eq(cmr_backend_host_device_seen(CMR_BACKEND_HOST_DEVICE_SYNCHRONIZE), 2);
   ck_assert_int_eq(cmr_test_current_device(), 0);
   ck_assert_ok(cmr_deallocate(ref, ptr, 12 * SIZE, b));
-  ck_assert_ok(cmr_allocate(ref, 12 * SIZE, a, &ptr)); /* from b's list */
+  ck_assert_ok(cmr_allocate(ref, 12 * SIZE, a, &ptr));  /* from b's list */
   ck_assert_ok(cmr_deallocate(ref, ptr, 12 * SIZE, a)); /* into a's, which b took from: an event */
   ck_assert_int_eq(cmr_backend_host_device_seen(CMR_BACKEND_HOST_EVENT_CREATE), 2);
   ck_assert_int_eq(cmr_test_current_device(), 0);
@@ -177,7 +178,8 @@ static void *work_on_device(void *arg) {
   if (cmr_acquire_current_device_resource_ref(&ref) != CMR_SUCCESS) return "acquire";
   cmr_pool_resource *pool = NULL;
   const char *failed = NULL;
-  if (cmr_pool_resource_create(ref, CMR_SIZE(64 * SIZE), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &pool) != CMR_SUCCESS) failed = "pool";
+  if (cmr_pool_resource_create(ref, CMR_SIZE(64 * SIZE), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &pool) != CMR_SUCCESS)
+    failed = "pool";
   for (int i = 0; failed == NULL && i < 1000; i++) {
     void *ptr = NULL;
     if (cmr_allocate(cmr_pool_resource_ref(pool), SIZE, CMR_DEFAULT_STREAM, &ptr) != CMR_SUCCESS ||
@@ -186,7 +188,8 @@ static void *work_on_device(void *arg) {
     }
   }
   int now = -1;
-  if (failed == NULL && (cmr_current_device(&now) != CMR_SUCCESS || now != device)) failed = "the thread's device moved";
+  if (failed == NULL && (cmr_current_device(&now) != CMR_SUCCESS || now != device))
+    failed = "the thread's device moved";
   if (cmr_pool_resource_destroy(pool) != CMR_SUCCESS && failed == NULL) failed = "destroy";
   if (cmr_ref_release(ref) != CMR_SUCCESS && failed == NULL) failed = "release";
   return (void *)failed;

@@ -53,8 +53,8 @@ END_TEST
 START_TEST(device_1s_resource_is_set_while_device_0_is_current) {
   ck_assert_ok(cmr_set_current_device(1));
   cmr_cuda_async_resource *async = NULL;
-  ck_assert_ok(cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE,
-                                              CMR_SIZE_DEFAULT, &async));
+  ck_assert_ok(cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
+                                              CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, CMR_SIZE_DEFAULT, &async));
   ck_assert_ok(cmr_set_current_device(0));
   ck_assert_ok(cmr_set_per_device_resource_ref(1, cmr_cuda_async_resource_ref(async)));
   ck_assert_ok(cmr_cuda_async_resource_destroy(async)); /* the table keeps its share */
@@ -74,9 +74,10 @@ START_TEST(every_resource_of_device_1_allocates_there) {
   cmr_cuda_async_resource *async = NULL;
   cmr_pool_resource *pool = NULL;
   ck_assert_ok(cmr_cuda_resource_create(&cuda));
-  ck_assert_ok(cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE,
-                                              CMR_SIZE_DEFAULT, &async));
-  ck_assert_ok(cmr_pool_resource_create(cmr_cuda_resource_ref(cuda), CMR_SIZE(4 * SIZE), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &pool));
+  ck_assert_ok(cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
+                                              CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, CMR_SIZE_DEFAULT, &async));
+  ck_assert_ok(cmr_pool_resource_create(cmr_cuda_resource_ref(cuda), CMR_SIZE(4 * SIZE), CMR_SIZE_DEFAULT,
+                                        CMR_SIZE_DEFAULT, &pool));
   ck_assert_ok(cmr_set_current_device(0));
   lands_on(cmr_cuda_resource_ref(cuda), a, 1);
   lands_on(cmr_cuda_async_resource_ref(async), a, 1);
@@ -171,8 +172,8 @@ START_TEST(access_devices_lets_device_1_read_a_pool_of_device_0) {
   int can_access = 0;
   ck_assert_int_eq(cudaDeviceCanAccessPeer(&can_access, 1, 0), cudaSuccess);
   cmr_cuda_async_resource *plain = NULL, *shared = NULL;
-  ck_assert_ok(cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE,
-                                              CMR_SIZE_DEFAULT, &plain));
+  ck_assert_ok(cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
+                                              CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, CMR_SIZE_DEFAULT, &plain));
   ck_assert_int_eq(access_of_device_1(plain), cudaMemAccessFlagsProtNone);
   ck_assert_ok(cmr_cuda_async_resource_destroy(plain));
   if (!can_access) {
@@ -182,8 +183,8 @@ START_TEST(access_devices_lets_device_1_read_a_pool_of_device_0) {
     return;
   }
   /* Its own device's bit changes nothing. */
-  ck_assert_ok(cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE,
-                                              CMR_SIZE(3), &shared));
+  ck_assert_ok(cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
+                                              CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, CMR_SIZE(3), &shared));
   ck_assert_int_eq(access_of_device_1(shared), cudaMemAccessFlagsProtReadWrite);
   device_1_reads(shared);
   ck_assert_ok(cmr_cuda_async_resource_destroy(shared));
@@ -204,10 +205,10 @@ START_TEST(access_devices_beyond_the_devices_is_refused) {
   int count = 0;
   ck_assert_ok(cmr_device_count(&count));
   cmr_cuda_async_resource *async = NULL;
-  ck_assert_status(cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
-                                                  CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE,
-                                                  CMR_SIZE((size_t)1 << count), &async),
-                   CMR_ERROR_UNKNOWN_DEVICE);
+  ck_assert_status(
+      cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE,
+                                     CMR_SIZE((size_t)1 << count), &async),
+      CMR_ERROR_UNKNOWN_DEVICE);
   ck_assert_message_has("access_devices");
   ck_assert_ptr_null(async);
 }

@@ -12,8 +12,7 @@
 static void assert_cuda_said_no_device(void) {
   const char *message = cmr_last_error_message();
   ck_assert_msg(strstr(message, "cudaErrorInsufficientDriver") != NULL ||
-                    strstr(message, "cudaErrorNoDevice") != NULL ||
-                    strstr(message, "no CUDA device") != NULL,
+                    strstr(message, "cudaErrorNoDevice") != NULL || strstr(message, "no CUDA device") != NULL,
                 "message \"%s\" names no CUDA error", message);
 }
 

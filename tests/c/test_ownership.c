@@ -54,8 +54,8 @@ static void *use_the_entry(void *arg) {
   bool acquire = (intptr_t)arg % 2 == 0;
   while (!atomic_load(&replacing_done)) {
     cmr_resource_ref ref;
-    cmr_status status = acquire ? cmr_acquire_current_device_resource_ref(&ref)
-                                : cmr_get_current_device_resource_ref(&ref);
+    cmr_status status =
+        acquire ? cmr_acquire_current_device_resource_ref(&ref) : cmr_get_current_device_resource_ref(&ref);
     if (status != CMR_SUCCESS) return (void *)"reading the entry failed";
     if (!acquire) {
       status = cmr_ref_retain(ref);
@@ -122,7 +122,8 @@ START_TEST(a_retain_during_the_last_release_fails) {
   ck_assert_ok(cmr_callback_resource_create(forward_allocate, retain_the_pool_while_freeing, NULL, NULL,
                                             CMR_PROPERTY_HOST_ACCESSIBLE, &upstream));
   cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(cmr_callback_resource_ref(upstream), CMR_SIZE(64 * 1024), CMR_SIZE(1 << 20), CMR_SIZE_DEFAULT, &pool));
+  ck_assert_ok(cmr_pool_resource_create(cmr_callback_resource_ref(upstream), CMR_SIZE(64 * 1024), CMR_SIZE(1 << 20),
+                                        CMR_SIZE_DEFAULT, &pool));
   dying = cmr_pool_resource_ref(pool);
   frees_seen = 0;
   ck_assert_ok(cmr_pool_resource_destroy(pool));
@@ -208,9 +209,7 @@ START_TEST(a_second_destroy_of_an_owner_keeps_the_adaptors_share) {
 END_TEST
 
 /* Many threads destroying the same handle: exactly one wins. */
-static void *destroy_it(void *arg) {
-  return (void *)(intptr_t)cmr_pool_resource_destroy(arg);
-}
+static void *destroy_it(void *arg) { return (void *)(intptr_t)cmr_pool_resource_destroy(arg); }
 
 START_TEST(concurrent_destroys_of_one_handle_release_once) {
   for (int round = 0; round < 200; round++) {
@@ -223,8 +222,10 @@ START_TEST(concurrent_destroys_of_one_handle_release_once) {
     for (int t = 0; t < 4; t++) {
       void *status = NULL;
       ck_assert_int_eq(pthread_join(threads[t], &status), 0);
-      if ((intptr_t)status == CMR_SUCCESS) wins++;
-      else ck_assert_int_eq((intptr_t)status, CMR_ERROR_DESTROYED_HANDLE);
+      if ((intptr_t)status == CMR_SUCCESS)
+        wins++;
+      else
+        ck_assert_int_eq((intptr_t)status, CMR_ERROR_DESTROYED_HANDLE);
     }
     ck_assert_int_eq(wins, 1);
     ck_assert_ok(cmr_ref_validate(cmr_pool_resource_ref(other))); /* its share is untouched */
@@ -353,7 +354,8 @@ int main(void) {
     const char *name;
     const TTest *tests[4];
   } groups[] = {
-      {"per_device", {the_entry_is_used_safely_while_another_thread_replaces_it, a_retain_during_the_last_release_fails}},
+      {"per_device",
+       {the_entry_is_used_safely_while_another_thread_replaces_it, a_retain_during_the_last_release_fails}},
       {"dead_handles", {a_pool_destroyed_before_thousands_of_others_is_reported, the_handle_table_stays_bounded}},
       {"shares",
        {a_handle_from_a_ref_owns_its_own_share, a_second_destroy_of_an_owner_keeps_the_adaptors_share,

@@ -40,8 +40,7 @@ START_TEST(devices_outside_the_range_are_unknown) {
     snprintf(exact, sizeof exact, "cmr_get_per_device_resource_ref: %s", expected);
     ck_assert_str_eq(cmr_last_error_message(), exact);
     ck_assert_ptr_null(ref.ops);
-    ck_assert_status(cmr_set_per_device_resource_ref(bad[b], foreign_ref()),
-                     CMR_ERROR_UNKNOWN_DEVICE);
+    ck_assert_status(cmr_set_per_device_resource_ref(bad[b], foreign_ref()), CMR_ERROR_UNKNOWN_DEVICE);
     ck_assert_message_has(expected);
     ck_assert_status(cmr_reset_per_device_resource_ref(bad[b]), CMR_ERROR_UNKNOWN_DEVICE);
     ck_assert_message_has(expected);
@@ -118,14 +117,12 @@ START_TEST(bad_refs_are_refused_and_leave_the_entry) {
   ck_assert_ok(cmr_set_current_device_resource_ref(foreign_ref()));
   ck_assert_status(cmr_set_current_device_resource_ref((cmr_resource_ref){0}), CMR_ERROR_INVALID_REF);
   ck_assert_message_has("cmr_set_current_device_resource_ref: ");
-  ck_assert_status(cmr_set_per_device_resource_ref(current, (cmr_resource_ref){0}),
-                   CMR_ERROR_INVALID_REF);
+  ck_assert_status(cmr_set_per_device_resource_ref(current, (cmr_resource_ref){0}), CMR_ERROR_INVALID_REF);
   ck_assert_message_has("cmr_set_per_device_resource_ref: ");
 
   cmr_system_resource *gone = cmr_test_system_resource();
   ck_assert_ok(cmr_system_resource_destroy(gone));
-  ck_assert_status(cmr_set_per_device_resource_ref(current, cmr_system_resource_ref(gone)),
-                   CMR_ERROR_DESTROYED_HANDLE);
+  ck_assert_status(cmr_set_per_device_resource_ref(current, cmr_system_resource_ref(gone)), CMR_ERROR_DESTROYED_HANDLE);
   ck_assert_message_has("already destroyed");
 
   cmr_resource_ref got = {0};

@@ -33,9 +33,7 @@ START_TEST(out_of_memory_passes_through) {
 END_TEST
 
 /* max_alignment = "upstream". */
-START_TEST(larger_alignments_go_to_the_upstream) {
-  test_adaptor_passes_alignment_up(adapted(), &foreign);
-}
+START_TEST(larger_alignments_go_to_the_upstream) { test_adaptor_passes_alignment_up(adapted(), &foreign); }
 END_TEST
 
 static cmr_status make_over(cmr_resource_ref upstream, cmr_resource_ref *out) {

@@ -7,9 +7,9 @@
 
 #include "test_util.h"
 
-#define ck_assert_cuda(call)                                                        \
-  do {                                                                              \
-    cudaError_t error_ = (call);                                                    \
+#define ck_assert_cuda(call)                                                         \
+  do {                                                                               \
+    cudaError_t error_ = (call);                                                     \
     ck_assert_msg(error_ == cudaSuccess, "%s: %s", #call, cudaGetErrorName(error_)); \
   } while (0)
 
@@ -17,8 +17,8 @@ enum { block_bytes = 1 << 20 };
 
 static int last_prefetch_location(const void *ptr) {
   int location = 12345;
-  ck_assert_cuda(cudaMemRangeGetAttribute(&location, sizeof location, cudaMemRangeAttributeLastPrefetchLocation,
-                                          ptr, block_bytes));
+  ck_assert_cuda(cudaMemRangeGetAttribute(&location, sizeof location, cudaMemRangeAttributeLastPrefetchLocation, ptr,
+                                          block_bytes));
   return location;
 }
 

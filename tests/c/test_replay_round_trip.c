@@ -46,8 +46,10 @@ static void *churn(void *arg) {
     }
     w->sizes[slot] = 1 + (size_t)(next_random(&w->rng) % (128u << 10));
     cmr_status status = cmr_allocate(w->ref, w->sizes[slot], CMR_DEFAULT_STREAM, &w->ptrs[slot]);
-    if (status == CMR_ERROR_OUT_OF_MEMORY) w->failures++;
-    else if (status != CMR_SUCCESS) return (void *)1;
+    if (status == CMR_ERROR_OUT_OF_MEMORY)
+      w->failures++;
+    else if (status != CMR_SUCCESS)
+      return (void *)1;
   }
   return NULL;
 }
@@ -109,9 +111,11 @@ START_TEST(test_replay_matches_the_workload) {
   ck_assert_uint_eq(reported(report, "peak bytes held from the upstream: "), peak);
   size_t events = 0, logged_allocations = 0, frees = 0, logged_failures = 0, leaks = 0, leaked_bytes = 0;
   ck_assert_int_eq(sscanf(strstr(report, "events: "), "events: %zu (%zu allocations, %zu frees, %zu logged failures)",
-                          &events, &logged_allocations, &frees, &logged_failures), 4);
+                          &events, &logged_allocations, &frees, &logged_failures),
+                   4);
   ck_assert_int_eq(sscanf(strstr(report, "leaks in the log: "), "leaks in the log: %zu allocations, %zu bytes", &leaks,
-                          &leaked_bytes), 2);
+                          &leaked_bytes),
+                   2);
   ck_assert_uint_eq(logged_allocations, allocations);
   ck_assert_uint_eq(frees, allocations - live);
   ck_assert_uint_eq(logged_failures, w.failures);

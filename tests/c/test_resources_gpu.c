@@ -15,7 +15,8 @@ static cmr_cuda_async_resource *make_async(cmr_optional_size initial, cmr_option
 
 START_TEST(cuda_async_parameters) {
   cmr_cuda_async_resource *handle = (cmr_cuda_async_resource *)&handle;
-  ck_assert_status(cmr_cuda_async_resource_create(CMR_SIZE(0), CMR_SIZE(0), (cmr_cuda_async_export_handle_type)7, CMR_SIZE(0), &handle),
+  ck_assert_status(cmr_cuda_async_resource_create(CMR_SIZE(0), CMR_SIZE(0), (cmr_cuda_async_export_handle_type)7,
+                                                  CMR_SIZE(0), &handle),
                    CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("export_handle_type 7");
   ck_assert_ptr_null(handle);

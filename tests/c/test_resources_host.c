@@ -37,8 +37,8 @@ static void logged_deallocate(void *ptr, size_t bytes, cmr_stream stream, void *
 
 static cmr_callback_resource *logged_callback(callback_log *log) {
   cmr_callback_resource *handle = NULL;
-  ck_assert_ok(cmr_callback_resource_create(logged_allocate, logged_deallocate, log, log,
-                                            CMR_PROPERTY_HOST_ACCESSIBLE, &handle));
+  ck_assert_ok(cmr_callback_resource_create(logged_allocate, logged_deallocate, log, log, CMR_PROPERTY_HOST_ACCESSIBLE,
+                                            &handle));
   return handle;
 }
 
@@ -48,8 +48,7 @@ START_TEST(callback_rejects_bad_arguments) {
                    CMR_ERROR_NULL_POINTER);
   ck_assert_message_has("allocate is NULL");
   ck_assert_ptr_null(handle);
-  ck_assert_status(cmr_callback_resource_create(logged_allocate, NULL, NULL, NULL, 0, &handle),
-                   CMR_ERROR_NULL_POINTER);
+  ck_assert_status(cmr_callback_resource_create(logged_allocate, NULL, NULL, NULL, 0, &handle), CMR_ERROR_NULL_POINTER);
   ck_assert_message_has("deallocate is NULL");
   ck_assert_status(cmr_callback_resource_create(logged_allocate, logged_deallocate, NULL, NULL, 0x10u, &handle),
                    CMR_ERROR_INVALID_ARGUMENT);
@@ -133,8 +132,7 @@ START_TEST(from_ref_checks_the_type) {
   ck_assert_status(cmr_system_resource_destroy(back), CMR_ERROR_DESTROYED_HANDLE);
   ck_assert_ok(cmr_ref_validate(cmr_system_resource_ref(system)));
   ck_assert_ok(cmr_system_resource_destroy(system));
-  ck_assert_status(cmr_system_resource_from_ref(cmr_system_resource_ref(system), &back),
-                   CMR_ERROR_DESTROYED_HANDLE);
+  ck_assert_status(cmr_system_resource_from_ref(cmr_system_resource_ref(system), &back), CMR_ERROR_DESTROYED_HANDLE);
 }
 END_TEST
 
@@ -196,8 +194,7 @@ START_TEST(cuda_resources_are_unavailable_in_the_host_build) {
   cmr_cuda_async_managed_resource *async_managed;
   ck_assert_status(cmr_cuda_async_managed_resource_create(&async_managed), CMR_ERROR_UNSUPPORTED);
   void *pool = NULL;
-  ck_assert_status(cmr_cuda_async_resource_pool_handle((cmr_cuda_async_resource *)&pool, &pool),
-                   CMR_ERROR_UNSUPPORTED);
+  ck_assert_status(cmr_cuda_async_resource_pool_handle((cmr_cuda_async_resource *)&pool, &pool), CMR_ERROR_UNSUPPORTED);
   ck_assert_ok(cmr_cuda_resource_destroy(NULL)); /* a no-op in every build */
   ck_assert_ptr_null(cmr_cuda_resource_ref(NULL).ops);
 }

@@ -67,8 +67,7 @@ START_TEST(test_large_alignment) {
   take(handle, 10);
   ck_assert_ok(cmr_allocate_aligned(ref, 10, (size_t)1 << 40, CMR_DEFAULT_STREAM, &ptr));
   ck_assert_uint_eq((uintptr_t)ptr % ((uintptr_t)1 << 40), 0);
-  ck_assert_status(cmr_allocate_aligned(ref, 10, (size_t)1 << 62, CMR_DEFAULT_STREAM, &ptr),
-                   CMR_ERROR_OUT_OF_MEMORY);
+  ck_assert_status(cmr_allocate_aligned(ref, 10, (size_t)1 << 62, CMR_DEFAULT_STREAM, &ptr), CMR_ERROR_OUT_OF_MEMORY);
   ck_assert_message_has("larger than the simulated range");
   ck_assert_ok(cmr_simulated_resource_destroy(handle));
 }
@@ -111,7 +110,8 @@ START_TEST(test_pool_over_simulated) {
    * without a GPU cannot. */
   cmr_simulated_resource *leaf = make(CMR_SIZE((size_t)1 << 30));
   cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(cmr_simulated_resource_ref(leaf), CMR_SIZE(0), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &pool));
+  ck_assert_ok(cmr_pool_resource_create(cmr_simulated_resource_ref(leaf), CMR_SIZE(0), CMR_SIZE_DEFAULT,
+                                        CMR_SIZE_DEFAULT, &pool));
   cmr_resource_ref ref = cmr_pool_resource_ref(pool);
   void *ptrs[8];
   for (int i = 0; i < 8; ++i) ck_assert_ok(cmr_allocate(ref, (size_t)1 << 19, CMR_DEFAULT_STREAM, &ptrs[i]));

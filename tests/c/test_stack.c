@@ -31,9 +31,9 @@ static const char *type_of(const cmr_stack *stack) {
 }
 
 START_TEST(a_stack_builds_and_serves) {
-  cmr_stack *stack =
-      parse_ok(" binning( pool(system, initial_pool_size=4MiB, maximum_pool_size=1GiB) ,min_size_exponent=10,"
-               " max_size_exponent=16 ) ");
+  cmr_stack *stack = parse_ok(
+      " binning( pool(system, initial_pool_size=4MiB, maximum_pool_size=1GiB) ,min_size_exponent=10,"
+      " max_size_exponent=16 ) ");
   ck_assert_str_eq(type_of(stack), "binning");
   cmr_resource_ref ref;
   ck_assert_ok(cmr_stack_ref(stack, &ref));
@@ -49,7 +49,8 @@ END_TEST
 START_TEST(the_written_out_expression_has_every_default_and_parses_back) {
   cmr_stack *stack = parse_ok("arena(pool(system,initial_pool_size=0), arena_size=8MiB)");
   const char *expected =
-      "arena(pool(system, initial_pool_size=0, maximum_pool_size=unlimited, maximum_growth=unlimited), arena_size=8MiB, "
+      "arena(pool(system, initial_pool_size=0, maximum_pool_size=unlimited, maximum_growth=unlimited), "
+      "arena_size=8MiB, "
       "dump_log_on_failure=false, dump_path=\"\")";
   ck_assert_str_eq(written_out(stack), expected);
   cmr_stack *again = parse_ok(written_out(stack));
@@ -78,10 +79,20 @@ typedef struct size_case {
 } size_case;
 
 static const size_case sizes[] = {
-    {"4096", 4096},        {"256B", 256},         {"1KiB", 1024},          {"1.5MiB", 1572864},
-    {"2GiB", 2147483648u}, {"3TiB", 3298534883328u}, {"1KB", 1000},        {"64MB", 64000000},
-    {"2GB", 2000000000},   {"7TB", 7000000000000u}, {"0.5KiB", 512},       {"1 gib", 1073741824u},
-    {"1PB", 1000000000000000u}, {"1\tPiB", 1125899906842624u},
+    {"4096", 4096},
+    {"256B", 256},
+    {"1KiB", 1024},
+    {"1.5MiB", 1572864},
+    {"2GiB", 2147483648u},
+    {"3TiB", 3298534883328u},
+    {"1KB", 1000},
+    {"64MB", 64000000},
+    {"2GB", 2000000000},
+    {"7TB", 7000000000000u},
+    {"0.5KiB", 512},
+    {"1 gib", 1073741824u},
+    {"1PB", 1000000000000000u},
+    {"1\tPiB", 1125899906842624u},
 };
 
 /* The pool's own checks print the size as it received it, so the parsed
@@ -119,7 +130,8 @@ START_TEST(a_percentage_is_of_free_device_memory) {
                 "10%% parsed as %zu, but 10%% of free memory was %zu just before", parsed, ten_percent);
   ck_assert_uint_eq(parsed % 256, 0);
   stack = parse_ok("pool(system, initial_pool_size=0, maximum_pool_size=10%, maximum_growth=unlimited)");
-  ck_assert_str_eq(written_out(stack), "pool(system, initial_pool_size=0, maximum_pool_size=10%, maximum_growth=unlimited)");
+  ck_assert_str_eq(written_out(stack),
+                   "pool(system, initial_pool_size=0, maximum_pool_size=10%, maximum_growth=unlimited)");
   ck_assert_ok(cmr_stack_destroy(stack));
 }
 END_TEST
@@ -128,7 +140,8 @@ START_TEST(named_defaults_ints_bools_and_strings) {
   /* "unlimited" asks pool for its default: SIZE_MAX given as a value would
    * be refused (not a multiple of 256). */
   cmr_stack *stack = parse_ok("pool(upstream=system, maximum_pool_size=unlimited, initial_pool_size=0)");
-  ck_assert_str_eq(written_out(stack), "pool(system, initial_pool_size=0, maximum_pool_size=unlimited, maximum_growth=unlimited)");
+  ck_assert_str_eq(written_out(stack),
+                   "pool(system, initial_pool_size=0, maximum_pool_size=unlimited, maximum_growth=unlimited)");
   ck_assert_ok(cmr_stack_destroy(stack));
   /* Left out, the exponents take their default (-1, no automatic bins). */
   stack = parse_ok("binning(system)");
@@ -169,10 +182,12 @@ static const bad_case bad[] = {
     {"poool(system)", "column 1 (at \"poool(system)\"): unknown resource \"poool\" (known: "},
     {"pool", "column 1 (at \"pool\"): pool needs an upstream, e.g. pool(cuda)"},
     {"pool()", "pool needs an upstream"},
-    {"pool(system, initial_size=1)", "column 14 (at \"initial_size=1)\"): pool has no parameter \"initial_size\" "
-                                     "(its parameters: upstream, initial_pool_size, maximum_pool_size, maximum_growth)"},
-    {"pool(system, initial_pool_size=1Q)", "column 32 (at \"1Q)\"): bad value \"1Q\" for initial_pool_size: what "
-                                           "follows the number is not a unit"},
+    {"pool(system, initial_size=1)",
+     "column 14 (at \"initial_size=1)\"): pool has no parameter \"initial_size\" "
+     "(its parameters: upstream, initial_pool_size, maximum_pool_size, maximum_growth)"},
+    {"pool(system, initial_pool_size=1Q)",
+     "column 32 (at \"1Q)\"): bad value \"1Q\" for initial_pool_size: what "
+     "follows the number is not a unit"},
     {"pool(system, initial_pool_size=1 GiB x)", "bad value \"1 GiB x\" for initial_pool_size"},
     {"pool(system, initial_pool_size=0x100)", "bad value \"0x100\""},
     {"pool(system, initial_pool_size=1e-400)", "bad value \"1e-400\""},
@@ -199,8 +214,9 @@ static const bad_case bad[] = {
     {"arena(system, dump_log_on_failure=yes)", "bad value \"yes\" for dump_log_on_failure: expected true or false"},
     {"arena(system, dump_path=/tmp/x)", "bad value for dump_path: expected a \"double-quoted\" string"},
     {"arena(system, dump_path=\"/tmp/x)", "the string for dump_path has no closing quote"},
-    {"cuda_async(export_handle_type=ipc)", "bad value \"ipc\" for export_handle_type: expected none, "
-                                           "posix_file_descriptor, fabric"},
+    {"cuda_async(export_handle_type=ipc)",
+     "bad value \"ipc\" for export_handle_type: expected none, "
+     "posix_file_descriptor, fabric"},
 };
 
 START_TEST(bad_expressions_say_where_and_what) {
@@ -338,7 +354,8 @@ END_TEST
 START_TEST(creation_errors_keep_their_status_and_say_where) {
   cmr_stack *stack = NULL;
   ck_assert_status(cmr_stack_parse("pool(system, initial_pool_size=1000)", &stack), CMR_ERROR_INVALID_ARGUMENT);
-  ck_assert_message_has("column 1: making pool: cmr_pool_resource_create: initial_pool_size 1000 is not a multiple of 256");
+  ck_assert_message_has(
+      "column 1: making pool: cmr_pool_resource_create: initial_pool_size 1000 is not a multiple of 256");
   ck_assert_status(cmr_stack_parse("binning(pool(system, initial_pool_size=2MiB, maximum_pool_size=1MiB))", &stack),
                    CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("column 9: making pool");

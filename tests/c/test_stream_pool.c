@@ -69,7 +69,8 @@ START_TEST(bad_arguments) {
   /* Not a pool: garbage, and another kind of handle. */
   int local = 0;
   ck_assert_status(cmr_stream_pool_get_stream((cmr_stream_pool *)&local, &stream), CMR_ERROR_DESTROYED_HANDLE);
-  ck_assert_status(cmr_stream_pool_destroy((cmr_stream_pool *)(uintptr_t)0x5a5a5a5a5a5aull), CMR_ERROR_DESTROYED_HANDLE);
+  ck_assert_status(cmr_stream_pool_destroy((cmr_stream_pool *)(uintptr_t)0x5a5a5a5a5a5aull),
+                   CMR_ERROR_DESTROYED_HANDLE);
   cmr_stack *stack;
   ck_assert_ok(cmr_stack_parse("system", &stack));
   ck_assert_status(cmr_stream_pool_size((const cmr_stream_pool *)stack, &size), CMR_ERROR_INVALID_ARGUMENT);
@@ -166,7 +167,8 @@ START_TEST(round_robin_across_threads) {
   ck_assert_ok(cmr_stream_pool_create(threaded_size, 0, &shared_pool));
   size_t counts[pool_threads][threaded_size] = {{0}};
   pthread_t threads[pool_threads];
-  for (int t = 0; t < pool_threads; ++t) ck_assert_int_eq(pthread_create(&threads[t], NULL, take_streams, counts[t]), 0);
+  for (int t = 0; t < pool_threads; ++t)
+    ck_assert_int_eq(pthread_create(&threads[t], NULL, take_streams, counts[t]), 0);
   for (int t = 0; t < pool_threads; ++t) pthread_join(threads[t], NULL);
   for (size_t i = 0; i < threaded_size; ++i) {
     size_t total = 0;

@@ -50,7 +50,8 @@ static cmr_status make_binning(cmr_resource_ref upstream, cmr_resource_ref *out,
   cmr_fixed_size_resource *bin = NULL;
   cmr_status status = cmr_binning_resource_create(upstream, CMR_INT(8), CMR_INT(13), &binning);
   if (status == CMR_SUCCESS) status = cmr_fixed_size_resource_create(upstream, CMR_SIZE(12288), CMR_SIZE(64), &bin);
-  if (status == CMR_SUCCESS) status = cmr_binning_resource_add_bin_resource(binning, 12288, cmr_fixed_size_resource_ref(bin));
+  if (status == CMR_SUCCESS)
+    status = cmr_binning_resource_add_bin_resource(binning, 12288, cmr_fixed_size_resource_ref(bin));
   if (bin != NULL) cmr_fixed_size_resource_destroy(bin);
   if (status == CMR_SUCCESS) *out = cmr_binning_resource_ref(binning);
   *handle = binning;

@@ -69,9 +69,9 @@ static void CUDART_CB stall(void *arg) {
   nanosleep(&pause, NULL);
 }
 
-#define ck_assert_cuda(call) \
-  do { \
-    cudaError_t error_ = (call); \
+#define ck_assert_cuda(call)                                                         \
+  do {                                                                               \
+    cudaError_t error_ = (call);                                                     \
     ck_assert_msg(error_ == cudaSuccess, "%s: %s", #call, cudaGetErrorName(error_)); \
   } while (0)
 
@@ -110,8 +110,8 @@ static void check_ordering(const subject *s, bool with_event) {
   size_t stale = 0;
   for (size_t i = 0; i < block_bytes; ++i) stale += bytes[i] != 0xBB;
   free(bytes);
-  ck_assert_msg(stale == 0, "%s: %zu of %d bytes hold a's write, made after b's: b did not wait for a", s->name,
-                stale, block_bytes);
+  ck_assert_msg(stale == 0, "%s: %zu of %d bytes hold a's write, made after b's: b did not wait for a", s->name, stale,
+                block_bytes);
 
   ck_assert_ok(cmr_deallocate(ref, on_b, block_bytes, b));
   ck_assert_ok(s->destroy(handle));

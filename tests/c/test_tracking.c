@@ -195,9 +195,7 @@ START_TEST(alignment_mismatch_is_refused) {
 END_TEST
 
 /* max_alignment = "upstream". */
-START_TEST(larger_alignments_go_to_the_upstream) {
-  test_adaptor_passes_alignment_up(tracked(), &foreign);
-}
+START_TEST(larger_alignments_go_to_the_upstream) { test_adaptor_passes_alignment_up(tracked(), &foreign); }
 END_TEST
 
 START_TEST(upstream_failure_records_nothing) {

@@ -24,8 +24,7 @@ bool cmr_test_no_device(void) {
     _exit(none ? 0 : 1);
   }
   int status = 0;
-  return child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) &&
-         WEXITSTATUS(status) == 0;
+  return child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 void cmr_test_require_device(void) {
@@ -71,8 +70,7 @@ cmr_stream cmr_test_stream(void) {
 
 /* ---- the foreign resource ------------------------------------------------------ */
 
-static cmr_status foreign_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream,
-                                   void **out) {
+static cmr_status foreign_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   test_foreign *foreign = self;
   foreign->allocations++;
   foreign->last_bytes = bytes;
@@ -99,8 +97,7 @@ static cmr_status foreign_allocate(void *self, size_t bytes, size_t alignment, c
   return CMR_SUCCESS;
 }
 
-static cmr_status foreign_deallocate(void *self, void *ptr, size_t bytes, size_t alignment,
-                                     cmr_stream stream) {
+static cmr_status foreign_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
   test_foreign *foreign = self;
   foreign->deallocations++;
   foreign->last_bytes = bytes;
@@ -125,9 +122,7 @@ static cmr_status foreign_deallocate_sync(void *self, void *ptr, size_t bytes, s
 /* Equal to any ref to the same struct, whichever ops table it uses. */
 static bool foreign_is_equal(const void *self, cmr_resource_ref other) { return other.self == self; }
 
-static unsigned foreign_properties(const void *self) {
-  return ((const test_foreign *)self)->properties;
-}
+static unsigned foreign_properties(const void *self) { return ((const test_foreign *)self)->properties; }
 
 static void foreign_retain(void *self) { ((test_foreign *)self)->retains++; }
 

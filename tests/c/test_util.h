@@ -13,23 +13,23 @@
 
 /* `call` returns `expected`; a failing call must leave a message. The
  * message is cleared first, so an old one cannot pass for it. */
-#define ck_assert_status(call, expected)                                                           \
-  do {                                                                                              \
-    cmr_clear_last_error();                                                                         \
-    cmr_status got_ = (call);                                                                       \
-    cmr_status want_ = (expected);                                                                  \
-    ck_assert_msg(got_ == want_, "%s returned %s, expected %s (message: \"%s\")", #call,            \
-                  cmr_status_string(got_), cmr_status_string(want_), cmr_last_error_message());     \
-    ck_assert_msg(want_ == CMR_SUCCESS || cmr_last_error_message()[0] != '\0',                      \
-                  "%s failed with %s but left no message", #call, cmr_status_string(got_));        \
+#define ck_assert_status(call, expected)                                                                          \
+  do {                                                                                                            \
+    cmr_clear_last_error();                                                                                       \
+    cmr_status got_ = (call);                                                                                     \
+    cmr_status want_ = (expected);                                                                                \
+    ck_assert_msg(got_ == want_, "%s returned %s, expected %s (message: \"%s\")", #call, cmr_status_string(got_), \
+                  cmr_status_string(want_), cmr_last_error_message());                                            \
+    ck_assert_msg(want_ == CMR_SUCCESS || cmr_last_error_message()[0] != '\0',                                    \
+                  "%s failed with %s but left no message", #call, cmr_status_string(got_));                       \
   } while (0)
 
 #define ck_assert_ok(call) ck_assert_status(call, CMR_SUCCESS)
 
 /* The last message contains `text`. */
-#define ck_assert_message_has(text)                                                                \
-  ck_assert_msg(strstr(cmr_last_error_message(), (text)) != NULL,                                   \
-                "message \"%s\" does not contain \"%s\"", cmr_last_error_message(), (text))
+#define ck_assert_message_has(text)                                                                         \
+  ck_assert_msg(strstr(cmr_last_error_message(), (text)) != NULL, "message \"%s\" does not contain \"%s\"", \
+                cmr_last_error_message(), (text))
 
 /* Whether the build has CUDA but the machine no driver or device. Safe to
  * call in the runner: the question is asked in a child process. */
@@ -65,23 +65,23 @@ cmr_stream cmr_test_stream(void);
 
 typedef struct test_foreign {
   /* configuration */
-  size_t misalign;          /* added to every pointer allocate returns */
-  cmr_status fail_with;     /* allocate fails with this, silently, unless CMR_SUCCESS */
-  bool return_null;         /* allocate "succeeds" with NULL */
+  size_t misalign;      /* added to every pointer allocate returns */
+  cmr_status fail_with; /* allocate fails with this, silently, unless CMR_SUCCESS */
+  bool return_null;     /* allocate "succeeds" with NULL */
   unsigned properties;
-  size_t limit;             /* when nonzero, allocate fails with OUT_OF_MEMORY past this many outstanding bytes */
-  int fail_at;              /* when nonzero, the allocation numbered so (allocations counts from 1) fails
+  size_t limit; /* when nonzero, allocate fails with OUT_OF_MEMORY past this many outstanding bytes */
+  int fail_at;  /* when nonzero, the allocation numbered so (allocations counts from 1) fails
                                with OUT_OF_MEMORY, silently; the ones after it succeed again */
   /* what the runtime did */
-  size_t outstanding;       /* bytes allocated and not yet freed */
+  size_t outstanding; /* bytes allocated and not yet freed */
   int allocations;
   int deallocations;
-  int sync_allocations;     /* through allocate_sync / deallocate_sync */
+  int sync_allocations; /* through allocate_sync / deallocate_sync */
   int sync_deallocations;
   int retains;
   int releases;
   size_t last_bytes;
-  size_t last_alignment;    /* as the ops table saw it */
+  size_t last_alignment; /* as the ops table saw it */
   cmr_stream last_stream;
   void *last_freed;
 } test_foreign;

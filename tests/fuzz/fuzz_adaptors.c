@@ -32,7 +32,7 @@ static struct {
   size_t tracked_bytes;
   cmr_prefetch_resource *prefetch;
   cmr_failure_callback_resource *failure_callback;
-  unsigned retries;                 /* the callback says retry this many times in a row, then no */
+  unsigned retries;                        /* the callback says retry this many times in a row, then no */
   size_t callback_calls, streak, failures; /* its calls; failures: out of memory reaching the caller */
   cmr_logging_resource *logging;
   FILE *log;
@@ -82,12 +82,15 @@ static void cmr_fuzz_adaptors_create(cmr_fuzz_run *run, cmr_resource_ref upstrea
   uint8_t layers = cmr_fuzz_byte(&run->in), shape = cmr_fuzz_byte(&run->in);
   memset(&stack, 0, sizeof stack);
   stack.levels = 1;
-  cmr_fuzz_ok(run, cmr_pool_resource_create(upstream, CMR_SIZE(0), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &stack.pool), "pool_create");
+  cmr_fuzz_ok(run, cmr_pool_resource_create(upstream, CMR_SIZE(0), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &stack.pool),
+              "pool_create");
   cmr_resource_ref ref = cmr_pool_resource_ref(stack.pool);
   if (layers & 1) {
     stack.allocation_alignment = CMR_DEFAULT_ALIGNMENT << shape % 6;
     stack.threshold = cmr_fuzz_range(&run->in, 1, 1 << 16);
-    cmr_fuzz_ok(run, cmr_aligned_resource_create(ref, CMR_SIZE(stack.allocation_alignment), CMR_SIZE(stack.threshold), &stack.aligned),
+    cmr_fuzz_ok(run,
+                cmr_aligned_resource_create(ref, CMR_SIZE(stack.allocation_alignment), CMR_SIZE(stack.threshold),
+                                            &stack.aligned),
                 "aligned_create");
     ref = cmr_aligned_resource_ref(stack.aligned);
   }
@@ -164,7 +167,8 @@ static void cmr_fuzz_adaptors_push_pop(cmr_fuzz_run *run, uint8_t byte) {
   }
   cmr_status status = cmr_statistics_resource_pop_counters(stack.statistics);
   if (stack.levels == 1) {
-    if (status != CMR_ERROR_INVALID_ARGUMENT) cmr_fuzz_fail(run, "pop of the base level returned %s", cmr_status_string(status));
+    if (status != CMR_ERROR_INVALID_ARGUMENT)
+      cmr_fuzz_fail(run, "pop of the base level returned %s", cmr_status_string(status));
     return;
   }
   cmr_fuzz_ok(run, status, "pop_counters");
@@ -244,7 +248,8 @@ static size_t cmr_fuzz_rows(cmr_fuzz_run *run, const char *action) {
  * one of its upstream, so the order is free; top down is the natural one. */
 static void cmr_fuzz_adaptors_destroy(cmr_fuzz_run *run) {
   cmr_fuzz_ok(run, cmr_statistics_resource_destroy(stack.statistics), "statistics_destroy");
-  if (stack.thread_safe != NULL) cmr_fuzz_ok(run, cmr_thread_safe_resource_destroy(stack.thread_safe), "thread_safe_destroy");
+  if (stack.thread_safe != NULL)
+    cmr_fuzz_ok(run, cmr_thread_safe_resource_destroy(stack.thread_safe), "thread_safe_destroy");
   if (stack.logging != NULL) {
     cmr_fuzz_ok(run, cmr_logging_resource_destroy(stack.logging), "logging_destroy"); /* the last share: flushed */
     cmr_fuzz_expect(run, cmr_fuzz_rows(run, "allocate"), stack.allocations_logged, "the log's allocate rows");

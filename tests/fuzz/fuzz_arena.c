@@ -9,7 +9,8 @@ static size_t arena_size;
 
 static void cmr_fuzz_arena_create(cmr_fuzz_run *run, cmr_resource_ref upstream) {
   arena_size = cmr_fuzz_range(&run->in, 1, run->upstream.capacity >> 20) << 20;
-  cmr_fuzz_ok(run, cmr_arena_resource_create(upstream, CMR_SIZE(arena_size), false, "/dev/null", &arena), "arena_create");
+  cmr_fuzz_ok(run, cmr_arena_resource_create(upstream, CMR_SIZE(arena_size), false, "/dev/null", &arena),
+              "arena_create");
   run->top = cmr_arena_resource_ref(arena);
 }
 
@@ -24,6 +25,8 @@ static void cmr_fuzz_arena_check(cmr_fuzz_run *run) {
   cmr_fuzz_expect(run, run->upstream.bytes_out, arena_size, "bytes out from the upstream");
 }
 
-static void cmr_fuzz_arena_destroy(cmr_fuzz_run *run) { cmr_fuzz_ok(run, cmr_arena_resource_destroy(arena), "arena_destroy"); }
+static void cmr_fuzz_arena_destroy(cmr_fuzz_run *run) {
+  cmr_fuzz_ok(run, cmr_arena_resource_destroy(arena), "arena_destroy");
+}
 
 CMR_FUZZ_HARNESS(arena, 2 << 20, SIZE_MAX, .check = cmr_fuzz_arena_check, .reclaims_on_destroy = true)

@@ -35,7 +35,8 @@ static void cmr_fuzz_binning_add_bin(cmr_fuzz_run *run, uint8_t byte) {
   cmr_fuzz_ok(run, cmr_binning_resource_bin_count(binning, &after), "bin_count");
   cmr_fuzz_ok(run, cmr_binning_resource_bin_size_for(binning, size, &served), "bin_size_for");
   cmr_fuzz_expect(run, served, size, "the bin serving a just-added size");
-  if (after != before && after != before + 1) cmr_fuzz_fail(run, "add_bin took bin_count from %zu to %zu", before, after);
+  if (after != before && after != before + 1)
+    cmr_fuzz_fail(run, "add_bin took bin_count from %zu to %zu", before, after);
 }
 
 static void cmr_fuzz_binning_destroy(cmr_fuzz_run *run) {

@@ -39,8 +39,10 @@ static size_t cmr_fuzz_span_after(const cmr_fuzz_upstream *up, uintptr_t address
   size_t lo = 0, hi = up->count;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if (up->spans[mid].begin <= address) lo = mid + 1;
-    else hi = mid;
+    if (up->spans[mid].begin <= address)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo;
 }
@@ -115,8 +117,10 @@ static void cmr_fuzz_upstream_destroy(cmr_fuzz_run *run) {
   cmr_fuzz_expect(run, up->count, 0, "ranges still out from the upstream after destroy");
   cmr_fuzz_expect(run, up->bytes_out, 0, "bytes still out from the upstream after destroy");
   cmr_fuzz_ok(run, cmr_callback_resource_destroy(up->callback), "callback_destroy");
-  if (up->host) cmr_fuzz_ok(run, cmr_system_resource_destroy(up->system), "system_destroy");
-  else cmr_fuzz_ok(run, cmr_simulated_resource_destroy(up->simulated), "simulated_destroy");
+  if (up->host)
+    cmr_fuzz_ok(run, cmr_system_resource_destroy(up->system), "system_destroy");
+  else
+    cmr_fuzz_ok(run, cmr_simulated_resource_destroy(up->simulated), "simulated_destroy");
 }
 
 /* ---- blocks ----------------------------------------------------------------- */
@@ -237,10 +241,14 @@ static void cmr_fuzz_op_stream(cmr_fuzz_run *run) {
 
 static void cmr_fuzz_step(cmr_fuzz_run *run) {
   uint8_t op = cmr_fuzz_byte(&run->in) % 8;
-  if (op < 4) cmr_fuzz_op_allocate(run);
-  else if (op < 6) cmr_fuzz_op_free(run);
-  else if (op == 6) cmr_fuzz_op_stream(run);
-  else if (run->target->extra != NULL) run->target->extra(run, cmr_fuzz_byte(&run->in));
+  if (op < 4)
+    cmr_fuzz_op_allocate(run);
+  else if (op < 6)
+    cmr_fuzz_op_free(run);
+  else if (op == 6)
+    cmr_fuzz_op_stream(run);
+  else if (run->target->extra != NULL)
+    run->target->extra(run, cmr_fuzz_byte(&run->in));
   cmr_fuzz_check_inside(run);
   if (run->target->check != NULL) run->target->check(run);
 }

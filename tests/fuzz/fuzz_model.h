@@ -50,10 +50,10 @@ typedef struct cmr_fuzz_upstream {
   cmr_system_resource *system;
   cmr_simulated_resource *simulated;
   cmr_callback_resource *callback;
-  bool host;           /* system: blocks may be written */
-  size_t capacity;     /* most bytes out at once; more is refused (NULL) */
+  bool host;       /* system: blocks may be written */
+  size_t capacity; /* most bytes out at once; more is refused (NULL) */
   size_t bytes_out;
-  size_t refusals;     /* requests refused so far */
+  size_t refusals; /* requests refused so far */
   cmr_fuzz_span spans[CMR_FUZZ_MAX_RANGES];
   size_t count;
 } cmr_fuzz_upstream;
@@ -72,7 +72,7 @@ typedef struct cmr_fuzz_target {
   /* Model updates on a successful allocation / free (may be NULL). */
   void (*allocated)(struct cmr_fuzz_run *run, const cmr_fuzz_block *block);
   void (*freed)(struct cmr_fuzz_run *run, const cmr_fuzz_block *block);
-  void (*check)(struct cmr_fuzz_run *run);              /* counters against the model (may be NULL) */
+  void (*check)(struct cmr_fuzz_run *run);               /* counters against the model (may be NULL) */
   void (*extra)(struct cmr_fuzz_run *run, uint8_t byte); /* a target-specific operation (may be NULL) */
   /* Whether live blocks may be left for destroy to reclaim. */
   bool reclaims_on_destroy;
@@ -103,11 +103,9 @@ void cmr_fuzz_expect(const cmr_fuzz_run *run, size_t got, size_t want, const cha
 int cmr_fuzz_execute(const cmr_fuzz_target *target, const uint8_t *data, size_t size);
 
 /* Defines libFuzzer's entry point, running `target` over each input. */
-#define CMR_FUZZ_ENTRY(target)                                          \
-  int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);         \
-  int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {        \
-    return cmr_fuzz_execute(&(target), data, size);                     \
-  }
+#define CMR_FUZZ_ENTRY(target)                                  \
+  int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size); \
+  int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) { return cmr_fuzz_execute(&(target), data, size); }
 
 /* Defines the target of harness `resource` and the entry point that runs it.
  * The harness's functions are named after it: cmr_fuzz_<resource>_create,

@@ -39,6 +39,8 @@ static void cmr_fuzz_pool_check(cmr_fuzz_run *run) {
   }
 }
 
-static void cmr_fuzz_pool_destroy(cmr_fuzz_run *run) { cmr_fuzz_ok(run, cmr_pool_resource_destroy(pool), "pool_destroy"); }
+static void cmr_fuzz_pool_destroy(cmr_fuzz_run *run) {
+  cmr_fuzz_ok(run, cmr_pool_resource_destroy(pool), "pool_destroy");
+}
 
 CMR_FUZZ_HARNESS(pool, 1 << 20, SIZE_MAX, .check = cmr_fuzz_pool_check, .reclaims_on_destroy = true)

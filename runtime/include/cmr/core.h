@@ -38,21 +38,21 @@ extern "C" {
 
 typedef enum cmr_status {
   CMR_SUCCESS = 0,
-  CMR_ERROR_INVALID_ARGUMENT = 1,    /* a value outside what the call accepts */
-  CMR_ERROR_NULL_POINTER = 2,        /* a required pointer (out-parameter, handle) was NULL */
-  CMR_ERROR_INVALID_REF = 3,         /* a ref with a NULL ops table (zeroed, or never made) */
-  CMR_ERROR_DESTROYED_HANDLE = 4,    /* a handle used after its last release */
-  CMR_ERROR_BAD_ALIGNMENT = 5,       /* an alignment that is zero or not a power of two */
+  CMR_ERROR_INVALID_ARGUMENT = 1,      /* a value outside what the call accepts */
+  CMR_ERROR_NULL_POINTER = 2,          /* a required pointer (out-parameter, handle) was NULL */
+  CMR_ERROR_INVALID_REF = 3,           /* a ref with a NULL ops table (zeroed, or never made) */
+  CMR_ERROR_DESTROYED_HANDLE = 4,      /* a handle used after its last release */
+  CMR_ERROR_BAD_ALIGNMENT = 5,         /* an alignment that is zero or not a power of two */
   CMR_ERROR_UNSUPPORTED_ALIGNMENT = 6, /* a valid alignment the resource cannot honour */
-  CMR_ERROR_SIZE_OVERFLOW = 7,       /* a size that overflows once rounded or added */
+  CMR_ERROR_SIZE_OVERFLOW = 7,         /* a size that overflows once rounded or added */
   CMR_ERROR_OUT_OF_MEMORY = 8,
-  CMR_ERROR_UNKNOWN_DEVICE = 9,      /* a device id outside [0, device count) */
-  CMR_ERROR_NO_DEVICE = 10,          /* no CUDA driver or no CUDA device */
-  CMR_ERROR_CUDA = 11,               /* another CUDA error; the message names it */
-  CMR_ERROR_UNSUPPORTED = 12,        /* not available in this build or on this device */
-  CMR_ERROR_PROPERTY_MISSING = 13,   /* the resource lacks a property the caller requires */
-  CMR_ERROR_UNKNOWN_POINTER = 14,    /* a pointer the resource did not hand out */
-  CMR_ERROR_INTERNAL = 15            /* a broken invariant inside cmr (a bug: please report) */
+  CMR_ERROR_UNKNOWN_DEVICE = 9,    /* a device id outside [0, device count) */
+  CMR_ERROR_NO_DEVICE = 10,        /* no CUDA driver or no CUDA device */
+  CMR_ERROR_CUDA = 11,             /* another CUDA error; the message names it */
+  CMR_ERROR_UNSUPPORTED = 12,      /* not available in this build or on this device */
+  CMR_ERROR_PROPERTY_MISSING = 13, /* the resource lacks a property the caller requires */
+  CMR_ERROR_UNKNOWN_POINTER = 14,  /* a pointer the resource did not hand out */
+  CMR_ERROR_INTERNAL = 15          /* a broken invariant inside cmr (a bug: please report) */
 } cmr_status;
 
 /* A fixed English name for a status, e.g. "CMR_ERROR_OUT_OF_MEMORY". Never NULL. */
@@ -152,10 +152,10 @@ CMR_API cmr_status cmr_deallocate(cmr_resource_ref ref, void *ptr, size_t bytes,
 /* As above with an explicit power-of-two alignment. A resource that cannot
  * honour it returns CMR_ERROR_UNSUPPORTED_ALIGNMENT, never a less aligned
  * pointer. */
-CMR_API cmr_status cmr_allocate_aligned(cmr_resource_ref ref, size_t bytes, size_t alignment,
-                                        cmr_stream stream, void **out);
-CMR_API cmr_status cmr_deallocate_aligned(cmr_resource_ref ref, void *ptr, size_t bytes,
-                                          size_t alignment, cmr_stream stream);
+CMR_API cmr_status cmr_allocate_aligned(cmr_resource_ref ref, size_t bytes, size_t alignment, cmr_stream stream,
+                                        void **out);
+CMR_API cmr_status cmr_deallocate_aligned(cmr_resource_ref ref, void *ptr, size_t bytes, size_t alignment,
+                                          cmr_stream stream);
 
 /* Synchronous pair: the memory is ready to use when allocate returns and no
  * longer in use by any queued work when deallocate returns. */

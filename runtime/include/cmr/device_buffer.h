@@ -42,8 +42,7 @@ CMR_API cmr_status cmr_device_buffer_resource(const cmr_device_buffer *buffer, c
 
 /* Copy `bytes` (at most the size) from the start of the buffer to host memory
  * at `destination`, and wait for the copy to finish. */
-CMR_API cmr_status cmr_device_buffer_copy_to_host(const cmr_device_buffer *buffer, void *destination,
-                                                  size_t bytes);
+CMR_API cmr_status cmr_device_buffer_copy_to_host(const cmr_device_buffer *buffer, void *destination, size_t bytes);
 /* Copy `bytes` (at most the size) from host or device memory at `source` to
  * the start of the buffer, ordered on the buffer's stream. */
 CMR_API cmr_status cmr_device_buffer_copy_from(cmr_device_buffer *buffer, const void *source, size_t bytes);

@@ -5,15 +5,15 @@
 #define CMR_EXPORT_H
 
 #if defined(_WIN32)
-#  if defined(CMR_BUILDING_SHARED)
-#    define CMR_API __declspec(dllexport)
-#  elif defined(CMR_STATIC)
-#    define CMR_API
-#  else
-#    define CMR_API __declspec(dllimport)
-#  endif
+#if defined(CMR_BUILDING_SHARED)
+#define CMR_API __declspec(dllexport)
+#elif defined(CMR_STATIC)
+#define CMR_API
 #else
-#  define CMR_API __attribute__((visibility("default")))
+#define CMR_API __declspec(dllimport)
+#endif
+#else
+#define CMR_API __attribute__((visibility("default")))
 #endif
 
 #endif /* CMR_EXPORT_H */

@@ -24,7 +24,7 @@ cmr_status cmr_backend_set_device(int device);
  * Entering costs one cudaGetDevice when `device` is current already, and
  * leaving nothing then. */
 typedef struct cmr_backend_device_guard {
-  int previous; /* the caller's current device */
+  int previous;  /* the caller's current device */
   bool switched; /* whether enter made another device current */
 } cmr_backend_device_guard;
 cmr_status cmr_backend_device_enter(int device, cmr_backend_device_guard *guard);
@@ -56,8 +56,8 @@ bool cmr_backend_stream_destroyed(cmr_stream stream);
 cmr_status cmr_backend_stream_id(cmr_stream stream, uint64_t *out);
 /* What kind of stream a handle names, known without asking the driver. */
 typedef enum cmr_backend_stream_kind {
-  CMR_BACKEND_STREAM_MADE,             /* one made by cudaStreamCreate (or a host token) */
-  CMR_BACKEND_STREAM_LEGACY_DEFAULT,   /* NULL or cudaStreamLegacy: one stream for the process */
+  CMR_BACKEND_STREAM_MADE,              /* one made by cudaStreamCreate (or a host token) */
+  CMR_BACKEND_STREAM_LEGACY_DEFAULT,    /* NULL or cudaStreamLegacy: one stream for the process */
   CMR_BACKEND_STREAM_PER_THREAD_DEFAULT /* cudaStreamPerThread: each thread's own stream */
 } cmr_backend_stream_kind;
 cmr_backend_stream_kind cmr_backend_stream_kind_of(cmr_stream stream);

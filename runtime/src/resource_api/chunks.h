@@ -18,7 +18,7 @@ typedef struct cmr_chunk {
 typedef struct cmr_chunks {
   const char *owner; /* names the resource in messages */
   cmr_resource_ref upstream;
-  size_t maximum;    /* most bytes in all; SIZE_MAX for no limit */
+  size_t maximum; /* most bytes in all; SIZE_MAX for no limit */
   pthread_mutex_t lock;
   cmr_chunk *items;
   size_t count;

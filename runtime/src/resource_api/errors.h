@@ -7,9 +7,9 @@
 #include <cmr/cmr.h>
 
 #if defined(__GNUC__)
-#  define CMR_PRINTF(fmt_index, args_index) __attribute__((format(printf, fmt_index, args_index)))
+#define CMR_PRINTF(fmt_index, args_index) __attribute__((format(printf, fmt_index, args_index)))
 #else
-#  define CMR_PRINTF(fmt_index, args_index)
+#define CMR_PRINTF(fmt_index, args_index)
 #endif
 
 /* Record `status` with a formatted message as this thread's last error and

@@ -134,8 +134,7 @@ size_t cmr_free_blocks_largest(const cmr_free_blocks *set);
  * without a prefix, as the suffix, giving its span to *out. A suffix always
  * has span 0. Fails only for want of host memory for a record, leaving the
  * set as it was. */
-cmr_status cmr_free_blocks_take(cmr_free_blocks *set, cmr_block *block, size_t size, size_t alignment,
-                                cmr_block **out);
+cmr_status cmr_free_blocks_take(cmr_free_blocks *set, cmr_block *block, size_t size, size_t alignment, cmr_block **out);
 
 /* Moves every block of `from` into `into`, merging; `from` ends empty. */
 void cmr_free_blocks_absorb(cmr_free_blocks *into, cmr_free_blocks *from);

@@ -16,7 +16,7 @@
 #include <stdbool.h>
 
 #ifndef CMR_CHECK_INVARIANTS
-#  define CMR_CHECK_INVARIANTS 0
+#define CMR_CHECK_INVARIANTS 0
 #endif
 
 /* Prints "cmr: invariant broken at FILE:LINE: WHY" on stderr and aborts. */
@@ -25,17 +25,17 @@ _Noreturn void cmr_invariant_failed(const char *file, int line, const char *why)
 /* CMR_CHECK(check(structure, &why)): in a checking build, calls the check
  * (a bool function whose last argument is `const char **why`) and aborts
  * with its reason when it fails. */
-#define CMR_CHECK(call_with_why)                                         \
-  do {                                                                   \
-    if (CMR_CHECK_INVARIANTS) {                                          \
-      const char *why = "(no reason given)";                             \
+#define CMR_CHECK(call_with_why)                                           \
+  do {                                                                     \
+    if (CMR_CHECK_INVARIANTS) {                                            \
+      const char *why = "(no reason given)";                               \
       if (!(call_with_why)) cmr_invariant_failed(__FILE__, __LINE__, why); \
-    }                                                                    \
+    }                                                                      \
   } while (0)
 
 /* CMR_INVARIANT(condition): one condition, checked in a checking build. */
-#define CMR_INVARIANT(condition)                                                       \
-  do {                                                                                 \
+#define CMR_INVARIANT(condition)                                                                    \
+  do {                                                                                              \
     if (CMR_CHECK_INVARIANTS && !(condition)) cmr_invariant_failed(__FILE__, __LINE__, #condition); \
   } while (0)
 

@@ -48,7 +48,7 @@ cmr_status cmr_ledger_allocate(cmr_ledger *ledger, const char *owner, const void
 /* Releases `ptr` only if it is recorded with `tag` and `bytes`, else the
  * status above and nothing changes; if the release fails, it stays recorded. */
 cmr_status cmr_ledger_deallocate(cmr_ledger *ledger, const char *owner, const void *tag,
-                                 const cmr_ledger_memory *memory, void *impl, void *ptr, size_t bytes,
-                                 size_t alignment, cmr_stream stream);
+                                 const cmr_ledger_memory *memory, void *impl, void *ptr, size_t bytes, size_t alignment,
+                                 cmr_stream stream);
 
 #endif /* CMR_LEDGER_H */

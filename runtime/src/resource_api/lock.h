@@ -19,7 +19,8 @@ typedef struct cmr_lock {
   _Atomic int state;
 } cmr_lock;
 
-#define CMR_LOCK_INIT {0}
+#define CMR_LOCK_INIT \
+  { 0 }
 
 void cmr_lock_acquire_contended(cmr_lock *lock);
 void cmr_lock_wake_one(cmr_lock *lock);

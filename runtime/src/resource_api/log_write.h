@@ -15,11 +15,11 @@
 #include <cmr/log.h>
 
 #if defined(__GNUC__)
-#  define CMR_LOG_PRINTF(fmt_index, args_index) __attribute__((format(printf, fmt_index, args_index)))
-#  define CMR_LOG_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define CMR_LOG_PRINTF(fmt_index, args_index) __attribute__((format(printf, fmt_index, args_index)))
+#define CMR_LOG_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #else
-#  define CMR_LOG_PRINTF(fmt_index, args_index)
-#  define CMR_LOG_UNLIKELY(x) (x)
+#define CMR_LOG_PRINTF(fmt_index, args_index)
+#define CMR_LOG_UNLIKELY(x) (x)
 #endif
 
 /* The threshold now, or CMR_LOG_UNREAD before the environment is read. */
@@ -39,8 +39,8 @@ static inline bool cmr_log_enabled(cmr_log_level level) {
 /* Formats and writes one line at `level` (already known to be enabled). */
 void cmr_log_write(cmr_log_level level, const char *format, ...) CMR_LOG_PRINTF(2, 3);
 
-#define cmr_log(level, ...)                                  \
-  do {                                                       \
+#define cmr_log(level, ...)                                        \
+  do {                                                             \
     if (cmr_log_enabled(level)) cmr_log_write(level, __VA_ARGS__); \
   } while (0)
 

@@ -110,14 +110,12 @@ static inline cmr_object *cmr_object_peek(const void *token) {
 /* Gives `object` (from malloc/calloc, its type set) a slot and one share,
  * the caller's; *token names it. On failure (CMR_ERROR_OUT_OF_MEMORY: no
  * slot) the object is untouched and still the caller's to free. */
-cmr_status cmr_object_register(cmr_object *object, const cmr_object_type *type, const char *what,
-                               void **token);
+cmr_status cmr_object_register(cmr_object *object, const cmr_object_type *type, const char *what, void **token);
 /* The live object `token` names, of type `type` (NULL: any type). NULL
  * token: CMR_ERROR_NULL_POINTER; dead or not a token:
  * CMR_ERROR_DESTROYED_HANDLE; another type: CMR_ERROR_INVALID_ARGUMENT;
  * each with "<what>: ..." in the message. */
-cmr_status cmr_object_resolve(const void *token, const cmr_object_type *type, const char *what,
-                              cmr_object **out);
+cmr_status cmr_object_resolve(const void *token, const cmr_object_type *type, const char *what, cmr_object **out);
 /* Take one more share; CMR_ERROR_DESTROYED_HANDLE when the object is dead
  * or its last share is being released. */
 cmr_status cmr_object_retain(const void *token, const char *what);
@@ -133,8 +131,7 @@ cmr_status cmr_handle_make(const void *token, const char *what, void **handle);
 /* The object token of a live handle (errors as cmr_object_resolve). */
 cmr_status cmr_handle_target(const void *handle, const char *what, void **token);
 /* The object of a live handle, of type `type` (NULL: any). */
-cmr_status cmr_handle_object(const void *handle, const cmr_object_type *type, const char *what,
-                             cmr_object **out);
+cmr_status cmr_handle_object(const void *handle, const cmr_object_type *type, const char *what, cmr_object **out);
 /* Ends the handle and drops its share. NULL is a no-op (CMR_SUCCESS); a
  * handle already destroyed is CMR_ERROR_DESTROYED_HANDLE. */
 cmr_status cmr_handle_destroy(const void *handle, const char *what);

@@ -8,15 +8,15 @@
 #include "internal.h"
 
 typedef enum cmr_stack_type {
-  CMR_STACK_SIZE,        /* size_t: 1GiB, 512KB, 4096, 80% */
+  CMR_STACK_SIZE, /* size_t: 1GiB, 512KB, 4096, 80% */
   CMR_STACK_INT,
-  CMR_STACK_BOOL,        /* true, false */
+  CMR_STACK_BOOL, /* true, false */
   CMR_STACK_DOUBLE,
-  CMR_STACK_STRING,      /* "quoted" */
-  CMR_STACK_ENUM,        /* one of the parameter's value names */
-  CMR_STACK_PROPERTIES,  /* device_accessible|host_accessible, or none */
-  CMR_STACK_RESOURCE,    /* an expression */
-  CMR_STACK_UNWRITABLE   /* pointers and callbacks: only their defaults */
+  CMR_STACK_STRING,     /* "quoted" */
+  CMR_STACK_ENUM,       /* one of the parameter's value names */
+  CMR_STACK_PROPERTIES, /* device_accessible|host_accessible, or none */
+  CMR_STACK_RESOURCE,   /* an expression */
+  CMR_STACK_UNWRITABLE  /* pointers and callbacks: only their defaults */
 } cmr_stack_type;
 
 /* A size or int is optional (core.h): "not set" asks the constructor for

@@ -59,14 +59,14 @@ typedef enum cmr_fit {
 } cmr_fit;
 
 typedef enum cmr_stream_keying {
-  CMR_KEY_PER_STREAM,                   /* one list per stream */
-  CMR_KEY_DEFAULT_STREAM_PER_THREAD     /* and one per thread for the default streams */
+  CMR_KEY_PER_STREAM,               /* one list per stream */
+  CMR_KEY_DEFAULT_STREAM_PER_THREAD /* and one per thread for the default streams */
 } cmr_stream_keying;
 
 /* `owner` names the resource in messages ("pool"); `handed_out` is its map
  * of the blocks it handed out (the lists hand some out themselves: below). */
-cmr_status cmr_stream_lists_create(const char *owner, cmr_fit fit, cmr_stream_keying keying,
-                                   cmr_block_map *handed_out, cmr_stream_lists **out);
+cmr_status cmr_stream_lists_create(const char *owner, cmr_fit fit, cmr_stream_keying keying, cmr_block_map *handed_out,
+                                   cmr_stream_lists **out);
 /* Deletes every free block record and event (the memory is the caller's). */
 void cmr_stream_lists_destroy(cmr_stream_lists *lists);
 
@@ -119,8 +119,8 @@ cmr_status cmr_stream_lists_take(cmr_stream_lists *lists, cmr_stream stream, siz
  * (cmr_stream_lists_take_back), which no other stream's thread takes.
  * Otherwise *handed is NULL and *out the block taken from another stream's
  * list (NULL when none has a fit), as cmr_stream_lists_take gives it. */
-cmr_status cmr_stream_lists_take_or_hand_out(cmr_stream_lists *lists, cmr_stream stream, size_t size,
-                                             size_t alignment, size_t bytes, void **handed, cmr_block **out);
+cmr_status cmr_stream_lists_take_or_hand_out(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment,
+                                             size_t bytes, void **handed, cmr_block **out);
 /* The same from `stream`'s own list only (never waiting): the arena, which
  * tries a new superblock before another stream's list. */
 cmr_status cmr_stream_lists_take_own_or_hand_out(cmr_stream_lists *lists, cmr_stream stream, size_t size,
@@ -155,8 +155,8 @@ cmr_status cmr_stream_lists_reclaim(cmr_stream_lists *lists, cmr_stream stream, 
  * list, once the host has waited for the work ordered before its free, and
  * passes each to `release`, which then owns the record. `release` runs
  * with a list's lock held: it must not call into `lists`. */
-cmr_status cmr_stream_lists_release_units(cmr_stream_lists *lists,
-                                          void (*release)(cmr_block *block, void *arg), void *arg);
+cmr_status cmr_stream_lists_release_units(cmr_stream_lists *lists, void (*release)(cmr_block *block, void *arg),
+                                          void *arg);
 
 /* The same for every free block, whole unit or not (the arena's last
  * defragmentation step: a superblock partly in use gives its free pieces
@@ -179,7 +179,7 @@ bool cmr_stream_lists_valid(cmr_stream_lists *lists, const char **why);
 /* Free blocks and bytes over all lists, and how many lists there are. */
 void cmr_stream_lists_totals(cmr_stream_lists *lists, size_t *blocks, size_t *bytes, size_t *list_count);
 /* Calls `visit` on each free block, list by list (for dumps). */
-void cmr_stream_lists_each(cmr_stream_lists *lists,
-                           void (*visit)(uint64_t key, const cmr_block *block, void *arg), void *arg);
+void cmr_stream_lists_each(cmr_stream_lists *lists, void (*visit)(uint64_t key, const cmr_block *block, void *arg),
+                           void *arg);
 
 #endif /* CMR_STREAM_LISTS_H */

@@ -24,8 +24,8 @@ void cmr_suballocator_hand_out(cmr_block_map *handed_out, cmr_block *block, size
  * (out of line, so that the common path stays light): `block` (found, or
  * NULL) is handed out, growing first if need be. */
 cmr_status cmr_suballocator_find(cmr_stream_lists *lists, cmr_block_map *handed_out, pthread_mutex_t *growth,
-                                 size_t size, size_t alignment, size_t bytes, cmr_stream stream,
-                                 cmr_grow_function grow, void *resource, cmr_block *block, void **out);
+                                 size_t size, size_t alignment, size_t bytes, cmr_stream stream, cmr_grow_function grow,
+                                 void *resource, cmr_block *block, void **out);
 
 /* `size` bytes at `alignment` for `stream`, handed out for a request of
  * `bytes` (its address in *out): a recent block of the very size at once,
@@ -33,10 +33,9 @@ cmr_status cmr_suballocator_find(cmr_stream_lists *lists, cmr_block_map *handed_
  * again (another thread may just have grown the resource, so threads that
  * all miss at once grow it once), else `grow`. Inline: the path of every
  * allocation. */
-static inline __attribute__((always_inline)) cmr_status
-cmr_suballocator_allocate(cmr_stream_lists *lists, cmr_block_map *handed_out, pthread_mutex_t *growth, size_t size,
-                          size_t alignment, size_t bytes, cmr_stream stream, cmr_grow_function grow, void *resource,
-                          void **out) {
+static inline __attribute__((always_inline)) cmr_status cmr_suballocator_allocate(
+    cmr_stream_lists *lists, cmr_block_map *handed_out, pthread_mutex_t *growth, size_t size, size_t alignment,
+    size_t bytes, cmr_stream stream, cmr_grow_function grow, void *resource, void **out) {
   cmr_block *block = NULL;
   cmr_status status = cmr_stream_lists_take_or_hand_out(lists, stream, size, alignment, bytes, out, &block);
   if (status != CMR_SUCCESS || *out != NULL) return status;
