@@ -434,6 +434,9 @@ void cmr_free_blocks_remove(cmr_free_blocks *set, cmr_block *block) {
 
 /* ---- finding -------------------------------------------------------------------------- */
 
+/* How many blocks of the request's own class a good-fit take looks at first. */
+enum { cmr_own_class_looks = 8 };
+
 cmr_block *cmr_free_blocks_best_fit(const cmr_free_blocks *set, size_t needed) {
   size_t granules = (needed >> cmr_granule_bits) + ((needed & ((1u << cmr_granule_bits) - 1)) != 0);
   if (set->count == 0 || granules > (SIZE_MAX >> cmr_granule_bits)) return NULL;
@@ -441,6 +444,15 @@ cmr_block *cmr_free_blocks_best_fit(const cmr_free_blocks *set, size_t needed) {
   /* Every block of `own` fits when `needed` is its floor; else the next
    * class is the first whose every block does. */
   unsigned first = own + (cmr_class_floor(own) != granules);
+  /* A block of the request's own class that fits leaves less behind than
+   * any of the next: the first few are looked at before the next class
+   * (bounded, so a take stays O(1); the replay's held/peak depends on it). */
+  if (first != own && cmr_class_used(set, own)) {
+    cmr_block *block = set->classes[own / cmr_class_steps][own % cmr_class_steps];
+    for (unsigned looked = 0; block != NULL && looked < cmr_own_class_looks; ++looked, block = block->in_class[1]) {
+      if (block->size >= needed) return block;
+    }
+  }
   cmr_block *found = first < cmr_class_count ? cmr_first_from(set, first) : NULL;
   if (found != NULL || first == own || !cmr_class_used(set, own)) return found;
   found = set->classes[own / cmr_class_steps][own % cmr_class_steps];
