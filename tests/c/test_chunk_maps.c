@@ -267,18 +267,11 @@ END_TEST
 
 static Suite *chunk_maps_suite(void) {
   Suite *suite = suite_create("chunk_maps");
-  TCase *tcase = tcase_create("core");
-  tcase_add_test(tcase, address_map_holds_after_inserts_and_removes);
-  tcase_add_test(tcase, address_map_entry_moved_to_another_address);
-  tcase_add_test(tcase, address_map_address_twice);
-  tcase_add_test(tcase, address_map_count_off);
-  tcase_add_test(tcase, address_map_large_checks_the_changed_bucket);
-  tcase_add_test(tcase, block_map_holds_after_inserts_and_removes);
-  tcase_add_test(tcase, block_map_size_changed_behind_its_back);
-  tcase_add_test(tcase, block_map_block_moved);
-  tcase_add_test(tcase, chunks_hold_after_growing_and_giving_back);
-  tcase_add_test(tcase, chunks_broken_on_purpose);
-  suite_add_tcase(suite, tcase);
+  cmr_test_case(suite, "core", NULL, NULL, address_map_holds_after_inserts_and_removes,
+                address_map_entry_moved_to_another_address, address_map_address_twice, address_map_count_off,
+                address_map_large_checks_the_changed_bucket, block_map_holds_after_inserts_and_removes,
+                block_map_size_changed_behind_its_back, block_map_block_moved,
+                chunks_hold_after_growing_and_giving_back, chunks_broken_on_purpose);
   return suite;
 }
 

@@ -186,16 +186,9 @@ END_TEST
 
 static Suite *simulated_suite(void) {
   Suite *suite = suite_create("simulated");
-  TCase *tcase = tcase_create("simulated");
-  tcase_add_test(tcase, test_counters_follow_allocations);
-  tcase_add_test(tcase, test_capacity_bounds_bytes_in_use);
-  tcase_add_test(tcase, test_large_alignment);
-  tcase_add_test(tcase, test_refused_frees_change_nothing);
-  tcase_add_test(tcase, test_bad_arguments);
-  tcase_add_test(tcase, test_pool_over_simulated);
-  tcase_add_test(tcase, test_leaf_of_a_stack);
-  tcase_add_test(tcase, test_copies_refused);
-  suite_add_tcase(suite, tcase);
+  cmr_test_case(suite, "simulated", NULL, NULL, test_counters_follow_allocations, test_capacity_bounds_bytes_in_use,
+                test_large_alignment, test_refused_frees_change_nothing, test_bad_arguments, test_pool_over_simulated,
+                test_leaf_of_a_stack, test_copies_refused);
   return suite;
 }
 
