@@ -53,15 +53,12 @@ struct cmr_arena_impl {
   cmr_arena_params params;    /* first: what it was created with (impl.h) */
   cmr_chunks upstream_memory; /* one chunk, of arena_size bytes at base */
   char *base;
-  size_t arena_size;
   /* The global arena: every byte no stream's or thread's arena holds. */
   pthread_mutex_t global_lock;
   cmr_free_blocks global;
   _Atomic size_t superblocks; /* held by the streams' and threads' arenas */
   cmr_stream_lists *lists;
   cmr_block_map *handed_out;
-  bool dump_log_on_failure;
-  char *dump_path;
   FILE *dump_file;           /* stderr for an empty dump_path */
   pthread_mutex_t dump_lock; /* so that two dumps never interleave */
 };
@@ -94,7 +91,7 @@ static void dump_list_block(uint64_t key, const cmr_block *block, void *arg) {
  * allocate. */
 static void write_dump(cmr_arena_impl *impl, FILE *out, const char *reason) {
   fprintf(out, "cmr arena %p: %s\n", (void *)impl, reason);
-  fprintf(out, "  arena_size %zu bytes from the upstream at %p\n", impl->arena_size, (void *)impl->base);
+  fprintf(out, "  arena_size %zu bytes from the upstream at %p\n", impl->params.arena_size, (void *)impl->base);
   cmr_mutex_lock(&impl->global_lock);
   fprintf(out, "  global arena: %zu free ranges, %zu bytes\n", impl->global.count, impl->global.bytes);
   cmr_free_blocks_each(&impl->global, dump_global_range, out);
@@ -118,12 +115,13 @@ static cmr_status dump_to_destination(cmr_arena_impl *impl, const char *reason) 
   pthread_mutex_unlock(&impl->dump_lock);
   if (!failed) return CMR_SUCCESS;
   return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "arena: writing the dump to %s failed: %s",
-                   impl->dump_path[0] != '\0' ? impl->dump_path : "stderr", strerror(error));
+                   impl->params.dump_path[0] != '\0' ? impl->params.dump_path : "stderr", strerror(error));
 }
 
-static cmr_status open_dump_destination(cmr_arena_impl *impl, const char *dump_path) {
-  impl->dump_path = strdup(dump_path);
-  if (impl->dump_path == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "arena: no host memory for dump_path");
+/* The dump's destination, params.dump_path (the wrapper's copy, which
+ * lives as long as the arena): stderr when empty. */
+static cmr_status open_dump_destination(cmr_arena_impl *impl) {
+  const char *dump_path = impl->params.dump_path;
   if (dump_path[0] == '\0') {
     impl->dump_file = stderr;
     return CMR_SUCCESS;
@@ -147,7 +145,6 @@ static void release_everything(cmr_arena_impl *impl) {
   cmr_free_blocks_clear(&impl->global);
   cmr_chunks_release_all(&impl->upstream_memory);
   if (impl->dump_file != NULL && impl->dump_file != stderr) fclose(impl->dump_file);
-  free(impl->dump_path);
   pthread_mutex_destroy(&impl->global_lock);
   pthread_mutex_destroy(&impl->dump_lock);
 }
@@ -157,14 +154,14 @@ static void release_everything(cmr_arena_impl *impl) {
  * neighbours, and nothing lies before the upstream block to merge with. */
 static cmr_status take_arena_memory(cmr_arena_impl *impl) {
   cmr_chunk chunk;
-  cmr_status status =
-      cmr_chunks_grow(&impl->upstream_memory, impl->arena_size, impl->arena_size, CMR_DEFAULT_STREAM, &chunk);
-  if (status != CMR_SUCCESS) return cmr_error_context(status, "taking arena_size %zu bytes", impl->arena_size);
+  cmr_status status = cmr_chunks_grow(&impl->upstream_memory, impl->params.arena_size, impl->params.arena_size,
+                                      CMR_DEFAULT_STREAM, &chunk);
+  if (status != CMR_SUCCESS) return cmr_error_context(status, "taking arena_size %zu bytes", impl->params.arena_size);
   impl->base = chunk.address;
   /* Every stream may use the memory from now on, not only the default one. */
   status = cmr_backend_stream_synchronize(CMR_DEFAULT_STREAM);
   cmr_block *range = NULL;
-  if (status == CMR_SUCCESS) status = cmr_block_new(impl->base, impl->arena_size, 0, &range);
+  if (status == CMR_SUCCESS) status = cmr_block_new(impl->base, impl->params.arena_size, 0, &range);
   if (status == CMR_SUCCESS) cmr_free_blocks_insert(&impl->global, range);
   return status;
 }
@@ -172,13 +169,11 @@ static cmr_status take_arena_memory(cmr_arena_impl *impl) {
 cmr_status cmr_arena_impl_init(cmr_arena_impl *impl) {
   const cmr_arena_params *params = &impl->params;
   cmr_chunks_init(&impl->upstream_memory, "arena", params->upstream, params->arena_size);
-  impl->arena_size = params->arena_size;
-  impl->dump_log_on_failure = params->dump_log_on_failure;
   pthread_mutex_init(&impl->global_lock, NULL);
   pthread_mutex_init(&impl->dump_lock, NULL);
   cmr_free_blocks_init_by_address(&impl->global);
   atomic_init(&impl->superblocks, 0);
-  cmr_status status = open_dump_destination(impl, params->dump_path);
+  cmr_status status = open_dump_destination(impl);
   if (status == CMR_SUCCESS) status = cmr_block_map_create(&impl->handed_out);
   if (status == CMR_SUCCESS) {
     status = cmr_stream_lists_create("arena", CMR_FIT_FIRST, CMR_KEY_DEFAULT_STREAM_PER_THREAD, impl->handed_out,
@@ -307,17 +302,17 @@ static cmr_status out_of_memory(cmr_arena_impl *impl, size_t bytes, size_t align
            (void *)stream);
   size_t global_free = 0;
   cmr_arena_impl_global_free_bytes(impl, &global_free);
-  cmr_status dumped = impl->dump_log_on_failure ? dump_to_destination(impl, failure) : CMR_SUCCESS;
+  cmr_status dumped = impl->params.dump_log_on_failure ? dump_to_destination(impl, failure) : CMR_SUCCESS;
   char dump_failure[256] = "";
   if (dumped != CMR_SUCCESS) snprintf(dump_failure, sizeof dump_failure, " (%s)", cmr_last_error_message());
-  if (superblock > impl->arena_size) {
+  if (superblock > impl->params.arena_size) {
     return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "arena: %s: it needs %zu bytes, more than the arena_size %zu%s", failure,
-                     superblock, impl->arena_size, dump_failure);
+                     superblock, impl->params.arena_size, dump_failure);
   }
   return cmr_error(CMR_ERROR_OUT_OF_MEMORY,
                    "arena: %s: no arena has a fit and the global arena (%zu of %zu bytes free) has no superblock of "
                    "%zu bytes, even after defragmenting%s",
-                   failure, global_free, impl->arena_size, superblock, dump_failure);
+                   failure, global_free, impl->params.arena_size, superblock, dump_failure);
 }
 
 /* ---- the resource --------------------------------------------------------------------------- */
@@ -330,7 +325,7 @@ static __attribute__((noinline)) cmr_status allocate_beyond_recent(cmr_arena_imp
                                                                    cmr_block *block, void **out) {
   size_t superblock = superblock_size(size, alignment);
   /* A request bigger than the whole arena fails without defragmenting. */
-  if (block == NULL && superblock <= impl->arena_size) {
+  if (block == NULL && superblock <= impl->params.arena_size) {
     cmr_status status = serve_beyond_own(impl, size, alignment, stream, &block);
     if (status == CMR_SUCCESS && block == NULL) status = defragment_and_retry(impl, size, alignment, stream, &block);
     if (status != CMR_SUCCESS) return status;

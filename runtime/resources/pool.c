@@ -18,7 +18,6 @@
 struct cmr_pool_impl {
   cmr_pool_params params; /* first: what it was created with (impl.h) */
   cmr_chunks chunks;
-  size_t maximum_growth; /* most bytes a growth takes beyond what a request needs */
   /* Held while deciding to grow, so that threads that all miss at once grow
    * the pool once, and the others find the new chunk when they look again. */
   pthread_mutex_t growth;
@@ -36,7 +35,7 @@ CMR_IMPL_LAYOUT(pool);
 static cmr_status cmr_pool_add_chunk(cmr_pool_impl *impl, size_t least, size_t size, size_t alignment,
                                      cmr_stream stream, cmr_block **out) {
   size_t held = cmr_chunks_bytes(&impl->chunks);
-  size_t step = held < impl->maximum_growth ? held : impl->maximum_growth;
+  size_t step = held < impl->params.maximum_growth ? held : impl->params.maximum_growth;
   cmr_chunk chunk;
   cmr_status status = cmr_chunks_grow(&impl->chunks, least, step > least ? step : least, stream, &chunk);
   if (status == CMR_SUCCESS && out == NULL) status = cmr_backend_stream_synchronize(stream);
@@ -70,7 +69,6 @@ static cmr_status cmr_pool_grow(void *resource, size_t size, size_t alignment, c
 cmr_status cmr_pool_impl_init(cmr_pool_impl *impl) {
   const cmr_pool_params *params = &impl->params;
   cmr_chunks_init(&impl->chunks, "pool", params->upstream, params->maximum_pool_size);
-  impl->maximum_growth = params->maximum_growth;
   pthread_mutex_init(&impl->growth, NULL);
   cmr_status status = cmr_block_map_create(&impl->handed_out);
   if (status == CMR_SUCCESS) {
