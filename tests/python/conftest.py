@@ -36,6 +36,28 @@ def pytest_collection_modifyitems(config, items):
 needs_gpu = pytest.mark.skipif(not GPU, reason="needs a CUDA build and a GPU")
 
 
+def made_or_skip(factory):
+    """The resource `factory` makes, or a skip where this device lacks what it
+    needs (as the C battery skips on CMR_ERROR_UNSUPPORTED: e.g. sam_headroom
+    without pageable memory access). The generated resource tests use it."""
+    try:
+        return factory()
+    except RuntimeError as error:
+        if CUDA_BUILD and "CMR_ERROR_UNSUPPORTED" in str(error):
+            pytest.skip(f"this device cannot make it: {error}")
+        raise
+
+
+def exercise_resource(resource):
+    """Allocates and frees a few sizes through the resource's ref (the
+    generated resource tests)."""
+    for nbytes in (1, 1000, 4096, 100_000):
+        ptr = resource.allocate(nbytes)
+        assert ptr != 0 and ptr % 256 == 0
+        resource.deallocate(ptr, nbytes)
+    assert resource.allocate(0) == 0
+
+
 @pytest.fixture
 def host_mr():
     """A resource every build has: host memory."""

@@ -6,47 +6,21 @@
 import pytest
 
 from cmr import mr
-from conftest import CUDA_BUILD, GPU
+from conftest import CUDA_BUILD, GPU, exercise_resource, host_mr, made_or_skip  # noqa: F401 (host_mr: the fixture)
 
 # A CUDA build without a GPU runs none of the Python suites (conftest.py).
 AVAILABLE = GPU or not CUDA_BUILD
 needs_resource = pytest.mark.skipif(not AVAILABLE, reason="the sam_headroom resource is not in this build or needs a GPU")
 
 
-@pytest.fixture
-def host_mr():
-    return mr.SystemMemoryResource()
-
-
-def _made(factory):
-    """The resource, or a skip where this device lacks what it needs (as the
-    C battery skips on CMR_ERROR_UNSUPPORTED: e.g. sam_headroom without
-    pageable memory access)."""
-    try:
-        return factory()
-    except RuntimeError as error:
-        if CUDA_BUILD and "CMR_ERROR_UNSUPPORTED" in str(error):
-            pytest.skip(f"this device cannot make it: {error}")
-        raise
-
-
-def _exercise(resource):
-    """Allocates and frees a few sizes through the resource's ref."""
-    for nbytes in (1, 1000, 4096, 100_000):
-        ptr = resource.allocate(nbytes)
-        assert ptr != 0 and ptr % 256 == 0
-        resource.deallocate(ptr, nbytes)
-    assert resource.allocate(0) == 0
-
-
 @needs_resource
 def test_sam_headroom_with_defaults(host_mr):
-    resource = _made(lambda: mr.SamHeadroomMemoryResource(headroom=0))
+    resource = made_or_skip(lambda: mr.SamHeadroomMemoryResource(headroom=0))
     assert resource.type_name == "sam_headroom"
-    _exercise(resource)
+    exercise_resource(resource)
 
 
 @needs_resource
 def test_sam_headroom_with_explicit_arguments(host_mr):
-    resource = _made(lambda: mr.SamHeadroomMemoryResource(headroom=0))
-    _exercise(resource)
+    resource = made_or_skip(lambda: mr.SamHeadroomMemoryResource(headroom=0))
+    exercise_resource(resource)
