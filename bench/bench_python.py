@@ -19,7 +19,7 @@
    CuPy, PyTorch or a GPU.
 
     PYTHONPATH=build/<dir>/python python3 bench/bench_python.py [--bytes N ...] [--pairs N] [--repeat N]
-        [--runs N] [--steps N] [--csv FILE] [--workloads-csv FILE] [--plot FILE] [--quick]
+        [--runs N] [--steps N] [--workloads [cupy] [torch]] [--csv FILE] [--workloads-csv FILE] [--plot FILE] [--quick]
 
 --quick: the host figure alone, from few pairs (what the ctest runs: it
 checks the line is printed, not the figures). --plot writes the workloads'
@@ -84,7 +84,9 @@ def _subjects(nbytes: int) -> dict:
             # What CuPy calls per allocation with cmr's allocator set (the pool the current resource).
             from cmr.allocators.cupy import cmr_cupy_allocator
             mr.set_current_device_resource(pool)
-            subjects["cmr pool: cmr_cupy_allocator (current resource)"] = lambda: cmr_cupy_allocator(nbytes)
+            made = "made directly" if capi.cmr_py_cupy_makes_objects_directly() else "through their constructors"
+            subjects[f"cmr pool: cmr_cupy_allocator (current resource; CuPy's objects {made})"] = \
+                lambda: cmr_cupy_allocator(nbytes)
             subjects["cmr pool: DeviceBuffer (current resource)"] = lambda: cmr.DeviceBuffer(size=nbytes)
         except ImportError:
             pass
@@ -252,12 +254,15 @@ def _child(workload: str, config: str, steps: int) -> None:
         print(f"skip: {why}")
 
 
-def _workloads(runs: int, steps: int, failed: list[str]) -> list[tuple[str, str, float, list[float]]]:
+def _workloads(names: list[str], runs: int, steps: int,
+               failed: list[str]) -> list[tuple[str, str, float, list[float]]]:
     """(workload, configuration, median seconds, every run's seconds) of
-    every configuration that ran; prints a table per workload. What a
-    configuration's process said when it failed goes into `failed`."""
+    every configuration of the named workloads that ran; prints a table per
+    workload. What a configuration's process said when it failed goes into
+    `failed`."""
     rows = []
-    for workload, (peer, ours) in WORKLOADS.items():
+    for workload in names:
+        peer, ours = WORKLOADS[workload]
         times: dict[str, list[float]] = {"peer": [], "cmr": []}
         skipped = None
         for _ in range(runs):
@@ -304,6 +309,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=9,
                         help="fresh processes per workload configuration (their times vary by half: 9 for a median)")
     parser.add_argument("--steps", type=int, default=2000, help="steps of each workload run")
+    parser.add_argument("--workloads", nargs="*", choices=sorted(WORKLOADS), default=sorted(WORKLOADS),
+                        help="the workloads to run (none: the per-call tables alone)")
     parser.add_argument("--workloads-csv", help="also write workload,subject,median_s,runs_s lines here")
     parser.add_argument("--plot", help="write the workloads' medians as a PNG here")
     parser.add_argument("--quick", action="store_true", help="the host-ratio line alone, from few pairs")
@@ -334,7 +341,7 @@ def main() -> None:
           "same process (targets: at most 2.5 and 3.5)")
     print(_host_ratio_line(args.pairs, args.repeat))
     failed: list[str] = []
-    workload_rows = _workloads(args.runs, args.steps, failed)
+    workload_rows = _workloads(args.workloads, args.runs, args.steps, failed)
     if args.workloads_csv:
         with open(args.workloads_csv, "w", encoding="utf-8") as out:
             out.write("workload,subject,median_s,runs_s\n")

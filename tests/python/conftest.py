@@ -1,7 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Shared by the pytest suites: which build this is, and the GPU check."""
+"""Shared by the pytest suites: which build this is, the GPU check, and
+the helpers and fixtures several suites use."""
 
 import ctypes
+import importlib
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import sysconfig
 
 import pytest
 
@@ -80,3 +88,29 @@ def pluggable_library() -> ctypes.CDLL:
     library.cmr_pluggable_allocate.argtypes = [ctypes.c_ssize_t, ctypes.c_int, ctypes.c_void_p]
     library.cmr_pluggable_deallocate.argtypes = [ctypes.c_void_p, ctypes.c_ssize_t, ctypes.c_int, ctypes.c_void_p]
     return library
+
+
+def cython_extension(pyx: pathlib.Path, build: pathlib.Path, link_cmr: bool):
+    """The module of `pyx`, built into `build` with Debian's cython3 and the
+    C compiler (with cmr's headers and library where `link_cmr`), or a skip
+    where there is no cython3."""
+    cython = shutil.which("cython3") or shutil.which("cython")
+    if cython is None:
+        pytest.skip("no cython3 here (Debian: apt-get install cython3)")
+    package_parent = pathlib.Path(cmr.__file__).resolve().parent.parent
+    c_file = build / f"{pyx.stem}.c"
+    subprocess.run([cython, "-3", "-I", str(package_parent), str(pyx), "-o", str(c_file)], check=True)
+    command = [os.environ.get("CC", "cc"), "-shared", "-fPIC", "-O1", f"-I{sysconfig.get_paths()['include']}",
+               str(c_file), "-o", str(build / f"{pyx.stem}{sysconfig.get_config_var('EXT_SUFFIX')}")]
+    if link_cmr:
+        from cmr import libcmr
+        library_dir = libcmr.get_library_dir()
+        # The library by its path: a wheel holds libcmr.so.N, not the libcmr.so that -lcmr looks for.
+        library = min(name for name in os.listdir(library_dir) if name.startswith("libcmr.so"))
+        command += [f"-I{libcmr.get_include()}", os.path.join(library_dir, library), f"-Wl,-rpath,{library_dir}"]
+    subprocess.run(command, check=True)
+    sys.path.insert(0, str(build))
+    try:
+        return importlib.import_module(pyx.stem)
+    finally:
+        sys.path.remove(str(build))

@@ -9,7 +9,7 @@ import importlib
 import pytest
 
 import cmr
-from cmr import mr
+from cmr import capi, mr
 from cmr.allocators._library import library_path
 from conftest import needs_gpu, pluggable_library
 
@@ -76,13 +76,21 @@ def counted_current():
 @needs_gpu
 def test_a_cupy_array_through_cmr(counted_current):
     cupy = pytest.importorskip("cupy")
+    import cmr.allocators.cupy
+    importlib.reload(cmr.allocators.cupy)  # set up over the real CuPy (another suite may have used a stand-in)
     from cmr.allocators.cupy import rmm_cupy_allocator as cmr_cupy_allocator  # RMM's spelling
+    # The CuPy installed here is one whose UnownedMemory and MemoryPointer the allocator learned to make
+    # directly (python/swig/cupy_objects.swg); another CuPy's classes may be called instead, as correctly.
+    assert capi.cmr_py_cupy_makes_objects_directly()
     cupy.cuda.set_allocator(cmr_cupy_allocator)
     try:
         array = cupy.arange(1000, dtype=cupy.float64)
         assert counted_current.allocation_counts.current_bytes >= 8000
         assert float(array.sum()) == 499500.0
-        del array
+        memory = array.data.mem
+        assert type(memory) is cupy.cuda.memory.UnownedMemory and isinstance(memory._owner, cmr.DeviceBuffer)
+        assert (memory.ptr, memory.size, memory.device_id) == (memory._owner.ptr, 8000, cupy.cuda.Device().id)
+        del array, memory
     finally:
         cupy.cuda.set_allocator(cupy.get_default_memory_pool().malloc)
 

@@ -6,23 +6,15 @@ handle (skipped where there is no cython3)."""
 
 import os
 import pathlib
-import shutil
-import subprocess
-import sys
-import sysconfig
 
 import pytest
+from conftest import cython_extension
 
 import cmr
 import cmr.libcmr
 from cmr import mr
 
-PACKAGE_PARENT = pathlib.Path(cmr.__file__).resolve().parent.parent
 PROBE = pathlib.Path(__file__).parent / "cython" / "cmr_cython_probe.pyx"
-
-
-def _cython():
-    return shutil.which("cython3") or shutil.which("cython")
 
 
 def test_the_package_ships_the_declarations_and_headers():
@@ -48,26 +40,7 @@ def test_c_ref_and_c_handle_are_the_c_objects(host_mr):
 
 @pytest.fixture(scope="module")
 def probe(tmp_path_factory):
-    cython = _cython()
-    if cython is None:
-        pytest.skip("no cython3 here (Debian: apt-get install cython3)")
-    build = tmp_path_factory.mktemp("cython")
-    c_file = build / "cmr_cython_probe.c"
-    subprocess.run([cython, "-3", "-I", str(PACKAGE_PARENT), str(PROBE), "-o", str(c_file)], check=True)
-    suffix = sysconfig.get_config_var("EXT_SUFFIX")
-    library_dir = cmr.libcmr.get_library_dir()
-    # The library by its path: a wheel holds libcmr.so.N, not the libcmr.so that -lcmr looks for.
-    library = min(name for name in os.listdir(library_dir) if name.startswith("libcmr.so"))
-    compiler = os.environ.get("CC", "cc")
-    subprocess.run([compiler, "-shared", "-fPIC", "-O1", f"-I{sysconfig.get_paths()['include']}",
-                    f"-I{cmr.libcmr.get_include()}", str(c_file), os.path.join(library_dir, library),
-                    f"-Wl,-rpath,{library_dir}", "-o", str(build / f"cmr_cython_probe{suffix}")], check=True)
-    sys.path.insert(0, str(build))
-    try:
-        import cmr_cython_probe
-    finally:
-        sys.path.remove(str(build))
-    return cmr_cython_probe
+    return cython_extension(PROBE, tmp_path_factory.mktemp("cython"), link_cmr=True)
 
 
 def test_a_cython_extension_allocates_through_a_python_resource(probe, host_mr):

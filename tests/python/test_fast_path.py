@@ -204,6 +204,7 @@ def test_the_cupy_allocator_with_a_stand_in_for_cupy(host_mr):
     try:
         allocator = fake.install()
         assert allocator.rmm_cupy_allocator is allocator.cmr_cupy_allocator
+        assert not capi.cmr_py_cupy_makes_objects_directly()  # Python classes: called (test_cupy_objects)
         pointer = allocator.cmr_cupy_allocator(1000)
         assert isinstance(pointer, fake.MemoryPointer) and pointer.offset == 0
         memory = pointer.mem
