@@ -3,7 +3,7 @@
 
 1. per-call cost, in the same process: ns per allocate+free pair of each
    `--bytes` size (small and large by default), warm, best of `--repeat`
-   runs of `--pairs` pairs each, with ratios of CuPy's pool's time over the
+   runs of `--pairs` pairs each (the subjects taking turns), with ratios of CuPy's pool's time over the
    row's (higher is better; without CuPy, the extension call's);
 2. the host figure (issue 18), in the same process: the time of
    mr.allocate+deallocate on pool(system) and of DeviceBuffer(size=1000) +
@@ -19,7 +19,7 @@
    CuPy, PyTorch or a GPU.
 
     PYTHONPATH=build/<dir>/python python3 bench/bench_python.py [--bytes N ...] [--pairs N] [--repeat N]
-        [--runs N] [--steps N] [--workloads [cupy] [torch]] [--csv FILE] [--workloads-csv FILE] [--plot FILE] [--quick]
+        [--runs N] [--steps N] [--workloads [cupy] [torch]] [--cpus LIST] [--csv FILE] [--workloads-csv FILE] [--plot FILE] [--quick]
 
 --quick: the host figure alone, from few pairs (what the ctest runs: it
 checks the line is printed, not the figures). --plot writes the workloads'
@@ -49,9 +49,17 @@ import cmr
 from cmr import capi, mr
 
 
-def _pair_time(pair, pairs: int, repeat: int) -> float:
-    pair()  # warm: the pool holds the block after the first pair
-    return min(timeit.repeat(pair, number=pairs, repeat=repeat)) / pairs * 1e9
+def _best_times(subjects: dict, pairs: int, repeat: int) -> dict:
+    """ns per call of each subject: the best of `repeat` runs of `pairs`
+    calls, the subjects taking turns (a machine that speeds up or slows
+    down as it goes, as the GPU machine's CPUs do, moves every row alike)."""
+    for pair in subjects.values():
+        pair()  # warm: the pool holds the block after the first pair
+    best = {name: float("inf") for name in subjects}
+    for _ in range(repeat):
+        for name, pair in subjects.items():
+            best[name] = min(best[name], timeit.timeit(pair, number=pairs) / pairs * 1e9)
+    return best
 
 
 def _subjects(nbytes: int) -> dict:
@@ -138,7 +146,7 @@ def _host_ratio_line(pairs: int, repeat: int) -> str:
 
 def _host_ratio(pairs: int, repeat: int) -> tuple[float, float]:
     """(mr pair, DeviceBuffer) time over bytearray(1000)'s, in this process,
-    each the best of `repeat` runs, the three taking turns."""
+    each the best of `repeat` runs (_best_times)."""
     pool = mr.PoolMemoryResource(mr.SystemMemoryResource(), initial_pool_size="64MiB")
 
     def mr_pair():
@@ -150,14 +158,8 @@ def _host_ratio(pairs: int, repeat: int) -> tuple[float, float]:
     def host_bytes():
         bytearray(1000)
 
-    subjects = (mr_pair, device_buffer, host_bytes)
-    best = {subject: float("inf") for subject in subjects}
-    for subject in subjects:
-        subject()
-    for _ in range(repeat):
-        for subject in subjects:
-            best[subject] = min(best[subject], timeit.timeit(subject, number=pairs))
-    return best[mr_pair] / best[host_bytes], best[device_buffer] / best[host_bytes]
+    best = _best_times({"mr": mr_pair, "buffer": device_buffer, "bytes": host_bytes}, pairs, repeat)
+    return best["mr"] / best["bytes"], best["buffer"] / best["bytes"]
 
 
 # ---- workloads: one configuration per process --------------------------------------------
@@ -254,7 +256,16 @@ def _child(workload: str, config: str, steps: int) -> None:
         print(f"skip: {why}")
 
 
-def _workloads(names: list[str], runs: int, steps: int,
+def _cpu_set(cpus: str) -> set[int]:
+    """The CPUs of a list such as "0-7,16": --cpus."""
+    chosen = set()
+    for part in cpus.split(","):
+        first, _, last = part.partition("-")
+        chosen.update(range(int(first), int(last or first) + 1))
+    return chosen
+
+
+def _workloads(names: list[str], runs: int, steps: int, cpus: str | None,
                failed: list[str]) -> list[tuple[str, str, float, list[float]]]:
     """(workload, configuration, median seconds, every run's seconds) of
     every configuration of the named workloads that ran; prints a table per
@@ -264,11 +275,13 @@ def _workloads(names: list[str], runs: int, steps: int,
     for workload in names:
         peer, ours = WORKLOADS[workload]
         times: dict[str, list[float]] = {"peer": [], "cmr": []}
+        cpu_set = None if cpus is None else _cpu_set(cpus)
         skipped = None
         for _ in range(runs):
             for config in times:  # taking turns: drift in the machine lands on both
                 out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", workload, config,
-                                      "--steps", str(steps)], capture_output=True, text=True, check=False)
+                                      "--steps", str(steps)], capture_output=True, text=True, check=False,
+                                     preexec_fn=None if cpus is None else lambda: os.sched_setaffinity(0, cpu_set))
                 line = (out.stdout.strip().splitlines() or [""])[-1]
                 if out.returncode != 0 or not (line.startswith("seconds ") or line.startswith("skip: ")):
                     failed.append(f"{workload} {config}: exit {out.returncode}\n{out.stdout}\n{out.stderr[-4000:]}")
@@ -280,7 +293,8 @@ def _workloads(names: list[str], runs: int, steps: int,
                 times[config].append(float(line.split()[1]))
             if skipped:
                 break
-        print(f"\nworkload {workload}: {steps} steps, {runs} fresh processes per configuration, median wall time")
+        pinned = f", on CPUs {cpus}" if cpus else ""
+        print(f"\nworkload {workload}: {steps} steps, {runs} fresh processes per configuration{pinned}, median wall time")
         if skipped:
             print(f"skipped: {skipped}")
             continue
@@ -311,6 +325,8 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=2000, help="steps of each workload run")
     parser.add_argument("--workloads", nargs="*", choices=sorted(WORKLOADS), default=sorted(WORKLOADS),
                         help="the workloads to run (none: the per-call tables alone)")
+    parser.add_argument("--cpus", help="run each workload process on these CPUs only (e.g. 0-3: the GPU's NUMA "
+                                       "node's, `nvidia-smi topo -m`); a process that moves between CPUs varies more")
     parser.add_argument("--workloads-csv", help="also write workload,subject,median_s,runs_s lines here")
     parser.add_argument("--plot", help="write the workloads' medians as a PNG here")
     parser.add_argument("--quick", action="store_true", help="the host-ratio line alone, from few pairs")
@@ -326,7 +342,7 @@ def main() -> None:
     rows = []
     for nbytes in args.bytes:
         print(f"\ncmr {cmr.__version__} ({build} build), {nbytes} bytes, ns per allocate+free pair")
-        times = {name: _pair_time(pair, args.pairs, args.repeat) for name, pair in _subjects(nbytes).items()}
+        times = _best_times(_subjects(nbytes), args.pairs, args.repeat)
         peer = times.get("CuPy MemoryPool.malloc+free")
         reference = ("CuPy's pool", peer) if peer else ("the extension call", times["cmr pool: extension call alone"])
         print(f"| subject | ns per pair | {reference[0]} / subject |")
@@ -341,7 +357,7 @@ def main() -> None:
           "same process (targets: at most 2.5 and 3.5)")
     print(_host_ratio_line(args.pairs, args.repeat))
     failed: list[str] = []
-    workload_rows = _workloads(args.workloads, args.runs, args.steps, failed)
+    workload_rows = _workloads(args.workloads, args.runs, args.steps, args.cpus, failed)
     if args.workloads_csv:
         with open(args.workloads_csv, "w", encoding="utf-8") as out:
             out.write("workload,subject,median_s,runs_s\n")
