@@ -16,7 +16,11 @@
    cmr_cupy_allocator over pool(cuda)) and a PyTorch training loop (an MLP
    with varying batch sizes; the caching allocator against
    cmr_torch_allocator over pool(cuda)). Each skips, saying why, without
-   CuPy, PyTorch or a GPU.
+   CuPy, PyTorch or a GPU. The CuPy workload also runs with both
+   allocators in each of `--runs` processes, taking turns every 100 steps:
+   the processes' times vary by half from one to the next, the blocks of
+   one process far less, so this ratio is the one that can tell a few
+   percent apart.
 
     PYTHONPATH=build/<dir>/python python3 bench/bench_python.py [--bytes N ...] [--pairs N] [--repeat N]
         [--runs N] [--steps N] [--workloads [cupy] [torch]] [--cpus LIST] [--csv FILE] [--workloads-csv FILE] [--plot FILE] [--quick]
@@ -178,17 +182,18 @@ def _cmr_pool_as_current():
     return pool
 
 
-def _cupy_workload(config: str, steps: int) -> float:
+def _cupy_or_skip():
     try:
         import cupy
     except ImportError:
         raise Skip("no CuPy") from None
     if not capi.cmr_built_with_cuda() or cupy.cuda.runtime.getDeviceCount() == 0:
         raise Skip("no GPU (or a host build)")
-    if config == "cmr":
-        from cmr.allocators.cupy import cmr_cupy_allocator
-        _cmr_pool_as_current()
-        cupy.cuda.set_allocator(cmr_cupy_allocator)
+    return cupy
+
+
+def _cupy_step(cupy):
+    """One step of the CuPy workload: temporaries of mixed sizes, a matmul and an FFT."""
     matrix = cupy.random.random((256, 256), dtype=cupy.float32)
     signal = cupy.random.random(4096, dtype=cupy.float32)
     sizes = [1 + (i * 7919) % 200_000 for i in range(16)]  # 1 B to ~800 KB of float32 temporaries
@@ -200,15 +205,52 @@ def _cupy_workload(config: str, steps: int) -> float:
         scaled = (product * 0.5 + 1.0).sum() + cupy.abs(spectrum).sum()
         del temporaries
         return scaled
+    return step
 
-    for i in range(steps // 10):  # warm: the pools hold their blocks, cuBLAS and cuFFT their plans
-        step(i)
+
+def _timed_steps(cupy, step, steps: int) -> float:
     cupy.cuda.Device().synchronize()
     start = time.perf_counter()
     for i in range(steps):
         step(i)
     cupy.cuda.Device().synchronize()
     return time.perf_counter() - start
+
+
+def _cupy_workload(config: str, steps: int) -> float:
+    cupy = _cupy_or_skip()
+    if config == "cmr":
+        from cmr.allocators.cupy import cmr_cupy_allocator
+        _cmr_pool_as_current()
+        cupy.cuda.set_allocator(cmr_cupy_allocator)
+    step = _cupy_step(cupy)
+    _timed_steps(cupy, step, steps // 10)  # warm: the pools hold their blocks, cuBLAS and cuFFT their plans
+    return _timed_steps(cupy, step, steps)
+
+
+BLOCK_STEPS = 100  # steps of a block when the two allocators take turns in one process
+
+
+def _cupy_taking_turns(steps: int) -> tuple[float, float]:
+    """(CuPy's pool, cmr_cupy_allocator): the median time of a block of
+    BLOCK_STEPS steps of the CuPy workload, in one process whose allocator
+    changes every block (each allocator first in every other pair of
+    blocks), so that what the machine does meanwhile lands on both; the
+    first pair of blocks only warms."""
+    cupy = _cupy_or_skip()
+    from cmr.allocators.cupy import cmr_cupy_allocator
+    _cmr_pool_as_current()
+    allocators = {"peer": cupy.get_default_memory_pool().malloc, "cmr": cmr_cupy_allocator}
+    step = _cupy_step(cupy)
+    times: dict[str, list[float]] = {"peer": [], "cmr": []}
+    for block in range(max(steps // BLOCK_STEPS, 2) + 1):
+        for config in ("peer", "cmr") if block % 2 == 0 else ("cmr", "peer"):
+            cupy.cuda.set_allocator(allocators[config])
+            seconds = _timed_steps(cupy, step, BLOCK_STEPS)
+            if block > 0:
+                times[config].append(seconds)
+    cupy.cuda.set_allocator(allocators["peer"])
+    return statistics.median(times["peer"]), statistics.median(times["cmr"])
 
 
 def _torch_workload(config: str, steps: int) -> float:
@@ -248,10 +290,14 @@ def _torch_workload(config: str, steps: int) -> float:
 
 
 def _child(workload: str, config: str, steps: int) -> None:
-    """Runs one configuration in this (fresh) process; prints `seconds S` or `skip: why`."""
-    run = _cupy_workload if workload == "cupy" else _torch_workload
+    """Runs one configuration in this (fresh) process; prints `seconds S`
+    (config "turns": `seconds PEER CMR`, _cupy_taking_turns) or `skip: why`."""
     try:
-        print(f"seconds {run(config, steps):.6f}")
+        if config == "turns":
+            print("seconds " + " ".join(f"{value:.6f}" for value in _cupy_taking_turns(steps)))
+        else:
+            run = _cupy_workload if workload == "cupy" else _torch_workload
+            print(f"seconds {run(config, steps):.6f}")
     except Skip as why:
         print(f"skip: {why}")
 
@@ -265,36 +311,51 @@ def _cpu_set(cpus: str) -> set[int]:
     return chosen
 
 
-def _workloads(names: list[str], runs: int, steps: int, cpus: str | None,
-               failed: list[str]) -> list[tuple[str, str, float, list[float]]]:
+class _Children:
+    """Runs workload configurations in fresh processes (on `cpus` only,
+    when given); what a failed one said goes into `failed`."""
+
+    def __init__(self, steps: int, cpus: str | None, failed: list[str]):
+        self.steps, self.failed = steps, failed
+        self.cpu_set = None if cpus is None else _cpu_set(cpus)
+
+    def run(self, workload: str, config: str) -> list[float] | str:
+        """The seconds the process printed, or why there are none."""
+        cpu_set = self.cpu_set
+        out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", workload, config,
+                              "--steps", str(self.steps)], capture_output=True, text=True, check=False,
+                             preexec_fn=None if cpu_set is None else lambda: os.sched_setaffinity(0, cpu_set))
+        line = (out.stdout.strip().splitlines() or [""])[-1]
+        if out.returncode != 0 or not (line.startswith("seconds ") or line.startswith("skip: ")):
+            self.failed.append(f"{workload} {config}: exit {out.returncode}\n{out.stdout}\n{out.stderr[-4000:]}")
+            return f"FAILED ({workload} {config}, exit {out.returncode}; the output follows the tables)"
+        if line.startswith("skip: "):
+            return line[len("skip: "):]
+        return [float(value) for value in line.split()[1:]]
+
+
+def _workloads(names: list[str], runs: int, children: _Children) -> list[tuple[str, str, float, list[float]]]:
     """(workload, configuration, median seconds, every run's seconds) of
     every configuration of the named workloads that ran; prints a table per
-    workload. What a configuration's process said when it failed goes into
-    `failed`."""
+    workload, and for CuPy's also the two allocators taking turns in one
+    process (_cupy_taking_turns)."""
     rows = []
+    pinned = f", on CPUs {sorted(children.cpu_set)}" if children.cpu_set else ""
     for workload in names:
         peer, ours = WORKLOADS[workload]
         times: dict[str, list[float]] = {"peer": [], "cmr": []}
-        cpu_set = None if cpus is None else _cpu_set(cpus)
         skipped = None
         for _ in range(runs):
             for config in times:  # taking turns: drift in the machine lands on both
-                out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", workload, config,
-                                      "--steps", str(steps)], capture_output=True, text=True, check=False,
-                                     preexec_fn=None if cpus is None else lambda: os.sched_setaffinity(0, cpu_set))
-                line = (out.stdout.strip().splitlines() or [""])[-1]
-                if out.returncode != 0 or not (line.startswith("seconds ") or line.startswith("skip: ")):
-                    failed.append(f"{workload} {config}: exit {out.returncode}\n{out.stdout}\n{out.stderr[-4000:]}")
-                    skipped = f"FAILED ({workload} {config}, exit {out.returncode}; the output follows the tables)"
+                seconds = children.run(workload, config)
+                if isinstance(seconds, str):
+                    skipped = seconds
                     break
-                if line.startswith("skip: "):
-                    skipped = line[len("skip: "):]
-                    break
-                times[config].append(float(line.split()[1]))
+                times[config] += seconds
             if skipped:
                 break
-        pinned = f", on CPUs {cpus}" if cpus else ""
-        print(f"\nworkload {workload}: {steps} steps, {runs} fresh processes per configuration{pinned}, median wall time")
+        print(f"\nworkload {workload}: {children.steps} steps, {runs} fresh processes per configuration{pinned}, "
+              "median wall time")
         if skipped:
             print(f"skipped: {skipped}")
             continue
@@ -305,7 +366,29 @@ def _workloads(names: list[str], runs: int, steps: int, cpus: str | None,
             runs_text = " ".join(f"{value:.3f}" for value in times[config])
             print(f"| {name} | {medians[config]:.4f} | {runs_text} | {medians[config] / medians['peer']:.3f}x |")
             rows.append((workload, name, medians[config], times[config]))
+        if workload == "cupy":
+            _print_taking_turns(runs, children)
     return rows
+
+
+def _print_taking_turns(runs: int, children: _Children) -> None:
+    """The CuPy workload with both allocators in each of `runs` processes,
+    taking turns a block at a time: the median of the processes' ratios."""
+    ratios, lines = [], []
+    for run in range(runs):
+        seconds = children.run("cupy", "turns")
+        if isinstance(seconds, str):
+            print(f"taking turns: skipped: {seconds}")
+            return
+        peer, cmr_seconds = seconds
+        ratios.append(cmr_seconds / peer)
+        lines.append(f"| {run + 1} | {peer * 1e3:.2f} | {cmr_seconds * 1e3:.2f} | {ratios[-1]:.3f}x |")
+    print(f"\nworkload cupy, both allocators in each of {runs} processes, taking turns every {BLOCK_STEPS} steps "
+          f"({max(children.steps // BLOCK_STEPS, 2)} blocks each): median block time")
+    print("| process | CuPy's default pool ms | cmr_cupy_allocator ms | time / CuPy's |")
+    print("|---|---|---|---|")
+    print("\n".join(lines))
+    print(f"| median of the processes | | | {statistics.median(ratios):.3f}x |")
 
 
 def _plot_workloads(rows, out: str) -> None:
@@ -357,7 +440,7 @@ def main() -> None:
           "same process (targets: at most 2.5 and 3.5)")
     print(_host_ratio_line(args.pairs, args.repeat))
     failed: list[str] = []
-    workload_rows = _workloads(args.workloads, args.runs, args.steps, args.cpus, failed)
+    workload_rows = _workloads(args.workloads, args.runs, _Children(args.steps, args.cpus, failed))
     if args.workloads_csv:
         with open(args.workloads_csv, "w", encoding="utf-8") as out:
             out.write("workload,subject,median_s,runs_s\n")
