@@ -2,6 +2,7 @@
 /* The per-device resource table: one ref per device, retained while stored,
  * made lazily from the plain resource of the build when never set. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "backend.h"
@@ -13,6 +14,15 @@ static struct {
   cmr_resource_ref *entries; /* ops == NULL: empty */
   int count;
 } cmr_table = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* cmr_per_device_resource_changes: counted under the lock, after the entry
+ * changed, so a reader that sees the count it saw before its own read of
+ * an entry knows that entry is still the table's. */
+static _Atomic size_t cmr_table_changes;
+
+static void cmr_table_changed(void) { atomic_fetch_add_explicit(&cmr_table_changes, 1, memory_order_release); }
+
+size_t cmr_per_device_resource_changes(void) { return atomic_load_explicit(&cmr_table_changes, memory_order_acquire); }
 
 /* Sizes the table on first use. Call with the lock held. */
 static cmr_status cmr_table_ensure(const char *what) {
@@ -119,6 +129,7 @@ static cmr_status cmr_get_as(int device, bool share, cmr_resource_ref *out, cons
   if (status == CMR_SUCCESS && cmr_table.entries[device].ops == NULL) {
     status = cmr_make_default_on(device, &cmr_table.entries[device], what);
     if (status == CMR_SUCCESS) {
+      cmr_table_changed();
       cmr_log(CMR_LOG_DEBUG, "%s: device %d: default resource made: %s", what, device,
               cmr_entry_name(cmr_table.entries[device]));
     }
@@ -146,6 +157,7 @@ static cmr_status cmr_replace_as(int device, cmr_resource_ref ref, const char *w
   if (status == CMR_SUCCESS) {
     old = cmr_table.entries[device];
     cmr_table.entries[device] = ref;
+    cmr_table_changed();
     cmr_log(CMR_LOG_DEBUG, "%s: device %d: %s in place of %s", what, device, cmr_entry_name(ref), cmr_entry_name(old));
   }
   pthread_mutex_unlock(&cmr_table.lock);

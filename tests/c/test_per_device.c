@@ -191,11 +191,34 @@ START_TEST(threads_set_and_get_concurrently) {
 }
 END_TEST
 
+/* Every change of an entry counts once (set, reset, a default made); a get
+ * of a made entry, a refused set and a refused get count nothing. */
+START_TEST(changes_are_counted) {
+  cmr_resource_ref got = {0};
+  ck_assert_ok(cmr_get_per_device_resource_ref(current, &got)); /* made, if it was not */
+  size_t before = cmr_per_device_resource_changes();
+  ck_assert_ok(cmr_get_per_device_resource_ref(current, &got));
+  ck_assert_ok(cmr_get_current_device_resource_ref(&got));
+  ck_assert_uint_eq(cmr_per_device_resource_changes(), before);
+  ck_assert_ok(cmr_set_per_device_resource_ref(current, foreign_ref()));
+  ck_assert_uint_eq(cmr_per_device_resource_changes(), before + 1);
+  ck_assert_status(cmr_set_per_device_resource_ref(current, (cmr_resource_ref){0}), CMR_ERROR_INVALID_REF);
+  ck_assert_status(cmr_get_per_device_resource_ref(device_count, &got), CMR_ERROR_UNKNOWN_DEVICE);
+  ck_assert_uint_eq(cmr_per_device_resource_changes(), before + 1);
+  ck_assert_ok(cmr_reset_current_device_resource_ref());
+  ck_assert_uint_eq(cmr_per_device_resource_changes(), before + 2);
+  ck_assert_ok(cmr_get_current_device_resource_ref(&got)); /* the default made again */
+  ck_assert_uint_eq(cmr_per_device_resource_changes(), before + 3);
+  ck_assert_ok(cmr_get_current_device_resource_ref(&got));
+  ck_assert_uint_eq(cmr_per_device_resource_changes(), before + 3);
+}
+END_TEST
+
 static Suite *per_device_suite(void) {
   Suite *suite = suite_create("per_device");
   cmr_test_case(suite, "table", setup, NULL, devices_outside_the_range_are_unknown, null_out_parameters,
                 the_default_is_the_plain_resource_of_the_build, every_device_gets_a_default, set_get_reset,
-                current_device_variants, bad_refs_are_refused_and_leave_the_entry);
+                current_device_variants, bad_refs_are_refused_and_leave_the_entry, changes_are_counted);
 
   cmr_test_case(suite, "threads", setup, NULL, threads_set_and_get_concurrently);
   return suite;

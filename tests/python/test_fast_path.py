@@ -6,12 +6,14 @@ current device's resource, threads, and CuPy's allocator over a stand-in
 for CuPy (the real one runs on the GPU machine)."""
 
 import ctypes
+import gc
 import faulthandler
 import importlib
 import random
 import sys
 import threading
 import types
+import weakref
 
 import pytest
 
@@ -139,6 +141,37 @@ def test_without_mr_a_buffer_comes_from_the_current_resource(host_mr):
     other = mr.StatisticsResourceAdaptor(host_mr)
     cmr.capi.cmr_set_current_device_resource_ref(other._ref)
     assert cmr.DeviceBuffer(size=10).mr._identity == other._identity
+
+
+def test_the_current_resource_object_is_kept_while_the_table_stays(host_mr):
+    """DeviceBuffer keeps the object it found for the current device while
+    the C table's count of changes stays: the same object every time, the
+    new entry at once after any change (from Python, from C, a reset), and
+    no replaced object kept alive."""
+    cmr.DeviceBuffer(size=10)  # the table makes its default: a change
+    default = cmr.DeviceBuffer(size=10).mr
+    assert cmr.DeviceBuffer(size=10).mr is default  # the default's wrapper, made once
+    first = mr.StatisticsResourceAdaptor(host_mr)
+    mr.set_current_device_resource(first)
+    assert all(cmr.DeviceBuffer(size=10).mr is first for _ in range(3))
+    second = mr.StatisticsResourceAdaptor(host_mr)
+    changes = capi.cmr_per_device_resource_changes()
+    capi.cmr_set_current_device_resource_ref(second._ref)  # from C: Python's dict still holds `first`
+    assert capi.cmr_per_device_resource_changes() == changes + 1
+    buffer = cmr.DeviceBuffer(size=10)
+    assert buffer.mr._identity == second._identity and second.allocation_counts.current_bytes == 10
+    del buffer
+    capi.cmr_reset_current_device_resource_ref()
+    assert cmr.DeviceBuffer(size=10).mr.type_name == default.type_name
+    third = mr.StatisticsResourceAdaptor(host_mr)
+    mr.set_current_device_resource(third)
+    assert cmr.DeviceBuffer(size=10).mr is third
+    gone = weakref.ref(third)
+    mr.set_current_device_resource(first)  # from Python: `third` is let go at once
+    del third
+    gc.collect()
+    assert gone() is None
+    assert cmr.DeviceBuffer(size=10).mr is first
 
 
 class _FakeCupy:

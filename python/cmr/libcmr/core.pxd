@@ -71,6 +71,7 @@ cdef extern from "cmr/cmr.h" nogil:
     cmr_status cmr_get_per_device_resource_ref(int device, cmr_resource_ref *out)
     cmr_status cmr_set_per_device_resource_ref(int device, cmr_resource_ref ref)
     cmr_status cmr_reset_per_device_resource_ref(int device)
+    size_t cmr_per_device_resource_changes()
     cmr_status cmr_get_current_device_resource_ref(cmr_resource_ref *out)
     cmr_status cmr_set_current_device_resource_ref(cmr_resource_ref ref)
     cmr_status cmr_reset_current_device_resource_ref()

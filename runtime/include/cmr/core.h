@@ -252,6 +252,11 @@ CMR_API cmr_status cmr_get_per_device_resource_ref(int device, cmr_resource_ref 
 CMR_API cmr_status cmr_set_per_device_resource_ref(int device, cmr_resource_ref ref);
 /* Drop the stored resource so the default is used again. */
 CMR_API cmr_status cmr_reset_per_device_resource_ref(int device);
+/* How many times the table has changed: an entry set or reset, or a
+ * default made. What a caller resolved from the table (the object a
+ * binding wraps an entry in) stands while this count is the same; reading
+ * it takes no lock. */
+CMR_API size_t cmr_per_device_resource_changes(void);
 
 CMR_API cmr_status cmr_get_current_device_resource_ref(cmr_resource_ref *out);
 CMR_API cmr_status cmr_set_current_device_resource_ref(cmr_resource_ref ref);
