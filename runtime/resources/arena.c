@@ -208,13 +208,6 @@ static cmr_status cut_superblock(cmr_arena_impl *impl, size_t size, cmr_block **
   return CMR_SUCCESS;
 }
 
-static cmr_status take_superblock(cmr_arena_impl *impl, size_t size, cmr_block **out) {
-  cmr_mutex_lock(&impl->global_lock);
-  cmr_status status = cut_superblock(impl, size, out);
-  pthread_mutex_unlock(&impl->global_lock);
-  return status;
-}
-
 /* Free memory back to the global arena (its lock held), merging with the
  * free ranges around it: a whole superblock, or a free piece of one still
  * partly in use. A piece that begins a superblock takes the superblock's
@@ -228,20 +221,21 @@ static void return_superblock_locked(cmr_block *superblock, void *arg) {
   cmr_free_blocks_insert(&impl->global, superblock);
 }
 
-static void return_superblock(cmr_arena_impl *impl, cmr_block *superblock) {
-  cmr_mutex_lock(&impl->global_lock);
-  return_superblock_locked(superblock, impl);
-  pthread_mutex_unlock(&impl->global_lock);
-}
-
 /* The request cut out of a new superblock whose rest joins the caller's
- * arena. The global arena's memory is idle (synchronized at creation, or
+ * arena (the global arena's lock held; on failure the superblock goes back
+ * to it). The global arena's memory is idle (synchronized at creation, or
  * waited for before it came back): every stream may take from it at once.
  * The request is cut out before the rest joins the caller's arena, so no
- * other thread can take the new superblock's room first. */
-static cmr_status carve_superblock(cmr_arena_impl *impl, cmr_block *superblock, size_t size, size_t alignment,
-                                   cmr_stream stream, cmr_block **out) {
-  return cmr_stream_lists_carve_idle(impl->lists, stream, superblock, size, alignment, out);
+ * other thread can take the new superblock's room first; and the global
+ * lock is held from the cut until the rest is in that arena, so the rest is
+ * never free where a defragmentation cannot see it (one that ran in
+ * between would miss it, and could refuse a request that the rest, merged
+ * with its neighbours, would serve). */
+static cmr_status carve_superblock_locked(cmr_arena_impl *impl, cmr_block *superblock, size_t size, size_t alignment,
+                                          cmr_stream stream, cmr_block **out) {
+  cmr_status status = cmr_stream_lists_carve_idle(impl->lists, stream, superblock, size, alignment, out);
+  if (status != CMR_SUCCESS) return_superblock_locked(superblock, impl);
+  return status;
 }
 
 /* One attempt after the caller's arena had no fit: from a new superblock,
@@ -254,12 +248,12 @@ static cmr_status carve_superblock(cmr_arena_impl *impl, cmr_block *superblock, 
 static cmr_status serve_beyond_own(cmr_arena_impl *impl, size_t size, size_t alignment, cmr_stream stream,
                                    cmr_block **out) {
   cmr_block *superblock = NULL;
-  cmr_status status = take_superblock(impl, superblock_size(size, alignment), &superblock);
-  if (status != CMR_SUCCESS) return status;
-  if (superblock == NULL) return cmr_stream_lists_take_others(impl->lists, stream, size, alignment, out);
-  status = carve_superblock(impl, superblock, size, alignment, stream, out);
-  if (status != CMR_SUCCESS) return_superblock(impl, superblock);
-  return status;
+  cmr_mutex_lock(&impl->global_lock);
+  cmr_status status = cut_superblock(impl, superblock_size(size, alignment), &superblock);
+  if (superblock != NULL) status = carve_superblock_locked(impl, superblock, size, alignment, stream, out);
+  pthread_mutex_unlock(&impl->global_lock);
+  if (status != CMR_SUCCESS || superblock != NULL) return status;
+  return cmr_stream_lists_take_others(impl->lists, stream, size, alignment, out);
 }
 
 /* Gathers every free block into `stream`'s arena, so that a superblock whose
@@ -288,8 +282,7 @@ static cmr_status defragment_and_retry(cmr_arena_impl *impl, size_t size, size_t
     if (status == CMR_SUCCESS) status = cut_superblock(impl, superblock_size(size, alignment), &superblock);
   }
   if (status == CMR_SUCCESS && superblock != NULL) {
-    status = carve_superblock(impl, superblock, size, alignment, stream, out);
-    if (status != CMR_SUCCESS) return_superblock_locked(superblock, impl);
+    status = carve_superblock_locked(impl, superblock, size, alignment, stream, out);
   }
   pthread_mutex_unlock(&impl->global_lock);
   return status;
