@@ -333,6 +333,37 @@ START_TEST(defragment_joins_a_superblock_freed_on_several_streams) {
 }
 END_TEST
 
+/* The arena's last free bytes, fewer than a superblock of the minimum
+ * size (1 MiB), still serve a request they hold: once defragmenting finds
+ * no range of 1 MiB, a superblock of just the request's needs is cut. */
+START_TEST(last_free_bytes_below_a_superblock_serve_requests) {
+  fixture f;
+  make_arena(&f, 2 * MiB, false, "");
+  char *held = take(&f, MiB + MiB / 2, CMR_DEFAULT_STREAM);
+  ck_assert_uint_eq(global_free(&f), MiB / 2);
+  char *last = take(&f, MiB / 4, CMR_DEFAULT_STREAM);
+  ck_assert_ptr_eq(last, held + MiB + MiB / 2);
+  ck_assert_uint_eq(global_free(&f), MiB / 4);
+  char *rest = take(&f, MiB / 4, CMR_DEFAULT_STREAM);
+  ck_assert_ptr_eq(rest, last + MiB / 4);
+  ck_assert_uint_eq(global_free(&f), 0);
+  ck_assert_uint_eq(superblocks(&f), 3);
+  void *ptr = (void *)1;
+  ck_assert_status(cmr_allocate(f.ref, 256, CMR_DEFAULT_STREAM, &ptr), CMR_ERROR_OUT_OF_MEMORY);
+  ck_assert_message_has("(0 of 2097152 bytes free) has no superblock of 256 bytes, even after defragmenting");
+  ck_assert_ptr_null(ptr);
+  give(&f, rest, MiB / 4, CMR_DEFAULT_STREAM);
+  give(&f, last, MiB / 4, CMR_DEFAULT_STREAM);
+  give(&f, held, MiB + MiB / 2, CMR_DEFAULT_STREAM);
+  /* Free again, the three superblocks merge in the global arena. */
+  char *all = take(&f, 2 * MiB, CMR_DEFAULT_STREAM);
+  ck_assert_ptr_eq(all, held);
+  ck_assert_uint_eq(superblocks(&f), 1);
+  give(&f, all, 2 * MiB, CMR_DEFAULT_STREAM);
+  destroy_arena(&f);
+}
+END_TEST
+
 START_TEST(out_of_memory_after_defragmenting_writes_the_dump) {
   char path[64];
   temporary_dump_file(path);
@@ -800,6 +831,7 @@ static Suite *arena_suite(void) {
   TCase *exhaustion = tcase_create("exhaustion");
   tcase_add_test(exhaustion, defragment_returns_whole_superblocks_to_the_global_arena);
   tcase_add_test(exhaustion, defragment_joins_a_superblock_freed_on_several_streams);
+  tcase_add_test(exhaustion, last_free_bytes_below_a_superblock_serve_requests);
   tcase_add_test(exhaustion, out_of_memory_after_defragmenting_writes_the_dump);
   tcase_add_test(exhaustion, out_of_memory_without_dump_log_writes_nothing);
   tcase_add_test(exhaustion, dump_lists_every_arena);
