@@ -9,7 +9,8 @@ namespace Cmr
     /// RMM&#39;s arena allocator, made explicit. At creation it takes arena_size bytes
     /// from the upstream, once; the arena never grows, so arena_size is also the
     /// most it ever holds. That memory is the global arena, cut into superblocks
-    /// (at least 1 MiB each) on demand. Each stream has an arena of superblocks of
+    /// (at least 1 MiB each, but for its last free bytes, which serve any request
+    /// they hold) on demand. Each stream has an arena of superblocks of
     /// its own, and so has each thread on the default stream; a request is served
     /// from the calling stream&#39;s (or thread&#39;s) arena (a block of the very size
     /// freed there lately, else first fit), then from a new superblock out of the

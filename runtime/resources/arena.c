@@ -21,12 +21,17 @@
  * every free block into the caller's arena so that split superblocks become
  * whole, and take from there; only if that fails, return every whole one to
  * the global arena, where they coalesce, and failing that, the free pieces
- * of superblocks partly in use too) and try once more.
+ * of superblocks partly in use too) and try once more; the last try cuts a
+ * superblock of just the request's needs when no free range holds 1 MiB,
+ * so a request is refused only when no free range of the whole arena,
+ * merged, holds it.
  *
  * Locks: the stream lists and the block map lock per list and per shard;
- * the global arena's lock is taken only to cut or return a superblock, and
- * across a defragmentation's giving back and cutting (so it comes before
- * the lists' locks), so the common allocation and free meet no lock shared
+ * the global arena's lock is taken only to cut or return a superblock
+ * (held until the cut superblock's rest is in the caller's arena, so free
+ * memory is never out of sight of a defragmentation), and across a
+ * defragmentation's giving back and cutting (so it comes before the lists'
+ * locks), so the common allocation and free meet no lock shared
  * by every thread.
  *
  * When a thread exits or a stream is destroyed, its arena's whole
@@ -208,13 +213,6 @@ static cmr_status cut_superblock(cmr_arena_impl *impl, size_t size, cmr_block **
   return CMR_SUCCESS;
 }
 
-static cmr_status take_superblock(cmr_arena_impl *impl, size_t size, cmr_block **out) {
-  cmr_mutex_lock(&impl->global_lock);
-  cmr_status status = cut_superblock(impl, size, out);
-  pthread_mutex_unlock(&impl->global_lock);
-  return status;
-}
-
 /* Free memory back to the global arena (its lock held), merging with the
  * free ranges around it: a whole superblock, or a free piece of one still
  * partly in use. A piece that begins a superblock takes the superblock's
@@ -228,20 +226,21 @@ static void return_superblock_locked(cmr_block *superblock, void *arg) {
   cmr_free_blocks_insert(&impl->global, superblock);
 }
 
-static void return_superblock(cmr_arena_impl *impl, cmr_block *superblock) {
-  cmr_mutex_lock(&impl->global_lock);
-  return_superblock_locked(superblock, impl);
-  pthread_mutex_unlock(&impl->global_lock);
-}
-
 /* The request cut out of a new superblock whose rest joins the caller's
- * arena. The global arena's memory is idle (synchronized at creation, or
+ * arena (the global arena's lock held; on failure the superblock goes back
+ * to it). The global arena's memory is idle (synchronized at creation, or
  * waited for before it came back): every stream may take from it at once.
  * The request is cut out before the rest joins the caller's arena, so no
- * other thread can take the new superblock's room first. */
-static cmr_status carve_superblock(cmr_arena_impl *impl, cmr_block *superblock, size_t size, size_t alignment,
-                                   cmr_stream stream, cmr_block **out) {
-  return cmr_stream_lists_carve_idle(impl->lists, stream, superblock, size, alignment, out);
+ * other thread can take the new superblock's room first; and the global
+ * lock is held from the cut until the rest is in that arena, so the rest is
+ * never free where a defragmentation cannot see it (one that ran in
+ * between would miss it, and could refuse a request that the rest, merged
+ * with its neighbours, would serve). */
+static cmr_status carve_superblock_locked(cmr_arena_impl *impl, cmr_block *superblock, size_t size, size_t alignment,
+                                          cmr_stream stream, cmr_block **out) {
+  cmr_status status = cmr_stream_lists_carve_idle(impl->lists, stream, superblock, size, alignment, out);
+  if (status != CMR_SUCCESS) return_superblock_locked(superblock, impl);
+  return status;
 }
 
 /* One attempt after the caller's arena had no fit: from a new superblock,
@@ -254,49 +253,59 @@ static cmr_status carve_superblock(cmr_arena_impl *impl, cmr_block *superblock, 
 static cmr_status serve_beyond_own(cmr_arena_impl *impl, size_t size, size_t alignment, cmr_stream stream,
                                    cmr_block **out) {
   cmr_block *superblock = NULL;
-  cmr_status status = take_superblock(impl, superblock_size(size, alignment), &superblock);
-  if (status != CMR_SUCCESS) return status;
-  if (superblock == NULL) return cmr_stream_lists_take_others(impl->lists, stream, size, alignment, out);
-  status = carve_superblock(impl, superblock, size, alignment, stream, out);
-  if (status != CMR_SUCCESS) return_superblock(impl, superblock);
+  cmr_mutex_lock(&impl->global_lock);
+  cmr_status status = cut_superblock(impl, superblock_size(size, alignment), &superblock);
+  if (superblock != NULL) status = carve_superblock_locked(impl, superblock, size, alignment, stream, out);
+  pthread_mutex_unlock(&impl->global_lock);
+  if (status != CMR_SUCCESS || superblock != NULL) return status;
+  return cmr_stream_lists_take_others(impl->lists, stream, size, alignment, out);
+}
+
+/* The request's superblock, cut from the global arena (its lock held) once
+ * every whole superblock is back there, where they coalesce (the host first
+ * waits for the work ordered before their frees); failing that, once every
+ * free piece of the superblocks partly in use is back too. Of the usual
+ * size, else of just the request's needs: the arena's last free bytes,
+ * fewer than a superblock of the minimum size, still serve a request they
+ * hold. *out stays NULL when no free range of the whole arena holds it. */
+static cmr_status cut_after_giving_back(cmr_arena_impl *impl, size_t size, size_t alignment, cmr_block **out) {
+  size_t usual = superblock_size(size, alignment), least = cmr_free_blocks_needed(size, alignment);
+  cmr_status status = cmr_stream_lists_release_units(impl->lists, return_superblock_locked, impl);
+  if (status == CMR_SUCCESS) status = cut_superblock(impl, usual, out);
+  if (status != CMR_SUCCESS || *out != NULL) return status;
+  /* Superblocks partly in use hold free pieces no other superblock can
+   * use (a 4 GiB one freed whole and then cut for a 100 MiB request keeps
+   * its 3.9 GiB). */
+  status = cmr_stream_lists_release_free(impl->lists, return_superblock_locked, impl);
+  if (status == CMR_SUCCESS) status = cut_superblock(impl, usual, out);
+  if (status == CMR_SUCCESS && *out == NULL && least < usual) status = cut_superblock(impl, least, out);
   return status;
 }
 
 /* Gathers every free block into `stream`'s arena, so that a superblock whose
  * pieces were freed on different streams is whole again, and takes from it
  * there, before any other thread can; failing that (the request needs more
- * than any one superblock has), gives every whole superblock back to the
- * global arena, where they coalesce (the host first waits for the work
- * ordered before their frees), and cuts the request's superblock from it.
- * The global arena stays locked from the giving back to the cutting: other
- * threads needing a superblock would otherwise take the coalesced room in
- * between (16 threads on 48 streams did, about one run in 30). */
+ * than any one superblock has), gives the free superblocks back to the
+ * global arena and cuts the request's superblock from it
+ * (cut_after_giving_back). The global arena stays locked from the giving
+ * back to the carving: other threads needing a superblock would otherwise
+ * take the coalesced room in between (16 threads on 48 streams did, about
+ * one run in 30). */
 static cmr_status defragment_and_retry(cmr_arena_impl *impl, size_t size, size_t alignment, cmr_stream stream,
                                        cmr_block **out) {
   cmr_status status = cmr_stream_lists_reclaim(impl->lists, stream, size, alignment, out);
   if (status != CMR_SUCCESS || *out != NULL) return status;
-  cmr_mutex_lock(&impl->global_lock);
-  status = cmr_stream_lists_release_units(impl->lists, return_superblock_locked, impl);
   cmr_block *superblock = NULL;
-  if (status == CMR_SUCCESS) status = cut_superblock(impl, superblock_size(size, alignment), &superblock);
-  /* Superblocks partly in use hold free pieces no other superblock can
-   * use (a 4 GiB one freed whole and then cut for a 100 MiB request keeps
-   * its 3.9 GiB): they go back too, so that a request fails only when no
-   * free range of the whole arena is big enough. */
-  if (status == CMR_SUCCESS && superblock == NULL) {
-    status = cmr_stream_lists_release_free(impl->lists, return_superblock_locked, impl);
-    if (status == CMR_SUCCESS) status = cut_superblock(impl, superblock_size(size, alignment), &superblock);
-  }
-  if (status == CMR_SUCCESS && superblock != NULL) {
-    status = carve_superblock(impl, superblock, size, alignment, stream, out);
-    if (status != CMR_SUCCESS) return_superblock_locked(superblock, impl);
-  }
+  cmr_mutex_lock(&impl->global_lock);
+  status = cut_after_giving_back(impl, size, alignment, &superblock);
+  if (superblock != NULL) status = carve_superblock_locked(impl, superblock, size, alignment, stream, out);
   pthread_mutex_unlock(&impl->global_lock);
   return status;
 }
 
+/* `needed`: the smallest superblock that would have served the request. */
 static cmr_status out_of_memory(cmr_arena_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
-                                size_t superblock) {
+                                size_t needed) {
   char failure[192];
   snprintf(failure, sizeof failure, "out of memory: %zu bytes at alignment %zu on stream %p", bytes, alignment,
            (void *)stream);
@@ -305,14 +314,14 @@ static cmr_status out_of_memory(cmr_arena_impl *impl, size_t bytes, size_t align
   cmr_status dumped = impl->params.dump_log_on_failure ? dump_to_destination(impl, failure) : CMR_SUCCESS;
   char dump_failure[256] = "";
   if (dumped != CMR_SUCCESS) snprintf(dump_failure, sizeof dump_failure, " (%s)", cmr_last_error_message());
-  if (superblock > impl->params.arena_size) {
+  if (needed > impl->params.arena_size) {
     return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "arena: %s: it needs %zu bytes, more than the arena_size %zu%s", failure,
-                     superblock, impl->params.arena_size, dump_failure);
+                     needed, impl->params.arena_size, dump_failure);
   }
   return cmr_error(CMR_ERROR_OUT_OF_MEMORY,
                    "arena: %s: no arena has a fit and the global arena (%zu of %zu bytes free) has no superblock of "
                    "%zu bytes, even after defragmenting%s",
-                   failure, global_free, impl->params.arena_size, superblock, dump_failure);
+                   failure, global_free, impl->params.arena_size, needed, dump_failure);
 }
 
 /* ---- the resource --------------------------------------------------------------------------- */
@@ -330,7 +339,9 @@ static __attribute__((noinline)) cmr_status allocate_beyond_recent(cmr_arena_imp
     if (status == CMR_SUCCESS && block == NULL) status = defragment_and_retry(impl, size, alignment, stream, &block);
     if (status != CMR_SUCCESS) return status;
   }
-  if (block == NULL) return out_of_memory(impl, bytes, alignment, stream, superblock);
+  /* The last try was a superblock of just the request's needs (beyond the
+   * arena_size, as big as the usual superblock). */
+  if (block == NULL) return out_of_memory(impl, bytes, alignment, stream, cmr_free_blocks_needed(size, alignment));
   cmr_suballocator_hand_out(impl->handed_out, block, bytes, out);
   return CMR_SUCCESS;
 }
