@@ -135,6 +135,25 @@ def test_python_classes_and_factories_are_called(allocator_over, stats):
     assert stats.allocation_counts.current_bytes == 0
 
 
+def test_a_python_subclass_of_the_classes_is_called(standin, allocator_over, stats):
+    """Its __init__ may do what leaves no trace in the object (here: count
+    the calls), so a class written in Python is never made directly."""
+    made = []
+
+    class Counted(standin.UnownedMemory):
+        __slots__ = ()
+
+        def __init__(self, *args):
+            super().__init__(*args)
+            made.append(1)
+
+    allocate = allocator_over(Counted, standin.MemoryPointer)
+    assert not capi.cmr_py_cupy_makes_objects_directly()
+    calls = len(made)
+    _check_pointer(allocate(100), standin.MemoryPointer, Counted, 100, stats)
+    assert len(made) == calls + 1
+
+
 def test_a_refused_allocation_makes_no_objects(standin, allocator_over, host_mr):
     limited = mr.StatisticsResourceAdaptor(mr.LimitingResourceAdaptor(host_mr, 4096))
     mr.set_current_device_resource(limited)
