@@ -149,7 +149,6 @@ START_TEST(test_copies_refused) {
   /* Its addresses have no bytes behind them: a buffer over it may be made,
    * sized and freed, but every copy into or out of it is refused (on the
    * host a copy would fault), and a refused resize leaves the buffer as it was. */
-  if (cmr_test_no_device()) return; /* a buffer enters its device */
   cmr_simulated_resource *leaf = make(CMR_SIZE((size_t)1 << 30));
   cmr_resource_ref ref = cmr_simulated_resource_ref(leaf);
   cmr_device_buffer *buffer = NULL;
@@ -188,7 +187,9 @@ static Suite *simulated_suite(void) {
   Suite *suite = suite_create("simulated");
   cmr_test_case(suite, "simulated", NULL, NULL, test_counters_follow_allocations, test_capacity_bounds_bytes_in_use,
                 test_large_alignment, test_refused_frees_change_nothing, test_bad_arguments, test_pool_over_simulated,
-                test_leaf_of_a_stack, test_copies_refused);
+                test_leaf_of_a_stack);
+  /* A buffer enters its device. */
+  tcase_set_tags(cmr_test_case(suite, "copies", NULL, NULL, test_copies_refused), CMR_TEST_DEVICE_TAG);
   return suite;
 }
 

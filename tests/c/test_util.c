@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -35,6 +36,8 @@ void cmr_test_require_device(void) {
 }
 
 int cmr_test_run(Suite *suite) {
+  const char *tags = getenv("CK_INCLUDE_TAGS");
+  if (tags != NULL && strstr(tags, CMR_TEST_DEVICE_TAG) != NULL) cmr_test_require_device();
   SRunner *runner = srunner_create(suite);
   srunner_run_all(runner, CK_NORMAL);
   int ran = srunner_ntests_run(runner);

@@ -39,8 +39,17 @@ bool cmr_test_no_device(void);
  * main() of a suite that needs a device. */
 void cmr_test_require_device(void);
 
+/* The Check tag of the cases that need a device in a suite that otherwise
+ * does not (cmr_add_check_test's DEVICE_CASES): the suite's ctest entry
+ * leaves them out (CK_EXCLUDE_TAGS) and an entry of their own runs them
+ * alone (CK_INCLUDE_TAGS), which cmr_test_run skips, 77, without a device.
+ * A test never returns early for want of a device: that would count as a
+ * pass. */
+#define CMR_TEST_DEVICE_TAG "device"
+
 /* Runs `suite` in Check's default (forking) mode. Fails when no test ran,
- * e.g. because CK_RUN_SUITE / CK_RUN_CASE named nothing. */
+ * e.g. because CK_RUN_SUITE / CK_RUN_CASE named nothing; exits 77 when the
+ * device cases alone are asked for and there is no device. */
 int cmr_test_run(Suite *suite);
 
 /* Adds to `suite` a test case named `name` with a checked fixture (`setup`,
