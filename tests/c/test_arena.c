@@ -878,49 +878,28 @@ END_TEST
 
 static Suite *arena_suite(void) {
   Suite *suite = suite_create("arena");
-  TCase *parameters = tcase_create("parameters");
-  tcase_add_test(parameters, arena_size_defaults_to_half_of_free_memory);
-  tcase_add_test(parameters, arena_size_minimum_and_multiple);
-  tcase_add_test(parameters, other_bad_arguments);
-  suite_add_tcase(suite, parameters);
-  TCase *superblock = tcase_create("superblocks");
-  tcase_add_test(superblock, first_fit_within_a_superblock);
-  tcase_add_test(superblock, superblock_taken_from_the_global_arena_then_reused);
-  tcase_add_test(superblock, large_request_gets_a_superblock_of_its_size);
-  tcase_add_test(superblock, large_alignment_is_honoured);
-  tcase_add_test(superblock, largest_free_block_covers_the_global_arena_and_the_superblocks);
-  suite_add_tcase(suite, superblock);
-  TCase *exhaustion = tcase_create("exhaustion");
-  tcase_add_test(exhaustion, defragment_returns_whole_superblocks_to_the_global_arena);
-  tcase_add_test(exhaustion, defragment_joins_a_superblock_freed_on_several_streams);
-  tcase_add_test(exhaustion, last_free_bytes_below_a_superblock_serve_requests);
-  tcase_add_test(exhaustion, out_of_memory_after_defragmenting_writes_the_dump);
-  tcase_add_test(exhaustion, out_of_memory_without_dump_log_writes_nothing);
-  tcase_add_test(exhaustion, dump_lists_every_arena);
-  tcase_add_test(exhaustion, dump_that_cannot_be_written_is_reported);
-  suite_add_tcase(suite, exhaustion);
-  TCase *frees = tcase_create("bad_frees");
-  tcase_add_test(frees, unknown_pointer_is_an_error);
-  tcase_add_test(frees, size_mismatch_changes_nothing);
-  suite_add_tcase(suite, frees);
-  TCase *lifetime = tcase_create("lifetime");
-  tcase_add_test(lifetime, destroy_gives_the_upstream_memory_back);
-  tcase_add_test(lifetime, destroyed_stream_memory_is_reusable);
-  tcase_add_test(lifetime, an_empty_arena_cuts_a_superblock_before_waiting_on_another_stream);
-  suite_add_tcase(suite, lifetime);
-  TCase *threads = tcase_create("threads");
+  cmr_test_case(suite, "parameters", NULL, NULL, arena_size_defaults_to_half_of_free_memory,
+                arena_size_minimum_and_multiple, other_bad_arguments);
+  cmr_test_case(suite, "superblocks", NULL, NULL, first_fit_within_a_superblock,
+                superblock_taken_from_the_global_arena_then_reused, large_request_gets_a_superblock_of_its_size,
+                large_alignment_is_honoured, largest_free_block_covers_the_global_arena_and_the_superblocks);
+  cmr_test_case(suite, "exhaustion", NULL, NULL, defragment_returns_whole_superblocks_to_the_global_arena,
+                defragment_joins_a_superblock_freed_on_several_streams,
+                last_free_bytes_below_a_superblock_serve_requests, out_of_memory_after_defragmenting_writes_the_dump,
+                out_of_memory_without_dump_log_writes_nothing, dump_lists_every_arena,
+                dump_that_cannot_be_written_is_reported);
+  cmr_test_case(suite, "bad_frees", NULL, NULL, unknown_pointer_is_an_error, size_mismatch_changes_nothing);
+  cmr_test_case(suite, "lifetime", NULL, NULL, destroy_gives_the_upstream_memory_back,
+                destroyed_stream_memory_is_reusable, an_empty_arena_cuts_a_superblock_before_waiting_on_another_stream);
+  TCase *threads = cmr_test_case(suite, "threads", NULL, NULL, threads_on_the_default_stream_allocate_at_once,
+                                 threads_on_their_own_streams_get_the_superblocks_they_cut);
   tcase_set_timeout(threads, 120);
 #if !CMR_WITH_CUDA
   tcase_add_test(threads, threads_on_the_default_stream_have_their_own_arenas);
 #endif
-  tcase_add_test(threads, threads_on_the_default_stream_allocate_at_once);
-  tcase_add_test(threads, threads_on_their_own_streams_get_the_superblocks_they_cut);
-  suite_add_tcase(suite, threads);
-  TCase *defragment = tcase_create("defragment_at_once");
-  tcase_set_timeout(defragment, 120);
-  tcase_add_test(defragment, threads_defragment_at_once);
-  tcase_add_test(defragment, threads_of_random_sizes_defragment_at_once);
-  suite_add_tcase(suite, defragment);
+  tcase_set_timeout(cmr_test_case(suite, "defragment_at_once", NULL, NULL, threads_defragment_at_once,
+                                  threads_of_random_sizes_defragment_at_once),
+                    120);
   return suite;
 }
 

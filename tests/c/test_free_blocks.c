@@ -1214,57 +1214,26 @@ END_TEST
 
 static Suite *free_blocks_suite(void) {
   Suite *suite = suite_create("free_blocks");
-  TCase *basics = tcase_create("basics");
-  tcase_add_test(basics, a_new_block_holds_its_fields);
-  tcase_add_test(basics, priorities_differ_from_record_to_record);
-  tcase_add_test(basics, needed_adds_the_worst_misalignment);
-  tcase_add_test(basics, needed_saturates_on_overflow);
-  tcase_add_test(basics, an_empty_set_finds_nothing);
-  suite_add_tcase(suite, basics);
+  cmr_test_case(suite, "basics", NULL, NULL, a_new_block_holds_its_fields, priorities_differ_from_record_to_record,
+                needed_adds_the_worst_misalignment, needed_saturates_on_overflow, an_empty_set_finds_nothing);
+  cmr_test_case(suite, "fit", NULL, NULL, best_fit_takes_the_smallest_block_that_fits,
+                good_fit_takes_the_first_class_that_surely_fits, classes_follow_sizes,
+                first_fit_takes_the_lowest_block_that_fits);
+  cmr_test_case(suite, "merge", NULL, NULL, a_block_merges_with_both_neighbours, a_block_merges_with_one_neighbour,
+                no_merge_across_the_start_of_a_unit);
+  cmr_test_case(suite, "take", NULL, NULL, take_at_every_alignment, take_all_of_a_block, take_from_among_many_blocks,
+                a_unit_is_whole_again_after_every_piece_returns, a_failed_take_leaves_the_set_as_it_was,
+                a_failed_block_new_says_why);
+  cmr_test_case(suite, "whole_set", NULL, NULL, remove_leaves_the_record_to_the_caller, absorb_merges_across_two_sets,
+                pop_and_each_go_in_address_order, clear_empties_a_set_for_reuse);
+  cmr_test_case(suite, "check", NULL, NULL, the_check_finds_a_broken_class, the_check_finds_a_broken_address_order,
+                the_check_finds_a_broken_treap, boundaries_grow_and_shrink);
 
-  TCase *fit = tcase_create("fit");
-  tcase_add_test(fit, best_fit_takes_the_smallest_block_that_fits);
-  tcase_add_test(fit, good_fit_takes_the_first_class_that_surely_fits);
-  tcase_add_test(fit, classes_follow_sizes);
-  tcase_add_test(fit, first_fit_takes_the_lowest_block_that_fits);
-  suite_add_tcase(suite, fit);
-
-  TCase *merge = tcase_create("merge");
-  tcase_add_test(merge, a_block_merges_with_both_neighbours);
-  tcase_add_test(merge, a_block_merges_with_one_neighbour);
-  tcase_add_test(merge, no_merge_across_the_start_of_a_unit);
-  suite_add_tcase(suite, merge);
-
-  TCase *take = tcase_create("take");
-  tcase_add_test(take, take_at_every_alignment);
-  tcase_add_test(take, take_all_of_a_block);
-  tcase_add_test(take, take_from_among_many_blocks);
-  tcase_add_test(take, a_unit_is_whole_again_after_every_piece_returns);
-  tcase_add_test(take, a_failed_take_leaves_the_set_as_it_was);
-  tcase_add_test(take, a_failed_block_new_says_why);
-  suite_add_tcase(suite, take);
-
-  TCase *whole = tcase_create("whole_set");
-  tcase_add_test(whole, remove_leaves_the_record_to_the_caller);
-  tcase_add_test(whole, absorb_merges_across_two_sets);
-  tcase_add_test(whole, pop_and_each_go_in_address_order);
-  tcase_add_test(whole, clear_empties_a_set_for_reuse);
-  suite_add_tcase(suite, whole);
-
-  TCase *check = tcase_create("check");
-  tcase_add_test(check, the_check_finds_a_broken_class);
-  tcase_add_test(check, the_check_finds_a_broken_address_order);
-  tcase_add_test(check, the_check_finds_a_broken_treap);
-  tcase_add_test(check, boundaries_grow_and_shrink);
-  suite_add_tcase(suite, check);
-
-  TCase *stress = tcase_create("stress");
+  TCase *stress = cmr_test_case(suite, "stress", NULL, NULL, a_hundred_thousand_blocks);
   /* Sized for work, not time: the 60 s ctest gives every suite, also when the
    * binary is run by hand (Check's own default is 4 s) under a sanitizer. */
   tcase_set_timeout(stress, 60);
   tcase_add_loop_test(stress, random_operations_match_the_model, 0, 8);
-  tcase_add_test(stress, a_hundred_thousand_blocks);
-  suite_add_tcase(suite, stress);
   return suite;
 }
 

@@ -66,10 +66,7 @@ END_TEST
 
 int main(void) {
   Suite *suite = suite_create("impl_state");
-  TCase *tc = tcase_create("impl_state");
-  tcase_add_test(tc, the_struct_begins_with_the_parameters_and_is_zero_past_them);
-  tcase_add_test(tc, a_struct_without_parameters_is_all_zero);
-  tcase_add_test(tc, a_struct_too_large_for_host_memory_is_refused_with_a_message);
-  suite_add_tcase(suite, tc);
+  cmr_test_case(suite, "impl_state", NULL, NULL, the_struct_begins_with_the_parameters_and_is_zero_past_them,
+                a_struct_without_parameters_is_all_zero, a_struct_too_large_for_host_memory_is_refused_with_a_message);
   return cmr_test_run(suite);
 }

@@ -123,11 +123,9 @@ END_TEST
 
 int main(void) {
   Suite *suite = suite_create("lock");
-  TCase *tc = tcase_create("lock");
-  tcase_set_timeout(tc, 120);
-  tcase_add_test(tc, uncontended_acquire_and_release);
-  tcase_add_test(tc, contended_increments_are_never_lost);
-  tcase_add_test(tc, a_wait_calls_the_blocking_hook_once_and_a_free_lock_never);
-  suite_add_tcase(suite, tc);
+  tcase_set_timeout(
+      cmr_test_case(suite, "lock", NULL, NULL, uncontended_acquire_and_release, contended_increments_are_never_lost,
+                    a_wait_calls_the_blocking_hook_once_and_a_free_lock_never),
+      120);
   return cmr_test_run(suite);
 }

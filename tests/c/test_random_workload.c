@@ -144,11 +144,9 @@ END_TEST
 
 static Suite *random_workload_suite(void) {
   Suite *suite = suite_create("random_workload");
-  TCase *tcase = tcase_create("core");
-  tcase_set_timeout(tcase, 300);
-  tcase_add_test(tcase, arena_gives_back_the_free_rest_of_a_superblock_in_use);
-  tcase_add_test(tcase, arena_fits_wherever_the_pool_fits);
-  suite_add_tcase(suite, tcase);
+  tcase_set_timeout(cmr_test_case(suite, "core", NULL, NULL, arena_gives_back_the_free_rest_of_a_superblock_in_use,
+                                  arena_fits_wherever_the_pool_fits),
+                    300);
   return suite;
 }
 

@@ -287,17 +287,10 @@ END_TEST
 
 int main(void) {
   Suite *suite = suite_create("stream_lists");
-  TCase *tc = tcase_create("stream_lists");
-  tcase_add_test(tc, default_stream_is_keyed_per_thread);
-  tcase_add_test(tc, per_stream_keying_shares_the_default_stream);
-  tcase_add_test(tc, only_whole_units_are_released_after_waiting);
-  tcase_add_test(tc, each_visits_every_free_block_with_its_list);
-  tcase_add_test(tc, aligned_take_from_another_stream);
-  tcase_add_test(tc, lists_in_use_pass_their_check);
-  tcase_add_test(tc, a_recent_block_resized_is_found);
-  tcase_add_test(tc, an_index_block_resized_is_found);
-  tcase_add_test(tc, blocks_of_two_lists_covering_the_same_bytes_are_found);
-  tcase_add_test(tc, a_hand_out_asking_more_than_its_block_is_found);
-  suite_add_tcase(suite, tc);
+  cmr_test_case(suite, "stream_lists", NULL, NULL, default_stream_is_keyed_per_thread,
+                per_stream_keying_shares_the_default_stream, only_whole_units_are_released_after_waiting,
+                each_visits_every_free_block_with_its_list, aligned_take_from_another_stream,
+                lists_in_use_pass_their_check, a_recent_block_resized_is_found, an_index_block_resized_is_found,
+                blocks_of_two_lists_covering_the_same_bytes_are_found, a_hand_out_asking_more_than_its_block_is_found);
   return cmr_test_run(suite);
 }
