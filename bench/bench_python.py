@@ -3,8 +3,9 @@
 
 1. per-call cost, in the same process: ns per allocate+free pair of each
    `--bytes` size (small and large by default), warm, best of `--repeat`
-   runs of `--pairs` pairs each (the subjects taking turns), with ratios of CuPy's pool's time over the
-   row's (higher is better; without CuPy, the extension call's);
+   runs of `--pairs` pairs each (the subjects taking turns), with ratios
+   of CuPy's pool's time over the row's (higher is better; without CuPy,
+   the extension call's);
 2. the host figure (issue 18), in the same process: the time of
    mr.allocate+deallocate on pool(system) and of DeviceBuffer(size=1000) +
    delete, each as a multiple of bytearray(1000) creation + deletion, on a
@@ -23,7 +24,8 @@
    percent apart.
 
     PYTHONPATH=build/<dir>/python python3 bench/bench_python.py [--bytes N ...] [--pairs N] [--repeat N]
-        [--runs N] [--steps N] [--workloads [cupy] [torch]] [--cpus LIST] [--csv FILE] [--workloads-csv FILE] [--plot FILE] [--quick]
+        [--runs N] [--steps N] [--workloads [cupy] [torch]] [--csv FILE] [--workloads-csv FILE]
+        [--plot FILE] [--quick]
 
 --quick: the host figure alone, from few pairs (what the ctest runs: it
 checks the line is printed, not the figures). --plot writes the workloads'
@@ -302,29 +304,17 @@ def _child(workload: str, config: str, steps: int) -> None:
         print(f"skip: {why}")
 
 
-def _cpu_set(cpus: str) -> set[int]:
-    """The CPUs of a list such as "0-7,16": --cpus."""
-    chosen = set()
-    for part in cpus.split(","):
-        first, _, last = part.partition("-")
-        chosen.update(range(int(first), int(last or first) + 1))
-    return chosen
-
-
 class _Children:
-    """Runs workload configurations in fresh processes (on `cpus` only,
-    when given); what a failed one said goes into `failed`."""
+    """Runs workload configurations in fresh processes; what a failed one
+    said goes into `failed`."""
 
-    def __init__(self, steps: int, cpus: str | None, failed: list[str]):
+    def __init__(self, steps: int, failed: list[str]):
         self.steps, self.failed = steps, failed
-        self.cpu_set = None if cpus is None else _cpu_set(cpus)
 
     def run(self, workload: str, config: str) -> list[float] | str:
         """The seconds the process printed, or why there are none."""
-        cpu_set = self.cpu_set
         out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", workload, config,
-                              "--steps", str(self.steps)], capture_output=True, text=True, check=False,
-                             preexec_fn=None if cpu_set is None else lambda: os.sched_setaffinity(0, cpu_set))
+                              "--steps", str(self.steps)], capture_output=True, text=True, check=False)
         line = (out.stdout.strip().splitlines() or [""])[-1]
         if out.returncode != 0 or not (line.startswith("seconds ") or line.startswith("skip: ")):
             self.failed.append(f"{workload} {config}: exit {out.returncode}\n{out.stdout}\n{out.stderr[-4000:]}")
@@ -340,7 +330,6 @@ def _workloads(names: list[str], runs: int, children: _Children) -> list[tuple[s
     workload, and for CuPy's also the two allocators taking turns in one
     process (_cupy_taking_turns)."""
     rows = []
-    pinned = f", on CPUs {sorted(children.cpu_set)}" if children.cpu_set else ""
     for workload in names:
         peer, ours = WORKLOADS[workload]
         times: dict[str, list[float]] = {"peer": [], "cmr": []}
@@ -354,7 +343,7 @@ def _workloads(names: list[str], runs: int, children: _Children) -> list[tuple[s
                 times[config] += seconds
             if skipped:
                 break
-        print(f"\nworkload {workload}: {children.steps} steps, {runs} fresh processes per configuration{pinned}, "
+        print(f"\nworkload {workload}: {children.steps} steps, {runs} fresh processes per configuration, "
               "median wall time")
         if skipped:
             print(f"skipped: {skipped}")
@@ -408,8 +397,6 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=2000, help="steps of each workload run")
     parser.add_argument("--workloads", nargs="*", choices=sorted(WORKLOADS), default=sorted(WORKLOADS),
                         help="the workloads to run (none: the per-call tables alone)")
-    parser.add_argument("--cpus", help="run each workload process on these CPUs only (e.g. 0-3: the GPU's NUMA "
-                                       "node's, `nvidia-smi topo -m`); a process that moves between CPUs varies more")
     parser.add_argument("--workloads-csv", help="also write workload,subject,median_s,runs_s lines here")
     parser.add_argument("--plot", help="write the workloads' medians as a PNG here")
     parser.add_argument("--quick", action="store_true", help="the host-ratio line alone, from few pairs")
@@ -440,7 +427,7 @@ def main() -> None:
           "same process (targets: at most 2.5 and 3.5)")
     print(_host_ratio_line(args.pairs, args.repeat))
     failed: list[str] = []
-    workload_rows = _workloads(args.workloads, args.runs, _Children(args.steps, args.cpus, failed))
+    workload_rows = _workloads(args.workloads, args.runs, _Children(args.steps, failed))
     if args.workloads_csv:
         with open(args.workloads_csv, "w", encoding="utf-8") as out:
             out.write("workload,subject,median_s,runs_s\n")
