@@ -97,7 +97,9 @@ def test_objects_made_directly_keep_every_reference_count_right(standin, allocat
     assert stats.allocation_counts.current_bytes == 64 * 1000
     del pointers
     assert all(buffer() is None for buffer in buffers) and stats.allocation_counts.current_bytes == 0
-    assert abs(sys.getrefcount(None) - nones) < 50  # a lost or extra reference would be 1,000 or more
+    # A lost or extra reference to the placeholders would move None's count by 1,000 or more (on Python 3.12+
+    # None is immortal: its count does not move, and a wrong one would do no harm; CI's 3.11 checks it).
+    assert abs(sys.getrefcount(None) - nones) < 50
 
 
 @pytest.mark.parametrize("memory_name, pointer_name", [("CountedMemory", "MemoryPointer"),
