@@ -46,6 +46,13 @@ def stats(host_mr):
     return counted
 
 
+def direct_allocator(standin, allocator_over):
+    """The allocator over the stand-ins, which it makes directly."""
+    allocate = allocator_over(standin.UnownedMemory, standin.MemoryPointer)
+    assert capi.cmr_py_cupy_makes_objects_directly()
+    return allocate
+
+
 def _check_pointer(pointer, pointer_type, memory_type, nbytes, stats):
     memory = pointer.mem
     buffer = memory._owner
@@ -59,8 +66,7 @@ def _check_pointer(pointer, pointer_type, memory_type, nbytes, stats):
 
 
 def test_the_stand_ins_are_made_directly_and_hold_what_the_constructors_would(standin, allocator_over, stats):
-    allocate = allocator_over(standin.UnownedMemory, standin.MemoryPointer)
-    assert capi.cmr_py_cupy_makes_objects_directly()
+    allocate = direct_allocator(standin, allocator_over)
     pointer = allocate(1000)
     buffer = _check_pointer(pointer, standin.MemoryPointer, standin.UnownedMemory, 1000, stats)
     assert buffer.ptr != 0 and stats.allocation_counts.current_bytes == 1000
@@ -77,7 +83,7 @@ def test_the_stand_ins_are_made_directly_and_hold_what_the_constructors_would(st
 
 
 def test_a_zero_byte_allocation_is_made_directly_too(standin, allocator_over, stats):
-    allocate = allocator_over(standin.UnownedMemory, standin.MemoryPointer)
+    allocate = direct_allocator(standin, allocator_over)
     pointer = allocate(0)
     _check_pointer(pointer, standin.MemoryPointer, standin.UnownedMemory, 0, stats)
     assert pointer.ptr == 0
@@ -87,7 +93,7 @@ def test_objects_made_directly_keep_every_reference_count_right(standin, allocat
     """The fields a bare object holds (None) are given back when they are
     filled; the pointer holds the memory, the memory the buffer, and each
     lets go once."""
-    allocate = allocator_over(standin.UnownedMemory, standin.MemoryPointer)
+    allocate = direct_allocator(standin, allocator_over)
     for _ in range(100):
         allocate(64)
     nones = sys.getrefcount(None)
@@ -159,7 +165,7 @@ def test_a_python_subclass_of_the_classes_is_called(standin, allocator_over, sta
 def test_a_refused_allocation_makes_no_objects(standin, allocator_over, host_mr):
     limited = mr.StatisticsResourceAdaptor(mr.LimitingResourceAdaptor(host_mr, 4096))
     mr.set_current_device_resource(limited)
-    allocate = allocator_over(standin.UnownedMemory, standin.MemoryPointer)
+    allocate = direct_allocator(standin, allocator_over)
     kept = allocate(4096)
 
     def made():
@@ -180,7 +186,7 @@ def test_a_refused_allocation_makes_no_objects(standin, allocator_over, host_mr)
 
 
 def test_threads_allocating_directly_lose_nothing(standin, allocator_over, stats):
-    allocate = allocator_over(standin.UnownedMemory, standin.MemoryPointer)
+    allocate = direct_allocator(standin, allocator_over)
     errors = []
 
     def work(seed):
