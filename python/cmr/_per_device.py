@@ -45,7 +45,6 @@ def set_per_device_resource(device: int, mr: DeviceMemoryResource) -> None:
     """Makes `mr` the resource of `device` (the table retains it)."""
     capi.cmr_set_per_device_resource_ref(_device(device), _ref_of(mr, "mr"))
     _per_device_mrs[device] = mr
-    capi.cmr_py_forget_current_resource()  # the object DeviceBuffer kept for the entry replaced
 
 
 def get_current_device_resource() -> DeviceMemoryResource:

@@ -147,7 +147,7 @@ def test_the_current_resource_object_is_kept_while_the_table_stays(host_mr):
     """DeviceBuffer keeps the object it found for the current device while
     the C table's count of changes stays: the same object every time, the
     new entry at once after any change (from Python, from C, a reset), and
-    no replaced object kept alive."""
+    no object kept alive that nothing else holds."""
     cmr.DeviceBuffer(size=10)  # the table makes its default: a change
     default = cmr.DeviceBuffer(size=10).mr
     assert cmr.DeviceBuffer(size=10).mr is default  # the default's wrapper, made once
@@ -172,6 +172,13 @@ def test_the_current_resource_object_is_kept_while_the_table_stays(host_mr):
     gc.collect()
     assert gone() is None
     assert cmr.DeviceBuffer(size=10).mr is first
+    # Reset from C and let go by Python: nothing keeps it either (what is kept is a weak reference).
+    gone = weakref.ref(first)
+    capi.cmr_reset_current_device_resource_ref()
+    cmr._per_device._per_device_mrs.clear()
+    del first
+    gc.collect()
+    assert gone() is None
 
 
 class _FakeCupy:
