@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* pool: coalescing best fit over upstream chunks, in stream-ordered free
- * lists (runtime/src/stream_lists.h). An allocation looks in its stream's
+ * lists (runtime/src/resource_api/stream_lists.h). An allocation looks in its stream's
  * list, then in other streams' lists, then grows the pool; when the upstream
  * is exhausted it gathers every stream's free memory into its own list, where
  * it coalesces, and looks once more. */
