@@ -21,7 +21,9 @@ enum { CMR_SLOT_REUSE_RESERVE = 1024 };
 static _Atomic long cmr_alive; /* objects registered and not yet finalized */
 
 /* A cmr_lock, not a mutex: every object's create and destroy takes it (a
- * device buffer's among them), and it is held for a few instructions. */
+ * device buffer's among them). It is held for a few instructions, except
+ * when the slots run out and a new page of CMR_SLOTS_PER_PAGE slots is
+ * allocated under it (once per that many objects alive at once). */
 static struct {
   cmr_lock lock;
   uint32_t made;       /* slots [0, made) exist */
