@@ -21,7 +21,7 @@
 
 struct cmr_logging_impl {
   cmr_logging_params params; /* first: what it was created with (impl.h) */
-  cmr_upstream_lock lock; /* held across the upstream's free (see deallocate) */
+  cmr_upstream_lock lock;    /* held across the upstream's free (see deallocate) */
   FILE *file;
   bool owns_file;
   char *filename; /* the file written: "" for a caller's FILE * */

@@ -120,8 +120,7 @@ static cmr_status cmr_check_rounding(size_t bytes, size_t alignment, const char 
 
 /* The checks shared by every allocate and deallocate: ref, alignment, size.
  * *alignment is replaced by the effective one. */
-static cmr_status cmr_check_call(cmr_resource_ref ref, size_t bytes, size_t *alignment, const char *what,
-                                 void **self) {
+static cmr_status cmr_check_call(cmr_resource_ref ref, size_t bytes, size_t *alignment, const char *what, void **self) {
   cmr_status status = cmr_ref_target(ref, self) ? CMR_SUCCESS : cmr_ref_check(ref, what);
   if (status == CMR_SUCCESS) {
     status = cmr_check_alignment(*alignment, what, alignment);
@@ -173,8 +172,8 @@ static cmr_status cmr_given_back(cmr_status status, const cmr_kept_message *kept
 }
 
 /* cmr_give_back through the resource's own entry (dispatch's checks are done). */
-static cmr_status cmr_give_back_raw(cmr_status status, cmr_call_kind kind, cmr_resource_ref ref, void *self,
-                                    void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
+static cmr_status cmr_give_back_raw(cmr_status status, cmr_call_kind kind, cmr_resource_ref ref, void *self, void *ptr,
+                                    size_t bytes, size_t alignment, cmr_stream stream) {
   cmr_kept_message kept;
   cmr_keep_message(&kept);
   cmr_status given = cmr_call_deallocate(kind, ref, self, ptr, bytes, alignment, stream);
@@ -261,8 +260,8 @@ static __attribute__((noinline)) cmr_status cmr_allocate_answered(const char *wh
     status = cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
                        "%s: resource %s returned a pointer aligned to only %zu bytes (alignment %zu requested)", what,
                        cmr_type_name_of(call->ref), cmr_alignment_of(ptr), call->alignment);
-    status = cmr_give_back_raw(status, call->kind, call->ref, call->self, ptr, call->bytes, call->alignment,
-                               call->stream);
+    status =
+        cmr_give_back_raw(status, call->kind, call->ref, call->self, ptr, call->bytes, call->alignment, call->stream);
   }
   cmr_call_end();
   return status;
@@ -330,9 +329,9 @@ static __attribute__((noinline)) cmr_status cmr_deallocate_failed(cmr_status sta
 }
 
 /* The call, with arguments known good, and a message should it fail without one. */
-static CMR_HOT_INLINE cmr_status cmr_deallocate_call_checked(const char *what, cmr_call_kind kind,
-                                                             cmr_resource_ref ref, void *self, void *ptr, size_t bytes,
-                                                             size_t alignment, cmr_stream stream) {
+static CMR_HOT_INLINE cmr_status cmr_deallocate_call_checked(const char *what, cmr_call_kind kind, cmr_resource_ref ref,
+                                                             void *self, void *ptr, size_t bytes, size_t alignment,
+                                                             cmr_stream stream) {
   unsigned long serial = cmr_error_serial();
   cmr_call_begin();
   cmr_status status = kind == CMR_CALL_ORDERED ? ref.ops->deallocate(self, ptr, bytes, alignment, stream)
