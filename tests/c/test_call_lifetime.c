@@ -41,13 +41,13 @@ static void *allocate_and_destroy(size_t bytes, cmr_stream stream, void *arg) {
   (void)stream;
   (void)arg;
   destroy_victims();
-  return victim.return_null ? NULL : aligned_alloc(256, bytes);
+  return victim.return_null ? NULL : aligned_alloc(256, (bytes + 255) / 256 * 256);
 }
 
 static void *plain_allocate(size_t bytes, cmr_stream stream, void *arg) {
   (void)stream;
   (void)arg;
-  return aligned_alloc(256, bytes);
+  return aligned_alloc(256, (bytes + 255) / 256 * 256);
 }
 
 static void plain_free(void *ptr, size_t bytes, cmr_stream stream, void *arg) {

@@ -54,7 +54,7 @@ static void *upstream_allocate(size_t bytes, cmr_stream stream, void *arg) {
   (void)stream;
   (void)arg;
   call_back();
-  return aligned_alloc(256, bytes);
+  return aligned_alloc(256, (bytes + 255) / 256 * 256);
 }
 
 static void upstream_free(void *ptr, size_t bytes, cmr_stream stream, void *arg) {
