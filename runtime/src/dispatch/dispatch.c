@@ -86,39 +86,44 @@ bool cmr_ref_same(cmr_resource_ref a, cmr_resource_ref b) {
 
 /* ---- argument checks ---------------------------------------------------------- */
 
-static bool cmr_is_power_of_two(size_t value) { return value != 0 && (value & (value - 1)) == 0; }
+/* The rules, each written once; the fast paths test them inline, the
+ * checked path calls them to say what is wrong. */
 
-static cmr_status cmr_bad_alignment(size_t alignment, const char *what) {
-  if (alignment == 0) {
-    return cmr_error(CMR_ERROR_BAD_ALIGNMENT, "%s: alignment 0 is not a power of two", what);
+/* `alignment` a power of two: the one the ops table sees (at least the
+ * default) in *effective. */
+static inline bool cmr_plain_alignment(size_t alignment, size_t *effective) {
+  *effective = alignment < CMR_DEFAULT_ALIGNMENT ? CMR_DEFAULT_ALIGNMENT : alignment;
+  return (alignment & (alignment - 1)) == 0 && alignment != 0;
+}
+
+/* bytes in [1, SIZE_MAX - (alignment - 1)]: neither the zero-byte case nor
+ * one that overflows once rounded up (alignment a power of two). */
+static inline bool cmr_plain_size(size_t bytes, size_t alignment) { return bytes - 1 < SIZE_MAX - (alignment - 1); }
+
+/* Checks a caller's alignment and gives the one the ops table sees. */
+static cmr_status cmr_check_alignment(size_t alignment, const char *what, size_t *effective) {
+  if (cmr_plain_alignment(alignment, effective)) {
+    return CMR_SUCCESS;
   }
   return cmr_error(CMR_ERROR_BAD_ALIGNMENT, "%s: alignment %zu is not a power of two", what, alignment);
 }
 
-/* Checks a caller's alignment and gives the one the ops table sees. */
-static inline cmr_status cmr_effective_alignment(size_t alignment, const char *what, size_t *out) {
-  if (!cmr_is_power_of_two(alignment)) {
-    return cmr_bad_alignment(alignment, what);
-  }
-  *out = alignment < CMR_DEFAULT_ALIGNMENT ? CMR_DEFAULT_ALIGNMENT : alignment;
-  return CMR_SUCCESS;
-}
-
+/* Checks that `bytes` (0 is for the caller to handle) do not overflow once
+ * rounded up to `alignment`. */
 static cmr_status cmr_check_rounding(size_t bytes, size_t alignment, const char *what) {
-  if (bytes > SIZE_MAX - (alignment - 1)) {
-    return cmr_error(CMR_ERROR_SIZE_OVERFLOW, "%s: %zu bytes overflow once rounded up to alignment %zu", what, bytes,
-                     alignment);
+  if (bytes == 0 || cmr_plain_size(bytes, alignment)) {
+    return CMR_SUCCESS;
   }
-  return CMR_SUCCESS;
+  return cmr_error(CMR_ERROR_SIZE_OVERFLOW, "%s: %zu bytes overflow once rounded up to alignment %zu", what, bytes,
+                   alignment);
 }
 
-/* The checks shared by every allocate: ref, alignment, size. *alignment is
- * replaced by the effective one. */
-static CMR_HOT_INLINE cmr_status cmr_check_allocate(cmr_resource_ref ref, size_t bytes, size_t *alignment,
-                                                    const char *what, void **self) {
+/* The checks shared by every allocate and deallocate: ref, alignment, size.
+ * *alignment is replaced by the effective one. */
+static cmr_status cmr_check_call(cmr_resource_ref ref, size_t bytes, size_t *alignment, const char *what, void **self) {
   cmr_status status = cmr_ref_target(ref, self) ? CMR_SUCCESS : cmr_ref_check(ref, what);
   if (status == CMR_SUCCESS) {
-    status = cmr_effective_alignment(*alignment, what, alignment);
+    status = cmr_check_alignment(*alignment, what, alignment);
   }
   if (status == CMR_SUCCESS) {
     status = cmr_check_rounding(bytes, *alignment, what);
@@ -126,25 +131,86 @@ static CMR_HOT_INLINE cmr_status cmr_check_allocate(cmr_resource_ref ref, size_t
   return status;
 }
 
-/* The same for deallocate; *skip is set when there is nothing to free. */
-static CMR_HOT_INLINE cmr_status cmr_check_deallocate(cmr_resource_ref ref, const void *ptr, size_t bytes,
-                                                      size_t *alignment, const char *what, bool *skip, void **self) {
-  *skip = false;
-  cmr_status status = cmr_ref_target(ref, self) ? CMR_SUCCESS : cmr_ref_check(ref, what);
-  if (status == CMR_SUCCESS) {
-    status = cmr_effective_alignment(*alignment, what, alignment);
+/* Whether a call with these arguments passes every check (the pointer
+ * argument, out or ptr, is the caller's to test): then the alignment the
+ * ops table sees in *effective and the ref's target in *self. */
+static CMR_HOT_INLINE bool cmr_plain_call(cmr_resource_ref ref, size_t bytes, size_t alignment, size_t *effective,
+                                          void **self) {
+  return cmr_plain_alignment(alignment, effective) && cmr_plain_size(bytes, *effective) && cmr_ref_target(ref, self);
+}
+
+/* ---- the calls ------------------------------------------------------------------- */
+
+/* How a call reaches the resource: stream-ordered, or synchronous (the
+ * resource's _sync entry, else the stream-ordered one on the default
+ * stream, then a wait for it). */
+typedef enum cmr_call_kind { CMR_CALL_ORDERED, CMR_CALL_SYNC } cmr_call_kind;
+
+static cmr_status cmr_call_deallocate(cmr_call_kind kind, cmr_resource_ref ref, void *self, void *ptr, size_t bytes,
+                                      size_t alignment, cmr_stream stream) {
+  if (kind == CMR_CALL_ORDERED) {
+    return ref.ops->deallocate(self, ptr, bytes, alignment, stream);
   }
+  if (ref.ops->deallocate_sync != NULL) {
+    return ref.ops->deallocate_sync(self, ptr, bytes, alignment);
+  }
+  cmr_status status = ref.ops->deallocate(self, ptr, bytes, alignment, CMR_DEFAULT_STREAM);
+  return status == CMR_SUCCESS ? cmr_backend_stream_synchronize(CMR_DEFAULT_STREAM) : status;
+}
+
+/* Says what giving memory back failed with, after the failure `status`
+ * whose message was kept; or restores that message when it worked. */
+static cmr_status cmr_given_back(cmr_status status, const cmr_kept_message *kept, cmr_status given,
+                                 unsigned long serial, const void *ptr, size_t bytes) {
+  if (given == CMR_SUCCESS) {
+    cmr_restore_message(kept);
+    return status;
+  }
+  const char *why = cmr_error_serial() != serial ? cmr_last_error_message() : "(no message)";
+  return cmr_error(status, "%s; giving its %zu bytes at %p back failed too: %s: %s", kept->text, bytes, ptr,
+                   cmr_status_string(given), why);
+}
+
+/* cmr_give_back through the resource's own entry (dispatch's checks are done). */
+static cmr_status cmr_give_back_raw(cmr_status status, cmr_call_kind kind, cmr_resource_ref ref, void *self, void *ptr,
+                                    size_t bytes, size_t alignment, cmr_stream stream) {
+  cmr_kept_message kept;
+  cmr_keep_message(&kept);
+  cmr_status given = cmr_call_deallocate(kind, ref, self, ptr, bytes, alignment, stream);
+  return cmr_given_back(status, &kept, given, kept.serial, ptr, bytes);
+}
+
+cmr_status cmr_held_give_back(cmr_status status, cmr_resource_ref ref, void *self, void *ptr, size_t bytes,
+                              size_t alignment, cmr_stream stream) {
+  return cmr_give_back_raw(status, CMR_CALL_ORDERED, ref, self, ptr, bytes, alignment, stream);
+}
+
+cmr_status cmr_give_back(cmr_status status, cmr_resource_ref ref, void *ptr, size_t bytes, size_t alignment,
+                         cmr_stream stream) {
+  cmr_kept_message kept;
+  cmr_keep_message(&kept);
+  cmr_status given = cmr_deallocate_aligned(ref, ptr, bytes, alignment, stream);
+  return cmr_given_back(status, &kept, given, kept.serial, ptr, bytes);
+}
+
+static cmr_status cmr_call_allocate(cmr_call_kind kind, cmr_resource_ref ref, void *self, size_t bytes,
+                                    size_t alignment, cmr_stream stream, void **out) {
+  if (kind == CMR_CALL_ORDERED) {
+    return ref.ops->allocate(self, bytes, alignment, stream, out);
+  }
+  if (ref.ops->allocate_sync != NULL) {
+    return ref.ops->allocate_sync(self, bytes, alignment, out);
+  }
+  cmr_status status = ref.ops->allocate(self, bytes, alignment, CMR_DEFAULT_STREAM, out);
   if (status != CMR_SUCCESS) {
     return status;
   }
-  if (ptr == NULL) {
-    *skip = true;
-    return CMR_SUCCESS;
+  status = cmr_backend_stream_synchronize(CMR_DEFAULT_STREAM);
+  if (status != CMR_SUCCESS) {
+    status = cmr_give_back_raw(status, CMR_CALL_ORDERED, ref, self, *out, bytes, alignment, CMR_DEFAULT_STREAM);
+    *out = NULL;
   }
-  if (bytes == 0) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: pointer %p with a size of 0 bytes", what, ptr);
-  }
-  return cmr_check_rounding(bytes, *alignment, what);
+  return status;
 }
 
 /* A resource that failed without recording a message still gets one. Out
@@ -163,69 +229,11 @@ static size_t cmr_alignment_of(const void *ptr) {
   return (size_t)(address & (~address + 1));
 }
 
-typedef cmr_status (*cmr_give_back_fn)(cmr_resource_ref ref, void *self, void *ptr, size_t bytes, size_t alignment,
-                                       cmr_stream stream);
-
-/* What every allocate checks in what a resource returned: a pointer for
- * bytes > 0, aligned as asked. A misaligned one is given back. */
-static cmr_status cmr_check_returned(cmr_resource_ref ref, void *self, void **out, size_t bytes, size_t alignment,
-                                     cmr_stream stream, const char *what, cmr_give_back_fn give_back) {
-  void *ptr = *out;
-  if (ptr == NULL) {
-    return cmr_error(CMR_ERROR_INTERNAL, "%s: resource %s returned NULL for %zu bytes", what, cmr_type_name_of(ref),
-                     bytes);
-  }
-  if (((uintptr_t)ptr & (alignment - 1)) != 0) {
-    *out = NULL;
-    give_back(ref, self, ptr, bytes, alignment, stream);
-    return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
-                     "%s: resource %s returned a pointer aligned to only %zu bytes (alignment %zu "
-                     "requested)",
-                     what, cmr_type_name_of(ref), cmr_alignment_of(ptr), alignment);
-  }
-  return CMR_SUCCESS;
-}
-
-/* ---- stream-ordered pair ----------------------------------------------------------- */
-
-/* Each call has a fast path and a checked one. The fast path tests, in a
- * few instructions, that every argument is one the checks would pass (and
- * the ref a live one), calls the resource, and tests its answer; anything
- * else (a bad argument, a failed call, a pointer to refuse) goes to the
- * checked path, out of line, which finds what is wrong and says so exactly
- * as before: the fast path only ever passes what the checks pass. */
-
-static cmr_status cmr_give_back_async(cmr_resource_ref ref, void *self, void *ptr, size_t bytes, size_t alignment,
-                                      cmr_stream stream) {
-  return ref.ops->deallocate(self, ptr, bytes, alignment, stream);
-}
-
-/* Every check, in order, then the call: the path of any call the fast path
- * did not take. */
-static __attribute__((noinline)) cmr_status cmr_allocate_checked(const char *what, cmr_resource_ref ref, size_t bytes,
-                                                                 size_t alignment, cmr_stream stream, void **out) {
-  if (out == NULL) {
-    return cmr_error(CMR_ERROR_NULL_POINTER, "%s: out is NULL", what);
-  }
-  *out = NULL;
-  void *self = NULL;
-  cmr_status status = cmr_check_allocate(ref, bytes, &alignment, what, &self);
-  if (status != CMR_SUCCESS || bytes == 0) {
-    return status;
-  }
-  unsigned long serial = cmr_error_serial();
-  status = ref.ops->allocate(self, bytes, alignment, stream, out);
-  if (status != CMR_SUCCESS) {
-    *out = NULL;
-    return cmr_resource_failed(status, serial, ref, what, bytes);
-  }
-  return cmr_check_returned(ref, self, out, bytes, alignment, stream, what, cmr_give_back_async);
-}
-
-/* What the checked path needs of a call the fast path made, should its
- * answer be refused: kept in the caller's frame (a few stores) rather than
- * in saved registers across the call. */
+/* What an allocate's answer is checked against, should it not be a plain
+ * success: kept in the caller's frame (a few stores) rather than in saved
+ * registers across the call. */
 typedef struct cmr_allocate_call {
+  cmr_call_kind kind;
   cmr_resource_ref ref;
   void *self;
   size_t bytes;
@@ -235,87 +243,118 @@ typedef struct cmr_allocate_call {
   unsigned long serial;
 } cmr_allocate_call;
 
-/* What the fast path's call returned, when it was not a success with a
- * pointer aligned as asked. */
+/* The answer of a call that was not a success with a pointer aligned as
+ * asked: the failure said, or the pointer refused (a misaligned one is
+ * given back). Then the call ends (cmr_call_end). */
 static __attribute__((noinline)) cmr_status cmr_allocate_answered(const char *what, const cmr_allocate_call *call,
                                                                   cmr_status status) {
+  void *ptr = *call->out;
   if (status != CMR_SUCCESS) {
     *call->out = NULL;
-    return cmr_resource_failed(status, call->serial, call->ref, what, call->bytes);
+    status = cmr_resource_failed(status, call->serial, call->ref, what, call->bytes);
+  } else if (ptr == NULL) {
+    status = cmr_error(CMR_ERROR_INTERNAL, "%s: resource %s returned NULL for %zu bytes", what,
+                       cmr_type_name_of(call->ref), call->bytes);
+  } else if (((uintptr_t)ptr & (call->alignment - 1)) != 0) {
+    *call->out = NULL;
+    status = cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
+                       "%s: resource %s returned a pointer aligned to only %zu bytes (alignment %zu requested)", what,
+                       cmr_type_name_of(call->ref), cmr_alignment_of(ptr), call->alignment);
+    status =
+        cmr_give_back_raw(status, call->kind, call->ref, call->self, ptr, call->bytes, call->alignment, call->stream);
   }
-  return cmr_check_returned(call->ref, call->self, call->out, call->bytes, call->alignment, call->stream, what,
-                            cmr_give_back_async);
+  cmr_call_end();
+  return status;
 }
 
-/* bytes in [1, SIZE_MAX - (alignment - 1)]: neither the zero-byte case nor
- * one that overflows once rounded up (alignment a power of two). */
-static inline bool cmr_plain_size(size_t bytes, size_t alignment) { return bytes - 1 < SIZE_MAX - (alignment - 1); }
-
-/* `alignment` a power of two: the one the ops table sees (at least the
- * default). Zero or another value is the checked path's to report. */
-static inline bool cmr_plain_alignment(size_t alignment, size_t *effective) {
-  *effective = alignment < CMR_DEFAULT_ALIGNMENT ? CMR_DEFAULT_ALIGNMENT : alignment;
-  return (alignment & (alignment - 1)) == 0 && alignment != 0;
-}
-
-/* The call, with arguments known good, and the check of its answer. */
-static CMR_HOT_INLINE cmr_status cmr_allocate_call_checked(const char *what, cmr_resource_ref ref, void *self,
-                                                           size_t bytes, size_t alignment, cmr_stream stream,
-                                                           void **out) {
+/* The call, with arguments known good (`self` the ref's live target), and
+ * the check of its answer; the resource is held alive throughout. */
+static CMR_HOT_INLINE cmr_status cmr_allocate_call_checked(const char *what, cmr_call_kind kind, cmr_resource_ref ref,
+                                                           void *self, size_t bytes, size_t alignment,
+                                                           cmr_stream stream, void **out) {
   *out = NULL;
-  cmr_allocate_call call = {ref, self, bytes, alignment, stream, out, cmr_error_serial()};
-  cmr_status status = ref.ops->allocate(self, bytes, alignment, stream, out);
+  cmr_allocate_call call = {kind, ref, self, bytes, alignment, stream, out, cmr_error_serial()};
+  cmr_call_begin();
+  cmr_status status = kind == CMR_CALL_ORDERED ? ref.ops->allocate(self, bytes, alignment, stream, out)
+                                               : cmr_call_allocate(kind, ref, self, bytes, alignment, stream, out);
   uintptr_t address = (uintptr_t)*out;
   if (__builtin_expect(status == CMR_SUCCESS && address != 0 && (address & (alignment - 1)) == 0, 1)) {
+    cmr_call_end();
     return CMR_SUCCESS;
   }
   return cmr_allocate_answered(what, &call, status);
 }
 
-/* Whether a call with these arguments passes every check (the pointer
- * argument, out or ptr, is the caller's to test): then the alignment the
- * ops table sees in *effective and the ref's target in *self. */
-static CMR_HOT_INLINE bool cmr_plain_call(cmr_resource_ref ref, size_t bytes, size_t alignment, size_t *effective,
-                                          void **self) {
-  return cmr_plain_alignment(alignment, effective) && cmr_plain_size(bytes, *effective) && cmr_ref_target(ref, self);
+/* Every check, in order, then the call: the path of a synchronous call and
+ * of any call the fast path did not take, which finds what is wrong and
+ * says so. */
+static __attribute__((noinline)) cmr_status cmr_allocate_checked(const char *what, cmr_call_kind kind,
+                                                                 cmr_resource_ref ref, size_t bytes, size_t alignment,
+                                                                 cmr_stream stream, void **out) {
+  if (out == NULL) {
+    return cmr_error(CMR_ERROR_NULL_POINTER, "%s: out is NULL", what);
+  }
+  *out = NULL;
+  void *self = NULL;
+  cmr_status status = cmr_check_call(ref, bytes, &alignment, what, &self);
+  if (status != CMR_SUCCESS || bytes == 0) {
+    return status;
+  }
+  return cmr_allocate_call_checked(what, kind, ref, self, bytes, alignment, stream, out);
 }
 
+/* Each call has a fast path and a checked one. The fast path tests, in a
+ * few instructions, that every argument is one the checks would pass (and
+ * the ref a live one), calls the resource, and tests its answer; anything
+ * else (a bad argument, a failed call, a pointer to refuse) goes to the
+ * checked path, out of line: the fast path only ever passes what the checks
+ * pass. */
 static CMR_HOT_INLINE cmr_status cmr_allocate_as(const char *what, cmr_resource_ref ref, size_t bytes, size_t alignment,
                                                  cmr_stream stream, void **out) {
   void *self;
   size_t effective;
   if (__builtin_expect(out == NULL || !cmr_plain_call(ref, bytes, alignment, &effective, &self), 0)) {
-    return cmr_allocate_checked(what, ref, bytes, alignment, stream, out);
+    return cmr_allocate_checked(what, CMR_CALL_ORDERED, ref, bytes, alignment, stream, out);
   }
-  return cmr_allocate_call_checked(what, ref, self, bytes, effective, stream, out);
+  return cmr_allocate_call_checked(what, CMR_CALL_ORDERED, ref, self, bytes, effective, stream, out);
 }
 
-static __attribute__((noinline)) cmr_status cmr_deallocate_checked(const char *what, cmr_resource_ref ref, void *ptr,
-                                                                   size_t bytes, size_t alignment, cmr_stream stream) {
-  bool skip;
-  void *self = NULL;
-  cmr_status status = cmr_check_deallocate(ref, ptr, bytes, &alignment, what, &skip, &self);
-  if (status != CMR_SUCCESS || skip) {
-    return status;
-  }
-  unsigned long serial = cmr_error_serial();
-  status = ref.ops->deallocate(self, ptr, bytes, alignment, stream);
-  if (status != CMR_SUCCESS) {
-    return cmr_resource_failed(status, serial, ref, what, bytes);
-  }
-  return CMR_SUCCESS;
+/* The answer of a deallocate that failed; then the call ends. */
+static __attribute__((noinline)) cmr_status cmr_deallocate_failed(cmr_status status, unsigned long serial,
+                                                                  cmr_resource_ref ref, const char *what,
+                                                                  size_t bytes) {
+  status = cmr_resource_failed(status, serial, ref, what, bytes);
+  cmr_call_end();
+  return status;
 }
 
 /* The call, with arguments known good, and a message should it fail without one. */
-static CMR_HOT_INLINE cmr_status cmr_deallocate_call_checked(const char *what, cmr_resource_ref ref, void *self,
-                                                             void *ptr, size_t bytes, size_t alignment,
+static CMR_HOT_INLINE cmr_status cmr_deallocate_call_checked(const char *what, cmr_call_kind kind, cmr_resource_ref ref,
+                                                             void *self, void *ptr, size_t bytes, size_t alignment,
                                                              cmr_stream stream) {
   unsigned long serial = cmr_error_serial();
-  cmr_status status = ref.ops->deallocate(self, ptr, bytes, alignment, stream);
+  cmr_call_begin();
+  cmr_status status = kind == CMR_CALL_ORDERED ? ref.ops->deallocate(self, ptr, bytes, alignment, stream)
+                                               : cmr_call_deallocate(kind, ref, self, ptr, bytes, alignment, stream);
   if (__builtin_expect(status == CMR_SUCCESS, 1)) {
+    cmr_call_end();
     return CMR_SUCCESS;
   }
-  return cmr_resource_failed(status, serial, ref, what, bytes);
+  return cmr_deallocate_failed(status, serial, ref, what, bytes);
+}
+
+static __attribute__((noinline)) cmr_status cmr_deallocate_checked(const char *what, cmr_call_kind kind,
+                                                                   cmr_resource_ref ref, void *ptr, size_t bytes,
+                                                                   size_t alignment, cmr_stream stream) {
+  void *self = NULL;
+  cmr_status status = cmr_check_call(ref, bytes, &alignment, what, &self);
+  if (status != CMR_SUCCESS || ptr == NULL) {
+    return status; /* nothing to free */
+  }
+  if (bytes == 0) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: pointer %p with a size of 0 bytes", what, ptr);
+  }
+  return cmr_deallocate_call_checked(what, kind, ref, self, ptr, bytes, alignment, stream);
 }
 
 static CMR_HOT_INLINE cmr_status cmr_deallocate_as(const char *what, cmr_resource_ref ref, void *ptr, size_t bytes,
@@ -323,9 +362,9 @@ static CMR_HOT_INLINE cmr_status cmr_deallocate_as(const char *what, cmr_resourc
   void *self;
   size_t effective;
   if (__builtin_expect(ptr == NULL || !cmr_plain_call(ref, bytes, alignment, &effective, &self), 0)) {
-    return cmr_deallocate_checked(what, ref, ptr, bytes, alignment, stream);
+    return cmr_deallocate_checked(what, CMR_CALL_ORDERED, ref, ptr, bytes, alignment, stream);
   }
-  return cmr_deallocate_call_checked(what, ref, self, ptr, bytes, effective, stream);
+  return cmr_deallocate_call_checked(what, CMR_CALL_ORDERED, ref, self, ptr, bytes, effective, stream);
 }
 
 cmr_status cmr_allocate(cmr_resource_ref ref, size_t bytes, cmr_stream stream, void **out) {
@@ -346,85 +385,21 @@ cmr_status cmr_deallocate_aligned(cmr_resource_ref ref, void *ptr, size_t bytes,
 
 cmr_status cmr_held_allocate(cmr_resource_ref ref, void *self, size_t bytes, size_t alignment, cmr_stream stream,
                              void **out) {
-  return cmr_allocate_call_checked("cmr_allocate_aligned", ref, self, bytes, alignment, stream, out);
+  return cmr_allocate_call_checked("cmr_allocate_aligned", CMR_CALL_ORDERED, ref, self, bytes, alignment, stream, out);
 }
 
 cmr_status cmr_held_deallocate(cmr_resource_ref ref, void *self, void *ptr, size_t bytes, size_t alignment,
                                cmr_stream stream) {
-  return cmr_deallocate_call_checked("cmr_deallocate_aligned", ref, self, ptr, bytes, alignment, stream);
-}
-
-/* ---- synchronous pair ---------------------------------------------------------------- */
-
-/* deallocate_sync, or deallocate on the default stream and wait for it. */
-static cmr_status cmr_call_deallocate_sync(cmr_resource_ref ref, void *self, void *ptr, size_t bytes,
-                                           size_t alignment) {
-  if (ref.ops->deallocate_sync != NULL) {
-    return ref.ops->deallocate_sync(self, ptr, bytes, alignment);
-  }
-  cmr_status status = ref.ops->deallocate(self, ptr, bytes, alignment, CMR_DEFAULT_STREAM);
-  if (status != CMR_SUCCESS) {
-    return status;
-  }
-  return cmr_backend_stream_synchronize(CMR_DEFAULT_STREAM);
-}
-
-static cmr_status cmr_give_back_sync(cmr_resource_ref ref, void *self, void *ptr, size_t bytes, size_t alignment,
-                                     cmr_stream stream) {
-  (void)stream;
-  return cmr_call_deallocate_sync(ref, self, ptr, bytes, alignment);
-}
-
-/* allocate_sync, or allocate on the default stream and wait for it. */
-static cmr_status cmr_call_allocate_sync(cmr_resource_ref ref, void *self, size_t bytes, size_t alignment, void **out) {
-  if (ref.ops->allocate_sync != NULL) {
-    return ref.ops->allocate_sync(self, bytes, alignment, out);
-  }
-  cmr_status status = ref.ops->allocate(self, bytes, alignment, CMR_DEFAULT_STREAM, out);
-  if (status != CMR_SUCCESS) {
-    return status;
-  }
-  status = cmr_backend_stream_synchronize(CMR_DEFAULT_STREAM);
-  if (status != CMR_SUCCESS) {
-    ref.ops->deallocate(self, *out, bytes, alignment, CMR_DEFAULT_STREAM);
-  }
-  return status;
+  return cmr_deallocate_call_checked("cmr_deallocate_aligned", CMR_CALL_ORDERED, ref, self, ptr, bytes, alignment,
+                                     stream);
 }
 
 cmr_status cmr_allocate_sync(cmr_resource_ref ref, size_t bytes, size_t alignment, void **out) {
-  static const char what[] = "cmr_allocate_sync";
-  if (out == NULL) {
-    return cmr_error(CMR_ERROR_NULL_POINTER, "%s: out is NULL", what);
-  }
-  *out = NULL;
-  void *self = NULL;
-  cmr_status status = cmr_check_allocate(ref, bytes, &alignment, what, &self);
-  if (status != CMR_SUCCESS || bytes == 0) {
-    return status;
-  }
-  unsigned long serial = cmr_error_serial();
-  status = cmr_call_allocate_sync(ref, self, bytes, alignment, out);
-  if (status != CMR_SUCCESS) {
-    *out = NULL;
-    return cmr_resource_failed(status, serial, ref, what, bytes);
-  }
-  return cmr_check_returned(ref, self, out, bytes, alignment, CMR_DEFAULT_STREAM, what, cmr_give_back_sync);
+  return cmr_allocate_checked("cmr_allocate_sync", CMR_CALL_SYNC, ref, bytes, alignment, CMR_DEFAULT_STREAM, out);
 }
 
 cmr_status cmr_deallocate_sync(cmr_resource_ref ref, void *ptr, size_t bytes, size_t alignment) {
-  static const char what[] = "cmr_deallocate_sync";
-  bool skip;
-  void *self = NULL;
-  cmr_status status = cmr_check_deallocate(ref, ptr, bytes, &alignment, what, &skip, &self);
-  if (status != CMR_SUCCESS || skip) {
-    return status;
-  }
-  unsigned long serial = cmr_error_serial();
-  status = cmr_call_deallocate_sync(ref, self, ptr, bytes, alignment);
-  if (status != CMR_SUCCESS) {
-    return cmr_resource_failed(status, serial, ref, what, bytes);
-  }
-  return CMR_SUCCESS;
+  return cmr_deallocate_checked("cmr_deallocate_sync", CMR_CALL_SYNC, ref, ptr, bytes, alignment, CMR_DEFAULT_STREAM);
 }
 
 /* ---- queries and lifetime ------------------------------------------------------------ */
@@ -440,7 +415,9 @@ cmr_status cmr_ref_equal(cmr_resource_ref a, cmr_resource_ref b, bool *out) {
     status = cmr_ref_check(b, what);
   }
   if (status == CMR_SUCCESS) {
+    cmr_call_begin(); /* is_equal is a call into the resource */
     *out = cmr_ref_same(a, b);
+    cmr_call_end();
   }
   return status;
 }
@@ -453,7 +430,9 @@ cmr_status cmr_ref_properties(cmr_resource_ref ref, unsigned *out) {
   *out = 0;
   cmr_status status = cmr_ref_check(ref, what);
   if (status == CMR_SUCCESS) {
+    cmr_call_begin();
     *out = cmr_ref_properties_of(ref);
+    cmr_call_end();
   }
   return status;
 }
@@ -470,7 +449,9 @@ cmr_status cmr_ref_require_properties(cmr_resource_ref ref, unsigned required) {
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: unknown property bits 0x%x", what,
                      required & ~CMR_KNOWN_PROPERTIES);
   }
+  cmr_call_begin();
   unsigned missing = required & ~cmr_ref_properties_of(ref);
+  cmr_call_end();
   if (missing == 0) {
     return CMR_SUCCESS;
   }
