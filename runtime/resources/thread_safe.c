@@ -11,10 +11,7 @@ struct cmr_thread_safe_impl {
 };
 CMR_IMPL_LAYOUT(thread_safe);
 
-cmr_status cmr_thread_safe_impl_init(cmr_thread_safe_impl *impl) {
-  pthread_mutex_init(&impl->lock, NULL);
-  return CMR_SUCCESS;
-}
+cmr_status cmr_thread_safe_impl_init(cmr_thread_safe_impl *impl) { return cmr_mutex_init(&impl->lock, "thread_safe"); }
 
 void cmr_thread_safe_impl_fini(cmr_thread_safe_impl *impl) { pthread_mutex_destroy(&impl->lock); }
 
@@ -22,7 +19,7 @@ cmr_status cmr_thread_safe_impl_allocate(cmr_thread_safe_impl *impl, size_t byte
                                          void **out) {
   cmr_mutex_lock(&impl->lock);
   cmr_status status = cmr_allocate_aligned(impl->params.upstream, bytes, alignment, stream, out);
-  pthread_mutex_unlock(&impl->lock);
+  cmr_mutex_unlock(&impl->lock);
   return status;
 }
 
@@ -30,6 +27,6 @@ cmr_status cmr_thread_safe_impl_deallocate(cmr_thread_safe_impl *impl, void *ptr
                                            cmr_stream stream) {
   cmr_mutex_lock(&impl->lock);
   cmr_status status = cmr_deallocate_aligned(impl->params.upstream, ptr, bytes, alignment, stream);
-  pthread_mutex_unlock(&impl->lock);
+  cmr_mutex_unlock(&impl->lock);
   return status;
 }
