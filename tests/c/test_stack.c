@@ -229,6 +229,81 @@ START_TEST(bad_expressions_say_where_and_what) {
 }
 END_TEST
 
+/* ---- long values: the value is cut, never the name or the reason ---- */
+
+enum { long_value_length = 2000 };
+
+typedef struct long_case {
+  const char *format; /* the expression, %s standing for the long value */
+  const char *value;  /* "x", "9", "a", ...: repeated to the long value */
+  const char *reason; /* what the message must still say, after the cut value */
+  bool overflow;      /* CMR_ERROR_SIZE_OVERFLOW, not CMR_ERROR_INVALID_ARGUMENT */
+} long_case;
+
+static const long_case long_cases[] = {
+    {"binning(system, min_size_exponent=%s)", "7", "\" for min_size_exponent: expected an integer ([-]digits, from",
+     false},
+    {"pool(system, initial_pool_size=%s)", "9", "\" for initial_pool_size: it is more bytes than a size_t holds", true},
+    {"pool(system, initial_pool_size=1%s)", "Q", "\" for initial_pool_size: what follows the number is not a unit",
+     false},
+    {"arena(system, dump_log_on_failure=%s)", "y", "\" for dump_log_on_failure: expected true or false", false},
+    {"cuda_async(export_handle_type=%s)", "i",
+     "\" for export_handle_type: expected none, posix_file_descriptor, fabric", false},
+    {"callback(properties=%s)", "d", "\" for properties: expected device_accessible, host_accessible", false},
+    {"%s(system)", "p", "\" (known: aligned, arena, ", false},
+    {"pool(system, %s=1)", "p", "\" (its parameters: upstream, initial_pool_size", false},
+    {"pool(system) %s", "x", "\" after the expression", false},
+    {"logging(system, filename=\"/nonexistent-cmr-dir/%s\")", "f", "\" cannot be opened for writing: ", false},
+    {"arena(system, arena_size=1MiB, dump_path=\"/nonexistent-cmr-dir/%s\")", "f",
+     "\" cannot be opened for appending: ", false},
+};
+
+START_TEST(a_long_value_is_cut_and_the_reason_kept) {
+  const long_case *c = &long_cases[_i];
+  char value[long_value_length + 1];
+  for (int i = 0; i < long_value_length; ++i) value[i] = c->value[0];
+  value[long_value_length] = '\0';
+  char expression[long_value_length + 128];
+  snprintf(expression, sizeof expression, c->format, value);
+  cmr_stack *stack = (cmr_stack *)1;
+  ck_assert_status(cmr_stack_parse(expression, &stack),
+                   c->overflow ? CMR_ERROR_SIZE_OVERFLOW : CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_null(stack);
+  const char *message = cmr_last_error_message();
+  ck_assert_msg(strstr(message, c->reason) != NULL, "\"%.60s...\": message \"%s\" lacks \"%s\"", expression, message,
+                c->reason);
+  char cut[16];
+  snprintf(cut, sizeof cut, "%c%c%c...\"", c->value[0], c->value[0], c->value[0]);
+  ck_assert_msg(strstr(message, cut) != NULL, "message \"%s\" does not show the value cut", message);
+  ck_assert_uint_lt(strlen(message), 700);
+}
+END_TEST
+
+/* ints take C's whole range, and nothing past it. */
+START_TEST(ints_take_the_whole_int_range) {
+  static const char *const accepted[] = {"-2147483648", "2147483647"};
+  static const char *const refused[] = {"-2147483649", "2147483648"};
+  char expression[128];
+  for (int i = 0; i < 2; ++i) {
+    snprintf(expression, sizeof expression, "binning(system, min_size_exponent=%s, max_size_exponent=%s)", accepted[i],
+             accepted[i]);
+    /* Past the parser, the constructor has its own say about such exponents. */
+    cmr_stack *stack = NULL;
+    if (cmr_stack_parse(expression, &stack) == CMR_SUCCESS) {
+      ck_assert_ok(cmr_stack_destroy(stack));
+    } else {
+      ck_assert_message_has("making binning: cmr_binning_resource_create: ");
+      char given[64];
+      snprintf(given, sizeof given, "min_size_exponent %s", accepted[i]);
+      ck_assert_message_has(given);
+    }
+    snprintf(expression, sizeof expression, "binning(system, min_size_exponent=%s)", refused[i]);
+    ck_assert_status(cmr_stack_parse(expression, &stack), CMR_ERROR_INVALID_ARGUMENT);
+    ck_assert_message_has("expected an integer ([-]digits, from -2147483648 to 2147483647)");
+  }
+}
+END_TEST
+
 /* ---- the size grammar, by the table every binding reads (tests/sizes.txt) ---- */
 
 enum { size_case_max = 128 };
@@ -419,6 +494,8 @@ int main(void) {
   tcase_add_test(tc, a_percentage_is_of_free_device_memory);
   tcase_add_test(tc, named_defaults_ints_bools_and_strings);
   tcase_add_loop_test(tc, bad_expressions_say_where_and_what, 0, (int)(sizeof bad / sizeof bad[0]));
+  tcase_add_loop_test(tc, a_long_value_is_cut_and_the_reason_kept, 0, (int)(sizeof long_cases / sizeof long_cases[0]));
+  tcase_add_test(tc, ints_take_the_whole_int_range);
   tcase_add_test(tc, the_size_table_is_read_as_written);
   tcase_add_test(tc, stack_expressions_read_sizes_by_the_same_table);
   tcase_add_test(tc, a_percentage_is_read_at_parse_time);
