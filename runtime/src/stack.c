@@ -64,6 +64,10 @@ typedef struct cmr_parser {
   size_t at;
   int depth;
   cmr_stack_object *stack;
+  /* cmr_stack_parse_over's leaf expression and its resource (NULL for
+   * cmr_stack_parse): what every other leaf gives way to. */
+  const char *leaf;
+  const cmr_stack_resource *leaf_resource;
 } cmr_parser;
 
 /* Columns count from 1, positions from 0. */
@@ -497,6 +501,22 @@ static cmr_status cmr_make(const cmr_parser *parser, size_t at, const cmr_stack_
   return cmr_keep(parser->stack, *out);
 }
 
+/* Whether `resource` takes no upstream: no parameter of it is a resource. */
+static bool cmr_is_leaf(const cmr_stack_resource *resource) { return cmr_positional_index(resource) == SIZE_MAX; }
+
+/* The leaf of cmr_stack_parse_over, made where a leaf gave way to it, its
+ * canonical text appended to `canonical`. */
+static cmr_status cmr_parse_replacement(const cmr_parser *parser, cmr_resource_ref *out, cmr_text *canonical) {
+  cmr_parser replacement = {parser->leaf, 0, parser->depth - 1, parser->stack, NULL, NULL};
+  cmr_status status = cmr_parse_resource(&replacement, out, canonical);
+  if (status == CMR_SUCCESS && cmr_peek(&replacement) != '\0') {
+    size_t rest = strlen(replacement.source + replacement.at);
+    status = cmr_syntax(&replacement, replacement.at, "unexpected \"%.*s%s\" after the leaf",
+                        CMR_QUOTE_N(replacement.source + replacement.at, rest));
+  }
+  return status == CMR_SUCCESS ? status : cmr_error_context(status, "cmr_stack_parse_over: the leaf");
+}
+
 static cmr_status cmr_parse_resource(cmr_parser *parser, cmr_resource_ref *out, cmr_text *canonical) {
   cmr_skip_spaces(parser);
   size_t start = parser->at;
@@ -520,8 +540,13 @@ static cmr_status cmr_parse_resource(cmr_parser *parser, cmr_resource_ref *out, 
   if (status == CMR_SUCCESS && cmr_peek(parser) == '(')
     status = cmr_parse_arguments(parser, resource, values, given, texts);
   if (status == CMR_SUCCESS) status = cmr_complete(parser, start, resource, values, given, texts);
-  if (status == CMR_SUCCESS) status = cmr_make(parser, start, resource, values, out);
-  if (status == CMR_SUCCESS) cmr_write_canonical(resource, texts, canonical);
+  bool gives_way = parser->leaf_resource != NULL && cmr_is_leaf(resource) && resource != parser->leaf_resource;
+  if (gives_way) {
+    if (status == CMR_SUCCESS) status = cmr_parse_replacement(parser, out, canonical);
+  } else {
+    if (status == CMR_SUCCESS) status = cmr_make(parser, start, resource, values, out);
+    if (status == CMR_SUCCESS) cmr_write_canonical(resource, texts, canonical);
+  }
   for (size_t i = 0; texts != NULL && i < count; ++i) free(texts[i].data);
   free(values), free(given), free(texts);
   parser->depth--;
@@ -542,13 +567,36 @@ static void cmr_stack_finalize(cmr_object *object) {
 
 static const cmr_object_type cmr_stack_object_type = {"stack", cmr_stack_finalize, NULL};
 
-cmr_status cmr_stack_parse(const char *expression, cmr_stack **out) {
-  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_stack_parse: out is NULL");
+/* The resource `leaf` names, which must take no upstream. */
+static cmr_status cmr_leaf_resource(const char *leaf, const cmr_stack_resource **out) {
+  cmr_parser parser = {leaf, 0, 0, NULL, NULL, NULL};
+  cmr_skip_spaces(&parser);
+  size_t start = parser.at;
+  char name[cmr_stack_max_name];
+  cmr_status status = CMR_SUCCESS;
+  if (!cmr_read_name(&parser, name)) {
+    status = cmr_syntax(&parser, start, "expected the name of a resource that takes no upstream");
+  } else if ((*out = cmr_find_resource(name)) == NULL) {
+    status = cmr_unknown_resource(&parser, start);
+  } else if (!cmr_is_leaf(*out)) {
+    status = cmr_syntax(&parser, start, "%s takes an upstream: a leaf is a resource that takes none", name);
+  }
+  return status == CMR_SUCCESS ? status : cmr_error_context(status, "cmr_stack_parse_over: the leaf");
+}
+
+/* cmr_stack_parse, over `leaf` unless it is NULL (`what` names the call). */
+static cmr_status cmr_parse_stack(const char *what, const char *expression, const char *leaf, cmr_stack **out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "%s: out is NULL", what);
   *out = NULL;
-  if (expression == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_stack_parse: expression is NULL");
+  if (expression == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "%s: expression is NULL", what);
+  const cmr_stack_resource *leaf_resource = NULL;
+  if (leaf != NULL) {
+    cmr_status status = cmr_leaf_resource(leaf, &leaf_resource);
+    if (status != CMR_SUCCESS) return status;
+  }
   cmr_stack_object *stack = calloc(1, sizeof *stack);
   if (stack == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_stack_parse: no host memory for the stack");
-  cmr_parser parser = {expression, 0, 0, stack};
+  cmr_parser parser = {expression, 0, 0, stack, leaf, leaf_resource};
   cmr_text canonical = {0};
   cmr_resource_ref top;
   cmr_status status = cmr_parse_resource(&parser, &top, &canonical);
@@ -571,6 +619,18 @@ cmr_status cmr_stack_parse(const char *expression, cmr_stack **out) {
   }
   *out = token;
   return CMR_SUCCESS;
+}
+
+cmr_status cmr_stack_parse(const char *expression, cmr_stack **out) {
+  return cmr_parse_stack("cmr_stack_parse", expression, NULL, out);
+}
+
+cmr_status cmr_stack_parse_over(const char *expression, const char *leaf, cmr_stack **out) {
+  if (leaf == NULL) {
+    if (out != NULL) *out = NULL;
+    return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_stack_parse_over: leaf is NULL");
+  }
+  return cmr_parse_stack("cmr_stack_parse_over", expression, leaf, out);
 }
 
 /* The stack a handle names, or the error any use of it reports. */
