@@ -171,16 +171,24 @@ static cmr_status take_arena_memory(cmr_arena_impl *impl) {
   return status;
 }
 
-cmr_status cmr_arena_impl_init(cmr_arena_impl *impl) {
-  const cmr_arena_params *params = &impl->params;
+/* The arena's two locks and its chunks' (which has one too); nothing is
+ * left made when one of them cannot be. */
+static cmr_status make_locks(cmr_arena_impl *impl) {
   cmr_status status = cmr_mutex_init(&impl->global_lock, "arena");
   if (status != CMR_SUCCESS) return status;
   status = cmr_mutex_init(&impl->dump_lock, "arena");
-  if (status != CMR_SUCCESS) {
-    pthread_mutex_destroy(&impl->global_lock);
-    return status;
+  if (status == CMR_SUCCESS) {
+    status = cmr_chunks_init(&impl->upstream_memory, "arena", impl->params.upstream, impl->params.arena_size);
+    if (status == CMR_SUCCESS) return status;
+    pthread_mutex_destroy(&impl->dump_lock);
   }
-  cmr_chunks_init(&impl->upstream_memory, "arena", params->upstream, params->arena_size);
+  pthread_mutex_destroy(&impl->global_lock);
+  return status;
+}
+
+cmr_status cmr_arena_impl_init(cmr_arena_impl *impl) {
+  cmr_status status = make_locks(impl);
+  if (status != CMR_SUCCESS) return status;
   cmr_free_blocks_init_by_address(&impl->global);
   atomic_init(&impl->superblocks, 0);
   status = open_dump_destination(impl);

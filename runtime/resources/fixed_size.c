@@ -115,7 +115,11 @@ cmr_status cmr_fixed_size_impl_init(cmr_fixed_size_impl *impl) {
   impl->chunk_size = rounded * params->blocks_to_preallocate;
   status = cmr_mutex_init(&impl->growth, "fixed_size");
   if (status != CMR_SUCCESS) return status;
-  cmr_chunks_init(&impl->chunks, "fixed_size", params->upstream, SIZE_MAX);
+  status = cmr_chunks_init(&impl->chunks, "fixed_size", params->upstream, SIZE_MAX);
+  if (status != CMR_SUCCESS) {
+    pthread_mutex_destroy(&impl->growth);
+    return status;
+  }
   status = cmr_block_map_create(&impl->handed_out);
   if (status == CMR_SUCCESS) {
     status =

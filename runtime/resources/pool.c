@@ -71,7 +71,11 @@ cmr_status cmr_pool_impl_init(cmr_pool_impl *impl) {
   const cmr_pool_params *params = &impl->params;
   cmr_status status = cmr_mutex_init(&impl->growth, "pool");
   if (status != CMR_SUCCESS) return status;
-  cmr_chunks_init(&impl->chunks, "pool", params->upstream, params->maximum_pool_size);
+  status = cmr_chunks_init(&impl->chunks, "pool", params->upstream, params->maximum_pool_size);
+  if (status != CMR_SUCCESS) {
+    pthread_mutex_destroy(&impl->growth);
+    return status;
+  }
   status = cmr_block_map_create(&impl->handed_out);
   if (status == CMR_SUCCESS) {
     status = cmr_stream_lists_create("pool", CMR_FIT_BEST, CMR_KEY_PER_STREAM, impl->handed_out, &impl->free_lists);
