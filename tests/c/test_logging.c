@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* logging: the exact CSV of RMM's logging_resource_adaptor (header, each
  * action, failures, the pointer, size and stream formats), every
- * destination, flushing, rows lost to a failing file, rows from many threads
- * that never interleave, and the retained upstream. The upstream is
+ * destination, flushing, rows lost to a failing file (counted exactly: a
+ * full device, a short write, a stream without a descriptor), rows from
+ * many threads that never interleave, and the retained upstream. The upstream is
  * simulated: it ignores streams, so any stream value can be logged in both
  * builds, and its capacity makes failures on demand. */
 #define _GNU_SOURCE /* syscall(SYS_gettid), fopencookie */
@@ -224,8 +225,8 @@ START_TEST(test_bad_destinations) {
 }
 END_TEST
 
-/* glibc buffers a regular file fully (BUFSIZ): a few rows stay in the buffer
- * until a flush, unless auto_flush writes each one out. */
+/* A few rows stay in the adaptor's buffer until a flush, unless auto_flush
+ * writes each one out. */
 static void check_flushing(bool auto_flush) {
   char path[64];
   temp_path(path);
