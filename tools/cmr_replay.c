@@ -24,8 +24,9 @@
  * --progress prints a line to stderr every N events (default 1000000).
  *
  * Exit status: 0 when the replay ran (allocation failures are a result, not
- * an error), 1 for a log that cannot be read or replayed (with the line), 2
- * for bad usage or a stack expression that does not build. */
+ * an error), 1 for a log that cannot be read or replayed (with the line) or
+ * a report that cannot be written (a full disk), 2 for bad usage or a stack
+ * expression that does not build. */
 #define _XOPEN_SOURCE 700 /* tsearch, getline, clock_gettime */
 
 #include <cmr/cmr.h>
@@ -514,5 +515,9 @@ int main(int argc, char **argv) {
   if (failed == 0) failed = replay_log_on(&log, stack, progress_every);
   if (stack != NULL) cmr_stack_destroy(stack);
   free_log(&log);
+  if (failed == 0 && (fflush(stdout) != 0 || ferror(stdout))) {
+    fprintf(stderr, "cmr-replay: the report could not be written: %s\n", strerror(errno));
+    failed = 1;
+  }
   return failed;
 }
