@@ -221,6 +221,14 @@ START_TEST(test_bad_destinations) {
   ck_assert_message_has("give one destination, not both");
   ck_assert_status(cmr_logging_resource_create(upstream, NULL, NULL, false, &log), CMR_ERROR_NULL_POINTER);
   ck_assert_ptr_null(log);
+  /* A long name is cut in the message; the reason stays. */
+  static char long_name[4096];
+  memset(long_name, 'n', sizeof long_name - 1);
+  ck_assert_status(cmr_logging_resource_create(upstream, long_name, stderr, false, &log), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("nnn...\" and file ");
+  ck_assert_message_has(": give one destination, not both");
+  ck_assert_status(cmr_logging_resource_create(upstream, long_name, NULL, false, &log), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("nnn...\" cannot be opened for writing: File name too long");
   ck_assert_ok(cmr_simulated_resource_destroy(leaf));
 }
 END_TEST

@@ -4,6 +4,8 @@
 #ifndef CMR_ERRORS_H
 #define CMR_ERRORS_H
 
+#include <string.h> /* strlen, for CMR_QUOTE */
+
 #include <cmr/cmr.h>
 
 #if defined(__GNUC__)
