@@ -156,7 +156,8 @@ cmr_status cmr_object_retain(const void *token, const char *what) {
   cmr_slot *slot;
   uint64_t state;
   cmr_status status = cmr_slot_live(token, 0, what, &slot, &state);
-  while (status == CMR_SUCCESS) {
+  if (status != CMR_SUCCESS) return status;
+  for (;;) {
     if ((uint32_t)state == UINT32_MAX) {
       return cmr_error(CMR_ERROR_SIZE_OVERFLOW, "%s: resource %p has the most shares it can count", what, token);
     }
@@ -166,10 +167,9 @@ cmr_status cmr_object_retain(const void *token, const char *what) {
     }
     /* Someone else moved the count, or the object died meanwhile. */
     if ((state >> 32) != (uint64_t)(uintptr_t)token >> 32 || (uint32_t)state == 0) {
-      status = cmr_error(CMR_ERROR_DESTROYED_HANDLE, "%s: resource %p was destroyed meanwhile", what, token);
+      return cmr_error(CMR_ERROR_DESTROYED_HANDLE, "%s: resource %p was destroyed meanwhile", what, token);
     }
   }
-  return status;
 }
 
 cmr_status cmr_object_release(const void *token, const char *what) {
