@@ -62,6 +62,7 @@ const char *cmr_status_string(cmr_status status) {
   case CMR_ERROR_PROPERTY_MISSING: return "CMR_ERROR_PROPERTY_MISSING";
   case CMR_ERROR_UNKNOWN_POINTER: return "CMR_ERROR_UNKNOWN_POINTER";
   case CMR_ERROR_INTERNAL: return "CMR_ERROR_INTERNAL";
+  case CMR_ERROR_FORKED: return "CMR_ERROR_FORKED";
   }
   return "CMR_UNKNOWN_STATUS";
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "fork.h"
 #include "lock.h"
 
 _Atomic int cmr_log_threshold = CMR_LOG_UNREAD;
@@ -217,3 +218,10 @@ cmr_status cmr_log_get_file(const char **out) {
   pthread_mutex_unlock(&cmr_log_lock);
   return CMR_SUCCESS;
 }
+
+/* ---- fork (fork.h) ------------------------------------------------------------ */
+
+/* Held over the fork, so that no line is half written to the sink then. */
+void cmr_log_fork_take(void) { pthread_mutex_lock(&cmr_log_lock); }
+
+void cmr_log_fork_give(void) { pthread_mutex_unlock(&cmr_log_lock); }

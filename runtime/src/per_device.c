@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "backend.h"
+#include "fork.h"
 #include "internal.h"
 #include "lock.h"
 
@@ -230,6 +231,20 @@ cmr_status cmr_reset_current_device_resource_ref(void) {
   int device = 0;
   cmr_status status = cmr_current_as(&device, what);
   return status != CMR_SUCCESS ? status : cmr_replace_as(device, (cmr_resource_ref){0}, what);
+}
+
+/* ---- fork (fork.h) ------------------------------------------------------------ */
+
+bool cmr_per_device_fork_try_take(void) { return pthread_mutex_trylock(&cmr_table.lock) == 0; }
+
+void cmr_per_device_fork_give(void) { pthread_mutex_unlock(&cmr_table.lock); }
+
+/* The entries are the parent's (object.h): forgotten, not released, and
+ * the next get makes this process's default. The count moves, so a
+ * binding's cache of what it resolved is stale. */
+void cmr_per_device_fork_child(void) {
+  for (int i = 0; i < cmr_table.count; i++) cmr_table.entries[i] = (cmr_resource_ref){0};
+  cmr_table_changed();
 }
 
 /* At exit, the table's shares go (a resource nobody else holds is freed). */

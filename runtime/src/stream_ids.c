@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "fork.h"
 #include "lock.h"
 #include "stream_ids.h"
 
@@ -86,4 +87,18 @@ bool cmr_stream_ids_find(cmr_stream stream, uint64_t *id) {
   cmr_stream_id_slot *slot = cmr_stream_id_slot_of((uintptr_t)stream);
   if (slot != NULL) *id = atomic_load_explicit(&slot->id, memory_order_relaxed);
   return slot != NULL;
+}
+
+/* ---- fork (fork.h) ------------------------------------------------------------ */
+
+void cmr_stream_ids_fork_take(void) { pthread_mutex_lock(&cmr_stream_id_writers); }
+
+void cmr_stream_ids_fork_give(void) { pthread_mutex_unlock(&cmr_stream_id_writers); }
+
+/* The parent's streams do not exist in the child, and CUDA may give their
+ * handles to the child's. */
+void cmr_stream_ids_fork_child(void) {
+  for (size_t i = 0; i < cmr_stream_id_slots; ++i) {
+    atomic_store_explicit(&cmr_stream_id_table[i].handle, CMR_EMPTY_SLOT, memory_order_relaxed);
+  }
 }

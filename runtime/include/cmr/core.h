@@ -52,7 +52,8 @@ typedef enum cmr_status {
   CMR_ERROR_UNSUPPORTED = 12,      /* not available in this build or on this device */
   CMR_ERROR_PROPERTY_MISSING = 13, /* the resource lacks a property the caller requires */
   CMR_ERROR_UNKNOWN_POINTER = 14,  /* a pointer the resource did not hand out */
-  CMR_ERROR_INTERNAL = 15          /* a broken invariant inside cmr (a bug: please report) */
+  CMR_ERROR_INTERNAL = 15,         /* a broken invariant inside cmr (a bug: please report) */
+  CMR_ERROR_FORKED = 16            /* in a forked child: a handle, ref or stream the parent made */
 } cmr_status;
 
 /* A fixed English name for a status, e.g. "CMR_ERROR_OUT_OF_MEMORY". Never NULL. */
