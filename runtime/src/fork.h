@@ -14,7 +14,7 @@
  * the others are held only for a few instructions that take no lock but
  * the log's, so they are waited for:
  *   per-device table, tracked stream lists, topology,
- *   shared ledgers, live streams, stream ids (CUDA build), slot table, log. */
+ *   shared ledgers, live streams, stream ids (CUDA build), slot table, log, local time. */
 #ifndef CMR_FORK_H
 #define CMR_FORK_H
 
