@@ -20,7 +20,14 @@
  *    cmr_acquire_*_resource_ref and cmr_ref_release the ref when done.
  * 5. A handle or ref used after its resource is gone is reported as
  *    CMR_ERROR_DESTROYED_HANDLE however long ago that was; no misuse reads
- *    freed memory. */
+ *    freed memory.
+ * 6. A forked child has only what it makes itself: it can always make and
+ *    use resources, buffers, stacks and streams of its own (fork handlers
+ *    hold cmr's process-wide locks across fork), and its per-device table
+ *    starts empty. Whatever the parent made is the parent's: any use in the
+ *    child is CMR_ERROR_FORKED; a destroy there succeeds once and a
+ *    cmr_ref_release succeeds, freeing nothing and calling no CUDA (the
+ *    parent's device memory, streams and events do not exist in a child). */
 #ifndef CMR_CORE_H
 #define CMR_CORE_H
 
