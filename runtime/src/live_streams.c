@@ -124,7 +124,7 @@ bool cmr_live_streams_contains(cmr_stream stream) {
 
 /* ---- fork (fork.h) ------------------------------------------------------------ */
 
-void cmr_live_streams_fork_take(void) { pthread_mutex_lock(&cmr_live.lock); }
+void cmr_live_streams_fork_take(void) { cmr_mutex_lock(&cmr_live.lock); }
 
 void cmr_live_streams_fork_give(void) { pthread_mutex_unlock(&cmr_live.lock); }
 

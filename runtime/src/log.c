@@ -235,8 +235,8 @@ void cmr_local_time(time_t seconds, struct tm *out) {
 /* Held over the fork, so that no line is half written to the sink then,
  * and no cmr thread is inside localtime_r. */
 void cmr_log_fork_take(void) {
-  pthread_mutex_lock(&cmr_log_lock);
-  pthread_mutex_lock(&cmr_time_lock);
+  cmr_mutex_lock(&cmr_log_lock);
+  cmr_mutex_lock(&cmr_time_lock);
 }
 
 void cmr_log_fork_give(void) {

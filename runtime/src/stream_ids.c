@@ -91,7 +91,7 @@ bool cmr_stream_ids_find(cmr_stream stream, uint64_t *id) {
 
 /* ---- fork (fork.h) ------------------------------------------------------------ */
 
-void cmr_stream_ids_fork_take(void) { pthread_mutex_lock(&cmr_stream_id_writers); }
+void cmr_stream_ids_fork_take(void) { cmr_mutex_lock(&cmr_stream_id_writers); }
 
 void cmr_stream_ids_fork_give(void) { pthread_mutex_unlock(&cmr_stream_id_writers); }
 
