@@ -3,7 +3,11 @@
  * are registered when the library is loaded, so a fork at any time finds
  * them; a fork from inside a cmr call (a callback resource's function, the
  * blocking hook) is not supported: the forking thread may hold a lock the
- * handlers wait for. */
+ * handlers wait for. Nor does a fork end while another thread holds one of
+ * the locks it takes and waits, directly or not, for something the forking
+ * thread holds, such as Python's GIL: a stream's end, heard under the
+ * tracked lists' lock, waits for a pool's growth lock, which a third thread
+ * may hold across a call of a Python callback upstream. */
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
