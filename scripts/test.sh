@@ -4,6 +4,7 @@
 # check that generated/ is fresh and the C formatted (scripts/format.sh),
 # then configure, build and ctest the host build (build/host) and, when a
 # CUDA toolkit is installed, the CUDA build (build/cuda). Warnings are errors. Tests that need a GPU skip without one.
+# A Release build of the library and tools is compiled too (build/release, no tests).
 # Then the host build's C suites again under ASan+UBSan (build/asan), TSan
 # (build/tsan) and valgrind memcheck with leaks as errors (build/valgrind):
 # any finding fails the step. Last, the libFuzzer harnesses (build/fuzz),
@@ -71,6 +72,13 @@ step "generated code is fresh" "$PYTHON" -m generator --check || true
 step "every source file has its SPDX line" "$PYTHON" scripts/spdx.py check || true
 check_format
 test_build host build/host -DCMR_WITH_CUDA=OFF -DCMR_BUILD_GO=ON -DCMR_BUILD_JAVA=ON -DCMR_BUILD_CSHARP=ON || true
+# The library and tools compiled as a Release (-O3) build, whose flow
+# analysis warns where a Debug build does not (every wheel is one): compile
+# only, warnings as errors.
+step "Release compile: configure" cmake -S . -B build/release -G Ninja -DPython3_EXECUTABLE="$PYTHON" \
+  -DCMAKE_BUILD_TYPE=Release -DCMR_WARNINGS_AS_ERRORS=ON -DCMR_WITH_CUDA=OFF -DCMR_BUILD_PYTHON=OFF \
+  -DCMR_BUILD_TESTS=OFF -DCMR_BUILD_BENCH=OFF &&
+  step "Release compile: compile" cmake --build build/release -j "$JOBS" || true
 # The C ABI against its committed baseline (README, "The C ABI").
 step "C ABI: build/host against abi/libcmr.abi" bash scripts/abi.sh check build/host || true
 # Each ecosystem's install path, used from outside the tree (tests/packaging/).

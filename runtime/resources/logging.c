@@ -153,7 +153,7 @@ static void cmr_logging_format(char row[cmr_logging_row_size], const char *actio
   struct timespec now;
   struct tm local;
   clock_gettime(CLOCK_REALTIME, &now);
-  localtime_r(&now.tv_sec, &local);
+  cmr_local_time(now.tv_sec, &local);
   snprintf(row, cmr_logging_row_size, "%llu,%02d:%02d:%02d.%06ld,%s,0x%" PRIxPTR ",%zu,0x%" PRIxPTR "\n",
            cmr_logging_thread_id(), local.tm_hour, local.tm_min, local.tm_sec, now.tv_nsec / 1000, action,
            (uintptr_t)ptr, bytes, (uintptr_t)stream);

@@ -74,6 +74,7 @@ static cmr_status cmr_sam_headroom_release(void *self, void *ptr, size_t bytes, 
 /* One ledger for every sam_headroom resource (equal ones free each other's
  * blocks): only what one handed out, with its size, reaches free(). */
 static cmr_ledger cmr_sam_headroom_ledger;
+CMR_SHARE_LEDGERS(sam_headroom, &cmr_sam_headroom_ledger, 1)
 static const cmr_ledger_memory cmr_sam_headroom_memory = {cmr_sam_headroom_obtain, cmr_sam_headroom_release};
 
 cmr_status cmr_sam_headroom_impl_allocate(cmr_sam_headroom_impl *impl, size_t bytes, size_t alignment,

@@ -12,6 +12,7 @@
 /* One ledger for every system resource: they are interchangeable (equality
  * "type"), so any of them takes back what another handed out. */
 static cmr_ledger cmr_system_ledger;
+CMR_SHARE_LEDGERS(system, &cmr_system_ledger, 1)
 
 struct cmr_system_impl {
   bool device_accessible;

@@ -6,7 +6,7 @@
 
 #include "test_util.h"
 
-#define LAST_STATUS CMR_ERROR_REENTRANT_CALL
+#define LAST_STATUS CMR_ERROR_FORKED
 
 START_TEST(every_status_has_its_own_name) {
   for (int a = CMR_SUCCESS; a <= LAST_STATUS; a++) {
@@ -28,6 +28,7 @@ START_TEST(names_match_the_enumerators) {
   ck_assert_str_eq(cmr_status_string(CMR_ERROR_INTERNAL), "CMR_ERROR_INTERNAL");
   ck_assert_str_eq(cmr_status_string(CMR_ERROR_IO), "CMR_ERROR_IO");
   ck_assert_str_eq(cmr_status_string(CMR_ERROR_REENTRANT_CALL), "CMR_ERROR_REENTRANT_CALL");
+  ck_assert_str_eq(cmr_status_string(CMR_ERROR_FORKED), "CMR_ERROR_FORKED");
 }
 END_TEST
 

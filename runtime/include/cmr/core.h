@@ -32,7 +32,14 @@
  * 7. A resource called again from inside its own upstream's call on the
  *    same thread serves the call, or, where that would wait for a lock the
  *    thread holds, refuses it with CMR_ERROR_REENTRANT_CALL (each resource's
- *    documentation says which). */
+ *    documentation says which).
+ * 8. A forked child has only what it makes itself: it can always make and
+ *    use resources, buffers, stacks and streams of its own (fork handlers
+ *    hold cmr's process-wide locks across fork), and its per-device table
+ *    starts empty. Whatever the parent made is the parent's: any use in the
+ *    child is CMR_ERROR_FORKED; a destroy there succeeds once and a
+ *    cmr_ref_release succeeds, freeing nothing and calling no CUDA (the
+ *    parent's device memory, streams and events do not exist in a child). */
 #ifndef CMR_CORE_H
 #define CMR_CORE_H
 
@@ -66,7 +73,8 @@ typedef enum cmr_status {
   CMR_ERROR_UNKNOWN_POINTER = 14,  /* a pointer the resource did not hand out */
   CMR_ERROR_INTERNAL = 15,         /* a broken invariant inside cmr (a bug: please report) */
   CMR_ERROR_IO = 16,               /* a file could not be written or flushed (a full disk): the message says why */
-  CMR_ERROR_REENTRANT_CALL = 17    /* a resource called from its own upstream's call, where that would deadlock */
+  CMR_ERROR_REENTRANT_CALL = 17,   /* a resource called from its own upstream's call, where that would deadlock */
+  CMR_ERROR_FORKED = 18            /* in a forked child: a handle, ref or stream the parent made */
 } cmr_status;
 
 /* A fixed English name for a status, e.g. "CMR_ERROR_OUT_OF_MEMORY". Never NULL. */

@@ -113,9 +113,12 @@ cmr_status cmr_stream_make(unsigned flags, cmr_stream *out) {
 }
 
 /* Only a live stream of cmr_stream_make is destroyed: taking it out of the
- * live set first means that of two threads destroying it one does. */
+ * live set first means that of two threads destroying it one does. In a
+ * child, a stream the parent made is forgotten, with no backend call: its
+ * resources' lists are the parent's, and CUDA's stream does not exist here. */
 cmr_status cmr_stream_end(cmr_stream stream, const char *what) {
   if (!cmr_live_streams_remove(stream)) {
+    if (cmr_live_streams_forget_parents(stream)) return CMR_SUCCESS;
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
                      "%s: stream %p is not a live stream of cmr_stream_create (destroyed already, or made "
                      "elsewhere: destroy such a stream where it was made)",
@@ -154,6 +157,10 @@ cmr_status cmr_stream_destroy(cmr_stream stream) {
 
 cmr_status cmr_stream_synchronize(cmr_stream stream) {
   static const char what[] = "cmr_stream_synchronize";
+  if (cmr_live_streams_parents(stream)) {
+    return cmr_error(CMR_ERROR_FORKED, "%s: stream %p was made by the parent before this process forked", what,
+                     (void *)stream);
+  }
   if (cmr_backend_stream_destroyed(stream)) {
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: stream %p was destroyed", what, (void *)stream);
   }

@@ -242,7 +242,7 @@ cmr_status cmr_device_buffer_create_copy(const void *source, size_t size, cmr_st
 
 cmr_status cmr_device_buffer_destroy(cmr_device_buffer *handle) {
   static const char what[] = "cmr_device_buffer_destroy";
-  if (handle == NULL) {
+  if (handle == NULL || cmr_object_forget_parents(handle)) {
     return CMR_SUCCESS;
   }
   cmr_buffer *buffer;

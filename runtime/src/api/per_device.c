@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "backend.h"
+#include "fork.h"
 #include "internal.h"
 #include "lock.h"
 
@@ -231,6 +232,23 @@ cmr_status cmr_reset_current_device_resource_ref(void) {
   cmr_status status = cmr_current_as(&device, what);
   return status != CMR_SUCCESS ? status : cmr_replace_as(device, (cmr_resource_ref){0}, what);
 }
+
+/* ---- fork (fork.h) ------------------------------------------------------------ */
+
+static bool cmr_per_device_fork_try_take(void) { return pthread_mutex_trylock(&cmr_table.lock) == 0; }
+
+static void cmr_per_device_fork_give(void) { pthread_mutex_unlock(&cmr_table.lock); }
+
+/* The entries are the parent's (object.h): forgotten, not released, and
+ * the next get makes this process's default. The count moves, so a
+ * binding's cache of what it resolved is stale. */
+static void cmr_per_device_fork_child(void) {
+  for (int i = 0; i < cmr_table.count; i++) cmr_table.entries[i] = (cmr_resource_ref){0};
+  cmr_table_changed();
+}
+
+CMR_FORK_PART(CMR_FORK_PER_DEVICE, cmr_per_device_fork_try_take, NULL, cmr_per_device_fork_give,
+              cmr_per_device_fork_child)
 
 /* At exit, the table's shares go (a resource nobody else holds is freed). */
 __attribute__((destructor(200))) static void cmr_table_release_all(void) {

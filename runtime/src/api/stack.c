@@ -639,7 +639,7 @@ static cmr_status cmr_stack_resolve(const cmr_stack *handle, const char *what, c
 }
 
 cmr_status cmr_stack_destroy(cmr_stack *stack) {
-  if (stack == NULL) return CMR_SUCCESS;
+  if (stack == NULL || cmr_object_forget_parents(stack)) return CMR_SUCCESS;
   cmr_stack_object *object;
   cmr_status status = cmr_stack_resolve(stack, "cmr_stack_destroy: stack", &object);
   return status == CMR_SUCCESS ? cmr_object_release(stack, "cmr_stack_destroy: stack") : status;

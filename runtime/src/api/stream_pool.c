@@ -73,7 +73,7 @@ cmr_status cmr_stream_pool_create(size_t pool_size, unsigned flags, cmr_stream_p
 
 cmr_status cmr_stream_pool_destroy(cmr_stream_pool *handle) {
   static const char what[] = "cmr_stream_pool_destroy";
-  if (handle == NULL) return CMR_SUCCESS;
+  if (handle == NULL || cmr_object_forget_parents(handle)) return CMR_SUCCESS;
   cmr_stream_pool_object *pool;
   /* Of two destroys racing, the one that ends the pool ends its streams. */
   cmr_status status = cmr_object_end(handle, &cmr_stream_pool_type, what, (cmr_object **)&pool);

@@ -4,6 +4,7 @@
 #include "ledger.h"
 
 static cmr_ledger cmr_cuda_ledgers[CMR_CUDA_MEMORY_KINDS];
+CMR_SHARE_LEDGERS(cuda, cmr_cuda_ledgers, CMR_CUDA_MEMORY_KINDS)
 
 /* The kinds of one plain call each way, their context the pair of calls.
  * Every kind's pointers are aligned to at least 256, the most the spec lets

@@ -1,12 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The live streams (see live_streams.h): a sorted array of handles under a
  * mutex, searched by bisection. Creating and destroying a stream are rare
- * next to allocations, and no allocation or free looks here. */
+ * next to allocations, and no allocation or free looks here. In a child
+ * (fork.h) the parent's streams stay in the array with their lowest bit
+ * set (handles are aligned addresses or host tokens, whose low bits are
+ * clear), which keeps it sorted: a parent's entry sorts right after the
+ * handle it marks. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fork.h"
 #include "internal.h"
 #include "live_streams.h"
 #include "lock.h"
@@ -32,8 +37,22 @@ static size_t cmr_live_position(uintptr_t handle) {
   return low;
 }
 
+static const uintptr_t cmr_parents_bit = 1;
+
 static bool cmr_live_at(size_t position, uintptr_t handle) {
   return position < cmr_live.count && cmr_live.handles[position] == handle;
+}
+
+/* Takes out the entry at `position`. The lock held. */
+static void cmr_live_take_out(size_t position) {
+  cmr_live.count--;
+  memmove(cmr_live.handles + position, cmr_live.handles + position + 1,
+          (cmr_live.count - position) * sizeof *cmr_live.handles);
+  if (cmr_live.count == 0) { /* nothing kept once every stream is gone */
+    free(cmr_live.handles);
+    cmr_live.handles = NULL;
+    cmr_live.capacity = 0;
+  }
 }
 
 cmr_status cmr_live_streams_add(cmr_stream stream) {
@@ -41,7 +60,9 @@ cmr_status cmr_live_streams_add(cmr_stream stream) {
   cmr_status status = CMR_SUCCESS;
   cmr_mutex_lock(&cmr_live.lock);
   size_t position = cmr_live_position(handle);
-  if (!cmr_live_at(position, handle)) {
+  if (cmr_live_at(position, handle | cmr_parents_bit)) {
+    cmr_live.handles[position] = handle; /* the parent's stream of that handle is forgotten */
+  } else if (!cmr_live_at(position, handle)) {
     if (cmr_live.count == cmr_live.capacity) {
       size_t capacity = cmr_live.capacity ? cmr_live.capacity * 2 : 16;
       uintptr_t *grown = realloc(cmr_live.handles, capacity * sizeof *grown);
@@ -68,16 +89,27 @@ bool cmr_live_streams_remove(cmr_stream stream) {
   cmr_mutex_lock(&cmr_live.lock);
   size_t position = cmr_live_position(handle);
   bool found = cmr_live_at(position, handle);
-  if (found) {
-    cmr_live.count--;
-    memmove(cmr_live.handles + position, cmr_live.handles + position + 1,
-            (cmr_live.count - position) * sizeof *cmr_live.handles);
-    if (cmr_live.count == 0) { /* nothing kept once every stream is gone */
-      free(cmr_live.handles);
-      cmr_live.handles = NULL;
-      cmr_live.capacity = 0;
-    }
-  }
+  if (found) cmr_live_take_out(position);
+  cmr_mutex_unlock(&cmr_live.lock);
+  return found;
+}
+
+bool cmr_live_streams_forget_parents(cmr_stream stream) {
+  uintptr_t handle = (uintptr_t)stream;
+  if (!cmr_fork_is_child() || (handle & cmr_parents_bit) != 0) return false;
+  cmr_mutex_lock(&cmr_live.lock);
+  size_t position = cmr_live_position(handle);
+  bool found = cmr_live_at(position, handle | cmr_parents_bit);
+  if (found) cmr_live_take_out(position);
+  cmr_mutex_unlock(&cmr_live.lock);
+  return found;
+}
+
+bool cmr_live_streams_parents(cmr_stream stream) {
+  uintptr_t handle = (uintptr_t)stream;
+  if (!cmr_fork_is_child() || (handle & cmr_parents_bit) != 0) return false;
+  cmr_mutex_lock(&cmr_live.lock);
+  bool found = cmr_live_at(cmr_live_position(handle), handle | cmr_parents_bit);
   cmr_mutex_unlock(&cmr_live.lock);
   return found;
 }
@@ -89,3 +121,16 @@ bool cmr_live_streams_contains(cmr_stream stream) {
   cmr_mutex_unlock(&cmr_live.lock);
   return found;
 }
+
+/* ---- fork (fork.h) ------------------------------------------------------------ */
+
+static void cmr_live_streams_fork_take(void) { cmr_mutex_lock(&cmr_live.lock); }
+
+static void cmr_live_streams_fork_give(void) { pthread_mutex_unlock(&cmr_live.lock); }
+
+static void cmr_live_streams_fork_child(void) {
+  for (size_t i = 0; i < cmr_live.count; ++i) cmr_live.handles[i] |= cmr_parents_bit;
+}
+
+CMR_FORK_PART(CMR_FORK_LIVE_STREAMS, NULL, cmr_live_streams_fork_take, cmr_live_streams_fork_give,
+              cmr_live_streams_fork_child)

@@ -20,4 +20,12 @@ bool cmr_live_streams_remove(cmr_stream stream);
 /* Whether `stream` is there now. */
 bool cmr_live_streams_contains(cmr_stream stream);
 
+/* In a child (fork.h), the streams live at the fork are the parent's: no
+ * longer live here, but known. Whether `stream` is one of them. */
+bool cmr_live_streams_parents(cmr_stream stream);
+/* Takes a parent's stream out (true), or answers false: of two threads,
+ * one gets true. A stream the child makes with the same handle replaces
+ * the parent's. */
+bool cmr_live_streams_forget_parents(cmr_stream stream);
+
 #endif /* CMR_LIVE_STREAMS_H */

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "fork.h"
 #include "lock.h"
 #include "stream_ids.h"
 
@@ -87,3 +88,19 @@ bool cmr_stream_ids_find(cmr_stream stream, uint64_t *id) {
   if (slot != NULL) *id = atomic_load_explicit(&slot->id, memory_order_relaxed);
   return slot != NULL;
 }
+
+/* ---- fork (fork.h) ------------------------------------------------------------ */
+
+static void cmr_stream_ids_fork_take(void) { cmr_mutex_lock(&cmr_stream_id_writers); }
+
+static void cmr_stream_ids_fork_give(void) { pthread_mutex_unlock(&cmr_stream_id_writers); }
+
+/* The parent's streams do not exist in the child, and CUDA may give their
+ * handles to the child's. */
+static void cmr_stream_ids_fork_child(void) {
+  for (size_t i = 0; i < cmr_stream_id_slots; ++i) {
+    atomic_store_explicit(&cmr_stream_id_table[i].handle, CMR_EMPTY_SLOT, memory_order_relaxed);
+  }
+}
+
+CMR_FORK_PART(CMR_FORK_STREAM_IDS, NULL, cmr_stream_ids_fork_take, cmr_stream_ids_fork_give, cmr_stream_ids_fork_child)

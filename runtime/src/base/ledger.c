@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fork.h"
 #include "ledger.h"
 
 /* One handed-out pointer. */
@@ -116,3 +117,35 @@ cmr_status cmr_ledger_deallocate(cmr_ledger *ledger, const char *owner, const vo
   free(entry);
   return CMR_SUCCESS;
 }
+
+/* ---- shared ledgers and fork (fork.h) ------------------------------------------- */
+
+/* Added to by constructors, at load; read by the fork handlers. */
+static cmr_shared_ledgers *_Atomic cmr_shared;
+
+void cmr_ledgers_share(cmr_shared_ledgers *shared) {
+  shared->next = atomic_load_explicit(&cmr_shared, memory_order_relaxed);
+  while (!atomic_compare_exchange_weak_explicit(&cmr_shared, &shared->next, shared, memory_order_release,
+                                                memory_order_relaxed)) {
+  }
+}
+
+static void cmr_ledgers_fork_take(void) {
+  for (cmr_shared_ledgers *shared = atomic_load_explicit(&cmr_shared, memory_order_acquire); shared != NULL;
+       shared = shared->next) {
+    for (size_t i = 0; i < shared->count; ++i) {
+      for (int s = 0; s < cmr_ledger_shard_count; ++s) cmr_lock_acquire(&shared->first[i].shards[s].lock);
+    }
+  }
+}
+
+static void cmr_ledgers_fork_give(void) {
+  for (cmr_shared_ledgers *shared = atomic_load_explicit(&cmr_shared, memory_order_acquire); shared != NULL;
+       shared = shared->next) {
+    for (size_t i = 0; i < shared->count; ++i) {
+      for (int s = 0; s < cmr_ledger_shard_count; ++s) cmr_lock_release(&shared->first[i].shards[s].lock);
+    }
+  }
+}
+
+CMR_FORK_PART(CMR_FORK_LEDGERS, NULL, cmr_ledgers_fork_take, cmr_ledgers_fork_give, NULL)

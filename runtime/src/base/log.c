@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "fork.h"
 #include "lock.h"
 
 _Atomic int cmr_log_threshold = CMR_LOG_UNREAD;
@@ -125,7 +126,7 @@ void cmr_log_write(cmr_log_level level, const char *format, ...) {
   struct timespec now;
   clock_gettime(CLOCK_REALTIME, &now);
   struct tm local;
-  localtime_r(&now.tv_sec, &local);
+  cmr_local_time(now.tv_sec, &local);
   unsigned long thread = cmr_log_thread_id();
   bool flush = (int)level >= atomic_load_explicit(&cmr_log_flush_threshold, memory_order_relaxed);
   va_list args;
@@ -228,3 +229,30 @@ cmr_status cmr_log_get_file(const char **out) {
   cmr_mutex_unlock(&cmr_log_lock);
   return CMR_SUCCESS;
 }
+
+/* glibc's lock of the time zone is not reset in a forked child: held there
+ * by a thread of the parent inside localtime_r, it would never be free.
+ * Every cmr call of localtime_r is under this lock, which a fork takes. */
+static pthread_mutex_t cmr_time_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void cmr_local_time(time_t seconds, struct tm *out) {
+  cmr_mutex_lock(&cmr_time_lock);
+  localtime_r(&seconds, out);
+  pthread_mutex_unlock(&cmr_time_lock);
+}
+
+/* ---- fork (fork.h) ------------------------------------------------------------ */
+
+/* Held over the fork, so that no line is half written to the sink then,
+ * and no cmr thread is inside localtime_r. */
+static void cmr_log_fork_take(void) {
+  cmr_mutex_lock(&cmr_log_lock);
+  cmr_mutex_lock(&cmr_time_lock);
+}
+
+static void cmr_log_fork_give(void) {
+  pthread_mutex_unlock(&cmr_time_lock);
+  pthread_mutex_unlock(&cmr_log_lock);
+}
+
+CMR_FORK_PART(CMR_FORK_LOG, NULL, cmr_log_fork_take, cmr_log_fork_give, NULL)

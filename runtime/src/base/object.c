@@ -4,6 +4,7 @@
  * bounded by the most objects and handles alive at once, plus a reserve. */
 #include <stdlib.h>
 
+#include "fork.h"
 #include "internal.h"
 #include "lock.h"
 
@@ -108,8 +109,13 @@ uint32_t cmr_slots_made(void) {
   return made;
 }
 
+/* Whether `slot` was live with `generation` when this process forked. */
+static bool cmr_slot_parents(cmr_slot *slot, uint32_t generation) {
+  return cmr_fork_is_child() && atomic_load_explicit(&slot->parents_generation, memory_order_relaxed) == generation;
+}
+
 /* The slot of a live token of `kind` and its state, or an error that tells
- * a NULL, a destroyed and a malformed token apart. */
+ * a NULL, a destroyed, a malformed and a parent's token apart. */
 static cmr_status cmr_slot_live(const void *token, uint64_t kind, const char *what, cmr_slot **slot, uint64_t *state) {
   uint64_t value = (uint64_t)(uintptr_t)token;
   if (token == NULL) {
@@ -123,13 +129,32 @@ static cmr_status cmr_slot_live(const void *token, uint64_t kind, const char *wh
   }
   *state = atomic_load_explicit(&(*slot)->state, memory_order_acquire);
   if ((uint32_t)(*state >> 32) != generation || (uint32_t)*state == 0) {
+    if (cmr_slot_parents(*slot, generation)) {
+      return cmr_error(CMR_ERROR_FORKED,
+                       "%s: %s %p was made before this process forked from its parent, and is the parent's: "
+                       "a child uses only what it makes itself",
+                       what, kind ? "handle" : "resource", token);
+    }
     return cmr_error(CMR_ERROR_DESTROYED_HANDLE, "%s: %s %p was already destroyed", what, kind ? "handle" : "resource",
                      token);
   }
   return CMR_SUCCESS;
 }
 
+/* Forgets the parent's token: true for the one call that does. */
+static bool cmr_slot_forget_parents(const void *token, uint64_t kind) {
+  if (!cmr_fork_is_child()) return false;
+  uint64_t value = (uint64_t)(uintptr_t)token;
+  cmr_slot *slot = cmr_slot_of(value, kind);
+  uint32_t generation = (uint32_t)(value >> 32);
+  return slot != NULL && generation != 0 &&
+         atomic_compare_exchange_strong_explicit(&slot->parents_generation, &generation, 0, memory_order_relaxed,
+                                                 memory_order_relaxed);
+}
+
 /* ---- objects -------------------------------------------------------------- */
+
+bool cmr_object_forget_parents(const void *token) { return cmr_slot_forget_parents(token, 0); }
 
 cmr_status cmr_object_register(cmr_object *object, const cmr_object_type *type, const char *what, void **token) {
   object->type = type;
@@ -163,7 +188,8 @@ cmr_status cmr_object_retain(const void *token, const char *what) {
   cmr_slot *slot;
   uint64_t state = 0; /* set by cmr_slot_live whenever it succeeds */
   cmr_status status = cmr_slot_live(token, 0, what, &slot, &state);
-  while (status == CMR_SUCCESS) {
+  if (status != CMR_SUCCESS) return status;
+  for (;;) {
     if ((uint32_t)state == UINT32_MAX) {
       return cmr_error(CMR_ERROR_SIZE_OVERFLOW, "%s: resource %p has the most shares it can count", what, token);
     }
@@ -173,10 +199,9 @@ cmr_status cmr_object_retain(const void *token, const char *what) {
     }
     /* Someone else moved the count, or the object died meanwhile. */
     if ((state >> 32) != (uint64_t)(uintptr_t)token >> 32 || (uint32_t)state == 0) {
-      status = cmr_error(CMR_ERROR_DESTROYED_HANDLE, "%s: resource %p was destroyed meanwhile", what, token);
+      return cmr_error(CMR_ERROR_DESTROYED_HANDLE, "%s: resource %p was destroyed meanwhile", what, token);
     }
   }
-  return status;
 }
 
 /* Finalizes the object of `slot`, whose last share is gone, and moves the
@@ -246,6 +271,7 @@ cmr_status cmr_object_release(const void *token, const char *what) {
   cmr_slot *slot;
   uint64_t state;
   cmr_status status = cmr_slot_live(token, 0, what, &slot, &state);
+  if (status == CMR_ERROR_FORKED) return CMR_SUCCESS; /* the parent's object: nothing of it goes here */
   if (status != CMR_SUCCESS) return status;
   while (!atomic_compare_exchange_weak_explicit(&slot->state, &state, state - 1, memory_order_acq_rel,
                                                 memory_order_acquire)) {
@@ -304,7 +330,7 @@ static cmr_status cmr_handle_end(const void *handle, const char *what, void **to
 }
 
 cmr_status cmr_handle_destroy(const void *handle, const char *what) {
-  if (handle == NULL) return CMR_SUCCESS;
+  if (handle == NULL || cmr_slot_forget_parents(handle, CMR_TOKEN_HANDLE_BIT)) return CMR_SUCCESS;
   void *token;
   cmr_status status = cmr_handle_end(handle, what, &token);
   return status == CMR_SUCCESS ? cmr_object_release(token, what) : status;
@@ -353,3 +379,26 @@ void *cmr_handle_ref_self(const void *handle, const cmr_object_type *type) {
    * reports it. */
   return (void *)handle;
 }
+
+/* ---- fork (fork.h) ------------------------------------------------------------ */
+
+static void cmr_objects_fork_take(void) { cmr_lock_acquire(&cmr_slots.lock); }
+
+static void cmr_objects_fork_give(void) { cmr_lock_release(&cmr_slots.lock); }
+
+/* Every slot live at the fork is retired, its generation kept to tell its
+ * tokens apart. A slot without shares (free, retired, or its object being
+ * finalized by a thread the child does not have) has no live token. No
+ * object of this process is alive yet. */
+static void cmr_objects_fork_child(void) {
+  for (uint32_t i = 0; i < cmr_slots.made; ++i) {
+    cmr_slot *slot = cmr_slot_at(i);
+    uint64_t state = atomic_load_explicit(&slot->state, memory_order_relaxed);
+    if ((uint32_t)state == 0) continue;
+    atomic_store_explicit(&slot->parents_generation, (uint32_t)(state >> 32), memory_order_relaxed);
+    atomic_store_explicit(&slot->state, (uint64_t)CMR_GENERATION_RETIRED << 32, memory_order_relaxed);
+  }
+  atomic_store_explicit(&cmr_alive, 0, memory_order_relaxed);
+}
+
+CMR_FORK_PART(CMR_FORK_OBJECTS, NULL, cmr_objects_fork_take, cmr_objects_fork_give, cmr_objects_fork_child)

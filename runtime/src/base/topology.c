@@ -2,6 +2,7 @@
 /* The cycle check of resources that hold resources (topology.h). */
 #include <pthread.h>
 
+#include "fork.h"
 #include "internal.h"
 #include "lock.h"
 #include "topology.h"
@@ -10,6 +11,11 @@ static pthread_mutex_t cmr_topology_mutex = PTHREAD_MUTEX_INITIALIZER;
 
 void cmr_topology_lock(void) { cmr_mutex_lock(&cmr_topology_mutex); }
 void cmr_topology_unlock(void) { cmr_mutex_unlock(&cmr_topology_mutex); }
+
+static bool cmr_topology_fork_try_take(void) { return pthread_mutex_trylock(&cmr_topology_mutex) == 0; }
+static void cmr_topology_fork_give(void) { cmr_topology_unlock(); }
+
+CMR_FORK_PART(CMR_FORK_TOPOLOGY, cmr_topology_fork_try_take, NULL, cmr_topology_fork_give, NULL)
 
 /* A walk from one resource down everything it holds. The graph has no
  * cycle (every change that could make one is checked), so the walk ends;

@@ -31,11 +31,13 @@ cmr_status cmr_ref_check(cmr_resource_ref ref, const char *what) {
       /* What a ref constructor gives for a handle that is not a live one of
        * its resource: the handle itself. */
       void *token;
-      if (cmr_handle_target(ref.self, what, &token) == CMR_SUCCESS) {
+      cmr_status status = cmr_handle_target(ref.self, what, &token);
+      if (status == CMR_SUCCESS) {
         return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
                          "%s: the ref to resource %s was made from handle %p, a handle of another resource", what,
                          cmr_type_name_of(ref), ref.self);
       }
+      if (status == CMR_ERROR_FORKED) return status;
       return cmr_error(CMR_ERROR_DESTROYED_HANDLE,
                        "%s: the ref to resource %s was made from handle %p, already destroyed", what,
                        cmr_type_name_of(ref), ref.self);
@@ -485,6 +487,9 @@ cmr_status cmr_ref_retain(cmr_resource_ref ref) {
 cmr_status cmr_ref_release(cmr_resource_ref ref) {
   static const char what[] = "cmr_ref_release";
   cmr_status status = cmr_ref_check(ref, what);
+  if (status == CMR_ERROR_FORKED) {
+    return CMR_SUCCESS; /* a share of the parent's resource: nothing of it goes in a child (object.h) */
+  }
   if (status != CMR_SUCCESS) {
     return status;
   }

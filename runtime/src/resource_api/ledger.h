@@ -29,6 +29,26 @@ typedef struct cmr_ledger {
   cmr_ledger_shard shards[cmr_ledger_shard_count];
 } cmr_ledger;
 
+/* Ledgers in static storage that every resource of a type shares, made
+ * known with CMR_SHARE_LEDGERS so that a fork finds them: their locks are
+ * taken over the fork (fork.h), and the child's resources of that type use
+ * them as the parent's did. */
+typedef struct cmr_shared_ledgers {
+  cmr_ledger *first;
+  size_t count;
+  struct cmr_shared_ledgers *next;
+} cmr_shared_ledgers;
+
+void cmr_ledgers_share(cmr_shared_ledgers *shared);
+
+/* At file scope, after the ledgers: `count` ledgers from `first`, known by
+ * `name` (an identifier). */
+#define CMR_SHARE_LEDGERS(name, first_ledger, ledger_count)                                   \
+  static cmr_shared_ledgers cmr_##name##_shared_ledgers = {first_ledger, ledger_count, NULL}; \
+  __attribute__((constructor)) static void cmr_##name##_share_ledgers(void) {                 \
+    cmr_ledgers_share(&cmr_##name##_shared_ledgers);                                          \
+  }
+
 /* A ledger of its own on the heap (CMR_ERROR_OUT_OF_MEMORY, naming `owner`). */
 cmr_status cmr_ledger_create(const char *owner, cmr_ledger **out);
 /* Frees the ledger and the entries still in it (their memory is not touched). */

@@ -11,6 +11,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <time.h>
 
 #include <cmr/log.h>
 
@@ -35,6 +36,11 @@ static inline bool cmr_log_enabled(cmr_log_level level) {
   if (CMR_LOG_UNLIKELY(threshold == CMR_LOG_UNREAD)) threshold = cmr_log_start();
   return (int)level >= threshold && level < CMR_LOG_OFF;
 }
+
+/* localtime_r, for every caller in cmr: under a lock that a fork takes
+ * (fork.h), since glibc's own lock of the time zone is not reset in a
+ * forked child. */
+void cmr_local_time(time_t seconds, struct tm *out);
 
 /* Formats and writes one line at `level` (already known to be enabled). */
 void cmr_log_write(cmr_log_level level, const char *format, ...) CMR_LOG_PRINTF(2, 3);

@@ -57,6 +57,11 @@ typedef struct cmr_slot {
   _Atomic uint64_t state;   /* generation << 32 | shares (a live handle: 1) */
   _Atomic uintptr_t target; /* object slot: the object's address; handle slot: the object's token */
   uint32_t next_free;       /* free-list link, under the table's lock */
+  /* In a child (fork.h): the generation the slot had live at the fork, so
+   * that its tokens are told apart as the parent's (0: none). Such a slot
+   * is retired in the child: its object is the parent's and never runs
+   * there, so nothing of it is released, and no CUDA call made for it. */
+  _Atomic uint32_t parents_generation;
 } cmr_slot;
 
 enum {
@@ -136,6 +141,16 @@ static inline __attribute__((always_inline)) void cmr_call_end(void) {
 
 /* ---- objects -------------------------------------------------------------- */
 
+/* A token made before this process forked from its parent (fork.h) is the
+ * parent's: every use of it in the child is CMR_ERROR_FORKED, from the
+ * functions below as from dispatch. Releasing a share of the parent's
+ * object (cmr_object_release) succeeds and changes nothing. A one-owner
+ * object's destroy (device buffer, stack, stream pool) calls this first:
+ * true when `token` is the parent's, now forgotten (the destroy succeeds
+ * with nothing else to do; a second one is CMR_ERROR_DESTROYED_HANDLE).
+ * Costs one load in a process that never forked. */
+bool cmr_object_forget_parents(const void *token);
+
 /* Gives `object` (from malloc/calloc, its type set) a slot and one share,
  * the caller's; *token names it. On failure (CMR_ERROR_OUT_OF_MEMORY: no
  * slot) the object is untouched and still the caller's to free. */
@@ -172,7 +187,9 @@ cmr_status cmr_handle_target(const void *handle, const char *what, void **token)
 /* The object of a live handle, of type `type` (NULL: any). */
 cmr_status cmr_handle_object(const void *handle, const cmr_object_type *type, const char *what, cmr_object **out);
 /* Ends the handle and drops its share. NULL is a no-op (CMR_SUCCESS); a
- * handle already destroyed is CMR_ERROR_DESTROYED_HANDLE. */
+ * handle already destroyed is CMR_ERROR_DESTROYED_HANDLE. The parent's
+ * handle in a child is forgotten (CMR_SUCCESS, once) and its object left
+ * alone. */
 cmr_status cmr_handle_destroy(const void *handle, const char *what);
 
 /* Ends the handle without dropping its share, which passes to whoever

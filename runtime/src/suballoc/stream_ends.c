@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "backend.h"
+#include "fork.h"
 #include "lock.h"
 #include "stream_ends.h"
 
@@ -97,3 +98,16 @@ size_t cmr_stream_ends_list_records(void) {
   cmr_mutex_unlock(&cmr_tracked_lock);
   return records;
 }
+
+/* ---- fork (fork.h) ------------------------------------------------------------ */
+
+static bool cmr_stream_ends_fork_try_take(void) { return pthread_mutex_trylock(&cmr_tracked_lock) == 0; }
+
+static void cmr_stream_ends_fork_give(void) { pthread_mutex_unlock(&cmr_tracked_lock); }
+
+/* The tracked lists are the parent's resources' (object.h): no key's end
+ * reaches them in the child, whose threads never used them. */
+static void cmr_stream_ends_fork_child(void) { cmr_tracked_count = 0; }
+
+CMR_FORK_PART(CMR_FORK_STREAM_ENDS, cmr_stream_ends_fork_try_take, NULL, cmr_stream_ends_fork_give,
+              cmr_stream_ends_fork_child)
