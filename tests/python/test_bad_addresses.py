@@ -9,8 +9,6 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
-
 import cmr
 
 PRELUDE = textwrap.dedent("""
@@ -79,7 +77,6 @@ def test_the_copy_functions_refuse_addresses_that_are_not_memory():
     """)
 
 
-@pytest.mark.skipif(cmr.capi.cmr_built_with_cuda(), reason="the host build: every address is host memory")
 def test_a_hole_in_the_middle_of_a_range_is_found():
     run_child("""
         libc = ctypes.CDLL(None, use_errno=True)

@@ -170,6 +170,48 @@ def test_a_failure_callbacks_exception_reaches_the_caller_over_the_upstreams_mem
         adaptor.allocate(256)
 
 
+class _FailingFirst:
+    """A callback resource's functions over host memory whose first `failures` allocations raise MemoryError."""
+
+    def __init__(self, host_mr, failures):
+        self.host_mr, self.failures, self.calls = host_mr, failures, 0
+
+    def allocate(self, size, stream):
+        self.calls += 1
+        if self.calls <= self.failures:
+            raise MemoryError(f"failure {self.calls}")
+        return self.host_mr.allocate(size)  # a cmr call inside a callback
+
+    def deallocate(self, ptr, size, stream):
+        self.host_mr.deallocate(ptr, size)
+
+
+def test_a_retry_after_the_upstreams_memory_error_succeeds_cleanly(host_mr):
+    upstream = _FailingFirst(host_mr, failures=2)
+    asked = []
+
+    def callback(nbytes):
+        asked.append(nbytes)
+        freed = cmr.DeviceBuffer(size=64, mr=host_mr)  # cmr calls inside the callback see nothing pending
+        del freed
+        return len(asked) < 5  # a bound, should the retries fail for good
+
+    adaptor = mr.FailureCallbackResourceAdaptor(
+        mr.CallbackMemoryResource(upstream.allocate, upstream.deallocate), callback)
+    buffer = cmr.DeviceBuffer(size=256, mr=adaptor)  # fails twice, retried twice, then served
+    assert buffer.size == 256 and asked == [256, 256] and upstream.calls == 3
+    del buffer
+
+
+def test_no_retry_lets_the_upstreams_memory_error_stand(host_mr):
+    upstream = _FailingFirst(host_mr, failures=1)
+    adaptor = mr.FailureCallbackResourceAdaptor(
+        mr.CallbackMemoryResource(upstream.allocate, upstream.deallocate), lambda nbytes: False)
+    with pytest.raises(MemoryError, match="failure 1"):
+        cmr.DeviceBuffer(size=256, mr=adaptor)
+    assert cmr.DeviceBuffer(size=8, mr=host_mr).size == 8  # nothing left pending for the next call
+
+
 def test_a_failure_callbacks_exception_of_any_type_is_unchanged(host_mr):
     class Mine(Exception):
         pass
