@@ -2,10 +2,13 @@
 /* cmr_device_buffer: RMM's device_buffer semantics over the current
  * device's resource (real device memory in the CUDA build), plus a foreign
  * resource to observe what the buffer asks of it. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "test_util.h"
 
@@ -221,6 +224,27 @@ START_TEST(unmapped_addresses_are_refused) {
   assert_contents(buffer, expected, 64); /* nothing was written */
   free(expected);
   ck_assert_ok(cmr_device_buffer_destroy(buffer));
+}
+END_TEST
+
+/* A range whose middle page is not mapped is refused; its mapped pages alone are memory. */
+START_TEST(a_hole_in_a_range_is_found) {
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  unsigned char *start = mmap(NULL, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ck_assert_ptr_ne(start, MAP_FAILED);
+  ck_assert_int_eq(munmap(start + page, page), 0);
+  memset(start, 7, page);
+  cmr_device_buffer *buffer = NULL;
+  ck_assert_status(cmr_device_buffer_create_copy(start, 3 * page, stream, mr, &buffer), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_status(cmr_device_buffer_create_copy(start + page - 1, 2, stream, mr, &buffer), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_null(buffer);
+  ck_assert_ok(cmr_device_buffer_create_copy(start, page, stream, mr, &buffer));
+  ck_assert_status(cmr_device_buffer_copy_to_host(buffer, start + page / 2, page), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_ok(cmr_device_buffer_copy_to_host(buffer, start + 2 * page, page));
+  ck_assert_int_eq(start[2 * page + page - 1], 7);
+  ck_assert_ok(cmr_device_buffer_destroy(buffer));
+  munmap(start, page);
+  munmap(start + 2 * page, page);
 }
 END_TEST
 
@@ -610,7 +634,7 @@ static Suite *device_buffer_suite(void) {
         threads_destroy_each_others_buffers}},
       {"copies",
        {copy_from_and_to_host, copies_beyond_the_size_are_refused, prefetch_checks_the_device,
-        memcpy_copies_between_any_pointers, unmapped_addresses_are_refused}},
+        memcpy_copies_between_any_pointers, unmapped_addresses_are_refused, a_hole_in_a_range_is_found}},
       {"handles",
        {a_null_buffer_is_refused, a_destroyed_buffer_is_refused, a_buffer_destroyed_long_ago_is_refused,
         accessors_refuse_null_out_parameters, buffers_made_in_waves_keep_to_their_own}},

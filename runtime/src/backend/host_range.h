@@ -9,7 +9,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Whether every page of the `bytes` (> 0) at `ptr` is mapped in this process. */
+/* Whether every page of the `bytes` (> 0) at `ptr` is mapped in this
+ * process: false where the kernel says one is not (or the range runs past
+ * the end of the address space), true otherwise. */
 bool cmr_host_range_mapped(const void *ptr, size_t bytes);
 
 #endif /* CMR_HOST_RANGE_H */
