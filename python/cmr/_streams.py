@@ -31,8 +31,8 @@ def as_stream_handle(stream) -> int:
             raise TypeError(f"{type(stream).__name__}.__cuda_stream__ must give (version, handle), "
                             f"not {version_and_handle!r}") from None
         if version != 0:
-            raise NotImplementedError(f"cmr does not support the CUDA Stream Protocol version: {version!r} "
-                                      f"(of {type(stream).__name__}.__cuda_stream__; only version 0)")
+            raise NotImplementedError(f"cmr does not currently support the CUDA Stream Protocol version: "
+                                      f"'{version}' (of {type(stream).__name__}.__cuda_stream__; only version 0).")
         return int(handle)
     for attribute in ("cuda_stream", "ptr"):  # PyTorch, CuPy
         value = getattr(stream, attribute, None)

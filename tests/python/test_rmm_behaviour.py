@@ -286,11 +286,11 @@ class _ProtocolStream:
 
 @pytest.mark.parametrize("version", [1, 2, -1])
 def test_a_stream_protocol_other_than_version_0_is_not_implemented(host_mr, version):
-    with pytest.raises(NotImplementedError, match=f"version: {version}"):
+    with pytest.raises(NotImplementedError, match=f"version: '{version}'"):
         cmr.Stream(_ProtocolStream(version))
-    with pytest.raises(NotImplementedError, match=f"version: {version}"):
+    with pytest.raises(NotImplementedError, match=f"version: '{version}'"):
         cmr.DeviceBuffer(size=8, stream=_ProtocolStream(version), mr=host_mr)
-    with pytest.raises(NotImplementedError, match=f"version: {version}"):
+    with pytest.raises(NotImplementedError, match=f"version: '{version}'"):
         host_mr.allocate(8, _ProtocolStream(version))
     assert int(cmr.Stream(_ProtocolStream(0, 2))) == 2
 
