@@ -16,9 +16,21 @@ namespace Cmr
     {
         private readonly DeviceBufferHandle handle;
 
+        /// <summary>The alignment a buffer has unless it asks for more (256).</summary>
+        public const ulong DefaultAlignment = 256;
+
         /// <summary>`size` uninitialised bytes from `resource` (the current
         /// device's resource if null), ordered on `stream`.</summary>
         public DeviceBuffer(ulong size, MemoryResource resource = null, IntPtr stream = default(IntPtr))
+            : this(size, DefaultAlignment, resource, stream)
+        {
+        }
+
+        /// <summary>The same aligned to `alignment`: a power of two the
+        /// resource honours (else a CmrException, never less aligned
+        /// memory), which every reallocation keeps; one below
+        /// DefaultAlignment gets the default.</summary>
+        public DeviceBuffer(ulong size, ulong alignment, MemoryResource resource = null, IntPtr stream = default(IntPtr))
         {
             Resource = resource ?? DeviceResources.Current;
             using (var lease = new Lease(Resource, "resource"))
@@ -26,7 +38,7 @@ namespace Cmr
                 handle = DeviceBufferHandle.Create(stream, () =>
                 {
                     IntPtr raw;
-                    CmrNative.cmr_device_buffer_create(size, stream, lease.Ref, out raw);
+                    CmrNative.cmr_device_buffer_create_aligned(size, alignment, stream, lease.Ref, out raw);
                     return raw;
                 });
                 handle.HoldWhatIsHeldBy(Resource.Handle);
@@ -36,6 +48,13 @@ namespace Cmr
         /// <summary>A buffer holding a copy of `source`, from `resource` (the
         /// current device's if null), ordered on `stream`.</summary>
         public DeviceBuffer(byte[] source, MemoryResource resource = null, IntPtr stream = default(IntPtr))
+            : this(source, DefaultAlignment, resource, stream)
+        {
+        }
+
+        /// <summary>The same aligned as DeviceBuffer(ulong, ulong, ...) says.</summary>
+        public DeviceBuffer(byte[] source, ulong alignment, MemoryResource resource = null,
+                            IntPtr stream = default(IntPtr))
         {
             if (source == null) throw new ArgumentNullException("source");
             Resource = resource ?? DeviceResources.Current;
@@ -45,7 +64,8 @@ namespace Cmr
                 {
                     IntPtr raw = IntPtr.Zero;
                     Pinned(source, address =>
-                        CmrNative.cmr_device_buffer_create_copy(address, (ulong)source.Length, stream, lease.Ref, out raw));
+                        CmrNative.cmr_device_buffer_create_copy_aligned(address, (ulong)source.Length, alignment, stream,
+                                                                        lease.Ref, out raw));
                     return raw;
                 });
                 handle.HoldWhatIsHeldBy(Resource.Handle);
@@ -69,6 +89,13 @@ namespace Cmr
         public ulong Capacity
         {
             get { return Results.Of<DeviceBufferHandle, ulong>(CmrNative.cmr_device_buffer_capacity, handle); }
+        }
+
+        /// <summary>The alignment of the buffer's memory, which each of its
+        /// allocations asks for (at least DefaultAlignment).</summary>
+        public ulong Alignment
+        {
+            get { return Results.Of<DeviceBufferHandle, ulong>(CmrNative.cmr_device_buffer_alignment, handle); }
         }
 
         /// <summary>The stream later work and the final free are ordered on.</summary>

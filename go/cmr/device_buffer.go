@@ -29,23 +29,37 @@ func newDeviceBuffer(stream Stream, create func(*uintptr) *capi.Failure) (*Devic
 
 // NewDeviceBuffer is a buffer of size uninitialised bytes from r, ordered on stream.
 func NewDeviceBuffer(size uint64, stream Stream, r Resource) (*DeviceBuffer, error) {
+	return NewDeviceBufferAligned(size, DefaultAlignment, stream, r)
+}
+
+// NewDeviceBufferAligned is NewDeviceBuffer with its memory aligned to
+// alignment: a power of two r honours (else ErrBadAlignment or
+// ErrUnsupportedAlignment, never less aligned memory), which every
+// reallocation keeps; one below DefaultAlignment gets the default.
+func NewDeviceBufferAligned(size, alignment uint64, stream Stream, r Resource) (*DeviceBuffer, error) {
 	ref, err := refOf(r, "resource")
 	if err != nil {
 		return nil, err
 	}
 	return newDeviceBuffer(stream, func(handle *uintptr) *capi.Failure {
-		return capi.Cmr_device_buffer_create(size, uintptr(stream), ref, handle)
+		return capi.Cmr_device_buffer_create_aligned(size, alignment, uintptr(stream), ref, handle)
 	})
 }
 
 // NewDeviceBufferFrom is a buffer from r holding a copy of data, ordered on stream.
 func NewDeviceBufferFrom(data []byte, stream Stream, r Resource) (*DeviceBuffer, error) {
+	return NewDeviceBufferFromAligned(data, DefaultAlignment, stream, r)
+}
+
+// NewDeviceBufferFromAligned is NewDeviceBufferFrom aligned as
+// NewDeviceBufferAligned says.
+func NewDeviceBufferFromAligned(data []byte, alignment uint64, stream Stream, r Resource) (*DeviceBuffer, error) {
 	ref, err := refOf(r, "resource")
 	if err != nil {
 		return nil, err
 	}
 	b, err := newDeviceBuffer(stream, func(handle *uintptr) *capi.Failure {
-		return capi.Cmr_device_buffer_create_copy(data, uintptr(stream), ref, handle)
+		return capi.Cmr_device_buffer_create_copy_aligned(data, alignment, uintptr(stream), ref, handle)
 	})
 	if err != nil {
 		return nil, err
@@ -134,6 +148,12 @@ func (b *DeviceBuffer) Size() (uint64, error) {
 // Capacity is the number of bytes allocated.
 func (b *DeviceBuffer) Capacity() (uint64, error) {
 	return readOpen(b.live, b.buffer, capi.Cmr_device_buffer_capacity)
+}
+
+// Alignment is the alignment of the buffer's memory, which each of its
+// allocations asks for (at least DefaultAlignment).
+func (b *DeviceBuffer) Alignment() (uint64, error) {
+	return readOpen(b.live, b.buffer, capi.Cmr_device_buffer_alignment)
 }
 
 // Stream is the stream the buffer's work is ordered on.

@@ -9,12 +9,17 @@ profiler, cmr.allocators the CuPy, Numba and PyTorch allocators, and
 cmr.pylibrmm RMM's pylibrmm modules (stream, device_buffer,
 memory_resource, cuda_stream_pool, logger, helper, utils). The logger
 functions drive cmr's C diagnostic log. cmr.capi is the C API as SWIG sees
-it, which trusts its caller; nothing else in the package lets a Python
-caller crash it."""
+it, which trusts its caller. Elsewhere an address a caller gives
+(DeviceBuffer's ptr, a __cuda_array_interface__, pylibrmm's copies) is
+checked where that is cheap, and what cannot be checked is said in
+DeviceBuffer's docstring: a range past the end of a device allocation, or
+over a mapped host page that may not be read, can still crash the
+process."""
 
 import sys
 
 from . import capi
+capi.cmr_py_refuse_subinterpreter()  # before anything registers a hook: they are the main interpreter's
 from ._errors import CmrError, RMMError  # registers cmr's error class before anything can fail
 from . import mr, statistics
 from . import _mr_experimental

@@ -23,5 +23,5 @@ def parse_bytes(text) -> int:
     if not isinstance(text, str):
         raise TypeError(f"parse_bytes takes a str or an int, not {type(text).__name__}")
     if "\0" in text:  # C would stop reading there
-        raise ValueError(f"{text!r} is not a size: it holds a NUL character")
+        raise ValueError(f"Could not parse {text!r} as a byte specification: it holds a NUL character")
     return capi.cmr_parse_size(text)

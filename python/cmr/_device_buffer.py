@@ -19,6 +19,8 @@ holding the methods written in Python."""
 
 from __future__ import annotations
 
+import pickle
+
 from . import _args, _per_device, capi
 from ._streams import DEFAULT_STREAM, as_stream_handle
 
@@ -50,10 +52,19 @@ def _contiguous_bytes(interface: dict) -> int:
 
 _DOC = """Untyped, uninitialised device memory from a cmr resource.
 
-DeviceBuffer(*, ptr=0, size=0, stream=DEFAULT_STREAM, mr=None): `size`
-bytes from `mr` (the current device resource when None), ordered on
-`stream`; with ptr, a copy of the `size` bytes at that address (host or
-device memory, which must hold them)."""
+DeviceBuffer(*, ptr=0, size=0, stream=DEFAULT_STREAM, mr=None,
+alignment=256): `size` bytes from `mr` (the current device resource when
+None), ordered on `stream`, aligned to `alignment` (a power of two the
+resource must honour; every reallocation keeps it); with ptr, a copy of
+the `size` bytes at that address (host or device memory, which must hold
+them).
+
+An address given here or through copy_from_device is checked before it is
+read, where that is cheap: one CUDA does not know must be mapped host
+memory (in the host build, every one must be), else ValueError. What
+cannot be checked is the caller's to get right: a range that runs past the
+end of a device allocation, or over a mapped host page that may not be
+read, is undefined behaviour (the process may crash)."""
 
 
 class _DeviceBufferMethods:
@@ -93,10 +104,9 @@ class _DeviceBufferMethods:
 
     @property
     def __cuda_array_interface__(self) -> dict:
-        # Version 3's "stream" lets a consumer order its work after ours; 0
-        # is not allowed there, so the legacy default stream is 1.
-        return {"data": (self.ptr, False), "shape": (self.size,), "strides": None, "typestr": "|u1",
-                "version": 3, "stream": self.stream or 1}
+        # RMM's keys and version, and so no "stream": a consumer orders its
+        # work after the buffer's itself, as with RMM's DeviceBuffer.
+        return {"data": (self.ptr, False), "shape": (self.size,), "strides": None, "typestr": "|u1", "version": 0}
 
     # ---- size ----------------------------------------------------------------------------
 
@@ -132,9 +142,10 @@ class _DeviceBufferMethods:
             capi.cmr_stream_synchronize(stream)
 
     def copy_to_host(self, ary=None, stream=DEFAULT_STREAM):
-        """The contents in host memory: into `ary` (any writable buffer of at
-        least size bytes), returned; else a new NumPy uint8 array (a
-        bytearray without NumPy)."""
+        """The contents in host memory: into `ary` (a writable one-dimensional
+        contiguous buffer of bytes, format B, of at least size bytes),
+        returned; else a new NumPy uint8 array (a bytearray without NumPy).
+        Another format, shape or stride is a ValueError."""
         handle = self._live()
         size = self.size
         if ary is None:
@@ -148,13 +159,19 @@ class _DeviceBufferMethods:
         return ary
 
     def copy_from_host(self, ary, stream=DEFAULT_STREAM) -> None:
-        """Copies all of `ary` (any C-contiguous buffer, at most size bytes) to the start of the buffer."""
+        """Copies all of `ary` (a one-dimensional contiguous buffer of bytes,
+        format B: bytes, bytearray, memoryview, a NumPy uint8 array; at most
+        size bytes) to the start of the buffer. Another format, shape or
+        stride is a ValueError, an object without the buffer protocol a
+        TypeError."""
         handle = self._live()
         self._after(stream)
         capi.cmr_py_device_buffer_copy_from_host(handle, ary)
 
     def copy_from_device(self, cuda_ary, stream=DEFAULT_STREAM) -> None:
-        """Copies all of a C-contiguous object with __cuda_array_interface__ (at most size bytes)."""
+        """Copies all of a C-contiguous object with __cuda_array_interface__
+        (at most size bytes). Its address is checked as DeviceBuffer's ptr
+        is (see DeviceBuffer): one that is not memory is a ValueError."""
         handle = self._live()
         interface = getattr(cuda_ary, "__cuda_array_interface__", None)
         if not isinstance(interface, dict):
@@ -175,8 +192,8 @@ class _DeviceBufferMethods:
         return self.tobytes()
 
     def copy(self) -> "DeviceBuffer":
-        """A new buffer with the same contents, resource and stream."""
-        return DeviceBuffer(ptr=self.ptr, size=self.size, stream=self._stream, mr=self.mr)
+        """A new buffer with the same contents, resource, stream and alignment."""
+        return DeviceBuffer(ptr=self.ptr, size=self.size, stream=self._stream, mr=self.mr, alignment=self.alignment)
 
     def __copy__(self) -> "DeviceBuffer":
         return self.copy()
@@ -186,15 +203,21 @@ class _DeviceBufferMethods:
 
     @staticmethod
     def to_device(b, stream=DEFAULT_STREAM, mr=None) -> "DeviceBuffer":
-        """A new buffer holding the bytes of host buffer `b`."""
-        view = memoryview(b)
-        buffer = DeviceBuffer(size=view.nbytes, stream=stream, mr=mr)
-        buffer.copy_from_host(view, stream)
+        """A new buffer holding the bytes of host buffer `b`, which is taken as
+        copy_from_host takes it (one-dimensional, contiguous, format B)."""
+        buffer = DeviceBuffer(size=capi.cmr_py_host_buffer_nbytes(b), stream=stream, mr=mr)
+        buffer.copy_from_host(b, stream)
         return buffer
 
-    def __reduce__(self):
+    def __reduce_ex__(self, protocol):
         # Unpickled onto the current device resource of the loading process.
-        return DeviceBuffer.to_device, (self.tobytes(),)
+        # From protocol 5 the bytes are one PickleBuffer, which a pickler with
+        # a buffer_callback hands out of band.
+        data = self.tobytes()
+        return DeviceBuffer.to_device, (pickle.PickleBuffer(data) if protocol >= 5 else data,)
+
+    def __reduce__(self):
+        return self.__reduce_ex__(2)
 
     def __repr__(self) -> str:
         if self._handle is None:

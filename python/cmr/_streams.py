@@ -8,6 +8,8 @@ streams (.handle). None is refused, as RMM refuses it."""
 
 from __future__ import annotations
 
+from enum import IntEnum
+
 from . import capi
 
 
@@ -24,10 +26,13 @@ def as_stream_handle(stream) -> int:
     if protocol is not None:
         version_and_handle = protocol() if callable(protocol) else protocol
         try:
-            _, handle = version_and_handle
+            version, handle = version_and_handle
         except (TypeError, ValueError):
             raise TypeError(f"{type(stream).__name__}.__cuda_stream__ must give (version, handle), "
                             f"not {version_and_handle!r}") from None
+        if version != 0:
+            raise NotImplementedError(f"cmr does not currently support the CUDA Stream Protocol version: "
+                                      f"'{version}' (of {type(stream).__name__}.__cuda_stream__; only version 0).")
         return int(handle)
     for attribute in ("cuda_stream", "ptr"):  # PyTorch, CuPy
         value = getattr(stream, attribute, None)
@@ -43,19 +48,40 @@ def as_stream_handle(stream) -> int:
 capi.cmr_py_set_stream_converter(as_stream_handle)
 
 
+class CudaStreamFlags(IntEnum):
+    """RMM's CudaStreamFlags: how a new stream orders itself against the
+    legacy default stream (cudaStreamDefault / cudaStreamNonBlocking)."""
+    SYNC_DEFAULT = capi.CMR_STREAM_FLAGS_SYNC_DEFAULT
+    NON_BLOCKING = capi.CMR_STREAM_FLAGS_NON_BLOCKING
+
+
 class Stream(int):
     """A CUDA stream, RMM's Stream: Stream() makes a new one (destroyed when
     this object and everything holding it, such as the DeviceBuffers ordered
-    on it, are collected, in whatever order); Stream(obj) stands for obj's
-    stream (an int or any CUDA stream object) and keeps obj alive. It is an
-    int, the stream's handle, so it passes to every cmr call as it is."""
+    on it, are collected, in whatever order), Stream(flags=CudaStreamFlags.
+    NON_BLOCKING) one that does not synchronize with the legacy default
+    stream; Stream(obj) stands for obj's stream (an int or any CUDA stream
+    object: a __cuda_stream__ protocol of version 0, CuPy, Numba, PyTorch)
+    and keeps obj alive, and takes no flags (ValueError). It is an int, the
+    stream's handle, so it passes to every cmr call as it is."""
 
-    def __new__(cls, obj=None):
+    def __new__(cls, obj=None, flags=None):
         if obj is None:
-            handle, owner = capi.cmr_py_stream_create_owned()
+            flags = CudaStreamFlags.SYNC_DEFAULT if flags is None else flags
+            if isinstance(flags, bool) or not isinstance(flags, int):
+                raise TypeError(f"flags must be a CudaStreamFlags, not {type(flags).__name__}")
+            try:
+                flags = CudaStreamFlags(flags)
+            except ValueError:
+                raise ValueError(f"flags must be one of {[flag.name for flag in CudaStreamFlags]}, "
+                                 f"not {flags!r}") from None
+            handle, owner = capi.cmr_py_stream_create_owned(int(flags))
             self = super().__new__(cls, handle)
             self._obj = owner  # a capsule that destroys the stream when it goes
         else:
+            if flags is not None:
+                raise ValueError("flags may only be specified when obj is None; "
+                                 "flags cannot be applied to an existing stream.")
             self = super().__new__(cls, as_stream_handle(obj))
             self._obj = obj
         return self

@@ -2,10 +2,13 @@
 /* cmr_device_buffer: RMM's device_buffer semantics over the current
  * device's resource (real device memory in the CUDA build), plus a foreign
  * resource to observe what the buffer asks of it. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "test_util.h"
 
@@ -140,6 +143,108 @@ START_TEST(a_resource_that_misaligns_makes_no_buffer) {
   ck_assert_status(cmr_device_buffer_create(10, stream, foreign_ref(), &buffer), CMR_ERROR_UNSUPPORTED_ALIGNMENT);
   ck_assert_ptr_null(buffer);
   ck_assert_int_eq(foreign.allocations, foreign.deallocations);
+}
+END_TEST
+
+/* An explicit alignment reaches the resource at creation and at every
+ * reallocation, and its free; the default is CMR_DEFAULT_ALIGNMENT. */
+START_TEST(an_explicit_alignment_is_kept_for_every_allocation) {
+  cmr_device_buffer *buffer = NULL;
+  size_t alignment = 0;
+  ck_assert_ok(cmr_device_buffer_create_aligned(100, 4096, stream, foreign_ref(), &buffer));
+  ck_assert_uint_eq(foreign.last_alignment, 4096);
+  ck_assert_uint_eq((uintptr_t)data_of(buffer) % 4096, 0);
+  ck_assert_ok(cmr_device_buffer_alignment(buffer, &alignment));
+  ck_assert_uint_eq(alignment, 4096);
+  ck_assert_ok(cmr_device_buffer_reserve(buffer, 5000, stream));
+  ck_assert_uint_eq(foreign.last_alignment, 4096); /* the old memory's free, after the new allocation */
+  ck_assert_uint_eq((uintptr_t)data_of(buffer) % 4096, 0);
+  ck_assert_ok(cmr_device_buffer_shrink_to_fit(buffer, stream));
+  ck_assert_uint_eq((uintptr_t)data_of(buffer) % 4096, 0);
+  ck_assert_ok(cmr_device_buffer_destroy(buffer));
+  ck_assert_uint_eq(foreign.last_alignment, 4096);
+  ck_assert_int_eq(foreign.allocations, foreign.deallocations);
+
+  unsigned char *expected = pattern(300, 9);
+  ck_assert_ok(cmr_device_buffer_create_copy_aligned(expected, 300, 1024, stream, mr, &buffer));
+  ck_assert_uint_eq((uintptr_t)data_of(buffer) % 1024, 0);
+  assert_contents(buffer, expected, 300);
+  ck_assert_ok(cmr_device_buffer_destroy(buffer));
+  free(expected);
+
+  ck_assert_ok(cmr_device_buffer_create_aligned(10, 8, stream, foreign_ref(), &buffer)); /* below the default */
+  ck_assert_ok(cmr_device_buffer_alignment(buffer, &alignment));
+  ck_assert_uint_eq(alignment, CMR_DEFAULT_ALIGNMENT);
+  ck_assert_ok(cmr_device_buffer_destroy(buffer));
+  ck_assert_ok(cmr_device_buffer_create(10, stream, foreign_ref(), &buffer));
+  ck_assert_ok(cmr_device_buffer_alignment(buffer, &alignment));
+  ck_assert_uint_eq(alignment, CMR_DEFAULT_ALIGNMENT);
+  ck_assert_uint_eq(foreign.last_alignment, CMR_DEFAULT_ALIGNMENT);
+  ck_assert_ok(cmr_device_buffer_destroy(buffer));
+}
+END_TEST
+
+START_TEST(a_bad_alignment_makes_no_buffer) {
+  cmr_device_buffer *buffer = (cmr_device_buffer *)&buffer;
+  ck_assert_status(cmr_device_buffer_create_aligned(10, 3000, stream, mr, &buffer), CMR_ERROR_BAD_ALIGNMENT);
+  ck_assert_ptr_null(buffer);
+  ck_assert_message_has("cmr_device_buffer_create_aligned");
+  ck_assert_status(cmr_device_buffer_create_aligned(0, 0, stream, mr, &buffer), CMR_ERROR_BAD_ALIGNMENT);
+  ck_assert_status(cmr_device_buffer_create_copy_aligned("abc", 3, 48, stream, mr, &buffer), CMR_ERROR_BAD_ALIGNMENT);
+  ck_assert_message_has("cmr_device_buffer_create_copy_aligned");
+  ck_assert_ptr_null(buffer);
+  size_t alignment = 1;
+  ck_assert_status(cmr_device_buffer_alignment(NULL, &alignment), CMR_ERROR_NULL_POINTER);
+  ck_assert_uint_eq(alignment, 0);
+}
+END_TEST
+
+/* Addresses no mapping backs are refused before a copy touches them (in
+ * either build: an address in the first page is never device memory). */
+START_TEST(unmapped_addresses_are_refused) {
+  void *bad = (void *)(uintptr_t)16;
+  cmr_device_buffer *buffer = (cmr_device_buffer *)&buffer;
+  ck_assert_status(cmr_device_buffer_create_copy(bad, 8, stream, foreign_ref(), &buffer), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_null(buffer);
+  ck_assert_message_has("source 0x10 (8 bytes)");
+  ck_assert_int_eq(foreign.allocations, foreign.deallocations); /* the buffer made for it is gone */
+  buffer = filled(64, 2, mr);
+  ck_assert_status(cmr_device_buffer_copy_from(buffer, bad, 8), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("cmr_device_buffer_copy_from: source");
+  ck_assert_status(cmr_device_buffer_copy_to_host(buffer, bad, 8), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("cmr_device_buffer_copy_to_host: destination");
+  ck_assert_status(cmr_memcpy(data_of(buffer), bad, 8, stream), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("cmr_memcpy: source");
+  ck_assert_status(cmr_memcpy(bad, data_of(buffer), 8, stream), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("cmr_memcpy: destination");
+  /* A range that starts in mapped memory and runs into the unmapped end of the address space. */
+  char host[16] = {0};
+  ck_assert_status(cmr_memcpy((void *)(UINTPTR_MAX - 7), host, 16, stream), CMR_ERROR_INVALID_ARGUMENT);
+  unsigned char *expected = pattern(64, 2);
+  assert_contents(buffer, expected, 64); /* nothing was written */
+  free(expected);
+  ck_assert_ok(cmr_device_buffer_destroy(buffer));
+}
+END_TEST
+
+/* A range whose middle page is not mapped is refused; its mapped pages alone are memory. */
+START_TEST(a_hole_in_a_range_is_found) {
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  unsigned char *start = mmap(NULL, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ck_assert_ptr_ne(start, MAP_FAILED);
+  ck_assert_int_eq(munmap(start + page, page), 0);
+  memset(start, 7, page);
+  cmr_device_buffer *buffer = NULL;
+  ck_assert_status(cmr_device_buffer_create_copy(start, 3 * page, stream, mr, &buffer), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_status(cmr_device_buffer_create_copy(start + page - 1, 2, stream, mr, &buffer), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_null(buffer);
+  ck_assert_ok(cmr_device_buffer_create_copy(start, page, stream, mr, &buffer));
+  ck_assert_status(cmr_device_buffer_copy_to_host(buffer, start + page / 2, page), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_ok(cmr_device_buffer_copy_to_host(buffer, start + 2 * page, page));
+  ck_assert_int_eq(start[2 * page + page - 1], 7);
+  ck_assert_ok(cmr_device_buffer_destroy(buffer));
+  munmap(start, page);
+  munmap(start + 2 * page, page);
 }
 END_TEST
 
@@ -357,6 +462,7 @@ static void assert_every_call_rejects(cmr_device_buffer *buffer, cmr_status expe
   ck_assert_message_has("cmr_device_buffer_data: ");
   ck_assert_status(cmr_device_buffer_size(buffer, &size), expected);
   ck_assert_status(cmr_device_buffer_capacity(buffer, &size), expected);
+  ck_assert_status(cmr_device_buffer_alignment(buffer, &size), expected);
   ck_assert_status(cmr_device_buffer_stream(buffer, &got_stream), expected);
   ck_assert_status(cmr_device_buffer_resource(buffer, &resource), expected);
   ck_assert_status(cmr_device_buffer_copy_to_host(buffer, host, 1), expected);
@@ -478,6 +584,7 @@ START_TEST(accessors_refuse_null_out_parameters) {
   ck_assert_status(cmr_device_buffer_data(buffer, NULL), CMR_ERROR_NULL_POINTER);
   ck_assert_status(cmr_device_buffer_size(buffer, NULL), CMR_ERROR_NULL_POINTER);
   ck_assert_status(cmr_device_buffer_capacity(buffer, NULL), CMR_ERROR_NULL_POINTER);
+  ck_assert_status(cmr_device_buffer_alignment(buffer, NULL), CMR_ERROR_NULL_POINTER);
   ck_assert_status(cmr_device_buffer_stream(buffer, NULL), CMR_ERROR_NULL_POINTER);
   ck_assert_status(cmr_device_buffer_resource(buffer, NULL), CMR_ERROR_NULL_POINTER);
   ck_assert_message_has("cmr_device_buffer_resource: out is NULL");
@@ -516,7 +623,8 @@ static Suite *device_buffer_suite(void) {
   } groups[] = {
       {"create",
        {create_reports_what_it_made, an_empty_buffer_has_no_memory, create_copy_copies, create_refuses_bad_input,
-        a_resource_that_misaligns_makes_no_buffer}},
+        a_resource_that_misaligns_makes_no_buffer, an_explicit_alignment_is_kept_for_every_allocation,
+        a_bad_alignment_makes_no_buffer}},
       {"capacity",
        {resize_within_the_capacity_keeps_the_memory, resize_past_the_capacity_reallocates_and_keeps_the_contents,
         reserve_grows_only_the_capacity, shrink_to_fit_reallocates_to_the_size,
@@ -526,7 +634,7 @@ static Suite *device_buffer_suite(void) {
         threads_destroy_each_others_buffers}},
       {"copies",
        {copy_from_and_to_host, copies_beyond_the_size_are_refused, prefetch_checks_the_device,
-        memcpy_copies_between_any_pointers}},
+        memcpy_copies_between_any_pointers, unmapped_addresses_are_refused, a_hole_in_a_range_is_found}},
       {"handles",
        {a_null_buffer_is_refused, a_destroyed_buffer_is_refused, a_buffer_destroyed_long_ago_is_refused,
         accessors_refuse_null_out_parameters, buffers_made_in_waves_keep_to_their_own}},

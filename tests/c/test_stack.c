@@ -460,8 +460,8 @@ START_TEST(the_size_table_is_read_as_written) {
                     c->expected);
     } else {
       ck_assert_uint_eq(bytes, 0);
-      ck_assert_message_has("cmr_parse_size: \"");
-      ck_assert_message_has("\" is not a size: ");
+      ck_assert_message_has("cmr_parse_size: Could not parse \"");
+      ck_assert_message_has("\" as a byte specification: ");
     }
   }
 }

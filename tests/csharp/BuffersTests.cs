@@ -43,6 +43,35 @@ internal sealed class BuffersTests
     }
 
     [Test]
+    private void AnExplicitAlignmentIsKept()
+    {
+        using (var system = new SystemMemoryResource())
+        using (var statistics = new StatisticsResourceAdaptor(system))
+        {
+            using (var buffer = new DeviceBuffer(100, 4096, statistics))
+            {
+                Assert.Equal(4096UL, buffer.Alignment, "the alignment asked for");
+                Assert.Equal(0L, buffer.Data.ToInt64() % 4096, "aligned when made");
+                buffer.Reserve(10000);
+                Assert.Equal(0L, buffer.Data.ToInt64() % 4096, "aligned when reserved");
+                buffer.ShrinkToFit();
+                Assert.Equal(0L, buffer.Data.ToInt64() % 4096, "aligned when shrunk");
+            }
+            using (var copied = new DeviceBuffer(new byte[] { 1, 2, 3 }, 1024, statistics))
+            {
+                Assert.Equal(0L, copied.Data.ToInt64() % 1024, "a copy aligned");
+                Assert.Equal((byte)3, copied.ToArray()[2], "a copy's contents");
+            }
+            using (var plain = new DeviceBuffer(10, statistics))
+            {
+                Assert.Equal(DeviceBuffer.DefaultAlignment, plain.Alignment, "the default");
+            }
+            Assert.ThrowsStatus(Status.BadAlignment, () => new DeviceBuffer(10, 3000, statistics), "alignment 3000");
+            Assert.Equal(0UL, statistics.BytesCurrent(), "everything given back");
+        }
+    }
+
+    [Test]
     private void StreamsOfABuffer()
     {
         using (var system = new SystemMemoryResource())

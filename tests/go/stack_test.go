@@ -88,3 +88,40 @@ func TestStackDeviceBuffer(t *testing.T) {
 		t.Fatalf("the buffer's resource is not the stack's top (%v)", err)
 	}
 }
+
+func TestDeviceBufferAlignment(t *testing.T) {
+	system := mustSystem(t)
+	buffer, err := cmr.NewDeviceBufferAligned(100, 4096, cmr.DefaultStream, system)
+	mustOK(t, err)
+	defer buffer.Close()
+	aligned := func(step string) {
+		t.Helper()
+		if data, err := buffer.Data(); err != nil || data%4096 != 0 {
+			t.Fatalf("%s: %#x (%v) is not aligned to 4096", step, data, err)
+		}
+	}
+	aligned("created")
+	mustOK(t, buffer.Reserve(10000, cmr.DefaultStream))
+	aligned("reserved")
+	mustOK(t, buffer.ShrinkToFit(cmr.DefaultStream))
+	aligned("shrunk")
+	if alignment, err := buffer.Alignment(); err != nil || alignment != 4096 {
+		t.Fatalf("Alignment() = %d (%v), want 4096", alignment, err)
+	}
+	copied, err := cmr.NewDeviceBufferFromAligned([]byte("aligned"), 1024, cmr.DefaultStream, system)
+	mustOK(t, err)
+	defer copied.Close()
+	kept := make([]byte, 7)
+	mustOK(t, copied.CopyToHost(kept))
+	if data, _ := copied.Data(); data%1024 != 0 || string(kept) != "aligned" {
+		t.Fatalf("a copy at %#x holds %q", data, kept)
+	}
+	plain, err := cmr.NewDeviceBuffer(10, cmr.DefaultStream, system)
+	mustOK(t, err)
+	defer plain.Close()
+	if alignment, _ := plain.Alignment(); alignment != cmr.DefaultAlignment {
+		t.Fatalf("the default alignment is %d", alignment)
+	}
+	_, err = cmr.NewDeviceBufferAligned(10, 3000, cmr.DefaultStream, system)
+	expectStatus(t, err, cmr.ErrBadAlignment, "alignment 3000")
+}

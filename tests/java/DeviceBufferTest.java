@@ -56,6 +56,30 @@ public class DeviceBufferTest {
   }
 
   @Test
+  public void anExplicitAlignmentIsKept() {
+    try (DeviceBuffer buffer = new DeviceBuffer(100, 4096, 0, counted)) {
+      assertEquals(4096, buffer.alignment());
+      assertEquals(0, buffer.address() % 4096);
+      buffer.reserve(10000);
+      assertEquals(0, buffer.address() % 4096);
+      buffer.shrinkToFit();
+      assertEquals(0, buffer.address() % 4096);
+    }
+    try (DeviceBuffer copied = new DeviceBuffer(new byte[] {1, 2, 3}, 1024, 0, counted)) {
+      assertEquals(1024, copied.alignment());
+      assertEquals(0, copied.address() % 1024);
+      assertArrayEquals(new byte[] {1, 2, 3}, copied.toByteArray());
+    }
+    try (DeviceBuffer plain = new DeviceBuffer(10, counted)) {
+      assertEquals(256, plain.alignment());
+    }
+    CmrException bad = assertThrows(CmrException.class, () -> new DeviceBuffer(10, 3000, 0, counted));
+    assertEquals(Status.ERROR_BAD_ALIGNMENT, bad.status());
+    assertThrows(IllegalArgumentException.class, () -> new DeviceBuffer(10, -256, 0, counted));
+    assertEquals(0, counted.bytesCurrent());
+  }
+
+  @Test
   public void streamsAndResource() {
     try (CmrStream stream = new CmrStream();
         DeviceBuffer buffer = new DeviceBuffer(100, stream.handle(), counted);

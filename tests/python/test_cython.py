@@ -56,3 +56,12 @@ def test_a_cython_extension_reads_a_buffer_and_the_per_device_table(probe, host_
     assert probe.buffer_size(cmr.DeviceBuffer(size=77, mr=host_mr)) == 77
     mr.set_current_device_resource(mr.StatisticsResourceAdaptor(host_mr))
     assert probe.current_type_name() == "statistics"
+
+
+def test_a_cython_extension_makes_an_aligned_buffer(probe, host_mr):
+    stats = mr.StatisticsResourceAdaptor(host_mr)
+    address, alignment = probe.aligned_buffer(stats, 100, 8192)
+    assert address % 8192 == 0 and alignment == 8192
+    assert stats.allocation_counts.current_bytes == 0 and stats.allocation_counts.total_count == 1
+    with pytest.raises(ValueError, match="CMR_ERROR_BAD_ALIGNMENT|alignment"):
+        probe.aligned_buffer(stats, 100, 3)

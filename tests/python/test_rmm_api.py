@@ -225,35 +225,47 @@ def test_stream_none_is_a_type_error_in_rmms_words_everywhere(host_mr):
 def test_copy_functions_move_bytes_between_pointers_and_host_buffers(host_mr):
     import array
     from cmr.pylibrmm.device_buffer import copy_device_to_ptr, copy_host_to_ptr, copy_ptr_to_host, to_device
-    source = array.array("i", range(16))  # a buffer of another format than bytes
+    source = bytes(range(64))
     buffer = to_device(memoryview(source))
     assert isinstance(buffer, cmr.DeviceBuffer) and buffer.size == 64
-    back = array.array("i", [0] * 16)
+    back = bytearray(64)
     copy_ptr_to_host(buffer.ptr, memoryview(back))
     assert back == source
-    copy_host_to_ptr(memoryview(bytes(range(64))), buffer.ptr)
-    assert buffer.tobytes() == bytes(range(64))
+    copy_host_to_ptr(memoryview(bytes(range(64, 128))), buffer.ptr)
+    assert buffer.tobytes() == bytes(range(64, 128))
     other = cmr.DeviceBuffer(size=64, mr=host_mr)
     copy_device_to_ptr(buffer.ptr, other.ptr, 64, cmr.DEFAULT_STREAM)
     cmr.DEFAULT_STREAM.synchronize()
-    assert other.tobytes() == bytes(range(64))
+    assert other.tobytes() == bytes(range(64, 128))
     with pytest.raises(TypeError, match="writable"):
         copy_ptr_to_host(buffer.ptr, b"read-only")
-    with pytest.raises(TypeError, match="C-contiguous"):
+    # RMM's const unsigned char[::1]: one dimension, contiguous, format B.
+    with pytest.raises(ValueError, match="not contiguous"):
         copy_host_to_ptr(memoryview(bytearray(8))[::2], buffer.ptr)
+    with pytest.raises(ValueError, match="format is not B"):
+        copy_host_to_ptr(array.array("i", range(4)), buffer.ptr)
+    with pytest.raises(ValueError, match="format is not B"):
+        copy_ptr_to_host(buffer.ptr, array.array("i", range(4)))
+    with pytest.raises(TypeError, match="bytes-like"):
+        copy_host_to_ptr("text", buffer.ptr)
     with pytest.raises(OverflowError):
         copy_ptr_to_host(-1, bytearray(1))
 
 
-def test_device_buffer_accepts_any_contiguous_buffer(host_mr):
+def test_device_buffer_takes_only_bytes_of_one_dimension(host_mr):
     import array
     values = array.array("d", [1.5, 2.5])
-    buffer = cmr.DeviceBuffer.to_device(memoryview(values))
+    with pytest.raises(ValueError, match="format is not B"):
+        cmr.DeviceBuffer.to_device(memoryview(values))
+    buffer = cmr.DeviceBuffer.to_device(memoryview(values).cast("B"))
     assert buffer.tobytes() == values.tobytes()
-    target = memoryview(bytearray(16)).cast("d")
-    buffer.copy_to_host(target)
-    assert list(target) == [1.5, 2.5]
-    buffer.copy_from_host(memoryview(array.array("h", [7, 8])))
+    with pytest.raises(ValueError, match="format is not B"):
+        buffer.copy_to_host(memoryview(bytearray(16)).cast("d"))
+    with pytest.raises(ValueError, match="one dimension"):
+        buffer.copy_to_host(memoryview(bytearray(16)).cast("B", (4, 4)))
+    with pytest.raises(ValueError, match="format is not B"):
+        buffer.copy_from_host(memoryview(array.array("h", [7, 8])))
+    buffer.copy_from_host(memoryview(array.array("h", [7, 8])).cast("B"))
     assert buffer.tobytes()[:4] == array.array("h", [7, 8]).tobytes()
 
 

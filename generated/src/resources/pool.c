@@ -115,7 +115,8 @@ cmr_status cmr_pool_resource_create(cmr_resource_ref upstream, cmr_optional_size
   }
   if (!(initial_pool_size <= maximum_pool_size)) {
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
-                     "cmr_pool_resource_create: initial_pool_size %zu is larger than maximum_pool_size %zu",
+                     "cmr_pool_resource_create: Initial pool size exceeds the maximum pool size: initial_pool_size %zu "
+                     "is larger than maximum_pool_size %zu",
                      initial_pool_size, maximum_pool_size);
   }
   pool_object *self = calloc(1, sizeof *self);

@@ -14,6 +14,10 @@ cdef extern from "cmr/cmr.h" nogil:
                                         cmr_device_buffer **out)
     cmr_status cmr_device_buffer_create_copy(const void *source, size_t size, cmr_stream stream,
                                              cmr_resource_ref mr, cmr_device_buffer **out)
+    cmr_status cmr_device_buffer_create_aligned(size_t size, size_t alignment, cmr_stream stream,
+                                                cmr_resource_ref mr, cmr_device_buffer **out)
+    cmr_status cmr_device_buffer_create_copy_aligned(const void *source, size_t size, size_t alignment,
+                                                     cmr_stream stream, cmr_resource_ref mr, cmr_device_buffer **out)
     cmr_status cmr_device_buffer_destroy(cmr_device_buffer *buffer)
     cmr_status cmr_device_buffer_resize(cmr_device_buffer *buffer, size_t new_size, cmr_stream stream)
     cmr_status cmr_device_buffer_reserve(cmr_device_buffer *buffer, size_t new_capacity, cmr_stream stream)
@@ -22,6 +26,7 @@ cdef extern from "cmr/cmr.h" nogil:
     cmr_status cmr_device_buffer_data(const cmr_device_buffer *buffer, void **out)
     cmr_status cmr_device_buffer_size(const cmr_device_buffer *buffer, size_t *out)
     cmr_status cmr_device_buffer_capacity(const cmr_device_buffer *buffer, size_t *out)
+    cmr_status cmr_device_buffer_alignment(const cmr_device_buffer *buffer, size_t *out)
     cmr_status cmr_device_buffer_stream(const cmr_device_buffer *buffer, cmr_stream *out)
     cmr_status cmr_device_buffer_resource(const cmr_device_buffer *buffer, cmr_resource_ref *out)
     cmr_status cmr_device_buffer_copy_to_host(const cmr_device_buffer *buffer, void *destination, size_t bytes)

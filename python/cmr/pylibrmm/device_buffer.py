@@ -1,8 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
 """cmr.pylibrmm.device_buffer: RMM's DeviceBuffer and its module's copy
-functions. Host memory is any C-contiguous buffer-protocol object (bytes,
-bytearray, a memoryview of any format, a NumPy array); device addresses are
-ints."""
+functions. Host memory is what RMM's `const unsigned char[::1]` takes: a
+buffer-protocol object of one contiguous dimension of format B (bytes,
+bytearray, a memoryview, a NumPy uint8 array; another format, shape or
+stride is a ValueError, an object without the buffer protocol a
+TypeError); device addresses are ints, checked as DeviceBuffer's docstring
+says (one that is not memory is a ValueError)."""
 
 from __future__ import annotations
 

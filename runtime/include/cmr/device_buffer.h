@@ -14,13 +14,27 @@ extern "C" {
 
 typedef struct cmr_device_buffer cmr_device_buffer;
 
-/* A buffer of `size` uninitialised bytes from `mr`, ordered on `stream`. */
+/* A buffer of `size` uninitialised bytes from `mr`, ordered on `stream`,
+ * aligned to CMR_DEFAULT_ALIGNMENT (256). */
 CMR_API cmr_status cmr_device_buffer_create(size_t size, cmr_stream stream, cmr_resource_ref mr,
                                             cmr_device_buffer **out);
+/* The same aligned to `alignment` (RMM's device_buffer with an explicit
+ * alignment): a power of two (else CMR_ERROR_BAD_ALIGNMENT), which the
+ * resource must honour (else CMR_ERROR_UNSUPPORTED_ALIGNMENT, never less
+ * aligned memory); one below CMR_DEFAULT_ALIGNMENT gets the default. Every
+ * later allocation of the buffer (resize, reserve, shrink_to_fit) asks for
+ * the same alignment. */
+CMR_API cmr_status cmr_device_buffer_create_aligned(size_t size, size_t alignment, cmr_stream stream,
+                                                    cmr_resource_ref mr, cmr_device_buffer **out);
 /* A buffer holding a copy of `size` bytes at `source`, which may be host or
- * device memory. The copy is ordered on `stream`. */
+ * device memory (checked as cmr_device_buffer_copy_from checks it). The
+ * copy is ordered on `stream`. */
 CMR_API cmr_status cmr_device_buffer_create_copy(const void *source, size_t size, cmr_stream stream,
                                                  cmr_resource_ref mr, cmr_device_buffer **out);
+/* The same with an explicit alignment, as cmr_device_buffer_create_aligned. */
+CMR_API cmr_status cmr_device_buffer_create_copy_aligned(const void *source, size_t size, size_t alignment,
+                                                         cmr_stream stream, cmr_resource_ref mr,
+                                                         cmr_device_buffer **out);
 /* Frees the memory on the buffer's stream and drops its share of the resource. */
 CMR_API cmr_status cmr_device_buffer_destroy(cmr_device_buffer *buffer);
 
@@ -37,10 +51,21 @@ CMR_API cmr_status cmr_device_buffer_set_stream(cmr_device_buffer *buffer, cmr_s
 CMR_API cmr_status cmr_device_buffer_data(const cmr_device_buffer *buffer, void **out);
 CMR_API cmr_status cmr_device_buffer_size(const cmr_device_buffer *buffer, size_t *out);
 CMR_API cmr_status cmr_device_buffer_capacity(const cmr_device_buffer *buffer, size_t *out);
+/* The alignment the buffer's allocations ask for (at least CMR_DEFAULT_ALIGNMENT). */
+CMR_API cmr_status cmr_device_buffer_alignment(const cmr_device_buffer *buffer, size_t *out);
 CMR_API cmr_status cmr_device_buffer_stream(const cmr_device_buffer *buffer, cmr_stream *out);
 CMR_API cmr_status cmr_device_buffer_resource(const cmr_device_buffer *buffer, cmr_resource_ref *out);
 
-/* Copy `bytes` (at most the size) from the start of the buffer to host memory
+/* Addresses a caller gives the copies below (`destination` of
+ * copy_to_host, `source` of copy_from and create_copy, both of cmr_memcpy)
+ * are checked before they are touched, where that is cheap: in the CUDA
+ * build an address CUDA does not know (cudaPointerGetAttributes) must be
+ * mapped host memory; in the host build every one must be (mincore). One
+ * that is not is CMR_ERROR_INVALID_ARGUMENT. Not detected: a range that
+ * runs past the end of a device allocation, and a mapped host page that
+ * may not be read or written (a guard page): copying those is undefined.
+ *
+ * Copy `bytes` (at most the size) from the start of the buffer to host memory
  * at `destination`, and wait for the copy to finish. */
 CMR_API cmr_status cmr_device_buffer_copy_to_host(const cmr_device_buffer *buffer, void *destination, size_t bytes);
 /* Copy `bytes` (at most the size) from host or device memory at `source` to

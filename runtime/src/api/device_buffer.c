@@ -19,6 +19,7 @@ typedef struct cmr_buffer {
   void *data; /* NULL when the capacity is 0 */
   size_t size;
   size_t capacity;
+  size_t alignment; /* what every allocation of the buffer asks its resource for */
   int device;
 } cmr_buffer;
 
@@ -90,7 +91,7 @@ static cmr_status cmr_buffer_free_memory(cmr_buffer *buffer) {
   cmr_backend_device_guard guard;
   cmr_status status = cmr_backend_device_enter(buffer->device, &guard);
   if (status != CMR_SUCCESS) return status; /* the memory stays, for a later try */
-  status = cmr_deallocate(buffer->mr, buffer->data, buffer->capacity, buffer->stream);
+  status = cmr_deallocate_aligned(buffer->mr, buffer->data, buffer->capacity, buffer->alignment, buffer->stream);
   buffer->data = NULL;
   buffer->size = 0;
   buffer->capacity = 0;
@@ -117,6 +118,14 @@ static cmr_status cmr_copy_memory(void *destination, const void *source, size_t 
   return cmr_backend_copy(destination, source, bytes, stream);
 }
 
+/* Checks memory the caller names (not the buffer's own): `bytes` at `ptr`
+ * must be memory a copy can reach (cmr_backend_check_address). Simulated
+ * memory passes here: cmr_copy_memory refuses it with its own message. */
+static cmr_status cmr_check_foreign(const void *ptr, size_t bytes, const char *name, const char *what) {
+  if (ptr == NULL || bytes == 0 || cmr_simulated_overlaps(ptr, bytes)) return CMR_SUCCESS;
+  return cmr_backend_check_address(ptr, bytes, name, what);
+}
+
 static const cmr_object_type cmr_buffer_type = {"device_buffer", cmr_buffer_finalize, NULL};
 
 /* Moves the contents into a new allocation of `capacity` bytes on `stream`
@@ -124,7 +133,7 @@ static const cmr_object_type cmr_buffer_type = {"device_buffer", cmr_buffer_fina
  * the buffer is as it was. */
 static cmr_status cmr_buffer_move(cmr_buffer *buffer, size_t capacity, cmr_stream stream) {
   void *data = NULL;
-  cmr_status status = cmr_allocate(buffer->mr, capacity, stream, &data);
+  cmr_status status = cmr_allocate_aligned(buffer->mr, capacity, buffer->alignment, stream, &data);
   if (status != CMR_SUCCESS) {
     return status;
   }
@@ -132,12 +141,12 @@ static cmr_status cmr_buffer_move(cmr_buffer *buffer, size_t capacity, cmr_strea
   if (kept > 0) {
     status = cmr_copy_memory(data, buffer->data, kept, stream);
     if (status != CMR_SUCCESS) {
-      cmr_deallocate(buffer->mr, data, capacity, stream);
+      cmr_deallocate_aligned(buffer->mr, data, capacity, buffer->alignment, stream);
       return status;
     }
   }
   /* The old memory is freed in order after the copy, on the same stream. */
-  status = cmr_deallocate(buffer->mr, buffer->data, buffer->capacity, stream);
+  status = cmr_deallocate_aligned(buffer->mr, buffer->data, buffer->capacity, buffer->alignment, stream);
   buffer->data = data;
   buffer->size = kept;
   buffer->capacity = capacity;
@@ -170,8 +179,15 @@ static cmr_status cmr_buffer_resolve(const cmr_device_buffer *handle, const char
 
 /* ---- lifetime ------------------------------------------------------------------ */
 
-cmr_status cmr_device_buffer_create(size_t size, cmr_stream stream, cmr_resource_ref mr, cmr_device_buffer **out) {
-  static const char what[] = "cmr_device_buffer_create";
+/* The alignment a buffer's memory has when `alignment` (a power of two) was
+ * asked for: at least the default, as every allocation gets. */
+static size_t cmr_buffer_alignment_of(size_t alignment) {
+  return alignment < CMR_DEFAULT_ALIGNMENT ? CMR_DEFAULT_ALIGNMENT : alignment;
+}
+
+/* cmr_device_buffer_create_aligned, reporting as `what`. */
+static cmr_status cmr_buffer_create(size_t size, size_t alignment, cmr_stream stream, cmr_resource_ref mr,
+                                    const char *what, cmr_device_buffer **out) {
   if (out == NULL) {
     return cmr_error(CMR_ERROR_NULL_POINTER, "%s: out is NULL", what);
   }
@@ -190,11 +206,17 @@ cmr_status cmr_device_buffer_create(size_t size, cmr_stream stream, cmr_resource
   /* The resource stays until its share is taken, even if the allocate
    * destroys it (the share is then refused, and the memory given back). */
   cmr_call_begin();
-  status = cmr_allocate(mr, size, stream, &buffer->data);
+  if (alignment == CMR_DEFAULT_ALIGNMENT) {
+    status = cmr_allocate(mr, size, stream, &buffer->data);
+  } else {
+    status = cmr_allocate_aligned(mr, size, alignment, stream, &buffer->data);
+  }
   if (status != CMR_SUCCESS) {
-    status = cmr_error_context(status, "%s(%zu bytes)", what, size);
+    status = alignment == CMR_DEFAULT_ALIGNMENT
+                 ? cmr_error_context(status, "%s(%zu bytes)", what, size)
+                 : cmr_error_context(status, "%s(%zu bytes, alignment %zu)", what, size, alignment);
   } else if ((status = cmr_ref_hold(mr, what)) != CMR_SUCCESS && buffer->data != NULL) {
-    status = cmr_held_give_back(status, mr, self, buffer->data, size, CMR_DEFAULT_ALIGNMENT, stream);
+    status = cmr_held_give_back(status, mr, self, buffer->data, size, cmr_buffer_alignment_of(alignment), stream);
   }
   cmr_call_end();
   if (status != CMR_SUCCESS) {
@@ -206,6 +228,7 @@ cmr_status cmr_device_buffer_create(size_t size, cmr_stream stream, cmr_resource
   buffer->device = cmr_backend_device_at_creation();
   buffer->size = size;
   buffer->capacity = size;
+  buffer->alignment = cmr_buffer_alignment_of(alignment);
   void *token;
   status = cmr_object_register(&buffer->object, &cmr_buffer_type, what, &token);
   if (status != CMR_SUCCESS) {
@@ -216,9 +239,18 @@ cmr_status cmr_device_buffer_create(size_t size, cmr_stream stream, cmr_resource
   return CMR_SUCCESS;
 }
 
-cmr_status cmr_device_buffer_create_copy(const void *source, size_t size, cmr_stream stream, cmr_resource_ref mr,
-                                         cmr_device_buffer **out) {
-  static const char what[] = "cmr_device_buffer_create_copy";
+cmr_status cmr_device_buffer_create(size_t size, cmr_stream stream, cmr_resource_ref mr, cmr_device_buffer **out) {
+  return cmr_buffer_create(size, CMR_DEFAULT_ALIGNMENT, stream, mr, "cmr_device_buffer_create", out);
+}
+
+cmr_status cmr_device_buffer_create_aligned(size_t size, size_t alignment, cmr_stream stream, cmr_resource_ref mr,
+                                            cmr_device_buffer **out) {
+  return cmr_buffer_create(size, alignment, stream, mr, "cmr_device_buffer_create_aligned", out);
+}
+
+/* cmr_device_buffer_create_copy_aligned, reporting as `what`. */
+static cmr_status cmr_buffer_create_copy(const void *source, size_t size, size_t alignment, cmr_stream stream,
+                                         cmr_resource_ref mr, const char *what, cmr_device_buffer **out) {
   if (out == NULL) {
     return cmr_error(CMR_ERROR_NULL_POINTER, "%s: out is NULL", what);
   }
@@ -227,7 +259,7 @@ cmr_status cmr_device_buffer_create_copy(const void *source, size_t size, cmr_st
     return cmr_error(CMR_ERROR_NULL_POINTER, "%s: source is NULL for %zu bytes", what, size);
   }
   cmr_device_buffer *buffer = NULL;
-  cmr_status status = cmr_device_buffer_create(size, stream, mr, &buffer);
+  cmr_status status = cmr_buffer_create(size, alignment, stream, mr, what, &buffer);
   if (status != CMR_SUCCESS) {
     return status;
   }
@@ -238,6 +270,16 @@ cmr_status cmr_device_buffer_create_copy(const void *source, size_t size, cmr_st
   }
   *out = buffer;
   return CMR_SUCCESS;
+}
+
+cmr_status cmr_device_buffer_create_copy(const void *source, size_t size, cmr_stream stream, cmr_resource_ref mr,
+                                         cmr_device_buffer **out) {
+  return cmr_buffer_create_copy(source, size, CMR_DEFAULT_ALIGNMENT, stream, mr, "cmr_device_buffer_create_copy", out);
+}
+
+cmr_status cmr_device_buffer_create_copy_aligned(const void *source, size_t size, size_t alignment, cmr_stream stream,
+                                                 cmr_resource_ref mr, cmr_device_buffer **out) {
+  return cmr_buffer_create_copy(source, size, alignment, stream, mr, "cmr_device_buffer_create_copy_aligned", out);
 }
 
 cmr_status cmr_device_buffer_destroy(cmr_device_buffer *handle) {
@@ -355,6 +397,15 @@ cmr_status cmr_device_buffer_capacity(const cmr_device_buffer *handle, size_t *o
   return status;
 }
 
+cmr_status cmr_device_buffer_alignment(const cmr_device_buffer *handle, size_t *out) {
+  cmr_buffer *buffer;
+  cmr_status status = cmr_buffer_check_get(handle, out, "cmr_device_buffer_alignment", &buffer);
+  if (out != NULL) {
+    *out = status == CMR_SUCCESS ? buffer->alignment : 0;
+  }
+  return status;
+}
+
 cmr_status cmr_device_buffer_stream(const cmr_device_buffer *handle, cmr_stream *out) {
   cmr_buffer *buffer;
   cmr_status status = cmr_buffer_check_get(handle, out, "cmr_device_buffer_stream", &buffer);
@@ -398,6 +449,7 @@ cmr_status cmr_device_buffer_copy_to_host(const cmr_device_buffer *handle, void 
   static const char what[] = "cmr_device_buffer_copy_to_host";
   cmr_buffer *buffer;
   cmr_status status = cmr_buffer_check_copy(handle, destination, "destination", bytes, what, &buffer);
+  if (status == CMR_SUCCESS) status = cmr_check_foreign(destination, bytes, "destination", what);
   if (status != CMR_SUCCESS || bytes == 0) {
     return status;
   }
@@ -409,6 +461,7 @@ cmr_status cmr_device_buffer_copy_from(cmr_device_buffer *handle, const void *so
   static const char what[] = "cmr_device_buffer_copy_from";
   cmr_buffer *buffer;
   cmr_status status = cmr_buffer_check_copy(handle, source, "source", bytes, what, &buffer);
+  if (status == CMR_SUCCESS) status = cmr_check_foreign(source, bytes, "source", what);
   if (status != CMR_SUCCESS || bytes == 0) {
     return status;
   }
@@ -424,7 +477,10 @@ cmr_status cmr_memcpy(void *destination, const void *source, size_t bytes, cmr_s
     return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_memcpy: %s is NULL for %zu bytes",
                      destination == NULL ? "destination" : "source", bytes);
   }
-  cmr_status status = cmr_copy_memory(destination, source, bytes, stream);
+  cmr_status status = cmr_check_foreign(destination, bytes, "destination", "cmr_memcpy");
+  if (status == CMR_SUCCESS) status = cmr_check_foreign(source, bytes, "source", "cmr_memcpy");
+  if (status != CMR_SUCCESS) return status;
+  status = cmr_copy_memory(destination, source, bytes, stream);
   return status == CMR_SUCCESS ? status : cmr_error_context(status, "cmr_memcpy");
 }
 

@@ -138,7 +138,8 @@ cmr_status cmr_parse_size(const char *text, size_t *out) {
   if (status == CMR_SUCCESS) {
     *out = bytes;
   } else if (problem != NULL) {
-    status = cmr_error(status, "%s: \"%s\" is not a size: %s", what, text, problem);
+    /* RMM's words first (its users match on "Could not parse"), then why. */
+    status = cmr_error(status, "%s: Could not parse \"%s\" as a byte specification: %s", what, text, problem);
   } else {
     status = cmr_error_context(status, "%s: \"%s\"", what, text);
   }

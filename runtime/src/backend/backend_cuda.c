@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 
 #include "backend.h"
+#include "host_range.h"
 #include "lock.h"
 #include "stream_ids.h"
 
@@ -257,6 +258,20 @@ cmr_status cmr_backend_pointer_is_managed(const void *ptr, bool *out) {
   }
   *out = attributes.type == cudaMemoryTypeManaged;
   return CMR_SUCCESS;
+}
+
+cmr_status cmr_backend_check_address(const void *ptr, size_t bytes, const char *name, const char *what) {
+  struct cudaPointerAttributes attributes;
+  cudaError_t error = cudaPointerGetAttributes(&attributes, ptr);
+  if (error == cudaSuccess && attributes.type != cudaMemoryTypeUnregistered) return CMR_SUCCESS;
+  /* Unregistered, refused (an address CUDA cannot place) or no driver: CUDA
+   * does not know it, which is an answer, not an error to keep. */
+  if (error != cudaSuccess) (void)cudaGetLastError();
+  if (cmr_host_range_mapped(ptr, bytes)) return CMR_SUCCESS;
+  return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                   "%s: %s %p (%zu bytes) is neither memory CUDA knows nor host memory of this process: no page is "
+                   "mapped there",
+                   what, name, ptr, bytes);
 }
 
 cmr_status cmr_backend_prefetch(const void *ptr, size_t bytes, int device, cmr_stream stream) {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "host_range.h"
 #include "live_streams.h"
 
 #if CMR_WITH_CUDA
@@ -231,6 +232,13 @@ cmr_status cmr_backend_event_query(cmr_backend_event event, bool *reached) {
 cmr_status cmr_backend_stream_synchronize(cmr_stream stream) {
   (void)stream; /* host work is complete when it returns */
   return cmr_host_injected(CMR_BACKEND_HOST_STREAM_SYNCHRONIZE, "cudaStreamSynchronize");
+}
+
+cmr_status cmr_backend_check_address(const void *ptr, size_t bytes, const char *name, const char *what) {
+  if (cmr_host_range_mapped(ptr, bytes)) return CMR_SUCCESS;
+  return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                   "%s: %s %p (%zu bytes) is not memory of this process: no page is mapped there", what, name, ptr,
+                   bytes);
 }
 
 cmr_status cmr_backend_copy(void *destination, const void *source, size_t bytes, cmr_stream stream) {

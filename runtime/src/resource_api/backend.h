@@ -130,6 +130,15 @@ cmr_status cmr_backend_pointer_is_managed(const void *ptr, bool *out);
  * A no-op in the host build, whose memory is already where the host is. */
 cmr_status cmr_backend_prefetch(const void *ptr, size_t bytes, int device, cmr_stream stream);
 
+/* Whether `bytes` (> 0) at `ptr`, an address a caller gave (`name`, in
+ * `what`'s message), are memory a copy can reach: in the CUDA build memory
+ * CUDA knows (device, managed or registered host memory, as
+ * cudaPointerGetAttributes says; that the range ends inside the allocation
+ * is not checked) or else mapped host memory; in the host build mapped host
+ * memory (host_range.h, which does not see an unreadable mapped page).
+ * CMR_ERROR_INVALID_ARGUMENT, with a message, where it is not. */
+cmr_status cmr_backend_check_address(const void *ptr, size_t bytes, const char *name, const char *what);
+
 /* Copy between any two of host and device memory, ordered on `stream`. */
 cmr_status cmr_backend_copy(void *destination, const void *source, size_t bytes, cmr_stream stream);
 

@@ -21,11 +21,21 @@ public final class DeviceBuffer extends NativeObject {
 
   /** {@code size} uninitialised bytes from {@code resource}, ordered on {@code stream}. */
   public DeviceBuffer(long size, long stream, MemoryResource resource) {
-    this(new HeldStream(stream), size, resource);
+    this(size, Cmr.DEFAULT_ALIGNMENT, stream, resource);
   }
 
-  private DeviceBuffer(HeldStream stream, long size, MemoryResource resource) {
-    super(create(size, stream, resource), stream::freeBuffer, resource);
+  /**
+   * {@code size} uninitialised bytes from {@code resource}, ordered on {@code stream}, aligned to
+   * {@code alignment}: a power of two the resource honours (else a CmrException, never less
+   * aligned memory); every reallocation keeps it. One below {@link Cmr#DEFAULT_ALIGNMENT} gets the
+   * default.
+   */
+  public DeviceBuffer(long size, long alignment, long stream, MemoryResource resource) {
+    this(new HeldStream(stream), size, alignment, resource);
+  }
+
+  private DeviceBuffer(HeldStream stream, long size, long alignment, MemoryResource resource) {
+    super(create(size, alignment, stream, resource), stream::freeBuffer, resource);
     this.resource = resource;
     this.stream = stream;
   }
@@ -37,23 +47,28 @@ public final class DeviceBuffer extends NativeObject {
 
   /** A buffer holding a copy of {@code source}, from {@code resource}, the copy ordered on {@code stream}. */
   public DeviceBuffer(byte[] source, long stream, MemoryResource resource) {
-    this(new HeldStream(stream), source, resource);
+    this(source, Cmr.DEFAULT_ALIGNMENT, stream, resource);
   }
 
-  private DeviceBuffer(HeldStream stream, byte[] source, MemoryResource resource) {
-    super(createCopy(source, stream, resource), stream::freeBuffer, resource);
+  /** As {@link #DeviceBuffer(byte[], long, MemoryResource)}, aligned as {@link #DeviceBuffer(long, long, long, MemoryResource)} says. */
+  public DeviceBuffer(byte[] source, long alignment, long stream, MemoryResource resource) {
+    this(new HeldStream(stream), source, alignment, resource);
+  }
+
+  private DeviceBuffer(HeldStream stream, byte[] source, long alignment, MemoryResource resource) {
+    super(createCopy(source, alignment, stream, resource), stream::freeBuffer, resource);
     this.resource = resource;
     this.stream = stream;
   }
 
-  private static long create(long size, HeldStream stream, MemoryResource resource) {
-    return created(stream, resource, () -> CmrNative.cmr_device_buffer_create(Arguments.size("size", size),
-        stream.handle(), Arguments.ref("resource", resource)));
+  private static long create(long size, long alignment, HeldStream stream, MemoryResource resource) {
+    return created(stream, resource, () -> CmrNative.cmr_device_buffer_create_aligned(Arguments.size("size", size),
+        Arguments.size("alignment", alignment), stream.handle(), Arguments.ref("resource", resource)));
   }
 
-  private static long createCopy(byte[] source, HeldStream stream, MemoryResource resource) {
-    return created(stream, resource, () -> CmrNative.cmr_device_buffer_create_copy(bytes("source", source),
-        source.length, stream.handle(), Arguments.ref("resource", resource)));
+  private static long createCopy(byte[] source, long alignment, HeldStream stream, MemoryResource resource) {
+    return created(stream, resource, () -> CmrNative.cmr_device_buffer_create_copy_aligned(bytes("source", source),
+        source.length, Arguments.size("alignment", alignment), stream.handle(), Arguments.ref("resource", resource)));
   }
 
   /** The buffer {@code make} creates; when it throws, the stream's share goes back. */
@@ -80,6 +95,11 @@ public final class DeviceBuffer extends NativeObject {
   /** Bytes allocated, at least the size. */
   public long capacity() {
     return longFromAddress(CmrNative::cmr_device_buffer_capacity);
+  }
+
+  /** The alignment of the buffer's memory, which each of its allocations asks for (at least {@link Cmr#DEFAULT_ALIGNMENT}). */
+  public long alignment() {
+    return longFromAddress(CmrNative::cmr_device_buffer_alignment);
   }
 
   /** The stream the buffer's work (and its final free) is ordered on. */
