@@ -103,6 +103,16 @@ def disable_logging() -> None:
             set_per_device_resource(device, mr.upstream_mr)
 
 
+def _flush_logs() -> None:
+    """Flushes the log of every LoggingResourceAdaptor set from Python as a
+    device's resource (RMM's private rmm.pylibrmm.memory_resource.
+    _memory_resource._flush_logs, which RMM's tests call before reading a log)."""
+    from .mr import LoggingResourceAdaptor
+    for mr in list(_per_device_mrs.values()):
+        if isinstance(mr, LoggingResourceAdaptor):
+            mr.flush()
+
+
 def get_log_filenames() -> dict[int, str | None]:
     """device -> the file its resource logs to, or None where it does not log."""
     from .mr import LoggingResourceAdaptor
