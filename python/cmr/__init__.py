@@ -8,13 +8,13 @@ set-up (and stack expressions), cmr.statistics RMM's statistics and
 profiler, cmr.allocators the CuPy, Numba and PyTorch allocators, and
 cmr.pylibrmm RMM's pylibrmm modules (stream, device_buffer,
 memory_resource, cuda_stream_pool, logger, helper, utils). The logger
-functions drive cmr's C diagnostic log. cmr.capi is the C API as SWIG sees
-it, which trusts its caller; nothing else in the package lets a Python
-caller crash it."""
+functions drive cmr's C diagnostic log. cmr._capi, private, is the C API
+as SWIG sees it, which trusts its caller with addresses; nothing public in
+the package lets a Python caller crash it."""
 
 import sys
 
-from . import capi
+from . import _capi  # loads the extension and libcmr first
 from ._errors import CmrError, RMMError  # registers cmr's error class before anything can fail
 from . import mr, statistics
 from . import _mr_experimental
@@ -35,7 +35,7 @@ mr.experimental = _mr_experimental
 
 __all__ = [
     "CmrError", "DEFAULT_STREAM", "DeviceBuffer", "LEGACY_DEFAULT_STREAM", "PER_THREAD_DEFAULT_STREAM", "RMMError",
-    "Stream", "capi", "disable_logging", "enable_logging", "flush_logger", "get_flush_level", "get_log_filenames",
+    "Stream", "__version__", "disable_logging", "enable_logging", "flush_logger", "get_flush_level", "get_log_filenames",
     "get_logging_level", "is_initialized", "level_enum", "mr", "parse_bytes", "pylibrmm",
     "register_reinitialize_hook", "reinitialize", "set_flush_level", "set_logging_level", "should_log",
     "statistics", "unregister_reinitialize_hook",

@@ -8,7 +8,7 @@ device's free memory ("80%"). A decimal must come to whole bytes."""
 
 from __future__ import annotations
 
-from . import capi
+from . import _capi as capi
 from ._errors import SizeRangeError
 
 

@@ -19,7 +19,8 @@ holding the methods written in Python."""
 
 from __future__ import annotations
 
-from . import _args, _per_device, capi
+from . import _args, _per_device
+from . import _capi as capi
 from ._streams import DEFAULT_STREAM, as_stream_handle
 
 

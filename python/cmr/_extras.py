@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import logging
 
-from . import _args, capi
+from . import _args
+from . import _capi as capi
 from ._counts import Statistics
 from ._errors import CmrError
 from ._resource import _ref_of

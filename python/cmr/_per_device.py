@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from . import capi
+from . import _capi as capi
 from ._resource import DeviceMemoryResource, _ref_of
 
 # device -> the Python object last set for it

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import os
 
-from . import _args, capi, mr
+from . import _args, mr
+from . import _capi as capi
 from ._bytes import parse_bytes
 from ._per_device import _per_device_log_name, set_per_device_resource
 

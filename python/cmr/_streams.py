@@ -8,7 +8,7 @@ streams (.handle). None is refused, as RMM refuses it."""
 
 from __future__ import annotations
 
-from . import capi
+from . import _capi as capi
 
 
 NONE_STREAM_MESSAGE = "stream argument cannot be None. Please provide a valid Stream instance."

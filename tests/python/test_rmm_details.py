@@ -48,3 +48,18 @@ def test_supports_cuda_array_interface_is_rmms_protocol(host_mr):
     assert isinstance(buffer, SupportsCUDAArrayInterface)
     assert not isinstance(b"bytes", SupportsCUDAArrayInterface)
     assert "SupportsCUDAArrayInterface" in cmr.pylibrmm.device_buffer.__all__
+
+
+# ---- cmr.dask ------------------------------------------------------------------------------
+
+def test_pyproject_declares_the_dask_extra():
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as file:
+        extras = tomllib.load(file)["project"]["optional-dependencies"]
+    assert "distributed" in extras["dask"] and "dask" in extras["dask"]
+
+
+def test_cmr_dask_exports_what_it_defines():
+    dask = pytest.importorskip("cmr.dask", reason="cmr.dask needs distributed (Debian: python3-distributed)")
+    assert sorted(dask.__all__) == ["CmrWorkerPlugin", "configure_workers", "worker_resource"]
+    for name in dask.__all__:
+        assert getattr(dask, name).__module__ == "cmr.dask"

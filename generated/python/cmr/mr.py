@@ -9,7 +9,8 @@ objects it is made over (upstream_mr), so deleting them in any order is safe."""
 
 from __future__ import annotations
 
-from . import _args, _extras, capi
+from . import _args, _extras
+from . import _capi as capi
 from ._per_device import (available_device_memory, disable_logging, enable_logging,
                           get_current_device_resource, get_current_device_resource_type, get_log_filenames,
                           get_per_device_resource, get_per_device_resource_type, is_initialized,

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import NotRequired, Protocol, TypedDict, runtime_checkable
 
-from .. import _args, capi
+from .. import _args
+from .. import _capi as capi
 from .._device_buffer import DeviceBuffer
 from .._streams import DEFAULT_STREAM
 

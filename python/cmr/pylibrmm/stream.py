@@ -3,7 +3,7 @@
 
 from enum import IntEnum
 
-from .. import capi
+from .. import _capi as capi
 from .._streams import DEFAULT_STREAM, LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream
 
 
