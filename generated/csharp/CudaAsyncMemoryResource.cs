@@ -8,7 +8,9 @@ namespace Cmr
     /// <summary>
     /// Stream-ordered device memory from a cudaMemPool_t of its own
     /// (cudaMallocFromPoolAsync / cudaFreeAsync): the driver&#39;s pool, which reuses
-    /// memory freed on a stream at once on that stream.
+    /// memory freed on a stream at once on that stream. Where the driver supports it
+    /// (CUDA 12.8 and later) the pool&#39;s memory can serve hardware decompression
+    /// (cudaMemPoolCreateUsageHwDecompress), as RMM&#39;s pools.
     /// </summary>
     public sealed class CudaAsyncMemoryResource : MemoryResource
     {

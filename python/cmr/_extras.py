@@ -7,6 +7,7 @@ __init__ here has RMM's signature and calls the generated _create."""
 from __future__ import annotations
 
 import logging
+from typing import NamedTuple
 
 from . import _args
 from . import _capi as capi
@@ -136,11 +137,50 @@ class CudaAsyncExtras:
             raise
 
 
+class AllocationRecord(NamedTuple):
+    """One allocation outstanding through a TrackingResourceAdaptor: its
+    address, the size asked for, the stream it was allocated on (the
+    cudaStream_t as an int; 0 for the default stream), the alignment, and the
+    frames of the allocating call's backtrace, innermost first ("#<i> in
+    <symbol>"; empty unless the adaptor captures stacks)."""
+    pointer: int
+    size: int
+    stream: int
+    alignment: int
+    stack: tuple[str, ...]
+
+
 class TrackingExtras:
     """TrackingResourceAdaptor(upstream_mr, capture_stacks=False) with RMM's
-    log_outstanding_allocations."""
+    get_outstanding_allocations_str and log_outstanding_allocations, and
+    outstanding_allocations(), the same allocations as records."""
+
+    def outstanding_allocations(self) -> list[AllocationRecord]:
+        """The allocations outstanding now, in address order (one snapshot:
+        consistent even while other threads allocate)."""
+        h = self._handle
+        count = capi.cmr_tracking_resource_outstanding_snapshot(h)
+        return [AllocationRecord(capi.cmr_tracking_resource_snapshot_pointer(h, i),
+                                 capi.cmr_tracking_resource_snapshot_bytes(h, i),
+                                 capi.cmr_tracking_resource_snapshot_stream(h, i),
+                                 capi.cmr_tracking_resource_snapshot_alignment(h, i),
+                                 tuple(capi.cmr_tracking_resource_snapshot_stack(h, i).splitlines()))
+                for i in range(count)]
+
+    def get_outstanding_allocations_str(self) -> str:
+        """RMM's text of the outstanding allocations: per allocation, in
+        address order, "<pointer>: <size> B", then, when stacks are captured,
+        " : callstack:" and the frames one a line; the empty string when
+        nothing is outstanding."""
+        text = []
+        for record in self.outstanding_allocations():
+            text.append(f"{record.pointer:#x}: {record.size} B")
+            if self.capture_stacks():
+                text.append(" : callstack:\n" + "".join(f"{frame}\n" for frame in record.stack))
+            text.append("\n")
+        return "".join(text)
 
     def log_outstanding_allocations(self) -> None:
-        """Writes the outstanding allocations' report to the Python logger
-        "cmr", at DEBUG level (RMM writes it to its debug log)."""
-        logging.getLogger("cmr").debug("%s", capi.cmr_tracking_resource_outstanding_report(self._handle))
+        """Writes the outstanding allocations to the Python logger "cmr", at
+        DEBUG level, as RMM writes them to its debug log."""
+        logging.getLogger("cmr").debug("Outstanding Allocations: %s", self.get_outstanding_allocations_str())

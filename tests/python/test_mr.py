@@ -62,7 +62,7 @@ def test_tracking_logs_what_is_outstanding(host_mr, caplog):
     ptr = tracked.allocate(96)
     with caplog.at_level("DEBUG", logger="cmr"):
         tracked.log_outstanding_allocations()
-    assert f"{ptr:#x}: 96 bytes" in caplog.text
+    assert f"Outstanding Allocations: {ptr:#x}: 96 B : callstack:\n#0 in " in caplog.text  # RMM's text
     tracked.deallocate(ptr, 96)
 
 

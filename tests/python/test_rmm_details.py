@@ -63,3 +63,70 @@ def test_cmr_dask_exports_what_it_defines():
     assert sorted(dask.__all__) == ["CmrWorkerPlugin", "configure_workers", "worker_resource"]
     for name in dask.__all__:
         assert getattr(dask, name).__module__ == "cmr.dask"
+
+
+# ---- TrackingResourceAdaptor: the outstanding allocations --------------------------------
+
+def test_the_outstanding_allocations_text_is_empty_when_nothing_is_outstanding(host_mr):
+    """RMM's test_tracking_resource_adaptor asserts len(...) == 0 once every
+    buffer is gone."""
+    tracking = mr.TrackingResourceAdaptor(host_mr, capture_stacks=True)
+    assert tracking.get_outstanding_allocations_str() == ""
+    ptr = tracking.allocate(1000)
+    assert tracking.get_outstanding_allocations_str() != ""
+    tracking.deallocate(ptr, 1000)
+    assert tracking.get_outstanding_allocations_str() == ""
+
+
+def test_the_outstanding_allocations_text_is_rmms(host_mr):
+    tracking = mr.TrackingResourceAdaptor(host_mr)
+    a, b = tracking.allocate(1000), tracking.allocate(300)
+    low, high = sorted([(a, 1000), (b, 300)])
+    assert tracking.get_outstanding_allocations_str() == f"{low[0]:#x}: {low[1]} B\n{high[0]:#x}: {high[1]} B\n"
+    tracking.deallocate(a, 1000)
+    tracking.deallocate(b, 300)
+
+
+def test_captured_stacks_follow_rmms_callstack_form(host_mr):
+    tracking = mr.TrackingResourceAdaptor(host_mr, capture_stacks=True)
+    ptr = tracking.allocate(256)
+    text = tracking.get_outstanding_allocations_str()
+    head, _, frames = text.partition(" : callstack:\n")
+    assert head == f"{ptr:#x}: 256 B"
+    lines = frames.splitlines()
+    assert len(lines) >= 3 and lines[0].startswith("#0 in ") and lines[1].startswith("#1 in ")
+    assert text.endswith("\n\n")  # the last frame's line, then the allocation's
+    tracking.deallocate(ptr, 256)
+
+
+def test_outstanding_allocations_are_records(host_mr):
+    from cmr.mr import AllocationRecord
+    tracking = mr.TrackingResourceAdaptor(host_mr)
+    stream = cmr.Stream()
+    a = tracking.allocate(1000)
+    b = tracking.allocate(5000, stream)
+    records = tracking.outstanding_allocations()
+    assert [r.pointer for r in records] == sorted([a, b])
+    by_pointer = {r.pointer: r for r in records}
+    assert by_pointer[a] == AllocationRecord(pointer=a, size=1000, stream=0, alignment=256, stack=())
+    assert by_pointer[b].size == 5000 and by_pointer[b].stream == stream.handle and by_pointer[b].stack == ()
+    tracking.deallocate(a, 1000)
+    tracking.deallocate(b, 5000, stream)
+    assert tracking.outstanding_allocations() == []
+
+
+def test_records_carry_the_stack_when_captured(host_mr):
+    tracking = mr.TrackingResourceAdaptor(host_mr, capture_stacks=True)
+    assert tracking.capture_stacks() is True
+    ptr = tracking.allocate(64)
+    (record,) = tracking.outstanding_allocations()
+    assert record.pointer == ptr and len(record.stack) >= 3
+    assert all(frame.startswith(f"#{i} in ") for i, frame in enumerate(record.stack))
+    tracking.deallocate(ptr, 64)
+
+
+def test_the_snapshot_index_is_checked(host_mr):
+    tracking = mr.TrackingResourceAdaptor(host_mr)
+    assert tracking.outstanding_snapshot() == 0
+    with pytest.raises(ValueError, match="index 0 is past the snapshot's 0 allocations"):
+        tracking.snapshot_pointer(0)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from . import _args, _extras
 from . import _capi as capi
+from ._extras import AllocationRecord
 from ._per_device import (available_device_memory, disable_logging, enable_logging,
                           get_current_device_resource, get_current_device_resource_type, get_log_filenames,
                           get_per_device_resource, get_per_device_resource_type, is_initialized,
@@ -21,6 +22,7 @@ __all__ = [
     "available_device_memory", "disable_logging", "enable_logging", "get_current_device_resource",
     "get_current_device_resource_type", "get_log_filenames", "get_per_device_resource",
     "get_per_device_resource_type", "is_initialized", "set_current_device_resource", "set_per_device_resource",
+    "AllocationRecord",
     "DeviceMemoryResource",
     "UpstreamResourceAdaptor",
     "AlignedResourceAdaptor",
@@ -292,7 +294,9 @@ class CudaMemoryResource(DeviceMemoryResource):
 class _CudaAsyncMemoryResource(DeviceMemoryResource):
     """Stream-ordered device memory from a cudaMemPool_t of its own
     (cudaMallocFromPoolAsync / cudaFreeAsync): the driver's pool, which reuses
-    memory freed on a stream at once on that stream.
+    memory freed on a stream at once on that stream. Where the driver supports it
+    (CUDA 12.8 and later) the pool's memory can serve hardware decompression
+    (cudaMemPoolCreateUsageHwDecompress), as RMM's pools.
 
     Parameters
     ----------
@@ -334,7 +338,10 @@ class CudaAsyncMemoryResource(_extras.CudaAsyncExtras, _CudaAsyncMemoryResource)
 class CudaAsyncManagedMemoryResource(DeviceMemoryResource):
     """Stream-ordered managed memory from the current device's default managed pool
     (CUDA 13). Creating it where the driver or device has no managed pool returns
-    CMR_ERROR_UNSUPPORTED.
+    CMR_ERROR_UNSUPPORTED. As RMM's, it raises the pool's release threshold to the
+    maximum where it is the driver's default, 0 (which hands the memory back at
+    every synchronization); a threshold set before is kept. The pool is the
+    device's: every user of it sees the change.
     """
 
     def __init__(self):
@@ -882,8 +889,10 @@ class _TrackingResourceAdaptor(UpstreamResourceAdaptor):
     upstream's). The report's first line is "tracking: <n> outstanding
     allocations, <bytes> bytes", then one line "<ptr>: <bytes> bytes, alignment
     <a>" per allocation in address order, each followed by its frames "  #<i>
-    <symbol>" when stacks are captured. Any alignment
-    is passed to the upstream, which honours or refuses it.
+    <symbol>" when stacks are captured. The same records, one field at a time,
+    come from a snapshot (outstanding_snapshot and the snapshot_* methods):
+    pointer, size, alignment, the stream it was allocated on and the stack.
+    Any alignment is passed to the upstream, which honours or refuses it.
 
     Parameters
     ----------
@@ -918,7 +927,33 @@ class _TrackingResourceAdaptor(UpstreamResourceAdaptor):
         """A text listing each outstanding allocation by address (pointer, bytes, alignment, backtrace when captured); it belongs to the resource and stays valid until the next outstanding_report on the same resource (from any thread) or its destroy."""
         return capi.cmr_tracking_resource_outstanding_report(self._handle)
 
-    get_outstanding_allocations_str = outstanding_report
+    def capture_stacks(self) -> bool:
+        """Whether each allocation records its caller's backtrace."""
+        return capi.cmr_tracking_resource_capture_stacks(self._handle)
+
+    def outstanding_snapshot(self) -> int:
+        """Takes a snapshot of the outstanding allocations, in address order, for the snapshot_* methods to read, and returns how many it holds; it belongs to the resource and stays until the next outstanding_snapshot on the same resource (from any thread) or its destroy."""
+        return capi.cmr_tracking_resource_outstanding_snapshot(self._handle)
+
+    def snapshot_pointer(self, index) -> int:
+        """The address of the snapshot's allocation at `index` (CMR_ERROR_INVALID_ARGUMENT past the snapshot's end)."""
+        return capi.cmr_tracking_resource_snapshot_pointer(self._handle, _args.size(index, "index"))
+
+    def snapshot_bytes(self, index) -> int:
+        """The size asked for by the snapshot's allocation at `index`."""
+        return capi.cmr_tracking_resource_snapshot_bytes(self._handle, _args.size(index, "index"))
+
+    def snapshot_alignment(self, index) -> int:
+        """The alignment the snapshot's allocation at `index` was made with."""
+        return capi.cmr_tracking_resource_snapshot_alignment(self._handle, _args.size(index, "index"))
+
+    def snapshot_stream(self, index) -> int:
+        """The stream the snapshot's allocation at `index` was made on."""
+        return capi.cmr_tracking_resource_snapshot_stream(self._handle, _args.size(index, "index"))
+
+    def snapshot_stack(self, index) -> str:
+        """The backtrace of the snapshot's allocation at `index`, one frame a line ("#<i> in <symbol>", innermost first), or the empty string when stacks are not captured; it stays valid as the snapshot does."""
+        return capi.cmr_tracking_resource_snapshot_stack(self._handle, _args.size(index, "index"))
 
 
 class TrackingResourceAdaptor(_extras.TrackingExtras, _TrackingResourceAdaptor):

@@ -165,8 +165,18 @@ cmr_status cmr_backend_pool_destroy(cmr_backend_pool pool);
  * cudaMemPoolSetAccess, after cudaDeviceCanAccessPeer says it can
  * (CMR_ERROR_UNSUPPORTED where it cannot). */
 cmr_status cmr_backend_pool_grant_access(cmr_backend_pool pool, int owner, int device);
-/* CUDA 13's managed-memory pool of the current device; CMR_ERROR_UNSUPPORTED
- * where the driver or device has none. */
+/* The release threshold `pool` has now, and a new one. */
+cmr_status cmr_backend_pool_release_threshold(cmr_backend_pool pool, uint64_t *out);
+cmr_status cmr_backend_pool_set_release_threshold(cmr_backend_pool pool, size_t release_threshold);
+/* Whether the driver takes pools whose memory serves hardware decompression
+ * (CUDA 12.8 and later): then every pool cmr_backend_pool_create makes does. */
+cmr_status cmr_backend_hw_decompress_supported(bool *out);
+/* Whether the device memory at `ptr` can be a buffer of hardware
+ * decompression, as the driver reports it (CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE). */
+cmr_status cmr_backend_hw_decompress_capable(const void *ptr, bool *out);
+/* CUDA 13's managed-memory pool of the current device, its release
+ * threshold raised to the maximum where it was 0 (the driver's default);
+ * CMR_ERROR_UNSUPPORTED where the driver or device has none. */
 cmr_status cmr_backend_managed_pool(cmr_backend_pool *out);
 /* Whether the current device supports stream-ordered pools at all. */
 cmr_status cmr_backend_pools_supported(bool *out);

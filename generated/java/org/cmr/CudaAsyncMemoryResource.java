@@ -9,7 +9,9 @@ import java.util.Objects;
 /**
  * Stream-ordered device memory from a cudaMemPool_t of its own
  * (cudaMallocFromPoolAsync / cudaFreeAsync): the driver's pool, which reuses
- * memory freed on a stream at once on that stream.
+ * memory freed on a stream at once on that stream. Where the driver supports it
+ * (CUDA 12.8 and later) the pool's memory can serve hardware decompression
+ * (cudaMemPoolCreateUsageHwDecompress), as RMM's pools.
  *
  * <p>The {@code cuda_async} resource of cmr (leaf; cuda builds).
  */
