@@ -240,7 +240,7 @@ func TestTrackingSnapshot(t *testing.T) {
 		t.Fatalf("snapshot stack %q (%v), want frames", stack, err)
 	}
 	_, err = tracking.SnapshotBytes(1)
-	expectStatus(t, err, cmr.StatusInvalidArgument, "an index past the snapshot")
+	expectStatus(t, err, cmr.ErrInvalidArgument, "an index past the snapshot")
 	mustOK(t, tracking.Deallocate(address, 1000))
 	if count, err := tracking.OutstandingSnapshot(); err != nil || count != 0 {
 		t.Fatalf("snapshot of %d allocations (%v), want 0", count, err)
