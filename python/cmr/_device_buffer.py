@@ -49,9 +49,12 @@ def _contiguous_bytes(interface: dict) -> int:
     return elements * itemsize
 
 
-_DOC = """Untyped, uninitialised device memory from a cmr resource.
+# The first line is the C type's signature (its __text_signature__, which
+# inspect.signature and help() read), ended by "--" as CPython's are.
+_DOC = """DeviceBuffer(*, ptr=0, size=0, stream=DEFAULT_STREAM, mr=None)
+--
 
-DeviceBuffer(*, ptr=0, size=0, stream=DEFAULT_STREAM, mr=None): `size`
+Untyped, uninitialised device memory from a cmr resource: `size`
 bytes from `mr` (the current device resource when None), ordered on
 `stream`; with ptr, a copy of the `size` bytes at that address (host or
 device memory, which must hold them)."""

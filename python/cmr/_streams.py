@@ -50,6 +50,8 @@ class Stream(int):
     stream (an int or any CUDA stream object) and keeps obj alive. It is an
     int, the stream's handle, so it passes to every cmr call as it is."""
 
+    _obj: object  # what keeps the stream alive: the stream object given, or the owner of one made
+
     def __new__(cls, obj=None):
         if obj is None:
             handle, owner = capi.cmr_py_stream_create_owned()

@@ -5,14 +5,14 @@ in C: this module only reads them)."""
 
 from __future__ import annotations
 
+import collections.abc
 import functools
 import inspect
 import threading
-from collections.abc import Callable, Iterator
+import types
+import typing
 from contextlib import contextmanager
 from dataclasses import dataclass
-from types import TracebackType
-from typing import Any, Literal, ParamSpec, TypeVar
 
 from ._counts import Statistics
 from ._per_device import get_current_device_resource, set_current_device_resource
@@ -53,12 +53,12 @@ def pop_statistics() -> Statistics | None:
     return None if current is None else current.pop_counters()
 
 
-P = ParamSpec("P")
-T = TypeVar("T")
+_P = typing.ParamSpec("_P")
+_T = typing.TypeVar("_T")
 
 
 @contextmanager
-def statistics() -> Iterator[None]:
+def statistics() -> collections.abc.Iterator[None]:
     """Counts what the body allocates on a level of its own: pushes a level
     on entry and pops it on exit, enabling statistics for the body (and
     putting the previous resource back after it) when they were not."""
@@ -107,8 +107,6 @@ class ProfilerRecords:
             self.memory_total += memory_total
             self.memory_peak = max(self.memory_peak, memory_peak)
 
-    Data = MemoryRecord  # the name older RMM releases gave it
-
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._records: dict[str, ProfilerRecords.MemoryRecord] = {}
@@ -129,7 +127,7 @@ class ProfilerRecords:
             return {name: ProfilerRecords.MemoryRecord(r.num_calls, r.memory_total, r.memory_peak)
                     for name, r in self._records.items()}
 
-    def report(self, ordered_by: Literal["num_calls", "memory_peak", "memory_total"] = "memory_peak") -> str:
+    def report(self, ordered_by: typing.Literal["num_calls", "memory_peak", "memory_total"] = "memory_peak") -> str:
         """RMM's table of the records, largest first by `ordered_by`, under
         its legend; "No data, maybe profiling wasn't enabled?" without
         records."""
@@ -164,7 +162,7 @@ def _get_descriptive_name_of_object(obj: object) -> str:
     """RMM's name of a profiled function: "<file>:<line>(<qualified name>)"
     of what `obj` wraps (OSError or TypeError where its source cannot be
     found, as inspect's)."""
-    unwrapped: Any = inspect.unwrap(obj)  # type: ignore[arg-type]
+    unwrapped: typing.Any = inspect.unwrap(obj)  # type: ignore[arg-type]
     _, line = inspect.getsourcelines(unwrapped)
     return f"{inspect.getfile(unwrapped)}:{line}({unwrapped.__qualname__})"
 
@@ -187,14 +185,14 @@ class ProfilerContext:
         self._records = records
         self._name = name
 
-    def __call__(self, func: Callable[P, T]) -> Callable[P, T]:
+    def __call__(self, func: collections.abc.Callable[_P, _T]) -> collections.abc.Callable[_P, _T]:
         if not callable(func):
             raise TypeError(f"profiler decorates a function, not {type(func).__name__}")
         name = self._name or _get_descriptive_name_of_object(func)
         records = self._records
 
         @functools.wraps(func)
-        def profiled(*args: P.args, **kwargs: P.kwargs) -> T:
+        def profiled(*args: _P.args, **kwargs: _P.kwargs) -> _T:
             push_statistics()
             try:
                 return func(*args, **kwargs)
@@ -210,7 +208,7 @@ class ProfilerContext:
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc_value: BaseException | None,
-                 traceback: TracebackType | None) -> None:
+                 traceback: types.TracebackType | None) -> None:
         if (counts := pop_statistics()) is not None:
             self._records.add(self._name, counts)
 

@@ -819,14 +819,6 @@ class _StatisticsResourceAdaptor(UpstreamResourceAdaptor):
         """Allocations outstanding when the top level was pushed (0 for the base level): allocations_current minus this is RMM's current count of the top level."""
         return capi.cmr_statistics_resource_allocations_at_push(self._handle)
 
-    def push_counters(self) -> None:
-        """Starts a new level of counters at zero on top of the stack."""
-        capi.cmr_statistics_resource_push_counters(self._handle)
-
-    def pop_counters(self) -> None:
-        """Merges the top level into the one below; CMR_ERROR_INVALID_ARGUMENT when only the base level is left."""
-        capi.cmr_statistics_resource_pop_counters(self._handle)
-
     def counter_levels(self) -> int:
         """Levels on the stack: 1 until the first push."""
         return capi.cmr_statistics_resource_counter_levels(self._handle)

@@ -6,32 +6,11 @@ ints."""
 
 from __future__ import annotations
 
-from typing import NotRequired, Protocol, TypedDict, runtime_checkable
-
 from .. import _args
 from .. import _capi as capi
+from .._array_interface import SupportsCUDAArrayInterface, _CUDAArrayInterface  # noqa: F401
 from .._device_buffer import DeviceBuffer
 from .._streams import DEFAULT_STREAM
-
-
-class _CUDAArrayInterface(TypedDict):
-    """The dictionary of the CUDA array interface (version 3), as RMM types it."""
-    data: tuple[int, bool]
-    shape: tuple[int, ...]
-    typestr: str
-    version: int
-    strides: NotRequired[tuple[int, ...] | None]
-    descr: NotRequired[list[tuple]]
-
-
-@runtime_checkable
-class SupportsCUDAArrayInterface(Protocol):
-    """An object with the CUDA array interface (DeviceBuffer, a CuPy or Numba
-    array, a CUDA torch.Tensor): what DeviceBuffer.copy_from_device takes, as
-    RMM types it. isinstance() tells whether an object has the attribute."""
-
-    @property
-    def __cuda_array_interface__(self) -> _CUDAArrayInterface: ...
 
 
 def to_device(b, stream=DEFAULT_STREAM) -> DeviceBuffer:
