@@ -578,6 +578,7 @@ const (
 	CudaAsyncExportHandleTypeNone CudaAsyncExportHandleType = iota
 	CudaAsyncExportHandleTypePosixFileDescriptor
 	CudaAsyncExportHandleTypeFabric
+	CudaAsyncExportHandleTypePosixFileDescriptorAndFabric
 )
 
 // CudaAsyncOption sets a parameter of NewCudaAsyncResource that has a default; a parameter
@@ -601,7 +602,7 @@ func WithCudaAsyncReleaseThreshold(value uint64) CudaAsyncOption {
 	return func(o *cudaAsyncOptions) { o.releaseThreshold = &value }
 }
 
-// WithCudaAsyncExportHandleType sets export_handle_type: Kind of shareable handle the pool exports for IPC (none, a POSIX file descriptor or a fabric handle). Default: none.
+// WithCudaAsyncExportHandleType sets export_handle_type: The set of shareable handle kinds the pool exports for IPC, each value naming one set: none, a POSIX file descriptor, a fabric handle, or both (the driver's handle types ORed, as RMM's enable_ipc with enable_fabric); a device that cannot export every kind of the set is CMR_ERROR_UNSUPPORTED. Default: none.
 func WithCudaAsyncExportHandleType(value CudaAsyncExportHandleType) CudaAsyncOption {
 	return func(o *cudaAsyncOptions) { o.exportHandleType = value }
 }

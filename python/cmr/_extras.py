@@ -112,8 +112,9 @@ class CudaAsyncExtras:
     """CudaAsyncMemoryResource(initial_pool_size=None, release_threshold=None,
     enable_ipc=False, enable_fabric=False, *, export_handle_type=None,
     access_devices=None), as RMM's: enable_ipc exports POSIX file
-    descriptors, enable_fabric fabric handles (or export_handle_type names the
-    one kind). A device or driver that cannot export the kind asked raises
+    descriptors, enable_fabric fabric handles, the two together both (or
+    export_handle_type names the set). A device or driver that cannot export
+    every kind asked raises
     RuntimeError ending in RMM's "Requested IPC memory handle type not
     supported". access_devices, cmr's own, names the other devices whose work
     may use the pool's memory: an iterable of device ids or a bitmask."""
@@ -121,12 +122,10 @@ class CudaAsyncExtras:
     def __init__(self, initial_pool_size=None, release_threshold=None, enable_ipc=False, enable_fabric=False, *,
                  export_handle_type=None, access_devices=None):
         if export_handle_type is None:
-            if enable_ipc and enable_fabric:
-                # cmr's pool exports one kind of handle (spec/cuda_async.toml).
-                raise CmrError(capi.CMR_ERROR_UNSUPPORTED, "CMR_ERROR_UNSUPPORTED: cuda_async exports one kind of "
-                               "handle: enable_ipc or enable_fabric, not both: Requested IPC memory handle type "
-                               "not supported")
-            export_handle_type = "fabric" if enable_fabric else "posix_file_descriptor" if enable_ipc else "none"
+            # As RMM ORs the handle types: each export_handle_type names a set.
+            export_handle_type = {(False, False): "none", (True, False): "posix_file_descriptor",
+                                  (False, True): "fabric", (True, True): "posix_file_descriptor_and_fabric"}[
+                                      (bool(enable_ipc), bool(enable_fabric))]
         elif enable_ipc or enable_fabric:
             raise ValueError("give enable_ipc / enable_fabric or export_handle_type, not both")
         try:

@@ -345,16 +345,16 @@ static cmr_status cmr_require_pools(const char *what) {
   return status;
 }
 
-static enum cudaMemAllocationHandleType cmr_handle_type_of(cmr_backend_pool_export export_type) {
-  switch (export_type) {
-  case CMR_BACKEND_POOL_EXPORT_POSIX_FILE_DESCRIPTOR: return cudaMemHandleTypePosixFileDescriptor;
-  case CMR_BACKEND_POOL_EXPORT_FABRIC: return cudaMemHandleTypeFabric;
-  case CMR_BACKEND_POOL_EXPORT_NONE: break;
-  }
-  return cudaMemHandleTypeNone;
+/* The driver's handle types (a mask, as cudaMemPoolProps takes them) of a
+ * set of cmr_backend_pool_export bits. */
+static enum cudaMemAllocationHandleType cmr_handle_types_of(unsigned exports) {
+  unsigned types = cudaMemHandleTypeNone;
+  if (exports & CMR_BACKEND_POOL_EXPORT_POSIX_FILE_DESCRIPTOR) types |= cudaMemHandleTypePosixFileDescriptor;
+  if (exports & CMR_BACKEND_POOL_EXPORT_FABRIC) types |= cudaMemHandleTypeFabric;
+  return (enum cudaMemAllocationHandleType)types;
 }
 
-/* Whether the current device can export pool memory as `handle_type`. */
+/* Whether the current device can export pool memory as every one of `handle_types`. */
 static cmr_status cmr_require_handle_type(enum cudaMemAllocationHandleType handle_type) {
   if (handle_type == cudaMemHandleTypeNone) {
     return CMR_SUCCESS;
@@ -362,7 +362,7 @@ static cmr_status cmr_require_handle_type(enum cudaMemAllocationHandleType handl
   int supported = 0;
   cmr_status status = cmr_device_attribute(cudaDevAttrMemoryPoolSupportedHandleTypes,
                                            "cudaDevAttrMemoryPoolSupportedHandleTypes", &supported);
-  if (status == CMR_SUCCESS && ((unsigned)supported & (unsigned)handle_type) == 0) {
+  if (status == CMR_SUCCESS && ((unsigned)supported & (unsigned)handle_type) != (unsigned)handle_type) {
     status = cmr_error(CMR_ERROR_UNSUPPORTED,
                        "cudaMemPoolCreate: the current device cannot export pool memory as handle "
                        "type 0x%x (it supports the mask 0x%x)",
@@ -408,9 +408,8 @@ static cmr_status cmr_pool_usage(unsigned short *out) {
   return status;
 }
 
-cmr_status cmr_backend_pool_create(cmr_backend_pool_export export_type, size_t release_threshold,
-                                   cmr_backend_pool *out) {
-  enum cudaMemAllocationHandleType handle_type = cmr_handle_type_of(export_type);
+cmr_status cmr_backend_pool_create(unsigned exports, size_t release_threshold, cmr_backend_pool *out) {
+  enum cudaMemAllocationHandleType handle_type = cmr_handle_types_of(exports);
   int device = 0;
   unsigned short usage = 0;
   cmr_status status = cmr_backend_get_device(&device);

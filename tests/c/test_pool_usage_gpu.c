@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What cmr asks of the driver's pools, read back from the driver: the pools
- * it creates serve hardware decompression where the driver supports it, and
- * the default managed pool keeps its memory across synchronizations (as
- * RMM's pools). Needs a device with CUDA 13's managed pools (the H200): the
+ * it creates serve hardware decompression where the driver supports it and
+ * export every kind of handle asked, and the default managed pool keeps its
+ * memory across synchronizations (as RMM's pools). Needs a device with CUDA 13's managed pools (the H200): the
  * suite skips (77) without a device. */
 #include <stdint.h>
 
@@ -57,10 +57,25 @@ START_TEST(a_threshold_set_on_the_managed_pool_stays) {
 }
 END_TEST
 
+START_TEST(a_pool_exports_a_set_of_handle_kinds) {
+  /* The H200 exports POSIX file descriptors and fabric handles (mask 9). */
+  cmr_cuda_async_resource *async = NULL;
+  ck_assert_ok(cmr_cuda_async_resource_create(CMR_SIZE(0), CMR_SIZE_DEFAULT,
+                                              CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_AND_FABRIC,
+                                              CMR_SIZE_DEFAULT, &async));
+  cmr_resource_ref ref = cmr_cuda_async_resource_ref(async);
+  void *ptr = NULL;
+  ck_assert_ok(cmr_allocate(ref, 1 << 20, CMR_DEFAULT_STREAM, &ptr));
+  ck_assert_ok(cmr_deallocate(ref, ptr, 1 << 20, CMR_DEFAULT_STREAM));
+  ck_assert_ok(cmr_cuda_async_resource_destroy(async));
+}
+END_TEST
+
 static Suite *pool_usage_suite(void) {
   Suite *suite = suite_create("pool_usage_gpu");
   cmr_test_case(suite, "pools", NULL, NULL, created_pools_serve_hardware_decompression,
-                the_managed_pool_keeps_its_memory, a_threshold_set_on_the_managed_pool_stays);
+                the_managed_pool_keeps_its_memory, a_threshold_set_on_the_managed_pool_stays,
+                a_pool_exports_a_set_of_handle_kinds);
   return suite;
 }
 

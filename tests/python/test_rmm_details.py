@@ -130,3 +130,31 @@ def test_the_snapshot_index_is_checked(host_mr):
     assert tracking.outstanding_snapshot() == 0
     with pytest.raises(ValueError, match="index 0 is past the snapshot's 0 allocations"):
         tracking.snapshot_pointer(0)
+
+
+# ---- CudaAsyncMemoryResource: the handle types, ORed as RMM's --------------------------------
+
+@pytest.mark.parametrize("enable_ipc, enable_fabric, exported", [
+    (False, False, "none"), (True, False, "posix_file_descriptor"), (False, True, "fabric"),
+    (True, True, "posix_file_descriptor_and_fabric")])
+def test_enable_ipc_and_enable_fabric_ask_for_their_set(monkeypatch, enable_ipc, enable_fabric, exported):
+    """What the class asks C for, in any build (the host build has no
+    cuda_async to make): both flags ask for both kinds of handle."""
+    asked = []
+    monkeypatch.setattr(mr._CudaAsyncMemoryResource, "_create",
+                        lambda self, initial, threshold, export, devices: asked.append(export))
+    mr.CudaAsyncMemoryResource(enable_ipc=enable_ipc, enable_fabric=enable_fabric)
+    assert asked == [exported]
+
+
+def test_the_set_is_a_value_of_the_c_enum():
+    assert capi.CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_AND_FABRIC == 3
+    assert mr._CUDA_ASYNC_EXPORT_HANDLE_TYPE["posix_file_descriptor_and_fabric"] == 3
+
+
+@needs_gpu
+def test_a_pool_exporting_both_kinds_allocates():
+    """The H200 exports both (cudaDevAttrMemoryPoolSupportedHandleTypes 9)."""
+    resource = mr.CudaAsyncMemoryResource(enable_ipc=True, enable_fabric=True)
+    ptr = resource.allocate(1 << 20)
+    resource.deallocate(ptr, 1 << 20)

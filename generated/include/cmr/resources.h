@@ -201,13 +201,14 @@ typedef struct cmr_cuda_async_resource cmr_cuda_async_resource;
 typedef enum cmr_cuda_async_export_handle_type {
   CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE = 0,
   CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR = 1,
-  CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC = 2
+  CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC = 2,
+  CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_AND_FABRIC = 3
 } cmr_cuda_async_export_handle_type;
 
 /* Parameters:
  *   initial_pool_size: Bytes to allocate and free once at creation so the pool starts with that much reserved; 0 reserves nothing. Default: 0 (pass CMR_SIZE_DEFAULT).
  *   release_threshold: Bytes the pool keeps reserved across synchronizations before returning memory to the driver. Default: keep everything (SIZE_MAX) (pass CMR_SIZE_DEFAULT).
- *   export_handle_type: Kind of shareable handle the pool exports for IPC (none, a POSIX file descriptor or a fabric handle). Default: none.
+ *   export_handle_type: The set of shareable handle kinds the pool exports for IPC, each value naming one set: none, a POSIX file descriptor, a fabric handle, or both (the driver's handle types ORed, as RMM's enable_ipc with enable_fabric); a device that cannot export every kind of the set is CMR_ERROR_UNSUPPORTED. Default: none.
  *   access_devices: Devices besides its own whose work may read and write the pool's memory, as a bitmask (bit k: device k; its own device's bit changes nothing): peer access granted with cudaMemPoolSetAccess. A device outside the process's is CMR_ERROR_UNKNOWN_DEVICE; one that cannot reach the pool's device (cudaDeviceCanAccessPeer) is CMR_ERROR_UNSUPPORTED. Default: 0 (pass CMR_SIZE_DEFAULT).
  */
 CMR_API cmr_status cmr_cuda_async_resource_create(cmr_optional_size initial_pool_size,

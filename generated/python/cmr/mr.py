@@ -53,6 +53,7 @@ _CUDA_ASYNC_EXPORT_HANDLE_TYPE = {
     "none": capi.CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE,
     "posix_file_descriptor": capi.CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
     "fabric": capi.CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC,
+    "posix_file_descriptor_and_fabric": capi.CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_AND_FABRIC,
 }
 
 
@@ -304,8 +305,8 @@ class _CudaAsyncMemoryResource(DeviceMemoryResource):
         Bytes to allocate and free once at creation so the pool starts with that much reserved; 0 reserves nothing. Default: 0.
     release_threshold : int or str, optional
         Bytes the pool keeps reserved across synchronizations before returning memory to the driver. Default: keep everything (SIZE_MAX).
-    export_handle_type : str, one of "none", "posix_file_descriptor", "fabric", optional
-        Kind of shareable handle the pool exports for IPC (none, a POSIX file descriptor or a fabric handle). Default: none.
+    export_handle_type : str, one of "none", "posix_file_descriptor", "fabric", "posix_file_descriptor_and_fabric", optional
+        The set of shareable handle kinds the pool exports for IPC, each value naming one set: none, a POSIX file descriptor, a fabric handle, or both (the driver's handle types ORed, as RMM's enable_ipc with enable_fabric); a device that cannot export every kind of the set is CMR_ERROR_UNSUPPORTED. Default: none.
     access_devices : int or str, optional
         Devices besides its own whose work may read and write the pool's memory, as a bitmask (bit k: device k; its own device's bit changes nothing): peer access granted with cudaMemPoolSetAccess. A device outside the process's is CMR_ERROR_UNKNOWN_DEVICE; one that cannot reach the pool's device (cudaDeviceCanAccessPeer) is CMR_ERROR_UNSUPPORTED. Default: 0.
     """

@@ -150,16 +150,18 @@ cmr_status cmr_backend_advise_location(const void *ptr, size_t bytes, int device
 /* Stream-ordered memory pools (cudaMemPool_t). */
 typedef struct CUmemPoolHandle_st *cmr_backend_pool;
 
+/* The kinds of shareable handle a pool exports: a set of these bits. */
 typedef enum cmr_backend_pool_export {
-  CMR_BACKEND_POOL_EXPORT_NONE,
-  CMR_BACKEND_POOL_EXPORT_POSIX_FILE_DESCRIPTOR,
-  CMR_BACKEND_POOL_EXPORT_FABRIC
+  CMR_BACKEND_POOL_EXPORT_NONE = 0,
+  CMR_BACKEND_POOL_EXPORT_POSIX_FILE_DESCRIPTOR = 1 << 0,
+  CMR_BACKEND_POOL_EXPORT_FABRIC = 1 << 1
 } cmr_backend_pool_export;
 
-/* A new device pool on the current device that exports `export_type` handles
- * and keeps up to `release_threshold` bytes reserved across synchronizations. */
-cmr_status cmr_backend_pool_create(cmr_backend_pool_export export_type, size_t release_threshold,
-                                   cmr_backend_pool *out);
+/* A new device pool on the current device that exports every kind of handle
+ * in `exports` (a set of cmr_backend_pool_export bits; CMR_ERROR_UNSUPPORTED
+ * where the device cannot export one of them) and keeps up to
+ * `release_threshold` bytes reserved across synchronizations. */
+cmr_status cmr_backend_pool_create(unsigned exports, size_t release_threshold, cmr_backend_pool *out);
 cmr_status cmr_backend_pool_destroy(cmr_backend_pool pool);
 /* Lets work on `device` read and write `pool`'s memory (which is on `owner`):
  * cudaMemPoolSetAccess, after cudaDeviceCanAccessPeer says it can

@@ -22,7 +22,7 @@ public final class CudaAsyncMemoryResource extends MemoryResource {
    *
    * @param initialPoolSize Bytes to allocate and free once at creation so the pool starts with that much reserved; 0 reserves nothing. Default: 0.
    * @param releaseThreshold Bytes the pool keeps reserved across synchronizations before returning memory to the driver. Default: keep everything (SIZE_MAX).
-   * @param exportHandleType Kind of shareable handle the pool exports for IPC (none, a POSIX file descriptor or a fabric handle). Default: none.
+   * @param exportHandleType The set of shareable handle kinds the pool exports for IPC, each value naming one set: none, a POSIX file descriptor, a fabric handle, or both (the driver's handle types ORed, as RMM's enable_ipc with enable_fabric); a device that cannot export every kind of the set is CMR_ERROR_UNSUPPORTED. Default: none.
    * @param accessDevices Devices besides its own whose work may read and write the pool's memory, as a bitmask (bit k: device k; its own device's bit changes nothing): peer access granted with cudaMemPoolSetAccess. A device outside the process's is CMR_ERROR_UNKNOWN_DEVICE; one that cannot reach the pool's device (cudaDeviceCanAccessPeer) is CMR_ERROR_UNSUPPORTED. Default: 0.
    */
   public CudaAsyncMemoryResource(long initialPoolSize, long releaseThreshold, CudaAsyncExportHandleType exportHandleType, long accessDevices) {
@@ -34,7 +34,7 @@ public final class CudaAsyncMemoryResource extends MemoryResource {
    *
    * @param initialPoolSize Bytes to allocate and free once at creation so the pool starts with that much reserved; 0 reserves nothing. Default: 0.
    * @param releaseThreshold Bytes the pool keeps reserved across synchronizations before returning memory to the driver. Default: keep everything (SIZE_MAX).
-   * @param exportHandleType Kind of shareable handle the pool exports for IPC (none, a POSIX file descriptor or a fabric handle). Default: none.
+   * @param exportHandleType The set of shareable handle kinds the pool exports for IPC, each value naming one set: none, a POSIX file descriptor, a fabric handle, or both (the driver's handle types ORed, as RMM's enable_ipc with enable_fabric); a device that cannot export every kind of the set is CMR_ERROR_UNSUPPORTED. Default: none.
    */
   public CudaAsyncMemoryResource(long initialPoolSize, long releaseThreshold, CudaAsyncExportHandleType exportHandleType) {
     super(create(Arguments.size("initialPoolSize", initialPoolSize), Arguments.size("releaseThreshold", releaseThreshold), exportHandleType, null));
@@ -71,7 +71,7 @@ public final class CudaAsyncMemoryResource extends MemoryResource {
    *
    * @param initialPoolSize Bytes to allocate and free once at creation so the pool starts with that much reserved; 0 reserves nothing. Default (null): 0.
    * @param releaseThreshold Bytes the pool keeps reserved across synchronizations before returning memory to the driver. Default (null): keep everything (SIZE_MAX).
-   * @param exportHandleType Kind of shareable handle the pool exports for IPC (none, a POSIX file descriptor or a fabric handle). Default: none.
+   * @param exportHandleType The set of shareable handle kinds the pool exports for IPC, each value naming one set: none, a POSIX file descriptor, a fabric handle, or both (the driver's handle types ORed, as RMM's enable_ipc with enable_fabric); a device that cannot export every kind of the set is CMR_ERROR_UNSUPPORTED. Default: none.
    * @param accessDevices Devices besides its own whose work may read and write the pool's memory, as a bitmask (bit k: device k; its own device's bit changes nothing): peer access granted with cudaMemPoolSetAccess. A device outside the process's is CMR_ERROR_UNKNOWN_DEVICE; one that cannot reach the pool's device (cudaDeviceCanAccessPeer) is CMR_ERROR_UNSUPPORTED. Default (null): 0.
    */
   public CudaAsyncMemoryResource(Long initialPoolSize, Long releaseThreshold, CudaAsyncExportHandleType exportHandleType, Long accessDevices) {
