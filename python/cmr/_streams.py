@@ -98,7 +98,7 @@ LEGACY_DEFAULT_STREAM = Stream(1)
 PER_THREAD_DEFAULT_STREAM = Stream(2)
 
 
-def as_stream(stream) -> Stream:
+def as_stream(stream: object) -> Stream:
     """RMM's as_stream: `stream` as a Stream (a Stream as it is; None is a TypeError)."""
     if stream is None:
         raise TypeError(NONE_STREAM_MESSAGE)
