@@ -364,8 +364,8 @@ static cmr_status cmr_require_handle_type(enum cudaMemAllocationHandleType handl
                                            "cudaDevAttrMemoryPoolSupportedHandleTypes", &supported);
   if (status == CMR_SUCCESS && ((unsigned)supported & (unsigned)handle_type) != (unsigned)handle_type) {
     status = cmr_error(CMR_ERROR_UNSUPPORTED,
-                       "cudaMemPoolCreate: the current device cannot export pool memory as handle "
-                       "type 0x%x (it supports the mask 0x%x)",
+                       "cudaMemPoolCreate: the current device cannot export pool memory as every one of the "
+                       "handle types 0x%x (it supports the mask 0x%x)",
                        (unsigned)handle_type, (unsigned)supported);
   }
   return status;
