@@ -141,3 +141,15 @@ def test_the_rmm_style_program_runs():
     program = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(program)
     assert program.main() == 0
+
+
+def test_a_typo_in_a_device_buffer_method_is_caught(tmp_path, monkeypatch):
+    """cmr.DeviceBuffer has a stub: to mypy it is not Any, so a misspelt
+    method is an error (it was not before the stub)."""
+    api = pytest.importorskip("mypy.api", reason="no mypy here (Debian: python3-mypy)")
+    monkeypatch.setenv("MYPYPATH", str(PACKAGE.parent))  # the package under test, wherever it is
+    program = tmp_path / "typo.py"
+    program.write_text("import cmr\n\nbuffer = cmr.DeviceBuffer(size=10)\nbuffer.tobytez()\n")
+    stdout, _, status = api.run(["--strict", "--config-file", str(TYPING / "user_program.ini"), "--cache-dir",
+                                 str(tmp_path / "cache"), str(program)])
+    assert status == 1 and '"DeviceBuffer" has no attribute "tobytez"' in stdout, stdout
