@@ -52,7 +52,7 @@ import time
 import timeit
 
 import cmr
-from cmr import capi, mr
+from cmr import _capi as capi, mr
 
 
 def _best_times(subjects: dict, pairs: int, repeat: int) -> dict:
@@ -73,7 +73,7 @@ def _subjects(nbytes: int) -> dict:
     base = mr.CudaMemoryResource() if gpu else mr.SystemMemoryResource()
     pool = mr.PoolMemoryResource(base, initial_pool_size="1GiB" if gpu else "64MiB")
     ref = pool.ref
-    extension = capi._capi
+    extension = capi._capi_c
 
     def c_call():
         extension.cmr_deallocate(ref, extension.cmr_allocate(ref, nbytes, 0), nbytes, 0)

@@ -783,6 +783,7 @@ class Python:
     aliases: dict = field(default_factory=dict)   # method -> RMM's name for it, besides its own
     hidden: list = field(default_factory=list)    # parameters Python always passes the default for
     extends: str | None = None                    # a class of cmr._extras the generated class derives from
+    replaced: list = field(default_factory=list)  # methods `extends` defines with other signatures: not generated
 
 
 @dataclass
@@ -1006,6 +1007,12 @@ class Resource:
         with a default (a FILE *, a callback's argument), for which Java has
         no value."""
         return [p for p in self.params if not (p.type.name == "pointer" and p.default is not None)]
+
+    @property
+    def python_methods(self) -> list:
+        """The methods the generated Python class defines: all but those its
+        hand-written base (python.extends) replaces."""
+        return [m for m in self.methods if m.name not in self.python.replaced]
 
     @property
     def enums(self) -> list:

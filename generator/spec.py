@@ -35,7 +35,7 @@ STORABLE = ("size_t", "int", "bool", "double", "pointer", "properties")
 HOOKS = ("init", "fini")
 CHECK_FIELDS = {"expr", "message"}
 CONFORMANCE_FIELDS = {"upstreams", "args", "skip", "rejects"}
-PYTHON_FIELDS = {"class", "names", "aliases", "hidden", "extends"}
+PYTHON_FIELDS = {"class", "names", "aliases", "hidden", "extends", "replaced"}
 PYTHON_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 UPSTREAM_KINDS = {"host", "gpu"}
 CONSTRAINT_FIELDS = {"multiple_of", "power_of_two", "min", "max", "nonzero"}
@@ -483,7 +483,18 @@ def _load_python(raw, name, kind, params, methods, problems) -> Python:
     extends = raw.get("extends")
     if extends is not None and (not isinstance(extends, str) or not PYTHON_IDENTIFIER.match(extends)):
         problems.add("python.extends", f"{_show(extends)} is not a Python class name")
-    return Python(class_name=class_name, names=names, aliases=aliases, hidden=hidden, extends=extends)
+    replaced = raw.get("replaced", [])
+    method_names = {m.name for m in methods}
+    if not isinstance(replaced, list) or not all(isinstance(m, str) for m in replaced):
+        problems.add("python.replaced", "must be a list of method names")
+        replaced = []
+    for m in replaced:
+        if m not in method_names:
+            problems.add("python.replaced", f"{_show(m)} is not a method")
+        if extends is None:
+            problems.add("python.replaced", f'"{m}" is replaced by nothing: name the class that defines it in `extends`')
+    return Python(class_name=class_name, names=names, aliases=aliases, hidden=hidden, extends=extends,
+                  replaced=replaced)
 
 
 def _load_resource(path, data, known_resources, source):

@@ -8,7 +8,10 @@ namespace Cmr
     /// <summary>
     /// Stream-ordered managed memory from the current device&#39;s default managed pool
     /// (CUDA 13). Creating it where the driver or device has no managed pool returns
-    /// CMR_ERROR_UNSUPPORTED.
+    /// CMR_ERROR_UNSUPPORTED. As RMM&#39;s, it raises the pool&#39;s release threshold to the
+    /// maximum where it is the driver&#39;s default, 0 (which hands the memory back at
+    /// every synchronization); a threshold set before is kept. The pool is the
+    /// device&#39;s: every user of it sees the change.
     /// </summary>
     public sealed class CudaAsyncManagedMemoryResource : MemoryResource
     {

@@ -8,14 +8,16 @@ namespace Cmr
     /// <summary>
     /// Stream-ordered device memory from a cudaMemPool_t of its own
     /// (cudaMallocFromPoolAsync / cudaFreeAsync): the driver&#39;s pool, which reuses
-    /// memory freed on a stream at once on that stream.
+    /// memory freed on a stream at once on that stream. Where the driver supports it
+    /// (CUDA 12.8 and later) the pool&#39;s memory can serve hardware decompression
+    /// (cudaMemPoolCreateUsageHwDecompress), as RMM&#39;s pools.
     /// </summary>
     public sealed class CudaAsyncMemoryResource : MemoryResource
     {
         /// <summary>Makes the resource (cmr_cuda_async_resource_create).</summary>
         /// <param name="initialPoolSize">Bytes to allocate and free once at creation so the pool starts with that much reserved; 0 reserves nothing. Default (null): 0.</param>
         /// <param name="releaseThreshold">Bytes the pool keeps reserved across synchronizations before returning memory to the driver. Default (null): keep everything (SIZE_MAX).</param>
-        /// <param name="exportHandleType">Kind of shareable handle the pool exports for IPC (none, a POSIX file descriptor or a fabric handle). Default: none.</param>
+        /// <param name="exportHandleType">The set of shareable handle kinds the pool exports for IPC, each value naming one set: none, a POSIX file descriptor, a fabric handle, or both (the driver&#39;s handle types ORed, as RMM&#39;s enable_ipc with enable_fabric); a device that cannot export every kind of the set is CMR_ERROR_UNSUPPORTED. Default: none.</param>
         /// <param name="accessDevices">Devices besides its own whose work may read and write the pool&#39;s memory, as a bitmask (bit k: device k; its own device&#39;s bit changes nothing): peer access granted with cudaMemPoolSetAccess. A device outside the process&#39;s is CMR_ERROR_UNKNOWN_DEVICE; one that cannot reach the pool&#39;s device (cudaDeviceCanAccessPeer) is CMR_ERROR_UNSUPPORTED. Default (null): 0.</param>
         public CudaAsyncMemoryResource(ulong? initialPoolSize = null, ulong? releaseThreshold = null, CudaAsyncExportHandleType exportHandleType = CudaAsyncExportHandleType.None, ulong? accessDevices = null)
         {

@@ -18,8 +18,10 @@ namespace Cmr
     /// upstream&#39;s). The report&#39;s first line is &#34;tracking: &lt;n&gt; outstanding
     /// allocations, &lt;bytes&gt; bytes&#34;, then one line &#34;&lt;ptr&gt;: &lt;bytes&gt; bytes, alignment
     /// &lt;a&gt;&#34; per allocation in address order, each followed by its frames &#34;  #&lt;i&gt;
-    /// &lt;symbol&gt;&#34; when stacks are captured. Any alignment
-    /// is passed to the upstream, which honours or refuses it.
+    /// &lt;symbol&gt;&#34; when stacks are captured. The same records, one field at a time,
+    /// come from a snapshot (outstanding_snapshot and the snapshot_* methods):
+    /// pointer, size, alignment, the stream it was allocated on and the stack.
+    /// Any alignment is passed to the upstream, which honours or refuses it.
     ///
     /// Re-entry: no lock is held across the upstream&#39;s calls: a call back into the
     /// adaptor from inside them is served.
@@ -65,6 +67,67 @@ namespace Cmr
         {
             string result;
             CmrNative.cmr_tracking_resource_outstanding_report(Handle, out result);
+            return result;
+        }
+
+        /// <summary>Whether each allocation records its caller&#39;s backtrace.</summary>
+        public bool CaptureStacks()
+        {
+            bool result;
+            CmrNative.cmr_tracking_resource_capture_stacks(Handle, out result);
+            return result;
+        }
+
+        /// <summary>Takes a snapshot of the outstanding allocations, in address order, for the snapshot_* methods to read, and returns how many it holds; it belongs to the resource and stays until the next outstanding_snapshot on the same resource (from any thread) or its destroy.</summary>
+        public ulong OutstandingSnapshot()
+        {
+            ulong result;
+            CmrNative.cmr_tracking_resource_outstanding_snapshot(Handle, out result);
+            return result;
+        }
+
+        /// <summary>The address of the snapshot&#39;s allocation at `index` (CMR_ERROR_INVALID_ARGUMENT past the snapshot&#39;s end).</summary>
+        /// <param name="index">Which allocation of the snapshot, from 0 (address order).</param>
+        public IntPtr SnapshotPointer(ulong index)
+        {
+            IntPtr result;
+            CmrNative.cmr_tracking_resource_snapshot_pointer(Handle, index, out result);
+            return result;
+        }
+
+        /// <summary>The size asked for by the snapshot&#39;s allocation at `index`.</summary>
+        /// <param name="index">Which allocation of the snapshot, from 0 (address order).</param>
+        public ulong SnapshotBytes(ulong index)
+        {
+            ulong result;
+            CmrNative.cmr_tracking_resource_snapshot_bytes(Handle, index, out result);
+            return result;
+        }
+
+        /// <summary>The alignment the snapshot&#39;s allocation at `index` was made with.</summary>
+        /// <param name="index">Which allocation of the snapshot, from 0 (address order).</param>
+        public ulong SnapshotAlignment(ulong index)
+        {
+            ulong result;
+            CmrNative.cmr_tracking_resource_snapshot_alignment(Handle, index, out result);
+            return result;
+        }
+
+        /// <summary>The stream the snapshot&#39;s allocation at `index` was made on.</summary>
+        /// <param name="index">Which allocation of the snapshot, from 0 (address order).</param>
+        public IntPtr SnapshotStream(ulong index)
+        {
+            IntPtr result;
+            CmrNative.cmr_tracking_resource_snapshot_stream(Handle, index, out result);
+            return result;
+        }
+
+        /// <summary>The backtrace of the snapshot&#39;s allocation at `index`, one frame a line (&#34;#&lt;i&gt; in &lt;symbol&gt;&#34;, innermost first), or the empty string when stacks are not captured; it stays valid as the snapshot does.</summary>
+        /// <param name="index">Which allocation of the snapshot, from 0 (address order).</param>
+        public string SnapshotStack(ulong index)
+        {
+            string result;
+            CmrNative.cmr_tracking_resource_snapshot_stack(Handle, index, out result);
             return result;
         }
     }

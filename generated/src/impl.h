@@ -490,5 +490,11 @@ cmr_status cmr_tracking_impl_deallocate(cmr_tracking_impl *impl, void *ptr, size
 cmr_status cmr_tracking_impl_allocated_bytes(cmr_tracking_impl *impl, size_t *out);
 cmr_status cmr_tracking_impl_outstanding_count(cmr_tracking_impl *impl, size_t *out);
 cmr_status cmr_tracking_impl_outstanding_report(cmr_tracking_impl *impl, const char **out);
+cmr_status cmr_tracking_impl_outstanding_snapshot(cmr_tracking_impl *impl, size_t *out);
+cmr_status cmr_tracking_impl_snapshot_pointer(cmr_tracking_impl *impl, size_t index, void **out);
+cmr_status cmr_tracking_impl_snapshot_bytes(cmr_tracking_impl *impl, size_t index, size_t *out);
+cmr_status cmr_tracking_impl_snapshot_alignment(cmr_tracking_impl *impl, size_t index, size_t *out);
+cmr_status cmr_tracking_impl_snapshot_stream(cmr_tracking_impl *impl, size_t index, void **out);
+cmr_status cmr_tracking_impl_snapshot_stack(cmr_tracking_impl *impl, size_t index, const char **out);
 
 #endif /* CMR_GENERATED_IMPL_H */

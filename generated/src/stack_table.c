@@ -96,13 +96,14 @@ static cmr_status cuda_make(const cmr_stack_value *values, cmr_resource_ref *out
 
 /* ---- cuda_async ---- */
 
-static const char *const cuda_async_export_handle_type_values[] = {"none", "posix_file_descriptor", "fabric"};
+static const char *const cuda_async_export_handle_type_values[] = {"none", "posix_file_descriptor", "fabric",
+                                                                   "posix_file_descriptor_and_fabric"};
 
 /* clang-format off */
 static const cmr_stack_param cuda_async_params[] = {
     {"initial_pool_size", CMR_STACK_SIZE, NULL, 0, "0", {.size = {.is_set = false}}},
     {"release_threshold", CMR_STACK_SIZE, NULL, 0, "keep_everything", {.size = {.is_set = false}}},
-    {"export_handle_type", CMR_STACK_ENUM, cuda_async_export_handle_type_values, 3, "none", {.enumeration = CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE}},
+    {"export_handle_type", CMR_STACK_ENUM, cuda_async_export_handle_type_values, 4, "none", {.enumeration = CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE}},
     {"access_devices", CMR_STACK_SIZE, NULL, 0, "0", {.size = {.is_set = false}}},
 };
 /* clang-format on */

@@ -58,6 +58,7 @@ cmr_status cmr_cs_release_cuda_async(void *handle);
 %rename(None) CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE;
 %rename(PosixFileDescriptor) CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
 %rename(Fabric) CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC;
+%rename(PosixFileDescriptorAndFabric) CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_AND_FABRIC;
 CMR_CS_HANDLE(cmr_cuda_async_managed_resource, ResourceHandle)
 %ignore cmr_cuda_async_managed_resource_destroy;
 cmr_status cmr_cs_release_cuda_async_managed(void *handle);

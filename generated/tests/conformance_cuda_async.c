@@ -91,7 +91,7 @@ static void bad_create_export_handle_type_enum_above(cmr_resource_ref upstream, 
   observe(subject, before);
   cmr_cuda_async_resource *out = (cmr_cuda_async_resource *)(void *)cmr_battery_marker;
   CMR_BATTERY_EXPECT(cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
-                                                    (cmr_cuda_async_export_handle_type)3, CMR_SIZE_DEFAULT, &out),
+                                                    (cmr_cuda_async_export_handle_type)4, CMR_SIZE_DEFAULT, &out),
                      CMR_ERROR_INVALID_ARGUMENT, "cmr_cuda_async_resource_create: export_handle_type");
   cmr_battery_expect_null(out, "cmr_cuda_async_resource_create");
   observe(subject, after);

@@ -82,9 +82,17 @@ static void observe(cmr_resource_ref subject, double *values) {
   cmr_battery_expect_ok(cmr_tracking_resource_outstanding_count(handle, &outstanding_count),
                         "cmr_tracking_resource_outstanding_count");
   values[1] = (double)outstanding_count;
+  bool capture_stacks = 0;
+  cmr_battery_expect_ok(cmr_tracking_resource_capture_stacks(handle, &capture_stacks),
+                        "cmr_tracking_resource_capture_stacks");
+  values[2] = (double)capture_stacks;
+  size_t outstanding_snapshot = 0;
+  cmr_battery_expect_ok(cmr_tracking_resource_outstanding_snapshot(handle, &outstanding_snapshot),
+                        "cmr_tracking_resource_outstanding_snapshot");
+  values[3] = (double)outstanding_snapshot;
 }
 
-enum { observed_count = 2 };
+enum { observed_count = 4 };
 
 static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
@@ -310,6 +318,230 @@ static void bad_outstanding_report_null_out(cmr_resource_ref upstream, cmr_resou
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
+static void bad_capture_stacks_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  bool out = 0;
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_capture_stacks(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_tracking_resource_capture_stacks");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_capture_stacks_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  bool out = 0;
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_capture_stacks(destroyed_handle(subject), &out), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_tracking_resource_capture_stacks");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_capture_stacks_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_capture_stacks(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_tracking_resource_capture_stacks: out");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_outstanding_snapshot_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_outstanding_snapshot(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_tracking_resource_outstanding_snapshot");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_outstanding_snapshot_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_outstanding_snapshot(destroyed_handle(subject), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_tracking_resource_outstanding_snapshot");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_outstanding_snapshot_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_outstanding_snapshot(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_tracking_resource_outstanding_snapshot: out");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_snapshot_pointer_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  void *out = 0;
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_snapshot_pointer(NULL, (size_t)4096u, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_tracking_resource_snapshot_pointer");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_snapshot_pointer_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  void *out = 0;
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_snapshot_pointer(destroyed_handle(subject), (size_t)4096u, &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_tracking_resource_snapshot_pointer");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_snapshot_pointer_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_snapshot_pointer(handle_of(subject), (size_t)4096u, NULL),
+                     CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_snapshot_pointer: out");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_snapshot_bytes_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_snapshot_bytes(NULL, (size_t)4096u, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_tracking_resource_snapshot_bytes");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_snapshot_bytes_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_snapshot_bytes(destroyed_handle(subject), (size_t)4096u, &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_tracking_resource_snapshot_bytes");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_snapshot_bytes_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_snapshot_bytes(handle_of(subject), (size_t)4096u, NULL),
+                     CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_snapshot_bytes: out");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_snapshot_alignment_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_snapshot_alignment(NULL, (size_t)4096u, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_tracking_resource_snapshot_alignment");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_snapshot_alignment_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_snapshot_alignment(destroyed_handle(subject), (size_t)4096u, &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_tracking_resource_snapshot_alignment");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_snapshot_alignment_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_snapshot_alignment(handle_of(subject), (size_t)4096u, NULL),
+                     CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_snapshot_alignment: out");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_snapshot_stream_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  void *out = 0;
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_snapshot_stream(NULL, (size_t)4096u, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_tracking_resource_snapshot_stream");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_snapshot_stream_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  void *out = 0;
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_snapshot_stream(destroyed_handle(subject), (size_t)4096u, &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_tracking_resource_snapshot_stream");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_snapshot_stream_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_snapshot_stream(handle_of(subject), (size_t)4096u, NULL),
+                     CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_snapshot_stream: out");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_snapshot_stack_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  const char *out = 0;
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_snapshot_stack(NULL, (size_t)4096u, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_tracking_resource_snapshot_stack");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_snapshot_stack_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  const char *out = 0;
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_snapshot_stack(destroyed_handle(subject), (size_t)4096u, &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_tracking_resource_snapshot_stack");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_snapshot_stack_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_tracking_resource_snapshot_stack(handle_of(subject), (size_t)4096u, NULL),
+                     CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_snapshot_stack: out");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
 static const cmr_battery_bad_input bad_inputs[] = {
     {"create.null_out", bad_create_null_out},
     {"create.upstream.zeroed_ref", bad_create_upstream_zeroed_ref},
@@ -332,6 +564,27 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"outstanding_report.null_handle", bad_outstanding_report_null_handle},
     {"outstanding_report.destroyed_handle", bad_outstanding_report_destroyed_handle},
     {"outstanding_report.null_out", bad_outstanding_report_null_out},
+    {"capture_stacks.null_handle", bad_capture_stacks_null_handle},
+    {"capture_stacks.destroyed_handle", bad_capture_stacks_destroyed_handle},
+    {"capture_stacks.null_out", bad_capture_stacks_null_out},
+    {"outstanding_snapshot.null_handle", bad_outstanding_snapshot_null_handle},
+    {"outstanding_snapshot.destroyed_handle", bad_outstanding_snapshot_destroyed_handle},
+    {"outstanding_snapshot.null_out", bad_outstanding_snapshot_null_out},
+    {"snapshot_pointer.null_handle", bad_snapshot_pointer_null_handle},
+    {"snapshot_pointer.destroyed_handle", bad_snapshot_pointer_destroyed_handle},
+    {"snapshot_pointer.null_out", bad_snapshot_pointer_null_out},
+    {"snapshot_bytes.null_handle", bad_snapshot_bytes_null_handle},
+    {"snapshot_bytes.destroyed_handle", bad_snapshot_bytes_destroyed_handle},
+    {"snapshot_bytes.null_out", bad_snapshot_bytes_null_out},
+    {"snapshot_alignment.null_handle", bad_snapshot_alignment_null_handle},
+    {"snapshot_alignment.destroyed_handle", bad_snapshot_alignment_destroyed_handle},
+    {"snapshot_alignment.null_out", bad_snapshot_alignment_null_out},
+    {"snapshot_stream.null_handle", bad_snapshot_stream_null_handle},
+    {"snapshot_stream.destroyed_handle", bad_snapshot_stream_destroyed_handle},
+    {"snapshot_stream.null_out", bad_snapshot_stream_null_out},
+    {"snapshot_stack.null_handle", bad_snapshot_stack_null_handle},
+    {"snapshot_stack.destroyed_handle", bad_snapshot_stack_destroyed_handle},
+    {"snapshot_stack.null_out", bad_snapshot_stack_null_out},
     {NULL, NULL}};
 
 static const char *const skipped[] = {NULL};

@@ -578,7 +578,9 @@ func wrapCudaResource(ref capi.Cmr_resource_ref) (Resource, error) {
 //
 // Stream-ordered device memory from a cudaMemPool_t of its own
 // (cudaMallocFromPoolAsync / cudaFreeAsync): the driver's pool, which reuses
-// memory freed on a stream at once on that stream.
+// memory freed on a stream at once on that stream. Where the driver supports it
+// (CUDA 12.8 and later) the pool's memory can serve hardware decompression
+// (cudaMemPoolCreateUsageHwDecompress), as RMM's pools.
 type CudaAsyncResource struct {
 	object
 	handle capi.Struct_SS_cmr_cuda_async_resource
@@ -592,6 +594,7 @@ const (
 	CudaAsyncExportHandleTypeNone CudaAsyncExportHandleType = iota
 	CudaAsyncExportHandleTypePosixFileDescriptor
 	CudaAsyncExportHandleTypeFabric
+	CudaAsyncExportHandleTypePosixFileDescriptorAndFabric
 )
 
 // CudaAsyncOption sets a parameter of NewCudaAsyncResource that has a default; a parameter
@@ -615,7 +618,7 @@ func WithCudaAsyncReleaseThreshold(value uint64) CudaAsyncOption {
 	return func(o *cudaAsyncOptions) { o.releaseThreshold = &value }
 }
 
-// WithCudaAsyncExportHandleType sets export_handle_type: Kind of shareable handle the pool exports for IPC (none, a POSIX file descriptor or a fabric handle). Default: none.
+// WithCudaAsyncExportHandleType sets export_handle_type: The set of shareable handle kinds the pool exports for IPC, each value naming one set: none, a POSIX file descriptor, a fabric handle, or both (the driver's handle types ORed, as RMM's enable_ipc with enable_fabric); a device that cannot export every kind of the set is CMR_ERROR_UNSUPPORTED. Default: none.
 func WithCudaAsyncExportHandleType(value CudaAsyncExportHandleType) CudaAsyncOption {
 	return func(o *cudaAsyncOptions) { o.exportHandleType = value }
 }
@@ -689,7 +692,10 @@ func (r *CudaAsyncResource) ReleaseThreshold() (uint64, error) {
 //
 // Stream-ordered managed memory from the current device's default managed pool
 // (CUDA 13). Creating it where the driver or device has no managed pool returns
-// CMR_ERROR_UNSUPPORTED.
+// CMR_ERROR_UNSUPPORTED. As RMM's, it raises the pool's release threshold to the
+// maximum where it is the driver's default, 0 (which hands the memory back at
+// every synchronization); a threshold set before is kept. The pool is the
+// device's: every user of it sees the change.
 type CudaAsyncManagedResource struct {
 	object
 	handle capi.Struct_SS_cmr_cuda_async_managed_resource
@@ -1982,8 +1988,10 @@ func (r *ThreadSafeResource) Upstream() Resource { return r.upstream }
 // upstream's). The report's first line is "tracking: <n> outstanding
 // allocations, <bytes> bytes", then one line "<ptr>: <bytes> bytes, alignment
 // <a>" per allocation in address order, each followed by its frames "  #<i>
-// <symbol>" when stacks are captured. Any alignment
-// is passed to the upstream, which honours or refuses it.
+// <symbol>" when stacks are captured. The same records, one field at a time,
+// come from a snapshot (outstanding_snapshot and the snapshot_* methods):
+// pointer, size, alignment, the stream it was allocated on and the stack.
+// Any alignment is passed to the upstream, which honours or refuses it.
 //
 // Re-entry: no lock is held across the upstream's calls: a call back into the
 // adaptor from inside them is served.
@@ -2084,6 +2092,76 @@ func (r *TrackingResource) OutstandingReport() (string, error) {
 	}
 	var out string
 	err := check(capi.Cmr_tracking_resource_outstanding_report(r.handle, &out))
+	return out, err
+}
+
+// CaptureStacks: Whether each allocation records its caller's backtrace.
+func (r *TrackingResource) CaptureStacks() (bool, error) {
+	if err := r.live(); err != nil {
+		return false, err
+	}
+	var out bool
+	err := check(capi.Cmr_tracking_resource_capture_stacks(r.handle, &out))
+	return out, err
+}
+
+// OutstandingSnapshot: Takes a snapshot of the outstanding allocations, in address order, for the snapshot_* methods to read, and returns how many it holds; it belongs to the resource and stays until the next outstanding_snapshot on the same resource (from any thread) or its destroy.
+func (r *TrackingResource) OutstandingSnapshot() (uint64, error) {
+	if err := r.live(); err != nil {
+		return 0, err
+	}
+	var out uint64
+	err := check(capi.Cmr_tracking_resource_outstanding_snapshot(r.handle, &out))
+	return out, err
+}
+
+// SnapshotPointer: The address of the snapshot's allocation at `index` (CMR_ERROR_INVALID_ARGUMENT past the snapshot's end).
+func (r *TrackingResource) SnapshotPointer(index uint64) (uintptr, error) {
+	if err := r.live(); err != nil {
+		return 0, err
+	}
+	var out uintptr
+	err := check(capi.Cmr_tracking_resource_snapshot_pointer(r.handle, index, &out))
+	return out, err
+}
+
+// SnapshotBytes: The size asked for by the snapshot's allocation at `index`.
+func (r *TrackingResource) SnapshotBytes(index uint64) (uint64, error) {
+	if err := r.live(); err != nil {
+		return 0, err
+	}
+	var out uint64
+	err := check(capi.Cmr_tracking_resource_snapshot_bytes(r.handle, index, &out))
+	return out, err
+}
+
+// SnapshotAlignment: The alignment the snapshot's allocation at `index` was made with.
+func (r *TrackingResource) SnapshotAlignment(index uint64) (uint64, error) {
+	if err := r.live(); err != nil {
+		return 0, err
+	}
+	var out uint64
+	err := check(capi.Cmr_tracking_resource_snapshot_alignment(r.handle, index, &out))
+	return out, err
+}
+
+// SnapshotStream: The stream the snapshot's allocation at `index` was made on.
+func (r *TrackingResource) SnapshotStream(index uint64) (uintptr, error) {
+	if err := r.live(); err != nil {
+		return 0, err
+	}
+	var out uintptr
+	err := check(capi.Cmr_tracking_resource_snapshot_stream(r.handle, index, &out))
+	return out, err
+}
+
+// SnapshotStack: The backtrace of the snapshot's allocation at `index`, one frame a line ("#<i> in <symbol>", innermost first), or the empty string when stacks are not captured; it stays valid as the snapshot does.
+func (r *TrackingResource) SnapshotStack(index uint64) (string, error) {
+	if err := r.live(); err != nil {
+		return "", err
+	}
+	var out string
+	err := check(capi.Cmr_tracking_resource_snapshot_stack(r.handle, index, &out))
 	return out, err
 }
 

@@ -8,18 +8,18 @@ set-up (and stack expressions), cmr.statistics RMM's statistics and
 profiler, cmr.allocators the CuPy, Numba and PyTorch allocators, and
 cmr.pylibrmm RMM's pylibrmm modules (stream, device_buffer,
 memory_resource, cuda_stream_pool, logger, helper, utils). The logger
-functions drive cmr's C diagnostic log. cmr.capi is the C API as SWIG sees
-it, which trusts its caller. Elsewhere an address a caller gives
-(DeviceBuffer's ptr, a __cuda_array_interface__, pylibrmm's copies) is
-checked where that is cheap, and what cannot be checked is said in
-DeviceBuffer's docstring: a range past the end of a device allocation, or
-over a mapped host page that may not be read, can still crash the
-process."""
+functions drive cmr's C diagnostic log. cmr._capi, private, is the C API
+as SWIG sees it, which trusts its caller with addresses. Elsewhere an
+address a caller gives (DeviceBuffer's ptr, a __cuda_array_interface__,
+pylibrmm's copies) is checked where that is cheap, and what cannot be
+checked is said in DeviceBuffer's docstring: a range past the end of a
+device allocation, or over a mapped host page that may not be read, can
+still crash the process."""
 
 import sys
 
-from . import capi
-capi.cmr_py_refuse_subinterpreter()  # before anything registers a hook: they are the main interpreter's
+from . import _capi  # loads the extension and libcmr first
+_capi.cmr_py_refuse_subinterpreter()  # before anything registers a hook: they are the main interpreter's
 from ._errors import CmrError, RMMError  # registers cmr's error class before anything can fail
 from . import mr, statistics
 from . import _mr_experimental
@@ -40,7 +40,7 @@ mr.experimental = _mr_experimental
 
 __all__ = [
     "CmrError", "DEFAULT_STREAM", "DeviceBuffer", "LEGACY_DEFAULT_STREAM", "PER_THREAD_DEFAULT_STREAM", "RMMError",
-    "Stream", "capi", "disable_logging", "enable_logging", "flush_logger", "get_flush_level", "get_log_filenames",
+    "Stream", "__version__", "disable_logging", "enable_logging", "flush_logger", "get_flush_level", "get_log_filenames",
     "get_logging_level", "is_initialized", "level_enum", "mr", "parse_bytes", "pylibrmm",
     "register_reinitialize_hook", "reinitialize", "set_flush_level", "set_logging_level", "should_log",
     "statistics", "unregister_reinitialize_hook",

@@ -5,7 +5,7 @@ with which argument."""
 
 from __future__ import annotations
 
-from . import capi
+from . import _capi as capi
 from ._bytes import parse_bytes
 from ._errors import SizeRangeError
 from ._resource import _ref_of

@@ -8,11 +8,11 @@ device's free memory ("80%"). A decimal must come to whole bytes."""
 
 from __future__ import annotations
 
-from . import capi
+from . import _capi as capi
 from ._errors import SizeRangeError
 
 
-def parse_bytes(text) -> int:
+def parse_bytes(text: int | str) -> int:
     """The number of bytes `text` says, e.g. parse_bytes("1.5GiB") == 1610612736.
     An int is returned as it is (as RMM's parse_bytes does), if it fits in
     [0, 2**64). Anything outside the grammar raises ValueError."""

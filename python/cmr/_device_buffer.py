@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import pickle
 
-from . import _args, _per_device, capi
+from . import _args, _per_device
+from . import _capi as capi
 from ._streams import DEFAULT_STREAM, as_stream_handle
 
 
@@ -50,10 +51,12 @@ def _contiguous_bytes(interface: dict) -> int:
     return elements * itemsize
 
 
-_DOC = """Untyped, uninitialised device memory from a cmr resource.
+# The first line is the C type's signature (its __text_signature__, which
+# inspect.signature and help() read), ended by "--" as CPython's are.
+_DOC = """DeviceBuffer(*, ptr=0, size=0, stream=DEFAULT_STREAM, mr=None, alignment=256)
+--
 
-DeviceBuffer(*, ptr=0, size=0, stream=DEFAULT_STREAM, mr=None,
-alignment=256): `size` bytes from `mr` (the current device resource when
+Untyped, uninitialised device memory from a cmr resource: `size` bytes from `mr` (the current device resource when
 None), ordered on `stream`, aligned to `alignment` (a power of two the
 resource must honour; every reallocation keeps it); with ptr, a copy of
 the `size` bytes at that address (host or device memory, which must hold

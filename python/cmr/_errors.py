@@ -10,7 +10,7 @@ conversions raise) and a ValueError."""
 
 from __future__ import annotations
 
-from . import capi
+from . import _capi as capi
 
 
 class RMMError(Exception):

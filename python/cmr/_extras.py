@@ -7,8 +7,10 @@ __init__ here has RMM's signature and calls the generated _create."""
 from __future__ import annotations
 
 import logging
+from typing import NamedTuple
 
-from . import _args, capi
+from . import _args
+from . import _capi as capi
 from ._counts import Statistics
 from ._errors import CmrError
 from ._resource import _ref_of
@@ -110,8 +112,9 @@ class CudaAsyncExtras:
     """CudaAsyncMemoryResource(initial_pool_size=None, release_threshold=None,
     enable_ipc=False, enable_fabric=False, *, export_handle_type=None,
     access_devices=None), as RMM's: enable_ipc exports POSIX file
-    descriptors, enable_fabric fabric handles (or export_handle_type names the
-    one kind). A device or driver that cannot export the kind asked raises
+    descriptors, enable_fabric fabric handles, the two together both (or
+    export_handle_type names the set). A device or driver that cannot export
+    every kind asked raises
     RuntimeError ending in RMM's "Requested IPC memory handle type not
     supported". access_devices, cmr's own, names the other devices whose work
     may use the pool's memory: an iterable of device ids or a bitmask."""
@@ -119,12 +122,10 @@ class CudaAsyncExtras:
     def __init__(self, initial_pool_size=None, release_threshold=None, enable_ipc=False, enable_fabric=False, *,
                  export_handle_type=None, access_devices=None):
         if export_handle_type is None:
-            if enable_ipc and enable_fabric:
-                # cmr's pool exports one kind of handle (spec/cuda_async.toml).
-                raise CmrError(capi.CMR_ERROR_UNSUPPORTED, "CMR_ERROR_UNSUPPORTED: cuda_async exports one kind of "
-                               "handle: enable_ipc or enable_fabric, not both: Requested IPC memory handle type "
-                               "not supported")
-            export_handle_type = "fabric" if enable_fabric else "posix_file_descriptor" if enable_ipc else "none"
+            # As RMM ORs the handle types: each export_handle_type names a set.
+            export_handle_type = {(False, False): "none", (True, False): "posix_file_descriptor",
+                                  (False, True): "fabric", (True, True): "posix_file_descriptor_and_fabric"}[
+                                      (bool(enable_ipc), bool(enable_fabric))]
         elif enable_ipc or enable_fabric:
             raise ValueError("give enable_ipc / enable_fabric or export_handle_type, not both")
         try:
@@ -135,11 +136,50 @@ class CudaAsyncExtras:
             raise
 
 
+class AllocationRecord(NamedTuple):
+    """One allocation outstanding through a TrackingResourceAdaptor: its
+    address, the size asked for, the stream it was allocated on (the
+    cudaStream_t as an int; 0 for the default stream), the alignment, and the
+    frames of the allocating call's backtrace, innermost first ("#<i> in
+    <symbol>"; empty unless the adaptor captures stacks)."""
+    pointer: int
+    size: int
+    stream: int
+    alignment: int
+    stack: tuple[str, ...]
+
+
 class TrackingExtras:
     """TrackingResourceAdaptor(upstream_mr, capture_stacks=False) with RMM's
-    log_outstanding_allocations."""
+    get_outstanding_allocations_str and log_outstanding_allocations, and
+    outstanding_allocations(), the same allocations as records."""
+
+    def outstanding_allocations(self) -> list[AllocationRecord]:
+        """The allocations outstanding now, in address order (one snapshot:
+        consistent even while other threads allocate)."""
+        h = self._handle
+        count = capi.cmr_tracking_resource_outstanding_snapshot(h)
+        return [AllocationRecord(capi.cmr_tracking_resource_snapshot_pointer(h, i),
+                                 capi.cmr_tracking_resource_snapshot_bytes(h, i),
+                                 capi.cmr_tracking_resource_snapshot_stream(h, i),
+                                 capi.cmr_tracking_resource_snapshot_alignment(h, i),
+                                 tuple(capi.cmr_tracking_resource_snapshot_stack(h, i).splitlines()))
+                for i in range(count)]
+
+    def get_outstanding_allocations_str(self) -> str:
+        """RMM's text of the outstanding allocations: per allocation, in
+        address order, "<pointer>: <size> B", then, when stacks are captured,
+        " : callstack:" and the frames one a line; the empty string when
+        nothing is outstanding."""
+        text = []
+        for record in self.outstanding_allocations():
+            text.append(f"{record.pointer:#x}: {record.size} B")
+            if self.capture_stacks():
+                text.append(" : callstack:\n" + "".join(f"{frame}\n" for frame in record.stack))
+            text.append("\n")
+        return "".join(text)
 
     def log_outstanding_allocations(self) -> None:
-        """Writes the outstanding allocations' report to the Python logger
-        "cmr", at DEBUG level (RMM writes it to its debug log)."""
-        logging.getLogger("cmr").debug("%s", capi.cmr_tracking_resource_outstanding_report(self._handle))
+        """Writes the outstanding allocations to the Python logger "cmr", at
+        DEBUG level, as RMM writes them to its debug log."""
+        logging.getLogger("cmr").debug("Outstanding Allocations: %s", self.get_outstanding_allocations_str())

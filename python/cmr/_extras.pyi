@@ -1,19 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
 # Type stubs of cmr._extras: what cmr.mr's classes add by hand.
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, NamedTuple
 
 from ._counts import Statistics as Statistics
-from .mr import DeviceMemoryResource
+from ._resource import DeviceMemoryResource
 
 class CallbackExtras:
     allocate_func: Callable[[int, Any], int | None]
     deallocate_func: Callable[[int, int, Any], None]
     def __init__(self, allocate_func: Callable[[int, Any], int | None],
                  deallocate_func: Callable[[int, int, Any], None]) -> None: ...
-
-class FailureCallbackExtras:
-    callback: Callable[[int], bool]
-    def __init__(self, upstream_mr: DeviceMemoryResource, callback: Callable[[int], bool]) -> None: ...
 
 class BinningExtras:
     def __init__(self, upstream_mr: DeviceMemoryResource, min_size_exponent: int | None = None,
@@ -34,5 +30,14 @@ class CudaAsyncExtras:
                  export_handle_type: str | None = None,
                  access_devices: int | Iterable[int] | None = None) -> None: ...
 
+class AllocationRecord(NamedTuple):
+    pointer: int
+    size: int
+    stream: int
+    alignment: int
+    stack: tuple[str, ...]
+
 class TrackingExtras:
+    def outstanding_allocations(self) -> list[AllocationRecord]: ...
+    def get_outstanding_allocations_str(self) -> str: ...
     def log_outstanding_allocations(self) -> None: ...

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from . import capi
+from . import _capi as capi
 from ._resource import DeviceMemoryResource, _ref_of
 
 # device -> the Python object last set for it
@@ -101,6 +101,16 @@ def disable_logging() -> None:
         if isinstance(mr, LoggingResourceAdaptor) and mr.upstream_mr is not None:
             mr.flush()
             set_per_device_resource(device, mr.upstream_mr)
+
+
+def _flush_logs() -> None:
+    """Flushes the log of every LoggingResourceAdaptor set from Python as a
+    device's resource (RMM's private rmm.pylibrmm.memory_resource.
+    _memory_resource._flush_logs, which RMM's tests call before reading a log)."""
+    from .mr import LoggingResourceAdaptor
+    for mr in list(_per_device_mrs.values()):
+        if isinstance(mr, LoggingResourceAdaptor):
+            mr.flush()
 
 
 def get_log_filenames() -> dict[int, str | None]:

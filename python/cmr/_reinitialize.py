@@ -4,16 +4,20 @@
 from __future__ import annotations
 
 import os
+import collections.abc
+import typing
 
-from . import _args, capi, mr
+from . import _args, mr
+from . import _capi as capi
 from ._bytes import parse_bytes
 from ._per_device import _per_device_log_name, set_per_device_resource
 
 # (function, args, kwargs), called newest first before every reinitialize.
-_hooks: list = []
+_F = typing.TypeVar("_F", bound=collections.abc.Callable[..., object])
+_hooks: list[tuple[collections.abc.Callable[..., object], tuple[typing.Any, ...], dict[str, typing.Any]]] = []
 
 
-def register_reinitialize_hook(func, *args, **kwargs):
+def register_reinitialize_hook(func: _F, *args: typing.Any, **kwargs: typing.Any) -> _F:
     """Calls func(*args, **kwargs) at the start of every later reinitialize
     (newest hook first), e.g. to free what was allocated from the resources
     about to be replaced. Returns func."""
@@ -21,7 +25,7 @@ def register_reinitialize_hook(func, *args, **kwargs):
     return func
 
 
-def unregister_reinitialize_hook(func) -> None:
+def unregister_reinitialize_hook(func: collections.abc.Callable[..., object]) -> None:
     """Forgets every registration of func."""
     _hooks[:] = [hook for hook in _hooks if hook[0] is not func]
 
@@ -80,8 +84,10 @@ def _build(pool_allocator, managed_memory, initial_pool_size, maximum_pool_size,
     return top
 
 
-def reinitialize(pool_allocator=False, managed_memory=False, initial_pool_size=None, maximum_pool_size=None,
-                 devices=0, logging=False, log_file_name=None, *, resource=None) -> None:
+def reinitialize(pool_allocator: bool = False, managed_memory: bool = False,
+                 initial_pool_size: int | str | None = None, maximum_pool_size: int | str | None = None,
+                 devices: int | collections.abc.Iterable[int] = 0, logging: bool = False, log_file_name: str | None = None, *,
+                 resource: str | None = None) -> None:
     """Replaces the resource of each of `devices` (an int or a list): RMM's
     choice of cuda or managed memory, under a pool or not, logged or not; or,
     with resource=, the stack expression it names (for example

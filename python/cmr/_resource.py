@@ -19,10 +19,10 @@ free) could not tell."""
 
 from __future__ import annotations
 
-from . import capi
+from . import _capi as capi
 
 
-class DeviceMemoryResource(capi._capi.ResourceBase):
+class DeviceMemoryResource(capi._capi_c.ResourceBase):
     """A memory resource: allocate and deallocate device memory, stream-ordered.
 
     Not made directly: use one of the classes of cmr.mr. `_ref` (the

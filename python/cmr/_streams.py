@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from . import capi
+from . import _capi as capi
 
 
 NONE_STREAM_MESSAGE = "stream argument cannot be None. Please provide a valid Stream instance."
@@ -64,6 +64,8 @@ class Stream(int):
     object: a __cuda_stream__ protocol of version 0, CuPy, Numba, PyTorch)
     and keeps obj alive, and takes no flags (ValueError). It is an int, the
     stream's handle, so it passes to every cmr call as it is."""
+
+    _obj: object  # what keeps the stream alive: the stream object given, or the owner of one made
 
     def __new__(cls, obj=None, flags=None):
         if obj is None:
@@ -122,7 +124,7 @@ LEGACY_DEFAULT_STREAM = Stream(1)
 PER_THREAD_DEFAULT_STREAM = Stream(2)
 
 
-def as_stream(stream) -> Stream:
+def as_stream(stream: object) -> Stream:
     """RMM's as_stream: `stream` as a Stream (a Stream as it is; None is a TypeError)."""
     if stream is None:
         raise TypeError(NONE_STREAM_MESSAGE)

@@ -18,6 +18,8 @@ Needs the `distributed` package."""
 
 from __future__ import annotations
 
+import typing
+
 from distributed import Client
 from distributed.diagnostics.plugin import WorkerPlugin
 
@@ -32,14 +34,14 @@ class CmrWorkerPlugin(WorkerPlugin):
 
     name = "cmr"
 
-    def __init__(self, **arguments):
+    def __init__(self, **arguments: typing.Any) -> None:
         self.arguments = arguments
 
-    def setup(self, worker):
+    def setup(self, worker: typing.Any) -> None:
         reinitialize(**self.arguments)
 
 
-def configure_workers(client: Client, **arguments) -> CmrWorkerPlugin:
+def configure_workers(client: Client, **arguments: typing.Any) -> CmrWorkerPlugin:
     """Sets every worker's resource, now and for workers that join later:
     arguments are cmr.reinitialize's (resource="expression", or RMM's).
     A worker that cannot build the resource raises here."""

@@ -13,10 +13,13 @@ struct cmr_cuda_async_impl {
 };
 CMR_IMPL_LAYOUT(cuda_async);
 
-static const cmr_backend_pool_export export_of[] = {
+/* Each value of export_handle_type names a set of handle kinds. */
+static const unsigned exports_of[] = {
     [CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE] = CMR_BACKEND_POOL_EXPORT_NONE,
     [CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR] = CMR_BACKEND_POOL_EXPORT_POSIX_FILE_DESCRIPTOR,
     [CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC] = CMR_BACKEND_POOL_EXPORT_FABRIC,
+    [CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_AND_FABRIC] =
+        CMR_BACKEND_POOL_EXPORT_POSIX_FILE_DESCRIPTOR | CMR_BACKEND_POOL_EXPORT_FABRIC,
 };
 
 static cmr_status reserve(cmr_backend_pool pool, size_t bytes) {
@@ -53,7 +56,7 @@ cmr_status cmr_cuda_async_impl_init(cmr_cuda_async_impl *impl) {
   if (status != CMR_SUCCESS) return status;
   if (!supported) return cmr_error(CMR_ERROR_UNSUPPORTED, "cuda_async: the current device has no memory pools");
   impl->device = cmr_backend_device_at_creation();
-  status = cmr_backend_pool_create(export_of[params->export_handle_type], params->release_threshold, &impl->pool);
+  status = cmr_backend_pool_create(exports_of[params->export_handle_type], params->release_threshold, &impl->pool);
   if (status != CMR_SUCCESS) return status;
   if (params->access_devices != 0) status = grant_access(impl->pool, impl->device, params->access_devices);
   if (status == CMR_SUCCESS && params->initial_pool_size > 0) status = reserve(impl->pool, params->initial_pool_size);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tracking: a record per outstanding allocation in a chained hash table
- * under one lock, and the outstanding-allocations report built from it. */
+ * under one lock, and what is read from it: the outstanding-allocations
+ * report, and a snapshot of the records that bindings read field by field. */
 #include <execinfo.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -16,16 +17,28 @@ typedef struct cmr_tracking_record {
   cmr_address_entry key; /* first: its address is the allocation */
   size_t bytes;
   size_t alignment;
-  int frame_count; /* 0 unless stacks are captured */
+  cmr_stream stream; /* what it was allocated on */
+  int frame_count;   /* 0 unless stacks are captured */
   void *frames[];
 } cmr_tracking_record;
 
+/* One allocation of a snapshot, copied out of its record. */
+typedef struct cmr_tracking_entry {
+  void *pointer;
+  size_t bytes;
+  size_t alignment;
+  cmr_stream stream;
+  char *stack; /* "#<i> in <symbol>\n" per frame; "" without stacks */
+} cmr_tracking_entry;
+
 struct cmr_tracking_impl {
   cmr_tracking_params params; /* first: what it was created with (impl.h) */
-  pthread_mutex_t lock;       /* guards the map and the bytes */
+  pthread_mutex_t lock;       /* guards the map, the bytes, the report and the snapshot */
   cmr_address_map records;
   size_t bytes;
-  char *report; /* the last report handed out, freed by the next one */
+  char *report;                 /* the last report handed out, freed by the next one */
+  cmr_tracking_entry *snapshot; /* the last snapshot taken, freed by the next one */
+  size_t snapshot_count;
 };
 CMR_IMPL_LAYOUT(tracking);
 
@@ -41,9 +54,15 @@ cmr_status cmr_tracking_impl_init(cmr_tracking_impl *impl) {
 
 /* Records left behind are the caller's leaks: their memory stays the
  * upstream's, only the records go. */
+static void cmr_tracking_free_snapshot(cmr_tracking_entry *entries, size_t count) {
+  for (size_t i = 0; i < count; ++i) free(entries[i].stack);
+  free(entries);
+}
+
 void cmr_tracking_impl_fini(cmr_tracking_impl *impl) {
   cmr_address_map_clear(&impl->records, cmr_tracking_drop);
   free(impl->report);
+  cmr_tracking_free_snapshot(impl->snapshot, impl->snapshot_count);
   pthread_mutex_destroy(&impl->lock);
 }
 
@@ -67,13 +86,13 @@ static cmr_tracking_record *cmr_tracking_remove(cmr_tracking_impl *impl, const v
  * when stacks are captured (taken here, before the upstream is asked, so
  * that a failure to record costs no upstream call). */
 static cmr_status cmr_tracking_record_new(const cmr_tracking_impl *impl, size_t bytes, size_t alignment,
-                                          cmr_tracking_record **out) {
+                                          cmr_stream stream, cmr_tracking_record **out) {
   int frames = impl->params.capture_stacks ? cmr_tracking_frames : 0;
   cmr_tracking_record *record = malloc(sizeof *record + (size_t)frames * sizeof record->frames[0]);
   if (record == NULL) {
     return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "tracking: no host memory to record an allocation of %zu bytes", bytes);
   }
-  *record = (cmr_tracking_record){.bytes = bytes, .alignment = alignment};
+  *record = (cmr_tracking_record){.bytes = bytes, .alignment = alignment, .stream = stream};
   if (frames > 0) record->frame_count = backtrace(record->frames, frames);
   *out = record;
   return CMR_SUCCESS;
@@ -82,7 +101,7 @@ static cmr_status cmr_tracking_record_new(const cmr_tracking_impl *impl, size_t 
 cmr_status cmr_tracking_impl_allocate(cmr_tracking_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
                                       void **out) {
   cmr_tracking_record *record = NULL;
-  cmr_status status = cmr_tracking_record_new(impl, bytes, alignment, &record);
+  cmr_status status = cmr_tracking_record_new(impl, bytes, alignment, stream, &record);
   if (status == CMR_SUCCESS) status = cmr_allocate_aligned(impl->params.upstream, bytes, alignment, stream, out);
   if (status != CMR_SUCCESS) {
     free(record);
@@ -174,14 +193,23 @@ static void cmr_tracking_collect(cmr_address_entry *entry, void *arg) {
   sorting->records[sorting->count++] = (cmr_tracking_record *)entry;
 }
 
+/* Every record, by address, in an array the caller frees. Called locked. */
+static cmr_status cmr_tracking_sorted(cmr_tracking_impl *impl, cmr_tracking_sorting *out) {
+  size_t count = impl->records.count;
+  *out = (cmr_tracking_sorting){malloc((count > 0 ? count : 1) * sizeof *out->records), 0};
+  if (out->records == NULL)
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "tracking: no host memory to list %zu records", count);
+  cmr_address_map_each(&impl->records, cmr_tracking_collect, out);
+  qsort(out->records, out->count, sizeof *out->records, cmr_tracking_by_address);
+  return CMR_SUCCESS;
+}
+
 /* The report of every record, by address. Called locked. */
 static cmr_status cmr_tracking_write_report(cmr_tracking_impl *impl, FILE *text) {
-  size_t count = impl->records.count;
-  cmr_tracking_sorting sorting = {malloc((count > 0 ? count : 1) * sizeof *sorting.records), 0};
-  if (sorting.records == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "tracking: no host memory for the report");
-  cmr_address_map_each(&impl->records, cmr_tracking_collect, &sorting);
-  qsort(sorting.records, sorting.count, sizeof *sorting.records, cmr_tracking_by_address);
-  fprintf(text, "tracking: %zu outstanding allocations, %zu bytes\n", count, impl->bytes);
+  cmr_tracking_sorting sorting;
+  cmr_status status = cmr_tracking_sorted(impl, &sorting);
+  if (status != CMR_SUCCESS) return status;
+  fprintf(text, "tracking: %zu outstanding allocations, %zu bytes\n", sorting.count, impl->bytes);
   for (size_t i = 0; i < sorting.count; ++i) cmr_tracking_write_record(text, sorting.records[i]);
   free(sorting.records);
   return CMR_SUCCESS;
@@ -209,5 +237,124 @@ cmr_status cmr_tracking_impl_outstanding_report(cmr_tracking_impl *impl, const c
     free(report);
   }
   cmr_mutex_unlock(&impl->lock);
+  return status;
+}
+
+/* ---- the snapshot ---------------------------------------------------------------- */
+
+/* The frames of `record` as "#<i> in <symbol>\n" lines (RMM's stack form),
+ * "" without frames, or NULL for want of memory. */
+static char *cmr_tracking_stack_text(const cmr_tracking_record *record) {
+  char *text = NULL;
+  size_t length = 0;
+  FILE *stream = open_memstream(&text, &length);
+  if (stream == NULL) return NULL;
+  char **symbols = record->frame_count > 0 ? backtrace_symbols(record->frames, record->frame_count) : NULL;
+  for (int i = 0; i < record->frame_count; ++i) {
+    if (symbols != NULL) {
+      fprintf(stream, "#%d in %s\n", i, symbols[i]);
+    } else {
+      fprintf(stream, "#%d in %p\n", i, record->frames[i]);
+    }
+  }
+  free(symbols);
+  bool failed = ferror(stream) != 0;
+  failed = fclose(stream) != 0 || failed;
+  if (failed) {
+    free(text);
+    return NULL;
+  }
+  return text;
+}
+
+/* The entries of every record, by address. Called locked. */
+static cmr_status cmr_tracking_take_snapshot(cmr_tracking_impl *impl, cmr_tracking_entry **out, size_t *count) {
+  cmr_tracking_sorting sorting;
+  cmr_status status = cmr_tracking_sorted(impl, &sorting);
+  if (status != CMR_SUCCESS) return status;
+  cmr_tracking_entry *entries = calloc(sorting.count > 0 ? sorting.count : 1, sizeof *entries);
+  size_t made = 0;
+  for (; entries != NULL && made < sorting.count; ++made) {
+    const cmr_tracking_record *record = sorting.records[made];
+    char *stack = cmr_tracking_stack_text(record);
+    if (stack == NULL) break;
+    entries[made] =
+        (cmr_tracking_entry){(void *)record->key.address, record->bytes, record->alignment, record->stream, stack};
+  }
+  free(sorting.records);
+  if (entries == NULL || made < sorting.count) {
+    cmr_tracking_free_snapshot(entries, made);
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "tracking: no host memory for a snapshot of %zu allocations",
+                     sorting.count);
+  }
+  *out = entries;
+  *count = made;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_tracking_impl_outstanding_snapshot(cmr_tracking_impl *impl, size_t *out) {
+  cmr_mutex_lock(&impl->lock);
+  cmr_tracking_entry *entries = NULL;
+  size_t count = 0;
+  cmr_status status = cmr_tracking_take_snapshot(impl, &entries, &count);
+  if (status == CMR_SUCCESS) {
+    cmr_tracking_free_snapshot(impl->snapshot, impl->snapshot_count);
+    impl->snapshot = entries;
+    impl->snapshot_count = count;
+    *out = count;
+  }
+  pthread_mutex_unlock(&impl->lock);
+  return status;
+}
+
+/* A copy of the snapshot's entry at `index`, or CMR_ERROR_INVALID_ARGUMENT
+ * naming `what` past its end. */
+static cmr_status cmr_tracking_entry_at(cmr_tracking_impl *impl, size_t index, const char *what,
+                                        cmr_tracking_entry *out) {
+  cmr_mutex_lock(&impl->lock);
+  size_t count = impl->snapshot_count;
+  if (index < count) *out = impl->snapshot[index];
+  pthread_mutex_unlock(&impl->lock);
+  if (index >= count) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "tracking: snapshot_%s: index %zu is past the snapshot's %zu allocations (outstanding_snapshot "
+                     "takes one)",
+                     what, index, count);
+  }
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_tracking_impl_snapshot_pointer(cmr_tracking_impl *impl, size_t index, void **out) {
+  cmr_tracking_entry entry;
+  cmr_status status = cmr_tracking_entry_at(impl, index, "pointer", &entry);
+  if (status == CMR_SUCCESS) *out = entry.pointer;
+  return status;
+}
+
+cmr_status cmr_tracking_impl_snapshot_bytes(cmr_tracking_impl *impl, size_t index, size_t *out) {
+  cmr_tracking_entry entry;
+  cmr_status status = cmr_tracking_entry_at(impl, index, "bytes", &entry);
+  if (status == CMR_SUCCESS) *out = entry.bytes;
+  return status;
+}
+
+cmr_status cmr_tracking_impl_snapshot_alignment(cmr_tracking_impl *impl, size_t index, size_t *out) {
+  cmr_tracking_entry entry;
+  cmr_status status = cmr_tracking_entry_at(impl, index, "alignment", &entry);
+  if (status == CMR_SUCCESS) *out = entry.alignment;
+  return status;
+}
+
+cmr_status cmr_tracking_impl_snapshot_stream(cmr_tracking_impl *impl, size_t index, void **out) {
+  cmr_tracking_entry entry;
+  cmr_status status = cmr_tracking_entry_at(impl, index, "stream", &entry);
+  if (status == CMR_SUCCESS) *out = (void *)entry.stream;
+  return status;
+}
+
+cmr_status cmr_tracking_impl_snapshot_stack(cmr_tracking_impl *impl, size_t index, const char **out) {
+  cmr_tracking_entry entry;
+  cmr_status status = cmr_tracking_entry_at(impl, index, "stack", &entry);
+  if (status == CMR_SUCCESS) *out = entry.stack;
   return status;
 }

@@ -218,7 +218,7 @@ static const bad_case bad[] = {
     {"arena(system, dump_path=\"/tmp/x)", "the string for dump_path has no closing quote"},
     {"cuda_async(export_handle_type=ipc)",
      "bad value \"ipc\" for export_handle_type: expected none, "
-     "posix_file_descriptor, fabric"},
+     "posix_file_descriptor, fabric, posix_file_descriptor_and_fabric"},
 };
 
 START_TEST(bad_expressions_say_where_and_what) {

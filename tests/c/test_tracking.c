@@ -144,6 +144,94 @@ START_TEST(no_backtraces_unless_asked) {
 }
 END_TEST
 
+/* The snapshot's record at `index`, every field read through its method. */
+typedef struct snapshot_record {
+  void *pointer;
+  size_t bytes;
+  size_t alignment;
+  void *stream;
+  const char *stack;
+} snapshot_record;
+
+static snapshot_record snapshot_at(size_t index) {
+  snapshot_record record = {0};
+  ck_assert_ok(cmr_tracking_resource_snapshot_pointer(tracking, index, &record.pointer));
+  ck_assert_ok(cmr_tracking_resource_snapshot_bytes(tracking, index, &record.bytes));
+  ck_assert_ok(cmr_tracking_resource_snapshot_alignment(tracking, index, &record.alignment));
+  ck_assert_ok(cmr_tracking_resource_snapshot_stream(tracking, index, &record.stream));
+  ck_assert_ok(cmr_tracking_resource_snapshot_stack(tracking, index, &record.stack));
+  return record;
+}
+
+static size_t snapshot_now(void) {
+  size_t count = SIZE_MAX;
+  ck_assert_ok(cmr_tracking_resource_outstanding_snapshot(tracking, &count));
+  return count;
+}
+
+START_TEST(snapshot_holds_each_allocation_by_address) {
+  ck_assert_uint_eq(snapshot_now(), 0);
+  cmr_stream stream = (cmr_stream)(uintptr_t)0x5678; /* the foreign upstream only records it */
+  void *a = allocate(1000);
+  void *b = NULL;
+  ck_assert_ok(cmr_allocate_aligned(tracked(), 5000, 512, stream, &b));
+  ck_assert_uint_eq(snapshot_now(), 2);
+  bool a_first = (uintptr_t)a < (uintptr_t)b;
+  snapshot_record ra = snapshot_at(a_first ? 0 : 1), rb = snapshot_at(a_first ? 1 : 0);
+  ck_assert_ptr_eq(ra.pointer, a);
+  ck_assert_uint_eq(ra.bytes, 1000);
+  ck_assert_uint_eq(ra.alignment, 256);
+  ck_assert_ptr_eq(ra.stream, CMR_DEFAULT_STREAM);
+  ck_assert_str_eq(ra.stack, ""); /* stacks are not captured */
+  ck_assert_ptr_eq(rb.pointer, b);
+  ck_assert_uint_eq(rb.bytes, 5000);
+  ck_assert_uint_eq(rb.alignment, 512);
+  ck_assert_ptr_eq(rb.stream, stream);
+  ck_assert_ok(cmr_deallocate(tracked(), a, 1000, CMR_DEFAULT_STREAM));
+  ck_assert_ok(cmr_deallocate_aligned(tracked(), b, 5000, 512, stream));
+  /* A snapshot is what was outstanding when it was taken. */
+  ck_assert_ptr_eq(snapshot_at(a_first ? 0 : 1).pointer, a);
+  ck_assert_uint_eq(snapshot_now(), 0);
+}
+END_TEST
+
+START_TEST(snapshot_index_past_its_end_is_refused) {
+  void *ptr = allocate(100);
+  ck_assert_uint_eq(snapshot_now(), 1);
+  void *pointer = &pointer;
+  size_t value = 7;
+  const char *stack = "kept";
+  ck_assert_status(cmr_tracking_resource_snapshot_pointer(tracking, 1, &pointer), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("snapshot_pointer: index 1 is past the snapshot's 1 allocations");
+  ck_assert_status(cmr_tracking_resource_snapshot_bytes(tracking, SIZE_MAX, &value), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("snapshot_bytes");
+  ck_assert_status(cmr_tracking_resource_snapshot_stack(tracking, 5, &stack), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_str_eq(stack, "kept");
+  ck_assert_uint_eq(value, 7);
+  ck_assert_ok(cmr_deallocate(tracked(), ptr, 100, CMR_DEFAULT_STREAM));
+  ck_assert_uint_eq(snapshot_now(), 0);
+  ck_assert_status(cmr_tracking_resource_snapshot_alignment(tracking, 0, &value), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_status(cmr_tracking_resource_snapshot_stream(tracking, 0, &pointer), CMR_ERROR_INVALID_ARGUMENT);
+}
+END_TEST
+
+START_TEST(snapshot_carries_the_stack_when_captured) {
+  teardown();
+  make(true);
+  bool captures = false;
+  ck_assert_ok(cmr_tracking_resource_capture_stacks(tracking, &captures));
+  ck_assert(captures);
+  void *ptr = allocate_from_a_named_caller(4096);
+  ck_assert_uint_eq(snapshot_now(), 1);
+  snapshot_record record = snapshot_at(0);
+  ck_assert_ptr_eq(record.pointer, ptr);
+  /* Frames inside cmr, this test and libc at least, each "#<i> in <where>". */
+  ck_assert_msg(strncmp(record.stack, "#0 in ", 6) == 0 && strstr(record.stack, "\n#2 in ") != NULL, "stack:\n%s",
+                record.stack);
+  ck_assert_ok(cmr_deallocate(tracked(), ptr, 4096, CMR_DEFAULT_STREAM));
+}
+END_TEST
+
 START_TEST(unknown_pointer_is_refused_and_changes_nothing) {
   void *ptr = allocate(512);
   char elsewhere[1];
@@ -402,7 +490,8 @@ static Suite *tracking_suite(void) {
   Suite *suite = suite_create("tracking");
   cmr_test_case(suite, "basics", setup, teardown, counts_what_is_outstanding, forwards_size_alignment_and_stream,
                 report_lists_each_allocation_by_address, report_stays_valid_until_the_next,
-                captures_backtraces_when_asked, no_backtraces_unless_asked,
+                captures_backtraces_when_asked, no_backtraces_unless_asked, snapshot_holds_each_allocation_by_address,
+                snapshot_index_past_its_end_is_refused, snapshot_carries_the_stack_when_captured,
                 unknown_pointer_is_refused_and_changes_nothing, size_mismatch_is_refused, alignment_mismatch_is_refused,
                 larger_alignments_go_to_the_upstream, upstream_failure_records_nothing,
                 failed_upstream_free_stays_tracked, bad_arguments, a_stack_of_adaptors);

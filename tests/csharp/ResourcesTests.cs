@@ -240,6 +240,14 @@ internal sealed class ResourcesTests
             Assert.Equal(1000UL, plain.AllocatedBytes(), "tracked bytes");
             Assert.Equal(1UL, stacks.OutstandingCount(), "one outstanding");
             Assert.True(stacks.OutstandingReport().Contains("3000"), "the report names the size");
+            Assert.Equal(1UL, stacks.OutstandingSnapshot(), "one allocation in the snapshot");
+            Assert.Equal(b, stacks.SnapshotPointer(0), "the snapshot's pointer");
+            Assert.Equal(3000UL, stacks.SnapshotBytes(0), "the snapshot's size");
+            Assert.True(stacks.SnapshotStack(0).StartsWith("#0 in "), "the snapshot's stack");
+            Assert.Equal(1UL, plain.OutstandingSnapshot(), "the plain adaptor's snapshot");
+            Assert.Equal("", plain.SnapshotStack(0), "no stack unless captured");
+            var past = Assert.ThrowsStatus(Status.InvalidArgument, () => plain.SnapshotBytes(1), "past the snapshot");
+            Assert.True(past.Message.Contains("index 1 is past the snapshot's 1 allocations"), past.Message);
             plain.Deallocate(a, 1000);
             stacks.Deallocate(b, 3000);
             Assert.Equal(0UL, plain.OutstandingCount(), "nothing outstanding");

@@ -211,3 +211,38 @@ func TestArenaAndBinningReportTheirLargestFreeBlock(t *testing.T) {
 	largest, err = binning.LargestFreeBlock()
 	mustSize(t, "binning", largest, err, 1024) // the largest bin's preallocated blocks
 }
+
+// The tracking adaptor's snapshot: each outstanding allocation's pointer,
+// size, alignment, stream and stack, read by index.
+func TestTrackingSnapshot(t *testing.T) {
+	system := mustSystem(t)
+	tracking, err := cmr.NewTrackingResource(system, cmr.WithTrackingCaptureStacks(true))
+	mustOK(t, err)
+	defer tracking.Close()
+	address, err := tracking.Allocate(1000)
+	mustOK(t, err)
+	if count, err := tracking.OutstandingSnapshot(); err != nil || count != 1 {
+		t.Fatalf("snapshot of %d allocations (%v), want 1", count, err)
+	}
+	if pointer, err := tracking.SnapshotPointer(0); err != nil || pointer != address {
+		t.Fatalf("snapshot pointer %#x (%v), want %#x", pointer, err, address)
+	}
+	if size, err := tracking.SnapshotBytes(0); err != nil || size != 1000 {
+		t.Fatalf("snapshot size %d (%v), want 1000", size, err)
+	}
+	if alignment, err := tracking.SnapshotAlignment(0); err != nil || alignment != 256 {
+		t.Fatalf("snapshot alignment %d (%v), want 256", alignment, err)
+	}
+	if stream, err := tracking.SnapshotStream(0); err != nil || stream != 0 {
+		t.Fatalf("snapshot stream %#x (%v), want the default stream", stream, err)
+	}
+	if stack, err := tracking.SnapshotStack(0); err != nil || !strings.HasPrefix(stack, "#0 in ") {
+		t.Fatalf("snapshot stack %q (%v), want frames", stack, err)
+	}
+	_, err = tracking.SnapshotBytes(1)
+	expectStatus(t, err, cmr.ErrInvalidArgument, "an index past the snapshot")
+	mustOK(t, tracking.Deallocate(address, 1000))
+	if count, err := tracking.OutstandingSnapshot(); err != nil || count != 0 {
+		t.Fatalf("snapshot of %d allocations (%v), want 0", count, err)
+	}
+}

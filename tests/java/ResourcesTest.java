@@ -249,7 +249,17 @@ public class ResourcesTest {
       assertEquals(1000, stacks.allocatedBytes());
       assertEquals(1, stacks.outstandingCount());
       assertTrue(stacks.outstandingReport().contains(Long.toHexString(ptr)));
+      // The snapshot's records, one field at a time.
+      assertEquals(1, stacks.outstandingSnapshot());
+      assertEquals(ptr, stacks.snapshotPointer(0));
+      assertEquals(1000, stacks.snapshotBytes(0));
+      assertEquals(256, stacks.snapshotAlignment(0));
+      assertEquals(0, stacks.snapshotStream(0));
+      assertTrue(stacks.snapshotStack(0).startsWith("#0 in "));
+      CmrException past = assertThrows(CmrException.class, () -> stacks.snapshotBytes(1));
+      assertTrue(past.getMessage(), past.getMessage().contains("index 1 is past the snapshot's 1 allocations"));
       stacks.deallocate(ptr, 1000);
+      assertEquals(0, stacks.outstandingSnapshot());
       assertEquals(0, stacks.outstandingCount());
       exercise(defaults);
     }

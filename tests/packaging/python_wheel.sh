@@ -31,7 +31,7 @@ wheel=$(echo "$work"/dist/cmr-"$version"+host-*.whl)
 import re, subprocess, sys, tempfile, zipfile
 wheel = zipfile.ZipFile(sys.argv[1])
 names = wheel.namelist()
-extension = [n for n in names if re.fullmatch(r"cmr/_capi\..*\.so", n)]
+extension = [n for n in names if re.fullmatch(r"cmr/_capi_c\..*\.so", n)]
 assert extension, f"no extension in {names}"
 assert [n for n in names if re.fullmatch(r"cmr/libcmr\.so\.\d+", n)], f"no libcmr.so.N in {names}"
 assert "cmr/mr.py" in names and "cmr/allocators/__init__.py" in names
@@ -56,9 +56,9 @@ import importlib.metadata, sys
 import cmr
 venv, version = sys.argv[1], sys.argv[2]
 assert cmr.__file__.startswith(venv + "/"), f"cmr was imported from {cmr.__file__}"
-assert cmr.__version__ == version, cmr.__version__
+assert cmr.__version__ == version + "+host", cmr.__version__  # the metadata's
 assert importlib.metadata.version("cmr") == version + "+host", importlib.metadata.version("cmr")
-assert not cmr.capi.cmr_built_with_cuda()
+assert not cmr._capi.cmr_built_with_cuda()
 print("installed:", cmr.__file__, importlib.metadata.version("cmr"))
 PY
 "$work/venv/bin/python" -m pytest -q -p no:cacheprovider .

@@ -14,7 +14,7 @@ import sysconfig
 import pytest
 
 import cmr
-from cmr import capi
+from cmr import _capi as capi
 from cmr.allocators._library import library_path
 
 CUDA_BUILD = capi.cmr_built_with_cuda()

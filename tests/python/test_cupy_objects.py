@@ -19,7 +19,7 @@ from conftest import cython_extension
 
 import cmr
 import cmr.allocators.cupy  # noqa: F401  (makes cmr.DeviceBuffer's type, which the allocator makes)
-from cmr import capi, mr
+from cmr import _capi as capi, mr
 
 STANDIN = pathlib.Path(__file__).parent / "cython" / "cupy_memory_standin.pyx"
 DEFAULT_STREAM = types.SimpleNamespace(ptr=0)

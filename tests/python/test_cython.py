@@ -31,7 +31,7 @@ def test_c_ref_and_c_handle_are_the_c_objects(host_mr):
     assert buffer.c_handle == int(buffer._handle) != 0
     assert host_mr.c_ref != 0 and host_mr.c_handle == int(host_mr._handle)
     pool = mr.PoolMemoryResource(host_mr, 1 << 20)
-    assert cmr.capi.cmr_pool_resource_pool_size(pool._handle) == 1 << 20
+    assert cmr._capi.cmr_pool_resource_pool_size(pool._handle) == 1 << 20
     del buffer
     empty = cmr.DeviceBuffer.__new__(cmr.DeviceBuffer)  # never made: no handle to give
     with pytest.raises(ValueError):

@@ -161,7 +161,7 @@ def test_bad_inputs(counted):
     with pytest.raises(ValueError):
         buffer.prefetch(device=-5)
     with pytest.raises(ValueError, match="CMR_ERROR_UNKNOWN_DEVICE"):
-        buffer.prefetch(device=cmr.capi.cmr_device_count())
+        buffer.prefetch(device=cmr._capi.cmr_device_count())
     buffer.prefetch()  # host memory stays where it is
     assert buffer.size == 4
 

@@ -18,7 +18,7 @@ import weakref
 import pytest
 
 import cmr
-from cmr import capi, mr
+from cmr import _capi as capi, mr
 from conftest import pluggable_library
 
 
@@ -68,11 +68,11 @@ def test_a_second_object_over_the_same_resource_frees_what_the_first_allocated(h
     stats = mr.StatisticsResourceAdaptor(host_mr)
     mr.set_current_device_resource(stats)
     ptr = stats.allocate(64)
-    capi_ref = cmr.capi.cmr_acquire_current_device_resource_ref()
+    capi_ref = cmr._capi.cmr_acquire_current_device_resource_ref()
     try:
         twin = cmr.mr._wrap_ref(capi_ref)
     finally:
-        cmr.capi.cmr_ref_release(capi_ref)
+        cmr._capi.cmr_ref_release(capi_ref)
     assert twin is not stats and twin._identity == stats._identity
     twin.deallocate(ptr, 64)
     assert stats.allocation_counts.current_bytes == 0
@@ -139,7 +139,7 @@ def test_without_mr_a_buffer_comes_from_the_current_resource(host_mr):
     assert buffer.mr is stats and stats.allocation_counts.current_bytes == 10
     # Replaced from C behind Python's back: the object kept is not the one used.
     other = mr.StatisticsResourceAdaptor(host_mr)
-    cmr.capi.cmr_set_current_device_resource_ref(other._ref)
+    cmr._capi.cmr_set_current_device_resource_ref(other._ref)
     assert cmr.DeviceBuffer(size=10).mr._identity == other._identity
 
 

@@ -11,7 +11,7 @@ import threading
 import pytest
 
 import cmr
-from cmr import capi, mr
+from cmr import _capi as capi, mr
 
 # Skipped as a file (pytest exits 5, which ctest reports as skipped).
 if capi.cmr_built_with_cuda():

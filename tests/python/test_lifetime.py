@@ -54,7 +54,7 @@ def test_cycles_of_resources_are_collected(host_mr):
 def test_wrapped_refs_hold_a_share():
     cmr.reinitialize(resource="statistics(system)")
     first = mr.get_current_device_resource()
-    cmr.capi.cmr_reset_current_device_resource_ref()
+    cmr._capi.cmr_reset_current_device_resource_ref()
     cmr._per_device._per_device_mrs.clear()
     ptr = first.allocate(100)  # the table let go; this object's share keeps the stack's top
     assert first.allocation_counts.current_bytes == 100
@@ -63,7 +63,7 @@ def test_wrapped_refs_hold_a_share():
 
 def _gone(ref) -> None:
     with pytest.raises(RuntimeError, match="DESTROYED_HANDLE"):
-        cmr.capi.cmr_allocate(ref, 256, 0)
+        cmr._capi.cmr_allocate(ref, 256, 0)
 
 
 def test_objects_made_from_the_tables_ref_hold_one_share_each(host_mr):
@@ -74,10 +74,10 @@ def test_objects_made_from_the_tables_ref_hold_one_share_each(host_mr):
     base = mr.StatisticsResourceAdaptor(host_mr)
     pool = mr.PoolMemoryResource(base, initial_pool_size=1 << 20)
     ref = pool.ref
-    cmr.capi.cmr_set_current_device_resource_ref(ref)  # set from C: Python keeps no object for it
+    cmr._capi.cmr_set_current_device_resource_ref(ref)  # set from C: Python keeps no object for it
     wrapped = [mr.get_current_device_resource() for _ in range(3)]
     assert all(type(w) is mr.PoolMemoryResource and w is not pool for w in wrapped)
-    cmr.capi.cmr_reset_current_device_resource_ref()
+    cmr._capi.cmr_reset_current_device_resource_ref()
     del pool
     gc.collect()
     for w in wrapped:

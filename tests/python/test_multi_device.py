@@ -8,7 +8,7 @@ it on simulated devices; with fewer than two devices it is skipped."""
 import pytest
 
 import cmr
-from cmr import capi, mr
+from cmr import _capi as capi, mr
 
 from conftest import CUDA_BUILD, GPU
 

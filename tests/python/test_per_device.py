@@ -12,7 +12,7 @@ from cmr import mr
 
 def test_the_default_is_the_builds_own_resource():
     current = mr.get_current_device_resource()
-    expected = "cuda" if cmr.capi.cmr_built_with_cuda() else "system"
+    expected = "cuda" if cmr._capi.cmr_built_with_cuda() else "system"
     assert current.type_name == expected
     assert mr.get_current_device_resource_type() is type(current)
     assert not mr.is_initialized()

@@ -20,7 +20,7 @@ import threading
 import pytest
 
 import cmr
-from cmr import capi
+from cmr import _capi as capi
 
 NAMES = ("upstream", "tracking", "top", "stream", "buffer", "entry", "current")
 CHUNKS = 4

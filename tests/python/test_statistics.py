@@ -1,12 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
 """cmr.statistics: statistics of the current device resource and the profiler."""
 
+import functools
+
 import pytest
 
 import cmr
 from cmr import mr
-from cmr.statistics import (ProfilerRecords, Statistics, enable_statistics, get_statistics, pop_statistics,
-                            profiler, push_statistics, statistics)
+from cmr.statistics import (ProfilerContext, ProfilerRecords, Statistics, _get_descriptive_name_of_object,
+                            enable_statistics, get_statistics, pop_statistics, profiler, push_statistics, statistics)
 
 
 @pytest.fixture
@@ -108,6 +110,7 @@ def test_the_bodys_exception_is_not_masked(host_current):
 
 
 def test_profiler_as_decorator_and_context_manager(host_current):
+    enable_statistics()
     records = ProfilerRecords()
 
     @profiler(records=records)
@@ -120,20 +123,84 @@ def test_profiler_as_decorator_and_context_manager(host_current):
     with profiler(records=records, name="block"):
         current, ptr = _allocate(700)
         current.deallocate(ptr, 700)
-    (decorated,) = [name for name in records.records if name.endswith("make)")]
-    assert "test_statistics.py:" in decorated
+    decorated = _get_descriptive_name_of_object(make)
     assert records.records[decorated] == ProfilerRecords.MemoryRecord(num_calls=2, memory_total=4000,
                                                                      memory_peak=3000)
     assert records.records["block"] == ProfilerRecords.MemoryRecord(1, 700, 700)
     report = records.report()
-    assert report.index(decorated) < report.index("block")  # ordered by peak, largest first
-    assert "3000" in report and "4000" in report
-    assert records.report("num_calls").index(decorated) < records.report("num_calls").index("block")
-    table = str(records)  # RMM's pretty_print
-    assert table.startswith("Memory Profiling\n================\n\nOrdered by:   memory_peak\n")
-    assert table.index(decorated) < table.index("block") and "3,000" in table and "4,000" in table
-    assert ProfilerRecords.Data is ProfilerRecords.MemoryRecord
-    assert ProfilerRecords().pretty_print().endswith("No data, maybe profiling wasn't enabled?")
+    assert report.index(decorated) < report.index("  block")  # ordered by peak, largest first
+    assert "3,000" in report and "4,000" in report
+    assert records.report("num_calls").index(decorated) < records.report("num_calls").index("  block")
+    assert str(records) == report and records.pretty_print() == report
+    assert ProfilerRecords().report() == "Memory Profiling\n================\n\nNo data, maybe profiling wasn't enabled?"
+
+
+def test_the_report_is_rmms_table_with_its_legend():
+    records = ProfilerRecords()
+    records.add("small", Statistics(0, 0, 10, 1, 20, 2))
+    records.add("large", Statistics(0, 0, 12345, 1, 1234567, 3))
+    assert records.report() == (
+        "Memory Profiling\n"
+        "================\n"
+        "\n"
+        "Legends:\n"
+        "  ncalls       - number of times the function or code block was called\n"
+        "  memory_peak  - peak memory allocated in function or code block (in bytes)\n"
+        "  memory_total - total memory allocated in function or code block (in bytes)\n"
+        "\n"
+        "Ordered by: memory_peak\n"
+        "\n"
+        "ncalls     memory_peak    memory_total  filename:lineno(function)\n"
+        "     1          12,345       1,234,567  large\n"
+        "     1              10              20  small")
+    assert records.report("num_calls").splitlines()[8] == "Ordered by: num_calls"
+    assert repr(records).startswith("ProfilerRecords({'small': ")
+
+
+def test_the_profiler_records_nothing_without_statistics(host_current):
+    """As RMM's: the profiler does not enable statistics; without them a
+    profiled function or block runs and nothing is recorded."""
+    records = ProfilerRecords()
+
+    @profiler(records=records)
+    def make():
+        current, ptr = _allocate(100)
+        current.deallocate(ptr, 100)
+        return "made"
+
+    assert make() == "made"
+    with profiler(records=records, name="block"):
+        _allocate(10)
+    assert records.records == {}
+    assert mr.get_current_device_resource() is host_current
+    assert "No data" in records.report()
+
+
+def test_profiler_is_a_profiler_context(host_current):
+    context = profiler(name="block")
+    assert isinstance(context, ProfilerContext)
+    enable_statistics()
+    records = ProfilerRecords()
+    block = ProfilerContext(records, "again")
+    for nbytes in (100, 300):  # one context entered twice
+        with block as entered:
+            assert entered is block
+            current, ptr = _allocate(nbytes)
+            current.deallocate(ptr, nbytes)
+    assert records.records["again"] == ProfilerRecords.MemoryRecord(2, 400, 300)
+    assert get_statistics().total_bytes == 400  # the levels were popped into the base
+
+
+def test_the_descriptive_name_is_rmms():
+    def inner():
+        pass
+
+    name = _get_descriptive_name_of_object(inner)
+    assert name == f"{__file__}:{inner.__code__.co_firstlineno}({inner.__qualname__})"
+    wrapped = functools.wraps(inner)(lambda: None)
+    assert _get_descriptive_name_of_object(wrapped) == name  # what it wraps, as RMM's
+    with pytest.raises(TypeError):
+        _get_descriptive_name_of_object(42)
 
 
 def test_profiler_bad_inputs():

@@ -208,20 +208,23 @@ CMR_API cmr_status cmr_cuda_resource_from_ref(cmr_resource_ref ref, cmr_cuda_res
 /* ==== cuda_async (leaf; cuda build) ====
  * Stream-ordered device memory from a cudaMemPool_t of its own
  * (cudaMallocFromPoolAsync / cudaFreeAsync): the driver's pool, which reuses
- * memory freed on a stream at once on that stream.
+ * memory freed on a stream at once on that stream. Where the driver supports it
+ * (CUDA 12.8 and later) the pool's memory can serve hardware decompression
+ * (cudaMemPoolCreateUsageHwDecompress), as RMM's pools.
  */
 typedef struct cmr_cuda_async_resource cmr_cuda_async_resource;
 
 typedef enum cmr_cuda_async_export_handle_type {
   CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE = 0,
   CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR = 1,
-  CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC = 2
+  CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC = 2,
+  CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_AND_FABRIC = 3
 } cmr_cuda_async_export_handle_type;
 
 /* Parameters:
  *   initial_pool_size: Bytes to allocate and free once at creation so the pool starts with that much reserved; 0 reserves nothing. Default: 0 (pass CMR_SIZE_DEFAULT).
  *   release_threshold: Bytes the pool keeps reserved across synchronizations before returning memory to the driver. Default: keep everything (SIZE_MAX) (pass CMR_SIZE_DEFAULT).
- *   export_handle_type: Kind of shareable handle the pool exports for IPC (none, a POSIX file descriptor or a fabric handle). Default: none.
+ *   export_handle_type: The set of shareable handle kinds the pool exports for IPC, each value naming one set: none, a POSIX file descriptor, a fabric handle, or both (the driver's handle types ORed, as RMM's enable_ipc with enable_fabric); a device that cannot export every kind of the set is CMR_ERROR_UNSUPPORTED. Default: none.
  *   access_devices: Devices besides its own whose work may read and write the pool's memory, as a bitmask (bit k: device k; its own device's bit changes nothing): peer access granted with cudaMemPoolSetAccess. A device outside the process's is CMR_ERROR_UNKNOWN_DEVICE; one that cannot reach the pool's device (cudaDeviceCanAccessPeer) is CMR_ERROR_UNSUPPORTED. Default: 0 (pass CMR_SIZE_DEFAULT).
  */
 CMR_API cmr_status cmr_cuda_async_resource_create(cmr_optional_size initial_pool_size,
@@ -242,7 +245,10 @@ CMR_API cmr_status cmr_cuda_async_resource_release_threshold(cmr_cuda_async_reso
 /* ==== cuda_async_managed (leaf; cuda build) ====
  * Stream-ordered managed memory from the current device's default managed pool
  * (CUDA 13). Creating it where the driver or device has no managed pool returns
- * CMR_ERROR_UNSUPPORTED.
+ * CMR_ERROR_UNSUPPORTED. As RMM's, it raises the pool's release threshold to the
+ * maximum where it is the driver's default, 0 (which hands the memory back at
+ * every synchronization); a threshold set before is kept. The pool is the
+ * device's: every user of it sees the change.
  */
 typedef struct cmr_cuda_async_managed_resource cmr_cuda_async_managed_resource;
 
@@ -707,8 +713,10 @@ CMR_API cmr_status cmr_thread_safe_resource_from_ref(cmr_resource_ref ref, cmr_t
  * upstream's). The report's first line is "tracking: <n> outstanding
  * allocations, <bytes> bytes", then one line "<ptr>: <bytes> bytes, alignment
  * <a>" per allocation in address order, each followed by its frames "  #<i>
- * <symbol>" when stacks are captured. Any alignment
- * is passed to the upstream, which honours or refuses it.
+ * <symbol>" when stacks are captured. The same records, one field at a time,
+ * come from a snapshot (outstanding_snapshot and the snapshot_* methods):
+ * pointer, size, alignment, the stream it was allocated on and the stack.
+ * Any alignment is passed to the upstream, which honours or refuses it.
  *
  * Re-entry: no lock is held across the upstream's calls: a call back into the
  * adaptor from inside them is served.
@@ -733,6 +741,20 @@ CMR_API cmr_status cmr_tracking_resource_allocated_bytes(cmr_tracking_resource *
 CMR_API cmr_status cmr_tracking_resource_outstanding_count(cmr_tracking_resource *handle, size_t *out);
 /* A text listing each outstanding allocation by address (pointer, bytes, alignment, backtrace when captured); it belongs to the resource and stays valid until the next outstanding_report on the same resource (from any thread) or its destroy. */
 CMR_API cmr_status cmr_tracking_resource_outstanding_report(cmr_tracking_resource *handle, const char **out);
+/* Whether each allocation records its caller's backtrace. */
+CMR_API cmr_status cmr_tracking_resource_capture_stacks(cmr_tracking_resource *handle, bool *out);
+/* Takes a snapshot of the outstanding allocations, in address order, for the snapshot_* methods to read, and returns how many it holds; it belongs to the resource and stays until the next outstanding_snapshot on the same resource (from any thread) or its destroy. */
+CMR_API cmr_status cmr_tracking_resource_outstanding_snapshot(cmr_tracking_resource *handle, size_t *out);
+/* The address of the snapshot's allocation at `index` (CMR_ERROR_INVALID_ARGUMENT past the snapshot's end). */
+CMR_API cmr_status cmr_tracking_resource_snapshot_pointer(cmr_tracking_resource *handle, size_t index, void **out);
+/* The size asked for by the snapshot's allocation at `index`. */
+CMR_API cmr_status cmr_tracking_resource_snapshot_bytes(cmr_tracking_resource *handle, size_t index, size_t *out);
+/* The alignment the snapshot's allocation at `index` was made with. */
+CMR_API cmr_status cmr_tracking_resource_snapshot_alignment(cmr_tracking_resource *handle, size_t index, size_t *out);
+/* The stream the snapshot's allocation at `index` was made on. */
+CMR_API cmr_status cmr_tracking_resource_snapshot_stream(cmr_tracking_resource *handle, size_t index, void **out);
+/* The backtrace of the snapshot's allocation at `index`, one frame a line ("#<i> in <symbol>", innermost first), or the empty string when stacks are not captured; it stays valid as the snapshot does. */
+CMR_API cmr_status cmr_tracking_resource_snapshot_stack(cmr_tracking_resource *handle, size_t index, const char **out);
 
 #ifdef __cplusplus
 }

@@ -9,7 +9,9 @@ objects it is made over (upstream_mr), so deleting them in any order is safe."""
 
 from __future__ import annotations
 
-from . import _args, _extras, capi
+from . import _args, _extras
+from . import _capi as capi
+from ._extras import AllocationRecord
 from ._per_device import (available_device_memory, disable_logging, enable_logging,
                           get_current_device_resource, get_current_device_resource_type, get_log_filenames,
                           get_per_device_resource, get_per_device_resource_type, is_initialized,
@@ -20,6 +22,7 @@ __all__ = [
     "available_device_memory", "disable_logging", "enable_logging", "get_current_device_resource",
     "get_current_device_resource_type", "get_log_filenames", "get_per_device_resource",
     "get_per_device_resource_type", "is_initialized", "set_current_device_resource", "set_per_device_resource",
+    "AllocationRecord",
     "DeviceMemoryResource",
     "UpstreamResourceAdaptor",
     "AlignedResourceAdaptor",
@@ -50,6 +53,7 @@ _CUDA_ASYNC_EXPORT_HANDLE_TYPE = {
     "none": capi.CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE,
     "posix_file_descriptor": capi.CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
     "fabric": capi.CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC,
+    "posix_file_descriptor_and_fabric": capi.CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_AND_FABRIC,
 }
 
 
@@ -307,7 +311,9 @@ class CudaMemoryResource(DeviceMemoryResource):
 class _CudaAsyncMemoryResource(DeviceMemoryResource):
     """Stream-ordered device memory from a cudaMemPool_t of its own
     (cudaMallocFromPoolAsync / cudaFreeAsync): the driver's pool, which reuses
-    memory freed on a stream at once on that stream.
+    memory freed on a stream at once on that stream. Where the driver supports it
+    (CUDA 12.8 and later) the pool's memory can serve hardware decompression
+    (cudaMemPoolCreateUsageHwDecompress), as RMM's pools.
 
     Parameters
     ----------
@@ -315,8 +321,8 @@ class _CudaAsyncMemoryResource(DeviceMemoryResource):
         Bytes to allocate and free once at creation so the pool starts with that much reserved; 0 reserves nothing. Default: 0.
     release_threshold : int or str, optional
         Bytes the pool keeps reserved across synchronizations before returning memory to the driver. Default: keep everything (SIZE_MAX).
-    export_handle_type : str, one of "none", "posix_file_descriptor", "fabric", optional
-        Kind of shareable handle the pool exports for IPC (none, a POSIX file descriptor or a fabric handle). Default: none.
+    export_handle_type : str, one of "none", "posix_file_descriptor", "fabric", "posix_file_descriptor_and_fabric", optional
+        The set of shareable handle kinds the pool exports for IPC, each value naming one set: none, a POSIX file descriptor, a fabric handle, or both (the driver's handle types ORed, as RMM's enable_ipc with enable_fabric); a device that cannot export every kind of the set is CMR_ERROR_UNSUPPORTED. Default: none.
     access_devices : int or str, optional
         Devices besides its own whose work may read and write the pool's memory, as a bitmask (bit k: device k; its own device's bit changes nothing): peer access granted with cudaMemPoolSetAccess. A device outside the process's is CMR_ERROR_UNKNOWN_DEVICE; one that cannot reach the pool's device (cudaDeviceCanAccessPeer) is CMR_ERROR_UNSUPPORTED. Default: 0.
     """
@@ -349,7 +355,10 @@ class CudaAsyncMemoryResource(_extras.CudaAsyncExtras, _CudaAsyncMemoryResource)
 class CudaAsyncManagedMemoryResource(DeviceMemoryResource):
     """Stream-ordered managed memory from the current device's default managed pool
     (CUDA 13). Creating it where the driver or device has no managed pool returns
-    CMR_ERROR_UNSUPPORTED.
+    CMR_ERROR_UNSUPPORTED. As RMM's, it raises the pool's release threshold to the
+    maximum where it is the driver's default, 0 (which hands the memory back at
+    every synchronization); a threshold set before is kept. The pool is the
+    device's: every user of it sees the change.
     """
 
     def __init__(self):
@@ -864,14 +873,6 @@ class _StatisticsResourceAdaptor(UpstreamResourceAdaptor):
         """Allocations outstanding when the top level was pushed (0 for the base level): allocations_current minus this is RMM's current count of the top level."""
         return capi.cmr_statistics_resource_allocations_at_push(self._handle)
 
-    def push_counters(self) -> None:
-        """Starts a new level of counters at zero on top of the stack."""
-        capi.cmr_statistics_resource_push_counters(self._handle)
-
-    def pop_counters(self) -> None:
-        """Merges the top level into the one below; CMR_ERROR_INVALID_ARGUMENT when only the base level is left."""
-        capi.cmr_statistics_resource_pop_counters(self._handle)
-
     def counter_levels(self) -> int:
         """Levels on the stack: 1 until the first push."""
         return capi.cmr_statistics_resource_counter_levels(self._handle)
@@ -938,8 +939,10 @@ class _TrackingResourceAdaptor(UpstreamResourceAdaptor):
     upstream's). The report's first line is "tracking: <n> outstanding
     allocations, <bytes> bytes", then one line "<ptr>: <bytes> bytes, alignment
     <a>" per allocation in address order, each followed by its frames "  #<i>
-    <symbol>" when stacks are captured. Any alignment
-    is passed to the upstream, which honours or refuses it.
+    <symbol>" when stacks are captured. The same records, one field at a time,
+    come from a snapshot (outstanding_snapshot and the snapshot_* methods):
+    pointer, size, alignment, the stream it was allocated on and the stack.
+    Any alignment is passed to the upstream, which honours or refuses it.
 
     Re-entry: no lock is held across the upstream's calls: a call back into the
     adaptor from inside them is served.
@@ -977,7 +980,33 @@ class _TrackingResourceAdaptor(UpstreamResourceAdaptor):
         """A text listing each outstanding allocation by address (pointer, bytes, alignment, backtrace when captured); it belongs to the resource and stays valid until the next outstanding_report on the same resource (from any thread) or its destroy."""
         return capi.cmr_tracking_resource_outstanding_report(self._handle)
 
-    get_outstanding_allocations_str = outstanding_report
+    def capture_stacks(self) -> bool:
+        """Whether each allocation records its caller's backtrace."""
+        return capi.cmr_tracking_resource_capture_stacks(self._handle)
+
+    def outstanding_snapshot(self) -> int:
+        """Takes a snapshot of the outstanding allocations, in address order, for the snapshot_* methods to read, and returns how many it holds; it belongs to the resource and stays until the next outstanding_snapshot on the same resource (from any thread) or its destroy."""
+        return capi.cmr_tracking_resource_outstanding_snapshot(self._handle)
+
+    def snapshot_pointer(self, index) -> int:
+        """The address of the snapshot's allocation at `index` (CMR_ERROR_INVALID_ARGUMENT past the snapshot's end)."""
+        return capi.cmr_tracking_resource_snapshot_pointer(self._handle, _args.size(index, "index"))
+
+    def snapshot_bytes(self, index) -> int:
+        """The size asked for by the snapshot's allocation at `index`."""
+        return capi.cmr_tracking_resource_snapshot_bytes(self._handle, _args.size(index, "index"))
+
+    def snapshot_alignment(self, index) -> int:
+        """The alignment the snapshot's allocation at `index` was made with."""
+        return capi.cmr_tracking_resource_snapshot_alignment(self._handle, _args.size(index, "index"))
+
+    def snapshot_stream(self, index) -> int:
+        """The stream the snapshot's allocation at `index` was made on."""
+        return capi.cmr_tracking_resource_snapshot_stream(self._handle, _args.size(index, "index"))
+
+    def snapshot_stack(self, index) -> str:
+        """The backtrace of the snapshot's allocation at `index`, one frame a line ("#<i> in <symbol>", innermost first), or the empty string when stacks are not captured; it stays valid as the snapshot does."""
+        return capi.cmr_tracking_resource_snapshot_stack(self._handle, _args.size(index, "index"))
 
 
 class TrackingResourceAdaptor(_extras.TrackingExtras, _TrackingResourceAdaptor):

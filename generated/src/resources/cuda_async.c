@@ -83,10 +83,10 @@ cmr_status cmr_cuda_async_resource_create(cmr_optional_size initial_pool_size_op
   if (!release_threshold_option.is_set) {
     release_threshold = SIZE_MAX;
   }
-  if ((int)export_handle_type < 0 || (int)export_handle_type >= 3) {
+  if ((int)export_handle_type < 0 || (int)export_handle_type >= 4) {
     return cmr_error(
         CMR_ERROR_INVALID_ARGUMENT,
-        "cmr_cuda_async_resource_create: export_handle_type %d is not a cmr_cuda_async_export_handle_type (0..2)",
+        "cmr_cuda_async_resource_create: export_handle_type %d is not a cmr_cuda_async_export_handle_type (0..3)",
         (int)export_handle_type);
   }
   size_t access_devices = access_devices_option.value;

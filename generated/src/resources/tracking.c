@@ -136,6 +136,11 @@ cmr_status cmr_tracking_resource_from_ref(cmr_resource_ref ref, cmr_tracking_res
   return cmr_handle_share(ref.self, "cmr_tracking_resource_from_ref", (void **)out);
 }
 
+/* The parameters it was created with: the start of its algorithm's struct. */
+static const cmr_tracking_params *tracking_created_with(const cmr_object *object) {
+  return (const cmr_tracking_params *)(const void *)((const tracking_object *)object)->impl;
+}
+
 cmr_status cmr_tracking_resource_allocated_bytes(cmr_tracking_resource *handle, size_t *out) {
   cmr_object *object;
   cmr_status status = cmr_handle_object(handle, &tracking_type, "cmr_tracking_resource_allocated_bytes", &object);
@@ -165,6 +170,81 @@ cmr_status cmr_tracking_resource_outstanding_report(cmr_tracking_resource *handl
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_outstanding_report: out is NULL");
   cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
   status = cmr_tracking_impl_outstanding_report(((tracking_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
+}
+
+cmr_status cmr_tracking_resource_capture_stacks(cmr_tracking_resource *handle, bool *out) {
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &tracking_type, "cmr_tracking_resource_capture_stacks", &object);
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_capture_stacks: out is NULL");
+  *out = tracking_created_with(object)->capture_stacks;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_tracking_resource_outstanding_snapshot(cmr_tracking_resource *handle, size_t *out) {
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &tracking_type, "cmr_tracking_resource_outstanding_snapshot", &object);
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_outstanding_snapshot: out is NULL");
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_tracking_impl_outstanding_snapshot(((tracking_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
+}
+
+cmr_status cmr_tracking_resource_snapshot_pointer(cmr_tracking_resource *handle, size_t index, void **out) {
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &tracking_type, "cmr_tracking_resource_snapshot_pointer", &object);
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_snapshot_pointer: out is NULL");
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_tracking_impl_snapshot_pointer(((tracking_object *)object)->impl, index, out);
+  cmr_call_end();
+  return status;
+}
+
+cmr_status cmr_tracking_resource_snapshot_bytes(cmr_tracking_resource *handle, size_t index, size_t *out) {
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &tracking_type, "cmr_tracking_resource_snapshot_bytes", &object);
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_snapshot_bytes: out is NULL");
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_tracking_impl_snapshot_bytes(((tracking_object *)object)->impl, index, out);
+  cmr_call_end();
+  return status;
+}
+
+cmr_status cmr_tracking_resource_snapshot_alignment(cmr_tracking_resource *handle, size_t index, size_t *out) {
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &tracking_type, "cmr_tracking_resource_snapshot_alignment", &object);
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_snapshot_alignment: out is NULL");
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_tracking_impl_snapshot_alignment(((tracking_object *)object)->impl, index, out);
+  cmr_call_end();
+  return status;
+}
+
+cmr_status cmr_tracking_resource_snapshot_stream(cmr_tracking_resource *handle, size_t index, void **out) {
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &tracking_type, "cmr_tracking_resource_snapshot_stream", &object);
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_snapshot_stream: out is NULL");
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_tracking_impl_snapshot_stream(((tracking_object *)object)->impl, index, out);
+  cmr_call_end();
+  return status;
+}
+
+cmr_status cmr_tracking_resource_snapshot_stack(cmr_tracking_resource *handle, size_t index, const char **out) {
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &tracking_type, "cmr_tracking_resource_snapshot_stack", &object);
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_snapshot_stack: out is NULL");
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_tracking_impl_snapshot_stack(((tracking_object *)object)->impl, index, out);
   cmr_call_end();
   return status;
 }

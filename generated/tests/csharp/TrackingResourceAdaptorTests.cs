@@ -29,6 +29,8 @@ internal sealed class TrackingResourceAdaptorTests
             resource.AllocatedBytes();
             resource.OutstandingCount();
             resource.OutstandingReport();
+            resource.CaptureStacks();
+            resource.OutstandingSnapshot();
         }
     }
 
@@ -39,6 +41,7 @@ internal sealed class TrackingResourceAdaptorTests
         using (var resource = new TrackingResourceAdaptor(upstream, captureStacks: true))
         {
             Exercise(resource);
+            Assert.Equal(true, resource.CaptureStacks(), "capture_stacks");
         }
     }
 }

@@ -50,11 +50,19 @@ func TestResourceTrackingWithDefaults(t *testing.T) {
 	if _, err := r.OutstandingReport(); err != nil {
 		t.Fatalf("outstanding_report: %v", err)
 	}
+	if _, err := r.CaptureStacks(); err != nil {
+		t.Fatalf("capture_stacks: %v", err)
+	}
+	if _, err := r.OutstandingSnapshot(); err != nil {
+		t.Fatalf("outstanding_snapshot: %v", err)
+	}
 }
 
 func TestResourceTrackingWithExplicitArguments(t *testing.T) {
 	r := makeTracking(t, func(upstream cmr.Resource) (*cmr.TrackingResource, error) {
 		return cmr.NewTrackingResource(upstream, cmr.WithTrackingCaptureStacks(true))
 	})
-	_ = r
+	if value, err := r.CaptureStacks(); err != nil || value != true {
+		t.Fatalf("capture_stacks: %v (%v), want True", value, err)
+	}
 }

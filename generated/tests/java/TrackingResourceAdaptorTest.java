@@ -43,6 +43,8 @@ public class TrackingResourceAdaptorTest {
       resource.allocatedBytes();
       resource.outstandingCount();
       resource.outstandingReport();
+      resource.captureStacks();
+      resource.outstandingSnapshot();
     }
   }
 
@@ -51,6 +53,7 @@ public class TrackingResourceAdaptorTest {
     assumeTrue(available());
     try (TrackingResourceAdaptor resource = new TrackingResourceAdaptor(upstream, true)) {
       exercise(resource);
+      assertEquals(true, resource.captureStacks());
     }
   }
 }

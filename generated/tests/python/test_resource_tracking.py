@@ -21,9 +21,12 @@ def test_tracking_with_defaults(host_mr):
     resource.allocated_bytes()
     resource.outstanding_count()
     resource.outstanding_report()
+    resource.capture_stacks()
+    resource.outstanding_snapshot()
 
 
 @needs_resource
 def test_tracking_with_explicit_arguments(host_mr):
     resource = made_or_skip(lambda: mr.TrackingResourceAdaptor(host_mr, capture_stacks=True))
     exercise_resource(resource)
+    assert resource.capture_stacks() == True

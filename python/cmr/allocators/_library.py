@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from .. import capi  # loads cmr's extension, and with it libcmr
+from .. import _capi as capi  # loads cmr's extension, and with it libcmr
 
 _NAME = "libcmr.so"
 

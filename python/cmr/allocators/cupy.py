@@ -20,7 +20,7 @@ try:
 except ImportError:
     cupy = None
 
-from .. import capi
+from .. import _capi as capi
 from .. import _device_buffer  # noqa: F401  (makes cmr.DeviceBuffer's type, which the allocator makes)
 
 if cupy is None:

@@ -6,7 +6,8 @@ as long as anything (a DeviceBuffer ordered on one) holds them."""
 
 from __future__ import annotations
 
-from .. import _args, capi
+from .. import _args
+from .. import _capi as capi
 from .._errors import CmrError
 from .stream import CudaStreamFlags, Stream
 

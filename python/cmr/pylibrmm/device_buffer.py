@@ -9,7 +9,9 @@ says (one that is not memory is a ValueError)."""
 
 from __future__ import annotations
 
-from .. import _args, capi
+from .. import _args
+from .. import _capi as capi
+from .._array_interface import SupportsCUDAArrayInterface, _CUDAArrayInterface  # noqa: F401
 from .._device_buffer import DeviceBuffer
 from .._streams import DEFAULT_STREAM
 
@@ -38,4 +40,4 @@ def copy_device_to_ptr(d_src: int, d_dst: int, count: int, stream=DEFAULT_STREAM
                     _args.c_unsigned(count, "count"), stream)
 
 
-__all__ = ["DeviceBuffer", "copy_device_to_ptr", "copy_host_to_ptr", "copy_ptr_to_host", "to_device"]
+__all__ = ["DeviceBuffer", "SupportsCUDAArrayInterface", "copy_device_to_ptr", "copy_host_to_ptr", "copy_ptr_to_host", "to_device"]

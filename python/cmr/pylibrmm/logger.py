@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import warnings
 
-from .. import capi
+from .. import _capi as capi
 from ._log_levels import level_enum
 
 

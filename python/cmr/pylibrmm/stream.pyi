@@ -1,19 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-from enum import IntEnum
-from typing import Any
-
-class CudaStreamFlags(IntEnum):
-    SYNC_DEFAULT = 0
-    NON_BLOCKING = 1
-
-class Stream(int):
-    def __new__(cls, obj: Any | None = None, flags: CudaStreamFlags | None = None) -> Stream: ...
-    @property
-    def handle(self) -> int: ...
-    def __cuda_stream__(self) -> tuple[int, int]: ...
-    def synchronize(self) -> None: ...
-    def is_default(self) -> bool: ...
-
-DEFAULT_STREAM: Stream
-LEGACY_DEFAULT_STREAM: Stream
-PER_THREAD_DEFAULT_STREAM: Stream
+from .._streams import DEFAULT_STREAM as DEFAULT_STREAM
+from .._streams import LEGACY_DEFAULT_STREAM as LEGACY_DEFAULT_STREAM
+from .._streams import PER_THREAD_DEFAULT_STREAM as PER_THREAD_DEFAULT_STREAM
+from .._streams import CudaStreamFlags as CudaStreamFlags
+from .._streams import Stream as Stream

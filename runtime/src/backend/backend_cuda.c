@@ -5,7 +5,9 @@
  * be from pageable memory) is preceded by cmr_before_blocking (lock.h). */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
+#include <cuda.h> /* the driver's pointer attributes, reached through cudaGetDriverEntryPointByVersion */
 #include <cuda_runtime_api.h>
 
 #include "backend.h"
@@ -358,16 +360,16 @@ static cmr_status cmr_require_pools(const char *what) {
   return status;
 }
 
-static enum cudaMemAllocationHandleType cmr_handle_type_of(cmr_backend_pool_export export_type) {
-  switch (export_type) {
-  case CMR_BACKEND_POOL_EXPORT_POSIX_FILE_DESCRIPTOR: return cudaMemHandleTypePosixFileDescriptor;
-  case CMR_BACKEND_POOL_EXPORT_FABRIC: return cudaMemHandleTypeFabric;
-  case CMR_BACKEND_POOL_EXPORT_NONE: break;
-  }
-  return cudaMemHandleTypeNone;
+/* The driver's handle types (a mask, as cudaMemPoolProps takes them) of a
+ * set of cmr_backend_pool_export bits. */
+static enum cudaMemAllocationHandleType cmr_handle_types_of(unsigned exports) {
+  unsigned types = cudaMemHandleTypeNone;
+  if (exports & CMR_BACKEND_POOL_EXPORT_POSIX_FILE_DESCRIPTOR) types |= cudaMemHandleTypePosixFileDescriptor;
+  if (exports & CMR_BACKEND_POOL_EXPORT_FABRIC) types |= cudaMemHandleTypeFabric;
+  return (enum cudaMemAllocationHandleType)types;
 }
 
-/* Whether the current device can export pool memory as `handle_type`. */
+/* Whether the current device can export pool memory as every one of `handle_types`. */
 static cmr_status cmr_require_handle_type(enum cudaMemAllocationHandleType handle_type) {
   if (handle_type == cudaMemHandleTypeNone) {
     return CMR_SUCCESS;
@@ -375,16 +377,16 @@ static cmr_status cmr_require_handle_type(enum cudaMemAllocationHandleType handl
   int supported = 0;
   cmr_status status = cmr_device_attribute(cudaDevAttrMemoryPoolSupportedHandleTypes,
                                            "cudaDevAttrMemoryPoolSupportedHandleTypes", &supported);
-  if (status == CMR_SUCCESS && ((unsigned)supported & (unsigned)handle_type) == 0) {
+  if (status == CMR_SUCCESS && ((unsigned)supported & (unsigned)handle_type) != (unsigned)handle_type) {
     status = cmr_error(CMR_ERROR_UNSUPPORTED,
-                       "cudaMemPoolCreate: the current device cannot export pool memory as handle "
-                       "type 0x%x (it supports the mask 0x%x)",
+                       "cudaMemPoolCreate: the current device cannot export pool memory as every one of the "
+                       "handle types 0x%x (it supports the mask 0x%x)",
                        (unsigned)handle_type, (unsigned)supported);
   }
   return status;
 }
 
-static cmr_status cmr_set_release_threshold(cudaMemPool_t pool, size_t release_threshold) {
+cmr_status cmr_backend_pool_set_release_threshold(cmr_backend_pool pool, size_t release_threshold) {
   uint64_t threshold = release_threshold;
   cudaError_t error = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold);
   return error == cudaSuccess ? CMR_SUCCESS
@@ -394,16 +396,46 @@ static cmr_status cmr_set_release_threshold(cudaMemPool_t pool, size_t release_t
                                                  (void *)pool, release_threshold);
 }
 
-cmr_status cmr_backend_pool_create(cmr_backend_pool_export export_type, size_t release_threshold,
-                                   cmr_backend_pool *out) {
-  enum cudaMemAllocationHandleType handle_type = cmr_handle_type_of(export_type);
+/* The first driver that takes cudaMemPoolCreateUsageHwDecompress in a pool's
+ * usage (an older one refuses the pool): RMM's gate, CUDA 12.8. */
+enum { cmr_hw_decompress_driver = 12080 };
+
+cmr_status cmr_backend_hw_decompress_supported(bool *out) {
+  *out = false;
+#ifdef cudaMemPoolCreateUsageHwDecompress
+  int version = 0;
+  cudaError_t error = cudaDriverGetVersion(&version);
+  if (error != cudaSuccess) return cmr_cuda_failure(error, "cudaDriverGetVersion");
+  *out = version >= cmr_hw_decompress_driver;
+#endif
+  return CMR_SUCCESS;
+}
+
+/* The pool's usage: buffers for hardware decompression where the driver
+ * supports it (as RMM's pools), else none. */
+static cmr_status cmr_pool_usage(unsigned short *out) {
+  bool supported = false;
+  cmr_status status = cmr_backend_hw_decompress_supported(&supported);
+  *out = 0;
+#ifdef cudaMemPoolCreateUsageHwDecompress
+  if (supported) *out = cudaMemPoolCreateUsageHwDecompress;
+#endif
+  return status;
+}
+
+cmr_status cmr_backend_pool_create(unsigned exports, size_t release_threshold, cmr_backend_pool *out) {
+  enum cudaMemAllocationHandleType handle_type = cmr_handle_types_of(exports);
   int device = 0;
+  unsigned short usage = 0;
   cmr_status status = cmr_backend_get_device(&device);
   if (status == CMR_SUCCESS) {
     status = cmr_require_pools("cudaMemPoolCreate");
   }
   if (status == CMR_SUCCESS) {
     status = cmr_require_handle_type(handle_type);
+  }
+  if (status == CMR_SUCCESS) {
+    status = cmr_pool_usage(&usage);
   }
   if (status != CMR_SUCCESS) {
     return status;
@@ -413,17 +445,60 @@ cmr_status cmr_backend_pool_create(cmr_backend_pool_export export_type, size_t r
   props.handleTypes = handle_type;
   props.location.type = cudaMemLocationTypeDevice;
   props.location.id = device;
+  props.usage = usage;
   cudaMemPool_t pool = NULL;
   cudaError_t error = cudaMemPoolCreate(&pool, &props);
   if (error != cudaSuccess) {
-    return cmr_cuda_failure(error, "cudaMemPoolCreate(device %d, handle types 0x%x)", device, (unsigned)handle_type);
+    return cmr_cuda_failure(error, "cudaMemPoolCreate(device %d, handle types 0x%x, usage 0x%x)", device,
+                            (unsigned)handle_type, (unsigned)usage);
   }
-  status = cmr_set_release_threshold(pool, release_threshold);
+  status = cmr_backend_pool_set_release_threshold(pool, release_threshold);
   if (status != CMR_SUCCESS) {
     cudaMemPoolDestroy(pool);
     return status;
   }
   *out = pool;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_backend_pool_release_threshold(cmr_backend_pool pool, uint64_t *out) {
+  uint64_t threshold = 0;
+  cudaError_t error = cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold);
+  if (error != cudaSuccess) {
+    return cmr_cuda_failure(error, "cudaMemPoolGetAttribute(%p, cudaMemPoolAttrReleaseThreshold)", (void *)pool);
+  }
+  *out = threshold;
+  return CMR_SUCCESS;
+}
+
+typedef CUresult (*cmr_pointer_attribute_function)(void *data, CUpointer_attribute attribute, CUdeviceptr ptr);
+
+cmr_status cmr_backend_hw_decompress_capable(const void *ptr, bool *out) {
+  *out = false;
+#ifdef cudaMemPoolCreateUsageHwDecompress
+  void *function = NULL;
+  enum cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  cudaError_t error =
+      cudaGetDriverEntryPointByVersion("cuPointerGetAttribute", &function, 12000, cudaEnableDefault, &found);
+  if (error != cudaSuccess) return cmr_cuda_failure(error, "cudaGetDriverEntryPointByVersion(cuPointerGetAttribute)");
+  if (found != cudaDriverEntryPointSuccess || function == NULL) {
+    return cmr_error(CMR_ERROR_UNSUPPORTED,
+                     "cudaGetDriverEntryPointByVersion: the driver has no cuPointerGetAttribute");
+  }
+  /* An entry point is a function's address handed out as a void * (as
+   * dlsym's): copied, not cast, into a function pointer. */
+  cmr_pointer_attribute_function get_attribute;
+  memcpy(&get_attribute, &function, sizeof get_attribute);
+  int capable = 0;
+  CUresult result = get_attribute(&capable, CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE, (CUdeviceptr)(uintptr_t)ptr);
+  if (result != CUDA_SUCCESS) {
+    return cmr_error(CMR_ERROR_CUDA, "cuPointerGetAttribute(%p, CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE): %d",
+                     ptr, (int)result);
+  }
+  *out = capable != 0;
+#else
+  (void)ptr;
+#endif
   return CMR_SUCCESS;
 }
 
@@ -451,6 +526,17 @@ cmr_status cmr_backend_pool_grant_access(cmr_backend_pool pool, int owner, int d
   return error == cudaSuccess
              ? CMR_SUCCESS
              : cmr_cuda_failure(error, "cudaMemPoolSetAccess(%p, device %d, read-write)", (void *)pool, device);
+}
+
+/* As RMM's managed async resource: the driver's default managed pool
+ * releases its memory at every synchronization (threshold 0), so a zero
+ * threshold is raised to the maximum; one somebody set is left as it is.
+ * The pool is the device's: everyone who uses it sees the change. */
+static cmr_status cmr_keep_everything_unless_set(cudaMemPool_t pool) {
+  uint64_t threshold = 0;
+  cmr_status status = cmr_backend_pool_release_threshold(pool, &threshold);
+  if (status == CMR_SUCCESS && threshold == 0) status = cmr_backend_pool_set_release_threshold(pool, SIZE_MAX);
+  return status;
 }
 
 /* CUDA 13's default managed pool with the current device as its location.
@@ -486,8 +572,9 @@ cmr_status cmr_backend_managed_pool(cmr_backend_pool *out) {
   if (error != cudaSuccess) {
     return cmr_cuda_failure(error, "%s on device %d", what, device);
   }
-  *out = pool;
-  return CMR_SUCCESS;
+  status = cmr_keep_everything_unless_set(pool);
+  if (status == CMR_SUCCESS) *out = pool;
+  return status;
 }
 
 cmr_status cmr_backend_pool_alloc(cmr_backend_pool pool, size_t bytes, cmr_stream stream, void **out) {

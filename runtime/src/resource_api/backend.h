@@ -159,23 +159,35 @@ cmr_status cmr_backend_advise_location(const void *ptr, size_t bytes, int device
 /* Stream-ordered memory pools (cudaMemPool_t). */
 typedef struct CUmemPoolHandle_st *cmr_backend_pool;
 
+/* The kinds of shareable handle a pool exports: a set of these bits. */
 typedef enum cmr_backend_pool_export {
-  CMR_BACKEND_POOL_EXPORT_NONE,
-  CMR_BACKEND_POOL_EXPORT_POSIX_FILE_DESCRIPTOR,
-  CMR_BACKEND_POOL_EXPORT_FABRIC
+  CMR_BACKEND_POOL_EXPORT_NONE = 0,
+  CMR_BACKEND_POOL_EXPORT_POSIX_FILE_DESCRIPTOR = 1 << 0,
+  CMR_BACKEND_POOL_EXPORT_FABRIC = 1 << 1
 } cmr_backend_pool_export;
 
-/* A new device pool on the current device that exports `export_type` handles
- * and keeps up to `release_threshold` bytes reserved across synchronizations. */
-cmr_status cmr_backend_pool_create(cmr_backend_pool_export export_type, size_t release_threshold,
-                                   cmr_backend_pool *out);
+/* A new device pool on the current device that exports every kind of handle
+ * in `exports` (a set of cmr_backend_pool_export bits; CMR_ERROR_UNSUPPORTED
+ * where the device cannot export one of them) and keeps up to
+ * `release_threshold` bytes reserved across synchronizations. */
+cmr_status cmr_backend_pool_create(unsigned exports, size_t release_threshold, cmr_backend_pool *out);
 cmr_status cmr_backend_pool_destroy(cmr_backend_pool pool);
 /* Lets work on `device` read and write `pool`'s memory (which is on `owner`):
  * cudaMemPoolSetAccess, after cudaDeviceCanAccessPeer says it can
  * (CMR_ERROR_UNSUPPORTED where it cannot). */
 cmr_status cmr_backend_pool_grant_access(cmr_backend_pool pool, int owner, int device);
-/* CUDA 13's managed-memory pool of the current device; CMR_ERROR_UNSUPPORTED
- * where the driver or device has none. */
+/* The release threshold `pool` has now, and a new one. */
+cmr_status cmr_backend_pool_release_threshold(cmr_backend_pool pool, uint64_t *out);
+cmr_status cmr_backend_pool_set_release_threshold(cmr_backend_pool pool, size_t release_threshold);
+/* Whether the driver takes pools whose memory serves hardware decompression
+ * (CUDA 12.8 and later): then every pool cmr_backend_pool_create makes does. */
+cmr_status cmr_backend_hw_decompress_supported(bool *out);
+/* Whether the device memory at `ptr` can be a buffer of hardware
+ * decompression, as the driver reports it (CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE). */
+cmr_status cmr_backend_hw_decompress_capable(const void *ptr, bool *out);
+/* CUDA 13's managed-memory pool of the current device, its release
+ * threshold raised to the maximum where it was 0 (the driver's default);
+ * CMR_ERROR_UNSUPPORTED where the driver or device has none. */
 cmr_status cmr_backend_managed_pool(cmr_backend_pool *out);
 /* Whether the current device supports stream-ordered pools at all. */
 cmr_status cmr_backend_pools_supported(bool *out);

@@ -8,7 +8,10 @@ import java.lang.ref.Reference;
 /**
  * Stream-ordered managed memory from the current device's default managed pool
  * (CUDA 13). Creating it where the driver or device has no managed pool returns
- * CMR_ERROR_UNSUPPORTED.
+ * CMR_ERROR_UNSUPPORTED. As RMM's, it raises the pool's release threshold to the
+ * maximum where it is the driver's default, 0 (which hands the memory back at
+ * every synchronization); a threshold set before is kept. The pool is the
+ * device's: every user of it sees the change.
  *
  * <p>The {@code cuda_async_managed} resource of cmr (leaf; cuda builds).
  */

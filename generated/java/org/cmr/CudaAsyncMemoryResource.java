@@ -9,7 +9,9 @@ import java.util.Objects;
 /**
  * Stream-ordered device memory from a cudaMemPool_t of its own
  * (cudaMallocFromPoolAsync / cudaFreeAsync): the driver's pool, which reuses
- * memory freed on a stream at once on that stream.
+ * memory freed on a stream at once on that stream. Where the driver supports it
+ * (CUDA 12.8 and later) the pool's memory can serve hardware decompression
+ * (cudaMemPoolCreateUsageHwDecompress), as RMM's pools.
  *
  * <p>The {@code cuda_async} resource of cmr (leaf; cuda builds).
  */
@@ -20,7 +22,7 @@ public final class CudaAsyncMemoryResource extends MemoryResource {
    *
    * @param initialPoolSize Bytes to allocate and free once at creation so the pool starts with that much reserved; 0 reserves nothing. Default: 0.
    * @param releaseThreshold Bytes the pool keeps reserved across synchronizations before returning memory to the driver. Default: keep everything (SIZE_MAX).
-   * @param exportHandleType Kind of shareable handle the pool exports for IPC (none, a POSIX file descriptor or a fabric handle). Default: none.
+   * @param exportHandleType The set of shareable handle kinds the pool exports for IPC, each value naming one set: none, a POSIX file descriptor, a fabric handle, or both (the driver's handle types ORed, as RMM's enable_ipc with enable_fabric); a device that cannot export every kind of the set is CMR_ERROR_UNSUPPORTED. Default: none.
    * @param accessDevices Devices besides its own whose work may read and write the pool's memory, as a bitmask (bit k: device k; its own device's bit changes nothing): peer access granted with cudaMemPoolSetAccess. A device outside the process's is CMR_ERROR_UNKNOWN_DEVICE; one that cannot reach the pool's device (cudaDeviceCanAccessPeer) is CMR_ERROR_UNSUPPORTED. Default: 0.
    */
   public CudaAsyncMemoryResource(long initialPoolSize, long releaseThreshold, CudaAsyncExportHandleType exportHandleType, long accessDevices) {
@@ -32,7 +34,7 @@ public final class CudaAsyncMemoryResource extends MemoryResource {
    *
    * @param initialPoolSize Bytes to allocate and free once at creation so the pool starts with that much reserved; 0 reserves nothing. Default: 0.
    * @param releaseThreshold Bytes the pool keeps reserved across synchronizations before returning memory to the driver. Default: keep everything (SIZE_MAX).
-   * @param exportHandleType Kind of shareable handle the pool exports for IPC (none, a POSIX file descriptor or a fabric handle). Default: none.
+   * @param exportHandleType The set of shareable handle kinds the pool exports for IPC, each value naming one set: none, a POSIX file descriptor, a fabric handle, or both (the driver's handle types ORed, as RMM's enable_ipc with enable_fabric); a device that cannot export every kind of the set is CMR_ERROR_UNSUPPORTED. Default: none.
    */
   public CudaAsyncMemoryResource(long initialPoolSize, long releaseThreshold, CudaAsyncExportHandleType exportHandleType) {
     super(create(Arguments.size("initialPoolSize", initialPoolSize), Arguments.size("releaseThreshold", releaseThreshold), exportHandleType, null));
@@ -69,7 +71,7 @@ public final class CudaAsyncMemoryResource extends MemoryResource {
    *
    * @param initialPoolSize Bytes to allocate and free once at creation so the pool starts with that much reserved; 0 reserves nothing. Default (null): 0.
    * @param releaseThreshold Bytes the pool keeps reserved across synchronizations before returning memory to the driver. Default (null): keep everything (SIZE_MAX).
-   * @param exportHandleType Kind of shareable handle the pool exports for IPC (none, a POSIX file descriptor or a fabric handle). Default: none.
+   * @param exportHandleType The set of shareable handle kinds the pool exports for IPC, each value naming one set: none, a POSIX file descriptor, a fabric handle, or both (the driver's handle types ORed, as RMM's enable_ipc with enable_fabric); a device that cannot export every kind of the set is CMR_ERROR_UNSUPPORTED. Default: none.
    * @param accessDevices Devices besides its own whose work may read and write the pool's memory, as a bitmask (bit k: device k; its own device's bit changes nothing): peer access granted with cudaMemPoolSetAccess. A device outside the process's is CMR_ERROR_UNKNOWN_DEVICE; one that cannot reach the pool's device (cudaDeviceCanAccessPeer) is CMR_ERROR_UNSUPPORTED. Default (null): 0.
    */
   public CudaAsyncMemoryResource(Long initialPoolSize, Long releaseThreshold, CudaAsyncExportHandleType exportHandleType, Long accessDevices) {

@@ -18,8 +18,10 @@ import java.lang.ref.Reference;
  * upstream's). The report's first line is "tracking: &lt;n&gt; outstanding
  * allocations, &lt;bytes&gt; bytes", then one line "&lt;ptr&gt;: &lt;bytes&gt; bytes, alignment
  * &lt;a&gt;" per allocation in address order, each followed by its frames "  #&lt;i&gt;
- * &lt;symbol&gt;" when stacks are captured. Any alignment
- * is passed to the upstream, which honours or refuses it.
+ * &lt;symbol&gt;" when stacks are captured. The same records, one field at a time,
+ * come from a snapshot (outstanding_snapshot and the snapshot_* methods):
+ * pointer, size, alignment, the stream it was allocated on and the stack.
+ * Any alignment is passed to the upstream, which honours or refuses it.
  * 
  * Re-entry: no lock is held across the upstream's calls: a call back into the
  * adaptor from inside them is served.
@@ -97,6 +99,83 @@ public final class TrackingResourceAdaptor extends MemoryResource {
   public String outstandingReport() {
     try {
       return CmrNative.cmr_tracking_resource_outstanding_report(handle());
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * Whether each allocation records its caller's backtrace.
+   */
+  public boolean captureStacks() {
+    try {
+      return CmrNative.cmr_tracking_resource_capture_stacks(handle());
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * Takes a snapshot of the outstanding allocations, in address order, for the snapshot_* methods to read, and returns how many it holds; it belongs to the resource and stays until the next outstanding_snapshot on the same resource (from any thread) or its destroy.
+   */
+  public long outstandingSnapshot() {
+    try {
+      return CmrNative.cmr_tracking_resource_outstanding_snapshot(handle());
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * The address of the snapshot's allocation at `index` (CMR_ERROR_INVALID_ARGUMENT past the snapshot's end).
+   */
+  public long snapshotPointer(long index) {
+    try {
+      return CmrNative.cmr_tracking_resource_snapshot_pointer(handle(), Arguments.size("index", index));
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * The size asked for by the snapshot's allocation at `index`.
+   */
+  public long snapshotBytes(long index) {
+    try {
+      return CmrNative.cmr_tracking_resource_snapshot_bytes(handle(), Arguments.size("index", index));
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * The alignment the snapshot's allocation at `index` was made with.
+   */
+  public long snapshotAlignment(long index) {
+    try {
+      return CmrNative.cmr_tracking_resource_snapshot_alignment(handle(), Arguments.size("index", index));
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * The stream the snapshot's allocation at `index` was made on.
+   */
+  public long snapshotStream(long index) {
+    try {
+      return CmrNative.cmr_tracking_resource_snapshot_stream(handle(), Arguments.size("index", index));
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * The backtrace of the snapshot's allocation at `index`, one frame a line ("#&lt;i&gt; in &lt;symbol&gt;", innermost first), or the empty string when stacks are not captured; it stays valid as the snapshot does.
+   */
+  public String snapshotStack(long index) {
+    try {
+      return CmrNative.cmr_tracking_resource_snapshot_stack(handle(), Arguments.size("index", index));
     } finally {
       Reference.reachabilityFence(this);
     }

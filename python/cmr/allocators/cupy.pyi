@@ -1,0 +1,6 @@
+# SPDX-License-Identifier: Apache-2.0
+# CuPy's allocator over cmr (CuPy ships no types: its MemoryPointer is Any).
+from typing import Any
+
+def cmr_cupy_allocator(nbytes: int) -> Any: ...
+def rmm_cupy_allocator(nbytes: int) -> Any: ...
