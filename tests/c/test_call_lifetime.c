@@ -100,14 +100,20 @@ START_TEST(a_failure_answered_keeps_its_message_over_the_finalize) {
 }
 END_TEST
 
-START_TEST(callback_destroying_its_last_handle_in_deallocate) {
+/* The callback's free destroys the statistics adaptor above it, its last
+ * holder: the adaptor counts the free after its upstream's call returns. */
+START_TEST(callback_destroying_the_adaptor_above_it_in_deallocate) {
   cmr_callback_resource *callback = make_callback(plain_allocate, free_and_destroy);
-  cmr_resource_ref ref = cmr_callback_resource_ref(callback);
+  cmr_statistics_resource *statistics = NULL;
+  ck_assert_ok(cmr_statistics_resource_create(cmr_callback_resource_ref(callback), &statistics));
+  ck_assert_ok(cmr_callback_resource_destroy(callback)); /* the adaptor holds the last share */
+  cmr_resource_ref ref = cmr_statistics_resource_ref(statistics);
   void *ptr = NULL;
   ck_assert_ok(cmr_allocate_sync(ref, 512, 256, &ptr));
-  victim.callback = callback;
+  victim.statistics = statistics;
   ck_assert_ok(cmr_deallocate_sync(ref, ptr, 512, 256));
   ck_assert_int_eq(victim.destroys, 1);
+  ck_assert_int_eq(victim.destroyed_with, CMR_SUCCESS);
   ck_assert_status(cmr_ref_validate(ref), CMR_ERROR_DESTROYED_HANDLE);
 }
 END_TEST
@@ -244,12 +250,12 @@ END_TEST
 
 int main(void) {
   Suite *suite = suite_create("call_lifetime");
-  cmr_test_case(suite, "destroyed_inside", setup, NULL, callback_destroying_its_last_handle_in_allocate,
-                a_failure_answered_keeps_its_message_over_the_finalize,
-                callback_destroying_its_last_handle_in_deallocate, callback_destroying_the_statistics_adaptor_above_it,
-                pool_growth_destroying_the_tracking_adaptor_above_it,
-                failure_callback_destroying_its_adaptor_and_retrying, a_buffer_destroyed_from_inside_its_resize,
-                the_resource_destroyed_while_a_buffer_is_made_from_it);
+  cmr_test_case(
+      suite, "destroyed_inside", setup, NULL, callback_destroying_its_last_handle_in_allocate,
+      a_failure_answered_keeps_its_message_over_the_finalize, callback_destroying_the_adaptor_above_it_in_deallocate,
+      callback_destroying_the_statistics_adaptor_above_it, pool_growth_destroying_the_tracking_adaptor_above_it,
+      failure_callback_destroying_its_adaptor_and_retrying, a_buffer_destroyed_from_inside_its_resize,
+      the_resource_destroyed_while_a_buffer_is_made_from_it);
   cmr_test_case(suite, "give_back", setup, NULL, a_refused_pointer_whose_give_back_fails_says_both,
                 a_refused_pointer_given_back_keeps_the_first_message);
   return cmr_test_run(suite);
