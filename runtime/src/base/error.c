@@ -10,10 +10,13 @@ static _Thread_local char cmr_message[CMR_MESSAGE_CAPACITY];
 CMR_HOT_THREAD_LOCAL unsigned long cmr_error_serial_count;
 
 cmr_status cmr_error(cmr_status status, const char *format, ...) {
+  /* Formatted aside: this thread's message may be one of the arguments. */
+  char message[CMR_MESSAGE_CAPACITY];
   va_list args;
   va_start(args, format);
-  vsnprintf(cmr_message, sizeof cmr_message, format, args);
+  if (vsnprintf(message, sizeof message, format, args) < 0) message[0] = '\0';
   va_end(args);
+  memcpy(cmr_message, message, sizeof cmr_message);
   cmr_error_serial_count++;
   /* The log's writer records no error, so this does not recurse. */
   cmr_log(CMR_LOG_DEBUG, "%s: %s", cmr_status_string(status), cmr_message);

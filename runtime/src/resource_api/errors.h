@@ -13,7 +13,8 @@
 #endif
 
 /* Record `status` with a formatted message as this thread's last error and
- * return `status`, so a failure is one line: return cmr_error(...). */
+ * return `status`, so a failure is one line: return cmr_error(...). The
+ * arguments may include this thread's message (cmr_last_error_message()). */
 cmr_status cmr_error(cmr_status status, const char *format, ...) CMR_PRINTF(2, 3);
 
 /* Prefix this thread's last message with "<context>: " (used when a callee's
