@@ -57,6 +57,9 @@ typedef struct cmr_slot {
   _Atomic uint64_t state;   /* generation << 32 | shares (a live handle: 1) */
   _Atomic uintptr_t target; /* object slot: the object's address; handle slot: the object's token */
   uint32_t next_free;       /* free-list link, under the table's lock */
+  /* Object slot: its object's type, so that a type is checked without
+   * reading an object that another thread's destroy may be freeing. */
+  const cmr_object_type *_Atomic type;
 } cmr_slot;
 
 enum {
@@ -118,20 +121,21 @@ static inline cmr_object *cmr_object_peek(const void *token) {
  * A destroy on another thread is the caller's race, as the ownership rules
  * say (hold a share of what another thread may destroy).
  *
- * One thread-local int, read on every call: the depth of calls, less one
+ * One thread-local int (in cmr_thread_words, errors.h), read on every call: the depth of calls, less one
  * once an object waits, so that the end of the outermost call of a thread
  * with objects waiting is the decrement that goes below zero (one
  * subtraction and one branch on the fast path). */
-extern CMR_HOT_THREAD_LOCAL int cmr_calls_in_progress;
 
 /* Finalizes the objects waiting for this thread's outermost call to end
  * (out of line; keeps this thread's error message and its count). */
 void cmr_calls_finish(void);
 
-static inline __attribute__((always_inline)) void cmr_call_begin(void) { ++cmr_calls_in_progress; }
+static inline __attribute__((always_inline)) void cmr_call_begin(void) {
+  ++cmr_thread_words_of_thread.calls_in_progress;
+}
 
 static inline __attribute__((always_inline)) void cmr_call_end(void) {
-  if (__builtin_expect(--cmr_calls_in_progress < 0, 0)) cmr_calls_finish();
+  if (__builtin_expect(--cmr_thread_words_of_thread.calls_in_progress < 0, 0)) cmr_calls_finish();
 }
 
 /* ---- objects -------------------------------------------------------------- */
