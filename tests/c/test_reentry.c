@@ -324,6 +324,28 @@ START_TEST(binning_allocation_adding_a_bin_to_another_binning_is_served) {
 }
 END_TEST
 
+/* The replaced bin, a pool whose last share the binning resource held,
+ * goes when add_bin_resource returns: giving its chunk back runs the
+ * upstream's callback, which adds a bin to another binning resource (that
+ * takes the lock add_bin_resource holds while it checks for a cycle). */
+START_TEST(binning_replaced_bin_whose_teardown_adds_a_bin_is_served) {
+  cmr_binning_resource *binning = binning_without_bins();
+  cmr_binning_resource *other = binning_without_bins();
+  cmr_pool_resource *pool = empty_pool();
+  void *ptr = NULL;
+  ck_assert_ok(cmr_allocate(cmr_pool_resource_ref(pool), 1000, CMR_DEFAULT_STREAM, &ptr)); /* a chunk */
+  ck_assert_ok(cmr_deallocate(cmr_pool_resource_ref(pool), ptr, 1000, CMR_DEFAULT_STREAM));
+  ck_assert_ok(cmr_binning_resource_add_bin_resource(binning, 1024, cmr_pool_resource_ref(pool)));
+  ck_assert_ok(cmr_pool_resource_destroy(pool)); /* the bin table holds the last share */
+  reentry = (reentry_plan){.call = INNER_ADD_BIN_RESOURCE, .binning = other, .through = upstream_ref(), .armed = true};
+  ck_assert_ok(cmr_binning_resource_add_bin_resource(binning, 1024, upstream_ref()));
+  assert_served();
+  ck_assert_uint_eq(bin_count(other), 1);
+  ck_assert_ok(cmr_binning_resource_destroy(binning));
+  ck_assert_ok(cmr_binning_resource_destroy(other));
+}
+END_TEST
+
 /* ---- re-entry that does not deadlock keeps working ------------------------------------ */
 
 static cmr_resource_ref failure_ref;
@@ -367,6 +389,7 @@ int main(void) {
                 binning_add_bin_allocating_through_it_from_the_new_bin_is_served,
                 binning_allocation_adding_a_bin_from_the_upstream_is_refused,
                 binning_allocation_adding_a_bin_resource_from_the_upstream_is_refused,
-                binning_allocation_adding_a_bin_to_another_binning_is_served);
+                binning_allocation_adding_a_bin_to_another_binning_is_served,
+                binning_replaced_bin_whose_teardown_adds_a_bin_is_served);
   return cmr_test_run(suite);
 }
