@@ -82,7 +82,7 @@ namespace Cmr
             return result;
         }
 
-        /// <summary>Appends the arena&#39;s state (global free ranges, each arena&#39;s free blocks, totals) to dump_path.</summary>
+        /// <summary>Appends the arena&#39;s state (global free ranges, each arena&#39;s free blocks, totals) to dump_path; CMR_ERROR_IO, with the system&#39;s reason, when it cannot be written.</summary>
         public void Dump()
         {
             CmrNative.cmr_arena_resource_dump(Handle);

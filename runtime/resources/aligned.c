@@ -29,13 +29,15 @@ struct cmr_aligned_impl {
 };
 CMR_IMPL_LAYOUT(aligned);
 
+static void cmr_aligned_drop(cmr_address_entry *entry) { free(entry); }
+
 cmr_status cmr_aligned_impl_init(cmr_aligned_impl *impl) {
   cmr_status status = cmr_address_map_init(&impl->entries, "aligned");
-  if (status == CMR_SUCCESS) pthread_mutex_init(&impl->lock, NULL);
+  if (status != CMR_SUCCESS) return status;
+  status = cmr_mutex_init(&impl->lock, "aligned");
+  if (status != CMR_SUCCESS) cmr_address_map_clear(&impl->entries, cmr_aligned_drop);
   return status;
 }
-
-static void cmr_aligned_drop(cmr_address_entry *entry) { free(entry); }
 
 /* Entries left at destroy are allocations never freed: the upstream keeps
  * them, as it would without the adaptor; only the records go. */
@@ -47,7 +49,7 @@ void cmr_aligned_impl_fini(cmr_aligned_impl *impl) {
 static void cmr_aligned_insert(cmr_aligned_impl *impl, cmr_aligned_entry *entry) {
   cmr_mutex_lock(&impl->lock);
   cmr_address_map_insert(&impl->entries, &entry->key);
-  pthread_mutex_unlock(&impl->lock);
+  cmr_mutex_unlock(&impl->lock);
 }
 
 /* Takes out the entry of `aligned` if it was allocated as `bytes`; else
@@ -62,7 +64,7 @@ static cmr_aligned_entry *cmr_aligned_remove(cmr_aligned_impl *impl, const void 
     cmr_address_map_insert(&impl->entries, &entry->key);
     entry = NULL;
   }
-  pthread_mutex_unlock(&impl->lock);
+  cmr_mutex_unlock(&impl->lock);
   return entry;
 }
 

@@ -85,7 +85,7 @@ static void write_dump(cmr_arena_impl *impl, FILE *out, const char *reason) {
   cmr_mutex_lock(&impl->global_lock);
   fprintf(out, "  global arena: %zu free ranges, %zu bytes\n", impl->global.count, impl->global.bytes);
   cmr_free_blocks_each(&impl->global, dump_global_range, out);
-  pthread_mutex_unlock(&impl->global_lock);
+  cmr_mutex_unlock(&impl->global_lock);
   size_t blocks = 0, bytes = 0, lists = 0;
   cmr_stream_lists_totals(impl->lists, &blocks, &bytes, &lists);
   fprintf(out, "  stream and thread arenas: %zu arenas, %zu superblocks, %zu free blocks, %zu free bytes\n", lists,
@@ -102,10 +102,10 @@ static cmr_status dump_to_destination(cmr_arena_impl *impl, const char *reason) 
   write_dump(impl, impl->dump_file, reason);
   bool failed = fflush(impl->dump_file) != 0 || ferror(impl->dump_file);
   int error = errno;
-  pthread_mutex_unlock(&impl->dump_lock);
+  cmr_mutex_unlock(&impl->dump_lock);
   if (!failed) return CMR_SUCCESS;
-  return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "arena: writing the dump to %s failed: %s",
-                   impl->params.dump_path[0] != '\0' ? impl->params.dump_path : "stderr", strerror(error));
+  const char *where = impl->params.dump_path[0] != '\0' ? impl->params.dump_path : "stderr";
+  return cmr_error(CMR_ERROR_IO, "arena: writing the dump to %.*s%s failed: %s", CMR_QUOTE(where), strerror(error));
 }
 
 /* The dump's destination, params.dump_path (the wrapper's copy, which
@@ -120,8 +120,8 @@ static cmr_status open_dump_destination(cmr_arena_impl *impl) {
    * the arena is made rather than lost when memory runs out. */
   impl->dump_file = fopen(dump_path, "a");
   if (impl->dump_file == NULL) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "arena: dump_path \"%s\" cannot be opened for appending: %s",
-                     dump_path, strerror(errno));
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "arena: dump_path \"%.*s%s\" cannot be opened for appending: %s",
+                     CMR_QUOTE(dump_path), strerror(errno));
   }
   return CMR_SUCCESS;
 }
@@ -156,14 +156,27 @@ static cmr_status take_arena_memory(cmr_arena_impl *impl) {
   return status;
 }
 
+/* The arena's two locks and its chunks' (which has one too); nothing is
+ * left made when one of them cannot be. */
+static cmr_status make_locks(cmr_arena_impl *impl) {
+  cmr_status status = cmr_mutex_init(&impl->global_lock, "arena");
+  if (status != CMR_SUCCESS) return status;
+  status = cmr_mutex_init(&impl->dump_lock, "arena");
+  if (status == CMR_SUCCESS) {
+    status = cmr_chunks_init(&impl->upstream_memory, "arena", impl->params.upstream, impl->params.arena_size);
+    if (status == CMR_SUCCESS) return status;
+    pthread_mutex_destroy(&impl->dump_lock);
+  }
+  pthread_mutex_destroy(&impl->global_lock);
+  return status;
+}
+
 cmr_status cmr_arena_impl_init(cmr_arena_impl *impl) {
-  const cmr_arena_params *params = &impl->params;
-  cmr_chunks_init(&impl->upstream_memory, "arena", params->upstream, params->arena_size);
-  pthread_mutex_init(&impl->global_lock, NULL);
-  pthread_mutex_init(&impl->dump_lock, NULL);
+  cmr_status status = make_locks(impl);
+  if (status != CMR_SUCCESS) return status;
   cmr_free_blocks_init_by_address(&impl->global);
   atomic_init(&impl->superblocks, 0);
-  cmr_status status = open_dump_destination(impl);
+  status = open_dump_destination(impl);
   if (status == CMR_SUCCESS) status = cmr_block_map_create(&impl->handed_out);
   if (status == CMR_SUCCESS) {
     status = cmr_stream_lists_create("arena", CMR_FIT_FIRST, CMR_KEY_DEFAULT_STREAM_PER_THREAD, impl->handed_out,
@@ -241,7 +254,7 @@ static cmr_status serve_beyond_own(cmr_arena_impl *impl, size_t size, size_t ali
   cmr_mutex_lock(&impl->global_lock);
   cmr_status status = cut_superblock(impl, superblock_size(size, alignment), &superblock);
   if (superblock != NULL) status = carve_superblock_locked(impl, superblock, size, alignment, stream, out);
-  pthread_mutex_unlock(&impl->global_lock);
+  cmr_mutex_unlock(&impl->global_lock);
   if (status != CMR_SUCCESS || superblock != NULL) return status;
   return cmr_stream_lists_take_others(impl->lists, stream, size, alignment, out);
 }
@@ -283,7 +296,7 @@ static cmr_status defragment_and_retry(cmr_arena_impl *impl, size_t size, size_t
   cmr_mutex_lock(&impl->global_lock);
   status = cut_after_giving_back(impl, size, alignment, &superblock);
   if (superblock != NULL) status = carve_superblock_locked(impl, superblock, size, alignment, stream, out);
-  pthread_mutex_unlock(&impl->global_lock);
+  cmr_mutex_unlock(&impl->global_lock);
   return status;
 }
 
@@ -352,7 +365,7 @@ cmr_status cmr_arena_impl_deallocate(cmr_arena_impl *impl, void *ptr, size_t byt
 cmr_status cmr_arena_impl_global_free_bytes(cmr_arena_impl *impl, size_t *out) {
   cmr_mutex_lock(&impl->global_lock);
   *out = impl->global.bytes;
-  pthread_mutex_unlock(&impl->global_lock);
+  cmr_mutex_unlock(&impl->global_lock);
   return CMR_SUCCESS;
 }
 
@@ -367,7 +380,7 @@ cmr_status cmr_arena_impl_largest_free_block(cmr_arena_impl *impl, size_t *out) 
   size_t in_arenas = cmr_stream_lists_largest(impl->lists);
   cmr_mutex_lock(&impl->global_lock);
   size_t global = cmr_free_blocks_largest(&impl->global);
-  pthread_mutex_unlock(&impl->global_lock);
+  cmr_mutex_unlock(&impl->global_lock);
   *out = in_arenas > global ? in_arenas : global;
   return CMR_SUCCESS;
 }

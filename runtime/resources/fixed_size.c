@@ -11,6 +11,7 @@
 #include "backend.h"
 #include "chunks.h"
 #include "impl.h"
+#include "lock.h"
 #include "sizes.h"
 #include "suballocator.h"
 
@@ -112,8 +113,13 @@ cmr_status cmr_fixed_size_impl_init(cmr_fixed_size_impl *impl) {
   if (status != CMR_SUCCESS) return status;
   impl->block_size = rounded;
   impl->chunk_size = rounded * params->blocks_to_preallocate;
-  cmr_chunks_init(&impl->chunks, "fixed_size", params->upstream, SIZE_MAX);
-  cmr_upstream_lock_init(&impl->growth, "fixed_size: allocate (growing from the upstream)");
+  status = cmr_upstream_lock_init(&impl->growth, "fixed_size: allocate (growing from the upstream)");
+  if (status != CMR_SUCCESS) return status;
+  status = cmr_chunks_init(&impl->chunks, "fixed_size", params->upstream, SIZE_MAX);
+  if (status != CMR_SUCCESS) {
+    cmr_upstream_lock_destroy(&impl->growth);
+    return status;
+  }
   status = cmr_block_map_create(&impl->handed_out);
   if (status == CMR_SUCCESS) {
     status =

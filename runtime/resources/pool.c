@@ -11,6 +11,7 @@
 #include "chunks.h"
 #include "impl.h"
 #include "invariants.h"
+#include "lock.h"
 #include "sizes.h"
 #include "suballocator.h"
 
@@ -67,9 +68,14 @@ static cmr_status cmr_pool_grow(void *resource, size_t size, size_t alignment, c
 
 cmr_status cmr_pool_impl_init(cmr_pool_impl *impl) {
   const cmr_pool_params *params = &impl->params;
-  cmr_chunks_init(&impl->chunks, "pool", params->upstream, params->maximum_pool_size);
-  cmr_upstream_lock_init(&impl->growth, "pool: allocate (growing from the upstream)");
-  cmr_status status = cmr_block_map_create(&impl->handed_out);
+  cmr_status status = cmr_upstream_lock_init(&impl->growth, "pool: allocate (growing from the upstream)");
+  if (status != CMR_SUCCESS) return status;
+  status = cmr_chunks_init(&impl->chunks, "pool", params->upstream, params->maximum_pool_size);
+  if (status != CMR_SUCCESS) {
+    cmr_upstream_lock_destroy(&impl->growth);
+    return status;
+  }
+  status = cmr_block_map_create(&impl->handed_out);
   if (status == CMR_SUCCESS) {
     status = cmr_stream_lists_create("pool", CMR_FIT_BEST, CMR_KEY_PER_STREAM, impl->handed_out, &impl->free_lists);
   }

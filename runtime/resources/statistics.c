@@ -33,7 +33,11 @@ CMR_IMPL_LAYOUT(statistics);
 cmr_status cmr_statistics_impl_init(cmr_statistics_impl *impl) {
   impl->levels = calloc(1, sizeof *impl->levels);
   if (impl->levels == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "statistics: no host memory for the resource");
-  pthread_mutex_init(&impl->lock, NULL);
+  cmr_status status = cmr_mutex_init(&impl->lock, "statistics");
+  if (status != CMR_SUCCESS) {
+    free(impl->levels);
+    return status;
+  }
   impl->count = 1;
   impl->capacity = 1;
   return CMR_SUCCESS;
@@ -56,7 +60,7 @@ static void cmr_statistics_record(cmr_statistics_impl *impl, size_t bytes, int s
   cmr_statistics_level *top = &impl->levels[impl->count - 1];
   cmr_statistics_count(&top->bytes, sign * (int64_t)bytes);
   cmr_statistics_count(&top->allocations, sign);
-  pthread_mutex_unlock(&impl->lock);
+  cmr_mutex_unlock(&impl->lock);
 }
 
 cmr_status cmr_statistics_impl_allocate(cmr_statistics_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
@@ -93,7 +97,7 @@ static size_t cmr_statistics_sum(cmr_statistics_impl *impl, cmr_statistics_kind 
   for (size_t i = 0; i + top_levels_left < impl->count; ++i) {
     sum += cmr_statistics_counter_of(&impl->levels[i], kind)->value;
   }
-  pthread_mutex_unlock(&impl->lock);
+  cmr_mutex_unlock(&impl->lock);
   return (size_t)sum;
 }
 
@@ -101,7 +105,7 @@ static size_t cmr_statistics_top(cmr_statistics_impl *impl, cmr_statistics_kind 
   cmr_mutex_lock(&impl->lock);
   const cmr_statistics_counter *counter = cmr_statistics_counter_of(&impl->levels[impl->count - 1], kind);
   int64_t value = field == CMR_STATISTICS_PEAK ? counter->peak : counter->total;
-  pthread_mutex_unlock(&impl->lock);
+  cmr_mutex_unlock(&impl->lock);
   return (size_t)value;
 }
 
@@ -148,7 +152,7 @@ cmr_status cmr_statistics_impl_allocations_at_push(cmr_statistics_impl *impl, si
 cmr_status cmr_statistics_impl_counter_levels(cmr_statistics_impl *impl, size_t *out) {
   cmr_mutex_lock(&impl->lock);
   *out = impl->count;
-  pthread_mutex_unlock(&impl->lock);
+  cmr_mutex_unlock(&impl->lock);
   return CMR_SUCCESS;
 }
 
@@ -159,7 +163,7 @@ cmr_status cmr_statistics_impl_push_counters(cmr_statistics_impl *impl) {
   if (impl->count == impl->capacity) {
     cmr_statistics_level *grown = realloc(impl->levels, 2 * impl->capacity * sizeof *grown);
     if (grown == NULL) {
-      pthread_mutex_unlock(&impl->lock);
+      cmr_mutex_unlock(&impl->lock);
       return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "statistics: no host memory for level %zu of counters",
                        impl->count + 1);
     }
@@ -167,7 +171,7 @@ cmr_status cmr_statistics_impl_push_counters(cmr_statistics_impl *impl) {
     impl->capacity *= 2;
   }
   impl->levels[impl->count++] = (cmr_statistics_level){{0, 0, 0}, {0, 0, 0}};
-  pthread_mutex_unlock(&impl->lock);
+  cmr_mutex_unlock(&impl->lock);
   return CMR_SUCCESS;
 }
 
@@ -181,7 +185,7 @@ static void cmr_statistics_merge(cmr_statistics_counter *parent, const cmr_stati
 cmr_status cmr_statistics_impl_pop_counters(cmr_statistics_impl *impl) {
   cmr_mutex_lock(&impl->lock);
   if (impl->count == 1) {
-    pthread_mutex_unlock(&impl->lock);
+    cmr_mutex_unlock(&impl->lock);
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
                      "statistics: pop_counters: only the base level is left (push_counters first)");
   }
@@ -189,6 +193,6 @@ cmr_status cmr_statistics_impl_pop_counters(cmr_statistics_impl *impl) {
   cmr_statistics_level *parent = &impl->levels[impl->count - 1];
   cmr_statistics_merge(&parent->bytes, &child->bytes);
   cmr_statistics_merge(&parent->allocations, &child->allocations);
-  pthread_mutex_unlock(&impl->lock);
+  cmr_mutex_unlock(&impl->lock);
   return CMR_SUCCESS;
 }

@@ -12,10 +12,7 @@ struct cmr_thread_safe_impl {
 CMR_IMPL_LAYOUT(thread_safe);
 
 cmr_status cmr_thread_safe_impl_init(cmr_thread_safe_impl *impl) {
-  if (cmr_upstream_lock_init(&impl->lock, "thread_safe: a call from inside its upstream's call") != 0) {
-    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "thread_safe: its lock could not be made");
-  }
-  return CMR_SUCCESS;
+  return cmr_upstream_lock_init(&impl->lock, "thread_safe: a call from inside its upstream's call");
 }
 
 void cmr_thread_safe_impl_fini(cmr_thread_safe_impl *impl) { cmr_upstream_lock_destroy(&impl->lock); }

@@ -26,6 +26,7 @@ START_TEST(names_match_the_enumerators) {
   ck_assert_str_eq(cmr_status_string(CMR_ERROR_OUT_OF_MEMORY), "CMR_ERROR_OUT_OF_MEMORY");
   ck_assert_str_eq(cmr_status_string(CMR_ERROR_DESTROYED_HANDLE), "CMR_ERROR_DESTROYED_HANDLE");
   ck_assert_str_eq(cmr_status_string(CMR_ERROR_INTERNAL), "CMR_ERROR_INTERNAL");
+  ck_assert_str_eq(cmr_status_string(CMR_ERROR_IO), "CMR_ERROR_IO");
   ck_assert_str_eq(cmr_status_string(CMR_ERROR_REENTRANT_CALL), "CMR_ERROR_REENTRANT_CALL");
 }
 END_TEST

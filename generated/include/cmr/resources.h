@@ -100,7 +100,7 @@ CMR_API cmr_status cmr_arena_resource_global_free_bytes(cmr_arena_resource *hand
 CMR_API cmr_status cmr_arena_resource_superblock_count(cmr_arena_resource *handle, size_t *out);
 /* The largest block the arena could hand out now (at the default alignment): the largest free block of any stream's or thread's arena, or of the global arena, 0 when none. */
 CMR_API cmr_status cmr_arena_resource_largest_free_block(cmr_arena_resource *handle, size_t *out);
-/* Appends the arena's state (global free ranges, each arena's free blocks, totals) to dump_path. */
+/* Appends the arena's state (global free ranges, each arena's free blocks, totals) to dump_path; CMR_ERROR_IO, with the system's reason, when it cannot be written. */
 CMR_API cmr_status cmr_arena_resource_dump(cmr_arena_resource *handle);
 
 /* ==== binning (suballocator; cuda and host builds) ====
@@ -399,9 +399,17 @@ CMR_API cmr_status cmr_limiting_resource_allocation_limit(cmr_limiting_resource 
  * lock, so threads never interleave them. The log goes to `filename` (created
  * or truncated), to the open stream `file` (which the caller keeps and closes
  * after destroying the adaptor), or, when neither is given, to the file named
- * by the environment variable CMR_LOG_FILE. A row that cannot be written does
- * not fail the allocation or the free: it is counted (lost_rows), and the next
- * flush reports it.
+ * by the environment variable CMR_LOG_FILE. Rows wait in the adaptor's own
+ * buffer (8 KiB) until it is full, the next flush, destroy or, with
+ * auto_flush, the row's own end; they are written with write(2) to the file's
+ * descriptor (a caller's stream is flushed first, so what the caller wrote to
+ * it comes before; a stream without a descriptor, such as fmemopen's, is
+ * written a flushed row at a time). A row that cannot be written whole does
+ * not fail the allocation or the free: it is counted (lost_rows, exactly: rows
+ * still buffered when a write fails are lost with it), and the next flush
+ * reports the rows lost since the last one as CMR_ERROR_IO with the system's
+ * reason. A row cut short by a failed write is followed by a line break
+ * before the next write, so later rows start on their own line.
  *
  * Re-entry: the lock is held across the upstream's free, so a call into the
  * adaptor (allocate, free, flush, lost_rows) from inside that free on the same
@@ -424,11 +432,11 @@ CMR_API cmr_status cmr_logging_resource_destroy(cmr_logging_resource *handle);
 CMR_API cmr_resource_ref cmr_logging_resource_ref(cmr_logging_resource *handle);
 /* The handle behind a ref to logging: the resource itself (not a new share). */
 CMR_API cmr_status cmr_logging_resource_from_ref(cmr_resource_ref ref, cmr_logging_resource **out);
-/* Flushes the log; fails if a row was lost since the last flush or the flush itself fails. */
+/* Writes out the buffered rows; CMR_ERROR_IO if a row was lost since the last flush (this one included). */
 CMR_API cmr_status cmr_logging_resource_flush(cmr_logging_resource *handle);
 /* The name of the file the log goes to (from filename or CMR_LOG_FILE), or "" for a FILE *. */
 CMR_API cmr_status cmr_logging_resource_filename(cmr_logging_resource *handle, const char **out);
-/* Rows that could not be written since the adaptor was made. */
+/* Rows that could not be written since the adaptor was made (rows still in the buffer are not lost yet). */
 CMR_API cmr_status cmr_logging_resource_lost_rows(cmr_logging_resource *handle, size_t *out);
 
 /* ==== managed (leaf; cuda build) ====

@@ -165,7 +165,7 @@ class ArenaMemoryResource(UpstreamResourceAdaptor):
         return capi.cmr_arena_resource_largest_free_block(self._handle)
 
     def dump(self) -> None:
-        """Appends the arena's state (global free ranges, each arena's free blocks, totals) to dump_path."""
+        """Appends the arena's state (global free ranges, each arena's free blocks, totals) to dump_path; CMR_ERROR_IO, with the system's reason, when it cannot be written."""
         capi.cmr_arena_resource_dump(self._handle)
 
 
@@ -547,9 +547,17 @@ class LoggingResourceAdaptor(UpstreamResourceAdaptor):
     lock, so threads never interleave them. The log goes to `filename` (created
     or truncated), to the open stream `file` (which the caller keeps and closes
     after destroying the adaptor), or, when neither is given, to the file named
-    by the environment variable CMR_LOG_FILE. A row that cannot be written does
-    not fail the allocation or the free: it is counted (lost_rows), and the next
-    flush reports it.
+    by the environment variable CMR_LOG_FILE. Rows wait in the adaptor's own
+    buffer (8 KiB) until it is full, the next flush, destroy or, with
+    auto_flush, the row's own end; they are written with write(2) to the file's
+    descriptor (a caller's stream is flushed first, so what the caller wrote to
+    it comes before; a stream without a descriptor, such as fmemopen's, is
+    written a flushed row at a time). A row that cannot be written whole does
+    not fail the allocation or the free: it is counted (lost_rows, exactly: rows
+    still buffered when a write fails are lost with it), and the next flush
+    reports the rows lost since the last one as CMR_ERROR_IO with the system's
+    reason. A row cut short by a failed write is followed by a line break
+    before the next write, so later rows start on their own line.
 
     Re-entry: the lock is held across the upstream's free, so a call into the
     adaptor (allocate, free, flush, lost_rows) from inside that free on the same
@@ -580,7 +588,7 @@ class LoggingResourceAdaptor(UpstreamResourceAdaptor):
         self.upstream_mr = upstream_mr
 
     def flush(self) -> None:
-        """Flushes the log; fails if a row was lost since the last flush or the flush itself fails."""
+        """Writes out the buffered rows; CMR_ERROR_IO if a row was lost since the last flush (this one included)."""
         capi.cmr_logging_resource_flush(self._handle)
 
     def filename(self) -> str:
@@ -590,7 +598,7 @@ class LoggingResourceAdaptor(UpstreamResourceAdaptor):
     get_file_name = filename
 
     def lost_rows(self) -> int:
-        """Rows that could not be written since the adaptor was made."""
+        """Rows that could not be written since the adaptor was made (rows still in the buffer are not lost yet)."""
         return capi.cmr_logging_resource_lost_rows(self._handle)
 
 

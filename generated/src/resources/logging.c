@@ -86,8 +86,8 @@ cmr_status cmr_logging_resource_create(cmr_resource_ref upstream, const char *fi
   }
   if (!(filename[0] == '\0' || file == NULL)) {
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
-                     "cmr_logging_resource_create: filename \"%s\" and file %p: give one destination, not both",
-                     filename, (void *)file);
+                     "cmr_logging_resource_create: filename \"%.*s%s\" and file %p: give one destination, not both",
+                     CMR_QUOTE(filename), (void *)file);
   }
   logging_object *self = calloc(1, sizeof *self);
   if (self == NULL) {

@@ -65,7 +65,8 @@ typedef enum cmr_status {
   CMR_ERROR_PROPERTY_MISSING = 13, /* the resource lacks a property the caller requires */
   CMR_ERROR_UNKNOWN_POINTER = 14,  /* a pointer the resource did not hand out */
   CMR_ERROR_INTERNAL = 15,         /* a broken invariant inside cmr (a bug: please report) */
-  CMR_ERROR_REENTRANT_CALL = 16    /* a resource called from its own upstream's call, where that would deadlock */
+  CMR_ERROR_IO = 16,               /* a file could not be written or flushed (a full disk): the message says why */
+  CMR_ERROR_REENTRANT_CALL = 17    /* a resource called from its own upstream's call, where that would deadlock */
 } cmr_status;
 
 /* A fixed English name for a status, e.g. "CMR_ERROR_OUT_OF_MEMORY". Never NULL. */

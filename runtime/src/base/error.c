@@ -73,6 +73,7 @@ const char *cmr_status_string(cmr_status status) {
   case CMR_ERROR_PROPERTY_MISSING: return "CMR_ERROR_PROPERTY_MISSING";
   case CMR_ERROR_UNKNOWN_POINTER: return "CMR_ERROR_UNKNOWN_POINTER";
   case CMR_ERROR_INTERNAL: return "CMR_ERROR_INTERNAL";
+  case CMR_ERROR_IO: return "CMR_ERROR_IO";
   case CMR_ERROR_REENTRANT_CALL: return "CMR_ERROR_REENTRANT_CALL";
   }
   return "CMR_UNKNOWN_STATUS";

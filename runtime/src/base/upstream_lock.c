@@ -9,10 +9,10 @@
 
 static uintptr_t cmr_this_thread(void) { return (uintptr_t)pthread_self(); }
 
-int cmr_upstream_lock_init(cmr_upstream_lock *lock, const char *owner) {
+cmr_status cmr_upstream_lock_init(cmr_upstream_lock *lock, const char *owner) {
   lock->owner = owner;
   atomic_init(&lock->holder, 0);
-  return pthread_mutex_init(&lock->mutex, NULL);
+  return cmr_mutex_init(&lock->mutex, owner);
 }
 
 void cmr_upstream_lock_destroy(cmr_upstream_lock *lock) { pthread_mutex_destroy(&lock->mutex); }

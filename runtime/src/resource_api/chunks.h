@@ -27,7 +27,8 @@ typedef struct cmr_chunks {
   size_t asking; /* bytes an upstream call under way may add (lock held to read or change) */
 } cmr_chunks;
 
-void cmr_chunks_init(cmr_chunks *chunks, const char *owner, cmr_resource_ref upstream, size_t maximum);
+/* Fails only when the lock cannot be made (cmr_mutex_init), leaving nothing to release. */
+cmr_status cmr_chunks_init(cmr_chunks *chunks, const char *owner, cmr_resource_ref upstream, size_t maximum);
 /* Hands every chunk back to the upstream, once the device has finished the
  * work queued on them (this is the owner's end). */
 void cmr_chunks_release_all(cmr_chunks *chunks);

@@ -4,6 +4,8 @@
 #ifndef CMR_ERRORS_H
 #define CMR_ERRORS_H
 
+#include <string.h> /* strlen, for CMR_QUOTE */
+
 #include <cmr/cmr.h>
 
 #if defined(__GNUC__)
@@ -11,6 +13,16 @@
 #else
 #define CMR_PRINTF(fmt_index, args_index)
 #endif
+
+/* A value quoted in a message (a path, a value from a stack expression)
+ * shows at most CMR_QUOTE_MAX characters, then "...": however long the value,
+ * the reason written after it fits in the message. The three arguments of a
+ * "%.*s%s" conversion, for `length` characters at `text`. */
+#define CMR_QUOTE_MAX 128
+#define CMR_QUOTE_N(text, length)                                                     \
+  (int)((length) > CMR_QUOTE_MAX ? (size_t)CMR_QUOTE_MAX : (size_t)(length)), (text), \
+      ((length) > CMR_QUOTE_MAX ? "..." : "")
+#define CMR_QUOTE(text) CMR_QUOTE_N((text), strlen(text))
 
 /* Record `status` with a formatted message as this thread's last error and
  * return `status`, so a failure is one line: return cmr_error(...). The

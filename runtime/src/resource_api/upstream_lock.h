@@ -23,9 +23,9 @@ typedef struct cmr_upstream_lock {
   _Atomic uintptr_t holder; /* the holding thread (pthread_self), 0 when free */
 } cmr_upstream_lock;
 
-/* pthread_mutex_init's result, with the lock free; `owner` (a string that
- * outlives the lock) names what holds it, e.g. "pool: growing". */
-int cmr_upstream_lock_init(cmr_upstream_lock *lock, const char *owner);
+/* Makes the lock, free; `owner` (a string that outlives the lock) names what
+ * holds it, e.g. "pool: growing". A failure is cmr_mutex_init's. */
+cmr_status cmr_upstream_lock_init(cmr_upstream_lock *lock, const char *owner);
 void cmr_upstream_lock_destroy(cmr_upstream_lock *lock);
 
 /* CMR_ERROR_REENTRANT_CALL with the message of a refused re-entry into

@@ -7,16 +7,16 @@
 #include "invariants.h"
 #include "lock.h"
 
-void cmr_chunks_init(cmr_chunks *chunks, const char *owner, cmr_resource_ref upstream, size_t maximum) {
+cmr_status cmr_chunks_init(cmr_chunks *chunks, const char *owner, cmr_resource_ref upstream, size_t maximum) {
   chunks->owner = owner;
   chunks->upstream = upstream;
   chunks->maximum = maximum;
-  pthread_mutex_init(&chunks->lock, NULL);
   chunks->items = NULL;
   chunks->count = 0;
   chunks->capacity = 0;
   chunks->asking = 0;
   atomic_init(&chunks->bytes, 0);
+  return cmr_mutex_init(&chunks->lock, owner);
 }
 
 void cmr_chunks_release_all(cmr_chunks *chunks) {

@@ -156,7 +156,7 @@ public final class ArenaMemoryResource extends MemoryResource {
   }
 
   /**
-   * Appends the arena's state (global free ranges, each arena's free blocks, totals) to dump_path.
+   * Appends the arena's state (global free ranges, each arena's free blocks, totals) to dump_path; CMR_ERROR_IO, with the system's reason, when it cannot be written.
    */
   public void dump() {
     try {
