@@ -309,16 +309,18 @@ static cmr_status out_of_memory(cmr_arena_impl *impl, size_t bytes, size_t align
   size_t global_free = 0;
   cmr_arena_impl_global_free_bytes(impl, &global_free);
   cmr_status dumped = impl->params.dump_log_on_failure ? dump_to_destination(impl, failure) : CMR_SUCCESS;
-  char dump_failure[256] = "";
-  if (dumped != CMR_SUCCESS) snprintf(dump_failure, sizeof dump_failure, " (%s)", cmr_last_error_message());
+  /* The dump's own message, when it failed, closes the message (in parentheses). */
+  const char *dump_failure = dumped != CMR_SUCCESS ? cmr_last_error_message() : NULL;
+  const char *open = dump_failure != NULL ? " (" : "", *close = dump_failure != NULL ? ")" : "";
+  if (dump_failure == NULL) dump_failure = "";
   if (needed > impl->params.arena_size) {
-    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "arena: %s: it needs %zu bytes, more than the arena_size %zu%s", failure,
-                     needed, impl->params.arena_size, dump_failure);
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "arena: %s: it needs %zu bytes, more than the arena_size %zu%s%s%s",
+                     failure, needed, impl->params.arena_size, open, dump_failure, close);
   }
   return cmr_error(CMR_ERROR_OUT_OF_MEMORY,
                    "arena: %s: no arena has a fit and the global arena (%zu of %zu bytes free) has no superblock of "
-                   "%zu bytes, even after defragmenting%s",
-                   failure, global_free, impl->params.arena_size, needed, dump_failure);
+                   "%zu bytes, even after defragmenting%s%s%s",
+                   failure, global_free, impl->params.arena_size, needed, open, dump_failure, close);
 }
 
 /* ---- the resource --------------------------------------------------------------------------- */

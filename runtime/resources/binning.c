@@ -6,13 +6,20 @@
  *
  * Allocation and deallocation hold the table for reading across the call to
  * the route (so a route is never replaced mid-call and its count stays
- * exact); adding a bin holds it for writing. The reading side must not be a
- * line every thread writes (a pthread_rwlock is: 16 threads ran slower
- * than one), so readers are counted in slots, each on a cache line of its
- * own, a thread always in the same one; so are the routes' counts. A
- * writer announces itself, then waits for every slot to empty; a reader
- * that finds a writer announced steps back and waits on the writers' lock
- * (Dekker's order, with sequentially consistent atomics on both sides). */
+ * exact); adding a bin holds it for writing, and calls nothing outside this
+ * file meanwhile: a new bin takes its first memory from the upstream, and
+ * shares are taken and dropped, before and after, as any of those calls may
+ * call this resource again. Adding a bin from inside a call through the same
+ * resource (a bin or the upstream calling back), which would wait for that
+ * call to end, is refused: each thread keeps a list of the tables it reads.
+ *
+ * The reading side must not be a line every thread writes (a
+ * pthread_rwlock is: 16 threads ran slower than one), so readers are counted
+ * in slots, each on a cache line of its own, a thread always in the same
+ * one; so are the routes' counts. A writer announces itself, then waits for
+ * every slot to empty; a reader that finds a writer announced steps back and
+ * waits on the writers' lock (Dekker's order, with sequentially consistent
+ * atomics on both sides). */
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -22,6 +29,7 @@
 #include "invariants.h"
 #include "lock.h"
 #include "sizes.h"
+#include "upstream_lock.h"
 
 enum { cmr_binning_slots = 16 };
 
@@ -96,21 +104,46 @@ static void cmr_binning_index_octaves(cmr_binning_impl *impl) {
 
 /* ---- the table's reading and writing sides ---------------------------------------- */
 
+/* A table this thread is reading: one in the frame of each read in
+ * progress, linked innermost first. */
+typedef struct cmr_binning_reading {
+  const cmr_binning_impl *impl;
+  const struct cmr_binning_reading *outer;
+} cmr_binning_reading;
+
+typedef struct cmr_binning_thread {
+  unsigned slot;                      /* 1 + the thread's slot; 0: none yet */
+  const cmr_binning_reading *reading; /* innermost first; NULL: none */
+} cmr_binning_thread;
+
 static _Atomic unsigned cmr_binning_next_slot;
-static CMR_HOT_THREAD_LOCAL unsigned cmr_binning_thread_slot; /* 1 + the thread's slot; 0: none yet */
+static CMR_HOT_THREAD_LOCAL cmr_binning_thread cmr_binning_this_thread;
 
 static inline unsigned cmr_binning_slot_of_thread(void) {
-  unsigned slot = cmr_binning_thread_slot;
+  unsigned slot = cmr_binning_this_thread.slot;
   if (slot == 0) {
     slot = 1 + atomic_fetch_add_explicit(&cmr_binning_next_slot, 1, memory_order_relaxed) % cmr_binning_slots;
-    cmr_binning_thread_slot = slot;
+    cmr_binning_this_thread.slot = slot;
   }
   return slot - 1;
 }
 
-/* Enters the reading side; returns the caller's slot for cmr_binning_read_end. */
-static inline unsigned cmr_binning_read_begin(cmr_binning_impl *impl) {
+/* CMR_ERROR_REENTRANT_CALL when this thread is inside a call through
+ * `impl` (taking the writing side would wait for that call to end). */
+static cmr_status cmr_binning_check_not_reading(const cmr_binning_impl *impl, const char *what) {
+  for (const cmr_binning_reading *read = cmr_binning_this_thread.reading; read != NULL; read = read->outer) {
+    if (read->impl == impl) return cmr_upstream_lock_refuse(what);
+  }
+  return CMR_SUCCESS;
+}
+
+/* Enters the reading side, `reading` (the caller's, until
+ * cmr_binning_read_end) recording it for this thread; returns the caller's
+ * slot. */
+static inline unsigned cmr_binning_read_begin(cmr_binning_impl *impl, cmr_binning_reading *reading) {
   unsigned slot = cmr_binning_slot_of_thread();
+  *reading = (cmr_binning_reading){impl, cmr_binning_this_thread.reading};
+  cmr_binning_this_thread.reading = reading;
   for (;;) {
     atomic_fetch_add(&impl->readers[slot].count, 1);
     if (!atomic_load(&impl->writing)) return slot;
@@ -120,8 +153,9 @@ static inline unsigned cmr_binning_read_begin(cmr_binning_impl *impl) {
   }
 }
 
-static inline void cmr_binning_read_end(cmr_binning_impl *impl, unsigned slot) {
+static inline void cmr_binning_read_end(cmr_binning_impl *impl, unsigned slot, const cmr_binning_reading *reading) {
   atomic_fetch_sub_explicit(&impl->readers[slot].count, 1, memory_order_release);
+  cmr_binning_this_thread.reading = reading->outer;
 }
 
 static void cmr_binning_write_begin(cmr_binning_impl *impl) {
@@ -152,7 +186,8 @@ static cmr_status cmr_binning_route_failed(cmr_status status, const cmr_route *r
 
 cmr_status cmr_binning_impl_allocate(cmr_binning_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
                                      void **out) {
-  unsigned slot = cmr_binning_read_begin(impl);
+  cmr_binning_reading reading;
+  unsigned slot = cmr_binning_read_begin(impl, &reading);
   cmr_route *route = cmr_binning_route(impl, bytes);
   cmr_status status = cmr_held_allocate(route->resource, route->self, bytes, alignment, stream, out);
   if (status == CMR_SUCCESS) {
@@ -160,13 +195,14 @@ cmr_status cmr_binning_impl_allocate(cmr_binning_impl *impl, size_t bytes, size_
   } else {
     status = cmr_binning_route_failed(status, route, impl);
   }
-  cmr_binning_read_end(impl, slot);
+  cmr_binning_read_end(impl, slot, &reading);
   return status;
 }
 
 cmr_status cmr_binning_impl_deallocate(cmr_binning_impl *impl, void *ptr, size_t bytes, size_t alignment,
                                        cmr_stream stream) {
-  unsigned slot = cmr_binning_read_begin(impl);
+  cmr_binning_reading reading;
+  unsigned slot = cmr_binning_read_begin(impl, &reading);
   cmr_route *route = cmr_binning_route(impl, bytes);
   cmr_status status = cmr_held_deallocate(route->resource, route->self, ptr, bytes, alignment, stream);
   if (status == CMR_SUCCESS) {
@@ -174,11 +210,11 @@ cmr_status cmr_binning_impl_deallocate(cmr_binning_impl *impl, void *ptr, size_t
   } else {
     status = cmr_binning_route_failed(status, route, impl);
   }
-  cmr_binning_read_end(impl, slot);
+  cmr_binning_read_end(impl, slot, &reading);
   return status;
 }
 
-/* ---- adding bins (under the write lock) ------------------------------------------ */
+/* ---- adding bins ------------------------------------------------------------------ */
 
 static cmr_status cmr_binning_round(size_t allocation_size, size_t *out) {
   if (!cmr_round_up(allocation_size, CMR_DEFAULT_ALIGNMENT, out)) {
@@ -229,55 +265,76 @@ static cmr_status cmr_binning_insert(cmr_binning_impl *impl, size_t position, si
   return CMR_SUCCESS;
 }
 
-static cmr_status cmr_binning_make_fixed_size(cmr_binning_impl *impl, size_t position, size_t size) {
-  cmr_fixed_size_resource *handle;
-  cmr_status status =
-      cmr_fixed_size_resource_create(impl->upstream.resource, CMR_SIZE(size), CMR_SIZE_DEFAULT, &handle);
-  if (status != CMR_SUCCESS) return cmr_error_context(status, "binning: making a bin of %zu bytes", size);
-  /* The creator's share of the new bin is the one the bin table holds. */
-  status = cmr_binning_insert(impl, position, size, cmr_fixed_size_resource_ref(handle));
-  if (status != CMR_SUCCESS) {
-    cmr_fixed_size_resource_destroy(handle);
-    return status;
-  }
-  return cmr_handle_hand_over(handle, "binning: a bin");
-}
-
-static cmr_status cmr_binning_add_fixed_size(cmr_binning_impl *impl, size_t size) {
-  size_t position = cmr_binning_position(impl, size);
-  if (position < impl->bin_count && impl->bins[position]->size == size) return CMR_SUCCESS; /* kept */
-  cmr_status status = cmr_binning_check_idle(impl, cmr_binning_route(impl, size), size, false);
-  if (status == CMR_SUCCESS) status = cmr_binning_make_fixed_size(impl, position, size);
-  return status;
-}
-
-static cmr_status cmr_binning_put(cmr_binning_impl *impl, size_t size, cmr_resource_ref resource) {
+/* Puts `resource`, a share of which the caller hands over, at `size` (the
+ * writing side held): replacing a bin of that size, or keeping it
+ * (`keep`). *unused is then the share the table does not keep (the
+ * replaced bin's, or `resource`'s own when kept or refused), or none. */
+static cmr_status cmr_binning_put_locked(cmr_binning_impl *impl, size_t size, cmr_resource_ref resource, bool keep,
+                                         cmr_resource_ref *unused) {
   size_t position = cmr_binning_position(impl, size);
   cmr_route *route = cmr_binning_route(impl, size);
-  bool replacing = position < impl->bin_count && route->size == size;
-  cmr_status status = cmr_binning_check_idle(impl, route, size, replacing);
+  bool there = position < impl->bin_count && route->size == size;
+  *unused = resource;
+  if (there && keep) return CMR_SUCCESS;
+  cmr_status status = cmr_binning_check_idle(impl, route, size, there);
   if (status != CMR_SUCCESS) return status;
-  /* Held before the old one is dropped: it may be the same resource. */
-  status = cmr_ref_hold(resource, "binning: add_bin_resource");
-  if (status != CMR_SUCCESS) return status;
-  if (replacing) {
-    cmr_ref_drop(route->resource);
+  if (there) {
+    *unused = route->resource;
     route->resource = resource;
     route->self = cmr_ref_self(resource);
     return CMR_SUCCESS;
   }
   status = cmr_binning_insert(impl, position, size, resource);
-  if (status != CMR_SUCCESS) cmr_ref_drop(resource);
+  if (status == CMR_SUCCESS) *unused = (cmr_resource_ref){0};
   return status;
+}
+
+/* cmr_binning_put_locked under the writing side; the share not kept is
+ * dropped after it (dropping a bin's last share gives its memory back to
+ * its upstream, which may call this resource). */
+static cmr_status cmr_binning_put(cmr_binning_impl *impl, size_t size, cmr_resource_ref resource, bool keep) {
+  cmr_resource_ref unused;
+  cmr_binning_write_begin(impl);
+  cmr_status status = cmr_binning_put_locked(impl, size, resource, keep, &unused);
+  cmr_binning_write_end(impl);
+  if (unused.ops != NULL) cmr_ref_drop(unused);
+  return status;
+}
+
+/* Whether a bin of `size` is there already (the reading side). */
+static bool cmr_binning_has_bin(cmr_binning_impl *impl, size_t size) {
+  cmr_binning_reading reading;
+  unsigned slot = cmr_binning_read_begin(impl, &reading);
+  size_t position = cmr_binning_position(impl, size);
+  bool there = position < impl->bin_count && impl->bins[position]->size == size;
+  cmr_binning_read_end(impl, slot, &reading);
+  return there;
+}
+
+/* A fixed_size bin of `size` over the upstream, unless there is one. It is
+ * made before the writing side is taken: it takes its first memory from
+ * the upstream, which may call this resource. */
+static cmr_status cmr_binning_add_fixed_size(cmr_binning_impl *impl, size_t size) {
+  if (cmr_binning_has_bin(impl, size)) return CMR_SUCCESS; /* kept: none is made in vain */
+  cmr_fixed_size_resource *handle;
+  cmr_status status =
+      cmr_fixed_size_resource_create(impl->upstream.resource, CMR_SIZE(size), CMR_SIZE_DEFAULT, &handle);
+  if (status != CMR_SUCCESS) return cmr_error_context(status, "binning: making a bin of %zu bytes", size);
+  cmr_resource_ref bin = cmr_fixed_size_resource_ref(handle);
+  /* The creator's share of the new bin is the one handed to the table. */
+  status = cmr_handle_hand_over(handle, "binning: a bin");
+  if (status != CMR_SUCCESS) {
+    cmr_fixed_size_resource_destroy(handle);
+    return status;
+  }
+  return cmr_binning_put(impl, size, bin, true);
 }
 
 cmr_status cmr_binning_impl_add_bin(cmr_binning_impl *impl, size_t allocation_size) {
   size_t size = 0;
   cmr_status status = cmr_binning_round(allocation_size, &size);
-  if (status != CMR_SUCCESS) return status;
-  cmr_binning_write_begin(impl);
-  status = cmr_binning_add_fixed_size(impl, size);
-  cmr_binning_write_end(impl);
+  if (status == CMR_SUCCESS) status = cmr_binning_check_not_reading(impl, "binning: add_bin");
+  if (status == CMR_SUCCESS) status = cmr_binning_add_fixed_size(impl, size);
   return status;
 }
 
@@ -285,14 +342,15 @@ cmr_status cmr_binning_impl_add_bin_resource(cmr_binning_impl *impl, size_t allo
                                              cmr_resource_ref resource) {
   size_t size = 0;
   cmr_status status = cmr_binning_round(allocation_size, &size);
+  if (status == CMR_SUCCESS) status = cmr_binning_check_not_reading(impl, "binning: add_bin_resource");
+  /* Held before the writing side is taken, and before the bin it replaces
+   * is dropped: it may be the same resource. */
+  if (status == CMR_SUCCESS) status = cmr_ref_hold(resource, "binning: add_bin_resource");
   if (status != CMR_SUCCESS) return status;
   /* Any accessibility is accepted, as RMM does: the resource's properties
    * are what its upstream and bins share (cmr_binning_impl_properties), so a
    * caller that requires a property sees it missing then. */
-  cmr_binning_write_begin(impl);
-  status = cmr_binning_put(impl, size, resource);
-  cmr_binning_write_end(impl);
-  return status;
+  return cmr_binning_put(impl, size, resource, false);
 }
 
 /* ---- lifetime and queries ------------------------------------------------------------ */
@@ -300,18 +358,20 @@ cmr_status cmr_binning_impl_add_bin_resource(cmr_binning_impl *impl, size_t allo
 /* What the upstream and every bin share: memory of any size is accessible there. */
 unsigned cmr_binning_impl_properties(const cmr_binning_impl *impl) {
   cmr_binning_impl *guarded = (cmr_binning_impl *)impl; /* the lock is state, not the resource's value */
-  unsigned slot = cmr_binning_read_begin(guarded);
+  cmr_binning_reading reading;
+  unsigned slot = cmr_binning_read_begin(guarded, &reading);
   unsigned shared = cmr_ref_properties_of(impl->upstream.resource);
   for (size_t i = 0; i < impl->bin_count; ++i) shared &= cmr_ref_properties_of(impl->bins[i]->resource);
-  cmr_binning_read_end(guarded, slot);
+  cmr_binning_read_end(guarded, slot, &reading);
   return shared;
 }
 
 void cmr_binning_impl_visit_children(const cmr_binning_impl *impl, cmr_child_visitor visit, void *arg) {
   cmr_binning_impl *guarded = (cmr_binning_impl *)impl; /* the lock is state, not the resource's value */
-  unsigned slot = cmr_binning_read_begin(guarded);
+  cmr_binning_reading reading;
+  unsigned slot = cmr_binning_read_begin(guarded, &reading);
   for (size_t i = 0; i < impl->bin_count; ++i) visit(impl->bins[i]->resource, arg);
-  cmr_binning_read_end(guarded, slot);
+  cmr_binning_read_end(guarded, slot, &reading);
 }
 
 void cmr_binning_impl_fini(cmr_binning_impl *impl) {
@@ -346,17 +406,19 @@ cmr_status cmr_binning_impl_init(cmr_binning_impl *impl) {
 }
 
 cmr_status cmr_binning_impl_bin_count(cmr_binning_impl *impl, size_t *out) {
-  unsigned slot = cmr_binning_read_begin(impl);
+  cmr_binning_reading reading;
+  unsigned slot = cmr_binning_read_begin(impl, &reading);
   *out = impl->bin_count;
-  cmr_binning_read_end(impl, slot);
+  cmr_binning_read_end(impl, slot, &reading);
   return CMR_SUCCESS;
 }
 
 cmr_status cmr_binning_impl_bin_size_for(cmr_binning_impl *impl, size_t allocation_size, size_t *out) {
-  unsigned slot = cmr_binning_read_begin(impl);
+  cmr_binning_reading reading;
+  unsigned slot = cmr_binning_read_begin(impl, &reading);
   cmr_route *route = cmr_binning_route(impl, allocation_size);
   *out = route == &impl->upstream ? 0 : route->size;
-  cmr_binning_read_end(impl, slot);
+  cmr_binning_read_end(impl, slot, &reading);
   return CMR_SUCCESS;
 }
 
@@ -383,7 +445,8 @@ static size_t cmr_binning_bin_largest(cmr_resource_ref bin) {
 
 /* A bin serves the requests above the next smaller bin's size up to its own. */
 cmr_status cmr_binning_impl_largest_free_block(cmr_binning_impl *impl, size_t *out) {
-  unsigned slot = cmr_binning_read_begin(impl);
+  cmr_binning_reading reading;
+  unsigned slot = cmr_binning_read_begin(impl, &reading);
   *out = 0;
   for (size_t i = 0; i < impl->bin_count; ++i) {
     size_t below = i > 0 ? impl->bins[i - 1]->size : 0;
@@ -391,6 +454,6 @@ cmr_status cmr_binning_impl_largest_free_block(cmr_binning_impl *impl, size_t *o
     if (largest > impl->bins[i]->size) largest = impl->bins[i]->size;
     if (largest > below && largest > *out) *out = largest;
   }
-  cmr_binning_read_end(impl, slot);
+  cmr_binning_read_end(impl, slot, &reading);
   return CMR_SUCCESS;
 }

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* failure_callback: the upstream's allocation, retried for as long as the
  * user's callback asks after each out-of-memory failure. */
-#include <stdio.h>
 
 #include "impl.h"
 
@@ -17,14 +16,14 @@ cmr_status cmr_failure_callback_impl_allocate(cmr_failure_callback_impl *impl, s
     if (status != CMR_ERROR_OUT_OF_MEMORY) return status;
     /* The callback may call cmr and replace this thread's message: keep the
      * upstream's, which says why the memory ran out. */
-    char reason[1024]; /* a message's capacity */
-    snprintf(reason, sizeof reason, "%s", cmr_last_error_message());
+    cmr_kept_message reason;
+    cmr_keep_message(&reason);
     bool retry = impl->params.callback(bytes, impl->params.callback_arg);
     cmr_log(CMR_LOG_DEBUG, "failure_callback: the upstream is out of memory for %zu bytes: the callback %s", bytes,
             retry ? "asks for a retry" : "gives up");
     if (!retry) {
       return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "failure_callback: the callback gave up on %zu bytes: %s", bytes,
-                       reason);
+                       reason.text);
     }
   }
 }

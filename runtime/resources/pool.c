@@ -5,7 +5,6 @@
  * is exhausted it gathers every stream's free memory into its own list, where
  * it coalesces, and looks once more. */
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "backend.h"
@@ -102,13 +101,13 @@ void cmr_pool_impl_fini(cmr_pool_impl *impl) {
  * coalesces, for one more look. Out of line: the common path stays light. */
 static __attribute__((noinline)) cmr_status cmr_pool_reclaim(cmr_pool_impl *impl, size_t size, size_t bytes,
                                                              size_t alignment, cmr_stream stream, void **out) {
-  char reason[256];
-  snprintf(reason, sizeof reason, "%s", cmr_last_error_message());
+  cmr_kept_message reason; /* the upstream's, past the calls below */
+  cmr_keep_message(&reason);
   cmr_block *block = NULL;
   cmr_status status = cmr_stream_lists_reclaim(impl->free_lists, stream, size, alignment, &block);
   if (status == CMR_SUCCESS && block == NULL) {
     status = cmr_error(CMR_ERROR_OUT_OF_MEMORY, "pool: no free block of %zu bytes at alignment %zu (%s)", size,
-                       alignment, reason);
+                       alignment, reason.text);
   }
   if (status == CMR_SUCCESS) cmr_suballocator_hand_out(impl->handed_out, block, bytes, out);
   return status;

@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* prefetch: the upstream's allocation, migrated to the current device on
  * its stream when it is managed memory. */
-#include <stdio.h>
-
 #include "backend.h"
 #include "impl.h"
 
@@ -26,15 +24,9 @@ static cmr_status cmr_prefetch_if_managed(void *ptr, size_t bytes, cmr_stream st
  * `status` and message (and the give-back's, should that fail too). */
 static cmr_status cmr_prefetch_give_back(cmr_prefetch_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
                                          void **out, cmr_status status) {
-  char reason[1024]; /* a message's capacity */
-  snprintf(reason, sizeof reason, "%s", cmr_last_error_message());
-  cmr_status given = cmr_deallocate_aligned(impl->params.upstream, *out, bytes, alignment, stream);
+  status = cmr_give_back(status, impl->params.upstream, *out, bytes, alignment, stream);
   *out = NULL;
-  if (given != CMR_SUCCESS) {
-    return cmr_error_context(status, "prefetch: %zu bytes not prefetched (%s), and giving them back failed", bytes,
-                             reason);
-  }
-  return cmr_error(status, "prefetch: %zu bytes not prefetched, so given back: %s", bytes, reason);
+  return cmr_error_context(status, "prefetch: %zu bytes not prefetched (and given back to the upstream)", bytes);
 }
 
 cmr_status cmr_prefetch_impl_allocate(cmr_prefetch_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,

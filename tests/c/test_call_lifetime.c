@@ -17,6 +17,7 @@ static struct {
   cmr_tracking_resource *tracking;
   cmr_failure_callback_resource *failure;
   cmr_device_buffer *buffer;
+  cmr_pool_resource *pool;
   bool return_null;
   int destroys;
   cmr_status destroyed_with;
@@ -29,11 +30,13 @@ static void destroy_victims(void) {
   if (victim.tracking != NULL) victim.destroyed_with = cmr_tracking_resource_destroy(victim.tracking);
   if (victim.failure != NULL) victim.destroyed_with = cmr_failure_callback_resource_destroy(victim.failure);
   if (victim.buffer != NULL) victim.destroyed_with = cmr_device_buffer_destroy(victim.buffer);
+  if (victim.pool != NULL) victim.destroyed_with = cmr_pool_resource_destroy(victim.pool);
   victim.callback = NULL;
   victim.statistics = NULL;
   victim.tracking = NULL;
   victim.failure = NULL;
   victim.buffer = NULL;
+  victim.pool = NULL;
   victim.destroys++;
 }
 
@@ -55,6 +58,16 @@ static void plain_free(void *ptr, size_t bytes, cmr_stream stream, void *arg) {
   (void)stream;
   (void)arg;
   free(ptr);
+}
+
+static int frees_recording;
+
+/* Frees, then records a message of its own, as a callback that calls cmr
+ * and fails would. */
+static void free_and_record(void *ptr, size_t bytes, cmr_stream stream, void *arg) {
+  plain_free(ptr, bytes, stream, arg);
+  frees_recording++;
+  (void)cmr_ref_validate((cmr_resource_ref){NULL, NULL});
 }
 
 static void free_and_destroy(void *ptr, size_t bytes, cmr_stream stream, void *arg) {
@@ -100,14 +113,47 @@ START_TEST(a_failure_answered_keeps_its_message_over_the_finalize) {
 }
 END_TEST
 
-START_TEST(callback_destroying_its_last_handle_in_deallocate) {
+/* The callback's free destroys the statistics adaptor above it, its last
+ * holder: the adaptor counts the free after its upstream's call returns. */
+/* The pool's growth runs the callback, which destroys the pool and fails:
+ * the pool's finalize, when the call ends, gives its chunk back through a
+ * free that records a message of its own; the caller still reads the
+ * pool's. */
+START_TEST(a_failure_answered_keeps_its_message_over_a_finalize_that_records_one) {
+  cmr_callback_resource *callback = make_callback(allocate_and_destroy, free_and_record);
+  cmr_pool_resource *pool = NULL;
+  ck_assert_ok(cmr_pool_resource_create(cmr_callback_resource_ref(callback), CMR_SIZE(0), CMR_SIZE_DEFAULT,
+                                        CMR_SIZE_DEFAULT, &pool));
+  cmr_resource_ref ref = cmr_pool_resource_ref(pool);
+  void *ptr = NULL;
+  frees_recording = 0;
+  ck_assert_ok(cmr_allocate(ref, 1000, CMR_DEFAULT_STREAM, &ptr)); /* the pool's first chunk */
+  victim.pool = pool;
+  victim.return_null = true;
+  void *more = &more;
+  ck_assert_status(cmr_allocate(ref, 1 << 20, CMR_DEFAULT_STREAM, &more), CMR_ERROR_OUT_OF_MEMORY);
+  ck_assert_int_eq(victim.destroyed_with, CMR_SUCCESS);
+  ck_assert_int_eq(frees_recording, 1); /* the chunk went back when the call ended */
+  ck_assert_message_has("pool: no free block of 1048576 bytes");
+  ck_assert_ptr_eq(strstr(cmr_last_error_message(), "cmr_ref_validate"), NULL);
+  ck_assert_ptr_null(more);
+  ck_assert_status(cmr_ref_validate(ref), CMR_ERROR_DESTROYED_HANDLE);
+  ck_assert_ok(cmr_callback_resource_destroy(callback));
+}
+END_TEST
+
+START_TEST(callback_destroying_the_adaptor_above_it_in_deallocate) {
   cmr_callback_resource *callback = make_callback(plain_allocate, free_and_destroy);
-  cmr_resource_ref ref = cmr_callback_resource_ref(callback);
+  cmr_statistics_resource *statistics = NULL;
+  ck_assert_ok(cmr_statistics_resource_create(cmr_callback_resource_ref(callback), &statistics));
+  ck_assert_ok(cmr_callback_resource_destroy(callback)); /* the adaptor holds the last share */
+  cmr_resource_ref ref = cmr_statistics_resource_ref(statistics);
   void *ptr = NULL;
   ck_assert_ok(cmr_allocate_sync(ref, 512, 256, &ptr));
-  victim.callback = callback;
+  victim.statistics = statistics;
   ck_assert_ok(cmr_deallocate_sync(ref, ptr, 512, 256));
   ck_assert_int_eq(victim.destroys, 1);
+  ck_assert_int_eq(victim.destroyed_with, CMR_SUCCESS);
   ck_assert_status(cmr_ref_validate(ref), CMR_ERROR_DESTROYED_HANDLE);
 }
 END_TEST
@@ -230,26 +276,47 @@ START_TEST(a_refused_pointer_whose_give_back_fails_says_both) {
 }
 END_TEST
 
+static int recorded_frees;
+
+/* Takes the pointer back, and records a message of its own on the way (as
+ * a resource that calls cmr and sees a failure it handles would). */
+static cmr_status recording_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
+  (void)self, (void)ptr, (void)bytes, (void)alignment, (void)stream;
+  recorded_frees++;
+  (void)cmr_ref_validate((cmr_resource_ref){NULL, NULL});
+  return CMR_SUCCESS;
+}
+
+static const cmr_resource_ops misaligned_recording_ops = {
+    .type_name = "misaligned", .allocate = misaligned_allocate, .deallocate = recording_deallocate};
+
 START_TEST(a_refused_pointer_given_back_keeps_the_first_message) {
-  test_foreign foreign = {.misalign = 16};
+  cmr_resource_ref ref = {(void *)&misaligned_recording_ops, &misaligned_recording_ops};
+  recorded_frees = 0;
   void *ptr = &ptr;
-  ck_assert_status(cmr_allocate(test_foreign_ref(&foreign, &test_foreign_ops), 1000, CMR_DEFAULT_STREAM, &ptr),
-                   CMR_ERROR_UNSUPPORTED_ALIGNMENT);
+  ck_assert_status(cmr_allocate(ref, 1000, CMR_DEFAULT_STREAM, &ptr), CMR_ERROR_UNSUPPORTED_ALIGNMENT);
+  ck_assert_ptr_null(ptr);
+  ck_assert_int_eq(recorded_frees, 1);
   ck_assert_message_has("returned a pointer aligned to only 16 bytes");
   ck_assert_ptr_eq(strstr(cmr_last_error_message(), "giving"), NULL);
-  ck_assert_int_eq(foreign.deallocations, 1);
-  ck_assert_uint_eq(foreign.outstanding, 0);
+  ck_assert_ptr_eq(strstr(cmr_last_error_message(), "cmr_ref_validate"), NULL);
+  /* The synchronous path gives back through its own entry. */
+  ck_assert_status(cmr_allocate_sync(ref, 1000, 256, &ptr), CMR_ERROR_UNSUPPORTED_ALIGNMENT);
+  ck_assert_int_eq(recorded_frees, 2);
+  ck_assert_message_has("returned a pointer aligned to only 16 bytes");
+  ck_assert_ptr_eq(strstr(cmr_last_error_message(), "cmr_ref_validate"), NULL);
 }
 END_TEST
 
 int main(void) {
   Suite *suite = suite_create("call_lifetime");
-  cmr_test_case(suite, "destroyed_inside", setup, NULL, callback_destroying_its_last_handle_in_allocate,
-                a_failure_answered_keeps_its_message_over_the_finalize,
-                callback_destroying_its_last_handle_in_deallocate, callback_destroying_the_statistics_adaptor_above_it,
-                pool_growth_destroying_the_tracking_adaptor_above_it,
-                failure_callback_destroying_its_adaptor_and_retrying, a_buffer_destroyed_from_inside_its_resize,
-                the_resource_destroyed_while_a_buffer_is_made_from_it);
+  cmr_test_case(
+      suite, "destroyed_inside", setup, NULL, callback_destroying_its_last_handle_in_allocate,
+      a_failure_answered_keeps_its_message_over_the_finalize,
+      a_failure_answered_keeps_its_message_over_a_finalize_that_records_one,
+      callback_destroying_the_adaptor_above_it_in_deallocate, callback_destroying_the_statistics_adaptor_above_it,
+      pool_growth_destroying_the_tracking_adaptor_above_it, failure_callback_destroying_its_adaptor_and_retrying,
+      a_buffer_destroyed_from_inside_its_resize, the_resource_destroyed_while_a_buffer_is_made_from_it);
   cmr_test_case(suite, "give_back", setup, NULL, a_refused_pointer_whose_give_back_fails_says_both,
                 a_refused_pointer_given_back_keeps_the_first_message);
   return cmr_test_run(suite);

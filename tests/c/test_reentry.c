@@ -1,26 +1,36 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* A resource called again from inside its own upstream's call, on the same
  * thread: where that would wait on a lock the thread holds (a pool's
- * growth, the logging adaptor's free, thread_safe), the inner call is
- * refused with CMR_ERROR_REENTRANT_CALL and a message, and the outer call
- * completes; where it would not (a free into a growing pool, a release, a
- * failure callback freeing into its own adaptor), it is served. Without the
- * owner-recording lock each refused case hangs for good (the suite's
- * timeout fails it). */
+ * growth, the logging adaptor's free, thread_safe, a binning resource's
+ * add_bin from inside a call through it), the inner call is refused with
+ * CMR_ERROR_REENTRANT_CALL and a message, and the outer call completes;
+ * where it would not (a free into a growing pool, a release, a failure
+ * callback freeing into its own adaptor, a call through a binning resource
+ * from inside its add_bin), it is served. Without the owner-recording lock
+ * each refused case hangs for good (the suite's timeout fails it). */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "test_util.h"
 
 /* What the upstream callback does, set by each test. */
-typedef enum inner_call { INNER_NONE, INNER_ALLOCATE, INNER_FREE, INNER_RELEASE, INNER_FLUSH } inner_call;
+typedef enum inner_call {
+  INNER_NONE,
+  INNER_ALLOCATE,
+  INNER_FREE,
+  INNER_RELEASE,
+  INNER_FLUSH,
+  INNER_ADD_BIN,
+  INNER_ADD_BIN_RESOURCE
+} inner_call;
 
 typedef struct reentry_plan {
   inner_call call;
   cmr_resource_ref through; /* the resource called back into */
   cmr_pool_resource *pool;  /* for INNER_RELEASE */
   cmr_logging_resource *logging;
-  void *to_free; /* for INNER_FREE */
+  cmr_binning_resource *binning; /* for INNER_ADD_BIN and INNER_ADD_BIN_RESOURCE */
+  void *to_free;                 /* for INNER_FREE */
   size_t to_free_bytes;
   bool armed; /* only the next upstream call calls back */
   cmr_status inner_status;
@@ -45,6 +55,10 @@ static void call_back(void) {
     break;
   case INNER_RELEASE: reentry.inner_status = cmr_pool_resource_release(reentry.pool); break;
   case INNER_FLUSH: reentry.inner_status = cmr_logging_resource_flush(reentry.logging); break;
+  case INNER_ADD_BIN: reentry.inner_status = cmr_binning_resource_add_bin(reentry.binning, 1024); break;
+  case INNER_ADD_BIN_RESOURCE:
+    reentry.inner_status = cmr_binning_resource_add_bin_resource(reentry.binning, 1024, reentry.through);
+    break;
   case INNER_NONE: break;
   }
   snprintf(reentry.inner_message, sizeof reentry.inner_message, "%s", cmr_last_error_message());
@@ -220,6 +234,118 @@ START_TEST(thread_safe_upstream_calling_back_is_refused) {
 }
 END_TEST
 
+/* ---- binning: adding a bin, and calls through it ------------------------------------ */
+
+static cmr_binning_resource *binning_without_bins(void) {
+  cmr_binning_resource *binning = NULL;
+  ck_assert_ok(cmr_binning_resource_create(upstream_ref(), CMR_INT_DEFAULT, CMR_INT_DEFAULT, &binning));
+  return binning;
+}
+
+static size_t bin_count(cmr_binning_resource *binning) {
+  size_t count = 0;
+  ck_assert_ok(cmr_binning_resource_bin_count(binning, &count));
+  return count;
+}
+
+/* The new bin takes its first memory from the upstream, whose callback
+ * frees through the binning resource what its upstream served. */
+START_TEST(binning_add_bin_freeing_through_it_from_the_new_bin_is_served) {
+  cmr_binning_resource *binning = binning_without_bins();
+  cmr_resource_ref ref = cmr_binning_resource_ref(binning);
+  void *ptr = NULL;
+  ck_assert_ok(cmr_allocate(ref, 1000, CMR_DEFAULT_STREAM, &ptr));
+  reentry = (reentry_plan){.call = INNER_FREE, .through = ref, .to_free = ptr, .to_free_bytes = 1000, .armed = true};
+  /* Nothing is outstanding through the upstream once the callback freed it. */
+  ck_assert_ok(cmr_binning_resource_add_bin(binning, 1024));
+  assert_served();
+  ck_assert_uint_eq(bin_count(binning), 1);
+  ck_assert_ok(cmr_binning_resource_destroy(binning));
+}
+END_TEST
+
+START_TEST(binning_add_bin_allocating_through_it_from_the_new_bin_is_served) {
+  cmr_binning_resource *binning = binning_without_bins();
+  cmr_resource_ref ref = cmr_binning_resource_ref(binning);
+  reentry = (reentry_plan){.call = INNER_ALLOCATE, .through = ref, .armed = true};
+  /* The inner allocation, served by the upstream, is outstanding where the
+   * bin would take its size: the bin is refused as at any other time. */
+  ck_assert_status(cmr_binning_resource_add_bin(binning, 1024), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("1 allocation(s) outstanding");
+  assert_served();
+  ck_assert_uint_eq(bin_count(binning), 0);
+  ck_assert_ok(cmr_deallocate(ref, reentry.to_free, 512, CMR_DEFAULT_STREAM));
+  ck_assert_ok(cmr_binning_resource_add_bin(binning, 1024));
+  ck_assert_uint_eq(bin_count(binning), 1);
+  ck_assert_ok(cmr_binning_resource_destroy(binning));
+}
+END_TEST
+
+/* add_bin would wait for the call through the resource it runs inside. */
+static void assert_adding_a_bin_inside_a_call_is_refused(inner_call call, const char *owner) {
+  cmr_binning_resource *binning = binning_without_bins();
+  cmr_resource_ref ref = cmr_binning_resource_ref(binning);
+  reentry = (reentry_plan){.call = call, .binning = binning, .through = upstream_ref(), .armed = true};
+  void *ptr = NULL;
+  ck_assert_ok(cmr_allocate(ref, 1000, CMR_DEFAULT_STREAM, &ptr));
+  assert_refused();
+  ck_assert_msg(strstr(reentry.inner_message, owner) != NULL, "message: %s", reentry.inner_message);
+  ck_assert_uint_eq(bin_count(binning), 0);
+  ck_assert_ok(cmr_deallocate(ref, ptr, 1000, CMR_DEFAULT_STREAM));
+  /* Outside any call through it, the same bin is added. */
+  ck_assert_ok(cmr_binning_resource_add_bin(binning, 1024));
+  ck_assert_uint_eq(bin_count(binning), 1);
+  ck_assert_ok(cmr_binning_resource_destroy(binning));
+}
+
+START_TEST(binning_allocation_adding_a_bin_from_the_upstream_is_refused) {
+  assert_adding_a_bin_inside_a_call_is_refused(INNER_ADD_BIN, "binning: add_bin");
+}
+END_TEST
+
+START_TEST(binning_allocation_adding_a_bin_resource_from_the_upstream_is_refused) {
+  assert_adding_a_bin_inside_a_call_is_refused(INNER_ADD_BIN_RESOURCE, "binning: add_bin_resource");
+}
+END_TEST
+
+/* A bin of one binning resource adds a bin to another: served (only a call
+ * through the same resource would wait for itself). */
+START_TEST(binning_allocation_adding_a_bin_to_another_binning_is_served) {
+  cmr_binning_resource *outer = binning_without_bins();
+  cmr_binning_resource *other = binning_without_bins();
+  reentry = (reentry_plan){.call = INNER_ADD_BIN, .binning = other, .armed = true};
+  void *ptr = NULL;
+  ck_assert_ok(cmr_allocate(cmr_binning_resource_ref(outer), 1000, CMR_DEFAULT_STREAM, &ptr));
+  assert_served();
+  ck_assert_uint_eq(bin_count(other), 1);
+  ck_assert_ok(cmr_deallocate(cmr_binning_resource_ref(outer), ptr, 1000, CMR_DEFAULT_STREAM));
+  ck_assert_ok(cmr_binning_resource_destroy(outer));
+  ck_assert_ok(cmr_binning_resource_destroy(other));
+}
+END_TEST
+
+/* The replaced bin, a pool whose last share the binning resource held,
+ * goes when add_bin_resource returns: giving its chunk back runs the
+ * upstream's callback, which adds a bin to another binning resource (that
+ * takes the lock add_bin_resource holds while it checks for a cycle). */
+START_TEST(binning_replaced_bin_whose_teardown_adds_a_bin_is_served) {
+  cmr_binning_resource *binning = binning_without_bins();
+  cmr_binning_resource *other = binning_without_bins();
+  cmr_pool_resource *pool = empty_pool();
+  void *ptr = NULL;
+  ck_assert_ok(cmr_allocate(cmr_pool_resource_ref(pool), 1000, CMR_DEFAULT_STREAM, &ptr)); /* a chunk */
+  ck_assert_ok(cmr_deallocate(cmr_pool_resource_ref(pool), ptr, 1000, CMR_DEFAULT_STREAM));
+  ck_assert_ok(cmr_binning_resource_add_bin_resource(binning, 1024, cmr_pool_resource_ref(pool)));
+  ck_assert_ok(cmr_pool_resource_destroy(pool)); /* the bin table holds the last share */
+  reentry = (reentry_plan){.call = INNER_ADD_BIN_RESOURCE, .binning = other, .through = upstream_ref(), .armed = true};
+  ck_assert_ok(cmr_binning_resource_add_bin_resource(binning, 1024, upstream_ref()));
+  assert_served();
+  ck_assert_uint_eq(bin_count(other), 1);
+  ck_assert_ok(cmr_binning_resource_destroy(binning));
+  ck_assert_ok(cmr_binning_resource_destroy(other));
+}
+END_TEST
+
 /* ---- re-entry that does not deadlock keeps working ------------------------------------ */
 
 static cmr_resource_ref failure_ref;
@@ -259,5 +385,11 @@ int main(void) {
   cmr_test_case(suite, "adaptors", setup, teardown, logging_free_allocating_through_the_logging_adaptor_is_refused,
                 logging_free_flushing_the_logging_adaptor_is_refused, logging_allocate_calling_back_is_served,
                 thread_safe_upstream_calling_back_is_refused, a_failure_callback_freeing_into_its_adaptor_retries);
+  cmr_test_case(suite, "binning", setup, teardown, binning_add_bin_freeing_through_it_from_the_new_bin_is_served,
+                binning_add_bin_allocating_through_it_from_the_new_bin_is_served,
+                binning_allocation_adding_a_bin_from_the_upstream_is_refused,
+                binning_allocation_adding_a_bin_resource_from_the_upstream_is_refused,
+                binning_allocation_adding_a_bin_to_another_binning_is_served,
+                binning_replaced_bin_whose_teardown_adds_a_bin_is_served);
   return cmr_test_run(suite);
 }

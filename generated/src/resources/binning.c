@@ -194,17 +194,19 @@ cmr_status cmr_binning_resource_add_bin_resource(cmr_binning_resource *handle, s
   }
   status = cmr_ref_check(resource, "cmr_binning_resource_add_bin_resource: resource");
   if (status != CMR_SUCCESS) return status;
-  /* It will hold what it is given: refused if that would close a cycle. */
+  /* It will hold what it is given: refused if that would close a cycle.
+   * The call ends after the topology lock is let go: what it let go of is
+   * finalized then, and may call anything. */
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
   cmr_topology_lock();
   if (status == CMR_SUCCESS) {
     status = cmr_topology_check_adopt(object, resource, "cmr_binning_resource_add_bin_resource: resource");
   }
   if (status == CMR_SUCCESS) {
-    cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
     status = cmr_binning_impl_add_bin_resource(((binning_object *)object)->impl, allocation_size, resource);
-    cmr_call_end();
   }
   cmr_topology_unlock();
+  cmr_call_end();
   return status;
 }
 

@@ -2,7 +2,6 @@
 /* cmr_stream_pool: RMM's cuda_stream_pool. A fixed set of streams made
  * together and handed out round robin by an atomic counter. The handle is
  * the object token, as a device buffer's: one owner, no refs. */
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "internal.h"
@@ -60,11 +59,11 @@ cmr_status cmr_stream_pool_create(size_t pool_size, unsigned flags, cmr_stream_p
   void *token = NULL;
   if (status == CMR_SUCCESS) status = cmr_object_register(&pool->object, &cmr_stream_pool_type, what, &token);
   if (status != CMR_SUCCESS) {
-    char reason[1024]; /* a message's capacity: ending the streams must not replace it */
-    snprintf(reason, sizeof reason, "%s", cmr_last_error_message());
+    cmr_kept_message reason; /* ending the streams must not replace it */
+    cmr_keep_message(&reason);
     (void)cmr_stream_pool_end_streams(pool, what);
     free(pool);
-    return cmr_error(status, "%s(%zu streams, flags %u): %s", what, size, flags, reason);
+    return cmr_error(status, "%s(%zu streams, flags %u): %s", what, size, flags, reason.text);
   }
   cmr_log(CMR_LOG_DEBUG, "%s: stream pool %p of %zu streams (flags %u)", what, token, size, flags);
   *out = token;

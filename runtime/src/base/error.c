@@ -7,14 +7,17 @@
 #include "internal.h"
 
 static _Thread_local char cmr_message[CMR_MESSAGE_CAPACITY];
-CMR_HOT_THREAD_LOCAL unsigned long cmr_error_serial_count;
+CMR_HOT_THREAD_LOCAL cmr_thread_words cmr_thread_words_of_thread;
 
 cmr_status cmr_error(cmr_status status, const char *format, ...) {
+  /* Formatted aside: this thread's message may be one of the arguments. */
+  char message[CMR_MESSAGE_CAPACITY];
   va_list args;
   va_start(args, format);
-  vsnprintf(cmr_message, sizeof cmr_message, format, args);
+  if (vsnprintf(message, sizeof message, format, args) < 0) message[0] = '\0';
   va_end(args);
-  cmr_error_serial_count++;
+  memcpy(cmr_message, message, sizeof cmr_message);
+  cmr_thread_words_of_thread.error_serial++;
   /* The log's writer records no error, so this does not recurse. */
   cmr_log(CMR_LOG_DEBUG, "%s: %s", cmr_status_string(status), cmr_message);
   return status;
@@ -34,7 +37,7 @@ cmr_status cmr_error_context(cmr_status status, const char *format, ...) {
                                        : snprintf(combined, sizeof combined, "%s", context);
   if (written < 0) combined[0] = '\0';
   memcpy(cmr_message, combined, sizeof cmr_message);
-  cmr_error_serial_count++;
+  cmr_thread_words_of_thread.error_serial++;
   return status;
 }
 
@@ -42,12 +45,12 @@ const char *cmr_last_error_message(void) { return cmr_message; }
 
 void cmr_keep_message(cmr_kept_message *kept) {
   memcpy(kept->text, cmr_message, sizeof kept->text);
-  kept->serial = cmr_error_serial_count;
+  kept->serial = cmr_thread_words_of_thread.error_serial;
 }
 
 void cmr_restore_message(const cmr_kept_message *kept) {
   memcpy(cmr_message, kept->text, sizeof cmr_message);
-  cmr_error_serial_count = kept->serial;
+  cmr_thread_words_of_thread.error_serial = kept->serial;
 }
 
 void cmr_clear_last_error(void) { cmr_message[0] = '\0'; }

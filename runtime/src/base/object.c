@@ -21,7 +21,6 @@ enum { CMR_SLOT_REUSE_RESERVE = 1024 };
 
 static _Atomic long cmr_alive; /* objects registered and not yet finalized */
 
-CMR_HOT_THREAD_LOCAL int cmr_calls_in_progress;
 /* This thread's objects whose last share went during a call: their slots,
  * linked through next_free (a dying slot is on no free list). */
 static _Thread_local uint32_t cmr_waiting_first = CMR_NO_SLOT;
@@ -64,7 +63,8 @@ static bool cmr_slot_take_locked(uint32_t *index) {
 }
 
 /* Hands out a slot holding `target` with `shares`; its token in *token. */
-static cmr_status cmr_slot_open(uintptr_t target, uint32_t shares, uint64_t kind, const char *what, void **token) {
+static cmr_status cmr_slot_open(uintptr_t target, const cmr_object_type *type, uint32_t shares, uint64_t kind,
+                                const char *what, void **token) {
   uint32_t index;
   cmr_lock_acquire(&cmr_slots.lock);
   bool taken = cmr_slot_take_locked(&index);
@@ -76,6 +76,7 @@ static cmr_status cmr_slot_open(uintptr_t target, uint32_t shares, uint64_t kind
   uint64_t generation = atomic_load_explicit(&slot->state, memory_order_relaxed) >> 32;
   if (generation == 0) generation = 1; /* a new slot: 0 is never a live generation */
   atomic_store_explicit(&slot->target, target, memory_order_relaxed);
+  atomic_store_explicit(&slot->type, type, memory_order_relaxed);
   atomic_store_explicit(&slot->state, generation << 32 | shares, memory_order_release);
   *token = (void *)(uintptr_t)(generation << 32 | kind | index);
   return CMR_SUCCESS;
@@ -158,15 +159,18 @@ bool cmr_object_forget_parents(const void *token) { return cmr_slot_forget_paren
 
 cmr_status cmr_object_register(cmr_object *object, const cmr_object_type *type, const char *what, void **token) {
   object->type = type;
-  cmr_status status = cmr_slot_open((uintptr_t)object, 1, 0, what, token);
+  cmr_status status = cmr_slot_open((uintptr_t)object, type, 1, 0, what, token);
   if (status == CMR_SUCCESS) atomic_fetch_add_explicit(&cmr_alive, 1, memory_order_relaxed);
   return status;
 }
 
-static cmr_status cmr_object_of_type(cmr_object *object, const cmr_object_type *type, const char *what,
-                                     const void *token) {
-  if (type != NULL && object->type != type) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: %p is a \"%s\", not a \"%s\"", what, token, object->type->name,
+/* Whether the object of `slot` (found live) is of `type` (NULL: any),
+ * `token` naming it in the message. Reads the slot, never the object: a
+ * caller that holds no share may be racing its last release. */
+static cmr_status cmr_object_of_type(cmr_slot *slot, const cmr_object_type *type, const char *what, const void *token) {
+  const cmr_object_type *actual = atomic_load_explicit(&slot->type, memory_order_relaxed);
+  if (type != NULL && actual != type) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: %p is a \"%s\", not a \"%s\"", what, token, actual->name,
                      type->name);
   }
   return CMR_SUCCESS;
@@ -178,9 +182,8 @@ cmr_status cmr_object_resolve(const void *token, const cmr_object_type *type, co
   *out = NULL;
   cmr_status status = cmr_slot_live(token, 0, what, &slot, &state);
   if (status != CMR_SUCCESS) return status;
-  cmr_object *object = cmr_slot_object(slot);
-  status = cmr_object_of_type(object, type, what, token);
-  if (status == CMR_SUCCESS) *out = object;
+  status = cmr_object_of_type(slot, type, what, token);
+  if (status == CMR_SUCCESS) *out = cmr_slot_object(slot);
   return status;
 }
 
@@ -217,18 +220,18 @@ static void cmr_object_finalize(cmr_slot *slot, uint64_t token) {
  * inside a call into a resource, once its outermost call returns. */
 static void cmr_object_gone(cmr_slot *slot, uint64_t token) {
   if (cmr_waiting_first == CMR_NO_SLOT) {
-    if (cmr_calls_in_progress == 0) {
+    if (cmr_thread_words_of_thread.calls_in_progress == 0) {
       cmr_object_finalize(slot, token);
       return;
     }
-    --cmr_calls_in_progress; /* the first to wait: the outermost end now goes below zero */
+    --cmr_thread_words_of_thread.calls_in_progress; /* the first to wait: the outermost end now goes below zero */
   }
   slot->next_free = cmr_waiting_first;
   cmr_waiting_first = (uint32_t)(token & (CMR_TOKEN_HANDLE_BIT - 1));
 }
 
 void cmr_calls_finish(void) {
-  cmr_calls_in_progress = 0;
+  cmr_thread_words_of_thread.calls_in_progress = 0;
   /* A finalize may record messages of its own: the caller's answer stays. */
   cmr_kept_message kept;
   cmr_keep_message(&kept);
@@ -247,7 +250,7 @@ cmr_status cmr_object_end(const void *token, const cmr_object_type *type, const 
   uint64_t state;
   *out = NULL;
   cmr_status status = cmr_slot_live(token, 0, what, &slot, &state);
-  if (status == CMR_SUCCESS) status = cmr_object_of_type(cmr_slot_object(slot), type, what, token);
+  if (status == CMR_SUCCESS) status = cmr_object_of_type(slot, type, what, token);
   if (status != CMR_SUCCESS) return status;
   if ((uint32_t)state != 1) {
     return cmr_error(CMR_ERROR_INTERNAL, "%s: %s %p has %u shares where its one owner holds the only one", what,
@@ -289,7 +292,7 @@ cmr_status cmr_object_release(const void *token, const char *what) {
 /* ---- handles ---------------------------------------------------------------- */
 
 cmr_status cmr_handle_make(const void *token, const char *what, void **handle) {
-  return cmr_slot_open((uintptr_t)token, 1, CMR_TOKEN_HANDLE_BIT, what, handle);
+  return cmr_slot_open((uintptr_t)token, NULL, 1, CMR_TOKEN_HANDLE_BIT, what, handle);
 }
 
 cmr_status cmr_handle_target(const void *handle, const char *what, void **token) {
@@ -307,7 +310,7 @@ cmr_status cmr_handle_object(const void *handle, const cmr_object_type *type, co
   cmr_status status = cmr_handle_target(handle, what, &token);
   /* The handle's share keeps the object alive while the handle lives. */
   if (status == CMR_SUCCESS) status = cmr_object_resolve(token, NULL, what, out);
-  if (status == CMR_SUCCESS) status = cmr_object_of_type(*out, type, what, handle);
+  if (status == CMR_SUCCESS) status = cmr_object_of_type(cmr_slot_of((uintptr_t)token, 0), type, what, handle);
   if (status != CMR_SUCCESS) *out = NULL;
   return status;
 }
@@ -370,8 +373,10 @@ void *cmr_handle_ref_self(const void *handle, const cmr_object_type *type) {
     uint64_t state = atomic_load_explicit(&slot->state, memory_order_acquire);
     if ((state >> 32) == (value >> 32) && (uint32_t)state != 0) {
       void *token = (void *)atomic_load_explicit(&slot->target, memory_order_relaxed);
-      cmr_object *object = cmr_object_peek(token);
-      if (object != NULL && object->type == type) return token;
+      cmr_slot *target = cmr_slot_of((uintptr_t)token, 0);
+      if (cmr_object_peek(token) != NULL && atomic_load_explicit(&target->type, memory_order_relaxed) == type) {
+        return token;
+      }
     }
   }
   /* No status to return here (and this thread's message stays as it was):

@@ -17,13 +17,17 @@ cmr_status cmr_upstream_lock_init(cmr_upstream_lock *lock, const char *owner) {
 
 void cmr_upstream_lock_destroy(cmr_upstream_lock *lock) { pthread_mutex_destroy(&lock->mutex); }
 
-cmr_status cmr_upstream_lock_check(cmr_upstream_lock *lock) {
-  if (atomic_load_explicit(&lock->holder, memory_order_relaxed) != cmr_this_thread()) return CMR_SUCCESS;
+cmr_status cmr_upstream_lock_refuse(const char *owner) {
   return cmr_error(CMR_ERROR_REENTRANT_CALL,
                    "%s: the resource was called again from inside its own call to its upstream, on the same thread "
                    "(the upstream, or a callback it runs, called back into it): refused, as waiting for its own "
                    "lock would never end",
-                   lock->owner);
+                   owner);
+}
+
+cmr_status cmr_upstream_lock_check(cmr_upstream_lock *lock) {
+  if (atomic_load_explicit(&lock->holder, memory_order_relaxed) != cmr_this_thread()) return CMR_SUCCESS;
+  return cmr_upstream_lock_refuse(lock->owner);
 }
 
 cmr_status cmr_upstream_lock_acquire(cmr_upstream_lock *lock) {

@@ -25,7 +25,8 @@
 #define CMR_QUOTE(text) CMR_QUOTE_N((text), strlen(text))
 
 /* Record `status` with a formatted message as this thread's last error and
- * return `status`, so a failure is one line: return cmr_error(...). */
+ * return `status`, so a failure is one line: return cmr_error(...). The
+ * arguments may include this thread's message (cmr_last_error_message()). */
 cmr_status cmr_error(cmr_status status, const char *format, ...) CMR_PRINTF(2, 3);
 
 /* Prefix this thread's last message with "<context>: " (used when a callee's
@@ -41,15 +42,23 @@ cmr_status cmr_error_context(cmr_status status, const char *format, ...) CMR_PRI
  * bytes in all. */
 #define CMR_HOT_THREAD_LOCAL _Thread_local __attribute__((tls_model("initial-exec")))
 
-/* How many messages this thread has recorded so far (cmr_error and
- * cmr_error_context count them; hidden, like every runtime symbol). */
-extern CMR_HOT_THREAD_LOCAL unsigned long cmr_error_serial_count;
+/* The words of this thread that every call through a ref reads, in one
+ * block, so that one look-up of its place (a load from the GOT, under
+ * -fPIC) serves them all. Hidden, like every runtime symbol. */
+typedef struct cmr_thread_words {
+  /* How many messages this thread has recorded so far (cmr_error and
+   * cmr_error_context count them). */
+  unsigned long error_serial;
+  /* The calls in progress on this thread (object.h, cmr_call_begin). */
+  int calls_in_progress;
+} cmr_thread_words;
+extern CMR_HOT_THREAD_LOCAL cmr_thread_words cmr_thread_words_of_thread;
 
 /* The count of messages so far. Comparing two readings tells whether a
  * callee (e.g. a foreign resource) recorded one. Inline: dispatch reads it
  * around every call through a ref, and a function call costs more than the
  * read itself. */
-static inline unsigned long cmr_error_serial(void) { return cmr_error_serial_count; }
+static inline unsigned long cmr_error_serial(void) { return cmr_thread_words_of_thread.error_serial; }
 
 enum { CMR_MESSAGE_CAPACITY = 1024 };
 

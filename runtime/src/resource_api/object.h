@@ -62,6 +62,9 @@ typedef struct cmr_slot {
    * is retired in the child: its object is the parent's and never runs
    * there, so nothing of it is released, and no CUDA call made for it. */
   _Atomic uint32_t parents_generation;
+  /* Object slot: its object's type, so that a type is checked without
+   * reading an object that another thread's destroy may be freeing. */
+  const cmr_object_type *_Atomic type;
 } cmr_slot;
 
 enum {
@@ -123,20 +126,21 @@ static inline cmr_object *cmr_object_peek(const void *token) {
  * A destroy on another thread is the caller's race, as the ownership rules
  * say (hold a share of what another thread may destroy).
  *
- * One thread-local int, read on every call: the depth of calls, less one
+ * One thread-local int (in cmr_thread_words, errors.h), read on every call: the depth of calls, less one
  * once an object waits, so that the end of the outermost call of a thread
  * with objects waiting is the decrement that goes below zero (one
  * subtraction and one branch on the fast path). */
-extern CMR_HOT_THREAD_LOCAL int cmr_calls_in_progress;
 
 /* Finalizes the objects waiting for this thread's outermost call to end
  * (out of line; keeps this thread's error message and its count). */
 void cmr_calls_finish(void);
 
-static inline __attribute__((always_inline)) void cmr_call_begin(void) { ++cmr_calls_in_progress; }
+static inline __attribute__((always_inline)) void cmr_call_begin(void) {
+  ++cmr_thread_words_of_thread.calls_in_progress;
+}
 
 static inline __attribute__((always_inline)) void cmr_call_end(void) {
-  if (__builtin_expect(--cmr_calls_in_progress < 0, 0)) cmr_calls_finish();
+  if (__builtin_expect(--cmr_thread_words_of_thread.calls_in_progress < 0, 0)) cmr_calls_finish();
 }
 
 /* ---- objects -------------------------------------------------------------- */

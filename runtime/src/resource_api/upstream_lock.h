@@ -28,6 +28,10 @@ typedef struct cmr_upstream_lock {
 cmr_status cmr_upstream_lock_init(cmr_upstream_lock *lock, const char *owner);
 void cmr_upstream_lock_destroy(cmr_upstream_lock *lock);
 
+/* CMR_ERROR_REENTRANT_CALL with the message of a refused re-entry into
+ * `owner`: for a resource that detects re-entry by other means than one of
+ * these locks (binning's readers). */
+cmr_status cmr_upstream_lock_refuse(const char *owner);
 /* CMR_ERROR_REENTRANT_CALL, with a message naming the owner, when this
  * thread holds `lock`, else CMR_SUCCESS: for an entry point that must refuse
  * a re-entry before it does anything (one that takes the lock only later). */

@@ -26,11 +26,12 @@ import java.lang.ref.Reference;
  * guarded by a reader-writer lock taken for reading); adding a bin waits for
  * them.
  * 
- * Re-entry: not yet detected here. Allocations and frees hold no lock across
- * the bins' and upstream's calls, but add_bin and add_bin_resource hold the
- * bins' write lock while a new bin takes its first memory from the upstream: a
- * call through this resource from inside that upstream call, or add_bin from
- * inside a call through it, on the same thread, waits for itself. Do neither.
+ * Re-entry: a call through this resource from inside add_bin's call to the
+ * upstream (a new bin takes its first memory there before the bins are
+ * locked) is served. add_bin or add_bin_resource from inside a call through
+ * this resource on the same thread (a bin or the upstream calling back),
+ * which would wait for that call to end, is refused with
+ * CMR_ERROR_REENTRANT_CALL, changing nothing.
  *
  * <p>The {@code binning} resource of cmr (suballocator; cuda and host builds).
  */
