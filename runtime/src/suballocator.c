@@ -15,7 +15,7 @@ cmr_status cmr_suballocator_find(cmr_stream_lists *lists, cmr_block_map *handed_
   cmr_status status = CMR_SUCCESS;
   if (block == NULL) {
     cmr_mutex_lock(growth);
-    status = cmr_stream_lists_take(lists, stream, size, alignment, &block);
+    status = cmr_stream_lists_take(lists, stream, size, alignment, CMR_TAKE_ANY, 0, NULL, &block);
     if (status == CMR_SUCCESS && block == NULL) status = grow(resource, size, alignment, stream, &block);
     pthread_mutex_unlock(growth);
   }
