@@ -347,21 +347,27 @@ static __attribute__((noinline)) cmr_status take_beyond_recent(cmr_stream_lists 
   return status;
 }
 
+/* A take from the other streams' lists alone. */
+static __attribute__((noinline)) cmr_status take_from_others_only(cmr_stream_lists *lists, cmr_stream stream,
+                                                                  size_t size, size_t alignment, cmr_block **out) {
+  uint64_t key;
+  cmr_status status = key_of(lists, stream, &key);
+  if (status != CMR_SUCCESS || cmr_free_blocks_needed(size, alignment) == SIZE_MAX) return status;
+  return take_from_others(lists, key, stream, size, alignment, out);
+}
+
 cmr_status cmr_stream_lists_take(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment,
                                  unsigned flags, size_t bytes, void **handed, cmr_block **out) {
   *out = NULL;
-  if (flags & CMR_TAKE_HAND_OUT) *handed = NULL;
-  uint64_t key = 0;
+  if (!(flags & CMR_TAKE_OWN)) return take_from_others_only(lists, stream, size, alignment, out);
+  uint64_t key;
+  cmr_stream_list *own;
   cmr_status status = key_of(lists, stream, &key);
-  if (status != CMR_SUCCESS) return status;
-  if (!(flags & CMR_TAKE_OWN)) {
-    return cmr_free_blocks_needed(size, alignment) == SIZE_MAX
-               ? CMR_SUCCESS
-               : take_from_others(lists, key, stream, size, alignment, out);
+  if (status == CMR_SUCCESS) status = lock_list(lists, key, &own);
+  if (status != CMR_SUCCESS) {
+    if (flags & CMR_TAKE_HAND_OUT) *handed = NULL;
+    return status;
   }
-  cmr_stream_list *own = NULL;
-  status = lock_list(lists, key, &own);
-  if (status != CMR_SUCCESS) return status;
   if (flags & CMR_TAKE_HAND_OUT) {
     cmr_block *block = recent_take(own, size, alignment);
     if (block != NULL) {
@@ -370,6 +376,7 @@ cmr_status cmr_stream_lists_take(cmr_stream_lists *lists, cmr_stream stream, siz
       cmr_list_unlock(own);
       return CMR_SUCCESS;
     }
+    *handed = NULL;
   }
   return take_beyond_recent(lists, own, key, stream, size, alignment, flags, bytes, handed, out);
 }
@@ -394,9 +401,9 @@ static cmr_block *handed_find_elsewhere(cmr_stream_lists *lists, uint64_t own_ke
 }
 
 cmr_status cmr_stream_lists_take_back(cmr_stream_lists *lists, cmr_stream stream, void *ptr, size_t bytes) {
-  uint64_t key = 0;
+  uint64_t key;
+  cmr_stream_list *own;
   cmr_status status = key_of(lists, stream, &key);
-  cmr_stream_list *own = NULL;
   if (status == CMR_SUCCESS) status = lock_list(lists, key, &own);
   if (status != CMR_SUCCESS) return status;
   /* Its own list's hand-outs, else the block map (the list's lock comes
