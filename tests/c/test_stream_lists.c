@@ -8,7 +8,7 @@
 
 #include "backend.h"
 #include "block_map.h"
-#include "stream_lists.h"
+#include "stream_list.h"
 #include "test_util.h"
 
 enum { unit = 1 << 20 };
@@ -289,12 +289,90 @@ START_TEST(a_hand_out_asking_more_than_its_block_is_found) {
 }
 END_TEST
 
+/* ---- the lock order (stream_list.h) ---- */
+
+static void assert_refused(cmr_list_lock_kind kind, const char *reason) {
+  const char *why = NULL;
+  ck_assert(!cmr_stream_list_may_lock(kind, &why));
+  ck_assert_ptr_nonnull(why);
+  ck_assert_msg(strstr(why, reason) != NULL, "why: \"%s\", expected \"%s\" in it", why, reason);
+}
+
+static void assert_allowed(cmr_list_lock_kind kind) {
+  const char *why = NULL;
+  ck_assert_msg(cmr_stream_list_may_lock(kind, &why), "why: %s", why);
+}
+
+/* What a checking build asks at every lock: nothing is refused with no
+ * lock held; under one list's lock (the warm path's), neither the registry
+ * nor a second list's lock nor the unit lock; under the registry, more
+ * list locks but not the registry again, nor the unit lock. */
+START_TEST(the_lock_order_check_refuses_what_could_deadlock) {
+  assert_allowed(CMR_UNIT_LOCK);
+  assert_allowed(CMR_REGISTRY_LOCK);
+  assert_allowed(CMR_LIST_LOCK);
+  cmr_stream_list_locked(CMR_LIST_LOCK, 1);
+  assert_refused(CMR_REGISTRY_LOCK, "the registry taken while a list's lock is held");
+  assert_refused(CMR_LIST_LOCK, "a second list's lock taken without the registry");
+  assert_refused(CMR_UNIT_LOCK, "the unit lock taken while a stream-list lock is held");
+  cmr_stream_list_locked(CMR_LIST_LOCK, -1);
+  cmr_stream_list_locked(CMR_UNIT_LOCK, 1);
+  assert_allowed(CMR_REGISTRY_LOCK);
+  cmr_stream_list_locked(CMR_REGISTRY_LOCK, 1);
+  assert_allowed(CMR_LIST_LOCK);
+  cmr_stream_list_locked(CMR_LIST_LOCK, 2);
+  assert_allowed(CMR_LIST_LOCK);
+  assert_refused(CMR_REGISTRY_LOCK, "the registry taken twice");
+  assert_refused(CMR_UNIT_LOCK, "the unit lock taken while");
+  cmr_stream_list_locked(CMR_LIST_LOCK, -2);
+  cmr_stream_list_locked(CMR_REGISTRY_LOCK, -1);
+  cmr_stream_list_locked(CMR_UNIT_LOCK, -1);
+  assert_allowed(CMR_UNIT_LOCK);
+}
+END_TEST
+
+typedef struct seen_locked {
+  int released;
+  bool registry_refused;
+  bool unit_refused;
+} seen_locked;
+
+static void note_locks_held(cmr_block *block, void *arg) {
+  seen_locked *seen = arg;
+  const char *why = NULL;
+  seen->released++;
+  seen->registry_refused = !cmr_stream_list_may_lock(CMR_REGISTRY_LOCK, &why);
+  seen->unit_refused = !cmr_stream_list_may_lock(CMR_UNIT_LOCK, &why);
+  cmr_block_delete(block);
+}
+
+/* The lists count the locks they take in a checking build (a release
+ * callback runs under the registry and every list's lock, where the
+ * registry is refused), and not otherwise. */
+START_TEST(the_lock_order_is_counted_in_a_checking_build) {
+  cmr_stream_lists *lists = NULL;
+  ck_assert_ok(cmr_stream_lists_create("test", CMR_FIT_BEST, CMR_KEY_PER_STREAM, NULL, &lists));
+  cmr_stream a;
+  ck_assert_ok(cmr_stream_create(&a));
+  ck_assert_ok(cmr_stream_lists_give(lists, a, block_at(0, unit, unit), CMR_GIVEN_FREED));
+  seen_locked seen = {0, false, false};
+  ck_assert_ok(cmr_stream_lists_release(lists, CMR_RELEASE_UNITS, note_locks_held, &seen));
+  ck_assert_int_eq(seen.released, 1);
+  ck_assert_int_eq(seen.registry_refused, CMR_CHECK_INVARIANTS);
+  ck_assert_int_eq(seen.unit_refused, CMR_CHECK_INVARIANTS);
+  assert_allowed(CMR_REGISTRY_LOCK); /* all let go again */
+  cmr_stream_lists_destroy(lists);
+  ck_assert_ok(cmr_stream_destroy(a));
+}
+END_TEST
+
 int main(void) {
   Suite *suite = suite_create("stream_lists");
   cmr_test_case(suite, "stream_lists", NULL, NULL, default_stream_is_keyed_per_thread,
                 per_stream_keying_shares_the_default_stream, only_whole_units_are_released_after_waiting,
                 each_visits_every_free_block_with_its_list, aligned_take_from_another_stream,
                 lists_in_use_pass_their_check, a_recent_block_resized_is_found, an_index_block_resized_is_found,
-                blocks_of_two_lists_covering_the_same_bytes_are_found, a_hand_out_asking_more_than_its_block_is_found);
+                blocks_of_two_lists_covering_the_same_bytes_are_found, a_hand_out_asking_more_than_its_block_is_found,
+                the_lock_order_check_refuses_what_could_deadlock, the_lock_order_is_counted_in_a_checking_build);
   return cmr_test_run(suite);
 }
