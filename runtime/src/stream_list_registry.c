@@ -230,13 +230,13 @@ __attribute__((noinline)) cmr_status cmr_stream_list_lock_registered(cmr_stream_
 /* ---- recycling lists ---------------------------------------------------------------- */
 
 /* An idle list's blocks into the shared list (both locks held), where they
- * merge; with `release_units`, a unit made whole goes to release_unit, if
+ * merge; with `units_out`, a unit made whole goes to release_unit, if
  * there is one. */
-static void move_idle(cmr_stream_lists *lists, cmr_stream_list *idle, cmr_stream_list *shared, bool release_units) {
+static void move_idle(cmr_stream_lists *lists, cmr_stream_list *idle, cmr_stream_list *shared, bool units_out) {
   cmr_stream_list_flush_recent(idle);
   for (cmr_block *block; (block = cmr_free_blocks_pop(&idle->blocks)) != NULL;) {
     cmr_block *merged = cmr_free_blocks_insert(&shared->blocks, block);
-    if (release_units && lists->release_unit != NULL && merged->span != 0 && merged->span == merged->size) {
+    if (units_out && lists->release_unit != NULL && merged->span != 0 && merged->span == merged->size) {
       cmr_free_blocks_remove(&shared->blocks, merged);
       lists->release_unit(merged, lists->release_arg);
     }

@@ -358,6 +358,7 @@ static __attribute__((noinline)) cmr_status take_from_others_only(cmr_stream_lis
 
 cmr_status cmr_stream_lists_take(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment,
                                  unsigned flags, size_t bytes, void **handed, cmr_block **out) {
+  CMR_INVARIANT((flags & CMR_TAKE_OWN) || !(flags & CMR_TAKE_HAND_OUT)); /* it hands out from the own list only */
   *out = NULL;
   if (!(flags & CMR_TAKE_OWN)) return take_from_others_only(lists, stream, size, alignment, out);
   uint64_t key;

@@ -122,7 +122,7 @@ typedef enum cmr_take_flags {
    * for the work ordered before that list's frees. Only the block moves. */
   CMR_TAKE_OTHERS = 2,
   CMR_TAKE_ANY = CMR_TAKE_OWN | CMR_TAKE_OTHERS,
-  /* (With CMR_TAKE_OWN.) A block from the own list is handed out there, for a request of
+  /* With CMR_TAKE_OWN only: a block from the own list is handed out there, for a request of
    * `bytes`: its address in *handed, *out NULL. The list remembers it,
    * instead of the block map, until it needs the slot; its free on the
    * same stream then meets only that list's lock, which no other stream's
