@@ -210,6 +210,11 @@ void cmr_stream_list_recycle_dead(cmr_stream_lists *lists);
  * they hold are deleted. */
 void cmr_stream_list_let_go_all(cmr_stream_lists *lists);
 
+/* List records allocated and not yet freed by all stream_lists together,
+ * those let go but still named by a thread's cache included (tests: the
+ * bookkeeping stays bounded). */
+size_t cmr_stream_lists_records_allocated(void);
+
 /* ---- ordering and the recent blocks (stream_lists.c, used by the registry) ---- */
 
 /* Whether the work ordered before a list's frees is done, so that its

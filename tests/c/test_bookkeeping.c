@@ -10,6 +10,7 @@
 
 #include "backend.h"
 #include "stream_ends.h"
+#include "stream_list.h"
 #include "test_counting.h"
 
 /* ---- the suballocators, over a counting upstream ---------------------------------------- */

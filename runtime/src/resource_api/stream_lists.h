@@ -74,8 +74,9 @@ void cmr_stream_lists_destroy(cmr_stream_lists *lists);
 /* Makes a dead list's whole units (size == span) go to `release` instead of
  * the shared list (the arena's superblocks, back to its global arena), called
  * with `lock` held, then the lists' locks: a resource must not hold `lock`
- * when it calls cmr_stream_lists_take, _reclaim or _key_ended, where dead
- * lists are looked at. Call it before `lists` is used. */
+ * when it calls cmr_stream_lists_take with CMR_TAKE_OTHERS or
+ * cmr_stream_lists_reclaim, where dead lists are looked at. Call it before
+ * `lists` is used. */
 void cmr_stream_lists_release_dead_units(cmr_stream_lists *lists, pthread_mutex_t *lock,
                                          void (*release)(cmr_block *block, void *arg), void *arg);
 
@@ -86,10 +87,6 @@ void cmr_stream_lists_release_dead_units(cmr_stream_lists *lists, pthread_mutex_
 void cmr_stream_lists_key_ended(cmr_stream_lists *lists, uint64_t key, cmr_stream order_on);
 /* List records `lists` holds, in use or spare. */
 size_t cmr_stream_lists_records(cmr_stream_lists *lists);
-/* List records allocated and not yet freed by all stream_lists together,
- * those let go but still named by a thread's cache included (tests: the
- * bookkeeping stays bounded). */
-size_t cmr_stream_lists_records_allocated(void);
 
 /* How memory given to the lists may be used. */
 typedef enum cmr_given {
@@ -178,10 +175,10 @@ cmr_status cmr_stream_lists_release(cmr_stream_lists *lists, cmr_released which,
 size_t cmr_stream_lists_largest(cmr_stream_lists *lists);
 
 /* Whether the lists hold together (checked after each change in a checking
- * build, invariants.h): every list's recent
- * blocks, remembered hand-outs and index well formed and their counts and
- * bytes agreeing; every record, free or handed out, in one place only and
- * no two covering the same bytes. *why says what broke. */
+ * build, invariants.h): every list's recent blocks, remembered hand-outs
+ * and index well formed and their counts and bytes agreeing; every record,
+ * free or handed out, in one place only and no two covering the same
+ * bytes. *why says what broke. */
 bool cmr_stream_lists_valid(cmr_stream_lists *lists, const char **why);
 
 /* Free blocks and bytes over all lists, and how many lists there are. */
