@@ -127,6 +127,48 @@ START_TEST(only_whole_units_are_released_after_waiting) {
 }
 END_TEST
 
+/* A unit whose halves are in two streams' lists, and another whose halves
+ * are in the default stream's and a third's: release gathers them, where
+ * they merge, and gives both back whole; a piece of a third unit, alone,
+ * stays, in the shared list (idle: the host waited for it). */
+START_TEST(release_gathers_a_unit_over_several_lists) {
+  cmr_stream_lists *lists = NULL;
+  ck_assert_ok(cmr_stream_lists_create("test", CMR_FIT_BEST, CMR_KEY_PER_STREAM, NULL, &lists));
+  cmr_stream a, b, c;
+  ck_assert_ok(cmr_stream_create(&a));
+  ck_assert_ok(cmr_stream_create(&b));
+  ck_assert_ok(cmr_stream_create(&c));
+  size_t half = unit / 2;
+  ck_assert_ok(cmr_stream_lists_give(lists, a, block_at(0, half, unit), CMR_GIVEN_FREED));
+  ck_assert_ok(cmr_stream_lists_give(lists, b, block_at(half, half, 0), CMR_GIVEN_FREED));
+  ck_assert_ok(
+      cmr_stream_lists_give(lists, CMR_DEFAULT_STREAM, block_at(4 * (size_t)unit, half, unit), CMR_GIVEN_IDLE));
+  ck_assert_ok(cmr_stream_lists_give(lists, c, block_at(4 * (size_t)unit + half, half, 0), CMR_GIVEN_FREED));
+  ck_assert_ok(cmr_stream_lists_give(lists, c, block_at(8 * (size_t)unit, half, unit), CMR_GIVEN_FREED));
+  released r = {0, 0};
+  ck_assert_ok(cmr_stream_lists_release(lists, CMR_RELEASE_UNITS, count_release, &r));
+  ck_assert_int_eq(r.count, 2);
+  ck_assert_uint_eq(r.bytes, 2 * (size_t)unit);
+  size_t blocks, bytes, list_count;
+  cmr_stream_lists_totals(lists, &blocks, &bytes, &list_count);
+  ck_assert_uint_eq(blocks, 1);
+  ck_assert_uint_eq(bytes, half);
+  /* Where it stays every stream takes it without waiting. */
+  cmr_backend_host_counts before = counts();
+  cmr_block *taken = NULL;
+  ck_assert_ok(cmr_stream_lists_take(lists, a, half, 256, CMR_TAKE_ANY, 0, NULL, &taken));
+  ck_assert_ptr_eq(taken->address, base + 8 * (size_t)unit);
+  cmr_backend_host_counts after = counts();
+  ck_assert_uint_eq(after.stream_waits + after.device_synchronizes + after.event_synchronizes,
+                    before.stream_waits + before.device_synchronizes + before.event_synchronizes);
+  cmr_block_delete(taken);
+  cmr_stream_lists_destroy(lists);
+  ck_assert_ok(cmr_stream_destroy(a));
+  ck_assert_ok(cmr_stream_destroy(b));
+  ck_assert_ok(cmr_stream_destroy(c));
+}
+END_TEST
+
 typedef struct visited {
   int count;
   uint64_t keys[4];
@@ -370,9 +412,10 @@ int main(void) {
   Suite *suite = suite_create("stream_lists");
   cmr_test_case(suite, "stream_lists", NULL, NULL, default_stream_is_keyed_per_thread,
                 per_stream_keying_shares_the_default_stream, only_whole_units_are_released_after_waiting,
-                each_visits_every_free_block_with_its_list, aligned_take_from_another_stream,
-                lists_in_use_pass_their_check, a_recent_block_resized_is_found, an_index_block_resized_is_found,
-                blocks_of_two_lists_covering_the_same_bytes_are_found, a_hand_out_asking_more_than_its_block_is_found,
-                the_lock_order_check_refuses_what_could_deadlock, the_lock_order_is_counted_in_a_checking_build);
+                release_gathers_a_unit_over_several_lists, each_visits_every_free_block_with_its_list,
+                aligned_take_from_another_stream, lists_in_use_pass_their_check, a_recent_block_resized_is_found,
+                an_index_block_resized_is_found, blocks_of_two_lists_covering_the_same_bytes_are_found,
+                a_hand_out_asking_more_than_its_block_is_found, the_lock_order_check_refuses_what_could_deadlock,
+                the_lock_order_is_counted_in_a_checking_build);
   return cmr_test_run(suite);
 }
