@@ -24,6 +24,9 @@ namespace Cmr
     /// dump_log_on_failure, writes the arena&#39;s state to dump_path. The upstream
     /// memory is returned at destroy, after the device has finished its work, even
     /// if blocks are still allocated.
+    ///
+    /// Re-entry: the arena calls its upstream only at creation and at the end, so
+    /// no call of its own waits on an upstream.
     /// </summary>
     public sealed class ArenaMemoryResource : ResourceAdaptor
     {

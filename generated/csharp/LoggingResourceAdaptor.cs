@@ -24,6 +24,11 @@ namespace Cmr
     /// by the environment variable CMR_LOG_FILE. A row that cannot be written does
     /// not fail the allocation or the free: it is counted (lost_rows), and the next
     /// flush reports it.
+    ///
+    /// Re-entry: the lock is held across the upstream&#39;s free, so a call into the
+    /// adaptor (allocate, free, flush, lost_rows) from inside that free on the same
+    /// thread is refused with CMR_ERROR_REENTRANT_CALL; calls from inside the
+    /// upstream&#39;s allocate are served.
     /// </summary>
     public sealed class LoggingResourceAdaptor : ResourceAdaptor
     {

@@ -1,42 +1,27 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* arena: RMM's arena_memory_resource, made explicit.
+/* arena: RMM's arena_memory_resource. Its contract:
  *
- * At creation the arena takes arena_size bytes from the upstream, once, and
- * never grows (as RMM). That memory starts as one free range of the global
- * arena, from which superblocks of at least 1 MiB are cut first fit. The
- * streams' and threads' arenas are one cmr_stream_lists (first fit, the
- * default stream keyed per thread); every superblock is a unit there, so a
- * wholly free one is recognisable and can go back.
- *
- * A request is served from the caller's arena (one of the blocks freed
- * there lately, kept whole, when it has the very size: the common pair
- * meets that arena's lock alone; else first fit); failing that, a new
- * superblock of max(1 MiB, the request's needs) joins the caller's arena and
- * serves it; only when the global arena has none, another stream's arena
- * serves it (after the caller's stream waits for that one). A
- * large request therefore gets a superblock of its own size, which stays in
- * the stream's arena when freed, reusable there without any wait (RMM frees
- * those straight to the global arena, which costs it a stream synchronize).
- * When the global arena has no superblock big enough: defragment (gather
- * every free block into the caller's arena so that split superblocks become
- * whole, and take from there; only if that fails, return every whole one to
- * the global arena, where they coalesce, and failing that, the free pieces
- * of superblocks partly in use too) and try once more; the last try cuts a
- * superblock of just the request's needs when no free range holds 1 MiB,
- * so a request is refused only when no free range of the whole arena,
- * merged, holds it.
- *
- * Locks: the stream lists and the block map lock per list and per shard;
- * the global arena's lock is taken only to cut or return a superblock
- * (held until the cut superblock's rest is in the caller's arena, so free
- * memory is never out of sight of a defragmentation), and across a
- * defragmentation's giving back and cutting (so it comes before the lists'
- * locks), so the common allocation and free meet no lock shared
- * by every thread.
- *
- * When a thread exits or a stream is destroyed, its arena's whole
- * superblocks return to the global arena once their work is done, and the
- * rest of its free memory joins the stream lists' shared list (stream_lists.h). */
+ * - arena_size bytes come from the upstream once, at creation; the arena
+ *   never grows. They form the global arena, from which superblocks of at
+ *   least 1 MiB are cut first fit into per-stream arenas (one
+ *   cmr_stream_lists; the default stream keyed per thread). A superblock
+ *   is a unit of the lists, so a wholly free one can go back.
+ * - A request is served from the caller's arena, else from a new superblock
+ *   of max(1 MiB, its needs), else from another stream's arena after the
+ *   caller's stream waits for that one. It is refused only when no free
+ *   range of the whole arena, merged, holds it: before refusing, the arena
+ *   gathers every free block into the caller's arena, then returns whole
+ *   superblocks (and then free pieces of partly used ones) to the global
+ *   arena where they coalesce, and cuts a superblock of just the request's
+ *   needs when no free range holds 1 MiB.
+ * - Lock order: the global arena's lock, then the lists' locks. The global
+ *   lock is taken only to cut or return superblocks, and is held from a cut
+ *   until its rest is in the caller's arena, so no free memory is out of
+ *   sight of a defragmentation; the common allocation and free take only
+ *   their own arena's lock.
+ * - When a thread exits or a stream is destroyed, its arena's whole
+ *   superblocks return to the global arena once their work is done, and the
+ *   rest of its free memory joins the lists' shared list (stream_lists.h). */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -288,9 +273,8 @@ static cmr_status cut_after_giving_back(cmr_arena_impl *impl, size_t size, size_
  * than any one superblock has), gives the free superblocks back to the
  * global arena and cuts the request's superblock from it
  * (cut_after_giving_back). The global arena stays locked from the giving
- * back to the carving: other threads needing a superblock would otherwise
- * take the coalesced room in between (16 threads on 48 streams did, about
- * one run in 30). */
+ * back to the carving, so that no other thread takes the coalesced room in
+ * between. */
 static cmr_status defragment_and_retry(cmr_arena_impl *impl, size_t size, size_t alignment, cmr_stream stream,
                                        cmr_block **out) {
   cmr_status status = cmr_stream_lists_reclaim(impl->lists, stream, size, alignment, out);

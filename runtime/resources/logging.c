@@ -15,13 +15,13 @@
 #include <time.h>
 
 #include "impl.h"
-#include "lock.h"
+#include "upstream_lock.h"
 
 #define CMR_LOGGING_HEADER "Thread,Time,Action,Pointer,Size,Stream\n"
 
 struct cmr_logging_impl {
   cmr_logging_params params; /* first: what it was created with (impl.h) */
-  pthread_mutex_t lock;
+  cmr_upstream_lock lock;    /* held across the upstream's free (see deallocate) */
   FILE *file;
   bool owns_file;
   char *filename; /* the file written: "" for a caller's FILE * */
@@ -53,10 +53,16 @@ static void cmr_logging_write_locked(cmr_logging_impl *impl, const char *row) {
   }
 }
 
+/* A row after the upstream's answer: the entry point refused a call from
+ * inside this thread's own hold of the lock, so the lock is another's at
+ * most; a row that could not be written is counted lost. */
 static void cmr_logging_write(cmr_logging_impl *impl, const char *row) {
-  cmr_mutex_lock(&impl->lock);
+  if (cmr_upstream_lock_acquire(&impl->lock) != CMR_SUCCESS) {
+    impl->lost_rows++;
+    return;
+  }
   cmr_logging_write_locked(impl, row);
-  pthread_mutex_unlock(&impl->lock);
+  cmr_upstream_lock_release(&impl->lock);
 }
 
 enum { cmr_logging_row_size = 160 };
@@ -106,7 +112,7 @@ static cmr_status cmr_logging_open(cmr_logging_impl *impl, const char *filename,
 }
 
 cmr_status cmr_logging_impl_init(cmr_logging_impl *impl) {
-  pthread_mutex_init(&impl->lock, NULL);
+  cmr_upstream_lock_init(&impl->lock, "logging: a call from inside its upstream's free");
   cmr_status status = cmr_logging_open(impl, impl->params.filename, impl->params.file);
   if (status != CMR_SUCCESS) {
     cmr_logging_impl_fini(impl);
@@ -123,12 +129,14 @@ void cmr_logging_impl_fini(cmr_logging_impl *impl) {
     fflush(impl->file);
   }
   free(impl->filename);
-  pthread_mutex_destroy(&impl->lock);
+  cmr_upstream_lock_destroy(&impl->lock);
 }
 
 cmr_status cmr_logging_impl_allocate(cmr_logging_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
                                      void **out) {
-  cmr_status status = cmr_allocate_aligned(impl->params.upstream, bytes, alignment, stream, out);
+  cmr_status status = cmr_upstream_lock_check(&impl->lock);
+  if (status != CMR_SUCCESS) return status;
+  status = cmr_allocate_aligned(impl->params.upstream, bytes, alignment, stream, out);
   cmr_logging_event(impl, status == CMR_SUCCESS ? "allocate" : "allocate failure", status == CMR_SUCCESS ? *out : NULL,
                     bytes, stream);
   return status;
@@ -142,20 +150,22 @@ cmr_status cmr_logging_impl_deallocate(cmr_logging_impl *impl, void *ptr, size_t
    * must come after this one. */
   char row[cmr_logging_row_size];
   cmr_logging_format(row, "free", ptr, bytes, stream);
-  cmr_mutex_lock(&impl->lock);
-  cmr_status status = cmr_deallocate_aligned(impl->params.upstream, ptr, bytes, alignment, stream);
+  cmr_status status = cmr_upstream_lock_acquire(&impl->lock);
+  if (status != CMR_SUCCESS) return status;
+  status = cmr_deallocate_aligned(impl->params.upstream, ptr, bytes, alignment, stream);
   if (status == CMR_SUCCESS) cmr_logging_write_locked(impl, row);
-  pthread_mutex_unlock(&impl->lock);
+  cmr_upstream_lock_release(&impl->lock);
   return status;
 }
 
 cmr_status cmr_logging_impl_flush(cmr_logging_impl *impl) {
-  cmr_mutex_lock(&impl->lock);
+  cmr_status status = cmr_upstream_lock_acquire(&impl->lock);
+  if (status != CMR_SUCCESS) return status;
   bool flushed = fflush(impl->file) == 0;
   int error = flushed ? impl->last_errno : errno;
   size_t lost = impl->lost_since_flush;
   impl->lost_since_flush = 0;
-  pthread_mutex_unlock(&impl->lock);
+  cmr_upstream_lock_release(&impl->lock);
   const char *where = impl->filename[0] != '\0' ? impl->filename : "the FILE *";
   if (!flushed) return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "logging: flushing %s failed: %s", where, strerror(error));
   if (lost > 0) {
@@ -171,8 +181,9 @@ cmr_status cmr_logging_impl_filename(cmr_logging_impl *impl, const char **out) {
 }
 
 cmr_status cmr_logging_impl_lost_rows(cmr_logging_impl *impl, size_t *out) {
-  cmr_mutex_lock(&impl->lock);
+  cmr_status status = cmr_upstream_lock_acquire(&impl->lock);
+  if (status != CMR_SUCCESS) return status;
   *out = impl->lost_rows;
-  pthread_mutex_unlock(&impl->lock);
+  cmr_upstream_lock_release(&impl->lock);
   return CMR_SUCCESS;
 }

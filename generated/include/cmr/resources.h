@@ -29,6 +29,9 @@ extern "C" {
  * honoured, whatever the upstream's limit. Freeing an aligned pointer the
  * adaptor did not hand out is CMR_ERROR_UNKNOWN_POINTER and reaches no
  * upstream.
+ *
+ * Re-entry: no lock is held across the upstream's calls: a call back into the
+ * adaptor from inside them is served.
  */
 typedef struct cmr_aligned_resource cmr_aligned_resource;
 
@@ -69,6 +72,9 @@ CMR_API cmr_status cmr_aligned_resource_alignment_threshold(cmr_aligned_resource
  * dump_log_on_failure, writes the arena's state to dump_path. The upstream
  * memory is returned at destroy, after the device has finished its work, even
  * if blocks are still allocated.
+ *
+ * Re-entry: the arena calls its upstream only at creation and at the end, so
+ * no call of its own waits on an upstream.
  */
 typedef struct cmr_arena_resource cmr_arena_resource;
 
@@ -117,6 +123,12 @@ CMR_API cmr_status cmr_arena_resource_dump(cmr_arena_resource *handle);
  * honour them. Allocation and deallocation run concurrently (bins are
  * guarded by a reader-writer lock taken for reading); adding a bin waits for
  * them.
+ *
+ * Re-entry: not yet detected here. Allocations and frees hold no lock across
+ * the bins' and upstream's calls, but add_bin and add_bin_resource hold the
+ * bins' write lock while a new bin takes its first memory from the upstream: a
+ * call through this resource from inside that upstream call, or add_bin from
+ * inside a call through it, on the same thread, waits for itself. Do neither.
  */
 typedef struct cmr_binning_resource cmr_binning_resource;
 
@@ -154,6 +166,10 @@ CMR_API cmr_status cmr_binning_resource_bin_size_for(cmr_binning_resource *handl
  * size it was asked for: any other free is refused (unknown pointer, or wrong
  * size) before it reaches the function, so the resource is equal only to
  * itself. Thread safety is the functions' own.
+ *
+ * The functions may call any resource, this one included, and may destroy its
+ * last handle: the resource then goes when the thread's outermost call
+ * returns.
  */
 typedef struct cmr_callback_resource cmr_callback_resource;
 
@@ -269,6 +285,10 @@ CMR_API cmr_status cmr_cuda_async_view_resource_pool_handle(cmr_cuda_async_view_
  * upstream's message. It retries for as long as the callback says so. Other
  * failures are returned at once, without a call. Any alignment
  * is passed to the upstream, which honours or refuses it.
+ *
+ * Re-entry: no lock is held across the upstream's calls or the callback: the
+ * callback may free into this adaptor, allocate through it, or destroy it (it
+ * then goes when the outermost call returns).
  */
 typedef struct cmr_failure_callback_resource cmr_failure_callback_resource;
 
@@ -300,6 +320,11 @@ CMR_API cmr_status cmr_failure_callback_resource_from_ref(cmr_resource_ref ref, 
  * pointer the resource did not hand out is CMR_ERROR_UNKNOWN_POINTER, and
  * freeing more bytes than a block holds is CMR_ERROR_INVALID_ARGUMENT; either
  * leaves the resource as it was.
+ *
+ * Re-entry: a call back into it from inside its upstream's call on the same
+ * thread is served when a free block is there, and refused with
+ * CMR_ERROR_REENTRANT_CALL when it would have to grow again; frees and the
+ * getters are served.
  */
 typedef struct cmr_fixed_size_resource cmr_fixed_size_resource;
 
@@ -333,6 +358,9 @@ CMR_API cmr_status cmr_fixed_size_resource_largest_free_block(cmr_fixed_size_res
  * limit even for a moment. Freeing more bytes than are counted is
  * CMR_ERROR_INVALID_ARGUMENT and reaches no upstream. Any alignment is passed
  * to the upstream, which honours or refuses it.
+ *
+ * Re-entry: no lock is held across the upstream's calls: a call back into the
+ * adaptor from inside them is served.
  */
 typedef struct cmr_limiting_resource cmr_limiting_resource;
 
@@ -373,6 +401,11 @@ CMR_API cmr_status cmr_limiting_resource_allocation_limit(cmr_limiting_resource 
  * by the environment variable CMR_LOG_FILE. A row that cannot be written does
  * not fail the allocation or the free: it is counted (lost_rows), and the next
  * flush reports it.
+ *
+ * Re-entry: the lock is held across the upstream's free, so a call into the
+ * adaptor (allocate, free, flush, lost_rows) from inside that free on the same
+ * thread is refused with CMR_ERROR_REENTRANT_CALL; calls from inside the
+ * upstream's allocate are served.
  */
 typedef struct cmr_logging_resource cmr_logging_resource;
 
@@ -435,6 +468,12 @@ CMR_API cmr_status cmr_pinned_host_resource_from_ref(cmr_resource_ref ref, cmr_p
  * smaller on upstream failure and never passes maximum_pool_size; release gives
  * wholly free chunks back to the upstream, and every chunk goes back when the
  * pool is destroyed. Any power-of-two alignment is honoured.
+ *
+ * Re-entry: a call back into the pool from inside its upstream's call on the
+ * same thread (a callback upstream that allocates from the pool while it
+ * grows) is served when the free lists hold a block, and refused with
+ * CMR_ERROR_REENTRANT_CALL when the pool would have to grow again; frees,
+ * release and the getters are served.
  */
 typedef struct cmr_pool_resource cmr_pool_resource;
 
@@ -472,6 +511,9 @@ CMR_API cmr_status cmr_pool_resource_release(cmr_pool_resource *handle);
  * it only passes allocations through, so that the same stack can be written for
  * both builds. Any alignment
  * is passed to the upstream, which honours or refuses it.
+ *
+ * Re-entry: no lock is held across the upstream's calls: a call back into the
+ * adaptor from inside them is served.
  */
 typedef struct cmr_prefetch_resource cmr_prefetch_resource;
 
@@ -565,6 +607,9 @@ CMR_API cmr_status cmr_simulated_resource_deallocation_count(cmr_simulated_resou
  * current); *_peak and *_total report the top level, counted from its push. A failed upstream allocation or deallocation changes no counter. One
  * lock guards the counters. Any alignment is passed to the upstream, which
  * honours or refuses it.
+ *
+ * Re-entry: no lock is held across the upstream's calls: a call back into the
+ * adaptor from inside them is served.
  */
 typedef struct cmr_statistics_resource cmr_statistics_resource;
 
@@ -623,6 +668,10 @@ CMR_API cmr_status cmr_system_resource_from_ref(cmr_resource_ref ref, cmr_system
  * thread_safe_resource_adaptor): one lock is held around every call to the
  * upstream, so the upstream sees one call at a time. Any alignment is passed to
  * the upstream, which honours or refuses it.
+ *
+ * Re-entry: its lock is held across every upstream call, so a call into the
+ * adaptor from inside one on the same thread is refused with
+ * CMR_ERROR_REENTRANT_CALL; other threads wait as usual.
  */
 typedef struct cmr_thread_safe_resource cmr_thread_safe_resource;
 
@@ -652,6 +701,9 @@ CMR_API cmr_status cmr_thread_safe_resource_from_ref(cmr_resource_ref ref, cmr_t
  * <a>" per allocation in address order, each followed by its frames "  #<i>
  * <symbol>" when stacks are captured. Any alignment
  * is passed to the upstream, which honours or refuses it.
+ *
+ * Re-entry: no lock is held across the upstream's calls: a call back into the
+ * adaptor from inside them is served.
  */
 typedef struct cmr_tracking_resource cmr_tracking_resource;
 

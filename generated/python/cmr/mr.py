@@ -66,6 +66,9 @@ class AlignedResourceAdaptor(UpstreamResourceAdaptor):
     adaptor did not hand out is CMR_ERROR_UNKNOWN_POINTER and reaches no
     upstream.
 
+    Re-entry: no lock is held across the upstream's calls: a call back into the
+    adaptor from inside them is served.
+
     Parameters
     ----------
     upstream_mr : DeviceMemoryResource
@@ -116,6 +119,9 @@ class ArenaMemoryResource(UpstreamResourceAdaptor):
     dump_log_on_failure, writes the arena's state to dump_path. The upstream
     memory is returned at destroy, after the device has finished its work, even
     if blocks are still allocated.
+
+    Re-entry: the arena calls its upstream only at creation and at the end, so
+    no call of its own waits on an upstream.
 
     Parameters
     ----------
@@ -184,6 +190,12 @@ class _BinningMemoryResource(UpstreamResourceAdaptor):
     guarded by a reader-writer lock taken for reading); adding a bin waits for
     them.
 
+    Re-entry: not yet detected here. Allocations and frees hold no lock across
+    the bins' and upstream's calls, but add_bin and add_bin_resource hold the
+    bins' write lock while a new bin takes its first memory from the upstream: a
+    call through this resource from inside that upstream call, or add_bin from
+    inside a call through it, on the same thread, waits for itself. Do neither.
+
     Parameters
     ----------
     upstream_mr : DeviceMemoryResource
@@ -240,6 +252,10 @@ class _CallbackMemoryResource(DeviceMemoryResource):
     size it was asked for: any other free is refused (unknown pointer, or wrong
     size) before it reaches the function, so the resource is equal only to
     itself. Thread safety is the functions' own.
+
+    The functions may call any resource, this one included, and may destroy its
+    last handle: the resource then goes when the thread's outermost call
+    returns.
 
     Parameters
     ----------
@@ -383,6 +399,10 @@ class FailureCallbackResourceAdaptor(UpstreamResourceAdaptor):
     failures are returned at once, without a call. Any alignment
     is passed to the upstream, which honours or refuses it.
 
+    Re-entry: no lock is held across the upstream's calls or the callback: the
+    callback may free into this adaptor, allocate through it, or destroy it (it
+    then goes when the outermost call returns).
+
     Parameters
     ----------
     upstream_mr : DeviceMemoryResource
@@ -421,6 +441,11 @@ class FixedSizeMemoryResource(UpstreamResourceAdaptor):
     pointer the resource did not hand out is CMR_ERROR_UNKNOWN_POINTER, and
     freeing more bytes than a block holds is CMR_ERROR_INVALID_ARGUMENT; either
     leaves the resource as it was.
+
+    Re-entry: a call back into it from inside its upstream's call on the same
+    thread is served when a free block is there, and refused with
+    CMR_ERROR_REENTRANT_CALL when it would have to grow again; frees and the
+    getters are served.
 
     Parameters
     ----------
@@ -466,6 +491,9 @@ class LimitingResourceAdaptor(UpstreamResourceAdaptor):
     limit even for a moment. Freeing more bytes than are counted is
     CMR_ERROR_INVALID_ARGUMENT and reaches no upstream. Any alignment is passed
     to the upstream, which honours or refuses it.
+
+    Re-entry: no lock is held across the upstream's calls: a call back into the
+    adaptor from inside them is served.
 
     Parameters
     ----------
@@ -521,6 +549,11 @@ class LoggingResourceAdaptor(UpstreamResourceAdaptor):
     by the environment variable CMR_LOG_FILE. A row that cannot be written does
     not fail the allocation or the free: it is counted (lost_rows), and the next
     flush reports it.
+
+    Re-entry: the lock is held across the upstream's free, so a call into the
+    adaptor (allocate, free, flush, lost_rows) from inside that free on the same
+    thread is refused with CMR_ERROR_REENTRANT_CALL; calls from inside the
+    upstream's allocate are served.
 
     Parameters
     ----------
@@ -599,6 +632,12 @@ class PoolMemoryResource(UpstreamResourceAdaptor):
     wholly free chunks back to the upstream, and every chunk goes back when the
     pool is destroyed. Any power-of-two alignment is honoured.
 
+    Re-entry: a call back into the pool from inside its upstream's call on the
+    same thread (a callback upstream that allocates from the pool while it
+    grows) is served when the free lists hold a block, and refused with
+    CMR_ERROR_REENTRANT_CALL when the pool would have to grow again; frees,
+    release and the getters are served.
+
     Parameters
     ----------
     upstream_mr : DeviceMemoryResource
@@ -651,6 +690,9 @@ class PrefetchResourceAdaptor(UpstreamResourceAdaptor):
     it only passes allocations through, so that the same stack can be written for
     both builds. Any alignment
     is passed to the upstream, which honours or refuses it.
+
+    Re-entry: no lock is held across the upstream's calls: a call back into the
+    adaptor from inside them is served.
 
     Parameters
     ----------
@@ -763,6 +805,9 @@ class _StatisticsResourceAdaptor(UpstreamResourceAdaptor):
     lock guards the counters. Any alignment is passed to the upstream, which
     honours or refuses it.
 
+    Re-entry: no lock is held across the upstream's calls: a call back into the
+    adaptor from inside them is served.
+
     Parameters
     ----------
     upstream_mr : DeviceMemoryResource
@@ -851,6 +896,10 @@ class ThreadSafeResourceAdaptor(UpstreamResourceAdaptor):
     upstream, so the upstream sees one call at a time. Any alignment is passed to
     the upstream, which honours or refuses it.
 
+    Re-entry: its lock is held across every upstream call, so a call into the
+    adaptor from inside one on the same thread is refused with
+    CMR_ERROR_REENTRANT_CALL; other threads wait as usual.
+
     Parameters
     ----------
     upstream_mr : DeviceMemoryResource
@@ -883,6 +932,9 @@ class _TrackingResourceAdaptor(UpstreamResourceAdaptor):
     <a>" per allocation in address order, each followed by its frames "  #<i>
     <symbol>" when stacks are captured. Any alignment
     is passed to the upstream, which honours or refuses it.
+
+    Re-entry: no lock is held across the upstream's calls: a call back into the
+    adaptor from inside them is served.
 
     Parameters
     ----------

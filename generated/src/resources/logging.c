@@ -154,7 +154,10 @@ cmr_status cmr_logging_resource_flush(cmr_logging_resource *handle) {
   cmr_object *object;
   cmr_status status = cmr_handle_object(handle, &logging_type, "cmr_logging_resource_flush", &object);
   if (status != CMR_SUCCESS) return status;
-  return cmr_logging_impl_flush(((logging_object *)object)->impl);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_logging_impl_flush(((logging_object *)object)->impl);
+  cmr_call_end();
+  return status;
 }
 
 cmr_status cmr_logging_resource_filename(cmr_logging_resource *handle, const char **out) {
@@ -162,7 +165,10 @@ cmr_status cmr_logging_resource_filename(cmr_logging_resource *handle, const cha
   cmr_status status = cmr_handle_object(handle, &logging_type, "cmr_logging_resource_filename", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_logging_resource_filename: out is NULL");
-  return cmr_logging_impl_filename(((logging_object *)object)->impl, out);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_logging_impl_filename(((logging_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
 }
 
 cmr_status cmr_logging_resource_lost_rows(cmr_logging_resource *handle, size_t *out) {
@@ -170,5 +176,8 @@ cmr_status cmr_logging_resource_lost_rows(cmr_logging_resource *handle, size_t *
   cmr_status status = cmr_handle_object(handle, &logging_type, "cmr_logging_resource_lost_rows", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_logging_resource_lost_rows: out is NULL");
-  return cmr_logging_impl_lost_rows(((logging_object *)object)->impl, out);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_logging_impl_lost_rows(((logging_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
 }

@@ -133,7 +133,10 @@ cmr_status cmr_simulated_resource_bytes_in_use(cmr_simulated_resource *handle, s
   cmr_status status = cmr_handle_object(handle, &simulated_type, "cmr_simulated_resource_bytes_in_use", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_bytes_in_use: out is NULL");
-  return cmr_simulated_impl_bytes_in_use(((simulated_object *)object)->impl, out);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_simulated_impl_bytes_in_use(((simulated_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
 }
 
 cmr_status cmr_simulated_resource_peak_bytes_in_use(cmr_simulated_resource *handle, size_t *out) {
@@ -141,7 +144,10 @@ cmr_status cmr_simulated_resource_peak_bytes_in_use(cmr_simulated_resource *hand
   cmr_status status = cmr_handle_object(handle, &simulated_type, "cmr_simulated_resource_peak_bytes_in_use", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_peak_bytes_in_use: out is NULL");
-  return cmr_simulated_impl_peak_bytes_in_use(((simulated_object *)object)->impl, out);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_simulated_impl_peak_bytes_in_use(((simulated_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
 }
 
 cmr_status cmr_simulated_resource_allocation_count(cmr_simulated_resource *handle, size_t *out) {
@@ -149,7 +155,10 @@ cmr_status cmr_simulated_resource_allocation_count(cmr_simulated_resource *handl
   cmr_status status = cmr_handle_object(handle, &simulated_type, "cmr_simulated_resource_allocation_count", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_allocation_count: out is NULL");
-  return cmr_simulated_impl_allocation_count(((simulated_object *)object)->impl, out);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_simulated_impl_allocation_count(((simulated_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
 }
 
 cmr_status cmr_simulated_resource_deallocation_count(cmr_simulated_resource *handle, size_t *out) {
@@ -157,5 +166,8 @@ cmr_status cmr_simulated_resource_deallocation_count(cmr_simulated_resource *han
   cmr_status status = cmr_handle_object(handle, &simulated_type, "cmr_simulated_resource_deallocation_count", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_deallocation_count: out is NULL");
-  return cmr_simulated_impl_deallocation_count(((simulated_object *)object)->impl, out);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_simulated_impl_deallocation_count(((simulated_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
 }

@@ -141,7 +141,10 @@ cmr_status cmr_statistics_resource_bytes_current(cmr_statistics_resource *handle
   cmr_status status = cmr_handle_object(handle, &statistics_type, "cmr_statistics_resource_bytes_current", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_bytes_current: out is NULL");
-  return cmr_statistics_impl_bytes_current(((statistics_object *)object)->impl, out);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_statistics_impl_bytes_current(((statistics_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
 }
 
 cmr_status cmr_statistics_resource_bytes_peak(cmr_statistics_resource *handle, size_t *out) {
@@ -149,7 +152,10 @@ cmr_status cmr_statistics_resource_bytes_peak(cmr_statistics_resource *handle, s
   cmr_status status = cmr_handle_object(handle, &statistics_type, "cmr_statistics_resource_bytes_peak", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_bytes_peak: out is NULL");
-  return cmr_statistics_impl_bytes_peak(((statistics_object *)object)->impl, out);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_statistics_impl_bytes_peak(((statistics_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
 }
 
 cmr_status cmr_statistics_resource_bytes_total(cmr_statistics_resource *handle, size_t *out) {
@@ -157,7 +163,10 @@ cmr_status cmr_statistics_resource_bytes_total(cmr_statistics_resource *handle, 
   cmr_status status = cmr_handle_object(handle, &statistics_type, "cmr_statistics_resource_bytes_total", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_bytes_total: out is NULL");
-  return cmr_statistics_impl_bytes_total(((statistics_object *)object)->impl, out);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_statistics_impl_bytes_total(((statistics_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
 }
 
 cmr_status cmr_statistics_resource_allocations_current(cmr_statistics_resource *handle, size_t *out) {
@@ -166,7 +175,10 @@ cmr_status cmr_statistics_resource_allocations_current(cmr_statistics_resource *
       cmr_handle_object(handle, &statistics_type, "cmr_statistics_resource_allocations_current", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_current: out is NULL");
-  return cmr_statistics_impl_allocations_current(((statistics_object *)object)->impl, out);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_statistics_impl_allocations_current(((statistics_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
 }
 
 cmr_status cmr_statistics_resource_allocations_peak(cmr_statistics_resource *handle, size_t *out) {
@@ -174,7 +186,10 @@ cmr_status cmr_statistics_resource_allocations_peak(cmr_statistics_resource *han
   cmr_status status = cmr_handle_object(handle, &statistics_type, "cmr_statistics_resource_allocations_peak", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_peak: out is NULL");
-  return cmr_statistics_impl_allocations_peak(((statistics_object *)object)->impl, out);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_statistics_impl_allocations_peak(((statistics_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
 }
 
 cmr_status cmr_statistics_resource_allocations_total(cmr_statistics_resource *handle, size_t *out) {
@@ -182,7 +197,10 @@ cmr_status cmr_statistics_resource_allocations_total(cmr_statistics_resource *ha
   cmr_status status = cmr_handle_object(handle, &statistics_type, "cmr_statistics_resource_allocations_total", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_total: out is NULL");
-  return cmr_statistics_impl_allocations_total(((statistics_object *)object)->impl, out);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_statistics_impl_allocations_total(((statistics_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
 }
 
 cmr_status cmr_statistics_resource_bytes_at_push(cmr_statistics_resource *handle, size_t *out) {
@@ -190,7 +208,10 @@ cmr_status cmr_statistics_resource_bytes_at_push(cmr_statistics_resource *handle
   cmr_status status = cmr_handle_object(handle, &statistics_type, "cmr_statistics_resource_bytes_at_push", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_bytes_at_push: out is NULL");
-  return cmr_statistics_impl_bytes_at_push(((statistics_object *)object)->impl, out);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_statistics_impl_bytes_at_push(((statistics_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
 }
 
 cmr_status cmr_statistics_resource_allocations_at_push(cmr_statistics_resource *handle, size_t *out) {
@@ -199,21 +220,30 @@ cmr_status cmr_statistics_resource_allocations_at_push(cmr_statistics_resource *
       cmr_handle_object(handle, &statistics_type, "cmr_statistics_resource_allocations_at_push", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_at_push: out is NULL");
-  return cmr_statistics_impl_allocations_at_push(((statistics_object *)object)->impl, out);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_statistics_impl_allocations_at_push(((statistics_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
 }
 
 cmr_status cmr_statistics_resource_push_counters(cmr_statistics_resource *handle) {
   cmr_object *object;
   cmr_status status = cmr_handle_object(handle, &statistics_type, "cmr_statistics_resource_push_counters", &object);
   if (status != CMR_SUCCESS) return status;
-  return cmr_statistics_impl_push_counters(((statistics_object *)object)->impl);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_statistics_impl_push_counters(((statistics_object *)object)->impl);
+  cmr_call_end();
+  return status;
 }
 
 cmr_status cmr_statistics_resource_pop_counters(cmr_statistics_resource *handle) {
   cmr_object *object;
   cmr_status status = cmr_handle_object(handle, &statistics_type, "cmr_statistics_resource_pop_counters", &object);
   if (status != CMR_SUCCESS) return status;
-  return cmr_statistics_impl_pop_counters(((statistics_object *)object)->impl);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_statistics_impl_pop_counters(((statistics_object *)object)->impl);
+  cmr_call_end();
+  return status;
 }
 
 cmr_status cmr_statistics_resource_counter_levels(cmr_statistics_resource *handle, size_t *out) {
@@ -221,5 +251,8 @@ cmr_status cmr_statistics_resource_counter_levels(cmr_statistics_resource *handl
   cmr_status status = cmr_handle_object(handle, &statistics_type, "cmr_statistics_resource_counter_levels", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_counter_levels: out is NULL");
-  return cmr_statistics_impl_counter_levels(((statistics_object *)object)->impl, out);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_statistics_impl_counter_levels(((statistics_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
 }

@@ -39,6 +39,21 @@ extern CMR_HOT_THREAD_LOCAL unsigned long cmr_error_serial_count;
  * read itself. */
 static inline unsigned long cmr_error_serial(void) { return cmr_error_serial_count; }
 
+enum { CMR_MESSAGE_CAPACITY = 1024 };
+
+/* This thread's message and its count, kept across calls that record their
+ * own (giving memory back on a failure path, a dump, a retry), so that the
+ * message that says why the first failure happened is not lost. */
+typedef struct cmr_kept_message {
+  char text[CMR_MESSAGE_CAPACITY];
+  unsigned long serial;
+} cmr_kept_message;
+
+void cmr_keep_message(cmr_kept_message *kept);
+/* Makes the kept message and count this thread's again, as if nothing had
+ * been recorded since cmr_keep_message. */
+void cmr_restore_message(const cmr_kept_message *kept);
+
 /* CMR_ERROR_UNSUPPORTED for a resource this build does not have, saying
  * which build it needs. */
 cmr_status cmr_unavailable(const char *function, const char *resource);

@@ -24,6 +24,11 @@ import java.lang.ref.Reference;
  * by the environment variable CMR_LOG_FILE. A row that cannot be written does
  * not fail the allocation or the free: it is counted (lost_rows), and the next
  * flush reports it.
+ * 
+ * Re-entry: the lock is held across the upstream's free, so a call into the
+ * adaptor (allocate, free, flush, lost_rows) from inside that free on the same
+ * thread is refused with CMR_ERROR_REENTRANT_CALL; calls from inside the
+ * upstream's allocate are served.
  *
  * <p>The {@code logging} resource of cmr (adaptor; cuda and host builds).
  */
