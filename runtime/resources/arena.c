@@ -236,7 +236,7 @@ static void return_superblock_locked(cmr_block *superblock, void *arg) {
  * with its neighbours, would serve). */
 static cmr_status carve_superblock_locked(cmr_arena_impl *impl, cmr_block *superblock, size_t size, size_t alignment,
                                           cmr_stream stream, cmr_block **out) {
-  cmr_status status = cmr_stream_lists_carve_idle(impl->lists, stream, superblock, size, alignment, out);
+  cmr_status status = cmr_stream_lists_carve(impl->lists, stream, superblock, size, alignment, CMR_GIVEN_IDLE, out);
   if (status != CMR_SUCCESS) return_superblock_locked(superblock, impl);
   return status;
 }
@@ -256,7 +256,7 @@ static cmr_status serve_beyond_own(cmr_arena_impl *impl, size_t size, size_t ali
   if (superblock != NULL) status = carve_superblock_locked(impl, superblock, size, alignment, stream, out);
   cmr_mutex_unlock(&impl->global_lock);
   if (status != CMR_SUCCESS || superblock != NULL) return status;
-  return cmr_stream_lists_take_others(impl->lists, stream, size, alignment, out);
+  return cmr_stream_lists_take(impl->lists, stream, size, alignment, CMR_TAKE_OTHERS, 0, NULL, out);
 }
 
 /* The request's superblock, cut from the global arena (its lock held) once
@@ -268,13 +268,13 @@ static cmr_status serve_beyond_own(cmr_arena_impl *impl, size_t size, size_t ali
  * hold. *out stays NULL when no free range of the whole arena holds it. */
 static cmr_status cut_after_giving_back(cmr_arena_impl *impl, size_t size, size_t alignment, cmr_block **out) {
   size_t usual = superblock_size(size, alignment), least = cmr_free_blocks_needed(size, alignment);
-  cmr_status status = cmr_stream_lists_release_units(impl->lists, return_superblock_locked, impl);
+  cmr_status status = cmr_stream_lists_release(impl->lists, CMR_RELEASE_UNITS, return_superblock_locked, impl);
   if (status == CMR_SUCCESS) status = cut_superblock(impl, usual, out);
   if (status != CMR_SUCCESS || *out != NULL) return status;
   /* Superblocks partly in use hold free pieces no other superblock can
    * use (a 4 GiB one freed whole and then cut for a 100 MiB request keeps
    * its 3.9 GiB). */
-  status = cmr_stream_lists_release_free(impl->lists, return_superblock_locked, impl);
+  status = cmr_stream_lists_release(impl->lists, CMR_RELEASE_ALL, return_superblock_locked, impl);
   if (status == CMR_SUCCESS) status = cut_superblock(impl, usual, out);
   if (status == CMR_SUCCESS && *out == NULL && least < usual) status = cut_superblock(impl, least, out);
   return status;
@@ -351,7 +351,8 @@ cmr_status cmr_arena_impl_allocate(cmr_arena_impl *impl, size_t bytes, size_t al
                                    void **out) {
   size_t size = cmr_round_up_256(bytes);
   cmr_block *block = NULL;
-  cmr_status status = cmr_stream_lists_take_own_or_hand_out(impl->lists, stream, size, alignment, bytes, out, &block);
+  cmr_status status =
+      cmr_stream_lists_take(impl->lists, stream, size, alignment, CMR_TAKE_OWN | CMR_TAKE_HAND_OUT, bytes, out, &block);
   if (status != CMR_SUCCESS || *out != NULL) return status;
   return allocate_beyond_recent(impl, bytes, size, alignment, stream, block, out);
 }

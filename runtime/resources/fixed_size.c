@@ -46,8 +46,7 @@ static size_t cmr_fixed_size_give_blocks(cmr_fixed_size_impl *impl, const cmr_ch
     cmr_block *block;
     cmr_status status = cmr_fixed_size_new_block(impl, chunk, i, &block);
     if (status == CMR_SUCCESS) {
-      status = idle ? cmr_stream_lists_give_idle(impl->free_blocks, stream, block)
-                    : cmr_stream_lists_give(impl->free_blocks, stream, block);
+      status = cmr_stream_lists_give(impl->free_blocks, stream, block, idle ? CMR_GIVEN_IDLE : CMR_GIVEN_FREED);
       if (status != CMR_SUCCESS) cmr_block_delete(block);
     }
     if (status != CMR_SUCCESS) break;

@@ -45,8 +45,9 @@ static cmr_status cmr_pool_add_chunk(cmr_pool_impl *impl, size_t least, size_t s
   cmr_block *block = NULL;
   status = cmr_block_new(chunk.address, chunk.size, chunk.size, &block);
   if (status == CMR_SUCCESS) {
-    status = out != NULL ? cmr_stream_lists_carve(impl->free_lists, stream, block, size, alignment, out)
-                         : cmr_stream_lists_give_idle(impl->free_lists, stream, block);
+    status = out != NULL
+                 ? cmr_stream_lists_carve(impl->free_lists, stream, block, size, alignment, CMR_GIVEN_FREED, out)
+                 : cmr_stream_lists_give(impl->free_lists, stream, block, CMR_GIVEN_IDLE);
   }
   if (status == CMR_SUCCESS && out != NULL) CMR_CHECK(cmr_chunks_hold(&impl->chunks, (*out)->address, size, &why));
   /* Unlisted, the chunk would be unusable yet count against the maximum
@@ -149,7 +150,7 @@ static void cmr_pool_set_aside(cmr_block *chunk, void *arg) { cmr_free_blocks_in
 cmr_status cmr_pool_impl_release(cmr_pool_impl *impl) {
   cmr_free_blocks whole;
   cmr_free_blocks_init(&whole);
-  cmr_status status = cmr_stream_lists_release_units(impl->free_lists, cmr_pool_set_aside, &whole);
+  cmr_status status = cmr_stream_lists_release(impl->free_lists, CMR_RELEASE_UNITS, cmr_pool_set_aside, &whole);
   /* The upstream is called with none of the pool's locks held. */
   for (cmr_block *block; (block = cmr_free_blocks_pop(&whole)) != NULL;) {
     cmr_chunks_give_back(&impl->chunks, &(cmr_chunk){block->address, block->size}, CMR_DEFAULT_STREAM);

@@ -303,7 +303,7 @@ cmr_status cmr_tracking_impl_outstanding_snapshot(cmr_tracking_impl *impl, size_
     impl->snapshot_count = count;
     *out = count;
   }
-  pthread_mutex_unlock(&impl->lock);
+  cmr_mutex_unlock(&impl->lock);
   return status;
 }
 
@@ -314,7 +314,7 @@ static cmr_status cmr_tracking_entry_at(cmr_tracking_impl *impl, size_t index, c
   cmr_mutex_lock(&impl->lock);
   size_t count = impl->snapshot_count;
   if (index < count) *out = impl->snapshot[index];
-  pthread_mutex_unlock(&impl->lock);
+  cmr_mutex_unlock(&impl->lock);
   if (index >= count) {
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
                      "tracking: snapshot_%s: index %zu is past the snapshot's %zu allocations (outstanding_snapshot "

@@ -333,6 +333,55 @@ START_TEST(defragment_joins_a_superblock_freed_on_several_streams) {
 }
 END_TEST
 
+typedef struct freeing_on_default {
+  fixture *f;
+  void *piece;
+  pthread_barrier_t *freed, *served;
+} freeing_on_default;
+
+/* Frees its piece on the default stream (into its own thread's arena) and
+ * stays alive until the main thread has been served. */
+static void *free_on_default_and_wait(void *arg) {
+  freeing_on_default *work = arg;
+  give(work->f, work->piece, MiB / 2, CMR_DEFAULT_STREAM);
+  pthread_barrier_wait(work->freed);
+  pthread_barrier_wait(work->served);
+  return NULL;
+}
+
+/* The same with the superblock's halves freed on the default stream by two
+ * live threads, each into its thread's own arena: the whole arena still
+ * serves one request, and the first superblock is whole in it. */
+START_TEST(defragment_joins_a_superblock_freed_by_threads_on_the_default_stream) {
+  fixture f;
+  make_arena(&f, 2 * MiB, false, "");
+  cmr_stream a = new_stream(), c = new_stream();
+  char *low = take(&f, MiB / 2, a), *high = take(&f, MiB / 2, a), *other = take(&f, MiB, a);
+  ck_assert_uint_eq(superblocks(&f), 2);
+  pthread_barrier_t freed, served;
+  ck_assert_int_eq(pthread_barrier_init(&freed, NULL, 3), 0);
+  ck_assert_int_eq(pthread_barrier_init(&served, NULL, 3), 0);
+  freeing_on_default work[2] = {{&f, low, &freed, &served}, {&f, high, &freed, &served}};
+  pthread_t threads[2];
+  for (int i = 0; i < 2; ++i)
+    ck_assert_int_eq(pthread_create(&threads[i], NULL, free_on_default_and_wait, &work[i]), 0);
+  pthread_barrier_wait(&freed);
+  give(&f, other, MiB, a);
+  char *all = take(&f, 2 * MiB, c);
+  ck_assert_ptr_eq(all, low);
+  ck_assert_uint_eq(global_free(&f), 0);
+  ck_assert_uint_eq(superblocks(&f), 1);
+  pthread_barrier_wait(&served);
+  for (int i = 0; i < 2; ++i) ck_assert_int_eq(pthread_join(threads[i], NULL), 0);
+  give(&f, all, 2 * MiB, c);
+  ck_assert_int_eq(pthread_barrier_destroy(&freed), 0);
+  ck_assert_int_eq(pthread_barrier_destroy(&served), 0);
+  ck_assert_ok(cmr_stream_destroy(a));
+  ck_assert_ok(cmr_stream_destroy(c));
+  destroy_arena(&f);
+}
+END_TEST
+
 /* The arena's last free bytes, fewer than a superblock of the minimum
  * size (1 MiB), still serve a request they hold: once defragmenting finds
  * no range of 1 MiB, a superblock of just the request's needs is cut. */
@@ -885,6 +934,7 @@ static Suite *arena_suite(void) {
                 large_alignment_is_honoured, largest_free_block_covers_the_global_arena_and_the_superblocks);
   cmr_test_case(suite, "exhaustion", NULL, NULL, defragment_returns_whole_superblocks_to_the_global_arena,
                 defragment_joins_a_superblock_freed_on_several_streams,
+                defragment_joins_a_superblock_freed_by_threads_on_the_default_stream,
                 last_free_bytes_below_a_superblock_serve_requests, out_of_memory_after_defragmenting_writes_the_dump,
                 out_of_memory_without_dump_log_writes_nothing, dump_lists_every_arena,
                 dump_that_cannot_be_written_is_reported);

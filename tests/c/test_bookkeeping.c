@@ -3,12 +3,14 @@
  * (host build): an exited thread's and a destroyed stream's free lists are
  * reclaimed, their memory comes back where others use it, and the stream
  * ordering rules still hold. INTERNAL: it counts the stream lists' records
- * (cmr_stream_ends_list_records) and the host backend's ordering calls. */
+ * (cmr_stream_ends_list_records, cmr_stream_lists_records_allocated) and
+ * the host backend's ordering calls. */
 #include <pthread.h>
 #include <string.h>
 
 #include "backend.h"
 #include "stream_ends.h"
+#include "stream_list.h"
 #include "test_counting.h"
 
 /* ---- the suballocators, over a counting upstream ---------------------------------------- */
@@ -133,6 +135,53 @@ START_TEST(unannounced_streams_stay_bounded) {
   size_t records = cmr_stream_ends_list_records() - records_before;
   ck_assert_msg(records <= 160, "%s: %zu list records after %d streams", kind_names[_i], records, (int)streams);
   unmake(&s);
+}
+END_TEST
+
+/* 1,000 streams live at once, each used again after every 60 new ones (so
+ * that none looks cold: an eviction comes 64 new lists after the last at
+ * the earliest), then all destroyed, four times. While they live
+ * the resource keeps a list record for each; once they are gone it keeps a
+ * few spares and frees the rest, so its bookkeeping follows the streams in
+ * use, not the most there ever were. Left after each round, for each
+ * stream_lists: the spares (8), the shared and default streams' lists;
+ * and the records this thread's cache still names (8, freed as the cache
+ * moves on). */
+/* Records allocated since `before`, 0 when fewer (an earlier test's left in
+ * this thread's cache are freed as the cache moves on). */
+static size_t allocated_since(size_t before) {
+  size_t now = cmr_stream_lists_records_allocated();
+  return now > before ? now - before : 0;
+}
+
+START_TEST(streams_live_at_once_leave_few_records) {
+  enum { streams = 1000, batch = 60, rounds = 4 };
+  static cmr_stream live[streams];
+  subject s;
+  size_t allocated_before = cmr_stream_lists_records_allocated();
+  size_t records_before = cmr_stream_ends_list_records();
+  make(&s, (kind)_i);
+  size_t kept = (_i == BINNING ? 5 : 1) * (8 + 2); /* binning: a fixed_size resource for each of its 5 bins */
+  size_t grown = 0;
+  for (int round = 0; round < rounds; ++round) {
+    for (int made = 0; made < streams; made += batch) {
+      for (int i = made; i < made + batch && i < streams; ++i) live[i] = cmr_test_stream();
+      for (int i = 0; i < made + batch && i < streams; ++i) ck_assert_ok(use(s.ref, live[i]));
+    }
+    size_t at_peak = cmr_stream_ends_list_records() - records_before;
+    ck_assert_msg(at_peak >= streams, "%s: %zu records with %d streams live", kind_names[_i], at_peak, (int)streams);
+    for (int i = 0; i < streams; ++i) ck_assert_ok(cmr_stream_destroy(live[i]));
+    size_t allocated = allocated_since(allocated_before);
+    size_t records = cmr_stream_ends_list_records() - records_before;
+    ck_assert_msg(allocated <= 8 + kept, "%s, round %d: %zu records allocated after its streams went", kind_names[_i],
+                  round, allocated);
+    ck_assert_msg(records <= kept, "%s, round %d: %zu records held after its streams went", kind_names[_i], round,
+                  records);
+    if (round == 0) grown = atomic_load(&s.upstream.allocations);
+  }
+  ck_assert_uint_eq(atomic_load(&s.upstream.allocations), grown);
+  unmake(&s);
+  ck_assert_uint_le(allocated_since(allocated_before), 8);
 }
 END_TEST
 
@@ -271,17 +320,68 @@ START_TEST(threads_exit_as_their_resources_are_destroyed) {
 }
 END_TEST
 
+typedef struct caching {
+  cmr_resource_ref pool;
+  pthread_barrier_t *used, *destroyed;
+  cmr_status failure;
+} caching;
+
+/* Uses 20 streams live at once, then destroys them (its cache ends up
+ * naming records the pool has let go), then waits for the pool's
+ * destruction before it exits. */
+static void *use_streams_then_wait(void *arg) {
+  enum { streams = 20 };
+  caching *c = arg;
+  cmr_stream live[streams];
+  int made = 0;
+  for (; made < streams && c->failure == CMR_SUCCESS; ++made) c->failure = cmr_stream_create(&live[made]);
+  for (int i = 0; i < made && c->failure == CMR_SUCCESS; ++i) c->failure = use(c->pool, live[i]);
+  for (int i = 0; i < made; ++i) {
+    cmr_status status = cmr_stream_destroy(live[i]);
+    if (c->failure == CMR_SUCCESS) c->failure = status;
+  }
+  pthread_barrier_wait(c->used);
+  pthread_barrier_wait(c->destroyed);
+  return NULL;
+}
+
+/* The records a thread's cache names outlive the pool while the thread
+ * does, and go with it: once both are gone, none is left. */
+START_TEST(cached_records_go_with_their_thread) {
+  size_t before = cmr_stream_lists_records_allocated();
+  subject s;
+  make_pool(&s, 0); /* this thread never looks a list up */
+  pthread_barrier_t used, destroyed;
+  ck_assert_int_eq(pthread_barrier_init(&used, NULL, 2), 0);
+  ck_assert_int_eq(pthread_barrier_init(&destroyed, NULL, 2), 0);
+  caching c = {s.ref, &used, &destroyed, CMR_SUCCESS};
+  pthread_t thread;
+  ck_assert_int_eq(pthread_create(&thread, NULL, use_streams_then_wait, &c), 0);
+  pthread_barrier_wait(&used);
+  ck_assert_uint_ge(cmr_stream_lists_records_allocated() - before, 8); /* the spares, at least */
+  unmake(&s);
+  ck_assert_uint_gt(cmr_stream_lists_records_allocated() - before, 0); /* named by the thread's cache */
+  pthread_barrier_wait(&destroyed);
+  ck_assert_int_eq(pthread_join(thread, NULL), 0);
+  ck_assert_msg(c.failure == CMR_SUCCESS, "%s", cmr_status_string(c.failure));
+  ck_assert_uint_eq(cmr_stream_lists_records_allocated(), before);
+  ck_assert_int_eq(pthread_barrier_destroy(&used), 0);
+  ck_assert_int_eq(pthread_barrier_destroy(&destroyed), 0);
+}
+END_TEST
+
 static Suite *bookkeeping_suite(void) {
   Suite *suite = suite_create("bookkeeping");
   TCase *streams = tcase_create("streams");
   tcase_set_timeout(streams, 300);
   tcase_add_loop_test(streams, destroyed_streams_leave_no_lists, 0, KINDS);
   tcase_add_loop_test(streams, unannounced_streams_stay_bounded, 0, KINDS);
+  tcase_add_loop_test(streams, streams_live_at_once_leave_few_records, 0, KINDS);
   tcase_add_test(streams, destroyed_stream_block_waits_for_pending_work);
   tcase_add_test(streams, destroyed_stream_block_is_idle_once_its_work_is_done);
   suite_add_tcase(suite, streams);
   TCase *threads = cmr_test_case(suite, "threads", NULL, NULL, one_shot_threads_leave_nothing_behind,
-                                 threads_exit_as_their_resources_are_destroyed);
+                                 threads_exit_as_their_resources_are_destroyed, cached_records_go_with_their_thread);
   tcase_set_timeout(threads, 300);
   return suite;
 }

@@ -3,6 +3,7 @@
  * its limits, the stream-ordered paths (counted by the host backend), bad
  * frees, alignment, and full coalescing after many blocks. The upstream is
  * the tests' foreign resource, which counts what it hands out. */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -297,6 +298,118 @@ START_TEST(release_waits_for_the_work_on_freed_chunks) {
 }
 END_TEST
 
+/* A chunk whose pieces were freed on two streams, the rest of it never
+ * taken from the default stream's list, goes back whole: release gathers
+ * every list before it looks for whole chunks. */
+START_TEST(release_gathers_pieces_freed_on_two_streams) {
+  make_pool(CMR_SIZE(1 * MiB), CMR_SIZE_DEFAULT);
+  cmr_stream a = cmr_test_stream(), b = cmr_test_stream();
+  void *on_a = take(256 * KiB, a), *on_b = take(256 * KiB, b);
+  give(on_a, 256 * KiB, a);
+  give(on_b, 256 * KiB, b);
+  ck_assert_uint_eq(free_size(), 1 * MiB); /* in three lists: the default stream's, a's and b's */
+  ck_assert_ok(cmr_pool_resource_release(pool));
+  ck_assert_uint_eq(pool_size(), 0);
+  ck_assert_uint_eq(free_size(), 0);
+  ck_assert_uint_eq(upstream.outstanding, 0);
+  /* The pool grows again as new, on either stream. */
+  void *again = take(1000, b);
+  ck_assert_uint_eq(pool_size(), 1 * KiB);
+  give(again, 1000, a);
+  destroy_pool_and_check_upstream();
+  ck_assert_ok(cmr_stream_destroy(a));
+  ck_assert_ok(cmr_stream_destroy(b));
+}
+END_TEST
+
+/* A piece allocated on a stream and freed on the default stream leaves its
+ * chunk in two lists (the rest of it in the stream's): both chunks go back. */
+START_TEST(release_gathers_a_piece_freed_on_the_default_stream) {
+  make_pool(CMR_SIZE(0), CMR_SIZE_DEFAULT);
+  cmr_stream a = cmr_test_stream();
+  void *x = take(64 * KiB, a); /* a chunk of its own */
+  void *y = take(1000, a);     /* a second chunk, of 64 KiB, its rest in a's list */
+  ck_assert_uint_eq(pool_size(), 128 * KiB);
+  give(y, 1000, CMR_DEFAULT_STREAM);
+  give(x, 64 * KiB, a);
+  ck_assert_ok(cmr_pool_resource_release(pool));
+  ck_assert_uint_eq(pool_size(), 0);
+  ck_assert_uint_eq(upstream.outstanding, 0);
+  ck_assert_int_eq(upstream.deallocations, 2);
+  destroy_pool_and_check_upstream();
+  ck_assert_ok(cmr_stream_destroy(a));
+}
+END_TEST
+
+/* What a chunk keeps while still partly in use stays: the pieces freed on
+ * other streams are not lost by the gathering, and serve the next request
+ * without growth. */
+START_TEST(release_keeps_chunks_partly_in_use_and_their_free_pieces) {
+  make_pool(CMR_SIZE(1 * MiB), CMR_SIZE(1 * MiB));
+  cmr_stream a = cmr_test_stream(), b = cmr_test_stream();
+  void *kept = take(256 * KiB, a), *on_b = take(256 * KiB, b);
+  give(on_b, 256 * KiB, b);
+  ck_assert_ok(cmr_pool_resource_release(pool));
+  ck_assert_uint_eq(pool_size(), 1 * MiB);
+  ck_assert_uint_eq(free_size(), 768 * KiB);
+  ck_assert_uint_eq(largest_free_block(), 768 * KiB); /* b's piece merged with the rest */
+  void *rest = take(768 * KiB, a);
+  ck_assert_int_eq(upstream.allocations, 1);
+  give(rest, 768 * KiB, a);
+  give(kept, 256 * KiB, b);
+  ck_assert_ok(cmr_pool_resource_release(pool));
+  ck_assert_uint_eq(pool_size(), 0);
+  ck_assert_uint_eq(upstream.outstanding, 0);
+  destroy_pool_and_check_upstream();
+  ck_assert_ok(cmr_stream_destroy(a));
+  ck_assert_ok(cmr_stream_destroy(b));
+}
+END_TEST
+
+enum { freeing_threads = 8, pieces_per_thread = 16, piece_bytes = 16 * KiB };
+
+typedef struct freeing_thread {
+  cmr_stream stream;
+  cmr_status failure;
+} freeing_thread;
+
+/* Allocates its pieces on its stream, then frees them there. */
+static void *allocate_and_free_on_own_stream(void *arg) {
+  freeing_thread *thread = arg;
+  void *pieces[pieces_per_thread];
+  for (int i = 0; i < pieces_per_thread && thread->failure == CMR_SUCCESS; ++i) {
+    thread->failure = cmr_allocate(ref, piece_bytes, thread->stream, &pieces[i]);
+  }
+  for (int i = 0; i < pieces_per_thread && thread->failure == CMR_SUCCESS; ++i) {
+    thread->failure = cmr_deallocate(ref, pieces[i], piece_bytes, thread->stream);
+  }
+  return NULL;
+}
+
+/* Threads on streams of their own cut their pieces from the one chunk and
+ * free them there, at once: the chunk ends in nine lists, and still goes
+ * back whole while the streams live. */
+START_TEST(release_gathers_what_threads_freed_on_their_own_streams) {
+  make_pool(CMR_SIZE(4 * MiB), CMR_SIZE(4 * MiB)); /* never grows: the upstream is not thread-safe */
+  freeing_thread threads[freeing_threads];
+  pthread_t ids[freeing_threads];
+  for (int i = 0; i < freeing_threads; ++i) {
+    threads[i] = (freeing_thread){cmr_test_stream(), CMR_SUCCESS};
+    ck_assert_int_eq(pthread_create(&ids[i], NULL, allocate_and_free_on_own_stream, &threads[i]), 0);
+  }
+  for (int i = 0; i < freeing_threads; ++i) {
+    ck_assert_int_eq(pthread_join(ids[i], NULL), 0);
+    ck_assert_msg(threads[i].failure == CMR_SUCCESS, "thread %d: %s", i, cmr_status_string(threads[i].failure));
+  }
+  ck_assert_uint_eq(free_size(), 4 * MiB);
+  ck_assert_ok(cmr_pool_resource_release(pool));
+  ck_assert_uint_eq(pool_size(), 0);
+  ck_assert_uint_eq(upstream.outstanding, 0);
+  destroy_pool_and_check_upstream();
+  for (int i = 0; i < freeing_threads; ++i) ck_assert_ok(cmr_stream_destroy(threads[i].stream));
+}
+END_TEST
+
 START_TEST(growth_retries_smaller_when_the_upstream_is_short) {
   make_pool(CMR_SIZE(1 * MiB), CMR_SIZE_DEFAULT);
   upstream.limit = 1 * MiB + 300 * KiB;
@@ -541,15 +654,18 @@ END_TEST
 
 int main(void) {
   Suite *suite = suite_create("pool");
-  cmr_test_case(
-      suite, "pool", setup, NULL, bad_arguments, initial_pool_size_taken_at_creation,
-      upstream_failure_at_creation_is_reported, neighbours_coalesce, a_freed_block_serves_the_next_request_of_its_size,
-      best_fit_is_chosen, growth_doubles_and_covers_the_request, growth_retries_smaller_when_the_upstream_is_short,
-      maximum_growth_caps_the_doubling, largest_free_block_follows_the_free_blocks,
-      release_returns_only_wholly_free_chunks, release_waits_for_the_work_on_freed_chunks, maximum_is_never_passed,
-      upstream_exhausted_reports_out_of_memory, same_stream_reuses_at_once, other_stream_waits_on_the_event,
-      lone_stream_frees_are_ordered_by_a_device_synchronize, exhaustion_gathers_every_stream_free_memory,
-      destroyed_stream_memory_stays_usable, recent_hand_outs_are_taken_back_from_anywhere, bad_frees_change_nothing,
-      large_alignments_are_honoured, ten_thousand_blocks_coalesce_back_into_one);
+  cmr_test_case(suite, "pool", setup, NULL, bad_arguments, initial_pool_size_taken_at_creation,
+                upstream_failure_at_creation_is_reported, neighbours_coalesce,
+                a_freed_block_serves_the_next_request_of_its_size, best_fit_is_chosen,
+                growth_doubles_and_covers_the_request, growth_retries_smaller_when_the_upstream_is_short,
+                maximum_growth_caps_the_doubling, largest_free_block_follows_the_free_blocks,
+                release_returns_only_wholly_free_chunks, release_waits_for_the_work_on_freed_chunks,
+                release_gathers_pieces_freed_on_two_streams, release_gathers_a_piece_freed_on_the_default_stream,
+                release_keeps_chunks_partly_in_use_and_their_free_pieces,
+                release_gathers_what_threads_freed_on_their_own_streams, maximum_is_never_passed,
+                upstream_exhausted_reports_out_of_memory, same_stream_reuses_at_once, other_stream_waits_on_the_event,
+                lone_stream_frees_are_ordered_by_a_device_synchronize, exhaustion_gathers_every_stream_free_memory,
+                destroyed_stream_memory_stays_usable, recent_hand_outs_are_taken_back_from_anywhere,
+                bad_frees_change_nothing, large_alignments_are_honoured, ten_thousand_blocks_coalesce_back_into_one);
   return cmr_test_run(suite);
 }

@@ -237,7 +237,7 @@ cmr_status cmr_reset_current_device_resource_ref(void) {
 
 static bool cmr_per_device_fork_try_take(void) { return pthread_mutex_trylock(&cmr_table.lock) == 0; }
 
-static void cmr_per_device_fork_give(void) { pthread_mutex_unlock(&cmr_table.lock); }
+static void cmr_per_device_fork_give(void) { cmr_mutex_unlock(&cmr_table.lock); }
 
 /* The entries are the parent's (object.h): forgotten, not released, and
  * the next get makes this process's default. The count moves, so a

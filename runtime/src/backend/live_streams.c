@@ -126,7 +126,7 @@ bool cmr_live_streams_contains(cmr_stream stream) {
 
 static void cmr_live_streams_fork_take(void) { cmr_mutex_lock(&cmr_live.lock); }
 
-static void cmr_live_streams_fork_give(void) { pthread_mutex_unlock(&cmr_live.lock); }
+static void cmr_live_streams_fork_give(void) { cmr_mutex_unlock(&cmr_live.lock); }
 
 static void cmr_live_streams_fork_child(void) {
   for (size_t i = 0; i < cmr_live.count; ++i) cmr_live.handles[i] |= cmr_parents_bit;

@@ -93,7 +93,7 @@ bool cmr_stream_ids_find(cmr_stream stream, uint64_t *id) {
 
 static void cmr_stream_ids_fork_take(void) { cmr_mutex_lock(&cmr_stream_id_writers); }
 
-static void cmr_stream_ids_fork_give(void) { pthread_mutex_unlock(&cmr_stream_id_writers); }
+static void cmr_stream_ids_fork_give(void) { cmr_mutex_unlock(&cmr_stream_id_writers); }
 
 /* The parent's streams do not exist in the child, and CUDA may give their
  * handles to the child's. */

@@ -238,7 +238,7 @@ static pthread_mutex_t cmr_time_lock = PTHREAD_MUTEX_INITIALIZER;
 void cmr_local_time(time_t seconds, struct tm *out) {
   cmr_mutex_lock(&cmr_time_lock);
   localtime_r(&seconds, out);
-  pthread_mutex_unlock(&cmr_time_lock);
+  cmr_mutex_unlock(&cmr_time_lock);
 }
 
 /* ---- fork (fork.h) ------------------------------------------------------------ */
@@ -251,8 +251,8 @@ static void cmr_log_fork_take(void) {
 }
 
 static void cmr_log_fork_give(void) {
-  pthread_mutex_unlock(&cmr_time_lock);
-  pthread_mutex_unlock(&cmr_log_lock);
+  cmr_mutex_unlock(&cmr_time_lock);
+  cmr_mutex_unlock(&cmr_log_lock);
 }
 
 CMR_FORK_PART(CMR_FORK_LOG, NULL, cmr_log_fork_take, cmr_log_fork_give, NULL)

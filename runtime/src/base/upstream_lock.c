@@ -40,5 +40,5 @@ cmr_status cmr_upstream_lock_acquire(cmr_upstream_lock *lock) {
 
 void cmr_upstream_lock_release(cmr_upstream_lock *lock) {
   atomic_store_explicit(&lock->holder, 0, memory_order_relaxed);
-  pthread_mutex_unlock(&lock->mutex);
+  cmr_mutex_unlock(&lock->mutex);
 }

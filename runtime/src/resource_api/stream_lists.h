@@ -31,8 +31,9 @@
  * beyond its own list. A list found empty when the lists have doubled in
  * number since the last look goes too (a stream destroyed behind cmr's back
  * tells no one): the records stay within twice the lists in use, and at
- * least 64. Records are recycled, never freed before the lists are: a thread
- * that still has one cached finds, under its lock, that it names another key.
+ * least 64. A few records of lists gone are kept for the next lists, the
+ * rest freed: the lists' bookkeeping follows the lists in use, not the most
+ * there ever were.
  *
  * Optionally the default stream is keyed per thread (the arena's per-thread
  * arenas): threads on the default stream then use separate lists and meet on
@@ -73,8 +74,9 @@ void cmr_stream_lists_destroy(cmr_stream_lists *lists);
 /* Makes a dead list's whole units (size == span) go to `release` instead of
  * the shared list (the arena's superblocks, back to its global arena), called
  * with `lock` held, then the lists' locks: a resource must not hold `lock`
- * when it calls cmr_stream_lists_take, _take_others or _reclaim, where dead
- * lists are looked at. Call it before `lists` is used. */
+ * when it calls cmr_stream_lists_take with CMR_TAKE_OTHERS or
+ * cmr_stream_lists_reclaim, where dead lists are looked at. Call it before
+ * `lists` is used. */
 void cmr_stream_lists_release_dead_units(cmr_stream_lists *lists, pthread_mutex_t *lock,
                                          void (*release)(cmr_block *block, void *arg), void *arg);
 
@@ -83,56 +85,56 @@ void cmr_stream_lists_release_dead_units(cmr_stream_lists *lists, pthread_mutex_
  * recorded on `order_on` (the ending stream, or the legacy default stream
  * for a thread) so that their work can be waited for. */
 void cmr_stream_lists_key_ended(cmr_stream_lists *lists, uint64_t key, cmr_stream order_on);
-/* List records held, in use or spare. */
+/* List records `lists` holds, in use or spare. */
 size_t cmr_stream_lists_records(cmr_stream_lists *lists);
 
-/* A block freed on `stream` (or new memory obtained on it), merged into the
- * stream's list. On failure (no host memory for the list) the block is still
- * the caller's. */
-cmr_status cmr_stream_lists_give(cmr_stream_lists *lists, cmr_stream stream, cmr_block *block);
+/* How memory given to the lists may be used. */
+typedef enum cmr_given {
+  /* Freed on the stream (or obtained in order on it): work may be pending
+   * on it, so another stream takes it only after waiting. */
+  CMR_GIVEN_FREED,
+  /* No work is pending on it (new from the upstream and synchronized):
+   * every stream may take it without waiting. */
+  CMR_GIVEN_IDLE
+} cmr_given;
 
-/* The same for memory no work is pending on (new from the upstream and
- * synchronized): every stream may take it without waiting. */
-cmr_status cmr_stream_lists_give_idle(cmr_stream_lists *lists, cmr_stream stream, cmr_block *block);
+/* `block` into `stream`'s list, merged with its free neighbours. On
+ * failure (no host memory for the list) the block is still the caller's. */
+cmr_status cmr_stream_lists_give(cmr_stream_lists *lists, cmr_stream stream, cmr_block *block, cmr_given given);
 
 /* Cuts `size` bytes at `alignment` out of `fresh` (new memory in no list,
  * holding at least cmr_free_blocks_needed(size, alignment) bytes) into *out,
- * and gives the rest to `stream`'s list: as idle memory, or, for memory
- * obtained in order on `stream`, as if freed there. The caller has its block
- * before any other thread can see the new memory: given first and taken
- * after, it could be taken by another stream in between, again and again
- * under contention. On failure `fresh` is the caller's again. */
-cmr_status cmr_stream_lists_carve_idle(cmr_stream_lists *lists, cmr_stream stream, cmr_block *fresh, size_t size,
-                                       size_t alignment, cmr_block **out);
+ * and gives the rest to `stream`'s list as `given`. The caller has its
+ * block before any other thread can see the new memory: given first and
+ * taken after, it could be taken by another stream in between, again and
+ * again under contention. On failure `fresh` is the caller's again. */
 cmr_status cmr_stream_lists_carve(cmr_stream_lists *lists, cmr_stream stream, cmr_block *fresh, size_t size,
-                                  size_t alignment, cmr_block **out);
+                                  size_t alignment, cmr_given given, cmr_block **out);
 
-/* `size` bytes at `alignment` for `stream`: from its own list, else from
- * another stream's (as above). *out is NULL when no list has a fit. */
+/* Where cmr_stream_lists_take looks, and what it gives back. */
+typedef enum cmr_take_flags {
+  /* The stream's own list (never waiting). */
+  CMR_TAKE_OWN = 1,
+  /* The other streams' lists: the first with a fit, after the stream waits
+   * for the work ordered before that list's frees. Only the block moves. */
+  CMR_TAKE_OTHERS = 2,
+  CMR_TAKE_ANY = CMR_TAKE_OWN | CMR_TAKE_OTHERS,
+  /* With CMR_TAKE_OWN only: a block from the own list is handed out there, for a request of
+   * `bytes`: its address in *handed, *out NULL. The list remembers it,
+   * instead of the block map, until it needs the slot; its free on the
+   * same stream then meets only that list's lock, which no other stream's
+   * thread takes (cmr_stream_lists_take_back). */
+  CMR_TAKE_HAND_OUT = 4
+} cmr_take_flags;
+
+/* `size` bytes at `alignment` for `stream`, from where `flags` says (own
+ * list first): a recently freed block of the very size at once, else a fit
+ * from an index. A block not handed out comes back in *out, the caller's
+ * (NULL when no list looked in has a fit). `bytes` and `handed` are used
+ * with CMR_TAKE_HAND_OUT only (*handed NULL when nothing was handed out);
+ * else `handed` may be NULL. */
 cmr_status cmr_stream_lists_take(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment,
-                                 cmr_block **out);
-/* The same, but a block from the stream's own list is handed out there
- * for a request of `bytes`, *handed its address and *out NULL: a recently
- * freed block of the very size at once, else a fit from its index. The list
- * remembers it, instead of the block map, until it needs the slot; its free
- * on the same stream then meets only that list's lock
- * (cmr_stream_lists_take_back), which no other stream's thread takes.
- * Otherwise *handed is NULL and *out the block taken from another stream's
- * list (NULL when none has a fit), as cmr_stream_lists_take gives it. */
-cmr_status cmr_stream_lists_take_or_hand_out(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment,
-                                             size_t bytes, void **handed, cmr_block **out);
-/* The same from `stream`'s own list only (never waiting): the arena, which
- * tries a new superblock before another stream's list. */
-cmr_status cmr_stream_lists_take_own_or_hand_out(cmr_stream_lists *lists, cmr_stream stream, size_t size,
-                                                 size_t alignment, size_t bytes, void **handed, cmr_block **out);
-/* Its two steps, for a resource that has something to try between them (the
- * arena: a new superblock, idle memory, before a wait on another stream):
- * from `stream`'s own list only, never waiting; from the other streams'
- * lists only, waiting for the one taken from. */
-cmr_status cmr_stream_lists_take_own(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment,
-                                     cmr_block **out);
-cmr_status cmr_stream_lists_take_others(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment,
-                                        cmr_block **out);
+                                 unsigned flags, size_t bytes, void **handed, cmr_block **out);
 
 /* Takes back the block at `ptr`, freed on `stream` as `bytes` bytes, into
  * `stream`'s list. It must be one the resource handed out (remembered by a
@@ -151,29 +153,32 @@ cmr_status cmr_stream_lists_take_back(cmr_stream_lists *lists, cmr_stream stream
 cmr_status cmr_stream_lists_reclaim(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment,
                                     cmr_block **out);
 
-/* Removes every free block that is a whole unit (size == span) from every
- * list, once the host has waited for the work ordered before its free, and
- * passes each to `release`, which then owns the record. `release` runs
- * with a list's lock held: it must not call into `lists`. */
-cmr_status cmr_stream_lists_release_units(cmr_stream_lists *lists, void (*release)(cmr_block *block, void *arg),
-                                          void *arg);
+/* What cmr_stream_lists_release gives back. */
+typedef enum cmr_released {
+  CMR_RELEASE_UNITS, /* every free block that is a whole unit (size == span) */
+  CMR_RELEASE_ALL    /* every free block (the arena's last defragmentation step) */
+} cmr_released;
 
-/* The same for every free block, whole unit or not (the arena's last
- * defragmentation step: a superblock partly in use gives its free pieces
- * back to its global arena). */
-cmr_status cmr_stream_lists_release_free(cmr_stream_lists *lists, void (*release)(cmr_block *block, void *arg),
-                                         void *arg);
+/* Once the host has waited for the work ordered before the frees of every
+ * list's blocks, gathers all of them, where pieces of one unit freed on
+ * different streams (or threads) merge, and passes each block `which` names
+ * to `release`, which then owns the record; whatever is left is idle and
+ * goes to the shared list, which every stream takes from without waiting.
+ * `release` runs with the lists' locks held: it must not call into
+ * `lists`. On a failed wait the lists not yet waited for keep their blocks. */
+cmr_status cmr_stream_lists_release(cmr_stream_lists *lists, cmr_released which,
+                                    void (*release)(cmr_block *block, void *arg), void *arg);
 
 /* The largest free block over all lists (0 when none): the most one
  * allocation could take without new memory, at the default alignment. Each
  * list's recent blocks first join its index, where they merge. */
 size_t cmr_stream_lists_largest(cmr_stream_lists *lists);
 
-/* Whether the lists hold together (issue 16's invariants, checked after
- * each change in a checking build, invariants.h): every list's recent
- * blocks, remembered hand-outs and index well formed and their counts and
- * bytes agreeing; every record, free or handed out, in one place only and
- * no two covering the same bytes. *why says what broke. */
+/* Whether the lists hold together (checked after each change in a checking
+ * build, invariants.h): every list's recent blocks, remembered hand-outs
+ * and index well formed and their counts and bytes agreeing; every record,
+ * free or handed out, in one place only and no two covering the same
+ * bytes. *why says what broke. */
 bool cmr_stream_lists_valid(cmr_stream_lists *lists, const char **why);
 
 /* Free blocks and bytes over all lists, and how many lists there are. */

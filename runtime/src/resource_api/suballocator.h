@@ -41,7 +41,8 @@ static inline __attribute__((always_inline)) cmr_status cmr_suballocator_allocat
     cmr_stream_lists *lists, cmr_block_map *handed_out, cmr_upstream_lock *growth, size_t size, size_t alignment,
     size_t bytes, cmr_stream stream, cmr_grow_function grow, void *resource, void **out) {
   cmr_block *block = NULL;
-  cmr_status status = cmr_stream_lists_take_or_hand_out(lists, stream, size, alignment, bytes, out, &block);
+  cmr_status status =
+      cmr_stream_lists_take(lists, stream, size, alignment, CMR_TAKE_ANY | CMR_TAKE_HAND_OUT, bytes, out, &block);
   if (status != CMR_SUCCESS || *out != NULL) return status;
   return cmr_suballocator_find(lists, handed_out, growth, size, alignment, bytes, stream, grow, resource, block, out);
 }

@@ -100,7 +100,7 @@ bool cmr_chunks_hold(cmr_chunks *chunks, const void *address, size_t size, const
     inside = (uintptr_t)address >= start && (uintptr_t)address - start <= chunks->items[i].size &&
              size <= chunks->items[i].size - ((uintptr_t)address - start);
   }
-  pthread_mutex_unlock(&chunks->lock);
+  cmr_mutex_unlock(&chunks->lock);
   if (!inside) *why = "chunks: a block lies outside every chunk";
   return inside;
 }
@@ -154,7 +154,7 @@ cmr_status cmr_chunks_grow(cmr_chunks *chunks, size_t least, size_t preferred, c
   if (status == CMR_SUCCESS) status = cmr_chunks_reserve(chunks);
   size_t asked = preferred < room ? preferred : room;
   if (status == CMR_SUCCESS) chunks->asking += asked;
-  pthread_mutex_unlock(&chunks->lock);
+  cmr_mutex_unlock(&chunks->lock);
   if (status != CMR_SUCCESS) return status;
   status = cmr_chunks_ask(chunks, least, asked, stream, out);
   cmr_mutex_lock(&chunks->lock);
@@ -167,7 +167,7 @@ cmr_status cmr_chunks_grow(cmr_chunks *chunks, size_t least, size_t preferred, c
     atomic_fetch_add(&chunks->bytes, out->size);
     CMR_CHECK(cmr_chunks_changed_valid(chunks, chunks->count - 1, &why));
   }
-  pthread_mutex_unlock(&chunks->lock);
+  cmr_mutex_unlock(&chunks->lock);
   if (taken && status != CMR_SUCCESS) {
     status = cmr_give_back(status, chunks->upstream, out->address, out->size, CMR_DEFAULT_ALIGNMENT, stream);
   }
@@ -183,7 +183,7 @@ void cmr_chunks_give_back(cmr_chunks *chunks, const cmr_chunk *chunk, cmr_stream
     CMR_CHECK(cmr_chunks_changed_valid(chunks, i, &why));
     break;
   }
-  pthread_mutex_unlock(&chunks->lock);
+  cmr_mutex_unlock(&chunks->lock);
   (void)cmr_deallocate(chunks->upstream, chunk->address, chunk->size, stream);
 }
 

@@ -103,7 +103,7 @@ size_t cmr_stream_ends_list_records(void) {
 
 static bool cmr_stream_ends_fork_try_take(void) { return pthread_mutex_trylock(&cmr_tracked_lock) == 0; }
 
-static void cmr_stream_ends_fork_give(void) { pthread_mutex_unlock(&cmr_tracked_lock); }
+static void cmr_stream_ends_fork_give(void) { cmr_mutex_unlock(&cmr_tracked_lock); }
 
 /* The tracked lists are the parent's resources' (object.h): no key's end
  * reaches them in the child, whose threads never used them. */

@@ -15,7 +15,7 @@ cmr_status cmr_suballocator_find(cmr_stream_lists *lists, cmr_block_map *handed_
   if (block == NULL) {
     status = cmr_upstream_lock_acquire(growth);
     if (status != CMR_SUCCESS) return status;
-    status = cmr_stream_lists_take(lists, stream, size, alignment, &block);
+    status = cmr_stream_lists_take(lists, stream, size, alignment, CMR_TAKE_ANY, 0, NULL, &block);
     if (status == CMR_SUCCESS && block == NULL) status = grow(resource, size, alignment, stream, &block);
     cmr_upstream_lock_release(growth);
   }
