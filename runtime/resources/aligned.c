@@ -56,7 +56,7 @@ static void cmr_aligned_insert(cmr_aligned_impl *impl, cmr_aligned_entry *entry)
 static cmr_aligned_entry *cmr_aligned_remove(cmr_aligned_impl *impl, const void *aligned, size_t bytes,
                                              size_t *allocated) {
   cmr_mutex_lock(&impl->lock);
-  cmr_aligned_entry *entry = (cmr_aligned_entry *)cmr_address_map_remove(&impl->entries, aligned);
+  cmr_aligned_entry *entry = (cmr_aligned_entry *)cmr_address_map_remove(&impl->entries, aligned, NULL);
   *allocated = entry == NULL ? 0 : entry->bytes;
   if (entry != NULL && entry->bytes != bytes) {
     cmr_address_map_insert(&impl->entries, &entry->key);
@@ -116,7 +116,7 @@ cmr_status cmr_aligned_impl_allocate(cmr_aligned_impl *impl, size_t bytes, size_
    * most `extra` and `bytes` still fit after it. */
   uintptr_t address = (uintptr_t)entry->upstream_ptr;
   *out = (void *)((address + alignment - 1) & ~(uintptr_t)(alignment - 1));
-  entry->key.address = *out;
+  entry->key = (cmr_address_entry){.address = *out};
   cmr_aligned_insert(impl, entry); /* from here another thread may free it */
   return CMR_SUCCESS;
 }
