@@ -87,7 +87,8 @@ cmr_status cmr_simulated_resource_bytes_in_use(cmr_simulated_resource *handle, s
   cmr_status status = cmr_handle_object(handle, &simulated_class.type, "cmr_simulated_resource_bytes_in_use", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_bytes_in_use: out is NULL");
-  return cmr_simulated_impl_bytes_in_use(((cmr_resource_object *)object)->impl, out);
+  *out = cmr_impl_counter(((cmr_resource_object *)object)->impl, cmr_simulated_impl_counters[0]);
+  return CMR_SUCCESS;
 }
 
 cmr_status cmr_simulated_resource_peak_bytes_in_use(cmr_simulated_resource *handle, size_t *out) {
@@ -96,7 +97,8 @@ cmr_status cmr_simulated_resource_peak_bytes_in_use(cmr_simulated_resource *hand
       cmr_handle_object(handle, &simulated_class.type, "cmr_simulated_resource_peak_bytes_in_use", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_peak_bytes_in_use: out is NULL");
-  return cmr_simulated_impl_peak_bytes_in_use(((cmr_resource_object *)object)->impl, out);
+  *out = cmr_impl_counter(((cmr_resource_object *)object)->impl, cmr_simulated_impl_counters[1]);
+  return CMR_SUCCESS;
 }
 
 cmr_status cmr_simulated_resource_allocation_count(cmr_simulated_resource *handle, size_t *out) {
@@ -105,7 +107,8 @@ cmr_status cmr_simulated_resource_allocation_count(cmr_simulated_resource *handl
       cmr_handle_object(handle, &simulated_class.type, "cmr_simulated_resource_allocation_count", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_allocation_count: out is NULL");
-  return cmr_simulated_impl_allocation_count(((cmr_resource_object *)object)->impl, out);
+  *out = cmr_impl_counter(((cmr_resource_object *)object)->impl, cmr_simulated_impl_counters[2]);
+  return CMR_SUCCESS;
 }
 
 cmr_status cmr_simulated_resource_deallocation_count(cmr_simulated_resource *handle, size_t *out) {
@@ -114,5 +117,6 @@ cmr_status cmr_simulated_resource_deallocation_count(cmr_simulated_resource *han
       cmr_handle_object(handle, &simulated_class.type, "cmr_simulated_resource_deallocation_count", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_simulated_resource_deallocation_count: out is NULL");
-  return cmr_simulated_impl_deallocation_count(((cmr_resource_object *)object)->impl, out);
+  *out = cmr_impl_counter(((cmr_resource_object *)object)->impl, cmr_simulated_impl_counters[3]);
+  return CMR_SUCCESS;
 }

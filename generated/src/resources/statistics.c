@@ -84,7 +84,8 @@ cmr_status cmr_statistics_resource_bytes_current(cmr_statistics_resource *handle
       cmr_handle_object(handle, &statistics_class.type, "cmr_statistics_resource_bytes_current", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_bytes_current: out is NULL");
-  return cmr_statistics_impl_bytes_current(((cmr_resource_object *)object)->impl, out);
+  *out = cmr_impl_counter(((cmr_resource_object *)object)->impl, cmr_statistics_impl_counters[0]);
+  return CMR_SUCCESS;
 }
 
 cmr_status cmr_statistics_resource_bytes_peak(cmr_statistics_resource *handle, size_t *out) {
@@ -92,7 +93,8 @@ cmr_status cmr_statistics_resource_bytes_peak(cmr_statistics_resource *handle, s
   cmr_status status = cmr_handle_object(handle, &statistics_class.type, "cmr_statistics_resource_bytes_peak", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_bytes_peak: out is NULL");
-  return cmr_statistics_impl_bytes_peak(((cmr_resource_object *)object)->impl, out);
+  *out = cmr_impl_counter(((cmr_resource_object *)object)->impl, cmr_statistics_impl_counters[1]);
+  return CMR_SUCCESS;
 }
 
 cmr_status cmr_statistics_resource_bytes_total(cmr_statistics_resource *handle, size_t *out) {
@@ -100,7 +102,8 @@ cmr_status cmr_statistics_resource_bytes_total(cmr_statistics_resource *handle, 
   cmr_status status = cmr_handle_object(handle, &statistics_class.type, "cmr_statistics_resource_bytes_total", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_bytes_total: out is NULL");
-  return cmr_statistics_impl_bytes_total(((cmr_resource_object *)object)->impl, out);
+  *out = cmr_impl_counter(((cmr_resource_object *)object)->impl, cmr_statistics_impl_counters[2]);
+  return CMR_SUCCESS;
 }
 
 cmr_status cmr_statistics_resource_allocations_current(cmr_statistics_resource *handle, size_t *out) {
@@ -109,7 +112,8 @@ cmr_status cmr_statistics_resource_allocations_current(cmr_statistics_resource *
       cmr_handle_object(handle, &statistics_class.type, "cmr_statistics_resource_allocations_current", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_current: out is NULL");
-  return cmr_statistics_impl_allocations_current(((cmr_resource_object *)object)->impl, out);
+  *out = cmr_impl_counter(((cmr_resource_object *)object)->impl, cmr_statistics_impl_counters[3]);
+  return CMR_SUCCESS;
 }
 
 cmr_status cmr_statistics_resource_allocations_peak(cmr_statistics_resource *handle, size_t *out) {
@@ -118,7 +122,8 @@ cmr_status cmr_statistics_resource_allocations_peak(cmr_statistics_resource *han
       cmr_handle_object(handle, &statistics_class.type, "cmr_statistics_resource_allocations_peak", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_peak: out is NULL");
-  return cmr_statistics_impl_allocations_peak(((cmr_resource_object *)object)->impl, out);
+  *out = cmr_impl_counter(((cmr_resource_object *)object)->impl, cmr_statistics_impl_counters[4]);
+  return CMR_SUCCESS;
 }
 
 cmr_status cmr_statistics_resource_allocations_total(cmr_statistics_resource *handle, size_t *out) {
@@ -127,7 +132,8 @@ cmr_status cmr_statistics_resource_allocations_total(cmr_statistics_resource *ha
       cmr_handle_object(handle, &statistics_class.type, "cmr_statistics_resource_allocations_total", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_total: out is NULL");
-  return cmr_statistics_impl_allocations_total(((cmr_resource_object *)object)->impl, out);
+  *out = cmr_impl_counter(((cmr_resource_object *)object)->impl, cmr_statistics_impl_counters[5]);
+  return CMR_SUCCESS;
 }
 
 cmr_status cmr_statistics_resource_bytes_at_push(cmr_statistics_resource *handle, size_t *out) {
@@ -136,7 +142,8 @@ cmr_status cmr_statistics_resource_bytes_at_push(cmr_statistics_resource *handle
       cmr_handle_object(handle, &statistics_class.type, "cmr_statistics_resource_bytes_at_push", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_bytes_at_push: out is NULL");
-  return cmr_statistics_impl_bytes_at_push(((cmr_resource_object *)object)->impl, out);
+  *out = cmr_impl_counter(((cmr_resource_object *)object)->impl, cmr_statistics_impl_counters[6]);
+  return CMR_SUCCESS;
 }
 
 cmr_status cmr_statistics_resource_allocations_at_push(cmr_statistics_resource *handle, size_t *out) {
@@ -145,7 +152,8 @@ cmr_status cmr_statistics_resource_allocations_at_push(cmr_statistics_resource *
       cmr_handle_object(handle, &statistics_class.type, "cmr_statistics_resource_allocations_at_push", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_allocations_at_push: out is NULL");
-  return cmr_statistics_impl_allocations_at_push(((cmr_resource_object *)object)->impl, out);
+  *out = cmr_impl_counter(((cmr_resource_object *)object)->impl, cmr_statistics_impl_counters[7]);
+  return CMR_SUCCESS;
 }
 
 cmr_status cmr_statistics_resource_push_counters(cmr_statistics_resource *handle) {
@@ -170,5 +178,6 @@ cmr_status cmr_statistics_resource_counter_levels(cmr_statistics_resource *handl
       cmr_handle_object(handle, &statistics_class.type, "cmr_statistics_resource_counter_levels", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_statistics_resource_counter_levels: out is NULL");
-  return cmr_statistics_impl_counter_levels(((cmr_resource_object *)object)->impl, out);
+  *out = cmr_impl_counter(((cmr_resource_object *)object)->impl, cmr_statistics_impl_counters[8]);
+  return CMR_SUCCESS;
 }
