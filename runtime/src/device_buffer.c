@@ -258,39 +258,31 @@ cmr_status cmr_device_buffer_destroy(cmr_device_buffer *handle) {
 
 /* ---- size and capacity ------------------------------------------------------------- */
 
-cmr_status cmr_device_buffer_resize(cmr_device_buffer *handle, size_t new_size, cmr_stream stream) {
-  static const char what[] = "cmr_device_buffer_resize";
-  cmr_buffer *buffer;
-  cmr_status status = cmr_buffer_resolve(handle, what, &buffer);
-  if (status != CMR_SUCCESS) {
-    return status;
+/* The buffer of `handle` with a capacity of at least `bytes` (reallocated
+ * on `stream` when short), `stream` its stream from now on. */
+static cmr_status cmr_buffer_grow(cmr_device_buffer *handle, const char *what, size_t bytes, cmr_stream stream,
+                                  cmr_buffer **out) {
+  cmr_status status = cmr_buffer_resolve(handle, what, out);
+  if (status != CMR_SUCCESS) return status;
+  cmr_buffer *buffer = *out;
+  if (bytes > buffer->capacity) {
+    status = cmr_buffer_reallocate(buffer, bytes, stream);
+    if (status != CMR_SUCCESS) return cmr_error_context(status, "%s(%zu bytes)", what, bytes);
   }
-  if (new_size > buffer->capacity) {
-    status = cmr_buffer_reallocate(buffer, new_size, stream);
-    if (status != CMR_SUCCESS) {
-      return cmr_error_context(status, "%s(%zu bytes)", what, new_size);
-    }
-  }
-  buffer->size = new_size;
   buffer->stream = stream;
   return CMR_SUCCESS;
 }
 
-cmr_status cmr_device_buffer_reserve(cmr_device_buffer *handle, size_t new_capacity, cmr_stream stream) {
-  static const char what[] = "cmr_device_buffer_reserve";
+cmr_status cmr_device_buffer_resize(cmr_device_buffer *handle, size_t new_size, cmr_stream stream) {
   cmr_buffer *buffer;
-  cmr_status status = cmr_buffer_resolve(handle, what, &buffer);
-  if (status != CMR_SUCCESS) {
-    return status;
-  }
-  if (new_capacity > buffer->capacity) {
-    status = cmr_buffer_reallocate(buffer, new_capacity, stream);
-    if (status != CMR_SUCCESS) {
-      return cmr_error_context(status, "%s(%zu bytes)", what, new_capacity);
-    }
-  }
-  buffer->stream = stream;
-  return CMR_SUCCESS;
+  cmr_status status = cmr_buffer_grow(handle, "cmr_device_buffer_resize", new_size, stream, &buffer);
+  if (status == CMR_SUCCESS) buffer->size = new_size;
+  return status;
+}
+
+cmr_status cmr_device_buffer_reserve(cmr_device_buffer *handle, size_t new_capacity, cmr_stream stream) {
+  cmr_buffer *buffer;
+  return cmr_buffer_grow(handle, "cmr_device_buffer_reserve", new_capacity, stream, &buffer);
 }
 
 cmr_status cmr_device_buffer_shrink_to_fit(cmr_device_buffer *handle, cmr_stream stream) {
