@@ -134,7 +134,12 @@ class CType:
     swig: dict = field(default_factory=dict)  # language -> SwigForms (callbacks)
 
     def printf_arg(self, expr: str) -> str:
-        return f"(void *){expr}" if self.printf == "%p" else expr
+        """The argument(s) of a value in a message. A string shows at most
+        CMR_QUOTE_MAX characters (errors.h), so a long one never crowds the
+        reason out of the message."""
+        if self.printf == "%p":
+            return f"(void *){expr}"
+        return f"CMR_QUOTE({expr})" if self.name == "string" else expr
 
 
 def _callback_swig(kind: str) -> dict:
@@ -181,7 +186,7 @@ TYPES = {
               go=GoForms("uintptr", default="0"),
               java=JavaForms("long", default="0L", returns="LONG"),
               cs=CSharpForms("IntPtr", default="default(IntPtr)", native_default="IntPtr.Zero")),
-        CType("string", "const char *", "%s", frozenset({"nonzero"}), null_status="CMR_ERROR_NULL_POINTER",
+        CType("string", "const char *", "%.*s%s", frozenset({"nonzero"}), null_status="CMR_ERROR_NULL_POINTER",
               stack_kind="CMR_STACK_STRING", stack_member="string",
               py=PythonForms("str", "", '_args.string({v}, "{v}")', '_args.string({json} if {v} is None else {v}, "{v}")',
                              native_default="{json}"),

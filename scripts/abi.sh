@@ -36,7 +36,7 @@ if [[ ! -e $library ]]; then
 fi
 
 # soname_of FILE: the soname an abixml file records.
-soname_of() { sed -n "s/^<abi-corpus [^>]*soname='\([^']*\)'.*/\1/p" "$1" | head -1; }
+soname_of() { sed -n "s/^<abi-corpus [^>]*soname='\([^']*\)'.*/\1/p;T;q" "$1"; }
 
 # incompatible OLD NEW: whether abidiff finds an incompatible change (its
 # status bit 8; bit 4 is a compatible change such as an addition). Prints the report.
@@ -101,7 +101,7 @@ if incompatible "$previous" "$baseline" >/dev/null; then
     echo "abi.sh: the last commit changed $baseline incompatibly without bumping the soname ($soname)" >&2
     exit 1
   fi
-  if ! git diff HEAD~1 HEAD -- CHANGELOG.md | grep -q "^+.*$soname"; then
+  if ! grep -q "^+.*$soname" <<<"$(git diff HEAD~1 HEAD -- CHANGELOG.md)"; then
     echo "abi.sh: the last commit bumped the soname to $soname without a CHANGELOG.md entry naming it" >&2
     exit 1
   fi

@@ -14,17 +14,19 @@
  * memory and are not replayed. Allocations the log never frees are leaks:
  * reported, and freed after the timed replay.
  *
- * --simulated replaces the expression's leaf (the innermost resource, with
- * its arguments) by `simulated` (1 TiB of addresses without memory) unless it
- * is simulated already, so a GPU application's log replays anywhere. With a
+ * --simulated replaces the expression's leaf (the innermost resource, the
+ * one that takes no upstream, with its arguments) by `simulated` (1 TiB of
+ * addresses without memory) unless it is simulated already, so a GPU
+ * application's log replays anywhere. With a
  * simulated leaf the report includes the most bytes the stack held from it.
  * The report gives the replay's time and its rate (replayed events per
  * second, thread hand-offs included) and the most bytes in use at once.
  * --progress prints a line to stderr every N events (default 1000000).
  *
  * Exit status: 0 when the replay ran (allocation failures are a result, not
- * an error), 1 for a log that cannot be read or replayed (with the line), 2
- * for bad usage or a stack expression that does not build. */
+ * an error), 1 for a log that cannot be read or replayed (with the line) or
+ * a report that cannot be written (a full disk), 2 for bad usage or a stack
+ * expression that does not build. */
 #define _XOPEN_SOURCE 700 /* tsearch, getline, clock_gettime */
 
 #include <cmr/cmr.h>
@@ -289,86 +291,15 @@ static void free_log(replay_log *log) {
 
 /* ---- the stack ------------------------------------------------------------------- */
 
-static const char *skip_spaces(const char *s) {
-  while (*s == ' ' || *s == '\t') ++s;
-  return s;
-}
-
-static const char *skip_name(const char *s) {
-  while ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_') ++s;
-  return s;
-}
-
-/* Just past the ')' that closes the '(' at `open`, skipping quoted strings;
- * NULL if it is never closed. */
-static const char *skip_parentheses(const char *open) {
-  int depth = 0;
-  for (const char *s = open; *s != '\0'; ++s) {
-    if (*s == '"') {
-      while (*++s != '"' && *s != '\0') s += s[0] == '\\' && s[1] != '\0';
-      if (*s == '\0') return NULL;
-    } else if (*s == '(') {
-      ++depth;
-    } else if (*s == ')' && --depth == 0) {
-      return s + 1;
-    }
-  }
-  return NULL;
-}
-
-/* Where the leaf (its name and arguments) is in `expression`: the resource
- * whose first argument is a `name=value` parameter rather than another
- * resource. False for a malformed expression (the parser then says why). */
-static bool find_leaf(const char *expression, const char **start, const char **end) {
-  const char *s = skip_spaces(expression);
-  for (;;) {
-    const char *name_end = skip_name(s);
-    if (name_end == s) return false;
-    const char *after = skip_spaces(name_end);
-    *start = s;
-    if (*after != '(') {
-      *end = name_end;
-      return true;
-    }
-    const char *inner = skip_spaces(after + 1);
-    const char *inner_end = skip_name(inner);
-    const char *next = skip_spaces(inner_end);
-    if (inner_end == inner || *next == '=' || *next == ')') {
-      *end = skip_parentheses(after);
-      return *end != NULL;
-    }
-    s = inner;
-  }
-}
-
-/* `expression` with its leaf replaced by simulated (a copy to free). */
-static char *with_simulated_leaf(const char *expression) {
-  const char *start = NULL, *end = NULL;
-  bool simulated = find_leaf(expression, &start, &end) && (size_t)(skip_name(start) - start) == strlen("simulated") &&
-                   strncmp(start, "simulated", strlen("simulated")) == 0;
-  size_t length = strlen(expression) + sizeof "simulated";
-  char *result = malloc(length);
-  if (result == NULL) return NULL;
-  if (start == NULL || end == NULL || simulated) {
-    snprintf(result, length, "%s", expression);
-  } else {
-    snprintf(result, length, "%.*ssimulated%s", (int)(start - expression), expression, end);
-  }
-  return result;
-}
-
+/* The stack `expression` describes; with `simulated`, over the simulated
+ * resource in place of its leaves (cmr_stack_parse_over: the parser knows
+ * which arguments are resources). */
 static int build_stack(const char *expression, bool simulated, cmr_stack **out) {
-  char *text = simulated ? with_simulated_leaf(expression) : strdup(expression);
-  if (text == NULL) {
-    fprintf(stderr, "cmr-replay: no host memory for the expression\n");
-    return 2;
-  }
-  cmr_status status = cmr_stack_parse(text, out);
+  cmr_status status = simulated ? cmr_stack_parse_over(expression, "simulated", out) : cmr_stack_parse(expression, out);
   if (status != CMR_SUCCESS) {
-    fprintf(stderr, "cmr-replay: the stack \"%s\" does not build: %s: %s\n", text, cmr_status_string(status),
-            cmr_last_error_message());
+    fprintf(stderr, "cmr-replay: the stack \"%s\"%s does not build: %s: %s\n", expression,
+            simulated ? " over simulated" : "", cmr_status_string(status), cmr_last_error_message());
   }
-  free(text);
   return status == CMR_SUCCESS ? 0 : 2;
 }
 
@@ -584,5 +515,9 @@ int main(int argc, char **argv) {
   if (failed == 0) failed = replay_log_on(&log, stack, progress_every);
   if (stack != NULL) cmr_stack_destroy(stack);
   free_log(&log);
+  if (failed == 0 && (fflush(stdout) != 0 || ferror(stdout))) {
+    fprintf(stderr, "cmr-replay: the report could not be written: %s\n", strerror(errno));
+    failed = 1;
+  }
   return failed;
 }

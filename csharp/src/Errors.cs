@@ -18,6 +18,7 @@ namespace Cmr
         {
             NativeCallback.RethrowPending();
             if (status == Status.OutOfMemory) return new CmrOutOfMemoryException(message);
+            if (status == Status.IO) return new CmrIOException(message);
             return new CmrException(status, message);
         }
     }

@@ -17,6 +17,9 @@ namespace Cmr
     /// honoured, whatever the upstream&#39;s limit. Freeing an aligned pointer the
     /// adaptor did not hand out is CMR_ERROR_UNKNOWN_POINTER and reaches no
     /// upstream.
+    ///
+    /// Re-entry: no lock is held across the upstream&#39;s calls: a call back into the
+    /// adaptor from inside them is served.
     /// </summary>
     public sealed class AlignedResourceAdaptor : ResourceAdaptor
     {

@@ -24,6 +24,9 @@ namespace Cmr
     /// dump_log_on_failure, writes the arena&#39;s state to dump_path. The upstream
     /// memory is returned at destroy, after the device has finished its work, even
     /// if blocks are still allocated.
+    ///
+    /// Re-entry: the arena calls its upstream only at creation and at the end, so
+    /// no call of its own waits on an upstream.
     /// </summary>
     public sealed class ArenaMemoryResource : ResourceAdaptor
     {
@@ -79,7 +82,7 @@ namespace Cmr
             return result;
         }
 
-        /// <summary>Appends the arena&#39;s state (global free ranges, each arena&#39;s free blocks, totals) to dump_path.</summary>
+        /// <summary>Appends the arena&#39;s state (global free ranges, each arena&#39;s free blocks, totals) to dump_path; CMR_ERROR_IO, with the system&#39;s reason, when it cannot be written.</summary>
         public void Dump()
         {
             CmrNative.cmr_arena_resource_dump(Handle);

@@ -25,6 +25,12 @@ namespace Cmr
     /// honour them. Allocation and deallocation run concurrently (bins are
     /// guarded by a reader-writer lock taken for reading); adding a bin waits for
     /// them.
+    ///
+    /// Re-entry: not yet detected here. Allocations and frees hold no lock across
+    /// the bins&#39; and upstream&#39;s calls, but add_bin and add_bin_resource hold the
+    /// bins&#39; write lock while a new bin takes its first memory from the upstream: a
+    /// call through this resource from inside that upstream call, or add_bin from
+    /// inside a call through it, on the same thread, waits for itself. Do neither.
     /// </summary>
     public sealed class BinningMemoryResource : ResourceAdaptor
     {

@@ -14,6 +14,10 @@ namespace Cmr
     /// size it was asked for: any other free is refused (unknown pointer, or wrong
     /// size) before it reaches the function, so the resource is equal only to
     /// itself. Thread safety is the functions&#39; own.
+    ///
+    /// The functions may call any resource, this one included, and may destroy its
+    /// last handle: the resource then goes when the thread&#39;s outermost call
+    /// returns.
     /// </summary>
     public sealed class CallbackMemoryResource : MemoryResource
     {

@@ -19,6 +19,11 @@ namespace Cmr
     /// pointer the resource did not hand out is CMR_ERROR_UNKNOWN_POINTER, and
     /// freeing more bytes than a block holds is CMR_ERROR_INVALID_ARGUMENT; either
     /// leaves the resource as it was.
+    ///
+    /// Re-entry: a call back into it from inside its upstream&#39;s call on the same
+    /// thread is served when a free block is there, and refused with
+    /// CMR_ERROR_REENTRANT_CALL when it would have to grow again; frees and the
+    /// getters are served.
     /// </summary>
     public sealed class FixedSizeMemoryResource : ResourceAdaptor
     {

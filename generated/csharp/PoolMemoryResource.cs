@@ -15,6 +15,12 @@ namespace Cmr
     /// smaller on upstream failure and never passes maximum_pool_size; release gives
     /// wholly free chunks back to the upstream, and every chunk goes back when the
     /// pool is destroyed. Any power-of-two alignment is honoured.
+    ///
+    /// Re-entry: a call back into the pool from inside its upstream&#39;s call on the
+    /// same thread (a callback upstream that allocates from the pool while it
+    /// grows) is served when the free lists hold a block, and refused with
+    /// CMR_ERROR_REENTRANT_CALL when the pool would have to grow again; frees,
+    /// release and the getters are served.
     /// </summary>
     public sealed class PoolMemoryResource : ResourceAdaptor
     {

@@ -15,6 +15,9 @@ namespace Cmr
     /// it only passes allocations through, so that the same stack can be written for
     /// both builds. Any alignment
     /// is passed to the upstream, which honours or refuses it.
+    ///
+    /// Re-entry: no lock is held across the upstream&#39;s calls: a call back into the
+    /// adaptor from inside them is served.
     /// </summary>
     public sealed class PrefetchResourceAdaptor : ResourceAdaptor
     {

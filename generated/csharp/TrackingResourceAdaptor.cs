@@ -20,6 +20,9 @@ namespace Cmr
     /// &lt;a&gt;&#34; per allocation in address order, each followed by its frames &#34;  #&lt;i&gt;
     /// &lt;symbol&gt;&#34; when stacks are captured. Any alignment
     /// is passed to the upstream, which honours or refuses it.
+    ///
+    /// Re-entry: no lock is held across the upstream&#39;s calls: a call back into the
+    /// adaptor from inside them is served.
     /// </summary>
     public sealed class TrackingResourceAdaptor : ResourceAdaptor
     {

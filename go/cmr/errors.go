@@ -29,6 +29,8 @@ const (
 	ErrPropertyMissing      Status = 13 // the resource lacks a property the call requires
 	ErrUnknownPointer       Status = 14 // a pointer the resource did not hand out
 	ErrInternal             Status = 15 // a broken invariant inside cmr (a bug: please report)
+	ErrIO                   Status = 16 // a file could not be written or flushed (a full disk); the message says why
+	ErrReentrantCall        Status = 17 // a resource called from inside its own upstream's call, where that would deadlock
 )
 
 // String is cmr's fixed name of the status, e.g. "CMR_ERROR_OUT_OF_MEMORY".

@@ -24,6 +24,9 @@ import (
 // honoured, whatever the upstream's limit. Freeing an aligned pointer the
 // adaptor did not hand out is CMR_ERROR_UNKNOWN_POINTER and reaches no
 // upstream.
+//
+// Re-entry: no lock is held across the upstream's calls: a call back into the
+// adaptor from inside them is served.
 type AlignedResource struct {
 	object
 	handle   capi.Struct_SS_cmr_aligned_resource
@@ -141,6 +144,9 @@ func (r *AlignedResource) AlignmentThreshold() (uint64, error) {
 // dump_log_on_failure, writes the arena's state to dump_path. The upstream
 // memory is returned at destroy, after the device has finished its work, even
 // if blocks are still allocated.
+//
+// Re-entry: the arena calls its upstream only at creation and at the end, so
+// no call of its own waits on an upstream.
 type ArenaResource struct {
 	object
 	handle   capi.Struct_SS_cmr_arena_resource
@@ -268,7 +274,7 @@ func (r *ArenaResource) LargestFreeBlock() (uint64, error) {
 	return out, err
 }
 
-// Dump: Appends the arena's state (global free ranges, each arena's free blocks, totals) to dump_path.
+// Dump: Appends the arena's state (global free ranges, each arena's free blocks, totals) to dump_path; CMR_ERROR_IO, with the system's reason, when it cannot be written.
 func (r *ArenaResource) Dump() error {
 	if err := r.live(); err != nil {
 		return err
@@ -297,6 +303,12 @@ func (r *ArenaResource) Dump() error {
 // honour them. Allocation and deallocation run concurrently (bins are
 // guarded by a reader-writer lock taken for reading); adding a bin waits for
 // them.
+//
+// Re-entry: not yet detected here. Allocations and frees hold no lock across
+// the bins' and upstream's calls, but add_bin and add_bin_resource hold the
+// bins' write lock while a new bin takes its first memory from the upstream: a
+// call through this resource from inside that upstream call, or add_bin from
+// inside a call through it, on the same thread, waits for itself. Do neither.
 type BinningResource struct {
 	object
 	handle   capi.Struct_SS_cmr_binning_resource
@@ -442,6 +454,10 @@ func (r *BinningResource) BinSizeFor(allocationSize uint64) (uint64, error) {
 // size it was asked for: any other free is refused (unknown pointer, or wrong
 // size) before it reaches the function, so the resource is equal only to
 // itself. Thread safety is the functions' own.
+//
+// The functions may call any resource, this one included, and may destroy its
+// last handle: the resource then goes when the thread's outermost call
+// returns.
 type CallbackResource struct {
 	object
 	handle    capi.Struct_SS_cmr_callback_resource
@@ -781,6 +797,10 @@ func (r *CudaAsyncViewResource) PoolHandle() (uintptr, error) {
 // upstream's message. It retries for as long as the callback says so. Other
 // failures are returned at once, without a call. Any alignment
 // is passed to the upstream, which honours or refuses it.
+//
+// Re-entry: no lock is held across the upstream's calls or the callback: the
+// callback may free into this adaptor, allocate through it, or destroy it (it
+// then goes when the outermost call returns).
 type FailureCallbackResource struct {
 	object
 	handle    capi.Struct_SS_cmr_failure_callback_resource
@@ -858,6 +878,11 @@ func (r *FailureCallbackResource) Upstream() Resource { return r.upstream }
 // pointer the resource did not hand out is CMR_ERROR_UNKNOWN_POINTER, and
 // freeing more bytes than a block holds is CMR_ERROR_INVALID_ARGUMENT; either
 // leaves the resource as it was.
+//
+// Re-entry: a call back into it from inside its upstream's call on the same
+// thread is served when a free block is there, and refused with
+// CMR_ERROR_REENTRANT_CALL when it would have to grow again; frees and the
+// getters are served.
 type FixedSizeResource struct {
 	object
 	handle   capi.Struct_SS_cmr_fixed_size_resource
@@ -975,6 +1000,9 @@ func (r *FixedSizeResource) LargestFreeBlock() (uint64, error) {
 // limit even for a moment. Freeing more bytes than are counted is
 // CMR_ERROR_INVALID_ARGUMENT and reaches no upstream. Any alignment is passed
 // to the upstream, which honours or refuses it.
+//
+// Re-entry: no lock is held across the upstream's calls: a call back into the
+// adaptor from inside them is served.
 type LimitingResource struct {
 	object
 	handle   capi.Struct_SS_cmr_limiting_resource
@@ -1083,9 +1111,22 @@ func (r *LimitingResource) AllocationLimit() (uint64, error) {
 // lock, so threads never interleave them. The log goes to `filename` (created
 // or truncated), to the open stream `file` (which the caller keeps and closes
 // after destroying the adaptor), or, when neither is given, to the file named
-// by the environment variable CMR_LOG_FILE. A row that cannot be written does
-// not fail the allocation or the free: it is counted (lost_rows), and the next
-// flush reports it.
+// by the environment variable CMR_LOG_FILE. Rows wait in the adaptor's own
+// buffer (8 KiB) until it is full, the next flush, destroy or, with
+// auto_flush, the row's own end; they are written with write(2) to the file's
+// descriptor (a caller's stream is flushed first, so what the caller wrote to
+// it comes before; a stream without a descriptor, such as fmemopen's, is
+// written a flushed row at a time). A row that cannot be written whole does
+// not fail the allocation or the free: it is counted (lost_rows, exactly: rows
+// still buffered when a write fails are lost with it), and the next flush
+// reports the rows lost since the last one as CMR_ERROR_IO with the system's
+// reason. A row cut short by a failed write is followed by a line break
+// before the next write, so later rows start on their own line.
+//
+// Re-entry: the lock is held across the upstream's free, so a call into the
+// adaptor (allocate, free, flush, lost_rows) from inside that free on the same
+// thread is refused with CMR_ERROR_REENTRANT_CALL; calls from inside the
+// upstream's allocate are served.
 type LoggingResource struct {
 	object
 	handle   capi.Struct_SS_cmr_logging_resource
@@ -1173,7 +1214,7 @@ func wrapLoggingResource(ref capi.Cmr_resource_ref) (Resource, error) {
 // came from a ref (CurrentDeviceResource, a Stack's Top).
 func (r *LoggingResource) Upstream() Resource { return r.upstream }
 
-// Flush: Flushes the log; fails if a row was lost since the last flush or the flush itself fails.
+// Flush: Writes out the buffered rows; CMR_ERROR_IO if a row was lost since the last flush (this one included).
 func (r *LoggingResource) Flush() error {
 	if err := r.live(); err != nil {
 		return err
@@ -1191,7 +1232,7 @@ func (r *LoggingResource) Filename() (string, error) {
 	return out, err
 }
 
-// LostRows: Rows that could not be written since the adaptor was made.
+// LostRows: Rows that could not be written since the adaptor was made (rows still in the buffer are not lost yet).
 func (r *LoggingResource) LostRows() (uint64, error) {
 	if err := r.live(); err != nil {
 		return 0, err
@@ -1292,6 +1333,12 @@ func wrapPinnedHostResource(ref capi.Cmr_resource_ref) (Resource, error) {
 // smaller on upstream failure and never passes maximum_pool_size; release gives
 // wholly free chunks back to the upstream, and every chunk goes back when the
 // pool is destroyed. Any power-of-two alignment is honoured.
+//
+// Re-entry: a call back into the pool from inside its upstream's call on the
+// same thread (a callback upstream that allocates from the pool while it
+// grows) is served when the free lists hold a block, and refused with
+// CMR_ERROR_REENTRANT_CALL when the pool would have to grow again; frees,
+// release and the getters are served.
 type PoolResource struct {
 	object
 	handle   capi.Struct_SS_cmr_pool_resource
@@ -1425,6 +1472,9 @@ func (r *PoolResource) Release() error {
 // it only passes allocations through, so that the same stack can be written for
 // both builds. Any alignment
 // is passed to the upstream, which honours or refuses it.
+//
+// Re-entry: no lock is held across the upstream's calls: a call back into the
+// adaptor from inside them is served.
 type PrefetchResource struct {
 	object
 	handle   capi.Struct_SS_cmr_prefetch_resource
@@ -1654,6 +1704,9 @@ func (r *SimulatedResource) DeallocationCount() (uint64, error) {
 // current); *_peak and *_total report the top level, counted from its push. A failed upstream allocation or deallocation changes no counter. One
 // lock guards the counters. Any alignment is passed to the upstream, which
 // honours or refuses it.
+//
+// Re-entry: no lock is held across the upstream's calls: a call back into the
+// adaptor from inside them is served.
 type StatisticsResource struct {
 	object
 	handle   capi.Struct_SS_cmr_statistics_resource
@@ -1860,6 +1913,10 @@ func wrapSystemResource(ref capi.Cmr_resource_ref) (Resource, error) {
 // thread_safe_resource_adaptor): one lock is held around every call to the
 // upstream, so the upstream sees one call at a time. Any alignment is passed to
 // the upstream, which honours or refuses it.
+//
+// Re-entry: its lock is held across every upstream call, so a call into the
+// adaptor from inside one on the same thread is refused with
+// CMR_ERROR_REENTRANT_CALL; other threads wait as usual.
 type ThreadSafeResource struct {
 	object
 	handle   capi.Struct_SS_cmr_thread_safe_resource
@@ -1927,6 +1984,9 @@ func (r *ThreadSafeResource) Upstream() Resource { return r.upstream }
 // <a>" per allocation in address order, each followed by its frames "  #<i>
 // <symbol>" when stacks are captured. Any alignment
 // is passed to the upstream, which honours or refuses it.
+//
+// Re-entry: no lock is held across the upstream's calls: a call back into the
+// adaptor from inside them is served.
 type TrackingResource struct {
 	object
 	handle   capi.Struct_SS_cmr_tracking_resource

@@ -1,42 +1,27 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* arena: RMM's arena_memory_resource, made explicit.
+/* arena: RMM's arena_memory_resource. Its contract:
  *
- * At creation the arena takes arena_size bytes from the upstream, once, and
- * never grows (as RMM). That memory starts as one free range of the global
- * arena, from which superblocks of at least 1 MiB are cut first fit. The
- * streams' and threads' arenas are one cmr_stream_lists (first fit, the
- * default stream keyed per thread); every superblock is a unit there, so a
- * wholly free one is recognisable and can go back.
- *
- * A request is served from the caller's arena (one of the blocks freed
- * there lately, kept whole, when it has the very size: the common pair
- * meets that arena's lock alone; else first fit); failing that, a new
- * superblock of max(1 MiB, the request's needs) joins the caller's arena and
- * serves it; only when the global arena has none, another stream's arena
- * serves it (after the caller's stream waits for that one). A
- * large request therefore gets a superblock of its own size, which stays in
- * the stream's arena when freed, reusable there without any wait (RMM frees
- * those straight to the global arena, which costs it a stream synchronize).
- * When the global arena has no superblock big enough: defragment (gather
- * every free block into the caller's arena so that split superblocks become
- * whole, and take from there; only if that fails, return every whole one to
- * the global arena, where they coalesce, and failing that, the free pieces
- * of superblocks partly in use too) and try once more; the last try cuts a
- * superblock of just the request's needs when no free range holds 1 MiB,
- * so a request is refused only when no free range of the whole arena,
- * merged, holds it.
- *
- * Locks: the stream lists and the block map lock per list and per shard;
- * the global arena's lock is taken only to cut or return a superblock
- * (held until the cut superblock's rest is in the caller's arena, so free
- * memory is never out of sight of a defragmentation), and across a
- * defragmentation's giving back and cutting (so it comes before the lists'
- * locks), so the common allocation and free meet no lock shared
- * by every thread.
- *
- * When a thread exits or a stream is destroyed, its arena's whole
- * superblocks return to the global arena once their work is done, and the
- * rest of its free memory joins the stream lists' shared list (stream_lists.h). */
+ * - arena_size bytes come from the upstream once, at creation; the arena
+ *   never grows. They form the global arena, from which superblocks of at
+ *   least 1 MiB are cut first fit into per-stream arenas (one
+ *   cmr_stream_lists; the default stream keyed per thread). A superblock
+ *   is a unit of the lists, so a wholly free one can go back.
+ * - A request is served from the caller's arena, else from a new superblock
+ *   of max(1 MiB, its needs), else from another stream's arena after the
+ *   caller's stream waits for that one. It is refused only when no free
+ *   range of the whole arena, merged, holds it: before refusing, the arena
+ *   gathers every free block into the caller's arena, then returns whole
+ *   superblocks (and then free pieces of partly used ones) to the global
+ *   arena where they coalesce, and cuts a superblock of just the request's
+ *   needs when no free range holds 1 MiB.
+ * - Lock order: the global arena's lock, then the lists' locks. The global
+ *   lock is taken only to cut or return superblocks, and is held from a cut
+ *   until its rest is in the caller's arena, so no free memory is out of
+ *   sight of a defragmentation; the common allocation and free take only
+ *   their own arena's lock.
+ * - When a thread exits or a stream is destroyed, its arena's whole
+ *   superblocks return to the global arena once their work is done, and the
+ *   rest of its free memory joins the lists' shared list (stream_lists.h). */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -100,7 +85,7 @@ static void write_dump(cmr_arena_impl *impl, FILE *out, const char *reason) {
   cmr_mutex_lock(&impl->global_lock);
   fprintf(out, "  global arena: %zu free ranges, %zu bytes\n", impl->global.count, impl->global.bytes);
   cmr_free_blocks_each(&impl->global, dump_global_range, out);
-  pthread_mutex_unlock(&impl->global_lock);
+  cmr_mutex_unlock(&impl->global_lock);
   size_t blocks = 0, bytes = 0, lists = 0;
   cmr_stream_lists_totals(impl->lists, &blocks, &bytes, &lists);
   fprintf(out, "  stream and thread arenas: %zu arenas, %zu superblocks, %zu free blocks, %zu free bytes\n", lists,
@@ -117,10 +102,10 @@ static cmr_status dump_to_destination(cmr_arena_impl *impl, const char *reason) 
   write_dump(impl, impl->dump_file, reason);
   bool failed = fflush(impl->dump_file) != 0 || ferror(impl->dump_file);
   int error = errno;
-  pthread_mutex_unlock(&impl->dump_lock);
+  cmr_mutex_unlock(&impl->dump_lock);
   if (!failed) return CMR_SUCCESS;
-  return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "arena: writing the dump to %s failed: %s",
-                   impl->params.dump_path[0] != '\0' ? impl->params.dump_path : "stderr", strerror(error));
+  const char *where = impl->params.dump_path[0] != '\0' ? impl->params.dump_path : "stderr";
+  return cmr_error(CMR_ERROR_IO, "arena: writing the dump to %.*s%s failed: %s", CMR_QUOTE(where), strerror(error));
 }
 
 /* The dump's destination, params.dump_path (the wrapper's copy, which
@@ -135,8 +120,8 @@ static cmr_status open_dump_destination(cmr_arena_impl *impl) {
    * the arena is made rather than lost when memory runs out. */
   impl->dump_file = fopen(dump_path, "a");
   if (impl->dump_file == NULL) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "arena: dump_path \"%s\" cannot be opened for appending: %s",
-                     dump_path, strerror(errno));
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "arena: dump_path \"%.*s%s\" cannot be opened for appending: %s",
+                     CMR_QUOTE(dump_path), strerror(errno));
   }
   return CMR_SUCCESS;
 }
@@ -171,14 +156,27 @@ static cmr_status take_arena_memory(cmr_arena_impl *impl) {
   return status;
 }
 
+/* The arena's two locks and its chunks' (which has one too); nothing is
+ * left made when one of them cannot be. */
+static cmr_status make_locks(cmr_arena_impl *impl) {
+  cmr_status status = cmr_mutex_init(&impl->global_lock, "arena");
+  if (status != CMR_SUCCESS) return status;
+  status = cmr_mutex_init(&impl->dump_lock, "arena");
+  if (status == CMR_SUCCESS) {
+    status = cmr_chunks_init(&impl->upstream_memory, "arena", impl->params.upstream, impl->params.arena_size);
+    if (status == CMR_SUCCESS) return status;
+    pthread_mutex_destroy(&impl->dump_lock);
+  }
+  pthread_mutex_destroy(&impl->global_lock);
+  return status;
+}
+
 cmr_status cmr_arena_impl_init(cmr_arena_impl *impl) {
-  const cmr_arena_params *params = &impl->params;
-  cmr_chunks_init(&impl->upstream_memory, "arena", params->upstream, params->arena_size);
-  pthread_mutex_init(&impl->global_lock, NULL);
-  pthread_mutex_init(&impl->dump_lock, NULL);
+  cmr_status status = make_locks(impl);
+  if (status != CMR_SUCCESS) return status;
   cmr_free_blocks_init_by_address(&impl->global);
   atomic_init(&impl->superblocks, 0);
-  cmr_status status = open_dump_destination(impl);
+  status = open_dump_destination(impl);
   if (status == CMR_SUCCESS) status = cmr_block_map_create(&impl->handed_out);
   if (status == CMR_SUCCESS) {
     status = cmr_stream_lists_create("arena", CMR_FIT_FIRST, CMR_KEY_DEFAULT_STREAM_PER_THREAD, impl->handed_out,
@@ -256,7 +254,7 @@ static cmr_status serve_beyond_own(cmr_arena_impl *impl, size_t size, size_t ali
   cmr_mutex_lock(&impl->global_lock);
   cmr_status status = cut_superblock(impl, superblock_size(size, alignment), &superblock);
   if (superblock != NULL) status = carve_superblock_locked(impl, superblock, size, alignment, stream, out);
-  pthread_mutex_unlock(&impl->global_lock);
+  cmr_mutex_unlock(&impl->global_lock);
   if (status != CMR_SUCCESS || superblock != NULL) return status;
   return cmr_stream_lists_take_others(impl->lists, stream, size, alignment, out);
 }
@@ -288,9 +286,8 @@ static cmr_status cut_after_giving_back(cmr_arena_impl *impl, size_t size, size_
  * than any one superblock has), gives the free superblocks back to the
  * global arena and cuts the request's superblock from it
  * (cut_after_giving_back). The global arena stays locked from the giving
- * back to the carving: other threads needing a superblock would otherwise
- * take the coalesced room in between (16 threads on 48 streams did, about
- * one run in 30). */
+ * back to the carving, so that no other thread takes the coalesced room in
+ * between. */
 static cmr_status defragment_and_retry(cmr_arena_impl *impl, size_t size, size_t alignment, cmr_stream stream,
                                        cmr_block **out) {
   cmr_status status = cmr_stream_lists_reclaim(impl->lists, stream, size, alignment, out);
@@ -299,7 +296,7 @@ static cmr_status defragment_and_retry(cmr_arena_impl *impl, size_t size, size_t
   cmr_mutex_lock(&impl->global_lock);
   status = cut_after_giving_back(impl, size, alignment, &superblock);
   if (superblock != NULL) status = carve_superblock_locked(impl, superblock, size, alignment, stream, out);
-  pthread_mutex_unlock(&impl->global_lock);
+  cmr_mutex_unlock(&impl->global_lock);
   return status;
 }
 
@@ -366,7 +363,7 @@ cmr_status cmr_arena_impl_deallocate(cmr_arena_impl *impl, void *ptr, size_t byt
 cmr_status cmr_arena_impl_global_free_bytes(cmr_arena_impl *impl, size_t *out) {
   cmr_mutex_lock(&impl->global_lock);
   *out = impl->global.bytes;
-  pthread_mutex_unlock(&impl->global_lock);
+  cmr_mutex_unlock(&impl->global_lock);
   return CMR_SUCCESS;
 }
 
@@ -381,7 +378,7 @@ cmr_status cmr_arena_impl_largest_free_block(cmr_arena_impl *impl, size_t *out) 
   size_t in_arenas = cmr_stream_lists_largest(impl->lists);
   cmr_mutex_lock(&impl->global_lock);
   size_t global = cmr_free_blocks_largest(&impl->global);
-  pthread_mutex_unlock(&impl->global_lock);
+  cmr_mutex_unlock(&impl->global_lock);
   *out = in_arenas > global ? in_arenas : global;
   return CMR_SUCCESS;
 }

@@ -116,7 +116,7 @@ static inline unsigned cmr_binning_read_begin(cmr_binning_impl *impl) {
     if (!atomic_load(&impl->writing)) return slot;
     atomic_fetch_sub(&impl->readers[slot].count, 1);
     cmr_mutex_lock(&impl->writers); /* until the writer is done */
-    pthread_mutex_unlock(&impl->writers);
+    cmr_mutex_unlock(&impl->writers);
   }
 }
 
@@ -134,7 +134,7 @@ static void cmr_binning_write_begin(cmr_binning_impl *impl) {
 
 static void cmr_binning_write_end(cmr_binning_impl *impl) {
   atomic_store(&impl->writing, false);
-  pthread_mutex_unlock(&impl->writers);
+  cmr_mutex_unlock(&impl->writers);
 }
 
 static size_t cmr_binning_outstanding(const cmr_route *route) {
@@ -338,9 +338,9 @@ cmr_status cmr_binning_impl_init(cmr_binning_impl *impl) {
   /* The wrapper holds a share of the upstream for the resource's life. */
   impl->upstream.resource = impl->params.upstream;
   impl->upstream.self = cmr_ref_self(impl->params.upstream);
-  pthread_mutex_init(&impl->writers, NULL);
-  cmr_status status =
-      cmr_binning_add_exponent_bins(impl, impl->params.min_size_exponent, impl->params.max_size_exponent);
+  cmr_status status = cmr_mutex_init(&impl->writers, "binning");
+  if (status != CMR_SUCCESS) return status;
+  status = cmr_binning_add_exponent_bins(impl, impl->params.min_size_exponent, impl->params.max_size_exponent);
   if (status != CMR_SUCCESS) cmr_binning_impl_fini(impl);
   return status;
 }

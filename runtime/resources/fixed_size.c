@@ -11,6 +11,7 @@
 #include "backend.h"
 #include "chunks.h"
 #include "impl.h"
+#include "lock.h"
 #include "sizes.h"
 #include "suballocator.h"
 
@@ -23,7 +24,7 @@ struct cmr_fixed_size_impl {
   cmr_block_map *handed_out;
   /* Held while growing, so threads that all find the lists empty at once
    * add one chunk, not one each. */
-  pthread_mutex_t growth;
+  cmr_upstream_lock growth;
 };
 CMR_IMPL_LAYOUT(fixed_size);
 
@@ -102,7 +103,7 @@ void cmr_fixed_size_impl_fini(cmr_fixed_size_impl *impl) {
   if (impl->free_blocks != NULL) cmr_stream_lists_destroy(impl->free_blocks);
   if (impl->handed_out != NULL) cmr_block_map_destroy(impl->handed_out);
   cmr_chunks_release_all(&impl->chunks);
-  pthread_mutex_destroy(&impl->growth);
+  cmr_upstream_lock_destroy(&impl->growth);
 }
 
 cmr_status cmr_fixed_size_impl_init(cmr_fixed_size_impl *impl) {
@@ -112,8 +113,13 @@ cmr_status cmr_fixed_size_impl_init(cmr_fixed_size_impl *impl) {
   if (status != CMR_SUCCESS) return status;
   impl->block_size = rounded;
   impl->chunk_size = rounded * params->blocks_to_preallocate;
-  cmr_chunks_init(&impl->chunks, "fixed_size", params->upstream, SIZE_MAX);
-  pthread_mutex_init(&impl->growth, NULL);
+  status = cmr_upstream_lock_init(&impl->growth, "fixed_size: allocate (growing from the upstream)");
+  if (status != CMR_SUCCESS) return status;
+  status = cmr_chunks_init(&impl->chunks, "fixed_size", params->upstream, SIZE_MAX);
+  if (status != CMR_SUCCESS) {
+    cmr_upstream_lock_destroy(&impl->growth);
+    return status;
+  }
   status = cmr_block_map_create(&impl->handed_out);
   if (status == CMR_SUCCESS) {
     status =

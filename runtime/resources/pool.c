@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* pool: coalescing best fit over upstream chunks, in stream-ordered free
- * lists (runtime/src/stream_lists.h). An allocation looks in its stream's
+ * lists (runtime/src/resource_api/stream_lists.h). An allocation looks in its stream's
  * list, then in other streams' lists, then grows the pool; when the upstream
  * is exhausted it gathers every stream's free memory into its own list, where
  * it coalesces, and looks once more. */
@@ -12,6 +12,7 @@
 #include "chunks.h"
 #include "impl.h"
 #include "invariants.h"
+#include "lock.h"
 #include "sizes.h"
 #include "suballocator.h"
 
@@ -20,7 +21,7 @@ struct cmr_pool_impl {
   cmr_chunks chunks;
   /* Held while deciding to grow, so that threads that all miss at once grow
    * the pool once, and the others find the new chunk when they look again. */
-  pthread_mutex_t growth;
+  cmr_upstream_lock growth;
   cmr_stream_lists *free_lists;
   cmr_block_map *handed_out;
 };
@@ -68,9 +69,14 @@ static cmr_status cmr_pool_grow(void *resource, size_t size, size_t alignment, c
 
 cmr_status cmr_pool_impl_init(cmr_pool_impl *impl) {
   const cmr_pool_params *params = &impl->params;
-  cmr_chunks_init(&impl->chunks, "pool", params->upstream, params->maximum_pool_size);
-  pthread_mutex_init(&impl->growth, NULL);
-  cmr_status status = cmr_block_map_create(&impl->handed_out);
+  cmr_status status = cmr_upstream_lock_init(&impl->growth, "pool: allocate (growing from the upstream)");
+  if (status != CMR_SUCCESS) return status;
+  status = cmr_chunks_init(&impl->chunks, "pool", params->upstream, params->maximum_pool_size);
+  if (status != CMR_SUCCESS) {
+    cmr_upstream_lock_destroy(&impl->growth);
+    return status;
+  }
+  status = cmr_block_map_create(&impl->handed_out);
   if (status == CMR_SUCCESS) {
     status = cmr_stream_lists_create("pool", CMR_FIT_BEST, CMR_KEY_PER_STREAM, impl->handed_out, &impl->free_lists);
   }
@@ -89,7 +95,7 @@ void cmr_pool_impl_fini(cmr_pool_impl *impl) {
   if (impl->free_lists != NULL) cmr_stream_lists_destroy(impl->free_lists);
   if (impl->handed_out != NULL) cmr_block_map_destroy(impl->handed_out);
   cmr_chunks_release_all(&impl->chunks);
-  pthread_mutex_destroy(&impl->growth);
+  cmr_upstream_lock_destroy(&impl->growth);
 }
 
 /* The upstream has no more: all free memory is gathered, where it

@@ -28,7 +28,8 @@ CMR_IMPL_LAYOUT(simulated);
 
 cmr_status cmr_simulated_impl_init(cmr_simulated_impl *impl) {
   cmr_status status = cmr_ledger_create("simulated", &impl->ledger);
-  if (status == CMR_SUCCESS) pthread_mutex_init(&impl->lock, NULL);
+  if (status == CMR_SUCCESS) status = cmr_mutex_init(&impl->lock, "simulated");
+  if (status != CMR_SUCCESS) cmr_ledger_destroy(impl->ledger);
   return status;
 }
 
@@ -63,7 +64,7 @@ static cmr_status cmr_simulated_obtain(void *resource, size_t bytes, size_t alig
   bool over_capacity = bytes > impl->params.capacity - in_use;
   bool past_range = start > CMR_SIMULATED_RANGE || bytes > CMR_SIMULATED_RANGE - start;
   if (!over_capacity && !past_range) *out = cmr_simulated_take(impl, start, bytes);
-  pthread_mutex_unlock(&impl->lock);
+  cmr_mutex_unlock(&impl->lock);
   if (over_capacity) {
     return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "simulated: %zu bytes with %zu of capacity %zu in use", bytes, in_use,
                      impl->params.capacity);
@@ -82,7 +83,7 @@ static cmr_status cmr_simulated_release(void *resource, void *ptr, size_t bytes,
   cmr_mutex_lock(&impl->lock);
   atomic_fetch_sub_explicit(&impl->in_use, bytes, memory_order_relaxed);
   atomic_fetch_add_explicit(&impl->deallocations, 1, memory_order_relaxed);
-  pthread_mutex_unlock(&impl->lock);
+  cmr_mutex_unlock(&impl->lock);
   return CMR_SUCCESS;
 }
 

@@ -48,7 +48,11 @@ CMR_IMPL_LAYOUT(statistics);
 cmr_status cmr_statistics_impl_init(cmr_statistics_impl *impl) {
   impl->levels = calloc(1, sizeof *impl->levels);
   if (impl->levels == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "statistics: no host memory for the resource");
-  pthread_mutex_init(&impl->lock, NULL);
+  cmr_status status = cmr_mutex_init(&impl->lock, "statistics");
+  if (status != CMR_SUCCESS) {
+    free(impl->levels);
+    return status;
+  }
   impl->count = 1;
   impl->capacity = 1;
   atomic_store_explicit(&impl->depth, 1, memory_order_relaxed);
@@ -88,7 +92,7 @@ static void cmr_statistics_record(cmr_statistics_impl *impl, size_t bytes, int s
   cmr_statistics_count(&top->bytes, sign * (int64_t)bytes);
   cmr_statistics_count(&top->allocations, sign);
   cmr_statistics_publish_top(impl);
-  pthread_mutex_unlock(&impl->lock);
+  cmr_mutex_unlock(&impl->lock);
 }
 
 cmr_status cmr_statistics_impl_allocate(cmr_statistics_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
@@ -127,7 +131,7 @@ cmr_status cmr_statistics_impl_push_counters(cmr_statistics_impl *impl) {
   if (impl->count == impl->capacity) {
     cmr_statistics_level *grown = realloc(impl->levels, 2 * impl->capacity * sizeof *grown);
     if (grown == NULL) {
-      pthread_mutex_unlock(&impl->lock);
+      cmr_mutex_unlock(&impl->lock);
       return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "statistics: no host memory for level %zu of counters",
                        impl->count + 1);
     }
@@ -136,7 +140,7 @@ cmr_status cmr_statistics_impl_push_counters(cmr_statistics_impl *impl) {
   }
   impl->levels[impl->count++] = (cmr_statistics_level){{0, 0, 0}, {0, 0, 0}};
   cmr_statistics_publish_levels(impl);
-  pthread_mutex_unlock(&impl->lock);
+  cmr_mutex_unlock(&impl->lock);
   return CMR_SUCCESS;
 }
 
@@ -150,7 +154,7 @@ static void cmr_statistics_merge(cmr_statistics_counter *parent, const cmr_stati
 cmr_status cmr_statistics_impl_pop_counters(cmr_statistics_impl *impl) {
   cmr_mutex_lock(&impl->lock);
   if (impl->count == 1) {
-    pthread_mutex_unlock(&impl->lock);
+    cmr_mutex_unlock(&impl->lock);
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
                      "statistics: pop_counters: only the base level is left (push_counters first)");
   }
@@ -159,6 +163,6 @@ cmr_status cmr_statistics_impl_pop_counters(cmr_statistics_impl *impl) {
   cmr_statistics_merge(&parent->bytes, &child->bytes);
   cmr_statistics_merge(&parent->allocations, &child->allocations);
   cmr_statistics_publish_levels(impl);
-  pthread_mutex_unlock(&impl->lock);
+  cmr_mutex_unlock(&impl->lock);
   return CMR_SUCCESS;
 }

@@ -29,13 +29,15 @@ struct cmr_tracking_impl {
 };
 CMR_IMPL_LAYOUT(tracking);
 
+static void cmr_tracking_drop(cmr_address_entry *entry) { free(entry); }
+
 cmr_status cmr_tracking_impl_init(cmr_tracking_impl *impl) {
   cmr_status status = cmr_address_map_init(&impl->records, "tracking");
-  if (status == CMR_SUCCESS) pthread_mutex_init(&impl->lock, NULL);
+  if (status != CMR_SUCCESS) return status;
+  status = cmr_mutex_init(&impl->lock, "tracking");
+  if (status != CMR_SUCCESS) cmr_address_map_clear(&impl->records, cmr_tracking_drop);
   return status;
 }
-
-static void cmr_tracking_drop(cmr_address_entry *entry) { free(entry); }
 
 /* Records left behind are the caller's leaks: their memory stays the
  * upstream's, only the records go. */
@@ -49,7 +51,7 @@ static void cmr_tracking_insert(cmr_tracking_impl *impl, cmr_tracking_record *re
   cmr_mutex_lock(&impl->lock);
   cmr_address_map_insert(&impl->records, &record->key);
   impl->bytes += record->bytes;
-  pthread_mutex_unlock(&impl->lock);
+  cmr_mutex_unlock(&impl->lock);
 }
 
 /* Takes the record of `ptr` out of the table, or returns NULL. */
@@ -57,7 +59,7 @@ static cmr_tracking_record *cmr_tracking_remove(cmr_tracking_impl *impl, const v
   cmr_mutex_lock(&impl->lock);
   cmr_tracking_record *record = (cmr_tracking_record *)cmr_address_map_remove(&impl->records, ptr, NULL);
   if (record != NULL) impl->bytes -= record->bytes;
-  pthread_mutex_unlock(&impl->lock);
+  cmr_mutex_unlock(&impl->lock);
   return record;
 }
 
@@ -126,14 +128,14 @@ cmr_status cmr_tracking_impl_deallocate(cmr_tracking_impl *impl, void *ptr, size
 cmr_status cmr_tracking_impl_allocated_bytes(cmr_tracking_impl *impl, size_t *out) {
   cmr_mutex_lock(&impl->lock);
   *out = impl->bytes;
-  pthread_mutex_unlock(&impl->lock);
+  cmr_mutex_unlock(&impl->lock);
   return CMR_SUCCESS;
 }
 
 cmr_status cmr_tracking_impl_outstanding_count(cmr_tracking_impl *impl, size_t *out) {
   cmr_mutex_lock(&impl->lock);
   *out = impl->records.count;
-  pthread_mutex_unlock(&impl->lock);
+  cmr_mutex_unlock(&impl->lock);
   return CMR_SUCCESS;
 }
 
@@ -206,6 +208,6 @@ cmr_status cmr_tracking_impl_outstanding_report(cmr_tracking_impl *impl, const c
   } else {
     free(report);
   }
-  pthread_mutex_unlock(&impl->lock);
+  cmr_mutex_unlock(&impl->lock);
   return status;
 }

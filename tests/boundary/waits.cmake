@@ -3,7 +3,7 @@
 # cmr_mutex_lock (runtime/src/resource_api/lock.h), which calls the blocking
 # hook (cmr_set_blocking_hook) before it waits; a bare pthread_mutex_lock
 # would wait holding what the hook lets go (Python's GIL), and could hang
-# against a thread that holds the mutex and needs that. Only blocking.c,
+# against a thread that holds the mutex and needs that. Only base/blocking.c,
 # which implements the wait, calls pthread_mutex_lock.
 #
 #   cmake -DSOURCE_DIR=... -P waits.cmake
@@ -14,7 +14,7 @@ file(GLOB_RECURSE sources RELATIVE ${SOURCE_DIR} ${SOURCE_DIR}/runtime/*.c ${SOU
      ${SOURCE_DIR}/generated/src/*.c ${SOURCE_DIR}/generated/src/*.h)
 set(offenders "")
 foreach(source IN LISTS sources)
-  if(source STREQUAL "runtime/src/blocking.c")
+  if(source STREQUAL "runtime/src/base/blocking.c")
     continue()
   endif()
   file(STRINGS ${SOURCE_DIR}/${source} calls REGEX "pthread_mutex_lock[ \t]*\\(")
@@ -24,7 +24,7 @@ foreach(source IN LISTS sources)
 endforeach()
 if(offenders)
   list(JOIN offenders "\n  " listed)
-  message(FATAL_ERROR "pthread_mutex_lock outside runtime/src/blocking.c (use cmr_mutex_lock, lock.h):\n  ${listed}")
+  message(FATAL_ERROR "pthread_mutex_lock outside runtime/src/base/blocking.c (use cmr_mutex_lock, lock.h):\n  ${listed}")
 endif()
 list(LENGTH sources checked)
 message(STATUS "boundary.waits: ${checked} files, every mutex wait through cmr_mutex_lock")

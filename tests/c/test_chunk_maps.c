@@ -8,9 +8,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "binding_api/grants.h"
 #include "block_map.h"
 #include "chunks.h"
+#include "grants.h"
 #include "ledger.h"
 #include "test_util.h"
 
@@ -279,7 +279,7 @@ END_TEST
 /* ---- chunks --------------------------------------------------------------------- */
 
 static void make_chunks(cmr_chunks *chunks, test_foreign *upstream, size_t count) {
-  cmr_chunks_init(chunks, "test", test_foreign_ref(upstream, &test_foreign_ops), SIZE_MAX);
+  ck_assert_ok(cmr_chunks_init(chunks, "test", test_foreign_ref(upstream, &test_foreign_ops), SIZE_MAX));
   for (size_t i = 0; i < count; ++i) {
     cmr_chunk chunk;
     ck_assert_ok(cmr_chunks_grow(chunks, 4096, 4096, CMR_DEFAULT_STREAM, &chunk));

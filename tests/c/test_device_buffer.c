@@ -392,7 +392,7 @@ START_TEST(a_destroyed_buffer_is_refused) {
 }
 END_TEST
 
-/* Destroyed buffers' objects are reused (runtime/src/device_buffer.c keeps
+/* Destroyed buffers' objects are reused (runtime/src/api/device_buffer.c keeps
  * some): waves of buffers, more at once than it keeps, over two resources
  * taking turns; each buffer reports its own resource, size and contents,
  * every allocation is freed once, and the first wave's handles stay dead. */

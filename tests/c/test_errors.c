@@ -6,7 +6,7 @@
 
 #include "test_util.h"
 
-#define LAST_STATUS CMR_ERROR_INTERNAL
+#define LAST_STATUS CMR_ERROR_REENTRANT_CALL
 
 START_TEST(every_status_has_its_own_name) {
   for (int a = CMR_SUCCESS; a <= LAST_STATUS; a++) {
@@ -26,6 +26,8 @@ START_TEST(names_match_the_enumerators) {
   ck_assert_str_eq(cmr_status_string(CMR_ERROR_OUT_OF_MEMORY), "CMR_ERROR_OUT_OF_MEMORY");
   ck_assert_str_eq(cmr_status_string(CMR_ERROR_DESTROYED_HANDLE), "CMR_ERROR_DESTROYED_HANDLE");
   ck_assert_str_eq(cmr_status_string(CMR_ERROR_INTERNAL), "CMR_ERROR_INTERNAL");
+  ck_assert_str_eq(cmr_status_string(CMR_ERROR_IO), "CMR_ERROR_IO");
+  ck_assert_str_eq(cmr_status_string(CMR_ERROR_REENTRANT_CALL), "CMR_ERROR_REENTRANT_CALL");
 }
 END_TEST
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* cmr_lock (runtime/src/lock.h): mutual exclusion under contention (more
+/* cmr_lock (runtime/src/resource_api/lock.h): mutual exclusion under contention (more
  * threads than cores, so holders are descheduled and waiters sleep on the
  * futex), no lost wake-up (every thread finishes), and the uncontended
  * acquire/release; the blocking hook (cmr_set_blocking_hook), called by a

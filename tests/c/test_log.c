@@ -177,6 +177,36 @@ START_TEST(flush_level_decides_when_lines_reach_the_file) {
 }
 END_TEST
 
+/* One line at debug level (the flush's own error, also a debug line, is
+ * not logged: the level is back at info). */
+static void log_one_line(void) {
+  ck_assert_ok(cmr_log_set_level(CMR_LOG_DEBUG));
+  record_an_error();
+  ck_assert_ok(cmr_log_set_level(CMR_LOG_INFO));
+}
+
+/* A full disk: a line still in the buffer fails at the flush, one flushed
+ * as it is written fails then and is reported by the next flush; either is
+ * CMR_ERROR_IO with the system's reason, reported once. */
+START_TEST(full_disk_is_an_io_error) {
+  ck_assert_ok(cmr_log_set_file("/dev/full"));
+  ck_assert_ok(cmr_log_set_flush_level(CMR_LOG_OFF));
+  log_one_line();
+  ck_assert_status(cmr_log_flush(), CMR_ERROR_IO);
+  ck_assert_message_has("cmr_log_flush: writing the log to /dev/full failed: No space left on device");
+  ck_assert_ok(cmr_log_flush()); /* nothing new */
+  ck_assert_ok(cmr_log_set_flush_level(CMR_LOG_DEBUG));
+  log_one_line(); /* written and flushed at once: it fails now */
+  ck_assert_status(cmr_log_flush(), CMR_ERROR_IO);
+  ck_assert_message_has("No space left on device");
+  ck_assert_ok(cmr_log_flush());
+  /* Another sink starts afresh. */
+  log_one_line();
+  ck_assert_ok(cmr_log_set_file(log_path));
+  ck_assert_ok(cmr_log_flush());
+}
+END_TEST
+
 enum { log_threads = 4, lines_per_thread = 200 };
 
 static void *log_from_thread(void *arg) {
@@ -351,7 +381,7 @@ static Suite *log_suite(void) {
   Suite *suite = suite_create("log");
   cmr_test_case(suite, "log", setup, teardown, levels_set_get_and_should_log, bad_levels_are_refused,
                 file_sink_appends_well_formed_lines, unopenable_file_is_refused,
-                flush_level_decides_when_lines_reach_the_file, threads_write_whole_lines,
+                flush_level_decides_when_lines_reach_the_file, full_disk_is_an_io_error, threads_write_whole_lines,
                 environment_sets_level_and_file, bad_environment_is_reported_once_and_ignored,
                 runtime_events_are_logged);
   return suite;

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* logging: the exact CSV of RMM's logging_resource_adaptor (header, each
  * action, failures, the pointer, size and stream formats), every
- * destination, flushing, rows lost to a failing file, rows from many threads
- * that never interleave, and the retained upstream. The upstream is
+ * destination, flushing, rows lost to a failing file (counted exactly: a
+ * full device, a short write, a stream without a descriptor), rows from
+ * many threads that never interleave, and the retained upstream. The upstream is
  * simulated: it ignores streams, so any stream value can be logged in both
  * builds, and its capacity makes failures on demand. */
-#define _GNU_SOURCE /* syscall(SYS_gettid) */
+#define _GNU_SOURCE /* syscall(SYS_gettid), fopencookie */
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
@@ -218,12 +221,20 @@ START_TEST(test_bad_destinations) {
   ck_assert_message_has("give one destination, not both");
   ck_assert_status(cmr_logging_resource_create(upstream, NULL, NULL, false, &log), CMR_ERROR_NULL_POINTER);
   ck_assert_ptr_null(log);
+  /* A long name is cut in the message; the reason stays. */
+  static char long_name[4096];
+  memset(long_name, 'n', sizeof long_name - 1);
+  ck_assert_status(cmr_logging_resource_create(upstream, long_name, stderr, false, &log), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("nnn...\" and file ");
+  ck_assert_message_has(": give one destination, not both");
+  ck_assert_status(cmr_logging_resource_create(upstream, long_name, NULL, false, &log), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("nnn...\" cannot be opened for writing: File name too long");
   ck_assert_ok(cmr_simulated_resource_destroy(leaf));
 }
 END_TEST
 
-/* glibc buffers a regular file fully (BUFSIZ): a few rows stay in the buffer
- * until a flush, unless auto_flush writes each one out. */
+/* A few rows stay in the adaptor's buffer until a flush, unless auto_flush
+ * writes each one out. */
 static void check_flushing(bool auto_flush) {
   char path[64];
   temp_path(path);
@@ -263,18 +274,154 @@ START_TEST(test_lost_rows_keep_the_allocations) {
   ck_assert_ok(cmr_allocate(ref, 512, CMR_DEFAULT_STREAM, &ptr));
   ck_assert_ptr_nonnull(ptr);
   ck_assert_ok(cmr_deallocate(ref, ptr, 512, CMR_DEFAULT_STREAM));
-  size_t lost = 0, in_use = 1;
+  size_t lost = 1, in_use = 1;
   ck_assert_ok(cmr_logging_resource_lost_rows(log, &lost));
-  ck_assert_uint_eq(lost, 3); /* header, allocate, free */
+  ck_assert_uint_eq(lost, 0); /* still in the adaptor's buffer */
   ck_assert_ok(cmr_simulated_resource_bytes_in_use(leaf, &in_use));
   ck_assert_uint_eq(in_use, 0);
-  ck_assert_status(cmr_logging_resource_flush(log), CMR_ERROR_INVALID_ARGUMENT);
-  ck_assert_message_has("3 rows could not be written");
+  ck_assert_status(cmr_logging_resource_flush(log), CMR_ERROR_IO);
+  ck_assert_message_has("3 rows could not be written to the FILE *: No space left on device");
+  ck_assert_ok(cmr_logging_resource_lost_rows(log, &lost));
+  ck_assert_uint_eq(lost, 3); /* header, allocate, free */
   /* Reported once: the next flush has nothing new to say. */
   ck_assert_ok(cmr_logging_resource_flush(log));
   ck_assert_ok(cmr_logging_resource_destroy(log));
   ck_assert_ok(cmr_simulated_resource_destroy(leaf));
   fclose(full);
+}
+END_TEST
+
+/* `rows` - 1 allocations through `log` (the header is the first row),
+ * freed afterwards through the adaptor's upstream, unlogged. */
+static void log_rows(cmr_logging_resource *log, cmr_simulated_resource *leaf, size_t rows) {
+  static void *ptrs[4096];
+  ck_assert_uint_le(rows - 1, sizeof ptrs / sizeof ptrs[0]);
+  for (size_t i = 0; i + 1 < rows; ++i) {
+    ck_assert_ok(cmr_allocate(cmr_logging_resource_ref(log), 256, CMR_DEFAULT_STREAM, &ptrs[i]));
+  }
+  for (size_t i = 0; i + 1 < rows; ++i) {
+    ck_assert_ok(cmr_deallocate(cmr_simulated_resource_ref(leaf), ptrs[i], 256, CMR_DEFAULT_STREAM));
+  }
+}
+
+static size_t lost_rows_of(cmr_logging_resource *log) {
+  size_t lost = 0;
+  ck_assert_ok(cmr_logging_resource_lost_rows(log, &lost));
+  return lost;
+}
+
+/* A full device takes none of 1,001 rows, whichever way they reach it:
+ * each is counted, the ones the buffer held as well as the ones that came
+ * after, and the flush says so with CMR_ERROR_IO. */
+static void check_full_device(const char *filename, bool callers_stream, bool auto_flush) {
+  FILE *full = callers_stream ? fopen("/dev/full", "w") : NULL;
+  cmr_simulated_resource *leaf = simulated(CMR_SIZE_DEFAULT);
+  cmr_logging_resource *log = logging_to(leaf, filename, full, auto_flush);
+  log_rows(log, leaf, 1001);
+  ck_assert_status(cmr_logging_resource_flush(log), CMR_ERROR_IO);
+  ck_assert_message_has("1001 rows could not be written to ");
+  ck_assert_message_has(callers_stream ? "the FILE *: No space left on device" : "/dev/full: No space left on device");
+  ck_assert_uint_eq(lost_rows_of(log), 1001);
+  ck_assert_ok(cmr_logging_resource_destroy(log));
+  ck_assert_ok(cmr_simulated_resource_destroy(leaf));
+  if (full != NULL) fclose(full);
+}
+
+START_TEST(test_full_device_counts_every_row) {
+  check_full_device("/dev/full", false, false);
+  check_full_device("/dev/full", false, true);
+  check_full_device("", true, false);
+  check_full_device("", true, true);
+}
+END_TEST
+
+/* A stream without a descriptor whose every other write fails. */
+static ssize_t refuse_every_other(void *cookie, const char *data, size_t size) {
+  (void)data;
+  size_t *calls = cookie;
+  if ((*calls)++ % 2 == 1) {
+    errno = ENOSPC;
+    return -1;
+  }
+  return (ssize_t)size;
+}
+
+START_TEST(test_stream_without_descriptor_counts_exactly) {
+  size_t calls = 0;
+  FILE *stream = fopencookie(&calls, "w", (cookie_io_functions_t){.write = refuse_every_other});
+  ck_assert_ptr_nonnull(stream);
+  ck_assert_int_lt(fileno(stream), 0);
+  cmr_simulated_resource *leaf = simulated(CMR_SIZE_DEFAULT);
+  cmr_logging_resource *log = logging_to(leaf, "", stream, false);
+  log_rows(log, leaf, 10);
+  ck_assert_status(cmr_logging_resource_flush(log), CMR_ERROR_IO);
+  ck_assert_message_has("5 rows could not be written to the FILE *: No space left on device");
+  ck_assert_uint_eq(lost_rows_of(log), 5);
+  ck_assert_uint_eq(calls, 10); /* a write per row */
+  ck_assert_ok(cmr_logging_resource_destroy(log));
+  ck_assert_ok(cmr_simulated_resource_destroy(leaf));
+  fclose(stream);
+}
+END_TEST
+
+/* Reads what the pipe holds now into text (appending). */
+static void drain(int reader, char *text, size_t capacity) {
+  size_t used = strlen(text);
+  ssize_t count;
+  while ((count = read(reader, text + used, capacity - 1 - used)) > 0) used += (size_t)count;
+  text[used] = '\0';
+}
+
+/* A pipe that holds one page and does not wait (so a write stops short in
+ * the middle of a row, then fails): every row is either in the pipe, whole,
+ * or counted lost, and once the pipe has room again the rows after the cut
+ * one start on their own line. */
+START_TEST(test_short_write_counts_exactly) {
+  int ends[2];
+  ck_assert_int_eq(pipe(ends), 0);
+  long page = sysconf(_SC_PAGESIZE);
+  ck_assert_int_eq(fcntl(ends[1], F_SETPIPE_SZ, (int)page), page);
+  ck_assert_int_eq(fcntl(ends[1], F_SETFL, O_NONBLOCK), 0);
+  ck_assert_int_eq(fcntl(ends[0], F_SETFL, O_NONBLOCK), 0);
+  FILE *stream = fdopen(ends[1], "w");
+  ck_assert_ptr_nonnull(stream);
+  cmr_simulated_resource *leaf = simulated(CMR_SIZE_DEFAULT);
+  cmr_logging_resource *log = logging_to(leaf, "", stream, false);
+  log_rows(log, leaf, 200); /* about 11 KiB: the buffer fills and is written once */
+  ck_assert_status(cmr_logging_resource_flush(log), CMR_ERROR_IO);
+  ck_assert_message_has(strerror(EAGAIN));
+  static char text[1 << 16];
+  text[0] = '\0';
+  drain(ends[0], text, sizeof text);
+  ck_assert_uint_eq(strlen(text), (size_t)page);
+  size_t lost = lost_rows_of(log);
+  log_rows(log, leaf, 3); /* two more allocations */
+  ck_assert_ok(cmr_logging_resource_flush(log));
+  ck_assert_uint_eq(lost_rows_of(log), lost);
+  drain(ends[0], text, sizeof text);
+  ck_assert_ok(cmr_logging_resource_destroy(log));
+  fclose(stream);
+  close(ends[0]);
+
+  /* Every row but the header has one length (fixed-width fields, one
+   * thread, pointers of one width): the page cuts a row unless it falls
+   * between two. */
+  const char *line = after_header(text);
+  size_t row_length = strcspn(line, "\n") + 1, before_cut = (size_t)page - (strlen(HEADER) + 1);
+  size_t whole = 1, malformed = 0; /* the header */
+  for (const char *end; (end = strchr(line, '\n')) != NULL; line = end + 1) {
+    row r;
+    if (parse_row(line, &r)) {
+      whole++;
+    } else {
+      malformed++;
+    }
+  }
+  ck_assert_str_eq(line, ""); /* the text ends with a whole line */
+  ck_assert_uint_eq(malformed, before_cut % row_length != 0 ? 1 : 0);
+  ck_assert_uint_eq(whole, 1 + before_cut / row_length + 2);
+  ck_assert_uint_eq(whole + lost, 200 + 2);
+  ck_assert_ok(cmr_simulated_resource_destroy(leaf));
 }
 END_TEST
 
@@ -353,7 +500,8 @@ static Suite *logging_suite(void) {
   cmr_test_case(suite, "format", NULL, NULL, test_exact_rows, test_threads_never_interleave);
   cmr_test_case(suite, "destinations", NULL, NULL, test_named_file_is_truncated_and_named, test_callers_file_stays_open,
                 test_environment_variable, test_bad_destinations, test_flush, test_auto_flush,
-                test_lost_rows_keep_the_allocations);
+                test_lost_rows_keep_the_allocations, test_full_device_counts_every_row,
+                test_stream_without_descriptor_counts_exactly, test_short_write_counts_exactly);
   cmr_test_case(suite, "lifetime", NULL, NULL, test_upstream_retained);
   return suite;
 }

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Stack expressions (over host memory): stacks that build and serve, the written
  * out expression, values of every kind, a corpus of bad expressions with
- * their messages, errors of the resources' own creation, CMR_RESOURCE. */
+ * their messages, long values in every kind of message, ints at the ends of
+ * their range, stacks over another leaf (cmr_stack_parse_over), errors of
+ * the resources' own creation, CMR_RESOURCE. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -229,6 +231,178 @@ START_TEST(bad_expressions_say_where_and_what) {
 }
 END_TEST
 
+/* ---- over another leaf (cmr_stack_parse_over) ---- */
+
+typedef struct over_case {
+  const char *expression;
+  const char *written_out; /* over "simulated(capacity=1MiB)" */
+} over_case;
+
+#define OVER "simulated(capacity=1MiB)"
+
+static const over_case over_cases[] = {
+    {"system", OVER},
+    {"  system  ", OVER},
+    {"statistics(system)", "statistics(" OVER ")"},
+    {"statistics(upstream=system)", "statistics(" OVER ")"},
+    {"limiting(upstream=system, allocation_limit=1GiB)",
+     "limiting(" OVER ", allocation_limit=1GiB, allocation_alignment=256)"},
+    {"limiting(allocation_limit=1GiB, upstream = system)",
+     "limiting(" OVER ", allocation_limit=1GiB, allocation_alignment=256)"},
+    {"statistics(upstream=limiting(upstream=tracking(upstream=system), allocation_limit=4KiB))",
+     "statistics(limiting(tracking(" OVER ", capture_stacks=false), allocation_limit=4KiB, allocation_alignment=256))"},
+    {"pool(sam_headroom(headroom=1GiB), initial_pool_size=0)",
+     "pool(" OVER ", initial_pool_size=0, maximum_pool_size=unlimited, maximum_growth=unlimited)"},
+    /* A leaf this build cannot make gives way all the same. */
+    {"statistics(cuda)", "statistics(" OVER ")"},
+    {"statistics(cuda_async(initial_pool_size=1GiB))", "statistics(" OVER ")"},
+    /* A leaf of the same name stays, with its arguments. */
+    {"statistics(simulated(capacity=64KiB))", "statistics(simulated(capacity=64KiB))"},
+    {"simulated", "simulated(capacity=1099511627776)"},
+};
+
+START_TEST(the_leaf_gives_way_wherever_it_is_written) {
+  const over_case *c = &over_cases[_i];
+  cmr_stack *stack = NULL;
+  ck_assert_msg(cmr_stack_parse_over(c->expression, OVER, &stack) == CMR_SUCCESS, "\"%s\": %s", c->expression,
+                cmr_last_error_message());
+  ck_assert_str_eq(written_out(stack), c->written_out);
+  cmr_resource_ref leaf;
+  ck_assert_ok(cmr_stack_leaf(stack, &leaf));
+  const char *name = NULL;
+  ck_assert_ok(cmr_ref_type_name(leaf, &name));
+  ck_assert_str_eq(name, "simulated");
+  cmr_resource_ref top;
+  ck_assert_ok(cmr_stack_ref(stack, &top));
+  void *ptr = NULL;
+  ck_assert_ok(cmr_allocate(top, 1024, CMR_DEFAULT_STREAM, &ptr));
+  ck_assert_ok(cmr_deallocate(top, ptr, 1024, CMR_DEFAULT_STREAM));
+  ck_assert_ok(cmr_stack_destroy(stack));
+}
+END_TEST
+
+typedef struct over_bad_case {
+  const char *expression;
+  const char *leaf;
+  cmr_status status;
+  const char *message;
+} over_bad_case;
+
+static const over_bad_case over_bad[] = {
+    /* The leaf that gives way is still read and checked. */
+    {"statistics(cuda_async(export_handle_type=ipc))", OVER, CMR_ERROR_INVALID_ARGUMENT,
+     "bad value \"ipc\" for export_handle_type"},
+    {"statistics(sam_headroom)", OVER, CMR_ERROR_INVALID_ARGUMENT, "sam_headroom needs headroom=..."},
+    {"statistics(system(x=1))", OVER, CMR_ERROR_INVALID_ARGUMENT, "system has no parameter \"x\""},
+    {"statistics(system) x", OVER, CMR_ERROR_INVALID_ARGUMENT, "unexpected \"x\" after the expression"},
+    /* The leaf itself: one resource that takes no upstream. */
+    {"statistics(system)", "pool(system)", CMR_ERROR_INVALID_ARGUMENT,
+     "cmr_stack_parse_over: the leaf: cmr_stack_parse: column 1 (at \"pool(system)\"): pool takes an upstream"},
+    {"statistics(system)", "simulatd", CMR_ERROR_INVALID_ARGUMENT,
+     "the leaf: cmr_stack_parse: column 1 (at "
+     "\"simulatd\"): unknown resource \"simulatd\""},
+    {"statistics(system)", "", CMR_ERROR_INVALID_ARGUMENT, "expected the name of a resource that takes no upstream"},
+    {"statistics(system)", "simulated(capacity=lots)", CMR_ERROR_INVALID_ARGUMENT,
+     "the leaf: cmr_stack_parse: column 20 (at \"lots)\"): bad value \"lots\" for capacity"},
+    {"statistics(system)", "simulated simulated", CMR_ERROR_INVALID_ARGUMENT,
+     "unexpected \"simulated\" after the leaf"},
+    {"statistics(system)", NULL, CMR_ERROR_NULL_POINTER, "cmr_stack_parse_over: leaf is NULL"},
+    {NULL, OVER, CMR_ERROR_NULL_POINTER, "cmr_stack_parse_over: expression is NULL"},
+};
+
+START_TEST(a_bad_leaf_or_expression_over_a_leaf_is_refused) {
+  const over_bad_case *c = &over_bad[_i];
+  cmr_stack *stack = (cmr_stack *)1;
+  ck_assert_status(cmr_stack_parse_over(c->expression, c->leaf, &stack), c->status);
+  ck_assert_ptr_null(stack);
+  ck_assert_msg(strstr(cmr_last_error_message(), c->message) != NULL, "\"%s\" over \"%s\": message \"%s\" lacks \"%s\"",
+                c->expression ? c->expression : "(null)", c->leaf ? c->leaf : "(null)", cmr_last_error_message(),
+                c->message);
+}
+END_TEST
+
+START_TEST(parse_over_refuses_a_null_out) {
+  ck_assert_status(cmr_stack_parse_over("system", OVER, NULL), CMR_ERROR_NULL_POINTER);
+  ck_assert_message_has("cmr_stack_parse_over: out is NULL");
+  ck_assert_status(cmr_stack_parse_over("system", NULL, NULL), CMR_ERROR_NULL_POINTER);
+}
+END_TEST
+
+/* ---- long values: the value is cut, never the name or the reason ---- */
+
+enum { long_value_length = 2000 };
+
+typedef struct long_case {
+  const char *format; /* the expression, %s standing for the long value */
+  const char *value;  /* "x", "9", "a", ...: repeated to the long value */
+  const char *reason; /* what the message must still say, after the cut value */
+  bool overflow;      /* CMR_ERROR_SIZE_OVERFLOW, not CMR_ERROR_INVALID_ARGUMENT */
+} long_case;
+
+static const long_case long_cases[] = {
+    {"binning(system, min_size_exponent=%s)", "7", "\" for min_size_exponent: expected an integer ([-]digits, from",
+     false},
+    {"pool(system, initial_pool_size=%s)", "9", "\" for initial_pool_size: it is more bytes than a size_t holds", true},
+    {"pool(system, initial_pool_size=1%s)", "Q", "\" for initial_pool_size: what follows the number is not a unit",
+     false},
+    {"arena(system, dump_log_on_failure=%s)", "y", "\" for dump_log_on_failure: expected true or false", false},
+    {"cuda_async(export_handle_type=%s)", "i",
+     "\" for export_handle_type: expected none, posix_file_descriptor, fabric", false},
+    {"callback(properties=%s)", "d", "\" for properties: expected device_accessible, host_accessible", false},
+    {"%s(system)", "p", "\" (known: aligned, arena, ", false},
+    {"pool(system, %s=1)", "p", "\" (its parameters: upstream, initial_pool_size", false},
+    {"pool(system) %s", "x", "\" after the expression", false},
+    {"logging(system, filename=\"/nonexistent-cmr-dir/%s\")", "f", "\" cannot be opened for writing: ", false},
+    {"arena(system, arena_size=1MiB, dump_path=\"/nonexistent-cmr-dir/%s\")", "f",
+     "\" cannot be opened for appending: ", false},
+};
+
+START_TEST(a_long_value_is_cut_and_the_reason_kept) {
+  const long_case *c = &long_cases[_i];
+  char value[long_value_length + 1];
+  for (int i = 0; i < long_value_length; ++i) value[i] = c->value[0];
+  value[long_value_length] = '\0';
+  char expression[long_value_length + 128];
+  snprintf(expression, sizeof expression, c->format, value);
+  cmr_stack *stack = (cmr_stack *)1;
+  ck_assert_status(cmr_stack_parse(expression, &stack),
+                   c->overflow ? CMR_ERROR_SIZE_OVERFLOW : CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_null(stack);
+  const char *message = cmr_last_error_message();
+  ck_assert_msg(strstr(message, c->reason) != NULL, "\"%.60s...\": message \"%s\" lacks \"%s\"", expression, message,
+                c->reason);
+  char cut[16];
+  snprintf(cut, sizeof cut, "%c%c%c...\"", c->value[0], c->value[0], c->value[0]);
+  ck_assert_msg(strstr(message, cut) != NULL, "message \"%s\" does not show the value cut", message);
+  ck_assert_uint_lt(strlen(message), 700);
+}
+END_TEST
+
+/* ints take C's whole range, and nothing past it. */
+START_TEST(ints_take_the_whole_int_range) {
+  static const char *const accepted[] = {"-2147483648", "2147483647"};
+  static const char *const refused[] = {"-2147483649", "2147483648"};
+  char expression[128];
+  for (int i = 0; i < 2; ++i) {
+    snprintf(expression, sizeof expression, "binning(system, min_size_exponent=%s, max_size_exponent=%s)", accepted[i],
+             accepted[i]);
+    /* Past the parser, the constructor has its own say about such exponents. */
+    cmr_stack *stack = NULL;
+    if (cmr_stack_parse(expression, &stack) == CMR_SUCCESS) {
+      ck_assert_ok(cmr_stack_destroy(stack));
+    } else {
+      ck_assert_message_has("making binning: cmr_binning_resource_create: ");
+      char given[64];
+      snprintf(given, sizeof given, "min_size_exponent %s", accepted[i]);
+      ck_assert_message_has(given);
+    }
+    snprintf(expression, sizeof expression, "binning(system, min_size_exponent=%s)", refused[i]);
+    ck_assert_status(cmr_stack_parse(expression, &stack), CMR_ERROR_INVALID_ARGUMENT);
+    ck_assert_message_has("expected an integer ([-]digits, from -2147483648 to 2147483647)");
+  }
+}
+END_TEST
+
 /* ---- the size grammar, by the table every binding reads (tests/sizes.txt) ---- */
 
 enum { size_case_max = 128 };
@@ -419,6 +593,13 @@ int main(void) {
   tcase_add_test(tc, a_percentage_is_of_free_device_memory);
   tcase_add_test(tc, named_defaults_ints_bools_and_strings);
   tcase_add_loop_test(tc, bad_expressions_say_where_and_what, 0, (int)(sizeof bad / sizeof bad[0]));
+  tcase_add_loop_test(tc, a_long_value_is_cut_and_the_reason_kept, 0, (int)(sizeof long_cases / sizeof long_cases[0]));
+  tcase_add_test(tc, ints_take_the_whole_int_range);
+  tcase_add_loop_test(tc, the_leaf_gives_way_wherever_it_is_written, 0,
+                      (int)(sizeof over_cases / sizeof over_cases[0]));
+  tcase_add_loop_test(tc, a_bad_leaf_or_expression_over_a_leaf_is_refused, 0,
+                      (int)(sizeof over_bad / sizeof over_bad[0]));
+  tcase_add_test(tc, parse_over_refuses_a_null_out);
   tcase_add_test(tc, the_size_table_is_read_as_written);
   tcase_add_test(tc, stack_expressions_read_sizes_by_the_same_table);
   tcase_add_test(tc, a_percentage_is_read_at_parse_time);

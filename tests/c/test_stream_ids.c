@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The made streams' id table (runtime/src/stream_ids.h): found while added,
+/* The made streams' id table (runtime/src/backend/stream_ids.h): found while added,
  * gone once removed, a handle reused with another id, a full table leaving
  * streams out (never giving a wrong id), and lookups racing with adds and
  * removes (run under TSan in CI). Handles are made-up aligned addresses: the

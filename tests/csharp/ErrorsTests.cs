@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Bad inputs, each as its own error: cmr's statuses as CmrException (out
-// of memory as CmrOutOfMemoryException) with cmr's message, and C#'s own
+// of memory as CmrOutOfMemoryException, a file that cannot be written as
+// CmrIOException, an IOException) with cmr's message, and C#'s own
 // argument errors where C# can tell first.
 using System;
 using Cmr;
@@ -20,6 +21,29 @@ internal sealed class ErrorsTests
             Assert.True(e is CmrException, "an out of memory is a CmrException too");
             limiting.Deallocate(ptr, Sizes.MiB);
             limiting.Deallocate(limiting.Allocate(Sizes.MiB), Sizes.MiB);
+        }
+    }
+
+    [Test]
+    private void AFullDiskIsAnIOException()
+    {
+        using (var system = new SystemMemoryResource())
+        {
+            using (var log = new LoggingResourceAdaptor(system, "/dev/full"))
+            {
+                log.Deallocate(log.Allocate(256), 256); // a row lost does not fail the call
+                var e = Assert.Throws<CmrIOException>(() => log.Flush(), "a flush to a full device");
+                Assert.Equal(Status.IO, e.Status, "its status");
+                Assert.True(e is System.IO.IOException, "an IOException");
+                Assert.True(e.CmrMessage.Contains("3 rows could not be written to /dev/full: No space left on device"),
+                            "cmr's message: " + e.Message);
+                Assert.Equal(3UL, log.LostRows(), "the rows lost");
+            }
+            using (var arena = new ArenaMemoryResource(system, Sizes.MiB, true, "/dev/full"))
+            {
+                var e = Assert.Throws<CmrIOException>(() => arena.Dump(), "a dump to a full device");
+                Assert.True(e.CmrMessage.Contains("writing the dump to /dev/full failed"), "cmr's message: " + e.Message);
+            }
         }
     }
 

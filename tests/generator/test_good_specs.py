@@ -168,7 +168,9 @@ class ToyResource(GeneratorTestCase):
             "cmr_status cmr_toy_pool_resource_trim(cmr_toy_pool_resource *handle, size_t keep_bytes, int keep_chunks) {",
             '"cmr_toy_pool_resource_trim: keep_bytes %zu is not a multiple of 256", keep_bytes);',
             '"cmr_toy_pool_resource_trim: keep_chunks %d is below the minimum 0", keep_chunks);',
-            "  return cmr_toy_pool_impl_trim(((cmr_resource_object *)object)->impl, keep_bytes, keep_chunks);",
+            "  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */\n"
+            "  status = cmr_toy_pool_impl_trim(((cmr_resource_object *)object)->impl, keep_bytes, keep_chunks);\n"
+            "  cmr_call_end();",
             'if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_toy_pool_resource_label: out is NULL");',
         )
 

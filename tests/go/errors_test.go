@@ -25,6 +25,31 @@ func TestOutOfMemoryFromLimiting(t *testing.T) {
 	}
 }
 
+// A file that cannot be written is ErrIO, with the system's reason: a
+// logging adaptor's log, an arena's dump.
+func TestErrorsFullDiskIsErrIO(t *testing.T) {
+	system := mustSystem(t)
+	log, err := cmr.NewLoggingResource(system, cmr.WithLoggingFilename("/dev/full"))
+	mustOK(t, err)
+	defer log.Close()
+	address, err := log.Allocate(256)
+	mustOK(t, err) // a row lost does not fail the call
+	mustOK(t, log.Deallocate(address, 256))
+	err = log.Flush()
+	expectStatus(t, err, cmr.ErrIO, "flushing a log on a full device")
+	if !strings.Contains(err.Error(), "CMR_ERROR_IO: logging: 3 rows could not be written to /dev/full: No space left on device") {
+		t.Fatalf("flushing a log on a full device: %v", err)
+	}
+	if lost, err := log.LostRows(); err != nil || lost != 3 {
+		t.Fatalf("lost rows: %d, %v; want 3", lost, err)
+	}
+	arena, err := cmr.NewArenaResource(system, cmr.WithArenaArenaSize(1<<20), cmr.WithArenaDumpLogOnFailure(true),
+		cmr.WithArenaDumpPath("/dev/full"))
+	mustOK(t, err)
+	defer arena.Close()
+	expectStatus(t, arena.Dump(), cmr.ErrIO, "an arena's dump to a full device")
+}
+
 func TestErrorsBadInputs(t *testing.T) {
 	system := mustSystem(t)
 	_, err := system.AllocateAligned(1000, 3, cmr.DefaultStream)

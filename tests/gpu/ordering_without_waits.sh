@@ -9,7 +9,7 @@ set -euo pipefail
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 for entry in *; do cp -r "$entry" "$work/"; done
-python3 - "$work/runtime/src/stream_lists.c" <<'PY'
+python3 - "$work/runtime/src/suballoc/stream_lists.c" <<'PY'
 import re, sys
 path = sys.argv[1]
 text = open(path).read()

@@ -6,9 +6,14 @@ import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 
 import org.cmr.BinningMemoryResource;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import org.cmr.ArenaMemoryResource;
 import org.cmr.CmrException;
+import org.cmr.CmrIOException;
 import org.cmr.CmrOutOfMemoryError;
 import org.cmr.LimitingResourceAdaptor;
+import org.cmr.LoggingResourceAdaptor;
 import org.cmr.MemoryResource;
 import org.cmr.PoolMemoryResource;
 import org.cmr.ResourceStack;
@@ -39,6 +44,27 @@ public class ErrorsTest {
       assertTrue("an OutOfMemoryError", e instanceof OutOfMemoryError);
       limited.deallocate(ptr, 4096);
       limited.deallocate(limited.allocate(4096), 4096);
+    }
+  }
+
+  private static void assertIO(String inMessage, CmrIOException e) {
+    assertEquals(Status.ERROR_IO, e.status());
+    assertTrue(e.getMessage(), e.getMessage().startsWith("CMR_ERROR_IO: "));
+    assertTrue(e.getMessage() + " names " + inMessage, e.getMessage().contains(inMessage));
+    assertTrue("an UncheckedIOException", e instanceof UncheckedIOException);
+    assertTrue("caused by an IOException", e.getCause() instanceof IOException);
+  }
+
+  @Test
+  public void aFullDiskIsAnIOException() {
+    try (LoggingResourceAdaptor log = new LoggingResourceAdaptor(system, "/dev/full")) {
+      log.deallocate(log.allocate(256), 256); // a row lost does not fail the call
+      assertIO("3 rows could not be written to /dev/full: No space left on device",
+          assertThrows(CmrIOException.class, log::flush));
+      assertEquals(3, log.lostRows());
+    }
+    try (ArenaMemoryResource arena = new ArenaMemoryResource(system, 1 << 20, true, "/dev/full")) {
+      assertIO("writing the dump to /dev/full failed", assertThrows(CmrIOException.class, arena::dump));
     }
   }
 

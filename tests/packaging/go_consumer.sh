@@ -44,5 +44,5 @@ export CGO_LDFLAGS="-Wl,-rpath,$libdir"
 out=$(./consumer)
 echo "$out"
 [[ $out == "cmr $version" ]] || { echo "FAIL: the consumer did not report cmr $version"; exit 1; }
-ldd consumer | grep -q "$libdir/libcmr.so" || { echo "FAIL: not linked to the installed libcmr:"; ldd consumer; exit 1; }
+grep -q "$libdir/libcmr.so" <<<"$(ldd consumer)" || { echo "FAIL: not linked to the installed libcmr:"; ldd consumer; exit 1; }
 echo "go_consumer.sh: a module outside the tree vetted, tested and ran over cmr installed in $prefix"

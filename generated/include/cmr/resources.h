@@ -29,6 +29,9 @@ extern "C" {
  * honoured, whatever the upstream's limit. Freeing an aligned pointer the
  * adaptor did not hand out is CMR_ERROR_UNKNOWN_POINTER and reaches no
  * upstream.
+ *
+ * Re-entry: no lock is held across the upstream's calls: a call back into the
+ * adaptor from inside them is served.
  */
 typedef struct cmr_aligned_resource cmr_aligned_resource;
 
@@ -70,6 +73,9 @@ CMR_API cmr_status cmr_aligned_resource_alignment_threshold(cmr_aligned_resource
  * dump_log_on_failure, writes the arena's state to dump_path. The upstream
  * memory is returned at destroy, after the device has finished its work, even
  * if blocks are still allocated.
+ *
+ * Re-entry: the arena calls its upstream only at creation and at the end, so
+ * no call of its own waits on an upstream.
  */
 typedef struct cmr_arena_resource cmr_arena_resource;
 
@@ -96,7 +102,7 @@ CMR_API cmr_status cmr_arena_resource_global_free_bytes(cmr_arena_resource *hand
 CMR_API cmr_status cmr_arena_resource_superblock_count(cmr_arena_resource *handle, size_t *out);
 /* The largest block the arena could hand out now (at the default alignment): the largest free block of any stream's or thread's arena, or of the global arena, 0 when none. */
 CMR_API cmr_status cmr_arena_resource_largest_free_block(cmr_arena_resource *handle, size_t *out);
-/* Appends the arena's state (global free ranges, each arena's free blocks, totals) to dump_path. */
+/* Appends the arena's state (global free ranges, each arena's free blocks, totals) to dump_path; CMR_ERROR_IO, with the system's reason, when it cannot be written. */
 CMR_API cmr_status cmr_arena_resource_dump(cmr_arena_resource *handle);
 
 /* ==== binning (suballocator; cuda and host builds) ====
@@ -119,6 +125,12 @@ CMR_API cmr_status cmr_arena_resource_dump(cmr_arena_resource *handle);
  * honour them. Allocation and deallocation run concurrently (bins are
  * guarded by a reader-writer lock taken for reading); adding a bin waits for
  * them.
+ *
+ * Re-entry: not yet detected here. Allocations and frees hold no lock across
+ * the bins' and upstream's calls, but add_bin and add_bin_resource hold the
+ * bins' write lock while a new bin takes its first memory from the upstream: a
+ * call through this resource from inside that upstream call, or add_bin from
+ * inside a call through it, on the same thread, waits for itself. Do neither.
  */
 typedef struct cmr_binning_resource cmr_binning_resource;
 
@@ -157,6 +169,10 @@ CMR_API cmr_status cmr_binning_resource_bin_size_for(cmr_binning_resource *handl
  * size it was asked for: any other free is refused (unknown pointer, or wrong
  * size) before it reaches the function, so the resource is equal only to
  * itself. Thread safety is the functions' own.
+ *
+ * The functions may call any resource, this one included, and may destroy its
+ * last handle: the resource then goes when the thread's outermost call
+ * returns.
  */
 typedef struct cmr_callback_resource cmr_callback_resource;
 
@@ -277,6 +293,10 @@ CMR_API cmr_status cmr_cuda_async_view_resource_pool_handle(cmr_cuda_async_view_
  * upstream's message. It retries for as long as the callback says so. Other
  * failures are returned at once, without a call. Any alignment
  * is passed to the upstream, which honours or refuses it.
+ *
+ * Re-entry: no lock is held across the upstream's calls or the callback: the
+ * callback may free into this adaptor, allocate through it, or destroy it (it
+ * then goes when the outermost call returns).
  */
 typedef struct cmr_failure_callback_resource cmr_failure_callback_resource;
 
@@ -309,6 +329,11 @@ CMR_API cmr_status cmr_failure_callback_resource_from_ref(cmr_resource_ref ref, 
  * pointer the resource did not hand out is CMR_ERROR_UNKNOWN_POINTER, and
  * freeing more bytes than a block holds is CMR_ERROR_INVALID_ARGUMENT; either
  * leaves the resource as it was.
+ *
+ * Re-entry: a call back into it from inside its upstream's call on the same
+ * thread is served when a free block is there, and refused with
+ * CMR_ERROR_REENTRANT_CALL when it would have to grow again; frees and the
+ * getters are served.
  */
 typedef struct cmr_fixed_size_resource cmr_fixed_size_resource;
 
@@ -343,6 +368,9 @@ CMR_API cmr_status cmr_fixed_size_resource_largest_free_block(cmr_fixed_size_res
  * limit even for a moment. Freeing more bytes than are counted is
  * CMR_ERROR_INVALID_ARGUMENT and reaches no upstream. Any alignment is passed
  * to the upstream, which honours or refuses it.
+ *
+ * Re-entry: no lock is held across the upstream's calls: a call back into the
+ * adaptor from inside them is served.
  */
 typedef struct cmr_limiting_resource cmr_limiting_resource;
 
@@ -381,9 +409,22 @@ CMR_API cmr_status cmr_limiting_resource_allocation_limit(cmr_limiting_resource 
  * lock, so threads never interleave them. The log goes to `filename` (created
  * or truncated), to the open stream `file` (which the caller keeps and closes
  * after destroying the adaptor), or, when neither is given, to the file named
- * by the environment variable CMR_LOG_FILE. A row that cannot be written does
- * not fail the allocation or the free: it is counted (lost_rows), and the next
- * flush reports it.
+ * by the environment variable CMR_LOG_FILE. Rows wait in the adaptor's own
+ * buffer (8 KiB) until it is full, the next flush, destroy or, with
+ * auto_flush, the row's own end; they are written with write(2) to the file's
+ * descriptor (a caller's stream is flushed first, so what the caller wrote to
+ * it comes before; a stream without a descriptor, such as fmemopen's, is
+ * written a flushed row at a time). A row that cannot be written whole does
+ * not fail the allocation or the free: it is counted (lost_rows, exactly: rows
+ * still buffered when a write fails are lost with it), and the next flush
+ * reports the rows lost since the last one as CMR_ERROR_IO with the system's
+ * reason. A row cut short by a failed write is followed by a line break
+ * before the next write, so later rows start on their own line.
+ *
+ * Re-entry: the lock is held across the upstream's free, so a call into the
+ * adaptor (allocate, free, flush, lost_rows) from inside that free on the same
+ * thread is refused with CMR_ERROR_REENTRANT_CALL; calls from inside the
+ * upstream's allocate are served.
  */
 typedef struct cmr_logging_resource cmr_logging_resource;
 
@@ -402,11 +443,11 @@ CMR_API cmr_resource_ref cmr_logging_resource_ref(cmr_logging_resource *handle);
 /* A new handle to the logging resource a ref names, owning one share of its own (ownership rule 1):
  * destroy it as any other handle. */
 CMR_API cmr_status cmr_logging_resource_from_ref(cmr_resource_ref ref, cmr_logging_resource **out);
-/* Flushes the log; fails if a row was lost since the last flush or the flush itself fails. */
+/* Writes out the buffered rows; CMR_ERROR_IO if a row was lost since the last flush (this one included). */
 CMR_API cmr_status cmr_logging_resource_flush(cmr_logging_resource *handle);
 /* The name of the file the log goes to (from filename or CMR_LOG_FILE), or "" for a FILE *. */
 CMR_API cmr_status cmr_logging_resource_filename(cmr_logging_resource *handle, const char **out);
-/* Rows that could not be written since the adaptor was made. */
+/* Rows that could not be written since the adaptor was made (rows still in the buffer are not lost yet). */
 CMR_API cmr_status cmr_logging_resource_lost_rows(cmr_logging_resource *handle, size_t *out);
 
 /* ==== managed (leaf; cuda build) ====
@@ -449,6 +490,12 @@ CMR_API cmr_status cmr_pinned_host_resource_from_ref(cmr_resource_ref ref, cmr_p
  * smaller on upstream failure and never passes maximum_pool_size; release gives
  * wholly free chunks back to the upstream, and every chunk goes back when the
  * pool is destroyed. Any power-of-two alignment is honoured.
+ *
+ * Re-entry: a call back into the pool from inside its upstream's call on the
+ * same thread (a callback upstream that allocates from the pool while it
+ * grows) is served when the free lists hold a block, and refused with
+ * CMR_ERROR_REENTRANT_CALL when the pool would have to grow again; frees,
+ * release and the getters are served.
  */
 typedef struct cmr_pool_resource cmr_pool_resource;
 
@@ -487,6 +534,9 @@ CMR_API cmr_status cmr_pool_resource_release(cmr_pool_resource *handle);
  * it only passes allocations through, so that the same stack can be written for
  * both builds. Any alignment
  * is passed to the upstream, which honours or refuses it.
+ *
+ * Re-entry: no lock is held across the upstream's calls: a call back into the
+ * adaptor from inside them is served.
  */
 typedef struct cmr_prefetch_resource cmr_prefetch_resource;
 
@@ -583,6 +633,9 @@ CMR_API cmr_status cmr_simulated_resource_deallocation_count(cmr_simulated_resou
  * current); *_peak and *_total report the top level, counted from its push. A failed upstream allocation or deallocation changes no counter. One
  * lock guards the counters. Any alignment is passed to the upstream, which
  * honours or refuses it.
+ *
+ * Re-entry: no lock is held across the upstream's calls: a call back into the
+ * adaptor from inside them is served.
  */
 typedef struct cmr_statistics_resource cmr_statistics_resource;
 
@@ -643,6 +696,10 @@ CMR_API cmr_status cmr_system_resource_from_ref(cmr_resource_ref ref, cmr_system
  * thread_safe_resource_adaptor): one lock is held around every call to the
  * upstream, so the upstream sees one call at a time. Any alignment is passed to
  * the upstream, which honours or refuses it.
+ *
+ * Re-entry: its lock is held across every upstream call, so a call into the
+ * adaptor from inside one on the same thread is refused with
+ * CMR_ERROR_REENTRANT_CALL; other threads wait as usual.
  */
 typedef struct cmr_thread_safe_resource cmr_thread_safe_resource;
 
@@ -673,6 +730,9 @@ CMR_API cmr_status cmr_thread_safe_resource_from_ref(cmr_resource_ref ref, cmr_t
  * <a>" per allocation in address order, each followed by its frames "  #<i>
  * <symbol>" when stacks are captured. Any alignment
  * is passed to the upstream, which honours or refuses it.
+ *
+ * Re-entry: no lock is held across the upstream's calls: a call back into the
+ * adaptor from inside them is served.
  */
 typedef struct cmr_tracking_resource cmr_tracking_resource;
 

@@ -66,6 +66,9 @@ class AlignedResourceAdaptor(UpstreamResourceAdaptor):
     adaptor did not hand out is CMR_ERROR_UNKNOWN_POINTER and reaches no
     upstream.
 
+    Re-entry: no lock is held across the upstream's calls: a call back into the
+    adaptor from inside them is served.
+
     Parameters
     ----------
     upstream_mr : DeviceMemoryResource
@@ -117,6 +120,9 @@ class ArenaMemoryResource(UpstreamResourceAdaptor):
     memory is returned at destroy, after the device has finished its work, even
     if blocks are still allocated.
 
+    Re-entry: the arena calls its upstream only at creation and at the end, so
+    no call of its own waits on an upstream.
+
     Parameters
     ----------
     upstream_mr : DeviceMemoryResource
@@ -159,7 +165,7 @@ class ArenaMemoryResource(UpstreamResourceAdaptor):
         return capi.cmr_arena_resource_largest_free_block(self._handle)
 
     def dump(self) -> None:
-        """Appends the arena's state (global free ranges, each arena's free blocks, totals) to dump_path."""
+        """Appends the arena's state (global free ranges, each arena's free blocks, totals) to dump_path; CMR_ERROR_IO, with the system's reason, when it cannot be written."""
         capi.cmr_arena_resource_dump(self._handle)
 
 
@@ -183,6 +189,12 @@ class _BinningMemoryResource(UpstreamResourceAdaptor):
     honour them. Allocation and deallocation run concurrently (bins are
     guarded by a reader-writer lock taken for reading); adding a bin waits for
     them.
+
+    Re-entry: not yet detected here. Allocations and frees hold no lock across
+    the bins' and upstream's calls, but add_bin and add_bin_resource hold the
+    bins' write lock while a new bin takes its first memory from the upstream: a
+    call through this resource from inside that upstream call, or add_bin from
+    inside a call through it, on the same thread, waits for itself. Do neither.
 
     Parameters
     ----------
@@ -240,6 +252,10 @@ class _CallbackMemoryResource(DeviceMemoryResource):
     size it was asked for: any other free is refused (unknown pointer, or wrong
     size) before it reaches the function, so the resource is equal only to
     itself. Thread safety is the functions' own.
+
+    The functions may call any resource, this one included, and may destroy its
+    last handle: the resource then goes when the thread's outermost call
+    returns.
 
     Parameters
     ----------
@@ -383,6 +399,10 @@ class FailureCallbackResourceAdaptor(UpstreamResourceAdaptor):
     failures are returned at once, without a call. Any alignment
     is passed to the upstream, which honours or refuses it.
 
+    Re-entry: no lock is held across the upstream's calls or the callback: the
+    callback may free into this adaptor, allocate through it, or destroy it (it
+    then goes when the outermost call returns).
+
     Parameters
     ----------
     upstream_mr : DeviceMemoryResource
@@ -421,6 +441,11 @@ class FixedSizeMemoryResource(UpstreamResourceAdaptor):
     pointer the resource did not hand out is CMR_ERROR_UNKNOWN_POINTER, and
     freeing more bytes than a block holds is CMR_ERROR_INVALID_ARGUMENT; either
     leaves the resource as it was.
+
+    Re-entry: a call back into it from inside its upstream's call on the same
+    thread is served when a free block is there, and refused with
+    CMR_ERROR_REENTRANT_CALL when it would have to grow again; frees and the
+    getters are served.
 
     Parameters
     ----------
@@ -466,6 +491,9 @@ class LimitingResourceAdaptor(UpstreamResourceAdaptor):
     limit even for a moment. Freeing more bytes than are counted is
     CMR_ERROR_INVALID_ARGUMENT and reaches no upstream. Any alignment is passed
     to the upstream, which honours or refuses it.
+
+    Re-entry: no lock is held across the upstream's calls: a call back into the
+    adaptor from inside them is served.
 
     Parameters
     ----------
@@ -518,9 +546,22 @@ class LoggingResourceAdaptor(UpstreamResourceAdaptor):
     lock, so threads never interleave them. The log goes to `filename` (created
     or truncated), to the open stream `file` (which the caller keeps and closes
     after destroying the adaptor), or, when neither is given, to the file named
-    by the environment variable CMR_LOG_FILE. A row that cannot be written does
-    not fail the allocation or the free: it is counted (lost_rows), and the next
-    flush reports it.
+    by the environment variable CMR_LOG_FILE. Rows wait in the adaptor's own
+    buffer (8 KiB) until it is full, the next flush, destroy or, with
+    auto_flush, the row's own end; they are written with write(2) to the file's
+    descriptor (a caller's stream is flushed first, so what the caller wrote to
+    it comes before; a stream without a descriptor, such as fmemopen's, is
+    written a flushed row at a time). A row that cannot be written whole does
+    not fail the allocation or the free: it is counted (lost_rows, exactly: rows
+    still buffered when a write fails are lost with it), and the next flush
+    reports the rows lost since the last one as CMR_ERROR_IO with the system's
+    reason. A row cut short by a failed write is followed by a line break
+    before the next write, so later rows start on their own line.
+
+    Re-entry: the lock is held across the upstream's free, so a call into the
+    adaptor (allocate, free, flush, lost_rows) from inside that free on the same
+    thread is refused with CMR_ERROR_REENTRANT_CALL; calls from inside the
+    upstream's allocate are served.
 
     Parameters
     ----------
@@ -546,7 +587,7 @@ class LoggingResourceAdaptor(UpstreamResourceAdaptor):
         self.upstream_mr = upstream_mr
 
     def flush(self) -> None:
-        """Flushes the log; fails if a row was lost since the last flush or the flush itself fails."""
+        """Writes out the buffered rows; CMR_ERROR_IO if a row was lost since the last flush (this one included)."""
         capi.cmr_logging_resource_flush(self._handle)
 
     def filename(self) -> str:
@@ -556,7 +597,7 @@ class LoggingResourceAdaptor(UpstreamResourceAdaptor):
     get_file_name = filename
 
     def lost_rows(self) -> int:
-        """Rows that could not be written since the adaptor was made."""
+        """Rows that could not be written since the adaptor was made (rows still in the buffer are not lost yet)."""
         return capi.cmr_logging_resource_lost_rows(self._handle)
 
 
@@ -598,6 +639,12 @@ class PoolMemoryResource(UpstreamResourceAdaptor):
     smaller on upstream failure and never passes maximum_pool_size; release gives
     wholly free chunks back to the upstream, and every chunk goes back when the
     pool is destroyed. Any power-of-two alignment is honoured.
+
+    Re-entry: a call back into the pool from inside its upstream's call on the
+    same thread (a callback upstream that allocates from the pool while it
+    grows) is served when the free lists hold a block, and refused with
+    CMR_ERROR_REENTRANT_CALL when the pool would have to grow again; frees,
+    release and the getters are served.
 
     Parameters
     ----------
@@ -651,6 +698,9 @@ class PrefetchResourceAdaptor(UpstreamResourceAdaptor):
     it only passes allocations through, so that the same stack can be written for
     both builds. Any alignment
     is passed to the upstream, which honours or refuses it.
+
+    Re-entry: no lock is held across the upstream's calls: a call back into the
+    adaptor from inside them is served.
 
     Parameters
     ----------
@@ -763,6 +813,9 @@ class _StatisticsResourceAdaptor(UpstreamResourceAdaptor):
     lock guards the counters. Any alignment is passed to the upstream, which
     honours or refuses it.
 
+    Re-entry: no lock is held across the upstream's calls: a call back into the
+    adaptor from inside them is served.
+
     Parameters
     ----------
     upstream_mr : DeviceMemoryResource
@@ -851,6 +904,10 @@ class ThreadSafeResourceAdaptor(UpstreamResourceAdaptor):
     upstream, so the upstream sees one call at a time. Any alignment is passed to
     the upstream, which honours or refuses it.
 
+    Re-entry: its lock is held across every upstream call, so a call into the
+    adaptor from inside one on the same thread is refused with
+    CMR_ERROR_REENTRANT_CALL; other threads wait as usual.
+
     Parameters
     ----------
     upstream_mr : DeviceMemoryResource
@@ -883,6 +940,9 @@ class _TrackingResourceAdaptor(UpstreamResourceAdaptor):
     <a>" per allocation in address order, each followed by its frames "  #<i>
     <symbol>" when stacks are captured. Any alignment
     is passed to the upstream, which honours or refuses it.
+
+    Re-entry: no lock is held across the upstream's calls: a call back into the
+    adaptor from inside them is served.
 
     Parameters
     ----------

@@ -124,7 +124,10 @@ cmr_status cmr_arena_resource_global_free_bytes(cmr_arena_resource *handle, size
   cmr_status status = cmr_handle_object(handle, &arena_class.type, "cmr_arena_resource_global_free_bytes", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_arena_resource_global_free_bytes: out is NULL");
-  return cmr_arena_impl_global_free_bytes(((cmr_resource_object *)object)->impl, out);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_arena_impl_global_free_bytes(((cmr_resource_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
 }
 
 cmr_status cmr_arena_resource_superblock_count(cmr_arena_resource *handle, size_t *out) {
@@ -132,7 +135,10 @@ cmr_status cmr_arena_resource_superblock_count(cmr_arena_resource *handle, size_
   cmr_status status = cmr_handle_object(handle, &arena_class.type, "cmr_arena_resource_superblock_count", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_arena_resource_superblock_count: out is NULL");
-  return cmr_arena_impl_superblock_count(((cmr_resource_object *)object)->impl, out);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_arena_impl_superblock_count(((cmr_resource_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
 }
 
 cmr_status cmr_arena_resource_largest_free_block(cmr_arena_resource *handle, size_t *out) {
@@ -140,12 +146,18 @@ cmr_status cmr_arena_resource_largest_free_block(cmr_arena_resource *handle, siz
   cmr_status status = cmr_handle_object(handle, &arena_class.type, "cmr_arena_resource_largest_free_block", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_arena_resource_largest_free_block: out is NULL");
-  return cmr_arena_impl_largest_free_block(((cmr_resource_object *)object)->impl, out);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_arena_impl_largest_free_block(((cmr_resource_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
 }
 
 cmr_status cmr_arena_resource_dump(cmr_arena_resource *handle) {
   cmr_object *object;
   cmr_status status = cmr_handle_object(handle, &arena_class.type, "cmr_arena_resource_dump", &object);
   if (status != CMR_SUCCESS) return status;
-  return cmr_arena_impl_dump(((cmr_resource_object *)object)->impl);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_arena_impl_dump(((cmr_resource_object *)object)->impl);
+  cmr_call_end();
+  return status;
 }

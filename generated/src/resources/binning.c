@@ -124,7 +124,10 @@ cmr_status cmr_binning_resource_add_bin(cmr_binning_resource *handle, size_t all
   if (allocation_size == 0) {
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_add_bin: allocation_size must not be 0");
   }
-  return cmr_binning_impl_add_bin(((cmr_resource_object *)object)->impl, allocation_size);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_binning_impl_add_bin(((cmr_resource_object *)object)->impl, allocation_size);
+  cmr_call_end();
+  return status;
 }
 
 cmr_status cmr_binning_resource_add_bin_resource(cmr_binning_resource *handle, size_t allocation_size,
@@ -144,7 +147,9 @@ cmr_status cmr_binning_resource_add_bin_resource(cmr_binning_resource *handle, s
     status = cmr_topology_check_adopt(object, resource, "cmr_binning_resource_add_bin_resource: resource");
   }
   if (status == CMR_SUCCESS) {
+    cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
     status = cmr_binning_impl_add_bin_resource(((cmr_resource_object *)object)->impl, allocation_size, resource);
+    cmr_call_end();
   }
   cmr_topology_unlock();
   return status;
@@ -155,7 +160,10 @@ cmr_status cmr_binning_resource_bin_count(cmr_binning_resource *handle, size_t *
   cmr_status status = cmr_handle_object(handle, &binning_class.type, "cmr_binning_resource_bin_count", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_binning_resource_bin_count: out is NULL");
-  return cmr_binning_impl_bin_count(((cmr_resource_object *)object)->impl, out);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_binning_impl_bin_count(((cmr_resource_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
 }
 
 cmr_status cmr_binning_resource_largest_free_block(cmr_binning_resource *handle, size_t *out) {
@@ -164,7 +172,10 @@ cmr_status cmr_binning_resource_largest_free_block(cmr_binning_resource *handle,
       cmr_handle_object(handle, &binning_class.type, "cmr_binning_resource_largest_free_block", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_binning_resource_largest_free_block: out is NULL");
-  return cmr_binning_impl_largest_free_block(((cmr_resource_object *)object)->impl, out);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_binning_impl_largest_free_block(((cmr_resource_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
 }
 
 cmr_status cmr_binning_resource_bin_size_for(cmr_binning_resource *handle, size_t allocation_size, size_t *out) {
@@ -175,5 +186,8 @@ cmr_status cmr_binning_resource_bin_size_for(cmr_binning_resource *handle, size_
   if (allocation_size == 0) {
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_binning_resource_bin_size_for: allocation_size must not be 0");
   }
-  return cmr_binning_impl_bin_size_for(((cmr_resource_object *)object)->impl, allocation_size, out);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_binning_impl_bin_size_for(((cmr_resource_object *)object)->impl, allocation_size, out);
+  cmr_call_end();
+  return status;
 }

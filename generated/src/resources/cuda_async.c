@@ -113,7 +113,10 @@ cmr_status cmr_cuda_async_resource_pool_handle(cmr_cuda_async_resource *handle, 
   cmr_status status = cmr_handle_object(handle, &cuda_async_class.type, "cmr_cuda_async_resource_pool_handle", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_async_resource_pool_handle: out is NULL");
-  return cmr_cuda_async_impl_pool_handle(((cmr_resource_object *)object)->impl, out);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_cuda_async_impl_pool_handle(((cmr_resource_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
 }
 
 cmr_status cmr_cuda_async_resource_release_threshold(cmr_cuda_async_resource *handle, size_t *out) {

@@ -80,7 +80,10 @@ cmr_status cmr_cuda_async_managed_resource_pool_handle(cmr_cuda_async_managed_re
       cmr_handle_object(handle, &cuda_async_managed_class.type, "cmr_cuda_async_managed_resource_pool_handle", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_async_managed_resource_pool_handle: out is NULL");
-  return cmr_cuda_async_managed_impl_pool_handle(((cmr_resource_object *)object)->impl, out);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_cuda_async_managed_impl_pool_handle(((cmr_resource_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
 }
 
 #else /* the cuda_async_managed resource is not in this build */

@@ -108,7 +108,10 @@ cmr_status cmr_fixed_size_resource_block_size(cmr_fixed_size_resource *handle, s
   cmr_status status = cmr_handle_object(handle, &fixed_size_class.type, "cmr_fixed_size_resource_block_size", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_fixed_size_resource_block_size: out is NULL");
-  return cmr_fixed_size_impl_block_size(((cmr_resource_object *)object)->impl, out);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_fixed_size_impl_block_size(((cmr_resource_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
 }
 
 cmr_status cmr_fixed_size_resource_upstream_bytes(cmr_fixed_size_resource *handle, size_t *out) {
@@ -117,7 +120,10 @@ cmr_status cmr_fixed_size_resource_upstream_bytes(cmr_fixed_size_resource *handl
       cmr_handle_object(handle, &fixed_size_class.type, "cmr_fixed_size_resource_upstream_bytes", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_fixed_size_resource_upstream_bytes: out is NULL");
-  return cmr_fixed_size_impl_upstream_bytes(((cmr_resource_object *)object)->impl, out);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_fixed_size_impl_upstream_bytes(((cmr_resource_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
 }
 
 cmr_status cmr_fixed_size_resource_largest_free_block(cmr_fixed_size_resource *handle, size_t *out) {
@@ -126,5 +132,8 @@ cmr_status cmr_fixed_size_resource_largest_free_block(cmr_fixed_size_resource *h
       cmr_handle_object(handle, &fixed_size_class.type, "cmr_fixed_size_resource_largest_free_block", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_fixed_size_resource_largest_free_block: out is NULL");
-  return cmr_fixed_size_impl_largest_free_block(((cmr_resource_object *)object)->impl, out);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_fixed_size_impl_largest_free_block(((cmr_resource_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
 }

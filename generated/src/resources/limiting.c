@@ -95,7 +95,10 @@ cmr_status cmr_limiting_resource_allocated_bytes(cmr_limiting_resource *handle, 
   cmr_status status = cmr_handle_object(handle, &limiting_class.type, "cmr_limiting_resource_allocated_bytes", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_limiting_resource_allocated_bytes: out is NULL");
-  return cmr_limiting_impl_allocated_bytes(((cmr_resource_object *)object)->impl, out);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_limiting_impl_allocated_bytes(((cmr_resource_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
 }
 
 cmr_status cmr_limiting_resource_allocation_limit(cmr_limiting_resource *handle, size_t *out) {

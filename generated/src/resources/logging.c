@@ -71,8 +71,8 @@ cmr_status cmr_logging_resource_create(cmr_resource_ref upstream, const char *fi
   }
   if (!(filename[0] == '\0' || file == NULL)) {
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
-                     "cmr_logging_resource_create: filename \"%s\" and file %p: give one destination, not both",
-                     filename, (void *)file);
+                     "cmr_logging_resource_create: filename \"%.*s%s\" and file %p: give one destination, not both",
+                     CMR_QUOTE(filename), (void *)file);
   }
   const cmr_logging_params params = {
       .upstream = upstream,
@@ -99,7 +99,10 @@ cmr_status cmr_logging_resource_flush(cmr_logging_resource *handle) {
   cmr_object *object;
   cmr_status status = cmr_handle_object(handle, &logging_class.type, "cmr_logging_resource_flush", &object);
   if (status != CMR_SUCCESS) return status;
-  return cmr_logging_impl_flush(((cmr_resource_object *)object)->impl);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_logging_impl_flush(((cmr_resource_object *)object)->impl);
+  cmr_call_end();
+  return status;
 }
 
 cmr_status cmr_logging_resource_filename(cmr_logging_resource *handle, const char **out) {
@@ -107,7 +110,10 @@ cmr_status cmr_logging_resource_filename(cmr_logging_resource *handle, const cha
   cmr_status status = cmr_handle_object(handle, &logging_class.type, "cmr_logging_resource_filename", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_logging_resource_filename: out is NULL");
-  return cmr_logging_impl_filename(((cmr_resource_object *)object)->impl, out);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_logging_impl_filename(((cmr_resource_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
 }
 
 cmr_status cmr_logging_resource_lost_rows(cmr_logging_resource *handle, size_t *out) {
@@ -115,5 +121,8 @@ cmr_status cmr_logging_resource_lost_rows(cmr_logging_resource *handle, size_t *
   cmr_status status = cmr_handle_object(handle, &logging_class.type, "cmr_logging_resource_lost_rows", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_logging_resource_lost_rows: out is NULL");
-  return cmr_logging_impl_lost_rows(((cmr_resource_object *)object)->impl, out);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_logging_impl_lost_rows(((cmr_resource_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
 }

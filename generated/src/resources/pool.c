@@ -125,7 +125,10 @@ cmr_status cmr_pool_resource_pool_size(cmr_pool_resource *handle, size_t *out) {
   cmr_status status = cmr_handle_object(handle, &pool_class.type, "cmr_pool_resource_pool_size", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_pool_resource_pool_size: out is NULL");
-  return cmr_pool_impl_pool_size(((cmr_resource_object *)object)->impl, out);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_pool_impl_pool_size(((cmr_resource_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
 }
 
 cmr_status cmr_pool_resource_free_size(cmr_pool_resource *handle, size_t *out) {
@@ -133,7 +136,10 @@ cmr_status cmr_pool_resource_free_size(cmr_pool_resource *handle, size_t *out) {
   cmr_status status = cmr_handle_object(handle, &pool_class.type, "cmr_pool_resource_free_size", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_pool_resource_free_size: out is NULL");
-  return cmr_pool_impl_free_size(((cmr_resource_object *)object)->impl, out);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_pool_impl_free_size(((cmr_resource_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
 }
 
 cmr_status cmr_pool_resource_largest_free_block(cmr_pool_resource *handle, size_t *out) {
@@ -141,12 +147,18 @@ cmr_status cmr_pool_resource_largest_free_block(cmr_pool_resource *handle, size_
   cmr_status status = cmr_handle_object(handle, &pool_class.type, "cmr_pool_resource_largest_free_block", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_pool_resource_largest_free_block: out is NULL");
-  return cmr_pool_impl_largest_free_block(((cmr_resource_object *)object)->impl, out);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_pool_impl_largest_free_block(((cmr_resource_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
 }
 
 cmr_status cmr_pool_resource_release(cmr_pool_resource *handle) {
   cmr_object *object;
   cmr_status status = cmr_handle_object(handle, &pool_class.type, "cmr_pool_resource_release", &object);
   if (status != CMR_SUCCESS) return status;
-  return cmr_pool_impl_release(((cmr_resource_object *)object)->impl);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_pool_impl_release(((cmr_resource_object *)object)->impl);
+  cmr_call_end();
+  return status;
 }

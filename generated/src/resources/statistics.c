@@ -161,7 +161,10 @@ cmr_status cmr_statistics_resource_push_counters(cmr_statistics_resource *handle
   cmr_status status =
       cmr_handle_object(handle, &statistics_class.type, "cmr_statistics_resource_push_counters", &object);
   if (status != CMR_SUCCESS) return status;
-  return cmr_statistics_impl_push_counters(((cmr_resource_object *)object)->impl);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_statistics_impl_push_counters(((cmr_resource_object *)object)->impl);
+  cmr_call_end();
+  return status;
 }
 
 cmr_status cmr_statistics_resource_pop_counters(cmr_statistics_resource *handle) {
@@ -169,7 +172,10 @@ cmr_status cmr_statistics_resource_pop_counters(cmr_statistics_resource *handle)
   cmr_status status =
       cmr_handle_object(handle, &statistics_class.type, "cmr_statistics_resource_pop_counters", &object);
   if (status != CMR_SUCCESS) return status;
-  return cmr_statistics_impl_pop_counters(((cmr_resource_object *)object)->impl);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_statistics_impl_pop_counters(((cmr_resource_object *)object)->impl);
+  cmr_call_end();
+  return status;
 }
 
 cmr_status cmr_statistics_resource_counter_levels(cmr_statistics_resource *handle, size_t *out) {

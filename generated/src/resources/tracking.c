@@ -84,7 +84,10 @@ cmr_status cmr_tracking_resource_allocated_bytes(cmr_tracking_resource *handle, 
   cmr_status status = cmr_handle_object(handle, &tracking_class.type, "cmr_tracking_resource_allocated_bytes", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_allocated_bytes: out is NULL");
-  return cmr_tracking_impl_allocated_bytes(((cmr_resource_object *)object)->impl, out);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_tracking_impl_allocated_bytes(((cmr_resource_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
 }
 
 cmr_status cmr_tracking_resource_outstanding_count(cmr_tracking_resource *handle, size_t *out) {
@@ -93,7 +96,10 @@ cmr_status cmr_tracking_resource_outstanding_count(cmr_tracking_resource *handle
       cmr_handle_object(handle, &tracking_class.type, "cmr_tracking_resource_outstanding_count", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_outstanding_count: out is NULL");
-  return cmr_tracking_impl_outstanding_count(((cmr_resource_object *)object)->impl, out);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_tracking_impl_outstanding_count(((cmr_resource_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
 }
 
 cmr_status cmr_tracking_resource_outstanding_report(cmr_tracking_resource *handle, const char **out) {
@@ -102,5 +108,8 @@ cmr_status cmr_tracking_resource_outstanding_report(cmr_tracking_resource *handl
       cmr_handle_object(handle, &tracking_class.type, "cmr_tracking_resource_outstanding_report", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_tracking_resource_outstanding_report: out is NULL");
-  return cmr_tracking_impl_outstanding_report(((cmr_resource_object *)object)->impl, out);
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_tracking_impl_outstanding_report(((cmr_resource_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
 }

@@ -27,6 +27,8 @@ cdef extern from "cmr/cmr.h" nogil:
         CMR_ERROR_PROPERTY_MISSING
         CMR_ERROR_UNKNOWN_POINTER
         CMR_ERROR_INTERNAL
+        CMR_ERROR_IO
+        CMR_ERROR_REENTRANT_CALL
 
     const char *cmr_status_string(cmr_status status)
     const char *cmr_last_error_message()

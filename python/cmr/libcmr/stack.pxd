@@ -10,6 +10,7 @@ cdef extern from "cmr/cmr.h" nogil:
 
     cmr_status cmr_parse_size(const char *text, size_t *out)
     cmr_status cmr_stack_parse(const char *expression, cmr_stack **out)
+    cmr_status cmr_stack_parse_over(const char *expression, const char *leaf, cmr_stack **out)
     cmr_status cmr_stack_destroy(cmr_stack *stack)
     cmr_status cmr_stack_ref(const cmr_stack *stack, cmr_resource_ref *out)
     cmr_status cmr_stack_leaf(const cmr_stack *stack, cmr_resource_ref *out)

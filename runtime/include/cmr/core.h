@@ -20,7 +20,19 @@
  *    cmr_acquire_*_resource_ref and cmr_ref_release the ref when done.
  * 5. A handle or ref used after its resource is gone is reported as
  *    CMR_ERROR_DESTROYED_HANDLE however long ago that was; no misuse reads
- *    freed memory. */
+ *    freed memory.
+ * 6. A call into a resource (through a ref, a typed method, a device buffer)
+ *    holds it alive until it returns: a resource destroyed from inside its
+ *    own call, on that thread (its callback, an adaptor above it, a failure
+ *    callback), goes when the thread's outermost call returns. Destroys
+ *    racing on two threads tear down once; the loser is told
+ *    CMR_ERROR_DESTROYED_HANDLE. A destroy on another thread while a call
+ *    is under way is the caller's race: hold a share of what another thread
+ *    may destroy (rule 4).
+ * 7. A resource called again from inside its own upstream's call on the
+ *    same thread serves the call, or, where that would wait for a lock the
+ *    thread holds, refuses it with CMR_ERROR_REENTRANT_CALL (each resource's
+ *    documentation says which). */
 #ifndef CMR_CORE_H
 #define CMR_CORE_H
 
@@ -52,7 +64,9 @@ typedef enum cmr_status {
   CMR_ERROR_UNSUPPORTED = 12,      /* not available in this build or on this device */
   CMR_ERROR_PROPERTY_MISSING = 13, /* the resource lacks a property the caller requires */
   CMR_ERROR_UNKNOWN_POINTER = 14,  /* a pointer the resource did not hand out */
-  CMR_ERROR_INTERNAL = 15          /* a broken invariant inside cmr (a bug: please report) */
+  CMR_ERROR_INTERNAL = 15,         /* a broken invariant inside cmr (a bug: please report) */
+  CMR_ERROR_IO = 16,               /* a file could not be written or flushed (a full disk): the message says why */
+  CMR_ERROR_REENTRANT_CALL = 17    /* a resource called from its own upstream's call, where that would deadlock */
 } cmr_status;
 
 /* A fixed English name for a status, e.g. "CMR_ERROR_OUT_OF_MEMORY". Never NULL. */

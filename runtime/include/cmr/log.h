@@ -48,12 +48,15 @@ CMR_API cmr_status cmr_log_get_flush_level(cmr_log_level *out);
 /* Whether a message at `level` would be written now (false for a level
  * outside the enum, and for CMR_LOG_OFF). */
 CMR_API bool cmr_log_should_log(cmr_log_level level);
-/* Writes out whatever the sink has buffered. */
+/* Writes out whatever the sink has buffered. CMR_ERROR_IO, with the
+ * system's reason, when that fails or a line written since the last flush
+ * could not be (a full disk). */
 CMR_API cmr_status cmr_log_flush(void);
 /* Where the log goes: NULL or "" is stderr; any other path is opened for
  * appending (created if missing). A file that cannot be opened is
  * CMR_ERROR_INVALID_ARGUMENT with the reason, and the sink stays as it was.
- * The previous file is flushed and closed. */
+ * The previous file is flushed and closed (a failure to write it is no
+ * longer reported: cmr_log_flush speaks of the new sink). */
 CMR_API cmr_status cmr_log_set_file(const char *path);
 /* The path of the file the log goes to, "" for stderr. The text stays
  * valid for the life of the process. */

@@ -48,6 +48,16 @@ typedef struct cmr_stack cmr_stack;
  * (a value out of range, out of memory) come back as they are, with the
  * resource's place in the expression in the message. */
 CMR_API cmr_status cmr_stack_parse(const char *expression, cmr_stack **out);
+/* Builds the stack `expression` describes over another leaf: every resource
+ * in it that takes no upstream (cuda, system, ...: a leaf), with its
+ * arguments, gives way to the resource `leaf` describes (an expression of
+ * one leaf, e.g. "simulated(capacity=80GiB)"), unless it is a resource of
+ * the same name, which stays as written. A leaf that gives way is read and
+ * checked as cmr_stack_parse reads it, and not made; the written-out
+ * expression names `leaf` in its place. A `leaf` that is not one resource
+ * taking no upstream is CMR_ERROR_INVALID_ARGUMENT. cmr-replay --simulated
+ * replays a log over "simulated" this way. */
+CMR_API cmr_status cmr_stack_parse_over(const char *expression, const char *leaf, cmr_stack **out);
 /* Drops the stack's share of every resource in it (an adaptor made from it
  * elsewhere keeps what it retained). */
 CMR_API cmr_status cmr_stack_destroy(cmr_stack *stack);

@@ -24,9 +24,11 @@ typedef struct cmr_chunks {
   size_t count;
   size_t capacity;
   _Atomic size_t bytes;
+  size_t asking; /* bytes an upstream call under way may add (lock held to read or change) */
 } cmr_chunks;
 
-void cmr_chunks_init(cmr_chunks *chunks, const char *owner, cmr_resource_ref upstream, size_t maximum);
+/* Fails only when the lock cannot be made (cmr_mutex_init), leaving nothing to release. */
+cmr_status cmr_chunks_init(cmr_chunks *chunks, const char *owner, cmr_resource_ref upstream, size_t maximum);
 /* Hands every chunk back to the upstream, once the device has finished the
  * work queued on them (this is the owner's end). */
 void cmr_chunks_release_all(cmr_chunks *chunks);
@@ -34,7 +36,10 @@ void cmr_chunks_release_all(cmr_chunks *chunks);
 /* Takes one chunk on `stream` of `preferred` bytes, or, when the upstream is
  * out of memory, of halves of it down to `least` (both multiples of 256,
  * least <= preferred), never passing the maximum. CMR_ERROR_OUT_OF_MEMORY,
- * with a message saying which limit was hit, when not even `least` fits. */
+ * with a message saying which limit was hit, when not even `least` fits.
+ * The upstream is called with the lock let go (what it is asked for counts
+ * against the maximum meanwhile): a call back into the owner from inside it
+ * that gives a chunk back, or reads the chunks, does not wait for itself. */
 cmr_status cmr_chunks_grow(cmr_chunks *chunks, size_t least, size_t preferred, cmr_stream stream, cmr_chunk *out);
 
 /* Hands `chunk` back to the upstream (ordered on `stream`): one just taken

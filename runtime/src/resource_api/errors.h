@@ -4,6 +4,8 @@
 #ifndef CMR_ERRORS_H
 #define CMR_ERRORS_H
 
+#include <string.h> /* strlen, for CMR_QUOTE */
+
 #include <cmr/cmr.h>
 
 #if defined(__GNUC__)
@@ -11,6 +13,16 @@
 #else
 #define CMR_PRINTF(fmt_index, args_index)
 #endif
+
+/* A value quoted in a message (a path, a value from a stack expression)
+ * shows at most CMR_QUOTE_MAX characters, then "...": however long the value,
+ * the reason written after it fits in the message. The three arguments of a
+ * "%.*s%s" conversion, for `length` characters at `text`. */
+#define CMR_QUOTE_MAX 128
+#define CMR_QUOTE_N(text, length)                                                     \
+  (int)((length) > CMR_QUOTE_MAX ? (size_t)CMR_QUOTE_MAX : (size_t)(length)), (text), \
+      ((length) > CMR_QUOTE_MAX ? "..." : "")
+#define CMR_QUOTE(text) CMR_QUOTE_N((text), strlen(text))
 
 /* Record `status` with a formatted message as this thread's last error and
  * return `status`, so a failure is one line: return cmr_error(...). */
@@ -38,6 +50,21 @@ extern CMR_HOT_THREAD_LOCAL unsigned long cmr_error_serial_count;
  * around every call through a ref, and a function call costs more than the
  * read itself. */
 static inline unsigned long cmr_error_serial(void) { return cmr_error_serial_count; }
+
+enum { CMR_MESSAGE_CAPACITY = 1024 };
+
+/* This thread's message and its count, kept across calls that record their
+ * own (giving memory back on a failure path, a dump, a retry), so that the
+ * message that says why the first failure happened is not lost. */
+typedef struct cmr_kept_message {
+  char text[CMR_MESSAGE_CAPACITY];
+  unsigned long serial;
+} cmr_kept_message;
+
+void cmr_keep_message(cmr_kept_message *kept);
+/* Makes the kept message and count this thread's again, as if nothing had
+ * been recorded since cmr_keep_message. */
+void cmr_restore_message(const cmr_kept_message *kept);
 
 /* CMR_ERROR_UNSUPPORTED for a resource this build does not have, saying
  * which build it needs. */

@@ -14,6 +14,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include <cmr/core.h>
+
 typedef struct cmr_lock {
   /* 0: free; 1: held; 2: held, and a thread may be asleep on it */
   _Atomic int state;
@@ -46,11 +48,20 @@ void cmr_before_blocking(void);
 
 void cmr_mutex_lock_contended(pthread_mutex_t *mutex);
 
+/* pthread_mutex_init for cmr's mutexes (default attributes), checked: a
+ * failure is CMR_ERROR_OUT_OF_MEMORY (no memory or other resource for one)
+ * or CMR_ERROR_INTERNAL, its message naming `owner`, and the mutex is not
+ * made (nothing to destroy). */
+cmr_status cmr_mutex_init(pthread_mutex_t *mutex, const char *owner);
+
 /* pthread_mutex_lock for cmr's mutexes: a wait for another thread's hold
  * first calls the blocking hook (a binding lets go of its own lock, such as
  * Python's GIL, which that holder may need). */
 static inline void cmr_mutex_lock(pthread_mutex_t *mutex) {
   if (pthread_mutex_trylock(mutex) != 0) cmr_mutex_lock_contended(mutex);
 }
+
+/* Releases what cmr_mutex_lock took. */
+static inline void cmr_mutex_unlock(pthread_mutex_t *mutex) { pthread_mutex_unlock(mutex); }
 
 #endif /* CMR_LOCK_H */

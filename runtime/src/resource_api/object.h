@@ -29,6 +29,8 @@
 
 #include <cmr/core.h>
 
+#include "errors.h"
+
 typedef struct cmr_object cmr_object;
 
 /* Called for each resource an object holds (its upstream, its bins). */
@@ -105,6 +107,33 @@ static inline cmr_object *cmr_object_peek(const void *token) {
   return cmr_object_live(token, &object) ? object : NULL;
 }
 
+/* ---- calls in progress ------------------------------------------------------
+ * Every call into a resource (dispatch's, a typed method's, a device
+ * buffer's) is bracketed by cmr_call_begin / cmr_call_end. While this thread
+ * is inside one, an object whose last share goes (a resource destroyed from
+ * inside its own call, or from inside its upstream's, or anything else) is
+ * not finalized at once: its slot already says it is gone (every use and
+ * every retain of it fails), and its memory goes when this thread's
+ * outermost call returns. A call therefore never returns into freed memory.
+ * A destroy on another thread is the caller's race, as the ownership rules
+ * say (hold a share of what another thread may destroy).
+ *
+ * One thread-local int, read on every call: the depth of calls, less one
+ * once an object waits, so that the end of the outermost call of a thread
+ * with objects waiting is the decrement that goes below zero (one
+ * subtraction and one branch on the fast path). */
+extern CMR_HOT_THREAD_LOCAL int cmr_calls_in_progress;
+
+/* Finalizes the objects waiting for this thread's outermost call to end
+ * (out of line; keeps this thread's error message and its count). */
+void cmr_calls_finish(void);
+
+static inline __attribute__((always_inline)) void cmr_call_begin(void) { ++cmr_calls_in_progress; }
+
+static inline __attribute__((always_inline)) void cmr_call_end(void) {
+  if (__builtin_expect(--cmr_calls_in_progress < 0, 0)) cmr_calls_finish();
+}
+
 /* ---- objects -------------------------------------------------------------- */
 
 /* Gives `object` (from malloc/calloc, its type set) a slot and one share,
@@ -122,6 +151,16 @@ cmr_status cmr_object_retain(const void *token, const char *what);
 /* Drop one share; the last one finalizes the object. A token whose object
  * has no share left is CMR_ERROR_DESTROYED_HANDLE (never a second release). */
 cmr_status cmr_object_release(const void *token, const char *what);
+
+/* For an object with one owner and no other share (a device buffer, a
+ * stream pool): ends its only share, so that of two destroys racing, one
+ * wins and tears the object down while every other use, destroy included,
+ * already sees it gone (CMR_ERROR_DESTROYED_HANDLE; errors as
+ * cmr_object_resolve). The winner then calls cmr_object_finish. */
+cmr_status cmr_object_end(const void *token, const cmr_object_type *type, const char *what, cmr_object **out);
+/* Finalizes an object cmr_object_end ended (later, while calls are in
+ * progress on this thread). */
+void cmr_object_finish(const void *token);
 
 /* ---- handles ---------------------------------------------------------------- */
 

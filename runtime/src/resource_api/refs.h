@@ -39,6 +39,16 @@ cmr_status cmr_held_allocate(cmr_resource_ref ref, void *self, size_t bytes, siz
                              void **out);
 cmr_status cmr_held_deallocate(cmr_resource_ref ref, void *self, void *ptr, size_t bytes, size_t alignment,
                                cmr_stream stream);
+/* Gives `ptr` (`bytes` at `alignment` from `ref`, on `stream`) back on a
+ * failure path: returns `status` with this thread's message as it was
+ * before, or, should giving back fail too, that message followed by why. */
+cmr_status cmr_give_back(cmr_status status, cmr_resource_ref ref, void *ptr, size_t bytes, size_t alignment,
+                         cmr_stream stream);
+/* The same through a ref whose target `self` the caller holds alive (no
+ * look-up: the ref may already say its resource is gone), with arguments
+ * already checked, as cmr_held_deallocate. */
+cmr_status cmr_held_give_back(cmr_status status, cmr_resource_ref ref, void *self, void *ptr, size_t bytes,
+                              size_t alignment, cmr_stream stream);
 /* Properties of a ref already checked. */
 unsigned cmr_ref_properties_of(cmr_resource_ref ref);
 /* Retain / release a ref already checked (no-ops for foreign resources

@@ -9,6 +9,7 @@
 
 #include "block_map.h"
 #include "stream_lists.h"
+#include "upstream_lock.h"
 
 /* A resource's growth step: new memory on `stream`, out of which it cuts
  * `size` bytes at `alignment` into *out before the rest joins the lists
@@ -22,8 +23,11 @@ void cmr_suballocator_hand_out(cmr_block_map *handed_out, cmr_block *block, size
 
 /* cmr_suballocator_allocate's part after a take that handed nothing out
  * (out of line, so that the common path stays light): `block` (found, or
- * NULL) is handed out, growing first if need be. */
-cmr_status cmr_suballocator_find(cmr_stream_lists *lists, cmr_block_map *handed_out, pthread_mutex_t *growth,
+ * NULL) is handed out, growing first if need be. `growth` is held across
+ * the upstream's call: a call back into the resource that needs to grow it
+ * from inside that call is refused (CMR_ERROR_REENTRANT_CALL); one its
+ * lists can serve, and every free, is served. */
+cmr_status cmr_suballocator_find(cmr_stream_lists *lists, cmr_block_map *handed_out, cmr_upstream_lock *growth,
                                  size_t size, size_t alignment, size_t bytes, cmr_stream stream, cmr_grow_function grow,
                                  void *resource, cmr_block *block, void **out);
 
@@ -34,7 +38,7 @@ cmr_status cmr_suballocator_find(cmr_stream_lists *lists, cmr_block_map *handed_
  * all miss at once grow it once), else `grow`. Inline: the path of every
  * allocation. */
 static inline __attribute__((always_inline)) cmr_status cmr_suballocator_allocate(
-    cmr_stream_lists *lists, cmr_block_map *handed_out, pthread_mutex_t *growth, size_t size, size_t alignment,
+    cmr_stream_lists *lists, cmr_block_map *handed_out, cmr_upstream_lock *growth, size_t size, size_t alignment,
     size_t bytes, cmr_stream stream, cmr_grow_function grow, void *resource, void **out) {
   cmr_block *block = NULL;
   cmr_status status = cmr_stream_lists_take_or_hand_out(lists, stream, size, alignment, bytes, out, &block);

@@ -17,6 +17,9 @@ import java.lang.ref.Reference;
  * honoured, whatever the upstream's limit. Freeing an aligned pointer the
  * adaptor did not hand out is CMR_ERROR_UNKNOWN_POINTER and reaches no
  * upstream.
+ * 
+ * Re-entry: no lock is held across the upstream's calls: a call back into the
+ * adaptor from inside them is served.
  *
  * <p>The {@code aligned} resource of cmr (adaptor; cuda and host builds).
  */

@@ -24,6 +24,9 @@ import java.lang.ref.Reference;
  * dump_log_on_failure, writes the arena's state to dump_path. The upstream
  * memory is returned at destroy, after the device has finished its work, even
  * if blocks are still allocated.
+ * 
+ * Re-entry: the arena calls its upstream only at creation and at the end, so
+ * no call of its own waits on an upstream.
  *
  * <p>The {@code arena} resource of cmr (suballocator; cuda and host builds).
  */
@@ -153,7 +156,7 @@ public final class ArenaMemoryResource extends MemoryResource {
   }
 
   /**
-   * Appends the arena's state (global free ranges, each arena's free blocks, totals) to dump_path.
+   * Appends the arena's state (global free ranges, each arena's free blocks, totals) to dump_path; CMR_ERROR_IO, with the system's reason, when it cannot be written.
    */
   public void dump() {
     try {

@@ -16,6 +16,10 @@ import java.util.Set;
  * size it was asked for: any other free is refused (unknown pointer, or wrong
  * size) before it reaches the function, so the resource is equal only to
  * itself. Thread safety is the functions' own.
+ * 
+ * The functions may call any resource, this one included, and may destroy its
+ * last handle: the resource then goes when the thread's outermost call
+ * returns.
  *
  * <p>The {@code callback} resource of cmr (leaf; cuda and host builds).
  */

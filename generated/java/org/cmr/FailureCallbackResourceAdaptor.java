@@ -13,6 +13,10 @@ import java.lang.ref.Reference;
  * upstream's message. It retries for as long as the callback says so. Other
  * failures are returned at once, without a call. Any alignment
  * is passed to the upstream, which honours or refuses it.
+ * 
+ * Re-entry: no lock is held across the upstream's calls or the callback: the
+ * callback may free into this adaptor, allocate through it, or destroy it (it
+ * then goes when the outermost call returns).
  *
  * <p>The {@code failure_callback} resource of cmr (adaptor; cuda and host builds).
  */

@@ -19,6 +19,11 @@ import java.lang.ref.Reference;
  * pointer the resource did not hand out is CMR_ERROR_UNKNOWN_POINTER, and
  * freeing more bytes than a block holds is CMR_ERROR_INVALID_ARGUMENT; either
  * leaves the resource as it was.
+ * 
+ * Re-entry: a call back into it from inside its upstream's call on the same
+ * thread is served when a free block is there, and refused with
+ * CMR_ERROR_REENTRANT_CALL when it would have to grow again; frees and the
+ * getters are served.
  *
  * <p>The {@code fixed_size} resource of cmr (suballocator; cuda and host builds).
  */

@@ -14,6 +14,9 @@ import java.lang.ref.Reference;
  * limit even for a moment. Freeing more bytes than are counted is
  * CMR_ERROR_INVALID_ARGUMENT and reaches no upstream. Any alignment is passed
  * to the upstream, which honours or refuses it.
+ * 
+ * Re-entry: no lock is held across the upstream's calls: a call back into the
+ * adaptor from inside them is served.
  *
  * <p>The {@code limiting} resource of cmr (adaptor; cuda and host builds).
  */

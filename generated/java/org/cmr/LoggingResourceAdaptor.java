@@ -21,9 +21,22 @@ import java.lang.ref.Reference;
  * lock, so threads never interleave them. The log goes to `filename` (created
  * or truncated), to the open stream `file` (which the caller keeps and closes
  * after destroying the adaptor), or, when neither is given, to the file named
- * by the environment variable CMR_LOG_FILE. A row that cannot be written does
- * not fail the allocation or the free: it is counted (lost_rows), and the next
- * flush reports it.
+ * by the environment variable CMR_LOG_FILE. Rows wait in the adaptor's own
+ * buffer (8 KiB) until it is full, the next flush, destroy or, with
+ * auto_flush, the row's own end; they are written with write(2) to the file's
+ * descriptor (a caller's stream is flushed first, so what the caller wrote to
+ * it comes before; a stream without a descriptor, such as fmemopen's, is
+ * written a flushed row at a time). A row that cannot be written whole does
+ * not fail the allocation or the free: it is counted (lost_rows, exactly: rows
+ * still buffered when a write fails are lost with it), and the next flush
+ * reports the rows lost since the last one as CMR_ERROR_IO with the system's
+ * reason. A row cut short by a failed write is followed by a line break
+ * before the next write, so later rows start on their own line.
+ * 
+ * Re-entry: the lock is held across the upstream's free, so a call into the
+ * adaptor (allocate, free, flush, lost_rows) from inside that free on the same
+ * thread is refused with CMR_ERROR_REENTRANT_CALL; calls from inside the
+ * upstream's allocate are served.
  *
  * <p>The {@code logging} resource of cmr (adaptor; cuda and host builds).
  */
@@ -83,7 +96,7 @@ public final class LoggingResourceAdaptor extends MemoryResource {
   }
 
   /**
-   * Flushes the log; fails if a row was lost since the last flush or the flush itself fails.
+   * Writes out the buffered rows; CMR_ERROR_IO if a row was lost since the last flush (this one included).
    */
   public void flush() {
     try {
@@ -105,7 +118,7 @@ public final class LoggingResourceAdaptor extends MemoryResource {
   }
 
   /**
-   * Rows that could not be written since the adaptor was made.
+   * Rows that could not be written since the adaptor was made (rows still in the buffer are not lost yet).
    */
   public long lostRows() {
     try {

@@ -19,6 +19,9 @@ import java.lang.ref.Reference;
  * current); *_peak and *_total report the top level, counted from its push. A failed upstream allocation or deallocation changes no counter. One
  * lock guards the counters. Any alignment is passed to the upstream, which
  * honours or refuses it.
+ * 
+ * Re-entry: no lock is held across the upstream's calls: a call back into the
+ * adaptor from inside them is served.
  *
  * <p>The {@code statistics} resource of cmr (adaptor; cuda and host builds).
  */

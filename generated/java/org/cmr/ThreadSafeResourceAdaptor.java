@@ -10,6 +10,10 @@ import java.lang.ref.Reference;
  * thread_safe_resource_adaptor): one lock is held around every call to the
  * upstream, so the upstream sees one call at a time. Any alignment is passed to
  * the upstream, which honours or refuses it.
+ * 
+ * Re-entry: its lock is held across every upstream call, so a call into the
+ * adaptor from inside one on the same thread is refused with
+ * CMR_ERROR_REENTRANT_CALL; other threads wait as usual.
  *
  * <p>The {@code thread_safe} resource of cmr (adaptor; cuda and host builds).
  */

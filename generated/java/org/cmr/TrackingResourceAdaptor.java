@@ -20,6 +20,9 @@ import java.lang.ref.Reference;
  * &lt;a&gt;" per allocation in address order, each followed by its frames "  #&lt;i&gt;
  * &lt;symbol&gt;" when stacks are captured. Any alignment
  * is passed to the upstream, which honours or refuses it.
+ * 
+ * Re-entry: no lock is held across the upstream's calls: a call back into the
+ * adaptor from inside them is served.
  *
  * <p>The {@code tracking} resource of cmr (adaptor; cuda and host builds).
  */

@@ -3,7 +3,8 @@ package org.cmr;
 
 /**
  * A cmr call failed: the status it returned and cmr's message saying what was wrong. Out of
- * memory is {@link CmrOutOfMemoryError} instead.
+ * memory is {@link CmrOutOfMemoryError} instead, and a file that cannot be written {@link
+ * CmrIOException}.
  */
 public class CmrException extends RuntimeException {
   private static final long serialVersionUID = 1L;

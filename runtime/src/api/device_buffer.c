@@ -176,7 +176,7 @@ cmr_status cmr_device_buffer_create(size_t size, cmr_stream stream, cmr_resource
     return cmr_error(CMR_ERROR_NULL_POINTER, "%s: out is NULL", what);
   }
   *out = NULL;
-  void *self;
+  void *self = NULL;
   /* The inline check of a live ref; the full one only to say what is wrong. */
   cmr_status status = cmr_ref_target(mr, &self) ? CMR_SUCCESS : cmr_ref_check(mr, what);
   if (status != CMR_SUCCESS) {
@@ -187,14 +187,17 @@ cmr_status cmr_device_buffer_create(size_t size, cmr_stream stream, cmr_resource
     return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: no host memory for the buffer object", what);
   }
   buffer->data = NULL;
+  /* The resource stays until its share is taken, even if the allocate
+   * destroys it (the share is then refused, and the memory given back). */
+  cmr_call_begin();
   status = cmr_allocate(mr, size, stream, &buffer->data);
   if (status != CMR_SUCCESS) {
-    cmr_buffer_shell_free(buffer);
-    return cmr_error_context(status, "%s(%zu bytes)", what, size);
+    status = cmr_error_context(status, "%s(%zu bytes)", what, size);
+  } else if ((status = cmr_ref_hold(mr, what)) != CMR_SUCCESS && buffer->data != NULL) {
+    status = cmr_held_give_back(status, mr, self, buffer->data, size, CMR_DEFAULT_ALIGNMENT, stream);
   }
-  status = cmr_ref_hold(mr, what);
+  cmr_call_end();
   if (status != CMR_SUCCESS) {
-    cmr_deallocate(mr, buffer->data, size, stream);
     cmr_buffer_shell_free(buffer);
     return status;
   }
@@ -243,46 +246,50 @@ cmr_status cmr_device_buffer_destroy(cmr_device_buffer *handle) {
     return CMR_SUCCESS;
   }
   cmr_buffer *buffer;
-  cmr_status status = cmr_buffer_resolve(handle, what, &buffer);
+  /* Of two destroys racing, the one that ends the buffer frees it. */
+  cmr_status status = cmr_object_end(handle, &cmr_buffer_type, what, (cmr_object **)&buffer);
   if (status != CMR_SUCCESS) {
     return status;
   }
   /* Freed here rather than in finalize so that a failure is reported. */
+  cmr_call_begin();
   status = cmr_buffer_free_memory(buffer);
-  cmr_status released = cmr_object_release(handle, what);
-  if (released != CMR_SUCCESS) {
-    return released; /* a destroy racing with this one won */
-  }
+  cmr_object_finish(handle);
+  cmr_call_end();
   return status == CMR_SUCCESS ? status : cmr_error_context(status, "%s", what);
 }
 
 /* ---- size and capacity ------------------------------------------------------------- */
 
-/* The buffer of `handle` with a capacity of at least `bytes` (reallocated
- * on `stream` when short), `stream` its stream from now on. */
-static cmr_status cmr_buffer_grow(cmr_device_buffer *handle, const char *what, size_t bytes, cmr_stream stream,
-                                  cmr_buffer **out) {
-  cmr_status status = cmr_buffer_resolve(handle, what, out);
-  if (status != CMR_SUCCESS) return status;
-  cmr_buffer *buffer = *out;
-  if (bytes > buffer->capacity) {
-    status = cmr_buffer_reallocate(buffer, bytes, stream);
-    if (status != CMR_SUCCESS) return cmr_error_context(status, "%s(%zu bytes)", what, bytes);
-  }
-  buffer->stream = stream;
-  return CMR_SUCCESS;
-}
-
 cmr_status cmr_device_buffer_resize(cmr_device_buffer *handle, size_t new_size, cmr_stream stream) {
+  static const char what[] = "cmr_device_buffer_resize";
   cmr_buffer *buffer;
-  cmr_status status = cmr_buffer_grow(handle, "cmr_device_buffer_resize", new_size, stream, &buffer);
-  if (status == CMR_SUCCESS) buffer->size = new_size;
-  return status;
+  cmr_status status = cmr_buffer_resolve(handle, what, &buffer);
+  if (status != CMR_SUCCESS) {
+    return status;
+  }
+  cmr_call_begin(); /* the buffer stays while its resource is called */
+  if (new_size > buffer->capacity) status = cmr_buffer_reallocate(buffer, new_size, stream);
+  if (status == CMR_SUCCESS) {
+    buffer->size = new_size;
+    buffer->stream = stream;
+  }
+  cmr_call_end();
+  return status == CMR_SUCCESS ? status : cmr_error_context(status, "%s(%zu bytes)", what, new_size);
 }
 
 cmr_status cmr_device_buffer_reserve(cmr_device_buffer *handle, size_t new_capacity, cmr_stream stream) {
+  static const char what[] = "cmr_device_buffer_reserve";
   cmr_buffer *buffer;
-  return cmr_buffer_grow(handle, "cmr_device_buffer_reserve", new_capacity, stream, &buffer);
+  cmr_status status = cmr_buffer_resolve(handle, what, &buffer);
+  if (status != CMR_SUCCESS) {
+    return status;
+  }
+  cmr_call_begin(); /* the buffer stays while its resource is called */
+  if (new_capacity > buffer->capacity) status = cmr_buffer_reallocate(buffer, new_capacity, stream);
+  if (status == CMR_SUCCESS) buffer->stream = stream;
+  cmr_call_end();
+  return status == CMR_SUCCESS ? status : cmr_error_context(status, "%s(%zu bytes)", what, new_capacity);
 }
 
 cmr_status cmr_device_buffer_shrink_to_fit(cmr_device_buffer *handle, cmr_stream stream) {
@@ -292,14 +299,12 @@ cmr_status cmr_device_buffer_shrink_to_fit(cmr_device_buffer *handle, cmr_stream
   if (status != CMR_SUCCESS) {
     return status;
   }
-  if (buffer->size != buffer->capacity) {
-    status = cmr_buffer_reallocate(buffer, buffer->size, stream);
-    if (status != CMR_SUCCESS) {
-      return cmr_error_context(status, "%s(to %zu bytes)", what, buffer->size);
-    }
-  }
-  buffer->stream = stream;
-  return CMR_SUCCESS;
+  size_t size = buffer->size;
+  cmr_call_begin(); /* the buffer stays while its resource is called */
+  if (size != buffer->capacity) status = cmr_buffer_reallocate(buffer, size, stream);
+  if (status == CMR_SUCCESS) buffer->stream = stream;
+  cmr_call_end();
+  return status == CMR_SUCCESS ? status : cmr_error_context(status, "%s(to %zu bytes)", what, size);
 }
 
 cmr_status cmr_device_buffer_set_stream(cmr_device_buffer *handle, cmr_stream stream) {

@@ -6,6 +6,7 @@
  * default written out) is built alongside. */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h> /* isfinite, a macro: no libm */
 #include <stdarg.h>
 #include <stdio.h>
@@ -63,6 +64,10 @@ typedef struct cmr_parser {
   size_t at;
   int depth;
   cmr_stack_object *stack;
+  /* cmr_stack_parse_over's leaf expression and its resource (NULL for
+   * cmr_stack_parse): what every other leaf gives way to. */
+  const char *leaf;
+  const cmr_stack_resource *leaf_resource;
 } cmr_parser;
 
 /* Columns count from 1, positions from 0. */
@@ -71,7 +76,7 @@ static size_t cmr_column(size_t at) { return at + 1; }
 static cmr_status cmr_syntax(const cmr_parser *parser, size_t at, const char *format, ...) CMR_PRINTF(3, 4);
 
 static cmr_status cmr_syntax(const cmr_parser *parser, size_t at, const char *format, ...) {
-  char problem[384];
+  char problem[768];
   va_list args;
   va_start(args, format);
   vsnprintf(problem, sizeof problem, format, args);
@@ -125,8 +130,8 @@ static bool cmr_token_is(const cmr_parser *parser, size_t length, const char *wo
 
 static cmr_status cmr_bad_value(const cmr_parser *parser, size_t length, const cmr_stack_param *param,
                                 const char *expected) {
-  return cmr_syntax(parser, parser->at, "bad value \"%.*s\" for %s: expected %s", (int)length,
-                    parser->source + parser->at, param->name, expected);
+  return cmr_syntax(parser, parser->at, "bad value \"%.*s%s\" for %s: expected %s",
+                    CMR_QUOTE_N(parser->source + parser->at, length), param->name, expected);
 }
 
 /* A size's text runs to the next comma or parenthesis, less the spaces
@@ -148,8 +153,8 @@ static cmr_status cmr_parse_size_value(const cmr_parser *parser, size_t length, 
   if (problem == NULL) {
     return cmr_error_context(status, "cmr_stack_parse: column %zu: %s", cmr_column(parser->at), param->name);
   }
-  cmr_syntax(parser, parser->at, "bad value \"%.*s\" for %s: %s", (int)length, parser->source + parser->at, param->name,
-             problem);
+  cmr_syntax(parser, parser->at, "bad value \"%.*s%s\" for %s: %s", CMR_QUOTE_N(parser->source + parser->at, length),
+             param->name, problem);
   return status;
 }
 
@@ -185,8 +190,10 @@ static cmr_status cmr_parse_int(const cmr_parser *parser, size_t length, const c
   const char *token = parser->source + parser->at;
   errno = 0;
   long number = cmr_is_decimal(token, length, false) ? strtol(token, NULL, 10) : 0;
-  if (!cmr_is_decimal(token, length, false) || errno != 0 || number < -2147483647L || number > 2147483647L) {
-    return cmr_bad_value(parser, length, param, "an integer ([-]digits, from -2147483647 to 2147483647)");
+  if (!cmr_is_decimal(token, length, false) || errno != 0 || number < INT_MIN || number > INT_MAX) {
+    char expected[80];
+    snprintf(expected, sizeof expected, "an integer ([-]digits, from %d to %d)", INT_MIN, INT_MAX);
+    return cmr_bad_value(parser, length, param, expected);
   }
   *out = (int)number;
   return CMR_SUCCESS;
@@ -326,6 +333,14 @@ static cmr_status cmr_parse_value(cmr_parser *parser, const cmr_stack_param *par
 
 /* ---- resources ------------------------------------------------------------------------ */
 
+/* The length of the name written at `text` (a name read into a buffer is
+ * cut at cmr_stack_max_name; a message shows it as written). */
+static size_t cmr_name_length(const char *text) {
+  size_t length = 0;
+  while (cmr_is_name_char(text[length])) length++;
+  return length;
+}
+
 static const cmr_stack_resource *cmr_find_resource(const char *name) {
   for (size_t i = 0; i < cmr_stack_resource_count; ++i) {
     if (strcmp(cmr_stack_resources[i].name, name) == 0) return &cmr_stack_resources[i];
@@ -333,13 +348,15 @@ static const cmr_stack_resource *cmr_find_resource(const char *name) {
   return NULL;
 }
 
-static cmr_status cmr_unknown_resource(const cmr_parser *parser, size_t at, const char *name) {
+static cmr_status cmr_unknown_resource(const cmr_parser *parser, size_t at) {
+  size_t length = cmr_name_length(parser->source + at);
   char known[512] = "";
   for (size_t i = 0; i < cmr_stack_resource_count; ++i) {
     size_t used = strlen(known);
     snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "", cmr_stack_resources[i].name);
   }
-  return cmr_syntax(parser, at, "unknown resource \"%s\" (known: %s)", name, known);
+  return cmr_syntax(parser, at, "unknown resource \"%.*s%s\" (known: %s)", CMR_QUOTE_N(parser->source + at, length),
+                    known);
 }
 
 static const cmr_stack_param *cmr_find_param(const cmr_stack_resource *resource, const char *name, size_t *index) {
@@ -352,14 +369,15 @@ static const cmr_stack_param *cmr_find_param(const cmr_stack_resource *resource,
   return NULL;
 }
 
-static cmr_status cmr_unknown_param(const cmr_parser *parser, size_t at, const cmr_stack_resource *resource,
-                                    const char *name) {
+static cmr_status cmr_unknown_param(const cmr_parser *parser, size_t at, const cmr_stack_resource *resource) {
+  size_t length = cmr_name_length(parser->source + at);
   char known[512] = "";
   for (size_t i = 0; i < resource->param_count; ++i) {
     size_t used = strlen(known);
     snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "", resource->params[i].name);
   }
-  return cmr_syntax(parser, at, "%s has no parameter \"%s\" (%s%s)", resource->name, name,
+  return cmr_syntax(parser, at, "%s has no parameter \"%.*s%s\" (%s%s)", resource->name,
+                    CMR_QUOTE_N(parser->source + at, length),
                     resource->param_count ? "its parameters: " : "it takes none", known);
 }
 
@@ -385,7 +403,7 @@ static cmr_status cmr_parse_argument(cmr_parser *parser, const cmr_stack_resourc
   bool named = cmr_read_name(parser, name) && cmr_peek(parser) == '=';
   size_t index = SIZE_MAX;
   if (named) {
-    if (cmr_find_param(resource, name, &index) == NULL) return cmr_unknown_param(parser, start, resource, name);
+    if (cmr_find_param(resource, name, &index) == NULL) return cmr_unknown_param(parser, start, resource);
     parser->at++; /* the '=' */
   } else {
     parser->at = start;
@@ -483,6 +501,22 @@ static cmr_status cmr_make(const cmr_parser *parser, size_t at, const cmr_stack_
   return cmr_keep(parser->stack, *out);
 }
 
+/* Whether `resource` takes no upstream: no parameter of it is a resource. */
+static bool cmr_is_leaf(const cmr_stack_resource *resource) { return cmr_positional_index(resource) == SIZE_MAX; }
+
+/* The leaf of cmr_stack_parse_over, made where a leaf gave way to it, its
+ * canonical text appended to `canonical`. */
+static cmr_status cmr_parse_replacement(const cmr_parser *parser, cmr_resource_ref *out, cmr_text *canonical) {
+  cmr_parser replacement = {parser->leaf, 0, parser->depth - 1, parser->stack, NULL, NULL};
+  cmr_status status = cmr_parse_resource(&replacement, out, canonical);
+  if (status == CMR_SUCCESS && cmr_peek(&replacement) != '\0') {
+    size_t rest = strlen(replacement.source + replacement.at);
+    status = cmr_syntax(&replacement, replacement.at, "unexpected \"%.*s%s\" after the leaf",
+                        CMR_QUOTE_N(replacement.source + replacement.at, rest));
+  }
+  return status == CMR_SUCCESS ? status : cmr_error_context(status, "cmr_stack_parse_over: the leaf");
+}
+
 static cmr_status cmr_parse_resource(cmr_parser *parser, cmr_resource_ref *out, cmr_text *canonical) {
   cmr_skip_spaces(parser);
   size_t start = parser->at;
@@ -493,7 +527,7 @@ static cmr_status cmr_parse_resource(cmr_parser *parser, cmr_resource_ref *out, 
                : cmr_syntax(parser, start, "expected a resource name, not '%c'", parser->source[start]);
   }
   const cmr_stack_resource *resource = cmr_find_resource(name);
-  if (resource == NULL) return cmr_unknown_resource(parser, start, name);
+  if (resource == NULL) return cmr_unknown_resource(parser, start);
   if (++parser->depth > cmr_stack_max_depth) {
     return cmr_syntax(parser, start, "the stack is nested more than %d deep", cmr_stack_max_depth);
   }
@@ -506,8 +540,13 @@ static cmr_status cmr_parse_resource(cmr_parser *parser, cmr_resource_ref *out, 
   if (status == CMR_SUCCESS && cmr_peek(parser) == '(')
     status = cmr_parse_arguments(parser, resource, values, given, texts);
   if (status == CMR_SUCCESS) status = cmr_complete(parser, start, resource, values, given, texts);
-  if (status == CMR_SUCCESS) status = cmr_make(parser, start, resource, values, out);
-  if (status == CMR_SUCCESS) cmr_write_canonical(resource, texts, canonical);
+  bool gives_way = parser->leaf_resource != NULL && cmr_is_leaf(resource) && resource != parser->leaf_resource;
+  if (gives_way) {
+    if (status == CMR_SUCCESS) status = cmr_parse_replacement(parser, out, canonical);
+  } else {
+    if (status == CMR_SUCCESS) status = cmr_make(parser, start, resource, values, out);
+    if (status == CMR_SUCCESS) cmr_write_canonical(resource, texts, canonical);
+  }
   for (size_t i = 0; texts != NULL && i < count; ++i) free(texts[i].data);
   free(values), free(given), free(texts);
   parser->depth--;
@@ -528,18 +567,43 @@ static void cmr_stack_finalize(cmr_object *object) {
 
 static const cmr_object_type cmr_stack_object_type = {"stack", cmr_stack_finalize, NULL};
 
-cmr_status cmr_stack_parse(const char *expression, cmr_stack **out) {
-  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_stack_parse: out is NULL");
+/* The resource `leaf` names, which must take no upstream. */
+static cmr_status cmr_leaf_resource(const char *leaf, const cmr_stack_resource **out) {
+  cmr_parser parser = {leaf, 0, 0, NULL, NULL, NULL};
+  cmr_skip_spaces(&parser);
+  size_t start = parser.at;
+  char name[cmr_stack_max_name];
+  cmr_status status = CMR_SUCCESS;
+  if (!cmr_read_name(&parser, name)) {
+    status = cmr_syntax(&parser, start, "expected the name of a resource that takes no upstream");
+  } else if ((*out = cmr_find_resource(name)) == NULL) {
+    status = cmr_unknown_resource(&parser, start);
+  } else if (!cmr_is_leaf(*out)) {
+    status = cmr_syntax(&parser, start, "%s takes an upstream: a leaf is a resource that takes none", name);
+  }
+  return status == CMR_SUCCESS ? status : cmr_error_context(status, "cmr_stack_parse_over: the leaf");
+}
+
+/* cmr_stack_parse, over `leaf` unless it is NULL (`what` names the call). */
+static cmr_status cmr_parse_stack(const char *what, const char *expression, const char *leaf, cmr_stack **out) {
+  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "%s: out is NULL", what);
   *out = NULL;
-  if (expression == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_stack_parse: expression is NULL");
+  if (expression == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "%s: expression is NULL", what);
+  const cmr_stack_resource *leaf_resource = NULL;
+  if (leaf != NULL) {
+    cmr_status status = cmr_leaf_resource(leaf, &leaf_resource);
+    if (status != CMR_SUCCESS) return status;
+  }
   cmr_stack_object *stack = calloc(1, sizeof *stack);
   if (stack == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_stack_parse: no host memory for the stack");
-  cmr_parser parser = {expression, 0, 0, stack};
+  cmr_parser parser = {expression, 0, 0, stack, leaf, leaf_resource};
   cmr_text canonical = {0};
   cmr_resource_ref top;
   cmr_status status = cmr_parse_resource(&parser, &top, &canonical);
   if (status == CMR_SUCCESS && cmr_peek(&parser) != '\0') {
-    status = cmr_syntax(&parser, parser.at, "unexpected \"%s\" after the expression", expression + parser.at);
+    size_t rest = strlen(expression + parser.at);
+    status = cmr_syntax(&parser, parser.at, "unexpected \"%.*s%s\" after the expression",
+                        CMR_QUOTE_N(expression + parser.at, rest));
   }
   if (status == CMR_SUCCESS && canonical.failed) {
     status = cmr_error(CMR_ERROR_OUT_OF_MEMORY, "cmr_stack_parse: no host memory for the expression");
@@ -555,6 +619,18 @@ cmr_status cmr_stack_parse(const char *expression, cmr_stack **out) {
   }
   *out = token;
   return CMR_SUCCESS;
+}
+
+cmr_status cmr_stack_parse(const char *expression, cmr_stack **out) {
+  return cmr_parse_stack("cmr_stack_parse", expression, NULL, out);
+}
+
+cmr_status cmr_stack_parse_over(const char *expression, const char *leaf, cmr_stack **out) {
+  if (leaf == NULL) {
+    if (out != NULL) *out = NULL;
+    return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_stack_parse_over: leaf is NULL");
+  }
+  return cmr_parse_stack("cmr_stack_parse_over", expression, leaf, out);
 }
 
 /* The stack a handle names, or the error any use of it reports. */

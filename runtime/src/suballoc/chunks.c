@@ -7,15 +7,16 @@
 #include "invariants.h"
 #include "lock.h"
 
-void cmr_chunks_init(cmr_chunks *chunks, const char *owner, cmr_resource_ref upstream, size_t maximum) {
+cmr_status cmr_chunks_init(cmr_chunks *chunks, const char *owner, cmr_resource_ref upstream, size_t maximum) {
   chunks->owner = owner;
   chunks->upstream = upstream;
   chunks->maximum = maximum;
-  pthread_mutex_init(&chunks->lock, NULL);
   chunks->items = NULL;
   chunks->count = 0;
   chunks->capacity = 0;
+  chunks->asking = 0;
   atomic_init(&chunks->bytes, 0);
+  return cmr_mutex_init(&chunks->lock, owner);
 }
 
 void cmr_chunks_release_all(cmr_chunks *chunks) {
@@ -121,7 +122,8 @@ static size_t cmr_half_down_to(size_t size, size_t least) {
   return half > least ? half : least;
 }
 
-/* Asks the upstream for `size`, then halves of it down to `least`. Lock held. */
+/* Asks the upstream for `size`, then halves of it down to `least`. The lock
+ * is not held. */
 static cmr_status cmr_chunks_ask(cmr_chunks *chunks, size_t least, size_t size, cmr_stream stream, cmr_chunk *out) {
   for (;;) {
     cmr_status status = cmr_allocate(chunks->upstream, size, stream, &out->address);
@@ -142,20 +144,33 @@ static cmr_status cmr_chunks_ask(cmr_chunks *chunks, size_t least, size_t size, 
 cmr_status cmr_chunks_grow(cmr_chunks *chunks, size_t least, size_t preferred, cmr_stream stream, cmr_chunk *out) {
   cmr_mutex_lock(&chunks->lock);
   size_t held = atomic_load(&chunks->bytes);
-  size_t room = chunks->maximum - held;
+  size_t room = chunks->maximum - held - chunks->asking;
   cmr_status status = CMR_SUCCESS;
   if (least > room) {
     status = cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: %zu more bytes would pass the maximum of %zu (holding %zu)",
-                       chunks->owner, least, chunks->maximum, held);
+                       chunks->owner, least, chunks->maximum, held + chunks->asking);
   }
+  /* The record's room first: a chunk is never taken without a place to remember it. */
   if (status == CMR_SUCCESS) status = cmr_chunks_reserve(chunks);
-  if (status == CMR_SUCCESS) status = cmr_chunks_ask(chunks, least, preferred < room ? preferred : room, stream, out);
+  size_t asked = preferred < room ? preferred : room;
+  if (status == CMR_SUCCESS) chunks->asking += asked;
+  pthread_mutex_unlock(&chunks->lock);
+  if (status != CMR_SUCCESS) return status;
+  status = cmr_chunks_ask(chunks, least, asked, stream, out);
+  cmr_mutex_lock(&chunks->lock);
+  chunks->asking -= asked;
+  bool taken = status == CMR_SUCCESS;
+  /* Another grower may have used the room meanwhile. */
+  if (taken && chunks->count == chunks->capacity) status = cmr_chunks_reserve(chunks);
   if (status == CMR_SUCCESS) {
     chunks->items[chunks->count++] = *out;
-    atomic_store(&chunks->bytes, held + out->size);
+    atomic_fetch_add(&chunks->bytes, out->size);
     CMR_CHECK(cmr_chunks_changed_valid(chunks, chunks->count - 1, &why));
   }
   pthread_mutex_unlock(&chunks->lock);
+  if (taken && status != CMR_SUCCESS) {
+    status = cmr_give_back(status, chunks->upstream, out->address, out->size, CMR_DEFAULT_ALIGNMENT, stream);
+  }
   return status;
 }
 

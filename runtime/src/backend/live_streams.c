@@ -59,7 +59,7 @@ cmr_status cmr_live_streams_add(cmr_stream stream) {
       status = cmr_error(CMR_ERROR_OUT_OF_MEMORY, "no host memory to record stream %p", (void *)stream);
     }
   }
-  pthread_mutex_unlock(&cmr_live.lock);
+  cmr_mutex_unlock(&cmr_live.lock);
   return status;
 }
 
@@ -78,7 +78,7 @@ bool cmr_live_streams_remove(cmr_stream stream) {
       cmr_live.capacity = 0;
     }
   }
-  pthread_mutex_unlock(&cmr_live.lock);
+  cmr_mutex_unlock(&cmr_live.lock);
   return found;
 }
 
@@ -86,6 +86,6 @@ bool cmr_live_streams_contains(cmr_stream stream) {
   uintptr_t handle = (uintptr_t)stream;
   cmr_mutex_lock(&cmr_live.lock);
   bool found = cmr_live_at(cmr_live_position(handle), handle);
-  pthread_mutex_unlock(&cmr_live.lock);
+  cmr_mutex_unlock(&cmr_live.lock);
   return found;
 }

@@ -339,8 +339,12 @@ cmr_status cmr_stream_lists_create(const char *owner, cmr_fit fit, cmr_stream_ke
   lists->device = cmr_backend_device_at_creation();
   lists->serial = atomic_fetch_add(&cmr_next_serial, 1);
   lists->evict_at = cmr_fewest_evicting;
-  pthread_mutex_init(&lists->registry, NULL);
-  cmr_status status = cmr_stream_ends_track(lists);
+  cmr_status status = cmr_mutex_init(&lists->registry, owner);
+  if (status != CMR_SUCCESS) {
+    free(lists);
+    return status;
+  }
+  status = cmr_stream_ends_track(lists);
   if (status != CMR_SUCCESS) {
     pthread_mutex_destroy(&lists->registry);
     free(lists);

@@ -72,14 +72,14 @@ void cmr_stream_ids_add(cmr_stream stream, uint64_t id) {
     atomic_store_explicit(&slot->id, id, memory_order_relaxed);
     atomic_store_explicit(&slot->handle, handle, memory_order_release);
   }
-  pthread_mutex_unlock(&cmr_stream_id_writers);
+  cmr_mutex_unlock(&cmr_stream_id_writers);
 }
 
 void cmr_stream_ids_remove(cmr_stream stream) {
   cmr_mutex_lock(&cmr_stream_id_writers);
   cmr_stream_id_slot *slot = cmr_stream_id_slot_of((uintptr_t)stream);
   if (slot != NULL) atomic_store_explicit(&slot->handle, CMR_TOMBSTONE, memory_order_release);
-  pthread_mutex_unlock(&cmr_stream_id_writers);
+  cmr_mutex_unlock(&cmr_stream_id_writers);
 }
 
 bool cmr_stream_ids_find(cmr_stream stream, uint64_t *id) {

@@ -75,12 +75,12 @@ cmr_status cmr_stream_pool_destroy(cmr_stream_pool *handle) {
   static const char what[] = "cmr_stream_pool_destroy";
   if (handle == NULL) return CMR_SUCCESS;
   cmr_stream_pool_object *pool;
-  cmr_status status = cmr_stream_pool_resolve(handle, what, &pool);
+  /* Of two destroys racing, the one that ends the pool ends its streams. */
+  cmr_status status = cmr_object_end(handle, &cmr_stream_pool_type, what, (cmr_object **)&pool);
   if (status != CMR_SUCCESS) return status;
   /* Ended here rather than in finalize so that a failure is reported. */
   status = cmr_stream_pool_end_streams(pool, what);
-  cmr_status released = cmr_object_release(handle, what);
-  if (released != CMR_SUCCESS) return released; /* a destroy racing with this one won */
+  cmr_object_finish(handle);
   cmr_log(CMR_LOG_DEBUG, "%s: stream pool %p", what, (void *)handle);
   return status;
 }

@@ -140,7 +140,7 @@ static cmr_status cmr_get_as(int device, bool share, cmr_resource_ref *out, cons
   if (status == CMR_SUCCESS) {
     *out = cmr_table.entries[device];
   }
-  pthread_mutex_unlock(&cmr_table.lock);
+  cmr_mutex_unlock(&cmr_table.lock);
   return status;
 }
 
@@ -160,7 +160,7 @@ static cmr_status cmr_replace_as(int device, cmr_resource_ref ref, const char *w
     cmr_table_changed();
     cmr_log(CMR_LOG_DEBUG, "%s: device %d: %s in place of %s", what, device, cmr_entry_name(ref), cmr_entry_name(old));
   }
-  pthread_mutex_unlock(&cmr_table.lock);
+  cmr_mutex_unlock(&cmr_table.lock);
   /* Outside the lock: the last release may run arbitrary finalizers. */
   if (old.ops != NULL) {
     cmr_ref_drop(old);
@@ -239,7 +239,7 @@ __attribute__((destructor(200))) static void cmr_table_release_all(void) {
   int count = cmr_table.count;
   cmr_table.entries = NULL;
   cmr_table.count = 0;
-  pthread_mutex_unlock(&cmr_table.lock);
+  cmr_mutex_unlock(&cmr_table.lock);
   for (int i = 0; i < count; i++) {
     if (entries[i].ops != NULL) {
       cmr_ref_drop(entries[i]);

@@ -3,7 +3,7 @@
  * with the resource's identity. */
 #include <stdlib.h>
 
-#include "binding_api/grants.h"
+#include "grants.h"
 #include "ledger.h"
 
 struct cmr_grant {

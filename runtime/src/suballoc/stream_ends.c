@@ -34,7 +34,7 @@ cmr_status cmr_stream_ends_track(cmr_stream_lists *lists) {
     }
   }
   if (status == CMR_SUCCESS) cmr_tracked[cmr_tracked_count++] = lists;
-  pthread_mutex_unlock(&cmr_tracked_lock);
+  cmr_mutex_unlock(&cmr_tracked_lock);
   return status;
 }
 
@@ -46,13 +46,13 @@ void cmr_stream_ends_untrack(cmr_stream_lists *lists) {
       break;
     }
   }
-  pthread_mutex_unlock(&cmr_tracked_lock);
+  cmr_mutex_unlock(&cmr_tracked_lock);
 }
 
 static void cmr_key_ended(uint64_t key, cmr_stream order_on) {
   cmr_mutex_lock(&cmr_tracked_lock);
   for (size_t i = 0; i < cmr_tracked_count; ++i) cmr_stream_lists_key_ended(cmr_tracked[i], key, order_on);
-  pthread_mutex_unlock(&cmr_tracked_lock);
+  cmr_mutex_unlock(&cmr_tracked_lock);
 }
 
 /* The thread's lists hold blocks freed on the default streams; an event on
@@ -94,6 +94,6 @@ size_t cmr_stream_ends_list_records(void) {
   size_t records = 0;
   cmr_mutex_lock(&cmr_tracked_lock);
   for (size_t i = 0; i < cmr_tracked_count; ++i) records += cmr_stream_lists_records(cmr_tracked[i]);
-  pthread_mutex_unlock(&cmr_tracked_lock);
+  cmr_mutex_unlock(&cmr_tracked_lock);
   return records;
 }

@@ -20,8 +20,15 @@ enum { CMR_SLOT_REUSE_RESERVE = 1024 };
 
 static _Atomic long cmr_alive; /* objects registered and not yet finalized */
 
+CMR_HOT_THREAD_LOCAL int cmr_calls_in_progress;
+/* This thread's objects whose last share went during a call: their slots,
+ * linked through next_free (a dying slot is on no free list). */
+static _Thread_local uint32_t cmr_waiting_first = CMR_NO_SLOT;
+
 /* A cmr_lock, not a mutex: every object's create and destroy takes it (a
- * device buffer's among them), and it is held for a few instructions. */
+ * device buffer's among them). It is held for a few instructions, except
+ * when the slots run out and a new page of CMR_SLOTS_PER_PAGE slots is
+ * allocated under it (once per that many objects alive at once). */
 static struct {
   cmr_lock lock;
   uint32_t made;       /* slots [0, made) exist */
@@ -154,7 +161,7 @@ cmr_status cmr_object_resolve(const void *token, const cmr_object_type *type, co
 
 cmr_status cmr_object_retain(const void *token, const char *what) {
   cmr_slot *slot;
-  uint64_t state;
+  uint64_t state = 0; /* set by cmr_slot_live whenever it succeeds */
   cmr_status status = cmr_slot_live(token, 0, what, &slot, &state);
   while (status == CMR_SUCCESS) {
     if ((uint32_t)state == UINT32_MAX) {
@@ -172,6 +179,69 @@ cmr_status cmr_object_retain(const void *token, const char *what) {
   return status;
 }
 
+/* Finalizes the object of `slot`, whose last share is gone, and moves the
+ * slot on. */
+static void cmr_object_finalize(cmr_slot *slot, uint64_t token) {
+  cmr_object *object = cmr_slot_object(slot);
+  object->type->finalize(object);
+  cmr_slot_close(token);
+  atomic_fetch_sub_explicit(&cmr_alive, 1, memory_order_relaxed);
+}
+
+/* An object whose last share went: finalized now, or, while this thread is
+ * inside a call into a resource, once its outermost call returns. */
+static void cmr_object_gone(cmr_slot *slot, uint64_t token) {
+  if (cmr_waiting_first == CMR_NO_SLOT) {
+    if (cmr_calls_in_progress == 0) {
+      cmr_object_finalize(slot, token);
+      return;
+    }
+    --cmr_calls_in_progress; /* the first to wait: the outermost end now goes below zero */
+  }
+  slot->next_free = cmr_waiting_first;
+  cmr_waiting_first = (uint32_t)(token & (CMR_TOKEN_HANDLE_BIT - 1));
+}
+
+void cmr_calls_finish(void) {
+  cmr_calls_in_progress = 0;
+  /* A finalize may record messages of its own: the caller's answer stays. */
+  cmr_kept_message kept;
+  cmr_keep_message(&kept);
+  while (cmr_waiting_first != CMR_NO_SLOT) {
+    uint32_t index = cmr_waiting_first;
+    cmr_slot *slot = cmr_slot_at(index);
+    cmr_waiting_first = slot->next_free;
+    uint64_t generation = atomic_load_explicit(&slot->state, memory_order_acquire) >> 32;
+    cmr_object_finalize(slot, generation << 32 | index);
+  }
+  cmr_restore_message(&kept);
+}
+
+cmr_status cmr_object_end(const void *token, const cmr_object_type *type, const char *what, cmr_object **out) {
+  cmr_slot *slot;
+  uint64_t state;
+  *out = NULL;
+  cmr_status status = cmr_slot_live(token, 0, what, &slot, &state);
+  if (status == CMR_SUCCESS) status = cmr_object_of_type(cmr_slot_object(slot), type, what, token);
+  if (status != CMR_SUCCESS) return status;
+  if ((uint32_t)state != 1) {
+    return cmr_error(CMR_ERROR_INTERNAL, "%s: %s %p has %u shares where its one owner holds the only one", what,
+                     type->name, token, (unsigned)(uint32_t)state);
+  }
+  /* One call wins the flip from one share to none; any other sees it gone. */
+  if (!atomic_compare_exchange_strong_explicit(&slot->state, &state, state - 1, memory_order_acq_rel,
+                                               memory_order_acquire)) {
+    return cmr_error(CMR_ERROR_DESTROYED_HANDLE, "%s: %s %p was already destroyed", what, type->name, token);
+  }
+  *out = cmr_slot_object(slot);
+  return CMR_SUCCESS;
+}
+
+void cmr_object_finish(const void *token) {
+  uint64_t value = (uint64_t)(uintptr_t)token;
+  cmr_object_gone(cmr_slot_of(value, 0), value);
+}
+
 cmr_status cmr_object_release(const void *token, const char *what) {
   cmr_slot *slot;
   uint64_t state;
@@ -186,10 +256,7 @@ cmr_status cmr_object_release(const void *token, const char *what) {
   if ((uint32_t)state != 1) return CMR_SUCCESS;
   /* The last share: from here the slot says dead (no shares), so retains
    * fail while the object finalizes; then the slot moves on. */
-  cmr_object *object = cmr_slot_object(slot);
-  object->type->finalize(object);
-  cmr_slot_close((uint64_t)(uintptr_t)token);
-  atomic_fetch_sub_explicit(&cmr_alive, 1, memory_order_relaxed);
+  cmr_object_gone(slot, (uint64_t)(uintptr_t)token);
   return CMR_SUCCESS;
 }
 

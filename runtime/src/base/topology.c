@@ -9,7 +9,7 @@
 static pthread_mutex_t cmr_topology_mutex = PTHREAD_MUTEX_INITIALIZER;
 
 void cmr_topology_lock(void) { cmr_mutex_lock(&cmr_topology_mutex); }
-void cmr_topology_unlock(void) { pthread_mutex_unlock(&cmr_topology_mutex); }
+void cmr_topology_unlock(void) { cmr_mutex_unlock(&cmr_topology_mutex); }
 
 /* A walk from one resource down everything it holds. The graph has no
  * cycle (every change that could make one is checked), so the walk ends;

@@ -6,8 +6,6 @@
 
 #include "internal.h"
 
-enum { CMR_MESSAGE_CAPACITY = 1024 };
-
 static _Thread_local char cmr_message[CMR_MESSAGE_CAPACITY];
 CMR_HOT_THREAD_LOCAL unsigned long cmr_error_serial_count;
 
@@ -42,6 +40,16 @@ cmr_status cmr_error_context(cmr_status status, const char *format, ...) {
 
 const char *cmr_last_error_message(void) { return cmr_message; }
 
+void cmr_keep_message(cmr_kept_message *kept) {
+  memcpy(kept->text, cmr_message, sizeof kept->text);
+  kept->serial = cmr_error_serial_count;
+}
+
+void cmr_restore_message(const cmr_kept_message *kept) {
+  memcpy(cmr_message, kept->text, sizeof cmr_message);
+  cmr_error_serial_count = kept->serial;
+}
+
 void cmr_clear_last_error(void) { cmr_message[0] = '\0'; }
 
 const char *cmr_status_string(cmr_status status) {
@@ -62,6 +70,8 @@ const char *cmr_status_string(cmr_status status) {
   case CMR_ERROR_PROPERTY_MISSING: return "CMR_ERROR_PROPERTY_MISSING";
   case CMR_ERROR_UNKNOWN_POINTER: return "CMR_ERROR_UNKNOWN_POINTER";
   case CMR_ERROR_INTERNAL: return "CMR_ERROR_INTERNAL";
+  case CMR_ERROR_IO: return "CMR_ERROR_IO";
+  case CMR_ERROR_REENTRANT_CALL: return "CMR_ERROR_REENTRANT_CALL";
   }
   return "CMR_UNKNOWN_STATUS";
 }

@@ -33,6 +33,7 @@ static pthread_mutex_t cmr_log_lock = PTHREAD_MUTEX_INITIALIZER;
 static FILE *cmr_log_file; /* NULL: stderr */
 static const char *cmr_log_file_path = "";
 static cmr_log_path *cmr_log_paths; /* every path set so far */
+static int cmr_log_write_errno;     /* why a line could not be written since the last flush; 0: none failed */
 
 /* spdlog's names, which RMM's log lines carry. */
 static const char *const cmr_log_level_names[] = {"trace", "debug", "info", "warning", "error", "critical", "off"};
@@ -61,10 +62,11 @@ static bool cmr_log_use(FILE *file, const char *path) {
   FILE *previous = cmr_log_file;
   if (kept != NULL) {
     if (previous != NULL) fflush(previous);
+    cmr_log_write_errno = 0; /* what the new sink's flush reports starts afresh */
     cmr_log_file = file;
     cmr_log_file_path = kept;
   }
-  pthread_mutex_unlock(&cmr_log_lock);
+  cmr_mutex_unlock(&cmr_log_lock);
   /* No line is being written to it any more: writers take the sink under the lock. */
   FILE *unused = kept != NULL ? previous : file;
   if (unused != NULL) fclose(unused);
@@ -130,13 +132,17 @@ void cmr_log_write(cmr_log_level level, const char *format, ...) {
   va_start(args, format);
   cmr_mutex_lock(&cmr_log_lock);
   FILE *sink = cmr_log_file != NULL ? cmr_log_file : stderr;
-  fprintf(sink, "[%04d-%02d-%02d %02d:%02d:%02d.%03ld] [%s] [%lu] ", local.tm_year + 1900, local.tm_mon + 1,
-          local.tm_mday, local.tm_hour, local.tm_min, local.tm_sec, now.tv_nsec / 1000000, cmr_log_level_names[level],
-          thread);
-  vfprintf(sink, format, args);
-  fputc('\n', sink);
-  if (flush) fflush(sink);
-  pthread_mutex_unlock(&cmr_log_lock);
+  bool failed = fprintf(sink, "[%04d-%02d-%02d %02d:%02d:%02d.%03ld] [%s] [%lu] ", local.tm_year + 1900,
+                        local.tm_mon + 1, local.tm_mday, local.tm_hour, local.tm_min, local.tm_sec,
+                        now.tv_nsec / 1000000, cmr_log_level_names[level], thread) < 0;
+  failed = failed || vfprintf(sink, format, args) < 0;
+  failed = failed || fputc('\n', sink) == EOF;
+  failed = failed || (flush && fflush(sink) != 0);
+  if (failed) {
+    cmr_log_write_errno = errno != 0 ? errno : EIO; /* cmr_log_flush reports it */
+    clearerr(sink);
+  }
+  cmr_mutex_unlock(&cmr_log_lock);
   va_end(args);
 }
 
@@ -181,11 +187,16 @@ bool cmr_log_should_log(cmr_log_level level) { return cmr_log_level_valid(level)
 cmr_status cmr_log_flush(void) {
   (void)cmr_log_start();
   cmr_mutex_lock(&cmr_log_lock);
-  int failed = fflush(cmr_log_file != NULL ? cmr_log_file : stderr);
-  int error = errno;
-  pthread_mutex_unlock(&cmr_log_lock);
-  if (failed != 0) {
-    return cmr_error(CMR_ERROR_INTERNAL, "cmr_log_flush: writing the log failed (%s)", strerror(error));
+  FILE *sink = cmr_log_file != NULL ? cmr_log_file : stderr;
+  int error = fflush(sink) != 0 ? errno : cmr_log_write_errno;
+  cmr_log_write_errno = 0;
+  clearerr(sink);
+  const char *path = cmr_log_file_path;
+  cmr_mutex_unlock(&cmr_log_lock);
+  if (error != 0) {
+    const char *where = path[0] != '\0' ? path : "stderr";
+    return cmr_error(CMR_ERROR_IO, "cmr_log_flush: writing the log to %.*s%s failed: %s", CMR_QUOTE(where),
+                     strerror(error));
   }
   return CMR_SUCCESS;
 }
@@ -198,8 +209,8 @@ cmr_status cmr_log_set_file(const char *path) {
     file = fopen(path, "a");
     if (file == NULL) {
       int error = errno;
-      return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: \"%s\" cannot be opened for appending (%s)", what, path,
-                       strerror(error));
+      return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: \"%.*s%s\" cannot be opened for appending (%s)", what,
+                       CMR_QUOTE(path), strerror(error));
     }
   }
   if (!cmr_log_use(file, path)) {
@@ -214,6 +225,6 @@ cmr_status cmr_log_get_file(const char **out) {
   (void)cmr_log_start();
   cmr_mutex_lock(&cmr_log_lock);
   *out = cmr_log_file_path;
-  pthread_mutex_unlock(&cmr_log_lock);
+  cmr_mutex_unlock(&cmr_log_lock);
   return CMR_SUCCESS;
 }
