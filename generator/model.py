@@ -737,6 +737,9 @@ class Method:
     # The creation parameter it returns (spec: stored = "<param>"): the
     # wrapper keeps that value and defines the method; the algorithm does not.
     stored: Param | None = None
+    # The field of the algorithm's struct it reads (spec: counter = "<field>",
+    # an `_Atomic size_t`): the wrapper defines the method; the algorithm does not.
+    counter: str | None = None
 
     # ---- its result in each language (the type table's result forms) ----
 
@@ -891,8 +894,13 @@ class Resource:
 
     @property
     def algorithm_methods(self) -> list:
-        """The methods the algorithm file defines (all but stored getters)."""
-        return [m for m in self.methods if m.stored is None]
+        """The methods the algorithm file defines (all but stored and counter getters)."""
+        return [m for m in self.methods if m.stored is None and m.counter is None]
+
+    @property
+    def counters(self) -> list:
+        """The fields its counter getters read, in order (their index is the offset table's)."""
+        return [m.counter for m in self.methods if m.counter is not None]
 
     def sample(self, param: Param):
         """A plain value the binding tests give `param` explicitly (a Python

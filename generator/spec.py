@@ -26,7 +26,7 @@ TOP_FIELDS = {"name", "kind", "doc", "properties", "thread_safe", "backends", "e
               "max_alignment", "state", "hooks", "params", "checks", "methods", "conformance", "python"}
 PARAM_FIELDS = {"name", "type", "doc", "default", "multiple_of", "power_of_two", "min", "max",
                 "nonzero", "retain", "values", "pointee"}
-METHOD_FIELDS = {"name", "doc", "returns", "params", "stored"}
+METHOD_FIELDS = {"name", "doc", "returns", "params", "stored", "counter"}
 # Types a method may return as a stored parameter (`stored = "<param>"`): plain
 # values the generated wrapper keeps beside the handle, no copies to own.
 STORABLE = ("size_t", "int", "bool", "double", "pointer", "properties")
@@ -360,6 +360,28 @@ def _load_stored(item, params, rtype, where, problems):
     return param
 
 
+def _load_counter(item, rtype, where, problems):
+    """methods[i].counter: the field of the algorithm's struct a getter
+    reads (an `_Atomic size_t`, or such a member of a struct field: a.b);
+    the generated C defines the getter."""
+    counter = item.get("counter")
+    if counter is None:
+        return None
+    if not isinstance(counter, str) or not all(part.isidentifier() for part in counter.split(".")):
+        problems.add(f"{where}counter", f"{_show(counter)} is not a C field name (or a member of one, a.b)")
+        return None
+    if "stored" in item:
+        problems.add(f"{where}counter", "a getter is either stored or a counter, not both")
+        return None
+    if "returns" in item and (rtype is None or rtype.name != "size_t"):
+        problems.add(f"{where}returns", 'must be "size_t", the type of a counter (or left out)')
+        return None
+    if item.get("params"):
+        problems.add(f"{where}params", "a counter getter takes no parameters")
+        return None
+    return counter
+
+
 def _load_methods(raw, resource, problems, params=()):
     methods, seen = [], set()
     for where, item in _tables(raw, "methods", problems):
@@ -368,7 +390,7 @@ def _load_methods(raw, resource, problems, params=()):
         doc = _require(item, "doc", str, where, problems) or ""
         returns = item.get("returns", "void")
         rtype = None
-        if "stored" in item and "returns" not in item:
+        if ("stored" in item or "counter" in item) and "returns" not in item:
             returns = None
         elif returns != "void":
             rtype = TYPES.get(returns) if isinstance(returns, str) and returns != "enum" else None
@@ -380,13 +402,17 @@ def _load_methods(raw, resource, problems, params=()):
         stored = _load_stored(item, params, rtype, where, problems)
         if stored is not None:
             rtype = stored.type
+        counter = _load_counter(item, rtype, where, problems)
+        if counter is not None:
+            rtype = TYPES["size_t"]
         if name in ("create", "destroy", "ref", "from_ref"):
             problems.add(f"{where}name", f'"{name}" is generated for every resource')
         elif name in seen:
             problems.add(f"{where}name", f'"{name}" repeats')
         elif name:
             seen.add(name)
-            methods.append(Method(name=name, doc=doc, returns=rtype, params=method_params, stored=stored))
+            methods.append(Method(name=name, doc=doc, returns=rtype, params=method_params, stored=stored,
+                                  counter=counter))
     return methods
 
 

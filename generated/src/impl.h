@@ -22,12 +22,12 @@
 #include "internal.h"
 
 /* Written once in an algorithm file, after its struct: tells the generated
- * wrapper the struct's size and alignment, and checks that it begins with
- * its parameters. */
-#define CMR_IMPL_LAYOUT(name)                                                         \
-  cmr_##name##_impl_check(struct cmr_##name##_impl);                                  \
-  const cmr_impl_layout cmr_##name##_impl_layout = {sizeof(struct cmr_##name##_impl), \
-                                                    _Alignof(struct cmr_##name##_impl)}
+ * wrapper the struct's size and alignment, checks that it begins with its
+ * parameters, and tells where the fields its counter getters read are. */
+#define CMR_IMPL_LAYOUT(name)                                                                                    \
+  cmr_##name##_impl_check(struct cmr_##name##_impl);                                                             \
+  cmr_##name##_impl_counters_define(struct cmr_##name##_impl) const cmr_impl_layout cmr_##name##_impl_layout = { \
+      sizeof(struct cmr_##name##_impl), _Alignof(struct cmr_##name##_impl)}
 
 /* ---- aligned ---- */
 typedef struct cmr_aligned_impl cmr_aligned_impl;
@@ -42,6 +42,7 @@ typedef struct cmr_aligned_params {
   _Static_assert(offsetof(T, params) == 0 && _Generic(((T *)0)->params, cmr_aligned_params : 1, default : 0), \
                  "struct cmr_aligned_impl begins with cmr_aligned_params params")
 extern const cmr_impl_layout cmr_aligned_impl_layout;
+#define cmr_aligned_impl_counters_define(T)
 /* The set-up beyond the parameters; on failure it undoes its own part. */
 cmr_status cmr_aligned_impl_init(cmr_aligned_impl *impl);
 /* Undoes init's set-up and whatever the resource still holds. */
@@ -65,6 +66,7 @@ typedef struct cmr_arena_params {
   _Static_assert(offsetof(T, params) == 0 && _Generic(((T *)0)->params, cmr_arena_params : 1, default : 0), \
                  "struct cmr_arena_impl begins with cmr_arena_params params")
 extern const cmr_impl_layout cmr_arena_impl_layout;
+#define cmr_arena_impl_counters_define(T)
 /* The set-up beyond the parameters; on failure it undoes its own part. */
 cmr_status cmr_arena_impl_init(cmr_arena_impl *impl);
 /* Undoes init's set-up and whatever the resource still holds. */
@@ -90,6 +92,7 @@ typedef struct cmr_binning_params {
   _Static_assert(offsetof(T, params) == 0 && _Generic(((T *)0)->params, cmr_binning_params : 1, default : 0), \
                  "struct cmr_binning_impl begins with cmr_binning_params params")
 extern const cmr_impl_layout cmr_binning_impl_layout;
+#define cmr_binning_impl_counters_define(T)
 /* The set-up beyond the parameters; on failure it undoes its own part. */
 cmr_status cmr_binning_impl_init(cmr_binning_impl *impl);
 /* Undoes init's set-up and whatever the resource still holds. */
@@ -122,6 +125,7 @@ typedef struct cmr_callback_params {
   _Static_assert(offsetof(T, params) == 0 && _Generic(((T *)0)->params, cmr_callback_params : 1, default : 0), \
                  "struct cmr_callback_impl begins with cmr_callback_params params")
 extern const cmr_impl_layout cmr_callback_impl_layout;
+#define cmr_callback_impl_counters_define(T)
 /* The set-up beyond the parameters; on failure it undoes its own part. */
 cmr_status cmr_callback_impl_init(cmr_callback_impl *impl);
 /* Undoes init's set-up and whatever the resource still holds. */
@@ -137,6 +141,7 @@ unsigned cmr_callback_impl_properties(const cmr_callback_impl *impl);
 typedef struct cmr_cuda_impl cmr_cuda_impl;
 #define cmr_cuda_impl_check(T) _Static_assert(1, "cuda has no parameters")
 extern const cmr_impl_layout cmr_cuda_impl_layout;
+#define cmr_cuda_impl_counters_define(T)
 /* The set-up beyond the parameters; on failure it undoes its own part. */
 cmr_status cmr_cuda_impl_init(cmr_cuda_impl *impl);
 cmr_status cmr_cuda_impl_allocate(cmr_cuda_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
@@ -158,6 +163,7 @@ typedef struct cmr_cuda_async_params {
   _Static_assert(offsetof(T, params) == 0 && _Generic(((T *)0)->params, cmr_cuda_async_params : 1, default : 0), \
                  "struct cmr_cuda_async_impl begins with cmr_cuda_async_params params")
 extern const cmr_impl_layout cmr_cuda_async_impl_layout;
+#define cmr_cuda_async_impl_counters_define(T)
 /* The set-up beyond the parameters; on failure it undoes its own part. */
 cmr_status cmr_cuda_async_impl_init(cmr_cuda_async_impl *impl);
 /* Undoes init's set-up and whatever the resource still holds. */
@@ -174,6 +180,7 @@ cmr_status cmr_cuda_async_impl_pool_handle(cmr_cuda_async_impl *impl, void **out
 typedef struct cmr_cuda_async_managed_impl cmr_cuda_async_managed_impl;
 #define cmr_cuda_async_managed_impl_check(T) _Static_assert(1, "cuda_async_managed has no parameters")
 extern const cmr_impl_layout cmr_cuda_async_managed_impl_layout;
+#define cmr_cuda_async_managed_impl_counters_define(T)
 /* The set-up beyond the parameters; on failure it undoes its own part. */
 cmr_status cmr_cuda_async_managed_impl_init(cmr_cuda_async_managed_impl *impl);
 cmr_status cmr_cuda_async_managed_impl_allocate(cmr_cuda_async_managed_impl *impl, size_t bytes, size_t alignment,
@@ -197,6 +204,7 @@ typedef struct cmr_cuda_async_view_params {
   _Static_assert(offsetof(T, params) == 0 && _Generic(((T *)0)->params, cmr_cuda_async_view_params : 1, default : 0), \
                  "struct cmr_cuda_async_view_impl begins with cmr_cuda_async_view_params params")
 extern const cmr_impl_layout cmr_cuda_async_view_impl_layout;
+#define cmr_cuda_async_view_impl_counters_define(T)
 /* The set-up beyond the parameters; on failure it undoes its own part. */
 cmr_status cmr_cuda_async_view_impl_init(cmr_cuda_async_view_impl *impl);
 cmr_status cmr_cuda_async_view_impl_allocate(cmr_cuda_async_view_impl *impl, size_t bytes, size_t alignment,
@@ -219,6 +227,7 @@ typedef struct cmr_failure_callback_params {
   _Static_assert(offsetof(T, params) == 0 && _Generic(((T *)0)->params, cmr_failure_callback_params : 1, default : 0), \
                  "struct cmr_failure_callback_impl begins with cmr_failure_callback_params params")
 extern const cmr_impl_layout cmr_failure_callback_impl_layout;
+#define cmr_failure_callback_impl_counters_define(T)
 cmr_status cmr_failure_callback_impl_allocate(cmr_failure_callback_impl *impl, size_t bytes, size_t alignment,
                                               cmr_stream stream, void **out);
 cmr_status cmr_failure_callback_impl_deallocate(cmr_failure_callback_impl *impl, void *ptr, size_t bytes,
@@ -237,6 +246,7 @@ typedef struct cmr_fixed_size_params {
   _Static_assert(offsetof(T, params) == 0 && _Generic(((T *)0)->params, cmr_fixed_size_params : 1, default : 0), \
                  "struct cmr_fixed_size_impl begins with cmr_fixed_size_params params")
 extern const cmr_impl_layout cmr_fixed_size_impl_layout;
+#define cmr_fixed_size_impl_counters_define(T)
 /* The set-up beyond the parameters; on failure it undoes its own part. */
 cmr_status cmr_fixed_size_impl_init(cmr_fixed_size_impl *impl);
 /* Undoes init's set-up and whatever the resource still holds. */
@@ -262,6 +272,7 @@ typedef struct cmr_limiting_params {
   _Static_assert(offsetof(T, params) == 0 && _Generic(((T *)0)->params, cmr_limiting_params : 1, default : 0), \
                  "struct cmr_limiting_impl begins with cmr_limiting_params params")
 extern const cmr_impl_layout cmr_limiting_impl_layout;
+#define cmr_limiting_impl_counters_define(T)
 cmr_status cmr_limiting_impl_allocate(cmr_limiting_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
                                       void **out);
 cmr_status cmr_limiting_impl_deallocate(cmr_limiting_impl *impl, void *ptr, size_t bytes, size_t alignment,
@@ -282,6 +293,7 @@ typedef struct cmr_logging_params {
   _Static_assert(offsetof(T, params) == 0 && _Generic(((T *)0)->params, cmr_logging_params : 1, default : 0), \
                  "struct cmr_logging_impl begins with cmr_logging_params params")
 extern const cmr_impl_layout cmr_logging_impl_layout;
+#define cmr_logging_impl_counters_define(T)
 /* The set-up beyond the parameters; on failure it undoes its own part. */
 cmr_status cmr_logging_impl_init(cmr_logging_impl *impl);
 /* Undoes init's set-up and whatever the resource still holds. */
@@ -299,6 +311,7 @@ cmr_status cmr_logging_impl_lost_rows(cmr_logging_impl *impl, size_t *out);
 typedef struct cmr_managed_impl cmr_managed_impl;
 #define cmr_managed_impl_check(T) _Static_assert(1, "managed has no parameters")
 extern const cmr_impl_layout cmr_managed_impl_layout;
+#define cmr_managed_impl_counters_define(T)
 /* The set-up beyond the parameters; on failure it undoes its own part. */
 cmr_status cmr_managed_impl_init(cmr_managed_impl *impl);
 cmr_status cmr_managed_impl_allocate(cmr_managed_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
@@ -312,6 +325,7 @@ cmr_status cmr_managed_impl_deallocate(cmr_managed_impl *impl, void *ptr, size_t
 typedef struct cmr_pinned_host_impl cmr_pinned_host_impl;
 #define cmr_pinned_host_impl_check(T) _Static_assert(1, "pinned_host has no parameters")
 extern const cmr_impl_layout cmr_pinned_host_impl_layout;
+#define cmr_pinned_host_impl_counters_define(T)
 /* The set-up beyond the parameters; on failure it undoes its own part. */
 cmr_status cmr_pinned_host_impl_init(cmr_pinned_host_impl *impl);
 cmr_status cmr_pinned_host_impl_allocate(cmr_pinned_host_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
@@ -334,6 +348,7 @@ typedef struct cmr_pool_params {
   _Static_assert(offsetof(T, params) == 0 && _Generic(((T *)0)->params, cmr_pool_params : 1, default : 0), \
                  "struct cmr_pool_impl begins with cmr_pool_params params")
 extern const cmr_impl_layout cmr_pool_impl_layout;
+#define cmr_pool_impl_counters_define(T)
 /* The set-up beyond the parameters; on failure it undoes its own part. */
 cmr_status cmr_pool_impl_init(cmr_pool_impl *impl);
 /* Undoes init's set-up and whatever the resource still holds. */
@@ -356,6 +371,7 @@ typedef struct cmr_prefetch_params {
   _Static_assert(offsetof(T, params) == 0 && _Generic(((T *)0)->params, cmr_prefetch_params : 1, default : 0), \
                  "struct cmr_prefetch_impl begins with cmr_prefetch_params params")
 extern const cmr_impl_layout cmr_prefetch_impl_layout;
+#define cmr_prefetch_impl_counters_define(T)
 cmr_status cmr_prefetch_impl_allocate(cmr_prefetch_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
                                       void **out);
 cmr_status cmr_prefetch_impl_deallocate(cmr_prefetch_impl *impl, void *ptr, size_t bytes, size_t alignment,
@@ -372,6 +388,7 @@ typedef struct cmr_sam_headroom_params {
   _Static_assert(offsetof(T, params) == 0 && _Generic(((T *)0)->params, cmr_sam_headroom_params : 1, default : 0), \
                  "struct cmr_sam_headroom_impl begins with cmr_sam_headroom_params params")
 extern const cmr_impl_layout cmr_sam_headroom_impl_layout;
+#define cmr_sam_headroom_impl_counters_define(T)
 /* The set-up beyond the parameters; on failure it undoes its own part. */
 cmr_status cmr_sam_headroom_impl_init(cmr_sam_headroom_impl *impl);
 cmr_status cmr_sam_headroom_impl_allocate(cmr_sam_headroom_impl *impl, size_t bytes, size_t alignment,
@@ -391,6 +408,20 @@ typedef struct cmr_simulated_params {
   _Static_assert(offsetof(T, params) == 0 && _Generic(((T *)0)->params, cmr_simulated_params : 1, default : 0), \
                  "struct cmr_simulated_impl begins with cmr_simulated_params params")
 extern const cmr_impl_layout cmr_simulated_impl_layout;
+/* Where the fields its counter getters read are: each an _Atomic size_t of
+ * struct cmr_simulated_impl, which the generated getter loads (relaxed). */
+extern const size_t cmr_simulated_impl_counters[4];
+#define cmr_simulated_impl_counters_define(T)                                                                     \
+  _Static_assert(_Generic(&((T *)0)->in_use, _Atomic size_t * : 1, default : 0),                                  \
+                 "in_use of struct cmr_simulated_impl is an _Atomic size_t");                                     \
+  _Static_assert(_Generic(&((T *)0)->peak, _Atomic size_t * : 1, default : 0),                                    \
+                 "peak of struct cmr_simulated_impl is an _Atomic size_t");                                       \
+  _Static_assert(_Generic(&((T *)0)->allocations, _Atomic size_t * : 1, default : 0),                             \
+                 "allocations of struct cmr_simulated_impl is an _Atomic size_t");                                \
+  _Static_assert(_Generic(&((T *)0)->deallocations, _Atomic size_t * : 1, default : 0),                           \
+                 "deallocations of struct cmr_simulated_impl is an _Atomic size_t");                              \
+  const size_t cmr_simulated_impl_counters[] = {offsetof(T, in_use), offsetof(T, peak), offsetof(T, allocations), \
+                                                offsetof(T, deallocations)};
 /* The set-up beyond the parameters; on failure it undoes its own part. */
 cmr_status cmr_simulated_impl_init(cmr_simulated_impl *impl);
 /* Undoes init's set-up and whatever the resource still holds. */
@@ -399,10 +430,6 @@ cmr_status cmr_simulated_impl_allocate(cmr_simulated_impl *impl, size_t bytes, s
                                        void **out);
 cmr_status cmr_simulated_impl_deallocate(cmr_simulated_impl *impl, void *ptr, size_t bytes, size_t alignment,
                                          cmr_stream stream);
-cmr_status cmr_simulated_impl_bytes_in_use(cmr_simulated_impl *impl, size_t *out);
-cmr_status cmr_simulated_impl_peak_bytes_in_use(cmr_simulated_impl *impl, size_t *out);
-cmr_status cmr_simulated_impl_allocation_count(cmr_simulated_impl *impl, size_t *out);
-cmr_status cmr_simulated_impl_deallocation_count(cmr_simulated_impl *impl, size_t *out);
 
 /* ---- statistics ---- */
 typedef struct cmr_statistics_impl cmr_statistics_impl;
@@ -415,6 +442,32 @@ typedef struct cmr_statistics_params {
   _Static_assert(offsetof(T, params) == 0 && _Generic(((T *)0)->params, cmr_statistics_params : 1, default : 0), \
                  "struct cmr_statistics_impl begins with cmr_statistics_params params")
 extern const cmr_impl_layout cmr_statistics_impl_layout;
+/* Where the fields its counter getters read are: each an _Atomic size_t of
+ * struct cmr_statistics_impl, which the generated getter loads (relaxed). */
+extern const size_t cmr_statistics_impl_counters[9];
+#define cmr_statistics_impl_counters_define(T)                                                            \
+  _Static_assert(_Generic(&((T *)0)->bytes.current, _Atomic size_t * : 1, default : 0),                   \
+                 "bytes.current of struct cmr_statistics_impl is an _Atomic size_t");                     \
+  _Static_assert(_Generic(&((T *)0)->bytes.peak, _Atomic size_t * : 1, default : 0),                      \
+                 "bytes.peak of struct cmr_statistics_impl is an _Atomic size_t");                        \
+  _Static_assert(_Generic(&((T *)0)->bytes.total, _Atomic size_t * : 1, default : 0),                     \
+                 "bytes.total of struct cmr_statistics_impl is an _Atomic size_t");                       \
+  _Static_assert(_Generic(&((T *)0)->allocations.current, _Atomic size_t * : 1, default : 0),             \
+                 "allocations.current of struct cmr_statistics_impl is an _Atomic size_t");               \
+  _Static_assert(_Generic(&((T *)0)->allocations.peak, _Atomic size_t * : 1, default : 0),                \
+                 "allocations.peak of struct cmr_statistics_impl is an _Atomic size_t");                  \
+  _Static_assert(_Generic(&((T *)0)->allocations.total, _Atomic size_t * : 1, default : 0),               \
+                 "allocations.total of struct cmr_statistics_impl is an _Atomic size_t");                 \
+  _Static_assert(_Generic(&((T *)0)->bytes.at_push, _Atomic size_t * : 1, default : 0),                   \
+                 "bytes.at_push of struct cmr_statistics_impl is an _Atomic size_t");                     \
+  _Static_assert(_Generic(&((T *)0)->allocations.at_push, _Atomic size_t * : 1, default : 0),             \
+                 "allocations.at_push of struct cmr_statistics_impl is an _Atomic size_t");               \
+  _Static_assert(_Generic(&((T *)0)->depth, _Atomic size_t * : 1, default : 0),                           \
+                 "depth of struct cmr_statistics_impl is an _Atomic size_t");                             \
+  const size_t cmr_statistics_impl_counters[] = {                                                         \
+      offsetof(T, bytes.current),       offsetof(T, bytes.peak),          offsetof(T, bytes.total),       \
+      offsetof(T, allocations.current), offsetof(T, allocations.peak),    offsetof(T, allocations.total), \
+      offsetof(T, bytes.at_push),       offsetof(T, allocations.at_push), offsetof(T, depth)};
 /* The set-up beyond the parameters; on failure it undoes its own part. */
 cmr_status cmr_statistics_impl_init(cmr_statistics_impl *impl);
 /* Undoes init's set-up and whatever the resource still holds. */
@@ -423,22 +476,14 @@ cmr_status cmr_statistics_impl_allocate(cmr_statistics_impl *impl, size_t bytes,
                                         void **out);
 cmr_status cmr_statistics_impl_deallocate(cmr_statistics_impl *impl, void *ptr, size_t bytes, size_t alignment,
                                           cmr_stream stream);
-cmr_status cmr_statistics_impl_bytes_current(cmr_statistics_impl *impl, size_t *out);
-cmr_status cmr_statistics_impl_bytes_peak(cmr_statistics_impl *impl, size_t *out);
-cmr_status cmr_statistics_impl_bytes_total(cmr_statistics_impl *impl, size_t *out);
-cmr_status cmr_statistics_impl_allocations_current(cmr_statistics_impl *impl, size_t *out);
-cmr_status cmr_statistics_impl_allocations_peak(cmr_statistics_impl *impl, size_t *out);
-cmr_status cmr_statistics_impl_allocations_total(cmr_statistics_impl *impl, size_t *out);
-cmr_status cmr_statistics_impl_bytes_at_push(cmr_statistics_impl *impl, size_t *out);
-cmr_status cmr_statistics_impl_allocations_at_push(cmr_statistics_impl *impl, size_t *out);
 cmr_status cmr_statistics_impl_push_counters(cmr_statistics_impl *impl);
 cmr_status cmr_statistics_impl_pop_counters(cmr_statistics_impl *impl);
-cmr_status cmr_statistics_impl_counter_levels(cmr_statistics_impl *impl, size_t *out);
 
 /* ---- system ---- */
 typedef struct cmr_system_impl cmr_system_impl;
 #define cmr_system_impl_check(T) _Static_assert(1, "system has no parameters")
 extern const cmr_impl_layout cmr_system_impl_layout;
+#define cmr_system_impl_counters_define(T)
 /* The set-up beyond the parameters; on failure it undoes its own part. */
 cmr_status cmr_system_impl_init(cmr_system_impl *impl);
 cmr_status cmr_system_impl_allocate(cmr_system_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
@@ -458,6 +503,7 @@ typedef struct cmr_thread_safe_params {
   _Static_assert(offsetof(T, params) == 0 && _Generic(((T *)0)->params, cmr_thread_safe_params : 1, default : 0), \
                  "struct cmr_thread_safe_impl begins with cmr_thread_safe_params params")
 extern const cmr_impl_layout cmr_thread_safe_impl_layout;
+#define cmr_thread_safe_impl_counters_define(T)
 /* The set-up beyond the parameters; on failure it undoes its own part. */
 cmr_status cmr_thread_safe_impl_init(cmr_thread_safe_impl *impl);
 /* Undoes init's set-up and whatever the resource still holds. */
@@ -479,6 +525,7 @@ typedef struct cmr_tracking_params {
   _Static_assert(offsetof(T, params) == 0 && _Generic(((T *)0)->params, cmr_tracking_params : 1, default : 0), \
                  "struct cmr_tracking_impl begins with cmr_tracking_params params")
 extern const cmr_impl_layout cmr_tracking_impl_layout;
+#define cmr_tracking_impl_counters_define(T)
 /* The set-up beyond the parameters; on failure it undoes its own part. */
 cmr_status cmr_tracking_impl_init(cmr_tracking_impl *impl);
 /* Undoes init's set-up and whatever the resource still holds. */

@@ -1,18 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* aligned: requests that need more than 256 bytes of alignment take that much
  * extra from the upstream (at 256) and hand out the aligned address inside
- * it; a map from each such address to the upstream's allocation lets the
- * free give the upstream back exactly its pointer and size, and refuse a
- * free of another size. Whether a request was aligned here is decided from
+ * it; a sharded map (sharded_map.h) from each such address to the
+ * upstream's allocation lets the free give the upstream back exactly its
+ * pointer and size, and refuse a free of another size. Whether a request was aligned here is decided from
  * its size and alignment, which a free must repeat (as in RMM), so
  * pass-through frees touch no lock unless the upstream refuses them. */
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "address_map.h"
 #include "impl.h"
-#include "lock.h"
+#include "sharded_map.h"
 
 /* One aligned allocation: what the caller got and what the upstream gave. */
 typedef struct cmr_aligned_entry {
@@ -24,32 +22,30 @@ typedef struct cmr_aligned_entry {
 
 struct cmr_aligned_impl {
   cmr_aligned_params params; /* first: what it was created with (impl.h) */
-  pthread_mutex_t lock;      /* guards the map */
-  cmr_address_map entries;
+  cmr_sharded_map *entries;  /* every shard with its table: no insert fails */
 };
 CMR_IMPL_LAYOUT(aligned);
 
 static void cmr_aligned_drop(cmr_address_entry *entry) { free(entry); }
 
 cmr_status cmr_aligned_impl_init(cmr_aligned_impl *impl) {
-  cmr_status status = cmr_address_map_init(&impl->entries, "aligned");
-  if (status != CMR_SUCCESS) return status;
-  status = cmr_mutex_init(&impl->lock, "aligned");
-  if (status != CMR_SUCCESS) cmr_address_map_clear(&impl->entries, cmr_aligned_drop);
+  cmr_status status = cmr_sharded_map_create("aligned", &impl->entries);
+  if (status == CMR_SUCCESS) status = cmr_sharded_map_make_tables(impl->entries, "aligned");
+  if (status != CMR_SUCCESS) {
+    cmr_sharded_map_destroy(impl->entries, cmr_aligned_drop);
+    impl->entries = NULL;
+  }
   return status;
 }
 
 /* Entries left at destroy are allocations never freed: the upstream keeps
  * them, as it would without the adaptor; only the records go. */
-void cmr_aligned_impl_fini(cmr_aligned_impl *impl) {
-  cmr_address_map_clear(&impl->entries, cmr_aligned_drop);
-  pthread_mutex_destroy(&impl->lock);
-}
+void cmr_aligned_impl_fini(cmr_aligned_impl *impl) { cmr_sharded_map_destroy(impl->entries, cmr_aligned_drop); }
 
 static void cmr_aligned_insert(cmr_aligned_impl *impl, cmr_aligned_entry *entry) {
-  cmr_mutex_lock(&impl->lock);
-  cmr_address_map_insert(&impl->entries, &entry->key);
-  cmr_mutex_unlock(&impl->lock);
+  cmr_map_shard *shard = cmr_sharded_map_lock(impl->entries, entry->key.address);
+  cmr_address_map_insert(&shard->entries, &entry->key);
+  cmr_lock_release(&shard->lock);
 }
 
 /* Takes out the entry of `aligned` if it was allocated as `bytes`; else
@@ -57,14 +53,14 @@ static void cmr_aligned_insert(cmr_aligned_impl *impl, cmr_aligned_entry *entry)
  * found (0 if none). */
 static cmr_aligned_entry *cmr_aligned_remove(cmr_aligned_impl *impl, const void *aligned, size_t bytes,
                                              size_t *allocated) {
-  cmr_mutex_lock(&impl->lock);
-  cmr_aligned_entry *entry = (cmr_aligned_entry *)cmr_address_map_remove(&impl->entries, aligned);
+  cmr_map_shard *shard = cmr_sharded_map_lock(impl->entries, aligned);
+  cmr_aligned_entry *entry = (cmr_aligned_entry *)cmr_map_shard_remove(shard, aligned, NULL);
   *allocated = entry == NULL ? 0 : entry->bytes;
   if (entry != NULL && entry->bytes != bytes) {
-    cmr_address_map_insert(&impl->entries, &entry->key);
+    cmr_address_map_insert(&shard->entries, &entry->key);
     entry = NULL;
   }
-  cmr_mutex_unlock(&impl->lock);
+  cmr_lock_release(&shard->lock);
   return entry;
 }
 
@@ -118,7 +114,7 @@ cmr_status cmr_aligned_impl_allocate(cmr_aligned_impl *impl, size_t bytes, size_
    * most `extra` and `bytes` still fit after it. */
   uintptr_t address = (uintptr_t)entry->upstream_ptr;
   *out = (void *)((address + alignment - 1) & ~(uintptr_t)(alignment - 1));
-  entry->key.address = *out;
+  entry->key = (cmr_address_entry){.address = *out};
   cmr_aligned_insert(impl, entry); /* from here another thread may free it */
   return CMR_SUCCESS;
 }

@@ -8,8 +8,7 @@
 
 struct cmr_cuda_async_impl {
   cmr_cuda_async_params params; /* first: what it was created with (impl.h) */
-  cmr_backend_pool pool;
-  int device; /* current at creation: its calls run there */
+  cmr_cuda_source source;       /* pool memory of the pool it made */
 };
 CMR_IMPL_LAYOUT(cuda_async);
 
@@ -55,33 +54,26 @@ cmr_status cmr_cuda_async_impl_init(cmr_cuda_async_impl *impl) {
   cmr_status status = cmr_backend_pools_supported(&supported);
   if (status != CMR_SUCCESS) return status;
   if (!supported) return cmr_error(CMR_ERROR_UNSUPPORTED, "cuda_async: the current device has no memory pools");
-  impl->device = cmr_backend_device_at_creation();
-  status = cmr_backend_pool_create(exports_of[params->export_handle_type], params->release_threshold, &impl->pool);
+  impl->source = cmr_cuda_source_here(CMR_CUDA_MEMORY_POOL, "cuda_async", NULL);
+  status =
+      cmr_backend_pool_create(exports_of[params->export_handle_type], params->release_threshold, &impl->source.pool);
   if (status != CMR_SUCCESS) return status;
-  if (params->access_devices != 0) status = grant_access(impl->pool, impl->device, params->access_devices);
-  if (status == CMR_SUCCESS && params->initial_pool_size > 0) status = reserve(impl->pool, params->initial_pool_size);
-  if (status != CMR_SUCCESS) cmr_backend_pool_destroy(impl->pool);
+  if (params->access_devices != 0)
+    status = grant_access(impl->source.pool, impl->source.device, params->access_devices);
+  if (status == CMR_SUCCESS && params->initial_pool_size > 0)
+    status = reserve(impl->source.pool, params->initial_pool_size);
+  if (status != CMR_SUCCESS) cmr_backend_pool_destroy(impl->source.pool);
   return status;
 }
 
 void cmr_cuda_async_impl_fini(cmr_cuda_async_impl *impl) {
   /* The driver frees the pool once outstanding allocations are returned. */
-  cmr_backend_pool_destroy(impl->pool);
+  cmr_backend_pool_destroy(impl->source.pool);
 }
 
-cmr_status cmr_cuda_async_impl_allocate(cmr_cuda_async_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
-                                        void **out) {
-  (void)alignment;
-  return cmr_cuda_memory_allocate(CMR_CUDA_MEMORY_POOL, "cuda_async", impl->device, impl->pool, bytes, stream, out);
-}
-
-cmr_status cmr_cuda_async_impl_deallocate(cmr_cuda_async_impl *impl, void *ptr, size_t bytes, size_t alignment,
-                                          cmr_stream stream) {
-  (void)alignment;
-  return cmr_cuda_memory_deallocate(CMR_CUDA_MEMORY_POOL, "cuda_async", impl->device, impl->pool, ptr, bytes, stream);
-}
+CMR_CUDA_LEAF_CALLS(cuda_async)
 
 cmr_status cmr_cuda_async_impl_pool_handle(cmr_cuda_async_impl *impl, void **out) {
-  *out = impl->pool;
+  *out = impl->source.pool;
   return CMR_SUCCESS;
 }

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* simulated: addresses from a bump pointer over a range no process maps, and
  * counters; no memory behind them. The mutex keeps the bump pointer and the
- * counters consistent with each other; a ledger of its own (every simulated
- * resource hands out the same addresses) vouches for each free. */
+ * counters consistent with each other (they change only under it; the
+ * generated getters read each alone, spec: counter); a ledger of its own
+ * (every simulated resource hands out the same addresses) vouches for each
+ * free. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "impl.h"
@@ -15,10 +18,10 @@ struct cmr_simulated_impl {
   cmr_simulated_params params; /* first: what it was created with (impl.h) */
   pthread_mutex_t lock;
   uintptr_t next; /* offset of the first address never handed out */
-  size_t in_use;
-  size_t peak;
-  size_t allocations;
-  size_t deallocations;
+  _Atomic size_t in_use;
+  _Atomic size_t peak;
+  _Atomic size_t allocations;
+  _Atomic size_t deallocations;
   cmr_ledger *ledger;
 };
 CMR_IMPL_LAYOUT(simulated);
@@ -39,9 +42,11 @@ void cmr_simulated_impl_fini(cmr_simulated_impl *impl) {
  * that it fits both the capacity and the range. */
 static void *cmr_simulated_take(cmr_simulated_impl *impl, uintptr_t start, size_t bytes) {
   impl->next = start + bytes;
-  impl->in_use += bytes;
-  if (impl->in_use > impl->peak) impl->peak = impl->in_use;
-  impl->allocations++;
+  size_t in_use = atomic_fetch_add_explicit(&impl->in_use, bytes, memory_order_relaxed) + bytes;
+  if (in_use > atomic_load_explicit(&impl->peak, memory_order_relaxed)) {
+    atomic_store_explicit(&impl->peak, in_use, memory_order_relaxed);
+  }
+  atomic_fetch_add_explicit(&impl->allocations, 1, memory_order_relaxed);
   return (void *)(CMR_SIMULATED_BASE + start);
 }
 
@@ -55,7 +60,7 @@ static cmr_status cmr_simulated_obtain(void *resource, size_t bytes, size_t alig
   cmr_mutex_lock(&impl->lock);
   /* The base is aligned to 2^62, so aligning the offset aligns the address. */
   uintptr_t start = (impl->next + alignment - 1) & ~(uintptr_t)(alignment - 1);
-  size_t in_use = impl->in_use;
+  size_t in_use = atomic_load_explicit(&impl->in_use, memory_order_relaxed);
   bool over_capacity = bytes > impl->params.capacity - in_use;
   bool past_range = start > CMR_SIMULATED_RANGE || bytes > CMR_SIMULATED_RANGE - start;
   if (!over_capacity && !past_range) *out = cmr_simulated_take(impl, start, bytes);
@@ -76,8 +81,8 @@ static cmr_status cmr_simulated_release(void *resource, void *ptr, size_t bytes,
   cmr_simulated_impl *impl = resource;
   (void)ptr, (void)alignment, (void)stream;
   cmr_mutex_lock(&impl->lock);
-  impl->in_use -= bytes;
-  impl->deallocations++;
+  atomic_fetch_sub_explicit(&impl->in_use, bytes, memory_order_relaxed);
+  atomic_fetch_add_explicit(&impl->deallocations, 1, memory_order_relaxed);
   cmr_mutex_unlock(&impl->lock);
   return CMR_SUCCESS;
 }
@@ -94,32 +99,4 @@ cmr_status cmr_simulated_impl_deallocate(cmr_simulated_impl *impl, void *ptr, si
                                          cmr_stream stream) {
   return cmr_ledger_deallocate(impl->ledger, "simulated", NULL, &cmr_simulated_memory, impl, ptr, bytes, alignment,
                                stream);
-}
-
-/* One counter, read under the lock. */
-static size_t cmr_simulated_read(cmr_simulated_impl *impl, const size_t *counter) {
-  cmr_mutex_lock(&impl->lock);
-  size_t value = *counter;
-  cmr_mutex_unlock(&impl->lock);
-  return value;
-}
-
-cmr_status cmr_simulated_impl_bytes_in_use(cmr_simulated_impl *impl, size_t *out) {
-  *out = cmr_simulated_read(impl, &impl->in_use);
-  return CMR_SUCCESS;
-}
-
-cmr_status cmr_simulated_impl_peak_bytes_in_use(cmr_simulated_impl *impl, size_t *out) {
-  *out = cmr_simulated_read(impl, &impl->peak);
-  return CMR_SUCCESS;
-}
-
-cmr_status cmr_simulated_impl_allocation_count(cmr_simulated_impl *impl, size_t *out) {
-  *out = cmr_simulated_read(impl, &impl->allocations);
-  return CMR_SUCCESS;
-}
-
-cmr_status cmr_simulated_impl_deallocation_count(cmr_simulated_impl *impl, size_t *out) {
-  *out = cmr_simulated_read(impl, &impl->deallocations);
-  return CMR_SUCCESS;
 }

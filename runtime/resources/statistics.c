@@ -2,8 +2,10 @@
 /* statistics: a stack of counter levels under one mutex. Only the top level
  * counts; popping merges it into the level below with RMM's rule. A level's
  * value may go negative (it frees memory allocated before its push), so
- * values are signed; peaks and totals never are. */
+ * values are signed; peaks and totals never are. Each change publishes what
+ * the getters read (spec: counter) while it holds the mutex. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -21,12 +23,25 @@ typedef struct cmr_statistics_level {
   cmr_statistics_counter allocations;
 } cmr_statistics_level;
 
+/* One kind of counter as the getters read it: what is outstanding through
+ * the adaptor (all levels), the top level's peak and total, and what was
+ * outstanding when the top level was pushed (0 for the base level). */
+typedef struct cmr_statistics_readout {
+  _Atomic size_t current;
+  _Atomic size_t peak;
+  _Atomic size_t total;
+  _Atomic size_t at_push;
+} cmr_statistics_readout;
+
 struct cmr_statistics_impl {
   cmr_statistics_params params; /* first: what it was created with (impl.h) */
   pthread_mutex_t lock;
   cmr_statistics_level *levels; /* levels[0] is the base, levels[count - 1] the top */
   size_t count;
   size_t capacity;
+  cmr_statistics_readout bytes;
+  cmr_statistics_readout allocations;
+  _Atomic size_t depth; /* count, for counter_levels */
 };
 CMR_IMPL_LAYOUT(statistics);
 
@@ -40,6 +55,7 @@ cmr_status cmr_statistics_impl_init(cmr_statistics_impl *impl) {
   }
   impl->count = 1;
   impl->capacity = 1;
+  atomic_store_explicit(&impl->depth, 1, memory_order_relaxed);
   return CMR_SUCCESS;
 }
 
@@ -54,12 +70,28 @@ static void cmr_statistics_count(cmr_statistics_counter *counter, int64_t change
   if (counter->value > counter->peak) counter->peak = counter->value;
 }
 
+/* Publishes the top level's counter of one kind (the lock held; at_push
+ * is current). No free takes current below zero. */
+static void cmr_statistics_publish(cmr_statistics_readout *readout, const cmr_statistics_counter *top) {
+  int64_t at_push = (int64_t)atomic_load_explicit(&readout->at_push, memory_order_relaxed);
+  atomic_store_explicit(&readout->current, (size_t)(at_push + top->value), memory_order_relaxed);
+  atomic_store_explicit(&readout->peak, (size_t)top->peak, memory_order_relaxed);
+  atomic_store_explicit(&readout->total, (size_t)top->total, memory_order_relaxed);
+}
+
+static void cmr_statistics_publish_top(cmr_statistics_impl *impl) {
+  const cmr_statistics_level *top = &impl->levels[impl->count - 1];
+  cmr_statistics_publish(&impl->bytes, &top->bytes);
+  cmr_statistics_publish(&impl->allocations, &top->allocations);
+}
+
 /* Counts one allocation (sign +1) or free (-1) of `bytes` in the top level. */
 static void cmr_statistics_record(cmr_statistics_impl *impl, size_t bytes, int sign) {
   cmr_mutex_lock(&impl->lock);
   cmr_statistics_level *top = &impl->levels[impl->count - 1];
   cmr_statistics_count(&top->bytes, sign * (int64_t)bytes);
   cmr_statistics_count(&top->allocations, sign);
+  cmr_statistics_publish_top(impl);
   cmr_mutex_unlock(&impl->lock);
 }
 
@@ -77,83 +109,19 @@ cmr_status cmr_statistics_impl_deallocate(cmr_statistics_impl *impl, void *ptr, 
   return status;
 }
 
-/* ---- reading ---------------------------------------------------------------- */
-
-typedef enum cmr_statistics_kind { CMR_STATISTICS_BYTES, CMR_STATISTICS_ALLOCATIONS } cmr_statistics_kind;
-typedef enum cmr_statistics_field { CMR_STATISTICS_PEAK, CMR_STATISTICS_TOTAL } cmr_statistics_field;
-
-static const cmr_statistics_counter *cmr_statistics_counter_of(const cmr_statistics_level *level,
-                                                               cmr_statistics_kind kind) {
-  return kind == CMR_STATISTICS_BYTES ? &level->bytes : &level->allocations;
-}
-
-/* The sum of the values of the levels but the `top_levels_left` topmost:
- * with none left out, what is outstanding through the adaptor; with the top
- * left out, what was outstanding when it was pushed (the levels below it
- * change no more while it is there). No free takes either below zero. */
-static size_t cmr_statistics_sum(cmr_statistics_impl *impl, cmr_statistics_kind kind, size_t top_levels_left) {
-  cmr_mutex_lock(&impl->lock);
-  int64_t sum = 0;
-  for (size_t i = 0; i + top_levels_left < impl->count; ++i) {
-    sum += cmr_statistics_counter_of(&impl->levels[i], kind)->value;
+/* After a push or pop (the lock held): what was outstanding when the top
+ * level was pushed, the sum of the values of the levels below it (which
+ * change no more while it is there), then the top level itself. */
+static void cmr_statistics_publish_levels(cmr_statistics_impl *impl) {
+  int64_t bytes = 0, allocations = 0;
+  for (size_t i = 0; i + 1 < impl->count; ++i) {
+    bytes += impl->levels[i].bytes.value;
+    allocations += impl->levels[i].allocations.value;
   }
-  cmr_mutex_unlock(&impl->lock);
-  return (size_t)sum;
-}
-
-static size_t cmr_statistics_top(cmr_statistics_impl *impl, cmr_statistics_kind kind, cmr_statistics_field field) {
-  cmr_mutex_lock(&impl->lock);
-  const cmr_statistics_counter *counter = cmr_statistics_counter_of(&impl->levels[impl->count - 1], kind);
-  int64_t value = field == CMR_STATISTICS_PEAK ? counter->peak : counter->total;
-  cmr_mutex_unlock(&impl->lock);
-  return (size_t)value;
-}
-
-cmr_status cmr_statistics_impl_bytes_current(cmr_statistics_impl *impl, size_t *out) {
-  *out = cmr_statistics_sum(impl, CMR_STATISTICS_BYTES, 0);
-  return CMR_SUCCESS;
-}
-
-cmr_status cmr_statistics_impl_bytes_peak(cmr_statistics_impl *impl, size_t *out) {
-  *out = cmr_statistics_top(impl, CMR_STATISTICS_BYTES, CMR_STATISTICS_PEAK);
-  return CMR_SUCCESS;
-}
-
-cmr_status cmr_statistics_impl_bytes_total(cmr_statistics_impl *impl, size_t *out) {
-  *out = cmr_statistics_top(impl, CMR_STATISTICS_BYTES, CMR_STATISTICS_TOTAL);
-  return CMR_SUCCESS;
-}
-
-cmr_status cmr_statistics_impl_allocations_current(cmr_statistics_impl *impl, size_t *out) {
-  *out = cmr_statistics_sum(impl, CMR_STATISTICS_ALLOCATIONS, 0);
-  return CMR_SUCCESS;
-}
-
-cmr_status cmr_statistics_impl_allocations_peak(cmr_statistics_impl *impl, size_t *out) {
-  *out = cmr_statistics_top(impl, CMR_STATISTICS_ALLOCATIONS, CMR_STATISTICS_PEAK);
-  return CMR_SUCCESS;
-}
-
-cmr_status cmr_statistics_impl_allocations_total(cmr_statistics_impl *impl, size_t *out) {
-  *out = cmr_statistics_top(impl, CMR_STATISTICS_ALLOCATIONS, CMR_STATISTICS_TOTAL);
-  return CMR_SUCCESS;
-}
-
-cmr_status cmr_statistics_impl_bytes_at_push(cmr_statistics_impl *impl, size_t *out) {
-  *out = cmr_statistics_sum(impl, CMR_STATISTICS_BYTES, 1);
-  return CMR_SUCCESS;
-}
-
-cmr_status cmr_statistics_impl_allocations_at_push(cmr_statistics_impl *impl, size_t *out) {
-  *out = cmr_statistics_sum(impl, CMR_STATISTICS_ALLOCATIONS, 1);
-  return CMR_SUCCESS;
-}
-
-cmr_status cmr_statistics_impl_counter_levels(cmr_statistics_impl *impl, size_t *out) {
-  cmr_mutex_lock(&impl->lock);
-  *out = impl->count;
-  cmr_mutex_unlock(&impl->lock);
-  return CMR_SUCCESS;
+  atomic_store_explicit(&impl->bytes.at_push, (size_t)bytes, memory_order_relaxed);
+  atomic_store_explicit(&impl->allocations.at_push, (size_t)allocations, memory_order_relaxed);
+  atomic_store_explicit(&impl->depth, impl->count, memory_order_relaxed);
+  cmr_statistics_publish_top(impl);
 }
 
 /* ---- the stack ----------------------------------------------------------------- */
@@ -171,6 +139,7 @@ cmr_status cmr_statistics_impl_push_counters(cmr_statistics_impl *impl) {
     impl->capacity *= 2;
   }
   impl->levels[impl->count++] = (cmr_statistics_level){{0, 0, 0}, {0, 0, 0}};
+  cmr_statistics_publish_levels(impl);
   cmr_mutex_unlock(&impl->lock);
   return CMR_SUCCESS;
 }
@@ -193,6 +162,7 @@ cmr_status cmr_statistics_impl_pop_counters(cmr_statistics_impl *impl) {
   cmr_statistics_level *parent = &impl->levels[impl->count - 1];
   cmr_statistics_merge(&parent->bytes, &child->bytes);
   cmr_statistics_merge(&parent->allocations, &child->allocations);
+  cmr_statistics_publish_levels(impl);
   cmr_mutex_unlock(&impl->lock);
   return CMR_SUCCESS;
 }

@@ -76,7 +76,7 @@ static void cmr_tracking_insert(cmr_tracking_impl *impl, cmr_tracking_record *re
 /* Takes the record of `ptr` out of the table, or returns NULL. */
 static cmr_tracking_record *cmr_tracking_remove(cmr_tracking_impl *impl, const void *ptr) {
   cmr_mutex_lock(&impl->lock);
-  cmr_tracking_record *record = (cmr_tracking_record *)cmr_address_map_remove(&impl->records, ptr);
+  cmr_tracking_record *record = (cmr_tracking_record *)cmr_address_map_remove(&impl->records, ptr, NULL);
   if (record != NULL) impl->bytes -= record->bytes;
   cmr_mutex_unlock(&impl->lock);
   return record;
@@ -107,7 +107,7 @@ cmr_status cmr_tracking_impl_allocate(cmr_tracking_impl *impl, size_t bytes, siz
     free(record);
     return status;
   }
-  record->key.address = *out;
+  record->key = (cmr_address_entry){.address = *out};
   cmr_tracking_insert(impl, record);
   return CMR_SUCCESS;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The chunk maps' invariant checks (invariants.h, issue 16 item 8): the
  * address map, the block map and the upstream chunks hold after real use,
+ * the ledger and the bindings' grants take only what matches their key,
  * and each check says which invariant broke when a test breaks it on
  * purpose. The checks are called directly: a checking build's abort is
  * not what is tested. */
@@ -9,6 +10,8 @@
 
 #include "block_map.h"
 #include "chunks.h"
+#include "grants.h"
+#include "ledger.h"
 #include "test_util.h"
 
 #define BASE ((char *)(uintptr_t)0x100000)
@@ -51,8 +54,9 @@ static void assert_address_map_broken(const cmr_address_map *map, const char *ex
 START_TEST(address_map_holds_after_inserts_and_removes) {
   cmr_address_map map;
   cmr_address_entry *items = filled_address_map(&map);
-  for (size_t i = 0; i < entries; i += 2) ck_assert_ptr_eq(cmr_address_map_remove(&map, BASE + i * 256), &items[i]);
-  ck_assert_ptr_null(cmr_address_map_remove(&map, BASE + 1));
+  for (size_t i = 0; i < entries; i += 2)
+    ck_assert_ptr_eq(cmr_address_map_remove(&map, BASE + i * 256, NULL), &items[i]);
+  ck_assert_ptr_null(cmr_address_map_remove(&map, BASE + 1, NULL));
   const char *why = NULL;
   ck_assert_msg(cmr_address_map_valid(&map, &why), "%s", why);
   ck_assert_msg(cmr_address_map_address_valid(&map, BASE, &why), "%s", why);
@@ -77,7 +81,7 @@ END_TEST
 START_TEST(address_map_address_twice) {
   cmr_address_map map;
   cmr_address_entry *items = filled_address_map(&map);
-  cmr_address_entry twin = {items[3].address, NULL};
+  cmr_address_entry twin = {.address = items[3].address};
   /* In the same bucket, behind the map's back (insert would check). */
   cmr_address_entry **head = &map.buckets[0];
   for (size_t b = 0; b < map.bucket_count; ++b) {
@@ -134,6 +138,77 @@ START_TEST(address_map_large_checks_the_changed_bucket) {
   ck_assert_ptr_nonnull(strstr(why, "count"));
   map.count--;
   drop_address_map(&map, items);
+}
+END_TEST
+
+START_TEST(address_map_tells_tags_apart) {
+  cmr_address_map map;
+  ck_assert_ok(cmr_address_map_init(&map, "test"));
+  int first_owner, second_owner;
+  cmr_address_entry first = {.address = BASE, .tag = &first_owner};
+  cmr_address_entry second = {.address = BASE, .tag = &second_owner};
+  cmr_address_map_insert(&map, &first);
+  cmr_address_map_insert(&map, &second);
+  const char *why = NULL;
+  ck_assert_msg(cmr_address_map_valid(&map, &why), "%s", why);
+  ck_assert_ptr_null(cmr_address_map_remove(&map, BASE, NULL));
+  ck_assert_ptr_eq(cmr_address_map_remove(&map, BASE, &first_owner), &first);
+  ck_assert_ptr_null(cmr_address_map_remove(&map, BASE, &first_owner));
+  ck_assert_ptr_eq(cmr_address_map_remove(&map, BASE, &second_owner), &second);
+  ck_assert_uint_eq(map.count, 0);
+  cmr_address_map_clear(&map, ignore);
+}
+END_TEST
+
+/* ---- ledger and grants ------------------------------------------------------------ */
+
+START_TEST(ledger_takes_only_its_tag_and_size) {
+  cmr_ledger *ledger = NULL;
+  ck_assert_ok(cmr_ledger_create("test", &ledger));
+  int tag;
+  ck_assert_ok(cmr_ledger_add(ledger, "test", BASE, &tag, 512));
+  cmr_ledger_entry *taken = NULL;
+  size_t recorded = 0;
+  ck_assert_int_eq(cmr_ledger_take(ledger, NULL, BASE, 512, &taken, &recorded), CMR_ERROR_UNKNOWN_POINTER);
+  ck_assert_int_eq(cmr_ledger_take(ledger, &tag, BASE + 256, 512, &taken, &recorded), CMR_ERROR_UNKNOWN_POINTER);
+  ck_assert_int_eq(cmr_ledger_take(ledger, &tag, BASE, 256, &taken, &recorded), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_uint_eq(recorded, 512);
+  ck_assert_ptr_null(taken);
+  ck_assert_ok(cmr_ledger_take(ledger, &tag, BASE, 512, &taken, &recorded));
+  cmr_ledger_entry *entry = taken;
+  ck_assert_ptr_nonnull(entry);
+  ck_assert_int_eq(cmr_ledger_take(ledger, &tag, BASE, 512, &taken, &recorded), CMR_ERROR_UNKNOWN_POINTER);
+  ck_assert_ptr_null(taken);
+  cmr_ledger_put_back(ledger, entry);
+  ck_assert_ok(cmr_ledger_take(ledger, &tag, BASE, 512, &taken, &recorded));
+  cmr_ledger_entry *spare = taken;
+  cmr_ledger_discard(ledger, taken); /* kept: the next add in its shard reuses it */
+  ck_assert_ok(cmr_ledger_add(ledger, "test", BASE, &tag, 1024));
+  ck_assert_ok(cmr_ledger_take(ledger, &tag, BASE, 1024, &taken, &recorded));
+  ck_assert_ptr_eq(taken, spare);
+  cmr_ledger_discard(ledger, taken); /* destroy frees spares and entries alike */
+  cmr_ledger_destroy(ledger);
+}
+END_TEST
+
+/* Two owners may hand out one address (two simulated resources do): each
+ * grant is taken only by its own owner, with its own size. */
+START_TEST(grants_of_one_address_by_two_owners) {
+  int first_owner, second_owner;
+  ck_assert_ok(cmr_grant_record(&first_owner, BASE, 64));
+  ck_assert_ok(cmr_grant_record(&second_owner, BASE, 128));
+  cmr_grant *grant = NULL;
+  size_t granted = 0;
+  ck_assert_int_eq(cmr_grant_take(&first_owner, BASE, 128, &grant, &granted), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_uint_eq(granted, 64);
+  ck_assert_ok(cmr_grant_take(&second_owner, BASE, 128, &grant, &granted));
+  cmr_grant_put_back(grant); /* as when the free fails */
+  ck_assert_ok(cmr_grant_take(&second_owner, BASE, 128, &grant, &granted));
+  cmr_grant_discard(grant);
+  ck_assert_int_eq(cmr_grant_take(&second_owner, BASE, 128, &grant, &granted), CMR_ERROR_UNKNOWN_POINTER);
+  ck_assert_ok(cmr_grant_take(&first_owner, BASE, 64, &grant, &granted));
+  cmr_grant_discard(grant);
+  ck_assert_int_eq(cmr_grant_take(&first_owner, BASE, 64, &grant, &granted), CMR_ERROR_UNKNOWN_POINTER);
 }
 END_TEST
 
@@ -269,9 +344,10 @@ static Suite *chunk_maps_suite(void) {
   Suite *suite = suite_create("chunk_maps");
   cmr_test_case(suite, "core", NULL, NULL, address_map_holds_after_inserts_and_removes,
                 address_map_entry_moved_to_another_address, address_map_address_twice, address_map_count_off,
-                address_map_large_checks_the_changed_bucket, block_map_holds_after_inserts_and_removes,
-                block_map_size_changed_behind_its_back, block_map_block_moved,
-                chunks_hold_after_growing_and_giving_back, chunks_broken_on_purpose);
+                address_map_large_checks_the_changed_bucket, address_map_tells_tags_apart,
+                ledger_takes_only_its_tag_and_size, grants_of_one_address_by_two_owners,
+                block_map_holds_after_inserts_and_removes, block_map_size_changed_behind_its_back,
+                block_map_block_moved, chunks_hold_after_growing_and_giving_back, chunks_broken_on_purpose);
   return suite;
 }
 

@@ -33,7 +33,6 @@ static const char *const expressions[] = {
     "statistics(system)",
     "thread_safe(system)",
     "tracking(system)",
-    "aligned(system)",
     "simulated",
     "logging(system, filename=\"/dev/null\")",
     "statistics(thread_safe(pool(tracking(simulated), initial_pool_size=0)))",

@@ -117,6 +117,9 @@ EXPECTED = {
                              "(storable: size_t, int, bool, double, pointer, properties)"],
     "method_stored_wrong_returns": ['methods[0].returns: must be "size_t", the type of the stored "size" (or left out)'],
     "method_stored_with_params": ["methods[0].params: a stored getter takes no parameters"],
+    "method_counter_not_a_field": ['methods[0].counter: "in use" is not a C field name (or a member of one, a.b)'],
+    "method_counter_wrong_returns": ['methods[0].returns: must be "size_t", the type of a counter (or left out)'],
+    "method_counter_and_stored": ["methods[0].counter: a getter is either stored or a counter, not both"],
     # conformance
     "conformance_unknown_field": ['conformance.upstream: unknown field "upstream"'],
     # the Python class

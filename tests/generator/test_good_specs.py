@@ -155,9 +155,9 @@ class ToyResource(GeneratorTestCase):
             f'"{fn}: chunk_size %zu is larger than maximum_size %zu (\\"100%%\\" of it at most)", '
             "chunk_size, maximum_size);",
             # the retained upstream
-            '  status = cmr_ref_hold(upstream, "cmr_toy_pool_resource_create: upstream");',
-            "  self->upstream = upstream;",
-            "  if (self->upstream.ops != NULL) cmr_ref_drop(self->upstream);",
+            '    .upstream_what = "cmr_toy_pool_resource_create: upstream",',
+            "    .retains_upstream = true,",
+            "  return cmr_resource_create(&toy_pool_class, upstream, &params, sizeof params, (void **)out);",
             # max_alignment
             "  if (alignment > 4096) {",
         )
@@ -169,7 +169,7 @@ class ToyResource(GeneratorTestCase):
             '"cmr_toy_pool_resource_trim: keep_bytes %zu is not a multiple of 256", keep_bytes);',
             '"cmr_toy_pool_resource_trim: keep_chunks %d is below the minimum 0", keep_chunks);',
             "  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */\n"
-            "  status = cmr_toy_pool_impl_trim(((toy_pool_object *)object)->impl, keep_bytes, keep_chunks);\n"
+            "  status = cmr_toy_pool_impl_trim(((cmr_resource_object *)object)->impl, keep_bytes, keep_chunks);\n"
             "  cmr_call_end();",
             'if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_toy_pool_resource_label: out is NULL");',
         )
@@ -196,7 +196,7 @@ class ToyResource(GeneratorTestCase):
         self.assert_has("src/resources/toy_pool.c",
                         "      .max_chunks = max_chunks,",
                         "static const cmr_toy_pool_params *toy_pool_created_with(const cmr_object *object) {\n"
-                        "  return (const cmr_toy_pool_params *)(const void *)((const toy_pool_object *)object)->impl;",
+                        "  return (const cmr_toy_pool_params *)(const void *)((const cmr_resource_object *)object)->impl;",
                         f'if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "{fn}: out is NULL");\n'
                         "  *out = toy_pool_created_with(object)->max_chunks;\n  return CMR_SUCCESS;")
         self.assertNotIn("cmr_toy_pool_impl_max_chunks", self.files["src/impl.h"])

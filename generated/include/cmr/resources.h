@@ -46,7 +46,8 @@ CMR_API cmr_status cmr_aligned_resource_create(cmr_resource_ref upstream, cmr_op
 CMR_API cmr_status cmr_aligned_resource_destroy(cmr_aligned_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_aligned_resource_ref(cmr_aligned_resource *handle);
-/* The handle behind a ref to aligned: the resource itself (not a new share). */
+/* A new handle to the aligned resource a ref names, owning one share of its own (ownership rule 1):
+ * destroy it as any other handle. */
 CMR_API cmr_status cmr_aligned_resource_from_ref(cmr_resource_ref ref, cmr_aligned_resource **out);
 /* The allocation_alignment given at creation. */
 CMR_API cmr_status cmr_aligned_resource_allocation_alignment(cmr_aligned_resource *handle, size_t *out);
@@ -90,7 +91,8 @@ CMR_API cmr_status cmr_arena_resource_create(cmr_resource_ref upstream, cmr_opti
 CMR_API cmr_status cmr_arena_resource_destroy(cmr_arena_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_arena_resource_ref(cmr_arena_resource *handle);
-/* The handle behind a ref to arena: the resource itself (not a new share). */
+/* A new handle to the arena resource a ref names, owning one share of its own (ownership rule 1):
+ * destroy it as any other handle. */
 CMR_API cmr_status cmr_arena_resource_from_ref(cmr_resource_ref ref, cmr_arena_resource **out);
 /* Bytes taken from the upstream at creation. */
 CMR_API cmr_status cmr_arena_resource_arena_size(cmr_arena_resource *handle, size_t *out);
@@ -144,7 +146,8 @@ CMR_API cmr_status cmr_binning_resource_create(cmr_resource_ref upstream, cmr_op
 CMR_API cmr_status cmr_binning_resource_destroy(cmr_binning_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_binning_resource_ref(cmr_binning_resource *handle);
-/* The handle behind a ref to binning: the resource itself (not a new share). */
+/* A new handle to the binning resource a ref names, owning one share of its own (ownership rule 1):
+ * destroy it as any other handle. */
 CMR_API cmr_status cmr_binning_resource_from_ref(cmr_resource_ref ref, cmr_binning_resource **out);
 /* Makes a fixed_size bin over the upstream for requests up to allocation_size bytes, unless a bin of that size exists (then nothing changes). */
 CMR_API cmr_status cmr_binning_resource_add_bin(cmr_binning_resource *handle, size_t allocation_size);
@@ -188,7 +191,8 @@ CMR_API cmr_status cmr_callback_resource_create(cmr_allocate_callback allocate, 
 CMR_API cmr_status cmr_callback_resource_destroy(cmr_callback_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_callback_resource_ref(cmr_callback_resource *handle);
-/* The handle behind a ref to callback: the resource itself (not a new share). */
+/* A new handle to the callback resource a ref names, owning one share of its own (ownership rule 1):
+ * destroy it as any other handle. */
 CMR_API cmr_status cmr_callback_resource_from_ref(cmr_resource_ref ref, cmr_callback_resource **out);
 
 /* ==== cuda (leaf; cuda build) ====
@@ -203,7 +207,8 @@ CMR_API cmr_status cmr_cuda_resource_create(cmr_cuda_resource **out);
 CMR_API cmr_status cmr_cuda_resource_destroy(cmr_cuda_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_cuda_resource_ref(cmr_cuda_resource *handle);
-/* The handle behind a ref to cuda: the resource itself (not a new share). */
+/* A new handle to the cuda resource a ref names, owning one share of its own (ownership rule 1):
+ * destroy it as any other handle. */
 CMR_API cmr_status cmr_cuda_resource_from_ref(cmr_resource_ref ref, cmr_cuda_resource **out);
 
 /* ==== cuda_async (leaf; cuda build) ====
@@ -236,7 +241,8 @@ CMR_API cmr_status cmr_cuda_async_resource_create(cmr_optional_size initial_pool
 CMR_API cmr_status cmr_cuda_async_resource_destroy(cmr_cuda_async_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_cuda_async_resource_ref(cmr_cuda_async_resource *handle);
-/* The handle behind a ref to cuda_async: the resource itself (not a new share). */
+/* A new handle to the cuda_async resource a ref names, owning one share of its own (ownership rule 1):
+ * destroy it as any other handle. */
 CMR_API cmr_status cmr_cuda_async_resource_from_ref(cmr_resource_ref ref, cmr_cuda_async_resource **out);
 /* The cudaMemPool_t the resource allocates from. */
 CMR_API cmr_status cmr_cuda_async_resource_pool_handle(cmr_cuda_async_resource *handle, void **out);
@@ -258,7 +264,8 @@ CMR_API cmr_status cmr_cuda_async_managed_resource_create(cmr_cuda_async_managed
 CMR_API cmr_status cmr_cuda_async_managed_resource_destroy(cmr_cuda_async_managed_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_cuda_async_managed_resource_ref(cmr_cuda_async_managed_resource *handle);
-/* The handle behind a ref to cuda_async_managed: the resource itself (not a new share). */
+/* A new handle to the cuda_async_managed resource a ref names, owning one share of its own (ownership rule 1):
+ * destroy it as any other handle. */
 CMR_API cmr_status cmr_cuda_async_managed_resource_from_ref(cmr_resource_ref ref,
                                                             cmr_cuda_async_managed_resource **out);
 /* The managed cudaMemPool_t the resource allocates from. */
@@ -279,7 +286,8 @@ CMR_API cmr_status cmr_cuda_async_view_resource_create(void *pool_handle, cmr_cu
 CMR_API cmr_status cmr_cuda_async_view_resource_destroy(cmr_cuda_async_view_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_cuda_async_view_resource_ref(cmr_cuda_async_view_resource *handle);
-/* The handle behind a ref to cuda_async_view: the resource itself (not a new share). */
+/* A new handle to the cuda_async_view resource a ref names, owning one share of its own (ownership rule 1):
+ * destroy it as any other handle. */
 CMR_API cmr_status cmr_cuda_async_view_resource_from_ref(cmr_resource_ref ref, cmr_cuda_async_view_resource **out);
 /* The cudaMemPool_t the view allocates from. */
 CMR_API cmr_status cmr_cuda_async_view_resource_pool_handle(cmr_cuda_async_view_resource *handle, void **out);
@@ -310,7 +318,8 @@ CMR_API cmr_status cmr_failure_callback_resource_create(cmr_resource_ref upstrea
 CMR_API cmr_status cmr_failure_callback_resource_destroy(cmr_failure_callback_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_failure_callback_resource_ref(cmr_failure_callback_resource *handle);
-/* The handle behind a ref to failure_callback: the resource itself (not a new share). */
+/* A new handle to the failure_callback resource a ref names, owning one share of its own (ownership rule 1):
+ * destroy it as any other handle. */
 CMR_API cmr_status cmr_failure_callback_resource_from_ref(cmr_resource_ref ref, cmr_failure_callback_resource **out);
 
 /* ==== fixed_size (suballocator; cuda and host builds) ====
@@ -347,7 +356,8 @@ CMR_API cmr_status cmr_fixed_size_resource_create(cmr_resource_ref upstream, cmr
 CMR_API cmr_status cmr_fixed_size_resource_destroy(cmr_fixed_size_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_fixed_size_resource_ref(cmr_fixed_size_resource *handle);
-/* The handle behind a ref to fixed_size: the resource itself (not a new share). */
+/* A new handle to the fixed_size resource a ref names, owning one share of its own (ownership rule 1):
+ * destroy it as any other handle. */
 CMR_API cmr_status cmr_fixed_size_resource_from_ref(cmr_resource_ref ref, cmr_fixed_size_resource **out);
 /* The size of every block, after rounding up to a multiple of 256. */
 CMR_API cmr_status cmr_fixed_size_resource_block_size(cmr_fixed_size_resource *handle, size_t *out);
@@ -382,7 +392,8 @@ CMR_API cmr_status cmr_limiting_resource_create(cmr_resource_ref upstream, size_
 CMR_API cmr_status cmr_limiting_resource_destroy(cmr_limiting_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_limiting_resource_ref(cmr_limiting_resource *handle);
-/* The handle behind a ref to limiting: the resource itself (not a new share). */
+/* A new handle to the limiting resource a ref names, owning one share of its own (ownership rule 1):
+ * destroy it as any other handle. */
 CMR_API cmr_status cmr_limiting_resource_from_ref(cmr_resource_ref ref, cmr_limiting_resource **out);
 /* Bytes counted against the limit now (each request rounded up to allocation_alignment). */
 CMR_API cmr_status cmr_limiting_resource_allocated_bytes(cmr_limiting_resource *handle, size_t *out);
@@ -436,7 +447,8 @@ CMR_API cmr_status cmr_logging_resource_create(cmr_resource_ref upstream, const 
 CMR_API cmr_status cmr_logging_resource_destroy(cmr_logging_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_logging_resource_ref(cmr_logging_resource *handle);
-/* The handle behind a ref to logging: the resource itself (not a new share). */
+/* A new handle to the logging resource a ref names, owning one share of its own (ownership rule 1):
+ * destroy it as any other handle. */
 CMR_API cmr_status cmr_logging_resource_from_ref(cmr_resource_ref ref, cmr_logging_resource **out);
 /* Writes out the buffered rows; CMR_ERROR_IO if a row was lost since the last flush (this one included). */
 CMR_API cmr_status cmr_logging_resource_flush(cmr_logging_resource *handle);
@@ -456,7 +468,8 @@ CMR_API cmr_status cmr_managed_resource_create(cmr_managed_resource **out);
 CMR_API cmr_status cmr_managed_resource_destroy(cmr_managed_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_managed_resource_ref(cmr_managed_resource *handle);
-/* The handle behind a ref to managed: the resource itself (not a new share). */
+/* A new handle to the managed resource a ref names, owning one share of its own (ownership rule 1):
+ * destroy it as any other handle. */
 CMR_API cmr_status cmr_managed_resource_from_ref(cmr_resource_ref ref, cmr_managed_resource **out);
 
 /* ==== pinned_host (leaf; cuda build) ====
@@ -470,7 +483,8 @@ CMR_API cmr_status cmr_pinned_host_resource_create(cmr_pinned_host_resource **ou
 CMR_API cmr_status cmr_pinned_host_resource_destroy(cmr_pinned_host_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_pinned_host_resource_ref(cmr_pinned_host_resource *handle);
-/* The handle behind a ref to pinned_host: the resource itself (not a new share). */
+/* A new handle to the pinned_host resource a ref names, owning one share of its own (ownership rule 1):
+ * destroy it as any other handle. */
 CMR_API cmr_status cmr_pinned_host_resource_from_ref(cmr_resource_ref ref, cmr_pinned_host_resource **out);
 
 /* ==== pool (suballocator; cuda and host builds) ====
@@ -505,7 +519,8 @@ CMR_API cmr_status cmr_pool_resource_create(cmr_resource_ref upstream, cmr_optio
 CMR_API cmr_status cmr_pool_resource_destroy(cmr_pool_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_pool_resource_ref(cmr_pool_resource *handle);
-/* The handle behind a ref to pool: the resource itself (not a new share). */
+/* A new handle to the pool resource a ref names, owning one share of its own (ownership rule 1):
+ * destroy it as any other handle. */
 CMR_API cmr_status cmr_pool_resource_from_ref(cmr_resource_ref ref, cmr_pool_resource **out);
 /* Bytes taken from the upstream, handed out or free. */
 CMR_API cmr_status cmr_pool_resource_pool_size(cmr_pool_resource *handle, size_t *out);
@@ -540,7 +555,8 @@ CMR_API cmr_status cmr_prefetch_resource_create(cmr_resource_ref upstream, cmr_p
 CMR_API cmr_status cmr_prefetch_resource_destroy(cmr_prefetch_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_prefetch_resource_ref(cmr_prefetch_resource *handle);
-/* The handle behind a ref to prefetch: the resource itself (not a new share). */
+/* A new handle to the prefetch resource a ref names, owning one share of its own (ownership rule 1):
+ * destroy it as any other handle. */
 CMR_API cmr_status cmr_prefetch_resource_from_ref(cmr_resource_ref ref, cmr_prefetch_resource **out);
 
 /* ==== sam_headroom (leaf; cuda and host builds) ====
@@ -570,7 +586,8 @@ CMR_API cmr_status cmr_sam_headroom_resource_create(size_t headroom, cmr_sam_hea
 CMR_API cmr_status cmr_sam_headroom_resource_destroy(cmr_sam_headroom_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_sam_headroom_resource_ref(cmr_sam_headroom_resource *handle);
-/* The handle behind a ref to sam_headroom: the resource itself (not a new share). */
+/* A new handle to the sam_headroom resource a ref names, owning one share of its own (ownership rule 1):
+ * destroy it as any other handle. */
 CMR_API cmr_status cmr_sam_headroom_resource_from_ref(cmr_resource_ref ref, cmr_sam_headroom_resource **out);
 
 /* ==== simulated (leaf; cuda and host builds) ====
@@ -597,7 +614,8 @@ CMR_API cmr_status cmr_simulated_resource_create(cmr_optional_size capacity, cmr
 CMR_API cmr_status cmr_simulated_resource_destroy(cmr_simulated_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_simulated_resource_ref(cmr_simulated_resource *handle);
-/* The handle behind a ref to simulated: the resource itself (not a new share). */
+/* A new handle to the simulated resource a ref names, owning one share of its own (ownership rule 1):
+ * destroy it as any other handle. */
 CMR_API cmr_status cmr_simulated_resource_from_ref(cmr_resource_ref ref, cmr_simulated_resource **out);
 /* Bytes allocated and not yet freed. */
 CMR_API cmr_status cmr_simulated_resource_bytes_in_use(cmr_simulated_resource *handle, size_t *out);
@@ -636,7 +654,8 @@ CMR_API cmr_status cmr_statistics_resource_create(cmr_resource_ref upstream, cmr
 CMR_API cmr_status cmr_statistics_resource_destroy(cmr_statistics_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_statistics_resource_ref(cmr_statistics_resource *handle);
-/* The handle behind a ref to statistics: the resource itself (not a new share). */
+/* A new handle to the statistics resource a ref names, owning one share of its own (ownership rule 1):
+ * destroy it as any other handle. */
 CMR_API cmr_status cmr_statistics_resource_from_ref(cmr_resource_ref ref, cmr_statistics_resource **out);
 /* Bytes allocated through the adaptor and not yet freed (all levels). */
 CMR_API cmr_status cmr_statistics_resource_bytes_current(cmr_statistics_resource *handle, size_t *out);
@@ -675,7 +694,8 @@ CMR_API cmr_status cmr_system_resource_create(cmr_system_resource **out);
 CMR_API cmr_status cmr_system_resource_destroy(cmr_system_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_system_resource_ref(cmr_system_resource *handle);
-/* The handle behind a ref to system: the resource itself (not a new share). */
+/* A new handle to the system resource a ref names, owning one share of its own (ownership rule 1):
+ * destroy it as any other handle. */
 CMR_API cmr_status cmr_system_resource_from_ref(cmr_resource_ref ref, cmr_system_resource **out);
 
 /* ==== thread_safe (adaptor; cuda and host builds) ====
@@ -698,7 +718,8 @@ CMR_API cmr_status cmr_thread_safe_resource_create(cmr_resource_ref upstream, cm
 CMR_API cmr_status cmr_thread_safe_resource_destroy(cmr_thread_safe_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_thread_safe_resource_ref(cmr_thread_safe_resource *handle);
-/* The handle behind a ref to thread_safe: the resource itself (not a new share). */
+/* A new handle to the thread_safe resource a ref names, owning one share of its own (ownership rule 1):
+ * destroy it as any other handle. */
 CMR_API cmr_status cmr_thread_safe_resource_from_ref(cmr_resource_ref ref, cmr_thread_safe_resource **out);
 
 /* ==== tracking (adaptor; cuda and host builds) ====
@@ -734,7 +755,8 @@ CMR_API cmr_status cmr_tracking_resource_create(cmr_resource_ref upstream, bool 
 CMR_API cmr_status cmr_tracking_resource_destroy(cmr_tracking_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
 CMR_API cmr_resource_ref cmr_tracking_resource_ref(cmr_tracking_resource *handle);
-/* The handle behind a ref to tracking: the resource itself (not a new share). */
+/* A new handle to the tracking resource a ref names, owning one share of its own (ownership rule 1):
+ * destroy it as any other handle. */
 CMR_API cmr_status cmr_tracking_resource_from_ref(cmr_resource_ref ref, cmr_tracking_resource **out);
 /* Bytes outstanding (the sum of the sizes asked for). */
 CMR_API cmr_status cmr_tracking_resource_allocated_bytes(cmr_tracking_resource *handle, size_t *out);

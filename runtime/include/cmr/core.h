@@ -151,7 +151,9 @@ typedef struct cmr_resource_ref {
  * to the alignment. allocate_sync / deallocate_sync may be NULL: the runtime
  * then uses allocate / deallocate on the default stream and synchronizes it.
  * retain / release may be NULL for a foreign resource the caller keeps alive
- * itself (then nothing that stores the ref extends its life). */
+ * itself (then nothing that stores the ref extends its life); cmr's own
+ * resources (CMR_OPS_FLAG_COUNTED) leave them NULL, as the runtime counts
+ * their shares itself (cmr_ref_retain / cmr_ref_release). */
 typedef struct cmr_resource_ops {
   uint32_t flags;
   const char *type_name;

@@ -370,59 +370,22 @@ static cmr_status cmr_buffer_check_get(const cmr_device_buffer *handle, const vo
   return cmr_buffer_resolve(handle, what, buffer);
 }
 
-cmr_status cmr_device_buffer_data(const cmr_device_buffer *handle, void **out) {
-  cmr_buffer *buffer;
-  cmr_status status = cmr_buffer_check_get(handle, out, "cmr_device_buffer_data", &buffer);
-  if (out != NULL) {
-    *out = status == CMR_SUCCESS ? buffer->data : NULL;
+/* Defines the getter cmr_device_buffer_<name> of the buffer's `field`
+ * (`none` in *out when the handle is refused). */
+#define CMR_BUFFER_GETTER(name, type, field, none)                                              \
+  cmr_status cmr_device_buffer_##name(const cmr_device_buffer *handle, type *out) {             \
+    cmr_buffer *buffer;                                                                         \
+    cmr_status status = cmr_buffer_check_get(handle, out, "cmr_device_buffer_" #name, &buffer); \
+    if (out != NULL) *out = status == CMR_SUCCESS ? buffer->field : (none);                     \
+    return status;                                                                              \
   }
-  return status;
-}
 
-cmr_status cmr_device_buffer_size(const cmr_device_buffer *handle, size_t *out) {
-  cmr_buffer *buffer;
-  cmr_status status = cmr_buffer_check_get(handle, out, "cmr_device_buffer_size", &buffer);
-  if (out != NULL) {
-    *out = status == CMR_SUCCESS ? buffer->size : 0;
-  }
-  return status;
-}
-
-cmr_status cmr_device_buffer_capacity(const cmr_device_buffer *handle, size_t *out) {
-  cmr_buffer *buffer;
-  cmr_status status = cmr_buffer_check_get(handle, out, "cmr_device_buffer_capacity", &buffer);
-  if (out != NULL) {
-    *out = status == CMR_SUCCESS ? buffer->capacity : 0;
-  }
-  return status;
-}
-
-cmr_status cmr_device_buffer_alignment(const cmr_device_buffer *handle, size_t *out) {
-  cmr_buffer *buffer;
-  cmr_status status = cmr_buffer_check_get(handle, out, "cmr_device_buffer_alignment", &buffer);
-  if (out != NULL) {
-    *out = status == CMR_SUCCESS ? buffer->alignment : 0;
-  }
-  return status;
-}
-
-cmr_status cmr_device_buffer_stream(const cmr_device_buffer *handle, cmr_stream *out) {
-  cmr_buffer *buffer;
-  cmr_status status = cmr_buffer_check_get(handle, out, "cmr_device_buffer_stream", &buffer);
-  if (out != NULL) {
-    *out = status == CMR_SUCCESS ? buffer->stream : CMR_DEFAULT_STREAM;
-  }
-  return status;
-}
-
-cmr_status cmr_device_buffer_resource(const cmr_device_buffer *handle, cmr_resource_ref *out) {
-  cmr_buffer *buffer;
-  cmr_status status = cmr_buffer_check_get(handle, out, "cmr_device_buffer_resource", &buffer);
-  if (out != NULL) {
-    *out = status == CMR_SUCCESS ? buffer->mr : (cmr_resource_ref){0};
-  }
-  return status;
-}
+CMR_BUFFER_GETTER(data, void *, data, NULL)
+CMR_BUFFER_GETTER(size, size_t, size, 0)
+CMR_BUFFER_GETTER(capacity, size_t, capacity, 0)
+CMR_BUFFER_GETTER(alignment, size_t, alignment, 0)
+CMR_BUFFER_GETTER(stream, cmr_stream, stream, CMR_DEFAULT_STREAM)
+CMR_BUFFER_GETTER(resource, cmr_resource_ref, mr, (cmr_resource_ref){0})
 
 /* ---- copies --------------------------------------------------------------------------- */
 

@@ -53,22 +53,31 @@ static void *cmr_cuda_memory_context(cmr_cuda_memory kind, cmr_backend_pool pool
   return kind == CMR_CUDA_MEMORY_POOL ? (void *)pool : &cmr_cuda_plain[kind];
 }
 
-cmr_status cmr_cuda_memory_allocate(cmr_cuda_memory kind, const char *owner, int device, cmr_backend_pool pool,
-                                    size_t bytes, cmr_stream stream, void **out) {
+/* Makes the source's device current (the caller's kept in *guard). */
+static cmr_status cmr_cuda_memory_enter(const cmr_cuda_source *source, cmr_backend_device_guard *guard) {
+  cmr_status status = cmr_backend_device_enter(source->device, guard);
+  if (status != CMR_SUCCESS) {
+    return cmr_error_context(status, "%s: making device %d current", source->owner, source->device);
+  }
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_cuda_memory_allocate(const cmr_cuda_source *source, size_t bytes, cmr_stream stream, void **out) {
   cmr_backend_device_guard guard;
-  cmr_status status = cmr_backend_device_enter(device, &guard);
-  if (status != CMR_SUCCESS) return cmr_error_context(status, "%s: making device %d current", owner, device);
-  status = cmr_ledger_allocate(&cmr_cuda_ledgers[kind], owner, pool, &cmr_cuda_memories[kind],
-                               cmr_cuda_memory_context(kind, pool), bytes, CMR_DEFAULT_ALIGNMENT, stream, out);
+  cmr_status status = cmr_cuda_memory_enter(source, &guard);
+  if (status != CMR_SUCCESS) return status;
+  status = cmr_ledger_allocate(&cmr_cuda_ledgers[source->kind], source->owner, source->pool,
+                               &cmr_cuda_memories[source->kind], cmr_cuda_memory_context(source->kind, source->pool),
+                               bytes, CMR_DEFAULT_ALIGNMENT, stream, out);
   return cmr_backend_device_leave(&guard, status);
 }
 
-cmr_status cmr_cuda_memory_deallocate(cmr_cuda_memory kind, const char *owner, int device, cmr_backend_pool pool,
-                                      void *ptr, size_t bytes, cmr_stream stream) {
+cmr_status cmr_cuda_memory_deallocate(const cmr_cuda_source *source, void *ptr, size_t bytes, cmr_stream stream) {
   cmr_backend_device_guard guard;
-  cmr_status status = cmr_backend_device_enter(device, &guard);
-  if (status != CMR_SUCCESS) return cmr_error_context(status, "%s: making device %d current", owner, device);
-  status = cmr_ledger_deallocate(&cmr_cuda_ledgers[kind], owner, pool, &cmr_cuda_memories[kind],
-                                 cmr_cuda_memory_context(kind, pool), ptr, bytes, CMR_DEFAULT_ALIGNMENT, stream);
+  cmr_status status = cmr_cuda_memory_enter(source, &guard);
+  if (status != CMR_SUCCESS) return status;
+  status = cmr_ledger_deallocate(&cmr_cuda_ledgers[source->kind], source->owner, source->pool,
+                                 &cmr_cuda_memories[source->kind], cmr_cuda_memory_context(source->kind, source->pool),
+                                 ptr, bytes, CMR_DEFAULT_ALIGNMENT, stream);
   return cmr_backend_device_leave(&guard, status);
 }

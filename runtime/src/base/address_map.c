@@ -69,9 +69,9 @@ void cmr_address_map_insert(cmr_address_map *map, cmr_address_entry *entry) {
   CMR_CHECK(cmr_address_map_address_valid(map, entry->address, &why));
 }
 
-cmr_address_entry *cmr_address_map_remove(cmr_address_map *map, const void *address) {
+cmr_address_entry *cmr_address_map_remove(cmr_address_map *map, const void *address, const void *tag) {
   cmr_address_entry **link = &map->buckets[cmr_address_bucket(address, map->bucket_count)];
-  while (*link != NULL && (*link)->address != address) link = &(*link)->next;
+  while (*link != NULL && ((*link)->address != address || (*link)->tag != tag)) link = &(*link)->next;
   cmr_address_entry *entry = *link;
   if (entry != NULL) {
     *link = entry->next;
@@ -85,7 +85,7 @@ cmr_address_entry *cmr_address_map_remove(cmr_address_map *map, const void *addr
 
 enum { cmr_address_map_checked_whole = 1024 };
 
-/* Bucket `b`'s chain: every entry hashes there, none twice; *entries
+/* Bucket `b`'s chain: every entry hashes there, no key twice; *entries
  * counts them. A chain longer than the map's count is a cycle, found
  * before the entries are compared (which would then never end). */
 static bool cmr_bucket_valid(const cmr_address_map *map, size_t b, size_t *entries, const char **why) {
@@ -102,8 +102,8 @@ static bool cmr_bucket_valid(const cmr_address_map *map, size_t b, size_t *entri
       return false;
     }
     for (const cmr_address_entry *other = entry->next; other != NULL; other = other->next) {
-      if (other->address == entry->address) {
-        *why = "address map: an address is in the map twice";
+      if (other->address == entry->address && other->tag == entry->tag) {
+        *why = "address map: an address is in the map twice with one tag";
         return false;
       }
     }

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* A chained hash map from addresses to records that embed a
+/* A chained hash map from (address, tag) keys to records that embed a
  * cmr_address_entry as their first member (intrusive: no allocation per
- * record). The suballocators' block map keeps one per shard; the adaptors
- * that remember something per pointer (aligned, tracking) one under their
- * own lock. Not thread-safe. */
+ * record). The tag tells apart the records of one address that belong to
+ * different owners (NULL where an address has one owner); the address alone
+ * picks the bucket. The sharded map (sharded_map.h) keeps one per shard; the
+ * adaptors that remember something per pointer (aligned, tracking) one
+ * under their own lock. Not thread-safe. */
 #ifndef CMR_ADDRESS_MAP_H
 #define CMR_ADDRESS_MAP_H
 
@@ -13,6 +15,7 @@
 
 typedef struct cmr_address_entry {
   const void *address;
+  const void *tag;                /* whose record, with the address the key */
   struct cmr_address_entry *next; /* in its bucket */
 } cmr_address_entry;
 
@@ -28,10 +31,10 @@ cmr_status cmr_address_map_init(cmr_address_map *map, const char *owner);
 void cmr_address_map_clear(cmr_address_map *map, void (*drop)(cmr_address_entry *entry));
 /* Never fails: without host memory for a bigger table the chains get longer. */
 void cmr_address_map_insert(cmr_address_map *map, cmr_address_entry *entry);
-/* Removes and returns the entry of `address`, or NULL. */
-cmr_address_entry *cmr_address_map_remove(cmr_address_map *map, const void *address);
+/* Removes and returns the entry of (`address`, `tag`), or NULL. */
+cmr_address_entry *cmr_address_map_remove(cmr_address_map *map, const void *address, const void *tag);
 /* Invariants (invariants.h): the table is a power of two of buckets, every
- * entry sits in the bucket its address hashes to, no address is in twice,
+ * entry sits in the bucket its address hashes to, no key is in twice,
  * and `count` is the number of entries. `address_valid` checks what a
  * change at `address` touched (its bucket), and the whole map while it
  * holds at most 1,024 entries; `valid` the whole map. False, with the

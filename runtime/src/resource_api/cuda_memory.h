@@ -19,12 +19,52 @@ typedef enum cmr_cuda_memory {
   CMR_CUDA_MEMORY_KINDS
 } cmr_cuda_memory;
 
-/* `owner` names the resource in messages; `device` is the resource's (the
- * one current at its creation), made current around the CUDA calls and the
- * caller's restored after; `pool` is NULL but for pool memory. */
-cmr_status cmr_cuda_memory_allocate(cmr_cuda_memory kind, const char *owner, int device, cmr_backend_pool pool,
-                                    size_t bytes, cmr_stream stream, void **out);
-cmr_status cmr_cuda_memory_deallocate(cmr_cuda_memory kind, const char *owner, int device, cmr_backend_pool pool,
-                                      void *ptr, size_t bytes, cmr_stream stream);
+/* Where a CUDA leaf's memory comes from: its kind, the resource's name
+ * for messages, the device current at the resource's creation (made current
+ * around the CUDA calls, the caller's restored after), and the pool of pool
+ * memory (NULL for the other kinds). */
+typedef struct cmr_cuda_source {
+  cmr_cuda_memory kind;
+  const char *owner;
+  int device;
+  cmr_backend_pool pool;
+} cmr_cuda_source;
+
+/* The source of a resource being made now: the device current now. */
+static inline cmr_cuda_source cmr_cuda_source_here(cmr_cuda_memory kind, const char *owner, cmr_backend_pool pool) {
+  return (cmr_cuda_source){kind, owner, cmr_backend_device_at_creation(), pool};
+}
+
+cmr_status cmr_cuda_memory_allocate(const cmr_cuda_source *source, size_t bytes, cmr_stream stream, void **out);
+cmr_status cmr_cuda_memory_deallocate(const cmr_cuda_source *source, void *ptr, size_t bytes, cmr_stream stream);
+
+/* In an algorithm file whose struct has a `cmr_cuda_source source`:
+ * defines its allocate and deallocate over it (the driver aligns to at
+ * least 256 bytes, the most the spec lets reach here). */
+#define CMR_CUDA_LEAF_CALLS(name)                                                                                   \
+  cmr_status cmr_##name##_impl_allocate(cmr_##name##_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, \
+                                        void **out) {                                                               \
+    (void)alignment;                                                                                                \
+    return cmr_cuda_memory_allocate(&impl->source, bytes, stream, out);                                             \
+  }                                                                                                                 \
+  cmr_status cmr_##name##_impl_deallocate(cmr_##name##_impl *impl, void *ptr, size_t bytes, size_t alignment,       \
+                                          cmr_stream stream) {                                                      \
+    (void)alignment;                                                                                                \
+    return cmr_cuda_memory_deallocate(&impl->source, ptr, bytes, stream);                                           \
+  }
+
+/* The whole algorithm file of a leaf that is only its source (cuda,
+ * managed, pinned_host: spec hooks = ["init"], equality "type"): its struct,
+ * CMR_IMPL_LAYOUT, its init (the device current at creation) and calls. */
+#define CMR_CUDA_LEAF(name, memory_kind)                           \
+  struct cmr_##name##_impl {                                       \
+    cmr_cuda_source source;                                        \
+  };                                                               \
+  CMR_IMPL_LAYOUT(name);                                           \
+  cmr_status cmr_##name##_impl_init(cmr_##name##_impl *impl) {     \
+    impl->source = cmr_cuda_source_here(memory_kind, #name, NULL); \
+    return CMR_SUCCESS;                                            \
+  }                                                                \
+  CMR_CUDA_LEAF_CALLS(name)
 
 #endif /* CMR_CUDA_MEMORY_H */

@@ -8,6 +8,7 @@
 #ifndef CMR_IMPL_STATE_H
 #define CMR_IMPL_STATE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "errors.h"
@@ -31,5 +32,13 @@ cmr_status cmr_impl_new(cmr_impl_layout layout, const void *params, size_t param
                         const char *what, void **out);
 /* Frees what cmr_impl_new made (after the algorithm's fini hook); NULL is a no-op. */
 void cmr_impl_free(void *impl, cmr_impl_strings strings);
+
+/* What a counter getter returns (spec: counter = "<field>"): the
+ * _Atomic size_t at `offset` in the algorithm's struct, loaded relaxed (a
+ * counter read alone orders nothing). */
+static inline size_t cmr_impl_counter(const void *impl, size_t offset) {
+  return atomic_load_explicit((const _Atomic size_t *)(const void *)((const char *)impl + offset),
+                              memory_order_relaxed);
+}
 
 #endif /* CMR_IMPL_STATE_H */

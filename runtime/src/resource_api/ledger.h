@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What a leaf resource handed out, so that it can vouch for a free before
  * it reaches free(), cudaFree or a user's function: each live pointer with
- * the size it was allocated with and a tag of whom it belongs to, in 64
- * independently locked shards (threads freeing different pointers rarely
- * meet on a lock). A free of a pointer not in the ledger (foreign, static,
- * interior, already freed) is CMR_ERROR_UNKNOWN_POINTER; of a known pointer
- * with another size, CMR_ERROR_INVALID_ARGUMENT; either way nothing changes.
+ * the size it was allocated with and a tag of whom it belongs to, in a
+ * sharded map (sharded_map.h). A free of a pointer not in the ledger
+ * (foreign, static, interior, already freed, another tag's) is
+ * CMR_ERROR_UNKNOWN_POINTER; of a known pointer with another size,
+ * CMR_ERROR_INVALID_ARGUMENT; either way nothing changes.
  *
  * A zero-filled cmr_ledger is an empty one, so resources that are
  * interchangeable by type (system, cuda, ...) share one ledger in static
@@ -15,19 +15,17 @@
 #ifndef CMR_LEDGER_H
 #define CMR_LEDGER_H
 
-#include "address_map.h"
-#include "lock.h"
-
-enum { cmr_ledger_shard_bits = 6, cmr_ledger_shard_count = 1 << cmr_ledger_shard_bits };
-
-typedef struct cmr_ledger_shard {
-  _Alignas(64) cmr_lock lock;
-  cmr_address_map entries; /* no table until the first entry */
-} cmr_ledger_shard;
+#include "sharded_map.h"
 
 typedef struct cmr_ledger {
-  cmr_ledger_shard shards[cmr_ledger_shard_count];
+  cmr_sharded_map records;
 } cmr_ledger;
+
+/* One handed-out pointer. */
+typedef struct cmr_ledger_entry {
+  cmr_address_entry key; /* first: the pointer and the tag */
+  size_t bytes;
+} cmr_ledger_entry;
 
 /* Ledgers in static storage that every resource of a type shares, made
  * known with CMR_SHARE_LEDGERS so that a fork finds them: their locks are
@@ -70,5 +68,22 @@ cmr_status cmr_ledger_allocate(cmr_ledger *ledger, const char *owner, const void
 cmr_status cmr_ledger_deallocate(cmr_ledger *ledger, const char *owner, const void *tag,
                                  const cmr_ledger_memory *memory, void *impl, void *ptr, size_t bytes, size_t alignment,
                                  cmr_stream stream);
+
+/* The steps of the two above, for a caller that obtains and releases
+ * otherwise (grants.c). Records (`ptr`, `tag`) with `bytes`, in an entry
+ * kept from an earlier cmr_ledger_discard when its shard has one (no host
+ * memory is asked for then); CMR_ERROR_OUT_OF_MEMORY, naming `owner`. */
+cmr_status cmr_ledger_add(cmr_ledger *ledger, const char *owner, void *ptr, const void *tag, size_t bytes);
+/* Takes out the entry of (`ptr`, `tag`) if it was recorded with `bytes`:
+ * CMR_SUCCESS and the entry in *out, for cmr_ledger_put_back or
+ * cmr_ledger_discard. Else nothing changes and, with no message set,
+ * CMR_ERROR_UNKNOWN_POINTER (no such entry) or CMR_ERROR_INVALID_ARGUMENT
+ * (*recorded: its bytes). */
+cmr_status cmr_ledger_take(cmr_ledger *ledger, const void *tag, const void *ptr, size_t bytes, cmr_ledger_entry **out,
+                           size_t *recorded);
+/* Files a taken entry again; never fails (its shard has a table). */
+void cmr_ledger_put_back(cmr_ledger *ledger, cmr_ledger_entry *entry);
+/* Done with a taken entry: kept for a later cmr_ledger_add, or freed. */
+void cmr_ledger_discard(cmr_ledger *ledger, cmr_ledger_entry *entry);
 
 #endif /* CMR_LEDGER_H */

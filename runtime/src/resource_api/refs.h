@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Refs (dispatch.c): checking them, reaching the object behind one, holding
- * and dropping shares; and the retain / release entries of a generated ops
- * table for cmr's own counted objects (object.h). */
+ * and dropping shares. */
 #ifndef CMR_REFS_H
 #define CMR_REFS_H
 
@@ -10,12 +9,6 @@
 #include <cmr/cmr.h>
 
 #include "object.h"
-
-/* The retain / release entries of a generated ops table: they take the
- * ref's self, an object token (dispatch itself calls cmr_object_retain /
- * cmr_object_release, which report failures). */
-static inline void cmr_object_retain_self(void *token) { (void)cmr_object_retain(token, "retain"); }
-static inline void cmr_object_release_self(void *token) { (void)cmr_object_release(token, "release"); }
 
 /* Liveness and shape of a ref, with "<what>: ..." in the message. */
 cmr_status cmr_ref_check(cmr_resource_ref ref, const char *what);

@@ -1,31 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The handed-out blocks of a suballocator: an address map (address_map.h)
- * in each of 64 shards, each under its own lock and on its own cache line. */
+/* The handed-out blocks of a suballocator: a sharded map (sharded_map.h)
+ * of their records, each shard's `bytes` the sum of its blocks' sizes. */
 #include <stddef.h>
 #include <stdlib.h>
 
 #include "block_map.h"
 #include "invariants.h"
-#include "lock.h"
-
-enum { cmr_shard_bits = 6, cmr_shard_count = 1 << cmr_shard_bits };
-
-typedef struct cmr_block_shard {
-  _Alignas(64) cmr_lock lock;
-  cmr_address_map blocks;
-  size_t bytes;
-} cmr_block_shard;
+#include "sharded_map.h"
 
 struct cmr_block_map {
-  cmr_block_shard shards[cmr_shard_count];
+  cmr_sharded_map blocks;
 };
-
-/* The top bits of a multiplicative hash pick the shard (the map inside uses
- * lower ones); blocks are 256-aligned, so the low address bits carry nothing. */
-static cmr_block_shard *cmr_shard_of(cmr_block_map *map, const void *address) {
-  uint64_t hash = ((uint64_t)(uintptr_t)address >> 8) * UINT64_C(0x9E3779B97F4A7C15);
-  return &map->shards[hash >> (64 - cmr_shard_bits)];
-}
 
 static cmr_block *cmr_block_of(cmr_address_entry *entry) {
   return entry == NULL ? NULL : (cmr_block *)((char *)entry - offsetof(cmr_block, map_entry));
@@ -39,7 +24,7 @@ enum { cmr_shard_checked_whole = 1024 };
 
 typedef struct cmr_shard_check {
   cmr_block_map *map;
-  cmr_block_shard *shard;
+  cmr_map_shard *shard;
   size_t bytes;
   const char *why; /* the first broken invariant, or NULL */
 } cmr_shard_check;
@@ -51,7 +36,7 @@ static void cmr_check_block(cmr_address_entry *entry, void *arg) {
   if (check->why != NULL) return;
   if (entry->address != block->address) {
     check->why = "block map: a block is filed under another address than its own";
-  } else if (cmr_shard_of(check->map, block->address) != check->shard) {
+  } else if (cmr_sharded_map_shard(&check->map->blocks, block->address) != check->shard) {
     check->why = "block map: a block is in another shard than its address picks";
   } else if (block->size == 0 || block->size % 256 != 0 || (uintptr_t)block->address % 256 != 0) {
     check->why = "block map: a block's address or size is not a nonzero multiple of 256";
@@ -61,11 +46,11 @@ static void cmr_check_block(cmr_address_entry *entry, void *arg) {
 /* `shard` (its lock held), whole, or after a change: then its address map
  * has checked itself (address_map.h), and its blocks are checked while
  * there are at most 1,024. */
-static bool cmr_shard_valid(cmr_block_map *map, cmr_block_shard *shard, bool whole, const char **why) {
-  if (whole && !cmr_address_map_valid(&shard->blocks, why)) return false;
-  if (!whole && shard->blocks.count > cmr_shard_checked_whole) return true;
+static bool cmr_shard_valid(cmr_block_map *map, cmr_map_shard *shard, bool whole, const char **why) {
+  if (whole && !cmr_address_map_valid(&shard->entries, why)) return false;
+  if (!whole && shard->entries.count > cmr_shard_checked_whole) return true;
   cmr_shard_check check = {map, shard, 0, NULL};
-  cmr_address_map_each(&shard->blocks, cmr_check_block, &check);
+  cmr_address_map_each(&shard->entries, cmr_check_block, &check);
   if (check.why == NULL && check.bytes != shard->bytes) {
     check.why = "block map: a shard's byte total is not the sum of its blocks' sizes";
   }
@@ -75,8 +60,8 @@ static bool cmr_shard_valid(cmr_block_map *map, cmr_block_shard *shard, bool who
 
 bool cmr_block_map_valid(cmr_block_map *map, const char **why) {
   bool valid = true;
-  for (int i = 0; i < cmr_shard_count && valid; ++i) {
-    cmr_block_shard *shard = &map->shards[i];
+  for (int i = 0; i < cmr_map_shard_count && valid; ++i) {
+    cmr_map_shard *shard = &map->blocks.shards[i];
     cmr_lock_acquire(&shard->lock);
     valid = cmr_shard_valid(map, shard, true, why);
     cmr_lock_release(&shard->lock);
@@ -87,44 +72,32 @@ bool cmr_block_map_valid(cmr_block_map *map, const char **why) {
 /* ---- the map ---------------------------------------------------------------------- */
 
 cmr_status cmr_block_map_create(cmr_block_map **out) {
-  cmr_block_map *map = aligned_alloc(64, sizeof *map);
-  if (map == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "no host memory for a block map");
-  for (int i = 0; i < cmr_shard_count; ++i) {
-    cmr_block_shard *shard = &map->shards[i];
-    cmr_status status = cmr_address_map_init(&shard->blocks, "block map");
-    if (status != CMR_SUCCESS) {
-      while (i-- > 0) cmr_address_map_clear(&map->shards[i].blocks, cmr_block_drop); /* empty yet */
-      free(map);
-      return status;
-    }
-    shard->bytes = 0;
-    cmr_lock_init(&shard->lock);
+  cmr_sharded_map *blocks = NULL;
+  cmr_status status = cmr_sharded_map_create("block map", &blocks);
+  if (status == CMR_SUCCESS) status = cmr_sharded_map_make_tables(blocks, "block map");
+  if (status != CMR_SUCCESS) {
+    cmr_sharded_map_destroy(blocks, cmr_block_drop); /* empty yet */
+    return status;
   }
-  *out = map;
+  *out = (cmr_block_map *)blocks; /* its first and only member */
   return CMR_SUCCESS;
 }
 
-void cmr_block_map_destroy(cmr_block_map *map) {
-  for (int i = 0; i < cmr_shard_count; ++i) {
-    cmr_address_map_clear(&map->shards[i].blocks, cmr_block_drop);
-  }
-  free(map);
-}
+void cmr_block_map_destroy(cmr_block_map *map) { cmr_sharded_map_destroy(&map->blocks, cmr_block_drop); }
 
+/* Every shard has its table (cmr_block_map_create), so the insert cannot fail. */
 void cmr_block_map_insert(cmr_block_map *map, cmr_block *block) {
-  cmr_block_shard *shard = cmr_shard_of(map, block->address);
-  block->map_entry.address = block->address;
-  cmr_lock_acquire(&shard->lock);
-  cmr_address_map_insert(&shard->blocks, &block->map_entry);
+  block->map_entry = (cmr_address_entry){.address = block->address};
+  cmr_map_shard *shard = cmr_sharded_map_lock(&map->blocks, block->address);
+  (void)cmr_map_shard_insert(shard, &block->map_entry, "block map");
   shard->bytes += block->size;
   CMR_CHECK(cmr_shard_valid(map, shard, false, &why));
   cmr_lock_release(&shard->lock);
 }
 
 cmr_block *cmr_block_map_remove(cmr_block_map *map, const void *address) {
-  cmr_block_shard *shard = cmr_shard_of(map, address);
-  cmr_lock_acquire(&shard->lock);
-  cmr_block *block = cmr_block_of(cmr_address_map_remove(&shard->blocks, address));
+  cmr_map_shard *shard = cmr_sharded_map_lock(&map->blocks, address);
+  cmr_block *block = cmr_block_of(cmr_map_shard_remove(shard, address, NULL));
   if (block != NULL) {
     block->map_entry.next = NULL;
     shard->bytes -= block->size;
@@ -135,13 +108,5 @@ cmr_block *cmr_block_map_remove(cmr_block_map *map, const void *address) {
 }
 
 void cmr_block_map_totals(cmr_block_map *map, size_t *count, size_t *bytes) {
-  *count = 0;
-  *bytes = 0;
-  for (int i = 0; i < cmr_shard_count; ++i) {
-    cmr_block_shard *shard = &map->shards[i];
-    cmr_lock_acquire(&shard->lock);
-    *count += shard->blocks.count;
-    *bytes += shard->bytes;
-    cmr_lock_release(&shard->lock);
-  }
+  cmr_sharded_map_totals(&map->blocks, count, bytes);
 }

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* What the generated wrapper of every resource shares (generated/src/resources/<name>.c):
+ * the object a handle names, and its making, finalizing, refs and
+ * from_ref, driven by a constant class the wrapper defines per resource.
+ * The wrapper keeps what differs: the argument checks of create, the ops
+ * functions (which call the algorithm), the methods. */
+#ifndef CMR_RESOURCE_CLASS_H
+#define CMR_RESOURCE_CLASS_H
+
+#include <stdbool.h>
+
+#include "impl_state.h"
+#include "object.h"
+
+/* What a resource's handle names: the object behind its refs' self. */
+typedef struct cmr_resource_object {
+  cmr_object object;         /* first: the counted-object header */
+  void *impl;                /* the algorithm's struct (impl_state.h), NULL for a resource without one */
+  cmr_resource_ref upstream; /* the upstream it was created over, or a zeroed ref */
+} cmr_resource_object;
+
+/* One resource's constants. `type` and `ops` are what the runtime and
+ * dispatch see: type.finalize is cmr_resource_finalize and type.children
+ * cmr_resource_children (NULL when it holds no resource); ops.flags is
+ * CMR_OPS_FLAG_COUNTED and its retain/release are NULL, as for all of cmr's
+ * own resources (dispatch takes their shares through the object table). */
+typedef struct cmr_resource_class {
+  cmr_object_type type; /* first: type.name is the resource's name */
+  cmr_resource_ops ops;
+  const char *create_name;        /* "cmr_<name>_resource_create", in messages */
+  const char *from_ref_name;      /* "cmr_<name>_resource_from_ref" */
+  const char *upstream_what;      /* "cmr_<name>_resource_create: upstream", or NULL: no upstream stored */
+  bool retains_upstream;          /* the stored upstream is held (a share taken at create, dropped at finalize) */
+  const cmr_impl_layout *layout;  /* the algorithm's struct, or NULL: none */
+  cmr_impl_strings strings;       /* the params' strings the struct keeps a copy of */
+  cmr_status (*init)(void *impl); /* the algorithm's hooks, or NULL */
+  void (*fini)(void *impl);
+  void (*visit_children)(const void *impl, cmr_child_visitor visit, void *arg); /* what it adopted, or NULL */
+} cmr_resource_class;
+
+/* The tail of every `_create` once its arguments are checked: a new object
+ * holding `upstream` (when the class stores one: a share of it taken when
+ * retained) and the algorithm's struct made from the `params_size` bytes at
+ * `params` and set up by its init hook, then its handle in *out. Every
+ * failure leaves nothing behind, with the class's create name in the message. */
+cmr_status cmr_resource_create(const cmr_resource_class *cls, cmr_resource_ref upstream, const void *params,
+                               size_t params_size, void **out);
+/* type.finalize of every class: the fini hook, the struct, the upstream's share, the object. */
+void cmr_resource_finalize(cmr_object *object);
+/* type.children of a class that stores an upstream or adopts resources. */
+void cmr_resource_children(const cmr_object *object, cmr_child_visitor visit, void *arg);
+/* `_ref`: the ref of a handle of the class (a zeroed ref for NULL). */
+cmr_resource_ref cmr_resource_ref_of(const cmr_resource_class *cls, const void *handle);
+/* `_from_ref`: a new handle owning a share of the resource `ref` names,
+ * which must be of the class. */
+cmr_status cmr_resource_from_ref(const cmr_resource_class *cls, cmr_resource_ref ref, void **out);
+
+#endif /* CMR_RESOURCE_CLASS_H */
