@@ -82,6 +82,7 @@ class JavaForms:
     default: str = ""           # what a constructor passes for a parameter left out
     returns: str = ""           # the CMR_JAVA_RETURNS_* macro of a result (java/swig/cmr_java.swg)
     needs_import: str = ""      # a java.util class the generated file imports for it
+    equals_tail: str = ""       # what assertEquals(what, expected, actual...) adds for a result of this type
     sample: str = ""            # a value the generated tests pass (upstream is theirs)
 
 
@@ -127,6 +128,7 @@ class CType:
     numeric: bool = False       # its bad values are numbers (constraints); tests may pass samples
     scalar: bool = False        # a result the battery can read back and compare (a number, a bool)
     is_callback: bool = False   # a function the resource calls, with a pointer argument of its own
+    c_equal: str = "{v} == {expected}"  # a C condition: the result {v} is the value {expected}
     py: PythonForms = PythonForms()
     go: GoForms = GoForms()
     java: JavaForms = JavaForms()
@@ -173,7 +175,7 @@ TYPES = {
               stack_member="real", numeric=True, scalar=True,
               py=PythonForms("float", "", '_args.real({v}, "{v}")', default="{number}"),
               go=GoForms("float64", default="{raw}"),
-              java=JavaForms("double", default="{raw}", returns="DOUBLE"),
+              java=JavaForms("double", default="{raw}", returns="DOUBLE", equals_tail=", 0.0"),
               cs=CSharpForms("double", default="{raw}")),
         CType("pointer", "void *", "%p", frozenset({"nonzero"}), null_status="CMR_ERROR_NULL_POINTER",
               stack_member="pointer",
@@ -182,7 +184,7 @@ TYPES = {
               java=JavaForms("long", default="0L", returns="LONG"),
               cs=CSharpForms("IntPtr", default="default(IntPtr)", native_default="IntPtr.Zero")),
         CType("string", "const char *", "%s", frozenset({"nonzero"}), null_status="CMR_ERROR_NULL_POINTER",
-              stack_kind="CMR_STACK_STRING", stack_member="string",
+              stack_kind="CMR_STACK_STRING", stack_member="string", c_equal="strcmp({v}, {expected}) == 0",
               py=PythonForms("str", "", '_args.string({v}, "{v}")', '_args.string({json} if {v} is None else {v}, "{v}")',
                              native_default="{json}"),
               go=GoForms("string", default="{json}", zero='""', check="checkText"),
@@ -803,6 +805,15 @@ class Reading:
     @property
     def label(self) -> str:
         return ("upstream." if self.on_upstream else "") + self.method.name
+
+    def c_matches(self, result: str) -> str:
+        """A C condition: `result` is the expected value."""
+        return self.method.returns.c_equal.format(v=result, expected=self.value.c)
+
+    @property
+    def shown(self) -> str:
+        """The expected value as the spec writes it, inside a C string literal."""
+        return c_string(json.dumps(self.raw) if isinstance(self.raw, str) else str(self.raw))
 
 
 @dataclass

@@ -656,11 +656,11 @@ class _Blocks:
 def _load_step(item, resource, upstream, where, blocks, problems):
     """One step; an allocate or deallocate step updates `blocks`."""
     if not isinstance(item, dict):
-        problems.add(where, f"must be an inline table like {{ allocate = 1000 }}, not {_toml_type_of(item)}")
+        problems.add(where.rstrip("."), f"must be an inline table like {{ allocate = 1000 }}, not {_toml_type_of(item)}")
         return None
     kinds = [k for k in item if k in STEP_KINDS]
     if len(kinds) != 1:
-        problems.add(where, f"must have exactly one of {', '.join(STEP_KINDS)}")
+        problems.add(where.rstrip("."), f"{_show(item)} must have exactly one of {', '.join(STEP_KINDS)}")
         return None
     kind = kinds[0]
     _check_fields(item, STEP_FIELDS[kind] | {kind}, where, problems)
@@ -752,7 +752,8 @@ def _load_expectations(raw, resource, upstream, problems):
             step = _load_step(raw_step, resource, upstream, f"{where}steps[{j}].", blocks, problems)
             if step is not None:
                 steps.append(step)
-        if not any(s.kind == "equals" or s.fails or s.aligned_to for s in steps) and raw_steps:
+        checking = ("equals", "fails", "aligned_to")
+        if raw_steps and not any(isinstance(st, dict) and any(k in st for k in checking) for st in raw_steps):
             problems.add(f"{where}steps", "checks nothing: add an equals step, a fails or an aligned_to")
         if name:
             expectations.append(Expectation(name=name, doc=doc.strip(), values=values, steps=steps,

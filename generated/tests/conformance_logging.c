@@ -352,8 +352,8 @@ static void expect_writes_to_the_named_file(cmr_resource_ref upstream, cmr_stati
   {
     const char *value = NULL;
     cmr_battery_expect_ok(cmr_logging_resource_filename(handle, &value), "filename");
-    ck_assert_msg(strcmp(value, "/dev/null") == 0, "writes_to_the_named_file: filename is \"%s\", the spec expects %s",
-                  value, "\"/dev/null\"");
+    ck_assert_msg(strcmp(value, "/dev/null") == 0,
+                  "writes_to_the_named_file: filename is %s, the spec expects \"/dev/null\"", value);
   }
   {
     size_t value = 0;

@@ -791,8 +791,7 @@ int cmr_battery_main(const cmr_battery_subject *subject_description, int argc, c
   }
   if (needs_gpu() && ask_in_child(no_gpu_here)) return 77;
   if (ask_in_child(subject_unsupported_here)) return 77;
-  SRunner *runner =
-      srunner_create(expect ? expectation_suite() : bad_inputs ? bad_input_suite() : battery_suite());
+  SRunner *runner = srunner_create(expect ? expectation_suite() : bad_inputs ? bad_input_suite() : battery_suite());
   srunner_run_all(runner, CK_NORMAL);
   int failed = srunner_ntests_failed(runner);
   srunner_free(runner);

@@ -48,9 +48,9 @@ typedef struct cmr_battery_subject {
   /* Makes the resource over `upstream` (a zeroed ref when there is none). The
    * ref carries the creator's share: the battery releases it. */
   cmr_status (*make)(cmr_resource_ref upstream, cmr_resource_ref *out);
-  const cmr_battery_bad_input *bad_inputs; /* ends with a NULL name */
-  bool rejects_unknown_pointer;            /* frees of a pointer it never handed out fail */
-  bool rejects_wrong_size;                 /* frees with another size fail and keep the block */
+  const cmr_battery_bad_input *bad_inputs;     /* ends with a NULL name */
+  bool rejects_unknown_pointer;                /* frees of a pointer it never handed out fail */
+  bool rejects_wrong_size;                     /* frees with another size fail and keep the block */
   const cmr_battery_expectation *expectations; /* ends with a NULL name */
   bool expect_upstream;                        /* the expectations run over statistics(system) */
 } cmr_battery_subject;
