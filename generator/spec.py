@@ -49,6 +49,26 @@ PYTHON_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 UPSTREAM_KINDS = {"host", "gpu"}
 CONSTRAINT_FIELDS = {"multiple_of", "power_of_two", "min", "max", "nonzero"}
 
+# Keywords of the languages the bindings are written in: a parameter or
+# method of that name would not compile there (Java and C# use the names as
+# they are; Go and Python as locals and keywords).
+BINDING_KEYWORDS = {
+    "Java": {"abstract", "assert", "boolean", "byte", "catch", "class", "extends", "final", "finally", "float",
+             "implements", "import", "instanceof", "interface", "native", "new", "package", "private", "protected",
+             "public", "super", "synchronized", "this", "throw", "throws", "transient", "try", "null", "true",
+             "false", "strictfp"},
+    "C#": {"as", "base", "byte", "catch", "checked", "class", "decimal", "delegate", "event", "explicit", "false",
+           "finally", "fixed", "float", "foreach", "implicit", "in", "interface", "internal", "is", "lock",
+           "namespace", "new", "null", "object", "operator", "override", "params", "private", "protected",
+           "public", "readonly", "ref", "sbyte", "sealed", "stackalloc", "string", "this", "throw", "true", "try",
+           "typeof", "uint", "ulong", "unchecked", "unsafe", "ushort", "using", "virtual"},
+    "Go": {"chan", "defer", "fallthrough", "func", "go", "import", "interface", "map", "package", "range", "select",
+           "type", "var"},
+    "Python": {"and", "as", "assert", "async", "await", "class", "def", "del", "elif", "except", "finally", "from",
+               "global", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "try", "with",
+               "yield"},
+}
+
 
 class SpecError(Exception):
     def __init__(self, problems):
@@ -101,7 +121,10 @@ def _require(table, key, kind, where, problems):
     return value
 
 
-def _identifier(value, where, problems):
+def _identifier(value, where, problems, binding_name=False):
+    """A lower-case identifier the generated C can use; a `binding_name` (a
+    parameter's or method's, used as it is by the bindings) must also be no
+    keyword of theirs."""
     if value is None:
         return None
     if not IDENTIFIER.match(value):
@@ -109,6 +132,10 @@ def _identifier(value, where, problems):
         return None
     if value in RESERVED:
         problems.add(where, f'"{value}" is reserved in the generated C')
+        return None
+    languages = [language for language, words in BINDING_KEYWORDS.items() if value in words]
+    if binding_name and languages:
+        problems.add(where, f'"{value}" is a keyword of {" and ".join(languages)}: the generated binding would not compile')
         return None
     return value
 
@@ -226,7 +253,7 @@ def _load_param(raw, resource, where, problems, allow_default=True):
         problems.add(where.rstrip("."), "must be a table")
         return None
     _check_fields(raw, PARAM_FIELDS, where, problems)
-    name = _identifier(_require(raw, "name", str, where, problems), f"{where}name", problems)
+    name = _identifier(_require(raw, "name", str, where, problems), f"{where}name", problems, binding_name=True)
     type_name = _require(raw, "type", str, where, problems)
     doc = _require(raw, "doc", str, where, problems) or ""
     if type_name is None:
@@ -373,7 +400,7 @@ def _load_methods(raw, resource, problems, params=()):
     methods, seen = [], set()
     for where, item in _tables(raw, "methods", problems):
         _check_fields(item, METHOD_FIELDS, where, problems)
-        name = _identifier(_require(item, "name", str, where, problems), f"{where}name", problems)
+        name = _identifier(_require(item, "name", str, where, problems), f"{where}name", problems, binding_name=True)
         doc = _require(item, "doc", str, where, problems) or ""
         returns = item.get("returns", "void")
         rtype = None

@@ -155,6 +155,8 @@ EXPECTED = {
         'params[0].type: unknown type "sizet"',
         'methods[0].name: "destroy" is generated for every resource',
     ],
+    "param_binding_keyword": ['params[0].name: "byte" is a keyword of Java and C#: the generated binding would not compile',
+                              'methods[0].name: "lock" is a keyword of C#: the generated binding would not compile'],
     # [[expect]]: behavioural expectations
     "expect_unknown_step": ['expect[0].steps[0]: {free = 0} must have exactly one of allocate, deallocate, call, equals'],
     "expect_two_kinds": ['expect[0].steps[0]: {allocate = 256, deallocate = 0} must have exactly one of allocate, '
