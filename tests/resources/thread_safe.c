@@ -11,13 +11,14 @@
 
 static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gate_changed = PTHREAD_COND_INITIALIZER;
-static struct {
+typedef struct gate_state {
   bool closed;         /* calls into the upstream are held at the gate */
   int inside;          /* calls inside the upstream now */
   int most_inside;     /* the most at once */
   bool other_waited;   /* a caller waited for a lock (the blocking hook ran) */
   bool first_released; /* the first call inside may leave */
-} gate;
+} gate_state;
+static gate_state gate;
 
 static void on_blocking(void) {
   pthread_mutex_lock(&gate_lock);
@@ -92,7 +93,7 @@ START_TEST(test_second_call_waits_for_the_first) {
     ck_assert_ok(cmr_allocate(ref, 1000, CMR_DEFAULT_STREAM, &first.ptr));
     ck_assert_ok(cmr_allocate(ref, 1000, CMR_DEFAULT_STREAM, &second.ptr));
   }
-  gate.closed = true;
+  gate = (gate_state){.closed = true}; /* each case afresh: CK_FORK=no runs both in one process */
   cmr_blocking_hook previous = cmr_set_blocking_hook(on_blocking);
   pthread_t a, b;
   ck_assert_int_eq(pthread_create(&a, NULL, run_call, &first), 0);
