@@ -82,6 +82,7 @@ class JavaForms:
     default: str = ""           # what a constructor passes for a parameter left out
     returns: str = ""           # the CMR_JAVA_RETURNS_* macro of a result (java/swig/cmr_java.swg)
     needs_import: str = ""      # a java.util class the generated file imports for it
+    equals_tail: str = ""       # what assertEquals(what, expected, actual...) adds for a result of this type
     sample: str = ""            # a value the generated tests pass (upstream is theirs)
 
 
@@ -127,11 +128,19 @@ class CType:
     numeric: bool = False       # its bad values are numbers (constraints); tests may pass samples
     scalar: bool = False        # a result the battery can read back and compare (a number, a bool)
     is_callback: bool = False   # a function the resource calls, with a pointer argument of its own
+    c_equal: str = "{v} == {expected}"  # a C condition: the result {v} is the value {expected}
     py: PythonForms = PythonForms()
     go: GoForms = GoForms()
     java: JavaForms = JavaForms()
     cs: CSharpForms = CSharpForms()
     swig: dict = field(default_factory=dict)  # language -> SwigForms (callbacks)
+
+    @property
+    def test_printf(self) -> str | None:
+        """The format of a value in a generated test's message: the tests see
+        only the public API, so a string is shown whole (printf_arg's
+        CMR_QUOTE is the runtime's)."""
+        return "%s" if self.name == "string" else self.printf
 
     def printf_arg(self, expr: str) -> str:
         """The argument(s) of a value in a message. A string shows at most
@@ -178,7 +187,7 @@ TYPES = {
               stack_member="real", numeric=True, scalar=True,
               py=PythonForms("float", "", '_args.real({v}, "{v}")', default="{number}"),
               go=GoForms("float64", default="{raw}"),
-              java=JavaForms("double", default="{raw}", returns="DOUBLE"),
+              java=JavaForms("double", default="{raw}", returns="DOUBLE", equals_tail=", 0.0"),
               cs=CSharpForms("double", default="{raw}")),
         CType("pointer", "void *", "%p", frozenset({"nonzero"}), null_status="CMR_ERROR_NULL_POINTER",
               stack_member="pointer",
@@ -187,7 +196,7 @@ TYPES = {
               java=JavaForms("long", default="0L", returns="LONG"),
               cs=CSharpForms("IntPtr", default="default(IntPtr)", native_default="IntPtr.Zero")),
         CType("string", "const char *", "%.*s%s", frozenset({"nonzero"}), null_status="CMR_ERROR_NULL_POINTER",
-              stack_kind="CMR_STACK_STRING", stack_member="string",
+              stack_kind="CMR_STACK_STRING", stack_member="string", c_equal="strcmp({v}, {expected}) == 0",
               py=PythonForms("str", "", '_args.string({v}, "{v}")', '_args.string({json} if {v} is None else {v}, "{v}")',
                              native_default="{json}"),
               go=GoForms("string", default="{json}", zero='""', check="checkText"),
@@ -696,21 +705,22 @@ class Literal:
     java: str
     go: str
     csharp: str
+    c: str = ""
 
 
 def literal(type_name: str, value) -> Literal:
     """A plain value of a spec type in every language the tests are generated for."""
     if type_name == "bool":
-        return Literal("True" if value else "False", *(["true" if value else "false"] * 3))
+        return Literal("True" if value else "False", *(["true" if value else "false"] * 4))
     if type_name == "string":
         text = json.dumps(value)
-        return Literal(text, text, text, text)
+        return Literal(text, text, text, text, f'"{c_string(value)}"')
     if type_name == "double":
         text = repr(float(value))
-        return Literal(text, text, text, text)
+        return Literal(text, text, text, text, text)
     if type_name == "size_t":
-        return Literal(str(value), f"{value}L", str(value), f"{value}UL")
-    return Literal(str(value), str(value), str(value), str(value))
+        return Literal(str(value), f"{value}L", str(value), f"{value}UL", f"(size_t){value}u")
+    return Literal(str(value), str(value), str(value), str(value), str(value))
 
 
 # Java's long and C#'s ulong hold what the tests pass; a size past 2^63 - 1
@@ -769,6 +779,92 @@ class Method:
         return _fill(getattr(self.returns, language).from_out, {}, value)
 
 
+# ---- behavioural expectations (spec: [[expect]]) -----------------------------------
+
+
+@dataclass(frozen=True)
+class ExpectedStatus:
+    """A failure an expectation may expect of a step, as each language's
+    generated test recognises it."""
+    c: str          # the cmr_status
+    python: str     # the exception cmr.mr raises
+    go: str         # the cmr.Status errors.Is matches
+    java: str       # the Throwable class thrown
+    csharp: str     # the exception class thrown
+
+
+STATUSES = {
+    "out_of_memory": ExpectedStatus("CMR_ERROR_OUT_OF_MEMORY", "MemoryError", "cmr.ErrOutOfMemory",
+                                    "CmrOutOfMemoryError", "CmrOutOfMemoryException"),
+}
+# The step kinds of an expectation, each a key of its inline table.
+STEP_KINDS = ("allocate", "deallocate", "call", "equals")
+# The types an `equals` check can compare (a getter's result): plain values
+# every language's literal table writes.
+COMPARABLE = ("size_t", "int", "bool", "double", "string")
+# The resource an adaptor's or suballocator's expectations run over, and
+# whose getters `upstream.<getter>` reads: it counts what reached it.
+EXPECT_UPSTREAM = "statistics"
+
+
+@dataclass
+class Reading:
+    """One getter read by an `equals` step: `owner` is the resource whose
+    method it is (the subject, or EXPECT_UPSTREAM for upstream.<getter>)."""
+    owner: object       # Resource
+    method: Method
+    value: Literal
+    on_upstream: bool
+    raw: object         # the spec's value, for messages
+
+    @property
+    def label(self) -> str:
+        return ("upstream." if self.on_upstream else "") + self.method.name
+
+    def c_matches(self, result: str) -> str:
+        """A C condition: `result` is the expected value."""
+        return self.method.returns.c_equal.format(v=result, expected=self.value.c)
+
+    @property
+    def shown(self) -> str:
+        """The expected value as the spec writes it, inside a C string literal."""
+        return c_string(json.dumps(self.raw) if isinstance(self.raw, str) else str(self.raw))
+
+
+@dataclass
+class Step:
+    """One step of an expectation. Blocks are numbered from 0 in the order
+    their allocate steps succeed; `block` is that number."""
+    kind: str
+    bytes: int = 0
+    block: int = -1                      # allocate: the number it gets; deallocate: the one it frees
+    fails: ExpectedStatus | None = None  # allocate: the failure expected instead of a block
+    aligned_to: int = 0                  # allocate: the address is a multiple of this
+    method: Method | None = None         # call
+    readings: list = field(default_factory=list)  # equals: Reading each
+
+
+@dataclass
+class Expectation:
+    """A behavioural test from the spec: the resource made with `values`
+    (every parameter given explicitly, as (Param, Literal); the others at
+    their defaults), then `steps`. `live` are the blocks still allocated at
+    the end, which every generated test frees before tearing down."""
+    name: str
+    doc: str
+    values: list
+    steps: list
+    live: list
+
+    @property
+    def blocks(self) -> list:
+        """(number, bytes) of every block the allocate steps make."""
+        return [(s.block, s.bytes) for s in self.steps if s.kind == "allocate" and s.fails is None]
+
+    def size_of(self, block: int) -> int:
+        return next(b for n, b in self.blocks if n == block)
+
+
 @dataclass
 class Conformance:
     upstreams_host: list = field(default_factory=list)
@@ -776,6 +872,9 @@ class Conformance:
     args: dict = field(default_factory=dict)
     skip: list = field(default_factory=list)
     rejects: list = field(default_factory=list)
+    # Environment variables the generated binding tests run with, where a
+    # default reads one (logging's CMR_LOG_FILE): "with defaults" uses it.
+    environment: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -810,6 +909,7 @@ class Resource:
     # forwards the alignment and the upstream refuses what it cannot honour).
     alignment_from_upstream: bool = False
     python: Python | None = None
+    expectations: list = field(default_factory=list)  # Expectation each ([[expect]])
 
     @property
     def tested_max_alignment(self) -> int:
@@ -995,9 +1095,17 @@ class Resource:
     @property
     def minimal_params(self) -> list:
         """What the binding tests give when they make it "with defaults": the
-        parameters without one, and those the conformance battery sets (a log
-        file, a small pool), each at its sample."""
-        return [p for p in self.sampled_params if p.default is None or p.name in self.conformance.args]
+        parameters without one, each at its sample; every other takes its default."""
+        return [p for p in self.sampled_params if p.default is None]
+
+    def sampled_values(self, params) -> list:
+        """(Param, Literal) of each of `params` at its sample."""
+        return [(p, self.sample_literal(p)) for p in params]
+
+    @property
+    def expect_upstream(self) -> bool:
+        """Whether its expectations run over an upstream (EXPECT_UPSTREAM over system)."""
+        return self.upstream is not None
 
     @property
     def getters(self) -> list:

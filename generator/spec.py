@@ -10,9 +10,9 @@ import re
 import tomllib
 from pathlib import Path
 
-from .model import (ALWAYS_NONZERO, POINTEES, Python, BACKENDS, CONFORMANCE_CASES, EQUALITY_RULES, KINDS, REJECTS,
-                    NAMED_DEFAULTS, PROPERTY_FLAGS, TYPES, Check, Conformance, Method,
-                    NamedDefault, Param, Resource, c_string)
+from .model import (ALWAYS_NONZERO, COMPARABLE, EXPECT_UPSTREAM, POINTEES, STATUSES, STEP_KINDS, Python, BACKENDS,
+                    CONFORMANCE_CASES, EQUALITY_RULES, KINDS, REJECTS, NAMED_DEFAULTS, PROPERTY_FLAGS, TYPES, Check,
+                    Conformance, Expectation, Method, NamedDefault, Param, Reading, Resource, Step, c_string, literal)
 
 IDENTIFIER = re.compile(r"^[a-z][a-z0-9_]*$")
 # Names the generated C would collide with (C keywords and the wrapper's own locals).
@@ -23,7 +23,7 @@ RESERVED = {"out", "handle", "status", "impl", "self", "bytes", "alignment", "st
             "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "bool"}
 
 TOP_FIELDS = {"name", "kind", "doc", "properties", "thread_safe", "backends", "equality",
-              "max_alignment", "state", "hooks", "params", "checks", "methods", "conformance", "python"}
+              "max_alignment", "state", "hooks", "params", "checks", "methods", "conformance", "python", "expect"}
 PARAM_FIELDS = {"name", "type", "doc", "default", "multiple_of", "power_of_two", "min", "max",
                 "nonzero", "retain", "values", "pointee"}
 METHOD_FIELDS = {"name", "doc", "returns", "params", "stored", "counter"}
@@ -34,11 +34,40 @@ STORABLE = ("size_t", "int", "bool", "double", "pointer", "properties")
 # the parameters the generated wrapper copies into it.
 HOOKS = ("init", "fini")
 CHECK_FIELDS = {"expr", "message"}
-CONFORMANCE_FIELDS = {"upstreams", "args", "skip", "rejects"}
+CONFORMANCE_FIELDS = {"upstreams", "args", "skip", "rejects", "environment"}
+ENVIRONMENT_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 PYTHON_FIELDS = {"class", "names", "aliases", "hidden", "extends", "replaced"}
+EXPECT_FIELDS = {"name", "doc", "args", "steps"}
+# What each step kind may say besides its own key.
+STEP_FIELDS = {"allocate": {"fails", "aligned_to"}, "deallocate": set(), "call": set(), "equals": set()}
+# The parameter types an expectation's args may give: plain values every
+# language writes the same way (model.literal).
+EXPECT_ARG_TYPES = ("size_t", "int", "double", "bool", "string")
+# Java's long holds what a size may be in every language.
+LARGEST_SIZE = 2**63 - 1
 PYTHON_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 UPSTREAM_KINDS = {"host", "gpu"}
 CONSTRAINT_FIELDS = {"multiple_of", "power_of_two", "min", "max", "nonzero"}
+
+# Keywords of the languages the bindings are written in: a parameter or
+# method of that name would not compile there (Java and C# use the names as
+# they are; Go and Python as locals and keywords).
+BINDING_KEYWORDS = {
+    "Java": {"abstract", "assert", "boolean", "byte", "catch", "class", "extends", "final", "finally", "float",
+             "implements", "import", "instanceof", "interface", "native", "new", "package", "private", "protected",
+             "public", "super", "synchronized", "this", "throw", "throws", "transient", "try", "null", "true",
+             "false", "strictfp"},
+    "C#": {"as", "base", "byte", "catch", "checked", "class", "decimal", "delegate", "event", "explicit", "false",
+           "finally", "fixed", "float", "foreach", "implicit", "in", "interface", "internal", "is", "lock",
+           "namespace", "new", "null", "object", "operator", "override", "params", "private", "protected",
+           "public", "readonly", "ref", "sbyte", "sealed", "stackalloc", "string", "this", "throw", "true", "try",
+           "typeof", "uint", "ulong", "unchecked", "unsafe", "ushort", "using", "virtual"},
+    "Go": {"chan", "defer", "fallthrough", "func", "go", "import", "interface", "map", "package", "range", "select",
+           "type", "var"},
+    "Python": {"and", "as", "assert", "async", "await", "class", "def", "del", "elif", "except", "finally", "from",
+               "global", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "try", "with",
+               "yield"},
+}
 
 
 class SpecError(Exception):
@@ -92,7 +121,10 @@ def _require(table, key, kind, where, problems):
     return value
 
 
-def _identifier(value, where, problems):
+def _identifier(value, where, problems, binding_name=False):
+    """A lower-case identifier the generated C can use; a `binding_name` (a
+    parameter's or method's, used as it is by the bindings) must also be no
+    keyword of theirs."""
     if value is None:
         return None
     if not IDENTIFIER.match(value):
@@ -100,6 +132,10 @@ def _identifier(value, where, problems):
         return None
     if value in RESERVED:
         problems.add(where, f'"{value}" is reserved in the generated C')
+        return None
+    languages = [language for language, words in BINDING_KEYWORDS.items() if value in words]
+    if binding_name and languages:
+        problems.add(where, f'"{value}" is a keyword of {" and ".join(languages)}: the generated binding would not compile')
         return None
     return value
 
@@ -217,7 +253,7 @@ def _load_param(raw, resource, where, problems, allow_default=True):
         problems.add(where.rstrip("."), "must be a table")
         return None
     _check_fields(raw, PARAM_FIELDS, where, problems)
-    name = _identifier(_require(raw, "name", str, where, problems), f"{where}name", problems)
+    name = _identifier(_require(raw, "name", str, where, problems), f"{where}name", problems, binding_name=True)
     type_name = _require(raw, "type", str, where, problems)
     doc = _require(raw, "doc", str, where, problems) or ""
     if type_name is None:
@@ -386,7 +422,7 @@ def _load_methods(raw, resource, problems, params=()):
     methods, seen = [], set()
     for where, item in _tables(raw, "methods", problems):
         _check_fields(item, METHOD_FIELDS, where, problems)
-        name = _identifier(_require(item, "name", str, where, problems), f"{where}name", problems)
+        name = _identifier(_require(item, "name", str, where, problems), f"{where}name", problems, binding_name=True)
         doc = _require(item, "doc", str, where, problems) or ""
         returns = item.get("returns", "void")
         rtype = None
@@ -462,6 +498,17 @@ def _load_conformance(raw, params, problems, known_resources):
         elif not expr.strip():
             problems.add(f"conformance.args.{key}", "is empty")
     conf.args = args
+    environment = raw.get("environment", {})
+    if not isinstance(environment, dict):
+        problems.add("conformance.environment", 'must be a table of NAME = "value"')
+        environment = {}
+    for key, value in environment.items():
+        if not ENVIRONMENT_NAME.match(key):
+            problems.add(f"conformance.environment.{key}", "is not an upper-case environment variable name")
+        elif not isinstance(value, str) or ";" in value:
+            problems.add(f"conformance.environment.{key}", f"{_show(value)} must be a string without ';'")
+        else:
+            conf.environment[key] = value
     conf.skip = _names(raw, "skip", CONFORMANCE_CASES, "case", problems)
     conf.rejects = _names(raw, "rejects", REJECTS, "refusal", problems)
     return conf
@@ -617,6 +664,167 @@ def _load_resource(path, data, known_resources, source):
                     alignment_from_upstream=alignment_from_upstream, python=python), []
 
 
+def _plain_value(value, type_name, where, problems):
+    """A TOML value as a plain value of a spec type, or None (reported)."""
+    ok = {"size_t": _is_int(value) and 0 <= value <= LARGEST_SIZE,
+          "int": _is_int(value) and INT_RANGE[0] <= value <= INT_RANGE[1],
+          "double": (_is_int(value) or isinstance(value, float)) and math.isfinite(value),
+          "bool": isinstance(value, bool), "string": isinstance(value, str)}[type_name]
+    if not ok:
+        shown = {"size_t": f"an integer in [0, {LARGEST_SIZE}]", "int": "an integer in C's int range",
+                 "double": "a finite number", "bool": "true or false", "string": "a string"}[type_name]
+        problems.add(where, f"{_show(value)} must be {shown} (a {type_name})")
+        return None
+    return float(value) if type_name == "double" else value
+
+
+def _size(value, where, problems, positive=True):
+    if not _is_int(value) or value < (1 if positive else 0) or value > LARGEST_SIZE:
+        problems.add(where, f"{_show(value)} must be an integer in [{1 if positive else 0}, {LARGEST_SIZE}]")
+        return None
+    return value
+
+
+def _reading(key, value, resource, upstream, where, problems):
+    """equals.<key>: a getter of the resource, or upstream.<getter> of EXPECT_UPSTREAM."""
+    on_upstream = key.startswith("upstream.")
+    owner = upstream if on_upstream else resource
+    name = key.removeprefix("upstream.")
+    if on_upstream and resource.upstream is None:
+        problems.add(where, f'"{key}": the resource has no upstream')
+        return None
+    if owner is None:
+        problems.add(where, f'"{key}": spec/{EXPECT_UPSTREAM}.toml, the expectations\' upstream, is missing')
+        return None
+    getters = {m.name: m for m in owner.getters if m.returns.name in COMPARABLE}
+    method = getters.get(name)
+    if method is None:
+        problems.add(where, f'"{name}" is no getter of {owner.name} with a comparable result '
+                            f"(known: {', '.join(getters) or 'none'})")
+        return None
+    plain = _plain_value(value, method.returns.name, where, problems)
+    if plain is None:
+        return None
+    return Reading(owner=owner, method=method, value=literal(method.returns.name, plain), on_upstream=on_upstream,
+                   raw=value)
+
+
+class _Blocks:
+    """The blocks an expectation's steps have made so far: numbered from 0
+    as allocate steps succeed; `live` maps those not freed to their bytes."""
+    def __init__(self):
+        self.made = 0
+        self.live = {}
+
+
+def _load_step(item, resource, upstream, where, blocks, problems):
+    """One step; an allocate or deallocate step updates `blocks`."""
+    if not isinstance(item, dict):
+        problems.add(where.rstrip("."), f"must be an inline table like {{ allocate = 1000 }}, not {_toml_type_of(item)}")
+        return None
+    kinds = [k for k in item if k in STEP_KINDS]
+    if len(kinds) != 1:
+        problems.add(where.rstrip("."), f"{_show(item)} must have exactly one of {', '.join(STEP_KINDS)}")
+        return None
+    kind = kinds[0]
+    _check_fields(item, STEP_FIELDS[kind] | {kind}, where, problems)
+    value = item[kind]
+    if kind == "allocate":
+        size = _size(value, f"{where}allocate", problems)
+        step = Step(kind, bytes=size or 0)
+        fails = item.get("fails")
+        if fails is not None:
+            step.fails = STATUSES.get(fails) if isinstance(fails, str) else None
+            if step.fails is None:
+                problems.add(f"{where}fails", f"unknown failure {_show(fails)} (known: {', '.join(STATUSES)})")
+        aligned = item.get("aligned_to")
+        if aligned is not None:
+            if fails is not None:
+                problems.add(f"{where}aligned_to", "a failed allocation has no address")
+            elif not _is_int(aligned) or aligned < 1 or aligned & (aligned - 1) or aligned > LARGEST_SIZE:
+                problems.add(f"{where}aligned_to", f"{_show(aligned)} must be a power of two")
+            else:
+                step.aligned_to = aligned
+        if fails is None and size is not None:
+            step.block = blocks.made
+            blocks.made += 1
+            blocks.live[step.block] = size
+        return step
+    if kind == "deallocate":
+        if not _is_int(value) or value not in blocks.live:
+            problems.add(f"{where}deallocate", f"{_show(value)} is no live block (live: "
+                                               f"{', '.join(map(str, blocks.live)) or 'none'}; blocks are numbered "
+                                               "from 0 as allocate steps succeed)")
+            return None
+        return Step(kind, block=value, bytes=blocks.live.pop(value))
+    if kind == "call":
+        methods = {m.name: m for m in resource.methods if not m.params}
+        if not isinstance(value, str) or value not in methods:
+            problems.add(f"{where}call", f"{_show(value)} is no method of {resource.name} without parameters "
+                                         f"(known: {', '.join(methods) or 'none'})")
+            return None
+        return Step(kind, method=methods[value])
+    if not isinstance(value, dict) or not value:
+        problems.add(f"{where}equals", "must be a table of getter = value, e.g. { bytes_current = 1024 }")
+        return None
+    readings = [_reading(k, v, resource, upstream, f"{where}equals.{k}", problems) for k, v in value.items()]
+    return Step(kind, readings=[r for r in readings if r is not None])
+
+
+def _load_expectations(raw, resource, upstream, problems):
+    """[[expect]]: behavioural tests the generator writes in every language."""
+    expectations, seen = [], set()
+    if raw is not None and not resource.binding_testable:
+        problems.add("expect", "the resource cannot be made from plain values in every language "
+                               "(a parameter without a default has no sample): write tests/resources/"
+                               f"{resource.name}.c instead")
+        return expectations
+    params = {p.name: p for p in resource.params}
+    for where, item in _tables(raw, "expect", problems):
+        _check_fields(item, EXPECT_FIELDS, where, problems)
+        name = _identifier(_require(item, "name", str, where, problems), f"{where}name", problems)
+        if name in seen:
+            problems.add(f"{where}name", f'"{name}" repeats')
+        seen.add(name)
+        doc = _require(item, "doc", str, where, problems) or ""
+        args = item.get("args", {})
+        if not isinstance(args, dict):
+            problems.add(f"{where}args", "must be a table of parameter = value")
+            args = {}
+        given = {}
+        for key, value in args.items():
+            p = params.get(key)
+            if p is None or p.is_upstream:
+                problems.add(f"{where}args.{key}", "is not a parameter an expectation can give "
+                                                   f"(known: {', '.join(n for n, q in params.items() if not q.is_upstream)})")
+            elif p.type.name not in EXPECT_ARG_TYPES or p.name in resource.python.hidden:
+                problems.add(f"{where}args.{key}", f"a {p.type.name} parameter cannot be given in every language "
+                                                   f"(plain types: {', '.join(EXPECT_ARG_TYPES)})")
+            else:
+                plain = _plain_value(value, p.type.name, f"{where}args.{key}", problems)
+                if plain is not None:
+                    if p.type.numeric and not p.passes(plain):
+                        problems.add(f"{where}args.{key}", f"{_show(value)} breaks a constraint of the parameter")
+                    given[p.name] = literal(p.type.name, plain)
+        values = [(p, given[p.name]) if p.name in given else (p, resource.sample_literal(p))
+                  for p in resource.params if p.name in given or (not p.is_upstream and p.default is None)]
+        raw_steps = _require(item, "steps", list, where, problems) or []
+        if not raw_steps and "steps" in item:
+            problems.add(f"{where}steps", "is empty")
+        blocks, steps = _Blocks(), []
+        for j, raw_step in enumerate(raw_steps):
+            step = _load_step(raw_step, resource, upstream, f"{where}steps[{j}].", blocks, problems)
+            if step is not None:
+                steps.append(step)
+        checking = ("equals", "fails", "aligned_to")
+        if raw_steps and not any(isinstance(st, dict) and any(k in st for k in checking) for st in raw_steps):
+            problems.add(f"{where}steps", "checks nothing: add an equals step, a fails or an aligned_to")
+        if name:
+            expectations.append(Expectation(name=name, doc=doc.strip(), values=values, steps=steps,
+                                            live=list(blocks.live.items())))
+    return expectations
+
+
 def load_specs(spec_dir: Path, display_root: Path | None = None) -> list[Resource]:
     """All resources of spec_dir, sorted by name, or SpecError with every problem."""
     spec_dir = Path(spec_dir)
@@ -637,13 +845,18 @@ def load_specs(spec_dir: Path, display_root: Path | None = None) -> list[Resourc
     if not paths:
         problems.append(f"{shown(spec_dir)}: no *.toml spec files")
     known = {p.stem for p, _, _ in parsed}
-    resources = []
+    resources, raw_expectations = [], []
     for path, data, source in parsed:
         resource, lines = _load_resource(path, data, known, source)
         problems.extend(lines)
         if resource:
             resources.append(resource)
+            raw_expectations.append((resource, data.get("expect")))
     by_name = {r.name: r for r in resources}
+    for resource, raw in raw_expectations:
+        found = _Problems(resource.source)
+        resource.expectations = _load_expectations(raw, resource, by_name.get(EXPECT_UPSTREAM), found)
+        problems.extend(found.lines)
     for r in resources:
         for u in r.conformance.upstreams_host + r.conformance.upstreams_gpu:
             upstream = by_name.get(u)

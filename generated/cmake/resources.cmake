@@ -62,3 +62,41 @@ set(CMR_CONFORMANCE_GPU
     thread_safe:cuda
     tracking:cuda
 )
+
+# Resources whose spec has [[expect]]: their conformance program's --expect
+# mode runs the expectations (ctest expect.<resource>), in the builds the
+# resource exists in, label host where it exists without a GPU.
+set(CMR_EXPECT_HOST aligned arena binning fixed_size limiting logging pool simulated statistics tracking)
+set(CMR_EXPECT_GPU )
+
+# The binding tests generated per resource, "<resource>:<Go name>:<Java
+# class>:<C# class>", so that each language's ctest names carry the
+# resource's spec name: python.resource.<resource>, go.resource.<resource>.<Case>,
+# java.resource.<resource>, csharp.resource.<resource>.
+set(CMR_BINDING_TESTS
+    aligned:Aligned:AlignedResourceAdaptor:AlignedResourceAdaptor
+    arena:Arena:ArenaMemoryResource:ArenaMemoryResource
+    binning:Binning:BinningMemoryResource:BinningMemoryResource
+    callback:Callback:CallbackMemoryResource:CallbackMemoryResource
+    cuda:Cuda:CudaMemoryResource:CudaMemoryResource
+    cuda_async:CudaAsync:CudaAsyncMemoryResource:CudaAsyncMemoryResource
+    cuda_async_managed:CudaAsyncManaged:CudaAsyncManagedMemoryResource:CudaAsyncManagedMemoryResource
+    failure_callback:FailureCallback:FailureCallbackResourceAdaptor:FailureCallbackResourceAdaptor
+    fixed_size:FixedSize:FixedSizeMemoryResource:FixedSizeMemoryResource
+    limiting:Limiting:LimitingResourceAdaptor:LimitingResourceAdaptor
+    logging:Logging:LoggingResourceAdaptor:LoggingResourceAdaptor
+    managed:Managed:ManagedMemoryResource:ManagedMemoryResource
+    pinned_host:PinnedHost:PinnedHostMemoryResource:PinnedHostMemoryResource
+    pool:Pool:PoolMemoryResource:PoolMemoryResource
+    prefetch:Prefetch:PrefetchResourceAdaptor:PrefetchResourceAdaptor
+    sam_headroom:SamHeadroom:SamHeadroomMemoryResource:SamHeadroomMemoryResource
+    simulated:Simulated:SimulatedMemoryResource:SimulatedMemoryResource
+    statistics:Statistics:StatisticsResourceAdaptor:StatisticsResourceAdaptor
+    system:System:SystemMemoryResource:SystemMemoryResource
+    thread_safe:ThreadSafe:ThreadSafeResourceAdaptor:ThreadSafeResourceAdaptor
+    tracking:Tracking:TrackingResourceAdaptor:TrackingResourceAdaptor
+)
+
+# The environment each resource's generated binding tests run with
+# (spec: conformance.environment), where one of its defaults reads it.
+set(CMR_TEST_ENVIRONMENT_logging "CMR_LOG_FILE=/dev/null")

@@ -566,6 +566,85 @@ END_TEST
 
 /* ---- runner ---------------------------------------------------------------------- */
 
+/* ---- the spec's expectations ([[expect]]) ----------------------------------------- */
+
+/* The expectations' upstream: a statistics adaptor over system, so that
+ * they can read what reached it (upstream.<getter>). */
+static cmr_statistics_resource *counted;
+
+static cmr_status make_counted_upstream(cmr_statistics_resource **out) {
+  cmr_system_resource *system = NULL;
+  cmr_status status = cmr_system_resource_create(&system);
+  if (status != CMR_SUCCESS) return status;
+  status = cmr_statistics_resource_create(cmr_system_resource_ref(system), out);
+  cmr_system_resource_destroy(system); /* the adaptor holds its own share */
+  return status;
+}
+
+static void expect_setup(void) {
+  upstream = (cmr_resource_ref){0};
+  counted = NULL;
+  if (!subject_info->expect_upstream) return;
+  cmr_status status = make_counted_upstream(&counted);
+  ck_assert_msg(status == CMR_SUCCESS, "making statistics(system): %s: %s", cmr_status_string(status),
+                cmr_last_error_message());
+  upstream = cmr_statistics_resource_ref(counted);
+}
+
+static void expect_teardown(void) {
+  if (counted != NULL) cmr_statistics_resource_destroy(counted);
+}
+
+START_TEST(case_expectation) {
+  bad_case = subject_info->expectations[_i].name;
+  subject_info->expectations[_i].run(upstream, counted);
+}
+END_TEST
+
+void *cmr_battery_expect_block(cmr_resource_ref of, size_t bytes, size_t aligned_to, const char *where) {
+  void *ptr = NULL;
+  cmr_status status = cmr_allocate(of, bytes, CMR_DEFAULT_STREAM, &ptr);
+  ck_assert_msg(status == CMR_SUCCESS, "%s: allocating %zu bytes returned %s: %s", where, bytes,
+                cmr_status_string(status), cmr_last_error_message());
+  ck_assert_msg(ptr != NULL, "%s: allocating %zu bytes gave NULL", where, bytes);
+  ck_assert_msg(aligned_to == 0 || is_aligned(ptr, aligned_to), "%s: %p (%zu bytes) is not aligned to %zu", where, ptr,
+                bytes, aligned_to);
+  return ptr;
+}
+
+void cmr_battery_expect_refused(cmr_resource_ref of, size_t bytes, cmr_status expected, const char *where) {
+  void *ptr = cmr_battery_marker;
+  cmr_clear_last_error();
+  cmr_status status = cmr_allocate(of, bytes, CMR_DEFAULT_STREAM, &ptr);
+  ck_assert_msg(status == expected, "%s: allocating %zu bytes returned %s, the spec expects %s (message: \"%s\")",
+                where, bytes, cmr_status_string(status), cmr_status_string(expected), cmr_last_error_message());
+  ck_assert_msg(cmr_last_error_message()[0] != '\0', "%s: the refusal left no message", where);
+  ck_assert_msg(ptr == NULL, "%s: the refused allocation set its out-parameter to %p", where, ptr);
+}
+
+void cmr_battery_expect_freed(cmr_resource_ref of, void *ptr, size_t bytes, const char *where) {
+  cmr_status status = cmr_deallocate(of, ptr, bytes, CMR_DEFAULT_STREAM);
+  ck_assert_msg(status == CMR_SUCCESS, "%s: freeing %p (%zu bytes) returned %s: %s", where, ptr, bytes,
+                cmr_status_string(status), cmr_last_error_message());
+}
+
+/* One case per expectation, named as the spec names it. */
+static Suite *expectation_suite(void) {
+  Suite *suite = suite_create("expect");
+  int count = 0;
+  for (; subject_info->expectations[count].name != NULL; count++) {
+    TCase *tcase = tcase_create(subject_info->expectations[count].name);
+    tcase_add_checked_fixture(tcase, expect_setup, expect_teardown);
+    tcase_set_timeout(tcase, 120);
+    tcase_add_loop_test(tcase, case_expectation, count, count + 1);
+    suite_add_tcase(suite, tcase);
+  }
+  printf("%s: %d expectations from spec/%s.toml\n", subject_info->name, count, subject_info->name);
+  return suite;
+}
+
+static bool has_expectations(void) { return subject_info->expectations[0].name != NULL; }
+
 static bool needs_gpu(void) {
   if (subject_info->needs_gpu) return true;
   if (upstream_name == NULL) return false;
@@ -608,10 +687,20 @@ static bool subject_unsupported_here(void) {
   cmr_resource_ref made = {0}, below = {0};
   size_t below_max = 0;
   cmr_status status = CMR_SUCCESS;
-  if (subject_info->make_upstream != NULL) status = subject_info->make_upstream(upstream_name, &below, &below_max);
+  cmr_statistics_resource *expect_upstream = NULL; /* --expect: what the expectations run over */
+  if (upstream_name != NULL) {
+    status = subject_info->make_upstream(upstream_name, &below, &below_max);
+  } else if (subject_info->expect_upstream) {
+    status = make_counted_upstream(&expect_upstream);
+    if (status == CMR_SUCCESS) below = cmr_statistics_resource_ref(expect_upstream);
+  }
   if (status == CMR_SUCCESS) status = subject_info->make(below, &made);
   if (made.ops != NULL) cmr_ref_release(made);
-  if (below.ops != NULL) cmr_ref_release(below);
+  if (expect_upstream != NULL) {
+    cmr_statistics_resource_destroy(expect_upstream);
+  } else if (below.ops != NULL) {
+    cmr_ref_release(below);
+  }
   bool unsupported = cmr_built_with_cuda() && (status == CMR_ERROR_UNSUPPORTED || status == CMR_ERROR_NO_DEVICE);
   if (unsupported) printf("skipped: %s cannot be made here: %s\n", subject_info->name, cmr_last_error_message());
   return unsupported;
@@ -687,16 +776,22 @@ static Suite *battery_suite(void) {
 
 int cmr_battery_main(const cmr_battery_subject *subject_description, int argc, char **argv) {
   subject_info = subject_description;
+  bool expect = argc == 2 && strcmp(argv[1], "--expect") == 0;
   bool bad_inputs = argc > 1 && strcmp(argv[1], "--bad-inputs") == 0;
   if (bad_inputs) argc--, argv++;
-  upstream_name = argc > 1 ? argv[1] : NULL;
-  if ((subject_info->make_upstream != NULL) != (upstream_name != NULL)) {
-    fprintf(stderr, "usage: %s [--bad-inputs]%s\n", argv[0], subject_info->make_upstream != NULL ? " <upstream>" : "");
+  upstream_name = argc > 1 && !expect ? argv[1] : NULL;
+  if (!expect && (subject_info->make_upstream != NULL) != (upstream_name != NULL)) {
+    fprintf(stderr, "usage: %s [--bad-inputs]%s | --expect\n", argv[0],
+            subject_info->make_upstream != NULL ? " <upstream>" : "");
+    return 2;
+  }
+  if (expect && !has_expectations()) {
+    fprintf(stderr, "%s: spec/%s.toml has no [[expect]]: nothing to run\n", argv[0], subject_info->name);
     return 2;
   }
   if (needs_gpu() && ask_in_child(no_gpu_here)) return 77;
   if (ask_in_child(subject_unsupported_here)) return 77;
-  SRunner *runner = srunner_create(bad_inputs ? bad_input_suite() : battery_suite());
+  SRunner *runner = srunner_create(expect ? expectation_suite() : bad_inputs ? bad_input_suite() : battery_suite());
   srunner_run_all(runner, CK_NORMAL);
   int failed = srunner_ntests_failed(runner);
   srunner_free(runner);

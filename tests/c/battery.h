@@ -21,6 +21,16 @@ typedef struct cmr_battery_bad_input {
   void (*run)(cmr_resource_ref upstream, cmr_resource_ref subject);
 } cmr_battery_bad_input;
 
+/* One of the spec's expectations ([[expect]]), generated from it
+ * (generator/templates/expectations.c.j2): `run` makes the resource over
+ * `upstream` (a statistics adaptor over system, `counted`, when the resource
+ * has an upstream; else a zeroed ref and NULL), takes its steps, checks what
+ * the spec says, and frees everything it made. */
+typedef struct cmr_battery_expectation {
+  const char *name;
+  void (*run)(cmr_resource_ref upstream, cmr_statistics_resource *counted);
+} cmr_battery_expectation;
+
 typedef struct cmr_battery_subject {
   const char *name;
   cmr_battery_properties_rule properties_rule;
@@ -38,15 +48,17 @@ typedef struct cmr_battery_subject {
   /* Makes the resource over `upstream` (a zeroed ref when there is none). The
    * ref carries the creator's share: the battery releases it. */
   cmr_status (*make)(cmr_resource_ref upstream, cmr_resource_ref *out);
-  const cmr_battery_bad_input *bad_inputs; /* ends with a NULL name */
-  bool rejects_unknown_pointer;            /* frees of a pointer it never handed out fail */
-  bool rejects_wrong_size;                 /* frees with another size fail and keep the block */
+  const cmr_battery_bad_input *bad_inputs;     /* ends with a NULL name */
+  bool rejects_unknown_pointer;                /* frees of a pointer it never handed out fail */
+  bool rejects_wrong_size;                     /* frees with another size fail and keep the block */
+  const cmr_battery_expectation *expectations; /* ends with a NULL name */
+  bool expect_upstream;                        /* the expectations run over statistics(system) */
 } cmr_battery_subject;
 
 /* argv[1] names the upstream when the resource has one; a first argument
- * --bad-inputs runs the bad-input matrix instead of the battery. Exit
- * status: 0 when every case passed, 77 when the resource needs a GPU and
- * none is there. */
+ * --bad-inputs runs the bad-input matrix instead of the battery, and
+ * --expect (alone) the spec's expectations. Exit status: 0 when every case
+ * passed, 77 when the resource needs a GPU and none is there. */
 int cmr_battery_main(const cmr_battery_subject *subject, int argc, char **argv);
 
 /* For the specs' conformance.args: values made from the battery's upstream. */
@@ -77,6 +89,17 @@ void cmr_battery_expect_null(const void *out, const char *function);
  * and its upstream (where there is one) still allocate and free. */
 void cmr_battery_expect_unchanged(cmr_resource_ref upstream, cmr_resource_ref subject, const double *before,
                                   const double *after, size_t count);
+/* ---- for the generated expectations ------------------------------------------ */
+
+/* `bytes` from `subject` on the default stream: the call succeeds and the
+ * address is a multiple of `aligned_to` (0: not checked). `where` names the
+ * step in failure messages. */
+void *cmr_battery_expect_block(cmr_resource_ref subject, size_t bytes, size_t aligned_to, const char *where);
+/* Asking `subject` for `bytes` fails with `expected` and a message. */
+void cmr_battery_expect_refused(cmr_resource_ref subject, size_t bytes, cmr_status expected, const char *where);
+/* Freeing `ptr` (of `bytes`) succeeds. */
+void cmr_battery_expect_freed(cmr_resource_ref subject, void *ptr, size_t bytes, const char *where);
+
 /* Refs to resources made and destroyed: a system resource, and one more
  * subject over `upstream`. */
 cmr_resource_ref cmr_battery_destroyed_ref(void);

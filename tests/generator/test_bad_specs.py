@@ -158,6 +158,27 @@ EXPECTED = {
         'params[0].type: unknown type "sizet"',
         'methods[0].name: "destroy" is generated for every resource',
     ],
+    "param_binding_keyword": ['params[0].name: "byte" is a keyword of Java and C#: the generated binding would not compile',
+                              'methods[0].name: "lock" is a keyword of C#: the generated binding would not compile'],
+    # [[expect]]: behavioural expectations
+    "expect_unknown_step": ['expect[0].steps[0]: {free = 0} must have exactly one of allocate, deallocate, call, equals'],
+    "expect_two_kinds": ['expect[0].steps[0]: {allocate = 256, deallocate = 0} must have exactly one of allocate, '
+                         'deallocate, call, equals'],
+    "expect_dead_block": ["expect[0].steps[2].deallocate: 0 is no live block (live: none; blocks are numbered from 0 "
+                          "as allocate steps succeed)"],
+    "expect_unknown_getter": ['expect[0].steps[0].equals.size: "size" is no getter of expect_unknown_getter with a '
+                              "comparable result (known: capacity)"],
+    "expect_upstream_of_leaf": ['expect[0].steps[0].equals.upstream.bytes_current: "upstream.bytes_current": the '
+                                "resource has no upstream"],
+    "expect_wrong_value_type": ['expect[0].steps[0].equals.capacity: "4 KiB" must be an integer in '
+                                "[0, 9223372036854775807] (a size_t)"],
+    "expect_unknown_failure": ['expect[0].steps[0].fails: unknown failure "too_big" (known: out_of_memory)'],
+    "expect_checks_nothing": ["expect[0].steps: checks nothing: add an equals step, a fails or an aligned_to"],
+    "expect_bad_arg": ["expect[0].args.capacity: 100000 breaks a constraint of the parameter",
+                       "expect[0].args.colour: is not a parameter an expectation can give (known: capacity)"],
+    "expect_repeated_name": ['expect[1].name: "x" repeats'],
+    "expect_bad_alignment": ["expect[0].steps[0].aligned_to: 768 must be a power of two"],
+    "environment_bad_name": ["conformance.environment.log_file: is not an upper-case environment variable name"],
 }
 
 

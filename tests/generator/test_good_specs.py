@@ -27,6 +27,14 @@ class RealSpec(GeneratorTestCase):
         resources = load_specs(SPEC)
         self.assertEqual([r.name for r in resources], sorted(p.stem for p in SPEC.glob("*.toml")))
 
+    def test_gitattributes_marks_every_generated_file(self):
+        # generated/ as a whole, and each file written outside it by name
+        lines = (ROOT / ".gitattributes").read_text(encoding="utf-8").splitlines()
+        marked = {line.split()[0] for line in lines if line.strip() and not line.startswith("#")
+                  and "linguist-generated=true" in line.split()[1:]}
+        self.assertIn("generated/**", marked)
+        self.assertEqual(sorted(render_go_module(load_specs(SPEC))), sorted(marked - {"generated/**"}))
+
     def test_rendering_twice_gives_the_same_files(self):
         self.assertEqual(render_all(load_specs(SPEC)), render_all(load_specs(SPEC)))
 
@@ -181,13 +189,50 @@ class ToyResource(GeneratorTestCase):
             "    resource.max_chunks()",
             # one value just outside each numeric constraint, the language's exception
             "def test_toy_pool_refuses_chunk_size_multiple_of(host_mr):",
-            "        mr.ToyPoolMemoryResource(host_mr, label=\"conformance\", chunk_size=257)",
+            # made with only what has no default: label is a conformance argument with one
+            "        mr.ToyPoolMemoryResource(host_mr, chunk_size=257)",
             "def test_toy_pool_refuses_max_chunks_max(host_mr):")
         self.assert_has(
             "tests/go/resource_toy_pool_test.go",
             "func TestResourceToyPoolWithDefaults(t *testing.T) {",
-            "cmr.NewToyPoolResource(upstream, cmr.WithToyPoolLabel(\"conformance\"), cmr.WithToyPoolChunkSize(257))",
+            "cmr.NewToyPoolResource(upstream, cmr.WithToyPoolChunkSize(257))",
             "expectStatus(t, err, cmr.ErrInvalidArgument, \"chunk_size (multiple_of)\")")
+
+    def test_expectations_become_tests_in_every_language(self):
+        # C: a case of the --expect mode, over the battery's statistics(system)
+        self.assert_has(
+            "tests/conformance_toy_pool.c",
+            "static void expect_takes_a_chunk(cmr_resource_ref upstream, cmr_statistics_resource *counted) {",
+            "CMR_INT(3), \"toy\", 0.5, false, &handle)",
+            'void *block0 = cmr_battery_expect_block(subject, 1000u, 512u, "takes_a_chunk: steps[0]");',
+            'cmr_battery_expect_refused(subject, 1000000000u, CMR_ERROR_OUT_OF_MEMORY, "takes_a_chunk: steps[1]");',
+            'ck_assert_msg(strcmp(value, "toy") == 0,',
+            "cmr_statistics_resource_allocations_current(counted, &value)",
+            'cmr_battery_expect_freed(subject, block0, 1000u, "takes_a_chunk: at the end");',
+            '{"takes_a_chunk", expect_takes_a_chunk},')
+        self.assert_has(
+            "tests/python/test_resource_toy_pool.py",
+            "def test_toy_pool_expect_takes_a_chunk(host_mr):",
+            "resource = made_or_skip(lambda: mr.ToyPoolMemoryResource(upstream, max_chunks=3, label=\"toy\"))",
+            "    with pytest.raises(MemoryError):\n        resource.allocate(1000000000)",
+            'assert upstream.allocations_current() == 1, "takes_a_chunk: upstream.allocations_current"')
+        self.assert_has(
+            "tests/go/resource_toy_pool_test.go",
+            "func TestResourceToyPoolExpectTakesAChunk(t *testing.T) {",
+            "expectStatus(t, err, cmr.ErrOutOfMemory, \"takes_a_chunk: steps[1]\")",
+            "if value, err := r.Label(); err != nil || value != \"toy\" {")
+        self.assert_has(
+            "tests/java/ToyPoolMemoryResourceTest.java",
+            "public void expectTakesAChunk() {",
+            'assertThrows("takes_a_chunk: steps[1]", CmrOutOfMemoryError.class, () -> resource.allocate(1000000000L));',
+            'assertEquals("takes_a_chunk: upstream.allocations_current", 1L, counted.allocationsCurrent());')
+        self.assert_has(
+            "tests/csharp/ToyPoolMemoryResourceTests.cs",
+            "private void ExpectTakesAChunk()",
+            "using (var resource = new ToyPoolMemoryResource(counted, maxChunks: 3, label: \"toy\"))",
+            'Assert.Equal(3, resource.MaxChunks(), "takes_a_chunk: max_chunks");')
+        # and the ctest list of resources with expectations
+        self.assertRegex(self.files["cmake/resources.cmake"], r"set\(CMR_EXPECT_HOST [^)]*\btoy_pool\b")
 
     def test_stored_getter_is_generated_whole(self):
         fn = "cmr_toy_pool_resource_max_chunks"
@@ -267,7 +312,8 @@ class ToyResource(GeneratorTestCase):
         self.assertRegex(cmake, r"set\(CMR_CONFORMANCE_GPU\n(    .*\n)*    toy_pool:cuda\n")
         self.assert_has(
             "tests/conformance_toy_pool.c",
-            " * Usage: conformance_toy_pool <upstream: system | cuda>. */",
+            " * Usage: conformance_toy_pool [--bad-inputs] <upstream: system | cuda>,\n"
+            " * or conformance_toy_pool --expect for the spec's expectations. */",
             "cmr_toy_pool_resource_create(upstream, CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_TOY_POOL_GROWTH_DOUBLING, "
             'CMR_INT_DEFAULT, "conformance", 0.5, false, &handle);',
             ".properties_rule = CMR_BATTERY_PROPERTIES_UPSTREAM,",

@@ -23,7 +23,7 @@ internal sealed class AlignedResourceAdaptorTests
     private void WithDefaults()
     {
         using (var upstream = new SystemMemoryResource())
-        using (var resource = new AlignedResourceAdaptor(upstream, allocationAlignment: 4096UL))
+        using (var resource = new AlignedResourceAdaptor(upstream))
         {
             Exercise(resource);
             resource.AllocationAlignment();
@@ -39,6 +39,27 @@ internal sealed class AlignedResourceAdaptorTests
         {
             Exercise(resource);
             Assert.Equal(4096UL, resource.AllocationAlignment(), "allocation_alignment");
+        }
+    }
+
+    /// <summary>A request of at least alignment_threshold bytes is aligned to allocation_alignment, taking that much more from the upstream; a smaller one passes through as it is. (spec/aligned.toml, [[expect]] aligns_large_requests)</summary>
+    [Test]
+    private void ExpectAlignsLargeRequests()
+    {
+        using (var upstream = new SystemMemoryResource())
+        using (var counted = new StatisticsResourceAdaptor(upstream))
+        using (var resource = new AlignedResourceAdaptor(counted, allocationAlignment: 65536UL, alignmentThreshold: 4096UL))
+        {
+            IntPtr block0 = resource.Allocate(100000UL);
+            Assert.Equal(0UL, (ulong)block0.ToInt64() % 65536UL, "aligns_large_requests: steps[0]: aligned to 65536");
+            Assert.Equal(165280UL, counted.BytesCurrent(), "aligns_large_requests: upstream.bytes_current");
+            Assert.Equal(1UL, counted.AllocationsCurrent(), "aligns_large_requests: upstream.allocations_current");
+            IntPtr block1 = resource.Allocate(1000UL);
+            Assert.Equal(166280UL, counted.BytesCurrent(), "aligns_large_requests: upstream.bytes_current");
+            Assert.Equal(2UL, counted.AllocationsCurrent(), "aligns_large_requests: upstream.allocations_current");
+            resource.Deallocate(block0, 100000UL);
+            Assert.Equal(1000UL, counted.BytesCurrent(), "aligns_large_requests: upstream.bytes_current");
+            resource.Deallocate(block1, 1000UL);
         }
     }
 

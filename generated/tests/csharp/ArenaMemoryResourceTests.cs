@@ -23,7 +23,7 @@ internal sealed class ArenaMemoryResourceTests
     private void WithDefaults()
     {
         using (var upstream = new SystemMemoryResource())
-        using (var resource = new ArenaMemoryResource(upstream, arenaSize: 268435456UL))
+        using (var resource = new ArenaMemoryResource(upstream))
         {
             Exercise(resource);
             resource.ArenaSize();
@@ -41,6 +41,26 @@ internal sealed class ArenaMemoryResourceTests
         {
             Exercise(resource);
             Assert.Equal(268435456UL, resource.ArenaSize(), "arena_size");
+        }
+    }
+
+    /// <summary>At creation the arena takes arena_size bytes from its upstream, once, serves requests from them, and refuses what does not fit. (spec/arena.toml, [[expect]] takes_arena_size_once)</summary>
+    [Test]
+    private void ExpectTakesArenaSizeOnce()
+    {
+        using (var upstream = new SystemMemoryResource())
+        using (var counted = new StatisticsResourceAdaptor(upstream))
+        using (var resource = new ArenaMemoryResource(counted, arenaSize: 1048576UL))
+        {
+            Assert.Equal(1048576UL, resource.ArenaSize(), "takes_arena_size_once: arena_size");
+            Assert.Equal(1048576UL, counted.BytesCurrent(), "takes_arena_size_once: upstream.bytes_current");
+            Assert.Equal(1UL, counted.AllocationsTotal(), "takes_arena_size_once: upstream.allocations_total");
+            IntPtr block0 = resource.Allocate(4096UL);
+            IntPtr block1 = resource.Allocate(8192UL);
+            Assert.Equal(1UL, counted.AllocationsTotal(), "takes_arena_size_once: upstream.allocations_total");
+            Assert.Throws<CmrOutOfMemoryException>(() => resource.Allocate(2097152UL), "takes_arena_size_once: steps[4]");
+            resource.Deallocate(block0, 4096UL);
+            resource.Deallocate(block1, 8192UL);
         }
     }
 

@@ -23,7 +23,7 @@ internal sealed class BinningMemoryResourceTests
     private void WithDefaults()
     {
         using (var upstream = new SystemMemoryResource())
-        using (var resource = new BinningMemoryResource(upstream, minSizeExponent: 8, maxSizeExponent: 16))
+        using (var resource = new BinningMemoryResource(upstream))
         {
             Exercise(resource);
             resource.BinCount();
@@ -38,6 +38,29 @@ internal sealed class BinningMemoryResourceTests
         using (var resource = new BinningMemoryResource(upstream, minSizeExponent: 8, maxSizeExponent: 16))
         {
             Exercise(resource);
+        }
+    }
+
+    /// <summary>Each automatic bin (a fixed_size resource of 2^k-byte blocks, k from min_size_exponent to max_size_exponent) takes its first chunk of 128 blocks from the upstream; a request goes to the smallest bin it fits, and one larger than every bin to the upstream itself. (spec/binning.toml, [[expect]] routes_by_size)</summary>
+    [Test]
+    private void ExpectRoutesBySize()
+    {
+        using (var upstream = new SystemMemoryResource())
+        using (var counted = new StatisticsResourceAdaptor(upstream))
+        using (var resource = new BinningMemoryResource(counted, minSizeExponent: 8, maxSizeExponent: 10))
+        {
+            Assert.Equal(3UL, resource.BinCount(), "routes_by_size: bin_count");
+            Assert.Equal(3UL, counted.AllocationsCurrent(), "routes_by_size: upstream.allocations_current");
+            Assert.Equal(229376UL, counted.BytesCurrent(), "routes_by_size: upstream.bytes_current");
+            IntPtr block0 = resource.Allocate(1000UL);
+            IntPtr block1 = resource.Allocate(200UL);
+            Assert.Equal(3UL, counted.AllocationsCurrent(), "routes_by_size: upstream.allocations_current");
+            IntPtr block2 = resource.Allocate(2000UL);
+            Assert.Equal(4UL, counted.AllocationsCurrent(), "routes_by_size: upstream.allocations_current");
+            Assert.Equal(231376UL, counted.BytesCurrent(), "routes_by_size: upstream.bytes_current");
+            resource.Deallocate(block0, 1000UL);
+            resource.Deallocate(block1, 200UL);
+            resource.Deallocate(block2, 2000UL);
         }
     }
 }

@@ -23,7 +23,7 @@ internal sealed class FixedSizeMemoryResourceTests
     private void WithDefaults()
     {
         using (var upstream = new SystemMemoryResource())
-        using (var resource = new FixedSizeMemoryResource(upstream, blocksToPreallocate: 16UL))
+        using (var resource = new FixedSizeMemoryResource(upstream))
         {
             Exercise(resource);
             resource.BlockSize();
@@ -42,12 +42,42 @@ internal sealed class FixedSizeMemoryResourceTests
         }
     }
 
+    /// <summary>Blocks come from the upstream blocks_to_preallocate at a time; a request larger than a block is refused. (spec/fixed_size.toml, [[expect]] hands_out_whole_blocks)</summary>
+    [Test]
+    private void ExpectHandsOutWholeBlocks()
+    {
+        using (var upstream = new SystemMemoryResource())
+        using (var counted = new StatisticsResourceAdaptor(upstream))
+        using (var resource = new FixedSizeMemoryResource(counted, blockSize: 4000UL, blocksToPreallocate: 4UL))
+        {
+            Assert.Equal(4096UL, resource.BlockSize(), "hands_out_whole_blocks: block_size");
+            Assert.Equal(16384UL, resource.UpstreamBytes(), "hands_out_whole_blocks: upstream_bytes");
+            Assert.Equal(16384UL, counted.BytesCurrent(), "hands_out_whole_blocks: upstream.bytes_current");
+            IntPtr block0 = resource.Allocate(100UL);
+            IntPtr block1 = resource.Allocate(4096UL);
+            Assert.Throws<CmrOutOfMemoryException>(() => resource.Allocate(4097UL), "hands_out_whole_blocks: steps[3]");
+            IntPtr block2 = resource.Allocate(1UL);
+            IntPtr block3 = resource.Allocate(1UL);
+            Assert.Equal(16384UL, resource.UpstreamBytes(), "hands_out_whole_blocks: upstream_bytes");
+            Assert.Equal(0UL, resource.LargestFreeBlock(), "hands_out_whole_blocks: largest_free_block");
+            IntPtr block4 = resource.Allocate(1UL);
+            Assert.Equal(32768UL, resource.UpstreamBytes(), "hands_out_whole_blocks: upstream_bytes");
+            Assert.Equal(32768UL, counted.BytesCurrent(), "hands_out_whole_blocks: upstream.bytes_current");
+            Assert.Equal(4096UL, resource.LargestFreeBlock(), "hands_out_whole_blocks: largest_free_block");
+            resource.Deallocate(block0, 100UL);
+            resource.Deallocate(block1, 4096UL);
+            resource.Deallocate(block2, 1UL);
+            resource.Deallocate(block3, 1UL);
+            resource.Deallocate(block4, 1UL);
+        }
+    }
+
     [Test]
     private void RefusesBlockSizeNonzero()
     {
         using (var upstream = new SystemMemoryResource())
         {
-            Assert.ThrowsStatus(Status.InvalidArgument, () => new FixedSizeMemoryResource(upstream, blocksToPreallocate: 16UL, blockSize: 0UL).Dispose(), "block_size (nonzero)");
+            Assert.ThrowsStatus(Status.InvalidArgument, () => new FixedSizeMemoryResource(upstream, blockSize: 0UL).Dispose(), "block_size (nonzero)");
         }
     }
 

@@ -42,6 +42,28 @@ internal sealed class LimitingResourceAdaptorTests
         }
     }
 
+    /// <summary>Requests are counted rounded up to allocation_alignment; one that would pass allocation_limit is refused without reaching the upstream, and a free makes room again. (spec/limiting.toml, [[expect]] refuses_past_the_limit)</summary>
+    [Test]
+    private void ExpectRefusesPastTheLimit()
+    {
+        using (var upstream = new SystemMemoryResource())
+        using (var counted = new StatisticsResourceAdaptor(upstream))
+        using (var resource = new LimitingResourceAdaptor(counted, allocationLimit: 4096UL))
+        {
+            IntPtr block0 = resource.Allocate(1000UL);
+            Assert.Equal(1024UL, resource.AllocatedBytes(), "refuses_past_the_limit: allocated_bytes");
+            Assert.Throws<CmrOutOfMemoryException>(() => resource.Allocate(3073UL), "refuses_past_the_limit: steps[2]");
+            Assert.Equal(1024UL, resource.AllocatedBytes(), "refuses_past_the_limit: allocated_bytes");
+            Assert.Equal(1UL, counted.AllocationsTotal(), "refuses_past_the_limit: upstream.allocations_total");
+            IntPtr block1 = resource.Allocate(3072UL);
+            Assert.Equal(4096UL, resource.AllocatedBytes(), "refuses_past_the_limit: allocated_bytes");
+            resource.Deallocate(block0, 1000UL);
+            Assert.Equal(3072UL, resource.AllocatedBytes(), "refuses_past_the_limit: allocated_bytes");
+            Assert.Equal(3072UL, counted.BytesCurrent(), "refuses_past_the_limit: upstream.bytes_current");
+            resource.Deallocate(block1, 3072UL);
+        }
+    }
+
     [Test]
     private void RefusesAllocationAlignmentPowerOfTwo()
     {

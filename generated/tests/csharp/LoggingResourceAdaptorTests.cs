@@ -23,7 +23,7 @@ internal sealed class LoggingResourceAdaptorTests
     private void WithDefaults()
     {
         using (var upstream = new SystemMemoryResource())
-        using (var resource = new LoggingResourceAdaptor(upstream, filename: "/dev/null"))
+        using (var resource = new LoggingResourceAdaptor(upstream))
         {
             Exercise(resource);
             resource.Filename();
@@ -38,6 +38,21 @@ internal sealed class LoggingResourceAdaptorTests
         using (var resource = new LoggingResourceAdaptor(upstream, filename: "/dev/null", autoFlush: true))
         {
             Exercise(resource);
+        }
+    }
+
+    /// <summary>The log goes to the file named at creation, and no row is lost writing it. (spec/logging.toml, [[expect]] writes_to_the_named_file)</summary>
+    [Test]
+    private void ExpectWritesToTheNamedFile()
+    {
+        using (var upstream = new SystemMemoryResource())
+        using (var counted = new StatisticsResourceAdaptor(upstream))
+        using (var resource = new LoggingResourceAdaptor(counted, filename: "/dev/null"))
+        {
+            IntPtr block0 = resource.Allocate(1000UL);
+            resource.Deallocate(block0, 1000UL);
+            Assert.Equal("/dev/null", resource.Filename(), "writes_to_the_named_file: filename");
+            Assert.Equal(0UL, resource.LostRows(), "writes_to_the_named_file: lost_rows");
         }
     }
 }

@@ -23,7 +23,7 @@ internal sealed class PoolMemoryResourceTests
     private void WithDefaults()
     {
         using (var upstream = new SystemMemoryResource())
-        using (var resource = new PoolMemoryResource(upstream, initialPoolSize: 1048576UL))
+        using (var resource = new PoolMemoryResource(upstream))
         {
             Exercise(resource);
             resource.PoolSize();
@@ -42,6 +42,29 @@ internal sealed class PoolMemoryResourceTests
         }
     }
 
+    /// <summary>The pool takes initial_pool_size from its upstream at creation, serves requests from it, grows when it runs short and refuses to pass maximum_pool_size. (spec/pool.toml, [[expect]] grows_up_to_its_maximum)</summary>
+    [Test]
+    private void ExpectGrowsUpToItsMaximum()
+    {
+        using (var upstream = new SystemMemoryResource())
+        using (var counted = new StatisticsResourceAdaptor(upstream))
+        using (var resource = new PoolMemoryResource(counted, initialPoolSize: 1048576UL, maximumPoolSize: 2097152UL))
+        {
+            Assert.Equal(1048576UL, resource.PoolSize(), "grows_up_to_its_maximum: pool_size");
+            Assert.Equal(1048576UL, counted.BytesCurrent(), "grows_up_to_its_maximum: upstream.bytes_current");
+            IntPtr block0 = resource.Allocate(1000UL);
+            Assert.Equal(1048576UL, resource.PoolSize(), "grows_up_to_its_maximum: pool_size");
+            Assert.Equal(1047552UL, resource.FreeSize(), "grows_up_to_its_maximum: free_size");
+            Assert.Equal(1UL, counted.AllocationsTotal(), "grows_up_to_its_maximum: upstream.allocations_total");
+            IntPtr block1 = resource.Allocate(1048576UL);
+            Assert.Equal(2097152UL, resource.PoolSize(), "grows_up_to_its_maximum: pool_size");
+            Assert.Equal(2097152UL, counted.BytesCurrent(), "grows_up_to_its_maximum: upstream.bytes_current");
+            Assert.Throws<CmrOutOfMemoryException>(() => resource.Allocate(1048576UL), "grows_up_to_its_maximum: steps[5]");
+            resource.Deallocate(block0, 1000UL);
+            resource.Deallocate(block1, 1048576UL);
+        }
+    }
+
     [Test]
     private void RefusesInitialPoolSizeMultipleOf()
     {
@@ -56,7 +79,7 @@ internal sealed class PoolMemoryResourceTests
     {
         using (var upstream = new SystemMemoryResource())
         {
-            Assert.ThrowsStatus(Status.InvalidArgument, () => new PoolMemoryResource(upstream, initialPoolSize: 1048576UL, maximumPoolSize: 257UL).Dispose(), "maximum_pool_size (multiple_of)");
+            Assert.ThrowsStatus(Status.InvalidArgument, () => new PoolMemoryResource(upstream, maximumPoolSize: 257UL).Dispose(), "maximum_pool_size (multiple_of)");
         }
     }
 
@@ -65,7 +88,7 @@ internal sealed class PoolMemoryResourceTests
     {
         using (var upstream = new SystemMemoryResource())
         {
-            Assert.ThrowsStatus(Status.InvalidArgument, () => new PoolMemoryResource(upstream, initialPoolSize: 1048576UL, maximumPoolSize: 0UL).Dispose(), "maximum_pool_size (nonzero)");
+            Assert.ThrowsStatus(Status.InvalidArgument, () => new PoolMemoryResource(upstream, maximumPoolSize: 0UL).Dispose(), "maximum_pool_size (nonzero)");
         }
     }
 
@@ -74,7 +97,7 @@ internal sealed class PoolMemoryResourceTests
     {
         using (var upstream = new SystemMemoryResource())
         {
-            Assert.ThrowsStatus(Status.InvalidArgument, () => new PoolMemoryResource(upstream, initialPoolSize: 1048576UL, maximumGrowth: 257UL).Dispose(), "maximum_growth (multiple_of)");
+            Assert.ThrowsStatus(Status.InvalidArgument, () => new PoolMemoryResource(upstream, maximumGrowth: 257UL).Dispose(), "maximum_growth (multiple_of)");
         }
     }
 
@@ -83,7 +106,7 @@ internal sealed class PoolMemoryResourceTests
     {
         using (var upstream = new SystemMemoryResource())
         {
-            Assert.ThrowsStatus(Status.InvalidArgument, () => new PoolMemoryResource(upstream, initialPoolSize: 1048576UL, maximumGrowth: 0UL).Dispose(), "maximum_growth (nonzero)");
+            Assert.ThrowsStatus(Status.InvalidArgument, () => new PoolMemoryResource(upstream, maximumGrowth: 0UL).Dispose(), "maximum_growth (nonzero)");
         }
     }
 }

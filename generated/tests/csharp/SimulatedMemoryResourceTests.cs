@@ -43,6 +43,27 @@ internal sealed class SimulatedMemoryResourceTests
         }
     }
 
+    /// <summary>Allocations are counted against capacity: one that does not fit is refused, and a free makes room again. (spec/simulated.toml, [[expect]] counts_against_its_capacity)</summary>
+    [Test]
+    private void ExpectCountsAgainstItsCapacity()
+    {
+        using (var upstream = new SystemMemoryResource())
+        using (var resource = new SimulatedMemoryResource(capacity: 4096UL))
+        {
+            IntPtr block0 = resource.Allocate(3072UL);
+            Assert.Throws<CmrOutOfMemoryException>(() => resource.Allocate(2048UL), "counts_against_its_capacity: steps[1]");
+            Assert.Equal(3072UL, resource.BytesInUse(), "counts_against_its_capacity: bytes_in_use");
+            Assert.Equal(1UL, resource.AllocationCount(), "counts_against_its_capacity: allocation_count");
+            resource.Deallocate(block0, 3072UL);
+            IntPtr block1 = resource.Allocate(2048UL);
+            Assert.Equal(2048UL, resource.BytesInUse(), "counts_against_its_capacity: bytes_in_use");
+            Assert.Equal(3072UL, resource.PeakBytesInUse(), "counts_against_its_capacity: peak_bytes_in_use");
+            Assert.Equal(2UL, resource.AllocationCount(), "counts_against_its_capacity: allocation_count");
+            Assert.Equal(1UL, resource.DeallocationCount(), "counts_against_its_capacity: deallocation_count");
+            resource.Deallocate(block1, 2048UL);
+        }
+    }
+
     [Test]
     private void RefusesCapacityNonzero()
     {

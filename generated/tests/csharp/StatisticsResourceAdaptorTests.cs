@@ -47,4 +47,52 @@ internal sealed class StatisticsResourceAdaptorTests
             Exercise(resource);
         }
     }
+
+    /// <summary>Each allocation and free moves the current, peak and total counts by its bytes. (spec/statistics.toml, [[expect]] counts_what_passes_through)</summary>
+    [Test]
+    private void ExpectCountsWhatPassesThrough()
+    {
+        using (var upstream = new SystemMemoryResource())
+        using (var counted = new StatisticsResourceAdaptor(upstream))
+        using (var resource = new StatisticsResourceAdaptor(counted))
+        {
+            IntPtr block0 = resource.Allocate(1000UL);
+            IntPtr block1 = resource.Allocate(3000UL);
+            resource.Deallocate(block0, 1000UL);
+            Assert.Equal(3000UL, resource.BytesCurrent(), "counts_what_passes_through: bytes_current");
+            Assert.Equal(4000UL, resource.BytesPeak(), "counts_what_passes_through: bytes_peak");
+            Assert.Equal(4000UL, resource.BytesTotal(), "counts_what_passes_through: bytes_total");
+            Assert.Equal(1UL, resource.AllocationsCurrent(), "counts_what_passes_through: allocations_current");
+            Assert.Equal(2UL, resource.AllocationsPeak(), "counts_what_passes_through: allocations_peak");
+            Assert.Equal(2UL, resource.AllocationsTotal(), "counts_what_passes_through: allocations_total");
+            Assert.Equal(3000UL, counted.BytesCurrent(), "counts_what_passes_through: upstream.bytes_current");
+            resource.Deallocate(block1, 3000UL);
+        }
+    }
+
+    /// <summary>A pushed level counts from zero and remembers what was outstanding at the push. (spec/statistics.toml, [[expect]] push_starts_a_level)</summary>
+    [Test]
+    private void ExpectPushStartsALevel()
+    {
+        using (var upstream = new SystemMemoryResource())
+        using (var counted = new StatisticsResourceAdaptor(upstream))
+        using (var resource = new StatisticsResourceAdaptor(counted))
+        {
+            IntPtr block0 = resource.Allocate(1000UL);
+            resource.PushCounters();
+            IntPtr block1 = resource.Allocate(500UL);
+            Assert.Equal(2UL, resource.CounterLevels(), "push_starts_a_level: counter_levels");
+            Assert.Equal(500UL, resource.BytesTotal(), "push_starts_a_level: bytes_total");
+            Assert.Equal(1UL, resource.AllocationsTotal(), "push_starts_a_level: allocations_total");
+            Assert.Equal(1000UL, resource.BytesAtPush(), "push_starts_a_level: bytes_at_push");
+            Assert.Equal(1UL, resource.AllocationsAtPush(), "push_starts_a_level: allocations_at_push");
+            Assert.Equal(1500UL, resource.BytesCurrent(), "push_starts_a_level: bytes_current");
+            resource.PopCounters();
+            Assert.Equal(1UL, resource.CounterLevels(), "push_starts_a_level: counter_levels");
+            Assert.Equal(1500UL, resource.BytesTotal(), "push_starts_a_level: bytes_total");
+            Assert.Equal(2UL, resource.AllocationsTotal(), "push_starts_a_level: allocations_total");
+            resource.Deallocate(block0, 1000UL);
+            resource.Deallocate(block1, 500UL);
+        }
+    }
 }

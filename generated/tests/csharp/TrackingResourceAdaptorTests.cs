@@ -44,4 +44,25 @@ internal sealed class TrackingResourceAdaptorTests
             Assert.Equal(true, resource.CaptureStacks(), "capture_stacks");
         }
     }
+
+    /// <summary>Every allocation is outstanding until it is freed, with the bytes asked for. (spec/tracking.toml, [[expect]] lists_what_is_outstanding)</summary>
+    [Test]
+    private void ExpectListsWhatIsOutstanding()
+    {
+        using (var upstream = new SystemMemoryResource())
+        using (var counted = new StatisticsResourceAdaptor(upstream))
+        using (var resource = new TrackingResourceAdaptor(counted))
+        {
+            IntPtr block0 = resource.Allocate(1000UL);
+            IntPtr block1 = resource.Allocate(24UL);
+            IntPtr block2 = resource.Allocate(300UL);
+            Assert.Equal(3UL, resource.OutstandingCount(), "lists_what_is_outstanding: outstanding_count");
+            Assert.Equal(1324UL, resource.AllocatedBytes(), "lists_what_is_outstanding: allocated_bytes");
+            resource.Deallocate(block1, 24UL);
+            Assert.Equal(2UL, resource.OutstandingCount(), "lists_what_is_outstanding: outstanding_count");
+            Assert.Equal(1300UL, resource.AllocatedBytes(), "lists_what_is_outstanding: allocated_bytes");
+            resource.Deallocate(block0, 1000UL);
+            resource.Deallocate(block2, 300UL);
+        }
+    }
 }

@@ -39,7 +39,7 @@ func makeAligned(t *testing.T, make func(upstream cmr.Resource) (*cmr.AlignedRes
 
 func TestResourceAlignedWithDefaults(t *testing.T) {
 	r := makeAligned(t, func(upstream cmr.Resource) (*cmr.AlignedResource, error) {
-		return cmr.NewAlignedResource(upstream, cmr.WithAlignedAllocationAlignment(4096))
+		return cmr.NewAlignedResource(upstream)
 	})
 	if _, err := r.AllocationAlignment(); err != nil {
 		t.Fatalf("allocation_alignment: %v", err)
@@ -55,6 +55,53 @@ func TestResourceAlignedWithExplicitArguments(t *testing.T) {
 	})
 	if value, err := r.AllocationAlignment(); err != nil || value != 4096 {
 		t.Fatalf("allocation_alignment: %v (%v), want 4096", value, err)
+	}
+}
+
+// A request of at least alignment_threshold bytes is aligned to allocation_alignment, taking that much more from the upstream; a smaller one passes through as it is. (spec/aligned.toml, [[expect]] aligns_large_requests)
+func TestResourceAlignedExpectAlignsLargeRequests(t *testing.T) {
+	upstream, probe := counted(t)
+	_ = probe // not every expectation reads it
+	r, err := cmr.NewAlignedResource(upstream, cmr.WithAlignedAllocationAlignment(65536), cmr.WithAlignedAlignmentThreshold(4096))
+	if err != nil {
+		t.Fatalf("aligns_large_requests: making the resource: %v", err)
+	}
+	defer func() {
+		if err := r.Close(); err != nil {
+			t.Errorf("aligns_large_requests: closing: %v", err)
+		}
+	}()
+	block0, err := r.Allocate(100000)
+	if err != nil {
+		t.Fatalf("aligns_large_requests: steps[0]: %v", err)
+	}
+	if block0%65536 != 0 {
+		t.Fatalf("aligns_large_requests: steps[0]: %#x is not aligned to 65536", block0)
+	}
+	if value, err := probe.BytesCurrent(); err != nil || value != 165280 {
+		t.Fatalf("aligns_large_requests: upstream.bytes_current is %v (%v), the spec expects %v", value, err, 165280)
+	}
+	if value, err := probe.AllocationsCurrent(); err != nil || value != 1 {
+		t.Fatalf("aligns_large_requests: upstream.allocations_current is %v (%v), the spec expects %v", value, err, 1)
+	}
+	block1, err := r.Allocate(1000)
+	if err != nil {
+		t.Fatalf("aligns_large_requests: steps[2]: %v", err)
+	}
+	if value, err := probe.BytesCurrent(); err != nil || value != 166280 {
+		t.Fatalf("aligns_large_requests: upstream.bytes_current is %v (%v), the spec expects %v", value, err, 166280)
+	}
+	if value, err := probe.AllocationsCurrent(); err != nil || value != 2 {
+		t.Fatalf("aligns_large_requests: upstream.allocations_current is %v (%v), the spec expects %v", value, err, 2)
+	}
+	if err := r.Deallocate(block0, 100000); err != nil {
+		t.Fatalf("aligns_large_requests: steps[4]: %v", err)
+	}
+	if value, err := probe.BytesCurrent(); err != nil || value != 1000 {
+		t.Fatalf("aligns_large_requests: upstream.bytes_current is %v (%v), the spec expects %v", value, err, 1000)
+	}
+	if err := r.Deallocate(block1, 1000); err != nil {
+		t.Fatalf("aligns_large_requests: at the end: %v", err)
 	}
 }
 

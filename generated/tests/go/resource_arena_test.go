@@ -39,7 +39,7 @@ func makeArena(t *testing.T, make func(upstream cmr.Resource) (*cmr.ArenaResourc
 
 func TestResourceArenaWithDefaults(t *testing.T) {
 	r := makeArena(t, func(upstream cmr.Resource) (*cmr.ArenaResource, error) {
-		return cmr.NewArenaResource(upstream, cmr.WithArenaArenaSize(268435456))
+		return cmr.NewArenaResource(upstream)
 	})
 	if _, err := r.ArenaSize(); err != nil {
 		t.Fatalf("arena_size: %v", err)
@@ -61,6 +61,49 @@ func TestResourceArenaWithExplicitArguments(t *testing.T) {
 	})
 	if value, err := r.ArenaSize(); err != nil || value != 268435456 {
 		t.Fatalf("arena_size: %v (%v), want 268435456", value, err)
+	}
+}
+
+// At creation the arena takes arena_size bytes from its upstream, once, serves requests from them, and refuses what does not fit. (spec/arena.toml, [[expect]] takes_arena_size_once)
+func TestResourceArenaExpectTakesArenaSizeOnce(t *testing.T) {
+	upstream, probe := counted(t)
+	_ = probe // not every expectation reads it
+	r, err := cmr.NewArenaResource(upstream, cmr.WithArenaArenaSize(1048576))
+	if err != nil {
+		t.Fatalf("takes_arena_size_once: making the resource: %v", err)
+	}
+	defer func() {
+		if err := r.Close(); err != nil {
+			t.Errorf("takes_arena_size_once: closing: %v", err)
+		}
+	}()
+	if value, err := r.ArenaSize(); err != nil || value != 1048576 {
+		t.Fatalf("takes_arena_size_once: arena_size is %v (%v), the spec expects %v", value, err, 1048576)
+	}
+	if value, err := probe.BytesCurrent(); err != nil || value != 1048576 {
+		t.Fatalf("takes_arena_size_once: upstream.bytes_current is %v (%v), the spec expects %v", value, err, 1048576)
+	}
+	if value, err := probe.AllocationsTotal(); err != nil || value != 1 {
+		t.Fatalf("takes_arena_size_once: upstream.allocations_total is %v (%v), the spec expects %v", value, err, 1)
+	}
+	block0, err := r.Allocate(4096)
+	if err != nil {
+		t.Fatalf("takes_arena_size_once: steps[1]: %v", err)
+	}
+	block1, err := r.Allocate(8192)
+	if err != nil {
+		t.Fatalf("takes_arena_size_once: steps[2]: %v", err)
+	}
+	if value, err := probe.AllocationsTotal(); err != nil || value != 1 {
+		t.Fatalf("takes_arena_size_once: upstream.allocations_total is %v (%v), the spec expects %v", value, err, 1)
+	}
+	_, err = r.Allocate(2097152)
+	expectStatus(t, err, cmr.ErrOutOfMemory, "takes_arena_size_once: steps[4]")
+	if err := r.Deallocate(block0, 4096); err != nil {
+		t.Fatalf("takes_arena_size_once: at the end: %v", err)
+	}
+	if err := r.Deallocate(block1, 8192); err != nil {
+		t.Fatalf("takes_arena_size_once: at the end: %v", err)
 	}
 }
 

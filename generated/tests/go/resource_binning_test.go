@@ -39,7 +39,7 @@ func makeBinning(t *testing.T, make func(upstream cmr.Resource) (*cmr.BinningRes
 
 func TestResourceBinningWithDefaults(t *testing.T) {
 	r := makeBinning(t, func(upstream cmr.Resource) (*cmr.BinningResource, error) {
-		return cmr.NewBinningResource(upstream, cmr.WithBinningMinSizeExponent(8), cmr.WithBinningMaxSizeExponent(16))
+		return cmr.NewBinningResource(upstream)
 	})
 	if _, err := r.BinCount(); err != nil {
 		t.Fatalf("bin_count: %v", err)
@@ -54,4 +54,58 @@ func TestResourceBinningWithExplicitArguments(t *testing.T) {
 		return cmr.NewBinningResource(upstream, cmr.WithBinningMinSizeExponent(8), cmr.WithBinningMaxSizeExponent(16))
 	})
 	_ = r
+}
+
+// Each automatic bin (a fixed_size resource of 2^k-byte blocks, k from min_size_exponent to max_size_exponent) takes its first chunk of 128 blocks from the upstream; a request goes to the smallest bin it fits, and one larger than every bin to the upstream itself. (spec/binning.toml, [[expect]] routes_by_size)
+func TestResourceBinningExpectRoutesBySize(t *testing.T) {
+	upstream, probe := counted(t)
+	_ = probe // not every expectation reads it
+	r, err := cmr.NewBinningResource(upstream, cmr.WithBinningMinSizeExponent(8), cmr.WithBinningMaxSizeExponent(10))
+	if err != nil {
+		t.Fatalf("routes_by_size: making the resource: %v", err)
+	}
+	defer func() {
+		if err := r.Close(); err != nil {
+			t.Errorf("routes_by_size: closing: %v", err)
+		}
+	}()
+	if value, err := r.BinCount(); err != nil || value != 3 {
+		t.Fatalf("routes_by_size: bin_count is %v (%v), the spec expects %v", value, err, 3)
+	}
+	if value, err := probe.AllocationsCurrent(); err != nil || value != 3 {
+		t.Fatalf("routes_by_size: upstream.allocations_current is %v (%v), the spec expects %v", value, err, 3)
+	}
+	if value, err := probe.BytesCurrent(); err != nil || value != 229376 {
+		t.Fatalf("routes_by_size: upstream.bytes_current is %v (%v), the spec expects %v", value, err, 229376)
+	}
+	block0, err := r.Allocate(1000)
+	if err != nil {
+		t.Fatalf("routes_by_size: steps[1]: %v", err)
+	}
+	block1, err := r.Allocate(200)
+	if err != nil {
+		t.Fatalf("routes_by_size: steps[2]: %v", err)
+	}
+	if value, err := probe.AllocationsCurrent(); err != nil || value != 3 {
+		t.Fatalf("routes_by_size: upstream.allocations_current is %v (%v), the spec expects %v", value, err, 3)
+	}
+	block2, err := r.Allocate(2000)
+	if err != nil {
+		t.Fatalf("routes_by_size: steps[4]: %v", err)
+	}
+	if value, err := probe.AllocationsCurrent(); err != nil || value != 4 {
+		t.Fatalf("routes_by_size: upstream.allocations_current is %v (%v), the spec expects %v", value, err, 4)
+	}
+	if value, err := probe.BytesCurrent(); err != nil || value != 231376 {
+		t.Fatalf("routes_by_size: upstream.bytes_current is %v (%v), the spec expects %v", value, err, 231376)
+	}
+	if err := r.Deallocate(block0, 1000); err != nil {
+		t.Fatalf("routes_by_size: at the end: %v", err)
+	}
+	if err := r.Deallocate(block1, 200); err != nil {
+		t.Fatalf("routes_by_size: at the end: %v", err)
+	}
+	if err := r.Deallocate(block2, 2000); err != nil {
+		t.Fatalf("routes_by_size: at the end: %v", err)
+	}
 }

@@ -39,7 +39,7 @@ func makeFixedSize(t *testing.T, make func(upstream cmr.Resource) (*cmr.FixedSiz
 
 func TestResourceFixedSizeWithDefaults(t *testing.T) {
 	r := makeFixedSize(t, func(upstream cmr.Resource) (*cmr.FixedSizeResource, error) {
-		return cmr.NewFixedSizeResource(upstream, cmr.WithFixedSizeBlocksToPreallocate(16))
+		return cmr.NewFixedSizeResource(upstream)
 	})
 	if _, err := r.BlockSize(); err != nil {
 		t.Fatalf("block_size: %v", err)
@@ -59,9 +59,85 @@ func TestResourceFixedSizeWithExplicitArguments(t *testing.T) {
 	_ = r
 }
 
+// Blocks come from the upstream blocks_to_preallocate at a time; a request larger than a block is refused. (spec/fixed_size.toml, [[expect]] hands_out_whole_blocks)
+func TestResourceFixedSizeExpectHandsOutWholeBlocks(t *testing.T) {
+	upstream, probe := counted(t)
+	_ = probe // not every expectation reads it
+	r, err := cmr.NewFixedSizeResource(upstream, cmr.WithFixedSizeBlockSize(4000), cmr.WithFixedSizeBlocksToPreallocate(4))
+	if err != nil {
+		t.Fatalf("hands_out_whole_blocks: making the resource: %v", err)
+	}
+	defer func() {
+		if err := r.Close(); err != nil {
+			t.Errorf("hands_out_whole_blocks: closing: %v", err)
+		}
+	}()
+	if value, err := r.BlockSize(); err != nil || value != 4096 {
+		t.Fatalf("hands_out_whole_blocks: block_size is %v (%v), the spec expects %v", value, err, 4096)
+	}
+	if value, err := r.UpstreamBytes(); err != nil || value != 16384 {
+		t.Fatalf("hands_out_whole_blocks: upstream_bytes is %v (%v), the spec expects %v", value, err, 16384)
+	}
+	if value, err := probe.BytesCurrent(); err != nil || value != 16384 {
+		t.Fatalf("hands_out_whole_blocks: upstream.bytes_current is %v (%v), the spec expects %v", value, err, 16384)
+	}
+	block0, err := r.Allocate(100)
+	if err != nil {
+		t.Fatalf("hands_out_whole_blocks: steps[1]: %v", err)
+	}
+	block1, err := r.Allocate(4096)
+	if err != nil {
+		t.Fatalf("hands_out_whole_blocks: steps[2]: %v", err)
+	}
+	_, err = r.Allocate(4097)
+	expectStatus(t, err, cmr.ErrOutOfMemory, "hands_out_whole_blocks: steps[3]")
+	block2, err := r.Allocate(1)
+	if err != nil {
+		t.Fatalf("hands_out_whole_blocks: steps[4]: %v", err)
+	}
+	block3, err := r.Allocate(1)
+	if err != nil {
+		t.Fatalf("hands_out_whole_blocks: steps[5]: %v", err)
+	}
+	if value, err := r.UpstreamBytes(); err != nil || value != 16384 {
+		t.Fatalf("hands_out_whole_blocks: upstream_bytes is %v (%v), the spec expects %v", value, err, 16384)
+	}
+	if value, err := r.LargestFreeBlock(); err != nil || value != 0 {
+		t.Fatalf("hands_out_whole_blocks: largest_free_block is %v (%v), the spec expects %v", value, err, 0)
+	}
+	block4, err := r.Allocate(1)
+	if err != nil {
+		t.Fatalf("hands_out_whole_blocks: steps[7]: %v", err)
+	}
+	if value, err := r.UpstreamBytes(); err != nil || value != 32768 {
+		t.Fatalf("hands_out_whole_blocks: upstream_bytes is %v (%v), the spec expects %v", value, err, 32768)
+	}
+	if value, err := probe.BytesCurrent(); err != nil || value != 32768 {
+		t.Fatalf("hands_out_whole_blocks: upstream.bytes_current is %v (%v), the spec expects %v", value, err, 32768)
+	}
+	if value, err := r.LargestFreeBlock(); err != nil || value != 4096 {
+		t.Fatalf("hands_out_whole_blocks: largest_free_block is %v (%v), the spec expects %v", value, err, 4096)
+	}
+	if err := r.Deallocate(block0, 100); err != nil {
+		t.Fatalf("hands_out_whole_blocks: at the end: %v", err)
+	}
+	if err := r.Deallocate(block1, 4096); err != nil {
+		t.Fatalf("hands_out_whole_blocks: at the end: %v", err)
+	}
+	if err := r.Deallocate(block2, 1); err != nil {
+		t.Fatalf("hands_out_whole_blocks: at the end: %v", err)
+	}
+	if err := r.Deallocate(block3, 1); err != nil {
+		t.Fatalf("hands_out_whole_blocks: at the end: %v", err)
+	}
+	if err := r.Deallocate(block4, 1); err != nil {
+		t.Fatalf("hands_out_whole_blocks: at the end: %v", err)
+	}
+}
+
 func TestResourceFixedSizeRefusesBadArguments(t *testing.T) {
 	upstream := mustSystem(t)
-	if r, err := cmr.NewFixedSizeResource(upstream, cmr.WithFixedSizeBlocksToPreallocate(16), cmr.WithFixedSizeBlockSize(0)); err == nil {
+	if r, err := cmr.NewFixedSizeResource(upstream, cmr.WithFixedSizeBlockSize(0)); err == nil {
 		r.Close()
 		t.Fatal("block_size 0 (nonzero) accepted")
 	} else {

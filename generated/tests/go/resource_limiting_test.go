@@ -58,6 +58,55 @@ func TestResourceLimitingWithExplicitArguments(t *testing.T) {
 	}
 }
 
+// Requests are counted rounded up to allocation_alignment; one that would pass allocation_limit is refused without reaching the upstream, and a free makes room again. (spec/limiting.toml, [[expect]] refuses_past_the_limit)
+func TestResourceLimitingExpectRefusesPastTheLimit(t *testing.T) {
+	upstream, probe := counted(t)
+	_ = probe // not every expectation reads it
+	r, err := cmr.NewLimitingResource(upstream, 4096)
+	if err != nil {
+		t.Fatalf("refuses_past_the_limit: making the resource: %v", err)
+	}
+	defer func() {
+		if err := r.Close(); err != nil {
+			t.Errorf("refuses_past_the_limit: closing: %v", err)
+		}
+	}()
+	block0, err := r.Allocate(1000)
+	if err != nil {
+		t.Fatalf("refuses_past_the_limit: steps[0]: %v", err)
+	}
+	if value, err := r.AllocatedBytes(); err != nil || value != 1024 {
+		t.Fatalf("refuses_past_the_limit: allocated_bytes is %v (%v), the spec expects %v", value, err, 1024)
+	}
+	_, err = r.Allocate(3073)
+	expectStatus(t, err, cmr.ErrOutOfMemory, "refuses_past_the_limit: steps[2]")
+	if value, err := r.AllocatedBytes(); err != nil || value != 1024 {
+		t.Fatalf("refuses_past_the_limit: allocated_bytes is %v (%v), the spec expects %v", value, err, 1024)
+	}
+	if value, err := probe.AllocationsTotal(); err != nil || value != 1 {
+		t.Fatalf("refuses_past_the_limit: upstream.allocations_total is %v (%v), the spec expects %v", value, err, 1)
+	}
+	block1, err := r.Allocate(3072)
+	if err != nil {
+		t.Fatalf("refuses_past_the_limit: steps[4]: %v", err)
+	}
+	if value, err := r.AllocatedBytes(); err != nil || value != 4096 {
+		t.Fatalf("refuses_past_the_limit: allocated_bytes is %v (%v), the spec expects %v", value, err, 4096)
+	}
+	if err := r.Deallocate(block0, 1000); err != nil {
+		t.Fatalf("refuses_past_the_limit: steps[6]: %v", err)
+	}
+	if value, err := r.AllocatedBytes(); err != nil || value != 3072 {
+		t.Fatalf("refuses_past_the_limit: allocated_bytes is %v (%v), the spec expects %v", value, err, 3072)
+	}
+	if value, err := probe.BytesCurrent(); err != nil || value != 3072 {
+		t.Fatalf("refuses_past_the_limit: upstream.bytes_current is %v (%v), the spec expects %v", value, err, 3072)
+	}
+	if err := r.Deallocate(block1, 3072); err != nil {
+		t.Fatalf("refuses_past_the_limit: at the end: %v", err)
+	}
+}
+
 func TestResourceLimitingRefusesBadArguments(t *testing.T) {
 	upstream := mustSystem(t)
 	if r, err := cmr.NewLimitingResource(upstream, 4294967296, cmr.WithLimitingAllocationAlignment(3)); err == nil {

@@ -39,7 +39,7 @@ func makeLogging(t *testing.T, make func(upstream cmr.Resource) (*cmr.LoggingRes
 
 func TestResourceLoggingWithDefaults(t *testing.T) {
 	r := makeLogging(t, func(upstream cmr.Resource) (*cmr.LoggingResource, error) {
-		return cmr.NewLoggingResource(upstream, cmr.WithLoggingFilename("/dev/null"))
+		return cmr.NewLoggingResource(upstream)
 	})
 	if _, err := r.Filename(); err != nil {
 		t.Fatalf("filename: %v", err)
@@ -54,4 +54,32 @@ func TestResourceLoggingWithExplicitArguments(t *testing.T) {
 		return cmr.NewLoggingResource(upstream, cmr.WithLoggingFilename("/dev/null"), cmr.WithLoggingAutoFlush(true))
 	})
 	_ = r
+}
+
+// The log goes to the file named at creation, and no row is lost writing it. (spec/logging.toml, [[expect]] writes_to_the_named_file)
+func TestResourceLoggingExpectWritesToTheNamedFile(t *testing.T) {
+	upstream, probe := counted(t)
+	_ = probe // not every expectation reads it
+	r, err := cmr.NewLoggingResource(upstream, cmr.WithLoggingFilename("/dev/null"))
+	if err != nil {
+		t.Fatalf("writes_to_the_named_file: making the resource: %v", err)
+	}
+	defer func() {
+		if err := r.Close(); err != nil {
+			t.Errorf("writes_to_the_named_file: closing: %v", err)
+		}
+	}()
+	block0, err := r.Allocate(1000)
+	if err != nil {
+		t.Fatalf("writes_to_the_named_file: steps[0]: %v", err)
+	}
+	if err := r.Deallocate(block0, 1000); err != nil {
+		t.Fatalf("writes_to_the_named_file: steps[1]: %v", err)
+	}
+	if value, err := r.Filename(); err != nil || value != "/dev/null" {
+		t.Fatalf("writes_to_the_named_file: filename is %v (%v), the spec expects %v", value, err, "/dev/null")
+	}
+	if value, err := r.LostRows(); err != nil || value != 0 {
+		t.Fatalf("writes_to_the_named_file: lost_rows is %v (%v), the spec expects %v", value, err, 0)
+	}
 }

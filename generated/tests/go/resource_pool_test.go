@@ -39,7 +39,7 @@ func makePool(t *testing.T, make func(upstream cmr.Resource) (*cmr.PoolResource,
 
 func TestResourcePoolWithDefaults(t *testing.T) {
 	r := makePool(t, func(upstream cmr.Resource) (*cmr.PoolResource, error) {
-		return cmr.NewPoolResource(upstream, cmr.WithPoolInitialPoolSize(1048576))
+		return cmr.NewPoolResource(upstream)
 	})
 	if _, err := r.PoolSize(); err != nil {
 		t.Fatalf("pool_size: %v", err)
@@ -59,6 +59,58 @@ func TestResourcePoolWithExplicitArguments(t *testing.T) {
 	_ = r
 }
 
+// The pool takes initial_pool_size from its upstream at creation, serves requests from it, grows when it runs short and refuses to pass maximum_pool_size. (spec/pool.toml, [[expect]] grows_up_to_its_maximum)
+func TestResourcePoolExpectGrowsUpToItsMaximum(t *testing.T) {
+	upstream, probe := counted(t)
+	_ = probe // not every expectation reads it
+	r, err := cmr.NewPoolResource(upstream, cmr.WithPoolInitialPoolSize(1048576), cmr.WithPoolMaximumPoolSize(2097152))
+	if err != nil {
+		t.Fatalf("grows_up_to_its_maximum: making the resource: %v", err)
+	}
+	defer func() {
+		if err := r.Close(); err != nil {
+			t.Errorf("grows_up_to_its_maximum: closing: %v", err)
+		}
+	}()
+	if value, err := r.PoolSize(); err != nil || value != 1048576 {
+		t.Fatalf("grows_up_to_its_maximum: pool_size is %v (%v), the spec expects %v", value, err, 1048576)
+	}
+	if value, err := probe.BytesCurrent(); err != nil || value != 1048576 {
+		t.Fatalf("grows_up_to_its_maximum: upstream.bytes_current is %v (%v), the spec expects %v", value, err, 1048576)
+	}
+	block0, err := r.Allocate(1000)
+	if err != nil {
+		t.Fatalf("grows_up_to_its_maximum: steps[1]: %v", err)
+	}
+	if value, err := r.PoolSize(); err != nil || value != 1048576 {
+		t.Fatalf("grows_up_to_its_maximum: pool_size is %v (%v), the spec expects %v", value, err, 1048576)
+	}
+	if value, err := r.FreeSize(); err != nil || value != 1047552 {
+		t.Fatalf("grows_up_to_its_maximum: free_size is %v (%v), the spec expects %v", value, err, 1047552)
+	}
+	if value, err := probe.AllocationsTotal(); err != nil || value != 1 {
+		t.Fatalf("grows_up_to_its_maximum: upstream.allocations_total is %v (%v), the spec expects %v", value, err, 1)
+	}
+	block1, err := r.Allocate(1048576)
+	if err != nil {
+		t.Fatalf("grows_up_to_its_maximum: steps[3]: %v", err)
+	}
+	if value, err := r.PoolSize(); err != nil || value != 2097152 {
+		t.Fatalf("grows_up_to_its_maximum: pool_size is %v (%v), the spec expects %v", value, err, 2097152)
+	}
+	if value, err := probe.BytesCurrent(); err != nil || value != 2097152 {
+		t.Fatalf("grows_up_to_its_maximum: upstream.bytes_current is %v (%v), the spec expects %v", value, err, 2097152)
+	}
+	_, err = r.Allocate(1048576)
+	expectStatus(t, err, cmr.ErrOutOfMemory, "grows_up_to_its_maximum: steps[5]")
+	if err := r.Deallocate(block0, 1000); err != nil {
+		t.Fatalf("grows_up_to_its_maximum: at the end: %v", err)
+	}
+	if err := r.Deallocate(block1, 1048576); err != nil {
+		t.Fatalf("grows_up_to_its_maximum: at the end: %v", err)
+	}
+}
+
 func TestResourcePoolRefusesBadArguments(t *testing.T) {
 	upstream := mustSystem(t)
 	if r, err := cmr.NewPoolResource(upstream, cmr.WithPoolInitialPoolSize(257)); err == nil {
@@ -67,25 +119,25 @@ func TestResourcePoolRefusesBadArguments(t *testing.T) {
 	} else {
 		expectStatus(t, err, cmr.ErrInvalidArgument, "initial_pool_size (multiple_of)")
 	}
-	if r, err := cmr.NewPoolResource(upstream, cmr.WithPoolInitialPoolSize(1048576), cmr.WithPoolMaximumPoolSize(257)); err == nil {
+	if r, err := cmr.NewPoolResource(upstream, cmr.WithPoolMaximumPoolSize(257)); err == nil {
 		r.Close()
 		t.Fatal("maximum_pool_size 257 (multiple_of) accepted")
 	} else {
 		expectStatus(t, err, cmr.ErrInvalidArgument, "maximum_pool_size (multiple_of)")
 	}
-	if r, err := cmr.NewPoolResource(upstream, cmr.WithPoolInitialPoolSize(1048576), cmr.WithPoolMaximumPoolSize(0)); err == nil {
+	if r, err := cmr.NewPoolResource(upstream, cmr.WithPoolMaximumPoolSize(0)); err == nil {
 		r.Close()
 		t.Fatal("maximum_pool_size 0 (nonzero) accepted")
 	} else {
 		expectStatus(t, err, cmr.ErrInvalidArgument, "maximum_pool_size (nonzero)")
 	}
-	if r, err := cmr.NewPoolResource(upstream, cmr.WithPoolInitialPoolSize(1048576), cmr.WithPoolMaximumGrowth(257)); err == nil {
+	if r, err := cmr.NewPoolResource(upstream, cmr.WithPoolMaximumGrowth(257)); err == nil {
 		r.Close()
 		t.Fatal("maximum_growth 257 (multiple_of) accepted")
 	} else {
 		expectStatus(t, err, cmr.ErrInvalidArgument, "maximum_growth (multiple_of)")
 	}
-	if r, err := cmr.NewPoolResource(upstream, cmr.WithPoolInitialPoolSize(1048576), cmr.WithPoolMaximumGrowth(0)); err == nil {
+	if r, err := cmr.NewPoolResource(upstream, cmr.WithPoolMaximumGrowth(0)); err == nil {
 		r.Close()
 		t.Fatal("maximum_growth 0 (nonzero) accepted")
 	} else {

@@ -62,6 +62,53 @@ func TestResourceSimulatedWithExplicitArguments(t *testing.T) {
 	_ = r
 }
 
+// Allocations are counted against capacity: one that does not fit is refused, and a free makes room again. (spec/simulated.toml, [[expect]] counts_against_its_capacity)
+func TestResourceSimulatedExpectCountsAgainstItsCapacity(t *testing.T) {
+	r, err := cmr.NewSimulatedResource(cmr.WithSimulatedCapacity(4096))
+	if err != nil {
+		t.Fatalf("counts_against_its_capacity: making the resource: %v", err)
+	}
+	defer func() {
+		if err := r.Close(); err != nil {
+			t.Errorf("counts_against_its_capacity: closing: %v", err)
+		}
+	}()
+	block0, err := r.Allocate(3072)
+	if err != nil {
+		t.Fatalf("counts_against_its_capacity: steps[0]: %v", err)
+	}
+	_, err = r.Allocate(2048)
+	expectStatus(t, err, cmr.ErrOutOfMemory, "counts_against_its_capacity: steps[1]")
+	if value, err := r.BytesInUse(); err != nil || value != 3072 {
+		t.Fatalf("counts_against_its_capacity: bytes_in_use is %v (%v), the spec expects %v", value, err, 3072)
+	}
+	if value, err := r.AllocationCount(); err != nil || value != 1 {
+		t.Fatalf("counts_against_its_capacity: allocation_count is %v (%v), the spec expects %v", value, err, 1)
+	}
+	if err := r.Deallocate(block0, 3072); err != nil {
+		t.Fatalf("counts_against_its_capacity: steps[3]: %v", err)
+	}
+	block1, err := r.Allocate(2048)
+	if err != nil {
+		t.Fatalf("counts_against_its_capacity: steps[4]: %v", err)
+	}
+	if value, err := r.BytesInUse(); err != nil || value != 2048 {
+		t.Fatalf("counts_against_its_capacity: bytes_in_use is %v (%v), the spec expects %v", value, err, 2048)
+	}
+	if value, err := r.PeakBytesInUse(); err != nil || value != 3072 {
+		t.Fatalf("counts_against_its_capacity: peak_bytes_in_use is %v (%v), the spec expects %v", value, err, 3072)
+	}
+	if value, err := r.AllocationCount(); err != nil || value != 2 {
+		t.Fatalf("counts_against_its_capacity: allocation_count is %v (%v), the spec expects %v", value, err, 2)
+	}
+	if value, err := r.DeallocationCount(); err != nil || value != 1 {
+		t.Fatalf("counts_against_its_capacity: deallocation_count is %v (%v), the spec expects %v", value, err, 1)
+	}
+	if err := r.Deallocate(block1, 2048); err != nil {
+		t.Fatalf("counts_against_its_capacity: at the end: %v", err)
+	}
+}
+
 func TestResourceSimulatedRefusesBadArguments(t *testing.T) {
 	if r, err := cmr.NewSimulatedResource(cmr.WithSimulatedCapacity(0)); err == nil {
 		r.Close()

@@ -76,3 +76,115 @@ func TestResourceStatisticsWithExplicitArguments(t *testing.T) {
 	})
 	_ = r
 }
+
+// Each allocation and free moves the current, peak and total counts by its bytes. (spec/statistics.toml, [[expect]] counts_what_passes_through)
+func TestResourceStatisticsExpectCountsWhatPassesThrough(t *testing.T) {
+	upstream, probe := counted(t)
+	_ = probe // not every expectation reads it
+	r, err := cmr.NewStatisticsResource(upstream)
+	if err != nil {
+		t.Fatalf("counts_what_passes_through: making the resource: %v", err)
+	}
+	defer func() {
+		if err := r.Close(); err != nil {
+			t.Errorf("counts_what_passes_through: closing: %v", err)
+		}
+	}()
+	block0, err := r.Allocate(1000)
+	if err != nil {
+		t.Fatalf("counts_what_passes_through: steps[0]: %v", err)
+	}
+	block1, err := r.Allocate(3000)
+	if err != nil {
+		t.Fatalf("counts_what_passes_through: steps[1]: %v", err)
+	}
+	if err := r.Deallocate(block0, 1000); err != nil {
+		t.Fatalf("counts_what_passes_through: steps[2]: %v", err)
+	}
+	if value, err := r.BytesCurrent(); err != nil || value != 3000 {
+		t.Fatalf("counts_what_passes_through: bytes_current is %v (%v), the spec expects %v", value, err, 3000)
+	}
+	if value, err := r.BytesPeak(); err != nil || value != 4000 {
+		t.Fatalf("counts_what_passes_through: bytes_peak is %v (%v), the spec expects %v", value, err, 4000)
+	}
+	if value, err := r.BytesTotal(); err != nil || value != 4000 {
+		t.Fatalf("counts_what_passes_through: bytes_total is %v (%v), the spec expects %v", value, err, 4000)
+	}
+	if value, err := r.AllocationsCurrent(); err != nil || value != 1 {
+		t.Fatalf("counts_what_passes_through: allocations_current is %v (%v), the spec expects %v", value, err, 1)
+	}
+	if value, err := r.AllocationsPeak(); err != nil || value != 2 {
+		t.Fatalf("counts_what_passes_through: allocations_peak is %v (%v), the spec expects %v", value, err, 2)
+	}
+	if value, err := r.AllocationsTotal(); err != nil || value != 2 {
+		t.Fatalf("counts_what_passes_through: allocations_total is %v (%v), the spec expects %v", value, err, 2)
+	}
+	if value, err := probe.BytesCurrent(); err != nil || value != 3000 {
+		t.Fatalf("counts_what_passes_through: upstream.bytes_current is %v (%v), the spec expects %v", value, err, 3000)
+	}
+	if err := r.Deallocate(block1, 3000); err != nil {
+		t.Fatalf("counts_what_passes_through: at the end: %v", err)
+	}
+}
+
+// A pushed level counts from zero and remembers what was outstanding at the push. (spec/statistics.toml, [[expect]] push_starts_a_level)
+func TestResourceStatisticsExpectPushStartsALevel(t *testing.T) {
+	upstream, probe := counted(t)
+	_ = probe // not every expectation reads it
+	r, err := cmr.NewStatisticsResource(upstream)
+	if err != nil {
+		t.Fatalf("push_starts_a_level: making the resource: %v", err)
+	}
+	defer func() {
+		if err := r.Close(); err != nil {
+			t.Errorf("push_starts_a_level: closing: %v", err)
+		}
+	}()
+	block0, err := r.Allocate(1000)
+	if err != nil {
+		t.Fatalf("push_starts_a_level: steps[0]: %v", err)
+	}
+	if err := r.PushCounters(); err != nil {
+		t.Fatalf("push_starts_a_level: steps[1]: push_counters: %v", err)
+	}
+	block1, err := r.Allocate(500)
+	if err != nil {
+		t.Fatalf("push_starts_a_level: steps[2]: %v", err)
+	}
+	if value, err := r.CounterLevels(); err != nil || value != 2 {
+		t.Fatalf("push_starts_a_level: counter_levels is %v (%v), the spec expects %v", value, err, 2)
+	}
+	if value, err := r.BytesTotal(); err != nil || value != 500 {
+		t.Fatalf("push_starts_a_level: bytes_total is %v (%v), the spec expects %v", value, err, 500)
+	}
+	if value, err := r.AllocationsTotal(); err != nil || value != 1 {
+		t.Fatalf("push_starts_a_level: allocations_total is %v (%v), the spec expects %v", value, err, 1)
+	}
+	if value, err := r.BytesAtPush(); err != nil || value != 1000 {
+		t.Fatalf("push_starts_a_level: bytes_at_push is %v (%v), the spec expects %v", value, err, 1000)
+	}
+	if value, err := r.AllocationsAtPush(); err != nil || value != 1 {
+		t.Fatalf("push_starts_a_level: allocations_at_push is %v (%v), the spec expects %v", value, err, 1)
+	}
+	if value, err := r.BytesCurrent(); err != nil || value != 1500 {
+		t.Fatalf("push_starts_a_level: bytes_current is %v (%v), the spec expects %v", value, err, 1500)
+	}
+	if err := r.PopCounters(); err != nil {
+		t.Fatalf("push_starts_a_level: steps[4]: pop_counters: %v", err)
+	}
+	if value, err := r.CounterLevels(); err != nil || value != 1 {
+		t.Fatalf("push_starts_a_level: counter_levels is %v (%v), the spec expects %v", value, err, 1)
+	}
+	if value, err := r.BytesTotal(); err != nil || value != 1500 {
+		t.Fatalf("push_starts_a_level: bytes_total is %v (%v), the spec expects %v", value, err, 1500)
+	}
+	if value, err := r.AllocationsTotal(); err != nil || value != 2 {
+		t.Fatalf("push_starts_a_level: allocations_total is %v (%v), the spec expects %v", value, err, 2)
+	}
+	if err := r.Deallocate(block0, 1000); err != nil {
+		t.Fatalf("push_starts_a_level: at the end: %v", err)
+	}
+	if err := r.Deallocate(block1, 500); err != nil {
+		t.Fatalf("push_starts_a_level: at the end: %v", err)
+	}
+}

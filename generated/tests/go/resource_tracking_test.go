@@ -66,3 +66,51 @@ func TestResourceTrackingWithExplicitArguments(t *testing.T) {
 		t.Fatalf("capture_stacks: %v (%v), want True", value, err)
 	}
 }
+
+// Every allocation is outstanding until it is freed, with the bytes asked for. (spec/tracking.toml, [[expect]] lists_what_is_outstanding)
+func TestResourceTrackingExpectListsWhatIsOutstanding(t *testing.T) {
+	upstream, probe := counted(t)
+	_ = probe // not every expectation reads it
+	r, err := cmr.NewTrackingResource(upstream)
+	if err != nil {
+		t.Fatalf("lists_what_is_outstanding: making the resource: %v", err)
+	}
+	defer func() {
+		if err := r.Close(); err != nil {
+			t.Errorf("lists_what_is_outstanding: closing: %v", err)
+		}
+	}()
+	block0, err := r.Allocate(1000)
+	if err != nil {
+		t.Fatalf("lists_what_is_outstanding: steps[0]: %v", err)
+	}
+	block1, err := r.Allocate(24)
+	if err != nil {
+		t.Fatalf("lists_what_is_outstanding: steps[1]: %v", err)
+	}
+	block2, err := r.Allocate(300)
+	if err != nil {
+		t.Fatalf("lists_what_is_outstanding: steps[2]: %v", err)
+	}
+	if value, err := r.OutstandingCount(); err != nil || value != 3 {
+		t.Fatalf("lists_what_is_outstanding: outstanding_count is %v (%v), the spec expects %v", value, err, 3)
+	}
+	if value, err := r.AllocatedBytes(); err != nil || value != 1324 {
+		t.Fatalf("lists_what_is_outstanding: allocated_bytes is %v (%v), the spec expects %v", value, err, 1324)
+	}
+	if err := r.Deallocate(block1, 24); err != nil {
+		t.Fatalf("lists_what_is_outstanding: steps[4]: %v", err)
+	}
+	if value, err := r.OutstandingCount(); err != nil || value != 2 {
+		t.Fatalf("lists_what_is_outstanding: outstanding_count is %v (%v), the spec expects %v", value, err, 2)
+	}
+	if value, err := r.AllocatedBytes(); err != nil || value != 1300 {
+		t.Fatalf("lists_what_is_outstanding: allocated_bytes is %v (%v), the spec expects %v", value, err, 1300)
+	}
+	if err := r.Deallocate(block0, 1000); err != nil {
+		t.Fatalf("lists_what_is_outstanding: at the end: %v", err)
+	}
+	if err := r.Deallocate(block2, 300); err != nil {
+		t.Fatalf("lists_what_is_outstanding: at the end: %v", err)
+	}
+}

@@ -38,7 +38,7 @@ public class AlignedResourceAdaptorTest {
   @Test
   public void withDefaults() {
     assumeTrue(available());
-    try (AlignedResourceAdaptor resource = new AlignedResourceAdaptor(upstream, 4096L, null)) {
+    try (AlignedResourceAdaptor resource = new AlignedResourceAdaptor(upstream, null, null)) {
       exercise(resource);
       resource.allocationAlignment();
       resource.alignmentThreshold();
@@ -51,6 +51,25 @@ public class AlignedResourceAdaptorTest {
     try (AlignedResourceAdaptor resource = new AlignedResourceAdaptor(upstream, 4096L, null)) {
       exercise(resource);
       assertEquals(4096L, resource.allocationAlignment());
+    }
+  }
+
+  /** A request of at least alignment_threshold bytes is aligned to allocation_alignment, taking that much more from the upstream; a smaller one passes through as it is. (spec/aligned.toml, [[expect]] aligns_large_requests) */
+  @Test
+  public void expectAlignsLargeRequests() {
+    assumeTrue(available());
+    try (StatisticsResourceAdaptor counted = new StatisticsResourceAdaptor(upstream);
+        AlignedResourceAdaptor resource = new AlignedResourceAdaptor(counted, 65536L, 4096L)) {
+      long block0 = resource.allocate(100000L);
+      assertEquals("aligns_large_requests: steps[0]: aligned to 65536", 0L, Long.remainderUnsigned(block0, 65536L));
+      assertEquals("aligns_large_requests: upstream.bytes_current", 165280L, counted.bytesCurrent());
+      assertEquals("aligns_large_requests: upstream.allocations_current", 1L, counted.allocationsCurrent());
+      long block1 = resource.allocate(1000L);
+      assertEquals("aligns_large_requests: upstream.bytes_current", 166280L, counted.bytesCurrent());
+      assertEquals("aligns_large_requests: upstream.allocations_current", 2L, counted.allocationsCurrent());
+      resource.deallocate(block0, 100000L);
+      assertEquals("aligns_large_requests: upstream.bytes_current", 1000L, counted.bytesCurrent());
+      resource.deallocate(block1, 1000L);
     }
   }
 

@@ -38,7 +38,7 @@ public class ArenaMemoryResourceTest {
   @Test
   public void withDefaults() {
     assumeTrue(available());
-    try (ArenaMemoryResource resource = new ArenaMemoryResource(upstream, 268435456L, false, "")) {
+    try (ArenaMemoryResource resource = new ArenaMemoryResource(upstream, null, false, "")) {
       exercise(resource);
       resource.arenaSize();
       resource.globalFreeBytes();
@@ -53,6 +53,24 @@ public class ArenaMemoryResourceTest {
     try (ArenaMemoryResource resource = new ArenaMemoryResource(upstream, 268435456L, true, "")) {
       exercise(resource);
       assertEquals(268435456L, resource.arenaSize());
+    }
+  }
+
+  /** At creation the arena takes arena_size bytes from its upstream, once, serves requests from them, and refuses what does not fit. (spec/arena.toml, [[expect]] takes_arena_size_once) */
+  @Test
+  public void expectTakesArenaSizeOnce() {
+    assumeTrue(available());
+    try (StatisticsResourceAdaptor counted = new StatisticsResourceAdaptor(upstream);
+        ArenaMemoryResource resource = new ArenaMemoryResource(counted, 1048576L, false, "")) {
+      assertEquals("takes_arena_size_once: arena_size", 1048576L, resource.arenaSize());
+      assertEquals("takes_arena_size_once: upstream.bytes_current", 1048576L, counted.bytesCurrent());
+      assertEquals("takes_arena_size_once: upstream.allocations_total", 1L, counted.allocationsTotal());
+      long block0 = resource.allocate(4096L);
+      long block1 = resource.allocate(8192L);
+      assertEquals("takes_arena_size_once: upstream.allocations_total", 1L, counted.allocationsTotal());
+      assertThrows("takes_arena_size_once: steps[4]", CmrOutOfMemoryError.class, () -> resource.allocate(2097152L));
+      resource.deallocate(block0, 4096L);
+      resource.deallocate(block1, 8192L);
     }
   }
 

@@ -38,7 +38,7 @@ public class BinningMemoryResourceTest {
   @Test
   public void withDefaults() {
     assumeTrue(available());
-    try (BinningMemoryResource resource = new BinningMemoryResource(upstream, 8, 16)) {
+    try (BinningMemoryResource resource = new BinningMemoryResource(upstream, null, null)) {
       exercise(resource);
       resource.binCount();
       resource.largestFreeBlock();
@@ -50,6 +50,27 @@ public class BinningMemoryResourceTest {
     assumeTrue(available());
     try (BinningMemoryResource resource = new BinningMemoryResource(upstream, 8, 16)) {
       exercise(resource);
+    }
+  }
+
+  /** Each automatic bin (a fixed_size resource of 2^k-byte blocks, k from min_size_exponent to max_size_exponent) takes its first chunk of 128 blocks from the upstream; a request goes to the smallest bin it fits, and one larger than every bin to the upstream itself. (spec/binning.toml, [[expect]] routes_by_size) */
+  @Test
+  public void expectRoutesBySize() {
+    assumeTrue(available());
+    try (StatisticsResourceAdaptor counted = new StatisticsResourceAdaptor(upstream);
+        BinningMemoryResource resource = new BinningMemoryResource(counted, 8, 10)) {
+      assertEquals("routes_by_size: bin_count", 3L, resource.binCount());
+      assertEquals("routes_by_size: upstream.allocations_current", 3L, counted.allocationsCurrent());
+      assertEquals("routes_by_size: upstream.bytes_current", 229376L, counted.bytesCurrent());
+      long block0 = resource.allocate(1000L);
+      long block1 = resource.allocate(200L);
+      assertEquals("routes_by_size: upstream.allocations_current", 3L, counted.allocationsCurrent());
+      long block2 = resource.allocate(2000L);
+      assertEquals("routes_by_size: upstream.allocations_current", 4L, counted.allocationsCurrent());
+      assertEquals("routes_by_size: upstream.bytes_current", 231376L, counted.bytesCurrent());
+      resource.deallocate(block0, 1000L);
+      resource.deallocate(block1, 200L);
+      resource.deallocate(block2, 2000L);
     }
   }
 }

@@ -38,7 +38,7 @@ public class FixedSizeMemoryResourceTest {
   @Test
   public void withDefaults() {
     assumeTrue(available());
-    try (FixedSizeMemoryResource resource = new FixedSizeMemoryResource(upstream, null, 16L)) {
+    try (FixedSizeMemoryResource resource = new FixedSizeMemoryResource(upstream, null, null)) {
       exercise(resource);
       resource.blockSize();
       resource.upstreamBytes();
@@ -54,10 +54,38 @@ public class FixedSizeMemoryResourceTest {
     }
   }
 
+  /** Blocks come from the upstream blocks_to_preallocate at a time; a request larger than a block is refused. (spec/fixed_size.toml, [[expect]] hands_out_whole_blocks) */
+  @Test
+  public void expectHandsOutWholeBlocks() {
+    assumeTrue(available());
+    try (StatisticsResourceAdaptor counted = new StatisticsResourceAdaptor(upstream);
+        FixedSizeMemoryResource resource = new FixedSizeMemoryResource(counted, 4000L, 4L)) {
+      assertEquals("hands_out_whole_blocks: block_size", 4096L, resource.blockSize());
+      assertEquals("hands_out_whole_blocks: upstream_bytes", 16384L, resource.upstreamBytes());
+      assertEquals("hands_out_whole_blocks: upstream.bytes_current", 16384L, counted.bytesCurrent());
+      long block0 = resource.allocate(100L);
+      long block1 = resource.allocate(4096L);
+      assertThrows("hands_out_whole_blocks: steps[3]", CmrOutOfMemoryError.class, () -> resource.allocate(4097L));
+      long block2 = resource.allocate(1L);
+      long block3 = resource.allocate(1L);
+      assertEquals("hands_out_whole_blocks: upstream_bytes", 16384L, resource.upstreamBytes());
+      assertEquals("hands_out_whole_blocks: largest_free_block", 0L, resource.largestFreeBlock());
+      long block4 = resource.allocate(1L);
+      assertEquals("hands_out_whole_blocks: upstream_bytes", 32768L, resource.upstreamBytes());
+      assertEquals("hands_out_whole_blocks: upstream.bytes_current", 32768L, counted.bytesCurrent());
+      assertEquals("hands_out_whole_blocks: largest_free_block", 4096L, resource.largestFreeBlock());
+      resource.deallocate(block0, 100L);
+      resource.deallocate(block1, 4096L);
+      resource.deallocate(block2, 1L);
+      resource.deallocate(block3, 1L);
+      resource.deallocate(block4, 1L);
+    }
+  }
+
   @Test
   public void refusesBlockSizeNonzero() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new FixedSizeMemoryResource(upstream, 0L, 16L).close());
+    CmrException e = assertThrows(CmrException.class, () -> new FixedSizeMemoryResource(upstream, 0L, null).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 

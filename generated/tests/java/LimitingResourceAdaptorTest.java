@@ -54,6 +54,26 @@ public class LimitingResourceAdaptorTest {
     }
   }
 
+  /** Requests are counted rounded up to allocation_alignment; one that would pass allocation_limit is refused without reaching the upstream, and a free makes room again. (spec/limiting.toml, [[expect]] refuses_past_the_limit) */
+  @Test
+  public void expectRefusesPastTheLimit() {
+    assumeTrue(available());
+    try (StatisticsResourceAdaptor counted = new StatisticsResourceAdaptor(upstream);
+        LimitingResourceAdaptor resource = new LimitingResourceAdaptor(counted, 4096L, null)) {
+      long block0 = resource.allocate(1000L);
+      assertEquals("refuses_past_the_limit: allocated_bytes", 1024L, resource.allocatedBytes());
+      assertThrows("refuses_past_the_limit: steps[2]", CmrOutOfMemoryError.class, () -> resource.allocate(3073L));
+      assertEquals("refuses_past_the_limit: allocated_bytes", 1024L, resource.allocatedBytes());
+      assertEquals("refuses_past_the_limit: upstream.allocations_total", 1L, counted.allocationsTotal());
+      long block1 = resource.allocate(3072L);
+      assertEquals("refuses_past_the_limit: allocated_bytes", 4096L, resource.allocatedBytes());
+      resource.deallocate(block0, 1000L);
+      assertEquals("refuses_past_the_limit: allocated_bytes", 3072L, resource.allocatedBytes());
+      assertEquals("refuses_past_the_limit: upstream.bytes_current", 3072L, counted.bytesCurrent());
+      resource.deallocate(block1, 3072L);
+    }
+  }
+
   @Test
   public void refusesAllocationAlignmentPowerOfTwo() {
     assumeTrue(available());

@@ -38,7 +38,7 @@ public class LoggingResourceAdaptorTest {
   @Test
   public void withDefaults() {
     assumeTrue(available());
-    try (LoggingResourceAdaptor resource = new LoggingResourceAdaptor(upstream, "/dev/null", false)) {
+    try (LoggingResourceAdaptor resource = new LoggingResourceAdaptor(upstream, "", false)) {
       exercise(resource);
       resource.filename();
       resource.lostRows();
@@ -50,6 +50,19 @@ public class LoggingResourceAdaptorTest {
     assumeTrue(available());
     try (LoggingResourceAdaptor resource = new LoggingResourceAdaptor(upstream, "/dev/null", true)) {
       exercise(resource);
+    }
+  }
+
+  /** The log goes to the file named at creation, and no row is lost writing it. (spec/logging.toml, [[expect]] writes_to_the_named_file) */
+  @Test
+  public void expectWritesToTheNamedFile() {
+    assumeTrue(available());
+    try (StatisticsResourceAdaptor counted = new StatisticsResourceAdaptor(upstream);
+        LoggingResourceAdaptor resource = new LoggingResourceAdaptor(counted, "/dev/null", false)) {
+      long block0 = resource.allocate(1000L);
+      resource.deallocate(block0, 1000L);
+      assertEquals("writes_to_the_named_file: filename", "/dev/null", resource.filename());
+      assertEquals("writes_to_the_named_file: lost_rows", 0L, resource.lostRows());
     }
   }
 }

@@ -38,7 +38,7 @@ public class PoolMemoryResourceTest {
   @Test
   public void withDefaults() {
     assumeTrue(available());
-    try (PoolMemoryResource resource = new PoolMemoryResource(upstream, 1048576L, null, null)) {
+    try (PoolMemoryResource resource = new PoolMemoryResource(upstream, null, null, null)) {
       exercise(resource);
       resource.poolSize();
       resource.freeSize();
@@ -54,6 +54,27 @@ public class PoolMemoryResourceTest {
     }
   }
 
+  /** The pool takes initial_pool_size from its upstream at creation, serves requests from it, grows when it runs short and refuses to pass maximum_pool_size. (spec/pool.toml, [[expect]] grows_up_to_its_maximum) */
+  @Test
+  public void expectGrowsUpToItsMaximum() {
+    assumeTrue(available());
+    try (StatisticsResourceAdaptor counted = new StatisticsResourceAdaptor(upstream);
+        PoolMemoryResource resource = new PoolMemoryResource(counted, 1048576L, 2097152L, null)) {
+      assertEquals("grows_up_to_its_maximum: pool_size", 1048576L, resource.poolSize());
+      assertEquals("grows_up_to_its_maximum: upstream.bytes_current", 1048576L, counted.bytesCurrent());
+      long block0 = resource.allocate(1000L);
+      assertEquals("grows_up_to_its_maximum: pool_size", 1048576L, resource.poolSize());
+      assertEquals("grows_up_to_its_maximum: free_size", 1047552L, resource.freeSize());
+      assertEquals("grows_up_to_its_maximum: upstream.allocations_total", 1L, counted.allocationsTotal());
+      long block1 = resource.allocate(1048576L);
+      assertEquals("grows_up_to_its_maximum: pool_size", 2097152L, resource.poolSize());
+      assertEquals("grows_up_to_its_maximum: upstream.bytes_current", 2097152L, counted.bytesCurrent());
+      assertThrows("grows_up_to_its_maximum: steps[5]", CmrOutOfMemoryError.class, () -> resource.allocate(1048576L));
+      resource.deallocate(block0, 1000L);
+      resource.deallocate(block1, 1048576L);
+    }
+  }
+
   @Test
   public void refusesInitialPoolSizeMultipleOf() {
     assumeTrue(available());
@@ -64,28 +85,28 @@ public class PoolMemoryResourceTest {
   @Test
   public void refusesMaximumPoolSizeMultipleOf() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new PoolMemoryResource(upstream, 1048576L, 257L, null).close());
+    CmrException e = assertThrows(CmrException.class, () -> new PoolMemoryResource(upstream, null, 257L, null).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 
   @Test
   public void refusesMaximumPoolSizeNonzero() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new PoolMemoryResource(upstream, 1048576L, 0L, null).close());
+    CmrException e = assertThrows(CmrException.class, () -> new PoolMemoryResource(upstream, null, 0L, null).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 
   @Test
   public void refusesMaximumGrowthMultipleOf() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new PoolMemoryResource(upstream, 1048576L, null, 257L).close());
+    CmrException e = assertThrows(CmrException.class, () -> new PoolMemoryResource(upstream, null, null, 257L).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 
   @Test
   public void refusesMaximumGrowthNonzero() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new PoolMemoryResource(upstream, 1048576L, null, 0L).close());
+    CmrException e = assertThrows(CmrException.class, () -> new PoolMemoryResource(upstream, null, null, 0L).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 }

@@ -55,6 +55,25 @@ public class SimulatedMemoryResourceTest {
     }
   }
 
+  /** Allocations are counted against capacity: one that does not fit is refused, and a free makes room again. (spec/simulated.toml, [[expect]] counts_against_its_capacity) */
+  @Test
+  public void expectCountsAgainstItsCapacity() {
+    assumeTrue(available());
+    try (SimulatedMemoryResource resource = new SimulatedMemoryResource(4096L)) {
+      long block0 = resource.allocate(3072L);
+      assertThrows("counts_against_its_capacity: steps[1]", CmrOutOfMemoryError.class, () -> resource.allocate(2048L));
+      assertEquals("counts_against_its_capacity: bytes_in_use", 3072L, resource.bytesInUse());
+      assertEquals("counts_against_its_capacity: allocation_count", 1L, resource.allocationCount());
+      resource.deallocate(block0, 3072L);
+      long block1 = resource.allocate(2048L);
+      assertEquals("counts_against_its_capacity: bytes_in_use", 2048L, resource.bytesInUse());
+      assertEquals("counts_against_its_capacity: peak_bytes_in_use", 3072L, resource.peakBytesInUse());
+      assertEquals("counts_against_its_capacity: allocation_count", 2L, resource.allocationCount());
+      assertEquals("counts_against_its_capacity: deallocation_count", 1L, resource.deallocationCount());
+      resource.deallocate(block1, 2048L);
+    }
+  }
+
   @Test
   public void refusesCapacityNonzero() {
     assumeTrue(available());

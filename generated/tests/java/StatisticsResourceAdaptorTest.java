@@ -59,4 +59,48 @@ public class StatisticsResourceAdaptorTest {
       exercise(resource);
     }
   }
+
+  /** Each allocation and free moves the current, peak and total counts by its bytes. (spec/statistics.toml, [[expect]] counts_what_passes_through) */
+  @Test
+  public void expectCountsWhatPassesThrough() {
+    assumeTrue(available());
+    try (StatisticsResourceAdaptor counted = new StatisticsResourceAdaptor(upstream);
+        StatisticsResourceAdaptor resource = new StatisticsResourceAdaptor(counted)) {
+      long block0 = resource.allocate(1000L);
+      long block1 = resource.allocate(3000L);
+      resource.deallocate(block0, 1000L);
+      assertEquals("counts_what_passes_through: bytes_current", 3000L, resource.bytesCurrent());
+      assertEquals("counts_what_passes_through: bytes_peak", 4000L, resource.bytesPeak());
+      assertEquals("counts_what_passes_through: bytes_total", 4000L, resource.bytesTotal());
+      assertEquals("counts_what_passes_through: allocations_current", 1L, resource.allocationsCurrent());
+      assertEquals("counts_what_passes_through: allocations_peak", 2L, resource.allocationsPeak());
+      assertEquals("counts_what_passes_through: allocations_total", 2L, resource.allocationsTotal());
+      assertEquals("counts_what_passes_through: upstream.bytes_current", 3000L, counted.bytesCurrent());
+      resource.deallocate(block1, 3000L);
+    }
+  }
+
+  /** A pushed level counts from zero and remembers what was outstanding at the push. (spec/statistics.toml, [[expect]] push_starts_a_level) */
+  @Test
+  public void expectPushStartsALevel() {
+    assumeTrue(available());
+    try (StatisticsResourceAdaptor counted = new StatisticsResourceAdaptor(upstream);
+        StatisticsResourceAdaptor resource = new StatisticsResourceAdaptor(counted)) {
+      long block0 = resource.allocate(1000L);
+      resource.pushCounters();
+      long block1 = resource.allocate(500L);
+      assertEquals("push_starts_a_level: counter_levels", 2L, resource.counterLevels());
+      assertEquals("push_starts_a_level: bytes_total", 500L, resource.bytesTotal());
+      assertEquals("push_starts_a_level: allocations_total", 1L, resource.allocationsTotal());
+      assertEquals("push_starts_a_level: bytes_at_push", 1000L, resource.bytesAtPush());
+      assertEquals("push_starts_a_level: allocations_at_push", 1L, resource.allocationsAtPush());
+      assertEquals("push_starts_a_level: bytes_current", 1500L, resource.bytesCurrent());
+      resource.popCounters();
+      assertEquals("push_starts_a_level: counter_levels", 1L, resource.counterLevels());
+      assertEquals("push_starts_a_level: bytes_total", 1500L, resource.bytesTotal());
+      assertEquals("push_starts_a_level: allocations_total", 2L, resource.allocationsTotal());
+      resource.deallocate(block0, 1000L);
+      resource.deallocate(block1, 500L);
+    }
+  }
 }

@@ -56,4 +56,23 @@ public class TrackingResourceAdaptorTest {
       assertEquals(true, resource.captureStacks());
     }
   }
+
+  /** Every allocation is outstanding until it is freed, with the bytes asked for. (spec/tracking.toml, [[expect]] lists_what_is_outstanding) */
+  @Test
+  public void expectListsWhatIsOutstanding() {
+    assumeTrue(available());
+    try (StatisticsResourceAdaptor counted = new StatisticsResourceAdaptor(upstream);
+        TrackingResourceAdaptor resource = new TrackingResourceAdaptor(counted, false)) {
+      long block0 = resource.allocate(1000L);
+      long block1 = resource.allocate(24L);
+      long block2 = resource.allocate(300L);
+      assertEquals("lists_what_is_outstanding: outstanding_count", 3L, resource.outstandingCount());
+      assertEquals("lists_what_is_outstanding: allocated_bytes", 1324L, resource.allocatedBytes());
+      resource.deallocate(block1, 24L);
+      assertEquals("lists_what_is_outstanding: outstanding_count", 2L, resource.outstandingCount());
+      assertEquals("lists_what_is_outstanding: allocated_bytes", 1300L, resource.allocatedBytes());
+      resource.deallocate(block0, 1000L);
+      resource.deallocate(block2, 300L);
+    }
+  }
 }

@@ -15,7 +15,7 @@ needs_resource = pytest.mark.skipif(not AVAILABLE, reason="the aligned resource 
 
 @needs_resource
 def test_aligned_with_defaults(host_mr):
-    resource = made_or_skip(lambda: mr.AlignedResourceAdaptor(host_mr, allocation_alignment=4096))
+    resource = made_or_skip(lambda: mr.AlignedResourceAdaptor(host_mr))
     assert resource.type_name == "aligned"
     exercise_resource(resource)
     resource.allocation_alignment()
@@ -39,3 +39,20 @@ def test_aligned_refuses_allocation_alignment_power_of_two(host_mr):
 def test_aligned_refuses_allocation_alignment_min(host_mr):
     with pytest.raises(ValueError, match="CMR_ERROR_INVALID_ARGUMENT"):
         mr.AlignedResourceAdaptor(host_mr, allocation_alignment=255)
+
+
+@needs_resource
+def test_aligned_expect_aligns_large_requests(host_mr):
+    """A request of at least alignment_threshold bytes is aligned to allocation_alignment, taking that much more from the upstream; a smaller one passes through as it is. (spec/aligned.toml, [[expect]] aligns_large_requests)"""
+    upstream = mr.StatisticsResourceAdaptor(host_mr)
+    resource = made_or_skip(lambda: mr.AlignedResourceAdaptor(upstream, allocation_alignment=65536, alignment_threshold=4096))
+    block0 = resource.allocate(100000)
+    assert block0 % 65536 == 0, "aligns_large_requests: steps[0]: %#x is not aligned to 65536" % block0
+    assert upstream.bytes_current() == 165280, "aligns_large_requests: upstream.bytes_current"
+    assert upstream.allocations_current() == 1, "aligns_large_requests: upstream.allocations_current"
+    block1 = resource.allocate(1000)
+    assert upstream.bytes_current() == 166280, "aligns_large_requests: upstream.bytes_current"
+    assert upstream.allocations_current() == 2, "aligns_large_requests: upstream.allocations_current"
+    resource.deallocate(block0, 100000)
+    assert upstream.bytes_current() == 1000, "aligns_large_requests: upstream.bytes_current"
+    resource.deallocate(block1, 1000)

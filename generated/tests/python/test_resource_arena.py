@@ -15,7 +15,7 @@ needs_resource = pytest.mark.skipif(not AVAILABLE, reason="the arena resource is
 
 @needs_resource
 def test_arena_with_defaults(host_mr):
-    resource = made_or_skip(lambda: mr.ArenaMemoryResource(host_mr, arena_size=268435456))
+    resource = made_or_skip(lambda: mr.ArenaMemoryResource(host_mr))
     assert resource.type_name == "arena"
     exercise_resource(resource)
     resource.arena_size()
@@ -41,3 +41,20 @@ def test_arena_refuses_arena_size_min(host_mr):
 def test_arena_refuses_arena_size_multiple_of(host_mr):
     with pytest.raises(ValueError, match="CMR_ERROR_INVALID_ARGUMENT"):
         mr.ArenaMemoryResource(host_mr, arena_size=1048577)
+
+
+@needs_resource
+def test_arena_expect_takes_arena_size_once(host_mr):
+    """At creation the arena takes arena_size bytes from its upstream, once, serves requests from them, and refuses what does not fit. (spec/arena.toml, [[expect]] takes_arena_size_once)"""
+    upstream = mr.StatisticsResourceAdaptor(host_mr)
+    resource = made_or_skip(lambda: mr.ArenaMemoryResource(upstream, arena_size=1048576))
+    assert resource.arena_size() == 1048576, "takes_arena_size_once: arena_size"
+    assert upstream.bytes_current() == 1048576, "takes_arena_size_once: upstream.bytes_current"
+    assert upstream.allocations_total() == 1, "takes_arena_size_once: upstream.allocations_total"
+    block0 = resource.allocate(4096)
+    block1 = resource.allocate(8192)
+    assert upstream.allocations_total() == 1, "takes_arena_size_once: upstream.allocations_total"
+    with pytest.raises(MemoryError):
+        resource.allocate(2097152)
+    resource.deallocate(block0, 4096)
+    resource.deallocate(block1, 8192)

@@ -15,7 +15,7 @@ needs_resource = pytest.mark.skipif(not AVAILABLE, reason="the binning resource 
 
 @needs_resource
 def test_binning_with_defaults(host_mr):
-    resource = made_or_skip(lambda: mr.BinningMemoryResource(host_mr, min_size_exponent=8, max_size_exponent=16))
+    resource = made_or_skip(lambda: mr.BinningMemoryResource(host_mr))
     assert resource.type_name == "binning"
     exercise_resource(resource)
     resource.bin_count()
@@ -26,3 +26,22 @@ def test_binning_with_defaults(host_mr):
 def test_binning_with_explicit_arguments(host_mr):
     resource = made_or_skip(lambda: mr.BinningMemoryResource(host_mr, min_size_exponent=8, max_size_exponent=16))
     exercise_resource(resource)
+
+
+@needs_resource
+def test_binning_expect_routes_by_size(host_mr):
+    """Each automatic bin (a fixed_size resource of 2^k-byte blocks, k from min_size_exponent to max_size_exponent) takes its first chunk of 128 blocks from the upstream; a request goes to the smallest bin it fits, and one larger than every bin to the upstream itself. (spec/binning.toml, [[expect]] routes_by_size)"""
+    upstream = mr.StatisticsResourceAdaptor(host_mr)
+    resource = made_or_skip(lambda: mr.BinningMemoryResource(upstream, min_size_exponent=8, max_size_exponent=10))
+    assert resource.bin_count() == 3, "routes_by_size: bin_count"
+    assert upstream.allocations_current() == 3, "routes_by_size: upstream.allocations_current"
+    assert upstream.bytes_current() == 229376, "routes_by_size: upstream.bytes_current"
+    block0 = resource.allocate(1000)
+    block1 = resource.allocate(200)
+    assert upstream.allocations_current() == 3, "routes_by_size: upstream.allocations_current"
+    block2 = resource.allocate(2000)
+    assert upstream.allocations_current() == 4, "routes_by_size: upstream.allocations_current"
+    assert upstream.bytes_current() == 231376, "routes_by_size: upstream.bytes_current"
+    resource.deallocate(block0, 1000)
+    resource.deallocate(block1, 200)
+    resource.deallocate(block2, 2000)

@@ -15,7 +15,7 @@ needs_resource = pytest.mark.skipif(not AVAILABLE, reason="the fixed_size resour
 
 @needs_resource
 def test_fixed_size_with_defaults(host_mr):
-    resource = made_or_skip(lambda: mr.FixedSizeMemoryResource(host_mr, blocks_to_preallocate=16))
+    resource = made_or_skip(lambda: mr.FixedSizeMemoryResource(host_mr))
     assert resource.type_name == "fixed_size"
     exercise_resource(resource)
     resource.block_size()
@@ -32,10 +32,37 @@ def test_fixed_size_with_explicit_arguments(host_mr):
 @needs_resource
 def test_fixed_size_refuses_block_size_nonzero(host_mr):
     with pytest.raises(ValueError, match="CMR_ERROR_INVALID_ARGUMENT"):
-        mr.FixedSizeMemoryResource(host_mr, blocks_to_preallocate=16, block_size=0)
+        mr.FixedSizeMemoryResource(host_mr, block_size=0)
 
 
 @needs_resource
 def test_fixed_size_refuses_blocks_to_preallocate_nonzero(host_mr):
     with pytest.raises(ValueError, match="CMR_ERROR_INVALID_ARGUMENT"):
         mr.FixedSizeMemoryResource(host_mr, blocks_to_preallocate=0)
+
+
+@needs_resource
+def test_fixed_size_expect_hands_out_whole_blocks(host_mr):
+    """Blocks come from the upstream blocks_to_preallocate at a time; a request larger than a block is refused. (spec/fixed_size.toml, [[expect]] hands_out_whole_blocks)"""
+    upstream = mr.StatisticsResourceAdaptor(host_mr)
+    resource = made_or_skip(lambda: mr.FixedSizeMemoryResource(upstream, block_size=4000, blocks_to_preallocate=4))
+    assert resource.block_size() == 4096, "hands_out_whole_blocks: block_size"
+    assert resource.upstream_bytes() == 16384, "hands_out_whole_blocks: upstream_bytes"
+    assert upstream.bytes_current() == 16384, "hands_out_whole_blocks: upstream.bytes_current"
+    block0 = resource.allocate(100)
+    block1 = resource.allocate(4096)
+    with pytest.raises(MemoryError):
+        resource.allocate(4097)
+    block2 = resource.allocate(1)
+    block3 = resource.allocate(1)
+    assert resource.upstream_bytes() == 16384, "hands_out_whole_blocks: upstream_bytes"
+    assert resource.largest_free_block() == 0, "hands_out_whole_blocks: largest_free_block"
+    block4 = resource.allocate(1)
+    assert resource.upstream_bytes() == 32768, "hands_out_whole_blocks: upstream_bytes"
+    assert upstream.bytes_current() == 32768, "hands_out_whole_blocks: upstream.bytes_current"
+    assert resource.largest_free_block() == 4096, "hands_out_whole_blocks: largest_free_block"
+    resource.deallocate(block0, 100)
+    resource.deallocate(block1, 4096)
+    resource.deallocate(block2, 1)
+    resource.deallocate(block3, 1)
+    resource.deallocate(block4, 1)

@@ -33,3 +33,22 @@ def test_limiting_with_explicit_arguments(host_mr):
 def test_limiting_refuses_allocation_alignment_power_of_two(host_mr):
     with pytest.raises(ValueError, match="CMR_ERROR_INVALID_ARGUMENT"):
         mr.LimitingResourceAdaptor(host_mr, allocation_limit=4294967296, allocation_alignment=3)
+
+
+@needs_resource
+def test_limiting_expect_refuses_past_the_limit(host_mr):
+    """Requests are counted rounded up to allocation_alignment; one that would pass allocation_limit is refused without reaching the upstream, and a free makes room again. (spec/limiting.toml, [[expect]] refuses_past_the_limit)"""
+    upstream = mr.StatisticsResourceAdaptor(host_mr)
+    resource = made_or_skip(lambda: mr.LimitingResourceAdaptor(upstream, allocation_limit=4096))
+    block0 = resource.allocate(1000)
+    assert resource.allocated_bytes() == 1024, "refuses_past_the_limit: allocated_bytes"
+    with pytest.raises(MemoryError):
+        resource.allocate(3073)
+    assert resource.allocated_bytes() == 1024, "refuses_past_the_limit: allocated_bytes"
+    assert upstream.allocations_total() == 1, "refuses_past_the_limit: upstream.allocations_total"
+    block1 = resource.allocate(3072)
+    assert resource.allocated_bytes() == 4096, "refuses_past_the_limit: allocated_bytes"
+    resource.deallocate(block0, 1000)
+    assert resource.allocated_bytes() == 3072, "refuses_past_the_limit: allocated_bytes"
+    assert upstream.bytes_current() == 3072, "refuses_past_the_limit: upstream.bytes_current"
+    resource.deallocate(block1, 3072)

@@ -15,7 +15,7 @@ needs_resource = pytest.mark.skipif(not AVAILABLE, reason="the logging resource 
 
 @needs_resource
 def test_logging_with_defaults(host_mr):
-    resource = made_or_skip(lambda: mr.LoggingResourceAdaptor(host_mr, log_file_name="/dev/null"))
+    resource = made_or_skip(lambda: mr.LoggingResourceAdaptor(host_mr))
     assert resource.type_name == "logging"
     exercise_resource(resource)
     resource.filename()
@@ -26,3 +26,14 @@ def test_logging_with_defaults(host_mr):
 def test_logging_with_explicit_arguments(host_mr):
     resource = made_or_skip(lambda: mr.LoggingResourceAdaptor(host_mr, log_file_name="/dev/null", auto_flush=True))
     exercise_resource(resource)
+
+
+@needs_resource
+def test_logging_expect_writes_to_the_named_file(host_mr):
+    """The log goes to the file named at creation, and no row is lost writing it. (spec/logging.toml, [[expect]] writes_to_the_named_file)"""
+    upstream = mr.StatisticsResourceAdaptor(host_mr)
+    resource = made_or_skip(lambda: mr.LoggingResourceAdaptor(upstream, log_file_name="/dev/null"))
+    block0 = resource.allocate(1000)
+    resource.deallocate(block0, 1000)
+    assert resource.filename() == "/dev/null", "writes_to_the_named_file: filename"
+    assert resource.lost_rows() == 0, "writes_to_the_named_file: lost_rows"

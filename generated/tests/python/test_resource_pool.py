@@ -15,7 +15,7 @@ needs_resource = pytest.mark.skipif(not AVAILABLE, reason="the pool resource is 
 
 @needs_resource
 def test_pool_with_defaults(host_mr):
-    resource = made_or_skip(lambda: mr.PoolMemoryResource(host_mr, initial_pool_size=1048576))
+    resource = made_or_skip(lambda: mr.PoolMemoryResource(host_mr))
     assert resource.type_name == "pool"
     exercise_resource(resource)
     resource.pool_size()
@@ -38,22 +38,42 @@ def test_pool_refuses_initial_pool_size_multiple_of(host_mr):
 @needs_resource
 def test_pool_refuses_maximum_pool_size_multiple_of(host_mr):
     with pytest.raises(ValueError, match="CMR_ERROR_INVALID_ARGUMENT"):
-        mr.PoolMemoryResource(host_mr, initial_pool_size=1048576, maximum_pool_size=257)
+        mr.PoolMemoryResource(host_mr, maximum_pool_size=257)
 
 
 @needs_resource
 def test_pool_refuses_maximum_pool_size_nonzero(host_mr):
     with pytest.raises(ValueError, match="CMR_ERROR_INVALID_ARGUMENT"):
-        mr.PoolMemoryResource(host_mr, initial_pool_size=1048576, maximum_pool_size=0)
+        mr.PoolMemoryResource(host_mr, maximum_pool_size=0)
 
 
 @needs_resource
 def test_pool_refuses_maximum_growth_multiple_of(host_mr):
     with pytest.raises(ValueError, match="CMR_ERROR_INVALID_ARGUMENT"):
-        mr.PoolMemoryResource(host_mr, initial_pool_size=1048576, maximum_growth=257)
+        mr.PoolMemoryResource(host_mr, maximum_growth=257)
 
 
 @needs_resource
 def test_pool_refuses_maximum_growth_nonzero(host_mr):
     with pytest.raises(ValueError, match="CMR_ERROR_INVALID_ARGUMENT"):
-        mr.PoolMemoryResource(host_mr, initial_pool_size=1048576, maximum_growth=0)
+        mr.PoolMemoryResource(host_mr, maximum_growth=0)
+
+
+@needs_resource
+def test_pool_expect_grows_up_to_its_maximum(host_mr):
+    """The pool takes initial_pool_size from its upstream at creation, serves requests from it, grows when it runs short and refuses to pass maximum_pool_size. (spec/pool.toml, [[expect]] grows_up_to_its_maximum)"""
+    upstream = mr.StatisticsResourceAdaptor(host_mr)
+    resource = made_or_skip(lambda: mr.PoolMemoryResource(upstream, initial_pool_size=1048576, maximum_pool_size=2097152))
+    assert resource.pool_size() == 1048576, "grows_up_to_its_maximum: pool_size"
+    assert upstream.bytes_current() == 1048576, "grows_up_to_its_maximum: upstream.bytes_current"
+    block0 = resource.allocate(1000)
+    assert resource.pool_size() == 1048576, "grows_up_to_its_maximum: pool_size"
+    assert resource.free_size() == 1047552, "grows_up_to_its_maximum: free_size"
+    assert upstream.allocations_total() == 1, "grows_up_to_its_maximum: upstream.allocations_total"
+    block1 = resource.allocate(1048576)
+    assert resource.pool_size() == 2097152, "grows_up_to_its_maximum: pool_size"
+    assert upstream.bytes_current() == 2097152, "grows_up_to_its_maximum: upstream.bytes_current"
+    with pytest.raises(MemoryError):
+        resource.allocate(1048576)
+    resource.deallocate(block0, 1000)
+    resource.deallocate(block1, 1048576)

@@ -34,3 +34,21 @@ def test_simulated_with_explicit_arguments(host_mr):
 def test_simulated_refuses_capacity_nonzero(host_mr):
     with pytest.raises(ValueError, match="CMR_ERROR_INVALID_ARGUMENT"):
         mr.SimulatedMemoryResource(capacity=0)
+
+
+@needs_resource
+def test_simulated_expect_counts_against_its_capacity(host_mr):
+    """Allocations are counted against capacity: one that does not fit is refused, and a free makes room again. (spec/simulated.toml, [[expect]] counts_against_its_capacity)"""
+    resource = made_or_skip(lambda: mr.SimulatedMemoryResource(capacity=4096))
+    block0 = resource.allocate(3072)
+    with pytest.raises(MemoryError):
+        resource.allocate(2048)
+    assert resource.bytes_in_use() == 3072, "counts_against_its_capacity: bytes_in_use"
+    assert resource.allocation_count() == 1, "counts_against_its_capacity: allocation_count"
+    resource.deallocate(block0, 3072)
+    block1 = resource.allocate(2048)
+    assert resource.bytes_in_use() == 2048, "counts_against_its_capacity: bytes_in_use"
+    assert resource.peak_bytes_in_use() == 3072, "counts_against_its_capacity: peak_bytes_in_use"
+    assert resource.allocation_count() == 2, "counts_against_its_capacity: allocation_count"
+    assert resource.deallocation_count() == 1, "counts_against_its_capacity: deallocation_count"
+    resource.deallocate(block1, 2048)

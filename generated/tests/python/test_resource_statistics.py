@@ -33,3 +33,43 @@ def test_statistics_with_defaults(host_mr):
 def test_statistics_with_explicit_arguments(host_mr):
     resource = made_or_skip(lambda: mr.StatisticsResourceAdaptor(host_mr))
     exercise_resource(resource)
+
+
+@needs_resource
+def test_statistics_expect_counts_what_passes_through(host_mr):
+    """Each allocation and free moves the current, peak and total counts by its bytes. (spec/statistics.toml, [[expect]] counts_what_passes_through)"""
+    upstream = mr.StatisticsResourceAdaptor(host_mr)
+    resource = made_or_skip(lambda: mr.StatisticsResourceAdaptor(upstream))
+    block0 = resource.allocate(1000)
+    block1 = resource.allocate(3000)
+    resource.deallocate(block0, 1000)
+    assert resource.bytes_current() == 3000, "counts_what_passes_through: bytes_current"
+    assert resource.bytes_peak() == 4000, "counts_what_passes_through: bytes_peak"
+    assert resource.bytes_total() == 4000, "counts_what_passes_through: bytes_total"
+    assert resource.allocations_current() == 1, "counts_what_passes_through: allocations_current"
+    assert resource.allocations_peak() == 2, "counts_what_passes_through: allocations_peak"
+    assert resource.allocations_total() == 2, "counts_what_passes_through: allocations_total"
+    assert upstream.bytes_current() == 3000, "counts_what_passes_through: upstream.bytes_current"
+    resource.deallocate(block1, 3000)
+
+
+@needs_resource
+def test_statistics_expect_push_starts_a_level(host_mr):
+    """A pushed level counts from zero and remembers what was outstanding at the push. (spec/statistics.toml, [[expect]] push_starts_a_level)"""
+    upstream = mr.StatisticsResourceAdaptor(host_mr)
+    resource = made_or_skip(lambda: mr.StatisticsResourceAdaptor(upstream))
+    block0 = resource.allocate(1000)
+    resource.push_counters()
+    block1 = resource.allocate(500)
+    assert resource.counter_levels() == 2, "push_starts_a_level: counter_levels"
+    assert resource.bytes_total() == 500, "push_starts_a_level: bytes_total"
+    assert resource.allocations_total() == 1, "push_starts_a_level: allocations_total"
+    assert resource.bytes_at_push() == 1000, "push_starts_a_level: bytes_at_push"
+    assert resource.allocations_at_push() == 1, "push_starts_a_level: allocations_at_push"
+    assert resource.bytes_current() == 1500, "push_starts_a_level: bytes_current"
+    resource.pop_counters()
+    assert resource.counter_levels() == 1, "push_starts_a_level: counter_levels"
+    assert resource.bytes_total() == 1500, "push_starts_a_level: bytes_total"
+    assert resource.allocations_total() == 2, "push_starts_a_level: allocations_total"
+    resource.deallocate(block0, 1000)
+    resource.deallocate(block1, 500)

@@ -30,3 +30,20 @@ def test_tracking_with_explicit_arguments(host_mr):
     resource = made_or_skip(lambda: mr.TrackingResourceAdaptor(host_mr, capture_stacks=True))
     exercise_resource(resource)
     assert resource.capture_stacks() == True
+
+
+@needs_resource
+def test_tracking_expect_lists_what_is_outstanding(host_mr):
+    """Every allocation is outstanding until it is freed, with the bytes asked for. (spec/tracking.toml, [[expect]] lists_what_is_outstanding)"""
+    upstream = mr.StatisticsResourceAdaptor(host_mr)
+    resource = made_or_skip(lambda: mr.TrackingResourceAdaptor(upstream))
+    block0 = resource.allocate(1000)
+    block1 = resource.allocate(24)
+    block2 = resource.allocate(300)
+    assert resource.outstanding_count() == 3, "lists_what_is_outstanding: outstanding_count"
+    assert resource.allocated_bytes() == 1324, "lists_what_is_outstanding: allocated_bytes"
+    resource.deallocate(block1, 24)
+    assert resource.outstanding_count() == 2, "lists_what_is_outstanding: outstanding_count"
+    assert resource.allocated_bytes() == 1300, "lists_what_is_outstanding: allocated_bytes"
+    resource.deallocate(block0, 1000)
+    resource.deallocate(block2, 300)

@@ -248,6 +248,17 @@ cmr_status cmr_backend_copy(void *destination, const void *source, size_t bytes,
                                                  source, bytes, (void *)stream);
 }
 
+cmr_status cmr_backend_fill(void *ptr, unsigned char byte, size_t bytes, cmr_stream stream) {
+  if (bytes == 0) {
+    return CMR_SUCCESS;
+  }
+  cmr_before_blocking();
+  cudaError_t error = cudaMemsetAsync(ptr, byte, bytes, stream);
+  return error == cudaSuccess ? CMR_SUCCESS
+                              : cmr_cuda_failure(error, "cudaMemsetAsync(%p, %u, %zu bytes, stream %p)", ptr,
+                                                 (unsigned)byte, bytes, (void *)stream);
+}
+
 /* ---- managed memory ------------------------------------------------------------------ */
 
 cmr_status cmr_backend_pointer_is_managed(const void *ptr, bool *out) {

@@ -250,6 +250,15 @@ cmr_status cmr_backend_copy(void *destination, const void *source, size_t bytes,
   return status;
 }
 
+cmr_status cmr_backend_fill(void *ptr, unsigned char byte, size_t bytes, cmr_stream stream) {
+  (void)stream;
+  cmr_status status = cmr_host_injected(CMR_BACKEND_HOST_FILL, "cudaMemsetAsync");
+  if (status == CMR_SUCCESS && bytes > 0) {
+    memset(ptr, byte, bytes);
+  }
+  return status;
+}
+
 cmr_status cmr_backend_device_synchronize(void) {
   atomic_fetch_add_explicit(&cmr_host_counts.device_synchronizes, 1, memory_order_relaxed);
   return cmr_host_injected(CMR_BACKEND_HOST_DEVICE_SYNCHRONIZE, "cudaDeviceSynchronize");

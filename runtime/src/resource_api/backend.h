@@ -112,6 +112,7 @@ typedef enum cmr_backend_host_call {
   CMR_BACKEND_HOST_STREAM_SYNCHRONIZE,
   CMR_BACKEND_HOST_COPY,
   CMR_BACKEND_HOST_EVENT_CREATE,
+  CMR_BACKEND_HOST_FILL,
   CMR_BACKEND_HOST_CALLS
 } cmr_backend_host_call;
 void cmr_backend_host_fail_call(cmr_backend_host_call call, unsigned long nth);
@@ -141,6 +142,11 @@ cmr_status cmr_backend_check_address(const void *ptr, size_t bytes, const char *
 
 /* Copy between any two of host and device memory, ordered on `stream`. */
 cmr_status cmr_backend_copy(void *destination, const void *source, size_t bytes, cmr_stream stream);
+/* Sets `bytes` of memory at `ptr` to `byte`, ordered on `stream`
+ * (cudaMemsetAsync; memset in the host build, complete on return). The
+ * memory is any the device can write: device, managed or pinned host
+ * memory, or host memory in the host build. 0 bytes is a no-op. */
+cmr_status cmr_backend_fill(void *ptr, unsigned char byte, size_t bytes, cmr_stream stream);
 
 #if CMR_WITH_CUDA
 /* Plain allocations: cudaMalloc, cudaMallocManaged, cudaMallocHost. */
