@@ -165,11 +165,17 @@ START_TEST(an_explicit_alignment_is_kept_for_every_allocation) {
   ck_assert_uint_eq(foreign.last_alignment, 4096);
   ck_assert_int_eq(foreign.allocations, foreign.deallocations);
 
+  /* A copy at an alignment above the default, from a resource that honours
+   * it (the device's own honours only the default). */
+  cmr_aligned_resource *aligned = NULL;
+  ck_assert_ok(cmr_aligned_resource_create(mr, CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &aligned));
   unsigned char *expected = pattern(300, 9);
-  ck_assert_ok(cmr_device_buffer_create_copy_aligned(expected, 300, 1024, stream, mr, &buffer));
+  ck_assert_ok(
+      cmr_device_buffer_create_copy_aligned(expected, 300, 1024, stream, cmr_aligned_resource_ref(aligned), &buffer));
   ck_assert_uint_eq((uintptr_t)data_of(buffer) % 1024, 0);
   assert_contents(buffer, expected, 300);
   ck_assert_ok(cmr_device_buffer_destroy(buffer));
+  ck_assert_ok(cmr_aligned_resource_destroy(aligned));
   free(expected);
 
   ck_assert_ok(cmr_device_buffer_create_aligned(10, 8, stream, foreign_ref(), &buffer)); /* below the default */
