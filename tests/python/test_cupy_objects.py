@@ -8,6 +8,7 @@ as before. Skipped where there is no cython3."""
 
 import gc
 import importlib
+import inspect
 import pathlib
 import sys
 import threading
@@ -207,3 +208,9 @@ def test_threads_allocating_directly_lose_nothing(standin, allocator_over, stats
     for thread in threads:
         thread.join()
     assert errors == [] and stats.allocation_counts.current_bytes == 0
+
+
+def test_the_allocator_shows_its_parameter():
+    """help() and inspect.signature read what CuPy's users pass (nbytes)."""
+    allocator = capi.cmr_py_cupy_allocator(lambda: DEFAULT_STREAM, lambda *args: None, lambda *args: None, None)
+    assert list(inspect.signature(allocator).parameters) == ["nbytes"]
