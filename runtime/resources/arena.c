@@ -56,21 +56,21 @@ CMR_IMPL_LAYOUT(arena);
 
 /* The superblock a request needs when no arena has a fit: big enough
  * whatever its (256-aligned) address; SIZE_MAX when no size is. */
-static size_t superblock_size(size_t size, size_t alignment) {
+static size_t cmr_superblock_size(size_t size, size_t alignment) {
   size_t needed = cmr_free_blocks_needed(size, alignment);
   return needed > CMR_ARENA_SUPERBLOCK_MINIMUM ? needed : CMR_ARENA_SUPERBLOCK_MINIMUM;
 }
 
-static void return_superblock_locked(cmr_block *superblock, void *arg);
+static void cmr_return_superblock_locked(cmr_block *superblock, void *arg);
 
 /* ---- the dump --------------------------------------------------------------------- */
 
-static void dump_global_range(const cmr_block *block, void *arg) {
+static void cmr_dump_global_range(const cmr_block *block, void *arg) {
   fprintf(arg, "    free [%p, %p) %zu bytes\n", (void *)block->address, (void *)(block->address + block->size),
           block->size);
 }
 
-static void dump_list_block(uint64_t key, const cmr_block *block, void *arg) {
+static void cmr_dump_list_block(uint64_t key, const cmr_block *block, void *arg) {
   fprintf(arg, "    arena 0x%" PRIx64 ": free [%p, %p) %zu bytes%s\n", key, (void *)block->address,
           (void *)(block->address + block->size), block->size,
           block->span != 0 && block->span == block->size ? " (a whole superblock)" : "");
@@ -79,27 +79,27 @@ static void dump_list_block(uint64_t key, const cmr_block *block, void *arg) {
 /* Each part (global arena, stream lists, handed-out blocks) is a snapshot
  * under its own locks; together they need not add up while other threads
  * allocate. */
-static void write_dump(cmr_arena_impl *impl, FILE *out, const char *reason) {
+static void cmr_write_dump(cmr_arena_impl *impl, FILE *out, const char *reason) {
   fprintf(out, "cmr arena %p: %s\n", (void *)impl, reason);
   fprintf(out, "  arena_size %zu bytes from the upstream at %p\n", impl->params.arena_size, (void *)impl->base);
   cmr_mutex_lock(&impl->global_lock);
   fprintf(out, "  global arena: %zu free ranges, %zu bytes\n", impl->global.count, impl->global.bytes);
-  cmr_free_blocks_each(&impl->global, dump_global_range, out);
+  cmr_free_blocks_each(&impl->global, cmr_dump_global_range, out);
   cmr_mutex_unlock(&impl->global_lock);
   size_t blocks = 0, bytes = 0, lists = 0;
   cmr_stream_lists_totals(impl->lists, &blocks, &bytes, &lists);
   fprintf(out, "  stream and thread arenas: %zu arenas, %zu superblocks, %zu free blocks, %zu free bytes\n", lists,
           atomic_load(&impl->superblocks), blocks, bytes);
-  cmr_stream_lists_each(impl->lists, dump_list_block, out);
+  cmr_stream_lists_each(impl->lists, cmr_dump_list_block, out);
   cmr_block_map_totals(impl->handed_out, &blocks, &bytes);
   fprintf(out, "  allocated: %zu blocks, %zu bytes\n", blocks, bytes);
 }
 
 /* Appends the dump to the dump destination; fails when it could not be written. */
-static cmr_status dump_to_destination(cmr_arena_impl *impl, const char *reason) {
+static cmr_status cmr_dump_to_destination(cmr_arena_impl *impl, const char *reason) {
   cmr_mutex_lock(&impl->dump_lock);
   clearerr(impl->dump_file);
-  write_dump(impl, impl->dump_file, reason);
+  cmr_write_dump(impl, impl->dump_file, reason);
   bool failed = fflush(impl->dump_file) != 0 || ferror(impl->dump_file);
   int error = errno;
   cmr_mutex_unlock(&impl->dump_lock);
@@ -110,7 +110,7 @@ static cmr_status dump_to_destination(cmr_arena_impl *impl, const char *reason) 
 
 /* The dump's destination, params.dump_path (the wrapper's copy, which
  * lives as long as the arena): stderr when empty. */
-static cmr_status open_dump_destination(cmr_arena_impl *impl) {
+static cmr_status cmr_open_dump_destination(cmr_arena_impl *impl) {
   const char *dump_path = impl->params.dump_path;
   if (dump_path[0] == '\0') {
     impl->dump_file = stderr;
@@ -129,7 +129,7 @@ static cmr_status open_dump_destination(cmr_arena_impl *impl) {
 /* ---- life ---------------------------------------------------------------------------- */
 
 /* Frees whatever of the arena exists, the upstream memory last. */
-static void release_everything(cmr_arena_impl *impl) {
+static void cmr_release_everything(cmr_arena_impl *impl) {
   if (impl->lists != NULL) cmr_stream_lists_destroy(impl->lists);
   if (impl->handed_out != NULL) cmr_block_map_destroy(impl->handed_out);
   cmr_free_blocks_clear(&impl->global);
@@ -142,7 +142,7 @@ static void release_everything(cmr_arena_impl *impl) {
 /* Takes the arena's memory from the upstream as the global arena's one free
  * range. Its span stays 0: in the global arena every range merges with its
  * neighbours, and nothing lies before the upstream block to merge with. */
-static cmr_status take_arena_memory(cmr_arena_impl *impl) {
+static cmr_status cmr_take_arena_memory(cmr_arena_impl *impl) {
   cmr_chunk chunk;
   cmr_status status = cmr_chunks_grow(&impl->upstream_memory, impl->params.arena_size, impl->params.arena_size,
                                       CMR_DEFAULT_STREAM, &chunk);
@@ -158,7 +158,7 @@ static cmr_status take_arena_memory(cmr_arena_impl *impl) {
 
 /* The arena's two locks and its chunks' (which has one too); nothing is
  * left made when one of them cannot be. */
-static cmr_status make_locks(cmr_arena_impl *impl) {
+static cmr_status cmr_make_locks(cmr_arena_impl *impl) {
   cmr_status status = cmr_mutex_init(&impl->global_lock, "arena");
   if (status != CMR_SUCCESS) return status;
   status = cmr_mutex_init(&impl->dump_lock, "arena");
@@ -172,11 +172,11 @@ static cmr_status make_locks(cmr_arena_impl *impl) {
 }
 
 cmr_status cmr_arena_impl_init(cmr_arena_impl *impl) {
-  cmr_status status = make_locks(impl);
+  cmr_status status = cmr_make_locks(impl);
   if (status != CMR_SUCCESS) return status;
   cmr_free_blocks_init_by_address(&impl->global);
   atomic_init(&impl->superblocks, 0);
-  status = open_dump_destination(impl);
+  status = cmr_open_dump_destination(impl);
   if (status == CMR_SUCCESS) status = cmr_block_map_create(&impl->handed_out);
   if (status == CMR_SUCCESS) {
     status = cmr_stream_lists_create("arena", CMR_FIT_FIRST, CMR_KEY_DEFAULT_STREAM_PER_THREAD, impl->handed_out,
@@ -184,22 +184,22 @@ cmr_status cmr_arena_impl_init(cmr_arena_impl *impl) {
   }
   /* An exited thread's or a destroyed stream's superblocks come back here. */
   if (status == CMR_SUCCESS) {
-    cmr_stream_lists_release_dead_units(impl->lists, &impl->global_lock, return_superblock_locked, impl);
+    cmr_stream_lists_release_dead_units(impl->lists, &impl->global_lock, cmr_return_superblock_locked, impl);
   }
-  if (status == CMR_SUCCESS) status = take_arena_memory(impl);
-  if (status != CMR_SUCCESS) release_everything(impl);
+  if (status == CMR_SUCCESS) status = cmr_take_arena_memory(impl);
+  if (status != CMR_SUCCESS) cmr_release_everything(impl);
   return status;
 }
 
 /* The upstream memory goes back once the device has finished its work on it
  * (cmr_chunks_release_all), whether or not blocks are still allocated. */
-void cmr_arena_impl_fini(cmr_arena_impl *impl) { release_everything(impl); }
+void cmr_arena_impl_fini(cmr_arena_impl *impl) { cmr_release_everything(impl); }
 
 /* ---- superblocks ----------------------------------------------------------------------- */
 
 /* A superblock of `size` bytes cut first fit from the global arena (its
  * lock held), or NULL when no range is big enough. */
-static cmr_status cut_superblock(cmr_arena_impl *impl, size_t size, cmr_block **out) {
+static cmr_status cmr_cut_superblock(cmr_arena_impl *impl, size_t size, cmr_block **out) {
   *out = NULL;
   cmr_block *range = cmr_free_blocks_first_fit(&impl->global, cmr_free_blocks_needed(size, CMR_DEFAULT_ALIGNMENT));
   if (range == NULL) return CMR_SUCCESS;
@@ -217,7 +217,7 @@ static cmr_status cut_superblock(cmr_arena_impl *impl, size_t size, cmr_block **
  * count with it: what is left of that superblock is no longer one (its
  * pieces merge with their neighbours when freed, and go back at the next
  * defragmentation). */
-static void return_superblock_locked(cmr_block *superblock, void *arg) {
+static void cmr_return_superblock_locked(cmr_block *superblock, void *arg) {
   cmr_arena_impl *impl = arg;
   if (superblock->span != 0) atomic_fetch_sub(&impl->superblocks, 1);
   superblock->span = 0;
@@ -234,10 +234,10 @@ static void return_superblock_locked(cmr_block *superblock, void *arg) {
  * never free where a defragmentation cannot see it (one that ran in
  * between would miss it, and could refuse a request that the rest, merged
  * with its neighbours, would serve). */
-static cmr_status carve_superblock_locked(cmr_arena_impl *impl, cmr_block *superblock, size_t size, size_t alignment,
-                                          cmr_stream stream, cmr_block **out) {
+static cmr_status cmr_carve_superblock_locked(cmr_arena_impl *impl, cmr_block *superblock, size_t size,
+                                              size_t alignment, cmr_stream stream, cmr_block **out) {
   cmr_status status = cmr_stream_lists_carve(impl->lists, stream, superblock, size, alignment, CMR_GIVEN_IDLE, out);
-  if (status != CMR_SUCCESS) return_superblock_locked(superblock, impl);
+  if (status != CMR_SUCCESS) cmr_return_superblock_locked(superblock, impl);
   return status;
 }
 
@@ -248,12 +248,12 @@ static cmr_status carve_superblock_locked(cmr_arena_impl *impl, cmr_block *super
  * they allocate (a buffer per kernel) would pass one block round and run
  * one after another (bench/RESULTS.md, multi_stream). *out stays NULL when
  * none has room. */
-static cmr_status serve_beyond_own(cmr_arena_impl *impl, size_t size, size_t alignment, cmr_stream stream,
-                                   cmr_block **out) {
+static cmr_status cmr_serve_beyond_own(cmr_arena_impl *impl, size_t size, size_t alignment, cmr_stream stream,
+                                       cmr_block **out) {
   cmr_block *superblock = NULL;
   cmr_mutex_lock(&impl->global_lock);
-  cmr_status status = cut_superblock(impl, superblock_size(size, alignment), &superblock);
-  if (superblock != NULL) status = carve_superblock_locked(impl, superblock, size, alignment, stream, out);
+  cmr_status status = cmr_cut_superblock(impl, cmr_superblock_size(size, alignment), &superblock);
+  if (superblock != NULL) status = cmr_carve_superblock_locked(impl, superblock, size, alignment, stream, out);
   cmr_mutex_unlock(&impl->global_lock);
   if (status != CMR_SUCCESS || superblock != NULL) return status;
   return cmr_stream_lists_take(impl->lists, stream, size, alignment, CMR_TAKE_OTHERS, 0, NULL, out);
@@ -266,17 +266,17 @@ static cmr_status serve_beyond_own(cmr_arena_impl *impl, size_t size, size_t ali
  * size, else of just the request's needs: the arena's last free bytes,
  * fewer than a superblock of the minimum size, still serve a request they
  * hold. *out stays NULL when no free range of the whole arena holds it. */
-static cmr_status cut_after_giving_back(cmr_arena_impl *impl, size_t size, size_t alignment, cmr_block **out) {
-  size_t usual = superblock_size(size, alignment), least = cmr_free_blocks_needed(size, alignment);
-  cmr_status status = cmr_stream_lists_release(impl->lists, CMR_RELEASE_UNITS, return_superblock_locked, impl);
-  if (status == CMR_SUCCESS) status = cut_superblock(impl, usual, out);
+static cmr_status cmr_cut_after_giving_back(cmr_arena_impl *impl, size_t size, size_t alignment, cmr_block **out) {
+  size_t usual = cmr_superblock_size(size, alignment), least = cmr_free_blocks_needed(size, alignment);
+  cmr_status status = cmr_stream_lists_release(impl->lists, CMR_RELEASE_UNITS, cmr_return_superblock_locked, impl);
+  if (status == CMR_SUCCESS) status = cmr_cut_superblock(impl, usual, out);
   if (status != CMR_SUCCESS || *out != NULL) return status;
   /* Superblocks partly in use hold free pieces no other superblock can
    * use (a 4 GiB one freed whole and then cut for a 100 MiB request keeps
    * its 3.9 GiB). */
-  status = cmr_stream_lists_release(impl->lists, CMR_RELEASE_ALL, return_superblock_locked, impl);
-  if (status == CMR_SUCCESS) status = cut_superblock(impl, usual, out);
-  if (status == CMR_SUCCESS && *out == NULL && least < usual) status = cut_superblock(impl, least, out);
+  status = cmr_stream_lists_release(impl->lists, CMR_RELEASE_ALL, cmr_return_superblock_locked, impl);
+  if (status == CMR_SUCCESS) status = cmr_cut_superblock(impl, usual, out);
+  if (status == CMR_SUCCESS && *out == NULL && least < usual) status = cmr_cut_superblock(impl, least, out);
   return status;
 }
 
@@ -285,30 +285,30 @@ static cmr_status cut_after_giving_back(cmr_arena_impl *impl, size_t size, size_
  * there, before any other thread can; failing that (the request needs more
  * than any one superblock has), gives the free superblocks back to the
  * global arena and cuts the request's superblock from it
- * (cut_after_giving_back). The global arena stays locked from the giving
+ * (cmr_cut_after_giving_back). The global arena stays locked from the giving
  * back to the carving, so that no other thread takes the coalesced room in
  * between. */
-static cmr_status defragment_and_retry(cmr_arena_impl *impl, size_t size, size_t alignment, cmr_stream stream,
-                                       cmr_block **out) {
+static cmr_status cmr_defragment_and_retry(cmr_arena_impl *impl, size_t size, size_t alignment, cmr_stream stream,
+                                           cmr_block **out) {
   cmr_status status = cmr_stream_lists_reclaim(impl->lists, stream, size, alignment, out);
   if (status != CMR_SUCCESS || *out != NULL) return status;
   cmr_block *superblock = NULL;
   cmr_mutex_lock(&impl->global_lock);
-  status = cut_after_giving_back(impl, size, alignment, &superblock);
-  if (superblock != NULL) status = carve_superblock_locked(impl, superblock, size, alignment, stream, out);
+  status = cmr_cut_after_giving_back(impl, size, alignment, &superblock);
+  if (superblock != NULL) status = cmr_carve_superblock_locked(impl, superblock, size, alignment, stream, out);
   cmr_mutex_unlock(&impl->global_lock);
   return status;
 }
 
 /* `needed`: the smallest superblock that would have served the request. */
-static cmr_status out_of_memory(cmr_arena_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
-                                size_t needed) {
+static cmr_status cmr_out_of_memory(cmr_arena_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
+                                    size_t needed) {
   char failure[192];
   snprintf(failure, sizeof failure, "out of memory: %zu bytes at alignment %zu on stream %p", bytes, alignment,
            (void *)stream);
   size_t global_free = 0;
   cmr_arena_impl_global_free_bytes(impl, &global_free);
-  cmr_status dumped = impl->params.dump_log_on_failure ? dump_to_destination(impl, failure) : CMR_SUCCESS;
+  cmr_status dumped = impl->params.dump_log_on_failure ? cmr_dump_to_destination(impl, failure) : CMR_SUCCESS;
   /* The dump's own message, when it failed, closes the message (in parentheses). */
   const char *dump_failure = dumped != CMR_SUCCESS ? cmr_last_error_message() : NULL;
   const char *open = dump_failure != NULL ? " (" : "", *close = dump_failure != NULL ? ")" : "";
@@ -328,19 +328,20 @@ static cmr_status out_of_memory(cmr_arena_impl *impl, size_t bytes, size_t align
 /* The caller's arena had no block of the very size: `block` is its fit
  * (to hand out), or NULL, and then a new superblock, another stream's
  * arena, a defragmentation. Out of line: the common path stays light. */
-static __attribute__((noinline)) cmr_status allocate_beyond_recent(cmr_arena_impl *impl, size_t bytes, size_t size,
-                                                                   size_t alignment, cmr_stream stream,
-                                                                   cmr_block *block, void **out) {
-  size_t superblock = superblock_size(size, alignment);
+static __attribute__((noinline)) cmr_status cmr_allocate_beyond_recent(cmr_arena_impl *impl, size_t bytes, size_t size,
+                                                                       size_t alignment, cmr_stream stream,
+                                                                       cmr_block *block, void **out) {
+  size_t superblock = cmr_superblock_size(size, alignment);
   /* A request bigger than the whole arena fails without defragmenting. */
   if (block == NULL && superblock <= impl->params.arena_size) {
-    cmr_status status = serve_beyond_own(impl, size, alignment, stream, &block);
-    if (status == CMR_SUCCESS && block == NULL) status = defragment_and_retry(impl, size, alignment, stream, &block);
+    cmr_status status = cmr_serve_beyond_own(impl, size, alignment, stream, &block);
+    if (status == CMR_SUCCESS && block == NULL)
+      status = cmr_defragment_and_retry(impl, size, alignment, stream, &block);
     if (status != CMR_SUCCESS) return status;
   }
   /* The last try was a superblock of just the request's needs (beyond the
    * arena_size, as big as the usual superblock). */
-  if (block == NULL) return out_of_memory(impl, bytes, alignment, stream, cmr_free_blocks_needed(size, alignment));
+  if (block == NULL) return cmr_out_of_memory(impl, bytes, alignment, stream, cmr_free_blocks_needed(size, alignment));
   cmr_suballocator_hand_out(impl->handed_out, block, bytes, out);
   return CMR_SUCCESS;
 }
@@ -354,7 +355,7 @@ cmr_status cmr_arena_impl_allocate(cmr_arena_impl *impl, size_t bytes, size_t al
   cmr_status status =
       cmr_stream_lists_take(impl->lists, stream, size, alignment, CMR_TAKE_OWN | CMR_TAKE_HAND_OUT, bytes, out, &block);
   if (status != CMR_SUCCESS || *out != NULL) return status;
-  return allocate_beyond_recent(impl, bytes, size, alignment, stream, block, out);
+  return cmr_allocate_beyond_recent(impl, bytes, size, alignment, stream, block, out);
 }
 
 cmr_status cmr_arena_impl_deallocate(cmr_arena_impl *impl, void *ptr, size_t bytes, size_t alignment,
@@ -375,7 +376,7 @@ cmr_status cmr_arena_impl_superblock_count(cmr_arena_impl *impl, size_t *out) {
   return CMR_SUCCESS;
 }
 
-cmr_status cmr_arena_impl_dump(cmr_arena_impl *impl) { return dump_to_destination(impl, "dump requested"); }
+cmr_status cmr_arena_impl_dump(cmr_arena_impl *impl) { return cmr_dump_to_destination(impl, "dump requested"); }
 
 cmr_status cmr_arena_impl_largest_free_block(cmr_arena_impl *impl, size_t *out) {
   size_t in_arenas = cmr_stream_lists_largest(impl->lists);

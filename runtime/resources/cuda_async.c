@@ -21,7 +21,7 @@ static const unsigned exports_of[] = {
         CMR_BACKEND_POOL_EXPORT_POSIX_FILE_DESCRIPTOR | CMR_BACKEND_POOL_EXPORT_FABRIC,
 };
 
-static cmr_status reserve(cmr_backend_pool pool, size_t bytes) {
+static cmr_status cmr_reserve(cmr_backend_pool pool, size_t bytes) {
   void *block;
   cmr_status status = cmr_backend_pool_alloc(pool, bytes, CMR_DEFAULT_STREAM, &block);
   if (status != CMR_SUCCESS) return cmr_error_context(status, "cuda_async: reserving initial_pool_size %zu", bytes);
@@ -33,7 +33,7 @@ static cmr_status reserve(cmr_backend_pool pool, size_t bytes) {
 /* Grants each device of the mask but the pool's own read and write access
  * to the pool; first checks that every one exists, so a bad mask changes
  * nothing. */
-static cmr_status grant_access(cmr_backend_pool pool, int own, size_t access_devices) {
+static cmr_status cmr_grant_access(cmr_backend_pool pool, int own, size_t access_devices) {
   int count = 0;
   cmr_status status = cmr_backend_device_count(&count);
   if (status != CMR_SUCCESS) return status;
@@ -59,9 +59,9 @@ cmr_status cmr_cuda_async_impl_init(cmr_cuda_async_impl *impl) {
       cmr_backend_pool_create(exports_of[params->export_handle_type], params->release_threshold, &impl->source.pool);
   if (status != CMR_SUCCESS) return status;
   if (params->access_devices != 0)
-    status = grant_access(impl->source.pool, impl->source.device, params->access_devices);
+    status = cmr_grant_access(impl->source.pool, impl->source.device, params->access_devices);
   if (status == CMR_SUCCESS && params->initial_pool_size > 0)
-    status = reserve(impl->source.pool, params->initial_pool_size);
+    status = cmr_reserve(impl->source.pool, params->initial_pool_size);
   if (status != CMR_SUCCESS) cmr_backend_pool_destroy(impl->source.pool);
   return status;
 }

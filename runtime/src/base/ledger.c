@@ -20,8 +20,9 @@ void cmr_ledger_destroy(cmr_ledger *ledger) {
 
 /* The two steps below, inline in the leaves' allocate and deallocate, their
  * every call. */
-static inline __attribute__((always_inline)) cmr_status record(cmr_ledger *ledger, const char *owner,
-                                                               cmr_ledger_entry *entry, void *ptr, const void *tag) {
+static inline __attribute__((always_inline)) cmr_status cmr_record(cmr_ledger *ledger, const char *owner,
+                                                                   cmr_ledger_entry *entry, void *ptr,
+                                                                   const void *tag) {
   entry->key = (cmr_address_entry){.address = ptr, .tag = tag};
   cmr_map_shard *shard = cmr_sharded_map_lock(&ledger->records, ptr);
   cmr_status status = cmr_map_shard_insert(shard, &entry->key, owner);
@@ -35,8 +36,9 @@ void cmr_ledger_put_back(cmr_ledger *ledger, cmr_ledger_entry *entry) {
   cmr_lock_release(&shard->lock);
 }
 
-static inline __attribute__((always_inline)) cmr_status take(cmr_ledger *ledger, const void *tag, const void *ptr,
-                                                             size_t bytes, cmr_ledger_entry **out, size_t *recorded) {
+static inline __attribute__((always_inline)) cmr_status cmr_take(cmr_ledger *ledger, const void *tag, const void *ptr,
+                                                                 size_t bytes, cmr_ledger_entry **out,
+                                                                 size_t *recorded) {
   cmr_map_shard *shard = cmr_sharded_map_lock(&ledger->records, ptr);
   cmr_ledger_entry *entry = (cmr_ledger_entry *)cmr_map_shard_remove(shard, ptr, tag);
   cmr_status status = entry == NULL ? CMR_ERROR_UNKNOWN_POINTER : CMR_SUCCESS;
@@ -64,10 +66,11 @@ cmr_status cmr_ledger_add(cmr_ledger *ledger, const char *owner, void *ptr, cons
   if (entry != NULL) return CMR_SUCCESS;
   entry = malloc(sizeof *entry);
   if (entry == NULL) {
-    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: no host memory to record an allocation of %zu bytes", owner, bytes);
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: no host memory to cmr_record an allocation of %zu bytes", owner,
+                     bytes);
   }
   entry->bytes = bytes;
-  cmr_status status = record(ledger, owner, entry, ptr, tag);
+  cmr_status status = cmr_record(ledger, owner, entry, ptr, tag);
   if (status != CMR_SUCCESS) free(entry);
   return status;
 }
@@ -86,19 +89,20 @@ void cmr_ledger_discard(cmr_ledger *ledger, cmr_ledger_entry *entry) {
 
 cmr_status cmr_ledger_take(cmr_ledger *ledger, const void *tag, const void *ptr, size_t bytes, cmr_ledger_entry **out,
                            size_t *recorded) {
-  return take(ledger, tag, ptr, bytes, out, recorded);
+  return cmr_take(ledger, tag, ptr, bytes, out, recorded);
 }
 
 cmr_status cmr_ledger_allocate(cmr_ledger *ledger, const char *owner, const void *tag, const cmr_ledger_memory *memory,
                                void *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   cmr_ledger_entry *entry = malloc(sizeof *entry);
   if (entry == NULL) {
-    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: no host memory to record an allocation of %zu bytes", owner, bytes);
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: no host memory to cmr_record an allocation of %zu bytes", owner,
+                     bytes);
   }
   entry->bytes = bytes;
   cmr_status status = memory->obtain(impl, bytes, alignment, stream, out);
   if (status == CMR_SUCCESS) {
-    status = record(ledger, owner, entry, *out, tag);
+    status = cmr_record(ledger, owner, entry, *out, tag);
     if (status != CMR_SUCCESS) {
       memory->release(impl, *out, bytes, alignment, stream);
       *out = NULL;
@@ -113,7 +117,7 @@ cmr_status cmr_ledger_deallocate(cmr_ledger *ledger, const char *owner, const vo
                                  cmr_stream stream) {
   cmr_ledger_entry *entry;
   size_t recorded;
-  cmr_status status = take(ledger, tag, ptr, bytes, &entry, &recorded);
+  cmr_status status = cmr_take(ledger, tag, ptr, bytes, &entry, &recorded);
   if (status == CMR_ERROR_INVALID_ARGUMENT) {
     return cmr_error(status, "%s: %p was allocated with %zu bytes, not %zu: nothing was freed", owner, ptr, recorded,
                      bytes);

@@ -9,7 +9,7 @@
 /* The check across lists runs while they hold at most this many records. */
 enum { records_compared = 1024 };
 
-static bool broken(const char **why, const char *reason) {
+static bool cmr_lists_broken(const char **why, const char *reason) {
   *why = reason;
   return false;
 }
@@ -23,16 +23,17 @@ bool cmr_stream_list_may_lock(cmr_list_lock_kind kind, const char **why) {
   switch (kind) {
   case CMR_UNIT_LOCK:
     if (held[CMR_UNIT_LOCK] + held[CMR_REGISTRY_LOCK] + held[CMR_LIST_LOCK] != 0) {
-      return broken(why, "stream lists: the unit lock taken while a stream-list lock is held");
+      return cmr_lists_broken(why, "stream lists: the unit lock taken while a stream-list lock is held");
     }
     return true;
   case CMR_REGISTRY_LOCK:
-    if (held[CMR_REGISTRY_LOCK] != 0) return broken(why, "stream lists: the registry taken twice");
-    if (held[CMR_LIST_LOCK] != 0) return broken(why, "stream lists: the registry taken while a list's lock is held");
+    if (held[CMR_REGISTRY_LOCK] != 0) return cmr_lists_broken(why, "stream lists: the registry taken twice");
+    if (held[CMR_LIST_LOCK] != 0)
+      return cmr_lists_broken(why, "stream lists: the registry taken while a list's lock is held");
     return true;
   default:
     if (held[CMR_LIST_LOCK] != 0 && held[CMR_REGISTRY_LOCK] == 0) {
-      return broken(why, "stream lists: a second list's lock taken without the registry");
+      return cmr_lists_broken(why, "stream lists: a second list's lock taken without the registry");
     }
     return true;
   }
@@ -47,7 +48,7 @@ void cmr_stream_list_locked(cmr_list_lock_kind kind, int change) {
 
 /* A free or handed-out block's shape: a nonzero size, address and size
  * multiples of 256 (what the index and the hand-outs assume). */
-static bool block_shaped(const cmr_block *block) {
+static bool cmr_block_shaped(const cmr_block *block) {
   return block != NULL && block->size != 0 && block->size % 256 == 0 && (uintptr_t)block->address % 256 == 0;
 }
 
@@ -56,32 +57,32 @@ typedef struct index_walk {
   bool misshapen;
 } index_walk;
 
-static void walk_index(const cmr_block *block, void *arg) {
+static void cmr_walk_index(const cmr_block *block, void *arg) {
   index_walk *walk = arg;
   walk->count++;
   walk->bytes += block->size;
-  walk->misshapen |= !block_shaped(block);
+  walk->misshapen |= !cmr_block_shaped(block);
 }
 
-static bool slots_valid(const cmr_stream_list *list, const char **why) {
+static bool cmr_slots_valid(const cmr_stream_list *list, const char **why) {
   if (list->recent_count > cmr_recent_slots || list->recent_victim >= cmr_recent_slots) {
-    return broken(why, "stream list: recent count or victim out of range");
+    return cmr_lists_broken(why, "stream list: recent count or victim out of range");
   }
   if (list->handed_count > cmr_handed_slots || list->handed_victim >= cmr_handed_slots) {
-    return broken(why, "stream list: hand-out count or victim out of range");
+    return cmr_lists_broken(why, "stream list: hand-out count or victim out of range");
   }
   size_t recent_bytes = 0;
   for (unsigned i = 0; i < list->recent_count; ++i) {
-    if (!block_shaped(list->recent[i])) return broken(why, "stream list: a recent block is misshapen");
+    if (!cmr_block_shaped(list->recent[i])) return cmr_lists_broken(why, "stream list: a recent block is misshapen");
     recent_bytes += list->recent[i]->size;
   }
   if (recent_bytes != list->recent_bytes)
-    return broken(why, "stream list: recent bytes are not the recent blocks' sum");
+    return cmr_lists_broken(why, "stream list: recent bytes are not the recent blocks' sum");
   for (unsigned i = 0; i < list->handed_count; ++i) {
     const cmr_block *block = list->handed[i];
-    if (!block_shaped(block)) return broken(why, "stream list: a remembered hand-out is misshapen");
+    if (!cmr_block_shaped(block)) return cmr_lists_broken(why, "stream list: a remembered hand-out is misshapen");
     if (block->requested == 0 || block->requested > block->size) {
-      return broken(why, "stream list: a hand-out's requested bytes are 0 or more than its block");
+      return cmr_lists_broken(why, "stream list: a hand-out's requested bytes are 0 or more than its block");
     }
   }
   unsigned total = list->recent_count + list->handed_count;
@@ -89,7 +90,8 @@ static bool slots_valid(const cmr_stream_list *list, const char **why) {
     const cmr_block *first = a < list->recent_count ? list->recent[a] : list->handed[a - list->recent_count];
     for (unsigned b = a + 1; b < total; ++b) {
       const cmr_block *second = b < list->recent_count ? list->recent[b] : list->handed[b - list->recent_count];
-      if (first == second) return broken(why, "stream list: a block is twice among the recent and handed out");
+      if (first == second)
+        return cmr_lists_broken(why, "stream list: a block is twice among the recent and handed out");
     }
   }
   return true;
@@ -99,21 +101,21 @@ static bool slots_valid(const cmr_stream_list *list, const char **why) {
  * bytes their sum; its index's count and bytes what a walk finds (when it
  * has at most `walk` blocks). The list's lock is held. */
 bool cmr_stream_list_valid(const cmr_stream_list *list, size_t walk, const char **why) {
-  if (!slots_valid(list, why)) return false;
+  if (!cmr_slots_valid(list, why)) return false;
   if (list->blocks.count <= walk) {
     index_walk found = {0, 0, false};
-    cmr_free_blocks_each(&list->blocks, walk_index, &found);
+    cmr_free_blocks_each(&list->blocks, cmr_walk_index, &found);
     if (found.count != list->blocks.count || found.bytes != list->blocks.bytes) {
-      return broken(why, "stream list: the index's count or bytes disagree with its blocks");
+      return cmr_lists_broken(why, "stream list: the index's count or bytes disagree with its blocks");
     }
-    if (found.misshapen) return broken(why, "stream list: an index block is misshapen");
+    if (found.misshapen) return cmr_lists_broken(why, "stream list: an index block is misshapen");
   }
   return true;
 }
 
 bool cmr_stream_list_free_ordered(const cmr_stream_list *list, const char **why) {
   if (list->unordered || list->event != NULL) return true;
-  return broken(why, "stream list: a free neither an event nor a pending synchronization covers");
+  return cmr_lists_broken(why, "stream list: a free neither an event nor a pending synchronization covers");
 }
 
 /* ---- across lists -------------------------------------------------------------------- */
@@ -124,7 +126,7 @@ typedef struct gathered {
   bool overflow;
 } gathered;
 
-static void gather(gathered *records, const cmr_block *block) {
+static void cmr_gather(gathered *records, const cmr_block *block) {
   if (records->count == records_compared) {
     records->overflow = true;
     return;
@@ -132,19 +134,19 @@ static void gather(gathered *records, const cmr_block *block) {
   records->blocks[records->count++] = block;
 }
 
-static void gather_indexed(const cmr_block *block, void *arg) { gather(arg, block); }
+static void cmr_gather_indexed(const cmr_block *block, void *arg) { cmr_gather(arg, block); }
 
-static void gather_list(gathered *records, const cmr_stream_list *list) {
+static void cmr_gather_list(gathered *records, const cmr_stream_list *list) {
   if (list->blocks.count > records_compared) {
     records->overflow = true;
     return;
   }
-  for (unsigned r = 0; r < list->recent_count; ++r) gather(records, list->recent[r]);
-  for (unsigned h = 0; h < list->handed_count; ++h) gather(records, list->handed[h]);
-  cmr_free_blocks_each(&list->blocks, gather_indexed, records);
+  for (unsigned r = 0; r < list->recent_count; ++r) cmr_gather(records, list->recent[r]);
+  for (unsigned h = 0; h < list->handed_count; ++h) cmr_gather(records, list->handed[h]);
+  cmr_free_blocks_each(&list->blocks, cmr_gather_indexed, records);
 }
 
-static int by_address(const void *a, const void *b) {
+static int cmr_lists_by_address(const void *a, const void *b) {
   uintptr_t left = (uintptr_t)(*(const cmr_block *const *)a)->address;
   uintptr_t right = (uintptr_t)(*(const cmr_block *const *)b)->address;
   return left < right ? -1 : left > right;
@@ -152,13 +154,13 @@ static int by_address(const void *a, const void *b) {
 
 /* Whether every record the lists hold, free or remembered as handed out,
  * is in exactly one place and no two cover the same bytes. */
-static bool records_apart(gathered *records, const char **why) {
-  qsort(records->blocks, records->count, sizeof records->blocks[0], by_address);
+static bool cmr_records_apart(gathered *records, const char **why) {
+  qsort(records->blocks, records->count, sizeof records->blocks[0], cmr_lists_by_address);
   for (size_t i = 1; i < records->count; ++i) {
     const cmr_block *before = records->blocks[i - 1], *after = records->blocks[i];
-    if (before == after) return broken(why, "stream lists: a block record is in two places");
+    if (before == after) return cmr_lists_broken(why, "stream lists: a block record is in two places");
     if (before->address + before->size > after->address) {
-      return broken(why, "stream lists: two blocks (free or handed out) cover the same bytes");
+      return cmr_lists_broken(why, "stream lists: two blocks (free or handed out) cover the same bytes");
     }
   }
   return true;
@@ -175,9 +177,9 @@ bool cmr_stream_lists_valid_locked(cmr_stream_lists *lists, size_t walk, const c
   for (size_t i = 0; i < count; ++i) cmr_lock_acquire(&lists->lists[i]->lock);
   for (size_t i = 0; i < count && valid; ++i) {
     valid = cmr_stream_list_valid(lists->lists[i], walk, why);
-    if (records != NULL && !records->overflow) gather_list(records, lists->lists[i]);
+    if (records != NULL && !records->overflow) cmr_gather_list(records, lists->lists[i]);
   }
-  if (valid && records != NULL && !records->overflow) valid = records_apart(records, why);
+  if (valid && records != NULL && !records->overflow) valid = cmr_records_apart(records, why);
   for (size_t i = 0; i < count; ++i) cmr_lock_release(&lists->lists[i]->lock);
   free(records);
   return valid;

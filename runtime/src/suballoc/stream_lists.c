@@ -21,8 +21,8 @@ static _Atomic uint64_t next_serial = 1;
  * thread's own, so it is keyed by thread, as the legacy default stream is
  * too when the lists want per-thread arenas (legacy and per-thread default
  * streams order their work with each other). */
-static inline __attribute__((always_inline)) cmr_status key_of(const cmr_stream_lists *lists, cmr_stream stream,
-                                                               uint64_t *key) {
+static inline __attribute__((always_inline)) cmr_status cmr_key_of(const cmr_stream_lists *lists, cmr_stream stream,
+                                                                   uint64_t *key) {
   /* NULL is the legacy default stream in every backend: no call for it. */
   cmr_backend_stream_kind kind =
       stream == NULL ? CMR_BACKEND_STREAM_LEGACY_DEFAULT : cmr_backend_stream_kind_of(stream);
@@ -42,8 +42,8 @@ static inline __attribute__((always_inline)) cmr_status key_of(const cmr_stream_
 
 /* The list of `key`, locked. Inlined: this is the path of every allocation
  * and free. */
-static inline __attribute__((always_inline)) cmr_status lock_list(cmr_stream_lists *lists, uint64_t key,
-                                                                  cmr_stream_list **out) {
+static inline __attribute__((always_inline)) cmr_status cmr_lock_list(cmr_stream_lists *lists, uint64_t key,
+                                                                      cmr_stream_list **out) {
   if (cmr_last_list.serial == lists->serial && cmr_last_list.key == key &&
       cmr_lock_if_keyed(&cmr_last_list, key, out)) {
     return CMR_SUCCESS;
@@ -51,11 +51,11 @@ static inline __attribute__((always_inline)) cmr_status lock_list(cmr_stream_lis
   return cmr_stream_list_lock_registered(lists, key, out);
 }
 
-static inline __attribute__((always_inline)) cmr_status lock_list_of(cmr_stream_lists *lists, cmr_stream stream,
-                                                                     cmr_stream_list **out) {
+static inline __attribute__((always_inline)) cmr_status cmr_lock_list_of(cmr_stream_lists *lists, cmr_stream stream,
+                                                                         cmr_stream_list **out) {
   uint64_t key = 0;
-  cmr_status status = key_of(lists, stream, &key);
-  return status == CMR_SUCCESS ? lock_list(lists, key, out) : status;
+  cmr_status status = cmr_key_of(lists, stream, &key);
+  return status == CMR_SUCCESS ? cmr_lock_list(lists, key, out) : status;
 }
 
 /* ---- life ------------------------------------------------------------------------------ */
@@ -114,7 +114,8 @@ bool cmr_stream_list_record(const cmr_stream_lists *lists, cmr_stream_list *list
  * a later taker can wait for them, once the list is shared; before that,
  * mark it unordered (its first taker synchronizes the device instead). A
  * failed event call degrades to the same. */
-static CMR_PAIR_PATH void order_after_free(const cmr_stream_lists *lists, cmr_stream_list *list, cmr_stream stream) {
+static CMR_PAIR_PATH void cmr_order_after_free(const cmr_stream_lists *lists, cmr_stream_list *list,
+                                               cmr_stream stream) {
   list->unordered = !list->shared || !cmr_stream_list_record(lists, list, stream);
   CMR_CHECK(cmr_stream_list_free_ordered(list, &why));
 }
@@ -123,7 +124,7 @@ static CMR_PAIR_PATH void order_after_free(const cmr_stream_lists *lists, cmr_st
  * ordered before their frees. The list is shared from now on, unless it has
  * only ever held idle memory (no free has come in, with or without an
  * event): taking that needs no order at all. */
-static cmr_status order_before_taking(const cmr_stream_lists *lists, cmr_stream_list *list, cmr_stream stream) {
+static cmr_status cmr_order_before_taking(const cmr_stream_lists *lists, cmr_stream_list *list, cmr_stream stream) {
   if (!list->unordered && list->event == NULL) return CMR_SUCCESS;
   cmr_status status = CMR_SUCCESS;
   if (list->unordered) {
@@ -138,7 +139,7 @@ static cmr_status order_before_taking(const cmr_stream_lists *lists, cmr_stream_
 }
 
 /* The same, on the host: block until that work is done. */
-static cmr_status order_before_release(const cmr_stream_lists *lists, cmr_stream_list *list) {
+static cmr_status cmr_order_before_release(const cmr_stream_lists *lists, cmr_stream_list *list) {
   cmr_status status = CMR_SUCCESS;
   if (list->unordered) {
     status = cmr_backend_device_synchronize_on(lists->device);
@@ -160,7 +161,7 @@ bool cmr_stream_list_idle(cmr_stream_list *list) {
 
 /* A recent block of exactly `size` bytes at `alignment`, out of the slots,
  * or NULL; the latest freed first (until the slots wrap). */
-static CMR_PAIR_PATH cmr_block *recent_take(cmr_stream_list *list, size_t size, size_t alignment) {
+static CMR_PAIR_PATH cmr_block *cmr_recent_take(cmr_stream_list *list, size_t size, size_t alignment) {
   for (unsigned i = list->recent_count; i-- > 0;) {
     cmr_block *block = list->recent[i];
     if (block->size == size && ((uintptr_t)block->address & (alignment - 1)) == 0) {
@@ -174,7 +175,7 @@ static CMR_PAIR_PATH cmr_block *recent_take(cmr_stream_list *list, size_t size, 
 
 /* Keeps a freed block whole; when the slots are full, the one in the
  * victim's slot joins the index to make room. */
-static CMR_PAIR_PATH void recent_keep(cmr_stream_list *list, cmr_block *block) {
+static CMR_PAIR_PATH void cmr_recent_keep(cmr_stream_list *list, cmr_block *block) {
   if (list->recent_count < cmr_recent_slots) {
     list->recent[list->recent_count++] = block;
   } else {
@@ -195,8 +196,8 @@ void cmr_stream_list_flush_recent(cmr_stream_list *list) {
 
 /* Remembers `block`, just handed out by `list` for a request of `bytes`;
  * when the slots are full, the oldest goes to the block map to make room. */
-static CMR_PAIR_PATH void *hand_out(const cmr_stream_lists *lists, cmr_stream_list *list, cmr_block *block,
-                                    size_t bytes) {
+static CMR_PAIR_PATH void *cmr_hand_out(const cmr_stream_lists *lists, cmr_stream_list *list, cmr_block *block,
+                                        size_t bytes) {
   block->requested = bytes;
   if (list->handed_count < cmr_handed_slots) {
     list->handed[list->handed_count++] = block;
@@ -214,7 +215,7 @@ void cmr_stream_list_flush_handed(const cmr_stream_lists *lists, cmr_stream_list
 }
 
 /* `ptr` taken out of `list`'s remembered hand-outs, or NULL. */
-static CMR_PAIR_PATH cmr_block *handed_find(cmr_stream_list *list, const void *ptr) {
+static CMR_PAIR_PATH cmr_block *cmr_handed_find(cmr_stream_list *list, const void *ptr) {
   for (unsigned i = 0; i < list->handed_count; ++i) {
     cmr_block *block = list->handed[i];
     if (block->address == ptr) {
@@ -229,22 +230,22 @@ static CMR_PAIR_PATH cmr_block *handed_find(cmr_stream_list *list, const void *p
 
 /* `block` into `list` (its lock held), on `stream`. Idle memory is merged
  * at once, for a request of any size. */
-static CMR_PAIR_PATH void give_locked(const cmr_stream_lists *lists, cmr_stream_list *list, cmr_stream stream,
-                                      cmr_block *block, cmr_given given) {
+static CMR_PAIR_PATH void cmr_give_locked(const cmr_stream_lists *lists, cmr_stream_list *list, cmr_stream stream,
+                                          cmr_block *block, cmr_given given) {
   list->hot = true;
   if (given == CMR_GIVEN_IDLE) {
     cmr_free_blocks_insert(&list->blocks, block);
     return;
   }
-  recent_keep(list, block);
-  order_after_free(lists, list, stream);
+  cmr_recent_keep(list, block);
+  cmr_order_after_free(lists, list, stream);
 }
 
 cmr_status cmr_stream_lists_give(cmr_stream_lists *lists, cmr_stream stream, cmr_block *block, cmr_given given) {
   cmr_stream_list *list = NULL;
-  cmr_status status = lock_list_of(lists, stream, &list);
+  cmr_status status = cmr_lock_list_of(lists, stream, &list);
   if (status != CMR_SUCCESS) return status;
-  give_locked(lists, list, stream, block, given);
+  cmr_give_locked(lists, list, stream, block, given);
   cmr_list_unlock(list);
   return CMR_SUCCESS;
 }
@@ -253,7 +254,7 @@ cmr_status cmr_stream_lists_carve(cmr_stream_lists *lists, cmr_stream stream, cm
                                   size_t alignment, cmr_given given, cmr_block **out) {
   *out = NULL;
   cmr_stream_list *list = NULL; /* found first: past this point nothing fails but the cut */
-  cmr_status status = lock_list_of(lists, stream, &list);
+  cmr_status status = cmr_lock_list_of(lists, stream, &list);
   if (status != CMR_SUCCESS) return status;
   cmr_free_blocks cut;
   cmr_free_blocks_init(&cut);
@@ -265,14 +266,14 @@ cmr_status cmr_stream_lists_carve(cmr_stream_lists *lists, cmr_stream stream, cm
     return status;
   }
   cmr_free_blocks_absorb(&list->blocks, &cut);
-  if (given == CMR_GIVEN_FREED) order_after_free(lists, list, stream);
+  if (given == CMR_GIVEN_FREED) cmr_order_after_free(lists, list, stream);
   cmr_list_unlock(list);
   return CMR_SUCCESS;
 }
 
 /* ---- taking ---------------------------------------------------------------------------- */
 
-static cmr_block *fit_in(const cmr_stream_lists *lists, const cmr_free_blocks *blocks, size_t needed) {
+static cmr_block *cmr_fit_in(const cmr_stream_lists *lists, const cmr_free_blocks *blocks, size_t needed) {
   return lists->fit == CMR_FIT_BEST ? cmr_free_blocks_best_fit(blocks, needed)
                                     : cmr_free_blocks_first_fit(blocks, needed);
 }
@@ -280,17 +281,17 @@ static cmr_block *fit_in(const cmr_stream_lists *lists, const cmr_free_blocks *b
 /* Takes from `list` (lock held) if it has a fit: a recent block of the very
  * size, else from the index, where the recent blocks go before it is found
  * wanting. *out stays NULL otherwise. */
-static cmr_status take_locked(const cmr_stream_lists *lists, cmr_stream_list *list, size_t size, size_t alignment,
-                              cmr_block **out) {
-  *out = recent_take(list, size, alignment);
+static cmr_status cmr_take_locked(const cmr_stream_lists *lists, cmr_stream_list *list, size_t size, size_t alignment,
+                                  cmr_block **out) {
+  *out = cmr_recent_take(list, size, alignment);
   if (*out != NULL) return CMR_SUCCESS;
   /* First fit means the lowest address of all: the recent blocks merge first. */
   if (lists->fit == CMR_FIT_FIRST) cmr_stream_list_flush_recent(list);
   size_t needed = cmr_free_blocks_needed(size, alignment);
-  cmr_block *fit = fit_in(lists, &list->blocks, needed);
+  cmr_block *fit = cmr_fit_in(lists, &list->blocks, needed);
   if (fit == NULL && list->recent_count > 0) {
     cmr_stream_list_flush_recent(list);
-    fit = fit_in(lists, &list->blocks, needed);
+    fit = cmr_fit_in(lists, &list->blocks, needed);
   }
   return fit == NULL ? CMR_SUCCESS : cmr_free_blocks_take(&list->blocks, fit, size, alignment, out);
 }
@@ -299,8 +300,8 @@ static cmr_status take_locked(const cmr_stream_lists *lists, cmr_stream_list *li
  * is ordered after that list's frees. Only the block moves: the rest of the
  * list stays with its stream, so streams that take from one another do not
  * pass whole lists back and forth. */
-static cmr_status take_from_others(cmr_stream_lists *lists, uint64_t own_key, cmr_stream stream, size_t size,
-                                   size_t alignment, cmr_block **out) {
+static cmr_status cmr_take_from_others(cmr_stream_lists *lists, uint64_t own_key, cmr_stream stream, size_t size,
+                                       size_t alignment, cmr_block **out) {
   cmr_stream_list_recycle_dead(lists);
   size_t needed = cmr_free_blocks_needed(size, alignment);
   cmr_status status = CMR_SUCCESS;
@@ -311,9 +312,9 @@ static cmr_status take_from_others(cmr_stream_lists *lists, uint64_t own_key, cm
     if (other->key == own_key) continue;
     cmr_list_lock(other);
     cmr_stream_list_flush_recent(other);
-    if (fit_in(lists, &other->blocks, needed) != NULL) {
-      status = order_before_taking(lists, other, stream);
-      if (status == CMR_SUCCESS) status = take_locked(lists, other, size, alignment, out);
+    if (cmr_fit_in(lists, &other->blocks, needed) != NULL) {
+      status = cmr_order_before_taking(lists, other, stream);
+      if (status == CMR_SUCCESS) status = cmr_take_locked(lists, other, size, alignment, out);
     }
     cmr_list_unlock(other);
   }
@@ -325,69 +326,69 @@ static cmr_status take_from_others(cmr_stream_lists *lists, uint64_t own_key, cm
 /* When the own list has no recent block of the very size: the rest of the
  * take, out of line so that the common path stays light. A fit in the own
  * list is handed out there with CMR_TAKE_HAND_OUT, as a recent block is. */
-static __attribute__((noinline)) cmr_status take_beyond_recent(cmr_stream_lists *lists, cmr_stream_list *own,
-                                                               uint64_t key, cmr_stream stream, size_t size,
-                                                               size_t alignment, unsigned flags, size_t bytes,
-                                                               void **handed, cmr_block **out) {
+static __attribute__((noinline)) cmr_status cmr_take_beyond_recent(cmr_stream_lists *lists, cmr_stream_list *own,
+                                                                   uint64_t key, cmr_stream stream, size_t size,
+                                                                   size_t alignment, unsigned flags, size_t bytes,
+                                                                   void **handed, cmr_block **out) {
   if (cmr_free_blocks_needed(size, alignment) == SIZE_MAX) {
     cmr_list_unlock(own);
     return CMR_SUCCESS;
   }
   own->hot = true;
   cmr_block *block = NULL;
-  cmr_status status = take_locked(lists, own, size, alignment, &block);
+  cmr_status status = cmr_take_locked(lists, own, size, alignment, &block);
   if (block != NULL && (flags & CMR_TAKE_HAND_OUT)) {
-    *handed = hand_out(lists, own, block, bytes);
+    *handed = cmr_hand_out(lists, own, block, bytes);
   } else {
     *out = block;
   }
   cmr_list_unlock(own);
   if ((flags & CMR_TAKE_OTHERS) && status == CMR_SUCCESS && block == NULL) {
-    status = take_from_others(lists, key, stream, size, alignment, out);
+    status = cmr_take_from_others(lists, key, stream, size, alignment, out);
   }
   return status;
 }
 
 /* A take from the other streams' lists alone. */
-static __attribute__((noinline)) cmr_status take_from_others_only(cmr_stream_lists *lists, cmr_stream stream,
-                                                                  size_t size, size_t alignment, cmr_block **out) {
+static __attribute__((noinline)) cmr_status cmr_take_from_others_only(cmr_stream_lists *lists, cmr_stream stream,
+                                                                      size_t size, size_t alignment, cmr_block **out) {
   uint64_t key;
-  cmr_status status = key_of(lists, stream, &key);
+  cmr_status status = cmr_key_of(lists, stream, &key);
   if (status != CMR_SUCCESS || cmr_free_blocks_needed(size, alignment) == SIZE_MAX) return status;
-  return take_from_others(lists, key, stream, size, alignment, out);
+  return cmr_take_from_others(lists, key, stream, size, alignment, out);
 }
 
 cmr_status cmr_stream_lists_take(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment,
                                  unsigned flags, size_t bytes, void **handed, cmr_block **out) {
   CMR_INVARIANT((flags & CMR_TAKE_OWN) || !(flags & CMR_TAKE_HAND_OUT)); /* it hands out from the own list only */
   *out = NULL;
-  if (!(flags & CMR_TAKE_OWN)) return take_from_others_only(lists, stream, size, alignment, out);
+  if (!(flags & CMR_TAKE_OWN)) return cmr_take_from_others_only(lists, stream, size, alignment, out);
   uint64_t key;
   cmr_stream_list *own;
-  cmr_status status = key_of(lists, stream, &key);
-  if (status == CMR_SUCCESS) status = lock_list(lists, key, &own);
+  cmr_status status = cmr_key_of(lists, stream, &key);
+  if (status == CMR_SUCCESS) status = cmr_lock_list(lists, key, &own);
   if (status != CMR_SUCCESS) {
     if (flags & CMR_TAKE_HAND_OUT) *handed = NULL;
     return status;
   }
   if (flags & CMR_TAKE_HAND_OUT) {
-    cmr_block *block = recent_take(own, size, alignment);
+    cmr_block *block = cmr_recent_take(own, size, alignment);
     if (block != NULL) {
-      *handed = hand_out(lists, own, block, bytes);
+      *handed = cmr_hand_out(lists, own, block, bytes);
       own->hot = true;
       cmr_list_unlock(own);
       return CMR_SUCCESS;
     }
     *handed = NULL;
   }
-  return take_beyond_recent(lists, own, key, stream, size, alignment, flags, bytes, handed, out);
+  return cmr_take_beyond_recent(lists, own, key, stream, size, alignment, flags, bytes, handed, out);
 }
 
 /* ---- taking back ----------------------------------------------------------------------- */
 
 /* `ptr` taken out of another list's remembered hand-outs (freed on a
  * stream other than its allocation's), or NULL. */
-static cmr_block *handed_find_elsewhere(cmr_stream_lists *lists, uint64_t own_key, const void *ptr) {
+static cmr_block *cmr_handed_find_elsewhere(cmr_stream_lists *lists, uint64_t own_key, const void *ptr) {
   cmr_block *block = NULL;
   cmr_registry_lock(lists);
   size_t count = atomic_load(&lists->count);
@@ -395,7 +396,7 @@ static cmr_block *handed_find_elsewhere(cmr_stream_lists *lists, uint64_t own_ke
     cmr_stream_list *other = lists->lists[i];
     if (other->key == own_key) continue;
     cmr_list_lock(other);
-    block = handed_find(other, ptr);
+    block = cmr_handed_find(other, ptr);
     cmr_list_unlock(other);
   }
   cmr_registry_unlock(lists);
@@ -405,23 +406,23 @@ static cmr_block *handed_find_elsewhere(cmr_stream_lists *lists, uint64_t own_ke
 cmr_status cmr_stream_lists_take_back(cmr_stream_lists *lists, cmr_stream stream, void *ptr, size_t bytes) {
   uint64_t key;
   cmr_stream_list *own;
-  cmr_status status = key_of(lists, stream, &key);
-  if (status == CMR_SUCCESS) status = lock_list(lists, key, &own);
+  cmr_status status = cmr_key_of(lists, stream, &key);
+  if (status == CMR_SUCCESS) status = cmr_lock_list(lists, key, &own);
   if (status != CMR_SUCCESS) return status;
   /* Its own list's hand-outs, else the block map (the list's lock comes
    * before a shard's, as where hand-outs move to the map). */
-  cmr_block *block = handed_find(own, ptr);
+  cmr_block *block = cmr_handed_find(own, ptr);
   if (block == NULL) block = cmr_block_map_remove(lists->handed_out, ptr);
   if (block == NULL) {
     cmr_list_unlock(own);
-    block = handed_find_elsewhere(lists, key, ptr);
+    block = cmr_handed_find_elsewhere(lists, key, ptr);
     /* A list may have moved it to the map while we looked, under its lock. */
     if (block == NULL) block = cmr_block_map_remove(lists->handed_out, ptr);
     if (block == NULL) {
       return cmr_error(CMR_ERROR_UNKNOWN_POINTER, "%s: %p was not allocated by this resource, or is already free",
                        lists->owner, ptr);
     }
-    status = lock_list(lists, key, &own); /* the key is known: no driver call */
+    status = cmr_lock_list(lists, key, &own); /* the key is known: no driver call */
   }
   size_t requested = block->requested; /* read first: once back in the map, another thread may free it */
   if (status == CMR_SUCCESS && requested != bytes) {
@@ -433,7 +434,7 @@ cmr_status cmr_stream_lists_take_back(cmr_stream_lists *lists, cmr_stream stream
     cmr_block_map_insert(lists->handed_out, block);
     return status;
   }
-  give_locked(lists, own, stream, block, CMR_GIVEN_FREED);
+  cmr_give_locked(lists, own, stream, block, CMR_GIVEN_FREED);
   cmr_list_unlock(own);
   return CMR_SUCCESS;
 }
@@ -441,12 +442,12 @@ cmr_status cmr_stream_lists_take_back(cmr_stream_lists *lists, cmr_stream stream
 /* ---- gathering ------------------------------------------------------------------------- */
 
 /* Two lists' locks (the registry held: stream_list.h). */
-static void lock_pair(cmr_stream_list *a, cmr_stream_list *b) {
+static void cmr_lock_pair(cmr_stream_list *a, cmr_stream_list *b) {
   cmr_list_lock(a);
   cmr_list_lock(b);
 }
 
-static void unlock_pair(cmr_stream_list *a, cmr_stream_list *b) {
+static void cmr_unlock_pair(cmr_stream_list *a, cmr_stream_list *b) {
   cmr_list_unlock(a);
   cmr_list_unlock(b);
 }
@@ -455,12 +456,13 @@ static void unlock_pair(cmr_stream_list *a, cmr_stream_list *b) {
  * ordered after them; `own`'s event then covers their work. The move
  * happens under both locks, so no block is ever in neither list, where a
  * thread looking for memory would miss it and grow the resource instead. */
-static cmr_status move_all(cmr_stream_lists *lists, cmr_stream_list *own, cmr_stream_list *from, cmr_stream stream) {
-  cmr_status status = order_before_taking(lists, from, stream);
+static cmr_status cmr_move_all(cmr_stream_lists *lists, cmr_stream_list *own, cmr_stream_list *from,
+                               cmr_stream stream) {
+  cmr_status status = cmr_order_before_taking(lists, from, stream);
   if (status != CMR_SUCCESS) return status;
   cmr_stream_list_flush_recent(from);
   cmr_free_blocks_absorb(&own->blocks, &from->blocks);
-  order_after_free(lists, own, stream);
+  cmr_order_after_free(lists, own, stream);
   return CMR_SUCCESS;
 }
 
@@ -468,7 +470,7 @@ cmr_status cmr_stream_lists_reclaim(cmr_stream_lists *lists, cmr_stream stream, 
                                     cmr_block **out) {
   *out = NULL;
   uint64_t key = 0;
-  cmr_status status = key_of(lists, stream, &key);
+  cmr_status status = cmr_key_of(lists, stream, &key);
   if (status != CMR_SUCCESS) return status;
   cmr_stream_list_recycle_dead(lists);
   cmr_stream_list *own = NULL;
@@ -478,15 +480,15 @@ cmr_status cmr_stream_lists_reclaim(cmr_stream_lists *lists, cmr_stream stream, 
   for (size_t i = 0; i < count && status == CMR_SUCCESS; ++i) {
     cmr_stream_list *other = lists->lists[i];
     if (other == own) continue;
-    lock_pair(own, other);
-    if (!cmr_list_empty(other)) status = move_all(lists, own, other, stream);
-    unlock_pair(own, other);
+    cmr_lock_pair(own, other);
+    if (!cmr_list_empty(other)) status = cmr_move_all(lists, own, other, stream);
+    cmr_unlock_pair(own, other);
   }
   /* Taken before the registry is let go: a second thread gathering at the
    * same time would otherwise move everything on into its own list first. */
   if (status == CMR_SUCCESS && cmr_free_blocks_needed(size, alignment) != SIZE_MAX) {
     cmr_list_lock(own);
-    status = take_locked(lists, own, size, alignment, out);
+    status = cmr_take_locked(lists, own, size, alignment, out);
     cmr_list_unlock(own);
   }
   CMR_CHECK(cmr_stream_lists_valid_locked(lists, cmr_walked_after_change, &why));
@@ -498,13 +500,13 @@ cmr_status cmr_stream_lists_reclaim(cmr_stream_lists *lists, cmr_stream stream, 
 
 /* Every list's blocks into `all` once the host has waited for their work
  * (every list locked); stops at the first failed wait. */
-static cmr_status gather_waited(cmr_stream_lists *lists, cmr_free_blocks *all, size_t *gathered,
-                                cmr_stream_list **last) {
+static cmr_status cmr_gather_waited(cmr_stream_lists *lists, cmr_free_blocks *all, size_t *gathered,
+                                    cmr_stream_list **last) {
   size_t count = atomic_load(&lists->count);
   for (size_t i = 0; i < count; ++i) {
     cmr_stream_list *list = lists->lists[i];
     if (cmr_list_empty(list)) continue;
-    cmr_status status = order_before_release(lists, list);
+    cmr_status status = cmr_order_before_release(lists, list);
     if (status != CMR_SUCCESS) return status;
     cmr_stream_list_flush_recent(list);
     cmr_free_blocks_absorb(all, &list->blocks);
@@ -529,7 +531,7 @@ cmr_status cmr_stream_lists_release(cmr_stream_lists *lists, cmr_released which,
   cmr_free_blocks_init(&all);
   size_t gathered = 0;
   cmr_stream_list *last = NULL;
-  cmr_status status = gather_waited(lists, &all, &gathered, &last);
+  cmr_status status = cmr_gather_waited(lists, &all, &gathered, &last);
   cmr_stream_list *idle = gathered == 1 || shared == NULL ? last : shared; /* no memory for a shared list: any */
   for (cmr_block *block; (block = cmr_free_blocks_pop(&all)) != NULL;) {
     if (which == CMR_RELEASE_ALL || block->span == block->size) {
@@ -581,7 +583,7 @@ typedef struct keyed_visit {
   void *arg;
 } keyed_visit;
 
-static void visit_keyed(const cmr_block *block, void *arg) {
+static void cmr_visit_keyed(const cmr_block *block, void *arg) {
   keyed_visit *keyed = arg;
   keyed->visit(keyed->key, block, keyed->arg);
 }
@@ -595,7 +597,7 @@ void cmr_stream_lists_each(cmr_stream_lists *lists, void (*visit)(uint64_t key, 
     keyed_visit keyed = {list->key, visit, arg};
     cmr_list_lock(list);
     for (unsigned r = 0; r < list->recent_count; ++r) visit(list->key, list->recent[r], arg);
-    cmr_free_blocks_each(&list->blocks, visit_keyed, &keyed);
+    cmr_free_blocks_each(&list->blocks, cmr_visit_keyed, &keyed);
     cmr_list_unlock(list);
   }
   cmr_registry_unlock(lists);
