@@ -205,7 +205,7 @@ static cmr_status cmr_cut_superblock(cmr_arena_impl *impl, size_t size, cmr_bloc
   if (range == NULL) return CMR_SUCCESS;
   cmr_status status = cmr_free_blocks_take(&impl->global, range, size, CMR_DEFAULT_ALIGNMENT, out);
   if (*out == NULL) return status;
-  CMR_CHECK(cmr_chunks_hold(&impl->upstream_memory, (*out)->address, size, &why));
+  CMR_CHECK(cmr_chunks_hold, &impl->upstream_memory, (*out)->address, size);
   (*out)->span = size;
   atomic_fetch_add(&impl->superblocks, 1);
   return CMR_SUCCESS;

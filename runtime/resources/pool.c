@@ -49,7 +49,7 @@ static cmr_status cmr_pool_add_chunk(cmr_pool_impl *impl, size_t least, size_t s
                  ? cmr_stream_lists_carve(impl->free_lists, stream, block, size, alignment, CMR_GIVEN_FREED, out)
                  : cmr_stream_lists_give(impl->free_lists, stream, block, CMR_GIVEN_IDLE);
   }
-  if (status == CMR_SUCCESS && out != NULL) CMR_CHECK(cmr_chunks_hold(&impl->chunks, (*out)->address, size, &why));
+  if (status == CMR_SUCCESS && out != NULL) CMR_CHECK(cmr_chunks_hold, &impl->chunks, (*out)->address, size);
   /* Unlisted, the chunk would be unusable yet count against the maximum
    * until destroy: it goes back to the upstream. */
   if (status != CMR_SUCCESS) {

@@ -66,7 +66,7 @@ void cmr_address_map_insert(cmr_address_map *map, cmr_address_entry *entry) {
   entry->next = *head;
   *head = entry;
   map->count++;
-  CMR_CHECK(cmr_address_map_address_valid(map, entry->address, &why));
+  CMR_CHECK(cmr_address_map_address_valid, map, entry->address);
 }
 
 cmr_address_entry *cmr_address_map_remove(cmr_address_map *map, const void *address, const void *tag) {
@@ -77,7 +77,7 @@ cmr_address_entry *cmr_address_map_remove(cmr_address_map *map, const void *addr
     *link = entry->next;
     map->count--;
   }
-  CMR_CHECK(cmr_address_map_address_valid(map, address, &why));
+  CMR_CHECK(cmr_address_map_address_valid, map, address);
   return entry;
 }
 

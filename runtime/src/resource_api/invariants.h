@@ -22,15 +22,18 @@
 /* Prints "cmr: invariant broken at FILE:LINE: WHY" on stderr and aborts. */
 _Noreturn void cmr_invariant_failed(const char *file, int line, const char *why);
 
-/* CMR_CHECK(check(structure, &why)): in a checking build, calls the check
- * (a bool function whose last argument is `const char **why`) and aborts
- * with its reason when it fails. */
-#define CMR_CHECK(call_with_why)                                           \
-  do {                                                                     \
-    if (CMR_CHECK_INVARIANTS) {                                            \
-      const char *why = "(no reason given)";                               \
-      if (!(call_with_why)) cmr_invariant_failed(__FILE__, __LINE__, why); \
-    }                                                                      \
+/* CMR_CHECK(check, structure...): in a checking build, calls
+ * check(structure..., &why) (a bool function whose last argument is
+ * `const char **why`, where it says what is broken) and aborts with that
+ * reason when it fails. */
+#define CMR_CHECK(check, ...)                                    \
+  do {                                                           \
+    if (CMR_CHECK_INVARIANTS) {                                  \
+      const char *cmr_check_why = "(no reason given)";           \
+      if (!check(__VA_ARGS__, &cmr_check_why)) {                 \
+        cmr_invariant_failed(__FILE__, __LINE__, cmr_check_why); \
+      }                                                          \
+    }                                                            \
   } while (0)
 
 /* CMR_INVARIANT(condition): one condition, checked in a checking build. */

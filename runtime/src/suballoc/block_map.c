@@ -91,7 +91,7 @@ void cmr_block_map_insert(cmr_block_map *map, cmr_block *block) {
   cmr_map_shard *shard = cmr_sharded_map_lock(&map->blocks, block->address);
   (void)cmr_map_shard_insert(shard, &block->map_entry, "block map");
   shard->bytes += block->size;
-  CMR_CHECK(cmr_shard_valid(map, shard, false, &why));
+  CMR_CHECK(cmr_shard_valid, map, shard, false);
   cmr_lock_release(&shard->lock);
 }
 
@@ -102,7 +102,7 @@ cmr_block *cmr_block_map_remove(cmr_block_map *map, const void *address) {
     block->map_entry.next = NULL;
     shard->bytes -= block->size;
   }
-  CMR_CHECK(cmr_shard_valid(map, shard, false, &why));
+  CMR_CHECK(cmr_shard_valid, map, shard, false);
   cmr_lock_release(&shard->lock);
   return block;
 }

@@ -165,7 +165,7 @@ cmr_status cmr_chunks_grow(cmr_chunks *chunks, size_t least, size_t preferred, c
   if (status == CMR_SUCCESS) {
     chunks->items[chunks->count++] = *out;
     atomic_fetch_add(&chunks->bytes, out->size);
-    CMR_CHECK(cmr_chunks_changed_valid(chunks, chunks->count - 1, &why));
+    CMR_CHECK(cmr_chunks_changed_valid, chunks, chunks->count - 1);
   }
   cmr_mutex_unlock(&chunks->lock);
   if (taken && status != CMR_SUCCESS) {
@@ -180,7 +180,7 @@ void cmr_chunks_give_back(cmr_chunks *chunks, const cmr_chunk *chunk, cmr_stream
     if (chunks->items[i].address != chunk->address) continue;
     chunks->items[i] = chunks->items[--chunks->count];
     atomic_fetch_sub(&chunks->bytes, chunk->size);
-    CMR_CHECK(cmr_chunks_changed_valid(chunks, i, &why));
+    CMR_CHECK(cmr_chunks_changed_valid, chunks, i);
     break;
   }
   cmr_mutex_unlock(&chunks->lock);

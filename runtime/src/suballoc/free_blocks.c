@@ -282,7 +282,7 @@ static void cmr_treap_resized(cmr_block *tree, const cmr_block *block) {
 /* ---- the set's own bookkeeping ------------------------------------------------------ */
 
 static void cmr_check(const cmr_free_blocks *set, size_t touched_size) {
-  CMR_CHECK(cmr_free_blocks_valid(set, touched_size, set->count <= cmr_free_blocks_whole_check, &why));
+  CMR_CHECK(cmr_free_blocks_valid, set, touched_size, set->count <= cmr_free_blocks_whole_check);
 }
 
 /* Puts a block into every index as it is, merging nothing. */

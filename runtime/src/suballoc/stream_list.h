@@ -125,7 +125,7 @@ bool cmr_stream_list_may_lock(cmr_list_lock_kind kind, const char **why);
 void cmr_stream_list_locked(cmr_list_lock_kind kind, int change);
 
 static CMR_PAIR_PATH void cmr_list_lock(cmr_stream_list *list) {
-  CMR_CHECK(cmr_stream_list_may_lock(CMR_LIST_LOCK, &why));
+  CMR_CHECK(cmr_stream_list_may_lock, CMR_LIST_LOCK);
   cmr_lock_acquire(&list->lock);
   if (CMR_CHECK_INVARIANTS) cmr_stream_list_locked(CMR_LIST_LOCK, 1);
 }
@@ -139,13 +139,13 @@ enum { cmr_walked_after_change = 64 };
 /* Lets go of a list, which may have changed: a checking build checks it
  * first (cheaply: what a change can touch). */
 static CMR_PAIR_PATH void cmr_list_unlock(cmr_stream_list *list) {
-  CMR_CHECK(cmr_stream_list_valid(list, cmr_walked_after_change, &why));
+  CMR_CHECK(cmr_stream_list_valid, list, cmr_walked_after_change);
   if (CMR_CHECK_INVARIANTS) cmr_stream_list_locked(CMR_LIST_LOCK, -1);
   cmr_lock_release(&list->lock);
 }
 
 static inline void cmr_registry_lock(cmr_stream_lists *lists) {
-  CMR_CHECK(cmr_stream_list_may_lock(CMR_REGISTRY_LOCK, &why));
+  CMR_CHECK(cmr_stream_list_may_lock, CMR_REGISTRY_LOCK);
   cmr_mutex_lock(&lists->registry);
   if (CMR_CHECK_INVARIANTS) cmr_stream_list_locked(CMR_REGISTRY_LOCK, 1);
 }

@@ -279,13 +279,13 @@ static size_t cmr_recycle(cmr_stream_lists *lists, recycling which) {
 void cmr_stream_list_recycle_dead(cmr_stream_lists *lists) {
   if (atomic_load_explicit(&lists->dead, memory_order_relaxed) == 0) return;
   if (lists->unit_lock != NULL) {
-    CMR_CHECK(cmr_stream_list_may_lock(CMR_UNIT_LOCK, &why));
+    CMR_CHECK(cmr_stream_list_may_lock, CMR_UNIT_LOCK);
     cmr_mutex_lock(lists->unit_lock);
     if (CMR_CHECK_INVARIANTS) cmr_stream_list_locked(CMR_UNIT_LOCK, 1);
   }
   cmr_registry_lock(lists);
   cmr_recycle(lists, RECYCLE_DEAD);
-  CMR_CHECK(cmr_stream_lists_valid_locked(lists, cmr_walked_after_change, &why));
+  CMR_CHECK(cmr_stream_lists_valid_locked, lists, cmr_walked_after_change);
   cmr_registry_unlock(lists);
   if (lists->unit_lock != NULL) {
     if (CMR_CHECK_INVARIANTS) cmr_stream_list_locked(CMR_UNIT_LOCK, -1);
@@ -335,7 +335,7 @@ void cmr_stream_lists_key_ended(cmr_stream_lists *lists, uint64_t key, cmr_strea
     atomic_fetch_add(&lists->dead, 1);
     cmr_list_unlock(list);
   }
-  CMR_CHECK(cmr_stream_lists_valid_locked(lists, cmr_walked_after_change, &why));
+  CMR_CHECK(cmr_stream_lists_valid_locked, lists, cmr_walked_after_change);
   cmr_registry_unlock(lists);
   cmr_stream_list_recycle_dead(lists);
 }

@@ -117,7 +117,7 @@ bool cmr_stream_list_record(const cmr_stream_lists *lists, cmr_stream_list *list
 static CMR_PAIR_PATH void cmr_order_after_free(const cmr_stream_lists *lists, cmr_stream_list *list,
                                                cmr_stream stream) {
   list->unordered = !list->shared || !cmr_stream_list_record(lists, list, stream);
-  CMR_CHECK(cmr_stream_list_free_ordered(list, &why));
+  CMR_CHECK(cmr_stream_list_free_ordered, list);
 }
 
 /* Before `stream` uses blocks taken from `list`: make it wait for the work
@@ -318,7 +318,7 @@ static cmr_status cmr_take_from_others(cmr_stream_lists *lists, uint64_t own_key
     }
     cmr_list_unlock(other);
   }
-  CMR_CHECK(cmr_stream_lists_valid_locked(lists, cmr_walked_after_change, &why));
+  CMR_CHECK(cmr_stream_lists_valid_locked, lists, cmr_walked_after_change);
   cmr_registry_unlock(lists);
   return status;
 }
@@ -491,7 +491,7 @@ cmr_status cmr_stream_lists_reclaim(cmr_stream_lists *lists, cmr_stream stream, 
     status = cmr_take_locked(lists, own, size, alignment, out);
     cmr_list_unlock(own);
   }
-  CMR_CHECK(cmr_stream_lists_valid_locked(lists, cmr_walked_after_change, &why));
+  CMR_CHECK(cmr_stream_lists_valid_locked, lists, cmr_walked_after_change);
   cmr_registry_unlock(lists);
   return status;
 }
@@ -541,7 +541,7 @@ cmr_status cmr_stream_lists_release(cmr_stream_lists *lists, cmr_released which,
     }
   }
   for (size_t i = 0; i < count; ++i) cmr_list_unlock(lists->lists[i]);
-  CMR_CHECK(cmr_stream_lists_valid_locked(lists, cmr_walked_after_change, &why));
+  CMR_CHECK(cmr_stream_lists_valid_locked, lists, cmr_walked_after_change);
   cmr_registry_unlock(lists);
   return status;
 }
