@@ -26,10 +26,11 @@ cmake --build "$build" -j "$(nproc)" --target cmr cmr_static cmr_python_package 
 ctest --test-dir "$build" -R '^(python|generator|install)[.]' --output-on-failure | tee "$build.ctest.log"
 registered=$(grep -cE '^ *[0-9]+/[0-9]+ Test +#[0-9]+: (python|generator)[.]' "$build.ctest.log")
 # The hand-written suites, those generated per resource (python.resource.*),
-# python.bench_host_ratio, and generator.unit and generator.fresh.
+# python.bench_host_ratio, python.stubtest and python.mypy_strict (the
+# package's types), and generator.unit and generator.fresh.
 python_files=$(ls tests/python/test_*.py generated/tests/python/test_resource_*.py | wc -l)
-if ((registered != python_files + 3)); then
-  echo "other_python.sh: $registered python.* and generator.* tests ran, not $((python_files + 3))" >&2
+if ((registered != python_files + 5)); then
+  echo "other_python.sh: $registered python.* and generator.* tests ran, not $((python_files + 5))" >&2
   exit 1
 fi
 echo "other_python.sh: configured with $venv/bin/python3, every test passed or reported skipped"
