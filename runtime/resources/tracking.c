@@ -311,6 +311,7 @@ cmr_status cmr_tracking_impl_outstanding_snapshot(cmr_tracking_impl *impl, size_
  * naming `what` past its end. */
 static cmr_status cmr_tracking_entry_at(cmr_tracking_impl *impl, size_t index, const char *what,
                                         cmr_tracking_entry *out) {
+  *out = (cmr_tracking_entry){0}; /* written whatever the answer, as the readers' compiler can see */
   cmr_mutex_lock(&impl->lock);
   size_t count = impl->snapshot_count;
   if (index < count) *out = impl->snapshot[index];
@@ -325,35 +326,35 @@ static cmr_status cmr_tracking_entry_at(cmr_tracking_impl *impl, size_t index, c
 }
 
 cmr_status cmr_tracking_impl_snapshot_pointer(cmr_tracking_impl *impl, size_t index, void **out) {
-  cmr_tracking_entry entry = {0}; /* written on success only, which the compiler cannot tell */
+  cmr_tracking_entry entry;
   cmr_status status = cmr_tracking_entry_at(impl, index, "pointer", &entry);
   if (status == CMR_SUCCESS) *out = entry.pointer;
   return status;
 }
 
 cmr_status cmr_tracking_impl_snapshot_bytes(cmr_tracking_impl *impl, size_t index, size_t *out) {
-  cmr_tracking_entry entry = {0}; /* written on success only, which the compiler cannot tell */
+  cmr_tracking_entry entry;
   cmr_status status = cmr_tracking_entry_at(impl, index, "bytes", &entry);
   if (status == CMR_SUCCESS) *out = entry.bytes;
   return status;
 }
 
 cmr_status cmr_tracking_impl_snapshot_alignment(cmr_tracking_impl *impl, size_t index, size_t *out) {
-  cmr_tracking_entry entry = {0}; /* written on success only, which the compiler cannot tell */
+  cmr_tracking_entry entry;
   cmr_status status = cmr_tracking_entry_at(impl, index, "alignment", &entry);
   if (status == CMR_SUCCESS) *out = entry.alignment;
   return status;
 }
 
 cmr_status cmr_tracking_impl_snapshot_stream(cmr_tracking_impl *impl, size_t index, void **out) {
-  cmr_tracking_entry entry = {0}; /* written on success only, which the compiler cannot tell */
+  cmr_tracking_entry entry;
   cmr_status status = cmr_tracking_entry_at(impl, index, "stream", &entry);
   if (status == CMR_SUCCESS) *out = (void *)entry.stream;
   return status;
 }
 
 cmr_status cmr_tracking_impl_snapshot_stack(cmr_tracking_impl *impl, size_t index, const char **out) {
-  cmr_tracking_entry entry = {0}; /* written on success only, which the compiler cannot tell */
+  cmr_tracking_entry entry;
   cmr_status status = cmr_tracking_entry_at(impl, index, "stack", &entry);
   if (status == CMR_SUCCESS) *out = entry.stack;
   return status;
