@@ -303,35 +303,31 @@ cmr_status cmr_device_buffer_destroy(cmr_device_buffer *handle) {
 
 /* ---- size and capacity ------------------------------------------------------------- */
 
-cmr_status cmr_device_buffer_resize(cmr_device_buffer *handle, size_t new_size, cmr_stream stream) {
-  static const char what[] = "cmr_device_buffer_resize";
+/* Grows the buffer's capacity to at least `bytes` on `stream` (which then
+ * becomes its stream), and its size to `bytes` when `sized`. */
+static cmr_status cmr_buffer_grow(cmr_device_buffer *handle, const char *what, size_t bytes, bool sized,
+                                  cmr_stream stream) {
   cmr_buffer *buffer;
   cmr_status status = cmr_buffer_resolve(handle, what, &buffer);
   if (status != CMR_SUCCESS) {
     return status;
   }
   cmr_call_begin(); /* the buffer stays while its resource is called */
-  if (new_size > buffer->capacity) status = cmr_buffer_reallocate(buffer, new_size, stream);
+  if (bytes > buffer->capacity) status = cmr_buffer_reallocate(buffer, bytes, stream);
   if (status == CMR_SUCCESS) {
-    buffer->size = new_size;
+    if (sized) buffer->size = bytes;
     buffer->stream = stream;
   }
   cmr_call_end();
-  return status == CMR_SUCCESS ? status : cmr_error_context(status, "%s(%zu bytes)", what, new_size);
+  return status == CMR_SUCCESS ? status : cmr_error_context(status, "%s(%zu bytes)", what, bytes);
+}
+
+cmr_status cmr_device_buffer_resize(cmr_device_buffer *handle, size_t new_size, cmr_stream stream) {
+  return cmr_buffer_grow(handle, "cmr_device_buffer_resize", new_size, true, stream);
 }
 
 cmr_status cmr_device_buffer_reserve(cmr_device_buffer *handle, size_t new_capacity, cmr_stream stream) {
-  static const char what[] = "cmr_device_buffer_reserve";
-  cmr_buffer *buffer;
-  cmr_status status = cmr_buffer_resolve(handle, what, &buffer);
-  if (status != CMR_SUCCESS) {
-    return status;
-  }
-  cmr_call_begin(); /* the buffer stays while its resource is called */
-  if (new_capacity > buffer->capacity) status = cmr_buffer_reallocate(buffer, new_capacity, stream);
-  if (status == CMR_SUCCESS) buffer->stream = stream;
-  cmr_call_end();
-  return status == CMR_SUCCESS ? status : cmr_error_context(status, "%s(%zu bytes)", what, new_capacity);
+  return cmr_buffer_grow(handle, "cmr_device_buffer_reserve", new_capacity, false, stream);
 }
 
 cmr_status cmr_device_buffer_shrink_to_fit(cmr_device_buffer *handle, cmr_stream stream) {
