@@ -53,14 +53,14 @@ static cmr_status cmr_cuda_release(void *source, void *ptr, size_t bytes, size_t
   return status != CMR_SUCCESS ? status : cmr_backend_device_leave(&guard, cmr_cuda_release_here(source, ptr, stream));
 }
 
-static const cmr_ledger_memory cmr_cuda_memory = {cmr_cuda_obtain, cmr_cuda_release};
+static const cmr_ledger_memory cmr_cuda_ledger_memory = {cmr_cuda_obtain, cmr_cuda_release};
 
 cmr_status cmr_cuda_memory_allocate(const cmr_cuda_source *source, size_t bytes, cmr_stream stream, void **out) {
-  return cmr_ledger_allocate(&cmr_cuda_ledgers[source->kind], source->owner, source->pool, &cmr_cuda_memory,
+  return cmr_ledger_allocate(&cmr_cuda_ledgers[source->kind], source->owner, source->pool, &cmr_cuda_ledger_memory,
                              (void *)source, bytes, CMR_DEFAULT_ALIGNMENT, stream, out);
 }
 
 cmr_status cmr_cuda_memory_deallocate(const cmr_cuda_source *source, void *ptr, size_t bytes, cmr_stream stream) {
-  return cmr_ledger_deallocate(&cmr_cuda_ledgers[source->kind], source->owner, source->pool, &cmr_cuda_memory,
+  return cmr_ledger_deallocate(&cmr_cuda_ledgers[source->kind], source->owner, source->pool, &cmr_cuda_ledger_memory,
                                (void *)source, ptr, bytes, CMR_DEFAULT_ALIGNMENT, stream);
 }
