@@ -404,28 +404,29 @@ static cmr_status cmr_buffer_check_copy(const cmr_device_buffer *handle, const v
   return CMR_SUCCESS;
 }
 
-cmr_status cmr_device_buffer_copy_to_host(const cmr_device_buffer *handle, void *destination, size_t bytes) {
-  static const char what[] = "cmr_device_buffer_copy_to_host";
+/* Copies `bytes` between the start of the buffer and the caller's `host`
+ * memory: to it (waiting for the copy) when `to_host`, else from it. */
+static cmr_status cmr_buffer_copy_host(const cmr_device_buffer *handle, void *host, size_t bytes, bool to_host,
+                                       const char *what) {
+  const char *host_name = to_host ? "destination" : "source";
   cmr_buffer *buffer;
-  cmr_status status = cmr_buffer_check_copy(handle, destination, "destination", bytes, what, &buffer);
-  if (status == CMR_SUCCESS) status = cmr_check_foreign(destination, bytes, "destination", what);
+  cmr_status status = cmr_buffer_check_copy(handle, host, host_name, bytes, what, &buffer);
+  if (status == CMR_SUCCESS) status = cmr_check_foreign(host, bytes, host_name, what);
   if (status != CMR_SUCCESS || bytes == 0) {
     return status;
   }
-  status = cmr_buffer_copy(buffer, destination, buffer->data, bytes, true);
+  status = to_host ? cmr_buffer_copy(buffer, host, buffer->data, bytes, true)
+                   : cmr_buffer_copy(buffer, buffer->data, host, bytes, false);
   return status == CMR_SUCCESS ? status : cmr_error_context(status, "%s", what);
 }
 
+cmr_status cmr_device_buffer_copy_to_host(const cmr_device_buffer *handle, void *destination, size_t bytes) {
+  return cmr_buffer_copy_host(handle, destination, bytes, true, "cmr_device_buffer_copy_to_host");
+}
+
 cmr_status cmr_device_buffer_copy_from(cmr_device_buffer *handle, const void *source, size_t bytes) {
-  static const char what[] = "cmr_device_buffer_copy_from";
-  cmr_buffer *buffer;
-  cmr_status status = cmr_buffer_check_copy(handle, source, "source", bytes, what, &buffer);
-  if (status == CMR_SUCCESS) status = cmr_check_foreign(source, bytes, "source", what);
-  if (status != CMR_SUCCESS || bytes == 0) {
-    return status;
-  }
-  status = cmr_buffer_copy(buffer, buffer->data, source, bytes, false);
-  return status == CMR_SUCCESS ? status : cmr_error_context(status, "%s", what);
+  /* Only read: cmr_buffer_copy takes the source as const. */
+  return cmr_buffer_copy_host(handle, (void *)source, bytes, false, "cmr_device_buffer_copy_from");
 }
 
 cmr_status cmr_memcpy(void *destination, const void *source, size_t bytes, cmr_stream stream) {
