@@ -7,7 +7,8 @@ import static org.junit.Assert.assertNotEquals;
 import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 
-import org.cmr.CmrException;
+import org.cmr.CmrIllegalArgumentException;
+import org.cmr.CmrIllegalStateException;
 import org.cmr.CmrStream;
 import org.cmr.DeviceBuffer;
 import org.cmr.MemoryResource;
@@ -73,7 +74,7 @@ public class DeviceBufferTest {
     try (DeviceBuffer plain = new DeviceBuffer(10, counted)) {
       assertEquals(256, plain.alignment());
     }
-    CmrException bad = assertThrows(CmrException.class, () -> new DeviceBuffer(10, 3000, 0, counted));
+    CmrIllegalArgumentException bad = assertThrows(CmrIllegalArgumentException.class, () -> new DeviceBuffer(10, 3000, 0, counted));
     assertEquals(Status.ERROR_BAD_ALIGNMENT, bad.status());
     assertThrows(IllegalArgumentException.class, () -> new DeviceBuffer(10, -256, 0, counted));
     assertEquals(0, counted.bytesCurrent());
@@ -95,15 +96,15 @@ public class DeviceBufferTest {
   @Test
   public void badInputs() {
     try (DeviceBuffer buffer = new DeviceBuffer(4, counted)) {
-      CmrException tooMuch = assertThrows(CmrException.class, () -> buffer.copyToHost(new byte[8]));
+      CmrIllegalArgumentException tooMuch = assertThrows(CmrIllegalArgumentException.class, () -> buffer.copyToHost(new byte[8]));
       assertEquals(Status.ERROR_INVALID_ARGUMENT, tooMuch.status());
-      assertThrows(CmrException.class, () -> buffer.copyFrom(new byte[8]));
+      assertThrows(CmrIllegalArgumentException.class, () -> buffer.copyFrom(new byte[8]));
       assertThrows(NullPointerException.class, () -> buffer.copyFrom(null));
       assertThrows(IllegalArgumentException.class, () -> buffer.resize(-1));
     }
     assertThrows(NullPointerException.class, () -> new DeviceBuffer(4, null));
     DeviceBuffer closed = new DeviceBuffer(4, counted);
     closed.close();
-    assertEquals(Status.ERROR_DESTROYED_HANDLE, assertThrows(CmrException.class, closed::size).status());
+    assertEquals(Status.ERROR_DESTROYED_HANDLE, assertThrows(CmrIllegalStateException.class, closed::size).status());
   }
 }

@@ -9,7 +9,7 @@ import static org.junit.Assert.assertTrue;
 import java.util.Arrays;
 import java.util.List;
 import org.cmr.Cmr;
-import org.cmr.CmrException;
+import org.cmr.CmrIllegalStateException;
 import org.cmr.CmrStream;
 import org.cmr.DeviceBuffer;
 import org.cmr.MemoryResource;
@@ -92,7 +92,7 @@ public class ReleaseOrdersTest {
   }
 
   private static void expectClosed(org.junit.function.ThrowingRunnable call) {
-    CmrException thrown = assertThrows(CmrException.class, call);
+    CmrIllegalStateException thrown = assertThrows(CmrIllegalStateException.class, call);
     assertEquals(Status.ERROR_DESTROYED_HANDLE, thrown.status());
   }
 

@@ -26,7 +26,7 @@ public final class DeviceBuffer extends NativeObject {
 
   /**
    * {@code size} uninitialised bytes from {@code resource}, ordered on {@code stream}, aligned to
-   * {@code alignment}: a power of two the resource honours (else a CmrException, never less
+   * {@code alignment}: a power of two the resource honours (else a CmrIllegalArgumentException, never less
    * aligned memory); every reallocation keeps it. One below {@link Cmr#DEFAULT_ALIGNMENT} gets the
    * default.
    */
