@@ -86,7 +86,7 @@ public class ReleaseOrdersTest {
         assertArrayEquals(new byte[] {7, 7, 7}, Arrays.copyOf(buffer.toByteArray(), 3));
         buffer.resize(3);
       } else {
-        expectClosed(buffer::size);
+        expectClosed(buffer::getSize);
       }
     }
   }
