@@ -39,10 +39,39 @@ internal static class Assert
         throw new AssertionFailed(string.Format("{0}: expected {1}, nothing was thrown", what, typeof(TException).Name));
     }
 
-    /// <summary>As Throws, for a CmrException that must carry `status`.</summary>
-    public static Cmr.CmrException ThrowsStatus(Cmr.Status status, Action action, string what)
+    /// <summary>
+    /// As Throws, for the exception cmr reports `status` with, which must carry it: an
+    /// ArgumentException for a bad argument, an ArgumentOutOfRangeException for one out of
+    /// range, a CmrException for the rest.
+    /// </summary>
+    public static Cmr.ICmrFailure ThrowsStatus(Cmr.Status status, Action action, string what)
     {
-        var e = Throws<Cmr.CmrException>(action, what);
+        Cmr.ICmrFailure e;
+        switch (status)
+        {
+            case Cmr.Status.InvalidArgument:
+            case Cmr.Status.NullPointer:
+            case Cmr.Status.InvalidRef:
+            case Cmr.Status.UnknownPointer:
+            case Cmr.Status.PropertyMissing:
+                e = Throws<Cmr.CmrArgumentException>(action, what);
+                break;
+            case Cmr.Status.BadAlignment:
+            case Cmr.Status.UnsupportedAlignment:
+            case Cmr.Status.SizeOverflow:
+            case Cmr.Status.UnknownDevice:
+                e = Throws<Cmr.CmrArgumentOutOfRangeException>(action, what);
+                break;
+            case Cmr.Status.OutOfMemory:
+                e = Throws<Cmr.CmrOutOfMemoryException>(action, what);
+                break;
+            case Cmr.Status.IO:
+                e = Throws<Cmr.CmrIOException>(action, what);
+                break;
+            default:
+                e = Throws<Cmr.CmrException>(action, what);
+                break;
+        }
         Equal(status, e.Status, what + " (status)");
         True(e.CmrMessage.Length > 0, what + ": the exception carries cmr's message");
         return e;

@@ -37,7 +37,7 @@ internal sealed class ErrorsTests
                 Assert.True(e is System.IO.IOException, "an IOException");
                 Assert.True(e.CmrMessage.Contains("3 rows could not be written to /dev/full: No space left on device"),
                             "cmr's message: " + e.Message);
-                Assert.Equal(3UL, log.LostRows(), "the rows lost");
+                Assert.Equal(3UL, log.LostRows, "the rows lost");
             }
             using (var arena = new ArenaMemoryResource(system, Sizes.MiB, true, "/dev/full"))
             {
