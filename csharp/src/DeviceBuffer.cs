@@ -87,11 +87,13 @@ namespace Cmr
             get { return Results.Of<DeviceBufferHandle, IntPtr>(CmrNative.cmr_device_buffer_data, Handle); }
         }
 
+        /// <summary>The bytes the buffer holds.</summary>
         public ulong Size
         {
             get { return Results.Of<DeviceBufferHandle, ulong>(CmrNative.cmr_device_buffer_size, Handle); }
         }
 
+        /// <summary>Bytes allocated, at least the size.</summary>
         public ulong Capacity
         {
             get { return Results.Of<DeviceBufferHandle, ulong>(CmrNative.cmr_device_buffer_capacity, Handle); }

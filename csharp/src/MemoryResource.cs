@@ -187,6 +187,7 @@ namespace Cmr
             owned.Dispose();
         }
 
+        /// <summary>The class and the resource's name in the spec, e.g. "PoolMemoryResource pool".</summary>
         public override string ToString()
         {
             return IsDisposed ? GetType().Name + " (disposed)" : GetType().Name + " " + TypeName;
@@ -196,6 +197,7 @@ namespace Cmr
     /// <summary>A resource over another one, its upstream (RMM's upstream_resource_adaptor).</summary>
     public abstract class ResourceAdaptor : MemoryResource
     {
+        /// <summary>For a generated class, which calls Own once it has made its handle.</summary>
         protected ResourceAdaptor()
         {
         }

@@ -21,6 +21,7 @@ namespace Cmr
             get { return OwnedHandle.Opened(owned, "ResourceStack"); }
         }
 
+        /// <summary>Builds the stack <paramref name="expression"/> describes (CmrArgumentException naming the column for a bad one).</summary>
         public ResourceStack(string expression)
         {
             if (expression == null) throw new ArgumentNullException("expression");

@@ -6,8 +6,10 @@ namespace Cmr
     /// <summary>How a stream orders its work against the default stream (RMM's cuda_stream::flags).</summary>
     public enum StreamFlags : uint
     {
-        SyncDefault = 0, // synchronizes with the default stream
-        NonBlocking = 1  // cudaStreamNonBlocking
+        /// <summary>Synchronizes with the default stream.</summary>
+        SyncDefault = 0,
+        /// <summary>Does not synchronize with the default stream (cudaStreamNonBlocking).</summary>
+        NonBlocking = 1
     }
 
     /// <summary>
