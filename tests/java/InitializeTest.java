@@ -5,6 +5,7 @@ import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
+import static org.junit.Assume.assumeTrue;
 
 import org.cmr.Allocation;
 import org.cmr.AllocationMode;
@@ -16,11 +17,27 @@ import org.cmr.MemoryResource;
 import org.cmr.PoolMemoryResource;
 import org.cmr.Status;
 import org.junit.After;
+import org.junit.Before;
 import org.junit.Test;
 
 /** Cmr.initialize / shutdown / isInitialized: the one-call set-up of the current device's resource. */
 public class InitializeTest {
   private static final String DEVICE = Cmr.builtWithCuda() ? "cuda" : "system";
+
+  /** The modes are over the device's memory: a CUDA build needs a device (the host build's is host memory). */
+  @Before
+  public void needsDeviceMemory() {
+    assumeTrue("no CUDA device", !Cmr.builtWithCuda() || devices() > 0);
+  }
+
+  private static int devices() {
+    try {
+      return Cmr.deviceCount();
+    } catch (RuntimeException e) {
+      assertTrue(e.toString(), e instanceof CmrFailure); // no driver: NO_DEVICE
+      return 0;
+    }
+  }
 
   @After
   public void shutDown() {
@@ -94,9 +111,7 @@ public class InitializeTest {
 
   @Test
   public void cudaOnlyModesAreRefusedOnTheHostBuild() {
-    if (Cmr.builtWithCuda()) {
-      return; // covered by the GPU suites of the resources themselves
-    }
+    assumeTrue("the host build refuses them", !Cmr.builtWithCuda());
     for (AllocationMode mode : new AllocationMode[] {AllocationMode.ASYNC, AllocationMode.MANAGED, AllocationMode.MANAGED_POOL}) {
       Throwable e = assertThrows(RuntimeException.class, () -> Cmr.initialize(mode));
       assertTrue(mode + ": " + e, e instanceof CmrFailure);
