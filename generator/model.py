@@ -751,6 +751,14 @@ class Method:
     # The field of the algorithm's struct it reads (spec: counter = "<field>",
     # an `_Atomic size_t`): the wrapper defines the method; the algorithm does not.
     counter: str | None = None
+    # Whether it changes the resource though it takes nothing and returns a
+    # value (spec: changes = true, e.g. a snapshot taken): not a getter.
+    changes: bool = False
+
+    @property
+    def is_getter(self) -> bool:
+        """Takes nothing, returns a value and changes nothing: C# makes it a property."""
+        return self.returns is not None and not self.params and not self.changes
 
     # ---- its result in each language (the type table's result forms) ----
 
