@@ -140,6 +140,29 @@ void the_current_device_resource_is_set_and_read() {
   expect_throw<cmr::error>([&] { (void)system_ref.type_name(); }, __LINE__); // gone with the table's share
 }
 
+void the_other_handles_are_owners_too() {
+  static_assert(!std::is_copy_constructible_v<cmr::device_buffer>, "handles do not copy");
+  cmr::stack stack{"pool(system, initial_pool_size=1MiB)"};
+  EXPECT(stack.expression().find("pool(system") == 0);
+  cmr::stream stream;
+  {
+    const char text[] = "through a device buffer";
+    cmr::device_buffer buffer{text, sizeof text, stream, stack.ref()};
+    EXPECT(buffer.size() == sizeof text);
+    buffer.resize(4096, stream);
+    EXPECT(buffer.capacity() >= 4096);
+    char back[sizeof text] = {};
+    buffer.copy_to_host(back, sizeof back);
+    EXPECT(std::strcmp(back, text) == 0);
+    expect_throw<cmr::error>([&] { buffer.copy_to_host(back, 8192); }, __LINE__); // past its size
+  }
+  stream.synchronize();
+  cmr::stream_pool streams{4};
+  EXPECT(streams.size() == 4);
+  EXPECT(streams.get_stream(1) == streams.get_stream(5));
+  expect_throw<cmr::error>([] { cmr::stack bad{"pool(nothing)"}; }, __LINE__);
+}
+
 #ifdef CMR_TEST_CCCL
 // A consumer written for CCCL, knowing nothing of cmr.
 std::size_t fill_through(cuda::mr::async_resource_ref<cuda::mr::host_accessible> resource, cuda::stream_ref stream) {
@@ -235,6 +258,7 @@ int main() {
   failures_throw_with_cmr_status_and_message();
   from_ref_is_a_share_of_its_own();
   the_current_device_resource_is_set_and_read();
+  the_other_handles_are_owners_too();
 #ifdef CMR_TEST_CCCL
   a_cmr_stack_serves_a_cuda_mr_consumer();
   a_ref_lacking_a_property_is_refused();

@@ -169,49 +169,136 @@ class optional_arg {
 };
 
 namespace detail {
-// What every owner class shares: one share of a resource of the C handle
-// type `Handle`, given back by `Destroy`.
-template <class Handle, cmr_status (*Destroy)(Handle *), cmr_resource_ref (*Ref)(Handle *)>
-class owner {
+// One owned C handle of type `Handle`, given back by `Destroy`: moved, not
+// copied. A destructor cannot throw, so a failed destroy there is left in
+// cmr_last_error_message; reset() gives it back now and throws.
+template <class Handle, cmr_status (*Destroy)(Handle)>
+class unique_handle {
  public:
-  owner(const owner &) = delete;
-  owner &operator=(const owner &) = delete;
-  owner(owner &&other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
-  owner &operator=(owner &&other) noexcept {
+  unique_handle(const unique_handle &) = delete;
+  unique_handle &operator=(const unique_handle &) = delete;
+  unique_handle(unique_handle &&other) noexcept : handle_(std::exchange(other.handle_, Handle{})) {}
+  unique_handle &operator=(unique_handle &&other) noexcept {
     if (this != &other) {
       drop();
-      handle_ = std::exchange(other.handle_, nullptr);
+      handle_ = std::exchange(other.handle_, Handle{});
     }
     return *this;
   }
-  // A destructor cannot throw: a failed destroy is left in
-  // cmr_last_error_message. Call reset() to have it thrown.
-  ~owner() { drop(); }
+  ~unique_handle() { drop(); }
 
-  // Gives the share back now, throwing if that fails; the owner is then empty.
   void reset() {
-    Handle *handle = std::exchange(handle_, nullptr);
-    if (handle != nullptr) check(Destroy(handle));
+    Handle handle = std::exchange(handle_, Handle{});
+    if (handle != Handle{}) check(Destroy(handle));
   }
-
-  resource_ref ref() const noexcept { return Ref(handle_); }
-  Handle *get() const noexcept { return handle_; }
-  explicit operator bool() const noexcept { return handle_ != nullptr; }
-  // Hands the share to the caller, who destroys it through the C API.
-  Handle *release() noexcept { return std::exchange(handle_, nullptr); }
+  Handle get() const noexcept { return handle_; }
+  explicit operator bool() const noexcept { return handle_ != Handle{}; }
+  // Hands the handle to the caller, who destroys it through the C API.
+  Handle release() noexcept { return std::exchange(handle_, Handle{}); }
 
  protected:
-  owner() noexcept = default;
-  explicit owner(Handle *handle) noexcept : handle_(handle) {}
-  Handle **out() noexcept { return &handle_; }
+  unique_handle() noexcept = default;
+  explicit unique_handle(Handle handle) noexcept : handle_(handle) {}
+  Handle *out() noexcept { return &handle_; }
 
  private:
   void drop() noexcept {
-    if (handle_ != nullptr) (void)Destroy(std::exchange(handle_, nullptr));
+    if (handle_ != Handle{}) (void)Destroy(std::exchange(handle_, Handle{}));
   }
-  Handle *handle_ = nullptr;
+  Handle handle_{};
+};
+
+// What every resource's owner class shares: one share of the resource.
+template <class Handle, cmr_status (*Destroy)(Handle *), cmr_resource_ref (*Ref)(Handle *)>
+class owner : public unique_handle<Handle *, Destroy> {
+ public:
+  resource_ref ref() const noexcept { return Ref(this->get()); }
+
+ protected:
+  using unique_handle<Handle *, Destroy>::unique_handle;
 };
 } // namespace detail
+
+// A stream of cmr's (cmr_stream_create: a new CUDA stream, or a host token).
+class stream : public detail::unique_handle<cmr_stream, &cmr_stream_destroy> {
+ public:
+  explicit stream(unsigned flags = CMR_STREAM_FLAGS_SYNC_DEFAULT) { check(cmr_stream_create_with_flags(flags, out())); }
+  void synchronize() const { check(cmr_stream_synchronize(get())); }
+  operator cmr_stream() const noexcept { return get(); } // NOLINT: used where C takes a stream
+};
+
+// A pool of streams handed out round robin (RMM's cuda_stream_pool).
+class stream_pool : public detail::unique_handle<cmr_stream_pool *, &cmr_stream_pool_destroy> {
+ public:
+  explicit stream_pool(std::size_t size = 0, unsigned flags = CMR_STREAM_FLAGS_SYNC_DEFAULT) {
+    check(cmr_stream_pool_create(size, flags, out()));
+  }
+  cmr_stream get_stream() const {
+    cmr_stream next = nullptr;
+    check(cmr_stream_pool_get_stream(get(), &next));
+    return next;
+  }
+  cmr_stream get_stream(std::size_t index) const {
+    cmr_stream at = nullptr;
+    check(cmr_stream_pool_get_stream_at(get(), index, &at));
+    return at;
+  }
+  std::size_t size() const {
+    std::size_t count = 0;
+    check(cmr_stream_pool_size(get(), &count));
+    return count;
+  }
+};
+
+// A resource stack parsed from text (README, "Stacks as text").
+class stack : public detail::unique_handle<cmr_stack *, &cmr_stack_destroy> {
+ public:
+  explicit stack(const std::string &expression) { check(cmr_stack_parse(expression.c_str(), out())); }
+  resource_ref ref() const {
+    cmr_resource_ref top{};
+    check(cmr_stack_ref(get(), &top));
+    return top;
+  }
+  std::string expression() const {
+    const char *text = nullptr;
+    check(cmr_stack_expression(get(), &text));
+    return text;
+  }
+};
+
+// Device memory that frees itself on its stream (RMM's device_buffer).
+class device_buffer : public detail::unique_handle<cmr_device_buffer *, &cmr_device_buffer_destroy> {
+ public:
+  device_buffer(std::size_t size, cmr_stream on, resource_ref resource = current_device_resource()) {
+    check(cmr_device_buffer_create(size, on, resource.c(), out()));
+  }
+  // A copy of `size` bytes at `source` (host or device memory).
+  device_buffer(const void *source, std::size_t size, cmr_stream on,
+                resource_ref resource = current_device_resource()) {
+    check(cmr_device_buffer_create_copy(source, size, on, resource.c(), out()));
+  }
+  void *data() const {
+    void *start = nullptr;
+    check(cmr_device_buffer_data(get(), &start));
+    return start;
+  }
+  std::size_t size() const { return read(&cmr_device_buffer_size); }
+  std::size_t capacity() const { return read(&cmr_device_buffer_capacity); }
+  void resize(std::size_t new_size, cmr_stream on) { check(cmr_device_buffer_resize(get(), new_size, on)); }
+  void reserve(std::size_t new_capacity, cmr_stream on) { check(cmr_device_buffer_reserve(get(), new_capacity, on)); }
+  void shrink_to_fit(cmr_stream on) { check(cmr_device_buffer_shrink_to_fit(get(), on)); }
+  void copy_to_host(void *destination, std::size_t bytes) const {
+    check(cmr_device_buffer_copy_to_host(get(), destination, bytes));
+  }
+  void copy_from(const void *source, std::size_t bytes) { check(cmr_device_buffer_copy_from(get(), source, bytes)); }
+
+ private:
+  std::size_t read(cmr_status (*getter)(const cmr_device_buffer *, std::size_t *)) const {
+    std::size_t value = 0;
+    check(getter(get(), &value));
+    return value;
+  }
+};
 
 } // namespace cmr
 
