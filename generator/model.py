@@ -993,6 +993,17 @@ class Resource:
         return "fini" in self.hooks
 
     @property
+    def has_stats(self) -> bool:
+        return "stats" in self.hooks
+
+    @property
+    def memory_source(self) -> str:
+        """Where its statistics' memory fields come from (resource_class.h)."""
+        if self.kind == "leaf":
+            return "CMR_MEMORY_HANDED_OUT"
+        return "CMR_MEMORY_OWN" if self.kind == "suballocator" and self.has_stats else "CMR_MEMORY_OF_UPSTREAM"
+
+    @property
     def algorithm_methods(self) -> list:
         """The methods the algorithm file defines (all but stored and counter getters)."""
         return [m for m in self.methods if m.stored is None and m.counter is None]
