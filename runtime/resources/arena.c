@@ -401,7 +401,4 @@ cmr_status cmr_arena_impl_stats(cmr_arena_impl *impl, cmr_stats *out, cmr_free_b
   return CMR_SUCCESS;
 }
 
-cmr_status cmr_arena_impl_reset_peak_stats(cmr_arena_impl *impl) {
-  cmr_chunks_reset_peak(&impl->upstream_memory);
-  return CMR_SUCCESS;
-}
+CMR_SUBALLOCATOR_RESET_PEAK_STATS(arena, upstream_memory)

@@ -161,12 +161,4 @@ cmr_status cmr_fixed_size_impl_largest_free_block(cmr_fixed_size_impl *impl, siz
   return CMR_SUCCESS;
 }
 
-cmr_status cmr_fixed_size_impl_stats(cmr_fixed_size_impl *impl, cmr_stats *out, cmr_free_by_stream *spread) {
-  cmr_suballocator_stats(impl->free_blocks, &impl->chunks, out, spread);
-  return CMR_SUCCESS;
-}
-
-cmr_status cmr_fixed_size_impl_reset_peak_stats(cmr_fixed_size_impl *impl) {
-  cmr_chunks_reset_peak(&impl->chunks);
-  return CMR_SUCCESS;
-}
+CMR_SUBALLOCATOR_STATS(fixed_size, free_blocks, chunks)

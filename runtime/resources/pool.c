@@ -159,12 +159,4 @@ cmr_status cmr_pool_impl_release(cmr_pool_impl *impl) {
   return status == CMR_SUCCESS ? status : cmr_error_context(status, "pool: release");
 }
 
-cmr_status cmr_pool_impl_stats(cmr_pool_impl *impl, cmr_stats *out, cmr_free_by_stream *spread) {
-  cmr_suballocator_stats(impl->free_lists, &impl->chunks, out, spread);
-  return CMR_SUCCESS;
-}
-
-cmr_status cmr_pool_impl_reset_peak_stats(cmr_pool_impl *impl) {
-  cmr_chunks_reset_peak(&impl->chunks);
-  return CMR_SUCCESS;
-}
+CMR_SUBALLOCATOR_STATS(pool, free_lists, chunks)

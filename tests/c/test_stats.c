@@ -155,6 +155,27 @@ START_TEST(an_adaptor_counts_its_own_calls_and_its_upstreams_memory) {
 }
 END_TEST
 
+START_TEST(binning_counts_its_calls_and_reports_its_upstreams_memory) {
+  cmr_pool_resource *pool = new_pool(1 << 20, 1 << 20);
+  cmr_binning_resource *binning = NULL;
+  ck_assert_ok(cmr_binning_resource_create(cmr_pool_resource_ref(pool), CMR_INT(10), CMR_INT(12), &binning));
+  cmr_resource_ref ref = cmr_binning_resource_ref(binning);
+  void *small = NULL;
+  ck_assert_ok(cmr_allocate(ref, 600, CMR_DEFAULT_STREAM, &small));
+  cmr_stats stats = stats_of(ref);
+  ck_assert_uint_eq(stats.bytes_in_use, 600);
+  ck_assert_uint_eq(stats.allocations, 1);
+  cmr_stats upstream = stats_of(cmr_pool_resource_ref(pool));
+  ck_assert_uint_eq(stats.bytes_held, upstream.bytes_held);
+  ck_assert_uint_eq(stats.largest_free_block, upstream.largest_free_block);
+  ck_assert_uint_eq(stats.supported, KIT_FIELDS);
+  ck_assert_ok(cmr_deallocate(ref, small, 600, CMR_DEFAULT_STREAM));
+  ck_assert_uint_eq(stats_of(ref).deallocations, 1);
+  ck_assert_ok(cmr_binning_resource_destroy(binning));
+  ck_assert_ok(cmr_pool_resource_destroy(pool));
+}
+END_TEST
+
 START_TEST(a_leaf_holds_what_it_handed_out) {
   cmr_resource_ref ref = cmr_system_resource_ref(host);
   void *a = NULL;
@@ -373,6 +394,7 @@ static Suite *stats_suite(void) {
   cmr_test_case(suite, "families", make_host, drop_host, a_pool_reports_its_use_its_chunks_and_its_free_memory,
                 a_pool_that_grows_keeps_its_peak_of_held_bytes, fixed_size_counts_its_blocks,
                 an_arena_counts_its_global_arena_as_free, an_adaptor_counts_its_own_calls_and_its_upstreams_memory,
+                binning_counts_its_calls_and_reports_its_upstreams_memory,
                 a_leaf_holds_what_it_handed_out, a_foreign_resource_answers_nothing_supported,
                 an_older_smaller_struct_is_written_only_as_far_as_its_size, bad_arguments_are_refused,
                 a_failure_callback_counts_its_retries);

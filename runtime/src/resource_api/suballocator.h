@@ -55,8 +55,22 @@ static inline __attribute__((always_inline)) cmr_status cmr_suballocator_allocat
  * its index first, where they merge. */
 void cmr_stream_lists_stats(cmr_stream_lists *lists, cmr_stats *out, cmr_free_by_stream *spread);
 /* A suballocator's whole memory: its chunks (held now and at peak,
- * segments) and its lists' free memory. Its stats hook is this call; its
- * reset_peak_stats hook cmr_chunks_reset_peak. */
+ * segments) and its lists' free memory. */
 void cmr_suballocator_stats(cmr_stream_lists *lists, cmr_chunks *chunks, cmr_stats *out, cmr_free_by_stream *spread);
+
+/* The stats hooks (spec hooks "stats") of suballocator `name` whose struct
+ * keeps its lists in the member `lists` (a cmr_stream_lists *) and its
+ * chunks in `chunks` (a cmr_chunks): everything it knows is there. */
+#define CMR_SUBALLOCATOR_RESET_PEAK_STATS(name, chunks)                    \
+  cmr_status cmr_##name##_impl_reset_peak_stats(cmr_##name##_impl *impl) { \
+    cmr_chunks_reset_peak(&impl->chunks);                                  \
+    return CMR_SUCCESS;                                                    \
+  }
+#define CMR_SUBALLOCATOR_STATS(name, lists, chunks)                                                         \
+  cmr_status cmr_##name##_impl_stats(cmr_##name##_impl *impl, cmr_stats *out, cmr_free_by_stream *spread) { \
+    cmr_suballocator_stats(impl->lists, &impl->chunks, out, spread);                                        \
+    return CMR_SUCCESS;                                                                                     \
+  }                                                                                                         \
+  CMR_SUBALLOCATOR_RESET_PEAK_STATS(name, chunks)
 
 #endif /* CMR_SUBALLOCATOR_H */
