@@ -394,8 +394,8 @@ static Suite *stats_suite(void) {
   cmr_test_case(suite, "families", make_host, drop_host, a_pool_reports_its_use_its_chunks_and_its_free_memory,
                 a_pool_that_grows_keeps_its_peak_of_held_bytes, fixed_size_counts_its_blocks,
                 an_arena_counts_its_global_arena_as_free, an_adaptor_counts_its_own_calls_and_its_upstreams_memory,
-                binning_counts_its_calls_and_reports_its_upstreams_memory,
-                a_leaf_holds_what_it_handed_out, a_foreign_resource_answers_nothing_supported,
+                binning_counts_its_calls_and_reports_its_upstreams_memory, a_leaf_holds_what_it_handed_out,
+                a_foreign_resource_answers_nothing_supported,
                 an_older_smaller_struct_is_written_only_as_far_as_its_size, bad_arguments_are_refused,
                 a_failure_callback_counts_its_retries);
   cmr_test_case(suite, "out_of_memory", make_host, drop_host,
