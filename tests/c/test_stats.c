@@ -4,6 +4,7 @@
  * leaf, a foreign resource), the versioned struct, and the out-of-memory
  * report: the message built from the stats, the count, the observer and its
  * rules (called once per failure, not from inside itself). */
+#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -389,6 +390,80 @@ START_TEST(a_failure_callback_counts_its_retries) {
 }
 END_TEST
 
+/* ---- threads ------------------------------------------------------------------ */
+
+enum { THREADS = 4, PAIRS = 2000 };
+
+typedef struct worker {
+  cmr_resource_ref ref;
+  size_t bytes;
+  int failures; /* calls that did not answer as expected */
+} worker;
+
+static void *allocate_and_free(void *arg) {
+  worker *w = arg;
+  for (int i = 0; i < PAIRS; ++i) {
+    void *ptr = NULL;
+    cmr_status status = cmr_allocate(w->ref, w->bytes, CMR_DEFAULT_STREAM, &ptr);
+    if (status == CMR_SUCCESS) status = cmr_deallocate(w->ref, ptr, w->bytes, CMR_DEFAULT_STREAM);
+    w->failures += status != CMR_SUCCESS;
+  }
+  return NULL;
+}
+
+START_TEST(counts_from_many_threads_add_up) {
+  cmr_pool_resource *pool = new_pool(1 << 20, 1 << 20);
+  cmr_resource_ref ref = cmr_pool_resource_ref(pool);
+  pthread_t threads[THREADS];
+  worker workers[THREADS];
+  for (int t = 0; t < THREADS; ++t) {
+    workers[t] = (worker){ref, 1000 + (size_t)t, 0};
+    ck_assert_int_eq(pthread_create(&threads[t], NULL, allocate_and_free, &workers[t]), 0);
+  }
+  for (int t = 0; t < THREADS; ++t) {
+    ck_assert_int_eq(pthread_join(threads[t], NULL), 0);
+    ck_assert_int_eq(workers[t].failures, 0);
+  }
+  cmr_stats stats = stats_of(ref);
+  ck_assert_uint_eq(stats.allocations, THREADS * PAIRS);
+  ck_assert_uint_eq(stats.deallocations, THREADS * PAIRS);
+  ck_assert_uint_eq(stats.bytes_in_use, 0);
+  ck_assert_uint_ge(stats.bytes_in_use_peak, 1003);
+  ck_assert_uint_le(stats.bytes_in_use_peak, 1000 + 1001 + 1002 + 1003);
+  ck_assert_uint_eq(stats.bytes_free, 1 << 20);
+  ck_assert_ok(cmr_pool_resource_destroy(pool));
+}
+END_TEST
+
+static void count_oom(cmr_resource_ref ref, const cmr_stats *stats, size_t bytes, size_t alignment, cmr_stream stream,
+                      const char *message, void *user) {
+  (void)ref, (void)stats, (void)bytes, (void)alignment, (void)stream, (void)message;
+  __atomic_add_fetch((int *)user, 1, __ATOMIC_RELAXED);
+}
+
+START_TEST(the_observer_changes_while_other_threads_run_out) {
+  cmr_pool_resource *pool = new_pool(1 << 20, 1 << 20);
+  cmr_resource_ref ref = cmr_pool_resource_ref(pool);
+  pthread_t threads[THREADS];
+  worker workers[THREADS];
+  for (int t = 0; t < THREADS; ++t) {
+    workers[t] = (worker){ref, 2 << 20, 0};
+    ck_assert_int_eq(pthread_create(&threads[t], NULL, allocate_and_free, &workers[t]), 0);
+  }
+  int counts[2] = {0, 0};
+  for (int i = 0; i < 200; ++i) ck_assert_ok(cmr_set_oom_observer(count_oom, &counts[i % 2]));
+  ck_assert_ok(cmr_set_oom_observer(NULL, NULL));
+  for (int t = 0; t < THREADS; ++t) {
+    ck_assert_int_eq(pthread_join(threads[t], NULL), 0);
+    ck_assert_int_eq(workers[t].failures, PAIRS); /* every one out of memory */
+  }
+  /* Each failure was counted, and observed at most once. */
+  ck_assert_uint_eq(stats_of(ref).out_of_memory_count, THREADS * PAIRS);
+  ck_assert_int_le(counts[0] + counts[1], THREADS * PAIRS);
+  ck_assert_ok(cmr_pool_resource_destroy(pool));
+}
+END_TEST
+
 static Suite *stats_suite(void) {
   Suite *suite = suite_create("stats");
   cmr_test_case(suite, "families", make_host, drop_host, a_pool_reports_its_use_its_chunks_and_its_free_memory,
@@ -403,6 +478,8 @@ static Suite *stats_suite(void) {
                 an_adaptor_passing_a_failure_on_is_not_reported_again,
                 an_out_of_memory_inside_the_observer_does_not_call_it_again,
                 a_foreign_resource_out_of_memory_reaches_the_observer);
+  cmr_test_case(suite, "threads", make_host, drop_host, counts_from_many_threads_add_up,
+                the_observer_changes_while_other_threads_run_out);
   return suite;
 }
 
