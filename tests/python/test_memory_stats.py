@@ -3,12 +3,15 @@
 peaks' reset, and the out-of-memory observer: what it is told, once per
 failure, and an exception in it reported through sys.unraisablehook."""
 
+import subprocess
 import sys
 
 import pytest
 
 import cmr
 from cmr import mr
+
+from conftest import needs_gpu
 
 
 @pytest.fixture
@@ -122,3 +125,35 @@ def test_the_observer_cannot_replace_itself(pool):
     with pytest.raises(MemoryError):
         pool.allocate(2 << 20)
     assert answers == [2 << 20]
+
+
+_TORCH_PROGRAM = """
+import cmr, torch
+from cmr.allocators.torch import cmr_torch_allocator
+pool = cmr.mr.PoolMemoryResource(cmr.mr.CudaMemoryResource(), initial_pool_size=1 << 26)
+cmr.mr.set_current_device_resource(pool)
+torch.cuda.memory.change_current_allocator(cmr_torch_allocator)
+tensor = torch.ones(1 << 20, dtype=torch.uint8, device="cuda")
+del tensor
+print("cmr", cmr.max_memory_allocated(), cmr.memory_stats()["allocated_bytes.all.current"])
+try:
+    print("torch", torch.cuda.max_memory_allocated())
+except RuntimeError as error:
+    print("torch raises", str(error).splitlines()[0])
+"""
+
+
+@needs_gpu
+def test_through_the_torch_allocator_cmr_answers_where_torch_cannot():
+    """What docs/api.md says of PyTorch's statistics under its pluggable
+    allocator (pytorch/pytorch#133281), checked on the PyTorch installed: in
+    a process of its own, as the allocator is chosen once per process."""
+    pytest.importorskip("torch")
+    done = subprocess.run([sys.executable, "-c", _TORCH_PROGRAM], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = dict(line.split(" ", 1) for line in done.stdout.splitlines())
+    peak, current = map(int, lines["cmr"].split())
+    assert peak >= 1 << 20 and current == 0
+    assert lines["torch"].startswith("raises"), (
+        f"torch.cuda.max_memory_allocated() answered {lines['torch']} through the pluggable allocator: "
+        "update the PyTorch paragraph of generator/templates/api.md.j2 and python/cmr/allocators/torch.py")
