@@ -30,6 +30,12 @@ static cmr_pool_resource *new_pool(size_t initial, size_t maximum) {
   return pool;
 }
 
+static cmr_statistics_resource *new_statistics_over(cmr_pool_resource *pool) {
+  cmr_statistics_resource *counted = NULL;
+  ck_assert_ok(cmr_statistics_resource_create(cmr_pool_resource_ref(pool), &counted));
+  return counted;
+}
+
 #define KIT_FIELDS                                                                                           \
   (CMR_STATS_BYTES_IN_USE | CMR_STATS_BYTES_IN_USE_PEAK | CMR_STATS_BYTES_HELD | CMR_STATS_BYTES_HELD_PEAK | \
    CMR_STATS_ALLOCATIONS | CMR_STATS_DEALLOCATIONS | CMR_STATS_BYTES_FREE | CMR_STATS_FREE_BLOCKS |          \
@@ -132,8 +138,7 @@ END_TEST
 
 START_TEST(an_adaptor_counts_its_own_calls_and_its_upstreams_memory) {
   cmr_pool_resource *pool = new_pool(1 << 20, 1 << 20);
-  cmr_statistics_resource *counted = NULL;
-  ck_assert_ok(cmr_statistics_resource_create(cmr_pool_resource_ref(pool), &counted));
+  cmr_statistics_resource *counted = new_statistics_over(pool);
   cmr_resource_ref ref = cmr_statistics_resource_ref(counted);
   void *direct = NULL, *through = NULL;
   ck_assert_ok(cmr_allocate(cmr_pool_resource_ref(pool), 500, CMR_DEFAULT_STREAM, &direct));
@@ -311,8 +316,7 @@ END_TEST
 
 START_TEST(an_adaptor_passing_a_failure_on_is_not_reported_again) {
   cmr_pool_resource *pool = new_pool(1 << 20, 1 << 20);
-  cmr_statistics_resource *counted = NULL;
-  ck_assert_ok(cmr_statistics_resource_create(cmr_pool_resource_ref(pool), &counted));
+  cmr_statistics_resource *counted = new_statistics_over(pool);
   cmr_resource_ref ref = cmr_statistics_resource_ref(counted);
   seen_oom seen = {0};
   ck_assert_ok(cmr_set_oom_observer(on_oom, &seen));
