@@ -1002,6 +1002,28 @@ class Resource:
         return "fini" in self.hooks
 
     @property
+    def has_stats(self) -> bool:
+        return "stats" in self.hooks
+
+    @property
+    def stats_doc(self) -> str:
+        """What its statistics' memory fields are, for the API reference."""
+        if self.kind == "leaf":
+            return ("its driver pool's counters (held = reserved bytes)." if self.has_stats
+                    else "a leaf: bytes held are the bytes it handed out.")
+        if self.memory_source == "CMR_MEMORY_OWN":
+            return "a suballocator on the kit: every field but the pool counters, from its chunks and free lists."
+        return ("its own calls' counts; its upstream's memory fields" +
+                (", plus its own retries." if self.has_stats else "."))
+
+    @property
+    def memory_source(self) -> str:
+        """Where its statistics' memory fields come from (resource_class.h)."""
+        if self.kind == "leaf":
+            return "CMR_MEMORY_HANDED_OUT"
+        return "CMR_MEMORY_OWN" if self.kind == "suballocator" and self.has_stats else "CMR_MEMORY_OF_UPSTREAM"
+
+    @property
     def algorithm_methods(self) -> list:
         """The methods the algorithm file defines (all but stored and counter getters)."""
         return [m for m in self.methods if m.stored is None and m.counter is None]

@@ -32,7 +32,7 @@ METHOD_FIELDS = {"name", "doc", "returns", "params", "stored", "counter", "chang
 STORABLE = ("size_t", "int", "bool", "double", "pointer", "properties")
 # The algorithm's own set-up and tear-down of its struct (spec: hooks), beyond
 # the parameters the generated wrapper copies into it.
-HOOKS = ("init", "fini")
+HOOKS = ("init", "fini", "stats")
 CHECK_FIELDS = {"expr", "message"}
 CONFORMANCE_FIELDS = {"upstreams", "args", "skip", "rejects", "environment"}
 ENVIRONMENT_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")

@@ -124,7 +124,7 @@ namespace Cmr
 
         /// <summary>Keeps the first exception of the current call (a later one
         /// of the same call says less about what went wrong).</summary>
-        private static void Keep(Exception e)
+        internal static void Keep(Exception e)
         {
             if (pending == null) pending = e;
         }

@@ -88,6 +88,39 @@ namespace Cmr
             }
         }
 
+        /// <summary>What the resource knows about its memory now (C's cmr_ref_stats).</summary>
+        public MemoryStats GetStats()
+        {
+            using (var self = new Lease(this, "this"))
+            {
+                var values = new ulong[MemoryStats.Length];
+                CmrNative.cmr_cs_ref_stats(self.Ref, values);
+                return new MemoryStats(values);
+            }
+        }
+
+        /// <summary>Sets every peak of the resource (and, through an adaptor, of
+        /// its upstream) to its current value.</summary>
+        public void ResetPeakStats()
+        {
+            using (var self = new Lease(this, "this"))
+            {
+                CmrNative.cmr_ref_reset_peak_stats(self.Ref);
+            }
+        }
+
+        /// <summary>Which C resource this is: what an OutOfMemoryEvent names.</summary>
+        internal IntPtr Identity
+        {
+            get
+            {
+                using (var self = new Lease(this, "this"))
+                {
+                    return CmrNative.cmr_cs_ref_identity(self.Ref);
+                }
+            }
+        }
+
         /// <summary>What the memory is accessible from.</summary>
         public ResourceProperties Properties
         {

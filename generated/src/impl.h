@@ -20,6 +20,7 @@
 
 #include "impl_state.h"
 #include "internal.h"
+#include "usage.h"
 
 /* Written once in an algorithm file, after its struct: tells the generated
  * wrapper the struct's size and alignment, checks that it begins with its
@@ -71,6 +72,11 @@ extern const cmr_impl_layout cmr_arena_impl_layout;
 cmr_status cmr_arena_impl_init(cmr_arena_impl *impl);
 /* Undoes init's set-up and whatever the resource still holds. */
 void cmr_arena_impl_fini(cmr_arena_impl *impl);
+/* Statistics (usage.h): what the algorithm knows set into *out over the
+ * counts the wrapper keeps (and, with a `spread`, how its free memory lies
+ * over streams); its own peaks set to their current values. */
+cmr_status cmr_arena_impl_stats(cmr_arena_impl *impl, cmr_stats *out, cmr_free_by_stream *spread);
+cmr_status cmr_arena_impl_reset_peak_stats(cmr_arena_impl *impl);
 cmr_status cmr_arena_impl_allocate(cmr_arena_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
 cmr_status cmr_arena_impl_deallocate(cmr_arena_impl *impl, void *ptr, size_t bytes, size_t alignment,
                                      cmr_stream stream);
@@ -168,6 +174,11 @@ extern const cmr_impl_layout cmr_cuda_async_impl_layout;
 cmr_status cmr_cuda_async_impl_init(cmr_cuda_async_impl *impl);
 /* Undoes init's set-up and whatever the resource still holds. */
 void cmr_cuda_async_impl_fini(cmr_cuda_async_impl *impl);
+/* Statistics (usage.h): what the algorithm knows set into *out over the
+ * counts the wrapper keeps (and, with a `spread`, how its free memory lies
+ * over streams); its own peaks set to their current values. */
+cmr_status cmr_cuda_async_impl_stats(cmr_cuda_async_impl *impl, cmr_stats *out, cmr_free_by_stream *spread);
+cmr_status cmr_cuda_async_impl_reset_peak_stats(cmr_cuda_async_impl *impl);
 cmr_status cmr_cuda_async_impl_allocate(cmr_cuda_async_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
                                         void **out);
 cmr_status cmr_cuda_async_impl_deallocate(cmr_cuda_async_impl *impl, void *ptr, size_t bytes, size_t alignment,
@@ -183,6 +194,12 @@ extern const cmr_impl_layout cmr_cuda_async_managed_impl_layout;
 #define cmr_cuda_async_managed_impl_counters_define(T)
 /* The set-up beyond the parameters; on failure it undoes its own part. */
 cmr_status cmr_cuda_async_managed_impl_init(cmr_cuda_async_managed_impl *impl);
+/* Statistics (usage.h): what the algorithm knows set into *out over the
+ * counts the wrapper keeps (and, with a `spread`, how its free memory lies
+ * over streams); its own peaks set to their current values. */
+cmr_status cmr_cuda_async_managed_impl_stats(cmr_cuda_async_managed_impl *impl, cmr_stats *out,
+                                             cmr_free_by_stream *spread);
+cmr_status cmr_cuda_async_managed_impl_reset_peak_stats(cmr_cuda_async_managed_impl *impl);
 cmr_status cmr_cuda_async_managed_impl_allocate(cmr_cuda_async_managed_impl *impl, size_t bytes, size_t alignment,
                                                 cmr_stream stream, void **out);
 cmr_status cmr_cuda_async_managed_impl_deallocate(cmr_cuda_async_managed_impl *impl, void *ptr, size_t bytes,
@@ -207,6 +224,11 @@ extern const cmr_impl_layout cmr_cuda_async_view_impl_layout;
 #define cmr_cuda_async_view_impl_counters_define(T)
 /* The set-up beyond the parameters; on failure it undoes its own part. */
 cmr_status cmr_cuda_async_view_impl_init(cmr_cuda_async_view_impl *impl);
+/* Statistics (usage.h): what the algorithm knows set into *out over the
+ * counts the wrapper keeps (and, with a `spread`, how its free memory lies
+ * over streams); its own peaks set to their current values. */
+cmr_status cmr_cuda_async_view_impl_stats(cmr_cuda_async_view_impl *impl, cmr_stats *out, cmr_free_by_stream *spread);
+cmr_status cmr_cuda_async_view_impl_reset_peak_stats(cmr_cuda_async_view_impl *impl);
 cmr_status cmr_cuda_async_view_impl_allocate(cmr_cuda_async_view_impl *impl, size_t bytes, size_t alignment,
                                              cmr_stream stream, void **out);
 cmr_status cmr_cuda_async_view_impl_deallocate(cmr_cuda_async_view_impl *impl, void *ptr, size_t bytes,
@@ -228,6 +250,11 @@ typedef struct cmr_failure_callback_params {
                  "struct cmr_failure_callback_impl begins with cmr_failure_callback_params params")
 extern const cmr_impl_layout cmr_failure_callback_impl_layout;
 #define cmr_failure_callback_impl_counters_define(T)
+/* Statistics (usage.h): what the algorithm knows set into *out over the
+ * counts the wrapper keeps (and, with a `spread`, how its free memory lies
+ * over streams); its own peaks set to their current values. */
+cmr_status cmr_failure_callback_impl_stats(cmr_failure_callback_impl *impl, cmr_stats *out, cmr_free_by_stream *spread);
+cmr_status cmr_failure_callback_impl_reset_peak_stats(cmr_failure_callback_impl *impl);
 cmr_status cmr_failure_callback_impl_allocate(cmr_failure_callback_impl *impl, size_t bytes, size_t alignment,
                                               cmr_stream stream, void **out);
 cmr_status cmr_failure_callback_impl_deallocate(cmr_failure_callback_impl *impl, void *ptr, size_t bytes,
@@ -251,6 +278,11 @@ extern const cmr_impl_layout cmr_fixed_size_impl_layout;
 cmr_status cmr_fixed_size_impl_init(cmr_fixed_size_impl *impl);
 /* Undoes init's set-up and whatever the resource still holds. */
 void cmr_fixed_size_impl_fini(cmr_fixed_size_impl *impl);
+/* Statistics (usage.h): what the algorithm knows set into *out over the
+ * counts the wrapper keeps (and, with a `spread`, how its free memory lies
+ * over streams); its own peaks set to their current values. */
+cmr_status cmr_fixed_size_impl_stats(cmr_fixed_size_impl *impl, cmr_stats *out, cmr_free_by_stream *spread);
+cmr_status cmr_fixed_size_impl_reset_peak_stats(cmr_fixed_size_impl *impl);
 cmr_status cmr_fixed_size_impl_allocate(cmr_fixed_size_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
                                         void **out);
 cmr_status cmr_fixed_size_impl_deallocate(cmr_fixed_size_impl *impl, void *ptr, size_t bytes, size_t alignment,
@@ -353,6 +385,11 @@ extern const cmr_impl_layout cmr_pool_impl_layout;
 cmr_status cmr_pool_impl_init(cmr_pool_impl *impl);
 /* Undoes init's set-up and whatever the resource still holds. */
 void cmr_pool_impl_fini(cmr_pool_impl *impl);
+/* Statistics (usage.h): what the algorithm knows set into *out over the
+ * counts the wrapper keeps (and, with a `spread`, how its free memory lies
+ * over streams); its own peaks set to their current values. */
+cmr_status cmr_pool_impl_stats(cmr_pool_impl *impl, cmr_stats *out, cmr_free_by_stream *spread);
+cmr_status cmr_pool_impl_reset_peak_stats(cmr_pool_impl *impl);
 cmr_status cmr_pool_impl_allocate(cmr_pool_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
 cmr_status cmr_pool_impl_deallocate(cmr_pool_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
 cmr_status cmr_pool_impl_pool_size(cmr_pool_impl *impl, size_t *out);

@@ -119,3 +119,4 @@ cmr_status cmr_cs_release_tracking(void *handle);
 %include <cmr/device_buffer.h>
 %include <cmr/log.h>
 %include <cmr/stream_pool.h>
+%include "stats.swg"

@@ -174,3 +174,4 @@ static cmr_status cmr_java_failure_callback_resource_create(cmr_resource_ref ups
 %include <cmr/device_buffer.h>
 %include <cmr/log.h>
 %include <cmr/stream_pool.h>
+%include "stats.swg"

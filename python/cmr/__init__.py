@@ -25,6 +25,8 @@ from . import mr, statistics
 from . import _mr_experimental
 from ._bytes import parse_bytes
 from ._device_buffer import DeviceBuffer
+from ._memory_stats import (OutOfMemoryEvent, max_memory_allocated, max_memory_reserved, memory_allocated,
+                            memory_reserved, memory_stats, reset_peak_memory_stats, set_oom_observer)
 from ._per_device import disable_logging, enable_logging, get_log_filenames, is_initialized
 from ._reinitialize import register_reinitialize_hook, reinitialize, unregister_reinitialize_hook
 from ._streams import DEFAULT_STREAM, LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream
@@ -39,9 +41,11 @@ sys.modules[f"{__name__}.mr.experimental"] = _mr_experimental
 mr.experimental = _mr_experimental
 
 __all__ = [
-    "CmrError", "DEFAULT_STREAM", "DeviceBuffer", "LEGACY_DEFAULT_STREAM", "PER_THREAD_DEFAULT_STREAM", "RMMError",
-    "Stream", "__version__", "disable_logging", "enable_logging", "flush_logger", "get_flush_level", "get_log_filenames",
-    "get_logging_level", "is_initialized", "level_enum", "mr", "parse_bytes", "pylibrmm",
-    "register_reinitialize_hook", "reinitialize", "set_flush_level", "set_logging_level", "should_log",
-    "statistics", "unregister_reinitialize_hook",
+    "CmrError", "DEFAULT_STREAM", "DeviceBuffer", "LEGACY_DEFAULT_STREAM", "OutOfMemoryEvent",
+    "PER_THREAD_DEFAULT_STREAM", "RMMError", "Stream", "__version__", "disable_logging", "enable_logging",
+    "flush_logger", "get_flush_level", "get_log_filenames", "get_logging_level", "is_initialized", "level_enum",
+    "max_memory_allocated", "max_memory_reserved", "memory_allocated", "memory_reserved", "memory_stats", "mr",
+    "parse_bytes", "pylibrmm", "register_reinitialize_hook", "reinitialize", "reset_peak_memory_stats",
+    "set_flush_level", "set_logging_level", "set_oom_observer", "should_log", "statistics",
+    "unregister_reinitialize_hook",
 ]

@@ -386,3 +386,19 @@ cmr_status cmr_arena_impl_largest_free_block(cmr_arena_impl *impl, size_t *out) 
   *out = in_arenas > global ? in_arenas : global;
   return CMR_SUCCESS;
 }
+
+/* The lists' free memory, and the global arena's beside it (outside the lists). */
+cmr_status cmr_arena_impl_stats(cmr_arena_impl *impl, cmr_stats *out, cmr_free_by_stream *spread) {
+  cmr_suballocator_stats(impl->lists, &impl->upstream_memory, out, spread);
+  cmr_mutex_lock(&impl->global_lock);
+  cmr_stream_free global = {CMR_STREAM_KEY_UNLISTED, impl->global.bytes, impl->global.count,
+                            cmr_free_blocks_largest(&impl->global)};
+  cmr_mutex_unlock(&impl->global_lock);
+  out->bytes_free += global.bytes;
+  out->free_blocks += global.blocks;
+  if (global.largest > out->largest_free_block) out->largest_free_block = global.largest;
+  if (spread != NULL) cmr_free_by_stream_add(spread, &global);
+  return CMR_SUCCESS;
+}
+
+CMR_SUBALLOCATOR_RESET_PEAK_STATS(arena, upstream_memory)

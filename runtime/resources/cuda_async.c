@@ -72,6 +72,7 @@ void cmr_cuda_async_impl_fini(cmr_cuda_async_impl *impl) {
 }
 
 CMR_CUDA_LEAF_CALLS(cuda_async)
+CMR_CUDA_POOL_STATS(cuda_async)
 
 cmr_status cmr_cuda_async_impl_pool_handle(cmr_cuda_async_impl *impl, void **out) {
   *out = impl->source.pool;

@@ -6,6 +6,7 @@
 
 struct cmr_failure_callback_impl {
   cmr_failure_callback_params params; /* its upstream and callback (impl.h) */
+  _Atomic size_t retries;             /* times the callback asked for another try */
 };
 CMR_IMPL_LAYOUT(failure_callback);
 
@@ -21,6 +22,7 @@ cmr_status cmr_failure_callback_impl_allocate(cmr_failure_callback_impl *impl, s
     bool retry = impl->params.callback(bytes, impl->params.callback_arg);
     cmr_log(CMR_LOG_DEBUG, "failure_callback: the upstream is out of memory for %zu bytes: the callback %s", bytes,
             retry ? "asks for a retry" : "gives up");
+    if (retry) atomic_fetch_add_explicit(&impl->retries, 1, memory_order_relaxed);
     if (!retry) {
       return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "failure_callback: the callback gave up on %zu bytes: %s", bytes,
                        reason.text);
@@ -31,4 +33,18 @@ cmr_status cmr_failure_callback_impl_allocate(cmr_failure_callback_impl *impl, s
 cmr_status cmr_failure_callback_impl_deallocate(cmr_failure_callback_impl *impl, void *ptr, size_t bytes,
                                                 size_t alignment, cmr_stream stream) {
   return cmr_deallocate_aligned(impl->params.upstream, ptr, bytes, alignment, stream);
+}
+
+/* Its own retries on top of those below it. */
+cmr_status cmr_failure_callback_impl_stats(cmr_failure_callback_impl *impl, cmr_stats *out,
+                                           cmr_free_by_stream *spread) {
+  (void)spread;
+  out->failure_callback_retries += atomic_load_explicit(&impl->retries, memory_order_relaxed);
+  out->supported |= CMR_STATS_FAILURE_CALLBACK_RETRIES;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_failure_callback_impl_reset_peak_stats(cmr_failure_callback_impl *impl) {
+  (void)impl; /* no peak of its own */
+  return CMR_SUCCESS;
 }

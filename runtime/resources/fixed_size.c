@@ -160,3 +160,5 @@ cmr_status cmr_fixed_size_impl_largest_free_block(cmr_fixed_size_impl *impl, siz
   *out = cmr_stream_lists_largest(impl->free_blocks);
   return CMR_SUCCESS;
 }
+
+CMR_SUBALLOCATOR_STATS(fixed_size, free_blocks, chunks)

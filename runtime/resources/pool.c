@@ -158,3 +158,5 @@ cmr_status cmr_pool_impl_release(cmr_pool_impl *impl) {
   }
   return status == CMR_SUCCESS ? status : cmr_error_context(status, "pool: release");
 }
+
+CMR_SUBALLOCATOR_STATS(pool, free_lists, chunks)

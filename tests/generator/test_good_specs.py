@@ -286,6 +286,8 @@ class ToyResource(GeneratorTestCase):
             # its hooks, as the spec lists them
             "cmr_status cmr_toy_pool_impl_init(cmr_toy_pool_impl *impl);\n",
             "void cmr_toy_pool_impl_fini(cmr_toy_pool_impl *impl);\n",
+            "cmr_status cmr_toy_pool_impl_stats(cmr_toy_pool_impl *impl, cmr_stats *out, cmr_free_by_stream *spread);\n",
+            "cmr_status cmr_toy_pool_impl_reset_peak_stats(cmr_toy_pool_impl *impl);\n",
             "cmr_status cmr_toy_pool_impl_chunk_count(cmr_toy_pool_impl *impl, size_t *out);\n",
             "cmr_status cmr_toy_pool_impl_trim(cmr_toy_pool_impl *impl, size_t keep_bytes, int keep_chunks);\n",
             "cmr_status cmr_toy_pool_impl_label(cmr_toy_pool_impl *impl, const char **out);\n",
@@ -295,6 +297,15 @@ class ToyResource(GeneratorTestCase):
         # equality and properties come from the upstream: nothing to define for them
         self.assertNotIn("cmr_toy_pool_impl_is_equal", self.files["src/impl.h"])
         self.assertNotIn("cmr_toy_pool_impl_properties", self.files["src/impl.h"])
+
+    def test_the_class_counts_every_call_and_names_its_stats_hooks(self):
+        self.assert_has(
+            "src/resources/toy_pool.c",
+            "  return cmr_usage_allocated(&((cmr_resource_object *)self)->usage, status, bytes);\n",
+            "  return cmr_usage_deallocated(&((cmr_resource_object *)self)->usage, status, bytes);\n",
+            "    .stats = toy_pool_stats,\n    .reset_peak_stats = toy_pool_reset_peak_stats,\n",
+            "    .memory = CMR_MEMORY_OWN,\n",
+        )
 
     def test_public_header(self):
         self.assert_has(
@@ -431,6 +442,10 @@ class FailureCallbackParameter(GeneratorTestCase):
         spec = make_spec_dir(cls.class_tmp(), RETRY, real_spec=True)
         cls.out = spec.parent / "out"
         cls.files = {**_render(spec, cls.out), **render_go_module(load_specs(spec))}
+
+    def test_an_adaptor_without_a_stats_hook_reports_its_upstreams_memory(self):
+        self.assertIn("    .memory = CMR_MEMORY_OF_UPSTREAM,\n", self.files["src/resources/toy_retry.c"])
+        self.assertNotIn(".stats =", self.files["src/resources/toy_retry.c"])
 
     def test_create_takes_the_callback_and_refuses_null(self):
         fn = "cmr_toy_retry_resource_create"

@@ -16,11 +16,13 @@ static cmr_status aligned_init(void *impl) { return cmr_aligned_impl_init(impl);
 static void aligned_fini(void *impl) { cmr_aligned_impl_fini(impl); }
 
 static cmr_status aligned_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
-  return cmr_aligned_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
+  cmr_status status = cmr_aligned_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
+  return cmr_usage_allocated(&((cmr_resource_object *)self)->usage, status, bytes);
 }
 
 static cmr_status aligned_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  return cmr_aligned_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
+  cmr_status status = cmr_aligned_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
+  return cmr_usage_deallocated(&((cmr_resource_object *)self)->usage, status, bytes);
 }
 
 static bool aligned_is_equal(const void *self, cmr_resource_ref other) {
@@ -52,6 +54,7 @@ static const cmr_resource_class aligned_class = {
     .layout = &cmr_aligned_impl_layout,
     .init = aligned_init,
     .fini = aligned_fini,
+    .memory = CMR_MEMORY_OF_UPSTREAM,
 };
 
 cmr_status cmr_aligned_resource_create(cmr_resource_ref upstream, cmr_optional_size allocation_alignment_option,

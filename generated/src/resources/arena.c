@@ -20,12 +20,20 @@ static cmr_status arena_init(void *impl) { return cmr_arena_impl_init(impl); }
 
 static void arena_fini(void *impl) { cmr_arena_impl_fini(impl); }
 
+static cmr_status arena_stats(void *impl, cmr_stats *out, cmr_free_by_stream *spread) {
+  return cmr_arena_impl_stats(impl, out, spread);
+}
+
+static cmr_status arena_reset_peak_stats(void *impl) { return cmr_arena_impl_reset_peak_stats(impl); }
+
 static cmr_status arena_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
-  return cmr_arena_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
+  cmr_status status = cmr_arena_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
+  return cmr_usage_allocated(&((cmr_resource_object *)self)->usage, status, bytes);
 }
 
 static cmr_status arena_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  return cmr_arena_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
+  cmr_status status = cmr_arena_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
+  return cmr_usage_deallocated(&((cmr_resource_object *)self)->usage, status, bytes);
 }
 
 static bool arena_is_equal(const void *self, cmr_resource_ref other) {
@@ -58,6 +66,9 @@ static const cmr_resource_class arena_class = {
     .strings = {arena_string_offsets, 1},
     .init = arena_init,
     .fini = arena_fini,
+    .stats = arena_stats,
+    .reset_peak_stats = arena_reset_peak_stats,
+    .memory = CMR_MEMORY_OWN,
 };
 
 cmr_status cmr_arena_resource_create(cmr_resource_ref upstream, cmr_optional_size arena_size_option,

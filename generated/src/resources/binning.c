@@ -24,11 +24,13 @@ static cmr_status binning_allocate(void *self, size_t bytes, size_t alignment, c
     return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
                      "binning: alignment %zu is above the 256 bytes this resource honours", alignment);
   }
-  return cmr_binning_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
+  cmr_status status = cmr_binning_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
+  return cmr_usage_allocated(&((cmr_resource_object *)self)->usage, status, bytes);
 }
 
 static cmr_status binning_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  return cmr_binning_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
+  cmr_status status = cmr_binning_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
+  return cmr_usage_deallocated(&((cmr_resource_object *)self)->usage, status, bytes);
 }
 
 static bool binning_is_equal(const void *self, cmr_resource_ref other) {
@@ -61,6 +63,7 @@ static const cmr_resource_class binning_class = {
     .init = binning_init,
     .fini = binning_fini,
     .visit_children = binning_visit_children,
+    .memory = CMR_MEMORY_OF_UPSTREAM,
 };
 
 cmr_status cmr_binning_resource_create(cmr_resource_ref upstream, cmr_optional_int min_size_exponent_option,

@@ -20,11 +20,13 @@ static cmr_status callback_allocate(void *self, size_t bytes, size_t alignment, 
     return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
                      "callback: alignment %zu is above the 256 bytes this resource honours", alignment);
   }
-  return cmr_callback_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
+  cmr_status status = cmr_callback_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
+  return cmr_usage_allocated(&((cmr_resource_object *)self)->usage, status, bytes);
 }
 
 static cmr_status callback_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  return cmr_callback_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
+  cmr_status status = cmr_callback_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
+  return cmr_usage_deallocated(&((cmr_resource_object *)self)->usage, status, bytes);
 }
 
 static bool callback_is_equal(const void *self, cmr_resource_ref other) {
@@ -54,6 +56,7 @@ static const cmr_resource_class callback_class = {
     .layout = &cmr_callback_impl_layout,
     .init = callback_init,
     .fini = callback_fini,
+    .memory = CMR_MEMORY_HANDED_OUT,
 };
 
 cmr_status cmr_callback_resource_create(cmr_allocate_callback allocate, cmr_deallocate_callback deallocate,

@@ -19,11 +19,13 @@ static cmr_status cuda_allocate(void *self, size_t bytes, size_t alignment, cmr_
     return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
                      "cuda: alignment %zu is above the 256 bytes this resource honours", alignment);
   }
-  return cmr_cuda_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
+  cmr_status status = cmr_cuda_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
+  return cmr_usage_allocated(&((cmr_resource_object *)self)->usage, status, bytes);
 }
 
 static cmr_status cuda_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  return cmr_cuda_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
+  cmr_status status = cmr_cuda_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
+  return cmr_usage_deallocated(&((cmr_resource_object *)self)->usage, status, bytes);
 }
 
 static bool cuda_is_equal(const void *self, cmr_resource_ref other) {
@@ -51,6 +53,7 @@ static const cmr_resource_class cuda_class = {
     .from_ref_name = "cmr_cuda_resource_from_ref",
     .layout = &cmr_cuda_impl_layout,
     .init = cuda_init,
+    .memory = CMR_MEMORY_HANDED_OUT,
 };
 
 cmr_status cmr_cuda_resource_create(cmr_cuda_resource **out) {

@@ -16,16 +16,25 @@ static cmr_status cuda_async_init(void *impl) { return cmr_cuda_async_impl_init(
 
 static void cuda_async_fini(void *impl) { cmr_cuda_async_impl_fini(impl); }
 
+static cmr_status cuda_async_stats(void *impl, cmr_stats *out, cmr_free_by_stream *spread) {
+  return cmr_cuda_async_impl_stats(impl, out, spread);
+}
+
+static cmr_status cuda_async_reset_peak_stats(void *impl) { return cmr_cuda_async_impl_reset_peak_stats(impl); }
+
 static cmr_status cuda_async_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   if (alignment > 256) {
     return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
                      "cuda_async: alignment %zu is above the 256 bytes this resource honours", alignment);
   }
-  return cmr_cuda_async_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
+  cmr_status status = cmr_cuda_async_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
+  return cmr_usage_allocated(&((cmr_resource_object *)self)->usage, status, bytes);
 }
 
 static cmr_status cuda_async_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  return cmr_cuda_async_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
+  cmr_status status =
+      cmr_cuda_async_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
+  return cmr_usage_deallocated(&((cmr_resource_object *)self)->usage, status, bytes);
 }
 
 static bool cuda_async_is_equal(const void *self, cmr_resource_ref other) {
@@ -56,6 +65,9 @@ static const cmr_resource_class cuda_async_class = {
     .layout = &cmr_cuda_async_impl_layout,
     .init = cuda_async_init,
     .fini = cuda_async_fini,
+    .stats = cuda_async_stats,
+    .reset_peak_stats = cuda_async_reset_peak_stats,
+    .memory = CMR_MEMORY_HANDED_OUT,
 };
 
 cmr_status cmr_cuda_async_resource_create(cmr_optional_size initial_pool_size_option,

@@ -14,16 +14,28 @@ static const cmr_resource_class cuda_async_view_class;
 
 static cmr_status cuda_async_view_init(void *impl) { return cmr_cuda_async_view_impl_init(impl); }
 
+static cmr_status cuda_async_view_stats(void *impl, cmr_stats *out, cmr_free_by_stream *spread) {
+  return cmr_cuda_async_view_impl_stats(impl, out, spread);
+}
+
+static cmr_status cuda_async_view_reset_peak_stats(void *impl) {
+  return cmr_cuda_async_view_impl_reset_peak_stats(impl);
+}
+
 static cmr_status cuda_async_view_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   if (alignment > 256) {
     return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
                      "cuda_async_view: alignment %zu is above the 256 bytes this resource honours", alignment);
   }
-  return cmr_cuda_async_view_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
+  cmr_status status =
+      cmr_cuda_async_view_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
+  return cmr_usage_allocated(&((cmr_resource_object *)self)->usage, status, bytes);
 }
 
 static cmr_status cuda_async_view_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  return cmr_cuda_async_view_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
+  cmr_status status =
+      cmr_cuda_async_view_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
+  return cmr_usage_deallocated(&((cmr_resource_object *)self)->usage, status, bytes);
 }
 
 static bool cuda_async_view_is_equal(const void *self, cmr_resource_ref other) {
@@ -52,6 +64,9 @@ static const cmr_resource_class cuda_async_view_class = {
     .from_ref_name = "cmr_cuda_async_view_resource_from_ref",
     .layout = &cmr_cuda_async_view_impl_layout,
     .init = cuda_async_view_init,
+    .stats = cuda_async_view_stats,
+    .reset_peak_stats = cuda_async_view_reset_peak_stats,
+    .memory = CMR_MEMORY_HANDED_OUT,
 };
 
 cmr_status cmr_cuda_async_view_resource_create(void *pool_handle, cmr_cuda_async_view_resource **out) {

@@ -11,13 +11,25 @@
 
 static const cmr_resource_class failure_callback_class;
 
+static cmr_status failure_callback_stats(void *impl, cmr_stats *out, cmr_free_by_stream *spread) {
+  return cmr_failure_callback_impl_stats(impl, out, spread);
+}
+
+static cmr_status failure_callback_reset_peak_stats(void *impl) {
+  return cmr_failure_callback_impl_reset_peak_stats(impl);
+}
+
 static cmr_status failure_callback_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
-  return cmr_failure_callback_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
+  cmr_status status =
+      cmr_failure_callback_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
+  return cmr_usage_allocated(&((cmr_resource_object *)self)->usage, status, bytes);
 }
 
 static cmr_status failure_callback_deallocate(void *self, void *ptr, size_t bytes, size_t alignment,
                                               cmr_stream stream) {
-  return cmr_failure_callback_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
+  cmr_status status =
+      cmr_failure_callback_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
+  return cmr_usage_deallocated(&((cmr_resource_object *)self)->usage, status, bytes);
 }
 
 static bool failure_callback_is_equal(const void *self, cmr_resource_ref other) {
@@ -47,6 +59,9 @@ static const cmr_resource_class failure_callback_class = {
     .upstream_what = "cmr_failure_callback_resource_create: upstream",
     .retains_upstream = true,
     .layout = &cmr_failure_callback_impl_layout,
+    .stats = failure_callback_stats,
+    .reset_peak_stats = failure_callback_reset_peak_stats,
+    .memory = CMR_MEMORY_OF_UPSTREAM,
 };
 
 cmr_status cmr_failure_callback_resource_create(cmr_resource_ref upstream, cmr_failure_callback callback,

@@ -15,16 +15,25 @@ static cmr_status fixed_size_init(void *impl) { return cmr_fixed_size_impl_init(
 
 static void fixed_size_fini(void *impl) { cmr_fixed_size_impl_fini(impl); }
 
+static cmr_status fixed_size_stats(void *impl, cmr_stats *out, cmr_free_by_stream *spread) {
+  return cmr_fixed_size_impl_stats(impl, out, spread);
+}
+
+static cmr_status fixed_size_reset_peak_stats(void *impl) { return cmr_fixed_size_impl_reset_peak_stats(impl); }
+
 static cmr_status fixed_size_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   if (alignment > 256) {
     return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
                      "fixed_size: alignment %zu is above the 256 bytes this resource honours", alignment);
   }
-  return cmr_fixed_size_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
+  cmr_status status = cmr_fixed_size_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
+  return cmr_usage_allocated(&((cmr_resource_object *)self)->usage, status, bytes);
 }
 
 static cmr_status fixed_size_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  return cmr_fixed_size_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
+  cmr_status status =
+      cmr_fixed_size_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
+  return cmr_usage_deallocated(&((cmr_resource_object *)self)->usage, status, bytes);
 }
 
 static bool fixed_size_is_equal(const void *self, cmr_resource_ref other) {
@@ -56,6 +65,9 @@ static const cmr_resource_class fixed_size_class = {
     .layout = &cmr_fixed_size_impl_layout,
     .init = fixed_size_init,
     .fini = fixed_size_fini,
+    .stats = fixed_size_stats,
+    .reset_peak_stats = fixed_size_reset_peak_stats,
+    .memory = CMR_MEMORY_OWN,
 };
 
 cmr_status cmr_fixed_size_resource_create(cmr_resource_ref upstream, cmr_optional_size block_size_option,

@@ -21,11 +21,13 @@ static cmr_status logging_init(void *impl) { return cmr_logging_impl_init(impl);
 static void logging_fini(void *impl) { cmr_logging_impl_fini(impl); }
 
 static cmr_status logging_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
-  return cmr_logging_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
+  cmr_status status = cmr_logging_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
+  return cmr_usage_allocated(&((cmr_resource_object *)self)->usage, status, bytes);
 }
 
 static cmr_status logging_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  return cmr_logging_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
+  cmr_status status = cmr_logging_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
+  return cmr_usage_deallocated(&((cmr_resource_object *)self)->usage, status, bytes);
 }
 
 static bool logging_is_equal(const void *self, cmr_resource_ref other) {
@@ -57,6 +59,7 @@ static const cmr_resource_class logging_class = {
     .strings = {logging_string_offsets, 1},
     .init = logging_init,
     .fini = logging_fini,
+    .memory = CMR_MEMORY_OF_UPSTREAM,
 };
 
 cmr_status cmr_logging_resource_create(cmr_resource_ref upstream, const char *filename, FILE *file, bool auto_flush,

@@ -19,11 +19,13 @@ static cmr_status managed_allocate(void *self, size_t bytes, size_t alignment, c
     return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
                      "managed: alignment %zu is above the 256 bytes this resource honours", alignment);
   }
-  return cmr_managed_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
+  cmr_status status = cmr_managed_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
+  return cmr_usage_allocated(&((cmr_resource_object *)self)->usage, status, bytes);
 }
 
 static cmr_status managed_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  return cmr_managed_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
+  cmr_status status = cmr_managed_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
+  return cmr_usage_deallocated(&((cmr_resource_object *)self)->usage, status, bytes);
 }
 
 static bool managed_is_equal(const void *self, cmr_resource_ref other) {
@@ -51,6 +53,7 @@ static const cmr_resource_class managed_class = {
     .from_ref_name = "cmr_managed_resource_from_ref",
     .layout = &cmr_managed_impl_layout,
     .init = managed_init,
+    .memory = CMR_MEMORY_HANDED_OUT,
 };
 
 cmr_status cmr_managed_resource_create(cmr_managed_resource **out) {

@@ -19,11 +19,14 @@ static cmr_status pinned_host_allocate(void *self, size_t bytes, size_t alignmen
     return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
                      "pinned_host: alignment %zu is above the 256 bytes this resource honours", alignment);
   }
-  return cmr_pinned_host_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
+  cmr_status status = cmr_pinned_host_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
+  return cmr_usage_allocated(&((cmr_resource_object *)self)->usage, status, bytes);
 }
 
 static cmr_status pinned_host_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  return cmr_pinned_host_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
+  cmr_status status =
+      cmr_pinned_host_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
+  return cmr_usage_deallocated(&((cmr_resource_object *)self)->usage, status, bytes);
 }
 
 static bool pinned_host_is_equal(const void *self, cmr_resource_ref other) {
@@ -51,6 +54,7 @@ static const cmr_resource_class pinned_host_class = {
     .from_ref_name = "cmr_pinned_host_resource_from_ref",
     .layout = &cmr_pinned_host_impl_layout,
     .init = pinned_host_init,
+    .memory = CMR_MEMORY_HANDED_OUT,
 };
 
 cmr_status cmr_pinned_host_resource_create(cmr_pinned_host_resource **out) {

@@ -15,12 +15,20 @@ static cmr_status pool_init(void *impl) { return cmr_pool_impl_init(impl); }
 
 static void pool_fini(void *impl) { cmr_pool_impl_fini(impl); }
 
+static cmr_status pool_stats(void *impl, cmr_stats *out, cmr_free_by_stream *spread) {
+  return cmr_pool_impl_stats(impl, out, spread);
+}
+
+static cmr_status pool_reset_peak_stats(void *impl) { return cmr_pool_impl_reset_peak_stats(impl); }
+
 static cmr_status pool_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
-  return cmr_pool_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
+  cmr_status status = cmr_pool_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
+  return cmr_usage_allocated(&((cmr_resource_object *)self)->usage, status, bytes);
 }
 
 static cmr_status pool_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  return cmr_pool_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
+  cmr_status status = cmr_pool_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
+  return cmr_usage_deallocated(&((cmr_resource_object *)self)->usage, status, bytes);
 }
 
 static bool pool_is_equal(const void *self, cmr_resource_ref other) {
@@ -52,6 +60,9 @@ static const cmr_resource_class pool_class = {
     .layout = &cmr_pool_impl_layout,
     .init = pool_init,
     .fini = pool_fini,
+    .stats = pool_stats,
+    .reset_peak_stats = pool_reset_peak_stats,
+    .memory = CMR_MEMORY_OWN,
 };
 
 cmr_status cmr_pool_resource_create(cmr_resource_ref upstream, cmr_optional_size initial_pool_size_option,

@@ -12,11 +12,13 @@
 static const cmr_resource_class prefetch_class;
 
 static cmr_status prefetch_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
-  return cmr_prefetch_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
+  cmr_status status = cmr_prefetch_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
+  return cmr_usage_allocated(&((cmr_resource_object *)self)->usage, status, bytes);
 }
 
 static cmr_status prefetch_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  return cmr_prefetch_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
+  cmr_status status = cmr_prefetch_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
+  return cmr_usage_deallocated(&((cmr_resource_object *)self)->usage, status, bytes);
 }
 
 static bool prefetch_is_equal(const void *self, cmr_resource_ref other) {
@@ -46,6 +48,7 @@ static const cmr_resource_class prefetch_class = {
     .upstream_what = "cmr_prefetch_resource_create: upstream",
     .retains_upstream = true,
     .layout = &cmr_prefetch_impl_layout,
+    .memory = CMR_MEMORY_OF_UPSTREAM,
 };
 
 cmr_status cmr_prefetch_resource_create(cmr_resource_ref upstream, cmr_prefetch_resource **out) {

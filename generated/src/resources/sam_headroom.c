@@ -14,11 +14,15 @@ static const cmr_resource_class sam_headroom_class;
 static cmr_status sam_headroom_init(void *impl) { return cmr_sam_headroom_impl_init(impl); }
 
 static cmr_status sam_headroom_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
-  return cmr_sam_headroom_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
+  cmr_status status =
+      cmr_sam_headroom_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
+  return cmr_usage_allocated(&((cmr_resource_object *)self)->usage, status, bytes);
 }
 
 static cmr_status sam_headroom_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  return cmr_sam_headroom_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
+  cmr_status status =
+      cmr_sam_headroom_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
+  return cmr_usage_deallocated(&((cmr_resource_object *)self)->usage, status, bytes);
 }
 
 static bool sam_headroom_is_equal(const void *self, cmr_resource_ref other) {
@@ -47,6 +51,7 @@ static const cmr_resource_class sam_headroom_class = {
     .from_ref_name = "cmr_sam_headroom_resource_from_ref",
     .layout = &cmr_sam_headroom_impl_layout,
     .init = sam_headroom_init,
+    .memory = CMR_MEMORY_HANDED_OUT,
 };
 
 cmr_status cmr_sam_headroom_resource_create(size_t headroom, cmr_sam_headroom_resource **out) {

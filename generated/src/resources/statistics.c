@@ -16,11 +16,14 @@ static cmr_status statistics_init(void *impl) { return cmr_statistics_impl_init(
 static void statistics_fini(void *impl) { cmr_statistics_impl_fini(impl); }
 
 static cmr_status statistics_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
-  return cmr_statistics_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
+  cmr_status status = cmr_statistics_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
+  return cmr_usage_allocated(&((cmr_resource_object *)self)->usage, status, bytes);
 }
 
 static cmr_status statistics_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  return cmr_statistics_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
+  cmr_status status =
+      cmr_statistics_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
+  return cmr_usage_deallocated(&((cmr_resource_object *)self)->usage, status, bytes);
 }
 
 static bool statistics_is_equal(const void *self, cmr_resource_ref other) {
@@ -52,6 +55,7 @@ static const cmr_resource_class statistics_class = {
     .layout = &cmr_statistics_impl_layout,
     .init = statistics_init,
     .fini = statistics_fini,
+    .memory = CMR_MEMORY_OF_UPSTREAM,
 };
 
 cmr_status cmr_statistics_resource_create(cmr_resource_ref upstream, cmr_statistics_resource **out) {

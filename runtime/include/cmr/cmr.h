@@ -9,6 +9,7 @@
 #include <cmr/pluggable.h> /* ssize_t comes from <sys/types.h> (POSIX) */
 #include <cmr/resources.h>
 #include <cmr/stack.h>
+#include <cmr/stats.h>
 #include <cmr/stream_pool.h>
 
 #endif /* CMR_CMR_H */

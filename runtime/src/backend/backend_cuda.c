@@ -593,3 +593,37 @@ cmr_status cmr_backend_pool_free(void *ptr, cmr_stream stream) {
   return error == cudaSuccess ? CMR_SUCCESS
                               : cmr_cuda_failure(error, "cudaFreeAsync(%p, stream %p)", ptr, (void *)stream);
 }
+
+/* ---- a pool's counters (statistics) ---- */
+
+cmr_status cmr_backend_pool_usage(cmr_backend_pool pool, cmr_backend_pool_counters *out) {
+  static const struct {
+    enum cudaMemPoolAttr attribute;
+    const char *name;
+    size_t offset;
+  } read[] = {
+      {cudaMemPoolAttrReservedMemCurrent, "cudaMemPoolAttrReservedMemCurrent",
+       offsetof(cmr_backend_pool_counters, reserved)},
+      {cudaMemPoolAttrReservedMemHigh, "cudaMemPoolAttrReservedMemHigh",
+       offsetof(cmr_backend_pool_counters, reserved_high)},
+      {cudaMemPoolAttrUsedMemCurrent, "cudaMemPoolAttrUsedMemCurrent", offsetof(cmr_backend_pool_counters, used)},
+      {cudaMemPoolAttrUsedMemHigh, "cudaMemPoolAttrUsedMemHigh", offsetof(cmr_backend_pool_counters, used_high)},
+  };
+  for (size_t i = 0; i < sizeof read / sizeof read[0]; ++i) {
+    cuuint64_t value = 0;
+    cudaError_t error = cudaMemPoolGetAttribute(pool, read[i].attribute, &value);
+    if (error != cudaSuccess) {
+      return cmr_cuda_failure(error, "cudaMemPoolGetAttribute(%p, %s)", (void *)pool, read[i].name);
+    }
+    *(size_t *)(void *)((char *)out + read[i].offset) = (size_t)value;
+  }
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_backend_pool_reset_highs(cmr_backend_pool pool) {
+  cuuint64_t zero = 0; /* the only value the driver takes: the high becomes the current */
+  cudaError_t error = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReservedMemHigh, &zero);
+  if (error == cudaSuccess) error = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &zero);
+  return error == cudaSuccess ? CMR_SUCCESS
+                              : cmr_cuda_failure(error, "cudaMemPoolSetAttribute(%p, ...MemHigh, 0)", (void *)pool);
+}

@@ -64,3 +64,21 @@ cmr_status cmr_cuda_memory_deallocate(const cmr_cuda_source *source, void *ptr, 
   return cmr_ledger_deallocate(&cmr_cuda_ledgers[source->kind], source->owner, source->pool, &cmr_cuda_ledger_memory,
                                (void *)source, ptr, bytes, CMR_DEFAULT_ALIGNMENT, stream);
 }
+
+cmr_status cmr_cuda_pool_stats(const cmr_cuda_source *source, cmr_stats *out) {
+  cmr_backend_pool_counters counters;
+  cmr_status status = cmr_backend_pool_usage(source->pool, &counters);
+  if (status != CMR_SUCCESS) return cmr_error_context(status, "%s: reading its pool's counters", source->owner);
+  out->bytes_held = counters.reserved;
+  out->bytes_held_peak = counters.reserved_high;
+  out->pool_bytes_used = counters.used;
+  out->pool_bytes_used_peak = counters.used_high;
+  out->supported |=
+      CMR_STATS_BYTES_HELD | CMR_STATS_BYTES_HELD_PEAK | CMR_STATS_POOL_BYTES_USED | CMR_STATS_POOL_BYTES_USED_PEAK;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_cuda_pool_reset_peaks(const cmr_cuda_source *source) {
+  cmr_status status = cmr_backend_pool_reset_highs(source->pool);
+  return status == CMR_SUCCESS ? status : cmr_error_context(status, "%s: resetting its pool's highs", source->owner);
+}

@@ -5,6 +5,7 @@
  * pointers a resource hands back are checked here too. */
 #include "backend.h"
 #include "internal.h"
+#include "stats_report.h"
 
 /* For the few functions every allocate and deallocate runs through: kept
  * in their callers so that a call through a ref costs no extra calls,
@@ -254,6 +255,9 @@ static __attribute__((noinline)) cmr_status cmr_allocate_answered(const char *wh
   if (status != CMR_SUCCESS) {
     *call->out = NULL;
     status = cmr_resource_failed(status, call->serial, call->ref, what, call->bytes);
+    if (status == CMR_ERROR_OUT_OF_MEMORY) {
+      status = cmr_stats_out_of_memory(call->ref, call->bytes, call->alignment, call->stream, call->serial);
+    }
   } else if (ptr == NULL) {
     status = cmr_error(CMR_ERROR_INTERNAL, "%s: resource %s returned NULL for %zu bytes", what,
                        cmr_type_name_of(call->ref), call->bytes);

@@ -9,6 +9,10 @@ static const cmr_resource_class *cmr_class_of(const cmr_object *object) {
   return (const cmr_resource_class *)(const void *)object->type; /* type is the class's first member */
 }
 
+const cmr_resource_class *cmr_resource_class_of(const cmr_object *object) {
+  return object != NULL && object->type->finalize == cmr_resource_finalize ? cmr_class_of(object) : NULL;
+}
+
 void cmr_resource_finalize(cmr_object *object) {
   cmr_resource_object *self = (cmr_resource_object *)object;
   const cmr_resource_class *cls = cmr_class_of(object);

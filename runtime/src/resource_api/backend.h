@@ -181,6 +181,15 @@ cmr_status cmr_backend_pool_destroy(cmr_backend_pool pool);
  * cudaMemPoolSetAccess, after cudaDeviceCanAccessPeer says it can
  * (CMR_ERROR_UNSUPPORTED where it cannot). */
 cmr_status cmr_backend_pool_grant_access(cmr_backend_pool pool, int owner, int device);
+/* The driver's counters of `pool` (cudaMemPoolAttr{Reserved,Used}Mem{Current,High}):
+ * bytes reserved from the device and bytes allocated out of the pool, by
+ * every user of it, now and at their highs; and the highs set to the
+ * current values. */
+typedef struct cmr_backend_pool_counters {
+  size_t reserved, reserved_high, used, used_high;
+} cmr_backend_pool_counters;
+cmr_status cmr_backend_pool_usage(cmr_backend_pool pool, cmr_backend_pool_counters *out);
+cmr_status cmr_backend_pool_reset_highs(cmr_backend_pool pool);
 /* The release threshold `pool` has now, and a new one. */
 cmr_status cmr_backend_pool_release_threshold(cmr_backend_pool pool, uint64_t *out);
 cmr_status cmr_backend_pool_set_release_threshold(cmr_backend_pool pool, size_t release_threshold);

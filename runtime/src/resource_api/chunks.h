@@ -9,6 +9,7 @@
 #include <stdbool.h>
 
 #include "internal.h"
+#include "usage.h"
 
 typedef struct cmr_chunk {
   void *address;
@@ -25,6 +26,7 @@ typedef struct cmr_chunks {
   size_t capacity;
   _Atomic size_t bytes;
   size_t asking; /* bytes an upstream call under way may add (lock held to read or change) */
+  size_t peak;   /* the most bytes held at once since init or the last reset (lock held) */
 } cmr_chunks;
 
 /* Fails only when the lock cannot be made (cmr_mutex_init), leaving nothing to release. */
@@ -50,6 +52,10 @@ void cmr_chunks_give_back(cmr_chunks *chunks, const cmr_chunk *chunk, cmr_stream
 
 /* Bytes taken so far. */
 size_t cmr_chunks_bytes(cmr_chunks *chunks);
+/* Bytes held now and at peak, and how many chunks, into *out (cmr_stats). */
+void cmr_chunks_stats(cmr_chunks *chunks, cmr_stats *out);
+/* Sets the peak of bytes held to the bytes held now. */
+void cmr_chunks_reset_peak(cmr_chunks *chunks);
 
 /* Invariants (invariants.h), the lock held or the chunks unshared: no more
  * records than room, each chunk a nonzero size at a non-NULL address, no

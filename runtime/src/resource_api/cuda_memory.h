@@ -10,6 +10,7 @@
 #define CMR_CUDA_MEMORY_H
 
 #include "backend.h"
+#include "usage.h"
 
 typedef enum cmr_cuda_memory {
   CMR_CUDA_MEMORY_DEVICE,  /* cudaMalloc / cudaFree */
@@ -51,6 +52,22 @@ cmr_status cmr_cuda_memory_deallocate(const cmr_cuda_source *source, void *ptr, 
                                           cmr_stream stream) {                                                      \
     (void)alignment;                                                                                                \
     return cmr_cuda_memory_deallocate(&impl->source, ptr, bytes, stream);                                           \
+  }
+
+/* Statistics of a pool leaf (cuda_async and its view and managed
+ * variants): the driver pool's reserved bytes, now and at their high, as
+ * the bytes held, and its used bytes as pool_bytes_used (every user of the
+ * pool counts there, not only the resource); and the highs reset. The
+ * stats and reset_peak_stats hooks of `name` (spec hooks "stats"). */
+cmr_status cmr_cuda_pool_stats(const cmr_cuda_source *source, cmr_stats *out);
+cmr_status cmr_cuda_pool_reset_peaks(const cmr_cuda_source *source);
+#define CMR_CUDA_POOL_STATS(name)                                                                           \
+  cmr_status cmr_##name##_impl_stats(cmr_##name##_impl *impl, cmr_stats *out, cmr_free_by_stream *spread) { \
+    (void)spread;                                                                                           \
+    return cmr_cuda_pool_stats(&impl->source, out);                                                         \
+  }                                                                                                         \
+  cmr_status cmr_##name##_impl_reset_peak_stats(cmr_##name##_impl *impl) {                                  \
+    return cmr_cuda_pool_reset_peaks(&impl->source);                                                        \
   }
 
 /* The whole algorithm file of a leaf that is only its source (cuda,

@@ -11,13 +11,25 @@
 
 #include "impl_state.h"
 #include "object.h"
+#include "usage.h"
 
 /* What a resource's handle names: the object behind its refs' self. */
 typedef struct cmr_resource_object {
   cmr_object object;         /* first: the counted-object header */
   void *impl;                /* the algorithm's struct (impl_state.h), NULL for a resource without one */
   cmr_resource_ref upstream; /* the upstream it was created over, or a zeroed ref */
+  cmr_usage usage;           /* counted by the generated ops functions and dispatch (usage.h) */
 } cmr_resource_object;
+
+/* Where the memory fields of a resource's statistics come from. */
+typedef enum cmr_memory_source {
+  /* A leaf: it holds what it handed out (bytes held = bytes in use), unless its hook says more. */
+  CMR_MEMORY_HANDED_OUT,
+  /* An adaptor: held, free, segments, lists, pool counters and retries are its upstream's. */
+  CMR_MEMORY_OF_UPSTREAM,
+  /* A suballocator: its hook fills them. */
+  CMR_MEMORY_OWN
+} cmr_memory_source;
 
 /* One resource's constants. `type` and `ops` are what the runtime and
  * dispatch see: type.finalize is cmr_resource_finalize and type.children
@@ -36,6 +48,14 @@ typedef struct cmr_resource_class {
   cmr_status (*init)(void *impl); /* the algorithm's hooks, or NULL */
   void (*fini)(void *impl);
   void (*visit_children)(const void *impl, cmr_child_visitor visit, void *arg); /* what it adopted, or NULL */
+  /* Statistics (stats.c): where its memory fields come from; `stats`, or
+   * NULL: what the algorithm knows, set into *out over what is already
+   * there (and, when `spread` is not NULL, how its free memory lies over
+   * streams); `reset_peak_stats`, or NULL: its own peaks set to their
+   * current values. */
+  cmr_memory_source memory;
+  cmr_status (*stats)(void *impl, cmr_stats *out, cmr_free_by_stream *spread);
+  cmr_status (*reset_peak_stats)(void *impl);
 } cmr_resource_class;
 
 /* The tail of every `_create` once its arguments are checked: a new object
@@ -54,5 +74,7 @@ cmr_resource_ref cmr_resource_ref_of(const cmr_resource_class *cls, const void *
 /* `_from_ref`: a new handle owning a share of the resource `ref` names,
  * which must be of the class. */
 cmr_status cmr_resource_from_ref(const cmr_resource_class *cls, cmr_resource_ref ref, void **out);
+/* The class of `object` when it is one of cmr's resources, else NULL. */
+const cmr_resource_class *cmr_resource_class_of(const cmr_object *object);
 
 #endif /* CMR_RESOURCE_CLASS_H */

@@ -8,8 +8,10 @@
 #include <pthread.h>
 
 #include "block_map.h"
+#include "chunks.h"
 #include "stream_lists.h"
 #include "upstream_lock.h"
+#include "usage.h"
 
 /* A resource's growth step: new memory on `stream`, out of which it cuts
  * `size` bytes at `alignment` into *out before the rest joins the lists
@@ -46,5 +48,29 @@ static inline __attribute__((always_inline)) cmr_status cmr_suballocator_allocat
   if (status != CMR_SUCCESS || *out != NULL) return status;
   return cmr_suballocator_find(lists, handed_out, growth, size, alignment, bytes, stream, grow, resource, block, out);
 }
+
+/* Statistics (usage.h): the free memory over all of `lists` (bytes,
+ * blocks, the largest block, how many lists) into *out and, when `spread`
+ * is not NULL, how it lies over the streams. Each list's recent blocks join
+ * its index first, where they merge. */
+void cmr_stream_lists_stats(cmr_stream_lists *lists, cmr_stats *out, cmr_free_by_stream *spread);
+/* A suballocator's whole memory: its chunks (held now and at peak,
+ * segments) and its lists' free memory. */
+void cmr_suballocator_stats(cmr_stream_lists *lists, cmr_chunks *chunks, cmr_stats *out, cmr_free_by_stream *spread);
+
+/* The stats hooks (spec hooks "stats") of suballocator `name` whose struct
+ * keeps its lists in the member `lists` (a cmr_stream_lists *) and its
+ * chunks in `chunks` (a cmr_chunks): everything it knows is there. */
+#define CMR_SUBALLOCATOR_RESET_PEAK_STATS(name, chunks)                    \
+  cmr_status cmr_##name##_impl_reset_peak_stats(cmr_##name##_impl *impl) { \
+    cmr_chunks_reset_peak(&impl->chunks);                                  \
+    return CMR_SUCCESS;                                                    \
+  }
+#define CMR_SUBALLOCATOR_STATS(name, lists, chunks)                                                         \
+  cmr_status cmr_##name##_impl_stats(cmr_##name##_impl *impl, cmr_stats *out, cmr_free_by_stream *spread) { \
+    cmr_suballocator_stats(impl->lists, &impl->chunks, out, spread);                                        \
+    return CMR_SUCCESS;                                                                                     \
+  }                                                                                                         \
+  CMR_SUBALLOCATOR_RESET_PEAK_STATS(name, chunks)
 
 #endif /* CMR_SUBALLOCATOR_H */

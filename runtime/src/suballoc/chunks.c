@@ -164,7 +164,8 @@ cmr_status cmr_chunks_grow(cmr_chunks *chunks, size_t least, size_t preferred, c
   if (taken && chunks->count == chunks->capacity) status = cmr_chunks_reserve(chunks);
   if (status == CMR_SUCCESS) {
     chunks->items[chunks->count++] = *out;
-    atomic_fetch_add(&chunks->bytes, out->size);
+    size_t now = atomic_fetch_add(&chunks->bytes, out->size) + out->size;
+    if (now > chunks->peak) chunks->peak = now;
     CMR_CHECK(cmr_chunks_changed_valid, chunks, chunks->count - 1);
   }
   cmr_mutex_unlock(&chunks->lock);
@@ -188,3 +189,18 @@ void cmr_chunks_give_back(cmr_chunks *chunks, const cmr_chunk *chunk, cmr_stream
 }
 
 size_t cmr_chunks_bytes(cmr_chunks *chunks) { return atomic_load(&chunks->bytes); }
+
+void cmr_chunks_stats(cmr_chunks *chunks, cmr_stats *out) {
+  cmr_mutex_lock(&chunks->lock);
+  out->bytes_held = atomic_load(&chunks->bytes);
+  out->bytes_held_peak = chunks->peak;
+  out->segments = chunks->count;
+  cmr_mutex_unlock(&chunks->lock);
+  out->supported |= CMR_STATS_BYTES_HELD | CMR_STATS_BYTES_HELD_PEAK | CMR_STATS_SEGMENTS;
+}
+
+void cmr_chunks_reset_peak(cmr_chunks *chunks) {
+  cmr_mutex_lock(&chunks->lock);
+  chunks->peak = atomic_load(&chunks->bytes);
+  cmr_mutex_unlock(&chunks->lock);
+}

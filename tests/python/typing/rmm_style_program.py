@@ -56,6 +56,14 @@ def main() -> int:
     assert outstanding[0].pointer == address and tracking.get_outstanding_allocations_str() != ""
     tracking.deallocate(address, 1000)
 
+    stats: dict[str, int] = cmr.memory_stats(pool)
+    peak: int = cmr.max_memory_allocated(pool)
+    assert stats["allocated_bytes.all.peak"] == peak
+    cmr.reset_peak_memory_stats(pool)
+    seen: list[cmr.OutOfMemoryEvent] = []
+    cmr.set_oom_observer(seen.append)
+    cmr.set_oom_observer(None)
+
     allocator = rmm_cupy_allocator  # cupy.cuda.set_allocator(allocator) where CuPy is installed
     assert callable(allocator) and "nbytes" in inspect.signature(allocator).parameters
     version: str = cmr.__version__

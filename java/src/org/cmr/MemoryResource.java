@@ -147,6 +147,36 @@ public class MemoryResource extends NativeObject {
     }
   }
 
+  /** What the resource knows about its memory now (C's {@code cmr_ref_stats}). */
+  public final MemoryStats stats() {
+    try {
+      return new MemoryStats(CmrNative.cmr_ref_stats(ref()));
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * Sets every peak of the resource (and, through an adaptor, of its upstream) to its current
+   * value.
+   */
+  public final void resetPeakStats() {
+    try {
+      CmrNative.cmr_ref_reset_peak_stats(ref());
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /** Which C resource this is: what an {@link OutOfMemoryEvent} names. */
+  final long identity() {
+    try {
+      return CmrNative.cmr_java_ref_identity(ref());
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
   @Override
   public String toString() {
     return getClass().getSimpleName() + (isClosed() ? "(closed)" : "(" + typeName() + ")");
