@@ -899,7 +899,7 @@ class Resource:
     equality: str
     max_alignment: int | None   # None: any power of two
     state: bool
-    hooks: list             # of "init", "fini": the algorithm's own set-up of its struct
+    hooks: list             # of "init", "fini", "segments": the algorithm's own set-up of its struct, its walk
     params: list
     checks: list
     methods: list
@@ -991,6 +991,10 @@ class Resource:
     @property
     def has_fini(self) -> bool:
         return "fini" in self.hooks
+
+    @property
+    def has_segments(self) -> bool:
+        return "segments" in self.hooks
 
     @property
     def algorithm_methods(self) -> list:

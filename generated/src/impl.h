@@ -21,6 +21,8 @@
 #include "impl_state.h"
 #include "internal.h"
 
+struct cmr_segment_sink; /* segments.h: what a segments hook fills */
+
 /* Written once in an algorithm file, after its struct: tells the generated
  * wrapper the struct's size and alignment, checks that it begins with its
  * parameters, and tells where the fields its counter getters read are. */
@@ -71,6 +73,8 @@ extern const cmr_impl_layout cmr_arena_impl_layout;
 cmr_status cmr_arena_impl_init(cmr_arena_impl *impl);
 /* Undoes init's set-up and whatever the resource still holds. */
 void cmr_arena_impl_fini(cmr_arena_impl *impl);
+/* Adds its chunks and blocks to `sink` (segments.h), for snapshots. */
+void cmr_arena_impl_segments(cmr_arena_impl *impl, struct cmr_segment_sink *sink);
 cmr_status cmr_arena_impl_allocate(cmr_arena_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
 cmr_status cmr_arena_impl_deallocate(cmr_arena_impl *impl, void *ptr, size_t bytes, size_t alignment,
                                      cmr_stream stream);
@@ -251,6 +255,8 @@ extern const cmr_impl_layout cmr_fixed_size_impl_layout;
 cmr_status cmr_fixed_size_impl_init(cmr_fixed_size_impl *impl);
 /* Undoes init's set-up and whatever the resource still holds. */
 void cmr_fixed_size_impl_fini(cmr_fixed_size_impl *impl);
+/* Adds its chunks and blocks to `sink` (segments.h), for snapshots. */
+void cmr_fixed_size_impl_segments(cmr_fixed_size_impl *impl, struct cmr_segment_sink *sink);
 cmr_status cmr_fixed_size_impl_allocate(cmr_fixed_size_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
                                         void **out);
 cmr_status cmr_fixed_size_impl_deallocate(cmr_fixed_size_impl *impl, void *ptr, size_t bytes, size_t alignment,
@@ -353,6 +359,8 @@ extern const cmr_impl_layout cmr_pool_impl_layout;
 cmr_status cmr_pool_impl_init(cmr_pool_impl *impl);
 /* Undoes init's set-up and whatever the resource still holds. */
 void cmr_pool_impl_fini(cmr_pool_impl *impl);
+/* Adds its chunks and blocks to `sink` (segments.h), for snapshots. */
+void cmr_pool_impl_segments(cmr_pool_impl *impl, struct cmr_segment_sink *sink);
 cmr_status cmr_pool_impl_allocate(cmr_pool_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
 cmr_status cmr_pool_impl_deallocate(cmr_pool_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
 cmr_status cmr_pool_impl_pool_size(cmr_pool_impl *impl, size_t *out);

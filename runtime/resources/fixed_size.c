@@ -12,6 +12,7 @@
 #include "chunks.h"
 #include "impl.h"
 #include "lock.h"
+#include "segments.h"
 #include "sizes.h"
 #include "suballocator.h"
 
@@ -159,4 +160,8 @@ cmr_status cmr_fixed_size_impl_upstream_bytes(cmr_fixed_size_impl *impl, size_t 
 cmr_status cmr_fixed_size_impl_largest_free_block(cmr_fixed_size_impl *impl, size_t *out) {
   *out = cmr_stream_lists_largest(impl->free_blocks);
   return CMR_SUCCESS;
+}
+
+void cmr_fixed_size_impl_segments(cmr_fixed_size_impl *impl, cmr_segment_sink *sink) {
+  cmr_segments_walk(sink, &impl->chunks, impl->free_blocks, impl->handed_out);
 }

@@ -7,6 +7,7 @@
  * runtime/resources/arena.c. */
 #include "impl.h"
 #include "resource_class.h"
+#include "segments.h"
 #include "topology.h"
 
 static const cmr_resource_class arena_class;
@@ -19,6 +20,8 @@ static const size_t arena_string_offsets[] = {
 static cmr_status arena_init(void *impl) { return cmr_arena_impl_init(impl); }
 
 static void arena_fini(void *impl) { cmr_arena_impl_fini(impl); }
+
+static void arena_segments(void *impl, cmr_segment_sink *sink) { cmr_arena_impl_segments(impl, sink); }
 
 static cmr_status arena_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   return cmr_arena_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
@@ -58,6 +61,7 @@ static const cmr_resource_class arena_class = {
     .strings = {arena_string_offsets, 1},
     .init = arena_init,
     .fini = arena_fini,
+    .segments = arena_segments,
 };
 
 cmr_status cmr_arena_resource_create(cmr_resource_ref upstream, cmr_optional_size arena_size_option,

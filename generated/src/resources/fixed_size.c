@@ -7,6 +7,7 @@
  * runtime/resources/fixed_size.c. */
 #include "impl.h"
 #include "resource_class.h"
+#include "segments.h"
 #include "topology.h"
 
 static const cmr_resource_class fixed_size_class;
@@ -14,6 +15,8 @@ static const cmr_resource_class fixed_size_class;
 static cmr_status fixed_size_init(void *impl) { return cmr_fixed_size_impl_init(impl); }
 
 static void fixed_size_fini(void *impl) { cmr_fixed_size_impl_fini(impl); }
+
+static void fixed_size_segments(void *impl, cmr_segment_sink *sink) { cmr_fixed_size_impl_segments(impl, sink); }
 
 static cmr_status fixed_size_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   if (alignment > 256) {
@@ -56,6 +59,7 @@ static const cmr_resource_class fixed_size_class = {
     .layout = &cmr_fixed_size_impl_layout,
     .init = fixed_size_init,
     .fini = fixed_size_fini,
+    .segments = fixed_size_segments,
 };
 
 cmr_status cmr_fixed_size_resource_create(cmr_resource_ref upstream, cmr_optional_size block_size_option,

@@ -7,6 +7,7 @@
  * runtime/resources/pool.c. */
 #include "impl.h"
 #include "resource_class.h"
+#include "segments.h"
 #include "topology.h"
 
 static const cmr_resource_class pool_class;
@@ -14,6 +15,8 @@ static const cmr_resource_class pool_class;
 static cmr_status pool_init(void *impl) { return cmr_pool_impl_init(impl); }
 
 static void pool_fini(void *impl) { cmr_pool_impl_fini(impl); }
+
+static void pool_segments(void *impl, cmr_segment_sink *sink) { cmr_pool_impl_segments(impl, sink); }
 
 static cmr_status pool_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   return cmr_pool_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
@@ -52,6 +55,7 @@ static const cmr_resource_class pool_class = {
     .layout = &cmr_pool_impl_layout,
     .init = pool_init,
     .fini = pool_fini,
+    .segments = pool_segments,
 };
 
 cmr_status cmr_pool_resource_create(cmr_resource_ref upstream, cmr_optional_size initial_pool_size_option,

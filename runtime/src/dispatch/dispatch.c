@@ -4,6 +4,7 @@
  * CMR_DEFAULT_ALIGNMENT and no overflow once bytes are rounded up to it. The
  * pointers a resource hands back are checked here too. */
 #include "backend.h"
+#include "history.h"
 #include "internal.h"
 
 /* For the few functions every allocate and deallocate runs through: kept
@@ -253,6 +254,7 @@ static __attribute__((noinline)) cmr_status cmr_allocate_answered(const char *wh
   void *ptr = *call->out;
   if (status != CMR_SUCCESS) {
     *call->out = NULL;
+    if (status == CMR_ERROR_OUT_OF_MEMORY) cmr_history_note(CMR_HISTORY_OUT_OF_MEMORY, call->ref, call->stream, NULL, call->bytes);
     status = cmr_resource_failed(status, call->serial, call->ref, what, call->bytes);
   } else if (ptr == NULL) {
     status = cmr_error(CMR_ERROR_INTERNAL, "%s: resource %s returned NULL for %zu bytes", what,
@@ -281,6 +283,7 @@ static CMR_HOT_INLINE cmr_status cmr_allocate_call_checked(const char *what, cmr
                                                : cmr_call_allocate(kind, ref, self, bytes, alignment, stream, out);
   uintptr_t address = (uintptr_t)*out;
   if (__builtin_expect(status == CMR_SUCCESS && address != 0 && (address & (alignment - 1)) == 0, 1)) {
+    cmr_history_note(CMR_HISTORY_ALLOCATE, ref, stream, *out, bytes);
     cmr_call_end();
     return CMR_SUCCESS;
   }
@@ -339,6 +342,7 @@ static CMR_HOT_INLINE cmr_status cmr_deallocate_call_checked(const char *what, c
   cmr_status status = kind == CMR_CALL_ORDERED ? ref.ops->deallocate(self, ptr, bytes, alignment, stream)
                                                : cmr_call_deallocate(kind, ref, self, ptr, bytes, alignment, stream);
   if (__builtin_expect(status == CMR_SUCCESS, 1)) {
+    cmr_history_note(CMR_HISTORY_FREE, ref, stream, ptr, bytes);
     cmr_call_end();
     return CMR_SUCCESS;
   }
