@@ -82,8 +82,10 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (length > 0 && (unsigned char)json[0] == 0x80) {
-    fprintf(stderr, "cmr-report: %s is a pickle: write the snapshot as JSON (CMR_SNAPSHOT_JSON), or use "
-                    "python3 -m cmr.viz, which reads pickles\n", input);
+    fprintf(stderr,
+            "cmr-report: %s is a pickle: write the snapshot as JSON (CMR_SNAPSHOT_JSON), or use "
+            "python3 -m cmr.viz, which reads pickles\n",
+            input);
     free(json);
     return 1;
   }

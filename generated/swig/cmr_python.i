@@ -98,3 +98,4 @@ static cmr_status cmr_py_failure_callback_resource_create(cmr_resource_ref upstr
 %include <cmr/stream_pool.h>
 %include "device_buffer.swg"
 %include "fast_path.swg"
+%include "history.swg"

@@ -154,7 +154,8 @@ cmr_status cmr_pool_impl_release(cmr_pool_impl *impl) {
   cmr_status status = cmr_stream_lists_release(impl->free_lists, CMR_RELEASE_UNITS, cmr_pool_set_aside, &whole);
   /* The upstream is called with none of the pool's locks held. */
   for (cmr_block *block; (block = cmr_free_blocks_pop(&whole)) != NULL;) {
-    cmr_chunks_give_back(&impl->chunks, &(cmr_chunk){.address = block->address, .size = block->size}, CMR_DEFAULT_STREAM);
+    cmr_chunks_give_back(&impl->chunks, &(cmr_chunk){.address = block->address, .size = block->size},
+                         CMR_DEFAULT_STREAM);
     cmr_block_delete(block);
   }
   return status == CMR_SUCCESS ? status : cmr_error_context(status, "pool: release");

@@ -16,7 +16,7 @@
 #define MIB ((size_t)1 << 20)
 
 static cmr_history_options options(size_t capacity, unsigned flags, unsigned depth) {
-  return (cmr_history_options){sizeof(cmr_history_options), capacity, flags, depth};
+  return (cmr_history_options){sizeof(cmr_history_options), capacity, flags, depth, NULL, NULL};
 }
 
 /* The events kept, in a buffer the test frees, and their count. */
@@ -42,7 +42,7 @@ START_TEST(options_are_checked) {
   cmr_history_options bad = options(0, 0, 0);
   bad.size = 0;
   ck_assert_status(cmr_history_start(&bad), CMR_ERROR_INVALID_ARGUMENT);
-  ck_assert_message_has("options->size 0 is smaller than any version's");
+  ck_assert_message_has("options->size 0 is not the size of any version");
   bad = options((size_t)1 << 27, 0, 0);
   ck_assert_status(cmr_history_start(&bad), CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("capacity 134217728 is above the most");
@@ -246,6 +246,39 @@ START_TEST(c_stacks_are_taken_when_asked) {
 }
 END_TEST
 
+static uint64_t next_token(void *user) { return ++*(uint64_t *)user; }
+
+/* A binding's context function: its token in each event, and in the snapshot. */
+START_TEST(a_context_function_tags_each_event) {
+  cmr_system_resource *system = cmr_test_system_resource();
+  cmr_resource_ref ref = cmr_system_resource_ref(system);
+  uint64_t tokens = 40;
+  cmr_history_options tagged = options(0, 0, 0);
+  tagged.context = next_token;
+  tagged.context_user = &tokens;
+  ck_assert_ok(cmr_history_start(&tagged));
+  void *ptr = NULL;
+  ck_assert_ok(cmr_allocate(ref, 256, CMR_DEFAULT_STREAM, &ptr));
+  char *json = NULL;
+  size_t length = 0;
+  ck_assert_ok(cmr_snapshot_bytes(ref, CMR_SNAPSHOT_JSON, &json, &length));
+  ck_assert_ptr_nonnull(strstr(json, "\"context\":41,\"frames\":[]"));
+  cmr_snapshot_free(json);
+  ck_assert_ok(cmr_deallocate(ref, ptr, 256, CMR_DEFAULT_STREAM));
+  ck_assert_ok(cmr_history_stop());
+  size_t count = 0;
+  cmr_history_event *events = read_all(&count);
+  ck_assert_uint_eq(count, 2);
+  ck_assert_uint_eq(events[0].context, 41);
+  ck_assert_uint_eq(events[1].context, 42);
+  free(events);
+  /* A version older than any (no room for the context) is refused. */
+  tagged.size = offsetof(cmr_history_options, context) - 1;
+  ck_assert_status(cmr_history_start(&tagged), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_ok(cmr_system_resource_destroy(system));
+}
+END_TEST
+
 /* ---- many threads ------------------------------------------------------------- */
 
 enum { recording_threads = 4, pairs_per_thread = 2000 };
@@ -289,7 +322,8 @@ static void record_from_threads(bool restarting) {
   cmr_history_options big = options(restarting ? 1024 : 4 * recording_threads * pairs_per_thread, 0, 0);
   ck_assert_ok(cmr_history_start(&big));
   pthread_t threads[recording_threads + 1];
-  for (int i = 0; i < recording_threads; ++i) ck_assert_int_eq(pthread_create(&threads[i], NULL, allocate_and_free, &w), 0);
+  for (int i = 0; i < recording_threads; ++i)
+    ck_assert_int_eq(pthread_create(&threads[i], NULL, allocate_and_free, &w), 0);
   if (restarting) ck_assert_int_eq(pthread_create(&threads[recording_threads], NULL, read_and_restart, &w), 0);
   for (int i = 0; i < recording_threads; ++i) {
     void *failed = (void *)1;
@@ -407,7 +441,7 @@ static Suite *history_suite(void) {
   Suite *suite = suite_create("history");
   cmr_test_case(suite, "history", NULL, NULL, options_are_checked, nothing_is_recorded_while_off,
                 a_pool_records_its_calls_and_its_segments, out_of_memory_and_retries_are_recorded,
-                the_ring_keeps_the_newest_events, c_stacks_are_taken_when_asked);
+                the_ring_keeps_the_newest_events, c_stacks_are_taken_when_asked, a_context_function_tags_each_event);
   cmr_test_case(suite, "threads", NULL, NULL, threads_record_at_once, threads_record_while_others_read_and_restart);
   cmr_test_case(suite, "snapshots", NULL, NULL, snapshot_arguments_are_checked, a_pool_snapshot_has_its_segment);
   return suite;

@@ -35,6 +35,13 @@ extern "C" {
 /* The most frames an event keeps. */
 #define CMR_HISTORY_MAX_FRAMES 64u
 
+/* A binding's own frames (Python's): called on the recording thread for
+ * each event while recording, it returns a token of the binding's (0 for
+ * none) that the event keeps in `context` and snapshots write as
+ * "context" beside the C frames; the binding turns it into its frames when
+ * it reads the snapshot (cmr.memory does). It must not call into cmr. */
+typedef uint64_t (*cmr_history_context_function)(void *user);
+
 /* Versioned: set `size` to sizeof(cmr_history_options); later versions
  * append fields. A zeroed struct (size set) asks for the defaults. */
 typedef struct cmr_history_options {
@@ -46,6 +53,9 @@ typedef struct cmr_history_options {
   /* Frames kept per event with CMR_HISTORY_C_STACKS: 0 for 16; at most
    * CMR_HISTORY_MAX_FRAMES. */
   unsigned stack_depth;
+  /* Called for each event (NULL: none), with `context_user`. */
+  cmr_history_context_function context;
+  void *context_user;
 } cmr_history_options;
 
 typedef enum cmr_history_action {
@@ -71,6 +81,7 @@ typedef struct cmr_history_event {
   uint64_t address;          /* the memory's address (0 for an out-of-memory event or a retry) */
   size_t bytes;              /* the call's size */
   uint64_t thread;           /* the recording thread (pthread_self) */
+  uint64_t context;          /* the options' context function's token, 0 for none */
   unsigned frame_count;      /* frames in `frames`, innermost first (0 without C stacks) */
   void *frames[CMR_HISTORY_MAX_FRAMES];
 } cmr_history_event;

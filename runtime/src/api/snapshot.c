@@ -83,7 +83,9 @@ static void cmr_snapshot_frame(cmr_encoder *encoder, void *address) {
   cmr_encode_dict_end(encoder);
 }
 
+/* The event's frames, and its binding's token when it has one. */
 static void cmr_snapshot_frames(cmr_encoder *encoder, const cmr_history_event *event) {
+  if (event != NULL && event->context != 0) cmr_encode_key_uint(encoder, "context", event->context);
   cmr_encode_key(encoder, "frames");
   cmr_encode_list_begin(encoder);
   for (unsigned i = 0; event != NULL && i < event->frame_count; ++i) cmr_snapshot_frame(encoder, event->frames[i]);
@@ -159,8 +161,7 @@ static void cmr_snapshot_block(cmr_encoder *encoder, const cmr_segment_block *bl
 
 /* One chunk and the blocks from *next on that lie in it (sorted). */
 static void cmr_snapshot_segment(cmr_encoder *encoder, const cmr_segment_sink *sink, const cmr_segment_chunk *chunk,
-                                 size_t *next, const char *owner, uint64_t token,
-                                 const cmr_snapshot_history *history) {
+                                 size_t *next, const char *owner, uint64_t token, const cmr_snapshot_history *history) {
   size_t first = *next, end = *next;
   size_t allocated = 0, requested = 0;
   while (end < sink->block_count && sink->blocks[end].address < chunk->address + chunk->size) {
@@ -229,20 +230,20 @@ static void cmr_snapshot_trace(cmr_encoder *encoder, const char *action, const c
 /* PyTorch's actions for one event of the stack's (none for one it leaves out). */
 static void cmr_snapshot_traces_of(cmr_encoder *encoder, const cmr_history_event *event, uint64_t root) {
   switch (event->action) {
-    case CMR_HISTORY_ALLOCATE:
-      if (event->resource == root) cmr_snapshot_trace(encoder, "alloc", event);
-      break;
-    case CMR_HISTORY_FREE:
-      /* Freed in stream order: reusable on its stream at once. */
-      if (event->resource == root) {
-        cmr_snapshot_trace(encoder, "free_requested", event);
-        cmr_snapshot_trace(encoder, "free_completed", event);
-      }
-      break;
-    case CMR_HISTORY_SEGMENT_ALLOCATE: cmr_snapshot_trace(encoder, "segment_alloc", event); break;
-    case CMR_HISTORY_SEGMENT_FREE: cmr_snapshot_trace(encoder, "segment_free", event); break;
-    case CMR_HISTORY_OUT_OF_MEMORY: cmr_snapshot_trace(encoder, "oom", event); break;
-    case CMR_HISTORY_RETRY: break; /* under "cmr" */
+  case CMR_HISTORY_ALLOCATE:
+    if (event->resource == root) cmr_snapshot_trace(encoder, "alloc", event);
+    break;
+  case CMR_HISTORY_FREE:
+    /* Freed in stream order: reusable on its stream at once. */
+    if (event->resource == root) {
+      cmr_snapshot_trace(encoder, "free_requested", event);
+      cmr_snapshot_trace(encoder, "free_completed", event);
+    }
+    break;
+  case CMR_HISTORY_SEGMENT_ALLOCATE: cmr_snapshot_trace(encoder, "segment_alloc", event); break;
+  case CMR_HISTORY_SEGMENT_FREE: cmr_snapshot_trace(encoder, "segment_free", event); break;
+  case CMR_HISTORY_OUT_OF_MEMORY: cmr_snapshot_trace(encoder, "oom", event); break;
+  case CMR_HISTORY_RETRY: break; /* under "cmr" */
   }
 }
 

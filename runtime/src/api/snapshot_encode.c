@@ -64,7 +64,8 @@ static void cmr_encode_close(cmr_encoder *encoder, char pickled, char json) {
 
 void cmr_encode_start(cmr_encoder *encoder, cmr_snapshot_format format) {
   *encoder = (cmr_encoder){.format = format};
-  if (cmr_encode_pickled(encoder)) cmr_encode_bytes(encoder, (char[]){'\x80', format == CMR_SNAPSHOT_PICKLE ? 4 : 2}, 2);
+  if (cmr_encode_pickled(encoder))
+    cmr_encode_bytes(encoder, (char[]){'\x80', format == CMR_SNAPSHOT_PICKLE ? 4 : 2}, 2);
 }
 
 void cmr_encode_dict_begin(cmr_encoder *encoder) { cmr_encode_open(encoder, '}', '{'); }
@@ -110,12 +111,12 @@ void cmr_encode_uint(cmr_encoder *encoder, uint64_t value) {
 /* JSON's escape of one byte, or NULL when it stands as itself. */
 static const char *cmr_json_escape(unsigned char c, char spare[8]) {
   switch (c) {
-    case '"': return "\\\"";
-    case '\\': return "\\\\";
-    case '\n': return "\\n";
-    case '\t': return "\\t";
-    case '<': return "\\u003c"; /* never "</script>" inside the HTML report's JSON */
-    default: break;
+  case '"': return "\\\"";
+  case '\\': return "\\\\";
+  case '\n': return "\\n";
+  case '\t': return "\\t";
+  case '<': return "\\u003c"; /* never "</script>" inside the HTML report's JSON */
+  default: break;
   }
   if (c >= 0x20) return NULL;
   snprintf(spare, 8, "\\u%04x", c);
@@ -170,7 +171,7 @@ void cmr_encode_key_text(cmr_encoder *encoder, const char *key, const char *text
 
 cmr_status cmr_encode_finish(cmr_encoder *encoder, char **out, size_t *length) {
   if (cmr_encode_pickled(encoder)) cmr_encode_byte(encoder, '.'); /* STOP */
-  cmr_encode_byte(encoder, '\0');                                  /* past the end: JSON reads as a C string */
+  cmr_encode_byte(encoder, '\0');                                 /* past the end: JSON reads as a C string */
   if (encoder->failed || encoder->depth != 0) {
     free(encoder->data);
     *encoder = (cmr_encoder){0};

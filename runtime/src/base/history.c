@@ -35,6 +35,7 @@ typedef struct cmr_history_slot {
   uint64_t stream;
   uint64_t address;
   uint64_t thread;
+  uint64_t context;
   size_t bytes;
   const char *resource_type;
   cmr_history_action action;
@@ -44,6 +45,8 @@ typedef struct cmr_history_slot {
 typedef struct cmr_history_ring {
   size_t capacity;
   unsigned depth; /* frames per event, 0 without stacks */
+  cmr_history_context_function context;
+  void *context_user;
   _Atomic uint64_t next;
   _Atomic uint64_t lost; /* yielded to a newer event in their slot */
   cmr_history_slot *slots;
@@ -98,40 +101,47 @@ static void cmr_history_swap(cmr_history_ring *ring) {
   cmr_history_ring_free(old);
 }
 
-static cmr_status cmr_history_check_options(const cmr_history_options *options, size_t *capacity, unsigned *depth) {
+/* The options as given (the fields of the caller's version; the rest zero) in *given. */
+static cmr_status cmr_history_check_options(const cmr_history_options *options, cmr_history_options *given,
+                                            size_t *capacity, unsigned *depth) {
   static const char what[] = "cmr_history_start";
-  cmr_history_options given = {sizeof given, 0, 0, 0};
+  *given = (cmr_history_options){.size = sizeof *given};
   if (options != NULL) {
-    if (options->size < offsetof(cmr_history_options, stack_depth) + sizeof options->stack_depth) {
-      return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: options->size %zu is smaller than any version's (%zu)", what,
-                       options->size, sizeof given);
+    if (options->size < offsetof(cmr_history_options, context) || options->size > sizeof *options) {
+      return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: options->size %zu is not the size of any version (%zu)", what,
+                       options->size, sizeof *given);
     }
-    memcpy(&given, options, sizeof given);
+    memcpy(given, options, options->size);
   }
-  if (given.capacity > CMR_HISTORY_MAX_CAPACITY) {
+  if (given->capacity > CMR_HISTORY_MAX_CAPACITY) {
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: capacity %zu is above the most, %zu events", what,
-                     given.capacity, CMR_HISTORY_MAX_CAPACITY);
+                     given->capacity, CMR_HISTORY_MAX_CAPACITY);
   }
-  if (given.flags & ~CMR_HISTORY_C_STACKS) {
-    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: unknown flags 0x%x", what, given.flags & ~CMR_HISTORY_C_STACKS);
+  if (given->flags & ~CMR_HISTORY_C_STACKS) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: unknown flags 0x%x", what, given->flags & ~CMR_HISTORY_C_STACKS);
   }
-  if (given.stack_depth > CMR_HISTORY_MAX_FRAMES) {
+  if (given->stack_depth > CMR_HISTORY_MAX_FRAMES) {
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: stack_depth %u is above the most, %u frames", what,
-                     given.stack_depth, CMR_HISTORY_MAX_FRAMES);
+                     given->stack_depth, CMR_HISTORY_MAX_FRAMES);
   }
-  *capacity = given.capacity != 0 ? given.capacity : cmr_history_default_capacity;
+  *capacity = given->capacity != 0 ? given->capacity : cmr_history_default_capacity;
   *depth = 0;
-  if (given.flags & CMR_HISTORY_C_STACKS) *depth = given.stack_depth != 0 ? given.stack_depth : cmr_history_default_depth;
+  if (given->flags & CMR_HISTORY_C_STACKS) {
+    *depth = given->stack_depth != 0 ? given->stack_depth : cmr_history_default_depth;
+  }
   return CMR_SUCCESS;
 }
 
 cmr_status cmr_history_start(const cmr_history_options *options) {
   size_t capacity = 0;
   unsigned depth = 0;
-  cmr_status status = cmr_history_check_options(options, &capacity, &depth);
+  cmr_history_options given;
+  cmr_status status = cmr_history_check_options(options, &given, &capacity, &depth);
   cmr_history_ring *ring = NULL;
   if (status == CMR_SUCCESS) status = cmr_history_ring_new(capacity, depth, &ring);
   if (status != CMR_SUCCESS) return status;
+  ring->context = given.context;
+  ring->context_user = given.context_user;
   if (depth > 0) {
     /* backtrace's first call loads the unwinder (and may allocate): done
      * here, not inside the first recorded call. */
@@ -165,10 +175,12 @@ static __attribute__((noinline)) unsigned cmr_history_stack(void **frames, unsig
   return kept;
 }
 
-static __attribute__((noinline)) void cmr_history_write(cmr_history_ring *ring, cmr_history_action action, cmr_resource_ref ref,
-                              cmr_stream stream, const void *address, size_t bytes) {
+static __attribute__((noinline)) void cmr_history_write(cmr_history_ring *ring, cmr_history_action action,
+                                                        cmr_resource_ref ref, cmr_stream stream, const void *address,
+                                                        size_t bytes) {
   void *frames[CMR_HISTORY_MAX_FRAMES];
   unsigned frame_count = ring->depth > 0 ? cmr_history_stack(frames, ring->depth) : 0;
+  uint64_t context = ring->context != NULL ? ring->context(ring->context_user) : 0;
   uint64_t time_ns = cmr_history_clock();
   uint64_t sequence = atomic_fetch_add_explicit(&ring->next, 1, memory_order_relaxed);
   size_t index = (size_t)(sequence % ring->capacity);
@@ -188,13 +200,14 @@ static __attribute__((noinline)) void cmr_history_write(cmr_history_ring *ring, 
   slot->address = (uint64_t)(uintptr_t)address;
   slot->bytes = bytes;
   slot->thread = (uint64_t)pthread_self();
+  slot->context = context;
   slot->frame_count = frame_count;
   if (frame_count > 0) memcpy(&ring->frames[index * ring->depth], frames, frame_count * sizeof *frames);
   cmr_lock_release(&slot->lock);
 }
 
 __attribute__((noinline)) void cmr_history_append(cmr_history_action action, cmr_resource_ref ref, cmr_stream stream,
-                                                 const void *address, size_t bytes) {
+                                                  const void *address, size_t bytes) {
   unsigned epoch = atomic_load(&cmr_history_epoch);
   for (;;) {
     atomic_fetch_add(&cmr_history_writers[epoch & 1], 1);
@@ -233,6 +246,7 @@ static bool cmr_history_read_slot(const cmr_history_ring *ring, size_t index, cm
                                  .address = slot->address,
                                  .bytes = slot->bytes,
                                  .thread = slot->thread,
+                                 .context = slot->context,
                                  .frame_count = slot->frame_count};
     if (slot->frame_count > 0) {
       memcpy(event->frames, &ring->frames[index * ring->depth], slot->frame_count * sizeof *event->frames);
@@ -309,12 +323,12 @@ cmr_status cmr_history_read(cmr_history_event *events, size_t capacity, size_t *
 
 const char *cmr_history_action_name(cmr_history_action action) {
   switch (action) {
-    case CMR_HISTORY_ALLOCATE: return "alloc";
-    case CMR_HISTORY_FREE: return "free";
-    case CMR_HISTORY_SEGMENT_ALLOCATE: return "segment_alloc";
-    case CMR_HISTORY_SEGMENT_FREE: return "segment_free";
-    case CMR_HISTORY_OUT_OF_MEMORY: return "oom";
-    case CMR_HISTORY_RETRY: return "retry";
+  case CMR_HISTORY_ALLOCATE: return "alloc";
+  case CMR_HISTORY_FREE: return "free";
+  case CMR_HISTORY_SEGMENT_ALLOCATE: return "segment_alloc";
+  case CMR_HISTORY_SEGMENT_FREE: return "segment_free";
+  case CMR_HISTORY_OUT_OF_MEMORY: return "oom";
+  case CMR_HISTORY_RETRY: return "retry";
   }
   return "unknown";
 }

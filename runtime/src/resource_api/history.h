@@ -21,11 +21,16 @@ extern _Atomic bool cmr_history_on;
 void cmr_history_append(cmr_history_action action, cmr_resource_ref ref, cmr_stream stream, const void *address,
                         size_t bytes);
 
+/* Whether recording is on: one relaxed load, its branch predicted not taken. */
+static inline __attribute__((always_inline)) bool cmr_history_is_on(void) {
+  return __builtin_expect(atomic_load_explicit(&cmr_history_on, memory_order_relaxed), 0);
+}
+
 /* Records the event when recording is on. */
 static inline __attribute__((always_inline)) void cmr_history_note(cmr_history_action action, cmr_resource_ref ref,
                                                                    cmr_stream stream, const void *address,
                                                                    size_t bytes) {
-  if (__builtin_expect(atomic_load_explicit(&cmr_history_on, memory_order_relaxed), 0)) {
+  if (cmr_history_is_on()) {
     cmr_history_append(action, ref, stream, address, bytes);
   }
 }

@@ -171,7 +171,8 @@ cmr_status cmr_chunks_grow(cmr_chunks *chunks, size_t least, size_t preferred, c
     CMR_CHECK(cmr_chunks_changed_valid, chunks, chunks->count - 1);
   }
   cmr_mutex_unlock(&chunks->lock);
-  if (status == CMR_SUCCESS) cmr_history_note(CMR_HISTORY_SEGMENT_ALLOCATE, chunks->upstream, stream, out->address, out->size);
+  if (status == CMR_SUCCESS)
+    cmr_history_note(CMR_HISTORY_SEGMENT_ALLOCATE, chunks->upstream, stream, out->address, out->size);
   if (taken && status != CMR_SUCCESS) {
     status = cmr_give_back(status, chunks->upstream, out->address, out->size, CMR_DEFAULT_ALIGNMENT, stream);
   }

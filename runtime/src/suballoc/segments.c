@@ -30,9 +30,8 @@ void cmr_segments_add_chunk(cmr_segment_sink *sink, const cmr_chunk *chunk) {
 void cmr_segments_add_block(cmr_segment_sink *sink, const cmr_block *block, bool allocated, uint64_t stream_key) {
   if (!cmr_segments_room(sink, (void **)&sink->blocks, sink->block_count, &sink->block_capacity, sizeof *sink->blocks))
     return;
-  sink->blocks[sink->block_count++] =
-      (cmr_segment_block){(uintptr_t)block->address, block->size, allocated ? block->requested : 0, stream_key,
-                          allocated};
+  sink->blocks[sink->block_count++] = (cmr_segment_block){(uintptr_t)block->address, block->size,
+                                                          allocated ? block->requested : 0, stream_key, allocated};
 }
 
 void cmr_segments_sink_clear(cmr_segment_sink *sink) {
