@@ -99,9 +99,12 @@ typedef struct cmr_snapshot_history {
   size_t count;
   uint64_t dropped;
   /* The allocations of the stack's resources, by address then sequence:
-   * a block's frames are its latest allocation's. */
+   * a block's frames are its latest allocation's; and likewise the
+   * segments' growth events, for a segment's frames. */
   const cmr_history_event **allocations;
   size_t allocation_count;
+  const cmr_history_event **growths;
+  size_t growth_count;
 } cmr_snapshot_history;
 
 static int cmr_allocation_order(const void *a, const void *b) {
@@ -115,32 +118,38 @@ static cmr_status cmr_snapshot_history_read(const cmr_snapshot_stack *stack, cmr
   cmr_status status = cmr_history_copy(&history->events, &history->count, &history->dropped);
   if (status != CMR_SUCCESS || history->count == 0) return status;
   history->allocations = malloc(history->count * sizeof *history->allocations);
-  if (history->allocations == NULL) {
+  history->growths = malloc(history->count * sizeof *history->growths);
+  if (history->allocations == NULL || history->growths == NULL) {
+    free(history->allocations);
+    free(history->growths);
     free(history->events);
+    *history = (cmr_snapshot_history){0};
     return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "snapshot: no host memory for an index of %zu events", history->count);
   }
   for (size_t i = 0; i < history->count; ++i) {
     const cmr_history_event *event = &history->events[i];
-    if (event->action == CMR_HISTORY_ALLOCATE && cmr_snapshot_has(stack, event->resource)) {
-      history->allocations[history->allocation_count++] = event;
-    }
+    if (!cmr_snapshot_has(stack, event->resource)) continue;
+    if (event->action == CMR_HISTORY_ALLOCATE) history->allocations[history->allocation_count++] = event;
+    if (event->action == CMR_HISTORY_SEGMENT_ALLOCATE) history->growths[history->growth_count++] = event;
   }
   qsort(history->allocations, history->allocation_count, sizeof *history->allocations, cmr_allocation_order);
+  qsort(history->growths, history->growth_count, sizeof *history->growths, cmr_allocation_order);
   return CMR_SUCCESS;
 }
 
-/* The latest allocation at `address`, or NULL. */
-static const cmr_history_event *cmr_snapshot_allocation_at(const cmr_snapshot_history *history, uint64_t address) {
-  size_t low = 0, high = history->allocation_count; /* the first past `address` */
+/* The latest of `events` (`count`, sorted by address then sequence) at `address`, or NULL. */
+static const cmr_history_event *cmr_snapshot_latest_at(const cmr_history_event *const *events, size_t count,
+                                                       uint64_t address) {
+  size_t low = 0, high = count; /* the first past `address` */
   while (low < high) {
     size_t middle = low + (high - low) / 2;
-    if (history->allocations[middle]->address <= address) {
+    if (events[middle]->address <= address) {
       low = middle + 1;
     } else {
       high = middle;
     }
   }
-  return low > 0 && history->allocations[low - 1]->address == address ? history->allocations[low - 1] : NULL;
+  return low > 0 && events[low - 1]->address == address ? events[low - 1] : NULL;
 }
 
 /* ---- segments ---------------------------------------------------------------------- */
@@ -155,7 +164,9 @@ static void cmr_snapshot_block(cmr_encoder *encoder, const cmr_segment_block *bl
   if (!block->allocated && block->stream_key != CMR_SEGMENTS_NO_STREAM) {
     cmr_encode_key_uint(encoder, "stream", block->stream_key);
   }
-  cmr_snapshot_frames(encoder, block->allocated ? cmr_snapshot_allocation_at(history, block->address) : NULL);
+  const cmr_history_event *allocation =
+      cmr_snapshot_latest_at(history->allocations, history->allocation_count, block->address);
+  cmr_snapshot_frames(encoder, block->allocated ? allocation : NULL);
   cmr_encode_dict_end(encoder);
 }
 
@@ -180,6 +191,9 @@ static void cmr_snapshot_segment(cmr_encoder *encoder, const cmr_segment_sink *s
   cmr_encode_key_uint(encoder, "requested_size", requested);
   cmr_encode_key(encoder, "is_expandable");
   cmr_encode_bool(encoder, false);
+  cmr_encode_key(encoder, "segment_pool_id");
+  cmr_encode_pair(encoder, 0, 0);
+  cmr_snapshot_frames(encoder, cmr_snapshot_latest_at(history->growths, history->growth_count, chunk->address));
   cmr_encode_key_text(encoder, "resource", owner);
   cmr_encode_key_uint(encoder, "resource_id", token);
   cmr_encode_key(encoder, "blocks");
@@ -313,6 +327,7 @@ static cmr_status cmr_snapshot_make(cmr_resource_ref ref, cmr_snapshot_format fo
     if (encoded == CMR_SUCCESS && status != CMR_SUCCESS) free(*out);
   }
   free(history.allocations);
+  free(history.growths);
   free(history.events);
   cmr_snapshot_stack_free(&stack);
   cmr_call_end();

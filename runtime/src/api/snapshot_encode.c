@@ -3,7 +3,7 @@
  * pickle opcodes used are those of Python's pickle module
  * (Lib/pickletools.py documents them): PROTO, EMPTY_DICT / EMPTY_LIST with
  * MARK and SETITEMS / APPENDS, BININT / LONG1, BINUNICODE (and, at
- * protocol 4, SHORT_BINUNICODE), NEWTRUE / NEWFALSE, STOP. */
+ * protocol 4, SHORT_BINUNICODE), NEWTRUE / NEWFALSE, TUPLE2, STOP. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,6 +157,19 @@ void cmr_encode_bool(cmr_encoder *encoder, bool value) {
   } else {
     cmr_encode_bytes(encoder, value ? "true" : "false", value ? 4 : 5);
   }
+}
+
+void cmr_encode_pair(cmr_encoder *encoder, uint64_t first, uint64_t second) {
+  if (!cmr_encode_pickled(encoder)) {
+    cmr_encode_list_begin(encoder);
+    cmr_encode_uint(encoder, first);
+    cmr_encode_uint(encoder, second);
+    cmr_encode_list_end(encoder);
+    return;
+  }
+  cmr_encode_uint(encoder, first); /* the tuple's items, then TUPLE2 */
+  cmr_encode_uint(encoder, second);
+  cmr_encode_byte(encoder, '\x86');
 }
 
 void cmr_encode_key_uint(cmr_encoder *encoder, const char *key, uint64_t value) {

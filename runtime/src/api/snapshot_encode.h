@@ -37,6 +37,8 @@ void cmr_encode_uint(cmr_encoder *encoder, uint64_t value);
  * names are not promised to be UTF-8). */
 void cmr_encode_text(cmr_encoder *encoder, const char *text);
 void cmr_encode_bool(cmr_encoder *encoder, bool value);
+/* A pair of integers: a tuple in a pickle, a list of two in JSON. */
+void cmr_encode_pair(cmr_encoder *encoder, uint64_t first, uint64_t second);
 /* The key and a value, in one call. */
 void cmr_encode_key_uint(cmr_encoder *encoder, const char *key, uint64_t value);
 void cmr_encode_key_text(cmr_encoder *encoder, const char *key, const char *text);
