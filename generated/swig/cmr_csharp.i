@@ -114,3 +114,28 @@ cmr_status cmr_cs_release_tracking(void *handle);
 %include <cmr/device_buffer.h>
 %include <cmr/log.h>
 %include <cmr/stream_pool.h>
+%ignore cmr_history_start;
+%ignore cmr_history_read;
+%ignore cmr_history_event;
+%ignore cmr_history_options;
+%ignore cmr_history_context_function;
+%ignore cmr_snapshot_bytes;
+%ignore cmr_snapshot_free;
+%ignore cmr_snapshot_report;
+%ignore cmr_snapshot_write;
+%ignore cmr_snapshot_format;
+%ignore cmr_history_action;
+%ignore cmr_history_action_name;
+%inline %{
+/* cmr_history_start with these options (CMR_HISTORY_C_STACKS in flags). */
+static cmr_status cmr_history_start_with(size_t capacity, unsigned flags, unsigned stack_depth) {
+  cmr_history_options options = {sizeof options, capacity, flags, stack_depth, NULL, NULL};
+  return cmr_history_start(&options);
+}
+/* cmr_snapshot_write with the format as its number (each binding names the formats its own way). */
+static cmr_status cmr_snapshot_write_to(cmr_resource_ref ref, int format, const char *path) {
+  return cmr_snapshot_write(ref, (cmr_snapshot_format)format, path);
+}
+%}
+%include <cmr/history.h>
+

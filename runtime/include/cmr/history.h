@@ -30,10 +30,10 @@ extern "C" {
 /* ---- the history ------------------------------------------------------------ */
 
 /* Take the C call stack of every event (backtrace(3)). */
-#define CMR_HISTORY_C_STACKS 1u
+#define CMR_HISTORY_C_STACKS 1
 
 /* The most frames an event keeps. */
-#define CMR_HISTORY_MAX_FRAMES 64u
+#define CMR_HISTORY_MAX_FRAMES 64
 
 /* A binding's own frames (Python's): called on the recording thread for
  * each event while recording, it returns a token of the binding's (0 for

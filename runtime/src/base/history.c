@@ -267,7 +267,7 @@ static cmr_status cmr_history_copy_ring(const cmr_history_ring *ring, cmr_histor
   }
   size_t kept = 0;
   for (size_t i = 0; i < most; ++i) kept += cmr_history_read_slot(ring, i, &events[kept]);
-  qsort(events, kept, sizeof *events, cmr_history_by_sequence);
+  if (kept > 1) qsort(events, kept, sizeof *events, cmr_history_by_sequence);
   *out = events;
   *count = kept;
   uint64_t now = atomic_load(&((cmr_history_ring *)ring)->next);
