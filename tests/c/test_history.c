@@ -31,6 +31,12 @@ static cmr_history_event *read_all(size_t *count) {
   return events;
 }
 
+/* Stops recording; the events kept, as read_all. */
+static cmr_history_event *stop_and_read(size_t *count) {
+  ck_assert_ok(cmr_history_stop());
+  return read_all(count);
+}
+
 static cmr_pool_resource *pool_over(cmr_resource_ref upstream, size_t initial, size_t maximum) {
   cmr_pool_resource *pool = NULL;
   ck_assert_ok(cmr_pool_resource_create(upstream, CMR_SIZE(initial), maximum ? CMR_SIZE(maximum) : CMR_SIZE_DEFAULT,
@@ -156,9 +162,8 @@ START_TEST(out_of_memory_and_retries_are_recorded) {
   void *ptr = (void *)1;
   ck_assert_status(cmr_allocate(cmr_failure_callback_resource_ref(retrying), 2 * MIB, CMR_DEFAULT_STREAM, &ptr),
                    CMR_ERROR_OUT_OF_MEMORY);
-  ck_assert_ok(cmr_history_stop());
   size_t count = 0;
-  cmr_history_event *events = read_all(&count);
+  cmr_history_event *events = stop_and_read(&count);
   /* pool refuses, the callback retries, pool refuses, the callback gives
    * up: failure_callback's own failure is one more. */
   ck_assert_uint_eq(count, 4);
@@ -224,9 +229,8 @@ START_TEST(c_stacks_are_taken_when_asked) {
   void *ptr = NULL;
   ck_assert_ok(cmr_allocate(ref, 256, CMR_DEFAULT_STREAM, &ptr));
   ck_assert_ok(cmr_deallocate(ref, ptr, 256, CMR_DEFAULT_STREAM));
-  ck_assert_ok(cmr_history_stop());
   size_t count = 0;
-  cmr_history_event *events = read_all(&count);
+  cmr_history_event *events = stop_and_read(&count);
   ck_assert_uint_eq(count, 2);
   ck_assert_uint_eq(events[0].frame_count, 4);
   ck_assert_ptr_nonnull(events[0].frames[0]);
@@ -265,9 +269,8 @@ START_TEST(a_context_function_tags_each_event) {
   ck_assert_ptr_nonnull(strstr(json, "\"context\":41,\"frames\":[]"));
   cmr_snapshot_free(json);
   ck_assert_ok(cmr_deallocate(ref, ptr, 256, CMR_DEFAULT_STREAM));
-  ck_assert_ok(cmr_history_stop());
   size_t count = 0;
-  cmr_history_event *events = read_all(&count);
+  cmr_history_event *events = stop_and_read(&count);
   ck_assert_uint_eq(count, 2);
   ck_assert_uint_eq(events[0].context, 41);
   ck_assert_uint_eq(events[1].context, 42);

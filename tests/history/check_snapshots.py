@@ -16,6 +16,8 @@ import subprocess
 import sys
 import tempfile
 
+from expectations import expect, finish
+
 SEGMENT_KEYS = {"device", "address", "total_size", "stream", "segment_type", "allocated_size", "active_size",
                 "requested_size", "is_expandable", "segment_pool_id", "frames", "blocks"}
 BLOCK_KEYS = {"address", "size", "requested_size", "state", "frames"}
@@ -23,15 +25,6 @@ TRACE_KEYS = {"action", "addr", "size", "stream", "time_us", "frames"}
 ACTIONS = {"alloc", "free_requested", "free_completed", "segment_alloc", "segment_free", "oom"}
 STATES = {"active_allocated", "inactive"}
 FRAME_KEYS = {"filename", "line", "name"}
-
-failures = []
-
-
-def expect(condition, what):
-    if not condition:
-        failures.append(what)
-    return condition
-
 
 def check_frames(frames, where):
     expect(isinstance(frames, list), f"{where}: frames is a list")
@@ -132,6 +125,9 @@ def main():
     workload, reporter = sys.argv[1:3]
     with tempfile.TemporaryDirectory() as out:
         run = subprocess.run([workload, out], capture_output=True, text=True)
+        if run.returncode == 77:
+            print(run.stdout.strip())
+            return 77
         expect(run.returncode == 0, f"the workload failed: {run.stderr}")
         live = {line.split()[0]: int(line.split()[2]) for line in run.stdout.splitlines()}
         expect(set(live) == {"pool", "arena", "fixed_size", "binning"}, f"the workload's stacks: {run.stdout}")
@@ -156,10 +152,7 @@ def main():
                 expect(a.read() == b.read(), f"{name}: cmr-report's page is the C writer's")
         refused = subprocess.run([reporter, os.path.join(out, "pool.pickle")], capture_output=True, text=True)
         expect(refused.returncode == 1 and "is a pickle" in refused.stderr, "cmr-report refuses a pickle, saying so")
-    for failure in failures:
-        print("FAILED:", failure)
-    print(f"{len(failures)} failures")
-    return 1 if failures else 0
+    return finish()
 
 
 if __name__ == "__main__":

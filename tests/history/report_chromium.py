@@ -20,6 +20,8 @@ import sys
 import tempfile
 import zlib
 
+from expectations import expect, finish
+
 ALLOCATED_BLUE = (0x38, 0x67, 0xD6)
 
 
@@ -100,14 +102,11 @@ def main():
     if shutil.which("chromium") is None:
         print("chromium is not installed (apt-get install chromium): skipped")
         return 77
-    failures = []
-
-    def expect(condition, what):
-        if not condition:
-            failures.append(what)
-
     with tempfile.TemporaryDirectory() as out:
         run = subprocess.run([sys.argv[1], out], capture_output=True, text=True)
+        if run.returncode == 77:
+            print(run.stdout.strip())
+            return 77
         if run.returncode != 0:
             print("the workload failed:", run.stderr)
             return 1
@@ -159,10 +158,7 @@ def main():
             expect(blue > 2000, f"{blue} pixels of the allocated blue: the blocks and bars were painted")
             if os.environ.get("CMR_REPORT_SCREENSHOT"):
                 shutil.copy(os.path.join(out, "pool.png"), os.environ["CMR_REPORT_SCREENSHOT"])
-    for failure in failures:
-        print("FAILED:", failure)
-    print(f"{len(failures)} failures")
-    return 1 if failures else 0
+    return finish()
 
 
 if __name__ == "__main__":

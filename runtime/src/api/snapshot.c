@@ -324,7 +324,10 @@ static cmr_status cmr_snapshot_make(cmr_resource_ref ref, cmr_snapshot_format fo
     status = cmr_snapshot_encode(&encoder, &stack, &history, ref.ops->type_name != NULL ? ref.ops->type_name : "");
     cmr_status encoded = cmr_encode_finish(&encoder, out, length);
     if (status == CMR_SUCCESS) status = encoded;
-    if (encoded == CMR_SUCCESS && status != CMR_SUCCESS) free(*out);
+    if (encoded == CMR_SUCCESS && status != CMR_SUCCESS) {
+      free(*out);
+      *out = NULL;
+    }
   }
   free(history.allocations);
   free(history.growths);
@@ -333,6 +336,7 @@ static cmr_status cmr_snapshot_make(cmr_resource_ref ref, cmr_snapshot_format fo
   cmr_call_end();
   if (status == CMR_SUCCESS && format == CMR_SNAPSHOT_HTML) {
     char *json = *out;
+    *out = NULL;
     status = cmr_report_render(json, *length, what, out, length);
     free(json);
   }
@@ -356,8 +360,6 @@ cmr_status cmr_snapshot_write(cmr_resource_ref ref, cmr_snapshot_format format, 
   if (path == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "%s: path is NULL", what);
   char *bytes = NULL;
   size_t length = 0;
-  cmr_status status = cmr_snapshot_make(ref, format, what, &bytes, &length);
-  if (status == CMR_SUCCESS) status = cmr_report_save(bytes, length, path, what);
-  free(bytes);
-  return status;
+  cmr_status made = cmr_snapshot_make(ref, format, what, &bytes, &length);
+  return cmr_report_keep(made, bytes, length, path, what);
 }

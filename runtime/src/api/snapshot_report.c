@@ -50,7 +50,8 @@ cmr_status cmr_report_render(const char *json, size_t length, const char *what, 
   return CMR_SUCCESS;
 }
 
-cmr_status cmr_report_save(const char *bytes, size_t length, const char *path, const char *what) {
+/* Writes `length` bytes to `path`. */
+static cmr_status cmr_report_save(const char *bytes, size_t length, const char *path, const char *what) {
   FILE *file = fopen(path, "wb");
   if (file == NULL) {
     return cmr_error(CMR_ERROR_IO, "%s: \"%.*s%s\" cannot be opened for writing: %s", what, CMR_QUOTE(path),
@@ -69,6 +70,12 @@ cmr_status cmr_report_save(const char *bytes, size_t length, const char *path, c
   return CMR_SUCCESS;
 }
 
+cmr_status cmr_report_keep(cmr_status made, char *bytes, size_t length, const char *path, const char *what) {
+  cmr_status status = made == CMR_SUCCESS ? cmr_report_save(bytes, length, path, what) : made;
+  free(bytes);
+  return status;
+}
+
 cmr_status cmr_snapshot_report(const char *json, size_t length, const char *path) {
   static const char what[] = "cmr_snapshot_report";
   if (json == NULL || path == NULL) {
@@ -76,8 +83,6 @@ cmr_status cmr_snapshot_report(const char *json, size_t length, const char *path
   }
   char *page = NULL;
   size_t page_length = 0;
-  cmr_status status = cmr_report_render(json, length, what, &page, &page_length);
-  if (status == CMR_SUCCESS) status = cmr_report_save(page, page_length, path, what);
-  free(page);
-  return status;
+  cmr_status made = cmr_report_render(json, length, what, &page, &page_length);
+  return cmr_report_keep(made, page, page_length, path, what);
 }

@@ -17,7 +17,9 @@ extern const size_t cmr_report_template_length;
 /* The page for `length` bytes of JSON at `json` (a JSON object, else
  * CMR_ERROR_INVALID_ARGUMENT naming `what`): in *out (free() it), *out_length bytes. */
 cmr_status cmr_report_render(const char *json, size_t length, const char *what, char **out, size_t *out_length);
-/* Writes `length` bytes to `path` (CMR_ERROR_IO saying why, naming `what`). */
-cmr_status cmr_report_save(const char *bytes, size_t length, const char *path, const char *what);
+/* When `made` (the status of making `bytes`) is CMR_SUCCESS, writes the
+ * `length` bytes to `path` (CMR_ERROR_IO saying why, naming `what`); frees
+ * `bytes` either way. Returns `made`, or the write's failure. */
+cmr_status cmr_report_keep(cmr_status made, char *bytes, size_t length, const char *path, const char *what);
 
 #endif /* CMR_SNAPSHOT_REPORT_H */

@@ -148,10 +148,10 @@ cmr_status cmr_history_start(const cmr_history_options *options) {
     void *warm[2];
     (void)backtrace(warm, 2);
   }
-  pthread_mutex_lock(&cmr_history_control);
+  cmr_mutex_lock(&cmr_history_control);
   cmr_history_swap(ring);
   atomic_store(&cmr_history_on, true);
-  pthread_mutex_unlock(&cmr_history_control);
+  cmr_mutex_unlock(&cmr_history_control);
   return CMR_SUCCESS;
 }
 
@@ -279,10 +279,10 @@ cmr_status cmr_history_copy(cmr_history_event **out, size_t *count, uint64_t *dr
   *out = NULL;
   *count = 0;
   *dropped = 0;
-  pthread_mutex_lock(&cmr_history_control);
+  cmr_mutex_lock(&cmr_history_control);
   cmr_history_ring *ring = atomic_load(&cmr_history_ring_now);
   cmr_status status = ring != NULL ? cmr_history_copy_ring(ring, out, count, dropped) : CMR_SUCCESS;
-  pthread_mutex_unlock(&cmr_history_control);
+  cmr_mutex_unlock(&cmr_history_control);
   return status;
 }
 
