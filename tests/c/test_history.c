@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "test_util.h"
@@ -367,6 +368,55 @@ END_TEST
 START_TEST(threads_record_while_others_read_and_restart) { record_from_threads(true); }
 END_TEST
 
+static void *record_until_stopped(void *arg) {
+  worker *w = arg;
+  while (!atomic_load(w->stop)) {
+    void *ptr = NULL;
+    if (cmr_allocate(w->ref, 256, CMR_DEFAULT_STREAM, &ptr) != CMR_SUCCESS) return arg;
+    if (cmr_deallocate(w->ref, ptr, 256, CMR_DEFAULT_STREAM) != CMR_SUCCESS) return arg;
+  }
+  return NULL;
+}
+
+/* A child forked while a thread records starts without a history (the
+ * parent's writers are not in it) and records its own. */
+START_TEST(a_forked_child_starts_without_a_history) {
+  cmr_system_resource *system = cmr_test_system_resource();
+  _Atomic bool stop = false;
+  worker w = {cmr_system_resource_ref(system), &stop};
+  ck_assert_ok(cmr_history_start(NULL));
+  pthread_t thread;
+  ck_assert_int_eq(pthread_create(&thread, NULL, record_until_stopped, &w), 0);
+  for (int round = 0; round < 20; ++round) {
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+      size_t count = 1;
+      bool fresh = !cmr_history_recording() && cmr_history_read(NULL, 0, &count, NULL) == CMR_SUCCESS && count == 0;
+      cmr_system_resource *own = NULL;
+      void *ptr = NULL;
+      bool records = fresh && cmr_history_start(NULL) == CMR_SUCCESS;
+      /* A CUDA child cannot use the device (CUDA does not survive fork): the host build allocates. */
+      if (records && !cmr_built_with_cuda()) {
+        records = cmr_system_resource_create(&own) == CMR_SUCCESS &&
+                  cmr_allocate(cmr_system_resource_ref(own), 256, CMR_DEFAULT_STREAM, &ptr) == CMR_SUCCESS &&
+                  cmr_history_read(NULL, 0, &count, NULL) == CMR_SUCCESS && count == 1;
+      }
+      _exit(records ? 0 : 1);
+    }
+    int status = 0;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child's history (round %d)", round);
+  }
+  atomic_store(&stop, true);
+  void *failed = (void *)1;
+  ck_assert_int_eq(pthread_join(thread, &failed), 0);
+  ck_assert_ptr_null(failed);
+  ck_assert_ok(cmr_history_stop());
+  ck_assert_ok(cmr_system_resource_destroy(system));
+}
+END_TEST
+
 /* ---- snapshots ------------------------------------------------------------------ */
 
 START_TEST(snapshot_arguments_are_checked) {
@@ -445,7 +495,8 @@ static Suite *history_suite(void) {
   cmr_test_case(suite, "history", NULL, NULL, options_are_checked, nothing_is_recorded_while_off,
                 a_pool_records_its_calls_and_its_segments, out_of_memory_and_retries_are_recorded,
                 the_ring_keeps_the_newest_events, c_stacks_are_taken_when_asked, a_context_function_tags_each_event);
-  cmr_test_case(suite, "threads", NULL, NULL, threads_record_at_once, threads_record_while_others_read_and_restart);
+  cmr_test_case(suite, "threads", NULL, NULL, threads_record_at_once, threads_record_while_others_read_and_restart,
+                a_forked_child_starts_without_a_history);
   cmr_test_case(suite, "snapshots", NULL, NULL, snapshot_arguments_are_checked, a_pool_snapshot_has_its_segment);
   return suite;
 }

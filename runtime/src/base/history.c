@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "errors.h"
+#include "fork.h"
 #include "history.h"
 #include "lock.h"
 
@@ -332,3 +333,22 @@ const char *cmr_history_action_name(cmr_history_action action) {
   }
   return "unknown";
 }
+
+/* ---- fork ----------------------------------------------------------------------- */
+
+/* Held over the fork, so that no start swaps the ring and no reader is in it then. */
+static void cmr_history_fork_take(void) { cmr_mutex_lock(&cmr_history_control); }
+
+static void cmr_history_fork_give(void) { cmr_mutex_unlock(&cmr_history_control); }
+
+/* The child has none of the parent's writers (a slot lock one of them held
+ * would stay held): it starts without a history, as if never started. */
+static void cmr_history_fork_child(void) {
+  atomic_store(&cmr_history_on, false);
+  cmr_history_ring *ring = atomic_exchange(&cmr_history_ring_now, NULL);
+  atomic_store(&cmr_history_writers[0], 0);
+  atomic_store(&cmr_history_writers[1], 0);
+  cmr_history_ring_free(ring);
+}
+
+CMR_FORK_PART(CMR_FORK_HISTORY, NULL, cmr_history_fork_take, cmr_history_fork_give, cmr_history_fork_child)
