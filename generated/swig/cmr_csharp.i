@@ -55,10 +55,15 @@ CMR_CS_HANDLE(cmr_cuda_async_resource, ResourceHandle)
 %ignore cmr_cuda_async_resource_destroy;
 cmr_status cmr_cs_release_cuda_async(void *handle);
 %rename(CudaAsyncExportHandleType) cmr_cuda_async_export_handle_type;
+%typemap(csclassmodifiers) enum cmr_cuda_async_export_handle_type "/// <summary>cuda_async's export_handle_type: The set of shareable handle kinds the pool exports for IPC, each value naming one set: none, a POSIX file descriptor, a fabric handle, or both (the driver&#39;s handle types ORed, as RMM&#39;s enable_ipc with enable_fabric); a device that cannot export every kind of the set is CMR_ERROR_UNSUPPORTED.</summary>\npublic enum"
 %rename(None) CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE;
+%csattributes CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE "/// <summary>export_handle_type=none in a stack expression.</summary>";
 %rename(PosixFileDescriptor) CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+%csattributes CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR "/// <summary>export_handle_type=posix_file_descriptor in a stack expression.</summary>";
 %rename(Fabric) CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC;
+%csattributes CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC "/// <summary>export_handle_type=fabric in a stack expression.</summary>";
 %rename(PosixFileDescriptorAndFabric) CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_AND_FABRIC;
+%csattributes CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_AND_FABRIC "/// <summary>export_handle_type=posix_file_descriptor_and_fabric in a stack expression.</summary>";
 CMR_CS_HANDLE(cmr_cuda_async_managed_resource, ResourceHandle)
 %ignore cmr_cuda_async_managed_resource_destroy;
 cmr_status cmr_cs_release_cuda_async_managed(void *handle);

@@ -77,14 +77,14 @@ public class ArenaMemoryResourceTest {
   @Test
   public void refusesArenaSizeMin() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new ArenaMemoryResource(upstream, 1048320L, false, "").close());
+    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new ArenaMemoryResource(upstream, 1048320L, false, "").close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 
   @Test
   public void refusesArenaSizeMultipleOf() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new ArenaMemoryResource(upstream, 1048577L, false, "").close());
+    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new ArenaMemoryResource(upstream, 1048577L, false, "").close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 }

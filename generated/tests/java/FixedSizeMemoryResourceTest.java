@@ -85,14 +85,14 @@ public class FixedSizeMemoryResourceTest {
   @Test
   public void refusesBlockSizeNonzero() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new FixedSizeMemoryResource(upstream, 0L, null).close());
+    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new FixedSizeMemoryResource(upstream, 0L, null).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 
   @Test
   public void refusesBlocksToPreallocateNonzero() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new FixedSizeMemoryResource(upstream, null, 0L).close());
+    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new FixedSizeMemoryResource(upstream, null, 0L).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 }

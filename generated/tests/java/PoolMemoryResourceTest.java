@@ -78,35 +78,35 @@ public class PoolMemoryResourceTest {
   @Test
   public void refusesInitialPoolSizeMultipleOf() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new PoolMemoryResource(upstream, 257L, null, null).close());
+    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new PoolMemoryResource(upstream, 257L, null, null).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 
   @Test
   public void refusesMaximumPoolSizeMultipleOf() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new PoolMemoryResource(upstream, null, 257L, null).close());
+    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new PoolMemoryResource(upstream, null, 257L, null).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 
   @Test
   public void refusesMaximumPoolSizeNonzero() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new PoolMemoryResource(upstream, null, 0L, null).close());
+    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new PoolMemoryResource(upstream, null, 0L, null).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 
   @Test
   public void refusesMaximumGrowthMultipleOf() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new PoolMemoryResource(upstream, null, null, 257L).close());
+    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new PoolMemoryResource(upstream, null, null, 257L).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 
   @Test
   public void refusesMaximumGrowthNonzero() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new PoolMemoryResource(upstream, null, null, 0L).close());
+    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new PoolMemoryResource(upstream, null, null, 0L).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 }

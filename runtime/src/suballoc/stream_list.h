@@ -215,17 +215,37 @@ void cmr_stream_list_let_go_all(cmr_stream_lists *lists);
  * bookkeeping stays bounded). */
 size_t cmr_stream_lists_records_allocated(void);
 
-/* ---- ordering and the recent blocks (stream_lists.c, used by the registry) ---- */
+/* ---- ordering and the recent blocks (used by stream_lists.c and the registry) ---- */
 
 /* Whether the work ordered before a list's frees is done, so that its
  * blocks are idle. An unordered one waits for a taker (who synchronizes). */
-bool cmr_stream_list_idle(cmr_stream_list *list);
+static inline bool cmr_stream_list_idle(cmr_stream_list *list) {
+  if (list->unordered) return false;
+  bool reached = true;
+  return list->event == NULL || (cmr_backend_event_query(list->event, &reached) == CMR_SUCCESS && reached);
+}
+
 /* Records the list's event on `stream` (false when an event call fails). */
-bool cmr_stream_list_record(const cmr_stream_lists *lists, cmr_stream_list *list, cmr_stream stream);
+static inline bool cmr_stream_list_record(const cmr_stream_lists *lists, cmr_stream_list *list, cmr_stream stream) {
+  if (list->event == NULL && cmr_backend_event_create_on(lists->device, &list->event) != CMR_SUCCESS) {
+    list->event = NULL;
+    return false;
+  }
+  return cmr_backend_event_record(list->event, stream) == CMR_SUCCESS;
+}
+
 /* Every recent block into the index, where it merges with its neighbours. */
-void cmr_stream_list_flush_recent(cmr_stream_list *list);
+static inline void cmr_stream_list_flush_recent(cmr_stream_list *list) {
+  for (unsigned i = 0; i < list->recent_count; ++i) cmr_free_blocks_insert(&list->blocks, list->recent[i]);
+  list->recent_count = list->recent_victim = 0;
+  list->recent_bytes = 0;
+}
+
 /* The remembered hand-outs into the block map. */
-void cmr_stream_list_flush_handed(const cmr_stream_lists *lists, cmr_stream_list *list);
+static inline void cmr_stream_list_flush_handed(const cmr_stream_lists *lists, cmr_stream_list *list) {
+  for (unsigned i = 0; i < list->handed_count; ++i) cmr_block_map_insert(lists->handed_out, list->handed[i]);
+  list->handed_count = list->handed_victim = 0;
+}
 
 static inline bool cmr_list_empty(const cmr_stream_list *list) { return list->blocks.count + list->recent_count == 0; }
 

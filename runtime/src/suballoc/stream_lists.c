@@ -102,14 +102,6 @@ void cmr_stream_lists_release_dead_units(cmr_stream_lists *lists, pthread_mutex_
 
 /* ---- ordering (the list's lock held) ----------------------------------------------------- */
 
-bool cmr_stream_list_record(const cmr_stream_lists *lists, cmr_stream_list *list, cmr_stream stream) {
-  if (list->event == NULL && cmr_backend_event_create_on(lists->device, &list->event) != CMR_SUCCESS) {
-    list->event = NULL;
-    return false;
-  }
-  return cmr_backend_event_record(list->event, stream) == CMR_SUCCESS;
-}
-
 /* After blocks entered `list` on `stream`: record the list's event there so
  * a later taker can wait for them, once the list is shared; before that,
  * mark it unordered (its first taker synchronizes the device instead). A
@@ -151,12 +143,6 @@ static cmr_status cmr_order_before_release(const cmr_stream_lists *lists, cmr_st
                                : cmr_error_context(status, "%s: waiting for work on freed memory", lists->owner);
 }
 
-bool cmr_stream_list_idle(cmr_stream_list *list) {
-  if (list->unordered) return false;
-  bool reached = true;
-  return list->event == NULL || (cmr_backend_event_query(list->event, &reached) == CMR_SUCCESS && reached);
-}
-
 /* ---- recently freed blocks, and those handed out from a list (its lock held) ---------- */
 
 /* A recent block of exactly `size` bytes at `alignment`, out of the slots,
@@ -188,12 +174,6 @@ static CMR_PAIR_PATH void cmr_recent_keep(cmr_stream_list *list, cmr_block *bloc
   list->recent_bytes += block->size;
 }
 
-void cmr_stream_list_flush_recent(cmr_stream_list *list) {
-  for (unsigned i = 0; i < list->recent_count; ++i) cmr_free_blocks_insert(&list->blocks, list->recent[i]);
-  list->recent_count = list->recent_victim = 0;
-  list->recent_bytes = 0;
-}
-
 /* Remembers `block`, just handed out by `list` for a request of `bytes`;
  * when the slots are full, the oldest goes to the block map to make room. */
 static CMR_PAIR_PATH void *cmr_hand_out(const cmr_stream_lists *lists, cmr_stream_list *list, cmr_block *block,
@@ -207,11 +187,6 @@ static CMR_PAIR_PATH void *cmr_hand_out(const cmr_stream_lists *lists, cmr_strea
     list->handed_victim = (list->handed_victim + 1) % cmr_handed_slots;
   }
   return block->address;
-}
-
-void cmr_stream_list_flush_handed(const cmr_stream_lists *lists, cmr_stream_list *list) {
-  for (unsigned i = 0; i < list->handed_count; ++i) cmr_block_map_insert(lists->handed_out, list->handed[i]);
-  list->handed_count = list->handed_victim = 0;
 }
 
 /* `ptr` taken out of `list`'s remembered hand-outs, or NULL. */
