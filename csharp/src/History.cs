@@ -34,7 +34,7 @@ namespace Cmr
         /// limits are a CmrException of Status.InvalidArgument.</summary>
         public static void Start(ulong capacity = 0, bool cStacks = false, uint stackDepth = 0)
         {
-            CmrNative.cmr_history_start_with(capacity, cStacks ? (uint)CmrNative.CMR_HISTORY_C_STACKS : 0u, stackDepth);
+            CmrNative.cmr_history_start_with(capacity, cStacks, stackDepth);
         }
 
         /// <summary>Stops recording; what was recorded stays in snapshots until the next Start.</summary>

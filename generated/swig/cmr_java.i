@@ -186,10 +186,13 @@ static cmr_status cmr_java_failure_callback_resource_create(cmr_resource_ref ups
 %ignore cmr_snapshot_format;
 %ignore cmr_history_action;
 %ignore cmr_history_action_name;
+%ignore CMR_HISTORY_C_STACKS;
+%ignore CMR_HISTORY_MAX_FRAMES;
 %inline %{
-/* cmr_history_start with these options (CMR_HISTORY_C_STACKS in flags). */
-static cmr_status cmr_history_start_with(size_t capacity, unsigned flags, unsigned stack_depth) {
-  cmr_history_options options = {sizeof options, capacity, flags, stack_depth, NULL, NULL};
+/* cmr_history_start with these options (C stacks when `c_stacks`). */
+static cmr_status cmr_history_start_with(size_t capacity, bool c_stacks, unsigned stack_depth) {
+  cmr_history_options options = {sizeof options, capacity, c_stacks ? CMR_HISTORY_C_STACKS : 0u, stack_depth, NULL,
+                                 NULL};
   return cmr_history_start(&options);
 }
 /* cmr_snapshot_write with the format as its number (each binding names the formats its own way). */

@@ -27,11 +27,7 @@ type HistoryOptions struct {
 // StartHistory starts recording into a new, empty history; options outside
 // the limits are ErrInvalidArgument.
 func StartHistory(options HistoryOptions) error {
-	flags := uint(0)
-	if options.CStacks {
-		flags = uint(capi.CMR_HISTORY_C_STACKS)
-	}
-	return check(capi.Cmr_history_start_with(options.Capacity, flags, options.StackDepth))
+	return check(capi.Cmr_history_start_with(options.Capacity, options.CStacks, options.StackDepth))
 }
 
 // StopHistory stops recording; what was recorded stays in snapshots until

@@ -11,7 +11,7 @@ internal sealed class HistoryTests
     {
         try
         {
-            Assert.Throws<CmrException>(() => History.Start(1UL << 27), "a capacity past the most");
+            Assert.ThrowsStatus(Status.InvalidArgument, () => History.Start(1UL << 27), "a capacity past the most");
             using (var system = new SystemMemoryResource())
             using (var pool = new PoolMemoryResource(system, 1UL << 20))
             {
@@ -28,9 +28,10 @@ internal sealed class HistoryTests
                 History.WriteSnapshot(pool, SnapshotFormat.Html, path);
                 Assert.True(File.ReadAllText(path).StartsWith("<!DOCTYPE html>"), "the report");
                 File.Delete(path);
-                Assert.Throws<CmrIOException>(() => History.WriteSnapshot(pool, SnapshotFormat.Json, "/nonexistent/dir/x"),
-                                              "an unwritable path");
-                Assert.Throws<CmrException>(() => History.WriteSnapshot(pool, (SnapshotFormat)9, "/tmp/x"), "format 9");
+                Assert.ThrowsStatus(Status.IO, () => History.WriteSnapshot(pool, SnapshotFormat.Json, "/nonexistent/dir/x"),
+                                    "an unwritable path");
+                Assert.ThrowsStatus(Status.InvalidArgument, () => History.WriteSnapshot(pool, (SnapshotFormat)9, "/tmp/x"),
+                                    "format 9");
                 pool.Deallocate(ptr, 1000);
                 History.Stop();
                 Assert.True(!History.IsRecording, "stopped");

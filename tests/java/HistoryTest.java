@@ -9,8 +9,8 @@ import static org.junit.Assert.assertTrue;
 import java.io.File;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import org.cmr.CmrException;
 import org.cmr.CmrIOException;
+import org.cmr.CmrIllegalArgumentException;
 import org.cmr.History;
 import org.cmr.PoolMemoryResource;
 import org.cmr.Status;
@@ -27,7 +27,8 @@ public class HistoryTest {
 
   @Test
   public void startStopAndWriteSnapshots() throws Exception {
-    CmrException bad = assertThrows(CmrException.class, () -> History.start(1L << 27, false, 0));
+    CmrIllegalArgumentException bad =
+        assertThrows(CmrIllegalArgumentException.class, () -> History.start(1L << 27, false, 0));
     assertEquals(Status.ERROR_INVALID_ARGUMENT, bad.status());
     try (SystemMemoryResource system = new SystemMemoryResource();
         PoolMemoryResource pool = new PoolMemoryResource(system, 1 << 20)) {

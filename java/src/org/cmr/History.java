@@ -43,8 +43,7 @@ public final class History {
     if (stackDepth < 0) {
       throw new IllegalArgumentException("stackDepth is " + stackDepth + ": it cannot be negative");
     }
-    CmrNativeJNI.cmr_history_start_with(
-        Arguments.size("capacity", capacity), cStacks ? CmrNative.CMR_HISTORY_C_STACKS : 0, stackDepth);
+    CmrNativeJNI.cmr_history_start_with(Arguments.size("capacity", capacity), cStacks, stackDepth);
   }
 
   /** Starts recording with the defaults: 65,536 events, no stacks. */
