@@ -13,7 +13,11 @@
  *
  *   cmr-bench-instructions SUBJECT CASE [PAIRS]
  *
- * SUBJECT: pool, fixed_size, arena, binning; CASE: pair, live10k. */
+ * SUBJECT: pool, fixed_size, arena, binning; CASE: pair, live10k.
+ *
+ * With CMR_BENCH_HISTORY=on (or =stacks) the allocation history records
+ * throughout (with C stacks, 16 frames deep), so the same count gives the
+ * cost of recording; unset, it is off, as in every other run. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +110,14 @@ int main(int argc, char **argv) {
   long pairs = argc - optind == 3 ? strtol(argv[optind + 2], NULL, 10) : 10000;
   if (pairs <= 0) return cmr_cli_usage_error(&cli, "PAIRS must be a positive number");
   subject_name = subject->name;
+  const char *history = getenv("CMR_BENCH_HISTORY");
+  if (history != NULL && (strcmp(history, "on") == 0 || strcmp(history, "stacks") == 0)) {
+    cmr_history_options recording = {.size = sizeof recording,
+                                     .flags = strcmp(history, "stacks") == 0 ? CMR_HISTORY_C_STACKS : 0};
+    check(cmr_history_start(&recording), "cmr_history_start");
+  } else if (history != NULL) {
+    return cmr_cli_usage_error(&cli, "CMR_BENCH_HISTORY is on or stacks");
+  }
   cmr_stack *stack = NULL;
   cmr_resource_ref ref;
   check(cmr_stack_parse(subject->expression, &stack), subject->expression);

@@ -908,7 +908,7 @@ class Resource:
     equality: str
     max_alignment: int | None   # None: any power of two
     state: bool
-    hooks: list             # of "init", "fini": the algorithm's own set-up of its struct
+    hooks: list             # of "init", "fini", "segments": the algorithm's own set-up of its struct, its walk
     params: list
     checks: list
     methods: list
@@ -1022,6 +1022,10 @@ class Resource:
         if self.kind == "leaf":
             return "CMR_MEMORY_HANDED_OUT"
         return "CMR_MEMORY_OWN" if self.kind == "suballocator" and self.has_stats else "CMR_MEMORY_OF_UPSTREAM"
+
+    @property
+    def has_segments(self) -> bool:
+        return "segments" in self.hooks
 
     @property
     def algorithm_methods(self) -> list:

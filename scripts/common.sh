@@ -14,7 +14,8 @@ APT_PACKAGES=(cmake ninja-build gcc g++ libc6-dev pkg-config check libsubunit-de
               default-jdk-headless junit4 libhamcrest-java
               mono-mcs mono-runtime abigail-tools
               python3-setuptools python3-wheel python3-build python3-pip python3-venv nuget
-              python3-distributed python3-dask cython3 python3-mypy)
+              python3-distributed python3-dask cython3 python3-mypy
+              chromium) # history.report_chromium: the HTML report in a headless browser
 
 as_root() {
   if [[ $(id -u) -eq 0 ]]; then

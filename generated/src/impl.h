@@ -22,6 +22,8 @@
 #include "internal.h"
 #include "usage.h"
 
+struct cmr_segment_sink; /* segments.h: what a segments hook fills */
+
 /* Written once in an algorithm file, after its struct: tells the generated
  * wrapper the struct's size and alignment, checks that it begins with its
  * parameters, and tells where the fields its counter getters read are. */
@@ -77,6 +79,8 @@ void cmr_arena_impl_fini(cmr_arena_impl *impl);
  * over streams); its own peaks set to their current values. */
 cmr_status cmr_arena_impl_stats(cmr_arena_impl *impl, cmr_stats *out, cmr_free_by_stream *spread);
 cmr_status cmr_arena_impl_reset_peak_stats(cmr_arena_impl *impl);
+/* Adds its chunks and blocks to `sink` (segments.h), for snapshots. */
+void cmr_arena_impl_segments(cmr_arena_impl *impl, struct cmr_segment_sink *sink);
 cmr_status cmr_arena_impl_allocate(cmr_arena_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
 cmr_status cmr_arena_impl_deallocate(cmr_arena_impl *impl, void *ptr, size_t bytes, size_t alignment,
                                      cmr_stream stream);
@@ -283,6 +287,8 @@ void cmr_fixed_size_impl_fini(cmr_fixed_size_impl *impl);
  * over streams); its own peaks set to their current values. */
 cmr_status cmr_fixed_size_impl_stats(cmr_fixed_size_impl *impl, cmr_stats *out, cmr_free_by_stream *spread);
 cmr_status cmr_fixed_size_impl_reset_peak_stats(cmr_fixed_size_impl *impl);
+/* Adds its chunks and blocks to `sink` (segments.h), for snapshots. */
+void cmr_fixed_size_impl_segments(cmr_fixed_size_impl *impl, struct cmr_segment_sink *sink);
 cmr_status cmr_fixed_size_impl_allocate(cmr_fixed_size_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
                                         void **out);
 cmr_status cmr_fixed_size_impl_deallocate(cmr_fixed_size_impl *impl, void *ptr, size_t bytes, size_t alignment,
@@ -390,6 +396,8 @@ void cmr_pool_impl_fini(cmr_pool_impl *impl);
  * over streams); its own peaks set to their current values. */
 cmr_status cmr_pool_impl_stats(cmr_pool_impl *impl, cmr_stats *out, cmr_free_by_stream *spread);
 cmr_status cmr_pool_impl_reset_peak_stats(cmr_pool_impl *impl);
+/* Adds its chunks and blocks to `sink` (segments.h), for snapshots. */
+void cmr_pool_impl_segments(cmr_pool_impl *impl, struct cmr_segment_sink *sink);
 cmr_status cmr_pool_impl_allocate(cmr_pool_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out);
 cmr_status cmr_pool_impl_deallocate(cmr_pool_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream);
 cmr_status cmr_pool_impl_pool_size(cmr_pool_impl *impl, size_t *out);

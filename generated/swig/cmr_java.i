@@ -175,3 +175,31 @@ static cmr_status cmr_java_failure_callback_resource_create(cmr_resource_ref ups
 %include <cmr/log.h>
 %include <cmr/stream_pool.h>
 %include "stats.swg"
+%ignore cmr_history_start;
+%ignore cmr_history_read;
+%ignore cmr_history_event;
+%ignore cmr_history_options;
+%ignore cmr_history_context_function;
+%ignore cmr_snapshot_bytes;
+%ignore cmr_snapshot_free;
+%ignore cmr_snapshot_report;
+%ignore cmr_snapshot_write;
+%ignore cmr_snapshot_format;
+%ignore cmr_history_action;
+%ignore cmr_history_action_name;
+%ignore CMR_HISTORY_C_STACKS;
+%ignore CMR_HISTORY_MAX_FRAMES;
+%inline %{
+/* cmr_history_start with these options (C stacks when `c_stacks`). */
+static cmr_status cmr_history_start_with(size_t capacity, bool c_stacks, unsigned stack_depth) {
+  cmr_history_options options = {sizeof options, capacity, c_stacks ? CMR_HISTORY_C_STACKS : 0u, stack_depth, NULL,
+                                 NULL};
+  return cmr_history_start(&options);
+}
+/* cmr_snapshot_write with the format as its number (each binding names the formats its own way). */
+static cmr_status cmr_snapshot_write_to(cmr_resource_ref ref, int format, const char *path) {
+  return cmr_snapshot_write(ref, (cmr_snapshot_format)format, path);
+}
+%}
+%include <cmr/history.h>
+

@@ -99,3 +99,4 @@ static cmr_status cmr_py_failure_callback_resource_create(cmr_resource_ref upstr
 %include "device_buffer.swg"
 %include "fast_path.swg"
 %include "stats.swg"
+%include "history.swg"

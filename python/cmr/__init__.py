@@ -22,6 +22,7 @@ from . import _capi  # loads the extension and libcmr first
 _capi.cmr_py_refuse_subinterpreter()  # before anything registers a hook: they are the main interpreter's
 from ._errors import CmrError, RMMError  # registers cmr's error class before anything can fail
 from . import mr, statistics
+from . import memory
 from . import _mr_experimental
 from ._bytes import parse_bytes
 from ._device_buffer import DeviceBuffer

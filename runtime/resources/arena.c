@@ -34,6 +34,7 @@
 #include "impl.h"
 #include "invariants.h"
 #include "lock.h"
+#include "segments.h"
 #include "sizes.h"
 #include "suballocator.h"
 
@@ -402,3 +403,14 @@ cmr_status cmr_arena_impl_stats(cmr_arena_impl *impl, cmr_stats *out, cmr_free_b
 }
 
 CMR_SUBALLOCATOR_RESET_PEAK_STATS(arena, upstream_memory)
+static void cmr_arena_global_free(const cmr_block *block, void *arg) {
+  cmr_segments_add_block(arg, block, false, CMR_SEGMENTS_NO_STREAM);
+}
+
+/* The kit's walk, and the free ranges of the global arena (no stream's). */
+void cmr_arena_impl_segments(cmr_arena_impl *impl, cmr_segment_sink *sink) {
+  cmr_segments_walk(sink, &impl->upstream_memory, impl->lists, impl->handed_out);
+  cmr_mutex_lock(&impl->global_lock);
+  cmr_free_blocks_each(&impl->global, cmr_arena_global_free, sink);
+  cmr_mutex_unlock(&impl->global_lock);
+}

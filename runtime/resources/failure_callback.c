@@ -2,6 +2,7 @@
 /* failure_callback: the upstream's allocation, retried for as long as the
  * user's callback asks after each out-of-memory failure. */
 
+#include "history.h"
 #include "impl.h"
 
 struct cmr_failure_callback_impl {
@@ -23,6 +24,7 @@ cmr_status cmr_failure_callback_impl_allocate(cmr_failure_callback_impl *impl, s
     cmr_log(CMR_LOG_DEBUG, "failure_callback: the upstream is out of memory for %zu bytes: the callback %s", bytes,
             retry ? "asks for a retry" : "gives up");
     if (retry) atomic_fetch_add_explicit(&impl->retries, 1, memory_order_relaxed);
+    if (retry) cmr_history_note(CMR_HISTORY_RETRY, impl->params.upstream, stream, NULL, bytes);
     if (!retry) {
       return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "failure_callback: the callback gave up on %zu bytes: %s", bytes,
                        reason.text);

@@ -12,6 +12,7 @@
 #include "chunks.h"
 #include "impl.h"
 #include "lock.h"
+#include "segments.h"
 #include "sizes.h"
 #include "suballocator.h"
 
@@ -162,3 +163,6 @@ cmr_status cmr_fixed_size_impl_largest_free_block(cmr_fixed_size_impl *impl, siz
 }
 
 CMR_SUBALLOCATOR_STATS(fixed_size, free_blocks, chunks)
+void cmr_fixed_size_impl_segments(cmr_fixed_size_impl *impl, cmr_segment_sink *sink) {
+  cmr_segments_walk(sink, &impl->chunks, impl->free_blocks, impl->handed_out);
+}

@@ -12,6 +12,7 @@
 #include "impl.h"
 #include "invariants.h"
 #include "lock.h"
+#include "segments.h"
 #include "sizes.h"
 #include "suballocator.h"
 
@@ -153,10 +154,14 @@ cmr_status cmr_pool_impl_release(cmr_pool_impl *impl) {
   cmr_status status = cmr_stream_lists_release(impl->free_lists, CMR_RELEASE_UNITS, cmr_pool_set_aside, &whole);
   /* The upstream is called with none of the pool's locks held. */
   for (cmr_block *block; (block = cmr_free_blocks_pop(&whole)) != NULL;) {
-    cmr_chunks_give_back(&impl->chunks, &(cmr_chunk){block->address, block->size}, CMR_DEFAULT_STREAM);
+    cmr_chunks_give_back(&impl->chunks, &(cmr_chunk){.address = block->address, .size = block->size},
+                         CMR_DEFAULT_STREAM);
     cmr_block_delete(block);
   }
   return status == CMR_SUCCESS ? status : cmr_error_context(status, "pool: release");
 }
 
 CMR_SUBALLOCATOR_STATS(pool, free_lists, chunks)
+void cmr_pool_impl_segments(cmr_pool_impl *impl, cmr_segment_sink *sink) {
+  cmr_segments_walk(sink, &impl->chunks, impl->free_lists, impl->handed_out);
+}

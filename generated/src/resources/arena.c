@@ -7,6 +7,7 @@
  * runtime/resources/arena.c. */
 #include "impl.h"
 #include "resource_class.h"
+#include "segments.h"
 #include "topology.h"
 
 static const cmr_resource_class arena_class;
@@ -25,6 +26,8 @@ static cmr_status arena_stats(void *impl, cmr_stats *out, cmr_free_by_stream *sp
 }
 
 static cmr_status arena_reset_peak_stats(void *impl) { return cmr_arena_impl_reset_peak_stats(impl); }
+
+static void arena_segments(void *impl, cmr_segment_sink *sink) { cmr_arena_impl_segments(impl, sink); }
 
 static cmr_status arena_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   cmr_status status = cmr_arena_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
@@ -66,6 +69,7 @@ static const cmr_resource_class arena_class = {
     .strings = {arena_string_offsets, 1},
     .init = arena_init,
     .fini = arena_fini,
+    .segments = arena_segments,
     .stats = arena_stats,
     .reset_peak_stats = arena_reset_peak_stats,
     .memory = CMR_MEMORY_OWN,

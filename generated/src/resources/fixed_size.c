@@ -7,6 +7,7 @@
  * runtime/resources/fixed_size.c. */
 #include "impl.h"
 #include "resource_class.h"
+#include "segments.h"
 #include "topology.h"
 
 static const cmr_resource_class fixed_size_class;
@@ -20,6 +21,8 @@ static cmr_status fixed_size_stats(void *impl, cmr_stats *out, cmr_free_by_strea
 }
 
 static cmr_status fixed_size_reset_peak_stats(void *impl) { return cmr_fixed_size_impl_reset_peak_stats(impl); }
+
+static void fixed_size_segments(void *impl, cmr_segment_sink *sink) { cmr_fixed_size_impl_segments(impl, sink); }
 
 static cmr_status fixed_size_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   if (alignment > 256) {
@@ -65,6 +68,7 @@ static const cmr_resource_class fixed_size_class = {
     .layout = &cmr_fixed_size_impl_layout,
     .init = fixed_size_init,
     .fini = fixed_size_fini,
+    .segments = fixed_size_segments,
     .stats = fixed_size_stats,
     .reset_peak_stats = fixed_size_reset_peak_stats,
     .memory = CMR_MEMORY_OWN,

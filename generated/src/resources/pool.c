@@ -7,6 +7,7 @@
  * runtime/resources/pool.c. */
 #include "impl.h"
 #include "resource_class.h"
+#include "segments.h"
 #include "topology.h"
 
 static const cmr_resource_class pool_class;
@@ -20,6 +21,8 @@ static cmr_status pool_stats(void *impl, cmr_stats *out, cmr_free_by_stream *spr
 }
 
 static cmr_status pool_reset_peak_stats(void *impl) { return cmr_pool_impl_reset_peak_stats(impl); }
+
+static void pool_segments(void *impl, cmr_segment_sink *sink) { cmr_pool_impl_segments(impl, sink); }
 
 static cmr_status pool_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   cmr_status status = cmr_pool_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
@@ -60,6 +63,7 @@ static const cmr_resource_class pool_class = {
     .layout = &cmr_pool_impl_layout,
     .init = pool_init,
     .fini = pool_fini,
+    .segments = pool_segments,
     .stats = pool_stats,
     .reset_peak_stats = pool_reset_peak_stats,
     .memory = CMR_MEMORY_OWN,

@@ -27,6 +27,7 @@ typedef enum cmr_fork_order {
   CMR_FORK_LIVE_STREAMS, /* the live streams: the parent's in the child */
   CMR_FORK_STREAM_IDS,   /* the made streams' ids (CUDA build): none known in the child */
   CMR_FORK_OBJECTS,      /* the slot table: the live slots become the parent's */
+  CMR_FORK_HISTORY,      /* the history's control lock: the child starts without a history */
   CMR_FORK_LOG,          /* the log's sink and the local-time lock */
   CMR_FORK_PARTS
 } cmr_fork_order;

@@ -4,6 +4,7 @@
  * CMR_DEFAULT_ALIGNMENT and no overflow once bytes are rounded up to it. The
  * pointers a resource hands back are checked here too. */
 #include "backend.h"
+#include "history.h"
 #include "internal.h"
 #include "stats_report.h"
 
@@ -248,12 +249,15 @@ typedef struct cmr_allocate_call {
 
 /* The answer of a call that was not a success with a pointer aligned as
  * asked: the failure said, or the pointer refused (a misaligned one is
- * given back). Then the call ends (cmr_call_end). */
+ * given back); or of a success while the history records (its event).
+ * Then the call ends (cmr_call_end). */
 static __attribute__((noinline)) cmr_status cmr_allocate_answered(const char *what, const cmr_allocate_call *call,
                                                                   cmr_status status) {
   void *ptr = *call->out;
   if (status != CMR_SUCCESS) {
     *call->out = NULL;
+    if (status == CMR_ERROR_OUT_OF_MEMORY)
+      cmr_history_note(CMR_HISTORY_OUT_OF_MEMORY, call->ref, call->stream, NULL, call->bytes);
     status = cmr_resource_failed(status, call->serial, call->ref, what, call->bytes);
     if (status == CMR_ERROR_OUT_OF_MEMORY) {
       status = cmr_stats_out_of_memory(call->ref, call->bytes, call->alignment, call->stream, call->serial);
@@ -268,6 +272,8 @@ static __attribute__((noinline)) cmr_status cmr_allocate_answered(const char *wh
                        cmr_type_name_of(call->ref), cmr_alignment_of(ptr), call->alignment);
     status =
         cmr_give_back_raw(status, call->kind, call->ref, call->self, ptr, call->bytes, call->alignment, call->stream);
+  } else {
+    cmr_history_note(CMR_HISTORY_ALLOCATE, call->ref, call->stream, ptr, call->bytes); /* a success, recorded */
   }
   cmr_call_end();
   return status;
@@ -284,7 +290,8 @@ static CMR_HOT_INLINE cmr_status cmr_allocate_call_checked(const char *what, cmr
   cmr_status status = kind == CMR_CALL_ORDERED ? ref.ops->allocate(self, bytes, alignment, stream, out)
                                                : cmr_call_allocate(kind, ref, self, bytes, alignment, stream, out);
   uintptr_t address = (uintptr_t)*out;
-  if (__builtin_expect(status == CMR_SUCCESS && address != 0 && (address & (alignment - 1)) == 0, 1)) {
+  if (__builtin_expect(
+          status == CMR_SUCCESS && address != 0 && (address & (alignment - 1)) == 0 && !cmr_history_is_on(), 1)) {
     cmr_call_end();
     return CMR_SUCCESS;
   }
@@ -325,11 +332,25 @@ static CMR_HOT_INLINE cmr_status cmr_allocate_as(const char *what, cmr_resource_
   return cmr_allocate_call_checked(what, CMR_CALL_ORDERED, ref, self, bytes, effective, stream, out);
 }
 
-/* The answer of a deallocate that failed; then the call ends. */
-static __attribute__((noinline)) cmr_status cmr_deallocate_failed(cmr_status status, unsigned long serial,
-                                                                  cmr_resource_ref ref, const char *what,
-                                                                  size_t bytes) {
-  status = cmr_resource_failed(status, serial, ref, what, bytes);
+/* What a deallocate's answer is checked against, should it not be a
+ * plain success (kept in the caller's frame, as cmr_allocate_call). */
+typedef struct cmr_deallocate_call {
+  cmr_resource_ref ref;
+  void *ptr;
+  size_t bytes;
+  cmr_stream stream;
+  unsigned long serial;
+} cmr_deallocate_call;
+
+/* The answer of a deallocate that failed, or succeeded while the history
+ * records (its event); then the call ends. */
+static __attribute__((noinline)) cmr_status cmr_deallocate_answered(const char *what, const cmr_deallocate_call *call,
+                                                                    cmr_status status) {
+  if (status == CMR_SUCCESS) {
+    cmr_history_note(CMR_HISTORY_FREE, call->ref, call->stream, call->ptr, call->bytes);
+  } else {
+    status = cmr_resource_failed(status, call->serial, call->ref, what, call->bytes);
+  }
   cmr_call_end();
   return status;
 }
@@ -338,15 +359,15 @@ static __attribute__((noinline)) cmr_status cmr_deallocate_failed(cmr_status sta
 static CMR_HOT_INLINE cmr_status cmr_deallocate_call_checked(const char *what, cmr_call_kind kind, cmr_resource_ref ref,
                                                              void *self, void *ptr, size_t bytes, size_t alignment,
                                                              cmr_stream stream) {
-  unsigned long serial = cmr_error_serial();
+  cmr_deallocate_call call = {ref, ptr, bytes, stream, cmr_error_serial()};
   cmr_call_begin();
   cmr_status status = kind == CMR_CALL_ORDERED ? ref.ops->deallocate(self, ptr, bytes, alignment, stream)
                                                : cmr_call_deallocate(kind, ref, self, ptr, bytes, alignment, stream);
-  if (__builtin_expect(status == CMR_SUCCESS, 1)) {
+  if (__builtin_expect(status == CMR_SUCCESS && !cmr_history_is_on(), 1)) {
     cmr_call_end();
     return CMR_SUCCESS;
   }
-  return cmr_deallocate_failed(status, serial, ref, what, bytes);
+  return cmr_deallocate_answered(what, &call, status);
 }
 
 static __attribute__((noinline)) cmr_status cmr_deallocate_checked(const char *what, cmr_call_kind kind,

@@ -93,3 +93,12 @@ cmr_status cmr_resource_from_ref(const cmr_resource_class *cls, cmr_resource_ref
   }
   return cmr_handle_share(ref.self, cls->from_ref_name, out);
 }
+
+bool cmr_resource_segments(cmr_object *object, struct cmr_segment_sink *sink) {
+  if (object->type->finalize != cmr_resource_finalize) return false; /* not a resource's object */
+  cmr_resource_object *self = (cmr_resource_object *)object;
+  const cmr_resource_class *cls = cmr_class_of(object);
+  if (cls->segments == NULL || self->impl == NULL) return false;
+  cls->segments(self->impl, sink);
+  return true;
+}

@@ -20,6 +20,9 @@ void cmr_block_map_insert(cmr_block_map *map, cmr_block *block);
 cmr_block *cmr_block_map_remove(cmr_block_map *map, const void *address);
 /* How many blocks are handed out, and their bytes. */
 void cmr_block_map_totals(cmr_block_map *map, size_t *count, size_t *bytes);
+/* Calls `visit` on each block, shard by shard under its lock (`visit`
+ * must not call into the map). */
+void cmr_block_map_each(cmr_block_map *map, void (*visit)(const cmr_block *block, void *arg), void *arg);
 
 /* Invariants (invariants.h), shard by shard under its lock: each shard's
  * address map holds (address_map.h), every block is in the shard its

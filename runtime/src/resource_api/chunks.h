@@ -14,6 +14,7 @@
 typedef struct cmr_chunk {
   void *address;
   size_t size;
+  cmr_stream stream; /* the stream it was taken on (cmr_chunks_grow sets it) */
 } cmr_chunk;
 
 typedef struct cmr_chunks {

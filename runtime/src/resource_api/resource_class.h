@@ -13,6 +13,8 @@
 #include "object.h"
 #include "usage.h"
 
+struct cmr_segment_sink; /* segments.h */
+
 /* What a resource's handle names: the object behind its refs' self. */
 typedef struct cmr_resource_object {
   cmr_object object;         /* first: the counted-object header */
@@ -56,6 +58,7 @@ typedef struct cmr_resource_class {
   cmr_memory_source memory;
   cmr_status (*stats)(void *impl, cmr_stats *out, cmr_free_by_stream *spread);
   cmr_status (*reset_peak_stats)(void *impl);
+  void (*segments)(void *impl, struct cmr_segment_sink *sink); /* its walk for snapshots (segments.h), or NULL */
 } cmr_resource_class;
 
 /* The tail of every `_create` once its arguments are checked: a new object
@@ -69,6 +72,9 @@ cmr_status cmr_resource_create(const cmr_resource_class *cls, cmr_resource_ref u
 void cmr_resource_finalize(cmr_object *object);
 /* type.children of a class that stores an upstream or adopts resources. */
 void cmr_resource_children(const cmr_object *object, cmr_child_visitor visit, void *arg);
+/* When `object` is a resource whose class walks its segments: that walk
+ * into `sink`, and true; else false. */
+bool cmr_resource_segments(cmr_object *object, struct cmr_segment_sink *sink);
 /* `_ref`: the ref of a handle of the class (a zeroed ref for NULL). */
 cmr_resource_ref cmr_resource_ref_of(const cmr_resource_class *cls, const void *handle);
 /* `_from_ref`: a new handle owning a share of the resource `ref` names,

@@ -186,5 +186,10 @@ void cmr_stream_lists_totals(cmr_stream_lists *lists, size_t *blocks, size_t *by
 /* Calls `visit` on each free block, list by list (for dumps). */
 void cmr_stream_lists_each(cmr_stream_lists *lists, void (*visit)(uint64_t key, const cmr_block *block, void *arg),
                            void *arg);
+/* Calls `visit` on each block a list remembers handing out (the rest of
+ * what the resource handed out is in its block map), with the key of the
+ * list's stream (for snapshots). */
+void cmr_stream_lists_each_handed(cmr_stream_lists *lists,
+                                  void (*visit)(uint64_t key, const cmr_block *block, void *arg), void *arg);
 
 #endif /* CMR_STREAM_LISTS_H */

@@ -110,3 +110,23 @@ cmr_block *cmr_block_map_remove(cmr_block_map *map, const void *address) {
 void cmr_block_map_totals(cmr_block_map *map, size_t *count, size_t *bytes) {
   cmr_sharded_map_totals(&map->blocks, count, bytes);
 }
+
+typedef struct cmr_block_visit {
+  void (*visit)(const cmr_block *block, void *arg);
+  void *arg;
+} cmr_block_visit;
+
+static void cmr_visit_entry(cmr_address_entry *entry, void *arg) {
+  cmr_block_visit *each = arg;
+  each->visit(cmr_block_of(entry), each->arg);
+}
+
+void cmr_block_map_each(cmr_block_map *map, void (*visit)(const cmr_block *block, void *arg), void *arg) {
+  cmr_block_visit each = {visit, arg};
+  for (int i = 0; i < cmr_map_shard_count; ++i) {
+    cmr_map_shard *shard = &map->blocks.shards[i];
+    cmr_lock_acquire(&shard->lock);
+    cmr_address_map_each(&shard->entries, cmr_visit_entry, &each);
+    cmr_lock_release(&shard->lock);
+  }
+}

@@ -4,6 +4,7 @@
 
 #include "backend.h"
 #include "chunks.h"
+#include "history.h"
 #include "invariants.h"
 #include "lock.h"
 
@@ -26,6 +27,7 @@ void cmr_chunks_release_all(cmr_chunks *chunks) {
   if (chunks->count > 0) (void)cmr_backend_device_synchronize();
   for (size_t i = 0; i < chunks->count; ++i) {
     cmr_chunk *chunk = &chunks->items[i];
+    cmr_history_note(CMR_HISTORY_SEGMENT_FREE, chunks->upstream, CMR_DEFAULT_STREAM, chunk->address, chunk->size);
     (void)cmr_deallocate(chunks->upstream, chunk->address, chunk->size, CMR_DEFAULT_STREAM);
   }
   free(chunks->items);
@@ -129,6 +131,7 @@ static cmr_status cmr_chunks_ask(cmr_chunks *chunks, size_t least, size_t size, 
     cmr_status status = cmr_allocate(chunks->upstream, size, stream, &out->address);
     if (status == CMR_SUCCESS) {
       out->size = size;
+      out->stream = stream;
       return CMR_SUCCESS;
     }
     cmr_log(CMR_LOG_DEBUG, "%s: the upstream refused %zu bytes (holding %zu): %s: %s", chunks->owner, size,
@@ -169,6 +172,8 @@ cmr_status cmr_chunks_grow(cmr_chunks *chunks, size_t least, size_t preferred, c
     CMR_CHECK(cmr_chunks_changed_valid, chunks, chunks->count - 1);
   }
   cmr_mutex_unlock(&chunks->lock);
+  if (status == CMR_SUCCESS)
+    cmr_history_note(CMR_HISTORY_SEGMENT_ALLOCATE, chunks->upstream, stream, out->address, out->size);
   if (taken && status != CMR_SUCCESS) {
     status = cmr_give_back(status, chunks->upstream, out->address, out->size, CMR_DEFAULT_ALIGNMENT, stream);
   }
@@ -185,6 +190,7 @@ void cmr_chunks_give_back(cmr_chunks *chunks, const cmr_chunk *chunk, cmr_stream
     break;
   }
   cmr_mutex_unlock(&chunks->lock);
+  cmr_history_note(CMR_HISTORY_SEGMENT_FREE, chunks->upstream, stream, chunk->address, chunk->size);
   (void)cmr_deallocate(chunks->upstream, chunk->address, chunk->size, stream);
 }
 

@@ -577,3 +577,16 @@ void cmr_stream_lists_each(cmr_stream_lists *lists, void (*visit)(uint64_t key, 
   }
   cmr_registry_unlock(lists);
 }
+
+void cmr_stream_lists_each_handed(cmr_stream_lists *lists,
+                                  void (*visit)(uint64_t key, const cmr_block *block, void *arg), void *arg) {
+  cmr_registry_lock(lists);
+  size_t count = atomic_load(&lists->count);
+  for (size_t i = 0; i < count; ++i) {
+    cmr_stream_list *list = lists->lists[i];
+    cmr_list_lock(list);
+    for (unsigned h = 0; h < list->handed_count; ++h) visit(list->key, list->handed[h], arg);
+    cmr_list_unlock(list);
+  }
+  cmr_registry_unlock(lists);
+}

@@ -1,0 +1,140 @@
+# SPDX-License-Identifier: Apache-2.0
+"""cmr.memory (history and snapshots with PyTorch's names) and cmr.viz (the
+HTML report): the snapshot dict's keys and numbers, Python frames for the
+calls made from Python, recording off and on, bad arguments, and the report
+written from a snapshot and from its pickle by ``python3 -m cmr.viz``."""
+
+import json
+import os
+import pickle
+import subprocess
+import sys
+
+import pytest
+
+import cmr
+from cmr import mr
+
+
+@pytest.fixture(autouse=True)
+def history_stopped():
+    yield
+    cmr.memory.record_history(None)
+
+
+def allocate_here(pool, nbytes):
+    """A named frame the snapshot must show."""
+    return pool.allocate(nbytes)
+
+
+def test_a_pool_snapshot_has_its_segments_blocks_and_traces(host_mr):
+    pool = mr.PoolMemoryResource(host_mr, initial_pool_size=1 << 20)
+    cmr.memory.record_history(stacks="all")
+    assert cmr.memory.is_recording()
+    ptrs = [allocate_here(pool, 1000 + i) for i in range(5)]
+    pool.deallocate(ptrs.pop(0), 1000)
+    snapshot = cmr.memory.snapshot(pool)
+    assert set(snapshot) == {"segments", "device_traces", "cmr"}
+    (segment,) = snapshot["segments"]
+    assert segment["total_size"] == 1 << 20
+    assert segment["segment_type"] == "large" and segment["resource"] == "pool"
+    active = [b for b in segment["blocks"] if b["state"] == "active_allocated"]
+    assert sorted(b["address"] for b in active) == sorted(ptrs)
+    assert segment["allocated_size"] == sum(b["size"] for b in active) == 4 * 1024
+    assert sum(b["size"] for b in segment["blocks"]) == segment["total_size"]
+    assert sorted(b["requested_size"] for b in active) == [1001, 1002, 1003, 1004]
+    # Python frames after the C ones, innermost first: this file's function is there.
+    for block in active:
+        names = [f["name"] for f in block["frames"]]
+        assert "allocate_here" in names, names
+        assert "cmr_allocate" in names or any("cmr_" in n for n in names), names
+        assert "context" not in block
+    (trace,) = snapshot["device_traces"]
+    actions = [t["action"] for t in trace]
+    assert actions == ["alloc"] * 5 + ["free_requested", "free_completed"]
+    assert [t["size"] for t in trace[:5]] == [1000, 1001, 1002, 1003, 1004]
+    assert all({"action", "addr", "size", "stream", "time_us", "frames"} <= set(t) for t in trace)
+    here = [f for f in trace[0]["frames"] if f["name"] == "allocate_here"]
+    assert here and here[0]["filename"] == __file__ and here[0]["line"] > 0
+    for ptr, nbytes in zip(ptrs, (1001, 1002, 1003, 1004)):
+        pool.deallocate(ptr, nbytes)
+
+
+def test_stacks_none_records_no_frames_and_off_records_nothing(host_mr):
+    pool = mr.PoolMemoryResource(host_mr, initial_pool_size=1 << 20)
+    ptr = pool.allocate(256)
+    pool.deallocate(ptr, 256)
+    assert not cmr.memory.is_recording()
+    cmr.memory.record_history(stacks=None)
+    ptr = pool.allocate(512)
+    snapshot = cmr.memory.snapshot(pool)
+    (trace,) = snapshot["device_traces"]
+    assert [(t["action"], t["size"], t["frames"]) for t in trace] == [("alloc", 512, [])]
+    pool.deallocate(ptr, 512)
+    cmr.memory.record_history(None)
+    assert not cmr.memory.is_recording()
+    ptr = pool.allocate(768)
+    assert len(cmr.memory.snapshot(pool)["device_traces"][0]) == 3  # alloc, free_requested, free_completed
+    pool.deallocate(ptr, 768)
+
+
+def test_out_of_memory_is_traced(host_mr):
+    pool = mr.PoolMemoryResource(host_mr, initial_pool_size=1 << 20, maximum_pool_size=1 << 20)
+    cmr.memory.record_history(stacks="python")
+    with pytest.raises(MemoryError):
+        pool.allocate(2 << 20)
+    (oom,) = [t for t in cmr.memory.snapshot(pool)["device_traces"][0] if t["action"] == "oom"]
+    assert oom["size"] == 2 << 20
+    assert any(f["name"] == "test_out_of_memory_is_traced" for f in oom["frames"])
+
+
+def test_the_default_is_the_current_device_resource(host_mr):
+    pool = mr.PoolMemoryResource(host_mr, initial_pool_size=1 << 20)
+    mr.set_current_device_resource(pool)
+    assert cmr.memory.snapshot()["segments"][0]["total_size"] == 1 << 20
+
+
+def test_bad_arguments_are_refused(host_mr):
+    with pytest.raises(ValueError, match='enabled must be "all" or None'):
+        cmr.memory.record_history("state")
+    with pytest.raises(ValueError, match="stacks must be"):
+        cmr.memory.record_history(stacks="cpp")
+    with pytest.raises(ValueError, match="max_entries must be a positive int"):
+        cmr.memory.record_history(max_entries=0)
+    with pytest.raises(ValueError, match="capacity"):
+        cmr.memory.record_history(max_entries=1 << 27)
+    with pytest.raises(TypeError):
+        cmr.memory.snapshot("not a resource")
+    assert not cmr.memory.is_recording()
+
+
+def test_dump_snapshot_and_the_report(host_mr, tmp_path):
+    pool = mr.PoolMemoryResource(host_mr, initial_pool_size=1 << 20)
+    cmr.memory.record_history()
+    ptr = pool.allocate(4096)
+    path = tmp_path / "snapshot.pickle"
+    cmr.memory.dump_snapshot(path, pool)
+    with open(path, "rb") as f:
+        loaded = pickle.load(f)
+    assert loaded["segments"][0]["blocks"][0]["size"] == 4096
+    page = tmp_path / "report.html"
+    run = subprocess.run([sys.executable, "-m", "cmr.viz", str(path), "-o", str(page)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    text = page.read_text()
+    assert text.startswith("<!DOCTYPE html>") and "__CMR_SNAPSHOT_JSON__" not in text
+    embedded = text.split('id="cmr-snapshot">', 1)[1].split("</script>", 1)[0]
+    assert json.loads(embedded) == json.loads(json.dumps(loaded))
+    # The dict itself, and refusals.
+    cmr.viz.report(loaded, tmp_path / "direct.html")
+    assert (tmp_path / "direct.html").read_text() == text
+    with pytest.raises(TypeError):
+        cmr.viz.report([1], tmp_path / "x.html")
+    with pytest.raises(OSError):
+        cmr.viz.report(loaded, tmp_path / "missing" / "x.html")
+    (tmp_path / "bad.json").write_text("[1, 2]")
+    run = subprocess.run([sys.executable, "-m", "cmr.viz", str(tmp_path / "bad.json")], capture_output=True, text=True)
+    assert run.returncode == 1 and "is not a memory snapshot" in run.stderr
+    pool.deallocate(ptr, 4096)
+
+
+import cmr.viz  # noqa: E402  (the module under test, beside cmr.memory)
