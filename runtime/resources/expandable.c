@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* expandable: pool's stream-ordered best fit (runtime/src/resource_api/stream_lists.h)
+ * over memory committed into reserved address ranges (vm_ranges.h) instead
+ * of upstream chunks. A growth's block merges with the free blocks around
+ * it, so memory from several growths serves one request; trimming
+ * decommits the whole granules of free blocks and keeps the pieces around
+ * them listed. */
+#include <stdlib.h>
+
+#include "backend.h"
+#include "impl.h"
+#include "lock.h"
+#include "sizes.h"
+#include "suballocator.h"
+#include "vm_ranges.h"
+
+struct cmr_expandable_impl {
+  cmr_expandable_params params; /* first: what it was created with (impl.h) */
+  cmr_vm_ranges ranges;
+  /* Held while deciding to grow, so that threads that all miss at once grow
+   * once, and the others find the new memory when they look again. */
+  cmr_upstream_lock growth;
+  cmr_stream_lists *free_lists;
+  cmr_block_map *handed_out;
+};
+CMR_IMPL_LAYOUT(expandable);
+
+/* ---- trimming: whole free granules decommitted ------------------------------------------- */
+
+typedef struct cmr_expandable_trim {
+  cmr_vm_ranges *ranges;
+  cmr_free_blocks taken; /* blocks holding whole granules, out of the lists */
+} cmr_expandable_trim;
+
+/* A free block with whole granules inside is taken (lists' locks held). */
+static bool cmr_expandable_take_granules(cmr_block *block, void *arg) {
+  cmr_expandable_trim *trim = arg;
+  char *first = NULL, *end = NULL;
+  cmr_vm_ranges_interior(trim->ranges, block->address, block->size, &first, &end);
+  if (first == end) return false;
+  cmr_free_blocks_insert(&trim->taken, block);
+  return true;
+}
+
+static void cmr_expandable_set_aside(cmr_block *block, void *arg) {
+  if (!cmr_expandable_take_granules(block, arg)) cmr_free_blocks_insert(&((cmr_expandable_trim *)arg)->taken, block);
+}
+
+/* `block`'s whole granules decommitted, the bytes before and after them
+ * given to `stream`'s list as idle memory (no work is pending on them). A
+ * block whose granules the backend kept goes back whole. */
+static cmr_status cmr_expandable_decommit(cmr_expandable_impl *impl, cmr_block *block, cmr_stream stream) {
+  char *first = NULL, *end = NULL;
+  cmr_vm_ranges_interior(&impl->ranges, block->address, block->size, &first, &end);
+  cmr_status status = first == end ? CMR_SUCCESS : cmr_vm_ranges_decommit(&impl->ranges, first, end);
+  if (first == end || status != CMR_SUCCESS) { /* nothing decommitted: listed again whole */
+    if (cmr_stream_lists_give(impl->free_lists, stream, block, CMR_GIVEN_IDLE) != CMR_SUCCESS) cmr_block_delete(block);
+    return status;
+  }
+  char *block_end = block->address + block->size;
+  cmr_block *tail = NULL;
+  if (end < block_end && cmr_block_new(end, (size_t)(block_end - end), 0, &tail) != CMR_SUCCESS) {
+    tail = NULL; /* its bytes stay committed and unlisted until the end: no host memory for a record */
+  }
+  block->size = (size_t)(first - block->address);
+  cmr_block *pieces[2] = {block, tail};
+  for (int i = 0; i < 2; ++i) {
+    if (pieces[i] == NULL) continue;
+    if (pieces[i]->size == 0 || cmr_stream_lists_give(impl->free_lists, stream, pieces[i], CMR_GIVEN_IDLE) != CMR_SUCCESS) {
+      cmr_block_delete(pieces[i]);
+    }
+  }
+  return status;
+}
+
+/* Decommits what `trim` took, the first failure returned. */
+static cmr_status cmr_expandable_decommit_taken(cmr_expandable_impl *impl, cmr_expandable_trim *trim,
+                                                cmr_stream stream) {
+  cmr_status status = CMR_SUCCESS;
+  for (cmr_block *block; (block = cmr_free_blocks_pop(&trim->taken)) != NULL;) {
+    cmr_status decommitted = cmr_expandable_decommit(impl, block, stream);
+    if (status == CMR_SUCCESS) status = decommitted;
+  }
+  return status;
+}
+
+/* Over the threshold: `stream`'s free granules (those of the block just
+ * freed at `freed`, or all, NULL) decommitted once that stream's work is
+ * done. Out of line: the common path stays light. */
+static __attribute__((noinline)) cmr_status cmr_expandable_trim_stream(cmr_expandable_impl *impl, cmr_stream stream,
+                                                                       const void *freed) {
+  cmr_expandable_trim trim = {.ranges = &impl->ranges};
+  cmr_free_blocks_init(&trim.taken);
+  cmr_status status =
+      cmr_stream_lists_trim(impl->free_lists, stream, freed, cmr_expandable_take_granules, &trim);
+  if (status != CMR_SUCCESS || trim.taken.count == 0) return status;
+  status = cmr_backend_stream_synchronize_on(impl->ranges.device, stream);
+  if (status != CMR_SUCCESS) { /* not decommitted: listed again, as freed */
+    for (cmr_block *block; (block = cmr_free_blocks_pop(&trim.taken)) != NULL;) {
+      if (cmr_stream_lists_give(impl->free_lists, stream, block, CMR_GIVEN_FREED) != CMR_SUCCESS) {
+        cmr_block_delete(block);
+      }
+    }
+    return cmr_error_context(status, "expandable: waiting to decommit past release_threshold");
+  }
+  return cmr_expandable_decommit_taken(impl, &trim, stream);
+}
+
+static bool cmr_expandable_past_threshold(cmr_expandable_impl *impl, size_t more) {
+  size_t committed = cmr_vm_ranges_committed(&impl->ranges);
+  return committed > impl->params.release_threshold || more > impl->params.release_threshold - committed;
+}
+
+/* ---- growing --------------------------------------------------------------------------- */
+
+static cmr_status cmr_expandable_grow(void *resource, size_t size, size_t alignment, cmr_stream stream,
+                                      cmr_block **out) {
+  cmr_expandable_impl *impl = resource;
+  size_t needed = cmr_free_blocks_needed(size, alignment);
+  if (needed == SIZE_MAX) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "expandable: %zu bytes at alignment %zu overflow", size, alignment);
+  }
+  if (cmr_expandable_past_threshold(impl, needed)) {
+    cmr_status trimmed = cmr_expandable_trim_stream(impl, stream, NULL);
+    if (trimmed != CMR_SUCCESS) return trimmed;
+  }
+  char *address = NULL;
+  size_t bytes = 0;
+  bool starts_range = false;
+  cmr_status status = cmr_vm_ranges_grow(&impl->ranges, needed, &address, &bytes, &starts_range);
+  if (status != CMR_SUCCESS) return status;
+  cmr_log(CMR_LOG_DEBUG, "expandable %p: committed %zu bytes at %p (at least %zu needed): committed size %zu",
+          (void *)impl, bytes, (void *)address, needed, cmr_vm_ranges_committed(&impl->ranges));
+  /* A range's first block never merges with what lies before it: another
+   * range's addresses. */
+  cmr_block *block = NULL;
+  status = cmr_block_new(address, bytes, starts_range ? bytes : 0, &block);
+  if (status == CMR_SUCCESS) {
+    status = cmr_stream_lists_carve(impl->free_lists, stream, block, size, alignment, CMR_GIVEN_IDLE, out);
+  }
+  if (status != CMR_SUCCESS) { /* unlisted, it would be unusable yet count against the maximum */
+    if (block != NULL) cmr_block_delete(block);
+    cmr_kept_message reason;
+    cmr_keep_message(&reason);
+    (void)cmr_vm_ranges_decommit(&impl->ranges, address, address + bytes);
+    cmr_restore_message(&reason);
+  }
+  return status;
+}
+
+/* ---- life ------------------------------------------------------------------------------ */
+
+cmr_status cmr_expandable_impl_init(cmr_expandable_impl *impl) {
+  const cmr_expandable_params *params = &impl->params;
+  cmr_status status = cmr_upstream_lock_init(&impl->growth, "expandable: allocate (committing memory)");
+  if (status != CMR_SUCCESS) return status;
+  status = cmr_vm_ranges_init(&impl->ranges, "expandable", params->granule_size, params->reservation_size,
+                              params->maximum_size);
+  if (status != CMR_SUCCESS) {
+    cmr_upstream_lock_destroy(&impl->growth);
+    return status;
+  }
+  status = cmr_block_map_create(&impl->handed_out);
+  if (status == CMR_SUCCESS) {
+    status =
+        cmr_stream_lists_create("expandable", CMR_FIT_BEST, CMR_KEY_PER_STREAM, impl->handed_out, &impl->free_lists);
+  }
+  if (status == CMR_SUCCESS) cmr_stream_lists_set_max_split(impl->free_lists, params->max_split_size);
+  if (status != CMR_SUCCESS) cmr_expandable_impl_fini(impl);
+  return status;
+}
+
+void cmr_expandable_impl_fini(cmr_expandable_impl *impl) {
+  /* The lists before the map: an ending thread's list moves its hand-outs there. */
+  if (impl->free_lists != NULL) cmr_stream_lists_destroy(impl->free_lists);
+  if (impl->handed_out != NULL) cmr_block_map_destroy(impl->handed_out);
+  cmr_vm_ranges_release_all(&impl->ranges);
+  cmr_upstream_lock_destroy(&impl->growth);
+}
+
+unsigned cmr_expandable_impl_properties(const cmr_expandable_impl *impl) {
+  (void)impl;
+  /* The device's memory; in the host build the host is the device. */
+  return CMR_WITH_CUDA ? CMR_PROPERTY_DEVICE_ACCESSIBLE : CMR_PROPERTY_DEVICE_ACCESSIBLE | CMR_PROPERTY_HOST_ACCESSIBLE;
+}
+
+/* ---- allocating ------------------------------------------------------------------------- */
+
+/* Nothing more can be committed: all free memory is gathered, where it
+ * coalesces, for one more look. Out of line: the common path stays light. */
+static __attribute__((noinline)) cmr_status cmr_expandable_reclaim(cmr_expandable_impl *impl, size_t size,
+                                                                   size_t bytes, size_t alignment, cmr_stream stream,
+                                                                   void **out) {
+  cmr_kept_message reason; /* the growth's, past the calls below */
+  cmr_keep_message(&reason);
+  cmr_block *block = NULL;
+  cmr_status status = cmr_stream_lists_reclaim(impl->free_lists, stream, size, alignment, &block);
+  if (status == CMR_SUCCESS && block == NULL) {
+    status = cmr_error(CMR_ERROR_OUT_OF_MEMORY, "expandable: no free block of %zu bytes at alignment %zu (%s)", size,
+                       alignment, reason.text);
+  }
+  if (status == CMR_SUCCESS) cmr_suballocator_hand_out(impl->handed_out, block, bytes, out);
+  return status;
+}
+
+cmr_status cmr_expandable_impl_allocate(cmr_expandable_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
+                                        void **out) {
+  size_t size = cmr_round_up_256(bytes);
+  cmr_status status = cmr_suballocator_allocate(impl->free_lists, impl->handed_out, &impl->growth, size, alignment,
+                                                bytes, stream, cmr_expandable_grow, impl, out);
+  return status == CMR_ERROR_OUT_OF_MEMORY ? cmr_expandable_reclaim(impl, size, bytes, alignment, stream, out)
+                                           : status;
+}
+
+cmr_status cmr_expandable_impl_deallocate(cmr_expandable_impl *impl, void *ptr, size_t bytes, size_t alignment,
+                                          cmr_stream stream) {
+  (void)alignment; /* the block knows where it starts */
+  cmr_status status = cmr_stream_lists_take_back(impl->free_lists, stream, ptr, bytes);
+  if (status == CMR_SUCCESS && cmr_expandable_past_threshold(impl, 0)) {
+    status = cmr_expandable_trim_stream(impl, stream, ptr);
+  }
+  return status;
+}
+
+/* ---- getters and release ------------------------------------------------------------------ */
+
+cmr_status cmr_expandable_impl_committed_size(cmr_expandable_impl *impl, size_t *out) {
+  *out = cmr_vm_ranges_committed(&impl->ranges);
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_expandable_impl_free_size(cmr_expandable_impl *impl, size_t *out) {
+  size_t blocks = 0, lists = 0;
+  cmr_stream_lists_totals(impl->free_lists, &blocks, out, &lists);
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_expandable_impl_largest_free_block(cmr_expandable_impl *impl, size_t *out) {
+  *out = cmr_stream_lists_largest(impl->free_lists);
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_expandable_impl_release(cmr_expandable_impl *impl) {
+  cmr_expandable_trim trim = {.ranges = &impl->ranges};
+  cmr_free_blocks_init(&trim.taken);
+  cmr_status status = cmr_stream_lists_release(impl->free_lists, CMR_RELEASE_ALL, cmr_expandable_set_aside, &trim);
+  /* The host has waited for every block's work: all of it is idle. */
+  cmr_status decommitted = cmr_expandable_decommit_taken(impl, &trim, CMR_DEFAULT_STREAM);
+  if (status == CMR_SUCCESS) status = decommitted;
+  return status == CMR_SUCCESS ? status : cmr_error_context(status, "expandable: release");
+}
