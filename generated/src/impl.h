@@ -397,6 +397,8 @@ cmr_status cmr_pool_impl_pool_size(cmr_pool_impl *impl, size_t *out);
 cmr_status cmr_pool_impl_free_size(cmr_pool_impl *impl, size_t *out);
 cmr_status cmr_pool_impl_largest_free_block(cmr_pool_impl *impl, size_t *out);
 cmr_status cmr_pool_impl_release(cmr_pool_impl *impl);
+cmr_status cmr_pool_impl_set_release_threshold(cmr_pool_impl *impl, size_t release_threshold);
+cmr_status cmr_pool_impl_set_max_split_size(cmr_pool_impl *impl, size_t max_split_size);
 
 /* ---- prefetch ---- */
 typedef struct cmr_prefetch_impl cmr_prefetch_impl;

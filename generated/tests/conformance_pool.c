@@ -457,6 +457,66 @@ static void bad_release_destroyed_handle(cmr_resource_ref upstream, cmr_resource
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
+static void bad_set_release_threshold_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_pool_resource_set_release_threshold(NULL, (size_t)4096u), CMR_ERROR_NULL_POINTER,
+                     "cmr_pool_resource_set_release_threshold");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_set_release_threshold_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_pool_resource_set_release_threshold(destroyed_handle(subject), (size_t)4096u),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_pool_resource_set_release_threshold");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_set_max_split_size_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_pool_resource_set_max_split_size(NULL, (size_t)4096u), CMR_ERROR_NULL_POINTER,
+                     "cmr_pool_resource_set_max_split_size");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_set_max_split_size_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_pool_resource_set_max_split_size(destroyed_handle(subject), (size_t)4096u),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_pool_resource_set_max_split_size");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_set_max_split_size_max_split_size_multiple_of(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_pool_resource_set_max_split_size(handle_of(subject), (size_t)257u), CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_pool_resource_set_max_split_size: max_split_size");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_set_max_split_size_max_split_size_nonzero(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_pool_resource_set_max_split_size(handle_of(subject), (size_t)0u), CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_pool_resource_set_max_split_size: max_split_size");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
 static const cmr_battery_bad_input bad_inputs[] = {
     {"create.null_out", bad_create_null_out},
     {"create.upstream.zeroed_ref", bad_create_upstream_zeroed_ref},
@@ -489,6 +549,12 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"largest_free_block.null_out", bad_largest_free_block_null_out},
     {"release.null_handle", bad_release_null_handle},
     {"release.destroyed_handle", bad_release_destroyed_handle},
+    {"set_release_threshold.null_handle", bad_set_release_threshold_null_handle},
+    {"set_release_threshold.destroyed_handle", bad_set_release_threshold_destroyed_handle},
+    {"set_max_split_size.null_handle", bad_set_max_split_size_null_handle},
+    {"set_max_split_size.destroyed_handle", bad_set_max_split_size_destroyed_handle},
+    {"set_max_split_size.max_split_size.multiple_of", bad_set_max_split_size_max_split_size_multiple_of},
+    {"set_max_split_size.max_split_size.nonzero", bad_set_max_split_size_max_split_size_nonzero},
     {NULL, NULL}};
 
 /* ---- expectations: what the resource does (spec/pool.toml, [[expect]]) ---- */

@@ -1630,6 +1630,22 @@ func (r *PoolResource) Release() error {
 	return check(capi.Cmr_pool_resource_release(r.handle))
 }
 
+// SetReleaseThreshold: From now on, while the pool holds more bytes than release_threshold, a free on a stream that leaves a whole chunk free in that stream's list gives the chunk back to the upstream at once, ordered on that stream (no synchronization), and a growth first gives back the whole free chunks of its stream's list; chunks whose blocks wait in other streams' lists stay (SIZE_MAX, the default, keeps everything until release or destroy).
+func (r *PoolResource) SetReleaseThreshold(releaseThreshold uint64) error {
+	if err := r.live(); err != nil {
+		return err
+	}
+	return check(capi.Cmr_pool_resource_set_release_threshold(r.handle, releaseThreshold))
+}
+
+// SetMaxSplitSize: From now on, free blocks larger than max_split_size are never split: they serve only requests larger than it, whole (PyTorch's max_split_size_mb); a request larger than it grows the pool by a chunk of its own size, and every other growth is of at most max_split_size (SIZE_MAX, the default, splits every block).
+func (r *PoolResource) SetMaxSplitSize(maxSplitSize uint64) error {
+	if err := r.live(); err != nil {
+		return err
+	}
+	return check(capi.Cmr_pool_resource_set_max_split_size(r.handle, maxSplitSize))
+}
+
 // PrefetchResource is cmr's prefetch resource (adaptor).
 //
 // Prefetches each allocation to the current device on the allocation's stream,

@@ -67,12 +67,14 @@ static cmr_status cmr_fixed_size_add_chunk(cmr_fixed_size_impl *impl, cmr_stream
   if (out != NULL) {
     status = cmr_fixed_size_new_block(impl, &chunk, 0, out);
     if (status != CMR_SUCCESS) {
-      cmr_chunks_give_back(&impl->chunks, &chunk, stream);
+      /* A chunk the upstream refuses back stays recorded until the end; the
+       * first failure is the one reported. */
+      (void)cmr_chunks_give_back(&impl->chunks, &chunk, stream);
       return status;
     }
     cmr_fixed_size_give_blocks(impl, &chunk, 1, stream, false);
   } else if (cmr_fixed_size_give_blocks(impl, &chunk, 0, stream, true) == 0) {
-    cmr_chunks_give_back(&impl->chunks, &chunk, stream);
+    return cmr_chunks_give_back(&impl->chunks, &chunk, stream);
   }
   return CMR_SUCCESS;
 }

@@ -583,6 +583,10 @@ CMR_API cmr_status cmr_pool_resource_free_size(cmr_pool_resource *handle, size_t
 CMR_API cmr_status cmr_pool_resource_largest_free_block(cmr_pool_resource *handle, size_t *out);
 /* Gives every wholly free chunk back to the upstream (pool_size drops by their bytes), once the host has waited for the work ordered before their frees; chunks with any block handed out stay. */
 CMR_API cmr_status cmr_pool_resource_release(cmr_pool_resource *handle);
+/* From now on, while the pool holds more bytes than release_threshold, a free on a stream that leaves a whole chunk free in that stream's list gives the chunk back to the upstream at once, ordered on that stream (no synchronization), and a growth first gives back the whole free chunks of its stream's list; chunks whose blocks wait in other streams' lists stay (SIZE_MAX, the default, keeps everything until release or destroy). */
+CMR_API cmr_status cmr_pool_resource_set_release_threshold(cmr_pool_resource *handle, size_t release_threshold);
+/* From now on, free blocks larger than max_split_size are never split: they serve only requests larger than it, whole (PyTorch's max_split_size_mb); a request larger than it grows the pool by a chunk of its own size, and every other growth is of at most max_split_size (SIZE_MAX, the default, splits every block). */
+CMR_API cmr_status cmr_pool_resource_set_max_split_size(cmr_pool_resource *handle, size_t max_split_size);
 
 /* ==== prefetch (adaptor; cuda and host builds) ====
  * Prefetches each allocation to the current device on the allocation's stream,

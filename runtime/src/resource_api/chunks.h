@@ -45,8 +45,11 @@ cmr_status cmr_chunks_grow(cmr_chunks *chunks, size_t least, size_t preferred, c
 /* Hands `chunk` back to the upstream (ordered on `stream`): one just taken
  * on `stream` and not yet used (a grower that cannot put it to use, so that
  * it neither sits idle until the end nor counts against the maximum), or
- * one wholly free whose work the host has waited for (a release). */
-void cmr_chunks_give_back(cmr_chunks *chunks, const cmr_chunk *chunk, cmr_stream stream);
+ * one wholly free whose work the host has waited for (a release), or one
+ * wholly free whose work is ordered on `stream` (a trim). When the upstream
+ * refuses it, its status comes back and the chunk stays recorded and
+ * counted: still the owner's, handed back at the end. */
+cmr_status cmr_chunks_give_back(cmr_chunks *chunks, const cmr_chunk *chunk, cmr_stream stream);
 
 /* Bytes taken so far. */
 size_t cmr_chunks_bytes(cmr_chunks *chunks);

@@ -84,7 +84,7 @@ void cmr_stream_lists_release_dead_units(cmr_stream_lists *lists, pthread_mutex_
  * serves only a request of more than `max_split` bytes, handed out whole
  * (its record's size stays the block's), so that large blocks are kept
  * for large requests (PyTorch's max_split_size_mb). SIZE_MAX, the default,
- * splits every block. Call it before `lists` is used. */
+ * splits every block. It applies to the takes that start after it. */
 void cmr_stream_lists_set_max_split(cmr_stream_lists *lists, size_t max_split);
 
 /* `key` has ended (stream_ends.c): its list, if any, is dead. When blocks in

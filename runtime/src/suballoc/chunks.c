@@ -174,17 +174,33 @@ cmr_status cmr_chunks_grow(cmr_chunks *chunks, size_t least, size_t preferred, c
   return status;
 }
 
-void cmr_chunks_give_back(cmr_chunks *chunks, const cmr_chunk *chunk, cmr_stream stream) {
-  cmr_mutex_lock(&chunks->lock);
+/* The record of `chunk` out of the list; false when it has none. Lock held. */
+static bool cmr_chunks_forget(cmr_chunks *chunks, const cmr_chunk *chunk) {
   for (size_t i = chunks->count; i-- > 0;) { /* the newest last */
     if (chunks->items[i].address != chunk->address) continue;
     chunks->items[i] = chunks->items[--chunks->count];
     atomic_fetch_sub(&chunks->bytes, chunk->size);
     CMR_CHECK(cmr_chunks_changed_valid, chunks, i);
-    break;
+    return true;
   }
+  return false;
+}
+
+cmr_status cmr_chunks_give_back(cmr_chunks *chunks, const cmr_chunk *chunk, cmr_stream stream) {
+  cmr_mutex_lock(&chunks->lock);
+  bool recorded = cmr_chunks_forget(chunks, chunk);
   cmr_mutex_unlock(&chunks->lock);
-  (void)cmr_deallocate(chunks->upstream, chunk->address, chunk->size, stream);
+  cmr_status status = cmr_deallocate(chunks->upstream, chunk->address, chunk->size, stream);
+  if (status == CMR_SUCCESS || !recorded) return status;
+  /* Still the owner's: recorded again (its record's room is free) and
+   * counted, so that the end hands it back. */
+  cmr_mutex_lock(&chunks->lock);
+  chunks->items[chunks->count++] = *chunk;
+  atomic_fetch_add(&chunks->bytes, chunk->size);
+  CMR_CHECK(cmr_chunks_changed_valid, chunks, chunks->count - 1);
+  cmr_mutex_unlock(&chunks->lock);
+  return cmr_error_context(status, "%s: giving %zu bytes at %p back to the upstream", chunks->owner, chunk->size,
+                           chunk->address);
 }
 
 size_t cmr_chunks_bytes(cmr_chunks *chunks) { return atomic_load(&chunks->bytes); }

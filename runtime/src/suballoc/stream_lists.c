@@ -71,7 +71,7 @@ cmr_status cmr_stream_lists_create(const char *owner, cmr_fit fit, cmr_stream_ke
   lists->device = cmr_backend_device_at_creation();
   lists->serial = atomic_fetch_add(&next_serial, 1);
   lists->evict_at = cmr_fewest_evicting;
-  lists->max_split = SIZE_MAX;
+  atomic_init(&lists->max_split, SIZE_MAX);
   cmr_status status = cmr_mutex_init(&lists->registry, owner);
   if (status != CMR_SUCCESS) {
     free(lists);
@@ -101,7 +101,9 @@ void cmr_stream_lists_release_dead_units(cmr_stream_lists *lists, pthread_mutex_
   lists->release_arg = arg;
 }
 
-void cmr_stream_lists_set_max_split(cmr_stream_lists *lists, size_t max_split) { lists->max_split = max_split; }
+void cmr_stream_lists_set_max_split(cmr_stream_lists *lists, size_t max_split) {
+  atomic_store_explicit(&lists->max_split, max_split, memory_order_relaxed);
+}
 
 /* ---- ordering (the list's lock held) ----------------------------------------------------- */
 
@@ -285,8 +287,9 @@ static cmr_block *cmr_fit_in(const cmr_stream_lists *lists, const cmr_free_block
  * block above max_split only whole (`size` becomes its size), for a
  * request above max_split that it starts aligned for; else none (NULL). */
 static cmr_block *cmr_unsplit_fit(const cmr_stream_lists *lists, cmr_block *fit, size_t *size, size_t alignment) {
-  if (fit == NULL || fit->size <= lists->max_split) return fit;
-  if (*size <= lists->max_split || ((uintptr_t)fit->address & (alignment - 1)) != 0) return NULL;
+  size_t max_split = atomic_load_explicit(&lists->max_split, memory_order_relaxed);
+  if (fit == NULL || fit->size <= max_split) return fit;
+  if (*size <= max_split || ((uintptr_t)fit->address & (alignment - 1)) != 0) return NULL;
   *size = fit->size;
   return fit;
 }
