@@ -66,7 +66,8 @@ static cmr_status cmr_expandable_decommit(cmr_expandable_impl *impl, cmr_block *
   cmr_block *pieces[2] = {block, tail};
   for (int i = 0; i < 2; ++i) {
     if (pieces[i] == NULL) continue;
-    if (pieces[i]->size == 0 || cmr_stream_lists_give(impl->free_lists, stream, pieces[i], CMR_GIVEN_IDLE) != CMR_SUCCESS) {
+    if (pieces[i]->size == 0 ||
+        cmr_stream_lists_give(impl->free_lists, stream, pieces[i], CMR_GIVEN_IDLE) != CMR_SUCCESS) {
       cmr_block_delete(pieces[i]);
     }
   }
@@ -91,8 +92,7 @@ static __attribute__((noinline)) cmr_status cmr_expandable_trim_stream(cmr_expan
                                                                        const void *freed) {
   cmr_expandable_trim trim = {.ranges = &impl->ranges};
   cmr_free_blocks_init(&trim.taken);
-  cmr_status status =
-      cmr_stream_lists_trim(impl->free_lists, stream, freed, cmr_expandable_take_granules, &trim);
+  cmr_status status = cmr_stream_lists_trim(impl->free_lists, stream, freed, cmr_expandable_take_granules, &trim);
   if (status != CMR_SUCCESS || trim.taken.count == 0) return status;
   status = cmr_backend_stream_synchronize_on(impl->ranges.device, stream);
   if (status != CMR_SUCCESS) { /* not decommitted: listed again, as freed */
@@ -188,9 +188,8 @@ unsigned cmr_expandable_impl_properties(const cmr_expandable_impl *impl) {
 
 /* Nothing more can be committed: all free memory is gathered, where it
  * coalesces, for one more look. Out of line: the common path stays light. */
-static __attribute__((noinline)) cmr_status cmr_expandable_reclaim(cmr_expandable_impl *impl, size_t size,
-                                                                   size_t bytes, size_t alignment, cmr_stream stream,
-                                                                   void **out) {
+static __attribute__((noinline)) cmr_status cmr_expandable_reclaim(cmr_expandable_impl *impl, size_t size, size_t bytes,
+                                                                   size_t alignment, cmr_stream stream, void **out) {
   cmr_kept_message reason; /* the growth's, past the calls below */
   cmr_keep_message(&reason);
   cmr_block *block = NULL;
@@ -208,8 +207,7 @@ cmr_status cmr_expandable_impl_allocate(cmr_expandable_impl *impl, size_t bytes,
   size_t size = cmr_round_up_256(bytes);
   cmr_status status = cmr_suballocator_allocate(impl->free_lists, impl->handed_out, &impl->growth, size, alignment,
                                                 bytes, stream, cmr_expandable_grow, impl, out);
-  return status == CMR_ERROR_OUT_OF_MEMORY ? cmr_expandable_reclaim(impl, size, bytes, alignment, stream, out)
-                                           : status;
+  return status == CMR_ERROR_OUT_OF_MEMORY ? cmr_expandable_reclaim(impl, size, bytes, alignment, stream, out) : status;
 }
 
 cmr_status cmr_expandable_impl_deallocate(cmr_expandable_impl *impl, void *ptr, size_t bytes, size_t alignment,

@@ -278,8 +278,8 @@ void cmr_backend_host_counts_read(cmr_backend_host_counts *out) {
 
 static cmr_status cmr_host_vm_failure(const char *call, void *address, size_t bytes) {
   int error = errno;
-  return cmr_error(error == ENOMEM ? CMR_ERROR_OUT_OF_MEMORY : CMR_ERROR_CUDA, "%s(%p, %zu): %s", call, address,
-                   bytes, strerror(error));
+  return cmr_error(error == ENOMEM ? CMR_ERROR_OUT_OF_MEMORY : CMR_ERROR_CUDA, "%s(%p, %zu): %s", call, address, bytes,
+                   strerror(error));
 }
 
 cmr_status cmr_backend_vm_granularity(int device, size_t *out) {

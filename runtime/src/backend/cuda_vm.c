@@ -40,8 +40,8 @@ static bool cmr_vm_find(const char *name, void *slot, size_t slot_size) {
   enum cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
   cudaError_t error = cudaGetDriverEntryPointByVersion(name, &function, 12000, cudaEnableDefault, &found);
   if (error != cudaSuccess) {
-    cmr_vm.status = error == cudaErrorInsufficientDriver || error == cudaErrorNoDevice ? CMR_ERROR_NO_DEVICE
-                                                                                        : CMR_ERROR_CUDA;
+    cmr_vm.status =
+        error == cudaErrorInsufficientDriver || error == cudaErrorNoDevice ? CMR_ERROR_NO_DEVICE : CMR_ERROR_CUDA;
     snprintf(cmr_vm.message, sizeof cmr_vm.message, "cudaGetDriverEntryPointByVersion(%s): %s", name,
              cudaGetErrorName(error));
     (void)cudaGetLastError();
@@ -64,9 +64,8 @@ static void cmr_vm_load(void) {
   cmr_vm.status = CMR_SUCCESS;
   (void)(CMR_VM_FIND("cuGetErrorName", get_error_name) && CMR_VM_FIND("cuMemGetAllocationGranularity", granularity) &&
          CMR_VM_FIND("cuMemAddressReserve", reserve) && CMR_VM_FIND("cuMemAddressFree", address_free) &&
-         CMR_VM_FIND("cuMemCreate", create) && CMR_VM_FIND("cuMemRelease", release) &&
-         CMR_VM_FIND("cuMemMap", map) && CMR_VM_FIND("cuMemUnmap", unmap) &&
-         CMR_VM_FIND("cuMemSetAccess", set_access));
+         CMR_VM_FIND("cuMemCreate", create) && CMR_VM_FIND("cuMemRelease", release) && CMR_VM_FIND("cuMemMap", map) &&
+         CMR_VM_FIND("cuMemUnmap", unmap) && CMR_VM_FIND("cuMemSetAccess", set_access));
 }
 
 static cmr_status cmr_vm_loaded(void) {
@@ -99,8 +98,8 @@ static cmr_status cmr_vm_device(int device, int *out) {
   if (error == cudaSuccess) error = cudaFree(NULL); /* the primary context, made current */
   if (error != cudaSuccess) {
     (void)cudaGetLastError();
-    cmr_status status = error == cudaErrorInsufficientDriver || error == cudaErrorNoDevice ? CMR_ERROR_NO_DEVICE
-                                                                                            : CMR_ERROR_CUDA;
+    cmr_status status =
+        error == cudaErrorInsufficientDriver || error == cudaErrorNoDevice ? CMR_ERROR_NO_DEVICE : CMR_ERROR_CUDA;
     return cmr_error(status, "cudaFree(NULL) on device %d (making its context): %s", device, cudaGetErrorName(error));
   }
   *out = device;

@@ -25,9 +25,9 @@ typedef struct cmr_vm_range {
 } cmr_vm_range;
 
 typedef struct cmr_vm_ranges {
-  const char *owner; /* names the resource in messages */
-  int device;        /* whose memory (cmr_backend_device_at_creation) */
-  size_t granule;    /* bytes committed and decommitted at a time */
+  const char *owner;  /* names the resource in messages */
+  int device;         /* whose memory (cmr_backend_device_at_creation) */
+  size_t granule;     /* bytes committed and decommitted at a time */
   size_t reservation; /* bytes a range reserves, unless one growth needs more */
   size_t maximum;     /* most bytes committed at once; SIZE_MAX for no limit */
   pthread_mutex_t lock;
@@ -54,8 +54,7 @@ void cmr_vm_ranges_release_all(cmr_vm_ranges *ranges);
  * the growth needs). *starts_range says whether it begins its range (a
  * block there must not merge with what lies before). CMR_ERROR_OUT_OF_MEMORY
  * past the maximum (saying so) or where the backend has no more. */
-cmr_status cmr_vm_ranges_grow(cmr_vm_ranges *ranges, size_t bytes, char **address, size_t *size,
-                              bool *starts_range);
+cmr_status cmr_vm_ranges_grow(cmr_vm_ranges *ranges, size_t bytes, char **address, size_t *size, bool *starts_range);
 
 /* The whole granules inside the committed bytes [address, address + size)
  * of one range, [*first, *end) (empty, *first == *end, when there are

@@ -585,8 +585,9 @@ cmr_status cmr_stream_lists_trim(cmr_stream_lists *lists, cmr_stream stream, con
   if (freed != NULL) {
     cmr_block *block = cmr_recent_remove(own, freed);
     if (block != NULL) {
-      block = cmr_free_blocks_insert(&own->blocks, block);
-      if (take(block, arg)) cmr_free_blocks_remove(&own->blocks, block);
+      block = cmr_free_blocks_insert(&own->blocks, block); /* merged with its neighbours */
+      cmr_free_blocks_remove(&own->blocks, block);
+      if (!take(block, arg)) cmr_free_blocks_insert(&own->blocks, block);
     }
   } else {
     cmr_stream_list_flush_recent(own);

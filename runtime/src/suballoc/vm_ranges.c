@@ -47,8 +47,7 @@ static void cmr_vm_range_free(const cmr_vm_ranges *ranges, cmr_vm_range *range) 
     }
     size_t first = i;
     while (i < range->extent && cmr_granule_committed(range, i)) ++i;
-    (void)cmr_backend_vm_decommit(ranges->device, range->base + first * ranges->granule,
-                                  (i - first) * ranges->granule);
+    (void)cmr_backend_vm_decommit(ranges->device, range->base + first * ranges->granule, (i - first) * ranges->granule);
   }
   (void)cmr_backend_vm_unreserve(range->base, range->size);
   free(range->committed);
@@ -123,8 +122,7 @@ static cmr_status cmr_vm_ranges_add(cmr_vm_ranges *ranges, size_t bytes) {
   ranges->items[ranges->count++] = range;
   atomic_fetch_add(&ranges->reserved_bytes, range.size);
   atomic_fetch_add(&ranges->range_count, 1);
-  cmr_log(CMR_LOG_DEBUG, "%s: reserved range %zu of %zu bytes at %p", ranges->owner, ranges->count, range.size,
-          base);
+  cmr_log(CMR_LOG_DEBUG, "%s: reserved range %zu of %zu bytes at %p", ranges->owner, ranges->count, range.size, base);
   return CMR_SUCCESS;
 }
 
@@ -135,16 +133,15 @@ static cmr_status cmr_vm_range_commit(cmr_vm_ranges *ranges, cmr_vm_range *range
     status = cmr_backend_vm_commit(ranges->device, range->base + first * ranges->granule, count * ranges->granule);
   }
   if (status != CMR_SUCCESS) {
-    return cmr_error_context(status, "%s: committing %zu bytes (committed %zu)", ranges->owner,
-                             count * ranges->granule, atomic_load(&ranges->committed_bytes));
+    return cmr_error_context(status, "%s: committing %zu bytes (committed %zu)", ranges->owner, count * ranges->granule,
+                             atomic_load(&ranges->committed_bytes));
   }
   cmr_granules_mark(range, first, count, true);
   atomic_fetch_add(&ranges->committed_bytes, count * ranges->granule);
   return CMR_SUCCESS;
 }
 
-cmr_status cmr_vm_ranges_grow(cmr_vm_ranges *ranges, size_t bytes, char **address, size_t *size,
-                              bool *starts_range) {
+cmr_status cmr_vm_ranges_grow(cmr_vm_ranges *ranges, size_t bytes, char **address, size_t *size, bool *starts_range) {
   size_t granule = ranges->granule;
   if (bytes > SIZE_MAX - (granule - 1)) {
     return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: %zu bytes overflow the granule", ranges->owner, bytes);
