@@ -210,14 +210,23 @@ cmr_status cmr_expandable_impl_allocate(cmr_expandable_impl *impl, size_t bytes,
   return status == CMR_ERROR_OUT_OF_MEMORY ? cmr_expandable_reclaim(impl, size, bytes, alignment, stream, out) : status;
 }
 
+/* A free past release_threshold: the block's whole granules are
+ * decommitted. Out of line: the common path stays light. */
+static __attribute__((noinline)) cmr_status cmr_expandable_deallocate_past_threshold(cmr_expandable_impl *impl,
+                                                                                     void *ptr, size_t bytes,
+                                                                                     cmr_stream stream) {
+  cmr_status status = cmr_stream_lists_take_back(impl->free_lists, stream, ptr, bytes);
+  return status == CMR_SUCCESS ? cmr_expandable_trim_stream(impl, stream, ptr) : status;
+}
+
 cmr_status cmr_expandable_impl_deallocate(cmr_expandable_impl *impl, void *ptr, size_t bytes, size_t alignment,
                                           cmr_stream stream) {
   (void)alignment; /* the block knows where it starts */
-  cmr_status status = cmr_stream_lists_take_back(impl->free_lists, stream, ptr, bytes);
-  if (status == CMR_SUCCESS && cmr_expandable_past_threshold(impl, 0)) {
-    status = cmr_expandable_trim_stream(impl, stream, ptr);
+  /* A free leaves the bytes committed as they were: the threshold is read first. */
+  if (__builtin_expect(cmr_expandable_past_threshold(impl, 0), 0)) {
+    return cmr_expandable_deallocate_past_threshold(impl, ptr, bytes, stream);
   }
-  return status;
+  return cmr_stream_lists_take_back(impl->free_lists, stream, ptr, bytes);
 }
 
 /* ---- getters and release ------------------------------------------------------------------ */

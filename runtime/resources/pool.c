@@ -191,11 +191,21 @@ cmr_status cmr_pool_impl_allocate(cmr_pool_impl *impl, size_t bytes, size_t alig
   return status == CMR_ERROR_OUT_OF_MEMORY ? cmr_pool_reclaim(impl, size, bytes, alignment, stream, out) : status;
 }
 
+/* A free past release_threshold: the block's chunk goes back if the free
+ * leaves it whole. Out of line: the common path stays light. */
+static __attribute__((noinline)) cmr_status cmr_pool_deallocate_past_threshold(cmr_pool_impl *impl, void *ptr,
+                                                                               size_t bytes, cmr_stream stream) {
+  cmr_status status = cmr_stream_lists_take_back(impl->free_lists, stream, ptr, bytes);
+  return status == CMR_SUCCESS ? cmr_pool_trim(impl, stream, ptr) : status;
+}
+
 cmr_status cmr_pool_impl_deallocate(cmr_pool_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
   (void)alignment; /* the block knows where it starts */
-  cmr_status status = cmr_stream_lists_take_back(impl->free_lists, stream, ptr, bytes);
-  if (status == CMR_SUCCESS && cmr_pool_past_threshold(impl, 0)) status = cmr_pool_trim(impl, stream, ptr);
-  return status;
+  /* A free leaves the bytes held as they were: the threshold is read first. */
+  if (__builtin_expect(cmr_pool_past_threshold(impl, 0), 0)) {
+    return cmr_pool_deallocate_past_threshold(impl, ptr, bytes, stream);
+  }
+  return cmr_stream_lists_take_back(impl->free_lists, stream, ptr, bytes);
 }
 
 cmr_status cmr_pool_impl_pool_size(cmr_pool_impl *impl, size_t *out) {

@@ -294,7 +294,10 @@ cmr_status cmr_backend_vm_reserve(int device, size_t bytes, void **out) {
   cmr_status status = cmr_host_injected(CMR_BACKEND_HOST_VM_RESERVE, "cuMemAddressReserve");
   if (status != CMR_SUCCESS) return status;
   void *address = mmap(NULL, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (address == MAP_FAILED) return cmr_host_vm_failure("mmap(PROT_NONE)", NULL, bytes);
+  if (address == MAP_FAILED) { /* a size past what the process may map, too, is addresses there are none of */
+    int error = errno;
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "mmap(NULL, %zu, PROT_NONE): %s", bytes, strerror(error));
+  }
   *out = address;
   return CMR_SUCCESS;
 }

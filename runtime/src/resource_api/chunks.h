@@ -6,6 +6,7 @@
 #define CMR_CHUNKS_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "internal.h"
@@ -51,8 +52,11 @@ cmr_status cmr_chunks_grow(cmr_chunks *chunks, size_t least, size_t preferred, c
  * counted: still the owner's, handed back at the end. */
 cmr_status cmr_chunks_give_back(cmr_chunks *chunks, const cmr_chunk *chunk, cmr_stream stream);
 
-/* Bytes taken so far. */
-size_t cmr_chunks_bytes(cmr_chunks *chunks);
+/* Bytes taken so far (inline: read on every free of a resource with a
+ * release threshold). */
+static inline size_t cmr_chunks_bytes(cmr_chunks *chunks) {
+  return atomic_load_explicit(&chunks->bytes, memory_order_relaxed);
+}
 
 /* Invariants (invariants.h), the lock held or the chunks unshared: no more
  * records than room, each chunk a nonzero size at a non-NULL address, no

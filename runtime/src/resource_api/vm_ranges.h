@@ -10,6 +10,7 @@
 #define CMR_VM_RANGES_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "internal.h"
@@ -65,7 +66,9 @@ void cmr_vm_ranges_interior(cmr_vm_ranges *ranges, const char *address, size_t s
  * counted as committed. */
 cmr_status cmr_vm_ranges_decommit(cmr_vm_ranges *ranges, char *first, char *end);
 
-/* Bytes committed now. */
-size_t cmr_vm_ranges_committed(cmr_vm_ranges *ranges);
+/* Bytes committed now (inline: read on every free). */
+static inline size_t cmr_vm_ranges_committed(cmr_vm_ranges *ranges) {
+  return atomic_load_explicit(&ranges->committed_bytes, memory_order_relaxed);
+}
 
 #endif /* CMR_VM_RANGES_H */

@@ -202,5 +202,3 @@ cmr_status cmr_chunks_give_back(cmr_chunks *chunks, const cmr_chunk *chunk, cmr_
   return cmr_error_context(status, "%s: giving %zu bytes at %p back to the upstream", chunks->owner, chunk->size,
                            chunk->address);
 }
-
-size_t cmr_chunks_bytes(cmr_chunks *chunks) { return atomic_load(&chunks->bytes); }

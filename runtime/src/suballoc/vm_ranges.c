@@ -213,5 +213,3 @@ cmr_status cmr_vm_ranges_decommit(cmr_vm_ranges *ranges, char *first, char *end)
                                : cmr_error_context(status, "%s: decommitting %zu bytes at %p", ranges->owner,
                                                    (size_t)(end - first), (void *)first);
 }
-
-size_t cmr_vm_ranges_committed(cmr_vm_ranges *ranges) { return atomic_load(&ranges->committed_bytes); }
