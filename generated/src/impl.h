@@ -296,6 +296,7 @@ cmr_status cmr_fixed_size_impl_deallocate(cmr_fixed_size_impl *impl, void *ptr, 
 cmr_status cmr_fixed_size_impl_block_size(cmr_fixed_size_impl *impl, size_t *out);
 cmr_status cmr_fixed_size_impl_upstream_bytes(cmr_fixed_size_impl *impl, size_t *out);
 cmr_status cmr_fixed_size_impl_largest_free_block(cmr_fixed_size_impl *impl, size_t *out);
+cmr_status cmr_fixed_size_impl_set_release_threshold(cmr_fixed_size_impl *impl, size_t release_threshold);
 
 /* ---- limiting ---- */
 typedef struct cmr_limiting_impl cmr_limiting_impl;

@@ -359,6 +359,26 @@ static void bad_largest_free_block_null_out(cmr_resource_ref upstream, cmr_resou
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
+static void bad_set_release_threshold_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_set_release_threshold(NULL, (size_t)4096u), CMR_ERROR_NULL_POINTER,
+                     "cmr_fixed_size_resource_set_release_threshold");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_set_release_threshold_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_set_release_threshold(destroyed_handle(subject), (size_t)4096u),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_fixed_size_resource_set_release_threshold");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
 static const cmr_battery_bad_input bad_inputs[] = {
     {"create.null_out", bad_create_null_out},
     {"create.upstream.zeroed_ref", bad_create_upstream_zeroed_ref},
@@ -383,6 +403,8 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"largest_free_block.null_handle", bad_largest_free_block_null_handle},
     {"largest_free_block.destroyed_handle", bad_largest_free_block_destroyed_handle},
     {"largest_free_block.null_out", bad_largest_free_block_null_out},
+    {"set_release_threshold.null_handle", bad_set_release_threshold_null_handle},
+    {"set_release_threshold.destroyed_handle", bad_set_release_threshold_destroyed_handle},
     {NULL, NULL}};
 
 /* ---- expectations: what the resource does (spec/fixed_size.toml, [[expect]]) ---- */

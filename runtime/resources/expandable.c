@@ -33,7 +33,8 @@ typedef struct cmr_expandable_trim {
 } cmr_expandable_trim;
 
 /* A free block with whole granules inside is taken (lists' locks held). */
-static bool cmr_expandable_take_granules(cmr_block *block, void *arg) {
+static bool cmr_expandable_take_granules(cmr_free_blocks *list, cmr_block *block, void *arg) {
+  (void)list;
   cmr_expandable_trim *trim = arg;
   char *first = NULL, *end = NULL;
   cmr_vm_ranges_interior(trim->ranges, block->address, block->size, &first, &end);
@@ -43,7 +44,8 @@ static bool cmr_expandable_take_granules(cmr_block *block, void *arg) {
 }
 
 static void cmr_expandable_set_aside(cmr_block *block, void *arg) {
-  if (!cmr_expandable_take_granules(block, arg)) cmr_free_blocks_insert(&((cmr_expandable_trim *)arg)->taken, block);
+  if (!cmr_expandable_take_granules(NULL, block, arg))
+    cmr_free_blocks_insert(&((cmr_expandable_trim *)arg)->taken, block);
 }
 
 /* `block`'s whole granules decommitted, the bytes before and after them

@@ -88,7 +88,8 @@ static bool cmr_pool_past_threshold(cmr_pool_impl *impl, size_t more) {
 }
 
 /* A free block that is a whole chunk is set aside (a list's lock held). */
-static bool cmr_pool_take_chunk(cmr_block *block, void *arg) {
+static bool cmr_pool_take_chunk(cmr_free_blocks *list, cmr_block *block, void *arg) {
+  (void)list;
   if (block->span != block->size) return false;
   cmr_free_blocks_insert(arg, block);
   return true;

@@ -52,6 +52,10 @@ cmr_status cmr_chunks_grow(cmr_chunks *chunks, size_t least, size_t preferred, c
  * counted: still the owner's, handed back at the end. */
 cmr_status cmr_chunks_give_back(cmr_chunks *chunks, const cmr_chunk *chunk, cmr_stream stream);
 
+/* The chunk `address` lies in, into *out; false when none holds it. Takes
+ * the lock (a look through every chunk). */
+bool cmr_chunks_find(cmr_chunks *chunks, const void *address, cmr_chunk *out);
+
 /* Bytes taken so far (inline: read on every free of a resource with a
  * release threshold). */
 static inline size_t cmr_chunks_bytes(cmr_chunks *chunks) {

@@ -181,11 +181,14 @@ cmr_status cmr_stream_lists_release(cmr_stream_lists *lists, cmr_released which,
  * waiting), so a stream-ordered upstream takes them back on `stream`. With
  * `freed` (a block just freed on `stream`, still among its recent blocks):
  * that block only, merged with its free neighbours first; without (NULL):
- * every block of the list. Each goes to `take`, called with the list's
- * lock held (it must not call into `lists`): true when it took the record
- * (then the caller's), false to leave it in the list. */
+ * every block of the list. Each goes to `take`, out of the list's index
+ * `list` (every other free block of the list is in it), called with the
+ * list's lock held (it must not call into `lists`): true when it took the
+ * record (then the caller's), false to have it put back. `take` may also
+ * remove other members of `list`, which are then its own (fixed_size's
+ * blocks of one chunk). */
 cmr_status cmr_stream_lists_trim(cmr_stream_lists *lists, cmr_stream stream, const void *freed,
-                                 bool (*take)(cmr_block *block, void *arg), void *arg);
+                                 bool (*take)(cmr_free_blocks *list, cmr_block *block, void *arg), void *arg);
 
 /* The largest free block over all lists (0 when none): the most one
  * allocation could take without new memory, at the default alignment. Each

@@ -92,15 +92,22 @@ bool cmr_chunks_valid(const cmr_chunks *chunks, const char **why) {
   return true;
 }
 
-bool cmr_chunks_hold(cmr_chunks *chunks, const void *address, size_t size, const char **why) {
+bool cmr_chunks_find(cmr_chunks *chunks, const void *address, cmr_chunk *out) {
   cmr_mutex_lock(&chunks->lock);
-  bool inside = false;
-  for (size_t i = 0; i < chunks->count && !inside; ++i) {
+  bool found = false;
+  for (size_t i = 0; i < chunks->count && !found; ++i) {
     uintptr_t start = (uintptr_t)chunks->items[i].address;
-    inside = (uintptr_t)address >= start && (uintptr_t)address - start <= chunks->items[i].size &&
-             size <= chunks->items[i].size - ((uintptr_t)address - start);
+    found = (uintptr_t)address >= start && (uintptr_t)address - start < chunks->items[i].size;
+    if (found) *out = chunks->items[i];
   }
   cmr_mutex_unlock(&chunks->lock);
+  return found;
+}
+
+bool cmr_chunks_hold(cmr_chunks *chunks, const void *address, size_t size, const char **why) {
+  cmr_chunk chunk;
+  bool inside =
+      cmr_chunks_find(chunks, address, &chunk) && size <= chunk.size - ((uintptr_t)address - (uintptr_t)chunk.address);
   if (!inside) *why = "chunks: a block lies outside every chunk";
   return inside;
 }

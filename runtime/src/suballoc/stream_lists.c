@@ -578,16 +578,17 @@ static cmr_block *cmr_recent_remove(cmr_stream_list *list, const void *address) 
 }
 
 cmr_status cmr_stream_lists_trim(cmr_stream_lists *lists, cmr_stream stream, const void *freed,
-                                 bool (*take)(cmr_block *block, void *arg), void *arg) {
+                                 bool (*take)(cmr_free_blocks *list, cmr_block *block, void *arg), void *arg) {
   cmr_stream_list *own = NULL;
   cmr_status status = cmr_lock_list_of(lists, stream, &own);
   if (status != CMR_SUCCESS) return status;
   if (freed != NULL) {
     cmr_block *block = cmr_recent_remove(own, freed);
     if (block != NULL) {
+      cmr_stream_list_flush_recent(own);                   /* every free block where `take` can look */
       block = cmr_free_blocks_insert(&own->blocks, block); /* merged with its neighbours */
       cmr_free_blocks_remove(&own->blocks, block);
-      if (!take(block, arg)) cmr_free_blocks_insert(&own->blocks, block);
+      if (!take(&own->blocks, block, arg)) cmr_free_blocks_insert(&own->blocks, block);
     }
   } else {
     cmr_stream_list_flush_recent(own);
@@ -595,7 +596,7 @@ cmr_status cmr_stream_lists_trim(cmr_stream_lists *lists, cmr_stream stream, con
     cmr_free_blocks_init(&all);
     cmr_free_blocks_absorb(&all, &own->blocks);
     for (cmr_block *block; (block = cmr_free_blocks_pop(&all)) != NULL;) {
-      if (!take(block, arg)) cmr_free_blocks_insert(&own->blocks, block);
+      if (!take(&own->blocks, block, arg)) cmr_free_blocks_insert(&own->blocks, block);
     }
   }
   cmr_list_unlock(own);
