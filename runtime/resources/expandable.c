@@ -162,20 +162,15 @@ cmr_status cmr_expandable_impl_init(cmr_expandable_impl *impl) {
     cmr_upstream_lock_destroy(&impl->growth);
     return status;
   }
-  status = cmr_block_map_create(&impl->handed_out);
-  if (status == CMR_SUCCESS) {
-    status =
-        cmr_stream_lists_create("expandable", CMR_FIT_BEST, CMR_KEY_PER_STREAM, impl->handed_out, &impl->free_lists);
-  }
+  status = cmr_suballocator_lists_create("expandable", CMR_FIT_BEST, CMR_KEY_PER_STREAM, &impl->handed_out,
+                                         &impl->free_lists);
   if (status == CMR_SUCCESS) cmr_stream_lists_set_max_split(impl->free_lists, params->max_split_size);
   if (status != CMR_SUCCESS) cmr_expandable_impl_fini(impl);
   return status;
 }
 
 void cmr_expandable_impl_fini(cmr_expandable_impl *impl) {
-  /* The lists before the map: an ending thread's list moves its hand-outs there. */
-  if (impl->free_lists != NULL) cmr_stream_lists_destroy(impl->free_lists);
-  if (impl->handed_out != NULL) cmr_block_map_destroy(impl->handed_out);
+  cmr_suballocator_lists_destroy(impl->free_lists, impl->handed_out);
   cmr_vm_ranges_release_all(&impl->ranges);
   cmr_upstream_lock_destroy(&impl->growth);
 }
@@ -188,28 +183,15 @@ unsigned cmr_expandable_impl_properties(const cmr_expandable_impl *impl) {
 
 /* ---- allocating ------------------------------------------------------------------------- */
 
-/* Nothing more can be committed: all free memory is gathered, where it
- * coalesces, for one more look. Out of line: the common path stays light. */
-static __attribute__((noinline)) cmr_status cmr_expandable_reclaim(cmr_expandable_impl *impl, size_t size, size_t bytes,
-                                                                   size_t alignment, cmr_stream stream, void **out) {
-  cmr_kept_message reason; /* the growth's, past the calls below */
-  cmr_keep_message(&reason);
-  cmr_block *block = NULL;
-  cmr_status status = cmr_stream_lists_reclaim(impl->free_lists, stream, size, alignment, &block);
-  if (status == CMR_SUCCESS && block == NULL) {
-    status = cmr_error(CMR_ERROR_OUT_OF_MEMORY, "expandable: no free block of %zu bytes at alignment %zu (%s)", size,
-                       alignment, reason.text);
-  }
-  if (status == CMR_SUCCESS) cmr_suballocator_hand_out(impl->handed_out, block, bytes, out);
-  return status;
-}
-
 cmr_status cmr_expandable_impl_allocate(cmr_expandable_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
                                         void **out) {
   size_t size = cmr_round_up_256(bytes);
   cmr_status status = cmr_suballocator_allocate(impl->free_lists, impl->handed_out, &impl->growth, size, alignment,
                                                 bytes, stream, cmr_expandable_grow, impl, out);
-  return status == CMR_ERROR_OUT_OF_MEMORY ? cmr_expandable_reclaim(impl, size, bytes, alignment, stream, out) : status;
+  /* Nothing more can be committed: one more look over all free memory, gathered. */
+  if (status != CMR_ERROR_OUT_OF_MEMORY) return status;
+  return cmr_suballocator_reclaim(impl->free_lists, impl->handed_out, "expandable", size, bytes, alignment, stream,
+                                  out);
 }
 
 /* A free past release_threshold: the block's whole granules are

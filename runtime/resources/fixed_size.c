@@ -103,9 +103,7 @@ static cmr_status cmr_fixed_size_check_sizes(size_t block_size, size_t blocks_to
 void cmr_fixed_size_impl_fini(cmr_fixed_size_impl *impl) {
   /* Blocks still handed out go back with their chunks: their owner can no
    * longer free them. The chunks go once the device is idle (chunks.h). */
-  /* The lists before the map: an ending thread's list moves its hand-outs there. */
-  if (impl->free_blocks != NULL) cmr_stream_lists_destroy(impl->free_blocks);
-  if (impl->handed_out != NULL) cmr_block_map_destroy(impl->handed_out);
+  cmr_suballocator_lists_destroy(impl->free_blocks, impl->handed_out);
   cmr_chunks_release_all(&impl->chunks);
   cmr_upstream_lock_destroy(&impl->growth);
 }
@@ -125,11 +123,8 @@ cmr_status cmr_fixed_size_impl_init(cmr_fixed_size_impl *impl) {
     cmr_upstream_lock_destroy(&impl->growth);
     return status;
   }
-  status = cmr_block_map_create(&impl->handed_out);
-  if (status == CMR_SUCCESS) {
-    status =
-        cmr_stream_lists_create("fixed_size", CMR_FIT_BEST, CMR_KEY_PER_STREAM, impl->handed_out, &impl->free_blocks);
-  }
+  status = cmr_suballocator_lists_create("fixed_size", CMR_FIT_BEST, CMR_KEY_PER_STREAM, &impl->handed_out,
+                                         &impl->free_blocks);
   /* Preallocated blocks are idle: every stream may take them at once. */
   if (status == CMR_SUCCESS) status = cmr_fixed_size_add_chunk(impl, CMR_DEFAULT_STREAM, NULL);
   if (status != CMR_SUCCESS) cmr_fixed_size_impl_fini(impl);

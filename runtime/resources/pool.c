@@ -146,10 +146,8 @@ cmr_status cmr_pool_impl_init(cmr_pool_impl *impl) {
     cmr_upstream_lock_destroy(&impl->growth);
     return status;
   }
-  status = cmr_block_map_create(&impl->handed_out);
-  if (status == CMR_SUCCESS) {
-    status = cmr_stream_lists_create("pool", CMR_FIT_BEST, CMR_KEY_PER_STREAM, impl->handed_out, &impl->free_lists);
-  }
+  status =
+      cmr_suballocator_lists_create("pool", CMR_FIT_BEST, CMR_KEY_PER_STREAM, &impl->handed_out, &impl->free_lists);
   if (status == CMR_SUCCESS && params->initial_pool_size > 0) {
     status = cmr_pool_add_chunk(impl, params->initial_pool_size, 0, 0, CMR_DEFAULT_STREAM, NULL);
     if (status != CMR_SUCCESS) {
@@ -161,27 +159,9 @@ cmr_status cmr_pool_impl_init(cmr_pool_impl *impl) {
 }
 
 void cmr_pool_impl_fini(cmr_pool_impl *impl) {
-  /* The lists before the map: an ending thread's list moves its hand-outs there. */
-  if (impl->free_lists != NULL) cmr_stream_lists_destroy(impl->free_lists);
-  if (impl->handed_out != NULL) cmr_block_map_destroy(impl->handed_out);
+  cmr_suballocator_lists_destroy(impl->free_lists, impl->handed_out);
   cmr_chunks_release_all(&impl->chunks);
   cmr_upstream_lock_destroy(&impl->growth);
-}
-
-/* The upstream has no more: all free memory is gathered, where it
- * coalesces, for one more look. Out of line: the common path stays light. */
-static __attribute__((noinline)) cmr_status cmr_pool_reclaim(cmr_pool_impl *impl, size_t size, size_t bytes,
-                                                             size_t alignment, cmr_stream stream, void **out) {
-  cmr_kept_message reason; /* the upstream's, past the calls below */
-  cmr_keep_message(&reason);
-  cmr_block *block = NULL;
-  cmr_status status = cmr_stream_lists_reclaim(impl->free_lists, stream, size, alignment, &block);
-  if (status == CMR_SUCCESS && block == NULL) {
-    status = cmr_error(CMR_ERROR_OUT_OF_MEMORY, "pool: no free block of %zu bytes at alignment %zu (%s)", size,
-                       alignment, reason.text);
-  }
-  if (status == CMR_SUCCESS) cmr_suballocator_hand_out(impl->handed_out, block, bytes, out);
-  return status;
 }
 
 /* Growing the pool if no list has a block. */
@@ -189,7 +169,9 @@ cmr_status cmr_pool_impl_allocate(cmr_pool_impl *impl, size_t bytes, size_t alig
   size_t size = cmr_round_up_256(bytes);
   cmr_status status = cmr_suballocator_allocate(impl->free_lists, impl->handed_out, &impl->growth, size, alignment,
                                                 bytes, stream, cmr_pool_grow, impl, out);
-  return status == CMR_ERROR_OUT_OF_MEMORY ? cmr_pool_reclaim(impl, size, bytes, alignment, stream, out) : status;
+  /* The upstream has no more: one more look over all free memory, gathered. */
+  if (status != CMR_ERROR_OUT_OF_MEMORY) return status;
+  return cmr_suballocator_reclaim(impl->free_lists, impl->handed_out, "pool", size, bytes, alignment, stream, out);
 }
 
 /* A free past release_threshold: the block's chunk goes back if the free

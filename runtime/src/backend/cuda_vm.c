@@ -121,24 +121,28 @@ static cmr_status cmr_vm_granule_of(const CUmemAllocationProp *properties, size_
   return result == CUDA_SUCCESS ? CMR_SUCCESS : cmr_vm_failure(result, "cuMemGetAllocationGranularity", NULL, 0);
 }
 
-/* The driver's calls run with `device` current, the caller's restored after. */
-static cmr_status cmr_vm_enter(int device, cmr_backend_device_guard *guard, int *resolved) {
+/* The driver's calls run with `device` current (the current one when
+ * negative), the caller's restored after by cmr_backend_device_leave: the
+ * properties of its memory and their granularity. */
+static cmr_status cmr_vm_enter(int device, cmr_backend_device_guard *guard, CUmemAllocationProp *properties,
+                               size_t *granularity) {
   cmr_status status = cmr_vm_loaded();
   if (status == CMR_SUCCESS) status = cmr_backend_device_enter(device, guard);
+  if (status != CMR_SUCCESS) return status;
+  status = cmr_vm_device(device, &device);
   if (status == CMR_SUCCESS) {
-    status = cmr_vm_device(device, resolved);
-    if (status != CMR_SUCCESS) status = cmr_backend_device_leave(guard, status);
+    *properties = cmr_vm_properties(device);
+    status = cmr_vm_granule_of(properties, granularity);
   }
-  return status;
+  return status == CMR_SUCCESS ? status : cmr_backend_device_leave(guard, status);
 }
 
 cmr_status cmr_backend_vm_granularity(int device, size_t *out) {
   *out = 0;
   cmr_backend_device_guard guard;
-  cmr_status status = cmr_vm_enter(device, &guard, &device);
-  if (status != CMR_SUCCESS) return status;
-  CUmemAllocationProp properties = cmr_vm_properties(device);
-  return cmr_backend_device_leave(&guard, cmr_vm_granule_of(&properties, out));
+  CUmemAllocationProp properties;
+  cmr_status status = cmr_vm_enter(device, &guard, &properties, out);
+  return status == CMR_SUCCESS ? cmr_backend_device_leave(&guard, status) : status;
 }
 
 cmr_status cmr_backend_vm_reserve(int device, size_t bytes, void **out) {
@@ -148,7 +152,12 @@ cmr_status cmr_backend_vm_reserve(int device, size_t bytes, void **out) {
   if (status != CMR_SUCCESS) return status;
   CUdeviceptr address = 0;
   CUresult result = cmr_vm.reserve(&address, bytes, granularity, 0, 0);
-  if (result != CUDA_SUCCESS) return cmr_vm_failure(result, "cuMemAddressReserve", NULL, bytes);
+  if (result != CUDA_SUCCESS) {
+    /* A size past the driver's address space (CUDA_ERROR_INVALID_VALUE as
+     * well as CUDA_ERROR_OUT_OF_MEMORY) is addresses there are none of. */
+    status = cmr_vm_failure(result, "cuMemAddressReserve", NULL, bytes);
+    return status == CMR_ERROR_CUDA ? cmr_error_context(CMR_ERROR_OUT_OF_MEMORY, "no addresses to reserve") : status;
+  }
   *out = (void *)(uintptr_t)address;
   return CMR_SUCCESS;
 }
@@ -186,12 +195,11 @@ static cmr_status cmr_vm_map_granule(const CUmemAllocationProp *properties, char
 
 cmr_status cmr_backend_vm_commit(int device, void *address, size_t bytes) {
   cmr_backend_device_guard guard;
-  cmr_status status = cmr_vm_enter(device, &guard, &device);
+  CUmemAllocationProp properties;
+  size_t granularity = 0;
+  cmr_status status = cmr_vm_enter(device, &guard, &properties, &granularity);
   if (status != CMR_SUCCESS) return status;
   cmr_before_blocking();
-  CUmemAllocationProp properties = cmr_vm_properties(device);
-  size_t granularity = 0;
-  status = cmr_vm_granule_of(&properties, &granularity);
   size_t mapped = 0;
   while (mapped < bytes && status == CMR_SUCCESS) {
     status = cmr_vm_map_granule(&properties, (char *)address + mapped, granularity);
@@ -216,12 +224,10 @@ cmr_status cmr_backend_vm_commit(int device, void *address, size_t bytes) {
 
 cmr_status cmr_backend_vm_decommit(int device, void *address, size_t bytes) {
   cmr_backend_device_guard guard;
-  cmr_status status = cmr_vm_enter(device, &guard, &device);
+  CUmemAllocationProp properties;
+  size_t granularity = 0;
+  cmr_status status = cmr_vm_enter(device, &guard, &properties, &granularity);
   if (status != CMR_SUCCESS) return status;
   cmr_before_blocking();
-  CUmemAllocationProp properties = cmr_vm_properties(device);
-  size_t granularity = 0;
-  status = cmr_vm_granule_of(&properties, &granularity);
-  if (status == CMR_SUCCESS) status = cmr_vm_unmap(address, bytes, granularity);
-  return cmr_backend_device_leave(&guard, status);
+  return cmr_backend_device_leave(&guard, cmr_vm_unmap(address, bytes, granularity));
 }
