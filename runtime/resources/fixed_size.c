@@ -163,11 +163,13 @@ static bool cmr_fixed_size_take_chunk(cmr_free_blocks *list, cmr_block *block, v
     }
   }
   for (size_t i = 0; i < count; ++i) {
-    cmr_block *member =
-        base + i * block_size == block->address ? block : cmr_free_blocks_starting_at(list, base + i * block_size);
-    if (member != block) cmr_free_blocks_remove(list, member);
+    char *address = base + i * block_size;
+    if (address == block->address) continue;
+    cmr_block *member = cmr_free_blocks_starting_at(list, address);
+    cmr_free_blocks_remove(list, member);
     cmr_block_delete(member);
   }
+  cmr_block_delete(block);
   trim->taken = true;
   return true;
 }
