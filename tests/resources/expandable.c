@@ -145,6 +145,32 @@ START_TEST(freed_memory_is_reused_on_its_stream) {
 }
 END_TEST
 
+/* Its parameters in a stack expression, written out again with the defaults. */
+START_TEST(made_from_a_stack_expression) {
+  cmr_stack *stack = NULL;
+  ck_assert_ok(
+      cmr_stack_parse("expandable(reservation_size=64MiB, granule_size=2MiB, release_threshold=2MiB)", &stack));
+  const char *expression = NULL;
+  ck_assert_ok(cmr_stack_expression(stack, &expression));
+  ck_assert_str_eq(expression,
+                   "expandable(reservation_size=67108864, granule_size=2097152, maximum_size=unlimited, "
+                   "release_threshold=2097152, max_split_size=unlimited)");
+  cmr_resource_ref ref;
+  ck_assert_ok(cmr_stack_ref(stack, &ref));
+  cmr_expandable_resource *resource = NULL;
+  ck_assert_ok(cmr_expandable_resource_from_ref(ref, &resource));
+  void *kept = NULL, *large = NULL;
+  ck_assert_ok(cmr_allocate(ref, 1000, CMR_DEFAULT_STREAM, &kept));
+  ck_assert_ok(cmr_allocate(ref, 2 * granule, CMR_DEFAULT_STREAM, &large));
+  ck_assert_uint_eq(committed(resource), 3 * granule);
+  ck_assert_ok(cmr_deallocate(ref, large, 2 * granule, CMR_DEFAULT_STREAM)); /* past release_threshold */
+  ck_assert_uint_eq(committed(resource), granule);
+  ck_assert_ok(cmr_deallocate(ref, kept, 1000, CMR_DEFAULT_STREAM));
+  ck_assert_ok(cmr_expandable_resource_destroy(resource));
+  ck_assert_ok(cmr_stack_destroy(stack));
+}
+END_TEST
+
 enum { threads = 4, rounds = 2000 };
 
 static void *churn(void *arg) {
@@ -192,6 +218,7 @@ static Suite *expandable_suite(void) {
                 threshold_decommits_only_past_it, second_range_only_when_the_first_is_full,
                 out_of_memory_at_the_maximum);
   cmr_test_case(suite, "streams", NULL, NULL, freed_memory_is_reused_on_its_stream);
+  cmr_test_case(suite, "stack", NULL, NULL, made_from_a_stack_expression);
   TCase *threaded = cmr_test_case(suite, "threads", NULL, NULL, threads_allocate_and_free_at_once);
   tcase_set_timeout(threaded, 120);
   return suite;
