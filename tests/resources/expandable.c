@@ -153,8 +153,8 @@ START_TEST(made_from_a_stack_expression) {
   const char *expression = NULL;
   ck_assert_ok(cmr_stack_expression(stack, &expression));
   ck_assert_str_eq(expression,
-                   "expandable(reservation_size=67108864, granule_size=2097152, maximum_size=unlimited, "
-                   "release_threshold=2097152, max_split_size=unlimited)");
+                   "expandable(reservation_size=64MiB, granule_size=2MiB, maximum_size=unlimited, "
+                   "release_threshold=2MiB, max_split_size=unlimited)");
   cmr_resource_ref ref;
   ck_assert_ok(cmr_stack_ref(stack, &ref));
   cmr_expandable_resource *resource = NULL;
