@@ -90,6 +90,26 @@ START_TEST(threshold_decommits_only_past_it) {
 }
 END_TEST
 
+/* A granule with one half in each of two streams' lists is in neither
+ * whole: past the threshold it stays committed until release. */
+START_TEST(threshold_keeps_a_granule_split_over_two_streams) {
+  cmr_expandable_resource *resource = make((size_t)64 << 20, 0, 1);
+  cmr_resource_ref ref = cmr_expandable_resource_ref(resource);
+  cmr_stream other = cmr_test_stream();
+  void *first = NULL, *second = NULL;
+  ck_assert_ok(cmr_allocate(ref, granule / 2, other, &first));
+  ck_assert_ok(cmr_allocate(ref, granule / 2, other, &second));
+  ck_assert_uint_eq(committed(resource), granule);
+  ck_assert_ok(cmr_deallocate(ref, first, granule / 2, other));
+  ck_assert_ok(cmr_deallocate(ref, second, granule / 2, CMR_DEFAULT_STREAM));
+  ck_assert_uint_eq(committed(resource), granule);
+  ck_assert_ok(cmr_expandable_resource_release(resource));
+  ck_assert_uint_eq(committed(resource), 0);
+  ck_assert_ok(cmr_expandable_resource_destroy(resource));
+  ck_assert_ok(cmr_stream_destroy(other));
+}
+END_TEST
+
 START_TEST(second_range_only_when_the_first_is_full) {
   cmr_expandable_resource *resource = make(4 * granule, 0, 0);
   cmr_resource_ref ref = cmr_expandable_resource_ref(resource);
@@ -215,8 +235,8 @@ END_TEST
 static Suite *expandable_suite(void) {
   Suite *suite = suite_create("expandable");
   cmr_test_case(suite, "growth", NULL, NULL, one_block_spans_two_growths, release_decommits_and_growth_recommits,
-                threshold_decommits_only_past_it, second_range_only_when_the_first_is_full,
-                out_of_memory_at_the_maximum);
+                threshold_decommits_only_past_it, threshold_keeps_a_granule_split_over_two_streams,
+                second_range_only_when_the_first_is_full, out_of_memory_at_the_maximum);
   cmr_test_case(suite, "streams", NULL, NULL, freed_memory_is_reused_on_its_stream);
   cmr_test_case(suite, "stack", NULL, NULL, made_from_a_stack_expression);
   TCase *threaded = cmr_test_case(suite, "threads", NULL, NULL, threads_allocate_and_free_at_once);

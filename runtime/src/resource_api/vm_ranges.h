@@ -66,6 +66,14 @@ void cmr_vm_ranges_interior(cmr_vm_ranges *ranges, const char *address, size_t s
  * counted as committed. */
 cmr_status cmr_vm_ranges_decommit(cmr_vm_ranges *ranges, char *first, char *end);
 
+/* Invariants (invariants.h), the lock held or the ranges unshared: every
+ * range reserved at a non-NULL address with a nonzero size that is a
+ * multiple of the granule, its bits within it, no two ranges overlapping,
+ * the committed bytes the granules whose bits are set and within the
+ * maximum, the reserved bytes and the range count the ranges'. Each growth
+ * and decommit checks them. False, with the broken invariant in *why. */
+bool cmr_vm_ranges_valid(const cmr_vm_ranges *ranges, const char **why);
+
 /* Bytes committed now (inline: read on every free). */
 static inline size_t cmr_vm_ranges_committed(cmr_vm_ranges *ranges) {
   return atomic_load_explicit(&ranges->committed_bytes, memory_order_relaxed);

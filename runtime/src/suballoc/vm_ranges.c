@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "invariants.h"
 #include "lock.h"
 #include "vm_ranges.h"
 
@@ -36,6 +37,45 @@ static void cmr_granules_mark(cmr_vm_range *range, size_t first, size_t count, b
     uint64_t bit = UINT64_C(1) << (i % 64);
     range->committed[i / 64] = committed ? range->committed[i / 64] | bit : range->committed[i / 64] & ~bit;
   }
+}
+
+static bool cmr_vm_range_valid(const cmr_vm_ranges *ranges, const cmr_vm_range *range, size_t *committed,
+                               const char **why) {
+  if (range->base == NULL || range->size == 0 || range->size % ranges->granule != 0) {
+    *why = "vm_ranges: a range has no address, no size or a size that is not a multiple of the granule";
+    return false;
+  }
+  if (range->extent > range->size / ranges->granule || range->extent > range->words * 64) {
+    *why = "vm_ranges: a range's committed bits pass its end or their room";
+    return false;
+  }
+  for (size_t i = 0; i < range->extent; ++i) *committed += cmr_granule_committed(range, i) ? ranges->granule : 0;
+  return true;
+}
+
+bool cmr_vm_ranges_valid(const cmr_vm_ranges *ranges, const char **why) {
+  size_t committed = 0, reserved = 0;
+  for (size_t i = 0; i < ranges->count; ++i) {
+    const cmr_vm_range *range = &ranges->items[i];
+    if (!cmr_vm_range_valid(ranges, range, &committed, why)) return false;
+    reserved += range->size;
+    for (size_t j = i + 1; j < ranges->count; ++j) {
+      const cmr_vm_range *other = &ranges->items[j];
+      if (range->base < other->base + other->size && other->base < range->base + range->size) {
+        *why = "vm_ranges: two ranges overlap";
+        return false;
+      }
+    }
+  }
+  if (committed != atomic_load(&ranges->committed_bytes) || committed > ranges->maximum) {
+    *why = "vm_ranges: the committed bytes are not the committed granules', or pass the maximum";
+    return false;
+  }
+  if (reserved != atomic_load(&ranges->reserved_bytes) || ranges->count != atomic_load(&ranges->range_count)) {
+    *why = "vm_ranges: the reserved bytes or the range count are not the ranges'";
+    return false;
+  }
+  return true;
 }
 
 /* Every committed run of `range` decommitted, its addresses unreserved. */
@@ -170,6 +210,7 @@ cmr_status cmr_vm_ranges_grow(cmr_vm_ranges *ranges, size_t bytes, char **addres
     *size = count * granule;
     *starts_range = first == 0;
   }
+  CMR_CHECK(cmr_vm_ranges_valid, ranges);
   cmr_mutex_unlock(&ranges->lock);
   return status;
 }
@@ -208,6 +249,7 @@ cmr_status cmr_vm_ranges_decommit(cmr_vm_ranges *ranges, char *first, char *end)
                       false);
     atomic_fetch_sub(&ranges->committed_bytes, (size_t)(end - first));
   }
+  CMR_CHECK(cmr_vm_ranges_valid, ranges);
   cmr_mutex_unlock(&ranges->lock);
   return status == CMR_SUCCESS ? status
                                : cmr_error_context(status, "%s: decommitting %zu bytes at %p", ranges->owner,
