@@ -48,40 +48,49 @@ static void cmr_expandable_set_aside(cmr_block *block, void *arg) {
     cmr_free_blocks_insert(&((cmr_expandable_trim *)arg)->taken, block);
 }
 
+/* `block`, free memory no work is pending on, listed again: in `stream`'s
+ * list, or with `shared`, in the list every stream takes from. Without
+ * host memory for that, its record goes and its bytes stay committed,
+ * unlisted, until the end. */
+static void cmr_expandable_relist(cmr_expandable_impl *impl, cmr_block *block, cmr_stream stream, bool shared) {
+  cmr_status status = shared ? cmr_stream_lists_give_idle(impl->free_lists, block)
+                             : cmr_stream_lists_give(impl->free_lists, stream, block, CMR_GIVEN_IDLE);
+  if (status != CMR_SUCCESS) cmr_block_delete(block);
+}
+
 /* `block`'s whole granules decommitted, the bytes before and after them
- * given to `stream`'s list as idle memory (no work is pending on them). A
- * block whose granules the backend kept goes back whole. */
-static cmr_status cmr_expandable_decommit(cmr_expandable_impl *impl, cmr_block *block, cmr_stream stream) {
+ * listed again (cmr_expandable_relist). A block whose granules the backend
+ * kept goes back whole. */
+static cmr_status cmr_expandable_decommit(cmr_expandable_impl *impl, cmr_block *block, cmr_stream stream, bool shared) {
   char *first = NULL, *end = NULL;
   cmr_vm_ranges_interior(&impl->ranges, block->address, block->size, &first, &end);
   cmr_status status = first == end ? CMR_SUCCESS : cmr_vm_ranges_decommit(&impl->ranges, first, end);
   if (first == end || status != CMR_SUCCESS) { /* nothing decommitted: listed again whole */
-    if (cmr_stream_lists_give(impl->free_lists, stream, block, CMR_GIVEN_IDLE) != CMR_SUCCESS) cmr_block_delete(block);
+    cmr_expandable_relist(impl, block, stream, shared);
     return status;
   }
   char *block_end = block->address + block->size;
-  cmr_block *tail = NULL;
-  if (end < block_end && cmr_block_new(end, (size_t)(block_end - end), 0, &tail) != CMR_SUCCESS) {
-    tail = NULL; /* its bytes stay committed and unlisted until the end: no host memory for a record */
+  if (end < block_end) {
+    cmr_block *tail = NULL;
+    if (cmr_block_new(end, (size_t)(block_end - end), 0, &tail) == CMR_SUCCESS) {
+      cmr_expandable_relist(impl, tail, stream, shared);
+    } /* else its bytes stay committed, unlisted, until the end: no host memory for a record */
   }
   block->size = (size_t)(first - block->address);
-  cmr_block *pieces[2] = {block, tail};
-  for (int i = 0; i < 2; ++i) {
-    if (pieces[i] == NULL) continue;
-    if (pieces[i]->size == 0 ||
-        cmr_stream_lists_give(impl->free_lists, stream, pieces[i], CMR_GIVEN_IDLE) != CMR_SUCCESS) {
-      cmr_block_delete(pieces[i]);
-    }
+  if (block->size > 0) {
+    cmr_expandable_relist(impl, block, stream, shared);
+  } else {
+    cmr_block_delete(block);
   }
   return status;
 }
 
 /* Decommits what `trim` took, the first failure returned. */
-static cmr_status cmr_expandable_decommit_taken(cmr_expandable_impl *impl, cmr_expandable_trim *trim,
-                                                cmr_stream stream) {
+static cmr_status cmr_expandable_decommit_taken(cmr_expandable_impl *impl, cmr_expandable_trim *trim, cmr_stream stream,
+                                                bool shared) {
   cmr_status status = CMR_SUCCESS;
   for (cmr_block *block; (block = cmr_free_blocks_pop(&trim->taken)) != NULL;) {
-    cmr_status decommitted = cmr_expandable_decommit(impl, block, stream);
+    cmr_status decommitted = cmr_expandable_decommit(impl, block, stream, shared);
     if (status == CMR_SUCCESS) status = decommitted;
   }
   return status;
@@ -97,15 +106,15 @@ static __attribute__((noinline)) cmr_status cmr_expandable_trim_stream(cmr_expan
   cmr_status status = cmr_stream_lists_trim(impl->free_lists, stream, freed, cmr_expandable_take_granules, &trim);
   if (status != CMR_SUCCESS || trim.taken.count == 0) return status;
   status = cmr_backend_stream_synchronize_on(impl->ranges.device, stream);
-  if (status != CMR_SUCCESS) { /* not decommitted: listed again, as freed */
+  if (status != CMR_SUCCESS) { /* not decommitted: listed again, as freed (its work may be pending) */
     for (cmr_block *block; (block = cmr_free_blocks_pop(&trim.taken)) != NULL;) {
       if (cmr_stream_lists_give(impl->free_lists, stream, block, CMR_GIVEN_FREED) != CMR_SUCCESS) {
-        cmr_block_delete(block);
+        cmr_block_delete(block); /* its bytes stay committed, unlisted, until the end */
       }
     }
     return cmr_error_context(status, "expandable: waiting to decommit past release_threshold");
   }
-  return cmr_expandable_decommit_taken(impl, &trim, stream);
+  return cmr_expandable_decommit_taken(impl, &trim, stream, false);
 }
 
 static bool cmr_expandable_past_threshold(cmr_expandable_impl *impl, size_t more) {
@@ -235,8 +244,8 @@ cmr_status cmr_expandable_impl_release(cmr_expandable_impl *impl) {
   cmr_expandable_trim trim = {.ranges = &impl->ranges};
   cmr_free_blocks_init(&trim.taken);
   cmr_status status = cmr_stream_lists_release(impl->free_lists, CMR_RELEASE_ALL, cmr_expandable_set_aside, &trim);
-  /* The host has waited for every block's work: all of it is idle. */
-  cmr_status decommitted = cmr_expandable_decommit_taken(impl, &trim, CMR_DEFAULT_STREAM);
+  /* The host has waited for every block's work: what is left is idle, for every stream. */
+  cmr_status decommitted = cmr_expandable_decommit_taken(impl, &trim, CMR_DEFAULT_STREAM, true);
   if (status == CMR_SUCCESS) status = decommitted;
   return status == CMR_SUCCESS ? status : cmr_error_context(status, "expandable: release");
 }

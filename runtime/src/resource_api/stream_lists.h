@@ -109,6 +109,12 @@ typedef enum cmr_given {
  * failure (no host memory for the list) the block is still the caller's. */
 cmr_status cmr_stream_lists_give(cmr_stream_lists *lists, cmr_stream stream, cmr_block *block, cmr_given given);
 
+/* `block`, idle memory (the host has waited for its work), into the
+ * shared list, which every stream takes from without waiting, merged with
+ * its free neighbours there. On failure (no host memory for the shared
+ * list) the block is still the caller's. */
+cmr_status cmr_stream_lists_give_idle(cmr_stream_lists *lists, cmr_block *block);
+
 /* Cuts `size` bytes at `alignment` out of `fresh` (new memory in no list,
  * holding at least cmr_free_blocks_needed(size, alignment) bytes) into *out,
  * and gives the rest to `stream`'s list as `given`. The caller has its

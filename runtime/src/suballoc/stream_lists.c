@@ -255,6 +255,20 @@ cmr_status cmr_stream_lists_give(cmr_stream_lists *lists, cmr_stream stream, cmr
   return CMR_SUCCESS;
 }
 
+cmr_status cmr_stream_lists_give_idle(cmr_stream_lists *lists, cmr_block *block) {
+  cmr_registry_lock(lists);
+  cmr_stream_list *shared = cmr_stream_list_shared(lists);
+  if (shared != NULL) {
+    cmr_list_lock(shared);
+    shared->hot = true;
+    cmr_free_blocks_insert(&shared->blocks, block);
+    cmr_list_unlock(shared);
+  }
+  cmr_registry_unlock(lists);
+  return shared != NULL ? CMR_SUCCESS
+                        : cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: no host memory for the shared list", lists->owner);
+}
+
 cmr_status cmr_stream_lists_carve(cmr_stream_lists *lists, cmr_stream stream, cmr_block *fresh, size_t size,
                                   size_t alignment, cmr_given given, cmr_block **out) {
   *out = NULL;
