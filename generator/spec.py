@@ -733,7 +733,12 @@ def _load_call(item, value, resource, where, problems):
         return Step("call", method=method)
     param = method.params[0]
     plain = _plain_value(item["with"], param.type.name, f"{where}with", problems)
-    return None if plain is None else Step("call", method=method, argument=literal(param.type.name, plain))
+    if plain is None:
+        return None
+    if param.type.numeric and not param.passes(plain):
+        problems.add(f"{where}with", f"{_show(item['with'])} breaks a constraint of {method.name}'s parameter")
+        return None
+    return Step("call", method=method, argument=literal(param.type.name, plain))
 
 
 def _load_step(item, resource, upstream, where, blocks, problems):
