@@ -81,4 +81,8 @@ static Suite *fixed_size_suite(void) {
   return suite;
 }
 
-int main(void) { return cmr_test_run(fixed_size_suite()); }
+int main(void) {
+  /* Streams of the CUDA build need a device (its suites are labelled gpu). */
+  if (cmr_built_with_cuda()) cmr_test_require_device();
+  return cmr_test_run(fixed_size_suite());
+}
