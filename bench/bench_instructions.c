@@ -13,7 +13,7 @@
  *
  *   cmr-bench-instructions SUBJECT CASE [PAIRS]
  *
- * SUBJECT: pool, fixed_size, arena, binning; CASE: pair, live10k.
+ * SUBJECT: pool, fixed_size, arena, binning, expandable; CASE: pair, live10k.
  *
  * With CMR_BENCH_HISTORY=on (or =stacks) the allocation history records
  * throughout (with C stacks, 16 frames deep), so the same count gives the
@@ -36,6 +36,7 @@ static const bench_stack_subject subjects[] = {
     {"fixed_size", "fixed_size(system, block_size=16KiB, blocks_to_preallocate=1024)"},
     {"arena", "arena(system, arena_size=512MiB)"},
     {"binning", "binning(pool(system, initial_pool_size=256MiB), min_size_exponent=8, max_size_exponent=16)"},
+    {"expandable", "expandable(reservation_size=1GiB, granule_size=2MiB)"},
 };
 enum { subject_count = sizeof subjects / sizeof subjects[0] };
 
@@ -96,7 +97,7 @@ static void run_live(cmr_resource_ref ref) {
 
 static const cmr_cli cli = {"cmr-bench-instructions", "SUBJECT CASE [PAIRS]",
                             "The work bench/instructions.sh counts under callgrind.\n"
-                            "  SUBJECT  pool, fixed_size, arena or binning\n"
+                            "  SUBJECT  pool, fixed_size, arena, binning or expandable\n"
                             "  CASE     pair (PAIRS warm allocate+free pairs, default 10000) or live10k\n"};
 
 int main(int argc, char **argv) {
@@ -105,7 +106,8 @@ int main(int argc, char **argv) {
   }
   if (argc - optind < 2 || argc - optind > 3) return cmr_cli_usage_error(&cli, "SUBJECT and CASE are needed");
   const bench_stack_subject *subject = bench_find_stack_subject(subjects, subject_count, argv[optind]);
-  if (subject == NULL) return cmr_cli_usage_error(&cli, "unknown subject (pool, fixed_size, arena, binning)");
+  if (subject == NULL)
+    return cmr_cli_usage_error(&cli, "unknown subject (pool, fixed_size, arena, binning, expandable)");
   const char *which = argv[optind + 1];
   long pairs = argc - optind == 3 ? strtol(argv[optind + 2], NULL, 10) : 10000;
   if (pairs <= 0) return cmr_cli_usage_error(&cli, "PAIRS must be a positive number");

@@ -11,7 +11,7 @@
 #   live10k  Ir per allocate or free with up to 10,000 blocks of
 #            256 B..16 KiB alive (allocated, then freed in shuffled order)
 #
-# for pool, fixed_size, arena and binning (over pool). The issue 20 targets
+# for pool, fixed_size, arena, binning (over pool) and expandable. The issue 20 targets
 # (pool pair <= 250, live10k <= 500) are reported by bench/RESULTS.md, not
 # asserted here. The exit status says only whether the measurement worked:
 # 0 when every line was printed; 1 when the program or the parsing fails;
@@ -40,7 +40,7 @@ count() {
 }
 
 echo "subject,case,ir_per_op"
-for subject in pool fixed_size arena binning; do
+for subject in pool fixed_size arena binning expandable; do
   for case in pair live10k; do
     if ! total=$(count "$subject" "$case"); then
       echo "instructions.sh: no instruction count for $subject $case" >&2

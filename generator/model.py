@@ -850,6 +850,7 @@ class Step:
     fails: ExpectedStatus | None = None  # allocate: the failure expected instead of a block
     aligned_to: int = 0                  # allocate: the address is a multiple of this
     method: Method | None = None         # call
+    argument: Literal | None = None      # call: the method's one argument, when it takes one
     readings: list = field(default_factory=list)  # equals: Reading each
 
 
@@ -1009,7 +1010,7 @@ class Resource:
     def stats_doc(self) -> str:
         """What its statistics' memory fields are, for the API reference."""
         if self.kind == "leaf":
-            return ("its driver pool's counters (held = reserved bytes)." if self.has_stats
+            return ("the memory it holds by its own count (held: a driver pool's reserved bytes, expandable's committed granules)." if self.has_stats
                     else "a leaf: bytes held are the bytes it handed out.")
         if self.memory_source == "CMR_MEMORY_OWN":
             return "a suballocator on the kit: every field but the pool counters, from its chunks and free lists."

@@ -40,7 +40,7 @@ ENVIRONMENT_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 PYTHON_FIELDS = {"class", "names", "aliases", "hidden", "extends", "replaced"}
 EXPECT_FIELDS = {"name", "doc", "args", "steps"}
 # What each step kind may say besides its own key.
-STEP_FIELDS = {"allocate": {"fails", "aligned_to"}, "deallocate": set(), "call": set(), "equals": set()}
+STEP_FIELDS = {"allocate": {"fails", "aligned_to"}, "deallocate": set(), "call": {"with"}, "equals": set()}
 # The parameter types an expectation's args may give: plain values every
 # language writes the same way (model.literal).
 EXPECT_ARG_TYPES = ("size_t", "int", "double", "bool", "string")
@@ -723,6 +723,30 @@ class _Blocks:
         self.live = {}
 
 
+def _load_call(item, value, resource, where, problems):
+    """{ call = "m" } for a method without parameters, { call = "m", with = v }
+    for one of a single parameter of a plain type, given v."""
+    given = "with" in item
+    methods = {m.name: m for m in resource.methods
+               if (not m.params if not given else len(m.params) == 1 and m.params[0].type.name in EXPECT_ARG_TYPES)}
+    if not isinstance(value, str) or value not in methods:
+        takes = "one plain parameter (with = value)" if given else "no parameters"
+        problems.add(f"{where}call", f"{_show(value)} is no method of {resource.name} with {takes} "
+                                     f"(known: {', '.join(methods) or 'none'})")
+        return None
+    method = methods[value]
+    if not given:
+        return Step("call", method=method)
+    param = method.params[0]
+    plain = _plain_value(item["with"], param.type.name, f"{where}with", problems)
+    if plain is None:
+        return None
+    if param.type.numeric and not param.passes(plain):
+        problems.add(f"{where}with", f"{_show(item['with'])} breaks a constraint of {method.name}'s parameter")
+        return None
+    return Step("call", method=method, argument=literal(param.type.name, plain))
+
+
 def _load_step(item, resource, upstream, where, blocks, problems):
     """One step; an allocate or deallocate step updates `blocks`."""
     if not isinstance(item, dict):
@@ -764,12 +788,7 @@ def _load_step(item, resource, upstream, where, blocks, problems):
             return None
         return Step(kind, block=value, bytes=blocks.live.pop(value))
     if kind == "call":
-        methods = {m.name: m for m in resource.methods if not m.params}
-        if not isinstance(value, str) or value not in methods:
-            problems.add(f"{where}call", f"{_show(value)} is no method of {resource.name} without parameters "
-                                         f"(known: {', '.join(methods) or 'none'})")
-            return None
-        return Step(kind, method=methods[value])
+        return _load_call(item, value, resource, where, problems)
     if not isinstance(value, dict) or not value:
         problems.add(f"{where}equals", "must be a table of getter = value, e.g. { bytes_current = 1024 }")
         return None

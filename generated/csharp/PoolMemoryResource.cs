@@ -82,5 +82,19 @@ namespace Cmr
         {
             CmrNative.cmr_pool_resource_release(Handle);
         }
+
+        /// <summary>From now on, while the pool holds more bytes than release_threshold, a free on a stream that leaves a whole chunk free in that stream&#39;s list gives the chunk back to the upstream at once, ordered on that stream (no synchronization), and a growth first gives back the whole free chunks of its stream&#39;s list; chunks whose blocks wait in other streams&#39; lists stay (SIZE_MAX, the default, keeps everything until release or destroy).</summary>
+        /// <param name="releaseThreshold">Bytes held past which whole free chunks go back.</param>
+        public void SetReleaseThreshold(ulong releaseThreshold)
+        {
+            CmrNative.cmr_pool_resource_set_release_threshold(Handle, releaseThreshold);
+        }
+
+        /// <summary>From now on, free blocks larger than max_split_size are never split: they serve only requests larger than it, whole (PyTorch&#39;s max_split_size_mb); a request larger than it grows the pool by a chunk of its own size, and every other growth is of at most max_split_size (SIZE_MAX, the default, splits every block).</summary>
+        /// <param name="maxSplitSize">Bytes above which a free block is never split.</param>
+        public void SetMaxSplitSize(ulong maxSplitSize)
+        {
+            CmrNative.cmr_pool_resource_set_max_split_size(Handle, maxSplitSize);
+        }
     }
 }

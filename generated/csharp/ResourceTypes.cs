@@ -45,6 +45,9 @@ namespace Cmr
                     case "cuda_async_view":
                         return new CudaAsyncViewMemoryResource(ResourceHandle.FromRef(shared, CmrNative.cmr_cuda_async_view_resource_from_ref,
                             CmrNative.cmr_cuda_async_view_resource_ref, CmrNativePINVOKE.cmr_cs_release_cuda_async_view));
+                    case "expandable":
+                        return new ExpandableMemoryResource(ResourceHandle.FromRef(shared, CmrNative.cmr_expandable_resource_from_ref,
+                            CmrNative.cmr_expandable_resource_ref, CmrNativePINVOKE.cmr_cs_release_expandable));
                     case "failure_callback":
                         return new FailureCallbackResourceAdaptor(ResourceHandle.FromRef(shared, CmrNative.cmr_failure_callback_resource_from_ref,
                             CmrNative.cmr_failure_callback_resource_ref, CmrNativePINVOKE.cmr_cs_release_failure_callback));

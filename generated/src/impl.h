@@ -240,6 +240,44 @@ cmr_status cmr_cuda_async_view_impl_deallocate(cmr_cuda_async_view_impl *impl, v
 bool cmr_cuda_async_view_impl_is_equal(const cmr_cuda_async_view_impl *impl, const cmr_cuda_async_view_impl *other);
 #endif
 
+/* ---- expandable ---- */
+typedef struct cmr_expandable_impl cmr_expandable_impl;
+/* What cmr_expandable_resource_create was given, checked and with its defaults
+ * resolved: the first member, `params`, of struct cmr_expandable_impl. */
+typedef struct cmr_expandable_params {
+  size_t reservation_size;
+  size_t granule_size;
+  size_t maximum_size;
+  size_t release_threshold;
+  size_t max_split_size;
+} cmr_expandable_params;
+#define cmr_expandable_impl_check(T)                                                                             \
+  _Static_assert(offsetof(T, params) == 0 && _Generic(((T *)0)->params, cmr_expandable_params : 1, default : 0), \
+                 "struct cmr_expandable_impl begins with cmr_expandable_params params")
+extern const cmr_impl_layout cmr_expandable_impl_layout;
+/* Where the fields its counter getters read are: each an _Atomic size_t of
+ * struct cmr_expandable_impl, which the generated getter loads (relaxed). */
+extern const size_t cmr_expandable_impl_counters[2];
+#define cmr_expandable_impl_counters_define(T)                                                  \
+  _Static_assert(_Generic(&((T *)0)->ranges.reserved_bytes, _Atomic size_t * : 1, default : 0), \
+                 "ranges.reserved_bytes of struct cmr_expandable_impl is an _Atomic size_t");   \
+  _Static_assert(_Generic(&((T *)0)->ranges.range_count, _Atomic size_t * : 1, default : 0),    \
+                 "ranges.range_count of struct cmr_expandable_impl is an _Atomic size_t");      \
+  const size_t cmr_expandable_impl_counters[] = {offsetof(T, ranges.reserved_bytes), offsetof(T, ranges.range_count)};
+/* The set-up beyond the parameters; on failure it undoes its own part. */
+cmr_status cmr_expandable_impl_init(cmr_expandable_impl *impl);
+/* Undoes init's set-up and whatever the resource still holds. */
+void cmr_expandable_impl_fini(cmr_expandable_impl *impl);
+cmr_status cmr_expandable_impl_allocate(cmr_expandable_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
+                                        void **out);
+cmr_status cmr_expandable_impl_deallocate(cmr_expandable_impl *impl, void *ptr, size_t bytes, size_t alignment,
+                                          cmr_stream stream);
+unsigned cmr_expandable_impl_properties(const cmr_expandable_impl *impl);
+cmr_status cmr_expandable_impl_committed_size(cmr_expandable_impl *impl, size_t *out);
+cmr_status cmr_expandable_impl_free_size(cmr_expandable_impl *impl, size_t *out);
+cmr_status cmr_expandable_impl_largest_free_block(cmr_expandable_impl *impl, size_t *out);
+cmr_status cmr_expandable_impl_release(cmr_expandable_impl *impl);
+
 /* ---- failure_callback ---- */
 typedef struct cmr_failure_callback_impl cmr_failure_callback_impl;
 /* What cmr_failure_callback_resource_create was given, checked and with its defaults
@@ -296,6 +334,7 @@ cmr_status cmr_fixed_size_impl_deallocate(cmr_fixed_size_impl *impl, void *ptr, 
 cmr_status cmr_fixed_size_impl_block_size(cmr_fixed_size_impl *impl, size_t *out);
 cmr_status cmr_fixed_size_impl_upstream_bytes(cmr_fixed_size_impl *impl, size_t *out);
 cmr_status cmr_fixed_size_impl_largest_free_block(cmr_fixed_size_impl *impl, size_t *out);
+cmr_status cmr_fixed_size_impl_set_release_threshold(cmr_fixed_size_impl *impl, size_t release_threshold);
 
 /* ---- limiting ---- */
 typedef struct cmr_limiting_impl cmr_limiting_impl;
@@ -404,6 +443,8 @@ cmr_status cmr_pool_impl_pool_size(cmr_pool_impl *impl, size_t *out);
 cmr_status cmr_pool_impl_free_size(cmr_pool_impl *impl, size_t *out);
 cmr_status cmr_pool_impl_largest_free_block(cmr_pool_impl *impl, size_t *out);
 cmr_status cmr_pool_impl_release(cmr_pool_impl *impl);
+cmr_status cmr_pool_impl_set_release_threshold(cmr_pool_impl *impl, size_t release_threshold);
+cmr_status cmr_pool_impl_set_max_split_size(cmr_pool_impl *impl, size_t max_split_size);
 
 /* ---- prefetch ---- */
 typedef struct cmr_prefetch_impl cmr_prefetch_impl;

@@ -145,6 +145,27 @@ static cmr_status cuda_async_view_make(const cmr_stack_value *values, cmr_resour
   return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
 }
 
+/* ---- expandable ---- */
+
+/* clang-format off */
+static const cmr_stack_param expandable_params[] = {
+    {"reservation_size", CMR_STACK_SIZE, NULL, 0, "1099511627776", {.size = {.is_set = false}}},
+    {"granule_size", CMR_STACK_SIZE, NULL, 0, "2097152", {.size = {.is_set = false}}},
+    {"maximum_size", CMR_STACK_SIZE, NULL, 0, "unlimited", {.size = {.is_set = false}}},
+    {"release_threshold", CMR_STACK_SIZE, NULL, 0, "keep_everything", {.size = {.is_set = false}}},
+    {"max_split_size", CMR_STACK_SIZE, NULL, 0, "unlimited", {.size = {.is_set = false}}},
+};
+/* clang-format on */
+
+static cmr_status expandable_make(const cmr_stack_value *values, cmr_resource_ref *out) {
+  cmr_expandable_resource *handle = NULL;
+  cmr_status status = cmr_expandable_resource_create(values[0].size, values[1].size, values[2].size, values[3].size,
+                                                     values[4].size, &handle);
+  if (status != CMR_SUCCESS) return status;
+  *out = cmr_expandable_resource_ref(handle);
+  return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
+}
+
 /* ---- failure_callback ---- */
 
 /* clang-format off */
@@ -378,6 +399,7 @@ const cmr_stack_resource cmr_stack_resources[] = {
     {"cuda_async", cuda_async_params, 4, cuda_async_make},
     {"cuda_async_managed", NULL, 0, cuda_async_managed_make},
     {"cuda_async_view", cuda_async_view_params, 1, cuda_async_view_make},
+    {"expandable", expandable_params, 5, expandable_make},
     {"failure_callback", failure_callback_params, 3, failure_callback_make},
     {"fixed_size", fixed_size_params, 3, fixed_size_make},
     {"limiting", limiting_params, 3, limiting_make},

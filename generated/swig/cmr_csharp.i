@@ -20,6 +20,7 @@ static cmr_status cmr_cs_release_cuda(void *handle) { return cmr_cuda_resource_d
 static cmr_status cmr_cs_release_cuda_async(void *handle) { return cmr_cuda_async_resource_destroy(handle); }
 static cmr_status cmr_cs_release_cuda_async_managed(void *handle) { return cmr_cuda_async_managed_resource_destroy(handle); }
 static cmr_status cmr_cs_release_cuda_async_view(void *handle) { return cmr_cuda_async_view_resource_destroy(handle); }
+static cmr_status cmr_cs_release_expandable(void *handle) { return cmr_expandable_resource_destroy(handle); }
 static cmr_status cmr_cs_release_failure_callback(void *handle) { return cmr_failure_callback_resource_destroy(handle); }
 static cmr_status cmr_cs_release_fixed_size(void *handle) { return cmr_fixed_size_resource_destroy(handle); }
 static cmr_status cmr_cs_release_limiting(void *handle) { return cmr_limiting_resource_destroy(handle); }
@@ -70,6 +71,9 @@ cmr_status cmr_cs_release_cuda_async_managed(void *handle);
 CMR_CS_HANDLE(cmr_cuda_async_view_resource, ResourceHandle)
 %ignore cmr_cuda_async_view_resource_destroy;
 cmr_status cmr_cs_release_cuda_async_view(void *handle);
+CMR_CS_HANDLE(cmr_expandable_resource, ResourceHandle)
+%ignore cmr_expandable_resource_destroy;
+cmr_status cmr_cs_release_expandable(void *handle);
 CMR_CS_HANDLE(cmr_failure_callback_resource, ResourceHandle)
 %ignore cmr_failure_callback_resource_destroy;
 cmr_status cmr_cs_release_failure_callback(void *handle);

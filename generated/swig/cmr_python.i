@@ -42,6 +42,8 @@
 %nothread cmr_cuda_async_managed_resource_from_ref;
 %nothread cmr_cuda_async_view_resource_ref;
 %nothread cmr_cuda_async_view_resource_from_ref;
+%nothread cmr_expandable_resource_ref;
+%nothread cmr_expandable_resource_from_ref;
 %nothread cmr_failure_callback_resource_ref;
 %nothread cmr_failure_callback_resource_from_ref;
 %nothread cmr_fixed_size_resource_ref;

@@ -359,6 +359,26 @@ static void bad_largest_free_block_null_out(cmr_resource_ref upstream, cmr_resou
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
+static void bad_set_release_threshold_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_set_release_threshold(NULL, (size_t)4096u), CMR_ERROR_NULL_POINTER,
+                     "cmr_fixed_size_resource_set_release_threshold");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_set_release_threshold_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_set_release_threshold(destroyed_handle(subject), (size_t)4096u),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_fixed_size_resource_set_release_threshold");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
 static const cmr_battery_bad_input bad_inputs[] = {
     {"create.null_out", bad_create_null_out},
     {"create.upstream.zeroed_ref", bad_create_upstream_zeroed_ref},
@@ -383,6 +403,8 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"largest_free_block.null_handle", bad_largest_free_block_null_handle},
     {"largest_free_block.destroyed_handle", bad_largest_free_block_destroyed_handle},
     {"largest_free_block.null_out", bad_largest_free_block_null_out},
+    {"set_release_threshold.null_handle", bad_set_release_threshold_null_handle},
+    {"set_release_threshold.destroyed_handle", bad_set_release_threshold_destroyed_handle},
     {NULL, NULL}};
 
 /* ---- expectations: what the resource does (spec/fixed_size.toml, [[expect]]) ---- */
@@ -455,8 +477,58 @@ static void expect_hands_out_whole_blocks(cmr_resource_ref upstream, cmr_statist
   cmr_battery_expect_ok(cmr_fixed_size_resource_destroy(handle), "cmr_fixed_size_resource_destroy");
 }
 
-static const cmr_battery_expectation expectations[] = {{"hands_out_whole_blocks", expect_hands_out_whole_blocks},
-                                                       {NULL, NULL}};
+/* Past its release threshold, the free that leaves every block of a chunk free gives the chunk back to the upstream. */
+static void expect_threshold_gives_a_whole_chunk_back(cmr_resource_ref upstream, cmr_statistics_resource *counted) {
+  (void)upstream, (void)counted; /* not every expectation reads both */
+  cmr_fixed_size_resource *handle = NULL;
+  cmr_battery_expect_ok(
+      cmr_fixed_size_resource_create(upstream, CMR_SIZE((size_t)4096u), CMR_SIZE((size_t)2u), &handle),
+      "cmr_fixed_size_resource_create");
+  cmr_resource_ref subject = cmr_fixed_size_resource_ref(handle);
+  cmr_battery_expect_ok(cmr_fixed_size_resource_set_release_threshold(handle, (size_t)8192u), "set_release_threshold");
+  void *block0 = cmr_battery_expect_block(subject, 4096u, 0u, "threshold_gives_a_whole_chunk_back: steps[1]");
+  void *block1 = cmr_battery_expect_block(subject, 4096u, 0u, "threshold_gives_a_whole_chunk_back: steps[2]");
+  void *block2 = cmr_battery_expect_block(subject, 4096u, 0u, "threshold_gives_a_whole_chunk_back: steps[3]");
+  {
+    size_t value = 0;
+    cmr_battery_expect_ok(cmr_fixed_size_resource_upstream_bytes(handle, &value), "upstream_bytes");
+    ck_assert_msg(value == (size_t)16384u,
+                  "threshold_gives_a_whole_chunk_back: upstream_bytes is %zu, the spec expects 16384", value);
+  }
+  {
+    size_t value = 0;
+    cmr_battery_expect_ok(cmr_statistics_resource_bytes_current(counted, &value), "upstream.bytes_current");
+    ck_assert_msg(value == (size_t)16384u,
+                  "threshold_gives_a_whole_chunk_back: upstream.bytes_current is %zu, the spec expects 16384", value);
+  }
+  cmr_battery_expect_freed(subject, block2, 4096u, "threshold_gives_a_whole_chunk_back: steps[5]");
+  {
+    size_t value = 0;
+    cmr_battery_expect_ok(cmr_fixed_size_resource_upstream_bytes(handle, &value), "upstream_bytes");
+    ck_assert_msg(value == (size_t)8192u,
+                  "threshold_gives_a_whole_chunk_back: upstream_bytes is %zu, the spec expects 8192", value);
+  }
+  {
+    size_t value = 0;
+    cmr_battery_expect_ok(cmr_statistics_resource_bytes_current(counted, &value), "upstream.bytes_current");
+    ck_assert_msg(value == (size_t)8192u,
+                  "threshold_gives_a_whole_chunk_back: upstream.bytes_current is %zu, the spec expects 8192", value);
+  }
+  cmr_battery_expect_freed(subject, block0, 4096u, "threshold_gives_a_whole_chunk_back: steps[7]");
+  cmr_battery_expect_freed(subject, block1, 4096u, "threshold_gives_a_whole_chunk_back: steps[8]");
+  {
+    size_t value = 0;
+    cmr_battery_expect_ok(cmr_fixed_size_resource_upstream_bytes(handle, &value), "upstream_bytes");
+    ck_assert_msg(value == (size_t)8192u,
+                  "threshold_gives_a_whole_chunk_back: upstream_bytes is %zu, the spec expects 8192", value);
+  }
+  cmr_battery_expect_ok(cmr_fixed_size_resource_destroy(handle), "cmr_fixed_size_resource_destroy");
+}
+
+static const cmr_battery_expectation expectations[] = {
+    {"hands_out_whole_blocks", expect_hands_out_whole_blocks},
+    {"threshold_gives_a_whole_chunk_back", expect_threshold_gives_a_whole_chunk_back},
+    {NULL, NULL}};
 
 static const char *const skipped[] = {NULL};
 

@@ -457,6 +457,66 @@ static void bad_release_destroyed_handle(cmr_resource_ref upstream, cmr_resource
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
+static void bad_set_release_threshold_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_pool_resource_set_release_threshold(NULL, (size_t)4096u), CMR_ERROR_NULL_POINTER,
+                     "cmr_pool_resource_set_release_threshold");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_set_release_threshold_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_pool_resource_set_release_threshold(destroyed_handle(subject), (size_t)4096u),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_pool_resource_set_release_threshold");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_set_max_split_size_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_pool_resource_set_max_split_size(NULL, (size_t)4096u), CMR_ERROR_NULL_POINTER,
+                     "cmr_pool_resource_set_max_split_size");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_set_max_split_size_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_pool_resource_set_max_split_size(destroyed_handle(subject), (size_t)4096u),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_pool_resource_set_max_split_size");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_set_max_split_size_max_split_size_multiple_of(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_pool_resource_set_max_split_size(handle_of(subject), (size_t)257u), CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_pool_resource_set_max_split_size: max_split_size");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_set_max_split_size_max_split_size_nonzero(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_pool_resource_set_max_split_size(handle_of(subject), (size_t)0u), CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_pool_resource_set_max_split_size: max_split_size");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
 static const cmr_battery_bad_input bad_inputs[] = {
     {"create.null_out", bad_create_null_out},
     {"create.upstream.zeroed_ref", bad_create_upstream_zeroed_ref},
@@ -489,6 +549,12 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"largest_free_block.null_out", bad_largest_free_block_null_out},
     {"release.null_handle", bad_release_null_handle},
     {"release.destroyed_handle", bad_release_destroyed_handle},
+    {"set_release_threshold.null_handle", bad_set_release_threshold_null_handle},
+    {"set_release_threshold.destroyed_handle", bad_set_release_threshold_destroyed_handle},
+    {"set_max_split_size.null_handle", bad_set_max_split_size_null_handle},
+    {"set_max_split_size.destroyed_handle", bad_set_max_split_size_destroyed_handle},
+    {"set_max_split_size.max_split_size.multiple_of", bad_set_max_split_size_max_split_size_multiple_of},
+    {"set_max_split_size.max_split_size.nonzero", bad_set_max_split_size_max_split_size_nonzero},
     {NULL, NULL}};
 
 /* ---- expectations: what the resource does (spec/pool.toml, [[expect]]) ---- */
@@ -551,8 +617,142 @@ static void expect_grows_up_to_its_maximum(cmr_resource_ref upstream, cmr_statis
   cmr_battery_expect_ok(cmr_pool_resource_destroy(handle), "cmr_pool_resource_destroy");
 }
 
-static const cmr_battery_expectation expectations[] = {{"grows_up_to_its_maximum", expect_grows_up_to_its_maximum},
-                                                       {NULL, NULL}};
+/* With the pool holding more than its release threshold, a free that leaves a whole chunk free gives it back to the upstream at once; at the threshold it keeps it. */
+static void expect_threshold_gives_chunks_back_on_free(cmr_resource_ref upstream, cmr_statistics_resource *counted) {
+  (void)upstream, (void)counted; /* not every expectation reads both */
+  cmr_pool_resource *handle = NULL;
+  cmr_battery_expect_ok(
+      cmr_pool_resource_create(upstream, CMR_SIZE((size_t)0u), CMR_SIZE_DEFAULT, CMR_SIZE((size_t)1048576u), &handle),
+      "cmr_pool_resource_create");
+  cmr_resource_ref subject = cmr_pool_resource_ref(handle);
+  cmr_battery_expect_ok(cmr_pool_resource_set_release_threshold(handle, (size_t)1048576u), "set_release_threshold");
+  void *block0 = cmr_battery_expect_block(subject, 1048576u, 0u, "threshold_gives_chunks_back_on_free: steps[1]");
+  void *block1 = cmr_battery_expect_block(subject, 1048576u, 0u, "threshold_gives_chunks_back_on_free: steps[2]");
+  {
+    size_t value = 0;
+    cmr_battery_expect_ok(cmr_pool_resource_pool_size(handle, &value), "pool_size");
+    ck_assert_msg(value == (size_t)2097152u,
+                  "threshold_gives_chunks_back_on_free: pool_size is %zu, the spec expects 2097152", value);
+  }
+  {
+    size_t value = 0;
+    cmr_battery_expect_ok(cmr_statistics_resource_bytes_current(counted, &value), "upstream.bytes_current");
+    ck_assert_msg(value == (size_t)2097152u,
+                  "threshold_gives_chunks_back_on_free: upstream.bytes_current is %zu, the spec expects 2097152",
+                  value);
+  }
+  cmr_battery_expect_freed(subject, block1, 1048576u, "threshold_gives_chunks_back_on_free: steps[4]");
+  {
+    size_t value = 0;
+    cmr_battery_expect_ok(cmr_pool_resource_pool_size(handle, &value), "pool_size");
+    ck_assert_msg(value == (size_t)1048576u,
+                  "threshold_gives_chunks_back_on_free: pool_size is %zu, the spec expects 1048576", value);
+  }
+  {
+    size_t value = 0;
+    cmr_battery_expect_ok(cmr_statistics_resource_bytes_current(counted, &value), "upstream.bytes_current");
+    ck_assert_msg(value == (size_t)1048576u,
+                  "threshold_gives_chunks_back_on_free: upstream.bytes_current is %zu, the spec expects 1048576",
+                  value);
+  }
+  cmr_battery_expect_freed(subject, block0, 1048576u, "threshold_gives_chunks_back_on_free: steps[6]");
+  {
+    size_t value = 0;
+    cmr_battery_expect_ok(cmr_pool_resource_pool_size(handle, &value), "pool_size");
+    ck_assert_msg(value == (size_t)1048576u,
+                  "threshold_gives_chunks_back_on_free: pool_size is %zu, the spec expects 1048576", value);
+  }
+  {
+    size_t value = 0;
+    cmr_battery_expect_ok(cmr_statistics_resource_bytes_current(counted, &value), "upstream.bytes_current");
+    ck_assert_msg(value == (size_t)1048576u,
+                  "threshold_gives_chunks_back_on_free: upstream.bytes_current is %zu, the spec expects 1048576",
+                  value);
+  }
+  cmr_battery_expect_ok(cmr_pool_resource_destroy(handle), "cmr_pool_resource_destroy");
+}
+
+/* Without a release threshold a wholly free chunk stays with the pool. */
+static void expect_keeps_freed_chunks_by_default(cmr_resource_ref upstream, cmr_statistics_resource *counted) {
+  (void)upstream, (void)counted; /* not every expectation reads both */
+  cmr_pool_resource *handle = NULL;
+  cmr_battery_expect_ok(
+      cmr_pool_resource_create(upstream, CMR_SIZE((size_t)0u), CMR_SIZE_DEFAULT, CMR_SIZE((size_t)1048576u), &handle),
+      "cmr_pool_resource_create");
+  cmr_resource_ref subject = cmr_pool_resource_ref(handle);
+  void *block0 = cmr_battery_expect_block(subject, 1048576u, 0u, "keeps_freed_chunks_by_default: steps[0]");
+  void *block1 = cmr_battery_expect_block(subject, 1048576u, 0u, "keeps_freed_chunks_by_default: steps[1]");
+  cmr_battery_expect_freed(subject, block1, 1048576u, "keeps_freed_chunks_by_default: steps[2]");
+  cmr_battery_expect_freed(subject, block0, 1048576u, "keeps_freed_chunks_by_default: steps[3]");
+  {
+    size_t value = 0;
+    cmr_battery_expect_ok(cmr_pool_resource_pool_size(handle, &value), "pool_size");
+    ck_assert_msg(value == (size_t)2097152u,
+                  "keeps_freed_chunks_by_default: pool_size is %zu, the spec expects 2097152", value);
+  }
+  {
+    size_t value = 0;
+    cmr_battery_expect_ok(cmr_statistics_resource_bytes_current(counted, &value), "upstream.bytes_current");
+    ck_assert_msg(value == (size_t)2097152u,
+                  "keeps_freed_chunks_by_default: upstream.bytes_current is %zu, the spec expects 2097152", value);
+  }
+  cmr_battery_expect_ok(cmr_pool_resource_destroy(handle), "cmr_pool_resource_destroy");
+}
+
+/* A free block above max_split_size does not serve a smaller request, which grows the pool by a chunk of at most max_split_size; a larger request takes the block whole. */
+static void expect_large_blocks_are_not_split(cmr_resource_ref upstream, cmr_statistics_resource *counted) {
+  (void)upstream, (void)counted; /* not every expectation reads both */
+  cmr_pool_resource *handle = NULL;
+  cmr_battery_expect_ok(
+      cmr_pool_resource_create(upstream, CMR_SIZE((size_t)0u), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &handle),
+      "cmr_pool_resource_create");
+  cmr_resource_ref subject = cmr_pool_resource_ref(handle);
+  cmr_battery_expect_ok(cmr_pool_resource_set_max_split_size(handle, (size_t)1048576u), "set_max_split_size");
+  void *block0 = cmr_battery_expect_block(subject, 2097152u, 0u, "large_blocks_are_not_split: steps[1]");
+  cmr_battery_expect_freed(subject, block0, 2097152u, "large_blocks_are_not_split: steps[2]");
+  void *block1 = cmr_battery_expect_block(subject, 1000u, 0u, "large_blocks_are_not_split: steps[3]");
+  {
+    size_t value = 0;
+    cmr_battery_expect_ok(cmr_pool_resource_pool_size(handle, &value), "pool_size");
+    ck_assert_msg(value == (size_t)3145728u, "large_blocks_are_not_split: pool_size is %zu, the spec expects 3145728",
+                  value);
+  }
+  {
+    size_t value = 0;
+    cmr_battery_expect_ok(cmr_statistics_resource_allocations_total(counted, &value), "upstream.allocations_total");
+    ck_assert_msg(value == (size_t)2u,
+                  "large_blocks_are_not_split: upstream.allocations_total is %zu, the spec expects 2", value);
+  }
+  {
+    size_t value = 0;
+    cmr_battery_expect_ok(cmr_pool_resource_largest_free_block(handle, &value), "largest_free_block");
+    ck_assert_msg(value == (size_t)2097152u,
+                  "large_blocks_are_not_split: largest_free_block is %zu, the spec expects 2097152", value);
+  }
+  void *block2 = cmr_battery_expect_block(subject, 1500000u, 0u, "large_blocks_are_not_split: steps[5]");
+  {
+    size_t value = 0;
+    cmr_battery_expect_ok(cmr_pool_resource_pool_size(handle, &value), "pool_size");
+    ck_assert_msg(value == (size_t)3145728u, "large_blocks_are_not_split: pool_size is %zu, the spec expects 3145728",
+                  value);
+  }
+  {
+    size_t value = 0;
+    cmr_battery_expect_ok(cmr_statistics_resource_allocations_total(counted, &value), "upstream.allocations_total");
+    ck_assert_msg(value == (size_t)2u,
+                  "large_blocks_are_not_split: upstream.allocations_total is %zu, the spec expects 2", value);
+  }
+  cmr_battery_expect_freed(subject, block1, 1000u, "large_blocks_are_not_split: at the end");
+  cmr_battery_expect_freed(subject, block2, 1500000u, "large_blocks_are_not_split: at the end");
+  cmr_battery_expect_ok(cmr_pool_resource_destroy(handle), "cmr_pool_resource_destroy");
+}
+
+static const cmr_battery_expectation expectations[] = {
+    {"grows_up_to_its_maximum", expect_grows_up_to_its_maximum},
+    {"threshold_gives_chunks_back_on_free", expect_threshold_gives_chunks_back_on_free},
+    {"keeps_freed_chunks_by_default", expect_keeps_freed_chunks_by_default},
+    {"large_blocks_are_not_split", expect_large_blocks_are_not_split},
+    {NULL, NULL}};
 
 static const char *const skipped[] = {NULL};
 

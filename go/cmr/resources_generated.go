@@ -795,6 +795,168 @@ func (r *CudaAsyncViewResource) PoolHandle() (uintptr, error) {
 	return out, err
 }
 
+// ExpandableResource is cmr's expandable resource (leaf).
+//
+// A coalescing best-fit suballocator over one reserved range of virtual
+// addresses, stream-ordered as pool is: memory freed on a stream is reusable
+// on that stream at once, and on another stream once that stream has waited
+// (on an event) for the work ordered before the free. It grows by committing
+// physical memory into the range a granule at a time (CUDA's virtual memory
+// management: cuMemCreate, cuMemMap and cuMemSetAccess on the device current
+// at creation; mmap'd host memory committed with mprotect in the host build),
+// at the lowest uncommitted granules that hold the growth, so the free end of
+// one growth and the start of the next are one free block: memory freed from
+// several growths serves one request spanning them, which separate upstream
+// chunks never can. A second range is reserved only when no uncommitted run
+// of the reservation holds a growth (range_count says how many); committed
+// bytes never pass maximum_size. release decommits every whole granule of
+// every free block (cuMemUnmap; madvise(MADV_DONTNEED) in the host build), and
+// with a release_threshold a stream's free granules are decommitted whenever
+// the committed bytes pass it, after that stream alone is synchronized. Any
+// power-of-two alignment is honoured.
+//
+// Re-entry: none; the resource calls no other resource.
+type ExpandableResource struct {
+	object
+	handle capi.Struct_SS_cmr_expandable_resource
+}
+
+// ExpandableOption sets a parameter of NewExpandableResource that has a default; a parameter
+// whose option is not given takes its default.
+type ExpandableOption func(*expandableOptions)
+
+type expandableOptions struct {
+	reservationSize  *uint64
+	granuleSize      *uint64
+	maximumSize      *uint64
+	releaseThreshold *uint64
+	maxSplitSize     *uint64
+}
+
+// WithExpandableReservationSize sets reservation_size: Bytes of virtual addresses a range reserves (1 TiB: addresses cost no memory); one growth larger than it reserves a range of its own size. Default: 1099511627776.
+func WithExpandableReservationSize(value uint64) ExpandableOption {
+	return func(o *expandableOptions) { o.reservationSize = &value }
+}
+
+// WithExpandableGranuleSize sets granule_size: Bytes committed at a time: each growth commits the request rounded up to it, and release decommits whole granules; a multiple of the device's virtual memory granularity (2 MiB on current GPUs, the page size in the host build). Default: 2097152.
+func WithExpandableGranuleSize(value uint64) ExpandableOption {
+	return func(o *expandableOptions) { o.granuleSize = &value }
+}
+
+// WithExpandableMaximumSize sets maximum_size: Most bytes committed at once. Default: no limit (SIZE_MAX).
+func WithExpandableMaximumSize(value uint64) ExpandableOption {
+	return func(o *expandableOptions) { o.maximumSize = &value }
+}
+
+// WithExpandableReleaseThreshold sets release_threshold: While more bytes than this are committed, a free on a stream that leaves whole granules free decommits them (after synchronizing that stream alone), and a growth first decommits the free granules of its stream's list; the default keeps everything until release or destroy. Default: keep everything (SIZE_MAX).
+func WithExpandableReleaseThreshold(value uint64) ExpandableOption {
+	return func(o *expandableOptions) { o.releaseThreshold = &value }
+}
+
+// WithExpandableMaxSplitSize sets max_split_size: Free blocks larger than this are never split: they serve only requests larger than it, whole (PyTorch's max_split_size_mb); the default splits every block. Default: no limit (SIZE_MAX).
+func WithExpandableMaxSplitSize(value uint64) ExpandableOption {
+	return func(o *expandableOptions) { o.maxSplitSize = &value }
+}
+
+// NewExpandableResource makes a new expandable resource.
+func NewExpandableResource(options ...ExpandableOption) (*ExpandableResource, error) {
+	o := expandableOptions{
+		reservationSize:  nil,
+		granuleSize:      nil,
+		maximumSize:      nil,
+		releaseThreshold: nil,
+		maxSplitSize:     nil,
+	}
+	for _, option := range options {
+		option(&o)
+	}
+	var handle uintptr
+	failure := capi.Cmr_expandable_resource_create(o.reservationSize, o.granuleSize, o.maximumSize, o.releaseThreshold, o.maxSplitSize, &handle)
+	if err := check(failure); err != nil {
+		return nil, err
+	}
+	return newExpandableResource(handle)
+}
+
+// newExpandableResource takes over a share of the expandable resource handle points at.
+func newExpandableResource(handle uintptr) (*ExpandableResource, error) {
+	h := capi.SwigcptrStruct_SS_cmr_expandable_resource(handle)
+	r := &ExpandableResource{handle: h}
+	destroy := func() *capi.Failure { return capi.Cmr_expandable_resource_destroy(h) }
+	if err := r.own(capi.Cmr_expandable_resource_ref(h), "expandable", destroy); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// wrapExpandableResource is a new value of the expandable resource behind ref,
+// holding the share of its own that the handle from_ref makes owns.
+func wrapExpandableResource(ref capi.Cmr_resource_ref) (Resource, error) {
+	var handle uintptr
+	if err := check(capi.Cmr_expandable_resource_from_ref(ref, &handle)); err != nil {
+		return nil, err
+	}
+	return newExpandableResource(handle)
+}
+
+// CommittedSize: Bytes of physical memory committed, handed out or free.
+func (r *ExpandableResource) CommittedSize() (uint64, error) {
+	if err := r.live(); err != nil {
+		return 0, err
+	}
+	var out uint64
+	err := check(capi.Cmr_expandable_resource_committed_size(r.handle, &out))
+	return out, err
+}
+
+// FreeSize: Bytes committed and not handed out.
+func (r *ExpandableResource) FreeSize() (uint64, error) {
+	if err := r.live(); err != nil {
+		return 0, err
+	}
+	var out uint64
+	err := check(capi.Cmr_expandable_resource_free_size(r.handle, &out))
+	return out, err
+}
+
+// ReservedSize: Bytes of virtual addresses reserved, over every range.
+func (r *ExpandableResource) ReservedSize() (uint64, error) {
+	if err := r.live(); err != nil {
+		return 0, err
+	}
+	var out uint64
+	err := check(capi.Cmr_expandable_resource_reserved_size(r.handle, &out))
+	return out, err
+}
+
+// RangeCount: Ranges of virtual addresses reserved: 1 until a growth finds no room in the first, 0 before the first growth.
+func (r *ExpandableResource) RangeCount() (uint64, error) {
+	if err := r.live(); err != nil {
+		return 0, err
+	}
+	var out uint64
+	err := check(capi.Cmr_expandable_resource_range_count(r.handle, &out))
+	return out, err
+}
+
+// LargestFreeBlock: The largest block the resource could hand out now (at the default alignment) without committing more: the largest free block over every stream's list, 0 when none.
+func (r *ExpandableResource) LargestFreeBlock() (uint64, error) {
+	if err := r.live(); err != nil {
+		return 0, err
+	}
+	var out uint64
+	err := check(capi.Cmr_expandable_resource_largest_free_block(r.handle, &out))
+	return out, err
+}
+
+// Release: Decommits every whole granule of every free block, once the host has waited for the work ordered before their frees; committed_size drops by their bytes.
+func (r *ExpandableResource) Release() error {
+	if err := r.live(); err != nil {
+		return err
+	}
+	return check(capi.Cmr_expandable_resource_release(r.handle))
+}
+
 // FailureCallbackResource is cmr's failure_callback resource (adaptor).
 //
 // Calls a function when its upstream runs out of memory, as RMM's
@@ -878,8 +1040,10 @@ func (r *FailureCallbackResource) Upstream() Resource { return r.upstream }
 // block size is rounded up to a multiple of 256. Memory comes from the upstream
 // in chunks of block_size * blocks_to_preallocate bytes (halved, down to one
 // block, while the upstream is out of memory): one at creation, one more each
-// time every block is in use; chunks go back to the upstream only at destroy,
-// once the device is idle. A block freed on a stream is reused at once on that
+// time every block is in use; chunks go back to the upstream at destroy,
+// once the device is idle, and, past a release threshold
+// (set_release_threshold), on the free that leaves every block of a chunk free
+// in that stream's list, ordered on that stream. A block freed on a stream is reused at once on that
 // stream; another stream takes it only after waiting for the first (an event,
 // or a device synchronization the first time a second stream appears). Freeing a
 // pointer the resource did not hand out is CMR_ERROR_UNKNOWN_POINTER, and
@@ -995,6 +1159,14 @@ func (r *FixedSizeResource) LargestFreeBlock() (uint64, error) {
 	var out uint64
 	err := check(capi.Cmr_fixed_size_resource_largest_free_block(r.handle, &out))
 	return out, err
+}
+
+// SetReleaseThreshold: From now on, while more than release_threshold bytes are held from the upstream, a free on a stream that leaves every block of a chunk free in that stream's list gives the chunk back to the upstream at once, ordered on that stream (no synchronization); chunks with blocks in other streams' lists stay (SIZE_MAX, the default, keeps every chunk until destroy).
+func (r *FixedSizeResource) SetReleaseThreshold(releaseThreshold uint64) error {
+	if err := r.live(); err != nil {
+		return err
+	}
+	return check(capi.Cmr_fixed_size_resource_set_release_threshold(r.handle, releaseThreshold))
 }
 
 // LimitingResource is cmr's limiting resource (adaptor).
@@ -1466,6 +1638,22 @@ func (r *PoolResource) Release() error {
 		return err
 	}
 	return check(capi.Cmr_pool_resource_release(r.handle))
+}
+
+// SetReleaseThreshold: From now on, while the pool holds more bytes than release_threshold, a free on a stream that leaves a whole chunk free in that stream's list gives the chunk back to the upstream at once, ordered on that stream (no synchronization), and a growth first gives back the whole free chunks of its stream's list; chunks whose blocks wait in other streams' lists stay (SIZE_MAX, the default, keeps everything until release or destroy).
+func (r *PoolResource) SetReleaseThreshold(releaseThreshold uint64) error {
+	if err := r.live(); err != nil {
+		return err
+	}
+	return check(capi.Cmr_pool_resource_set_release_threshold(r.handle, releaseThreshold))
+}
+
+// SetMaxSplitSize: From now on, free blocks larger than max_split_size are never split: they serve only requests larger than it, whole (PyTorch's max_split_size_mb); a request larger than it grows the pool by a chunk of its own size, and every other growth is of at most max_split_size (SIZE_MAX, the default, splits every block).
+func (r *PoolResource) SetMaxSplitSize(maxSplitSize uint64) error {
+	if err := r.live(); err != nil {
+		return err
+	}
+	return check(capi.Cmr_pool_resource_set_max_split_size(r.handle, maxSplitSize))
 }
 
 // PrefetchResource is cmr's prefetch resource (adaptor).
@@ -2176,6 +2364,7 @@ var wrappers = map[string]func(capi.Cmr_resource_ref) (Resource, error){
 	"cuda_async":         wrapCudaAsyncResource,
 	"cuda_async_managed": wrapCudaAsyncManagedResource,
 	"cuda_async_view":    wrapCudaAsyncViewResource,
+	"expandable":         wrapExpandableResource,
 	"failure_callback":   wrapFailureCallbackResource,
 	"fixed_size":         wrapFixedSizeResource,
 	"limiting":           wrapLimitingResource,

@@ -4,7 +4,9 @@
  * block_size), so free blocks never merge and every take is a whole block.
  * Free blocks live in stream-ordered lists (stream_lists.h says when another
  * stream may reuse one); handed-out blocks in a block map, which is how a
- * foreign pointer is told apart. Chunks are returned only at destroy. */
+ * foreign pointer is told apart. Chunks go back at destroy, and, past a
+ * release threshold, on the free that leaves a whole chunk's blocks free in
+ * one stream's list. */
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -26,6 +28,7 @@ struct cmr_fixed_size_impl {
   /* Held while growing, so threads that all find the lists empty at once
    * add one chunk, not one each. */
   cmr_upstream_lock growth;
+  _Atomic size_t release_threshold; /* set_release_threshold's (SIZE_MAX until set) */
 };
 CMR_IMPL_LAYOUT(fixed_size);
 
@@ -68,12 +71,14 @@ static cmr_status cmr_fixed_size_add_chunk(cmr_fixed_size_impl *impl, cmr_stream
   if (out != NULL) {
     status = cmr_fixed_size_new_block(impl, &chunk, 0, out);
     if (status != CMR_SUCCESS) {
-      cmr_chunks_give_back(&impl->chunks, &chunk, stream);
+      /* A chunk the upstream refuses back stays recorded until the end; the
+       * first failure is the one reported. */
+      (void)cmr_chunks_give_back(&impl->chunks, &chunk, stream);
       return status;
     }
     cmr_fixed_size_give_blocks(impl, &chunk, 1, stream, false);
   } else if (cmr_fixed_size_give_blocks(impl, &chunk, 0, stream, true) == 0) {
-    cmr_chunks_give_back(&impl->chunks, &chunk, stream);
+    return cmr_chunks_give_back(&impl->chunks, &chunk, stream);
   }
   return CMR_SUCCESS;
 }
@@ -99,9 +104,7 @@ static cmr_status cmr_fixed_size_check_sizes(size_t block_size, size_t blocks_to
 void cmr_fixed_size_impl_fini(cmr_fixed_size_impl *impl) {
   /* Blocks still handed out go back with their chunks: their owner can no
    * longer free them. The chunks go once the device is idle (chunks.h). */
-  /* The lists before the map: an ending thread's list moves its hand-outs there. */
-  if (impl->free_blocks != NULL) cmr_stream_lists_destroy(impl->free_blocks);
-  if (impl->handed_out != NULL) cmr_block_map_destroy(impl->handed_out);
+  cmr_suballocator_lists_destroy(impl->free_blocks, impl->handed_out);
   cmr_chunks_release_all(&impl->chunks);
   cmr_upstream_lock_destroy(&impl->growth);
 }
@@ -113,6 +116,7 @@ cmr_status cmr_fixed_size_impl_init(cmr_fixed_size_impl *impl) {
   if (status != CMR_SUCCESS) return status;
   impl->block_size = rounded;
   impl->chunk_size = rounded * params->blocks_to_preallocate;
+  atomic_init(&impl->release_threshold, SIZE_MAX);
   status = cmr_upstream_lock_init(&impl->growth, "fixed_size: allocate (growing from the upstream)");
   if (status != CMR_SUCCESS) return status;
   status = cmr_chunks_init(&impl->chunks, "fixed_size", params->upstream, SIZE_MAX);
@@ -120,11 +124,8 @@ cmr_status cmr_fixed_size_impl_init(cmr_fixed_size_impl *impl) {
     cmr_upstream_lock_destroy(&impl->growth);
     return status;
   }
-  status = cmr_block_map_create(&impl->handed_out);
-  if (status == CMR_SUCCESS) {
-    status =
-        cmr_stream_lists_create("fixed_size", CMR_FIT_BEST, CMR_KEY_PER_STREAM, impl->handed_out, &impl->free_blocks);
-  }
+  status = cmr_suballocator_lists_create("fixed_size", CMR_FIT_BEST, CMR_KEY_PER_STREAM, &impl->handed_out,
+                                         &impl->free_blocks);
   /* Preallocated blocks are idle: every stream may take them at once. */
   if (status == CMR_SUCCESS) status = cmr_fixed_size_add_chunk(impl, CMR_DEFAULT_STREAM, NULL);
   if (status != CMR_SUCCESS) cmr_fixed_size_impl_fini(impl);
@@ -141,10 +142,72 @@ cmr_status cmr_fixed_size_impl_allocate(cmr_fixed_size_impl *impl, size_t bytes,
                                    bytes, stream, cmr_fixed_size_grow, impl, out);
 }
 
+/* ---- release_threshold: whole free chunks back to the upstream ---------------------------- */
+
+typedef struct cmr_fixed_size_trim {
+  cmr_fixed_size_impl *impl;
+  cmr_chunk chunk; /* the chunk taken, when `taken` */
+  bool taken;
+} cmr_fixed_size_trim;
+
+/* The freed block's chunk is taken when every other block of it is free in
+ * the same list (`list`, its lock held): their records are deleted. */
+static bool cmr_fixed_size_take_chunk(cmr_free_blocks *list, cmr_block *block, void *arg) {
+  cmr_fixed_size_trim *trim = arg;
+  size_t block_size = trim->impl->block_size;
+  if (!cmr_chunks_find(&trim->impl->chunks, block->address, &trim->chunk)) return false;
+  char *base = trim->chunk.address;
+  size_t count = trim->chunk.size / block_size;
+  for (size_t i = 0; i < count; ++i) {
+    if (base + i * block_size != block->address && cmr_free_blocks_starting_at(list, base + i * block_size) == NULL) {
+      return false;
+    }
+  }
+  for (size_t i = 0; i < count; ++i) {
+    char *address = base + i * block_size;
+    if (address == block->address) continue;
+    cmr_block *member = cmr_free_blocks_starting_at(list, address);
+    cmr_free_blocks_remove(list, member);
+    cmr_block_delete(member);
+  }
+  cmr_block_delete(block);
+  trim->taken = true;
+  return true;
+}
+
+/* A free past release_threshold: the block's chunk goes back to the
+ * upstream on `stream` if the free leaves it whole there; one the upstream
+ * refuses is listed again. Out of line: the common path stays light. */
+static __attribute__((noinline)) cmr_status cmr_fixed_size_deallocate_past_threshold(cmr_fixed_size_impl *impl,
+                                                                                     void *ptr, size_t bytes,
+                                                                                     cmr_stream stream) {
+  cmr_status status = cmr_stream_lists_take_back(impl->free_blocks, stream, ptr, bytes);
+  cmr_fixed_size_trim trim = {.impl = impl};
+  if (status == CMR_SUCCESS)
+    status = cmr_stream_lists_trim(impl->free_blocks, stream, ptr, cmr_fixed_size_take_chunk, &trim);
+  if (status != CMR_SUCCESS || !trim.taken) return status;
+  status = cmr_chunks_give_back(&impl->chunks, &trim.chunk, stream);
+  if (status != CMR_SUCCESS) {
+    (void)cmr_fixed_size_give_blocks(impl, &trim.chunk, 0, stream, false);
+    return cmr_error_context(status, "fixed_size: giving back past release_threshold");
+  }
+  return CMR_SUCCESS;
+}
+
 cmr_status cmr_fixed_size_impl_deallocate(cmr_fixed_size_impl *impl, void *ptr, size_t bytes, size_t alignment,
                                           cmr_stream stream) {
   (void)alignment; /* every block is 256-aligned, the most the spec lets callers ask */
+  /* A free leaves the bytes held as they were: the threshold is read first. */
+  if (__builtin_expect(
+          cmr_chunks_bytes(&impl->chunks) > atomic_load_explicit(&impl->release_threshold, memory_order_relaxed), 0)) {
+    return cmr_fixed_size_deallocate_past_threshold(impl, ptr, bytes, stream);
+  }
   return cmr_stream_lists_take_back(impl->free_blocks, stream, ptr, bytes);
+}
+
+cmr_status cmr_fixed_size_impl_set_release_threshold(cmr_fixed_size_impl *impl, size_t release_threshold) {
+  atomic_store_explicit(&impl->release_threshold, release_threshold, memory_order_relaxed);
+  return CMR_SUCCESS;
 }
 
 cmr_status cmr_fixed_size_impl_block_size(cmr_fixed_size_impl *impl, size_t *out) {

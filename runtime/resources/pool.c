@@ -24,8 +24,24 @@ struct cmr_pool_impl {
   cmr_upstream_lock growth;
   cmr_stream_lists *free_lists;
   cmr_block_map *handed_out;
+  /* set_release_threshold's and set_max_split_size's (SIZE_MAX until set). */
+  _Atomic size_t release_threshold;
+  _Atomic size_t max_split_size;
 };
 CMR_IMPL_LAYOUT(pool);
+
+/* How many bytes a growth of at least `least` asks for: as many as the pool
+ * holds, at most maximum_growth; a request above max_split_size gets a chunk
+ * of its own size, and any other a chunk of at most max_split_size, so
+ * that no chunk above it is ever split. */
+static size_t cmr_pool_growth(cmr_pool_impl *impl, size_t least) {
+  size_t max_split = atomic_load_explicit(&impl->max_split_size, memory_order_relaxed);
+  if (least > max_split) return least;
+  size_t held = cmr_chunks_bytes(&impl->chunks);
+  size_t step = held < impl->params.maximum_growth ? held : impl->params.maximum_growth;
+  if (step > max_split) step = max_split;
+  return step > least ? step : least;
+}
 
 /* Takes a chunk of at least `least` bytes on `stream`. The pool doubles (a
  * chunk as large as what it holds, at most maximum_growth) unless that is
@@ -35,10 +51,8 @@ CMR_IMPL_LAYOUT(pool);
  * joins as idle memory (the caller synchronizes: the initial chunk). */
 static cmr_status cmr_pool_add_chunk(cmr_pool_impl *impl, size_t least, size_t size, size_t alignment,
                                      cmr_stream stream, cmr_block **out) {
-  size_t held = cmr_chunks_bytes(&impl->chunks);
-  size_t step = held < impl->params.maximum_growth ? held : impl->params.maximum_growth;
   cmr_chunk chunk;
-  cmr_status status = cmr_chunks_grow(&impl->chunks, least, step > least ? step : least, stream, &chunk);
+  cmr_status status = cmr_chunks_grow(&impl->chunks, least, cmr_pool_growth(impl, least), stream, &chunk);
   if (status == CMR_SUCCESS && out == NULL) status = cmr_backend_stream_synchronize(stream);
   if (status != CMR_SUCCESS) return status;
   cmr_log(CMR_LOG_DEBUG, "pool %p: grew by %zu bytes from the upstream (at least %zu needed): pool size %zu",
@@ -55,9 +69,59 @@ static cmr_status cmr_pool_add_chunk(cmr_pool_impl *impl, size_t least, size_t s
    * until destroy: it goes back to the upstream. */
   if (status != CMR_SUCCESS) {
     if (block != NULL) cmr_block_delete(block);
-    cmr_chunks_give_back(&impl->chunks, &chunk, stream);
+    /* One the upstream refuses back stays recorded until the end; the first
+     * failure is the one reported. */
+    cmr_kept_message reason;
+    cmr_keep_message(&reason);
+    (void)cmr_chunks_give_back(&impl->chunks, &chunk, stream);
+    cmr_restore_message(&reason);
   }
   return status;
+}
+
+/* ---- release_threshold: whole free chunks back to the upstream ---------------------------- */
+
+/* Whether holding `more` bytes more would pass release_threshold. */
+static bool cmr_pool_past_threshold(cmr_pool_impl *impl, size_t more) {
+  size_t held = cmr_chunks_bytes(&impl->chunks);
+  size_t threshold = atomic_load_explicit(&impl->release_threshold, memory_order_relaxed);
+  return held > threshold || more > threshold - held;
+}
+
+/* A free block that is a whole chunk is set aside (a list's lock held). */
+static bool cmr_pool_take_chunk(cmr_free_blocks *list, cmr_block *block, void *arg) {
+  (void)list;
+  if (block->span != block->size) return false;
+  cmr_free_blocks_insert(arg, block);
+  return true;
+}
+
+/* Gives the whole chunks set aside in `whole` back to the upstream on
+ * `stream`, with none of the pool's locks held; a chunk the upstream
+ * refuses is listed again as idle. The first failure is returned. */
+static cmr_status cmr_pool_give_back(cmr_pool_impl *impl, cmr_free_blocks *whole, cmr_stream stream) {
+  cmr_status status = CMR_SUCCESS;
+  for (cmr_block *block; (block = cmr_free_blocks_pop(whole)) != NULL;) {
+    cmr_status given = cmr_chunks_give_back(&impl->chunks, &(cmr_chunk){block->address, block->size}, stream);
+    if (given == CMR_SUCCESS || cmr_stream_lists_give(impl->free_lists, stream, block, CMR_GIVEN_IDLE) != CMR_SUCCESS) {
+      cmr_block_delete(block);
+    }
+    if (status == CMR_SUCCESS) status = given;
+  }
+  return status;
+}
+
+/* Past the threshold: the whole chunks of `stream`'s own list (of the block
+ * just freed at `freed`, or all, NULL) go back to the upstream, ordered on
+ * `stream`, where all their work is. Out of line: the common path stays
+ * light. */
+static __attribute__((noinline)) cmr_status cmr_pool_trim(cmr_pool_impl *impl, cmr_stream stream, const void *freed) {
+  cmr_free_blocks whole;
+  cmr_free_blocks_init(&whole);
+  cmr_status status = cmr_stream_lists_trim(impl->free_lists, stream, freed, cmr_pool_take_chunk, &whole);
+  cmr_status given = cmr_pool_give_back(impl, &whole, stream);
+  status = status == CMR_SUCCESS ? given : status;
+  return status == CMR_SUCCESS ? status : cmr_error_context(status, "pool: giving back past release_threshold");
 }
 
 static cmr_status cmr_pool_grow(void *resource, size_t size, size_t alignment, cmr_stream stream, cmr_block **out) {
@@ -65,11 +129,17 @@ static cmr_status cmr_pool_grow(void *resource, size_t size, size_t alignment, c
   if (needed == SIZE_MAX) {
     return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "pool: %zu bytes at alignment %zu overflow", size, alignment);
   }
+  if (cmr_pool_past_threshold(resource, needed)) {
+    cmr_status status = cmr_pool_trim(resource, stream, NULL);
+    if (status != CMR_SUCCESS) return status;
+  }
   return cmr_pool_add_chunk(resource, needed, size, alignment, stream, out);
 }
 
 cmr_status cmr_pool_impl_init(cmr_pool_impl *impl) {
   const cmr_pool_params *params = &impl->params;
+  atomic_init(&impl->release_threshold, SIZE_MAX);
+  atomic_init(&impl->max_split_size, SIZE_MAX);
   cmr_status status = cmr_upstream_lock_init(&impl->growth, "pool: allocate (growing from the upstream)");
   if (status != CMR_SUCCESS) return status;
   status = cmr_chunks_init(&impl->chunks, "pool", params->upstream, params->maximum_pool_size);
@@ -77,10 +147,8 @@ cmr_status cmr_pool_impl_init(cmr_pool_impl *impl) {
     cmr_upstream_lock_destroy(&impl->growth);
     return status;
   }
-  status = cmr_block_map_create(&impl->handed_out);
-  if (status == CMR_SUCCESS) {
-    status = cmr_stream_lists_create("pool", CMR_FIT_BEST, CMR_KEY_PER_STREAM, impl->handed_out, &impl->free_lists);
-  }
+  status =
+      cmr_suballocator_lists_create("pool", CMR_FIT_BEST, CMR_KEY_PER_STREAM, &impl->handed_out, &impl->free_lists);
   if (status == CMR_SUCCESS && params->initial_pool_size > 0) {
     status = cmr_pool_add_chunk(impl, params->initial_pool_size, 0, 0, CMR_DEFAULT_STREAM, NULL);
     if (status != CMR_SUCCESS) {
@@ -92,27 +160,9 @@ cmr_status cmr_pool_impl_init(cmr_pool_impl *impl) {
 }
 
 void cmr_pool_impl_fini(cmr_pool_impl *impl) {
-  /* The lists before the map: an ending thread's list moves its hand-outs there. */
-  if (impl->free_lists != NULL) cmr_stream_lists_destroy(impl->free_lists);
-  if (impl->handed_out != NULL) cmr_block_map_destroy(impl->handed_out);
+  cmr_suballocator_lists_destroy(impl->free_lists, impl->handed_out);
   cmr_chunks_release_all(&impl->chunks);
   cmr_upstream_lock_destroy(&impl->growth);
-}
-
-/* The upstream has no more: all free memory is gathered, where it
- * coalesces, for one more look. Out of line: the common path stays light. */
-static __attribute__((noinline)) cmr_status cmr_pool_reclaim(cmr_pool_impl *impl, size_t size, size_t bytes,
-                                                             size_t alignment, cmr_stream stream, void **out) {
-  cmr_kept_message reason; /* the upstream's, past the calls below */
-  cmr_keep_message(&reason);
-  cmr_block *block = NULL;
-  cmr_status status = cmr_stream_lists_reclaim(impl->free_lists, stream, size, alignment, &block);
-  if (status == CMR_SUCCESS && block == NULL) {
-    status = cmr_error(CMR_ERROR_OUT_OF_MEMORY, "pool: no free block of %zu bytes at alignment %zu (%s)", size,
-                       alignment, reason.text);
-  }
-  if (status == CMR_SUCCESS) cmr_suballocator_hand_out(impl->handed_out, block, bytes, out);
-  return status;
 }
 
 /* Growing the pool if no list has a block. */
@@ -120,11 +170,25 @@ cmr_status cmr_pool_impl_allocate(cmr_pool_impl *impl, size_t bytes, size_t alig
   size_t size = cmr_round_up_256(bytes);
   cmr_status status = cmr_suballocator_allocate(impl->free_lists, impl->handed_out, &impl->growth, size, alignment,
                                                 bytes, stream, cmr_pool_grow, impl, out);
-  return status == CMR_ERROR_OUT_OF_MEMORY ? cmr_pool_reclaim(impl, size, bytes, alignment, stream, out) : status;
+  /* The upstream has no more: one more look over all free memory, gathered. */
+  if (status != CMR_ERROR_OUT_OF_MEMORY) return status;
+  return cmr_suballocator_reclaim(impl->free_lists, impl->handed_out, "pool", size, bytes, alignment, stream, out);
+}
+
+/* A free past release_threshold: the block's chunk goes back if the free
+ * leaves it whole. Out of line: the common path stays light. */
+static __attribute__((noinline)) cmr_status cmr_pool_deallocate_past_threshold(cmr_pool_impl *impl, void *ptr,
+                                                                               size_t bytes, cmr_stream stream) {
+  cmr_status status = cmr_stream_lists_take_back(impl->free_lists, stream, ptr, bytes);
+  return status == CMR_SUCCESS ? cmr_pool_trim(impl, stream, ptr) : status;
 }
 
 cmr_status cmr_pool_impl_deallocate(cmr_pool_impl *impl, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
   (void)alignment; /* the block knows where it starts */
+  /* A free leaves the bytes held as they were: the threshold is read first. */
+  if (__builtin_expect(cmr_pool_past_threshold(impl, 0), 0)) {
+    return cmr_pool_deallocate_past_threshold(impl, ptr, bytes, stream);
+  }
   return cmr_stream_lists_take_back(impl->free_lists, stream, ptr, bytes);
 }
 
@@ -152,16 +216,24 @@ cmr_status cmr_pool_impl_release(cmr_pool_impl *impl) {
   cmr_free_blocks whole;
   cmr_free_blocks_init(&whole);
   cmr_status status = cmr_stream_lists_release(impl->free_lists, CMR_RELEASE_UNITS, cmr_pool_set_aside, &whole);
-  /* The upstream is called with none of the pool's locks held. */
-  for (cmr_block *block; (block = cmr_free_blocks_pop(&whole)) != NULL;) {
-    cmr_chunks_give_back(&impl->chunks, &(cmr_chunk){.address = block->address, .size = block->size},
-                         CMR_DEFAULT_STREAM);
-    cmr_block_delete(block);
-  }
+  cmr_status given = cmr_pool_give_back(impl, &whole, CMR_DEFAULT_STREAM);
+  if (status == CMR_SUCCESS) status = given;
   return status == CMR_SUCCESS ? status : cmr_error_context(status, "pool: release");
 }
 
+cmr_status cmr_pool_impl_set_release_threshold(cmr_pool_impl *impl, size_t release_threshold) {
+  atomic_store_explicit(&impl->release_threshold, release_threshold, memory_order_relaxed);
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_pool_impl_set_max_split_size(cmr_pool_impl *impl, size_t max_split_size) {
+  atomic_store_explicit(&impl->max_split_size, max_split_size, memory_order_relaxed);
+  cmr_stream_lists_set_max_split(impl->free_lists, max_split_size);
+  return CMR_SUCCESS;
+}
+
 CMR_SUBALLOCATOR_STATS(pool, free_lists, chunks)
+
 void cmr_pool_impl_segments(cmr_pool_impl *impl, cmr_segment_sink *sink) {
   cmr_segments_walk(sink, &impl->chunks, impl->free_lists, impl->handed_out);
 }

@@ -180,6 +180,11 @@ EXPECTED = {
                        "expect[0].args.colour: is not a parameter an expectation can give (known: capacity)"],
     "expect_repeated_name": ['expect[1].name: "x" repeats'],
     "expect_bad_alignment": ["expect[0].steps[0].aligned_to: 768 must be a power of two"],
+    "expect_bad_call_argument": ["expect[0].steps[0].with: 100 breaks a constraint of set_limit's parameter",
+                                 'expect[0].steps[1].call: "limit" is no method of expect_bad_call_argument with one '
+                                 "plain parameter (with = value) (known: set_limit)",
+                                 'expect[0].steps[2].call: "set_limit" is no method of expect_bad_call_argument with '
+                                 "no parameters (known: limit)"],
     "environment_bad_name": ["conformance.environment.log_file: is not an upper-case environment variable name"],
 }
 

@@ -292,6 +292,59 @@ CMR_API cmr_status cmr_cuda_async_view_resource_from_ref(cmr_resource_ref ref, c
 /* The cudaMemPool_t the view allocates from. */
 CMR_API cmr_status cmr_cuda_async_view_resource_pool_handle(cmr_cuda_async_view_resource *handle, void **out);
 
+/* ==== expandable (leaf; cuda and host builds) ====
+ * A coalescing best-fit suballocator over one reserved range of virtual
+ * addresses, stream-ordered as pool is: memory freed on a stream is reusable
+ * on that stream at once, and on another stream once that stream has waited
+ * (on an event) for the work ordered before the free. It grows by committing
+ * physical memory into the range a granule at a time (CUDA's virtual memory
+ * management: cuMemCreate, cuMemMap and cuMemSetAccess on the device current
+ * at creation; mmap'd host memory committed with mprotect in the host build),
+ * at the lowest uncommitted granules that hold the growth, so the free end of
+ * one growth and the start of the next are one free block: memory freed from
+ * several growths serves one request spanning them, which separate upstream
+ * chunks never can. A second range is reserved only when no uncommitted run
+ * of the reservation holds a growth (range_count says how many); committed
+ * bytes never pass maximum_size. release decommits every whole granule of
+ * every free block (cuMemUnmap; madvise(MADV_DONTNEED) in the host build), and
+ * with a release_threshold a stream's free granules are decommitted whenever
+ * the committed bytes pass it, after that stream alone is synchronized. Any
+ * power-of-two alignment is honoured.
+ *
+ * Re-entry: none; the resource calls no other resource.
+ */
+typedef struct cmr_expandable_resource cmr_expandable_resource;
+
+/* Parameters:
+ *   reservation_size: Bytes of virtual addresses a range reserves (1 TiB: addresses cost no memory); one growth larger than it reserves a range of its own size. Default: 1099511627776 (pass CMR_SIZE_DEFAULT).
+ *   granule_size: Bytes committed at a time: each growth commits the request rounded up to it, and release decommits whole granules; a multiple of the device's virtual memory granularity (2 MiB on current GPUs, the page size in the host build). Default: 2097152 (pass CMR_SIZE_DEFAULT).
+ *   maximum_size: Most bytes committed at once. Default: no limit (SIZE_MAX) (pass CMR_SIZE_DEFAULT).
+ *   release_threshold: While more bytes than this are committed, a free on a stream that leaves whole granules free decommits them (after synchronizing that stream alone), and a growth first decommits the free granules of its stream's list; the default keeps everything until release or destroy. Default: keep everything (SIZE_MAX) (pass CMR_SIZE_DEFAULT).
+ *   max_split_size: Free blocks larger than this are never split: they serve only requests larger than it, whole (PyTorch's max_split_size_mb); the default splits every block. Default: no limit (SIZE_MAX) (pass CMR_SIZE_DEFAULT).
+ */
+CMR_API cmr_status cmr_expandable_resource_create(cmr_optional_size reservation_size, cmr_optional_size granule_size,
+                                                  cmr_optional_size maximum_size, cmr_optional_size release_threshold,
+                                                  cmr_optional_size max_split_size, cmr_expandable_resource **out);
+/* Drops the caller's share; the resource goes when its last holder lets go. */
+CMR_API cmr_status cmr_expandable_resource_destroy(cmr_expandable_resource *handle);
+/* A non-owning ref to the resource (a zeroed ref for NULL). */
+CMR_API cmr_resource_ref cmr_expandable_resource_ref(cmr_expandable_resource *handle);
+/* A new handle to the expandable resource a ref names, owning one share of its own (ownership rule 1):
+ * destroy it as any other handle. */
+CMR_API cmr_status cmr_expandable_resource_from_ref(cmr_resource_ref ref, cmr_expandable_resource **out);
+/* Bytes of physical memory committed, handed out or free. */
+CMR_API cmr_status cmr_expandable_resource_committed_size(cmr_expandable_resource *handle, size_t *out);
+/* Bytes committed and not handed out. */
+CMR_API cmr_status cmr_expandable_resource_free_size(cmr_expandable_resource *handle, size_t *out);
+/* Bytes of virtual addresses reserved, over every range. */
+CMR_API cmr_status cmr_expandable_resource_reserved_size(cmr_expandable_resource *handle, size_t *out);
+/* Ranges of virtual addresses reserved: 1 until a growth finds no room in the first, 0 before the first growth. */
+CMR_API cmr_status cmr_expandable_resource_range_count(cmr_expandable_resource *handle, size_t *out);
+/* The largest block the resource could hand out now (at the default alignment) without committing more: the largest free block over every stream's list, 0 when none. */
+CMR_API cmr_status cmr_expandable_resource_largest_free_block(cmr_expandable_resource *handle, size_t *out);
+/* Decommits every whole granule of every free block, once the host has waited for the work ordered before their frees; committed_size drops by their bytes. */
+CMR_API cmr_status cmr_expandable_resource_release(cmr_expandable_resource *handle);
+
 /* ==== failure_callback (adaptor; cuda and host builds) ====
  * Calls a function when its upstream runs out of memory, as RMM's
  * failure_callback_resource_adaptor: callback(bytes, callback_arg) returns true
@@ -329,8 +382,10 @@ CMR_API cmr_status cmr_failure_callback_resource_from_ref(cmr_resource_ref ref, 
  * block size is rounded up to a multiple of 256. Memory comes from the upstream
  * in chunks of block_size * blocks_to_preallocate bytes (halved, down to one
  * block, while the upstream is out of memory): one at creation, one more each
- * time every block is in use; chunks go back to the upstream only at destroy,
- * once the device is idle. A block freed on a stream is reused at once on that
+ * time every block is in use; chunks go back to the upstream at destroy,
+ * once the device is idle, and, past a release threshold
+ * (set_release_threshold), on the free that leaves every block of a chunk free
+ * in that stream's list, ordered on that stream. A block freed on a stream is reused at once on that
  * stream; another stream takes it only after waiting for the first (an event,
  * or a device synchronization the first time a second stream appears). Freeing a
  * pointer the resource did not hand out is CMR_ERROR_UNKNOWN_POINTER, and
@@ -365,6 +420,9 @@ CMR_API cmr_status cmr_fixed_size_resource_block_size(cmr_fixed_size_resource *h
 CMR_API cmr_status cmr_fixed_size_resource_upstream_bytes(cmr_fixed_size_resource *handle, size_t *out);
 /* block_size when a block is free, else 0: whether the resource could hand out a block now without asking its upstream. */
 CMR_API cmr_status cmr_fixed_size_resource_largest_free_block(cmr_fixed_size_resource *handle, size_t *out);
+/* From now on, while more than release_threshold bytes are held from the upstream, a free on a stream that leaves every block of a chunk free in that stream's list gives the chunk back to the upstream at once, ordered on that stream (no synchronization); chunks with blocks in other streams' lists stay (SIZE_MAX, the default, keeps every chunk until destroy). */
+CMR_API cmr_status cmr_fixed_size_resource_set_release_threshold(cmr_fixed_size_resource *handle,
+                                                                 size_t release_threshold);
 
 /* ==== limiting (adaptor; cuda and host builds) ====
  * Refuses allocations past a limit (RMM's limiting_resource_adaptor): every
@@ -530,6 +588,10 @@ CMR_API cmr_status cmr_pool_resource_free_size(cmr_pool_resource *handle, size_t
 CMR_API cmr_status cmr_pool_resource_largest_free_block(cmr_pool_resource *handle, size_t *out);
 /* Gives every wholly free chunk back to the upstream (pool_size drops by their bytes), once the host has waited for the work ordered before their frees; chunks with any block handed out stay. */
 CMR_API cmr_status cmr_pool_resource_release(cmr_pool_resource *handle);
+/* From now on, while the pool holds more bytes than release_threshold, a free on a stream that leaves a whole chunk free in that stream's list gives the chunk back to the upstream at once, ordered on that stream (no synchronization), and a growth first gives back the whole free chunks of its stream's list; chunks whose blocks wait in other streams' lists stay (SIZE_MAX, the default, keeps everything until release or destroy). */
+CMR_API cmr_status cmr_pool_resource_set_release_threshold(cmr_pool_resource *handle, size_t release_threshold);
+/* From now on, free blocks larger than max_split_size are never split: they serve only requests larger than it, whole (PyTorch's max_split_size_mb); a request larger than it grows the pool by a chunk of its own size, and every other growth is of at most max_split_size (SIZE_MAX, the default, splits every block). */
+CMR_API cmr_status cmr_pool_resource_set_max_split_size(cmr_pool_resource *handle, size_t max_split_size);
 
 /* ==== prefetch (adaptor; cuda and host builds) ====
  * Prefetches each allocation to the current device on the allocation's stream,

@@ -33,6 +33,7 @@ __all__ = [
     "CudaAsyncMemoryResource",
     "CudaAsyncManagedMemoryResource",
     "CudaAsyncViewMemoryResource",
+    "ExpandableMemoryResource",
     "FailureCallbackResourceAdaptor",
     "FixedSizeMemoryResource",
     "LimitingResourceAdaptor",
@@ -400,6 +401,79 @@ class CudaAsyncViewMemoryResource(DeviceMemoryResource):
         return capi.cmr_cuda_async_view_resource_pool_handle(self._handle)
 
 
+class ExpandableMemoryResource(DeviceMemoryResource):
+    """A coalescing best-fit suballocator over one reserved range of virtual
+    addresses, stream-ordered as pool is: memory freed on a stream is reusable
+    on that stream at once, and on another stream once that stream has waited
+    (on an event) for the work ordered before the free. It grows by committing
+    physical memory into the range a granule at a time (CUDA's virtual memory
+    management: cuMemCreate, cuMemMap and cuMemSetAccess on the device current
+    at creation; mmap'd host memory committed with mprotect in the host build),
+    at the lowest uncommitted granules that hold the growth, so the free end of
+    one growth and the start of the next are one free block: memory freed from
+    several growths serves one request spanning them, which separate upstream
+    chunks never can. A second range is reserved only when no uncommitted run
+    of the reservation holds a growth (range_count says how many); committed
+    bytes never pass maximum_size. release decommits every whole granule of
+    every free block (cuMemUnmap; madvise(MADV_DONTNEED) in the host build), and
+    with a release_threshold a stream's free granules are decommitted whenever
+    the committed bytes pass it, after that stream alone is synchronized. Any
+    power-of-two alignment is honoured.
+
+    Re-entry: none; the resource calls no other resource.
+
+    Parameters
+    ----------
+    reservation_size : int or str, optional
+        Bytes of virtual addresses a range reserves (1 TiB: addresses cost no memory); one growth larger than it reserves a range of its own size. Default: 1099511627776.
+    granule_size : int or str, optional
+        Bytes committed at a time: each growth commits the request rounded up to it, and release decommits whole granules; a multiple of the device's virtual memory granularity (2 MiB on current GPUs, the page size in the host build). Default: 2097152.
+    maximum_size : int or str, optional
+        Most bytes committed at once. Default: no limit (SIZE_MAX).
+    release_threshold : int or str, optional
+        While more bytes than this are committed, a free on a stream that leaves whole granules free decommits them (after synchronizing that stream alone), and a growth first decommits the free granules of its stream's list; the default keeps everything until release or destroy. Default: keep everything (SIZE_MAX).
+    max_split_size : int or str, optional
+        Free blocks larger than this are never split: they serve only requests larger than it, whole (PyTorch's max_split_size_mb); the default splits every block. Default: no limit (SIZE_MAX).
+    """
+
+    def __init__(self, reservation_size=1099511627776, granule_size=2097152, maximum_size=None, release_threshold=None, max_split_size=None):
+        self._create(reservation_size, granule_size, maximum_size, release_threshold, max_split_size)
+
+    def _create(self, reservation_size=1099511627776, granule_size=2097152, maximum_size=None, release_threshold=None, max_split_size=None):
+        handle = capi.cmr_expandable_resource_create(
+            _args.optional_size(reservation_size, "reservation_size"),
+            _args.optional_size(granule_size, "granule_size"),
+            _args.optional_size(maximum_size, "maximum_size"),
+            _args.optional_size(release_threshold, "release_threshold"),
+            _args.optional_size(max_split_size, "max_split_size"),
+        )
+        self._own(handle, capi.cmr_expandable_resource_ref, capi.cmr_expandable_resource_destroy)
+
+    def committed_size(self) -> int:
+        """Bytes of physical memory committed, handed out or free."""
+        return capi.cmr_expandable_resource_committed_size(self._handle)
+
+    def free_size(self) -> int:
+        """Bytes committed and not handed out."""
+        return capi.cmr_expandable_resource_free_size(self._handle)
+
+    def reserved_size(self) -> int:
+        """Bytes of virtual addresses reserved, over every range."""
+        return capi.cmr_expandable_resource_reserved_size(self._handle)
+
+    def range_count(self) -> int:
+        """Ranges of virtual addresses reserved: 1 until a growth finds no room in the first, 0 before the first growth."""
+        return capi.cmr_expandable_resource_range_count(self._handle)
+
+    def largest_free_block(self) -> int:
+        """The largest block the resource could hand out now (at the default alignment) without committing more: the largest free block over every stream's list, 0 when none."""
+        return capi.cmr_expandable_resource_largest_free_block(self._handle)
+
+    def release(self) -> None:
+        """Decommits every whole granule of every free block, once the host has waited for the work ordered before their frees; committed_size drops by their bytes."""
+        capi.cmr_expandable_resource_release(self._handle)
+
+
 class FailureCallbackResourceAdaptor(UpstreamResourceAdaptor):
     """Calls a function when its upstream runs out of memory, as RMM's
     failure_callback_resource_adaptor: callback(bytes, callback_arg) returns true
@@ -444,8 +518,10 @@ class FixedSizeMemoryResource(UpstreamResourceAdaptor):
     block size is rounded up to a multiple of 256. Memory comes from the upstream
     in chunks of block_size * blocks_to_preallocate bytes (halved, down to one
     block, while the upstream is out of memory): one at creation, one more each
-    time every block is in use; chunks go back to the upstream only at destroy,
-    once the device is idle. A block freed on a stream is reused at once on that
+    time every block is in use; chunks go back to the upstream at destroy,
+    once the device is idle, and, past a release threshold
+    (set_release_threshold), on the free that leaves every block of a chunk free
+    in that stream's list, ordered on that stream. A block freed on a stream is reused at once on that
     stream; another stream takes it only after waiting for the first (an event,
     or a device synchronization the first time a second stream appears). Freeing a
     pointer the resource did not hand out is CMR_ERROR_UNKNOWN_POINTER, and
@@ -490,6 +566,10 @@ class FixedSizeMemoryResource(UpstreamResourceAdaptor):
     def largest_free_block(self) -> int:
         """block_size when a block is free, else 0: whether the resource could hand out a block now without asking its upstream."""
         return capi.cmr_fixed_size_resource_largest_free_block(self._handle)
+
+    def set_release_threshold(self, release_threshold) -> None:
+        """From now on, while more than release_threshold bytes are held from the upstream, a free on a stream that leaves every block of a chunk free in that stream's list gives the chunk back to the upstream at once, ordered on that stream (no synchronization); chunks with blocks in other streams' lists stay (SIZE_MAX, the default, keeps every chunk until destroy)."""
+        capi.cmr_fixed_size_resource_set_release_threshold(self._handle, _args.size(release_threshold, "release_threshold"))
 
 
 class LimitingResourceAdaptor(UpstreamResourceAdaptor):
@@ -696,6 +776,14 @@ class PoolMemoryResource(UpstreamResourceAdaptor):
     def release(self) -> None:
         """Gives every wholly free chunk back to the upstream (pool_size drops by their bytes), once the host has waited for the work ordered before their frees; chunks with any block handed out stay."""
         capi.cmr_pool_resource_release(self._handle)
+
+    def set_release_threshold(self, release_threshold) -> None:
+        """From now on, while the pool holds more bytes than release_threshold, a free on a stream that leaves a whole chunk free in that stream's list gives the chunk back to the upstream at once, ordered on that stream (no synchronization), and a growth first gives back the whole free chunks of its stream's list; chunks whose blocks wait in other streams' lists stay (SIZE_MAX, the default, keeps everything until release or destroy)."""
+        capi.cmr_pool_resource_set_release_threshold(self._handle, _args.size(release_threshold, "release_threshold"))
+
+    def set_max_split_size(self, max_split_size) -> None:
+        """From now on, free blocks larger than max_split_size are never split: they serve only requests larger than it, whole (PyTorch's max_split_size_mb); a request larger than it grows the pool by a chunk of its own size, and every other growth is of at most max_split_size (SIZE_MAX, the default, splits every block)."""
+        capi.cmr_pool_resource_set_max_split_size(self._handle, _args.size(max_split_size, "max_split_size"))
 
 
 class PrefetchResourceAdaptor(UpstreamResourceAdaptor):
@@ -1025,6 +1113,7 @@ _CLASSES = {
     "cuda_async": (CudaAsyncMemoryResource, capi.cmr_cuda_async_resource_from_ref, capi.cmr_cuda_async_resource_destroy),
     "cuda_async_managed": (CudaAsyncManagedMemoryResource, capi.cmr_cuda_async_managed_resource_from_ref, capi.cmr_cuda_async_managed_resource_destroy),
     "cuda_async_view": (CudaAsyncViewMemoryResource, capi.cmr_cuda_async_view_resource_from_ref, capi.cmr_cuda_async_view_resource_destroy),
+    "expandable": (ExpandableMemoryResource, capi.cmr_expandable_resource_from_ref, capi.cmr_expandable_resource_destroy),
     "failure_callback": (FailureCallbackResourceAdaptor, capi.cmr_failure_callback_resource_from_ref, capi.cmr_failure_callback_resource_destroy),
     "fixed_size": (FixedSizeMemoryResource, capi.cmr_fixed_size_resource_from_ref, capi.cmr_fixed_size_resource_destroy),
     "limiting": (LimitingResourceAdaptor, capi.cmr_limiting_resource_from_ref, capi.cmr_limiting_resource_destroy),

@@ -153,3 +153,14 @@ cmr_status cmr_fixed_size_resource_largest_free_block(cmr_fixed_size_resource *h
   cmr_call_end();
   return status;
 }
+
+cmr_status cmr_fixed_size_resource_set_release_threshold(cmr_fixed_size_resource *handle, size_t release_threshold) {
+  cmr_object *object;
+  cmr_status status =
+      cmr_handle_object(handle, &fixed_size_class.type, "cmr_fixed_size_resource_set_release_threshold", &object);
+  if (status != CMR_SUCCESS) return status;
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_fixed_size_impl_set_release_threshold(((cmr_resource_object *)object)->impl, release_threshold);
+  cmr_call_end();
+  return status;
+}

@@ -178,3 +178,31 @@ cmr_status cmr_pool_resource_release(cmr_pool_resource *handle) {
   cmr_call_end();
   return status;
 }
+
+cmr_status cmr_pool_resource_set_release_threshold(cmr_pool_resource *handle, size_t release_threshold) {
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &pool_class.type, "cmr_pool_resource_set_release_threshold", &object);
+  if (status != CMR_SUCCESS) return status;
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_pool_impl_set_release_threshold(((cmr_resource_object *)object)->impl, release_threshold);
+  cmr_call_end();
+  return status;
+}
+
+cmr_status cmr_pool_resource_set_max_split_size(cmr_pool_resource *handle, size_t max_split_size) {
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &pool_class.type, "cmr_pool_resource_set_max_split_size", &object);
+  if (status != CMR_SUCCESS) return status;
+  if (max_split_size == 0) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_set_max_split_size: max_split_size must not be 0");
+  }
+  if (max_split_size % 256 != 0) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_pool_resource_set_max_split_size: max_split_size %zu is not a multiple of 256",
+                     max_split_size);
+  }
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_pool_impl_set_max_split_size(((cmr_resource_object *)object)->impl, max_split_size);
+  cmr_call_end();
+  return status;
+}

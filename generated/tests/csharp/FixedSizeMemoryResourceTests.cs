@@ -72,6 +72,29 @@ internal sealed class FixedSizeMemoryResourceTests
         }
     }
 
+    /// <summary>Past its release threshold, the free that leaves every block of a chunk free gives the chunk back to the upstream. (spec/fixed_size.toml, [[expect]] threshold_gives_a_whole_chunk_back)</summary>
+    [Test]
+    private void ExpectThresholdGivesAWholeChunkBack()
+    {
+        using (var upstream = new SystemMemoryResource())
+        using (var counted = new StatisticsResourceAdaptor(upstream))
+        using (var resource = new FixedSizeMemoryResource(counted, blockSize: 4096UL, blocksToPreallocate: 2UL))
+        {
+            resource.SetReleaseThreshold(8192UL);
+            IntPtr block0 = resource.Allocate(4096UL);
+            IntPtr block1 = resource.Allocate(4096UL);
+            IntPtr block2 = resource.Allocate(4096UL);
+            Assert.Equal(16384UL, resource.UpstreamBytes(), "threshold_gives_a_whole_chunk_back: upstream_bytes");
+            Assert.Equal(16384UL, counted.BytesCurrent(), "threshold_gives_a_whole_chunk_back: upstream.bytes_current");
+            resource.Deallocate(block2, 4096UL);
+            Assert.Equal(8192UL, resource.UpstreamBytes(), "threshold_gives_a_whole_chunk_back: upstream_bytes");
+            Assert.Equal(8192UL, counted.BytesCurrent(), "threshold_gives_a_whole_chunk_back: upstream.bytes_current");
+            resource.Deallocate(block0, 4096UL);
+            resource.Deallocate(block1, 4096UL);
+            Assert.Equal(8192UL, resource.UpstreamBytes(), "threshold_gives_a_whole_chunk_back: upstream_bytes");
+        }
+    }
+
     [Test]
     private void RefusesBlockSizeNonzero()
     {

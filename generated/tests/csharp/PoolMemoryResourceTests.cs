@@ -65,6 +65,68 @@ internal sealed class PoolMemoryResourceTests
         }
     }
 
+    /// <summary>With the pool holding more than its release threshold, a free that leaves a whole chunk free gives it back to the upstream at once; at the threshold it keeps it. (spec/pool.toml, [[expect]] threshold_gives_chunks_back_on_free)</summary>
+    [Test]
+    private void ExpectThresholdGivesChunksBackOnFree()
+    {
+        using (var upstream = new SystemMemoryResource())
+        using (var counted = new StatisticsResourceAdaptor(upstream))
+        using (var resource = new PoolMemoryResource(counted, initialPoolSize: 0UL, maximumGrowth: 1048576UL))
+        {
+            resource.SetReleaseThreshold(1048576UL);
+            IntPtr block0 = resource.Allocate(1048576UL);
+            IntPtr block1 = resource.Allocate(1048576UL);
+            Assert.Equal(2097152UL, resource.PoolSize(), "threshold_gives_chunks_back_on_free: pool_size");
+            Assert.Equal(2097152UL, counted.BytesCurrent(), "threshold_gives_chunks_back_on_free: upstream.bytes_current");
+            resource.Deallocate(block1, 1048576UL);
+            Assert.Equal(1048576UL, resource.PoolSize(), "threshold_gives_chunks_back_on_free: pool_size");
+            Assert.Equal(1048576UL, counted.BytesCurrent(), "threshold_gives_chunks_back_on_free: upstream.bytes_current");
+            resource.Deallocate(block0, 1048576UL);
+            Assert.Equal(1048576UL, resource.PoolSize(), "threshold_gives_chunks_back_on_free: pool_size");
+            Assert.Equal(1048576UL, counted.BytesCurrent(), "threshold_gives_chunks_back_on_free: upstream.bytes_current");
+        }
+    }
+
+    /// <summary>Without a release threshold a wholly free chunk stays with the pool. (spec/pool.toml, [[expect]] keeps_freed_chunks_by_default)</summary>
+    [Test]
+    private void ExpectKeepsFreedChunksByDefault()
+    {
+        using (var upstream = new SystemMemoryResource())
+        using (var counted = new StatisticsResourceAdaptor(upstream))
+        using (var resource = new PoolMemoryResource(counted, initialPoolSize: 0UL, maximumGrowth: 1048576UL))
+        {
+            IntPtr block0 = resource.Allocate(1048576UL);
+            IntPtr block1 = resource.Allocate(1048576UL);
+            resource.Deallocate(block1, 1048576UL);
+            resource.Deallocate(block0, 1048576UL);
+            Assert.Equal(2097152UL, resource.PoolSize(), "keeps_freed_chunks_by_default: pool_size");
+            Assert.Equal(2097152UL, counted.BytesCurrent(), "keeps_freed_chunks_by_default: upstream.bytes_current");
+        }
+    }
+
+    /// <summary>A free block above max_split_size does not serve a smaller request, which grows the pool by a chunk of at most max_split_size; a larger request takes the block whole. (spec/pool.toml, [[expect]] large_blocks_are_not_split)</summary>
+    [Test]
+    private void ExpectLargeBlocksAreNotSplit()
+    {
+        using (var upstream = new SystemMemoryResource())
+        using (var counted = new StatisticsResourceAdaptor(upstream))
+        using (var resource = new PoolMemoryResource(counted, initialPoolSize: 0UL))
+        {
+            resource.SetMaxSplitSize(1048576UL);
+            IntPtr block0 = resource.Allocate(2097152UL);
+            resource.Deallocate(block0, 2097152UL);
+            IntPtr block1 = resource.Allocate(1000UL);
+            Assert.Equal(3145728UL, resource.PoolSize(), "large_blocks_are_not_split: pool_size");
+            Assert.Equal(2UL, counted.AllocationsTotal(), "large_blocks_are_not_split: upstream.allocations_total");
+            Assert.Equal(2097152UL, resource.LargestFreeBlock(), "large_blocks_are_not_split: largest_free_block");
+            IntPtr block2 = resource.Allocate(1500000UL);
+            Assert.Equal(3145728UL, resource.PoolSize(), "large_blocks_are_not_split: pool_size");
+            Assert.Equal(2UL, counted.AllocationsTotal(), "large_blocks_are_not_split: upstream.allocations_total");
+            resource.Deallocate(block1, 1000UL);
+            resource.Deallocate(block2, 1500000UL);
+        }
+    }
+
     [Test]
     private void RefusesInitialPoolSizeMultipleOf()
     {

@@ -135,6 +135,60 @@ func TestResourceFixedSizeExpectHandsOutWholeBlocks(t *testing.T) {
 	}
 }
 
+// Past its release threshold, the free that leaves every block of a chunk free gives the chunk back to the upstream. (spec/fixed_size.toml, [[expect]] threshold_gives_a_whole_chunk_back)
+func TestResourceFixedSizeExpectThresholdGivesAWholeChunkBack(t *testing.T) {
+	upstream, probe := counted(t)
+	_ = probe // not every expectation reads it
+	r, err := cmr.NewFixedSizeResource(upstream, cmr.WithFixedSizeBlockSize(4096), cmr.WithFixedSizeBlocksToPreallocate(2))
+	if err != nil {
+		t.Fatalf("threshold_gives_a_whole_chunk_back: making the resource: %v", err)
+	}
+	defer func() {
+		if err := r.Close(); err != nil {
+			t.Errorf("threshold_gives_a_whole_chunk_back: closing: %v", err)
+		}
+	}()
+	if err := r.SetReleaseThreshold(8192); err != nil {
+		t.Fatalf("threshold_gives_a_whole_chunk_back: steps[0]: set_release_threshold: %v", err)
+	}
+	block0, err := r.Allocate(4096)
+	if err != nil {
+		t.Fatalf("threshold_gives_a_whole_chunk_back: steps[1]: %v", err)
+	}
+	block1, err := r.Allocate(4096)
+	if err != nil {
+		t.Fatalf("threshold_gives_a_whole_chunk_back: steps[2]: %v", err)
+	}
+	block2, err := r.Allocate(4096)
+	if err != nil {
+		t.Fatalf("threshold_gives_a_whole_chunk_back: steps[3]: %v", err)
+	}
+	if value, err := r.UpstreamBytes(); err != nil || value != 16384 {
+		t.Fatalf("threshold_gives_a_whole_chunk_back: upstream_bytes is %v (%v), the spec expects %v", value, err, 16384)
+	}
+	if value, err := probe.BytesCurrent(); err != nil || value != 16384 {
+		t.Fatalf("threshold_gives_a_whole_chunk_back: upstream.bytes_current is %v (%v), the spec expects %v", value, err, 16384)
+	}
+	if err := r.Deallocate(block2, 4096); err != nil {
+		t.Fatalf("threshold_gives_a_whole_chunk_back: steps[5]: %v", err)
+	}
+	if value, err := r.UpstreamBytes(); err != nil || value != 8192 {
+		t.Fatalf("threshold_gives_a_whole_chunk_back: upstream_bytes is %v (%v), the spec expects %v", value, err, 8192)
+	}
+	if value, err := probe.BytesCurrent(); err != nil || value != 8192 {
+		t.Fatalf("threshold_gives_a_whole_chunk_back: upstream.bytes_current is %v (%v), the spec expects %v", value, err, 8192)
+	}
+	if err := r.Deallocate(block0, 4096); err != nil {
+		t.Fatalf("threshold_gives_a_whole_chunk_back: steps[7]: %v", err)
+	}
+	if err := r.Deallocate(block1, 4096); err != nil {
+		t.Fatalf("threshold_gives_a_whole_chunk_back: steps[8]: %v", err)
+	}
+	if value, err := r.UpstreamBytes(); err != nil || value != 8192 {
+		t.Fatalf("threshold_gives_a_whole_chunk_back: upstream_bytes is %v (%v), the spec expects %v", value, err, 8192)
+	}
+}
+
 func TestResourceFixedSizeRefusesBadArguments(t *testing.T) {
 	upstream := mustSystem(t)
 	if r, err := cmr.NewFixedSizeResource(upstream, cmr.WithFixedSizeBlockSize(0)); err == nil {

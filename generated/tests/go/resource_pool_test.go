@@ -111,6 +111,145 @@ func TestResourcePoolExpectGrowsUpToItsMaximum(t *testing.T) {
 	}
 }
 
+// With the pool holding more than its release threshold, a free that leaves a whole chunk free gives it back to the upstream at once; at the threshold it keeps it. (spec/pool.toml, [[expect]] threshold_gives_chunks_back_on_free)
+func TestResourcePoolExpectThresholdGivesChunksBackOnFree(t *testing.T) {
+	upstream, probe := counted(t)
+	_ = probe // not every expectation reads it
+	r, err := cmr.NewPoolResource(upstream, cmr.WithPoolInitialPoolSize(0), cmr.WithPoolMaximumGrowth(1048576))
+	if err != nil {
+		t.Fatalf("threshold_gives_chunks_back_on_free: making the resource: %v", err)
+	}
+	defer func() {
+		if err := r.Close(); err != nil {
+			t.Errorf("threshold_gives_chunks_back_on_free: closing: %v", err)
+		}
+	}()
+	if err := r.SetReleaseThreshold(1048576); err != nil {
+		t.Fatalf("threshold_gives_chunks_back_on_free: steps[0]: set_release_threshold: %v", err)
+	}
+	block0, err := r.Allocate(1048576)
+	if err != nil {
+		t.Fatalf("threshold_gives_chunks_back_on_free: steps[1]: %v", err)
+	}
+	block1, err := r.Allocate(1048576)
+	if err != nil {
+		t.Fatalf("threshold_gives_chunks_back_on_free: steps[2]: %v", err)
+	}
+	if value, err := r.PoolSize(); err != nil || value != 2097152 {
+		t.Fatalf("threshold_gives_chunks_back_on_free: pool_size is %v (%v), the spec expects %v", value, err, 2097152)
+	}
+	if value, err := probe.BytesCurrent(); err != nil || value != 2097152 {
+		t.Fatalf("threshold_gives_chunks_back_on_free: upstream.bytes_current is %v (%v), the spec expects %v", value, err, 2097152)
+	}
+	if err := r.Deallocate(block1, 1048576); err != nil {
+		t.Fatalf("threshold_gives_chunks_back_on_free: steps[4]: %v", err)
+	}
+	if value, err := r.PoolSize(); err != nil || value != 1048576 {
+		t.Fatalf("threshold_gives_chunks_back_on_free: pool_size is %v (%v), the spec expects %v", value, err, 1048576)
+	}
+	if value, err := probe.BytesCurrent(); err != nil || value != 1048576 {
+		t.Fatalf("threshold_gives_chunks_back_on_free: upstream.bytes_current is %v (%v), the spec expects %v", value, err, 1048576)
+	}
+	if err := r.Deallocate(block0, 1048576); err != nil {
+		t.Fatalf("threshold_gives_chunks_back_on_free: steps[6]: %v", err)
+	}
+	if value, err := r.PoolSize(); err != nil || value != 1048576 {
+		t.Fatalf("threshold_gives_chunks_back_on_free: pool_size is %v (%v), the spec expects %v", value, err, 1048576)
+	}
+	if value, err := probe.BytesCurrent(); err != nil || value != 1048576 {
+		t.Fatalf("threshold_gives_chunks_back_on_free: upstream.bytes_current is %v (%v), the spec expects %v", value, err, 1048576)
+	}
+}
+
+// Without a release threshold a wholly free chunk stays with the pool. (spec/pool.toml, [[expect]] keeps_freed_chunks_by_default)
+func TestResourcePoolExpectKeepsFreedChunksByDefault(t *testing.T) {
+	upstream, probe := counted(t)
+	_ = probe // not every expectation reads it
+	r, err := cmr.NewPoolResource(upstream, cmr.WithPoolInitialPoolSize(0), cmr.WithPoolMaximumGrowth(1048576))
+	if err != nil {
+		t.Fatalf("keeps_freed_chunks_by_default: making the resource: %v", err)
+	}
+	defer func() {
+		if err := r.Close(); err != nil {
+			t.Errorf("keeps_freed_chunks_by_default: closing: %v", err)
+		}
+	}()
+	block0, err := r.Allocate(1048576)
+	if err != nil {
+		t.Fatalf("keeps_freed_chunks_by_default: steps[0]: %v", err)
+	}
+	block1, err := r.Allocate(1048576)
+	if err != nil {
+		t.Fatalf("keeps_freed_chunks_by_default: steps[1]: %v", err)
+	}
+	if err := r.Deallocate(block1, 1048576); err != nil {
+		t.Fatalf("keeps_freed_chunks_by_default: steps[2]: %v", err)
+	}
+	if err := r.Deallocate(block0, 1048576); err != nil {
+		t.Fatalf("keeps_freed_chunks_by_default: steps[3]: %v", err)
+	}
+	if value, err := r.PoolSize(); err != nil || value != 2097152 {
+		t.Fatalf("keeps_freed_chunks_by_default: pool_size is %v (%v), the spec expects %v", value, err, 2097152)
+	}
+	if value, err := probe.BytesCurrent(); err != nil || value != 2097152 {
+		t.Fatalf("keeps_freed_chunks_by_default: upstream.bytes_current is %v (%v), the spec expects %v", value, err, 2097152)
+	}
+}
+
+// A free block above max_split_size does not serve a smaller request, which grows the pool by a chunk of at most max_split_size; a larger request takes the block whole. (spec/pool.toml, [[expect]] large_blocks_are_not_split)
+func TestResourcePoolExpectLargeBlocksAreNotSplit(t *testing.T) {
+	upstream, probe := counted(t)
+	_ = probe // not every expectation reads it
+	r, err := cmr.NewPoolResource(upstream, cmr.WithPoolInitialPoolSize(0))
+	if err != nil {
+		t.Fatalf("large_blocks_are_not_split: making the resource: %v", err)
+	}
+	defer func() {
+		if err := r.Close(); err != nil {
+			t.Errorf("large_blocks_are_not_split: closing: %v", err)
+		}
+	}()
+	if err := r.SetMaxSplitSize(1048576); err != nil {
+		t.Fatalf("large_blocks_are_not_split: steps[0]: set_max_split_size: %v", err)
+	}
+	block0, err := r.Allocate(2097152)
+	if err != nil {
+		t.Fatalf("large_blocks_are_not_split: steps[1]: %v", err)
+	}
+	if err := r.Deallocate(block0, 2097152); err != nil {
+		t.Fatalf("large_blocks_are_not_split: steps[2]: %v", err)
+	}
+	block1, err := r.Allocate(1000)
+	if err != nil {
+		t.Fatalf("large_blocks_are_not_split: steps[3]: %v", err)
+	}
+	if value, err := r.PoolSize(); err != nil || value != 3145728 {
+		t.Fatalf("large_blocks_are_not_split: pool_size is %v (%v), the spec expects %v", value, err, 3145728)
+	}
+	if value, err := probe.AllocationsTotal(); err != nil || value != 2 {
+		t.Fatalf("large_blocks_are_not_split: upstream.allocations_total is %v (%v), the spec expects %v", value, err, 2)
+	}
+	if value, err := r.LargestFreeBlock(); err != nil || value != 2097152 {
+		t.Fatalf("large_blocks_are_not_split: largest_free_block is %v (%v), the spec expects %v", value, err, 2097152)
+	}
+	block2, err := r.Allocate(1500000)
+	if err != nil {
+		t.Fatalf("large_blocks_are_not_split: steps[5]: %v", err)
+	}
+	if value, err := r.PoolSize(); err != nil || value != 3145728 {
+		t.Fatalf("large_blocks_are_not_split: pool_size is %v (%v), the spec expects %v", value, err, 3145728)
+	}
+	if value, err := probe.AllocationsTotal(); err != nil || value != 2 {
+		t.Fatalf("large_blocks_are_not_split: upstream.allocations_total is %v (%v), the spec expects %v", value, err, 2)
+	}
+	if err := r.Deallocate(block1, 1000); err != nil {
+		t.Fatalf("large_blocks_are_not_split: at the end: %v", err)
+	}
+	if err := r.Deallocate(block2, 1500000); err != nil {
+		t.Fatalf("large_blocks_are_not_split: at the end: %v", err)
+	}
+}
+
 func TestResourcePoolRefusesBadArguments(t *testing.T) {
 	upstream := mustSystem(t)
 	if r, err := cmr.NewPoolResource(upstream, cmr.WithPoolInitialPoolSize(257)); err == nil {

@@ -82,6 +82,27 @@ public class FixedSizeMemoryResourceTest {
     }
   }
 
+  /** Past its release threshold, the free that leaves every block of a chunk free gives the chunk back to the upstream. (spec/fixed_size.toml, [[expect]] threshold_gives_a_whole_chunk_back) */
+  @Test
+  public void expectThresholdGivesAWholeChunkBack() {
+    assumeTrue(available());
+    try (StatisticsResourceAdaptor counted = new StatisticsResourceAdaptor(upstream);
+        FixedSizeMemoryResource resource = new FixedSizeMemoryResource(counted, 4096L, 2L)) {
+      resource.setReleaseThreshold(8192L);
+      long block0 = resource.allocate(4096L);
+      long block1 = resource.allocate(4096L);
+      long block2 = resource.allocate(4096L);
+      assertEquals("threshold_gives_a_whole_chunk_back: upstream_bytes", 16384L, resource.upstreamBytes());
+      assertEquals("threshold_gives_a_whole_chunk_back: upstream.bytes_current", 16384L, counted.bytesCurrent());
+      resource.deallocate(block2, 4096L);
+      assertEquals("threshold_gives_a_whole_chunk_back: upstream_bytes", 8192L, resource.upstreamBytes());
+      assertEquals("threshold_gives_a_whole_chunk_back: upstream.bytes_current", 8192L, counted.bytesCurrent());
+      resource.deallocate(block0, 4096L);
+      resource.deallocate(block1, 4096L);
+      assertEquals("threshold_gives_a_whole_chunk_back: upstream_bytes", 8192L, resource.upstreamBytes());
+    }
+  }
+
   @Test
   public void refusesBlockSizeNonzero() {
     assumeTrue(available());

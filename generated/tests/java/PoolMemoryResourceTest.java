@@ -75,6 +75,62 @@ public class PoolMemoryResourceTest {
     }
   }
 
+  /** With the pool holding more than its release threshold, a free that leaves a whole chunk free gives it back to the upstream at once; at the threshold it keeps it. (spec/pool.toml, [[expect]] threshold_gives_chunks_back_on_free) */
+  @Test
+  public void expectThresholdGivesChunksBackOnFree() {
+    assumeTrue(available());
+    try (StatisticsResourceAdaptor counted = new StatisticsResourceAdaptor(upstream);
+        PoolMemoryResource resource = new PoolMemoryResource(counted, 0L, null, 1048576L)) {
+      resource.setReleaseThreshold(1048576L);
+      long block0 = resource.allocate(1048576L);
+      long block1 = resource.allocate(1048576L);
+      assertEquals("threshold_gives_chunks_back_on_free: pool_size", 2097152L, resource.poolSize());
+      assertEquals("threshold_gives_chunks_back_on_free: upstream.bytes_current", 2097152L, counted.bytesCurrent());
+      resource.deallocate(block1, 1048576L);
+      assertEquals("threshold_gives_chunks_back_on_free: pool_size", 1048576L, resource.poolSize());
+      assertEquals("threshold_gives_chunks_back_on_free: upstream.bytes_current", 1048576L, counted.bytesCurrent());
+      resource.deallocate(block0, 1048576L);
+      assertEquals("threshold_gives_chunks_back_on_free: pool_size", 1048576L, resource.poolSize());
+      assertEquals("threshold_gives_chunks_back_on_free: upstream.bytes_current", 1048576L, counted.bytesCurrent());
+    }
+  }
+
+  /** Without a release threshold a wholly free chunk stays with the pool. (spec/pool.toml, [[expect]] keeps_freed_chunks_by_default) */
+  @Test
+  public void expectKeepsFreedChunksByDefault() {
+    assumeTrue(available());
+    try (StatisticsResourceAdaptor counted = new StatisticsResourceAdaptor(upstream);
+        PoolMemoryResource resource = new PoolMemoryResource(counted, 0L, null, 1048576L)) {
+      long block0 = resource.allocate(1048576L);
+      long block1 = resource.allocate(1048576L);
+      resource.deallocate(block1, 1048576L);
+      resource.deallocate(block0, 1048576L);
+      assertEquals("keeps_freed_chunks_by_default: pool_size", 2097152L, resource.poolSize());
+      assertEquals("keeps_freed_chunks_by_default: upstream.bytes_current", 2097152L, counted.bytesCurrent());
+    }
+  }
+
+  /** A free block above max_split_size does not serve a smaller request, which grows the pool by a chunk of at most max_split_size; a larger request takes the block whole. (spec/pool.toml, [[expect]] large_blocks_are_not_split) */
+  @Test
+  public void expectLargeBlocksAreNotSplit() {
+    assumeTrue(available());
+    try (StatisticsResourceAdaptor counted = new StatisticsResourceAdaptor(upstream);
+        PoolMemoryResource resource = new PoolMemoryResource(counted, 0L, null, null)) {
+      resource.setMaxSplitSize(1048576L);
+      long block0 = resource.allocate(2097152L);
+      resource.deallocate(block0, 2097152L);
+      long block1 = resource.allocate(1000L);
+      assertEquals("large_blocks_are_not_split: pool_size", 3145728L, resource.poolSize());
+      assertEquals("large_blocks_are_not_split: upstream.allocations_total", 2L, counted.allocationsTotal());
+      assertEquals("large_blocks_are_not_split: largest_free_block", 2097152L, resource.largestFreeBlock());
+      long block2 = resource.allocate(1500000L);
+      assertEquals("large_blocks_are_not_split: pool_size", 3145728L, resource.poolSize());
+      assertEquals("large_blocks_are_not_split: upstream.allocations_total", 2L, counted.allocationsTotal());
+      resource.deallocate(block1, 1000L);
+      resource.deallocate(block2, 1500000L);
+    }
+  }
+
   @Test
   public void refusesInitialPoolSizeMultipleOf() {
     assumeTrue(available());

@@ -66,3 +66,22 @@ def test_fixed_size_expect_hands_out_whole_blocks(host_mr):
     resource.deallocate(block2, 1)
     resource.deallocate(block3, 1)
     resource.deallocate(block4, 1)
+
+
+@needs_resource
+def test_fixed_size_expect_threshold_gives_a_whole_chunk_back(host_mr):
+    """Past its release threshold, the free that leaves every block of a chunk free gives the chunk back to the upstream. (spec/fixed_size.toml, [[expect]] threshold_gives_a_whole_chunk_back)"""
+    upstream = mr.StatisticsResourceAdaptor(host_mr)
+    resource = made_or_skip(lambda: mr.FixedSizeMemoryResource(upstream, block_size=4096, blocks_to_preallocate=2))
+    resource.set_release_threshold(8192)
+    block0 = resource.allocate(4096)
+    block1 = resource.allocate(4096)
+    block2 = resource.allocate(4096)
+    assert resource.upstream_bytes() == 16384, "threshold_gives_a_whole_chunk_back: upstream_bytes"
+    assert upstream.bytes_current() == 16384, "threshold_gives_a_whole_chunk_back: upstream.bytes_current"
+    resource.deallocate(block2, 4096)
+    assert resource.upstream_bytes() == 8192, "threshold_gives_a_whole_chunk_back: upstream_bytes"
+    assert upstream.bytes_current() == 8192, "threshold_gives_a_whole_chunk_back: upstream.bytes_current"
+    resource.deallocate(block0, 4096)
+    resource.deallocate(block1, 4096)
+    assert resource.upstream_bytes() == 8192, "threshold_gives_a_whole_chunk_back: upstream_bytes"

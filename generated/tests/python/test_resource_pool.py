@@ -77,3 +77,53 @@ def test_pool_expect_grows_up_to_its_maximum(host_mr):
         resource.allocate(1048576)
     resource.deallocate(block0, 1000)
     resource.deallocate(block1, 1048576)
+
+
+@needs_resource
+def test_pool_expect_threshold_gives_chunks_back_on_free(host_mr):
+    """With the pool holding more than its release threshold, a free that leaves a whole chunk free gives it back to the upstream at once; at the threshold it keeps it. (spec/pool.toml, [[expect]] threshold_gives_chunks_back_on_free)"""
+    upstream = mr.StatisticsResourceAdaptor(host_mr)
+    resource = made_or_skip(lambda: mr.PoolMemoryResource(upstream, initial_pool_size=0, maximum_growth=1048576))
+    resource.set_release_threshold(1048576)
+    block0 = resource.allocate(1048576)
+    block1 = resource.allocate(1048576)
+    assert resource.pool_size() == 2097152, "threshold_gives_chunks_back_on_free: pool_size"
+    assert upstream.bytes_current() == 2097152, "threshold_gives_chunks_back_on_free: upstream.bytes_current"
+    resource.deallocate(block1, 1048576)
+    assert resource.pool_size() == 1048576, "threshold_gives_chunks_back_on_free: pool_size"
+    assert upstream.bytes_current() == 1048576, "threshold_gives_chunks_back_on_free: upstream.bytes_current"
+    resource.deallocate(block0, 1048576)
+    assert resource.pool_size() == 1048576, "threshold_gives_chunks_back_on_free: pool_size"
+    assert upstream.bytes_current() == 1048576, "threshold_gives_chunks_back_on_free: upstream.bytes_current"
+
+
+@needs_resource
+def test_pool_expect_keeps_freed_chunks_by_default(host_mr):
+    """Without a release threshold a wholly free chunk stays with the pool. (spec/pool.toml, [[expect]] keeps_freed_chunks_by_default)"""
+    upstream = mr.StatisticsResourceAdaptor(host_mr)
+    resource = made_or_skip(lambda: mr.PoolMemoryResource(upstream, initial_pool_size=0, maximum_growth=1048576))
+    block0 = resource.allocate(1048576)
+    block1 = resource.allocate(1048576)
+    resource.deallocate(block1, 1048576)
+    resource.deallocate(block0, 1048576)
+    assert resource.pool_size() == 2097152, "keeps_freed_chunks_by_default: pool_size"
+    assert upstream.bytes_current() == 2097152, "keeps_freed_chunks_by_default: upstream.bytes_current"
+
+
+@needs_resource
+def test_pool_expect_large_blocks_are_not_split(host_mr):
+    """A free block above max_split_size does not serve a smaller request, which grows the pool by a chunk of at most max_split_size; a larger request takes the block whole. (spec/pool.toml, [[expect]] large_blocks_are_not_split)"""
+    upstream = mr.StatisticsResourceAdaptor(host_mr)
+    resource = made_or_skip(lambda: mr.PoolMemoryResource(upstream, initial_pool_size=0))
+    resource.set_max_split_size(1048576)
+    block0 = resource.allocate(2097152)
+    resource.deallocate(block0, 2097152)
+    block1 = resource.allocate(1000)
+    assert resource.pool_size() == 3145728, "large_blocks_are_not_split: pool_size"
+    assert upstream.allocations_total() == 2, "large_blocks_are_not_split: upstream.allocations_total"
+    assert resource.largest_free_block() == 2097152, "large_blocks_are_not_split: largest_free_block"
+    block2 = resource.allocate(1500000)
+    assert resource.pool_size() == 3145728, "large_blocks_are_not_split: pool_size"
+    assert upstream.allocations_total() == 2, "large_blocks_are_not_split: upstream.allocations_total"
+    resource.deallocate(block1, 1000)
+    resource.deallocate(block2, 1500000)

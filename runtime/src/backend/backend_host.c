@@ -2,12 +2,14 @@
 /* The backend of the host build: simulated devices whose memory is the
  * host's (CMR_HOST_DEVICE_COUNT of them, so the per-device logic runs
  * without a GPU); streams are tokens whose work is always complete; copies
- * are memmove. */
+ * are memmove; virtual memory is mmap's. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE, madvise */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "backend.h"
@@ -270,4 +272,54 @@ void cmr_backend_host_counts_read(cmr_backend_host_counts *out) {
   out->event_synchronizes = atomic_load(&cmr_host_counts.event_synchronizes);
   out->device_synchronizes = atomic_load(&cmr_host_counts.device_synchronizes);
   out->event_queries = atomic_load(&cmr_host_counts.event_queries);
+}
+
+/* ---- virtual memory: mmap reservations, committed by mprotect ------------------------------ */
+
+static cmr_status cmr_host_vm_failure(const char *call, void *address, size_t bytes) {
+  int error = errno;
+  return cmr_error(error == ENOMEM ? CMR_ERROR_OUT_OF_MEMORY : CMR_ERROR_CUDA, "%s(%p, %zu): %s", call, address, bytes,
+                   strerror(error));
+}
+
+cmr_status cmr_backend_vm_granularity(int device, size_t *out) {
+  (void)device;
+  *out = (size_t)sysconf(_SC_PAGESIZE);
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_backend_vm_reserve(int device, size_t bytes, void **out) {
+  (void)device;
+  *out = NULL;
+  cmr_status status = cmr_host_injected(CMR_BACKEND_HOST_VM_RESERVE, "cuMemAddressReserve");
+  if (status != CMR_SUCCESS) return status;
+  void *address = mmap(NULL, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (address == MAP_FAILED) { /* a size past what the process may map, too, is addresses there are none of */
+    int error = errno;
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "mmap(NULL, %zu, PROT_NONE): %s", bytes, strerror(error));
+  }
+  *out = address;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_backend_vm_unreserve(void *address, size_t bytes) {
+  return munmap(address, bytes) == 0 ? CMR_SUCCESS : cmr_host_vm_failure("munmap", address, bytes);
+}
+
+cmr_status cmr_backend_vm_commit(int device, void *address, size_t bytes) {
+  (void)device;
+  cmr_status status = cmr_host_injected(CMR_BACKEND_HOST_VM_COMMIT, "cuMemCreate");
+  if (status != CMR_SUCCESS) return status;
+  return mprotect(address, bytes, PROT_READ | PROT_WRITE) == 0
+             ? CMR_SUCCESS
+             : cmr_host_vm_failure("mprotect(PROT_READ | PROT_WRITE)", address, bytes);
+}
+
+cmr_status cmr_backend_vm_decommit(int device, void *address, size_t bytes) {
+  (void)device;
+  cmr_status status = cmr_host_injected(CMR_BACKEND_HOST_VM_DECOMMIT, "cuMemUnmap");
+  if (status != CMR_SUCCESS) return status;
+  if (madvise(address, bytes, MADV_DONTNEED) != 0) return cmr_host_vm_failure("madvise(MADV_DONTNEED)", address, bytes);
+  return mprotect(address, bytes, PROT_NONE) == 0 ? CMR_SUCCESS
+                                                  : cmr_host_vm_failure("mprotect(PROT_NONE)", address, bytes);
 }

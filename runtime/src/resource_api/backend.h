@@ -113,6 +113,9 @@ typedef enum cmr_backend_host_call {
   CMR_BACKEND_HOST_COPY,
   CMR_BACKEND_HOST_EVENT_CREATE,
   CMR_BACKEND_HOST_FILL,
+  CMR_BACKEND_HOST_VM_RESERVE,
+  CMR_BACKEND_HOST_VM_COMMIT,
+  CMR_BACKEND_HOST_VM_DECOMMIT,
   CMR_BACKEND_HOST_CALLS
 } cmr_backend_host_call;
 void cmr_backend_host_fail_call(cmr_backend_host_call call, unsigned long nth);
@@ -121,6 +124,37 @@ void cmr_backend_host_fail_call(cmr_backend_host_call call, unsigned long nth);
  * the resource's device. */
 int cmr_backend_host_device_seen(cmr_backend_host_call call);
 #endif
+
+/* Virtual memory: a range of addresses reserved without memory behind it,
+ * into which memory is committed (and out of which it is decommitted) in
+ * multiples of the granularity, at offsets from the range's start that are
+ * multiples of it, in any order and any pieces: a piece committed in one
+ * call may be decommitted a granule at a time. CUDA build: the driver's
+ * virtual memory management on `device` (-1: the current one):
+ * cuMemAddressReserve, one cuMemCreate + cuMemMap per granule and
+ * cuMemSetAccess for read and write from `device` as memory is committed,
+ * cuMemUnmap as it is decommitted (the physical memory goes with its
+ * mapping), cuMemAddressFree. Host build: mmap(PROT_NONE) reserves,
+ * mprotect(PROT_READ | PROT_WRITE) commits, madvise(MADV_DONTNEED) and
+ * mprotect(PROT_NONE) decommit (the pages go back to the kernel and read
+ * as zeros when committed again), munmap frees.
+ * Decommitting does not wait for work on the memory: the caller has. A
+ * device or driver without virtual memory management:
+ * CMR_ERROR_UNSUPPORTED; no memory to commit, or no addresses to reserve:
+ * CMR_ERROR_OUT_OF_MEMORY. */
+/* The granularity on `device`: the driver's minimum, or the page size. */
+cmr_status cmr_backend_vm_granularity(int device, size_t *out);
+/* `bytes` (a multiple of the granularity) of addresses aligned to the
+ * granularity, none of it committed. */
+cmr_status cmr_backend_vm_reserve(int device, size_t bytes, void **out);
+/* Frees a reservation (`address` and `bytes` as reserved) with nothing of
+ * it committed. */
+cmr_status cmr_backend_vm_unreserve(void *address, size_t bytes);
+/* Commits the uncommitted `bytes` at `address`, inside one reservation;
+ * on failure nothing of it is committed. */
+cmr_status cmr_backend_vm_commit(int device, void *address, size_t bytes);
+/* Decommits the committed `bytes` at `address`. */
+cmr_status cmr_backend_vm_decommit(int device, void *address, size_t bytes);
 
 /* Whether `ptr` is managed (unified) memory, as cudaPointerGetAttributes
  * says; host memory unknown to CUDA is not, nor is any memory without a

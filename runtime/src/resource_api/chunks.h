@@ -6,6 +6,7 @@
 #define CMR_CHUNKS_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "internal.h"
@@ -48,11 +49,21 @@ cmr_status cmr_chunks_grow(cmr_chunks *chunks, size_t least, size_t preferred, c
 /* Hands `chunk` back to the upstream (ordered on `stream`): one just taken
  * on `stream` and not yet used (a grower that cannot put it to use, so that
  * it neither sits idle until the end nor counts against the maximum), or
- * one wholly free whose work the host has waited for (a release). */
-void cmr_chunks_give_back(cmr_chunks *chunks, const cmr_chunk *chunk, cmr_stream stream);
+ * one wholly free whose work the host has waited for (a release), or one
+ * wholly free whose work is ordered on `stream` (a trim). When the upstream
+ * refuses it, its status comes back and the chunk stays recorded and
+ * counted: still the owner's, handed back at the end. */
+cmr_status cmr_chunks_give_back(cmr_chunks *chunks, const cmr_chunk *chunk, cmr_stream stream);
 
-/* Bytes taken so far. */
-size_t cmr_chunks_bytes(cmr_chunks *chunks);
+/* The chunk `address` lies in, into *out; false when none holds it. Takes
+ * the lock (a look through every chunk). */
+bool cmr_chunks_find(cmr_chunks *chunks, const void *address, cmr_chunk *out);
+
+/* Bytes taken so far (inline: read on every free of a resource with a
+ * release threshold). */
+static inline size_t cmr_chunks_bytes(cmr_chunks *chunks) {
+  return atomic_load_explicit(&chunks->bytes, memory_order_relaxed);
+}
 /* Bytes held now and at peak, and how many chunks, into *out (cmr_stats). */
 void cmr_chunks_stats(cmr_chunks *chunks, cmr_stats *out);
 /* Sets the peak of bytes held to the bytes held now. */

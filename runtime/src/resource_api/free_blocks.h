@@ -136,6 +136,9 @@ size_t cmr_free_blocks_largest(const cmr_free_blocks *set);
  * set as it was. */
 cmr_status cmr_free_blocks_take(cmr_free_blocks *set, cmr_block *block, size_t size, size_t alignment, cmr_block **out);
 
+/* The member that starts at `address`, or NULL: O(1), by the boundary hash. */
+cmr_block *cmr_free_blocks_starting_at(const cmr_free_blocks *set, const void *address);
+
 /* Moves every block of `from` into `into`, merging; `from` ends empty. */
 void cmr_free_blocks_absorb(cmr_free_blocks *into, cmr_free_blocks *from);
 /* Removes and returns a block, or NULL when empty: in a set kept by address

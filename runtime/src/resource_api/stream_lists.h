@@ -80,6 +80,13 @@ void cmr_stream_lists_destroy(cmr_stream_lists *lists);
 void cmr_stream_lists_release_dead_units(cmr_stream_lists *lists, pthread_mutex_t *lock,
                                          void (*release)(cmr_block *block, void *arg), void *arg);
 
+/* Free blocks of more than `max_split` bytes are never split: such a block
+ * serves only a request of more than `max_split` bytes, handed out whole
+ * (its record's size stays the block's), so that large blocks are kept
+ * for large requests (PyTorch's max_split_size_mb). SIZE_MAX, the default,
+ * splits every block. It applies to the takes that start after it. */
+void cmr_stream_lists_set_max_split(cmr_stream_lists *lists, size_t max_split);
+
 /* `key` has ended (stream_ends.c): its list, if any, is dead. When blocks in
  * it were freed after its event's last record (or with none), the event is
  * recorded on `order_on` (the ending stream, or the legacy default stream
@@ -101,6 +108,12 @@ typedef enum cmr_given {
 /* `block` into `stream`'s list, merged with its free neighbours. On
  * failure (no host memory for the list) the block is still the caller's. */
 cmr_status cmr_stream_lists_give(cmr_stream_lists *lists, cmr_stream stream, cmr_block *block, cmr_given given);
+
+/* `block`, idle memory (the host has waited for its work), into the
+ * shared list, which every stream takes from without waiting, merged with
+ * its free neighbours there. On failure (no host memory for the shared
+ * list) the block is still the caller's. */
+cmr_status cmr_stream_lists_give_idle(cmr_stream_lists *lists, cmr_block *block);
 
 /* Cuts `size` bytes at `alignment` out of `fresh` (new memory in no list,
  * holding at least cmr_free_blocks_needed(size, alignment) bytes) into *out,
@@ -168,6 +181,20 @@ typedef enum cmr_released {
  * `lists`. On a failed wait the lists not yet waited for keep their blocks. */
 cmr_status cmr_stream_lists_release(cmr_stream_lists *lists, cmr_released which,
                                     void (*release)(cmr_block *block, void *arg), void *arg);
+
+/* Gives back what it can of `stream`'s own list, without waiting: its
+ * blocks' work is ordered on `stream` (freed there, or taken there after
+ * waiting), so a stream-ordered upstream takes them back on `stream`. With
+ * `freed` (a block just freed on `stream`, still among its recent blocks):
+ * that block only, merged with its free neighbours first; without (NULL):
+ * every block of the list. Each goes to `take`, out of the list's index
+ * `list` (every other free block of the list is in it), called with the
+ * list's lock held (it must not call into `lists`): true when it took the
+ * record (then the caller's), false to have it put back. `take` may also
+ * remove other members of `list`, which are then its own (fixed_size's
+ * blocks of one chunk). */
+cmr_status cmr_stream_lists_trim(cmr_stream_lists *lists, cmr_stream stream, const void *freed,
+                                 bool (*take)(cmr_free_blocks *list, cmr_block *block, void *arg), void *arg);
 
 /* The largest free block over all lists (0 when none): the most one
  * allocation could take without new memory, at the default alignment. Each

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* What the stream-ordered suballocators (pool, fixed_size, arena) do alike
+/* What the stream-ordered suballocators (pool, fixed_size, arena, expandable) do alike
  * around their free lists: growing once when many threads miss at once, and
  * taking a freed block back with its checks. */
 #ifndef CMR_SUBALLOCATOR_H
@@ -18,6 +18,25 @@
  * (cmr_stream_lists_carve), so no other thread takes the caller's room. */
 typedef cmr_status (*cmr_grow_function)(void *resource, size_t size, size_t alignment, cmr_stream stream,
                                         cmr_block **out);
+
+/* A suballocator's map of handed-out blocks and its stream lists over it
+ * (cmr_stream_lists_create's `owner`, `fit` and `keying`). On failure
+ * neither is made (both NULL). */
+cmr_status cmr_suballocator_lists_create(const char *owner, cmr_fit fit, cmr_stream_keying keying,
+                                         cmr_block_map **handed_out, cmr_stream_lists **lists);
+/* Destroys what cmr_suballocator_lists_create made (either may be NULL):
+ * the lists first, since an ending thread's list moves its hand-outs into
+ * the map. */
+void cmr_suballocator_lists_destroy(cmr_stream_lists *lists, cmr_block_map *handed_out);
+
+/* The retry once no more memory can be had (the growth failed with
+ * CMR_ERROR_OUT_OF_MEMORY, whose message is kept and quoted): every
+ * stream's free memory gathered into `stream`'s list, where it coalesces
+ * (cmr_stream_lists_reclaim), and `size` bytes at `alignment` handed out
+ * from there for a request of `bytes`; CMR_ERROR_OUT_OF_MEMORY, naming
+ * `owner`, when even that has no fit. */
+cmr_status cmr_suballocator_reclaim(cmr_stream_lists *lists, cmr_block_map *handed_out, const char *owner, size_t size,
+                                    size_t bytes, size_t alignment, cmr_stream stream, void **out);
 
 /* Hands `block` out for a request of `bytes`: recorded in `handed_out`,
  * its address in *out. */

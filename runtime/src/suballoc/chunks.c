@@ -94,15 +94,22 @@ bool cmr_chunks_valid(const cmr_chunks *chunks, const char **why) {
   return true;
 }
 
-bool cmr_chunks_hold(cmr_chunks *chunks, const void *address, size_t size, const char **why) {
+bool cmr_chunks_find(cmr_chunks *chunks, const void *address, cmr_chunk *out) {
   cmr_mutex_lock(&chunks->lock);
-  bool inside = false;
-  for (size_t i = 0; i < chunks->count && !inside; ++i) {
+  bool found = false;
+  for (size_t i = 0; i < chunks->count && !found; ++i) {
     uintptr_t start = (uintptr_t)chunks->items[i].address;
-    inside = (uintptr_t)address >= start && (uintptr_t)address - start <= chunks->items[i].size &&
-             size <= chunks->items[i].size - ((uintptr_t)address - start);
+    found = (uintptr_t)address >= start && (uintptr_t)address - start < chunks->items[i].size;
+    if (found) *out = chunks->items[i];
   }
   cmr_mutex_unlock(&chunks->lock);
+  return found;
+}
+
+bool cmr_chunks_hold(cmr_chunks *chunks, const void *address, size_t size, const char **why) {
+  cmr_chunk chunk;
+  bool inside =
+      cmr_chunks_find(chunks, address, &chunk) && size <= chunk.size - ((uintptr_t)address - (uintptr_t)chunk.address);
   if (!inside) *why = "chunks: a block lies outside every chunk";
   return inside;
 }
@@ -180,21 +187,35 @@ cmr_status cmr_chunks_grow(cmr_chunks *chunks, size_t least, size_t preferred, c
   return status;
 }
 
-void cmr_chunks_give_back(cmr_chunks *chunks, const cmr_chunk *chunk, cmr_stream stream) {
-  cmr_mutex_lock(&chunks->lock);
+/* The record of `chunk` out of the list; false when it has none. Lock held. */
+static bool cmr_chunks_forget(cmr_chunks *chunks, const cmr_chunk *chunk) {
   for (size_t i = chunks->count; i-- > 0;) { /* the newest last */
     if (chunks->items[i].address != chunk->address) continue;
     chunks->items[i] = chunks->items[--chunks->count];
     atomic_fetch_sub(&chunks->bytes, chunk->size);
     CMR_CHECK(cmr_chunks_changed_valid, chunks, i);
-    break;
+    return true;
   }
-  cmr_mutex_unlock(&chunks->lock);
-  cmr_history_note(CMR_HISTORY_SEGMENT_FREE, chunks->upstream, stream, chunk->address, chunk->size);
-  (void)cmr_deallocate(chunks->upstream, chunk->address, chunk->size, stream);
+  return false;
 }
 
-size_t cmr_chunks_bytes(cmr_chunks *chunks) { return atomic_load(&chunks->bytes); }
+cmr_status cmr_chunks_give_back(cmr_chunks *chunks, const cmr_chunk *chunk, cmr_stream stream) {
+  cmr_mutex_lock(&chunks->lock);
+  bool recorded = cmr_chunks_forget(chunks, chunk);
+  cmr_mutex_unlock(&chunks->lock);
+  cmr_history_note(CMR_HISTORY_SEGMENT_FREE, chunks->upstream, stream, chunk->address, chunk->size);
+  cmr_status status = cmr_deallocate(chunks->upstream, chunk->address, chunk->size, stream);
+  if (status == CMR_SUCCESS || !recorded) return status;
+  /* Still the owner's: recorded again (its record's room is free) and
+   * counted, so that the end hands it back. */
+  cmr_mutex_lock(&chunks->lock);
+  chunks->items[chunks->count++] = *chunk;
+  atomic_fetch_add(&chunks->bytes, chunk->size);
+  CMR_CHECK(cmr_chunks_changed_valid, chunks, chunks->count - 1);
+  cmr_mutex_unlock(&chunks->lock);
+  return cmr_error_context(status, "%s: giving %zu bytes at %p back to the upstream", chunks->owner, chunk->size,
+                           chunk->address);
+}
 
 void cmr_chunks_stats(cmr_chunks *chunks, cmr_stats *out) {
   cmr_mutex_lock(&chunks->lock);

@@ -159,6 +159,10 @@ static cmr_block *cmr_at_boundary(const cmr_free_blocks *set, int side, const ch
   return block;
 }
 
+cmr_block *cmr_free_blocks_starting_at(const cmr_free_blocks *set, const void *address) {
+  return cmr_at_boundary(set, 0, address);
+}
+
 /* Four times the buckets once there are more blocks than buckets. Without
  * host memory for the table the chains just get longer. */
 static void cmr_boundaries_grow(cmr_free_blocks *set) {

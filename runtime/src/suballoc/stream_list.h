@@ -96,6 +96,8 @@ struct cmr_stream_lists {
   size_t spare_count;
   size_t evict_at;     /* registering past this many lists drops the cold ones */
   _Atomic size_t dead; /* dead lists not yet recycled */
+  /* Free blocks larger than this are never split (SIZE_MAX: every one may be). */
+  _Atomic size_t max_split;
   /* Where dead lists' whole units go (optional). */
   pthread_mutex_t *unit_lock;
   void (*release_unit)(cmr_block *block, void *arg);

@@ -71,6 +71,7 @@ cmr_status cmr_stream_lists_create(const char *owner, cmr_fit fit, cmr_stream_ke
   lists->device = cmr_backend_device_at_creation();
   lists->serial = atomic_fetch_add(&next_serial, 1);
   lists->evict_at = cmr_fewest_evicting;
+  atomic_init(&lists->max_split, SIZE_MAX);
   cmr_status status = cmr_mutex_init(&lists->registry, owner);
   if (status != CMR_SUCCESS) {
     free(lists);
@@ -98,6 +99,10 @@ void cmr_stream_lists_release_dead_units(cmr_stream_lists *lists, pthread_mutex_
   lists->unit_lock = lock;
   lists->release_unit = release;
   lists->release_arg = arg;
+}
+
+void cmr_stream_lists_set_max_split(cmr_stream_lists *lists, size_t max_split) {
+  atomic_store_explicit(&lists->max_split, max_split, memory_order_relaxed);
 }
 
 /* ---- ordering (the list's lock held) ----------------------------------------------------- */
@@ -225,6 +230,20 @@ cmr_status cmr_stream_lists_give(cmr_stream_lists *lists, cmr_stream stream, cmr
   return CMR_SUCCESS;
 }
 
+cmr_status cmr_stream_lists_give_idle(cmr_stream_lists *lists, cmr_block *block) {
+  cmr_registry_lock(lists);
+  cmr_stream_list *shared = cmr_stream_list_shared(lists);
+  if (shared != NULL) {
+    cmr_list_lock(shared);
+    shared->hot = true;
+    cmr_free_blocks_insert(&shared->blocks, block);
+    cmr_list_unlock(shared);
+  }
+  cmr_registry_unlock(lists);
+  return shared != NULL ? CMR_SUCCESS
+                        : cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: no host memory for the shared list", lists->owner);
+}
+
 cmr_status cmr_stream_lists_carve(cmr_stream_lists *lists, cmr_stream stream, cmr_block *fresh, size_t size,
                                   size_t alignment, cmr_given given, cmr_block **out) {
   *out = NULL;
@@ -253,6 +272,17 @@ static cmr_block *cmr_fit_in(const cmr_stream_lists *lists, const cmr_free_block
                                     : cmr_free_blocks_first_fit(blocks, needed);
 }
 
+/* `fit` as the lists may cut `size` bytes at `alignment` out of it: a
+ * block above max_split only whole (`size` becomes its size), for a
+ * request above max_split that it starts aligned for; else none (NULL). */
+static cmr_block *cmr_unsplit_fit(const cmr_stream_lists *lists, cmr_block *fit, size_t *size, size_t alignment) {
+  size_t max_split = atomic_load_explicit(&lists->max_split, memory_order_relaxed);
+  if (fit == NULL || fit->size <= max_split) return fit;
+  if (*size <= max_split || ((uintptr_t)fit->address & (alignment - 1)) != 0) return NULL;
+  *size = fit->size;
+  return fit;
+}
+
 /* Takes from `list` (lock held) if it has a fit: a recent block of the very
  * size, else from the index, where the recent blocks go before it is found
  * wanting. *out stays NULL otherwise. */
@@ -268,6 +298,7 @@ static cmr_status cmr_take_locked(const cmr_stream_lists *lists, cmr_stream_list
     cmr_stream_list_flush_recent(list);
     fit = cmr_fit_in(lists, &list->blocks, needed);
   }
+  fit = cmr_unsplit_fit(lists, fit, &size, alignment);
   return fit == NULL ? CMR_SUCCESS : cmr_free_blocks_take(&list->blocks, fit, size, alignment, out);
 }
 
@@ -519,6 +550,46 @@ cmr_status cmr_stream_lists_release(cmr_stream_lists *lists, cmr_released which,
   CMR_CHECK(cmr_stream_lists_valid_locked, lists, cmr_walked_after_change);
   cmr_registry_unlock(lists);
   return status;
+}
+
+/* ---- trimming --------------------------------------------------------------------------- */
+
+/* The recent block at `address` taken out of `list`'s slots, or NULL. */
+static cmr_block *cmr_recent_remove(cmr_stream_list *list, const void *address) {
+  for (unsigned i = 0; i < list->recent_count; ++i) {
+    cmr_block *block = list->recent[i];
+    if (block->address != address) continue;
+    list->recent[i] = list->recent[--list->recent_count];
+    list->recent_bytes -= block->size;
+    return block;
+  }
+  return NULL;
+}
+
+cmr_status cmr_stream_lists_trim(cmr_stream_lists *lists, cmr_stream stream, const void *freed,
+                                 bool (*take)(cmr_free_blocks *list, cmr_block *block, void *arg), void *arg) {
+  cmr_stream_list *own = NULL;
+  cmr_status status = cmr_lock_list_of(lists, stream, &own);
+  if (status != CMR_SUCCESS) return status;
+  if (freed != NULL) {
+    cmr_block *block = cmr_recent_remove(own, freed);
+    if (block != NULL) {
+      cmr_stream_list_flush_recent(own);                   /* every free block where `take` can look */
+      block = cmr_free_blocks_insert(&own->blocks, block); /* merged with its neighbours */
+      cmr_free_blocks_remove(&own->blocks, block);
+      if (!take(&own->blocks, block, arg)) cmr_free_blocks_insert(&own->blocks, block);
+    }
+  } else {
+    cmr_stream_list_flush_recent(own);
+    cmr_free_blocks all;
+    cmr_free_blocks_init(&all);
+    cmr_free_blocks_absorb(&all, &own->blocks);
+    for (cmr_block *block; (block = cmr_free_blocks_pop(&all)) != NULL;) {
+      if (!take(&own->blocks, block, arg)) cmr_free_blocks_insert(&own->blocks, block);
+    }
+  }
+  cmr_list_unlock(own);
+  return CMR_SUCCESS;
 }
 
 /* ---- reports ----------------------------------------------------------------------------- */

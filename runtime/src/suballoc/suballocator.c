@@ -22,3 +22,39 @@ cmr_status cmr_suballocator_find(cmr_stream_lists *lists, cmr_block_map *handed_
   if (status == CMR_SUCCESS) cmr_suballocator_hand_out(handed_out, block, bytes, out);
   return status;
 }
+
+cmr_status cmr_suballocator_lists_create(const char *owner, cmr_fit fit, cmr_stream_keying keying,
+                                         cmr_block_map **handed_out, cmr_stream_lists **lists) {
+  *lists = NULL;
+  cmr_status status = cmr_block_map_create(handed_out);
+  if (status != CMR_SUCCESS) {
+    *handed_out = NULL;
+    return status;
+  }
+  status = cmr_stream_lists_create(owner, fit, keying, *handed_out, lists);
+  if (status != CMR_SUCCESS) {
+    cmr_block_map_destroy(*handed_out);
+    *handed_out = NULL;
+    *lists = NULL;
+  }
+  return status;
+}
+
+void cmr_suballocator_lists_destroy(cmr_stream_lists *lists, cmr_block_map *handed_out) {
+  if (lists != NULL) cmr_stream_lists_destroy(lists);
+  if (handed_out != NULL) cmr_block_map_destroy(handed_out);
+}
+
+cmr_status cmr_suballocator_reclaim(cmr_stream_lists *lists, cmr_block_map *handed_out, const char *owner, size_t size,
+                                    size_t bytes, size_t alignment, cmr_stream stream, void **out) {
+  cmr_kept_message reason; /* the growth's, past the calls below */
+  cmr_keep_message(&reason);
+  cmr_block *block = NULL;
+  cmr_status status = cmr_stream_lists_reclaim(lists, stream, size, alignment, &block);
+  if (status == CMR_SUCCESS && block == NULL) {
+    status = cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: no free block of %zu bytes at alignment %zu (%s)", owner, size,
+                       alignment, reason.text);
+  }
+  if (status == CMR_SUCCESS) cmr_suballocator_hand_out(handed_out, block, bytes, out);
+  return status;
+}

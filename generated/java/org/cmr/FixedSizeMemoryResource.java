@@ -12,8 +12,10 @@ import java.lang.ref.Reference;
  * block size is rounded up to a multiple of 256. Memory comes from the upstream
  * in chunks of block_size * blocks_to_preallocate bytes (halved, down to one
  * block, while the upstream is out of memory): one at creation, one more each
- * time every block is in use; chunks go back to the upstream only at destroy,
- * once the device is idle. A block freed on a stream is reused at once on that
+ * time every block is in use; chunks go back to the upstream at destroy,
+ * once the device is idle, and, past a release threshold
+ * (set_release_threshold), on the free that leaves every block of a chunk free
+ * in that stream's list, ordered on that stream. A block freed on a stream is reused at once on that
  * stream; another stream takes it only after waiting for the first (an event,
  * or a device synchronization the first time a second stream appears). Freeing a
  * pointer the resource did not hand out is CMR_ERROR_UNKNOWN_POINTER, and
@@ -122,6 +124,17 @@ public final class FixedSizeMemoryResource extends MemoryResource {
   public long largestFreeBlock() {
     try {
       return CmrNative.cmr_fixed_size_resource_largest_free_block(handle());
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * From now on, while more than release_threshold bytes are held from the upstream, a free on a stream that leaves every block of a chunk free in that stream's list gives the chunk back to the upstream at once, ordered on that stream (no synchronization); chunks with blocks in other streams' lists stay (SIZE_MAX, the default, keeps every chunk until destroy).
+   */
+  public void setReleaseThreshold(long releaseThreshold) {
+    try {
+      CmrNative.cmr_fixed_size_resource_set_release_threshold(handle(), Arguments.size("releaseThreshold", releaseThreshold));
     } finally {
       Reference.reachabilityFence(this);
     }

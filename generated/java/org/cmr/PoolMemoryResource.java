@@ -148,4 +148,26 @@ public final class PoolMemoryResource extends MemoryResource {
       Reference.reachabilityFence(this);
     }
   }
+
+  /**
+   * From now on, while the pool holds more bytes than release_threshold, a free on a stream that leaves a whole chunk free in that stream's list gives the chunk back to the upstream at once, ordered on that stream (no synchronization), and a growth first gives back the whole free chunks of its stream's list; chunks whose blocks wait in other streams' lists stay (SIZE_MAX, the default, keeps everything until release or destroy).
+   */
+  public void setReleaseThreshold(long releaseThreshold) {
+    try {
+      CmrNative.cmr_pool_resource_set_release_threshold(handle(), Arguments.size("releaseThreshold", releaseThreshold));
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * From now on, free blocks larger than max_split_size are never split: they serve only requests larger than it, whole (PyTorch's max_split_size_mb); a request larger than it grows the pool by a chunk of its own size, and every other growth is of at most max_split_size (SIZE_MAX, the default, splits every block).
+   */
+  public void setMaxSplitSize(long maxSplitSize) {
+    try {
+      CmrNative.cmr_pool_resource_set_max_split_size(handle(), Arguments.size("maxSplitSize", maxSplitSize));
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
 }

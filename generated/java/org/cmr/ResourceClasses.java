@@ -46,6 +46,9 @@ final class ResourceClasses {
       case "cuda_async_view":
         return new CudaAsyncViewMemoryResource(
             Share.fromRef(ref, held, CmrNative::cmr_cuda_async_view_resource_from_ref, CmrNative::cmr_cuda_async_view_resource_destroy, kept));
+      case "expandable":
+        return new ExpandableMemoryResource(
+            Share.fromRef(ref, held, CmrNative::cmr_expandable_resource_from_ref, CmrNative::cmr_expandable_resource_destroy, kept));
       case "failure_callback":
         return new FailureCallbackResourceAdaptor(
             Share.fromRef(ref, held, CmrNative::cmr_failure_callback_resource_from_ref, CmrNative::cmr_failure_callback_resource_destroy, kept));
