@@ -46,43 +46,58 @@ namespace Cmr
         }
 
         /// <summary>Bytes of physical memory committed, handed out or free.</summary>
-        public ulong CommittedSize()
+        public ulong CommittedSize
         {
-            ulong result;
-            CmrNative.cmr_expandable_resource_committed_size(Handle, out result);
-            return result;
+            get
+            {
+                ulong result;
+                CmrNative.cmr_expandable_resource_committed_size(Handle, out result);
+                return result;
+            }
         }
 
         /// <summary>Bytes committed and not handed out.</summary>
-        public ulong FreeSize()
+        public ulong FreeSize
         {
-            ulong result;
-            CmrNative.cmr_expandable_resource_free_size(Handle, out result);
-            return result;
+            get
+            {
+                ulong result;
+                CmrNative.cmr_expandable_resource_free_size(Handle, out result);
+                return result;
+            }
         }
 
         /// <summary>Bytes of virtual addresses reserved, over every range.</summary>
-        public ulong ReservedSize()
+        public ulong ReservedSize
         {
-            ulong result;
-            CmrNative.cmr_expandable_resource_reserved_size(Handle, out result);
-            return result;
+            get
+            {
+                ulong result;
+                CmrNative.cmr_expandable_resource_reserved_size(Handle, out result);
+                return result;
+            }
         }
 
         /// <summary>Ranges of virtual addresses reserved: 1 until a growth finds no room in the first, 0 before the first growth.</summary>
-        public ulong RangeCount()
+        public ulong RangeCount
         {
-            ulong result;
-            CmrNative.cmr_expandable_resource_range_count(Handle, out result);
-            return result;
+            get
+            {
+                ulong result;
+                CmrNative.cmr_expandable_resource_range_count(Handle, out result);
+                return result;
+            }
         }
 
         /// <summary>The largest block the resource could hand out now (at the default alignment) without committing more: the largest free block over every stream&#39;s list, 0 when none.</summary>
-        public ulong LargestFreeBlock()
+        public ulong LargestFreeBlock
         {
-            ulong result;
-            CmrNative.cmr_expandable_resource_largest_free_block(Handle, out result);
-            return result;
+            get
+            {
+                ulong result;
+                CmrNative.cmr_expandable_resource_largest_free_block(Handle, out result);
+                return result;
+            }
         }
 
         /// <summary>Decommits every whole granule of every free block, once the host has waited for the work ordered before their frees; committed_size drops by their bytes.</summary>

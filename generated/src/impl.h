@@ -268,6 +268,11 @@ extern const size_t cmr_expandable_impl_counters[2];
 cmr_status cmr_expandable_impl_init(cmr_expandable_impl *impl);
 /* Undoes init's set-up and whatever the resource still holds. */
 void cmr_expandable_impl_fini(cmr_expandable_impl *impl);
+/* Statistics (usage.h): what the algorithm knows set into *out over the
+ * counts the wrapper keeps (and, with a `spread`, how its free memory lies
+ * over streams); its own peaks set to their current values. */
+cmr_status cmr_expandable_impl_stats(cmr_expandable_impl *impl, cmr_stats *out, cmr_free_by_stream *spread);
+cmr_status cmr_expandable_impl_reset_peak_stats(cmr_expandable_impl *impl);
 cmr_status cmr_expandable_impl_allocate(cmr_expandable_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
                                         void **out);
 cmr_status cmr_expandable_impl_deallocate(cmr_expandable_impl *impl, void *ptr, size_t bytes, size_t alignment,

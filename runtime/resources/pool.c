@@ -102,7 +102,8 @@ static bool cmr_pool_take_chunk(cmr_free_blocks *list, cmr_block *block, void *a
 static cmr_status cmr_pool_give_back(cmr_pool_impl *impl, cmr_free_blocks *whole, cmr_stream stream) {
   cmr_status status = CMR_SUCCESS;
   for (cmr_block *block; (block = cmr_free_blocks_pop(whole)) != NULL;) {
-    cmr_status given = cmr_chunks_give_back(&impl->chunks, &(cmr_chunk){block->address, block->size}, stream);
+    cmr_status given =
+        cmr_chunks_give_back(&impl->chunks, &(cmr_chunk){.address = block->address, .size = block->size}, stream);
     if (given == CMR_SUCCESS || cmr_stream_lists_give(impl->free_lists, stream, block, CMR_GIVEN_IDLE) != CMR_SUCCESS) {
       cmr_block_delete(block);
     }

@@ -244,6 +244,57 @@ class cuda_async_view_resource
   explicit cuda_async_view_resource(cmr_cuda_async_view_resource *handle) noexcept : owner(handle) {}
 };
 
+// expandable (leaf; cuda and host builds): see docs/api.md.
+class expandable_resource
+    : public detail::owner<cmr_expandable_resource, &cmr_expandable_resource_destroy, &cmr_expandable_resource_ref> {
+ public:
+  explicit expandable_resource(cmr::optional_arg<cmr_optional_size> reservation_size = {}, cmr::optional_arg<cmr_optional_size> granule_size = {}, cmr::optional_arg<cmr_optional_size> maximum_size = {}, cmr::optional_arg<cmr_optional_size> release_threshold = {}, cmr::optional_arg<cmr_optional_size> max_split_size = {}) {
+    check(cmr_expandable_resource_create(reservation_size.c(), granule_size.c(), maximum_size.c(), release_threshold.c(), max_split_size.c(), out()));
+  }
+  static expandable_resource from_ref(resource_ref ref) {
+    cmr_expandable_resource *handle = nullptr;
+    check(cmr_expandable_resource_from_ref(ref.c(), &handle));
+    return expandable_resource(handle);
+  }
+  // Bytes of physical memory committed, handed out or free.
+  size_t committed_size() const {
+    size_t out{};
+    check(cmr_expandable_resource_committed_size(get(), &out));
+    return out;
+  }
+  // Bytes committed and not handed out.
+  size_t free_size() const {
+    size_t out{};
+    check(cmr_expandable_resource_free_size(get(), &out));
+    return out;
+  }
+  // Bytes of virtual addresses reserved, over every range.
+  size_t reserved_size() const {
+    size_t out{};
+    check(cmr_expandable_resource_reserved_size(get(), &out));
+    return out;
+  }
+  // Ranges of virtual addresses reserved: 1 until a growth finds no room in the first, 0 before the first growth.
+  size_t range_count() const {
+    size_t out{};
+    check(cmr_expandable_resource_range_count(get(), &out));
+    return out;
+  }
+  // The largest block the resource could hand out now (at the default alignment) without committing more: the largest free block over every stream's list, 0 when none.
+  size_t largest_free_block() const {
+    size_t out{};
+    check(cmr_expandable_resource_largest_free_block(get(), &out));
+    return out;
+  }
+  // Decommits every whole granule of every free block, once the host has waited for the work ordered before their frees; committed_size drops by their bytes.
+  void release() const {
+    check(cmr_expandable_resource_release(get()));
+  }
+
+ private:
+  explicit expandable_resource(cmr_expandable_resource *handle) noexcept : owner(handle) {}
+};
+
 // failure_callback (adaptor; cuda and host builds): see docs/api.md.
 class failure_callback_resource
     : public detail::owner<cmr_failure_callback_resource, &cmr_failure_callback_resource_destroy, &cmr_failure_callback_resource_ref> {
@@ -290,6 +341,10 @@ class fixed_size_resource
     size_t out{};
     check(cmr_fixed_size_resource_largest_free_block(get(), &out));
     return out;
+  }
+  // From now on, while more than release_threshold bytes are held from the upstream, a free on a stream that leaves every block of a chunk free in that stream's list gives the chunk back to the upstream at once, ordered on that stream (no synchronization); chunks with blocks in other streams' lists stay (SIZE_MAX, the default, keeps every chunk until destroy).
+  void set_release_threshold(size_t release_threshold) const {
+    check(cmr_fixed_size_resource_set_release_threshold(get(), release_threshold));
   }
 
  private:
@@ -425,6 +480,14 @@ class pool_resource
   // Gives every wholly free chunk back to the upstream (pool_size drops by their bytes), once the host has waited for the work ordered before their frees; chunks with any block handed out stay.
   void release() const {
     check(cmr_pool_resource_release(get()));
+  }
+  // From now on, while the pool holds more bytes than release_threshold, a free on a stream that leaves a whole chunk free in that stream's list gives the chunk back to the upstream at once, ordered on that stream (no synchronization), and a growth first gives back the whole free chunks of its stream's list; chunks whose blocks wait in other streams' lists stay (SIZE_MAX, the default, keeps everything until release or destroy).
+  void set_release_threshold(size_t release_threshold) const {
+    check(cmr_pool_resource_set_release_threshold(get(), release_threshold));
+  }
+  // From now on, free blocks larger than max_split_size are never split: they serve only requests larger than it, whole (PyTorch's max_split_size_mb); a request larger than it grows the pool by a chunk of its own size, and every other growth is of at most max_split_size (SIZE_MAX, the default, splits every block).
+  void set_max_split_size(size_t max_split_size) const {
+    check(cmr_pool_resource_set_max_split_size(get(), max_split_size));
   }
 
  private:

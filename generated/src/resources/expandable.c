@@ -15,12 +15,21 @@ static cmr_status expandable_init(void *impl) { return cmr_expandable_impl_init(
 
 static void expandable_fini(void *impl) { cmr_expandable_impl_fini(impl); }
 
+static cmr_status expandable_stats(void *impl, cmr_stats *out, cmr_free_by_stream *spread) {
+  return cmr_expandable_impl_stats(impl, out, spread);
+}
+
+static cmr_status expandable_reset_peak_stats(void *impl) { return cmr_expandable_impl_reset_peak_stats(impl); }
+
 static cmr_status expandable_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
-  return cmr_expandable_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
+  cmr_status status = cmr_expandable_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
+  return cmr_usage_allocated(&((cmr_resource_object *)self)->usage, status, bytes);
 }
 
 static cmr_status expandable_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  return cmr_expandable_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
+  cmr_status status =
+      cmr_expandable_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
+  return cmr_usage_deallocated(&((cmr_resource_object *)self)->usage, status, bytes);
 }
 
 static bool expandable_is_equal(const void *self, cmr_resource_ref other) {
@@ -50,6 +59,9 @@ static const cmr_resource_class expandable_class = {
     .layout = &cmr_expandable_impl_layout,
     .init = expandable_init,
     .fini = expandable_fini,
+    .stats = expandable_stats,
+    .reset_peak_stats = expandable_reset_peak_stats,
+    .memory = CMR_MEMORY_HANDED_OUT,
 };
 
 cmr_status cmr_expandable_resource_create(cmr_optional_size reservation_size_option,

@@ -26,11 +26,11 @@ internal sealed class ExpandableMemoryResourceTests
         using (var resource = new ExpandableMemoryResource())
         {
             Exercise(resource);
-            resource.CommittedSize();
-            resource.FreeSize();
-            resource.ReservedSize();
-            resource.RangeCount();
-            resource.LargestFreeBlock();
+            object committedSize = resource.CommittedSize;
+            object freeSize = resource.FreeSize;
+            object reservedSize = resource.ReservedSize;
+            object rangeCount = resource.RangeCount;
+            object largestFreeBlock = resource.LargestFreeBlock;
         }
     }
 
@@ -53,15 +53,15 @@ internal sealed class ExpandableMemoryResourceTests
         {
             IntPtr block0 = resource.Allocate(2097152UL);
             IntPtr block1 = resource.Allocate(2097152UL);
-            Assert.Equal(4194304UL, resource.CommittedSize(), "growths_merge: committed_size");
-            Assert.Equal(1UL, resource.RangeCount(), "growths_merge: range_count");
-            Assert.Equal(67108864UL, resource.ReservedSize(), "growths_merge: reserved_size");
+            Assert.Equal(4194304UL, resource.CommittedSize, "growths_merge: committed_size");
+            Assert.Equal(1UL, resource.RangeCount, "growths_merge: range_count");
+            Assert.Equal(67108864UL, resource.ReservedSize, "growths_merge: reserved_size");
             resource.Deallocate(block0, 2097152UL);
             resource.Deallocate(block1, 2097152UL);
-            Assert.Equal(4194304UL, resource.LargestFreeBlock(), "growths_merge: largest_free_block");
+            Assert.Equal(4194304UL, resource.LargestFreeBlock, "growths_merge: largest_free_block");
             IntPtr block2 = resource.Allocate(4194304UL);
-            Assert.Equal(4194304UL, resource.CommittedSize(), "growths_merge: committed_size");
-            Assert.Equal(0UL, resource.FreeSize(), "growths_merge: free_size");
+            Assert.Equal(4194304UL, resource.CommittedSize, "growths_merge: committed_size");
+            Assert.Equal(0UL, resource.FreeSize, "growths_merge: free_size");
             resource.Deallocate(block2, 4194304UL);
         }
     }
@@ -75,11 +75,11 @@ internal sealed class ExpandableMemoryResourceTests
         {
             IntPtr block0 = resource.Allocate(1000UL);
             IntPtr block1 = resource.Allocate(6291456UL);
-            Assert.Equal(8388608UL, resource.CommittedSize(), "release_decommits_free_granules: committed_size");
+            Assert.Equal(8388608UL, resource.CommittedSize, "release_decommits_free_granules: committed_size");
             resource.Deallocate(block1, 6291456UL);
             resource.Release();
-            Assert.Equal(2097152UL, resource.CommittedSize(), "release_decommits_free_granules: committed_size");
-            Assert.Equal(2096128UL, resource.FreeSize(), "release_decommits_free_granules: free_size");
+            Assert.Equal(2097152UL, resource.CommittedSize, "release_decommits_free_granules: committed_size");
+            Assert.Equal(2096128UL, resource.FreeSize, "release_decommits_free_granules: free_size");
             resource.Deallocate(block0, 1000UL);
         }
     }
@@ -92,12 +92,12 @@ internal sealed class ExpandableMemoryResourceTests
         using (var resource = new ExpandableMemoryResource(reservationSize: 4194304UL, granuleSize: 2097152UL))
         {
             IntPtr block0 = resource.Allocate(4194304UL);
-            Assert.Equal(1UL, resource.RangeCount(), "second_range_when_the_first_is_used_up: range_count");
-            Assert.Equal(4194304UL, resource.ReservedSize(), "second_range_when_the_first_is_used_up: reserved_size");
+            Assert.Equal(1UL, resource.RangeCount, "second_range_when_the_first_is_used_up: range_count");
+            Assert.Equal(4194304UL, resource.ReservedSize, "second_range_when_the_first_is_used_up: reserved_size");
             IntPtr block1 = resource.Allocate(1000UL);
-            Assert.Equal(2UL, resource.RangeCount(), "second_range_when_the_first_is_used_up: range_count");
-            Assert.Equal(8388608UL, resource.ReservedSize(), "second_range_when_the_first_is_used_up: reserved_size");
-            Assert.Equal(6291456UL, resource.CommittedSize(), "second_range_when_the_first_is_used_up: committed_size");
+            Assert.Equal(2UL, resource.RangeCount, "second_range_when_the_first_is_used_up: range_count");
+            Assert.Equal(8388608UL, resource.ReservedSize, "second_range_when_the_first_is_used_up: reserved_size");
+            Assert.Equal(6291456UL, resource.CommittedSize, "second_range_when_the_first_is_used_up: committed_size");
             resource.Deallocate(block0, 4194304UL);
             resource.Deallocate(block1, 1000UL);
         }
@@ -112,9 +112,9 @@ internal sealed class ExpandableMemoryResourceTests
         {
             IntPtr block0 = resource.Allocate(3000000UL);
             IntPtr block1 = resource.Allocate(1000000UL);
-            Assert.Equal(4194304UL, resource.CommittedSize(), "refuses_past_its_maximum: committed_size");
+            Assert.Equal(4194304UL, resource.CommittedSize, "refuses_past_its_maximum: committed_size");
             Assert.Throws<CmrOutOfMemoryException>(() => resource.Allocate(2097152UL), "refuses_past_its_maximum: steps[3]");
-            Assert.Equal(4194304UL, resource.CommittedSize(), "refuses_past_its_maximum: committed_size");
+            Assert.Equal(4194304UL, resource.CommittedSize, "refuses_past_its_maximum: committed_size");
             resource.Deallocate(block0, 3000000UL);
             resource.Deallocate(block1, 1000000UL);
         }
@@ -129,9 +129,9 @@ internal sealed class ExpandableMemoryResourceTests
         {
             IntPtr block0 = resource.Allocate(1000UL);
             IntPtr block1 = resource.Allocate(4194304UL);
-            Assert.Equal(6291456UL, resource.CommittedSize(), "threshold_decommits_on_free: committed_size");
+            Assert.Equal(6291456UL, resource.CommittedSize, "threshold_decommits_on_free: committed_size");
             resource.Deallocate(block1, 4194304UL);
-            Assert.Equal(2097152UL, resource.CommittedSize(), "threshold_decommits_on_free: committed_size");
+            Assert.Equal(2097152UL, resource.CommittedSize, "threshold_decommits_on_free: committed_size");
             resource.Deallocate(block0, 1000UL);
         }
     }
@@ -146,10 +146,10 @@ internal sealed class ExpandableMemoryResourceTests
             IntPtr block0 = resource.Allocate(4194304UL);
             resource.Deallocate(block0, 4194304UL);
             IntPtr block1 = resource.Allocate(1000UL);
-            Assert.Equal(6291456UL, resource.CommittedSize(), "large_blocks_are_not_split: committed_size");
-            Assert.Equal(4194304UL, resource.LargestFreeBlock(), "large_blocks_are_not_split: largest_free_block");
+            Assert.Equal(6291456UL, resource.CommittedSize, "large_blocks_are_not_split: committed_size");
+            Assert.Equal(4194304UL, resource.LargestFreeBlock, "large_blocks_are_not_split: largest_free_block");
             IntPtr block2 = resource.Allocate(4194304UL);
-            Assert.Equal(6291456UL, resource.CommittedSize(), "large_blocks_are_not_split: committed_size");
+            Assert.Equal(6291456UL, resource.CommittedSize, "large_blocks_are_not_split: committed_size");
             resource.Deallocate(block1, 1000UL);
             resource.Deallocate(block2, 4194304UL);
         }

@@ -84,14 +84,14 @@ internal sealed class FixedSizeMemoryResourceTests
             IntPtr block0 = resource.Allocate(4096UL);
             IntPtr block1 = resource.Allocate(4096UL);
             IntPtr block2 = resource.Allocate(4096UL);
-            Assert.Equal(16384UL, resource.UpstreamBytes(), "threshold_gives_a_whole_chunk_back: upstream_bytes");
-            Assert.Equal(16384UL, counted.BytesCurrent(), "threshold_gives_a_whole_chunk_back: upstream.bytes_current");
+            Assert.Equal(16384UL, resource.UpstreamBytes, "threshold_gives_a_whole_chunk_back: upstream_bytes");
+            Assert.Equal(16384UL, counted.BytesCurrent, "threshold_gives_a_whole_chunk_back: upstream.bytes_current");
             resource.Deallocate(block2, 4096UL);
-            Assert.Equal(8192UL, resource.UpstreamBytes(), "threshold_gives_a_whole_chunk_back: upstream_bytes");
-            Assert.Equal(8192UL, counted.BytesCurrent(), "threshold_gives_a_whole_chunk_back: upstream.bytes_current");
+            Assert.Equal(8192UL, resource.UpstreamBytes, "threshold_gives_a_whole_chunk_back: upstream_bytes");
+            Assert.Equal(8192UL, counted.BytesCurrent, "threshold_gives_a_whole_chunk_back: upstream.bytes_current");
             resource.Deallocate(block0, 4096UL);
             resource.Deallocate(block1, 4096UL);
-            Assert.Equal(8192UL, resource.UpstreamBytes(), "threshold_gives_a_whole_chunk_back: upstream_bytes");
+            Assert.Equal(8192UL, resource.UpstreamBytes, "threshold_gives_a_whole_chunk_back: upstream_bytes");
         }
     }
 

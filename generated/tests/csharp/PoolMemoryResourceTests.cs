@@ -76,14 +76,14 @@ internal sealed class PoolMemoryResourceTests
             resource.SetReleaseThreshold(1048576UL);
             IntPtr block0 = resource.Allocate(1048576UL);
             IntPtr block1 = resource.Allocate(1048576UL);
-            Assert.Equal(2097152UL, resource.PoolSize(), "threshold_gives_chunks_back_on_free: pool_size");
-            Assert.Equal(2097152UL, counted.BytesCurrent(), "threshold_gives_chunks_back_on_free: upstream.bytes_current");
+            Assert.Equal(2097152UL, resource.PoolSize, "threshold_gives_chunks_back_on_free: pool_size");
+            Assert.Equal(2097152UL, counted.BytesCurrent, "threshold_gives_chunks_back_on_free: upstream.bytes_current");
             resource.Deallocate(block1, 1048576UL);
-            Assert.Equal(1048576UL, resource.PoolSize(), "threshold_gives_chunks_back_on_free: pool_size");
-            Assert.Equal(1048576UL, counted.BytesCurrent(), "threshold_gives_chunks_back_on_free: upstream.bytes_current");
+            Assert.Equal(1048576UL, resource.PoolSize, "threshold_gives_chunks_back_on_free: pool_size");
+            Assert.Equal(1048576UL, counted.BytesCurrent, "threshold_gives_chunks_back_on_free: upstream.bytes_current");
             resource.Deallocate(block0, 1048576UL);
-            Assert.Equal(1048576UL, resource.PoolSize(), "threshold_gives_chunks_back_on_free: pool_size");
-            Assert.Equal(1048576UL, counted.BytesCurrent(), "threshold_gives_chunks_back_on_free: upstream.bytes_current");
+            Assert.Equal(1048576UL, resource.PoolSize, "threshold_gives_chunks_back_on_free: pool_size");
+            Assert.Equal(1048576UL, counted.BytesCurrent, "threshold_gives_chunks_back_on_free: upstream.bytes_current");
         }
     }
 
@@ -99,8 +99,8 @@ internal sealed class PoolMemoryResourceTests
             IntPtr block1 = resource.Allocate(1048576UL);
             resource.Deallocate(block1, 1048576UL);
             resource.Deallocate(block0, 1048576UL);
-            Assert.Equal(2097152UL, resource.PoolSize(), "keeps_freed_chunks_by_default: pool_size");
-            Assert.Equal(2097152UL, counted.BytesCurrent(), "keeps_freed_chunks_by_default: upstream.bytes_current");
+            Assert.Equal(2097152UL, resource.PoolSize, "keeps_freed_chunks_by_default: pool_size");
+            Assert.Equal(2097152UL, counted.BytesCurrent, "keeps_freed_chunks_by_default: upstream.bytes_current");
         }
     }
 
@@ -116,12 +116,12 @@ internal sealed class PoolMemoryResourceTests
             IntPtr block0 = resource.Allocate(2097152UL);
             resource.Deallocate(block0, 2097152UL);
             IntPtr block1 = resource.Allocate(1000UL);
-            Assert.Equal(3145728UL, resource.PoolSize(), "large_blocks_are_not_split: pool_size");
-            Assert.Equal(2UL, counted.AllocationsTotal(), "large_blocks_are_not_split: upstream.allocations_total");
-            Assert.Equal(2097152UL, resource.LargestFreeBlock(), "large_blocks_are_not_split: largest_free_block");
+            Assert.Equal(3145728UL, resource.PoolSize, "large_blocks_are_not_split: pool_size");
+            Assert.Equal(2UL, counted.AllocationsTotal, "large_blocks_are_not_split: upstream.allocations_total");
+            Assert.Equal(2097152UL, resource.LargestFreeBlock, "large_blocks_are_not_split: largest_free_block");
             IntPtr block2 = resource.Allocate(1500000UL);
-            Assert.Equal(3145728UL, resource.PoolSize(), "large_blocks_are_not_split: pool_size");
-            Assert.Equal(2UL, counted.AllocationsTotal(), "large_blocks_are_not_split: upstream.allocations_total");
+            Assert.Equal(3145728UL, resource.PoolSize, "large_blocks_are_not_split: pool_size");
+            Assert.Equal(2UL, counted.AllocationsTotal, "large_blocks_are_not_split: upstream.allocations_total");
             resource.Deallocate(block1, 1000UL);
             resource.Deallocate(block2, 1500000UL);
         }

@@ -158,49 +158,49 @@ public class ExpandableMemoryResourceTest {
   @Test
   public void refusesReservationSizeMultipleOf() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new ExpandableMemoryResource(2097153L, null, null, null, null).close());
+    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new ExpandableMemoryResource(2097153L, null, null, null, null).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 
   @Test
   public void refusesReservationSizeNonzero() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new ExpandableMemoryResource(0L, null, null, null, null).close());
+    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new ExpandableMemoryResource(0L, null, null, null, null).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 
   @Test
   public void refusesGranuleSizeMultipleOf() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new ExpandableMemoryResource(null, 4097L, null, null, null).close());
+    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new ExpandableMemoryResource(null, 4097L, null, null, null).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 
   @Test
   public void refusesGranuleSizeNonzero() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new ExpandableMemoryResource(null, 0L, null, null, null).close());
+    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new ExpandableMemoryResource(null, 0L, null, null, null).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 
   @Test
   public void refusesMaximumSizeNonzero() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new ExpandableMemoryResource(null, null, 0L, null, null).close());
+    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new ExpandableMemoryResource(null, null, 0L, null, null).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 
   @Test
   public void refusesMaxSplitSizeMultipleOf() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new ExpandableMemoryResource(null, null, null, null, 257L).close());
+    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new ExpandableMemoryResource(null, null, null, null, 257L).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 
   @Test
   public void refusesMaxSplitSizeNonzero() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new ExpandableMemoryResource(null, null, null, null, 0L).close());
+    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new ExpandableMemoryResource(null, null, null, null, 0L).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 }
