@@ -42,6 +42,9 @@ cmr_status cmr_cs_release_aligned(void *handle);
 CMR_CS_HANDLE(cmr_arena_resource, ResourceHandle)
 %ignore cmr_arena_resource_destroy;
 cmr_status cmr_cs_release_arena(void *handle);
+%rename(ArenaCapture) cmr_arena_capture;
+%rename(Serve) CMR_ARENA_CAPTURE_SERVE;
+%rename(Refuse) CMR_ARENA_CAPTURE_REFUSE;
 CMR_CS_HANDLE(cmr_binning_resource, ResourceHandle)
 %ignore cmr_binning_resource_destroy;
 cmr_status cmr_cs_release_binning(void *handle);
@@ -71,6 +74,9 @@ cmr_status cmr_cs_release_failure_callback(void *handle);
 CMR_CS_HANDLE(cmr_fixed_size_resource, ResourceHandle)
 %ignore cmr_fixed_size_resource_destroy;
 cmr_status cmr_cs_release_fixed_size(void *handle);
+%rename(FixedSizeCapture) cmr_fixed_size_capture;
+%rename(Serve) CMR_FIXED_SIZE_CAPTURE_SERVE;
+%rename(Refuse) CMR_FIXED_SIZE_CAPTURE_REFUSE;
 CMR_CS_HANDLE(cmr_limiting_resource, ResourceHandle)
 %ignore cmr_limiting_resource_destroy;
 cmr_status cmr_cs_release_limiting(void *handle);
@@ -86,6 +92,9 @@ cmr_status cmr_cs_release_pinned_host(void *handle);
 CMR_CS_HANDLE(cmr_pool_resource, ResourceHandle)
 %ignore cmr_pool_resource_destroy;
 cmr_status cmr_cs_release_pool(void *handle);
+%rename(PoolCapture) cmr_pool_capture;
+%rename(Serve) CMR_POOL_CAPTURE_SERVE;
+%rename(Refuse) CMR_POOL_CAPTURE_REFUSE;
 CMR_CS_HANDLE(cmr_prefetch_resource, ResourceHandle)
 %ignore cmr_prefetch_resource_destroy;
 cmr_status cmr_cs_release_prefetch(void *handle);

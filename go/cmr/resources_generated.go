@@ -147,11 +147,31 @@ func (r *AlignedResource) AlignmentThreshold() (uint64, error) {
 //
 // Re-entry: the arena calls its upstream only at creation and at the end, so
 // no call of its own waits on an upstream.
+//
+// Under stream capture (capture parameter): an allocation on a stream that is
+// capturing a CUDA graph is served from graph memory, or refused with
+// CMR_ERROR_STREAM_CAPTURE when capture = "refuse"; it never takes from the free
+// lists or the upstream, and records, waits for or queries no event. A free on a
+// capturing stream of a block allocated before the capture goes to that stream's
+// list without an event, and no other stream takes from that list until the
+// stream is next used out of capture (its next allocation or free here, which
+// orders the freed blocks after its work); a free of graph memory, in the capture
+// or after it, frees it. A graph that frees memory allocated before its capture
+// must not be launched once that memory is reused.
 type ArenaResource struct {
 	object
 	handle   capi.Struct_SS_cmr_arena_resource
 	upstream Resource
 }
+
+// ArenaCapture is a value of arena's capture.
+type ArenaCapture int
+
+// The values of ArenaCapture, in the C enum's order.
+const (
+	ArenaCaptureServe ArenaCapture = iota
+	ArenaCaptureRefuse
+)
 
 // ArenaOption sets a parameter of NewArenaResource that has a default; a parameter
 // whose option is not given takes its default.
@@ -161,6 +181,7 @@ type arenaOptions struct {
 	arenaSize        *uint64
 	dumpLogOnFailure bool
 	dumpPath         string
+	capture          ArenaCapture
 }
 
 // WithArenaArenaSize sets arena_size: Bytes taken from the upstream at creation: everything the arena will ever hold (1 MiB at least). Default: half of the current device's free memory, rounded down to 256 bytes.
@@ -178,6 +199,11 @@ func WithArenaDumpPath(value string) ArenaOption {
 	return func(o *arenaOptions) { o.dumpPath = value }
 }
 
+// WithArenaCapture sets capture: What an allocation on a stream capturing a CUDA graph gets: serve, graph memory (a graph memory node of the device's current pool, which each launch of the graph maps anew and its free node gives back; the free lists are never used in a capture, since their blocks would be baked into the graph and handed to others once freed), or refuse, CMR_ERROR_STREAM_CAPTURE; frees are served either way, and nothing the capture forbids (an event recorded, waited for or queried, a synchronization, cudaMalloc) is called on a capturing stream. Default: serve.
+func WithArenaCapture(value ArenaCapture) ArenaOption {
+	return func(o *arenaOptions) { o.capture = value }
+}
+
 // NewArenaResource makes a new arena resource over upstream, which it holds a share of.
 // upstream: Where the arena's memory comes from, taken once at creation.
 func NewArenaResource(upstream Resource, options ...ArenaOption) (*ArenaResource, error) {
@@ -189,6 +215,7 @@ func NewArenaResource(upstream Resource, options ...ArenaOption) (*ArenaResource
 		arenaSize:        nil,
 		dumpLogOnFailure: false,
 		dumpPath:         "",
+		capture:          ArenaCaptureServe,
 	}
 	for _, option := range options {
 		option(&o)
@@ -197,7 +224,7 @@ func NewArenaResource(upstream Resource, options ...ArenaOption) (*ArenaResource
 		return nil, err
 	}
 	var handle uintptr
-	failure := capi.Cmr_arena_resource_create(upstreamRef, o.arenaSize, o.dumpLogOnFailure, o.dumpPath, &handle)
+	failure := capi.Cmr_arena_resource_create(upstreamRef, o.arenaSize, o.dumpLogOnFailure, o.dumpPath, capi.Enum_SS_cmr_arena_capture(o.capture), &handle)
 	if err := check(failure); err != nil {
 		return nil, err
 	}
@@ -890,11 +917,31 @@ func (r *FailureCallbackResource) Upstream() Resource { return r.upstream }
 // thread is served when a free block is there, and refused with
 // CMR_ERROR_REENTRANT_CALL when it would have to grow again; frees and the
 // getters are served.
+//
+// Under stream capture (capture parameter): an allocation on a stream that is
+// capturing a CUDA graph is served from graph memory, or refused with
+// CMR_ERROR_STREAM_CAPTURE when capture = "refuse"; it never takes from the free
+// lists or the upstream, and records, waits for or queries no event. A free on a
+// capturing stream of a block allocated before the capture goes to that stream's
+// list without an event, and no other stream takes from that list until the
+// stream is next used out of capture (its next allocation or free here, which
+// orders the freed blocks after its work); a free of graph memory, in the capture
+// or after it, frees it. A graph that frees memory allocated before its capture
+// must not be launched once that memory is reused.
 type FixedSizeResource struct {
 	object
 	handle   capi.Struct_SS_cmr_fixed_size_resource
 	upstream Resource
 }
+
+// FixedSizeCapture is a value of fixed_size's capture.
+type FixedSizeCapture int
+
+// The values of FixedSizeCapture, in the C enum's order.
+const (
+	FixedSizeCaptureServe FixedSizeCapture = iota
+	FixedSizeCaptureRefuse
+)
 
 // FixedSizeOption sets a parameter of NewFixedSizeResource that has a default; a parameter
 // whose option is not given takes its default.
@@ -903,6 +950,7 @@ type FixedSizeOption func(*fixedSizeOptions)
 type fixedSizeOptions struct {
 	blockSize           *uint64
 	blocksToPreallocate *uint64
+	capture             FixedSizeCapture
 }
 
 // WithFixedSizeBlockSize sets block_size: Bytes of every block, rounded up to a multiple of 256. Default: 1048576.
@@ -915,6 +963,11 @@ func WithFixedSizeBlocksToPreallocate(value uint64) FixedSizeOption {
 	return func(o *fixedSizeOptions) { o.blocksToPreallocate = &value }
 }
 
+// WithFixedSizeCapture sets capture: What an allocation on a stream capturing a CUDA graph gets: serve, graph memory (a graph memory node of the device's current pool, which each launch of the graph maps anew and its free node gives back; the free lists are never used in a capture, since their blocks would be baked into the graph and handed to others once freed), or refuse, CMR_ERROR_STREAM_CAPTURE; frees are served either way, and nothing the capture forbids (an event recorded, waited for or queried, a synchronization, cudaMalloc) is called on a capturing stream. Default: serve.
+func WithFixedSizeCapture(value FixedSizeCapture) FixedSizeOption {
+	return func(o *fixedSizeOptions) { o.capture = value }
+}
+
 // NewFixedSizeResource makes a new fixed_size resource over upstream, which it holds a share of.
 // upstream: Where the chunks of blocks come from.
 func NewFixedSizeResource(upstream Resource, options ...FixedSizeOption) (*FixedSizeResource, error) {
@@ -925,12 +978,13 @@ func NewFixedSizeResource(upstream Resource, options ...FixedSizeOption) (*Fixed
 	o := fixedSizeOptions{
 		blockSize:           nil,
 		blocksToPreallocate: nil,
+		capture:             FixedSizeCaptureServe,
 	}
 	for _, option := range options {
 		option(&o)
 	}
 	var handle uintptr
-	failure := capi.Cmr_fixed_size_resource_create(upstreamRef, o.blockSize, o.blocksToPreallocate, &handle)
+	failure := capi.Cmr_fixed_size_resource_create(upstreamRef, o.blockSize, o.blocksToPreallocate, capi.Enum_SS_cmr_fixed_size_capture(o.capture), &handle)
 	if err := check(failure); err != nil {
 		return nil, err
 	}
@@ -1346,11 +1400,31 @@ func wrapPinnedHostResource(ref capi.Cmr_resource_ref) (Resource, error) {
 // grows) is served when the free lists hold a block, and refused with
 // CMR_ERROR_REENTRANT_CALL when the pool would have to grow again; frees,
 // release and the getters are served.
+//
+// Under stream capture (capture parameter): an allocation on a stream that is
+// capturing a CUDA graph is served from graph memory, or refused with
+// CMR_ERROR_STREAM_CAPTURE when capture = "refuse"; it never takes from the free
+// lists or the upstream, and records, waits for or queries no event. A free on a
+// capturing stream of a block allocated before the capture goes to that stream's
+// list without an event, and no other stream takes from that list until the
+// stream is next used out of capture (its next allocation or free here, which
+// orders the freed blocks after its work); a free of graph memory, in the capture
+// or after it, frees it. A graph that frees memory allocated before its capture
+// must not be launched once that memory is reused.
 type PoolResource struct {
 	object
 	handle   capi.Struct_SS_cmr_pool_resource
 	upstream Resource
 }
+
+// PoolCapture is a value of pool's capture.
+type PoolCapture int
+
+// The values of PoolCapture, in the C enum's order.
+const (
+	PoolCaptureServe PoolCapture = iota
+	PoolCaptureRefuse
+)
 
 // PoolOption sets a parameter of NewPoolResource that has a default; a parameter
 // whose option is not given takes its default.
@@ -1360,6 +1434,7 @@ type poolOptions struct {
 	initialPoolSize *uint64
 	maximumPoolSize *uint64
 	maximumGrowth   *uint64
+	capture         PoolCapture
 }
 
 // WithPoolInitialPoolSize sets initial_pool_size: Bytes taken from the upstream at creation (0 takes nothing until the first allocation). Default: half of the current device's free memory, rounded down to 256 bytes.
@@ -1377,6 +1452,11 @@ func WithPoolMaximumGrowth(value uint64) PoolOption {
 	return func(o *poolOptions) { o.maximumGrowth = &value }
 }
 
+// WithPoolCapture sets capture: What an allocation on a stream capturing a CUDA graph gets: serve, graph memory (a graph memory node of the device's current pool, which each launch of the graph maps anew and its free node gives back; the free lists are never used in a capture, since their blocks would be baked into the graph and handed to others once freed), or refuse, CMR_ERROR_STREAM_CAPTURE; frees are served either way, and nothing the capture forbids (an event recorded, waited for or queried, a synchronization, cudaMalloc) is called on a capturing stream. Default: serve.
+func WithPoolCapture(value PoolCapture) PoolOption {
+	return func(o *poolOptions) { o.capture = value }
+}
+
 // NewPoolResource makes a new pool resource over upstream, which it holds a share of.
 // upstream: Where the pool takes its chunks from.
 func NewPoolResource(upstream Resource, options ...PoolOption) (*PoolResource, error) {
@@ -1388,12 +1468,13 @@ func NewPoolResource(upstream Resource, options ...PoolOption) (*PoolResource, e
 		initialPoolSize: nil,
 		maximumPoolSize: nil,
 		maximumGrowth:   nil,
+		capture:         PoolCaptureServe,
 	}
 	for _, option := range options {
 		option(&o)
 	}
 	var handle uintptr
-	failure := capi.Cmr_pool_resource_create(upstreamRef, o.initialPoolSize, o.maximumPoolSize, o.maximumGrowth, &handle)
+	failure := capi.Cmr_pool_resource_create(upstreamRef, o.initialPoolSize, o.maximumPoolSize, o.maximumGrowth, capi.Enum_SS_cmr_pool_capture(o.capture), &handle)
 	if err := check(failure); err != nil {
 		return nil, err
 	}

@@ -26,7 +26,8 @@ typedef struct subject {
 
 static cmr_status make_pool(cmr_resource_ref upstream, cmr_resource_ref *out, void **handle) {
   cmr_pool_resource *pool = NULL;
-  cmr_status status = cmr_pool_resource_create(upstream, CMR_SIZE(0), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &pool);
+  cmr_status status = cmr_pool_resource_create(upstream, CMR_SIZE(0), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
+                                               CMR_POOL_CAPTURE_SERVE, &pool);
   if (status == CMR_SUCCESS) *out = cmr_pool_resource_ref(pool);
   *handle = pool;
   return status;
@@ -38,7 +39,8 @@ static cmr_status destroy_pool(void *handle) { return cmr_pool_resource_destroy(
  * cut, can only take the block a freed. */
 static cmr_status make_arena(cmr_resource_ref upstream, cmr_resource_ref *out, void **handle) {
   cmr_arena_resource *arena = NULL;
-  cmr_status status = cmr_arena_resource_create(upstream, CMR_SIZE(block_bytes), false, "", &arena);
+  cmr_status status =
+      cmr_arena_resource_create(upstream, CMR_SIZE(block_bytes), false, "", CMR_ARENA_CAPTURE_SERVE, &arena);
   if (status == CMR_SUCCESS) *out = cmr_arena_resource_ref(arena);
   *handle = arena;
   return status;
@@ -49,7 +51,8 @@ static cmr_status destroy_arena(void *handle) { return cmr_arena_resource_destro
 /* One block preallocated, so the block stream b takes can only be the one a freed. */
 static cmr_status make_fixed_size(cmr_resource_ref upstream, cmr_resource_ref *out, void **handle) {
   cmr_fixed_size_resource *fixed_size = NULL;
-  cmr_status status = cmr_fixed_size_resource_create(upstream, CMR_SIZE(block_bytes), CMR_SIZE(1), &fixed_size);
+  cmr_status status = cmr_fixed_size_resource_create(upstream, CMR_SIZE(block_bytes), CMR_SIZE(1),
+                                                     CMR_FIXED_SIZE_CAPTURE_SERVE, &fixed_size);
   if (status == CMR_SUCCESS) *out = cmr_fixed_size_resource_ref(fixed_size);
   *handle = fixed_size;
   return status;

@@ -76,17 +76,32 @@ CMR_API cmr_status cmr_aligned_resource_alignment_threshold(cmr_aligned_resource
  *
  * Re-entry: the arena calls its upstream only at creation and at the end, so
  * no call of its own waits on an upstream.
+ *
+ * Under stream capture (capture parameter): an allocation on a stream that is
+ * capturing a CUDA graph is served from graph memory, or refused with
+ * CMR_ERROR_STREAM_CAPTURE when capture = "refuse"; it never takes from the free
+ * lists or the upstream, and records, waits for or queries no event. A free on a
+ * capturing stream of a block allocated before the capture goes to that stream's
+ * list without an event, and no other stream takes from that list until the
+ * stream is next used out of capture (its next allocation or free here, which
+ * orders the freed blocks after its work); a free of graph memory, in the capture
+ * or after it, frees it. A graph that frees memory allocated before its capture
+ * must not be launched once that memory is reused.
  */
 typedef struct cmr_arena_resource cmr_arena_resource;
+
+typedef enum cmr_arena_capture { CMR_ARENA_CAPTURE_SERVE = 0, CMR_ARENA_CAPTURE_REFUSE = 1 } cmr_arena_capture;
 
 /* Parameters:
  *   upstream: Where the arena's memory comes from, taken once at creation.
  *   arena_size: Bytes taken from the upstream at creation: everything the arena will ever hold (1 MiB at least). Default: half of the current device's free memory, rounded down to 256 bytes (pass CMR_SIZE_DEFAULT).
  *   dump_log_on_failure: Whether an allocation that fails for want of memory writes the arena's state to dump_path. Default: false.
  *   dump_path: File the dumps are appended to (opened, so checked, at creation); the empty string means stderr.
+ *   capture: What an allocation on a stream capturing a CUDA graph gets: serve, graph memory (a graph memory node of the device's current pool, which each launch of the graph maps anew and its free node gives back; the free lists are never used in a capture, since their blocks would be baked into the graph and handed to others once freed), or refuse, CMR_ERROR_STREAM_CAPTURE; frees are served either way, and nothing the capture forbids (an event recorded, waited for or queried, a synchronization, cudaMalloc) is called on a capturing stream. Default: serve.
  */
 CMR_API cmr_status cmr_arena_resource_create(cmr_resource_ref upstream, cmr_optional_size arena_size,
-                                             bool dump_log_on_failure, const char *dump_path, cmr_arena_resource **out);
+                                             bool dump_log_on_failure, const char *dump_path, cmr_arena_capture capture,
+                                             cmr_arena_resource **out);
 /* Drops the caller's share; the resource goes when its last holder lets go. */
 CMR_API cmr_status cmr_arena_resource_destroy(cmr_arena_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
@@ -341,17 +356,34 @@ CMR_API cmr_status cmr_failure_callback_resource_from_ref(cmr_resource_ref ref, 
  * thread is served when a free block is there, and refused with
  * CMR_ERROR_REENTRANT_CALL when it would have to grow again; frees and the
  * getters are served.
+ *
+ * Under stream capture (capture parameter): an allocation on a stream that is
+ * capturing a CUDA graph is served from graph memory, or refused with
+ * CMR_ERROR_STREAM_CAPTURE when capture = "refuse"; it never takes from the free
+ * lists or the upstream, and records, waits for or queries no event. A free on a
+ * capturing stream of a block allocated before the capture goes to that stream's
+ * list without an event, and no other stream takes from that list until the
+ * stream is next used out of capture (its next allocation or free here, which
+ * orders the freed blocks after its work); a free of graph memory, in the capture
+ * or after it, frees it. A graph that frees memory allocated before its capture
+ * must not be launched once that memory is reused.
  */
 typedef struct cmr_fixed_size_resource cmr_fixed_size_resource;
+
+typedef enum cmr_fixed_size_capture {
+  CMR_FIXED_SIZE_CAPTURE_SERVE = 0,
+  CMR_FIXED_SIZE_CAPTURE_REFUSE = 1
+} cmr_fixed_size_capture;
 
 /* Parameters:
  *   upstream: Where the chunks of blocks come from.
  *   block_size: Bytes of every block, rounded up to a multiple of 256. Default: 1048576 (pass CMR_SIZE_DEFAULT).
  *   blocks_to_preallocate: Blocks obtained from the upstream at a time: at creation and each time all are in use. Default: 128 (pass CMR_SIZE_DEFAULT).
+ *   capture: What an allocation on a stream capturing a CUDA graph gets: serve, graph memory (a graph memory node of the device's current pool, which each launch of the graph maps anew and its free node gives back; the free lists are never used in a capture, since their blocks would be baked into the graph and handed to others once freed), or refuse, CMR_ERROR_STREAM_CAPTURE; frees are served either way, and nothing the capture forbids (an event recorded, waited for or queried, a synchronization, cudaMalloc) is called on a capturing stream. Default: serve.
  */
 CMR_API cmr_status cmr_fixed_size_resource_create(cmr_resource_ref upstream, cmr_optional_size block_size,
                                                   cmr_optional_size blocks_to_preallocate,
-                                                  cmr_fixed_size_resource **out);
+                                                  cmr_fixed_size_capture capture, cmr_fixed_size_resource **out);
 /* Drops the caller's share; the resource goes when its last holder lets go. */
 CMR_API cmr_status cmr_fixed_size_resource_destroy(cmr_fixed_size_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
@@ -503,18 +535,32 @@ CMR_API cmr_status cmr_pinned_host_resource_from_ref(cmr_resource_ref ref, cmr_p
  * grows) is served when the free lists hold a block, and refused with
  * CMR_ERROR_REENTRANT_CALL when the pool would have to grow again; frees,
  * release and the getters are served.
+ *
+ * Under stream capture (capture parameter): an allocation on a stream that is
+ * capturing a CUDA graph is served from graph memory, or refused with
+ * CMR_ERROR_STREAM_CAPTURE when capture = "refuse"; it never takes from the free
+ * lists or the upstream, and records, waits for or queries no event. A free on a
+ * capturing stream of a block allocated before the capture goes to that stream's
+ * list without an event, and no other stream takes from that list until the
+ * stream is next used out of capture (its next allocation or free here, which
+ * orders the freed blocks after its work); a free of graph memory, in the capture
+ * or after it, frees it. A graph that frees memory allocated before its capture
+ * must not be launched once that memory is reused.
  */
 typedef struct cmr_pool_resource cmr_pool_resource;
+
+typedef enum cmr_pool_capture { CMR_POOL_CAPTURE_SERVE = 0, CMR_POOL_CAPTURE_REFUSE = 1 } cmr_pool_capture;
 
 /* Parameters:
  *   upstream: Where the pool takes its chunks from.
  *   initial_pool_size: Bytes taken from the upstream at creation (0 takes nothing until the first allocation). Default: half of the current device's free memory, rounded down to 256 bytes (pass CMR_SIZE_DEFAULT).
  *   maximum_pool_size: Most bytes the pool takes from the upstream in all. Default: no limit (SIZE_MAX) (pass CMR_SIZE_DEFAULT).
  *   maximum_growth: Most bytes the pool grows by at once, unless one request needs more: it grows by max(what the request needs, min(pool_size, maximum_growth)). The default doubles the pool as RMM's does; a smaller value holds closer to the peak in use (bench/RESULTS.md, replay). Default: no limit (SIZE_MAX) (pass CMR_SIZE_DEFAULT).
+ *   capture: What an allocation on a stream capturing a CUDA graph gets: serve, graph memory (a graph memory node of the device's current pool, which each launch of the graph maps anew and its free node gives back; the free lists are never used in a capture, since their blocks would be baked into the graph and handed to others once freed), or refuse, CMR_ERROR_STREAM_CAPTURE; frees are served either way, and nothing the capture forbids (an event recorded, waited for or queried, a synchronization, cudaMalloc) is called on a capturing stream. Default: serve.
  */
 CMR_API cmr_status cmr_pool_resource_create(cmr_resource_ref upstream, cmr_optional_size initial_pool_size,
                                             cmr_optional_size maximum_pool_size, cmr_optional_size maximum_growth,
-                                            cmr_pool_resource **out);
+                                            cmr_pool_capture capture, cmr_pool_resource **out);
 /* Drops the caller's share; the resource goes when its last holder lets go. */
 CMR_API cmr_status cmr_pool_resource_destroy(cmr_pool_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */

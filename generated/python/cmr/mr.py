@@ -49,11 +49,26 @@ __all__ = [
     "TrackingResourceAdaptor",
 ]
 
+_ARENA_CAPTURE = {
+    "serve": capi.CMR_ARENA_CAPTURE_SERVE,
+    "refuse": capi.CMR_ARENA_CAPTURE_REFUSE,
+}
+
 _CUDA_ASYNC_EXPORT_HANDLE_TYPE = {
     "none": capi.CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE,
     "posix_file_descriptor": capi.CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
     "fabric": capi.CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC,
     "posix_file_descriptor_and_fabric": capi.CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_AND_FABRIC,
+}
+
+_FIXED_SIZE_CAPTURE = {
+    "serve": capi.CMR_FIXED_SIZE_CAPTURE_SERVE,
+    "refuse": capi.CMR_FIXED_SIZE_CAPTURE_REFUSE,
+}
+
+_POOL_CAPTURE = {
+    "serve": capi.CMR_POOL_CAPTURE_SERVE,
+    "refuse": capi.CMR_POOL_CAPTURE_REFUSE,
 }
 
 
@@ -127,6 +142,17 @@ class ArenaMemoryResource(UpstreamResourceAdaptor):
     Re-entry: the arena calls its upstream only at creation and at the end, so
     no call of its own waits on an upstream.
 
+    Under stream capture (capture parameter): an allocation on a stream that is
+    capturing a CUDA graph is served from graph memory, or refused with
+    CMR_ERROR_STREAM_CAPTURE when capture = "refuse"; it never takes from the free
+    lists or the upstream, and records, waits for or queries no event. A free on a
+    capturing stream of a block allocated before the capture goes to that stream's
+    list without an event, and no other stream takes from that list until the
+    stream is next used out of capture (its next allocation or free here, which
+    orders the freed blocks after its work); a free of graph memory, in the capture
+    or after it, frees it. A graph that frees memory allocated before its capture
+    must not be launched once that memory is reused.
+
     Parameters
     ----------
     upstream_mr : DeviceMemoryResource
@@ -137,17 +163,20 @@ class ArenaMemoryResource(UpstreamResourceAdaptor):
         Whether an allocation that fails for want of memory writes the arena's state to dump_path. Default: false.
     dump_path : str, optional
         File the dumps are appended to (opened, so checked, at creation); the empty string means stderr.
+    capture : str, one of "serve", "refuse", optional
+        What an allocation on a stream capturing a CUDA graph gets: serve, graph memory (a graph memory node of the device's current pool, which each launch of the graph maps anew and its free node gives back; the free lists are never used in a capture, since their blocks would be baked into the graph and handed to others once freed), or refuse, CMR_ERROR_STREAM_CAPTURE; frees are served either way, and nothing the capture forbids (an event recorded, waited for or queried, a synchronization, cudaMalloc) is called on a capturing stream. Default: serve.
     """
 
-    def __init__(self, upstream_mr, arena_size=None, dump_log_on_failure=False, dump_path=None):
-        self._create(upstream_mr, arena_size, dump_log_on_failure, dump_path)
+    def __init__(self, upstream_mr, arena_size=None, dump_log_on_failure=False, dump_path=None, capture="serve"):
+        self._create(upstream_mr, arena_size, dump_log_on_failure, dump_path, capture)
 
-    def _create(self, upstream_mr, arena_size=None, dump_log_on_failure=False, dump_path=None):
+    def _create(self, upstream_mr, arena_size=None, dump_log_on_failure=False, dump_path=None, capture="serve"):
         handle = capi.cmr_arena_resource_create(
             _args.ref(upstream_mr, "upstream_mr"),
             _args.optional_size(arena_size, "arena_size"),
             _args.boolean(dump_log_on_failure, "dump_log_on_failure"),
             _args.string("" if dump_path is None else dump_path, "dump_path"),
+            _args.enum(capture, "capture", _ARENA_CAPTURE),
         )
         self._own(handle, capi.cmr_arena_resource_ref, capi.cmr_arena_resource_destroy)
         self.upstream_mr = upstream_mr
@@ -457,6 +486,17 @@ class FixedSizeMemoryResource(UpstreamResourceAdaptor):
     CMR_ERROR_REENTRANT_CALL when it would have to grow again; frees and the
     getters are served.
 
+    Under stream capture (capture parameter): an allocation on a stream that is
+    capturing a CUDA graph is served from graph memory, or refused with
+    CMR_ERROR_STREAM_CAPTURE when capture = "refuse"; it never takes from the free
+    lists or the upstream, and records, waits for or queries no event. A free on a
+    capturing stream of a block allocated before the capture goes to that stream's
+    list without an event, and no other stream takes from that list until the
+    stream is next used out of capture (its next allocation or free here, which
+    orders the freed blocks after its work); a free of graph memory, in the capture
+    or after it, frees it. A graph that frees memory allocated before its capture
+    must not be launched once that memory is reused.
+
     Parameters
     ----------
     upstream_mr : DeviceMemoryResource
@@ -465,16 +505,19 @@ class FixedSizeMemoryResource(UpstreamResourceAdaptor):
         Bytes of every block, rounded up to a multiple of 256. Default: 1048576.
     blocks_to_preallocate : int or str, optional
         Blocks obtained from the upstream at a time: at creation and each time all are in use. Default: 128.
+    capture : str, one of "serve", "refuse", optional
+        What an allocation on a stream capturing a CUDA graph gets: serve, graph memory (a graph memory node of the device's current pool, which each launch of the graph maps anew and its free node gives back; the free lists are never used in a capture, since their blocks would be baked into the graph and handed to others once freed), or refuse, CMR_ERROR_STREAM_CAPTURE; frees are served either way, and nothing the capture forbids (an event recorded, waited for or queried, a synchronization, cudaMalloc) is called on a capturing stream. Default: serve.
     """
 
-    def __init__(self, upstream_mr, block_size=1048576, blocks_to_preallocate=128):
-        self._create(upstream_mr, block_size, blocks_to_preallocate)
+    def __init__(self, upstream_mr, block_size=1048576, blocks_to_preallocate=128, capture="serve"):
+        self._create(upstream_mr, block_size, blocks_to_preallocate, capture)
 
-    def _create(self, upstream_mr, block_size=1048576, blocks_to_preallocate=128):
+    def _create(self, upstream_mr, block_size=1048576, blocks_to_preallocate=128, capture="serve"):
         handle = capi.cmr_fixed_size_resource_create(
             _args.ref(upstream_mr, "upstream_mr"),
             _args.optional_size(block_size, "block_size"),
             _args.optional_size(blocks_to_preallocate, "blocks_to_preallocate"),
+            _args.enum(capture, "capture", _FIXED_SIZE_CAPTURE),
         )
         self._own(handle, capi.cmr_fixed_size_resource_ref, capi.cmr_fixed_size_resource_destroy)
         self.upstream_mr = upstream_mr
@@ -656,6 +699,17 @@ class PoolMemoryResource(UpstreamResourceAdaptor):
     CMR_ERROR_REENTRANT_CALL when the pool would have to grow again; frees,
     release and the getters are served.
 
+    Under stream capture (capture parameter): an allocation on a stream that is
+    capturing a CUDA graph is served from graph memory, or refused with
+    CMR_ERROR_STREAM_CAPTURE when capture = "refuse"; it never takes from the free
+    lists or the upstream, and records, waits for or queries no event. A free on a
+    capturing stream of a block allocated before the capture goes to that stream's
+    list without an event, and no other stream takes from that list until the
+    stream is next used out of capture (its next allocation or free here, which
+    orders the freed blocks after its work); a free of graph memory, in the capture
+    or after it, frees it. A graph that frees memory allocated before its capture
+    must not be launched once that memory is reused.
+
     Parameters
     ----------
     upstream_mr : DeviceMemoryResource
@@ -666,17 +720,20 @@ class PoolMemoryResource(UpstreamResourceAdaptor):
         Most bytes the pool takes from the upstream in all. Default: no limit (SIZE_MAX).
     maximum_growth : int or str, optional
         Most bytes the pool grows by at once, unless one request needs more: it grows by max(what the request needs, min(pool_size, maximum_growth)). The default doubles the pool as RMM's does; a smaller value holds closer to the peak in use (bench/RESULTS.md, replay). Default: no limit (SIZE_MAX).
+    capture : str, one of "serve", "refuse", optional
+        What an allocation on a stream capturing a CUDA graph gets: serve, graph memory (a graph memory node of the device's current pool, which each launch of the graph maps anew and its free node gives back; the free lists are never used in a capture, since their blocks would be baked into the graph and handed to others once freed), or refuse, CMR_ERROR_STREAM_CAPTURE; frees are served either way, and nothing the capture forbids (an event recorded, waited for or queried, a synchronization, cudaMalloc) is called on a capturing stream. Default: serve.
     """
 
-    def __init__(self, upstream_mr, initial_pool_size=None, maximum_pool_size=None, maximum_growth=None):
-        self._create(upstream_mr, initial_pool_size, maximum_pool_size, maximum_growth)
+    def __init__(self, upstream_mr, initial_pool_size=None, maximum_pool_size=None, maximum_growth=None, capture="serve"):
+        self._create(upstream_mr, initial_pool_size, maximum_pool_size, maximum_growth, capture)
 
-    def _create(self, upstream_mr, initial_pool_size=None, maximum_pool_size=None, maximum_growth=None):
+    def _create(self, upstream_mr, initial_pool_size=None, maximum_pool_size=None, maximum_growth=None, capture="serve"):
         handle = capi.cmr_pool_resource_create(
             _args.ref(upstream_mr, "upstream_mr"),
             _args.optional_size(initial_pool_size, "initial_pool_size"),
             _args.optional_size(maximum_pool_size, "maximum_pool_size"),
             _args.optional_size(maximum_growth, "maximum_growth"),
+            _args.enum(capture, "capture", _POOL_CAPTURE),
         )
         self._own(handle, capi.cmr_pool_resource_ref, capi.cmr_pool_resource_destroy)
         self.upstream_mr = upstream_mr

@@ -8,6 +8,7 @@ import static org.junit.Assert.assertNotEquals;
 import static org.junit.Assert.assertThrows;
 import static org.junit.Assume.assumeTrue;
 
+import java.util.Objects;
 import org.cmr.*;
 import org.junit.After;
 import org.junit.Test;
@@ -38,7 +39,7 @@ public class PoolMemoryResourceTest {
   @Test
   public void withDefaults() {
     assumeTrue(available());
-    try (PoolMemoryResource resource = new PoolMemoryResource(upstream, null, null, null)) {
+    try (PoolMemoryResource resource = new PoolMemoryResource(upstream, null, null, null, PoolCapture.SERVE)) {
       exercise(resource);
       resource.poolSize();
       resource.freeSize();
@@ -49,7 +50,7 @@ public class PoolMemoryResourceTest {
   @Test
   public void withExplicitArguments() {
     assumeTrue(available());
-    try (PoolMemoryResource resource = new PoolMemoryResource(upstream, 1048576L, null, null)) {
+    try (PoolMemoryResource resource = new PoolMemoryResource(upstream, 1048576L, null, null, PoolCapture.SERVE)) {
       exercise(resource);
     }
   }
@@ -59,7 +60,7 @@ public class PoolMemoryResourceTest {
   public void expectGrowsUpToItsMaximum() {
     assumeTrue(available());
     try (StatisticsResourceAdaptor counted = new StatisticsResourceAdaptor(upstream);
-        PoolMemoryResource resource = new PoolMemoryResource(counted, 1048576L, 2097152L, null)) {
+        PoolMemoryResource resource = new PoolMemoryResource(counted, 1048576L, 2097152L, null, PoolCapture.SERVE)) {
       assertEquals("grows_up_to_its_maximum: pool_size", 1048576L, resource.poolSize());
       assertEquals("grows_up_to_its_maximum: upstream.bytes_current", 1048576L, counted.bytesCurrent());
       long block0 = resource.allocate(1000L);
@@ -78,35 +79,35 @@ public class PoolMemoryResourceTest {
   @Test
   public void refusesInitialPoolSizeMultipleOf() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new PoolMemoryResource(upstream, 257L, null, null).close());
+    CmrException e = assertThrows(CmrException.class, () -> new PoolMemoryResource(upstream, 257L, null, null, PoolCapture.SERVE).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 
   @Test
   public void refusesMaximumPoolSizeMultipleOf() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new PoolMemoryResource(upstream, null, 257L, null).close());
+    CmrException e = assertThrows(CmrException.class, () -> new PoolMemoryResource(upstream, null, 257L, null, PoolCapture.SERVE).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 
   @Test
   public void refusesMaximumPoolSizeNonzero() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new PoolMemoryResource(upstream, null, 0L, null).close());
+    CmrException e = assertThrows(CmrException.class, () -> new PoolMemoryResource(upstream, null, 0L, null, PoolCapture.SERVE).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 
   @Test
   public void refusesMaximumGrowthMultipleOf() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new PoolMemoryResource(upstream, null, null, 257L).close());
+    CmrException e = assertThrows(CmrException.class, () -> new PoolMemoryResource(upstream, null, null, 257L, PoolCapture.SERVE).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 
   @Test
   public void refusesMaximumGrowthNonzero() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new PoolMemoryResource(upstream, null, null, 0L).close());
+    CmrException e = assertThrows(CmrException.class, () -> new PoolMemoryResource(upstream, null, null, 0L, PoolCapture.SERVE).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 }

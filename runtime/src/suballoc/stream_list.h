@@ -43,6 +43,7 @@
 #include "backend.h"
 #include "invariants.h"
 #include "lock.h"
+#include "stream_capture.h"
 #include "stream_lists.h"
 
 enum { cmr_recent_slots = 16, cmr_handed_slots = 16 };
@@ -71,6 +72,10 @@ typedef struct cmr_stream_list {
    * the event, which a list used by its own stream alone never pays for. */
   bool shared;
   bool hot;
+  /* Its stream was last seen capturing (stream_lists.h, "Under stream
+   * capture"): blocks it freed there have no event yet, and no other
+   * stream takes from the list until its stream is seen out of capture. */
+  bool capturing;
   /* Cache slots naming this record, plus CMR_RECORD_LET_GO once the lists
    * let it go (it is freed when both are done with it). */
   _Atomic size_t shares;
@@ -96,6 +101,8 @@ struct cmr_stream_lists {
   size_t spare_count;
   size_t evict_at;     /* registering past this many lists drops the cold ones */
   _Atomic size_t dead; /* dead lists not yet recycled */
+  cmr_capture_rule capture;
+  cmr_graph_blocks graph; /* what it handed out on capturing streams */
   /* Where dead lists' whole units go (optional). */
   pthread_mutex_t *unit_lock;
   void (*release_unit)(cmr_block *block, void *arg);
@@ -216,6 +223,17 @@ void cmr_stream_list_let_go_all(cmr_stream_lists *lists);
 size_t cmr_stream_lists_records_allocated(void);
 
 /* ---- ordering and the recent blocks (stream_lists.c, used by the registry) ---- */
+
+/* Lists marked capturing, over every stream_lists of the process: while
+ * there are any, a capture may be under way, and the device is not
+ * synchronized nor is any event queried or waited for by the host. */
+extern _Atomic size_t cmr_capturing_lists;
+
+/* Whether another stream (or the host) may take `list`'s blocks now (its
+ * lock held): not while it is marked capturing, nor, while any list is,
+ * when that would need a device synchronization (unordered) or, with
+ * `host_wait`, a host wait for its event. */
+bool cmr_stream_list_reusable(const cmr_stream_list *list, bool host_wait);
 
 /* Whether the work ordered before a list's frees is done, so that its
  * blocks are idle. An unordered one waits for a taker (who synchronizes). */

@@ -71,14 +71,22 @@ cmr_status cmr_stream_lists_create(const char *owner, cmr_fit fit, cmr_stream_ke
   lists->device = cmr_backend_device_at_creation();
   lists->serial = atomic_fetch_add(&next_serial, 1);
   lists->evict_at = cmr_fewest_evicting;
-  cmr_status status = cmr_mutex_init(&lists->registry, owner);
+  lists->capture = CMR_CAPTURE_SERVE;
+  cmr_status status = cmr_graph_blocks_init(&lists->graph);
   if (status != CMR_SUCCESS) {
+    free(lists);
+    return cmr_error_context(status, "%s", owner);
+  }
+  status = cmr_mutex_init(&lists->registry, owner);
+  if (status != CMR_SUCCESS) {
+    cmr_graph_blocks_fini(&lists->graph);
     free(lists);
     return status;
   }
   status = cmr_stream_ends_track(lists);
   if (status != CMR_SUCCESS) {
     pthread_mutex_destroy(&lists->registry);
+    cmr_graph_blocks_fini(&lists->graph);
     free(lists);
     return cmr_error_context(status, "%s", owner);
   }
@@ -90,8 +98,11 @@ void cmr_stream_lists_destroy(cmr_stream_lists *lists) {
   cmr_stream_ends_untrack(lists); /* first: no ending key reaches it after this */
   cmr_stream_list_let_go_all(lists);
   pthread_mutex_destroy(&lists->registry);
+  cmr_graph_blocks_fini(&lists->graph);
   free(lists);
 }
+
+void cmr_stream_lists_set_capture(cmr_stream_lists *lists, cmr_capture_rule rule) { lists->capture = rule; }
 
 void cmr_stream_lists_release_dead_units(cmr_stream_lists *lists, pthread_mutex_t *lock,
                                          void (*release)(cmr_block *block, void *arg), void *arg) {
@@ -151,8 +162,38 @@ static cmr_status cmr_order_before_release(const cmr_stream_lists *lists, cmr_st
                                : cmr_error_context(status, "%s: waiting for work on freed memory", lists->owner);
 }
 
+/* ---- stream capture (the list's lock held) ------------------------------------------ */
+
+_Atomic size_t cmr_capturing_lists;
+
+static void cmr_mark_capturing(cmr_stream_list *list) {
+  if (list->capturing) return;
+  list->capturing = true;
+  atomic_fetch_add(&cmr_capturing_lists, 1);
+}
+
+static void cmr_unmark_capturing(cmr_stream_list *list) {
+  list->capturing = false;
+  atomic_fetch_sub(&cmr_capturing_lists, 1);
+}
+
+/* `stream`, whose list was marked capturing, is out of capture now: the
+ * blocks it freed there are ordered after its work from here on. Out of
+ * line: the first call after a capture. */
+static __attribute__((noinline)) void cmr_capture_over(const cmr_stream_lists *lists, cmr_stream_list *list,
+                                                       cmr_stream stream) {
+  cmr_unmark_capturing(list);
+  if (!cmr_list_empty(list)) cmr_order_after_free(lists, list, stream);
+}
+
+bool cmr_stream_list_reusable(const cmr_stream_list *list, bool host_wait) {
+  if (list->capturing) return false;
+  if (atomic_load_explicit(&cmr_capturing_lists, memory_order_relaxed) == 0) return true;
+  return !list->unordered && !(host_wait && list->event != NULL);
+}
+
 bool cmr_stream_list_idle(cmr_stream_list *list) {
-  if (list->unordered) return false;
+  if (list->unordered || !cmr_stream_list_reusable(list, true)) return false;
   bool reached = true;
   return list->event == NULL || (cmr_backend_event_query(list->event, &reached) == CMR_SUCCESS && reached);
 }
@@ -312,7 +353,7 @@ static cmr_status cmr_take_from_others(cmr_stream_lists *lists, uint64_t own_key
     if (other->key == own_key) continue;
     cmr_list_lock(other);
     cmr_stream_list_flush_recent(other);
-    if (cmr_fit_in(lists, &other->blocks, needed) != NULL) {
+    if (cmr_stream_list_reusable(other, false) && cmr_fit_in(lists, &other->blocks, needed) != NULL) {
       status = cmr_order_before_taking(lists, other, stream);
       if (status == CMR_SUCCESS) status = cmr_take_locked(lists, other, size, alignment, out);
     }
@@ -358,6 +399,35 @@ static __attribute__((noinline)) cmr_status cmr_take_from_others_only(cmr_stream
   return cmr_take_from_others(lists, key, stream, size, alignment, out);
 }
 
+/* An allocation on a capturing stream (stream_lists.h, "Under stream
+ * capture"): its list is marked capturing, and the request served from
+ * graph memory or refused. */
+static __attribute__((noinline)) cmr_status cmr_take_in_capture(cmr_stream_lists *lists, uint64_t key,
+                                                                cmr_stream stream, size_t size, size_t alignment,
+                                                                size_t bytes, void **handed) {
+  *handed = NULL;
+  cmr_stream_list *own;
+  cmr_status status = cmr_lock_list(lists, key, &own);
+  if (status != CMR_SUCCESS) return status;
+  cmr_mark_capturing(own);
+  cmr_list_unlock(own);
+  if (lists->capture == CMR_CAPTURE_REFUSE) {
+    return cmr_error(CMR_ERROR_STREAM_CAPTURE,
+                     "%s: %zu bytes on stream %p, which is capturing a graph: this resource refuses allocations "
+                     "during capture (capture = \"refuse\"); allocate before the capture, or make it with capture = "
+                     "\"serve\"",
+                     lists->owner, bytes, (void *)stream);
+  }
+  return cmr_graph_blocks_allocate(&lists->graph, lists->owner, size, alignment, bytes, stream, handed);
+}
+
+/* Whether `stream` is capturing a graph: a backend call on every allocation and free. */
+static inline __attribute__((always_inline)) cmr_status cmr_capturing(const cmr_stream_lists *lists, cmr_stream stream,
+                                                                      bool *out) {
+  cmr_status status = cmr_backend_stream_capturing(stream, out);
+  return status == CMR_SUCCESS ? status : cmr_error_context(status, "%s", lists->owner);
+}
+
 cmr_status cmr_stream_lists_take(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment,
                                  unsigned flags, size_t bytes, void **handed, cmr_block **out) {
   CMR_INVARIANT((flags & CMR_TAKE_OWN) || !(flags & CMR_TAKE_HAND_OUT)); /* it hands out from the own list only */
@@ -365,12 +435,18 @@ cmr_status cmr_stream_lists_take(cmr_stream_lists *lists, cmr_stream stream, siz
   if (!(flags & CMR_TAKE_OWN)) return cmr_take_from_others_only(lists, stream, size, alignment, out);
   uint64_t key;
   cmr_stream_list *own;
-  cmr_status status = cmr_key_of(lists, stream, &key);
+  bool capturing = false;
+  cmr_status status = (flags & CMR_TAKE_HAND_OUT) ? cmr_capturing(lists, stream, &capturing) : CMR_SUCCESS;
+  if (status == CMR_SUCCESS) status = cmr_key_of(lists, stream, &key);
+  if (status == CMR_SUCCESS && __builtin_expect(capturing, 0)) {
+    return cmr_take_in_capture(lists, key, stream, size, alignment, bytes, handed);
+  }
   if (status == CMR_SUCCESS) status = cmr_lock_list(lists, key, &own);
   if (status != CMR_SUCCESS) {
     if (flags & CMR_TAKE_HAND_OUT) *handed = NULL;
     return status;
   }
+  if (__builtin_expect(own->capturing, 0) && (flags & CMR_TAKE_HAND_OUT)) cmr_capture_over(lists, own, stream);
   if (flags & CMR_TAKE_HAND_OUT) {
     cmr_block *block = cmr_recent_take(own, size, alignment);
     if (block != NULL) {
@@ -403,18 +479,44 @@ static cmr_block *cmr_handed_find_elsewhere(cmr_stream_lists *lists, uint64_t ow
   return block;
 }
 
+/* Graph memory the lists handed out on a capturing stream (*found), freed
+ * on `stream`. Out of line: only a free no list or map knows gets here. */
+static __attribute__((noinline)) cmr_status cmr_take_back_graph(cmr_stream_lists *lists, cmr_stream stream, void *ptr,
+                                                                size_t bytes, bool *found) {
+  return cmr_graph_blocks_free(&lists->graph, lists->owner, ptr, bytes, stream, found);
+}
+
+/* A block freed on `stream` into its list (locked); on a capturing stream
+ * without an event, the list marked capturing. */
+static CMR_PAIR_PATH void cmr_give_back_locked(const cmr_stream_lists *lists, cmr_stream_list *list, cmr_stream stream,
+                                               cmr_block *block, bool capturing) {
+  if (__builtin_expect(capturing, 0)) {
+    list->hot = true;
+    cmr_recent_keep(list, block);
+    cmr_mark_capturing(list);
+    return;
+  }
+  cmr_give_locked(lists, list, stream, block, CMR_GIVEN_FREED);
+}
+
 cmr_status cmr_stream_lists_take_back(cmr_stream_lists *lists, cmr_stream stream, void *ptr, size_t bytes) {
   uint64_t key;
   cmr_stream_list *own;
-  cmr_status status = cmr_key_of(lists, stream, &key);
+  bool capturing = false;
+  cmr_status status = cmr_capturing(lists, stream, &capturing);
+  if (status == CMR_SUCCESS) status = cmr_key_of(lists, stream, &key);
   if (status == CMR_SUCCESS) status = cmr_lock_list(lists, key, &own);
   if (status != CMR_SUCCESS) return status;
+  if (__builtin_expect(own->capturing, 0) && !capturing) cmr_capture_over(lists, own, stream);
   /* Its own list's hand-outs, else the block map (the list's lock comes
    * before a shard's, as where hand-outs move to the map). */
   cmr_block *block = cmr_handed_find(own, ptr);
   if (block == NULL) block = cmr_block_map_remove(lists->handed_out, ptr);
   if (block == NULL) {
     cmr_list_unlock(own);
+    bool graph = false;
+    status = cmr_take_back_graph(lists, stream, ptr, bytes, &graph);
+    if (graph) return status;
     block = cmr_handed_find_elsewhere(lists, key, ptr);
     /* A list may have moved it to the map while we looked, under its lock. */
     if (block == NULL) block = cmr_block_map_remove(lists->handed_out, ptr);
@@ -434,7 +536,7 @@ cmr_status cmr_stream_lists_take_back(cmr_stream_lists *lists, cmr_stream stream
     cmr_block_map_insert(lists->handed_out, block);
     return status;
   }
-  cmr_give_locked(lists, own, stream, block, CMR_GIVEN_FREED);
+  cmr_give_back_locked(lists, own, stream, block, capturing);
   cmr_list_unlock(own);
   return CMR_SUCCESS;
 }
@@ -481,7 +583,9 @@ cmr_status cmr_stream_lists_reclaim(cmr_stream_lists *lists, cmr_stream stream, 
     cmr_stream_list *other = lists->lists[i];
     if (other == own) continue;
     cmr_lock_pair(own, other);
-    if (!cmr_list_empty(other)) status = cmr_move_all(lists, own, other, stream);
+    if (!cmr_list_empty(other) && cmr_stream_list_reusable(other, false)) {
+      status = cmr_move_all(lists, own, other, stream);
+    }
     cmr_unlock_pair(own, other);
   }
   /* Taken before the registry is let go: a second thread gathering at the
@@ -505,7 +609,7 @@ static cmr_status cmr_gather_waited(cmr_stream_lists *lists, cmr_free_blocks *al
   size_t count = atomic_load(&lists->count);
   for (size_t i = 0; i < count; ++i) {
     cmr_stream_list *list = lists->lists[i];
-    if (cmr_list_empty(list)) continue;
+    if (cmr_list_empty(list) || !cmr_stream_list_reusable(list, true)) continue;
     cmr_status status = cmr_order_before_release(lists, list);
     if (status != CMR_SUCCESS) return status;
     cmr_stream_list_flush_recent(list);
