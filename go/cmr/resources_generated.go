@@ -27,6 +27,8 @@ import (
 //
 // Re-entry: no lock is held across the upstream's calls: a call back into the
 // adaptor from inside them is served.
+//
+// Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); it makes no CUDA call of its own.
 type AlignedResource struct {
 	object
 	handle   capi.Struct_SS_cmr_aligned_resource
@@ -337,6 +339,8 @@ func (r *ArenaResource) Dump() error {
 // this resource on the same thread (a bin or the upstream calling back),
 // which would wait for that call to end, is refused with
 // CMR_ERROR_REENTRANT_CALL, changing nothing.
+//
+// Under stream capture: a request goes where its size routes it, to a bin (a fixed_size it made serves a capture from graph memory) or to the upstream, which decides; binning itself makes no CUDA call.
 type BinningResource struct {
 	object
 	handle   capi.Struct_SS_cmr_binning_resource
@@ -486,6 +490,8 @@ func (r *BinningResource) BinSizeFor(allocationSize uint64) (uint64, error) {
 // The functions may call any resource, this one included, and may destroy its
 // last handle: the resource then goes when the thread's outermost call
 // returns.
+//
+// Under stream capture: the callbacks are called as at any other time; what they may do on a capturing stream is theirs to decide (docs/stream_capture.md says what capture forbids).
 type CallbackResource struct {
 	object
 	handle    capi.Struct_SS_cmr_callback_resource
@@ -566,6 +572,8 @@ func wrapCallbackResource(ref capi.Cmr_resource_ref) (Resource, error) {
 // Device memory from cudaMalloc, returned with cudaFree. Every call goes to the
 // driver and synchronizes the device, so it is slow (tens of microseconds) and
 // is best used as the upstream of a pool. The stream is ignored.
+//
+// Under stream capture: an allocation or free on a stream capturing a CUDA graph is refused with CMR_ERROR_STREAM_CAPTURE before any call (cudaMalloc and cudaFree would break the capture); memory it refuses to free stays allocated, to be freed after the capture.
 type CudaResource struct {
 	object
 	handle capi.Struct_SS_cmr_cuda_resource
@@ -609,6 +617,8 @@ func wrapCudaResource(ref capi.Cmr_resource_ref) (Resource, error) {
 // memory freed on a stream at once on that stream. Where the driver supports it
 // (CUDA 12.8 and later) the pool's memory can serve hardware decompression
 // (cudaMemPoolCreateUsageHwDecompress), as RMM's pools.
+//
+// Under stream capture: an allocation on a stream capturing a CUDA graph is cudaMallocFromPoolAsync there, which the driver records as a graph memory node, and its free a free node (docs/stream_capture.md).
 type CudaAsyncResource struct {
 	object
 	handle capi.Struct_SS_cmr_cuda_async_resource
@@ -724,6 +734,8 @@ func (r *CudaAsyncResource) ReleaseThreshold() (uint64, error) {
 // maximum where it is the driver's default, 0 (which hands the memory back at
 // every synchronization); a threshold set before is kept. The pool is the
 // device's: every user of it sees the change.
+//
+// Under stream capture: as cuda_async, over the managed pool; whether the driver records a managed pool's allocation in a capture is its answer (CMR_ERROR_STREAM_CAPTURE when it refuses).
 type CudaAsyncManagedResource struct {
 	object
 	handle capi.Struct_SS_cmr_cuda_async_managed_resource
@@ -775,6 +787,8 @@ func (r *CudaAsyncManagedResource) PoolHandle() (uintptr, error) {
 // Stream-ordered device memory from a cudaMemPool_t the caller owns and keeps
 // alive for as long as the view and its allocations exist. Two views of one
 // pool are equal.
+//
+// Under stream capture: an allocation on a stream capturing a CUDA graph is cudaMallocFromPoolAsync there, which the driver records as a graph memory node, and its free a free node (docs/stream_capture.md).
 type CudaAsyncViewResource struct {
 	object
 	handle capi.Struct_SS_cmr_cuda_async_view_resource
@@ -835,6 +849,8 @@ func (r *CudaAsyncViewResource) PoolHandle() (uintptr, error) {
 // Re-entry: no lock is held across the upstream's calls or the callback: the
 // callback may free into this adaptor, allocate through it, or destroy it (it
 // then goes when the outermost call returns).
+//
+// Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); a refusal there (CMR_ERROR_STREAM_CAPTURE) is not an out-of-memory failure and does not call the callback.
 type FailureCallbackResource struct {
 	object
 	handle    capi.Struct_SS_cmr_failure_callback_resource
@@ -1064,6 +1080,8 @@ func (r *FixedSizeResource) LargestFreeBlock() (uint64, error) {
 //
 // Re-entry: no lock is held across the upstream's calls: a call back into the
 // adaptor from inside them is served.
+//
+// Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); it makes no CUDA call of its own.
 type LimitingResource struct {
 	object
 	handle   capi.Struct_SS_cmr_limiting_resource
@@ -1188,6 +1206,8 @@ func (r *LimitingResource) AllocationLimit() (uint64, error) {
 // adaptor (allocate, free, flush, lost_rows) from inside that free on the same
 // thread is refused with CMR_ERROR_REENTRANT_CALL; calls from inside the
 // upstream's allocate are served.
+//
+// Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); it makes no CUDA call of its own.
 type LoggingResource struct {
 	object
 	handle   capi.Struct_SS_cmr_logging_resource
@@ -1307,6 +1327,8 @@ func (r *LoggingResource) LostRows() (uint64, error) {
 //
 // Unified (managed) memory from cudaMallocManaged, reachable from the host and
 // every device, migrated on demand. The stream is ignored.
+//
+// Under stream capture: an allocation or free on a stream capturing a CUDA graph is refused with CMR_ERROR_STREAM_CAPTURE before any call (cudaMallocManaged and cudaFree would break the capture); memory it refuses to free stays allocated, to be freed after the capture.
 type ManagedResource struct {
 	object
 	handle capi.Struct_SS_cmr_managed_resource
@@ -1347,6 +1369,8 @@ func wrapManagedResource(ref capi.Cmr_resource_ref) (Resource, error) {
 //
 // Page-locked host memory from cudaMallocHost, reachable from the device and
 // fast to copy asynchronously. The stream is ignored.
+//
+// Under stream capture: an allocation or free on a stream capturing a CUDA graph is refused with CMR_ERROR_STREAM_CAPTURE before any call (cudaMallocHost and cudaFreeHost would break the capture); memory it refuses to free stays allocated, to be freed after the capture.
 type PinnedHostResource struct {
 	object
 	handle capi.Struct_SS_cmr_pinned_host_resource
@@ -1563,6 +1587,8 @@ func (r *PoolResource) Release() error {
 //
 // Re-entry: no lock is held across the upstream's calls: a call back into the
 // adaptor from inside them is served.
+//
+// Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md), and leaves the prefetch, a hint, out of the capture.
 type PrefetchResource struct {
 	object
 	handle   capi.Struct_SS_cmr_prefetch_resource
@@ -1631,6 +1657,8 @@ func (r *PrefetchResource) Upstream() Resource { return r.upstream }
 // and the headroom is ignored. Any power-of-two alignment is honoured;
 // deallocation waits for the stream first. Two resources are equal when their
 // headrooms are.
+//
+// Under stream capture: served as at any other time; its calls (cudaMemGetInfo, and cudaMemAdvise on host memory) are no stream work, but the GPU suite does not cover them in a capture.
 type SamHeadroomResource struct {
 	object
 	handle capi.Struct_SS_cmr_sam_headroom_resource
@@ -1682,6 +1710,8 @@ func wrapSamHeadroomResource(ref capi.Cmr_resource_ref) (Resource, error) {
 // nothing changes). It says it is device
 // accessible (so suballocators over it accept it) and never host accessible:
 // nothing may read or write its memory, not even a device.
+//
+// Under stream capture: addresses with no CUDA call; served as at any other time.
 type SimulatedResource struct {
 	object
 	handle capi.Struct_SS_cmr_simulated_resource
@@ -1795,6 +1825,8 @@ func (r *SimulatedResource) DeallocationCount() (uint64, error) {
 //
 // Re-entry: no lock is held across the upstream's calls: a call back into the
 // adaptor from inside them is served.
+//
+// Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md), and counts what it serves; it makes no CUDA call of its own.
 type StatisticsResource struct {
 	object
 	handle   capi.Struct_SS_cmr_statistics_resource
@@ -1959,6 +1991,8 @@ func (r *StatisticsResource) CounterLevels() (uint64, error) {
 // resource expects) and, in the host build, where the host is the device. Any
 // power-of-two alignment is honoured. Deallocation waits for the stream first,
 // since queued device work may still read the memory.
+//
+// Under stream capture: host memory, with no CUDA call; served as at any other time.
 type SystemResource struct {
 	object
 	handle capi.Struct_SS_cmr_system_resource
@@ -2005,6 +2039,8 @@ func wrapSystemResource(ref capi.Cmr_resource_ref) (Resource, error) {
 // Re-entry: its lock is held across every upstream call, so a call into the
 // adaptor from inside one on the same thread is refused with
 // CMR_ERROR_REENTRANT_CALL; other threads wait as usual.
+//
+// Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); it makes no CUDA call of its own.
 type ThreadSafeResource struct {
 	object
 	handle   capi.Struct_SS_cmr_thread_safe_resource
@@ -2077,6 +2113,8 @@ func (r *ThreadSafeResource) Upstream() Resource { return r.upstream }
 //
 // Re-entry: no lock is held across the upstream's calls: a call back into the
 // adaptor from inside them is served.
+//
+// Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); it makes no CUDA call of its own.
 type TrackingResource struct {
 	object
 	handle   capi.Struct_SS_cmr_tracking_resource

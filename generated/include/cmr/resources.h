@@ -32,6 +32,8 @@ extern "C" {
  *
  * Re-entry: no lock is held across the upstream's calls: a call back into the
  * adaptor from inside them is served.
+ *
+ * Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); it makes no CUDA call of its own.
  */
 typedef struct cmr_aligned_resource cmr_aligned_resource;
 
@@ -147,6 +149,8 @@ CMR_API cmr_status cmr_arena_resource_dump(cmr_arena_resource *handle);
  * this resource on the same thread (a bin or the upstream calling back),
  * which would wait for that call to end, is refused with
  * CMR_ERROR_REENTRANT_CALL, changing nothing.
+ *
+ * Under stream capture: a request goes where its size routes it, to a bin (a fixed_size it made serves a capture from graph memory) or to the upstream, which decides; binning itself makes no CUDA call.
  */
 typedef struct cmr_binning_resource cmr_binning_resource;
 
@@ -189,6 +193,8 @@ CMR_API cmr_status cmr_binning_resource_bin_size_for(cmr_binning_resource *handl
  * The functions may call any resource, this one included, and may destroy its
  * last handle: the resource then goes when the thread's outermost call
  * returns.
+ *
+ * Under stream capture: the callbacks are called as at any other time; what they may do on a capturing stream is theirs to decide (docs/stream_capture.md says what capture forbids).
  */
 typedef struct cmr_callback_resource cmr_callback_resource;
 
@@ -214,6 +220,8 @@ CMR_API cmr_status cmr_callback_resource_from_ref(cmr_resource_ref ref, cmr_call
  * Device memory from cudaMalloc, returned with cudaFree. Every call goes to the
  * driver and synchronizes the device, so it is slow (tens of microseconds) and
  * is best used as the upstream of a pool. The stream is ignored.
+ *
+ * Under stream capture: an allocation or free on a stream capturing a CUDA graph is refused with CMR_ERROR_STREAM_CAPTURE before any call (cudaMalloc and cudaFree would break the capture); memory it refuses to free stays allocated, to be freed after the capture.
  */
 typedef struct cmr_cuda_resource cmr_cuda_resource;
 
@@ -232,6 +240,8 @@ CMR_API cmr_status cmr_cuda_resource_from_ref(cmr_resource_ref ref, cmr_cuda_res
  * memory freed on a stream at once on that stream. Where the driver supports it
  * (CUDA 12.8 and later) the pool's memory can serve hardware decompression
  * (cudaMemPoolCreateUsageHwDecompress), as RMM's pools.
+ *
+ * Under stream capture: an allocation on a stream capturing a CUDA graph is cudaMallocFromPoolAsync there, which the driver records as a graph memory node, and its free a free node (docs/stream_capture.md).
  */
 typedef struct cmr_cuda_async_resource cmr_cuda_async_resource;
 
@@ -271,6 +281,8 @@ CMR_API cmr_status cmr_cuda_async_resource_release_threshold(cmr_cuda_async_reso
  * maximum where it is the driver's default, 0 (which hands the memory back at
  * every synchronization); a threshold set before is kept. The pool is the
  * device's: every user of it sees the change.
+ *
+ * Under stream capture: as cuda_async, over the managed pool; whether the driver records a managed pool's allocation in a capture is its answer (CMR_ERROR_STREAM_CAPTURE when it refuses).
  */
 typedef struct cmr_cuda_async_managed_resource cmr_cuda_async_managed_resource;
 
@@ -290,6 +302,8 @@ CMR_API cmr_status cmr_cuda_async_managed_resource_pool_handle(cmr_cuda_async_ma
  * Stream-ordered device memory from a cudaMemPool_t the caller owns and keeps
  * alive for as long as the view and its allocations exist. Two views of one
  * pool are equal.
+ *
+ * Under stream capture: an allocation on a stream capturing a CUDA graph is cudaMallocFromPoolAsync there, which the driver records as a graph memory node, and its free a free node (docs/stream_capture.md).
  */
 typedef struct cmr_cuda_async_view_resource cmr_cuda_async_view_resource;
 
@@ -319,6 +333,8 @@ CMR_API cmr_status cmr_cuda_async_view_resource_pool_handle(cmr_cuda_async_view_
  * Re-entry: no lock is held across the upstream's calls or the callback: the
  * callback may free into this adaptor, allocate through it, or destroy it (it
  * then goes when the outermost call returns).
+ *
+ * Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); a refusal there (CMR_ERROR_STREAM_CAPTURE) is not an out-of-memory failure and does not call the callback.
  */
 typedef struct cmr_failure_callback_resource cmr_failure_callback_resource;
 
@@ -410,6 +426,8 @@ CMR_API cmr_status cmr_fixed_size_resource_largest_free_block(cmr_fixed_size_res
  *
  * Re-entry: no lock is held across the upstream's calls: a call back into the
  * adaptor from inside them is served.
+ *
+ * Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); it makes no CUDA call of its own.
  */
 typedef struct cmr_limiting_resource cmr_limiting_resource;
 
@@ -464,6 +482,8 @@ CMR_API cmr_status cmr_limiting_resource_allocation_limit(cmr_limiting_resource 
  * adaptor (allocate, free, flush, lost_rows) from inside that free on the same
  * thread is refused with CMR_ERROR_REENTRANT_CALL; calls from inside the
  * upstream's allocate are served.
+ *
+ * Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); it makes no CUDA call of its own.
  */
 typedef struct cmr_logging_resource cmr_logging_resource;
 
@@ -492,6 +512,8 @@ CMR_API cmr_status cmr_logging_resource_lost_rows(cmr_logging_resource *handle, 
 /* ==== managed (leaf; cuda build) ====
  * Unified (managed) memory from cudaMallocManaged, reachable from the host and
  * every device, migrated on demand. The stream is ignored.
+ *
+ * Under stream capture: an allocation or free on a stream capturing a CUDA graph is refused with CMR_ERROR_STREAM_CAPTURE before any call (cudaMallocManaged and cudaFree would break the capture); memory it refuses to free stays allocated, to be freed after the capture.
  */
 typedef struct cmr_managed_resource cmr_managed_resource;
 
@@ -507,6 +529,8 @@ CMR_API cmr_status cmr_managed_resource_from_ref(cmr_resource_ref ref, cmr_manag
 /* ==== pinned_host (leaf; cuda build) ====
  * Page-locked host memory from cudaMallocHost, reachable from the device and
  * fast to copy asynchronously. The stream is ignored.
+ *
+ * Under stream capture: an allocation or free on a stream capturing a CUDA graph is refused with CMR_ERROR_STREAM_CAPTURE before any call (cudaMallocHost and cudaFreeHost would break the capture); memory it refuses to free stays allocated, to be freed after the capture.
  */
 typedef struct cmr_pinned_host_resource cmr_pinned_host_resource;
 
@@ -590,6 +614,8 @@ CMR_API cmr_status cmr_pool_resource_release(cmr_pool_resource *handle);
  *
  * Re-entry: no lock is held across the upstream's calls: a call back into the
  * adaptor from inside them is served.
+ *
+ * Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md), and leaves the prefetch, a hint, out of the capture.
  */
 typedef struct cmr_prefetch_resource cmr_prefetch_resource;
 
@@ -621,6 +647,8 @@ CMR_API cmr_status cmr_prefetch_resource_from_ref(cmr_resource_ref ref, cmr_pref
  * and the headroom is ignored. Any power-of-two alignment is honoured;
  * deallocation waits for the stream first. Two resources are equal when their
  * headrooms are.
+ *
+ * Under stream capture: served as at any other time; its calls (cudaMemGetInfo, and cudaMemAdvise on host memory) are no stream work, but the GPU suite does not cover them in a capture.
  */
 typedef struct cmr_sam_headroom_resource cmr_sam_headroom_resource;
 
@@ -649,6 +677,8 @@ CMR_API cmr_status cmr_sam_headroom_resource_from_ref(cmr_resource_ref ref, cmr_
  * nothing changes). It says it is device
  * accessible (so suballocators over it accept it) and never host accessible:
  * nothing may read or write its memory, not even a device.
+ *
+ * Under stream capture: addresses with no CUDA call; served as at any other time.
  */
 typedef struct cmr_simulated_resource cmr_simulated_resource;
 
@@ -689,6 +719,8 @@ CMR_API cmr_status cmr_simulated_resource_deallocation_count(cmr_simulated_resou
  *
  * Re-entry: no lock is held across the upstream's calls: a call back into the
  * adaptor from inside them is served.
+ *
+ * Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md), and counts what it serves; it makes no CUDA call of its own.
  */
 typedef struct cmr_statistics_resource cmr_statistics_resource;
 
@@ -732,6 +764,8 @@ CMR_API cmr_status cmr_statistics_resource_counter_levels(cmr_statistics_resourc
  * resource expects) and, in the host build, where the host is the device. Any
  * power-of-two alignment is honoured. Deallocation waits for the stream first,
  * since queued device work may still read the memory.
+ *
+ * Under stream capture: host memory, with no CUDA call; served as at any other time.
  */
 typedef struct cmr_system_resource cmr_system_resource;
 
@@ -753,6 +787,8 @@ CMR_API cmr_status cmr_system_resource_from_ref(cmr_resource_ref ref, cmr_system
  * Re-entry: its lock is held across every upstream call, so a call into the
  * adaptor from inside one on the same thread is refused with
  * CMR_ERROR_REENTRANT_CALL; other threads wait as usual.
+ *
+ * Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); it makes no CUDA call of its own.
  */
 typedef struct cmr_thread_safe_resource cmr_thread_safe_resource;
 
@@ -788,6 +824,8 @@ CMR_API cmr_status cmr_thread_safe_resource_from_ref(cmr_resource_ref ref, cmr_t
  *
  * Re-entry: no lock is held across the upstream's calls: a call back into the
  * adaptor from inside them is served.
+ *
+ * Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); it makes no CUDA call of its own.
  */
 typedef struct cmr_tracking_resource cmr_tracking_resource;
 

@@ -88,6 +88,8 @@ class AlignedResourceAdaptor(UpstreamResourceAdaptor):
     Re-entry: no lock is held across the upstream's calls: a call back into the
     adaptor from inside them is served.
 
+    Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); it makes no CUDA call of its own.
+
     Parameters
     ----------
     upstream_mr : DeviceMemoryResource
@@ -230,6 +232,8 @@ class _BinningMemoryResource(UpstreamResourceAdaptor):
     which would wait for that call to end, is refused with
     CMR_ERROR_REENTRANT_CALL, changing nothing.
 
+    Under stream capture: a request goes where its size routes it, to a bin (a fixed_size it made serves a capture from graph memory) or to the upstream, which decides; binning itself makes no CUDA call.
+
     Parameters
     ----------
     upstream_mr : DeviceMemoryResource
@@ -291,6 +295,8 @@ class _CallbackMemoryResource(DeviceMemoryResource):
     last handle: the resource then goes when the thread's outermost call
     returns.
 
+    Under stream capture: the callbacks are called as at any other time; what they may do on a capturing stream is theirs to decide (docs/stream_capture.md says what capture forbids).
+
     Parameters
     ----------
     allocate_func : Callable[[int, Any], int | None]
@@ -327,6 +333,8 @@ class CudaMemoryResource(DeviceMemoryResource):
     """Device memory from cudaMalloc, returned with cudaFree. Every call goes to the
     driver and synchronizes the device, so it is slow (tens of microseconds) and
     is best used as the upstream of a pool. The stream is ignored.
+
+    Under stream capture: an allocation or free on a stream capturing a CUDA graph is refused with CMR_ERROR_STREAM_CAPTURE before any call (cudaMalloc and cudaFree would break the capture); memory it refuses to free stays allocated, to be freed after the capture.
     """
 
     def __init__(self):
@@ -344,6 +352,8 @@ class _CudaAsyncMemoryResource(DeviceMemoryResource):
     memory freed on a stream at once on that stream. Where the driver supports it
     (CUDA 12.8 and later) the pool's memory can serve hardware decompression
     (cudaMemPoolCreateUsageHwDecompress), as RMM's pools.
+
+    Under stream capture: an allocation on a stream capturing a CUDA graph is cudaMallocFromPoolAsync there, which the driver records as a graph memory node, and its free a free node (docs/stream_capture.md).
 
     Parameters
     ----------
@@ -389,6 +399,8 @@ class CudaAsyncManagedMemoryResource(DeviceMemoryResource):
     maximum where it is the driver's default, 0 (which hands the memory back at
     every synchronization); a threshold set before is kept. The pool is the
     device's: every user of it sees the change.
+
+    Under stream capture: as cuda_async, over the managed pool; whether the driver records a managed pool's allocation in a capture is its answer (CMR_ERROR_STREAM_CAPTURE when it refuses).
     """
 
     def __init__(self):
@@ -408,6 +420,8 @@ class CudaAsyncViewMemoryResource(DeviceMemoryResource):
     """Stream-ordered device memory from a cudaMemPool_t the caller owns and keeps
     alive for as long as the view and its allocations exist. Two views of one
     pool are equal.
+
+    Under stream capture: an allocation on a stream capturing a CUDA graph is cudaMallocFromPoolAsync there, which the driver records as a graph memory node, and its free a free node (docs/stream_capture.md).
 
     Parameters
     ----------
@@ -441,6 +455,8 @@ class FailureCallbackResourceAdaptor(UpstreamResourceAdaptor):
     Re-entry: no lock is held across the upstream's calls or the callback: the
     callback may free into this adaptor, allocate through it, or destroy it (it
     then goes when the outermost call returns).
+
+    Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); a refusal there (CMR_ERROR_STREAM_CAPTURE) is not an out-of-memory failure and does not call the callback.
 
     Parameters
     ----------
@@ -548,6 +564,8 @@ class LimitingResourceAdaptor(UpstreamResourceAdaptor):
     Re-entry: no lock is held across the upstream's calls: a call back into the
     adaptor from inside them is served.
 
+    Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); it makes no CUDA call of its own.
+
     Parameters
     ----------
     upstream_mr : DeviceMemoryResource
@@ -616,6 +634,8 @@ class LoggingResourceAdaptor(UpstreamResourceAdaptor):
     thread is refused with CMR_ERROR_REENTRANT_CALL; calls from inside the
     upstream's allocate are served.
 
+    Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); it makes no CUDA call of its own.
+
     Parameters
     ----------
     upstream_mr : DeviceMemoryResource
@@ -657,6 +677,8 @@ class LoggingResourceAdaptor(UpstreamResourceAdaptor):
 class ManagedMemoryResource(DeviceMemoryResource):
     """Unified (managed) memory from cudaMallocManaged, reachable from the host and
     every device, migrated on demand. The stream is ignored.
+
+    Under stream capture: an allocation or free on a stream capturing a CUDA graph is refused with CMR_ERROR_STREAM_CAPTURE before any call (cudaMallocManaged and cudaFree would break the capture); memory it refuses to free stays allocated, to be freed after the capture.
     """
 
     def __init__(self):
@@ -671,6 +693,8 @@ class ManagedMemoryResource(DeviceMemoryResource):
 class PinnedHostMemoryResource(DeviceMemoryResource):
     """Page-locked host memory from cudaMallocHost, reachable from the device and
     fast to copy asynchronously. The stream is ignored.
+
+    Under stream capture: an allocation or free on a stream capturing a CUDA graph is refused with CMR_ERROR_STREAM_CAPTURE before any call (cudaMallocHost and cudaFreeHost would break the capture); memory it refuses to free stays allocated, to be freed after the capture.
     """
 
     def __init__(self):
@@ -769,6 +793,8 @@ class PrefetchResourceAdaptor(UpstreamResourceAdaptor):
     Re-entry: no lock is held across the upstream's calls: a call back into the
     adaptor from inside them is served.
 
+    Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md), and leaves the prefetch, a hint, out of the capture.
+
     Parameters
     ----------
     upstream_mr : DeviceMemoryResource
@@ -803,6 +829,8 @@ class SamHeadroomMemoryResource(DeviceMemoryResource):
     deallocation waits for the stream first. Two resources are equal when their
     headrooms are.
 
+    Under stream capture: served as at any other time; its calls (cudaMemGetInfo, and cudaMemAdvise on host memory) are no stream work, but the GPU suite does not cover them in a capture.
+
     Parameters
     ----------
     headroom : int or str
@@ -832,6 +860,8 @@ class SimulatedMemoryResource(DeviceMemoryResource):
     nothing changes). It says it is device
     accessible (so suballocators over it accept it) and never host accessible:
     nothing may read or write its memory, not even a device.
+
+    Under stream capture: addresses with no CUDA call; served as at any other time.
 
     Parameters
     ----------
@@ -882,6 +912,8 @@ class _StatisticsResourceAdaptor(UpstreamResourceAdaptor):
 
     Re-entry: no lock is held across the upstream's calls: a call back into the
     adaptor from inside them is served.
+
+    Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md), and counts what it serves; it makes no CUDA call of its own.
 
     Parameters
     ----------
@@ -946,6 +978,8 @@ class SystemMemoryResource(DeviceMemoryResource):
     resource expects) and, in the host build, where the host is the device. Any
     power-of-two alignment is honoured. Deallocation waits for the stream first,
     since queued device work may still read the memory.
+
+    Under stream capture: host memory, with no CUDA call; served as at any other time.
     """
 
     def __init__(self):
@@ -966,6 +1000,8 @@ class ThreadSafeResourceAdaptor(UpstreamResourceAdaptor):
     Re-entry: its lock is held across every upstream call, so a call into the
     adaptor from inside one on the same thread is refused with
     CMR_ERROR_REENTRANT_CALL; other threads wait as usual.
+
+    Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); it makes no CUDA call of its own.
 
     Parameters
     ----------
@@ -1004,6 +1040,8 @@ class _TrackingResourceAdaptor(UpstreamResourceAdaptor):
 
     Re-entry: no lock is held across the upstream's calls: a call back into the
     adaptor from inside them is served.
+
+    Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); it makes no CUDA call of its own.
 
     Parameters
     ----------

@@ -642,3 +642,5 @@ cmr_status cmr_backend_graph_alloc(size_t bytes, cmr_stream stream, void **out) 
 }
 
 cmr_status cmr_backend_graph_free(void *ptr, cmr_stream stream) { return cmr_backend_pool_free(ptr, stream); }
+
+unsigned cmr_backend_graph_memory_properties(void) { return CMR_PROPERTY_DEVICE_ACCESSIBLE; }

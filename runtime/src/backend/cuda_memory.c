@@ -21,14 +21,31 @@ static cmr_cuda_plain_calls cmr_cuda_plain[CMR_CUDA_MEMORY_POOL] = {
     [CMR_CUDA_MEMORY_PINNED] = {cmr_backend_pinned_alloc, cmr_backend_pinned_free},
 };
 
+/* The plain calls are not stream-ordered, and cudaFree and cudaFreeHost
+ * synchronize: made for a stream capturing a graph they would break the
+ * capture (cudaErrorStreamCaptureUnsupported, in the global and
+ * thread-local modes), so they are refused there, before any call. */
+static cmr_status cmr_plain_refused_in_capture(cmr_stream stream, const char *what) {
+  bool capturing = false;
+  cmr_status status = cmr_backend_stream_capturing(stream, &capturing);
+  if (status != CMR_SUCCESS || !capturing) return status;
+  return cmr_error(CMR_ERROR_STREAM_CAPTURE,
+                   "%s on stream %p, which is capturing a graph: a synchronous CUDA allocation or free would break "
+                   "the capture (allocate in a capture through a suballocator or cuda_async, whose allocations there "
+                   "are graph memory; free this memory after the capture)",
+                   what, (void *)stream);
+}
+
 static cmr_status cmr_plain_obtain(void *calls, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
-  (void)alignment, (void)stream;
-  return ((cmr_cuda_plain_calls *)calls)->alloc(bytes, out);
+  (void)alignment;
+  cmr_status status = cmr_plain_refused_in_capture(stream, "allocating");
+  return status != CMR_SUCCESS ? status : ((cmr_cuda_plain_calls *)calls)->alloc(bytes, out);
 }
 
 static cmr_status cmr_plain_release(void *calls, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  (void)bytes, (void)alignment, (void)stream;
-  return ((cmr_cuda_plain_calls *)calls)->free(ptr);
+  (void)bytes, (void)alignment;
+  cmr_status status = cmr_plain_refused_in_capture(stream, "freeing");
+  return status != CMR_SUCCESS ? status : ((cmr_cuda_plain_calls *)calls)->free(ptr);
 }
 
 static cmr_status cmr_pool_obtain(void *pool, size_t bytes, size_t alignment, cmr_stream stream, void **out) {

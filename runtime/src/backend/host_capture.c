@@ -105,6 +105,10 @@ cmr_status cmr_backend_graph_free(void *ptr, cmr_stream stream) {
   return CMR_SUCCESS;
 }
 
+unsigned cmr_backend_graph_memory_properties(void) {
+  return CMR_PROPERTY_DEVICE_ACCESSIBLE | CMR_PROPERTY_HOST_ACCESSIBLE;
+}
+
 void cmr_backend_host_graph_memory(size_t *blocks, size_t *bytes) {
   *blocks = atomic_load(&cmr_host_capture.graph_blocks);
   *bytes = atomic_load(&cmr_host_capture.graph_bytes);

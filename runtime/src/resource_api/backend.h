@@ -107,6 +107,9 @@ cmr_status cmr_backend_graph_alloc(size_t bytes, cmr_stream stream, void **out);
 /* Frees memory of cmr_backend_graph_alloc, ordered on `stream` (a free node
  * when `stream` is capturing): cudaFreeAsync. */
 cmr_status cmr_backend_graph_free(void *ptr, cmr_stream stream);
+/* What graph memory is (CMR_PROPERTY_* bits): device memory in the CUDA
+ * build, host memory every simulated device reaches in the host build. */
+unsigned cmr_backend_graph_memory_properties(void);
 
 #if !CMR_WITH_CUDA
 /* The host build's simulation of capture: a stream marked capturing answers

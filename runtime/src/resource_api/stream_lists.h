@@ -96,12 +96,17 @@ cmr_status cmr_stream_lists_create(const char *owner, cmr_fit fit, cmr_stream_ke
 void cmr_stream_lists_destroy(cmr_stream_lists *lists);
 
 /* What an allocation on a capturing stream gets (stream_lists.h, "Under
- * stream capture"); lists are made serving. Call it before `lists` is used. */
+ * stream capture"), for a resource whose memory is its `upstream`'s: graph
+ * memory serves it only when the upstream's memory has no property graph
+ * memory lacks (cmr_backend_graph_memory_properties: managed or pinned
+ * memory is host-accessible, graph memory is not), else the allocation is
+ * refused, saying so. Lists are made serving, as over device memory. Call
+ * it before `lists` is used; it fails as cmr_ref_properties does. */
 typedef enum cmr_capture_rule {
   CMR_CAPTURE_SERVE, /* graph memory */
   CMR_CAPTURE_REFUSE /* CMR_ERROR_STREAM_CAPTURE */
 } cmr_capture_rule;
-void cmr_stream_lists_set_capture(cmr_stream_lists *lists, cmr_capture_rule rule);
+cmr_status cmr_stream_lists_set_capture(cmr_stream_lists *lists, cmr_capture_rule rule, cmr_resource_ref upstream);
 
 /* Makes a dead list's whole units (size == span) go to `release` instead of
  * the shared list (the arena's superblocks, back to its global arena), called

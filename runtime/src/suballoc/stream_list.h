@@ -102,7 +102,8 @@ struct cmr_stream_lists {
   size_t evict_at;     /* registering past this many lists drops the cold ones */
   _Atomic size_t dead; /* dead lists not yet recycled */
   cmr_capture_rule capture;
-  cmr_graph_blocks graph; /* what it handed out on capturing streams */
+  unsigned capture_properties; /* what the resource's memory is (CMR_PROPERTY_* bits) */
+  cmr_graph_blocks graph;      /* what it handed out on capturing streams */
   /* Where dead lists' whole units go (optional). */
   pthread_mutex_t *unit_lock;
   void (*release_unit)(cmr_block *block, void *arg);

@@ -72,6 +72,7 @@ cmr_status cmr_stream_lists_create(const char *owner, cmr_fit fit, cmr_stream_ke
   lists->serial = atomic_fetch_add(&next_serial, 1);
   lists->evict_at = cmr_fewest_evicting;
   lists->capture = CMR_CAPTURE_SERVE;
+  lists->capture_properties = CMR_PROPERTY_DEVICE_ACCESSIBLE;
   cmr_status status = cmr_graph_blocks_init(&lists->graph);
   if (status != CMR_SUCCESS) {
     free(lists);
@@ -102,7 +103,11 @@ void cmr_stream_lists_destroy(cmr_stream_lists *lists) {
   free(lists);
 }
 
-void cmr_stream_lists_set_capture(cmr_stream_lists *lists, cmr_capture_rule rule) { lists->capture = rule; }
+cmr_status cmr_stream_lists_set_capture(cmr_stream_lists *lists, cmr_capture_rule rule, cmr_resource_ref upstream) {
+  lists->capture = rule;
+  cmr_status status = cmr_ref_properties(upstream, &lists->capture_properties);
+  return status == CMR_SUCCESS ? status : cmr_error_context(status, "%s: its upstream's properties", lists->owner);
+}
 
 void cmr_stream_lists_release_dead_units(cmr_stream_lists *lists, pthread_mutex_t *lock,
                                          void (*release)(cmr_block *block, void *arg), void *arg) {
@@ -416,6 +421,12 @@ static __attribute__((noinline)) cmr_status cmr_take_in_capture(cmr_stream_lists
                      "%s: %zu bytes on stream %p, which is capturing a graph: this resource refuses allocations "
                      "during capture (capture = \"refuse\"); allocate before the capture, or make it with capture = "
                      "\"serve\"",
+                     lists->owner, bytes, (void *)stream);
+  }
+  if (lists->capture_properties & ~cmr_backend_graph_memory_properties()) {
+    return cmr_error(CMR_ERROR_STREAM_CAPTURE,
+                     "%s: %zu bytes on stream %p, which is capturing a graph: its memory is host-accessible, and the "
+                     "memory a capture allocates (a graph memory node) is device memory only",
                      lists->owner, bytes, (void *)stream);
   }
   return cmr_graph_blocks_allocate(&lists->graph, lists->owner, size, alignment, bytes, stream, handed);
