@@ -203,6 +203,27 @@ START_TEST(no_device_synchronization_while_a_stream_captures) {
 }
 END_TEST
 
+/* Graph memory that cannot be had (more than any host) is out of memory at
+ * once: the pool does not gather the other streams' blocks for it, which
+ * would make the capturing stream wait for their events. */
+START_TEST(an_allocation_too_large_for_graph_memory_gathers_nothing) {
+  make("pool(system, initial_pool_size=0)");
+  unsigned long violations = cmr_backend_host_capture_violations();
+  void *a = take(block, other), *b = take(block, capturing);
+  give(a, block, capturing); /* each stream's list now holds a block of the other's */
+  give(b, block, other);
+  give(take(block, other), block, other);
+  cmr_backend_host_mark_capturing(capturing, true);
+  cmr_backend_host_counts at_start = counts();
+  void *ptr = NULL;
+  ck_assert_status(cmr_allocate(ref, (size_t)1 << 60, capturing, &ptr), CMR_ERROR_OUT_OF_MEMORY);
+  ck_assert_message_has("cudaMallocAsync");
+  ck_assert_uint_eq(counts().stream_waits, at_start.stream_waits);
+  ck_assert_uint_eq(cmr_backend_host_capture_violations(), violations);
+  unmake();
+}
+END_TEST
+
 /* The host simulation itself: a marked stream refuses what capture forbids. */
 START_TEST(the_simulation_refuses_what_capture_forbids) {
   cmr_stream stream = NULL;
@@ -249,6 +270,7 @@ int main(void) {
   tcase_add_loop_test(refuses, refusing_resources_refuse_in_a_capture, 0, refusing_count);
   suite_add_tcase(suite, refuses);
   cmr_test_case(suite, "ordering", NULL, NULL, no_device_synchronization_while_a_stream_captures,
-                the_simulation_refuses_what_capture_forbids, the_status_is_named);
+                an_allocation_too_large_for_graph_memory_gathers_nothing, the_simulation_refuses_what_capture_forbids,
+                the_status_is_named);
   return cmr_test_run(suite);
 }

@@ -17,9 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <cuda_runtime_api.h>
-
-#include "test_util.h"
+#include "test_cuda.h"
 
 enum { buffer_bytes = 256 * 1024, launches = 1000, fill = 0x5A };
 
@@ -40,12 +38,6 @@ static const char *const serving[] = {
     "statistics(cuda_async(initial_pool_size=0))",
 };
 enum { serving_count = sizeof serving / sizeof serving[0] };
-
-#define ck_assert_cuda(call)                                                         \
-  do {                                                                               \
-    cudaError_t error_ = (call);                                                     \
-    ck_assert_msg(error_ == cudaSuccess, "%s: %s", #call, cudaGetErrorName(error_)); \
-  } while (0)
 
 static size_t graph_memory_in_use(void) {
   int device = 0;

@@ -12,9 +12,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include <cuda_runtime_api.h>
-
-#include "test_util.h"
+#include "test_cuda.h"
 
 enum { block_bytes = 1 << 20, stall_microseconds = 300 * 1000 };
 
@@ -71,12 +69,6 @@ static void CUDART_CB stall(void *arg) {
   struct timespec pause = {0, stall_microseconds * 1000L};
   nanosleep(&pause, NULL);
 }
-
-#define ck_assert_cuda(call)                                                         \
-  do {                                                                               \
-    cudaError_t error_ = (call);                                                     \
-    ck_assert_msg(error_ == cudaSuccess, "%s: %s", #call, cudaGetErrorName(error_)); \
-  } while (0)
 
 static void check_ordering(const subject *s, bool with_event) {
   cmr_cuda_resource *cuda = NULL;

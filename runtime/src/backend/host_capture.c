@@ -50,12 +50,16 @@ void cmr_backend_host_mark_capturing(cmr_stream stream, bool capturing) {
 
 unsigned long cmr_backend_host_capture_violations(void) { return atomic_load(&cmr_host_capture.violations); }
 
-static bool cmr_host_stream_marked(cmr_stream stream) {
-  if (atomic_load_explicit(&cmr_host_capture.count, memory_order_acquire) == 0) return false;
+/* Out of line: the path of every allocation sees no stream marked. */
+static __attribute__((noinline)) bool cmr_host_stream_in_table(cmr_stream stream) {
   cmr_mutex_lock(&cmr_host_capture.lock);
   bool marked = cmr_host_capture_slot(stream) != cmr_host_capturing_most;
   cmr_mutex_unlock(&cmr_host_capture.lock);
   return marked;
+}
+
+static inline bool cmr_host_stream_marked(cmr_stream stream) {
+  return atomic_load_explicit(&cmr_host_capture.count, memory_order_acquire) != 0 && cmr_host_stream_in_table(stream);
 }
 
 cmr_status cmr_backend_stream_capturing(cmr_stream stream, bool *out) {

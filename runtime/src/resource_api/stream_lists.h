@@ -60,7 +60,10 @@
  * whose reuse would need a device synchronization or a host wait. A graph
  * that frees memory allocated before its capture must not be launched once
  * that memory is reused: as for any free, the memory is the allocator's
- * again (the same rule as PyTorch's: what a graph uses outlives it).
+ * again (the same rule as PyTorch's: what a graph uses outlives it). A
+ * capture's end is seen only at its stream's next call here (or the end of
+ * its key): a stream left unused after a capture keeps its list marked, and
+ * the lists as cautious as during a capture, until then.
  * Thread-safe. */
 #ifndef CMR_STREAM_LISTS_H
 #define CMR_STREAM_LISTS_H
@@ -181,7 +184,8 @@ cmr_status cmr_stream_lists_take(cmr_stream_lists *lists, cmr_stream stream, siz
 cmr_status cmr_stream_lists_take_back(cmr_stream_lists *lists, cmr_stream stream, void *ptr, size_t bytes);
 
 /* Moves every other stream's free blocks into `stream`'s list (after
- * `stream` waits for each), so that all free memory coalesces, and takes
+ * `stream` waits for each; nothing, *out NULL, on a capturing stream,
+ * whose allocations are graph memory), so that all free memory coalesces, and takes
  * `size` bytes at `alignment` from there before any other thread gathering
  * can move them on: the retry after the upstream is exhausted. *out is NULL
  * when even the gathered memory has no fit. `stream`'s event then covers

@@ -583,7 +583,11 @@ cmr_status cmr_stream_lists_reclaim(cmr_stream_lists *lists, cmr_stream stream, 
                                     cmr_block **out) {
   *out = NULL;
   uint64_t key = 0;
-  cmr_status status = cmr_key_of(lists, stream, &key);
+  bool capturing = false;
+  cmr_status status = cmr_capturing(lists, stream, &capturing);
+  /* A capture's allocation is graph memory, out of which no gathering can make room. */
+  if (status != CMR_SUCCESS || capturing) return status;
+  status = cmr_key_of(lists, stream, &key);
   if (status != CMR_SUCCESS) return status;
   cmr_stream_list_recycle_dead(lists);
   cmr_stream_list *own = NULL;
