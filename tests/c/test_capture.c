@@ -9,6 +9,7 @@
  * to no other stream until its stream is out of capture; and a thousand
  * captures leave no memory behind. The real capture, on a GPU, is
  * test_capture_gpu.c. */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -224,6 +225,53 @@ START_TEST(an_allocation_too_large_for_graph_memory_gathers_nothing) {
 }
 END_TEST
 
+/* One thread captures (allocating and freeing graph memory, freeing blocks
+ * it allocated before) while another works on its own stream through the
+ * same resource: neither makes a forbidden call, and nothing is lost. */
+typedef struct worker {
+  cmr_stream stream;
+  int rounds;
+} worker;
+
+static void *work_out_of_capture(void *arg) {
+  const worker *w = arg;
+  for (int i = 0; i < w->rounds; ++i) {
+    void *a = NULL, *b = NULL;
+    if (cmr_allocate(ref, block, w->stream, &a) != CMR_SUCCESS) return (void *)1;
+    if (cmr_allocate(ref, block / 4, w->stream, &b) != CMR_SUCCESS) return (void *)1;
+    if (cmr_deallocate(ref, a, block, w->stream) != CMR_SUCCESS) return (void *)1;
+    if (cmr_deallocate(ref, b, block / 4, w->stream) != CMR_SUCCESS) return (void *)1;
+  }
+  return NULL;
+}
+
+START_TEST(a_capture_beside_another_thread) {
+  make(serving[_i]);
+  unsigned long violations = cmr_backend_host_capture_violations();
+  size_t graph = graph_blocks();
+  enum { rounds = 2000, earlier = 8 };
+  void *before[earlier];
+  for (int i = 0; i < earlier; ++i) before[i] = take(block, capturing);
+  worker other_thread = {other, rounds};
+  pthread_t thread;
+  ck_assert_int_eq(pthread_create(&thread, NULL, work_out_of_capture, &other_thread), 0);
+  cmr_backend_host_mark_capturing(capturing, true);
+  for (int i = 0; i < rounds; ++i) {
+    void *inside = take(block, capturing);
+    if (i < earlier) give(before[i], block, capturing);
+    give(inside, block, capturing);
+  }
+  cmr_backend_host_mark_capturing(capturing, false);
+  void *result = (void *)1;
+  ck_assert_int_eq(pthread_join(thread, &result), 0);
+  ck_assert_ptr_null(result);
+  give(take(block, capturing), block, capturing);
+  ck_assert_uint_eq(graph_blocks(), graph);
+  ck_assert_uint_eq(cmr_backend_host_capture_violations(), violations);
+  unmake();
+}
+END_TEST
+
 /* The host simulation itself: a marked stream refuses what capture forbids. */
 START_TEST(the_simulation_refuses_what_capture_forbids) {
   cmr_stream stream = NULL;
@@ -264,6 +312,7 @@ int main(void) {
   tcase_add_loop_test(serves, capture_is_served_from_graph_memory, 0, serving_count);
   tcase_add_loop_test(serves, a_thousand_captures_leave_nothing, 0, serving_count);
   tcase_add_loop_test(serves, graph_memory_is_freed_after_the_capture, 0, serving_count);
+  tcase_add_loop_test(serves, a_capture_beside_another_thread, 0, serving_count);
   tcase_set_timeout(serves, 120);
   suite_add_tcase(suite, serves);
   TCase *refuses = tcase_create("refusing");

@@ -21,21 +21,29 @@
 
 enum { buffer_bytes = 256 * 1024, launches = 1000, fill = 0x5A };
 
-static const char *const serving[] = {
-    "pool(cuda, initial_pool_size=16MiB)",
-    "arena(cuda, arena_size=16MiB)",
-    "fixed_size(cuda, block_size=256KiB)",
-    "binning(cuda, min_size_exponent=16, max_size_exponent=18)",
-    "statistics(pool(cuda, initial_pool_size=16MiB))",
-    "limiting(arena(cuda, arena_size=16MiB), allocation_limit=64MiB)",
-    "aligned(pool(cuda, initial_pool_size=16MiB), allocation_alignment=4096, alignment_threshold=0)",
-    "tracking(fixed_size(cuda, block_size=256KiB))",
-    "thread_safe(arena(cuda, arena_size=16MiB))",
-    "logging(binning(pool(cuda, initial_pool_size=16MiB), min_size_exponent=16, max_size_exponent=18), "
-    "filename=\"/dev/null\")",
-    "pool(cuda_async(initial_pool_size=0))",
-    "cuda_async(initial_pool_size=0)",
-    "statistics(cuda_async(initial_pool_size=0))",
+/* Each stack, and whether the capture also frees a block allocated before
+ * it: every suballocator takes such a free into its lists; cuda_async
+ * alone would hand it to the driver as a free node of memory the graph did
+ * not allocate, which is the driver's to judge, not this suite's. */
+static const struct {
+  const char *expression;
+  bool frees_earlier_memory;
+} serving[] = {
+    {"pool(cuda, initial_pool_size=16MiB)", true},
+    {"arena(cuda, arena_size=16MiB)", true},
+    {"fixed_size(cuda, block_size=256KiB)", true},
+    {"binning(cuda, min_size_exponent=16, max_size_exponent=18)", true},
+    {"statistics(pool(cuda, initial_pool_size=16MiB))", true},
+    {"limiting(arena(cuda, arena_size=16MiB), allocation_limit=64MiB)", true},
+    {"aligned(pool(cuda, initial_pool_size=16MiB), allocation_alignment=4096, alignment_threshold=0)", true},
+    {"tracking(fixed_size(cuda, block_size=256KiB))", true},
+    {"thread_safe(arena(cuda, arena_size=16MiB))", true},
+    {"logging(binning(pool(cuda, initial_pool_size=16MiB), min_size_exponent=16, max_size_exponent=18), "
+     "filename=\"/dev/null\")",
+     true},
+    {"pool(cuda_async(initial_pool_size=0), initial_pool_size=16MiB)", true},
+    {"cuda_async(initial_pool_size=0)", false},
+    {"statistics(cuda_async(initial_pool_size=0))", false},
 };
 enum { serving_count = sizeof serving / sizeof serving[0] };
 
@@ -49,6 +57,7 @@ static size_t graph_memory_in_use(void) {
 
 /* The captured work, as described above. */
 static void capture_work(cmr_resource_ref ref, cmr_stream stream, void *output, void *before) {
+  /* `before`, when not NULL, was allocated before the capture. */
   void *first = NULL, *second = NULL;
   ck_assert_ok(cmr_allocate(ref, buffer_bytes, stream, &first));
   ck_assert_cuda(cudaMemsetAsync(first, fill, buffer_bytes, stream));
@@ -58,7 +67,7 @@ static void capture_work(cmr_resource_ref ref, cmr_stream stream, void *output, 
   ck_assert_ok(cmr_deallocate(ref, first, buffer_bytes, stream));
   ck_assert_cuda(cudaMemcpyAsync(output, second, buffer_bytes, cudaMemcpyDeviceToDevice, stream));
   ck_assert_ok(cmr_deallocate(ref, second, buffer_bytes, stream));
-  ck_assert_ok(cmr_deallocate(ref, before, buffer_bytes, stream)); /* allocated before the capture */
+  if (before != NULL) ck_assert_ok(cmr_deallocate(ref, before, buffer_bytes, stream));
 }
 
 static void check_output(const void *output, unsigned char *host, int launch, const char *expression) {
@@ -70,7 +79,7 @@ static void check_output(const void *output, unsigned char *host, int launch, co
 }
 
 START_TEST(a_captured_graph_allocates_and_frees_through_cmr) {
-  const char *expression = serving[_i];
+  const char *expression = serving[_i].expression;
   cmr_stack *stack = NULL;
   ck_assert_ok(cmr_stack_parse(expression, &stack));
   cmr_resource_ref ref;
@@ -85,7 +94,7 @@ START_TEST(a_captured_graph_allocates_and_frees_through_cmr) {
 
   cudaGraph_t graph = NULL;
   ck_assert_cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-  capture_work(ref, stream, output, before);
+  capture_work(ref, stream, output, serving[_i].frees_earlier_memory ? before : NULL);
   ck_assert_cuda(cudaStreamEndCapture(stream, &graph)); /* valid: nothing cmr did broke it */
   cudaGraphExec_t exec = NULL;
   ck_assert_cuda(cudaGraphInstantiate(&exec, graph, 0));
@@ -111,6 +120,7 @@ START_TEST(a_captured_graph_allocates_and_frees_through_cmr) {
                 expression, graph_memory_in_use(), graph_memory_at_start);
 
   /* Out of capture the stream is served by the resource as before. */
+  if (!serving[_i].frees_earlier_memory) ck_assert_ok(cmr_deallocate(ref, before, buffer_bytes, stream));
   void *after = NULL;
   ck_assert_ok(cmr_allocate(ref, buffer_bytes, stream, &after));
   ck_assert_cuda(cudaMemsetAsync(after, 1, buffer_bytes, stream));
