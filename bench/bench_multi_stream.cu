@@ -27,7 +27,7 @@ namespace {
 constexpr int max_streams = 8;
 constexpr int kernel_blocks = 8;
 constexpr int kernel_threads = 256;
-constexpr size_t buffer_bytes = size_t{1} << 20;  // 1 MiB: pool, arena and binning's pool take it
+constexpr size_t buffer_bytes = size_t{1} << 20; // 1 MiB: pool, arena and binning's pool take it
 
 // Enough arithmetic per element that a kernel runs for tens of microseconds,
 // far longer than an allocation should take.
@@ -47,7 +47,7 @@ void require(cudaError_t error, const char *what) {
 
 struct run_shape {
   int streams;
-  int kernels;  // in all
+  int kernels; // in all
   int rounds;
 };
 
@@ -78,11 +78,11 @@ double run_seconds(const bench_subject *subject, const cmr_stream *streams, floa
   return bench_now_seconds() - start;
 }
 
-}  // namespace
+} // namespace
 
 int main(int argc, char **argv) {
-  bool quick = bench_parse_options("cmr-bench-multi-stream", "Does the allocator serialise streams? (CUDA build, on a GPU)",
-                                   false, argc, argv)
+  bool quick = bench_parse_options("cmr-bench-multi-stream",
+                                   "Does the allocator serialise streams? (CUDA build, on a GPU)", false, argc, argv)
                    .quick;
   int devices = 0;
   if (cmr_device_count(&devices) != CMR_SUCCESS || devices == 0) {
@@ -100,9 +100,10 @@ int main(int argc, char **argv) {
   const int stream_counts[] = {1, 2, 4, 8};
   const int kernels = quick ? 64 : 2048;
   const int rounds = 500;
-  std::printf("cmr %s multi_stream: %d kernels of %d x %d threads over a %zu KiB buffer each, round robin on S "
-              "streams; kernels/s (fraction of the same kernels without allocations)\n\n",
-              cmr_version(), kernels, kernel_blocks, kernel_threads, buffer_bytes >> 10);
+  std::printf(
+      "cmr %s multi_stream: %d kernels of %d x %d threads over a %zu KiB buffer each, round robin on S "
+      "streams; kernels/s (fraction of the same kernels without allocations)\n\n",
+      cmr_version(), kernels, kernel_blocks, kernel_threads, buffer_bytes >> 10);
   std::printf("%-28s", "S streams");
   for (int streams_used : stream_counts) std::printf(" %18d", streams_used);
   std::printf("\n");
@@ -111,13 +112,13 @@ int main(int argc, char **argv) {
   std::printf("%-28s", "no allocations");
   for (int i = 0; i < 4; ++i) {
     run_shape shape{stream_counts[i], kernels, rounds};
-    run_seconds(nullptr, streams, preallocated, shape);  // warm
+    run_seconds(nullptr, streams, preallocated, shape); // warm
     baseline[i] = run_seconds(nullptr, streams, preallocated, shape);
     std::printf(" %18.0f", kernels / baseline[i]);
   }
   std::printf("\n");
   for (int j = 0; j < count; ++j) {
-    if (std::strncmp(subjects[j].name, "fixed_size", 10) == 0) continue;  // its blocks are 64 KiB
+    if (std::strncmp(subjects[j].name, "fixed_size", 10) == 0) continue; // its blocks are 64 KiB
     std::printf("%-28s", subjects[j].name);
     for (int i = 0; i < 4; ++i) {
       run_shape shape{stream_counts[i], kernels, rounds};

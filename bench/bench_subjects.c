@@ -49,18 +49,25 @@ static cmr_resource_ref base_ref;
 static void *base_handle;
 static cmr_status (*base_destroy)(void *handle);
 
+/* The base the other subjects sit on, itself a subject (destroyed last, by
+ * bench_destroy_subjects, not as a subject). */
+#define CMR_BENCH_BASE(type, subject_name, work_share)                                   \
+  do {                                                                                   \
+    cmr_##type##_resource *base_ = NULL;                                                 \
+    require(cmr_##type##_resource_create(&base_), #type);                                \
+    base_ref = cmr_##type##_resource_ref(base_);                                         \
+    base_handle = base_;                                                                 \
+    base_destroy = (cmr_status(*)(void *))cmr_##type##_resource_destroy;                 \
+    subjects[count++] = (bench_subject){subject_name, base_ref, work_share, NULL, NULL}; \
+  } while (0)
+
 int bench_make_subjects(bench_subject *subjects) {
   int count = 0;
   size_t pool_bytes = (size_t)1 << 30, arena_bytes = (size_t)1 << 30;
   if (cmr_built_with_cuda()) {
     CMR_BENCH_OWNED(cuda_async, "cuda_async (driver pool)", 1.0, CMR_SIZE(0), CMR_SIZE_DEFAULT,
                     CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, CMR_SIZE_DEFAULT);
-    cmr_cuda_resource *cuda = NULL;
-    require(cmr_cuda_resource_create(&cuda), "cuda");
-    base_ref = cmr_cuda_resource_ref(cuda);
-    base_handle = cuda;
-    base_destroy = (cmr_status(*)(void *))cmr_cuda_resource_destroy;
-    subjects[count++] = (bench_subject){"cuda (cudaMalloc)", base_ref, 0.01, NULL, NULL};
+    CMR_BENCH_BASE(cuda, "cuda (cudaMalloc)", 0.01);
     /* Both take their memory at creation, outside the timed cases: the pool
      * 32 GiB, what it grows to for random_allocations' 16 GiB cap (from
      * 8 GiB it grew by 8 and 16 GiB of cudaMalloc inside the 2,000
@@ -73,12 +80,7 @@ int bench_make_subjects(bench_subject *subjects) {
      * (tests/c/test_random_workload.c replays them on a simulated H200). */
     pool_bytes = (size_t)32 << 30, arena_bytes = (size_t)40 << 30;
   } else {
-    cmr_system_resource *system = NULL;
-    require(cmr_system_resource_create(&system), "system");
-    base_ref = cmr_system_resource_ref(system);
-    base_handle = system;
-    base_destroy = (cmr_status(*)(void *))cmr_system_resource_destroy;
-    subjects[count++] = (bench_subject){"system (malloc)", base_ref, 1.0, NULL, NULL};
+    CMR_BENCH_BASE(system, "system (malloc)", 1.0);
   }
   CMR_BENCH_OWNED(pool, "pool", 1.0, base_ref, CMR_SIZE(pool_bytes), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
                   CMR_POOL_CAPTURE_SERVE);

@@ -129,6 +129,7 @@ class CType:
     scalar: bool = False        # a result the battery can read back and compare (a number, a bool)
     is_callback: bool = False   # a function the resource calls, with a pointer argument of its own
     c_equal: str = "{v} == {expected}"  # a C condition: the result {v} is the value {expected}
+    cpp_result: str = ""        # the C++ layer's result type, when it is not the C type
     py: PythonForms = PythonForms()
     go: GoForms = GoForms()
     java: JavaForms = JavaForms()
@@ -196,7 +197,7 @@ TYPES = {
               java=JavaForms("long", default="0L", returns="LONG"),
               cs=CSharpForms("IntPtr", default="default(IntPtr)", native_default="IntPtr.Zero")),
         CType("string", "const char *", "%.*s%s", frozenset({"nonzero"}), null_status="CMR_ERROR_NULL_POINTER",
-              stack_kind="CMR_STACK_STRING", stack_member="string", c_equal="strcmp({v}, {expected}) == 0",
+              cpp_result="std::string", stack_kind="CMR_STACK_STRING", stack_member="string", c_equal="strcmp({v}, {expected}) == 0",
               py=PythonForms("str", "", '_args.string({v}, "{v}")', '_args.string({json} if {v} is None else {v}, "{v}")',
                              native_default="{json}"),
               go=GoForms("string", default="{json}", zero='""', check="checkText"),
@@ -750,6 +751,14 @@ class Method:
     # The field of the algorithm's struct it reads (spec: counter = "<field>",
     # an `_Atomic size_t`): the wrapper defines the method; the algorithm does not.
     counter: str | None = None
+    # Whether it changes the resource though it takes nothing and returns a
+    # value (spec: changes = true, e.g. a snapshot taken): not a getter.
+    changes: bool = False
+
+    @property
+    def is_getter(self) -> bool:
+        """Takes nothing, returns a value and changes nothing: C# makes it a property."""
+        return self.returns is not None and not self.params and not self.changes
 
     # ---- its result in each language (the type table's result forms) ----
 

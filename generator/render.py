@@ -46,6 +46,7 @@ def render_all(resources) -> dict[str, str]:
     env = _environment()
     by_name = {r.name: r for r in resources}
     files = {
+        "include/cmr/resources.hpp": env.get_template("cpp/resources.hpp.j2").render(resources=resources),
         "include/cmr/resources.h": env.get_template("resources.h.j2").render(
             resources=resources, pointee_headers=_pointee_headers(resources)),
         "src/impl.h": env.get_template("impl.h.j2").render(resources=resources),

@@ -26,7 +26,7 @@ TOP_FIELDS = {"name", "kind", "doc", "properties", "thread_safe", "backends", "e
               "max_alignment", "state", "hooks", "params", "checks", "methods", "conformance", "python", "expect"}
 PARAM_FIELDS = {"name", "type", "doc", "default", "multiple_of", "power_of_two", "min", "max",
                 "nonzero", "retain", "values", "pointee"}
-METHOD_FIELDS = {"name", "doc", "returns", "params", "stored", "counter"}
+METHOD_FIELDS = {"name", "doc", "returns", "params", "stored", "counter", "changes"}
 # Types a method may return as a stored parameter (`stored = "<param>"`): plain
 # values the generated wrapper keeps beside the handle, no copies to own.
 STORABLE = ("size_t", "int", "bool", "double", "pointer", "properties")
@@ -441,6 +441,11 @@ def _load_methods(raw, resource, problems, params=()):
         counter = _load_counter(item, rtype, where, problems)
         if counter is not None:
             rtype = TYPES["size_t"]
+        changes = item.get("changes", False)
+        if not isinstance(changes, bool):
+            problems.add(f"{where}changes", f"{_show(changes)} is not true or false")
+        elif changes and (stored is not None or counter is not None):
+            problems.add(f"{where}changes", "a stored or counter getter changes nothing")
         if name in ("create", "destroy", "ref", "from_ref"):
             problems.add(f"{where}name", f'"{name}" is generated for every resource')
         elif name in seen:
@@ -448,7 +453,7 @@ def _load_methods(raw, resource, problems, params=()):
         elif name:
             seen.add(name)
             methods.append(Method(name=name, doc=doc, returns=rtype, params=method_params, stored=stored,
-                                  counter=counter))
+                                  counter=counter, changes=changes is True))
     return methods
 
 

@@ -9,7 +9,7 @@ PYTHON=/usr/bin/python3
 JOBS=$(nproc)
 
 # What a fresh Debian 12 machine needs to regenerate, build and test cmr.
-APT_PACKAGES=(cmake ninja-build gcc libc6-dev pkg-config check libsubunit-dev python3 python3-jinja2
+APT_PACKAGES=(cmake ninja-build gcc g++ libc6-dev pkg-config check libsubunit-dev python3 python3-jinja2
               clang clang-format libclang-rt-14-dev valgrind swig python3-dev python3-pytest python3-numpy golang-go
               default-jdk-headless junit4 libhamcrest-java
               mono-mcs mono-runtime abigail-tools

@@ -26,7 +26,7 @@ if [[ -z $tool ]] || ! command -v "$tool" >/dev/null; then
 fi
 
 # Tracked files and untracked ones git does not ignore, as scripts/spdx.py chooses them.
-mapfile -t files < <(git ls-files --cached --others --exclude-standard -- '*.c' '*.h' ':!:generated/')
+mapfile -t files < <(git ls-files --cached --others --exclude-standard -- '*.c' '*.h' '*.cpp' '*.hpp' '*.cu' ':!:generated/')
 
 case $1 in
   check)
@@ -39,7 +39,7 @@ case $1 in
       printf '%s: not formatted (bash scripts/format.sh apply)\n' "${unformatted[@]}" >&2
       exit 1
     fi
-    echo "${#files[@]} C files formatted as .clang-format says"
+    echo "${#files[@]} C and C++ files formatted as .clang-format says"
     ;;
   apply)
     existing=()

@@ -14,6 +14,7 @@ namespace Cmr
     {
         private readonly StreamHandle stream;
 
+        /// <summary>A new stream (cmr_stream_create), which this object owns.</summary>
         public CudaStream()
         {
             IntPtr raw;
@@ -47,6 +48,7 @@ namespace Cmr
             }
         }
 
+        /// <summary>Lets the stream go: it is destroyed now, or with the last buffer ordered on it. Safe to call twice.</summary>
         public void Dispose()
         {
             stream.DisposeOwner();

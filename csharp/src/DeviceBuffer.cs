@@ -14,7 +14,13 @@ namespace Cmr
     /// </summary>
     public sealed class DeviceBuffer : IDisposable
     {
-        private readonly DeviceBufferHandle handle;
+        private readonly DeviceBufferHandle owned;
+
+        /// <summary>The handle; ObjectDisposedException naming the class once disposed.</summary>
+        private DeviceBufferHandle Handle
+        {
+            get { return OwnedHandle.Opened(owned, "DeviceBuffer"); }
+        }
 
         /// <summary>The alignment a buffer has unless it asks for more (256).</summary>
         public const ulong DefaultAlignment = 256;
@@ -35,13 +41,13 @@ namespace Cmr
             Resource = resource ?? DeviceResources.Current;
             using (var lease = new Lease(Resource, "resource"))
             {
-                handle = DeviceBufferHandle.Create(stream, () =>
+                owned = DeviceBufferHandle.Create(stream, () =>
                 {
                     IntPtr raw;
                     CmrNative.cmr_device_buffer_create_aligned(size, alignment, stream, lease.Ref, out raw);
                     return raw;
                 });
-                handle.HoldWhatIsHeldBy(Resource.Handle);
+                Handle.HoldWhatIsHeldBy(Resource.Handle);
             }
         }
 
@@ -60,7 +66,7 @@ namespace Cmr
             Resource = resource ?? DeviceResources.Current;
             using (var lease = new Lease(Resource, "resource"))
             {
-                handle = DeviceBufferHandle.Create(stream, () =>
+                owned = DeviceBufferHandle.Create(stream, () =>
                 {
                     IntPtr raw = IntPtr.Zero;
                     Pinned(source, address =>
@@ -68,7 +74,7 @@ namespace Cmr
                                                                         lease.Ref, out raw));
                     return raw;
                 });
-                handle.HoldWhatIsHeldBy(Resource.Handle);
+                Handle.HoldWhatIsHeldBy(Resource.Handle);
             }
         }
 
@@ -78,57 +84,59 @@ namespace Cmr
         /// <summary>The address of the first byte (IntPtr.Zero when the capacity is 0).</summary>
         public IntPtr Data
         {
-            get { return Results.Of<DeviceBufferHandle, IntPtr>(CmrNative.cmr_device_buffer_data, handle); }
+            get { return Results.Of<DeviceBufferHandle, IntPtr>(CmrNative.cmr_device_buffer_data, Handle); }
         }
 
+        /// <summary>The bytes the buffer holds.</summary>
         public ulong Size
         {
-            get { return Results.Of<DeviceBufferHandle, ulong>(CmrNative.cmr_device_buffer_size, handle); }
+            get { return Results.Of<DeviceBufferHandle, ulong>(CmrNative.cmr_device_buffer_size, Handle); }
         }
 
+        /// <summary>Bytes allocated, at least the size.</summary>
         public ulong Capacity
         {
-            get { return Results.Of<DeviceBufferHandle, ulong>(CmrNative.cmr_device_buffer_capacity, handle); }
+            get { return Results.Of<DeviceBufferHandle, ulong>(CmrNative.cmr_device_buffer_capacity, Handle); }
         }
 
         /// <summary>The alignment of the buffer's memory, which each of its
         /// allocations asks for (at least DefaultAlignment).</summary>
         public ulong Alignment
         {
-            get { return Results.Of<DeviceBufferHandle, ulong>(CmrNative.cmr_device_buffer_alignment, handle); }
+            get { return Results.Of<DeviceBufferHandle, ulong>(CmrNative.cmr_device_buffer_alignment, Handle); }
         }
 
         /// <summary>The stream later work and the final free are ordered on.</summary>
         public IntPtr Stream
         {
-            get { return Results.Of<DeviceBufferHandle, IntPtr>(CmrNative.cmr_device_buffer_stream, handle); }
-            set { handle.OrderOn(value, () => CmrNative.cmr_device_buffer_set_stream(handle, value)); }
+            get { return Results.Of<DeviceBufferHandle, IntPtr>(CmrNative.cmr_device_buffer_stream, Handle); }
+            set { Handle.OrderOn(value, () => CmrNative.cmr_device_buffer_set_stream(Handle, value)); }
         }
 
         /// <summary>Changes the size, keeping the first min(Size, newSize)
         /// bytes; reallocates only past the capacity.</summary>
         public void Resize(ulong newSize, IntPtr stream = default(IntPtr))
         {
-            handle.OrderOn(stream, () => CmrNative.cmr_device_buffer_resize(handle, newSize, stream));
+            Handle.OrderOn(stream, () => CmrNative.cmr_device_buffer_resize(Handle, newSize, stream));
         }
 
         /// <summary>Makes the capacity at least `newCapacity`, keeping the contents.</summary>
         public void Reserve(ulong newCapacity, IntPtr stream = default(IntPtr))
         {
-            handle.OrderOn(stream, () => CmrNative.cmr_device_buffer_reserve(handle, newCapacity, stream));
+            Handle.OrderOn(stream, () => CmrNative.cmr_device_buffer_reserve(Handle, newCapacity, stream));
         }
 
         /// <summary>Makes the capacity equal to the size, keeping the contents.</summary>
         public void ShrinkToFit(IntPtr stream = default(IntPtr))
         {
-            handle.OrderOn(stream, () => CmrNative.cmr_device_buffer_shrink_to_fit(handle, stream));
+            Handle.OrderOn(stream, () => CmrNative.cmr_device_buffer_shrink_to_fit(Handle, stream));
         }
 
         /// <summary>Migrates managed memory to `device` (the current one if
         /// negative); other memory stays where it is.</summary>
         public void Prefetch(int device = -1, IntPtr stream = default(IntPtr))
         {
-            CmrNative.cmr_device_buffer_prefetch(handle, device, stream);
+            CmrNative.cmr_device_buffer_prefetch(Handle, device, stream);
         }
 
         /// <summary>The contents, copied to a new array (waits for the copy).</summary>
@@ -144,7 +152,7 @@ namespace Cmr
         {
             if (destination == null) throw new ArgumentNullException("destination");
             Pinned(destination, address =>
-                CmrNative.cmr_device_buffer_copy_to_host(handle, address, (ulong)destination.Length));
+                CmrNative.cmr_device_buffer_copy_to_host(Handle, address, (ulong)destination.Length));
         }
 
         /// <summary>Copies `source` (at most Size bytes) to the start of the
@@ -152,14 +160,14 @@ namespace Cmr
         public void CopyFrom(byte[] source)
         {
             if (source == null) throw new ArgumentNullException("source");
-            Pinned(source, address => CmrNative.cmr_device_buffer_copy_from(handle, address, (ulong)source.Length));
+            Pinned(source, address => CmrNative.cmr_device_buffer_copy_from(Handle, address, (ulong)source.Length));
         }
 
         /// <summary>Frees the memory on the buffer's stream and drops its
         /// shares of the resource and of the stream.</summary>
         public void Dispose()
         {
-            handle.Dispose();
+            owned.Dispose();
         }
 
         /// <summary>Runs `use` with the address of `bytes`, which the GC may not move meanwhile.</summary>

@@ -18,8 +18,24 @@ namespace Cmr
         {
             NativeCallback.RethrowPending();
             if (status == Status.OutOfMemory) return new CmrOutOfMemoryException(message);
-            if (status == Status.IO) return new CmrIOException(message);
-            return new CmrException(status, message);
+            switch (status)
+            {
+                case Status.IO:
+                    return new CmrIOException(message);
+                case Status.InvalidArgument:
+                case Status.NullPointer:
+                case Status.InvalidRef:
+                case Status.UnknownPointer:
+                case Status.PropertyMissing:
+                    return new CmrArgumentException(status, message);
+                case Status.BadAlignment:
+                case Status.UnsupportedAlignment:
+                case Status.SizeOverflow:
+                case Status.UnknownDevice:
+                    return new CmrArgumentOutOfRangeException(status, message);
+                default:
+                    return new CmrException(status, message);
+            }
         }
     }
 }

@@ -25,10 +25,16 @@ namespace Cmr
 
         internal MemoryResource(ResourceHandle handle)
         {
-            Handle = handle;
+            owned = handle;
         }
 
-        internal ResourceHandle Handle { get; private set; }
+        private ResourceHandle owned;
+
+        /// <summary>The handle; ObjectDisposedException naming the class once disposed.</summary>
+        internal ResourceHandle Handle
+        {
+            get { return OwnedHandle.Opened(owned, GetType().Name); }
+        }
 
         /// <summary>An object of the resource's class holding a share of its
         /// own of a resource made elsewhere (a stack's, a buffer's).</summary>
@@ -47,7 +53,7 @@ namespace Cmr
         /// callbacks its C resource calls and those of the resources it retains.</summary>
         internal void Own(ResourceHandle handle, params object[] dependencies)
         {
-            Handle = handle;
+            owned = handle;
             foreach (object dependency in dependencies)
             {
                 var callback = dependency as NativeCallback;
@@ -65,7 +71,7 @@ namespace Cmr
         /// <summary>Whether Dispose has run.</summary>
         public bool IsDisposed
         {
-            get { return Handle.IsClosed; }
+            get { return owned.IsClosed; }
         }
 
         /// <summary>The resource's kind, as the spec names it ("pool", "system", ...).</summary>
@@ -178,9 +184,10 @@ namespace Cmr
         /// goes when its last holder, C or C#, lets go). Safe to call twice.</summary>
         public void Dispose()
         {
-            Handle.Dispose();
+            owned.Dispose();
         }
 
+        /// <summary>The class and the resource's name in the spec, e.g. "PoolMemoryResource pool".</summary>
         public override string ToString()
         {
             return IsDisposed ? GetType().Name + " (disposed)" : GetType().Name + " " + TypeName;
@@ -190,6 +197,7 @@ namespace Cmr
     /// <summary>A resource over another one, its upstream (RMM's upstream_resource_adaptor).</summary>
     public abstract class ResourceAdaptor : MemoryResource
     {
+        /// <summary>For a generated class, which calls Own once it has made its handle.</summary>
         protected ResourceAdaptor()
         {
         }

@@ -16,7 +16,7 @@ namespace Cmr
     /// callbacks are pinned (NativeCallback.Hold), so that neither the
     /// garbage collector nor the order of finalizers can take them away first.
     /// </summary>
-    public abstract class OwnedHandle : SafeHandle
+    internal abstract class OwnedHandle : SafeHandle
     {
         private readonly List<NativeCallback> held = new List<NativeCallback>();
 
@@ -28,6 +28,17 @@ namespace Cmr
         public override bool IsInvalid
         {
             get { return handle == IntPtr.Zero; }
+        }
+
+        /// <summary>
+        /// The handle, or ObjectDisposedException naming `owner` (the C# object's class) once
+        /// disposed. (A disposal racing the call is still caught by the marshaller, which holds the
+        /// handle open for each call, with its own ObjectDisposedException.)
+        /// </summary>
+        internal static T Opened<T>(T handle, string owner) where T : OwnedHandle
+        {
+            if (handle.IsClosed) throw new ObjectDisposedException(owner, owner + " is disposed");
+            return handle;
         }
 
         /// <summary>Holds `callback` until this handle is released.</summary>
@@ -61,7 +72,7 @@ namespace Cmr
     }
 
     /// <summary>An owned cmr_stack.</summary>
-    public sealed class StackHandle : OwnedHandle
+    internal sealed class StackHandle : OwnedHandle
     {
         internal StackHandle(IntPtr raw) : base(raw)
         {
@@ -74,7 +85,7 @@ namespace Cmr
     }
 
     /// <summary>An owned cmr_stream_pool.</summary>
-    public sealed class StreamPoolHandle : OwnedHandle
+    internal sealed class StreamPoolHandle : OwnedHandle
     {
         internal StreamPoolHandle(IntPtr raw) : base(raw)
         {
@@ -89,7 +100,7 @@ namespace Cmr
     /// <summary>An owned cmr_device_buffer, and the CudaStream it is
     /// ordered on (if one is), which it keeps until it has freed its memory
     /// on it, as RMM's buffer keeps its stream.</summary>
-    public sealed class DeviceBufferHandle : OwnedHandle
+    internal sealed class DeviceBufferHandle : OwnedHandle
     {
         private StreamHandle stream; // held by DangerousAddRef; null: a stream CudaStream did not make
 
@@ -162,7 +173,7 @@ namespace Cmr
     /// <summary>An owned cmr_stream. A buffer ordered on it holds it
     /// (DangerousAddRef), so it is destroyed with the last of its owner
     /// (the CudaStream) and the buffers, in whatever order they go.</summary>
-    public sealed class StreamHandle : OwnedHandle
+    internal sealed class StreamHandle : OwnedHandle
     {
         // The streams CudaStream made and cmr has not destroyed, by address.
         private static readonly Dictionary<IntPtr, WeakReference<StreamHandle>> live =

@@ -112,12 +112,12 @@ namespace Cmr
             }
             if (!found)
             {
-                throw new CmrException(Status.UnknownPointer, string.Format(
+                throw new CmrArgumentException(Status.UnknownPointer, string.Format(
                     "0x{0:x} was not allocated by this resource's Allocate, or was freed already", ptr.ToInt64()));
             }
             if (allocated != bytes)
             {
-                throw new CmrException(Status.InvalidArgument, string.Format(
+                throw new CmrArgumentException(Status.InvalidArgument, string.Format(
                     "0x{0:x} was allocated with {1} bytes, not {2}", ptr.ToInt64(), allocated, bytes));
             }
         }

@@ -12,7 +12,7 @@ namespace Cmr
     /// every native call it is passed to, so disposing it on another thread
     /// cannot free the resource under a call.
     /// </summary>
-    public sealed class ResourceHandle : OwnedHandle
+    internal sealed class ResourceHandle : OwnedHandle
     {
         internal Ref Ref;
 

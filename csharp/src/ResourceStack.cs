@@ -13,16 +13,23 @@ namespace Cmr
     /// </summary>
     public sealed class ResourceStack : IDisposable
     {
-        private readonly StackHandle handle;
+        private readonly StackHandle owned;
 
+        /// <summary>The handle; ObjectDisposedException naming the class once disposed.</summary>
+        private StackHandle Handle
+        {
+            get { return OwnedHandle.Opened(owned, "ResourceStack"); }
+        }
+
+        /// <summary>Builds the stack <paramref name="expression"/> describes (CmrArgumentException naming the column for a bad one).</summary>
         public ResourceStack(string expression)
         {
             if (expression == null) throw new ArgumentNullException("expression");
             IntPtr raw;
             CmrNative.cmr_stack_parse(expression, out raw);
-            handle = new StackHandle(raw);
-            Top = MemoryResource.FromShared(Results.Of<StackHandle, Ref>(CmrNative.cmr_stack_ref, handle));
-            Leaf = MemoryResource.FromShared(Results.Of<StackHandle, Ref>(CmrNative.cmr_stack_leaf, handle));
+            owned = new StackHandle(raw);
+            Top = MemoryResource.FromShared(Results.Of<StackHandle, Ref>(CmrNative.cmr_stack_ref, Handle));
+            Leaf = MemoryResource.FromShared(Results.Of<StackHandle, Ref>(CmrNative.cmr_stack_leaf, Handle));
         }
 
         /// <summary>The outermost resource: the one to allocate from.</summary>
@@ -34,13 +41,13 @@ namespace Cmr
         /// <summary>The expression, with every default written out.</summary>
         public string Expression
         {
-            get { return Results.Of<StackHandle, string>(CmrNative.cmr_stack_expression, handle); }
+            get { return Results.Of<StackHandle, string>(CmrNative.cmr_stack_expression, Handle); }
         }
 
         /// <summary>Drops the stack's shares (Top and Leaf keep their own until disposed).</summary>
         public void Dispose()
         {
-            handle.Dispose();
+            owned.Dispose();
         }
     }
 }

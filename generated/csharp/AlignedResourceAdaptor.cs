@@ -45,19 +45,25 @@ namespace Cmr
         }
 
         /// <summary>The allocation_alignment given at creation.</summary>
-        public ulong AllocationAlignment()
+        public ulong AllocationAlignment
         {
-            ulong result;
-            CmrNative.cmr_aligned_resource_allocation_alignment(Handle, out result);
-            return result;
+            get
+            {
+                ulong result;
+                CmrNative.cmr_aligned_resource_allocation_alignment(Handle, out result);
+                return result;
+            }
         }
 
         /// <summary>The threshold given at creation.</summary>
-        public ulong AlignmentThreshold()
+        public ulong AlignmentThreshold
         {
-            ulong result;
-            CmrNative.cmr_aligned_resource_alignment_threshold(Handle, out result);
-            return result;
+            get
+            {
+                ulong result;
+                CmrNative.cmr_aligned_resource_alignment_threshold(Handle, out result);
+                return result;
+            }
         }
     }
 }

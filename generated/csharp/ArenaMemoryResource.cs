@@ -63,35 +63,47 @@ namespace Cmr
         }
 
         /// <summary>Bytes taken from the upstream at creation.</summary>
-        public ulong ArenaSize()
+        public ulong ArenaSize
         {
-            ulong result;
-            CmrNative.cmr_arena_resource_arena_size(Handle, out result);
-            return result;
+            get
+            {
+                ulong result;
+                CmrNative.cmr_arena_resource_arena_size(Handle, out result);
+                return result;
+            }
         }
 
         /// <summary>Bytes in the global arena: not yet given to any stream&#39;s or thread&#39;s arena, or given back.</summary>
-        public ulong GlobalFreeBytes()
+        public ulong GlobalFreeBytes
         {
-            ulong result;
-            CmrNative.cmr_arena_resource_global_free_bytes(Handle, out result);
-            return result;
+            get
+            {
+                ulong result;
+                CmrNative.cmr_arena_resource_global_free_bytes(Handle, out result);
+                return result;
+            }
         }
 
         /// <summary>Superblocks the streams&#39; and threads&#39; arenas hold now (taken from the global arena, not given back; one whose first free piece a defragmentation gave back no longer counts).</summary>
-        public ulong SuperblockCount()
+        public ulong SuperblockCount
         {
-            ulong result;
-            CmrNative.cmr_arena_resource_superblock_count(Handle, out result);
-            return result;
+            get
+            {
+                ulong result;
+                CmrNative.cmr_arena_resource_superblock_count(Handle, out result);
+                return result;
+            }
         }
 
         /// <summary>The largest block the arena could hand out now (at the default alignment): the largest free block of any stream&#39;s or thread&#39;s arena, or of the global arena, 0 when none.</summary>
-        public ulong LargestFreeBlock()
+        public ulong LargestFreeBlock
         {
-            ulong result;
-            CmrNative.cmr_arena_resource_largest_free_block(Handle, out result);
-            return result;
+            get
+            {
+                ulong result;
+                CmrNative.cmr_arena_resource_largest_free_block(Handle, out result);
+                return result;
+            }
         }
 
         /// <summary>Appends the arena&#39;s state (global free ranges, each arena&#39;s free blocks, totals) to dump_path; CMR_ERROR_IO, with the system&#39;s reason, when it cannot be written.</summary>

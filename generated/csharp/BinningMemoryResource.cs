@@ -56,6 +56,28 @@ namespace Cmr
         {
         }
 
+        /// <summary>How many bins there are.</summary>
+        public ulong BinCount
+        {
+            get
+            {
+                ulong result;
+                CmrNative.cmr_binning_resource_bin_count(Handle, out result);
+                return result;
+            }
+        }
+
+        /// <summary>The largest request the bins could serve now without asking the upstream: over every bin that is one of cmr&#39;s pool, arena, fixed_size or binning resources, the smaller of the bin&#39;s size and its own largest_free_block, when that is more than the next smaller bin&#39;s size (smaller requests are routed there); bins of other kinds count as having none. 0 when no bin has a free block.</summary>
+        public ulong LargestFreeBlock
+        {
+            get
+            {
+                ulong result;
+                CmrNative.cmr_binning_resource_largest_free_block(Handle, out result);
+                return result;
+            }
+        }
+
         /// <summary>Makes a fixed_size bin over the upstream for requests up to allocation_size bytes, unless a bin of that size exists (then nothing changes).</summary>
         /// <param name="allocationSize">Largest request the bin serves, rounded up to a multiple of 256; it is the bin&#39;s block size.</param>
         public void AddBin(ulong allocationSize)
@@ -73,22 +95,6 @@ namespace Cmr
                 CmrNative.cmr_binning_resource_add_bin_resource(Handle, allocationSize, resourceLease.Ref);
                 Keep(resource);
             }
-        }
-
-        /// <summary>How many bins there are.</summary>
-        public ulong BinCount()
-        {
-            ulong result;
-            CmrNative.cmr_binning_resource_bin_count(Handle, out result);
-            return result;
-        }
-
-        /// <summary>The largest request the bins could serve now without asking the upstream: over every bin that is one of cmr&#39;s pool, arena, fixed_size or binning resources, the smaller of the bin&#39;s size and its own largest_free_block, when that is more than the next smaller bin&#39;s size (smaller requests are routed there); bins of other kinds count as having none. 0 when no bin has a free block.</summary>
-        public ulong LargestFreeBlock()
-        {
-            ulong result;
-            CmrNative.cmr_binning_resource_largest_free_block(Handle, out result);
-            return result;
         }
 
         /// <summary>The allocation size of the bin that serves a request of allocation_size bytes, or 0 when the upstream serves it.</summary>

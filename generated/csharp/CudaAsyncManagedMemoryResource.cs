@@ -30,11 +30,14 @@ namespace Cmr
         }
 
         /// <summary>The managed cudaMemPool_t the resource allocates from.</summary>
-        public IntPtr PoolHandle()
+        public IntPtr PoolHandle
         {
-            IntPtr result;
-            CmrNative.cmr_cuda_async_managed_resource_pool_handle(Handle, out result);
-            return result;
+            get
+            {
+                IntPtr result;
+                CmrNative.cmr_cuda_async_managed_resource_pool_handle(Handle, out result);
+                return result;
+            }
         }
     }
 }

@@ -33,19 +33,25 @@ namespace Cmr
         }
 
         /// <summary>The cudaMemPool_t the resource allocates from.</summary>
-        public IntPtr PoolHandle()
+        public IntPtr PoolHandle
         {
-            IntPtr result;
-            CmrNative.cmr_cuda_async_resource_pool_handle(Handle, out result);
-            return result;
+            get
+            {
+                IntPtr result;
+                CmrNative.cmr_cuda_async_resource_pool_handle(Handle, out result);
+                return result;
+            }
         }
 
         /// <summary>The release threshold the pool was created with.</summary>
-        public ulong ReleaseThreshold()
+        public ulong ReleaseThreshold
         {
-            ulong result;
-            CmrNative.cmr_cuda_async_resource_release_threshold(Handle, out result);
-            return result;
+            get
+            {
+                ulong result;
+                CmrNative.cmr_cuda_async_resource_release_threshold(Handle, out result);
+                return result;
+            }
         }
     }
 }

@@ -28,11 +28,14 @@ namespace Cmr
         }
 
         /// <summary>The cudaMemPool_t the view allocates from.</summary>
-        public IntPtr PoolHandle()
+        public IntPtr PoolHandle
         {
-            IntPtr result;
-            CmrNative.cmr_cuda_async_view_resource_pool_handle(Handle, out result);
-            return result;
+            get
+            {
+                IntPtr result;
+                CmrNative.cmr_cuda_async_view_resource_pool_handle(Handle, out result);
+                return result;
+            }
         }
     }
 }

@@ -59,27 +59,36 @@ namespace Cmr
         }
 
         /// <summary>The size of every block, after rounding up to a multiple of 256.</summary>
-        public ulong BlockSize()
+        public ulong BlockSize
         {
-            ulong result;
-            CmrNative.cmr_fixed_size_resource_block_size(Handle, out result);
-            return result;
+            get
+            {
+                ulong result;
+                CmrNative.cmr_fixed_size_resource_block_size(Handle, out result);
+                return result;
+            }
         }
 
         /// <summary>Bytes obtained from the upstream so far, in blocks in use or free.</summary>
-        public ulong UpstreamBytes()
+        public ulong UpstreamBytes
         {
-            ulong result;
-            CmrNative.cmr_fixed_size_resource_upstream_bytes(Handle, out result);
-            return result;
+            get
+            {
+                ulong result;
+                CmrNative.cmr_fixed_size_resource_upstream_bytes(Handle, out result);
+                return result;
+            }
         }
 
         /// <summary>block_size when a block is free, else 0: whether the resource could hand out a block now without asking its upstream.</summary>
-        public ulong LargestFreeBlock()
+        public ulong LargestFreeBlock
         {
-            ulong result;
-            CmrNative.cmr_fixed_size_resource_largest_free_block(Handle, out result);
-            return result;
+            get
+            {
+                ulong result;
+                CmrNative.cmr_fixed_size_resource_largest_free_block(Handle, out result);
+                return result;
+            }
         }
     }
 }

@@ -42,19 +42,25 @@ namespace Cmr
         }
 
         /// <summary>Bytes counted against the limit now (each request rounded up to allocation_alignment).</summary>
-        public ulong AllocatedBytes()
+        public ulong AllocatedBytes
         {
-            ulong result;
-            CmrNative.cmr_limiting_resource_allocated_bytes(Handle, out result);
-            return result;
+            get
+            {
+                ulong result;
+                CmrNative.cmr_limiting_resource_allocated_bytes(Handle, out result);
+                return result;
+            }
         }
 
         /// <summary>The limit given at creation.</summary>
-        public ulong AllocationLimit()
+        public ulong AllocationLimit
         {
-            ulong result;
-            CmrNative.cmr_limiting_resource_allocation_limit(Handle, out result);
-            return result;
+            get
+            {
+                ulong result;
+                CmrNative.cmr_limiting_resource_allocation_limit(Handle, out result);
+                return result;
+            }
         }
     }
 }

@@ -61,26 +61,32 @@ namespace Cmr
         {
         }
 
+        /// <summary>The name of the file the log goes to (from filename or CMR_LOG_FILE), or &#34;&#34; for a FILE *.</summary>
+        public string Filename
+        {
+            get
+            {
+                string result;
+                CmrNative.cmr_logging_resource_filename(Handle, out result);
+                return result;
+            }
+        }
+
+        /// <summary>Rows that could not be written since the adaptor was made (rows still in the buffer are not lost yet).</summary>
+        public ulong LostRows
+        {
+            get
+            {
+                ulong result;
+                CmrNative.cmr_logging_resource_lost_rows(Handle, out result);
+                return result;
+            }
+        }
+
         /// <summary>Writes out the buffered rows; CMR_ERROR_IO if a row was lost since the last flush (this one included).</summary>
         public void Flush()
         {
             CmrNative.cmr_logging_resource_flush(Handle);
-        }
-
-        /// <summary>The name of the file the log goes to (from filename or CMR_LOG_FILE), or &#34;&#34; for a FILE *.</summary>
-        public string Filename()
-        {
-            string result;
-            CmrNative.cmr_logging_resource_filename(Handle, out result);
-            return result;
-        }
-
-        /// <summary>Rows that could not be written since the adaptor was made (rows still in the buffer are not lost yet).</summary>
-        public ulong LostRows()
-        {
-            ulong result;
-            CmrNative.cmr_logging_resource_lost_rows(Handle, out result);
-            return result;
         }
     }
 }

@@ -57,27 +57,36 @@ namespace Cmr
         }
 
         /// <summary>Bytes taken from the upstream, handed out or free.</summary>
-        public ulong PoolSize()
+        public ulong PoolSize
         {
-            ulong result;
-            CmrNative.cmr_pool_resource_pool_size(Handle, out result);
-            return result;
+            get
+            {
+                ulong result;
+                CmrNative.cmr_pool_resource_pool_size(Handle, out result);
+                return result;
+            }
         }
 
         /// <summary>Bytes taken from the upstream and not handed out.</summary>
-        public ulong FreeSize()
+        public ulong FreeSize
         {
-            ulong result;
-            CmrNative.cmr_pool_resource_free_size(Handle, out result);
-            return result;
+            get
+            {
+                ulong result;
+                CmrNative.cmr_pool_resource_free_size(Handle, out result);
+                return result;
+            }
         }
 
         /// <summary>The largest block the pool could hand out now (at the default alignment) without growing: the largest free block over every stream&#39;s list, 0 when none.</summary>
-        public ulong LargestFreeBlock()
+        public ulong LargestFreeBlock
         {
-            ulong result;
-            CmrNative.cmr_pool_resource_largest_free_block(Handle, out result);
-            return result;
+            get
+            {
+                ulong result;
+                CmrNative.cmr_pool_resource_largest_free_block(Handle, out result);
+                return result;
+            }
         }
 
         /// <summary>Gives every wholly free chunk back to the upstream (pool_size drops by their bytes), once the host has waited for the work ordered before their frees; chunks with any block handed out stay.</summary>

@@ -37,35 +37,47 @@ namespace Cmr
         }
 
         /// <summary>Bytes allocated and not yet freed.</summary>
-        public ulong BytesInUse()
+        public ulong BytesInUse
         {
-            ulong result;
-            CmrNative.cmr_simulated_resource_bytes_in_use(Handle, out result);
-            return result;
+            get
+            {
+                ulong result;
+                CmrNative.cmr_simulated_resource_bytes_in_use(Handle, out result);
+                return result;
+            }
         }
 
         /// <summary>The most bytes in use at any time so far.</summary>
-        public ulong PeakBytesInUse()
+        public ulong PeakBytesInUse
         {
-            ulong result;
-            CmrNative.cmr_simulated_resource_peak_bytes_in_use(Handle, out result);
-            return result;
+            get
+            {
+                ulong result;
+                CmrNative.cmr_simulated_resource_peak_bytes_in_use(Handle, out result);
+                return result;
+            }
         }
 
         /// <summary>Successful allocations so far.</summary>
-        public ulong AllocationCount()
+        public ulong AllocationCount
         {
-            ulong result;
-            CmrNative.cmr_simulated_resource_allocation_count(Handle, out result);
-            return result;
+            get
+            {
+                ulong result;
+                CmrNative.cmr_simulated_resource_allocation_count(Handle, out result);
+                return result;
+            }
         }
 
         /// <summary>Frees so far.</summary>
-        public ulong DeallocationCount()
+        public ulong DeallocationCount
         {
-            ulong result;
-            CmrNative.cmr_simulated_resource_deallocation_count(Handle, out result);
-            return result;
+            get
+            {
+                ulong result;
+                CmrNative.cmr_simulated_resource_deallocation_count(Handle, out result);
+                return result;
+            }
         }
     }
 }

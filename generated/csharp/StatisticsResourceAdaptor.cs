@@ -45,67 +45,102 @@ namespace Cmr
         }
 
         /// <summary>Bytes allocated through the adaptor and not yet freed (all levels).</summary>
-        public ulong BytesCurrent()
+        public ulong BytesCurrent
         {
-            ulong result;
-            CmrNative.cmr_statistics_resource_bytes_current(Handle, out result);
-            return result;
+            get
+            {
+                ulong result;
+                CmrNative.cmr_statistics_resource_bytes_current(Handle, out result);
+                return result;
+            }
         }
 
         /// <summary>The top level&#39;s highest bytes_current, counted from its push.</summary>
-        public ulong BytesPeak()
+        public ulong BytesPeak
         {
-            ulong result;
-            CmrNative.cmr_statistics_resource_bytes_peak(Handle, out result);
-            return result;
+            get
+            {
+                ulong result;
+                CmrNative.cmr_statistics_resource_bytes_peak(Handle, out result);
+                return result;
+            }
         }
 
         /// <summary>Bytes allocated since the top level was pushed (or the adaptor made).</summary>
-        public ulong BytesTotal()
+        public ulong BytesTotal
         {
-            ulong result;
-            CmrNative.cmr_statistics_resource_bytes_total(Handle, out result);
-            return result;
+            get
+            {
+                ulong result;
+                CmrNative.cmr_statistics_resource_bytes_total(Handle, out result);
+                return result;
+            }
         }
 
         /// <summary>Allocations made through the adaptor and not yet freed (all levels).</summary>
-        public ulong AllocationsCurrent()
+        public ulong AllocationsCurrent
         {
-            ulong result;
-            CmrNative.cmr_statistics_resource_allocations_current(Handle, out result);
-            return result;
+            get
+            {
+                ulong result;
+                CmrNative.cmr_statistics_resource_allocations_current(Handle, out result);
+                return result;
+            }
         }
 
         /// <summary>The top level&#39;s highest allocations_current, counted from its push.</summary>
-        public ulong AllocationsPeak()
+        public ulong AllocationsPeak
         {
-            ulong result;
-            CmrNative.cmr_statistics_resource_allocations_peak(Handle, out result);
-            return result;
+            get
+            {
+                ulong result;
+                CmrNative.cmr_statistics_resource_allocations_peak(Handle, out result);
+                return result;
+            }
         }
 
         /// <summary>Allocations made since the top level was pushed (or the adaptor made).</summary>
-        public ulong AllocationsTotal()
+        public ulong AllocationsTotal
         {
-            ulong result;
-            CmrNative.cmr_statistics_resource_allocations_total(Handle, out result);
-            return result;
+            get
+            {
+                ulong result;
+                CmrNative.cmr_statistics_resource_allocations_total(Handle, out result);
+                return result;
+            }
         }
 
         /// <summary>Bytes outstanding when the top level was pushed (0 for the base level): bytes_current minus this is the top level&#39;s own net count, RMM&#39;s current bytes, which may be negative.</summary>
-        public ulong BytesAtPush()
+        public ulong BytesAtPush
         {
-            ulong result;
-            CmrNative.cmr_statistics_resource_bytes_at_push(Handle, out result);
-            return result;
+            get
+            {
+                ulong result;
+                CmrNative.cmr_statistics_resource_bytes_at_push(Handle, out result);
+                return result;
+            }
         }
 
         /// <summary>Allocations outstanding when the top level was pushed (0 for the base level): allocations_current minus this is RMM&#39;s current count of the top level.</summary>
-        public ulong AllocationsAtPush()
+        public ulong AllocationsAtPush
         {
-            ulong result;
-            CmrNative.cmr_statistics_resource_allocations_at_push(Handle, out result);
-            return result;
+            get
+            {
+                ulong result;
+                CmrNative.cmr_statistics_resource_allocations_at_push(Handle, out result);
+                return result;
+            }
+        }
+
+        /// <summary>Levels on the stack: 1 until the first push.</summary>
+        public ulong CounterLevels
+        {
+            get
+            {
+                ulong result;
+                CmrNative.cmr_statistics_resource_counter_levels(Handle, out result);
+                return result;
+            }
         }
 
         /// <summary>Starts a new level of counters at zero on top of the stack.</summary>
@@ -118,14 +153,6 @@ namespace Cmr
         public void PopCounters()
         {
             CmrNative.cmr_statistics_resource_pop_counters(Handle);
-        }
-
-        /// <summary>Levels on the stack: 1 until the first push.</summary>
-        public ulong CounterLevels()
-        {
-            ulong result;
-            CmrNative.cmr_statistics_resource_counter_levels(Handle, out result);
-            return result;
         }
     }
 }

@@ -49,35 +49,47 @@ namespace Cmr
         }
 
         /// <summary>Bytes outstanding (the sum of the sizes asked for).</summary>
-        public ulong AllocatedBytes()
+        public ulong AllocatedBytes
         {
-            ulong result;
-            CmrNative.cmr_tracking_resource_allocated_bytes(Handle, out result);
-            return result;
+            get
+            {
+                ulong result;
+                CmrNative.cmr_tracking_resource_allocated_bytes(Handle, out result);
+                return result;
+            }
         }
 
         /// <summary>How many allocations are outstanding.</summary>
-        public ulong OutstandingCount()
+        public ulong OutstandingCount
         {
-            ulong result;
-            CmrNative.cmr_tracking_resource_outstanding_count(Handle, out result);
-            return result;
+            get
+            {
+                ulong result;
+                CmrNative.cmr_tracking_resource_outstanding_count(Handle, out result);
+                return result;
+            }
         }
 
         /// <summary>A text listing each outstanding allocation by address (pointer, bytes, alignment, backtrace when captured); it belongs to the resource and stays valid until the next outstanding_report on the same resource (from any thread) or its destroy.</summary>
-        public string OutstandingReport()
+        public string OutstandingReport
         {
-            string result;
-            CmrNative.cmr_tracking_resource_outstanding_report(Handle, out result);
-            return result;
+            get
+            {
+                string result;
+                CmrNative.cmr_tracking_resource_outstanding_report(Handle, out result);
+                return result;
+            }
         }
 
         /// <summary>Whether each allocation records its caller&#39;s backtrace.</summary>
-        public bool CaptureStacks()
+        public bool CaptureStacks
         {
-            bool result;
-            CmrNative.cmr_tracking_resource_capture_stacks(Handle, out result);
-            return result;
+            get
+            {
+                bool result;
+                CmrNative.cmr_tracking_resource_capture_stacks(Handle, out result);
+                return result;
+            }
         }
 
         /// <summary>Takes a snapshot of the outstanding allocations, in address order, for the snapshot_* methods to read, and returns how many it holds; it belongs to the resource and stays until the next outstanding_snapshot on the same resource (from any thread) or its destroy.</summary>

@@ -43,8 +43,11 @@ CMR_CS_HANDLE(cmr_arena_resource, ResourceHandle)
 %ignore cmr_arena_resource_destroy;
 cmr_status cmr_cs_release_arena(void *handle);
 %rename(ArenaCapture) cmr_arena_capture;
+%typemap(csclassmodifiers) enum cmr_arena_capture "/// <summary>arena's capture: What an allocation on a stream capturing a CUDA graph gets: serve, graph memory (a graph memory node of the device&#39;s current pool, which each launch of the graph maps anew and its free node gives back; the free lists are never used in a capture, since their blocks would be baked into the graph and handed to others once freed), or refuse, CMR_ERROR_STREAM_CAPTURE; frees are served either way, and nothing the capture forbids (an event recorded, waited for or queried, a synchronization, cudaMalloc) is called on a capturing stream.</summary>\npublic enum"
 %rename(Serve) CMR_ARENA_CAPTURE_SERVE;
+%csattributes CMR_ARENA_CAPTURE_SERVE "/// <summary>capture=serve in a stack expression.</summary>";
 %rename(Refuse) CMR_ARENA_CAPTURE_REFUSE;
+%csattributes CMR_ARENA_CAPTURE_REFUSE "/// <summary>capture=refuse in a stack expression.</summary>";
 CMR_CS_HANDLE(cmr_binning_resource, ResourceHandle)
 %ignore cmr_binning_resource_destroy;
 cmr_status cmr_cs_release_binning(void *handle);
@@ -58,10 +61,15 @@ CMR_CS_HANDLE(cmr_cuda_async_resource, ResourceHandle)
 %ignore cmr_cuda_async_resource_destroy;
 cmr_status cmr_cs_release_cuda_async(void *handle);
 %rename(CudaAsyncExportHandleType) cmr_cuda_async_export_handle_type;
+%typemap(csclassmodifiers) enum cmr_cuda_async_export_handle_type "/// <summary>cuda_async's export_handle_type: The set of shareable handle kinds the pool exports for IPC, each value naming one set: none, a POSIX file descriptor, a fabric handle, or both (the driver&#39;s handle types ORed, as RMM&#39;s enable_ipc with enable_fabric); a device that cannot export every kind of the set is CMR_ERROR_UNSUPPORTED.</summary>\npublic enum"
 %rename(None) CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE;
+%csattributes CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE "/// <summary>export_handle_type=none in a stack expression.</summary>";
 %rename(PosixFileDescriptor) CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+%csattributes CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR "/// <summary>export_handle_type=posix_file_descriptor in a stack expression.</summary>";
 %rename(Fabric) CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC;
+%csattributes CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC "/// <summary>export_handle_type=fabric in a stack expression.</summary>";
 %rename(PosixFileDescriptorAndFabric) CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_AND_FABRIC;
+%csattributes CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_AND_FABRIC "/// <summary>export_handle_type=posix_file_descriptor_and_fabric in a stack expression.</summary>";
 CMR_CS_HANDLE(cmr_cuda_async_managed_resource, ResourceHandle)
 %ignore cmr_cuda_async_managed_resource_destroy;
 cmr_status cmr_cs_release_cuda_async_managed(void *handle);
@@ -75,8 +83,11 @@ CMR_CS_HANDLE(cmr_fixed_size_resource, ResourceHandle)
 %ignore cmr_fixed_size_resource_destroy;
 cmr_status cmr_cs_release_fixed_size(void *handle);
 %rename(FixedSizeCapture) cmr_fixed_size_capture;
+%typemap(csclassmodifiers) enum cmr_fixed_size_capture "/// <summary>fixed_size's capture: What an allocation on a stream capturing a CUDA graph gets: serve, graph memory (a graph memory node of the device&#39;s current pool, which each launch of the graph maps anew and its free node gives back; the free lists are never used in a capture, since their blocks would be baked into the graph and handed to others once freed), or refuse, CMR_ERROR_STREAM_CAPTURE; frees are served either way, and nothing the capture forbids (an event recorded, waited for or queried, a synchronization, cudaMalloc) is called on a capturing stream.</summary>\npublic enum"
 %rename(Serve) CMR_FIXED_SIZE_CAPTURE_SERVE;
+%csattributes CMR_FIXED_SIZE_CAPTURE_SERVE "/// <summary>capture=serve in a stack expression.</summary>";
 %rename(Refuse) CMR_FIXED_SIZE_CAPTURE_REFUSE;
+%csattributes CMR_FIXED_SIZE_CAPTURE_REFUSE "/// <summary>capture=refuse in a stack expression.</summary>";
 CMR_CS_HANDLE(cmr_limiting_resource, ResourceHandle)
 %ignore cmr_limiting_resource_destroy;
 cmr_status cmr_cs_release_limiting(void *handle);
@@ -93,8 +104,11 @@ CMR_CS_HANDLE(cmr_pool_resource, ResourceHandle)
 %ignore cmr_pool_resource_destroy;
 cmr_status cmr_cs_release_pool(void *handle);
 %rename(PoolCapture) cmr_pool_capture;
+%typemap(csclassmodifiers) enum cmr_pool_capture "/// <summary>pool's capture: What an allocation on a stream capturing a CUDA graph gets: serve, graph memory (a graph memory node of the device&#39;s current pool, which each launch of the graph maps anew and its free node gives back; the free lists are never used in a capture, since their blocks would be baked into the graph and handed to others once freed), or refuse, CMR_ERROR_STREAM_CAPTURE; frees are served either way, and nothing the capture forbids (an event recorded, waited for or queried, a synchronization, cudaMalloc) is called on a capturing stream.</summary>\npublic enum"
 %rename(Serve) CMR_POOL_CAPTURE_SERVE;
+%csattributes CMR_POOL_CAPTURE_SERVE "/// <summary>capture=serve in a stack expression.</summary>";
 %rename(Refuse) CMR_POOL_CAPTURE_REFUSE;
+%csattributes CMR_POOL_CAPTURE_REFUSE "/// <summary>capture=refuse in a stack expression.</summary>";
 CMR_CS_HANDLE(cmr_prefetch_resource, ResourceHandle)
 %ignore cmr_prefetch_resource_destroy;
 cmr_status cmr_cs_release_prefetch(void *handle);

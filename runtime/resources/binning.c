@@ -184,14 +184,19 @@ static cmr_status cmr_binning_route_failed(cmr_status status, const cmr_route *r
   return cmr_error_context(status, "binning: the bin of %zu bytes", route->size);
 }
 
-cmr_status cmr_binning_impl_allocate(cmr_binning_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
-                                     void **out) {
+/* One call routed by size: an allocation when `out` is not NULL, else the
+ * free of `ptr`; on success the route's count moves by one. Inlined into
+ * both calls below, so each keeps only its own branch. */
+static inline cmr_status cmr_binning_routed(cmr_binning_impl *impl, void *ptr, size_t bytes, size_t alignment,
+                                            cmr_stream stream, void **out) {
   cmr_binning_reading reading;
   unsigned slot = cmr_binning_read_begin(impl, &reading);
   cmr_route *route = cmr_binning_route(impl, bytes);
-  cmr_status status = cmr_held_allocate(route->resource, route->self, bytes, alignment, stream, out);
+  cmr_status status = out != NULL ? cmr_held_allocate(route->resource, route->self, bytes, alignment, stream, out)
+                                  : cmr_held_deallocate(route->resource, route->self, ptr, bytes, alignment, stream);
   if (status == CMR_SUCCESS) {
-    atomic_fetch_add_explicit(&route->outstanding[slot].count, 1, memory_order_relaxed);
+    /* size_t wraps, so adding SIZE_MAX takes one away. */
+    atomic_fetch_add_explicit(&route->outstanding[slot].count, out != NULL ? 1 : SIZE_MAX, memory_order_relaxed);
   } else {
     status = cmr_binning_route_failed(status, route, impl);
   }
@@ -199,19 +204,14 @@ cmr_status cmr_binning_impl_allocate(cmr_binning_impl *impl, size_t bytes, size_
   return status;
 }
 
+cmr_status cmr_binning_impl_allocate(cmr_binning_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
+                                     void **out) {
+  return cmr_binning_routed(impl, NULL, bytes, alignment, stream, out);
+}
+
 cmr_status cmr_binning_impl_deallocate(cmr_binning_impl *impl, void *ptr, size_t bytes, size_t alignment,
                                        cmr_stream stream) {
-  cmr_binning_reading reading;
-  unsigned slot = cmr_binning_read_begin(impl, &reading);
-  cmr_route *route = cmr_binning_route(impl, bytes);
-  cmr_status status = cmr_held_deallocate(route->resource, route->self, ptr, bytes, alignment, stream);
-  if (status == CMR_SUCCESS) {
-    atomic_fetch_sub_explicit(&route->outstanding[slot].count, 1, memory_order_relaxed);
-  } else {
-    status = cmr_binning_route_failed(status, route, impl);
-  }
-  cmr_binning_read_end(impl, slot, &reading);
-  return status;
+  return cmr_binning_routed(impl, ptr, bytes, alignment, stream, NULL);
 }
 
 /* ---- adding bins ------------------------------------------------------------------ */

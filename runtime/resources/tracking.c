@@ -2,11 +2,11 @@
 /* tracking: a record per outstanding allocation in a chained hash table
  * under one lock, and what is read from it: the outstanding-allocations
  * report, and a snapshot of the records that bindings read field by field. */
-#include <execinfo.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "call_stack.h"
 #include "address_map.h"
 #include "impl.h"
 #include "lock.h"
@@ -93,7 +93,7 @@ static cmr_status cmr_tracking_record_new(const cmr_tracking_impl *impl, size_t 
     return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "tracking: no host memory to record an allocation of %zu bytes", bytes);
   }
   *record = (cmr_tracking_record){.bytes = bytes, .alignment = alignment, .stream = stream};
-  if (frames > 0) record->frame_count = backtrace(record->frames, frames);
+  record->frame_count = cmr_call_stack_capture(record->frames, frames);
   *out = record;
   return CMR_SUCCESS;
 }
@@ -171,16 +171,7 @@ static int cmr_tracking_by_address(const void *a, const void *b) {
  * bare address when it cannot). */
 static void cmr_tracking_write_record(FILE *text, const cmr_tracking_record *record) {
   fprintf(text, "%p: %zu bytes, alignment %zu\n", record->key.address, record->bytes, record->alignment);
-  if (record->frame_count == 0) return;
-  char **symbols = backtrace_symbols(record->frames, record->frame_count);
-  for (int i = 0; i < record->frame_count; ++i) {
-    if (symbols != NULL) {
-      fprintf(text, "  #%d %s\n", i, symbols[i]);
-    } else {
-      fprintf(text, "  #%d %p\n", i, record->frames[i]);
-    }
-  }
-  free(symbols);
+  cmr_call_stack_write(text, record->frames, record->frame_count, "  ", "");
 }
 
 typedef struct cmr_tracking_sorting {
@@ -249,15 +240,7 @@ static char *cmr_tracking_stack_text(const cmr_tracking_record *record) {
   size_t length = 0;
   FILE *stream = open_memstream(&text, &length);
   if (stream == NULL) return NULL;
-  char **symbols = record->frame_count > 0 ? backtrace_symbols(record->frames, record->frame_count) : NULL;
-  for (int i = 0; i < record->frame_count; ++i) {
-    if (symbols != NULL) {
-      fprintf(stream, "#%d in %s\n", i, symbols[i]);
-    } else {
-      fprintf(stream, "#%d in %p\n", i, record->frames[i]);
-    }
-  }
-  free(symbols);
+  cmr_call_stack_write(stream, record->frames, record->frame_count, "", "in ");
   bool failed = ferror(stream) != 0;
   failed = fclose(stream) != 0 || failed;
   if (failed) {

@@ -4,7 +4,9 @@
 runtime/src/ holds one folder per layer, bottom up (runtime/src/README.md).
 Given each layer's object files, in that order, this reads every object's
 defined and undefined symbols with nm and fails when an object calls (or
-reads) a symbol that only a higher layer defines.
+reads) a symbol that only a higher layer defines, or when files call each
+other in a loop (a file that calls another must not be called back by it,
+directly or through others: one of them belongs below the other).
 
     python3 layers.py NM base=a.o|b.o backend=c.o ... api=z.o
 """
@@ -36,6 +38,39 @@ def file_name(obj):
     return name[:-2] if name.endswith(".o") else name
 
 
+def loops(calls):
+    """The groups of two or more files that reach each other by calls
+    (strongly connected components, Tarjan's algorithm), each sorted."""
+    index, low, on_stack, stack, found = {}, {}, set(), [], []
+
+    def visit(node):
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for other in sorted(calls.get(node, ())):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in on_stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    sys.setrecursionlimit(max(1000, 4 * len(calls) + 100))
+    for node in sorted(calls):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
 def main(argv):
     nm, specs = argv[1], argv[2:]
     if not specs:
@@ -58,17 +93,22 @@ def main(argv):
             definer[name] = (layer, file_name(obj))
         needs[(layer, file_name(obj))] = undefined
     problems = []
+    calls = {}
     for (layer, name), undefined in needs.items():
         for symbol in sorted(undefined):
             if symbol not in definer:
                 continue
             other_layer, other = definer[symbol]
+            if other != name:
+                calls.setdefault(name, set()).add(other)
             if rank[other_layer] > rank[layer]:
                 problems.append(f"{name} ({layer}) calls {symbol} of {other} ({other_layer}), a layer above it")
+    for group in loops(calls):
+        problems.append("these files call each other in a loop: " + " -> ".join(group))
     if problems:
         print("\n".join(problems))
         return 1
-    print(f"boundary.layers: {len(needs)} objects in {len(rank)} layers ({', '.join(rank)}), every call downward")
+    print(f"boundary.layers: {len(needs)} objects in {len(rank)} layers ({', '.join(rank)}), every call downward, no loop")
     return 0
 
 

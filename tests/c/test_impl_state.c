@@ -65,8 +65,7 @@ START_TEST(a_struct_too_large_for_host_memory_is_refused_with_a_message) {
 END_TEST
 
 int main(void) {
-  Suite *suite = suite_create("impl_state");
-  cmr_test_case(suite, "impl_state", NULL, NULL, the_struct_begins_with_the_parameters_and_is_zero_past_them,
-                a_struct_without_parameters_is_all_zero, a_struct_too_large_for_host_memory_is_refused_with_a_message);
-  return cmr_test_run(suite);
+  return cmr_test_main("impl_state", the_struct_begins_with_the_parameters_and_is_zero_past_them,
+                       a_struct_without_parameters_is_all_zero,
+                       a_struct_too_large_for_host_memory_is_refused_with_a_message);
 }

@@ -37,6 +37,13 @@ static void destroy_pool_and_check_upstream(void) {
   ck_assert(held == 0 || upstream.deallocations > 0);
 }
 
+/* The end of a test on two streams of its own. */
+static void destroy_pool_and_streams(cmr_stream a, cmr_stream b) {
+  destroy_pool_and_check_upstream();
+  ck_assert_ok(cmr_stream_destroy(a));
+  ck_assert_ok(cmr_stream_destroy(b));
+}
+
 static void *take(size_t bytes, cmr_stream stream) {
   void *ptr = NULL;
   ck_assert_ok(cmr_allocate(ref, bytes, stream, &ptr));
@@ -298,9 +305,7 @@ START_TEST(release_waits_for_the_work_on_freed_chunks) {
   ck_assert_uint_eq(after.device_synchronizes, before.device_synchronizes);
   ck_assert_uint_eq(pool_size(), 0);
   ck_assert_uint_eq(upstream.outstanding, 0);
-  destroy_pool_and_check_upstream();
-  ck_assert_ok(cmr_stream_destroy(a));
-  ck_assert_ok(cmr_stream_destroy(b));
+  destroy_pool_and_streams(a, b);
 }
 END_TEST
 
@@ -322,9 +327,7 @@ START_TEST(release_gathers_pieces_freed_on_two_streams) {
   void *again = take(1000, b);
   ck_assert_uint_eq(pool_size(), 1 * KiB);
   give(again, 1000, a);
-  destroy_pool_and_check_upstream();
-  ck_assert_ok(cmr_stream_destroy(a));
-  ck_assert_ok(cmr_stream_destroy(b));
+  destroy_pool_and_streams(a, b);
 }
 END_TEST
 
@@ -366,9 +369,7 @@ START_TEST(release_keeps_chunks_partly_in_use_and_their_free_pieces) {
   ck_assert_ok(cmr_pool_resource_release(pool));
   ck_assert_uint_eq(pool_size(), 0);
   ck_assert_uint_eq(upstream.outstanding, 0);
-  destroy_pool_and_check_upstream();
-  ck_assert_ok(cmr_stream_destroy(a));
-  ck_assert_ok(cmr_stream_destroy(b));
+  destroy_pool_and_streams(a, b);
 }
 END_TEST
 
@@ -499,9 +500,7 @@ START_TEST(other_stream_waits_on_the_event) {
   ck_assert_uint_eq(taken.event_records, freed.event_records); /* only the block moved, to the caller */
   ck_assert_int_eq(upstream.allocations, 1);
   give(on_a, 64 * KiB, b);
-  destroy_pool_and_check_upstream();
-  ck_assert_ok(cmr_stream_destroy(a));
-  ck_assert_ok(cmr_stream_destroy(b));
+  destroy_pool_and_streams(a, b);
 }
 END_TEST
 
@@ -518,9 +517,7 @@ START_TEST(lone_stream_frees_are_ordered_by_a_device_synchronize) {
   ck_assert_uint_eq(taken.device_synchronizes, freed.device_synchronizes + 1);
   ck_assert_uint_eq(taken.stream_waits, freed.stream_waits);
   give(ptr, 4 * KiB, b);
-  destroy_pool_and_check_upstream();
-  ck_assert_ok(cmr_stream_destroy(a));
-  ck_assert_ok(cmr_stream_destroy(b));
+  destroy_pool_and_streams(a, b);
 }
 END_TEST
 
@@ -541,9 +538,7 @@ START_TEST(exhaustion_gathers_every_stream_free_memory) {
   ck_assert_uint_eq(after.device_synchronizes, before.device_synchronizes + 1);
   ck_assert_int_eq(upstream.allocations, 1);
   give(low, 1 * MiB, a);
-  destroy_pool_and_check_upstream();
-  ck_assert_ok(cmr_stream_destroy(a));
-  ck_assert_ok(cmr_stream_destroy(b));
+  destroy_pool_and_streams(a, b);
 }
 END_TEST
 
@@ -583,9 +578,7 @@ START_TEST(recent_hand_outs_are_taken_back_from_anywhere) {
   ck_assert_status(cmr_deallocate(ref, blocks[0], 1 * KiB, a), CMR_ERROR_UNKNOWN_POINTER);
   size_t free_bytes = free_size();
   ck_assert_uint_eq(free_bytes, pool_size()); /* every block came back */
-  destroy_pool_and_check_upstream();
-  ck_assert_ok(cmr_stream_destroy(a));
-  ck_assert_ok(cmr_stream_destroy(b));
+  destroy_pool_and_streams(a, b);
 }
 END_TEST
 

@@ -39,10 +39,7 @@ START_TEST(a_stack_builds_and_serves) {
   ck_assert_str_eq(type_of(stack), "binning");
   cmr_resource_ref ref;
   ck_assert_ok(cmr_stack_ref(stack, &ref));
-  void *ptr = NULL;
-  ck_assert_ok(cmr_allocate(ref, 3000, CMR_DEFAULT_STREAM, &ptr));
-  memset(ptr, 0x5a, 3000);
-  ck_assert_ok(cmr_deallocate(ref, ptr, 3000, CMR_DEFAULT_STREAM));
+  cmr_test_use(ref, 3000, 0x5a);
   ck_assert_ok(cmr_stack_destroy(stack));
   ck_assert_status(cmr_stack_destroy(stack), CMR_ERROR_DESTROYED_HANDLE);
 }

@@ -102,8 +102,6 @@ START_TEST(lookups_race_with_adds_and_removes) {
 END_TEST
 
 int main(void) {
-  Suite *suite = suite_create("stream_ids");
-  cmr_test_case(suite, "stream_ids", NULL, NULL, found_while_added_and_gone_once_removed,
-                a_full_table_leaves_streams_out_and_reuses_removed_slots, lookups_race_with_adds_and_removes);
-  return cmr_test_run(suite);
+  return cmr_test_main("stream_ids", found_while_added_and_gone_once_removed,
+                       a_full_table_leaves_streams_out_and_reuses_removed_slots, lookups_race_with_adds_and_removes);
 }

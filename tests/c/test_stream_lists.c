@@ -409,13 +409,11 @@ START_TEST(the_lock_order_is_counted_in_a_checking_build) {
 END_TEST
 
 int main(void) {
-  Suite *suite = suite_create("stream_lists");
-  cmr_test_case(suite, "stream_lists", NULL, NULL, default_stream_is_keyed_per_thread,
-                per_stream_keying_shares_the_default_stream, only_whole_units_are_released_after_waiting,
-                release_gathers_a_unit_over_several_lists, each_visits_every_free_block_with_its_list,
-                aligned_take_from_another_stream, lists_in_use_pass_their_check, a_recent_block_resized_is_found,
-                an_index_block_resized_is_found, blocks_of_two_lists_covering_the_same_bytes_are_found,
-                a_hand_out_asking_more_than_its_block_is_found, the_lock_order_check_refuses_what_could_deadlock,
-                the_lock_order_is_counted_in_a_checking_build);
-  return cmr_test_run(suite);
+  return cmr_test_main("stream_lists", default_stream_is_keyed_per_thread, per_stream_keying_shares_the_default_stream,
+                       only_whole_units_are_released_after_waiting, release_gathers_a_unit_over_several_lists,
+                       each_visits_every_free_block_with_its_list, aligned_take_from_another_stream,
+                       lists_in_use_pass_their_check, a_recent_block_resized_is_found, an_index_block_resized_is_found,
+                       blocks_of_two_lists_covering_the_same_bytes_are_found,
+                       a_hand_out_asking_more_than_its_block_is_found, the_lock_order_check_refuses_what_could_deadlock,
+                       the_lock_order_is_counted_in_a_checking_build);
 }

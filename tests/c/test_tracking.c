@@ -392,10 +392,7 @@ START_TEST(made_from_an_expression) {
   ck_assert_str_eq(expression, "prefetch(tracking(system, capture_stacks=true))");
   cmr_resource_ref ref;
   ck_assert_ok(cmr_stack_ref(stack, &ref));
-  void *ptr = NULL;
-  ck_assert_ok(cmr_allocate(ref, 4096, CMR_DEFAULT_STREAM, &ptr));
-  memset(ptr, 0x11, 4096);
-  ck_assert_ok(cmr_deallocate(ref, ptr, 4096, CMR_DEFAULT_STREAM));
+  cmr_test_use(ref, 4096, 0x11);
   ck_assert_ok(cmr_stack_destroy(stack));
   /* The default is written out. */
   ck_assert_ok(cmr_stack_parse("tracking(system)", &stack));

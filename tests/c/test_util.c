@@ -58,6 +58,20 @@ TCase *cmr_test_add_case(Suite *suite, const char *name, SFun setup, SFun teardo
   return tcase;
 }
 
+int cmr_test_run_case(const char *name, const TTest *const *tests) {
+  Suite *suite = suite_create(name);
+  cmr_test_add_case(suite, name, NULL, NULL, tests);
+  return cmr_test_run(suite);
+}
+
+void cmr_test_use(cmr_resource_ref ref, size_t bytes, int byte) {
+  void *ptr = NULL;
+  ck_assert_ok(cmr_allocate(ref, bytes, CMR_DEFAULT_STREAM, &ptr));
+  ck_assert_ptr_nonnull(ptr);
+  memset(ptr, byte, bytes);
+  ck_assert_ok(cmr_deallocate(ref, ptr, bytes, CMR_DEFAULT_STREAM));
+}
+
 cmr_system_resource *cmr_test_system_resource(void) {
   cmr_system_resource *resource = NULL;
   ck_assert_ok(cmr_system_resource_create(&resource));

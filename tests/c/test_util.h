@@ -61,6 +61,15 @@ int cmr_test_run(Suite *suite);
 /* What cmr_test_case() calls: `tests` ends with NULL. */
 TCase *cmr_test_add_case(Suite *suite, const char *name, SFun setup, SFun teardown, const TTest *const *tests);
 
+/* main's whole body for a suite of one case, both named `name`, without a
+ * fixture: the tests that follow, run as cmr_test_run runs them. */
+#define cmr_test_main(name, ...) cmr_test_run_case((name), (const TTest *const[]){__VA_ARGS__, NULL})
+int cmr_test_run_case(const char *name, const TTest *const *tests);
+
+/* Allocates `bytes` from `ref` on the default stream, writes `byte` over
+ * them and frees them, failing the test if any step fails. */
+void cmr_test_use(cmr_resource_ref ref, size_t bytes, int byte);
+
 /* The current device; fails the test if it cannot be read. */
 int cmr_test_current_device(void);
 

@@ -29,7 +29,7 @@ internal sealed class BuffersTests
         using (var statistics = new StatisticsResourceAdaptor(system))
         using (var buffer = new DeviceBuffer(100, statistics))
         {
-            Assert.Equal(100UL, statistics.BytesCurrent(), "allocated through the resource");
+            Assert.Equal(100UL, statistics.BytesCurrent, "allocated through the resource");
             buffer.Reserve(1000);
             Assert.Equal(1000UL, buffer.Capacity, "reserved");
             Assert.Equal(100UL, buffer.Size, "size unchanged");
@@ -37,7 +37,7 @@ internal sealed class BuffersTests
             Assert.Equal(1000UL, buffer.Capacity, "no reallocation within the capacity");
             buffer.ShrinkToFit();
             Assert.Equal(500UL, buffer.Capacity, "shrunk");
-            Assert.Equal(500UL, statistics.BytesCurrent(), "the old memory freed");
+            Assert.Equal(500UL, statistics.BytesCurrent, "the old memory freed");
             buffer.Prefetch();
         }
     }
@@ -67,7 +67,7 @@ internal sealed class BuffersTests
                 Assert.Equal(DeviceBuffer.DefaultAlignment, plain.Alignment, "the default");
             }
             Assert.ThrowsStatus(Status.BadAlignment, () => new DeviceBuffer(10, 3000, statistics), "alignment 3000");
-            Assert.Equal(0UL, statistics.BytesCurrent(), "everything given back");
+            Assert.Equal(0UL, statistics.BytesCurrent, "everything given back");
         }
     }
 

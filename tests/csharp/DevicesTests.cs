@@ -34,7 +34,7 @@ internal sealed class DevicesTests
             Assert.True(DeviceResources.Get(0) == statistics, "the object that was set comes back");
             using (var buffer = new DeviceBuffer(128))
             {
-                Assert.Equal(128UL, statistics.BytesCurrent(), "a buffer without a resource uses the current one");
+                Assert.Equal(128UL, statistics.BytesCurrent, "a buffer without a resource uses the current one");
             }
             DeviceResources.Reset(0);
             Assert.True(DeviceResources.Current is SystemMemoryResource, "back to the default");

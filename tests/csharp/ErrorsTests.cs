@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Bad inputs, each as its own error: cmr's statuses as CmrException (out
-// of memory as CmrOutOfMemoryException, a file that cannot be written as
-// CmrIOException, an IOException) with cmr's message, and C#'s own
-// argument errors where C# can tell first.
+// Bad inputs, each as its own error: cmr's statuses as the .NET exception
+// of their kind (a bad argument as CmrArgumentException or
+// CmrArgumentOutOfRangeException, out of memory as CmrOutOfMemoryException,
+// a file that cannot be written as CmrIOException, an IOException, the rest
+// as CmrException) with cmr's message, and C#'s own argument errors where C#
+// can tell first.
 using System;
 using Cmr;
 
@@ -37,7 +39,7 @@ internal sealed class ErrorsTests
                 Assert.True(e is System.IO.IOException, "an IOException");
                 Assert.True(e.CmrMessage.Contains("3 rows could not be written to /dev/full: No space left on device"),
                             "cmr's message: " + e.Message);
-                Assert.Equal(3UL, log.LostRows(), "the rows lost");
+                Assert.Equal(3UL, log.LostRows, "the rows lost");
             }
             using (var arena = new ArenaMemoryResource(system, Sizes.MiB, true, "/dev/full"))
             {

@@ -18,8 +18,8 @@ internal sealed class LifetimeTests
 
     private static void Empty(StatisticsResourceAdaptor bottom, string what)
     {
-        Assert.Equal(0UL, bottom.BytesCurrent(), what + ": bytes outstanding at the bottom");
-        Assert.Equal(0UL, bottom.AllocationsCurrent(), what + ": allocations outstanding at the bottom");
+        Assert.Equal(0UL, bottom.BytesCurrent, what + ": bytes outstanding at the bottom");
+        Assert.Equal(0UL, bottom.AllocationsCurrent, what + ": allocations outstanding at the bottom");
     }
 
     [Test]
@@ -36,7 +36,7 @@ internal sealed class LifetimeTests
                 var top = new TrackingResourceAdaptor(pool);
                 var layers = new MemoryResource[] { limiting, pool, top };
                 IntPtr ptr = top.Allocate(5000);
-                Assert.True(bottom.BytesCurrent() >= Sizes.MiB, what + ": the pool's chunk taken from the bottom");
+                Assert.True(bottom.BytesCurrent >= Sizes.MiB, what + ": the pool's chunk taken from the bottom");
                 foreach (int i in order.Take(2)) layers[i].Dispose();
                 // The top may be gone by now; whatever is still usable still works.
                 MemoryResource alive = layers[order[2]];
@@ -60,7 +60,7 @@ internal sealed class LifetimeTests
             pool.Dispose();
             Assert.True(pool.IsDisposed, "the upstream object is disposed");
             IntPtr ptr = statistics.Allocate(Sizes.MiB);
-            Assert.True(bottom.BytesCurrent() >= Sizes.MiB, "the pool, kept by the adaptor, took memory");
+            Assert.True(bottom.BytesCurrent >= Sizes.MiB, "the pool, kept by the adaptor, took memory");
             statistics.Deallocate(ptr, Sizes.MiB);
             statistics.Dispose();
             Empty(bottom, "adaptor disposed after its upstream");
@@ -84,7 +84,7 @@ internal sealed class LifetimeTests
         pool.Dispose();
         Assert.Throws<ObjectDisposedException>(() => pool.Allocate(10), "allocate");
         Assert.Throws<ObjectDisposedException>(() => pool.Deallocate(new IntPtr(4096), 10), "deallocate");
-        Assert.Throws<ObjectDisposedException>(() => pool.PoolSize(), "a typed method");
+        Assert.Throws<ObjectDisposedException>(() => { var size = pool.PoolSize; }, "a typed property");
         Assert.Throws<ObjectDisposedException>(() => new StatisticsResourceAdaptor(pool), "as an upstream");
         Assert.Throws<ObjectDisposedException>(() => system.IsEqual(pool), "as the other of IsEqual");
         Assert.Equal("PoolMemoryResource (disposed)", pool.ToString(), "shown as disposed");
@@ -139,7 +139,7 @@ internal sealed class LifetimeTests
         }
         IntPtr ptr = top.Allocate(1000);
         var statistics = (StatisticsResourceAdaptor)top;
-        Assert.Equal(1000UL, statistics.BytesCurrent(), "counted after the stack's Dispose");
+        Assert.Equal(1000UL, statistics.BytesCurrent, "counted after the stack's Dispose");
         top.Deallocate(ptr, 1000);
         top.Dispose();
     }

@@ -40,9 +40,9 @@ internal sealed class ResourcesTests
         using (var small = new SimulatedMemoryResource(2 * Sizes.MiB))
         {
             IntPtr ptr = defaulted.Allocate(1UL << 39);
-            Assert.Equal(1UL << 39, defaulted.BytesInUse(), "half the default 1 TiB in use");
+            Assert.Equal(1UL << 39, defaulted.BytesInUse, "half the default 1 TiB in use");
             defaulted.Deallocate(ptr, 1UL << 39);
-            Assert.Equal(1UL, defaulted.DeallocationCount(), "one deallocation");
+            Assert.Equal(1UL, defaulted.DeallocationCount, "one deallocation");
             Assert.Throws<CmrOutOfMemoryException>(() => small.Allocate(3 * Sizes.MiB), "past the capacity");
         }
     }
@@ -54,15 +54,15 @@ internal sealed class ResourcesTests
         using (var defaulted = new PoolMemoryResource(simulated))
         {
             // The default initial size is half the free memory: taken at once.
-            Assert.True(defaulted.PoolSize() > 0, "the default initial pool taken");
-            Assert.Equal(defaulted.PoolSize(), simulated.BytesInUse(), "what the upstream handed out");
+            Assert.True(defaulted.PoolSize > 0, "the default initial pool taken");
+            Assert.Equal(defaulted.PoolSize, simulated.BytesInUse, "what the upstream handed out");
         }
         using (var system = new SystemMemoryResource())
         using (var pool = new PoolMemoryResource(system, Sizes.MiB, 8 * Sizes.MiB))
         {
-            Assert.Equal(Sizes.MiB, pool.PoolSize(), "initial size");
+            Assert.Equal(Sizes.MiB, pool.PoolSize, "initial size");
             Serves(pool, "pool");
-            Assert.Equal(pool.PoolSize(), pool.FreeSize(), "everything free again");
+            Assert.Equal(pool.PoolSize, pool.FreeSize, "everything free again");
             Assert.Throws<CmrOutOfMemoryException>(() => pool.Allocate(9 * Sizes.MiB), "past maximum_pool_size");
         }
     }
@@ -73,14 +73,14 @@ internal sealed class ResourcesTests
         using (var simulated = new SimulatedMemoryResource())
         using (var defaulted = new ArenaMemoryResource(simulated))
         {
-            Assert.Equal(simulated.BytesInUse(), defaulted.ArenaSize(), "the default arena taken at creation");
+            Assert.Equal(simulated.BytesInUse, defaulted.ArenaSize, "the default arena taken at creation");
         }
         using (var system = new SystemMemoryResource())
         using (var arena = new ArenaMemoryResource(system, 16 * Sizes.MiB))
         {
-            Assert.Equal(16 * Sizes.MiB, arena.ArenaSize(), "arena size");
+            Assert.Equal(16 * Sizes.MiB, arena.ArenaSize, "arena size");
             Serves(arena, "arena");
-            Assert.True(arena.GlobalFreeBytes() <= 16 * Sizes.MiB, "global free bytes within the arena");
+            Assert.True(arena.GlobalFreeBytes <= 16 * Sizes.MiB, "global free bytes within the arena");
         }
     }
 
@@ -91,14 +91,14 @@ internal sealed class ResourcesTests
         using (var bare = new BinningMemoryResource(system))
         using (var binned = new BinningMemoryResource(system, 10, 12))
         {
-            Assert.Equal(0UL, bare.BinCount(), "no automatic bins by default");
+            Assert.Equal(0UL, bare.BinCount, "no automatic bins by default");
             Serves(bare, "binning without bins");
-            Assert.Equal(3UL, binned.BinCount(), "bins of 1, 2 and 4 KiB");
+            Assert.Equal(3UL, binned.BinCount, "bins of 1, 2 and 4 KiB");
             Assert.Equal(2048UL, binned.BinSizeFor(1500), "the bin that serves 1500 bytes");
             Assert.Equal(0UL, binned.BinSizeFor(5000), "the upstream serves 5000 bytes");
             Serves(binned, "binning with bins");
             binned.AddBin(8192);
-            Assert.Equal(4UL, binned.BinCount(), "a bin added");
+            Assert.Equal(4UL, binned.BinCount, "a bin added");
         }
     }
 
@@ -124,9 +124,9 @@ internal sealed class ResourcesTests
         using (var defaulted = new FixedSizeMemoryResource(system))
         using (var small = new FixedSizeMemoryResource(system, 4096, 2))
         {
-            Assert.Equal(Sizes.MiB, defaulted.BlockSize(), "default block size");
-            Assert.Equal(128 * Sizes.MiB, defaulted.UpstreamBytes(), "128 blocks preallocated");
-            Assert.Equal(4096UL, small.BlockSize(), "block size");
+            Assert.Equal(Sizes.MiB, defaulted.BlockSize, "default block size");
+            Assert.Equal(128 * Sizes.MiB, defaulted.UpstreamBytes, "128 blocks preallocated");
+            Assert.Equal(4096UL, small.BlockSize, "block size");
             IntPtr ptr = small.Allocate(4000);
             small.Deallocate(ptr, 4000);
             Assert.Throws<CmrOutOfMemoryException>(() => small.Allocate(5000), "more than a block");
@@ -141,8 +141,8 @@ internal sealed class ResourcesTests
             using (var blocks = new FixedSizeMemoryResource(system, blockSize: null, blocksToPreallocate: 1))
             using (var binning = new BinningMemoryResource(system, null, null))
             {
-                Assert.Equal(Sizes.MiB, blocks.BlockSize(), "the default block size");
-                Assert.Equal(0UL, binning.BinCount(), "no automatic bins by default");
+                Assert.Equal(Sizes.MiB, blocks.BlockSize, "the default block size");
+                Assert.Equal(0UL, binning.BinCount, "no automatic bins by default");
             }
             // The extremes that once meant "default" are values, refused by the resource.
             Assert.ThrowsStatus(Status.SizeOverflow,
@@ -160,8 +160,8 @@ internal sealed class ResourcesTests
         using (var defaulted = new AlignedResourceAdaptor(system))
         using (var aligned = new AlignedResourceAdaptor(system, 4096, 1024))
         {
-            Assert.Equal(256UL, defaulted.AllocationAlignment(), "default alignment");
-            Assert.Equal(65536UL, defaulted.AlignmentThreshold(), "default threshold");
+            Assert.Equal(256UL, defaulted.AllocationAlignment, "default alignment");
+            Assert.Equal(65536UL, defaulted.AlignmentThreshold, "default threshold");
             IntPtr ptr = aligned.Allocate(2000);
             Assert.Equal(0L, ptr.ToInt64() % 4096, "aligned to 4096 past the threshold");
             aligned.Deallocate(ptr, 2000);
@@ -180,12 +180,12 @@ internal sealed class ResourcesTests
         using (var coarse = new LimitingResourceAdaptor(system, Sizes.MiB, 4096))
         {
             IntPtr ptr = limiting.Allocate(1000);
-            Assert.Equal(1024UL, limiting.AllocatedBytes(), "1000 bytes count as 1024 at the default 256");
-            Assert.Equal(4096UL, limiting.AllocationLimit(), "the limit");
+            Assert.Equal(1024UL, limiting.AllocatedBytes, "1000 bytes count as 1024 at the default 256");
+            Assert.Equal(4096UL, limiting.AllocationLimit, "the limit");
             limiting.Deallocate(ptr, 1000);
-            Assert.Equal(0UL, limiting.AllocatedBytes(), "given back");
+            Assert.Equal(0UL, limiting.AllocatedBytes, "given back");
             IntPtr one = coarse.Allocate(1);
-            Assert.Equal(4096UL, coarse.AllocatedBytes(), "rounded to the adaptor's alignment");
+            Assert.Equal(4096UL, coarse.AllocatedBytes, "rounded to the adaptor's alignment");
             coarse.Deallocate(one, 1);
         }
     }
@@ -199,11 +199,11 @@ internal sealed class ResourcesTests
             using (var system = new SystemMemoryResource())
             using (var logging = new LoggingResourceAdaptor(system, path, true))
             {
-                Assert.Equal(path, logging.Filename(), "file name");
+                Assert.Equal(path, logging.Filename, "file name");
                 IntPtr ptr = logging.Allocate(1000);
                 logging.Deallocate(ptr, 1000);
                 logging.Flush();
-                Assert.Equal(0UL, logging.LostRows(), "no lost rows");
+                Assert.Equal(0UL, logging.LostRows, "no lost rows");
             }
             string[] lines = File.ReadAllLines(path);
             Assert.Equal("Thread,Time,Action,Pointer,Size,Stream", lines[0], "header");
@@ -237,9 +237,9 @@ internal sealed class ResourcesTests
         {
             IntPtr a = plain.Allocate(1000);
             IntPtr b = stacks.Allocate(3000);
-            Assert.Equal(1000UL, plain.AllocatedBytes(), "tracked bytes");
-            Assert.Equal(1UL, stacks.OutstandingCount(), "one outstanding");
-            Assert.True(stacks.OutstandingReport().Contains("3000"), "the report names the size");
+            Assert.Equal(1000UL, plain.AllocatedBytes, "tracked bytes");
+            Assert.Equal(1UL, stacks.OutstandingCount, "one outstanding");
+            Assert.True(stacks.OutstandingReport.Contains("3000"), "the report names the size");
             Assert.Equal(1UL, stacks.OutstandingSnapshot(), "one allocation in the snapshot");
             Assert.Equal(b, stacks.SnapshotPointer(0), "the snapshot's pointer");
             Assert.Equal(3000UL, stacks.SnapshotBytes(0), "the snapshot's size");
@@ -250,7 +250,7 @@ internal sealed class ResourcesTests
             Assert.True(past.Message.Contains("index 1 is past the snapshot's 1 allocations"), past.Message);
             plain.Deallocate(a, 1000);
             stacks.Deallocate(b, 3000);
-            Assert.Equal(0UL, plain.OutstandingCount(), "nothing outstanding");
+            Assert.Equal(0UL, plain.OutstandingCount, "nothing outstanding");
         }
     }
 
@@ -262,17 +262,17 @@ internal sealed class ResourcesTests
         {
             IntPtr a = pool.Allocate(4 * Sizes.MiB); // a chunk of the request's size
             IntPtr b = pool.Allocate(256); // doubling would take 4 MiB more; maximumGrowth caps it at 1 MiB
-            Assert.Equal(5 * Sizes.MiB, pool.PoolSize(), "pool size");
-            Assert.Equal(5 * Sizes.MiB, upstream.BytesInUse(), "upstream bytes");
-            Assert.Equal(Sizes.MiB - 256, pool.LargestFreeBlock(), "largest free block");
+            Assert.Equal(5 * Sizes.MiB, pool.PoolSize, "pool size");
+            Assert.Equal(5 * Sizes.MiB, upstream.BytesInUse, "upstream bytes");
+            Assert.Equal(Sizes.MiB - 256, pool.LargestFreeBlock, "largest free block");
             pool.Deallocate(a, 4 * Sizes.MiB);
             pool.Release(); // the 4 MiB chunk is wholly free: back to the upstream
-            Assert.Equal(Sizes.MiB, pool.PoolSize(), "pool size after release");
-            Assert.Equal(Sizes.MiB, upstream.BytesInUse(), "upstream bytes after release");
+            Assert.Equal(Sizes.MiB, pool.PoolSize, "pool size after release");
+            Assert.Equal(Sizes.MiB, upstream.BytesInUse, "upstream bytes after release");
             pool.Deallocate(b, 256);
-            Assert.Equal(Sizes.MiB, pool.LargestFreeBlock(), "largest free block, all free");
+            Assert.Equal(Sizes.MiB, pool.LargestFreeBlock, "largest free block, all free");
             pool.Release();
-            Assert.Equal(0UL, upstream.BytesInUse(), "upstream bytes at the end");
+            Assert.Equal(0UL, upstream.BytesInUse, "upstream bytes at the end");
         }
     }
 
@@ -283,11 +283,11 @@ internal sealed class ResourcesTests
         using (var arena = new ArenaMemoryResource(upstream, 4 * Sizes.MiB))
         using (var binning = new BinningMemoryResource(upstream, 8, 10))
         {
-            Assert.Equal(4 * Sizes.MiB, arena.LargestFreeBlock(), "arena, new");
+            Assert.Equal(4 * Sizes.MiB, arena.LargestFreeBlock, "arena, new");
             IntPtr ptr = arena.Allocate(1000); // a 1 MiB superblock leaves the global arena
-            Assert.Equal(3 * Sizes.MiB, arena.LargestFreeBlock(), "arena, one superblock out");
+            Assert.Equal(3 * Sizes.MiB, arena.LargestFreeBlock, "arena, one superblock out");
             arena.Deallocate(ptr, 1000);
-            Assert.Equal(1024UL, binning.LargestFreeBlock(), "binning: the largest bin's blocks");
+            Assert.Equal(1024UL, binning.LargestFreeBlock, "binning: the largest bin's blocks");
         }
     }
 }

@@ -32,7 +32,7 @@ internal sealed class StreamsTests
             Assert.Equal(0L, aligned.ToInt64() % 4096, "an alignment on a stream");
             pool.Deallocate(aligned, 100, 4096, stream.Handle);
             stream.Synchronize();
-            Assert.Equal(pool.PoolSize(), pool.FreeSize(), "everything free");
+            Assert.Equal(pool.PoolSize, pool.FreeSize, "everything free");
         }
     }
 }

@@ -53,8 +53,8 @@ internal sealed class ThreadsTests
                     }
                 }
             });
-            Assert.Equal((ulong)(Threads * 2000), counted.AllocationsTotal(), "every allocation counted");
-            Assert.Equal(0UL, counted.BytesCurrent(), "every byte back");
+            Assert.Equal((ulong)(Threads * 2000), counted.AllocationsTotal, "every allocation counted");
+            Assert.Equal(0UL, counted.BytesCurrent, "every byte back");
         }
     }
 
@@ -74,7 +74,7 @@ internal sealed class ThreadsTests
                     else pool.Deallocate(handedOver.Take(), 512);
                 }
             });
-            Assert.Equal(pool.PoolSize(), pool.FreeSize(), "every block freed by the other thread");
+            Assert.Equal(pool.PoolSize, pool.FreeSize, "every block freed by the other thread");
         }
     }
 
@@ -109,7 +109,7 @@ internal sealed class ThreadsTests
                 });
                 Assert.Equal(3, disposedSeen, "each user saw the disposal as ObjectDisposedException");
             }
-            Assert.Equal(0UL, bottom.BytesCurrent(), "every pool gave its memory back");
+            Assert.Equal(0UL, bottom.BytesCurrent, "every pool gave its memory back");
         }
     }
 }

@@ -230,7 +230,12 @@ class ToyResource(GeneratorTestCase):
             "tests/csharp/ToyPoolMemoryResourceTests.cs",
             "private void ExpectTakesAChunk()",
             "using (var resource = new ToyPoolMemoryResource(counted, maxChunks: 3, label: \"toy\"))",
-            'Assert.Equal(3, resource.MaxChunks(), "takes_a_chunk: max_chunks");')
+            'Assert.Equal(3, resource.MaxChunks, "takes_a_chunk: max_chunks");')
+        # C# reads each getter as a read-only property
+        self.assert_has(
+            "csharp/ToyPoolMemoryResource.cs",
+            "public int MaxChunks { get { int result; CmrNative.cmr_toy_pool_resource_max_chunks(Handle, out result);")
+        self.assertNotIn("MaxChunks()", self.files["csharp/ToyPoolMemoryResource.cs"])
         # and the ctest list of resources with expectations
         self.assertRegex(self.files["cmake/resources.cmake"], r"set\(CMR_EXPECT_HOST [^)]*\btoy_pool\b")
 

@@ -9,7 +9,9 @@ import org.cmr.BinningMemoryResource;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import org.cmr.ArenaMemoryResource;
-import org.cmr.CmrException;
+import org.cmr.CmrFailure;
+import org.cmr.CmrIllegalArgumentException;
+import org.cmr.CmrIllegalStateException;
 import org.cmr.CmrIOException;
 import org.cmr.CmrOutOfMemoryError;
 import org.cmr.LimitingResourceAdaptor;
@@ -28,7 +30,7 @@ public class ErrorsTest {
 
   private final MemoryResource system = host.resource();
 
-  private static void assertStatus(Status status, String inMessage, CmrException e) {
+  private static void assertStatus(Status status, String inMessage, CmrFailure e) {
     assertEquals(status, e.status());
     assertTrue(e.getMessage() + " names " + inMessage, e.getMessage().contains(inMessage));
     assertTrue(e.getMessage(), e.getMessage().startsWith("CMR_" + status.name() + ": "));
@@ -82,22 +84,22 @@ public class ErrorsTest {
     pool.close(); // a second close does nothing
     assertTrue(pool.isClosed());
     assertStatus(Status.ERROR_DESTROYED_HANDLE, "PoolMemoryResource is closed",
-        assertThrows(CmrException.class, () -> pool.allocate(8)));
-    assertStatus(Status.ERROR_DESTROYED_HANDLE, "closed", assertThrows(CmrException.class, pool::poolSize));
+        assertThrows(CmrIllegalStateException.class, () -> pool.allocate(8)));
+    assertStatus(Status.ERROR_DESTROYED_HANDLE, "closed", assertThrows(CmrIllegalStateException.class, pool::poolSize));
     assertStatus(Status.ERROR_DESTROYED_HANDLE, "closed",
-        assertThrows(CmrException.class, () -> new PoolMemoryResource(pool, 0)));
-    assertStatus(Status.ERROR_DESTROYED_HANDLE, "closed", assertThrows(CmrException.class, () -> system.isEqual(pool)));
+        assertThrows(CmrIllegalStateException.class, () -> new PoolMemoryResource(pool, 0)));
+    assertStatus(Status.ERROR_DESTROYED_HANDLE, "closed", assertThrows(CmrIllegalStateException.class, () -> system.isEqual(pool)));
   }
 
   @Test
   public void badAlignments() {
     assertStatus(Status.ERROR_BAD_ALIGNMENT, "3",
-        assertThrows(CmrException.class, () -> system.allocateAligned(64, 3, 0)));
+        assertThrows(CmrIllegalArgumentException.class, () -> system.allocateAligned(64, 3, 0)));
     assertStatus(Status.ERROR_BAD_ALIGNMENT, "0",
-        assertThrows(CmrException.class, () -> system.allocateAligned(64, 0, 0)));
+        assertThrows(CmrIllegalArgumentException.class, () -> system.allocateAligned(64, 0, 0)));
     try (BinningMemoryResource binning = new BinningMemoryResource(system)) {
       assertStatus(Status.ERROR_UNSUPPORTED_ALIGNMENT, "4096",
-          assertThrows(CmrException.class, () -> binning.allocateAligned(64, 4096, 0)));
+          assertThrows(CmrIllegalArgumentException.class, () -> binning.allocateAligned(64, 4096, 0)));
     }
     try (PoolMemoryResource pool = new PoolMemoryResource(system, 1 << 20)) {
       long ptr = pool.allocateAligned(64, 4096, 0);
@@ -112,10 +114,10 @@ public class ErrorsTest {
       long foreign = system.allocate(256);
       try {
         assertStatus(Status.ERROR_UNKNOWN_POINTER, "",
-            assertThrows(CmrException.class, () -> pool.deallocate(foreign, 256)));
+            assertThrows(CmrIllegalArgumentException.class, () -> pool.deallocate(foreign, 256)));
         long ptr = pool.allocate(256);
         assertStatus(Status.ERROR_INVALID_ARGUMENT, "",
-            assertThrows(CmrException.class, () -> pool.deallocate(ptr, 512)));
+            assertThrows(CmrIllegalArgumentException.class, () -> pool.deallocate(ptr, 512)));
         pool.deallocate(ptr, 256);
       } finally {
         system.deallocate(foreign, 256);
@@ -126,11 +128,11 @@ public class ErrorsTest {
   @Test
   public void badConstructorArguments() {
     assertStatus(Status.ERROR_INVALID_ARGUMENT, "initial_pool_size 1000 is not a multiple of 256",
-        assertThrows(CmrException.class, () -> new PoolMemoryResource(system, 1000)));
+        assertThrows(CmrIllegalArgumentException.class, () -> new PoolMemoryResource(system, 1000)));
     assertStatus(Status.ERROR_INVALID_ARGUMENT, "larger than maximum_pool_size",
-        assertThrows(CmrException.class, () -> new PoolMemoryResource(system, 1 << 20, 1 << 16)));
+        assertThrows(CmrIllegalArgumentException.class, () -> new PoolMemoryResource(system, 1 << 20, 1 << 16)));
     assertStatus(Status.ERROR_INVALID_ARGUMENT, "power of two",
-        assertThrows(CmrException.class, () -> new LimitingResourceAdaptor(system, 4096, 3)));
+        assertThrows(CmrIllegalArgumentException.class, () -> new LimitingResourceAdaptor(system, 4096, 3)));
   }
 
   @Test
@@ -146,9 +148,9 @@ public class ErrorsTest {
   @Test
   public void badStackExpressions() {
     assertStatus(Status.ERROR_INVALID_ARGUMENT, "column",
-        assertThrows(CmrException.class, () -> new ResourceStack("pool(nonesuch)")));
+        assertThrows(CmrIllegalArgumentException.class, () -> new ResourceStack("pool(nonesuch)")));
     assertStatus(Status.ERROR_INVALID_ARGUMENT, "initial_pool_size",
-        assertThrows(CmrException.class, () -> MemoryResource.parse("pool(system, initial_pool_size=1000)")));
-    assertThrows(CmrException.class, () -> MemoryResource.parse(null));
+        assertThrows(CmrIllegalArgumentException.class, () -> MemoryResource.parse("pool(system, initial_pool_size=1000)")));
+    assertThrows(NullPointerException.class, () -> MemoryResource.parse(null));
   }
 }

@@ -127,8 +127,8 @@ public class LifetimeTest {
   public void objectsTakenFromRefsHoldOneShareEach() {
     PoolMemoryResource pool = new PoolMemoryResource(device, MIB);
     DeviceBuffer buffer = new DeviceBuffer(1000, pool); // no bytes copied: the device has no memory behind its addresses
-    MemoryResource first = buffer.resource();
-    MemoryResource second = buffer.resource();
+    MemoryResource first = buffer.getResource();
+    MemoryResource second = buffer.getResource();
     Cmr.setCurrentDeviceResource(pool);
     MemoryResource third = Cmr.getCurrentDeviceResource();
     Cmr.resetCurrentDeviceResource();

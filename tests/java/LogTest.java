@@ -9,7 +9,7 @@ import static org.junit.Assert.assertTrue;
 import java.io.File;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import org.cmr.CmrException;
+import org.cmr.CmrIllegalArgumentException;
 import org.cmr.Log;
 import org.cmr.LogLevel;
 import org.cmr.Status;
@@ -53,7 +53,7 @@ public class LogTest {
     String text = new String(Files.readAllBytes(file.toPath()), StandardCharsets.UTF_8);
     assertTrue(text, text.matches("(?s)\\[\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d\\.\\d{3}\\] \\[debug\\] \\[\\d+\\] "
         + "cmr_stream_pool_create: stream pool .* of 2 streams.*"));
-    CmrException bad = assertThrows(CmrException.class, () -> Log.setFile("/nonexistent-cmr-dir/x.log"));
+    CmrIllegalArgumentException bad = assertThrows(CmrIllegalArgumentException.class, () -> Log.setFile("/nonexistent-cmr-dir/x.log"));
     assertEquals(Status.ERROR_INVALID_ARGUMENT, bad.status());
   }
 }

@@ -6,7 +6,7 @@ import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 
 import org.cmr.Cmr;
-import org.cmr.CmrException;
+import org.cmr.CmrIllegalArgumentException;
 import org.cmr.MemoryResource;
 import org.cmr.PoolMemoryResource;
 import org.cmr.Status;
@@ -49,9 +49,9 @@ public class PerDeviceTest {
   public void unknownDevices() {
     int count = Cmr.deviceCount();
     assertEquals(Status.ERROR_UNKNOWN_DEVICE,
-        assertThrows(CmrException.class, () -> Cmr.getPerDeviceResource(count)).status());
+        assertThrows(CmrIllegalArgumentException.class, () -> Cmr.getPerDeviceResource(count)).status());
     assertEquals(Status.ERROR_UNKNOWN_DEVICE,
-        assertThrows(CmrException.class, () -> Cmr.resetPerDeviceResource(-1)).status());
+        assertThrows(CmrIllegalArgumentException.class, () -> Cmr.resetPerDeviceResource(-1)).status());
   }
 
   @Test

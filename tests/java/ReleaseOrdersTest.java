@@ -9,7 +9,7 @@ import static org.junit.Assert.assertTrue;
 import java.util.Arrays;
 import java.util.List;
 import org.cmr.Cmr;
-import org.cmr.CmrException;
+import org.cmr.CmrIllegalStateException;
 import org.cmr.CmrStream;
 import org.cmr.DeviceBuffer;
 import org.cmr.MemoryResource;
@@ -86,13 +86,13 @@ public class ReleaseOrdersTest {
         assertArrayEquals(new byte[] {7, 7, 7}, Arrays.copyOf(buffer.toByteArray(), 3));
         buffer.resize(3);
       } else {
-        expectClosed(buffer::size);
+        expectClosed(buffer::getSize);
       }
     }
   }
 
   private static void expectClosed(org.junit.function.ThrowingRunnable call) {
-    CmrException thrown = assertThrows(CmrException.class, call);
+    CmrIllegalStateException thrown = assertThrows(CmrIllegalStateException.class, call);
     assertEquals(Status.ERROR_DESTROYED_HANDLE, thrown.status());
   }
 

@@ -19,7 +19,7 @@ import org.cmr.AlignedResourceAdaptor;
 import org.cmr.ArenaMemoryResource;
 import org.cmr.BinningMemoryResource;
 import org.cmr.Cmr;
-import org.cmr.CmrException;
+import org.cmr.CmrIllegalArgumentException;
 import org.cmr.FixedSizeMemoryResource;
 import org.cmr.LimitingResourceAdaptor;
 import org.cmr.LoggingResourceAdaptor;
@@ -164,12 +164,12 @@ public class ResourcesTest {
       simulated.deallocate(ptr, 1L << 40);
     }
     // The extremes that once meant "default" are values, refused by the resource.
-    CmrException minimum =
-        assertThrows(CmrException.class, () -> new BinningMemoryResource(host, 10, Integer.MIN_VALUE).close());
+    CmrIllegalArgumentException minimum =
+        assertThrows(CmrIllegalArgumentException.class, () -> new BinningMemoryResource(host, 10, Integer.MIN_VALUE).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, minimum.status());
     assertTrue(minimum.getMessage(), minimum.getMessage().contains("max_size_exponent -2147483648 is outside"));
-    CmrException huge =
-        assertThrows(CmrException.class, () -> new FixedSizeMemoryResource(host, Long.MAX_VALUE, null).close());
+    CmrIllegalArgumentException huge =
+        assertThrows(CmrIllegalArgumentException.class, () -> new FixedSizeMemoryResource(host, Long.MAX_VALUE, null).close());
     assertEquals(Status.ERROR_SIZE_OVERFLOW, huge.status());
     assertThrows(IllegalArgumentException.class, () -> new FixedSizeMemoryResource(host, -1L, null).close());
     assertThrows(IllegalArgumentException.class, () -> new FixedSizeMemoryResource(host, -1L).close());
@@ -228,7 +228,7 @@ public class ResourcesTest {
   @Test
   public void loggingWithoutADestinationNeedsTheEnvironment() {
     assumeFalse(System.getenv().containsKey("CMR_LOG_FILE"));
-    CmrException e = assertThrows(CmrException.class, () -> new LoggingResourceAdaptor(host).close());
+    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new LoggingResourceAdaptor(host).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 
@@ -256,7 +256,7 @@ public class ResourcesTest {
       assertEquals(256, stacks.snapshotAlignment(0));
       assertEquals(0, stacks.snapshotStream(0));
       assertTrue(stacks.snapshotStack(0).startsWith("#0 in "));
-      CmrException past = assertThrows(CmrException.class, () -> stacks.snapshotBytes(1));
+      CmrIllegalArgumentException past = assertThrows(CmrIllegalArgumentException.class, () -> stacks.snapshotBytes(1));
       assertTrue(past.getMessage(), past.getMessage().contains("index 1 is past the snapshot's 1 allocations"));
       stacks.deallocate(ptr, 1000);
       assertEquals(0, stacks.outstandingSnapshot());

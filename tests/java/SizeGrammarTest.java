@@ -10,7 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Paths;
 import java.util.List;
 import org.cmr.Cmr;
-import org.cmr.CmrException;
+import org.cmr.CmrIllegalArgumentException;
 import org.cmr.Status;
 import org.junit.Test;
 
@@ -30,7 +30,7 @@ public class SizeGrammarTest {
         try {
           Cmr.parseSize(text);
           fail("\"" + text + "\" was read");
-        } catch (CmrException e) {
+        } catch (CmrIllegalArgumentException e) {
           Status want = expected.equals("invalid") ? Status.ERROR_INVALID_ARGUMENT : Status.ERROR_SIZE_OVERFLOW;
           assertEquals("\"" + text + "\": " + e.getMessage(), want, e.status());
         }

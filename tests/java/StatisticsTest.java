@@ -4,7 +4,7 @@ package org.cmr.tests;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertThrows;
 
-import org.cmr.CmrException;
+import org.cmr.CmrIllegalArgumentException;
 import org.cmr.StatisticsResourceAdaptor;
 import org.cmr.Status;
 import org.cmr.SystemMemoryResource;
@@ -39,7 +39,7 @@ public class StatisticsTest {
       assertEquals(4500, statistics.bytesTotal());
       assertEquals(3, statistics.allocationsTotal());
 
-      CmrException e = assertThrows(CmrException.class, statistics::popCounters);
+      CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, statistics::popCounters);
       assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
       statistics.deallocate(b, 3000);
       assertEquals(0, statistics.bytesCurrent());

@@ -6,7 +6,8 @@ import static org.junit.Assert.assertNotEquals;
 import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 
-import org.cmr.CmrException;
+import org.cmr.CmrIllegalArgumentException;
+import org.cmr.CmrIllegalStateException;
 import org.cmr.MemoryResource;
 import org.cmr.Status;
 import org.cmr.StreamPool;
@@ -48,13 +49,13 @@ public class StreamPoolTest {
 
   @Test
   public void badFlagsAndClosedPools() {
-    CmrException bad = assertThrows(CmrException.class, () -> new StreamPool(4, 2));
+    CmrIllegalArgumentException bad = assertThrows(CmrIllegalArgumentException.class, () -> new StreamPool(4, 2));
     assertEquals(Status.ERROR_INVALID_ARGUMENT, bad.status());
     assertTrue(bad.getMessage().contains("flags 2"));
     StreamPool pool = new StreamPool(2, StreamPool.SYNC_DEFAULT);
     pool.close();
     pool.close(); /* closing twice is harmless */
-    CmrException closed = assertThrows(CmrException.class, pool::getStream);
+    CmrIllegalStateException closed = assertThrows(CmrIllegalStateException.class, pool::getStream);
     assertEquals(Status.ERROR_DESTROYED_HANDLE, closed.status());
   }
 }

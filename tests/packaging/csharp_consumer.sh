@@ -6,7 +6,9 @@
 # (runtimes/linux-x64/native); a program (csharp/App.cs) compiled against the
 # package's Cmr.dll runs with them beside it (where Mono looks; .NET does that
 # copy itself) and no LD_LIBRARY_PATH, and reports VERSION as both the
-# library's and the assembly's version.
+# library's and the assembly's version. The package carries the assembly's
+# XML documentation beside it (lib/net45/Cmr.xml, documenting the public API)
+# and its nuspec the SPDX license expression and the source repository.
 #
 #   csharp_consumer.sh SOURCE_DIR NUPKG NUGET MCS MONO
 set -euo pipefail
@@ -18,10 +20,26 @@ cd "$work/app"
 export HOME=$work NUGET_PACKAGES=$work/nuget-cache # no user state, nothing fetched
 "$nuget" install Cmr -Version "$version" -Source "$work/feed" -OutputDirectory packages -NonInteractive >/dev/null
 package=packages/Cmr.$version
-for file in lib/net45/Cmr.dll runtimes/linux-x64/native/libcmr_csharp.so; do
+for file in lib/net45/Cmr.dll lib/net45/Cmr.xml runtimes/linux-x64/native/libcmr_csharp.so; do
   [[ -f $package/$file ]] || { echo "FAIL: the package has no $file: $(cd "$package" && find . -type f)"; exit 1; }
 done
 ls "$package"/runtimes/linux-x64/native/libcmr.so.* >/dev/null
+python3 - "$package/lib/net45/Cmr.xml" "$nupkg" <<'PY'
+import sys, zipfile, xml.etree.ElementTree as ET
+members = {m.get("name") for m in ET.parse(sys.argv[1]).getroot().iter("member")}
+for wanted in ("T:Cmr.PoolMemoryResource", "P:Cmr.PoolMemoryResource.PoolSize", "T:Cmr.Status", "F:Cmr.Status.OutOfMemory"):
+    if wanted not in members:
+        sys.exit(f"FAIL: Cmr.xml does not document {wanted}")
+with zipfile.ZipFile(sys.argv[2]) as package:
+    nuspec = ET.fromstring(package.read("Cmr.nuspec"))
+metadata = {element.tag.split("}")[-1]: element for element in nuspec.find("{*}metadata")}
+license, repository = metadata.get("license"), metadata.get("repository")
+if license is None or license.get("type") != "expression" or license.text != "Apache-2.0":
+    sys.exit("FAIL: the nuspec has no SPDX license expression Apache-2.0")
+if repository is None or repository.get("type") != "git" or not repository.get("url"):
+    sys.exit("FAIL: the nuspec has no git repository")
+print(f"csharp_consumer.sh: Cmr.xml documents {len(members)} members; nuspec license {license.text}, repository {repository.get('url')}")
+PY
 "$mcs" -nologo -warnaserror+ -r:"$package/lib/net45/Cmr.dll" -out:App.exe "$source_dir/tests/packaging/csharp/App.cs"
 cp "$package/lib/net45/Cmr.dll" "$package"/runtimes/linux-x64/native/* .
 out=$("$mono" App.exe)

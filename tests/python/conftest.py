@@ -43,6 +43,12 @@ def pytest_collection_modifyitems(config, items):
         items.clear()
 needs_gpu = pytest.mark.skipif(not GPU, reason="needs a CUDA build and a GPU")
 
+try:  # an optional dependency of cmr (copy_to_host's default result)
+    import numpy
+except ImportError:
+    numpy = None
+needs_numpy = pytest.mark.skipif(numpy is None, reason="needs numpy, which this interpreter lacks")
+
 
 def made_or_skip(factory):
     """The resource `factory` makes, or a skip where this device lacks what it

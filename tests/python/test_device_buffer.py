@@ -12,13 +12,8 @@ import pytest
 
 import cmr
 from cmr import mr
-from conftest import needs_gpu
+from conftest import needs_gpu, needs_numpy, numpy
 
-try:  # an optional dependency of cmr (copy_to_host's default result)
-    import numpy
-except ImportError:
-    numpy = None
-needs_numpy = pytest.mark.skipif(numpy is None, reason="needs numpy, which this interpreter lacks")
 
 
 @pytest.fixture

@@ -15,12 +15,8 @@ import cmr
 from cmr import mr
 from cmr.pylibrmm import device_buffer as pylibrmm_device_buffer
 from cmr.pylibrmm.stream import CudaStreamFlags
+from conftest import needs_numpy, numpy
 
-try:
-    import numpy
-except ImportError:
-    numpy = None
-needs_numpy = pytest.mark.skipif(numpy is None, reason="needs numpy, which this interpreter lacks")
 
 
 @pytest.fixture

@@ -26,8 +26,8 @@ internal sealed class AlignedResourceAdaptorTests
         using (var resource = new AlignedResourceAdaptor(upstream))
         {
             Exercise(resource);
-            resource.AllocationAlignment();
-            resource.AlignmentThreshold();
+            object allocationAlignment = resource.AllocationAlignment;
+            object alignmentThreshold = resource.AlignmentThreshold;
         }
     }
 
@@ -38,7 +38,7 @@ internal sealed class AlignedResourceAdaptorTests
         using (var resource = new AlignedResourceAdaptor(upstream, allocationAlignment: 4096UL))
         {
             Exercise(resource);
-            Assert.Equal(4096UL, resource.AllocationAlignment(), "allocation_alignment");
+            Assert.Equal(4096UL, resource.AllocationAlignment, "allocation_alignment");
         }
     }
 
@@ -52,13 +52,13 @@ internal sealed class AlignedResourceAdaptorTests
         {
             IntPtr block0 = resource.Allocate(100000UL);
             Assert.Equal(0UL, (ulong)block0.ToInt64() % 65536UL, "aligns_large_requests: steps[0]: aligned to 65536");
-            Assert.Equal(165280UL, counted.BytesCurrent(), "aligns_large_requests: upstream.bytes_current");
-            Assert.Equal(1UL, counted.AllocationsCurrent(), "aligns_large_requests: upstream.allocations_current");
+            Assert.Equal(165280UL, counted.BytesCurrent, "aligns_large_requests: upstream.bytes_current");
+            Assert.Equal(1UL, counted.AllocationsCurrent, "aligns_large_requests: upstream.allocations_current");
             IntPtr block1 = resource.Allocate(1000UL);
-            Assert.Equal(166280UL, counted.BytesCurrent(), "aligns_large_requests: upstream.bytes_current");
-            Assert.Equal(2UL, counted.AllocationsCurrent(), "aligns_large_requests: upstream.allocations_current");
+            Assert.Equal(166280UL, counted.BytesCurrent, "aligns_large_requests: upstream.bytes_current");
+            Assert.Equal(2UL, counted.AllocationsCurrent, "aligns_large_requests: upstream.allocations_current");
             resource.Deallocate(block0, 100000UL);
-            Assert.Equal(1000UL, counted.BytesCurrent(), "aligns_large_requests: upstream.bytes_current");
+            Assert.Equal(1000UL, counted.BytesCurrent, "aligns_large_requests: upstream.bytes_current");
             resource.Deallocate(block1, 1000UL);
         }
     }

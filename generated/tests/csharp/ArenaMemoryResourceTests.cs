@@ -26,10 +26,10 @@ internal sealed class ArenaMemoryResourceTests
         using (var resource = new ArenaMemoryResource(upstream))
         {
             Exercise(resource);
-            resource.ArenaSize();
-            resource.GlobalFreeBytes();
-            resource.SuperblockCount();
-            resource.LargestFreeBlock();
+            object arenaSize = resource.ArenaSize;
+            object globalFreeBytes = resource.GlobalFreeBytes;
+            object superblockCount = resource.SuperblockCount;
+            object largestFreeBlock = resource.LargestFreeBlock;
         }
     }
 
@@ -40,7 +40,7 @@ internal sealed class ArenaMemoryResourceTests
         using (var resource = new ArenaMemoryResource(upstream, arenaSize: 268435456UL, dumpLogOnFailure: true))
         {
             Exercise(resource);
-            Assert.Equal(268435456UL, resource.ArenaSize(), "arena_size");
+            Assert.Equal(268435456UL, resource.ArenaSize, "arena_size");
         }
     }
 
@@ -52,12 +52,12 @@ internal sealed class ArenaMemoryResourceTests
         using (var counted = new StatisticsResourceAdaptor(upstream))
         using (var resource = new ArenaMemoryResource(counted, arenaSize: 1048576UL))
         {
-            Assert.Equal(1048576UL, resource.ArenaSize(), "takes_arena_size_once: arena_size");
-            Assert.Equal(1048576UL, counted.BytesCurrent(), "takes_arena_size_once: upstream.bytes_current");
-            Assert.Equal(1UL, counted.AllocationsTotal(), "takes_arena_size_once: upstream.allocations_total");
+            Assert.Equal(1048576UL, resource.ArenaSize, "takes_arena_size_once: arena_size");
+            Assert.Equal(1048576UL, counted.BytesCurrent, "takes_arena_size_once: upstream.bytes_current");
+            Assert.Equal(1UL, counted.AllocationsTotal, "takes_arena_size_once: upstream.allocations_total");
             IntPtr block0 = resource.Allocate(4096UL);
             IntPtr block1 = resource.Allocate(8192UL);
-            Assert.Equal(1UL, counted.AllocationsTotal(), "takes_arena_size_once: upstream.allocations_total");
+            Assert.Equal(1UL, counted.AllocationsTotal, "takes_arena_size_once: upstream.allocations_total");
             Assert.Throws<CmrOutOfMemoryException>(() => resource.Allocate(2097152UL), "takes_arena_size_once: steps[4]");
             resource.Deallocate(block0, 4096UL);
             resource.Deallocate(block1, 8192UL);

@@ -26,8 +26,8 @@ internal sealed class BinningMemoryResourceTests
         using (var resource = new BinningMemoryResource(upstream))
         {
             Exercise(resource);
-            resource.BinCount();
-            resource.LargestFreeBlock();
+            object binCount = resource.BinCount;
+            object largestFreeBlock = resource.LargestFreeBlock;
         }
     }
 
@@ -49,15 +49,15 @@ internal sealed class BinningMemoryResourceTests
         using (var counted = new StatisticsResourceAdaptor(upstream))
         using (var resource = new BinningMemoryResource(counted, minSizeExponent: 8, maxSizeExponent: 10))
         {
-            Assert.Equal(3UL, resource.BinCount(), "routes_by_size: bin_count");
-            Assert.Equal(3UL, counted.AllocationsCurrent(), "routes_by_size: upstream.allocations_current");
-            Assert.Equal(229376UL, counted.BytesCurrent(), "routes_by_size: upstream.bytes_current");
+            Assert.Equal(3UL, resource.BinCount, "routes_by_size: bin_count");
+            Assert.Equal(3UL, counted.AllocationsCurrent, "routes_by_size: upstream.allocations_current");
+            Assert.Equal(229376UL, counted.BytesCurrent, "routes_by_size: upstream.bytes_current");
             IntPtr block0 = resource.Allocate(1000UL);
             IntPtr block1 = resource.Allocate(200UL);
-            Assert.Equal(3UL, counted.AllocationsCurrent(), "routes_by_size: upstream.allocations_current");
+            Assert.Equal(3UL, counted.AllocationsCurrent, "routes_by_size: upstream.allocations_current");
             IntPtr block2 = resource.Allocate(2000UL);
-            Assert.Equal(4UL, counted.AllocationsCurrent(), "routes_by_size: upstream.allocations_current");
-            Assert.Equal(231376UL, counted.BytesCurrent(), "routes_by_size: upstream.bytes_current");
+            Assert.Equal(4UL, counted.AllocationsCurrent, "routes_by_size: upstream.allocations_current");
+            Assert.Equal(231376UL, counted.BytesCurrent, "routes_by_size: upstream.bytes_current");
             resource.Deallocate(block0, 1000UL);
             resource.Deallocate(block1, 200UL);
             resource.Deallocate(block2, 2000UL);

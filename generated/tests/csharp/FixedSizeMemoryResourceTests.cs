@@ -26,9 +26,9 @@ internal sealed class FixedSizeMemoryResourceTests
         using (var resource = new FixedSizeMemoryResource(upstream))
         {
             Exercise(resource);
-            resource.BlockSize();
-            resource.UpstreamBytes();
-            resource.LargestFreeBlock();
+            object blockSize = resource.BlockSize;
+            object upstreamBytes = resource.UpstreamBytes;
+            object largestFreeBlock = resource.LargestFreeBlock;
         }
     }
 
@@ -50,20 +50,20 @@ internal sealed class FixedSizeMemoryResourceTests
         using (var counted = new StatisticsResourceAdaptor(upstream))
         using (var resource = new FixedSizeMemoryResource(counted, blockSize: 4000UL, blocksToPreallocate: 4UL))
         {
-            Assert.Equal(4096UL, resource.BlockSize(), "hands_out_whole_blocks: block_size");
-            Assert.Equal(16384UL, resource.UpstreamBytes(), "hands_out_whole_blocks: upstream_bytes");
-            Assert.Equal(16384UL, counted.BytesCurrent(), "hands_out_whole_blocks: upstream.bytes_current");
+            Assert.Equal(4096UL, resource.BlockSize, "hands_out_whole_blocks: block_size");
+            Assert.Equal(16384UL, resource.UpstreamBytes, "hands_out_whole_blocks: upstream_bytes");
+            Assert.Equal(16384UL, counted.BytesCurrent, "hands_out_whole_blocks: upstream.bytes_current");
             IntPtr block0 = resource.Allocate(100UL);
             IntPtr block1 = resource.Allocate(4096UL);
             Assert.Throws<CmrOutOfMemoryException>(() => resource.Allocate(4097UL), "hands_out_whole_blocks: steps[3]");
             IntPtr block2 = resource.Allocate(1UL);
             IntPtr block3 = resource.Allocate(1UL);
-            Assert.Equal(16384UL, resource.UpstreamBytes(), "hands_out_whole_blocks: upstream_bytes");
-            Assert.Equal(0UL, resource.LargestFreeBlock(), "hands_out_whole_blocks: largest_free_block");
+            Assert.Equal(16384UL, resource.UpstreamBytes, "hands_out_whole_blocks: upstream_bytes");
+            Assert.Equal(0UL, resource.LargestFreeBlock, "hands_out_whole_blocks: largest_free_block");
             IntPtr block4 = resource.Allocate(1UL);
-            Assert.Equal(32768UL, resource.UpstreamBytes(), "hands_out_whole_blocks: upstream_bytes");
-            Assert.Equal(32768UL, counted.BytesCurrent(), "hands_out_whole_blocks: upstream.bytes_current");
-            Assert.Equal(4096UL, resource.LargestFreeBlock(), "hands_out_whole_blocks: largest_free_block");
+            Assert.Equal(32768UL, resource.UpstreamBytes, "hands_out_whole_blocks: upstream_bytes");
+            Assert.Equal(32768UL, counted.BytesCurrent, "hands_out_whole_blocks: upstream.bytes_current");
+            Assert.Equal(4096UL, resource.LargestFreeBlock, "hands_out_whole_blocks: largest_free_block");
             resource.Deallocate(block0, 100UL);
             resource.Deallocate(block1, 4096UL);
             resource.Deallocate(block2, 1UL);

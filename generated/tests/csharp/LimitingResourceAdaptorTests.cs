@@ -26,8 +26,8 @@ internal sealed class LimitingResourceAdaptorTests
         using (var resource = new LimitingResourceAdaptor(upstream, allocationLimit: 4294967296UL))
         {
             Exercise(resource);
-            resource.AllocatedBytes();
-            resource.AllocationLimit();
+            object allocatedBytes = resource.AllocatedBytes;
+            object allocationLimit = resource.AllocationLimit;
         }
     }
 
@@ -38,7 +38,7 @@ internal sealed class LimitingResourceAdaptorTests
         using (var resource = new LimitingResourceAdaptor(upstream, allocationLimit: 4294967296UL))
         {
             Exercise(resource);
-            Assert.Equal(4294967296UL, resource.AllocationLimit(), "allocation_limit");
+            Assert.Equal(4294967296UL, resource.AllocationLimit, "allocation_limit");
         }
     }
 
@@ -51,15 +51,15 @@ internal sealed class LimitingResourceAdaptorTests
         using (var resource = new LimitingResourceAdaptor(counted, allocationLimit: 4096UL))
         {
             IntPtr block0 = resource.Allocate(1000UL);
-            Assert.Equal(1024UL, resource.AllocatedBytes(), "refuses_past_the_limit: allocated_bytes");
+            Assert.Equal(1024UL, resource.AllocatedBytes, "refuses_past_the_limit: allocated_bytes");
             Assert.Throws<CmrOutOfMemoryException>(() => resource.Allocate(3073UL), "refuses_past_the_limit: steps[2]");
-            Assert.Equal(1024UL, resource.AllocatedBytes(), "refuses_past_the_limit: allocated_bytes");
-            Assert.Equal(1UL, counted.AllocationsTotal(), "refuses_past_the_limit: upstream.allocations_total");
+            Assert.Equal(1024UL, resource.AllocatedBytes, "refuses_past_the_limit: allocated_bytes");
+            Assert.Equal(1UL, counted.AllocationsTotal, "refuses_past_the_limit: upstream.allocations_total");
             IntPtr block1 = resource.Allocate(3072UL);
-            Assert.Equal(4096UL, resource.AllocatedBytes(), "refuses_past_the_limit: allocated_bytes");
+            Assert.Equal(4096UL, resource.AllocatedBytes, "refuses_past_the_limit: allocated_bytes");
             resource.Deallocate(block0, 1000UL);
-            Assert.Equal(3072UL, resource.AllocatedBytes(), "refuses_past_the_limit: allocated_bytes");
-            Assert.Equal(3072UL, counted.BytesCurrent(), "refuses_past_the_limit: upstream.bytes_current");
+            Assert.Equal(3072UL, resource.AllocatedBytes, "refuses_past_the_limit: allocated_bytes");
+            Assert.Equal(3072UL, counted.BytesCurrent, "refuses_past_the_limit: upstream.bytes_current");
             resource.Deallocate(block1, 3072UL);
         }
     }

@@ -26,8 +26,8 @@ internal sealed class LoggingResourceAdaptorTests
         using (var resource = new LoggingResourceAdaptor(upstream))
         {
             Exercise(resource);
-            resource.Filename();
-            resource.LostRows();
+            object filename = resource.Filename;
+            object lostRows = resource.LostRows;
         }
     }
 
@@ -51,8 +51,8 @@ internal sealed class LoggingResourceAdaptorTests
         {
             IntPtr block0 = resource.Allocate(1000UL);
             resource.Deallocate(block0, 1000UL);
-            Assert.Equal("/dev/null", resource.Filename(), "writes_to_the_named_file: filename");
-            Assert.Equal(0UL, resource.LostRows(), "writes_to_the_named_file: lost_rows");
+            Assert.Equal("/dev/null", resource.Filename, "writes_to_the_named_file: filename");
+            Assert.Equal(0UL, resource.LostRows, "writes_to_the_named_file: lost_rows");
         }
     }
 }

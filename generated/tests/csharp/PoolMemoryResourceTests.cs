@@ -26,9 +26,9 @@ internal sealed class PoolMemoryResourceTests
         using (var resource = new PoolMemoryResource(upstream))
         {
             Exercise(resource);
-            resource.PoolSize();
-            resource.FreeSize();
-            resource.LargestFreeBlock();
+            object poolSize = resource.PoolSize;
+            object freeSize = resource.FreeSize;
+            object largestFreeBlock = resource.LargestFreeBlock;
         }
     }
 
@@ -50,15 +50,15 @@ internal sealed class PoolMemoryResourceTests
         using (var counted = new StatisticsResourceAdaptor(upstream))
         using (var resource = new PoolMemoryResource(counted, initialPoolSize: 1048576UL, maximumPoolSize: 2097152UL))
         {
-            Assert.Equal(1048576UL, resource.PoolSize(), "grows_up_to_its_maximum: pool_size");
-            Assert.Equal(1048576UL, counted.BytesCurrent(), "grows_up_to_its_maximum: upstream.bytes_current");
+            Assert.Equal(1048576UL, resource.PoolSize, "grows_up_to_its_maximum: pool_size");
+            Assert.Equal(1048576UL, counted.BytesCurrent, "grows_up_to_its_maximum: upstream.bytes_current");
             IntPtr block0 = resource.Allocate(1000UL);
-            Assert.Equal(1048576UL, resource.PoolSize(), "grows_up_to_its_maximum: pool_size");
-            Assert.Equal(1047552UL, resource.FreeSize(), "grows_up_to_its_maximum: free_size");
-            Assert.Equal(1UL, counted.AllocationsTotal(), "grows_up_to_its_maximum: upstream.allocations_total");
+            Assert.Equal(1048576UL, resource.PoolSize, "grows_up_to_its_maximum: pool_size");
+            Assert.Equal(1047552UL, resource.FreeSize, "grows_up_to_its_maximum: free_size");
+            Assert.Equal(1UL, counted.AllocationsTotal, "grows_up_to_its_maximum: upstream.allocations_total");
             IntPtr block1 = resource.Allocate(1048576UL);
-            Assert.Equal(2097152UL, resource.PoolSize(), "grows_up_to_its_maximum: pool_size");
-            Assert.Equal(2097152UL, counted.BytesCurrent(), "grows_up_to_its_maximum: upstream.bytes_current");
+            Assert.Equal(2097152UL, resource.PoolSize, "grows_up_to_its_maximum: pool_size");
+            Assert.Equal(2097152UL, counted.BytesCurrent, "grows_up_to_its_maximum: upstream.bytes_current");
             Assert.Throws<CmrOutOfMemoryException>(() => resource.Allocate(1048576UL), "grows_up_to_its_maximum: steps[5]");
             resource.Deallocate(block0, 1000UL);
             resource.Deallocate(block1, 1048576UL);

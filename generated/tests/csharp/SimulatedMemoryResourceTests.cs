@@ -26,10 +26,10 @@ internal sealed class SimulatedMemoryResourceTests
         using (var resource = new SimulatedMemoryResource())
         {
             Exercise(resource);
-            resource.BytesInUse();
-            resource.PeakBytesInUse();
-            resource.AllocationCount();
-            resource.DeallocationCount();
+            object bytesInUse = resource.BytesInUse;
+            object peakBytesInUse = resource.PeakBytesInUse;
+            object allocationCount = resource.AllocationCount;
+            object deallocationCount = resource.DeallocationCount;
         }
     }
 
@@ -52,14 +52,14 @@ internal sealed class SimulatedMemoryResourceTests
         {
             IntPtr block0 = resource.Allocate(3072UL);
             Assert.Throws<CmrOutOfMemoryException>(() => resource.Allocate(2048UL), "counts_against_its_capacity: steps[1]");
-            Assert.Equal(3072UL, resource.BytesInUse(), "counts_against_its_capacity: bytes_in_use");
-            Assert.Equal(1UL, resource.AllocationCount(), "counts_against_its_capacity: allocation_count");
+            Assert.Equal(3072UL, resource.BytesInUse, "counts_against_its_capacity: bytes_in_use");
+            Assert.Equal(1UL, resource.AllocationCount, "counts_against_its_capacity: allocation_count");
             resource.Deallocate(block0, 3072UL);
             IntPtr block1 = resource.Allocate(2048UL);
-            Assert.Equal(2048UL, resource.BytesInUse(), "counts_against_its_capacity: bytes_in_use");
-            Assert.Equal(3072UL, resource.PeakBytesInUse(), "counts_against_its_capacity: peak_bytes_in_use");
-            Assert.Equal(2UL, resource.AllocationCount(), "counts_against_its_capacity: allocation_count");
-            Assert.Equal(1UL, resource.DeallocationCount(), "counts_against_its_capacity: deallocation_count");
+            Assert.Equal(2048UL, resource.BytesInUse, "counts_against_its_capacity: bytes_in_use");
+            Assert.Equal(3072UL, resource.PeakBytesInUse, "counts_against_its_capacity: peak_bytes_in_use");
+            Assert.Equal(2UL, resource.AllocationCount, "counts_against_its_capacity: allocation_count");
+            Assert.Equal(1UL, resource.DeallocationCount, "counts_against_its_capacity: deallocation_count");
             resource.Deallocate(block1, 2048UL);
         }
     }

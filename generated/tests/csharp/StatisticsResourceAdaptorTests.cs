@@ -26,15 +26,15 @@ internal sealed class StatisticsResourceAdaptorTests
         using (var resource = new StatisticsResourceAdaptor(upstream))
         {
             Exercise(resource);
-            resource.BytesCurrent();
-            resource.BytesPeak();
-            resource.BytesTotal();
-            resource.AllocationsCurrent();
-            resource.AllocationsPeak();
-            resource.AllocationsTotal();
-            resource.BytesAtPush();
-            resource.AllocationsAtPush();
-            resource.CounterLevels();
+            object bytesCurrent = resource.BytesCurrent;
+            object bytesPeak = resource.BytesPeak;
+            object bytesTotal = resource.BytesTotal;
+            object allocationsCurrent = resource.AllocationsCurrent;
+            object allocationsPeak = resource.AllocationsPeak;
+            object allocationsTotal = resource.AllocationsTotal;
+            object bytesAtPush = resource.BytesAtPush;
+            object allocationsAtPush = resource.AllocationsAtPush;
+            object counterLevels = resource.CounterLevels;
         }
     }
 
@@ -59,13 +59,13 @@ internal sealed class StatisticsResourceAdaptorTests
             IntPtr block0 = resource.Allocate(1000UL);
             IntPtr block1 = resource.Allocate(3000UL);
             resource.Deallocate(block0, 1000UL);
-            Assert.Equal(3000UL, resource.BytesCurrent(), "counts_what_passes_through: bytes_current");
-            Assert.Equal(4000UL, resource.BytesPeak(), "counts_what_passes_through: bytes_peak");
-            Assert.Equal(4000UL, resource.BytesTotal(), "counts_what_passes_through: bytes_total");
-            Assert.Equal(1UL, resource.AllocationsCurrent(), "counts_what_passes_through: allocations_current");
-            Assert.Equal(2UL, resource.AllocationsPeak(), "counts_what_passes_through: allocations_peak");
-            Assert.Equal(2UL, resource.AllocationsTotal(), "counts_what_passes_through: allocations_total");
-            Assert.Equal(3000UL, counted.BytesCurrent(), "counts_what_passes_through: upstream.bytes_current");
+            Assert.Equal(3000UL, resource.BytesCurrent, "counts_what_passes_through: bytes_current");
+            Assert.Equal(4000UL, resource.BytesPeak, "counts_what_passes_through: bytes_peak");
+            Assert.Equal(4000UL, resource.BytesTotal, "counts_what_passes_through: bytes_total");
+            Assert.Equal(1UL, resource.AllocationsCurrent, "counts_what_passes_through: allocations_current");
+            Assert.Equal(2UL, resource.AllocationsPeak, "counts_what_passes_through: allocations_peak");
+            Assert.Equal(2UL, resource.AllocationsTotal, "counts_what_passes_through: allocations_total");
+            Assert.Equal(3000UL, counted.BytesCurrent, "counts_what_passes_through: upstream.bytes_current");
             resource.Deallocate(block1, 3000UL);
         }
     }
@@ -81,16 +81,16 @@ internal sealed class StatisticsResourceAdaptorTests
             IntPtr block0 = resource.Allocate(1000UL);
             resource.PushCounters();
             IntPtr block1 = resource.Allocate(500UL);
-            Assert.Equal(2UL, resource.CounterLevels(), "push_starts_a_level: counter_levels");
-            Assert.Equal(500UL, resource.BytesTotal(), "push_starts_a_level: bytes_total");
-            Assert.Equal(1UL, resource.AllocationsTotal(), "push_starts_a_level: allocations_total");
-            Assert.Equal(1000UL, resource.BytesAtPush(), "push_starts_a_level: bytes_at_push");
-            Assert.Equal(1UL, resource.AllocationsAtPush(), "push_starts_a_level: allocations_at_push");
-            Assert.Equal(1500UL, resource.BytesCurrent(), "push_starts_a_level: bytes_current");
+            Assert.Equal(2UL, resource.CounterLevels, "push_starts_a_level: counter_levels");
+            Assert.Equal(500UL, resource.BytesTotal, "push_starts_a_level: bytes_total");
+            Assert.Equal(1UL, resource.AllocationsTotal, "push_starts_a_level: allocations_total");
+            Assert.Equal(1000UL, resource.BytesAtPush, "push_starts_a_level: bytes_at_push");
+            Assert.Equal(1UL, resource.AllocationsAtPush, "push_starts_a_level: allocations_at_push");
+            Assert.Equal(1500UL, resource.BytesCurrent, "push_starts_a_level: bytes_current");
             resource.PopCounters();
-            Assert.Equal(1UL, resource.CounterLevels(), "push_starts_a_level: counter_levels");
-            Assert.Equal(1500UL, resource.BytesTotal(), "push_starts_a_level: bytes_total");
-            Assert.Equal(2UL, resource.AllocationsTotal(), "push_starts_a_level: allocations_total");
+            Assert.Equal(1UL, resource.CounterLevels, "push_starts_a_level: counter_levels");
+            Assert.Equal(1500UL, resource.BytesTotal, "push_starts_a_level: bytes_total");
+            Assert.Equal(2UL, resource.AllocationsTotal, "push_starts_a_level: allocations_total");
             resource.Deallocate(block0, 1000UL);
             resource.Deallocate(block1, 500UL);
         }

@@ -26,10 +26,10 @@ internal sealed class TrackingResourceAdaptorTests
         using (var resource = new TrackingResourceAdaptor(upstream))
         {
             Exercise(resource);
-            resource.AllocatedBytes();
-            resource.OutstandingCount();
-            resource.OutstandingReport();
-            resource.CaptureStacks();
+            object allocatedBytes = resource.AllocatedBytes;
+            object outstandingCount = resource.OutstandingCount;
+            object outstandingReport = resource.OutstandingReport;
+            object captureStacks = resource.CaptureStacks;
             resource.OutstandingSnapshot();
         }
     }
@@ -41,7 +41,7 @@ internal sealed class TrackingResourceAdaptorTests
         using (var resource = new TrackingResourceAdaptor(upstream, captureStacks: true))
         {
             Exercise(resource);
-            Assert.Equal(true, resource.CaptureStacks(), "capture_stacks");
+            Assert.Equal(true, resource.CaptureStacks, "capture_stacks");
         }
     }
 
@@ -56,11 +56,11 @@ internal sealed class TrackingResourceAdaptorTests
             IntPtr block0 = resource.Allocate(1000UL);
             IntPtr block1 = resource.Allocate(24UL);
             IntPtr block2 = resource.Allocate(300UL);
-            Assert.Equal(3UL, resource.OutstandingCount(), "lists_what_is_outstanding: outstanding_count");
-            Assert.Equal(1324UL, resource.AllocatedBytes(), "lists_what_is_outstanding: allocated_bytes");
+            Assert.Equal(3UL, resource.OutstandingCount, "lists_what_is_outstanding: outstanding_count");
+            Assert.Equal(1324UL, resource.AllocatedBytes, "lists_what_is_outstanding: allocated_bytes");
             resource.Deallocate(block1, 24UL);
-            Assert.Equal(2UL, resource.OutstandingCount(), "lists_what_is_outstanding: outstanding_count");
-            Assert.Equal(1300UL, resource.AllocatedBytes(), "lists_what_is_outstanding: allocated_bytes");
+            Assert.Equal(2UL, resource.OutstandingCount, "lists_what_is_outstanding: outstanding_count");
+            Assert.Equal(1300UL, resource.AllocatedBytes, "lists_what_is_outstanding: allocated_bytes");
             resource.Deallocate(block0, 1000UL);
             resource.Deallocate(block2, 300UL);
         }

@@ -76,14 +76,14 @@ public class AlignedResourceAdaptorTest {
   @Test
   public void refusesAllocationAlignmentPowerOfTwo() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new AlignedResourceAdaptor(upstream, 768L, null).close());
+    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new AlignedResourceAdaptor(upstream, 768L, null).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 
   @Test
   public void refusesAllocationAlignmentMin() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new AlignedResourceAdaptor(upstream, 255L, null).close());
+    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new AlignedResourceAdaptor(upstream, 255L, null).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 }

@@ -78,14 +78,14 @@ public class ArenaMemoryResourceTest {
   @Test
   public void refusesArenaSizeMin() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new ArenaMemoryResource(upstream, 1048320L, false, "", ArenaCapture.SERVE).close());
+    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new ArenaMemoryResource(upstream, 1048320L, false, "", ArenaCapture.SERVE).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 
   @Test
   public void refusesArenaSizeMultipleOf() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new ArenaMemoryResource(upstream, 1048577L, false, "", ArenaCapture.SERVE).close());
+    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new ArenaMemoryResource(upstream, 1048577L, false, "", ArenaCapture.SERVE).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 }

@@ -86,14 +86,14 @@ public class FixedSizeMemoryResourceTest {
   @Test
   public void refusesBlockSizeNonzero() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new FixedSizeMemoryResource(upstream, 0L, null, FixedSizeCapture.SERVE).close());
+    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new FixedSizeMemoryResource(upstream, 0L, null, FixedSizeCapture.SERVE).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 
   @Test
   public void refusesBlocksToPreallocateNonzero() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new FixedSizeMemoryResource(upstream, null, 0L, FixedSizeCapture.SERVE).close());
+    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new FixedSizeMemoryResource(upstream, null, 0L, FixedSizeCapture.SERVE).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 }

@@ -77,7 +77,7 @@ public class LimitingResourceAdaptorTest {
   @Test
   public void refusesAllocationAlignmentPowerOfTwo() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new LimitingResourceAdaptor(upstream, 4294967296L, 3L).close());
+    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new LimitingResourceAdaptor(upstream, 4294967296L, 3L).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 }

@@ -79,35 +79,35 @@ public class PoolMemoryResourceTest {
   @Test
   public void refusesInitialPoolSizeMultipleOf() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new PoolMemoryResource(upstream, 257L, null, null, PoolCapture.SERVE).close());
+    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new PoolMemoryResource(upstream, 257L, null, null, PoolCapture.SERVE).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 
   @Test
   public void refusesMaximumPoolSizeMultipleOf() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new PoolMemoryResource(upstream, null, 257L, null, PoolCapture.SERVE).close());
+    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new PoolMemoryResource(upstream, null, 257L, null, PoolCapture.SERVE).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 
   @Test
   public void refusesMaximumPoolSizeNonzero() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new PoolMemoryResource(upstream, null, 0L, null, PoolCapture.SERVE).close());
+    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new PoolMemoryResource(upstream, null, 0L, null, PoolCapture.SERVE).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 
   @Test
   public void refusesMaximumGrowthMultipleOf() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new PoolMemoryResource(upstream, null, null, 257L, PoolCapture.SERVE).close());
+    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new PoolMemoryResource(upstream, null, null, 257L, PoolCapture.SERVE).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 
   @Test
   public void refusesMaximumGrowthNonzero() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new PoolMemoryResource(upstream, null, null, 0L, PoolCapture.SERVE).close());
+    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new PoolMemoryResource(upstream, null, null, 0L, PoolCapture.SERVE).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 }

@@ -77,7 +77,7 @@ public class SimulatedMemoryResourceTest {
   @Test
   public void refusesCapacityNonzero() {
     assumeTrue(available());
-    CmrException e = assertThrows(CmrException.class, () -> new SimulatedMemoryResource(0L).close());
+    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new SimulatedMemoryResource(0L).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 }

@@ -303,35 +303,31 @@ cmr_status cmr_device_buffer_destroy(cmr_device_buffer *handle) {
 
 /* ---- size and capacity ------------------------------------------------------------- */
 
-cmr_status cmr_device_buffer_resize(cmr_device_buffer *handle, size_t new_size, cmr_stream stream) {
-  static const char what[] = "cmr_device_buffer_resize";
+/* Grows the buffer's capacity to at least `bytes` on `stream` (which then
+ * becomes its stream), and its size to `bytes` when `sized`. */
+static cmr_status cmr_buffer_grow(cmr_device_buffer *handle, const char *what, size_t bytes, bool sized,
+                                  cmr_stream stream) {
   cmr_buffer *buffer;
   cmr_status status = cmr_buffer_resolve(handle, what, &buffer);
   if (status != CMR_SUCCESS) {
     return status;
   }
   cmr_call_begin(); /* the buffer stays while its resource is called */
-  if (new_size > buffer->capacity) status = cmr_buffer_reallocate(buffer, new_size, stream);
+  if (bytes > buffer->capacity) status = cmr_buffer_reallocate(buffer, bytes, stream);
   if (status == CMR_SUCCESS) {
-    buffer->size = new_size;
+    if (sized) buffer->size = bytes;
     buffer->stream = stream;
   }
   cmr_call_end();
-  return status == CMR_SUCCESS ? status : cmr_error_context(status, "%s(%zu bytes)", what, new_size);
+  return status == CMR_SUCCESS ? status : cmr_error_context(status, "%s(%zu bytes)", what, bytes);
+}
+
+cmr_status cmr_device_buffer_resize(cmr_device_buffer *handle, size_t new_size, cmr_stream stream) {
+  return cmr_buffer_grow(handle, "cmr_device_buffer_resize", new_size, true, stream);
 }
 
 cmr_status cmr_device_buffer_reserve(cmr_device_buffer *handle, size_t new_capacity, cmr_stream stream) {
-  static const char what[] = "cmr_device_buffer_reserve";
-  cmr_buffer *buffer;
-  cmr_status status = cmr_buffer_resolve(handle, what, &buffer);
-  if (status != CMR_SUCCESS) {
-    return status;
-  }
-  cmr_call_begin(); /* the buffer stays while its resource is called */
-  if (new_capacity > buffer->capacity) status = cmr_buffer_reallocate(buffer, new_capacity, stream);
-  if (status == CMR_SUCCESS) buffer->stream = stream;
-  cmr_call_end();
-  return status == CMR_SUCCESS ? status : cmr_error_context(status, "%s(%zu bytes)", what, new_capacity);
+  return cmr_buffer_grow(handle, "cmr_device_buffer_reserve", new_capacity, false, stream);
 }
 
 cmr_status cmr_device_buffer_shrink_to_fit(cmr_device_buffer *handle, cmr_stream stream) {
@@ -408,28 +404,29 @@ static cmr_status cmr_buffer_check_copy(const cmr_device_buffer *handle, const v
   return CMR_SUCCESS;
 }
 
-cmr_status cmr_device_buffer_copy_to_host(const cmr_device_buffer *handle, void *destination, size_t bytes) {
-  static const char what[] = "cmr_device_buffer_copy_to_host";
+/* Copies `bytes` between the start of the buffer and the caller's `host`
+ * memory: to it (waiting for the copy) when `to_host`, else from it. */
+static cmr_status cmr_buffer_copy_host(const cmr_device_buffer *handle, void *host, size_t bytes, bool to_host,
+                                       const char *what) {
+  const char *host_name = to_host ? "destination" : "source";
   cmr_buffer *buffer;
-  cmr_status status = cmr_buffer_check_copy(handle, destination, "destination", bytes, what, &buffer);
-  if (status == CMR_SUCCESS) status = cmr_check_foreign(destination, bytes, "destination", what);
+  cmr_status status = cmr_buffer_check_copy(handle, host, host_name, bytes, what, &buffer);
+  if (status == CMR_SUCCESS) status = cmr_check_foreign(host, bytes, host_name, what);
   if (status != CMR_SUCCESS || bytes == 0) {
     return status;
   }
-  status = cmr_buffer_copy(buffer, destination, buffer->data, bytes, true);
+  status = to_host ? cmr_buffer_copy(buffer, host, buffer->data, bytes, true)
+                   : cmr_buffer_copy(buffer, buffer->data, host, bytes, false);
   return status == CMR_SUCCESS ? status : cmr_error_context(status, "%s", what);
 }
 
+cmr_status cmr_device_buffer_copy_to_host(const cmr_device_buffer *handle, void *destination, size_t bytes) {
+  return cmr_buffer_copy_host(handle, destination, bytes, true, "cmr_device_buffer_copy_to_host");
+}
+
 cmr_status cmr_device_buffer_copy_from(cmr_device_buffer *handle, const void *source, size_t bytes) {
-  static const char what[] = "cmr_device_buffer_copy_from";
-  cmr_buffer *buffer;
-  cmr_status status = cmr_buffer_check_copy(handle, source, "source", bytes, what, &buffer);
-  if (status == CMR_SUCCESS) status = cmr_check_foreign(source, bytes, "source", what);
-  if (status != CMR_SUCCESS || bytes == 0) {
-    return status;
-  }
-  status = cmr_buffer_copy(buffer, buffer->data, source, bytes, false);
-  return status == CMR_SUCCESS ? status : cmr_error_context(status, "%s", what);
+  /* Only read: cmr_buffer_copy takes the source as const. */
+  return cmr_buffer_copy_host(handle, (void *)source, bytes, false, "cmr_device_buffer_copy_from");
 }
 
 cmr_status cmr_memcpy(void *destination, const void *source, size_t bytes, cmr_stream stream) {

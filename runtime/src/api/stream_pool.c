@@ -84,36 +84,35 @@ cmr_status cmr_stream_pool_destroy(cmr_stream_pool *handle) {
   return status;
 }
 
-cmr_status cmr_stream_pool_get_stream(cmr_stream_pool *handle, cmr_stream *out) {
-  static const char what[] = "cmr_stream_pool_get_stream";
+/* The start of every reader: `out` checked, then the pool resolved. */
+static cmr_status cmr_stream_pool_read(const cmr_stream_pool *handle, const char *what, const void *out,
+                                       cmr_stream_pool_object **pool) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "%s: out is NULL", what);
-  *out = CMR_DEFAULT_STREAM;
-  cmr_stream_pool_object *pool;
-  cmr_status status = cmr_stream_pool_resolve(handle, what, &pool);
-  if (status != CMR_SUCCESS) return status;
-  size_t turn = atomic_fetch_add_explicit(&pool->next, 1, memory_order_relaxed);
-  *out = pool->streams[turn % pool->size];
-  return CMR_SUCCESS;
+  return cmr_stream_pool_resolve(handle, what, pool);
+}
+
+cmr_status cmr_stream_pool_get_stream(cmr_stream_pool *handle, cmr_stream *out) {
+  cmr_stream_pool_object *pool = NULL;
+  cmr_status status = cmr_stream_pool_read(handle, "cmr_stream_pool_get_stream", out, &pool);
+  if (status == CMR_SUCCESS) {
+    size_t turn = atomic_fetch_add_explicit(&pool->next, 1, memory_order_relaxed);
+    *out = pool->streams[turn % pool->size];
+  } else if (out != NULL) {
+    *out = CMR_DEFAULT_STREAM;
+  }
+  return status;
 }
 
 cmr_status cmr_stream_pool_get_stream_at(cmr_stream_pool *handle, size_t index, cmr_stream *out) {
-  static const char what[] = "cmr_stream_pool_get_stream_at";
-  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "%s: out is NULL", what);
-  *out = CMR_DEFAULT_STREAM;
-  cmr_stream_pool_object *pool;
-  cmr_status status = cmr_stream_pool_resolve(handle, what, &pool);
-  if (status != CMR_SUCCESS) return status;
-  *out = pool->streams[index % pool->size];
-  return CMR_SUCCESS;
+  cmr_stream_pool_object *pool = NULL;
+  cmr_status status = cmr_stream_pool_read(handle, "cmr_stream_pool_get_stream_at", out, &pool);
+  if (out != NULL) *out = status == CMR_SUCCESS ? pool->streams[index % pool->size] : CMR_DEFAULT_STREAM;
+  return status;
 }
 
 cmr_status cmr_stream_pool_size(const cmr_stream_pool *handle, size_t *out) {
-  static const char what[] = "cmr_stream_pool_size";
-  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "%s: out is NULL", what);
-  *out = 0;
-  cmr_stream_pool_object *pool;
-  cmr_status status = cmr_stream_pool_resolve(handle, what, &pool);
-  if (status != CMR_SUCCESS) return status;
-  *out = pool->size;
-  return CMR_SUCCESS;
+  cmr_stream_pool_object *pool = NULL;
+  cmr_status status = cmr_stream_pool_read(handle, "cmr_stream_pool_size", out, &pool);
+  if (out != NULL) *out = status == CMR_SUCCESS ? pool->size : 0;
+  return status;
 }

@@ -306,52 +306,41 @@ cmr_status cmr_backend_prefetch(const void *ptr, size_t bytes, int device, cmr_s
 
 /* ---- plain allocations ------------------------------------------------------------- */
 
-cmr_status cmr_backend_device_alloc(size_t bytes, void **out) {
-  cmr_before_blocking();
-  cudaError_t error = cudaMalloc(out, bytes);
-  if (error != cudaSuccess) {
-    *out = NULL;
-    return cmr_cuda_failure(error, "cudaMalloc(%zu bytes)", bytes);
-  }
-  return CMR_SUCCESS;
+/* The result of a plain allocation call: *out is NULL after a failure. */
+static cmr_status cmr_cuda_allocated(cudaError_t error, const char *call, size_t bytes, void **out) {
+  if (error == cudaSuccess) return CMR_SUCCESS;
+  *out = NULL;
+  return cmr_cuda_failure(error, "%s(%zu bytes)", call, bytes);
 }
 
+static cmr_status cmr_cuda_freed(cudaError_t error, const char *call, void *ptr) {
+  return error == cudaSuccess ? CMR_SUCCESS : cmr_cuda_failure(error, "%s(%p)", call, ptr);
+}
+
+cmr_status cmr_backend_device_alloc(size_t bytes, void **out) {
+  cmr_before_blocking();
+  return cmr_cuda_allocated(cudaMalloc(out, bytes), "cudaMalloc", bytes, out);
+}
+
+/* Frees device and managed memory alike. */
 cmr_status cmr_backend_device_free(void *ptr) {
   cmr_before_blocking();
-  cudaError_t error = cudaFree(ptr);
-  return error == cudaSuccess ? CMR_SUCCESS : cmr_cuda_failure(error, "cudaFree(%p)", ptr);
+  return cmr_cuda_freed(cudaFree(ptr), "cudaFree", ptr);
 }
 
 cmr_status cmr_backend_managed_alloc(size_t bytes, void **out) {
   cmr_before_blocking();
-  cudaError_t error = cudaMallocManaged(out, bytes, cudaMemAttachGlobal);
-  if (error != cudaSuccess) {
-    *out = NULL;
-    return cmr_cuda_failure(error, "cudaMallocManaged(%zu bytes)", bytes);
-  }
-  return CMR_SUCCESS;
-}
-
-cmr_status cmr_backend_managed_free(void *ptr) {
-  cmr_before_blocking();
-  cudaError_t error = cudaFree(ptr);
-  return error == cudaSuccess ? CMR_SUCCESS : cmr_cuda_failure(error, "cudaFree(%p)", ptr);
+  return cmr_cuda_allocated(cudaMallocManaged(out, bytes, cudaMemAttachGlobal), "cudaMallocManaged", bytes, out);
 }
 
 cmr_status cmr_backend_pinned_alloc(size_t bytes, void **out) {
   cmr_before_blocking();
-  cudaError_t error = cudaMallocHost(out, bytes);
-  if (error != cudaSuccess) {
-    *out = NULL;
-    return cmr_cuda_failure(error, "cudaMallocHost(%zu bytes)", bytes);
-  }
-  return CMR_SUCCESS;
+  return cmr_cuda_allocated(cudaMallocHost(out, bytes), "cudaMallocHost", bytes, out);
 }
 
 cmr_status cmr_backend_pinned_free(void *ptr) {
   cmr_before_blocking();
-  cudaError_t error = cudaFreeHost(ptr);
-  return error == cudaSuccess ? CMR_SUCCESS : cmr_cuda_failure(error, "cudaFreeHost(%p)", ptr);
+  return cmr_cuda_freed(cudaFreeHost(ptr), "cudaFreeHost", ptr);
 }
 
 cmr_status cmr_backend_advise_location(const void *ptr, size_t bytes, int device) {

@@ -6,28 +6,18 @@
 static cmr_ledger cmr_cuda_ledgers[CMR_CUDA_MEMORY_KINDS];
 CMR_SHARE_LEDGERS(cuda, cmr_cuda_ledgers, CMR_CUDA_MEMORY_KINDS)
 
-/* The kinds of one plain call each way, their context the pair of calls.
+/* One call each way of the source's kind, made with its device current.
  * Every kind's pointers are aligned to at least 256, the most the spec lets
  * reach these resources; cudaFree and cudaFreeHost synchronize, so only the
  * pools use the stream. */
-typedef struct cmr_cuda_plain_calls {
-  cmr_status (*alloc)(size_t bytes, void **out);
-  cmr_status (*free)(void *ptr);
-} cmr_cuda_plain_calls;
-
-static cmr_cuda_plain_calls cmr_cuda_plain[CMR_CUDA_MEMORY_POOL] = {
-    [CMR_CUDA_MEMORY_DEVICE] = {cmr_backend_device_alloc, cmr_backend_device_free},
-    [CMR_CUDA_MEMORY_MANAGED] = {cmr_backend_managed_alloc, cmr_backend_managed_free},
-    [CMR_CUDA_MEMORY_PINNED] = {cmr_backend_pinned_alloc, cmr_backend_pinned_free},
-};
-
 /* The plain calls are not stream-ordered, and cudaFree and cudaFreeHost
  * synchronize: made for a stream capturing a graph they would break the
  * capture (cudaErrorStreamCaptureUnsupported, in the global and
- * thread-local modes), so they are refused there, before any call. */
-static cmr_status cmr_plain_refused_in_capture(cmr_stream stream, const char *what) {
+ * thread-local modes), so they are refused there, before any call. The
+ * pools' calls are stream-ordered: in a capture, graph memory nodes. */
+static cmr_status cmr_plain_refused_in_capture(const cmr_cuda_source *source, cmr_stream stream, const char *what) {
   bool capturing = false;
-  cmr_status status = cmr_backend_stream_capturing(stream, &capturing);
+  cmr_status status = source->kind == CMR_CUDA_MEMORY_POOL ? CMR_SUCCESS : cmr_backend_stream_capturing(stream, &capturing);
   if (status != CMR_SUCCESS || !capturing) return status;
   return cmr_error(CMR_ERROR_STREAM_CAPTURE,
                    "%s on stream %p, which is capturing a graph: a synchronous CUDA allocation or free would break "
@@ -36,38 +26,26 @@ static cmr_status cmr_plain_refused_in_capture(cmr_stream stream, const char *wh
                    what, (void *)stream);
 }
 
-static cmr_status cmr_plain_obtain(void *calls, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
-  (void)alignment;
-  cmr_status status = cmr_plain_refused_in_capture(stream, "allocating");
-  return status != CMR_SUCCESS ? status : ((cmr_cuda_plain_calls *)calls)->alloc(bytes, out);
+static cmr_status cmr_cuda_obtain_here(const cmr_cuda_source *source, size_t bytes, cmr_stream stream, void **out) {
+  cmr_status status = cmr_plain_refused_in_capture(source, stream, "allocating");
+  if (status != CMR_SUCCESS) return status;
+  switch (source->kind) {
+  case CMR_CUDA_MEMORY_DEVICE: return cmr_backend_device_alloc(bytes, out);
+  case CMR_CUDA_MEMORY_MANAGED: return cmr_backend_managed_alloc(bytes, out);
+  case CMR_CUDA_MEMORY_PINNED: return cmr_backend_pinned_alloc(bytes, out);
+  default: return cmr_backend_pool_alloc(source->pool, bytes, stream, out);
+  }
 }
 
-static cmr_status cmr_plain_release(void *calls, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  (void)bytes, (void)alignment;
-  cmr_status status = cmr_plain_refused_in_capture(stream, "freeing");
-  return status != CMR_SUCCESS ? status : ((cmr_cuda_plain_calls *)calls)->free(ptr);
-}
-
-static cmr_status cmr_pool_obtain(void *pool, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
-  (void)alignment;
-  return cmr_backend_pool_alloc(pool, bytes, stream, out);
-}
-
-static cmr_status cmr_pool_release(void *pool, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  (void)pool, (void)bytes, (void)alignment;
-  return cmr_backend_pool_free(ptr, stream);
-}
-
-static const cmr_ledger_memory cmr_cuda_memories[CMR_CUDA_MEMORY_KINDS] = {
-    [CMR_CUDA_MEMORY_DEVICE] = {cmr_plain_obtain, cmr_plain_release},
-    [CMR_CUDA_MEMORY_MANAGED] = {cmr_plain_obtain, cmr_plain_release},
-    [CMR_CUDA_MEMORY_PINNED] = {cmr_plain_obtain, cmr_plain_release},
-    [CMR_CUDA_MEMORY_POOL] = {cmr_pool_obtain, cmr_pool_release},
-};
-
-/* What the obtain and release of `kind` take: the pool, or the plain calls. */
-static void *cmr_cuda_memory_context(cmr_cuda_memory kind, cmr_backend_pool pool) {
-  return kind == CMR_CUDA_MEMORY_POOL ? (void *)pool : &cmr_cuda_plain[kind];
+static cmr_status cmr_cuda_release_here(const cmr_cuda_source *source, void *ptr, cmr_stream stream) {
+  cmr_status status = cmr_plain_refused_in_capture(source, stream, "freeing");
+  if (status != CMR_SUCCESS) return status;
+  switch (source->kind) {
+  case CMR_CUDA_MEMORY_DEVICE:
+  case CMR_CUDA_MEMORY_MANAGED: return cmr_backend_device_free(ptr);
+  case CMR_CUDA_MEMORY_PINNED: return cmr_backend_pinned_free(ptr);
+  default: return cmr_backend_pool_free(ptr, stream);
+  }
 }
 
 /* Makes the source's device current (the caller's kept in *guard). */
@@ -79,22 +57,30 @@ static cmr_status cmr_cuda_memory_enter(const cmr_cuda_source *source, cmr_backe
   return CMR_SUCCESS;
 }
 
-cmr_status cmr_cuda_memory_allocate(const cmr_cuda_source *source, size_t bytes, cmr_stream stream, void **out) {
+/* The ledger's memory: its context is the cmr_cuda_source. */
+static cmr_status cmr_cuda_obtain(void *source, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
+  (void)alignment;
   cmr_backend_device_guard guard;
   cmr_status status = cmr_cuda_memory_enter(source, &guard);
-  if (status != CMR_SUCCESS) return status;
-  status = cmr_ledger_allocate(&cmr_cuda_ledgers[source->kind], source->owner, source->pool,
-                               &cmr_cuda_memories[source->kind], cmr_cuda_memory_context(source->kind, source->pool),
-                               bytes, CMR_DEFAULT_ALIGNMENT, stream, out);
-  return cmr_backend_device_leave(&guard, status);
+  return status != CMR_SUCCESS ? status
+                               : cmr_backend_device_leave(&guard, cmr_cuda_obtain_here(source, bytes, stream, out));
+}
+
+static cmr_status cmr_cuda_release(void *source, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
+  (void)bytes, (void)alignment;
+  cmr_backend_device_guard guard;
+  cmr_status status = cmr_cuda_memory_enter(source, &guard);
+  return status != CMR_SUCCESS ? status : cmr_backend_device_leave(&guard, cmr_cuda_release_here(source, ptr, stream));
+}
+
+static const cmr_ledger_memory cmr_cuda_ledger_memory = {cmr_cuda_obtain, cmr_cuda_release};
+
+cmr_status cmr_cuda_memory_allocate(const cmr_cuda_source *source, size_t bytes, cmr_stream stream, void **out) {
+  return cmr_ledger_allocate(&cmr_cuda_ledgers[source->kind], source->owner, source->pool, &cmr_cuda_ledger_memory,
+                             (void *)source, bytes, CMR_DEFAULT_ALIGNMENT, stream, out);
 }
 
 cmr_status cmr_cuda_memory_deallocate(const cmr_cuda_source *source, void *ptr, size_t bytes, cmr_stream stream) {
-  cmr_backend_device_guard guard;
-  cmr_status status = cmr_cuda_memory_enter(source, &guard);
-  if (status != CMR_SUCCESS) return status;
-  status = cmr_ledger_deallocate(&cmr_cuda_ledgers[source->kind], source->owner, source->pool,
-                                 &cmr_cuda_memories[source->kind], cmr_cuda_memory_context(source->kind, source->pool),
-                                 ptr, bytes, CMR_DEFAULT_ALIGNMENT, stream);
-  return cmr_backend_device_leave(&guard, status);
+  return cmr_ledger_deallocate(&cmr_cuda_ledgers[source->kind], source->owner, source->pool, &cmr_cuda_ledger_memory,
+                               (void *)source, ptr, bytes, CMR_DEFAULT_ALIGNMENT, stream);
 }

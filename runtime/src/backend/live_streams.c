@@ -84,43 +84,31 @@ cmr_status cmr_live_streams_add(cmr_stream stream) {
   return status;
 }
 
-bool cmr_live_streams_remove(cmr_stream stream) {
-  uintptr_t handle = (uintptr_t)stream;
+/* Whether `handle` is in the set (taken out when `take`), under its lock. */
+static bool cmr_live_find(uintptr_t handle, bool take) {
   cmr_mutex_lock(&cmr_live.lock);
   size_t position = cmr_live_position(handle);
   bool found = cmr_live_at(position, handle);
-  if (found) cmr_live_take_out(position);
+  if (found && take) cmr_live_take_out(position);
   cmr_mutex_unlock(&cmr_live.lock);
   return found;
 }
 
-bool cmr_live_streams_forget_parents(cmr_stream stream) {
+bool cmr_live_streams_remove(cmr_stream stream) { return cmr_live_find((uintptr_t)stream, true); }
+
+/* A stream the parent made, looked up in a forked child: its entry carries
+ * the parents' bit. */
+static bool cmr_live_find_parents(cmr_stream stream, bool take) {
   uintptr_t handle = (uintptr_t)stream;
   if (!cmr_fork_is_child() || (handle & cmr_parents_bit) != 0) return false;
-  cmr_mutex_lock(&cmr_live.lock);
-  size_t position = cmr_live_position(handle);
-  bool found = cmr_live_at(position, handle | cmr_parents_bit);
-  if (found) cmr_live_take_out(position);
-  cmr_mutex_unlock(&cmr_live.lock);
-  return found;
+  return cmr_live_find(handle | cmr_parents_bit, take);
 }
 
-bool cmr_live_streams_parents(cmr_stream stream) {
-  uintptr_t handle = (uintptr_t)stream;
-  if (!cmr_fork_is_child() || (handle & cmr_parents_bit) != 0) return false;
-  cmr_mutex_lock(&cmr_live.lock);
-  bool found = cmr_live_at(cmr_live_position(handle), handle | cmr_parents_bit);
-  cmr_mutex_unlock(&cmr_live.lock);
-  return found;
-}
+bool cmr_live_streams_forget_parents(cmr_stream stream) { return cmr_live_find_parents(stream, true); }
 
-bool cmr_live_streams_contains(cmr_stream stream) {
-  uintptr_t handle = (uintptr_t)stream;
-  cmr_mutex_lock(&cmr_live.lock);
-  bool found = cmr_live_at(cmr_live_position(handle), handle);
-  cmr_mutex_unlock(&cmr_live.lock);
-  return found;
-}
+bool cmr_live_streams_parents(cmr_stream stream) { return cmr_live_find_parents(stream, false); }
+
+bool cmr_live_streams_contains(cmr_stream stream) { return cmr_live_find((uintptr_t)stream, false); }
 
 /* ---- fork (fork.h) ------------------------------------------------------------ */
 

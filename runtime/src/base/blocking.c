@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The blocking hook (core.h): what cmr calls right before it may wait, the
- * mutex acquire that calls it only when the mutex is held by another
- * thread, and the checked making of cmr's mutexes. */
-#include <errno.h>
+/* The blocking hook (core.h): what cmr calls right before it may wait, and
+ * the mutex acquire that calls it only when the mutex is held by another
+ * thread. It records no error: the logging under cmr_error takes these
+ * mutexes. */
 #include <stdatomic.h>
-#include <string.h>
 
 #include "internal.h"
 #include "lock.h"
@@ -23,11 +22,4 @@ void cmr_before_blocking(void) {
 void cmr_mutex_lock_contended(pthread_mutex_t *mutex) {
   cmr_before_blocking();
   pthread_mutex_lock(mutex);
-}
-
-cmr_status cmr_mutex_init(pthread_mutex_t *mutex, const char *owner) {
-  int error = pthread_mutex_init(mutex, NULL);
-  if (error == 0) return CMR_SUCCESS;
-  return cmr_error(error == ENOMEM || error == EAGAIN ? CMR_ERROR_OUT_OF_MEMORY : CMR_ERROR_INTERNAL,
-                   "%s: its mutex cannot be made: %s", owner, strerror(error));
 }

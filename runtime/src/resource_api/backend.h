@@ -186,9 +186,8 @@ cmr_status cmr_backend_fill(void *ptr, unsigned char byte, size_t bytes, cmr_str
 #if CMR_WITH_CUDA
 /* Plain allocations: cudaMalloc, cudaMallocManaged, cudaMallocHost. */
 cmr_status cmr_backend_device_alloc(size_t bytes, void **out);
-cmr_status cmr_backend_device_free(void *ptr);
+cmr_status cmr_backend_device_free(void *ptr); /* device and managed memory */
 cmr_status cmr_backend_managed_alloc(size_t bytes, void **out);
-cmr_status cmr_backend_managed_free(void *ptr);
 cmr_status cmr_backend_pinned_alloc(size_t bytes, void **out);
 cmr_status cmr_backend_pinned_free(void *ptr);
 

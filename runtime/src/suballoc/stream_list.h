@@ -223,28 +223,66 @@ void cmr_stream_list_let_go_all(cmr_stream_lists *lists);
  * bookkeeping stays bounded). */
 size_t cmr_stream_lists_records_allocated(void);
 
-/* ---- ordering and the recent blocks (stream_lists.c, used by the registry) ---- */
+/* ---- ordering and the recent blocks (used by stream_lists.c and the registry) ---- */
 
-/* Lists marked capturing, over every stream_lists of the process: while
- * there are any, a capture may be under way, and the device is not
- * synchronized nor is any event queried or waited for by the host. */
+/* Lists marked capturing, over every stream_lists of the process (defined
+ * in the registry): while there are any, a capture may be under way, and
+ * the device is not synchronized nor is any event queried or waited for by
+ * the host. */
 extern _Atomic size_t cmr_capturing_lists;
+
+/* Marks `list` (its lock held) as its stream's, seen capturing; unmarks it. */
+static inline void cmr_stream_list_mark_capturing(cmr_stream_list *list) {
+  if (list->capturing) return;
+  list->capturing = true;
+  atomic_fetch_add(&cmr_capturing_lists, 1);
+}
+
+static inline void cmr_stream_list_unmark_capturing(cmr_stream_list *list) {
+  if (!list->capturing) return;
+  list->capturing = false;
+  atomic_fetch_sub(&cmr_capturing_lists, 1);
+}
 
 /* Whether another stream (or the host) may take `list`'s blocks now (its
  * lock held): not while it is marked capturing, nor, while any list is,
  * when that would need a device synchronization (unordered) or, with
  * `host_wait`, a host wait for its event. */
-bool cmr_stream_list_reusable(const cmr_stream_list *list, bool host_wait);
+static inline bool cmr_stream_list_reusable(const cmr_stream_list *list, bool host_wait) {
+  if (list->capturing) return false;
+  if (atomic_load_explicit(&cmr_capturing_lists, memory_order_relaxed) == 0) return true;
+  return !list->unordered && !(host_wait && list->event != NULL);
+}
 
 /* Whether the work ordered before a list's frees is done, so that its
  * blocks are idle. An unordered one waits for a taker (who synchronizes). */
-bool cmr_stream_list_idle(cmr_stream_list *list);
+static inline bool cmr_stream_list_idle(cmr_stream_list *list) {
+  if (list->unordered || !cmr_stream_list_reusable(list, true)) return false;
+  bool reached = true;
+  return list->event == NULL || (cmr_backend_event_query(list->event, &reached) == CMR_SUCCESS && reached);
+}
+
 /* Records the list's event on `stream` (false when an event call fails). */
-bool cmr_stream_list_record(const cmr_stream_lists *lists, cmr_stream_list *list, cmr_stream stream);
+static inline bool cmr_stream_list_record(const cmr_stream_lists *lists, cmr_stream_list *list, cmr_stream stream) {
+  if (list->event == NULL && cmr_backend_event_create_on(lists->device, &list->event) != CMR_SUCCESS) {
+    list->event = NULL;
+    return false;
+  }
+  return cmr_backend_event_record(list->event, stream) == CMR_SUCCESS;
+}
+
 /* Every recent block into the index, where it merges with its neighbours. */
-void cmr_stream_list_flush_recent(cmr_stream_list *list);
+static inline void cmr_stream_list_flush_recent(cmr_stream_list *list) {
+  for (unsigned i = 0; i < list->recent_count; ++i) cmr_free_blocks_insert(&list->blocks, list->recent[i]);
+  list->recent_count = list->recent_victim = 0;
+  list->recent_bytes = 0;
+}
+
 /* The remembered hand-outs into the block map. */
-void cmr_stream_list_flush_handed(const cmr_stream_lists *lists, cmr_stream_list *list);
+static inline void cmr_stream_list_flush_handed(const cmr_stream_lists *lists, cmr_stream_list *list) {
+  for (unsigned i = 0; i < list->handed_count; ++i) cmr_block_map_insert(lists->handed_out, list->handed[i]);
+  list->handed_count = list->handed_victim = 0;
+}
 
 static inline bool cmr_list_empty(const cmr_stream_list *list) { return list->blocks.count + list->recent_count == 0; }
 

@@ -100,12 +100,7 @@ static cmr_cache_slot *cmr_cache_list(const cmr_stream_lists *lists, uint64_t ke
 
 /* ---- the registry ---------------------------------------------------------------- */
 
-/* A record leaving its list no longer counts as capturing. */
-static void cmr_forget_capturing(cmr_stream_list *list) {
-  if (!list->capturing) return;
-  list->capturing = false;
-  atomic_fetch_sub(&cmr_capturing_lists, 1);
-}
+_Atomic size_t cmr_capturing_lists;
 
 /* Sets a record, new or recycled, to an empty list of `key`. A recycled one
  * may be locked by a thread that has it cmr_cached: it is changed under its lock. */
@@ -194,7 +189,7 @@ static cmr_stream_list *cmr_unregister_at(cmr_stream_lists *lists, size_t index)
   list->key = CMR_DEAD_KEY;
   if (list->event != NULL) cmr_backend_event_destroy(list->event);
   list->event = NULL;
-  cmr_forget_capturing(list);
+  cmr_stream_list_unmark_capturing(list);
   size_t count = atomic_load(&lists->count);
   for (size_t i = index + 1; i < count; ++i) lists->lists[i - 1] = lists->lists[i];
   atomic_store(&lists->count, count - 1);
@@ -340,7 +335,7 @@ void cmr_stream_lists_key_ended(cmr_stream_lists *lists, uint64_t key, cmr_strea
     cmr_list_lock(list);
     /* A stream that ended in capture: its frees there are ordered after nothing an event could name now. */
     if (list->capturing) {
-      cmr_forget_capturing(list);
+      cmr_stream_list_unmark_capturing(list);
       list->unordered = !cmr_list_empty(list);
     } else if (list->unordered && !cmr_list_empty(list) && atomic_load(&cmr_capturing_lists) == 0) {
       list->unordered = !cmr_stream_list_record(lists, list, order_on);
@@ -369,7 +364,7 @@ static void cmr_delete_contents(cmr_stream_list *list) {
   for (unsigned i = 0; i < list->handed_count; ++i) cmr_block_delete(list->handed[i]);
   cmr_free_blocks_clear(&list->blocks);
   if (list->event != NULL) cmr_backend_event_destroy(list->event);
-  cmr_forget_capturing(list);
+  cmr_stream_list_unmark_capturing(list);
   list->recent_count = list->handed_count = 0;
   list->event = NULL;
 }

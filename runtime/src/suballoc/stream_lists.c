@@ -118,14 +118,6 @@ void cmr_stream_lists_release_dead_units(cmr_stream_lists *lists, pthread_mutex_
 
 /* ---- ordering (the list's lock held) ----------------------------------------------------- */
 
-bool cmr_stream_list_record(const cmr_stream_lists *lists, cmr_stream_list *list, cmr_stream stream) {
-  if (list->event == NULL && cmr_backend_event_create_on(lists->device, &list->event) != CMR_SUCCESS) {
-    list->event = NULL;
-    return false;
-  }
-  return cmr_backend_event_record(list->event, stream) == CMR_SUCCESS;
-}
-
 /* After blocks entered `list` on `stream`: record the list's event there so
  * a later taker can wait for them, once the list is shared; before that,
  * mark it unordered (its first taker synchronizes the device instead). A
@@ -169,38 +161,13 @@ static cmr_status cmr_order_before_release(const cmr_stream_lists *lists, cmr_st
 
 /* ---- stream capture (the list's lock held) ------------------------------------------ */
 
-_Atomic size_t cmr_capturing_lists;
-
-static void cmr_mark_capturing(cmr_stream_list *list) {
-  if (list->capturing) return;
-  list->capturing = true;
-  atomic_fetch_add(&cmr_capturing_lists, 1);
-}
-
-static void cmr_unmark_capturing(cmr_stream_list *list) {
-  list->capturing = false;
-  atomic_fetch_sub(&cmr_capturing_lists, 1);
-}
-
 /* `stream`, whose list was marked capturing, is out of capture now: the
  * blocks it freed there are ordered after its work from here on. Out of
  * line: the first call after a capture. */
 static __attribute__((noinline)) void cmr_capture_over(const cmr_stream_lists *lists, cmr_stream_list *list,
                                                        cmr_stream stream) {
-  cmr_unmark_capturing(list);
+  cmr_stream_list_unmark_capturing(list);
   if (!cmr_list_empty(list)) cmr_order_after_free(lists, list, stream);
-}
-
-bool cmr_stream_list_reusable(const cmr_stream_list *list, bool host_wait) {
-  if (list->capturing) return false;
-  if (atomic_load_explicit(&cmr_capturing_lists, memory_order_relaxed) == 0) return true;
-  return !list->unordered && !(host_wait && list->event != NULL);
-}
-
-bool cmr_stream_list_idle(cmr_stream_list *list) {
-  if (list->unordered || !cmr_stream_list_reusable(list, true)) return false;
-  bool reached = true;
-  return list->event == NULL || (cmr_backend_event_query(list->event, &reached) == CMR_SUCCESS && reached);
 }
 
 /* ---- recently freed blocks, and those handed out from a list (its lock held) ---------- */
@@ -234,12 +201,6 @@ static CMR_PAIR_PATH void cmr_recent_keep(cmr_stream_list *list, cmr_block *bloc
   list->recent_bytes += block->size;
 }
 
-void cmr_stream_list_flush_recent(cmr_stream_list *list) {
-  for (unsigned i = 0; i < list->recent_count; ++i) cmr_free_blocks_insert(&list->blocks, list->recent[i]);
-  list->recent_count = list->recent_victim = 0;
-  list->recent_bytes = 0;
-}
-
 /* Remembers `block`, just handed out by `list` for a request of `bytes`;
  * when the slots are full, the oldest goes to the block map to make room. */
 static CMR_PAIR_PATH void *cmr_hand_out(const cmr_stream_lists *lists, cmr_stream_list *list, cmr_block *block,
@@ -253,11 +214,6 @@ static CMR_PAIR_PATH void *cmr_hand_out(const cmr_stream_lists *lists, cmr_strea
     list->handed_victim = (list->handed_victim + 1) % cmr_handed_slots;
   }
   return block->address;
-}
-
-void cmr_stream_list_flush_handed(const cmr_stream_lists *lists, cmr_stream_list *list) {
-  for (unsigned i = 0; i < list->handed_count; ++i) cmr_block_map_insert(lists->handed_out, list->handed[i]);
-  list->handed_count = list->handed_victim = 0;
 }
 
 /* `ptr` taken out of `list`'s remembered hand-outs, or NULL. */
@@ -414,7 +370,7 @@ static __attribute__((noinline)) cmr_status cmr_take_in_capture(cmr_stream_lists
   cmr_stream_list *own;
   cmr_status status = cmr_lock_list(lists, key, &own);
   if (status != CMR_SUCCESS) return status;
-  cmr_mark_capturing(own);
+  cmr_stream_list_mark_capturing(own);
   cmr_list_unlock(own);
   if (lists->capture == CMR_CAPTURE_REFUSE) {
     return cmr_error(CMR_ERROR_STREAM_CAPTURE,
@@ -504,7 +460,7 @@ static CMR_PAIR_PATH void cmr_give_back_locked(const cmr_stream_lists *lists, cm
   if (__builtin_expect(capturing, 0)) {
     list->hot = true;
     cmr_recent_keep(list, block);
-    cmr_mark_capturing(list);
+    cmr_stream_list_mark_capturing(list);
     return;
   }
   cmr_give_locked(lists, list, stream, block, CMR_GIVEN_FREED);

@@ -2,11 +2,13 @@
 package org.cmr;
 
 /**
- * A cmr call failed: the status it returned and cmr's message saying what was wrong. Out of
- * memory is {@link CmrOutOfMemoryError} instead, and a file that cannot be written {@link
- * CmrIOException}.
+ * A cmr call failed: the status it returned and cmr's message saying what was wrong, for the
+ * statuses no Java exception names (a CUDA error, a call this build does not support, a bug in
+ * cmr). A bad argument is {@link CmrIllegalArgumentException} instead, an object used after close
+ * {@link CmrIllegalStateException}, out of memory {@link CmrOutOfMemoryError}, and a file that
+ * cannot be written {@link CmrIOException}: {@link CmrFailure} is what they all are.
  */
-public class CmrException extends RuntimeException {
+public class CmrException extends RuntimeException implements CmrFailure {
   private static final long serialVersionUID = 1L;
 
   private final Status status;
@@ -17,12 +19,7 @@ public class CmrException extends RuntimeException {
     this.status = status;
   }
 
-  /** Called by the JNI layer with the status a call returned and cmr's message. */
-  CmrException(int status, String detail) {
-    this(Status.swigToEnum(status), detail);
-  }
-
-  /** The status the call returned. */
+  @Override
   public Status status() {
     return status;
   }

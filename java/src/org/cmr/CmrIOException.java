@@ -10,15 +10,16 @@ import java.io.UncheckedIOException;
  * UncheckedIOException}, as I/O failures are in Java, whose cause is an {@link IOException} with
  * cmr's message.
  */
-public class CmrIOException extends UncheckedIOException {
+public class CmrIOException extends UncheckedIOException implements CmrFailure {
   private static final long serialVersionUID = 1L;
 
-  /** Called by the JNI layer with the status (always CMR_ERROR_IO) and cmr's message. */
-  CmrIOException(int status, String detail) {
-    super(CmrException.describe(Status.swigToEnum(status), detail), new IOException(detail));
+  /** The failure cmr's message {@code detail} describes. */
+  CmrIOException(String detail) {
+    super(CmrException.describe(Status.ERROR_IO, detail), new IOException(detail));
   }
 
   /** Always {@link Status#ERROR_IO}. */
+  @Override
   public Status status() {
     return Status.ERROR_IO;
   }

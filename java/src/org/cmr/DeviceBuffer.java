@@ -26,7 +26,7 @@ public final class DeviceBuffer extends NativeObject {
 
   /**
    * {@code size} uninitialised bytes from {@code resource}, ordered on {@code stream}, aligned to
-   * {@code alignment}: a power of two the resource honours (else a CmrException, never less
+   * {@code alignment}: a power of two the resource honours (else a CmrIllegalArgumentException, never less
    * aligned memory); every reallocation keeps it. One below {@link Cmr#DEFAULT_ALIGNMENT} gets the
    * default.
    */
@@ -84,26 +84,27 @@ public final class DeviceBuffer extends NativeObject {
   }
 
   /** The address of the first byte (0 for an empty buffer). */
-  public long address() {
+  public long getAddress() {
     return longFromAddress(CmrNative::cmr_device_buffer_data);
   }
 
-  public long size() {
+  /** The bytes the buffer holds. */
+  public long getSize() {
     return longFromAddress(CmrNative::cmr_device_buffer_size);
   }
 
   /** Bytes allocated, at least the size. */
-  public long capacity() {
+  public long getCapacity() {
     return longFromAddress(CmrNative::cmr_device_buffer_capacity);
   }
 
   /** The alignment of the buffer's memory, which each of its allocations asks for (at least {@link Cmr#DEFAULT_ALIGNMENT}). */
-  public long alignment() {
+  public long getAlignment() {
     return longFromAddress(CmrNative::cmr_device_buffer_alignment);
   }
 
   /** The stream the buffer's work (and its final free) is ordered on. */
-  public long stream() {
+  public long getStream() {
     return longFromAddress(CmrNative::cmr_device_buffer_stream);
   }
 
@@ -127,13 +128,13 @@ public final class DeviceBuffer extends NativeObject {
   }
 
   /** The buffer's resource (a new share: close it when done). */
-  public MemoryResource resource() {
+  public MemoryResource getResource() {
     return fromAddress(buffer -> MemoryResource.fromRef(CmrNative.cmr_device_buffer_resource(buffer), resource));
   }
 
   /** Makes the size {@code newSize}, keeping the first bytes; reallocates (on the buffer's stream) past the capacity. */
   public void resize(long newSize) {
-    resize(newSize, stream());
+    resize(newSize, getStream());
   }
 
   /** As {@link #resize(long)}, ordered on {@code stream}. */
@@ -145,12 +146,12 @@ public final class DeviceBuffer extends NativeObject {
   /** Makes the capacity at least {@code newCapacity}, keeping the contents, on the buffer's stream. */
   public void reserve(long newCapacity) {
     long capacity = Arguments.size("newCapacity", newCapacity);
-    useAddress(buffer -> CmrNative.cmr_device_buffer_reserve(buffer, capacity, stream()));
+    useAddress(buffer -> CmrNative.cmr_device_buffer_reserve(buffer, capacity, getStream()));
   }
 
   /** Makes the capacity equal to the size, keeping the contents, on the buffer's stream. */
   public void shrinkToFit() {
-    useAddress(buffer -> CmrNative.cmr_device_buffer_shrink_to_fit(buffer, stream()));
+    useAddress(buffer -> CmrNative.cmr_device_buffer_shrink_to_fit(buffer, getStream()));
   }
 
   /** Copies the first {@code destination.length} bytes (at most the size) into {@code destination}, and waits for the copy. */
@@ -167,7 +168,7 @@ public final class DeviceBuffer extends NativeObject {
 
   /** The buffer's contents, copied to a new array. */
   public byte[] toByteArray() {
-    long size = size();
+    long size = getSize();
     if (size > Integer.MAX_VALUE - 8) {
       throw new IllegalStateException("a buffer of " + size + " bytes does not fit a Java array");
     }

@@ -31,7 +31,30 @@ public class MemoryResource extends NativeObject {
     }
   }
 
-  /** {@code bytes} from the resource on the default stream, aligned to 256 bytes (0 for 0 bytes). */
+  /**
+   * A block of {@code bytes} from the resource on the default stream, aligned to 256 bytes, which
+   * frees itself (with its size and stream) when closed: {@code try (Allocation block =
+   * resource.allocation(1000)) { ... block.getAddress() ... }}.
+   */
+  public final Allocation allocation(long bytes) {
+    return allocation(bytes, Cmr.DEFAULT_ALIGNMENT, Cmr.DEFAULT_STREAM);
+  }
+
+  /** As {@link #allocation(long)}, ordered on {@code stream} (and freed on it). */
+  public final Allocation allocation(long bytes, long stream) {
+    return allocation(bytes, Cmr.DEFAULT_ALIGNMENT, stream);
+  }
+
+  /** As {@link #allocation(long, long)}, at a power-of-two {@code alignment} the resource honours (else it throws). */
+  public final Allocation allocation(long bytes, long alignment, long stream) {
+    return new Allocation(this, bytes, alignment, stream);
+  }
+
+  /**
+   * {@code bytes} from the resource on the default stream, aligned to 256 bytes (0 for 0 bytes):
+   * the raw address, which {@link #deallocate(long, long)} must be given with the same size.
+   * {@link #allocation(long)} hands out a block that remembers both.
+   */
   public final long allocate(long bytes) {
     return allocate(bytes, Cmr.DEFAULT_STREAM);
   }
@@ -110,6 +133,15 @@ public class MemoryResource extends NativeObject {
   public final String typeName() {
     try {
       return CmrNative.cmr_ref_type_name(ref());
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /** Another object over the same resource, with a share of its own (keeping this one's Java objects). */
+  final MemoryResource share() {
+    try {
+      return fromRef(CmrNative.cmr_java_ref_duplicate(ref()), this);
     } finally {
       Reference.reachabilityFence(this);
     }

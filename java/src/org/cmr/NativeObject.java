@@ -13,7 +13,8 @@ import java.util.function.LongUnaryOperator;
 /**
  * A Java object owning a native one: {@link #close()} frees it, and if the object becomes
  * unreachable unclosed, a {@link Cleaner} frees it then. Using it after close throws a
- * {@link CmrException} with {@link Status#ERROR_DESTROYED_HANDLE}. Closing while another thread
+ * {@link CmrIllegalStateException} (an {@link IllegalStateException}) with {@link
+ * Status#ERROR_DESTROYED_HANDLE}, naming the object. Closing while another thread
  * is using the object is a race the caller must avoid, as with any Java resource.
  *
  * <p>The Java objects the native one was made over (an adaptor's upstream, a buffer's resource)
@@ -41,7 +42,7 @@ public abstract class NativeObject implements AutoCloseable {
   final long nativeAddress() {
     long address = release.address;
     if (address == 0) {
-      throw new CmrException(Status.ERROR_DESTROYED_HANDLE, getClass().getSimpleName() + " is closed");
+      throw Failures.closed(getClass().getSimpleName());
     }
     return address;
   }

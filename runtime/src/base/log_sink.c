@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The diagnostic log (cmr/log.h): a threshold read inline by cmr_log
- * (log_write.h), a flush threshold, and one sink - stderr or a file opened
- * for appending - that a mutex guards, so lines from many threads never
- * interleave. The environment is read once, by whichever call comes first. */
+/* The diagnostic log's writer (log_write.h, log_sink.h): a threshold read
+ * inline by cmr_log, a flush threshold, and one sink - stderr or a file
+ * opened for appending - that a mutex guards, so lines from many threads
+ * never interleave. The environment is read once, by whichever call comes
+ * first. It records no error (cmr_error logs): the settings that report
+ * errors are in log_settings.c. */
 #define _GNU_SOURCE /* syscall(SYS_gettid): spdlog's thread id is the kernel's */
 #include <errno.h>
 #include <pthread.h>
@@ -15,12 +17,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
 #include "fork.h"
+#include "internal.h"
 #include "lock.h"
+#include "log_sink.h"
 
 _Atomic int cmr_log_threshold = CMR_LOG_UNREAD;
-static _Atomic int cmr_log_flush_threshold = CMR_LOG_WARN;
+_Atomic int cmr_log_flush_threshold = CMR_LOG_WARN;
 static pthread_once_t cmr_log_once = PTHREAD_ONCE_INIT;
 
 /* The sink. Paths once set are kept for the life of the process, so the
@@ -39,8 +42,6 @@ static int cmr_log_write_errno;     /* why a line could not be written since the
 /* spdlog's names, which RMM's log lines carry. */
 static const char *const cmr_log_level_names[] = {"trace", "debug", "info", "warning", "error", "critical", "off"};
 
-static bool cmr_log_level_valid(cmr_log_level level) { return (unsigned)level <= CMR_LOG_OFF; }
-
 /* The kept copy of `path`, or NULL when there is no memory for one. Lock held. */
 static const char *cmr_log_keep_path(const char *path) {
   for (cmr_log_path *kept = cmr_log_paths; kept != NULL; kept = kept->next) {
@@ -55,9 +56,7 @@ static const char *cmr_log_keep_path(const char *path) {
   return kept->text;
 }
 
-/* Makes `file` (NULL: stderr) the sink under the name `path`; false when
- * the path cannot be kept (the sink is unchanged and `file` closed). */
-static bool cmr_log_use(FILE *file, const char *path) {
+bool cmr_log_sink_use(FILE *file, const char *path) {
   cmr_mutex_lock(&cmr_log_lock);
   const char *kept = file == NULL ? "" : cmr_log_keep_path(path);
   FILE *previous = cmr_log_file;
@@ -102,7 +101,7 @@ static void cmr_log_read_environment(void) {
     if (file == NULL) {
       fprintf(stderr, "cmr: CMR_DEBUG_LOG_FILE=\"%s\" cannot be opened for appending (%s): logging to stderr\n", path,
               strerror(errno));
-    } else if (!cmr_log_use(file, path)) {
+    } else if (!cmr_log_sink_use(file, path)) {
       fprintf(stderr, "cmr: CMR_DEBUG_LOG_FILE=\"%s\": no memory to keep the path: logging to stderr\n", path);
     }
   }
@@ -147,87 +146,24 @@ void cmr_log_write(cmr_log_level level, const char *format, ...) {
   va_end(args);
 }
 
-/* ---- the public API ------------------------------------------------------------------ */
-
-static cmr_status cmr_log_check_level(cmr_log_level level, const char *what) {
-  if (cmr_log_level_valid(level)) return CMR_SUCCESS;
-  return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
-                   "%s: level %d is not a cmr_log_level (CMR_LOG_TRACE %d to CMR_LOG_OFF %d)", what, (int)level,
-                   CMR_LOG_TRACE, CMR_LOG_OFF);
-}
-
-cmr_status cmr_log_set_level(cmr_log_level level) {
-  cmr_status status = cmr_log_check_level(level, "cmr_log_set_level");
-  if (status != CMR_SUCCESS) return status;
-  (void)cmr_log_start(); /* the environment must not override this later */
-  atomic_store_explicit(&cmr_log_threshold, (int)level, memory_order_release);
-  return CMR_SUCCESS;
-}
-
-cmr_status cmr_log_get_level(cmr_log_level *out) {
-  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_log_get_level: out is NULL");
-  *out = (cmr_log_level)cmr_log_start();
-  return CMR_SUCCESS;
-}
-
-cmr_status cmr_log_set_flush_level(cmr_log_level level) {
-  cmr_status status = cmr_log_check_level(level, "cmr_log_set_flush_level");
-  if (status != CMR_SUCCESS) return status;
-  atomic_store_explicit(&cmr_log_flush_threshold, (int)level, memory_order_relaxed);
-  return CMR_SUCCESS;
-}
-
-cmr_status cmr_log_get_flush_level(cmr_log_level *out) {
-  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_log_get_flush_level: out is NULL");
-  *out = (cmr_log_level)atomic_load_explicit(&cmr_log_flush_threshold, memory_order_relaxed);
-  return CMR_SUCCESS;
-}
-
-bool cmr_log_should_log(cmr_log_level level) { return cmr_log_level_valid(level) && cmr_log_enabled(level); }
-
-cmr_status cmr_log_flush(void) {
+int cmr_log_sink_flush(const char **path) {
   (void)cmr_log_start();
   cmr_mutex_lock(&cmr_log_lock);
   FILE *sink = cmr_log_file != NULL ? cmr_log_file : stderr;
   int error = fflush(sink) != 0 ? errno : cmr_log_write_errno;
   cmr_log_write_errno = 0;
   clearerr(sink);
-  const char *path = cmr_log_file_path;
+  *path = cmr_log_file_path;
   cmr_mutex_unlock(&cmr_log_lock);
-  if (error != 0) {
-    const char *where = path[0] != '\0' ? path : "stderr";
-    return cmr_error(CMR_ERROR_IO, "cmr_log_flush: writing the log to %.*s%s failed: %s", CMR_QUOTE(where),
-                     strerror(error));
-  }
-  return CMR_SUCCESS;
+  return error;
 }
 
-cmr_status cmr_log_set_file(const char *path) {
-  static const char what[] = "cmr_log_set_file";
-  (void)cmr_log_start(); /* the environment's file must not replace this one later */
-  FILE *file = NULL;
-  if (path != NULL && path[0] != '\0') {
-    file = fopen(path, "a");
-    if (file == NULL) {
-      int error = errno;
-      return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: \"%.*s%s\" cannot be opened for appending (%s)", what,
-                       CMR_QUOTE(path), strerror(error));
-    }
-  }
-  if (!cmr_log_use(file, path)) {
-    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: no host memory to keep the path \"%s\"", what, path);
-  }
-  cmr_log(CMR_LOG_DEBUG, "cmr_log_set_file: logging to %s", file == NULL ? "stderr" : path);
-  return CMR_SUCCESS;
-}
-
-cmr_status cmr_log_get_file(const char **out) {
-  if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_log_get_file: out is NULL");
+const char *cmr_log_sink_path(void) {
   (void)cmr_log_start();
   cmr_mutex_lock(&cmr_log_lock);
-  *out = cmr_log_file_path;
+  const char *path = cmr_log_file_path;
   cmr_mutex_unlock(&cmr_log_lock);
-  return CMR_SUCCESS;
+  return path;
 }
 
 /* glibc's lock of the time zone is not reset in a forked child: held there
