@@ -17,7 +17,8 @@ CMR_SHARE_LEDGERS(cuda, cmr_cuda_ledgers, CMR_CUDA_MEMORY_KINDS)
  * pools' calls are stream-ordered: in a capture, graph memory nodes. */
 static cmr_status cmr_plain_refused_in_capture(const cmr_cuda_source *source, cmr_stream stream, const char *what) {
   bool capturing = false;
-  cmr_status status = source->kind == CMR_CUDA_MEMORY_POOL ? CMR_SUCCESS : cmr_backend_stream_capturing(stream, &capturing);
+  cmr_status status =
+      source->kind == CMR_CUDA_MEMORY_POOL ? CMR_SUCCESS : cmr_backend_stream_capturing(stream, &capturing);
   if (status != CMR_SUCCESS || !capturing) return status;
   return cmr_error(CMR_ERROR_STREAM_CAPTURE,
                    "%s on stream %p, which is capturing a graph: a synchronous CUDA allocation or free would break "
