@@ -38,9 +38,9 @@ static void make_worker(worker *w, int device) {
   bench_check(cmr_set_current_device(device), "cmr_set_current_device", "multi_device");
   cmr_resource_ref upstream;
   bench_check(cmr_acquire_current_device_resource_ref(&upstream), "the device's resource", "multi_device");
-  bench_check(
-      cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 30), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &w->pool),
-      "pool", "multi_device");
+  bench_check(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 30), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
+                                       CMR_POOL_CAPTURE_SERVE, &w->pool),
+              "pool", "multi_device");
   bench_check(cmr_ref_release(upstream), "cmr_ref_release", "multi_device");
   bench_check(cmr_stream_create(&w->stream), "cmr_stream_create", "multi_device");
 }

@@ -82,10 +82,12 @@ int bench_make_subjects(bench_subject *subjects) {
   } else {
     CMR_BENCH_BASE(system, "system (malloc)", 1.0);
   }
-  CMR_BENCH_OWNED(pool, "pool", 1.0, base_ref, CMR_SIZE(pool_bytes), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT);
+  CMR_BENCH_OWNED(pool, "pool", 1.0, base_ref, CMR_SIZE(pool_bytes), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
+                  CMR_POOL_CAPTURE_SERVE);
   cmr_resource_ref pool_ref = subjects[count - 1].ref;
-  CMR_BENCH_OWNED(arena, "arena", 1.0, base_ref, CMR_SIZE(arena_bytes), false, "");
-  CMR_BENCH_OWNED(fixed_size, "fixed_size (64 KiB)", 1.0, base_ref, CMR_SIZE(bench_fixed_size_block), CMR_SIZE(1024));
+  CMR_BENCH_OWNED(arena, "arena", 1.0, base_ref, CMR_SIZE(arena_bytes), false, "", CMR_ARENA_CAPTURE_SERVE);
+  CMR_BENCH_OWNED(fixed_size, "fixed_size (64 KiB)", 1.0, base_ref, CMR_SIZE(bench_fixed_size_block), CMR_SIZE(1024),
+                  CMR_FIXED_SIZE_CAPTURE_SERVE);
   /* Over the pool, as a user would stack it: bins for the small sizes, the
    * pool for the rest. */
   CMR_BENCH_OWNED(binning, "binning(pool) 2^8..2^16", 1.0, pool_ref, CMR_INT(8), CMR_INT(16));

@@ -368,6 +368,10 @@ class Param:
     values: list = field(default_factory=list)   # enum values
     retain: bool = False
     pointee: str | None = None        # pointer parameters: the type pointed to (POINTEES), else void
+    # An enum whose value names another resource's enum also uses: its
+    # values' Java and C# names carry this prefix (the resource's name), as
+    # SWIG keeps C's enum constants in one scope and drops a second SERVE.
+    value_prefix: str = ""
 
     # ---- the forms of the type table, filled in for this parameter ----
 
@@ -382,7 +386,7 @@ class Param:
             "c_type": self.c_type, "raw": str(d) if literal else "", "Bool": "True" if d else "False",
             "bool": "true" if d else "false", "json": json.dumps(d) if literal else "",
             "number": str(d) if literal and not isinstance(d, (str, list)) else "None",
-            "Pascal": _pascal(word), "UPPER": word.upper(),
+            "Pascal": _pascal(self.value_prefix + word), "UPPER": (self.value_prefix + word).upper(),
         }
         flags = d if isinstance(d, list) else []
         for key, (item, separator, empty, wrap) in _FLAG_SETS.items():
@@ -526,6 +530,14 @@ class Param:
     def default_arg_c(self) -> str:
         """The C argument that asks for the default of an optional parameter."""
         return f"{self.type.optional_macro}_DEFAULT"
+
+    def java_value(self, value: str) -> str:
+        """An enum value's constant in the Java enum."""
+        return (self.value_prefix + value).upper()
+
+    def cs_value(self, value: str) -> str:
+        """An enum value's constant in the C# enum."""
+        return _pascal(self.value_prefix + value)
 
     def enum_constant(self, value: str) -> str:
         return f"CMR_{self.resource}_{self.name}_{value}".upper()

@@ -893,4 +893,18 @@ def load_specs(spec_dir: Path, display_root: Path | None = None) -> list[Resourc
                 problems.append(f"{r.source}: conformance.upstreams.host: \"{u}\" does not exist in the host backend")
     if problems:
         raise SpecError(problems)
+    _qualify_shared_enum_values(resources)
     return resources
+
+
+def _qualify_shared_enum_values(resources: list[Resource]) -> None:
+    """Gives the enums whose value names recur across resources a prefix
+    for their Java and C# constants (model.Param.value_prefix)."""
+    enums = [p for r in resources for p in r.enums]
+    seen: dict[str, int] = {}
+    for p in enums:
+        for value in set(p.values):
+            seen[value] = seen.get(value, 0) + 1
+    for p in enums:
+        if any(seen[value] > 1 for value in p.values):
+            p.value_prefix = f"{p.resource}_"

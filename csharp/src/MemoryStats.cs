@@ -8,21 +8,37 @@ namespace Cmr
     [Flags]
     public enum MemoryStatsFields : uint
     {
+        /// <summary>No field.</summary>
         None = 0,
+        /// <summary>BytesInUse is filled.</summary>
         BytesInUse = 1u << 0,
+        /// <summary>BytesInUsePeak is filled.</summary>
         BytesInUsePeak = 1u << 1,
+        /// <summary>BytesHeld is filled.</summary>
         BytesHeld = 1u << 2,
+        /// <summary>BytesHeldPeak is filled.</summary>
         BytesHeldPeak = 1u << 3,
+        /// <summary>Allocations is filled.</summary>
         Allocations = 1u << 4,
+        /// <summary>Deallocations is filled.</summary>
         Deallocations = 1u << 5,
+        /// <summary>BytesFree is filled.</summary>
         BytesFree = 1u << 6,
+        /// <summary>FreeBlocks is filled.</summary>
         FreeBlocks = 1u << 7,
+        /// <summary>LargestFreeBlock is filled.</summary>
         LargestFreeBlock = 1u << 8,
+        /// <summary>OutOfMemoryCount is filled.</summary>
         OutOfMemoryCount = 1u << 9,
+        /// <summary>FailureCallbackRetries is filled.</summary>
         FailureCallbackRetries = 1u << 10,
+        /// <summary>Segments is filled.</summary>
         Segments = 1u << 11,
+        /// <summary>StreamLists is filled.</summary>
         StreamLists = 1u << 12,
+        /// <summary>PoolBytesUsed is filled.</summary>
         PoolBytesUsed = 1u << 13,
+        /// <summary>PoolBytesUsedPeak is filled.</summary>
         PoolBytesUsedPeak = 1u << 14,
     }
 
@@ -84,6 +100,7 @@ namespace Cmr
             return (Supported & field) == field;
         }
 
+        /// <summary>Every field the resource filled, by name.</summary>
         public override string ToString()
         {
             var text = new StringBuilder("MemoryStats {");

@@ -27,6 +27,17 @@ namespace Cmr
     ///
     /// Re-entry: the arena calls its upstream only at creation and at the end, so
     /// no call of its own waits on an upstream.
+    ///
+    /// Under stream capture (capture parameter): an allocation on a stream that is
+    /// capturing a CUDA graph is served from graph memory, or refused with
+    /// CMR_ERROR_STREAM_CAPTURE when capture = &#34;refuse&#34;; it never takes from the free
+    /// lists or the upstream, and records, waits for or queries no event. A free on a
+    /// capturing stream of a block allocated before the capture goes to that stream&#39;s
+    /// list without an event, and no other stream takes from that list until the
+    /// stream is next used out of capture (its next allocation or free here, which
+    /// orders the freed blocks after its work); a free of graph memory, in the capture
+    /// or after it, frees it. A graph that frees memory allocated before its capture
+    /// must not be launched once that memory is reused.
     /// </summary>
     public sealed class ArenaMemoryResource : ResourceAdaptor
     {
@@ -35,12 +46,13 @@ namespace Cmr
         /// <param name="arenaSize">Bytes taken from the upstream at creation: everything the arena will ever hold (1 MiB at least). Default (null): half of the current device&#39;s free memory, rounded down to 256 bytes.</param>
         /// <param name="dumpLogOnFailure">Whether an allocation that fails for want of memory writes the arena&#39;s state to dump_path. Default: false.</param>
         /// <param name="dumpPath">File the dumps are appended to (opened, so checked, at creation); the empty string means stderr.</param>
-        public ArenaMemoryResource(MemoryResource upstream, ulong? arenaSize = null, bool dumpLogOnFailure = false, string dumpPath = "")
+        /// <param name="capture">What an allocation on a stream capturing a CUDA graph gets: serve, graph memory (a graph memory node of the device&#39;s current pool, which each launch of the graph maps anew and its free node gives back; the free lists are never used in a capture, since their blocks would be baked into the graph and handed to others once freed), or refuse, CMR_ERROR_STREAM_CAPTURE; frees are served either way, and nothing the capture forbids (an event recorded, waited for or queried, a synchronization, cudaMalloc) is called on a capturing stream. Default: serve.</param>
+        public ArenaMemoryResource(MemoryResource upstream, ulong? arenaSize = null, bool dumpLogOnFailure = false, string dumpPath = "", ArenaCapture capture = ArenaCapture.ArenaServe)
         {
             using (var upstreamLease = new Lease(upstream, "upstream"))
             {
                 IntPtr raw;
-                CmrNative.cmr_arena_resource_create(upstreamLease.Ref, arenaSize, dumpLogOnFailure, dumpPath, out raw);
+                CmrNative.cmr_arena_resource_create(upstreamLease.Ref, arenaSize, dumpLogOnFailure, dumpPath, capture, out raw);
                 Own(ResourceHandle.Own(raw, CmrNative.cmr_arena_resource_ref, CmrNativePINVOKE.cmr_cs_release_arena), upstream);
             }
             Upstream = upstream;

@@ -32,6 +32,8 @@ namespace Cmr
     /// this resource on the same thread (a bin or the upstream calling back),
     /// which would wait for that call to end, is refused with
     /// CMR_ERROR_REENTRANT_CALL, changing nothing.
+    ///
+    /// Under stream capture: a request goes where its size routes it, to a bin (a fixed_size it made serves a capture from graph memory) or to the upstream, which decides; binning itself makes no CUDA call.
     /// </summary>
     public sealed class BinningMemoryResource : ResourceAdaptor
     {

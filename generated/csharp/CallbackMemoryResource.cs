@@ -18,6 +18,8 @@ namespace Cmr
     /// The functions may call any resource, this one included, and may destroy its
     /// last handle: the resource then goes when the thread&#39;s outermost call
     /// returns.
+    ///
+    /// Under stream capture: the callbacks are called as at any other time; what they may do on a capturing stream is theirs to decide (docs/stream_capture.md says what capture forbids).
     /// </summary>
     public sealed class CallbackMemoryResource : MemoryResource
     {

@@ -12,6 +12,8 @@ namespace Cmr
     /// maximum where it is the driver&#39;s default, 0 (which hands the memory back at
     /// every synchronization); a threshold set before is kept. The pool is the
     /// device&#39;s: every user of it sees the change.
+    ///
+    /// Under stream capture: as cuda_async, over the managed pool; whether the driver records a managed pool&#39;s allocation in a capture is its answer (CMR_ERROR_STREAM_CAPTURE when it refuses).
     /// </summary>
     public sealed class CudaAsyncManagedMemoryResource : MemoryResource
     {

@@ -11,6 +11,8 @@ namespace Cmr
     /// memory freed on a stream at once on that stream. Where the driver supports it
     /// (CUDA 12.8 and later) the pool&#39;s memory can serve hardware decompression
     /// (cudaMemPoolCreateUsageHwDecompress), as RMM&#39;s pools.
+    ///
+    /// Under stream capture: an allocation on a stream capturing a CUDA graph is cudaMallocFromPoolAsync there, which the driver records as a graph memory node, and its free a free node (docs/stream_capture.md).
     /// </summary>
     public sealed class CudaAsyncMemoryResource : MemoryResource
     {

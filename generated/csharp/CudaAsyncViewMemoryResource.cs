@@ -9,6 +9,8 @@ namespace Cmr
     /// Stream-ordered device memory from a cudaMemPool_t the caller owns and keeps
     /// alive for as long as the view and its allocations exist. Two views of one
     /// pool are equal.
+    ///
+    /// Under stream capture: an allocation on a stream capturing a CUDA graph is cudaMallocFromPoolAsync there, which the driver records as a graph memory node, and its free a free node (docs/stream_capture.md).
     /// </summary>
     public sealed class CudaAsyncViewMemoryResource : MemoryResource
     {

@@ -26,6 +26,17 @@ namespace Cmr
     /// thread is served when a free block is there, and refused with
     /// CMR_ERROR_REENTRANT_CALL when it would have to grow again; frees and the
     /// getters are served.
+    ///
+    /// Under stream capture (capture parameter): an allocation on a stream that is
+    /// capturing a CUDA graph is served from graph memory, or refused with
+    /// CMR_ERROR_STREAM_CAPTURE when capture = &#34;refuse&#34;; it never takes from the free
+    /// lists or the upstream, and records, waits for or queries no event. A free on a
+    /// capturing stream of a block allocated before the capture goes to that stream&#39;s
+    /// list without an event, and no other stream takes from that list until the
+    /// stream is next used out of capture (its next allocation or free here, which
+    /// orders the freed blocks after its work); a free of graph memory, in the capture
+    /// or after it, frees it. A graph that frees memory allocated before its capture
+    /// must not be launched once that memory is reused.
     /// </summary>
     public sealed class FixedSizeMemoryResource : ResourceAdaptor
     {
@@ -33,12 +44,13 @@ namespace Cmr
         /// <param name="upstream">Where the chunks of blocks come from.</param>
         /// <param name="blockSize">Bytes of every block, rounded up to a multiple of 256. Default (null): 1048576.</param>
         /// <param name="blocksToPreallocate">Blocks obtained from the upstream at a time: at creation and each time all are in use. Default (null): 128.</param>
-        public FixedSizeMemoryResource(MemoryResource upstream, ulong? blockSize = null, ulong? blocksToPreallocate = null)
+        /// <param name="capture">What an allocation on a stream capturing a CUDA graph gets: serve, graph memory (a graph memory node of the device&#39;s current pool, which each launch of the graph maps anew and its free node gives back; the free lists are never used in a capture, since their blocks would be baked into the graph and handed to others once freed), or refuse, CMR_ERROR_STREAM_CAPTURE; frees are served either way, and nothing the capture forbids (an event recorded, waited for or queried, a synchronization, cudaMalloc) is called on a capturing stream. Default: serve.</param>
+        public FixedSizeMemoryResource(MemoryResource upstream, ulong? blockSize = null, ulong? blocksToPreallocate = null, FixedSizeCapture capture = FixedSizeCapture.FixedSizeServe)
         {
             using (var upstreamLease = new Lease(upstream, "upstream"))
             {
                 IntPtr raw;
-                CmrNative.cmr_fixed_size_resource_create(upstreamLease.Ref, blockSize, blocksToPreallocate, out raw);
+                CmrNative.cmr_fixed_size_resource_create(upstreamLease.Ref, blockSize, blocksToPreallocate, capture, out raw);
                 Own(ResourceHandle.Own(raw, CmrNative.cmr_fixed_size_resource_ref, CmrNativePINVOKE.cmr_cs_release_fixed_size), upstream);
             }
             Upstream = upstream;

@@ -17,6 +17,8 @@ namespace Cmr
     ///
     /// Re-entry: no lock is held across the upstream&#39;s calls: a call back into the
     /// adaptor from inside them is served.
+    ///
+    /// Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); it makes no CUDA call of its own.
     /// </summary>
     public sealed class LimitingResourceAdaptor : ResourceAdaptor
     {

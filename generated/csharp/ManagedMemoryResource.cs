@@ -8,6 +8,8 @@ namespace Cmr
     /// <summary>
     /// Unified (managed) memory from cudaMallocManaged, reachable from the host and
     /// every device, migrated on demand. The stream is ignored.
+    ///
+    /// Under stream capture: an allocation or free on a stream capturing a CUDA graph is refused with CMR_ERROR_STREAM_CAPTURE before any call (cudaMallocManaged and cudaFree would break the capture); memory it refuses to free stays allocated, to be freed after the capture.
     /// </summary>
     public sealed class ManagedMemoryResource : MemoryResource
     {

@@ -8,6 +8,8 @@ namespace Cmr
     /// <summary>
     /// Page-locked host memory from cudaMallocHost, reachable from the device and
     /// fast to copy asynchronously. The stream is ignored.
+    ///
+    /// Under stream capture: an allocation or free on a stream capturing a CUDA graph is refused with CMR_ERROR_STREAM_CAPTURE before any call (cudaMallocHost and cudaFreeHost would break the capture); memory it refuses to free stays allocated, to be freed after the capture.
     /// </summary>
     public sealed class PinnedHostMemoryResource : MemoryResource
     {

@@ -21,6 +21,17 @@ namespace Cmr
     /// grows) is served when the free lists hold a block, and refused with
     /// CMR_ERROR_REENTRANT_CALL when the pool would have to grow again; frees,
     /// release and the getters are served.
+    ///
+    /// Under stream capture (capture parameter): an allocation on a stream that is
+    /// capturing a CUDA graph is served from graph memory, or refused with
+    /// CMR_ERROR_STREAM_CAPTURE when capture = &#34;refuse&#34;; it never takes from the free
+    /// lists or the upstream, and records, waits for or queries no event. A free on a
+    /// capturing stream of a block allocated before the capture goes to that stream&#39;s
+    /// list without an event, and no other stream takes from that list until the
+    /// stream is next used out of capture (its next allocation or free here, which
+    /// orders the freed blocks after its work); a free of graph memory, in the capture
+    /// or after it, frees it. A graph that frees memory allocated before its capture
+    /// must not be launched once that memory is reused.
     /// </summary>
     public sealed class PoolMemoryResource : ResourceAdaptor
     {
@@ -29,12 +40,13 @@ namespace Cmr
         /// <param name="initialPoolSize">Bytes taken from the upstream at creation (0 takes nothing until the first allocation). Default (null): half of the current device&#39;s free memory, rounded down to 256 bytes.</param>
         /// <param name="maximumPoolSize">Most bytes the pool takes from the upstream in all. Default (null): no limit (SIZE_MAX).</param>
         /// <param name="maximumGrowth">Most bytes the pool grows by at once, unless one request needs more: it grows by max(what the request needs, min(pool_size, maximum_growth)). The default doubles the pool as RMM&#39;s does; a smaller value holds closer to the peak in use (bench/RESULTS.md, replay). Default (null): no limit (SIZE_MAX).</param>
-        public PoolMemoryResource(MemoryResource upstream, ulong? initialPoolSize = null, ulong? maximumPoolSize = null, ulong? maximumGrowth = null)
+        /// <param name="capture">What an allocation on a stream capturing a CUDA graph gets: serve, graph memory (a graph memory node of the device&#39;s current pool, which each launch of the graph maps anew and its free node gives back; the free lists are never used in a capture, since their blocks would be baked into the graph and handed to others once freed), or refuse, CMR_ERROR_STREAM_CAPTURE; frees are served either way, and nothing the capture forbids (an event recorded, waited for or queried, a synchronization, cudaMalloc) is called on a capturing stream. Default: serve.</param>
+        public PoolMemoryResource(MemoryResource upstream, ulong? initialPoolSize = null, ulong? maximumPoolSize = null, ulong? maximumGrowth = null, PoolCapture capture = PoolCapture.PoolServe)
         {
             using (var upstreamLease = new Lease(upstream, "upstream"))
             {
                 IntPtr raw;
-                CmrNative.cmr_pool_resource_create(upstreamLease.Ref, initialPoolSize, maximumPoolSize, maximumGrowth, out raw);
+                CmrNative.cmr_pool_resource_create(upstreamLease.Ref, initialPoolSize, maximumPoolSize, maximumGrowth, capture, out raw);
                 Own(ResourceHandle.Own(raw, CmrNative.cmr_pool_resource_ref, CmrNativePINVOKE.cmr_cs_release_pool), upstream);
             }
             Upstream = upstream;

@@ -18,6 +18,8 @@ namespace Cmr
     ///
     /// Re-entry: no lock is held across the upstream&#39;s calls: a call back into the
     /// adaptor from inside them is served.
+    ///
+    /// Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md), and leaves the prefetch, a hint, out of the capture.
     /// </summary>
     public sealed class PrefetchResourceAdaptor : ResourceAdaptor
     {

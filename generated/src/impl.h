@@ -64,6 +64,7 @@ typedef struct cmr_arena_params {
   size_t arena_size;
   bool dump_log_on_failure;
   const char *dump_path; /* a copy, freed with the resource */
+  cmr_arena_capture capture;
 } cmr_arena_params;
 #define cmr_arena_impl_check(T)                                                                             \
   _Static_assert(offsetof(T, params) == 0 && _Generic(((T *)0)->params, cmr_arena_params : 1, default : 0), \
@@ -315,6 +316,7 @@ typedef struct cmr_fixed_size_params {
   cmr_resource_ref upstream; /* held by the resource */
   size_t block_size;
   size_t blocks_to_preallocate;
+  cmr_fixed_size_capture capture;
 } cmr_fixed_size_params;
 #define cmr_fixed_size_impl_check(T)                                                                             \
   _Static_assert(offsetof(T, params) == 0 && _Generic(((T *)0)->params, cmr_fixed_size_params : 1, default : 0), \
@@ -425,6 +427,7 @@ typedef struct cmr_pool_params {
   size_t initial_pool_size;
   size_t maximum_pool_size;
   size_t maximum_growth;
+  cmr_pool_capture capture;
 } cmr_pool_params;
 #define cmr_pool_impl_check(T)                                                                             \
   _Static_assert(offsetof(T, params) == 0 && _Generic(((T *)0)->params, cmr_pool_params : 1, default : 0), \

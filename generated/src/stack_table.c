@@ -25,19 +25,22 @@ static cmr_status aligned_make(const cmr_stack_value *values, cmr_resource_ref *
 
 /* ---- arena ---- */
 
+static const char *const arena_capture_values[] = {"serve", "refuse"};
+
 /* clang-format off */
 static const cmr_stack_param arena_params[] = {
     {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.pointer = NULL}},
     {"arena_size", CMR_STACK_SIZE, NULL, 0, "half_of_free_device_memory", {.size = {.is_set = false}}},
     {"dump_log_on_failure", CMR_STACK_BOOL, NULL, 0, "false", {.boolean = false}},
     {"dump_path", CMR_STACK_STRING, NULL, 0, "\"\"", {.string = ""}},
+    {"capture", CMR_STACK_ENUM, arena_capture_values, 2, "serve", {.enumeration = CMR_ARENA_CAPTURE_SERVE}},
 };
 /* clang-format on */
 
 static cmr_status arena_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_arena_resource *handle = NULL;
-  cmr_status status =
-      cmr_arena_resource_create(values[0].ref, values[1].size, values[2].boolean, values[3].string, &handle);
+  cmr_status status = cmr_arena_resource_create(values[0].ref, values[1].size, values[2].boolean, values[3].string,
+                                                (cmr_arena_capture)values[4].enumeration, &handle);
   if (status != CMR_SUCCESS) return status;
   *out = cmr_arena_resource_ref(handle);
   return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
@@ -187,17 +190,21 @@ static cmr_status failure_callback_make(const cmr_stack_value *values, cmr_resou
 
 /* ---- fixed_size ---- */
 
+static const char *const fixed_size_capture_values[] = {"serve", "refuse"};
+
 /* clang-format off */
 static const cmr_stack_param fixed_size_params[] = {
     {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.pointer = NULL}},
     {"block_size", CMR_STACK_SIZE, NULL, 0, "1048576", {.size = {.is_set = false}}},
     {"blocks_to_preallocate", CMR_STACK_SIZE, NULL, 0, "128", {.size = {.is_set = false}}},
+    {"capture", CMR_STACK_ENUM, fixed_size_capture_values, 2, "serve", {.enumeration = CMR_FIXED_SIZE_CAPTURE_SERVE}},
 };
 /* clang-format on */
 
 static cmr_status fixed_size_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_fixed_size_resource *handle = NULL;
-  cmr_status status = cmr_fixed_size_resource_create(values[0].ref, values[1].size, values[2].size, &handle);
+  cmr_status status = cmr_fixed_size_resource_create(values[0].ref, values[1].size, values[2].size,
+                                                     (cmr_fixed_size_capture)values[3].enumeration, &handle);
   if (status != CMR_SUCCESS) return status;
   *out = cmr_fixed_size_resource_ref(handle);
   return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
@@ -265,18 +272,22 @@ static cmr_status pinned_host_make(const cmr_stack_value *values, cmr_resource_r
 
 /* ---- pool ---- */
 
+static const char *const pool_capture_values[] = {"serve", "refuse"};
+
 /* clang-format off */
 static const cmr_stack_param pool_params[] = {
     {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.pointer = NULL}},
     {"initial_pool_size", CMR_STACK_SIZE, NULL, 0, "half_of_free_device_memory", {.size = {.is_set = false}}},
     {"maximum_pool_size", CMR_STACK_SIZE, NULL, 0, "unlimited", {.size = {.is_set = false}}},
     {"maximum_growth", CMR_STACK_SIZE, NULL, 0, "unlimited", {.size = {.is_set = false}}},
+    {"capture", CMR_STACK_ENUM, pool_capture_values, 2, "serve", {.enumeration = CMR_POOL_CAPTURE_SERVE}},
 };
 /* clang-format on */
 
 static cmr_status pool_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_pool_resource *handle = NULL;
-  cmr_status status = cmr_pool_resource_create(values[0].ref, values[1].size, values[2].size, values[3].size, &handle);
+  cmr_status status = cmr_pool_resource_create(values[0].ref, values[1].size, values[2].size, values[3].size,
+                                               (cmr_pool_capture)values[4].enumeration, &handle);
   if (status != CMR_SUCCESS) return status;
   *out = cmr_pool_resource_ref(handle);
   return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
@@ -392,7 +403,7 @@ static cmr_status tracking_make(const cmr_stack_value *values, cmr_resource_ref 
 
 const cmr_stack_resource cmr_stack_resources[] = {
     {"aligned", aligned_params, 3, aligned_make},
-    {"arena", arena_params, 4, arena_make},
+    {"arena", arena_params, 5, arena_make},
     {"binning", binning_params, 3, binning_make},
     {"callback", callback_params, 5, callback_make},
     {"cuda", NULL, 0, cuda_make},
@@ -401,12 +412,12 @@ const cmr_stack_resource cmr_stack_resources[] = {
     {"cuda_async_view", cuda_async_view_params, 1, cuda_async_view_make},
     {"expandable", expandable_params, 5, expandable_make},
     {"failure_callback", failure_callback_params, 3, failure_callback_make},
-    {"fixed_size", fixed_size_params, 3, fixed_size_make},
+    {"fixed_size", fixed_size_params, 4, fixed_size_make},
     {"limiting", limiting_params, 3, limiting_make},
     {"logging", logging_params, 4, logging_make},
     {"managed", NULL, 0, managed_make},
     {"pinned_host", NULL, 0, pinned_host_make},
-    {"pool", pool_params, 4, pool_make},
+    {"pool", pool_params, 5, pool_make},
     {"prefetch", prefetch_params, 1, prefetch_make},
     {"sam_headroom", sam_headroom_params, 1, sam_headroom_make},
     {"simulated", simulated_params, 1, simulated_make},

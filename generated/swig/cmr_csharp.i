@@ -43,6 +43,12 @@ cmr_status cmr_cs_release_aligned(void *handle);
 CMR_CS_HANDLE(cmr_arena_resource, ResourceHandle)
 %ignore cmr_arena_resource_destroy;
 cmr_status cmr_cs_release_arena(void *handle);
+%rename(ArenaCapture) cmr_arena_capture;
+%typemap(csclassmodifiers) enum cmr_arena_capture "/// <summary>arena's capture: What an allocation on a stream capturing a CUDA graph gets: serve, graph memory (a graph memory node of the device&#39;s current pool, which each launch of the graph maps anew and its free node gives back; the free lists are never used in a capture, since their blocks would be baked into the graph and handed to others once freed), or refuse, CMR_ERROR_STREAM_CAPTURE; frees are served either way, and nothing the capture forbids (an event recorded, waited for or queried, a synchronization, cudaMalloc) is called on a capturing stream.</summary>\npublic enum"
+%rename(ArenaServe) CMR_ARENA_CAPTURE_SERVE;
+%csattributes CMR_ARENA_CAPTURE_SERVE "/// <summary>capture=serve in a stack expression.</summary>";
+%rename(ArenaRefuse) CMR_ARENA_CAPTURE_REFUSE;
+%csattributes CMR_ARENA_CAPTURE_REFUSE "/// <summary>capture=refuse in a stack expression.</summary>";
 CMR_CS_HANDLE(cmr_binning_resource, ResourceHandle)
 %ignore cmr_binning_resource_destroy;
 cmr_status cmr_cs_release_binning(void *handle);
@@ -80,6 +86,12 @@ cmr_status cmr_cs_release_failure_callback(void *handle);
 CMR_CS_HANDLE(cmr_fixed_size_resource, ResourceHandle)
 %ignore cmr_fixed_size_resource_destroy;
 cmr_status cmr_cs_release_fixed_size(void *handle);
+%rename(FixedSizeCapture) cmr_fixed_size_capture;
+%typemap(csclassmodifiers) enum cmr_fixed_size_capture "/// <summary>fixed_size's capture: What an allocation on a stream capturing a CUDA graph gets: serve, graph memory (a graph memory node of the device&#39;s current pool, which each launch of the graph maps anew and its free node gives back; the free lists are never used in a capture, since their blocks would be baked into the graph and handed to others once freed), or refuse, CMR_ERROR_STREAM_CAPTURE; frees are served either way, and nothing the capture forbids (an event recorded, waited for or queried, a synchronization, cudaMalloc) is called on a capturing stream.</summary>\npublic enum"
+%rename(FixedSizeServe) CMR_FIXED_SIZE_CAPTURE_SERVE;
+%csattributes CMR_FIXED_SIZE_CAPTURE_SERVE "/// <summary>capture=serve in a stack expression.</summary>";
+%rename(FixedSizeRefuse) CMR_FIXED_SIZE_CAPTURE_REFUSE;
+%csattributes CMR_FIXED_SIZE_CAPTURE_REFUSE "/// <summary>capture=refuse in a stack expression.</summary>";
 CMR_CS_HANDLE(cmr_limiting_resource, ResourceHandle)
 %ignore cmr_limiting_resource_destroy;
 cmr_status cmr_cs_release_limiting(void *handle);
@@ -95,6 +107,12 @@ cmr_status cmr_cs_release_pinned_host(void *handle);
 CMR_CS_HANDLE(cmr_pool_resource, ResourceHandle)
 %ignore cmr_pool_resource_destroy;
 cmr_status cmr_cs_release_pool(void *handle);
+%rename(PoolCapture) cmr_pool_capture;
+%typemap(csclassmodifiers) enum cmr_pool_capture "/// <summary>pool's capture: What an allocation on a stream capturing a CUDA graph gets: serve, graph memory (a graph memory node of the device&#39;s current pool, which each launch of the graph maps anew and its free node gives back; the free lists are never used in a capture, since their blocks would be baked into the graph and handed to others once freed), or refuse, CMR_ERROR_STREAM_CAPTURE; frees are served either way, and nothing the capture forbids (an event recorded, waited for or queried, a synchronization, cudaMalloc) is called on a capturing stream.</summary>\npublic enum"
+%rename(PoolServe) CMR_POOL_CAPTURE_SERVE;
+%csattributes CMR_POOL_CAPTURE_SERVE "/// <summary>capture=serve in a stack expression.</summary>";
+%rename(PoolRefuse) CMR_POOL_CAPTURE_REFUSE;
+%csattributes CMR_POOL_CAPTURE_REFUSE "/// <summary>capture=refuse in a stack expression.</summary>";
 CMR_CS_HANDLE(cmr_prefetch_resource, ResourceHandle)
 %ignore cmr_prefetch_resource_destroy;
 cmr_status cmr_cs_release_prefetch(void *handle);

@@ -26,6 +26,9 @@ CMR_JAVA_RETURNS_LONG(cmr_arena_resource_arena_size)
 CMR_JAVA_RETURNS_LONG(cmr_arena_resource_global_free_bytes)
 CMR_JAVA_RETURNS_LONG(cmr_arena_resource_superblock_count)
 CMR_JAVA_RETURNS_LONG(cmr_arena_resource_largest_free_block)
+%rename(ArenaCapture) cmr_arena_capture;
+%rename(ARENA_SERVE) CMR_ARENA_CAPTURE_SERVE;
+%rename(ARENA_REFUSE) CMR_ARENA_CAPTURE_REFUSE;
 
 /* binning */
 CMR_JAVA_RETURNS_LONG(cmr_binning_resource_create)
@@ -82,6 +85,9 @@ CMR_JAVA_RETURNS_LONG(cmr_fixed_size_resource_from_ref)
 CMR_JAVA_RETURNS_LONG(cmr_fixed_size_resource_block_size)
 CMR_JAVA_RETURNS_LONG(cmr_fixed_size_resource_upstream_bytes)
 CMR_JAVA_RETURNS_LONG(cmr_fixed_size_resource_largest_free_block)
+%rename(FixedSizeCapture) cmr_fixed_size_capture;
+%rename(FIXED_SIZE_SERVE) CMR_FIXED_SIZE_CAPTURE_SERVE;
+%rename(FIXED_SIZE_REFUSE) CMR_FIXED_SIZE_CAPTURE_REFUSE;
 
 /* limiting */
 CMR_JAVA_RETURNS_LONG(cmr_limiting_resource_create)
@@ -109,6 +115,9 @@ CMR_JAVA_RETURNS_LONG(cmr_pool_resource_from_ref)
 CMR_JAVA_RETURNS_LONG(cmr_pool_resource_pool_size)
 CMR_JAVA_RETURNS_LONG(cmr_pool_resource_free_size)
 CMR_JAVA_RETURNS_LONG(cmr_pool_resource_largest_free_block)
+%rename(PoolCapture) cmr_pool_capture;
+%rename(POOL_SERVE) CMR_POOL_CAPTURE_SERVE;
+%rename(POOL_REFUSE) CMR_POOL_CAPTURE_REFUSE;
 
 /* prefetch */
 CMR_JAVA_RETURNS_LONG(cmr_prefetch_resource_create)

@@ -53,7 +53,8 @@ static cmr_status make_upstream(const char *name, cmr_resource_ref *out, size_t 
 static cmr_status make_subject(cmr_resource_ref upstream, cmr_resource_ref *out) {
   (void)upstream; /* not every resource is made from one */
   cmr_arena_resource *handle;
-  cmr_status status = cmr_arena_resource_create(upstream, CMR_SIZE((size_t)256 << 20), false, "", &handle);
+  cmr_status status =
+      cmr_arena_resource_create(upstream, CMR_SIZE((size_t)256 << 20), false, "", CMR_ARENA_CAPTURE_SERVE, &handle);
   *out = cmr_arena_resource_ref(handle);
   if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
   cmr_arena_resource_destroy(handle);
@@ -117,8 +118,9 @@ enum { observed_count = 4 };
 static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_arena_resource_create(upstream, CMR_SIZE((size_t)256 << 20), false, "", NULL),
-                     CMR_ERROR_NULL_POINTER, "cmr_arena_resource_create: out");
+  CMR_BATTERY_EXPECT(
+      cmr_arena_resource_create(upstream, CMR_SIZE((size_t)256 << 20), false, "", CMR_ARENA_CAPTURE_SERVE, NULL),
+      CMR_ERROR_NULL_POINTER, "cmr_arena_resource_create: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -128,7 +130,8 @@ static void bad_create_upstream_zeroed_ref(cmr_resource_ref upstream, cmr_resour
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_arena_resource *out = (cmr_arena_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_arena_resource_create((cmr_resource_ref){0}, CMR_SIZE((size_t)256 << 20), false, "", &out),
+  CMR_BATTERY_EXPECT(cmr_arena_resource_create((cmr_resource_ref){0}, CMR_SIZE((size_t)256 << 20), false, "",
+                                               CMR_ARENA_CAPTURE_SERVE, &out),
                      CMR_ERROR_INVALID_REF, "cmr_arena_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_arena_resource_create");
   observe(subject, after);
@@ -140,9 +143,9 @@ static void bad_create_upstream_destroyed_ref(cmr_resource_ref upstream, cmr_res
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_arena_resource *out = (cmr_arena_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(
-      cmr_arena_resource_create(cmr_battery_destroyed_ref(), CMR_SIZE((size_t)256 << 20), false, "", &out),
-      CMR_ERROR_DESTROYED_HANDLE, "cmr_arena_resource_create: upstream");
+  CMR_BATTERY_EXPECT(cmr_arena_resource_create(cmr_battery_destroyed_ref(), CMR_SIZE((size_t)256 << 20), false, "",
+                                               CMR_ARENA_CAPTURE_SERVE, &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_arena_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_arena_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -153,8 +156,9 @@ static void bad_create_arena_size_min(cmr_resource_ref upstream, cmr_resource_re
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_arena_resource *out = (cmr_arena_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_arena_resource_create(upstream, CMR_SIZE((size_t)1048320u), false, "", &out),
-                     CMR_ERROR_INVALID_ARGUMENT, "cmr_arena_resource_create: arena_size");
+  CMR_BATTERY_EXPECT(
+      cmr_arena_resource_create(upstream, CMR_SIZE((size_t)1048320u), false, "", CMR_ARENA_CAPTURE_SERVE, &out),
+      CMR_ERROR_INVALID_ARGUMENT, "cmr_arena_resource_create: arena_size");
   cmr_battery_expect_null(out, "cmr_arena_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -165,8 +169,9 @@ static void bad_create_arena_size_multiple_of(cmr_resource_ref upstream, cmr_res
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_arena_resource *out = (cmr_arena_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_arena_resource_create(upstream, CMR_SIZE((size_t)1048577u), false, "", &out),
-                     CMR_ERROR_INVALID_ARGUMENT, "cmr_arena_resource_create: arena_size");
+  CMR_BATTERY_EXPECT(
+      cmr_arena_resource_create(upstream, CMR_SIZE((size_t)1048577u), false, "", CMR_ARENA_CAPTURE_SERVE, &out),
+      CMR_ERROR_INVALID_ARGUMENT, "cmr_arena_resource_create: arena_size");
   cmr_battery_expect_null(out, "cmr_arena_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -177,7 +182,7 @@ static void bad_create_arena_size_size_max(cmr_resource_ref upstream, cmr_resour
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_arena_resource *out = (cmr_arena_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_arena_resource_create(upstream, CMR_SIZE(SIZE_MAX), false, "", &out),
+  CMR_BATTERY_EXPECT(cmr_arena_resource_create(upstream, CMR_SIZE(SIZE_MAX), false, "", CMR_ARENA_CAPTURE_SERVE, &out),
                      CMR_ERROR_INVALID_ARGUMENT, "cmr_arena_resource_create: arena_size");
   cmr_battery_expect_null(out, "cmr_arena_resource_create");
   observe(subject, after);
@@ -189,8 +194,35 @@ static void bad_create_dump_path_null(cmr_resource_ref upstream, cmr_resource_re
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_arena_resource *out = (cmr_arena_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_arena_resource_create(upstream, CMR_SIZE((size_t)256 << 20), false, NULL, &out),
-                     CMR_ERROR_NULL_POINTER, "cmr_arena_resource_create: dump_path");
+  CMR_BATTERY_EXPECT(
+      cmr_arena_resource_create(upstream, CMR_SIZE((size_t)256 << 20), false, NULL, CMR_ARENA_CAPTURE_SERVE, &out),
+      CMR_ERROR_NULL_POINTER, "cmr_arena_resource_create: dump_path");
+  cmr_battery_expect_null(out, "cmr_arena_resource_create");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_create_capture_enum_below(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_arena_resource *out = (cmr_arena_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(
+      cmr_arena_resource_create(upstream, CMR_SIZE((size_t)256 << 20), false, "", (cmr_arena_capture)-1, &out),
+      CMR_ERROR_INVALID_ARGUMENT, "cmr_arena_resource_create: capture");
+  cmr_battery_expect_null(out, "cmr_arena_resource_create");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_create_capture_enum_above(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_arena_resource *out = (cmr_arena_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(
+      cmr_arena_resource_create(upstream, CMR_SIZE((size_t)256 << 20), false, "", (cmr_arena_capture)2, &out),
+      CMR_ERROR_INVALID_ARGUMENT, "cmr_arena_resource_create: capture");
   cmr_battery_expect_null(out, "cmr_arena_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -446,6 +478,8 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"create.arena_size.multiple_of", bad_create_arena_size_multiple_of},
     {"create.arena_size.size_max", bad_create_arena_size_size_max},
     {"create.dump_path.null", bad_create_dump_path_null},
+    {"create.capture.enum_below", bad_create_capture_enum_below},
+    {"create.capture.enum_above", bad_create_capture_enum_above},
     {"destroy.null_handle", bad_destroy_null_handle},
     {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
     {"destroy.not_a_handle", bad_destroy_not_a_handle},
@@ -477,8 +511,9 @@ static const cmr_battery_bad_input bad_inputs[] = {
 static void expect_takes_arena_size_once(cmr_resource_ref upstream, cmr_statistics_resource *counted) {
   (void)upstream, (void)counted; /* not every expectation reads both */
   cmr_arena_resource *handle = NULL;
-  cmr_battery_expect_ok(cmr_arena_resource_create(upstream, CMR_SIZE((size_t)1048576u), false, "", &handle),
-                        "cmr_arena_resource_create");
+  cmr_battery_expect_ok(
+      cmr_arena_resource_create(upstream, CMR_SIZE((size_t)1048576u), false, "", CMR_ARENA_CAPTURE_SERVE, &handle),
+      "cmr_arena_resource_create");
   cmr_resource_ref subject = cmr_arena_resource_ref(handle);
   {
     size_t value = 0;

@@ -53,7 +53,8 @@ static cmr_status make_upstream(const char *name, cmr_resource_ref *out, size_t 
 static cmr_status make_subject(cmr_resource_ref upstream, cmr_resource_ref *out) {
   (void)upstream; /* not every resource is made from one */
   cmr_fixed_size_resource *handle;
-  cmr_status status = cmr_fixed_size_resource_create(upstream, CMR_SIZE_DEFAULT, CMR_SIZE(16), &handle);
+  cmr_status status =
+      cmr_fixed_size_resource_create(upstream, CMR_SIZE_DEFAULT, CMR_SIZE(16), CMR_FIXED_SIZE_CAPTURE_SERVE, &handle);
   *out = cmr_fixed_size_resource_ref(handle);
   if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
   cmr_fixed_size_resource_destroy(handle);
@@ -114,8 +115,9 @@ enum { observed_count = 3 };
 static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_create(upstream, CMR_SIZE_DEFAULT, CMR_SIZE(16), NULL),
-                     CMR_ERROR_NULL_POINTER, "cmr_fixed_size_resource_create: out");
+  CMR_BATTERY_EXPECT(
+      cmr_fixed_size_resource_create(upstream, CMR_SIZE_DEFAULT, CMR_SIZE(16), CMR_FIXED_SIZE_CAPTURE_SERVE, NULL),
+      CMR_ERROR_NULL_POINTER, "cmr_fixed_size_resource_create: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -125,7 +127,8 @@ static void bad_create_upstream_zeroed_ref(cmr_resource_ref upstream, cmr_resour
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_fixed_size_resource *out = (cmr_fixed_size_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_create((cmr_resource_ref){0}, CMR_SIZE_DEFAULT, CMR_SIZE(16), &out),
+  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_create((cmr_resource_ref){0}, CMR_SIZE_DEFAULT, CMR_SIZE(16),
+                                                    CMR_FIXED_SIZE_CAPTURE_SERVE, &out),
                      CMR_ERROR_INVALID_REF, "cmr_fixed_size_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_fixed_size_resource_create");
   observe(subject, after);
@@ -137,7 +140,8 @@ static void bad_create_upstream_destroyed_ref(cmr_resource_ref upstream, cmr_res
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_fixed_size_resource *out = (cmr_fixed_size_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_create(cmr_battery_destroyed_ref(), CMR_SIZE_DEFAULT, CMR_SIZE(16), &out),
+  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_create(cmr_battery_destroyed_ref(), CMR_SIZE_DEFAULT, CMR_SIZE(16),
+                                                    CMR_FIXED_SIZE_CAPTURE_SERVE, &out),
                      CMR_ERROR_DESTROYED_HANDLE, "cmr_fixed_size_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_fixed_size_resource_create");
   observe(subject, after);
@@ -149,8 +153,9 @@ static void bad_create_block_size_nonzero(cmr_resource_ref upstream, cmr_resourc
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_fixed_size_resource *out = (cmr_fixed_size_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_create(upstream, CMR_SIZE((size_t)0u), CMR_SIZE(16), &out),
-                     CMR_ERROR_INVALID_ARGUMENT, "cmr_fixed_size_resource_create: block_size");
+  CMR_BATTERY_EXPECT(
+      cmr_fixed_size_resource_create(upstream, CMR_SIZE((size_t)0u), CMR_SIZE(16), CMR_FIXED_SIZE_CAPTURE_SERVE, &out),
+      CMR_ERROR_INVALID_ARGUMENT, "cmr_fixed_size_resource_create: block_size");
   cmr_battery_expect_null(out, "cmr_fixed_size_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -161,8 +166,35 @@ static void bad_create_blocks_to_preallocate_nonzero(cmr_resource_ref upstream, 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_fixed_size_resource *out = (cmr_fixed_size_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_create(upstream, CMR_SIZE_DEFAULT, CMR_SIZE((size_t)0u), &out),
+  CMR_BATTERY_EXPECT(cmr_fixed_size_resource_create(upstream, CMR_SIZE_DEFAULT, CMR_SIZE((size_t)0u),
+                                                    CMR_FIXED_SIZE_CAPTURE_SERVE, &out),
                      CMR_ERROR_INVALID_ARGUMENT, "cmr_fixed_size_resource_create: blocks_to_preallocate");
+  cmr_battery_expect_null(out, "cmr_fixed_size_resource_create");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_create_capture_enum_below(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_fixed_size_resource *out = (cmr_fixed_size_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(
+      cmr_fixed_size_resource_create(upstream, CMR_SIZE_DEFAULT, CMR_SIZE(16), (cmr_fixed_size_capture)-1, &out),
+      CMR_ERROR_INVALID_ARGUMENT, "cmr_fixed_size_resource_create: capture");
+  cmr_battery_expect_null(out, "cmr_fixed_size_resource_create");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_create_capture_enum_above(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_fixed_size_resource *out = (cmr_fixed_size_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(
+      cmr_fixed_size_resource_create(upstream, CMR_SIZE_DEFAULT, CMR_SIZE(16), (cmr_fixed_size_capture)2, &out),
+      CMR_ERROR_INVALID_ARGUMENT, "cmr_fixed_size_resource_create: capture");
   cmr_battery_expect_null(out, "cmr_fixed_size_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -385,6 +417,8 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"create.upstream.destroyed_ref", bad_create_upstream_destroyed_ref},
     {"create.block_size.nonzero", bad_create_block_size_nonzero},
     {"create.blocks_to_preallocate.nonzero", bad_create_blocks_to_preallocate_nonzero},
+    {"create.capture.enum_below", bad_create_capture_enum_below},
+    {"create.capture.enum_above", bad_create_capture_enum_above},
     {"destroy.null_handle", bad_destroy_null_handle},
     {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
     {"destroy.not_a_handle", bad_destroy_not_a_handle},
@@ -413,9 +447,9 @@ static const cmr_battery_bad_input bad_inputs[] = {
 static void expect_hands_out_whole_blocks(cmr_resource_ref upstream, cmr_statistics_resource *counted) {
   (void)upstream, (void)counted; /* not every expectation reads both */
   cmr_fixed_size_resource *handle = NULL;
-  cmr_battery_expect_ok(
-      cmr_fixed_size_resource_create(upstream, CMR_SIZE((size_t)4000u), CMR_SIZE((size_t)4u), &handle),
-      "cmr_fixed_size_resource_create");
+  cmr_battery_expect_ok(cmr_fixed_size_resource_create(upstream, CMR_SIZE((size_t)4000u), CMR_SIZE((size_t)4u),
+                                                       CMR_FIXED_SIZE_CAPTURE_SERVE, &handle),
+                        "cmr_fixed_size_resource_create");
   cmr_resource_ref subject = cmr_fixed_size_resource_ref(handle);
   {
     size_t value = 0;
@@ -481,9 +515,9 @@ static void expect_hands_out_whole_blocks(cmr_resource_ref upstream, cmr_statist
 static void expect_threshold_gives_a_whole_chunk_back(cmr_resource_ref upstream, cmr_statistics_resource *counted) {
   (void)upstream, (void)counted; /* not every expectation reads both */
   cmr_fixed_size_resource *handle = NULL;
-  cmr_battery_expect_ok(
-      cmr_fixed_size_resource_create(upstream, CMR_SIZE((size_t)4096u), CMR_SIZE((size_t)2u), &handle),
-      "cmr_fixed_size_resource_create");
+  cmr_battery_expect_ok(cmr_fixed_size_resource_create(upstream, CMR_SIZE((size_t)4096u), CMR_SIZE((size_t)2u),
+                                                       CMR_FIXED_SIZE_CAPTURE_SERVE, &handle),
+                        "cmr_fixed_size_resource_create");
   cmr_resource_ref subject = cmr_fixed_size_resource_ref(handle);
   cmr_battery_expect_ok(cmr_fixed_size_resource_set_release_threshold(handle, (size_t)8192u), "set_release_threshold");
   void *block0 = cmr_battery_expect_block(subject, 4096u, 0u, "threshold_gives_a_whole_chunk_back: steps[1]");

@@ -53,8 +53,8 @@ static cmr_status make_upstream(const char *name, cmr_resource_ref *out, size_t 
 static cmr_status make_subject(cmr_resource_ref upstream, cmr_resource_ref *out) {
   (void)upstream; /* not every resource is made from one */
   cmr_pool_resource *handle;
-  cmr_status status =
-      cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &handle);
+  cmr_status status = cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
+                                               CMR_POOL_CAPTURE_SERVE, &handle);
   *out = cmr_pool_resource_ref(handle);
   if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
   cmr_pool_resource_destroy(handle);
@@ -113,9 +113,9 @@ enum { observed_count = 3 };
 static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(
-      cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, NULL),
-      CMR_ERROR_NULL_POINTER, "cmr_pool_resource_create: out");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
+                                              CMR_POOL_CAPTURE_SERVE, NULL),
+                     CMR_ERROR_NULL_POINTER, "cmr_pool_resource_create: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
@@ -126,7 +126,7 @@ static void bad_create_upstream_zeroed_ref(cmr_resource_ref upstream, cmr_resour
   observe(subject, before);
   cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
   CMR_BATTERY_EXPECT(cmr_pool_resource_create((cmr_resource_ref){0}, CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT,
-                                              CMR_SIZE_DEFAULT, &out),
+                                              CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &out),
                      CMR_ERROR_INVALID_REF, "cmr_pool_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_pool_resource_create");
   observe(subject, after);
@@ -139,7 +139,7 @@ static void bad_create_upstream_destroyed_ref(cmr_resource_ref upstream, cmr_res
   observe(subject, before);
   cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
   CMR_BATTERY_EXPECT(cmr_pool_resource_create(cmr_battery_destroyed_ref(), CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT,
-                                              CMR_SIZE_DEFAULT, &out),
+                                              CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &out),
                      CMR_ERROR_DESTROYED_HANDLE, "cmr_pool_resource_create: upstream");
   cmr_battery_expect_null(out, "cmr_pool_resource_create");
   observe(subject, after);
@@ -151,9 +151,9 @@ static void bad_create_initial_pool_size_multiple_of(cmr_resource_ref upstream, 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(
-      cmr_pool_resource_create(upstream, CMR_SIZE((size_t)257u), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &out),
-      CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: initial_pool_size");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)257u), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
+                                              CMR_POOL_CAPTURE_SERVE, &out),
+                     CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: initial_pool_size");
   cmr_battery_expect_null(out, "cmr_pool_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -164,7 +164,8 @@ static void bad_create_initial_pool_size_size_max(cmr_resource_ref upstream, cmr
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE(SIZE_MAX), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &out),
+  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE(SIZE_MAX), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
+                                              CMR_POOL_CAPTURE_SERVE, &out),
                      CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: initial_pool_size");
   cmr_battery_expect_null(out, "cmr_pool_resource_create");
   observe(subject, after);
@@ -176,9 +177,9 @@ static void bad_create_maximum_pool_size_multiple_of(cmr_resource_ref upstream, 
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(
-      cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE((size_t)257u), CMR_SIZE_DEFAULT, &out),
-      CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_pool_size");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE((size_t)257u),
+                                              CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &out),
+                     CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_pool_size");
   cmr_battery_expect_null(out, "cmr_pool_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -189,9 +190,9 @@ static void bad_create_maximum_pool_size_nonzero(cmr_resource_ref upstream, cmr_
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(
-      cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE((size_t)0u), CMR_SIZE_DEFAULT, &out),
-      CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_pool_size");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE((size_t)0u),
+                                              CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &out),
+                     CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_pool_size");
   cmr_battery_expect_null(out, "cmr_pool_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -202,9 +203,9 @@ static void bad_create_maximum_pool_size_size_max(cmr_resource_ref upstream, cmr
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(
-      cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE(SIZE_MAX), CMR_SIZE_DEFAULT, &out),
-      CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_pool_size");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE(SIZE_MAX), CMR_SIZE_DEFAULT,
+                                              CMR_POOL_CAPTURE_SERVE, &out),
+                     CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_pool_size");
   cmr_battery_expect_null(out, "cmr_pool_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -215,9 +216,9 @@ static void bad_create_maximum_growth_multiple_of(cmr_resource_ref upstream, cmr
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(
-      cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT, CMR_SIZE((size_t)257u), &out),
-      CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_growth");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT,
+                                              CMR_SIZE((size_t)257u), CMR_POOL_CAPTURE_SERVE, &out),
+                     CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_growth");
   cmr_battery_expect_null(out, "cmr_pool_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -228,9 +229,9 @@ static void bad_create_maximum_growth_nonzero(cmr_resource_ref upstream, cmr_res
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(
-      cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT, CMR_SIZE((size_t)0u), &out),
-      CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_growth");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT,
+                                              CMR_SIZE((size_t)0u), CMR_POOL_CAPTURE_SERVE, &out),
+                     CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_growth");
   cmr_battery_expect_null(out, "cmr_pool_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -241,9 +242,35 @@ static void bad_create_maximum_growth_size_max(cmr_resource_ref upstream, cmr_re
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(
-      cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT, CMR_SIZE(SIZE_MAX), &out),
-      CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_growth");
+  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT, CMR_SIZE(SIZE_MAX),
+                                              CMR_POOL_CAPTURE_SERVE, &out),
+                     CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: maximum_growth");
+  cmr_battery_expect_null(out, "cmr_pool_resource_create");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_create_capture_enum_below(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
+                                              (cmr_pool_capture)-1, &out),
+                     CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: capture");
+  cmr_battery_expect_null(out, "cmr_pool_resource_create");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_create_capture_enum_above(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  cmr_pool_resource *out = (cmr_pool_resource *)(void *)cmr_battery_marker;
+  CMR_BATTERY_EXPECT(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1 << 20), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
+                                              (cmr_pool_capture)2, &out),
+                     CMR_ERROR_INVALID_ARGUMENT, "cmr_pool_resource_create: capture");
   cmr_battery_expect_null(out, "cmr_pool_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -529,6 +556,8 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"create.maximum_growth.multiple_of", bad_create_maximum_growth_multiple_of},
     {"create.maximum_growth.nonzero", bad_create_maximum_growth_nonzero},
     {"create.maximum_growth.size_max", bad_create_maximum_growth_size_max},
+    {"create.capture.enum_below", bad_create_capture_enum_below},
+    {"create.capture.enum_above", bad_create_capture_enum_above},
     {"destroy.null_handle", bad_destroy_null_handle},
     {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
     {"destroy.not_a_handle", bad_destroy_not_a_handle},
@@ -564,7 +593,7 @@ static void expect_grows_up_to_its_maximum(cmr_resource_ref upstream, cmr_statis
   (void)upstream, (void)counted; /* not every expectation reads both */
   cmr_pool_resource *handle = NULL;
   cmr_battery_expect_ok(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)1048576u), CMR_SIZE((size_t)2097152u),
-                                                 CMR_SIZE_DEFAULT, &handle),
+                                                 CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &handle),
                         "cmr_pool_resource_create");
   cmr_resource_ref subject = cmr_pool_resource_ref(handle);
   {
@@ -621,9 +650,9 @@ static void expect_grows_up_to_its_maximum(cmr_resource_ref upstream, cmr_statis
 static void expect_threshold_gives_chunks_back_on_free(cmr_resource_ref upstream, cmr_statistics_resource *counted) {
   (void)upstream, (void)counted; /* not every expectation reads both */
   cmr_pool_resource *handle = NULL;
-  cmr_battery_expect_ok(
-      cmr_pool_resource_create(upstream, CMR_SIZE((size_t)0u), CMR_SIZE_DEFAULT, CMR_SIZE((size_t)1048576u), &handle),
-      "cmr_pool_resource_create");
+  cmr_battery_expect_ok(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)0u), CMR_SIZE_DEFAULT,
+                                                 CMR_SIZE((size_t)1048576u), CMR_POOL_CAPTURE_SERVE, &handle),
+                        "cmr_pool_resource_create");
   cmr_resource_ref subject = cmr_pool_resource_ref(handle);
   cmr_battery_expect_ok(cmr_pool_resource_set_release_threshold(handle, (size_t)1048576u), "set_release_threshold");
   void *block0 = cmr_battery_expect_block(subject, 1048576u, 0u, "threshold_gives_chunks_back_on_free: steps[1]");
@@ -676,9 +705,9 @@ static void expect_threshold_gives_chunks_back_on_free(cmr_resource_ref upstream
 static void expect_keeps_freed_chunks_by_default(cmr_resource_ref upstream, cmr_statistics_resource *counted) {
   (void)upstream, (void)counted; /* not every expectation reads both */
   cmr_pool_resource *handle = NULL;
-  cmr_battery_expect_ok(
-      cmr_pool_resource_create(upstream, CMR_SIZE((size_t)0u), CMR_SIZE_DEFAULT, CMR_SIZE((size_t)1048576u), &handle),
-      "cmr_pool_resource_create");
+  cmr_battery_expect_ok(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)0u), CMR_SIZE_DEFAULT,
+                                                 CMR_SIZE((size_t)1048576u), CMR_POOL_CAPTURE_SERVE, &handle),
+                        "cmr_pool_resource_create");
   cmr_resource_ref subject = cmr_pool_resource_ref(handle);
   void *block0 = cmr_battery_expect_block(subject, 1048576u, 0u, "keeps_freed_chunks_by_default: steps[0]");
   void *block1 = cmr_battery_expect_block(subject, 1048576u, 0u, "keeps_freed_chunks_by_default: steps[1]");
@@ -703,9 +732,9 @@ static void expect_keeps_freed_chunks_by_default(cmr_resource_ref upstream, cmr_
 static void expect_large_blocks_are_not_split(cmr_resource_ref upstream, cmr_statistics_resource *counted) {
   (void)upstream, (void)counted; /* not every expectation reads both */
   cmr_pool_resource *handle = NULL;
-  cmr_battery_expect_ok(
-      cmr_pool_resource_create(upstream, CMR_SIZE((size_t)0u), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &handle),
-      "cmr_pool_resource_create");
+  cmr_battery_expect_ok(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)0u), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
+                                                 CMR_POOL_CAPTURE_SERVE, &handle),
+                        "cmr_pool_resource_create");
   cmr_resource_ref subject = cmr_pool_resource_ref(handle);
   cmr_battery_expect_ok(cmr_pool_resource_set_max_split_size(handle, (size_t)1048576u), "set_max_split_size");
   void *block0 = cmr_battery_expect_block(subject, 2097152u, 0u, "large_blocks_are_not_split: steps[1]");

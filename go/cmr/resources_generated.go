@@ -27,6 +27,8 @@ import (
 //
 // Re-entry: no lock is held across the upstream's calls: a call back into the
 // adaptor from inside them is served.
+//
+// Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); it makes no CUDA call of its own.
 type AlignedResource struct {
 	object
 	handle   capi.Struct_SS_cmr_aligned_resource
@@ -147,11 +149,31 @@ func (r *AlignedResource) AlignmentThreshold() (uint64, error) {
 //
 // Re-entry: the arena calls its upstream only at creation and at the end, so
 // no call of its own waits on an upstream.
+//
+// Under stream capture (capture parameter): an allocation on a stream that is
+// capturing a CUDA graph is served from graph memory, or refused with
+// CMR_ERROR_STREAM_CAPTURE when capture = "refuse"; it never takes from the free
+// lists or the upstream, and records, waits for or queries no event. A free on a
+// capturing stream of a block allocated before the capture goes to that stream's
+// list without an event, and no other stream takes from that list until the
+// stream is next used out of capture (its next allocation or free here, which
+// orders the freed blocks after its work); a free of graph memory, in the capture
+// or after it, frees it. A graph that frees memory allocated before its capture
+// must not be launched once that memory is reused.
 type ArenaResource struct {
 	object
 	handle   capi.Struct_SS_cmr_arena_resource
 	upstream Resource
 }
+
+// ArenaCapture is a value of arena's capture.
+type ArenaCapture int
+
+// The values of ArenaCapture, in the C enum's order.
+const (
+	ArenaCaptureServe ArenaCapture = iota
+	ArenaCaptureRefuse
+)
 
 // ArenaOption sets a parameter of NewArenaResource that has a default; a parameter
 // whose option is not given takes its default.
@@ -161,6 +183,7 @@ type arenaOptions struct {
 	arenaSize        *uint64
 	dumpLogOnFailure bool
 	dumpPath         string
+	capture          ArenaCapture
 }
 
 // WithArenaArenaSize sets arena_size: Bytes taken from the upstream at creation: everything the arena will ever hold (1 MiB at least). Default: half of the current device's free memory, rounded down to 256 bytes.
@@ -178,6 +201,11 @@ func WithArenaDumpPath(value string) ArenaOption {
 	return func(o *arenaOptions) { o.dumpPath = value }
 }
 
+// WithArenaCapture sets capture: What an allocation on a stream capturing a CUDA graph gets: serve, graph memory (a graph memory node of the device's current pool, which each launch of the graph maps anew and its free node gives back; the free lists are never used in a capture, since their blocks would be baked into the graph and handed to others once freed), or refuse, CMR_ERROR_STREAM_CAPTURE; frees are served either way, and nothing the capture forbids (an event recorded, waited for or queried, a synchronization, cudaMalloc) is called on a capturing stream. Default: serve.
+func WithArenaCapture(value ArenaCapture) ArenaOption {
+	return func(o *arenaOptions) { o.capture = value }
+}
+
 // NewArenaResource makes a new arena resource over upstream, which it holds a share of.
 // upstream: Where the arena's memory comes from, taken once at creation.
 func NewArenaResource(upstream Resource, options ...ArenaOption) (*ArenaResource, error) {
@@ -189,6 +217,7 @@ func NewArenaResource(upstream Resource, options ...ArenaOption) (*ArenaResource
 		arenaSize:        nil,
 		dumpLogOnFailure: false,
 		dumpPath:         "",
+		capture:          ArenaCaptureArenaServe,
 	}
 	for _, option := range options {
 		option(&o)
@@ -197,7 +226,7 @@ func NewArenaResource(upstream Resource, options ...ArenaOption) (*ArenaResource
 		return nil, err
 	}
 	var handle uintptr
-	failure := capi.Cmr_arena_resource_create(upstreamRef, o.arenaSize, o.dumpLogOnFailure, o.dumpPath, &handle)
+	failure := capi.Cmr_arena_resource_create(upstreamRef, o.arenaSize, o.dumpLogOnFailure, o.dumpPath, capi.Enum_SS_cmr_arena_capture(o.capture), &handle)
 	if err := check(failure); err != nil {
 		return nil, err
 	}
@@ -310,6 +339,8 @@ func (r *ArenaResource) Dump() error {
 // this resource on the same thread (a bin or the upstream calling back),
 // which would wait for that call to end, is refused with
 // CMR_ERROR_REENTRANT_CALL, changing nothing.
+//
+// Under stream capture: a request goes where its size routes it, to a bin (a fixed_size it made serves a capture from graph memory) or to the upstream, which decides; binning itself makes no CUDA call.
 type BinningResource struct {
 	object
 	handle   capi.Struct_SS_cmr_binning_resource
@@ -459,6 +490,8 @@ func (r *BinningResource) BinSizeFor(allocationSize uint64) (uint64, error) {
 // The functions may call any resource, this one included, and may destroy its
 // last handle: the resource then goes when the thread's outermost call
 // returns.
+//
+// Under stream capture: the callbacks are called as at any other time; what they may do on a capturing stream is theirs to decide (docs/stream_capture.md says what capture forbids).
 type CallbackResource struct {
 	object
 	handle    capi.Struct_SS_cmr_callback_resource
@@ -539,6 +572,8 @@ func wrapCallbackResource(ref capi.Cmr_resource_ref) (Resource, error) {
 // Device memory from cudaMalloc, returned with cudaFree. Every call goes to the
 // driver and synchronizes the device, so it is slow (tens of microseconds) and
 // is best used as the upstream of a pool. The stream is ignored.
+//
+// Under stream capture: an allocation or free on a stream capturing a CUDA graph is refused with CMR_ERROR_STREAM_CAPTURE before any call (cudaMalloc and cudaFree would break the capture); memory it refuses to free stays allocated, to be freed after the capture.
 type CudaResource struct {
 	object
 	handle capi.Struct_SS_cmr_cuda_resource
@@ -582,6 +617,8 @@ func wrapCudaResource(ref capi.Cmr_resource_ref) (Resource, error) {
 // memory freed on a stream at once on that stream. Where the driver supports it
 // (CUDA 12.8 and later) the pool's memory can serve hardware decompression
 // (cudaMemPoolCreateUsageHwDecompress), as RMM's pools.
+//
+// Under stream capture: an allocation on a stream capturing a CUDA graph is cudaMallocFromPoolAsync there, which the driver records as a graph memory node, and its free a free node (docs/stream_capture.md).
 type CudaAsyncResource struct {
 	object
 	handle capi.Struct_SS_cmr_cuda_async_resource
@@ -697,6 +734,8 @@ func (r *CudaAsyncResource) ReleaseThreshold() (uint64, error) {
 // maximum where it is the driver's default, 0 (which hands the memory back at
 // every synchronization); a threshold set before is kept. The pool is the
 // device's: every user of it sees the change.
+//
+// Under stream capture: as cuda_async, over the managed pool; whether the driver records a managed pool's allocation in a capture is its answer (CMR_ERROR_STREAM_CAPTURE when it refuses).
 type CudaAsyncManagedResource struct {
 	object
 	handle capi.Struct_SS_cmr_cuda_async_managed_resource
@@ -748,6 +787,8 @@ func (r *CudaAsyncManagedResource) PoolHandle() (uintptr, error) {
 // Stream-ordered device memory from a cudaMemPool_t the caller owns and keeps
 // alive for as long as the view and its allocations exist. Two views of one
 // pool are equal.
+//
+// Under stream capture: an allocation on a stream capturing a CUDA graph is cudaMallocFromPoolAsync there, which the driver records as a graph memory node, and its free a free node (docs/stream_capture.md).
 type CudaAsyncViewResource struct {
 	object
 	handle capi.Struct_SS_cmr_cuda_async_view_resource
@@ -970,6 +1011,8 @@ func (r *ExpandableResource) Release() error {
 // Re-entry: no lock is held across the upstream's calls or the callback: the
 // callback may free into this adaptor, allocate through it, or destroy it (it
 // then goes when the outermost call returns).
+//
+// Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); a refusal there (CMR_ERROR_STREAM_CAPTURE) is not an out-of-memory failure and does not call the callback.
 type FailureCallbackResource struct {
 	object
 	handle    capi.Struct_SS_cmr_failure_callback_resource
@@ -1054,11 +1097,31 @@ func (r *FailureCallbackResource) Upstream() Resource { return r.upstream }
 // thread is served when a free block is there, and refused with
 // CMR_ERROR_REENTRANT_CALL when it would have to grow again; frees and the
 // getters are served.
+//
+// Under stream capture (capture parameter): an allocation on a stream that is
+// capturing a CUDA graph is served from graph memory, or refused with
+// CMR_ERROR_STREAM_CAPTURE when capture = "refuse"; it never takes from the free
+// lists or the upstream, and records, waits for or queries no event. A free on a
+// capturing stream of a block allocated before the capture goes to that stream's
+// list without an event, and no other stream takes from that list until the
+// stream is next used out of capture (its next allocation or free here, which
+// orders the freed blocks after its work); a free of graph memory, in the capture
+// or after it, frees it. A graph that frees memory allocated before its capture
+// must not be launched once that memory is reused.
 type FixedSizeResource struct {
 	object
 	handle   capi.Struct_SS_cmr_fixed_size_resource
 	upstream Resource
 }
+
+// FixedSizeCapture is a value of fixed_size's capture.
+type FixedSizeCapture int
+
+// The values of FixedSizeCapture, in the C enum's order.
+const (
+	FixedSizeCaptureServe FixedSizeCapture = iota
+	FixedSizeCaptureRefuse
+)
 
 // FixedSizeOption sets a parameter of NewFixedSizeResource that has a default; a parameter
 // whose option is not given takes its default.
@@ -1067,6 +1130,7 @@ type FixedSizeOption func(*fixedSizeOptions)
 type fixedSizeOptions struct {
 	blockSize           *uint64
 	blocksToPreallocate *uint64
+	capture             FixedSizeCapture
 }
 
 // WithFixedSizeBlockSize sets block_size: Bytes of every block, rounded up to a multiple of 256. Default: 1048576.
@@ -1079,6 +1143,11 @@ func WithFixedSizeBlocksToPreallocate(value uint64) FixedSizeOption {
 	return func(o *fixedSizeOptions) { o.blocksToPreallocate = &value }
 }
 
+// WithFixedSizeCapture sets capture: What an allocation on a stream capturing a CUDA graph gets: serve, graph memory (a graph memory node of the device's current pool, which each launch of the graph maps anew and its free node gives back; the free lists are never used in a capture, since their blocks would be baked into the graph and handed to others once freed), or refuse, CMR_ERROR_STREAM_CAPTURE; frees are served either way, and nothing the capture forbids (an event recorded, waited for or queried, a synchronization, cudaMalloc) is called on a capturing stream. Default: serve.
+func WithFixedSizeCapture(value FixedSizeCapture) FixedSizeOption {
+	return func(o *fixedSizeOptions) { o.capture = value }
+}
+
 // NewFixedSizeResource makes a new fixed_size resource over upstream, which it holds a share of.
 // upstream: Where the chunks of blocks come from.
 func NewFixedSizeResource(upstream Resource, options ...FixedSizeOption) (*FixedSizeResource, error) {
@@ -1089,12 +1158,13 @@ func NewFixedSizeResource(upstream Resource, options ...FixedSizeOption) (*Fixed
 	o := fixedSizeOptions{
 		blockSize:           nil,
 		blocksToPreallocate: nil,
+		capture:             FixedSizeCaptureFixedSizeServe,
 	}
 	for _, option := range options {
 		option(&o)
 	}
 	var handle uintptr
-	failure := capi.Cmr_fixed_size_resource_create(upstreamRef, o.blockSize, o.blocksToPreallocate, &handle)
+	failure := capi.Cmr_fixed_size_resource_create(upstreamRef, o.blockSize, o.blocksToPreallocate, capi.Enum_SS_cmr_fixed_size_capture(o.capture), &handle)
 	if err := check(failure); err != nil {
 		return nil, err
 	}
@@ -1182,6 +1252,8 @@ func (r *FixedSizeResource) SetReleaseThreshold(releaseThreshold uint64) error {
 //
 // Re-entry: no lock is held across the upstream's calls: a call back into the
 // adaptor from inside them is served.
+//
+// Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); it makes no CUDA call of its own.
 type LimitingResource struct {
 	object
 	handle   capi.Struct_SS_cmr_limiting_resource
@@ -1306,6 +1378,8 @@ func (r *LimitingResource) AllocationLimit() (uint64, error) {
 // adaptor (allocate, free, flush, lost_rows) from inside that free on the same
 // thread is refused with CMR_ERROR_REENTRANT_CALL; calls from inside the
 // upstream's allocate are served.
+//
+// Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); it makes no CUDA call of its own.
 type LoggingResource struct {
 	object
 	handle   capi.Struct_SS_cmr_logging_resource
@@ -1425,6 +1499,8 @@ func (r *LoggingResource) LostRows() (uint64, error) {
 //
 // Unified (managed) memory from cudaMallocManaged, reachable from the host and
 // every device, migrated on demand. The stream is ignored.
+//
+// Under stream capture: an allocation or free on a stream capturing a CUDA graph is refused with CMR_ERROR_STREAM_CAPTURE before any call (cudaMallocManaged and cudaFree would break the capture); memory it refuses to free stays allocated, to be freed after the capture.
 type ManagedResource struct {
 	object
 	handle capi.Struct_SS_cmr_managed_resource
@@ -1465,6 +1541,8 @@ func wrapManagedResource(ref capi.Cmr_resource_ref) (Resource, error) {
 //
 // Page-locked host memory from cudaMallocHost, reachable from the device and
 // fast to copy asynchronously. The stream is ignored.
+//
+// Under stream capture: an allocation or free on a stream capturing a CUDA graph is refused with CMR_ERROR_STREAM_CAPTURE before any call (cudaMallocHost and cudaFreeHost would break the capture); memory it refuses to free stays allocated, to be freed after the capture.
 type PinnedHostResource struct {
 	object
 	handle capi.Struct_SS_cmr_pinned_host_resource
@@ -1518,11 +1596,31 @@ func wrapPinnedHostResource(ref capi.Cmr_resource_ref) (Resource, error) {
 // grows) is served when the free lists hold a block, and refused with
 // CMR_ERROR_REENTRANT_CALL when the pool would have to grow again; frees,
 // release and the getters are served.
+//
+// Under stream capture (capture parameter): an allocation on a stream that is
+// capturing a CUDA graph is served from graph memory, or refused with
+// CMR_ERROR_STREAM_CAPTURE when capture = "refuse"; it never takes from the free
+// lists or the upstream, and records, waits for or queries no event. A free on a
+// capturing stream of a block allocated before the capture goes to that stream's
+// list without an event, and no other stream takes from that list until the
+// stream is next used out of capture (its next allocation or free here, which
+// orders the freed blocks after its work); a free of graph memory, in the capture
+// or after it, frees it. A graph that frees memory allocated before its capture
+// must not be launched once that memory is reused.
 type PoolResource struct {
 	object
 	handle   capi.Struct_SS_cmr_pool_resource
 	upstream Resource
 }
+
+// PoolCapture is a value of pool's capture.
+type PoolCapture int
+
+// The values of PoolCapture, in the C enum's order.
+const (
+	PoolCaptureServe PoolCapture = iota
+	PoolCaptureRefuse
+)
 
 // PoolOption sets a parameter of NewPoolResource that has a default; a parameter
 // whose option is not given takes its default.
@@ -1532,6 +1630,7 @@ type poolOptions struct {
 	initialPoolSize *uint64
 	maximumPoolSize *uint64
 	maximumGrowth   *uint64
+	capture         PoolCapture
 }
 
 // WithPoolInitialPoolSize sets initial_pool_size: Bytes taken from the upstream at creation (0 takes nothing until the first allocation). Default: half of the current device's free memory, rounded down to 256 bytes.
@@ -1549,6 +1648,11 @@ func WithPoolMaximumGrowth(value uint64) PoolOption {
 	return func(o *poolOptions) { o.maximumGrowth = &value }
 }
 
+// WithPoolCapture sets capture: What an allocation on a stream capturing a CUDA graph gets: serve, graph memory (a graph memory node of the device's current pool, which each launch of the graph maps anew and its free node gives back; the free lists are never used in a capture, since their blocks would be baked into the graph and handed to others once freed), or refuse, CMR_ERROR_STREAM_CAPTURE; frees are served either way, and nothing the capture forbids (an event recorded, waited for or queried, a synchronization, cudaMalloc) is called on a capturing stream. Default: serve.
+func WithPoolCapture(value PoolCapture) PoolOption {
+	return func(o *poolOptions) { o.capture = value }
+}
+
 // NewPoolResource makes a new pool resource over upstream, which it holds a share of.
 // upstream: Where the pool takes its chunks from.
 func NewPoolResource(upstream Resource, options ...PoolOption) (*PoolResource, error) {
@@ -1560,12 +1664,13 @@ func NewPoolResource(upstream Resource, options ...PoolOption) (*PoolResource, e
 		initialPoolSize: nil,
 		maximumPoolSize: nil,
 		maximumGrowth:   nil,
+		capture:         PoolCapturePoolServe,
 	}
 	for _, option := range options {
 		option(&o)
 	}
 	var handle uintptr
-	failure := capi.Cmr_pool_resource_create(upstreamRef, o.initialPoolSize, o.maximumPoolSize, o.maximumGrowth, &handle)
+	failure := capi.Cmr_pool_resource_create(upstreamRef, o.initialPoolSize, o.maximumPoolSize, o.maximumGrowth, capi.Enum_SS_cmr_pool_capture(o.capture), &handle)
 	if err := check(failure); err != nil {
 		return nil, err
 	}
@@ -1670,6 +1775,8 @@ func (r *PoolResource) SetMaxSplitSize(maxSplitSize uint64) error {
 //
 // Re-entry: no lock is held across the upstream's calls: a call back into the
 // adaptor from inside them is served.
+//
+// Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md), and leaves the prefetch, a hint, out of the capture.
 type PrefetchResource struct {
 	object
 	handle   capi.Struct_SS_cmr_prefetch_resource
@@ -1738,6 +1845,8 @@ func (r *PrefetchResource) Upstream() Resource { return r.upstream }
 // and the headroom is ignored. Any power-of-two alignment is honoured;
 // deallocation waits for the stream first. Two resources are equal when their
 // headrooms are.
+//
+// Under stream capture: served as at any other time; its calls (cudaMemGetInfo, and cudaMemAdvise on host memory) are no stream work, but the GPU suite does not cover them in a capture.
 type SamHeadroomResource struct {
 	object
 	handle capi.Struct_SS_cmr_sam_headroom_resource
@@ -1789,6 +1898,8 @@ func wrapSamHeadroomResource(ref capi.Cmr_resource_ref) (Resource, error) {
 // nothing changes). It says it is device
 // accessible (so suballocators over it accept it) and never host accessible:
 // nothing may read or write its memory, not even a device.
+//
+// Under stream capture: addresses with no CUDA call; served as at any other time.
 type SimulatedResource struct {
 	object
 	handle capi.Struct_SS_cmr_simulated_resource
@@ -1902,6 +2013,8 @@ func (r *SimulatedResource) DeallocationCount() (uint64, error) {
 //
 // Re-entry: no lock is held across the upstream's calls: a call back into the
 // adaptor from inside them is served.
+//
+// Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md), and counts what it serves; it makes no CUDA call of its own.
 type StatisticsResource struct {
 	object
 	handle   capi.Struct_SS_cmr_statistics_resource
@@ -2066,6 +2179,8 @@ func (r *StatisticsResource) CounterLevels() (uint64, error) {
 // resource expects) and, in the host build, where the host is the device. Any
 // power-of-two alignment is honoured. Deallocation waits for the stream first,
 // since queued device work may still read the memory.
+//
+// Under stream capture: host memory, with no CUDA call; served as at any other time.
 type SystemResource struct {
 	object
 	handle capi.Struct_SS_cmr_system_resource
@@ -2112,6 +2227,8 @@ func wrapSystemResource(ref capi.Cmr_resource_ref) (Resource, error) {
 // Re-entry: its lock is held across every upstream call, so a call into the
 // adaptor from inside one on the same thread is refused with
 // CMR_ERROR_REENTRANT_CALL; other threads wait as usual.
+//
+// Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); it makes no CUDA call of its own.
 type ThreadSafeResource struct {
 	object
 	handle   capi.Struct_SS_cmr_thread_safe_resource
@@ -2184,6 +2301,8 @@ func (r *ThreadSafeResource) Upstream() Resource { return r.upstream }
 //
 // Re-entry: no lock is held across the upstream's calls: a call back into the
 // adaptor from inside them is served.
+//
+// Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); it makes no CUDA call of its own.
 type TrackingResource struct {
 	object
 	handle   capi.Struct_SS_cmr_tracking_resource

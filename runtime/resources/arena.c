@@ -186,6 +186,9 @@ cmr_status cmr_arena_impl_init(cmr_arena_impl *impl) {
   /* An exited thread's or a destroyed stream's superblocks come back here. */
   if (status == CMR_SUCCESS) {
     cmr_stream_lists_release_dead_units(impl->lists, &impl->global_lock, cmr_return_superblock_locked, impl);
+    status = cmr_stream_lists_set_capture(
+        impl->lists, impl->params.capture == CMR_ARENA_CAPTURE_REFUSE ? CMR_CAPTURE_REFUSE : CMR_CAPTURE_SERVE,
+        impl->params.upstream);
   }
   if (status == CMR_SUCCESS) status = cmr_take_arena_memory(impl);
   if (status != CMR_SUCCESS) cmr_release_everything(impl);

@@ -317,8 +317,8 @@ static bool cmr_binning_has_bin(cmr_binning_impl *impl, size_t size) {
 static cmr_status cmr_binning_add_fixed_size(cmr_binning_impl *impl, size_t size) {
   if (cmr_binning_has_bin(impl, size)) return CMR_SUCCESS; /* kept: none is made in vain */
   cmr_fixed_size_resource *handle;
-  cmr_status status =
-      cmr_fixed_size_resource_create(impl->upstream.resource, CMR_SIZE(size), CMR_SIZE_DEFAULT, &handle);
+  cmr_status status = cmr_fixed_size_resource_create(impl->upstream.resource, CMR_SIZE(size), CMR_SIZE_DEFAULT,
+                                                     CMR_FIXED_SIZE_CAPTURE_SERVE, &handle);
   if (status != CMR_SUCCESS) return cmr_error_context(status, "binning: making a bin of %zu bytes", size);
   cmr_resource_ref bin = cmr_fixed_size_resource_ref(handle);
   /* The creator's share of the new bin is the one handed to the table. */

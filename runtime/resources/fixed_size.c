@@ -126,6 +126,11 @@ cmr_status cmr_fixed_size_impl_init(cmr_fixed_size_impl *impl) {
   }
   status = cmr_suballocator_lists_create("fixed_size", CMR_FIT_BEST, CMR_KEY_PER_STREAM, &impl->handed_out,
                                          &impl->free_blocks);
+  if (status == CMR_SUCCESS) {
+    status = cmr_stream_lists_set_capture(
+        impl->free_blocks, params->capture == CMR_FIXED_SIZE_CAPTURE_REFUSE ? CMR_CAPTURE_REFUSE : CMR_CAPTURE_SERVE,
+        params->upstream);
+  }
   /* Preallocated blocks are idle: every stream may take them at once. */
   if (status == CMR_SUCCESS) status = cmr_fixed_size_add_chunk(impl, CMR_DEFAULT_STREAM, NULL);
   if (status != CMR_SUCCESS) cmr_fixed_size_impl_fini(impl);

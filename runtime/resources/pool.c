@@ -150,6 +150,11 @@ cmr_status cmr_pool_impl_init(cmr_pool_impl *impl) {
   }
   status =
       cmr_suballocator_lists_create("pool", CMR_FIT_BEST, CMR_KEY_PER_STREAM, &impl->handed_out, &impl->free_lists);
+  if (status == CMR_SUCCESS) {
+    status = cmr_stream_lists_set_capture(
+        impl->free_lists, params->capture == CMR_POOL_CAPTURE_REFUSE ? CMR_CAPTURE_REFUSE : CMR_CAPTURE_SERVE,
+        params->upstream);
+  }
   if (status == CMR_SUCCESS && params->initial_pool_size > 0) {
     status = cmr_pool_add_chunk(impl, params->initial_pool_size, 0, 0, CMR_DEFAULT_STREAM, NULL);
     if (status != CMR_SUCCESS) {

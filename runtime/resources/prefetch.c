@@ -9,11 +9,15 @@ struct cmr_prefetch_impl {
 };
 CMR_IMPL_LAYOUT(prefetch);
 
-/* Prefetches `ptr` to the calling thread's current device if it is managed. */
+/* Prefetches `ptr` to the calling thread's current device if it is
+ * managed, unless `stream` is capturing a graph: the prefetch is a hint,
+ * left out of a capture rather than baked into the graph. */
 static cmr_status cmr_prefetch_if_managed(void *ptr, size_t bytes, cmr_stream stream) {
-  bool managed = false;
+  bool managed = false, capturing = false;
   int device = 0;
-  cmr_status status = cmr_backend_pointer_is_managed(ptr, &managed);
+  cmr_status status = cmr_backend_stream_capturing(stream, &capturing);
+  if (status != CMR_SUCCESS || capturing) return status;
+  status = cmr_backend_pointer_is_managed(ptr, &managed);
   if (status != CMR_SUCCESS || !managed) return status;
   status = cmr_backend_get_device(&device);
   if (status == CMR_SUCCESS) status = cmr_backend_prefetch(ptr, bytes, device, stream);

@@ -690,8 +690,8 @@ START_TEST(aligned_honours_more_than_its_upstream_can) {
    * 256 of it and still hands out 1 MiB-aligned memory. */
   cmr_system_resource *system = cmr_test_system_resource();
   cmr_fixed_size_resource *blocks = NULL;
-  ck_assert_ok(
-      cmr_fixed_size_resource_create(cmr_system_resource_ref(system), CMR_SIZE(2 << 20), CMR_SIZE(2), &blocks));
+  ck_assert_ok(cmr_fixed_size_resource_create(cmr_system_resource_ref(system), CMR_SIZE(2 << 20), CMR_SIZE(2),
+                                              CMR_FIXED_SIZE_CAPTURE_SERVE, &blocks));
   void *ptr = NULL;
   ck_assert_status(cmr_allocate_aligned(cmr_fixed_size_resource_ref(blocks), 64, 512, CMR_DEFAULT_STREAM, &ptr),
                    CMR_ERROR_UNSUPPORTED_ALIGNMENT);
@@ -715,7 +715,7 @@ START_TEST(forwarding_adaptors_honour_what_their_upstream_does) {
   cmr_system_resource *system = cmr_test_system_resource();
   cmr_pool_resource *pool = NULL;
   ck_assert_ok(cmr_pool_resource_create(cmr_system_resource_ref(system), CMR_SIZE(1 << 20), CMR_SIZE_DEFAULT,
-                                        CMR_SIZE_DEFAULT, &pool));
+                                        CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &pool));
   cmr_thread_safe_resource *serial = NULL;
   ck_assert_ok(cmr_thread_safe_resource_create(cmr_pool_resource_ref(pool), &serial));
   void *ptr = NULL;
@@ -724,7 +724,8 @@ START_TEST(forwarding_adaptors_honour_what_their_upstream_does) {
   ck_assert_ok(cmr_deallocate_aligned(cmr_thread_safe_resource_ref(serial), ptr, 64, 4096, CMR_DEFAULT_STREAM));
   ck_assert_ok(cmr_thread_safe_resource_destroy(serial));
   cmr_fixed_size_resource *blocks = NULL;
-  ck_assert_ok(cmr_fixed_size_resource_create(cmr_system_resource_ref(system), CMR_SIZE(4096), CMR_SIZE(2), &blocks));
+  ck_assert_ok(cmr_fixed_size_resource_create(cmr_system_resource_ref(system), CMR_SIZE(4096), CMR_SIZE(2),
+                                              CMR_FIXED_SIZE_CAPTURE_SERVE, &blocks));
   ck_assert_ok(cmr_thread_safe_resource_create(cmr_fixed_size_resource_ref(blocks), &serial));
   ck_assert_status(cmr_allocate_aligned(cmr_thread_safe_resource_ref(serial), 64, 512, CMR_DEFAULT_STREAM, &ptr),
                    CMR_ERROR_UNSUPPORTED_ALIGNMENT);
@@ -991,7 +992,7 @@ START_TEST(stack_statistics_limiting_pool_system) {
   cmr_system_resource *system = cmr_test_system_resource();
   cmr_pool_resource *pool = NULL;
   ck_assert_ok(cmr_pool_resource_create(cmr_system_resource_ref(system), CMR_SIZE(1 << 20), CMR_SIZE_DEFAULT,
-                                        CMR_SIZE_DEFAULT, &pool));
+                                        CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &pool));
   cmr_limiting_resource *limiting = make_limiting(cmr_pool_resource_ref(pool), 65536, CMR_SIZE_DEFAULT);
   cmr_statistics_resource *statistics = make_statistics(cmr_limiting_resource_ref(limiting));
   ck_assert_ok(cmr_limiting_resource_destroy(limiting));

@@ -34,8 +34,8 @@ static cmr_resource_ref counted_upstream(fixture *f) {
 
 static void make_arena(fixture *f, size_t arena_size, bool dump_log_on_failure, const char *dump_path) {
   *f = (fixture){.arena = NULL};
-  ck_assert_ok(
-      cmr_arena_resource_create(counted_upstream(f), CMR_SIZE(arena_size), dump_log_on_failure, dump_path, &f->arena));
+  ck_assert_ok(cmr_arena_resource_create(counted_upstream(f), CMR_SIZE(arena_size), dump_log_on_failure, dump_path,
+                                         CMR_ARENA_CAPTURE_SERVE, &f->arena));
   f->ref = cmr_arena_resource_ref(f->arena);
   ck_assert_uint_eq(f->upstream.outstanding, arena_size);
 }
@@ -121,8 +121,9 @@ START_TEST(arena_size_defaults_to_half_of_free_memory) {
   size_t free_bytes = 0, total_bytes = 0;
   ck_assert_ok(cmr_device_memory_info(&free_bytes, &total_bytes));
   /* The upstream refuses, so the default is seen without taking it. */
-  ck_assert_status(cmr_arena_resource_create(counted_upstream(&f), CMR_SIZE_DEFAULT, false, "", &f.arena),
-                   CMR_ERROR_OUT_OF_MEMORY);
+  ck_assert_status(
+      cmr_arena_resource_create(counted_upstream(&f), CMR_SIZE_DEFAULT, false, "", CMR_ARENA_CAPTURE_SERVE, &f.arena),
+      CMR_ERROR_OUT_OF_MEMORY);
   ck_assert_message_has("taking arena_size");
   ck_assert_ptr_null(f.arena);
   ck_assert_int_eq(f.upstream.allocations, 1);
@@ -137,17 +138,18 @@ START_TEST(arena_size_minimum_and_multiple) {
   fixture f = {.arena = NULL};
   cmr_resource_ref upstream = counted_upstream(&f);
   cmr_arena_resource *arena = (cmr_arena_resource *)&arena;
-  ck_assert_status(cmr_arena_resource_create(upstream, CMR_SIZE(MiB - 256), false, "", &arena),
+  ck_assert_status(cmr_arena_resource_create(upstream, CMR_SIZE(MiB - 256), false, "", CMR_ARENA_CAPTURE_SERVE, &arena),
                    CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("arena_size 1048320 is below the minimum 1048576");
   ck_assert_ptr_null(arena);
-  ck_assert_status(cmr_arena_resource_create(upstream, CMR_SIZE(0), false, "", &arena), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_status(cmr_arena_resource_create(upstream, CMR_SIZE(0), false, "", CMR_ARENA_CAPTURE_SERVE, &arena),
+                   CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("arena_size 0 is below the minimum");
-  ck_assert_status(cmr_arena_resource_create(upstream, CMR_SIZE(MiB + 1), false, "", &arena),
+  ck_assert_status(cmr_arena_resource_create(upstream, CMR_SIZE(MiB + 1), false, "", CMR_ARENA_CAPTURE_SERVE, &arena),
                    CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("arena_size 1048577 is not a multiple of 256");
   ck_assert_int_eq(f.upstream.allocations, 0);
-  ck_assert_ok(cmr_arena_resource_create(upstream, CMR_SIZE(MiB), false, "", &arena));
+  ck_assert_ok(cmr_arena_resource_create(upstream, CMR_SIZE(MiB), false, "", CMR_ARENA_CAPTURE_SERVE, &arena));
   size_t size = 0;
   ck_assert_ok(cmr_arena_resource_arena_size(arena, &size));
   ck_assert_uint_eq(size, MiB);
@@ -161,17 +163,22 @@ START_TEST(other_bad_arguments) {
   fixture f = {.arena = NULL};
   cmr_resource_ref upstream = counted_upstream(&f);
   cmr_arena_resource *arena = NULL;
-  ck_assert_status(cmr_arena_resource_create(upstream, CMR_SIZE(MiB), false, NULL, &arena), CMR_ERROR_NULL_POINTER);
+  ck_assert_status(cmr_arena_resource_create(upstream, CMR_SIZE(MiB), false, NULL, CMR_ARENA_CAPTURE_SERVE, &arena),
+                   CMR_ERROR_NULL_POINTER);
   ck_assert_message_has("dump_path is NULL");
-  ck_assert_status(cmr_arena_resource_create(upstream, CMR_SIZE(MiB), true, "/nonexistent/cmr/dump.log", &arena),
+  ck_assert_status(cmr_arena_resource_create(upstream, CMR_SIZE(MiB), true, "/nonexistent/cmr/dump.log",
+                                             CMR_ARENA_CAPTURE_SERVE, &arena),
                    CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("dump_path \"/nonexistent/cmr/dump.log\" cannot be opened");
-  ck_assert_status(cmr_arena_resource_create((cmr_resource_ref){0}, CMR_SIZE(MiB), false, "", &arena),
-                   CMR_ERROR_INVALID_REF);
-  ck_assert_status(cmr_arena_resource_create(upstream, CMR_SIZE(MiB), false, "", NULL), CMR_ERROR_NULL_POINTER);
+  ck_assert_status(
+      cmr_arena_resource_create((cmr_resource_ref){0}, CMR_SIZE(MiB), false, "", CMR_ARENA_CAPTURE_SERVE, &arena),
+      CMR_ERROR_INVALID_REF);
+  ck_assert_status(cmr_arena_resource_create(upstream, CMR_SIZE(MiB), false, "", CMR_ARENA_CAPTURE_SERVE, NULL),
+                   CMR_ERROR_NULL_POINTER);
   ck_assert_int_eq(f.upstream.allocations, 0);
   f.upstream.fail_with = CMR_ERROR_OUT_OF_MEMORY;
-  ck_assert_status(cmr_arena_resource_create(upstream, CMR_SIZE(4 * MiB), false, "", &arena), CMR_ERROR_OUT_OF_MEMORY);
+  ck_assert_status(cmr_arena_resource_create(upstream, CMR_SIZE(4 * MiB), false, "", CMR_ARENA_CAPTURE_SERVE, &arena),
+                   CMR_ERROR_OUT_OF_MEMORY);
   ck_assert_message_has("taking arena_size 4194304 bytes: arena: growing by 4194304 bytes");
   ck_assert_uint_eq(f.upstream.outstanding, 0);
 }

@@ -295,7 +295,8 @@ END_TEST
 
 START_TEST(bins_are_held_past_their_owners_destroy) {
   cmr_fixed_size_resource *bin = NULL;
-  ck_assert_ok(cmr_fixed_size_resource_create(test_counting_ref(&upstream), CMR_SIZE(4096), CMR_SIZE(4), &bin));
+  ck_assert_ok(cmr_fixed_size_resource_create(test_counting_ref(&upstream), CMR_SIZE(4096), CMR_SIZE(4),
+                                              CMR_FIXED_SIZE_CAPTURE_SERVE, &bin));
   cmr_binning_resource *handle = make(CMR_INT(-1), CMR_INT(-1));
   ck_assert_ok(cmr_binning_resource_add_bin_resource(handle, 4096, cmr_fixed_size_resource_ref(bin)));
   ck_assert_ok(cmr_fixed_size_resource_destroy(bin)); /* the binning resource's share keeps it */
@@ -344,8 +345,8 @@ START_TEST(largest_free_block_is_what_a_bin_serves_now) {
   cmr_binning_resource *handle = make(CMR_INT(8), CMR_INT(10));
   ck_assert_uint_eq(largest_free_block(handle), 1024);
   cmr_pool_resource *pool = NULL;
-  ck_assert_ok(
-      cmr_pool_resource_create(test_counting_ref(&upstream), CMR_SIZE(0), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &pool));
+  ck_assert_ok(cmr_pool_resource_create(test_counting_ref(&upstream), CMR_SIZE(0), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
+                                        CMR_POOL_CAPTURE_SERVE, &pool));
   ck_assert_ok(cmr_binning_resource_add_bin_resource(handle, 64 * 1024, cmr_pool_resource_ref(pool)));
   ck_assert_uint_eq(largest_free_block(handle), 1024); /* the pool holds nothing yet */
   void *ptr = take(handle, 60000);

@@ -37,7 +37,7 @@ static cmr_resource_ref counted(subject *s, kind k) {
 static void make_pool(subject *s, size_t initial_pool_size) {
   cmr_pool_resource *pool = NULL;
   ck_assert_ok(cmr_pool_resource_create(counted(s, POOL), CMR_SIZE(initial_pool_size), CMR_SIZE_DEFAULT,
-                                        CMR_SIZE_DEFAULT, &pool));
+                                        CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &pool));
   s->handle = pool, s->ref = cmr_pool_resource_ref(pool);
 }
 
@@ -50,13 +50,15 @@ static void make(subject *s, kind k) {
   switch (k) {
   case FIXED_SIZE: {
     cmr_fixed_size_resource *fixed = NULL;
-    ck_assert_ok(cmr_fixed_size_resource_create(upstream, CMR_SIZE(4096), CMR_SIZE(16), &fixed));
+    ck_assert_ok(
+        cmr_fixed_size_resource_create(upstream, CMR_SIZE(4096), CMR_SIZE(16), CMR_FIXED_SIZE_CAPTURE_SERVE, &fixed));
     s->handle = fixed, s->ref = cmr_fixed_size_resource_ref(fixed);
     break;
   }
   case ARENA: {
     cmr_arena_resource *arena = NULL;
-    ck_assert_ok(cmr_arena_resource_create(upstream, CMR_SIZE(arena_bytes), false, "", &arena));
+    ck_assert_ok(
+        cmr_arena_resource_create(upstream, CMR_SIZE(arena_bytes), false, "", CMR_ARENA_CAPTURE_SERVE, &arena));
     s->handle = arena, s->ref = cmr_arena_resource_ref(arena);
     break;
   }

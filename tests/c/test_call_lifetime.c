@@ -123,7 +123,7 @@ START_TEST(a_failure_answered_keeps_its_message_over_a_finalize_that_records_one
   cmr_callback_resource *callback = make_callback(allocate_and_destroy, free_and_record);
   cmr_pool_resource *pool = NULL;
   ck_assert_ok(cmr_pool_resource_create(cmr_callback_resource_ref(callback), CMR_SIZE(0), CMR_SIZE_DEFAULT,
-                                        CMR_SIZE_DEFAULT, &pool));
+                                        CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &pool));
   cmr_resource_ref ref = cmr_pool_resource_ref(pool);
   void *ptr = NULL;
   frees_recording = 0;
@@ -179,7 +179,7 @@ START_TEST(pool_growth_destroying_the_tracking_adaptor_above_it) {
   cmr_callback_resource *callback = make_callback(allocate_and_destroy, plain_free);
   cmr_pool_resource *pool = NULL;
   ck_assert_ok(cmr_pool_resource_create(cmr_callback_resource_ref(callback), CMR_SIZE(0), CMR_SIZE_DEFAULT,
-                                        CMR_SIZE_DEFAULT, &pool));
+                                        CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &pool));
   cmr_tracking_resource *tracking = NULL;
   ck_assert_ok(cmr_tracking_resource_create(cmr_pool_resource_ref(pool), false, &tracking));
   ck_assert_ok(cmr_pool_resource_destroy(pool));

@@ -18,7 +18,8 @@ static void teardown(void) { test_counting_destroy(&upstream); }
 
 static cmr_fixed_size_resource *make(cmr_optional_size block_size, cmr_optional_size blocks) {
   cmr_fixed_size_resource *handle = NULL;
-  ck_assert_ok(cmr_fixed_size_resource_create(test_counting_ref(&upstream), block_size, blocks, &handle));
+  ck_assert_ok(cmr_fixed_size_resource_create(test_counting_ref(&upstream), block_size, blocks,
+                                              CMR_FIXED_SIZE_CAPTURE_SERVE, &handle));
   return handle;
 }
 
@@ -86,26 +87,34 @@ END_TEST
 START_TEST(bad_arguments_are_refused) {
   cmr_resource_ref ref = test_counting_ref(&upstream);
   cmr_fixed_size_resource *handle = (cmr_fixed_size_resource *)&handle;
-  ck_assert_status(cmr_fixed_size_resource_create(ref, CMR_SIZE(0), CMR_SIZE(4), &handle), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_status(cmr_fixed_size_resource_create(ref, CMR_SIZE(0), CMR_SIZE(4), CMR_FIXED_SIZE_CAPTURE_SERVE, &handle),
+                   CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("block_size must not be 0");
   ck_assert_ptr_null(handle);
-  ck_assert_status(cmr_fixed_size_resource_create(ref, CMR_SIZE(256), CMR_SIZE(0), &handle),
-                   CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_status(
+      cmr_fixed_size_resource_create(ref, CMR_SIZE(256), CMR_SIZE(0), CMR_FIXED_SIZE_CAPTURE_SERVE, &handle),
+      CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("blocks_to_preallocate must not be 0");
-  ck_assert_status(cmr_fixed_size_resource_create(ref, CMR_SIZE(SIZE_MAX - 1), CMR_SIZE(1), &handle),
-                   CMR_ERROR_SIZE_OVERFLOW);
+  ck_assert_status(
+      cmr_fixed_size_resource_create(ref, CMR_SIZE(SIZE_MAX - 1), CMR_SIZE(1), CMR_FIXED_SIZE_CAPTURE_SERVE, &handle),
+      CMR_ERROR_SIZE_OVERFLOW);
   ck_assert_message_has("overflows once rounded up to 256");
   /* SIZE_MAX is a block size like any other (it once meant the default). */
-  ck_assert_status(cmr_fixed_size_resource_create(ref, CMR_SIZE(SIZE_MAX), CMR_SIZE_DEFAULT, &handle),
-                   CMR_ERROR_SIZE_OVERFLOW);
+  ck_assert_status(
+      cmr_fixed_size_resource_create(ref, CMR_SIZE(SIZE_MAX), CMR_SIZE_DEFAULT, CMR_FIXED_SIZE_CAPTURE_SERVE, &handle),
+      CMR_ERROR_SIZE_OVERFLOW);
   ck_assert_message_has("block_size 18446744073709551615 overflows once rounded up to 256");
   ck_assert_ptr_null(handle);
-  ck_assert_status(cmr_fixed_size_resource_create(ref, CMR_SIZE((size_t)1 << 40), CMR_SIZE((size_t)1 << 30), &handle),
+  ck_assert_status(cmr_fixed_size_resource_create(ref, CMR_SIZE((size_t)1 << 40), CMR_SIZE((size_t)1 << 30),
+                                                  CMR_FIXED_SIZE_CAPTURE_SERVE, &handle),
                    CMR_ERROR_SIZE_OVERFLOW);
   ck_assert_message_has("a chunk of 1073741824 blocks of 1099511627776 bytes overflows");
   cmr_resource_ref zeroed = {0};
-  ck_assert_status(cmr_fixed_size_resource_create(zeroed, CMR_SIZE(256), CMR_SIZE(1), &handle), CMR_ERROR_INVALID_REF);
-  ck_assert_status(cmr_fixed_size_resource_create(ref, CMR_SIZE(256), CMR_SIZE(1), NULL), CMR_ERROR_NULL_POINTER);
+  ck_assert_status(
+      cmr_fixed_size_resource_create(zeroed, CMR_SIZE(256), CMR_SIZE(1), CMR_FIXED_SIZE_CAPTURE_SERVE, &handle),
+      CMR_ERROR_INVALID_REF);
+  ck_assert_status(cmr_fixed_size_resource_create(ref, CMR_SIZE(256), CMR_SIZE(1), CMR_FIXED_SIZE_CAPTURE_SERVE, NULL),
+                   CMR_ERROR_NULL_POINTER);
   ck_assert_status(cmr_fixed_size_resource_block_size(NULL, &(size_t){0}), CMR_ERROR_NULL_POINTER);
   ck_assert_status(cmr_fixed_size_resource_upstream_bytes(NULL, &(size_t){0}), CMR_ERROR_NULL_POINTER);
   ck_assert_counts(&upstream, 0, 0);
@@ -157,7 +166,8 @@ END_TEST
 START_TEST(upstream_failure_is_out_of_memory_with_context) {
   atomic_store(&upstream.successes_left, 0);
   cmr_fixed_size_resource *handle = NULL;
-  ck_assert_status(cmr_fixed_size_resource_create(test_counting_ref(&upstream), CMR_SIZE(512), CMR_SIZE(4), &handle),
+  ck_assert_status(cmr_fixed_size_resource_create(test_counting_ref(&upstream), CMR_SIZE(512), CMR_SIZE(4),
+                                                  CMR_FIXED_SIZE_CAPTURE_SERVE, &handle),
                    CMR_ERROR_OUT_OF_MEMORY);
   ck_assert_message_has("fixed_size: growing by 512 bytes (holding 0)"); /* after 2048 and 1024 */
   ck_assert_ptr_null(handle);
@@ -184,7 +194,7 @@ START_TEST(grows_by_smaller_chunks_when_the_upstream_is_short) {
   test_foreign short_upstream = {.properties = BOTH_PROPERTIES, .limit = 8192 + 3000};
   cmr_fixed_size_resource *handle = NULL;
   ck_assert_ok(cmr_fixed_size_resource_create(test_foreign_ref(&short_upstream, &test_foreign_ops), CMR_SIZE(1024),
-                                              CMR_SIZE(8), &handle));
+                                              CMR_SIZE(8), CMR_FIXED_SIZE_CAPTURE_SERVE, &handle));
   ck_assert_uint_eq(short_upstream.outstanding, 8192);
   void *held[10];
   for (unsigned i = 0; i < 10; ++i) held[i] = take(handle, 1024, CMR_DEFAULT_STREAM);

@@ -140,7 +140,7 @@ static void *make_pools(void *arg) {
     cmr_pool_resource *pool = NULL;
     cmr_stream stream = CMR_DEFAULT_STREAM;
     if (cmr_pool_resource_create(cmr_system_resource_ref(w->system), CMR_SIZE(0), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
-                                 &pool) == CMR_SUCCESS) {
+                                 CMR_POOL_CAPTURE_SERVE, &pool) == CMR_SUCCESS) {
       if (cmr_stream_create(&stream) == CMR_SUCCESS) {
         churn(cmr_pool_resource_ref(pool), stream, round);
         (void)cmr_stream_destroy(stream);
@@ -210,8 +210,9 @@ static void workers_start(workers *w) {
   ck_assert_ok(cmr_log_set_level(CMR_LOG_DEBUG));
   ck_assert_ok(cmr_system_resource_create(&w->system));
   ck_assert_ok(cmr_pool_resource_create(cmr_system_resource_ref(w->system), CMR_SIZE(1 << 20), CMR_SIZE_DEFAULT,
-                                        CMR_SIZE_DEFAULT, &w->pool));
-  ck_assert_ok(cmr_arena_resource_create(cmr_system_resource_ref(w->system), CMR_SIZE(4 << 20), false, "", &w->arena));
+                                        CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &w->pool));
+  ck_assert_ok(cmr_arena_resource_create(cmr_system_resource_ref(w->system), CMR_SIZE(4 << 20), false, "",
+                                         CMR_ARENA_CAPTURE_SERVE, &w->arena));
   atomic_store(&w->stop, false);
   for (int i = 0; i < 6; ++i) {
     atomic_store(&w->rounds[i], 0);
@@ -247,10 +248,11 @@ static void child_uses_its_own(void) {
   CHILD_STATUS(cmr_system_resource_create(&system), CMR_SUCCESS);
   cmr_pool_resource *pool = NULL;
   CHILD_STATUS(cmr_pool_resource_create(cmr_system_resource_ref(system), CMR_SIZE(1 << 20), CMR_SIZE_DEFAULT,
-                                        CMR_SIZE_DEFAULT, &pool),
+                                        CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &pool),
                CMR_SUCCESS);
   cmr_arena_resource *arena = NULL;
-  CHILD_STATUS(cmr_arena_resource_create(cmr_system_resource_ref(system), CMR_SIZE(2 << 20), false, "", &arena),
+  CHILD_STATUS(cmr_arena_resource_create(cmr_system_resource_ref(system), CMR_SIZE(2 << 20), false, "",
+                                         CMR_ARENA_CAPTURE_SERVE, &arena),
                CMR_SUCCESS);
   cmr_stream stream = CMR_DEFAULT_STREAM;
   CHILD_STATUS(cmr_stream_create(&stream), CMR_SUCCESS);
@@ -376,7 +378,7 @@ START_TEST(everything_the_parent_made_is_the_parents) {
   parents_things p;
   ck_assert_ok(cmr_system_resource_create(&p.system));
   ck_assert_ok(cmr_pool_resource_create(cmr_system_resource_ref(p.system), CMR_SIZE(1 << 20), CMR_SIZE_DEFAULT,
-                                        CMR_SIZE_DEFAULT, &p.pool));
+                                        CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &p.pool));
   p.pool_ref = cmr_pool_resource_ref(p.pool);
   ck_assert_ok(cmr_device_buffer_create(1000, CMR_DEFAULT_STREAM, p.pool_ref, &p.buffer));
   ck_assert_ok(cmr_stack_parse("pool(system, initial_pool_size=64KiB)", &p.stack));

@@ -41,7 +41,7 @@ static cmr_history_event *stop_and_read(size_t *count) {
 static cmr_pool_resource *pool_over(cmr_resource_ref upstream, size_t initial, size_t maximum) {
   cmr_pool_resource *pool = NULL;
   ck_assert_ok(cmr_pool_resource_create(upstream, CMR_SIZE(initial), maximum ? CMR_SIZE(maximum) : CMR_SIZE_DEFAULT,
-                                        CMR_SIZE_DEFAULT, &pool));
+                                        CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &pool));
   return pool;
 }
 

@@ -336,7 +336,7 @@ START_TEST(runtime_events_are_logged) {
   cmr_system_resource *system = cmr_test_system_resource();
   cmr_pool_resource *pool;
   ck_assert_ok(cmr_pool_resource_create(cmr_system_resource_ref(system), CMR_SIZE(4096), CMR_SIZE(1 << 20),
-                                        CMR_SIZE_DEFAULT, &pool));
+                                        CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &pool));
   void *ptr;
   ck_assert_ok(cmr_allocate(cmr_pool_resource_ref(pool), 65536, CMR_DEFAULT_STREAM, &ptr));
   /* A limit the pool cannot pass: its upstream refuses, the callback retries once. */

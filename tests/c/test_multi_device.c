@@ -123,7 +123,7 @@ START_TEST(a_suballocator_orders_streams_on_its_device) {
   ck_assert_ok(cmr_set_current_device(2));
   cmr_pool_resource *pool = NULL;
   ck_assert_ok(cmr_pool_resource_create(cmr_system_resource_ref(system), CMR_SIZE(16 * SIZE), CMR_SIZE_DEFAULT,
-                                        CMR_SIZE_DEFAULT, &pool));
+                                        CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &pool));
   ck_assert_ok(cmr_set_current_device(0));
   cmr_resource_ref ref = cmr_pool_resource_ref(pool);
   cmr_stream a = cmr_test_stream(), b = cmr_test_stream();
@@ -178,7 +178,8 @@ static void *work_on_device(void *arg) {
   if (cmr_acquire_current_device_resource_ref(&ref) != CMR_SUCCESS) return "acquire";
   cmr_pool_resource *pool = NULL;
   const char *failed = NULL;
-  if (cmr_pool_resource_create(ref, CMR_SIZE(64 * SIZE), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &pool) != CMR_SUCCESS)
+  if (cmr_pool_resource_create(ref, CMR_SIZE(64 * SIZE), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE,
+                               &pool) != CMR_SUCCESS)
     failed = "pool";
   for (int i = 0; failed == NULL && i < 1000; i++) {
     void *ptr = NULL;

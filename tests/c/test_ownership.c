@@ -36,7 +36,8 @@ static void teardown(void) {
 
 static cmr_pool_resource *small_pool(void) {
   cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(host, CMR_SIZE(64 * 1024), CMR_SIZE(1 << 20), CMR_SIZE_DEFAULT, &pool));
+  ck_assert_ok(cmr_pool_resource_create(host, CMR_SIZE(64 * 1024), CMR_SIZE(1 << 20), CMR_SIZE_DEFAULT,
+                                        CMR_POOL_CAPTURE_SERVE, &pool));
   return pool;
 }
 
@@ -123,7 +124,7 @@ START_TEST(a_retain_during_the_last_release_fails) {
                                             CMR_PROPERTY_HOST_ACCESSIBLE, &upstream));
   cmr_pool_resource *pool = NULL;
   ck_assert_ok(cmr_pool_resource_create(cmr_callback_resource_ref(upstream), CMR_SIZE(64 * 1024), CMR_SIZE(1 << 20),
-                                        CMR_SIZE_DEFAULT, &pool));
+                                        CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &pool));
   dying = cmr_pool_resource_ref(pool);
   frees_seen = 0;
   ck_assert_ok(cmr_pool_resource_destroy(pool));

@@ -17,8 +17,8 @@ static cmr_pool_resource *pool;
 static cmr_resource_ref ref;
 
 static void make_growing_pool(cmr_optional_size initial, cmr_optional_size maximum, cmr_optional_size growth) {
-  ck_assert_ok(
-      cmr_pool_resource_create(test_foreign_ref(&upstream, &test_foreign_ops), initial, maximum, growth, &pool));
+  ck_assert_ok(cmr_pool_resource_create(test_foreign_ref(&upstream, &test_foreign_ops), initial, maximum, growth,
+                                        CMR_POOL_CAPTURE_SERVE, &pool));
   ref = cmr_pool_resource_ref(pool);
 }
 
@@ -79,22 +79,27 @@ static cmr_backend_host_counts counts(void) {
 START_TEST(bad_arguments) {
   cmr_resource_ref up = test_foreign_ref(&upstream, &test_foreign_ops);
   cmr_pool_resource *bad = NULL;
-  ck_assert_status(cmr_pool_resource_create(up, CMR_SIZE(2 * MiB), CMR_SIZE(1 * MiB), CMR_SIZE_DEFAULT, &bad),
+  ck_assert_status(cmr_pool_resource_create(up, CMR_SIZE(2 * MiB), CMR_SIZE(1 * MiB), CMR_SIZE_DEFAULT,
+                                            CMR_POOL_CAPTURE_SERVE, &bad),
                    CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("initial_pool_size 2097152 is larger than maximum_pool_size 1048576");
-  ck_assert_status(cmr_pool_resource_create(up, CMR_SIZE(1000), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &bad),
-                   CMR_ERROR_INVALID_ARGUMENT);
-  ck_assert_message_has("initial_pool_size");
-  ck_assert_status(cmr_pool_resource_create(up, CMR_SIZE(0), CMR_SIZE(0), CMR_SIZE_DEFAULT, &bad),
-                   CMR_ERROR_INVALID_ARGUMENT);
-  ck_assert_message_has("maximum_pool_size");
-  ck_assert_status(cmr_pool_resource_create(up, CMR_SIZE(0), CMR_SIZE(1 * MiB + 1), CMR_SIZE_DEFAULT, &bad),
-                   CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_status(
-      cmr_pool_resource_create((cmr_resource_ref){0}, CMR_SIZE(0), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &bad),
-      CMR_ERROR_INVALID_REF);
-  ck_assert_status(cmr_pool_resource_create(up, CMR_SIZE(0), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, NULL),
-                   CMR_ERROR_NULL_POINTER);
+      cmr_pool_resource_create(up, CMR_SIZE(1000), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &bad),
+      CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("initial_pool_size");
+  ck_assert_status(
+      cmr_pool_resource_create(up, CMR_SIZE(0), CMR_SIZE(0), CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &bad),
+      CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("maximum_pool_size");
+  ck_assert_status(
+      cmr_pool_resource_create(up, CMR_SIZE(0), CMR_SIZE(1 * MiB + 1), CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &bad),
+      CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_status(cmr_pool_resource_create((cmr_resource_ref){0}, CMR_SIZE(0), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
+                                            CMR_POOL_CAPTURE_SERVE, &bad),
+                   CMR_ERROR_INVALID_REF);
+  ck_assert_status(
+      cmr_pool_resource_create(up, CMR_SIZE(0), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, NULL),
+      CMR_ERROR_NULL_POINTER);
   ck_assert_ptr_null(bad);
   ck_assert_int_eq(upstream.allocations, 0);
 }
@@ -119,7 +124,7 @@ START_TEST(upstream_failure_at_creation_is_reported) {
   upstream.limit = 512 * KiB;
   cmr_pool_resource *bad = NULL;
   ck_assert_status(cmr_pool_resource_create(test_foreign_ref(&upstream, &test_foreign_ops), CMR_SIZE(1 * MiB),
-                                            CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &bad),
+                                            CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &bad),
                    CMR_ERROR_OUT_OF_MEMORY);
   ck_assert_message_has("initial_pool_size 1048576");
   ck_assert_uint_eq(upstream.outstanding, 0);
@@ -217,9 +222,10 @@ START_TEST(maximum_growth_caps_the_doubling) {
   give(first, 1000, CMR_DEFAULT_STREAM);
   give(big, 96 * KiB, CMR_DEFAULT_STREAM);
   give(small, 256, CMR_DEFAULT_STREAM);
-  ck_assert_status(cmr_pool_resource_create(test_foreign_ref(&upstream, &test_foreign_ops), CMR_SIZE(0),
-                                            CMR_SIZE_DEFAULT, CMR_SIZE(1000), &(cmr_pool_resource *){NULL}),
-                   CMR_ERROR_INVALID_ARGUMENT); /* not a multiple of 256 */
+  ck_assert_status(
+      cmr_pool_resource_create(test_foreign_ref(&upstream, &test_foreign_ops), CMR_SIZE(0), CMR_SIZE_DEFAULT,
+                               CMR_SIZE(1000), CMR_POOL_CAPTURE_SERVE, &(cmr_pool_resource *){NULL}),
+      CMR_ERROR_INVALID_ARGUMENT); /* not a multiple of 256 */
   ck_assert_message_has("maximum_growth");
   destroy_pool_and_check_upstream();
 }

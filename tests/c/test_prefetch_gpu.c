@@ -3,15 +3,7 @@
  * prefetched to the current device on the allocation's stream, and device
  * memory passes through. The driver is asked directly (where the range was
  * last prefetched to), which cmr itself never does outside its backend. */
-#include <cuda_runtime_api.h>
-
-#include "test_util.h"
-
-#define ck_assert_cuda(call)                                                         \
-  do {                                                                               \
-    cudaError_t error_ = (call);                                                     \
-    ck_assert_msg(error_ == cudaSuccess, "%s: %s", #call, cudaGetErrorName(error_)); \
-  } while (0)
+#include "test_cuda.h"
 
 enum { block_bytes = 1 << 20 };
 

@@ -82,14 +82,16 @@ START_TEST(arena_fits_wherever_the_pool_fits) {
   for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c) {
     for (size_t m = c == 0 ? 0 : 3; m < sizeof maximum / sizeof maximum[0]; ++m) {
       cmr_pool_resource *pool = NULL;
-      ck_assert_ok(cmr_pool_resource_create(upstream, CMR_SIZE(8 * GiB), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &pool));
+      ck_assert_ok(cmr_pool_resource_create(upstream, CMR_SIZE(8 * GiB), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
+                                            CMR_POOL_CAPTURE_SERVE, &pool));
       bool pool_fitted = random_case(cmr_pool_resource_ref(pool), counts[c], maximum[m], 16 * GiB);
       size_t pool_size = 0;
       ck_assert_ok(cmr_pool_resource_pool_size(pool, &pool_size));
       ck_assert_ok(cmr_pool_resource_destroy(pool));
       ck_assert_msg(pool_fitted, "the pool ran out at %ld x %zu MiB", counts[c], maximum[m] / MiB);
       cmr_arena_resource *arena = NULL;
-      ck_assert_ok(cmr_arena_resource_create(upstream, CMR_SIZE(pool_size), false, "", &arena));
+      ck_assert_ok(
+          cmr_arena_resource_create(upstream, CMR_SIZE(pool_size), false, "", CMR_ARENA_CAPTURE_SERVE, &arena));
       bool arena_fitted = random_case(cmr_arena_resource_ref(arena), counts[c], maximum[m], 16 * GiB);
       ck_assert_msg(arena_fitted, "the arena (%zu MiB) ran out at %ld x %zu MiB where the pool fitted: %s",
                     pool_size / MiB, counts[c], maximum[m] / MiB, cmr_last_error_message());
@@ -111,7 +113,8 @@ START_TEST(arena_gives_back_the_free_rest_of_a_superblock_in_use) {
   cmr_simulated_resource *device = NULL;
   ck_assert_ok(cmr_simulated_resource_create(CMR_SIZE(141 * GiB), &device));
   cmr_arena_resource *arena = NULL;
-  ck_assert_ok(cmr_arena_resource_create(cmr_simulated_resource_ref(device), CMR_SIZE(8 * MiB), false, "", &arena));
+  ck_assert_ok(cmr_arena_resource_create(cmr_simulated_resource_ref(device), CMR_SIZE(8 * MiB), false, "",
+                                         CMR_ARENA_CAPTURE_SERVE, &arena));
   cmr_resource_ref ref = cmr_arena_resource_ref(arena);
   void *whole = NULL, *small = NULL, *large = NULL;
   ck_assert_ok(cmr_allocate(ref, 4 * MiB, CMR_DEFAULT_STREAM, &whole));

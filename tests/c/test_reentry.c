@@ -110,7 +110,8 @@ static void assert_served(void) {
 
 static cmr_pool_resource *empty_pool(void) {
   cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(upstream_ref(), CMR_SIZE(0), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &pool));
+  ck_assert_ok(cmr_pool_resource_create(upstream_ref(), CMR_SIZE(0), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
+                                        CMR_POOL_CAPTURE_SERVE, &pool));
   return pool;
 }
 
@@ -154,7 +155,8 @@ END_TEST
 
 START_TEST(fixed_size_growth_allocating_from_it_is_refused) {
   cmr_fixed_size_resource *fixed = NULL;
-  ck_assert_ok(cmr_fixed_size_resource_create(upstream_ref(), CMR_SIZE(4096), CMR_SIZE(2), &fixed));
+  ck_assert_ok(cmr_fixed_size_resource_create(upstream_ref(), CMR_SIZE(4096), CMR_SIZE(2), CMR_FIXED_SIZE_CAPTURE_SERVE,
+                                              &fixed));
   cmr_resource_ref ref = cmr_fixed_size_resource_ref(fixed);
   void *blocks[3] = {NULL, NULL, NULL};
   ck_assert_ok(cmr_allocate(ref, 4096, CMR_DEFAULT_STREAM, &blocks[0]));

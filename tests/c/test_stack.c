@@ -48,9 +48,9 @@ END_TEST
 START_TEST(the_written_out_expression_has_every_default_and_parses_back) {
   cmr_stack *stack = parse_ok("arena(pool(system,initial_pool_size=0), arena_size=8MiB)");
   const char *expected =
-      "arena(pool(system, initial_pool_size=0, maximum_pool_size=unlimited, maximum_growth=unlimited), "
+      "arena(pool(system, initial_pool_size=0, maximum_pool_size=unlimited, maximum_growth=unlimited, capture=serve), "
       "arena_size=8MiB, "
-      "dump_log_on_failure=false, dump_path=\"\")";
+      "dump_log_on_failure=false, dump_path=\"\", capture=serve)";
   ck_assert_str_eq(written_out(stack), expected);
   cmr_stack *again = parse_ok(written_out(stack));
   ck_assert_str_eq(written_out(again), expected);
@@ -128,9 +128,9 @@ START_TEST(a_percentage_is_of_free_device_memory) {
   ck_assert_msg(parsed >= ten_percent - ten_percent / 10 && parsed <= ten_percent + ten_percent / 10,
                 "10%% parsed as %zu, but 10%% of free memory was %zu just before", parsed, ten_percent);
   ck_assert_uint_eq(parsed % 256, 0);
-  stack = parse_ok("pool(system, initial_pool_size=0, maximum_pool_size=10%, maximum_growth=unlimited)");
+  stack = parse_ok("pool(system, initial_pool_size=0, maximum_pool_size=10%, maximum_growth=unlimited, capture=serve)");
   ck_assert_str_eq(written_out(stack),
-                   "pool(system, initial_pool_size=0, maximum_pool_size=10%, maximum_growth=unlimited)");
+                   "pool(system, initial_pool_size=0, maximum_pool_size=10%, maximum_growth=unlimited, capture=serve)");
   ck_assert_ok(cmr_stack_destroy(stack));
 }
 END_TEST
@@ -139,8 +139,9 @@ START_TEST(named_defaults_ints_bools_and_strings) {
   /* "unlimited" asks pool for its default: SIZE_MAX given as a value would
    * be refused (not a multiple of 256). */
   cmr_stack *stack = parse_ok("pool(upstream=system, maximum_pool_size=unlimited, initial_pool_size=0)");
-  ck_assert_str_eq(written_out(stack),
-                   "pool(system, initial_pool_size=0, maximum_pool_size=unlimited, maximum_growth=unlimited)");
+  ck_assert_str_eq(
+      written_out(stack),
+      "pool(system, initial_pool_size=0, maximum_pool_size=unlimited, maximum_growth=unlimited, capture=serve)");
   ck_assert_ok(cmr_stack_destroy(stack));
   /* Left out, the exponents take their default (-1, no automatic bins). */
   stack = parse_ok("binning(system)");
@@ -183,7 +184,7 @@ static const bad_case bad[] = {
     {"pool()", "pool needs an upstream"},
     {"pool(system, initial_size=1)",
      "column 14 (at \"initial_size=1)\"): pool has no parameter \"initial_size\" "
-     "(its parameters: upstream, initial_pool_size, maximum_pool_size, maximum_growth)"},
+     "(its parameters: upstream, initial_pool_size, maximum_pool_size, maximum_growth, capture)"},
     {"pool(system, initial_pool_size=1Q)",
      "column 32 (at \"1Q)\"): bad value \"1Q\" for initial_pool_size: what "
      "follows the number is not a unit"},
@@ -249,7 +250,7 @@ static const over_case over_cases[] = {
     {"statistics(upstream=limiting(upstream=tracking(upstream=system), allocation_limit=4KiB))",
      "statistics(limiting(tracking(" OVER ", capture_stacks=false), allocation_limit=4KiB, allocation_alignment=256))"},
     {"pool(sam_headroom(headroom=1GiB), initial_pool_size=0)",
-     "pool(" OVER ", initial_pool_size=0, maximum_pool_size=unlimited, maximum_growth=unlimited)"},
+     "pool(" OVER ", initial_pool_size=0, maximum_pool_size=unlimited, maximum_growth=unlimited, capture=serve)"},
     /* A leaf this build cannot make gives way all the same. */
     {"statistics(cuda)", "statistics(" OVER ")"},
     {"statistics(cuda_async(initial_pool_size=1GiB))", "statistics(" OVER ")"},

@@ -25,7 +25,8 @@ typedef struct subject {
 
 static cmr_status make_pool(cmr_resource_ref upstream, cmr_resource_ref *out, void **handle) {
   cmr_pool_resource *pool = NULL;
-  cmr_status status = cmr_pool_resource_create(upstream, CMR_SIZE(4 * MiB), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &pool);
+  cmr_status status = cmr_pool_resource_create(upstream, CMR_SIZE(4 * MiB), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
+                                               CMR_POOL_CAPTURE_SERVE, &pool);
   if (status == CMR_SUCCESS) *out = cmr_pool_resource_ref(pool);
   *handle = pool;
   return status;
@@ -35,7 +36,8 @@ static cmr_status destroy_pool(void *handle) { return cmr_pool_resource_destroy(
 
 static cmr_status make_fixed_size(cmr_resource_ref upstream, cmr_resource_ref *out, void **handle) {
   cmr_fixed_size_resource *fixed_size = NULL;
-  cmr_status status = cmr_fixed_size_resource_create(upstream, CMR_SIZE(max_bytes), CMR_SIZE(64), &fixed_size);
+  cmr_status status = cmr_fixed_size_resource_create(upstream, CMR_SIZE(max_bytes), CMR_SIZE(64),
+                                                     CMR_FIXED_SIZE_CAPTURE_SERVE, &fixed_size);
   if (status == CMR_SUCCESS) *out = cmr_fixed_size_resource_ref(fixed_size);
   *handle = fixed_size;
   return status;
@@ -49,7 +51,9 @@ static cmr_status make_binning(cmr_resource_ref upstream, cmr_resource_ref *out,
   cmr_binning_resource *binning = NULL;
   cmr_fixed_size_resource *bin = NULL;
   cmr_status status = cmr_binning_resource_create(upstream, CMR_INT(8), CMR_INT(13), &binning);
-  if (status == CMR_SUCCESS) status = cmr_fixed_size_resource_create(upstream, CMR_SIZE(12288), CMR_SIZE(64), &bin);
+  if (status == CMR_SUCCESS)
+    status =
+        cmr_fixed_size_resource_create(upstream, CMR_SIZE(12288), CMR_SIZE(64), CMR_FIXED_SIZE_CAPTURE_SERVE, &bin);
   if (status == CMR_SUCCESS)
     status = cmr_binning_resource_add_bin_resource(binning, 12288, cmr_fixed_size_resource_ref(bin));
   if (bin != NULL) cmr_fixed_size_resource_destroy(bin);
@@ -68,7 +72,8 @@ static cmr_status fixed_size_footprint(void *handle, size_t *out) {
 
 static cmr_status make_arena(cmr_resource_ref upstream, cmr_resource_ref *out, void **handle) {
   cmr_arena_resource *arena = NULL;
-  cmr_status status = cmr_arena_resource_create(upstream, CMR_SIZE(64 * MiB), false, "", &arena);
+  cmr_status status =
+      cmr_arena_resource_create(upstream, CMR_SIZE(64 * MiB), false, "", CMR_ARENA_CAPTURE_SERVE, &arena);
   if (status == CMR_SUCCESS) *out = cmr_arena_resource_ref(arena);
   *handle = arena;
   return status;

@@ -12,9 +12,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include <cuda_runtime_api.h>
-
-#include "test_util.h"
+#include "test_cuda.h"
 
 enum { block_bytes = 1 << 20, stall_microseconds = 300 * 1000 };
 
@@ -26,7 +24,8 @@ typedef struct subject {
 
 static cmr_status make_pool(cmr_resource_ref upstream, cmr_resource_ref *out, void **handle) {
   cmr_pool_resource *pool = NULL;
-  cmr_status status = cmr_pool_resource_create(upstream, CMR_SIZE(0), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &pool);
+  cmr_status status = cmr_pool_resource_create(upstream, CMR_SIZE(0), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
+                                               CMR_POOL_CAPTURE_SERVE, &pool);
   if (status == CMR_SUCCESS) *out = cmr_pool_resource_ref(pool);
   *handle = pool;
   return status;
@@ -38,7 +37,8 @@ static cmr_status destroy_pool(void *handle) { return cmr_pool_resource_destroy(
  * cut, can only take the block a freed. */
 static cmr_status make_arena(cmr_resource_ref upstream, cmr_resource_ref *out, void **handle) {
   cmr_arena_resource *arena = NULL;
-  cmr_status status = cmr_arena_resource_create(upstream, CMR_SIZE(block_bytes), false, "", &arena);
+  cmr_status status =
+      cmr_arena_resource_create(upstream, CMR_SIZE(block_bytes), false, "", CMR_ARENA_CAPTURE_SERVE, &arena);
   if (status == CMR_SUCCESS) *out = cmr_arena_resource_ref(arena);
   *handle = arena;
   return status;
@@ -49,7 +49,8 @@ static cmr_status destroy_arena(void *handle) { return cmr_arena_resource_destro
 /* One block preallocated, so the block stream b takes can only be the one a freed. */
 static cmr_status make_fixed_size(cmr_resource_ref upstream, cmr_resource_ref *out, void **handle) {
   cmr_fixed_size_resource *fixed_size = NULL;
-  cmr_status status = cmr_fixed_size_resource_create(upstream, CMR_SIZE(block_bytes), CMR_SIZE(1), &fixed_size);
+  cmr_status status = cmr_fixed_size_resource_create(upstream, CMR_SIZE(block_bytes), CMR_SIZE(1),
+                                                     CMR_FIXED_SIZE_CAPTURE_SERVE, &fixed_size);
   if (status == CMR_SUCCESS) *out = cmr_fixed_size_resource_ref(fixed_size);
   *handle = fixed_size;
   return status;
@@ -68,12 +69,6 @@ static void CUDART_CB stall(void *arg) {
   struct timespec pause = {0, stall_microseconds * 1000L};
   nanosleep(&pause, NULL);
 }
-
-#define ck_assert_cuda(call)                                                         \
-  do {                                                                               \
-    cudaError_t error_ = (call);                                                     \
-    ck_assert_msg(error_ == cudaSuccess, "%s: %s", #call, cudaGetErrorName(error_)); \
-  } while (0)
 
 static void check_ordering(const subject *s, bool with_event) {
   cmr_cuda_resource *cuda = NULL;

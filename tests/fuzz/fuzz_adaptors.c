@@ -82,7 +82,9 @@ static void cmr_fuzz_adaptors_create(cmr_fuzz_run *run, cmr_resource_ref upstrea
   uint8_t layers = cmr_fuzz_byte(&run->in), shape = cmr_fuzz_byte(&run->in);
   memset(&stack, 0, sizeof stack);
   stack.levels = 1;
-  cmr_fuzz_ok(run, cmr_pool_resource_create(upstream, CMR_SIZE(0), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &stack.pool),
+  cmr_fuzz_ok(run,
+              cmr_pool_resource_create(upstream, CMR_SIZE(0), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
+                                       CMR_POOL_CAPTURE_SERVE, &stack.pool),
               "pool_create");
   cmr_resource_ref ref = cmr_pool_resource_ref(stack.pool);
   if (layers & 1) {

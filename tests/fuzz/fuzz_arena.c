@@ -9,8 +9,10 @@ static size_t arena_size;
 
 static void cmr_fuzz_arena_create(cmr_fuzz_run *run, cmr_resource_ref upstream) {
   arena_size = cmr_fuzz_range(&run->in, 1, run->upstream.capacity >> 20) << 20;
-  cmr_fuzz_ok(run, cmr_arena_resource_create(upstream, CMR_SIZE(arena_size), false, "/dev/null", &arena),
-              "arena_create");
+  cmr_fuzz_ok(
+      run,
+      cmr_arena_resource_create(upstream, CMR_SIZE(arena_size), false, "/dev/null", CMR_ARENA_CAPTURE_SERVE, &arena),
+      "arena_create");
   run->top = cmr_arena_resource_ref(arena);
 }
 

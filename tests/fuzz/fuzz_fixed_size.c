@@ -9,7 +9,9 @@ static cmr_fixed_size_resource *fixed;
 static void cmr_fuzz_fixed_size_create(cmr_fuzz_run *run, cmr_resource_ref upstream) {
   size_t block_size = cmr_fuzz_range(&run->in, 1, 1 << 16);
   size_t blocks = cmr_fuzz_range(&run->in, 1, 64);
-  cmr_fuzz_ok(run, cmr_fixed_size_resource_create(upstream, CMR_SIZE(block_size), CMR_SIZE(blocks), &fixed),
+  cmr_fuzz_ok(run,
+              cmr_fixed_size_resource_create(upstream, CMR_SIZE(block_size), CMR_SIZE(blocks),
+                                             CMR_FIXED_SIZE_CAPTURE_SERVE, &fixed),
               "fixed_size_create");
   run->top = cmr_fixed_size_resource_ref(fixed);
 }

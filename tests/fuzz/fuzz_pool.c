@@ -12,10 +12,12 @@ static void cmr_fuzz_pool_create(cmr_fuzz_run *run, cmr_resource_ref upstream) {
   maximum = limited & 1 ? initial + (cmr_fuzz_range(&run->in, 1, 64) << 18) : SIZE_MAX;
   /* Unlimited is the default (SIZE_MAX itself is no multiple of 256). */
   cmr_optional_size maximum_pool_size = maximum == SIZE_MAX ? CMR_SIZE_DEFAULT : CMR_SIZE(maximum);
-  cmr_status status = cmr_pool_resource_create(upstream, CMR_SIZE(initial), maximum_pool_size, CMR_SIZE_DEFAULT, &pool);
+  cmr_status status = cmr_pool_resource_create(upstream, CMR_SIZE(initial), maximum_pool_size, CMR_SIZE_DEFAULT,
+                                               CMR_POOL_CAPTURE_SERVE, &pool);
   if (status == CMR_ERROR_OUT_OF_MEMORY && initial > run->upstream.capacity) {
     initial = 0; /* more than the upstream holds: the pool cannot start */
-    status = cmr_pool_resource_create(upstream, CMR_SIZE(initial), maximum_pool_size, CMR_SIZE_DEFAULT, &pool);
+    status = cmr_pool_resource_create(upstream, CMR_SIZE(initial), maximum_pool_size, CMR_SIZE_DEFAULT,
+                                      CMR_POOL_CAPTURE_SERVE, &pool);
   }
   cmr_fuzz_ok(run, status, "pool_create");
   run->top = cmr_pool_resource_ref(pool);

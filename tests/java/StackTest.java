@@ -26,7 +26,7 @@ public class StackTest {
       statistics.deallocate(ptr, 1000);
       assertEquals(0, statistics.bytesCurrent());
       assertEquals(
-          "statistics(pool(system, initial_pool_size=1MiB, maximum_pool_size=unlimited, maximum_growth=unlimited))", stack.expression());
+          "statistics(pool(system, initial_pool_size=1MiB, maximum_pool_size=unlimited, maximum_growth=unlimited, capture=serve))", stack.expression());
     }
   }
 

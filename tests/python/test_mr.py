@@ -143,11 +143,11 @@ def test_none_asks_for_the_default_and_every_int_is_a_value(host_mr):
         mr.FixedSizeMemoryResource(host_mr, block_size=2**64)
     # The C module itself: None is the default, an int out of the C type's range is refused.
     ref = host_mr._ref
-    handle = cmr._capi.cmr_fixed_size_resource_create(ref, None, 1)
+    handle = cmr._capi.cmr_fixed_size_resource_create(ref, None, 1, cmr._capi.CMR_FIXED_SIZE_CAPTURE_SERVE)
     assert cmr._capi.cmr_fixed_size_resource_block_size(handle) == 1 << 20
     cmr._capi.cmr_fixed_size_resource_destroy(handle)
     with pytest.raises(ValueError, match="size in"):
-        cmr._capi.cmr_fixed_size_resource_create(ref, -1, 1)
+        cmr._capi.cmr_fixed_size_resource_create(ref, -1, 1, cmr._capi.CMR_FIXED_SIZE_CAPTURE_SERVE)
     with pytest.raises(ValueError, match="int in"):
         cmr._capi.cmr_binning_resource_create(ref, 2**31, None)
     with pytest.raises(TypeError, match="an int or None"):

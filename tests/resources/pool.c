@@ -17,7 +17,7 @@ static counted_pool make_pool(size_t initial) {
   ck_assert_ok(cmr_statistics_resource_create(cmr_system_resource_ref(system), &made.upstream));
   ck_assert_ok(cmr_system_resource_destroy(system));
   ck_assert_ok(cmr_pool_resource_create(cmr_statistics_resource_ref(made.upstream), CMR_SIZE(initial), CMR_SIZE_DEFAULT,
-                                        CMR_SIZE(1 << 20), &made.pool));
+                                        CMR_SIZE(1 << 20), CMR_POOL_CAPTURE_SERVE, &made.pool));
   made.ref = cmr_pool_resource_ref(made.pool);
   return made;
 }

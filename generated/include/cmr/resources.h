@@ -32,6 +32,8 @@ extern "C" {
  *
  * Re-entry: no lock is held across the upstream's calls: a call back into the
  * adaptor from inside them is served.
+ *
+ * Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); it makes no CUDA call of its own.
  */
 typedef struct cmr_aligned_resource cmr_aligned_resource;
 
@@ -76,17 +78,32 @@ CMR_API cmr_status cmr_aligned_resource_alignment_threshold(cmr_aligned_resource
  *
  * Re-entry: the arena calls its upstream only at creation and at the end, so
  * no call of its own waits on an upstream.
+ *
+ * Under stream capture (capture parameter): an allocation on a stream that is
+ * capturing a CUDA graph is served from graph memory, or refused with
+ * CMR_ERROR_STREAM_CAPTURE when capture = "refuse"; it never takes from the free
+ * lists or the upstream, and records, waits for or queries no event. A free on a
+ * capturing stream of a block allocated before the capture goes to that stream's
+ * list without an event, and no other stream takes from that list until the
+ * stream is next used out of capture (its next allocation or free here, which
+ * orders the freed blocks after its work); a free of graph memory, in the capture
+ * or after it, frees it. A graph that frees memory allocated before its capture
+ * must not be launched once that memory is reused.
  */
 typedef struct cmr_arena_resource cmr_arena_resource;
+
+typedef enum cmr_arena_capture { CMR_ARENA_CAPTURE_SERVE = 0, CMR_ARENA_CAPTURE_REFUSE = 1 } cmr_arena_capture;
 
 /* Parameters:
  *   upstream: Where the arena's memory comes from, taken once at creation.
  *   arena_size: Bytes taken from the upstream at creation: everything the arena will ever hold (1 MiB at least). Default: half of the current device's free memory, rounded down to 256 bytes (pass CMR_SIZE_DEFAULT).
  *   dump_log_on_failure: Whether an allocation that fails for want of memory writes the arena's state to dump_path. Default: false.
  *   dump_path: File the dumps are appended to (opened, so checked, at creation); the empty string means stderr.
+ *   capture: What an allocation on a stream capturing a CUDA graph gets: serve, graph memory (a graph memory node of the device's current pool, which each launch of the graph maps anew and its free node gives back; the free lists are never used in a capture, since their blocks would be baked into the graph and handed to others once freed), or refuse, CMR_ERROR_STREAM_CAPTURE; frees are served either way, and nothing the capture forbids (an event recorded, waited for or queried, a synchronization, cudaMalloc) is called on a capturing stream. Default: serve.
  */
 CMR_API cmr_status cmr_arena_resource_create(cmr_resource_ref upstream, cmr_optional_size arena_size,
-                                             bool dump_log_on_failure, const char *dump_path, cmr_arena_resource **out);
+                                             bool dump_log_on_failure, const char *dump_path, cmr_arena_capture capture,
+                                             cmr_arena_resource **out);
 /* Drops the caller's share; the resource goes when its last holder lets go. */
 CMR_API cmr_status cmr_arena_resource_destroy(cmr_arena_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
@@ -132,6 +149,8 @@ CMR_API cmr_status cmr_arena_resource_dump(cmr_arena_resource *handle);
  * this resource on the same thread (a bin or the upstream calling back),
  * which would wait for that call to end, is refused with
  * CMR_ERROR_REENTRANT_CALL, changing nothing.
+ *
+ * Under stream capture: a request goes where its size routes it, to a bin (a fixed_size it made serves a capture from graph memory) or to the upstream, which decides; binning itself makes no CUDA call.
  */
 typedef struct cmr_binning_resource cmr_binning_resource;
 
@@ -174,6 +193,8 @@ CMR_API cmr_status cmr_binning_resource_bin_size_for(cmr_binning_resource *handl
  * The functions may call any resource, this one included, and may destroy its
  * last handle: the resource then goes when the thread's outermost call
  * returns.
+ *
+ * Under stream capture: the callbacks are called as at any other time; what they may do on a capturing stream is theirs to decide (docs/stream_capture.md says what capture forbids).
  */
 typedef struct cmr_callback_resource cmr_callback_resource;
 
@@ -199,6 +220,8 @@ CMR_API cmr_status cmr_callback_resource_from_ref(cmr_resource_ref ref, cmr_call
  * Device memory from cudaMalloc, returned with cudaFree. Every call goes to the
  * driver and synchronizes the device, so it is slow (tens of microseconds) and
  * is best used as the upstream of a pool. The stream is ignored.
+ *
+ * Under stream capture: an allocation or free on a stream capturing a CUDA graph is refused with CMR_ERROR_STREAM_CAPTURE before any call (cudaMalloc and cudaFree would break the capture); memory it refuses to free stays allocated, to be freed after the capture.
  */
 typedef struct cmr_cuda_resource cmr_cuda_resource;
 
@@ -217,6 +240,8 @@ CMR_API cmr_status cmr_cuda_resource_from_ref(cmr_resource_ref ref, cmr_cuda_res
  * memory freed on a stream at once on that stream. Where the driver supports it
  * (CUDA 12.8 and later) the pool's memory can serve hardware decompression
  * (cudaMemPoolCreateUsageHwDecompress), as RMM's pools.
+ *
+ * Under stream capture: an allocation on a stream capturing a CUDA graph is cudaMallocFromPoolAsync there, which the driver records as a graph memory node, and its free a free node (docs/stream_capture.md).
  */
 typedef struct cmr_cuda_async_resource cmr_cuda_async_resource;
 
@@ -256,6 +281,8 @@ CMR_API cmr_status cmr_cuda_async_resource_release_threshold(cmr_cuda_async_reso
  * maximum where it is the driver's default, 0 (which hands the memory back at
  * every synchronization); a threshold set before is kept. The pool is the
  * device's: every user of it sees the change.
+ *
+ * Under stream capture: as cuda_async, over the managed pool; whether the driver records a managed pool's allocation in a capture is its answer (CMR_ERROR_STREAM_CAPTURE when it refuses).
  */
 typedef struct cmr_cuda_async_managed_resource cmr_cuda_async_managed_resource;
 
@@ -275,6 +302,8 @@ CMR_API cmr_status cmr_cuda_async_managed_resource_pool_handle(cmr_cuda_async_ma
  * Stream-ordered device memory from a cudaMemPool_t the caller owns and keeps
  * alive for as long as the view and its allocations exist. Two views of one
  * pool are equal.
+ *
+ * Under stream capture: an allocation on a stream capturing a CUDA graph is cudaMallocFromPoolAsync there, which the driver records as a graph memory node, and its free a free node (docs/stream_capture.md).
  */
 typedef struct cmr_cuda_async_view_resource cmr_cuda_async_view_resource;
 
@@ -357,6 +386,8 @@ CMR_API cmr_status cmr_expandable_resource_release(cmr_expandable_resource *hand
  * Re-entry: no lock is held across the upstream's calls or the callback: the
  * callback may free into this adaptor, allocate through it, or destroy it (it
  * then goes when the outermost call returns).
+ *
+ * Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); a refusal there (CMR_ERROR_STREAM_CAPTURE) is not an out-of-memory failure and does not call the callback.
  */
 typedef struct cmr_failure_callback_resource cmr_failure_callback_resource;
 
@@ -396,17 +427,34 @@ CMR_API cmr_status cmr_failure_callback_resource_from_ref(cmr_resource_ref ref, 
  * thread is served when a free block is there, and refused with
  * CMR_ERROR_REENTRANT_CALL when it would have to grow again; frees and the
  * getters are served.
+ *
+ * Under stream capture (capture parameter): an allocation on a stream that is
+ * capturing a CUDA graph is served from graph memory, or refused with
+ * CMR_ERROR_STREAM_CAPTURE when capture = "refuse"; it never takes from the free
+ * lists or the upstream, and records, waits for or queries no event. A free on a
+ * capturing stream of a block allocated before the capture goes to that stream's
+ * list without an event, and no other stream takes from that list until the
+ * stream is next used out of capture (its next allocation or free here, which
+ * orders the freed blocks after its work); a free of graph memory, in the capture
+ * or after it, frees it. A graph that frees memory allocated before its capture
+ * must not be launched once that memory is reused.
  */
 typedef struct cmr_fixed_size_resource cmr_fixed_size_resource;
+
+typedef enum cmr_fixed_size_capture {
+  CMR_FIXED_SIZE_CAPTURE_SERVE = 0,
+  CMR_FIXED_SIZE_CAPTURE_REFUSE = 1
+} cmr_fixed_size_capture;
 
 /* Parameters:
  *   upstream: Where the chunks of blocks come from.
  *   block_size: Bytes of every block, rounded up to a multiple of 256. Default: 1048576 (pass CMR_SIZE_DEFAULT).
  *   blocks_to_preallocate: Blocks obtained from the upstream at a time: at creation and each time all are in use. Default: 128 (pass CMR_SIZE_DEFAULT).
+ *   capture: What an allocation on a stream capturing a CUDA graph gets: serve, graph memory (a graph memory node of the device's current pool, which each launch of the graph maps anew and its free node gives back; the free lists are never used in a capture, since their blocks would be baked into the graph and handed to others once freed), or refuse, CMR_ERROR_STREAM_CAPTURE; frees are served either way, and nothing the capture forbids (an event recorded, waited for or queried, a synchronization, cudaMalloc) is called on a capturing stream. Default: serve.
  */
 CMR_API cmr_status cmr_fixed_size_resource_create(cmr_resource_ref upstream, cmr_optional_size block_size,
                                                   cmr_optional_size blocks_to_preallocate,
-                                                  cmr_fixed_size_resource **out);
+                                                  cmr_fixed_size_capture capture, cmr_fixed_size_resource **out);
 /* Drops the caller's share; the resource goes when its last holder lets go. */
 CMR_API cmr_status cmr_fixed_size_resource_destroy(cmr_fixed_size_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
@@ -436,6 +484,8 @@ CMR_API cmr_status cmr_fixed_size_resource_set_release_threshold(cmr_fixed_size_
  *
  * Re-entry: no lock is held across the upstream's calls: a call back into the
  * adaptor from inside them is served.
+ *
+ * Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); it makes no CUDA call of its own.
  */
 typedef struct cmr_limiting_resource cmr_limiting_resource;
 
@@ -490,6 +540,8 @@ CMR_API cmr_status cmr_limiting_resource_allocation_limit(cmr_limiting_resource 
  * adaptor (allocate, free, flush, lost_rows) from inside that free on the same
  * thread is refused with CMR_ERROR_REENTRANT_CALL; calls from inside the
  * upstream's allocate are served.
+ *
+ * Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); it makes no CUDA call of its own.
  */
 typedef struct cmr_logging_resource cmr_logging_resource;
 
@@ -518,6 +570,8 @@ CMR_API cmr_status cmr_logging_resource_lost_rows(cmr_logging_resource *handle, 
 /* ==== managed (leaf; cuda build) ====
  * Unified (managed) memory from cudaMallocManaged, reachable from the host and
  * every device, migrated on demand. The stream is ignored.
+ *
+ * Under stream capture: an allocation or free on a stream capturing a CUDA graph is refused with CMR_ERROR_STREAM_CAPTURE before any call (cudaMallocManaged and cudaFree would break the capture); memory it refuses to free stays allocated, to be freed after the capture.
  */
 typedef struct cmr_managed_resource cmr_managed_resource;
 
@@ -533,6 +587,8 @@ CMR_API cmr_status cmr_managed_resource_from_ref(cmr_resource_ref ref, cmr_manag
 /* ==== pinned_host (leaf; cuda build) ====
  * Page-locked host memory from cudaMallocHost, reachable from the device and
  * fast to copy asynchronously. The stream is ignored.
+ *
+ * Under stream capture: an allocation or free on a stream capturing a CUDA graph is refused with CMR_ERROR_STREAM_CAPTURE before any call (cudaMallocHost and cudaFreeHost would break the capture); memory it refuses to free stays allocated, to be freed after the capture.
  */
 typedef struct cmr_pinned_host_resource cmr_pinned_host_resource;
 
@@ -561,18 +617,32 @@ CMR_API cmr_status cmr_pinned_host_resource_from_ref(cmr_resource_ref ref, cmr_p
  * grows) is served when the free lists hold a block, and refused with
  * CMR_ERROR_REENTRANT_CALL when the pool would have to grow again; frees,
  * release and the getters are served.
+ *
+ * Under stream capture (capture parameter): an allocation on a stream that is
+ * capturing a CUDA graph is served from graph memory, or refused with
+ * CMR_ERROR_STREAM_CAPTURE when capture = "refuse"; it never takes from the free
+ * lists or the upstream, and records, waits for or queries no event. A free on a
+ * capturing stream of a block allocated before the capture goes to that stream's
+ * list without an event, and no other stream takes from that list until the
+ * stream is next used out of capture (its next allocation or free here, which
+ * orders the freed blocks after its work); a free of graph memory, in the capture
+ * or after it, frees it. A graph that frees memory allocated before its capture
+ * must not be launched once that memory is reused.
  */
 typedef struct cmr_pool_resource cmr_pool_resource;
+
+typedef enum cmr_pool_capture { CMR_POOL_CAPTURE_SERVE = 0, CMR_POOL_CAPTURE_REFUSE = 1 } cmr_pool_capture;
 
 /* Parameters:
  *   upstream: Where the pool takes its chunks from.
  *   initial_pool_size: Bytes taken from the upstream at creation (0 takes nothing until the first allocation). Default: half of the current device's free memory, rounded down to 256 bytes (pass CMR_SIZE_DEFAULT).
  *   maximum_pool_size: Most bytes the pool takes from the upstream in all. Default: no limit (SIZE_MAX) (pass CMR_SIZE_DEFAULT).
  *   maximum_growth: Most bytes the pool grows by at once, unless one request needs more: it grows by max(what the request needs, min(pool_size, maximum_growth)). The default doubles the pool as RMM's does; a smaller value holds closer to the peak in use (bench/RESULTS.md, replay). Default: no limit (SIZE_MAX) (pass CMR_SIZE_DEFAULT).
+ *   capture: What an allocation on a stream capturing a CUDA graph gets: serve, graph memory (a graph memory node of the device's current pool, which each launch of the graph maps anew and its free node gives back; the free lists are never used in a capture, since their blocks would be baked into the graph and handed to others once freed), or refuse, CMR_ERROR_STREAM_CAPTURE; frees are served either way, and nothing the capture forbids (an event recorded, waited for or queried, a synchronization, cudaMalloc) is called on a capturing stream. Default: serve.
  */
 CMR_API cmr_status cmr_pool_resource_create(cmr_resource_ref upstream, cmr_optional_size initial_pool_size,
                                             cmr_optional_size maximum_pool_size, cmr_optional_size maximum_growth,
-                                            cmr_pool_resource **out);
+                                            cmr_pool_capture capture, cmr_pool_resource **out);
 /* Drops the caller's share; the resource goes when its last holder lets go. */
 CMR_API cmr_status cmr_pool_resource_destroy(cmr_pool_resource *handle);
 /* A non-owning ref to the resource (a zeroed ref for NULL). */
@@ -606,6 +676,8 @@ CMR_API cmr_status cmr_pool_resource_set_max_split_size(cmr_pool_resource *handl
  *
  * Re-entry: no lock is held across the upstream's calls: a call back into the
  * adaptor from inside them is served.
+ *
+ * Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md), and leaves the prefetch, a hint, out of the capture.
  */
 typedef struct cmr_prefetch_resource cmr_prefetch_resource;
 
@@ -637,6 +709,8 @@ CMR_API cmr_status cmr_prefetch_resource_from_ref(cmr_resource_ref ref, cmr_pref
  * and the headroom is ignored. Any power-of-two alignment is honoured;
  * deallocation waits for the stream first. Two resources are equal when their
  * headrooms are.
+ *
+ * Under stream capture: served as at any other time; its calls (cudaMemGetInfo, and cudaMemAdvise on host memory) are no stream work, but the GPU suite does not cover them in a capture.
  */
 typedef struct cmr_sam_headroom_resource cmr_sam_headroom_resource;
 
@@ -665,6 +739,8 @@ CMR_API cmr_status cmr_sam_headroom_resource_from_ref(cmr_resource_ref ref, cmr_
  * nothing changes). It says it is device
  * accessible (so suballocators over it accept it) and never host accessible:
  * nothing may read or write its memory, not even a device.
+ *
+ * Under stream capture: addresses with no CUDA call; served as at any other time.
  */
 typedef struct cmr_simulated_resource cmr_simulated_resource;
 
@@ -705,6 +781,8 @@ CMR_API cmr_status cmr_simulated_resource_deallocation_count(cmr_simulated_resou
  *
  * Re-entry: no lock is held across the upstream's calls: a call back into the
  * adaptor from inside them is served.
+ *
+ * Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md), and counts what it serves; it makes no CUDA call of its own.
  */
 typedef struct cmr_statistics_resource cmr_statistics_resource;
 
@@ -748,6 +826,8 @@ CMR_API cmr_status cmr_statistics_resource_counter_levels(cmr_statistics_resourc
  * resource expects) and, in the host build, where the host is the device. Any
  * power-of-two alignment is honoured. Deallocation waits for the stream first,
  * since queued device work may still read the memory.
+ *
+ * Under stream capture: host memory, with no CUDA call; served as at any other time.
  */
 typedef struct cmr_system_resource cmr_system_resource;
 
@@ -769,6 +849,8 @@ CMR_API cmr_status cmr_system_resource_from_ref(cmr_resource_ref ref, cmr_system
  * Re-entry: its lock is held across every upstream call, so a call into the
  * adaptor from inside one on the same thread is refused with
  * CMR_ERROR_REENTRANT_CALL; other threads wait as usual.
+ *
+ * Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); it makes no CUDA call of its own.
  */
 typedef struct cmr_thread_safe_resource cmr_thread_safe_resource;
 
@@ -804,6 +886,8 @@ CMR_API cmr_status cmr_thread_safe_resource_from_ref(cmr_resource_ref ref, cmr_t
  *
  * Re-entry: no lock is held across the upstream's calls: a call back into the
  * adaptor from inside them is served.
+ *
+ * Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); it makes no CUDA call of its own.
  */
 typedef struct cmr_tracking_resource cmr_tracking_resource;
 

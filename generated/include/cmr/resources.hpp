@@ -51,8 +51,8 @@ class aligned_resource
 class arena_resource
     : public detail::owner<cmr_arena_resource, &cmr_arena_resource_destroy, &cmr_arena_resource_ref> {
  public:
-  explicit arena_resource(cmr::resource_ref upstream, cmr::optional_arg<cmr_optional_size> arena_size = {}, bool dump_log_on_failure = false, const char *dump_path = "") {
-    check(cmr_arena_resource_create(upstream.c(), arena_size.c(), dump_log_on_failure, dump_path, out()));
+  explicit arena_resource(cmr::resource_ref upstream, cmr::optional_arg<cmr_optional_size> arena_size = {}, bool dump_log_on_failure = false, const char *dump_path = "", cmr_arena_capture capture = CMR_ARENA_CAPTURE_SERVE) {
+    check(cmr_arena_resource_create(upstream.c(), arena_size.c(), dump_log_on_failure, dump_path, capture, out()));
   }
   static arena_resource from_ref(resource_ref ref) {
     cmr_arena_resource *handle = nullptr;
@@ -316,8 +316,8 @@ class failure_callback_resource
 class fixed_size_resource
     : public detail::owner<cmr_fixed_size_resource, &cmr_fixed_size_resource_destroy, &cmr_fixed_size_resource_ref> {
  public:
-  explicit fixed_size_resource(cmr::resource_ref upstream, cmr::optional_arg<cmr_optional_size> block_size = {}, cmr::optional_arg<cmr_optional_size> blocks_to_preallocate = {}) {
-    check(cmr_fixed_size_resource_create(upstream.c(), block_size.c(), blocks_to_preallocate.c(), out()));
+  explicit fixed_size_resource(cmr::resource_ref upstream, cmr::optional_arg<cmr_optional_size> block_size = {}, cmr::optional_arg<cmr_optional_size> blocks_to_preallocate = {}, cmr_fixed_size_capture capture = CMR_FIXED_SIZE_CAPTURE_SERVE) {
+    check(cmr_fixed_size_resource_create(upstream.c(), block_size.c(), blocks_to_preallocate.c(), capture, out()));
   }
   static fixed_size_resource from_ref(resource_ref ref) {
     cmr_fixed_size_resource *handle = nullptr;
@@ -451,8 +451,8 @@ class pinned_host_resource
 class pool_resource
     : public detail::owner<cmr_pool_resource, &cmr_pool_resource_destroy, &cmr_pool_resource_ref> {
  public:
-  explicit pool_resource(cmr::resource_ref upstream, cmr::optional_arg<cmr_optional_size> initial_pool_size = {}, cmr::optional_arg<cmr_optional_size> maximum_pool_size = {}, cmr::optional_arg<cmr_optional_size> maximum_growth = {}) {
-    check(cmr_pool_resource_create(upstream.c(), initial_pool_size.c(), maximum_pool_size.c(), maximum_growth.c(), out()));
+  explicit pool_resource(cmr::resource_ref upstream, cmr::optional_arg<cmr_optional_size> initial_pool_size = {}, cmr::optional_arg<cmr_optional_size> maximum_pool_size = {}, cmr::optional_arg<cmr_optional_size> maximum_growth = {}, cmr_pool_capture capture = CMR_POOL_CAPTURE_SERVE) {
+    check(cmr_pool_resource_create(upstream.c(), initial_pool_size.c(), maximum_pool_size.c(), maximum_growth.c(), capture, out()));
   }
   static pool_resource from_ref(resource_ref ref) {
     cmr_pool_resource *handle = nullptr;

@@ -50,11 +50,26 @@ __all__ = [
     "TrackingResourceAdaptor",
 ]
 
+_ARENA_CAPTURE = {
+    "serve": capi.CMR_ARENA_CAPTURE_SERVE,
+    "refuse": capi.CMR_ARENA_CAPTURE_REFUSE,
+}
+
 _CUDA_ASYNC_EXPORT_HANDLE_TYPE = {
     "none": capi.CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE,
     "posix_file_descriptor": capi.CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
     "fabric": capi.CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC,
     "posix_file_descriptor_and_fabric": capi.CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_AND_FABRIC,
+}
+
+_FIXED_SIZE_CAPTURE = {
+    "serve": capi.CMR_FIXED_SIZE_CAPTURE_SERVE,
+    "refuse": capi.CMR_FIXED_SIZE_CAPTURE_REFUSE,
+}
+
+_POOL_CAPTURE = {
+    "serve": capi.CMR_POOL_CAPTURE_SERVE,
+    "refuse": capi.CMR_POOL_CAPTURE_REFUSE,
 }
 
 
@@ -73,6 +88,8 @@ class AlignedResourceAdaptor(UpstreamResourceAdaptor):
 
     Re-entry: no lock is held across the upstream's calls: a call back into the
     adaptor from inside them is served.
+
+    Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); it makes no CUDA call of its own.
 
     Parameters
     ----------
@@ -128,6 +145,17 @@ class ArenaMemoryResource(UpstreamResourceAdaptor):
     Re-entry: the arena calls its upstream only at creation and at the end, so
     no call of its own waits on an upstream.
 
+    Under stream capture (capture parameter): an allocation on a stream that is
+    capturing a CUDA graph is served from graph memory, or refused with
+    CMR_ERROR_STREAM_CAPTURE when capture = "refuse"; it never takes from the free
+    lists or the upstream, and records, waits for or queries no event. A free on a
+    capturing stream of a block allocated before the capture goes to that stream's
+    list without an event, and no other stream takes from that list until the
+    stream is next used out of capture (its next allocation or free here, which
+    orders the freed blocks after its work); a free of graph memory, in the capture
+    or after it, frees it. A graph that frees memory allocated before its capture
+    must not be launched once that memory is reused.
+
     Parameters
     ----------
     upstream_mr : DeviceMemoryResource
@@ -138,17 +166,20 @@ class ArenaMemoryResource(UpstreamResourceAdaptor):
         Whether an allocation that fails for want of memory writes the arena's state to dump_path. Default: false.
     dump_path : str, optional
         File the dumps are appended to (opened, so checked, at creation); the empty string means stderr.
+    capture : str, one of "serve", "refuse", optional
+        What an allocation on a stream capturing a CUDA graph gets: serve, graph memory (a graph memory node of the device's current pool, which each launch of the graph maps anew and its free node gives back; the free lists are never used in a capture, since their blocks would be baked into the graph and handed to others once freed), or refuse, CMR_ERROR_STREAM_CAPTURE; frees are served either way, and nothing the capture forbids (an event recorded, waited for or queried, a synchronization, cudaMalloc) is called on a capturing stream. Default: serve.
     """
 
-    def __init__(self, upstream_mr, arena_size=None, dump_log_on_failure=False, dump_path=None):
-        self._create(upstream_mr, arena_size, dump_log_on_failure, dump_path)
+    def __init__(self, upstream_mr, arena_size=None, dump_log_on_failure=False, dump_path=None, capture="serve"):
+        self._create(upstream_mr, arena_size, dump_log_on_failure, dump_path, capture)
 
-    def _create(self, upstream_mr, arena_size=None, dump_log_on_failure=False, dump_path=None):
+    def _create(self, upstream_mr, arena_size=None, dump_log_on_failure=False, dump_path=None, capture="serve"):
         handle = capi.cmr_arena_resource_create(
             _args.ref(upstream_mr, "upstream_mr"),
             _args.optional_size(arena_size, "arena_size"),
             _args.boolean(dump_log_on_failure, "dump_log_on_failure"),
             _args.string("" if dump_path is None else dump_path, "dump_path"),
+            _args.enum(capture, "capture", _ARENA_CAPTURE),
         )
         self._own(handle, capi.cmr_arena_resource_ref, capi.cmr_arena_resource_destroy)
         self.upstream_mr = upstream_mr
@@ -201,6 +232,8 @@ class _BinningMemoryResource(UpstreamResourceAdaptor):
     this resource on the same thread (a bin or the upstream calling back),
     which would wait for that call to end, is refused with
     CMR_ERROR_REENTRANT_CALL, changing nothing.
+
+    Under stream capture: a request goes where its size routes it, to a bin (a fixed_size it made serves a capture from graph memory) or to the upstream, which decides; binning itself makes no CUDA call.
 
     Parameters
     ----------
@@ -263,6 +296,8 @@ class _CallbackMemoryResource(DeviceMemoryResource):
     last handle: the resource then goes when the thread's outermost call
     returns.
 
+    Under stream capture: the callbacks are called as at any other time; what they may do on a capturing stream is theirs to decide (docs/stream_capture.md says what capture forbids).
+
     Parameters
     ----------
     allocate_func : Callable[[int, Any], int | None]
@@ -299,6 +334,8 @@ class CudaMemoryResource(DeviceMemoryResource):
     """Device memory from cudaMalloc, returned with cudaFree. Every call goes to the
     driver and synchronizes the device, so it is slow (tens of microseconds) and
     is best used as the upstream of a pool. The stream is ignored.
+
+    Under stream capture: an allocation or free on a stream capturing a CUDA graph is refused with CMR_ERROR_STREAM_CAPTURE before any call (cudaMalloc and cudaFree would break the capture); memory it refuses to free stays allocated, to be freed after the capture.
     """
 
     def __init__(self):
@@ -316,6 +353,8 @@ class _CudaAsyncMemoryResource(DeviceMemoryResource):
     memory freed on a stream at once on that stream. Where the driver supports it
     (CUDA 12.8 and later) the pool's memory can serve hardware decompression
     (cudaMemPoolCreateUsageHwDecompress), as RMM's pools.
+
+    Under stream capture: an allocation on a stream capturing a CUDA graph is cudaMallocFromPoolAsync there, which the driver records as a graph memory node, and its free a free node (docs/stream_capture.md).
 
     Parameters
     ----------
@@ -361,6 +400,8 @@ class CudaAsyncManagedMemoryResource(DeviceMemoryResource):
     maximum where it is the driver's default, 0 (which hands the memory back at
     every synchronization); a threshold set before is kept. The pool is the
     device's: every user of it sees the change.
+
+    Under stream capture: as cuda_async, over the managed pool; whether the driver records a managed pool's allocation in a capture is its answer (CMR_ERROR_STREAM_CAPTURE when it refuses).
     """
 
     def __init__(self):
@@ -380,6 +421,8 @@ class CudaAsyncViewMemoryResource(DeviceMemoryResource):
     """Stream-ordered device memory from a cudaMemPool_t the caller owns and keeps
     alive for as long as the view and its allocations exist. Two views of one
     pool are equal.
+
+    Under stream capture: an allocation on a stream capturing a CUDA graph is cudaMallocFromPoolAsync there, which the driver records as a graph memory node, and its free a free node (docs/stream_capture.md).
 
     Parameters
     ----------
@@ -487,6 +530,8 @@ class FailureCallbackResourceAdaptor(UpstreamResourceAdaptor):
     callback may free into this adaptor, allocate through it, or destroy it (it
     then goes when the outermost call returns).
 
+    Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); a refusal there (CMR_ERROR_STREAM_CAPTURE) is not an out-of-memory failure and does not call the callback.
+
     Parameters
     ----------
     upstream_mr : DeviceMemoryResource
@@ -533,6 +578,17 @@ class FixedSizeMemoryResource(UpstreamResourceAdaptor):
     CMR_ERROR_REENTRANT_CALL when it would have to grow again; frees and the
     getters are served.
 
+    Under stream capture (capture parameter): an allocation on a stream that is
+    capturing a CUDA graph is served from graph memory, or refused with
+    CMR_ERROR_STREAM_CAPTURE when capture = "refuse"; it never takes from the free
+    lists or the upstream, and records, waits for or queries no event. A free on a
+    capturing stream of a block allocated before the capture goes to that stream's
+    list without an event, and no other stream takes from that list until the
+    stream is next used out of capture (its next allocation or free here, which
+    orders the freed blocks after its work); a free of graph memory, in the capture
+    or after it, frees it. A graph that frees memory allocated before its capture
+    must not be launched once that memory is reused.
+
     Parameters
     ----------
     upstream_mr : DeviceMemoryResource
@@ -541,16 +597,19 @@ class FixedSizeMemoryResource(UpstreamResourceAdaptor):
         Bytes of every block, rounded up to a multiple of 256. Default: 1048576.
     blocks_to_preallocate : int or str, optional
         Blocks obtained from the upstream at a time: at creation and each time all are in use. Default: 128.
+    capture : str, one of "serve", "refuse", optional
+        What an allocation on a stream capturing a CUDA graph gets: serve, graph memory (a graph memory node of the device's current pool, which each launch of the graph maps anew and its free node gives back; the free lists are never used in a capture, since their blocks would be baked into the graph and handed to others once freed), or refuse, CMR_ERROR_STREAM_CAPTURE; frees are served either way, and nothing the capture forbids (an event recorded, waited for or queried, a synchronization, cudaMalloc) is called on a capturing stream. Default: serve.
     """
 
-    def __init__(self, upstream_mr, block_size=1048576, blocks_to_preallocate=128):
-        self._create(upstream_mr, block_size, blocks_to_preallocate)
+    def __init__(self, upstream_mr, block_size=1048576, blocks_to_preallocate=128, capture="serve"):
+        self._create(upstream_mr, block_size, blocks_to_preallocate, capture)
 
-    def _create(self, upstream_mr, block_size=1048576, blocks_to_preallocate=128):
+    def _create(self, upstream_mr, block_size=1048576, blocks_to_preallocate=128, capture="serve"):
         handle = capi.cmr_fixed_size_resource_create(
             _args.ref(upstream_mr, "upstream_mr"),
             _args.optional_size(block_size, "block_size"),
             _args.optional_size(blocks_to_preallocate, "blocks_to_preallocate"),
+            _args.enum(capture, "capture", _FIXED_SIZE_CAPTURE),
         )
         self._own(handle, capi.cmr_fixed_size_resource_ref, capi.cmr_fixed_size_resource_destroy)
         self.upstream_mr = upstream_mr
@@ -584,6 +643,8 @@ class LimitingResourceAdaptor(UpstreamResourceAdaptor):
 
     Re-entry: no lock is held across the upstream's calls: a call back into the
     adaptor from inside them is served.
+
+    Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); it makes no CUDA call of its own.
 
     Parameters
     ----------
@@ -653,6 +714,8 @@ class LoggingResourceAdaptor(UpstreamResourceAdaptor):
     thread is refused with CMR_ERROR_REENTRANT_CALL; calls from inside the
     upstream's allocate are served.
 
+    Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); it makes no CUDA call of its own.
+
     Parameters
     ----------
     upstream_mr : DeviceMemoryResource
@@ -694,6 +757,8 @@ class LoggingResourceAdaptor(UpstreamResourceAdaptor):
 class ManagedMemoryResource(DeviceMemoryResource):
     """Unified (managed) memory from cudaMallocManaged, reachable from the host and
     every device, migrated on demand. The stream is ignored.
+
+    Under stream capture: an allocation or free on a stream capturing a CUDA graph is refused with CMR_ERROR_STREAM_CAPTURE before any call (cudaMallocManaged and cudaFree would break the capture); memory it refuses to free stays allocated, to be freed after the capture.
     """
 
     def __init__(self):
@@ -708,6 +773,8 @@ class ManagedMemoryResource(DeviceMemoryResource):
 class PinnedHostMemoryResource(DeviceMemoryResource):
     """Page-locked host memory from cudaMallocHost, reachable from the device and
     fast to copy asynchronously. The stream is ignored.
+
+    Under stream capture: an allocation or free on a stream capturing a CUDA graph is refused with CMR_ERROR_STREAM_CAPTURE before any call (cudaMallocHost and cudaFreeHost would break the capture); memory it refuses to free stays allocated, to be freed after the capture.
     """
 
     def __init__(self):
@@ -736,6 +803,17 @@ class PoolMemoryResource(UpstreamResourceAdaptor):
     CMR_ERROR_REENTRANT_CALL when the pool would have to grow again; frees,
     release and the getters are served.
 
+    Under stream capture (capture parameter): an allocation on a stream that is
+    capturing a CUDA graph is served from graph memory, or refused with
+    CMR_ERROR_STREAM_CAPTURE when capture = "refuse"; it never takes from the free
+    lists or the upstream, and records, waits for or queries no event. A free on a
+    capturing stream of a block allocated before the capture goes to that stream's
+    list without an event, and no other stream takes from that list until the
+    stream is next used out of capture (its next allocation or free here, which
+    orders the freed blocks after its work); a free of graph memory, in the capture
+    or after it, frees it. A graph that frees memory allocated before its capture
+    must not be launched once that memory is reused.
+
     Parameters
     ----------
     upstream_mr : DeviceMemoryResource
@@ -746,17 +824,20 @@ class PoolMemoryResource(UpstreamResourceAdaptor):
         Most bytes the pool takes from the upstream in all. Default: no limit (SIZE_MAX).
     maximum_growth : int or str, optional
         Most bytes the pool grows by at once, unless one request needs more: it grows by max(what the request needs, min(pool_size, maximum_growth)). The default doubles the pool as RMM's does; a smaller value holds closer to the peak in use (bench/RESULTS.md, replay). Default: no limit (SIZE_MAX).
+    capture : str, one of "serve", "refuse", optional
+        What an allocation on a stream capturing a CUDA graph gets: serve, graph memory (a graph memory node of the device's current pool, which each launch of the graph maps anew and its free node gives back; the free lists are never used in a capture, since their blocks would be baked into the graph and handed to others once freed), or refuse, CMR_ERROR_STREAM_CAPTURE; frees are served either way, and nothing the capture forbids (an event recorded, waited for or queried, a synchronization, cudaMalloc) is called on a capturing stream. Default: serve.
     """
 
-    def __init__(self, upstream_mr, initial_pool_size=None, maximum_pool_size=None, maximum_growth=None):
-        self._create(upstream_mr, initial_pool_size, maximum_pool_size, maximum_growth)
+    def __init__(self, upstream_mr, initial_pool_size=None, maximum_pool_size=None, maximum_growth=None, capture="serve"):
+        self._create(upstream_mr, initial_pool_size, maximum_pool_size, maximum_growth, capture)
 
-    def _create(self, upstream_mr, initial_pool_size=None, maximum_pool_size=None, maximum_growth=None):
+    def _create(self, upstream_mr, initial_pool_size=None, maximum_pool_size=None, maximum_growth=None, capture="serve"):
         handle = capi.cmr_pool_resource_create(
             _args.ref(upstream_mr, "upstream_mr"),
             _args.optional_size(initial_pool_size, "initial_pool_size"),
             _args.optional_size(maximum_pool_size, "maximum_pool_size"),
             _args.optional_size(maximum_growth, "maximum_growth"),
+            _args.enum(capture, "capture", _POOL_CAPTURE),
         )
         self._own(handle, capi.cmr_pool_resource_ref, capi.cmr_pool_resource_destroy)
         self.upstream_mr = upstream_mr
@@ -800,6 +881,8 @@ class PrefetchResourceAdaptor(UpstreamResourceAdaptor):
     Re-entry: no lock is held across the upstream's calls: a call back into the
     adaptor from inside them is served.
 
+    Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md), and leaves the prefetch, a hint, out of the capture.
+
     Parameters
     ----------
     upstream_mr : DeviceMemoryResource
@@ -834,6 +917,8 @@ class SamHeadroomMemoryResource(DeviceMemoryResource):
     deallocation waits for the stream first. Two resources are equal when their
     headrooms are.
 
+    Under stream capture: served as at any other time; its calls (cudaMemGetInfo, and cudaMemAdvise on host memory) are no stream work, but the GPU suite does not cover them in a capture.
+
     Parameters
     ----------
     headroom : int or str
@@ -863,6 +948,8 @@ class SimulatedMemoryResource(DeviceMemoryResource):
     nothing changes). It says it is device
     accessible (so suballocators over it accept it) and never host accessible:
     nothing may read or write its memory, not even a device.
+
+    Under stream capture: addresses with no CUDA call; served as at any other time.
 
     Parameters
     ----------
@@ -913,6 +1000,8 @@ class _StatisticsResourceAdaptor(UpstreamResourceAdaptor):
 
     Re-entry: no lock is held across the upstream's calls: a call back into the
     adaptor from inside them is served.
+
+    Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md), and counts what it serves; it makes no CUDA call of its own.
 
     Parameters
     ----------
@@ -977,6 +1066,8 @@ class SystemMemoryResource(DeviceMemoryResource):
     resource expects) and, in the host build, where the host is the device. Any
     power-of-two alignment is honoured. Deallocation waits for the stream first,
     since queued device work may still read the memory.
+
+    Under stream capture: host memory, with no CUDA call; served as at any other time.
     """
 
     def __init__(self):
@@ -997,6 +1088,8 @@ class ThreadSafeResourceAdaptor(UpstreamResourceAdaptor):
     Re-entry: its lock is held across every upstream call, so a call into the
     adaptor from inside one on the same thread is refused with
     CMR_ERROR_REENTRANT_CALL; other threads wait as usual.
+
+    Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); it makes no CUDA call of its own.
 
     Parameters
     ----------
@@ -1035,6 +1128,8 @@ class _TrackingResourceAdaptor(UpstreamResourceAdaptor):
 
     Re-entry: no lock is held across the upstream's calls: a call back into the
     adaptor from inside them is served.
+
+    Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); it makes no CUDA call of its own.
 
     Parameters
     ----------

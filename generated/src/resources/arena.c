@@ -76,7 +76,8 @@ static const cmr_resource_class arena_class = {
 };
 
 cmr_status cmr_arena_resource_create(cmr_resource_ref upstream, cmr_optional_size arena_size_option,
-                                     bool dump_log_on_failure, const char *dump_path, cmr_arena_resource **out) {
+                                     bool dump_log_on_failure, const char *dump_path, cmr_arena_capture capture,
+                                     cmr_arena_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_arena_resource_create: out is NULL");
   *out = NULL;
   cmr_status status;
@@ -99,11 +100,16 @@ cmr_status cmr_arena_resource_create(cmr_resource_ref upstream, cmr_optional_siz
   if (dump_path == NULL) {
     return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_arena_resource_create: dump_path is NULL");
   }
+  if ((int)capture < 0 || (int)capture >= 2) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_arena_resource_create: capture %d is not a cmr_arena_capture (0..1)", (int)capture);
+  }
   const cmr_arena_params params = {
       .upstream = upstream,
       .arena_size = arena_size,
       .dump_log_on_failure = dump_log_on_failure,
       .dump_path = dump_path,
+      .capture = capture,
   };
   return cmr_resource_create(&arena_class, upstream, &params, sizeof params, (void **)out);
 }

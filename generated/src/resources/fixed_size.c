@@ -76,7 +76,7 @@ static const cmr_resource_class fixed_size_class = {
 
 cmr_status cmr_fixed_size_resource_create(cmr_resource_ref upstream, cmr_optional_size block_size_option,
                                           cmr_optional_size blocks_to_preallocate_option,
-                                          cmr_fixed_size_resource **out) {
+                                          cmr_fixed_size_capture capture, cmr_fixed_size_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_fixed_size_resource_create: out is NULL");
   *out = NULL;
   cmr_status status;
@@ -99,10 +99,15 @@ cmr_status cmr_fixed_size_resource_create(cmr_resource_ref upstream, cmr_optiona
                        "cmr_fixed_size_resource_create: blocks_to_preallocate must not be 0");
     }
   }
+  if ((int)capture < 0 || (int)capture >= 2) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_fixed_size_resource_create: capture %d is not a cmr_fixed_size_capture (0..1)", (int)capture);
+  }
   const cmr_fixed_size_params params = {
       .upstream = upstream,
       .block_size = block_size,
       .blocks_to_preallocate = blocks_to_preallocate,
+      .capture = capture,
   };
   return cmr_resource_create(&fixed_size_class, upstream, &params, sizeof params, (void **)out);
 }

@@ -71,7 +71,7 @@ static const cmr_resource_class pool_class = {
 
 cmr_status cmr_pool_resource_create(cmr_resource_ref upstream, cmr_optional_size initial_pool_size_option,
                                     cmr_optional_size maximum_pool_size_option, cmr_optional_size maximum_growth_option,
-                                    cmr_pool_resource **out) {
+                                    cmr_pool_capture capture, cmr_pool_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_pool_resource_create: out is NULL");
   *out = NULL;
   cmr_status status;
@@ -111,6 +111,10 @@ cmr_status cmr_pool_resource_create(cmr_resource_ref upstream, cmr_optional_size
                        "cmr_pool_resource_create: maximum_growth %zu is not a multiple of 256", maximum_growth);
     }
   }
+  if ((int)capture < 0 || (int)capture >= 2) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_pool_resource_create: capture %d is not a cmr_pool_capture (0..1)", (int)capture);
+  }
   if (!(initial_pool_size <= maximum_pool_size)) {
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
                      "cmr_pool_resource_create: Initial pool size exceeds the maximum pool size: initial_pool_size %zu "
@@ -122,6 +126,7 @@ cmr_status cmr_pool_resource_create(cmr_resource_ref upstream, cmr_optional_size
       .initial_pool_size = initial_pool_size,
       .maximum_pool_size = maximum_pool_size,
       .maximum_growth = maximum_growth,
+      .capture = capture,
   };
   return cmr_resource_create(&pool_class, upstream, &params, sizeof params, (void **)out);
 }

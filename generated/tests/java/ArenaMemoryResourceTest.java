@@ -8,6 +8,7 @@ import static org.junit.Assert.assertNotEquals;
 import static org.junit.Assert.assertThrows;
 import static org.junit.Assume.assumeTrue;
 
+import java.util.Objects;
 import org.cmr.*;
 import org.junit.After;
 import org.junit.Test;
@@ -38,7 +39,7 @@ public class ArenaMemoryResourceTest {
   @Test
   public void withDefaults() {
     assumeTrue(available());
-    try (ArenaMemoryResource resource = new ArenaMemoryResource(upstream, null, false, "")) {
+    try (ArenaMemoryResource resource = new ArenaMemoryResource(upstream, null, false, "", ArenaCapture.ARENA_SERVE)) {
       exercise(resource);
       resource.arenaSize();
       resource.globalFreeBytes();
@@ -50,7 +51,7 @@ public class ArenaMemoryResourceTest {
   @Test
   public void withExplicitArguments() {
     assumeTrue(available());
-    try (ArenaMemoryResource resource = new ArenaMemoryResource(upstream, 268435456L, true, "")) {
+    try (ArenaMemoryResource resource = new ArenaMemoryResource(upstream, 268435456L, true, "", ArenaCapture.ARENA_SERVE)) {
       exercise(resource);
       assertEquals(268435456L, resource.arenaSize());
     }
@@ -61,7 +62,7 @@ public class ArenaMemoryResourceTest {
   public void expectTakesArenaSizeOnce() {
     assumeTrue(available());
     try (StatisticsResourceAdaptor counted = new StatisticsResourceAdaptor(upstream);
-        ArenaMemoryResource resource = new ArenaMemoryResource(counted, 1048576L, false, "")) {
+        ArenaMemoryResource resource = new ArenaMemoryResource(counted, 1048576L, false, "", ArenaCapture.ARENA_SERVE)) {
       assertEquals("takes_arena_size_once: arena_size", 1048576L, resource.arenaSize());
       assertEquals("takes_arena_size_once: upstream.bytes_current", 1048576L, counted.bytesCurrent());
       assertEquals("takes_arena_size_once: upstream.allocations_total", 1L, counted.allocationsTotal());
@@ -77,14 +78,14 @@ public class ArenaMemoryResourceTest {
   @Test
   public void refusesArenaSizeMin() {
     assumeTrue(available());
-    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new ArenaMemoryResource(upstream, 1048320L, false, "").close());
+    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new ArenaMemoryResource(upstream, 1048320L, false, "", ArenaCapture.ARENA_SERVE).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 
   @Test
   public void refusesArenaSizeMultipleOf() {
     assumeTrue(available());
-    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new ArenaMemoryResource(upstream, 1048577L, false, "").close());
+    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new ArenaMemoryResource(upstream, 1048577L, false, "", ArenaCapture.ARENA_SERVE).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 }

@@ -8,6 +8,7 @@ import static org.junit.Assert.assertNotEquals;
 import static org.junit.Assert.assertThrows;
 import static org.junit.Assume.assumeTrue;
 
+import java.util.Objects;
 import org.cmr.*;
 import org.junit.After;
 import org.junit.Test;
@@ -38,7 +39,7 @@ public class FixedSizeMemoryResourceTest {
   @Test
   public void withDefaults() {
     assumeTrue(available());
-    try (FixedSizeMemoryResource resource = new FixedSizeMemoryResource(upstream, null, null)) {
+    try (FixedSizeMemoryResource resource = new FixedSizeMemoryResource(upstream, null, null, FixedSizeCapture.FIXED_SIZE_SERVE)) {
       exercise(resource);
       resource.blockSize();
       resource.upstreamBytes();
@@ -49,7 +50,7 @@ public class FixedSizeMemoryResourceTest {
   @Test
   public void withExplicitArguments() {
     assumeTrue(available());
-    try (FixedSizeMemoryResource resource = new FixedSizeMemoryResource(upstream, null, 16L)) {
+    try (FixedSizeMemoryResource resource = new FixedSizeMemoryResource(upstream, null, 16L, FixedSizeCapture.FIXED_SIZE_SERVE)) {
       exercise(resource);
     }
   }
@@ -59,7 +60,7 @@ public class FixedSizeMemoryResourceTest {
   public void expectHandsOutWholeBlocks() {
     assumeTrue(available());
     try (StatisticsResourceAdaptor counted = new StatisticsResourceAdaptor(upstream);
-        FixedSizeMemoryResource resource = new FixedSizeMemoryResource(counted, 4000L, 4L)) {
+        FixedSizeMemoryResource resource = new FixedSizeMemoryResource(counted, 4000L, 4L, FixedSizeCapture.FIXED_SIZE_SERVE)) {
       assertEquals("hands_out_whole_blocks: block_size", 4096L, resource.blockSize());
       assertEquals("hands_out_whole_blocks: upstream_bytes", 16384L, resource.upstreamBytes());
       assertEquals("hands_out_whole_blocks: upstream.bytes_current", 16384L, counted.bytesCurrent());
@@ -87,7 +88,7 @@ public class FixedSizeMemoryResourceTest {
   public void expectThresholdGivesAWholeChunkBack() {
     assumeTrue(available());
     try (StatisticsResourceAdaptor counted = new StatisticsResourceAdaptor(upstream);
-        FixedSizeMemoryResource resource = new FixedSizeMemoryResource(counted, 4096L, 2L)) {
+        FixedSizeMemoryResource resource = new FixedSizeMemoryResource(counted, 4096L, 2L, FixedSizeCapture.FIXED_SIZE_SERVE)) {
       resource.setReleaseThreshold(8192L);
       long block0 = resource.allocate(4096L);
       long block1 = resource.allocate(4096L);
@@ -106,14 +107,14 @@ public class FixedSizeMemoryResourceTest {
   @Test
   public void refusesBlockSizeNonzero() {
     assumeTrue(available());
-    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new FixedSizeMemoryResource(upstream, 0L, null).close());
+    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new FixedSizeMemoryResource(upstream, 0L, null, FixedSizeCapture.FIXED_SIZE_SERVE).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 
   @Test
   public void refusesBlocksToPreallocateNonzero() {
     assumeTrue(available());
-    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new FixedSizeMemoryResource(upstream, null, 0L).close());
+    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new FixedSizeMemoryResource(upstream, null, 0L, FixedSizeCapture.FIXED_SIZE_SERVE).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 }

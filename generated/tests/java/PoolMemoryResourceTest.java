@@ -8,6 +8,7 @@ import static org.junit.Assert.assertNotEquals;
 import static org.junit.Assert.assertThrows;
 import static org.junit.Assume.assumeTrue;
 
+import java.util.Objects;
 import org.cmr.*;
 import org.junit.After;
 import org.junit.Test;
@@ -38,7 +39,7 @@ public class PoolMemoryResourceTest {
   @Test
   public void withDefaults() {
     assumeTrue(available());
-    try (PoolMemoryResource resource = new PoolMemoryResource(upstream, null, null, null)) {
+    try (PoolMemoryResource resource = new PoolMemoryResource(upstream, null, null, null, PoolCapture.POOL_SERVE)) {
       exercise(resource);
       resource.poolSize();
       resource.freeSize();
@@ -49,7 +50,7 @@ public class PoolMemoryResourceTest {
   @Test
   public void withExplicitArguments() {
     assumeTrue(available());
-    try (PoolMemoryResource resource = new PoolMemoryResource(upstream, 1048576L, null, null)) {
+    try (PoolMemoryResource resource = new PoolMemoryResource(upstream, 1048576L, null, null, PoolCapture.POOL_SERVE)) {
       exercise(resource);
     }
   }
@@ -59,7 +60,7 @@ public class PoolMemoryResourceTest {
   public void expectGrowsUpToItsMaximum() {
     assumeTrue(available());
     try (StatisticsResourceAdaptor counted = new StatisticsResourceAdaptor(upstream);
-        PoolMemoryResource resource = new PoolMemoryResource(counted, 1048576L, 2097152L, null)) {
+        PoolMemoryResource resource = new PoolMemoryResource(counted, 1048576L, 2097152L, null, PoolCapture.POOL_SERVE)) {
       assertEquals("grows_up_to_its_maximum: pool_size", 1048576L, resource.poolSize());
       assertEquals("grows_up_to_its_maximum: upstream.bytes_current", 1048576L, counted.bytesCurrent());
       long block0 = resource.allocate(1000L);
@@ -80,7 +81,7 @@ public class PoolMemoryResourceTest {
   public void expectThresholdGivesChunksBackOnFree() {
     assumeTrue(available());
     try (StatisticsResourceAdaptor counted = new StatisticsResourceAdaptor(upstream);
-        PoolMemoryResource resource = new PoolMemoryResource(counted, 0L, null, 1048576L)) {
+        PoolMemoryResource resource = new PoolMemoryResource(counted, 0L, null, 1048576L, PoolCapture.POOL_SERVE)) {
       resource.setReleaseThreshold(1048576L);
       long block0 = resource.allocate(1048576L);
       long block1 = resource.allocate(1048576L);
@@ -100,7 +101,7 @@ public class PoolMemoryResourceTest {
   public void expectKeepsFreedChunksByDefault() {
     assumeTrue(available());
     try (StatisticsResourceAdaptor counted = new StatisticsResourceAdaptor(upstream);
-        PoolMemoryResource resource = new PoolMemoryResource(counted, 0L, null, 1048576L)) {
+        PoolMemoryResource resource = new PoolMemoryResource(counted, 0L, null, 1048576L, PoolCapture.POOL_SERVE)) {
       long block0 = resource.allocate(1048576L);
       long block1 = resource.allocate(1048576L);
       resource.deallocate(block1, 1048576L);
@@ -115,7 +116,7 @@ public class PoolMemoryResourceTest {
   public void expectLargeBlocksAreNotSplit() {
     assumeTrue(available());
     try (StatisticsResourceAdaptor counted = new StatisticsResourceAdaptor(upstream);
-        PoolMemoryResource resource = new PoolMemoryResource(counted, 0L, null, null)) {
+        PoolMemoryResource resource = new PoolMemoryResource(counted, 0L, null, null, PoolCapture.POOL_SERVE)) {
       resource.setMaxSplitSize(1048576L);
       long block0 = resource.allocate(2097152L);
       resource.deallocate(block0, 2097152L);
@@ -134,35 +135,35 @@ public class PoolMemoryResourceTest {
   @Test
   public void refusesInitialPoolSizeMultipleOf() {
     assumeTrue(available());
-    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new PoolMemoryResource(upstream, 257L, null, null).close());
+    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new PoolMemoryResource(upstream, 257L, null, null, PoolCapture.POOL_SERVE).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 
   @Test
   public void refusesMaximumPoolSizeMultipleOf() {
     assumeTrue(available());
-    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new PoolMemoryResource(upstream, null, 257L, null).close());
+    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new PoolMemoryResource(upstream, null, 257L, null, PoolCapture.POOL_SERVE).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 
   @Test
   public void refusesMaximumPoolSizeNonzero() {
     assumeTrue(available());
-    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new PoolMemoryResource(upstream, null, 0L, null).close());
+    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new PoolMemoryResource(upstream, null, 0L, null, PoolCapture.POOL_SERVE).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 
   @Test
   public void refusesMaximumGrowthMultipleOf() {
     assumeTrue(available());
-    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new PoolMemoryResource(upstream, null, null, 257L).close());
+    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new PoolMemoryResource(upstream, null, null, 257L, PoolCapture.POOL_SERVE).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 
   @Test
   public void refusesMaximumGrowthNonzero() {
     assumeTrue(available());
-    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new PoolMemoryResource(upstream, null, null, 0L).close());
+    CmrIllegalArgumentException e = assertThrows(CmrIllegalArgumentException.class, () -> new PoolMemoryResource(upstream, null, null, 0L, PoolCapture.POOL_SERVE).close());
     assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
   }
 }

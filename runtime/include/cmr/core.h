@@ -74,7 +74,8 @@ typedef enum cmr_status {
   CMR_ERROR_INTERNAL = 15,         /* a broken invariant inside cmr (a bug: please report) */
   CMR_ERROR_IO = 16,               /* a file could not be written or flushed (a full disk): the message says why */
   CMR_ERROR_REENTRANT_CALL = 17,   /* a resource called from its own upstream's call, where that would deadlock */
-  CMR_ERROR_FORKED = 18            /* in a forked child: a handle, ref or stream the parent made */
+  CMR_ERROR_FORKED = 18,           /* in a forked child: a handle, ref or stream the parent made */
+  CMR_ERROR_STREAM_CAPTURE = 19 /* refused on a stream capturing a CUDA graph, where the call would break the capture */
 } cmr_status;
 
 /* A fixed English name for a status, e.g. "CMR_ERROR_OUT_OF_MEMORY". Never NULL. */
@@ -220,7 +221,7 @@ CMR_API cmr_status cmr_ref_validate(cmr_resource_ref ref);
  * the default", which no value can be mistaken for (an explicit SIZE_MAX is
  * a size like any other, checked as such).
  *
- *   cmr_pool_resource_create(upstream, CMR_SIZE(1 << 30), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, &pool);
+ *   cmr_pool_resource_create(upstream, CMR_SIZE(1 << 30), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &pool);
  *
  * In C the macros are compound literals; in C++ they are the same values
  * written as aggregates (cmr_optional_size{v, true}, cmr_optional_size{}),

@@ -26,6 +26,15 @@ static cmr_status cmr_status_of(cudaError_t error) {
   case cudaErrorNoDevice:
   case cudaErrorStubLibrary: return CMR_ERROR_NO_DEVICE;
   case cudaErrorInvalidDevice: return CMR_ERROR_UNKNOWN_DEVICE;
+  case cudaErrorStreamCaptureUnsupported:
+  case cudaErrorStreamCaptureInvalidated:
+  case cudaErrorStreamCaptureImplicit:
+  case cudaErrorStreamCaptureIsolation:
+  case cudaErrorStreamCaptureUnjoined:
+  case cudaErrorStreamCaptureMerge:
+  case cudaErrorStreamCaptureUnmatched:
+  case cudaErrorStreamCaptureWrongThread:
+  case cudaErrorCapturedEvent: return CMR_ERROR_STREAM_CAPTURE;
   default: return CMR_ERROR_CUDA;
   }
 }
@@ -627,3 +636,34 @@ cmr_status cmr_backend_pool_reset_highs(cmr_backend_pool pool) {
   return error == cudaSuccess ? CMR_SUCCESS
                               : cmr_cuda_failure(error, "cudaMemPoolSetAttribute(%p, ...MemHigh, 0)", (void *)pool);
 }
+
+/* ---- stream capture ------------------------------------------------------------ */
+
+cmr_status cmr_backend_stream_capturing(cmr_stream stream, bool *out) {
+  enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  cudaError_t error = cudaStreamIsCapturing(stream, &capture);
+  *out = error == cudaSuccess && capture != cudaStreamCaptureStatusNone;
+  if (error == cudaSuccess) return CMR_SUCCESS;
+  if (error == cudaErrorStreamCaptureImplicit) {
+    (void)cudaGetLastError();
+    return cmr_error(CMR_ERROR_STREAM_CAPTURE,
+                     "stream %p (the legacy default stream) cannot be used while another stream of its device "
+                     "captures a graph: use a stream of cmr_stream_create or a non-blocking one",
+                     (void *)stream);
+  }
+  return cmr_cuda_failure(error, "cudaStreamIsCapturing(stream %p)", (void *)stream);
+}
+
+/* The current device's current pool: on a capturing stream the driver makes
+ * the allocation a graph memory node, which every launch of the graph
+ * maps anew and whose free node unmaps. */
+cmr_status cmr_backend_graph_alloc(size_t bytes, cmr_stream stream, void **out) {
+  cudaError_t error = cudaMallocAsync(out, bytes, stream);
+  if (error == cudaSuccess) return CMR_SUCCESS;
+  *out = NULL;
+  return cmr_cuda_failure(error, "cudaMallocAsync(%zu bytes, stream %p)", bytes, (void *)stream);
+}
+
+cmr_status cmr_backend_graph_free(void *ptr, cmr_stream stream) { return cmr_backend_pool_free(ptr, stream); }
+
+unsigned cmr_backend_graph_memory_properties(void) { return CMR_PROPERTY_DEVICE_ACCESSIBLE; }

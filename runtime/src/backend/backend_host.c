@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "host_capture.h"
 #include "host_range.h"
 #include "live_streams.h"
 
@@ -207,33 +208,39 @@ void cmr_backend_event_destroy(cmr_backend_event event) { free(event); }
 cmr_status cmr_backend_event_record(cmr_backend_event event, cmr_stream stream) {
   (void)event, (void)stream;
   atomic_fetch_add_explicit(&cmr_host_counts.event_records, 1, memory_order_relaxed);
-  return cmr_host_injected(CMR_BACKEND_HOST_EVENT_RECORD, "cudaEventRecord");
+  cmr_status status = cmr_host_capture_forbids(CMR_HOST_CAPTURE_STREAM, stream, "cudaEventRecord");
+  return status != CMR_SUCCESS ? status : cmr_host_injected(CMR_BACKEND_HOST_EVENT_RECORD, "cudaEventRecord");
 }
 
 cmr_status cmr_backend_stream_wait_event(cmr_stream stream, cmr_backend_event event) {
   (void)stream, (void)event;
   atomic_fetch_add_explicit(&cmr_host_counts.stream_waits, 1, memory_order_relaxed);
-  return cmr_host_injected(CMR_BACKEND_HOST_STREAM_WAIT, "cudaStreamWaitEvent");
+  cmr_status status = cmr_host_capture_forbids(CMR_HOST_CAPTURE_STREAM, stream, "cudaStreamWaitEvent");
+  return status != CMR_SUCCESS ? status : cmr_host_injected(CMR_BACKEND_HOST_STREAM_WAIT, "cudaStreamWaitEvent");
 }
 
 cmr_status cmr_backend_event_synchronize(cmr_backend_event event) {
   (void)event;
   atomic_fetch_add_explicit(&cmr_host_counts.event_synchronizes, 1, memory_order_relaxed);
-  return cmr_host_injected(CMR_BACKEND_HOST_EVENT_SYNCHRONIZE, "cudaEventSynchronize");
+  cmr_status status = cmr_host_capture_forbids(CMR_HOST_CAPTURE_ANY, NULL, "cudaEventSynchronize");
+  return status != CMR_SUCCESS ? status : cmr_host_injected(CMR_BACKEND_HOST_EVENT_SYNCHRONIZE, "cudaEventSynchronize");
 }
 
 /* Host work is complete: reached, unless a test injects a failure. */
 cmr_status cmr_backend_event_query(cmr_backend_event event, bool *reached) {
   (void)event;
   atomic_fetch_add_explicit(&cmr_host_counts.event_queries, 1, memory_order_relaxed);
-  cmr_status status = cmr_host_injected(CMR_BACKEND_HOST_EVENT_QUERY, "cudaEventQuery");
+  cmr_status status = cmr_host_capture_forbids(CMR_HOST_CAPTURE_ANY, NULL, "cudaEventQuery");
+  if (status == CMR_SUCCESS) status = cmr_host_injected(CMR_BACKEND_HOST_EVENT_QUERY, "cudaEventQuery");
   *reached = status == CMR_SUCCESS;
   return status;
 }
 
 cmr_status cmr_backend_stream_synchronize(cmr_stream stream) {
-  (void)stream; /* host work is complete when it returns */
-  return cmr_host_injected(CMR_BACKEND_HOST_STREAM_SYNCHRONIZE, "cudaStreamSynchronize");
+  /* host work is complete when it returns */
+  cmr_status status = cmr_host_capture_forbids(CMR_HOST_CAPTURE_STREAM, stream, "cudaStreamSynchronize");
+  return status != CMR_SUCCESS ? status
+                               : cmr_host_injected(CMR_BACKEND_HOST_STREAM_SYNCHRONIZE, "cudaStreamSynchronize");
 }
 
 cmr_status cmr_backend_check_address(const void *ptr, size_t bytes, const char *name, const char *what) {
@@ -263,7 +270,9 @@ cmr_status cmr_backend_fill(void *ptr, unsigned char byte, size_t bytes, cmr_str
 
 cmr_status cmr_backend_device_synchronize(void) {
   atomic_fetch_add_explicit(&cmr_host_counts.device_synchronizes, 1, memory_order_relaxed);
-  return cmr_host_injected(CMR_BACKEND_HOST_DEVICE_SYNCHRONIZE, "cudaDeviceSynchronize");
+  cmr_status status = cmr_host_capture_forbids(CMR_HOST_CAPTURE_ANY, NULL, "cudaDeviceSynchronize");
+  return status != CMR_SUCCESS ? status
+                               : cmr_host_injected(CMR_BACKEND_HOST_DEVICE_SYNCHRONIZE, "cudaDeviceSynchronize");
 }
 
 void cmr_backend_host_counts_read(cmr_backend_host_counts *out) {

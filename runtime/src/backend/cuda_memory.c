@@ -10,7 +10,26 @@ CMR_SHARE_LEDGERS(cuda, cmr_cuda_ledgers, CMR_CUDA_MEMORY_KINDS)
  * Every kind's pointers are aligned to at least 256, the most the spec lets
  * reach these resources; cudaFree and cudaFreeHost synchronize, so only the
  * pools use the stream. */
+/* The plain calls are not stream-ordered, and cudaFree and cudaFreeHost
+ * synchronize: made for a stream capturing a graph they would break the
+ * capture (cudaErrorStreamCaptureUnsupported, in the global and
+ * thread-local modes), so they are refused there, before any call. The
+ * pools' calls are stream-ordered: in a capture, graph memory nodes. */
+static cmr_status cmr_plain_refused_in_capture(const cmr_cuda_source *source, cmr_stream stream, const char *what) {
+  bool capturing = false;
+  cmr_status status =
+      source->kind == CMR_CUDA_MEMORY_POOL ? CMR_SUCCESS : cmr_backend_stream_capturing(stream, &capturing);
+  if (status != CMR_SUCCESS || !capturing) return status;
+  return cmr_error(CMR_ERROR_STREAM_CAPTURE,
+                   "%s on stream %p, which is capturing a graph: a synchronous CUDA allocation or free would break "
+                   "the capture (allocate in a capture through a suballocator or cuda_async, whose allocations there "
+                   "are graph memory; free this memory after the capture)",
+                   what, (void *)stream);
+}
+
 static cmr_status cmr_cuda_obtain_here(const cmr_cuda_source *source, size_t bytes, cmr_stream stream, void **out) {
+  cmr_status status = cmr_plain_refused_in_capture(source, stream, "allocating");
+  if (status != CMR_SUCCESS) return status;
   switch (source->kind) {
   case CMR_CUDA_MEMORY_DEVICE: return cmr_backend_device_alloc(bytes, out);
   case CMR_CUDA_MEMORY_MANAGED: return cmr_backend_managed_alloc(bytes, out);
@@ -20,6 +39,8 @@ static cmr_status cmr_cuda_obtain_here(const cmr_cuda_source *source, size_t byt
 }
 
 static cmr_status cmr_cuda_release_here(const cmr_cuda_source *source, void *ptr, cmr_stream stream) {
+  cmr_status status = cmr_plain_refused_in_capture(source, stream, "freeing");
+  if (status != CMR_SUCCESS) return status;
   switch (source->kind) {
   case CMR_CUDA_MEMORY_DEVICE:
   case CMR_CUDA_MEMORY_MANAGED: return cmr_backend_device_free(ptr);

@@ -88,7 +88,42 @@ cmr_status cmr_backend_device_synchronize_on(int device);
  * (NULL) is the current device's. */
 cmr_status cmr_backend_stream_synchronize_on(int device, cmr_stream stream);
 
+/* Stream capture (CUDA graphs). Whether `stream` is capturing work into a
+ * graph (cudaStreamIsCapturing: active, or invalidated and not yet ended).
+ * The legacy default stream while another stream of its device captures is
+ * CMR_ERROR_STREAM_CAPTURE: it cannot be used then. Capture forbids on a
+ * capturing stream, and on the device while any stream captures, every
+ * call that waits or asks how far work has got (event and stream
+ * synchronization and queries, device synchronization), and an event
+ * recorded there would pull any stream that waits for it into the capture. */
+cmr_status cmr_backend_stream_capturing(cmr_stream stream, bool *out);
+/* Memory a capture may allocate, at least 256-aligned: on a capturing
+ * stream a graph memory node (cudaMallocAsync on the current device's
+ * current pool), which every launch of the graph maps anew and whose free
+ * node, or a free after the capture, gives back: launched any number of
+ * times, a graph that frees what it allocates holds the same memory. In
+ * the host build, host memory (counted: cmr_backend_host_graph_memory). */
+cmr_status cmr_backend_graph_alloc(size_t bytes, cmr_stream stream, void **out);
+/* Frees memory of cmr_backend_graph_alloc, ordered on `stream` (a free node
+ * when `stream` is capturing): cudaFreeAsync. */
+cmr_status cmr_backend_graph_free(void *ptr, cmr_stream stream);
+/* What graph memory is (CMR_PROPERTY_* bits): device memory in the CUDA
+ * build, host memory every simulated device reaches in the host build. */
+unsigned cmr_backend_graph_memory_properties(void);
+
 #if !CMR_WITH_CUDA
+/* The host build's simulation of capture: a stream marked capturing answers
+ * cmr_backend_stream_capturing true, and every call capture forbids (see
+ * above: an event recorded on it, a wait or synchronization on it, a
+ * device synchronization or an event query or synchronization while any
+ * stream is marked) fails with CMR_ERROR_STREAM_CAPTURE, as the driver's
+ * cudaErrorStreamCaptureUnsupported, and is counted. Test-only; at most 64
+ * streams are marked at once (a 65th mark is ignored and counted too). */
+void cmr_backend_host_mark_capturing(cmr_stream stream, bool capturing);
+/* Forbidden calls made since the process started. */
+unsigned long cmr_backend_host_capture_violations(void);
+/* Blocks of cmr_backend_graph_alloc not yet freed, and their bytes. */
+void cmr_backend_host_graph_memory(size_t *blocks, size_t *bytes);
 /* How many ordering calls the host backend has answered, process-wide. */
 typedef struct cmr_backend_host_counts {
   unsigned long event_records;

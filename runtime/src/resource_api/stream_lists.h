@@ -37,7 +37,34 @@
  *
  * Optionally the default stream is keyed per thread (the arena's per-thread
  * arenas): threads on the default stream then use separate lists and meet on
- * no lock. Thread-safe. */
+ * no lock.
+ *
+ * Under stream capture (a CUDA graph being captured on the stream,
+ * cmr_backend_stream_capturing) the lists make no call capture forbids:
+ * no event is recorded, waited for, queried or synchronized, and the device
+ * is not synchronized. An allocation on a capturing stream (the take with
+ * CMR_TAKE_HAND_OUT that begins every allocation) never takes from the
+ * lists: a block of them would be baked into the graph, and once freed
+ * there, handed to another user while every launch of the graph still
+ * writes it. It is served from graph memory (backend.h: a graph memory
+ * node, which each launch maps anew and its free node gives back, so a
+ * graph launched 1,000 times holds what one launch holds) or refused with
+ * CMR_ERROR_STREAM_CAPTURE, as the resource's rule says
+ * (cmr_stream_lists_set_capture). Its free, in the capture or after it, on
+ * any stream, frees that graph memory. A free on a capturing stream of a
+ * block allocated before the capture goes to the stream's list without an
+ * event; the list is then marked capturing, and until its stream is next
+ * seen out of capture (its next allocation or free through these lists,
+ * which records the event the frees need) no other stream takes from it.
+ * While any list is marked capturing, the lists also leave alone every list
+ * whose reuse would need a device synchronization or a host wait. A graph
+ * that frees memory allocated before its capture must not be launched once
+ * that memory is reused: as for any free, the memory is the allocator's
+ * again (the same rule as PyTorch's: what a graph uses outlives it). A
+ * capture's end is seen only at its stream's next call here (or the end of
+ * its key): a stream left unused after a capture keeps its list marked, and
+ * the lists as cautious as during a capture, until then.
+ * Thread-safe. */
 #ifndef CMR_STREAM_LISTS_H
 #define CMR_STREAM_LISTS_H
 
@@ -70,6 +97,19 @@ cmr_status cmr_stream_lists_create(const char *owner, cmr_fit fit, cmr_stream_ke
                                    cmr_stream_lists **out);
 /* Deletes every free block record and event (the memory is the caller's). */
 void cmr_stream_lists_destroy(cmr_stream_lists *lists);
+
+/* What an allocation on a capturing stream gets (stream_lists.h, "Under
+ * stream capture"), for a resource whose memory is its `upstream`'s: graph
+ * memory serves it only when the upstream's memory has no property graph
+ * memory lacks (cmr_backend_graph_memory_properties: managed or pinned
+ * memory is host-accessible, graph memory is not), else the allocation is
+ * refused, saying so. Lists are made serving, as over device memory. Call
+ * it before `lists` is used; it fails as cmr_ref_properties does. */
+typedef enum cmr_capture_rule {
+  CMR_CAPTURE_SERVE, /* graph memory */
+  CMR_CAPTURE_REFUSE /* CMR_ERROR_STREAM_CAPTURE */
+} cmr_capture_rule;
+cmr_status cmr_stream_lists_set_capture(cmr_stream_lists *lists, cmr_capture_rule rule, cmr_resource_ref upstream);
 
 /* Makes a dead list's whole units (size == span) go to `release` instead of
  * the shared list (the arena's superblocks, back to its global arena), called
@@ -157,7 +197,8 @@ cmr_status cmr_stream_lists_take(cmr_stream_lists *lists, cmr_stream stream, siz
 cmr_status cmr_stream_lists_take_back(cmr_stream_lists *lists, cmr_stream stream, void *ptr, size_t bytes);
 
 /* Moves every other stream's free blocks into `stream`'s list (after
- * `stream` waits for each), so that all free memory coalesces, and takes
+ * `stream` waits for each; nothing, *out NULL, on a capturing stream,
+ * whose allocations are graph memory), so that all free memory coalesces, and takes
  * `size` bytes at `alignment` from there before any other thread gathering
  * can move them on: the retry after the upstream is exhausted. *out is NULL
  * when even the gathered memory has no fit. `stream`'s event then covers

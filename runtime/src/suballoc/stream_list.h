@@ -43,6 +43,7 @@
 #include "backend.h"
 #include "invariants.h"
 #include "lock.h"
+#include "stream_capture.h"
 #include "stream_lists.h"
 
 enum { cmr_recent_slots = 16, cmr_handed_slots = 16 };
@@ -71,6 +72,10 @@ typedef struct cmr_stream_list {
    * the event, which a list used by its own stream alone never pays for. */
   bool shared;
   bool hot;
+  /* Its stream was last seen capturing (stream_lists.h, "Under stream
+   * capture"): blocks it freed there have no event yet, and no other
+   * stream takes from the list until its stream is seen out of capture. */
+  bool capturing;
   /* Cache slots naming this record, plus CMR_RECORD_LET_GO once the lists
    * let it go (it is freed when both are done with it). */
   _Atomic size_t shares;
@@ -98,6 +103,9 @@ struct cmr_stream_lists {
   _Atomic size_t dead; /* dead lists not yet recycled */
   /* Free blocks larger than this are never split (SIZE_MAX: every one may be). */
   _Atomic size_t max_split;
+  cmr_capture_rule capture;
+  unsigned capture_properties; /* what the resource's memory is (CMR_PROPERTY_* bits) */
+  cmr_graph_blocks graph;      /* what it handed out on capturing streams */
   /* Where dead lists' whole units go (optional). */
   pthread_mutex_t *unit_lock;
   void (*release_unit)(cmr_block *block, void *arg);
@@ -219,10 +227,39 @@ size_t cmr_stream_lists_records_allocated(void);
 
 /* ---- ordering and the recent blocks (used by stream_lists.c and the registry) ---- */
 
+/* Lists marked capturing, over every stream_lists of the process (defined
+ * in the registry): while there are any, a capture may be under way, and
+ * the device is not synchronized nor is any event queried or waited for by
+ * the host. */
+extern _Atomic size_t cmr_capturing_lists;
+
+/* Marks `list` (its lock held) as its stream's, seen capturing; unmarks it. */
+static inline void cmr_stream_list_mark_capturing(cmr_stream_list *list) {
+  if (list->capturing) return;
+  list->capturing = true;
+  atomic_fetch_add(&cmr_capturing_lists, 1);
+}
+
+static inline void cmr_stream_list_unmark_capturing(cmr_stream_list *list) {
+  if (!list->capturing) return;
+  list->capturing = false;
+  atomic_fetch_sub(&cmr_capturing_lists, 1);
+}
+
+/* Whether another stream (or the host) may take `list`'s blocks now (its
+ * lock held): not while it is marked capturing, nor, while any list is,
+ * when that would need a device synchronization (unordered) or, with
+ * `host_wait`, a host wait for its event. */
+static inline bool cmr_stream_list_reusable(const cmr_stream_list *list, bool host_wait) {
+  if (list->capturing) return false;
+  if (atomic_load_explicit(&cmr_capturing_lists, memory_order_relaxed) == 0) return true;
+  return !list->unordered && !(host_wait && list->event != NULL);
+}
+
 /* Whether the work ordered before a list's frees is done, so that its
  * blocks are idle. An unordered one waits for a taker (who synchronizes). */
 static inline bool cmr_stream_list_idle(cmr_stream_list *list) {
-  if (list->unordered) return false;
+  if (list->unordered || !cmr_stream_list_reusable(list, true)) return false;
   bool reached = true;
   return list->event == NULL || (cmr_backend_event_query(list->event, &reached) == CMR_SUCCESS && reached);
 }

@@ -100,6 +100,8 @@ static cmr_cache_slot *cmr_cache_list(const cmr_stream_lists *lists, uint64_t ke
 
 /* ---- the registry ---------------------------------------------------------------- */
 
+_Atomic size_t cmr_capturing_lists;
+
 /* Sets a record, new or recycled, to an empty list of `key`. A recycled one
  * may be locked by a thread that has it cmr_cached: it is changed under its lock. */
 static void cmr_list_reset(const cmr_stream_lists *lists, cmr_stream_list *list, uint64_t key) {
@@ -117,6 +119,7 @@ static void cmr_list_reset(const cmr_stream_lists *lists, cmr_stream_list *list,
   list->unordered = false;
   list->shared = false;
   list->hot = true;
+  list->capturing = false;
   cmr_list_unlock(list);
 }
 
@@ -186,6 +189,7 @@ static cmr_stream_list *cmr_unregister_at(cmr_stream_lists *lists, size_t index)
   list->key = CMR_DEAD_KEY;
   if (list->event != NULL) cmr_backend_event_destroy(list->event);
   list->event = NULL;
+  cmr_stream_list_unmark_capturing(list);
   size_t count = atomic_load(&lists->count);
   for (size_t i = index + 1; i < count; ++i) lists->lists[i - 1] = lists->lists[i];
   atomic_store(&lists->count, count - 1);
@@ -301,8 +305,8 @@ void cmr_stream_list_recycle_dead(cmr_stream_lists *lists) {
  * only when streams keep coming and going unannounced. The unit lock may be
  * held: the units stay in the shared list. Registry held. */
 static void cmr_evict(cmr_stream_lists *lists) {
-  bool synchronized =
-      cmr_recycle(lists, RECYCLE_COLD) > 0 && cmr_backend_device_synchronize_on(lists->device) == CMR_SUCCESS;
+  bool synchronized = cmr_recycle(lists, RECYCLE_COLD) > 0 && atomic_load(&cmr_capturing_lists) == 0 &&
+                      cmr_backend_device_synchronize_on(lists->device) == CMR_SUCCESS;
   if (synchronized) {
     for (size_t i = 0; i < atomic_load(&lists->count); ++i) {
       cmr_list_lock(lists->lists[i]);
@@ -329,7 +333,13 @@ void cmr_stream_lists_key_ended(cmr_stream_lists *lists, uint64_t key, cmr_strea
   cmr_stream_list *list = cmr_find(lists, key);
   if (list != NULL) {
     cmr_list_lock(list);
-    if (list->unordered && !cmr_list_empty(list)) list->unordered = !cmr_stream_list_record(lists, list, order_on);
+    /* A stream that ended in capture: its frees there are ordered after nothing an event could name now. */
+    if (list->capturing) {
+      cmr_stream_list_unmark_capturing(list);
+      list->unordered = !cmr_list_empty(list);
+    } else if (list->unordered && !cmr_list_empty(list) && atomic_load(&cmr_capturing_lists) == 0) {
+      list->unordered = !cmr_stream_list_record(lists, list, order_on);
+    }
     cmr_stream_list_flush_handed(lists, list); /* a free on another stream looks in the block map first */
     list->key = CMR_DEAD_KEY;
     atomic_fetch_add(&lists->dead, 1);
@@ -354,6 +364,7 @@ static void cmr_delete_contents(cmr_stream_list *list) {
   for (unsigned i = 0; i < list->handed_count; ++i) cmr_block_delete(list->handed[i]);
   cmr_free_blocks_clear(&list->blocks);
   if (list->event != NULL) cmr_backend_event_destroy(list->event);
+  cmr_stream_list_unmark_capturing(list);
   list->recent_count = list->handed_count = 0;
   list->event = NULL;
 }

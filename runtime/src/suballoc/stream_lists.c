@@ -72,14 +72,23 @@ cmr_status cmr_stream_lists_create(const char *owner, cmr_fit fit, cmr_stream_ke
   lists->serial = atomic_fetch_add(&next_serial, 1);
   lists->evict_at = cmr_fewest_evicting;
   atomic_init(&lists->max_split, SIZE_MAX);
-  cmr_status status = cmr_mutex_init(&lists->registry, owner);
+  lists->capture = CMR_CAPTURE_SERVE;
+  lists->capture_properties = CMR_PROPERTY_DEVICE_ACCESSIBLE;
+  cmr_status status = cmr_graph_blocks_init(&lists->graph);
   if (status != CMR_SUCCESS) {
+    free(lists);
+    return cmr_error_context(status, "%s", owner);
+  }
+  status = cmr_mutex_init(&lists->registry, owner);
+  if (status != CMR_SUCCESS) {
+    cmr_graph_blocks_fini(&lists->graph);
     free(lists);
     return status;
   }
   status = cmr_stream_ends_track(lists);
   if (status != CMR_SUCCESS) {
     pthread_mutex_destroy(&lists->registry);
+    cmr_graph_blocks_fini(&lists->graph);
     free(lists);
     return cmr_error_context(status, "%s", owner);
   }
@@ -91,7 +100,14 @@ void cmr_stream_lists_destroy(cmr_stream_lists *lists) {
   cmr_stream_ends_untrack(lists); /* first: no ending key reaches it after this */
   cmr_stream_list_let_go_all(lists);
   pthread_mutex_destroy(&lists->registry);
+  cmr_graph_blocks_fini(&lists->graph);
   free(lists);
+}
+
+cmr_status cmr_stream_lists_set_capture(cmr_stream_lists *lists, cmr_capture_rule rule, cmr_resource_ref upstream) {
+  lists->capture = rule;
+  cmr_status status = cmr_ref_properties(upstream, &lists->capture_properties);
+  return status == CMR_SUCCESS ? status : cmr_error_context(status, "%s: its upstream's properties", lists->owner);
 }
 
 void cmr_stream_lists_release_dead_units(cmr_stream_lists *lists, pthread_mutex_t *lock,
@@ -146,6 +162,17 @@ static cmr_status cmr_order_before_release(const cmr_stream_lists *lists, cmr_st
   }
   return status == CMR_SUCCESS ? status
                                : cmr_error_context(status, "%s: waiting for work on freed memory", lists->owner);
+}
+
+/* ---- stream capture (the list's lock held) ------------------------------------------ */
+
+/* `stream`, whose list was marked capturing, is out of capture now: the
+ * blocks it freed there are ordered after its work from here on. Out of
+ * line: the first call after a capture. */
+static __attribute__((noinline)) void cmr_capture_over(const cmr_stream_lists *lists, cmr_stream_list *list,
+                                                       cmr_stream stream) {
+  cmr_stream_list_unmark_capturing(list);
+  if (!cmr_list_empty(list)) cmr_order_after_free(lists, list, stream);
 }
 
 /* ---- recently freed blocks, and those handed out from a list (its lock held) ---------- */
@@ -318,7 +345,7 @@ static cmr_status cmr_take_from_others(cmr_stream_lists *lists, uint64_t own_key
     if (other->key == own_key) continue;
     cmr_list_lock(other);
     cmr_stream_list_flush_recent(other);
-    if (cmr_fit_in(lists, &other->blocks, needed) != NULL) {
+    if (cmr_stream_list_reusable(other, false) && cmr_fit_in(lists, &other->blocks, needed) != NULL) {
       status = cmr_order_before_taking(lists, other, stream);
       if (status == CMR_SUCCESS) status = cmr_take_locked(lists, other, size, alignment, out);
     }
@@ -364,6 +391,41 @@ static __attribute__((noinline)) cmr_status cmr_take_from_others_only(cmr_stream
   return cmr_take_from_others(lists, key, stream, size, alignment, out);
 }
 
+/* An allocation on a capturing stream (stream_lists.h, "Under stream
+ * capture"): its list is marked capturing, and the request served from
+ * graph memory or refused. */
+static __attribute__((noinline)) cmr_status cmr_take_in_capture(cmr_stream_lists *lists, uint64_t key,
+                                                                cmr_stream stream, size_t size, size_t alignment,
+                                                                size_t bytes, void **handed) {
+  *handed = NULL;
+  cmr_stream_list *own;
+  cmr_status status = cmr_lock_list(lists, key, &own);
+  if (status != CMR_SUCCESS) return status;
+  cmr_stream_list_mark_capturing(own);
+  cmr_list_unlock(own);
+  if (lists->capture == CMR_CAPTURE_REFUSE) {
+    return cmr_error(CMR_ERROR_STREAM_CAPTURE,
+                     "%s: %zu bytes on stream %p, which is capturing a graph: this resource refuses allocations "
+                     "during capture (capture = \"refuse\"); allocate before the capture, or make it with capture = "
+                     "\"serve\"",
+                     lists->owner, bytes, (void *)stream);
+  }
+  if (lists->capture_properties & ~cmr_backend_graph_memory_properties()) {
+    return cmr_error(CMR_ERROR_STREAM_CAPTURE,
+                     "%s: %zu bytes on stream %p, which is capturing a graph: its memory is host-accessible, and the "
+                     "memory a capture allocates (a graph memory node) is device memory only",
+                     lists->owner, bytes, (void *)stream);
+  }
+  return cmr_graph_blocks_allocate(&lists->graph, lists->owner, size, alignment, bytes, stream, handed);
+}
+
+/* Whether `stream` is capturing a graph: a backend call on every allocation and free. */
+static inline __attribute__((always_inline)) cmr_status cmr_capturing(const cmr_stream_lists *lists, cmr_stream stream,
+                                                                      bool *out) {
+  cmr_status status = cmr_backend_stream_capturing(stream, out);
+  return status == CMR_SUCCESS ? status : cmr_error_context(status, "%s", lists->owner);
+}
+
 cmr_status cmr_stream_lists_take(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment,
                                  unsigned flags, size_t bytes, void **handed, cmr_block **out) {
   CMR_INVARIANT((flags & CMR_TAKE_OWN) || !(flags & CMR_TAKE_HAND_OUT)); /* it hands out from the own list only */
@@ -371,12 +433,18 @@ cmr_status cmr_stream_lists_take(cmr_stream_lists *lists, cmr_stream stream, siz
   if (!(flags & CMR_TAKE_OWN)) return cmr_take_from_others_only(lists, stream, size, alignment, out);
   uint64_t key;
   cmr_stream_list *own;
-  cmr_status status = cmr_key_of(lists, stream, &key);
+  bool capturing = false;
+  cmr_status status = (flags & CMR_TAKE_HAND_OUT) ? cmr_capturing(lists, stream, &capturing) : CMR_SUCCESS;
+  if (status == CMR_SUCCESS) status = cmr_key_of(lists, stream, &key);
+  if (status == CMR_SUCCESS && __builtin_expect(capturing, 0)) {
+    return cmr_take_in_capture(lists, key, stream, size, alignment, bytes, handed);
+  }
   if (status == CMR_SUCCESS) status = cmr_lock_list(lists, key, &own);
   if (status != CMR_SUCCESS) {
     if (flags & CMR_TAKE_HAND_OUT) *handed = NULL;
     return status;
   }
+  if (__builtin_expect(own->capturing, 0) && (flags & CMR_TAKE_HAND_OUT)) cmr_capture_over(lists, own, stream);
   if (flags & CMR_TAKE_HAND_OUT) {
     cmr_block *block = cmr_recent_take(own, size, alignment);
     if (block != NULL) {
@@ -409,18 +477,44 @@ static cmr_block *cmr_handed_find_elsewhere(cmr_stream_lists *lists, uint64_t ow
   return block;
 }
 
+/* Graph memory the lists handed out on a capturing stream (*found), freed
+ * on `stream`. Out of line: only a free no list or map knows gets here. */
+static __attribute__((noinline)) cmr_status cmr_take_back_graph(cmr_stream_lists *lists, cmr_stream stream, void *ptr,
+                                                                size_t bytes, bool *found) {
+  return cmr_graph_blocks_free(&lists->graph, lists->owner, ptr, bytes, stream, found);
+}
+
+/* A block freed on `stream` into its list (locked); on a capturing stream
+ * without an event, the list marked capturing. */
+static CMR_PAIR_PATH void cmr_give_back_locked(const cmr_stream_lists *lists, cmr_stream_list *list, cmr_stream stream,
+                                               cmr_block *block, bool capturing) {
+  if (__builtin_expect(capturing, 0)) {
+    list->hot = true;
+    cmr_recent_keep(list, block);
+    cmr_stream_list_mark_capturing(list);
+    return;
+  }
+  cmr_give_locked(lists, list, stream, block, CMR_GIVEN_FREED);
+}
+
 cmr_status cmr_stream_lists_take_back(cmr_stream_lists *lists, cmr_stream stream, void *ptr, size_t bytes) {
   uint64_t key;
   cmr_stream_list *own;
-  cmr_status status = cmr_key_of(lists, stream, &key);
+  bool capturing = false;
+  cmr_status status = cmr_capturing(lists, stream, &capturing);
+  if (status == CMR_SUCCESS) status = cmr_key_of(lists, stream, &key);
   if (status == CMR_SUCCESS) status = cmr_lock_list(lists, key, &own);
   if (status != CMR_SUCCESS) return status;
+  if (__builtin_expect(own->capturing, 0) && !capturing) cmr_capture_over(lists, own, stream);
   /* Its own list's hand-outs, else the block map (the list's lock comes
    * before a shard's, as where hand-outs move to the map). */
   cmr_block *block = cmr_handed_find(own, ptr);
   if (block == NULL) block = cmr_block_map_remove(lists->handed_out, ptr);
   if (block == NULL) {
     cmr_list_unlock(own);
+    bool graph = false;
+    status = cmr_take_back_graph(lists, stream, ptr, bytes, &graph);
+    if (graph) return status;
     block = cmr_handed_find_elsewhere(lists, key, ptr);
     /* A list may have moved it to the map while we looked, under its lock. */
     if (block == NULL) block = cmr_block_map_remove(lists->handed_out, ptr);
@@ -440,7 +534,7 @@ cmr_status cmr_stream_lists_take_back(cmr_stream_lists *lists, cmr_stream stream
     cmr_block_map_insert(lists->handed_out, block);
     return status;
   }
-  cmr_give_locked(lists, own, stream, block, CMR_GIVEN_FREED);
+  cmr_give_back_locked(lists, own, stream, block, capturing);
   cmr_list_unlock(own);
   return CMR_SUCCESS;
 }
@@ -476,7 +570,11 @@ cmr_status cmr_stream_lists_reclaim(cmr_stream_lists *lists, cmr_stream stream, 
                                     cmr_block **out) {
   *out = NULL;
   uint64_t key = 0;
-  cmr_status status = cmr_key_of(lists, stream, &key);
+  bool capturing = false;
+  cmr_status status = cmr_capturing(lists, stream, &capturing);
+  /* A capture's allocation is graph memory, out of which no gathering can make room. */
+  if (status != CMR_SUCCESS || capturing) return status;
+  status = cmr_key_of(lists, stream, &key);
   if (status != CMR_SUCCESS) return status;
   cmr_stream_list_recycle_dead(lists);
   cmr_stream_list *own = NULL;
@@ -487,7 +585,9 @@ cmr_status cmr_stream_lists_reclaim(cmr_stream_lists *lists, cmr_stream stream, 
     cmr_stream_list *other = lists->lists[i];
     if (other == own) continue;
     cmr_lock_pair(own, other);
-    if (!cmr_list_empty(other)) status = cmr_move_all(lists, own, other, stream);
+    if (!cmr_list_empty(other) && cmr_stream_list_reusable(other, false)) {
+      status = cmr_move_all(lists, own, other, stream);
+    }
     cmr_unlock_pair(own, other);
   }
   /* Taken before the registry is let go: a second thread gathering at the
@@ -511,7 +611,7 @@ static cmr_status cmr_gather_waited(cmr_stream_lists *lists, cmr_free_blocks *al
   size_t count = atomic_load(&lists->count);
   for (size_t i = 0; i < count; ++i) {
     cmr_stream_list *list = lists->lists[i];
-    if (cmr_list_empty(list)) continue;
+    if (cmr_list_empty(list) || !cmr_stream_list_reusable(list, true)) continue;
     cmr_status status = cmr_order_before_release(lists, list);
     if (status != CMR_SUCCESS) return status;
     cmr_stream_list_flush_recent(list);

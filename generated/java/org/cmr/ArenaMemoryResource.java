@@ -4,6 +4,7 @@
 package org.cmr;
 
 import java.lang.ref.Reference;
+import java.util.Objects;
 
 /**
  * RMM's arena allocator, made explicit. At creation it takes arena_size bytes
@@ -27,6 +28,17 @@ import java.lang.ref.Reference;
  * 
  * Re-entry: the arena calls its upstream only at creation and at the end, so
  * no call of its own waits on an upstream.
+ * 
+ * Under stream capture (capture parameter): an allocation on a stream that is
+ * capturing a CUDA graph is served from graph memory, or refused with
+ * CMR_ERROR_STREAM_CAPTURE when capture = "refuse"; it never takes from the free
+ * lists or the upstream, and records, waits for or queries no event. A free on a
+ * capturing stream of a block allocated before the capture goes to that stream's
+ * list without an event, and no other stream takes from that list until the
+ * stream is next used out of capture (its next allocation or free here, which
+ * orders the freed blocks after its work); a free of graph memory, in the capture
+ * or after it, frees it. A graph that frees memory allocated before its capture
+ * must not be launched once that memory is reused.
  *
  * <p>The {@code arena} resource of cmr (suballocator; cuda and host builds).
  */
@@ -40,9 +52,23 @@ public final class ArenaMemoryResource extends MemoryResource {
    * @param arenaSize Bytes taken from the upstream at creation: everything the arena will ever hold (1 MiB at least). Default: half of the current device's free memory, rounded down to 256 bytes.
    * @param dumpLogOnFailure Whether an allocation that fails for want of memory writes the arena's state to dump_path. Default: false.
    * @param dumpPath File the dumps are appended to (opened, so checked, at creation); the empty string means stderr.
+   * @param capture What an allocation on a stream capturing a CUDA graph gets: serve, graph memory (a graph memory node of the device's current pool, which each launch of the graph maps anew and its free node gives back; the free lists are never used in a capture, since their blocks would be baked into the graph and handed to others once freed), or refuse, CMR_ERROR_STREAM_CAPTURE; frees are served either way, and nothing the capture forbids (an event recorded, waited for or queried, a synchronization, cudaMalloc) is called on a capturing stream. Default: serve.
+   */
+  public ArenaMemoryResource(MemoryResource upstream, long arenaSize, boolean dumpLogOnFailure, String dumpPath, ArenaCapture capture) {
+    super(create(upstream, Arguments.size("arenaSize", arenaSize), dumpLogOnFailure, dumpPath, capture));
+    this.upstream = upstream;
+  }
+
+  /**
+   * A new arena resource, the parameters left out at their defaults.
+   *
+   * @param upstream Where the arena's memory comes from, taken once at creation.
+   * @param arenaSize Bytes taken from the upstream at creation: everything the arena will ever hold (1 MiB at least). Default: half of the current device's free memory, rounded down to 256 bytes.
+   * @param dumpLogOnFailure Whether an allocation that fails for want of memory writes the arena's state to dump_path. Default: false.
+   * @param dumpPath File the dumps are appended to (opened, so checked, at creation); the empty string means stderr.
    */
   public ArenaMemoryResource(MemoryResource upstream, long arenaSize, boolean dumpLogOnFailure, String dumpPath) {
-    super(create(upstream, Arguments.size("arenaSize", arenaSize), dumpLogOnFailure, dumpPath));
+    super(create(upstream, Arguments.size("arenaSize", arenaSize), dumpLogOnFailure, dumpPath, ArenaCapture.ARENA_SERVE));
     this.upstream = upstream;
   }
 
@@ -54,7 +80,7 @@ public final class ArenaMemoryResource extends MemoryResource {
    * @param dumpLogOnFailure Whether an allocation that fails for want of memory writes the arena's state to dump_path. Default: false.
    */
   public ArenaMemoryResource(MemoryResource upstream, long arenaSize, boolean dumpLogOnFailure) {
-    super(create(upstream, Arguments.size("arenaSize", arenaSize), dumpLogOnFailure, ""));
+    super(create(upstream, Arguments.size("arenaSize", arenaSize), dumpLogOnFailure, "", ArenaCapture.ARENA_SERVE));
     this.upstream = upstream;
   }
 
@@ -65,7 +91,7 @@ public final class ArenaMemoryResource extends MemoryResource {
    * @param arenaSize Bytes taken from the upstream at creation: everything the arena will ever hold (1 MiB at least). Default: half of the current device's free memory, rounded down to 256 bytes.
    */
   public ArenaMemoryResource(MemoryResource upstream, long arenaSize) {
-    super(create(upstream, Arguments.size("arenaSize", arenaSize), false, ""));
+    super(create(upstream, Arguments.size("arenaSize", arenaSize), false, "", ArenaCapture.ARENA_SERVE));
     this.upstream = upstream;
   }
 
@@ -75,7 +101,7 @@ public final class ArenaMemoryResource extends MemoryResource {
    * @param upstream Where the arena's memory comes from, taken once at creation.
    */
   public ArenaMemoryResource(MemoryResource upstream) {
-    super(create(upstream, null, false, ""));
+    super(create(upstream, null, false, "", ArenaCapture.ARENA_SERVE));
     this.upstream = upstream;
   }
 
@@ -86,9 +112,10 @@ public final class ArenaMemoryResource extends MemoryResource {
    * @param arenaSize Bytes taken from the upstream at creation: everything the arena will ever hold (1 MiB at least). Default (null): half of the current device's free memory, rounded down to 256 bytes.
    * @param dumpLogOnFailure Whether an allocation that fails for want of memory writes the arena's state to dump_path. Default: false.
    * @param dumpPath File the dumps are appended to (opened, so checked, at creation); the empty string means stderr.
+   * @param capture What an allocation on a stream capturing a CUDA graph gets: serve, graph memory (a graph memory node of the device's current pool, which each launch of the graph maps anew and its free node gives back; the free lists are never used in a capture, since their blocks would be baked into the graph and handed to others once freed), or refuse, CMR_ERROR_STREAM_CAPTURE; frees are served either way, and nothing the capture forbids (an event recorded, waited for or queried, a synchronization, cudaMalloc) is called on a capturing stream. Default: serve.
    */
-  public ArenaMemoryResource(MemoryResource upstream, Long arenaSize, boolean dumpLogOnFailure, String dumpPath) {
-    super(create(upstream, Arguments.optionalSize("arenaSize", arenaSize), dumpLogOnFailure, dumpPath));
+  public ArenaMemoryResource(MemoryResource upstream, Long arenaSize, boolean dumpLogOnFailure, String dumpPath, ArenaCapture capture) {
+    super(create(upstream, Arguments.optionalSize("arenaSize", arenaSize), dumpLogOnFailure, dumpPath, capture));
     this.upstream = upstream;
   }
 
@@ -98,8 +125,8 @@ public final class ArenaMemoryResource extends MemoryResource {
     this.upstream = null;
   }
 
-  private static Share create(MemoryResource upstream, Long arenaSize, boolean dumpLogOnFailure, String dumpPath) {
-    long handle = CmrNative.cmr_arena_resource_create(Arguments.ref("upstream", upstream), arenaSize, dumpLogOnFailure, dumpPath);
+  private static Share create(MemoryResource upstream, Long arenaSize, boolean dumpLogOnFailure, String dumpPath, ArenaCapture capture) {
+    long handle = CmrNative.cmr_arena_resource_create(Arguments.ref("upstream", upstream), arenaSize, dumpLogOnFailure, dumpPath, Objects.requireNonNull(capture, "capture is null"));
     return Share.created(handle, CmrNative::cmr_arena_resource_ref, CmrNative::cmr_arena_resource_destroy, upstream);
   }
 

@@ -20,6 +20,8 @@ import java.util.Set;
  * The functions may call any resource, this one included, and may destroy its
  * last handle: the resource then goes when the thread's outermost call
  * returns.
+ * 
+ * Under stream capture: the callbacks are called as at any other time; what they may do on a capturing stream is theirs to decide (docs/stream_capture.md says what capture forbids).
  *
  * <p>The {@code callback} resource of cmr (leaf; cuda and host builds).
  */

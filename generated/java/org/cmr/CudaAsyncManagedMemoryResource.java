@@ -12,6 +12,8 @@ import java.lang.ref.Reference;
  * maximum where it is the driver's default, 0 (which hands the memory back at
  * every synchronization); a threshold set before is kept. The pool is the
  * device's: every user of it sees the change.
+ * 
+ * Under stream capture: as cuda_async, over the managed pool; whether the driver records a managed pool's allocation in a capture is its answer (CMR_ERROR_STREAM_CAPTURE when it refuses).
  *
  * <p>The {@code cuda_async_managed} resource of cmr (leaf; cuda builds).
  */

@@ -12,6 +12,8 @@ import java.util.Objects;
  * memory freed on a stream at once on that stream. Where the driver supports it
  * (CUDA 12.8 and later) the pool's memory can serve hardware decompression
  * (cudaMemPoolCreateUsageHwDecompress), as RMM's pools.
+ * 
+ * Under stream capture: an allocation on a stream capturing a CUDA graph is cudaMallocFromPoolAsync there, which the driver records as a graph memory node, and its free a free node (docs/stream_capture.md).
  *
  * <p>The {@code cuda_async} resource of cmr (leaf; cuda builds).
  */

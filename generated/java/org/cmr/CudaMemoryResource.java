@@ -9,6 +9,8 @@ import java.lang.ref.Reference;
  * Device memory from cudaMalloc, returned with cudaFree. Every call goes to the
  * driver and synchronizes the device, so it is slow (tens of microseconds) and
  * is best used as the upstream of a pool. The stream is ignored.
+ * 
+ * Under stream capture: an allocation or free on a stream capturing a CUDA graph is refused with CMR_ERROR_STREAM_CAPTURE before any call (cudaMalloc and cudaFree would break the capture); memory it refuses to free stays allocated, to be freed after the capture.
  *
  * <p>The {@code cuda} resource of cmr (leaf; cuda builds).
  */

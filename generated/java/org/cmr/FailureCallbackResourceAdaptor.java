@@ -17,6 +17,8 @@ import java.lang.ref.Reference;
  * Re-entry: no lock is held across the upstream's calls or the callback: the
  * callback may free into this adaptor, allocate through it, or destroy it (it
  * then goes when the outermost call returns).
+ * 
+ * Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); a refusal there (CMR_ERROR_STREAM_CAPTURE) is not an out-of-memory failure and does not call the callback.
  *
  * <p>The {@code failure_callback} resource of cmr (adaptor; cuda and host builds).
  */

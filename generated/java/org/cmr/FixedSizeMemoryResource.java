@@ -4,6 +4,7 @@
 package org.cmr;
 
 import java.lang.ref.Reference;
+import java.util.Objects;
 
 /**
  * Blocks of one size carved from an upstream, stream-ordered (RMM's
@@ -26,6 +27,17 @@ import java.lang.ref.Reference;
  * thread is served when a free block is there, and refused with
  * CMR_ERROR_REENTRANT_CALL when it would have to grow again; frees and the
  * getters are served.
+ * 
+ * Under stream capture (capture parameter): an allocation on a stream that is
+ * capturing a CUDA graph is served from graph memory, or refused with
+ * CMR_ERROR_STREAM_CAPTURE when capture = "refuse"; it never takes from the free
+ * lists or the upstream, and records, waits for or queries no event. A free on a
+ * capturing stream of a block allocated before the capture goes to that stream's
+ * list without an event, and no other stream takes from that list until the
+ * stream is next used out of capture (its next allocation or free here, which
+ * orders the freed blocks after its work); a free of graph memory, in the capture
+ * or after it, frees it. A graph that frees memory allocated before its capture
+ * must not be launched once that memory is reused.
  *
  * <p>The {@code fixed_size} resource of cmr (suballocator; cuda and host builds).
  */
@@ -38,9 +50,22 @@ public final class FixedSizeMemoryResource extends MemoryResource {
    * @param upstream Where the chunks of blocks come from.
    * @param blockSize Bytes of every block, rounded up to a multiple of 256. Default: 1048576.
    * @param blocksToPreallocate Blocks obtained from the upstream at a time: at creation and each time all are in use. Default: 128.
+   * @param capture What an allocation on a stream capturing a CUDA graph gets: serve, graph memory (a graph memory node of the device's current pool, which each launch of the graph maps anew and its free node gives back; the free lists are never used in a capture, since their blocks would be baked into the graph and handed to others once freed), or refuse, CMR_ERROR_STREAM_CAPTURE; frees are served either way, and nothing the capture forbids (an event recorded, waited for or queried, a synchronization, cudaMalloc) is called on a capturing stream. Default: serve.
+   */
+  public FixedSizeMemoryResource(MemoryResource upstream, long blockSize, long blocksToPreallocate, FixedSizeCapture capture) {
+    super(create(upstream, Arguments.size("blockSize", blockSize), Arguments.size("blocksToPreallocate", blocksToPreallocate), capture));
+    this.upstream = upstream;
+  }
+
+  /**
+   * A new fixed_size resource, the parameters left out at their defaults.
+   *
+   * @param upstream Where the chunks of blocks come from.
+   * @param blockSize Bytes of every block, rounded up to a multiple of 256. Default: 1048576.
+   * @param blocksToPreallocate Blocks obtained from the upstream at a time: at creation and each time all are in use. Default: 128.
    */
   public FixedSizeMemoryResource(MemoryResource upstream, long blockSize, long blocksToPreallocate) {
-    super(create(upstream, Arguments.size("blockSize", blockSize), Arguments.size("blocksToPreallocate", blocksToPreallocate)));
+    super(create(upstream, Arguments.size("blockSize", blockSize), Arguments.size("blocksToPreallocate", blocksToPreallocate), FixedSizeCapture.FIXED_SIZE_SERVE));
     this.upstream = upstream;
   }
 
@@ -51,7 +76,7 @@ public final class FixedSizeMemoryResource extends MemoryResource {
    * @param blockSize Bytes of every block, rounded up to a multiple of 256. Default: 1048576.
    */
   public FixedSizeMemoryResource(MemoryResource upstream, long blockSize) {
-    super(create(upstream, Arguments.size("blockSize", blockSize), null));
+    super(create(upstream, Arguments.size("blockSize", blockSize), null, FixedSizeCapture.FIXED_SIZE_SERVE));
     this.upstream = upstream;
   }
 
@@ -61,7 +86,7 @@ public final class FixedSizeMemoryResource extends MemoryResource {
    * @param upstream Where the chunks of blocks come from.
    */
   public FixedSizeMemoryResource(MemoryResource upstream) {
-    super(create(upstream, null, null));
+    super(create(upstream, null, null, FixedSizeCapture.FIXED_SIZE_SERVE));
     this.upstream = upstream;
   }
 
@@ -71,9 +96,10 @@ public final class FixedSizeMemoryResource extends MemoryResource {
    * @param upstream Where the chunks of blocks come from.
    * @param blockSize Bytes of every block, rounded up to a multiple of 256. Default (null): 1048576.
    * @param blocksToPreallocate Blocks obtained from the upstream at a time: at creation and each time all are in use. Default (null): 128.
+   * @param capture What an allocation on a stream capturing a CUDA graph gets: serve, graph memory (a graph memory node of the device's current pool, which each launch of the graph maps anew and its free node gives back; the free lists are never used in a capture, since their blocks would be baked into the graph and handed to others once freed), or refuse, CMR_ERROR_STREAM_CAPTURE; frees are served either way, and nothing the capture forbids (an event recorded, waited for or queried, a synchronization, cudaMalloc) is called on a capturing stream. Default: serve.
    */
-  public FixedSizeMemoryResource(MemoryResource upstream, Long blockSize, Long blocksToPreallocate) {
-    super(create(upstream, Arguments.optionalSize("blockSize", blockSize), Arguments.optionalSize("blocksToPreallocate", blocksToPreallocate)));
+  public FixedSizeMemoryResource(MemoryResource upstream, Long blockSize, Long blocksToPreallocate, FixedSizeCapture capture) {
+    super(create(upstream, Arguments.optionalSize("blockSize", blockSize), Arguments.optionalSize("blocksToPreallocate", blocksToPreallocate), capture));
     this.upstream = upstream;
   }
 
@@ -83,8 +109,8 @@ public final class FixedSizeMemoryResource extends MemoryResource {
     this.upstream = null;
   }
 
-  private static Share create(MemoryResource upstream, Long blockSize, Long blocksToPreallocate) {
-    long handle = CmrNative.cmr_fixed_size_resource_create(Arguments.ref("upstream", upstream), blockSize, blocksToPreallocate);
+  private static Share create(MemoryResource upstream, Long blockSize, Long blocksToPreallocate, FixedSizeCapture capture) {
+    long handle = CmrNative.cmr_fixed_size_resource_create(Arguments.ref("upstream", upstream), blockSize, blocksToPreallocate, Objects.requireNonNull(capture, "capture is null"));
     return Share.created(handle, CmrNative::cmr_fixed_size_resource_ref, CmrNative::cmr_fixed_size_resource_destroy, upstream);
   }
 

@@ -37,6 +37,8 @@ import java.lang.ref.Reference;
  * adaptor (allocate, free, flush, lost_rows) from inside that free on the same
  * thread is refused with CMR_ERROR_REENTRANT_CALL; calls from inside the
  * upstream's allocate are served.
+ * 
+ * Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); it makes no CUDA call of its own.
  *
  * <p>The {@code logging} resource of cmr (adaptor; cuda and host builds).
  */

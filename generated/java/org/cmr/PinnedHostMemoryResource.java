@@ -8,6 +8,8 @@ import java.lang.ref.Reference;
 /**
  * Page-locked host memory from cudaMallocHost, reachable from the device and
  * fast to copy asynchronously. The stream is ignored.
+ * 
+ * Under stream capture: an allocation or free on a stream capturing a CUDA graph is refused with CMR_ERROR_STREAM_CAPTURE before any call (cudaMallocHost and cudaFreeHost would break the capture); memory it refuses to free stays allocated, to be freed after the capture.
  *
  * <p>The {@code pinned_host} resource of cmr (leaf; cuda builds).
  */

@@ -4,6 +4,7 @@
 package org.cmr;
 
 import java.lang.ref.Reference;
+import java.util.Objects;
 
 /**
  * A coalescing best-fit suballocator over memory it takes from its upstream in
@@ -21,6 +22,17 @@ import java.lang.ref.Reference;
  * grows) is served when the free lists hold a block, and refused with
  * CMR_ERROR_REENTRANT_CALL when the pool would have to grow again; frees,
  * release and the getters are served.
+ * 
+ * Under stream capture (capture parameter): an allocation on a stream that is
+ * capturing a CUDA graph is served from graph memory, or refused with
+ * CMR_ERROR_STREAM_CAPTURE when capture = "refuse"; it never takes from the free
+ * lists or the upstream, and records, waits for or queries no event. A free on a
+ * capturing stream of a block allocated before the capture goes to that stream's
+ * list without an event, and no other stream takes from that list until the
+ * stream is next used out of capture (its next allocation or free here, which
+ * orders the freed blocks after its work); a free of graph memory, in the capture
+ * or after it, frees it. A graph that frees memory allocated before its capture
+ * must not be launched once that memory is reused.
  *
  * <p>The {@code pool} resource of cmr (suballocator; cuda and host builds).
  */
@@ -34,9 +46,23 @@ public final class PoolMemoryResource extends MemoryResource {
    * @param initialPoolSize Bytes taken from the upstream at creation (0 takes nothing until the first allocation). Default: half of the current device's free memory, rounded down to 256 bytes.
    * @param maximumPoolSize Most bytes the pool takes from the upstream in all. Default: no limit (SIZE_MAX).
    * @param maximumGrowth Most bytes the pool grows by at once, unless one request needs more: it grows by max(what the request needs, min(pool_size, maximum_growth)). The default doubles the pool as RMM's does; a smaller value holds closer to the peak in use (bench/RESULTS.md, replay). Default: no limit (SIZE_MAX).
+   * @param capture What an allocation on a stream capturing a CUDA graph gets: serve, graph memory (a graph memory node of the device's current pool, which each launch of the graph maps anew and its free node gives back; the free lists are never used in a capture, since their blocks would be baked into the graph and handed to others once freed), or refuse, CMR_ERROR_STREAM_CAPTURE; frees are served either way, and nothing the capture forbids (an event recorded, waited for or queried, a synchronization, cudaMalloc) is called on a capturing stream. Default: serve.
+   */
+  public PoolMemoryResource(MemoryResource upstream, long initialPoolSize, long maximumPoolSize, long maximumGrowth, PoolCapture capture) {
+    super(create(upstream, Arguments.size("initialPoolSize", initialPoolSize), Arguments.size("maximumPoolSize", maximumPoolSize), Arguments.size("maximumGrowth", maximumGrowth), capture));
+    this.upstream = upstream;
+  }
+
+  /**
+   * A new pool resource, the parameters left out at their defaults.
+   *
+   * @param upstream Where the pool takes its chunks from.
+   * @param initialPoolSize Bytes taken from the upstream at creation (0 takes nothing until the first allocation). Default: half of the current device's free memory, rounded down to 256 bytes.
+   * @param maximumPoolSize Most bytes the pool takes from the upstream in all. Default: no limit (SIZE_MAX).
+   * @param maximumGrowth Most bytes the pool grows by at once, unless one request needs more: it grows by max(what the request needs, min(pool_size, maximum_growth)). The default doubles the pool as RMM's does; a smaller value holds closer to the peak in use (bench/RESULTS.md, replay). Default: no limit (SIZE_MAX).
    */
   public PoolMemoryResource(MemoryResource upstream, long initialPoolSize, long maximumPoolSize, long maximumGrowth) {
-    super(create(upstream, Arguments.size("initialPoolSize", initialPoolSize), Arguments.size("maximumPoolSize", maximumPoolSize), Arguments.size("maximumGrowth", maximumGrowth)));
+    super(create(upstream, Arguments.size("initialPoolSize", initialPoolSize), Arguments.size("maximumPoolSize", maximumPoolSize), Arguments.size("maximumGrowth", maximumGrowth), PoolCapture.POOL_SERVE));
     this.upstream = upstream;
   }
 
@@ -48,7 +74,7 @@ public final class PoolMemoryResource extends MemoryResource {
    * @param maximumPoolSize Most bytes the pool takes from the upstream in all. Default: no limit (SIZE_MAX).
    */
   public PoolMemoryResource(MemoryResource upstream, long initialPoolSize, long maximumPoolSize) {
-    super(create(upstream, Arguments.size("initialPoolSize", initialPoolSize), Arguments.size("maximumPoolSize", maximumPoolSize), null));
+    super(create(upstream, Arguments.size("initialPoolSize", initialPoolSize), Arguments.size("maximumPoolSize", maximumPoolSize), null, PoolCapture.POOL_SERVE));
     this.upstream = upstream;
   }
 
@@ -59,7 +85,7 @@ public final class PoolMemoryResource extends MemoryResource {
    * @param initialPoolSize Bytes taken from the upstream at creation (0 takes nothing until the first allocation). Default: half of the current device's free memory, rounded down to 256 bytes.
    */
   public PoolMemoryResource(MemoryResource upstream, long initialPoolSize) {
-    super(create(upstream, Arguments.size("initialPoolSize", initialPoolSize), null, null));
+    super(create(upstream, Arguments.size("initialPoolSize", initialPoolSize), null, null, PoolCapture.POOL_SERVE));
     this.upstream = upstream;
   }
 
@@ -69,7 +95,7 @@ public final class PoolMemoryResource extends MemoryResource {
    * @param upstream Where the pool takes its chunks from.
    */
   public PoolMemoryResource(MemoryResource upstream) {
-    super(create(upstream, null, null, null));
+    super(create(upstream, null, null, null, PoolCapture.POOL_SERVE));
     this.upstream = upstream;
   }
 
@@ -80,9 +106,10 @@ public final class PoolMemoryResource extends MemoryResource {
    * @param initialPoolSize Bytes taken from the upstream at creation (0 takes nothing until the first allocation). Default (null): half of the current device's free memory, rounded down to 256 bytes.
    * @param maximumPoolSize Most bytes the pool takes from the upstream in all. Default (null): no limit (SIZE_MAX).
    * @param maximumGrowth Most bytes the pool grows by at once, unless one request needs more: it grows by max(what the request needs, min(pool_size, maximum_growth)). The default doubles the pool as RMM's does; a smaller value holds closer to the peak in use (bench/RESULTS.md, replay). Default (null): no limit (SIZE_MAX).
+   * @param capture What an allocation on a stream capturing a CUDA graph gets: serve, graph memory (a graph memory node of the device's current pool, which each launch of the graph maps anew and its free node gives back; the free lists are never used in a capture, since their blocks would be baked into the graph and handed to others once freed), or refuse, CMR_ERROR_STREAM_CAPTURE; frees are served either way, and nothing the capture forbids (an event recorded, waited for or queried, a synchronization, cudaMalloc) is called on a capturing stream. Default: serve.
    */
-  public PoolMemoryResource(MemoryResource upstream, Long initialPoolSize, Long maximumPoolSize, Long maximumGrowth) {
-    super(create(upstream, Arguments.optionalSize("initialPoolSize", initialPoolSize), Arguments.optionalSize("maximumPoolSize", maximumPoolSize), Arguments.optionalSize("maximumGrowth", maximumGrowth)));
+  public PoolMemoryResource(MemoryResource upstream, Long initialPoolSize, Long maximumPoolSize, Long maximumGrowth, PoolCapture capture) {
+    super(create(upstream, Arguments.optionalSize("initialPoolSize", initialPoolSize), Arguments.optionalSize("maximumPoolSize", maximumPoolSize), Arguments.optionalSize("maximumGrowth", maximumGrowth), capture));
     this.upstream = upstream;
   }
 
@@ -92,8 +119,8 @@ public final class PoolMemoryResource extends MemoryResource {
     this.upstream = null;
   }
 
-  private static Share create(MemoryResource upstream, Long initialPoolSize, Long maximumPoolSize, Long maximumGrowth) {
-    long handle = CmrNative.cmr_pool_resource_create(Arguments.ref("upstream", upstream), initialPoolSize, maximumPoolSize, maximumGrowth);
+  private static Share create(MemoryResource upstream, Long initialPoolSize, Long maximumPoolSize, Long maximumGrowth, PoolCapture capture) {
+    long handle = CmrNative.cmr_pool_resource_create(Arguments.ref("upstream", upstream), initialPoolSize, maximumPoolSize, maximumGrowth, Objects.requireNonNull(capture, "capture is null"));
     return Share.created(handle, CmrNative::cmr_pool_resource_ref, CmrNative::cmr_pool_resource_destroy, upstream);
   }
 

@@ -21,6 +21,8 @@ import java.lang.ref.Reference;
  * and the headroom is ignored. Any power-of-two alignment is honoured;
  * deallocation waits for the stream first. Two resources are equal when their
  * headrooms are.
+ * 
+ * Under stream capture: served as at any other time; its calls (cudaMemGetInfo, and cudaMemAdvise on host memory) are no stream work, but the GPU suite does not cover them in a capture.
  *
  * <p>The {@code sam_headroom} resource of cmr (leaf; cuda and host builds).
  */

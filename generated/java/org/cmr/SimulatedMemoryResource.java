@@ -18,6 +18,8 @@ import java.lang.ref.Reference;
  * nothing changes). It says it is device
  * accessible (so suballocators over it accept it) and never host accessible:
  * nothing may read or write its memory, not even a device.
+ * 
+ * Under stream capture: addresses with no CUDA call; served as at any other time.
  *
  * <p>The {@code simulated} resource of cmr (leaf; cuda and host builds).
  */

@@ -11,6 +11,8 @@ import java.lang.ref.Reference;
  * resource expects) and, in the host build, where the host is the device. Any
  * power-of-two alignment is honoured. Deallocation waits for the stream first,
  * since queued device work may still read the memory.
+ * 
+ * Under stream capture: host memory, with no CUDA call; served as at any other time.
  *
  * <p>The {@code system} resource of cmr (leaf; cuda and host builds).
  */

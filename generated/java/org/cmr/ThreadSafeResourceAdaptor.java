@@ -14,6 +14,8 @@ import java.lang.ref.Reference;
  * Re-entry: its lock is held across every upstream call, so a call into the
  * adaptor from inside one on the same thread is refused with
  * CMR_ERROR_REENTRANT_CALL; other threads wait as usual.
+ * 
+ * Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); it makes no CUDA call of its own.
  *
  * <p>The {@code thread_safe} resource of cmr (adaptor; cuda and host builds).
  */

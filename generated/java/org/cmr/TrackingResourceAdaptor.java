@@ -25,6 +25,8 @@ import java.lang.ref.Reference;
  * 
  * Re-entry: no lock is held across the upstream's calls: a call back into the
  * adaptor from inside them is served.
+ * 
+ * Under stream capture: passes the call to its upstream, which serves or refuses it (docs/stream_capture.md); it makes no CUDA call of its own.
  *
  * <p>The {@code tracking} resource of cmr (adaptor; cuda and host builds).
  */

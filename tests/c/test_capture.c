@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The suballocators and the adaptors over them under stream capture, on the
+ * host build's simulation of it (backend.h: a stream marked capturing, and
+ * every call capture forbids refused and counted). What each case checks:
+ * nothing forbidden is called; an allocation in a capture is graph memory,
+ * never a block of the free lists nor new upstream memory (or it is refused
+ * with CMR_ERROR_STREAM_CAPTURE when the resource says so); frees in and
+ * after the capture free what they must; a block freed in the capture goes
+ * to no other stream until its stream is out of capture; and a thousand
+ * captures leave no memory behind. The real capture, on a GPU, is
+ * test_capture_gpu.c. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "backend.h"
+#include "test_util.h"
+
+enum { KiB = 1024, MiB = 1024 * 1024, launches = 1000 };
+
+/* Each stack's allocations of `block` bytes come from its suballocator
+ * (fixed_size's blocks are 64 KiB). */
+static const char *const serving[] = {
+    "pool(system, initial_pool_size=1MiB)",
+    "arena(system, arena_size=4MiB)",
+    "fixed_size(system, block_size=64KiB)",
+    "binning(system, min_size_exponent=12, max_size_exponent=16)",
+    "statistics(pool(system, initial_pool_size=1MiB))",
+    "limiting(arena(system, arena_size=4MiB), allocation_limit=8MiB)",
+    "aligned(pool(system, initial_pool_size=1MiB), allocation_alignment=4096, alignment_threshold=0)",
+    "logging(pool(system, initial_pool_size=1MiB), filename=\"/dev/null\")",
+    "tracking(fixed_size(system, block_size=64KiB))",
+    "thread_safe(arena(system, arena_size=4MiB))",
+};
+enum { serving_count = sizeof serving / sizeof serving[0], block = 64 * KiB };
+
+static const char *const refusing[] = {
+    "pool(system, initial_pool_size=1MiB, capture=refuse)",
+    "arena(system, arena_size=4MiB, capture=refuse)",
+    "fixed_size(system, block_size=64KiB, capture=refuse)",
+    "statistics(pool(system, initial_pool_size=1MiB, capture=refuse))",
+};
+enum { refusing_count = sizeof refusing / sizeof refusing[0] };
+
+static cmr_stack *stack;
+static cmr_resource_ref ref;
+static cmr_stream capturing, other;
+
+static void make(const char *expression) {
+  ck_assert_ok(cmr_stack_parse(expression, &stack));
+  ck_assert_ok(cmr_stack_ref(stack, &ref));
+  ck_assert_ok(cmr_stream_create(&capturing));
+  ck_assert_ok(cmr_stream_create(&other));
+}
+
+static void unmake(void) {
+  cmr_backend_host_mark_capturing(capturing, false);
+  ck_assert_ok(cmr_stack_destroy(stack));
+  ck_assert_ok(cmr_stream_destroy(capturing));
+  ck_assert_ok(cmr_stream_destroy(other));
+}
+
+static size_t graph_blocks(void) {
+  size_t blocks = 0, bytes = 0;
+  cmr_backend_host_graph_memory(&blocks, &bytes);
+  return blocks;
+}
+
+static void *take(size_t bytes, cmr_stream stream) {
+  void *ptr = NULL;
+  ck_assert_ok(cmr_allocate(ref, bytes, stream, &ptr));
+  ck_assert_ptr_nonnull(ptr);
+  return ptr;
+}
+
+static void give(void *ptr, size_t bytes, cmr_stream stream) { ck_assert_ok(cmr_deallocate(ref, ptr, bytes, stream)); }
+
+static cmr_backend_host_counts counts(void) {
+  cmr_backend_host_counts now;
+  cmr_backend_host_counts_read(&now);
+  return now;
+}
+
+/* An allocation in the capture is graph memory; its free, in the capture,
+ * gives it back; a block allocated before and freed in the capture stays
+ * away from another stream while the capture lasts, and is the capturing
+ * stream's again after it. No ordering call is made in the capture. */
+START_TEST(capture_is_served_from_graph_memory) {
+  make(serving[_i]);
+  unsigned long violations = cmr_backend_host_capture_violations();
+  size_t graph = graph_blocks();
+  void *before = take(block, capturing);
+  cmr_backend_host_mark_capturing(capturing, true);
+  cmr_backend_host_counts at_start = counts();
+
+  void *inside = take(block, capturing);
+  ck_assert_ptr_ne(inside, before);
+  ck_assert_uint_eq(graph_blocks(), graph + 1);
+  give(before, block, capturing); /* allocated before the capture */
+  void *elsewhere = take(block, other);
+  ck_assert_ptr_ne(elsewhere, before); /* the capturing stream's list is out of other's reach */
+  give(inside, block, capturing);
+  ck_assert_uint_eq(graph_blocks(), graph);
+  give(elsewhere, block, other);
+
+  cmr_backend_host_counts at_end = counts();
+  ck_assert_uint_eq(at_end.event_records, at_start.event_records);
+  ck_assert_uint_eq(at_end.device_synchronizes, at_start.device_synchronizes);
+  ck_assert_uint_eq(at_end.event_synchronizes, at_start.event_synchronizes);
+  ck_assert_uint_eq(cmr_backend_host_capture_violations(), violations);
+
+  cmr_backend_host_mark_capturing(capturing, false);
+  void *after = take(block, capturing);
+  ck_assert_uint_eq(graph_blocks(), graph); /* out of capture: the lists again */
+  give(after, block, capturing);
+  ck_assert_uint_eq(cmr_backend_host_capture_violations(), violations);
+  unmake();
+}
+END_TEST
+
+/* Captured a thousand times, with the stream used out of capture between
+ * the captures, allocations and frees inside each leave no graph memory
+ * behind and make no forbidden call. */
+START_TEST(a_thousand_captures_leave_nothing) {
+  make(serving[_i]);
+  unsigned long violations = cmr_backend_host_capture_violations();
+  size_t graph = graph_blocks();
+  for (int launch = 0; launch < launches; ++launch) {
+    cmr_backend_host_mark_capturing(capturing, true);
+    void *a = take(block, capturing), *b = take(block / 2, capturing);
+    give(a, block, capturing);
+    give(b, block / 2, capturing);
+    cmr_backend_host_mark_capturing(capturing, false);
+    give(take(block, capturing), block, capturing); /* the stream out of capture, between launches */
+  }
+  ck_assert_uint_eq(graph_blocks(), graph);
+  ck_assert_uint_eq(cmr_backend_host_capture_violations(), violations);
+  unmake();
+}
+END_TEST
+
+/* Graph memory a capture left allocated is freed after the capture, on
+ * another stream; a free of it with another size frees nothing. */
+START_TEST(graph_memory_is_freed_after_the_capture) {
+  make(serving[_i]);
+  size_t graph = graph_blocks();
+  cmr_backend_host_mark_capturing(capturing, true);
+  void *kept = take(block, capturing);
+  cmr_backend_host_mark_capturing(capturing, false);
+  ck_assert_uint_eq(graph_blocks(), graph + 1);
+  /* binning routes the other size to another bin, which never handed it out */
+  cmr_status wrong = cmr_deallocate(ref, kept, block / 2, other);
+  ck_assert(wrong == CMR_ERROR_INVALID_ARGUMENT || wrong == CMR_ERROR_UNKNOWN_POINTER);
+  ck_assert_uint_eq(graph_blocks(), graph + 1);
+  give(kept, block, other);
+  ck_assert_uint_eq(graph_blocks(), graph);
+  unmake();
+}
+END_TEST
+
+/* capture = refuse: CMR_ERROR_STREAM_CAPTURE, with a message; frees of
+ * memory from before the capture are served; another stream is served. */
+START_TEST(refusing_resources_refuse_in_a_capture) {
+  make(refusing[_i]);
+  unsigned long violations = cmr_backend_host_capture_violations();
+  void *before = take(block, capturing);
+  cmr_backend_host_mark_capturing(capturing, true);
+  void *ptr = (void *)1;
+  ck_assert_status(cmr_allocate(ref, block, capturing, &ptr), CMR_ERROR_STREAM_CAPTURE);
+  ck_assert_message_has("capturing a graph");
+  ck_assert_message_has("capture = \"refuse\"");
+  give(before, block, capturing);
+  give(take(block, other), block, other);
+  cmr_backend_host_mark_capturing(capturing, false);
+  give(take(block, capturing), block, capturing);
+  ck_assert_uint_eq(cmr_backend_host_capture_violations(), violations);
+  unmake();
+}
+END_TEST
+
+/* A list whose reuse needs a device synchronization (freed into before any
+ * stream shared it) is left alone while a capture is under way: another
+ * stream grows the pool instead of synchronizing the device. */
+START_TEST(no_device_synchronization_while_a_stream_captures) {
+  make("pool(system, initial_pool_size=0)");
+  unsigned long violations = cmr_backend_host_capture_violations();
+  cmr_stream third = NULL;
+  ck_assert_ok(cmr_stream_create(&third));
+  void *first = take(block, other);
+  give(first, block, other); /* other's list: unordered, never shared */
+  cmr_backend_host_mark_capturing(capturing, true);
+  give(take(block, capturing), block, capturing); /* the capture is seen */
+  cmr_backend_host_counts at_start = counts();
+  void *taken = take(block, third);
+  ck_assert_ptr_ne(taken, first);
+  ck_assert_uint_eq(counts().device_synchronizes, at_start.device_synchronizes);
+  ck_assert_uint_eq(cmr_backend_host_capture_violations(), violations);
+  give(taken, block, third);
+  cmr_backend_host_mark_capturing(capturing, false);
+  give(take(block, capturing), block, capturing); /* out of capture */
+  ck_assert_uint_eq(cmr_backend_host_capture_violations(), violations);
+  ck_assert_ok(cmr_stream_destroy(third));
+  unmake();
+}
+END_TEST
+
+/* Graph memory that cannot be had (more than any host) is out of memory at
+ * once: the pool does not gather the other streams' blocks for it, which
+ * would make the capturing stream wait for their events. */
+START_TEST(an_allocation_too_large_for_graph_memory_gathers_nothing) {
+  make("pool(system, initial_pool_size=0)");
+  unsigned long violations = cmr_backend_host_capture_violations();
+  void *a = take(block, other), *b = take(block, capturing);
+  give(a, block, capturing); /* each stream's list now holds a block of the other's */
+  give(b, block, other);
+  give(take(block, other), block, other);
+  cmr_backend_host_mark_capturing(capturing, true);
+  cmr_backend_host_counts at_start = counts();
+  void *ptr = NULL;
+  ck_assert_status(cmr_allocate(ref, (size_t)1 << 60, capturing, &ptr), CMR_ERROR_OUT_OF_MEMORY);
+  ck_assert_message_has("cudaMallocAsync");
+  ck_assert_uint_eq(counts().stream_waits, at_start.stream_waits);
+  ck_assert_uint_eq(cmr_backend_host_capture_violations(), violations);
+  unmake();
+}
+END_TEST
+
+/* One thread captures (allocating and freeing graph memory, freeing blocks
+ * it allocated before) while another works on its own stream through the
+ * same resource: neither makes a forbidden call, and nothing is lost. */
+typedef struct worker {
+  cmr_stream stream;
+  int rounds;
+} worker;
+
+static void *work_out_of_capture(void *arg) {
+  const worker *w = arg;
+  for (int i = 0; i < w->rounds; ++i) {
+    void *a = NULL, *b = NULL;
+    if (cmr_allocate(ref, block, w->stream, &a) != CMR_SUCCESS) return (void *)1;
+    if (cmr_allocate(ref, block / 4, w->stream, &b) != CMR_SUCCESS) return (void *)1;
+    if (cmr_deallocate(ref, a, block, w->stream) != CMR_SUCCESS) return (void *)1;
+    if (cmr_deallocate(ref, b, block / 4, w->stream) != CMR_SUCCESS) return (void *)1;
+  }
+  return NULL;
+}
+
+START_TEST(a_capture_beside_another_thread) {
+  make(serving[_i]);
+  unsigned long violations = cmr_backend_host_capture_violations();
+  size_t graph = graph_blocks();
+  enum { rounds = 2000, earlier = 8 };
+  void *before[earlier];
+  for (int i = 0; i < earlier; ++i) before[i] = take(block, capturing);
+  worker other_thread = {other, rounds};
+  pthread_t thread;
+  ck_assert_int_eq(pthread_create(&thread, NULL, work_out_of_capture, &other_thread), 0);
+  cmr_backend_host_mark_capturing(capturing, true);
+  for (int i = 0; i < rounds; ++i) {
+    void *inside = take(block, capturing);
+    if (i < earlier) give(before[i], block, capturing);
+    give(inside, block, capturing);
+  }
+  cmr_backend_host_mark_capturing(capturing, false);
+  void *result = (void *)1;
+  ck_assert_int_eq(pthread_join(thread, &result), 0);
+  ck_assert_ptr_null(result);
+  give(take(block, capturing), block, capturing);
+  ck_assert_uint_eq(graph_blocks(), graph);
+  ck_assert_uint_eq(cmr_backend_host_capture_violations(), violations);
+  unmake();
+}
+END_TEST
+
+/* The host simulation itself: a marked stream refuses what capture forbids. */
+START_TEST(the_simulation_refuses_what_capture_forbids) {
+  cmr_stream stream = NULL;
+  ck_assert_ok(cmr_stream_create(&stream));
+  unsigned long violations = cmr_backend_host_capture_violations();
+  bool is = true;
+  ck_assert_ok(cmr_backend_stream_capturing(stream, &is));
+  ck_assert(!is);
+  cmr_backend_host_mark_capturing(stream, true);
+  ck_assert_ok(cmr_backend_stream_capturing(stream, &is));
+  ck_assert(is);
+  cmr_backend_event event = NULL;
+  ck_assert_ok(cmr_backend_event_create(&event));
+  ck_assert_status(cmr_backend_event_record(event, stream), CMR_ERROR_STREAM_CAPTURE);
+  ck_assert_message_has("cudaEventRecord");
+  ck_assert_status(cmr_backend_stream_wait_event(stream, event), CMR_ERROR_STREAM_CAPTURE);
+  ck_assert_status(cmr_backend_device_synchronize(), CMR_ERROR_STREAM_CAPTURE);
+  ck_assert_status(cmr_backend_stream_synchronize(stream), CMR_ERROR_STREAM_CAPTURE);
+  ck_assert_ok(cmr_backend_stream_synchronize(NULL)); /* another stream */
+  ck_assert_uint_eq(cmr_backend_host_capture_violations(), violations + 4);
+  cmr_backend_host_mark_capturing(stream, false);
+  ck_assert_ok(cmr_backend_event_record(event, stream));
+  ck_assert_ok(cmr_backend_device_synchronize());
+  cmr_backend_event_destroy(event);
+  ck_assert_ok(cmr_stream_destroy(stream));
+}
+END_TEST
+
+/* The status has its name. */
+START_TEST(the_status_is_named) {
+  ck_assert_str_eq(cmr_status_string(CMR_ERROR_STREAM_CAPTURE), "CMR_ERROR_STREAM_CAPTURE");
+}
+END_TEST
+
+int main(void) {
+  Suite *suite = suite_create("capture");
+  TCase *serves = tcase_create("serving");
+  tcase_add_loop_test(serves, capture_is_served_from_graph_memory, 0, serving_count);
+  tcase_add_loop_test(serves, a_thousand_captures_leave_nothing, 0, serving_count);
+  tcase_add_loop_test(serves, graph_memory_is_freed_after_the_capture, 0, serving_count);
+  tcase_add_loop_test(serves, a_capture_beside_another_thread, 0, serving_count);
+  tcase_set_timeout(serves, 120);
+  suite_add_tcase(suite, serves);
+  TCase *refuses = tcase_create("refusing");
+  tcase_add_loop_test(refuses, refusing_resources_refuse_in_a_capture, 0, refusing_count);
+  suite_add_tcase(suite, refuses);
+  cmr_test_case(suite, "ordering", NULL, NULL, no_device_synchronization_while_a_stream_captures,
+                an_allocation_too_large_for_graph_memory_gathers_nothing, the_simulation_refuses_what_capture_forbids,
+                the_status_is_named);
+  return cmr_test_run(suite);
+}
