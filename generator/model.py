@@ -259,9 +259,9 @@ TYPES = {
               py=PythonForms("str", "", '_args.enum({v}, "{v}", _{ENUM})', default='"{raw}"',
                              native_default='_{ENUM}["{raw}"]', nullable=False),
               go=GoForms("{enum}", native="capi.Enum_SS_{c_type}({v})", default="{enum}{Pascal}"),
-              java=JavaForms("{enum}", native='Objects.requireNonNull({v}, "{v} is null")', default="{enum}.{UPPER}",
+              java=JavaForms("{enum}", native='Objects.requireNonNull({v}, "{v} is null")', default="{enum}.{SCOPED_UPPER}",
                              needs_import="Objects"),
-              cs=CSharpForms("{enum}", default="{enum}.{Pascal}")),
+              cs=CSharpForms("{enum}", default="{enum}.{ScopedPascal}")),
     )
 }
 # How each language writes a set of property flags (a properties default).
@@ -386,7 +386,9 @@ class Param:
             "c_type": self.c_type, "raw": str(d) if literal else "", "Bool": "True" if d else "False",
             "bool": "true" if d else "false", "json": json.dumps(d) if literal else "",
             "number": str(d) if literal and not isinstance(d, (str, list)) else "None",
-            "Pascal": _pascal(self.value_prefix + word), "UPPER": (self.value_prefix + word).upper(),
+            "Pascal": _pascal(word), "UPPER": word.upper(),
+            # Java's and C#'s constant of the value (value_prefix).
+            "SCOPED_UPPER": (self.value_prefix + word).upper(), "ScopedPascal": _pascal(self.value_prefix + word),
         }
         flags = d if isinstance(d, list) else []
         for key, (item, separator, empty, wrap) in _FLAG_SETS.items():

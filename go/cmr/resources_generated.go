@@ -217,7 +217,7 @@ func NewArenaResource(upstream Resource, options ...ArenaOption) (*ArenaResource
 		arenaSize:        nil,
 		dumpLogOnFailure: false,
 		dumpPath:         "",
-		capture:          ArenaCaptureArenaServe,
+		capture:          ArenaCaptureServe,
 	}
 	for _, option := range options {
 		option(&o)
@@ -1158,7 +1158,7 @@ func NewFixedSizeResource(upstream Resource, options ...FixedSizeOption) (*Fixed
 	o := fixedSizeOptions{
 		blockSize:           nil,
 		blocksToPreallocate: nil,
-		capture:             FixedSizeCaptureFixedSizeServe,
+		capture:             FixedSizeCaptureServe,
 	}
 	for _, option := range options {
 		option(&o)
@@ -1664,7 +1664,7 @@ func NewPoolResource(upstream Resource, options ...PoolOption) (*PoolResource, e
 		initialPoolSize: nil,
 		maximumPoolSize: nil,
 		maximumGrowth:   nil,
-		capture:         PoolCapturePoolServe,
+		capture:         PoolCaptureServe,
 	}
 	for _, option := range options {
 		option(&o)
