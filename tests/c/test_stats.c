@@ -99,7 +99,8 @@ END_TEST
 
 START_TEST(fixed_size_counts_its_blocks) {
   cmr_fixed_size_resource *fixed = NULL;
-  ck_assert_ok(cmr_fixed_size_resource_create(cmr_system_resource_ref(host), CMR_SIZE(1024), CMR_SIZE(4), CMR_FIXED_SIZE_CAPTURE_SERVE, &fixed));
+  ck_assert_ok(cmr_fixed_size_resource_create(cmr_system_resource_ref(host), CMR_SIZE(1024), CMR_SIZE(4),
+                                              CMR_FIXED_SIZE_CAPTURE_SERVE, &fixed));
   cmr_resource_ref ref = cmr_fixed_size_resource_ref(fixed);
   void *a = NULL;
   ck_assert_ok(cmr_allocate(ref, 100, CMR_DEFAULT_STREAM, &a));
@@ -117,7 +118,8 @@ END_TEST
 
 START_TEST(an_arena_counts_its_global_arena_as_free) {
   cmr_arena_resource *arena = NULL;
-  ck_assert_ok(cmr_arena_resource_create(cmr_system_resource_ref(host), CMR_SIZE(4 << 20), false, "", CMR_ARENA_CAPTURE_SERVE, &arena));
+  ck_assert_ok(cmr_arena_resource_create(cmr_system_resource_ref(host), CMR_SIZE(4 << 20), false, "",
+                                         CMR_ARENA_CAPTURE_SERVE, &arena));
   cmr_resource_ref ref = cmr_arena_resource_ref(arena);
   cmr_stats before = stats_of(ref);
   ck_assert_uint_eq(before.supported, KIT_FIELDS);

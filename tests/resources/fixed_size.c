@@ -11,8 +11,8 @@ enum { block = 4096, per_chunk = 4 };
 static cmr_fixed_size_resource *make(void) {
   cmr_system_resource *system = cmr_test_system_resource();
   cmr_fixed_size_resource *made = NULL;
-  ck_assert_ok(
-      cmr_fixed_size_resource_create(cmr_system_resource_ref(system), CMR_SIZE(block), CMR_SIZE(per_chunk), CMR_FIXED_SIZE_CAPTURE_SERVE, &made));
+  ck_assert_ok(cmr_fixed_size_resource_create(cmr_system_resource_ref(system), CMR_SIZE(block), CMR_SIZE(per_chunk),
+                                              CMR_FIXED_SIZE_CAPTURE_SERVE, &made));
   ck_assert_ok(cmr_system_resource_destroy(system));
   return made;
 }

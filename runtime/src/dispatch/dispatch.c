@@ -14,80 +14,6 @@
  * reach stay out of line). */
 #define CMR_HOT_INLINE inline __attribute__((always_inline))
 
-/* ---- refs ------------------------------------------------------------------ */
-
-static const char *cmr_type_name_of(cmr_resource_ref ref) {
-  return ref.ops->type_name != NULL ? ref.ops->type_name : "(unnamed)";
-}
-
-cmr_status cmr_ref_check(cmr_resource_ref ref, const char *what) {
-  if (ref.ops == NULL) {
-    return cmr_error(CMR_ERROR_INVALID_REF, "%s: the ref has no ops table (zeroed or never made)", what);
-  }
-  if (ref.ops->flags & CMR_OPS_FLAG_COUNTED) {
-    if (ref.self == NULL) {
-      return cmr_error(CMR_ERROR_INVALID_REF, "%s: the ref to resource %s has a NULL handle", what,
-                       cmr_type_name_of(ref));
-    }
-    if ((uint64_t)(uintptr_t)ref.self & CMR_TOKEN_HANDLE_BIT) {
-      /* What a ref constructor gives for a handle that is not a live one of
-       * its resource: the handle itself. */
-      void *token;
-      cmr_status status = cmr_handle_target(ref.self, what, &token);
-      if (status == CMR_SUCCESS) {
-        return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
-                         "%s: the ref to resource %s was made from handle %p, a handle of another resource", what,
-                         cmr_type_name_of(ref), ref.self);
-      }
-      if (status == CMR_ERROR_FORKED) return status;
-      return cmr_error(CMR_ERROR_DESTROYED_HANDLE,
-                       "%s: the ref to resource %s was made from handle %p, already destroyed", what,
-                       cmr_type_name_of(ref), ref.self);
-    }
-    cmr_object *object;
-    cmr_status status = cmr_object_resolve(ref.self, NULL, what, &object);
-    if (status != CMR_SUCCESS) {
-      return status;
-    }
-  }
-  if (ref.ops->allocate == NULL || ref.ops->deallocate == NULL) {
-    return cmr_error(CMR_ERROR_INVALID_REF, "%s: resource %s has no %s function", what, cmr_type_name_of(ref),
-                     ref.ops->allocate == NULL ? "allocate" : "deallocate");
-  }
-  return CMR_SUCCESS;
-}
-
-unsigned cmr_ref_properties_of(cmr_resource_ref ref) {
-  void *self = cmr_ref_self(ref);
-  return ref.ops->properties != NULL && self != NULL ? ref.ops->properties(self) : 0u;
-}
-
-cmr_status cmr_ref_hold(cmr_resource_ref ref, const char *what) {
-  if (ref.ops->flags & CMR_OPS_FLAG_COUNTED) {
-    return cmr_object_retain(ref.self, what);
-  }
-  if (ref.ops->retain != NULL) {
-    ref.ops->retain(ref.self);
-  }
-  return CMR_SUCCESS;
-}
-
-void cmr_ref_drop(cmr_resource_ref ref) {
-  if (ref.ops->flags & CMR_OPS_FLAG_COUNTED) {
-    (void)cmr_object_release(ref.self, "cmr_ref_drop");
-  } else if (ref.ops->release != NULL) {
-    ref.ops->release(ref.self);
-  }
-}
-
-bool cmr_ref_same(cmr_resource_ref a, cmr_resource_ref b) {
-  if (a.self == b.self && a.ops == b.ops) {
-    return true;
-  }
-  void *self = cmr_ref_self(a);
-  return a.ops->is_equal != NULL && self != NULL && a.ops->is_equal(self, b);
-}
-
 /* ---- argument checks ---------------------------------------------------------- */
 
 /* The rules, each written once; the fast paths test them inline, the
@@ -222,7 +148,7 @@ static cmr_status cmr_call_allocate(cmr_call_kind kind, cmr_resource_ref ref, vo
 static __attribute__((noinline)) cmr_status cmr_resource_failed(cmr_status status, unsigned long serial_before,
                                                                 cmr_resource_ref ref, const char *what, size_t bytes) {
   if (cmr_error_serial() == serial_before) {
-    return cmr_error(status, "%s: resource %s failed with %s for %zu bytes", what, cmr_type_name_of(ref),
+    return cmr_error(status, "%s: resource %s failed with %s for %zu bytes", what, cmr_ref_type_name_of(ref),
                      cmr_status_string(status), bytes);
   }
   return status;
@@ -264,12 +190,12 @@ static __attribute__((noinline)) cmr_status cmr_allocate_answered(const char *wh
     }
   } else if (ptr == NULL) {
     status = cmr_error(CMR_ERROR_INTERNAL, "%s: resource %s returned NULL for %zu bytes", what,
-                       cmr_type_name_of(call->ref), call->bytes);
+                       cmr_ref_type_name_of(call->ref), call->bytes);
   } else if (((uintptr_t)ptr & (call->alignment - 1)) != 0) {
     *call->out = NULL;
     status = cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
                        "%s: resource %s returned a pointer aligned to only %zu bytes (alignment %zu requested)", what,
-                       cmr_type_name_of(call->ref), cmr_alignment_of(ptr), call->alignment);
+                       cmr_ref_type_name_of(call->ref), cmr_alignment_of(ptr), call->alignment);
     status =
         cmr_give_back_raw(status, call->kind, call->ref, call->self, ptr, call->bytes, call->alignment, call->stream);
   } else {
@@ -484,7 +410,7 @@ cmr_status cmr_ref_require_properties(cmr_resource_ref ref, unsigned required) {
   }
   bool device = missing & CMR_PROPERTY_DEVICE_ACCESSIBLE;
   bool host = missing & CMR_PROPERTY_HOST_ACCESSIBLE;
-  return cmr_error(CMR_ERROR_PROPERTY_MISSING, "%s: resource %s is not %s%s%s", what, cmr_type_name_of(ref),
+  return cmr_error(CMR_ERROR_PROPERTY_MISSING, "%s: resource %s is not %s%s%s", what, cmr_ref_type_name_of(ref),
                    device ? "device_accessible" : "", device && host ? " and not " : "", host ? "host_accessible" : "");
 }
 
@@ -496,7 +422,7 @@ cmr_status cmr_ref_type_name(cmr_resource_ref ref, const char **out) {
   *out = NULL;
   cmr_status status = cmr_ref_check(ref, what);
   if (status == CMR_SUCCESS) {
-    *out = cmr_type_name_of(ref);
+    *out = cmr_ref_type_name_of(ref);
   }
   return status;
 }

@@ -51,6 +51,8 @@ cmr_status cmr_held_give_back(cmr_status status, cmr_resource_ref ref, void *sel
                               size_t alignment, cmr_stream stream);
 /* Properties of a ref already checked. */
 unsigned cmr_ref_properties_of(cmr_resource_ref ref);
+/* The resource's type name, "(unnamed)" for a table without one (ops set). */
+const char *cmr_ref_type_name_of(cmr_resource_ref ref);
 /* Retain / release a ref already checked (no-ops for foreign resources
  * without retain / release). Retaining fails (CMR_ERROR_DESTROYED_HANDLE)
  * when the resource's last share is being released meanwhile. */
