@@ -953,6 +953,13 @@ class Resource:
         return [p for p in self.params if p.is_upstream and p.retain]
 
     @property
+    def held_refs(self) -> list:
+        """Retained resource parameters besides the upstream (fallback's
+        fallback): the shared wrapper code holds each while the resource
+        lives and shows it to the cycle check as a child."""
+        return [p for p in self.params if p.is_upstream and p.retain and p is not self.upstream]
+
+    @property
     def adopts_resources(self) -> bool:
         """Whether a method can give it more resources to hold after
         creation (binning's bins): then its algorithm lists them for the

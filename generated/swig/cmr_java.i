@@ -67,6 +67,12 @@ CMR_JAVA_RETURNS_LONG(cmr_cuda_async_view_resource_pool_handle)
 CMR_JAVA_RETURNS_LONG(cmr_java_failure_callback_resource_create)
 CMR_JAVA_RETURNS_LONG(cmr_failure_callback_resource_from_ref)
 
+/* fallback */
+CMR_JAVA_RETURNS_LONG(cmr_fallback_resource_create)
+CMR_JAVA_RETURNS_LONG(cmr_fallback_resource_from_ref)
+CMR_JAVA_RETURNS_LONG(cmr_fallback_resource_fallback_allocations)
+CMR_JAVA_RETURNS_LONG(cmr_fallback_resource_fallback_bytes)
+
 /* fixed_size */
 CMR_JAVA_RETURNS_LONG(cmr_fixed_size_resource_create)
 CMR_JAVA_RETURNS_LONG(cmr_fixed_size_resource_from_ref)

@@ -44,6 +44,8 @@
 %nothread cmr_cuda_async_view_resource_from_ref;
 %nothread cmr_failure_callback_resource_ref;
 %nothread cmr_failure_callback_resource_from_ref;
+%nothread cmr_fallback_resource_ref;
+%nothread cmr_fallback_resource_from_ref;
 %nothread cmr_fixed_size_resource_ref;
 %nothread cmr_fixed_size_resource_from_ref;
 %nothread cmr_limiting_resource_ref;

@@ -870,6 +870,100 @@ func wrapFailureCallbackResource(ref capi.Cmr_resource_ref) (Resource, error) {
 // came from a ref (CurrentDeviceResource, a Stack's Top).
 func (r *FailureCallbackResource) Upstream() Resource { return r.upstream }
 
+// FallbackResource is cmr's fallback resource (adaptor).
+//
+// Serves each allocation from upstream (the primary) and, when the primary
+// refuses it with CMR_ERROR_OUT_OF_MEMORY, from fallback instead (rapidsmpf's
+// fallback resource): device memory first and managed memory past it, say.
+// Any other failure of the primary (an alignment it cannot honour, a
+// destroyed stream) is returned as it is, without asking fallback; when both
+// are out of memory the allocation fails with fallback's message. Every
+// pointer it hands out is recorded with the resource that served it (in a
+// ledger of its own), so a free goes to that one: a pointer it did not hand
+// out is CMR_ERROR_UNKNOWN_POINTER, a size other than the allocated one
+// CMR_ERROR_INVALID_ARGUMENT, and neither reaches an upstream. Destroying it
+// with allocations outstanding drops their records, not the memory (still
+// their resources'). Its properties are those both resources have. Any
+// alignment is passed on, and each resource honours or refuses it.
+//
+// Re-entry: no lock is held across the resources' calls: a call back into the
+// adaptor from inside them is served.
+type FallbackResource struct {
+	object
+	handle   capi.Struct_SS_cmr_fallback_resource
+	upstream Resource
+}
+
+// NewFallbackResource makes a new fallback resource over upstream, which it holds a share of.
+// upstream: The primary: every allocation is asked of it first.
+// fallback: Serves the allocations the primary refuses with out-of-memory.
+func NewFallbackResource(upstream Resource, fallback Resource) (*FallbackResource, error) {
+	upstreamRef, err := refOf(upstream, "upstream")
+	if err != nil {
+		return nil, err
+	}
+	fallbackRef, err := refOf(fallback, "fallback")
+	if err != nil {
+		return nil, err
+	}
+	var handle uintptr
+	failure := capi.Cmr_fallback_resource_create(upstreamRef, fallbackRef, &handle)
+	if err := check(failure); err != nil {
+		return nil, err
+	}
+	r, err := newFallbackResource(handle)
+	if err != nil {
+		return nil, err
+	}
+	r.upstream = upstream
+	return r, nil
+}
+
+// newFallbackResource takes over a share of the fallback resource handle points at.
+func newFallbackResource(handle uintptr) (*FallbackResource, error) {
+	h := capi.SwigcptrStruct_SS_cmr_fallback_resource(handle)
+	r := &FallbackResource{handle: h}
+	destroy := func() *capi.Failure { return capi.Cmr_fallback_resource_destroy(h) }
+	if err := r.own(capi.Cmr_fallback_resource_ref(h), "fallback", destroy); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// wrapFallbackResource is a new value of the fallback resource behind ref,
+// holding the share of its own that the handle from_ref makes owns.
+func wrapFallbackResource(ref capi.Cmr_resource_ref) (Resource, error) {
+	var handle uintptr
+	if err := check(capi.Cmr_fallback_resource_from_ref(ref, &handle)); err != nil {
+		return nil, err
+	}
+	return newFallbackResource(handle)
+}
+
+// Upstream is the resource this one was made over, or nil for one that
+// came from a ref (CurrentDeviceResource, a Stack's Top).
+func (r *FallbackResource) Upstream() Resource { return r.upstream }
+
+// FallbackAllocations: How many allocations the fallback has served so far.
+func (r *FallbackResource) FallbackAllocations() (uint64, error) {
+	if err := r.live(); err != nil {
+		return 0, err
+	}
+	var out uint64
+	err := check(capi.Cmr_fallback_resource_fallback_allocations(r.handle, &out))
+	return out, err
+}
+
+// FallbackBytes: Bytes the fallback serves now (allocated through it and not yet freed).
+func (r *FallbackResource) FallbackBytes() (uint64, error) {
+	if err := r.live(); err != nil {
+		return 0, err
+	}
+	var out uint64
+	err := check(capi.Cmr_fallback_resource_fallback_bytes(r.handle, &out))
+	return out, err
+}
+
 // FixedSizeResource is cmr's fixed_size resource (suballocator).
 //
 // Blocks of one size carved from an upstream, stream-ordered (RMM's
@@ -2177,6 +2271,7 @@ var wrappers = map[string]func(capi.Cmr_resource_ref) (Resource, error){
 	"cuda_async_managed": wrapCudaAsyncManagedResource,
 	"cuda_async_view":    wrapCudaAsyncViewResource,
 	"failure_callback":   wrapFailureCallbackResource,
+	"fallback":           wrapFallbackResource,
 	"fixed_size":         wrapFixedSizeResource,
 	"limiting":           wrapLimitingResource,
 	"logging":            wrapLoggingResource,

@@ -322,6 +322,44 @@ CMR_API cmr_resource_ref cmr_failure_callback_resource_ref(cmr_failure_callback_
  * destroy it as any other handle. */
 CMR_API cmr_status cmr_failure_callback_resource_from_ref(cmr_resource_ref ref, cmr_failure_callback_resource **out);
 
+/* ==== fallback (adaptor; cuda and host builds) ====
+ * Serves each allocation from upstream (the primary) and, when the primary
+ * refuses it with CMR_ERROR_OUT_OF_MEMORY, from fallback instead (rapidsmpf's
+ * fallback resource): device memory first and managed memory past it, say.
+ * Any other failure of the primary (an alignment it cannot honour, a
+ * destroyed stream) is returned as it is, without asking fallback; when both
+ * are out of memory the allocation fails with fallback's message. Every
+ * pointer it hands out is recorded with the resource that served it (in a
+ * ledger of its own), so a free goes to that one: a pointer it did not hand
+ * out is CMR_ERROR_UNKNOWN_POINTER, a size other than the allocated one
+ * CMR_ERROR_INVALID_ARGUMENT, and neither reaches an upstream. Destroying it
+ * with allocations outstanding drops their records, not the memory (still
+ * their resources'). Its properties are those both resources have. Any
+ * alignment is passed on, and each resource honours or refuses it.
+ *
+ * Re-entry: no lock is held across the resources' calls: a call back into the
+ * adaptor from inside them is served.
+ */
+typedef struct cmr_fallback_resource cmr_fallback_resource;
+
+/* Parameters:
+ *   upstream: The primary: every allocation is asked of it first.
+ *   fallback: Serves the allocations the primary refuses with out-of-memory.
+ */
+CMR_API cmr_status cmr_fallback_resource_create(cmr_resource_ref upstream, cmr_resource_ref fallback,
+                                                cmr_fallback_resource **out);
+/* Drops the caller's share; the resource goes when its last holder lets go. */
+CMR_API cmr_status cmr_fallback_resource_destroy(cmr_fallback_resource *handle);
+/* A non-owning ref to the resource (a zeroed ref for NULL). */
+CMR_API cmr_resource_ref cmr_fallback_resource_ref(cmr_fallback_resource *handle);
+/* A new handle to the fallback resource a ref names, owning one share of its own (ownership rule 1):
+ * destroy it as any other handle. */
+CMR_API cmr_status cmr_fallback_resource_from_ref(cmr_resource_ref ref, cmr_fallback_resource **out);
+/* How many allocations the fallback has served so far. */
+CMR_API cmr_status cmr_fallback_resource_fallback_allocations(cmr_fallback_resource *handle, size_t *out);
+/* Bytes the fallback serves now (allocated through it and not yet freed). */
+CMR_API cmr_status cmr_fallback_resource_fallback_bytes(cmr_fallback_resource *handle, size_t *out);
+
 /* ==== fixed_size (suballocator; cuda and host builds) ====
  * Blocks of one size carved from an upstream, stream-ordered (RMM's
  * fixed_size_memory_resource). Every allocation takes a whole block, so a

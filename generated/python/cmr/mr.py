@@ -34,6 +34,7 @@ __all__ = [
     "CudaAsyncManagedMemoryResource",
     "CudaAsyncViewMemoryResource",
     "FailureCallbackResourceAdaptor",
+    "FallbackResourceAdaptor",
     "FixedSizeMemoryResource",
     "LimitingResourceAdaptor",
     "LoggingResourceAdaptor",
@@ -435,6 +436,52 @@ class FailureCallbackResourceAdaptor(UpstreamResourceAdaptor):
         self._own(handle, capi.cmr_failure_callback_resource_ref, capi.cmr_failure_callback_resource_destroy)
         self.upstream_mr = upstream_mr
         self.callback = callback
+
+
+class FallbackResourceAdaptor(UpstreamResourceAdaptor):
+    """Serves each allocation from upstream (the primary) and, when the primary
+    refuses it with CMR_ERROR_OUT_OF_MEMORY, from fallback instead (rapidsmpf's
+    fallback resource): device memory first and managed memory past it, say.
+    Any other failure of the primary (an alignment it cannot honour, a
+    destroyed stream) is returned as it is, without asking fallback; when both
+    are out of memory the allocation fails with fallback's message. Every
+    pointer it hands out is recorded with the resource that served it (in a
+    ledger of its own), so a free goes to that one: a pointer it did not hand
+    out is CMR_ERROR_UNKNOWN_POINTER, a size other than the allocated one
+    CMR_ERROR_INVALID_ARGUMENT, and neither reaches an upstream. Destroying it
+    with allocations outstanding drops their records, not the memory (still
+    their resources'). Its properties are those both resources have. Any
+    alignment is passed on, and each resource honours or refuses it.
+
+    Re-entry: no lock is held across the resources' calls: a call back into the
+    adaptor from inside them is served.
+
+    Parameters
+    ----------
+    upstream_mr : DeviceMemoryResource
+        The primary: every allocation is asked of it first.
+    fallback : DeviceMemoryResource
+        Serves the allocations the primary refuses with out-of-memory.
+    """
+
+    def __init__(self, upstream_mr, fallback):
+        self._create(upstream_mr, fallback)
+
+    def _create(self, upstream_mr, fallback):
+        handle = capi.cmr_fallback_resource_create(
+            _args.ref(upstream_mr, "upstream_mr"),
+            _args.ref(fallback, "fallback"),
+        )
+        self._own(handle, capi.cmr_fallback_resource_ref, capi.cmr_fallback_resource_destroy)
+        self.upstream_mr = upstream_mr
+
+    def fallback_allocations(self) -> int:
+        """How many allocations the fallback has served so far."""
+        return capi.cmr_fallback_resource_fallback_allocations(self._handle)
+
+    def fallback_bytes(self) -> int:
+        """Bytes the fallback serves now (allocated through it and not yet freed)."""
+        return capi.cmr_fallback_resource_fallback_bytes(self._handle)
 
 
 class FixedSizeMemoryResource(UpstreamResourceAdaptor):
@@ -1026,6 +1073,7 @@ _CLASSES = {
     "cuda_async_managed": (CudaAsyncManagedMemoryResource, capi.cmr_cuda_async_managed_resource_from_ref, capi.cmr_cuda_async_managed_resource_destroy),
     "cuda_async_view": (CudaAsyncViewMemoryResource, capi.cmr_cuda_async_view_resource_from_ref, capi.cmr_cuda_async_view_resource_destroy),
     "failure_callback": (FailureCallbackResourceAdaptor, capi.cmr_failure_callback_resource_from_ref, capi.cmr_failure_callback_resource_destroy),
+    "fallback": (FallbackResourceAdaptor, capi.cmr_fallback_resource_from_ref, capi.cmr_fallback_resource_destroy),
     "fixed_size": (FixedSizeMemoryResource, capi.cmr_fixed_size_resource_from_ref, capi.cmr_fixed_size_resource_destroy),
     "limiting": (LimitingResourceAdaptor, capi.cmr_limiting_resource_from_ref, capi.cmr_limiting_resource_destroy),
     "logging": (LoggingResourceAdaptor, capi.cmr_logging_resource_from_ref, capi.cmr_logging_resource_destroy),

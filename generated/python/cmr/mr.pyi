@@ -42,6 +42,7 @@ __all__ = [
     "CudaAsyncManagedMemoryResource",
     "CudaAsyncViewMemoryResource",
     "FailureCallbackResourceAdaptor",
+    "FallbackResourceAdaptor",
     "FixedSizeMemoryResource",
     "LimitingResourceAdaptor",
     "LoggingResourceAdaptor",
@@ -105,6 +106,11 @@ class CudaAsyncViewMemoryResource(DeviceMemoryResource):
 
 class FailureCallbackResourceAdaptor(UpstreamResourceAdaptor):
     def __init__(self, upstream_mr: DeviceMemoryResource, callback: Callable[[int], bool]) -> None: ...
+
+class FallbackResourceAdaptor(UpstreamResourceAdaptor):
+    def __init__(self, upstream_mr: DeviceMemoryResource, fallback: DeviceMemoryResource) -> None: ...
+    def fallback_allocations(self) -> int: ...
+    def fallback_bytes(self) -> int: ...
 
 class FixedSizeMemoryResource(UpstreamResourceAdaptor):
     def __init__(self, upstream_mr: DeviceMemoryResource, block_size: int | str | None = ..., blocks_to_preallocate: int | str | None = ...) -> None: ...

@@ -19,6 +19,17 @@ typedef struct cmr_resource_object {
   cmr_resource_ref upstream; /* the upstream it was created over, or a zeroed ref */
 } cmr_resource_object;
 
+/* A retained resource parameter besides the upstream: where it is in the
+ * params (offsetof a cmr_resource_ref) and how messages name it. */
+typedef struct cmr_held_ref {
+  size_t offset;
+  const char *what; /* "cmr_<name>_resource_create: <param>" */
+} cmr_held_ref;
+typedef struct cmr_held_refs {
+  const cmr_held_ref *refs;
+  size_t count;
+} cmr_held_refs;
+
 /* One resource's constants. `type` and `ops` are what the runtime and
  * dispatch see: type.finalize is cmr_resource_finalize and type.children
  * cmr_resource_children (NULL when it holds no resource); ops.flags is
@@ -36,6 +47,9 @@ typedef struct cmr_resource_class {
   cmr_status (*init)(void *impl); /* the algorithm's hooks, or NULL */
   void (*fini)(void *impl);
   void (*visit_children)(const void *impl, cmr_child_visitor visit, void *arg); /* what it adopted, or NULL */
+  /* Held from before the init hook until after the fini hook (a share of
+   * each), and children of the resource. */
+  cmr_held_refs held_refs;
 } cmr_resource_class;
 
 /* The tail of every `_create` once its arguments are checked: a new object
