@@ -841,6 +841,7 @@ class Step:
     fails: ExpectedStatus | None = None  # allocate: the failure expected instead of a block
     aligned_to: int = 0                  # allocate: the address is a multiple of this
     method: Method | None = None         # call
+    args: list = field(default_factory=list)  # call: a Literal for each of the method's parameters (`with`)
     readings: list = field(default_factory=list)  # equals: Reading each
 
 

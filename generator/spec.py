@@ -39,7 +39,7 @@ ENVIRONMENT_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 PYTHON_FIELDS = {"class", "names", "aliases", "hidden", "extends", "replaced"}
 EXPECT_FIELDS = {"name", "doc", "args", "steps"}
 # What each step kind may say besides its own key.
-STEP_FIELDS = {"allocate": {"fails", "aligned_to"}, "deallocate": set(), "call": set(), "equals": set()}
+STEP_FIELDS = {"allocate": {"fails", "aligned_to"}, "deallocate": set(), "call": {"with"}, "equals": set()}
 # The parameter types an expectation's args may give: plain values every
 # language writes the same way (model.literal).
 EXPECT_ARG_TYPES = ("size_t", "int", "double", "bool", "string")
@@ -717,6 +717,29 @@ class _Blocks:
         self.live = {}
 
 
+def _call_args(method, given, where, problems):
+    """A call step's `with`: a plain value for each parameter of the method,
+    in the method's order."""
+    if not isinstance(given, dict):
+        problems.add(where, "must be a table of parameter = value, e.g. { limit = 4096 }")
+        return []
+    names = [q.name for q in method.params]
+    for key in given:
+        if key not in names:
+            problems.add(f"{where}.{key}", f"is no parameter of {method.name} (its parameters: {', '.join(names) or 'none'})")
+    args = []
+    for q in method.params:
+        if q.name not in given:
+            problems.add(where, f"{method.name} needs {q.name}")
+            continue
+        plain = _plain_value(given[q.name], q.type.name, f"{where}.{q.name}", problems)
+        if plain is not None:
+            if q.type.numeric and not q.passes(plain):
+                problems.add(f"{where}.{q.name}", f"{_show(given[q.name])} breaks a constraint of the parameter")
+            args.append(literal(q.type.name, plain))
+    return args
+
+
 def _load_step(item, resource, upstream, where, blocks, problems):
     """One step; an allocate or deallocate step updates `blocks`."""
     if not isinstance(item, dict):
@@ -758,12 +781,14 @@ def _load_step(item, resource, upstream, where, blocks, problems):
             return None
         return Step(kind, block=value, bytes=blocks.live.pop(value))
     if kind == "call":
-        methods = {m.name: m for m in resource.methods if not m.params}
+        methods = {m.name: m for m in resource.methods
+                   if all(q.type.name in EXPECT_ARG_TYPES for q in m.params)}
         if not isinstance(value, str) or value not in methods:
-            problems.add(f"{where}call", f"{_show(value)} is no method of {resource.name} without parameters "
+            problems.add(f"{where}call", f"{_show(value)} is no method of {resource.name} with plain parameters "
                                          f"(known: {', '.join(methods) or 'none'})")
             return None
-        return Step(kind, method=methods[value])
+        return Step(kind, method=methods[value],
+                    args=_call_args(methods[value], item.get("with", {}), f"{where}with", problems))
     if not isinstance(value, dict) or not value:
         problems.add(f"{where}equals", "must be a table of getter = value, e.g. { bytes_current = 1024 }")
         return None

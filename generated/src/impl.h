@@ -303,12 +303,21 @@ typedef struct cmr_limiting_params {
   _Static_assert(offsetof(T, params) == 0 && _Generic(((T *)0)->params, cmr_limiting_params : 1, default : 0), \
                  "struct cmr_limiting_impl begins with cmr_limiting_params params")
 extern const cmr_impl_layout cmr_limiting_impl_layout;
-#define cmr_limiting_impl_counters_define(T)
+/* Where the fields its counter getters read are: each an _Atomic size_t of
+ * struct cmr_limiting_impl, which the generated getter loads (relaxed). */
+extern const size_t cmr_limiting_impl_counters[1];
+#define cmr_limiting_impl_counters_define(T)                                    \
+  _Static_assert(_Generic(&((T *)0)->limit, _Atomic size_t * : 1, default : 0), \
+                 "limit of struct cmr_limiting_impl is an _Atomic size_t");     \
+  const size_t cmr_limiting_impl_counters[] = {offsetof(T, limit)};
+/* The set-up beyond the parameters; on failure it undoes its own part. */
+cmr_status cmr_limiting_impl_init(cmr_limiting_impl *impl);
 cmr_status cmr_limiting_impl_allocate(cmr_limiting_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
                                       void **out);
 cmr_status cmr_limiting_impl_deallocate(cmr_limiting_impl *impl, void *ptr, size_t bytes, size_t alignment,
                                         cmr_stream stream);
 cmr_status cmr_limiting_impl_allocated_bytes(cmr_limiting_impl *impl, size_t *out);
+cmr_status cmr_limiting_impl_set_limit(cmr_limiting_impl *impl, size_t limit);
 
 /* ---- logging ---- */
 typedef struct cmr_logging_impl cmr_logging_impl;

@@ -414,6 +414,19 @@ CMR_API cmr_status cmr_fixed_size_resource_largest_free_block(cmr_fixed_size_res
  * CMR_ERROR_INVALID_ARGUMENT and reaches no upstream. Any alignment is passed
  * to the upstream, which honours or refuses it.
  *
+ * The limit can be moved at run time (set_limit). A limit set below the bytes
+ * counted now takes nothing back: allocations are refused until frees bring
+ * the count under it, and frees are served as ever.
+ *
+ * A limit may be written as a fraction of the device: allocation_limit=80% in a
+ * stack expression, and "80%" wherever a binding takes a size as text
+ * (cmr.parse_bytes, Cmr.parseSize, cmr.ParseSize, Cmr.ByteSize.Parse), is that
+ * percentage of the current device's free memory when the text is read, just
+ * before the adaptor is made (cmr_percent_of_free_device_memory, which C
+ * callers use directly; rounded down to a multiple of 256). In the host build
+ * the device is the host and its free memory is the available physical
+ * memory (sysconf(_SC_AVPHYS_PAGES) pages of sysconf(_SC_PAGESIZE) bytes).
+ *
  * Re-entry: no lock is held across the upstream's calls: a call back into the
  * adaptor from inside them is served.
  */
@@ -435,8 +448,10 @@ CMR_API cmr_resource_ref cmr_limiting_resource_ref(cmr_limiting_resource *handle
 CMR_API cmr_status cmr_limiting_resource_from_ref(cmr_resource_ref ref, cmr_limiting_resource **out);
 /* Bytes counted against the limit now (each request rounded up to allocation_alignment). */
 CMR_API cmr_status cmr_limiting_resource_allocated_bytes(cmr_limiting_resource *handle, size_t *out);
-/* The limit given at creation. */
+/* The limit now: allocation_limit as created, or what set_limit set last. */
 CMR_API cmr_status cmr_limiting_resource_allocation_limit(cmr_limiting_resource *handle, size_t *out);
+/* Makes `limit` the limit from now on; below the bytes counted now, allocations are refused until frees bring the count under it. */
+CMR_API cmr_status cmr_limiting_resource_set_limit(cmr_limiting_resource *handle, size_t limit);
 
 /* ==== logging (adaptor; cuda and host builds) ====
  * Writes one CSV row per event to a log in RMM's format
