@@ -74,7 +74,8 @@ enum { cmr_subject_count = sizeof cmr_subjects / sizeof cmr_subjects[0] };
 typedef struct cmr_result {
   const char *trace;
   const char *name;
-  const char *skipped; /* why it did not run, or NULL */
+  const char *skipped; /* why it did not run (often `why`), or NULL */
+  char why[128];
   size_t peak_in_use, peak_held, cap, failures, operations;
   double seconds;
 } cmr_result;
@@ -249,11 +250,11 @@ static size_t cmr_largest_request(const cmr_replay_log *log) {
 /* The three runs of one allocator on one trace. */
 static int cmr_measure(cmr_replay_log *log, const cmr_subject *subject, const char *leaf, double cap_ratio,
                        size_t trace_peak, cmr_result *result) {
-  static char why[128];
   size_t largest = cmr_largest_request(log);
   if (subject->largest != 0 && largest > subject->largest) {
-    snprintf(why, sizeof why, "requests up to %zu B pass its block of %zu B", largest, subject->largest);
-    result->skipped = why;
+    snprintf(result->why, sizeof result->why, "requests up to %zu B pass its block of %zu B", largest,
+             subject->largest);
+    result->skipped = result->why;
     return 0;
   }
   size_t cap = (size_t)((double)trace_peak * cap_ratio);

@@ -11,6 +11,6 @@ if(CMR_BUILD_TESTS)
   enable_testing()
   add_test(NAME bench.fragmentation
            COMMAND bash ${PROJECT_SOURCE_DIR}/bench/fragmentation/run.sh $<TARGET_FILE:cmr-bench-fragmentation>
-                   ${PROJECT_BINARY_DIR}/bench-fragmentation --quick)
+                   ${PROJECT_BINARY_DIR}/bench-fragmentation --cap-ratio 1.1)
   set_tests_properties(bench.fragmentation PROPERTIES LABELS "bench;host" TIMEOUT 600)
 endif()

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The fragmentation table and its plot: every trace of bench/traces/ (the
+# committed .csv.gz files) replayed by cmr-bench-fragmentation through every
+# allocator, the table in OUT_DIR/fragmentation.txt (and on stdout), its
+# rows in OUT_DIR/fragmentation.csv, the plot in OUT_DIR/fragmentation.svg,
+# which is then read back and checked against the rows (plot.py --check).
+#
+#   bench/fragmentation/run.sh BENCH OUT_DIR [BENCH OPTIONS...]
+#
+# BENCH is the cmr-bench-fragmentation program; the options go to it as
+# they are (--leaf cuda on a GPU, --cap-ratio R). Fails (1) when the
+# benchmark, the plot or its check fails, never on a figure.
+set -euo pipefail
+bench=${1:-}
+out=${2:-}
+if [[ -z $bench || -z $out || ! -x $bench ]]; then
+  echo "usage: run.sh BENCH OUT_DIR [BENCH OPTIONS...] (BENCH: cmr-bench-fragmentation)" >&2
+  exit 2
+fi
+shift 2
+here=$(cd "$(dirname "$0")" && pwd)
+traces=("$here"/../traces/*.csv.gz)
+[[ -e ${traces[0]} ]] || { echo "run.sh: no traces in $here/../traces" >&2; exit 1; }
+mkdir -p "$out"
+"$bench" "$@" --csv "$out/fragmentation.csv" "${traces[@]}" | tee "$out/fragmentation.txt"
+python3 "$here/plot.py" "$out/fragmentation.csv" "$out/fragmentation.svg"
+python3 "$here/plot.py" --check "$out/fragmentation.csv" "$out/fragmentation.svg"
+echo "run.sh: $out/fragmentation.txt, fragmentation.csv and fragmentation.svg (checked)"
