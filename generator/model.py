@@ -954,11 +954,17 @@ class Resource:
         return [p for p in self.params if p.is_upstream and p.retain]
 
     @property
+    def other_refs(self) -> list:
+        """Resource parameters besides the upstream (fallback's fallback):
+        the binding tests give each the tests' upstream, as the upstream."""
+        return [p for p in self.params if p.is_upstream and p is not self.upstream]
+
+    @property
     def held_refs(self) -> list:
-        """Retained resource parameters besides the upstream (fallback's
-        fallback): the shared wrapper code holds each while the resource
-        lives and shows it to the cycle check as a child."""
-        return [p for p in self.params if p.is_upstream and p.retain and p is not self.upstream]
+        """The retained ones of other_refs: the shared wrapper code holds
+        each while the resource lives and shows it to the cycle check as a
+        child."""
+        return [p for p in self.other_refs if p.retain]
 
     @property
     def adopts_resources(self) -> bool:

@@ -23,7 +23,7 @@ internal sealed class FallbackResourceAdaptorTests
     private void WithDefaults()
     {
         using (var upstream = new SystemMemoryResource())
-        using (var resource = new FallbackResourceAdaptor(upstream))
+        using (var resource = new FallbackResourceAdaptor(upstream, upstream))
         {
             Exercise(resource);
             resource.FallbackAllocations();
@@ -35,7 +35,7 @@ internal sealed class FallbackResourceAdaptorTests
     private void WithExplicitArguments()
     {
         using (var upstream = new SystemMemoryResource())
-        using (var resource = new FallbackResourceAdaptor(upstream))
+        using (var resource = new FallbackResourceAdaptor(upstream, upstream))
         {
             Exercise(resource);
         }
@@ -47,7 +47,7 @@ internal sealed class FallbackResourceAdaptorTests
     {
         using (var upstream = new SystemMemoryResource())
         using (var counted = new StatisticsResourceAdaptor(upstream))
-        using (var resource = new FallbackResourceAdaptor(counted))
+        using (var resource = new FallbackResourceAdaptor(counted, counted))
         {
             IntPtr block0 = resource.Allocate(1000UL);
             IntPtr block1 = resource.Allocate(3000UL);

@@ -39,7 +39,7 @@ func makeFallback(t *testing.T, make func(upstream cmr.Resource) (*cmr.FallbackR
 
 func TestResourceFallbackWithDefaults(t *testing.T) {
 	r := makeFallback(t, func(upstream cmr.Resource) (*cmr.FallbackResource, error) {
-		return cmr.NewFallbackResource(upstream)
+		return cmr.NewFallbackResource(upstream, upstream)
 	})
 	if _, err := r.FallbackAllocations(); err != nil {
 		t.Fatalf("fallback_allocations: %v", err)
@@ -51,7 +51,7 @@ func TestResourceFallbackWithDefaults(t *testing.T) {
 
 func TestResourceFallbackWithExplicitArguments(t *testing.T) {
 	r := makeFallback(t, func(upstream cmr.Resource) (*cmr.FallbackResource, error) {
-		return cmr.NewFallbackResource(upstream)
+		return cmr.NewFallbackResource(upstream, upstream)
 	})
 	_ = r
 }
@@ -60,7 +60,7 @@ func TestResourceFallbackWithExplicitArguments(t *testing.T) {
 func TestResourceFallbackExpectServesFromThePrimary(t *testing.T) {
 	upstream, probe := counted(t)
 	_ = probe // not every expectation reads it
-	r, err := cmr.NewFallbackResource(upstream)
+	r, err := cmr.NewFallbackResource(upstream, upstream)
 	if err != nil {
 		t.Fatalf("serves_from_the_primary: making the resource: %v", err)
 	}

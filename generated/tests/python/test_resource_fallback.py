@@ -15,7 +15,7 @@ needs_resource = pytest.mark.skipif(not AVAILABLE, reason="the fallback resource
 
 @needs_resource
 def test_fallback_with_defaults(host_mr):
-    resource = made_or_skip(lambda: mr.FallbackResourceAdaptor(host_mr))
+    resource = made_or_skip(lambda: mr.FallbackResourceAdaptor(host_mr, host_mr))
     assert resource.type_name == "fallback"
     exercise_resource(resource)
     resource.fallback_allocations()
@@ -24,7 +24,7 @@ def test_fallback_with_defaults(host_mr):
 
 @needs_resource
 def test_fallback_with_explicit_arguments(host_mr):
-    resource = made_or_skip(lambda: mr.FallbackResourceAdaptor(host_mr))
+    resource = made_or_skip(lambda: mr.FallbackResourceAdaptor(host_mr, host_mr))
     exercise_resource(resource)
 
 
@@ -32,7 +32,7 @@ def test_fallback_with_explicit_arguments(host_mr):
 def test_fallback_expect_serves_from_the_primary(host_mr):
     """What the primary can serve it serves: the fallback is not asked and counts nothing. (spec/fallback.toml, [[expect]] serves_from_the_primary)"""
     upstream = mr.StatisticsResourceAdaptor(host_mr)
-    resource = made_or_skip(lambda: mr.FallbackResourceAdaptor(upstream))
+    resource = made_or_skip(lambda: mr.FallbackResourceAdaptor(upstream, upstream))
     block0 = resource.allocate(1000)
     block1 = resource.allocate(3000)
     resource.deallocate(block0, 1000)
