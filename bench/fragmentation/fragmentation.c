@@ -51,8 +51,9 @@
 #include "replay_log.h"
 
 /* One allocator: its stack, with {leaf} where the leaf goes (none: it is
- * its own leaf) and {cap} for the cap in bytes; `largest` is the largest
- * request it can serve (0: any). Adding an allocator is one line. */
+ * its own leaf), {cap} for the cap in bytes and {largest} for the trace's
+ * largest request rounded up to 256; `largest` is the largest request it
+ * is replayed with (0: any). Adding an allocator is one line. */
 typedef struct cmr_subject {
   const char *name;
   const char *expression;
@@ -64,7 +65,8 @@ static const cmr_subject cmr_subjects[] = {
     /* The arena takes its whole size at creation: its held is the cap. */
     {"arena", "arena({leaf}, arena_size={cap})", 0},
     {"binning", "binning(pool({leaf}, initial_pool_size=0), min_size_exponent=8, max_size_exponent=16)", 0},
-    {"fixed_size", "fixed_size({leaf}, block_size=1MiB, blocks_to_preallocate=0)", (size_t)1 << 20},
+    /* Blocks of the trace's largest request, for traces of requests up to 1 MiB. */
+    {"fixed_size", "fixed_size({leaf}, block_size={largest}, blocks_to_preallocate=1)", (size_t)1 << 20},
     {"cuda_async", "cuda_async", 0},
 };
 enum { cmr_subject_count = sizeof cmr_subjects / sizeof cmr_subjects[0] };
@@ -91,17 +93,25 @@ static double cmr_seconds_now(void) {
   return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
 }
 
-/* `pattern` with {leaf} and {cap} replaced; false when it does not fit. */
-static bool cmr_expand(const char *pattern, const char *leaf, size_t cap, char *out, size_t size) {
+typedef struct cmr_fill {
+  const char *leaf;
+  size_t cap, largest;
+} cmr_fill;
+
+/* `pattern` with {leaf}, {cap} and {largest} replaced; false when it does not fit. */
+static bool cmr_expand(const char *pattern, const cmr_fill *fill, char *out, size_t size) {
   size_t used = 0;
   for (const char *at = pattern; *at != '\0';) {
     int wrote;
     if (strncmp(at, "{leaf}", 6) == 0) {
-      wrote = snprintf(out + used, size - used, "%s", leaf);
+      wrote = snprintf(out + used, size - used, "%s", fill->leaf);
       at += 6;
     } else if (strncmp(at, "{cap}", 5) == 0) {
-      wrote = snprintf(out + used, size - used, "%zu", cap);
+      wrote = snprintf(out + used, size - used, "%zu", fill->cap);
       at += 5;
+    } else if (strncmp(at, "{largest}", 9) == 0) {
+      wrote = snprintf(out + used, size - used, "%zu", (fill->largest + 255) / 256 * 256);
+      at += 9;
     } else {
       wrote = snprintf(out + used, size - used, "%c", *at++);
     }
@@ -115,15 +125,16 @@ static bool cmr_expand(const char *pattern, const char *leaf, size_t cap, char *
  * bins, an arena larger than it): under the cap nothing can be served. */
 typedef enum cmr_built { CMR_BUILT, CMR_NOT_IN_BUILD, CMR_NOT_UNDER_CAP, CMR_BUILD_FAILED } cmr_built;
 
-/* The stack of `subject` over `leaf`, capped at `cap` bytes when `capped`. */
-static cmr_built cmr_build(const cmr_subject *subject, const char *leaf, size_t cap, bool capped, cmr_stack **out) {
+/* The stack of `subject` over the fill's leaf, capped at its cap when `capped`. */
+static cmr_built cmr_build(const cmr_subject *subject, cmr_fill fill, bool capped, cmr_stack **out) {
   char capped_leaf[512], expression[1024], wrapped[1200];
   bool own_leaf = strstr(subject->expression, "{leaf}") == NULL;
+  size_t cap = fill.cap;
   if (capped && !own_leaf) {
-    snprintf(capped_leaf, sizeof capped_leaf, "limiting(%s, allocation_limit=%zu)", leaf, cap);
-    leaf = capped_leaf;
+    snprintf(capped_leaf, sizeof capped_leaf, "limiting(%s, allocation_limit=%zu)", fill.leaf, cap);
+    fill.leaf = capped_leaf;
   }
-  if (!cmr_expand(subject->expression, leaf, cap, expression, sizeof expression)) {
+  if (!cmr_expand(subject->expression, &fill, expression, sizeof expression)) {
     fprintf(stderr, "cmr-bench-fragmentation: the stack of %s is too long\n", subject->name);
     return CMR_BUILD_FAILED;
   }
@@ -222,10 +233,10 @@ static bool cmr_simulated_peak(const cmr_stack *stack, size_t *out) {
 /* One replay on a fresh stack: 0, 1 for a failure, or -1 when the build
  * lacks it. A stack that cannot be made under its cap serves nothing: every
  * allocation of the log fails. */
-static int cmr_replay_on(cmr_replay_log *log, const cmr_subject *subject, const char *leaf, size_t cap, bool capped,
-                         bool sample, cmr_run *run, size_t *simulated_peak) {
+static int cmr_replay_on(cmr_replay_log *log, const cmr_subject *subject, cmr_fill fill, bool capped, bool sample,
+                         cmr_run *run, size_t *simulated_peak) {
   cmr_stack *stack = NULL;
-  cmr_built built = cmr_build(subject, leaf, cap, capped, &stack);
+  cmr_built built = cmr_build(subject, fill, capped, &stack);
   if (built == CMR_NOT_UNDER_CAP) {
     *run = (cmr_run){.failures = log->allocations, .operations = log->allocations};
     return 0;
@@ -250,28 +261,28 @@ static size_t cmr_largest_request(const cmr_replay_log *log) {
 /* The three runs of one allocator on one trace. */
 static int cmr_measure(cmr_replay_log *log, const cmr_subject *subject, const char *leaf, double cap_ratio,
                        size_t trace_peak, cmr_result *result) {
-  size_t largest = cmr_largest_request(log);
-  if (subject->largest != 0 && largest > subject->largest) {
-    snprintf(result->why, sizeof result->why, "requests up to %zu B pass its block of %zu B", largest,
+  cmr_fill fill = {.leaf = leaf, .largest = cmr_largest_request(log)};
+  if (subject->largest != 0 && fill.largest > subject->largest) {
+    snprintf(result->why, sizeof result->why, "requests up to %zu B pass the %zu B it is replayed with", fill.largest,
              subject->largest);
     result->skipped = result->why;
     return 0;
   }
-  size_t cap = (size_t)((double)trace_peak * cap_ratio);
-  cap = (cap + CMR_CAP_GRANULE - 1) / CMR_CAP_GRANULE * CMR_CAP_GRANULE;
-  result->cap = cap;
+  fill.cap = (size_t)((double)trace_peak * cap_ratio);
+  fill.cap = (fill.cap + CMR_CAP_GRANULE - 1) / CMR_CAP_GRANULE * CMR_CAP_GRANULE;
+  result->cap = fill.cap;
   cmr_run timed, held, capped;
   size_t simulated_peak = SIZE_MAX;
-  int failed = cmr_replay_on(log, subject, leaf, cap, false, false, &timed, &simulated_peak);
+  int failed = cmr_replay_on(log, subject, fill, false, false, &timed, &simulated_peak);
   if (failed < 0) {
     result->skipped = "not in this build";
     return 0;
   }
   if (failed == 0 && simulated_peak == SIZE_MAX) {
-    failed = cmr_replay_on(log, subject, leaf, cap, false, true, &held, NULL);
+    failed = cmr_replay_on(log, subject, fill, false, true, &held, NULL);
     simulated_peak = held.peak_held;
   }
-  if (failed == 0) failed = cmr_replay_on(log, subject, leaf, cap, true, false, &capped, NULL);
+  if (failed == 0) failed = cmr_replay_on(log, subject, fill, true, false, &capped, NULL);
   if (failed != 0) return 1;
   result->peak_in_use = timed.peak_in_use;
   result->peak_held = simulated_peak;
@@ -349,7 +360,7 @@ static int cmr_bench_trace(const char *path, const char *leaf, double cap_ratio,
   if (failed == 0) {
     /* The trace's own peak in use, from a replay over the leaf alone. */
     static const cmr_subject leaf_alone = {"leaf", "{leaf}", 0};
-    failed = cmr_replay_on(&log, &leaf_alone, leaf, 0, false, false, &reference, NULL) != 0;
+    failed = cmr_replay_on(&log, &leaf_alone, (cmr_fill){.leaf = leaf}, false, false, &reference, NULL) != 0;
   }
   for (size_t s = 0; s < cmr_subject_count && failed == 0; ++s) {
     cmr_result *r = &results[(*count)++];

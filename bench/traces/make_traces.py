@@ -19,12 +19,18 @@ the format cmr's logging adaptor writes:
                             1 GiB in use, else freeing a random live one;
                             written by cmr-make-random-log (cmr's logging
                             adaptor over the simulated resource), seed 1.
+  mixed.csv.gz              small mixed sizes, the shape of cmr-make-random-log's
+                            mixed log: 20,000 allocations of 1 B to 64 KiB,
+                            log-uniform, under 32 MiB in use (seed 1): the
+                            trace whose requests fit fixed_size's blocks.
 
     python3 bench/traces/make_traces.py BUILD_DIR [OUT_DIR]
 
 BUILD_DIR holds cmr-make-random-log; OUT_DIR defaults to bench/traces.
-The output is deterministic (gzip without a name or time in its header), so
-running it again leaves the committed files unchanged."""
+The events are the same on every run (seeded; gzip without a name or time
+in its header): the torch files come out byte for byte the same, the
+random and mixed ones differ only in their Time column, which the logging
+adaptor fills from the clock (no replay reads it)."""
 import gzip
 import io
 import subprocess
@@ -68,11 +74,12 @@ def write_gzip(path: Path, text: str):
     print(f"{path}: {len(text.splitlines()) - 1} rows, {path.stat().st_size} bytes")
 
 
-def random_log(build: Path) -> str:
+def made_log(build: Path, shape: str, allocations: int, max_size: int, max_usage: int) -> str:
+    """What cmr-make-random-log writes for `shape` (seed 1)."""
     with tempfile.TemporaryDirectory() as scratch:
-        csv = Path(scratch) / "random.csv"
-        subprocess.run([str(build / "cmr-make-random-log"), "random", str(csv), "--allocations", "10000",
-                        "--max-size", str(4 * MIB), "--max-usage", str(1 << 30), "--seed", "1"], check=True)
+        csv = Path(scratch) / f"{shape}.csv"
+        subprocess.run([str(build / "cmr-make-random-log"), shape, str(csv), "--allocations", str(allocations),
+                        "--max-size", str(max_size), "--max-usage", str(max_usage), "--seed", "1"], check=True)
         return csv.read_text()
 
 
@@ -85,7 +92,8 @@ def main(argv):
     out.mkdir(parents=True, exist_ok=True)
     write_gzip(out / "torch_small_first.csv.gz", phases_log([(8, 16 * MIB), (4, 32 * MIB)]))
     write_gzip(out / "torch_large_first.csv.gz", phases_log([(4, 32 * MIB), (8, 16 * MIB)]))
-    write_gzip(out / "random.csv.gz", random_log(build))
+    write_gzip(out / "random.csv.gz", made_log(build, "random", 10000, 4 * MIB, 1 << 30))
+    write_gzip(out / "mixed.csv.gz", made_log(build, "mixed", 20000, 64 << 10, 32 * MIB))
     return 0
 
 
