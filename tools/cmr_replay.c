@@ -184,19 +184,6 @@ static void free_leaks(replay *r) {
   }
 }
 
-/* The most bytes the stack held from a simulated leaf; false for another leaf. */
-static bool leaf_peak(const cmr_stack *stack, size_t *out) {
-  cmr_resource_ref leaf;
-  cmr_simulated_resource *simulated = NULL;
-  if (cmr_stack_leaf(stack, &leaf) != CMR_SUCCESS || cmr_simulated_resource_from_ref(leaf, &simulated) != CMR_SUCCESS) {
-    cmr_clear_last_error();
-    return false;
-  }
-  bool known = cmr_simulated_resource_peak_bytes_in_use(simulated, out) == CMR_SUCCESS;
-  cmr_simulated_resource_destroy(simulated); /* from_ref's share; the stack keeps its own */
-  return known;
-}
-
 static void report(const replay *r, const cmr_stack *stack, double seconds) {
   const cmr_replay_log *log = r->log;
   const char *expression = "";
@@ -212,7 +199,7 @@ static void report(const replay *r, const cmr_stack *stack, double seconds) {
   printf("rate: %.0f events/s\n", seconds > 0 ? (double)replayed / seconds : 0.0);
   printf("peak bytes in use: %zu\n", r->peak_in_use);
   size_t held = 0;
-  if (leaf_peak(stack, &held)) {
+  if (cmr_replay_simulated_peak(stack, &held)) {
     printf("peak bytes held from the upstream: %zu\n", held);
   } else {
     printf("peak bytes held from the upstream: unknown (the leaf is not simulated; try --simulated)\n");

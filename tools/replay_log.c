@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Reading an allocation log (replay_log.h). */
+/* Reading an allocation log, and a simulated leaf's peak (replay_log.h). */
 #define _XOPEN_SOURCE 700 /* tsearch, getline */
 
 #include "replay_log.h"
@@ -321,4 +321,16 @@ int cmr_replay_log_read(const char *program, const char *path, cmr_replay_log *l
 void cmr_replay_log_free(cmr_replay_log *log) {
   free(log->events);
   free(log->thread_ids);
+}
+
+bool cmr_replay_simulated_peak(const cmr_stack *stack, size_t *out) {
+  cmr_resource_ref leaf;
+  cmr_simulated_resource *simulated = NULL;
+  if (cmr_stack_leaf(stack, &leaf) != CMR_SUCCESS || cmr_simulated_resource_from_ref(leaf, &simulated) != CMR_SUCCESS) {
+    cmr_clear_last_error();
+    return false;
+  }
+  bool known = cmr_simulated_resource_peak_bytes_in_use(simulated, out) == CMR_SUCCESS;
+  cmr_simulated_resource_destroy(simulated); /* from_ref's share; the stack keeps its own */
+  return known;
 }

@@ -8,6 +8,9 @@
 #ifndef CMR_REPLAY_LOG_H
 #define CMR_REPLAY_LOG_H
 
+#include <cmr/cmr.h>
+#include <cmr/stack.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -48,5 +51,10 @@ int cmr_replay_log_read(const char *program, const char *path, cmr_replay_log *l
 void cmr_replay_log_free(cmr_replay_log *log);
 /* An unsigned number filling all of `text` in `base` (16 also takes a 0x). */
 bool cmr_replay_parse_number(const char *text, int base, unsigned long long *out);
+
+/* The most bytes a stack held from its leaf at once, where the leaf is
+ * simulated (cmr-replay --simulated, the fragmentation benchmark); false
+ * for another leaf. */
+bool cmr_replay_simulated_peak(const cmr_stack *stack, size_t *out);
 
 #endif /* CMR_REPLAY_LOG_H */

@@ -217,19 +217,6 @@ static bool cmr_replay(cmr_replay_log *log, cmr_resource_ref top, bool sample, c
   return ok;
 }
 
-/* The most bytes a simulated leaf handed out; false for another leaf. */
-static bool cmr_simulated_peak(const cmr_stack *stack, size_t *out) {
-  cmr_resource_ref leaf;
-  cmr_simulated_resource *simulated = NULL;
-  if (cmr_stack_leaf(stack, &leaf) != CMR_SUCCESS || cmr_simulated_resource_from_ref(leaf, &simulated) != CMR_SUCCESS) {
-    cmr_clear_last_error();
-    return false;
-  }
-  bool known = cmr_simulated_resource_peak_bytes_in_use(simulated, out) == CMR_SUCCESS;
-  cmr_simulated_resource_destroy(simulated); /* from_ref's share; the stack keeps its own */
-  return known;
-}
-
 /* One replay on a fresh stack: 0, 1 for a failure, or -1 when the build
  * lacks it. A stack that cannot be made under its cap serves nothing: every
  * allocation of the log fails. */
@@ -245,7 +232,7 @@ static int cmr_replay_on(cmr_replay_log *log, const cmr_subject *subject, cmr_fi
   cmr_resource_ref top;
   cmr_stack_ref(stack, &top);
   int failed = cmr_replay(log, top, sample, run) ? 0 : 1;
-  if (simulated_peak != NULL && !cmr_simulated_peak(stack, simulated_peak)) *simulated_peak = SIZE_MAX;
+  if (simulated_peak != NULL && !cmr_replay_simulated_peak(stack, simulated_peak)) *simulated_peak = SIZE_MAX;
   cmr_stack_destroy(stack);
   return failed;
 }
