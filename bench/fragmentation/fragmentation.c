@@ -35,7 +35,7 @@
  * block. Figures are results, never checked here: the exit status is 0 when
  * every replay ran, 1 when a trace cannot be read, a stack does not build
  * for another reason than the build lacking it, or a free fails, 2 for bad
- * usage. */
+ * usage, 77 in a CUDA build without a GPU. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <cmr/cmr.h>
@@ -388,6 +388,11 @@ int main(int argc, char **argv) {
     }
   }
   if (optind >= argc) return cmr_cli_usage_error(&cmr_fragmentation_cli, "at least one trace is needed");
+  int devices = 0;
+  if (cmr_built_with_cuda() && (cmr_device_count(&devices) != CMR_SUCCESS || devices == 0)) {
+    printf("a CUDA build without a GPU: skipped\n"); /* its streams are the device's */
+    return 77;
+  }
   size_t traces = (size_t)(argc - optind);
   cmr_result *results = calloc(traces * cmr_subject_count, sizeof *results);
   if (results == NULL) {

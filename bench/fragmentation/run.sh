@@ -10,7 +10,8 @@
 #
 # BENCH is the cmr-bench-fragmentation program; the options go to it as
 # they are (--leaf cuda on a GPU, --cap-ratio R). Fails (1) when the
-# benchmark, the plot or its check fails, never on a figure.
+# benchmark, the plot or its check fails, never on a figure; exits 77 (a
+# skip) where the benchmark does: a CUDA build without a GPU.
 set -euo pipefail
 bench=${1:-}
 out=${2:-}
@@ -23,7 +24,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 traces=("$here"/../traces/*.csv.gz)
 [[ -e ${traces[0]} ]] || { echo "run.sh: no traces in $here/../traces" >&2; exit 1; }
 mkdir -p "$out"
-"$bench" "$@" --csv "$out/fragmentation.csv" "${traces[@]}" | tee "$out/fragmentation.txt"
+status=0
+"$bench" "$@" --csv "$out/fragmentation.csv" "${traces[@]}" | tee "$out/fragmentation.txt" || status=$?
+((status == 0)) || exit "$status"
 python3 "$here/plot.py" "$out/fragmentation.csv" "$out/fragmentation.svg"
 python3 "$here/plot.py" --check "$out/fragmentation.csv" "$out/fragmentation.svg"
 echo "run.sh: $out/fragmentation.txt, fragmentation.csv and fragmentation.svg (checked)"
