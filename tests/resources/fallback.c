@@ -172,6 +172,25 @@ START_TEST(test_destroyed_with_blocks_out_leaves_them_to_their_resource) {
 }
 END_TEST
 
+/* The fallback is a child of the adaptor for the cycle check: a binning
+ * resource cannot take as a bin an adaptor that falls back to it. */
+START_TEST(test_a_cycle_through_the_fallback_is_refused) {
+  cmr_system_resource *system = cmr_test_system_resource();
+  cmr_binning_resource *binning = NULL;
+  ck_assert_ok(
+      cmr_binning_resource_create(cmr_system_resource_ref(system), CMR_INT_DEFAULT, CMR_INT_DEFAULT, &binning));
+  cmr_fallback_resource *handle = NULL;
+  ck_assert_ok(
+      cmr_fallback_resource_create(cmr_system_resource_ref(system), cmr_binning_resource_ref(binning), &handle));
+  ck_assert_status(cmr_binning_resource_add_bin_resource(binning, 1024, cmr_fallback_resource_ref(handle)),
+                   CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("would then allocate from itself");
+  ck_assert_ok(cmr_fallback_resource_destroy(handle));
+  ck_assert_ok(cmr_binning_resource_destroy(binning));
+  ck_assert_ok(cmr_system_resource_destroy(system));
+}
+END_TEST
+
 START_TEST(test_written_as_text_with_the_fallback_second) {
   cmr_stack *stack = NULL;
   ck_assert_ok(cmr_stack_parse("fallback(limiting(system, allocation_limit=4096), statistics(system))", &stack));
@@ -269,7 +288,7 @@ static Suite *fallback_suite(void) {
                 test_refuses_what_it_did_not_hand_out_and_a_wrong_size);
   cmr_test_case(suite, "resource", NULL, NULL, test_properties_are_what_both_have,
                 test_holds_both_resources_while_it_lives, test_destroyed_with_blocks_out_leaves_them_to_their_resource,
-                test_written_as_text_with_the_fallback_second);
+                test_a_cycle_through_the_fallback_is_refused, test_written_as_text_with_the_fallback_second);
   cmr_test_case(suite, "threads", NULL, NULL, test_threads_free_into_whichever_served);
   return suite;
 }
