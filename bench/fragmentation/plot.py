@@ -3,8 +3,9 @@
 """Draws cmr-bench-fragmentation's CSV as an SVG, with the standard library
 alone: one group of bars per trace, one bar per allocator, its height the
 peak bytes held over the peak bytes in use (1.0, the dashed line, holds
-exactly what is in use), its label the ratio and, when some were refused,
-the failures under the cap.
+exactly what is in use; a bar past CLIP, 3.0, is drawn to CLIP and marked
+"cut", so one outlier does not flatten the rest), its label the ratio and,
+when some were refused, the failures under the cap.
 
     python3 bench/fragmentation/plot.py RESULTS.csv OUT.svg
     python3 bench/fragmentation/plot.py --check RESULTS.csv OUT.svg
@@ -20,6 +21,7 @@ from pathlib import Path
 SVG = "http://www.w3.org/2000/svg"
 COLOURS = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#9c755f"]
 HEIGHT, LEFT, BOTTOM, TOP, BAR = 440, 60, 70, 50, 44
+CLIP = 3.0
 
 
 def read_rows(path):
@@ -33,12 +35,12 @@ def read_rows(path):
 def layout(rows):
     traces = list(dict.fromkeys(r["trace"] for r in rows))
     allocators = list(dict.fromkeys(r["allocator"] for r in rows))
-    top_ratio = max([r["ratio"] for r in rows] + [1.0]) * 1.15
+    top_ratio = min(max([r["ratio"] for r in rows] + [1.0]), CLIP) * 1.15
     return traces, allocators, top_ratio
 
 
 def bar_height(ratio, top_ratio):
-    return (HEIGHT - BOTTOM - TOP) * ratio / top_ratio
+    return (HEIGHT - BOTTOM - TOP) * min(ratio, CLIP) / top_ratio
 
 
 def draw(rows):
@@ -73,7 +75,7 @@ def draw(rows):
                                                              "data-ratio": f"{r['ratio']:.3f}"})
             value = ET.SubElement(svg, "text", x=f"{x + (BAR - 3) / 2:.1f}", y=f"{base - h - 4:.1f}",
                                   **{"text-anchor": "middle", "font-size": "9"})
-            value.text = f"{r['ratio']:.2f}"
+            value.text = f"{r['ratio']:.2f}" + (" cut" if r["ratio"] > CLIP else "")
             failures = int(r["failures_under_cap"])
             if failures:
                 refused = ET.SubElement(svg, "text", x=f"{x + (BAR - 3) / 2:.1f}", y=f"{base - h - 15:.1f}",
