@@ -365,7 +365,44 @@ static void expect_serves_from_the_primary(cmr_resource_ref upstream, cmr_statis
   cmr_battery_expect_ok(cmr_fallback_resource_destroy(handle), "cmr_fallback_resource_destroy");
 }
 
+/* A request neither resource can serve fails with out-of-memory, and counts as served by neither. */
+static void expect_fails_when_both_refuse(cmr_resource_ref upstream, cmr_statistics_resource *counted) {
+  (void)upstream, (void)counted; /* not every expectation reads both */
+  cmr_fallback_resource *handle = NULL;
+  cmr_battery_expect_ok(cmr_fallback_resource_create(upstream, upstream, &handle), "cmr_fallback_resource_create");
+  cmr_resource_ref subject = cmr_fallback_resource_ref(handle);
+  cmr_battery_expect_refused(subject, 4611686018427387904u, CMR_ERROR_OUT_OF_MEMORY,
+                             "fails_when_both_refuse: steps[0]");
+  void *block0 = cmr_battery_expect_block(subject, 1000u, 0u, "fails_when_both_refuse: steps[1]");
+  {
+    size_t value = 0;
+    cmr_battery_expect_ok(cmr_fallback_resource_fallback_allocations(handle, &value), "fallback_allocations");
+    ck_assert_msg(value == (size_t)0u, "fails_when_both_refuse: fallback_allocations is %zu, the spec expects 0",
+                  value);
+  }
+  {
+    size_t value = 0;
+    cmr_battery_expect_ok(cmr_fallback_resource_fallback_bytes(handle, &value), "fallback_bytes");
+    ck_assert_msg(value == (size_t)0u, "fails_when_both_refuse: fallback_bytes is %zu, the spec expects 0", value);
+  }
+  {
+    size_t value = 0;
+    cmr_battery_expect_ok(cmr_statistics_resource_allocations_total(counted, &value), "upstream.allocations_total");
+    ck_assert_msg(value == (size_t)1u, "fails_when_both_refuse: upstream.allocations_total is %zu, the spec expects 1",
+                  value);
+  }
+  {
+    size_t value = 0;
+    cmr_battery_expect_ok(cmr_statistics_resource_bytes_current(counted, &value), "upstream.bytes_current");
+    ck_assert_msg(value == (size_t)1000u,
+                  "fails_when_both_refuse: upstream.bytes_current is %zu, the spec expects 1000", value);
+  }
+  cmr_battery_expect_freed(subject, block0, 1000u, "fails_when_both_refuse: at the end");
+  cmr_battery_expect_ok(cmr_fallback_resource_destroy(handle), "cmr_fallback_resource_destroy");
+}
+
 static const cmr_battery_expectation expectations[] = {{"serves_from_the_primary", expect_serves_from_the_primary},
+                                                       {"fails_when_both_refuse", expect_fails_when_both_refuse},
                                                        {NULL, NULL}};
 
 static const char *const skipped[] = {NULL};

@@ -59,4 +59,22 @@ internal sealed class FallbackResourceAdaptorTests
             resource.Deallocate(block1, 3000UL);
         }
     }
+
+    /// <summary>A request neither resource can serve fails with out-of-memory, and counts as served by neither. (spec/fallback.toml, [[expect]] fails_when_both_refuse)</summary>
+    [Test]
+    private void ExpectFailsWhenBothRefuse()
+    {
+        using (var upstream = new SystemMemoryResource())
+        using (var counted = new StatisticsResourceAdaptor(upstream))
+        using (var resource = new FallbackResourceAdaptor(counted, counted))
+        {
+            Assert.Throws<CmrOutOfMemoryException>(() => resource.Allocate(4611686018427387904UL), "fails_when_both_refuse: steps[0]");
+            IntPtr block0 = resource.Allocate(1000UL);
+            Assert.Equal(0UL, resource.FallbackAllocations(), "fails_when_both_refuse: fallback_allocations");
+            Assert.Equal(0UL, resource.FallbackBytes(), "fails_when_both_refuse: fallback_bytes");
+            Assert.Equal(1UL, counted.AllocationsTotal(), "fails_when_both_refuse: upstream.allocations_total");
+            Assert.Equal(1000UL, counted.BytesCurrent(), "fails_when_both_refuse: upstream.bytes_current");
+            resource.Deallocate(block0, 1000UL);
+        }
+    }
 }

@@ -96,3 +96,39 @@ func TestResourceFallbackExpectServesFromThePrimary(t *testing.T) {
 		t.Fatalf("serves_from_the_primary: at the end: %v", err)
 	}
 }
+
+// A request neither resource can serve fails with out-of-memory, and counts as served by neither. (spec/fallback.toml, [[expect]] fails_when_both_refuse)
+func TestResourceFallbackExpectFailsWhenBothRefuse(t *testing.T) {
+	upstream, probe := counted(t)
+	_ = probe // not every expectation reads it
+	r, err := cmr.NewFallbackResource(upstream, upstream)
+	if err != nil {
+		t.Fatalf("fails_when_both_refuse: making the resource: %v", err)
+	}
+	defer func() {
+		if err := r.Close(); err != nil {
+			t.Errorf("fails_when_both_refuse: closing: %v", err)
+		}
+	}()
+	_, err = r.Allocate(4611686018427387904)
+	expectStatus(t, err, cmr.ErrOutOfMemory, "fails_when_both_refuse: steps[0]")
+	block0, err := r.Allocate(1000)
+	if err != nil {
+		t.Fatalf("fails_when_both_refuse: steps[1]: %v", err)
+	}
+	if value, err := r.FallbackAllocations(); err != nil || value != 0 {
+		t.Fatalf("fails_when_both_refuse: fallback_allocations is %v (%v), the spec expects %v", value, err, 0)
+	}
+	if value, err := r.FallbackBytes(); err != nil || value != 0 {
+		t.Fatalf("fails_when_both_refuse: fallback_bytes is %v (%v), the spec expects %v", value, err, 0)
+	}
+	if value, err := probe.AllocationsTotal(); err != nil || value != 1 {
+		t.Fatalf("fails_when_both_refuse: upstream.allocations_total is %v (%v), the spec expects %v", value, err, 1)
+	}
+	if value, err := probe.BytesCurrent(); err != nil || value != 1000 {
+		t.Fatalf("fails_when_both_refuse: upstream.bytes_current is %v (%v), the spec expects %v", value, err, 1000)
+	}
+	if err := r.Deallocate(block0, 1000); err != nil {
+		t.Fatalf("fails_when_both_refuse: at the end: %v", err)
+	}
+}

@@ -69,4 +69,20 @@ public class FallbackResourceAdaptorTest {
       resource.deallocate(block1, 3000L);
     }
   }
+
+  /** A request neither resource can serve fails with out-of-memory, and counts as served by neither. (spec/fallback.toml, [[expect]] fails_when_both_refuse) */
+  @Test
+  public void expectFailsWhenBothRefuse() {
+    assumeTrue(available());
+    try (StatisticsResourceAdaptor counted = new StatisticsResourceAdaptor(upstream);
+        FallbackResourceAdaptor resource = new FallbackResourceAdaptor(counted, counted)) {
+      assertThrows("fails_when_both_refuse: steps[0]", CmrOutOfMemoryError.class, () -> resource.allocate(4611686018427387904L));
+      long block0 = resource.allocate(1000L);
+      assertEquals("fails_when_both_refuse: fallback_allocations", 0L, resource.fallbackAllocations());
+      assertEquals("fails_when_both_refuse: fallback_bytes", 0L, resource.fallbackBytes());
+      assertEquals("fails_when_both_refuse: upstream.allocations_total", 1L, counted.allocationsTotal());
+      assertEquals("fails_when_both_refuse: upstream.bytes_current", 1000L, counted.bytesCurrent());
+      resource.deallocate(block0, 1000L);
+    }
+  }
 }

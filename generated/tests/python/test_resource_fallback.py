@@ -41,3 +41,18 @@ def test_fallback_expect_serves_from_the_primary(host_mr):
     assert upstream.allocations_total() == 2, "serves_from_the_primary: upstream.allocations_total"
     assert upstream.bytes_current() == 3000, "serves_from_the_primary: upstream.bytes_current"
     resource.deallocate(block1, 3000)
+
+
+@needs_resource
+def test_fallback_expect_fails_when_both_refuse(host_mr):
+    """A request neither resource can serve fails with out-of-memory, and counts as served by neither. (spec/fallback.toml, [[expect]] fails_when_both_refuse)"""
+    upstream = mr.StatisticsResourceAdaptor(host_mr)
+    resource = made_or_skip(lambda: mr.FallbackResourceAdaptor(upstream, upstream))
+    with pytest.raises(MemoryError):
+        resource.allocate(4611686018427387904)
+    block0 = resource.allocate(1000)
+    assert resource.fallback_allocations() == 0, "fails_when_both_refuse: fallback_allocations"
+    assert resource.fallback_bytes() == 0, "fails_when_both_refuse: fallback_bytes"
+    assert upstream.allocations_total() == 1, "fails_when_both_refuse: upstream.allocations_total"
+    assert upstream.bytes_current() == 1000, "fails_when_both_refuse: upstream.bytes_current"
+    resource.deallocate(block0, 1000)
