@@ -28,7 +28,9 @@
  *      is in use (its driver pool is not capped).
  *
  * It prints one table (trace, allocator, peak in use, peak held, held / in
- * use, ns per operation, time against pool, cap, failures under the cap)
+ * use, ns per operation, time against pool, cap, failures under the cap;
+ * held is "unmeasured" where sampling saw free memory not move: a leaf
+ * whose memory is not taken when handed out, as the host's untouched pages)
  * and, with --csv, writes the same rows as CSV for bench/fragmentation/plot.py.
  * An allocator the build lacks (cuda_async in the host build) is reported
  * as such; fixed_size is replayed only on traces whose requests fit its
@@ -80,6 +82,9 @@ typedef struct cmr_result {
   char why[128];
   size_t peak_in_use, peak_held, cap, failures, operations;
   double seconds;
+  /* Sampled free memory did not move: the leaf's memory is not taken when
+   * handed out (the host's untouched pages), so what is held is unknown. */
+  bool held_unmeasured;
 } cmr_result;
 
 typedef struct cmr_run {
@@ -273,6 +278,7 @@ static int cmr_measure(cmr_replay_log *log, const cmr_subject *subject, const ch
   if (failed != 0) return 1;
   result->peak_in_use = timed.peak_in_use;
   result->peak_held = simulated_peak;
+  result->held_unmeasured = simulated_peak == 0 && timed.peak_in_use > 0;
   result->seconds = timed.seconds;
   result->operations = timed.operations;
   result->failures = capped.failures;
@@ -313,9 +319,13 @@ static void cmr_print_table(const cmr_result *results, size_t count) {
     }
     const cmr_result *pool = cmr_pool_of(results, count, r->trace);
     double ratio = pool != NULL && pool->seconds > 0 ? r->seconds / pool->seconds : 0.0;
-    printf("%-28s %-11s %14zu %14zu %9.3f %9.1f %9.2f %14zu %9zu\n", cmr_base_name(r->trace), r->name, r->peak_in_use,
-           r->peak_held, r->peak_in_use ? (double)r->peak_held / (double)r->peak_in_use : 0.0, cmr_ns_per_operation(r),
-           ratio, r->cap, r->failures);
+    char held[24] = "unmeasured", share[16] = "-";
+    if (!r->held_unmeasured) {
+      snprintf(held, sizeof held, "%zu", r->peak_held);
+      snprintf(share, sizeof share, "%.3f", r->peak_in_use ? (double)r->peak_held / (double)r->peak_in_use : 0.0);
+    }
+    printf("%-28s %-11s %14zu %14s %9s %9.1f %9.2f %14zu %9zu\n", cmr_base_name(r->trace), r->name, r->peak_in_use,
+           held, share, cmr_ns_per_operation(r), ratio, r->cap, r->failures);
   }
 }
 
@@ -330,7 +340,9 @@ static int cmr_write_csv(const char *path, const cmr_result *results, size_t cou
     const cmr_result *r = &results[i];
     if (r->skipped != NULL) continue;
     const cmr_result *pool = cmr_pool_of(results, count, r->trace);
-    fprintf(file, "%s,%s,%zu,%zu,%.3f,%.4f,%zu,%zu\n", cmr_base_name(r->trace), r->name, r->peak_in_use, r->peak_held,
+    char held[24] = ""; /* empty: unmeasured */
+    if (!r->held_unmeasured) snprintf(held, sizeof held, "%zu", r->peak_held);
+    fprintf(file, "%s,%s,%zu,%s,%.3f,%.4f,%zu,%zu\n", cmr_base_name(r->trace), r->name, r->peak_in_use, held,
             cmr_ns_per_operation(r), pool != NULL && pool->seconds > 0 ? r->seconds / pool->seconds : 0.0, r->cap,
             r->failures);
   }

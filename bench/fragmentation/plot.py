@@ -25,8 +25,9 @@ CLIP = 3.0
 
 
 def read_rows(path):
+    """The rows whose held was measured (an empty peak_held was not: no bar)."""
     with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
+        rows = [r for r in csv.DictReader(f) if r["peak_held"] != ""]
     for r in rows:
         r["ratio"] = int(r["peak_held"]) / int(r["peak_in_use"]) if int(r["peak_in_use"]) else 0.0
     return rows
@@ -121,7 +122,7 @@ def main(argv):
     csv_path, svg_path = argv[-2], argv[-1]
     rows = read_rows(csv_path)
     if not rows:
-        print(f"plot.py: {csv_path}: no rows", file=sys.stderr)
+        print(f"plot.py: {csv_path}: no row with a measured peak held", file=sys.stderr)
         return 1
     if checking:
         return check(rows, svg_path)
