@@ -864,7 +864,7 @@ class Step:
     fails: ExpectedStatus | None = None  # allocate: the failure expected instead of a block
     aligned_to: int = 0                  # allocate: the address is a multiple of this
     method: Method | None = None         # call
-    argument: Literal | None = None      # call: the method's one argument, when it takes one
+    args: list = field(default_factory=list)  # call: a Literal for each of the method's parameters (`with`)
     readings: list = field(default_factory=list)  # equals: Reading each
 
 
@@ -975,6 +975,19 @@ class Resource:
     @property
     def retained(self) -> list:
         return [p for p in self.params if p.is_upstream and p.retain]
+
+    @property
+    def other_refs(self) -> list:
+        """Resource parameters besides the upstream (fallback's fallback):
+        the binding tests give each the tests' upstream, as the upstream."""
+        return [p for p in self.params if p.is_upstream and p is not self.upstream]
+
+    @property
+    def held_refs(self) -> list:
+        """The retained ones of other_refs: the shared wrapper code holds
+        each while the resource lives and shows it to the cycle check as a
+        child."""
+        return [p for p in self.other_refs if p.retain]
 
     @property
     def adopts_resources(self) -> bool:

@@ -723,28 +723,30 @@ class _Blocks:
         self.live = {}
 
 
-def _load_call(item, value, resource, where, problems):
-    """{ call = "m" } for a method without parameters, { call = "m", with = v }
-    for one of a single parameter of a plain type, given v."""
-    given = "with" in item
-    methods = {m.name: m for m in resource.methods
-               if (not m.params if not given else len(m.params) == 1 and m.params[0].type.name in EXPECT_ARG_TYPES)}
-    if not isinstance(value, str) or value not in methods:
-        takes = "one plain parameter (with = value)" if given else "no parameters"
-        problems.add(f"{where}call", f"{_show(value)} is no method of {resource.name} with {takes} "
-                                     f"(known: {', '.join(methods) or 'none'})")
-        return None
-    method = methods[value]
-    if not given:
-        return Step("call", method=method)
-    param = method.params[0]
-    plain = _plain_value(item["with"], param.type.name, f"{where}with", problems)
-    if plain is None:
-        return None
-    if param.type.numeric and not param.passes(plain):
-        problems.add(f"{where}with", f"{_show(item['with'])} breaks a constraint of {method.name}'s parameter")
-        return None
-    return Step("call", method=method, argument=literal(param.type.name, plain))
+def _call_args(method, given, where, problems):
+    """A call step's `with`: a plain value for each parameter of the method,
+    in the method's order (a table of parameter = value, or the value alone
+    for a method of one parameter)."""
+    if not isinstance(given, dict) and len(method.params) == 1:
+        given = {method.params[0].name: given}
+    if not isinstance(given, dict):
+        problems.add(where, "must be a table of parameter = value, e.g. { limit = 4096 }")
+        return []
+    names = [q.name for q in method.params]
+    for key in given:
+        if key not in names:
+            problems.add(f"{where}.{key}", f"is no parameter of {method.name} (its parameters: {', '.join(names) or 'none'})")
+    args = []
+    for q in method.params:
+        if q.name not in given:
+            problems.add(where, f"{method.name} needs {q.name}")
+            continue
+        plain = _plain_value(given[q.name], q.type.name, f"{where}.{q.name}", problems)
+        if plain is not None:
+            if q.type.numeric and not q.passes(plain):
+                problems.add(f"{where}.{q.name}", f"{_show(given[q.name])} breaks a constraint of the parameter")
+            args.append(literal(q.type.name, plain))
+    return args
 
 
 def _load_step(item, resource, upstream, where, blocks, problems):
@@ -788,7 +790,14 @@ def _load_step(item, resource, upstream, where, blocks, problems):
             return None
         return Step(kind, block=value, bytes=blocks.live.pop(value))
     if kind == "call":
-        return _load_call(item, value, resource, where, problems)
+        methods = {m.name: m for m in resource.methods
+                   if all(q.type.name in EXPECT_ARG_TYPES for q in m.params)}
+        if not isinstance(value, str) or value not in methods:
+            problems.add(f"{where}call", f"{_show(value)} is no method of {resource.name} with plain parameters "
+                                         f"(known: {', '.join(methods) or 'none'})")
+            return None
+        return Step(kind, method=methods[value],
+                    args=_call_args(methods[value], item.get("with", {}), f"{where}with", problems))
     if not isinstance(value, dict) or not value:
         problems.add(f"{where}equals", "must be a table of getter = value, e.g. { bytes_current = 1024 }")
         return None

@@ -3,7 +3,7 @@
  * logging_resource_adaptor and cmr's logging adaptor write it) against a
  * resource stack written as an expression, and reports what the stack did.
  *
- *   cmr-replay [--simulated] [--progress[=N]] LOG.csv "STACK EXPRESSION"
+ *   cmr-replay [--simulated] [--progress[=N]] LOG.csv[.gz] "STACK EXPRESSION"
  *
  * Each logged thread gets a replay thread; the events run one at a time in
  * the order of the log (a sequence number handed from thread to thread), so
@@ -27,267 +27,22 @@
  * an error), 1 for a log that cannot be read or replayed (with the line) or
  * a report that cannot be written (a full disk), 2 for bad usage or a stack
  * expression that does not build. */
-#define _XOPEN_SOURCE 700 /* tsearch, getline, clock_gettime */
+#define _XOPEN_SOURCE 700 /* clock_gettime */
 
 #include <cmr/cmr.h>
 #include <cmr/stack.h>
 
 #include <errno.h>
-#include <inttypes.h>
 #include <pthread.h>
-#include <search.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cli.h"
+#include "replay_log.h"
 
-#define LOG_HEADER "Thread,Time,Action,Pointer,Size,Stream"
 #define DEFAULT_PROGRESS_EVERY 1000000u
-
-typedef enum action { ACTION_ALLOCATE, ACTION_FREE, ACTION_FAILURE } action;
-
-typedef struct event {
-  action action;
-  unsigned thread; /* replay thread */
-  size_t line;
-  size_t size;
-  uintptr_t pointer; /* as logged */
-  size_t pair;       /* a free: its allocation's event */
-  void *replayed;    /* an allocation: the replayed pointer (NULL when it failed) */
-  bool freed;        /* an allocation: the log frees it */
-} event;
-
-typedef struct replay_log {
-  const char *path;
-  event *events;
-  size_t count;
-  size_t capacity;
-  unsigned long long *thread_ids; /* logged id of each replay thread */
-  unsigned thread_count;
-  size_t allocations, frees, logged_failures;
-  size_t leaks, leaked_bytes;
-} replay_log;
-
-/* ---- reading the log ------------------------------------------------------------- */
-
-static int bad_log(const replay_log *log, size_t line, const char *format, ...) {
-  va_list args;
-  va_start(args, format);
-  fprintf(stderr, "cmr-replay: %s:%zu: ", log->path, line);
-  vfprintf(stderr, format, args);
-  fputc('\n', stderr);
-  va_end(args);
-  return 1;
-}
-
-/* An unsigned number filling all of `text` in `base` (16 also takes a 0x). */
-static bool parse_number(const char *text, int base, unsigned long long *out) {
-  if (text[0] == '\0' || text[0] == '-' || text[0] == '+' || text[0] == ' ') return false;
-  char *end = NULL;
-  errno = 0;
-  *out = strtoull(text, &end, base);
-  return errno == 0 && *end == '\0';
-}
-
-/* A pointer as RMM writes it: 0x-prefixed hex (fmt), bare hex (printf's
- * %llx, newer RMM) or glibc's "(nil)". */
-static bool parse_pointer(const char *text, uintptr_t *out) {
-  unsigned long long value = 0;
-  if (strcmp(text, "(nil)") == 0) {
-    *out = 0;
-    return true;
-  }
-  if (!parse_number(text, 16, &value) || value > UINTPTR_MAX) return false;
-  *out = (uintptr_t)value;
-  return true;
-}
-
-static bool parse_action(const char *text, action *out) {
-  static const char *const names[] = {"allocate", "free", "allocate failure"};
-  for (int i = 0; i < 3; ++i) {
-    if (strcmp(text, names[i]) == 0) {
-      *out = (action)i;
-      return true;
-    }
-  }
-  return false;
-}
-
-/* Splits `line` at commas into exactly six fields; false otherwise. */
-static bool split_fields(char *line, char *fields[6], int *found) {
-  *found = 0;
-  for (char *field = line; field != NULL; ++*found) {
-    char *comma = strchr(field, ',');
-    if (comma != NULL) *comma = '\0';
-    if (*found < 6) fields[*found] = field;
-    field = comma != NULL ? comma + 1 : NULL;
-  }
-  return *found == 6;
-}
-
-static int thread_index(replay_log *log, unsigned long long id, unsigned *out) {
-  for (unsigned i = 0; i < log->thread_count; ++i) {
-    if (log->thread_ids[i] == id) {
-      *out = i;
-      return 0;
-    }
-  }
-  unsigned long long *ids = realloc(log->thread_ids, (log->thread_count + 1) * sizeof *ids);
-  if (ids == NULL) return 1;
-  log->thread_ids = ids;
-  ids[log->thread_count] = id;
-  *out = log->thread_count++;
-  return 0;
-}
-
-static int parse_row(replay_log *log, char *line, size_t number, event *out) {
-  char *fields[6];
-  int found = 0;
-  if (!split_fields(line, fields, &found)) {
-    return bad_log(log, number, "expected 6 fields (" LOG_HEADER "), found %d", found);
-  }
-  unsigned long long thread = 0, size = 0;
-  if (!parse_number(fields[0], 10, &thread)) return bad_log(log, number, "Thread \"%s\" is not a number", fields[0]);
-  if (fields[1][0] == '\0') return bad_log(log, number, "Time is empty");
-  if (!parse_action(fields[2], &out->action)) {
-    return bad_log(log, number, "Action \"%s\" is not allocate, free or allocate failure", fields[2]);
-  }
-  if (!parse_pointer(fields[3], &out->pointer)) {
-    return bad_log(log, number, "Pointer \"%s\" is not a hex address", fields[3]);
-  }
-  if (!parse_number(fields[4], 10, &size) || size > SIZE_MAX) {
-    return bad_log(log, number, "Size \"%s\" is not a byte count", fields[4]);
-  }
-  uintptr_t stream = 0;
-  if (!parse_pointer(fields[5], &stream)) return bad_log(log, number, "Stream \"%s\" is not a hex handle", fields[5]);
-  if (out->action != ACTION_FAILURE && out->pointer == 0) {
-    return bad_log(log, number, "%s of a null pointer (only an allocate failure has one)", fields[2]);
-  }
-  out->size = (size_t)size;
-  out->line = number;
-  if (thread_index(log, thread, &out->thread) != 0) return bad_log(log, number, "no host memory for the threads");
-  return 0;
-}
-
-static int append_event(replay_log *log, const event *e) {
-  if (log->count == log->capacity) {
-    size_t capacity = log->capacity != 0 ? log->capacity * 2 : 1024;
-    event *events = realloc(log->events, capacity * sizeof *events);
-    if (events == NULL) return bad_log(log, e->line, "no host memory for %zu events", capacity);
-    log->events = events;
-    log->capacity = capacity;
-  }
-  log->events[log->count++] = *e;
-  return 0;
-}
-
-static int read_rows(replay_log *log, FILE *file) {
-  char *line = NULL;
-  size_t length = 0, number = 0;
-  int failed = 0;
-  ssize_t got;
-  while (failed == 0 && (got = getline(&line, &length, file)) >= 0) {
-    ++number;
-    while (got > 0 && (line[got - 1] == '\n' || line[got - 1] == '\r')) line[--got] = '\0';
-    if (number == 1) {
-      if (strcmp(line, LOG_HEADER) != 0) failed = bad_log(log, 1, "the header is not \"" LOG_HEADER "\"");
-      continue;
-    }
-    if (got == 0) continue; /* a blank line, e.g. at the end */
-    event e = {0};
-    failed = parse_row(log, line, number, &e);
-    if (failed == 0) failed = append_event(log, &e);
-  }
-  if (failed == 0 && ferror(file)) failed = bad_log(log, number + 1, "reading failed: %s", strerror(errno));
-  if (failed == 0 && number == 0) failed = bad_log(log, 1, "the file is empty (no header)");
-  free(line);
-  return failed;
-}
-
-/* ---- pairing frees with allocations ------------------------------------------------ */
-
-static const event *pairing_events; /* tsearch's comparison sees only keys */
-
-static int by_pointer(const void *a, const void *b) {
-  uintptr_t x = pairing_events[*(const size_t *)a].pointer, y = pairing_events[*(const size_t *)b].pointer;
-  return (x > y) - (x < y);
-}
-
-/* Walks the log in order with the live allocations in a tree keyed by the
- * logged pointer: a free must name a live pointer with its size, and an
- * allocation a pointer not live. Leaves the leaks counted. */
-static int pair_events(replay_log *log) {
-  void *live = NULL;
-  size_t *keys = malloc((log->count + 1) * sizeof *keys);
-  if (keys == NULL) return bad_log(log, 0, "no host memory to pair %zu events", log->count);
-  pairing_events = log->events;
-  int failed = 0;
-  for (size_t i = 0; i < log->count && failed == 0; ++i) {
-    event *e = &log->events[i];
-    keys[i] = i;
-    if (e->action == ACTION_FAILURE) {
-      log->logged_failures++;
-      continue;
-    }
-    size_t **found =
-        e->action == ACTION_ALLOCATE ? tsearch(&keys[i], &live, by_pointer) : tfind(&keys[i], &live, by_pointer);
-    if (e->action == ACTION_ALLOCATE) {
-      if (found == NULL)
-        failed = bad_log(log, e->line, "no host memory for the live allocations");
-      else if (**found != i) {
-        failed = bad_log(log, e->line, "0x%" PRIxPTR " is allocated again while live since line %zu", e->pointer,
-                         log->events[**found].line);
-      } else {
-        log->allocations++;
-      }
-      continue;
-    }
-    if (found == NULL) {
-      failed =
-          bad_log(log, e->line, "free of 0x%" PRIxPTR ", which is not allocated (never, or freed already)", e->pointer);
-      continue;
-    }
-    event *allocation = &log->events[**found];
-    if (allocation->size != e->size) {
-      failed = bad_log(log, e->line, "free of 0x%" PRIxPTR " with %zu bytes, allocated with %zu at line %zu",
-                       e->pointer, e->size, allocation->size, allocation->line);
-      continue;
-    }
-    e->pair = **found;
-    allocation->freed = true;
-    tdelete(&keys[i], &live, by_pointer);
-    log->frees++;
-  }
-  /* The tree's root node starts with its key (POSIX), so it empties so. */
-  while (live != NULL) tdelete(*(size_t **)live, &live, by_pointer);
-  for (size_t i = 0; i < log->count && failed == 0; ++i) { /* what the log never frees leaked */
-    const event *e = &log->events[i];
-    if (e->action == ACTION_ALLOCATE && !e->freed) log->leaks++, log->leaked_bytes += e->size;
-  }
-  free(keys);
-  return failed;
-}
-
-static int read_log(const char *path, replay_log *log) {
-  *log = (replay_log){.path = path};
-  FILE *file = fopen(path, "r");
-  if (file == NULL) {
-    fprintf(stderr, "cmr-replay: %s: cannot be opened: %s\n", path, strerror(errno));
-    return 1;
-  }
-  int failed = read_rows(log, file);
-  fclose(file);
-  if (failed == 0) failed = pair_events(log);
-  return failed;
-}
-
-static void free_log(replay_log *log) {
-  free(log->events);
-  free(log->thread_ids);
-}
 
 /* ---- the stack ------------------------------------------------------------------- */
 
@@ -306,7 +61,7 @@ static int build_stack(const char *expression, bool simulated, cmr_stack **out) 
 /* ---- replaying --------------------------------------------------------------------- */
 
 typedef struct replay {
-  replay_log *log;
+  cmr_replay_log *log;
   cmr_resource_ref top;
   size_t progress_every; /* 0: no progress lines */
   pthread_mutex_t lock;
@@ -323,7 +78,7 @@ typedef struct replay_thread {
   unsigned index;
 } replay_thread;
 
-static void abort_replay(replay *r, const event *e, cmr_status status) {
+static void abort_replay(replay *r, const cmr_log_event *e, cmr_status status) {
   snprintf(r->abort_message, sizeof r->abort_message, "line %zu: freeing the replayed %p failed: %s: %s", e->line,
            r->log->events[e->pair].replayed, cmr_status_string(status), cmr_last_error_message());
   r->aborted = true;
@@ -331,7 +86,7 @@ static void abort_replay(replay *r, const event *e, cmr_status status) {
 
 /* Runs event `i` (its thread holds the turn). */
 static void perform(replay *r, size_t i) {
-  event *e = &r->log->events[i];
+  cmr_log_event *e = &r->log->events[i];
   if (e->action == ACTION_ALLOCATE) {
     if (cmr_allocate(r->top, e->size, CMR_DEFAULT_STREAM, &e->replayed) != CMR_SUCCESS) {
       e->replayed = NULL;
@@ -341,7 +96,7 @@ static void perform(replay *r, size_t i) {
     r->in_use += e->size;
     if (r->in_use > r->peak_in_use) r->peak_in_use = r->in_use;
   } else if (e->action == ACTION_FREE) {
-    event *allocation = &r->log->events[e->pair];
+    cmr_log_event *allocation = &r->log->events[e->pair];
     if (allocation->replayed == NULL) return; /* its allocation failed in the replay */
     cmr_status status = cmr_deallocate(r->top, allocation->replayed, e->size, CMR_DEFAULT_STREAM);
     if (status != CMR_SUCCESS) {
@@ -422,28 +177,15 @@ static int run_threads(replay *r, double *seconds) {
 /* Frees what the log leaked, so the stack is destroyed empty. */
 static void free_leaks(replay *r) {
   for (size_t i = 0; i < r->log->count; ++i) {
-    event *e = &r->log->events[i];
+    cmr_log_event *e = &r->log->events[i];
     if (e->action == ACTION_ALLOCATE && e->replayed != NULL) {
       cmr_deallocate(r->top, e->replayed, e->size, CMR_DEFAULT_STREAM);
     }
   }
 }
 
-/* The most bytes the stack held from a simulated leaf; false for another leaf. */
-static bool leaf_peak(const cmr_stack *stack, size_t *out) {
-  cmr_resource_ref leaf;
-  cmr_simulated_resource *simulated = NULL;
-  if (cmr_stack_leaf(stack, &leaf) != CMR_SUCCESS || cmr_simulated_resource_from_ref(leaf, &simulated) != CMR_SUCCESS) {
-    cmr_clear_last_error();
-    return false;
-  }
-  bool known = cmr_simulated_resource_peak_bytes_in_use(simulated, out) == CMR_SUCCESS;
-  cmr_simulated_resource_destroy(simulated); /* from_ref's share; the stack keeps its own */
-  return known;
-}
-
 static void report(const replay *r, const cmr_stack *stack, double seconds) {
-  const replay_log *log = r->log;
+  const cmr_replay_log *log = r->log;
   const char *expression = "";
   cmr_stack_expression(stack, &expression);
   printf("log: %s\n", log->path);
@@ -457,7 +199,7 @@ static void report(const replay *r, const cmr_stack *stack, double seconds) {
   printf("rate: %.0f events/s\n", seconds > 0 ? (double)replayed / seconds : 0.0);
   printf("peak bytes in use: %zu\n", r->peak_in_use);
   size_t held = 0;
-  if (leaf_peak(stack, &held)) {
+  if (cmr_replay_simulated_peak(stack, &held)) {
     printf("peak bytes held from the upstream: %zu\n", held);
   } else {
     printf("peak bytes held from the upstream: unknown (the leaf is not simulated; try --simulated)\n");
@@ -466,7 +208,7 @@ static void report(const replay *r, const cmr_stack *stack, double seconds) {
   printf("leaks in the log: %zu allocations, %zu bytes\n", log->leaks, log->leaked_bytes);
 }
 
-static int replay_log_on(replay_log *log, cmr_stack *stack, size_t progress_every) {
+static int replay_log_on(cmr_replay_log *log, cmr_stack *stack, size_t progress_every) {
   replay r = {.log = log, .progress_every = progress_every};
   cmr_stack_ref(stack, &r.top);
   pthread_mutex_init(&r.lock, NULL);
@@ -499,7 +241,7 @@ int main(int argc, char **argv) {
     unsigned long long every = DEFAULT_PROGRESS_EVERY;
     if (option == 's') {
       simulated = true;
-    } else if (optarg != NULL && (!parse_number(optarg, 10, &every) || every == 0 || every > SIZE_MAX)) {
+    } else if (optarg != NULL && (!cmr_replay_parse_number(optarg, 10, &every) || every == 0 || every > SIZE_MAX)) {
       return cmr_cli_usage_error(&cli, "--progress=N needs a positive number of events");
     } else {
       progress_every = (size_t)every;
@@ -508,13 +250,13 @@ int main(int argc, char **argv) {
   if (argc - optind < 2) return cmr_cli_usage_error(&cli, "a log and a stack expression are needed");
   if (argc - optind > 2) return cmr_cli_usage_error(&cli, "too many arguments");
   const char *positional[2] = {argv[optind], argv[optind + 1]};
-  replay_log log;
-  int failed = read_log(positional[0], &log);
+  cmr_replay_log log;
+  int failed = cmr_replay_log_read("cmr-replay", positional[0], &log);
   cmr_stack *stack = NULL;
   if (failed == 0) failed = build_stack(positional[1], simulated, &stack);
   if (failed == 0) failed = replay_log_on(&log, stack, progress_every);
   if (stack != NULL) cmr_stack_destroy(stack);
-  free_log(&log);
+  cmr_replay_log_free(&log);
   if (failed == 0 && (fflush(stdout) != 0 || ferror(stdout))) {
     fprintf(stderr, "cmr-replay: the report could not be written: %s\n", strerror(errno));
     failed = 1;

@@ -3,12 +3,12 @@
 # The resources of each build, for CMakeLists.txt.
 
 # Algorithm files (runtime/resources/<name>.c) of each build.
-set(CMR_HOST_RESOURCES aligned arena binning callback expandable failure_callback fixed_size limiting logging pool prefetch sam_headroom simulated statistics system thread_safe tracking)
-set(CMR_CUDA_RESOURCES aligned arena binning callback cuda cuda_async cuda_async_managed cuda_async_view expandable failure_callback fixed_size limiting logging managed pinned_host pool prefetch sam_headroom simulated statistics system thread_safe tracking)
+set(CMR_HOST_RESOURCES aligned arena binning callback expandable failure_callback fallback fixed_size limiting logging pool prefetch sam_headroom simulated statistics system thread_safe tracking)
+set(CMR_CUDA_RESOURCES aligned arena binning callback cuda cuda_async cuda_async_managed cuda_async_view expandable failure_callback fallback fixed_size limiting logging managed pinned_host pool prefetch sam_headroom simulated statistics system thread_safe tracking)
 
 # Generated wrappers (generated/src/resources/<name>.c), one per resource, in
 # every build: a resource absent from a build reports itself unavailable.
-set(CMR_ALL_RESOURCES aligned arena binning callback cuda cuda_async cuda_async_managed cuda_async_view expandable failure_callback fixed_size limiting logging managed pinned_host pool prefetch sam_headroom simulated statistics system thread_safe tracking)
+set(CMR_ALL_RESOURCES aligned arena binning callback cuda cuda_async cuda_async_managed cuda_async_view expandable failure_callback fallback fixed_size limiting logging managed pinned_host pool prefetch sam_headroom simulated statistics system thread_safe tracking)
 
 # Conformance cases, "<resource>" or "<resource>:<upstream>": those that run
 # without a GPU (both builds, label host) and those that need one (CUDA build,
@@ -20,6 +20,7 @@ set(CMR_CONFORMANCE_HOST
     callback:system
     expandable
     failure_callback:system
+    fallback:system
     fixed_size:system
     limiting:system
     logging:system
@@ -47,6 +48,7 @@ set(CMR_CONFORMANCE_GPU
     cuda_async_managed
     cuda_async_view:cuda_async
     failure_callback:cuda
+    fallback:cuda
     fixed_size:cuda
     fixed_size:managed
     fixed_size:cuda_async
@@ -67,7 +69,7 @@ set(CMR_CONFORMANCE_GPU
 # Resources whose spec has [[expect]]: their conformance program's --expect
 # mode runs the expectations (ctest expect.<resource>), in the builds the
 # resource exists in, label host where it exists without a GPU.
-set(CMR_EXPECT_HOST aligned arena binning expandable fixed_size limiting logging pool simulated statistics tracking)
+set(CMR_EXPECT_HOST aligned arena binning expandable fallback fixed_size limiting logging pool simulated statistics tracking)
 set(CMR_EXPECT_GPU )
 
 # The binding tests generated per resource, "<resource>:<Go name>:<Java
@@ -84,6 +86,7 @@ set(CMR_BINDING_TESTS
     cuda_async_managed:CudaAsyncManaged:CudaAsyncManagedMemoryResource:CudaAsyncManagedMemoryResource
     expandable:Expandable:ExpandableMemoryResource:ExpandableMemoryResource
     failure_callback:FailureCallback:FailureCallbackResourceAdaptor:FailureCallbackResourceAdaptor
+    fallback:Fallback:FallbackResourceAdaptor:FallbackResourceAdaptor
     fixed_size:FixedSize:FixedSizeMemoryResource:FixedSizeMemoryResource
     limiting:Limiting:LimitingResourceAdaptor:LimitingResourceAdaptor
     logging:Logging:LoggingResourceAdaptor:LoggingResourceAdaptor

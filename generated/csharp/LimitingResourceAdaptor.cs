@@ -15,6 +15,19 @@ namespace Cmr
     /// CMR_ERROR_INVALID_ARGUMENT and reaches no upstream. Any alignment is passed
     /// to the upstream, which honours or refuses it.
     ///
+    /// The limit can be moved at run time (set_limit). A limit set below the bytes
+    /// counted now takes nothing back: allocations are refused until frees bring
+    /// the count under it, and frees are served as ever.
+    ///
+    /// A limit may be written as a fraction of the device: allocation_limit=80% in a
+    /// stack expression, and &#34;80%&#34; wherever a binding takes a size as text
+    /// (cmr.parse_bytes, Cmr.parseSize, cmr.ParseSize, Cmr.ByteSize.Parse), is that
+    /// percentage of the current device&#39;s free memory when the text is read, just
+    /// before the adaptor is made (cmr_percent_of_free_device_memory, which C
+    /// callers use directly; rounded down to a multiple of 256). In the host build
+    /// the device is the host and its free memory is the available physical
+    /// memory (sysconf(_SC_AVPHYS_PAGES) pages of sysconf(_SC_PAGESIZE) bytes).
+    ///
     /// Re-entry: no lock is held across the upstream&#39;s calls: a call back into the
     /// adaptor from inside them is served.
     ///
@@ -52,7 +65,7 @@ namespace Cmr
             }
         }
 
-        /// <summary>The limit given at creation.</summary>
+        /// <summary>The limit now: allocation_limit as created, or what set_limit set last.</summary>
         public ulong AllocationLimit
         {
             get
@@ -61,6 +74,13 @@ namespace Cmr
                 CmrNative.cmr_limiting_resource_allocation_limit(Handle, out result);
                 return result;
             }
+        }
+
+        /// <summary>Makes `limit` the limit from now on; below the bytes counted now, allocations are refused until frees bring the count under it.</summary>
+        /// <param name="limit">The new limit, in bytes (counted as allocations are: rounded up to allocation_alignment).</param>
+        public void SetLimit(ulong limit)
+        {
+            CmrNative.cmr_limiting_resource_set_limit(Handle, limit);
         }
     }
 }

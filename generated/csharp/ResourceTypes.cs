@@ -51,6 +51,9 @@ namespace Cmr
                     case "failure_callback":
                         return new FailureCallbackResourceAdaptor(ResourceHandle.FromRef(shared, CmrNative.cmr_failure_callback_resource_from_ref,
                             CmrNative.cmr_failure_callback_resource_ref, CmrNativePINVOKE.cmr_cs_release_failure_callback));
+                    case "fallback":
+                        return new FallbackResourceAdaptor(ResourceHandle.FromRef(shared, CmrNative.cmr_fallback_resource_from_ref,
+                            CmrNative.cmr_fallback_resource_ref, CmrNativePINVOKE.cmr_cs_release_fallback));
                     case "fixed_size":
                         return new FixedSizeMemoryResource(ResourceHandle.FromRef(shared, CmrNative.cmr_fixed_size_resource_from_ref,
                             CmrNative.cmr_fixed_size_resource_ref, CmrNativePINVOKE.cmr_cs_release_fixed_size));

@@ -308,6 +308,37 @@ cmr_status cmr_failure_callback_impl_allocate(cmr_failure_callback_impl *impl, s
 cmr_status cmr_failure_callback_impl_deallocate(cmr_failure_callback_impl *impl, void *ptr, size_t bytes,
                                                 size_t alignment, cmr_stream stream);
 
+/* ---- fallback ---- */
+typedef struct cmr_fallback_impl cmr_fallback_impl;
+/* What cmr_fallback_resource_create was given, checked and with its defaults
+ * resolved: the first member, `params`, of struct cmr_fallback_impl. */
+typedef struct cmr_fallback_params {
+  cmr_resource_ref upstream; /* held by the resource */
+  cmr_resource_ref fallback; /* held by the resource */
+} cmr_fallback_params;
+#define cmr_fallback_impl_check(T)                                                                             \
+  _Static_assert(offsetof(T, params) == 0 && _Generic(((T *)0)->params, cmr_fallback_params : 1, default : 0), \
+                 "struct cmr_fallback_impl begins with cmr_fallback_params params")
+extern const cmr_impl_layout cmr_fallback_impl_layout;
+/* Where the fields its counter getters read are: each an _Atomic size_t of
+ * struct cmr_fallback_impl, which the generated getter loads (relaxed). */
+extern const size_t cmr_fallback_impl_counters[2];
+#define cmr_fallback_impl_counters_define(T)                                                   \
+  _Static_assert(_Generic(&((T *)0)->fallback_allocations, _Atomic size_t * : 1, default : 0), \
+                 "fallback_allocations of struct cmr_fallback_impl is an _Atomic size_t");     \
+  _Static_assert(_Generic(&((T *)0)->fallback_bytes, _Atomic size_t * : 1, default : 0),       \
+                 "fallback_bytes of struct cmr_fallback_impl is an _Atomic size_t");           \
+  const size_t cmr_fallback_impl_counters[] = {offsetof(T, fallback_allocations), offsetof(T, fallback_bytes)};
+/* The set-up beyond the parameters; on failure it undoes its own part. */
+cmr_status cmr_fallback_impl_init(cmr_fallback_impl *impl);
+/* Undoes init's set-up and whatever the resource still holds. */
+void cmr_fallback_impl_fini(cmr_fallback_impl *impl);
+cmr_status cmr_fallback_impl_allocate(cmr_fallback_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
+                                      void **out);
+cmr_status cmr_fallback_impl_deallocate(cmr_fallback_impl *impl, void *ptr, size_t bytes, size_t alignment,
+                                        cmr_stream stream);
+unsigned cmr_fallback_impl_properties(const cmr_fallback_impl *impl);
+
 /* ---- fixed_size ---- */
 typedef struct cmr_fixed_size_impl cmr_fixed_size_impl;
 /* What cmr_fixed_size_resource_create was given, checked and with its defaults
@@ -356,12 +387,21 @@ typedef struct cmr_limiting_params {
   _Static_assert(offsetof(T, params) == 0 && _Generic(((T *)0)->params, cmr_limiting_params : 1, default : 0), \
                  "struct cmr_limiting_impl begins with cmr_limiting_params params")
 extern const cmr_impl_layout cmr_limiting_impl_layout;
-#define cmr_limiting_impl_counters_define(T)
+/* Where the fields its counter getters read are: each an _Atomic size_t of
+ * struct cmr_limiting_impl, which the generated getter loads (relaxed). */
+extern const size_t cmr_limiting_impl_counters[1];
+#define cmr_limiting_impl_counters_define(T)                                    \
+  _Static_assert(_Generic(&((T *)0)->limit, _Atomic size_t * : 1, default : 0), \
+                 "limit of struct cmr_limiting_impl is an _Atomic size_t");     \
+  const size_t cmr_limiting_impl_counters[] = {offsetof(T, limit)};
+/* The set-up beyond the parameters; on failure it undoes its own part. */
+cmr_status cmr_limiting_impl_init(cmr_limiting_impl *impl);
 cmr_status cmr_limiting_impl_allocate(cmr_limiting_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
                                       void **out);
 cmr_status cmr_limiting_impl_deallocate(cmr_limiting_impl *impl, void *ptr, size_t bytes, size_t alignment,
                                         cmr_stream stream);
 cmr_status cmr_limiting_impl_allocated_bytes(cmr_limiting_impl *impl, size_t *out);
+cmr_status cmr_limiting_impl_set_limit(cmr_limiting_impl *impl, size_t limit);
 
 /* ---- logging ---- */
 typedef struct cmr_logging_impl cmr_logging_impl;

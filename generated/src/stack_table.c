@@ -188,6 +188,23 @@ static cmr_status failure_callback_make(const cmr_stack_value *values, cmr_resou
   return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
 }
 
+/* ---- fallback ---- */
+
+/* clang-format off */
+static const cmr_stack_param fallback_params[] = {
+    {"upstream", CMR_STACK_RESOURCE, NULL, 0, NULL, {.pointer = NULL}},
+    {"fallback", CMR_STACK_RESOURCE, NULL, 0, NULL, {.pointer = NULL}},
+};
+/* clang-format on */
+
+static cmr_status fallback_make(const cmr_stack_value *values, cmr_resource_ref *out) {
+  cmr_fallback_resource *handle = NULL;
+  cmr_status status = cmr_fallback_resource_create(values[0].ref, values[1].ref, &handle);
+  if (status != CMR_SUCCESS) return status;
+  *out = cmr_fallback_resource_ref(handle);
+  return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
+}
+
 /* ---- fixed_size ---- */
 
 static const char *const fixed_size_capture_values[] = {"serve", "refuse"};
@@ -412,6 +429,7 @@ const cmr_stack_resource cmr_stack_resources[] = {
     {"cuda_async_view", cuda_async_view_params, 1, cuda_async_view_make},
     {"expandable", expandable_params, 5, expandable_make},
     {"failure_callback", failure_callback_params, 3, failure_callback_make},
+    {"fallback", fallback_params, 2, fallback_make},
     {"fixed_size", fixed_size_params, 4, fixed_size_make},
     {"limiting", limiting_params, 3, limiting_make},
     {"logging", logging_params, 4, logging_make},

@@ -22,6 +22,7 @@ static cmr_status cmr_cs_release_cuda_async_managed(void *handle) { return cmr_c
 static cmr_status cmr_cs_release_cuda_async_view(void *handle) { return cmr_cuda_async_view_resource_destroy(handle); }
 static cmr_status cmr_cs_release_expandable(void *handle) { return cmr_expandable_resource_destroy(handle); }
 static cmr_status cmr_cs_release_failure_callback(void *handle) { return cmr_failure_callback_resource_destroy(handle); }
+static cmr_status cmr_cs_release_fallback(void *handle) { return cmr_fallback_resource_destroy(handle); }
 static cmr_status cmr_cs_release_fixed_size(void *handle) { return cmr_fixed_size_resource_destroy(handle); }
 static cmr_status cmr_cs_release_limiting(void *handle) { return cmr_limiting_resource_destroy(handle); }
 static cmr_status cmr_cs_release_logging(void *handle) { return cmr_logging_resource_destroy(handle); }
@@ -83,6 +84,9 @@ cmr_status cmr_cs_release_expandable(void *handle);
 CMR_CS_HANDLE(cmr_failure_callback_resource, ResourceHandle)
 %ignore cmr_failure_callback_resource_destroy;
 cmr_status cmr_cs_release_failure_callback(void *handle);
+CMR_CS_HANDLE(cmr_fallback_resource, ResourceHandle)
+%ignore cmr_fallback_resource_destroy;
+cmr_status cmr_cs_release_fallback(void *handle);
 CMR_CS_HANDLE(cmr_fixed_size_resource, ResourceHandle)
 %ignore cmr_fixed_size_resource_destroy;
 cmr_status cmr_cs_release_fixed_size(void *handle);

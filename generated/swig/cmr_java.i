@@ -79,6 +79,12 @@ CMR_JAVA_RETURNS_LONG(cmr_expandable_resource_largest_free_block)
 CMR_JAVA_RETURNS_LONG(cmr_java_failure_callback_resource_create)
 CMR_JAVA_RETURNS_LONG(cmr_failure_callback_resource_from_ref)
 
+/* fallback */
+CMR_JAVA_RETURNS_LONG(cmr_fallback_resource_create)
+CMR_JAVA_RETURNS_LONG(cmr_fallback_resource_from_ref)
+CMR_JAVA_RETURNS_LONG(cmr_fallback_resource_fallback_allocations)
+CMR_JAVA_RETURNS_LONG(cmr_fallback_resource_fallback_bytes)
+
 /* fixed_size */
 CMR_JAVA_RETURNS_LONG(cmr_fixed_size_resource_create)
 CMR_JAVA_RETURNS_LONG(cmr_fixed_size_resource_from_ref)

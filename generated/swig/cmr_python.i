@@ -46,6 +46,8 @@
 %nothread cmr_expandable_resource_from_ref;
 %nothread cmr_failure_callback_resource_ref;
 %nothread cmr_failure_callback_resource_from_ref;
+%nothread cmr_fallback_resource_ref;
+%nothread cmr_fallback_resource_from_ref;
 %nothread cmr_fixed_size_resource_ref;
 %nothread cmr_fixed_size_resource_from_ref;
 %nothread cmr_limiting_resource_ref;

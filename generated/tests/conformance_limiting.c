@@ -304,6 +304,26 @@ static void bad_allocation_limit_null_out(cmr_resource_ref upstream, cmr_resourc
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
+static void bad_set_limit_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_limiting_resource_set_limit(NULL, (size_t)4096u), CMR_ERROR_NULL_POINTER,
+                     "cmr_limiting_resource_set_limit");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_set_limit_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_limiting_resource_set_limit(destroyed_handle(subject), (size_t)4096u),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_limiting_resource_set_limit");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
 static const cmr_battery_bad_input bad_inputs[] = {
     {"create.null_out", bad_create_null_out},
     {"create.upstream.zeroed_ref", bad_create_upstream_zeroed_ref},
@@ -325,6 +345,8 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"allocation_limit.null_handle", bad_allocation_limit_null_handle},
     {"allocation_limit.destroyed_handle", bad_allocation_limit_destroyed_handle},
     {"allocation_limit.null_out", bad_allocation_limit_null_out},
+    {"set_limit.null_handle", bad_set_limit_null_handle},
+    {"set_limit.destroyed_handle", bad_set_limit_destroyed_handle},
     {NULL, NULL}};
 
 /* ---- expectations: what the resource does (spec/limiting.toml, [[expect]]) ---- */
@@ -380,7 +402,64 @@ static void expect_refuses_past_the_limit(cmr_resource_ref upstream, cmr_statist
   cmr_battery_expect_ok(cmr_limiting_resource_destroy(handle), "cmr_limiting_resource_destroy");
 }
 
+/* A limit set below the count refuses allocations until frees bring the count under it; a raised one makes room at once. */
+static void expect_set_limit_moves_the_limit(cmr_resource_ref upstream, cmr_statistics_resource *counted) {
+  (void)upstream, (void)counted; /* not every expectation reads both */
+  cmr_limiting_resource *handle = NULL;
+  cmr_battery_expect_ok(cmr_limiting_resource_create(upstream, (size_t)4096u, CMR_SIZE_DEFAULT, &handle),
+                        "cmr_limiting_resource_create");
+  cmr_resource_ref subject = cmr_limiting_resource_ref(handle);
+  void *block0 = cmr_battery_expect_block(subject, 3072u, 0u, "set_limit_moves_the_limit: steps[0]");
+  cmr_battery_expect_ok(cmr_limiting_resource_set_limit(handle, (size_t)2048u), "set_limit");
+  {
+    size_t value = 0;
+    cmr_battery_expect_ok(cmr_limiting_resource_allocation_limit(handle, &value), "allocation_limit");
+    ck_assert_msg(value == (size_t)2048u, "set_limit_moves_the_limit: allocation_limit is %zu, the spec expects 2048",
+                  value);
+  }
+  {
+    size_t value = 0;
+    cmr_battery_expect_ok(cmr_limiting_resource_allocated_bytes(handle, &value), "allocated_bytes");
+    ck_assert_msg(value == (size_t)3072u, "set_limit_moves_the_limit: allocated_bytes is %zu, the spec expects 3072",
+                  value);
+  }
+  cmr_battery_expect_refused(subject, 256u, CMR_ERROR_OUT_OF_MEMORY, "set_limit_moves_the_limit: steps[3]");
+  cmr_battery_expect_freed(subject, block0, 3072u, "set_limit_moves_the_limit: steps[4]");
+  void *block1 = cmr_battery_expect_block(subject, 2048u, 0u, "set_limit_moves_the_limit: steps[5]");
+  cmr_battery_expect_refused(subject, 256u, CMR_ERROR_OUT_OF_MEMORY, "set_limit_moves_the_limit: steps[6]");
+  cmr_battery_expect_ok(cmr_limiting_resource_set_limit(handle, (size_t)8192u), "set_limit");
+  void *block2 = cmr_battery_expect_block(subject, 6144u, 0u, "set_limit_moves_the_limit: steps[8]");
+  {
+    size_t value = 0;
+    cmr_battery_expect_ok(cmr_limiting_resource_allocation_limit(handle, &value), "allocation_limit");
+    ck_assert_msg(value == (size_t)8192u, "set_limit_moves_the_limit: allocation_limit is %zu, the spec expects 8192",
+                  value);
+  }
+  {
+    size_t value = 0;
+    cmr_battery_expect_ok(cmr_limiting_resource_allocated_bytes(handle, &value), "allocated_bytes");
+    ck_assert_msg(value == (size_t)8192u, "set_limit_moves_the_limit: allocated_bytes is %zu, the spec expects 8192",
+                  value);
+  }
+  {
+    size_t value = 0;
+    cmr_battery_expect_ok(cmr_statistics_resource_allocations_total(counted, &value), "upstream.allocations_total");
+    ck_assert_msg(value == (size_t)3u,
+                  "set_limit_moves_the_limit: upstream.allocations_total is %zu, the spec expects 3", value);
+  }
+  {
+    size_t value = 0;
+    cmr_battery_expect_ok(cmr_statistics_resource_bytes_current(counted, &value), "upstream.bytes_current");
+    ck_assert_msg(value == (size_t)8192u,
+                  "set_limit_moves_the_limit: upstream.bytes_current is %zu, the spec expects 8192", value);
+  }
+  cmr_battery_expect_freed(subject, block1, 2048u, "set_limit_moves_the_limit: at the end");
+  cmr_battery_expect_freed(subject, block2, 6144u, "set_limit_moves_the_limit: at the end");
+  cmr_battery_expect_ok(cmr_limiting_resource_destroy(handle), "cmr_limiting_resource_destroy");
+}
+
 static const cmr_battery_expectation expectations[] = {{"refuses_past_the_limit", expect_refuses_past_the_limit},
+                                                       {"set_limit_moves_the_limit", expect_set_limit_moves_the_limit},
                                                        {NULL, NULL}};
 
 static const char *const skipped[] = {NULL};

@@ -1075,6 +1075,100 @@ func wrapFailureCallbackResource(ref capi.Cmr_resource_ref) (Resource, error) {
 // came from a ref (CurrentDeviceResource, a Stack's Top).
 func (r *FailureCallbackResource) Upstream() Resource { return r.upstream }
 
+// FallbackResource is cmr's fallback resource (adaptor).
+//
+// Serves each allocation from upstream (the primary) and, when the primary
+// refuses it with CMR_ERROR_OUT_OF_MEMORY, from fallback instead (rapidsmpf's
+// fallback resource): device memory first and managed memory past it, say.
+// Any other failure of the primary (an alignment it cannot honour, a
+// destroyed stream) is returned as it is, without asking fallback; when both
+// are out of memory the allocation fails with fallback's message. Every
+// pointer it hands out is recorded with the resource that served it (in a
+// ledger of its own), so a free goes to that one: a pointer it did not hand
+// out is CMR_ERROR_UNKNOWN_POINTER, a size other than the allocated one
+// CMR_ERROR_INVALID_ARGUMENT, and neither reaches an upstream. Destroying it
+// with allocations outstanding drops their records, not the memory (still
+// their resources'). Its properties are those both resources have. Any
+// alignment is passed on, and each resource honours or refuses it.
+//
+// Re-entry: no lock is held across the resources' calls: a call back into the
+// adaptor from inside them is served.
+type FallbackResource struct {
+	object
+	handle   capi.Struct_SS_cmr_fallback_resource
+	upstream Resource
+}
+
+// NewFallbackResource makes a new fallback resource over upstream, which it holds a share of.
+// upstream: The primary: every allocation is asked of it first.
+// fallback: Serves the allocations the primary refuses with out-of-memory.
+func NewFallbackResource(upstream Resource, fallback Resource) (*FallbackResource, error) {
+	upstreamRef, err := refOf(upstream, "upstream")
+	if err != nil {
+		return nil, err
+	}
+	fallbackRef, err := refOf(fallback, "fallback")
+	if err != nil {
+		return nil, err
+	}
+	var handle uintptr
+	failure := capi.Cmr_fallback_resource_create(upstreamRef, fallbackRef, &handle)
+	if err := check(failure); err != nil {
+		return nil, err
+	}
+	r, err := newFallbackResource(handle)
+	if err != nil {
+		return nil, err
+	}
+	r.upstream = upstream
+	return r, nil
+}
+
+// newFallbackResource takes over a share of the fallback resource handle points at.
+func newFallbackResource(handle uintptr) (*FallbackResource, error) {
+	h := capi.SwigcptrStruct_SS_cmr_fallback_resource(handle)
+	r := &FallbackResource{handle: h}
+	destroy := func() *capi.Failure { return capi.Cmr_fallback_resource_destroy(h) }
+	if err := r.own(capi.Cmr_fallback_resource_ref(h), "fallback", destroy); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// wrapFallbackResource is a new value of the fallback resource behind ref,
+// holding the share of its own that the handle from_ref makes owns.
+func wrapFallbackResource(ref capi.Cmr_resource_ref) (Resource, error) {
+	var handle uintptr
+	if err := check(capi.Cmr_fallback_resource_from_ref(ref, &handle)); err != nil {
+		return nil, err
+	}
+	return newFallbackResource(handle)
+}
+
+// Upstream is the resource this one was made over, or nil for one that
+// came from a ref (CurrentDeviceResource, a Stack's Top).
+func (r *FallbackResource) Upstream() Resource { return r.upstream }
+
+// FallbackAllocations: How many allocations the fallback has served so far.
+func (r *FallbackResource) FallbackAllocations() (uint64, error) {
+	if err := r.live(); err != nil {
+		return 0, err
+	}
+	var out uint64
+	err := check(capi.Cmr_fallback_resource_fallback_allocations(r.handle, &out))
+	return out, err
+}
+
+// FallbackBytes: Bytes the fallback serves now (allocated through it and not yet freed).
+func (r *FallbackResource) FallbackBytes() (uint64, error) {
+	if err := r.live(); err != nil {
+		return 0, err
+	}
+	var out uint64
+	err := check(capi.Cmr_fallback_resource_fallback_bytes(r.handle, &out))
+	return out, err
+}
+
 // FixedSizeResource is cmr's fixed_size resource (suballocator).
 //
 // Blocks of one size carved from an upstream, stream-ordered (RMM's
@@ -1250,6 +1344,19 @@ func (r *FixedSizeResource) SetReleaseThreshold(releaseThreshold uint64) error {
 // CMR_ERROR_INVALID_ARGUMENT and reaches no upstream. Any alignment is passed
 // to the upstream, which honours or refuses it.
 //
+// The limit can be moved at run time (set_limit). A limit set below the bytes
+// counted now takes nothing back: allocations are refused until frees bring
+// the count under it, and frees are served as ever.
+//
+// A limit may be written as a fraction of the device: allocation_limit=80% in a
+// stack expression, and "80%" wherever a binding takes a size as text
+// (cmr.parse_bytes, Cmr.parseSize, cmr.ParseSize, Cmr.ByteSize.Parse), is that
+// percentage of the current device's free memory when the text is read, just
+// before the adaptor is made (cmr_percent_of_free_device_memory, which C
+// callers use directly; rounded down to a multiple of 256). In the host build
+// the device is the host and its free memory is the available physical
+// memory (sysconf(_SC_AVPHYS_PAGES) pages of sysconf(_SC_PAGESIZE) bytes).
+//
 // Re-entry: no lock is held across the upstream's calls: a call back into the
 // adaptor from inside them is served.
 //
@@ -1335,7 +1442,7 @@ func (r *LimitingResource) AllocatedBytes() (uint64, error) {
 	return out, err
 }
 
-// AllocationLimit: The limit given at creation.
+// AllocationLimit: The limit now: allocation_limit as created, or what set_limit set last.
 func (r *LimitingResource) AllocationLimit() (uint64, error) {
 	if err := r.live(); err != nil {
 		return 0, err
@@ -1343,6 +1450,14 @@ func (r *LimitingResource) AllocationLimit() (uint64, error) {
 	var out uint64
 	err := check(capi.Cmr_limiting_resource_allocation_limit(r.handle, &out))
 	return out, err
+}
+
+// SetLimit: Makes `limit` the limit from now on; below the bytes counted now, allocations are refused until frees bring the count under it.
+func (r *LimitingResource) SetLimit(limit uint64) error {
+	if err := r.live(); err != nil {
+		return err
+	}
+	return check(capi.Cmr_limiting_resource_set_limit(r.handle, limit))
 }
 
 // LoggingResource is cmr's logging resource (adaptor).
@@ -2485,6 +2600,7 @@ var wrappers = map[string]func(capi.Cmr_resource_ref) (Resource, error){
 	"cuda_async_view":    wrapCudaAsyncViewResource,
 	"expandable":         wrapExpandableResource,
 	"failure_callback":   wrapFailureCallbackResource,
+	"fallback":           wrapFallbackResource,
 	"fixed_size":         wrapFixedSizeResource,
 	"limiting":           wrapLimitingResource,
 	"logging":            wrapLoggingResource,

@@ -1,25 +1,39 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* limiting: a count of bytes (each request rounded up to the adaptor's
  * alignment) reserved with compare-and-swap before the upstream is asked, so
- * that no interleaving of threads ever takes it past the limit. */
+ * that no interleaving of threads ever takes it past the limit. The limit
+ * itself may move (set_limit): a reservation checks it as it is then, and a
+ * count above it refuses every reservation until frees bring it under. */
 #include "impl.h"
 #include "sizes.h"
 
 struct cmr_limiting_impl {
   cmr_limiting_params params; /* first: what it was created with (impl.h) */
   _Atomic size_t allocated;   /* zero-filled: none yet */
+  _Atomic size_t limit;       /* params.allocation_limit until set_limit moves it */
 };
 CMR_IMPL_LAYOUT(limiting);
+
+cmr_status cmr_limiting_impl_init(cmr_limiting_impl *impl) {
+  atomic_init(&impl->limit, impl->params.allocation_limit);
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_limiting_impl_set_limit(cmr_limiting_impl *impl, size_t limit) {
+  atomic_store(&impl->limit, limit);
+  return CMR_SUCCESS;
+}
 
 /* Adds `counted` to the count unless that would pass the limit. */
 static cmr_status cmr_limiting_reserve(cmr_limiting_impl *impl, size_t bytes, size_t counted) {
   size_t allocated = atomic_load(&impl->allocated);
   do {
-    if (counted > impl->params.allocation_limit - allocated) {
+    size_t limit = atomic_load(&impl->limit);
+    if (allocated > limit || counted > limit - allocated) {
       return cmr_error(CMR_ERROR_OUT_OF_MEMORY,
                        "limiting: %zu bytes (%zu counted) would pass the allocation_limit of %zu bytes (%zu "
                        "allocated)",
-                       bytes, counted, impl->params.allocation_limit, allocated);
+                       bytes, counted, limit, allocated);
     }
   } while (!atomic_compare_exchange_weak(&impl->allocated, &allocated, allocated + counted));
   return CMR_SUCCESS;

@@ -194,7 +194,14 @@ static bool make_over(const cmr_stack_resource *resource, cmr_resource_ref upstr
   cmr_stack_value values[16];
   ck_assert_uint_le(resource->param_count, 16);
   values[0].ref = upstream;
-  for (size_t i = 1; i < resource->param_count; ++i) values[i] = value_for(resource, &resource->params[i]);
+  /* Every other resource parameter (fallback's fallback) is the same upstream. */
+  for (size_t i = 1; i < resource->param_count; ++i) {
+    if (resource->params[i].type == CMR_STACK_RESOURCE) {
+      values[i].ref = upstream;
+    } else {
+      values[i] = value_for(resource, &resource->params[i]);
+    }
+  }
   cmr_status status = resource->make(values, out);
   if (status == CMR_ERROR_UNSUPPORTED) return false;
   ck_assert_msg(status == CMR_SUCCESS, "making %s over an upstream: %s", resource->name, cmr_last_error_message());

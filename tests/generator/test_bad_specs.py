@@ -180,11 +180,12 @@ EXPECTED = {
                        "expect[0].args.colour: is not a parameter an expectation can give (known: capacity)"],
     "expect_repeated_name": ['expect[1].name: "x" repeats'],
     "expect_bad_alignment": ["expect[0].steps[0].aligned_to: 768 must be a power of two"],
-    "expect_bad_call_argument": ["expect[0].steps[0].with: 100 breaks a constraint of set_limit's parameter",
-                                 'expect[0].steps[1].call: "limit" is no method of expect_bad_call_argument with one '
-                                 "plain parameter (with = value) (known: set_limit)",
-                                 'expect[0].steps[2].call: "set_limit" is no method of expect_bad_call_argument with '
-                                 "no parameters (known: limit)"],
+    "expect_bad_call_argument": ["expect[0].steps[0].with.limit: 100 breaks a constraint of the parameter",
+                                 "expect[0].steps[1].with: must be a table of parameter = value, e.g. { limit = 4096 }",
+                                 "expect[0].steps[2].with: set_limit needs limit"],
+    "expect_bad_call_args": ["expect[0].steps[0].with: resize needs limit",
+                             "expect[0].steps[1].with.colour: is no parameter of resize (its parameters: limit)",
+                             "expect[0].steps[2].with.limit: 100000 breaks a constraint of the parameter"],
     "environment_bad_name": ["conformance.environment.log_file: is not an upper-case environment variable name"],
 }
 

@@ -406,6 +406,44 @@ CMR_API cmr_resource_ref cmr_failure_callback_resource_ref(cmr_failure_callback_
  * destroy it as any other handle. */
 CMR_API cmr_status cmr_failure_callback_resource_from_ref(cmr_resource_ref ref, cmr_failure_callback_resource **out);
 
+/* ==== fallback (adaptor; cuda and host builds) ====
+ * Serves each allocation from upstream (the primary) and, when the primary
+ * refuses it with CMR_ERROR_OUT_OF_MEMORY, from fallback instead (rapidsmpf's
+ * fallback resource): device memory first and managed memory past it, say.
+ * Any other failure of the primary (an alignment it cannot honour, a
+ * destroyed stream) is returned as it is, without asking fallback; when both
+ * are out of memory the allocation fails with fallback's message. Every
+ * pointer it hands out is recorded with the resource that served it (in a
+ * ledger of its own), so a free goes to that one: a pointer it did not hand
+ * out is CMR_ERROR_UNKNOWN_POINTER, a size other than the allocated one
+ * CMR_ERROR_INVALID_ARGUMENT, and neither reaches an upstream. Destroying it
+ * with allocations outstanding drops their records, not the memory (still
+ * their resources'). Its properties are those both resources have. Any
+ * alignment is passed on, and each resource honours or refuses it.
+ *
+ * Re-entry: no lock is held across the resources' calls: a call back into the
+ * adaptor from inside them is served.
+ */
+typedef struct cmr_fallback_resource cmr_fallback_resource;
+
+/* Parameters:
+ *   upstream: The primary: every allocation is asked of it first.
+ *   fallback: Serves the allocations the primary refuses with out-of-memory.
+ */
+CMR_API cmr_status cmr_fallback_resource_create(cmr_resource_ref upstream, cmr_resource_ref fallback,
+                                                cmr_fallback_resource **out);
+/* Drops the caller's share; the resource goes when its last holder lets go. */
+CMR_API cmr_status cmr_fallback_resource_destroy(cmr_fallback_resource *handle);
+/* A non-owning ref to the resource (a zeroed ref for NULL). */
+CMR_API cmr_resource_ref cmr_fallback_resource_ref(cmr_fallback_resource *handle);
+/* A new handle to the fallback resource a ref names, owning one share of its own (ownership rule 1):
+ * destroy it as any other handle. */
+CMR_API cmr_status cmr_fallback_resource_from_ref(cmr_resource_ref ref, cmr_fallback_resource **out);
+/* How many allocations the fallback has served so far. */
+CMR_API cmr_status cmr_fallback_resource_fallback_allocations(cmr_fallback_resource *handle, size_t *out);
+/* Bytes the fallback serves now (allocated through it and not yet freed). */
+CMR_API cmr_status cmr_fallback_resource_fallback_bytes(cmr_fallback_resource *handle, size_t *out);
+
 /* ==== fixed_size (suballocator; cuda and host builds) ====
  * Blocks of one size carved from an upstream, stream-ordered (RMM's
  * fixed_size_memory_resource). Every allocation takes a whole block, so a
@@ -482,6 +520,19 @@ CMR_API cmr_status cmr_fixed_size_resource_set_release_threshold(cmr_fixed_size_
  * CMR_ERROR_INVALID_ARGUMENT and reaches no upstream. Any alignment is passed
  * to the upstream, which honours or refuses it.
  *
+ * The limit can be moved at run time (set_limit). A limit set below the bytes
+ * counted now takes nothing back: allocations are refused until frees bring
+ * the count under it, and frees are served as ever.
+ *
+ * A limit may be written as a fraction of the device: allocation_limit=80% in a
+ * stack expression, and "80%" wherever a binding takes a size as text
+ * (cmr.parse_bytes, Cmr.parseSize, cmr.ParseSize, Cmr.ByteSize.Parse), is that
+ * percentage of the current device's free memory when the text is read, just
+ * before the adaptor is made (cmr_percent_of_free_device_memory, which C
+ * callers use directly; rounded down to a multiple of 256). In the host build
+ * the device is the host and its free memory is the available physical
+ * memory (sysconf(_SC_AVPHYS_PAGES) pages of sysconf(_SC_PAGESIZE) bytes).
+ *
  * Re-entry: no lock is held across the upstream's calls: a call back into the
  * adaptor from inside them is served.
  *
@@ -505,8 +556,10 @@ CMR_API cmr_resource_ref cmr_limiting_resource_ref(cmr_limiting_resource *handle
 CMR_API cmr_status cmr_limiting_resource_from_ref(cmr_resource_ref ref, cmr_limiting_resource **out);
 /* Bytes counted against the limit now (each request rounded up to allocation_alignment). */
 CMR_API cmr_status cmr_limiting_resource_allocated_bytes(cmr_limiting_resource *handle, size_t *out);
-/* The limit given at creation. */
+/* The limit now: allocation_limit as created, or what set_limit set last. */
 CMR_API cmr_status cmr_limiting_resource_allocation_limit(cmr_limiting_resource *handle, size_t *out);
+/* Makes `limit` the limit from now on; below the bytes counted now, allocations are refused until frees bring the count under it. */
+CMR_API cmr_status cmr_limiting_resource_set_limit(cmr_limiting_resource *handle, size_t limit);
 
 /* ==== logging (adaptor; cuda and host builds) ====
  * Writes one CSV row per event to a log in RMM's format

@@ -312,6 +312,35 @@ class failure_callback_resource
   explicit failure_callback_resource(cmr_failure_callback_resource *handle) noexcept : owner(handle) {}
 };
 
+// fallback (adaptor; cuda and host builds): see docs/api.md.
+class fallback_resource
+    : public detail::owner<cmr_fallback_resource, &cmr_fallback_resource_destroy, &cmr_fallback_resource_ref> {
+ public:
+  explicit fallback_resource(cmr::resource_ref upstream, cmr::resource_ref fallback) {
+    check(cmr_fallback_resource_create(upstream.c(), fallback.c(), out()));
+  }
+  static fallback_resource from_ref(resource_ref ref) {
+    cmr_fallback_resource *handle = nullptr;
+    check(cmr_fallback_resource_from_ref(ref.c(), &handle));
+    return fallback_resource(handle);
+  }
+  // How many allocations the fallback has served so far.
+  size_t fallback_allocations() const {
+    size_t out{};
+    check(cmr_fallback_resource_fallback_allocations(get(), &out));
+    return out;
+  }
+  // Bytes the fallback serves now (allocated through it and not yet freed).
+  size_t fallback_bytes() const {
+    size_t out{};
+    check(cmr_fallback_resource_fallback_bytes(get(), &out));
+    return out;
+  }
+
+ private:
+  explicit fallback_resource(cmr_fallback_resource *handle) noexcept : owner(handle) {}
+};
+
 // fixed_size (suballocator; cuda and host builds): see docs/api.md.
 class fixed_size_resource
     : public detail::owner<cmr_fixed_size_resource, &cmr_fixed_size_resource_destroy, &cmr_fixed_size_resource_ref> {
@@ -369,11 +398,15 @@ class limiting_resource
     check(cmr_limiting_resource_allocated_bytes(get(), &out));
     return out;
   }
-  // The limit given at creation.
+  // The limit now: allocation_limit as created, or what set_limit set last.
   size_t allocation_limit() const {
     size_t out{};
     check(cmr_limiting_resource_allocation_limit(get(), &out));
     return out;
+  }
+  // Makes `limit` the limit from now on; below the bytes counted now, allocations are refused until frees bring the count under it.
+  void set_limit(size_t limit) const {
+    check(cmr_limiting_resource_set_limit(get(), limit));
   }
 
  private:

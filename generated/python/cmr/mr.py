@@ -35,6 +35,7 @@ __all__ = [
     "CudaAsyncViewMemoryResource",
     "ExpandableMemoryResource",
     "FailureCallbackResourceAdaptor",
+    "FallbackResourceAdaptor",
     "FixedSizeMemoryResource",
     "LimitingResourceAdaptor",
     "LoggingResourceAdaptor",
@@ -556,6 +557,52 @@ class FailureCallbackResourceAdaptor(UpstreamResourceAdaptor):
         self.callback = callback
 
 
+class FallbackResourceAdaptor(UpstreamResourceAdaptor):
+    """Serves each allocation from upstream (the primary) and, when the primary
+    refuses it with CMR_ERROR_OUT_OF_MEMORY, from fallback instead (rapidsmpf's
+    fallback resource): device memory first and managed memory past it, say.
+    Any other failure of the primary (an alignment it cannot honour, a
+    destroyed stream) is returned as it is, without asking fallback; when both
+    are out of memory the allocation fails with fallback's message. Every
+    pointer it hands out is recorded with the resource that served it (in a
+    ledger of its own), so a free goes to that one: a pointer it did not hand
+    out is CMR_ERROR_UNKNOWN_POINTER, a size other than the allocated one
+    CMR_ERROR_INVALID_ARGUMENT, and neither reaches an upstream. Destroying it
+    with allocations outstanding drops their records, not the memory (still
+    their resources'). Its properties are those both resources have. Any
+    alignment is passed on, and each resource honours or refuses it.
+
+    Re-entry: no lock is held across the resources' calls: a call back into the
+    adaptor from inside them is served.
+
+    Parameters
+    ----------
+    upstream_mr : DeviceMemoryResource
+        The primary: every allocation is asked of it first.
+    fallback : DeviceMemoryResource
+        Serves the allocations the primary refuses with out-of-memory.
+    """
+
+    def __init__(self, upstream_mr, fallback):
+        self._create(upstream_mr, fallback)
+
+    def _create(self, upstream_mr, fallback):
+        handle = capi.cmr_fallback_resource_create(
+            _args.ref(upstream_mr, "upstream_mr"),
+            _args.ref(fallback, "fallback"),
+        )
+        self._own(handle, capi.cmr_fallback_resource_ref, capi.cmr_fallback_resource_destroy)
+        self.upstream_mr = upstream_mr
+
+    def fallback_allocations(self) -> int:
+        """How many allocations the fallback has served so far."""
+        return capi.cmr_fallback_resource_fallback_allocations(self._handle)
+
+    def fallback_bytes(self) -> int:
+        """Bytes the fallback serves now (allocated through it and not yet freed)."""
+        return capi.cmr_fallback_resource_fallback_bytes(self._handle)
+
+
 class FixedSizeMemoryResource(UpstreamResourceAdaptor):
     """Blocks of one size carved from an upstream, stream-ordered (RMM's
     fixed_size_memory_resource). Every allocation takes a whole block, so a
@@ -641,6 +688,19 @@ class LimitingResourceAdaptor(UpstreamResourceAdaptor):
     CMR_ERROR_INVALID_ARGUMENT and reaches no upstream. Any alignment is passed
     to the upstream, which honours or refuses it.
 
+    The limit can be moved at run time (set_limit). A limit set below the bytes
+    counted now takes nothing back: allocations are refused until frees bring
+    the count under it, and frees are served as ever.
+
+    A limit may be written as a fraction of the device: allocation_limit=80% in a
+    stack expression, and "80%" wherever a binding takes a size as text
+    (cmr.parse_bytes, Cmr.parseSize, cmr.ParseSize, Cmr.ByteSize.Parse), is that
+    percentage of the current device's free memory when the text is read, just
+    before the adaptor is made (cmr_percent_of_free_device_memory, which C
+    callers use directly; rounded down to a multiple of 256). In the host build
+    the device is the host and its free memory is the available physical
+    memory (sysconf(_SC_AVPHYS_PAGES) pages of sysconf(_SC_PAGESIZE) bytes).
+
     Re-entry: no lock is held across the upstream's calls: a call back into the
     adaptor from inside them is served.
 
@@ -675,10 +735,14 @@ class LimitingResourceAdaptor(UpstreamResourceAdaptor):
     get_allocated_bytes = allocated_bytes
 
     def allocation_limit(self) -> int:
-        """The limit given at creation."""
+        """The limit now: allocation_limit as created, or what set_limit set last."""
         return capi.cmr_limiting_resource_allocation_limit(self._handle)
 
     get_allocation_limit = allocation_limit
+
+    def set_limit(self, limit) -> None:
+        """Makes `limit` the limit from now on; below the bytes counted now, allocations are refused until frees bring the count under it."""
+        capi.cmr_limiting_resource_set_limit(self._handle, _args.size(limit, "limit"))
 
 
 class LoggingResourceAdaptor(UpstreamResourceAdaptor):
@@ -1210,6 +1274,7 @@ _CLASSES = {
     "cuda_async_view": (CudaAsyncViewMemoryResource, capi.cmr_cuda_async_view_resource_from_ref, capi.cmr_cuda_async_view_resource_destroy),
     "expandable": (ExpandableMemoryResource, capi.cmr_expandable_resource_from_ref, capi.cmr_expandable_resource_destroy),
     "failure_callback": (FailureCallbackResourceAdaptor, capi.cmr_failure_callback_resource_from_ref, capi.cmr_failure_callback_resource_destroy),
+    "fallback": (FallbackResourceAdaptor, capi.cmr_fallback_resource_from_ref, capi.cmr_fallback_resource_destroy),
     "fixed_size": (FixedSizeMemoryResource, capi.cmr_fixed_size_resource_from_ref, capi.cmr_fixed_size_resource_destroy),
     "limiting": (LimitingResourceAdaptor, capi.cmr_limiting_resource_from_ref, capi.cmr_limiting_resource_destroy),
     "logging": (LoggingResourceAdaptor, capi.cmr_logging_resource_from_ref, capi.cmr_logging_resource_destroy),

@@ -11,6 +11,8 @@
 
 static const cmr_resource_class limiting_class;
 
+static cmr_status limiting_init(void *impl) { return cmr_limiting_impl_init(impl); }
+
 static cmr_status limiting_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   cmr_status status = cmr_limiting_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
   return cmr_usage_allocated(&((cmr_resource_object *)self)->usage, status, bytes);
@@ -48,6 +50,7 @@ static const cmr_resource_class limiting_class = {
     .upstream_what = "cmr_limiting_resource_create: upstream",
     .retains_upstream = true,
     .layout = &cmr_limiting_impl_layout,
+    .init = limiting_init,
     .memory = CMR_MEMORY_OF_UPSTREAM,
 };
 
@@ -88,11 +91,6 @@ cmr_status cmr_limiting_resource_from_ref(cmr_resource_ref ref, cmr_limiting_res
   return cmr_resource_from_ref(&limiting_class, ref, (void **)out);
 }
 
-/* The parameters it was created with: the start of its algorithm's struct. */
-static const cmr_limiting_params *limiting_created_with(const cmr_object *object) {
-  return (const cmr_limiting_params *)(const void *)((const cmr_resource_object *)object)->impl;
-}
-
 cmr_status cmr_limiting_resource_allocated_bytes(cmr_limiting_resource *handle, size_t *out) {
   cmr_object *object;
   cmr_status status = cmr_handle_object(handle, &limiting_class.type, "cmr_limiting_resource_allocated_bytes", &object);
@@ -110,6 +108,16 @@ cmr_status cmr_limiting_resource_allocation_limit(cmr_limiting_resource *handle,
       cmr_handle_object(handle, &limiting_class.type, "cmr_limiting_resource_allocation_limit", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_limiting_resource_allocation_limit: out is NULL");
-  *out = limiting_created_with(object)->allocation_limit;
+  *out = cmr_impl_counter(((cmr_resource_object *)object)->impl, cmr_limiting_impl_counters[0]);
   return CMR_SUCCESS;
+}
+
+cmr_status cmr_limiting_resource_set_limit(cmr_limiting_resource *handle, size_t limit) {
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &limiting_class.type, "cmr_limiting_resource_set_limit", &object);
+  if (status != CMR_SUCCESS) return status;
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_limiting_impl_set_limit(((cmr_resource_object *)object)->impl, limit);
+  cmr_call_end();
+  return status;
 }

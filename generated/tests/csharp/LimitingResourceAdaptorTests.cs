@@ -38,7 +38,6 @@ internal sealed class LimitingResourceAdaptorTests
         using (var resource = new LimitingResourceAdaptor(upstream, allocationLimit: 4294967296UL))
         {
             Exercise(resource);
-            Assert.Equal(4294967296UL, resource.AllocationLimit, "allocation_limit");
         }
     }
 
@@ -61,6 +60,33 @@ internal sealed class LimitingResourceAdaptorTests
             Assert.Equal(3072UL, resource.AllocatedBytes, "refuses_past_the_limit: allocated_bytes");
             Assert.Equal(3072UL, counted.BytesCurrent, "refuses_past_the_limit: upstream.bytes_current");
             resource.Deallocate(block1, 3072UL);
+        }
+    }
+
+    /// <summary>A limit set below the count refuses allocations until frees bring the count under it; a raised one makes room at once. (spec/limiting.toml, [[expect]] set_limit_moves_the_limit)</summary>
+    [Test]
+    private void ExpectSetLimitMovesTheLimit()
+    {
+        using (var upstream = new SystemMemoryResource())
+        using (var counted = new StatisticsResourceAdaptor(upstream))
+        using (var resource = new LimitingResourceAdaptor(counted, allocationLimit: 4096UL))
+        {
+            IntPtr block0 = resource.Allocate(3072UL);
+            resource.SetLimit(2048UL);
+            Assert.Equal(2048UL, resource.AllocationLimit, "set_limit_moves_the_limit: allocation_limit");
+            Assert.Equal(3072UL, resource.AllocatedBytes, "set_limit_moves_the_limit: allocated_bytes");
+            Assert.Throws<CmrOutOfMemoryException>(() => resource.Allocate(256UL), "set_limit_moves_the_limit: steps[3]");
+            resource.Deallocate(block0, 3072UL);
+            IntPtr block1 = resource.Allocate(2048UL);
+            Assert.Throws<CmrOutOfMemoryException>(() => resource.Allocate(256UL), "set_limit_moves_the_limit: steps[6]");
+            resource.SetLimit(8192UL);
+            IntPtr block2 = resource.Allocate(6144UL);
+            Assert.Equal(8192UL, resource.AllocationLimit, "set_limit_moves_the_limit: allocation_limit");
+            Assert.Equal(8192UL, resource.AllocatedBytes, "set_limit_moves_the_limit: allocated_bytes");
+            Assert.Equal(3UL, counted.AllocationsTotal, "set_limit_moves_the_limit: upstream.allocations_total");
+            Assert.Equal(8192UL, counted.BytesCurrent, "set_limit_moves_the_limit: upstream.bytes_current");
+            resource.Deallocate(block1, 2048UL);
+            resource.Deallocate(block2, 6144UL);
         }
     }
 

@@ -50,7 +50,6 @@ public class LimitingResourceAdaptorTest {
     assumeTrue(available());
     try (LimitingResourceAdaptor resource = new LimitingResourceAdaptor(upstream, 4294967296L, null)) {
       exercise(resource);
-      assertEquals(4294967296L, resource.allocationLimit());
     }
   }
 
@@ -71,6 +70,31 @@ public class LimitingResourceAdaptorTest {
       assertEquals("refuses_past_the_limit: allocated_bytes", 3072L, resource.allocatedBytes());
       assertEquals("refuses_past_the_limit: upstream.bytes_current", 3072L, counted.bytesCurrent());
       resource.deallocate(block1, 3072L);
+    }
+  }
+
+  /** A limit set below the count refuses allocations until frees bring the count under it; a raised one makes room at once. (spec/limiting.toml, [[expect]] set_limit_moves_the_limit) */
+  @Test
+  public void expectSetLimitMovesTheLimit() {
+    assumeTrue(available());
+    try (StatisticsResourceAdaptor counted = new StatisticsResourceAdaptor(upstream);
+        LimitingResourceAdaptor resource = new LimitingResourceAdaptor(counted, 4096L, null)) {
+      long block0 = resource.allocate(3072L);
+      resource.setLimit(2048L);
+      assertEquals("set_limit_moves_the_limit: allocation_limit", 2048L, resource.allocationLimit());
+      assertEquals("set_limit_moves_the_limit: allocated_bytes", 3072L, resource.allocatedBytes());
+      assertThrows("set_limit_moves_the_limit: steps[3]", CmrOutOfMemoryError.class, () -> resource.allocate(256L));
+      resource.deallocate(block0, 3072L);
+      long block1 = resource.allocate(2048L);
+      assertThrows("set_limit_moves_the_limit: steps[6]", CmrOutOfMemoryError.class, () -> resource.allocate(256L));
+      resource.setLimit(8192L);
+      long block2 = resource.allocate(6144L);
+      assertEquals("set_limit_moves_the_limit: allocation_limit", 8192L, resource.allocationLimit());
+      assertEquals("set_limit_moves_the_limit: allocated_bytes", 8192L, resource.allocatedBytes());
+      assertEquals("set_limit_moves_the_limit: upstream.allocations_total", 3L, counted.allocationsTotal());
+      assertEquals("set_limit_moves_the_limit: upstream.bytes_current", 8192L, counted.bytesCurrent());
+      resource.deallocate(block1, 2048L);
+      resource.deallocate(block2, 6144L);
     }
   }
 

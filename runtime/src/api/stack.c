@@ -389,7 +389,21 @@ static size_t cmr_positional_index(const cmr_stack_resource *resource) {
   return SIZE_MAX;
 }
 
-/* One argument, `name=value` or (for the upstream) an expression alone; its
+/* Whether `resource` takes no upstream: no parameter of it is a resource. */
+static bool cmr_is_leaf(const cmr_stack_resource *resource) { return cmr_positional_index(resource) == SIZE_MAX; }
+
+/* What an expression alone gives: the first resource parameter not given
+ * yet (the upstream, then any other in the spec's order: fallback's
+ * fallback); once all are given, the first again (given twice, then);
+ * SIZE_MAX for a leaf. */
+static size_t cmr_next_positional_index(const cmr_stack_resource *resource, const bool *given) {
+  for (size_t i = 0; i < resource->param_count; ++i) {
+    if (resource->params[i].type == CMR_STACK_RESOURCE && !given[i]) return i;
+  }
+  return cmr_positional_index(resource);
+}
+
+/* One argument, `name=value` or (for a resource) an expression alone; its
  * canonical text goes to texts[index]. */
 static cmr_status cmr_parse_argument(cmr_parser *parser, const cmr_stack_resource *resource, cmr_stack_value *values,
                                      bool *given, cmr_text *texts) {
@@ -407,7 +421,7 @@ static cmr_status cmr_parse_argument(cmr_parser *parser, const cmr_stack_resourc
     parser->at++; /* the '=' */
   } else {
     parser->at = start;
-    index = cmr_positional_index(resource);
+    index = cmr_next_positional_index(resource, given);
     if (index == SIZE_MAX) {
       return cmr_syntax(parser, start, "%s takes no upstream: write its parameters as name=value", resource->name);
     }
@@ -448,7 +462,7 @@ static cmr_status cmr_complete(const cmr_parser *parser, size_t at, const cmr_st
     const cmr_stack_param *param = &resource->params[i];
     if (given[i]) continue;
     if (param->default_text == NULL) {
-      return param->type == CMR_STACK_RESOURCE
+      return param->type == CMR_STACK_RESOURCE && i == cmr_positional_index(resource)
                  ? cmr_syntax(parser, at, "%s needs an upstream, e.g. %s(cuda)", resource->name, resource->name)
              : param->type == CMR_STACK_UNWRITABLE
                  ? cmr_syntax(parser, at, "%s cannot be made from an expression: %s cannot be written in one",
@@ -500,9 +514,6 @@ static cmr_status cmr_make(const cmr_parser *parser, size_t at, const cmr_stack_
   }
   return cmr_keep(parser->stack, *out);
 }
-
-/* Whether `resource` takes no upstream: no parameter of it is a resource. */
-static bool cmr_is_leaf(const cmr_stack_resource *resource) { return cmr_positional_index(resource) == SIZE_MAX; }
 
 /* The leaf of cmr_stack_parse_over, made where a leaf gave way to it, its
  * canonical text appended to `canonical`. */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The generated wrappers' shared part (see resource_class.h). */
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "resource_class.h"
@@ -13,11 +14,33 @@ const cmr_resource_class *cmr_resource_class_of(const cmr_object *object) {
   return object != NULL && object->type->finalize == cmr_resource_finalize ? cmr_class_of(object) : NULL;
 }
 
+/* The retained resource parameter `i` of the class, in the struct's params. */
+static cmr_resource_ref *cmr_held_ref_at(const cmr_resource_class *cls, const void *impl, size_t i) {
+  return (cmr_resource_ref *)(void *)((char *)(uintptr_t)impl + cls->held_refs.refs[i].offset);
+}
+
+static void cmr_drop_held_refs(const cmr_resource_class *cls, void *impl, size_t count) {
+  for (size_t i = 0; i < count; ++i) cmr_ref_drop(*cmr_held_ref_at(cls, impl, i));
+}
+
+/* A share of each of the class's other retained resources, or none. */
+static cmr_status cmr_hold_held_refs(const cmr_resource_class *cls, void *impl) {
+  for (size_t i = 0; i < cls->held_refs.count; ++i) {
+    cmr_status status = cmr_ref_hold(*cmr_held_ref_at(cls, impl, i), cls->held_refs.refs[i].what);
+    if (status != CMR_SUCCESS) {
+      cmr_drop_held_refs(cls, impl, i);
+      return status;
+    }
+  }
+  return CMR_SUCCESS;
+}
+
 void cmr_resource_finalize(cmr_object *object) {
   cmr_resource_object *self = (cmr_resource_object *)object;
   const cmr_resource_class *cls = cmr_class_of(object);
   if (self->impl != NULL) {
     if (cls->fini != NULL) cls->fini(self->impl);
+    cmr_drop_held_refs(cls, self->impl, cls->held_refs.count);
     cmr_impl_free(self->impl, cls->strings);
   }
   if (cls->retains_upstream && self->upstream.ops != NULL) cmr_ref_drop(self->upstream);
@@ -30,6 +53,7 @@ void cmr_resource_children(const cmr_object *object, cmr_child_visitor visit, vo
   const cmr_resource_class *cls = cmr_class_of(object);
   if (cls->upstream_what != NULL) visit(self->upstream, arg);
   if (cls->visit_children != NULL) cls->visit_children(self->impl, visit, arg);
+  for (size_t i = 0; i < cls->held_refs.count; ++i) visit(*cmr_held_ref_at(cls, self->impl, i), arg);
 }
 
 /* The algorithm's struct of a new object, set up (CMR_SUCCESS when the class has none). */
@@ -38,9 +62,15 @@ static cmr_status cmr_resource_make_impl(const cmr_resource_class *cls, const vo
   if (cls->layout == NULL) return CMR_SUCCESS;
   void *impl = NULL;
   cmr_status made = cmr_impl_new(*cls->layout, params, params_size, cls->strings, cls->type.name, &impl);
-  if (made == CMR_SUCCESS && cls->init != NULL) {
-    made = cls->init(impl);
-    if (made != CMR_SUCCESS) cmr_impl_free(impl, cls->strings);
+  bool held = false;
+  if (made == CMR_SUCCESS) {
+    made = cmr_hold_held_refs(cls, impl);
+    held = made == CMR_SUCCESS;
+  }
+  if (made == CMR_SUCCESS && cls->init != NULL) made = cls->init(impl);
+  if (made != CMR_SUCCESS && impl != NULL) {
+    if (held) cmr_drop_held_refs(cls, impl, cls->held_refs.count);
+    cmr_impl_free(impl, cls->strings);
   }
   if (made == CMR_SUCCESS) *out = impl;
   return made;

@@ -32,6 +32,16 @@ typedef enum cmr_memory_source {
   /* A suballocator: its hook fills them. */
   CMR_MEMORY_OWN
 } cmr_memory_source;
+/* A retained resource parameter besides the upstream: where it is in the
+ * params (offsetof a cmr_resource_ref) and how messages name it. */
+typedef struct cmr_held_ref {
+  size_t offset;
+  const char *what; /* "cmr_<name>_resource_create: <param>" */
+} cmr_held_ref;
+typedef struct cmr_held_refs {
+  const cmr_held_ref *refs;
+  size_t count;
+} cmr_held_refs;
 
 /* One resource's constants. `type` and `ops` are what the runtime and
  * dispatch see: type.finalize is cmr_resource_finalize and type.children
@@ -59,6 +69,9 @@ typedef struct cmr_resource_class {
   cmr_status (*stats)(void *impl, cmr_stats *out, cmr_free_by_stream *spread);
   cmr_status (*reset_peak_stats)(void *impl);
   void (*segments)(void *impl, struct cmr_segment_sink *sink); /* its walk for snapshots (segments.h), or NULL */
+  /* Held from before the init hook until after the fini hook (a share of
+   * each), and children of the resource. */
+  cmr_held_refs held_refs;
 } cmr_resource_class;
 
 /* The tail of every `_create` once its arguments are checked: a new object

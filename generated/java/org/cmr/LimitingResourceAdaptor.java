@@ -15,6 +15,19 @@ import java.lang.ref.Reference;
  * CMR_ERROR_INVALID_ARGUMENT and reaches no upstream. Any alignment is passed
  * to the upstream, which honours or refuses it.
  * 
+ * The limit can be moved at run time (set_limit). A limit set below the bytes
+ * counted now takes nothing back: allocations are refused until frees bring
+ * the count under it, and frees are served as ever.
+ * 
+ * A limit may be written as a fraction of the device: allocation_limit=80% in a
+ * stack expression, and "80%" wherever a binding takes a size as text
+ * (cmr.parse_bytes, Cmr.parseSize, cmr.ParseSize, Cmr.ByteSize.Parse), is that
+ * percentage of the current device's free memory when the text is read, just
+ * before the adaptor is made (cmr_percent_of_free_device_memory, which C
+ * callers use directly; rounded down to a multiple of 256). In the host build
+ * the device is the host and its free memory is the available physical
+ * memory (sysconf(_SC_AVPHYS_PAGES) pages of sysconf(_SC_PAGESIZE) bytes).
+ * 
  * Re-entry: no lock is held across the upstream's calls: a call back into the
  * adaptor from inside them is served.
  * 
@@ -91,11 +104,22 @@ public final class LimitingResourceAdaptor extends MemoryResource {
   }
 
   /**
-   * The limit given at creation.
+   * The limit now: allocation_limit as created, or what set_limit set last.
    */
   public long allocationLimit() {
     try {
       return CmrNative.cmr_limiting_resource_allocation_limit(handle());
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * Makes `limit` the limit from now on; below the bytes counted now, allocations are refused until frees bring the count under it.
+   */
+  public void setLimit(long limit) {
+    try {
+      CmrNative.cmr_limiting_resource_set_limit(handle(), Arguments.size("limit", limit));
     } finally {
       Reference.reachabilityFence(this);
     }

@@ -52,6 +52,9 @@ final class ResourceClasses {
       case "failure_callback":
         return new FailureCallbackResourceAdaptor(
             Share.fromRef(ref, held, CmrNative::cmr_failure_callback_resource_from_ref, CmrNative::cmr_failure_callback_resource_destroy, kept));
+      case "fallback":
+        return new FallbackResourceAdaptor(
+            Share.fromRef(ref, held, CmrNative::cmr_fallback_resource_from_ref, CmrNative::cmr_fallback_resource_destroy, kept));
       case "fixed_size":
         return new FixedSizeMemoryResource(
             Share.fromRef(ref, held, CmrNative::cmr_fixed_size_resource_from_ref, CmrNative::cmr_fixed_size_resource_destroy, kept));

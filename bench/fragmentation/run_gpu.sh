@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The fragmentation benchmark on the GPU machine, in one device call: a CUDA
+# build with the Python package (no tests), the two real workloads recorded
+# through cmr's logging adaptor (bench/traces/record_gpu.py: a PyTorch
+# training loop and a CuPy workload), then bench/fragmentation/run.sh over
+# every trace (the committed ones and the two new ones) twice: on device
+# memory (--leaf cuda: held is the drop of the device's free memory; the
+# cap is limiting(cuda) under each allocator) and on the simulated leaf
+# (exact counts, the same as the host's). Everything is packed into
+# $OUT/fragmentation.tar.gz with $OUT/summary.txt, one line per step:
+#
+#   fragmentation/traces/*.csv.gz      the recorded logs: commit them to bench/traces/
+#   fragmentation/device/              fragmentation.txt, .csv, .svg on device memory
+#   fragmentation/simulated/           the same on the simulated leaf
+#
+#   bash bench/fragmentation/run_gpu.sh     (from the repository root, carry .carry/)
+#
+# A step that fails does not stop the others; the exit status is non-zero
+# when any failed.
+set -uo pipefail
+top=${OUT:-/tmp/cmr-fragmentation-out}
+out=$top/fragmentation
+mkdir -p "$out/traces"
+build=/tmp/cmr-fragmentation-build
+source scripts/device_steps.sh
+
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"$out/device.txt" 2>&1
+git log -1 --format='%H %s' >"$out/commit.txt" 2>/dev/null || true
+step configure cmake -S . -B "$build" -G Ninja -DCMR_WITH_CUDA=ON -DCMR_BUILD_TESTS=OFF \
+  -DCMR_WARNINGS_AS_ERRORS=ON "-DPython3_EXECUTABLE=$(command -v python3)" "${swig_args[@]}"
+step build cmake --build "$build" -j 16
+step record env PYTHONPATH="$build/python" python3 bench/traces/record_gpu.py "$out/traces"
+# The recorded traces join the committed ones (this is the device's copy of the tree).
+cp "$out"/traces/*.csv.gz bench/traces/ 2>/dev/null || true
+step device bash bench/fragmentation/run.sh "$build/cmr-bench-fragmentation" "$out/device" --leaf cuda
+step simulated bash bench/fragmentation/run.sh "$build/cmr-bench-fragmentation" "$out/simulated"
+pack_logs fragmentation.tar.gz
+exit $((failures > 0))
