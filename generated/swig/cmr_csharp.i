@@ -18,6 +18,7 @@ static cmr_status cmr_cs_release_binning(void *handle) { return cmr_binning_reso
 static cmr_status cmr_cs_release_callback(void *handle) { return cmr_callback_resource_destroy(handle); }
 static cmr_status cmr_cs_release_cuda(void *handle) { return cmr_cuda_resource_destroy(handle); }
 static cmr_status cmr_cs_release_cuda_async(void *handle) { return cmr_cuda_async_resource_destroy(handle); }
+static cmr_status cmr_cs_release_cuda_async_device_pool(void *handle) { return cmr_cuda_async_device_pool_resource_destroy(handle); }
 static cmr_status cmr_cs_release_cuda_async_managed(void *handle) { return cmr_cuda_async_managed_resource_destroy(handle); }
 static cmr_status cmr_cs_release_cuda_async_view(void *handle) { return cmr_cuda_async_view_resource_destroy(handle); }
 static cmr_status cmr_cs_release_failure_callback(void *handle) { return cmr_failure_callback_resource_destroy(handle); }
@@ -26,8 +27,10 @@ static cmr_status cmr_cs_release_limiting(void *handle) { return cmr_limiting_re
 static cmr_status cmr_cs_release_logging(void *handle) { return cmr_logging_resource_destroy(handle); }
 static cmr_status cmr_cs_release_managed(void *handle) { return cmr_managed_resource_destroy(handle); }
 static cmr_status cmr_cs_release_pinned_host(void *handle) { return cmr_pinned_host_resource_destroy(handle); }
+static cmr_status cmr_cs_release_pinned_host_pool(void *handle) { return cmr_pinned_host_pool_resource_destroy(handle); }
 static cmr_status cmr_cs_release_pool(void *handle) { return cmr_pool_resource_destroy(handle); }
 static cmr_status cmr_cs_release_prefetch(void *handle) { return cmr_prefetch_resource_destroy(handle); }
+static cmr_status cmr_cs_release_registered_host(void *handle) { return cmr_registered_host_resource_destroy(handle); }
 static cmr_status cmr_cs_release_sam_headroom(void *handle) { return cmr_sam_headroom_resource_destroy(handle); }
 static cmr_status cmr_cs_release_simulated(void *handle) { return cmr_simulated_resource_destroy(handle); }
 static cmr_status cmr_cs_release_statistics(void *handle) { return cmr_statistics_resource_destroy(handle); }
@@ -59,6 +62,12 @@ cmr_status cmr_cs_release_cuda_async(void *handle);
 %rename(PosixFileDescriptor) CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
 %rename(Fabric) CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC;
 %rename(PosixFileDescriptorAndFabric) CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_AND_FABRIC;
+CMR_CS_HANDLE(cmr_cuda_async_device_pool_resource, ResourceHandle)
+%ignore cmr_cuda_async_device_pool_resource_destroy;
+cmr_status cmr_cs_release_cuda_async_device_pool(void *handle);
+%rename(CudaAsyncDevicePoolPool) cmr_cuda_async_device_pool_pool;
+%rename(Current) CMR_CUDA_ASYNC_DEVICE_POOL_POOL_CURRENT;
+%rename(DeviceDefault) CMR_CUDA_ASYNC_DEVICE_POOL_POOL_DEVICE_DEFAULT;
 CMR_CS_HANDLE(cmr_cuda_async_managed_resource, ResourceHandle)
 %ignore cmr_cuda_async_managed_resource_destroy;
 cmr_status cmr_cs_release_cuda_async_managed(void *handle);
@@ -83,12 +92,22 @@ cmr_status cmr_cs_release_managed(void *handle);
 CMR_CS_HANDLE(cmr_pinned_host_resource, ResourceHandle)
 %ignore cmr_pinned_host_resource_destroy;
 cmr_status cmr_cs_release_pinned_host(void *handle);
+CMR_CS_HANDLE(cmr_pinned_host_pool_resource, ResourceHandle)
+%ignore cmr_pinned_host_pool_resource_destroy;
+cmr_status cmr_cs_release_pinned_host_pool(void *handle);
 CMR_CS_HANDLE(cmr_pool_resource, ResourceHandle)
 %ignore cmr_pool_resource_destroy;
 cmr_status cmr_cs_release_pool(void *handle);
 CMR_CS_HANDLE(cmr_prefetch_resource, ResourceHandle)
 %ignore cmr_prefetch_resource_destroy;
 cmr_status cmr_cs_release_prefetch(void *handle);
+CMR_CS_HANDLE(cmr_registered_host_resource, ResourceHandle)
+%ignore cmr_registered_host_resource_destroy;
+cmr_status cmr_cs_release_registered_host(void *handle);
+%rename(RegisteredHostHugePages) cmr_registered_host_huge_pages;
+%rename(Transparent) CMR_REGISTERED_HOST_HUGE_PAGES_TRANSPARENT;
+%rename(Reserved) CMR_REGISTERED_HOST_HUGE_PAGES_RESERVED;
+%rename(None) CMR_REGISTERED_HOST_HUGE_PAGES_NONE;
 CMR_CS_HANDLE(cmr_sam_headroom_resource, ResourceHandle)
 %ignore cmr_sam_headroom_resource_destroy;
 cmr_status cmr_cs_release_sam_headroom(void *handle);

@@ -49,7 +49,11 @@ public class CudaAsyncMemoryResourceTest {
     try (CudaAsyncMemoryResource resource = new CudaAsyncMemoryResource(null, null, CudaAsyncExportHandleType.NONE, null)) {
       exercise(resource);
       resource.poolHandle();
+      resource.exportFileDescriptor();
       resource.releaseThreshold();
+      resource.reuseFollowEventDependencies();
+      resource.reuseAllowOpportunistic();
+      resource.reuseAllowInternalDependencies();
     }
   }
 

@@ -81,3 +81,13 @@ cmr_status cmr_cuda_memory_deallocate(const cmr_cuda_source *source, void *ptr, 
                                  ptr, bytes, CMR_DEFAULT_ALIGNMENT, stream);
   return cmr_backend_device_leave(&guard, status);
 }
+
+cmr_status cmr_cuda_pool_reserve(const cmr_cuda_source *source, size_t bytes) {
+  void *block;
+  cmr_status status = cmr_backend_pool_alloc(source->pool, bytes, CMR_DEFAULT_STREAM, &block);
+  if (status != CMR_SUCCESS)
+    return cmr_error_context(status, "%s: reserving initial_pool_size %zu", source->owner, bytes);
+  status = cmr_backend_pool_free(block, CMR_DEFAULT_STREAM);
+  if (status != CMR_SUCCESS) return status;
+  return cmr_backend_stream_synchronize(CMR_DEFAULT_STREAM);
+}
