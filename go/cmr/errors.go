@@ -32,6 +32,8 @@ const (
 	ErrIO                   Status = 16 // a file could not be written or flushed (a full disk); the message says why
 	ErrReentrantCall        Status = 17 // a resource called from inside its own upstream's call, where that would deadlock
 	ErrForked               Status = 18 // in a forked child: a resource, buffer or stream the parent made
+	ErrIpcSameProcess       Status = 19 // shared memory imported into the very process that exported it
+	ErrIpcGone              Status = 20 // what an IPC descriptor names is gone: freed, or its pool destroyed, by the exporter
 )
 
 // String is cmr's fixed name of the status, e.g. "CMR_ERROR_OUT_OF_MEMORY".

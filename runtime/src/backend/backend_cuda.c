@@ -618,7 +618,7 @@ static const char *const cmr_reuse_names[] = {
     [CMR_BACKEND_POOL_REUSE_ALLOW_INTERNAL_DEPENDENCIES] = "cudaMemPoolReuseAllowInternalDependencies",
 };
 
-cmr_status cmr_backend_pool_reuse(cmr_backend_pool pool, cmr_backend_pool_reuse policy, bool *out) {
+cmr_status cmr_backend_pool_reuse(cmr_backend_pool pool, cmr_backend_reuse_policy policy, bool *out) {
   int enabled = 0;
   cudaError_t error = cudaMemPoolGetAttribute(pool, cmr_reuse_attributes[policy], &enabled);
   if (error != cudaSuccess) {
@@ -628,7 +628,7 @@ cmr_status cmr_backend_pool_reuse(cmr_backend_pool pool, cmr_backend_pool_reuse 
   return CMR_SUCCESS;
 }
 
-cmr_status cmr_backend_pool_set_reuse(cmr_backend_pool pool, cmr_backend_pool_reuse policy, bool enabled) {
+cmr_status cmr_backend_pool_set_reuse(cmr_backend_pool pool, cmr_backend_reuse_policy policy, bool enabled) {
   int value = enabled;
   cudaError_t error = cudaMemPoolSetAttribute(pool, cmr_reuse_attributes[policy], &value);
   return error == cudaSuccess ? CMR_SUCCESS

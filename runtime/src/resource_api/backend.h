@@ -201,13 +201,13 @@ cmr_status cmr_backend_pool_alloc(cmr_backend_pool pool, size_t bytes, cmr_strea
 cmr_status cmr_backend_pool_free(void *ptr, cmr_stream stream);
 
 /* A pool's reuse policies, each one boolean attribute of the pool. */
-typedef enum cmr_backend_pool_reuse {
+typedef enum cmr_backend_reuse_policy {
   CMR_BACKEND_POOL_REUSE_FOLLOW_EVENT_DEPENDENCIES,  /* cudaMemPoolReuseFollowEventDependencies */
   CMR_BACKEND_POOL_REUSE_ALLOW_OPPORTUNISTIC,        /* cudaMemPoolReuseAllowOpportunistic */
   CMR_BACKEND_POOL_REUSE_ALLOW_INTERNAL_DEPENDENCIES /* cudaMemPoolReuseAllowInternalDependencies */
-} cmr_backend_pool_reuse;
-cmr_status cmr_backend_pool_reuse(cmr_backend_pool pool, cmr_backend_pool_reuse policy, bool *out);
-cmr_status cmr_backend_pool_set_reuse(cmr_backend_pool pool, cmr_backend_pool_reuse policy, bool enabled);
+} cmr_backend_reuse_policy;
+cmr_status cmr_backend_pool_reuse(cmr_backend_pool pool, cmr_backend_reuse_policy policy, bool *out);
+cmr_status cmr_backend_pool_set_reuse(cmr_backend_pool pool, cmr_backend_reuse_policy policy, bool enabled);
 /* Releases the pool's unused memory until at most `min_bytes_to_keep`
  * stay reserved (cudaMemPoolTrimTo). */
 cmr_status cmr_backend_pool_trim(cmr_backend_pool pool, size_t min_bytes_to_keep);

@@ -38,6 +38,14 @@ static inline cmr_cuda_source cmr_cuda_source_here(cmr_cuda_memory kind, const c
 cmr_status cmr_cuda_memory_allocate(const cmr_cuda_source *source, size_t bytes, cmr_stream stream, void **out);
 cmr_status cmr_cuda_memory_deallocate(const cmr_cuda_source *source, void *ptr, size_t bytes, cmr_stream stream);
 
+/* Maps the allocation another process exported from the pool that
+ * `source`'s pool is the import of (`data`: cmr_backend_pool_export_pointer's),
+ * recorded as `bytes` of the source's pool memory, so that
+ * cmr_cuda_memory_deallocate frees it (cudaFreeAsync) and nothing else. */
+cmr_status cmr_cuda_memory_import(const cmr_cuda_source *source,
+                                  const unsigned char data[CMR_BACKEND_POOL_POINTER_EXPORT_BYTES], size_t bytes,
+                                  void **out);
+
 /* In an algorithm file whose struct has a `cmr_cuda_source source`:
  * defines its allocate and deallocate over it (the driver aligns to at
  * least 256 bytes, the most the spec lets reach here). */
