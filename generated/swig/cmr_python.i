@@ -102,5 +102,6 @@ static cmr_status cmr_py_failure_callback_resource_create(cmr_resource_ref upstr
 %include <cmr/device_buffer.h>
 %include <cmr/log.h>
 %include <cmr/stream_pool.h>
+%include "ipc.swg"
 %include "device_buffer.swg"
 %include "fast_path.swg"

@@ -53,6 +53,12 @@ typedef struct cmr_ipc_descriptor {
  * (CMR_ERROR_INVALID_ARGUMENT). */
 CMR_API cmr_status cmr_ipc_export_buffer(const cmr_device_buffer *buffer, cmr_ipc_descriptor *out);
 
+/* Whether this process may import the buffer `descriptor` names: CMR_SUCCESS,
+ * CMR_ERROR_IPC_SAME_PROCESS where this process exported it, or
+ * CMR_ERROR_INVALID_ARGUMENT where it is not a descriptor
+ * cmr_ipc_export_buffer wrote. cmr_ipc_import_buffer checks it first. */
+CMR_API cmr_status cmr_ipc_check_descriptor(const cmr_ipc_descriptor *descriptor);
+
 /* A pool imported from another process: a handle owning one share, whose
  * ref frees the buffers imported from it (and allocates nothing: an
  * imported pool's memory is the exporter's to hand out). */

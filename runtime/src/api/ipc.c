@@ -168,6 +168,7 @@ cmr_resource_ref cmr_ipc_pool_ref(cmr_ipc_pool *pool) {
 #endif
 }
 
+/* cmr_ipc_check_descriptor, reporting as `what`. */
 static cmr_status cmr_check_descriptor(const char *what, const cmr_ipc_descriptor *descriptor) {
   if (descriptor == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "%s: descriptor is NULL", what);
   if (descriptor->struct_size != sizeof *descriptor || descriptor->size == 0 || descriptor->size > SIZE_MAX) {
@@ -182,6 +183,10 @@ static cmr_status cmr_check_descriptor(const char *what, const cmr_ipc_descripto
                      what, (long long)descriptor->exporter_pid);
   }
   return CMR_SUCCESS;
+}
+
+cmr_status cmr_ipc_check_descriptor(const cmr_ipc_descriptor *descriptor) {
+  return cmr_check_descriptor("cmr_ipc_check_descriptor", descriptor);
 }
 
 cmr_status cmr_ipc_import_buffer(cmr_ipc_pool *pool, const cmr_ipc_descriptor *descriptor, cmr_stream stream,
