@@ -5,8 +5,6 @@
  * path; the descriptor checks of an import; and, in the host build, the
  * refusal of the pools themselves. The two-process exchange of device
  * memory is resources.ipc_gpu. */
-#define _DEFAULT_SOURCE /* dirfd */
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -15,18 +13,6 @@
 #include <cmr/ipc.h>
 
 #include "test_util.h"
-
-/* How many descriptors this process has open now. */
-static int open_descriptors(void) {
-  DIR *directory = opendir("/proc/self/fd");
-  ck_assert_ptr_nonnull(directory);
-  int count = 0;
-  for (struct dirent *entry = readdir(directory); entry != NULL; entry = readdir(directory)) {
-    if (entry->d_name[0] != '.') count++;
-  }
-  closedir(directory);
-  return count - 1; /* the directory's own */
-}
 
 static void make_pair(int type, int pair[2]) { ck_assert_int_eq(socketpair(AF_UNIX, type, 0, pair), 0); }
 
@@ -83,7 +69,7 @@ END_TEST
 START_TEST(a_message_of_another_length_is_refused_and_its_descriptor_closed) {
   int pair[2];
   make_pair(SOCK_SEQPACKET, pair);
-  const int before = open_descriptors();
+  const int before = cmr_test_open_descriptors();
   char longer[8] = "12345678", shorter[2] = "12";
   ck_assert_ok(cmr_ipc_send_file_descriptor(pair[1], pair[1], longer, sizeof longer));
   ck_assert_ok(cmr_ipc_send_file_descriptor(pair[1], pair[1], shorter, sizeof shorter));
@@ -96,7 +82,7 @@ START_TEST(a_message_of_another_length_is_refused_and_its_descriptor_closed) {
   ck_assert_status(cmr_ipc_receive_file_descriptor(pair[0], &received, payload, sizeof payload),
                    CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("fewer");
-  ck_assert_int_eq(open_descriptors(), before);
+  ck_assert_int_eq(cmr_test_open_descriptors(), before);
   close(pair[0]);
   close(pair[1]);
 }

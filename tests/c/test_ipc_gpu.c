@@ -9,8 +9,6 @@
  * export. The runner asks about the device in a child of its own, so each
  * test's process forks before its first CUDA call. Skips (77) without a
  * device. */
-#define _DEFAULT_SOURCE
-#include <dirent.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -21,17 +19,6 @@
 #include "test_util.h"
 
 enum { bytes = 1 << 20 };
-
-static int open_descriptors(void) {
-  DIR *directory = opendir("/proc/self/fd");
-  ck_assert_ptr_nonnull(directory);
-  int count = 0;
-  for (struct dirent *entry = readdir(directory); entry != NULL; entry = readdir(directory)) {
-    if (entry->d_name[0] != '.') count++;
-  }
-  closedir(directory);
-  return count - 1;
-}
 
 static cmr_cuda_async_resource *make_exporting_pool(void) {
   cmr_cuda_async_resource *async = NULL;
@@ -172,13 +159,13 @@ START_TEST(an_import_into_the_exporting_process_is_refused) {
   cmr_device_buffer *buffer = make_filled_buffer(async);
   int pair[2];
   ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
-  const int before = open_descriptors();
+  const int before = cmr_test_open_descriptors();
   ck_assert_ok(cmr_ipc_send_pool(pair[0], async));
   cmr_ipc_pool *pool = (cmr_ipc_pool *)&pool;
   ck_assert_status(cmr_ipc_receive_pool(pair[1], &pool), CMR_ERROR_IPC_SAME_PROCESS);
   ck_assert_message_has("sent by this process");
   ck_assert_ptr_null(pool);
-  ck_assert_int_eq(open_descriptors(), before); /* the passed descriptor is closed on both sides */
+  ck_assert_int_eq(cmr_test_open_descriptors(), before); /* the passed descriptor is closed on both sides */
   cmr_ipc_descriptor descriptor;
   ck_assert_ok(cmr_ipc_export_buffer(buffer, &descriptor));
   cmr_device_buffer *imported = NULL;
