@@ -259,12 +259,33 @@ START_TEST(registered_host_memory_is_pinned) {
 }
 END_TEST
 
+START_TEST(stack_expressions_make_the_new_pools) {
+  cmr_stack *stack = NULL;
+  ck_assert_ok(
+      cmr_stack_parse("pool(pinned_host_pool(numa_node=-1, initial_pool_size=2MiB), initial_pool_size=1MiB)", &stack));
+  cmr_resource_ref ref;
+  ck_assert_ok(cmr_stack_ref(stack, &ref));
+  void *ptr = NULL;
+  ck_assert_ok(cmr_allocate(ref, 4096, CMR_DEFAULT_STREAM, &ptr));
+  ck_assert_ok(cmr_backend_stream_synchronize(CMR_DEFAULT_STREAM));
+  memset(ptr, 1, 4096); /* host memory */
+  ck_assert_ok(cmr_deallocate(ref, ptr, 4096, CMR_DEFAULT_STREAM));
+  ck_assert_ok(cmr_stack_destroy(stack));
+  ck_assert_ok(cmr_stack_parse("cuda_async_device_pool(pool=device_default)", &stack));
+  const char *written = NULL;
+  ck_assert_ok(cmr_stack_expression(stack, &written));
+  ck_assert_str_eq(written, "cuda_async_device_pool(pool=device_default)");
+  ck_assert_ok(cmr_stack_destroy(stack));
+}
+END_TEST
+
 static Suite *driver_pools_suite(void) {
   Suite *suite = suite_create("driver_pools_gpu");
   cmr_test_case(suite, "attributes", NULL, NULL, the_release_threshold_is_read_and_set_after_creation,
                 each_reuse_policy_is_read_and_set, trim_gives_unused_memory_back_to_the_device,
                 every_pool_resource_has_the_attribute_methods);
-  cmr_test_case(suite, "device_pools", NULL, NULL, the_device_pools_are_named_and_never_destroyed);
+  cmr_test_case(suite, "device_pools", NULL, NULL, the_device_pools_are_named_and_never_destroyed,
+                stack_expressions_make_the_new_pools);
   cmr_test_case(suite, "pinned", NULL, NULL, a_pinned_host_pool_serves_host_and_device,
                 a_pinned_host_pool_on_numa_node_zero, every_suballocator_runs_over_a_pinned_host_pool,
                 registered_host_memory_is_pinned);

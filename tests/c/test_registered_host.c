@@ -141,13 +141,38 @@ START_TEST(a_pool_over_it_starts_with_its_memory_touched) {
 }
 END_TEST
 
+START_TEST(a_stack_expression_makes_it) {
+  cmr_stack *stack = NULL;
+  ck_assert_ok(
+      cmr_stack_parse("pool(registered_host(touch_threads=2, huge_pages=none), initial_pool_size=4MiB)", &stack));
+  const char *written = NULL;
+  ck_assert_ok(cmr_stack_expression(stack, &written));
+  ck_assert_str_eq(written,
+                   "pool(registered_host(touch_threads=2, huge_pages=none), initial_pool_size=4MiB, "
+                   "maximum_pool_size=unlimited, maximum_growth=unlimited)");
+  cmr_resource_ref ref;
+  ck_assert_ok(cmr_stack_ref(stack, &ref));
+  void *ptr = NULL;
+  ck_assert_ok(cmr_allocate(ref, 4096, CMR_DEFAULT_STREAM, &ptr));
+  ck_assert_ok(cmr_deallocate(ref, ptr, 4096, CMR_DEFAULT_STREAM));
+  ck_assert_ok(cmr_stack_destroy(stack));
+  ck_assert_status(cmr_stack_parse("registered_host(huge_pages=gigantic)", &stack), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("huge_pages");
+#if !CMR_WITH_CUDA
+  /* The driver's pools are the CUDA build's. */
+  ck_assert_status(cmr_stack_parse("pinned_host_pool(numa_node=0)", &stack), CMR_ERROR_UNSUPPORTED);
+  ck_assert_status(cmr_stack_parse("cuda_async_device_pool(pool=device_default)", &stack), CMR_ERROR_UNSUPPORTED);
+#endif
+}
+END_TEST
+
 static Suite *registered_host_suite(void) {
   Suite *suite = suite_create("registered_host");
   cmr_test_case(suite, "host_pages", NULL, NULL, every_page_is_present_before_first_use,
                 huge_page_mappings_start_on_a_huge_page, spans_round_to_the_page_their_mode_uses,
                 the_threads_follow_the_size_and_the_request, an_address_space_too_small_is_out_of_memory);
   cmr_test_case(suite, "resource", NULL, NULL, the_resource_hands_out_touched_memory_and_vouches_for_frees,
-                a_pool_over_it_starts_with_its_memory_touched);
+                a_pool_over_it_starts_with_its_memory_touched, a_stack_expression_makes_it);
   return suite;
 }
 
