@@ -58,8 +58,11 @@ static cmr_status cmr_ipc_pool_deallocate(void *self, void *ptr, size_t bytes, s
   return cmr_cuda_memory_deallocate(&cmr_ipc_pool_of(self)->source, ptr, bytes, stream);
 }
 
+static const cmr_resource_class cmr_ipc_pool_class;
+
+/* Only itself: another import of the same pool is another mapping. */
 static bool cmr_ipc_pool_is_equal(const void *self, cmr_resource_ref other) {
-  return cmr_object_peek(other.self) == self;
+  return other.ops == &cmr_ipc_pool_class.ops && cmr_object_peek(other.self) == self;
 }
 
 static unsigned cmr_ipc_pool_properties(const void *self) {
