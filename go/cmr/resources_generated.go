@@ -2117,8 +2117,9 @@ func (r *PrefetchResource) Upstream() Resource { return r.upstream }
 // which takes seconds for tens of GiB). Meant as the upstream of a
 // suballocator that asks for a few large chunks, such as pool with a large
 // initial_pool_size. The host build maps and touches the memory the same way
-// and registers nothing (the host is the device there). Deallocation waits for
-// the stream first, since queued device work may still read the memory.
+// and registers nothing (the host is the device there); the CUDA build without
+// a driver or device does not make it (CMR_ERROR_NO_DEVICE). Deallocation waits
+// for the stream first, since queued device work may still read the memory.
 type RegisteredHostResource struct {
 	object
 	handle capi.Struct_SS_cmr_registered_host_resource

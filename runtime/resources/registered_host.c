@@ -27,9 +27,16 @@ static const cmr_host_pages_huge cmr_huge_of[] = {
     [CMR_REGISTERED_HOST_HUGE_PAGES_NONE] = CMR_HOST_PAGES_BASE,
 };
 
+/* The CUDA build pins with the driver: without one (CMR_ERROR_NO_DEVICE)
+ * the resource is not made, rather than failing every allocation. */
 cmr_status cmr_registered_host_impl_init(cmr_registered_host_impl *impl) {
   impl->device = cmr_backend_device_at_creation();
+#if CMR_WITH_CUDA
+  int devices = 0;
+  return cmr_backend_device_count(&devices);
+#else
   return CMR_SUCCESS;
+#endif
 }
 
 static cmr_status cmr_obtain(void *context, size_t bytes, size_t alignment, cmr_stream stream, void **out) {

@@ -2,8 +2,9 @@
 /* Pre-touched host mappings (host_pages.h) and registered_host over them,
  * on plain host memory: every page present before first use (mincore),
  * touched by several threads, huge-page alignment, the reserved pages'
- * fallback, the spans freed; the resource's frees vouched for. The CUDA
- * build pins the same mappings (resources.driver_pools_gpu). */
+ * fallback, the spans freed; the resource's frees vouched for (its own
+ * entry, resources.registered_host.device, which in the CUDA build needs
+ * a device: it pins the mappings). */
 #define _DEFAULT_SOURCE /* mincore */
 #include <stdint.h>
 #include <stdlib.h>
@@ -171,8 +172,11 @@ static Suite *registered_host_suite(void) {
   cmr_test_case(suite, "host_pages", NULL, NULL, every_page_is_present_before_first_use,
                 huge_page_mappings_start_on_a_huge_page, spans_round_to_the_page_their_mode_uses,
                 the_threads_follow_the_size_and_the_request, an_address_space_too_small_is_out_of_memory);
-  cmr_test_case(suite, "resource", NULL, NULL, the_resource_hands_out_touched_memory_and_vouches_for_frees,
-                a_pool_over_it_starts_with_its_memory_touched, a_stack_expression_makes_it);
+  /* The CUDA build pins what it hands out: a device case there. */
+  tcase_set_tags(
+      cmr_test_case(suite, "resource", NULL, NULL, the_resource_hands_out_touched_memory_and_vouches_for_frees,
+                    a_pool_over_it_starts_with_its_memory_touched, a_stack_expression_makes_it),
+      CMR_TEST_DEVICE_TAG);
   return suite;
 }
 
