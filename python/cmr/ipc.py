@@ -23,6 +23,7 @@ exporter freed (CMR_ERROR_IPC_GONE)."""
 from __future__ import annotations
 
 import os
+import weakref
 from multiprocessing import reduction
 from typing import Any
 
@@ -109,7 +110,24 @@ def import_buffer(descriptor: IPCBufferDescriptor, stream: object = DEFAULT_STRE
     if not isinstance(descriptor, IPCBufferDescriptor):
         raise TypeError(f"descriptor must be a cmr.ipc.IPCBufferDescriptor, not {type(descriptor).__name__}")
     capi.cmr_ipc_check_descriptor(descriptor._data)  # this process's own export is refused before any import
-    return ImportedPool(descriptor.fd).import_buffer(descriptor, stream)
+    return _pool_of(descriptor).import_buffer(descriptor, stream)
+
+
+# The pools imported here, by the open file their descriptors name: one
+# exporter's pool is imported once while any of its buffers is alive here.
+_imported: "weakref.WeakValueDictionary[tuple[int, int], ImportedPool]" = weakref.WeakValueDictionary()
+
+
+def _pool_of(descriptor: IPCBufferDescriptor) -> ImportedPool:
+    if descriptor.closed:
+        return ImportedPool(descriptor.fd)  # raises what a closed descriptor is
+    status = os.fstat(descriptor.fd)
+    key = (status.st_dev, status.st_ino)
+    pool = _imported.get(key)
+    if pool is None:
+        pool = ImportedPool(descriptor.fd)
+        _imported[key] = pool
+    return pool
 
 
 def export_buffer(buffer: Any) -> IPCBufferDescriptor:

@@ -36,3 +36,13 @@ def try_import(descriptor, conn):
         conn.send(("ok",))
     except cmr.CmrError as error:
         conn.send(("error", error.errcode, str(error)))
+
+
+def import_two(first, second, conn):
+    """Imports two buffers of one pool and reports whether they share the import, and their first bytes."""
+    try:
+        a = cmr.ipc.import_buffer(first)
+        b = cmr.ipc.import_buffer(second)
+        conn.send(("ok", a.mr is b.mr, a.tobytes()[:4], b.tobytes()[:4]))
+    except cmr.CmrError as error:
+        conn.send(("error", error.errcode, str(error)))

@@ -148,3 +148,14 @@ def test_a_pool_made_without_ipc_exports_nothing():
     with pytest.raises(cmr.CmrError, match="posix_file_descriptor") as raised:
         buffer.export_ipc()
     assert raised.value.errcode == capi.CMR_ERROR_UNSUPPORTED
+
+
+@needs_gpu
+def test_two_buffers_of_one_pool_share_one_import():
+    mr = cmr.mr.CudaAsyncMemoryResource(enable_ipc=True)
+    first = exporting_buffer(mr)
+    second = cmr.DeviceBuffer.to_device(b"\x07" * 4096, mr=mr)
+    capi.cmr_stream_synchronize(0)
+    with first.export_ipc() as a, second.export_ipc() as b:
+        answer = run_child(ipc_worker.import_two, a, b)
+    assert answer == ("ok", True, PATTERN[:4], b"\x07" * 4), answer
