@@ -23,7 +23,8 @@ RESERVED = {"out", "handle", "status", "impl", "self", "bytes", "alignment", "st
             "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "bool"}
 
 TOP_FIELDS = {"name", "kind", "doc", "properties", "thread_safe", "backends", "equality",
-              "max_alignment", "state", "hooks", "params", "checks", "methods", "conformance", "python", "expect"}
+              "max_alignment", "state", "hooks", "params", "checks", "methods", "method_sets", "conformance", "python",
+              "expect"}
 PARAM_FIELDS = {"name", "type", "doc", "default", "multiple_of", "power_of_two", "min", "max",
                 "nonzero", "retain", "values", "pointee"}
 METHOD_FIELDS = {"name", "doc", "returns", "params", "stored", "counter", "changes"}
@@ -576,6 +577,36 @@ def _load_python(raw, name, kind, params, methods, problems) -> Python:
                   replaced=replaced)
 
 
+def _with_method_sets(data, spec_dir, problems):
+    """The resource's [[methods]] followed by those of each file its
+    method_sets names (spec/method_sets/<set>.toml: [[methods]] tables only),
+    so resources over one kind of object list the methods they share once."""
+    methods = data.get("methods", [])
+    sets = data.get("method_sets", [])
+    if not isinstance(sets, list) or not all(isinstance(s, str) for s in sets) or len(set(sets)) != len(sets):
+        problems.add("method_sets", f"{_show(sets)} must be a list of distinct method set names")
+        return methods
+    if not isinstance(methods, list):
+        return methods
+    methods = list(methods)
+    for name in sets:
+        path = spec_dir / "method_sets" / f"{name}.toml"
+        try:
+            with path.open("rb") as f:
+                shared = tomllib.load(f)
+        except OSError as e:
+            problems.add("method_sets", f'"{name}": {path.name} cannot be read ({e.strerror})')
+            continue
+        except tomllib.TOMLDecodeError as e:
+            problems.add("method_sets", f'"{name}": {e}')
+            continue
+        if set(shared) != {"methods"} or not isinstance(shared["methods"], list):
+            problems.add("method_sets", f'"{name}": a method set holds [[methods]] tables and nothing else')
+            continue
+        methods.extend(shared["methods"])
+    return methods
+
+
 def _load_resource(path, data, known_resources, source):
     problems = _Problems(source)
     _check_fields(data, TOP_FIELDS, "", problems)
@@ -622,7 +653,7 @@ def _load_resource(path, data, known_resources, source):
             problems.add("params", f'callback "{callback.name}" needs a pointer parameter "{callback.name}_arg" '
                          "with a default, passed to every call")
     checks = _load_checks(data.get("checks"), params, problems)
-    methods = _load_methods(data.get("methods"), name or "x", problems, params)
+    methods = _load_methods(_with_method_sets(data, path.parent, problems), name or "x", problems, params)
     conformance = _load_conformance(data.get("conformance"), params, problems, known_resources)
     python = _load_python(data.get("python"), name, kind, params, methods, problems)
 

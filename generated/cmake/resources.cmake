@@ -3,12 +3,12 @@
 # The resources of each build, for CMakeLists.txt.
 
 # Algorithm files (runtime/resources/<name>.c) of each build.
-set(CMR_HOST_RESOURCES aligned arena binning callback expandable failure_callback fallback fixed_size limiting logging pool prefetch sam_headroom simulated statistics system thread_safe tracking)
-set(CMR_CUDA_RESOURCES aligned arena binning callback cuda cuda_async cuda_async_managed cuda_async_view expandable failure_callback fallback fixed_size limiting logging managed pinned_host pool prefetch sam_headroom simulated statistics system thread_safe tracking)
+set(CMR_HOST_RESOURCES aligned arena binning callback expandable failure_callback fallback fixed_size limiting logging pool prefetch registered_host sam_headroom simulated statistics system thread_safe tracking)
+set(CMR_CUDA_RESOURCES aligned arena binning callback cuda cuda_async cuda_async_device_pool cuda_async_managed cuda_async_view expandable failure_callback fallback fixed_size limiting logging managed pinned_host pinned_host_pool pool prefetch registered_host sam_headroom simulated statistics system thread_safe tracking)
 
 # Generated wrappers (generated/src/resources/<name>.c), one per resource, in
 # every build: a resource absent from a build reports itself unavailable.
-set(CMR_ALL_RESOURCES aligned arena binning callback cuda cuda_async cuda_async_managed cuda_async_view expandable failure_callback fallback fixed_size limiting logging managed pinned_host pool prefetch sam_headroom simulated statistics system thread_safe tracking)
+set(CMR_ALL_RESOURCES aligned arena binning callback cuda cuda_async cuda_async_device_pool cuda_async_managed cuda_async_view expandable failure_callback fallback fixed_size limiting logging managed pinned_host pinned_host_pool pool prefetch registered_host sam_headroom simulated statistics system thread_safe tracking)
 
 # Conformance cases, "<resource>" or "<resource>:<upstream>": those that run
 # without a GPU (both builds, label host) and those that need one (CUDA build,
@@ -27,6 +27,7 @@ set(CMR_CONFORMANCE_HOST
     logging:simulated
     pool:system
     prefetch:system
+    registered_host
     sam_headroom
     simulated
     statistics:system
@@ -45,6 +46,7 @@ set(CMR_CONFORMANCE_GPU
     callback:cuda
     cuda
     cuda_async
+    cuda_async_device_pool
     cuda_async_managed
     cuda_async_view:cuda_async
     failure_callback:cuda
@@ -56,6 +58,7 @@ set(CMR_CONFORMANCE_GPU
     logging:cuda
     managed
     pinned_host
+    pinned_host_pool
     pool:cuda
     pool:managed
     pool:cuda_async
@@ -83,6 +86,7 @@ set(CMR_BINDING_TESTS
     callback:Callback:CallbackMemoryResource:CallbackMemoryResource
     cuda:Cuda:CudaMemoryResource:CudaMemoryResource
     cuda_async:CudaAsync:CudaAsyncMemoryResource:CudaAsyncMemoryResource
+    cuda_async_device_pool:CudaAsyncDevicePool:CudaAsyncDevicePoolMemoryResource:CudaAsyncDevicePoolMemoryResource
     cuda_async_managed:CudaAsyncManaged:CudaAsyncManagedMemoryResource:CudaAsyncManagedMemoryResource
     expandable:Expandable:ExpandableMemoryResource:ExpandableMemoryResource
     failure_callback:FailureCallback:FailureCallbackResourceAdaptor:FailureCallbackResourceAdaptor
@@ -92,8 +96,10 @@ set(CMR_BINDING_TESTS
     logging:Logging:LoggingResourceAdaptor:LoggingResourceAdaptor
     managed:Managed:ManagedMemoryResource:ManagedMemoryResource
     pinned_host:PinnedHost:PinnedHostMemoryResource:PinnedHostMemoryResource
+    pinned_host_pool:PinnedHostPool:PinnedHostPoolMemoryResource:PinnedHostPoolMemoryResource
     pool:Pool:PoolMemoryResource:PoolMemoryResource
     prefetch:Prefetch:PrefetchResourceAdaptor:PrefetchResourceAdaptor
+    registered_host:RegisteredHost:RegisteredHostMemoryResource:RegisteredHostMemoryResource
     sam_headroom:SamHeadroom:SamHeadroomMemoryResource:SamHeadroomMemoryResource
     simulated:Simulated:SimulatedMemoryResource:SimulatedMemoryResource
     statistics:Statistics:StatisticsResourceAdaptor:StatisticsResourceAdaptor

@@ -21,7 +21,7 @@ namespace Cmr
         /// <param name="releaseThreshold">Bytes the pool keeps reserved across synchronizations before returning memory to the driver. Default (null): keep everything (SIZE_MAX).</param>
         /// <param name="exportHandleType">The set of shareable handle kinds the pool exports for IPC, each value naming one set: none, a POSIX file descriptor, a fabric handle, or both (the driver&#39;s handle types ORed, as RMM&#39;s enable_ipc with enable_fabric); a device that cannot export every kind of the set is CMR_ERROR_UNSUPPORTED. Default: none.</param>
         /// <param name="accessDevices">Devices besides its own whose work may read and write the pool&#39;s memory, as a bitmask (bit k: device k; its own device&#39;s bit changes nothing): peer access granted with cudaMemPoolSetAccess. A device outside the process&#39;s is CMR_ERROR_UNKNOWN_DEVICE; one that cannot reach the pool&#39;s device (cudaDeviceCanAccessPeer) is CMR_ERROR_UNSUPPORTED. Default (null): 0.</param>
-        public CudaAsyncMemoryResource(ulong? initialPoolSize = null, ulong? releaseThreshold = null, CudaAsyncExportHandleType exportHandleType = CudaAsyncExportHandleType.None, ulong? accessDevices = null)
+        public CudaAsyncMemoryResource(ulong? initialPoolSize = null, ulong? releaseThreshold = null, CudaAsyncExportHandleType exportHandleType = CudaAsyncExportHandleType.CudaAsyncNone, ulong? accessDevices = null)
         {
             IntPtr raw;
             CmrNative.cmr_cuda_async_resource_create(initialPoolSize, releaseThreshold, exportHandleType, accessDevices, out raw);
@@ -43,7 +43,18 @@ namespace Cmr
             }
         }
 
-        /// <summary>The release threshold the pool was created with.</summary>
+        /// <summary>A new POSIX file descriptor of the pool (cudaMemPoolExportToShareableHandle), which the caller owns and closes, for another process to import (cmr/ipc.h); CMR_ERROR_UNSUPPORTED unless export_handle_type includes posix_file_descriptor.</summary>
+        public int ExportFileDescriptor
+        {
+            get
+            {
+                int result;
+                CmrNative.cmr_cuda_async_resource_export_file_descriptor(Handle, out result);
+                return result;
+            }
+        }
+
+        /// <summary>The bytes the pool keeps reserved across synchronizations as it is now (cudaMemPoolAttrReleaseThreshold).</summary>
         public ulong ReleaseThreshold
         {
             get
@@ -52,6 +63,74 @@ namespace Cmr
                 CmrNative.cmr_cuda_async_resource_release_threshold(Handle, out result);
                 return result;
             }
+        }
+
+        /// <summary>Whether the pool reuses memory freed on another stream once an event the allocating stream waits on orders the free before it (cudaMemPoolReuseFollowEventDependencies).</summary>
+        public bool ReuseFollowEventDependencies
+        {
+            get
+            {
+                bool result;
+                CmrNative.cmr_cuda_async_resource_reuse_follow_event_dependencies(Handle, out result);
+                return result;
+            }
+        }
+
+        /// <summary>Whether the pool reuses memory whose free has already completed on another stream, without any dependency (cudaMemPoolReuseAllowOpportunistic).</summary>
+        public bool ReuseAllowOpportunistic
+        {
+            get
+            {
+                bool result;
+                CmrNative.cmr_cuda_async_resource_reuse_allow_opportunistic(Handle, out result);
+                return result;
+            }
+        }
+
+        /// <summary>Whether the pool may make an allocating stream wait on another stream&#39;s pending free to reuse its memory (cudaMemPoolReuseAllowInternalDependencies).</summary>
+        public bool ReuseAllowInternalDependencies
+        {
+            get
+            {
+                bool result;
+                CmrNative.cmr_cuda_async_resource_reuse_allow_internal_dependencies(Handle, out result);
+                return result;
+            }
+        }
+
+        /// <summary>Sets the bytes the pool keeps reserved across synchronizations (cudaMemPoolAttrReleaseThreshold).</summary>
+        /// <param name="releaseThreshold">The new threshold in bytes; SIZE_MAX keeps everything.</param>
+        public void SetReleaseThreshold(ulong releaseThreshold)
+        {
+            CmrNative.cmr_cuda_async_resource_set_release_threshold(Handle, releaseThreshold);
+        }
+
+        /// <summary>Returns the pool&#39;s unused memory to the driver until at most min_bytes_to_keep stay reserved (cudaMemPoolTrimTo); memory in use stays.</summary>
+        /// <param name="minBytesToKeep">Reserved bytes the trim leaves in the pool; 0 releases every unused byte.</param>
+        public void Trim(ulong minBytesToKeep)
+        {
+            CmrNative.cmr_cuda_async_resource_trim(Handle, minBytesToKeep);
+        }
+
+        /// <summary>Turns the reuse of memory freed on another stream, ordered by events, on or off (cudaMemPoolReuseFollowEventDependencies).</summary>
+        /// <param name="enabled">Whether the policy is on.</param>
+        public void SetReuseFollowEventDependencies(bool enabled)
+        {
+            CmrNative.cmr_cuda_async_resource_set_reuse_follow_event_dependencies(Handle, enabled);
+        }
+
+        /// <summary>Turns the opportunistic reuse of memory freed on another stream on or off (cudaMemPoolReuseAllowOpportunistic).</summary>
+        /// <param name="enabled">Whether the policy is on.</param>
+        public void SetReuseAllowOpportunistic(bool enabled)
+        {
+            CmrNative.cmr_cuda_async_resource_set_reuse_allow_opportunistic(Handle, enabled);
+        }
+
+        /// <summary>Turns the reuse of memory behind dependencies the driver inserts on or off (cudaMemPoolReuseAllowInternalDependencies).</summary>
+        /// <param name="enabled">Whether the policy is on.</param>
+        public void SetReuseAllowInternalDependencies(bool enabled)
+        {
+            CmrNative.cmr_cuda_async_resource_set_reuse_allow_internal_dependencies(Handle, enabled);
         }
     }
 }

@@ -37,5 +37,84 @@ namespace Cmr
                 return result;
             }
         }
+
+        /// <summary>The bytes the pool keeps reserved across synchronizations as it is now (cudaMemPoolAttrReleaseThreshold).</summary>
+        public ulong ReleaseThreshold
+        {
+            get
+            {
+                ulong result;
+                CmrNative.cmr_cuda_async_view_resource_release_threshold(Handle, out result);
+                return result;
+            }
+        }
+
+        /// <summary>Whether the pool reuses memory freed on another stream once an event the allocating stream waits on orders the free before it (cudaMemPoolReuseFollowEventDependencies).</summary>
+        public bool ReuseFollowEventDependencies
+        {
+            get
+            {
+                bool result;
+                CmrNative.cmr_cuda_async_view_resource_reuse_follow_event_dependencies(Handle, out result);
+                return result;
+            }
+        }
+
+        /// <summary>Whether the pool reuses memory whose free has already completed on another stream, without any dependency (cudaMemPoolReuseAllowOpportunistic).</summary>
+        public bool ReuseAllowOpportunistic
+        {
+            get
+            {
+                bool result;
+                CmrNative.cmr_cuda_async_view_resource_reuse_allow_opportunistic(Handle, out result);
+                return result;
+            }
+        }
+
+        /// <summary>Whether the pool may make an allocating stream wait on another stream&#39;s pending free to reuse its memory (cudaMemPoolReuseAllowInternalDependencies).</summary>
+        public bool ReuseAllowInternalDependencies
+        {
+            get
+            {
+                bool result;
+                CmrNative.cmr_cuda_async_view_resource_reuse_allow_internal_dependencies(Handle, out result);
+                return result;
+            }
+        }
+
+        /// <summary>Sets the bytes the pool keeps reserved across synchronizations (cudaMemPoolAttrReleaseThreshold).</summary>
+        /// <param name="releaseThreshold">The new threshold in bytes; SIZE_MAX keeps everything.</param>
+        public void SetReleaseThreshold(ulong releaseThreshold)
+        {
+            CmrNative.cmr_cuda_async_view_resource_set_release_threshold(Handle, releaseThreshold);
+        }
+
+        /// <summary>Returns the pool&#39;s unused memory to the driver until at most min_bytes_to_keep stay reserved (cudaMemPoolTrimTo); memory in use stays.</summary>
+        /// <param name="minBytesToKeep">Reserved bytes the trim leaves in the pool; 0 releases every unused byte.</param>
+        public void Trim(ulong minBytesToKeep)
+        {
+            CmrNative.cmr_cuda_async_view_resource_trim(Handle, minBytesToKeep);
+        }
+
+        /// <summary>Turns the reuse of memory freed on another stream, ordered by events, on or off (cudaMemPoolReuseFollowEventDependencies).</summary>
+        /// <param name="enabled">Whether the policy is on.</param>
+        public void SetReuseFollowEventDependencies(bool enabled)
+        {
+            CmrNative.cmr_cuda_async_view_resource_set_reuse_follow_event_dependencies(Handle, enabled);
+        }
+
+        /// <summary>Turns the opportunistic reuse of memory freed on another stream on or off (cudaMemPoolReuseAllowOpportunistic).</summary>
+        /// <param name="enabled">Whether the policy is on.</param>
+        public void SetReuseAllowOpportunistic(bool enabled)
+        {
+            CmrNative.cmr_cuda_async_view_resource_set_reuse_allow_opportunistic(Handle, enabled);
+        }
+
+        /// <summary>Turns the reuse of memory behind dependencies the driver inserts on or off (cudaMemPoolReuseAllowInternalDependencies).</summary>
+        /// <param name="enabled">Whether the policy is on.</param>
+        public void SetReuseAllowInternalDependencies(bool enabled)
+        {
+            CmrNative.cmr_cuda_async_view_resource_set_reuse_allow_internal_dependencies(Handle, enabled);
+        }
     }
 }

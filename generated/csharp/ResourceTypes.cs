@@ -39,6 +39,9 @@ namespace Cmr
                     case "cuda_async":
                         return new CudaAsyncMemoryResource(ResourceHandle.FromRef(shared, CmrNative.cmr_cuda_async_resource_from_ref,
                             CmrNative.cmr_cuda_async_resource_ref, CmrNativePINVOKE.cmr_cs_release_cuda_async));
+                    case "cuda_async_device_pool":
+                        return new CudaAsyncDevicePoolMemoryResource(ResourceHandle.FromRef(shared, CmrNative.cmr_cuda_async_device_pool_resource_from_ref,
+                            CmrNative.cmr_cuda_async_device_pool_resource_ref, CmrNativePINVOKE.cmr_cs_release_cuda_async_device_pool));
                     case "cuda_async_managed":
                         return new CudaAsyncManagedMemoryResource(ResourceHandle.FromRef(shared, CmrNative.cmr_cuda_async_managed_resource_from_ref,
                             CmrNative.cmr_cuda_async_managed_resource_ref, CmrNativePINVOKE.cmr_cs_release_cuda_async_managed));
@@ -69,12 +72,18 @@ namespace Cmr
                     case "pinned_host":
                         return new PinnedHostMemoryResource(ResourceHandle.FromRef(shared, CmrNative.cmr_pinned_host_resource_from_ref,
                             CmrNative.cmr_pinned_host_resource_ref, CmrNativePINVOKE.cmr_cs_release_pinned_host));
+                    case "pinned_host_pool":
+                        return new PinnedHostPoolMemoryResource(ResourceHandle.FromRef(shared, CmrNative.cmr_pinned_host_pool_resource_from_ref,
+                            CmrNative.cmr_pinned_host_pool_resource_ref, CmrNativePINVOKE.cmr_cs_release_pinned_host_pool));
                     case "pool":
                         return new PoolMemoryResource(ResourceHandle.FromRef(shared, CmrNative.cmr_pool_resource_from_ref,
                             CmrNative.cmr_pool_resource_ref, CmrNativePINVOKE.cmr_cs_release_pool));
                     case "prefetch":
                         return new PrefetchResourceAdaptor(ResourceHandle.FromRef(shared, CmrNative.cmr_prefetch_resource_from_ref,
                             CmrNative.cmr_prefetch_resource_ref, CmrNativePINVOKE.cmr_cs_release_prefetch));
+                    case "registered_host":
+                        return new RegisteredHostMemoryResource(ResourceHandle.FromRef(shared, CmrNative.cmr_registered_host_resource_from_ref,
+                            CmrNative.cmr_registered_host_resource_ref, CmrNativePINVOKE.cmr_cs_release_registered_host));
                     case "sam_headroom":
                         return new SamHeadroomMemoryResource(ResourceHandle.FromRef(shared, CmrNative.cmr_sam_headroom_resource_from_ref,
                             CmrNative.cmr_sam_headroom_resource_ref, CmrNativePINVOKE.cmr_cs_release_sam_headroom));

@@ -189,6 +189,62 @@ cmr_status cmr_cuda_async_impl_allocate(cmr_cuda_async_impl *impl, size_t bytes,
 cmr_status cmr_cuda_async_impl_deallocate(cmr_cuda_async_impl *impl, void *ptr, size_t bytes, size_t alignment,
                                           cmr_stream stream);
 cmr_status cmr_cuda_async_impl_pool_handle(cmr_cuda_async_impl *impl, void **out);
+cmr_status cmr_cuda_async_impl_export_file_descriptor(cmr_cuda_async_impl *impl, int *out);
+cmr_status cmr_cuda_async_impl_release_threshold(cmr_cuda_async_impl *impl, size_t *out);
+cmr_status cmr_cuda_async_impl_set_release_threshold(cmr_cuda_async_impl *impl, size_t release_threshold);
+cmr_status cmr_cuda_async_impl_trim(cmr_cuda_async_impl *impl, size_t min_bytes_to_keep);
+cmr_status cmr_cuda_async_impl_reuse_follow_event_dependencies(cmr_cuda_async_impl *impl, bool *out);
+cmr_status cmr_cuda_async_impl_set_reuse_follow_event_dependencies(cmr_cuda_async_impl *impl, bool enabled);
+cmr_status cmr_cuda_async_impl_reuse_allow_opportunistic(cmr_cuda_async_impl *impl, bool *out);
+cmr_status cmr_cuda_async_impl_set_reuse_allow_opportunistic(cmr_cuda_async_impl *impl, bool enabled);
+cmr_status cmr_cuda_async_impl_reuse_allow_internal_dependencies(cmr_cuda_async_impl *impl, bool *out);
+cmr_status cmr_cuda_async_impl_set_reuse_allow_internal_dependencies(cmr_cuda_async_impl *impl, bool enabled);
+#endif
+
+/* ---- cuda_async_device_pool ---- */
+#if CMR_WITH_CUDA
+typedef struct cmr_cuda_async_device_pool_impl cmr_cuda_async_device_pool_impl;
+/* What cmr_cuda_async_device_pool_resource_create was given, checked and with its defaults
+ * resolved: the first member, `params`, of struct cmr_cuda_async_device_pool_impl. */
+typedef struct cmr_cuda_async_device_pool_params {
+  cmr_cuda_async_device_pool_pool pool;
+} cmr_cuda_async_device_pool_params;
+#define cmr_cuda_async_device_pool_impl_check(T)                                                                  \
+  _Static_assert(                                                                                                 \
+      offsetof(T, params) == 0 && _Generic(((T *)0)->params, cmr_cuda_async_device_pool_params : 1, default : 0), \
+      "struct cmr_cuda_async_device_pool_impl begins with cmr_cuda_async_device_pool_params params")
+extern const cmr_impl_layout cmr_cuda_async_device_pool_impl_layout;
+#define cmr_cuda_async_device_pool_impl_counters_define(T)
+/* The set-up beyond the parameters; on failure it undoes its own part. */
+cmr_status cmr_cuda_async_device_pool_impl_init(cmr_cuda_async_device_pool_impl *impl);
+/* Statistics (usage.h): what the algorithm knows set into *out over the
+ * counts the wrapper keeps (and, with a `spread`, how its free memory lies
+ * over streams); its own peaks set to their current values. */
+cmr_status cmr_cuda_async_device_pool_impl_stats(cmr_cuda_async_device_pool_impl *impl, cmr_stats *out,
+                                                 cmr_free_by_stream *spread);
+cmr_status cmr_cuda_async_device_pool_impl_reset_peak_stats(cmr_cuda_async_device_pool_impl *impl);
+cmr_status cmr_cuda_async_device_pool_impl_allocate(cmr_cuda_async_device_pool_impl *impl, size_t bytes,
+                                                    size_t alignment, cmr_stream stream, void **out);
+cmr_status cmr_cuda_async_device_pool_impl_deallocate(cmr_cuda_async_device_pool_impl *impl, void *ptr, size_t bytes,
+                                                      size_t alignment, cmr_stream stream);
+bool cmr_cuda_async_device_pool_impl_is_equal(const cmr_cuda_async_device_pool_impl *impl,
+                                              const cmr_cuda_async_device_pool_impl *other);
+cmr_status cmr_cuda_async_device_pool_impl_pool_handle(cmr_cuda_async_device_pool_impl *impl, void **out);
+cmr_status cmr_cuda_async_device_pool_impl_release_threshold(cmr_cuda_async_device_pool_impl *impl, size_t *out);
+cmr_status cmr_cuda_async_device_pool_impl_set_release_threshold(cmr_cuda_async_device_pool_impl *impl,
+                                                                 size_t release_threshold);
+cmr_status cmr_cuda_async_device_pool_impl_trim(cmr_cuda_async_device_pool_impl *impl, size_t min_bytes_to_keep);
+cmr_status cmr_cuda_async_device_pool_impl_reuse_follow_event_dependencies(cmr_cuda_async_device_pool_impl *impl,
+                                                                           bool *out);
+cmr_status cmr_cuda_async_device_pool_impl_set_reuse_follow_event_dependencies(cmr_cuda_async_device_pool_impl *impl,
+                                                                               bool enabled);
+cmr_status cmr_cuda_async_device_pool_impl_reuse_allow_opportunistic(cmr_cuda_async_device_pool_impl *impl, bool *out);
+cmr_status cmr_cuda_async_device_pool_impl_set_reuse_allow_opportunistic(cmr_cuda_async_device_pool_impl *impl,
+                                                                         bool enabled);
+cmr_status cmr_cuda_async_device_pool_impl_reuse_allow_internal_dependencies(cmr_cuda_async_device_pool_impl *impl,
+                                                                             bool *out);
+cmr_status cmr_cuda_async_device_pool_impl_set_reuse_allow_internal_dependencies(cmr_cuda_async_device_pool_impl *impl,
+                                                                                 bool enabled);
 #endif
 
 /* ---- cuda_async_managed ---- */
@@ -212,6 +268,18 @@ cmr_status cmr_cuda_async_managed_impl_deallocate(cmr_cuda_async_managed_impl *i
 bool cmr_cuda_async_managed_impl_is_equal(const cmr_cuda_async_managed_impl *impl,
                                           const cmr_cuda_async_managed_impl *other);
 cmr_status cmr_cuda_async_managed_impl_pool_handle(cmr_cuda_async_managed_impl *impl, void **out);
+cmr_status cmr_cuda_async_managed_impl_release_threshold(cmr_cuda_async_managed_impl *impl, size_t *out);
+cmr_status cmr_cuda_async_managed_impl_set_release_threshold(cmr_cuda_async_managed_impl *impl,
+                                                             size_t release_threshold);
+cmr_status cmr_cuda_async_managed_impl_trim(cmr_cuda_async_managed_impl *impl, size_t min_bytes_to_keep);
+cmr_status cmr_cuda_async_managed_impl_reuse_follow_event_dependencies(cmr_cuda_async_managed_impl *impl, bool *out);
+cmr_status cmr_cuda_async_managed_impl_set_reuse_follow_event_dependencies(cmr_cuda_async_managed_impl *impl,
+                                                                           bool enabled);
+cmr_status cmr_cuda_async_managed_impl_reuse_allow_opportunistic(cmr_cuda_async_managed_impl *impl, bool *out);
+cmr_status cmr_cuda_async_managed_impl_set_reuse_allow_opportunistic(cmr_cuda_async_managed_impl *impl, bool enabled);
+cmr_status cmr_cuda_async_managed_impl_reuse_allow_internal_dependencies(cmr_cuda_async_managed_impl *impl, bool *out);
+cmr_status cmr_cuda_async_managed_impl_set_reuse_allow_internal_dependencies(cmr_cuda_async_managed_impl *impl,
+                                                                             bool enabled);
 #endif
 
 /* ---- cuda_async_view ---- */
@@ -239,6 +307,15 @@ cmr_status cmr_cuda_async_view_impl_allocate(cmr_cuda_async_view_impl *impl, siz
 cmr_status cmr_cuda_async_view_impl_deallocate(cmr_cuda_async_view_impl *impl, void *ptr, size_t bytes,
                                                size_t alignment, cmr_stream stream);
 bool cmr_cuda_async_view_impl_is_equal(const cmr_cuda_async_view_impl *impl, const cmr_cuda_async_view_impl *other);
+cmr_status cmr_cuda_async_view_impl_release_threshold(cmr_cuda_async_view_impl *impl, size_t *out);
+cmr_status cmr_cuda_async_view_impl_set_release_threshold(cmr_cuda_async_view_impl *impl, size_t release_threshold);
+cmr_status cmr_cuda_async_view_impl_trim(cmr_cuda_async_view_impl *impl, size_t min_bytes_to_keep);
+cmr_status cmr_cuda_async_view_impl_reuse_follow_event_dependencies(cmr_cuda_async_view_impl *impl, bool *out);
+cmr_status cmr_cuda_async_view_impl_set_reuse_follow_event_dependencies(cmr_cuda_async_view_impl *impl, bool enabled);
+cmr_status cmr_cuda_async_view_impl_reuse_allow_opportunistic(cmr_cuda_async_view_impl *impl, bool *out);
+cmr_status cmr_cuda_async_view_impl_set_reuse_allow_opportunistic(cmr_cuda_async_view_impl *impl, bool enabled);
+cmr_status cmr_cuda_async_view_impl_reuse_allow_internal_dependencies(cmr_cuda_async_view_impl *impl, bool *out);
+cmr_status cmr_cuda_async_view_impl_set_reuse_allow_internal_dependencies(cmr_cuda_async_view_impl *impl, bool enabled);
 #endif
 
 /* ---- expandable ---- */
@@ -458,6 +535,47 @@ cmr_status cmr_pinned_host_impl_deallocate(cmr_pinned_host_impl *impl, void *ptr
                                            cmr_stream stream);
 #endif
 
+/* ---- pinned_host_pool ---- */
+#if CMR_WITH_CUDA
+typedef struct cmr_pinned_host_pool_impl cmr_pinned_host_pool_impl;
+/* What cmr_pinned_host_pool_resource_create was given, checked and with its defaults
+ * resolved: the first member, `params`, of struct cmr_pinned_host_pool_impl. */
+typedef struct cmr_pinned_host_pool_params {
+  int numa_node;
+  size_t initial_pool_size;
+  size_t release_threshold;
+} cmr_pinned_host_pool_params;
+#define cmr_pinned_host_pool_impl_check(T)                                                                             \
+  _Static_assert(offsetof(T, params) == 0 && _Generic(((T *)0)->params, cmr_pinned_host_pool_params : 1, default : 0), \
+                 "struct cmr_pinned_host_pool_impl begins with cmr_pinned_host_pool_params params")
+extern const cmr_impl_layout cmr_pinned_host_pool_impl_layout;
+#define cmr_pinned_host_pool_impl_counters_define(T)
+/* The set-up beyond the parameters; on failure it undoes its own part. */
+cmr_status cmr_pinned_host_pool_impl_init(cmr_pinned_host_pool_impl *impl);
+/* Undoes init's set-up and whatever the resource still holds. */
+void cmr_pinned_host_pool_impl_fini(cmr_pinned_host_pool_impl *impl);
+/* Statistics (usage.h): what the algorithm knows set into *out over the
+ * counts the wrapper keeps (and, with a `spread`, how its free memory lies
+ * over streams); its own peaks set to their current values. */
+cmr_status cmr_pinned_host_pool_impl_stats(cmr_pinned_host_pool_impl *impl, cmr_stats *out, cmr_free_by_stream *spread);
+cmr_status cmr_pinned_host_pool_impl_reset_peak_stats(cmr_pinned_host_pool_impl *impl);
+cmr_status cmr_pinned_host_pool_impl_allocate(cmr_pinned_host_pool_impl *impl, size_t bytes, size_t alignment,
+                                              cmr_stream stream, void **out);
+cmr_status cmr_pinned_host_pool_impl_deallocate(cmr_pinned_host_pool_impl *impl, void *ptr, size_t bytes,
+                                                size_t alignment, cmr_stream stream);
+cmr_status cmr_pinned_host_pool_impl_pool_handle(cmr_pinned_host_pool_impl *impl, void **out);
+cmr_status cmr_pinned_host_pool_impl_release_threshold(cmr_pinned_host_pool_impl *impl, size_t *out);
+cmr_status cmr_pinned_host_pool_impl_set_release_threshold(cmr_pinned_host_pool_impl *impl, size_t release_threshold);
+cmr_status cmr_pinned_host_pool_impl_trim(cmr_pinned_host_pool_impl *impl, size_t min_bytes_to_keep);
+cmr_status cmr_pinned_host_pool_impl_reuse_follow_event_dependencies(cmr_pinned_host_pool_impl *impl, bool *out);
+cmr_status cmr_pinned_host_pool_impl_set_reuse_follow_event_dependencies(cmr_pinned_host_pool_impl *impl, bool enabled);
+cmr_status cmr_pinned_host_pool_impl_reuse_allow_opportunistic(cmr_pinned_host_pool_impl *impl, bool *out);
+cmr_status cmr_pinned_host_pool_impl_set_reuse_allow_opportunistic(cmr_pinned_host_pool_impl *impl, bool enabled);
+cmr_status cmr_pinned_host_pool_impl_reuse_allow_internal_dependencies(cmr_pinned_host_pool_impl *impl, bool *out);
+cmr_status cmr_pinned_host_pool_impl_set_reuse_allow_internal_dependencies(cmr_pinned_host_pool_impl *impl,
+                                                                           bool enabled);
+#endif
+
 /* ---- pool ---- */
 typedef struct cmr_pool_impl cmr_pool_impl;
 /* What cmr_pool_resource_create was given, checked and with its defaults
@@ -510,6 +628,26 @@ cmr_status cmr_prefetch_impl_allocate(cmr_prefetch_impl *impl, size_t bytes, siz
                                       void **out);
 cmr_status cmr_prefetch_impl_deallocate(cmr_prefetch_impl *impl, void *ptr, size_t bytes, size_t alignment,
                                         cmr_stream stream);
+
+/* ---- registered_host ---- */
+typedef struct cmr_registered_host_impl cmr_registered_host_impl;
+/* What cmr_registered_host_resource_create was given, checked and with its defaults
+ * resolved: the first member, `params`, of struct cmr_registered_host_impl. */
+typedef struct cmr_registered_host_params {
+  int touch_threads;
+  cmr_registered_host_huge_pages huge_pages;
+} cmr_registered_host_params;
+#define cmr_registered_host_impl_check(T)                                                                             \
+  _Static_assert(offsetof(T, params) == 0 && _Generic(((T *)0)->params, cmr_registered_host_params : 1, default : 0), \
+                 "struct cmr_registered_host_impl begins with cmr_registered_host_params params")
+extern const cmr_impl_layout cmr_registered_host_impl_layout;
+#define cmr_registered_host_impl_counters_define(T)
+/* The set-up beyond the parameters; on failure it undoes its own part. */
+cmr_status cmr_registered_host_impl_init(cmr_registered_host_impl *impl);
+cmr_status cmr_registered_host_impl_allocate(cmr_registered_host_impl *impl, size_t bytes, size_t alignment,
+                                             cmr_stream stream, void **out);
+cmr_status cmr_registered_host_impl_deallocate(cmr_registered_host_impl *impl, void *ptr, size_t bytes,
+                                               size_t alignment, cmr_stream stream);
 
 /* ---- sam_headroom ---- */
 typedef struct cmr_sam_headroom_impl cmr_sam_headroom_impl;

@@ -121,6 +121,25 @@ static cmr_status cuda_async_make(const cmr_stack_value *values, cmr_resource_re
   return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
 }
 
+/* ---- cuda_async_device_pool ---- */
+
+static const char *const cuda_async_device_pool_pool_values[] = {"current", "device_default"};
+
+/* clang-format off */
+static const cmr_stack_param cuda_async_device_pool_params[] = {
+    {"pool", CMR_STACK_ENUM, cuda_async_device_pool_pool_values, 2, "current", {.enumeration = CMR_CUDA_ASYNC_DEVICE_POOL_POOL_CURRENT}},
+};
+/* clang-format on */
+
+static cmr_status cuda_async_device_pool_make(const cmr_stack_value *values, cmr_resource_ref *out) {
+  cmr_cuda_async_device_pool_resource *handle = NULL;
+  cmr_status status =
+      cmr_cuda_async_device_pool_resource_create((cmr_cuda_async_device_pool_pool)values[0].enumeration, &handle);
+  if (status != CMR_SUCCESS) return status;
+  *out = cmr_cuda_async_device_pool_resource_ref(handle);
+  return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
+}
+
 /* ---- cuda_async_managed ---- */
 
 static cmr_status cuda_async_managed_make(const cmr_stack_value *values, cmr_resource_ref *out) {
@@ -287,6 +306,24 @@ static cmr_status pinned_host_make(const cmr_stack_value *values, cmr_resource_r
   return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
 }
 
+/* ---- pinned_host_pool ---- */
+
+/* clang-format off */
+static const cmr_stack_param pinned_host_pool_params[] = {
+    {"numa_node", CMR_STACK_INT, NULL, 0, "-1", {.integer = {.is_set = false}}},
+    {"initial_pool_size", CMR_STACK_SIZE, NULL, 0, "0", {.size = {.is_set = false}}},
+    {"release_threshold", CMR_STACK_SIZE, NULL, 0, "keep_everything", {.size = {.is_set = false}}},
+};
+/* clang-format on */
+
+static cmr_status pinned_host_pool_make(const cmr_stack_value *values, cmr_resource_ref *out) {
+  cmr_pinned_host_pool_resource *handle = NULL;
+  cmr_status status = cmr_pinned_host_pool_resource_create(values[0].integer, values[1].size, values[2].size, &handle);
+  if (status != CMR_SUCCESS) return status;
+  *out = cmr_pinned_host_pool_resource_ref(handle);
+  return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
+}
+
 /* ---- pool ---- */
 
 static const char *const pool_capture_values[] = {"serve", "refuse"};
@@ -323,6 +360,26 @@ static cmr_status prefetch_make(const cmr_stack_value *values, cmr_resource_ref 
   cmr_status status = cmr_prefetch_resource_create(values[0].ref, &handle);
   if (status != CMR_SUCCESS) return status;
   *out = cmr_prefetch_resource_ref(handle);
+  return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
+}
+
+/* ---- registered_host ---- */
+
+static const char *const registered_host_huge_pages_values[] = {"transparent", "reserved", "none"};
+
+/* clang-format off */
+static const cmr_stack_param registered_host_params[] = {
+    {"touch_threads", CMR_STACK_INT, NULL, 0, "0", {.integer = {.is_set = false}}},
+    {"huge_pages", CMR_STACK_ENUM, registered_host_huge_pages_values, 3, "transparent", {.enumeration = CMR_REGISTERED_HOST_HUGE_PAGES_TRANSPARENT}},
+};
+/* clang-format on */
+
+static cmr_status registered_host_make(const cmr_stack_value *values, cmr_resource_ref *out) {
+  cmr_registered_host_resource *handle = NULL;
+  cmr_status status = cmr_registered_host_resource_create(
+      values[0].integer, (cmr_registered_host_huge_pages)values[1].enumeration, &handle);
+  if (status != CMR_SUCCESS) return status;
+  *out = cmr_registered_host_resource_ref(handle);
   return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */
 }
 
@@ -425,6 +482,7 @@ const cmr_stack_resource cmr_stack_resources[] = {
     {"callback", callback_params, 5, callback_make},
     {"cuda", NULL, 0, cuda_make},
     {"cuda_async", cuda_async_params, 4, cuda_async_make},
+    {"cuda_async_device_pool", cuda_async_device_pool_params, 1, cuda_async_device_pool_make},
     {"cuda_async_managed", NULL, 0, cuda_async_managed_make},
     {"cuda_async_view", cuda_async_view_params, 1, cuda_async_view_make},
     {"expandable", expandable_params, 5, expandable_make},
@@ -435,8 +493,10 @@ const cmr_stack_resource cmr_stack_resources[] = {
     {"logging", logging_params, 4, logging_make},
     {"managed", NULL, 0, managed_make},
     {"pinned_host", NULL, 0, pinned_host_make},
+    {"pinned_host_pool", pinned_host_pool_params, 3, pinned_host_pool_make},
     {"pool", pool_params, 5, pool_make},
     {"prefetch", prefetch_params, 1, prefetch_make},
+    {"registered_host", registered_host_params, 2, registered_host_make},
     {"sam_headroom", sam_headroom_params, 1, sam_headroom_make},
     {"simulated", simulated_params, 1, simulated_make},
     {"statistics", statistics_params, 1, statistics_make},

@@ -18,6 +18,7 @@ static cmr_status cmr_cs_release_binning(void *handle) { return cmr_binning_reso
 static cmr_status cmr_cs_release_callback(void *handle) { return cmr_callback_resource_destroy(handle); }
 static cmr_status cmr_cs_release_cuda(void *handle) { return cmr_cuda_resource_destroy(handle); }
 static cmr_status cmr_cs_release_cuda_async(void *handle) { return cmr_cuda_async_resource_destroy(handle); }
+static cmr_status cmr_cs_release_cuda_async_device_pool(void *handle) { return cmr_cuda_async_device_pool_resource_destroy(handle); }
 static cmr_status cmr_cs_release_cuda_async_managed(void *handle) { return cmr_cuda_async_managed_resource_destroy(handle); }
 static cmr_status cmr_cs_release_cuda_async_view(void *handle) { return cmr_cuda_async_view_resource_destroy(handle); }
 static cmr_status cmr_cs_release_expandable(void *handle) { return cmr_expandable_resource_destroy(handle); }
@@ -28,8 +29,10 @@ static cmr_status cmr_cs_release_limiting(void *handle) { return cmr_limiting_re
 static cmr_status cmr_cs_release_logging(void *handle) { return cmr_logging_resource_destroy(handle); }
 static cmr_status cmr_cs_release_managed(void *handle) { return cmr_managed_resource_destroy(handle); }
 static cmr_status cmr_cs_release_pinned_host(void *handle) { return cmr_pinned_host_resource_destroy(handle); }
+static cmr_status cmr_cs_release_pinned_host_pool(void *handle) { return cmr_pinned_host_pool_resource_destroy(handle); }
 static cmr_status cmr_cs_release_pool(void *handle) { return cmr_pool_resource_destroy(handle); }
 static cmr_status cmr_cs_release_prefetch(void *handle) { return cmr_prefetch_resource_destroy(handle); }
+static cmr_status cmr_cs_release_registered_host(void *handle) { return cmr_registered_host_resource_destroy(handle); }
 static cmr_status cmr_cs_release_sam_headroom(void *handle) { return cmr_sam_headroom_resource_destroy(handle); }
 static cmr_status cmr_cs_release_simulated(void *handle) { return cmr_simulated_resource_destroy(handle); }
 static cmr_status cmr_cs_release_statistics(void *handle) { return cmr_statistics_resource_destroy(handle); }
@@ -64,14 +67,23 @@ CMR_CS_HANDLE(cmr_cuda_async_resource, ResourceHandle)
 cmr_status cmr_cs_release_cuda_async(void *handle);
 %rename(CudaAsyncExportHandleType) cmr_cuda_async_export_handle_type;
 %typemap(csclassmodifiers) enum cmr_cuda_async_export_handle_type "/// <summary>cuda_async's export_handle_type: The set of shareable handle kinds the pool exports for IPC, each value naming one set: none, a POSIX file descriptor, a fabric handle, or both (the driver&#39;s handle types ORed, as RMM&#39;s enable_ipc with enable_fabric); a device that cannot export every kind of the set is CMR_ERROR_UNSUPPORTED.</summary>\npublic enum"
-%rename(None) CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE;
+%rename(CudaAsyncNone) CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE;
 %csattributes CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE "/// <summary>export_handle_type=none in a stack expression.</summary>";
-%rename(PosixFileDescriptor) CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+%rename(CudaAsyncPosixFileDescriptor) CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
 %csattributes CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR "/// <summary>export_handle_type=posix_file_descriptor in a stack expression.</summary>";
-%rename(Fabric) CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC;
+%rename(CudaAsyncFabric) CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC;
 %csattributes CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_FABRIC "/// <summary>export_handle_type=fabric in a stack expression.</summary>";
-%rename(PosixFileDescriptorAndFabric) CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_AND_FABRIC;
+%rename(CudaAsyncPosixFileDescriptorAndFabric) CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_AND_FABRIC;
 %csattributes CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_AND_FABRIC "/// <summary>export_handle_type=posix_file_descriptor_and_fabric in a stack expression.</summary>";
+CMR_CS_HANDLE(cmr_cuda_async_device_pool_resource, ResourceHandle)
+%ignore cmr_cuda_async_device_pool_resource_destroy;
+cmr_status cmr_cs_release_cuda_async_device_pool(void *handle);
+%rename(CudaAsyncDevicePoolPool) cmr_cuda_async_device_pool_pool;
+%typemap(csclassmodifiers) enum cmr_cuda_async_device_pool_pool "/// <summary>cuda_async_device_pool's pool: Which of the current device&#39;s pools to allocate from, read once at creation: its current pool (current) or its default pool (device_default).</summary>\npublic enum"
+%rename(Current) CMR_CUDA_ASYNC_DEVICE_POOL_POOL_CURRENT;
+%csattributes CMR_CUDA_ASYNC_DEVICE_POOL_POOL_CURRENT "/// <summary>pool=current in a stack expression.</summary>";
+%rename(DeviceDefault) CMR_CUDA_ASYNC_DEVICE_POOL_POOL_DEVICE_DEFAULT;
+%csattributes CMR_CUDA_ASYNC_DEVICE_POOL_POOL_DEVICE_DEFAULT "/// <summary>pool=device_default in a stack expression.</summary>";
 CMR_CS_HANDLE(cmr_cuda_async_managed_resource, ResourceHandle)
 %ignore cmr_cuda_async_managed_resource_destroy;
 cmr_status cmr_cs_release_cuda_async_managed(void *handle);
@@ -108,6 +120,9 @@ cmr_status cmr_cs_release_managed(void *handle);
 CMR_CS_HANDLE(cmr_pinned_host_resource, ResourceHandle)
 %ignore cmr_pinned_host_resource_destroy;
 cmr_status cmr_cs_release_pinned_host(void *handle);
+CMR_CS_HANDLE(cmr_pinned_host_pool_resource, ResourceHandle)
+%ignore cmr_pinned_host_pool_resource_destroy;
+cmr_status cmr_cs_release_pinned_host_pool(void *handle);
 CMR_CS_HANDLE(cmr_pool_resource, ResourceHandle)
 %ignore cmr_pool_resource_destroy;
 cmr_status cmr_cs_release_pool(void *handle);
@@ -120,6 +135,17 @@ cmr_status cmr_cs_release_pool(void *handle);
 CMR_CS_HANDLE(cmr_prefetch_resource, ResourceHandle)
 %ignore cmr_prefetch_resource_destroy;
 cmr_status cmr_cs_release_prefetch(void *handle);
+CMR_CS_HANDLE(cmr_registered_host_resource, ResourceHandle)
+%ignore cmr_registered_host_resource_destroy;
+cmr_status cmr_cs_release_registered_host(void *handle);
+%rename(RegisteredHostHugePages) cmr_registered_host_huge_pages;
+%typemap(csclassmodifiers) enum cmr_registered_host_huge_pages "/// <summary>registered_host's huge_pages: Huge pages for the mappings: transparent asks for transparent huge pages (madvise MADV_HUGEPAGE), reserved takes the kernel&#39;s reserved huge pages (MAP_HUGETLB) and falls back to transparent where none are free, none uses base pages.</summary>\npublic enum"
+%rename(RegisteredHostTransparent) CMR_REGISTERED_HOST_HUGE_PAGES_TRANSPARENT;
+%csattributes CMR_REGISTERED_HOST_HUGE_PAGES_TRANSPARENT "/// <summary>huge_pages=transparent in a stack expression.</summary>";
+%rename(RegisteredHostReserved) CMR_REGISTERED_HOST_HUGE_PAGES_RESERVED;
+%csattributes CMR_REGISTERED_HOST_HUGE_PAGES_RESERVED "/// <summary>huge_pages=reserved in a stack expression.</summary>";
+%rename(RegisteredHostNone) CMR_REGISTERED_HOST_HUGE_PAGES_NONE;
+%csattributes CMR_REGISTERED_HOST_HUGE_PAGES_NONE "/// <summary>huge_pages=none in a stack expression.</summary>";
 CMR_CS_HANDLE(cmr_sam_headroom_resource, ResourceHandle)
 %ignore cmr_sam_headroom_resource_destroy;
 cmr_status cmr_cs_release_sam_headroom(void *handle);

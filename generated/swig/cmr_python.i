@@ -38,6 +38,8 @@
 %nothread cmr_cuda_resource_from_ref;
 %nothread cmr_cuda_async_resource_ref;
 %nothread cmr_cuda_async_resource_from_ref;
+%nothread cmr_cuda_async_device_pool_resource_ref;
+%nothread cmr_cuda_async_device_pool_resource_from_ref;
 %nothread cmr_cuda_async_managed_resource_ref;
 %nothread cmr_cuda_async_managed_resource_from_ref;
 %nothread cmr_cuda_async_view_resource_ref;
@@ -58,10 +60,14 @@
 %nothread cmr_managed_resource_from_ref;
 %nothread cmr_pinned_host_resource_ref;
 %nothread cmr_pinned_host_resource_from_ref;
+%nothread cmr_pinned_host_pool_resource_ref;
+%nothread cmr_pinned_host_pool_resource_from_ref;
 %nothread cmr_pool_resource_ref;
 %nothread cmr_pool_resource_from_ref;
 %nothread cmr_prefetch_resource_ref;
 %nothread cmr_prefetch_resource_from_ref;
+%nothread cmr_registered_host_resource_ref;
+%nothread cmr_registered_host_resource_from_ref;
 %nothread cmr_sam_headroom_resource_ref;
 %nothread cmr_sam_headroom_resource_from_ref;
 %nothread cmr_simulated_resource_ref;
@@ -100,6 +106,7 @@ static cmr_status cmr_py_failure_callback_resource_create(cmr_resource_ref upstr
 %include <cmr/device_buffer.h>
 %include <cmr/log.h>
 %include <cmr/stream_pool.h>
+%include "ipc.swg"
 %include "device_buffer.swg"
 %include "fast_path.swg"
 %include "stats.swg"

@@ -56,13 +56,31 @@ static cmr_cuda_async_resource *destroyed_handle(cmr_resource_ref subject) {
  * after a refused call. */
 static void observe(cmr_resource_ref subject, double *values) {
   cmr_cuda_async_resource *handle = handle_of(subject);
+  int export_file_descriptor = 0;
+  cmr_battery_expect_ok(cmr_cuda_async_resource_export_file_descriptor(handle, &export_file_descriptor),
+                        "cmr_cuda_async_resource_export_file_descriptor");
+  values[0] = (double)export_file_descriptor;
   size_t release_threshold = 0;
   cmr_battery_expect_ok(cmr_cuda_async_resource_release_threshold(handle, &release_threshold),
                         "cmr_cuda_async_resource_release_threshold");
-  values[0] = (double)release_threshold;
+  values[1] = (double)release_threshold;
+  bool reuse_follow_event_dependencies = 0;
+  cmr_battery_expect_ok(
+      cmr_cuda_async_resource_reuse_follow_event_dependencies(handle, &reuse_follow_event_dependencies),
+      "cmr_cuda_async_resource_reuse_follow_event_dependencies");
+  values[2] = (double)reuse_follow_event_dependencies;
+  bool reuse_allow_opportunistic = 0;
+  cmr_battery_expect_ok(cmr_cuda_async_resource_reuse_allow_opportunistic(handle, &reuse_allow_opportunistic),
+                        "cmr_cuda_async_resource_reuse_allow_opportunistic");
+  values[3] = (double)reuse_allow_opportunistic;
+  bool reuse_allow_internal_dependencies = 0;
+  cmr_battery_expect_ok(
+      cmr_cuda_async_resource_reuse_allow_internal_dependencies(handle, &reuse_allow_internal_dependencies),
+      "cmr_cuda_async_resource_reuse_allow_internal_dependencies");
+  values[4] = (double)reuse_allow_internal_dependencies;
 }
 
-enum { observed_count = 1 };
+enum { observed_count = 5 };
 
 static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
@@ -227,6 +245,38 @@ static void bad_pool_handle_null_out(cmr_resource_ref upstream, cmr_resource_ref
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
+static void bad_export_file_descriptor_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  int out = 0;
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_export_file_descriptor(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_cuda_async_resource_export_file_descriptor");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_export_file_descriptor_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  int out = 0;
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_export_file_descriptor(destroyed_handle(subject), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_resource_export_file_descriptor");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_export_file_descriptor_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_export_file_descriptor(handle_of(subject), NULL), CMR_ERROR_NULL_POINTER,
+                     "cmr_cuda_async_resource_export_file_descriptor: out");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
 static void bad_release_threshold_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
@@ -259,6 +309,205 @@ static void bad_release_threshold_null_out(cmr_resource_ref upstream, cmr_resour
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
+static void bad_set_release_threshold_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_set_release_threshold(NULL, (size_t)4096u), CMR_ERROR_NULL_POINTER,
+                     "cmr_cuda_async_resource_set_release_threshold");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_set_release_threshold_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_set_release_threshold(destroyed_handle(subject), (size_t)4096u),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_resource_set_release_threshold");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_trim_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_trim(NULL, (size_t)4096u), CMR_ERROR_NULL_POINTER,
+                     "cmr_cuda_async_resource_trim");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_trim_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_trim(destroyed_handle(subject), (size_t)4096u), CMR_ERROR_DESTROYED_HANDLE,
+                     "cmr_cuda_async_resource_trim");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_reuse_follow_event_dependencies_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  bool out = 0;
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_reuse_follow_event_dependencies(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_cuda_async_resource_reuse_follow_event_dependencies");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_reuse_follow_event_dependencies_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  bool out = 0;
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_reuse_follow_event_dependencies(destroyed_handle(subject), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_resource_reuse_follow_event_dependencies");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_reuse_follow_event_dependencies_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_reuse_follow_event_dependencies(handle_of(subject), NULL),
+                     CMR_ERROR_NULL_POINTER, "cmr_cuda_async_resource_reuse_follow_event_dependencies: out");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_set_reuse_follow_event_dependencies_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_set_reuse_follow_event_dependencies(NULL, false), CMR_ERROR_NULL_POINTER,
+                     "cmr_cuda_async_resource_set_reuse_follow_event_dependencies");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_set_reuse_follow_event_dependencies_destroyed_handle(cmr_resource_ref upstream,
+                                                                     cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_set_reuse_follow_event_dependencies(destroyed_handle(subject), false),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_resource_set_reuse_follow_event_dependencies");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_reuse_allow_opportunistic_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  bool out = 0;
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_reuse_allow_opportunistic(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_cuda_async_resource_reuse_allow_opportunistic");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_reuse_allow_opportunistic_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  bool out = 0;
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_reuse_allow_opportunistic(destroyed_handle(subject), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_resource_reuse_allow_opportunistic");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_reuse_allow_opportunistic_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_reuse_allow_opportunistic(handle_of(subject), NULL),
+                     CMR_ERROR_NULL_POINTER, "cmr_cuda_async_resource_reuse_allow_opportunistic: out");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_set_reuse_allow_opportunistic_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_set_reuse_allow_opportunistic(NULL, false), CMR_ERROR_NULL_POINTER,
+                     "cmr_cuda_async_resource_set_reuse_allow_opportunistic");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_set_reuse_allow_opportunistic_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_set_reuse_allow_opportunistic(destroyed_handle(subject), false),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_resource_set_reuse_allow_opportunistic");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_reuse_allow_internal_dependencies_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  bool out = 0;
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_reuse_allow_internal_dependencies(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_cuda_async_resource_reuse_allow_internal_dependencies");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_reuse_allow_internal_dependencies_destroyed_handle(cmr_resource_ref upstream,
+                                                                   cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  bool out = 0;
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_reuse_allow_internal_dependencies(destroyed_handle(subject), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_resource_reuse_allow_internal_dependencies");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_reuse_allow_internal_dependencies_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_reuse_allow_internal_dependencies(handle_of(subject), NULL),
+                     CMR_ERROR_NULL_POINTER, "cmr_cuda_async_resource_reuse_allow_internal_dependencies: out");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_set_reuse_allow_internal_dependencies_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_set_reuse_allow_internal_dependencies(NULL, false), CMR_ERROR_NULL_POINTER,
+                     "cmr_cuda_async_resource_set_reuse_allow_internal_dependencies");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_set_reuse_allow_internal_dependencies_destroyed_handle(cmr_resource_ref upstream,
+                                                                       cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_cuda_async_resource_set_reuse_allow_internal_dependencies(destroyed_handle(subject), false),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_resource_set_reuse_allow_internal_dependencies");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
 static const cmr_battery_bad_input bad_inputs[] = {
     {"create.null_out", bad_create_null_out},
     {"create.export_handle_type.enum_below", bad_create_export_handle_type_enum_below},
@@ -275,9 +524,32 @@ static const cmr_battery_bad_input bad_inputs[] = {
     {"pool_handle.null_handle", bad_pool_handle_null_handle},
     {"pool_handle.destroyed_handle", bad_pool_handle_destroyed_handle},
     {"pool_handle.null_out", bad_pool_handle_null_out},
+    {"export_file_descriptor.null_handle", bad_export_file_descriptor_null_handle},
+    {"export_file_descriptor.destroyed_handle", bad_export_file_descriptor_destroyed_handle},
+    {"export_file_descriptor.null_out", bad_export_file_descriptor_null_out},
     {"release_threshold.null_handle", bad_release_threshold_null_handle},
     {"release_threshold.destroyed_handle", bad_release_threshold_destroyed_handle},
     {"release_threshold.null_out", bad_release_threshold_null_out},
+    {"set_release_threshold.null_handle", bad_set_release_threshold_null_handle},
+    {"set_release_threshold.destroyed_handle", bad_set_release_threshold_destroyed_handle},
+    {"trim.null_handle", bad_trim_null_handle},
+    {"trim.destroyed_handle", bad_trim_destroyed_handle},
+    {"reuse_follow_event_dependencies.null_handle", bad_reuse_follow_event_dependencies_null_handle},
+    {"reuse_follow_event_dependencies.destroyed_handle", bad_reuse_follow_event_dependencies_destroyed_handle},
+    {"reuse_follow_event_dependencies.null_out", bad_reuse_follow_event_dependencies_null_out},
+    {"set_reuse_follow_event_dependencies.null_handle", bad_set_reuse_follow_event_dependencies_null_handle},
+    {"set_reuse_follow_event_dependencies.destroyed_handle", bad_set_reuse_follow_event_dependencies_destroyed_handle},
+    {"reuse_allow_opportunistic.null_handle", bad_reuse_allow_opportunistic_null_handle},
+    {"reuse_allow_opportunistic.destroyed_handle", bad_reuse_allow_opportunistic_destroyed_handle},
+    {"reuse_allow_opportunistic.null_out", bad_reuse_allow_opportunistic_null_out},
+    {"set_reuse_allow_opportunistic.null_handle", bad_set_reuse_allow_opportunistic_null_handle},
+    {"set_reuse_allow_opportunistic.destroyed_handle", bad_set_reuse_allow_opportunistic_destroyed_handle},
+    {"reuse_allow_internal_dependencies.null_handle", bad_reuse_allow_internal_dependencies_null_handle},
+    {"reuse_allow_internal_dependencies.destroyed_handle", bad_reuse_allow_internal_dependencies_destroyed_handle},
+    {"reuse_allow_internal_dependencies.null_out", bad_reuse_allow_internal_dependencies_null_out},
+    {"set_reuse_allow_internal_dependencies.null_handle", bad_set_reuse_allow_internal_dependencies_null_handle},
+    {"set_reuse_allow_internal_dependencies.destroyed_handle",
+     bad_set_reuse_allow_internal_dependencies_destroyed_handle},
     {NULL, NULL}};
 
 /* ---- expectations: what the resource does (spec/cuda_async.toml, [[expect]]) ---- */

@@ -55,9 +55,29 @@ static cmr_cuda_async_managed_resource *destroyed_handle(cmr_resource_ref subjec
 
 /* What the resource shows of its state (its getters), to compare before and
  * after a refused call. */
-static void observe(cmr_resource_ref subject, double *values) { (void)subject, (void)values; }
+static void observe(cmr_resource_ref subject, double *values) {
+  cmr_cuda_async_managed_resource *handle = handle_of(subject);
+  size_t release_threshold = 0;
+  cmr_battery_expect_ok(cmr_cuda_async_managed_resource_release_threshold(handle, &release_threshold),
+                        "cmr_cuda_async_managed_resource_release_threshold");
+  values[0] = (double)release_threshold;
+  bool reuse_follow_event_dependencies = 0;
+  cmr_battery_expect_ok(
+      cmr_cuda_async_managed_resource_reuse_follow_event_dependencies(handle, &reuse_follow_event_dependencies),
+      "cmr_cuda_async_managed_resource_reuse_follow_event_dependencies");
+  values[1] = (double)reuse_follow_event_dependencies;
+  bool reuse_allow_opportunistic = 0;
+  cmr_battery_expect_ok(cmr_cuda_async_managed_resource_reuse_allow_opportunistic(handle, &reuse_allow_opportunistic),
+                        "cmr_cuda_async_managed_resource_reuse_allow_opportunistic");
+  values[2] = (double)reuse_allow_opportunistic;
+  bool reuse_allow_internal_dependencies = 0;
+  cmr_battery_expect_ok(
+      cmr_cuda_async_managed_resource_reuse_allow_internal_dependencies(handle, &reuse_allow_internal_dependencies),
+      "cmr_cuda_async_managed_resource_reuse_allow_internal_dependencies");
+  values[3] = (double)reuse_allow_internal_dependencies;
+}
 
-enum { observed_count = 1 };
+enum { observed_count = 4 };
 
 static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
@@ -198,20 +218,277 @@ static void bad_pool_handle_null_out(cmr_resource_ref upstream, cmr_resource_ref
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
-static const cmr_battery_bad_input bad_inputs[] = {{"create.null_out", bad_create_null_out},
-                                                   {"destroy.null_handle", bad_destroy_null_handle},
-                                                   {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
-                                                   {"destroy.not_a_handle", bad_destroy_not_a_handle},
-                                                   {"ref.destroyed_handle", bad_ref_destroyed_handle},
-                                                   {"ref.null_handle", bad_ref_null_handle},
-                                                   {"from_ref.null_out", bad_from_ref_null_out},
-                                                   {"from_ref.zeroed_ref", bad_from_ref_zeroed_ref},
-                                                   {"from_ref.destroyed_ref", bad_from_ref_destroyed_ref},
-                                                   {"from_ref.other_type", bad_from_ref_other_type},
-                                                   {"pool_handle.null_handle", bad_pool_handle_null_handle},
-                                                   {"pool_handle.destroyed_handle", bad_pool_handle_destroyed_handle},
-                                                   {"pool_handle.null_out", bad_pool_handle_null_out},
-                                                   {NULL, NULL}};
+static void bad_release_threshold_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_cuda_async_managed_resource_release_threshold(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_cuda_async_managed_resource_release_threshold");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_release_threshold_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  size_t out = 0;
+  CMR_BATTERY_EXPECT(cmr_cuda_async_managed_resource_release_threshold(destroyed_handle(subject), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_managed_resource_release_threshold");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_release_threshold_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_cuda_async_managed_resource_release_threshold(handle_of(subject), NULL),
+                     CMR_ERROR_NULL_POINTER, "cmr_cuda_async_managed_resource_release_threshold: out");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_set_release_threshold_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_cuda_async_managed_resource_set_release_threshold(NULL, (size_t)4096u), CMR_ERROR_NULL_POINTER,
+                     "cmr_cuda_async_managed_resource_set_release_threshold");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_set_release_threshold_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_cuda_async_managed_resource_set_release_threshold(destroyed_handle(subject), (size_t)4096u),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_managed_resource_set_release_threshold");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_trim_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_cuda_async_managed_resource_trim(NULL, (size_t)4096u), CMR_ERROR_NULL_POINTER,
+                     "cmr_cuda_async_managed_resource_trim");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_trim_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_cuda_async_managed_resource_trim(destroyed_handle(subject), (size_t)4096u),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_managed_resource_trim");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_reuse_follow_event_dependencies_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  bool out = 0;
+  CMR_BATTERY_EXPECT(cmr_cuda_async_managed_resource_reuse_follow_event_dependencies(NULL, &out),
+                     CMR_ERROR_NULL_POINTER, "cmr_cuda_async_managed_resource_reuse_follow_event_dependencies");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_reuse_follow_event_dependencies_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  bool out = 0;
+  CMR_BATTERY_EXPECT(cmr_cuda_async_managed_resource_reuse_follow_event_dependencies(destroyed_handle(subject), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_managed_resource_reuse_follow_event_dependencies");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_reuse_follow_event_dependencies_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_cuda_async_managed_resource_reuse_follow_event_dependencies(handle_of(subject), NULL),
+                     CMR_ERROR_NULL_POINTER, "cmr_cuda_async_managed_resource_reuse_follow_event_dependencies: out");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_set_reuse_follow_event_dependencies_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_cuda_async_managed_resource_set_reuse_follow_event_dependencies(NULL, false),
+                     CMR_ERROR_NULL_POINTER, "cmr_cuda_async_managed_resource_set_reuse_follow_event_dependencies");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_set_reuse_follow_event_dependencies_destroyed_handle(cmr_resource_ref upstream,
+                                                                     cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(
+      cmr_cuda_async_managed_resource_set_reuse_follow_event_dependencies(destroyed_handle(subject), false),
+      CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_managed_resource_set_reuse_follow_event_dependencies");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_reuse_allow_opportunistic_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  bool out = 0;
+  CMR_BATTERY_EXPECT(cmr_cuda_async_managed_resource_reuse_allow_opportunistic(NULL, &out), CMR_ERROR_NULL_POINTER,
+                     "cmr_cuda_async_managed_resource_reuse_allow_opportunistic");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_reuse_allow_opportunistic_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  bool out = 0;
+  CMR_BATTERY_EXPECT(cmr_cuda_async_managed_resource_reuse_allow_opportunistic(destroyed_handle(subject), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_managed_resource_reuse_allow_opportunistic");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_reuse_allow_opportunistic_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_cuda_async_managed_resource_reuse_allow_opportunistic(handle_of(subject), NULL),
+                     CMR_ERROR_NULL_POINTER, "cmr_cuda_async_managed_resource_reuse_allow_opportunistic: out");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_set_reuse_allow_opportunistic_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_cuda_async_managed_resource_set_reuse_allow_opportunistic(NULL, false), CMR_ERROR_NULL_POINTER,
+                     "cmr_cuda_async_managed_resource_set_reuse_allow_opportunistic");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_set_reuse_allow_opportunistic_destroyed_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_cuda_async_managed_resource_set_reuse_allow_opportunistic(destroyed_handle(subject), false),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_managed_resource_set_reuse_allow_opportunistic");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_reuse_allow_internal_dependencies_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  bool out = 0;
+  CMR_BATTERY_EXPECT(cmr_cuda_async_managed_resource_reuse_allow_internal_dependencies(NULL, &out),
+                     CMR_ERROR_NULL_POINTER, "cmr_cuda_async_managed_resource_reuse_allow_internal_dependencies");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_reuse_allow_internal_dependencies_destroyed_handle(cmr_resource_ref upstream,
+                                                                   cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  bool out = 0;
+  CMR_BATTERY_EXPECT(cmr_cuda_async_managed_resource_reuse_allow_internal_dependencies(destroyed_handle(subject), &out),
+                     CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_managed_resource_reuse_allow_internal_dependencies");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_reuse_allow_internal_dependencies_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_cuda_async_managed_resource_reuse_allow_internal_dependencies(handle_of(subject), NULL),
+                     CMR_ERROR_NULL_POINTER, "cmr_cuda_async_managed_resource_reuse_allow_internal_dependencies: out");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_set_reuse_allow_internal_dependencies_null_handle(cmr_resource_ref upstream, cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(cmr_cuda_async_managed_resource_set_reuse_allow_internal_dependencies(NULL, false),
+                     CMR_ERROR_NULL_POINTER, "cmr_cuda_async_managed_resource_set_reuse_allow_internal_dependencies");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static void bad_set_reuse_allow_internal_dependencies_destroyed_handle(cmr_resource_ref upstream,
+                                                                       cmr_resource_ref subject) {
+  double before[observed_count] = {0}, after[observed_count] = {0};
+  observe(subject, before);
+  CMR_BATTERY_EXPECT(
+      cmr_cuda_async_managed_resource_set_reuse_allow_internal_dependencies(destroyed_handle(subject), false),
+      CMR_ERROR_DESTROYED_HANDLE, "cmr_cuda_async_managed_resource_set_reuse_allow_internal_dependencies");
+  observe(subject, after);
+  destroy_borrowed();
+  cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
+}
+
+static const cmr_battery_bad_input bad_inputs[] = {
+    {"create.null_out", bad_create_null_out},
+    {"destroy.null_handle", bad_destroy_null_handle},
+    {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
+    {"destroy.not_a_handle", bad_destroy_not_a_handle},
+    {"ref.destroyed_handle", bad_ref_destroyed_handle},
+    {"ref.null_handle", bad_ref_null_handle},
+    {"from_ref.null_out", bad_from_ref_null_out},
+    {"from_ref.zeroed_ref", bad_from_ref_zeroed_ref},
+    {"from_ref.destroyed_ref", bad_from_ref_destroyed_ref},
+    {"from_ref.other_type", bad_from_ref_other_type},
+    {"pool_handle.null_handle", bad_pool_handle_null_handle},
+    {"pool_handle.destroyed_handle", bad_pool_handle_destroyed_handle},
+    {"pool_handle.null_out", bad_pool_handle_null_out},
+    {"release_threshold.null_handle", bad_release_threshold_null_handle},
+    {"release_threshold.destroyed_handle", bad_release_threshold_destroyed_handle},
+    {"release_threshold.null_out", bad_release_threshold_null_out},
+    {"set_release_threshold.null_handle", bad_set_release_threshold_null_handle},
+    {"set_release_threshold.destroyed_handle", bad_set_release_threshold_destroyed_handle},
+    {"trim.null_handle", bad_trim_null_handle},
+    {"trim.destroyed_handle", bad_trim_destroyed_handle},
+    {"reuse_follow_event_dependencies.null_handle", bad_reuse_follow_event_dependencies_null_handle},
+    {"reuse_follow_event_dependencies.destroyed_handle", bad_reuse_follow_event_dependencies_destroyed_handle},
+    {"reuse_follow_event_dependencies.null_out", bad_reuse_follow_event_dependencies_null_out},
+    {"set_reuse_follow_event_dependencies.null_handle", bad_set_reuse_follow_event_dependencies_null_handle},
+    {"set_reuse_follow_event_dependencies.destroyed_handle", bad_set_reuse_follow_event_dependencies_destroyed_handle},
+    {"reuse_allow_opportunistic.null_handle", bad_reuse_allow_opportunistic_null_handle},
+    {"reuse_allow_opportunistic.destroyed_handle", bad_reuse_allow_opportunistic_destroyed_handle},
+    {"reuse_allow_opportunistic.null_out", bad_reuse_allow_opportunistic_null_out},
+    {"set_reuse_allow_opportunistic.null_handle", bad_set_reuse_allow_opportunistic_null_handle},
+    {"set_reuse_allow_opportunistic.destroyed_handle", bad_set_reuse_allow_opportunistic_destroyed_handle},
+    {"reuse_allow_internal_dependencies.null_handle", bad_reuse_allow_internal_dependencies_null_handle},
+    {"reuse_allow_internal_dependencies.destroyed_handle", bad_reuse_allow_internal_dependencies_destroyed_handle},
+    {"reuse_allow_internal_dependencies.null_out", bad_reuse_allow_internal_dependencies_null_out},
+    {"set_reuse_allow_internal_dependencies.null_handle", bad_set_reuse_allow_internal_dependencies_null_handle},
+    {"set_reuse_allow_internal_dependencies.destroyed_handle",
+     bad_set_reuse_allow_internal_dependencies_destroyed_handle},
+    {NULL, NULL}};
 
 /* ---- expectations: what the resource does (spec/cuda_async_managed.toml, [[expect]]) ---- */
 

@@ -33,6 +33,8 @@ const (
 	ErrReentrantCall        Status = 17 // a resource called from inside its own upstream's call, where that would deadlock
 	ErrForked               Status = 18 // in a forked child: a resource, buffer or stream the parent made
 	ErrStreamCapture        Status = 19 // refused on a stream capturing a CUDA graph
+	ErrIpcSameProcess       Status = 20 // shared memory imported into the very process that exported it
+	ErrIpcGone              Status = 21 // what an IPC descriptor names is gone: freed, or its pool destroyed, by the exporter
 )
 
 // String is cmr's fixed name of the status, e.g. "CMR_ERROR_OUT_OF_MEMORY".

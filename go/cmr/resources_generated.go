@@ -716,7 +716,17 @@ func (r *CudaAsyncResource) PoolHandle() (uintptr, error) {
 	return out, err
 }
 
-// ReleaseThreshold: The release threshold the pool was created with.
+// ExportFileDescriptor: A new POSIX file descriptor of the pool (cudaMemPoolExportToShareableHandle), which the caller owns and closes, for another process to import (cmr/ipc.h); CMR_ERROR_UNSUPPORTED unless export_handle_type includes posix_file_descriptor.
+func (r *CudaAsyncResource) ExportFileDescriptor() (int, error) {
+	if err := r.live(); err != nil {
+		return 0, err
+	}
+	var out int32
+	err := check(capi.Cmr_cuda_async_resource_export_file_descriptor(r.handle, &out))
+	return int(out), err
+}
+
+// ReleaseThreshold: The bytes the pool keeps reserved across synchronizations as it is now (cudaMemPoolAttrReleaseThreshold).
 func (r *CudaAsyncResource) ReleaseThreshold() (uint64, error) {
 	if err := r.live(); err != nil {
 		return 0, err
@@ -724,6 +734,239 @@ func (r *CudaAsyncResource) ReleaseThreshold() (uint64, error) {
 	var out uint64
 	err := check(capi.Cmr_cuda_async_resource_release_threshold(r.handle, &out))
 	return out, err
+}
+
+// SetReleaseThreshold: Sets the bytes the pool keeps reserved across synchronizations (cudaMemPoolAttrReleaseThreshold).
+func (r *CudaAsyncResource) SetReleaseThreshold(releaseThreshold uint64) error {
+	if err := r.live(); err != nil {
+		return err
+	}
+	return check(capi.Cmr_cuda_async_resource_set_release_threshold(r.handle, releaseThreshold))
+}
+
+// Trim: Returns the pool's unused memory to the driver until at most min_bytes_to_keep stay reserved (cudaMemPoolTrimTo); memory in use stays.
+func (r *CudaAsyncResource) Trim(minBytesToKeep uint64) error {
+	if err := r.live(); err != nil {
+		return err
+	}
+	return check(capi.Cmr_cuda_async_resource_trim(r.handle, minBytesToKeep))
+}
+
+// ReuseFollowEventDependencies: Whether the pool reuses memory freed on another stream once an event the allocating stream waits on orders the free before it (cudaMemPoolReuseFollowEventDependencies).
+func (r *CudaAsyncResource) ReuseFollowEventDependencies() (bool, error) {
+	if err := r.live(); err != nil {
+		return false, err
+	}
+	var out bool
+	err := check(capi.Cmr_cuda_async_resource_reuse_follow_event_dependencies(r.handle, &out))
+	return out, err
+}
+
+// SetReuseFollowEventDependencies: Turns the reuse of memory freed on another stream, ordered by events, on or off (cudaMemPoolReuseFollowEventDependencies).
+func (r *CudaAsyncResource) SetReuseFollowEventDependencies(enabled bool) error {
+	if err := r.live(); err != nil {
+		return err
+	}
+	return check(capi.Cmr_cuda_async_resource_set_reuse_follow_event_dependencies(r.handle, enabled))
+}
+
+// ReuseAllowOpportunistic: Whether the pool reuses memory whose free has already completed on another stream, without any dependency (cudaMemPoolReuseAllowOpportunistic).
+func (r *CudaAsyncResource) ReuseAllowOpportunistic() (bool, error) {
+	if err := r.live(); err != nil {
+		return false, err
+	}
+	var out bool
+	err := check(capi.Cmr_cuda_async_resource_reuse_allow_opportunistic(r.handle, &out))
+	return out, err
+}
+
+// SetReuseAllowOpportunistic: Turns the opportunistic reuse of memory freed on another stream on or off (cudaMemPoolReuseAllowOpportunistic).
+func (r *CudaAsyncResource) SetReuseAllowOpportunistic(enabled bool) error {
+	if err := r.live(); err != nil {
+		return err
+	}
+	return check(capi.Cmr_cuda_async_resource_set_reuse_allow_opportunistic(r.handle, enabled))
+}
+
+// ReuseAllowInternalDependencies: Whether the pool may make an allocating stream wait on another stream's pending free to reuse its memory (cudaMemPoolReuseAllowInternalDependencies).
+func (r *CudaAsyncResource) ReuseAllowInternalDependencies() (bool, error) {
+	if err := r.live(); err != nil {
+		return false, err
+	}
+	var out bool
+	err := check(capi.Cmr_cuda_async_resource_reuse_allow_internal_dependencies(r.handle, &out))
+	return out, err
+}
+
+// SetReuseAllowInternalDependencies: Turns the reuse of memory behind dependencies the driver inserts on or off (cudaMemPoolReuseAllowInternalDependencies).
+func (r *CudaAsyncResource) SetReuseAllowInternalDependencies(enabled bool) error {
+	if err := r.live(); err != nil {
+		return err
+	}
+	return check(capi.Cmr_cuda_async_resource_set_reuse_allow_internal_dependencies(r.handle, enabled))
+}
+
+// CudaAsyncDevicePoolResource is cmr's cuda_async_device_pool resource (leaf; CUDA builds only).
+//
+// Stream-ordered device memory from the pool the current device already has:
+// its current pool (cudaDeviceGetMemPool: the one cudaMallocAsync uses, which
+// cudaDeviceSetMemPool may have replaced) or its default pool
+// (cudaDeviceGetDefaultMemPool), as cuda.core's and CuPy's device resources.
+// The pool is the device's, not the resource's: cmr never destroys it and
+// changes none of its attributes unless a method is called, and every user of
+// the pool sees what a method changes. Two resources over one pool are equal.
+type CudaAsyncDevicePoolResource struct {
+	object
+	handle capi.Struct_SS_cmr_cuda_async_device_pool_resource
+}
+
+// CudaAsyncDevicePoolPool is a value of cuda_async_device_pool's pool.
+type CudaAsyncDevicePoolPool int
+
+// The values of CudaAsyncDevicePoolPool, in the C enum's order.
+const (
+	CudaAsyncDevicePoolPoolCurrent CudaAsyncDevicePoolPool = iota
+	CudaAsyncDevicePoolPoolDeviceDefault
+)
+
+// CudaAsyncDevicePoolOption sets a parameter of NewCudaAsyncDevicePoolResource that has a default; a parameter
+// whose option is not given takes its default.
+type CudaAsyncDevicePoolOption func(*cudaAsyncDevicePoolOptions)
+
+type cudaAsyncDevicePoolOptions struct {
+	pool CudaAsyncDevicePoolPool
+}
+
+// WithCudaAsyncDevicePoolPool sets pool: Which of the current device's pools to allocate from, read once at creation: its current pool (current) or its default pool (device_default). Default: current.
+func WithCudaAsyncDevicePoolPool(value CudaAsyncDevicePoolPool) CudaAsyncDevicePoolOption {
+	return func(o *cudaAsyncDevicePoolOptions) { o.pool = value }
+}
+
+// NewCudaAsyncDevicePoolResource makes a new cuda_async_device_pool resource.
+func NewCudaAsyncDevicePoolResource(options ...CudaAsyncDevicePoolOption) (*CudaAsyncDevicePoolResource, error) {
+	o := cudaAsyncDevicePoolOptions{
+		pool: CudaAsyncDevicePoolPoolCurrent,
+	}
+	for _, option := range options {
+		option(&o)
+	}
+	var handle uintptr
+	failure := capi.Cmr_cuda_async_device_pool_resource_create(capi.Enum_SS_cmr_cuda_async_device_pool_pool(o.pool), &handle)
+	if err := check(failure); err != nil {
+		return nil, err
+	}
+	return newCudaAsyncDevicePoolResource(handle)
+}
+
+// newCudaAsyncDevicePoolResource takes over a share of the cuda_async_device_pool resource handle points at.
+func newCudaAsyncDevicePoolResource(handle uintptr) (*CudaAsyncDevicePoolResource, error) {
+	h := capi.SwigcptrStruct_SS_cmr_cuda_async_device_pool_resource(handle)
+	r := &CudaAsyncDevicePoolResource{handle: h}
+	destroy := func() *capi.Failure { return capi.Cmr_cuda_async_device_pool_resource_destroy(h) }
+	if err := r.own(capi.Cmr_cuda_async_device_pool_resource_ref(h), "cuda_async_device_pool", destroy); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// wrapCudaAsyncDevicePoolResource is a new value of the cuda_async_device_pool resource behind ref,
+// holding the share of its own that the handle from_ref makes owns.
+func wrapCudaAsyncDevicePoolResource(ref capi.Cmr_resource_ref) (Resource, error) {
+	var handle uintptr
+	if err := check(capi.Cmr_cuda_async_device_pool_resource_from_ref(ref, &handle)); err != nil {
+		return nil, err
+	}
+	return newCudaAsyncDevicePoolResource(handle)
+}
+
+// PoolHandle: The cudaMemPool_t the resource allocates from.
+func (r *CudaAsyncDevicePoolResource) PoolHandle() (uintptr, error) {
+	if err := r.live(); err != nil {
+		return 0, err
+	}
+	var out uintptr
+	err := check(capi.Cmr_cuda_async_device_pool_resource_pool_handle(r.handle, &out))
+	return out, err
+}
+
+// ReleaseThreshold: The bytes the pool keeps reserved across synchronizations as it is now (cudaMemPoolAttrReleaseThreshold).
+func (r *CudaAsyncDevicePoolResource) ReleaseThreshold() (uint64, error) {
+	if err := r.live(); err != nil {
+		return 0, err
+	}
+	var out uint64
+	err := check(capi.Cmr_cuda_async_device_pool_resource_release_threshold(r.handle, &out))
+	return out, err
+}
+
+// SetReleaseThreshold: Sets the bytes the pool keeps reserved across synchronizations (cudaMemPoolAttrReleaseThreshold).
+func (r *CudaAsyncDevicePoolResource) SetReleaseThreshold(releaseThreshold uint64) error {
+	if err := r.live(); err != nil {
+		return err
+	}
+	return check(capi.Cmr_cuda_async_device_pool_resource_set_release_threshold(r.handle, releaseThreshold))
+}
+
+// Trim: Returns the pool's unused memory to the driver until at most min_bytes_to_keep stay reserved (cudaMemPoolTrimTo); memory in use stays.
+func (r *CudaAsyncDevicePoolResource) Trim(minBytesToKeep uint64) error {
+	if err := r.live(); err != nil {
+		return err
+	}
+	return check(capi.Cmr_cuda_async_device_pool_resource_trim(r.handle, minBytesToKeep))
+}
+
+// ReuseFollowEventDependencies: Whether the pool reuses memory freed on another stream once an event the allocating stream waits on orders the free before it (cudaMemPoolReuseFollowEventDependencies).
+func (r *CudaAsyncDevicePoolResource) ReuseFollowEventDependencies() (bool, error) {
+	if err := r.live(); err != nil {
+		return false, err
+	}
+	var out bool
+	err := check(capi.Cmr_cuda_async_device_pool_resource_reuse_follow_event_dependencies(r.handle, &out))
+	return out, err
+}
+
+// SetReuseFollowEventDependencies: Turns the reuse of memory freed on another stream, ordered by events, on or off (cudaMemPoolReuseFollowEventDependencies).
+func (r *CudaAsyncDevicePoolResource) SetReuseFollowEventDependencies(enabled bool) error {
+	if err := r.live(); err != nil {
+		return err
+	}
+	return check(capi.Cmr_cuda_async_device_pool_resource_set_reuse_follow_event_dependencies(r.handle, enabled))
+}
+
+// ReuseAllowOpportunistic: Whether the pool reuses memory whose free has already completed on another stream, without any dependency (cudaMemPoolReuseAllowOpportunistic).
+func (r *CudaAsyncDevicePoolResource) ReuseAllowOpportunistic() (bool, error) {
+	if err := r.live(); err != nil {
+		return false, err
+	}
+	var out bool
+	err := check(capi.Cmr_cuda_async_device_pool_resource_reuse_allow_opportunistic(r.handle, &out))
+	return out, err
+}
+
+// SetReuseAllowOpportunistic: Turns the opportunistic reuse of memory freed on another stream on or off (cudaMemPoolReuseAllowOpportunistic).
+func (r *CudaAsyncDevicePoolResource) SetReuseAllowOpportunistic(enabled bool) error {
+	if err := r.live(); err != nil {
+		return err
+	}
+	return check(capi.Cmr_cuda_async_device_pool_resource_set_reuse_allow_opportunistic(r.handle, enabled))
+}
+
+// ReuseAllowInternalDependencies: Whether the pool may make an allocating stream wait on another stream's pending free to reuse its memory (cudaMemPoolReuseAllowInternalDependencies).
+func (r *CudaAsyncDevicePoolResource) ReuseAllowInternalDependencies() (bool, error) {
+	if err := r.live(); err != nil {
+		return false, err
+	}
+	var out bool
+	err := check(capi.Cmr_cuda_async_device_pool_resource_reuse_allow_internal_dependencies(r.handle, &out))
+	return out, err
+}
+
+// SetReuseAllowInternalDependencies: Turns the reuse of memory behind dependencies the driver inserts on or off (cudaMemPoolReuseAllowInternalDependencies).
+func (r *CudaAsyncDevicePoolResource) SetReuseAllowInternalDependencies(enabled bool) error {
+	if err := r.live(); err != nil {
+		return err
+	}
+	return check(capi.Cmr_cuda_async_device_pool_resource_set_reuse_allow_internal_dependencies(r.handle, enabled))
 }
 
 // CudaAsyncManagedResource is cmr's cuda_async_managed resource (leaf; CUDA builds only).
@@ -782,6 +1025,86 @@ func (r *CudaAsyncManagedResource) PoolHandle() (uintptr, error) {
 	return out, err
 }
 
+// ReleaseThreshold: The bytes the pool keeps reserved across synchronizations as it is now (cudaMemPoolAttrReleaseThreshold).
+func (r *CudaAsyncManagedResource) ReleaseThreshold() (uint64, error) {
+	if err := r.live(); err != nil {
+		return 0, err
+	}
+	var out uint64
+	err := check(capi.Cmr_cuda_async_managed_resource_release_threshold(r.handle, &out))
+	return out, err
+}
+
+// SetReleaseThreshold: Sets the bytes the pool keeps reserved across synchronizations (cudaMemPoolAttrReleaseThreshold).
+func (r *CudaAsyncManagedResource) SetReleaseThreshold(releaseThreshold uint64) error {
+	if err := r.live(); err != nil {
+		return err
+	}
+	return check(capi.Cmr_cuda_async_managed_resource_set_release_threshold(r.handle, releaseThreshold))
+}
+
+// Trim: Returns the pool's unused memory to the driver until at most min_bytes_to_keep stay reserved (cudaMemPoolTrimTo); memory in use stays.
+func (r *CudaAsyncManagedResource) Trim(minBytesToKeep uint64) error {
+	if err := r.live(); err != nil {
+		return err
+	}
+	return check(capi.Cmr_cuda_async_managed_resource_trim(r.handle, minBytesToKeep))
+}
+
+// ReuseFollowEventDependencies: Whether the pool reuses memory freed on another stream once an event the allocating stream waits on orders the free before it (cudaMemPoolReuseFollowEventDependencies).
+func (r *CudaAsyncManagedResource) ReuseFollowEventDependencies() (bool, error) {
+	if err := r.live(); err != nil {
+		return false, err
+	}
+	var out bool
+	err := check(capi.Cmr_cuda_async_managed_resource_reuse_follow_event_dependencies(r.handle, &out))
+	return out, err
+}
+
+// SetReuseFollowEventDependencies: Turns the reuse of memory freed on another stream, ordered by events, on or off (cudaMemPoolReuseFollowEventDependencies).
+func (r *CudaAsyncManagedResource) SetReuseFollowEventDependencies(enabled bool) error {
+	if err := r.live(); err != nil {
+		return err
+	}
+	return check(capi.Cmr_cuda_async_managed_resource_set_reuse_follow_event_dependencies(r.handle, enabled))
+}
+
+// ReuseAllowOpportunistic: Whether the pool reuses memory whose free has already completed on another stream, without any dependency (cudaMemPoolReuseAllowOpportunistic).
+func (r *CudaAsyncManagedResource) ReuseAllowOpportunistic() (bool, error) {
+	if err := r.live(); err != nil {
+		return false, err
+	}
+	var out bool
+	err := check(capi.Cmr_cuda_async_managed_resource_reuse_allow_opportunistic(r.handle, &out))
+	return out, err
+}
+
+// SetReuseAllowOpportunistic: Turns the opportunistic reuse of memory freed on another stream on or off (cudaMemPoolReuseAllowOpportunistic).
+func (r *CudaAsyncManagedResource) SetReuseAllowOpportunistic(enabled bool) error {
+	if err := r.live(); err != nil {
+		return err
+	}
+	return check(capi.Cmr_cuda_async_managed_resource_set_reuse_allow_opportunistic(r.handle, enabled))
+}
+
+// ReuseAllowInternalDependencies: Whether the pool may make an allocating stream wait on another stream's pending free to reuse its memory (cudaMemPoolReuseAllowInternalDependencies).
+func (r *CudaAsyncManagedResource) ReuseAllowInternalDependencies() (bool, error) {
+	if err := r.live(); err != nil {
+		return false, err
+	}
+	var out bool
+	err := check(capi.Cmr_cuda_async_managed_resource_reuse_allow_internal_dependencies(r.handle, &out))
+	return out, err
+}
+
+// SetReuseAllowInternalDependencies: Turns the reuse of memory behind dependencies the driver inserts on or off (cudaMemPoolReuseAllowInternalDependencies).
+func (r *CudaAsyncManagedResource) SetReuseAllowInternalDependencies(enabled bool) error {
+	if err := r.live(); err != nil {
+		return err
+	}
+	return check(capi.Cmr_cuda_async_managed_resource_set_reuse_allow_internal_dependencies(r.handle, enabled))
+}
+
 // CudaAsyncViewResource is cmr's cuda_async_view resource (leaf; CUDA builds only).
 //
 // Stream-ordered device memory from a cudaMemPool_t the caller owns and keeps
@@ -834,6 +1157,86 @@ func (r *CudaAsyncViewResource) PoolHandle() (uintptr, error) {
 	var out uintptr
 	err := check(capi.Cmr_cuda_async_view_resource_pool_handle(r.handle, &out))
 	return out, err
+}
+
+// ReleaseThreshold: The bytes the pool keeps reserved across synchronizations as it is now (cudaMemPoolAttrReleaseThreshold).
+func (r *CudaAsyncViewResource) ReleaseThreshold() (uint64, error) {
+	if err := r.live(); err != nil {
+		return 0, err
+	}
+	var out uint64
+	err := check(capi.Cmr_cuda_async_view_resource_release_threshold(r.handle, &out))
+	return out, err
+}
+
+// SetReleaseThreshold: Sets the bytes the pool keeps reserved across synchronizations (cudaMemPoolAttrReleaseThreshold).
+func (r *CudaAsyncViewResource) SetReleaseThreshold(releaseThreshold uint64) error {
+	if err := r.live(); err != nil {
+		return err
+	}
+	return check(capi.Cmr_cuda_async_view_resource_set_release_threshold(r.handle, releaseThreshold))
+}
+
+// Trim: Returns the pool's unused memory to the driver until at most min_bytes_to_keep stay reserved (cudaMemPoolTrimTo); memory in use stays.
+func (r *CudaAsyncViewResource) Trim(minBytesToKeep uint64) error {
+	if err := r.live(); err != nil {
+		return err
+	}
+	return check(capi.Cmr_cuda_async_view_resource_trim(r.handle, minBytesToKeep))
+}
+
+// ReuseFollowEventDependencies: Whether the pool reuses memory freed on another stream once an event the allocating stream waits on orders the free before it (cudaMemPoolReuseFollowEventDependencies).
+func (r *CudaAsyncViewResource) ReuseFollowEventDependencies() (bool, error) {
+	if err := r.live(); err != nil {
+		return false, err
+	}
+	var out bool
+	err := check(capi.Cmr_cuda_async_view_resource_reuse_follow_event_dependencies(r.handle, &out))
+	return out, err
+}
+
+// SetReuseFollowEventDependencies: Turns the reuse of memory freed on another stream, ordered by events, on or off (cudaMemPoolReuseFollowEventDependencies).
+func (r *CudaAsyncViewResource) SetReuseFollowEventDependencies(enabled bool) error {
+	if err := r.live(); err != nil {
+		return err
+	}
+	return check(capi.Cmr_cuda_async_view_resource_set_reuse_follow_event_dependencies(r.handle, enabled))
+}
+
+// ReuseAllowOpportunistic: Whether the pool reuses memory whose free has already completed on another stream, without any dependency (cudaMemPoolReuseAllowOpportunistic).
+func (r *CudaAsyncViewResource) ReuseAllowOpportunistic() (bool, error) {
+	if err := r.live(); err != nil {
+		return false, err
+	}
+	var out bool
+	err := check(capi.Cmr_cuda_async_view_resource_reuse_allow_opportunistic(r.handle, &out))
+	return out, err
+}
+
+// SetReuseAllowOpportunistic: Turns the opportunistic reuse of memory freed on another stream on or off (cudaMemPoolReuseAllowOpportunistic).
+func (r *CudaAsyncViewResource) SetReuseAllowOpportunistic(enabled bool) error {
+	if err := r.live(); err != nil {
+		return err
+	}
+	return check(capi.Cmr_cuda_async_view_resource_set_reuse_allow_opportunistic(r.handle, enabled))
+}
+
+// ReuseAllowInternalDependencies: Whether the pool may make an allocating stream wait on another stream's pending free to reuse its memory (cudaMemPoolReuseAllowInternalDependencies).
+func (r *CudaAsyncViewResource) ReuseAllowInternalDependencies() (bool, error) {
+	if err := r.live(); err != nil {
+		return false, err
+	}
+	var out bool
+	err := check(capi.Cmr_cuda_async_view_resource_reuse_allow_internal_dependencies(r.handle, &out))
+	return out, err
+}
+
+// SetReuseAllowInternalDependencies: Turns the reuse of memory behind dependencies the driver inserts on or off (cudaMemPoolReuseAllowInternalDependencies).
+func (r *CudaAsyncViewResource) SetReuseAllowInternalDependencies(enabled bool) error {
+	if err := r.live(); err != nil {
+		return err
+	}
+	return check(capi.Cmr_cuda_async_view_resource_set_reuse_allow_internal_dependencies(r.handle, enabled))
 }
 
 // ExpandableResource is cmr's expandable resource (leaf).
@@ -1694,6 +2097,178 @@ func wrapPinnedHostResource(ref capi.Cmr_resource_ref) (Resource, error) {
 	return newPinnedHostResource(handle)
 }
 
+// PinnedHostPoolResource is cmr's pinned_host_pool resource (leaf; CUDA builds only).
+//
+// Stream-ordered pinned host memory from a cudaMemPool_t of its own located on
+// the host (cudaMemLocationTypeHost) or on one host NUMA node
+// (cudaMemLocationTypeHostNuma), as cuda.core's PinnedMemoryResource: memory
+// freed on a stream is reused at once on that stream, without a cudaFreeHost
+// that synchronizes the device. The device current at creation is granted read
+// and write access, so its kernels and copies reach the memory. A driver or
+// device without host pools is CMR_ERROR_UNSUPPORTED.
+type PinnedHostPoolResource struct {
+	object
+	handle capi.Struct_SS_cmr_pinned_host_pool_resource
+}
+
+// PinnedHostPoolOption sets a parameter of NewPinnedHostPoolResource that has a default; a parameter
+// whose option is not given takes its default.
+type PinnedHostPoolOption func(*pinnedHostPoolOptions)
+
+type pinnedHostPoolOptions struct {
+	numaNode         *int
+	initialPoolSize  *uint64
+	releaseThreshold *uint64
+}
+
+// WithPinnedHostPoolNumaNode sets numa_node: The host NUMA node the memory is placed on (cudaMemLocationTypeHostNuma); -1 places it on the host as the operating system chooses (cudaMemLocationTypeHost). Default: -1.
+func WithPinnedHostPoolNumaNode(value int) PinnedHostPoolOption {
+	return func(o *pinnedHostPoolOptions) { o.numaNode = &value }
+}
+
+// WithPinnedHostPoolInitialPoolSize sets initial_pool_size: Bytes to allocate and free once at creation so the pool starts with that much reserved; 0 reserves nothing. Default: 0.
+func WithPinnedHostPoolInitialPoolSize(value uint64) PinnedHostPoolOption {
+	return func(o *pinnedHostPoolOptions) { o.initialPoolSize = &value }
+}
+
+// WithPinnedHostPoolReleaseThreshold sets release_threshold: Bytes the pool keeps reserved across synchronizations before returning memory to the driver. Default: keep everything (SIZE_MAX).
+func WithPinnedHostPoolReleaseThreshold(value uint64) PinnedHostPoolOption {
+	return func(o *pinnedHostPoolOptions) { o.releaseThreshold = &value }
+}
+
+// NewPinnedHostPoolResource makes a new pinned_host_pool resource.
+func NewPinnedHostPoolResource(options ...PinnedHostPoolOption) (*PinnedHostPoolResource, error) {
+	o := pinnedHostPoolOptions{
+		numaNode:         nil,
+		initialPoolSize:  nil,
+		releaseThreshold: nil,
+	}
+	for _, option := range options {
+		option(&o)
+	}
+	numaNode, err := optionalInt(o.numaNode, "numa_node")
+	if err != nil {
+		return nil, err
+	}
+	var handle uintptr
+	failure := capi.Cmr_pinned_host_pool_resource_create(numaNode, o.initialPoolSize, o.releaseThreshold, &handle)
+	if err := check(failure); err != nil {
+		return nil, err
+	}
+	return newPinnedHostPoolResource(handle)
+}
+
+// newPinnedHostPoolResource takes over a share of the pinned_host_pool resource handle points at.
+func newPinnedHostPoolResource(handle uintptr) (*PinnedHostPoolResource, error) {
+	h := capi.SwigcptrStruct_SS_cmr_pinned_host_pool_resource(handle)
+	r := &PinnedHostPoolResource{handle: h}
+	destroy := func() *capi.Failure { return capi.Cmr_pinned_host_pool_resource_destroy(h) }
+	if err := r.own(capi.Cmr_pinned_host_pool_resource_ref(h), "pinned_host_pool", destroy); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// wrapPinnedHostPoolResource is a new value of the pinned_host_pool resource behind ref,
+// holding the share of its own that the handle from_ref makes owns.
+func wrapPinnedHostPoolResource(ref capi.Cmr_resource_ref) (Resource, error) {
+	var handle uintptr
+	if err := check(capi.Cmr_pinned_host_pool_resource_from_ref(ref, &handle)); err != nil {
+		return nil, err
+	}
+	return newPinnedHostPoolResource(handle)
+}
+
+// PoolHandle: The cudaMemPool_t the resource allocates from.
+func (r *PinnedHostPoolResource) PoolHandle() (uintptr, error) {
+	if err := r.live(); err != nil {
+		return 0, err
+	}
+	var out uintptr
+	err := check(capi.Cmr_pinned_host_pool_resource_pool_handle(r.handle, &out))
+	return out, err
+}
+
+// ReleaseThreshold: The bytes the pool keeps reserved across synchronizations as it is now (cudaMemPoolAttrReleaseThreshold).
+func (r *PinnedHostPoolResource) ReleaseThreshold() (uint64, error) {
+	if err := r.live(); err != nil {
+		return 0, err
+	}
+	var out uint64
+	err := check(capi.Cmr_pinned_host_pool_resource_release_threshold(r.handle, &out))
+	return out, err
+}
+
+// SetReleaseThreshold: Sets the bytes the pool keeps reserved across synchronizations (cudaMemPoolAttrReleaseThreshold).
+func (r *PinnedHostPoolResource) SetReleaseThreshold(releaseThreshold uint64) error {
+	if err := r.live(); err != nil {
+		return err
+	}
+	return check(capi.Cmr_pinned_host_pool_resource_set_release_threshold(r.handle, releaseThreshold))
+}
+
+// Trim: Returns the pool's unused memory to the driver until at most min_bytes_to_keep stay reserved (cudaMemPoolTrimTo); memory in use stays.
+func (r *PinnedHostPoolResource) Trim(minBytesToKeep uint64) error {
+	if err := r.live(); err != nil {
+		return err
+	}
+	return check(capi.Cmr_pinned_host_pool_resource_trim(r.handle, minBytesToKeep))
+}
+
+// ReuseFollowEventDependencies: Whether the pool reuses memory freed on another stream once an event the allocating stream waits on orders the free before it (cudaMemPoolReuseFollowEventDependencies).
+func (r *PinnedHostPoolResource) ReuseFollowEventDependencies() (bool, error) {
+	if err := r.live(); err != nil {
+		return false, err
+	}
+	var out bool
+	err := check(capi.Cmr_pinned_host_pool_resource_reuse_follow_event_dependencies(r.handle, &out))
+	return out, err
+}
+
+// SetReuseFollowEventDependencies: Turns the reuse of memory freed on another stream, ordered by events, on or off (cudaMemPoolReuseFollowEventDependencies).
+func (r *PinnedHostPoolResource) SetReuseFollowEventDependencies(enabled bool) error {
+	if err := r.live(); err != nil {
+		return err
+	}
+	return check(capi.Cmr_pinned_host_pool_resource_set_reuse_follow_event_dependencies(r.handle, enabled))
+}
+
+// ReuseAllowOpportunistic: Whether the pool reuses memory whose free has already completed on another stream, without any dependency (cudaMemPoolReuseAllowOpportunistic).
+func (r *PinnedHostPoolResource) ReuseAllowOpportunistic() (bool, error) {
+	if err := r.live(); err != nil {
+		return false, err
+	}
+	var out bool
+	err := check(capi.Cmr_pinned_host_pool_resource_reuse_allow_opportunistic(r.handle, &out))
+	return out, err
+}
+
+// SetReuseAllowOpportunistic: Turns the opportunistic reuse of memory freed on another stream on or off (cudaMemPoolReuseAllowOpportunistic).
+func (r *PinnedHostPoolResource) SetReuseAllowOpportunistic(enabled bool) error {
+	if err := r.live(); err != nil {
+		return err
+	}
+	return check(capi.Cmr_pinned_host_pool_resource_set_reuse_allow_opportunistic(r.handle, enabled))
+}
+
+// ReuseAllowInternalDependencies: Whether the pool may make an allocating stream wait on another stream's pending free to reuse its memory (cudaMemPoolReuseAllowInternalDependencies).
+func (r *PinnedHostPoolResource) ReuseAllowInternalDependencies() (bool, error) {
+	if err := r.live(); err != nil {
+		return false, err
+	}
+	var out bool
+	err := check(capi.Cmr_pinned_host_pool_resource_reuse_allow_internal_dependencies(r.handle, &out))
+	return out, err
+}
+
+// SetReuseAllowInternalDependencies: Turns the reuse of memory behind dependencies the driver inserts on or off (cudaMemPoolReuseAllowInternalDependencies).
+func (r *PinnedHostPoolResource) SetReuseAllowInternalDependencies(enabled bool) error {
+	if err := r.live(); err != nil {
+		return err
+	}
+	return check(capi.Cmr_pinned_host_pool_resource_set_reuse_allow_internal_dependencies(r.handle, enabled))
+}
+
 // PoolResource is cmr's pool resource (suballocator).
 //
 // A coalescing best-fit suballocator over memory it takes from its upstream in
@@ -1942,6 +2517,94 @@ func wrapPrefetchResource(ref capi.Cmr_resource_ref) (Resource, error) {
 // Upstream is the resource this one was made over, or nil for one that
 // came from a ref (CurrentDeviceResource, a Stack's Top).
 func (r *PrefetchResource) Upstream() Resource { return r.upstream }
+
+// RegisteredHostResource is cmr's registered_host resource (leaf).
+//
+// Pinned host memory made fast for large allocations: each allocation is a
+// fresh anonymous mapping, backed by huge pages where the kernel has them,
+// whose pages several threads touch at once before one cudaHostRegister pins
+// the already-present pages (cudaMallocHost pins page by page, one thread,
+// which takes seconds for tens of GiB). Meant as the upstream of a
+// suballocator that asks for a few large chunks, such as pool with a large
+// initial_pool_size. The host build maps and touches the memory the same way
+// and registers nothing (the host is the device there); the CUDA build without
+// a driver or device does not make it (CMR_ERROR_NO_DEVICE). Deallocation waits
+// for the stream first, since queued device work may still read the memory.
+type RegisteredHostResource struct {
+	object
+	handle capi.Struct_SS_cmr_registered_host_resource
+}
+
+// RegisteredHostHugePages is a value of registered_host's huge_pages.
+type RegisteredHostHugePages int
+
+// The values of RegisteredHostHugePages, in the C enum's order.
+const (
+	RegisteredHostHugePagesTransparent RegisteredHostHugePages = iota
+	RegisteredHostHugePagesReserved
+	RegisteredHostHugePagesNone
+)
+
+// RegisteredHostOption sets a parameter of NewRegisteredHostResource that has a default; a parameter
+// whose option is not given takes its default.
+type RegisteredHostOption func(*registeredHostOptions)
+
+type registeredHostOptions struct {
+	touchThreads *int
+	hugePages    RegisteredHostHugePages
+}
+
+// WithRegisteredHostTouchThreads sets touch_threads: Threads that touch a new mapping's pages at once; 0 uses one per online CPU, at most 16. Mappings under 64 MiB are touched by the calling thread alone. Default: 0.
+func WithRegisteredHostTouchThreads(value int) RegisteredHostOption {
+	return func(o *registeredHostOptions) { o.touchThreads = &value }
+}
+
+// WithRegisteredHostHugePages sets huge_pages: Huge pages for the mappings: transparent asks for transparent huge pages (madvise MADV_HUGEPAGE), reserved takes the kernel's reserved huge pages (MAP_HUGETLB) and falls back to transparent where none are free, none uses base pages. Default: transparent.
+func WithRegisteredHostHugePages(value RegisteredHostHugePages) RegisteredHostOption {
+	return func(o *registeredHostOptions) { o.hugePages = value }
+}
+
+// NewRegisteredHostResource makes a new registered_host resource.
+func NewRegisteredHostResource(options ...RegisteredHostOption) (*RegisteredHostResource, error) {
+	o := registeredHostOptions{
+		touchThreads: nil,
+		hugePages:    RegisteredHostHugePagesTransparent,
+	}
+	for _, option := range options {
+		option(&o)
+	}
+	touchThreads, err := optionalInt(o.touchThreads, "touch_threads")
+	if err != nil {
+		return nil, err
+	}
+	var handle uintptr
+	failure := capi.Cmr_registered_host_resource_create(touchThreads, capi.Enum_SS_cmr_registered_host_huge_pages(o.hugePages), &handle)
+	if err := check(failure); err != nil {
+		return nil, err
+	}
+	return newRegisteredHostResource(handle)
+}
+
+// newRegisteredHostResource takes over a share of the registered_host resource handle points at.
+func newRegisteredHostResource(handle uintptr) (*RegisteredHostResource, error) {
+	h := capi.SwigcptrStruct_SS_cmr_registered_host_resource(handle)
+	r := &RegisteredHostResource{handle: h}
+	destroy := func() *capi.Failure { return capi.Cmr_registered_host_resource_destroy(h) }
+	if err := r.own(capi.Cmr_registered_host_resource_ref(h), "registered_host", destroy); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// wrapRegisteredHostResource is a new value of the registered_host resource behind ref,
+// holding the share of its own that the handle from_ref makes owns.
+func wrapRegisteredHostResource(ref capi.Cmr_resource_ref) (Resource, error) {
+	var handle uintptr
+	if err := check(capi.Cmr_registered_host_resource_from_ref(ref, &handle)); err != nil {
+		return nil, err
+	}
+	return newRegisteredHostResource(handle)
+}
 
 // SamHeadroomResource is cmr's sam_headroom resource (leaf).
 //
@@ -2590,28 +3253,31 @@ func (r *TrackingResource) SnapshotStack(index uint64) (string, error) {
 
 // wrappers makes a value of its type from a ref, by the resource's spec name.
 var wrappers = map[string]func(capi.Cmr_resource_ref) (Resource, error){
-	"aligned":            wrapAlignedResource,
-	"arena":              wrapArenaResource,
-	"binning":            wrapBinningResource,
-	"callback":           wrapCallbackResource,
-	"cuda":               wrapCudaResource,
-	"cuda_async":         wrapCudaAsyncResource,
-	"cuda_async_managed": wrapCudaAsyncManagedResource,
-	"cuda_async_view":    wrapCudaAsyncViewResource,
-	"expandable":         wrapExpandableResource,
-	"failure_callback":   wrapFailureCallbackResource,
-	"fallback":           wrapFallbackResource,
-	"fixed_size":         wrapFixedSizeResource,
-	"limiting":           wrapLimitingResource,
-	"logging":            wrapLoggingResource,
-	"managed":            wrapManagedResource,
-	"pinned_host":        wrapPinnedHostResource,
-	"pool":               wrapPoolResource,
-	"prefetch":           wrapPrefetchResource,
-	"sam_headroom":       wrapSamHeadroomResource,
-	"simulated":          wrapSimulatedResource,
-	"statistics":         wrapStatisticsResource,
-	"system":             wrapSystemResource,
-	"thread_safe":        wrapThreadSafeResource,
-	"tracking":           wrapTrackingResource,
+	"aligned":                wrapAlignedResource,
+	"arena":                  wrapArenaResource,
+	"binning":                wrapBinningResource,
+	"callback":               wrapCallbackResource,
+	"cuda":                   wrapCudaResource,
+	"cuda_async":             wrapCudaAsyncResource,
+	"cuda_async_device_pool": wrapCudaAsyncDevicePoolResource,
+	"cuda_async_managed":     wrapCudaAsyncManagedResource,
+	"cuda_async_view":        wrapCudaAsyncViewResource,
+	"expandable":             wrapExpandableResource,
+	"failure_callback":       wrapFailureCallbackResource,
+	"fallback":               wrapFallbackResource,
+	"fixed_size":             wrapFixedSizeResource,
+	"limiting":               wrapLimitingResource,
+	"logging":                wrapLoggingResource,
+	"managed":                wrapManagedResource,
+	"pinned_host":            wrapPinnedHostResource,
+	"pinned_host_pool":       wrapPinnedHostPoolResource,
+	"pool":                   wrapPoolResource,
+	"prefetch":               wrapPrefetchResource,
+	"registered_host":        wrapRegisteredHostResource,
+	"sam_headroom":           wrapSamHeadroomResource,
+	"simulated":              wrapSimulatedResource,
+	"statistics":             wrapStatisticsResource,
+	"system":                 wrapSystemResource,
+	"thread_safe":            wrapThreadSafeResource,
+	"tracking":               wrapTrackingResource,
 }

@@ -21,7 +21,7 @@ import sys
 from . import _capi  # loads the extension and libcmr first
 _capi.cmr_py_refuse_subinterpreter()  # before anything registers a hook: they are the main interpreter's
 from ._errors import CmrError, RMMError  # registers cmr's error class before anything can fail
-from . import mr, statistics
+from . import ipc, mr, statistics
 from . import memory
 from . import _mr_experimental
 from ._bytes import parse_bytes
@@ -44,7 +44,7 @@ mr.experimental = _mr_experimental
 __all__ = [
     "CmrError", "DEFAULT_STREAM", "DeviceBuffer", "LEGACY_DEFAULT_STREAM", "OutOfMemoryEvent",
     "PER_THREAD_DEFAULT_STREAM", "RMMError", "Stream", "__version__", "disable_logging", "enable_logging",
-    "flush_logger", "get_flush_level", "get_log_filenames", "get_logging_level", "is_initialized", "level_enum",
+    "flush_logger", "get_flush_level", "get_log_filenames", "get_logging_level", "ipc", "is_initialized", "level_enum",
     "max_memory_allocated", "max_memory_reserved", "memory_allocated", "memory_reserved", "memory_stats", "mr",
     "parse_bytes", "pylibrmm", "register_reinitialize_hook", "reinitialize", "reset_peak_memory_stats",
     "set_flush_level", "set_logging_level", "set_oom_observer", "should_log", "statistics",

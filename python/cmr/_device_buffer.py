@@ -111,6 +111,14 @@ class _DeviceBufferMethods:
         # work after the buffer's itself, as with RMM's DeviceBuffer.
         return {"data": (self.ptr, False), "shape": (self.size,), "strides": None, "typestr": "|u1", "version": 0}
 
+    def export_ipc(self):
+        """A cmr.ipc.IPCBufferDescriptor of the buffer, for another process to
+        import (cmr.ipc.import_buffer). The buffer's resource must be a
+        CudaAsyncMemoryResource made with enable_ipc=True; the buffer must
+        outlive every import of it."""
+        from . import ipc
+        return ipc.export_buffer(self)
+
     # ---- size ----------------------------------------------------------------------------
 
     def reserve(self, new_capacity, stream=DEFAULT_STREAM) -> None:

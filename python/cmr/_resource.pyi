@@ -5,7 +5,9 @@
 from typing import Any
 
 class DeviceMemoryResource:
+    _handle: Any
     def __init__(self, *args: object, **kwargs: object) -> None: ...
+    def _own(self, handle: Any, make_ref: Any, destroy: Any) -> None: ...
     @property
     def _identity(self) -> int: ...
     @property

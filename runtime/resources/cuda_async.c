@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cuda_async: a cudaMemPool_t of the resource's own, allocated from in
  * stream order. An initial size is reserved by allocating and freeing it
- * once; the release threshold keeps it (and later growth) reserved. */
+ * once; the release threshold keeps it (and later growth) reserved. The
+ * pool's attributes stay readable and settable (CMR_CUDA_POOL_METHODS), and
+ * a pool made with posix_file_descriptor exports itself for IPC. */
 #include "backend.h"
 #include "impl.h"
 #include "cuda_memory.h"
@@ -20,15 +22,6 @@ static const unsigned exports_of[] = {
     [CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_AND_FABRIC] =
         CMR_BACKEND_POOL_EXPORT_POSIX_FILE_DESCRIPTOR | CMR_BACKEND_POOL_EXPORT_FABRIC,
 };
-
-static cmr_status cmr_reserve(cmr_backend_pool pool, size_t bytes) {
-  void *block;
-  cmr_status status = cmr_backend_pool_alloc(pool, bytes, CMR_DEFAULT_STREAM, &block);
-  if (status != CMR_SUCCESS) return cmr_error_context(status, "cuda_async: reserving initial_pool_size %zu", bytes);
-  status = cmr_backend_pool_free(block, CMR_DEFAULT_STREAM);
-  if (status != CMR_SUCCESS) return status;
-  return cmr_backend_stream_synchronize(CMR_DEFAULT_STREAM);
-}
 
 /* Grants each device of the mask but the pool's own read and write access
  * to the pool; first checks that every one exists, so a bad mask changes
@@ -61,7 +54,7 @@ cmr_status cmr_cuda_async_impl_init(cmr_cuda_async_impl *impl) {
   if (params->access_devices != 0)
     status = cmr_grant_access(impl->source.pool, impl->source.device, params->access_devices);
   if (status == CMR_SUCCESS && params->initial_pool_size > 0)
-    status = cmr_reserve(impl->source.pool, params->initial_pool_size);
+    status = cmr_cuda_pool_reserve(&impl->source, params->initial_pool_size);
   if (status != CMR_SUCCESS) cmr_backend_pool_destroy(impl->source.pool);
   return status;
 }
@@ -73,8 +66,18 @@ void cmr_cuda_async_impl_fini(cmr_cuda_async_impl *impl) {
 
 CMR_CUDA_LEAF_CALLS(cuda_async)
 CMR_CUDA_POOL_STATS(cuda_async)
+CMR_CUDA_POOL_METHODS(cuda_async)
 
 cmr_status cmr_cuda_async_impl_pool_handle(cmr_cuda_async_impl *impl, void **out) {
   *out = impl->source.pool;
   return CMR_SUCCESS;
+}
+
+cmr_status cmr_cuda_async_impl_export_file_descriptor(cmr_cuda_async_impl *impl, int *out) {
+  if (!(exports_of[impl->params.export_handle_type] & CMR_BACKEND_POOL_EXPORT_POSIX_FILE_DESCRIPTOR)) {
+    return cmr_error(CMR_ERROR_UNSUPPORTED,
+                     "cuda_async: export_file_descriptor: the pool was made without posix_file_descriptor in its "
+                     "export_handle_type, so it cannot be shared through a file descriptor");
+  }
+  return cmr_backend_pool_export_file_descriptor(impl->source.pool, out);
 }

@@ -18,6 +18,7 @@ cmr_status cmr_cuda_async_managed_impl_init(cmr_cuda_async_managed_impl *impl) {
 
 CMR_CUDA_LEAF_CALLS(cuda_async_managed)
 CMR_CUDA_POOL_STATS(cuda_async_managed)
+CMR_CUDA_POOL_METHODS(cuda_async_managed)
 
 bool cmr_cuda_async_managed_impl_is_equal(const cmr_cuda_async_managed_impl *impl,
                                           const cmr_cuda_async_managed_impl *other) {

@@ -6,7 +6,7 @@
 
 #include "test_util.h"
 
-#define LAST_STATUS CMR_ERROR_STREAM_CAPTURE
+#define LAST_STATUS CMR_ERROR_IPC_GONE
 
 START_TEST(every_status_has_its_own_name) {
   for (int a = CMR_SUCCESS; a <= LAST_STATUS; a++) {
@@ -30,6 +30,8 @@ START_TEST(names_match_the_enumerators) {
   ck_assert_str_eq(cmr_status_string(CMR_ERROR_REENTRANT_CALL), "CMR_ERROR_REENTRANT_CALL");
   ck_assert_str_eq(cmr_status_string(CMR_ERROR_FORKED), "CMR_ERROR_FORKED");
   ck_assert_str_eq(cmr_status_string(CMR_ERROR_STREAM_CAPTURE), "CMR_ERROR_STREAM_CAPTURE");
+  ck_assert_str_eq(cmr_status_string(CMR_ERROR_IPC_SAME_PROCESS), "CMR_ERROR_IPC_SAME_PROCESS");
+  ck_assert_str_eq(cmr_status_string(CMR_ERROR_IPC_GONE), "CMR_ERROR_IPC_GONE");
 }
 END_TEST
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "test_util.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,4 +168,15 @@ int cmr_test_current_device(void) {
   int device = -1;
   ck_assert_ok(cmr_current_device(&device));
   return device;
+}
+
+int cmr_test_open_descriptors(void) {
+  DIR *directory = opendir("/proc/self/fd");
+  ck_assert_ptr_nonnull(directory);
+  int count = 0;
+  for (struct dirent *entry = readdir(directory); entry != NULL; entry = readdir(directory)) {
+    if (entry->d_name[0] != '.') count++;
+  }
+  closedir(directory);
+  return count - 1; /* the directory's own */
 }

@@ -79,6 +79,10 @@ cmr_system_resource *cmr_test_system_resource(void);
 /* A new stream for the test to destroy; fails the test if it cannot be made. */
 cmr_stream cmr_test_stream(void);
 
+/* How many file descriptors this process has open now (/proc/self/fd), for
+ * tests that nothing leaks one. */
+int cmr_test_open_descriptors(void);
+
 /* ---- the foreign resource ---------------------------------------------------- */
 
 typedef struct test_foreign {

@@ -71,11 +71,14 @@ def have_cc() -> bool:
 
 
 def make_spec_dir(parent: Path, *files: Path, real_spec: bool = False) -> Path:
-    """parent/spec holding copies of files (and of all of spec/ when real_spec)."""
+    """parent/spec holding copies of files (and of all of spec/, its method
+    sets included, when real_spec)."""
     spec = parent / "spec"
     spec.mkdir()
     for f in (sorted(SPEC.glob("*.toml")) if real_spec else []) + list(files):
         shutil.copy(f, spec / f.name)
+    if real_spec:
+        shutil.copytree(SPEC / "method_sets", spec / "method_sets")
     return spec
 
 

@@ -44,6 +44,8 @@ EXPECTED = {
     "hooks_unknown": ['hooks: ["init", "setup"] must list each of "init", "fini", "stats", "segments" at most once'],
     "hooks_repeated": ['hooks: ["fini", "fini"] must list each of "init", "fini", "stats", "segments" at most once'],
     "hooks_string": ['hooks: "init" must list each of "init", "fini", "stats", "segments" at most once'],
+    "method_sets_missing": ['method_sets: "no_such_set": no_such_set.toml cannot be read (No such file or directory)'],
+    "method_sets_string": ['method_sets: "driver_pool" must be a list of distinct method set names'],
     "name_mismatch": ['name: "other" must match the file name "name_mismatch"'],
     "name_upper_case": ['name: "Upper" is not a lower-case identifier'],
     "name_c_keyword": ['name: "int" is reserved in the generated C'],

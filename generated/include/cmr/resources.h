@@ -271,8 +271,90 @@ CMR_API cmr_resource_ref cmr_cuda_async_resource_ref(cmr_cuda_async_resource *ha
 CMR_API cmr_status cmr_cuda_async_resource_from_ref(cmr_resource_ref ref, cmr_cuda_async_resource **out);
 /* The cudaMemPool_t the resource allocates from. */
 CMR_API cmr_status cmr_cuda_async_resource_pool_handle(cmr_cuda_async_resource *handle, void **out);
-/* The release threshold the pool was created with. */
+/* A new POSIX file descriptor of the pool (cudaMemPoolExportToShareableHandle), which the caller owns and closes, for another process to import (cmr/ipc.h); CMR_ERROR_UNSUPPORTED unless export_handle_type includes posix_file_descriptor. */
+CMR_API cmr_status cmr_cuda_async_resource_export_file_descriptor(cmr_cuda_async_resource *handle, int *out);
+/* The bytes the pool keeps reserved across synchronizations as it is now (cudaMemPoolAttrReleaseThreshold). */
 CMR_API cmr_status cmr_cuda_async_resource_release_threshold(cmr_cuda_async_resource *handle, size_t *out);
+/* Sets the bytes the pool keeps reserved across synchronizations (cudaMemPoolAttrReleaseThreshold). */
+CMR_API cmr_status cmr_cuda_async_resource_set_release_threshold(cmr_cuda_async_resource *handle,
+                                                                 size_t release_threshold);
+/* Returns the pool's unused memory to the driver until at most min_bytes_to_keep stay reserved (cudaMemPoolTrimTo); memory in use stays. */
+CMR_API cmr_status cmr_cuda_async_resource_trim(cmr_cuda_async_resource *handle, size_t min_bytes_to_keep);
+/* Whether the pool reuses memory freed on another stream once an event the allocating stream waits on orders the free before it (cudaMemPoolReuseFollowEventDependencies). */
+CMR_API cmr_status cmr_cuda_async_resource_reuse_follow_event_dependencies(cmr_cuda_async_resource *handle, bool *out);
+/* Turns the reuse of memory freed on another stream, ordered by events, on or off (cudaMemPoolReuseFollowEventDependencies). */
+CMR_API cmr_status cmr_cuda_async_resource_set_reuse_follow_event_dependencies(cmr_cuda_async_resource *handle,
+                                                                               bool enabled);
+/* Whether the pool reuses memory whose free has already completed on another stream, without any dependency (cudaMemPoolReuseAllowOpportunistic). */
+CMR_API cmr_status cmr_cuda_async_resource_reuse_allow_opportunistic(cmr_cuda_async_resource *handle, bool *out);
+/* Turns the opportunistic reuse of memory freed on another stream on or off (cudaMemPoolReuseAllowOpportunistic). */
+CMR_API cmr_status cmr_cuda_async_resource_set_reuse_allow_opportunistic(cmr_cuda_async_resource *handle, bool enabled);
+/* Whether the pool may make an allocating stream wait on another stream's pending free to reuse its memory (cudaMemPoolReuseAllowInternalDependencies). */
+CMR_API cmr_status cmr_cuda_async_resource_reuse_allow_internal_dependencies(cmr_cuda_async_resource *handle,
+                                                                             bool *out);
+/* Turns the reuse of memory behind dependencies the driver inserts on or off (cudaMemPoolReuseAllowInternalDependencies). */
+CMR_API cmr_status cmr_cuda_async_resource_set_reuse_allow_internal_dependencies(cmr_cuda_async_resource *handle,
+                                                                                 bool enabled);
+
+/* ==== cuda_async_device_pool (leaf; cuda build) ====
+ * Stream-ordered device memory from the pool the current device already has:
+ * its current pool (cudaDeviceGetMemPool: the one cudaMallocAsync uses, which
+ * cudaDeviceSetMemPool may have replaced) or its default pool
+ * (cudaDeviceGetDefaultMemPool), as cuda.core's and CuPy's device resources.
+ * The pool is the device's, not the resource's: cmr never destroys it and
+ * changes none of its attributes unless a method is called, and every user of
+ * the pool sees what a method changes. Two resources over one pool are equal.
+ */
+typedef struct cmr_cuda_async_device_pool_resource cmr_cuda_async_device_pool_resource;
+
+typedef enum cmr_cuda_async_device_pool_pool {
+  CMR_CUDA_ASYNC_DEVICE_POOL_POOL_CURRENT = 0,
+  CMR_CUDA_ASYNC_DEVICE_POOL_POOL_DEVICE_DEFAULT = 1
+} cmr_cuda_async_device_pool_pool;
+
+/* Parameters:
+ *   pool: Which of the current device's pools to allocate from, read once at creation: its current pool (current) or its default pool (device_default). Default: current.
+ */
+CMR_API cmr_status cmr_cuda_async_device_pool_resource_create(cmr_cuda_async_device_pool_pool pool,
+                                                              cmr_cuda_async_device_pool_resource **out);
+/* Drops the caller's share; the resource goes when its last holder lets go. */
+CMR_API cmr_status cmr_cuda_async_device_pool_resource_destroy(cmr_cuda_async_device_pool_resource *handle);
+/* A non-owning ref to the resource (a zeroed ref for NULL). */
+CMR_API cmr_resource_ref cmr_cuda_async_device_pool_resource_ref(cmr_cuda_async_device_pool_resource *handle);
+/* A new handle to the cuda_async_device_pool resource a ref names, owning one share of its own (ownership rule 1):
+ * destroy it as any other handle. */
+CMR_API cmr_status cmr_cuda_async_device_pool_resource_from_ref(cmr_resource_ref ref,
+                                                                cmr_cuda_async_device_pool_resource **out);
+/* The cudaMemPool_t the resource allocates from. */
+CMR_API cmr_status cmr_cuda_async_device_pool_resource_pool_handle(cmr_cuda_async_device_pool_resource *handle,
+                                                                   void **out);
+/* The bytes the pool keeps reserved across synchronizations as it is now (cudaMemPoolAttrReleaseThreshold). */
+CMR_API cmr_status cmr_cuda_async_device_pool_resource_release_threshold(cmr_cuda_async_device_pool_resource *handle,
+                                                                         size_t *out);
+/* Sets the bytes the pool keeps reserved across synchronizations (cudaMemPoolAttrReleaseThreshold). */
+CMR_API cmr_status cmr_cuda_async_device_pool_resource_set_release_threshold(
+    cmr_cuda_async_device_pool_resource *handle, size_t release_threshold);
+/* Returns the pool's unused memory to the driver until at most min_bytes_to_keep stay reserved (cudaMemPoolTrimTo); memory in use stays. */
+CMR_API cmr_status cmr_cuda_async_device_pool_resource_trim(cmr_cuda_async_device_pool_resource *handle,
+                                                            size_t min_bytes_to_keep);
+/* Whether the pool reuses memory freed on another stream once an event the allocating stream waits on orders the free before it (cudaMemPoolReuseFollowEventDependencies). */
+CMR_API cmr_status cmr_cuda_async_device_pool_resource_reuse_follow_event_dependencies(
+    cmr_cuda_async_device_pool_resource *handle, bool *out);
+/* Turns the reuse of memory freed on another stream, ordered by events, on or off (cudaMemPoolReuseFollowEventDependencies). */
+CMR_API cmr_status cmr_cuda_async_device_pool_resource_set_reuse_follow_event_dependencies(
+    cmr_cuda_async_device_pool_resource *handle, bool enabled);
+/* Whether the pool reuses memory whose free has already completed on another stream, without any dependency (cudaMemPoolReuseAllowOpportunistic). */
+CMR_API cmr_status
+cmr_cuda_async_device_pool_resource_reuse_allow_opportunistic(cmr_cuda_async_device_pool_resource *handle, bool *out);
+/* Turns the opportunistic reuse of memory freed on another stream on or off (cudaMemPoolReuseAllowOpportunistic). */
+CMR_API cmr_status cmr_cuda_async_device_pool_resource_set_reuse_allow_opportunistic(
+    cmr_cuda_async_device_pool_resource *handle, bool enabled);
+/* Whether the pool may make an allocating stream wait on another stream's pending free to reuse its memory (cudaMemPoolReuseAllowInternalDependencies). */
+CMR_API cmr_status cmr_cuda_async_device_pool_resource_reuse_allow_internal_dependencies(
+    cmr_cuda_async_device_pool_resource *handle, bool *out);
+/* Turns the reuse of memory behind dependencies the driver inserts on or off (cudaMemPoolReuseAllowInternalDependencies). */
+CMR_API cmr_status cmr_cuda_async_device_pool_resource_set_reuse_allow_internal_dependencies(
+    cmr_cuda_async_device_pool_resource *handle, bool enabled);
 
 /* ==== cuda_async_managed (leaf; cuda build) ====
  * Stream-ordered managed memory from the current device's default managed pool
@@ -297,6 +379,33 @@ CMR_API cmr_status cmr_cuda_async_managed_resource_from_ref(cmr_resource_ref ref
                                                             cmr_cuda_async_managed_resource **out);
 /* The managed cudaMemPool_t the resource allocates from. */
 CMR_API cmr_status cmr_cuda_async_managed_resource_pool_handle(cmr_cuda_async_managed_resource *handle, void **out);
+/* The bytes the pool keeps reserved across synchronizations as it is now (cudaMemPoolAttrReleaseThreshold). */
+CMR_API cmr_status cmr_cuda_async_managed_resource_release_threshold(cmr_cuda_async_managed_resource *handle,
+                                                                     size_t *out);
+/* Sets the bytes the pool keeps reserved across synchronizations (cudaMemPoolAttrReleaseThreshold). */
+CMR_API cmr_status cmr_cuda_async_managed_resource_set_release_threshold(cmr_cuda_async_managed_resource *handle,
+                                                                         size_t release_threshold);
+/* Returns the pool's unused memory to the driver until at most min_bytes_to_keep stay reserved (cudaMemPoolTrimTo); memory in use stays. */
+CMR_API cmr_status cmr_cuda_async_managed_resource_trim(cmr_cuda_async_managed_resource *handle,
+                                                        size_t min_bytes_to_keep);
+/* Whether the pool reuses memory freed on another stream once an event the allocating stream waits on orders the free before it (cudaMemPoolReuseFollowEventDependencies). */
+CMR_API cmr_status
+cmr_cuda_async_managed_resource_reuse_follow_event_dependencies(cmr_cuda_async_managed_resource *handle, bool *out);
+/* Turns the reuse of memory freed on another stream, ordered by events, on or off (cudaMemPoolReuseFollowEventDependencies). */
+CMR_API cmr_status cmr_cuda_async_managed_resource_set_reuse_follow_event_dependencies(
+    cmr_cuda_async_managed_resource *handle, bool enabled);
+/* Whether the pool reuses memory whose free has already completed on another stream, without any dependency (cudaMemPoolReuseAllowOpportunistic). */
+CMR_API cmr_status cmr_cuda_async_managed_resource_reuse_allow_opportunistic(cmr_cuda_async_managed_resource *handle,
+                                                                             bool *out);
+/* Turns the opportunistic reuse of memory freed on another stream on or off (cudaMemPoolReuseAllowOpportunistic). */
+CMR_API cmr_status
+cmr_cuda_async_managed_resource_set_reuse_allow_opportunistic(cmr_cuda_async_managed_resource *handle, bool enabled);
+/* Whether the pool may make an allocating stream wait on another stream's pending free to reuse its memory (cudaMemPoolReuseAllowInternalDependencies). */
+CMR_API cmr_status
+cmr_cuda_async_managed_resource_reuse_allow_internal_dependencies(cmr_cuda_async_managed_resource *handle, bool *out);
+/* Turns the reuse of memory behind dependencies the driver inserts on or off (cudaMemPoolReuseAllowInternalDependencies). */
+CMR_API cmr_status cmr_cuda_async_managed_resource_set_reuse_allow_internal_dependencies(
+    cmr_cuda_async_managed_resource *handle, bool enabled);
 
 /* ==== cuda_async_view (leaf; cuda build) ====
  * Stream-ordered device memory from a cudaMemPool_t the caller owns and keeps
@@ -320,6 +429,31 @@ CMR_API cmr_resource_ref cmr_cuda_async_view_resource_ref(cmr_cuda_async_view_re
 CMR_API cmr_status cmr_cuda_async_view_resource_from_ref(cmr_resource_ref ref, cmr_cuda_async_view_resource **out);
 /* The cudaMemPool_t the view allocates from. */
 CMR_API cmr_status cmr_cuda_async_view_resource_pool_handle(cmr_cuda_async_view_resource *handle, void **out);
+/* The bytes the pool keeps reserved across synchronizations as it is now (cudaMemPoolAttrReleaseThreshold). */
+CMR_API cmr_status cmr_cuda_async_view_resource_release_threshold(cmr_cuda_async_view_resource *handle, size_t *out);
+/* Sets the bytes the pool keeps reserved across synchronizations (cudaMemPoolAttrReleaseThreshold). */
+CMR_API cmr_status cmr_cuda_async_view_resource_set_release_threshold(cmr_cuda_async_view_resource *handle,
+                                                                      size_t release_threshold);
+/* Returns the pool's unused memory to the driver until at most min_bytes_to_keep stay reserved (cudaMemPoolTrimTo); memory in use stays. */
+CMR_API cmr_status cmr_cuda_async_view_resource_trim(cmr_cuda_async_view_resource *handle, size_t min_bytes_to_keep);
+/* Whether the pool reuses memory freed on another stream once an event the allocating stream waits on orders the free before it (cudaMemPoolReuseFollowEventDependencies). */
+CMR_API cmr_status cmr_cuda_async_view_resource_reuse_follow_event_dependencies(cmr_cuda_async_view_resource *handle,
+                                                                                bool *out);
+/* Turns the reuse of memory freed on another stream, ordered by events, on or off (cudaMemPoolReuseFollowEventDependencies). */
+CMR_API cmr_status
+cmr_cuda_async_view_resource_set_reuse_follow_event_dependencies(cmr_cuda_async_view_resource *handle, bool enabled);
+/* Whether the pool reuses memory whose free has already completed on another stream, without any dependency (cudaMemPoolReuseAllowOpportunistic). */
+CMR_API cmr_status cmr_cuda_async_view_resource_reuse_allow_opportunistic(cmr_cuda_async_view_resource *handle,
+                                                                          bool *out);
+/* Turns the opportunistic reuse of memory freed on another stream on or off (cudaMemPoolReuseAllowOpportunistic). */
+CMR_API cmr_status cmr_cuda_async_view_resource_set_reuse_allow_opportunistic(cmr_cuda_async_view_resource *handle,
+                                                                              bool enabled);
+/* Whether the pool may make an allocating stream wait on another stream's pending free to reuse its memory (cudaMemPoolReuseAllowInternalDependencies). */
+CMR_API cmr_status cmr_cuda_async_view_resource_reuse_allow_internal_dependencies(cmr_cuda_async_view_resource *handle,
+                                                                                  bool *out);
+/* Turns the reuse of memory behind dependencies the driver inserts on or off (cudaMemPoolReuseAllowInternalDependencies). */
+CMR_API cmr_status
+cmr_cuda_async_view_resource_set_reuse_allow_internal_dependencies(cmr_cuda_async_view_resource *handle, bool enabled);
 
 /* ==== expandable (leaf; cuda and host builds) ====
  * A coalescing best-fit suballocator over one reserved range of virtual
@@ -654,6 +788,60 @@ CMR_API cmr_resource_ref cmr_pinned_host_resource_ref(cmr_pinned_host_resource *
  * destroy it as any other handle. */
 CMR_API cmr_status cmr_pinned_host_resource_from_ref(cmr_resource_ref ref, cmr_pinned_host_resource **out);
 
+/* ==== pinned_host_pool (leaf; cuda build) ====
+ * Stream-ordered pinned host memory from a cudaMemPool_t of its own located on
+ * the host (cudaMemLocationTypeHost) or on one host NUMA node
+ * (cudaMemLocationTypeHostNuma), as cuda.core's PinnedMemoryResource: memory
+ * freed on a stream is reused at once on that stream, without a cudaFreeHost
+ * that synchronizes the device. The device current at creation is granted read
+ * and write access, so its kernels and copies reach the memory. A driver or
+ * device without host pools is CMR_ERROR_UNSUPPORTED.
+ */
+typedef struct cmr_pinned_host_pool_resource cmr_pinned_host_pool_resource;
+
+/* Parameters:
+ *   numa_node: The host NUMA node the memory is placed on (cudaMemLocationTypeHostNuma); -1 places it on the host as the operating system chooses (cudaMemLocationTypeHost). Default: -1 (pass CMR_INT_DEFAULT).
+ *   initial_pool_size: Bytes to allocate and free once at creation so the pool starts with that much reserved; 0 reserves nothing. Default: 0 (pass CMR_SIZE_DEFAULT).
+ *   release_threshold: Bytes the pool keeps reserved across synchronizations before returning memory to the driver. Default: keep everything (SIZE_MAX) (pass CMR_SIZE_DEFAULT).
+ */
+CMR_API cmr_status cmr_pinned_host_pool_resource_create(cmr_optional_int numa_node, cmr_optional_size initial_pool_size,
+                                                        cmr_optional_size release_threshold,
+                                                        cmr_pinned_host_pool_resource **out);
+/* Drops the caller's share; the resource goes when its last holder lets go. */
+CMR_API cmr_status cmr_pinned_host_pool_resource_destroy(cmr_pinned_host_pool_resource *handle);
+/* A non-owning ref to the resource (a zeroed ref for NULL). */
+CMR_API cmr_resource_ref cmr_pinned_host_pool_resource_ref(cmr_pinned_host_pool_resource *handle);
+/* A new handle to the pinned_host_pool resource a ref names, owning one share of its own (ownership rule 1):
+ * destroy it as any other handle. */
+CMR_API cmr_status cmr_pinned_host_pool_resource_from_ref(cmr_resource_ref ref, cmr_pinned_host_pool_resource **out);
+/* The cudaMemPool_t the resource allocates from. */
+CMR_API cmr_status cmr_pinned_host_pool_resource_pool_handle(cmr_pinned_host_pool_resource *handle, void **out);
+/* The bytes the pool keeps reserved across synchronizations as it is now (cudaMemPoolAttrReleaseThreshold). */
+CMR_API cmr_status cmr_pinned_host_pool_resource_release_threshold(cmr_pinned_host_pool_resource *handle, size_t *out);
+/* Sets the bytes the pool keeps reserved across synchronizations (cudaMemPoolAttrReleaseThreshold). */
+CMR_API cmr_status cmr_pinned_host_pool_resource_set_release_threshold(cmr_pinned_host_pool_resource *handle,
+                                                                       size_t release_threshold);
+/* Returns the pool's unused memory to the driver until at most min_bytes_to_keep stay reserved (cudaMemPoolTrimTo); memory in use stays. */
+CMR_API cmr_status cmr_pinned_host_pool_resource_trim(cmr_pinned_host_pool_resource *handle, size_t min_bytes_to_keep);
+/* Whether the pool reuses memory freed on another stream once an event the allocating stream waits on orders the free before it (cudaMemPoolReuseFollowEventDependencies). */
+CMR_API cmr_status cmr_pinned_host_pool_resource_reuse_follow_event_dependencies(cmr_pinned_host_pool_resource *handle,
+                                                                                 bool *out);
+/* Turns the reuse of memory freed on another stream, ordered by events, on or off (cudaMemPoolReuseFollowEventDependencies). */
+CMR_API cmr_status
+cmr_pinned_host_pool_resource_set_reuse_follow_event_dependencies(cmr_pinned_host_pool_resource *handle, bool enabled);
+/* Whether the pool reuses memory whose free has already completed on another stream, without any dependency (cudaMemPoolReuseAllowOpportunistic). */
+CMR_API cmr_status cmr_pinned_host_pool_resource_reuse_allow_opportunistic(cmr_pinned_host_pool_resource *handle,
+                                                                           bool *out);
+/* Turns the opportunistic reuse of memory freed on another stream on or off (cudaMemPoolReuseAllowOpportunistic). */
+CMR_API cmr_status cmr_pinned_host_pool_resource_set_reuse_allow_opportunistic(cmr_pinned_host_pool_resource *handle,
+                                                                               bool enabled);
+/* Whether the pool may make an allocating stream wait on another stream's pending free to reuse its memory (cudaMemPoolReuseAllowInternalDependencies). */
+CMR_API cmr_status
+cmr_pinned_host_pool_resource_reuse_allow_internal_dependencies(cmr_pinned_host_pool_resource *handle, bool *out);
+/* Turns the reuse of memory behind dependencies the driver inserts on or off (cudaMemPoolReuseAllowInternalDependencies). */
+CMR_API cmr_status cmr_pinned_host_pool_resource_set_reuse_allow_internal_dependencies(
+    cmr_pinned_host_pool_resource *handle, bool enabled);
+
 /* ==== pool (suballocator; cuda and host builds) ====
  * A coalescing best-fit suballocator over memory it takes from its upstream in
  * chunks, stream-ordered: memory freed on a stream is reusable on that stream at
@@ -745,6 +933,41 @@ CMR_API cmr_resource_ref cmr_prefetch_resource_ref(cmr_prefetch_resource *handle
 /* A new handle to the prefetch resource a ref names, owning one share of its own (ownership rule 1):
  * destroy it as any other handle. */
 CMR_API cmr_status cmr_prefetch_resource_from_ref(cmr_resource_ref ref, cmr_prefetch_resource **out);
+
+/* ==== registered_host (leaf; cuda and host builds) ====
+ * Pinned host memory made fast for large allocations: each allocation is a
+ * fresh anonymous mapping, backed by huge pages where the kernel has them,
+ * whose pages several threads touch at once before one cudaHostRegister pins
+ * the already-present pages (cudaMallocHost pins page by page, one thread,
+ * which takes seconds for tens of GiB). Meant as the upstream of a
+ * suballocator that asks for a few large chunks, such as pool with a large
+ * initial_pool_size. The host build maps and touches the memory the same way
+ * and registers nothing (the host is the device there); the CUDA build without
+ * a driver or device does not make it (CMR_ERROR_NO_DEVICE). Deallocation waits
+ * for the stream first, since queued device work may still read the memory.
+ */
+typedef struct cmr_registered_host_resource cmr_registered_host_resource;
+
+typedef enum cmr_registered_host_huge_pages {
+  CMR_REGISTERED_HOST_HUGE_PAGES_TRANSPARENT = 0,
+  CMR_REGISTERED_HOST_HUGE_PAGES_RESERVED = 1,
+  CMR_REGISTERED_HOST_HUGE_PAGES_NONE = 2
+} cmr_registered_host_huge_pages;
+
+/* Parameters:
+ *   touch_threads: Threads that touch a new mapping's pages at once; 0 uses one per online CPU, at most 16. Mappings under 64 MiB are touched by the calling thread alone. Default: 0 (pass CMR_INT_DEFAULT).
+ *   huge_pages: Huge pages for the mappings: transparent asks for transparent huge pages (madvise MADV_HUGEPAGE), reserved takes the kernel's reserved huge pages (MAP_HUGETLB) and falls back to transparent where none are free, none uses base pages. Default: transparent.
+ */
+CMR_API cmr_status cmr_registered_host_resource_create(cmr_optional_int touch_threads,
+                                                       cmr_registered_host_huge_pages huge_pages,
+                                                       cmr_registered_host_resource **out);
+/* Drops the caller's share; the resource goes when its last holder lets go. */
+CMR_API cmr_status cmr_registered_host_resource_destroy(cmr_registered_host_resource *handle);
+/* A non-owning ref to the resource (a zeroed ref for NULL). */
+CMR_API cmr_resource_ref cmr_registered_host_resource_ref(cmr_registered_host_resource *handle);
+/* A new handle to the registered_host resource a ref names, owning one share of its own (ownership rule 1):
+ * destroy it as any other handle. */
+CMR_API cmr_status cmr_registered_host_resource_from_ref(cmr_resource_ref ref, cmr_registered_host_resource **out);
 
 /* ==== sam_headroom (leaf; cuda and host builds) ====
  * System memory (the C library's aligned allocator) for a device that reaches

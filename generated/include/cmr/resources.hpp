@@ -187,15 +187,126 @@ class cuda_async_resource
     check(cmr_cuda_async_resource_pool_handle(get(), &out));
     return out;
   }
-  // The release threshold the pool was created with.
+  // A new POSIX file descriptor of the pool (cudaMemPoolExportToShareableHandle), which the caller owns and closes, for another process to import (cmr/ipc.h); CMR_ERROR_UNSUPPORTED unless export_handle_type includes posix_file_descriptor.
+  int export_file_descriptor() const {
+    int out{};
+    check(cmr_cuda_async_resource_export_file_descriptor(get(), &out));
+    return out;
+  }
+  // The bytes the pool keeps reserved across synchronizations as it is now (cudaMemPoolAttrReleaseThreshold).
   size_t release_threshold() const {
     size_t out{};
     check(cmr_cuda_async_resource_release_threshold(get(), &out));
     return out;
   }
+  // Sets the bytes the pool keeps reserved across synchronizations (cudaMemPoolAttrReleaseThreshold).
+  void set_release_threshold(size_t release_threshold) const {
+    check(cmr_cuda_async_resource_set_release_threshold(get(), release_threshold));
+  }
+  // Returns the pool's unused memory to the driver until at most min_bytes_to_keep stay reserved (cudaMemPoolTrimTo); memory in use stays.
+  void trim(size_t min_bytes_to_keep) const {
+    check(cmr_cuda_async_resource_trim(get(), min_bytes_to_keep));
+  }
+  // Whether the pool reuses memory freed on another stream once an event the allocating stream waits on orders the free before it (cudaMemPoolReuseFollowEventDependencies).
+  bool reuse_follow_event_dependencies() const {
+    bool out{};
+    check(cmr_cuda_async_resource_reuse_follow_event_dependencies(get(), &out));
+    return out;
+  }
+  // Turns the reuse of memory freed on another stream, ordered by events, on or off (cudaMemPoolReuseFollowEventDependencies).
+  void set_reuse_follow_event_dependencies(bool enabled) const {
+    check(cmr_cuda_async_resource_set_reuse_follow_event_dependencies(get(), enabled));
+  }
+  // Whether the pool reuses memory whose free has already completed on another stream, without any dependency (cudaMemPoolReuseAllowOpportunistic).
+  bool reuse_allow_opportunistic() const {
+    bool out{};
+    check(cmr_cuda_async_resource_reuse_allow_opportunistic(get(), &out));
+    return out;
+  }
+  // Turns the opportunistic reuse of memory freed on another stream on or off (cudaMemPoolReuseAllowOpportunistic).
+  void set_reuse_allow_opportunistic(bool enabled) const {
+    check(cmr_cuda_async_resource_set_reuse_allow_opportunistic(get(), enabled));
+  }
+  // Whether the pool may make an allocating stream wait on another stream's pending free to reuse its memory (cudaMemPoolReuseAllowInternalDependencies).
+  bool reuse_allow_internal_dependencies() const {
+    bool out{};
+    check(cmr_cuda_async_resource_reuse_allow_internal_dependencies(get(), &out));
+    return out;
+  }
+  // Turns the reuse of memory behind dependencies the driver inserts on or off (cudaMemPoolReuseAllowInternalDependencies).
+  void set_reuse_allow_internal_dependencies(bool enabled) const {
+    check(cmr_cuda_async_resource_set_reuse_allow_internal_dependencies(get(), enabled));
+  }
 
  private:
   explicit cuda_async_resource(cmr_cuda_async_resource *handle) noexcept : owner(handle) {}
+};
+
+// cuda_async_device_pool (leaf; cuda build): see docs/api.md.
+class cuda_async_device_pool_resource
+    : public detail::owner<cmr_cuda_async_device_pool_resource, &cmr_cuda_async_device_pool_resource_destroy, &cmr_cuda_async_device_pool_resource_ref> {
+ public:
+  explicit cuda_async_device_pool_resource(cmr_cuda_async_device_pool_pool pool = CMR_CUDA_ASYNC_DEVICE_POOL_POOL_CURRENT) {
+    check(cmr_cuda_async_device_pool_resource_create(pool, out()));
+  }
+  static cuda_async_device_pool_resource from_ref(resource_ref ref) {
+    cmr_cuda_async_device_pool_resource *handle = nullptr;
+    check(cmr_cuda_async_device_pool_resource_from_ref(ref.c(), &handle));
+    return cuda_async_device_pool_resource(handle);
+  }
+  // The cudaMemPool_t the resource allocates from.
+  void * pool_handle() const {
+    void *out{};
+    check(cmr_cuda_async_device_pool_resource_pool_handle(get(), &out));
+    return out;
+  }
+  // The bytes the pool keeps reserved across synchronizations as it is now (cudaMemPoolAttrReleaseThreshold).
+  size_t release_threshold() const {
+    size_t out{};
+    check(cmr_cuda_async_device_pool_resource_release_threshold(get(), &out));
+    return out;
+  }
+  // Sets the bytes the pool keeps reserved across synchronizations (cudaMemPoolAttrReleaseThreshold).
+  void set_release_threshold(size_t release_threshold) const {
+    check(cmr_cuda_async_device_pool_resource_set_release_threshold(get(), release_threshold));
+  }
+  // Returns the pool's unused memory to the driver until at most min_bytes_to_keep stay reserved (cudaMemPoolTrimTo); memory in use stays.
+  void trim(size_t min_bytes_to_keep) const {
+    check(cmr_cuda_async_device_pool_resource_trim(get(), min_bytes_to_keep));
+  }
+  // Whether the pool reuses memory freed on another stream once an event the allocating stream waits on orders the free before it (cudaMemPoolReuseFollowEventDependencies).
+  bool reuse_follow_event_dependencies() const {
+    bool out{};
+    check(cmr_cuda_async_device_pool_resource_reuse_follow_event_dependencies(get(), &out));
+    return out;
+  }
+  // Turns the reuse of memory freed on another stream, ordered by events, on or off (cudaMemPoolReuseFollowEventDependencies).
+  void set_reuse_follow_event_dependencies(bool enabled) const {
+    check(cmr_cuda_async_device_pool_resource_set_reuse_follow_event_dependencies(get(), enabled));
+  }
+  // Whether the pool reuses memory whose free has already completed on another stream, without any dependency (cudaMemPoolReuseAllowOpportunistic).
+  bool reuse_allow_opportunistic() const {
+    bool out{};
+    check(cmr_cuda_async_device_pool_resource_reuse_allow_opportunistic(get(), &out));
+    return out;
+  }
+  // Turns the opportunistic reuse of memory freed on another stream on or off (cudaMemPoolReuseAllowOpportunistic).
+  void set_reuse_allow_opportunistic(bool enabled) const {
+    check(cmr_cuda_async_device_pool_resource_set_reuse_allow_opportunistic(get(), enabled));
+  }
+  // Whether the pool may make an allocating stream wait on another stream's pending free to reuse its memory (cudaMemPoolReuseAllowInternalDependencies).
+  bool reuse_allow_internal_dependencies() const {
+    bool out{};
+    check(cmr_cuda_async_device_pool_resource_reuse_allow_internal_dependencies(get(), &out));
+    return out;
+  }
+  // Turns the reuse of memory behind dependencies the driver inserts on or off (cudaMemPoolReuseAllowInternalDependencies).
+  void set_reuse_allow_internal_dependencies(bool enabled) const {
+    check(cmr_cuda_async_device_pool_resource_set_reuse_allow_internal_dependencies(get(), enabled));
+  }
+
+ private:
+  explicit cuda_async_device_pool_resource(cmr_cuda_async_device_pool_resource *handle) noexcept : owner(handle) {}
 };
 
 // cuda_async_managed (leaf; cuda build): see docs/api.md.
@@ -215,6 +326,50 @@ class cuda_async_managed_resource
     void *out{};
     check(cmr_cuda_async_managed_resource_pool_handle(get(), &out));
     return out;
+  }
+  // The bytes the pool keeps reserved across synchronizations as it is now (cudaMemPoolAttrReleaseThreshold).
+  size_t release_threshold() const {
+    size_t out{};
+    check(cmr_cuda_async_managed_resource_release_threshold(get(), &out));
+    return out;
+  }
+  // Sets the bytes the pool keeps reserved across synchronizations (cudaMemPoolAttrReleaseThreshold).
+  void set_release_threshold(size_t release_threshold) const {
+    check(cmr_cuda_async_managed_resource_set_release_threshold(get(), release_threshold));
+  }
+  // Returns the pool's unused memory to the driver until at most min_bytes_to_keep stay reserved (cudaMemPoolTrimTo); memory in use stays.
+  void trim(size_t min_bytes_to_keep) const {
+    check(cmr_cuda_async_managed_resource_trim(get(), min_bytes_to_keep));
+  }
+  // Whether the pool reuses memory freed on another stream once an event the allocating stream waits on orders the free before it (cudaMemPoolReuseFollowEventDependencies).
+  bool reuse_follow_event_dependencies() const {
+    bool out{};
+    check(cmr_cuda_async_managed_resource_reuse_follow_event_dependencies(get(), &out));
+    return out;
+  }
+  // Turns the reuse of memory freed on another stream, ordered by events, on or off (cudaMemPoolReuseFollowEventDependencies).
+  void set_reuse_follow_event_dependencies(bool enabled) const {
+    check(cmr_cuda_async_managed_resource_set_reuse_follow_event_dependencies(get(), enabled));
+  }
+  // Whether the pool reuses memory whose free has already completed on another stream, without any dependency (cudaMemPoolReuseAllowOpportunistic).
+  bool reuse_allow_opportunistic() const {
+    bool out{};
+    check(cmr_cuda_async_managed_resource_reuse_allow_opportunistic(get(), &out));
+    return out;
+  }
+  // Turns the opportunistic reuse of memory freed on another stream on or off (cudaMemPoolReuseAllowOpportunistic).
+  void set_reuse_allow_opportunistic(bool enabled) const {
+    check(cmr_cuda_async_managed_resource_set_reuse_allow_opportunistic(get(), enabled));
+  }
+  // Whether the pool may make an allocating stream wait on another stream's pending free to reuse its memory (cudaMemPoolReuseAllowInternalDependencies).
+  bool reuse_allow_internal_dependencies() const {
+    bool out{};
+    check(cmr_cuda_async_managed_resource_reuse_allow_internal_dependencies(get(), &out));
+    return out;
+  }
+  // Turns the reuse of memory behind dependencies the driver inserts on or off (cudaMemPoolReuseAllowInternalDependencies).
+  void set_reuse_allow_internal_dependencies(bool enabled) const {
+    check(cmr_cuda_async_managed_resource_set_reuse_allow_internal_dependencies(get(), enabled));
   }
 
  private:
@@ -238,6 +393,50 @@ class cuda_async_view_resource
     void *out{};
     check(cmr_cuda_async_view_resource_pool_handle(get(), &out));
     return out;
+  }
+  // The bytes the pool keeps reserved across synchronizations as it is now (cudaMemPoolAttrReleaseThreshold).
+  size_t release_threshold() const {
+    size_t out{};
+    check(cmr_cuda_async_view_resource_release_threshold(get(), &out));
+    return out;
+  }
+  // Sets the bytes the pool keeps reserved across synchronizations (cudaMemPoolAttrReleaseThreshold).
+  void set_release_threshold(size_t release_threshold) const {
+    check(cmr_cuda_async_view_resource_set_release_threshold(get(), release_threshold));
+  }
+  // Returns the pool's unused memory to the driver until at most min_bytes_to_keep stay reserved (cudaMemPoolTrimTo); memory in use stays.
+  void trim(size_t min_bytes_to_keep) const {
+    check(cmr_cuda_async_view_resource_trim(get(), min_bytes_to_keep));
+  }
+  // Whether the pool reuses memory freed on another stream once an event the allocating stream waits on orders the free before it (cudaMemPoolReuseFollowEventDependencies).
+  bool reuse_follow_event_dependencies() const {
+    bool out{};
+    check(cmr_cuda_async_view_resource_reuse_follow_event_dependencies(get(), &out));
+    return out;
+  }
+  // Turns the reuse of memory freed on another stream, ordered by events, on or off (cudaMemPoolReuseFollowEventDependencies).
+  void set_reuse_follow_event_dependencies(bool enabled) const {
+    check(cmr_cuda_async_view_resource_set_reuse_follow_event_dependencies(get(), enabled));
+  }
+  // Whether the pool reuses memory whose free has already completed on another stream, without any dependency (cudaMemPoolReuseAllowOpportunistic).
+  bool reuse_allow_opportunistic() const {
+    bool out{};
+    check(cmr_cuda_async_view_resource_reuse_allow_opportunistic(get(), &out));
+    return out;
+  }
+  // Turns the opportunistic reuse of memory freed on another stream on or off (cudaMemPoolReuseAllowOpportunistic).
+  void set_reuse_allow_opportunistic(bool enabled) const {
+    check(cmr_cuda_async_view_resource_set_reuse_allow_opportunistic(get(), enabled));
+  }
+  // Whether the pool may make an allocating stream wait on another stream's pending free to reuse its memory (cudaMemPoolReuseAllowInternalDependencies).
+  bool reuse_allow_internal_dependencies() const {
+    bool out{};
+    check(cmr_cuda_async_view_resource_reuse_allow_internal_dependencies(get(), &out));
+    return out;
+  }
+  // Turns the reuse of memory behind dependencies the driver inserts on or off (cudaMemPoolReuseAllowInternalDependencies).
+  void set_reuse_allow_internal_dependencies(bool enabled) const {
+    check(cmr_cuda_async_view_resource_set_reuse_allow_internal_dependencies(get(), enabled));
   }
 
  private:
@@ -480,6 +679,73 @@ class pinned_host_resource
   explicit pinned_host_resource(cmr_pinned_host_resource *handle) noexcept : owner(handle) {}
 };
 
+// pinned_host_pool (leaf; cuda build): see docs/api.md.
+class pinned_host_pool_resource
+    : public detail::owner<cmr_pinned_host_pool_resource, &cmr_pinned_host_pool_resource_destroy, &cmr_pinned_host_pool_resource_ref> {
+ public:
+  explicit pinned_host_pool_resource(cmr::optional_arg<cmr_optional_int> numa_node = {}, cmr::optional_arg<cmr_optional_size> initial_pool_size = {}, cmr::optional_arg<cmr_optional_size> release_threshold = {}) {
+    check(cmr_pinned_host_pool_resource_create(numa_node.c(), initial_pool_size.c(), release_threshold.c(), out()));
+  }
+  static pinned_host_pool_resource from_ref(resource_ref ref) {
+    cmr_pinned_host_pool_resource *handle = nullptr;
+    check(cmr_pinned_host_pool_resource_from_ref(ref.c(), &handle));
+    return pinned_host_pool_resource(handle);
+  }
+  // The cudaMemPool_t the resource allocates from.
+  void * pool_handle() const {
+    void *out{};
+    check(cmr_pinned_host_pool_resource_pool_handle(get(), &out));
+    return out;
+  }
+  // The bytes the pool keeps reserved across synchronizations as it is now (cudaMemPoolAttrReleaseThreshold).
+  size_t release_threshold() const {
+    size_t out{};
+    check(cmr_pinned_host_pool_resource_release_threshold(get(), &out));
+    return out;
+  }
+  // Sets the bytes the pool keeps reserved across synchronizations (cudaMemPoolAttrReleaseThreshold).
+  void set_release_threshold(size_t release_threshold) const {
+    check(cmr_pinned_host_pool_resource_set_release_threshold(get(), release_threshold));
+  }
+  // Returns the pool's unused memory to the driver until at most min_bytes_to_keep stay reserved (cudaMemPoolTrimTo); memory in use stays.
+  void trim(size_t min_bytes_to_keep) const {
+    check(cmr_pinned_host_pool_resource_trim(get(), min_bytes_to_keep));
+  }
+  // Whether the pool reuses memory freed on another stream once an event the allocating stream waits on orders the free before it (cudaMemPoolReuseFollowEventDependencies).
+  bool reuse_follow_event_dependencies() const {
+    bool out{};
+    check(cmr_pinned_host_pool_resource_reuse_follow_event_dependencies(get(), &out));
+    return out;
+  }
+  // Turns the reuse of memory freed on another stream, ordered by events, on or off (cudaMemPoolReuseFollowEventDependencies).
+  void set_reuse_follow_event_dependencies(bool enabled) const {
+    check(cmr_pinned_host_pool_resource_set_reuse_follow_event_dependencies(get(), enabled));
+  }
+  // Whether the pool reuses memory whose free has already completed on another stream, without any dependency (cudaMemPoolReuseAllowOpportunistic).
+  bool reuse_allow_opportunistic() const {
+    bool out{};
+    check(cmr_pinned_host_pool_resource_reuse_allow_opportunistic(get(), &out));
+    return out;
+  }
+  // Turns the opportunistic reuse of memory freed on another stream on or off (cudaMemPoolReuseAllowOpportunistic).
+  void set_reuse_allow_opportunistic(bool enabled) const {
+    check(cmr_pinned_host_pool_resource_set_reuse_allow_opportunistic(get(), enabled));
+  }
+  // Whether the pool may make an allocating stream wait on another stream's pending free to reuse its memory (cudaMemPoolReuseAllowInternalDependencies).
+  bool reuse_allow_internal_dependencies() const {
+    bool out{};
+    check(cmr_pinned_host_pool_resource_reuse_allow_internal_dependencies(get(), &out));
+    return out;
+  }
+  // Turns the reuse of memory behind dependencies the driver inserts on or off (cudaMemPoolReuseAllowInternalDependencies).
+  void set_reuse_allow_internal_dependencies(bool enabled) const {
+    check(cmr_pinned_host_pool_resource_set_reuse_allow_internal_dependencies(get(), enabled));
+  }
+
+ private:
+  explicit pinned_host_pool_resource(cmr_pinned_host_pool_resource *handle) noexcept : owner(handle) {}
+};
+
 // pool (suballocator; cuda and host builds): see docs/api.md.
 class pool_resource
     : public detail::owner<cmr_pool_resource, &cmr_pool_resource_destroy, &cmr_pool_resource_ref> {
@@ -542,6 +808,23 @@ class prefetch_resource
 
  private:
   explicit prefetch_resource(cmr_prefetch_resource *handle) noexcept : owner(handle) {}
+};
+
+// registered_host (leaf; cuda and host builds): see docs/api.md.
+class registered_host_resource
+    : public detail::owner<cmr_registered_host_resource, &cmr_registered_host_resource_destroy, &cmr_registered_host_resource_ref> {
+ public:
+  explicit registered_host_resource(cmr::optional_arg<cmr_optional_int> touch_threads = {}, cmr_registered_host_huge_pages huge_pages = CMR_REGISTERED_HOST_HUGE_PAGES_TRANSPARENT) {
+    check(cmr_registered_host_resource_create(touch_threads.c(), huge_pages, out()));
+  }
+  static registered_host_resource from_ref(resource_ref ref) {
+    cmr_registered_host_resource *handle = nullptr;
+    check(cmr_registered_host_resource_from_ref(ref.c(), &handle));
+    return registered_host_resource(handle);
+  }
+
+ private:
+  explicit registered_host_resource(cmr_registered_host_resource *handle) noexcept : owner(handle) {}
 };
 
 // sam_headroom (leaf; cuda and host builds): see docs/api.md.

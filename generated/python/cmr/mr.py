@@ -31,6 +31,7 @@ __all__ = [
     "CallbackMemoryResource",
     "CudaMemoryResource",
     "CudaAsyncMemoryResource",
+    "CudaAsyncDevicePoolMemoryResource",
     "CudaAsyncManagedMemoryResource",
     "CudaAsyncViewMemoryResource",
     "ExpandableMemoryResource",
@@ -41,8 +42,10 @@ __all__ = [
     "LoggingResourceAdaptor",
     "ManagedMemoryResource",
     "PinnedHostMemoryResource",
+    "PinnedHostPoolMemoryResource",
     "PoolMemoryResource",
     "PrefetchResourceAdaptor",
+    "RegisteredHostMemoryResource",
     "SamHeadroomMemoryResource",
     "SimulatedMemoryResource",
     "StatisticsResourceAdaptor",
@@ -63,6 +66,11 @@ _CUDA_ASYNC_EXPORT_HANDLE_TYPE = {
     "posix_file_descriptor_and_fabric": capi.CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_AND_FABRIC,
 }
 
+_CUDA_ASYNC_DEVICE_POOL_POOL = {
+    "current": capi.CMR_CUDA_ASYNC_DEVICE_POOL_POOL_CURRENT,
+    "device_default": capi.CMR_CUDA_ASYNC_DEVICE_POOL_POOL_DEVICE_DEFAULT,
+}
+
 _FIXED_SIZE_CAPTURE = {
     "serve": capi.CMR_FIXED_SIZE_CAPTURE_SERVE,
     "refuse": capi.CMR_FIXED_SIZE_CAPTURE_REFUSE,
@@ -71,6 +79,12 @@ _FIXED_SIZE_CAPTURE = {
 _POOL_CAPTURE = {
     "serve": capi.CMR_POOL_CAPTURE_SERVE,
     "refuse": capi.CMR_POOL_CAPTURE_REFUSE,
+}
+
+_REGISTERED_HOST_HUGE_PAGES = {
+    "transparent": capi.CMR_REGISTERED_HOST_HUGE_PAGES_TRANSPARENT,
+    "reserved": capi.CMR_REGISTERED_HOST_HUGE_PAGES_RESERVED,
+    "none": capi.CMR_REGISTERED_HOST_HUGE_PAGES_NONE,
 }
 
 
@@ -385,13 +399,114 @@ class _CudaAsyncMemoryResource(DeviceMemoryResource):
         """The cudaMemPool_t the resource allocates from."""
         return capi.cmr_cuda_async_resource_pool_handle(self._handle)
 
+    def export_file_descriptor(self) -> int:
+        """A new POSIX file descriptor of the pool (cudaMemPoolExportToShareableHandle), which the caller owns and closes, for another process to import (cmr/ipc.h); CMR_ERROR_UNSUPPORTED unless export_handle_type includes posix_file_descriptor."""
+        return capi.cmr_cuda_async_resource_export_file_descriptor(self._handle)
+
     def release_threshold(self) -> int:
-        """The release threshold the pool was created with."""
+        """The bytes the pool keeps reserved across synchronizations as it is now (cudaMemPoolAttrReleaseThreshold)."""
         return capi.cmr_cuda_async_resource_release_threshold(self._handle)
+
+    def set_release_threshold(self, release_threshold) -> None:
+        """Sets the bytes the pool keeps reserved across synchronizations (cudaMemPoolAttrReleaseThreshold)."""
+        capi.cmr_cuda_async_resource_set_release_threshold(self._handle, _args.size(release_threshold, "release_threshold"))
+
+    def trim(self, min_bytes_to_keep) -> None:
+        """Returns the pool's unused memory to the driver until at most min_bytes_to_keep stay reserved (cudaMemPoolTrimTo); memory in use stays."""
+        capi.cmr_cuda_async_resource_trim(self._handle, _args.size(min_bytes_to_keep, "min_bytes_to_keep"))
+
+    def reuse_follow_event_dependencies(self) -> bool:
+        """Whether the pool reuses memory freed on another stream once an event the allocating stream waits on orders the free before it (cudaMemPoolReuseFollowEventDependencies)."""
+        return capi.cmr_cuda_async_resource_reuse_follow_event_dependencies(self._handle)
+
+    def set_reuse_follow_event_dependencies(self, enabled) -> None:
+        """Turns the reuse of memory freed on another stream, ordered by events, on or off (cudaMemPoolReuseFollowEventDependencies)."""
+        capi.cmr_cuda_async_resource_set_reuse_follow_event_dependencies(self._handle, _args.boolean(enabled, "enabled"))
+
+    def reuse_allow_opportunistic(self) -> bool:
+        """Whether the pool reuses memory whose free has already completed on another stream, without any dependency (cudaMemPoolReuseAllowOpportunistic)."""
+        return capi.cmr_cuda_async_resource_reuse_allow_opportunistic(self._handle)
+
+    def set_reuse_allow_opportunistic(self, enabled) -> None:
+        """Turns the opportunistic reuse of memory freed on another stream on or off (cudaMemPoolReuseAllowOpportunistic)."""
+        capi.cmr_cuda_async_resource_set_reuse_allow_opportunistic(self._handle, _args.boolean(enabled, "enabled"))
+
+    def reuse_allow_internal_dependencies(self) -> bool:
+        """Whether the pool may make an allocating stream wait on another stream's pending free to reuse its memory (cudaMemPoolReuseAllowInternalDependencies)."""
+        return capi.cmr_cuda_async_resource_reuse_allow_internal_dependencies(self._handle)
+
+    def set_reuse_allow_internal_dependencies(self, enabled) -> None:
+        """Turns the reuse of memory behind dependencies the driver inserts on or off (cudaMemPoolReuseAllowInternalDependencies)."""
+        capi.cmr_cuda_async_resource_set_reuse_allow_internal_dependencies(self._handle, _args.boolean(enabled, "enabled"))
 
 
 class CudaAsyncMemoryResource(_extras.CudaAsyncExtras, _CudaAsyncMemoryResource):
     __doc__ = _CudaAsyncMemoryResource.__doc__
+
+
+class CudaAsyncDevicePoolMemoryResource(DeviceMemoryResource):
+    """Stream-ordered device memory from the pool the current device already has:
+    its current pool (cudaDeviceGetMemPool: the one cudaMallocAsync uses, which
+    cudaDeviceSetMemPool may have replaced) or its default pool
+    (cudaDeviceGetDefaultMemPool), as cuda.core's and CuPy's device resources.
+    The pool is the device's, not the resource's: cmr never destroys it and
+    changes none of its attributes unless a method is called, and every user of
+    the pool sees what a method changes. Two resources over one pool are equal.
+
+    Parameters
+    ----------
+    pool : str, one of "current", "device_default", optional
+        Which of the current device's pools to allocate from, read once at creation: its current pool (current) or its default pool (device_default). Default: current.
+    """
+
+    def __init__(self, pool="current"):
+        self._create(pool)
+
+    def _create(self, pool="current"):
+        handle = capi.cmr_cuda_async_device_pool_resource_create(
+            _args.enum(pool, "pool", _CUDA_ASYNC_DEVICE_POOL_POOL),
+        )
+        self._own(handle, capi.cmr_cuda_async_device_pool_resource_ref, capi.cmr_cuda_async_device_pool_resource_destroy)
+
+    def pool_handle(self) -> int:
+        """The cudaMemPool_t the resource allocates from."""
+        return capi.cmr_cuda_async_device_pool_resource_pool_handle(self._handle)
+
+    def release_threshold(self) -> int:
+        """The bytes the pool keeps reserved across synchronizations as it is now (cudaMemPoolAttrReleaseThreshold)."""
+        return capi.cmr_cuda_async_device_pool_resource_release_threshold(self._handle)
+
+    def set_release_threshold(self, release_threshold) -> None:
+        """Sets the bytes the pool keeps reserved across synchronizations (cudaMemPoolAttrReleaseThreshold)."""
+        capi.cmr_cuda_async_device_pool_resource_set_release_threshold(self._handle, _args.size(release_threshold, "release_threshold"))
+
+    def trim(self, min_bytes_to_keep) -> None:
+        """Returns the pool's unused memory to the driver until at most min_bytes_to_keep stay reserved (cudaMemPoolTrimTo); memory in use stays."""
+        capi.cmr_cuda_async_device_pool_resource_trim(self._handle, _args.size(min_bytes_to_keep, "min_bytes_to_keep"))
+
+    def reuse_follow_event_dependencies(self) -> bool:
+        """Whether the pool reuses memory freed on another stream once an event the allocating stream waits on orders the free before it (cudaMemPoolReuseFollowEventDependencies)."""
+        return capi.cmr_cuda_async_device_pool_resource_reuse_follow_event_dependencies(self._handle)
+
+    def set_reuse_follow_event_dependencies(self, enabled) -> None:
+        """Turns the reuse of memory freed on another stream, ordered by events, on or off (cudaMemPoolReuseFollowEventDependencies)."""
+        capi.cmr_cuda_async_device_pool_resource_set_reuse_follow_event_dependencies(self._handle, _args.boolean(enabled, "enabled"))
+
+    def reuse_allow_opportunistic(self) -> bool:
+        """Whether the pool reuses memory whose free has already completed on another stream, without any dependency (cudaMemPoolReuseAllowOpportunistic)."""
+        return capi.cmr_cuda_async_device_pool_resource_reuse_allow_opportunistic(self._handle)
+
+    def set_reuse_allow_opportunistic(self, enabled) -> None:
+        """Turns the opportunistic reuse of memory freed on another stream on or off (cudaMemPoolReuseAllowOpportunistic)."""
+        capi.cmr_cuda_async_device_pool_resource_set_reuse_allow_opportunistic(self._handle, _args.boolean(enabled, "enabled"))
+
+    def reuse_allow_internal_dependencies(self) -> bool:
+        """Whether the pool may make an allocating stream wait on another stream's pending free to reuse its memory (cudaMemPoolReuseAllowInternalDependencies)."""
+        return capi.cmr_cuda_async_device_pool_resource_reuse_allow_internal_dependencies(self._handle)
+
+    def set_reuse_allow_internal_dependencies(self, enabled) -> None:
+        """Turns the reuse of memory behind dependencies the driver inserts on or off (cudaMemPoolReuseAllowInternalDependencies)."""
+        capi.cmr_cuda_async_device_pool_resource_set_reuse_allow_internal_dependencies(self._handle, _args.boolean(enabled, "enabled"))
 
 
 class CudaAsyncManagedMemoryResource(DeviceMemoryResource):
@@ -416,6 +531,42 @@ class CudaAsyncManagedMemoryResource(DeviceMemoryResource):
     def pool_handle(self) -> int:
         """The managed cudaMemPool_t the resource allocates from."""
         return capi.cmr_cuda_async_managed_resource_pool_handle(self._handle)
+
+    def release_threshold(self) -> int:
+        """The bytes the pool keeps reserved across synchronizations as it is now (cudaMemPoolAttrReleaseThreshold)."""
+        return capi.cmr_cuda_async_managed_resource_release_threshold(self._handle)
+
+    def set_release_threshold(self, release_threshold) -> None:
+        """Sets the bytes the pool keeps reserved across synchronizations (cudaMemPoolAttrReleaseThreshold)."""
+        capi.cmr_cuda_async_managed_resource_set_release_threshold(self._handle, _args.size(release_threshold, "release_threshold"))
+
+    def trim(self, min_bytes_to_keep) -> None:
+        """Returns the pool's unused memory to the driver until at most min_bytes_to_keep stay reserved (cudaMemPoolTrimTo); memory in use stays."""
+        capi.cmr_cuda_async_managed_resource_trim(self._handle, _args.size(min_bytes_to_keep, "min_bytes_to_keep"))
+
+    def reuse_follow_event_dependencies(self) -> bool:
+        """Whether the pool reuses memory freed on another stream once an event the allocating stream waits on orders the free before it (cudaMemPoolReuseFollowEventDependencies)."""
+        return capi.cmr_cuda_async_managed_resource_reuse_follow_event_dependencies(self._handle)
+
+    def set_reuse_follow_event_dependencies(self, enabled) -> None:
+        """Turns the reuse of memory freed on another stream, ordered by events, on or off (cudaMemPoolReuseFollowEventDependencies)."""
+        capi.cmr_cuda_async_managed_resource_set_reuse_follow_event_dependencies(self._handle, _args.boolean(enabled, "enabled"))
+
+    def reuse_allow_opportunistic(self) -> bool:
+        """Whether the pool reuses memory whose free has already completed on another stream, without any dependency (cudaMemPoolReuseAllowOpportunistic)."""
+        return capi.cmr_cuda_async_managed_resource_reuse_allow_opportunistic(self._handle)
+
+    def set_reuse_allow_opportunistic(self, enabled) -> None:
+        """Turns the opportunistic reuse of memory freed on another stream on or off (cudaMemPoolReuseAllowOpportunistic)."""
+        capi.cmr_cuda_async_managed_resource_set_reuse_allow_opportunistic(self._handle, _args.boolean(enabled, "enabled"))
+
+    def reuse_allow_internal_dependencies(self) -> bool:
+        """Whether the pool may make an allocating stream wait on another stream's pending free to reuse its memory (cudaMemPoolReuseAllowInternalDependencies)."""
+        return capi.cmr_cuda_async_managed_resource_reuse_allow_internal_dependencies(self._handle)
+
+    def set_reuse_allow_internal_dependencies(self, enabled) -> None:
+        """Turns the reuse of memory behind dependencies the driver inserts on or off (cudaMemPoolReuseAllowInternalDependencies)."""
+        capi.cmr_cuda_async_managed_resource_set_reuse_allow_internal_dependencies(self._handle, _args.boolean(enabled, "enabled"))
 
 
 class CudaAsyncViewMemoryResource(DeviceMemoryResource):
@@ -443,6 +594,42 @@ class CudaAsyncViewMemoryResource(DeviceMemoryResource):
     def pool_handle(self) -> int:
         """The cudaMemPool_t the view allocates from."""
         return capi.cmr_cuda_async_view_resource_pool_handle(self._handle)
+
+    def release_threshold(self) -> int:
+        """The bytes the pool keeps reserved across synchronizations as it is now (cudaMemPoolAttrReleaseThreshold)."""
+        return capi.cmr_cuda_async_view_resource_release_threshold(self._handle)
+
+    def set_release_threshold(self, release_threshold) -> None:
+        """Sets the bytes the pool keeps reserved across synchronizations (cudaMemPoolAttrReleaseThreshold)."""
+        capi.cmr_cuda_async_view_resource_set_release_threshold(self._handle, _args.size(release_threshold, "release_threshold"))
+
+    def trim(self, min_bytes_to_keep) -> None:
+        """Returns the pool's unused memory to the driver until at most min_bytes_to_keep stay reserved (cudaMemPoolTrimTo); memory in use stays."""
+        capi.cmr_cuda_async_view_resource_trim(self._handle, _args.size(min_bytes_to_keep, "min_bytes_to_keep"))
+
+    def reuse_follow_event_dependencies(self) -> bool:
+        """Whether the pool reuses memory freed on another stream once an event the allocating stream waits on orders the free before it (cudaMemPoolReuseFollowEventDependencies)."""
+        return capi.cmr_cuda_async_view_resource_reuse_follow_event_dependencies(self._handle)
+
+    def set_reuse_follow_event_dependencies(self, enabled) -> None:
+        """Turns the reuse of memory freed on another stream, ordered by events, on or off (cudaMemPoolReuseFollowEventDependencies)."""
+        capi.cmr_cuda_async_view_resource_set_reuse_follow_event_dependencies(self._handle, _args.boolean(enabled, "enabled"))
+
+    def reuse_allow_opportunistic(self) -> bool:
+        """Whether the pool reuses memory whose free has already completed on another stream, without any dependency (cudaMemPoolReuseAllowOpportunistic)."""
+        return capi.cmr_cuda_async_view_resource_reuse_allow_opportunistic(self._handle)
+
+    def set_reuse_allow_opportunistic(self, enabled) -> None:
+        """Turns the opportunistic reuse of memory freed on another stream on or off (cudaMemPoolReuseAllowOpportunistic)."""
+        capi.cmr_cuda_async_view_resource_set_reuse_allow_opportunistic(self._handle, _args.boolean(enabled, "enabled"))
+
+    def reuse_allow_internal_dependencies(self) -> bool:
+        """Whether the pool may make an allocating stream wait on another stream's pending free to reuse its memory (cudaMemPoolReuseAllowInternalDependencies)."""
+        return capi.cmr_cuda_async_view_resource_reuse_allow_internal_dependencies(self._handle)
+
+    def set_reuse_allow_internal_dependencies(self, enabled) -> None:
+        """Turns the reuse of memory behind dependencies the driver inserts on or off (cudaMemPoolReuseAllowInternalDependencies)."""
+        capi.cmr_cuda_async_view_resource_set_reuse_allow_internal_dependencies(self._handle, _args.boolean(enabled, "enabled"))
 
 
 class ExpandableMemoryResource(DeviceMemoryResource):
@@ -850,6 +1037,77 @@ class PinnedHostMemoryResource(DeviceMemoryResource):
         self._own(handle, capi.cmr_pinned_host_resource_ref, capi.cmr_pinned_host_resource_destroy)
 
 
+class PinnedHostPoolMemoryResource(DeviceMemoryResource):
+    """Stream-ordered pinned host memory from a cudaMemPool_t of its own located on
+    the host (cudaMemLocationTypeHost) or on one host NUMA node
+    (cudaMemLocationTypeHostNuma), as cuda.core's PinnedMemoryResource: memory
+    freed on a stream is reused at once on that stream, without a cudaFreeHost
+    that synchronizes the device. The device current at creation is granted read
+    and write access, so its kernels and copies reach the memory. A driver or
+    device without host pools is CMR_ERROR_UNSUPPORTED.
+
+    Parameters
+    ----------
+    numa_node : int, optional
+        The host NUMA node the memory is placed on (cudaMemLocationTypeHostNuma); -1 places it on the host as the operating system chooses (cudaMemLocationTypeHost). Default: -1.
+    initial_pool_size : int or str, optional
+        Bytes to allocate and free once at creation so the pool starts with that much reserved; 0 reserves nothing. Default: 0.
+    release_threshold : int or str, optional
+        Bytes the pool keeps reserved across synchronizations before returning memory to the driver. Default: keep everything (SIZE_MAX).
+    """
+
+    def __init__(self, numa_node=-1, initial_pool_size=0, release_threshold=None):
+        self._create(numa_node, initial_pool_size, release_threshold)
+
+    def _create(self, numa_node=-1, initial_pool_size=0, release_threshold=None):
+        handle = capi.cmr_pinned_host_pool_resource_create(
+            _args.optional_integer(numa_node, "numa_node"),
+            _args.optional_size(initial_pool_size, "initial_pool_size"),
+            _args.optional_size(release_threshold, "release_threshold"),
+        )
+        self._own(handle, capi.cmr_pinned_host_pool_resource_ref, capi.cmr_pinned_host_pool_resource_destroy)
+
+    def pool_handle(self) -> int:
+        """The cudaMemPool_t the resource allocates from."""
+        return capi.cmr_pinned_host_pool_resource_pool_handle(self._handle)
+
+    def release_threshold(self) -> int:
+        """The bytes the pool keeps reserved across synchronizations as it is now (cudaMemPoolAttrReleaseThreshold)."""
+        return capi.cmr_pinned_host_pool_resource_release_threshold(self._handle)
+
+    def set_release_threshold(self, release_threshold) -> None:
+        """Sets the bytes the pool keeps reserved across synchronizations (cudaMemPoolAttrReleaseThreshold)."""
+        capi.cmr_pinned_host_pool_resource_set_release_threshold(self._handle, _args.size(release_threshold, "release_threshold"))
+
+    def trim(self, min_bytes_to_keep) -> None:
+        """Returns the pool's unused memory to the driver until at most min_bytes_to_keep stay reserved (cudaMemPoolTrimTo); memory in use stays."""
+        capi.cmr_pinned_host_pool_resource_trim(self._handle, _args.size(min_bytes_to_keep, "min_bytes_to_keep"))
+
+    def reuse_follow_event_dependencies(self) -> bool:
+        """Whether the pool reuses memory freed on another stream once an event the allocating stream waits on orders the free before it (cudaMemPoolReuseFollowEventDependencies)."""
+        return capi.cmr_pinned_host_pool_resource_reuse_follow_event_dependencies(self._handle)
+
+    def set_reuse_follow_event_dependencies(self, enabled) -> None:
+        """Turns the reuse of memory freed on another stream, ordered by events, on or off (cudaMemPoolReuseFollowEventDependencies)."""
+        capi.cmr_pinned_host_pool_resource_set_reuse_follow_event_dependencies(self._handle, _args.boolean(enabled, "enabled"))
+
+    def reuse_allow_opportunistic(self) -> bool:
+        """Whether the pool reuses memory whose free has already completed on another stream, without any dependency (cudaMemPoolReuseAllowOpportunistic)."""
+        return capi.cmr_pinned_host_pool_resource_reuse_allow_opportunistic(self._handle)
+
+    def set_reuse_allow_opportunistic(self, enabled) -> None:
+        """Turns the opportunistic reuse of memory freed on another stream on or off (cudaMemPoolReuseAllowOpportunistic)."""
+        capi.cmr_pinned_host_pool_resource_set_reuse_allow_opportunistic(self._handle, _args.boolean(enabled, "enabled"))
+
+    def reuse_allow_internal_dependencies(self) -> bool:
+        """Whether the pool may make an allocating stream wait on another stream's pending free to reuse its memory (cudaMemPoolReuseAllowInternalDependencies)."""
+        return capi.cmr_pinned_host_pool_resource_reuse_allow_internal_dependencies(self._handle)
+
+    def set_reuse_allow_internal_dependencies(self, enabled) -> None:
+        """Turns the reuse of memory behind dependencies the driver inserts on or off (cudaMemPoolReuseAllowInternalDependencies)."""
+        capi.cmr_pinned_host_pool_resource_set_reuse_allow_internal_dependencies(self._handle, _args.boolean(enabled, "enabled"))
+
+
 class PoolMemoryResource(UpstreamResourceAdaptor):
     """A coalescing best-fit suballocator over memory it takes from its upstream in
     chunks, stream-ordered: memory freed on a stream is reusable on that stream at
@@ -962,6 +1220,37 @@ class PrefetchResourceAdaptor(UpstreamResourceAdaptor):
         )
         self._own(handle, capi.cmr_prefetch_resource_ref, capi.cmr_prefetch_resource_destroy)
         self.upstream_mr = upstream_mr
+
+
+class RegisteredHostMemoryResource(DeviceMemoryResource):
+    """Pinned host memory made fast for large allocations: each allocation is a
+    fresh anonymous mapping, backed by huge pages where the kernel has them,
+    whose pages several threads touch at once before one cudaHostRegister pins
+    the already-present pages (cudaMallocHost pins page by page, one thread,
+    which takes seconds for tens of GiB). Meant as the upstream of a
+    suballocator that asks for a few large chunks, such as pool with a large
+    initial_pool_size. The host build maps and touches the memory the same way
+    and registers nothing (the host is the device there); the CUDA build without
+    a driver or device does not make it (CMR_ERROR_NO_DEVICE). Deallocation waits
+    for the stream first, since queued device work may still read the memory.
+
+    Parameters
+    ----------
+    touch_threads : int, optional
+        Threads that touch a new mapping's pages at once; 0 uses one per online CPU, at most 16. Mappings under 64 MiB are touched by the calling thread alone. Default: 0.
+    huge_pages : str, one of "transparent", "reserved", "none", optional
+        Huge pages for the mappings: transparent asks for transparent huge pages (madvise MADV_HUGEPAGE), reserved takes the kernel's reserved huge pages (MAP_HUGETLB) and falls back to transparent where none are free, none uses base pages. Default: transparent.
+    """
+
+    def __init__(self, touch_threads=0, huge_pages="transparent"):
+        self._create(touch_threads, huge_pages)
+
+    def _create(self, touch_threads=0, huge_pages="transparent"):
+        handle = capi.cmr_registered_host_resource_create(
+            _args.optional_integer(touch_threads, "touch_threads"),
+            _args.enum(huge_pages, "huge_pages", _REGISTERED_HOST_HUGE_PAGES),
+        )
+        self._own(handle, capi.cmr_registered_host_resource_ref, capi.cmr_registered_host_resource_destroy)
 
 
 class SamHeadroomMemoryResource(DeviceMemoryResource):
@@ -1270,6 +1559,7 @@ _CLASSES = {
     "callback": (CallbackMemoryResource, capi.cmr_callback_resource_from_ref, capi.cmr_callback_resource_destroy),
     "cuda": (CudaMemoryResource, capi.cmr_cuda_resource_from_ref, capi.cmr_cuda_resource_destroy),
     "cuda_async": (CudaAsyncMemoryResource, capi.cmr_cuda_async_resource_from_ref, capi.cmr_cuda_async_resource_destroy),
+    "cuda_async_device_pool": (CudaAsyncDevicePoolMemoryResource, capi.cmr_cuda_async_device_pool_resource_from_ref, capi.cmr_cuda_async_device_pool_resource_destroy),
     "cuda_async_managed": (CudaAsyncManagedMemoryResource, capi.cmr_cuda_async_managed_resource_from_ref, capi.cmr_cuda_async_managed_resource_destroy),
     "cuda_async_view": (CudaAsyncViewMemoryResource, capi.cmr_cuda_async_view_resource_from_ref, capi.cmr_cuda_async_view_resource_destroy),
     "expandable": (ExpandableMemoryResource, capi.cmr_expandable_resource_from_ref, capi.cmr_expandable_resource_destroy),
@@ -1280,8 +1570,10 @@ _CLASSES = {
     "logging": (LoggingResourceAdaptor, capi.cmr_logging_resource_from_ref, capi.cmr_logging_resource_destroy),
     "managed": (ManagedMemoryResource, capi.cmr_managed_resource_from_ref, capi.cmr_managed_resource_destroy),
     "pinned_host": (PinnedHostMemoryResource, capi.cmr_pinned_host_resource_from_ref, capi.cmr_pinned_host_resource_destroy),
+    "pinned_host_pool": (PinnedHostPoolMemoryResource, capi.cmr_pinned_host_pool_resource_from_ref, capi.cmr_pinned_host_pool_resource_destroy),
     "pool": (PoolMemoryResource, capi.cmr_pool_resource_from_ref, capi.cmr_pool_resource_destroy),
     "prefetch": (PrefetchResourceAdaptor, capi.cmr_prefetch_resource_from_ref, capi.cmr_prefetch_resource_destroy),
+    "registered_host": (RegisteredHostMemoryResource, capi.cmr_registered_host_resource_from_ref, capi.cmr_registered_host_resource_destroy),
     "sam_headroom": (SamHeadroomMemoryResource, capi.cmr_sam_headroom_resource_from_ref, capi.cmr_sam_headroom_resource_destroy),
     "simulated": (SimulatedMemoryResource, capi.cmr_simulated_resource_from_ref, capi.cmr_simulated_resource_destroy),
     "statistics": (StatisticsResourceAdaptor, capi.cmr_statistics_resource_from_ref, capi.cmr_statistics_resource_destroy),

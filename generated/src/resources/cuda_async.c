@@ -115,11 +115,6 @@ cmr_status cmr_cuda_async_resource_from_ref(cmr_resource_ref ref, cmr_cuda_async
   return cmr_resource_from_ref(&cuda_async_class, ref, (void **)out);
 }
 
-/* The parameters it was created with: the start of its algorithm's struct. */
-static const cmr_cuda_async_params *cuda_async_created_with(const cmr_object *object) {
-  return (const cmr_cuda_async_params *)(const void *)((const cmr_resource_object *)object)->impl;
-}
-
 cmr_status cmr_cuda_async_resource_pool_handle(cmr_cuda_async_resource *handle, void **out) {
   cmr_object *object;
   cmr_status status = cmr_handle_object(handle, &cuda_async_class.type, "cmr_cuda_async_resource_pool_handle", &object);
@@ -131,14 +126,123 @@ cmr_status cmr_cuda_async_resource_pool_handle(cmr_cuda_async_resource *handle, 
   return status;
 }
 
+cmr_status cmr_cuda_async_resource_export_file_descriptor(cmr_cuda_async_resource *handle, int *out) {
+  cmr_object *object;
+  cmr_status status =
+      cmr_handle_object(handle, &cuda_async_class.type, "cmr_cuda_async_resource_export_file_descriptor", &object);
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL)
+    return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_async_resource_export_file_descriptor: out is NULL");
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_cuda_async_impl_export_file_descriptor(((cmr_resource_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
+}
+
 cmr_status cmr_cuda_async_resource_release_threshold(cmr_cuda_async_resource *handle, size_t *out) {
   cmr_object *object;
   cmr_status status =
       cmr_handle_object(handle, &cuda_async_class.type, "cmr_cuda_async_resource_release_threshold", &object);
   if (status != CMR_SUCCESS) return status;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_async_resource_release_threshold: out is NULL");
-  *out = cuda_async_created_with(object)->release_threshold;
-  return CMR_SUCCESS;
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_cuda_async_impl_release_threshold(((cmr_resource_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
+}
+
+cmr_status cmr_cuda_async_resource_set_release_threshold(cmr_cuda_async_resource *handle, size_t release_threshold) {
+  cmr_object *object;
+  cmr_status status =
+      cmr_handle_object(handle, &cuda_async_class.type, "cmr_cuda_async_resource_set_release_threshold", &object);
+  if (status != CMR_SUCCESS) return status;
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_cuda_async_impl_set_release_threshold(((cmr_resource_object *)object)->impl, release_threshold);
+  cmr_call_end();
+  return status;
+}
+
+cmr_status cmr_cuda_async_resource_trim(cmr_cuda_async_resource *handle, size_t min_bytes_to_keep) {
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &cuda_async_class.type, "cmr_cuda_async_resource_trim", &object);
+  if (status != CMR_SUCCESS) return status;
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_cuda_async_impl_trim(((cmr_resource_object *)object)->impl, min_bytes_to_keep);
+  cmr_call_end();
+  return status;
+}
+
+cmr_status cmr_cuda_async_resource_reuse_follow_event_dependencies(cmr_cuda_async_resource *handle, bool *out) {
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &cuda_async_class.type,
+                                        "cmr_cuda_async_resource_reuse_follow_event_dependencies", &object);
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL)
+    return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_async_resource_reuse_follow_event_dependencies: out is NULL");
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_cuda_async_impl_reuse_follow_event_dependencies(((cmr_resource_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
+}
+
+cmr_status cmr_cuda_async_resource_set_reuse_follow_event_dependencies(cmr_cuda_async_resource *handle, bool enabled) {
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &cuda_async_class.type,
+                                        "cmr_cuda_async_resource_set_reuse_follow_event_dependencies", &object);
+  if (status != CMR_SUCCESS) return status;
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_cuda_async_impl_set_reuse_follow_event_dependencies(((cmr_resource_object *)object)->impl, enabled);
+  cmr_call_end();
+  return status;
+}
+
+cmr_status cmr_cuda_async_resource_reuse_allow_opportunistic(cmr_cuda_async_resource *handle, bool *out) {
+  cmr_object *object;
+  cmr_status status =
+      cmr_handle_object(handle, &cuda_async_class.type, "cmr_cuda_async_resource_reuse_allow_opportunistic", &object);
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL)
+    return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_async_resource_reuse_allow_opportunistic: out is NULL");
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_cuda_async_impl_reuse_allow_opportunistic(((cmr_resource_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
+}
+
+cmr_status cmr_cuda_async_resource_set_reuse_allow_opportunistic(cmr_cuda_async_resource *handle, bool enabled) {
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &cuda_async_class.type,
+                                        "cmr_cuda_async_resource_set_reuse_allow_opportunistic", &object);
+  if (status != CMR_SUCCESS) return status;
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_cuda_async_impl_set_reuse_allow_opportunistic(((cmr_resource_object *)object)->impl, enabled);
+  cmr_call_end();
+  return status;
+}
+
+cmr_status cmr_cuda_async_resource_reuse_allow_internal_dependencies(cmr_cuda_async_resource *handle, bool *out) {
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &cuda_async_class.type,
+                                        "cmr_cuda_async_resource_reuse_allow_internal_dependencies", &object);
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL)
+    return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_async_resource_reuse_allow_internal_dependencies: out is NULL");
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_cuda_async_impl_reuse_allow_internal_dependencies(((cmr_resource_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
+}
+
+cmr_status cmr_cuda_async_resource_set_reuse_allow_internal_dependencies(cmr_cuda_async_resource *handle,
+                                                                         bool enabled) {
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &cuda_async_class.type,
+                                        "cmr_cuda_async_resource_set_reuse_allow_internal_dependencies", &object);
+  if (status != CMR_SUCCESS) return status;
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_cuda_async_impl_set_reuse_allow_internal_dependencies(((cmr_resource_object *)object)->impl, enabled);
+  cmr_call_end();
+  return status;
 }
 
 #else /* the cuda_async resource is not in this build */
@@ -179,10 +283,65 @@ cmr_status cmr_cuda_async_resource_pool_handle(cmr_cuda_async_resource *handle, 
   return cmr_unavailable("cmr_cuda_async_resource_pool_handle", "cuda_async");
 }
 
+cmr_status cmr_cuda_async_resource_export_file_descriptor(cmr_cuda_async_resource *handle, int *out) {
+  (void)handle;
+  (void)out;
+  return cmr_unavailable("cmr_cuda_async_resource_export_file_descriptor", "cuda_async");
+}
+
 cmr_status cmr_cuda_async_resource_release_threshold(cmr_cuda_async_resource *handle, size_t *out) {
   (void)handle;
   (void)out;
   return cmr_unavailable("cmr_cuda_async_resource_release_threshold", "cuda_async");
+}
+
+cmr_status cmr_cuda_async_resource_set_release_threshold(cmr_cuda_async_resource *handle, size_t release_threshold) {
+  (void)handle;
+  (void)release_threshold;
+  return cmr_unavailable("cmr_cuda_async_resource_set_release_threshold", "cuda_async");
+}
+
+cmr_status cmr_cuda_async_resource_trim(cmr_cuda_async_resource *handle, size_t min_bytes_to_keep) {
+  (void)handle;
+  (void)min_bytes_to_keep;
+  return cmr_unavailable("cmr_cuda_async_resource_trim", "cuda_async");
+}
+
+cmr_status cmr_cuda_async_resource_reuse_follow_event_dependencies(cmr_cuda_async_resource *handle, bool *out) {
+  (void)handle;
+  (void)out;
+  return cmr_unavailable("cmr_cuda_async_resource_reuse_follow_event_dependencies", "cuda_async");
+}
+
+cmr_status cmr_cuda_async_resource_set_reuse_follow_event_dependencies(cmr_cuda_async_resource *handle, bool enabled) {
+  (void)handle;
+  (void)enabled;
+  return cmr_unavailable("cmr_cuda_async_resource_set_reuse_follow_event_dependencies", "cuda_async");
+}
+
+cmr_status cmr_cuda_async_resource_reuse_allow_opportunistic(cmr_cuda_async_resource *handle, bool *out) {
+  (void)handle;
+  (void)out;
+  return cmr_unavailable("cmr_cuda_async_resource_reuse_allow_opportunistic", "cuda_async");
+}
+
+cmr_status cmr_cuda_async_resource_set_reuse_allow_opportunistic(cmr_cuda_async_resource *handle, bool enabled) {
+  (void)handle;
+  (void)enabled;
+  return cmr_unavailable("cmr_cuda_async_resource_set_reuse_allow_opportunistic", "cuda_async");
+}
+
+cmr_status cmr_cuda_async_resource_reuse_allow_internal_dependencies(cmr_cuda_async_resource *handle, bool *out) {
+  (void)handle;
+  (void)out;
+  return cmr_unavailable("cmr_cuda_async_resource_reuse_allow_internal_dependencies", "cuda_async");
+}
+
+cmr_status cmr_cuda_async_resource_set_reuse_allow_internal_dependencies(cmr_cuda_async_resource *handle,
+                                                                         bool enabled) {
+  (void)handle;
+  (void)enabled;
+  return cmr_unavailable("cmr_cuda_async_resource_set_reuse_allow_internal_dependencies", "cuda_async");
 }
 
 #endif

@@ -109,6 +109,122 @@ cmr_status cmr_cuda_async_view_resource_pool_handle(cmr_cuda_async_view_resource
   return CMR_SUCCESS;
 }
 
+cmr_status cmr_cuda_async_view_resource_release_threshold(cmr_cuda_async_view_resource *handle, size_t *out) {
+  cmr_object *object;
+  cmr_status status =
+      cmr_handle_object(handle, &cuda_async_view_class.type, "cmr_cuda_async_view_resource_release_threshold", &object);
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL)
+    return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_async_view_resource_release_threshold: out is NULL");
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_cuda_async_view_impl_release_threshold(((cmr_resource_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
+}
+
+cmr_status cmr_cuda_async_view_resource_set_release_threshold(cmr_cuda_async_view_resource *handle,
+                                                              size_t release_threshold) {
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &cuda_async_view_class.type,
+                                        "cmr_cuda_async_view_resource_set_release_threshold", &object);
+  if (status != CMR_SUCCESS) return status;
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_cuda_async_view_impl_set_release_threshold(((cmr_resource_object *)object)->impl, release_threshold);
+  cmr_call_end();
+  return status;
+}
+
+cmr_status cmr_cuda_async_view_resource_trim(cmr_cuda_async_view_resource *handle, size_t min_bytes_to_keep) {
+  cmr_object *object;
+  cmr_status status =
+      cmr_handle_object(handle, &cuda_async_view_class.type, "cmr_cuda_async_view_resource_trim", &object);
+  if (status != CMR_SUCCESS) return status;
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_cuda_async_view_impl_trim(((cmr_resource_object *)object)->impl, min_bytes_to_keep);
+  cmr_call_end();
+  return status;
+}
+
+cmr_status cmr_cuda_async_view_resource_reuse_follow_event_dependencies(cmr_cuda_async_view_resource *handle,
+                                                                        bool *out) {
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &cuda_async_view_class.type,
+                                        "cmr_cuda_async_view_resource_reuse_follow_event_dependencies", &object);
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL)
+    return cmr_error(CMR_ERROR_NULL_POINTER,
+                     "cmr_cuda_async_view_resource_reuse_follow_event_dependencies: out is NULL");
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_cuda_async_view_impl_reuse_follow_event_dependencies(((cmr_resource_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
+}
+
+cmr_status cmr_cuda_async_view_resource_set_reuse_follow_event_dependencies(cmr_cuda_async_view_resource *handle,
+                                                                            bool enabled) {
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &cuda_async_view_class.type,
+                                        "cmr_cuda_async_view_resource_set_reuse_follow_event_dependencies", &object);
+  if (status != CMR_SUCCESS) return status;
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_cuda_async_view_impl_set_reuse_follow_event_dependencies(((cmr_resource_object *)object)->impl, enabled);
+  cmr_call_end();
+  return status;
+}
+
+cmr_status cmr_cuda_async_view_resource_reuse_allow_opportunistic(cmr_cuda_async_view_resource *handle, bool *out) {
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &cuda_async_view_class.type,
+                                        "cmr_cuda_async_view_resource_reuse_allow_opportunistic", &object);
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL)
+    return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_async_view_resource_reuse_allow_opportunistic: out is NULL");
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_cuda_async_view_impl_reuse_allow_opportunistic(((cmr_resource_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
+}
+
+cmr_status cmr_cuda_async_view_resource_set_reuse_allow_opportunistic(cmr_cuda_async_view_resource *handle,
+                                                                      bool enabled) {
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &cuda_async_view_class.type,
+                                        "cmr_cuda_async_view_resource_set_reuse_allow_opportunistic", &object);
+  if (status != CMR_SUCCESS) return status;
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_cuda_async_view_impl_set_reuse_allow_opportunistic(((cmr_resource_object *)object)->impl, enabled);
+  cmr_call_end();
+  return status;
+}
+
+cmr_status cmr_cuda_async_view_resource_reuse_allow_internal_dependencies(cmr_cuda_async_view_resource *handle,
+                                                                          bool *out) {
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &cuda_async_view_class.type,
+                                        "cmr_cuda_async_view_resource_reuse_allow_internal_dependencies", &object);
+  if (status != CMR_SUCCESS) return status;
+  if (out == NULL)
+    return cmr_error(CMR_ERROR_NULL_POINTER,
+                     "cmr_cuda_async_view_resource_reuse_allow_internal_dependencies: out is NULL");
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status = cmr_cuda_async_view_impl_reuse_allow_internal_dependencies(((cmr_resource_object *)object)->impl, out);
+  cmr_call_end();
+  return status;
+}
+
+cmr_status cmr_cuda_async_view_resource_set_reuse_allow_internal_dependencies(cmr_cuda_async_view_resource *handle,
+                                                                              bool enabled) {
+  cmr_object *object;
+  cmr_status status = cmr_handle_object(handle, &cuda_async_view_class.type,
+                                        "cmr_cuda_async_view_resource_set_reuse_allow_internal_dependencies", &object);
+  if (status != CMR_SUCCESS) return status;
+  cmr_call_begin(); /* the resource stays while it runs, whatever it calls */
+  status =
+      cmr_cuda_async_view_impl_set_reuse_allow_internal_dependencies(((cmr_resource_object *)object)->impl, enabled);
+  cmr_call_end();
+  return status;
+}
+
 #else /* the cuda_async_view resource is not in this build */
 
 cmr_status cmr_cuda_async_view_resource_create(void *pool_handle, cmr_cuda_async_view_resource **out) {
@@ -140,6 +256,66 @@ cmr_status cmr_cuda_async_view_resource_pool_handle(cmr_cuda_async_view_resource
   (void)handle;
   (void)out;
   return cmr_unavailable("cmr_cuda_async_view_resource_pool_handle", "cuda_async_view");
+}
+
+cmr_status cmr_cuda_async_view_resource_release_threshold(cmr_cuda_async_view_resource *handle, size_t *out) {
+  (void)handle;
+  (void)out;
+  return cmr_unavailable("cmr_cuda_async_view_resource_release_threshold", "cuda_async_view");
+}
+
+cmr_status cmr_cuda_async_view_resource_set_release_threshold(cmr_cuda_async_view_resource *handle,
+                                                              size_t release_threshold) {
+  (void)handle;
+  (void)release_threshold;
+  return cmr_unavailable("cmr_cuda_async_view_resource_set_release_threshold", "cuda_async_view");
+}
+
+cmr_status cmr_cuda_async_view_resource_trim(cmr_cuda_async_view_resource *handle, size_t min_bytes_to_keep) {
+  (void)handle;
+  (void)min_bytes_to_keep;
+  return cmr_unavailable("cmr_cuda_async_view_resource_trim", "cuda_async_view");
+}
+
+cmr_status cmr_cuda_async_view_resource_reuse_follow_event_dependencies(cmr_cuda_async_view_resource *handle,
+                                                                        bool *out) {
+  (void)handle;
+  (void)out;
+  return cmr_unavailable("cmr_cuda_async_view_resource_reuse_follow_event_dependencies", "cuda_async_view");
+}
+
+cmr_status cmr_cuda_async_view_resource_set_reuse_follow_event_dependencies(cmr_cuda_async_view_resource *handle,
+                                                                            bool enabled) {
+  (void)handle;
+  (void)enabled;
+  return cmr_unavailable("cmr_cuda_async_view_resource_set_reuse_follow_event_dependencies", "cuda_async_view");
+}
+
+cmr_status cmr_cuda_async_view_resource_reuse_allow_opportunistic(cmr_cuda_async_view_resource *handle, bool *out) {
+  (void)handle;
+  (void)out;
+  return cmr_unavailable("cmr_cuda_async_view_resource_reuse_allow_opportunistic", "cuda_async_view");
+}
+
+cmr_status cmr_cuda_async_view_resource_set_reuse_allow_opportunistic(cmr_cuda_async_view_resource *handle,
+                                                                      bool enabled) {
+  (void)handle;
+  (void)enabled;
+  return cmr_unavailable("cmr_cuda_async_view_resource_set_reuse_allow_opportunistic", "cuda_async_view");
+}
+
+cmr_status cmr_cuda_async_view_resource_reuse_allow_internal_dependencies(cmr_cuda_async_view_resource *handle,
+                                                                          bool *out) {
+  (void)handle;
+  (void)out;
+  return cmr_unavailable("cmr_cuda_async_view_resource_reuse_allow_internal_dependencies", "cuda_async_view");
+}
+
+cmr_status cmr_cuda_async_view_resource_set_reuse_allow_internal_dependencies(cmr_cuda_async_view_resource *handle,
+                                                                              bool enabled) {
+  (void)handle;
+  (void)enabled;
+  return cmr_unavailable("cmr_cuda_async_view_resource_set_reuse_allow_internal_dependencies", "cuda_async_view");
 }
 
 #endif

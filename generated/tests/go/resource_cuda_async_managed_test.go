@@ -55,6 +55,18 @@ func TestResourceCudaAsyncManagedWithDefaults(t *testing.T) {
 	if _, err := r.PoolHandle(); err != nil {
 		t.Fatalf("pool_handle: %v", err)
 	}
+	if _, err := r.ReleaseThreshold(); err != nil {
+		t.Fatalf("release_threshold: %v", err)
+	}
+	if _, err := r.ReuseFollowEventDependencies(); err != nil {
+		t.Fatalf("reuse_follow_event_dependencies: %v", err)
+	}
+	if _, err := r.ReuseAllowOpportunistic(); err != nil {
+		t.Fatalf("reuse_allow_opportunistic: %v", err)
+	}
+	if _, err := r.ReuseAllowInternalDependencies(); err != nil {
+		t.Fatalf("reuse_allow_internal_dependencies: %v", err)
+	}
 }
 
 func TestResourceCudaAsyncManagedWithExplicitArguments(t *testing.T) {

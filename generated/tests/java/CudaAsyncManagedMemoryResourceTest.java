@@ -48,6 +48,10 @@ public class CudaAsyncManagedMemoryResourceTest {
     try (CudaAsyncManagedMemoryResource resource = new CudaAsyncManagedMemoryResource()) {
       exercise(resource);
       resource.poolHandle();
+      resource.releaseThreshold();
+      resource.reuseFollowEventDependencies();
+      resource.reuseAllowOpportunistic();
+      resource.reuseAllowInternalDependencies();
     }
   }
 

@@ -39,24 +39,28 @@ public class CudaAsyncMemoryResourceTest {
   @Test
   public void unsupportedInTheHostBuild() {
     assumeTrue(!Cmr.builtWithCuda());
-    CmrException e = assertThrows(CmrException.class, () -> new CudaAsyncMemoryResource(null, null, CudaAsyncExportHandleType.NONE, null).close());
+    CmrException e = assertThrows(CmrException.class, () -> new CudaAsyncMemoryResource(null, null, CudaAsyncExportHandleType.CUDA_ASYNC_NONE, null).close());
     assertEquals(Status.ERROR_UNSUPPORTED, e.status());
   }
 
   @Test
   public void withDefaults() {
     assumeTrue(available());
-    try (CudaAsyncMemoryResource resource = new CudaAsyncMemoryResource(null, null, CudaAsyncExportHandleType.NONE, null)) {
+    try (CudaAsyncMemoryResource resource = new CudaAsyncMemoryResource(null, null, CudaAsyncExportHandleType.CUDA_ASYNC_NONE, null)) {
       exercise(resource);
       resource.poolHandle();
+      resource.exportFileDescriptor();
       resource.releaseThreshold();
+      resource.reuseFollowEventDependencies();
+      resource.reuseAllowOpportunistic();
+      resource.reuseAllowInternalDependencies();
     }
   }
 
   @Test
   public void withExplicitArguments() {
     assumeTrue(available());
-    try (CudaAsyncMemoryResource resource = new CudaAsyncMemoryResource(null, null, CudaAsyncExportHandleType.NONE, null)) {
+    try (CudaAsyncMemoryResource resource = new CudaAsyncMemoryResource(null, null, CudaAsyncExportHandleType.CUDA_ASYNC_NONE, null)) {
       exercise(resource);
     }
   }

@@ -25,6 +25,10 @@ def test_cuda_async_managed_with_defaults(host_mr):
     assert resource.type_name == "cuda_async_managed"
     exercise_resource(resource)
     resource.pool_handle()
+    resource.release_threshold()
+    resource.reuse_follow_event_dependencies()
+    resource.reuse_allow_opportunistic()
+    resource.reuse_allow_internal_dependencies()
 
 
 @needs_resource

@@ -31,6 +31,8 @@ cdef extern from "cmr/cmr.h" nogil:
         CMR_ERROR_REENTRANT_CALL
         CMR_ERROR_FORKED
         CMR_ERROR_STREAM_CAPTURE
+        CMR_ERROR_IPC_SAME_PROCESS
+        CMR_ERROR_IPC_GONE
 
     const char *cmr_status_string(cmr_status status)
     const char *cmr_last_error_message()

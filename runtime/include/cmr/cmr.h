@@ -6,6 +6,7 @@
 #include <cmr/core.h>
 #include <cmr/device_buffer.h>
 #include <cmr/history.h>
+#include <cmr/ipc.h>
 #include <cmr/log.h>
 #include <cmr/pluggable.h> /* ssize_t comes from <sys/types.h> (POSIX) */
 #include <cmr/resources.h>

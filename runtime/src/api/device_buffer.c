@@ -8,6 +8,7 @@
 
 #include "backend.h"
 #include "internal.h"
+#include "device_buffer_adopt.h"
 #include "simulated_range.h"
 
 /* What a cmr_device_buffer handle (an object token) names. */
@@ -185,6 +186,41 @@ static size_t cmr_buffer_alignment_of(size_t alignment) {
   return alignment < CMR_DEFAULT_ALIGNMENT ? CMR_DEFAULT_ALIGNMENT : alignment;
 }
 
+/* Fills in `buffer` (its memory in buffer->data, of `size` bytes, and a
+ * share of `mr` held) and hands out its token; on failure the caller
+ * finalizes the buffer. */
+static cmr_status cmr_buffer_publish(cmr_buffer *buffer, cmr_resource_ref mr, cmr_stream stream, size_t size,
+                                     size_t alignment, const char *what, cmr_device_buffer **out) {
+  buffer->mr = mr;
+  buffer->stream = stream;
+  buffer->device = cmr_backend_device_at_creation();
+  buffer->size = size;
+  buffer->capacity = size;
+  buffer->alignment = cmr_buffer_alignment_of(alignment);
+  void *token;
+  cmr_status status = cmr_object_register(&buffer->object, &cmr_buffer_type, what, &token);
+  if (status == CMR_SUCCESS) *out = token;
+  return status;
+}
+
+cmr_status cmr_device_buffer_adopt(void *data, size_t size, cmr_stream stream, cmr_resource_ref mr, const char *what,
+                                   cmr_device_buffer **out) {
+  cmr_status status = cmr_ref_hold(mr, what);
+  if (status != CMR_SUCCESS) return status;
+  cmr_buffer *buffer = cmr_buffer_shell();
+  if (buffer == NULL) {
+    cmr_ref_drop(mr);
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: no host memory for the buffer object", what);
+  }
+  buffer->data = data;
+  status = cmr_buffer_publish(buffer, mr, stream, size, CMR_DEFAULT_ALIGNMENT, what, out);
+  if (status != CMR_SUCCESS) {
+    buffer->data = NULL; /* the caller's still */
+    cmr_buffer_finalize(&buffer->object);
+  }
+  return status;
+}
+
 /* cmr_device_buffer_create_aligned, reporting as `what`. */
 static cmr_status cmr_buffer_create(size_t size, size_t alignment, cmr_stream stream, cmr_resource_ref mr,
                                     const char *what, cmr_device_buffer **out) {
@@ -223,20 +259,9 @@ static cmr_status cmr_buffer_create(size_t size, size_t alignment, cmr_stream st
     cmr_buffer_shell_free(buffer);
     return status;
   }
-  buffer->mr = mr;
-  buffer->stream = stream;
-  buffer->device = cmr_backend_device_at_creation();
-  buffer->size = size;
-  buffer->capacity = size;
-  buffer->alignment = cmr_buffer_alignment_of(alignment);
-  void *token;
-  status = cmr_object_register(&buffer->object, &cmr_buffer_type, what, &token);
-  if (status != CMR_SUCCESS) {
-    cmr_buffer_finalize(&buffer->object);
-    return status;
-  }
-  *out = token;
-  return CMR_SUCCESS;
+  status = cmr_buffer_publish(buffer, mr, stream, size, alignment, what, out);
+  if (status != CMR_SUCCESS) cmr_buffer_finalize(&buffer->object);
+  return status;
 }
 
 cmr_status cmr_device_buffer_create(size_t size, cmr_stream stream, cmr_resource_ref mr, cmr_device_buffer **out) {

@@ -667,3 +667,167 @@ cmr_status cmr_backend_graph_alloc(size_t bytes, cmr_stream stream, void **out) 
 cmr_status cmr_backend_graph_free(void *ptr, cmr_stream stream) { return cmr_backend_pool_free(ptr, stream); }
 
 unsigned cmr_backend_graph_memory_properties(void) { return CMR_PROPERTY_DEVICE_ACCESSIBLE; }
+/* ---- a pool's attributes after creation, the device's own pools, host pools ---------- */
+
+static const enum cudaMemPoolAttr cmr_reuse_attributes[] = {
+    [CMR_BACKEND_POOL_REUSE_FOLLOW_EVENT_DEPENDENCIES] = cudaMemPoolReuseFollowEventDependencies,
+    [CMR_BACKEND_POOL_REUSE_ALLOW_OPPORTUNISTIC] = cudaMemPoolReuseAllowOpportunistic,
+    [CMR_BACKEND_POOL_REUSE_ALLOW_INTERNAL_DEPENDENCIES] = cudaMemPoolReuseAllowInternalDependencies,
+};
+static const char *const cmr_reuse_names[] = {
+    [CMR_BACKEND_POOL_REUSE_FOLLOW_EVENT_DEPENDENCIES] = "cudaMemPoolReuseFollowEventDependencies",
+    [CMR_BACKEND_POOL_REUSE_ALLOW_OPPORTUNISTIC] = "cudaMemPoolReuseAllowOpportunistic",
+    [CMR_BACKEND_POOL_REUSE_ALLOW_INTERNAL_DEPENDENCIES] = "cudaMemPoolReuseAllowInternalDependencies",
+};
+
+cmr_status cmr_backend_pool_reuse(cmr_backend_pool pool, cmr_backend_reuse_policy policy, bool *out) {
+  int enabled = 0;
+  cudaError_t error = cudaMemPoolGetAttribute(pool, cmr_reuse_attributes[policy], &enabled);
+  if (error != cudaSuccess) {
+    return cmr_cuda_failure(error, "cudaMemPoolGetAttribute(%p, %s)", (void *)pool, cmr_reuse_names[policy]);
+  }
+  *out = enabled != 0;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_backend_pool_set_reuse(cmr_backend_pool pool, cmr_backend_reuse_policy policy, bool enabled) {
+  int value = enabled;
+  cudaError_t error = cudaMemPoolSetAttribute(pool, cmr_reuse_attributes[policy], &value);
+  return error == cudaSuccess ? CMR_SUCCESS
+                              : cmr_cuda_failure(error, "cudaMemPoolSetAttribute(%p, %s, %d)", (void *)pool,
+                                                 cmr_reuse_names[policy], value);
+}
+
+cmr_status cmr_backend_pool_trim(cmr_backend_pool pool, size_t min_bytes_to_keep) {
+  cmr_before_blocking();
+  cudaError_t error = cudaMemPoolTrimTo(pool, min_bytes_to_keep);
+  return error == cudaSuccess
+             ? CMR_SUCCESS
+             : cmr_cuda_failure(error, "cudaMemPoolTrimTo(%p, %zu bytes)", (void *)pool, min_bytes_to_keep);
+}
+
+cmr_status cmr_backend_device_pool(bool current, cmr_backend_pool *out) {
+  const char *what = current ? "cudaDeviceGetMemPool" : "cudaDeviceGetDefaultMemPool";
+  int device = 0;
+  cmr_status status = cmr_backend_get_device(&device);
+  if (status == CMR_SUCCESS) status = cmr_require_pools(what);
+  if (status != CMR_SUCCESS) return status;
+  cudaMemPool_t pool = NULL;
+  cudaError_t error = current ? cudaDeviceGetMemPool(&pool, device) : cudaDeviceGetDefaultMemPool(&pool, device);
+  if (error != cudaSuccess) return cmr_cuda_failure(error, "%s(device %d)", what, device);
+  *out = pool;
+  return CMR_SUCCESS;
+}
+
+/* Whether the current device (`device`) takes pools at the host location
+ * `numa_node` names (-1: cudaMemLocationTypeHost). */
+static cmr_status cmr_require_host_pools(int device, int numa_node) {
+  const bool numa = numa_node >= 0;
+  const char *name = numa ? "cudaDevAttrHostNumaMemoryPoolsSupported" : "cudaDevAttrHostMemoryPoolsSupported";
+  bool supported = false;
+  cmr_status status = cmr_require_pools("cudaMemPoolCreate(host location)");
+  if (status == CMR_SUCCESS) {
+    status = cmr_device_flag(numa ? cudaDevAttrHostNumaMemoryPoolsSupported : cudaDevAttrHostMemoryPoolsSupported, name,
+                             &supported);
+  }
+  if (status == CMR_SUCCESS && !supported) {
+    status = cmr_error(CMR_ERROR_UNSUPPORTED, "cudaMemPoolCreate: device %d does not support pools on %s (%s is 0)",
+                       device, numa ? "a host NUMA node" : "the host", name);
+  }
+  return status;
+}
+
+cmr_status cmr_backend_host_pool_create(int numa_node, size_t release_threshold, cmr_backend_pool *out) {
+  int device = 0;
+  cmr_status status = cmr_backend_get_device(&device);
+  if (status == CMR_SUCCESS) status = cmr_require_host_pools(device, numa_node);
+  if (status != CMR_SUCCESS) return status;
+  struct cudaMemPoolProps props = {0};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.handleTypes = cudaMemHandleTypeNone;
+  props.location.type = numa_node >= 0 ? cudaMemLocationTypeHostNuma : cudaMemLocationTypeHost;
+  props.location.id = numa_node >= 0 ? numa_node : 0;
+  cudaMemPool_t pool = NULL;
+  cudaError_t error = cudaMemPoolCreate(&pool, &props);
+  if (error != cudaSuccess) {
+    return cmr_cuda_failure(error, "cudaMemPoolCreate(%s %d)", numa_node >= 0 ? "host NUMA node" : "host", numa_node);
+  }
+  /* A host pool's memory is the host's; the device reaches it once granted. */
+  struct cudaMemAccessDesc access = {.location = {.type = cudaMemLocationTypeDevice, .id = device},
+                                     .flags = cudaMemAccessFlagsProtReadWrite};
+  error = cudaMemPoolSetAccess(pool, &access, 1);
+  if (error != cudaSuccess) {
+    status = cmr_cuda_failure(error, "cudaMemPoolSetAccess(host pool %p, device %d, read-write)", (void *)pool, device);
+  }
+  if (status == CMR_SUCCESS) status = cmr_backend_pool_set_release_threshold(pool, release_threshold);
+  if (status != CMR_SUCCESS) {
+    cudaMemPoolDestroy(pool);
+    return status;
+  }
+  *out = pool;
+  return CMR_SUCCESS;
+}
+
+/* ---- sharing a pool with another process ------------------------------------------------- */
+
+cmr_status cmr_backend_pool_export_file_descriptor(cmr_backend_pool pool, int *out) {
+  int descriptor = -1;
+  cudaError_t error = cudaMemPoolExportToShareableHandle(&descriptor, pool, cudaMemHandleTypePosixFileDescriptor, 0);
+  if (error != cudaSuccess) {
+    return cmr_cuda_failure(error, "cudaMemPoolExportToShareableHandle(%p, cudaMemHandleTypePosixFileDescriptor)",
+                            (void *)pool);
+  }
+  *out = descriptor;
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_backend_pool_import_file_descriptor(int descriptor, cmr_backend_pool *out) {
+  cudaMemPool_t pool = NULL;
+  cudaError_t error = cudaMemPoolImportFromShareableHandle(&pool, (void *)(intptr_t)descriptor,
+                                                           cudaMemHandleTypePosixFileDescriptor, 0);
+  if (error != cudaSuccess) {
+    return cmr_cuda_failure(error,
+                            "cudaMemPoolImportFromShareableHandle(descriptor %d, "
+                            "cudaMemHandleTypePosixFileDescriptor)",
+                            descriptor);
+  }
+  *out = pool;
+  return CMR_SUCCESS;
+}
+
+_Static_assert(sizeof(struct cudaMemPoolPtrExportData) == CMR_BACKEND_POOL_POINTER_EXPORT_BYTES,
+               "cudaMemPoolPtrExportData is CMR_BACKEND_POOL_POINTER_EXPORT_BYTES bytes");
+
+cmr_status cmr_backend_pool_export_pointer(void *ptr, unsigned char out[CMR_BACKEND_POOL_POINTER_EXPORT_BYTES]) {
+  struct cudaMemPoolPtrExportData data;
+  cudaError_t error = cudaMemPoolExportPointer(&data, ptr);
+  if (error != cudaSuccess) return cmr_cuda_failure(error, "cudaMemPoolExportPointer(%p)", ptr);
+  memcpy(out, data.reserved, sizeof data.reserved);
+  return CMR_SUCCESS;
+}
+
+cmr_status cmr_backend_pool_import_pointer(cmr_backend_pool pool,
+                                           const unsigned char data[CMR_BACKEND_POOL_POINTER_EXPORT_BYTES],
+                                           void **out) {
+  struct cudaMemPoolPtrExportData exported;
+  memcpy(exported.reserved, data, sizeof exported.reserved);
+  void *ptr = NULL;
+  cudaError_t error = cudaMemPoolImportPointer(&ptr, pool, &exported);
+  if (error != cudaSuccess) return cmr_cuda_failure(error, "cudaMemPoolImportPointer(pool %p)", (void *)pool);
+  *out = ptr;
+  return CMR_SUCCESS;
+}
+
+/* ---- registering host memory ------------------------------------------------------------- */
+
+cmr_status cmr_backend_host_register(void *ptr, size_t bytes) {
+  cmr_before_blocking();
+  cudaError_t error = cudaHostRegister(ptr, bytes, cudaHostRegisterPortable);
+  return error == cudaSuccess ? CMR_SUCCESS
+                              : cmr_cuda_failure(error, "cudaHostRegister(%p, %zu bytes, portable)", ptr, bytes);
+}
+
+cmr_status cmr_backend_host_unregister(void *ptr) {
+  cudaError_t error = cudaHostUnregister(ptr);
+  return error == cudaSuccess ? CMR_SUCCESS : cmr_cuda_failure(error, "cudaHostUnregister(%p)", ptr);
+}

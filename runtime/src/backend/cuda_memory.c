@@ -103,3 +103,39 @@ cmr_status cmr_cuda_pool_reset_peaks(const cmr_cuda_source *source) {
   cmr_status status = cmr_backend_pool_reset_highs(source->pool);
   return status == CMR_SUCCESS ? status : cmr_error_context(status, "%s: resetting its pool's highs", source->owner);
 }
+
+cmr_status cmr_cuda_pool_reserve(const cmr_cuda_source *source, size_t bytes) {
+  void *block;
+  cmr_status status = cmr_backend_pool_alloc(source->pool, bytes, CMR_DEFAULT_STREAM, &block);
+  if (status != CMR_SUCCESS)
+    return cmr_error_context(status, "%s: reserving initial_pool_size %zu", source->owner, bytes);
+  status = cmr_backend_pool_free(block, CMR_DEFAULT_STREAM);
+  if (status != CMR_SUCCESS) return status;
+  return cmr_backend_stream_synchronize(CMR_DEFAULT_STREAM);
+}
+
+/* The obtain of an import: the exporter's allocation mapped here. */
+typedef struct cmr_cuda_import {
+  cmr_backend_pool pool;
+  const unsigned char *data;
+} cmr_cuda_import;
+
+static cmr_status cmr_import_obtain(void *context, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
+  (void)bytes, (void)alignment, (void)stream;
+  const cmr_cuda_import *import = context;
+  return cmr_backend_pool_import_pointer(import->pool, import->data, out);
+}
+
+static const cmr_ledger_memory cmr_cuda_import_memory = {cmr_import_obtain, cmr_pool_release};
+
+cmr_status cmr_cuda_memory_import(const cmr_cuda_source *source,
+                                  const unsigned char data[CMR_BACKEND_POOL_POINTER_EXPORT_BYTES], size_t bytes,
+                                  void **out) {
+  cmr_backend_device_guard guard;
+  cmr_status status = cmr_cuda_memory_enter(source, &guard);
+  if (status != CMR_SUCCESS) return status;
+  cmr_cuda_import import = {source->pool, data};
+  status = cmr_ledger_allocate(&cmr_cuda_ledgers[CMR_CUDA_MEMORY_POOL], source->owner, source->pool,
+                               &cmr_cuda_import_memory, &import, bytes, CMR_DEFAULT_ALIGNMENT, CMR_DEFAULT_STREAM, out);
+  return cmr_backend_device_leave(&guard, status);
+}

@@ -77,6 +77,8 @@ const char *cmr_status_string(cmr_status status) {
   case CMR_ERROR_REENTRANT_CALL: return "CMR_ERROR_REENTRANT_CALL";
   case CMR_ERROR_FORKED: return "CMR_ERROR_FORKED";
   case CMR_ERROR_STREAM_CAPTURE: return "CMR_ERROR_STREAM_CAPTURE";
+  case CMR_ERROR_IPC_SAME_PROCESS: return "CMR_ERROR_IPC_SAME_PROCESS";
+  case CMR_ERROR_IPC_GONE: return "CMR_ERROR_IPC_GONE";
   }
   return "CMR_UNKNOWN_STATUS";
 }

@@ -276,6 +276,45 @@ cmr_status cmr_backend_managed_pool(cmr_backend_pool *out);
 cmr_status cmr_backend_pools_supported(bool *out);
 cmr_status cmr_backend_pool_alloc(cmr_backend_pool pool, size_t bytes, cmr_stream stream, void **out);
 cmr_status cmr_backend_pool_free(void *ptr, cmr_stream stream);
+
+/* A pool's reuse policies, each one boolean attribute of the pool. */
+typedef enum cmr_backend_reuse_policy {
+  CMR_BACKEND_POOL_REUSE_FOLLOW_EVENT_DEPENDENCIES,  /* cudaMemPoolReuseFollowEventDependencies */
+  CMR_BACKEND_POOL_REUSE_ALLOW_OPPORTUNISTIC,        /* cudaMemPoolReuseAllowOpportunistic */
+  CMR_BACKEND_POOL_REUSE_ALLOW_INTERNAL_DEPENDENCIES /* cudaMemPoolReuseAllowInternalDependencies */
+} cmr_backend_reuse_policy;
+cmr_status cmr_backend_pool_reuse(cmr_backend_pool pool, cmr_backend_reuse_policy policy, bool *out);
+cmr_status cmr_backend_pool_set_reuse(cmr_backend_pool pool, cmr_backend_reuse_policy policy, bool enabled);
+/* Releases the pool's unused memory until at most `min_bytes_to_keep`
+ * stay reserved (cudaMemPoolTrimTo). */
+cmr_status cmr_backend_pool_trim(cmr_backend_pool pool, size_t min_bytes_to_keep);
+/* The current device's current pool (cudaDeviceGetMemPool) when `current`,
+ * else its default pool (cudaDeviceGetDefaultMemPool): the device's, never
+ * to be destroyed by cmr. */
+cmr_status cmr_backend_device_pool(bool current, cmr_backend_pool *out);
+/* A new pool of pinned host memory on the host (`numa_node` -1) or on host
+ * NUMA node `numa_node`, which the current device may read and write;
+ * CMR_ERROR_UNSUPPORTED where the device has no pools at that location. */
+cmr_status cmr_backend_host_pool_create(int numa_node, size_t release_threshold, cmr_backend_pool *out);
+
+/* Sharing a pool with another process: the pool as a new POSIX file
+ * descriptor (the caller closes it), and a pool imported from one (the
+ * descriptor stays the caller's; the import is released with
+ * cmr_backend_pool_destroy). */
+cmr_status cmr_backend_pool_export_file_descriptor(cmr_backend_pool pool, int *out);
+cmr_status cmr_backend_pool_import_file_descriptor(int descriptor, cmr_backend_pool *out);
+/* One allocation of an exported pool, named for an importer of the pool
+ * (cudaMemPoolPtrExportData), and the importer's mapping of it, which it
+ * frees with cmr_backend_pool_free. */
+enum { CMR_BACKEND_POOL_POINTER_EXPORT_BYTES = 64 };
+cmr_status cmr_backend_pool_export_pointer(void *ptr, unsigned char out[CMR_BACKEND_POOL_POINTER_EXPORT_BYTES]);
+cmr_status cmr_backend_pool_import_pointer(cmr_backend_pool pool,
+                                           const unsigned char data[CMR_BACKEND_POOL_POINTER_EXPORT_BYTES], void **out);
+
+/* Page-locks `bytes` of mapped host memory at `ptr` for every device
+ * (cudaHostRegister, portable), and undoes it. */
+cmr_status cmr_backend_host_register(void *ptr, size_t bytes);
+cmr_status cmr_backend_host_unregister(void *ptr);
 #endif
 
 #endif /* CMR_BACKEND_H */

@@ -39,6 +39,14 @@ static inline cmr_cuda_source cmr_cuda_source_here(cmr_cuda_memory kind, const c
 cmr_status cmr_cuda_memory_allocate(const cmr_cuda_source *source, size_t bytes, cmr_stream stream, void **out);
 cmr_status cmr_cuda_memory_deallocate(const cmr_cuda_source *source, void *ptr, size_t bytes, cmr_stream stream);
 
+/* Maps the allocation another process exported from the pool that
+ * `source`'s pool is the import of (`data`: cmr_backend_pool_export_pointer's),
+ * recorded as `bytes` of the source's pool memory, so that
+ * cmr_cuda_memory_deallocate frees it (cudaFreeAsync) and nothing else. */
+cmr_status cmr_cuda_memory_import(const cmr_cuda_source *source,
+                                  const unsigned char data[CMR_BACKEND_POOL_POINTER_EXPORT_BYTES], size_t bytes,
+                                  void **out);
+
 /* In an algorithm file whose struct has a `cmr_cuda_source source`:
  * defines its allocate and deallocate over it (the driver aligns to at
  * least 256 bytes, the most the spec lets reach here). */
@@ -68,6 +76,39 @@ cmr_status cmr_cuda_pool_reset_peaks(const cmr_cuda_source *source);
   }                                                                                                         \
   cmr_status cmr_##name##_impl_reset_peak_stats(cmr_##name##_impl *impl) {                                  \
     return cmr_cuda_pool_reset_peaks(&impl->source);                                                        \
+  }
+
+/* Reserves `bytes` in a new pool by allocating and freeing them once on the
+ * default stream, then synchronizing it (a pool's initial_pool_size). */
+cmr_status cmr_cuda_pool_reserve(const cmr_cuda_source *source, size_t bytes);
+
+/* In an algorithm file whose struct has a `cmr_cuda_source source` of pool
+ * memory: defines the methods of spec/method_sets/driver_pool.toml over
+ * the pool's attributes (which need no device current). */
+#define CMR_CUDA_POOL_METHODS(name)                                                                              \
+  cmr_status cmr_##name##_impl_release_threshold(cmr_##name##_impl *impl, size_t *out) {                         \
+    uint64_t threshold = 0;                                                                                      \
+    cmr_status status = cmr_backend_pool_release_threshold(impl->source.pool, &threshold);                       \
+    if (status == CMR_SUCCESS) *out = threshold > SIZE_MAX ? SIZE_MAX : (size_t)threshold;                       \
+    return status;                                                                                               \
+  }                                                                                                              \
+  cmr_status cmr_##name##_impl_set_release_threshold(cmr_##name##_impl *impl, size_t release_threshold) {        \
+    return cmr_backend_pool_set_release_threshold(impl->source.pool, release_threshold);                         \
+  }                                                                                                              \
+  cmr_status cmr_##name##_impl_trim(cmr_##name##_impl *impl, size_t min_bytes_to_keep) {                         \
+    return cmr_backend_pool_trim(impl->source.pool, min_bytes_to_keep);                                          \
+  }                                                                                                              \
+  CMR_CUDA_POOL_REUSE_METHODS(name, follow_event_dependencies, CMR_BACKEND_POOL_REUSE_FOLLOW_EVENT_DEPENDENCIES) \
+  CMR_CUDA_POOL_REUSE_METHODS(name, allow_opportunistic, CMR_BACKEND_POOL_REUSE_ALLOW_OPPORTUNISTIC)             \
+  CMR_CUDA_POOL_REUSE_METHODS(name, allow_internal_dependencies, CMR_BACKEND_POOL_REUSE_ALLOW_INTERNAL_DEPENDENCIES)
+
+/* The getter and setter of one reuse policy (CMR_CUDA_POOL_METHODS). */
+#define CMR_CUDA_POOL_REUSE_METHODS(name, policy, attribute)                               \
+  cmr_status cmr_##name##_impl_reuse_##policy(cmr_##name##_impl *impl, bool *out) {        \
+    return cmr_backend_pool_reuse(impl->source.pool, attribute, out);                      \
+  }                                                                                        \
+  cmr_status cmr_##name##_impl_set_reuse_##policy(cmr_##name##_impl *impl, bool enabled) { \
+    return cmr_backend_pool_set_reuse(impl->source.pool, attribute, enabled);              \
   }
 
 /* The whole algorithm file of a leaf that is only its source (cuda,

@@ -46,4 +46,103 @@ public final class CudaAsyncManagedMemoryResource extends MemoryResource {
       Reference.reachabilityFence(this);
     }
   }
+
+  /**
+   * The bytes the pool keeps reserved across synchronizations as it is now (cudaMemPoolAttrReleaseThreshold).
+   */
+  public long releaseThreshold() {
+    try {
+      return CmrNative.cmr_cuda_async_managed_resource_release_threshold(handle());
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * Sets the bytes the pool keeps reserved across synchronizations (cudaMemPoolAttrReleaseThreshold).
+   */
+  public void setReleaseThreshold(long releaseThreshold) {
+    try {
+      CmrNative.cmr_cuda_async_managed_resource_set_release_threshold(handle(), Arguments.size("releaseThreshold", releaseThreshold));
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * Returns the pool's unused memory to the driver until at most min_bytes_to_keep stay reserved (cudaMemPoolTrimTo); memory in use stays.
+   */
+  public void trim(long minBytesToKeep) {
+    try {
+      CmrNative.cmr_cuda_async_managed_resource_trim(handle(), Arguments.size("minBytesToKeep", minBytesToKeep));
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * Whether the pool reuses memory freed on another stream once an event the allocating stream waits on orders the free before it (cudaMemPoolReuseFollowEventDependencies).
+   */
+  public boolean reuseFollowEventDependencies() {
+    try {
+      return CmrNative.cmr_cuda_async_managed_resource_reuse_follow_event_dependencies(handle());
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * Turns the reuse of memory freed on another stream, ordered by events, on or off (cudaMemPoolReuseFollowEventDependencies).
+   */
+  public void setReuseFollowEventDependencies(boolean enabled) {
+    try {
+      CmrNative.cmr_cuda_async_managed_resource_set_reuse_follow_event_dependencies(handle(), enabled);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * Whether the pool reuses memory whose free has already completed on another stream, without any dependency (cudaMemPoolReuseAllowOpportunistic).
+   */
+  public boolean reuseAllowOpportunistic() {
+    try {
+      return CmrNative.cmr_cuda_async_managed_resource_reuse_allow_opportunistic(handle());
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * Turns the opportunistic reuse of memory freed on another stream on or off (cudaMemPoolReuseAllowOpportunistic).
+   */
+  public void setReuseAllowOpportunistic(boolean enabled) {
+    try {
+      CmrNative.cmr_cuda_async_managed_resource_set_reuse_allow_opportunistic(handle(), enabled);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * Whether the pool may make an allocating stream wait on another stream's pending free to reuse its memory (cudaMemPoolReuseAllowInternalDependencies).
+   */
+  public boolean reuseAllowInternalDependencies() {
+    try {
+      return CmrNative.cmr_cuda_async_managed_resource_reuse_allow_internal_dependencies(handle());
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * Turns the reuse of memory behind dependencies the driver inserts on or off (cudaMemPoolReuseAllowInternalDependencies).
+   */
+  public void setReuseAllowInternalDependencies(boolean enabled) {
+    try {
+      CmrNative.cmr_cuda_async_managed_resource_set_reuse_allow_internal_dependencies(handle(), enabled);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
 }

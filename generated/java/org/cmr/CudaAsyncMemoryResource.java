@@ -49,7 +49,7 @@ public final class CudaAsyncMemoryResource extends MemoryResource {
    * @param releaseThreshold Bytes the pool keeps reserved across synchronizations before returning memory to the driver. Default: keep everything (SIZE_MAX).
    */
   public CudaAsyncMemoryResource(long initialPoolSize, long releaseThreshold) {
-    super(create(Arguments.size("initialPoolSize", initialPoolSize), Arguments.size("releaseThreshold", releaseThreshold), CudaAsyncExportHandleType.NONE, null));
+    super(create(Arguments.size("initialPoolSize", initialPoolSize), Arguments.size("releaseThreshold", releaseThreshold), CudaAsyncExportHandleType.CUDA_ASYNC_NONE, null));
   }
 
   /**
@@ -58,14 +58,14 @@ public final class CudaAsyncMemoryResource extends MemoryResource {
    * @param initialPoolSize Bytes to allocate and free once at creation so the pool starts with that much reserved; 0 reserves nothing. Default: 0.
    */
   public CudaAsyncMemoryResource(long initialPoolSize) {
-    super(create(Arguments.size("initialPoolSize", initialPoolSize), null, CudaAsyncExportHandleType.NONE, null));
+    super(create(Arguments.size("initialPoolSize", initialPoolSize), null, CudaAsyncExportHandleType.CUDA_ASYNC_NONE, null));
   }
 
   /**
    * A new cuda_async resource, the parameters left out at their defaults.
    */
   public CudaAsyncMemoryResource() {
-    super(create(null, null, CudaAsyncExportHandleType.NONE, null));
+    super(create(null, null, CudaAsyncExportHandleType.CUDA_ASYNC_NONE, null));
   }
 
   /**
@@ -102,11 +102,110 @@ public final class CudaAsyncMemoryResource extends MemoryResource {
   }
 
   /**
-   * The release threshold the pool was created with.
+   * A new POSIX file descriptor of the pool (cudaMemPoolExportToShareableHandle), which the caller owns and closes, for another process to import (cmr/ipc.h); CMR_ERROR_UNSUPPORTED unless export_handle_type includes posix_file_descriptor.
+   */
+  public int exportFileDescriptor() {
+    try {
+      return CmrNative.cmr_cuda_async_resource_export_file_descriptor(handle());
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * The bytes the pool keeps reserved across synchronizations as it is now (cudaMemPoolAttrReleaseThreshold).
    */
   public long releaseThreshold() {
     try {
       return CmrNative.cmr_cuda_async_resource_release_threshold(handle());
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * Sets the bytes the pool keeps reserved across synchronizations (cudaMemPoolAttrReleaseThreshold).
+   */
+  public void setReleaseThreshold(long releaseThreshold) {
+    try {
+      CmrNative.cmr_cuda_async_resource_set_release_threshold(handle(), Arguments.size("releaseThreshold", releaseThreshold));
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * Returns the pool's unused memory to the driver until at most min_bytes_to_keep stay reserved (cudaMemPoolTrimTo); memory in use stays.
+   */
+  public void trim(long minBytesToKeep) {
+    try {
+      CmrNative.cmr_cuda_async_resource_trim(handle(), Arguments.size("minBytesToKeep", minBytesToKeep));
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * Whether the pool reuses memory freed on another stream once an event the allocating stream waits on orders the free before it (cudaMemPoolReuseFollowEventDependencies).
+   */
+  public boolean reuseFollowEventDependencies() {
+    try {
+      return CmrNative.cmr_cuda_async_resource_reuse_follow_event_dependencies(handle());
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * Turns the reuse of memory freed on another stream, ordered by events, on or off (cudaMemPoolReuseFollowEventDependencies).
+   */
+  public void setReuseFollowEventDependencies(boolean enabled) {
+    try {
+      CmrNative.cmr_cuda_async_resource_set_reuse_follow_event_dependencies(handle(), enabled);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * Whether the pool reuses memory whose free has already completed on another stream, without any dependency (cudaMemPoolReuseAllowOpportunistic).
+   */
+  public boolean reuseAllowOpportunistic() {
+    try {
+      return CmrNative.cmr_cuda_async_resource_reuse_allow_opportunistic(handle());
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * Turns the opportunistic reuse of memory freed on another stream on or off (cudaMemPoolReuseAllowOpportunistic).
+   */
+  public void setReuseAllowOpportunistic(boolean enabled) {
+    try {
+      CmrNative.cmr_cuda_async_resource_set_reuse_allow_opportunistic(handle(), enabled);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * Whether the pool may make an allocating stream wait on another stream's pending free to reuse its memory (cudaMemPoolReuseAllowInternalDependencies).
+   */
+  public boolean reuseAllowInternalDependencies() {
+    try {
+      return CmrNative.cmr_cuda_async_resource_reuse_allow_internal_dependencies(handle());
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * Turns the reuse of memory behind dependencies the driver inserts on or off (cudaMemPoolReuseAllowInternalDependencies).
+   */
+  public void setReuseAllowInternalDependencies(boolean enabled) {
+    try {
+      CmrNative.cmr_cuda_async_resource_set_reuse_allow_internal_dependencies(handle(), enabled);
     } finally {
       Reference.reachabilityFence(this);
     }

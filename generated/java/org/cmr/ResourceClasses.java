@@ -40,6 +40,9 @@ final class ResourceClasses {
       case "cuda_async":
         return new CudaAsyncMemoryResource(
             Share.fromRef(ref, held, CmrNative::cmr_cuda_async_resource_from_ref, CmrNative::cmr_cuda_async_resource_destroy, kept));
+      case "cuda_async_device_pool":
+        return new CudaAsyncDevicePoolMemoryResource(
+            Share.fromRef(ref, held, CmrNative::cmr_cuda_async_device_pool_resource_from_ref, CmrNative::cmr_cuda_async_device_pool_resource_destroy, kept));
       case "cuda_async_managed":
         return new CudaAsyncManagedMemoryResource(
             Share.fromRef(ref, held, CmrNative::cmr_cuda_async_managed_resource_from_ref, CmrNative::cmr_cuda_async_managed_resource_destroy, kept));
@@ -70,12 +73,18 @@ final class ResourceClasses {
       case "pinned_host":
         return new PinnedHostMemoryResource(
             Share.fromRef(ref, held, CmrNative::cmr_pinned_host_resource_from_ref, CmrNative::cmr_pinned_host_resource_destroy, kept));
+      case "pinned_host_pool":
+        return new PinnedHostPoolMemoryResource(
+            Share.fromRef(ref, held, CmrNative::cmr_pinned_host_pool_resource_from_ref, CmrNative::cmr_pinned_host_pool_resource_destroy, kept));
       case "pool":
         return new PoolMemoryResource(
             Share.fromRef(ref, held, CmrNative::cmr_pool_resource_from_ref, CmrNative::cmr_pool_resource_destroy, kept));
       case "prefetch":
         return new PrefetchResourceAdaptor(
             Share.fromRef(ref, held, CmrNative::cmr_prefetch_resource_from_ref, CmrNative::cmr_prefetch_resource_destroy, kept));
+      case "registered_host":
+        return new RegisteredHostMemoryResource(
+            Share.fromRef(ref, held, CmrNative::cmr_registered_host_resource_from_ref, CmrNative::cmr_registered_host_resource_destroy, kept));
       case "sam_headroom":
         return new SamHeadroomMemoryResource(
             Share.fromRef(ref, held, CmrNative::cmr_sam_headroom_resource_from_ref, CmrNative::cmr_sam_headroom_resource_destroy, kept));

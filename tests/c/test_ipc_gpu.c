@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Device memory shared between two processes (cmr/ipc.h), on a device:
+ * the exporter (the test) fills a cuda_async buffer and sends its pool and
+ * descriptor over a socketpair; the importer (a forked child that had not
+ * touched CUDA) reads and checks the bytes, writes its own, frees its
+ * import, and the exporter reads what the importer wrote. Then each misuse
+ * with its status and no descriptor leaked: an import into the exporting
+ * process, a closed descriptor, a freed exporter, a pool that does not
+ * export. The runner asks about the device in a child of its own, so each
+ * test's process forks before its first CUDA call. Skips (77) without a
+ * device. */
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmr/ipc.h>
+
+#include "test_util.h"
+
+enum { bytes = 1 << 20 };
+
+static cmr_cuda_async_resource *make_exporting_pool(void) {
+  cmr_cuda_async_resource *async = NULL;
+  ck_assert_ok(cmr_cuda_async_resource_create(CMR_SIZE(0), CMR_SIZE_DEFAULT,
+                                              CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, CMR_SIZE_DEFAULT,
+                                              &async));
+  return async;
+}
+
+static bool read_all(int socket, void *data, size_t size) {
+  size_t have = 0;
+  while (have < size) {
+    ssize_t got = read(socket, (char *)data + have, size - have);
+    if (got <= 0) return false;
+    have += (size_t)got;
+  }
+  return true;
+}
+
+/* The importer's side, in the forked child: its exit status says which
+ * step failed (0: all went as `expected` says). */
+static int importer(int socket, cmr_status expected) {
+  cmr_ipc_pool *pool = NULL;
+  if (cmr_ipc_receive_pool(socket, &pool) != CMR_SUCCESS) return 10;
+  cmr_ipc_descriptor descriptor;
+  if (!read_all(socket, &descriptor, sizeof descriptor)) return 11;
+  cmr_device_buffer *buffer = NULL;
+  cmr_status status = cmr_ipc_import_buffer(pool, &descriptor, CMR_DEFAULT_STREAM, &buffer);
+  if (status != expected) return 12;
+  int result = 0;
+  if (status == CMR_SUCCESS) {
+    unsigned char *host = malloc(bytes);
+    if (host == NULL) return 13;
+    if (cmr_device_buffer_copy_to_host(buffer, host, bytes) != CMR_SUCCESS) result = 14;
+    for (size_t i = 0; i < bytes && result == 0; i++) {
+      if (host[i] != (unsigned char)(i * 13 + 1)) result = 15;
+    }
+    memset(host, 0xa5, bytes);
+    if (result == 0 && cmr_device_buffer_copy_from(buffer, host, bytes) != CMR_SUCCESS) result = 16;
+    if (result == 0 && cmr_stream_synchronize(CMR_DEFAULT_STREAM) != CMR_SUCCESS) result = 16;
+    free(host);
+    /* An imported buffer cannot grow. */
+    if (result == 0 && cmr_device_buffer_resize(buffer, 2 * bytes, CMR_DEFAULT_STREAM) != CMR_ERROR_UNSUPPORTED) {
+      result = 17;
+    }
+    /* The buffer keeps the import alive past the pool's handle. */
+    if (result == 0 && cmr_ipc_pool_destroy(pool) != CMR_SUCCESS) result = 18;
+    pool = NULL;
+    if (result == 0 && cmr_device_buffer_destroy(buffer) != CMR_SUCCESS) result = 19;
+  } else if (cmr_last_error_message()[0] == '\0') {
+    result = 20;
+  }
+  if (pool != NULL && cmr_ipc_pool_destroy(pool) != CMR_SUCCESS) result = 21;
+  char done = 'd';
+  if (write(socket, &done, 1) != 1) result = 22;
+  return result;
+}
+
+/* Forks the importer, which expects `expected` from its import; returns
+ * the exporter's end of the socket and the child in *child. */
+static int start_importer(cmr_status expected, pid_t *child) {
+  int pair[2];
+  ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
+  *child = fork();
+  ck_assert_int_ge(*child, 0);
+  if (*child == 0) {
+    close(pair[0]);
+    _exit(importer(pair[1], expected));
+  }
+  close(pair[1]);
+  return pair[0];
+}
+
+static void finish_importer(int socket, pid_t child) {
+  char done = 0;
+  ck_assert(read_all(socket, &done, 1));
+  ck_assert_int_eq(done, 'd');
+  int wstatus = 0;
+  ck_assert_int_eq(waitpid(child, &wstatus, 0), child);
+  ck_assert(WIFEXITED(wstatus));
+  ck_assert_msg(WEXITSTATUS(wstatus) == 0, "the importer failed at step %d", WEXITSTATUS(wstatus));
+  close(socket);
+}
+
+/* A buffer of the exporting pool holding the pattern the importer checks. */
+static cmr_device_buffer *make_filled_buffer(cmr_cuda_async_resource *async) {
+  unsigned char *host = malloc(bytes);
+  ck_assert_ptr_nonnull(host);
+  for (size_t i = 0; i < bytes; i++) host[i] = (unsigned char)(i * 13 + 1);
+  cmr_device_buffer *buffer = NULL;
+  ck_assert_ok(
+      cmr_device_buffer_create_copy(host, bytes, CMR_DEFAULT_STREAM, cmr_cuda_async_resource_ref(async), &buffer));
+  free(host);
+  ck_assert_ok(cmr_stream_synchronize(CMR_DEFAULT_STREAM)); /* written before the importer reads */
+  return buffer;
+}
+
+START_TEST(one_process_writes_the_other_reads) {
+  pid_t child;
+  int socket = start_importer(CMR_SUCCESS, &child); /* before this process's first CUDA call */
+  cmr_cuda_async_resource *async = make_exporting_pool();
+  cmr_device_buffer *buffer = make_filled_buffer(async);
+  ck_assert_ok(cmr_ipc_send_pool(socket, async));
+  cmr_ipc_descriptor descriptor;
+  ck_assert_ok(cmr_ipc_export_buffer(buffer, &descriptor));
+  ck_assert_uint_eq(descriptor.size, bytes);
+  ck_assert_int_eq(write(socket, &descriptor, sizeof descriptor), (ssize_t)sizeof descriptor);
+  finish_importer(socket, child);
+  /* What the importer wrote is in the exporter's buffer. */
+  unsigned char *host = malloc(bytes);
+  ck_assert_ptr_nonnull(host);
+  ck_assert_ok(cmr_device_buffer_copy_to_host(buffer, host, bytes));
+  for (size_t i = 0; i < bytes; i++) ck_assert_uint_eq(host[i], 0xa5);
+  free(host);
+  ck_assert_ok(cmr_device_buffer_destroy(buffer));
+  ck_assert_ok(cmr_cuda_async_resource_destroy(async));
+}
+END_TEST
+
+START_TEST(a_freed_exporter_is_reported_in_the_importer) {
+  pid_t child;
+  int socket = start_importer(CMR_ERROR_IPC_GONE, &child);
+  cmr_cuda_async_resource *async = make_exporting_pool();
+  cmr_device_buffer *buffer = make_filled_buffer(async);
+  ck_assert_ok(cmr_ipc_send_pool(socket, async));
+  cmr_ipc_descriptor descriptor;
+  ck_assert_ok(cmr_ipc_export_buffer(buffer, &descriptor));
+  ck_assert_ok(cmr_device_buffer_destroy(buffer)); /* freed before the importer maps it */
+  ck_assert_ok(cmr_stream_synchronize(CMR_DEFAULT_STREAM));
+  ck_assert_int_eq(write(socket, &descriptor, sizeof descriptor), (ssize_t)sizeof descriptor);
+  finish_importer(socket, child);
+  ck_assert_ok(cmr_cuda_async_resource_destroy(async));
+}
+END_TEST
+
+START_TEST(an_import_into_the_exporting_process_is_refused) {
+  cmr_cuda_async_resource *async = make_exporting_pool();
+  cmr_device_buffer *buffer = make_filled_buffer(async);
+  int pair[2];
+  ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
+  const int before = cmr_test_open_descriptors();
+  ck_assert_ok(cmr_ipc_send_pool(pair[0], async));
+  cmr_ipc_pool *pool = (cmr_ipc_pool *)&pool;
+  ck_assert_status(cmr_ipc_receive_pool(pair[1], &pool), CMR_ERROR_IPC_SAME_PROCESS);
+  ck_assert_message_has("sent by this process");
+  ck_assert_ptr_null(pool);
+  ck_assert_int_eq(cmr_test_open_descriptors(), before); /* the passed descriptor is closed on both sides */
+  cmr_ipc_descriptor descriptor;
+  ck_assert_ok(cmr_ipc_export_buffer(buffer, &descriptor));
+  cmr_device_buffer *imported = NULL;
+  ck_assert_status(cmr_ipc_import_buffer(NULL, &descriptor, CMR_DEFAULT_STREAM, &imported), CMR_ERROR_IPC_SAME_PROCESS);
+  ck_assert_ptr_null(imported);
+  close(pair[0]);
+  close(pair[1]);
+  ck_assert_ok(cmr_device_buffer_destroy(buffer));
+  ck_assert_ok(cmr_cuda_async_resource_destroy(async));
+}
+END_TEST
+
+START_TEST(a_closed_descriptor_is_refused) {
+  cmr_cuda_async_resource *async = make_exporting_pool();
+  int descriptor = -1;
+  ck_assert_ok(cmr_cuda_async_resource_export_file_descriptor(async, &descriptor));
+  ck_assert_int_ge(descriptor, 0);
+  ck_assert_int_eq(close(descriptor), 0);
+  cmr_ipc_pool *pool = NULL;
+  ck_assert_status(cmr_ipc_import_pool(descriptor, &pool), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("is not open");
+  ck_assert_ok(cmr_cuda_async_resource_destroy(async));
+}
+END_TEST
+
+START_TEST(a_pool_without_file_descriptors_exports_nothing) {
+  cmr_cuda_async_resource *async = NULL;
+  ck_assert_ok(cmr_cuda_async_resource_create(CMR_SIZE(0), CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE,
+                                              CMR_SIZE_DEFAULT, &async));
+  int descriptor = 5;
+  ck_assert_status(cmr_cuda_async_resource_export_file_descriptor(async, &descriptor), CMR_ERROR_UNSUPPORTED);
+  ck_assert_message_has("posix_file_descriptor");
+  cmr_device_buffer *buffer = NULL;
+  ck_assert_ok(cmr_device_buffer_create(4096, CMR_DEFAULT_STREAM, cmr_cuda_async_resource_ref(async), &buffer));
+  cmr_ipc_descriptor exported;
+  ck_assert_status(cmr_ipc_export_buffer(buffer, &exported), CMR_ERROR_UNSUPPORTED);
+  ck_assert_message_has("posix_file_descriptor");
+  ck_assert_ok(cmr_device_buffer_destroy(buffer));
+  ck_assert_ok(cmr_cuda_async_resource_destroy(async));
+}
+END_TEST
+
+static Suite *ipc_gpu_suite(void) {
+  Suite *suite = suite_create("ipc_gpu");
+  cmr_test_case(suite, "two_processes", NULL, NULL, one_process_writes_the_other_reads,
+                a_freed_exporter_is_reported_in_the_importer);
+  cmr_test_case(suite, "misuse", NULL, NULL, an_import_into_the_exporting_process_is_refused,
+                a_closed_descriptor_is_refused, a_pool_without_file_descriptors_exports_nothing);
+  return suite;
+}
+
+int main(void) {
+  cmr_test_require_device();
+  return cmr_test_run(ipc_gpu_suite());
+}
