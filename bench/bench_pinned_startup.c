@@ -108,7 +108,7 @@ static cmr_status make_pool(size_t bytes, void **state, cmr_resource_ref *ref, v
       cmr_registered_host_resource_create(CMR_INT_DEFAULT, CMR_REGISTERED_HOST_HUGE_PAGES_TRANSPARENT, &made->leaf);
   if (status == CMR_SUCCESS) {
     status = cmr_pool_resource_create(cmr_registered_host_resource_ref(made->leaf), CMR_SIZE(bytes), CMR_SIZE(bytes),
-                                      CMR_SIZE_DEFAULT, &made->pool);
+                                      CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &made->pool);
   }
   report(status, "pool(registered_host)");
   *ref = cmr_pool_resource_ref(made->pool);

@@ -131,7 +131,7 @@ START_TEST(a_pool_over_it_starts_with_its_memory_touched) {
   ck_assert_ok(cmr_registered_host_resource_create(CMR_INT_DEFAULT, CMR_REGISTERED_HOST_HUGE_PAGES_TRANSPARENT, &leaf));
   cmr_pool_resource *pool = NULL;
   ck_assert_ok(cmr_pool_resource_create(cmr_registered_host_resource_ref(leaf), CMR_SIZE(large), CMR_SIZE_DEFAULT,
-                                        CMR_SIZE_DEFAULT, &pool));
+                                        CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &pool));
   cmr_resource_ref ref = cmr_pool_resource_ref(pool);
   void *ptr = NULL;
   ck_assert_ok(cmr_allocate(ref, large / 2, CMR_DEFAULT_STREAM, &ptr));
