@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+
 // cmr-bench-go times one allocate+deallocate pair of 1000 bytes on the
 // default stream through pool(system), warm, from Go: the per-call cost of
 // the Go binding, to compare with the C peer (cmr-bench-call).

@@ -195,7 +195,7 @@ class ToyResource(GeneratorTestCase):
         self.assert_has(
             "tests/go/resource_toy_pool_test.go",
             "func TestResourceToyPoolWithDefaults(t *testing.T) {",
-            "cmr.NewToyPoolResource(upstream, cmr.WithToyPoolChunkSize(257))",
+            "cmr.NewToyPoolResource(upstream, cmr.WithChunkSize(257))",
             "expectStatus(t, err, cmr.ErrInvalidArgument, \"chunk_size (multiple_of)\")")
 
     def test_expectations_become_tests_in_every_language(self):

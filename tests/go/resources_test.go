@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+
 package cmr_test
 
 import (
@@ -15,7 +16,7 @@ const MiB = 1 << 20
 
 func TestResourcesTypedMethods(t *testing.T) {
 	system := mustSystem(t)
-	pool, err := cmr.NewPoolResource(system, cmr.WithPoolInitialPoolSize(MiB))
+	pool, err := cmr.NewPoolResource(system, cmr.WithInitialPoolSize(MiB))
 	mustOK(t, err)
 	defer pool.Close()
 	if size, err := pool.PoolSize(); err != nil || size != MiB {
@@ -49,27 +50,27 @@ func TestResourcesTypedMethods(t *testing.T) {
 // the extremes that once meant "default" too, which the resources refuse.
 func TestResourcesOptionsLeftOutAreDefaults(t *testing.T) {
 	system := mustSystem(t)
-	blocks, err := cmr.NewFixedSizeResource(system, cmr.WithFixedSizeBlocksToPreallocate(1))
+	blocks, err := cmr.NewFixedSizeResource(system, cmr.WithBlocksToPreallocate(1))
 	mustOK(t, err)
 	defer blocks.Close()
 	if size, err := blocks.BlockSize(); err != nil || size != MiB {
 		t.Fatalf("default block size %d (%v), want %d", size, err, MiB)
 	}
-	_, err = cmr.NewFixedSizeResource(system, cmr.WithFixedSizeBlockSize(math.MaxUint64))
+	_, err = cmr.NewFixedSizeResource(system, cmr.WithBlockSize(math.MaxUint64))
 	expectStatus(t, err, cmr.ErrSizeOverflow, "a block of 2^64-1 bytes")
-	_, err = cmr.NewBinningResource(system, cmr.WithBinningMinSizeExponent(10),
-		cmr.WithBinningMaxSizeExponent(math.MinInt32))
+	_, err = cmr.NewBinningResource(system, cmr.WithMinSizeExponent(10),
+		cmr.WithMaxSizeExponent(math.MinInt32))
 	expectStatus(t, err, cmr.ErrInvalidArgument, "a max_size_exponent of math.MinInt32")
 	if !strings.Contains(err.Error(), "max_size_exponent -2147483648 is outside") {
 		t.Fatalf("message %q does not name the value", err)
 	}
-	_, err = cmr.NewBinningResource(system, cmr.WithBinningMinSizeExponent(math.MaxInt32+1))
+	_, err = cmr.NewBinningResource(system, cmr.WithMinSizeExponent(math.MaxInt32+1))
 	expectStatus(t, err, cmr.ErrInvalidArgument, "an exponent beyond a C int")
 }
 
 func TestResourcesLoggingWritesRows(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "log.csv")
-	logging, err := cmr.NewLoggingResource(mustSystem(t), cmr.WithLoggingFilename(path))
+	logging, err := cmr.NewLoggingResource(mustSystem(t), cmr.WithFilename(path))
 	mustOK(t, err)
 	roundTrip(t, logging, 1000)
 	if name, err := logging.Filename(); err != nil || name != path {
@@ -106,7 +107,7 @@ func TestResourcesCallbackOverGoFunctions(t *testing.T) {
 			frees++
 			system.DeallocateOn(address, bytes, stream)
 		},
-		cmr.WithCallbackProperties(cmr.HostAccessible))
+		cmr.WithProperties(cmr.HostAccessible))
 	mustOK(t, err)
 	roundTrip(t, callback, 1000)
 	if properties, err := callback.Properties(); err != nil || properties != cmr.HostAccessible {
@@ -159,10 +160,10 @@ func mustSize(t *testing.T, what string, got uint64, err error, want uint64) {
 }
 
 func TestPoolFragmentationToolsReturnMemoryToTheUpstream(t *testing.T) {
-	upstream, err := cmr.NewSimulatedResource(cmr.WithSimulatedCapacity(1 << 30))
+	upstream, err := cmr.NewSimulatedResource(cmr.WithCapacity(1 << 30))
 	mustOK(t, err)
 	defer upstream.Close()
-	pool, err := cmr.NewPoolResource(upstream, cmr.WithPoolInitialPoolSize(0), cmr.WithPoolMaximumGrowth(MiB))
+	pool, err := cmr.NewPoolResource(upstream, cmr.WithInitialPoolSize(0), cmr.WithMaximumGrowth(MiB))
 	mustOK(t, err)
 	defer pool.Close()
 	a, err := pool.Allocate(4 * MiB) // a chunk of the request's size
@@ -192,10 +193,10 @@ func TestPoolFragmentationToolsReturnMemoryToTheUpstream(t *testing.T) {
 }
 
 func TestArenaAndBinningReportTheirLargestFreeBlock(t *testing.T) {
-	upstream, err := cmr.NewSimulatedResource(cmr.WithSimulatedCapacity(1 << 30))
+	upstream, err := cmr.NewSimulatedResource(cmr.WithCapacity(1 << 30))
 	mustOK(t, err)
 	defer upstream.Close()
-	arena, err := cmr.NewArenaResource(upstream, cmr.WithArenaArenaSize(4*MiB))
+	arena, err := cmr.NewArenaResource(upstream, cmr.WithArenaSize(4*MiB))
 	mustOK(t, err)
 	defer arena.Close()
 	largest, err := arena.LargestFreeBlock()
@@ -205,7 +206,7 @@ func TestArenaAndBinningReportTheirLargestFreeBlock(t *testing.T) {
 	largest, err = arena.LargestFreeBlock()
 	mustSize(t, "arena, one superblock out", largest, err, 3*MiB)
 	mustOK(t, arena.Deallocate(ptr, 1000))
-	binning, err := cmr.NewBinningResource(upstream, cmr.WithBinningMinSizeExponent(8), cmr.WithBinningMaxSizeExponent(10))
+	binning, err := cmr.NewBinningResource(upstream, cmr.WithMinSizeExponent(8), cmr.WithMaxSizeExponent(10))
 	mustOK(t, err)
 	defer binning.Close()
 	largest, err = binning.LargestFreeBlock()
@@ -216,7 +217,7 @@ func TestArenaAndBinningReportTheirLargestFreeBlock(t *testing.T) {
 // size, alignment, stream and stack, read by index.
 func TestTrackingSnapshot(t *testing.T) {
 	system := mustSystem(t)
-	tracking, err := cmr.NewTrackingResource(system, cmr.WithTrackingCaptureStacks(true))
+	tracking, err := cmr.NewTrackingResource(system, cmr.WithCaptureStacks(true))
 	mustOK(t, err)
 	defer tracking.Close()
 	address, err := tracking.Allocate(1000)
