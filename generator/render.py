@@ -56,7 +56,7 @@ def render_go_module(resources) -> dict[str, str]:
     .swig file itself."""
     env = _environment()
     return {
-        "go/internal/capi/capi.swig": env.get_template("go/cmr_go.i.j2").render(resources=resources),
+        "go/internal/capi/swig/capi.swig": env.get_template("go/cmr_go.i.j2").render(resources=resources),
         "go/cmr/resources_generated.go": env.get_template("go/resources.go.j2").render(
             resources=resources, options=go_options(resources)),
     }

@@ -435,8 +435,7 @@ func (r *BinningResource) BinSizeFor(allocationSize uint64) (uint64, error) {
 // returns.
 type CallbackResource struct {
 	object
-	handle    capi.Struct_SS_cmr_callback_resource
-	callbacks *capi.Callbacks // the Go functions, nil for a value from a ref
+	handle capi.Struct_SS_cmr_callback_resource
 }
 
 // CallbackOption sets a parameter of NewCallbackResource that has a default (the With…
@@ -453,8 +452,10 @@ type callbackOptions struct {
 // NewCallbackResource makes a new callback resource.
 // allocate: Called for each allocation with (bytes, stream, allocate_arg).
 // deallocate: Called for each deallocation with (ptr, bytes, stream, deallocate_arg).
-// The functions stay callable until the value is closed; a panic in one
-// does not cross into C (see Panicked).
+// The functions stay callable until the value is closed. A panic in one
+// does not unwind through C: it is raised again, with its value, by the
+// call that ran the function (an Allocate, or a constructor that
+// preallocates), once that call is back from C.
 func NewCallbackResource(allocate func(bytes uint64, stream Stream) uintptr, deallocate func(address uintptr, bytes uint64, stream Stream), options ...CallbackOption) (*CallbackResource, error) {
 	if allocate == nil {
 		return nil, errorf(ErrNullPointer, "allocate must be a function, not nil")
@@ -478,12 +479,8 @@ func NewCallbackResource(allocate func(bytes uint64, stream Stream) uintptr, dea
 	if err != nil {
 		return nil, err
 	}
-	r.callbacks = callbacks
 	return r, nil
 }
-
-// Panicked is the value of the first panic of allocate or deallocate, or nil.
-func (r *CallbackResource) Panicked() any { return panickedOf(r.callbacks) }
 
 // newCallbackResource takes over a share of the callback resource handle points at.
 func newCallbackResource(handle uintptr) (*CallbackResource, error) {
@@ -765,16 +762,17 @@ func (r *CudaAsyncViewResource) PoolHandle() (uintptr, error) {
 // then goes when the outermost call returns).
 type FailureCallbackResource struct {
 	object
-	handle    capi.Struct_SS_cmr_failure_callback_resource
-	upstream  Resource
-	callbacks *capi.Callbacks // the Go functions, nil for a value from a ref
+	handle   capi.Struct_SS_cmr_failure_callback_resource
+	upstream Resource
 }
 
 // NewFailureCallbackResource makes a new failure_callback resource over upstream, which it holds a share of.
 // upstream: Where the memory comes from.
 // callback: Called with (bytes, callback_arg) each time the upstream is out of memory; true retries.
-// The functions stay callable until the value is closed; a panic in one
-// does not cross into C (see Panicked).
+// The functions stay callable until the value is closed. A panic in one
+// does not unwind through C: it is raised again, with its value, by the
+// call that ran the function (an Allocate, or a constructor that
+// preallocates), once that call is back from C.
 func NewFailureCallbackResource(upstream Resource, callback func(bytes uint64) bool) (*FailureCallbackResource, error) {
 	upstreamRef, err := refOf(upstream, "upstream")
 	if err != nil {
@@ -792,13 +790,9 @@ func NewFailureCallbackResource(upstream Resource, callback func(bytes uint64) b
 	if err != nil {
 		return nil, err
 	}
-	r.callbacks = callbacks
 	r.upstream = upstream
 	return r, nil
 }
-
-// Panicked is the value of the first panic of callback, or nil.
-func (r *FailureCallbackResource) Panicked() any { return panickedOf(r.callbacks) }
 
 // newFailureCallbackResource takes over a share of the failure_callback resource handle points at.
 func newFailureCallbackResource(handle uintptr) (*FailureCallbackResource, error) {

@@ -3,9 +3,10 @@
 # The go.conventions test: `go doc` shows the package cmr's description
 # (the license line is not its first line), and every generated Go file
 # (go/, generated/tests/go/) carries the line Go's tools recognise,
-# matching ^// Code generated .* DO NOT EDIT\.$.
+# matching ^// Code generated .* DO NOT EDIT\.$; with CGO_ENABLED=0 the
+# build fails saying that the binding needs cgo (go/internal/capi/cgo_required.go).
 #
-#   conventions.sh SOURCE_DIR GO-COMMAND...
+#   conventions.sh SOURCE_DIR GO-COMMAND...   (its last word the go tool, what comes before an env command)
 set -uo pipefail
 source_dir=$1
 shift
@@ -17,7 +18,18 @@ if [[ $description != *"Package cmr is the Go binding of cmr"* || $doc == *SPDX*
   echo "FAIL: go doc shows no package description (or shows the license line)"
   failures=$((failures + 1))
 fi
-for file in "$source_dir"/go/cmr/resources_generated.go "$source_dir"/generated/tests/go/*.go; do
+go_tool=${*: -1}
+with_environment=("${@:1:$#-1}")
+if out=$(cd "$source_dir/go" && "${with_environment[@]}" CGO_ENABLED=0 "$go_tool" build ./cmr 2>&1); then
+  echo "FAIL: CGO_ENABLED=0 go build ./cmr succeeded"
+  failures=$((failures + 1))
+elif [[ $out != *cmr_go_binding_needs_cgo__build_with_CGO_ENABLED_1_and_a_C_compiler* ]]; then
+  echo "FAIL: CGO_ENABLED=0 go build ./cmr failed without saying that cgo is needed: $out"
+  failures=$((failures + 1))
+else
+  echo "CGO_ENABLED=0 go build ./cmr: $out"
+fi
+for file in "$source_dir"/go/cmr/resources_generated.go "$source_dir"/go/internal/capi/capi_swig.go "$source_dir"/generated/tests/go/*.go; do
   if ! grep -qE '^// Code generated .* DO NOT EDIT\.$' "$file"; then
     echo "FAIL: ${file#"$source_dir"/} lacks '// Code generated ... DO NOT EDIT.'"
     failures=$((failures + 1))

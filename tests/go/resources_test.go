@@ -3,6 +3,7 @@
 package cmr_test
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -119,19 +120,63 @@ func TestResourcesCallbackOverGoFunctions(t *testing.T) {
 	mustOK(t, callback.Close())
 }
 
-// A panic in a callback fails the allocation (out of memory) instead of
-// unwinding through C, and is reported.
-func TestResourcesCallbackPanicIsContained(t *testing.T) {
+// expectPanic runs call, which must panic with want: a callback's panic,
+// raised again by the call that ran it once that call is back from C.
+func expectPanic(t *testing.T, what string, want any, call func()) {
+	t.Helper()
+	defer func() {
+		t.Helper()
+		if got := recover(); got != want {
+			t.Fatalf("%s: panicked with %v, want %v", what, got, want)
+		}
+	}()
+	call()
+	t.Fatalf("%s: no panic", what)
+}
+
+// A panic in a callback does not unwind through C, and is no out of memory:
+// the call that ran the callback panics with its value, directly or
+// through an adaptor, and the next call works.
+func TestResourcesCallbackPanicReachesTheCaller(t *testing.T) {
+	system := mustSystem(t)
+	fail := true
 	callback, err := cmr.NewCallbackResource(
-		func(uint64, cmr.Stream) uintptr { panic("no memory here") },
-		func(uintptr, uint64, cmr.Stream) {})
+		func(bytes uint64, stream cmr.Stream) uintptr {
+			if fail {
+				panic("no memory here")
+			}
+			address, _ := system.AllocateOn(bytes, stream)
+			return address
+		},
+		func(address uintptr, bytes uint64, stream cmr.Stream) {
+			if bytes == 7 {
+				panic(fmt.Errorf("freeing %d bytes", bytes))
+			}
+			system.DeallocateOn(address, bytes, stream)
+		})
 	mustOK(t, err)
 	defer callback.Close()
-	_, err = callback.Allocate(1000)
-	expectStatus(t, err, cmr.ErrOutOfMemory, "allocating through a panicking callback")
-	if callback.Panicked() != "no memory here" {
-		t.Fatalf("Panicked() = %v", callback.Panicked())
-	}
+	expectPanic(t, "Allocate", "no memory here", func() { callback.Allocate(1000) })
+	statistics, err := cmr.NewStatisticsResource(callback)
+	mustOK(t, err)
+	defer statistics.Close()
+	expectPanic(t, "Allocate through an adaptor", "no memory here", func() { statistics.Allocate(1000) })
+	expectPanic(t, "NewPoolResource, which preallocates", "no memory here", func() {
+		cmr.NewPoolResource(callback, cmr.WithInitialPoolSize(MiB))
+	})
+	fail = false
+	roundTrip(t, statistics, 1000) // no panic was left pending for a later call
+	address, err := callback.Allocate(7)
+	mustOK(t, err)
+	defer func() {
+		t.Helper()
+		if got, ok := recover().(error); !ok || got.Error() != "freeing 7 bytes" {
+			t.Fatalf("Deallocate panicked with %v, want the callback's error", got)
+		}
+		roundTrip(t, callback, 1000)
+	}()
+	callback.Deallocate(address, 7)
+	t.Fatal("Deallocate: no panic")
 }
 
 func TestResourcesFailureCallbackRetries(t *testing.T) {

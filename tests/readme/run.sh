@@ -8,7 +8,7 @@
 #
 #   run.sh SOURCE_DIR BUILD_DIR KIND
 # Tools from the environment (the CMake build sets them): PYTHON, PKG_CONFIG,
-# GO, GOCACHE, SWIG_FOLDER (go), JAVAC, JAVA (java), MCS, MONO (csharp).
+# GO, GOCACHE, NO_SWIG_FOLDER (go: a `swig` that fails, first on PATH), JAVAC, JAVA (java), MCS, MONO (csharp).
 set -euo pipefail
 source_dir=$1 build_dir=$2 kind=$3
 source "$source_dir/tests/packaging/scratch.sh" "$source_dir" "readme-$kind"
@@ -56,9 +56,9 @@ for block in "${blocks[@]}"; do
       printf 'module example.com/readme\n\ngo 1.19\n\nrequire github.com/cmr-project/cmr/go v0.0.0\n\nreplace github.com/cmr-project/cmr/go => %s/go\n' \
         "$source_dir" >"$module/go.mod"
       (cd "$module" &&
-        run_clean PATH="${SWIG_FOLDER:+$SWIG_FOLDER:}/usr/bin:/bin" GOCACHE="$GOCACHE" GOPATH="$work/gopath" GOFLAGS=-mod=mod \
+        run_clean PATH="${NO_SWIG_FOLDER:+$NO_SWIG_FOLDER:}/usr/bin:/bin" GOCACHE="$GOCACHE" GOPATH="$work/gopath" GOFLAGS=-mod=mod \
           GOPROXY=off GOENV=off GOTOOLCHAIN=local CGO_ENABLED=1 PKG_CONFIG_PATH="$pc_dir" CGO_LDFLAGS="-Wl,-rpath,$libdir" \
-          ${SWIG_LIB:+SWIG_LIB=$SWIG_LIB} "$GO" build -o program . &&
+          "$GO" build -o program . &&
         run_clean ./program)
       ;;
     java)
