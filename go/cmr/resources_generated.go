@@ -8,6 +8,8 @@ package cmr
 // ones are arguments of its constructor, the ones with defaults options.
 
 import (
+	"runtime"
+
 	"github.com/cmr-project/cmr/go/internal/capi"
 )
 
@@ -61,6 +63,7 @@ func NewAlignedResource(upstream Resource, options ...AlignedOption) (*AlignedRe
 	}
 	var handle uintptr
 	failure := capi.Cmr_aligned_resource_create(upstreamRef, o.allocationAlignment, o.alignmentThreshold, &handle)
+	runtime.KeepAlive(upstream) // its finalizer must not drop the share during the call
 	if err := check(failure); err != nil {
 		return nil, err
 	}
@@ -104,6 +107,7 @@ func (r *AlignedResource) AllocationAlignment() (uint64, error) {
 	}
 	var out uint64
 	err := check(capi.Cmr_aligned_resource_allocation_alignment(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -114,6 +118,7 @@ func (r *AlignedResource) AlignmentThreshold() (uint64, error) {
 	}
 	var out uint64
 	err := check(capi.Cmr_aligned_resource_alignment_threshold(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -179,6 +184,7 @@ func NewArenaResource(upstream Resource, options ...ArenaOption) (*ArenaResource
 	}
 	var handle uintptr
 	failure := capi.Cmr_arena_resource_create(upstreamRef, o.arenaSize, o.dumpLogOnFailure, o.dumpPath, &handle)
+	runtime.KeepAlive(upstream) // its finalizer must not drop the share during the call
 	if err := check(failure); err != nil {
 		return nil, err
 	}
@@ -222,6 +228,7 @@ func (r *ArenaResource) ArenaSize() (uint64, error) {
 	}
 	var out uint64
 	err := check(capi.Cmr_arena_resource_arena_size(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -232,6 +239,7 @@ func (r *ArenaResource) GlobalFreeBytes() (uint64, error) {
 	}
 	var out uint64
 	err := check(capi.Cmr_arena_resource_global_free_bytes(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -242,6 +250,7 @@ func (r *ArenaResource) SuperblockCount() (uint64, error) {
 	}
 	var out uint64
 	err := check(capi.Cmr_arena_resource_superblock_count(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -252,6 +261,7 @@ func (r *ArenaResource) LargestFreeBlock() (uint64, error) {
 	}
 	var out uint64
 	err := check(capi.Cmr_arena_resource_largest_free_block(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -260,7 +270,9 @@ func (r *ArenaResource) Dump() error {
 	if err := r.live(); err != nil {
 		return err
 	}
-	return check(capi.Cmr_arena_resource_dump(r.handle))
+	err := check(capi.Cmr_arena_resource_dump(r.handle))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
+	return err
 }
 
 // BinningResource is cmr's binning resource (suballocator).
@@ -333,6 +345,7 @@ func NewBinningResource(upstream Resource, options ...BinningOption) (*BinningRe
 	}
 	var handle uintptr
 	failure := capi.Cmr_binning_resource_create(upstreamRef, minSizeExponent, maxSizeExponent, &handle)
+	runtime.KeepAlive(upstream) // its finalizer must not drop the share during the call
 	if err := check(failure); err != nil {
 		return nil, err
 	}
@@ -374,7 +387,9 @@ func (r *BinningResource) AddBin(allocationSize uint64) error {
 	if err := r.live(); err != nil {
 		return err
 	}
-	return check(capi.Cmr_binning_resource_add_bin(r.handle, allocationSize))
+	err := check(capi.Cmr_binning_resource_add_bin(r.handle, allocationSize))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
+	return err
 }
 
 // AddBinResource: Puts `resource` (retained) at allocation_size, replacing a bin of that size; the binning resource's properties become those its upstream and bins share (CMR_ERROR_PROPERTY_MISSING when the bin shares none with the upstream).
@@ -386,7 +401,10 @@ func (r *BinningResource) AddBinResource(allocationSize uint64, resource Resourc
 	if err != nil {
 		return err
 	}
-	return check(capi.Cmr_binning_resource_add_bin_resource(r.handle, allocationSize, resourceRef))
+	err = check(capi.Cmr_binning_resource_add_bin_resource(r.handle, allocationSize, resourceRef))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
+	runtime.KeepAlive(resource)
+	return err
 }
 
 // BinCount: How many bins there are.
@@ -396,6 +414,7 @@ func (r *BinningResource) BinCount() (uint64, error) {
 	}
 	var out uint64
 	err := check(capi.Cmr_binning_resource_bin_count(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -406,6 +425,7 @@ func (r *BinningResource) LargestFreeBlock() (uint64, error) {
 	}
 	var out uint64
 	err := check(capi.Cmr_binning_resource_largest_free_block(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -416,6 +436,7 @@ func (r *BinningResource) BinSizeFor(allocationSize uint64) (uint64, error) {
 	}
 	var out uint64
 	err := check(capi.Cmr_binning_resource_bin_size_for(r.handle, allocationSize, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -628,6 +649,7 @@ func (r *CudaAsyncResource) PoolHandle() (uintptr, error) {
 	}
 	var out uintptr
 	err := check(capi.Cmr_cuda_async_resource_pool_handle(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -638,6 +660,7 @@ func (r *CudaAsyncResource) ReleaseThreshold() (uint64, error) {
 	}
 	var out uint64
 	err := check(capi.Cmr_cuda_async_resource_release_threshold(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -692,6 +715,7 @@ func (r *CudaAsyncManagedResource) PoolHandle() (uintptr, error) {
 	}
 	var out uintptr
 	err := check(capi.Cmr_cuda_async_managed_resource_pool_handle(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -744,6 +768,7 @@ func (r *CudaAsyncViewResource) PoolHandle() (uintptr, error) {
 	}
 	var out uintptr
 	err := check(capi.Cmr_cuda_async_view_resource_pool_handle(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -787,6 +812,7 @@ func NewFailureCallbackResource(upstream Resource, callback func(bytes uint64) b
 	r, err := makeOver(callbacks, func(id uintptr, handle *uintptr) *capi.Failure {
 		return capi.Cmr_go_failure_callback_resource_create(upstreamRef, id, handle)
 	}, newFailureCallbackResource, func(r *FailureCallbackResource) *object { return &r.object })
+	runtime.KeepAlive(upstream) // its finalizer must not drop the share during the call
 	if err != nil {
 		return nil, err
 	}
@@ -873,6 +899,7 @@ func NewFixedSizeResource(upstream Resource, options ...FixedSizeOption) (*Fixed
 	}
 	var handle uintptr
 	failure := capi.Cmr_fixed_size_resource_create(upstreamRef, o.blockSize, o.blocksToPreallocate, &handle)
+	runtime.KeepAlive(upstream) // its finalizer must not drop the share during the call
 	if err := check(failure); err != nil {
 		return nil, err
 	}
@@ -916,6 +943,7 @@ func (r *FixedSizeResource) BlockSize() (uint64, error) {
 	}
 	var out uint64
 	err := check(capi.Cmr_fixed_size_resource_block_size(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -926,6 +954,7 @@ func (r *FixedSizeResource) UpstreamBytes() (uint64, error) {
 	}
 	var out uint64
 	err := check(capi.Cmr_fixed_size_resource_upstream_bytes(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -936,6 +965,7 @@ func (r *FixedSizeResource) LargestFreeBlock() (uint64, error) {
 	}
 	var out uint64
 	err := check(capi.Cmr_fixed_size_resource_largest_free_block(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -985,6 +1015,7 @@ func NewLimitingResource(upstream Resource, allocationLimit uint64, options ...L
 	}
 	var handle uintptr
 	failure := capi.Cmr_limiting_resource_create(upstreamRef, allocationLimit, o.allocationAlignment, &handle)
+	runtime.KeepAlive(upstream) // its finalizer must not drop the share during the call
 	if err := check(failure); err != nil {
 		return nil, err
 	}
@@ -1028,6 +1059,7 @@ func (r *LimitingResource) AllocatedBytes() (uint64, error) {
 	}
 	var out uint64
 	err := check(capi.Cmr_limiting_resource_allocated_bytes(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -1038,6 +1070,7 @@ func (r *LimitingResource) AllocationLimit() (uint64, error) {
 	}
 	var out uint64
 	err := check(capi.Cmr_limiting_resource_allocation_limit(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -1113,6 +1146,7 @@ func NewLoggingResource(upstream Resource, options ...LoggingOption) (*LoggingRe
 	}
 	var handle uintptr
 	failure := capi.Cmr_logging_resource_create(upstreamRef, o.filename, o.file, o.autoFlush, &handle)
+	runtime.KeepAlive(upstream) // its finalizer must not drop the share during the call
 	if err := check(failure); err != nil {
 		return nil, err
 	}
@@ -1154,7 +1188,9 @@ func (r *LoggingResource) Flush() error {
 	if err := r.live(); err != nil {
 		return err
 	}
-	return check(capi.Cmr_logging_resource_flush(r.handle))
+	err := check(capi.Cmr_logging_resource_flush(r.handle))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
+	return err
 }
 
 // Filename: The name of the file the log goes to (from filename or CMR_LOG_FILE), or "" for a FILE *.
@@ -1164,6 +1200,7 @@ func (r *LoggingResource) Filename() (string, error) {
 	}
 	var out string
 	err := check(capi.Cmr_logging_resource_filename(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -1174,6 +1211,7 @@ func (r *LoggingResource) LostRows() (uint64, error) {
 	}
 	var out uint64
 	err := check(capi.Cmr_logging_resource_lost_rows(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -1310,6 +1348,7 @@ func NewPoolResource(upstream Resource, options ...PoolOption) (*PoolResource, e
 	}
 	var handle uintptr
 	failure := capi.Cmr_pool_resource_create(upstreamRef, o.initialPoolSize, o.maximumPoolSize, o.maximumGrowth, &handle)
+	runtime.KeepAlive(upstream) // its finalizer must not drop the share during the call
 	if err := check(failure); err != nil {
 		return nil, err
 	}
@@ -1353,6 +1392,7 @@ func (r *PoolResource) PoolSize() (uint64, error) {
 	}
 	var out uint64
 	err := check(capi.Cmr_pool_resource_pool_size(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -1363,6 +1403,7 @@ func (r *PoolResource) FreeSize() (uint64, error) {
 	}
 	var out uint64
 	err := check(capi.Cmr_pool_resource_free_size(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -1373,6 +1414,7 @@ func (r *PoolResource) LargestFreeBlock() (uint64, error) {
 	}
 	var out uint64
 	err := check(capi.Cmr_pool_resource_largest_free_block(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -1381,7 +1423,9 @@ func (r *PoolResource) Release() error {
 	if err := r.live(); err != nil {
 		return err
 	}
-	return check(capi.Cmr_pool_resource_release(r.handle))
+	err := check(capi.Cmr_pool_resource_release(r.handle))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
+	return err
 }
 
 // PrefetchResource is cmr's prefetch resource (adaptor).
@@ -1413,6 +1457,7 @@ func NewPrefetchResource(upstream Resource) (*PrefetchResource, error) {
 	}
 	var handle uintptr
 	failure := capi.Cmr_prefetch_resource_create(upstreamRef, &handle)
+	runtime.KeepAlive(upstream) // its finalizer must not drop the share during the call
 	if err := check(failure); err != nil {
 		return nil, err
 	}
@@ -1577,6 +1622,7 @@ func (r *SimulatedResource) BytesInUse() (uint64, error) {
 	}
 	var out uint64
 	err := check(capi.Cmr_simulated_resource_bytes_in_use(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -1587,6 +1633,7 @@ func (r *SimulatedResource) PeakBytesInUse() (uint64, error) {
 	}
 	var out uint64
 	err := check(capi.Cmr_simulated_resource_peak_bytes_in_use(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -1597,6 +1644,7 @@ func (r *SimulatedResource) AllocationCount() (uint64, error) {
 	}
 	var out uint64
 	err := check(capi.Cmr_simulated_resource_allocation_count(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -1607,6 +1655,7 @@ func (r *SimulatedResource) DeallocationCount() (uint64, error) {
 	}
 	var out uint64
 	err := check(capi.Cmr_simulated_resource_deallocation_count(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -1643,6 +1692,7 @@ func NewStatisticsResource(upstream Resource) (*StatisticsResource, error) {
 	}
 	var handle uintptr
 	failure := capi.Cmr_statistics_resource_create(upstreamRef, &handle)
+	runtime.KeepAlive(upstream) // its finalizer must not drop the share during the call
 	if err := check(failure); err != nil {
 		return nil, err
 	}
@@ -1686,6 +1736,7 @@ func (r *StatisticsResource) BytesCurrent() (uint64, error) {
 	}
 	var out uint64
 	err := check(capi.Cmr_statistics_resource_bytes_current(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -1696,6 +1747,7 @@ func (r *StatisticsResource) BytesPeak() (uint64, error) {
 	}
 	var out uint64
 	err := check(capi.Cmr_statistics_resource_bytes_peak(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -1706,6 +1758,7 @@ func (r *StatisticsResource) BytesTotal() (uint64, error) {
 	}
 	var out uint64
 	err := check(capi.Cmr_statistics_resource_bytes_total(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -1716,6 +1769,7 @@ func (r *StatisticsResource) AllocationsCurrent() (uint64, error) {
 	}
 	var out uint64
 	err := check(capi.Cmr_statistics_resource_allocations_current(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -1726,6 +1780,7 @@ func (r *StatisticsResource) AllocationsPeak() (uint64, error) {
 	}
 	var out uint64
 	err := check(capi.Cmr_statistics_resource_allocations_peak(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -1736,6 +1791,7 @@ func (r *StatisticsResource) AllocationsTotal() (uint64, error) {
 	}
 	var out uint64
 	err := check(capi.Cmr_statistics_resource_allocations_total(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -1746,6 +1802,7 @@ func (r *StatisticsResource) BytesAtPush() (uint64, error) {
 	}
 	var out uint64
 	err := check(capi.Cmr_statistics_resource_bytes_at_push(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -1756,6 +1813,7 @@ func (r *StatisticsResource) AllocationsAtPush() (uint64, error) {
 	}
 	var out uint64
 	err := check(capi.Cmr_statistics_resource_allocations_at_push(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -1764,7 +1822,9 @@ func (r *StatisticsResource) PushCounters() error {
 	if err := r.live(); err != nil {
 		return err
 	}
-	return check(capi.Cmr_statistics_resource_push_counters(r.handle))
+	err := check(capi.Cmr_statistics_resource_push_counters(r.handle))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
+	return err
 }
 
 // PopCounters: Merges the top level into the one below; CMR_ERROR_INVALID_ARGUMENT when only the base level is left.
@@ -1772,7 +1832,9 @@ func (r *StatisticsResource) PopCounters() error {
 	if err := r.live(); err != nil {
 		return err
 	}
-	return check(capi.Cmr_statistics_resource_pop_counters(r.handle))
+	err := check(capi.Cmr_statistics_resource_pop_counters(r.handle))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
+	return err
 }
 
 // CounterLevels: Levels on the stack: 1 until the first push.
@@ -1782,6 +1844,7 @@ func (r *StatisticsResource) CounterLevels() (uint64, error) {
 	}
 	var out uint64
 	err := check(capi.Cmr_statistics_resource_counter_levels(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -1853,6 +1916,7 @@ func NewThreadSafeResource(upstream Resource) (*ThreadSafeResource, error) {
 	}
 	var handle uintptr
 	failure := capi.Cmr_thread_safe_resource_create(upstreamRef, &handle)
+	runtime.KeepAlive(upstream) // its finalizer must not drop the share during the call
 	if err := check(failure); err != nil {
 		return nil, err
 	}
@@ -1942,6 +2006,7 @@ func NewTrackingResource(upstream Resource, options ...TrackingOption) (*Trackin
 	}
 	var handle uintptr
 	failure := capi.Cmr_tracking_resource_create(upstreamRef, o.captureStacks, &handle)
+	runtime.KeepAlive(upstream) // its finalizer must not drop the share during the call
 	if err := check(failure); err != nil {
 		return nil, err
 	}
@@ -1985,6 +2050,7 @@ func (r *TrackingResource) AllocatedBytes() (uint64, error) {
 	}
 	var out uint64
 	err := check(capi.Cmr_tracking_resource_allocated_bytes(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -1995,6 +2061,7 @@ func (r *TrackingResource) OutstandingCount() (uint64, error) {
 	}
 	var out uint64
 	err := check(capi.Cmr_tracking_resource_outstanding_count(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -2005,6 +2072,7 @@ func (r *TrackingResource) OutstandingReport() (string, error) {
 	}
 	var out string
 	err := check(capi.Cmr_tracking_resource_outstanding_report(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -2015,6 +2083,7 @@ func (r *TrackingResource) CaptureStacks() (bool, error) {
 	}
 	var out bool
 	err := check(capi.Cmr_tracking_resource_capture_stacks(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -2025,6 +2094,7 @@ func (r *TrackingResource) OutstandingSnapshot() (uint64, error) {
 	}
 	var out uint64
 	err := check(capi.Cmr_tracking_resource_outstanding_snapshot(r.handle, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -2035,6 +2105,7 @@ func (r *TrackingResource) SnapshotPointer(index uint64) (uintptr, error) {
 	}
 	var out uintptr
 	err := check(capi.Cmr_tracking_resource_snapshot_pointer(r.handle, index, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -2045,6 +2116,7 @@ func (r *TrackingResource) SnapshotBytes(index uint64) (uint64, error) {
 	}
 	var out uint64
 	err := check(capi.Cmr_tracking_resource_snapshot_bytes(r.handle, index, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -2055,6 +2127,7 @@ func (r *TrackingResource) SnapshotAlignment(index uint64) (uint64, error) {
 	}
 	var out uint64
 	err := check(capi.Cmr_tracking_resource_snapshot_alignment(r.handle, index, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -2065,6 +2138,7 @@ func (r *TrackingResource) SnapshotStream(index uint64) (uintptr, error) {
 	}
 	var out uintptr
 	err := check(capi.Cmr_tracking_resource_snapshot_stream(r.handle, index, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
@@ -2075,6 +2149,7 @@ func (r *TrackingResource) SnapshotStack(index uint64) (string, error) {
 	}
 	var out string
 	err := check(capi.Cmr_tracking_resource_snapshot_stack(r.handle, index, &out))
+	runtime.KeepAlive(r) // its finalizer must not drop the share during the call
 	return out, err
 }
 
