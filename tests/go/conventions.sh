@@ -4,7 +4,8 @@
 # (the license line is not its first line), and every generated Go file
 # (go/, generated/tests/go/) carries the line Go's tools recognise,
 # matching ^// Code generated .* DO NOT EDIT\.$; with CGO_ENABLED=0 the
-# build fails saying that the binding needs cgo (go/internal/capi/cgo_required.go).
+# build fails saying that the binding needs cgo (go/internal/capi/cgo_required.go);
+# each type's methods share one receiver name (per package folder of go/).
 #
 #   conventions.sh SOURCE_DIR GO-COMMAND...   (its last word the go tool, what comes before an env command)
 set -uo pipefail
@@ -29,6 +30,14 @@ elif [[ $out != *cmr_go_binding_needs_cgo__build_with_CGO_ENABLED_1_and_a_C_comp
 else
   echo "CGO_ENABLED=0 go build ./cmr: $out"
 fi
+for package in "$source_dir"/go/cmr "$source_dir"/go/internal/capi; do
+  mixed=$(cat "$package"/*.go | sed -n 's/^func (\([A-Za-z_][A-Za-z0-9_]*\) \**\([A-Za-z_][A-Za-z0-9_]*\)).*/\2 \1/p' | sort -u |
+    awk '{names[$1] = names[$1] " " $2; count[$1]++} END {for (t in count) if (count[t] > 1) print t ":" names[t]}')
+  if [[ -n $mixed ]]; then
+    echo "FAIL: types of ${package#"$source_dir"/} with more than one receiver name: $mixed"
+    failures=$((failures + 1))
+  fi
+done
 for file in "$source_dir"/go/cmr/resources_generated.go "$source_dir"/go/internal/capi/capi_swig.go "$source_dir"/generated/tests/go/*.go; do
   if ! grep -qE '^// Code generated .* DO NOT EDIT\.$' "$file"; then
     echo "FAIL: ${file#"$source_dir"/} lacks '// Code generated ... DO NOT EDIT.'"
