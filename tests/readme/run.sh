@@ -7,7 +7,8 @@
 # exits non-zero, fails the test.
 #
 #   run.sh SOURCE_DIR BUILD_DIR KIND
-# Tools from the environment (the CMake build sets them): PYTHON, PKG_CONFIG,
+# Tools from the environment (the CMake build sets them): PYTHON, CUDA_BUILD
+# (1 in a CUDA build: the Python programs then skip, 77, without a GPU), PKG_CONFIG (c, go),
 # GO, GOCACHE, NO_SWIG_FOLDER (go: a `swig` that fails, first on PATH), JAVAC, JAVA (java), MCS, MONO (csharp).
 set -euo pipefail
 source_dir=$1 build_dir=$2 kind=$3
@@ -17,9 +18,11 @@ cmake --install "$build_dir" --prefix "$prefix" >"$work/install.log" 2>&1 || {
   echo "FAIL: cmake --install into $prefix:"; cat "$work/install.log"; exit 1; }
 mapfile -t blocks < <("$PYTHON" "$source_dir/tests/readme/extract.py" "$source_dir/README.md" "$kind" "$work/blocks")
 pc_dir=$(dirname "$(find "$prefix" -name cmr.pc)")
-export PKG_CONFIG_PATH=$pc_dir
-libdir=$("$PKG_CONFIG" --variable=libdir cmr)
 site_packages=$(find "$prefix" -type d -name site-packages | head -n 1)
+if [[ $kind == c || $kind == go ]]; then
+  export PKG_CONFIG_PATH=$pc_dir
+  libdir=$("$PKG_CONFIG" --variable=libdir cmr)
+fi
 cd "$work"
 
 # run_clean COMMAND...: runs it with only PATH and HOME in its environment, plus the VAR=value words first.
@@ -38,11 +41,14 @@ for block in "${blocks[@]}"; do
       cc -Wall -Werror "$block" $("$PKG_CONFIG" --cflags --libs cmr) -Wl,-rpath,"$libdir" -o "${block%.c}"
       run_clean "${block%.c}"
       ;;
-    python)
-      run_clean PYTHONPATH="$site_packages" "$PYTHON" "$block"
-      ;;
-    dask)
-      if ! "$PYTHON" -c 'import distributed' 2>/dev/null; then
+    python | dask)
+      # The Python programs use the current device: a CUDA build needs a GPU for them.
+      if [[ ${CUDA_BUILD:-0} == 1 ]] &&
+        ! run_clean PYTHONPATH="$site_packages" "$PYTHON" -c 'import cmr._capi as c; c.cmr_device_count()' >/dev/null 2>&1; then
+        echo "SKIP: a CUDA build without a GPU (the Python programs allocate on the current device)"
+        exit 77
+      fi
+      if [[ $kind == dask ]] && ! "$PYTHON" -c 'import distributed' 2>/dev/null; then
         echo "SKIP: $PYTHON has no distributed (Debian: python3-distributed)"
         exit 77
       fi
