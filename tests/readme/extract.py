@@ -8,8 +8,11 @@
         none.
     extract.py README.md --check       fails, naming the lines, when a code
         block in a program's language (c, python, go, java, csharp) carries
-        neither a test marker nor a `<!-- fragment: why -->` one, or when a
-        marker is not followed by a code block."""
+        neither a test marker nor a `<!-- fragment: why -->` one, when a
+        marker is not followed by a code block, or when a shell block runs
+        a command through sudo (a root shell, a container or a CI runner,
+        often has none: scripts/common.sh's as_root uses sudo only where
+        it is needed and there)."""
 
 import pathlib
 import re
@@ -50,7 +53,7 @@ def blocks(text):
 
 def check(text):
     problems = []
-    for line, marker, language, _ in blocks(text):
+    for line, marker, language, body in blocks(text):
         if marker is None and language in PROGRAM_LANGUAGES:
             problems.append(f"README.md:{line}: a {language} block with no <!-- test: KIND --> "
                             "or <!-- fragment: why --> marker before it")
@@ -59,6 +62,11 @@ def check(text):
                 problems.append(f"README.md:{line}: unknown test kind {marker!r} (known: {', '.join(KINDS)})")
             elif KINDS[marker][0] != language:
                 problems.append(f"README.md:{line}: a {language!r} block marked as {marker!r}")
+        if language in ("sh", "bash", "console"):
+            for offset, command in enumerate(body.splitlines(), start=1):
+                if re.match(r"\s*(\$\s*)?sudo\s", command):
+                    problems.append(f"README.md:{line + offset}: a command run through sudo, which a root shell "
+                                    "may lack: write it so that it works as pasted both as root and with sudo")
     for problem in problems:
         print(problem, file=sys.stderr)
     return 1 if problems else 0
@@ -69,7 +77,7 @@ def main(argv):
     if argv[2:] == ["--check"]:
         status = check(text)
         if status == 0:
-            print("every program block of README.md is marked")
+            print("every program block of README.md is marked, and no command runs through sudo")
         return status
     kind, folder = argv[2], pathlib.Path(argv[3])
     if kind not in KINDS:
