@@ -7,8 +7,8 @@ beside it (a Go package is one folder). With --check it writes nothing and
 exits 1, naming each stale, missing or extra file, when either differs.
 The C it writes is formatted by clang-format (.clang-format): without
 clang-format it stops, saying so (exit 1; --check exits 77, a skip to ctest).
-SWIG's output is not made here: the build runs SWIG (cmake/CmrSwig.cmake,
-and the go tool for go/internal/capi/capi.swig)."""
+SWIG's output is not made here: the build runs SWIG (cmake/CmrSwig.cmake),
+and go/internal/capi/swig/wrap.sh makes the Go module's (committed)."""
 
 from __future__ import annotations
 

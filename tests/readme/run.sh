@@ -18,7 +18,7 @@ cmake --install "$build_dir" --prefix "$prefix" >"$work/install.log" 2>&1 || {
   echo "FAIL: cmake --install into $prefix:"; cat "$work/install.log"; exit 1; }
 mapfile -t blocks < <("$PYTHON" "$source_dir/tests/readme/extract.py" "$source_dir/README.md" "$kind" "$work/blocks")
 pc_dir=$(dirname "$(find "$prefix" -name cmr.pc)")
-site_packages=$(find "$prefix" -type d -name site-packages | head -n 1)
+site_packages=$(find "$prefix" -type d -name site-packages -print -quit)
 if [[ $kind == c || $kind == go ]]; then
   export PKG_CONFIG_PATH=$pc_dir
   libdir=$("$PKG_CONFIG" --variable=libdir cmr)
@@ -69,7 +69,7 @@ for block in "${blocks[@]}"; do
       ;;
     java)
       # README, "Java": the JAR alone on the class path. The file is named after its public class.
-      class=$(sed -n 's/^public \(final \)\{0,1\}class \([A-Za-z_][A-Za-z0-9_]*\).*/\2/p' "$block" | head -n 1)
+      class=$(sed -n 's/^public \(final \)\{0,1\}class \([A-Za-z_][A-Za-z0-9_]*\).*/\2/p' "$block" | sed -n 1p)
       [[ -n $class ]] || { echo "FAIL: $block declares no public class"; exit 1; }
       mkdir -p "$work/java-${block##*/}"
       cp "$block" "$work/java-${block##*/}/$class.java"
@@ -78,7 +78,7 @@ for block in "${blocks[@]}"; do
       ;;
     csharp)
       # README, "C#": compiled against the installed Cmr.dll, run with its folder as MONO_PATH.
-      assembly=$(dirname "$(find "$prefix" -name Cmr.dll | head -n 1)")
+      assembly=$(dirname "$(find "$prefix" -name Cmr.dll -print -quit)")
       "$MCS" -r:"$assembly/Cmr.dll" -out:"${block%.cs}.exe" "$block"
       run_clean MONO_PATH="$assembly" "$MONO" "${block%.cs}.exe"
       ;;
