@@ -26,7 +26,7 @@ done
 for name in "$@"; do
   case $name in
     cmr-demo) env -i "$prefix/bin/cmr-demo" --iterations 2 ;;
-    cmr-replay) env -i "$prefix/bin/cmr-replay" "$source_dir/tests/replay/rmm_two_threads.csv" "pool(system)" ;;
+    cmr-replay) env -i "$prefix/bin/cmr-replay" "$source_dir/tests/replay/rmm_two_threads.csv" "pool(system, initial_pool_size=1MiB)" ;;
   esac
 done
 echo "installed_programs.sh: $* start from $prefix/bin with a clean environment"
