@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 
+// Package capi is cmr's C API as SWIG's Go module makes it
+// (capi_swig.go and capi_swig_wrap.c, SWIG's output, committed), with the
+// conventions of swig/cmr_go.swg; the package cmr is written over it.
 package capi
 
 // The Go side of callbacks.swg: the functions its C trampolines call, each
