@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 # SWIG at build time: the bindings' wrappers are made from the generated
 # interfaces (generated/swig/*.i) and the hand-written .swg files of each
-# binding's swig/ folder, into the build folder; nothing SWIG writes is
-# committed. Any SWIG 4.x works. SWIG_EXECUTABLE picks one (the GPU
-# machine's swig4.0 extracted from Debian's package), and CMR_SWIG_LIB
-# (default: the SWIG_LIB environment variable at configure time) its
-# library, for a SWIG whose compiled-in library folder is not there.
+# binding's swig/ folder, into the build folder; nothing SWIG writes for
+# them is committed (the Go module ships its own: go/CMakeLists.txt). Any
+# SWIG 4.x works. SWIG_EXECUTABLE picks one (the GPU machine's swig4.0
+# extracted from Debian's package), and CMR_SWIG_LIB (default: the SWIG_LIB
+# environment variable at configure time) its library, for a SWIG whose
+# compiled-in library folder is not there.
 
 set(CMR_SWIG_LIB "$ENV{SWIG_LIB}" CACHE PATH "SWIG's library folder (SWIG_LIB), when not SWIG's compiled-in one")
 if(CMR_SWIG_LIB)

@@ -7,12 +7,18 @@ beside it (a Go package is one folder). With --check it writes nothing and
 exits 1, naming each stale, missing or extra file, when either differs.
 The C it writes is formatted by clang-format (.clang-format): without
 clang-format it stops, saying so (exit 1; --check exits 77, a skip to ctest).
-SWIG's output is not made here: the build runs SWIG (cmake/CmrSwig.cmake,
-and the go tool for go/internal/capi/capi.swig)."""
+SWIG's output is not made here (the build runs SWIG: cmake/CmrSwig.cmake),
+except the Go module's, which is committed: after writing the real tree's
+go/internal/capi/swig/capi.swig, the generator runs wrap.sh beside it when
+swig and gofmt are on the PATH, and says so when they are not (then
+`cmake --build <build> --target cmr_go_swig` does it; the go.swig_fresh
+test fails while it is stale)."""
 
 from __future__ import annotations
 
 import argparse
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -78,6 +84,18 @@ def _write(folder: Path, files: dict[str, str], existing: set[str]) -> None:
             target.write_text(text, encoding="utf-8")
 
 
+def _refresh_go_swig() -> None:
+    """SWIG's output for the Go module (go/internal/capi/capi_swig.go and
+    capi_swig_wrap.c), rewritten from the capi.swig just written."""
+    swig, gofmt = shutil.which("swig"), shutil.which("gofmt")
+    if swig is None or gofmt is None:
+        print("python3 -m generator: no swig or gofmt on the PATH: the Go module's SWIG output was not rewritten "
+              "(cmake --build <build> --target cmr_go_swig)", file=sys.stderr)
+        return
+    capi = ROOT / GO_MODULE / "internal" / "capi"
+    subprocess.run(["bash", str(capi / "swig" / "wrap.sh"), swig, gofmt, str(capi)], check=True)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m generator", description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="fail if generated/ is not what the spec produces")
@@ -108,6 +126,8 @@ def main(argv=None) -> int:
 
     for folder, files, existing in outputs:
         _write(folder, files, existing)
+    if args.out.parent.resolve() == ROOT:
+        _refresh_go_swig()
     count = sum(len(files) for _, files, _ in outputs)
     print(f"generated {count} files from {len(resources)} resources into {args.out} and {args.out.parent / GO_MODULE}")
     return 0

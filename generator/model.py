@@ -372,6 +372,8 @@ class Param:
     # values' Java and C# names carry this prefix (the resource's name), as
     # SWIG keeps C's enum constants in one scope and drops a second SERVE.
     value_prefix: str = ""
+    # The word of its Go option (With<Word>), when not its name (render.go_options).
+    go_option_word: str = ""
 
     # ---- the forms of the type table, filled in for this parameter ----
 

@@ -9,6 +9,7 @@ import jinja2
 
 from .c_format import format_c
 from .model import POINTEES
+from .spec import SpecError
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -29,6 +30,32 @@ def _pointee_headers(resources) -> list[str]:
     return sorted({POINTEES[p.pointee] for r in resources for p in r.params if p.pointee})
 
 
+def go_options(resources) -> list[tuple[str, list]]:
+    """The Go options, one per parameter name with a default across every
+    resource (a callback's argument excepted): [(name, [(resource, parameter), ...])],
+    by name. One option (WithInitialPoolSize) serves each resource that has
+    the parameter where it has one Go type everywhere; otherwise each
+    resource has its own, With<Resource><Name> (Param.go_option_word)."""
+    options: dict[str, list] = {}
+    for r in resources:
+        for p in r.params:
+            if p.default is not None and p not in r.callback_args:
+                options.setdefault(p.name, []).append((r, p))
+    merged: dict[str, list] = {}
+    for name, users in options.items():
+        types = {(p.go_type, p.go_option_type) for _, p in users}
+        if len(types) == 1:
+            merged[name] = users
+            continue
+        # One name, several types (each resource's own enum): an option per
+        # resource, named after it (WithPoolCapture), since one With<Name>
+        # cannot take them all.
+        for r, p in users:
+            p.go_option_word = f"{r.name}_{name}"
+            merged[p.go_option_word] = [(r, p)]
+    return sorted(merged.items())
+
+
 def render_go_module(resources) -> dict[str, str]:
     """The generated files of the Go module (go/), as {path relative to the
     repository root: text}. They live beside the hand-written ones because a
@@ -36,8 +63,9 @@ def render_go_module(resources) -> dict[str, str]:
     .swig file itself."""
     env = _environment()
     return {
-        "go/internal/capi/capi.swig": env.get_template("go/cmr_go.i.j2").render(resources=resources),
-        "go/cmr/resources_generated.go": env.get_template("go/resources.go.j2").render(resources=resources),
+        "go/internal/capi/swig/capi.swig": env.get_template("go/cmr_go.i.j2").render(resources=resources),
+        "go/cmr/resources_generated.go": env.get_template("go/resources.go.j2").render(
+            resources=resources, options=go_options(resources)),
     }
 
 

@@ -3,7 +3,7 @@
 # The main job on a fresh Debian 12 machine: install what cmr needs,
 # regenerate the generated code from spec/, build cmr and run cmr-demo.
 #
-#   sudo bash scripts/main.sh [--iterations N]     (arguments go to cmr-demo)
+#   bash scripts/main.sh [--iterations N]     (arguments go to cmr-demo; apt-get runs as root or through sudo)
 #
 # The CUDA build is made when a CUDA toolkit is installed, the host build
 # otherwise; cmr-demo runs on a GPU when there is one. CMR_SKIP_APT=1 skips

@@ -10,7 +10,7 @@
 # any finding fails the step. Last, the libFuzzer harnesses (build/fuzz),
 # each over its seed corpus and then fuzzing for a bounded time.
 #
-#   sudo bash scripts/test.sh
+#   bash scripts/test.sh     (apt-get runs as root or through sudo)
 #
 # Every step runs even after an earlier one failed; the last line sums up and
 # the exit status is non-zero when any step failed. CMR_SKIP_APT=1 skips the

@@ -1,23 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
+
 package cmr
 
 import "github.com/cmr-project/cmr/go/internal/capi"
 
 // What the resources whose C functions are callbacks share; their
-// constructors are generated (generated/go/cmr/resources.go). The functions
-// stay callable until the Go value is closed; a resource built over it that
+// constructors are generated (resources_generated.go). The functions stay
+// callable until the Go value is closed; a resource built over it that
 // outlives that Close gets out of memory from it (and its frees are
-// dropped), so close this one last. A panic in a function does not cross
-// into C: it fails that allocation (or retries no more), and Panicked
-// reports it.
-
-// panickedOf is nil for a value that came from a ref (not made in Go).
-func panickedOf(callbacks *capi.Callbacks) any {
-	if callbacks == nil {
-		return nil
-	}
-	return callbacks.Panicked()
-}
+// dropped), so close this one last. A panic in a function does not unwind
+// through C: the call that ran it raises it again once back from C
+// (internal/capi/callbacks.go).
 
 // makeOver registers callbacks and makes a resource over them: create makes
 // the C object under their id, wrap its Go value, whose object objectOf

@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
+
 package cmr
 
-import "github.com/cmr-project/cmr/go/internal/capi"
+import (
+	"runtime"
+
+	"github.com/cmr-project/cmr/go/internal/capi"
+)
 
 // DeviceBuffer is an untyped, resizable allocation from one resource,
 // ordered on one stream (RMM's device_buffer). It holds a share of its
@@ -24,7 +29,18 @@ func newDeviceBuffer(stream Stream, create func(*uintptr) *capi.Failure) (*Devic
 		}
 		return nil, err
 	}
-	return &DeviceBuffer{buffer: capi.SwigcptrStruct_SS_cmr_device_buffer(handle), stream: stream, holds: holds}, nil
+	b := &DeviceBuffer{buffer: capi.SwigcptrStruct_SS_cmr_device_buffer(handle), stream: stream, holds: holds}
+	// The safety net for a buffer nobody closed, as os.File has; Close is
+	// still the rule (a finalizer runs at some collection, or never).
+	runtime.SetFinalizer(b, (*DeviceBuffer).finalize)
+	return b, nil
+}
+
+// finalize destroys a buffer nobody closed (there is nobody to report a failure to).
+func (b *DeviceBuffer) finalize() {
+	if b.buffer != nil {
+		b.Close()
+	}
 }
 
 // NewDeviceBuffer is a buffer of size uninitialised bytes from r, ordered on stream.
@@ -41,9 +57,11 @@ func NewDeviceBufferAligned(size, alignment uint64, stream Stream, r Resource) (
 	if err != nil {
 		return nil, err
 	}
-	return newDeviceBuffer(stream, func(handle *uintptr) *capi.Failure {
+	b, err := newDeviceBuffer(stream, func(handle *uintptr) *capi.Failure {
 		return capi.Cmr_device_buffer_create_aligned(size, alignment, uintptr(stream), ref, handle)
 	})
+	runtime.KeepAlive(r) // r's finalizer must not drop its share during the call
+	return b, err
 }
 
 // NewDeviceBufferFrom is a buffer from r holding a copy of data, ordered on stream.
@@ -61,6 +79,7 @@ func NewDeviceBufferFromAligned(data []byte, alignment uint64, stream Stream, r 
 	b, err := newDeviceBuffer(stream, func(handle *uintptr) *capi.Failure {
 		return capi.Cmr_device_buffer_create_copy_aligned(data, alignment, uintptr(stream), ref, handle)
 	})
+	runtime.KeepAlive(r)
 	if err != nil {
 		return nil, err
 	}
@@ -82,6 +101,7 @@ func (b *DeviceBuffer) Close() error {
 	}
 	err := check(capi.Cmr_device_buffer_destroy(b.buffer))
 	b.buffer = nil
+	runtime.SetFinalizer(b, nil)
 	if b.holds {
 		b.holds = false
 		if released := releaseStream(b.stream); err == nil {
@@ -98,7 +118,9 @@ func (b *DeviceBuffer) orderedOn(stream Stream, call func() *capi.Failure) error
 		return err
 	}
 	holds := holdStream(stream)
-	if err := check(call()); err != nil {
+	err := check(call())
+	runtime.KeepAlive(b) // b's finalizer must not destroy it during the call
+	if err != nil {
 		if holds {
 			releaseStream(stream)
 		}
@@ -178,7 +200,9 @@ func (b *DeviceBuffer) CopyToHost(destination []byte) error {
 	if err := b.live(); err != nil {
 		return err
 	}
-	return check(capi.Cmr_device_buffer_copy_to_host(b.buffer, destination))
+	err := check(capi.Cmr_device_buffer_copy_to_host(b.buffer, destination))
+	runtime.KeepAlive(b)
+	return err
 }
 
 // CopyFromHost copies source (at most the size) to the start of the
@@ -188,6 +212,7 @@ func (b *DeviceBuffer) CopyFromHost(source []byte) error {
 		return err
 	}
 	if err := check(capi.Cmr_device_buffer_copy_from(b.buffer, source)); err != nil {
+		runtime.KeepAlive(b)
 		return err
 	}
 	return b.waitForStream()
@@ -199,7 +224,9 @@ func (b *DeviceBuffer) Prefetch(device int, stream Stream) error {
 	if err := b.live(); err != nil {
 		return err
 	}
-	return check(capi.Cmr_device_buffer_prefetch(b.buffer, device, uintptr(stream)))
+	err := check(capi.Cmr_device_buffer_prefetch(b.buffer, device, uintptr(stream)))
+	runtime.KeepAlive(b)
+	return err
 }
 
 // waitForStream waits for the work ordered on the buffer's stream: host
@@ -210,5 +237,7 @@ func (b *DeviceBuffer) waitForStream() error {
 	if err != nil {
 		return err
 	}
-	return check(capi.Cmr_stream_synchronize(uintptr(stream)))
+	err = check(capi.Cmr_stream_synchronize(uintptr(stream)))
+	runtime.KeepAlive(b)
+	return err
 }

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
+
 package cmr
 
 import (
 	"fmt"
+	"runtime"
 
 	"github.com/cmr-project/cmr/go/internal/capi"
 )
@@ -85,6 +87,7 @@ func readOpen[H, T any](live func() error, handle H, get func(H, *T) *capi.Failu
 		return value, err
 	}
 	err := check(get(handle, &value))
+	runtime.KeepAlive(live) // live is a method value: it holds the value whose finalizer must wait
 	return value, err
 }
 

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+
 // Package cmr is the Go binding of cmr, a library of GPU memory resources
 // in the spirit of RAPIDS Memory Manager: memory resources (one type per
 // resource of cmr's spec), stacks of them written as text, device buffers

@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
+
 package cmr
 
-import "github.com/cmr-project/cmr/go/internal/capi"
+import (
+	"runtime"
+
+	"github.com/cmr-project/cmr/go/internal/capi"
+)
 
 // The per-device resource table, shared with C and every other binding:
 // what each device's allocations go through. It holds a share of what it
@@ -24,7 +29,9 @@ func SetPerDeviceResource(device int, r Resource) error {
 	if err != nil {
 		return err
 	}
-	return check(capi.Cmr_set_per_device_resource_ref(device, ref))
+	err = check(capi.Cmr_set_per_device_resource_ref(device, ref))
+	runtime.KeepAlive(r) // r's finalizer must not drop its share during the call
+	return err
 }
 
 // ResetPerDeviceResource makes device use its default resource again.
@@ -47,7 +54,9 @@ func SetCurrentDeviceResource(r Resource) error {
 	if err != nil {
 		return err
 	}
-	return check(capi.Cmr_set_current_device_resource_ref(ref))
+	err = check(capi.Cmr_set_current_device_resource_ref(ref))
+	runtime.KeepAlive(r)
+	return err
 }
 
 // ResetCurrentDeviceResource is ResetPerDeviceResource of the current device.

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
+
 package cmr
 
 import (
+	"runtime"
+
 	"github.com/cmr-project/cmr/go/internal/capi"
 )
 
@@ -66,14 +69,27 @@ type object struct {
 
 // own makes o hold a resource whose ref is ref (a C copy) and whose share
 // destroy drops. A ref that could not be copied (no memory) is an error,
-// and then the share is dropped at once.
+// and then the share is dropped at once. o is the first field of the value
+// that embeds it (every Resource type here), so it is the value's address:
+// its finalizer drops a share that nobody closed, as os.File's closes a
+// file. Close is still the rule: a finalizer runs at some garbage
+// collection after the value is unreachable, or never.
 func (o *object) own(ref capi.Cmr_resource_ref, kind string, destroy func() *capi.Failure) error {
 	if ref.Swigcptr() == 0 {
 		destroy()
 		return errorf(ErrOutOfMemory, "no memory for the ref of a %s resource", kind)
 	}
 	o.ref, o.kind, o.destroy = ref, kind, destroy
+	runtime.SetFinalizer(o, (*object).finalize)
 	return nil
+}
+
+// finalize is the safety net for a value nobody closed (there is nobody to
+// report a failure to).
+func (o *object) finalize() {
+	if o.ref != nil {
+		o.Close()
+	}
 }
 
 func (o *object) closedError() error {
@@ -99,12 +115,15 @@ func (o *object) Allocate(bytes uint64) (uintptr, error) {
 	return o.AllocateOn(bytes, DefaultStream)
 }
 
+// Each call into C through o.ref is followed by runtime.KeepAlive(o): o's
+// finalizer must not drop the share while the call is under way.
 func (o *object) AllocateOn(bytes uint64, stream Stream) (uintptr, error) {
 	if o.ref == nil {
 		return 0, o.closedError()
 	}
 	var address uintptr
 	err := check(capi.Cmr_allocate(o.ref, bytes, uintptr(stream), &address))
+	runtime.KeepAlive(o)
 	return address, err
 }
 
@@ -114,6 +133,7 @@ func (o *object) AllocateAligned(bytes, alignment uint64, stream Stream) (uintpt
 	}
 	var address uintptr
 	err := check(capi.Cmr_allocate_aligned(o.ref, bytes, alignment, uintptr(stream), &address))
+	runtime.KeepAlive(o)
 	return address, err
 }
 
@@ -125,14 +145,18 @@ func (o *object) DeallocateOn(address uintptr, bytes uint64, stream Stream) erro
 	if o.ref == nil {
 		return o.closedError()
 	}
-	return check(capi.Cmr_deallocate(o.ref, address, bytes, uintptr(stream)))
+	err := check(capi.Cmr_deallocate(o.ref, address, bytes, uintptr(stream)))
+	runtime.KeepAlive(o)
+	return err
 }
 
 func (o *object) DeallocateAligned(address uintptr, bytes, alignment uint64, stream Stream) error {
 	if o.ref == nil {
 		return o.closedError()
 	}
-	return check(capi.Cmr_deallocate_aligned(o.ref, address, bytes, alignment, uintptr(stream)))
+	err := check(capi.Cmr_deallocate_aligned(o.ref, address, bytes, alignment, uintptr(stream)))
+	runtime.KeepAlive(o)
+	return err
 }
 
 func (o *object) AllocateSync(bytes, alignment uint64) (uintptr, error) {
@@ -141,6 +165,7 @@ func (o *object) AllocateSync(bytes, alignment uint64) (uintptr, error) {
 	}
 	var address uintptr
 	err := check(capi.Cmr_allocate_sync(o.ref, bytes, alignment, &address))
+	runtime.KeepAlive(o)
 	return address, err
 }
 
@@ -148,7 +173,9 @@ func (o *object) DeallocateSync(address uintptr, bytes, alignment uint64) error 
 	if o.ref == nil {
 		return o.closedError()
 	}
-	return check(capi.Cmr_deallocate_sync(o.ref, address, bytes, alignment))
+	err := check(capi.Cmr_deallocate_sync(o.ref, address, bytes, alignment))
+	runtime.KeepAlive(o)
+	return err
 }
 
 func (o *object) IsEqual(other Resource) (bool, error) {
@@ -161,6 +188,8 @@ func (o *object) IsEqual(other Resource) (bool, error) {
 	}
 	var equal bool
 	err = check(capi.Cmr_ref_equal(o.ref, otherRef, &equal))
+	runtime.KeepAlive(o)
+	runtime.KeepAlive(other)
 	return equal, err
 }
 
@@ -170,6 +199,7 @@ func (o *object) Properties() (Properties, error) {
 	}
 	var mask uint32
 	err := check(capi.Cmr_ref_properties(o.ref, &mask))
+	runtime.KeepAlive(o)
 	return Properties(mask), err
 }
 
@@ -179,6 +209,7 @@ func (o *object) TypeName() (string, error) {
 	}
 	var name string
 	err := check(capi.Cmr_ref_type_name(o.ref, &name))
+	runtime.KeepAlive(o)
 	return name, err
 }
 
@@ -189,6 +220,7 @@ func (o *object) Close() error {
 	err := check(o.destroy())
 	capi.DeleteCmr_resource_ref(o.ref)
 	o.ref, o.destroy = nil, nil
+	runtime.SetFinalizer(o, nil)
 	return err
 }
 

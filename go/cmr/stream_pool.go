@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+
 package cmr
 
 import "github.com/cmr-project/cmr/go/internal/capi"
@@ -16,7 +17,10 @@ const DefaultStreamPoolSize = 16
 
 // StreamPool is a pool of streams handed out round robin, as RMM's
 // cuda_stream_pool. Its streams belong to it and are destroyed by Close:
-// use them only while the pool is open, and do not Destroy them.
+// use them only while the pool is open, and do not Destroy them. It has no
+// finalizer: a Stream is a plain handle that does not keep the pool
+// reachable, so collecting an unclosed pool would destroy streams still in
+// use. Close it.
 type StreamPool struct {
 	pool capi.Struct_SS_cmr_stream_pool // nil once closed
 }

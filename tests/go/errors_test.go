@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+
 package cmr_test
 
 import (
@@ -29,7 +30,7 @@ func TestOutOfMemoryFromLimiting(t *testing.T) {
 // logging adaptor's log, an arena's dump.
 func TestErrorsFullDiskIsErrIO(t *testing.T) {
 	system := mustSystem(t)
-	log, err := cmr.NewLoggingResource(system, cmr.WithLoggingFilename("/dev/full"))
+	log, err := cmr.NewLoggingResource(system, cmr.WithFilename("/dev/full"))
 	mustOK(t, err)
 	defer log.Close()
 	address, err := log.Allocate(256)
@@ -43,8 +44,8 @@ func TestErrorsFullDiskIsErrIO(t *testing.T) {
 	if lost, err := log.LostRows(); err != nil || lost != 3 {
 		t.Fatalf("lost rows: %d, %v; want 3", lost, err)
 	}
-	arena, err := cmr.NewArenaResource(system, cmr.WithArenaArenaSize(1<<20), cmr.WithArenaDumpLogOnFailure(true),
-		cmr.WithArenaDumpPath("/dev/full"))
+	arena, err := cmr.NewArenaResource(system, cmr.WithArenaSize(1<<20), cmr.WithDumpLogOnFailure(true),
+		cmr.WithDumpPath("/dev/full"))
 	mustOK(t, err)
 	defer arena.Close()
 	expectStatus(t, arena.Dump(), cmr.ErrIO, "an arena's dump to a full device")
@@ -54,7 +55,7 @@ func TestErrorsBadInputs(t *testing.T) {
 	system := mustSystem(t)
 	_, err := system.AllocateAligned(1000, 3, cmr.DefaultStream)
 	expectStatus(t, err, cmr.ErrBadAlignment, "alignment 3")
-	fixed, err := cmr.NewFixedSizeResource(system, cmr.WithFixedSizeBlockSize(4096), cmr.WithFixedSizeBlocksToPreallocate(1))
+	fixed, err := cmr.NewFixedSizeResource(system, cmr.WithBlockSize(4096), cmr.WithBlocksToPreallocate(1))
 	mustOK(t, err)
 	defer fixed.Close()
 	_, err = fixed.AllocateAligned(1000, 4096, cmr.DefaultStream)
@@ -68,14 +69,14 @@ func TestErrorsBadInputs(t *testing.T) {
 	defer system.Deallocate(foreign, 1000)
 	expectStatus(t, tracking.Deallocate(foreign, 1000), cmr.ErrUnknownPointer, "a pointer tracking did not hand out")
 
-	_, err = cmr.NewPoolResource(system, cmr.WithPoolInitialPoolSize(4*MiB), cmr.WithPoolMaximumPoolSize(MiB))
+	_, err = cmr.NewPoolResource(system, cmr.WithInitialPoolSize(4*MiB), cmr.WithMaximumPoolSize(MiB))
 	expectStatus(t, err, cmr.ErrInvalidArgument, "initial_pool_size above maximum_pool_size")
 	_, err = cmr.NewPoolResource(nil)
 	expectStatus(t, err, cmr.ErrInvalidRef, "a nil upstream")
 	var never cmr.PoolResource
 	_, err = never.Allocate(1000)
 	expectStatus(t, err, cmr.ErrDestroyedHandle, "a zero PoolResource")
-	_, err = cmr.NewLoggingResource(system, cmr.WithLoggingFilename("a\x00b"))
+	_, err = cmr.NewLoggingResource(system, cmr.WithFilename("a\x00b"))
 	expectStatus(t, err, cmr.ErrInvalidArgument, "a filename with a NUL byte")
 	_, err = cmr.PerDeviceResource(7)
 	expectStatus(t, err, cmr.ErrUnknownDevice, "device 7")

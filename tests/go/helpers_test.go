@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+
 package cmr_test
 
 import (
@@ -28,7 +29,7 @@ func mustOK(t *testing.T, err error) {
 // mustPool is a pool of 1 MiB to start with over upstream; the test closes it.
 func mustPool(t *testing.T, upstream cmr.Resource) *cmr.PoolResource {
 	t.Helper()
-	pool, err := cmr.NewPoolResource(upstream, cmr.WithPoolInitialPoolSize(MiB))
+	pool, err := cmr.NewPoolResource(upstream, cmr.WithInitialPoolSize(MiB))
 	mustOK(t, err)
 	return pool
 }

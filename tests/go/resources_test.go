@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
+
 package cmr_test
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -15,7 +17,7 @@ const MiB = 1 << 20
 
 func TestResourcesTypedMethods(t *testing.T) {
 	system := mustSystem(t)
-	pool, err := cmr.NewPoolResource(system, cmr.WithPoolInitialPoolSize(MiB))
+	pool, err := cmr.NewPoolResource(system, cmr.WithInitialPoolSize(MiB))
 	mustOK(t, err)
 	defer pool.Close()
 	if size, err := pool.PoolSize(); err != nil || size != MiB {
@@ -49,27 +51,27 @@ func TestResourcesTypedMethods(t *testing.T) {
 // the extremes that once meant "default" too, which the resources refuse.
 func TestResourcesOptionsLeftOutAreDefaults(t *testing.T) {
 	system := mustSystem(t)
-	blocks, err := cmr.NewFixedSizeResource(system, cmr.WithFixedSizeBlocksToPreallocate(1))
+	blocks, err := cmr.NewFixedSizeResource(system, cmr.WithBlocksToPreallocate(1))
 	mustOK(t, err)
 	defer blocks.Close()
 	if size, err := blocks.BlockSize(); err != nil || size != MiB {
 		t.Fatalf("default block size %d (%v), want %d", size, err, MiB)
 	}
-	_, err = cmr.NewFixedSizeResource(system, cmr.WithFixedSizeBlockSize(math.MaxUint64))
+	_, err = cmr.NewFixedSizeResource(system, cmr.WithBlockSize(math.MaxUint64))
 	expectStatus(t, err, cmr.ErrSizeOverflow, "a block of 2^64-1 bytes")
-	_, err = cmr.NewBinningResource(system, cmr.WithBinningMinSizeExponent(10),
-		cmr.WithBinningMaxSizeExponent(math.MinInt32))
+	_, err = cmr.NewBinningResource(system, cmr.WithMinSizeExponent(10),
+		cmr.WithMaxSizeExponent(math.MinInt32))
 	expectStatus(t, err, cmr.ErrInvalidArgument, "a max_size_exponent of math.MinInt32")
 	if !strings.Contains(err.Error(), "max_size_exponent -2147483648 is outside") {
 		t.Fatalf("message %q does not name the value", err)
 	}
-	_, err = cmr.NewBinningResource(system, cmr.WithBinningMinSizeExponent(math.MaxInt32+1))
+	_, err = cmr.NewBinningResource(system, cmr.WithMinSizeExponent(math.MaxInt32+1))
 	expectStatus(t, err, cmr.ErrInvalidArgument, "an exponent beyond a C int")
 }
 
 func TestResourcesLoggingWritesRows(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "log.csv")
-	logging, err := cmr.NewLoggingResource(mustSystem(t), cmr.WithLoggingFilename(path))
+	logging, err := cmr.NewLoggingResource(mustSystem(t), cmr.WithFilename(path))
 	mustOK(t, err)
 	roundTrip(t, logging, 1000)
 	if name, err := logging.Filename(); err != nil || name != path {
@@ -106,7 +108,7 @@ func TestResourcesCallbackOverGoFunctions(t *testing.T) {
 			frees++
 			system.DeallocateOn(address, bytes, stream)
 		},
-		cmr.WithCallbackProperties(cmr.HostAccessible))
+		cmr.WithProperties(cmr.HostAccessible))
 	mustOK(t, err)
 	roundTrip(t, callback, 1000)
 	if properties, err := callback.Properties(); err != nil || properties != cmr.HostAccessible {
@@ -118,19 +120,63 @@ func TestResourcesCallbackOverGoFunctions(t *testing.T) {
 	mustOK(t, callback.Close())
 }
 
-// A panic in a callback fails the allocation (out of memory) instead of
-// unwinding through C, and is reported.
-func TestResourcesCallbackPanicIsContained(t *testing.T) {
+// expectPanic runs call, which must panic with want: a callback's panic,
+// raised again by the call that ran it once that call is back from C.
+func expectPanic(t *testing.T, what string, want any, call func()) {
+	t.Helper()
+	defer func() {
+		t.Helper()
+		if got := recover(); got != want {
+			t.Fatalf("%s: panicked with %v, want %v", what, got, want)
+		}
+	}()
+	call()
+	t.Fatalf("%s: no panic", what)
+}
+
+// A panic in a callback does not unwind through C, and is no out of memory:
+// the call that ran the callback panics with its value, directly or
+// through an adaptor, and the next call works.
+func TestResourcesCallbackPanicReachesTheCaller(t *testing.T) {
+	system := mustSystem(t)
+	fail := true
 	callback, err := cmr.NewCallbackResource(
-		func(uint64, cmr.Stream) uintptr { panic("no memory here") },
-		func(uintptr, uint64, cmr.Stream) {})
+		func(bytes uint64, stream cmr.Stream) uintptr {
+			if fail {
+				panic("no memory here")
+			}
+			address, _ := system.AllocateOn(bytes, stream)
+			return address
+		},
+		func(address uintptr, bytes uint64, stream cmr.Stream) {
+			if bytes == 7 {
+				panic(fmt.Errorf("freeing %d bytes", bytes))
+			}
+			system.DeallocateOn(address, bytes, stream)
+		})
 	mustOK(t, err)
 	defer callback.Close()
-	_, err = callback.Allocate(1000)
-	expectStatus(t, err, cmr.ErrOutOfMemory, "allocating through a panicking callback")
-	if callback.Panicked() != "no memory here" {
-		t.Fatalf("Panicked() = %v", callback.Panicked())
-	}
+	expectPanic(t, "Allocate", "no memory here", func() { callback.Allocate(1000) })
+	statistics, err := cmr.NewStatisticsResource(callback)
+	mustOK(t, err)
+	defer statistics.Close()
+	expectPanic(t, "Allocate through an adaptor", "no memory here", func() { statistics.Allocate(1000) })
+	expectPanic(t, "NewPoolResource, which preallocates", "no memory here", func() {
+		cmr.NewPoolResource(callback, cmr.WithInitialPoolSize(MiB))
+	})
+	fail = false
+	roundTrip(t, statistics, 1000) // no panic was left pending for a later call
+	address, err := callback.Allocate(7)
+	mustOK(t, err)
+	defer func() {
+		t.Helper()
+		if got, ok := recover().(error); !ok || got.Error() != "freeing 7 bytes" {
+			t.Fatalf("Deallocate panicked with %v, want the callback's error", got)
+		}
+		roundTrip(t, callback, 1000)
+	}()
+	callback.Deallocate(address, 7)
+	t.Fatal("Deallocate: no panic")
 }
 
 func TestResourcesFailureCallbackRetries(t *testing.T) {
@@ -159,10 +205,10 @@ func mustSize(t *testing.T, what string, got uint64, err error, want uint64) {
 }
 
 func TestPoolFragmentationToolsReturnMemoryToTheUpstream(t *testing.T) {
-	upstream, err := cmr.NewSimulatedResource(cmr.WithSimulatedCapacity(1 << 30))
+	upstream, err := cmr.NewSimulatedResource(cmr.WithCapacity(1 << 30))
 	mustOK(t, err)
 	defer upstream.Close()
-	pool, err := cmr.NewPoolResource(upstream, cmr.WithPoolInitialPoolSize(0), cmr.WithPoolMaximumGrowth(MiB))
+	pool, err := cmr.NewPoolResource(upstream, cmr.WithInitialPoolSize(0), cmr.WithMaximumGrowth(MiB))
 	mustOK(t, err)
 	defer pool.Close()
 	a, err := pool.Allocate(4 * MiB) // a chunk of the request's size
@@ -192,10 +238,10 @@ func TestPoolFragmentationToolsReturnMemoryToTheUpstream(t *testing.T) {
 }
 
 func TestArenaAndBinningReportTheirLargestFreeBlock(t *testing.T) {
-	upstream, err := cmr.NewSimulatedResource(cmr.WithSimulatedCapacity(1 << 30))
+	upstream, err := cmr.NewSimulatedResource(cmr.WithCapacity(1 << 30))
 	mustOK(t, err)
 	defer upstream.Close()
-	arena, err := cmr.NewArenaResource(upstream, cmr.WithArenaArenaSize(4*MiB))
+	arena, err := cmr.NewArenaResource(upstream, cmr.WithArenaSize(4*MiB))
 	mustOK(t, err)
 	defer arena.Close()
 	largest, err := arena.LargestFreeBlock()
@@ -205,7 +251,7 @@ func TestArenaAndBinningReportTheirLargestFreeBlock(t *testing.T) {
 	largest, err = arena.LargestFreeBlock()
 	mustSize(t, "arena, one superblock out", largest, err, 3*MiB)
 	mustOK(t, arena.Deallocate(ptr, 1000))
-	binning, err := cmr.NewBinningResource(upstream, cmr.WithBinningMinSizeExponent(8), cmr.WithBinningMaxSizeExponent(10))
+	binning, err := cmr.NewBinningResource(upstream, cmr.WithMinSizeExponent(8), cmr.WithMaxSizeExponent(10))
 	mustOK(t, err)
 	defer binning.Close()
 	largest, err = binning.LargestFreeBlock()
@@ -216,7 +262,7 @@ func TestArenaAndBinningReportTheirLargestFreeBlock(t *testing.T) {
 // size, alignment, stream and stack, read by index.
 func TestTrackingSnapshot(t *testing.T) {
 	system := mustSystem(t)
-	tracking, err := cmr.NewTrackingResource(system, cmr.WithTrackingCaptureStacks(true))
+	tracking, err := cmr.NewTrackingResource(system, cmr.WithCaptureStacks(true))
 	mustOK(t, err)
 	defer tracking.Close()
 	address, err := tracking.Allocate(1000)

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+
 package cmr_test
 
 import (
@@ -18,7 +19,7 @@ func TestThreadsGoroutinesShareAPool(t *testing.T) {
 		runtime.GOMAXPROCS(2)
 	}
 	base, probe := counted(t)
-	pool, err := cmr.NewPoolResource(base, cmr.WithPoolInitialPoolSize(4*MiB))
+	pool, err := cmr.NewPoolResource(base, cmr.WithInitialPoolSize(4*MiB))
 	mustOK(t, err)
 	statistics, err := cmr.NewStatisticsResource(pool)
 	mustOK(t, err)

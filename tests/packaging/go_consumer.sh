@@ -5,12 +5,13 @@
 # replace directive to the checkout, over cmr installed into a prefix in the
 # build folder and found through its cmr.pc (PKG_CONFIG_PATH), as a user
 # with cmr installed somewhere of their own does: `go vet` and `go test`
-# pass, and the program runs. The go tool runs SWIG (SWIG_FOLDER's `swig`)
-# over the module's capi.swig itself. Offline: GOPROXY=off.
+# pass, and the program runs. The module ships SWIG's output: NO_SWIG_FOLDER
+# holds a `swig` that fails, first on PATH, so nothing may run SWIG.
+# Offline: GOPROXY=off.
 #
-#   go_consumer.sh SOURCE_DIR BUILD_DIR GO SWIG_FOLDER PKG_CONFIG
+#   go_consumer.sh SOURCE_DIR BUILD_DIR GO NO_SWIG_FOLDER PKG_CONFIG
 set -euo pipefail
-source_dir=$1 build_dir=$2 go=$3 swig_folder=$4 pkg_config=$5
+source_dir=$1 build_dir=$2 go=$3 no_swig_folder=$4 pkg_config=$5
 source "$source_dir/tests/packaging/scratch.sh" "$source_dir" go
 prefix=$build_dir/go-consumer/prefix
 rm -rf "$prefix"
@@ -33,8 +34,8 @@ replace github.com/cmr-project/cmr/go => $source_dir/go
 MOD
 cd "$work/consumer"
 export GO111MODULE=on GOFLAGS=-mod=mod GOPROXY=off GOENV=off GOTOOLCHAIN=local CGO_ENABLED=1
-# A fresh cache: the go tool keys SWIG's output on the .swig file alone, not on the headers.
-export GOCACHE=$work/gocache GOPATH=$work/gopath PATH=$swig_folder:$PATH
+# A fresh cache, as a user's first build has.
+export GOCACHE=$work/gocache GOPATH=$work/gopath PATH=$no_swig_folder:$PATH
 export PKG_CONFIG=$pkg_config PKG_CONFIG_PATH=$(dirname "$pc")
 # The prefix is not one the dynamic linker searches: the program says where libcmr is.
 export CGO_LDFLAGS="-Wl,-rpath,$libdir"

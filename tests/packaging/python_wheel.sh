@@ -3,13 +3,15 @@
 # The Python install paths, as a user takes them (README, "Python"), on the
 # host build (CMAKE_ARGS=-DCMR_WITH_CUDA=OFF, so that the suites run here):
 #  1. python3 -m build --no-isolation --wheel: the wheel holds the package,
-#     the extension (RUNPATH $ORIGIN) and libcmr.so.N, and its version says
-#     which build it is (VERSION+host);
+#     the extension (RUNPATH $ORIGIN) and libcmr.so.N, and its name says
+#     which build it is (cmr_host-VERSION-...: the distribution cmr-host);
 #  2. that wheel installed into a fresh venv outside the tree runs
 #     tests/python/ (copied out of the tree) against the installed package,
 #     with no PYTHONPATH or LD_LIBRARY_PATH;
-#  3. python3 -m pip install --no-build-isolation <checkout> into another
-#     venv imports and allocates.
+#  3. README's commands as written: a venv made with --system-site-packages
+#     (Debian's setuptools and wheel; a bare venv has no wheel), then
+#     python3 -m pip install --no-build-isolation <checkout>: it imports,
+#     allocates, and its metadata's version is cmr.__version__.
 # The CMake build is build/wheel (kept, so later runs are incremental).
 #
 #   bash tests/packaging/python_wheel.sh [PYTHON]   (default /usr/bin/python3)
@@ -25,8 +27,8 @@ echo "--- 1. python3 -m build --no-isolation --wheel"
   cat "$work/build.log"
   exit 1
 }
-wheel=$(echo "$work"/dist/cmr-"$version"+host-*.whl)
-[[ -f $wheel ]] || { echo "no cmr-$version+host wheel: $(ls "$work/dist")"; exit 1; }
+wheel=$(echo "$work"/dist/cmr_host-"$version"-*.whl)
+[[ -f $wheel ]] || { echo "no cmr_host-$version wheel: $(ls "$work/dist")"; exit 1; }
 "$python" - "$wheel" <<'PY'
 import re, subprocess, sys, tempfile, zipfile
 wheel = zipfile.ZipFile(sys.argv[1])
@@ -56,25 +58,28 @@ import importlib.metadata, sys
 import cmr
 venv, version = sys.argv[1], sys.argv[2]
 assert cmr.__file__.startswith(venv + "/"), f"cmr was imported from {cmr.__file__}"
-assert cmr.__version__ == version + "+host", cmr.__version__  # the metadata's
-assert importlib.metadata.version("cmr") == version + "+host", importlib.metadata.version("cmr")
+assert cmr.__version__ == version, cmr.__version__
+assert importlib.metadata.version("cmr-host") == version, importlib.metadata.version("cmr-host")  # the metadata's
+assert importlib.metadata.packages_distributions()["cmr"] == ["cmr-host"], importlib.metadata.packages_distributions()["cmr"]
 assert not cmr._capi.cmr_built_with_cuda()
-print("installed:", cmr.__file__, importlib.metadata.version("cmr"))
+print("installed:", cmr.__file__, "cmr-host", importlib.metadata.version("cmr-host"))
 PY
 "$work/venv/bin/python" -m pytest -q -p no:cacheprovider .
 cd "$source"
 
 echo "--- 3. pip install --no-build-isolation <checkout> in another venv"
+# README, "Python": the venv and the install, offline.
 "$python" -m venv --system-site-packages "$work/venv-pip"
-"$work/venv-pip/bin/python" -m pip install -q --no-index --no-build-isolation "$source" >"$work/pip.log" 2>&1 || {
+(cd "$source" && "$work/venv-pip/bin/python3" -m pip install --no-index --no-build-isolation .) >"$work/pip.log" 2>&1 || {
   cat "$work/pip.log"
   exit 1
 }
 cd "$work"
 "$work/venv-pip/bin/python" -c '
-import sys, cmr, cmr.mr
+import importlib.metadata, sys, cmr, cmr.mr
 assert cmr.__file__.startswith(sys.argv[1] + "/"), cmr.__file__
+assert importlib.metadata.version("cmr-host") == cmr.__version__ == sys.argv[2], (importlib.metadata.version("cmr-host"), cmr.__version__)
 pool = cmr.mr.PoolMemoryResource(cmr.mr.SystemMemoryResource(), "1MiB")
 pool.deallocate(pool.allocate(1000), 1000)
-print("pip install .: cmr", cmr.__version__, "from", cmr.__file__)' "$work/venv-pip"
+print("pip install .: cmr", cmr.__version__, "from", cmr.__file__)' "$work/venv-pip" "$version"
 echo "python_wheel.sh: the wheel and pip install . both work from outside the tree"

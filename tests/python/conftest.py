@@ -33,6 +33,21 @@ def _gpu_present() -> bool:
 
 GPU = _gpu_present()
 
+# The name of the distribution a wheel of this build installs (setup.py): cmr-cu13 for CUDA 13.
+DISTRIBUTION_NAME = r"cmr-cu\d+" if CUDA_BUILD else "cmr-host"
+
+
+def installed_distribution():
+    """The distribution whose files hold this very cmr package (a wheel or
+    pip install .), or None where cmr runs from a build tree."""
+    import importlib.metadata
+    here = pathlib.Path(cmr.__file__).resolve()
+    for name in importlib.metadata.packages_distributions().get("cmr", []):
+        distribution = importlib.metadata.distribution(name)
+        if pathlib.Path(distribution.locate_file("cmr/__init__.py")).resolve() == here:
+            return distribution
+    return None
+
 
 
 def pytest_collection_modifyitems(config, items):

@@ -3,16 +3,15 @@
 it imports, the tracking adaptor's outstanding allocations (text and
 records), the async resource's handle types, and the dask extra."""
 
-import importlib.metadata
 import os
 import re
-import tomllib
+import runpy
 
 import pytest
 
 import cmr
 from cmr import _capi as capi, mr
-from conftest import CUDA_BUILD, GPU, needs_gpu
+from conftest import CUDA_BUILD, GPU, installed_distribution, needs_gpu
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 
@@ -55,14 +54,14 @@ def test_supports_cuda_array_interface_is_rmms_protocol(host_mr):
 # ---- cmr.dask ------------------------------------------------------------------------------
 
 def test_the_package_declares_the_dask_extra():
-    """In pyproject.toml (a source tree), and so in the metadata of an installed cmr."""
-    pyproject = os.path.join(ROOT, "pyproject.toml")
-    if os.path.exists(pyproject):
-        with open(pyproject, "rb") as file:
-            extras = tomllib.load(file)["project"]["optional-dependencies"]
+    """In setup.py (a source tree), and so in the metadata of an installed cmr."""
+    setup_py = os.path.join(ROOT, "setup.py")
+    distribution = installed_distribution()
+    if distribution is None:  # a build tree: setup.py's table, read without building
+        extras = runpy.run_path(setup_py, run_name="setup_py_read_by_a_test")["EXTRAS"]
         assert "distributed" in extras["dask"] and "dask" in extras["dask"]
-    else:  # the tests copied beside an installed wheel
-        metadata = importlib.metadata.metadata("cmr")
+    else:
+        metadata = distribution.metadata
         assert "dask" in metadata.get_all("Provides-Extra")
         assert any(r.startswith("distributed") and re.search(r"extra *== *['\"]dask['\"]", r)
                    for r in metadata.get_all("Requires-Dist"))

@@ -11,12 +11,14 @@ import importlib.util
 import inspect
 import pathlib
 import pydoc
+import re
 import site
 
 import pytest
 
 import cmr
 from cmr import _capi as capi, mr
+from conftest import DISTRIBUTION_NAME, installed_distribution
 
 PACKAGE = pathlib.Path(cmr.__file__).parent
 TYPING = pathlib.Path(__file__).parent / "typing"
@@ -113,17 +115,15 @@ def test_reinitialize_and_the_hooks_are_typed():
 # ---- the version and the private C API --------------------------------------------------
 
 def test_the_version_is_exported_and_the_metadatas():
+    """cmr.__version__ is the installed distribution's version (cmr-host or
+    cmr-cu13, named for the build) and the C library's."""
     assert "__version__" in cmr.__all__
-    try:
-        distribution = importlib.metadata.distribution("cmr")
-        installed_here = pathlib.Path(distribution.locate_file("cmr/__init__.py")).resolve() == \
-            pathlib.Path(cmr.__file__).resolve()
-    except importlib.metadata.PackageNotFoundError:
-        installed_here = False
-    if installed_here:
-        assert cmr.__version__ == distribution.version
-    else:  # a build tree: the C library's
-        assert cmr.__version__ == capi.cmr_version()
+    assert cmr.__version__ == capi.cmr_version()
+    distribution = installed_distribution()
+    if distribution is not None:
+        name = distribution.metadata["Name"]
+        assert re.fullmatch(DISTRIBUTION_NAME, name), name
+        assert importlib.metadata.version(name) == cmr.__version__
 
 
 def test_the_c_api_is_private():

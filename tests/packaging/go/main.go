@@ -18,7 +18,7 @@ func allocateOnce() error {
 		return err
 	}
 	defer system.Close()
-	pool, err := cmr.NewPoolResource(system, cmr.WithPoolInitialPoolSize(1<<20))
+	pool, err := cmr.NewPoolResource(system, cmr.WithInitialPoolSize(1<<20))
 	if err != nil {
 		return err
 	}
