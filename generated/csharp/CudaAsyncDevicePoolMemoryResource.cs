@@ -17,11 +17,11 @@ namespace Cmr
     public sealed class CudaAsyncDevicePoolMemoryResource : MemoryResource
     {
         /// <summary>Makes the resource (cmr_cuda_async_device_pool_resource_create).</summary>
-        /// <param name="pool">Which of the current device&#39;s pools to allocate from, read once at creation: its current pool (current) or its default pool (device_default). Default: current.</param>
-        public CudaAsyncDevicePoolMemoryResource(CudaAsyncDevicePoolPool pool = CudaAsyncDevicePoolPool.Current)
+        /// <param name="whichPool">Which of the current device&#39;s pools to allocate from, read once at creation: its current pool (current) or its default pool (device_default). Default: current.</param>
+        public CudaAsyncDevicePoolMemoryResource(CudaAsyncDevicePoolWhichPool whichPool = CudaAsyncDevicePoolWhichPool.Current)
         {
             IntPtr raw;
-            CmrNative.cmr_cuda_async_device_pool_resource_create(pool, out raw);
+            CmrNative.cmr_cuda_async_device_pool_resource_create(whichPool, out raw);
             Own(ResourceHandle.Own(raw, CmrNative.cmr_cuda_async_device_pool_resource_ref, CmrNativePINVOKE.cmr_cs_release_cuda_async_device_pool));
         }
 

@@ -207,7 +207,7 @@ typedef struct cmr_cuda_async_device_pool_impl cmr_cuda_async_device_pool_impl;
 /* What cmr_cuda_async_device_pool_resource_create was given, checked and with its defaults
  * resolved: the first member, `params`, of struct cmr_cuda_async_device_pool_impl. */
 typedef struct cmr_cuda_async_device_pool_params {
-  cmr_cuda_async_device_pool_pool pool;
+  cmr_cuda_async_device_pool_which_pool which_pool;
 } cmr_cuda_async_device_pool_params;
 #define cmr_cuda_async_device_pool_impl_check(T)                                                                  \
   _Static_assert(                                                                                                 \

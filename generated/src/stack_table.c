@@ -123,18 +123,18 @@ static cmr_status cuda_async_make(const cmr_stack_value *values, cmr_resource_re
 
 /* ---- cuda_async_device_pool ---- */
 
-static const char *const cuda_async_device_pool_pool_values[] = {"current", "device_default"};
+static const char *const cuda_async_device_pool_which_pool_values[] = {"current", "device_default"};
 
 /* clang-format off */
 static const cmr_stack_param cuda_async_device_pool_params[] = {
-    {"pool", CMR_STACK_ENUM, cuda_async_device_pool_pool_values, 2, "current", {.enumeration = CMR_CUDA_ASYNC_DEVICE_POOL_POOL_CURRENT}},
+    {"which_pool", CMR_STACK_ENUM, cuda_async_device_pool_which_pool_values, 2, "current", {.enumeration = CMR_CUDA_ASYNC_DEVICE_POOL_WHICH_POOL_CURRENT}},
 };
 /* clang-format on */
 
 static cmr_status cuda_async_device_pool_make(const cmr_stack_value *values, cmr_resource_ref *out) {
   cmr_cuda_async_device_pool_resource *handle = NULL;
   cmr_status status =
-      cmr_cuda_async_device_pool_resource_create((cmr_cuda_async_device_pool_pool)values[0].enumeration, &handle);
+      cmr_cuda_async_device_pool_resource_create((cmr_cuda_async_device_pool_which_pool)values[0].enumeration, &handle);
   if (status != CMR_SUCCESS) return status;
   *out = cmr_cuda_async_device_pool_resource_ref(handle);
   return cmr_handle_hand_over(handle, "cmr_stack_parse"); /* its share is now the stack's */

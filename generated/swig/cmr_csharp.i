@@ -78,12 +78,12 @@ cmr_status cmr_cs_release_cuda_async(void *handle);
 CMR_CS_HANDLE(cmr_cuda_async_device_pool_resource, ResourceHandle)
 %ignore cmr_cuda_async_device_pool_resource_destroy;
 cmr_status cmr_cs_release_cuda_async_device_pool(void *handle);
-%rename(CudaAsyncDevicePoolPool) cmr_cuda_async_device_pool_pool;
-%typemap(csclassmodifiers) enum cmr_cuda_async_device_pool_pool "/// <summary>cuda_async_device_pool's pool: Which of the current device&#39;s pools to allocate from, read once at creation: its current pool (current) or its default pool (device_default).</summary>\npublic enum"
-%rename(Current) CMR_CUDA_ASYNC_DEVICE_POOL_POOL_CURRENT;
-%csattributes CMR_CUDA_ASYNC_DEVICE_POOL_POOL_CURRENT "/// <summary>pool=current in a stack expression.</summary>";
-%rename(DeviceDefault) CMR_CUDA_ASYNC_DEVICE_POOL_POOL_DEVICE_DEFAULT;
-%csattributes CMR_CUDA_ASYNC_DEVICE_POOL_POOL_DEVICE_DEFAULT "/// <summary>pool=device_default in a stack expression.</summary>";
+%rename(CudaAsyncDevicePoolWhichPool) cmr_cuda_async_device_pool_which_pool;
+%typemap(csclassmodifiers) enum cmr_cuda_async_device_pool_which_pool "/// <summary>cuda_async_device_pool's which_pool: Which of the current device&#39;s pools to allocate from, read once at creation: its current pool (current) or its default pool (device_default).</summary>\npublic enum"
+%rename(Current) CMR_CUDA_ASYNC_DEVICE_POOL_WHICH_POOL_CURRENT;
+%csattributes CMR_CUDA_ASYNC_DEVICE_POOL_WHICH_POOL_CURRENT "/// <summary>which_pool=current in a stack expression.</summary>";
+%rename(DeviceDefault) CMR_CUDA_ASYNC_DEVICE_POOL_WHICH_POOL_DEVICE_DEFAULT;
+%csattributes CMR_CUDA_ASYNC_DEVICE_POOL_WHICH_POOL_DEVICE_DEFAULT "/// <summary>which_pool=device_default in a stack expression.</summary>";
 CMR_CS_HANDLE(cmr_cuda_async_managed_resource, ResourceHandle)
 %ignore cmr_cuda_async_managed_resource_destroy;
 cmr_status cmr_cs_release_cuda_async_managed(void *handle);

@@ -12,7 +12,8 @@
 static cmr_status make_subject(cmr_resource_ref upstream, cmr_resource_ref *out) {
   (void)upstream; /* not every resource is made from one */
   cmr_cuda_async_device_pool_resource *handle;
-  cmr_status status = cmr_cuda_async_device_pool_resource_create(CMR_CUDA_ASYNC_DEVICE_POOL_POOL_CURRENT, &handle);
+  cmr_status status =
+      cmr_cuda_async_device_pool_resource_create(CMR_CUDA_ASYNC_DEVICE_POOL_WHICH_POOL_CURRENT, &handle);
   *out = cmr_cuda_async_device_pool_resource_ref(handle);
   if (status == CMR_SUCCESS) status = cmr_ref_retain(*out);
   cmr_cuda_async_device_pool_resource_destroy(handle);
@@ -84,31 +85,31 @@ enum { observed_count = 4 };
 static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
-  CMR_BATTERY_EXPECT(cmr_cuda_async_device_pool_resource_create(CMR_CUDA_ASYNC_DEVICE_POOL_POOL_CURRENT, NULL),
+  CMR_BATTERY_EXPECT(cmr_cuda_async_device_pool_resource_create(CMR_CUDA_ASYNC_DEVICE_POOL_WHICH_POOL_CURRENT, NULL),
                      CMR_ERROR_NULL_POINTER, "cmr_cuda_async_device_pool_resource_create: out");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
-static void bad_create_pool_enum_below(cmr_resource_ref upstream, cmr_resource_ref subject) {
+static void bad_create_which_pool_enum_below(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_cuda_async_device_pool_resource *out = (cmr_cuda_async_device_pool_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_cuda_async_device_pool_resource_create((cmr_cuda_async_device_pool_pool)-1, &out),
-                     CMR_ERROR_INVALID_ARGUMENT, "cmr_cuda_async_device_pool_resource_create: pool");
+  CMR_BATTERY_EXPECT(cmr_cuda_async_device_pool_resource_create((cmr_cuda_async_device_pool_which_pool)-1, &out),
+                     CMR_ERROR_INVALID_ARGUMENT, "cmr_cuda_async_device_pool_resource_create: which_pool");
   cmr_battery_expect_null(out, "cmr_cuda_async_device_pool_resource_create");
   observe(subject, after);
   destroy_borrowed();
   cmr_battery_expect_unchanged(upstream, subject, before, after, observed_count);
 }
 
-static void bad_create_pool_enum_above(cmr_resource_ref upstream, cmr_resource_ref subject) {
+static void bad_create_which_pool_enum_above(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};
   observe(subject, before);
   cmr_cuda_async_device_pool_resource *out = (cmr_cuda_async_device_pool_resource *)(void *)cmr_battery_marker;
-  CMR_BATTERY_EXPECT(cmr_cuda_async_device_pool_resource_create((cmr_cuda_async_device_pool_pool)2, &out),
-                     CMR_ERROR_INVALID_ARGUMENT, "cmr_cuda_async_device_pool_resource_create: pool");
+  CMR_BATTERY_EXPECT(cmr_cuda_async_device_pool_resource_create((cmr_cuda_async_device_pool_which_pool)2, &out),
+                     CMR_ERROR_INVALID_ARGUMENT, "cmr_cuda_async_device_pool_resource_create: which_pool");
   cmr_battery_expect_null(out, "cmr_cuda_async_device_pool_resource_create");
   observe(subject, after);
   destroy_borrowed();
@@ -486,8 +487,8 @@ static void bad_set_reuse_allow_internal_dependencies_destroyed_handle(cmr_resou
 
 static const cmr_battery_bad_input bad_inputs[] = {
     {"create.null_out", bad_create_null_out},
-    {"create.pool.enum_below", bad_create_pool_enum_below},
-    {"create.pool.enum_above", bad_create_pool_enum_above},
+    {"create.which_pool.enum_below", bad_create_which_pool_enum_below},
+    {"create.which_pool.enum_above", bad_create_which_pool_enum_above},
     {"destroy.null_handle", bad_destroy_null_handle},
     {"destroy.destroyed_handle", bad_destroy_destroyed_handle},
     {"destroy.not_a_handle", bad_destroy_not_a_handle},

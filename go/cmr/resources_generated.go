@@ -804,36 +804,36 @@ type CudaAsyncDevicePoolResource struct {
 	handle capi.Struct_SS_cmr_cuda_async_device_pool_resource
 }
 
-// CudaAsyncDevicePoolPool is a value of cuda_async_device_pool's pool.
-type CudaAsyncDevicePoolPool int
+// CudaAsyncDevicePoolWhichPool is a value of cuda_async_device_pool's which_pool.
+type CudaAsyncDevicePoolWhichPool int
 
-// The values of CudaAsyncDevicePoolPool, in the C enum's order.
+// The values of CudaAsyncDevicePoolWhichPool, in the C enum's order.
 const (
-	CudaAsyncDevicePoolPoolCurrent CudaAsyncDevicePoolPool = iota
-	CudaAsyncDevicePoolPoolDeviceDefault
+	CudaAsyncDevicePoolWhichPoolCurrent CudaAsyncDevicePoolWhichPool = iota
+	CudaAsyncDevicePoolWhichPoolDeviceDefault
 )
 
 // CudaAsyncDevicePoolOption sets a parameter of NewCudaAsyncDevicePoolResource that has a default (the With…
-// options of its parameters: WithPool); a
+// options of its parameters: WithWhichPool); a
 // parameter whose option is not given takes its default.
 type CudaAsyncDevicePoolOption interface {
 	applyCudaAsyncDevicePool(*cudaAsyncDevicePoolOptions)
 }
 
 type cudaAsyncDevicePoolOptions struct {
-	pool CudaAsyncDevicePoolPool
+	whichPool CudaAsyncDevicePoolWhichPool
 }
 
 // NewCudaAsyncDevicePoolResource makes a new cuda_async_device_pool resource.
 func NewCudaAsyncDevicePoolResource(options ...CudaAsyncDevicePoolOption) (*CudaAsyncDevicePoolResource, error) {
 	o := cudaAsyncDevicePoolOptions{
-		pool: CudaAsyncDevicePoolPoolCurrent,
+		whichPool: CudaAsyncDevicePoolWhichPoolCurrent,
 	}
 	for _, option := range options {
 		option.applyCudaAsyncDevicePool(&o)
 	}
 	var handle uintptr
-	failure := capi.Cmr_cuda_async_device_pool_resource_create(capi.Enum_SS_cmr_cuda_async_device_pool_pool(o.pool), &handle)
+	failure := capi.Cmr_cuda_async_device_pool_resource_create(capi.Enum_SS_cmr_cuda_async_device_pool_which_pool(o.whichPool), &handle)
 	if err := check(failure); err != nil {
 		return nil, err
 	}
@@ -3631,18 +3631,6 @@ func (o NumaNodeOption) applyPinnedHostPool(s *pinnedHostPoolOptions) {
 	s.numaNode = &o.value
 }
 
-// PoolOption sets pool of NewCudaAsyncDevicePoolResource: WithPool makes it.
-type PoolOption struct{ value CudaAsyncDevicePoolPool }
-
-// WithPool sets pool of NewCudaAsyncDevicePoolResource: Which of the current device's pools to allocate from, read once at creation: its current pool (current) or its default pool (device_default). Default: current.
-func WithPool(value CudaAsyncDevicePoolPool) PoolOption {
-	return PoolOption{value}
-}
-
-func (o PoolOption) applyCudaAsyncDevicePool(s *cudaAsyncDevicePoolOptions) {
-	s.pool = o.value
-}
-
 // PoolCaptureOption sets pool_capture of NewPoolResource: WithPoolCapture makes it.
 type PoolCaptureOption struct{ value PoolCapture }
 
@@ -3712,4 +3700,16 @@ func WithTouchThreads(value int) TouchThreadsOption {
 
 func (o TouchThreadsOption) applyRegisteredHost(s *registeredHostOptions) {
 	s.touchThreads = &o.value
+}
+
+// WhichPoolOption sets which_pool of NewCudaAsyncDevicePoolResource: WithWhichPool makes it.
+type WhichPoolOption struct{ value CudaAsyncDevicePoolWhichPool }
+
+// WithWhichPool sets which_pool of NewCudaAsyncDevicePoolResource: Which of the current device's pools to allocate from, read once at creation: its current pool (current) or its default pool (device_default). Default: current.
+func WithWhichPool(value CudaAsyncDevicePoolWhichPool) WhichPoolOption {
+	return WhichPoolOption{value}
+}
+
+func (o WhichPoolOption) applyCudaAsyncDevicePool(s *cudaAsyncDevicePoolOptions) {
+	s.whichPool = o.value
 }

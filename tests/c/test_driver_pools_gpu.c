@@ -117,8 +117,8 @@ END_TEST
 
 START_TEST(the_device_pools_are_named_and_never_destroyed) {
   cmr_cuda_async_device_pool_resource *current = NULL, *initial = NULL;
-  ck_assert_ok(cmr_cuda_async_device_pool_resource_create(CMR_CUDA_ASYNC_DEVICE_POOL_POOL_CURRENT, &current));
-  ck_assert_ok(cmr_cuda_async_device_pool_resource_create(CMR_CUDA_ASYNC_DEVICE_POOL_POOL_DEVICE_DEFAULT, &initial));
+  ck_assert_ok(cmr_cuda_async_device_pool_resource_create(CMR_CUDA_ASYNC_DEVICE_POOL_WHICH_POOL_CURRENT, &current));
+  ck_assert_ok(cmr_cuda_async_device_pool_resource_create(CMR_CUDA_ASYNC_DEVICE_POOL_WHICH_POOL_DEVICE_DEFAULT, &initial));
   void *current_pool = NULL, *default_pool = NULL;
   ck_assert_ok(cmr_cuda_async_device_pool_resource_pool_handle(current, &current_pool));
   ck_assert_ok(cmr_cuda_async_device_pool_resource_pool_handle(initial, &default_pool));
@@ -141,7 +141,7 @@ START_TEST(the_device_pools_are_named_and_never_destroyed) {
    * resource over it still allocates. */
   uint64_t threshold = 0;
   ck_assert_ok(cmr_backend_pool_release_threshold(default_pool, &threshold));
-  ck_assert_ok(cmr_cuda_async_device_pool_resource_create(CMR_CUDA_ASYNC_DEVICE_POOL_POOL_CURRENT, &current));
+  ck_assert_ok(cmr_cuda_async_device_pool_resource_create(CMR_CUDA_ASYNC_DEVICE_POOL_WHICH_POOL_CURRENT, &current));
   ref = cmr_cuda_async_device_pool_resource_ref(current);
   ck_assert_ok(cmr_allocate(ref, mib, CMR_DEFAULT_STREAM, &ptr));
   ck_assert_ok(cmr_deallocate(ref, ptr, mib, CMR_DEFAULT_STREAM));
@@ -271,10 +271,10 @@ START_TEST(stack_expressions_make_the_new_pools) {
   memset(ptr, 1, 4096); /* host memory */
   ck_assert_ok(cmr_deallocate(ref, ptr, 4096, CMR_DEFAULT_STREAM));
   ck_assert_ok(cmr_stack_destroy(stack));
-  ck_assert_ok(cmr_stack_parse("cuda_async_device_pool(pool=device_default)", &stack));
+  ck_assert_ok(cmr_stack_parse("cuda_async_device_pool(which_pool=device_default)", &stack));
   const char *written = NULL;
   ck_assert_ok(cmr_stack_expression(stack, &written));
-  ck_assert_str_eq(written, "cuda_async_device_pool(pool=device_default)");
+  ck_assert_str_eq(written, "cuda_async_device_pool(which_pool=device_default)");
   ck_assert_ok(cmr_stack_destroy(stack));
 }
 END_TEST

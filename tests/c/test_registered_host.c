@@ -162,7 +162,7 @@ START_TEST(a_stack_expression_makes_it) {
 #if !CMR_WITH_CUDA
   /* The driver's pools are the CUDA build's. */
   ck_assert_status(cmr_stack_parse("pinned_host_pool(numa_node=0)", &stack), CMR_ERROR_UNSUPPORTED);
-  ck_assert_status(cmr_stack_parse("cuda_async_device_pool(pool=device_default)", &stack), CMR_ERROR_UNSUPPORTED);
+  ck_assert_status(cmr_stack_parse("cuda_async_device_pool(which_pool=device_default)", &stack), CMR_ERROR_UNSUPPORTED);
 #endif
 }
 END_TEST

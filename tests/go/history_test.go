@@ -20,7 +20,7 @@ func TestHistoryAndSnapshot(t *testing.T) {
 	system, err := cmr.NewSystemResource()
 	mustOK(t, err)
 	defer system.Close()
-	pool, err := cmr.NewPoolResource(system, cmr.WithPoolInitialPoolSize(1<<20))
+	pool, err := cmr.NewPoolResource(system, cmr.WithInitialPoolSize(1<<20))
 	mustOK(t, err)
 	defer pool.Close()
 	mustOK(t, cmr.StartHistory(cmr.HistoryOptions{CStacks: true, StackDepth: 8}))

@@ -17,7 +17,7 @@ func newPool(t *testing.T) (*cmr.SystemResource, *cmr.PoolResource) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool, err := cmr.NewPoolResource(system, cmr.WithPoolInitialPoolSize(mib), cmr.WithPoolMaximumPoolSize(mib))
+	pool, err := cmr.NewPoolResource(system, cmr.WithInitialPoolSize(mib), cmr.WithMaximumPoolSize(mib))
 	if err != nil {
 		t.Fatal(err)
 	}

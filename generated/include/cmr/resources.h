@@ -307,15 +307,15 @@ CMR_API cmr_status cmr_cuda_async_resource_set_reuse_allow_internal_dependencies
  */
 typedef struct cmr_cuda_async_device_pool_resource cmr_cuda_async_device_pool_resource;
 
-typedef enum cmr_cuda_async_device_pool_pool {
-  CMR_CUDA_ASYNC_DEVICE_POOL_POOL_CURRENT = 0,
-  CMR_CUDA_ASYNC_DEVICE_POOL_POOL_DEVICE_DEFAULT = 1
-} cmr_cuda_async_device_pool_pool;
+typedef enum cmr_cuda_async_device_pool_which_pool {
+  CMR_CUDA_ASYNC_DEVICE_POOL_WHICH_POOL_CURRENT = 0,
+  CMR_CUDA_ASYNC_DEVICE_POOL_WHICH_POOL_DEVICE_DEFAULT = 1
+} cmr_cuda_async_device_pool_which_pool;
 
 /* Parameters:
- *   pool: Which of the current device's pools to allocate from, read once at creation: its current pool (current) or its default pool (device_default). Default: current.
+ *   which_pool: Which of the current device's pools to allocate from, read once at creation: its current pool (current) or its default pool (device_default). Default: current.
  */
-CMR_API cmr_status cmr_cuda_async_device_pool_resource_create(cmr_cuda_async_device_pool_pool pool,
+CMR_API cmr_status cmr_cuda_async_device_pool_resource_create(cmr_cuda_async_device_pool_which_pool which_pool,
                                                               cmr_cuda_async_device_pool_resource **out);
 /* Drops the caller's share; the resource goes when its last holder lets go. */
 CMR_API cmr_status cmr_cuda_async_device_pool_resource_destroy(cmr_cuda_async_device_pool_resource *handle);

@@ -246,8 +246,8 @@ class cuda_async_resource
 class cuda_async_device_pool_resource
     : public detail::owner<cmr_cuda_async_device_pool_resource, &cmr_cuda_async_device_pool_resource_destroy, &cmr_cuda_async_device_pool_resource_ref> {
  public:
-  explicit cuda_async_device_pool_resource(cmr_cuda_async_device_pool_pool pool = CMR_CUDA_ASYNC_DEVICE_POOL_POOL_CURRENT) {
-    check(cmr_cuda_async_device_pool_resource_create(pool, out()));
+  explicit cuda_async_device_pool_resource(cmr_cuda_async_device_pool_which_pool which_pool = CMR_CUDA_ASYNC_DEVICE_POOL_WHICH_POOL_CURRENT) {
+    check(cmr_cuda_async_device_pool_resource_create(which_pool, out()));
   }
   static cuda_async_device_pool_resource from_ref(resource_ref ref) {
     cmr_cuda_async_device_pool_resource *handle = nullptr;

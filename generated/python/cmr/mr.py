@@ -66,9 +66,9 @@ _CUDA_ASYNC_EXPORT_HANDLE_TYPE = {
     "posix_file_descriptor_and_fabric": capi.CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_AND_FABRIC,
 }
 
-_CUDA_ASYNC_DEVICE_POOL_POOL = {
-    "current": capi.CMR_CUDA_ASYNC_DEVICE_POOL_POOL_CURRENT,
-    "device_default": capi.CMR_CUDA_ASYNC_DEVICE_POOL_POOL_DEVICE_DEFAULT,
+_CUDA_ASYNC_DEVICE_POOL_WHICH_POOL = {
+    "current": capi.CMR_CUDA_ASYNC_DEVICE_POOL_WHICH_POOL_CURRENT,
+    "device_default": capi.CMR_CUDA_ASYNC_DEVICE_POOL_WHICH_POOL_DEVICE_DEFAULT,
 }
 
 _FIXED_SIZE_CAPTURE = {
@@ -455,16 +455,16 @@ class CudaAsyncDevicePoolMemoryResource(DeviceMemoryResource):
 
     Parameters
     ----------
-    pool : str, one of "current", "device_default", optional
+    which_pool : str, one of "current", "device_default", optional
         Which of the current device's pools to allocate from, read once at creation: its current pool (current) or its default pool (device_default). Default: current.
     """
 
-    def __init__(self, pool="current"):
-        self._create(pool)
+    def __init__(self, which_pool="current"):
+        self._create(which_pool)
 
-    def _create(self, pool="current"):
+    def _create(self, which_pool="current"):
         handle = capi.cmr_cuda_async_device_pool_resource_create(
-            _args.enum(pool, "pool", _CUDA_ASYNC_DEVICE_POOL_POOL),
+            _args.enum(which_pool, "which_pool", _CUDA_ASYNC_DEVICE_POOL_WHICH_POOL),
         )
         self._own(handle, capi.cmr_cuda_async_device_pool_resource_ref, capi.cmr_cuda_async_device_pool_resource_destroy)
 

@@ -71,18 +71,18 @@ static const cmr_resource_class cuda_async_device_pool_class = {
     .memory = CMR_MEMORY_HANDED_OUT,
 };
 
-cmr_status cmr_cuda_async_device_pool_resource_create(cmr_cuda_async_device_pool_pool pool,
+cmr_status cmr_cuda_async_device_pool_resource_create(cmr_cuda_async_device_pool_which_pool which_pool,
                                                       cmr_cuda_async_device_pool_resource **out) {
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_async_device_pool_resource_create: out is NULL");
   *out = NULL;
-  if ((int)pool < 0 || (int)pool >= 2) {
-    return cmr_error(
-        CMR_ERROR_INVALID_ARGUMENT,
-        "cmr_cuda_async_device_pool_resource_create: pool %d is not a cmr_cuda_async_device_pool_pool (0..1)",
-        (int)pool);
+  if ((int)which_pool < 0 || (int)which_pool >= 2) {
+    return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
+                     "cmr_cuda_async_device_pool_resource_create: which_pool %d is not a "
+                     "cmr_cuda_async_device_pool_which_pool (0..1)",
+                     (int)which_pool);
   }
   const cmr_cuda_async_device_pool_params params = {
-      .pool = pool,
+      .which_pool = which_pool,
   };
   return cmr_resource_create(&cuda_async_device_pool_class, (cmr_resource_ref){NULL, NULL}, &params, sizeof params,
                              (void **)out);
@@ -243,9 +243,9 @@ cmr_status cmr_cuda_async_device_pool_resource_set_reuse_allow_internal_dependen
 
 #else /* the cuda_async_device_pool resource is not in this build */
 
-cmr_status cmr_cuda_async_device_pool_resource_create(cmr_cuda_async_device_pool_pool pool,
+cmr_status cmr_cuda_async_device_pool_resource_create(cmr_cuda_async_device_pool_which_pool which_pool,
                                                       cmr_cuda_async_device_pool_resource **out) {
-  (void)pool;
+  (void)which_pool;
   if (out == NULL) return cmr_error(CMR_ERROR_NULL_POINTER, "cmr_cuda_async_device_pool_resource_create: out is NULL");
   *out = NULL;
   return cmr_unavailable("cmr_cuda_async_device_pool_resource_create", "cuda_async_device_pool");

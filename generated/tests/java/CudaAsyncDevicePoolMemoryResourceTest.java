@@ -39,14 +39,14 @@ public class CudaAsyncDevicePoolMemoryResourceTest {
   @Test
   public void unsupportedInTheHostBuild() {
     assumeTrue(!Cmr.builtWithCuda());
-    CmrException e = assertThrows(CmrException.class, () -> new CudaAsyncDevicePoolMemoryResource(CudaAsyncDevicePoolPool.CURRENT).close());
+    CmrException e = assertThrows(CmrException.class, () -> new CudaAsyncDevicePoolMemoryResource(CudaAsyncDevicePoolWhichPool.CURRENT).close());
     assertEquals(Status.ERROR_UNSUPPORTED, e.status());
   }
 
   @Test
   public void withDefaults() {
     assumeTrue(available());
-    try (CudaAsyncDevicePoolMemoryResource resource = new CudaAsyncDevicePoolMemoryResource(CudaAsyncDevicePoolPool.CURRENT)) {
+    try (CudaAsyncDevicePoolMemoryResource resource = new CudaAsyncDevicePoolMemoryResource(CudaAsyncDevicePoolWhichPool.CURRENT)) {
       exercise(resource);
       resource.poolHandle();
       resource.releaseThreshold();
@@ -59,7 +59,7 @@ public class CudaAsyncDevicePoolMemoryResourceTest {
   @Test
   public void withExplicitArguments() {
     assumeTrue(available());
-    try (CudaAsyncDevicePoolMemoryResource resource = new CudaAsyncDevicePoolMemoryResource(CudaAsyncDevicePoolPool.CURRENT)) {
+    try (CudaAsyncDevicePoolMemoryResource resource = new CudaAsyncDevicePoolMemoryResource(CudaAsyncDevicePoolWhichPool.CURRENT)) {
       exercise(resource);
     }
   }

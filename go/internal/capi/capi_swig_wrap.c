@@ -2258,24 +2258,24 @@ _gostring_ _wrap_cmr_cuda_async_resource_set_reuse_allow_internal_dependencies_c
 }
 
 
-intgo _wrap_CMR_CUDA_ASYNC_DEVICE_POOL_POOL_CURRENT_capi_5f44e7d3d8874786() {
-  enum cmr_cuda_async_device_pool_pool result;
+intgo _wrap_CMR_CUDA_ASYNC_DEVICE_POOL_WHICH_POOL_CURRENT_capi_5f44e7d3d8874786() {
+  enum cmr_cuda_async_device_pool_which_pool result;
   intgo _swig_go_result;
   
   
-  result = CMR_CUDA_ASYNC_DEVICE_POOL_POOL_CURRENT;
+  result = CMR_CUDA_ASYNC_DEVICE_POOL_WHICH_POOL_CURRENT;
   
   _swig_go_result = (intgo)result; 
   return _swig_go_result;
 }
 
 
-intgo _wrap_CMR_CUDA_ASYNC_DEVICE_POOL_POOL_DEVICE_DEFAULT_capi_5f44e7d3d8874786() {
-  enum cmr_cuda_async_device_pool_pool result;
+intgo _wrap_CMR_CUDA_ASYNC_DEVICE_POOL_WHICH_POOL_DEVICE_DEFAULT_capi_5f44e7d3d8874786() {
+  enum cmr_cuda_async_device_pool_which_pool result;
   intgo _swig_go_result;
   
   
-  result = CMR_CUDA_ASYNC_DEVICE_POOL_POOL_DEVICE_DEFAULT;
+  result = CMR_CUDA_ASYNC_DEVICE_POOL_WHICH_POOL_DEVICE_DEFAULT;
   
   _swig_go_result = (intgo)result; 
   return _swig_go_result;
@@ -2283,12 +2283,12 @@ intgo _wrap_CMR_CUDA_ASYNC_DEVICE_POOL_POOL_DEVICE_DEFAULT_capi_5f44e7d3d8874786
 
 
 _gostring_ _wrap_cmr_cuda_async_device_pool_resource_create_capi_5f44e7d3d8874786(intgo _swig_go_0, cmr_cuda_async_device_pool_resource **_swig_go_1) {
-  cmr_cuda_async_device_pool_pool arg1 ;
+  cmr_cuda_async_device_pool_which_pool arg1 ;
   cmr_cuda_async_device_pool_resource **arg2 = (cmr_cuda_async_device_pool_resource **) 0 ;
   cmr_status result;
   _gostring_ _swig_go_result;
   
-  arg1 = (cmr_cuda_async_device_pool_pool)_swig_go_0; 
+  arg1 = (cmr_cuda_async_device_pool_which_pool)_swig_go_0; 
   arg2 = (cmr_cuda_async_device_pool_resource **)_swig_go_1; 
   
   result = (cmr_status)cmr_cuda_async_device_pool_resource_create(arg1,arg2);

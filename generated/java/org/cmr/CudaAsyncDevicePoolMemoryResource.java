@@ -22,17 +22,17 @@ public final class CudaAsyncDevicePoolMemoryResource extends MemoryResource {
   /**
    * A new cuda_async_device_pool resource.
    *
-   * @param pool Which of the current device's pools to allocate from, read once at creation: its current pool (current) or its default pool (device_default). Default: current.
+   * @param whichPool Which of the current device's pools to allocate from, read once at creation: its current pool (current) or its default pool (device_default). Default: current.
    */
-  public CudaAsyncDevicePoolMemoryResource(CudaAsyncDevicePoolPool pool) {
-    super(create(pool));
+  public CudaAsyncDevicePoolMemoryResource(CudaAsyncDevicePoolWhichPool whichPool) {
+    super(create(whichPool));
   }
 
   /**
    * A new cuda_async_device_pool resource, the parameters left out at their defaults.
    */
   public CudaAsyncDevicePoolMemoryResource() {
-    super(create(CudaAsyncDevicePoolPool.CURRENT));
+    super(create(CudaAsyncDevicePoolWhichPool.CURRENT));
   }
 
   /** The object for a share of the resource taken from a ref (a stack's, the per-device table's). */
@@ -40,8 +40,8 @@ public final class CudaAsyncDevicePoolMemoryResource extends MemoryResource {
     super(share);
   }
 
-  private static Share create(CudaAsyncDevicePoolPool pool) {
-    long handle = CmrNative.cmr_cuda_async_device_pool_resource_create(Objects.requireNonNull(pool, "pool is null"));
+  private static Share create(CudaAsyncDevicePoolWhichPool whichPool) {
+    long handle = CmrNative.cmr_cuda_async_device_pool_resource_create(Objects.requireNonNull(whichPool, "whichPool is null"));
     return Share.created(handle, CmrNative::cmr_cuda_async_device_pool_resource_ref, CmrNative::cmr_cuda_async_device_pool_resource_destroy);
   }
 
