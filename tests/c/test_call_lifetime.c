@@ -89,6 +89,14 @@ static cmr_pool_resource *cmr_test_pool_over(cmr_callback_resource *callback) {
   return pool;
 }
 
+/* A statistics adaptor over `callback` that holds its last share. */
+static cmr_statistics_resource *cmr_test_statistics_taking(cmr_callback_resource *callback) {
+  cmr_statistics_resource *statistics = NULL;
+  ck_assert_ok(cmr_statistics_resource_create(cmr_callback_resource_ref(callback), &statistics));
+  ck_assert_ok(cmr_callback_resource_destroy(callback));
+  return statistics;
+}
+
 static void setup(void) { memset(&victim, 0, sizeof victim); }
 
 /* ---- destroyed from inside its own call ------------------------------------------ */
@@ -150,9 +158,7 @@ END_TEST
 
 START_TEST(callback_destroying_the_adaptor_above_it_in_deallocate) {
   cmr_callback_resource *callback = make_callback(plain_allocate, free_and_destroy);
-  cmr_statistics_resource *statistics = NULL;
-  ck_assert_ok(cmr_statistics_resource_create(cmr_callback_resource_ref(callback), &statistics));
-  ck_assert_ok(cmr_callback_resource_destroy(callback)); /* the adaptor holds the last share */
+  cmr_statistics_resource *statistics = cmr_test_statistics_taking(callback);
   cmr_resource_ref ref = cmr_statistics_resource_ref(statistics);
   void *ptr = NULL;
   ck_assert_ok(cmr_allocate_sync(ref, 512, 256, &ptr));
@@ -166,9 +172,7 @@ END_TEST
 
 START_TEST(callback_destroying_the_statistics_adaptor_above_it) {
   cmr_callback_resource *callback = make_callback(allocate_and_destroy, plain_free);
-  cmr_statistics_resource *statistics = NULL;
-  ck_assert_ok(cmr_statistics_resource_create(cmr_callback_resource_ref(callback), &statistics));
-  ck_assert_ok(cmr_callback_resource_destroy(callback)); /* the adaptor holds the last share */
+  cmr_statistics_resource *statistics = cmr_test_statistics_taking(callback);
   cmr_resource_ref ref = cmr_statistics_resource_ref(statistics);
   victim.statistics = statistics;
   void *ptr = NULL;
