@@ -225,7 +225,7 @@ START_TEST(aligned_take_from_another_stream) {
 }
 END_TEST
 
-/* ---- the invariant check (issue 16): broken on purpose, it says what broke ---- */
+/* ---- the invariant check: broken on purpose, it says what broke ---- */
 
 typedef struct checked_lists {
   cmr_stream_lists *lists;
@@ -256,6 +256,13 @@ static void assert_broken(cmr_stream_lists *lists, const char *reason) {
   ck_assert_msg(strstr(why, reason) != NULL, "why: \"%s\", expected \"%s\" in it", why, reason);
 }
 
+/* A block of 4096 bytes at `offset`, freed into `stream`'s list. */
+static cmr_block *cmr_test_freed_into(checked_lists *made, cmr_stream stream, size_t offset) {
+  cmr_block *block = block_at(offset, 4096, 4096);
+  ck_assert_ok(cmr_stream_lists_give(made->lists, stream, block, CMR_GIVEN_FREED));
+  return block;
+}
+
 static void assert_valid(cmr_stream_lists *lists) {
   const char *why = "(not set)";
   ck_assert_msg(cmr_stream_lists_valid(lists, &why), "why: %s", why);
@@ -280,8 +287,7 @@ END_TEST
 
 START_TEST(a_recent_block_resized_is_found) {
   checked_lists made = checked_lists_make();
-  cmr_block *block = block_at(0, 4096, 4096);
-  ck_assert_ok(cmr_stream_lists_give(made.lists, made.a, block, CMR_GIVEN_FREED));
+  cmr_block *block = cmr_test_freed_into(&made, made.a, 0);
   block->size += 256; /* the list's recent bytes no longer add up */
   assert_broken(made.lists, "recent bytes");
   block->size -= 256;
@@ -303,9 +309,8 @@ END_TEST
 
 START_TEST(blocks_of_two_lists_covering_the_same_bytes_are_found) {
   checked_lists made = checked_lists_make();
-  cmr_block *first = block_at(0, 4096, 4096), *second = block_at(unit, 4096, 4096);
-  ck_assert_ok(cmr_stream_lists_give(made.lists, made.a, first, CMR_GIVEN_FREED));
-  ck_assert_ok(cmr_stream_lists_give(made.lists, made.b, second, CMR_GIVEN_FREED));
+  cmr_block *first = cmr_test_freed_into(&made, made.a, 0);
+  cmr_block *second = cmr_test_freed_into(&made, made.b, unit);
   assert_valid(made.lists);
   second->address = first->address + 256; /* one free range in two streams' lists */
   assert_broken(made.lists, "cover the same bytes");
@@ -316,8 +321,7 @@ END_TEST
 
 START_TEST(a_hand_out_asking_more_than_its_block_is_found) {
   checked_lists made = checked_lists_make();
-  cmr_block *block = block_at(0, 4096, 4096);
-  ck_assert_ok(cmr_stream_lists_give(made.lists, made.a, block, CMR_GIVEN_FREED));
+  cmr_block *block = cmr_test_freed_into(&made, made.a, 0);
   void *handed = NULL;
   cmr_block *taken = NULL;
   ck_assert_ok(
