@@ -14,7 +14,8 @@ CMR_IMPL_LAYOUT(cuda_async_device_pool);
 
 cmr_status cmr_cuda_async_device_pool_impl_init(cmr_cuda_async_device_pool_impl *impl) {
   impl->source = cmr_cuda_source_here(CMR_CUDA_MEMORY_POOL, "cuda_async_device_pool", NULL);
-  return cmr_backend_device_pool(impl->params.which_pool == CMR_CUDA_ASYNC_DEVICE_POOL_WHICH_POOL_CURRENT, &impl->source.pool);
+  return cmr_backend_device_pool(impl->params.which_pool == CMR_CUDA_ASYNC_DEVICE_POOL_WHICH_POOL_CURRENT,
+                                 &impl->source.pool);
 }
 
 CMR_CUDA_LEAF_CALLS(cuda_async_device_pool)

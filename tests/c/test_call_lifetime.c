@@ -81,6 +81,22 @@ static cmr_callback_resource *make_callback(cmr_allocate_callback allocate, cmr_
   return callback;
 }
 
+/* A pool with no initial chunk over `callback`: its first allocation grows it. */
+static cmr_pool_resource *cmr_test_pool_over(cmr_callback_resource *callback) {
+  cmr_pool_resource *pool = NULL;
+  ck_assert_ok(cmr_pool_resource_create(cmr_callback_resource_ref(callback), CMR_SIZE(0), CMR_SIZE_DEFAULT,
+                                        CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &pool));
+  return pool;
+}
+
+/* A statistics adaptor over `callback` that holds its last share. */
+static cmr_statistics_resource *cmr_test_statistics_taking(cmr_callback_resource *callback) {
+  cmr_statistics_resource *statistics = NULL;
+  ck_assert_ok(cmr_statistics_resource_create(cmr_callback_resource_ref(callback), &statistics));
+  ck_assert_ok(cmr_callback_resource_destroy(callback));
+  return statistics;
+}
+
 static void setup(void) { memset(&victim, 0, sizeof victim); }
 
 /* ---- destroyed from inside its own call ------------------------------------------ */
@@ -121,9 +137,7 @@ END_TEST
  * pool's. */
 START_TEST(a_failure_answered_keeps_its_message_over_a_finalize_that_records_one) {
   cmr_callback_resource *callback = make_callback(allocate_and_destroy, free_and_record);
-  cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(cmr_callback_resource_ref(callback), CMR_SIZE(0), CMR_SIZE_DEFAULT,
-                                        CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &pool));
+  cmr_pool_resource *pool = cmr_test_pool_over(callback);
   cmr_resource_ref ref = cmr_pool_resource_ref(pool);
   void *ptr = NULL;
   frees_recording = 0;
@@ -144,9 +158,7 @@ END_TEST
 
 START_TEST(callback_destroying_the_adaptor_above_it_in_deallocate) {
   cmr_callback_resource *callback = make_callback(plain_allocate, free_and_destroy);
-  cmr_statistics_resource *statistics = NULL;
-  ck_assert_ok(cmr_statistics_resource_create(cmr_callback_resource_ref(callback), &statistics));
-  ck_assert_ok(cmr_callback_resource_destroy(callback)); /* the adaptor holds the last share */
+  cmr_statistics_resource *statistics = cmr_test_statistics_taking(callback);
   cmr_resource_ref ref = cmr_statistics_resource_ref(statistics);
   void *ptr = NULL;
   ck_assert_ok(cmr_allocate_sync(ref, 512, 256, &ptr));
@@ -160,9 +172,7 @@ END_TEST
 
 START_TEST(callback_destroying_the_statistics_adaptor_above_it) {
   cmr_callback_resource *callback = make_callback(allocate_and_destroy, plain_free);
-  cmr_statistics_resource *statistics = NULL;
-  ck_assert_ok(cmr_statistics_resource_create(cmr_callback_resource_ref(callback), &statistics));
-  ck_assert_ok(cmr_callback_resource_destroy(callback)); /* the adaptor holds the last share */
+  cmr_statistics_resource *statistics = cmr_test_statistics_taking(callback);
   cmr_resource_ref ref = cmr_statistics_resource_ref(statistics);
   victim.statistics = statistics;
   void *ptr = NULL;
@@ -177,9 +187,7 @@ END_TEST
  * destroys the tracking adaptor, the pool's last holder. */
 START_TEST(pool_growth_destroying_the_tracking_adaptor_above_it) {
   cmr_callback_resource *callback = make_callback(allocate_and_destroy, plain_free);
-  cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(cmr_callback_resource_ref(callback), CMR_SIZE(0), CMR_SIZE_DEFAULT,
-                                        CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &pool));
+  cmr_pool_resource *pool = cmr_test_pool_over(callback);
   cmr_tracking_resource *tracking = NULL;
   ck_assert_ok(cmr_tracking_resource_create(cmr_pool_resource_ref(pool), false, &tracking));
   ck_assert_ok(cmr_pool_resource_destroy(pool));

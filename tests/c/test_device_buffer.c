@@ -333,8 +333,7 @@ END_TEST
 START_TEST(a_failed_reallocation_leaves_the_buffer_unchanged) {
   cmr_device_buffer *buffer = filled(500, 6, foreign_ref());
   void *data = data_of(buffer);
-  cmr_stream other = NULL;
-  ck_assert_ok(cmr_stream_create(&other));
+  cmr_stream other = cmr_test_stream();
   foreign.fail_with = CMR_ERROR_OUT_OF_MEMORY;
 
   ck_assert_status(cmr_device_buffer_resize(buffer, 5000, other), CMR_ERROR_OUT_OF_MEMORY);
@@ -361,8 +360,7 @@ END_TEST
 /* ---- streams ------------------------------------------------------------------------------ */
 
 START_TEST(the_buffer_frees_on_its_stream) {
-  cmr_stream other = NULL;
-  ck_assert_ok(cmr_stream_create(&other));
+  cmr_stream other = cmr_test_stream();
   cmr_device_buffer *buffer = NULL;
   ck_assert_ok(cmr_device_buffer_create(300, stream, foreign_ref(), &buffer));
   ck_assert_ptr_eq(foreign.last_stream, stream);
@@ -378,8 +376,7 @@ START_TEST(the_buffer_frees_on_its_stream) {
 END_TEST
 
 START_TEST(resizing_moves_the_buffer_to_the_new_stream) {
-  cmr_stream other = NULL;
-  ck_assert_ok(cmr_stream_create(&other));
+  cmr_stream other = cmr_test_stream();
   cmr_device_buffer *buffer = filled(100, 8, foreign_ref());
   void *old = data_of(buffer);
   ck_assert_ok(cmr_device_buffer_resize(buffer, 50, other));

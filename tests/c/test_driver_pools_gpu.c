@@ -118,7 +118,8 @@ END_TEST
 START_TEST(the_device_pools_are_named_and_never_destroyed) {
   cmr_cuda_async_device_pool_resource *current = NULL, *initial = NULL;
   ck_assert_ok(cmr_cuda_async_device_pool_resource_create(CMR_CUDA_ASYNC_DEVICE_POOL_WHICH_POOL_CURRENT, &current));
-  ck_assert_ok(cmr_cuda_async_device_pool_resource_create(CMR_CUDA_ASYNC_DEVICE_POOL_WHICH_POOL_DEVICE_DEFAULT, &initial));
+  ck_assert_ok(
+      cmr_cuda_async_device_pool_resource_create(CMR_CUDA_ASYNC_DEVICE_POOL_WHICH_POOL_DEVICE_DEFAULT, &initial));
   void *current_pool = NULL, *default_pool = NULL;
   ck_assert_ok(cmr_cuda_async_device_pool_resource_pool_handle(current, &current_pool));
   ck_assert_ok(cmr_cuda_async_device_pool_resource_pool_handle(initial, &default_pool));
@@ -222,17 +223,19 @@ START_TEST(every_suballocator_runs_over_a_pinned_host_pool) {
   ck_assert_ok(cmr_pinned_host_pool_resource_create(CMR_INT_DEFAULT, CMR_SIZE(0), CMR_SIZE_DEFAULT, &pinned));
   cmr_resource_ref upstream = cmr_pinned_host_pool_resource_ref(pinned);
   cmr_pool_resource *pool = NULL;
-  ck_assert_ok(
-      cmr_pool_resource_create(upstream, CMR_SIZE((size_t)4 * mib), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &pool));
+  ck_assert_ok(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)4 * mib), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
+                                        CMR_POOL_CAPTURE_SERVE, &pool));
   check_suballocator(cmr_pool_resource_ref(pool), "pool");
   cmr_arena_resource *arena = NULL;
-  ck_assert_ok(cmr_arena_resource_create(upstream, CMR_SIZE((size_t)4 * mib), false, "", CMR_ARENA_CAPTURE_SERVE, &arena));
+  ck_assert_ok(
+      cmr_arena_resource_create(upstream, CMR_SIZE((size_t)4 * mib), false, "", CMR_ARENA_CAPTURE_SERVE, &arena));
   check_suballocator(cmr_arena_resource_ref(arena), "arena");
   cmr_binning_resource *binning = NULL;
   ck_assert_ok(cmr_binning_resource_create(upstream, CMR_INT_DEFAULT, CMR_INT_DEFAULT, &binning));
   check_suballocator(cmr_binning_resource_ref(binning), "binning");
   cmr_fixed_size_resource *fixed = NULL;
-  ck_assert_ok(cmr_fixed_size_resource_create(upstream, CMR_SIZE(64 * 1024), CMR_SIZE_DEFAULT, CMR_FIXED_SIZE_CAPTURE_SERVE, &fixed));
+  ck_assert_ok(cmr_fixed_size_resource_create(upstream, CMR_SIZE(64 * 1024), CMR_SIZE_DEFAULT,
+                                              CMR_FIXED_SIZE_CAPTURE_SERVE, &fixed));
   check_suballocator(cmr_fixed_size_resource_ref(fixed), "fixed_size");
   ck_assert_ok(cmr_fixed_size_resource_destroy(fixed));
   ck_assert_ok(cmr_binning_resource_destroy(binning));

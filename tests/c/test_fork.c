@@ -107,27 +107,27 @@ static void churn(cmr_resource_ref ref, cmr_stream stream, unsigned round) {
   (void)cmr_allocate_aligned(ref, 64, 3, CMR_DEFAULT_STREAM, &refused);
 }
 
-static void *allocate_in_pool(void *arg) {
-  workers *w = arg;
+/* Churns `ref` on a stream of its own until stopped, counting rounds in
+ * `rounds[slot]`. */
+static void cmr_test_churn_until_stopped(workers *w, cmr_resource_ref ref, unsigned slot) {
   cmr_stream stream = CMR_DEFAULT_STREAM;
   (void)cmr_stream_create(&stream);
   for (unsigned round = 0; !atomic_load(&w->stop); ++round) {
-    churn(cmr_pool_resource_ref(w->pool), stream, round);
-    atomic_fetch_add(&w->rounds[0], 1);
+    churn(ref, stream, round);
+    atomic_fetch_add(&w->rounds[slot], 1);
   }
   (void)cmr_stream_destroy(stream);
+}
+
+static void *allocate_in_pool(void *arg) {
+  workers *w = arg;
+  cmr_test_churn_until_stopped(w, cmr_pool_resource_ref(w->pool), 0);
   return NULL;
 }
 
 static void *allocate_in_arena(void *arg) {
   workers *w = arg;
-  cmr_stream stream = CMR_DEFAULT_STREAM;
-  (void)cmr_stream_create(&stream);
-  for (unsigned round = 0; !atomic_load(&w->stop); ++round) {
-    churn(cmr_arena_resource_ref(w->arena), stream, round);
-    atomic_fetch_add(&w->rounds[1], 1);
-  }
-  (void)cmr_stream_destroy(stream);
+  cmr_test_churn_until_stopped(w, cmr_arena_resource_ref(w->arena), 1);
   return NULL;
 }
 

@@ -19,9 +19,7 @@ START_TEST(a_retained_resource_outlives_its_destroy) {
   ck_assert_ok(cmr_ref_retain(ref));
   ck_assert_ok(cmr_system_resource_destroy(resource));
   ck_assert_ok(cmr_ref_validate(ref));
-  void *ptr = NULL;
-  ck_assert_ok(cmr_allocate(ref, 64, CMR_DEFAULT_STREAM, &ptr));
-  ck_assert_ok(cmr_deallocate(ref, ptr, 64, CMR_DEFAULT_STREAM));
+  cmr_test_use(ref, 64, 0x11);
   ck_assert_ok(cmr_ref_release(ref));
   ck_assert_status(cmr_ref_validate(ref), CMR_ERROR_DESTROYED_HANDLE);
 }

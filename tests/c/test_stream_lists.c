@@ -21,6 +21,13 @@ static cmr_block *block_at(size_t offset, size_t size, size_t span) {
   return block;
 }
 
+/* Stream lists with no handed-out map, for the test to destroy. */
+static cmr_stream_lists *cmr_test_lists(cmr_fit fit, cmr_stream_keying keying) {
+  cmr_stream_lists *lists = NULL;
+  ck_assert_ok(cmr_stream_lists_create("test", fit, keying, NULL, &lists));
+  return lists;
+}
+
 static cmr_backend_host_counts counts(void) {
   cmr_backend_host_counts now;
   cmr_backend_host_counts_read(&now);
@@ -42,8 +49,7 @@ static void *give_then_take(void *arg) {
 }
 
 START_TEST(default_stream_is_keyed_per_thread) {
-  cmr_stream_lists *lists = NULL;
-  ck_assert_ok(cmr_stream_lists_create("test", CMR_FIT_FIRST, CMR_KEY_DEFAULT_STREAM_PER_THREAD, NULL, &lists));
+  cmr_stream_lists *lists = cmr_test_lists(CMR_FIT_FIRST, CMR_KEY_DEFAULT_STREAM_PER_THREAD);
   thread_work work[2] = {{lists, 0, NULL}, {lists, 4 * (size_t)unit, NULL}};
   pthread_t threads[2];
   for (int i = 0; i < 2; ++i) ck_assert_int_eq(pthread_create(&threads[i], NULL, give_then_take, &work[i]), 0);
@@ -65,8 +71,7 @@ START_TEST(default_stream_is_keyed_per_thread) {
 END_TEST
 
 START_TEST(per_stream_keying_shares_the_default_stream) {
-  cmr_stream_lists *lists = NULL;
-  ck_assert_ok(cmr_stream_lists_create("test", CMR_FIT_BEST, CMR_KEY_PER_STREAM, NULL, &lists));
+  cmr_stream_lists *lists = cmr_test_lists(CMR_FIT_BEST, CMR_KEY_PER_STREAM);
   thread_work work[2] = {{lists, 0, NULL}, {lists, 4 * (size_t)unit, NULL}};
   for (int i = 0; i < 2; ++i) give_then_take(&work[i]);
   size_t blocks, bytes, list_count;
@@ -90,8 +95,7 @@ static void count_release(cmr_block *block, void *arg) {
 }
 
 START_TEST(only_whole_units_are_released_after_waiting) {
-  cmr_stream_lists *lists = NULL;
-  ck_assert_ok(cmr_stream_lists_create("test", CMR_FIT_FIRST, CMR_KEY_PER_STREAM, NULL, &lists));
+  cmr_stream_lists *lists = cmr_test_lists(CMR_FIT_FIRST, CMR_KEY_PER_STREAM);
   cmr_stream a, b;
   ck_assert_ok(cmr_stream_create(&a));
   ck_assert_ok(cmr_stream_create(&b));
@@ -132,8 +136,7 @@ END_TEST
  * they merge, and gives both back whole; a piece of a third unit, alone,
  * stays, in the shared list (idle: the host waited for it). */
 START_TEST(release_gathers_a_unit_over_several_lists) {
-  cmr_stream_lists *lists = NULL;
-  ck_assert_ok(cmr_stream_lists_create("test", CMR_FIT_BEST, CMR_KEY_PER_STREAM, NULL, &lists));
+  cmr_stream_lists *lists = cmr_test_lists(CMR_FIT_BEST, CMR_KEY_PER_STREAM);
   cmr_stream a, b, c;
   ck_assert_ok(cmr_stream_create(&a));
   ck_assert_ok(cmr_stream_create(&b));
@@ -182,8 +185,7 @@ static void note_visit(uint64_t key, const cmr_block *block, void *arg) {
 }
 
 START_TEST(each_visits_every_free_block_with_its_list) {
-  cmr_stream_lists *lists = NULL;
-  ck_assert_ok(cmr_stream_lists_create("test", CMR_FIT_BEST, CMR_KEY_PER_STREAM, NULL, &lists));
+  cmr_stream_lists *lists = cmr_test_lists(CMR_FIT_BEST, CMR_KEY_PER_STREAM);
   cmr_stream a;
   ck_assert_ok(cmr_stream_create(&a));
   ck_assert_ok(cmr_stream_lists_give(lists, CMR_DEFAULT_STREAM, block_at(0, 4096, 4096), CMR_GIVEN_FREED));
@@ -203,8 +205,7 @@ START_TEST(each_visits_every_free_block_with_its_list) {
 END_TEST
 
 START_TEST(aligned_take_from_another_stream) {
-  cmr_stream_lists *lists = NULL;
-  ck_assert_ok(cmr_stream_lists_create("test", CMR_FIT_BEST, CMR_KEY_PER_STREAM, NULL, &lists));
+  cmr_stream_lists *lists = cmr_test_lists(CMR_FIT_BEST, CMR_KEY_PER_STREAM);
   cmr_stream a, b;
   ck_assert_ok(cmr_stream_create(&a));
   ck_assert_ok(cmr_stream_create(&b));
@@ -225,7 +226,7 @@ START_TEST(aligned_take_from_another_stream) {
 }
 END_TEST
 
-/* ---- the invariant check (issue 16): broken on purpose, it says what broke ---- */
+/* ---- the invariant check: broken on purpose, it says what broke ---- */
 
 typedef struct checked_lists {
   cmr_stream_lists *lists;
@@ -256,6 +257,13 @@ static void assert_broken(cmr_stream_lists *lists, const char *reason) {
   ck_assert_msg(strstr(why, reason) != NULL, "why: \"%s\", expected \"%s\" in it", why, reason);
 }
 
+/* A block of 4096 bytes at `offset`, freed into `stream`'s list. */
+static cmr_block *cmr_test_freed_into(checked_lists *made, cmr_stream stream, size_t offset) {
+  cmr_block *block = block_at(offset, 4096, 4096);
+  ck_assert_ok(cmr_stream_lists_give(made->lists, stream, block, CMR_GIVEN_FREED));
+  return block;
+}
+
 static void assert_valid(cmr_stream_lists *lists) {
   const char *why = "(not set)";
   ck_assert_msg(cmr_stream_lists_valid(lists, &why), "why: %s", why);
@@ -280,8 +288,7 @@ END_TEST
 
 START_TEST(a_recent_block_resized_is_found) {
   checked_lists made = checked_lists_make();
-  cmr_block *block = block_at(0, 4096, 4096);
-  ck_assert_ok(cmr_stream_lists_give(made.lists, made.a, block, CMR_GIVEN_FREED));
+  cmr_block *block = cmr_test_freed_into(&made, made.a, 0);
   block->size += 256; /* the list's recent bytes no longer add up */
   assert_broken(made.lists, "recent bytes");
   block->size -= 256;
@@ -303,9 +310,8 @@ END_TEST
 
 START_TEST(blocks_of_two_lists_covering_the_same_bytes_are_found) {
   checked_lists made = checked_lists_make();
-  cmr_block *first = block_at(0, 4096, 4096), *second = block_at(unit, 4096, 4096);
-  ck_assert_ok(cmr_stream_lists_give(made.lists, made.a, first, CMR_GIVEN_FREED));
-  ck_assert_ok(cmr_stream_lists_give(made.lists, made.b, second, CMR_GIVEN_FREED));
+  cmr_block *first = cmr_test_freed_into(&made, made.a, 0);
+  cmr_block *second = cmr_test_freed_into(&made, made.b, unit);
   assert_valid(made.lists);
   second->address = first->address + 256; /* one free range in two streams' lists */
   assert_broken(made.lists, "cover the same bytes");
@@ -316,8 +322,7 @@ END_TEST
 
 START_TEST(a_hand_out_asking_more_than_its_block_is_found) {
   checked_lists made = checked_lists_make();
-  cmr_block *block = block_at(0, 4096, 4096);
-  ck_assert_ok(cmr_stream_lists_give(made.lists, made.a, block, CMR_GIVEN_FREED));
+  cmr_block *block = cmr_test_freed_into(&made, made.a, 0);
   void *handed = NULL;
   cmr_block *taken = NULL;
   ck_assert_ok(
@@ -392,8 +397,7 @@ static void note_locks_held(cmr_block *block, void *arg) {
  * callback runs under the registry and every list's lock, where the
  * registry is refused), and not otherwise. */
 START_TEST(the_lock_order_is_counted_in_a_checking_build) {
-  cmr_stream_lists *lists = NULL;
-  ck_assert_ok(cmr_stream_lists_create("test", CMR_FIT_BEST, CMR_KEY_PER_STREAM, NULL, &lists));
+  cmr_stream_lists *lists = cmr_test_lists(CMR_FIT_BEST, CMR_KEY_PER_STREAM);
   cmr_stream a;
   ck_assert_ok(cmr_stream_create(&a));
   ck_assert_ok(cmr_stream_lists_give(lists, a, block_at(0, unit, unit), CMR_GIVEN_FREED));

@@ -24,24 +24,27 @@ static void setup(void) { make(false); }
 
 static void teardown(void) { ck_assert_ok(cmr_tracking_resource_destroy(tracking)); }
 
-static size_t bytes_now(void) {
+static size_t cmr_test_tracked_bytes(cmr_tracking_resource *handle) {
   size_t bytes = SIZE_MAX;
-  ck_assert_ok(cmr_tracking_resource_allocated_bytes(tracking, &bytes));
+  ck_assert_ok(cmr_tracking_resource_allocated_bytes(handle, &bytes));
   return bytes;
 }
 
-static size_t count_now(void) {
+static size_t cmr_test_tracked_count(cmr_tracking_resource *handle) {
   size_t count = SIZE_MAX;
-  ck_assert_ok(cmr_tracking_resource_outstanding_count(tracking, &count));
+  ck_assert_ok(cmr_tracking_resource_outstanding_count(handle, &count));
   return count;
 }
 
-/* The adaptor tracks `count` allocations of `bytes` in all. */
-#define ck_assert_tracked(bytes, count)      \
-  do {                                       \
-    ck_assert_uint_eq(bytes_now(), (bytes)); \
-    ck_assert_uint_eq(count_now(), (count)); \
+/* The adaptor `handle` tracks `count` allocations of `bytes` in all. */
+#define ck_assert_tracked_by(handle, bytes, count)              \
+  do {                                                          \
+    ck_assert_uint_eq(cmr_test_tracked_bytes(handle), (bytes)); \
+    ck_assert_uint_eq(cmr_test_tracked_count(handle), (count)); \
   } while (0)
+
+/* The fixture's adaptor tracks `count` allocations of `bytes` in all. */
+#define ck_assert_tracked(bytes, count) ck_assert_tracked_by(tracking, bytes, count)
 
 static const char *report_now(void) {
   const char *report = NULL;
@@ -85,7 +88,7 @@ END_TEST
 
 START_TEST(forwards_size_alignment_and_stream) {
   test_adaptor_forwards(tracked(), &foreign);
-  ck_assert_uint_eq(count_now(), 0);
+  ck_assert_uint_eq(cmr_test_tracked_count(tracking), 0);
 }
 END_TEST
 
@@ -274,11 +277,11 @@ START_TEST(alignment_mismatch_is_refused) {
   ck_assert_status(cmr_deallocate_aligned(tracked(), ptr, 1000, 4096, CMR_DEFAULT_STREAM), CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("freed as 1000 bytes at alignment 4096 but allocated as 1000 bytes at alignment 256");
   ck_assert_int_eq(foreign.deallocations, 0);
-  ck_assert_uint_eq(count_now(), 1);
+  ck_assert_uint_eq(cmr_test_tracked_count(tracking), 1);
   ck_assert_ok(cmr_deallocate(tracked(), ptr, 1000, CMR_DEFAULT_STREAM));
   ck_assert_int_eq(foreign.deallocations, 1);
   ck_assert_uint_eq(foreign.last_alignment, 256);
-  ck_assert_uint_eq(count_now(), 0);
+  ck_assert_uint_eq(cmr_test_tracked_count(tracking), 0);
 }
 END_TEST
 
@@ -317,11 +320,7 @@ START_TEST(failed_upstream_free_stays_tracked) {
            "tracking: freeing %p: cmr_deallocate_aligned: resource foreign failed with CMR_ERROR_CUDA for 700 bytes",
            ptr);
   ck_assert_str_eq(cmr_last_error_message(), expected);
-  size_t count = 0, bytes = 0;
-  ck_assert_ok(cmr_tracking_resource_outstanding_count(refusing, &count));
-  ck_assert_ok(cmr_tracking_resource_allocated_bytes(refusing, &bytes));
-  ck_assert_uint_eq(count, 1);
-  ck_assert_uint_eq(bytes, 700);
+  ck_assert_tracked_by(refusing, 700, 1);
   ck_assert_ok(cmr_tracking_resource_destroy(refusing));
   free(ptr); /* the foreign resource's memory, which it never took back */
 }
@@ -375,9 +374,9 @@ START_TEST(a_stack_of_adaptors) {
   void *too_much = (void *)1;
   ck_assert_status(cmr_allocate(stack, 1500, CMR_DEFAULT_STREAM, &too_much), CMR_ERROR_OUT_OF_MEMORY);
   ck_assert_message_has("failure_callback: the callback gave up on 1500 bytes: ");
-  ck_assert_uint_eq(count_now(), 1);
+  ck_assert_uint_eq(cmr_test_tracked_count(tracking), 1);
   ck_assert_ok(cmr_deallocate(stack, ptr, 1000, CMR_DEFAULT_STREAM));
-  ck_assert_uint_eq(bytes_now(), 0);
+  ck_assert_uint_eq(cmr_test_tracked_bytes(tracking), 0);
   ck_assert_ok(cmr_prefetch_resource_destroy(top));
   ck_assert_int_eq(foreign.allocations, 2);
   ck_assert_int_eq(foreign.deallocations, 1);
@@ -474,11 +473,7 @@ START_TEST(threads_keep_patterns_and_counts) {
   void *reporter_failed = (void *)1;
   ck_assert_int_eq(pthread_join(reporter, &reporter_failed), 0);
   ck_assert_ptr_null(reporter_failed);
-  size_t count = 1, bytes = 1;
-  ck_assert_ok(cmr_tracking_resource_outstanding_count(adaptor, &count));
-  ck_assert_ok(cmr_tracking_resource_allocated_bytes(adaptor, &bytes));
-  ck_assert_uint_eq(count, 0);
-  ck_assert_uint_eq(bytes, 0);
+  ck_assert_tracked_by(adaptor, 0, 0);
   ck_assert_ok(cmr_tracking_resource_destroy(adaptor));
 }
 END_TEST
