@@ -150,7 +150,7 @@ START_TEST(a_stack_expression_makes_it) {
   ck_assert_ok(cmr_stack_expression(stack, &written));
   ck_assert_str_eq(written,
                    "pool(registered_host(touch_threads=2, huge_pages=none), initial_pool_size=4MiB, "
-                   "maximum_pool_size=unlimited, maximum_growth=unlimited)");
+                   "maximum_pool_size=unlimited, maximum_growth=unlimited, capture=serve)");
   cmr_resource_ref ref;
   ck_assert_ok(cmr_stack_ref(stack, &ref));
   void *ptr = NULL;

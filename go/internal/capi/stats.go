@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+
 package capi
 
 // The Go side of stats.swg's observer trampoline.

@@ -75,8 +75,7 @@ typedef enum cmr_status {
   CMR_ERROR_IO = 16,               /* a file could not be written or flushed (a full disk): the message says why */
   CMR_ERROR_REENTRANT_CALL = 17,   /* a resource called from its own upstream's call, where that would deadlock */
   CMR_ERROR_FORKED = 18,           /* in a forked child: a handle, ref or stream the parent made */
-  CMR_ERROR_STREAM_CAPTURE =
-      19, /* refused on a stream capturing a CUDA graph, where the call would break the capture */
+  CMR_ERROR_STREAM_CAPTURE = 19,   /* refused on a stream capturing a CUDA graph, where it would break the capture */
   CMR_ERROR_IPC_SAME_PROCESS = 20, /* shared memory imported into the very process that exported it (cmr/ipc.h) */
   CMR_ERROR_IPC_GONE = 21 /* what an IPC descriptor names is gone: freed, or its pool destroyed, by the exporter */
 } cmr_status;
