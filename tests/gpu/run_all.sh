@@ -30,7 +30,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"
 git log -1 --format='%H %s' >"$out/commit.txt" 2>/dev/null || true
 step configure cmake -S . -B "$build" -G Ninja "${args[@]}"
 step build cmake --build "$build" -j 16
-step ctest ctest --test-dir "$build" --output-on-failure -j 8 --timeout 300
+step ctest ctest --test-dir "$build" --output-on-failure -j 14 --timeout 300
 step demo "$build/cmr-demo"
 step ordering_without_waits bash tests/gpu/ordering_without_waits.sh "${args[@]}"
 if ((tests_only)); then
