@@ -52,8 +52,17 @@ test_build() {
 checked_build() {
   local name=$1 dir=$2 cc=$3 env=$4
   shift 4
-  step "$name: configure" env CC="$cc" cmake -S . -B "$dir" -G Ninja -DPython3_EXECUTABLE="$PYTHON" \
-         -DCMR_WITH_CUDA=OFF -DCMR_BUILD_DEMO=OFF -DCMR_BUILD_BENCH=OFF -DCMR_CHECK_INVARIANTS=ON "$@" &&
+  # The C++ layer's test (tests/cpp) links the same instrumented libcmr: its
+  # compiler and flags are the C ones' C++ twins.
+  local args=() arg
+  for arg in "$@"; do
+    args+=("$arg")
+    [[ $arg == -DCMAKE_C_FLAGS=* ]] && args+=("-DCMAKE_CXX_FLAGS=${arg#-DCMAKE_C_FLAGS=}")
+  done
+  local cxx=${cc/#gcc/g++}
+  [[ $cc == clang ]] && cxx=clang++
+  step "$name: configure" env CC="$cc" CXX="$cxx" cmake -S . -B "$dir" -G Ninja -DPython3_EXECUTABLE="$PYTHON" \
+         -DCMR_WITH_CUDA=OFF -DCMR_BUILD_DEMO=OFF -DCMR_BUILD_BENCH=OFF -DCMR_CHECK_INVARIANTS=ON "${args[@]}" &&
     step "$name: compile" cmake --build "$dir" -j "$JOBS" &&
     step "$name: ctest" env CK_FORK=no $env ctest --test-dir "$dir" --output-on-failure -j "$JOBS" --timeout 1800 \
            -E '^(generator|install|abi)[.]'

@@ -16,6 +16,41 @@
 #include <type_traits>
 #include <vector>
 
+#ifdef CMR_TEST_CCCL
+// In a named namespace: CCCL finds its get_property only in unevaluated
+// checks, which clang would call unneeded in an anonymous one.
+namespace cmr_test {
+// A cuda::mr resource of host memory that can be told to fail.
+struct counting_host_resource {
+  int live = 0;
+  bool refuse = false;
+  bool throw_logic_error = false;
+  void *allocate(std::size_t bytes, std::size_t alignment) {
+    if (throw_logic_error) throw std::logic_error("counting_host_resource was told to fail");
+    if (refuse) throw std::bad_alloc();
+    void *memory = std::aligned_alloc(alignment, (bytes + alignment - 1) / alignment * alignment);
+    if (memory == nullptr) throw std::bad_alloc();
+    ++live;
+    return memory;
+  }
+  void deallocate(void *ptr, std::size_t, std::size_t) noexcept {
+    std::free(ptr);
+    --live;
+  }
+  void *allocate_async(std::size_t bytes, std::size_t alignment, cuda::stream_ref) {
+    return allocate(bytes, alignment);
+  }
+  void deallocate_async(void *ptr, std::size_t bytes, std::size_t alignment, cuda::stream_ref) {
+    deallocate(ptr, bytes, alignment);
+  }
+  bool operator==(const counting_host_resource &other) const { return this == &other; }
+  bool operator!=(const counting_host_resource &other) const { return this != &other; }
+  friend void get_property(const counting_host_resource &, cuda::mr::host_accessible) noexcept {}
+};
+} // namespace cmr_test
+using cmr_test::counting_host_resource;
+#endif
+
 namespace {
 
 int failures = 0;
@@ -199,34 +234,6 @@ void a_ref_lacking_a_property_is_refused() {
     EXPECT(device.ref() == system.ref());
   }
 }
-
-// A cuda::mr resource of host memory that can be told to fail.
-struct counting_host_resource {
-  int live = 0;
-  bool refuse = false;
-  bool throw_logic_error = false;
-  void *allocate(std::size_t bytes, std::size_t alignment) {
-    if (throw_logic_error) throw std::logic_error("counting_host_resource was told to fail");
-    if (refuse) throw std::bad_alloc();
-    void *memory = std::aligned_alloc(alignment, (bytes + alignment - 1) / alignment * alignment);
-    if (memory == nullptr) throw std::bad_alloc();
-    ++live;
-    return memory;
-  }
-  void deallocate(void *ptr, std::size_t, std::size_t) noexcept {
-    std::free(ptr);
-    --live;
-  }
-  void *allocate_async(std::size_t bytes, std::size_t alignment, cuda::stream_ref) {
-    return allocate(bytes, alignment);
-  }
-  void deallocate_async(void *ptr, std::size_t bytes, std::size_t alignment, cuda::stream_ref) {
-    deallocate(ptr, bytes, alignment);
-  }
-  bool operator==(const counting_host_resource &other) const { return this == &other; }
-  bool operator!=(const counting_host_resource &other) const { return this != &other; }
-  friend void get_property(const counting_host_resource &, cuda::mr::host_accessible) noexcept {}
-};
 
 void a_cuda_mr_resource_is_a_cmr_upstream() {
   counting_host_resource host;

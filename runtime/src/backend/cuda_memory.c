@@ -126,7 +126,13 @@ static cmr_status cmr_import_obtain(void *context, size_t bytes, size_t alignmen
   return cmr_backend_pool_import_pointer(import->pool, import->data, out);
 }
 
-static const cmr_ledger_memory cmr_cuda_import_memory = {cmr_import_obtain, cmr_pool_release};
+/* An imported pointer is given back to the driver as any pool pointer. */
+static cmr_status cmr_import_release(void *context, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
+  (void)context, (void)bytes, (void)alignment;
+  return cmr_backend_pool_free(ptr, stream);
+}
+
+static const cmr_ledger_memory cmr_cuda_import_memory = {cmr_import_obtain, cmr_import_release};
 
 cmr_status cmr_cuda_memory_import(const cmr_cuda_source *source,
                                   const unsigned char data[CMR_BACKEND_POOL_POINTER_EXPORT_BYTES], size_t bytes,
