@@ -34,4 +34,7 @@ static Suite *limiting_suite(void) {
   return suite;
 }
 
-int main(void) { return cmr_test_run(limiting_suite()); }
+int main(void) {
+  if (cmr_built_with_cuda()) cmr_test_require_device(); /* the fraction is of the device's free memory */
+  return cmr_test_run(limiting_suite());
+}

@@ -644,6 +644,12 @@ cmr_status cmr_backend_stream_capturing(cmr_stream stream, bool *out) {
   cudaError_t error = cudaStreamIsCapturing(stream, &capture);
   *out = error == cudaSuccess && capture != cudaStreamCaptureStatusNone;
   if (error == cudaSuccess) return CMR_SUCCESS;
+  if (error == cudaErrorInsufficientDriver || error == cudaErrorNoDevice) {
+    /* No driver or no device: no stream can be capturing, and memory that
+     * needs no device (a pool over host memory) is still served. */
+    (void)cudaGetLastError();
+    return CMR_SUCCESS;
+  }
   if (error == cudaErrorStreamCaptureImplicit) {
     (void)cudaGetLastError();
     return cmr_error(CMR_ERROR_STREAM_CAPTURE,
