@@ -78,8 +78,11 @@ static void cmr_touch_all(unsigned char *base, size_t bytes, int threads) {
 }
 
 static cmr_status cmr_mapping_failed(const char *owner, size_t span, int error) {
-  if (error == ENOMEM) {
-    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: mmap(%zu bytes): out of memory or address space", owner, span);
+  /* The mapping's other arguments are always valid, so EINVAL is a length
+   * the system will not map (valgrind's answer where the kernel's is ENOMEM). */
+  if (error == ENOMEM || error == EINVAL) {
+    return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: mmap(%zu bytes): out of memory or address space (errno %d)", owner,
+                     span, error);
   }
   return cmr_error(CMR_ERROR_INTERNAL, "%s: mmap(%zu bytes) failed with errno %d", owner, span, error);
 }

@@ -16,6 +16,7 @@ cmr_status cmr_chunks_init(cmr_chunks *chunks, const char *owner, cmr_resource_r
   chunks->count = 0;
   chunks->capacity = 0;
   chunks->asking = 0;
+  chunks->peak = 0;
   atomic_init(&chunks->bytes, 0);
   return cmr_mutex_init(&chunks->lock, owner);
 }
