@@ -19,8 +19,6 @@ import org.cmr.AlignedResourceAdaptor;
 import org.cmr.ArenaMemoryResource;
 import org.cmr.BinningMemoryResource;
 import org.cmr.Cmr;
-import org.cmr.FixedSizeCapture;
-import org.cmr.PoolCapture;
 import org.cmr.CmrIllegalArgumentException;
 import org.cmr.FixedSizeMemoryResource;
 import org.cmr.LimitingResourceAdaptor;
@@ -155,7 +153,7 @@ public class ResourcesTest {
 
   @Test
   public void nullAsksForTheDefaultAndEveryValueIsAValue() {
-    try (FixedSizeMemoryResource blocks = new FixedSizeMemoryResource(host, null, 4L, FixedSizeCapture.FIXED_SIZE_SERVE);
+    try (FixedSizeMemoryResource blocks = new FixedSizeMemoryResource(host, null, 4L);
         BinningMemoryResource binning = new BinningMemoryResource(host, null, null);
         SimulatedMemoryResource simulated = new SimulatedMemoryResource((Long) null)) {
       assertEquals(MIB, blocks.blockSize());
@@ -171,9 +169,9 @@ public class ResourcesTest {
     assertEquals(Status.ERROR_INVALID_ARGUMENT, minimum.status());
     assertTrue(minimum.getMessage(), minimum.getMessage().contains("max_size_exponent -2147483648 is outside"));
     CmrIllegalArgumentException huge =
-        assertThrows(CmrIllegalArgumentException.class, () -> new FixedSizeMemoryResource(host, Long.MAX_VALUE, null, FixedSizeCapture.FIXED_SIZE_SERVE).close());
+        assertThrows(CmrIllegalArgumentException.class, () -> new FixedSizeMemoryResource(host, Long.MAX_VALUE, null).close());
     assertEquals(Status.ERROR_SIZE_OVERFLOW, huge.status());
-    assertThrows(IllegalArgumentException.class, () -> new FixedSizeMemoryResource(host, -1L, null, FixedSizeCapture.FIXED_SIZE_SERVE).close());
+    assertThrows(IllegalArgumentException.class, () -> new FixedSizeMemoryResource(host, -1L, null).close());
     assertThrows(IllegalArgumentException.class, () -> new FixedSizeMemoryResource(host, -1L).close());
   }
 
@@ -290,7 +288,7 @@ public class ResourcesTest {
   @Test
   public void poolFragmentationToolsReturnMemoryToTheUpstream() {
     try (SimulatedMemoryResource upstream = new SimulatedMemoryResource(1L << 30);
-        PoolMemoryResource pool = new PoolMemoryResource(upstream, (Long) 0L, null, (Long) MIB, PoolCapture.POOL_SERVE)) {
+        PoolMemoryResource pool = new PoolMemoryResource(upstream, (Long) 0L, null, (Long) MIB)) {
       long a = pool.allocate(4 * MIB); // a chunk of the request's size
       long b = pool.allocate(256); // doubling would take 4 MiB more; maximumGrowth caps it at 1 MiB
       assertEquals(5 * MIB, pool.poolSize());

@@ -106,6 +106,17 @@ public final class ArenaMemoryResource extends MemoryResource {
   }
 
   /**
+   * A new arena resource; a null size or count takes its default, the parameters left out at theirs.
+   *
+   * @param upstream Where the arena's memory comes from, taken once at creation.
+   * @param arenaSize Bytes taken from the upstream at creation: everything the arena will ever hold (1 MiB at least). Default (null): half of the current device's free memory, rounded down to 256 bytes.
+   */
+  public ArenaMemoryResource(MemoryResource upstream, Long arenaSize) {
+    super(create(upstream, Arguments.optionalSize("arenaSize", arenaSize), false, "", ArenaCapture.ARENA_SERVE));
+    this.upstream = upstream;
+  }
+
+  /**
    * A new arena resource; a null size or count takes its default.
    *
    * @param upstream Where the arena's memory comes from, taken once at creation.

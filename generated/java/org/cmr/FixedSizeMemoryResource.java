@@ -91,6 +91,18 @@ public final class FixedSizeMemoryResource extends MemoryResource {
   }
 
   /**
+   * A new fixed_size resource; a null size or count takes its default, the parameters left out at theirs.
+   *
+   * @param upstream Where the chunks of blocks come from.
+   * @param blockSize Bytes of every block, rounded up to a multiple of 256. Default (null): 1048576.
+   * @param blocksToPreallocate Blocks obtained from the upstream at a time: at creation and each time all are in use. Default (null): 128.
+   */
+  public FixedSizeMemoryResource(MemoryResource upstream, Long blockSize, Long blocksToPreallocate) {
+    super(create(upstream, Arguments.optionalSize("blockSize", blockSize), Arguments.optionalSize("blocksToPreallocate", blocksToPreallocate), FixedSizeCapture.FIXED_SIZE_SERVE));
+    this.upstream = upstream;
+  }
+
+  /**
    * A new fixed_size resource; a null size or count takes its default.
    *
    * @param upstream Where the chunks of blocks come from.

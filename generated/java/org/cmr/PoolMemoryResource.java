@@ -100,6 +100,19 @@ public final class PoolMemoryResource extends MemoryResource {
   }
 
   /**
+   * A new pool resource; a null size or count takes its default, the parameters left out at theirs.
+   *
+   * @param upstream Where the pool takes its chunks from.
+   * @param initialPoolSize Bytes taken from the upstream at creation (0 takes nothing until the first allocation). Default (null): half of the current device's free memory, rounded down to 256 bytes.
+   * @param maximumPoolSize Most bytes the pool takes from the upstream in all. Default (null): no limit (SIZE_MAX).
+   * @param maximumGrowth Most bytes the pool grows by at once, unless one request needs more: it grows by max(what the request needs, min(pool_size, maximum_growth)). The default doubles the pool as RMM's does; a smaller value holds closer to the peak in use (bench/RESULTS.md, replay). Default (null): no limit (SIZE_MAX).
+   */
+  public PoolMemoryResource(MemoryResource upstream, Long initialPoolSize, Long maximumPoolSize, Long maximumGrowth) {
+    super(create(upstream, Arguments.optionalSize("initialPoolSize", initialPoolSize), Arguments.optionalSize("maximumPoolSize", maximumPoolSize), Arguments.optionalSize("maximumGrowth", maximumGrowth), PoolCapture.POOL_SERVE));
+    this.upstream = upstream;
+  }
+
+  /**
    * A new pool resource; a null size or count takes its default.
    *
    * @param upstream Where the pool takes its chunks from.

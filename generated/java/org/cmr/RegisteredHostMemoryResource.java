@@ -49,6 +49,15 @@ public final class RegisteredHostMemoryResource extends MemoryResource {
   }
 
   /**
+   * A new registered_host resource; a null size or count takes its default, the parameters left out at theirs.
+   *
+   * @param touchThreads Threads that touch a new mapping's pages at once; 0 uses one per online CPU, at most 16. Mappings under 64 MiB are touched by the calling thread alone. Default (null): 0.
+   */
+  public RegisteredHostMemoryResource(Integer touchThreads) {
+    super(create(touchThreads, RegisteredHostHugePages.REGISTERED_HOST_TRANSPARENT));
+  }
+
+  /**
    * A new registered_host resource; a null size or count takes its default.
    *
    * @param touchThreads Threads that touch a new mapping's pages at once; 0 uses one per online CPU, at most 16. Mappings under 64 MiB are touched by the calling thread alone. Default (null): 0.
