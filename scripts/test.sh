@@ -46,7 +46,8 @@ test_build() {
 }
 
 # checked_build NAME BUILD_DIR CC ENV CMAKE_ARGS...: the host build's C suites
-# (not the generator's, the install test or the ABI check, which run no cmr code) built by
+# (not the generator's, the install tests or the ABI check, which run no cmr code, nor
+# the README's programs, which build against an installed, uninstrumented way) built by
 # CC with a sanitizer or run under a tool; one process per suite
 # (CK_FORK=no) so that a finding anywhere, a leak included, fails the suite.
 checked_build() {
@@ -65,7 +66,7 @@ checked_build() {
          -DCMR_WITH_CUDA=OFF -DCMR_BUILD_DEMO=OFF -DCMR_BUILD_BENCH=OFF -DCMR_CHECK_INVARIANTS=ON "${args[@]}" &&
     step "$name: compile" cmake --build "$dir" -j "$JOBS" &&
     step "$name: ctest" env CK_FORK=no $env ctest --test-dir "$dir" --output-on-failure -j "$JOBS" --timeout 1800 \
-           -E '^(generator|install|abi)[.]'
+           -E '^(generator|install|abi|readme)[.]'
 }
 
 # The hand-written C as .clang-format says (generated/ is the freshness
