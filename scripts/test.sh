@@ -47,7 +47,7 @@ test_build() {
 
 # checked_build NAME BUILD_DIR CC ENV CMAKE_ARGS...: the host build's C suites
 # (not the generator's, the install tests or the ABI check, which run no cmr code, nor
-# the README's programs, which build against an installed, uninstrumented way) built by
+# the README's programs, which link an installed libcmr without its flags) built by
 # CC with a sanitizer or run under a tool; one process per suite
 # (CK_FORK=no) so that a finding anywhere, a leak included, fails the suite.
 checked_build() {
