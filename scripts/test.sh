@@ -110,11 +110,8 @@ checked_build "ASan+UBSan" build/asan clang "ASAN_OPTIONS=allocator_may_return_n
 checked_build "TSan" build/tsan clang "TSAN_OPTIONS=halt_on_error=1:allocator_may_return_null=1" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_C_FLAGS=-fsanitize=thread" -DCMR_BUILD_PYTHON=OFF || true
 # gcc for valgrind: valgrind 3.19 cannot read clang 14's debug information.
-# A forked child is not checked (--child-silent-after-fork): there the
-# blocks the parent's other threads held at the fork, reachable from their
-# stacks only, read as lost; the fork tests check their children's exits.
 checked_build "valgrind" build/valgrind gcc "" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMR_BUILD_PYTHON=OFF \
-  "-DCMAKE_CROSSCOMPILING_EMULATOR=valgrind;-q;--error-exitcode=9;--child-silent-after-fork=yes;--leak-check=full;--errors-for-leak-kinds=definite,indirect;--show-leak-kinds=definite,indirect" || true
+  "-DCMAKE_CROSSCOMPILING_EMULATOR=valgrind;-q;--error-exitcode=9;--leak-check=full;--errors-for-leak-kinds=definite,indirect;--show-leak-kinds=definite,indirect" || true
 # The harnesses of tests/fuzz/ (libFuzzer, ASan+UBSan): ctest -L fuzz runs
 # each over its corpus and then CMR_FUZZ_SECONDS (20) of fuzzing, about two
 # minutes on 2 cores with the build.

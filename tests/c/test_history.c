@@ -405,6 +405,11 @@ START_TEST(a_forked_child_starts_without_a_history) {
            cmr_history_read(NULL, 0, &count, NULL) != CMR_SUCCESS || count != 1)) {
         _exit(3);
       }
+      /* Passed: the exit is an exec, which a leak checker does not follow,
+       * since the blocks the parent's recording thread had in hand at the
+       * fork are unreachable here (that thread is gone) and valgrind would
+       * call them lost. */
+      execl("/bin/true", "true", (char *)NULL);
       _exit(0);
     }
     int status = 0;
