@@ -19,7 +19,7 @@ import re
 import sys
 
 # A marker's kind -> the fence's language and the extracted file's extension.
-KINDS = {"c": ("c", "c"), "python": ("python", "py"), "dask": ("python", "py"), "go": ("go", "go"),
+KINDS = {"c": ("c", "c"), "cpp": ("cpp", "cpp"), "python": ("python", "py"), "dask": ("python", "py"), "go": ("go", "go"),
          "java": ("java", "java"), "csharp": ("csharp", "cs")}
 PROGRAM_LANGUAGES = {language for language, _ in KINDS.values()}
 MARKER = re.compile(r"<!-- (?:test: (?P<kind>[a-z]+)|fragment: .+) -->")

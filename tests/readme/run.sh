@@ -19,7 +19,7 @@ cmake --install "$build_dir" --prefix "$prefix" >"$work/install.log" 2>&1 || {
 mapfile -t blocks < <("$PYTHON" "$source_dir/tests/readme/extract.py" "$source_dir/README.md" "$kind" "$work/blocks")
 pc_dir=$(dirname "$(find "$prefix" -name cmr.pc)")
 site_packages=$(find "$prefix" -type d -name site-packages -print -quit)
-if [[ $kind == c || $kind == go ]]; then
+if [[ $kind == c || $kind == cpp || $kind == go ]]; then
   export PKG_CONFIG_PATH=$pc_dir
   libdir=$("$PKG_CONFIG" --variable=libdir cmr)
 fi
@@ -40,6 +40,12 @@ for block in "${blocks[@]}"; do
       # README, "Using the C API": pkg-config's flags, and the prefix's libdir as the program's run path.
       cc -Wall -Werror "$block" $("$PKG_CONFIG" --cflags --libs cmr) -Wl,-rpath,"$libdir" -o "${block%.c}"
       run_clean "${block%.c}"
+      ;;
+    cpp)
+      # README, "C++": the same flags with the C++ compiler, C++17.
+      "${CXX:-c++}" -std=c++17 -Wall -Werror "$block" $("$PKG_CONFIG" --cflags --libs cmr) -Wl,-rpath,"$libdir" \
+        -o "${block%.cpp}"
+      run_clean "${block%.cpp}"
       ;;
     python | dask)
       # The Python programs use the current device: a CUDA build needs a GPU for them.

@@ -145,6 +145,33 @@ START_TEST(out_of_memory_at_the_maximum) {
 }
 END_TEST
 
+/* The statistics call: committed granules are what it holds (with their
+ * peak), each range a segment, and its lists' free memory. */
+START_TEST(statistics_count_committed_granules) {
+  cmr_expandable_resource *resource = make(4 * granule, 0, 0);
+  cmr_resource_ref ref = cmr_expandable_resource_ref(resource);
+  void *blocks[5] = {0};
+  for (int i = 0; i < 5; ++i) ck_assert_ok(cmr_allocate(ref, granule, CMR_DEFAULT_STREAM, &blocks[i]));
+  ck_assert_ok(cmr_deallocate(ref, blocks[4], granule, CMR_DEFAULT_STREAM));
+  ck_assert_ok(cmr_expandable_resource_release(resource));
+  cmr_stats stats = {.size = sizeof stats};
+  ck_assert_ok(cmr_ref_stats(ref, &stats));
+  const unsigned want = CMR_STATS_BYTES_HELD | CMR_STATS_BYTES_HELD_PEAK | CMR_STATS_SEGMENTS | CMR_STATS_BYTES_FREE;
+  ck_assert_uint_eq(stats.supported & want, want);
+  ck_assert_uint_eq(stats.bytes_held, committed(resource));
+  ck_assert_uint_eq(stats.bytes_held, 4 * granule); /* the fifth granule was decommitted */
+  ck_assert_uint_eq(stats.bytes_held_peak, 5 * granule);
+  ck_assert_uint_eq(stats.segments, ranges(resource));
+  ck_assert_uint_eq(stats.segments, 2);
+  ck_assert_uint_eq(stats.bytes_in_use, 4 * granule);
+  ck_assert_ok(cmr_ref_reset_peak_stats(ref));
+  ck_assert_ok(cmr_ref_stats(ref, &stats));
+  ck_assert_uint_eq(stats.bytes_held_peak, 4 * granule);
+  for (int i = 0; i < 4; ++i) ck_assert_ok(cmr_deallocate(ref, blocks[i], granule, CMR_DEFAULT_STREAM));
+  ck_assert_ok(cmr_expandable_resource_destroy(resource));
+}
+END_TEST
+
 START_TEST(freed_memory_is_reused_on_its_stream) {
   cmr_expandable_resource *resource = make((size_t)64 << 20, 0, 0);
   cmr_resource_ref ref = cmr_expandable_resource_ref(resource);
@@ -236,7 +263,8 @@ static Suite *expandable_suite(void) {
   Suite *suite = suite_create("expandable");
   cmr_test_case(suite, "growth", NULL, NULL, one_block_spans_two_growths, release_decommits_and_growth_recommits,
                 threshold_decommits_only_past_it, threshold_keeps_a_granule_split_over_two_streams,
-                second_range_only_when_the_first_is_full, out_of_memory_at_the_maximum);
+                second_range_only_when_the_first_is_full, out_of_memory_at_the_maximum,
+                statistics_count_committed_granules);
   cmr_test_case(suite, "streams", NULL, NULL, freed_memory_is_reused_on_its_stream);
   cmr_test_case(suite, "stack", NULL, NULL, made_from_a_stack_expression);
   TCase *threaded = cmr_test_case(suite, "threads", NULL, NULL, threads_allocate_and_free_at_once);
