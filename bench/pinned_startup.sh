@@ -10,7 +10,7 @@
 set -euo pipefail
 top=${OUT:-/tmp/cmr-bench-out}
 mkdir -p "$top"
-build=/tmp/cmr-pinned-build
+build=/tmp/cmr-bench-build  # shared with bench/run_gpu.sh: one build when both run in one call
 cmake -S . -B "$build" -G Ninja -DCMR_WITH_CUDA=ON -DCMR_BUILD_TESTS=OFF -DCMR_BUILD_PYTHON=OFF \
   -DCMR_WARNINGS_AS_ERRORS=ON >"$top/pinned_startup_build.log" 2>&1
 cmake --build "$build" -j "$(nproc)" --target cmr-bench-pinned-startup >>"$top/pinned_startup_build.log" 2>&1

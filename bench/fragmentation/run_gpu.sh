@@ -22,7 +22,7 @@ set -uo pipefail
 top=${OUT:-/tmp/cmr-fragmentation-out}
 out=$top/fragmentation
 mkdir -p "$out/traces"
-build=/tmp/cmr-fragmentation-build
+build=/tmp/cmr-bench-build  # shared with bench/run_gpu.sh: one build when both run in one call
 source scripts/device_steps.sh
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"$out/device.txt" 2>&1
