@@ -159,6 +159,22 @@ def _callback_swig(kind: str) -> dict:
             "go": SwigForms(f"cmr_go_{kind}_trampoline", "void *")}
 
 
+def _callback_type(kind: str, py_type: str, py_sample: str, go: GoForms, java_sample: str,
+                   cs_sample: str) -> CType:
+    """A callback parameter type, `cmr_<kind>_callback`: its Python check and
+    its Java and C# types and native forms follow from its kind
+    (`_args.<kind>_callback`, `<Kind>Callback`); its Python type, Go forms and
+    the samples the tests pass are its own."""
+    java_type = f"{kind.capitalize()}Callback"
+    return CType(f"{kind}_callback", f"cmr_{kind}_callback", None, frozenset(),
+                 null_status="CMR_ERROR_NULL_POINTER", returnable=False, is_callback=True,
+                 py=PythonForms(py_type, "", f'_args.{kind}_callback({{v}}, "{{v}}")', sample=py_sample),
+                 go=go,
+                 java=JavaForms(java_type, native="{v}Native.address()", sample=java_sample),
+                 cs=CSharpForms(java_type, native="{v}Native.Pointer", sample=cs_sample),
+                 swig=_callback_swig(kind))
+
+
 TYPES = {
     t.name: t for t in (
         CType("size_t", "size_t", "%zu", frozenset({"multiple_of", "power_of_two", "min", "max", "nonzero"}),
@@ -218,42 +234,27 @@ TYPES = {
               go=GoForms("Resource", native="{v}Ref"),
               java=JavaForms("MemoryResource", native='Arguments.ref("{v}", {v})'),
               cs=CSharpForms("MemoryResource", native="{v}Lease.Ref")),
-        CType("allocate_callback", "cmr_allocate_callback", None, frozenset(),
-              null_status="CMR_ERROR_NULL_POINTER", returnable=False, is_callback=True,
-              py=PythonForms("Callable[[int, Any], int | None]", "", '_args.allocate_callback({v}, "{v}")',
-                             sample="lambda n, s: host_mr.allocate(n, s)"),
-              go=GoForms("func(bytes uint64, stream Stream) uintptr", callback_field="Allocate",
-                         callback_wrap="func(bytes uint64, stream uintptr) uintptr { return {v}(bytes, Stream(stream)) }",
-                         sample="func(bytes uint64, stream cmr.Stream) uintptr {\n"
-                                "\t\t\taddress, _ := upstream.AllocateOn(bytes, stream)\n\t\t\treturn address\n\t\t}"),
-              java=JavaForms("AllocateCallback", native="{v}Native.address()",
-                             sample="(bytes, stream) -> upstream.allocate(bytes, stream)"),
-              cs=CSharpForms("AllocateCallback", native="{v}Native.Pointer",
-                             sample="(bytes, stream) => upstream.Allocate(bytes, stream)"),
-              swig=_callback_swig("allocate")),
-        CType("deallocate_callback", "cmr_deallocate_callback", None, frozenset(),
-              null_status="CMR_ERROR_NULL_POINTER", returnable=False, is_callback=True,
-              py=PythonForms("Callable[[int, int, Any], None]", "", '_args.deallocate_callback({v}, "{v}")',
-                             sample="lambda p, n, s: host_mr.deallocate(p, n, s)"),
-              go=GoForms("func(address uintptr, bytes uint64, stream Stream)", callback_field="Deallocate",
-                         callback_wrap="func(address uintptr, bytes uint64, stream uintptr) "
-                                       "{ {v}(address, bytes, Stream(stream)) }",
-                         sample="func(address uintptr, bytes uint64, stream cmr.Stream) {\n"
-                                "\t\t\t_ = upstream.DeallocateOn(address, bytes, stream)\n\t\t}"),
-              java=JavaForms("DeallocateCallback", native="{v}Native.address()",
-                             sample="(ptr, bytes, stream) -> upstream.deallocate(ptr, bytes, stream)"),
-              cs=CSharpForms("DeallocateCallback", native="{v}Native.Pointer",
-                             sample="(ptr, bytes, stream) => upstream.Deallocate(ptr, bytes, stream)"),
-              swig=_callback_swig("deallocate")),
-        CType("failure_callback", "cmr_failure_callback", None, frozenset(),
-              null_status="CMR_ERROR_NULL_POINTER", returnable=False, is_callback=True,
-              py=PythonForms("Callable[[int], bool]", "", '_args.failure_callback({v}, "{v}")',
-                             sample="lambda n: False"),
-              go=GoForms("func(bytes uint64) bool", callback_field="Retry", callback_wrap="{v}",
-                         sample="func(bytes uint64) bool { return false }"),
-              java=JavaForms("FailureCallback", native="{v}Native.address()", sample="bytes -> false"),
-              cs=CSharpForms("FailureCallback", native="{v}Native.Pointer", sample="bytes => false"),
-              swig=_callback_swig("failure")),
+        _callback_type("allocate", "Callable[[int, Any], int | None]", "lambda n, s: host_mr.allocate(n, s)",
+                       GoForms("func(bytes uint64, stream Stream) uintptr", callback_field="Allocate",
+                               callback_wrap="func(bytes uint64, stream uintptr) uintptr "
+                                             "{ return {v}(bytes, Stream(stream)) }",
+                               sample="func(bytes uint64, stream cmr.Stream) uintptr {\n"
+                                      "\t\t\taddress, _ := upstream.AllocateOn(bytes, stream)\n"
+                                      "\t\t\treturn address\n\t\t}"),
+                       "(bytes, stream) -> upstream.allocate(bytes, stream)",
+                       "(bytes, stream) => upstream.Allocate(bytes, stream)"),
+        _callback_type("deallocate", "Callable[[int, int, Any], None]", "lambda p, n, s: host_mr.deallocate(p, n, s)",
+                       GoForms("func(address uintptr, bytes uint64, stream Stream)", callback_field="Deallocate",
+                               callback_wrap="func(address uintptr, bytes uint64, stream uintptr) "
+                                             "{ {v}(address, bytes, Stream(stream)) }",
+                               sample="func(address uintptr, bytes uint64, stream cmr.Stream) {\n"
+                                      "\t\t\t_ = upstream.DeallocateOn(address, bytes, stream)\n\t\t}"),
+                       "(ptr, bytes, stream) -> upstream.deallocate(ptr, bytes, stream)",
+                       "(ptr, bytes, stream) => upstream.Deallocate(ptr, bytes, stream)"),
+        _callback_type("failure", "Callable[[int], bool]", "lambda n: False",
+                       GoForms("func(bytes uint64) bool", callback_field="Retry", callback_wrap="{v}",
+                               sample="func(bytes uint64) bool { return false }"),
+                       "bytes -> false", "bytes => false"),
         CType("enum", "", "%d", frozenset({"values"}), stack_kind="CMR_STACK_ENUM", stack_member="enumeration",
               cast_from_stack=True, c_check="range",
               py=PythonForms("str", "", '_args.enum({v}, "{v}", _{ENUM})', default='"{raw}"',
