@@ -915,6 +915,11 @@ class Python:
     replaced: list = field(default_factory=list)  # methods `extends` defines with other signatures: not generated
 
 
+def _listed(field_name: str, item: str) -> property:
+    """A read-only bool property: whether `item` is in the list `field_name`."""
+    return property(lambda self: item in getattr(self, field_name))
+
+
 @dataclass
 class Resource:
     name: str
@@ -954,13 +959,9 @@ class Resource:
     def impl(self) -> str:
         return f"cmr_{self.name}_impl"
 
-    @property
-    def host(self) -> bool:
-        return "host" in self.backends
-
-    @property
-    def cuda(self) -> bool:
-        return "cuda" in self.backends
+    # Whether it exists in the host and in the CUDA build.
+    host = _listed("backends", "host")
+    cuda = _listed("backends", "cuda")
 
     @property
     def availability_guard(self) -> str | None:
@@ -1024,17 +1025,11 @@ class Resource:
         """The parameters the wrapper copies (the caller's strings), so that they outlive the call."""
         return [p for p in self.params if p.type.name == "string"]
 
-    @property
-    def has_init(self) -> bool:
-        return "init" in self.hooks
-
-    @property
-    def has_fini(self) -> bool:
-        return "fini" in self.hooks
-
-    @property
-    def has_stats(self) -> bool:
-        return "stats" in self.hooks
+    # Whether its algorithm has each hook.
+    has_init = _listed("hooks", "init")
+    has_fini = _listed("hooks", "fini")
+    has_stats = _listed("hooks", "stats")
+    has_segments = _listed("hooks", "segments")
 
     @property
     def stats_doc(self) -> str:
@@ -1053,10 +1048,6 @@ class Resource:
         if self.kind == "leaf":
             return "CMR_MEMORY_HANDED_OUT"
         return "CMR_MEMORY_OWN" if self.kind == "suballocator" and self.has_stats else "CMR_MEMORY_OF_UPSTREAM"
-
-    @property
-    def has_segments(self) -> bool:
-        return "segments" in self.hooks
 
     @property
     def algorithm_methods(self) -> list:
