@@ -137,6 +137,11 @@ class CType:
     swig: dict = field(default_factory=dict)  # language -> SwigForms (callbacks)
 
     @property
+    def cs_optional(self) -> str:
+        """The C# struct of its optional C struct (cmr_optional_size: OptionalSize)."""
+        return "".join(word.capitalize() for word in self.optional.removeprefix("cmr_").split("_"))
+
+    @property
     def test_printf(self) -> str | None:
         """The format of a value in a generated test's message: the tests see
         only the public API, so a string is shown whole (printf_arg's
