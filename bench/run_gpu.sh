@@ -14,11 +14,8 @@
 # A step that fails does not stop the others; the exit status is non-zero
 # when any failed.
 set -uo pipefail
-top=${OUT:-/tmp/cmr-bench-out}
-out=$top/bench
-mkdir -p "$out"
-build=/tmp/cmr-bench-build
 source scripts/device_steps.sh
+bench_dirs bench
 
 {
   date -u '+%Y-%m-%d %H:%M UTC'
@@ -28,9 +25,7 @@ source scripts/device_steps.sh
   lscpu | grep -E '^(Model name|Thread|Core|Socket|NUMA node\(s\))'
   python3 -c 'import cupy, torch; print("cupy", cupy.__version__, "torch", torch.__version__)' 2>&1
 } >"$out/machine.txt" 2>&1
-step configure cmake -S . -B "$build" -G Ninja -DCMR_WITH_CUDA=ON -DCMR_BUILD_TESTS=OFF \
-  -DCMR_WARNINGS_AS_ERRORS=ON "-DPython3_EXECUTABLE=$(command -v python3)" "${swig_args[@]}"
-step build cmake --build "$build" -j 16
+bench_build
 step suballocators "$build/cmr-bench-suballocators" --csv "$out/suballocators.csv"
 step random_allocations "$build/cmr-bench-random-allocations" --csv "$out/random_allocations.csv"
 step multi_stream "$build/cmr-bench-multi-stream"

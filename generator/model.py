@@ -137,6 +137,11 @@ class CType:
     swig: dict = field(default_factory=dict)  # language -> SwigForms (callbacks)
 
     @property
+    def cs_optional(self) -> str:
+        """The C# struct of its optional C struct (cmr_optional_size: OptionalSize)."""
+        return "".join(word.capitalize() for word in self.optional.removeprefix("cmr_").split("_"))
+
+    @property
     def test_printf(self) -> str | None:
         """The format of a value in a generated test's message: the tests see
         only the public API, so a string is shown whole (printf_arg's
@@ -157,6 +162,22 @@ def _callback_swig(kind: str) -> dict:
     return {"python": SwigForms(f"cmr_py_{kind}_trampoline", "PyObject *"),
             "java": SwigForms(f"cmr_java_{kind}_trampoline", "cmr_java_callback *"),
             "go": SwigForms(f"cmr_go_{kind}_trampoline", "void *")}
+
+
+def _callback_type(kind: str, py_type: str, py_sample: str, go: GoForms, java_sample: str,
+                   cs_sample: str) -> CType:
+    """A callback parameter type, `cmr_<kind>_callback`: its Python check and
+    its Java and C# types and native forms follow from its kind
+    (`_args.<kind>_callback`, `<Kind>Callback`); its Python type, Go forms and
+    the samples the tests pass are its own."""
+    java_type = f"{kind.capitalize()}Callback"
+    return CType(f"{kind}_callback", f"cmr_{kind}_callback", None, frozenset(),
+                 null_status="CMR_ERROR_NULL_POINTER", returnable=False, is_callback=True,
+                 py=PythonForms(py_type, "", f'_args.{kind}_callback({{v}}, "{{v}}")', sample=py_sample),
+                 go=go,
+                 java=JavaForms(java_type, native="{v}Native.address()", sample=java_sample),
+                 cs=CSharpForms(java_type, native="{v}Native.Pointer", sample=cs_sample),
+                 swig=_callback_swig(kind))
 
 
 TYPES = {
@@ -218,42 +239,27 @@ TYPES = {
               go=GoForms("Resource", native="{v}Ref"),
               java=JavaForms("MemoryResource", native='Arguments.ref("{v}", {v})'),
               cs=CSharpForms("MemoryResource", native="{v}Lease.Ref")),
-        CType("allocate_callback", "cmr_allocate_callback", None, frozenset(),
-              null_status="CMR_ERROR_NULL_POINTER", returnable=False, is_callback=True,
-              py=PythonForms("Callable[[int, Any], int | None]", "", '_args.allocate_callback({v}, "{v}")',
-                             sample="lambda n, s: host_mr.allocate(n, s)"),
-              go=GoForms("func(bytes uint64, stream Stream) uintptr", callback_field="Allocate",
-                         callback_wrap="func(bytes uint64, stream uintptr) uintptr { return {v}(bytes, Stream(stream)) }",
-                         sample="func(bytes uint64, stream cmr.Stream) uintptr {\n"
-                                "\t\t\taddress, _ := upstream.AllocateOn(bytes, stream)\n\t\t\treturn address\n\t\t}"),
-              java=JavaForms("AllocateCallback", native="{v}Native.address()",
-                             sample="(bytes, stream) -> upstream.allocate(bytes, stream)"),
-              cs=CSharpForms("AllocateCallback", native="{v}Native.Pointer",
-                             sample="(bytes, stream) => upstream.Allocate(bytes, stream)"),
-              swig=_callback_swig("allocate")),
-        CType("deallocate_callback", "cmr_deallocate_callback", None, frozenset(),
-              null_status="CMR_ERROR_NULL_POINTER", returnable=False, is_callback=True,
-              py=PythonForms("Callable[[int, int, Any], None]", "", '_args.deallocate_callback({v}, "{v}")',
-                             sample="lambda p, n, s: host_mr.deallocate(p, n, s)"),
-              go=GoForms("func(address uintptr, bytes uint64, stream Stream)", callback_field="Deallocate",
-                         callback_wrap="func(address uintptr, bytes uint64, stream uintptr) "
-                                       "{ {v}(address, bytes, Stream(stream)) }",
-                         sample="func(address uintptr, bytes uint64, stream cmr.Stream) {\n"
-                                "\t\t\t_ = upstream.DeallocateOn(address, bytes, stream)\n\t\t}"),
-              java=JavaForms("DeallocateCallback", native="{v}Native.address()",
-                             sample="(ptr, bytes, stream) -> upstream.deallocate(ptr, bytes, stream)"),
-              cs=CSharpForms("DeallocateCallback", native="{v}Native.Pointer",
-                             sample="(ptr, bytes, stream) => upstream.Deallocate(ptr, bytes, stream)"),
-              swig=_callback_swig("deallocate")),
-        CType("failure_callback", "cmr_failure_callback", None, frozenset(),
-              null_status="CMR_ERROR_NULL_POINTER", returnable=False, is_callback=True,
-              py=PythonForms("Callable[[int], bool]", "", '_args.failure_callback({v}, "{v}")',
-                             sample="lambda n: False"),
-              go=GoForms("func(bytes uint64) bool", callback_field="Retry", callback_wrap="{v}",
-                         sample="func(bytes uint64) bool { return false }"),
-              java=JavaForms("FailureCallback", native="{v}Native.address()", sample="bytes -> false"),
-              cs=CSharpForms("FailureCallback", native="{v}Native.Pointer", sample="bytes => false"),
-              swig=_callback_swig("failure")),
+        _callback_type("allocate", "Callable[[int, Any], int | None]", "lambda n, s: host_mr.allocate(n, s)",
+                       GoForms("func(bytes uint64, stream Stream) uintptr", callback_field="Allocate",
+                               callback_wrap="func(bytes uint64, stream uintptr) uintptr "
+                                             "{ return {v}(bytes, Stream(stream)) }",
+                               sample="func(bytes uint64, stream cmr.Stream) uintptr {\n"
+                                      "\t\t\taddress, _ := upstream.AllocateOn(bytes, stream)\n"
+                                      "\t\t\treturn address\n\t\t}"),
+                       "(bytes, stream) -> upstream.allocate(bytes, stream)",
+                       "(bytes, stream) => upstream.Allocate(bytes, stream)"),
+        _callback_type("deallocate", "Callable[[int, int, Any], None]", "lambda p, n, s: host_mr.deallocate(p, n, s)",
+                       GoForms("func(address uintptr, bytes uint64, stream Stream)", callback_field="Deallocate",
+                               callback_wrap="func(address uintptr, bytes uint64, stream uintptr) "
+                                             "{ {v}(address, bytes, Stream(stream)) }",
+                               sample="func(address uintptr, bytes uint64, stream cmr.Stream) {\n"
+                                      "\t\t\t_ = upstream.DeallocateOn(address, bytes, stream)\n\t\t}"),
+                       "(ptr, bytes, stream) -> upstream.deallocate(ptr, bytes, stream)",
+                       "(ptr, bytes, stream) => upstream.Deallocate(ptr, bytes, stream)"),
+        _callback_type("failure", "Callable[[int], bool]", "lambda n: False",
+                       GoForms("func(bytes uint64) bool", callback_field="Retry", callback_wrap="{v}",
+                               sample="func(bytes uint64) bool { return false }"),
+                       "bytes -> false", "bytes => false"),
         CType("enum", "", "%d", frozenset({"values"}), stack_kind="CMR_STACK_ENUM", stack_member="enumeration",
               cast_from_stack=True, c_check="range",
               py=PythonForms("str", "", '_args.enum({v}, "{v}", _{ENUM})', default='"{raw}"',
@@ -914,6 +920,11 @@ class Python:
     replaced: list = field(default_factory=list)  # methods `extends` defines with other signatures: not generated
 
 
+def _listed(field_name: str, item: str) -> property:
+    """A read-only bool property: whether `item` is in the list `field_name`."""
+    return property(lambda self: item in getattr(self, field_name))
+
+
 @dataclass
 class Resource:
     name: str
@@ -953,13 +964,9 @@ class Resource:
     def impl(self) -> str:
         return f"cmr_{self.name}_impl"
 
-    @property
-    def host(self) -> bool:
-        return "host" in self.backends
-
-    @property
-    def cuda(self) -> bool:
-        return "cuda" in self.backends
+    # Whether it exists in the host and in the CUDA build.
+    host = _listed("backends", "host")
+    cuda = _listed("backends", "cuda")
 
     @property
     def availability_guard(self) -> str | None:
@@ -1023,17 +1030,11 @@ class Resource:
         """The parameters the wrapper copies (the caller's strings), so that they outlive the call."""
         return [p for p in self.params if p.type.name == "string"]
 
-    @property
-    def has_init(self) -> bool:
-        return "init" in self.hooks
-
-    @property
-    def has_fini(self) -> bool:
-        return "fini" in self.hooks
-
-    @property
-    def has_stats(self) -> bool:
-        return "stats" in self.hooks
+    # Whether its algorithm has each hook.
+    has_init = _listed("hooks", "init")
+    has_fini = _listed("hooks", "fini")
+    has_stats = _listed("hooks", "stats")
+    has_segments = _listed("hooks", "segments")
 
     @property
     def stats_doc(self) -> str:
@@ -1052,10 +1053,6 @@ class Resource:
         if self.kind == "leaf":
             return "CMR_MEMORY_HANDED_OUT"
         return "CMR_MEMORY_OWN" if self.kind == "suballocator" and self.has_stats else "CMR_MEMORY_OF_UPSTREAM"
-
-    @property
-    def has_segments(self) -> bool:
-        return "segments" in self.hooks
 
     @property
     def algorithm_methods(self) -> list:

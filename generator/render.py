@@ -8,7 +8,7 @@ from pathlib import Path
 import jinja2
 
 from .c_format import format_c
-from .model import POINTEES
+from .model import POINTEES, TYPES
 from .spec import SpecError
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -87,6 +87,8 @@ def render_all(resources) -> dict[str, str]:
         "swig/cmr_java.i": env.get_template("java/cmr_java.i.j2").render(resources=resources),
         "swig/cmr_csharp.i": env.get_template("csharp/cmr_csharp.i.j2").render(resources=resources),
         "csharp/ResourceTypes.cs": env.get_template("csharp/ResourceTypes.cs.j2").render(resources=resources),
+        "csharp/Optional.cs": env.get_template("csharp/Optional.cs.j2").render(
+            optional_types=[t for t in TYPES.values() if t.optional]),
     }
     java_class_name = env.get_template("java/java_macros.j2").module.class_name
     for r in resources:

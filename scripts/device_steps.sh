@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # Sourced by the scripts that run on the GPU machine (tests/gpu/run_all.sh,
-# bench/run_gpu.sh): steps that log to $out/NAME.log and a summary line each
+# bench/run_gpu.sh, bench/fragmentation/run_gpu.sh): steps that log to $out/NAME.log and a summary line each
 # in $top/summary.txt; `failures` counts the steps that failed.
 failures=0
 
@@ -20,6 +20,25 @@ step() {
     echo "$name: FAILED, exit $? ($((SECONDS - start)) s)" | tee -a "$top/summary.txt"
     failures=$((failures + 1))
   fi
+}
+
+# bench_dirs NAME: where a benchmark's run puts things: $top, what the
+# device tool brings back ($OUT, else /tmp/cmr-NAME-out); $out, its logs and
+# results ($top/NAME, made here); $build, the benchmarks' one build
+# (/tmp/cmr-bench-build), shared so that several run in one call build once.
+bench_dirs() {
+  top=${OUT:-/tmp/cmr-$1-out}
+  out=$top/$1
+  build=/tmp/cmr-bench-build
+  mkdir -p "$out"
+}
+
+# bench_build: the configure and build steps of the benchmarks' build in
+# $build: CUDA, with the Python package, without the tests.
+bench_build() {
+  step configure cmake -S . -B "$build" -G Ninja -DCMR_WITH_CUDA=ON -DCMR_BUILD_TESTS=OFF \
+    -DCMR_WARNINGS_AS_ERRORS=ON "-DPython3_EXECUTABLE=$(command -v python3)" "${swig_args[@]}"
+  step build cmake --build "$build" -j 16
 }
 
 # pack_logs ARCHIVE: $out with the summary, packed into $top/ARCHIVE (the

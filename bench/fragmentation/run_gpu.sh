@@ -19,17 +19,13 @@
 # A step that fails does not stop the others; the exit status is non-zero
 # when any failed.
 set -uo pipefail
-top=${OUT:-/tmp/cmr-fragmentation-out}
-out=$top/fragmentation
-mkdir -p "$out/traces"
-build=/tmp/cmr-bench-build  # shared with bench/run_gpu.sh: one build when both run in one call
 source scripts/device_steps.sh
+bench_dirs fragmentation
+mkdir -p "$out/traces"
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"$out/device.txt" 2>&1
 git log -1 --format='%H %s' >"$out/commit.txt" 2>/dev/null || true
-step configure cmake -S . -B "$build" -G Ninja -DCMR_WITH_CUDA=ON -DCMR_BUILD_TESTS=OFF \
-  -DCMR_WARNINGS_AS_ERRORS=ON "-DPython3_EXECUTABLE=$(command -v python3)" "${swig_args[@]}"
-step build cmake --build "$build" -j 16
+bench_build
 step record env PYTHONPATH="$build/python" python3 bench/traces/record_gpu.py "$out/traces"
 # The recorded traces join the committed ones (this is the device's copy of the tree).
 cp "$out"/traces/*.csv.gz bench/traces/ 2>/dev/null || true

@@ -96,12 +96,8 @@ func (b *DeviceBuffer) live() error { return openUnless(b.buffer == nil, "device
 // Close frees the memory on the buffer's stream and drops its shares of
 // the resource and of the stream. A second Close returns ErrDestroyedHandle.
 func (b *DeviceBuffer) Close() error {
-	if err := b.live(); err != nil {
-		return err
-	}
-	err := check(capi.Cmr_device_buffer_destroy(b.buffer))
-	b.buffer = nil
-	runtime.SetFinalizer(b, nil)
+	err := closeOpen(b.live, &b.buffer, capi.Cmr_device_buffer_destroy)
+	runtime.SetFinalizer(b, nil) // this and the share's release do nothing once closed
 	if b.holds {
 		b.holds = false
 		if released := releaseStream(b.stream); err == nil {

@@ -91,6 +91,19 @@ func readOpen[H, T any](live func() error, handle H, get func(H, *T) *capi.Failu
 	return value, err
 }
 
+// closeOpen destroys *handle and sets it to H's zero value (what live
+// takes for closed), once live says the handle is open; else it returns
+// live's error, so that a second close reports ErrDestroyedHandle.
+func closeOpen[H any](live func() error, handle *H, destroy func(H) *capi.Failure) error {
+	if err := live(); err != nil {
+		return err
+	}
+	err := check(destroy(*handle))
+	var closed H
+	*handle = closed
+	return err
+}
+
 // errorf is an error found on the Go side, before any C call.
 func errorf(status Status, format string, args ...any) error {
 	return &Error{Status: status, Message: fmt.Sprintf(format, args...)}

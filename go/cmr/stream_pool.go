@@ -38,12 +38,7 @@ func (p *StreamPool) live() error { return openUnless(p.pool == nil, "stream poo
 
 // Close destroys the pool and its streams. A second Close returns ErrDestroyedHandle.
 func (p *StreamPool) Close() error {
-	if err := p.live(); err != nil {
-		return err
-	}
-	err := check(capi.Cmr_stream_pool_destroy(p.pool))
-	p.pool = nil
-	return err
+	return closeOpen(p.live, &p.pool, capi.Cmr_stream_pool_destroy)
 }
 
 // Stream is the next stream, round robin (safe from many goroutines).

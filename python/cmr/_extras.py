@@ -7,11 +7,10 @@ __init__ here has RMM's signature and calls the generated _create."""
 from __future__ import annotations
 
 import logging
-from typing import NamedTuple
 
 from . import _args
 from . import _capi as capi
-from ._counts import Statistics
+from ._counts import AllocationRecord, Statistics
 from ._errors import CmrError
 from ._resource import _ref_of
 
@@ -134,19 +133,6 @@ class CudaAsyncExtras:
             if error.errcode == capi.CMR_ERROR_UNSUPPORTED and "handle type" in str(error):
                 raise CmrError(error.errcode, f"{error}: Requested IPC memory handle type not supported") from None
             raise
-
-
-class AllocationRecord(NamedTuple):
-    """One allocation outstanding through a TrackingResourceAdaptor: its
-    address, the size asked for, the stream it was allocated on (the
-    cudaStream_t as an int; 0 for the default stream), the alignment, and the
-    frames of the allocating call's backtrace, innermost first ("#<i> in
-    <symbol>"; empty unless the adaptor captures stacks)."""
-    pointer: int
-    size: int
-    stream: int
-    alignment: int
-    stack: tuple[str, ...]
 
 
 class TrackingExtras:

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Type stubs of cmr._extras: what cmr.mr's classes add by hand.
-from typing import Any, Callable, Iterable, NamedTuple
+from typing import Any, Callable, Iterable
 
+from ._counts import AllocationRecord as AllocationRecord
 from ._counts import Statistics as Statistics
 from ._resource import DeviceMemoryResource
 
@@ -29,13 +30,6 @@ class CudaAsyncExtras:
                  enable_ipc: bool = False, enable_fabric: bool = False, *,
                  export_handle_type: str | None = None,
                  access_devices: int | Iterable[int] | None = None) -> None: ...
-
-class AllocationRecord(NamedTuple):
-    pointer: int
-    size: int
-    stream: int
-    alignment: int
-    stack: tuple[str, ...]
 
 class TrackingExtras:
     def outstanding_allocations(self) -> list[AllocationRecord]: ...

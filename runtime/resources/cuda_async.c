@@ -59,19 +59,9 @@ cmr_status cmr_cuda_async_impl_init(cmr_cuda_async_impl *impl) {
   return status;
 }
 
-void cmr_cuda_async_impl_fini(cmr_cuda_async_impl *impl) {
-  /* The driver frees the pool once outstanding allocations are returned. */
-  cmr_backend_pool_destroy(impl->source.pool);
-}
-
-CMR_CUDA_LEAF_CALLS(cuda_async)
-CMR_CUDA_POOL_STATS(cuda_async)
-CMR_CUDA_POOL_METHODS(cuda_async)
-
-cmr_status cmr_cuda_async_impl_pool_handle(cmr_cuda_async_impl *impl, void **out) {
-  *out = impl->source.pool;
-  return CMR_SUCCESS;
-}
+CMR_CUDA_OWN_POOL_FINI(cuda_async)
+CMR_CUDA_POOL_LEAF(cuda_async)
+CMR_CUDA_POOL_HANDLE(cuda_async)
 
 cmr_status cmr_cuda_async_impl_export_file_descriptor(cmr_cuda_async_impl *impl, int *out) {
   if (!(exports_of[impl->params.export_handle_type] & CMR_BACKEND_POOL_EXPORT_POSIX_FILE_DESCRIPTOR)) {

@@ -18,16 +18,6 @@ cmr_status cmr_cuda_async_device_pool_impl_init(cmr_cuda_async_device_pool_impl 
                                  &impl->source.pool);
 }
 
-CMR_CUDA_LEAF_CALLS(cuda_async_device_pool)
-CMR_CUDA_POOL_METHODS(cuda_async_device_pool)
-CMR_CUDA_POOL_STATS(cuda_async_device_pool)
-
-bool cmr_cuda_async_device_pool_impl_is_equal(const cmr_cuda_async_device_pool_impl *impl,
-                                              const cmr_cuda_async_device_pool_impl *other) {
-  return impl->source.pool == other->source.pool;
-}
-
-cmr_status cmr_cuda_async_device_pool_impl_pool_handle(cmr_cuda_async_device_pool_impl *impl, void **out) {
-  *out = impl->source.pool;
-  return CMR_SUCCESS;
-}
+CMR_CUDA_POOL_LEAF(cuda_async_device_pool)
+CMR_CUDA_POOL_IS_EQUAL(cuda_async_device_pool)
+CMR_CUDA_POOL_HANDLE(cuda_async_device_pool)

@@ -15,10 +15,5 @@ cmr_status cmr_cuda_async_view_impl_init(cmr_cuda_async_view_impl *impl) {
   return CMR_SUCCESS;
 }
 
-CMR_CUDA_LEAF_CALLS(cuda_async_view)
-CMR_CUDA_POOL_STATS(cuda_async_view)
-CMR_CUDA_POOL_METHODS(cuda_async_view)
-
-bool cmr_cuda_async_view_impl_is_equal(const cmr_cuda_async_view_impl *impl, const cmr_cuda_async_view_impl *other) {
-  return impl->source.pool == other->source.pool;
-}
+CMR_CUDA_POOL_LEAF(cuda_async_view)
+CMR_CUDA_POOL_IS_EQUAL(cuda_async_view)

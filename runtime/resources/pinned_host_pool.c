@@ -22,16 +22,6 @@ cmr_status cmr_pinned_host_pool_impl_init(cmr_pinned_host_pool_impl *impl) {
   return status;
 }
 
-void cmr_pinned_host_pool_impl_fini(cmr_pinned_host_pool_impl *impl) {
-  /* The driver frees the pool once outstanding allocations are returned. */
-  cmr_backend_pool_destroy(impl->source.pool);
-}
-
-CMR_CUDA_LEAF_CALLS(pinned_host_pool)
-CMR_CUDA_POOL_METHODS(pinned_host_pool)
-CMR_CUDA_POOL_STATS(pinned_host_pool)
-
-cmr_status cmr_pinned_host_pool_impl_pool_handle(cmr_pinned_host_pool_impl *impl, void **out) {
-  *out = impl->source.pool;
-  return CMR_SUCCESS;
-}
+CMR_CUDA_OWN_POOL_FINI(pinned_host_pool)
+CMR_CUDA_POOL_LEAF(pinned_host_pool)
+CMR_CUDA_POOL_HANDLE(pinned_host_pool)

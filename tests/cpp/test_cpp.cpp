@@ -16,6 +16,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "expect.hpp"
+
 #ifdef CMR_TEST_CCCL
 // In a named namespace: CCCL finds its get_property only in unevaluated
 // checks, which clang would call unneeded in an anonymous one.
@@ -53,15 +55,7 @@ using cmr_test::counting_host_resource;
 
 namespace {
 
-int failures = 0;
-
-#define EXPECT(condition)                                                           \
-  do {                                                                              \
-    if (!(condition)) {                                                             \
-      std::fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #condition); \
-      ++failures;                                                                   \
-    }                                                                               \
-  } while (0)
+using cmr_test::failures;
 
 // Runs `body`, expecting it to throw E; returns the exception's text.
 template <class E, class Body>
@@ -278,16 +272,11 @@ int main() {
   a_ref_lacking_a_property_is_refused();
   a_cuda_mr_resource_is_a_cmr_upstream();
 #endif
-  if (failures != 0) {
-    std::fprintf(stderr, "%d expectation(s) failed\n", failures);
-    return 1;
-  }
-  std::printf("cpp: every case held%s\n",
+  return cmr_test::finish("cpp",
 #ifdef CMR_TEST_CCCL
-              " (CCCL's cuda::mr included)"
+                          " (CCCL's cuda::mr included)"
 #else
-              " (without CCCL's headers: cuda::mr not tested)"
+                          " (without CCCL's headers: cuda::mr not tested)"
 #endif
   );
-  return 0;
 }

@@ -17,17 +17,9 @@
 #include <cstdlib>
 #include <vector>
 
+#include "expect.hpp"
+
 namespace {
-
-int failures = 0;
-
-#define EXPECT(condition)                                                           \
-  do {                                                                              \
-    if (!(condition)) {                                                             \
-      std::fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #condition); \
-      ++failures;                                                                   \
-    }                                                                               \
-  } while (0)
 
 #define CUDA_OK(call) EXPECT((call) == cudaSuccess)
 
@@ -144,10 +136,5 @@ int main() {
     std::fprintf(stderr, "cpp.thrust: %s\n", failure.what());
     return 1;
   }
-  if (failures != 0) {
-    std::fprintf(stderr, "%d expectation(s) failed\n", failures);
-    return 1;
-  }
-  std::printf("cpp.thrust: every case held\n");
-  return 0;
+  return cmr_test::finish("cpp.thrust");
 }

@@ -109,26 +109,43 @@ internal sealed class CallbacksTests
         }
     }
 
-    [Test]
-    private void TheFinalizersStillReachTheDelegates()
+    // A callback resource over `system` whose delegates count their calls:
+    // calls[0] allocations, calls[1] deallocations.
+    private static CallbackMemoryResource Counting(SystemMemoryResource system, int[] calls)
+    {
+        return new CallbackMemoryResource(
+            (bytes, stream) => { calls[0]++; return system.Allocate(bytes, stream); },
+            (ptr, bytes, stream) => { calls[1]++; system.Deallocate(ptr, bytes, stream); });
+    }
+
+    // With a system resource: `drop` (not inlined: nothing it makes stays
+    // reachable from a frame) makes objects over Counting(system, calls) and
+    // lets them go, the finalizers run, then `check` reads the counts.
+    private static void AfterFinalizers(Action<SystemMemoryResource, int[]> drop, Action<int[]> check)
     {
         var calls = new int[2];
         using (var system = new SystemMemoryResource())
         {
-            MakeAndDrop(system, calls);
+            drop(system, calls);
             Finalizers.Run();
-            Assert.True(calls[0] > 0, "the pool took its chunk through the delegate");
-            Assert.Equal(calls[0], calls[1], "every chunk given back through the delegate, from a finalizer");
+            check(calls);
         }
     }
 
-    // Not inlined into the test, so that nothing of it stays reachable from its frame.
+    [Test]
+    private void TheFinalizersStillReachTheDelegates()
+    {
+        AfterFinalizers(MakeAndDrop, calls =>
+        {
+            Assert.True(calls[0] > 0, "the pool took its chunk through the delegate");
+            Assert.Equal(calls[0], calls[1], "every chunk given back through the delegate, from a finalizer");
+        });
+    }
+
     [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
     private static void MakeAndDrop(SystemMemoryResource system, int[] calls)
     {
-        var callback = new CallbackMemoryResource(
-            (bytes, stream) => { calls[0]++; return system.Allocate(bytes, stream); },
-            (ptr, bytes, stream) => { calls[1]++; system.Deallocate(ptr, bytes, stream); });
+        var callback = Counting(system, calls);
         var pool = new PoolMemoryResource(callback, Sizes.MiB);
         var statistics = new StatisticsResourceAdaptor(pool);
         statistics.Deallocate(statistics.Allocate(1000), 1000);
@@ -137,11 +154,8 @@ internal sealed class CallbacksTests
     [Test]
     private void TheTableKeepsTheDelegatesOfWhatItHolds()
     {
-        var calls = new int[2];
-        using (var system = new SystemMemoryResource())
+        AfterFinalizers(SetAndDrop, calls =>
         {
-            SetAndDrop(system, calls);
-            Finalizers.Run();
             using (MemoryResource current = DeviceResources.Current)
             {
                 current.Deallocate(current.Allocate(100), 100);
@@ -152,15 +166,13 @@ internal sealed class CallbacksTests
                 Assert.Equal(2, calls[0], "and through the object found there, after the table let go");
             }
             Assert.Equal(2, calls[1], "every block given back");
-        }
+        });
     }
 
     [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
     private static void SetAndDrop(SystemMemoryResource system, int[] calls)
     {
-        using (var callback = new CallbackMemoryResource(
-            (bytes, stream) => { calls[0]++; return system.Allocate(bytes, stream); },
-            (ptr, bytes, stream) => { calls[1]++; system.Deallocate(ptr, bytes, stream); }))
+        using (var callback = Counting(system, calls))
         using (var statistics = new StatisticsResourceAdaptor(callback))
         {
             DeviceResources.Current = statistics;

@@ -6,8 +6,17 @@ using System;
 using System.IO;
 using Cmr;
 
-internal sealed class ResourcesTests
+internal sealed class ResourcesTests : IDisposable
 {
+    // The system resource of each test (the runner makes a fixture object per
+    // test and disposes it after the test).
+    private readonly SystemMemoryResource system = new SystemMemoryResource();
+
+    public void Dispose()
+    {
+        system.Dispose();
+    }
+
     /// <summary>Allocates and frees a few sizes through `resource`, writing to host memory.</summary>
     private static void Serves(MemoryResource resource, string what)
     {
@@ -25,12 +34,9 @@ internal sealed class ResourcesTests
     [Test]
     private void SystemServesHostMemory()
     {
-        using (var system = new SystemMemoryResource())
-        {
-            Serves(system, "system");
-            Assert.Equal("system", system.TypeName, "type name");
-            Assert.True((system.Properties & ResourceProperties.HostAccessible) != 0, "host accessible");
-        }
+        Serves(system, "system");
+        Assert.Equal("system", system.TypeName, "type name");
+        Assert.True((system.Properties & ResourceProperties.HostAccessible) != 0, "host accessible");
     }
 
     [Test]
@@ -57,7 +63,6 @@ internal sealed class ResourcesTests
             Assert.True(defaulted.PoolSize > 0, "the default initial pool taken");
             Assert.Equal(defaulted.PoolSize, simulated.BytesInUse, "what the upstream handed out");
         }
-        using (var system = new SystemMemoryResource())
         using (var pool = new PoolMemoryResource(system, Sizes.MiB, 8 * Sizes.MiB))
         {
             Assert.Equal(Sizes.MiB, pool.PoolSize, "initial size");
@@ -75,7 +80,6 @@ internal sealed class ResourcesTests
         {
             Assert.Equal(simulated.BytesInUse, defaulted.ArenaSize, "the default arena taken at creation");
         }
-        using (var system = new SystemMemoryResource())
         using (var arena = new ArenaMemoryResource(system, 16 * Sizes.MiB))
         {
             Assert.Equal(16 * Sizes.MiB, arena.ArenaSize, "arena size");
@@ -87,7 +91,6 @@ internal sealed class ResourcesTests
     [Test]
     private void BinningWithoutAndWithAutomaticBins()
     {
-        using (var system = new SystemMemoryResource())
         using (var bare = new BinningMemoryResource(system))
         using (var binned = new BinningMemoryResource(system, 10, 12))
         {
@@ -105,7 +108,6 @@ internal sealed class ResourcesTests
     [Test]
     private void BinningKeepsABinResourceAlive()
     {
-        using (var system = new SystemMemoryResource())
         using (var binning = new BinningMemoryResource(system))
         {
             var bin = new FixedSizeMemoryResource(system, 65536, 4);
@@ -120,7 +122,6 @@ internal sealed class ResourcesTests
     [Test]
     private void FixedSizeWithDefaultsAndSizes()
     {
-        using (var system = new SystemMemoryResource())
         using (var defaulted = new FixedSizeMemoryResource(system))
         using (var small = new FixedSizeMemoryResource(system, 4096, 2))
         {
@@ -136,27 +137,23 @@ internal sealed class ResourcesTests
     [Test]
     private void NullAsksForTheDefaultAndEveryValueIsAValue()
     {
-        using (var system = new SystemMemoryResource())
+        using (var blocks = new FixedSizeMemoryResource(system, blockSize: null, blocksToPreallocate: 1))
+        using (var binning = new BinningMemoryResource(system, null, null))
         {
-            using (var blocks = new FixedSizeMemoryResource(system, blockSize: null, blocksToPreallocate: 1))
-            using (var binning = new BinningMemoryResource(system, null, null))
-            {
-                Assert.Equal(Sizes.MiB, blocks.BlockSize, "the default block size");
-                Assert.Equal(0UL, binning.BinCount, "no automatic bins by default");
-            }
-            // The extremes that once meant "default" are values, refused by the resource.
-            Assert.ThrowsStatus(Status.SizeOverflow,
-                () => new FixedSizeMemoryResource(system, ulong.MaxValue).Dispose(), "a block of 2^64-1 bytes");
-            var e = Assert.ThrowsStatus(Status.InvalidArgument,
-                () => new BinningMemoryResource(system, 10, int.MinValue).Dispose(), "max_size_exponent int.MinValue");
-            Assert.True(e.Message.Contains("max_size_exponent -2147483648 is outside"), e.Message);
+            Assert.Equal(Sizes.MiB, blocks.BlockSize, "the default block size");
+            Assert.Equal(0UL, binning.BinCount, "no automatic bins by default");
         }
+        // The extremes that once meant "default" are values, refused by the resource.
+        Assert.ThrowsStatus(Status.SizeOverflow,
+            () => new FixedSizeMemoryResource(system, ulong.MaxValue).Dispose(), "a block of 2^64-1 bytes");
+        var e = Assert.ThrowsStatus(Status.InvalidArgument,
+            () => new BinningMemoryResource(system, 10, int.MinValue).Dispose(), "max_size_exponent int.MinValue");
+        Assert.True(e.Message.Contains("max_size_exponent -2147483648 is outside"), e.Message);
     }
 
     [Test]
     private void AlignedWithDefaultsAndAnAlignment()
     {
-        using (var system = new SystemMemoryResource())
         using (var defaulted = new AlignedResourceAdaptor(system))
         using (var aligned = new AlignedResourceAdaptor(system, 4096, 1024))
         {
@@ -175,7 +172,6 @@ internal sealed class ResourcesTests
     [Test]
     private void LimitingCountsAndRefuses()
     {
-        using (var system = new SystemMemoryResource())
         using (var limiting = new LimitingResourceAdaptor(system, 4096))
         using (var coarse = new LimitingResourceAdaptor(system, Sizes.MiB, 4096))
         {
@@ -196,7 +192,6 @@ internal sealed class ResourcesTests
         string path = Path.Combine(Path.GetTempPath(), "cmr-csharp-" + Guid.NewGuid() + ".csv");
         try
         {
-            using (var system = new SystemMemoryResource())
             using (var logging = new LoggingResourceAdaptor(system, path, true))
             {
                 Assert.Equal(path, logging.Filename, "file name");
@@ -219,7 +214,6 @@ internal sealed class ResourcesTests
     [Test]
     private void PassThroughAdaptors()
     {
-        using (var system = new SystemMemoryResource())
         using (var prefetch = new PrefetchResourceAdaptor(system))
         using (var threadSafe = new ThreadSafeResourceAdaptor(system))
         {
@@ -231,7 +225,6 @@ internal sealed class ResourcesTests
     [Test]
     private void TrackingWithAndWithoutStacks()
     {
-        using (var system = new SystemMemoryResource())
         using (var plain = new TrackingResourceAdaptor(system))
         using (var stacks = new TrackingResourceAdaptor(system, true))
         {

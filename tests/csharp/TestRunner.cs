@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // A small test runner (the project takes no NUnit from the network): each
 // fixture is a class of this assembly with [Test] methods, run one by one
-// in a fresh instance; `mono CmrTests.exe Fixture` runs one fixture, and
-// fails when it has no tests (a typo in a ctest name must not pass).
+// in a fresh instance, disposed after the test when the fixture is
+// IDisposable (NUnit's [TearDown]); `mono CmrTests.exe Fixture` runs one
+// fixture, and fails when it has no tests (a typo in a ctest name must not
+// pass).
 using System;
 using System.Linq;
 using System.Reflection;
@@ -40,7 +42,7 @@ internal static class TestRunner
         {
             try
             {
-                test.Invoke(Activator.CreateInstance(fixture, true), null);
+                Run(fixture, test);
                 Console.WriteLine("ok   {0}.{1}", fixture.Name, test.Name);
             }
             catch (TargetInvocationException e)
@@ -48,11 +50,32 @@ internal static class TestRunner
                 failures++;
                 Console.WriteLine("FAIL {0}.{1}: {2}", fixture.Name, test.Name, e.InnerException);
             }
+            catch (Exception e) // from the fixture's Dispose
+            {
+                failures++;
+                Console.WriteLine("FAIL {0}.{1}: {2}", fixture.Name, test.Name, e);
+            }
         }
         // Finalizers run now, so that one that crashes (a release of
         // something already gone) fails this fixture, not passes unseen.
         Finalizers.Run();
         Console.WriteLine("{0}: {1} tests, {2} failed", fixture.Name, tests.Count, failures);
         return failures == 0 ? 0 : 1;
+    }
+
+    // Runs `test` in a new instance of `fixture`, then disposes the instance
+    // if it is IDisposable, whether the test passed or not.
+    private static void Run(Type fixture, MethodInfo test)
+    {
+        object instance = Activator.CreateInstance(fixture, true);
+        try
+        {
+            test.Invoke(instance, null);
+        }
+        finally
+        {
+            var disposable = instance as IDisposable;
+            if (disposable != null) disposable.Dispose();
+        }
     }
 }

@@ -33,8 +33,7 @@ func TestErrorsFullDiskIsErrIO(t *testing.T) {
 	log, err := cmr.NewLoggingResource(system, cmr.WithFilename("/dev/full"))
 	mustOK(t, err)
 	defer log.Close()
-	address, err := log.Allocate(256)
-	mustOK(t, err) // a row lost does not fail the call
+	address := mustAllocate(t, log, 256) // a row lost does not fail the call
 	mustOK(t, log.Deallocate(address, 256))
 	err = log.Flush()
 	expectStatus(t, err, cmr.ErrIO, "flushing a log on a full device")
@@ -64,8 +63,7 @@ func TestErrorsBadInputs(t *testing.T) {
 	tracking, err := cmr.NewTrackingResource(system)
 	mustOK(t, err)
 	defer tracking.Close()
-	foreign, err := system.Allocate(1000)
-	mustOK(t, err)
+	foreign := mustAllocate(t, system, 1000)
 	defer system.Deallocate(foreign, 1000)
 	expectStatus(t, tracking.Deallocate(foreign, 1000), cmr.ErrUnknownPointer, "a pointer tracking did not hand out")
 

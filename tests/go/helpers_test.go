@@ -26,6 +26,15 @@ func mustOK(t *testing.T, err error) {
 	}
 }
 
+// mustAllocate is bytes allocated from r, failing the test at once when
+// the allocation fails.
+func mustAllocate(t *testing.T, r cmr.Resource, bytes uint64) uintptr {
+	t.Helper()
+	address, err := r.Allocate(bytes)
+	mustOK(t, err)
+	return address
+}
+
 // mustPool is a pool of 1 MiB to start with over upstream; the test closes it.
 func mustPool(t *testing.T, upstream cmr.Resource) *cmr.PoolResource {
 	t.Helper()

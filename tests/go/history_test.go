@@ -28,8 +28,7 @@ func TestHistoryAndSnapshot(t *testing.T) {
 	if !cmr.HistoryRecording() {
 		t.Fatal("not recording after StartHistory")
 	}
-	address, err := pool.Allocate(1000)
-	mustOK(t, err)
+	address := mustAllocate(t, pool, 1000)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "snapshot.json")
 	mustOK(t, cmr.WriteSnapshot(pool, cmr.SnapshotJSON, path))

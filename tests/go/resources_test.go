@@ -29,11 +29,9 @@ func TestResourcesTypedMethods(t *testing.T) {
 	limiting, err := cmr.NewLimitingResource(system, 8192)
 	mustOK(t, err)
 	defer limiting.Close()
-	address, err := limiting.Allocate(1000)
-	mustOK(t, err)
-	if used, err := limiting.AllocatedBytes(); err != nil || used != 1024 {
-		t.Fatalf("limiting counts %d bytes (%v), want 1000 rounded to 1024", used, err)
-	}
+	address := mustAllocate(t, limiting, 1000)
+	used, err := limiting.AllocatedBytes()
+	mustSize(t, "limiting's count of 1000 bytes, rounded up", used, err, 1024)
 	mustOK(t, limiting.Deallocate(address, 1000))
 	binning, err := cmr.NewBinningResource(system)
 	mustOK(t, err)
@@ -166,8 +164,7 @@ func TestResourcesCallbackPanicReachesTheCaller(t *testing.T) {
 	})
 	fail = false
 	roundTrip(t, statistics, 1000) // no panic was left pending for a later call
-	address, err := callback.Allocate(7)
-	mustOK(t, err)
+	address := mustAllocate(t, callback, 7)
 	defer func() {
 		t.Helper()
 		if got, ok := recover().(error); !ok || got.Error() != "freeing 7 bytes" {
@@ -211,10 +208,8 @@ func TestPoolFragmentationToolsReturnMemoryToTheUpstream(t *testing.T) {
 	pool, err := cmr.NewPoolResource(upstream, cmr.WithInitialPoolSize(0), cmr.WithMaximumGrowth(MiB))
 	mustOK(t, err)
 	defer pool.Close()
-	a, err := pool.Allocate(4 * MiB) // a chunk of the request's size
-	mustOK(t, err)
-	b, err := pool.Allocate(256) // doubling would take 4 MiB more; the maximum growth caps it at 1 MiB
-	mustOK(t, err)
+	a := mustAllocate(t, pool, 4*MiB) // a chunk of the request's size
+	b := mustAllocate(t, pool, 256)   // doubling would take 4 MiB more; the maximum growth caps it at 1 MiB
 	size, err := pool.PoolSize()
 	mustSize(t, "pool size", size, err, 5*MiB)
 	used, err := upstream.BytesInUse()
@@ -246,8 +241,7 @@ func TestArenaAndBinningReportTheirLargestFreeBlock(t *testing.T) {
 	defer arena.Close()
 	largest, err := arena.LargestFreeBlock()
 	mustSize(t, "arena, new", largest, err, 4*MiB)
-	ptr, err := arena.Allocate(1000) // a 1 MiB superblock leaves the global arena
-	mustOK(t, err)
+	ptr := mustAllocate(t, arena, 1000) // a 1 MiB superblock leaves the global arena
 	largest, err = arena.LargestFreeBlock()
 	mustSize(t, "arena, one superblock out", largest, err, 3*MiB)
 	mustOK(t, arena.Deallocate(ptr, 1000))
@@ -265,8 +259,7 @@ func TestTrackingSnapshot(t *testing.T) {
 	tracking, err := cmr.NewTrackingResource(system, cmr.WithCaptureStacks(true))
 	mustOK(t, err)
 	defer tracking.Close()
-	address, err := tracking.Allocate(1000)
-	mustOK(t, err)
+	address := mustAllocate(t, tracking, 1000)
 	if count, err := tracking.OutstandingSnapshot(); err != nil || count != 1 {
 		t.Fatalf("snapshot of %d allocations (%v), want 1", count, err)
 	}

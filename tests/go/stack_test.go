@@ -22,11 +22,9 @@ func TestStackStatisticsCounters(t *testing.T) {
 	mustOK(t, err)
 	defer top.Close()
 	statistics := top.(*cmr.StatisticsResource)
-	first, err := stack.Allocate(1000)
-	mustOK(t, err)
+	first := mustAllocate(t, stack, 1000)
 	mustOK(t, statistics.PushCounters())
-	second, err := stack.Allocate(3000)
-	mustOK(t, err)
+	second := mustAllocate(t, stack, 3000)
 	if total, _ := statistics.BytesTotal(); total != 3000 {
 		t.Fatalf("bytes total of the pushed level: %d, want 3000", total)
 	}

@@ -14,11 +14,35 @@
 #include "errors.h"
 #include "lock.h"
 
-/* Room for one descriptor's control message, aligned as cmsghdr wants. */
-typedef union cmr_rights_buffer {
-  char bytes[CMSG_SPACE(sizeof(int))];
-  struct cmsghdr align;
-} cmr_rights_buffer;
+/* One message of the caller's bytes with room for one descriptor, as
+ * sendmsg and recvmsg take it: its header points into the struct, which
+ * stays where cmr_rights_message_init made it. */
+typedef struct cmr_rights_message {
+  struct iovec part;
+  struct msghdr header;
+  /* Room for one descriptor's control message, aligned as cmsghdr wants. */
+  _Alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+} cmr_rights_message;
+
+static void cmr_rights_message_init(cmr_rights_message *message, void *data, size_t bytes) {
+  memset(message->control, 0, sizeof message->control);
+  message->part = (struct iovec){.iov_base = data, .iov_len = bytes};
+  message->header = (struct msghdr){.msg_iov = &message->part,
+                                    .msg_iovlen = 1,
+                                    .msg_control = message->control,
+                                    .msg_controllen = sizeof message->control};
+}
+
+/* Sends the message (or receives one into it), after cmr_before_blocking,
+ * again while a signal interrupts the call: sendmsg's or recvmsg's result. */
+static ssize_t cmr_rights_transfer(int socket, cmr_rights_message *message, bool send) {
+  cmr_before_blocking();
+  ssize_t done;
+  do {
+    done = send ? sendmsg(socket, &message->header, MSG_NOSIGNAL) : recvmsg(socket, &message->header, MSG_CMSG_CLOEXEC);
+  } while (done < 0 && errno == EINTR);
+  return done;
+}
 
 static cmr_status cmr_socket_failure(const char *what, int socket, int error) {
   if (error == EPIPE || error == ECONNRESET) {
@@ -44,21 +68,14 @@ cmr_status cmr_ipc_send_file_descriptor(int socket, int file_descriptor, const v
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: file_descriptor %d is not an open descriptor", what,
                      file_descriptor);
   }
-  cmr_rights_buffer control;
-  memset(&control, 0, sizeof control);
-  struct iovec part = {.iov_base = (void *)(uintptr_t)data, .iov_len = bytes};
-  struct msghdr message = {
-      .msg_iov = &part, .msg_iovlen = 1, .msg_control = control.bytes, .msg_controllen = sizeof control.bytes};
-  struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+  cmr_rights_message message;
+  cmr_rights_message_init(&message, (void *)(uintptr_t)data, bytes);
+  struct cmsghdr *header = CMSG_FIRSTHDR(&message.header);
   header->cmsg_level = SOL_SOCKET;
   header->cmsg_type = SCM_RIGHTS;
   header->cmsg_len = CMSG_LEN(sizeof(int));
   memcpy(CMSG_DATA(header), &file_descriptor, sizeof(int));
-  cmr_before_blocking();
-  ssize_t sent;
-  do {
-    sent = sendmsg(socket, &message, MSG_NOSIGNAL);
-  } while (sent < 0 && errno == EINTR);
+  ssize_t sent = cmr_rights_transfer(socket, &message, true);
   if (sent < 0) return cmr_socket_failure(what, socket, errno);
   if ((size_t)sent != bytes) {
     return cmr_error(CMR_ERROR_IO, "%s: socket %d took %zd of %zu bytes", what, socket, sent, bytes);
@@ -103,18 +120,11 @@ cmr_status cmr_ipc_receive_file_descriptor(int socket, int *file_descriptor, voi
   *file_descriptor = -1;
   cmr_status status = cmr_check_message(what, data, bytes);
   if (status != CMR_SUCCESS) return status;
-  cmr_rights_buffer control;
-  memset(&control, 0, sizeof control);
-  struct iovec part = {.iov_base = data, .iov_len = bytes};
-  struct msghdr message = {
-      .msg_iov = &part, .msg_iovlen = 1, .msg_control = control.bytes, .msg_controllen = sizeof control.bytes};
-  cmr_before_blocking();
-  ssize_t got;
-  do {
-    got = recvmsg(socket, &message, MSG_CMSG_CLOEXEC);
-  } while (got < 0 && errno == EINTR);
+  cmr_rights_message message;
+  cmr_rights_message_init(&message, data, bytes);
+  ssize_t got = cmr_rights_transfer(socket, &message, false);
   if (got < 0) return cmr_socket_failure(what, socket, errno);
-  const int descriptor = cmr_received_descriptor(&message);
+  const int descriptor = cmr_received_descriptor(&message.header);
   if (got == 0 && descriptor < 0) {
     return cmr_error(CMR_ERROR_IO, "%s: socket %d: the peer closed it before sending", what, socket);
   }
@@ -125,14 +135,14 @@ cmr_status cmr_ipc_receive_file_descriptor(int socket, int *file_descriptor, voi
     ssize_t rest = cmr_receive_rest(socket, (char *)data + got, bytes - (size_t)got);
     got = rest > 0 ? got + rest : got;
   }
-  if (descriptor < 0 || (message.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || (size_t)got != bytes) {
+  if (descriptor < 0 || (message.header.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || (size_t)got != bytes) {
     if (descriptor >= 0) close(descriptor);
     if (descriptor < 0) {
       return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: socket %d: the message carried no file descriptor", what,
                        socket);
     }
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: socket %d: a message of %s bytes, not the %zu expected", what,
-                     socket, (message.msg_flags & MSG_TRUNC) ? "more" : "fewer", bytes);
+                     socket, (message.header.msg_flags & MSG_TRUNC) ? "more" : "fewer", bytes);
   }
   *file_descriptor = descriptor;
   return CMR_SUCCESS;

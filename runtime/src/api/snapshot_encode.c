@@ -14,20 +14,7 @@
 static bool cmr_encode_pickled(const cmr_encoder *encoder) { return encoder->format != CMR_SNAPSHOT_JSON; }
 
 static void cmr_encode_bytes(cmr_encoder *encoder, const void *bytes, size_t count) {
-  if (encoder->failed) return;
-  if (encoder->length + count > encoder->capacity) {
-    size_t capacity = encoder->capacity ? encoder->capacity : 4096;
-    while (capacity < encoder->length + count) capacity *= 2;
-    char *data = realloc(encoder->data, capacity);
-    if (data == NULL) {
-      encoder->failed = true;
-      return;
-    }
-    encoder->data = data;
-    encoder->capacity = capacity;
-  }
-  memcpy(encoder->data + encoder->length, bytes, count);
-  encoder->length += count;
+  cmr_text_add(&encoder->out, bytes, count);
 }
 
 static void cmr_encode_byte(cmr_encoder *encoder, char byte) { cmr_encode_bytes(encoder, &byte, 1); }
@@ -51,7 +38,7 @@ static void cmr_encode_open(cmr_encoder *encoder, char pickled, char json) {
     cmr_encode_byte(encoder, json);
   }
   if (encoder->depth == cmr_encode_max_depth) {
-    encoder->failed = true; /* the snapshot nests a few levels: a bug, never input */
+    encoder->out.failed = true; /* the snapshot nests a few levels: a bug, never input */
     return;
   }
   encoder->has_item[encoder->depth++] = false;
@@ -184,13 +171,13 @@ void cmr_encode_key_text(cmr_encoder *encoder, const char *key, const char *text
 
 cmr_status cmr_encode_finish(cmr_encoder *encoder, char **out, size_t *length) {
   if (cmr_encode_pickled(encoder)) cmr_encode_byte(encoder, '.'); /* STOP */
-  cmr_encode_byte(encoder, '\0');                                 /* past the end: JSON reads as a C string */
-  if (encoder->failed || encoder->depth != 0) {
-    free(encoder->data);
+  cmr_encode_bytes(encoder, "", 0);                               /* a NUL past the end: JSON reads as a C string */
+  if (encoder->out.failed || encoder->depth != 0) {
+    free(encoder->out.data);
     *encoder = (cmr_encoder){0};
     return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "snapshot: no host memory for the snapshot's bytes");
   }
-  *out = encoder->data;
-  *length = encoder->length - 1;
+  *out = encoder->out.data;
+  *length = encoder->out.length;
   return CMR_SUCCESS;
 }

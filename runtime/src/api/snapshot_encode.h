@@ -12,13 +12,13 @@
 
 #include <cmr/history.h>
 
+#include "text.h"
+
 enum { cmr_encode_max_depth = 16 };
 
 typedef struct cmr_encoder {
   cmr_snapshot_format format; /* CMR_SNAPSHOT_PICKLE, _PICKLE_2 or _JSON */
-  char *data;
-  size_t length, capacity;
-  bool failed;
+  cmr_text out;               /* failed also when the values nest too deep */
   unsigned depth;
   /* JSON: whether the container at each depth has had an item; whether a key was just written. */
   bool has_item[cmr_encode_max_depth];

@@ -15,6 +15,7 @@
 
 #include "size_text.h"
 #include "stack_table.h"
+#include "text.h"
 
 enum { cmr_stack_max_depth = 32, cmr_stack_max_name = 64 };
 
@@ -28,34 +29,6 @@ typedef struct cmr_stack_object {
   size_t string_count;
   char *expression;
 } cmr_stack_object;
-
-/* ---- growing text ---------------------------------------------------------------- */
-
-typedef struct cmr_text {
-  char *data;
-  size_t length;
-  size_t capacity;
-  bool failed; /* out of host memory: the parse reports it at the end */
-} cmr_text;
-
-static void cmr_text_add(cmr_text *text, const char *bytes, size_t length) {
-  if (text->failed) return;
-  if (text->length + length + 1 > text->capacity) {
-    size_t capacity = (text->length + length + 1) * 2;
-    char *grown = realloc(text->data, capacity);
-    if (grown == NULL) {
-      text->failed = true;
-      return;
-    }
-    text->data = grown;
-    text->capacity = capacity;
-  }
-  memcpy(text->data + text->length, bytes, length);
-  text->length += length;
-  text->data[text->length] = '\0';
-}
-
-static void cmr_text_put(cmr_text *text, const char *string) { cmr_text_add(text, string, strlen(string)); }
 
 /* ---- the parser's state ------------------------------------------------------------- */
 

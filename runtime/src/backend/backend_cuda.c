@@ -306,42 +306,44 @@ cmr_status cmr_backend_prefetch(const void *ptr, size_t bytes, int device, cmr_s
 
 /* ---- plain allocations ------------------------------------------------------------- */
 
-/* The result of a plain allocation call: *out is NULL after a failure. */
-static cmr_status cmr_cuda_allocated(cudaError_t error, const char *call, size_t bytes, void **out) {
+/* A plain allocation call, made after cmr_before_blocking (it may block):
+ * *out is NULL after a failure, whose message names `call`. */
+static cmr_status cmr_cuda_alloc(cudaError_t (*alloc)(void **, size_t), const char *call, size_t bytes, void **out) {
+  cmr_before_blocking();
+  cudaError_t error = alloc(out, bytes);
   if (error == cudaSuccess) return CMR_SUCCESS;
   *out = NULL;
   return cmr_cuda_failure(error, "%s(%zu bytes)", call, bytes);
 }
 
-static cmr_status cmr_cuda_freed(cudaError_t error, const char *call, void *ptr) {
+/* A plain free call, made after cmr_before_blocking; a failure's message names `call`. */
+static cmr_status cmr_cuda_free(cudaError_t (*free_call)(void *), const char *call, void *ptr) {
+  cmr_before_blocking();
+  cudaError_t error = free_call(ptr);
   return error == cudaSuccess ? CMR_SUCCESS : cmr_cuda_failure(error, "%s(%p)", call, ptr);
 }
 
+/* Managed memory any device and the host reach. */
+static cudaError_t cmr_cuda_malloc_managed(void **out, size_t bytes) {
+  return cudaMallocManaged(out, bytes, cudaMemAttachGlobal);
+}
+
 cmr_status cmr_backend_device_alloc(size_t bytes, void **out) {
-  cmr_before_blocking();
-  return cmr_cuda_allocated(cudaMalloc(out, bytes), "cudaMalloc", bytes, out);
+  return cmr_cuda_alloc(cudaMalloc, "cudaMalloc", bytes, out);
 }
 
 /* Frees device and managed memory alike. */
-cmr_status cmr_backend_device_free(void *ptr) {
-  cmr_before_blocking();
-  return cmr_cuda_freed(cudaFree(ptr), "cudaFree", ptr);
-}
+cmr_status cmr_backend_device_free(void *ptr) { return cmr_cuda_free(cudaFree, "cudaFree", ptr); }
 
 cmr_status cmr_backend_managed_alloc(size_t bytes, void **out) {
-  cmr_before_blocking();
-  return cmr_cuda_allocated(cudaMallocManaged(out, bytes, cudaMemAttachGlobal), "cudaMallocManaged", bytes, out);
+  return cmr_cuda_alloc(cmr_cuda_malloc_managed, "cudaMallocManaged", bytes, out);
 }
 
 cmr_status cmr_backend_pinned_alloc(size_t bytes, void **out) {
-  cmr_before_blocking();
-  return cmr_cuda_allocated(cudaMallocHost(out, bytes), "cudaMallocHost", bytes, out);
+  return cmr_cuda_alloc(cudaMallocHost, "cudaMallocHost", bytes, out);
 }
 
-cmr_status cmr_backend_pinned_free(void *ptr) {
-  cmr_before_blocking();
-  return cmr_cuda_freed(cudaFreeHost(ptr), "cudaFreeHost", ptr);
-}
+cmr_status cmr_backend_pinned_free(void *ptr) { return cmr_cuda_free(cudaFreeHost, "cudaFreeHost", ptr); }
 
 cmr_status cmr_backend_advise_location(const void *ptr, size_t bytes, int device) {
   struct cudaMemLocation where = {device < 0 ? cudaMemLocationTypeHost : cudaMemLocationTypeDevice,

@@ -121,28 +121,45 @@ static cmr_status cmr_vm_granule_of(const CUmemAllocationProp *properties, size_
   return result == CUDA_SUCCESS ? CMR_SUCCESS : cmr_vm_failure(result, "cuMemGetAllocationGranularity", NULL, 0);
 }
 
+/* A call into the driver's virtual memory on one device: the caller's
+ * device to restore, the properties of the device's memory and their
+ * granularity. */
+typedef struct {
+  cmr_backend_device_guard guard;
+  CUmemAllocationProp properties;
+  size_t granularity;
+} cmr_vm_call;
+
 /* The driver's calls run with `device` current (the current one when
- * negative), the caller's restored after by cmr_backend_device_leave: the
- * properties of its memory and their granularity. */
-static cmr_status cmr_vm_enter(int device, cmr_backend_device_guard *guard, CUmemAllocationProp *properties,
-                               size_t *granularity) {
+ * negative), the caller's restored after by cmr_backend_device_leave
+ * (&call->guard); on success, call's properties and granularity are the
+ * device's. */
+static cmr_status cmr_vm_enter(int device, cmr_vm_call *call) {
   cmr_status status = cmr_vm_loaded();
-  if (status == CMR_SUCCESS) status = cmr_backend_device_enter(device, guard);
+  if (status == CMR_SUCCESS) status = cmr_backend_device_enter(device, &call->guard);
   if (status != CMR_SUCCESS) return status;
   status = cmr_vm_device(device, &device);
   if (status == CMR_SUCCESS) {
-    *properties = cmr_vm_properties(device);
-    status = cmr_vm_granule_of(properties, granularity);
+    call->properties = cmr_vm_properties(device);
+    status = cmr_vm_granule_of(&call->properties, &call->granularity);
   }
-  return status == CMR_SUCCESS ? status : cmr_backend_device_leave(guard, status);
+  return status == CMR_SUCCESS ? status : cmr_backend_device_leave(&call->guard, status);
+}
+
+/* cmr_vm_enter for a call that maps or unmaps memory, which may block. */
+static cmr_status cmr_vm_enter_blocking(int device, cmr_vm_call *call) {
+  cmr_status status = cmr_vm_enter(device, call);
+  if (status == CMR_SUCCESS) cmr_before_blocking();
+  return status;
 }
 
 cmr_status cmr_backend_vm_granularity(int device, size_t *out) {
   *out = 0;
-  cmr_backend_device_guard guard;
-  CUmemAllocationProp properties;
-  cmr_status status = cmr_vm_enter(device, &guard, &properties, out);
-  return status == CMR_SUCCESS ? cmr_backend_device_leave(&guard, status) : status;
+  cmr_vm_call call;
+  cmr_status status = cmr_vm_enter(device, &call);
+  if (status != CMR_SUCCESS) return status;
+  *out = call.granularity;
+  return cmr_backend_device_leave(&call.guard, status);
 }
 
 cmr_status cmr_backend_vm_reserve(int device, size_t bytes, void **out) {
@@ -194,21 +211,18 @@ static cmr_status cmr_vm_map_granule(const CUmemAllocationProp *properties, char
 }
 
 cmr_status cmr_backend_vm_commit(int device, void *address, size_t bytes) {
-  cmr_backend_device_guard guard;
-  CUmemAllocationProp properties;
-  size_t granularity = 0;
-  cmr_status status = cmr_vm_enter(device, &guard, &properties, &granularity);
+  cmr_vm_call call;
+  cmr_status status = cmr_vm_enter_blocking(device, &call);
   if (status != CMR_SUCCESS) return status;
-  cmr_before_blocking();
   size_t mapped = 0;
   while (mapped < bytes && status == CMR_SUCCESS) {
-    status = cmr_vm_map_granule(&properties, (char *)address + mapped, granularity);
-    if (status == CMR_SUCCESS) mapped += granularity;
+    status = cmr_vm_map_granule(&call.properties, (char *)address + mapped, call.granularity);
+    if (status == CMR_SUCCESS) mapped += call.granularity;
   }
   if (status == CMR_SUCCESS) {
     CUmemAccessDesc access;
     memset(&access, 0, sizeof access);
-    access.location = properties.location;
+    access.location = call.properties.location;
     access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
     CUresult result = cmr_vm.set_access((CUdeviceptr)(uintptr_t)address, bytes, &access, 1);
     if (result != CUDA_SUCCESS) status = cmr_vm_failure(result, "cuMemSetAccess", address, bytes);
@@ -216,18 +230,15 @@ cmr_status cmr_backend_vm_commit(int device, void *address, size_t bytes) {
   if (status != CMR_SUCCESS) {
     cmr_kept_message reason;
     cmr_keep_message(&reason);
-    (void)cmr_vm_unmap(address, mapped, granularity);
+    (void)cmr_vm_unmap(address, mapped, call.granularity);
     cmr_restore_message(&reason);
   }
-  return cmr_backend_device_leave(&guard, status);
+  return cmr_backend_device_leave(&call.guard, status);
 }
 
 cmr_status cmr_backend_vm_decommit(int device, void *address, size_t bytes) {
-  cmr_backend_device_guard guard;
-  CUmemAllocationProp properties;
-  size_t granularity = 0;
-  cmr_status status = cmr_vm_enter(device, &guard, &properties, &granularity);
+  cmr_vm_call call;
+  cmr_status status = cmr_vm_enter_blocking(device, &call);
   if (status != CMR_SUCCESS) return status;
-  cmr_before_blocking();
-  return cmr_backend_device_leave(&guard, cmr_vm_unmap(address, bytes, granularity));
+  return cmr_backend_device_leave(&call.guard, cmr_vm_unmap(address, bytes, call.granularity));
 }

@@ -111,6 +111,33 @@ cmr_status cmr_cuda_pool_reserve(const cmr_cuda_source *source, size_t bytes);
     return cmr_backend_pool_set_reuse(impl->source.pool, attribute, enabled);              \
   }
 
+/* In an algorithm file whose struct has a `cmr_cuda_source source` of pool
+ * memory (cuda_async and its variants): its allocate and deallocate, its
+ * statistics and the methods of spec/method_sets/driver_pool.toml. */
+#define CMR_CUDA_POOL_LEAF(name) \
+  CMR_CUDA_LEAF_CALLS(name)      \
+  CMR_CUDA_POOL_STATS(name)      \
+  CMR_CUDA_POOL_METHODS(name)
+
+/* The pool_handle method of a pool leaf: its pool. */
+#define CMR_CUDA_POOL_HANDLE(name)                                                \
+  cmr_status cmr_##name##_impl_pool_handle(cmr_##name##_impl *impl, void **out) { \
+    *out = impl->source.pool;                                                     \
+    return CMR_SUCCESS;                                                           \
+  }
+
+/* The is_equal hook of a pool leaf that names a pool it did not make: two
+ * such resources are equal when they name the same pool. */
+#define CMR_CUDA_POOL_IS_EQUAL(name)                                                               \
+  bool cmr_##name##_impl_is_equal(const cmr_##name##_impl *impl, const cmr_##name##_impl *other) { \
+    return impl->source.pool == other->source.pool;                                                \
+  }
+
+/* The fini hook of a pool leaf that made its pool: destroys it (the driver
+ * frees the pool once outstanding allocations are returned). */
+#define CMR_CUDA_OWN_POOL_FINI(name) \
+  void cmr_##name##_impl_fini(cmr_##name##_impl *impl) { cmr_backend_pool_destroy(impl->source.pool); }
+
 /* The whole algorithm file of a leaf that is only its source (cuda,
  * managed, pinned_host: spec hooks = ["init"], equality "type"): its struct,
  * CMR_IMPL_LAYOUT, its init (the device current at creation) and calls. */

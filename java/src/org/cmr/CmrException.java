@@ -11,17 +11,9 @@ package org.cmr;
 public class CmrException extends RuntimeException implements CmrFailure {
   private static final long serialVersionUID = 1L;
 
-  private final Status status;
-
   /** A failure with {@code status}; {@code detail} says what was wrong. */
   public CmrException(Status status, String detail) {
     super(describe(status, detail));
-    this.status = status;
-  }
-
-  @Override
-  public Status status() {
-    return status;
   }
 
   /** "CMR_&lt;status&gt;: detail", as cmr_status_string names the status. */

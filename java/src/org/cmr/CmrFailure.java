@@ -9,9 +9,15 @@ package org.cmr;
  * CmrException} for the rest), so a catch of either catches it.
  */
 public interface CmrFailure {
-  /** The status the call returned. */
-  Status status();
+  /** The status the call returned: the one {@link #getMessage()} names. */
+  default Status status() {
+    String message = getMessage();
+    return Status.valueOf(message.substring("CMR_".length(), message.indexOf(": ")));
+  }
 
-  /** "CMR_&lt;status&gt;: detail": the status's name and cmr's message saying what was wrong. */
+  /**
+   * "CMR_&lt;status&gt;: detail": the status's name and cmr's message saying what was wrong,
+   * whence {@link #status()}.
+   */
   String getMessage();
 }

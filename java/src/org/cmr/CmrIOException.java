@@ -17,10 +17,4 @@ public class CmrIOException extends UncheckedIOException implements CmrFailure {
   CmrIOException(String detail) {
     super(CmrException.describe(Status.ERROR_IO, detail), new IOException(detail));
   }
-
-  /** Always {@link Status#ERROR_IO}. */
-  @Override
-  public Status status() {
-    return Status.ERROR_IO;
-  }
 }

@@ -10,16 +10,8 @@ package org.cmr;
 public class CmrIllegalArgumentException extends IllegalArgumentException implements CmrFailure {
   private static final long serialVersionUID = 1L;
 
-  private final Status status;
-
   /** A refused argument with {@code status}; {@code detail} says what was wrong. */
   public CmrIllegalArgumentException(Status status, String detail) {
     super(CmrException.describe(status, detail));
-    this.status = status;
-  }
-
-  @Override
-  public Status status() {
-    return status;
   }
 }

@@ -10,16 +10,8 @@ package org.cmr;
 public class CmrIllegalStateException extends IllegalStateException implements CmrFailure {
   private static final long serialVersionUID = 1L;
 
-  private final Status status;
-
   /** A refused use with {@code status}; {@code detail} says what was wrong. */
   public CmrIllegalStateException(Status status, String detail) {
     super(CmrException.describe(status, detail));
-    this.status = status;
-  }
-
-  @Override
-  public Status status() {
-    return status;
   }
 }

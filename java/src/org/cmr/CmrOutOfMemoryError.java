@@ -12,10 +12,4 @@ public class CmrOutOfMemoryError extends OutOfMemoryError implements CmrFailure 
   CmrOutOfMemoryError(String detail) {
     super(CmrException.describe(Status.ERROR_OUT_OF_MEMORY, detail));
   }
-
-  /** Always {@link Status#ERROR_OUT_OF_MEMORY}. */
-  @Override
-  public Status status() {
-    return Status.ERROR_OUT_OF_MEMORY;
-  }
 }
