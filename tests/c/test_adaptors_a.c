@@ -207,8 +207,7 @@ START_TEST(statistics_failed_upstream_calls_change_no_counter) {
   ck_assert_status(cmr_deallocate(ref, (char *)kept + 256, 300, CMR_DEFAULT_STREAM), CMR_ERROR_UNKNOWN_POINTER);
   ck_assert_counters(handle, 300, 300, 300, 1, 1, 1);
   give(ref, kept, 300);
-  ck_assert_ok(cmr_statistics_resource_destroy(handle));
-  ck_assert_ok(cmr_aligned_resource_destroy(aligned));
+  cmr_test_destroy(handle, aligned);
   ck_assert_uint_eq(foreign.outstanding, 0);
 }
 END_TEST
@@ -356,8 +355,7 @@ START_TEST(statistics_threads_count_every_call) {
   ck_assert_uint_le(c.allocations_peak, thread_count * churn_live);
   ck_assert_uint_ge(c.allocations_peak, 1);
   ck_assert_uint_le(c.bytes_peak, bytes);
-  ck_assert_ok(cmr_statistics_resource_destroy(handle));
-  ck_assert_ok(cmr_system_resource_destroy(system));
+  cmr_test_destroy(handle, system);
 }
 END_TEST
 
@@ -392,8 +390,7 @@ START_TEST(statistics_threads_push_and_pop_while_counting) {
   ck_assert_uint_eq(c.allocations_current, 0);
   ck_assert_uint_eq(c.bytes_total, bytes);
   ck_assert_uint_eq(c.allocations_total, allocations);
-  ck_assert_ok(cmr_statistics_resource_destroy(context.handle));
-  ck_assert_ok(cmr_system_resource_destroy(system));
+  cmr_test_destroy(context.handle, system);
 }
 END_TEST
 
@@ -505,8 +502,7 @@ START_TEST(limiting_refused_upstream_free_keeps_the_count) {
   ck_assert_uint_eq(allocated_of(handle), 1024);
   give(ref, ptr, 1000);
   ck_assert_uint_eq(allocated_of(handle), 0);
-  ck_assert_ok(cmr_limiting_resource_destroy(handle));
-  ck_assert_ok(cmr_aligned_resource_destroy(aligned));
+  cmr_test_destroy(handle, aligned);
   ck_assert_uint_eq(foreign.outstanding, 0);
 }
 END_TEST
@@ -567,8 +563,7 @@ START_TEST(limiting_threads_never_pass_the_limit) {
   ck_assert_uint_le(atomic_load(&p.peak), limit);
   ck_assert_uint_eq(atomic_load(&p.live), 0);
   ck_assert_uint_eq(allocated_of(handle), 0);
-  ck_assert_ok(cmr_limiting_resource_destroy(handle));
-  ck_assert_ok(cmr_callback_resource_destroy(upstream));
+  cmr_test_destroy(handle, upstream);
 }
 END_TEST
 
@@ -702,9 +697,7 @@ START_TEST(aligned_honours_more_than_its_upstream_can) {
   ck_assert_ok(cmr_allocate_aligned(ref, 64, 1 << 20, CMR_DEFAULT_STREAM, &ptr));
   ck_assert(is_aligned(ptr, 1 << 20));
   ck_assert_ok(cmr_deallocate_aligned(ref, ptr, 64, 1 << 20, CMR_DEFAULT_STREAM));
-  ck_assert_ok(cmr_aligned_resource_destroy(handle));
-  ck_assert_ok(cmr_fixed_size_resource_destroy(blocks));
-  ck_assert_ok(cmr_system_resource_destroy(system));
+  cmr_test_destroy(handle, blocks, system);
 }
 END_TEST
 
@@ -730,10 +723,7 @@ START_TEST(forwarding_adaptors_honour_what_their_upstream_does) {
   ck_assert_status(cmr_allocate_aligned(cmr_thread_safe_resource_ref(serial), 64, 512, CMR_DEFAULT_STREAM, &ptr),
                    CMR_ERROR_UNSUPPORTED_ALIGNMENT);
   ck_assert_message_has("fixed_size");
-  ck_assert_ok(cmr_thread_safe_resource_destroy(serial));
-  ck_assert_ok(cmr_fixed_size_resource_destroy(blocks));
-  ck_assert_ok(cmr_pool_resource_destroy(pool));
-  ck_assert_ok(cmr_system_resource_destroy(system));
+  cmr_test_destroy(serial, blocks, pool, system);
 }
 END_TEST
 
@@ -861,9 +851,7 @@ START_TEST(thread_safe_equality_follows_the_upstream) {
   void *ptr = take(cmr_thread_safe_resource_ref(a), 512);
   give(cmr_thread_safe_resource_ref(b), ptr, 512);
   ck_assert_uint_eq(foreign.outstanding, 0);
-  ck_assert_ok(cmr_thread_safe_resource_destroy(a));
-  ck_assert_ok(cmr_thread_safe_resource_destroy(b));
-  ck_assert_ok(cmr_thread_safe_resource_destroy(c));
+  cmr_test_destroy(a, b, c);
 }
 END_TEST
 
@@ -914,8 +902,7 @@ START_TEST(thread_safe_serializes_every_call) {
   ck_assert_int_eq(u.most_inside, 1);
   ck_assert_uint_eq(u.allocations, allocations);
   ck_assert_uint_eq(u.deallocations, allocations);
-  ck_assert_ok(cmr_thread_safe_resource_destroy(handle));
-  ck_assert_ok(cmr_callback_resource_destroy(upstream));
+  cmr_test_destroy(handle, upstream);
 }
 END_TEST
 
@@ -995,9 +982,7 @@ START_TEST(stack_statistics_limiting_pool_system) {
                                         CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &pool));
   cmr_limiting_resource *limiting = make_limiting(cmr_pool_resource_ref(pool), 65536, CMR_SIZE_DEFAULT);
   cmr_statistics_resource *statistics = make_statistics(cmr_limiting_resource_ref(limiting));
-  ck_assert_ok(cmr_limiting_resource_destroy(limiting));
-  ck_assert_ok(cmr_pool_resource_destroy(pool));
-  ck_assert_ok(cmr_system_resource_destroy(system));
+  cmr_test_destroy(limiting, pool, system);
   cmr_resource_ref ref = cmr_statistics_resource_ref(statistics);
 
   void *a = take(ref, 30000); /* limiting counts 30208 */
@@ -1044,10 +1029,7 @@ START_TEST(stack_of_adaptors_from_threads) {
   ck_assert_int_eq(u.most_inside, 1);
   ck_assert_uint_eq(u.allocations, allocations);
   ck_assert_uint_eq(u.deallocations, allocations);
-  ck_assert_ok(cmr_statistics_resource_destroy(statistics));
-  ck_assert_ok(cmr_aligned_resource_destroy(aligned));
-  ck_assert_ok(cmr_thread_safe_resource_destroy(serial));
-  ck_assert_ok(cmr_callback_resource_destroy(upstream));
+  cmr_test_destroy(statistics, aligned, serial, upstream);
 }
 END_TEST
 
@@ -1068,8 +1050,7 @@ START_TEST(stack_expression_of_adaptors) {
   ck_assert_counters(statistics, 64000, 64000, 64000, 2, 2, 2);
   give(ref, a, 40000);
   give(ref, b, 24000);
-  ck_assert_ok(cmr_statistics_resource_destroy(statistics));
-  ck_assert_ok(cmr_stack_destroy(stack));
+  cmr_test_destroy(statistics, stack);
 
   ck_assert_ok(
       cmr_stack_parse("thread_safe(aligned(system, allocation_alignment=4KiB, alignment_threshold=1KiB))", &stack));

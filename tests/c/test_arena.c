@@ -313,8 +313,7 @@ START_TEST(defragment_returns_whole_superblocks_to_the_global_arena) {
   ck_assert_uint_eq(global_free(&f), 2 * MiB);
   ck_assert_uint_eq(superblocks(&f), 1);
   give(&f, joined, 2 * MiB, b);
-  ck_assert_ok(cmr_stream_destroy(a));
-  ck_assert_ok(cmr_stream_destroy(b));
+  cmr_test_destroy(a, b);
   destroy_arena(&f);
 }
 END_TEST
@@ -333,9 +332,7 @@ START_TEST(defragment_joins_a_superblock_freed_on_several_streams) {
   ck_assert_uint_eq(global_free(&f), 0);
   ck_assert_uint_eq(superblocks(&f), 1);
   give(&f, all, 2 * MiB, c);
-  ck_assert_ok(cmr_stream_destroy(a));
-  ck_assert_ok(cmr_stream_destroy(b));
-  ck_assert_ok(cmr_stream_destroy(c));
+  cmr_test_destroy(a, b, c);
   destroy_arena(&f);
 }
 END_TEST
@@ -383,8 +380,7 @@ START_TEST(defragment_joins_a_superblock_freed_by_threads_on_the_default_stream)
   give(&f, all, 2 * MiB, c);
   ck_assert_int_eq(pthread_barrier_destroy(&freed), 0);
   ck_assert_int_eq(pthread_barrier_destroy(&served), 0);
-  ck_assert_ok(cmr_stream_destroy(a));
-  ck_assert_ok(cmr_stream_destroy(c));
+  cmr_test_destroy(a, c);
   destroy_arena(&f);
 }
 END_TEST
@@ -550,8 +546,7 @@ START_TEST(destroy_gives_the_upstream_memory_back) {
   take(&f, 3 * MiB, stream);
   give(&f, take(&f, 70000, stream), 70000, stream);
   ck_assert_int_eq(f.upstream.allocations, 1); /* the arena never grows */
-  ck_assert_ok(cmr_stream_destroy(stream));
-  ck_assert_ok(cmr_arena_resource_destroy(f.arena));
+  cmr_test_destroy(stream, f.arena);
   ck_assert_int_eq(f.upstream.deallocations, 1);
   ck_assert_uint_eq(f.upstream.outstanding, 0);
 }
@@ -599,8 +594,7 @@ START_TEST(an_empty_arena_cuts_a_superblock_before_waiting_on_another_stream) {
   ck_assert_ptr_eq(take(&f, MiB, b), on_b);
   give(&f, on_a, MiB, a);
   give(&f, on_b, MiB, b);
-  ck_assert_ok(cmr_stream_destroy(a));
-  ck_assert_ok(cmr_stream_destroy(b));
+  cmr_test_destroy(a, b);
   destroy_arena(&f);
 }
 END_TEST

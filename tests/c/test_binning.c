@@ -354,8 +354,7 @@ START_TEST(largest_free_block_is_what_a_bin_serves_now) {
   ck_assert_uint_eq(largest_free_block(handle), 60160); /* the pool's chunk, 60000 rounded up to 256 */
   ck_assert_ok(cmr_pool_resource_release(pool));
   ck_assert_uint_eq(largest_free_block(handle), 1024);
-  ck_assert_ok(cmr_pool_resource_destroy(pool));
-  ck_assert_ok(cmr_binning_resource_destroy(handle));
+  cmr_test_destroy(pool, handle);
 }
 END_TEST
 

@@ -190,8 +190,7 @@ START_TEST(pool_growth_destroying_the_tracking_adaptor_above_it) {
   cmr_pool_resource *pool = cmr_test_pool_over(callback);
   cmr_tracking_resource *tracking = NULL;
   ck_assert_ok(cmr_tracking_resource_create(cmr_pool_resource_ref(pool), false, &tracking));
-  ck_assert_ok(cmr_pool_resource_destroy(pool));
-  ck_assert_ok(cmr_callback_resource_destroy(callback));
+  cmr_test_destroy(pool, callback);
   cmr_resource_ref ref = cmr_tracking_resource_ref(tracking);
   victim.tracking = tracking;
   void *ptr = NULL;

@@ -55,9 +55,7 @@ static void make(const char *expression) {
 
 static void unmake(void) {
   cmr_backend_host_mark_capturing(capturing, false);
-  ck_assert_ok(cmr_stack_destroy(stack));
-  ck_assert_ok(cmr_stream_destroy(capturing));
-  ck_assert_ok(cmr_stream_destroy(other));
+  cmr_test_destroy(stack, capturing, other);
 }
 
 static size_t graph_blocks(void) {

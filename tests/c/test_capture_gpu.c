@@ -128,8 +128,7 @@ START_TEST(a_captured_graph_allocates_and_frees_through_cmr) {
   ck_assert_cuda(cudaStreamSynchronize(stream));
   ck_assert_cuda(cudaGetLastError());
   ck_assert_cuda(cudaFree(output));
-  ck_assert_ok(cmr_stack_destroy(stack));
-  ck_assert_ok(cmr_stream_destroy(stream));
+  cmr_test_destroy(stack, stream);
 }
 END_TEST
 
@@ -159,9 +158,7 @@ START_TEST(graph_memory_kept_by_the_capture_is_freed_after_it) {
   ck_assert_cuda(cudaStreamSynchronize(other));
   ck_assert_cuda(cudaGraphExecDestroy(exec));
   ck_assert_cuda(cudaGraphDestroy(graph));
-  ck_assert_ok(cmr_stack_destroy(stack));
-  ck_assert_ok(cmr_stream_destroy(stream));
-  ck_assert_ok(cmr_stream_destroy(other));
+  cmr_test_destroy(stack, stream, other);
 }
 END_TEST
 
@@ -206,8 +203,7 @@ START_TEST(a_refusing_resource_leaves_the_capture_valid) {
     if (!refusing[i].frees_in_capture) ck_assert_ok(cmr_deallocate(ref, before, buffer_bytes, stream));
     ck_assert_ok(cmr_allocate(ref, buffer_bytes, stream, &ptr));
     ck_assert_ok(cmr_deallocate(ref, ptr, buffer_bytes, stream));
-    ck_assert_ok(cmr_stack_destroy(stack));
-    ck_assert_ok(cmr_stream_destroy(stream));
+    cmr_test_destroy(stack, stream);
   }
 }
 END_TEST

@@ -174,8 +174,7 @@ START_TEST(an_explicit_alignment_is_kept_for_every_allocation) {
       cmr_device_buffer_create_copy_aligned(expected, 300, 1024, stream, cmr_aligned_resource_ref(aligned), &buffer));
   ck_assert_uint_eq((uintptr_t)data_of(buffer) % 1024, 0);
   assert_contents(buffer, expected, 300);
-  ck_assert_ok(cmr_device_buffer_destroy(buffer));
-  ck_assert_ok(cmr_aligned_resource_destroy(aligned));
+  cmr_test_destroy(buffer, aligned);
   free(expected);
 
   ck_assert_ok(cmr_device_buffer_create_aligned(10, 8, stream, foreign_ref(), &buffer)); /* below the default */

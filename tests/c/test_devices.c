@@ -124,8 +124,7 @@ START_TEST(streams_are_distinct_and_synchronize) {
   ck_assert_ptr_ne(a, b);
   ck_assert_ok(cmr_stream_synchronize(a));
   ck_assert_ok(cmr_stream_synchronize(CMR_DEFAULT_STREAM));
-  ck_assert_ok(cmr_stream_destroy(a));
-  ck_assert_ok(cmr_stream_destroy(b));
+  cmr_test_destroy(a, b);
 }
 END_TEST
 

@@ -100,8 +100,7 @@ START_TEST(every_pool_resource_has_the_attribute_methods) {
   bool on = false;
   ck_assert_ok(cmr_cuda_async_view_resource_reuse_allow_internal_dependencies(view, &on));
   ck_assert(on);
-  ck_assert_ok(cmr_cuda_async_view_resource_destroy(view));
-  ck_assert_ok(cmr_cuda_async_resource_destroy(async));
+  cmr_test_destroy(view, async);
 
   cmr_pinned_host_pool_resource *pinned = NULL;
   ck_assert_ok(cmr_pinned_host_pool_resource_create(CMR_INT_DEFAULT, CMR_SIZE(0), CMR_SIZE((size_t)7 * mib), &pinned));
@@ -136,8 +135,7 @@ START_TEST(the_device_pools_are_named_and_never_destroyed) {
   ck_assert_ok(cmr_allocate(ref, mib, CMR_DEFAULT_STREAM, &ptr));
   ck_assert_ok(cmr_backend_fill(ptr, 0x11, mib, CMR_DEFAULT_STREAM));
   ck_assert_ok(cmr_deallocate(ref, ptr, mib, CMR_DEFAULT_STREAM));
-  ck_assert_ok(cmr_cuda_async_device_pool_resource_destroy(current));
-  ck_assert_ok(cmr_cuda_async_device_pool_resource_destroy(initial));
+  cmr_test_destroy(current, initial);
   /* The pool outlives the resources: its attributes still read, and a new
    * resource over it still allocates. */
   uint64_t threshold = 0;
@@ -166,8 +164,7 @@ static void check_pinned(void *ptr, size_t bytes) {
   ck_assert_uint_eq(host[bytes - 1], 0);
   ck_assert_ok(cmr_device_buffer_copy_to_host(buffer, ptr, bytes));
   for (size_t i = 0; i < bytes; i++) ck_assert_uint_eq(host[i], (unsigned char)(i * 7));
-  ck_assert_ok(cmr_device_buffer_destroy(buffer));
-  ck_assert_ok(cmr_cuda_resource_destroy(cuda));
+  cmr_test_destroy(buffer, cuda);
 }
 
 /* A pinned host pool's properties and memory, then the pool destroyed. */
@@ -237,11 +234,7 @@ START_TEST(every_suballocator_runs_over_a_pinned_host_pool) {
   ck_assert_ok(cmr_fixed_size_resource_create(upstream, CMR_SIZE(64 * 1024), CMR_SIZE_DEFAULT,
                                               CMR_FIXED_SIZE_CAPTURE_SERVE, &fixed));
   check_suballocator(cmr_fixed_size_resource_ref(fixed), "fixed_size");
-  ck_assert_ok(cmr_fixed_size_resource_destroy(fixed));
-  ck_assert_ok(cmr_binning_resource_destroy(binning));
-  ck_assert_ok(cmr_arena_resource_destroy(arena));
-  ck_assert_ok(cmr_pool_resource_destroy(pool));
-  ck_assert_ok(cmr_pinned_host_pool_resource_destroy(pinned));
+  cmr_test_destroy(fixed, binning, arena, pool, pinned);
 }
 END_TEST
 

@@ -100,9 +100,7 @@ static void check_counters(cmr_resource_ref ref, const workload *work) {
     ck_assert_uint_eq(got, rounded);
   }
   /* Each handle from_ref made owns a share of its own (NULL ones: no-ops). */
-  ck_assert_ok(cmr_statistics_resource_destroy(statistics));
-  ck_assert_ok(cmr_tracking_resource_destroy(tracking));
-  ck_assert_ok(cmr_limiting_resource_destroy(limiting));
+  cmr_test_destroy(statistics, tracking, limiting);
 }
 
 /* Allocates every size, alternating streams: each call succeeds or is out
@@ -277,8 +275,7 @@ static ordered open_ordered(const char *expression) {
 static void close_ordered(const ordered *o) {
   ck_assert_ok(cmr_stack_destroy(o->stack));
   ck_assert_uint_eq(upstream.outstanding, 0);
-  ck_assert_ok(cmr_stream_destroy(o->a));
-  ck_assert_ok(cmr_stream_destroy(o->b));
+  cmr_test_destroy(o->a, o->b);
 }
 
 /* `expression` with streams a and b and the block freed on a (whose list

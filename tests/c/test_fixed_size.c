@@ -321,9 +321,7 @@ START_TEST(block_freed_on_one_stream_reaches_another_after_a_wait) {
 
   give(handle, ptr, 256, b);
   ck_assert_counts(&upstream, 1, 256); /* never grew */
-  ck_assert_ok(cmr_fixed_size_resource_destroy(handle));
-  ck_assert_ok(cmr_stream_destroy(a));
-  ck_assert_ok(cmr_stream_destroy(b));
+  cmr_test_destroy(handle, a, b);
 }
 END_TEST
 #endif

@@ -228,9 +228,7 @@ static void workers_stop(workers *w) {
   atomic_store(&w->stop, true);
   for (int i = 0; i < 6; ++i) ck_assert_int_eq(pthread_join(w->threads[i], NULL), 0);
   (void)cmr_reset_current_device_resource_ref(); /* a CUDA build without a device has no table */
-  ck_assert_ok(cmr_arena_resource_destroy(w->arena));
-  ck_assert_ok(cmr_pool_resource_destroy(w->pool));
-  ck_assert_ok(cmr_system_resource_destroy(w->system));
+  cmr_test_destroy(w->arena, w->pool, w->system);
   ck_assert_ok(cmr_log_set_level(CMR_LOG_INFO));
   ck_assert_ok(cmr_log_set_file(""));
 }
@@ -391,10 +389,7 @@ START_TEST(everything_the_parent_made_is_the_parents) {
   ck_assert_ok(cmr_device_buffer_size(p.buffer, &size));
   ck_assert_uint_eq(size, 1000);
   ck_assert_int_eq(cmr_objects_alive(), alive);
-  ck_assert_ok(cmr_stack_destroy(p.stack));
-  ck_assert_ok(cmr_device_buffer_destroy(p.buffer));
-  ck_assert_ok(cmr_pool_resource_destroy(p.pool));
-  ck_assert_ok(cmr_system_resource_destroy(p.system));
+  cmr_test_destroy(p.stack, p.buffer, p.pool, p.system);
 }
 END_TEST
 
@@ -446,8 +441,7 @@ START_TEST(the_parents_streams_and_table_entry_are_the_parents) {
   ck_assert_ok(cmr_get_current_device_resource_ref(&current));
   ck_assert(cmr_ref_same(current, cmr_system_resource_ref(p.system)));
   ck_assert_ok(cmr_stream_synchronize(p.stream));
-  ck_assert_ok(cmr_stream_destroy(p.stream));
-  ck_assert_ok(cmr_stream_pool_destroy(p.streams));
+  cmr_test_destroy(p.stream, p.streams);
   ck_assert_ok(cmr_reset_current_device_resource_ref());
   ck_assert_ok(cmr_system_resource_destroy(p.system));
 }

@@ -307,9 +307,7 @@ START_TEST(counting_adaptors_count_only_accepted_frees) {
     size_t bytes = 1;
     ck_assert_ok(cmr_statistics_resource_bytes_current(statistics, &bytes));
     ck_assert_uint_eq(bytes, 0);
-    ck_assert_ok(cmr_statistics_resource_destroy(statistics));
-    ck_assert_ok(cmr_limiting_resource_destroy(limiting));
-    ck_assert_ok(cmr_tracking_resource_destroy(tracking));
+    cmr_test_destroy(statistics, limiting, tracking);
     ck_assert_ok(cmr_ref_release(leaf));
   }
   ck_assert_uint_eq(counted.outstanding, 0);

@@ -141,8 +141,7 @@ START_TEST(a_pool_records_its_calls_and_its_segments) {
   ck_assert_ok(cmr_history_read(NULL, 0, &count, NULL));
   ck_assert_uint_eq(count, 0);
   ck_assert_ok(cmr_history_stop());
-  ck_assert_ok(cmr_stream_destroy(stream));
-  ck_assert_ok(cmr_system_resource_destroy(system));
+  cmr_test_destroy(stream, system);
 }
 END_TEST
 
@@ -178,9 +177,7 @@ START_TEST(out_of_memory_and_retries_are_recorded) {
   ck_assert_int_eq(events[3].action, CMR_HISTORY_OUT_OF_MEMORY);
   ck_assert_str_eq(events[3].resource_type, "failure_callback");
   free(events);
-  ck_assert_ok(cmr_failure_callback_resource_destroy(retrying));
-  ck_assert_ok(cmr_pool_resource_destroy(pool));
-  ck_assert_ok(cmr_system_resource_destroy(system));
+  cmr_test_destroy(retrying, pool, system);
 }
 END_TEST
 
@@ -358,8 +355,7 @@ static void record_from_threads(bool restarting) {
   } else {
     ck_assert_uint_le(count, 1024);
   }
-  ck_assert_ok(cmr_pool_resource_destroy(pool));
-  ck_assert_ok(cmr_system_resource_destroy(system));
+  cmr_test_destroy(pool, system);
 }
 
 START_TEST(threads_record_at_once) { record_from_threads(false); }
@@ -494,8 +490,7 @@ START_TEST(a_pool_snapshot_has_its_segment) {
   cmr_snapshot_free(html);
   ck_assert_ok(cmr_deallocate(ref, ptr, 1000, CMR_DEFAULT_STREAM));
   ck_assert_ok(cmr_history_stop());
-  ck_assert_ok(cmr_pool_resource_destroy(pool));
-  ck_assert_ok(cmr_system_resource_destroy(system));
+  cmr_test_destroy(pool, system);
 }
 END_TEST
 

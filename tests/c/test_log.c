@@ -351,10 +351,7 @@ START_TEST(runtime_events_are_logged) {
   ck_assert_ok(cmr_set_current_device_resource_ref(cmr_pool_resource_ref(pool)));
   ck_assert_ok(cmr_reset_current_device_resource_ref());
   ck_assert_ok(cmr_deallocate(cmr_pool_resource_ref(pool), ptr, 65536, CMR_DEFAULT_STREAM));
-  ck_assert_ok(cmr_failure_callback_resource_destroy(retrying));
-  ck_assert_ok(cmr_limiting_resource_destroy(limit));
-  ck_assert_ok(cmr_pool_resource_destroy(pool));
-  ck_assert_ok(cmr_system_resource_destroy(system));
+  cmr_test_destroy(retrying, limit, pool, system);
   ck_assert_ok(cmr_log_set_file(NULL));
   char *text = read_text(log_path);
   const char *expected[] = {

@@ -129,8 +129,7 @@ START_TEST(test_exact_rows) {
   snprintf(expected, sizeof expected, ",allocate,0x%" PRIxPTR ",1000,0xabc0\n", (uintptr_t)ptr);
   ck_assert_ptr_nonnull(strstr(text, expected));
   ck_assert_ptr_nonnull(strstr(text, ",allocate failure,0x0,5000,0x0\n"));
-  ck_assert_ok(cmr_logging_resource_destroy(log));
-  ck_assert_ok(cmr_simulated_resource_destroy(leaf));
+  cmr_test_destroy(log, leaf);
   remove(path);
 }
 END_TEST
@@ -252,8 +251,7 @@ static void check_flushing(bool auto_flush) {
     row r;
     ck_assert(parse_row(after_header(slurp(path)), &r));
   }
-  ck_assert_ok(cmr_logging_resource_destroy(log));
-  ck_assert_ok(cmr_simulated_resource_destroy(leaf));
+  cmr_test_destroy(log, leaf);
   remove(path);
 }
 
@@ -285,8 +283,7 @@ START_TEST(test_lost_rows_keep_the_allocations) {
   ck_assert_uint_eq(lost, 3); /* header, allocate, free */
   /* Reported once: the next flush has nothing new to say. */
   ck_assert_ok(cmr_logging_resource_flush(log));
-  ck_assert_ok(cmr_logging_resource_destroy(log));
-  ck_assert_ok(cmr_simulated_resource_destroy(leaf));
+  cmr_test_destroy(log, leaf);
   fclose(full);
 }
 END_TEST
@@ -322,8 +319,7 @@ static void check_full_device(const char *filename, bool callers_stream, bool au
   ck_assert_message_has("1001 rows could not be written to ");
   ck_assert_message_has(callers_stream ? "the FILE *: No space left on device" : "/dev/full: No space left on device");
   ck_assert_uint_eq(lost_rows_of(log), 1001);
-  ck_assert_ok(cmr_logging_resource_destroy(log));
-  ck_assert_ok(cmr_simulated_resource_destroy(leaf));
+  cmr_test_destroy(log, leaf);
   if (full != NULL) fclose(full);
 }
 
@@ -358,8 +354,7 @@ START_TEST(test_stream_without_descriptor_counts_exactly) {
   ck_assert_message_has("5 rows could not be written to the FILE *: No space left on device");
   ck_assert_uint_eq(lost_rows_of(log), 5);
   ck_assert_uint_eq(calls, 10); /* a write per row */
-  ck_assert_ok(cmr_logging_resource_destroy(log));
-  ck_assert_ok(cmr_simulated_resource_destroy(leaf));
+  cmr_test_destroy(log, leaf);
   fclose(stream);
 }
 END_TEST

@@ -138,10 +138,7 @@ START_TEST(a_suballocator_orders_streams_on_its_device) {
   ck_assert_ok(cmr_deallocate(ref, ptr, 12 * SIZE, a)); /* into a's, which b took from: an event */
   ck_assert_int_eq(cmr_backend_host_device_seen(CMR_BACKEND_HOST_EVENT_CREATE), 2);
   ck_assert_int_eq(cmr_test_current_device(), 0);
-  ck_assert_ok(cmr_stream_destroy(a));
-  ck_assert_ok(cmr_stream_destroy(b));
-  ck_assert_ok(cmr_pool_resource_destroy(pool));
-  ck_assert_ok(cmr_system_resource_destroy(system));
+  cmr_test_destroy(a, b, pool, system);
 }
 END_TEST
 

@@ -95,11 +95,7 @@ START_TEST(every_resource_of_device_1_allocates_there) {
   ck_assert_int_eq(cmr_test_current_device(), 0);
   ck_assert_ok(cmr_stream_synchronize(a));
   ck_assert_ok(cmr_stream_synchronize(b));
-  ck_assert_ok(cmr_pool_resource_destroy(pool));
-  ck_assert_ok(cmr_cuda_async_resource_destroy(async));
-  ck_assert_ok(cmr_cuda_resource_destroy(cuda));
-  ck_assert_ok(cmr_stream_destroy(a));
-  ck_assert_ok(cmr_stream_destroy(b));
+  cmr_test_destroy(pool, async, cuda, a, b);
   ck_assert_int_eq(cmr_test_current_device(), 0);
 }
 END_TEST
@@ -196,8 +192,7 @@ START_TEST(access_devices_lets_device_1_read_a_pool_of_device_0) {
   ck_assert_ok(cmr_cuda_async_resource_from_ref(top, &shared));
   ck_assert_int_eq(access_of_device_1(shared), cudaMemAccessFlagsProtReadWrite);
   device_1_reads(shared);
-  ck_assert_ok(cmr_cuda_async_resource_destroy(shared));
-  ck_assert_ok(cmr_stack_destroy(stack));
+  cmr_test_destroy(shared, stack);
 }
 END_TEST
 

@@ -161,8 +161,7 @@ START_TEST(the_handle_table_stays_bounded) {
     cmr_system_resource *resource = cmr_test_system_resource();
     cmr_system_resource *again = NULL;
     ck_assert_ok(cmr_system_resource_from_ref(cmr_system_resource_ref(resource), &again));
-    ck_assert_ok(cmr_system_resource_destroy(again));
-    ck_assert_ok(cmr_system_resource_destroy(resource));
+    cmr_test_destroy(again, resource);
   }
   ck_assert_uint_le(cmr_slots_made(), made + 16);
 }
@@ -251,8 +250,7 @@ START_TEST(a_handle_of_another_resource_is_refused) {
   /* A ref's self is not a handle either. */
   ck_assert_status(cmr_pool_resource_destroy((cmr_pool_resource *)cmr_pool_resource_ref(pool).self),
                    CMR_ERROR_DESTROYED_HANDLE);
-  ck_assert_ok(cmr_statistics_resource_destroy(statistics));
-  ck_assert_ok(cmr_pool_resource_destroy(pool));
+  cmr_test_destroy(statistics, pool);
 }
 END_TEST
 
@@ -307,11 +305,7 @@ START_TEST(a_bin_that_reaches_its_binning_resource_is_refused) {
   /* A resource that does not reach it is taken. */
   cmr_pool_resource *pool = small_pool();
   ck_assert_ok(cmr_binning_resource_add_bin_resource(binning, 8192, cmr_pool_resource_ref(pool)));
-  ck_assert_ok(cmr_pool_resource_destroy(pool));
-  ck_assert_ok(cmr_binning_resource_destroy(outer));
-  ck_assert_ok(cmr_tracking_resource_destroy(tracking));
-  ck_assert_ok(cmr_statistics_resource_destroy(statistics));
-  ck_assert_ok(cmr_binning_resource_destroy(binning));
+  cmr_test_destroy(pool, outer, tracking, statistics, binning);
 }
 END_TEST
 
@@ -342,8 +336,7 @@ START_TEST(two_changes_cannot_close_a_cycle_between_them) {
       if ((intptr_t)status == CMR_SUCCESS) accepted++;
     }
     ck_assert_int_eq(accepted, 1);
-    ck_assert_ok(cmr_binning_resource_destroy(a));
-    ck_assert_ok(cmr_binning_resource_destroy(b));
+    cmr_test_destroy(a, b);
   }
 }
 END_TEST

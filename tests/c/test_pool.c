@@ -40,8 +40,7 @@ static void destroy_pool_and_check_upstream(void) {
 /* The end of a test on two streams of its own. */
 static void destroy_pool_and_streams(cmr_stream a, cmr_stream b) {
   destroy_pool_and_check_upstream();
-  ck_assert_ok(cmr_stream_destroy(a));
-  ck_assert_ok(cmr_stream_destroy(b));
+  cmr_test_destroy(a, b);
 }
 
 static void *take(size_t bytes, cmr_stream stream) {

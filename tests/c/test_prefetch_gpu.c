@@ -38,9 +38,7 @@ START_TEST(managed_memory_is_prefetched_to_the_current_device) {
 
   ck_assert_ok(cmr_deallocate(cmr_prefetch_resource_ref(prefetch), ptr, block_bytes, stream));
   ck_assert_ok(cmr_deallocate(cmr_managed_resource_ref(managed), plain, block_bytes, stream));
-  ck_assert_ok(cmr_stream_destroy(stream));
-  ck_assert_ok(cmr_prefetch_resource_destroy(prefetch));
-  ck_assert_ok(cmr_managed_resource_destroy(managed));
+  cmr_test_destroy(stream, prefetch, managed);
 }
 END_TEST
 

@@ -321,8 +321,7 @@ START_TEST(binning_allocation_adding_a_bin_to_another_binning_is_served) {
   assert_served();
   ck_assert_uint_eq(bin_count(other), 1);
   ck_assert_ok(cmr_deallocate(cmr_binning_resource_ref(outer), ptr, 1000, CMR_DEFAULT_STREAM));
-  ck_assert_ok(cmr_binning_resource_destroy(outer));
-  ck_assert_ok(cmr_binning_resource_destroy(other));
+  cmr_test_destroy(outer, other);
 }
 END_TEST
 
@@ -343,8 +342,7 @@ START_TEST(binning_replaced_bin_whose_teardown_adds_a_bin_is_served) {
   ck_assert_ok(cmr_binning_resource_add_bin_resource(binning, 1024, upstream_ref()));
   assert_served();
   ck_assert_uint_eq(bin_count(other), 1);
-  ck_assert_ok(cmr_binning_resource_destroy(binning));
-  ck_assert_ok(cmr_binning_resource_destroy(other));
+  cmr_test_destroy(binning, other);
 }
 END_TEST
 

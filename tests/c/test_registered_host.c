@@ -121,8 +121,7 @@ START_TEST(the_resource_hands_out_touched_memory_and_vouches_for_frees) {
                    CMR_ERROR_UNKNOWN_POINTER);
   ck_assert_ok(cmr_deallocate(ref, ptr, large, CMR_DEFAULT_STREAM));
   ck_assert_status(cmr_allocate_aligned(ref, 4096, 8192, CMR_DEFAULT_STREAM, &ptr), CMR_ERROR_UNSUPPORTED_ALIGNMENT);
-  ck_assert_ok(cmr_registered_host_resource_destroy(other));
-  ck_assert_ok(cmr_registered_host_resource_destroy(handle));
+  cmr_test_destroy(other, handle);
 }
 END_TEST
 
@@ -137,8 +136,7 @@ START_TEST(a_pool_over_it_starts_with_its_memory_touched) {
   ck_assert_ok(cmr_allocate(ref, large / 2, CMR_DEFAULT_STREAM, &ptr));
   ck_assert(all_resident(ptr, large / 2));
   ck_assert_ok(cmr_deallocate(ref, ptr, large / 2, CMR_DEFAULT_STREAM));
-  ck_assert_ok(cmr_pool_resource_destroy(pool));
-  ck_assert_ok(cmr_registered_host_resource_destroy(leaf));
+  cmr_test_destroy(pool, leaf);
 }
 END_TEST
 

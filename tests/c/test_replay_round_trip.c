@@ -96,9 +96,7 @@ START_TEST(test_replay_matches_the_workload) {
   ck_assert_ok(cmr_statistics_resource_allocations_total(stats, &counted_total));
   ck_assert_ok(cmr_statistics_resource_bytes_current(stats, &counted_bytes));
   ck_assert_ok(cmr_statistics_resource_allocations_current(stats, &counted_live));
-  ck_assert_ok(cmr_statistics_resource_destroy(stats));
-  ck_assert_ok(cmr_logging_resource_destroy(log));
-  ck_assert_ok(cmr_simulated_resource_destroy(leaf));
+  cmr_test_destroy(stats, log, leaf);
 
   char command[512], report[4096];
   snprintf(command, sizeof command, "'%s' '%s' 'simulated(capacity=%zu)' 2>&1", tool, path, CAPACITY);

@@ -106,8 +106,7 @@ START_TEST(callback_properties_and_identity) {
   ck_assert_int_eq(log.deallocations, 0);
   ck_assert_ok(cmr_deallocate(cmr_callback_resource_ref(a), ptr, 1000, CMR_DEFAULT_STREAM));
   ck_assert_int_eq(log.deallocations, 1);
-  ck_assert_ok(cmr_callback_resource_destroy(a));
-  ck_assert_ok(cmr_callback_resource_destroy(b));
+  cmr_test_destroy(a, b);
 }
 END_TEST
 

@@ -54,8 +54,7 @@ START_TEST(the_written_out_expression_has_every_default_and_parses_back) {
   ck_assert_str_eq(written_out(stack), expected);
   cmr_stack *again = parse_ok(written_out(stack));
   ck_assert_str_eq(written_out(again), expected);
-  ck_assert_ok(cmr_stack_destroy(again));
-  ck_assert_ok(cmr_stack_destroy(stack));
+  cmr_test_destroy(again, stack);
 }
 END_TEST
 

@@ -158,8 +158,7 @@ START_TEST(an_adaptor_counts_its_own_calls_and_its_upstreams_memory) {
   ck_assert_uint_eq(stats_of(ref).bytes_in_use_peak, 0);
   ck_assert_uint_eq(stats_of(cmr_pool_resource_ref(pool)).bytes_in_use_peak, 500);
   ck_assert_ok(cmr_deallocate(cmr_pool_resource_ref(pool), direct, 500, CMR_DEFAULT_STREAM));
-  ck_assert_ok(cmr_statistics_resource_destroy(counted));
-  ck_assert_ok(cmr_pool_resource_destroy(pool));
+  cmr_test_destroy(counted, pool);
 }
 END_TEST
 
@@ -179,8 +178,7 @@ START_TEST(binning_counts_its_calls_and_reports_its_upstreams_memory) {
   ck_assert_uint_eq(stats.supported, KIT_FIELDS);
   ck_assert_ok(cmr_deallocate(ref, small, 600, CMR_DEFAULT_STREAM));
   ck_assert_uint_eq(stats_of(ref).deallocations, 1);
-  ck_assert_ok(cmr_binning_resource_destroy(binning));
-  ck_assert_ok(cmr_pool_resource_destroy(pool));
+  cmr_test_destroy(binning, pool);
 }
 END_TEST
 
@@ -335,8 +333,7 @@ START_TEST(an_adaptor_passing_a_failure_on_is_not_reported_again) {
   ck_assert_uint_eq(stats_of(ref).out_of_memory_count, 1);
   ck_assert_uint_eq(stats_of(cmr_pool_resource_ref(pool)).out_of_memory_count, 1);
   ck_assert_ok(cmr_set_oom_observer(NULL, NULL));
-  ck_assert_ok(cmr_statistics_resource_destroy(counted));
-  ck_assert_ok(cmr_pool_resource_destroy(pool));
+  cmr_test_destroy(counted, pool);
 }
 END_TEST
 
@@ -391,8 +388,7 @@ START_TEST(a_failure_callback_counts_its_retries) {
   ck_assert(stats.supported & CMR_STATS_FAILURE_CALLBACK_RETRIES);
   ck_assert_uint_eq(stats.out_of_memory_count, 1);
   ck_assert_uint_eq(stats_of(cmr_pool_resource_ref(pool)).out_of_memory_count, 2);
-  ck_assert_ok(cmr_failure_callback_resource_destroy(retrying));
-  ck_assert_ok(cmr_pool_resource_destroy(pool));
+  cmr_test_destroy(retrying, pool);
 }
 END_TEST
 

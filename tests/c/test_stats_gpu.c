@@ -64,8 +64,7 @@ START_TEST(a_view_reads_the_pool_it_names) {
   ck_assert_uint_ge(seen.pool_bytes_used, 4 << 20);
   ck_assert_uint_eq(seen.pool_bytes_used, stats_of(cmr_cuda_async_resource_ref(async)).pool_bytes_used);
   ck_assert_ok(cmr_deallocate(cmr_cuda_async_resource_ref(async), a, 4 << 20, CMR_DEFAULT_STREAM));
-  ck_assert_ok(cmr_cuda_async_view_resource_destroy(view));
-  ck_assert_ok(cmr_cuda_async_resource_destroy(async));
+  cmr_test_destroy(view, async);
 }
 END_TEST
 

@@ -116,8 +116,7 @@ START_TEST(streams_serve_allocations_and_end_with_the_pool) {
     ck_assert_ok(cmr_deallocate(mr, blocks[i], 4096, used[i]));
     ck_assert_ok(cmr_stream_synchronize(used[i]));
   }
-  ck_assert_ok(cmr_stack_destroy(stack));
-  ck_assert_ok(cmr_stream_pool_destroy(streams));
+  cmr_test_destroy(stack, streams);
   /* Destroyed with the pool: cmr_stream_destroy no longer knows them. */
   ck_assert_status(cmr_stream_destroy(used[0]), CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("not a live stream");

@@ -110,9 +110,7 @@ static void check_ordering(const subject *s, bool with_event) {
 
   ck_assert_ok(cmr_deallocate(ref, on_b, block_bytes, b));
   ck_assert_ok(s->destroy(handle));
-  ck_assert_ok(cmr_cuda_resource_destroy(cuda));
-  ck_assert_ok(cmr_stream_destroy(a));
-  ck_assert_ok(cmr_stream_destroy(b));
+  cmr_test_destroy(cuda, a, b);
 }
 
 START_TEST(other_stream_waits_on_the_event) { check_ordering(&subjects[_i], true); }

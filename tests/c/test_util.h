@@ -13,18 +13,68 @@
 
 /* `call` returns `expected`; a failing call must leave a message. The
  * message is cleared first, so an old one cannot pass for it. */
-#define ck_assert_status(call, expected)                                                                          \
-  do {                                                                                                            \
-    cmr_clear_last_error();                                                                                       \
-    cmr_status got_ = (call);                                                                                     \
-    cmr_status want_ = (expected);                                                                                \
-    ck_assert_msg(got_ == want_, "%s returned %s, expected %s (message: \"%s\")", #call, cmr_status_string(got_), \
-                  cmr_status_string(want_), cmr_last_error_message());                                            \
-    ck_assert_msg(want_ == CMR_SUCCESS || cmr_last_error_message()[0] != '\0',                                    \
-                  "%s failed with %s but left no message", #call, cmr_status_string(got_));                       \
+#define ck_assert_status(call, expected) ck_assert_status_named(call, expected, #call)
+
+/* ck_assert_status, with `text` naming the call in the failure. */
+#define ck_assert_status_named(call, expected, text)                                                               \
+  do {                                                                                                             \
+    cmr_clear_last_error();                                                                                        \
+    cmr_status got_ = (call);                                                                                      \
+    cmr_status want_ = (expected);                                                                                 \
+    ck_assert_msg(got_ == want_, "%s returned %s, expected %s (message: \"%s\")", (text), cmr_status_string(got_), \
+                  cmr_status_string(want_), cmr_last_error_message());                                             \
+    ck_assert_msg(want_ == CMR_SUCCESS || cmr_last_error_message()[0] != '\0',                                     \
+                  "%s failed with %s but left no message", (text), cmr_status_string(got_));                       \
   } while (0)
 
 #define ck_assert_ok(call) ck_assert_status(call, CMR_SUCCESS)
+
+/* Every resource of spec/ as X(name), for each cmr_<name>_resource, separated
+ * by commas. tests/c/CMakeLists.txt checks it against the spec's list. */
+#define CMR_TEST_RESOURCES(X)                                                                                    \
+  X(aligned), X(arena), X(binning), X(callback), X(cuda), X(cuda_async), X(cuda_async_device_pool),              \
+      X(cuda_async_managed), X(cuda_async_view), X(expandable), X(failure_callback), X(fallback), X(fixed_size), \
+      X(limiting), X(logging), X(managed), X(pinned_host), X(pinned_host_pool), X(pool), X(prefetch),            \
+      X(registered_host), X(sam_headroom), X(simulated), X(statistics), X(system), X(thread_safe), X(tracking)
+
+/* The association of `type *` with cmr_<name>_destroy. */
+#define CMR_TEST_DESTROYS_(type, name) type * : cmr_##name##_destroy
+#define CMR_TEST_DESTROY_OF_(name) CMR_TEST_DESTROYS_(cmr_##name##_resource, name##_resource)
+
+/* The destroy function of `handle`'s type: any resource's, a stack's, a
+ * stream's (cmr_stream is struct CUstream_st *), a buffer's, a stream pool's
+ * or an IPC pool's. `handle` is not evaluated. */
+#define cmr_test_destroy_function(handle)                                                                        \
+  _Generic((handle), CMR_TEST_RESOURCES(CMR_TEST_DESTROY_OF_), CMR_TEST_DESTROYS_(cmr_stack, stack),             \
+           CMR_TEST_DESTROYS_(struct CUstream_st, stream), CMR_TEST_DESTROYS_(cmr_device_buffer, device_buffer), \
+           CMR_TEST_DESTROYS_(cmr_stream_pool, stream_pool), CMR_TEST_DESTROYS_(cmr_ipc_pool, ipc_pool))
+
+/* A block that destroys `handle` as ck_assert_ok would, naming it. */
+#define cmr_test_destroy_block_(handle) \
+  { ck_assert_status_named(cmr_test_destroy_function(handle)(handle), CMR_SUCCESS, "destroying " #handle); }
+
+/* f(a) for each argument a, in order (1 to 8 arguments): `f` makes a block. */
+#define CMR_TEST_EACH_1_(f, a) f(a)
+#define CMR_TEST_EACH_2_(f, a, ...) f(a) CMR_TEST_EACH_1_(f, __VA_ARGS__)
+#define CMR_TEST_EACH_3_(f, a, ...) f(a) CMR_TEST_EACH_2_(f, __VA_ARGS__)
+#define CMR_TEST_EACH_4_(f, a, ...) f(a) CMR_TEST_EACH_3_(f, __VA_ARGS__)
+#define CMR_TEST_EACH_5_(f, a, ...) f(a) CMR_TEST_EACH_4_(f, __VA_ARGS__)
+#define CMR_TEST_EACH_6_(f, a, ...) f(a) CMR_TEST_EACH_5_(f, __VA_ARGS__)
+#define CMR_TEST_EACH_7_(f, a, ...) f(a) CMR_TEST_EACH_6_(f, __VA_ARGS__)
+#define CMR_TEST_EACH_8_(f, a, ...) f(a) CMR_TEST_EACH_7_(f, __VA_ARGS__)
+#define CMR_TEST_PICK_(_1, _2, _3, _4, _5, _6, _7, _8, each, ...) each
+#define CMR_TEST_EACH(f, ...)                                                                         \
+  CMR_TEST_PICK_(__VA_ARGS__, CMR_TEST_EACH_8_, CMR_TEST_EACH_7_, CMR_TEST_EACH_6_, CMR_TEST_EACH_5_, \
+                 CMR_TEST_EACH_4_, CMR_TEST_EACH_3_, CMR_TEST_EACH_2_, CMR_TEST_EACH_1_, unused)      \
+  (f, __VA_ARGS__)
+
+/* Destroys each handle named (1 to 8), in that order, as ck_assert_ok would
+ * its destroy: the test fails at the first that does not succeed, naming
+ * the handle. */
+#define cmr_test_destroy(...)                           \
+  do {                                                  \
+    CMR_TEST_EACH(cmr_test_destroy_block_, __VA_ARGS__) \
+  } while (0)
 
 /* The last message contains `text`. */
 #define ck_assert_message_has(text)                                                                         \
