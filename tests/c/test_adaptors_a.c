@@ -1067,10 +1067,7 @@ START_TEST(stack_expression_of_adaptors) {
 }
 END_TEST
 
-int main(void) {
-  cmr_test_require_device();
-  Suite *suite = suite_create("adaptors_a");
-
+static void adaptors_a_cases(Suite *suite) {
   cmr_test_case(suite, "statistics", setup, NULL, statistics_counts_exactly_and_forwards,
                 statistics_failed_upstream_calls_change_no_counter, statistics_push_pop_merges_as_rmm,
                 statistics_deep_stack_grows, statistics_method_checks, statistics_threads_count_every_call,
@@ -1099,6 +1096,6 @@ int main(void) {
 
   cmr_test_case(suite, "stacks", NULL, NULL, stack_statistics_limiting_pool_system, stack_of_adaptors_from_threads,
                 stack_expression_of_adaptors);
-
-  return cmr_test_run(suite);
 }
+
+int main(void) { return cmr_test_main_suite("adaptors_a", CMR_TEST_NEEDS_DEVICE, adaptors_a_cases); }

@@ -926,8 +926,7 @@ END_TEST
 
 /* ---- runner ----------------------------------------------------------------------------------------------- */
 
-static Suite *arena_suite(void) {
-  Suite *suite = suite_create("arena");
+static void arena_cases(Suite *suite) {
   cmr_test_case(suite, "parameters", NULL, NULL, arena_size_defaults_to_half_of_free_memory,
                 arena_size_minimum_and_multiple, other_bad_arguments);
   cmr_test_case(suite, "superblocks", NULL, NULL, first_fit_within_a_superblock,
@@ -951,10 +950,6 @@ static Suite *arena_suite(void) {
   tcase_set_timeout(cmr_test_case(suite, "defragment_at_once", NULL, NULL, threads_defragment_at_once,
                                   threads_of_random_sizes_defragment_at_once),
                     120);
-  return suite;
 }
 
-int main(void) {
-  cmr_test_require_device();
-  return cmr_test_run(arena_suite());
-}
+int main(void) { return cmr_test_main_suite("arena", CMR_TEST_NEEDS_DEVICE, arena_cases); }

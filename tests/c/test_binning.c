@@ -358,8 +358,7 @@ START_TEST(largest_free_block_is_what_a_bin_serves_now) {
 }
 END_TEST
 
-static Suite *binning_suite(void) {
-  Suite *suite = suite_create("binning");
+static void binning_cases(Suite *suite) {
   cmr_test_case(suite, "routing", setup, teardown, largest_free_block_is_what_a_bin_serves_now,
                 smallest_bin_that_fits_serves_and_frees_follow, without_bins_the_upstream_serves_everything,
                 exponents_make_one_fixed_size_bin_per_power_of_two, bad_exponents_are_refused_each_with_its_message,
@@ -369,10 +368,6 @@ static Suite *binning_suite(void) {
                 add_bin_resource_replaces_a_bin_of_that_size, replacing_a_bin_with_allocations_out_is_refused,
                 a_new_bin_must_not_take_sizes_with_allocations_out, bins_are_held_past_their_owners_destroy,
                 replaced_bins_are_released);
-  return suite;
 }
 
-int main(void) {
-  cmr_test_require_device();
-  return cmr_test_run(binning_suite());
-}
+int main(void) { return cmr_test_main_suite("binning", CMR_TEST_NEEDS_DEVICE, binning_cases); }

@@ -372,8 +372,7 @@ START_TEST(cached_records_go_with_their_thread) {
 }
 END_TEST
 
-static Suite *bookkeeping_suite(void) {
-  Suite *suite = suite_create("bookkeeping");
+static void bookkeeping_cases(Suite *suite) {
   TCase *streams = tcase_create("streams");
   tcase_set_timeout(streams, 300);
   tcase_add_loop_test(streams, destroyed_streams_leave_no_lists, 0, KINDS);
@@ -385,7 +384,6 @@ static Suite *bookkeeping_suite(void) {
   TCase *threads = cmr_test_case(suite, "threads", NULL, NULL, one_shot_threads_leave_nothing_behind,
                                  threads_exit_as_their_resources_are_destroyed, cached_records_go_with_their_thread);
   tcase_set_timeout(threads, 300);
-  return suite;
 }
 
-int main(void) { return cmr_test_run(bookkeeping_suite()); }
+int main(void) { return cmr_test_main_suite("bookkeeping", CMR_TEST_ANY_MACHINE, bookkeeping_cases); }

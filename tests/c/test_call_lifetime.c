@@ -315,8 +315,7 @@ START_TEST(a_refused_pointer_given_back_keeps_the_first_message) {
 }
 END_TEST
 
-int main(void) {
-  Suite *suite = suite_create("call_lifetime");
+static void call_lifetime_cases(Suite *suite) {
   cmr_test_case(
       suite, "destroyed_inside", setup, NULL, callback_destroying_its_last_handle_in_allocate,
       a_failure_answered_keeps_its_message_over_the_finalize,
@@ -326,5 +325,6 @@ int main(void) {
       a_buffer_destroyed_from_inside_its_resize, the_resource_destroyed_while_a_buffer_is_made_from_it);
   cmr_test_case(suite, "give_back", setup, NULL, a_refused_pointer_whose_give_back_fails_says_both,
                 a_refused_pointer_given_back_keeps_the_first_message);
-  return cmr_test_run(suite);
 }
+
+int main(void) { return cmr_test_main_suite("call_lifetime", CMR_TEST_ANY_MACHINE, call_lifetime_cases); }

@@ -304,8 +304,7 @@ START_TEST(the_status_is_named) {
 }
 END_TEST
 
-int main(void) {
-  Suite *suite = suite_create("capture");
+static void capture_cases(Suite *suite) {
   TCase *serves = tcase_create("serving");
   tcase_add_loop_test(serves, capture_is_served_from_graph_memory, 0, serving_count);
   tcase_add_loop_test(serves, a_thousand_captures_leave_nothing, 0, serving_count);
@@ -319,5 +318,6 @@ int main(void) {
   cmr_test_case(suite, "ordering", NULL, NULL, no_device_synchronization_while_a_stream_captures,
                 an_allocation_too_large_for_graph_memory_gathers_nothing, the_simulation_refuses_what_capture_forbids,
                 the_status_is_named);
-  return cmr_test_run(suite);
 }
+
+int main(void) { return cmr_test_main_suite("capture", CMR_TEST_ANY_MACHINE, capture_cases); }

@@ -617,8 +617,7 @@ START_TEST(memcpy_copies_between_any_pointers) {
 }
 END_TEST
 
-static Suite *device_buffer_suite(void) {
-  Suite *suite = suite_create("device_buffer");
+static void device_buffer_cases(Suite *suite) {
   struct {
     const char *name;
     const TTest *tests[8];
@@ -649,10 +648,6 @@ static Suite *device_buffer_suite(void) {
     }
     suite_add_tcase(suite, tcase);
   }
-  return suite;
 }
 
-int main(void) {
-  cmr_test_require_device();
-  return cmr_test_run(device_buffer_suite());
-}
+int main(void) { return cmr_test_main_suite("device_buffer", CMR_TEST_NEEDS_DEVICE, device_buffer_cases); }

@@ -206,8 +206,7 @@ START_TEST(racing_destroys_destroy_once) {
 }
 END_TEST
 
-static Suite *devices_suite(void) {
-  Suite *suite = suite_create("devices");
+static void devices_cases(Suite *suite) {
   cmr_test_case(suite, "devices", setup, NULL, there_is_at_least_one_device, the_current_device_is_in_range,
                 setting_the_current_device, unknown_devices_are_refused, memory_info, percent_of_free_memory,
                 percent_outside_0_to_100_is_refused, build_facts);
@@ -215,10 +214,6 @@ static Suite *devices_suite(void) {
   cmr_test_case(suite, "streams", NULL, NULL, streams_are_distinct_and_synchronize, streams_refuse_bad_input,
                 destroying_a_stream_twice_is_refused, a_stream_destroyed_long_ago_stays_refused,
                 destroying_a_foreign_stream_is_refused, racing_destroys_destroy_once);
-  return suite;
 }
 
-int main(void) {
-  cmr_test_require_device();
-  return cmr_test_run(devices_suite());
-}
+int main(void) { return cmr_test_main_suite("devices", CMR_TEST_NEEDS_DEVICE, devices_cases); }

@@ -275,8 +275,7 @@ START_TEST(stack_expressions_make_the_new_pools) {
 }
 END_TEST
 
-static Suite *driver_pools_suite(void) {
-  Suite *suite = suite_create("driver_pools_gpu");
+static void driver_pools_cases(Suite *suite) {
   cmr_test_case(suite, "attributes", NULL, NULL, the_release_threshold_is_read_and_set_after_creation,
                 each_reuse_policy_is_read_and_set, trim_gives_unused_memory_back_to_the_device,
                 every_pool_resource_has_the_attribute_methods);
@@ -285,10 +284,6 @@ static Suite *driver_pools_suite(void) {
   cmr_test_case(suite, "pinned", NULL, NULL, a_pinned_host_pool_serves_host_and_device,
                 a_pinned_host_pool_on_numa_node_zero, every_suballocator_runs_over_a_pinned_host_pool,
                 registered_host_memory_is_pinned);
-  return suite;
 }
 
-int main(void) {
-  cmr_test_require_device();
-  return cmr_test_run(driver_pools_suite());
-}
+int main(void) { return cmr_test_main_suite("driver_pools_gpu", CMR_TEST_NEEDS_DEVICE, driver_pools_cases); }

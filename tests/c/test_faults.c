@@ -461,8 +461,7 @@ START_TEST(a_chunk_fixed_size_cannot_list_goes_back_to_the_upstream) {
 }
 END_TEST
 
-int main(void) {
-  Suite *suite = suite_create("faults");
+static void faults_cases(Suite *suite) {
   TCase *upstream_failures = tcase_create("upstream_failures");
   tcase_add_loop_test(upstream_failures, every_upstream_failure_is_reported_and_survived, 0, EXPRESSIONS);
   tcase_add_test(upstream_failures, failure_callback_reports_the_failure_and_survives);
@@ -480,5 +479,6 @@ int main(void) {
   tcase_add_test(backend_failures, a_chunk_the_pool_cannot_list_goes_back_to_the_upstream);
   tcase_add_test(backend_failures, a_chunk_fixed_size_cannot_list_goes_back_to_the_upstream);
   suite_add_tcase(suite, backend_failures);
-  return cmr_test_run(suite);
 }
+
+int main(void) { return cmr_test_main_suite("faults", CMR_TEST_ANY_MACHINE, faults_cases); }

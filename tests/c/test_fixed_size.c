@@ -344,8 +344,7 @@ START_TEST(blocks_of_a_destroyed_stream_stay_usable) {
 }
 END_TEST
 
-static Suite *fixed_size_suite(void) {
-  Suite *suite = suite_create("fixed_size");
+static void fixed_size_cases(Suite *suite) {
   cmr_test_case(suite, "sizes", setup, teardown, largest_free_block_says_whether_a_block_is_free,
                 block_size_is_rounded_up_to_256, defaults_are_one_mebibyte_and_128_blocks, bad_arguments_are_refused);
   cmr_test_case(suite, "chunks", setup, teardown, preallocates_then_grows_in_chunks,
@@ -362,10 +361,6 @@ static Suite *fixed_size_suite(void) {
 #endif
   tcase_add_test(streams, blocks_of_a_destroyed_stream_stay_usable);
   suite_add_tcase(suite, streams);
-  return suite;
 }
 
-int main(void) {
-  cmr_test_require_device();
-  return cmr_test_run(fixed_size_suite());
-}
+int main(void) { return cmr_test_main_suite("fixed_size", CMR_TEST_NEEDS_DEVICE, fixed_size_cases); }

@@ -503,8 +503,7 @@ END_TEST
 #define CMR_TEST_MALLOC_FORK_UNSAFE 1
 #endif
 
-int main(void) {
-  Suite *suite = suite_create("fork");
+static void fork_cases(Suite *suite) {
 #ifndef CMR_TEST_MALLOC_FORK_UNSAFE
   TCase *busy =
       cmr_test_case(suite, "busy parent", NULL, NULL, a_child_forked_while_threads_work_makes_and_uses_its_own);
@@ -517,5 +516,6 @@ int main(void) {
 #if !CMR_WITH_CUDA
   cmr_test_case(suite, "the parent's streams", NULL, NULL, the_parents_streams_and_table_entry_are_the_parents);
 #endif
-  return cmr_test_run(suite);
 }
+
+int main(void) { return cmr_test_main_suite("fork", CMR_TEST_ANY_MACHINE, fork_cases); }

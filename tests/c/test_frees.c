@@ -382,13 +382,11 @@ START_TEST(aligned_over_a_threshold) {
 }
 END_TEST
 
-static Suite *frees_suite(void) {
-  Suite *suite = suite_create("frees");
+static void frees_cases(Suite *suite) {
   TCase *shapes = cmr_test_case(suite, "shapes", NULL, NULL, the_leaves, system_resources_share_what_they_vouch_for,
                                 every_resource_over_each_leaf, counting_adaptors_count_only_accepted_frees,
                                 a_stack_of_counting_adaptors, binning_with_bins, aligned_over_a_threshold);
   tcase_set_timeout(shapes, 60);
-  return suite;
 }
 
-int main(void) { return cmr_test_run(frees_suite()); }
+int main(void) { return cmr_test_main_suite("frees", CMR_TEST_ANY_MACHINE, frees_cases); }

@@ -494,18 +494,14 @@ START_TEST(a_pool_snapshot_has_its_segment) {
 }
 END_TEST
 
-static Suite *history_suite(void) {
-  Suite *suite = suite_create("history");
+static void history_cases(Suite *suite) {
   cmr_test_case(suite, "history", NULL, NULL, options_are_checked, nothing_is_recorded_while_off,
                 a_pool_records_its_calls_and_its_segments, out_of_memory_and_retries_are_recorded,
                 the_ring_keeps_the_newest_events, c_stacks_are_taken_when_asked, a_context_function_tags_each_event);
   cmr_test_case(suite, "threads", NULL, NULL, threads_record_at_once, threads_record_while_others_read_and_restart,
                 a_forked_child_starts_without_a_history);
   cmr_test_case(suite, "snapshots", NULL, NULL, snapshot_arguments_are_checked, a_pool_snapshot_has_its_segment);
-  return suite;
 }
 
-int main(void) {
-  cmr_test_require_device(); /* the CUDA build's system resource synchronizes streams */
-  return cmr_test_run(history_suite());
-}
+/* The suite needs a device: the CUDA build's system resource synchronizes streams. */
+int main(void) { return cmr_test_main_suite("history", CMR_TEST_NEEDS_DEVICE, history_cases); }

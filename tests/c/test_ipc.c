@@ -214,8 +214,7 @@ START_TEST(the_host_build_has_no_pools_to_share) {
 END_TEST
 #endif
 
-static Suite *ipc_suite(void) {
-  Suite *suite = suite_create("ipc");
+static void ipc_cases(Suite *suite) {
   cmr_test_case(suite, "sockets", NULL, NULL, a_descriptor_crosses_to_another_process,
                 a_message_without_a_descriptor_is_refused,
                 a_message_of_another_length_is_refused_and_its_descriptor_closed, a_closed_descriptor_is_not_sent,
@@ -225,7 +224,6 @@ static Suite *ipc_suite(void) {
 #if !CMR_WITH_CUDA
   cmr_test_case(suite, "host", NULL, NULL, the_host_build_has_no_pools_to_share);
 #endif
-  return suite;
 }
 
-int main(void) { return cmr_test_run(ipc_suite()); }
+int main(void) { return cmr_test_main_suite("ipc", CMR_TEST_ANY_MACHINE, ipc_cases); }

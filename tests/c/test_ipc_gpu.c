@@ -205,16 +205,11 @@ START_TEST(a_pool_without_file_descriptors_exports_nothing) {
 }
 END_TEST
 
-static Suite *ipc_gpu_suite(void) {
-  Suite *suite = suite_create("ipc_gpu");
+static void ipc_gpu_cases(Suite *suite) {
   cmr_test_case(suite, "two_processes", NULL, NULL, one_process_writes_the_other_reads,
                 a_freed_exporter_is_reported_in_the_importer);
   cmr_test_case(suite, "misuse", NULL, NULL, an_import_into_the_exporting_process_is_refused,
                 a_closed_descriptor_is_refused, a_pool_without_file_descriptors_exports_nothing);
-  return suite;
 }
 
-int main(void) {
-  cmr_test_require_device();
-  return cmr_test_run(ipc_gpu_suite());
-}
+int main(void) { return cmr_test_main_suite("ipc_gpu", CMR_TEST_NEEDS_DEVICE, ipc_gpu_cases); }

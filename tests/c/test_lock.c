@@ -121,11 +121,11 @@ START_TEST(a_wait_calls_the_blocking_hook_once_and_a_free_lock_never) {
 }
 END_TEST
 
-int main(void) {
-  Suite *suite = suite_create("lock");
+static void lock_cases(Suite *suite) {
   tcase_set_timeout(
       cmr_test_case(suite, "lock", NULL, NULL, uncontended_acquire_and_release, contended_increments_are_never_lost,
                     a_wait_calls_the_blocking_hook_once_and_a_free_lock_never),
       120);
-  return cmr_test_run(suite);
 }
+
+int main(void) { return cmr_test_main_suite("lock", CMR_TEST_ANY_MACHINE, lock_cases); }

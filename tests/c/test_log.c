@@ -374,19 +374,17 @@ START_TEST(runtime_events_are_logged) {
 }
 END_TEST
 
-static Suite *log_suite(void) {
-  Suite *suite = suite_create("log");
+static void log_cases(Suite *suite) {
   cmr_test_case(suite, "log", setup, teardown, levels_set_get_and_should_log, bad_levels_are_refused,
                 file_sink_appends_well_formed_lines, unopenable_file_is_refused,
                 flush_level_decides_when_lines_reach_the_file, full_disk_is_an_io_error, threads_write_whole_lines,
                 environment_sets_level_and_file, bad_environment_is_reported_once_and_ignored,
                 runtime_events_are_logged);
-  return suite;
 }
 
 int main(int argc, char **argv) {
   self_path = argv[0];
   if (argc > 1 && strcmp(argv[1], "--env-child") == 0) return env_child();
-  cmr_test_require_device(); /* the events need resources and the per-device table */
-  return cmr_test_run(log_suite());
+  /* The events need resources and the per-device table. */
+  return cmr_test_main_suite("log", CMR_TEST_NEEDS_DEVICE, log_cases);
 }

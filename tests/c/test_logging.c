@@ -490,15 +490,13 @@ START_TEST(test_upstream_retained) {
 }
 END_TEST
 
-static Suite *logging_suite(void) {
-  Suite *suite = suite_create("logging");
+static void logging_cases(Suite *suite) {
   cmr_test_case(suite, "format", NULL, NULL, test_exact_rows, test_threads_never_interleave);
   cmr_test_case(suite, "destinations", NULL, NULL, test_named_file_is_truncated_and_named, test_callers_file_stays_open,
                 test_environment_variable, test_bad_destinations, test_flush, test_auto_flush,
                 test_lost_rows_keep_the_allocations, test_full_device_counts_every_row,
                 test_stream_without_descriptor_counts_exactly, test_short_write_counts_exactly);
   cmr_test_case(suite, "lifetime", NULL, NULL, test_upstream_retained);
-  return suite;
 }
 
-int main(void) { return cmr_test_run(logging_suite()); }
+int main(void) { return cmr_test_main_suite("logging", CMR_TEST_ANY_MACHINE, logging_cases); }

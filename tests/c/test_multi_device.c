@@ -213,8 +213,7 @@ START_TEST(one_thread_per_device) {
 }
 END_TEST
 
-int main(void) {
-  Suite *suite = suite_create("multi_device");
+static void multi_device_cases(Suite *suite) {
   cmr_test_case(suite, "count", NULL, NULL, the_device_count_is_the_variables);
   const char *variable = getenv("CMR_HOST_DEVICE_COUNT");
   if (variable != NULL && strcmp(variable, "3") == 0) {
@@ -223,5 +222,6 @@ int main(void) {
                   a_device_resource_is_set_while_another_is_current, a_suballocator_orders_streams_on_its_device,
                   a_buffer_of_one_device_is_used_and_freed_from_another, one_thread_per_device);
   }
-  return cmr_test_run(suite);
 }
+
+int main(void) { return cmr_test_main_suite("multi_device", CMR_TEST_ANY_MACHINE, multi_device_cases); }

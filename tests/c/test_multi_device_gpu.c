@@ -209,19 +209,21 @@ START_TEST(access_devices_beyond_the_devices_is_refused) {
 }
 END_TEST
 
-int main(void) {
-  cmr_test_require_device();
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count < 2) {
-    printf("runtime.multi_device_gpu: %d device(s), the suite needs 2: skipped\n", count);
-    return 77;
-  }
-  Suite *suite = suite_create("multi_device_gpu");
+static void multi_device_gpu_cases(Suite *suite) {
   TCase *devices =
       cmr_test_case(suite, "devices", NULL, back_to_device_0, the_default_of_device_1_is_made_on_device_1,
                     device_1s_resource_is_set_while_device_0_is_current, every_resource_of_device_1_allocates_there,
                     a_buffer_of_device_1_is_resized_copied_and_freed_from_device_0,
                     access_devices_lets_device_1_read_a_pool_of_device_0, access_devices_beyond_the_devices_is_refused);
   tcase_set_timeout(devices, 120);
-  return cmr_test_run(suite);
+}
+
+int main(void) {
+  cmr_test_require_device(); /* before the CUDA runtime is asked for the count */
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count < 2) {
+    printf("runtime.multi_device_gpu: %d device(s), the suite needs 2: skipped\n", count);
+    return 77;
+  }
+  return cmr_test_main_suite("multi_device_gpu", CMR_TEST_NEEDS_DEVICE, multi_device_gpu_cases);
 }

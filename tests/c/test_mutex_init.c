@@ -62,11 +62,11 @@ START_TEST(a_mutex_that_cannot_be_made_fails_the_creation) {
 }
 END_TEST
 
-int main(void) {
-  Suite *suite = suite_create("mutex_init");
+static void mutex_init_cases(Suite *suite) {
   TCase *tc = tcase_create("mutex_init");
   tcase_add_loop_test(tc, a_mutex_that_cannot_be_made_fails_the_creation, 0,
                       (int)(sizeof expressions / sizeof expressions[0]));
   suite_add_tcase(suite, tc);
-  return cmr_test_run(suite);
 }
+
+int main(void) { return cmr_test_main_suite("mutex_init", CMR_TEST_ANY_MACHINE, mutex_init_cases); }

@@ -341,9 +341,7 @@ START_TEST(two_changes_cannot_close_a_cycle_between_them) {
 }
 END_TEST
 
-int main(void) {
-  cmr_test_require_device();
-  Suite *suite = suite_create("ownership");
+static void ownership_cases(Suite *suite) {
   struct {
     const char *name;
     const TTest *tests[4];
@@ -364,5 +362,6 @@ int main(void) {
     for (size_t t = 0; t < 4 && groups[g].tests[t] != NULL; t++) tcase_add_test(tcase, groups[g].tests[t]);
     suite_add_tcase(suite, tcase);
   }
-  return cmr_test_run(suite);
 }
+
+int main(void) { return cmr_test_main_suite("ownership", CMR_TEST_NEEDS_DEVICE, ownership_cases); }

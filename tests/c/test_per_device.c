@@ -214,17 +214,12 @@ START_TEST(changes_are_counted) {
 }
 END_TEST
 
-static Suite *per_device_suite(void) {
-  Suite *suite = suite_create("per_device");
+static void per_device_cases(Suite *suite) {
   cmr_test_case(suite, "table", setup, NULL, devices_outside_the_range_are_unknown, null_out_parameters,
                 the_default_is_the_plain_resource_of_the_build, every_device_gets_a_default, set_get_reset,
                 current_device_variants, bad_refs_are_refused_and_leave_the_entry, changes_are_counted);
 
   cmr_test_case(suite, "threads", setup, NULL, threads_set_and_get_concurrently);
-  return suite;
 }
 
-int main(void) {
-  cmr_test_require_device();
-  return cmr_test_run(per_device_suite());
-}
+int main(void) { return cmr_test_main_suite("per_device", CMR_TEST_NEEDS_DEVICE, per_device_cases); }

@@ -104,10 +104,9 @@ START_TEST(a_stream) {
 }
 END_TEST
 
-int main(void) {
-  cmr_test_require_device();
-  Suite *suite = suite_create("racing_destroys");
+static void racing_destroys_cases(Suite *suite) {
   cmr_test_case(suite, "two_destroys", NULL, NULL, a_resource_handle, a_stack, a_device_buffer, a_stream_pool,
                 a_stream);
-  return cmr_test_run(suite);
 }
+
+int main(void) { return cmr_test_main_suite("racing_destroys", CMR_TEST_NEEDS_DEVICE, racing_destroys_cases); }

@@ -145,12 +145,10 @@ START_TEST(arena_gives_back_the_free_rest_of_a_superblock_in_use) {
 }
 END_TEST
 
-static Suite *random_workload_suite(void) {
-  Suite *suite = suite_create("random_workload");
+static void random_workload_cases(Suite *suite) {
   tcase_set_timeout(cmr_test_case(suite, "core", NULL, NULL, arena_gives_back_the_free_rest_of_a_superblock_in_use,
                                   arena_fits_wherever_the_pool_fits),
                     300);
-  return suite;
 }
 
-int main(void) { return cmr_test_run(random_workload_suite()); }
+int main(void) { return cmr_test_main_suite("random_workload", CMR_TEST_ANY_MACHINE, random_workload_cases); }

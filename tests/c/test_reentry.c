@@ -377,8 +377,7 @@ START_TEST(a_failure_callback_freeing_into_its_adaptor_retries) {
 }
 END_TEST
 
-int main(void) {
-  Suite *suite = suite_create("reentry");
+static void reentry_cases(Suite *suite) {
   cmr_test_case(suite, "suballocators", setup, teardown, pool_growth_allocating_from_the_pool_is_refused,
                 pool_growth_releasing_the_pool_is_served, pool_growth_freeing_into_the_pool_is_served,
                 fixed_size_growth_allocating_from_it_is_refused);
@@ -391,5 +390,6 @@ int main(void) {
                 binning_allocation_adding_a_bin_resource_from_the_upstream_is_refused,
                 binning_allocation_adding_a_bin_to_another_binning_is_served,
                 binning_replaced_bin_whose_teardown_adds_a_bin_is_served);
-  return cmr_test_run(suite);
 }
+
+int main(void) { return cmr_test_main_suite("reentry", CMR_TEST_ANY_MACHINE, reentry_cases); }

@@ -165,8 +165,7 @@ START_TEST(a_stack_expression_makes_it) {
 }
 END_TEST
 
-static Suite *registered_host_suite(void) {
-  Suite *suite = suite_create("registered_host");
+static void registered_host_cases(Suite *suite) {
   cmr_test_case(suite, "host_pages", NULL, NULL, every_page_is_present_before_first_use,
                 huge_page_mappings_start_on_a_huge_page, spans_round_to_the_page_their_mode_uses,
                 the_threads_follow_the_size_and_the_request, an_address_space_too_small_is_out_of_memory);
@@ -175,7 +174,6 @@ static Suite *registered_host_suite(void) {
       cmr_test_case(suite, "resource", NULL, NULL, the_resource_hands_out_touched_memory_and_vouches_for_frees,
                     a_pool_over_it_starts_with_its_memory_touched, a_stack_expression_makes_it),
       CMR_TEST_DEVICE_TAG);
-  return suite;
 }
 
-int main(void) { return cmr_test_run(registered_host_suite()); }
+int main(void) { return cmr_test_main_suite("registered_host", CMR_TEST_ANY_MACHINE, registered_host_cases); }

@@ -131,13 +131,15 @@ START_TEST(test_replay_matches_the_workload) {
 }
 END_TEST
 
+static void replay_round_trip_cases(Suite *suite) {
+  cmr_test_case(suite, "round_trip", NULL, NULL, test_replay_matches_the_workload);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s PATH-TO-cmr-replay\n", argv[0]);
     return 2;
   }
   tool = argv[1];
-  Suite *suite = suite_create("replay_round_trip");
-  cmr_test_case(suite, "round_trip", NULL, NULL, test_replay_matches_the_workload);
-  return cmr_test_run(suite);
+  return cmr_test_main_suite("replay_round_trip", CMR_TEST_ANY_MACHINE, replay_round_trip_cases);
 }

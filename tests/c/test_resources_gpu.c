@@ -124,16 +124,11 @@ START_TEST(device_only_memory_is_not_host_accessible) {
 }
 END_TEST
 
-static Suite *resources_suite(void) {
-  Suite *suite = suite_create("resources_gpu");
+static void resources_cases(Suite *suite) {
   cmr_test_case(suite, "cuda_async", NULL, NULL, cuda_async_parameters, cuda_async_exports_file_descriptors,
                 views_of_one_pool);
   cmr_test_case(suite, "leaves", NULL, NULL, equality_across_types, managed_and_pinned_memory_is_host_writable,
                 device_only_memory_is_not_host_accessible);
-  return suite;
 }
 
-int main(void) {
-  cmr_test_require_device();
-  return cmr_test_run(resources_suite());
-}
+int main(void) { return cmr_test_main_suite("resources_gpu", CMR_TEST_NEEDS_DEVICE, resources_cases); }

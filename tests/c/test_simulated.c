@@ -183,14 +183,12 @@ START_TEST(test_copies_refused) {
 }
 END_TEST
 
-static Suite *simulated_suite(void) {
-  Suite *suite = suite_create("simulated");
+static void simulated_cases(Suite *suite) {
   cmr_test_case(suite, "simulated", NULL, NULL, test_counters_follow_allocations, test_capacity_bounds_bytes_in_use,
                 test_large_alignment, test_refused_frees_change_nothing, test_bad_arguments, test_pool_over_simulated,
                 test_leaf_of_a_stack);
   /* A buffer enters its device. */
   tcase_set_tags(cmr_test_case(suite, "copies", NULL, NULL, test_copies_refused), CMR_TEST_DEVICE_TAG);
-  return suite;
 }
 
-int main(void) { return cmr_test_run(simulated_suite()); }
+int main(void) { return cmr_test_main_suite("simulated", CMR_TEST_ANY_MACHINE, simulated_cases); }

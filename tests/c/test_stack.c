@@ -577,9 +577,7 @@ START_TEST(a_bad_cmr_resource_is_reported_by_the_table) {
 }
 END_TEST
 
-int main(void) {
-  cmr_test_require_device(); /* sizes in percent, the per-device table */
-  Suite *suite = suite_create("stack");
+static void stack_cases(Suite *suite) {
   TCase *tc = tcase_create("stack");
   tcase_add_test(tc, a_stack_builds_and_serves);
   tcase_add_test(tc, the_written_out_expression_has_every_default_and_parses_back);
@@ -605,5 +603,7 @@ int main(void) {
   tcase_add_test(tc, cmr_resource_sets_the_default_resource);
   tcase_add_test(tc, a_bad_cmr_resource_is_reported_by_the_table);
   suite_add_tcase(suite, tc);
-  return cmr_test_run(suite);
 }
+
+/* The suite needs a device: sizes in percent, the per-device table. */
+int main(void) { return cmr_test_main_suite("stack", CMR_TEST_NEEDS_DEVICE, stack_cases); }

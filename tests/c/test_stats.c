@@ -466,8 +466,7 @@ START_TEST(the_observer_changes_while_other_threads_run_out) {
 }
 END_TEST
 
-static Suite *stats_suite(void) {
-  Suite *suite = suite_create("stats");
+static void stats_cases(Suite *suite) {
   cmr_test_case(suite, "families", make_host, drop_host, a_pool_reports_its_use_its_chunks_and_its_free_memory,
                 a_pool_that_grows_keeps_its_peak_of_held_bytes, fixed_size_counts_its_blocks,
                 an_arena_counts_its_global_arena_as_free, an_adaptor_counts_its_own_calls_and_its_upstreams_memory,
@@ -482,7 +481,6 @@ static Suite *stats_suite(void) {
                 a_foreign_resource_out_of_memory_reaches_the_observer);
   cmr_test_case(suite, "threads", make_host, drop_host, counts_from_many_threads_add_up,
                 the_observer_changes_while_other_threads_run_out);
-  return suite;
 }
 
-int main(void) { return cmr_test_run(stats_suite()); }
+int main(void) { return cmr_test_main_suite("stats", CMR_TEST_ANY_MACHINE, stats_cases); }

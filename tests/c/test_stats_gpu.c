@@ -68,13 +68,8 @@ START_TEST(a_view_reads_the_pool_it_names) {
 }
 END_TEST
 
-static Suite *stats_gpu_suite(void) {
-  Suite *suite = suite_create("stats_gpu");
+static void stats_gpu_cases(Suite *suite) {
   cmr_test_case(suite, "driver_pool", NULL, NULL, cuda_async_reads_its_pools_counters, a_view_reads_the_pool_it_names);
-  return suite;
 }
 
-int main(void) {
-  cmr_test_require_device();
-  return cmr_test_run(stats_gpu_suite());
-}
+int main(void) { return cmr_test_main_suite("stats_gpu", CMR_TEST_NEEDS_DEVICE, stats_gpu_cases); }

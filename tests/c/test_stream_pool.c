@@ -178,15 +178,10 @@ START_TEST(round_robin_across_threads) {
 }
 END_TEST
 
-static Suite *stream_pool_suite(void) {
-  Suite *suite = suite_create("stream_pool");
+static void stream_pool_cases(Suite *suite) {
   cmr_test_case(suite, "stream_pool", NULL, NULL, default_size_is_16, round_robin_and_modulo, bad_arguments,
                 destroyed_twice_and_used_after, streams_serve_allocations_and_end_with_the_pool,
                 a_stream_destroyed_behind_the_pool_is_reported, made_with_flags, round_robin_across_threads);
-  return suite;
 }
 
-int main(void) {
-  cmr_test_require_device();
-  return cmr_test_run(stream_pool_suite());
-}
+int main(void) { return cmr_test_main_suite("stream_pool", CMR_TEST_NEEDS_DEVICE, stream_pool_cases); }

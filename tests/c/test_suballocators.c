@@ -204,11 +204,11 @@ START_TEST(threads_on_their_own_streams) {
 }
 END_TEST
 
-int main(void) {
-  Suite *suite = suite_create("suballocators");
+static void suballocators_cases(Suite *suite) {
   TCase *tc = tcase_create("threads");
   tcase_set_timeout(tc, 300);
   tcase_add_loop_test(tc, threads_on_their_own_streams, 0, (int)(sizeof subjects / sizeof subjects[0]));
   suite_add_tcase(suite, tc);
-  return cmr_test_run(suite);
 }
+
+int main(void) { return cmr_test_main_suite("suballocators", CMR_TEST_ANY_MACHINE, suballocators_cases); }

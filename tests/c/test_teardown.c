@@ -106,13 +106,12 @@ START_TEST(the_per_device_table_keeps_a_destroyed_stack_top) {
 }
 END_TEST
 
-int main(void) {
-  cmr_test_require_device();
-  Suite *suite = suite_create("teardown");
+static void teardown_cases(Suite *suite) {
   TCase *orders_case = tcase_create("orders");
   tcase_add_loop_test(orders_case, a_stack_survives_every_order_of_destroys, 0, ORDERS);
   tcase_add_test(orders_case, a_retained_top_outlives_its_stack);
   tcase_add_test(orders_case, the_per_device_table_keeps_a_destroyed_stack_top);
   suite_add_tcase(suite, orders_case);
-  return cmr_test_run(suite);
 }
+
+int main(void) { return cmr_test_main_suite("teardown", CMR_TEST_NEEDS_DEVICE, teardown_cases); }

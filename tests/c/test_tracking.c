@@ -478,8 +478,7 @@ START_TEST(threads_keep_patterns_and_counts) {
 }
 END_TEST
 
-static Suite *tracking_suite(void) {
-  Suite *suite = suite_create("tracking");
+static void tracking_cases(Suite *suite) {
   cmr_test_case(suite, "basics", setup, teardown, counts_what_is_outstanding, forwards_size_alignment_and_stream,
                 report_lists_each_allocation_by_address, report_stays_valid_until_the_next,
                 captures_backtraces_when_asked, no_backtraces_unless_asked, snapshot_holds_each_allocation_by_address,
@@ -489,10 +488,7 @@ static Suite *tracking_suite(void) {
                 failed_upstream_free_stays_tracked, bad_arguments, a_stack_of_adaptors);
   cmr_test_case(suite, "lifetime", NULL, NULL, keeps_its_upstream_alive, threads_keep_patterns_and_counts,
                 made_from_an_expression);
-  return suite;
 }
 
-int main(void) {
-  cmr_test_require_device(); /* the CUDA build's system resource synchronizes streams */
-  return cmr_test_run(tracking_suite());
-}
+/* The suite needs a device: the CUDA build's system resource synchronizes streams. */
+int main(void) { return cmr_test_main_suite("tracking", CMR_TEST_NEEDS_DEVICE, tracking_cases); }

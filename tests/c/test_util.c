@@ -65,6 +65,13 @@ int cmr_test_run_case(const char *name, const TTest *const *tests) {
   return cmr_test_run(suite);
 }
 
+int cmr_test_main_suite(const char *name, cmr_test_machine machine, void (*add_cases)(Suite *suite)) {
+  if (machine == CMR_TEST_NEEDS_DEVICE) cmr_test_require_device();
+  Suite *suite = suite_create(name);
+  add_cases(suite);
+  return cmr_test_run(suite);
+}
+
 void cmr_test_use(cmr_resource_ref ref, size_t bytes, int byte) {
   void *ptr = NULL;
   ck_assert_ok(cmr_allocate(ref, bytes, CMR_DEFAULT_STREAM, &ptr));

@@ -102,6 +102,15 @@ void cmr_test_require_device(void);
  * device cases alone are asked for and there is no device. */
 int cmr_test_run(Suite *suite);
 
+/* Whether a suite needs a device (cmr_test_main_suite). */
+typedef enum cmr_test_machine { CMR_TEST_ANY_MACHINE, CMR_TEST_NEEDS_DEVICE } cmr_test_machine;
+
+/* main's whole body for a suite named `name` whose cases `add_cases` adds
+ * (with cmr_test_case and the like): cmr_test_require_device() first when
+ * `machine` is CMR_TEST_NEEDS_DEVICE, then the suite, run as cmr_test_run
+ * runs it. */
+int cmr_test_main_suite(const char *name, cmr_test_machine machine, void (*add_cases)(Suite *suite));
+
 /* Adds to `suite` a test case named `name` with a checked fixture (`setup`,
  * `teardown`, either may be NULL) and the tests that follow, in that order.
  * Returns the case, for a timeout or loop tests. */
