@@ -1035,12 +1035,10 @@ END_TEST
 
 /* The same stacks written as text (cmr_stack_parse reads the specs' params). */
 START_TEST(stack_expression_of_adaptors) {
-  cmr_stack *stack = NULL;
-  ck_assert_ok(cmr_stack_parse(
-      "statistics(limiting(pool(system, initial_pool_size=1MiB), allocation_limit=64KiB, allocation_alignment=1KiB))",
-      &stack));
   cmr_resource_ref ref;
-  ck_assert_ok(cmr_stack_ref(stack, &ref));
+  cmr_stack *stack = cmr_test_stack(
+      "statistics(limiting(pool(system, initial_pool_size=1MiB), allocation_limit=64KiB, allocation_alignment=1KiB))",
+      &ref);
   cmr_statistics_resource *statistics = NULL;
   ck_assert_ok(cmr_statistics_resource_from_ref(ref, &statistics));
   void *a = take(ref, 40000); /* limiting counts 40960 */

@@ -80,10 +80,8 @@ static void check_output(const void *output, unsigned char *host, int launch, co
 
 START_TEST(a_captured_graph_allocates_and_frees_through_cmr) {
   const char *expression = serving[_i].expression;
-  cmr_stack *stack = NULL;
-  ck_assert_ok(cmr_stack_parse(expression, &stack));
   cmr_resource_ref ref;
-  ck_assert_ok(cmr_stack_ref(stack, &ref));
+  cmr_stack *stack = cmr_test_stack(expression, &ref);
   cmr_stream stream = cmr_test_stream();
   void *output = NULL, *before = NULL;
   ck_assert_cuda(cudaMalloc(&output, buffer_bytes));
@@ -135,10 +133,8 @@ END_TEST
 /* Graph memory a capture leaves allocated (an output the graph keeps) is
  * freed through cmr after the capture, on another stream. */
 START_TEST(graph_memory_kept_by_the_capture_is_freed_after_it) {
-  cmr_stack *stack = NULL;
-  ck_assert_ok(cmr_stack_parse("pool(cuda, initial_pool_size=16MiB)", &stack));
   cmr_resource_ref ref;
-  ck_assert_ok(cmr_stack_ref(stack, &ref));
+  cmr_stack *stack = cmr_test_stack("pool(cuda, initial_pool_size=16MiB)", &ref);
   cmr_stream stream = cmr_test_stream(), other = cmr_test_stream();
   void *kept = NULL;
   cudaGraph_t graph = NULL;
@@ -182,10 +178,8 @@ START_TEST(a_refusing_resource_leaves_the_capture_valid) {
       {"pinned_host", "synchronous CUDA allocation", false},
   };
   for (size_t i = 0; i < sizeof refusing / sizeof refusing[0]; ++i) {
-    cmr_stack *stack = NULL;
-    ck_assert_ok(cmr_stack_parse(refusing[i].expression, &stack));
     cmr_resource_ref ref;
-    ck_assert_ok(cmr_stack_ref(stack, &ref));
+    cmr_stack *stack = cmr_test_stack(refusing[i].expression, &ref);
     cmr_stream stream = cmr_test_stream();
     void *before = NULL, *ptr = NULL;
     ck_assert_ok(cmr_allocate(ref, buffer_bytes, stream, &before));

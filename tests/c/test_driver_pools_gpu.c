@@ -256,21 +256,17 @@ START_TEST(registered_host_memory_is_pinned) {
 END_TEST
 
 START_TEST(stack_expressions_make_the_new_pools) {
-  cmr_stack *stack = NULL;
-  ck_assert_ok(
-      cmr_stack_parse("pool(pinned_host_pool(numa_node=-1, initial_pool_size=2MiB), initial_pool_size=1MiB)", &stack));
   cmr_resource_ref ref;
-  ck_assert_ok(cmr_stack_ref(stack, &ref));
+  cmr_stack *stack =
+      cmr_test_stack("pool(pinned_host_pool(numa_node=-1, initial_pool_size=2MiB), initial_pool_size=1MiB)", &ref);
   void *ptr = NULL;
   ck_assert_ok(cmr_allocate(ref, 4096, CMR_DEFAULT_STREAM, &ptr));
   ck_assert_ok(cmr_backend_stream_synchronize(CMR_DEFAULT_STREAM));
   memset(ptr, 1, 4096); /* host memory */
   ck_assert_ok(cmr_deallocate(ref, ptr, 4096, CMR_DEFAULT_STREAM));
   ck_assert_ok(cmr_stack_destroy(stack));
-  ck_assert_ok(cmr_stack_parse("cuda_async_device_pool(which_pool=device_default)", &stack));
-  const char *written = NULL;
-  ck_assert_ok(cmr_stack_expression(stack, &written));
-  ck_assert_str_eq(written, "cuda_async_device_pool(which_pool=device_default)");
+  stack = cmr_test_stack("cuda_async_device_pool(which_pool=device_default)", NULL);
+  ck_assert_str_eq(cmr_test_expression(stack), "cuda_async_device_pool(which_pool=device_default)");
   ck_assert_ok(cmr_stack_destroy(stack));
 }
 END_TEST

@@ -316,12 +316,10 @@ END_TEST
 
 /* A stack of counting adaptors: none counts a free the bottom refuses. */
 START_TEST(a_stack_of_counting_adaptors) {
-  cmr_stack *stack = NULL;
-  ck_assert_ok(cmr_stack_parse(
-      "statistics(limiting(tracking(logging(thread_safe(system), filename=\"/dev/null\")), allocation_limit=1GiB))",
-      &stack));
   cmr_resource_ref top;
-  ck_assert_ok(cmr_stack_ref(stack, &top));
+  cmr_stack *stack = cmr_test_stack(
+      "statistics(limiting(tracking(logging(thread_safe(system), filename=\"/dev/null\")), allocation_limit=1GiB))",
+      &top);
   bad_free_case c = plain_case("statistics(limiting(tracking(logging(thread_safe(system)))))", top);
   check_bad_frees(&c);
   ck_assert_ok(cmr_stack_destroy(stack));
@@ -368,10 +366,8 @@ START_TEST(aligned_over_a_threshold) {
        "allocation_alignment=4096, alignment_threshold=4096))"), /* one element: clang asks for the parentheses */
   };
   for (size_t i = 0; i < sizeof expressions / sizeof expressions[0]; ++i) {
-    cmr_stack *stack = NULL;
-    ck_assert_ok(cmr_stack_parse(expressions[i], &stack));
     cmr_resource_ref top;
-    ck_assert_ok(cmr_stack_ref(stack, &top));
+    cmr_stack *stack = cmr_test_stack(expressions[i], &top);
     bad_free_case c = plain_case(expressions[i], top);
     c.bytes = 5000, c.larger = 100000, c.smaller = 4999;
     check_bad_frees(&c);

@@ -185,10 +185,8 @@ START_TEST(access_devices_lets_device_1_read_a_pool_of_device_0) {
   device_1_reads(shared);
   ck_assert_ok(cmr_cuda_async_resource_destroy(shared));
   /* The same through a stack expression. */
-  cmr_stack *stack = NULL;
-  ck_assert_ok(cmr_stack_parse("cuda_async(access_devices=2)", &stack));
   cmr_resource_ref top;
-  ck_assert_ok(cmr_stack_ref(stack, &top));
+  cmr_stack *stack = cmr_test_stack("cuda_async(access_devices=2)", &top);
   ck_assert_ok(cmr_cuda_async_resource_from_ref(top, &shared));
   ck_assert_int_eq(access_of_device_1(shared), cudaMemAccessFlagsProtReadWrite);
   device_1_reads(shared);

@@ -172,10 +172,8 @@ END_TEST
 /* The issue's case: a handle from a stack top, destroyed twice, and the
  * stack, with a buffer alive on the top: the buffer keeps working. */
 START_TEST(a_handle_from_a_ref_owns_its_own_share) {
-  cmr_stack *stack = NULL;
-  ck_assert_ok(cmr_stack_parse("statistics(pool(system, initial_pool_size=64KiB))", &stack));
   cmr_resource_ref top;
-  ck_assert_ok(cmr_stack_ref(stack, &top));
+  cmr_stack *stack = cmr_test_stack("statistics(pool(system, initial_pool_size=64KiB))", &top);
   cmr_device_buffer *buffer = NULL;
   ck_assert_ok(cmr_device_buffer_create(1000, CMR_DEFAULT_STREAM, top, &buffer));
   cmr_statistics_resource *statistics = NULL;

@@ -65,9 +65,7 @@ END_TEST
 
 START_TEST(a_stack) {
   for (int i = 0; i < rounds; ++i) {
-    cmr_stack *stack = NULL;
-    ck_assert_ok(cmr_stack_parse("statistics(system)", &stack));
-    race_destroys(destroy_stack, stack, CMR_ERROR_DESTROYED_HANDLE);
+    race_destroys(destroy_stack, cmr_test_stack("statistics(system)", NULL), CMR_ERROR_DESTROYED_HANDLE);
   }
 }
 END_TEST

@@ -141,16 +141,12 @@ START_TEST(a_pool_over_it_starts_with_its_memory_touched) {
 END_TEST
 
 START_TEST(a_stack_expression_makes_it) {
-  cmr_stack *stack = NULL;
-  ck_assert_ok(
-      cmr_stack_parse("pool(registered_host(touch_threads=2, huge_pages=none), initial_pool_size=4MiB)", &stack));
-  const char *written = NULL;
-  ck_assert_ok(cmr_stack_expression(stack, &written));
-  ck_assert_str_eq(written,
+  cmr_resource_ref ref;
+  cmr_stack *stack =
+      cmr_test_stack("pool(registered_host(touch_threads=2, huge_pages=none), initial_pool_size=4MiB)", &ref);
+  ck_assert_str_eq(cmr_test_expression(stack),
                    "pool(registered_host(touch_threads=2, huge_pages=none), initial_pool_size=4MiB, "
                    "maximum_pool_size=unlimited, maximum_growth=unlimited, capture=serve)");
-  cmr_resource_ref ref;
-  ck_assert_ok(cmr_stack_ref(stack, &ref));
   void *ptr = NULL;
   ck_assert_ok(cmr_allocate(ref, 4096, CMR_DEFAULT_STREAM, &ptr));
   ck_assert_ok(cmr_deallocate(ref, ptr, 4096, CMR_DEFAULT_STREAM));

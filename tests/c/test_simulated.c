@@ -127,11 +127,9 @@ END_TEST
 
 START_TEST(test_leaf_of_a_stack) {
   /* cmr-replay reads a simulated leaf's peak through cmr_stack_leaf. */
-  cmr_stack *stack = NULL;
-  ck_assert_ok(cmr_stack_parse("pool(simulated(capacity=1GiB), initial_pool_size=0)", &stack));
   cmr_resource_ref leaf, top;
+  cmr_stack *stack = cmr_test_stack("pool(simulated(capacity=1GiB), initial_pool_size=0)", &top);
   ck_assert_ok(cmr_stack_leaf(stack, &leaf));
-  ck_assert_ok(cmr_stack_ref(stack, &top));
   cmr_simulated_resource *simulated = NULL;
   ck_assert_ok(cmr_simulated_resource_from_ref(leaf, &simulated));
   void *ptr = NULL;

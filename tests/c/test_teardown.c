@@ -71,9 +71,7 @@ static const char expression_cuda[] = "statistics(pool(managed, initial_pool_siz
 
 /* The stack and its top's and leaf's refs. */
 static cmr_stack *parse_stack(cmr_resource_ref *top, cmr_resource_ref *leaf) {
-  cmr_stack *stack = NULL;
-  ck_assert_ok(cmr_stack_parse(cmr_built_with_cuda() ? expression_cuda : expression_host, &stack));
-  ck_assert_ok(cmr_stack_ref(stack, top));
+  cmr_stack *stack = cmr_test_stack(cmr_built_with_cuda() ? expression_cuda : expression_host, top);
   ck_assert_ok(cmr_stack_leaf(stack, leaf));
   return stack;
 }

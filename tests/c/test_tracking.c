@@ -384,19 +384,14 @@ START_TEST(a_stack_of_adaptors) {
 END_TEST
 
 START_TEST(made_from_an_expression) {
-  cmr_stack *stack = NULL;
-  ck_assert_ok(cmr_stack_parse("prefetch(tracking(system, capture_stacks=true))", &stack));
-  const char *expression = NULL;
-  ck_assert_ok(cmr_stack_expression(stack, &expression));
-  ck_assert_str_eq(expression, "prefetch(tracking(system, capture_stacks=true))");
   cmr_resource_ref ref;
-  ck_assert_ok(cmr_stack_ref(stack, &ref));
+  cmr_stack *stack = cmr_test_stack("prefetch(tracking(system, capture_stacks=true))", &ref);
+  ck_assert_str_eq(cmr_test_expression(stack), "prefetch(tracking(system, capture_stacks=true))");
   cmr_test_use(ref, 4096, 0x11);
   ck_assert_ok(cmr_stack_destroy(stack));
   /* The default is written out. */
-  ck_assert_ok(cmr_stack_parse("tracking(system)", &stack));
-  ck_assert_ok(cmr_stack_expression(stack, &expression));
-  ck_assert_str_eq(expression, "tracking(system, capture_stacks=false)");
+  stack = cmr_test_stack("tracking(system)", NULL);
+  ck_assert_str_eq(cmr_test_expression(stack), "tracking(system, capture_stacks=false)");
   ck_assert_ok(cmr_stack_destroy(stack));
 }
 END_TEST

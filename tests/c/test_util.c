@@ -93,6 +93,22 @@ cmr_stream cmr_test_stream(void) {
   return stream;
 }
 
+cmr_stack *cmr_test_stack(const char *expression, cmr_resource_ref *top) {
+  char parsing[512];
+  snprintf(parsing, sizeof parsing, "cmr_stack_parse(\"%s\")", expression);
+  cmr_stack *stack = NULL;
+  ck_assert_status_named(cmr_stack_parse(expression, &stack), CMR_SUCCESS, parsing);
+  ck_assert_ptr_nonnull(stack);
+  if (top != NULL) ck_assert_ok(cmr_stack_ref(stack, top));
+  return stack;
+}
+
+const char *cmr_test_expression(const cmr_stack *stack) {
+  const char *text = NULL;
+  ck_assert_ok(cmr_stack_expression(stack, &text));
+  return text;
+}
+
 /* ---- the foreign resource ------------------------------------------------------ */
 
 static cmr_status foreign_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {

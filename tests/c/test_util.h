@@ -138,6 +138,15 @@ cmr_system_resource *cmr_test_system_resource(void);
 /* A new stream for the test to destroy; fails the test if it cannot be made. */
 cmr_stream cmr_test_stream(void);
 
+/* A stack parsed from `expression` for the test to destroy, its top in *top
+ * unless `top` is NULL; fails the test, naming the expression, if either
+ * step fails. */
+cmr_stack *cmr_test_stack(const char *expression, cmr_resource_ref *top);
+
+/* The stack's expression written out with every parameter
+ * (cmr_stack_expression); fails the test if it cannot be had. */
+const char *cmr_test_expression(const cmr_stack *stack);
+
 /* How many file descriptors this process has open now (/proc/self/fd), for
  * tests that nothing leaks one. */
 int cmr_test_open_descriptors(void);
