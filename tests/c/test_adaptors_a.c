@@ -146,17 +146,9 @@ static counters read_counters(cmr_statistics_resource *handle) {
     ck_assert_uint_eq(c_.allocations_total, (at));         \
   } while (0)
 
-static size_t levels_of(cmr_statistics_resource *handle) {
-  size_t levels = 0;
-  ck_assert_ok(cmr_statistics_resource_counter_levels(handle, &levels));
-  return levels;
-}
+CMR_TEST_OUT(levels_of, size_t, 0, cmr_statistics_resource_counter_levels, cmr_statistics_resource *)
 
-static cmr_statistics_resource *make_statistics(cmr_resource_ref upstream) {
-  cmr_statistics_resource *handle = NULL;
-  ck_assert_ok(cmr_statistics_resource_create(upstream, &handle));
-  return handle;
-}
+CMR_TEST_OUT(make_statistics, cmr_statistics_resource *, NULL, cmr_statistics_resource_create, cmr_resource_ref)
 
 START_TEST(statistics_counts_exactly_and_forwards) {
   cmr_statistics_resource *handle = make_statistics(foreign_ref());
@@ -402,11 +394,7 @@ static cmr_limiting_resource *make_limiting(cmr_resource_ref upstream, size_t li
   return handle;
 }
 
-static size_t allocated_of(cmr_limiting_resource *handle) {
-  size_t bytes = SIZE_MAX;
-  ck_assert_ok(cmr_limiting_resource_allocated_bytes(handle, &bytes));
-  return bytes;
-}
+CMR_TEST_OUT(allocated_of, size_t, SIZE_MAX, cmr_limiting_resource_allocated_bytes, cmr_limiting_resource *)
 
 START_TEST(limiting_counts_rounded_and_refuses_past_the_limit) {
   cmr_limiting_resource *handle = make_limiting(foreign_ref(), 4096, CMR_SIZE_DEFAULT);

@@ -48,11 +48,7 @@ static size_t bin_for(cmr_binning_resource *handle, size_t bytes) {
   return size;
 }
 
-static size_t bins_of(cmr_binning_resource *handle) {
-  size_t count = SIZE_MAX;
-  ck_assert_ok(cmr_binning_resource_bin_count(handle, &count));
-  return count;
-}
+CMR_TEST_OUT(bins_of, size_t, SIZE_MAX, cmr_binning_resource_bin_count, cmr_binning_resource *)
 
 /* A binning resource with the counting bins at 1000 (so 1024) and 4096. */
 static cmr_binning_resource *make_with_counting_bins(void) {
@@ -330,11 +326,7 @@ START_TEST(replaced_bins_are_released) {
   ck_assert_int_eq(first.retains, 1);
 }
 END_TEST
-static size_t largest_free_block(cmr_binning_resource *handle) {
-  size_t size = SIZE_MAX;
-  ck_assert_ok(cmr_binning_resource_largest_free_block(handle, &size));
-  return size;
-}
+CMR_TEST_OUT(largest_free_block, size_t, SIZE_MAX, cmr_binning_resource_largest_free_block, cmr_binning_resource *)
 
 /* Fixed-size bins have their preallocated blocks; a pool bin has what was
  * freed into it, up to the bin's size; the upstream counts for nothing. */

@@ -45,29 +45,13 @@ static void assert_contents(const cmr_device_buffer *buffer, const unsigned char
   free(copy);
 }
 
-static size_t size_of(const cmr_device_buffer *buffer) {
-  size_t size = 0;
-  ck_assert_ok(cmr_device_buffer_size(buffer, &size));
-  return size;
-}
+CMR_TEST_OUT(size_of, size_t, 0, cmr_device_buffer_size, const cmr_device_buffer *)
 
-static size_t capacity_of(const cmr_device_buffer *buffer) {
-  size_t capacity = 0;
-  ck_assert_ok(cmr_device_buffer_capacity(buffer, &capacity));
-  return capacity;
-}
+CMR_TEST_OUT(capacity_of, size_t, 0, cmr_device_buffer_capacity, const cmr_device_buffer *)
 
-static void *data_of(const cmr_device_buffer *buffer) {
-  void *data = NULL;
-  ck_assert_ok(cmr_device_buffer_data(buffer, &data));
-  return data;
-}
+CMR_TEST_OUT(data_of, void *, NULL, cmr_device_buffer_data, const cmr_device_buffer *)
 
-static cmr_stream stream_of(const cmr_device_buffer *buffer) {
-  cmr_stream got = NULL;
-  ck_assert_ok(cmr_device_buffer_stream(buffer, &got));
-  return got;
-}
+CMR_TEST_OUT(stream_of, cmr_stream, NULL, cmr_device_buffer_stream, const cmr_device_buffer *)
 
 /* A buffer holding pattern(size, seed), on the test's stream. */
 static cmr_device_buffer *filled(size_t size, unsigned seed, cmr_resource_ref resource) {

@@ -51,11 +51,7 @@ START_TEST(largest_free_block_says_whether_a_block_is_free) {
 }
 END_TEST
 
-static size_t upstream_bytes_of(cmr_fixed_size_resource *handle) {
-  size_t bytes = SIZE_MAX;
-  ck_assert_ok(cmr_fixed_size_resource_upstream_bytes(handle, &bytes));
-  return bytes;
-}
+CMR_TEST_OUT(upstream_bytes_of, size_t, SIZE_MAX, cmr_fixed_size_resource_upstream_bytes, cmr_fixed_size_resource *)
 
 /* ---- sizes and arguments ------------------------------------------------------------ */
 

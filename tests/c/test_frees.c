@@ -273,11 +273,7 @@ static size_t statistics_counter(void *handle) {
   return bytes * 1000003 + allocations * 31 + total;
 }
 
-static size_t limiting_counter(void *handle) {
-  size_t bytes = 0;
-  ck_assert_ok(cmr_limiting_resource_allocated_bytes(handle, &bytes));
-  return bytes;
-}
+CMR_TEST_OUT(limiting_counter, size_t, 0, cmr_limiting_resource_allocated_bytes, void *)
 
 static size_t tracking_counter(void *handle) {
   size_t bytes = 0, count = 0;

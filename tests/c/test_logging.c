@@ -74,11 +74,7 @@ static void temp_path(char path[64]) {
   close(fd);
 }
 
-static cmr_simulated_resource *simulated(cmr_optional_size capacity) {
-  cmr_simulated_resource *handle = NULL;
-  ck_assert_ok(cmr_simulated_resource_create(capacity, &handle));
-  return handle;
-}
+CMR_TEST_OUT(simulated, cmr_simulated_resource *, NULL, cmr_simulated_resource_create, cmr_optional_size)
 
 static cmr_logging_resource *logging_to(cmr_simulated_resource *leaf, const char *filename, FILE *file,
                                         bool auto_flush) {
@@ -301,11 +297,7 @@ static void log_rows(cmr_logging_resource *log, cmr_simulated_resource *leaf, si
   }
 }
 
-static size_t lost_rows_of(cmr_logging_resource *log) {
-  size_t lost = 0;
-  ck_assert_ok(cmr_logging_resource_lost_rows(log, &lost));
-  return lost;
-}
+CMR_TEST_OUT(lost_rows_of, size_t, 0, cmr_logging_resource_lost_rows, cmr_logging_resource *)
 
 /* A full device takes none of 1,001 rows, whichever way they reach it:
  * each is counted, the ones the buffer held as well as the ones that came

@@ -23,11 +23,7 @@ static void assert_same_ref(cmr_resource_ref a, cmr_resource_ref b) {
   ck_assert_ptr_eq(a.ops, b.ops);
 }
 
-static const char *type_name_of(cmr_resource_ref ref) {
-  const char *name = NULL;
-  ck_assert_ok(cmr_ref_type_name(ref, &name));
-  return name;
-}
+CMR_TEST_OUT(type_name_of, const char *, NULL, cmr_ref_type_name, cmr_resource_ref)
 
 START_TEST(devices_outside_the_range_are_unknown) {
   const int bad[] = {-1, device_count, device_count + 6, INT32_MIN};

@@ -60,11 +60,7 @@ static bool random_case(cmr_resource_ref ref, long count, size_t max_bytes, size
   return fitted;
 }
 
-static size_t in_use(cmr_simulated_resource *device) {
-  size_t bytes = 0;
-  ck_assert_ok(cmr_simulated_resource_bytes_in_use(device, &bytes));
-  return bytes;
-}
+CMR_TEST_OUT(in_use, size_t, 0, cmr_simulated_resource_bytes_in_use, cmr_simulated_resource *)
 
 /* Each large case of the benchmark (scaled down in count), a fresh pool
  * (8 GiB at first, as the benchmark's, growing as it needs) then a fresh

@@ -244,11 +244,7 @@ static cmr_binning_resource *binning_without_bins(void) {
   return binning;
 }
 
-static size_t bin_count(cmr_binning_resource *binning) {
-  size_t count = 0;
-  ck_assert_ok(cmr_binning_resource_bin_count(binning, &count));
-  return count;
-}
+CMR_TEST_OUT(bin_count, size_t, 0, cmr_binning_resource_bin_count, cmr_binning_resource *)
 
 /* The new bin takes its first memory from the upstream, whose callback
  * frees through the binning resource what its upstream served. */

@@ -24,17 +24,9 @@ static void setup(void) { make(false); }
 
 static void teardown(void) { ck_assert_ok(cmr_tracking_resource_destroy(tracking)); }
 
-static size_t cmr_test_tracked_bytes(cmr_tracking_resource *handle) {
-  size_t bytes = SIZE_MAX;
-  ck_assert_ok(cmr_tracking_resource_allocated_bytes(handle, &bytes));
-  return bytes;
-}
+CMR_TEST_OUT(cmr_test_tracked_bytes, size_t, SIZE_MAX, cmr_tracking_resource_allocated_bytes, cmr_tracking_resource *)
 
-static size_t cmr_test_tracked_count(cmr_tracking_resource *handle) {
-  size_t count = SIZE_MAX;
-  ck_assert_ok(cmr_tracking_resource_outstanding_count(handle, &count));
-  return count;
-}
+CMR_TEST_OUT(cmr_test_tracked_count, size_t, SIZE_MAX, cmr_tracking_resource_outstanding_count, cmr_tracking_resource *)
 
 /* The adaptor `handle` tracks `count` allocations of `bytes` in all. */
 #define ck_assert_tracked_by(handle, bytes, count)              \

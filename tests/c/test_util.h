@@ -81,6 +81,17 @@
   ck_assert_msg(strstr(cmr_last_error_message(), (text)) != NULL, "message \"%s\" does not contain \"%s\"", \
                 cmr_last_error_message(), (text))
 
+/* Defines `static type name(arg_type arg)`: the value `call(arg, &value)`
+ * leaves in value (set to `initial` first), failing the test unless the
+ * call succeeds. For readers (cmr_*_bytes_in_use, ...) and makers of one
+ * argument. */
+#define CMR_TEST_OUT(name, type, initial, call, arg_type) \
+  static type name(arg_type arg) {                        \
+    type value = (initial);                               \
+    ck_assert_ok(call(arg, &value));                      \
+    return value;                                         \
+  }
+
 /* Whether the build has CUDA but the machine no driver or device. Safe to
  * call in the runner: the question is asked in a child process. */
 bool cmr_test_no_device(void);
