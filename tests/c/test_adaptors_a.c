@@ -594,7 +594,17 @@ static const cmr_resource_ops recorder_ops = {
 
 static recorder rec;
 
-static void aligned_setup(void) { rec = (recorder){.foreign = {.properties = BOTH_PROPERTIES}}; }
+/* The aligned adaptor aligned_over_recorder made, which aligned_teardown destroys. */
+static cmr_aligned_resource *over_recorder;
+
+static void aligned_setup(void) {
+  rec = (recorder){.foreign = {.properties = BOTH_PROPERTIES}};
+  over_recorder = NULL;
+}
+
+static void aligned_teardown(void) {
+  if (over_recorder != NULL) cmr_test_destroy(over_recorder);
+}
 
 static cmr_aligned_resource *make_aligned(size_t alignment, size_t threshold) {
   cmr_aligned_resource *handle = NULL;
@@ -603,9 +613,14 @@ static cmr_aligned_resource *make_aligned(size_t alignment, size_t threshold) {
   return handle;
 }
 
+/* An aligned adaptor over the recorder, for the test's teardown to destroy. */
+static cmr_resource_ref aligned_over_recorder(size_t alignment, size_t threshold) {
+  over_recorder = make_aligned(alignment, threshold);
+  return cmr_aligned_resource_ref(over_recorder);
+}
+
 START_TEST(aligned_small_requests_pass_through) {
-  cmr_aligned_resource *handle = make_aligned(4096, 65536);
-  cmr_resource_ref ref = cmr_aligned_resource_ref(handle);
+  cmr_resource_ref ref = aligned_over_recorder(4096, 65536);
   void *ptr = take(ref, 65535);
   ck_assert_ptr_eq(ptr, rec.handed[0]);
   ck_assert_uint_eq(rec.foreign.last_bytes, 65535);
@@ -613,13 +628,11 @@ START_TEST(aligned_small_requests_pass_through) {
   give(ref, ptr, 65535);
   ck_assert_ptr_eq(rec.foreign.last_freed, ptr);
   ck_assert_uint_eq(rec.foreign.last_bytes, 65535);
-  ck_assert_ok(cmr_aligned_resource_destroy(handle));
 }
 END_TEST
 
 START_TEST(aligned_large_requests_are_aligned_and_given_back_exactly) {
-  cmr_aligned_resource *handle = make_aligned(4096, 65536);
-  cmr_resource_ref ref = cmr_aligned_resource_ref(handle);
+  cmr_resource_ref ref = aligned_over_recorder(4096, 65536);
   /* Upstream pointers 256 bytes past malloc's: 256-aligned, seldom
    * 4096-aligned, so the adaptor moves inside most allocations. */
   rec.foreign.misalign = 256;
@@ -641,13 +654,11 @@ START_TEST(aligned_large_requests_are_aligned_and_given_back_exactly) {
   }
   ck_assert_uint_eq(rec.foreign.outstanding, 0);
   ck_assert_int_eq(rec.foreign.deallocations, count);
-  ck_assert_ok(cmr_aligned_resource_destroy(handle));
 }
 END_TEST
 
 START_TEST(aligned_caller_alignment_wins_when_larger) {
-  cmr_aligned_resource *handle = make_aligned(4096, 65536);
-  cmr_resource_ref ref = cmr_aligned_resource_ref(handle);
+  cmr_resource_ref ref = aligned_over_recorder(4096, 65536);
   rec.foreign.misalign = 256;
   /* Below the threshold a caller's 16 KiB still gets 16 KiB. */
   void *small = NULL;
@@ -664,7 +675,6 @@ START_TEST(aligned_caller_alignment_wins_when_larger) {
   ck_assert_ok(cmr_deallocate_aligned(ref, large, 100000, 16384, CMR_DEFAULT_STREAM));
   ck_assert_ptr_eq(rec.foreign.last_freed, rec.handed[1]);
   ck_assert_uint_eq(rec.foreign.outstanding, 0);
-  ck_assert_ok(cmr_aligned_resource_destroy(handle));
 }
 END_TEST
 
@@ -694,9 +704,7 @@ START_TEST(forwarding_adaptors_honour_what_their_upstream_does) {
    * honours it; over fixed_size, which does not, the upstream's refusal
    * comes back unchanged. */
   cmr_system_resource *system = cmr_test_system_resource();
-  cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(cmr_system_resource_ref(system), CMR_SIZE(1 << 20), CMR_SIZE_DEFAULT,
-                                        CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &pool));
+  cmr_pool_resource *pool = cmr_test_pool(cmr_system_resource_ref(system), 1 << 20);
   cmr_thread_safe_resource *serial = NULL;
   ck_assert_ok(cmr_thread_safe_resource_create(cmr_pool_resource_ref(pool), &serial));
   void *ptr = NULL;
@@ -716,8 +724,7 @@ START_TEST(forwarding_adaptors_honour_what_their_upstream_does) {
 END_TEST
 
 START_TEST(aligned_unknown_pointer_reaches_no_upstream) {
-  cmr_aligned_resource *handle = make_aligned(4096, 65536);
-  cmr_resource_ref ref = cmr_aligned_resource_ref(handle);
+  cmr_resource_ref ref = aligned_over_recorder(4096, 65536);
   void *ptr = take(ref, 100000);
   ck_assert_status(cmr_deallocate(ref, (char *)ptr + 4096, 100000, CMR_DEFAULT_STREAM), CMR_ERROR_UNKNOWN_POINTER);
   ck_assert_message_has("is not a pointer this adaptor aligned");
@@ -727,13 +734,11 @@ START_TEST(aligned_unknown_pointer_reaches_no_upstream) {
   /* Freed once: a second free is unknown too. */
   ck_assert_status(cmr_deallocate(ref, ptr, 100000, CMR_DEFAULT_STREAM), CMR_ERROR_UNKNOWN_POINTER);
   ck_assert_int_eq(rec.foreign.deallocations, 1);
-  ck_assert_ok(cmr_aligned_resource_destroy(handle));
 }
 END_TEST
 
 START_TEST(aligned_refused_free_can_be_retried) {
-  cmr_aligned_resource *handle = make_aligned(4096, 65536);
-  cmr_resource_ref ref = cmr_aligned_resource_ref(handle);
+  cmr_resource_ref ref = aligned_over_recorder(4096, 65536);
   void *ptr = take(ref, 100000);
   rec.refuse_frees = true;
   ck_assert_status(cmr_deallocate(ref, ptr, 100000, CMR_DEFAULT_STREAM), CMR_ERROR_INVALID_ARGUMENT);
@@ -743,13 +748,11 @@ START_TEST(aligned_refused_free_can_be_retried) {
   give(ref, ptr, 100000);
   ck_assert_ptr_eq(rec.foreign.last_freed, rec.handed[0]);
   ck_assert_uint_eq(rec.foreign.outstanding, 0);
-  ck_assert_ok(cmr_aligned_resource_destroy(handle));
 }
 END_TEST
 
 START_TEST(aligned_failures) {
-  cmr_aligned_resource *handle = make_aligned(4096, 0);
-  cmr_resource_ref ref = cmr_aligned_resource_ref(handle);
+  cmr_resource_ref ref = aligned_over_recorder(4096, 0);
   void *ptr = (void *)1;
   /* Dispatch accepts SIZE_MAX - 300 at 256; the 3840 extra bytes overflow. */
   ck_assert_status(cmr_allocate(ref, SIZE_MAX - 300, CMR_DEFAULT_STREAM, &ptr), CMR_ERROR_SIZE_OVERFLOW);
@@ -759,7 +762,6 @@ START_TEST(aligned_failures) {
   rec.foreign.fail_with = CMR_ERROR_OUT_OF_MEMORY;
   ck_assert_status(cmr_allocate(ref, 1000, CMR_DEFAULT_STREAM, &ptr), CMR_ERROR_OUT_OF_MEMORY);
   ck_assert_ptr_null(ptr);
-  ck_assert_ok(cmr_aligned_resource_destroy(handle));
 }
 END_TEST
 
@@ -965,9 +967,7 @@ END_TEST
  * the top leaves a working stack. */
 START_TEST(stack_statistics_limiting_pool_system) {
   cmr_system_resource *system = cmr_test_system_resource();
-  cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(cmr_system_resource_ref(system), CMR_SIZE(1 << 20), CMR_SIZE_DEFAULT,
-                                        CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &pool));
+  cmr_pool_resource *pool = cmr_test_pool(cmr_system_resource_ref(system), 1 << 20);
   cmr_limiting_resource *limiting = make_limiting(cmr_pool_resource_ref(pool), 65536, CMR_SIZE_DEFAULT);
   cmr_statistics_resource *statistics = make_statistics(cmr_limiting_resource_ref(limiting));
   cmr_test_destroy(limiting, pool, system);
@@ -1064,7 +1064,7 @@ static void adaptors_a_cases(Suite *suite) {
                 limiting_refuses_to_free_more_than_counted, limiting_refused_upstream_free_keeps_the_count,
                 limiting_create_checks, limiting_threads_never_pass_the_limit);
 
-  cmr_test_case(suite, "aligned", aligned_setup, NULL, aligned_small_requests_pass_through,
+  cmr_test_case(suite, "aligned", aligned_setup, aligned_teardown, aligned_small_requests_pass_through,
                 aligned_large_requests_are_aligned_and_given_back_exactly, aligned_caller_alignment_wins_when_larger,
                 aligned_honours_more_than_its_upstream_can, forwarding_adaptors_honour_what_their_upstream_does,
                 aligned_unknown_pointer_reaches_no_upstream, aligned_refused_free_can_be_retried, aligned_failures,

@@ -336,9 +336,7 @@ START_TEST(largest_free_block_is_what_a_bin_serves_now) {
   ck_assert_ok(cmr_binning_resource_destroy(none));
   cmr_binning_resource *handle = make(CMR_INT(8), CMR_INT(10));
   ck_assert_uint_eq(largest_free_block(handle), 1024);
-  cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(test_counting_ref(&upstream), CMR_SIZE(0), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
-                                        CMR_POOL_CAPTURE_SERVE, &pool));
+  cmr_pool_resource *pool = cmr_test_pool(test_counting_ref(&upstream), 0);
   ck_assert_ok(cmr_binning_resource_add_bin_resource(handle, 64 * 1024, cmr_pool_resource_ref(pool)));
   ck_assert_uint_eq(largest_free_block(handle), 1024); /* the pool holds nothing yet */
   void *ptr = take(handle, 60000);

@@ -35,9 +35,7 @@ static cmr_resource_ref counted(subject *s, kind k) {
 }
 
 static void make_pool(subject *s, size_t initial_pool_size) {
-  cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(counted(s, POOL), CMR_SIZE(initial_pool_size), CMR_SIZE_DEFAULT,
-                                        CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &pool));
+  cmr_pool_resource *pool = cmr_test_pool(counted(s, POOL), initial_pool_size);
   s->handle = pool, s->ref = cmr_pool_resource_ref(pool);
 }
 

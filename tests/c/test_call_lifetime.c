@@ -81,14 +81,6 @@ static cmr_callback_resource *make_callback(cmr_allocate_callback allocate, cmr_
   return callback;
 }
 
-/* A pool with no initial chunk over `callback`: its first allocation grows it. */
-static cmr_pool_resource *cmr_test_pool_over(cmr_callback_resource *callback) {
-  cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(cmr_callback_resource_ref(callback), CMR_SIZE(0), CMR_SIZE_DEFAULT,
-                                        CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &pool));
-  return pool;
-}
-
 /* A statistics adaptor over `callback` that holds its last share. */
 static cmr_statistics_resource *cmr_test_statistics_taking(cmr_callback_resource *callback) {
   cmr_statistics_resource *statistics = NULL;
@@ -137,7 +129,7 @@ END_TEST
  * pool's. */
 START_TEST(a_failure_answered_keeps_its_message_over_a_finalize_that_records_one) {
   cmr_callback_resource *callback = make_callback(allocate_and_destroy, free_and_record);
-  cmr_pool_resource *pool = cmr_test_pool_over(callback);
+  cmr_pool_resource *pool = cmr_test_pool(cmr_callback_resource_ref(callback), 0); /* grows at its first allocation */
   cmr_resource_ref ref = cmr_pool_resource_ref(pool);
   void *ptr = NULL;
   frees_recording = 0;
@@ -187,7 +179,7 @@ END_TEST
  * destroys the tracking adaptor, the pool's last holder. */
 START_TEST(pool_growth_destroying_the_tracking_adaptor_above_it) {
   cmr_callback_resource *callback = make_callback(allocate_and_destroy, plain_free);
-  cmr_pool_resource *pool = cmr_test_pool_over(callback);
+  cmr_pool_resource *pool = cmr_test_pool(cmr_callback_resource_ref(callback), 0); /* grows at its first allocation */
   cmr_tracking_resource *tracking = NULL;
   ck_assert_ok(cmr_tracking_resource_create(cmr_pool_resource_ref(pool), false, &tracking));
   cmr_test_destroy(pool, callback);

@@ -219,9 +219,7 @@ START_TEST(every_suballocator_runs_over_a_pinned_host_pool) {
   cmr_pinned_host_pool_resource *pinned = NULL;
   ck_assert_ok(cmr_pinned_host_pool_resource_create(CMR_INT_DEFAULT, CMR_SIZE(0), CMR_SIZE_DEFAULT, &pinned));
   cmr_resource_ref upstream = cmr_pinned_host_pool_resource_ref(pinned);
-  cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)4 * mib), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
-                                        CMR_POOL_CAPTURE_SERVE, &pool));
+  cmr_pool_resource *pool = cmr_test_pool(upstream, (size_t)4 * mib);
   check_suballocator(cmr_pool_resource_ref(pool), "pool");
   cmr_arena_resource *arena = NULL;
   ck_assert_ok(

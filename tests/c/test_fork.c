@@ -209,8 +209,7 @@ static void workers_start(workers *w) {
   ck_assert_ok(cmr_log_set_file("/dev/null"));
   ck_assert_ok(cmr_log_set_level(CMR_LOG_DEBUG));
   ck_assert_ok(cmr_system_resource_create(&w->system));
-  ck_assert_ok(cmr_pool_resource_create(cmr_system_resource_ref(w->system), CMR_SIZE(1 << 20), CMR_SIZE_DEFAULT,
-                                        CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &w->pool));
+  w->pool = cmr_test_pool(cmr_system_resource_ref(w->system), 1 << 20);
   ck_assert_ok(cmr_arena_resource_create(cmr_system_resource_ref(w->system), CMR_SIZE(4 << 20), false, "",
                                          CMR_ARENA_CAPTURE_SERVE, &w->arena));
   atomic_store(&w->stop, false);
@@ -375,8 +374,7 @@ static int child_of_quiet_parent(void *arg) {
 START_TEST(everything_the_parent_made_is_the_parents) {
   parents_things p;
   ck_assert_ok(cmr_system_resource_create(&p.system));
-  ck_assert_ok(cmr_pool_resource_create(cmr_system_resource_ref(p.system), CMR_SIZE(1 << 20), CMR_SIZE_DEFAULT,
-                                        CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &p.pool));
+  p.pool = cmr_test_pool(cmr_system_resource_ref(p.system), 1 << 20);
   p.pool_ref = cmr_pool_resource_ref(p.pool);
   ck_assert_ok(cmr_device_buffer_create(1000, CMR_DEFAULT_STREAM, p.pool_ref, &p.buffer));
   ck_assert_ok(cmr_stack_parse("pool(system, initial_pool_size=64KiB)", &p.stack));

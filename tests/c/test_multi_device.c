@@ -121,9 +121,7 @@ END_TEST
 START_TEST(a_suballocator_orders_streams_on_its_device) {
   cmr_system_resource *system = system_on(2);
   ck_assert_ok(cmr_set_current_device(2));
-  cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(cmr_system_resource_ref(system), CMR_SIZE(16 * SIZE), CMR_SIZE_DEFAULT,
-                                        CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &pool));
+  cmr_pool_resource *pool = cmr_test_pool(cmr_system_resource_ref(system), 16 * SIZE);
   ck_assert_ok(cmr_set_current_device(0));
   cmr_resource_ref ref = cmr_pool_resource_ref(pool);
   cmr_stream a = cmr_test_stream(), b = cmr_test_stream();

@@ -76,8 +76,7 @@ START_TEST(every_resource_of_device_1_allocates_there) {
   ck_assert_ok(cmr_cuda_resource_create(&cuda));
   ck_assert_ok(cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
                                               CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, CMR_SIZE_DEFAULT, &async));
-  ck_assert_ok(cmr_pool_resource_create(cmr_cuda_resource_ref(cuda), CMR_SIZE(4 * SIZE), CMR_SIZE_DEFAULT,
-                                        CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &pool));
+  pool = cmr_test_pool(cmr_cuda_resource_ref(cuda), 4 * SIZE);
   ck_assert_ok(cmr_set_current_device(0));
   lands_on(cmr_cuda_resource_ref(cuda), a, 1);
   lands_on(cmr_cuda_async_resource_ref(async), a, 1);

@@ -77,9 +77,7 @@ START_TEST(arena_fits_wherever_the_pool_fits) {
   const size_t maximum[] = {64 * MiB, 256 * MiB, 1024 * MiB, 4096 * MiB};
   for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c) {
     for (size_t m = c == 0 ? 0 : 3; m < sizeof maximum / sizeof maximum[0]; ++m) {
-      cmr_pool_resource *pool = NULL;
-      ck_assert_ok(cmr_pool_resource_create(upstream, CMR_SIZE(8 * GiB), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
-                                            CMR_POOL_CAPTURE_SERVE, &pool));
+      cmr_pool_resource *pool = cmr_test_pool(upstream, 8 * GiB);
       bool pool_fitted = random_case(cmr_pool_resource_ref(pool), counts[c], maximum[m], 16 * GiB);
       size_t pool_size = 0;
       ck_assert_ok(cmr_pool_resource_pool_size(pool, &pool_size));

@@ -109,9 +109,7 @@ static void assert_served(void) {
 /* ---- pool and fixed_size: growth ---------------------------------------------- */
 
 static cmr_pool_resource *empty_pool(void) {
-  cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(upstream_ref(), CMR_SIZE(0), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
-                                        CMR_POOL_CAPTURE_SERVE, &pool));
+  cmr_pool_resource *pool = cmr_test_pool(upstream_ref(), 0);
   return pool;
 }
 

@@ -128,9 +128,7 @@ END_TEST
 START_TEST(a_pool_over_it_starts_with_its_memory_touched) {
   cmr_registered_host_resource *leaf = NULL;
   ck_assert_ok(cmr_registered_host_resource_create(CMR_INT_DEFAULT, CMR_REGISTERED_HOST_HUGE_PAGES_TRANSPARENT, &leaf));
-  cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(cmr_registered_host_resource_ref(leaf), CMR_SIZE(large), CMR_SIZE_DEFAULT,
-                                        CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &pool));
+  cmr_pool_resource *pool = cmr_test_pool(cmr_registered_host_resource_ref(leaf), large);
   cmr_resource_ref ref = cmr_pool_resource_ref(pool);
   void *ptr = NULL;
   ck_assert_ok(cmr_allocate(ref, large / 2, CMR_DEFAULT_STREAM, &ptr));

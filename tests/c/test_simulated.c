@@ -104,9 +104,7 @@ START_TEST(test_pool_over_simulated) {
    * initial size: taking one synchronizes a stream, which a CUDA build
    * without a GPU cannot. */
   cmr_simulated_resource *leaf = make(CMR_SIZE((size_t)1 << 30));
-  cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(cmr_simulated_resource_ref(leaf), CMR_SIZE(0), CMR_SIZE_DEFAULT,
-                                        CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &pool));
+  cmr_pool_resource *pool = cmr_test_pool(cmr_simulated_resource_ref(leaf), 0);
   cmr_resource_ref ref = cmr_pool_resource_ref(pool);
   void *ptrs[8];
   for (int i = 0; i < 8; ++i) ck_assert_ok(cmr_allocate(ref, (size_t)1 << 19, CMR_DEFAULT_STREAM, &ptrs[i]));

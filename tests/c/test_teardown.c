@@ -49,8 +49,7 @@ static void check_liveness(const layers *stack) {
 START_TEST(a_stack_survives_every_order_of_destroys) {
   layers stack = {0};
   test_counting_init(&stack.leaf, CMR_PROPERTY_DEVICE_ACCESSIBLE | CMR_PROPERTY_HOST_ACCESSIBLE);
-  ck_assert_ok(cmr_pool_resource_create(test_counting_ref(&stack.leaf), CMR_SIZE(64 * KiB), CMR_SIZE_DEFAULT,
-                                        CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &stack.pool));
+  stack.pool = cmr_test_pool(test_counting_ref(&stack.leaf), 64 * KiB);
   ck_assert_ok(cmr_statistics_resource_create(cmr_pool_resource_ref(stack.pool), &stack.top));
   stack.refs[LEAF] = test_counting_ref(&stack.leaf);
   stack.refs[POOL] = cmr_pool_resource_ref(stack.pool);

@@ -87,6 +87,13 @@ cmr_system_resource *cmr_test_system_resource(void) {
   return resource;
 }
 
+cmr_pool_resource *cmr_test_pool(cmr_resource_ref upstream, size_t initial_pool_size) {
+  cmr_pool_resource *pool = NULL;
+  ck_assert_ok(cmr_pool_resource_create(upstream, CMR_SIZE(initial_pool_size), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
+                                        CMR_POOL_CAPTURE_SERVE, &pool));
+  return pool;
+}
+
 cmr_stream cmr_test_stream(void) {
   cmr_stream stream = NULL;
   ck_assert_ok(cmr_stream_create(&stream));

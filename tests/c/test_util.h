@@ -146,6 +146,11 @@ int cmr_test_current_device(void);
 /* A system resource for the test to own; fails the test if it cannot be made. */
 cmr_system_resource *cmr_test_system_resource(void);
 
+/* A pool over `upstream` for the test to destroy: `initial_pool_size` bytes
+ * at first, the other parameters their defaults; fails the test if it cannot
+ * be made. */
+cmr_pool_resource *cmr_test_pool(cmr_resource_ref upstream, size_t initial_pool_size);
+
 /* A new stream for the test to destroy; fails the test if it cannot be made. */
 cmr_stream cmr_test_stream(void);
 
