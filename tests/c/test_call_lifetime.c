@@ -23,20 +23,21 @@ static struct {
   cmr_status destroyed_with;
 } victim;
 
-/* Destroys whatever handle the test named (each once) and allocates with malloc. */
+/* Destroys the victim `handle` unless it is NULL, recording the status, and forgets it. */
+#define DESTROY_ONCE(handle)                                                                 \
+  do {                                                                                       \
+    if ((handle) != NULL) victim.destroyed_with = cmr_test_destroy_function(handle)(handle); \
+    (handle) = NULL;                                                                         \
+  } while (0)
+
+/* Destroys whatever handle the test named (each once). */
 static void destroy_victims(void) {
-  if (victim.callback != NULL) victim.destroyed_with = cmr_callback_resource_destroy(victim.callback);
-  if (victim.statistics != NULL) victim.destroyed_with = cmr_statistics_resource_destroy(victim.statistics);
-  if (victim.tracking != NULL) victim.destroyed_with = cmr_tracking_resource_destroy(victim.tracking);
-  if (victim.failure != NULL) victim.destroyed_with = cmr_failure_callback_resource_destroy(victim.failure);
-  if (victim.buffer != NULL) victim.destroyed_with = cmr_device_buffer_destroy(victim.buffer);
-  if (victim.pool != NULL) victim.destroyed_with = cmr_pool_resource_destroy(victim.pool);
-  victim.callback = NULL;
-  victim.statistics = NULL;
-  victim.tracking = NULL;
-  victim.failure = NULL;
-  victim.buffer = NULL;
-  victim.pool = NULL;
+  DESTROY_ONCE(victim.callback);
+  DESTROY_ONCE(victim.statistics);
+  DESTROY_ONCE(victim.tracking);
+  DESTROY_ONCE(victim.failure);
+  DESTROY_ONCE(victim.buffer);
+  DESTROY_ONCE(victim.pool);
   victim.destroys++;
 }
 
