@@ -137,8 +137,7 @@ START_TEST(streams_refuse_bad_input) {
 END_TEST
 
 START_TEST(destroying_a_stream_twice_is_refused) {
-  cmr_stream stream = NULL;
-  ck_assert_ok(cmr_stream_create(&stream));
+  cmr_stream stream = cmr_test_stream();
   ck_assert_ok(cmr_stream_destroy(stream));
   ck_assert_status(cmr_stream_destroy(stream), CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("cmr_stream_destroy: ");
@@ -153,12 +152,10 @@ END_TEST
 /* However many streams come and go, a host stream destroyed long ago stays
  * refused: its token is never given out again, so it is never live again. */
 START_TEST(a_stream_destroyed_long_ago_stays_refused) {
-  cmr_stream old = NULL;
-  ck_assert_ok(cmr_stream_create(&old));
+  cmr_stream old = cmr_test_stream();
   ck_assert_ok(cmr_stream_destroy(old));
   for (int i = 0; i < 5000; ++i) {
-    cmr_stream stream = NULL;
-    ck_assert_ok(cmr_stream_create(&stream));
+    cmr_stream stream = cmr_test_stream();
     if (!cmr_built_with_cuda()) ck_assert_ptr_ne(stream, old);
     ck_assert_ok(cmr_stream_destroy(stream));
   }
@@ -176,8 +173,7 @@ START_TEST(destroying_a_foreign_stream_is_refused) {
     ck_assert_status(cmr_stream_destroy((cmr_stream)foreign[i]), CMR_ERROR_INVALID_ARGUMENT);
     ck_assert_message_has("made elsewhere");
   }
-  cmr_stream live = NULL;
-  ck_assert_ok(cmr_stream_create(&live));
+  cmr_stream live = cmr_test_stream();
   ck_assert_status(cmr_stream_destroy((cmr_stream)((uintptr_t)live + 16)), CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_ok(cmr_stream_synchronize(live));
   ck_assert_ok(cmr_stream_destroy(live));
@@ -191,8 +187,7 @@ static void *destroy_racing(void *stream) {
 /* Of two threads destroying one stream at once, exactly one does. */
 START_TEST(racing_destroys_destroy_once) {
   for (int round = 0; round < 200; ++round) {
-    cmr_stream stream = NULL;
-    ck_assert_ok(cmr_stream_create(&stream));
+    cmr_stream stream = cmr_test_stream();
     pthread_t threads[2];
     for (int i = 0; i < 2; ++i) ck_assert_int_eq(pthread_create(&threads[i], NULL, destroy_racing, stream), 0);
     uintptr_t successes = 0;
