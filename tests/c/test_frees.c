@@ -150,11 +150,6 @@ static bad_free_case plain_case(const char *stack, cmr_resource_ref ref) {
 
 /* ---- every resource over an upstream, from the stack table -------------------------------- */
 
-static bool never_retry(size_t bytes, void *arg) {
-  (void)bytes, (void)arg;
-  return false;
-}
-
 /* Values for parameters without a default, and smaller ones where a
  * default would take much memory (a test stays small under valgrind). */
 typedef struct param_value {
@@ -165,7 +160,7 @@ typedef struct param_value {
 
 static const param_value chosen_values[] = {
     {"limiting", "allocation_limit", {.size = {(size_t)1 << 30, true}}},
-    {"failure_callback", "callback", {.function = (void (*)(void))never_retry}},
+    {"failure_callback", "callback", {.function = (void (*)(void))cmr_test_never_retry}},
     {"pool", "initial_pool_size", {.size = {(size_t)1 << 20, true}}},
     {"arena", "arena_size", {.size = {(size_t)4 << 20, true}}},
     {"fixed_size", "block_size", {.size = {4096, true}}},

@@ -145,19 +145,14 @@ START_TEST(a_pool_records_its_calls_and_its_segments) {
 }
 END_TEST
 
-static bool always_retry_once(size_t bytes, void *arg) {
-  (void)bytes;
-  int *calls = arg;
-  return ++*calls == 1;
-}
-
 /* Out of memory through a pool at its maximum, and failure_callback's retry. */
 START_TEST(out_of_memory_and_retries_are_recorded) {
   cmr_system_resource *system = cmr_test_system_resource();
   cmr_pool_resource *pool = pool_over(cmr_system_resource_ref(system), MIB, MIB);
   int calls = 0;
   cmr_failure_callback_resource *retrying = NULL;
-  ck_assert_ok(cmr_failure_callback_resource_create(cmr_pool_resource_ref(pool), always_retry_once, &calls, &retrying));
+  ck_assert_ok(
+      cmr_failure_callback_resource_create(cmr_pool_resource_ref(pool), cmr_test_retry_once, &calls, &retrying));
   ck_assert_ok(cmr_history_start(NULL));
   void *ptr = (void *)1;
   ck_assert_status(cmr_allocate(cmr_failure_callback_resource_ref(retrying), 2 * MIB, CMR_DEFAULT_STREAM, &ptr),

@@ -324,12 +324,6 @@ END_TEST
 
 /* ---- events the runtime logs ------------------------------------------------------------- */
 
-static bool retry_once(size_t bytes, void *arg) {
-  (void)bytes;
-  int *calls = arg;
-  return (*calls)++ == 0;
-}
-
 START_TEST(runtime_events_are_logged) {
   ck_assert_ok(cmr_log_set_file(log_path));
   ck_assert_ok(cmr_log_set_level(CMR_LOG_DEBUG));
@@ -344,7 +338,8 @@ START_TEST(runtime_events_are_logged) {
   ck_assert_ok(cmr_limiting_resource_create(cmr_system_resource_ref(system), 1024, CMR_SIZE_DEFAULT, &limit));
   int calls = 0;
   cmr_failure_callback_resource *retrying;
-  ck_assert_ok(cmr_failure_callback_resource_create(cmr_limiting_resource_ref(limit), retry_once, &calls, &retrying));
+  ck_assert_ok(
+      cmr_failure_callback_resource_create(cmr_limiting_resource_ref(limit), cmr_test_retry_once, &calls, &retrying));
   void *refused;
   ck_assert_status(cmr_allocate(cmr_failure_callback_resource_ref(retrying), 4096, CMR_DEFAULT_STREAM, &refused),
                    CMR_ERROR_OUT_OF_MEMORY);

@@ -368,17 +368,12 @@ START_TEST(a_foreign_resource_out_of_memory_reaches_the_observer) {
 }
 END_TEST
 
-static bool retry_once(size_t bytes, void *arg) {
-  (void)bytes;
-  int *calls = arg;
-  return ++*calls == 1;
-}
-
 START_TEST(a_failure_callback_counts_its_retries) {
   cmr_pool_resource *pool = new_pool(1 << 20, 1 << 20);
   int calls = 0;
   cmr_failure_callback_resource *retrying = NULL;
-  ck_assert_ok(cmr_failure_callback_resource_create(cmr_pool_resource_ref(pool), retry_once, &calls, &retrying));
+  ck_assert_ok(
+      cmr_failure_callback_resource_create(cmr_pool_resource_ref(pool), cmr_test_retry_once, &calls, &retrying));
   cmr_resource_ref ref = cmr_failure_callback_resource_ref(retrying);
   void *big = NULL;
   ck_assert_status(cmr_allocate(ref, 2 << 20, CMR_DEFAULT_STREAM, &big), CMR_ERROR_OUT_OF_MEMORY);

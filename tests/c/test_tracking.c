@@ -344,17 +344,12 @@ END_TEST
 
 /* ---- stacks ------------------------------------------------------------------------------ */
 
-static bool never_retry(size_t bytes, void *arg) {
-  (void)bytes, (void)arg;
-  return false;
-}
-
 /* prefetch over failure_callback over tracking over the counting resource,
  * each handle destroyed once the next is made: the top one keeps the chain
  * alive, and tracking sees what comes down through the other two. */
 START_TEST(a_stack_of_adaptors) {
   cmr_failure_callback_resource *retry = NULL;
-  ck_assert_ok(cmr_failure_callback_resource_create(tracked(), never_retry, NULL, &retry));
+  ck_assert_ok(cmr_failure_callback_resource_create(tracked(), cmr_test_never_retry, NULL, &retry));
   cmr_prefetch_resource *top = NULL;
   ck_assert_ok(cmr_prefetch_resource_create(cmr_failure_callback_resource_ref(retry), &top));
   ck_assert_ok(cmr_failure_callback_resource_destroy(retry));

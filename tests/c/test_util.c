@@ -116,6 +116,16 @@ const char *cmr_test_expression(const cmr_stack *stack) {
   return text;
 }
 
+bool cmr_test_retry_once(size_t bytes, void *calls) {
+  (void)bytes;
+  return ++*(int *)calls == 1;
+}
+
+bool cmr_test_never_retry(size_t bytes, void *arg) {
+  (void)bytes, (void)arg;
+  return false;
+}
+
 /* ---- the foreign resource ------------------------------------------------------ */
 
 static cmr_status foreign_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {

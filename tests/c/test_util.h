@@ -163,6 +163,12 @@ cmr_stack *cmr_test_stack(const char *expression, cmr_resource_ref *top);
  * (cmr_stack_expression); fails the test if it cannot be had. */
 const char *cmr_test_expression(const cmr_stack *stack);
 
+/* failure_callback callbacks: cmr_test_retry_once asks for a retry at the
+ * first failure only, counting its calls in the int at `calls`;
+ * cmr_test_never_retry gives up at once. */
+bool cmr_test_retry_once(size_t bytes, void *calls);
+bool cmr_test_never_retry(size_t bytes, void *arg);
+
 /* How many file descriptors this process has open now (/proc/self/fd), for
  * tests that nothing leaks one. */
 int cmr_test_open_descriptors(void);
