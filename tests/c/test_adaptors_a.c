@@ -1073,12 +1073,8 @@ static void adaptors_a_cases(Suite *suite) {
   cmr_test_case(suite, "thread_safe", setup, NULL, thread_safe_forwards_exactly,
                 thread_safe_equality_follows_the_upstream, thread_safe_serializes_every_call);
 
-  TCase *every = tcase_create("every_adaptor");
-  tcase_add_checked_fixture(every, setup, NULL);
-  int count = (int)(sizeof adaptors / sizeof *adaptors);
-  tcase_add_loop_test(every, adaptor_retains_its_upstream, 0, count);
-  tcase_add_loop_test(every, adaptor_counts_its_share_of_a_counted_upstream, 0, count);
-  suite_add_tcase(suite, every);
+  cmr_test_loop_case(suite, "every_adaptor", setup, NULL, (int)(sizeof adaptors / sizeof *adaptors),
+                     adaptor_retains_its_upstream, adaptor_counts_its_share_of_a_counted_upstream);
 
   cmr_test_case(suite, "stacks", NULL, NULL, stack_statistics_limiting_pool_system, stack_of_adaptors_from_threads,
                 stack_expression_of_adaptors);

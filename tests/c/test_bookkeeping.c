@@ -371,14 +371,11 @@ START_TEST(cached_records_go_with_their_thread) {
 END_TEST
 
 static void bookkeeping_cases(Suite *suite) {
-  TCase *streams = tcase_create("streams");
+  TCase *streams = cmr_test_loop_case(suite, "streams", NULL, NULL, KINDS, destroyed_streams_leave_no_lists,
+                                      unannounced_streams_stay_bounded, streams_live_at_once_leave_few_records);
+  cmr_test_add(streams, 1, destroyed_stream_block_waits_for_pending_work,
+               destroyed_stream_block_is_idle_once_its_work_is_done);
   tcase_set_timeout(streams, 300);
-  tcase_add_loop_test(streams, destroyed_streams_leave_no_lists, 0, KINDS);
-  tcase_add_loop_test(streams, unannounced_streams_stay_bounded, 0, KINDS);
-  tcase_add_loop_test(streams, streams_live_at_once_leave_few_records, 0, KINDS);
-  tcase_add_test(streams, destroyed_stream_block_waits_for_pending_work);
-  tcase_add_test(streams, destroyed_stream_block_is_idle_once_its_work_is_done);
-  suite_add_tcase(suite, streams);
   TCase *threads = cmr_test_case(suite, "threads", NULL, NULL, one_shot_threads_leave_nothing_behind,
                                  threads_exit_as_their_resources_are_destroyed, cached_records_go_with_their_thread);
   tcase_set_timeout(threads, 300);

@@ -305,16 +305,11 @@ START_TEST(the_status_is_named) {
 END_TEST
 
 static void capture_cases(Suite *suite) {
-  TCase *serves = tcase_create("serving");
-  tcase_add_loop_test(serves, capture_is_served_from_graph_memory, 0, serving_count);
-  tcase_add_loop_test(serves, a_thousand_captures_leave_nothing, 0, serving_count);
-  tcase_add_loop_test(serves, graph_memory_is_freed_after_the_capture, 0, serving_count);
-  tcase_add_loop_test(serves, a_capture_beside_another_thread, 0, serving_count);
+  TCase *serves = cmr_test_loop_case(suite, "serving", NULL, NULL, serving_count, capture_is_served_from_graph_memory,
+                                     a_thousand_captures_leave_nothing, graph_memory_is_freed_after_the_capture,
+                                     a_capture_beside_another_thread);
   tcase_set_timeout(serves, 120);
-  suite_add_tcase(suite, serves);
-  TCase *refuses = tcase_create("refusing");
-  tcase_add_loop_test(refuses, refusing_resources_refuse_in_a_capture, 0, refusing_count);
-  suite_add_tcase(suite, refuses);
+  cmr_test_loop_case(suite, "refusing", NULL, NULL, refusing_count, refusing_resources_refuse_in_a_capture);
   cmr_test_case(suite, "ordering", NULL, NULL, no_device_synchronization_while_a_stream_captures,
                 an_allocation_too_large_for_graph_memory_gathers_nothing, the_simulation_refuses_what_capture_forbids,
                 the_status_is_named);

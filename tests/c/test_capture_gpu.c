@@ -203,12 +203,11 @@ START_TEST(a_refusing_resource_leaves_the_capture_valid) {
 END_TEST
 
 static void capture_gpu_cases(Suite *suite) {
-  TCase *tc = tcase_create("graphs");
-  tcase_set_timeout(tc, 240);
-  tcase_add_loop_test(tc, a_captured_graph_allocates_and_frees_through_cmr, 0, serving_count);
-  tcase_add_test(tc, graph_memory_kept_by_the_capture_is_freed_after_it);
-  tcase_add_test(tc, a_refusing_resource_leaves_the_capture_valid);
-  suite_add_tcase(suite, tc);
+  TCase *graphs =
+      cmr_test_loop_case(suite, "graphs", NULL, NULL, serving_count, a_captured_graph_allocates_and_frees_through_cmr);
+  cmr_test_add(graphs, 1, graph_memory_kept_by_the_capture_is_freed_after_it,
+               a_refusing_resource_leaves_the_capture_valid);
+  tcase_set_timeout(graphs, 240);
 }
 
 int main(void) { return cmr_test_main_suite("capture_gpu", CMR_TEST_NEEDS_DEVICE, capture_gpu_cases); }

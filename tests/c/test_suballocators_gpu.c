@@ -120,12 +120,9 @@ START_TEST(lone_stream_is_ordered_by_a_device_synchronize) { check_ordering(&sub
 END_TEST
 
 static void suballocators_gpu_cases(Suite *suite) {
-  TCase *tc = tcase_create("ordering");
-  tcase_set_timeout(tc, 120);
-  int count = (int)(sizeof subjects / sizeof subjects[0]);
-  tcase_add_loop_test(tc, other_stream_waits_on_the_event, 0, count);
-  tcase_add_loop_test(tc, lone_stream_is_ordered_by_a_device_synchronize, 0, count);
-  suite_add_tcase(suite, tc);
+  TCase *ordering = cmr_test_loop_case(suite, "ordering", NULL, NULL, (int)(sizeof subjects / sizeof subjects[0]),
+                                       other_stream_waits_on_the_event, lone_stream_is_ordered_by_a_device_synchronize);
+  tcase_set_timeout(ordering, 120);
 }
 
 int main(void) { return cmr_test_main_suite("suballocators_gpu", CMR_TEST_NEEDS_DEVICE, suballocators_gpu_cases); }

@@ -104,11 +104,9 @@ START_TEST(the_per_device_table_keeps_a_destroyed_stack_top) {
 END_TEST
 
 static void teardown_cases(Suite *suite) {
-  TCase *orders_case = tcase_create("orders");
-  tcase_add_loop_test(orders_case, a_stack_survives_every_order_of_destroys, 0, ORDERS);
-  tcase_add_test(orders_case, a_retained_top_outlives_its_stack);
-  tcase_add_test(orders_case, the_per_device_table_keeps_a_destroyed_stack_top);
-  suite_add_tcase(suite, orders_case);
+  TCase *orders_case =
+      cmr_test_loop_case(suite, "orders", NULL, NULL, ORDERS, a_stack_survives_every_order_of_destroys);
+  cmr_test_add(orders_case, 1, a_retained_top_outlives_its_stack, the_per_device_table_keeps_a_destroyed_stack_top);
 }
 
 int main(void) { return cmr_test_main_suite("teardown", CMR_TEST_NEEDS_DEVICE, teardown_cases); }

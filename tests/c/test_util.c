@@ -54,8 +54,12 @@ int cmr_test_run(Suite *suite) {
 TCase *cmr_test_add_case(Suite *suite, const char *name, SFun setup, SFun teardown, const TTest *const *tests) {
   TCase *tcase = tcase_create(name);
   if (setup != NULL || teardown != NULL) tcase_add_checked_fixture(tcase, setup, teardown);
-  for (; *tests != NULL; ++tests) tcase_add_test(tcase, *tests);
   suite_add_tcase(suite, tcase);
+  return cmr_test_add_tests(tcase, 1, tests);
+}
+
+TCase *cmr_test_add_tests(TCase *tcase, int count, const TTest *const *tests) {
+  for (; *tests != NULL; ++tests) tcase_add_loop_test(tcase, *tests, 0, count);
   return tcase;
 }
 

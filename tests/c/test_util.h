@@ -128,8 +128,19 @@ int cmr_test_main_suite(const char *name, cmr_test_machine machine, void (*add_c
 #define cmr_test_case(suite, name, setup, teardown, ...) \
   cmr_test_add_case((suite), (name), (setup), (teardown), (const TTest *const[]){__VA_ARGS__, NULL})
 
-/* What cmr_test_case() calls: `tests` ends with NULL. */
+/* cmr_test_case() for tests that each run `count` times, _i from 0 to
+ * count - 1 (tcase_add_loop_test). */
+#define cmr_test_loop_case(suite, name, setup, teardown, count, ...)                                             \
+  cmr_test_add((cmr_test_add_case((suite), (name), (setup), (teardown), (const TTest *const[]){NULL})), (count), \
+               __VA_ARGS__)
+
+/* Adds the tests that follow to `tcase`, each run `count` times, _i from 0
+ * to count - 1 (once when count is 1); returns tcase. */
+#define cmr_test_add(tcase, count, ...) cmr_test_add_tests((tcase), (count), (const TTest *const[]){__VA_ARGS__, NULL})
+
+/* What cmr_test_case() and cmr_test_add() call: `tests` ends with NULL. */
 TCase *cmr_test_add_case(Suite *suite, const char *name, SFun setup, SFun teardown, const TTest *const *tests);
+TCase *cmr_test_add_tests(TCase *tcase, int count, const TTest *const *tests);
 
 /* main's whole body for a suite of one case, both named `name`, without a
  * fixture: the tests that follow, run as cmr_test_run runs them. */
