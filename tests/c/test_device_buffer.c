@@ -602,36 +602,21 @@ START_TEST(memcpy_copies_between_any_pointers) {
 END_TEST
 
 static void device_buffer_cases(Suite *suite) {
-  struct {
-    const char *name;
-    const TTest *tests[8];
-  } groups[] = {
-      {"create",
-       {create_reports_what_it_made, an_empty_buffer_has_no_memory, create_copy_copies, create_refuses_bad_input,
-        a_resource_that_misaligns_makes_no_buffer, an_explicit_alignment_is_kept_for_every_allocation,
-        a_bad_alignment_makes_no_buffer}},
-      {"capacity",
-       {resize_within_the_capacity_keeps_the_memory, resize_past_the_capacity_reallocates_and_keeps_the_contents,
-        reserve_grows_only_the_capacity, shrink_to_fit_reallocates_to_the_size,
-        shrink_to_fit_of_a_fitting_buffer_does_nothing, a_failed_reallocation_leaves_the_buffer_unchanged}},
-      {"streams",
-       {the_buffer_frees_on_its_stream, resizing_moves_the_buffer_to_the_new_stream,
-        threads_destroy_each_others_buffers}},
-      {"copies",
-       {copy_from_and_to_host, copies_beyond_the_size_are_refused, prefetch_checks_the_device,
-        memcpy_copies_between_any_pointers, unmapped_addresses_are_refused, a_hole_in_a_range_is_found}},
-      {"handles",
-       {a_null_buffer_is_refused, a_destroyed_buffer_is_refused, a_buffer_destroyed_long_ago_is_refused,
-        accessors_refuse_null_out_parameters, buffers_made_in_waves_keep_to_their_own}},
-  };
-  for (size_t g = 0; g < sizeof groups / sizeof *groups; g++) {
-    TCase *tcase = tcase_create(groups[g].name);
-    tcase_add_checked_fixture(tcase, setup, teardown);
-    for (size_t t = 0; t < 8 && groups[g].tests[t] != NULL; t++) {
-      tcase_add_test(tcase, groups[g].tests[t]);
-    }
-    suite_add_tcase(suite, tcase);
-  }
+  cmr_test_case(suite, "create", setup, teardown, create_reports_what_it_made, an_empty_buffer_has_no_memory,
+                create_copy_copies, create_refuses_bad_input, a_resource_that_misaligns_makes_no_buffer,
+                an_explicit_alignment_is_kept_for_every_allocation, a_bad_alignment_makes_no_buffer);
+  cmr_test_case(suite, "capacity", setup, teardown, resize_within_the_capacity_keeps_the_memory,
+                resize_past_the_capacity_reallocates_and_keeps_the_contents, reserve_grows_only_the_capacity,
+                shrink_to_fit_reallocates_to_the_size, shrink_to_fit_of_a_fitting_buffer_does_nothing,
+                a_failed_reallocation_leaves_the_buffer_unchanged);
+  cmr_test_case(suite, "streams", setup, teardown, the_buffer_frees_on_its_stream,
+                resizing_moves_the_buffer_to_the_new_stream, threads_destroy_each_others_buffers);
+  cmr_test_case(suite, "copies", setup, teardown, copy_from_and_to_host, copies_beyond_the_size_are_refused,
+                prefetch_checks_the_device, memcpy_copies_between_any_pointers, unmapped_addresses_are_refused,
+                a_hole_in_a_range_is_found);
+  cmr_test_case(suite, "handles", setup, teardown, a_null_buffer_is_refused, a_destroyed_buffer_is_refused,
+                a_buffer_destroyed_long_ago_is_refused, accessors_refuse_null_out_parameters,
+                buffers_made_in_waves_keep_to_their_own);
 }
 
 int main(void) { return cmr_test_main_suite("device_buffer", CMR_TEST_NEEDS_DEVICE, device_buffer_cases); }

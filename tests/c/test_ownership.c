@@ -340,26 +340,20 @@ START_TEST(two_changes_cannot_close_a_cycle_between_them) {
 END_TEST
 
 static void ownership_cases(Suite *suite) {
-  struct {
-    const char *name;
-    const TTest *tests[4];
-  } groups[] = {
-      {"per_device",
-       {the_entry_is_used_safely_while_another_thread_replaces_it, a_retain_during_the_last_release_fails}},
-      {"dead_handles", {a_pool_destroyed_before_thousands_of_others_is_reported, the_handle_table_stays_bounded}},
-      {"shares",
-       {a_handle_from_a_ref_owns_its_own_share, a_second_destroy_of_an_owner_keeps_the_adaptors_share,
-        concurrent_destroys_of_one_handle_release_once}},
-      {"impostors", {a_handle_of_another_resource_is_refused, addresses_that_are_no_handles_are_refused}},
-      {"cycles", {a_bin_that_reaches_its_binning_resource_is_refused, two_changes_cannot_close_a_cycle_between_them}},
+  TCase *cases[] = {
+      cmr_test_case(suite, "per_device", setup, teardown, the_entry_is_used_safely_while_another_thread_replaces_it,
+                    a_retain_during_the_last_release_fails),
+      cmr_test_case(suite, "dead_handles", setup, teardown, a_pool_destroyed_before_thousands_of_others_is_reported,
+                    the_handle_table_stays_bounded),
+      cmr_test_case(suite, "shares", setup, teardown, a_handle_from_a_ref_owns_its_own_share,
+                    a_second_destroy_of_an_owner_keeps_the_adaptors_share,
+                    concurrent_destroys_of_one_handle_release_once),
+      cmr_test_case(suite, "impostors", setup, teardown, a_handle_of_another_resource_is_refused,
+                    addresses_that_are_no_handles_are_refused),
+      cmr_test_case(suite, "cycles", setup, teardown, a_bin_that_reaches_its_binning_resource_is_refused,
+                    two_changes_cannot_close_a_cycle_between_them),
   };
-  for (size_t g = 0; g < sizeof groups / sizeof *groups; g++) {
-    TCase *tcase = tcase_create(groups[g].name);
-    tcase_add_checked_fixture(tcase, setup, teardown);
-    tcase_set_timeout(tcase, 600);
-    for (size_t t = 0; t < 4 && groups[g].tests[t] != NULL; t++) tcase_add_test(tcase, groups[g].tests[t]);
-    suite_add_tcase(suite, tcase);
-  }
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) tcase_set_timeout(cases[c], 600);
 }
 
 int main(void) { return cmr_test_main_suite("ownership", CMR_TEST_NEEDS_DEVICE, ownership_cases); }
