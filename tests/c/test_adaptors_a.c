@@ -64,12 +64,8 @@ typedef struct worker {
 enum { thread_count = 8 };
 
 static void run_threads(void *(*body)(void *), cmr_resource_ref ref, void *context, worker workers[thread_count]) {
-  pthread_t threads[thread_count];
-  for (unsigned i = 0; i < thread_count; ++i) {
-    workers[i] = (worker){.index = i, .ref = ref, .context = context};
-    ck_assert_int_eq(pthread_create(&threads[i], NULL, body, &workers[i]), 0);
-  }
-  for (unsigned i = 0; i < thread_count; ++i) ck_assert_int_eq(pthread_join(threads[i], NULL), 0);
+  for (unsigned i = 0; i < thread_count; ++i) workers[i] = (worker){.index = i, .ref = ref, .context = context};
+  ck_assert_ptr_null(cmr_test_threads(thread_count, body, workers, sizeof *workers).returned);
   for (unsigned i = 0; i < thread_count; ++i) {
     ck_assert_msg(workers[i].failure == CMR_SUCCESS, "thread %u: %s", i, cmr_status_string(workers[i].failure));
     ck_assert_msg(workers[i].lost == 0, "thread %u saw %u blocks overwritten", i, workers[i].lost);
@@ -1046,10 +1042,9 @@ START_TEST(stack_expression_of_adaptors) {
   give(ref, a, 1024);
   ck_assert_ok(cmr_stack_destroy(stack));
 
-  ck_assert_status(cmr_stack_parse("limiting(system)", &stack), CMR_ERROR_INVALID_ARGUMENT);
-  ck_assert_message_has("allocation_limit");
-  ck_assert_status(cmr_stack_parse("aligned(system, allocation_alignment=100)", &stack), CMR_ERROR_INVALID_ARGUMENT);
-  ck_assert_message_has("allocation_alignment");
+  cmr_test_stack_refused("limiting(system)", CMR_ERROR_INVALID_ARGUMENT, "allocation_limit");
+  cmr_test_stack_refused("aligned(system, allocation_alignment=100)", CMR_ERROR_INVALID_ARGUMENT,
+                         "allocation_alignment");
 }
 END_TEST
 

@@ -700,13 +700,9 @@ START_TEST(threads_on_the_default_stream_allocate_at_once) {
   enum { count = 8 };
   fixture f;
   make_arena(&f, 128 * MiB, false, "");
-  pthread_t threads[count];
   churner churners[count];
-  for (unsigned i = 0; i < count; i++) {
-    churners[i] = (churner){.f = &f, .index = i};
-    ck_assert_int_eq(pthread_create(&threads[i], NULL, churn, &churners[i]), 0);
-  }
-  for (unsigned i = 0; i < count; i++) ck_assert_int_eq(pthread_join(threads[i], NULL), 0);
+  for (unsigned i = 0; i < count; i++) churners[i] = (churner){.f = &f, .index = i};
+  ck_assert_ptr_null(cmr_test_threads(count, churn, churners, sizeof *churners).returned);
   for (unsigned i = 0; i < count; i++) {
     ck_assert_msg(churners[i].failure == CMR_SUCCESS, "thread %u: %s: %s", i, cmr_status_string(churners[i].failure),
                   churners[i].message);
@@ -794,7 +790,6 @@ static void defragment_at_once(defragmenter *defragmenters, unsigned count) {
   pthread_barrier_t everyone, asking;
   ck_assert_int_eq(pthread_barrier_init(&everyone, NULL, count), 0);
   ck_assert_int_eq(pthread_barrier_init(&asking, NULL, askers), 0);
-  pthread_t threads[count];
   for (unsigned i = 0; i < count; i++) {
     defragmenter *d = &defragmenters[i];
     *d = (defragmenter){.f = &f,
@@ -805,9 +800,8 @@ static void defragment_at_once(defragmenter *defragmenters, unsigned count) {
                         .first = d->first,
                         .second = d->second,
                         .intact = true};
-    ck_assert_int_eq(pthread_create(&threads[i], NULL, fill_then_defragment, d), 0);
   }
-  for (unsigned i = 0; i < count; i++) ck_assert_int_eq(pthread_join(threads[i], NULL), 0);
+  ck_assert_ptr_null(cmr_test_threads(count, fill_then_defragment, defragmenters, sizeof *defragmenters).returned);
   for (unsigned i = 0; i < count; i++) {
     ck_assert_msg(defragmenters[i].failure == CMR_SUCCESS, "thread %u (%zu then %zu bytes): %s: %s", i,
                   defragmenters[i].first, defragmenters[i].second, cmr_status_string(defragmenters[i].failure),
@@ -909,13 +903,9 @@ START_TEST(threads_on_their_own_streams_get_the_superblocks_they_cut) {
   fixture f;
   /* 16 threads x 16 blocks of up to 1 MiB pin at most 256 superblocks. */
   make_arena(&f, 512 * MiB, false, "");
-  pthread_t threads[count];
   contender contenders[count];
-  for (unsigned i = 0; i < count; i++) {
-    contenders[i] = (contender){.ref = f.ref, .index = i};
-    ck_assert_int_eq(pthread_create(&threads[i], NULL, contend, &contenders[i]), 0);
-  }
-  for (unsigned i = 0; i < count; i++) ck_assert_int_eq(pthread_join(threads[i], NULL), 0);
+  for (unsigned i = 0; i < count; i++) contenders[i] = (contender){.ref = f.ref, .index = i};
+  ck_assert_ptr_null(cmr_test_threads(count, contend, contenders, sizeof *contenders).returned);
   for (unsigned i = 0; i < count; i++) {
     ck_assert_msg(contenders[i].failures == 0, "thread %u: %lu calls failed; the first: %s", i, contenders[i].failures,
                   contenders[i].message);

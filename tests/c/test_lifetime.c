@@ -70,15 +70,7 @@ static void *retain_release_many(void *arg) {
 START_TEST(counting_is_thread_safe) {
   cmr_system_resource *resource = cmr_test_system_resource();
   cmr_resource_ref ref = cmr_system_resource_ref(resource);
-  pthread_t threads[THREADS];
-  for (int t = 0; t < THREADS; t++) {
-    ck_assert_int_eq(pthread_create(&threads[t], NULL, retain_release_many, &ref), 0);
-  }
-  for (int t = 0; t < THREADS; t++) {
-    void *failed = NULL;
-    ck_assert_int_eq(pthread_join(threads[t], &failed), 0);
-    ck_assert_ptr_null(failed);
-  }
+  ck_assert_ptr_null(cmr_test_threads(THREADS, retain_release_many, &ref, 0).returned);
   /* Exactly the creator's share is left. */
   ck_assert_ok(cmr_ref_validate(ref));
   ck_assert_ok(cmr_system_resource_destroy(resource));

@@ -33,9 +33,7 @@ static void *contend(void *arg) {
 }
 
 START_TEST(contended_increments_are_never_lost) {
-  pthread_t threads[contenders];
-  for (int i = 0; i < contenders; ++i) ck_assert_int_eq(pthread_create(&threads[i], NULL, contend, NULL), 0);
-  for (int i = 0; i < contenders; ++i) ck_assert_int_eq(pthread_join(threads[i], NULL), 0);
+  ck_assert_ptr_null(cmr_test_threads(contenders, contend, NULL, 0).returned);
   ck_assert_uint_eq(overlaps, 0);
   ck_assert_uint_eq(counter, (unsigned long)contenders * rounds);
   ck_assert_int_eq(atomic_load(&shared_lock.state), 0); /* free, with no sleeper marked */

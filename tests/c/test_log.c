@@ -221,9 +221,7 @@ static void *log_from_thread(void *arg) {
 START_TEST(threads_write_whole_lines) {
   ck_assert_ok(cmr_log_set_file(log_path));
   ck_assert_ok(cmr_log_set_level(CMR_LOG_DEBUG));
-  pthread_t threads[log_threads];
-  for (int i = 0; i < log_threads; ++i) ck_assert_int_eq(pthread_create(&threads[i], NULL, log_from_thread, NULL), 0);
-  for (int i = 0; i < log_threads; ++i) pthread_join(threads[i], NULL);
+  ck_assert_ptr_null(cmr_test_threads(log_threads, log_from_thread, NULL, 0).returned);
   ck_assert_ok(cmr_log_set_file(NULL));
   char *text = read_text(log_path);
   assert_lines_well_formed(text, log_threads * lines_per_thread);

@@ -430,13 +430,7 @@ START_TEST(test_threads_never_interleave) {
   cmr_simulated_resource *leaf = simulated(CMR_SIZE_DEFAULT);
   cmr_logging_resource *log = logging_to(leaf, path, NULL, false);
   cmr_resource_ref ref = cmr_logging_resource_ref(log);
-  pthread_t threads[THREADS];
-  for (int i = 0; i < THREADS; ++i) ck_assert_int_eq(pthread_create(&threads[i], NULL, churn, &ref), 0);
-  for (int i = 0; i < THREADS; ++i) {
-    void *failed = NULL;
-    ck_assert_int_eq(pthread_join(threads[i], &failed), 0);
-    ck_assert_ptr_null(failed);
-  }
+  ck_assert_ptr_null(cmr_test_threads(THREADS, churn, &ref, 0).returned);
   ck_assert_ok(cmr_logging_resource_destroy(log));
 
   /* Every line a whole row; per thread, each free right after its allocate

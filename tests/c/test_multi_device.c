@@ -192,15 +192,8 @@ static void *work_on_device(void *arg) {
 }
 
 START_TEST(one_thread_per_device) {
-  pthread_t threads[DEVICES];
-  for (int device = 0; device < DEVICES; device++) {
-    ck_assert_int_eq(pthread_create(&threads[device], NULL, work_on_device, (void *)(intptr_t)device), 0);
-  }
-  for (int device = 0; device < DEVICES; device++) {
-    void *failed = NULL;
-    ck_assert_int_eq(pthread_join(threads[device], &failed), 0);
-    ck_assert_msg(failed == NULL, "device %d: %s", device, failed == NULL ? "" : (const char *)failed);
-  }
+  cmr_test_threads_result failed = cmr_test_numbered_threads(DEVICES, work_on_device);
+  ck_assert_msg(failed.index < 0, "device %d: %s", failed.index, failed.index < 0 ? "" : (const char *)failed.returned);
   cmr_resource_ref entries[DEVICES];
   for (int device = 0; device < DEVICES; device++) {
     ck_assert_ok(cmr_get_per_device_resource_ref(device, &entries[device]));

@@ -168,15 +168,8 @@ START_TEST(threads_set_and_get_concurrently) {
   for (int t = 0; t < THREADS; t++) {
     thread_resources[t] = cmr_test_system_resource();
   }
-  pthread_t threads[THREADS];
-  for (int t = 0; t < THREADS; t++) {
-    ck_assert_int_eq(pthread_create(&threads[t], NULL, set_and_get, (void *)(intptr_t)t), 0);
-  }
-  for (int t = 0; t < THREADS; t++) {
-    void *failed = NULL;
-    ck_assert_int_eq(pthread_join(threads[t], &failed), 0);
-    ck_assert_msg(failed == NULL, "thread %d failed: %s", t, cmr_last_error_message());
-  }
+  cmr_test_threads_result failed = cmr_test_numbered_threads(THREADS, set_and_get);
+  ck_assert_msg(failed.index < 0, "thread %d failed: %s", failed.index, cmr_last_error_message());
   ck_assert_ok(cmr_reset_current_device_resource_ref());
   for (int t = 0; t < THREADS; t++) {
     cmr_resource_ref ref = cmr_system_resource_ref(thread_resources[t]);

@@ -39,10 +39,8 @@ static void *run_racer(void *arg) {
 static void race_destroys(destroy_fn destroy, void *handle, cmr_status lost) {
   destroy_race race = {.destroy = destroy, .handle = handle};
   ck_assert_int_eq(pthread_barrier_init(&race.start, NULL, 2), 0);
-  pthread_t threads[2];
   racer racers[2] = {{&race, 0}, {&race, 1}};
-  for (int i = 0; i < 2; ++i) ck_assert_int_eq(pthread_create(&threads[i], NULL, run_racer, &racers[i]), 0);
-  for (int i = 0; i < 2; ++i) ck_assert_int_eq(pthread_join(threads[i], NULL), 0);
+  ck_assert_ptr_null(cmr_test_threads(2, run_racer, racers, sizeof racers[0]).returned);
   pthread_barrier_destroy(&race.start);
   int won = (race.results[0] == CMR_SUCCESS) + (race.results[1] == CMR_SUCCESS);
   ck_assert_msg(won == 1, "destroys returned %s and %s", cmr_status_string(race.results[0]),

@@ -381,8 +381,8 @@ START_TEST(ints_take_the_whole_int_range) {
       ck_assert_message_has(given);
     }
     snprintf(expression, sizeof expression, "binning(system, min_size_exponent=%s)", refused[i]);
-    ck_assert_status(cmr_stack_parse(expression, &stack), CMR_ERROR_INVALID_ARGUMENT);
-    ck_assert_message_has("expected an integer ([-]digits, from -2147483648 to 2147483647)");
+    cmr_test_stack_refused(expression, CMR_ERROR_INVALID_ARGUMENT,
+                           "expected an integer ([-]digits, from -2147483648 to 2147483647)");
   }
 }
 END_TEST
@@ -503,25 +503,19 @@ START_TEST(nesting_is_bounded) {
   for (int i = 0; i < 40; ++i) strcat(expression, "pool(");
   strcat(expression, "system");
   for (int i = 0; i < 40; ++i) strcat(expression, ")");
-  cmr_stack *stack = NULL;
-  ck_assert_status(cmr_stack_parse(expression, &stack), CMR_ERROR_INVALID_ARGUMENT);
-  ck_assert_message_has("nested more than 32 deep");
+  cmr_test_stack_refused(expression, CMR_ERROR_INVALID_ARGUMENT, "nested more than 32 deep");
 }
 END_TEST
 
 START_TEST(creation_errors_keep_their_status_and_say_where) {
-  cmr_stack *stack = NULL;
-  ck_assert_status(cmr_stack_parse("pool(system, initial_pool_size=1000)", &stack), CMR_ERROR_INVALID_ARGUMENT);
-  ck_assert_message_has(
+  cmr_test_stack_refused(
+      "pool(system, initial_pool_size=1000)", CMR_ERROR_INVALID_ARGUMENT,
       "column 1: making pool: cmr_pool_resource_create: initial_pool_size 1000 is not a multiple of 256");
-  ck_assert_status(cmr_stack_parse("binning(pool(system, initial_pool_size=2MiB, maximum_pool_size=1MiB))", &stack),
-                   CMR_ERROR_INVALID_ARGUMENT);
-  ck_assert_message_has("column 9: making pool");
-  ck_assert_status(cmr_stack_parse("pool(system, initial_pool_size=1000TB)", &stack), CMR_ERROR_OUT_OF_MEMORY);
-  ck_assert_message_has("making pool");
-  ck_assert_status(cmr_stack_parse("pool(system, initial_pool_size=20000000TB)", &stack), CMR_ERROR_SIZE_OVERFLOW);
-  ck_assert_message_has("bad value \"20000000TB\" for initial_pool_size: it is more bytes than a size_t holds");
-  ck_assert_ptr_null(stack);
+  cmr_test_stack_refused("binning(pool(system, initial_pool_size=2MiB, maximum_pool_size=1MiB))",
+                         CMR_ERROR_INVALID_ARGUMENT, "column 9: making pool");
+  cmr_test_stack_refused("pool(system, initial_pool_size=1000TB)", CMR_ERROR_OUT_OF_MEMORY, "making pool");
+  cmr_test_stack_refused("pool(system, initial_pool_size=20000000TB)", CMR_ERROR_SIZE_OVERFLOW,
+                         "bad value \"20000000TB\" for initial_pool_size: it is more bytes than a size_t holds");
 }
 END_TEST
 

@@ -165,10 +165,7 @@ static void *take_streams(void *arg) {
 START_TEST(round_robin_across_threads) {
   ck_assert_ok(cmr_stream_pool_create(threaded_size, 0, &shared_pool));
   size_t counts[pool_threads][threaded_size] = {{0}};
-  pthread_t threads[pool_threads];
-  for (int t = 0; t < pool_threads; ++t)
-    ck_assert_int_eq(pthread_create(&threads[t], NULL, take_streams, counts[t]), 0);
-  for (int t = 0; t < pool_threads; ++t) pthread_join(threads[t], NULL);
+  ck_assert_ptr_null(cmr_test_threads(pool_threads, take_streams, counts, sizeof counts[0]).returned);
   for (size_t i = 0; i < threaded_size; ++i) {
     size_t total = 0;
     for (int t = 0; t < pool_threads; ++t) total += counts[t][i];

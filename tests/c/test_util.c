@@ -2,6 +2,8 @@
 #include "test_util.h"
 
 #include <dirent.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,6 +116,15 @@ cmr_stack *cmr_test_stack(const char *expression, cmr_resource_ref *top) {
   return stack;
 }
 
+void cmr_test_stack_refused(const char *expression, cmr_status status, const char *why) {
+  char parsing[512];
+  snprintf(parsing, sizeof parsing, "cmr_stack_parse(\"%s\")", expression);
+  cmr_stack *stack = (void *)1;
+  ck_assert_status_named(cmr_stack_parse(expression, &stack), status, parsing);
+  ck_assert_message_has(why);
+  ck_assert_ptr_null(stack);
+}
+
 const char *cmr_test_expression(const cmr_stack *stack) {
   const char *text = NULL;
   ck_assert_ok(cmr_stack_expression(stack, &text));
@@ -128,6 +139,34 @@ bool cmr_test_retry_once(size_t bytes, void *calls) {
 bool cmr_test_never_retry(size_t bytes, void *arg) {
   (void)bytes, (void)arg;
   return false;
+}
+
+/* Thread i is given the i-th of the `arg_size`-byte elements at `args`
+ * (`args` itself when arg_size is 0), or its number when `numbered`. */
+static cmr_test_threads_result run_threads(int count, void *(*body)(void *), void *args, size_t arg_size,
+                                           bool numbered) {
+  pthread_t *threads = calloc((size_t)count, sizeof *threads);
+  ck_assert_ptr_nonnull(threads);
+  for (int i = 0; i < count; ++i) {
+    void *arg = numbered ? (void *)(intptr_t)i : arg_size == 0 ? args : (char *)args + (size_t)i * arg_size;
+    ck_assert_int_eq(pthread_create(&threads[i], NULL, body, arg), 0);
+  }
+  cmr_test_threads_result result = {-1, NULL};
+  for (int i = 0; i < count; ++i) {
+    void *returned = NULL;
+    ck_assert_int_eq(pthread_join(threads[i], &returned), 0);
+    if (returned != NULL && result.index < 0) result = (cmr_test_threads_result){i, returned};
+  }
+  free(threads);
+  return result;
+}
+
+cmr_test_threads_result cmr_test_threads(int count, void *(*body)(void *), void *args, size_t arg_size) {
+  return run_threads(count, body, args, arg_size, false);
+}
+
+cmr_test_threads_result cmr_test_numbered_threads(int count, void *(*body)(void *)) {
+  return run_threads(count, body, NULL, 0, true);
 }
 
 /* ---- the foreign resource ------------------------------------------------------ */

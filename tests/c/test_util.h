@@ -170,6 +170,10 @@ cmr_stream cmr_test_stream(void);
  * step fails. */
 cmr_stack *cmr_test_stack(const char *expression, cmr_resource_ref *top);
 
+/* cmr_stack_parse(expression) fails with `status`, its message containing
+ * `why`, and gives back no stack (NULL in its out parameter). */
+void cmr_test_stack_refused(const char *expression, cmr_status status, const char *why);
+
 /* The stack's expression written out with every parameter
  * (cmr_stack_expression); fails the test if it cannot be had. */
 const char *cmr_test_expression(const cmr_stack *stack);
@@ -179,6 +183,23 @@ const char *cmr_test_expression(const cmr_stack *stack);
  * cmr_test_never_retry gives up at once. */
 bool cmr_test_retry_once(size_t bytes, void *calls);
 bool cmr_test_never_retry(size_t bytes, void *arg);
+
+/* What cmr_test_threads saw: the lowest-numbered thread that returned
+ * anything but NULL and what it returned; index -1 and NULL when every
+ * thread returned NULL. */
+typedef struct cmr_test_threads_result {
+  int index;
+  void *returned;
+} cmr_test_threads_result;
+
+/* Runs `body` on `count` threads at once and joins them all, failing the
+ * test if one cannot be made or joined. Thread i is given
+ * (char *)args + i * arg_size: the i-th element of an array of them, or
+ * `args` itself for every thread when arg_size is 0. */
+cmr_test_threads_result cmr_test_threads(int count, void *(*body)(void *), void *args, size_t arg_size);
+
+/* cmr_test_threads, thread i given its number: (void *)(intptr_t)i. */
+cmr_test_threads_result cmr_test_numbered_threads(int count, void *(*body)(void *));
 
 /* How many file descriptors this process has open now (/proc/self/fd), for
  * tests that nothing leaks one. */
