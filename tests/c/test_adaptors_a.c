@@ -326,14 +326,19 @@ static void replay_totals(const churn_shape *shape, unsigned first, unsigned ste
   }
 }
 
+/* Runs churn with `shape` through `ref` on every thread, and gives what all
+ * of them asked: the bytes and the allocations replay_totals counts. */
+static void churn_on_every_thread(cmr_resource_ref ref, churn_shape shape, size_t *bytes, size_t *allocations) {
+  worker workers[thread_count];
+  run_threads(churn, ref, &shape, workers);
+  replay_totals(&shape, 0, 1, bytes, allocations);
+}
+
 START_TEST(statistics_threads_count_every_call) {
   cmr_system_resource *system = cmr_test_system_resource();
   cmr_statistics_resource *handle = make_statistics(cmr_system_resource_ref(system));
-  churn_shape shape = {1, 65536};
-  worker workers[thread_count];
-  run_threads(churn, cmr_statistics_resource_ref(handle), &shape, workers);
   size_t bytes, allocations;
-  replay_totals(&shape, 0, 1, &bytes, &allocations);
+  churn_on_every_thread(cmr_statistics_resource_ref(handle), (churn_shape){1, 65536}, &bytes, &allocations);
   counters c = read_counters(handle);
   ck_assert_uint_eq(c.bytes_current, 0);
   ck_assert_uint_eq(c.allocations_current, 0);
@@ -880,11 +885,8 @@ START_TEST(thread_safe_serializes_every_call) {
   ck_assert_ok(cmr_callback_resource_create(unsafe_allocate, unsafe_deallocate, &u, &u, BOTH_PROPERTIES, &upstream));
   cmr_thread_safe_resource *handle = NULL;
   ck_assert_ok(cmr_thread_safe_resource_create(cmr_callback_resource_ref(upstream), &handle));
-  churn_shape shape = {1, 8192};
-  worker workers[thread_count];
-  run_threads(churn, cmr_thread_safe_resource_ref(handle), &shape, workers);
   size_t bytes, allocations;
-  replay_totals(&shape, 0, 1, &bytes, &allocations);
+  churn_on_every_thread(cmr_thread_safe_resource_ref(handle), (churn_shape){1, 8192}, &bytes, &allocations);
   ck_assert_int_eq(u.most_inside, 1);
   ck_assert_uint_eq(u.allocations, allocations);
   ck_assert_uint_eq(u.deallocations, allocations);
@@ -1000,11 +1002,8 @@ START_TEST(stack_of_adaptors_from_threads) {
   ck_assert_ok(
       cmr_aligned_resource_create(cmr_thread_safe_resource_ref(serial), CMR_SIZE(4096), CMR_SIZE(4096), &aligned));
   cmr_statistics_resource *statistics = make_statistics(cmr_aligned_resource_ref(aligned));
-  churn_shape shape = {1, 8192};
-  worker workers[thread_count];
-  run_threads(churn, cmr_statistics_resource_ref(statistics), &shape, workers);
   size_t bytes, allocations;
-  replay_totals(&shape, 0, 1, &bytes, &allocations);
+  churn_on_every_thread(cmr_statistics_resource_ref(statistics), (churn_shape){1, 8192}, &bytes, &allocations);
   counters c = read_counters(statistics);
   ck_assert_uint_eq(c.bytes_current, 0);
   ck_assert_uint_eq(c.bytes_total, bytes);
