@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What the runtime's Check suites share: status assertions that also demand
- * a message on failure, the skip rule for GPU-less machines, a suite runner
- * that refuses to pass when nothing ran, and a foreign resource (an ops
- * table of the test's own) that records what the runtime asked of it. */
+ * a message on failure, destroys by handle type, the skip rule for GPU-less
+ * machines, a suite runner that refuses to pass when nothing ran, makers of
+ * the stacks, pools and streams tests use, a thread runner, and a foreign
+ * resource (an ops table of the test's own) that records what the runtime
+ * asked of it. */
 #ifndef CMR_TEST_UTIL_H
 #define CMR_TEST_UTIL_H
 
