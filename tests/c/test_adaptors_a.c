@@ -64,12 +64,8 @@ typedef struct worker {
 enum { thread_count = 8 };
 
 static void run_threads(void *(*body)(void *), cmr_resource_ref ref, void *context, worker workers[thread_count]) {
-  pthread_t threads[thread_count];
-  for (unsigned i = 0; i < thread_count; ++i) {
-    workers[i] = (worker){.index = i, .ref = ref, .context = context};
-    ck_assert_int_eq(pthread_create(&threads[i], NULL, body, &workers[i]), 0);
-  }
-  for (unsigned i = 0; i < thread_count; ++i) ck_assert_int_eq(pthread_join(threads[i], NULL), 0);
+  for (unsigned i = 0; i < thread_count; ++i) workers[i] = (worker){.index = i, .ref = ref, .context = context};
+  ck_assert_ptr_null(cmr_test_threads(thread_count, body, workers, sizeof *workers).returned);
   for (unsigned i = 0; i < thread_count; ++i) {
     ck_assert_msg(workers[i].failure == CMR_SUCCESS, "thread %u: %s", i, cmr_status_string(workers[i].failure));
     ck_assert_msg(workers[i].lost == 0, "thread %u saw %u blocks overwritten", i, workers[i].lost);
@@ -146,17 +142,9 @@ static counters read_counters(cmr_statistics_resource *handle) {
     ck_assert_uint_eq(c_.allocations_total, (at));         \
   } while (0)
 
-static size_t levels_of(cmr_statistics_resource *handle) {
-  size_t levels = 0;
-  ck_assert_ok(cmr_statistics_resource_counter_levels(handle, &levels));
-  return levels;
-}
+CMR_TEST_OUT(levels_of, size_t, 0, cmr_statistics_resource_counter_levels, cmr_statistics_resource *)
 
-static cmr_statistics_resource *make_statistics(cmr_resource_ref upstream) {
-  cmr_statistics_resource *handle = NULL;
-  ck_assert_ok(cmr_statistics_resource_create(upstream, &handle));
-  return handle;
-}
+CMR_TEST_OUT(make_statistics, cmr_statistics_resource *, NULL, cmr_statistics_resource_create, cmr_resource_ref)
 
 START_TEST(statistics_counts_exactly_and_forwards) {
   cmr_statistics_resource *handle = make_statistics(foreign_ref());
@@ -207,8 +195,7 @@ START_TEST(statistics_failed_upstream_calls_change_no_counter) {
   ck_assert_status(cmr_deallocate(ref, (char *)kept + 256, 300, CMR_DEFAULT_STREAM), CMR_ERROR_UNKNOWN_POINTER);
   ck_assert_counters(handle, 300, 300, 300, 1, 1, 1);
   give(ref, kept, 300);
-  ck_assert_ok(cmr_statistics_resource_destroy(handle));
-  ck_assert_ok(cmr_aligned_resource_destroy(aligned));
+  cmr_test_destroy(handle, aligned);
   ck_assert_uint_eq(foreign.outstanding, 0);
 }
 END_TEST
@@ -339,14 +326,19 @@ static void replay_totals(const churn_shape *shape, unsigned first, unsigned ste
   }
 }
 
+/* Runs churn with `shape` through `ref` on every thread, and gives what all
+ * of them asked: the bytes and the allocations replay_totals counts. */
+static void churn_on_every_thread(cmr_resource_ref ref, churn_shape shape, size_t *bytes, size_t *allocations) {
+  worker workers[thread_count];
+  run_threads(churn, ref, &shape, workers);
+  replay_totals(&shape, 0, 1, bytes, allocations);
+}
+
 START_TEST(statistics_threads_count_every_call) {
   cmr_system_resource *system = cmr_test_system_resource();
   cmr_statistics_resource *handle = make_statistics(cmr_system_resource_ref(system));
-  churn_shape shape = {1, 65536};
-  worker workers[thread_count];
-  run_threads(churn, cmr_statistics_resource_ref(handle), &shape, workers);
   size_t bytes, allocations;
-  replay_totals(&shape, 0, 1, &bytes, &allocations);
+  churn_on_every_thread(cmr_statistics_resource_ref(handle), (churn_shape){1, 65536}, &bytes, &allocations);
   counters c = read_counters(handle);
   ck_assert_uint_eq(c.bytes_current, 0);
   ck_assert_uint_eq(c.allocations_current, 0);
@@ -356,8 +348,7 @@ START_TEST(statistics_threads_count_every_call) {
   ck_assert_uint_le(c.allocations_peak, thread_count * churn_live);
   ck_assert_uint_ge(c.allocations_peak, 1);
   ck_assert_uint_le(c.bytes_peak, bytes);
-  ck_assert_ok(cmr_statistics_resource_destroy(handle));
-  ck_assert_ok(cmr_system_resource_destroy(system));
+  cmr_test_destroy(handle, system);
 }
 END_TEST
 
@@ -392,8 +383,7 @@ START_TEST(statistics_threads_push_and_pop_while_counting) {
   ck_assert_uint_eq(c.allocations_current, 0);
   ck_assert_uint_eq(c.bytes_total, bytes);
   ck_assert_uint_eq(c.allocations_total, allocations);
-  ck_assert_ok(cmr_statistics_resource_destroy(context.handle));
-  ck_assert_ok(cmr_system_resource_destroy(system));
+  cmr_test_destroy(context.handle, system);
 }
 END_TEST
 
@@ -405,11 +395,7 @@ static cmr_limiting_resource *make_limiting(cmr_resource_ref upstream, size_t li
   return handle;
 }
 
-static size_t allocated_of(cmr_limiting_resource *handle) {
-  size_t bytes = SIZE_MAX;
-  ck_assert_ok(cmr_limiting_resource_allocated_bytes(handle, &bytes));
-  return bytes;
-}
+CMR_TEST_OUT(allocated_of, size_t, SIZE_MAX, cmr_limiting_resource_allocated_bytes, cmr_limiting_resource *)
 
 START_TEST(limiting_counts_rounded_and_refuses_past_the_limit) {
   cmr_limiting_resource *handle = make_limiting(foreign_ref(), 4096, CMR_SIZE_DEFAULT);
@@ -505,8 +491,7 @@ START_TEST(limiting_refused_upstream_free_keeps_the_count) {
   ck_assert_uint_eq(allocated_of(handle), 1024);
   give(ref, ptr, 1000);
   ck_assert_uint_eq(allocated_of(handle), 0);
-  ck_assert_ok(cmr_limiting_resource_destroy(handle));
-  ck_assert_ok(cmr_aligned_resource_destroy(aligned));
+  cmr_test_destroy(handle, aligned);
   ck_assert_uint_eq(foreign.outstanding, 0);
 }
 END_TEST
@@ -567,8 +552,7 @@ START_TEST(limiting_threads_never_pass_the_limit) {
   ck_assert_uint_le(atomic_load(&p.peak), limit);
   ck_assert_uint_eq(atomic_load(&p.live), 0);
   ck_assert_uint_eq(allocated_of(handle), 0);
-  ck_assert_ok(cmr_limiting_resource_destroy(handle));
-  ck_assert_ok(cmr_callback_resource_destroy(upstream));
+  cmr_test_destroy(handle, upstream);
 }
 END_TEST
 
@@ -611,7 +595,17 @@ static const cmr_resource_ops recorder_ops = {
 
 static recorder rec;
 
-static void aligned_setup(void) { rec = (recorder){.foreign = {.properties = BOTH_PROPERTIES}}; }
+/* The aligned adaptor aligned_over_recorder made, which aligned_teardown destroys. */
+static cmr_aligned_resource *over_recorder;
+
+static void aligned_setup(void) {
+  rec = (recorder){.foreign = {.properties = BOTH_PROPERTIES}};
+  over_recorder = NULL;
+}
+
+static void aligned_teardown(void) {
+  if (over_recorder != NULL) cmr_test_destroy(over_recorder);
+}
 
 static cmr_aligned_resource *make_aligned(size_t alignment, size_t threshold) {
   cmr_aligned_resource *handle = NULL;
@@ -620,9 +614,14 @@ static cmr_aligned_resource *make_aligned(size_t alignment, size_t threshold) {
   return handle;
 }
 
+/* An aligned adaptor over the recorder, for the test's teardown to destroy. */
+static cmr_resource_ref aligned_over_recorder(size_t alignment, size_t threshold) {
+  over_recorder = make_aligned(alignment, threshold);
+  return cmr_aligned_resource_ref(over_recorder);
+}
+
 START_TEST(aligned_small_requests_pass_through) {
-  cmr_aligned_resource *handle = make_aligned(4096, 65536);
-  cmr_resource_ref ref = cmr_aligned_resource_ref(handle);
+  cmr_resource_ref ref = aligned_over_recorder(4096, 65536);
   void *ptr = take(ref, 65535);
   ck_assert_ptr_eq(ptr, rec.handed[0]);
   ck_assert_uint_eq(rec.foreign.last_bytes, 65535);
@@ -630,13 +629,11 @@ START_TEST(aligned_small_requests_pass_through) {
   give(ref, ptr, 65535);
   ck_assert_ptr_eq(rec.foreign.last_freed, ptr);
   ck_assert_uint_eq(rec.foreign.last_bytes, 65535);
-  ck_assert_ok(cmr_aligned_resource_destroy(handle));
 }
 END_TEST
 
 START_TEST(aligned_large_requests_are_aligned_and_given_back_exactly) {
-  cmr_aligned_resource *handle = make_aligned(4096, 65536);
-  cmr_resource_ref ref = cmr_aligned_resource_ref(handle);
+  cmr_resource_ref ref = aligned_over_recorder(4096, 65536);
   /* Upstream pointers 256 bytes past malloc's: 256-aligned, seldom
    * 4096-aligned, so the adaptor moves inside most allocations. */
   rec.foreign.misalign = 256;
@@ -658,13 +655,11 @@ START_TEST(aligned_large_requests_are_aligned_and_given_back_exactly) {
   }
   ck_assert_uint_eq(rec.foreign.outstanding, 0);
   ck_assert_int_eq(rec.foreign.deallocations, count);
-  ck_assert_ok(cmr_aligned_resource_destroy(handle));
 }
 END_TEST
 
 START_TEST(aligned_caller_alignment_wins_when_larger) {
-  cmr_aligned_resource *handle = make_aligned(4096, 65536);
-  cmr_resource_ref ref = cmr_aligned_resource_ref(handle);
+  cmr_resource_ref ref = aligned_over_recorder(4096, 65536);
   rec.foreign.misalign = 256;
   /* Below the threshold a caller's 16 KiB still gets 16 KiB. */
   void *small = NULL;
@@ -681,7 +676,6 @@ START_TEST(aligned_caller_alignment_wins_when_larger) {
   ck_assert_ok(cmr_deallocate_aligned(ref, large, 100000, 16384, CMR_DEFAULT_STREAM));
   ck_assert_ptr_eq(rec.foreign.last_freed, rec.handed[1]);
   ck_assert_uint_eq(rec.foreign.outstanding, 0);
-  ck_assert_ok(cmr_aligned_resource_destroy(handle));
 }
 END_TEST
 
@@ -702,9 +696,7 @@ START_TEST(aligned_honours_more_than_its_upstream_can) {
   ck_assert_ok(cmr_allocate_aligned(ref, 64, 1 << 20, CMR_DEFAULT_STREAM, &ptr));
   ck_assert(is_aligned(ptr, 1 << 20));
   ck_assert_ok(cmr_deallocate_aligned(ref, ptr, 64, 1 << 20, CMR_DEFAULT_STREAM));
-  ck_assert_ok(cmr_aligned_resource_destroy(handle));
-  ck_assert_ok(cmr_fixed_size_resource_destroy(blocks));
-  ck_assert_ok(cmr_system_resource_destroy(system));
+  cmr_test_destroy(handle, blocks, system);
 }
 END_TEST
 
@@ -713,9 +705,7 @@ START_TEST(forwarding_adaptors_honour_what_their_upstream_does) {
    * honours it; over fixed_size, which does not, the upstream's refusal
    * comes back unchanged. */
   cmr_system_resource *system = cmr_test_system_resource();
-  cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(cmr_system_resource_ref(system), CMR_SIZE(1 << 20), CMR_SIZE_DEFAULT,
-                                        CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &pool));
+  cmr_pool_resource *pool = cmr_test_pool(cmr_system_resource_ref(system), 1 << 20);
   cmr_thread_safe_resource *serial = NULL;
   ck_assert_ok(cmr_thread_safe_resource_create(cmr_pool_resource_ref(pool), &serial));
   void *ptr = NULL;
@@ -730,16 +720,12 @@ START_TEST(forwarding_adaptors_honour_what_their_upstream_does) {
   ck_assert_status(cmr_allocate_aligned(cmr_thread_safe_resource_ref(serial), 64, 512, CMR_DEFAULT_STREAM, &ptr),
                    CMR_ERROR_UNSUPPORTED_ALIGNMENT);
   ck_assert_message_has("fixed_size");
-  ck_assert_ok(cmr_thread_safe_resource_destroy(serial));
-  ck_assert_ok(cmr_fixed_size_resource_destroy(blocks));
-  ck_assert_ok(cmr_pool_resource_destroy(pool));
-  ck_assert_ok(cmr_system_resource_destroy(system));
+  cmr_test_destroy(serial, blocks, pool, system);
 }
 END_TEST
 
 START_TEST(aligned_unknown_pointer_reaches_no_upstream) {
-  cmr_aligned_resource *handle = make_aligned(4096, 65536);
-  cmr_resource_ref ref = cmr_aligned_resource_ref(handle);
+  cmr_resource_ref ref = aligned_over_recorder(4096, 65536);
   void *ptr = take(ref, 100000);
   ck_assert_status(cmr_deallocate(ref, (char *)ptr + 4096, 100000, CMR_DEFAULT_STREAM), CMR_ERROR_UNKNOWN_POINTER);
   ck_assert_message_has("is not a pointer this adaptor aligned");
@@ -749,13 +735,11 @@ START_TEST(aligned_unknown_pointer_reaches_no_upstream) {
   /* Freed once: a second free is unknown too. */
   ck_assert_status(cmr_deallocate(ref, ptr, 100000, CMR_DEFAULT_STREAM), CMR_ERROR_UNKNOWN_POINTER);
   ck_assert_int_eq(rec.foreign.deallocations, 1);
-  ck_assert_ok(cmr_aligned_resource_destroy(handle));
 }
 END_TEST
 
 START_TEST(aligned_refused_free_can_be_retried) {
-  cmr_aligned_resource *handle = make_aligned(4096, 65536);
-  cmr_resource_ref ref = cmr_aligned_resource_ref(handle);
+  cmr_resource_ref ref = aligned_over_recorder(4096, 65536);
   void *ptr = take(ref, 100000);
   rec.refuse_frees = true;
   ck_assert_status(cmr_deallocate(ref, ptr, 100000, CMR_DEFAULT_STREAM), CMR_ERROR_INVALID_ARGUMENT);
@@ -765,13 +749,11 @@ START_TEST(aligned_refused_free_can_be_retried) {
   give(ref, ptr, 100000);
   ck_assert_ptr_eq(rec.foreign.last_freed, rec.handed[0]);
   ck_assert_uint_eq(rec.foreign.outstanding, 0);
-  ck_assert_ok(cmr_aligned_resource_destroy(handle));
 }
 END_TEST
 
 START_TEST(aligned_failures) {
-  cmr_aligned_resource *handle = make_aligned(4096, 0);
-  cmr_resource_ref ref = cmr_aligned_resource_ref(handle);
+  cmr_resource_ref ref = aligned_over_recorder(4096, 0);
   void *ptr = (void *)1;
   /* Dispatch accepts SIZE_MAX - 300 at 256; the 3840 extra bytes overflow. */
   ck_assert_status(cmr_allocate(ref, SIZE_MAX - 300, CMR_DEFAULT_STREAM, &ptr), CMR_ERROR_SIZE_OVERFLOW);
@@ -781,7 +763,6 @@ START_TEST(aligned_failures) {
   rec.foreign.fail_with = CMR_ERROR_OUT_OF_MEMORY;
   ck_assert_status(cmr_allocate(ref, 1000, CMR_DEFAULT_STREAM, &ptr), CMR_ERROR_OUT_OF_MEMORY);
   ck_assert_ptr_null(ptr);
-  ck_assert_ok(cmr_aligned_resource_destroy(handle));
 }
 END_TEST
 
@@ -861,9 +842,7 @@ START_TEST(thread_safe_equality_follows_the_upstream) {
   void *ptr = take(cmr_thread_safe_resource_ref(a), 512);
   give(cmr_thread_safe_resource_ref(b), ptr, 512);
   ck_assert_uint_eq(foreign.outstanding, 0);
-  ck_assert_ok(cmr_thread_safe_resource_destroy(a));
-  ck_assert_ok(cmr_thread_safe_resource_destroy(b));
-  ck_assert_ok(cmr_thread_safe_resource_destroy(c));
+  cmr_test_destroy(a, b, c);
 }
 END_TEST
 
@@ -906,16 +885,12 @@ START_TEST(thread_safe_serializes_every_call) {
   ck_assert_ok(cmr_callback_resource_create(unsafe_allocate, unsafe_deallocate, &u, &u, BOTH_PROPERTIES, &upstream));
   cmr_thread_safe_resource *handle = NULL;
   ck_assert_ok(cmr_thread_safe_resource_create(cmr_callback_resource_ref(upstream), &handle));
-  churn_shape shape = {1, 8192};
-  worker workers[thread_count];
-  run_threads(churn, cmr_thread_safe_resource_ref(handle), &shape, workers);
   size_t bytes, allocations;
-  replay_totals(&shape, 0, 1, &bytes, &allocations);
+  churn_on_every_thread(cmr_thread_safe_resource_ref(handle), (churn_shape){1, 8192}, &bytes, &allocations);
   ck_assert_int_eq(u.most_inside, 1);
   ck_assert_uint_eq(u.allocations, allocations);
   ck_assert_uint_eq(u.deallocations, allocations);
-  ck_assert_ok(cmr_thread_safe_resource_destroy(handle));
-  ck_assert_ok(cmr_callback_resource_destroy(upstream));
+  cmr_test_destroy(handle, upstream);
 }
 END_TEST
 
@@ -990,14 +965,10 @@ END_TEST
  * the top leaves a working stack. */
 START_TEST(stack_statistics_limiting_pool_system) {
   cmr_system_resource *system = cmr_test_system_resource();
-  cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(cmr_system_resource_ref(system), CMR_SIZE(1 << 20), CMR_SIZE_DEFAULT,
-                                        CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &pool));
+  cmr_pool_resource *pool = cmr_test_pool(cmr_system_resource_ref(system), 1 << 20);
   cmr_limiting_resource *limiting = make_limiting(cmr_pool_resource_ref(pool), 65536, CMR_SIZE_DEFAULT);
   cmr_statistics_resource *statistics = make_statistics(cmr_limiting_resource_ref(limiting));
-  ck_assert_ok(cmr_limiting_resource_destroy(limiting));
-  ck_assert_ok(cmr_pool_resource_destroy(pool));
-  ck_assert_ok(cmr_system_resource_destroy(system));
+  cmr_test_destroy(limiting, pool, system);
   cmr_resource_ref ref = cmr_statistics_resource_ref(statistics);
 
   void *a = take(ref, 30000); /* limiting counts 30208 */
@@ -1031,11 +1002,8 @@ START_TEST(stack_of_adaptors_from_threads) {
   ck_assert_ok(
       cmr_aligned_resource_create(cmr_thread_safe_resource_ref(serial), CMR_SIZE(4096), CMR_SIZE(4096), &aligned));
   cmr_statistics_resource *statistics = make_statistics(cmr_aligned_resource_ref(aligned));
-  churn_shape shape = {1, 8192};
-  worker workers[thread_count];
-  run_threads(churn, cmr_statistics_resource_ref(statistics), &shape, workers);
   size_t bytes, allocations;
-  replay_totals(&shape, 0, 1, &bytes, &allocations);
+  churn_on_every_thread(cmr_statistics_resource_ref(statistics), (churn_shape){1, 8192}, &bytes, &allocations);
   counters c = read_counters(statistics);
   ck_assert_uint_eq(c.bytes_current, 0);
   ck_assert_uint_eq(c.bytes_total, bytes);
@@ -1044,21 +1012,16 @@ START_TEST(stack_of_adaptors_from_threads) {
   ck_assert_int_eq(u.most_inside, 1);
   ck_assert_uint_eq(u.allocations, allocations);
   ck_assert_uint_eq(u.deallocations, allocations);
-  ck_assert_ok(cmr_statistics_resource_destroy(statistics));
-  ck_assert_ok(cmr_aligned_resource_destroy(aligned));
-  ck_assert_ok(cmr_thread_safe_resource_destroy(serial));
-  ck_assert_ok(cmr_callback_resource_destroy(upstream));
+  cmr_test_destroy(statistics, aligned, serial, upstream);
 }
 END_TEST
 
 /* The same stacks written as text (cmr_stack_parse reads the specs' params). */
 START_TEST(stack_expression_of_adaptors) {
-  cmr_stack *stack = NULL;
-  ck_assert_ok(cmr_stack_parse(
-      "statistics(limiting(pool(system, initial_pool_size=1MiB), allocation_limit=64KiB, allocation_alignment=1KiB))",
-      &stack));
   cmr_resource_ref ref;
-  ck_assert_ok(cmr_stack_ref(stack, &ref));
+  cmr_stack *stack = cmr_test_stack(
+      "statistics(limiting(pool(system, initial_pool_size=1MiB), allocation_limit=64KiB, allocation_alignment=1KiB))",
+      &ref);
   cmr_statistics_resource *statistics = NULL;
   ck_assert_ok(cmr_statistics_resource_from_ref(ref, &statistics));
   void *a = take(ref, 40000); /* limiting counts 40960 */
@@ -1068,8 +1031,7 @@ START_TEST(stack_expression_of_adaptors) {
   ck_assert_counters(statistics, 64000, 64000, 64000, 2, 2, 2);
   give(ref, a, 40000);
   give(ref, b, 24000);
-  ck_assert_ok(cmr_statistics_resource_destroy(statistics));
-  ck_assert_ok(cmr_stack_destroy(stack));
+  cmr_test_destroy(statistics, stack);
 
   ck_assert_ok(
       cmr_stack_parse("thread_safe(aligned(system, allocation_alignment=4KiB, alignment_threshold=1KiB))", &stack));
@@ -1079,17 +1041,13 @@ START_TEST(stack_expression_of_adaptors) {
   give(ref, a, 1024);
   ck_assert_ok(cmr_stack_destroy(stack));
 
-  ck_assert_status(cmr_stack_parse("limiting(system)", &stack), CMR_ERROR_INVALID_ARGUMENT);
-  ck_assert_message_has("allocation_limit");
-  ck_assert_status(cmr_stack_parse("aligned(system, allocation_alignment=100)", &stack), CMR_ERROR_INVALID_ARGUMENT);
-  ck_assert_message_has("allocation_alignment");
+  cmr_test_stack_refused("limiting(system)", CMR_ERROR_INVALID_ARGUMENT, "allocation_limit");
+  cmr_test_stack_refused("aligned(system, allocation_alignment=100)", CMR_ERROR_INVALID_ARGUMENT,
+                         "allocation_alignment");
 }
 END_TEST
 
-int main(void) {
-  cmr_test_require_device();
-  Suite *suite = suite_create("adaptors_a");
-
+static void adaptors_a_cases(Suite *suite) {
   cmr_test_case(suite, "statistics", setup, NULL, statistics_counts_exactly_and_forwards,
                 statistics_failed_upstream_calls_change_no_counter, statistics_push_pop_merges_as_rmm,
                 statistics_deep_stack_grows, statistics_method_checks, statistics_threads_count_every_call,
@@ -1100,7 +1058,7 @@ int main(void) {
                 limiting_refuses_to_free_more_than_counted, limiting_refused_upstream_free_keeps_the_count,
                 limiting_create_checks, limiting_threads_never_pass_the_limit);
 
-  cmr_test_case(suite, "aligned", aligned_setup, NULL, aligned_small_requests_pass_through,
+  cmr_test_case(suite, "aligned", aligned_setup, aligned_teardown, aligned_small_requests_pass_through,
                 aligned_large_requests_are_aligned_and_given_back_exactly, aligned_caller_alignment_wins_when_larger,
                 aligned_honours_more_than_its_upstream_can, forwarding_adaptors_honour_what_their_upstream_does,
                 aligned_unknown_pointer_reaches_no_upstream, aligned_refused_free_can_be_retried, aligned_failures,
@@ -1109,15 +1067,11 @@ int main(void) {
   cmr_test_case(suite, "thread_safe", setup, NULL, thread_safe_forwards_exactly,
                 thread_safe_equality_follows_the_upstream, thread_safe_serializes_every_call);
 
-  TCase *every = tcase_create("every_adaptor");
-  tcase_add_checked_fixture(every, setup, NULL);
-  int count = (int)(sizeof adaptors / sizeof *adaptors);
-  tcase_add_loop_test(every, adaptor_retains_its_upstream, 0, count);
-  tcase_add_loop_test(every, adaptor_counts_its_share_of_a_counted_upstream, 0, count);
-  suite_add_tcase(suite, every);
+  cmr_test_loop_case(suite, "every_adaptor", setup, NULL, (int)(sizeof adaptors / sizeof *adaptors),
+                     adaptor_retains_its_upstream, adaptor_counts_its_share_of_a_counted_upstream);
 
   cmr_test_case(suite, "stacks", NULL, NULL, stack_statistics_limiting_pool_system, stack_of_adaptors_from_threads,
                 stack_expression_of_adaptors);
-
-  return cmr_test_run(suite);
 }
+
+int main(void) { return cmr_test_main_suite("adaptors_a", CMR_TEST_NEEDS_DEVICE, adaptors_a_cases); }

@@ -313,8 +313,7 @@ START_TEST(defragment_returns_whole_superblocks_to_the_global_arena) {
   ck_assert_uint_eq(global_free(&f), 2 * MiB);
   ck_assert_uint_eq(superblocks(&f), 1);
   give(&f, joined, 2 * MiB, b);
-  ck_assert_ok(cmr_stream_destroy(a));
-  ck_assert_ok(cmr_stream_destroy(b));
+  cmr_test_destroy(a, b);
   destroy_arena(&f);
 }
 END_TEST
@@ -333,9 +332,7 @@ START_TEST(defragment_joins_a_superblock_freed_on_several_streams) {
   ck_assert_uint_eq(global_free(&f), 0);
   ck_assert_uint_eq(superblocks(&f), 1);
   give(&f, all, 2 * MiB, c);
-  ck_assert_ok(cmr_stream_destroy(a));
-  ck_assert_ok(cmr_stream_destroy(b));
-  ck_assert_ok(cmr_stream_destroy(c));
+  cmr_test_destroy(a, b, c);
   destroy_arena(&f);
 }
 END_TEST
@@ -383,8 +380,7 @@ START_TEST(defragment_joins_a_superblock_freed_by_threads_on_the_default_stream)
   give(&f, all, 2 * MiB, c);
   ck_assert_int_eq(pthread_barrier_destroy(&freed), 0);
   ck_assert_int_eq(pthread_barrier_destroy(&served), 0);
-  ck_assert_ok(cmr_stream_destroy(a));
-  ck_assert_ok(cmr_stream_destroy(c));
+  cmr_test_destroy(a, c);
   destroy_arena(&f);
 }
 END_TEST
@@ -550,8 +546,7 @@ START_TEST(destroy_gives_the_upstream_memory_back) {
   take(&f, 3 * MiB, stream);
   give(&f, take(&f, 70000, stream), 70000, stream);
   ck_assert_int_eq(f.upstream.allocations, 1); /* the arena never grows */
-  ck_assert_ok(cmr_stream_destroy(stream));
-  ck_assert_ok(cmr_arena_resource_destroy(f.arena));
+  cmr_test_destroy(stream, f.arena);
   ck_assert_int_eq(f.upstream.deallocations, 1);
   ck_assert_uint_eq(f.upstream.outstanding, 0);
 }
@@ -599,8 +594,7 @@ START_TEST(an_empty_arena_cuts_a_superblock_before_waiting_on_another_stream) {
   ck_assert_ptr_eq(take(&f, MiB, b), on_b);
   give(&f, on_a, MiB, a);
   give(&f, on_b, MiB, b);
-  ck_assert_ok(cmr_stream_destroy(a));
-  ck_assert_ok(cmr_stream_destroy(b));
+  cmr_test_destroy(a, b);
   destroy_arena(&f);
 }
 END_TEST
@@ -706,13 +700,9 @@ START_TEST(threads_on_the_default_stream_allocate_at_once) {
   enum { count = 8 };
   fixture f;
   make_arena(&f, 128 * MiB, false, "");
-  pthread_t threads[count];
   churner churners[count];
-  for (unsigned i = 0; i < count; i++) {
-    churners[i] = (churner){.f = &f, .index = i};
-    ck_assert_int_eq(pthread_create(&threads[i], NULL, churn, &churners[i]), 0);
-  }
-  for (unsigned i = 0; i < count; i++) ck_assert_int_eq(pthread_join(threads[i], NULL), 0);
+  for (unsigned i = 0; i < count; i++) churners[i] = (churner){.f = &f, .index = i};
+  ck_assert_ptr_null(cmr_test_threads(count, churn, churners, sizeof *churners).returned);
   for (unsigned i = 0; i < count; i++) {
     ck_assert_msg(churners[i].failure == CMR_SUCCESS, "thread %u: %s: %s", i, cmr_status_string(churners[i].failure),
                   churners[i].message);
@@ -800,7 +790,6 @@ static void defragment_at_once(defragmenter *defragmenters, unsigned count) {
   pthread_barrier_t everyone, asking;
   ck_assert_int_eq(pthread_barrier_init(&everyone, NULL, count), 0);
   ck_assert_int_eq(pthread_barrier_init(&asking, NULL, askers), 0);
-  pthread_t threads[count];
   for (unsigned i = 0; i < count; i++) {
     defragmenter *d = &defragmenters[i];
     *d = (defragmenter){.f = &f,
@@ -811,9 +800,8 @@ static void defragment_at_once(defragmenter *defragmenters, unsigned count) {
                         .first = d->first,
                         .second = d->second,
                         .intact = true};
-    ck_assert_int_eq(pthread_create(&threads[i], NULL, fill_then_defragment, d), 0);
   }
-  for (unsigned i = 0; i < count; i++) ck_assert_int_eq(pthread_join(threads[i], NULL), 0);
+  ck_assert_ptr_null(cmr_test_threads(count, fill_then_defragment, defragmenters, sizeof *defragmenters).returned);
   for (unsigned i = 0; i < count; i++) {
     ck_assert_msg(defragmenters[i].failure == CMR_SUCCESS, "thread %u (%zu then %zu bytes): %s: %s", i,
                   defragmenters[i].first, defragmenters[i].second, cmr_status_string(defragmenters[i].failure),
@@ -915,13 +903,9 @@ START_TEST(threads_on_their_own_streams_get_the_superblocks_they_cut) {
   fixture f;
   /* 16 threads x 16 blocks of up to 1 MiB pin at most 256 superblocks. */
   make_arena(&f, 512 * MiB, false, "");
-  pthread_t threads[count];
   contender contenders[count];
-  for (unsigned i = 0; i < count; i++) {
-    contenders[i] = (contender){.ref = f.ref, .index = i};
-    ck_assert_int_eq(pthread_create(&threads[i], NULL, contend, &contenders[i]), 0);
-  }
-  for (unsigned i = 0; i < count; i++) ck_assert_int_eq(pthread_join(threads[i], NULL), 0);
+  for (unsigned i = 0; i < count; i++) contenders[i] = (contender){.ref = f.ref, .index = i};
+  ck_assert_ptr_null(cmr_test_threads(count, contend, contenders, sizeof *contenders).returned);
   for (unsigned i = 0; i < count; i++) {
     ck_assert_msg(contenders[i].failures == 0, "thread %u: %lu calls failed; the first: %s", i, contenders[i].failures,
                   contenders[i].message);
@@ -932,8 +916,7 @@ END_TEST
 
 /* ---- runner ----------------------------------------------------------------------------------------------- */
 
-static Suite *arena_suite(void) {
-  Suite *suite = suite_create("arena");
+static void arena_cases(Suite *suite) {
   cmr_test_case(suite, "parameters", NULL, NULL, arena_size_defaults_to_half_of_free_memory,
                 arena_size_minimum_and_multiple, other_bad_arguments);
   cmr_test_case(suite, "superblocks", NULL, NULL, first_fit_within_a_superblock,
@@ -957,10 +940,6 @@ static Suite *arena_suite(void) {
   tcase_set_timeout(cmr_test_case(suite, "defragment_at_once", NULL, NULL, threads_defragment_at_once,
                                   threads_of_random_sizes_defragment_at_once),
                     120);
-  return suite;
 }
 
-int main(void) {
-  cmr_test_require_device();
-  return cmr_test_run(arena_suite());
-}
+int main(void) { return cmr_test_main_suite("arena", CMR_TEST_NEEDS_DEVICE, arena_cases); }

@@ -137,8 +137,7 @@ START_TEST(test_failed_fill_writes_nothing) {
 END_TEST
 #endif
 
-static Suite *backend_suite(void) {
-  Suite *suite = suite_create("backend");
+static void backend_cases(Suite *suite) {
   tcase_set_tags(cmr_test_case(suite, "fill", NULL, NULL, test_fill_sets_every_byte, test_fill_of_nothing_is_a_no_op),
                  CMR_TEST_DEVICE_TAG);
   cmr_test_case(suite, "fill_nothing", NULL, NULL, test_fill_of_no_bytes_touches_no_memory);
@@ -148,7 +147,6 @@ static Suite *backend_suite(void) {
   cmr_test_case(suite, "host_faults", NULL, NULL, test_failed_fill_writes_nothing, test_failed_commit_reports_the_call);
   cmr_test_case(suite, "host_virtual_memory", NULL, NULL, test_decommitted_memory_comes_back_zeroed);
 #endif
-  return suite;
 }
 
-int main(void) { return cmr_test_run(backend_suite()); }
+int main(void) { return cmr_test_main_suite("backend", CMR_TEST_ANY_MACHINE, backend_cases); }

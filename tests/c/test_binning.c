@@ -48,11 +48,7 @@ static size_t bin_for(cmr_binning_resource *handle, size_t bytes) {
   return size;
 }
 
-static size_t bins_of(cmr_binning_resource *handle) {
-  size_t count = SIZE_MAX;
-  ck_assert_ok(cmr_binning_resource_bin_count(handle, &count));
-  return count;
-}
+CMR_TEST_OUT(bins_of, size_t, SIZE_MAX, cmr_binning_resource_bin_count, cmr_binning_resource *)
 
 /* A binning resource with the counting bins at 1000 (so 1024) and 4096. */
 static cmr_binning_resource *make_with_counting_bins(void) {
@@ -330,11 +326,7 @@ START_TEST(replaced_bins_are_released) {
   ck_assert_int_eq(first.retains, 1);
 }
 END_TEST
-static size_t largest_free_block(cmr_binning_resource *handle) {
-  size_t size = SIZE_MAX;
-  ck_assert_ok(cmr_binning_resource_largest_free_block(handle, &size));
-  return size;
-}
+CMR_TEST_OUT(largest_free_block, size_t, SIZE_MAX, cmr_binning_resource_largest_free_block, cmr_binning_resource *)
 
 /* Fixed-size bins have their preallocated blocks; a pool bin has what was
  * freed into it, up to the bin's size; the upstream counts for nothing. */
@@ -344,9 +336,7 @@ START_TEST(largest_free_block_is_what_a_bin_serves_now) {
   ck_assert_ok(cmr_binning_resource_destroy(none));
   cmr_binning_resource *handle = make(CMR_INT(8), CMR_INT(10));
   ck_assert_uint_eq(largest_free_block(handle), 1024);
-  cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(test_counting_ref(&upstream), CMR_SIZE(0), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
-                                        CMR_POOL_CAPTURE_SERVE, &pool));
+  cmr_pool_resource *pool = cmr_test_pool(test_counting_ref(&upstream), 0);
   ck_assert_ok(cmr_binning_resource_add_bin_resource(handle, 64 * 1024, cmr_pool_resource_ref(pool)));
   ck_assert_uint_eq(largest_free_block(handle), 1024); /* the pool holds nothing yet */
   void *ptr = take(handle, 60000);
@@ -354,13 +344,11 @@ START_TEST(largest_free_block_is_what_a_bin_serves_now) {
   ck_assert_uint_eq(largest_free_block(handle), 60160); /* the pool's chunk, 60000 rounded up to 256 */
   ck_assert_ok(cmr_pool_resource_release(pool));
   ck_assert_uint_eq(largest_free_block(handle), 1024);
-  ck_assert_ok(cmr_pool_resource_destroy(pool));
-  ck_assert_ok(cmr_binning_resource_destroy(handle));
+  cmr_test_destroy(pool, handle);
 }
 END_TEST
 
-static Suite *binning_suite(void) {
-  Suite *suite = suite_create("binning");
+static void binning_cases(Suite *suite) {
   cmr_test_case(suite, "routing", setup, teardown, largest_free_block_is_what_a_bin_serves_now,
                 smallest_bin_that_fits_serves_and_frees_follow, without_bins_the_upstream_serves_everything,
                 exponents_make_one_fixed_size_bin_per_power_of_two, bad_exponents_are_refused_each_with_its_message,
@@ -370,10 +358,6 @@ static Suite *binning_suite(void) {
                 add_bin_resource_replaces_a_bin_of_that_size, replacing_a_bin_with_allocations_out_is_refused,
                 a_new_bin_must_not_take_sizes_with_allocations_out, bins_are_held_past_their_owners_destroy,
                 replaced_bins_are_released);
-  return suite;
 }
 
-int main(void) {
-  cmr_test_require_device();
-  return cmr_test_run(binning_suite());
-}
+int main(void) { return cmr_test_main_suite("binning", CMR_TEST_NEEDS_DEVICE, binning_cases); }

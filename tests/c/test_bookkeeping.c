@@ -35,9 +35,7 @@ static cmr_resource_ref counted(subject *s, kind k) {
 }
 
 static void make_pool(subject *s, size_t initial_pool_size) {
-  cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(counted(s, POOL), CMR_SIZE(initial_pool_size), CMR_SIZE_DEFAULT,
-                                        CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &pool));
+  cmr_pool_resource *pool = cmr_test_pool(counted(s, POOL), initial_pool_size);
   s->handle = pool, s->ref = cmr_pool_resource_ref(pool);
 }
 
@@ -372,20 +370,15 @@ START_TEST(cached_records_go_with_their_thread) {
 }
 END_TEST
 
-static Suite *bookkeeping_suite(void) {
-  Suite *suite = suite_create("bookkeeping");
-  TCase *streams = tcase_create("streams");
+static void bookkeeping_cases(Suite *suite) {
+  TCase *streams = cmr_test_loop_case(suite, "streams", NULL, NULL, KINDS, destroyed_streams_leave_no_lists,
+                                      unannounced_streams_stay_bounded, streams_live_at_once_leave_few_records);
+  cmr_test_add(streams, 1, destroyed_stream_block_waits_for_pending_work,
+               destroyed_stream_block_is_idle_once_its_work_is_done);
   tcase_set_timeout(streams, 300);
-  tcase_add_loop_test(streams, destroyed_streams_leave_no_lists, 0, KINDS);
-  tcase_add_loop_test(streams, unannounced_streams_stay_bounded, 0, KINDS);
-  tcase_add_loop_test(streams, streams_live_at_once_leave_few_records, 0, KINDS);
-  tcase_add_test(streams, destroyed_stream_block_waits_for_pending_work);
-  tcase_add_test(streams, destroyed_stream_block_is_idle_once_its_work_is_done);
-  suite_add_tcase(suite, streams);
   TCase *threads = cmr_test_case(suite, "threads", NULL, NULL, one_shot_threads_leave_nothing_behind,
                                  threads_exit_as_their_resources_are_destroyed, cached_records_go_with_their_thread);
   tcase_set_timeout(threads, 300);
-  return suite;
 }
 
-int main(void) { return cmr_test_run(bookkeeping_suite()); }
+int main(void) { return cmr_test_main_suite("bookkeeping", CMR_TEST_ANY_MACHINE, bookkeeping_cases); }

@@ -23,20 +23,21 @@ static struct {
   cmr_status destroyed_with;
 } victim;
 
-/* Destroys whatever handle the test named (each once) and allocates with malloc. */
+/* Destroys the victim `handle` unless it is NULL, recording the status, and forgets it. */
+#define DESTROY_ONCE(handle)                                                                 \
+  do {                                                                                       \
+    if ((handle) != NULL) victim.destroyed_with = cmr_test_destroy_function(handle)(handle); \
+    (handle) = NULL;                                                                         \
+  } while (0)
+
+/* Destroys whatever handle the test named (each once). */
 static void destroy_victims(void) {
-  if (victim.callback != NULL) victim.destroyed_with = cmr_callback_resource_destroy(victim.callback);
-  if (victim.statistics != NULL) victim.destroyed_with = cmr_statistics_resource_destroy(victim.statistics);
-  if (victim.tracking != NULL) victim.destroyed_with = cmr_tracking_resource_destroy(victim.tracking);
-  if (victim.failure != NULL) victim.destroyed_with = cmr_failure_callback_resource_destroy(victim.failure);
-  if (victim.buffer != NULL) victim.destroyed_with = cmr_device_buffer_destroy(victim.buffer);
-  if (victim.pool != NULL) victim.destroyed_with = cmr_pool_resource_destroy(victim.pool);
-  victim.callback = NULL;
-  victim.statistics = NULL;
-  victim.tracking = NULL;
-  victim.failure = NULL;
-  victim.buffer = NULL;
-  victim.pool = NULL;
+  DESTROY_ONCE(victim.callback);
+  DESTROY_ONCE(victim.statistics);
+  DESTROY_ONCE(victim.tracking);
+  DESTROY_ONCE(victim.failure);
+  DESTROY_ONCE(victim.buffer);
+  DESTROY_ONCE(victim.pool);
   victim.destroys++;
 }
 
@@ -79,14 +80,6 @@ static cmr_callback_resource *make_callback(cmr_allocate_callback allocate, cmr_
   cmr_callback_resource *callback = NULL;
   ck_assert_ok(cmr_callback_resource_create(allocate, deallocate, NULL, NULL, CMR_PROPERTY_HOST_ACCESSIBLE, &callback));
   return callback;
-}
-
-/* A pool with no initial chunk over `callback`: its first allocation grows it. */
-static cmr_pool_resource *cmr_test_pool_over(cmr_callback_resource *callback) {
-  cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(cmr_callback_resource_ref(callback), CMR_SIZE(0), CMR_SIZE_DEFAULT,
-                                        CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &pool));
-  return pool;
 }
 
 /* A statistics adaptor over `callback` that holds its last share. */
@@ -137,7 +130,7 @@ END_TEST
  * pool's. */
 START_TEST(a_failure_answered_keeps_its_message_over_a_finalize_that_records_one) {
   cmr_callback_resource *callback = make_callback(allocate_and_destroy, free_and_record);
-  cmr_pool_resource *pool = cmr_test_pool_over(callback);
+  cmr_pool_resource *pool = cmr_test_pool(cmr_callback_resource_ref(callback), 0); /* grows at its first allocation */
   cmr_resource_ref ref = cmr_pool_resource_ref(pool);
   void *ptr = NULL;
   frees_recording = 0;
@@ -187,11 +180,10 @@ END_TEST
  * destroys the tracking adaptor, the pool's last holder. */
 START_TEST(pool_growth_destroying_the_tracking_adaptor_above_it) {
   cmr_callback_resource *callback = make_callback(allocate_and_destroy, plain_free);
-  cmr_pool_resource *pool = cmr_test_pool_over(callback);
+  cmr_pool_resource *pool = cmr_test_pool(cmr_callback_resource_ref(callback), 0); /* grows at its first allocation */
   cmr_tracking_resource *tracking = NULL;
   ck_assert_ok(cmr_tracking_resource_create(cmr_pool_resource_ref(pool), false, &tracking));
-  ck_assert_ok(cmr_pool_resource_destroy(pool));
-  ck_assert_ok(cmr_callback_resource_destroy(callback));
+  cmr_test_destroy(pool, callback);
   cmr_resource_ref ref = cmr_tracking_resource_ref(tracking);
   victim.tracking = tracking;
   void *ptr = NULL;
@@ -316,8 +308,7 @@ START_TEST(a_refused_pointer_given_back_keeps_the_first_message) {
 }
 END_TEST
 
-int main(void) {
-  Suite *suite = suite_create("call_lifetime");
+static void call_lifetime_cases(Suite *suite) {
   cmr_test_case(
       suite, "destroyed_inside", setup, NULL, callback_destroying_its_last_handle_in_allocate,
       a_failure_answered_keeps_its_message_over_the_finalize,
@@ -327,5 +318,6 @@ int main(void) {
       a_buffer_destroyed_from_inside_its_resize, the_resource_destroyed_while_a_buffer_is_made_from_it);
   cmr_test_case(suite, "give_back", setup, NULL, a_refused_pointer_whose_give_back_fails_says_both,
                 a_refused_pointer_given_back_keeps_the_first_message);
-  return cmr_test_run(suite);
 }
+
+int main(void) { return cmr_test_main_suite("call_lifetime", CMR_TEST_ANY_MACHINE, call_lifetime_cases); }

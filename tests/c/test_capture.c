@@ -55,9 +55,7 @@ static void make(const char *expression) {
 
 static void unmake(void) {
   cmr_backend_host_mark_capturing(capturing, false);
-  ck_assert_ok(cmr_stack_destroy(stack));
-  ck_assert_ok(cmr_stream_destroy(capturing));
-  ck_assert_ok(cmr_stream_destroy(other));
+  cmr_test_destroy(stack, capturing, other);
 }
 
 static size_t graph_blocks(void) {
@@ -306,20 +304,15 @@ START_TEST(the_status_is_named) {
 }
 END_TEST
 
-int main(void) {
-  Suite *suite = suite_create("capture");
-  TCase *serves = tcase_create("serving");
-  tcase_add_loop_test(serves, capture_is_served_from_graph_memory, 0, serving_count);
-  tcase_add_loop_test(serves, a_thousand_captures_leave_nothing, 0, serving_count);
-  tcase_add_loop_test(serves, graph_memory_is_freed_after_the_capture, 0, serving_count);
-  tcase_add_loop_test(serves, a_capture_beside_another_thread, 0, serving_count);
+static void capture_cases(Suite *suite) {
+  TCase *serves = cmr_test_loop_case(suite, "serving", NULL, NULL, serving_count, capture_is_served_from_graph_memory,
+                                     a_thousand_captures_leave_nothing, graph_memory_is_freed_after_the_capture,
+                                     a_capture_beside_another_thread);
   tcase_set_timeout(serves, 120);
-  suite_add_tcase(suite, serves);
-  TCase *refuses = tcase_create("refusing");
-  tcase_add_loop_test(refuses, refusing_resources_refuse_in_a_capture, 0, refusing_count);
-  suite_add_tcase(suite, refuses);
+  cmr_test_loop_case(suite, "refusing", NULL, NULL, refusing_count, refusing_resources_refuse_in_a_capture);
   cmr_test_case(suite, "ordering", NULL, NULL, no_device_synchronization_while_a_stream_captures,
                 an_allocation_too_large_for_graph_memory_gathers_nothing, the_simulation_refuses_what_capture_forbids,
                 the_status_is_named);
-  return cmr_test_run(suite);
 }
+
+int main(void) { return cmr_test_main_suite("capture", CMR_TEST_ANY_MACHINE, capture_cases); }

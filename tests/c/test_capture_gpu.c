@@ -80,10 +80,8 @@ static void check_output(const void *output, unsigned char *host, int launch, co
 
 START_TEST(a_captured_graph_allocates_and_frees_through_cmr) {
   const char *expression = serving[_i].expression;
-  cmr_stack *stack = NULL;
-  ck_assert_ok(cmr_stack_parse(expression, &stack));
   cmr_resource_ref ref;
-  ck_assert_ok(cmr_stack_ref(stack, &ref));
+  cmr_stack *stack = cmr_test_stack(expression, &ref);
   cmr_stream stream = cmr_test_stream();
   void *output = NULL, *before = NULL;
   ck_assert_cuda(cudaMalloc(&output, buffer_bytes));
@@ -128,18 +126,15 @@ START_TEST(a_captured_graph_allocates_and_frees_through_cmr) {
   ck_assert_cuda(cudaStreamSynchronize(stream));
   ck_assert_cuda(cudaGetLastError());
   ck_assert_cuda(cudaFree(output));
-  ck_assert_ok(cmr_stack_destroy(stack));
-  ck_assert_ok(cmr_stream_destroy(stream));
+  cmr_test_destroy(stack, stream);
 }
 END_TEST
 
 /* Graph memory a capture leaves allocated (an output the graph keeps) is
  * freed through cmr after the capture, on another stream. */
 START_TEST(graph_memory_kept_by_the_capture_is_freed_after_it) {
-  cmr_stack *stack = NULL;
-  ck_assert_ok(cmr_stack_parse("pool(cuda, initial_pool_size=16MiB)", &stack));
   cmr_resource_ref ref;
-  ck_assert_ok(cmr_stack_ref(stack, &ref));
+  cmr_stack *stack = cmr_test_stack("pool(cuda, initial_pool_size=16MiB)", &ref);
   cmr_stream stream = cmr_test_stream(), other = cmr_test_stream();
   void *kept = NULL;
   cudaGraph_t graph = NULL;
@@ -159,9 +154,7 @@ START_TEST(graph_memory_kept_by_the_capture_is_freed_after_it) {
   ck_assert_cuda(cudaStreamSynchronize(other));
   ck_assert_cuda(cudaGraphExecDestroy(exec));
   ck_assert_cuda(cudaGraphDestroy(graph));
-  ck_assert_ok(cmr_stack_destroy(stack));
-  ck_assert_ok(cmr_stream_destroy(stream));
-  ck_assert_ok(cmr_stream_destroy(other));
+  cmr_test_destroy(stack, stream, other);
 }
 END_TEST
 
@@ -185,10 +178,8 @@ START_TEST(a_refusing_resource_leaves_the_capture_valid) {
       {"pinned_host", "synchronous CUDA allocation", false},
   };
   for (size_t i = 0; i < sizeof refusing / sizeof refusing[0]; ++i) {
-    cmr_stack *stack = NULL;
-    ck_assert_ok(cmr_stack_parse(refusing[i].expression, &stack));
     cmr_resource_ref ref;
-    ck_assert_ok(cmr_stack_ref(stack, &ref));
+    cmr_stack *stack = cmr_test_stack(refusing[i].expression, &ref);
     cmr_stream stream = cmr_test_stream();
     void *before = NULL, *ptr = NULL;
     ck_assert_ok(cmr_allocate(ref, buffer_bytes, stream, &before));
@@ -206,20 +197,17 @@ START_TEST(a_refusing_resource_leaves_the_capture_valid) {
     if (!refusing[i].frees_in_capture) ck_assert_ok(cmr_deallocate(ref, before, buffer_bytes, stream));
     ck_assert_ok(cmr_allocate(ref, buffer_bytes, stream, &ptr));
     ck_assert_ok(cmr_deallocate(ref, ptr, buffer_bytes, stream));
-    ck_assert_ok(cmr_stack_destroy(stack));
-    ck_assert_ok(cmr_stream_destroy(stream));
+    cmr_test_destroy(stack, stream);
   }
 }
 END_TEST
 
-int main(void) {
-  cmr_test_require_device();
-  Suite *suite = suite_create("capture_gpu");
-  TCase *tc = tcase_create("graphs");
-  tcase_set_timeout(tc, 240);
-  tcase_add_loop_test(tc, a_captured_graph_allocates_and_frees_through_cmr, 0, serving_count);
-  tcase_add_test(tc, graph_memory_kept_by_the_capture_is_freed_after_it);
-  tcase_add_test(tc, a_refusing_resource_leaves_the_capture_valid);
-  suite_add_tcase(suite, tc);
-  return cmr_test_run(suite);
+static void capture_gpu_cases(Suite *suite) {
+  TCase *graphs =
+      cmr_test_loop_case(suite, "graphs", NULL, NULL, serving_count, a_captured_graph_allocates_and_frees_through_cmr);
+  cmr_test_add(graphs, 1, graph_memory_kept_by_the_capture_is_freed_after_it,
+               a_refusing_resource_leaves_the_capture_valid);
+  tcase_set_timeout(graphs, 240);
 }
+
+int main(void) { return cmr_test_main_suite("capture_gpu", CMR_TEST_NEEDS_DEVICE, capture_gpu_cases); }

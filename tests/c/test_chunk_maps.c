@@ -340,15 +340,13 @@ START_TEST(chunks_broken_on_purpose) {
 }
 END_TEST
 
-static Suite *chunk_maps_suite(void) {
-  Suite *suite = suite_create("chunk_maps");
+static void chunk_maps_cases(Suite *suite) {
   cmr_test_case(suite, "core", NULL, NULL, address_map_holds_after_inserts_and_removes,
                 address_map_entry_moved_to_another_address, address_map_address_twice, address_map_count_off,
                 address_map_large_checks_the_changed_bucket, address_map_tells_tags_apart,
                 ledger_takes_only_its_tag_and_size, grants_of_one_address_by_two_owners,
                 block_map_holds_after_inserts_and_removes, block_map_size_changed_behind_its_back,
                 block_map_block_moved, chunks_hold_after_growing_and_giving_back, chunks_broken_on_purpose);
-  return suite;
 }
 
-int main(void) { return cmr_test_run(chunk_maps_suite()); }
+int main(void) { return cmr_test_main_suite("chunk_maps", CMR_TEST_ANY_MACHINE, chunk_maps_cases); }

@@ -45,29 +45,28 @@ static void assert_contents(const cmr_device_buffer *buffer, const unsigned char
   free(copy);
 }
 
-static size_t size_of(const cmr_device_buffer *buffer) {
-  size_t size = 0;
-  ck_assert_ok(cmr_device_buffer_size(buffer, &size));
-  return size;
+/* The buffer's first `size` bytes are pattern(size, seed) (a pattern's
+ * first bytes are those of any longer one of the same seed). */
+static void assert_holds_pattern(const cmr_device_buffer *buffer, size_t size, unsigned seed) {
+  unsigned char *expected = pattern(size, seed);
+  assert_contents(buffer, expected, size);
+  free(expected);
 }
 
-static size_t capacity_of(const cmr_device_buffer *buffer) {
-  size_t capacity = 0;
-  ck_assert_ok(cmr_device_buffer_capacity(buffer, &capacity));
-  return capacity;
-}
+CMR_TEST_OUT(size_of, size_t, 0, cmr_device_buffer_size, const cmr_device_buffer *)
 
-static void *data_of(const cmr_device_buffer *buffer) {
-  void *data = NULL;
-  ck_assert_ok(cmr_device_buffer_data(buffer, &data));
-  return data;
-}
+CMR_TEST_OUT(capacity_of, size_t, 0, cmr_device_buffer_capacity, const cmr_device_buffer *)
 
-static cmr_stream stream_of(const cmr_device_buffer *buffer) {
-  cmr_stream got = NULL;
-  ck_assert_ok(cmr_device_buffer_stream(buffer, &got));
-  return got;
-}
+CMR_TEST_OUT(data_of, void *, NULL, cmr_device_buffer_data, const cmr_device_buffer *)
+
+CMR_TEST_OUT(stream_of, cmr_stream, NULL, cmr_device_buffer_stream, const cmr_device_buffer *)
+
+/* The buffer's size and capacity are `size` and `capacity`. */
+#define ck_assert_extent(buffer, size, capacity)      \
+  do {                                                \
+    ck_assert_uint_eq(size_of(buffer), size);         \
+    ck_assert_uint_eq(capacity_of(buffer), capacity); \
+  } while (0)
 
 /* A buffer holding pattern(size, seed), on the test's stream. */
 static cmr_device_buffer *filled(size_t size, unsigned seed, cmr_resource_ref resource) {
@@ -83,8 +82,7 @@ static cmr_device_buffer *filled(size_t size, unsigned seed, cmr_resource_ref re
 START_TEST(create_reports_what_it_made) {
   cmr_device_buffer *buffer = NULL;
   ck_assert_ok(cmr_device_buffer_create(1000, stream, mr, &buffer));
-  ck_assert_uint_eq(size_of(buffer), 1000);
-  ck_assert_uint_eq(capacity_of(buffer), 1000);
+  ck_assert_extent(buffer, 1000, 1000);
   ck_assert_ptr_nonnull(data_of(buffer));
   ck_assert_uint_eq((uintptr_t)data_of(buffer) % CMR_DEFAULT_ALIGNMENT, 0);
   ck_assert_ptr_eq(stream_of(buffer), stream);
@@ -99,8 +97,7 @@ END_TEST
 START_TEST(an_empty_buffer_has_no_memory) {
   cmr_device_buffer *buffer = NULL;
   ck_assert_ok(cmr_device_buffer_create(0, stream, foreign_ref(), &buffer));
-  ck_assert_uint_eq(size_of(buffer), 0);
-  ck_assert_uint_eq(capacity_of(buffer), 0);
+  ck_assert_extent(buffer, 0, 0);
   ck_assert_ptr_null(data_of(buffer));
   ck_assert_int_eq(foreign.allocations, 0);
   ck_assert_ok(cmr_device_buffer_copy_to_host(buffer, NULL, 0));
@@ -111,9 +108,7 @@ END_TEST
 
 START_TEST(create_copy_copies) {
   cmr_device_buffer *buffer = filled(5000, 7, mr);
-  unsigned char *expected = pattern(5000, 7);
-  assert_contents(buffer, expected, 5000);
-  free(expected);
+  assert_holds_pattern(buffer, 5000, 7);
   ck_assert_ok(cmr_device_buffer_destroy(buffer));
 
   ck_assert_ok(cmr_device_buffer_create_copy(NULL, 0, stream, mr, &buffer));
@@ -174,8 +169,7 @@ START_TEST(an_explicit_alignment_is_kept_for_every_allocation) {
       cmr_device_buffer_create_copy_aligned(expected, 300, 1024, stream, cmr_aligned_resource_ref(aligned), &buffer));
   ck_assert_uint_eq((uintptr_t)data_of(buffer) % 1024, 0);
   assert_contents(buffer, expected, 300);
-  ck_assert_ok(cmr_device_buffer_destroy(buffer));
-  ck_assert_ok(cmr_aligned_resource_destroy(aligned));
+  cmr_test_destroy(buffer, aligned);
   free(expected);
 
   ck_assert_ok(cmr_device_buffer_create_aligned(10, 8, stream, foreign_ref(), &buffer)); /* below the default */
@@ -226,9 +220,7 @@ START_TEST(unmapped_addresses_are_refused) {
   /* A range that starts in mapped memory and runs into the unmapped end of the address space. */
   char host[16] = {0};
   ck_assert_status(cmr_memcpy((void *)(UINTPTR_MAX - 7), host, 16, stream), CMR_ERROR_INVALID_ARGUMENT);
-  unsigned char *expected = pattern(64, 2);
-  assert_contents(buffer, expected, 64); /* nothing was written */
-  free(expected);
+  assert_holds_pattern(buffer, 64, 2); /* nothing was written */
   ck_assert_ok(cmr_device_buffer_destroy(buffer));
 }
 END_TEST
@@ -260,14 +252,11 @@ START_TEST(resize_within_the_capacity_keeps_the_memory) {
   cmr_device_buffer *buffer = filled(1000, 1, mr);
   void *data = data_of(buffer);
   ck_assert_ok(cmr_device_buffer_resize(buffer, 400, stream));
-  ck_assert_uint_eq(size_of(buffer), 400);
-  ck_assert_uint_eq(capacity_of(buffer), 1000);
+  ck_assert_extent(buffer, 400, 1000);
   ck_assert_ptr_eq(data_of(buffer), data);
   ck_assert_ok(cmr_device_buffer_resize(buffer, 1000, stream));
   ck_assert_ptr_eq(data_of(buffer), data);
-  unsigned char *expected = pattern(1000, 1);
-  assert_contents(buffer, expected, 1000); /* the bytes past 400 were not touched */
-  free(expected);
+  assert_holds_pattern(buffer, 1000, 1); /* the bytes past 400 were not touched */
   ck_assert_ok(cmr_device_buffer_destroy(buffer));
 }
 END_TEST
@@ -275,14 +264,10 @@ END_TEST
 START_TEST(resize_past_the_capacity_reallocates_and_keeps_the_contents) {
   cmr_device_buffer *buffer = filled(1000, 2, mr);
   ck_assert_ok(cmr_device_buffer_resize(buffer, 3000, stream));
-  ck_assert_uint_eq(size_of(buffer), 3000);
-  ck_assert_uint_eq(capacity_of(buffer), 3000);
-  unsigned char *expected = pattern(1000, 2);
-  assert_contents(buffer, expected, 1000);
-  free(expected);
+  ck_assert_extent(buffer, 3000, 3000);
+  assert_holds_pattern(buffer, 1000, 2);
   ck_assert_ok(cmr_device_buffer_resize(buffer, 0, stream));
-  ck_assert_uint_eq(size_of(buffer), 0);
-  ck_assert_uint_eq(capacity_of(buffer), 3000);
+  ck_assert_extent(buffer, 0, 3000);
   ck_assert_ok(cmr_device_buffer_destroy(buffer));
 }
 END_TEST
@@ -292,15 +277,12 @@ START_TEST(reserve_grows_only_the_capacity) {
   ck_assert_ok(cmr_device_buffer_reserve(buffer, 100, stream));
   ck_assert_uint_eq(capacity_of(buffer), 700);
   ck_assert_ok(cmr_device_buffer_reserve(buffer, 9000, stream));
-  ck_assert_uint_eq(size_of(buffer), 700);
-  ck_assert_uint_eq(capacity_of(buffer), 9000);
-  unsigned char *expected = pattern(700, 3);
-  assert_contents(buffer, expected, 700);
+  ck_assert_extent(buffer, 700, 9000);
+  assert_holds_pattern(buffer, 700, 3);
   void *data = data_of(buffer);
   ck_assert_ok(cmr_device_buffer_resize(buffer, 9000, stream)); /* fits now */
   ck_assert_ptr_eq(data_of(buffer), data);
-  assert_contents(buffer, expected, 700);
-  free(expected);
+  assert_holds_pattern(buffer, 700, 3);
   ck_assert_ok(cmr_device_buffer_destroy(buffer));
 }
 END_TEST
@@ -309,11 +291,8 @@ START_TEST(shrink_to_fit_reallocates_to_the_size) {
   cmr_device_buffer *buffer = filled(2000, 4, mr);
   ck_assert_ok(cmr_device_buffer_resize(buffer, 600, stream));
   ck_assert_ok(cmr_device_buffer_shrink_to_fit(buffer, stream));
-  ck_assert_uint_eq(size_of(buffer), 600);
-  ck_assert_uint_eq(capacity_of(buffer), 600);
-  unsigned char *expected = pattern(600, 4);
-  assert_contents(buffer, expected, 600);
-  free(expected);
+  ck_assert_extent(buffer, 600, 600);
+  assert_holds_pattern(buffer, 600, 4);
   ck_assert_ok(cmr_device_buffer_resize(buffer, 0, stream));
   ck_assert_ok(cmr_device_buffer_shrink_to_fit(buffer, stream));
   ck_assert_uint_eq(capacity_of(buffer), 0);
@@ -345,12 +324,9 @@ START_TEST(a_failed_reallocation_leaves_the_buffer_unchanged) {
   ck_assert_message_has("cmr_device_buffer_shrink_to_fit");
 
   ck_assert_ptr_eq(data_of(buffer), data);
-  ck_assert_uint_eq(size_of(buffer), 100);
-  ck_assert_uint_eq(capacity_of(buffer), 500);
+  ck_assert_extent(buffer, 100, 500);
   ck_assert_ptr_eq(stream_of(buffer), stream);
-  unsigned char *expected = pattern(500, 6);
-  assert_contents(buffer, expected, 100);
-  free(expected);
+  assert_holds_pattern(buffer, 100, 6);
   ck_assert_ok(cmr_device_buffer_destroy(buffer));
   ck_assert_int_eq(foreign.deallocations, 1);
   ck_assert_ok(cmr_stream_destroy(other));
@@ -440,9 +416,7 @@ START_TEST(prefetch_checks_the_device) {
   ck_assert_message_has("cmr_device_buffer_prefetch: device ");
   ck_assert_status(cmr_device_buffer_prefetch(NULL, 0, stream), CMR_ERROR_NULL_POINTER);
   ck_assert_ok(cmr_stream_synchronize(stream));
-  unsigned char *expected = pattern(4096, 12);
-  assert_contents(buffer, expected, 4096); /* prefetching moves memory, never its contents */
-  free(expected);
+  assert_holds_pattern(buffer, 4096, 12); /* prefetching moves memory, never its contents */
   ck_assert_ok(cmr_device_buffer_destroy(buffer));
 }
 END_TEST
@@ -618,42 +592,22 @@ START_TEST(memcpy_copies_between_any_pointers) {
 }
 END_TEST
 
-static Suite *device_buffer_suite(void) {
-  Suite *suite = suite_create("device_buffer");
-  struct {
-    const char *name;
-    const TTest *tests[8];
-  } groups[] = {
-      {"create",
-       {create_reports_what_it_made, an_empty_buffer_has_no_memory, create_copy_copies, create_refuses_bad_input,
-        a_resource_that_misaligns_makes_no_buffer, an_explicit_alignment_is_kept_for_every_allocation,
-        a_bad_alignment_makes_no_buffer}},
-      {"capacity",
-       {resize_within_the_capacity_keeps_the_memory, resize_past_the_capacity_reallocates_and_keeps_the_contents,
-        reserve_grows_only_the_capacity, shrink_to_fit_reallocates_to_the_size,
-        shrink_to_fit_of_a_fitting_buffer_does_nothing, a_failed_reallocation_leaves_the_buffer_unchanged}},
-      {"streams",
-       {the_buffer_frees_on_its_stream, resizing_moves_the_buffer_to_the_new_stream,
-        threads_destroy_each_others_buffers}},
-      {"copies",
-       {copy_from_and_to_host, copies_beyond_the_size_are_refused, prefetch_checks_the_device,
-        memcpy_copies_between_any_pointers, unmapped_addresses_are_refused, a_hole_in_a_range_is_found}},
-      {"handles",
-       {a_null_buffer_is_refused, a_destroyed_buffer_is_refused, a_buffer_destroyed_long_ago_is_refused,
-        accessors_refuse_null_out_parameters, buffers_made_in_waves_keep_to_their_own}},
-  };
-  for (size_t g = 0; g < sizeof groups / sizeof *groups; g++) {
-    TCase *tcase = tcase_create(groups[g].name);
-    tcase_add_checked_fixture(tcase, setup, teardown);
-    for (size_t t = 0; t < 8 && groups[g].tests[t] != NULL; t++) {
-      tcase_add_test(tcase, groups[g].tests[t]);
-    }
-    suite_add_tcase(suite, tcase);
-  }
-  return suite;
+static void device_buffer_cases(Suite *suite) {
+  cmr_test_case(suite, "create", setup, teardown, create_reports_what_it_made, an_empty_buffer_has_no_memory,
+                create_copy_copies, create_refuses_bad_input, a_resource_that_misaligns_makes_no_buffer,
+                an_explicit_alignment_is_kept_for_every_allocation, a_bad_alignment_makes_no_buffer);
+  cmr_test_case(suite, "capacity", setup, teardown, resize_within_the_capacity_keeps_the_memory,
+                resize_past_the_capacity_reallocates_and_keeps_the_contents, reserve_grows_only_the_capacity,
+                shrink_to_fit_reallocates_to_the_size, shrink_to_fit_of_a_fitting_buffer_does_nothing,
+                a_failed_reallocation_leaves_the_buffer_unchanged);
+  cmr_test_case(suite, "streams", setup, teardown, the_buffer_frees_on_its_stream,
+                resizing_moves_the_buffer_to_the_new_stream, threads_destroy_each_others_buffers);
+  cmr_test_case(suite, "copies", setup, teardown, copy_from_and_to_host, copies_beyond_the_size_are_refused,
+                prefetch_checks_the_device, memcpy_copies_between_any_pointers, unmapped_addresses_are_refused,
+                a_hole_in_a_range_is_found);
+  cmr_test_case(suite, "handles", setup, teardown, a_null_buffer_is_refused, a_destroyed_buffer_is_refused,
+                a_buffer_destroyed_long_ago_is_refused, accessors_refuse_null_out_parameters,
+                buffers_made_in_waves_keep_to_their_own);
 }
 
-int main(void) {
-  cmr_test_require_device();
-  return cmr_test_run(device_buffer_suite());
-}
+int main(void) { return cmr_test_main_suite("device_buffer", CMR_TEST_NEEDS_DEVICE, device_buffer_cases); }

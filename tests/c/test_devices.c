@@ -124,8 +124,7 @@ START_TEST(streams_are_distinct_and_synchronize) {
   ck_assert_ptr_ne(a, b);
   ck_assert_ok(cmr_stream_synchronize(a));
   ck_assert_ok(cmr_stream_synchronize(CMR_DEFAULT_STREAM));
-  ck_assert_ok(cmr_stream_destroy(a));
-  ck_assert_ok(cmr_stream_destroy(b));
+  cmr_test_destroy(a, b);
 }
 END_TEST
 
@@ -138,8 +137,7 @@ START_TEST(streams_refuse_bad_input) {
 END_TEST
 
 START_TEST(destroying_a_stream_twice_is_refused) {
-  cmr_stream stream = NULL;
-  ck_assert_ok(cmr_stream_create(&stream));
+  cmr_stream stream = cmr_test_stream();
   ck_assert_ok(cmr_stream_destroy(stream));
   ck_assert_status(cmr_stream_destroy(stream), CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("cmr_stream_destroy: ");
@@ -154,12 +152,10 @@ END_TEST
 /* However many streams come and go, a host stream destroyed long ago stays
  * refused: its token is never given out again, so it is never live again. */
 START_TEST(a_stream_destroyed_long_ago_stays_refused) {
-  cmr_stream old = NULL;
-  ck_assert_ok(cmr_stream_create(&old));
+  cmr_stream old = cmr_test_stream();
   ck_assert_ok(cmr_stream_destroy(old));
   for (int i = 0; i < 5000; ++i) {
-    cmr_stream stream = NULL;
-    ck_assert_ok(cmr_stream_create(&stream));
+    cmr_stream stream = cmr_test_stream();
     if (!cmr_built_with_cuda()) ck_assert_ptr_ne(stream, old);
     ck_assert_ok(cmr_stream_destroy(stream));
   }
@@ -177,8 +173,7 @@ START_TEST(destroying_a_foreign_stream_is_refused) {
     ck_assert_status(cmr_stream_destroy((cmr_stream)foreign[i]), CMR_ERROR_INVALID_ARGUMENT);
     ck_assert_message_has("made elsewhere");
   }
-  cmr_stream live = NULL;
-  ck_assert_ok(cmr_stream_create(&live));
+  cmr_stream live = cmr_test_stream();
   ck_assert_status(cmr_stream_destroy((cmr_stream)((uintptr_t)live + 16)), CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_ok(cmr_stream_synchronize(live));
   ck_assert_ok(cmr_stream_destroy(live));
@@ -192,8 +187,7 @@ static void *destroy_racing(void *stream) {
 /* Of two threads destroying one stream at once, exactly one does. */
 START_TEST(racing_destroys_destroy_once) {
   for (int round = 0; round < 200; ++round) {
-    cmr_stream stream = NULL;
-    ck_assert_ok(cmr_stream_create(&stream));
+    cmr_stream stream = cmr_test_stream();
     pthread_t threads[2];
     for (int i = 0; i < 2; ++i) ck_assert_int_eq(pthread_create(&threads[i], NULL, destroy_racing, stream), 0);
     uintptr_t successes = 0;
@@ -207,8 +201,7 @@ START_TEST(racing_destroys_destroy_once) {
 }
 END_TEST
 
-static Suite *devices_suite(void) {
-  Suite *suite = suite_create("devices");
+static void devices_cases(Suite *suite) {
   cmr_test_case(suite, "devices", setup, NULL, there_is_at_least_one_device, the_current_device_is_in_range,
                 setting_the_current_device, unknown_devices_are_refused, memory_info, percent_of_free_memory,
                 percent_outside_0_to_100_is_refused, build_facts);
@@ -216,10 +209,6 @@ static Suite *devices_suite(void) {
   cmr_test_case(suite, "streams", NULL, NULL, streams_are_distinct_and_synchronize, streams_refuse_bad_input,
                 destroying_a_stream_twice_is_refused, a_stream_destroyed_long_ago_stays_refused,
                 destroying_a_foreign_stream_is_refused, racing_destroys_destroy_once);
-  return suite;
 }
 
-int main(void) {
-  cmr_test_require_device();
-  return cmr_test_run(devices_suite());
-}
+int main(void) { return cmr_test_main_suite("devices", CMR_TEST_NEEDS_DEVICE, devices_cases); }

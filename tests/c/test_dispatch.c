@@ -498,8 +498,7 @@ START_TEST(retain_and_release_reach_the_resource) {
 }
 END_TEST
 
-static Suite *dispatch_suite(void) {
-  Suite *suite = suite_create("dispatch");
+static void dispatch_cases(Suite *suite) {
   struct {
     const char *name;
     const TTest *test;
@@ -548,10 +547,6 @@ static Suite *dispatch_suite(void) {
     }
     tcase_add_loop_test(tcase, cases[c].test, 0, cases[c].both ? SUBJECT_COUNT : 1);
   }
-  return suite;
 }
 
-int main(void) {
-  cmr_test_require_device();
-  return cmr_test_run(dispatch_suite());
-}
+int main(void) { return cmr_test_main_suite("dispatch", CMR_TEST_NEEDS_DEVICE, dispatch_cases); }

@@ -100,8 +100,7 @@ START_TEST(every_pool_resource_has_the_attribute_methods) {
   bool on = false;
   ck_assert_ok(cmr_cuda_async_view_resource_reuse_allow_internal_dependencies(view, &on));
   ck_assert(on);
-  ck_assert_ok(cmr_cuda_async_view_resource_destroy(view));
-  ck_assert_ok(cmr_cuda_async_resource_destroy(async));
+  cmr_test_destroy(view, async);
 
   cmr_pinned_host_pool_resource *pinned = NULL;
   ck_assert_ok(cmr_pinned_host_pool_resource_create(CMR_INT_DEFAULT, CMR_SIZE(0), CMR_SIZE((size_t)7 * mib), &pinned));
@@ -136,8 +135,7 @@ START_TEST(the_device_pools_are_named_and_never_destroyed) {
   ck_assert_ok(cmr_allocate(ref, mib, CMR_DEFAULT_STREAM, &ptr));
   ck_assert_ok(cmr_backend_fill(ptr, 0x11, mib, CMR_DEFAULT_STREAM));
   ck_assert_ok(cmr_deallocate(ref, ptr, mib, CMR_DEFAULT_STREAM));
-  ck_assert_ok(cmr_cuda_async_device_pool_resource_destroy(current));
-  ck_assert_ok(cmr_cuda_async_device_pool_resource_destroy(initial));
+  cmr_test_destroy(current, initial);
   /* The pool outlives the resources: its attributes still read, and a new
    * resource over it still allocates. */
   uint64_t threshold = 0;
@@ -166,8 +164,7 @@ static void check_pinned(void *ptr, size_t bytes) {
   ck_assert_uint_eq(host[bytes - 1], 0);
   ck_assert_ok(cmr_device_buffer_copy_to_host(buffer, ptr, bytes));
   for (size_t i = 0; i < bytes; i++) ck_assert_uint_eq(host[i], (unsigned char)(i * 7));
-  ck_assert_ok(cmr_device_buffer_destroy(buffer));
-  ck_assert_ok(cmr_cuda_resource_destroy(cuda));
+  cmr_test_destroy(buffer, cuda);
 }
 
 /* A pinned host pool's properties and memory, then the pool destroyed. */
@@ -222,9 +219,7 @@ START_TEST(every_suballocator_runs_over_a_pinned_host_pool) {
   cmr_pinned_host_pool_resource *pinned = NULL;
   ck_assert_ok(cmr_pinned_host_pool_resource_create(CMR_INT_DEFAULT, CMR_SIZE(0), CMR_SIZE_DEFAULT, &pinned));
   cmr_resource_ref upstream = cmr_pinned_host_pool_resource_ref(pinned);
-  cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(upstream, CMR_SIZE((size_t)4 * mib), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
-                                        CMR_POOL_CAPTURE_SERVE, &pool));
+  cmr_pool_resource *pool = cmr_test_pool(upstream, (size_t)4 * mib);
   check_suballocator(cmr_pool_resource_ref(pool), "pool");
   cmr_arena_resource *arena = NULL;
   ck_assert_ok(
@@ -237,11 +232,7 @@ START_TEST(every_suballocator_runs_over_a_pinned_host_pool) {
   ck_assert_ok(cmr_fixed_size_resource_create(upstream, CMR_SIZE(64 * 1024), CMR_SIZE_DEFAULT,
                                               CMR_FIXED_SIZE_CAPTURE_SERVE, &fixed));
   check_suballocator(cmr_fixed_size_resource_ref(fixed), "fixed_size");
-  ck_assert_ok(cmr_fixed_size_resource_destroy(fixed));
-  ck_assert_ok(cmr_binning_resource_destroy(binning));
-  ck_assert_ok(cmr_arena_resource_destroy(arena));
-  ck_assert_ok(cmr_pool_resource_destroy(pool));
-  ck_assert_ok(cmr_pinned_host_pool_resource_destroy(pinned));
+  cmr_test_destroy(fixed, binning, arena, pool, pinned);
 }
 END_TEST
 
@@ -263,27 +254,22 @@ START_TEST(registered_host_memory_is_pinned) {
 END_TEST
 
 START_TEST(stack_expressions_make_the_new_pools) {
-  cmr_stack *stack = NULL;
-  ck_assert_ok(
-      cmr_stack_parse("pool(pinned_host_pool(numa_node=-1, initial_pool_size=2MiB), initial_pool_size=1MiB)", &stack));
   cmr_resource_ref ref;
-  ck_assert_ok(cmr_stack_ref(stack, &ref));
+  cmr_stack *stack =
+      cmr_test_stack("pool(pinned_host_pool(numa_node=-1, initial_pool_size=2MiB), initial_pool_size=1MiB)", &ref);
   void *ptr = NULL;
   ck_assert_ok(cmr_allocate(ref, 4096, CMR_DEFAULT_STREAM, &ptr));
   ck_assert_ok(cmr_backend_stream_synchronize(CMR_DEFAULT_STREAM));
   memset(ptr, 1, 4096); /* host memory */
   ck_assert_ok(cmr_deallocate(ref, ptr, 4096, CMR_DEFAULT_STREAM));
   ck_assert_ok(cmr_stack_destroy(stack));
-  ck_assert_ok(cmr_stack_parse("cuda_async_device_pool(which_pool=device_default)", &stack));
-  const char *written = NULL;
-  ck_assert_ok(cmr_stack_expression(stack, &written));
-  ck_assert_str_eq(written, "cuda_async_device_pool(which_pool=device_default)");
+  stack = cmr_test_stack("cuda_async_device_pool(which_pool=device_default)", NULL);
+  ck_assert_str_eq(cmr_test_expression(stack), "cuda_async_device_pool(which_pool=device_default)");
   ck_assert_ok(cmr_stack_destroy(stack));
 }
 END_TEST
 
-static Suite *driver_pools_suite(void) {
-  Suite *suite = suite_create("driver_pools_gpu");
+static void driver_pools_cases(Suite *suite) {
   cmr_test_case(suite, "attributes", NULL, NULL, the_release_threshold_is_read_and_set_after_creation,
                 each_reuse_policy_is_read_and_set, trim_gives_unused_memory_back_to_the_device,
                 every_pool_resource_has_the_attribute_methods);
@@ -292,10 +278,6 @@ static Suite *driver_pools_suite(void) {
   cmr_test_case(suite, "pinned", NULL, NULL, a_pinned_host_pool_serves_host_and_device,
                 a_pinned_host_pool_on_numa_node_zero, every_suballocator_runs_over_a_pinned_host_pool,
                 registered_host_memory_is_pinned);
-  return suite;
 }
 
-int main(void) {
-  cmr_test_require_device();
-  return cmr_test_run(driver_pools_suite());
-}
+int main(void) { return cmr_test_main_suite("driver_pools_gpu", CMR_TEST_NEEDS_DEVICE, driver_pools_cases); }

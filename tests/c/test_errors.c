@@ -147,8 +147,7 @@ START_TEST(messages_are_per_thread) {
 }
 END_TEST
 
-static Suite *errors_suite(void) {
-  Suite *suite = suite_create("errors");
+static void errors_cases(Suite *suite) {
   cmr_test_case(suite, "status_names", NULL, NULL, every_status_has_its_own_name, names_match_the_enumerators,
                 unknown_statuses_have_one_name);
 
@@ -156,7 +155,6 @@ static Suite *errors_suite(void) {
                 clear_forgets_the_message, a_successful_call_keeps_the_last_failure,
                 a_silent_resource_failure_still_gets_a_message, a_caller_prefixes_its_context,
                 long_messages_are_truncated_safely, messages_are_per_thread);
-  return suite;
 }
 
-int main(void) { return cmr_test_run(errors_suite()); }
+int main(void) { return cmr_test_main_suite("errors", CMR_TEST_ANY_MACHINE, errors_cases); }

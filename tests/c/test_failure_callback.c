@@ -169,23 +169,17 @@ END_TEST
 
 /* A function cannot be written in a stack expression. */
 START_TEST(cannot_be_made_from_an_expression) {
-  cmr_stack *stack = (void *)1;
-  ck_assert_status(cmr_stack_parse("failure_callback(system)", &stack), CMR_ERROR_INVALID_ARGUMENT);
-  ck_assert_message_has("failure_callback cannot be made from an expression: callback cannot be written in one");
-  ck_assert_ptr_null(stack);
+  cmr_test_stack_refused("failure_callback(system)", CMR_ERROR_INVALID_ARGUMENT,
+                         "failure_callback cannot be made from an expression: callback cannot be written in one");
 }
 END_TEST
 
-static Suite *failure_callback_suite(void) {
-  Suite *suite = suite_create("failure_callback");
+static void failure_callback_cases(Suite *suite) {
   cmr_test_case(suite, "basics", setup, teardown, success_calls_nothing, giving_up_fails_with_the_upstream_message,
                 retries_until_the_upstream_succeeds, a_retry_can_still_give_up, other_failures_are_not_retried,
                 the_callback_cannot_replace_the_message, larger_alignments_go_to_the_upstream, bad_arguments);
   cmr_test_case(suite, "lifetime", NULL, NULL, keeps_its_upstream_alive, cannot_be_made_from_an_expression);
-  return suite;
 }
 
-int main(void) {
-  cmr_test_require_device(); /* the CUDA build's system resource synchronizes streams */
-  return cmr_test_run(failure_callback_suite());
-}
+/* The suite needs a device: the CUDA build's system resource synchronizes streams. */
+int main(void) { return cmr_test_main_suite("failure_callback", CMR_TEST_NEEDS_DEVICE, failure_callback_cases); }

@@ -100,9 +100,7 @@ static void check_counters(cmr_resource_ref ref, const workload *work) {
     ck_assert_uint_eq(got, rounded);
   }
   /* Each handle from_ref made owns a share of its own (NULL ones: no-ops). */
-  ck_assert_ok(cmr_statistics_resource_destroy(statistics));
-  ck_assert_ok(cmr_tracking_resource_destroy(tracking));
-  ck_assert_ok(cmr_limiting_resource_destroy(limiting));
+  cmr_test_destroy(statistics, tracking, limiting);
 }
 
 /* Allocates every size, alternating streams: each call succeeds or is out
@@ -277,8 +275,7 @@ static ordered open_ordered(const char *expression) {
 static void close_ordered(const ordered *o) {
   ck_assert_ok(cmr_stack_destroy(o->stack));
   ck_assert_uint_eq(upstream.outstanding, 0);
-  ck_assert_ok(cmr_stream_destroy(o->a));
-  ck_assert_ok(cmr_stream_destroy(o->b));
+  cmr_test_destroy(o->a, o->b);
 }
 
 /* `expression` with streams a and b and the block freed on a (whose list
@@ -464,24 +461,19 @@ START_TEST(a_chunk_fixed_size_cannot_list_goes_back_to_the_upstream) {
 }
 END_TEST
 
-int main(void) {
-  Suite *suite = suite_create("faults");
-  TCase *upstream_failures = tcase_create("upstream_failures");
-  tcase_add_loop_test(upstream_failures, every_upstream_failure_is_reported_and_survived, 0, EXPRESSIONS);
-  tcase_add_test(upstream_failures, failure_callback_reports_the_failure_and_survives);
-  suite_add_tcase(suite, upstream_failures);
-  TCase *backend_failures = tcase_create("backend_failures");
+static void faults_cases(Suite *suite) {
+  TCase *upstream_failures = cmr_test_loop_case(suite, "upstream_failures", NULL, NULL, EXPRESSIONS,
+                                                every_upstream_failure_is_reported_and_survived);
+  cmr_test_add(upstream_failures, 1, failure_callback_reports_the_failure_and_survives);
   /* An injection a failed test left pending must not reach the next. */
-  tcase_add_checked_fixture(backend_failures, NULL, clear_injections);
-  tcase_add_loop_test(backend_failures, a_failed_event_record_makes_the_taker_synchronize, 0, SUBALLOCATORS);
-  tcase_add_loop_test(backend_failures, a_failed_device_synchronize_fails_the_take_and_keeps_the_block, 0,
-                      SUBALLOCATORS);
-  tcase_add_loop_test(backend_failures, a_failed_stream_wait_fails_the_take_and_keeps_the_block, 0, SUBALLOCATORS);
-  tcase_add_loop_test(backend_failures, a_failed_stream_id_fails_the_call_and_changes_nothing, 0, SUBALLOCATORS);
-  tcase_add_test(backend_failures, a_failed_event_synchronize_fails_the_defragment_and_keeps_the_superblock);
-  tcase_add_loop_test(backend_failures, any_failed_stream_id_of_a_growing_allocation_is_survived, 0, SUBALLOCATORS);
-  tcase_add_test(backend_failures, a_chunk_the_pool_cannot_list_goes_back_to_the_upstream);
-  tcase_add_test(backend_failures, a_chunk_fixed_size_cannot_list_goes_back_to_the_upstream);
-  suite_add_tcase(suite, backend_failures);
-  return cmr_test_run(suite);
+  TCase *backend_failures = cmr_test_loop_case(
+      suite, "backend_failures", NULL, clear_injections, SUBALLOCATORS,
+      a_failed_event_record_makes_the_taker_synchronize, a_failed_device_synchronize_fails_the_take_and_keeps_the_block,
+      a_failed_stream_wait_fails_the_take_and_keeps_the_block, a_failed_stream_id_fails_the_call_and_changes_nothing,
+      any_failed_stream_id_of_a_growing_allocation_is_survived);
+  cmr_test_add(backend_failures, 1, a_failed_event_synchronize_fails_the_defragment_and_keeps_the_superblock,
+               a_chunk_the_pool_cannot_list_goes_back_to_the_upstream,
+               a_chunk_fixed_size_cannot_list_goes_back_to_the_upstream);
 }
+
+int main(void) { return cmr_test_main_suite("faults", CMR_TEST_ANY_MACHINE, faults_cases); }

@@ -51,11 +51,7 @@ START_TEST(largest_free_block_says_whether_a_block_is_free) {
 }
 END_TEST
 
-static size_t upstream_bytes_of(cmr_fixed_size_resource *handle) {
-  size_t bytes = SIZE_MAX;
-  ck_assert_ok(cmr_fixed_size_resource_upstream_bytes(handle, &bytes));
-  return bytes;
-}
+CMR_TEST_OUT(upstream_bytes_of, size_t, SIZE_MAX, cmr_fixed_size_resource_upstream_bytes, cmr_fixed_size_resource *)
 
 /* ---- sizes and arguments ------------------------------------------------------------ */
 
@@ -321,9 +317,7 @@ START_TEST(block_freed_on_one_stream_reaches_another_after_a_wait) {
 
   give(handle, ptr, 256, b);
   ck_assert_counts(&upstream, 1, 256); /* never grew */
-  ck_assert_ok(cmr_fixed_size_resource_destroy(handle));
-  ck_assert_ok(cmr_stream_destroy(a));
-  ck_assert_ok(cmr_stream_destroy(b));
+  cmr_test_destroy(handle, a, b);
 }
 END_TEST
 #endif
@@ -346,8 +340,7 @@ START_TEST(blocks_of_a_destroyed_stream_stay_usable) {
 }
 END_TEST
 
-static Suite *fixed_size_suite(void) {
-  Suite *suite = suite_create("fixed_size");
+static void fixed_size_cases(Suite *suite) {
   cmr_test_case(suite, "sizes", setup, teardown, largest_free_block_says_whether_a_block_is_free,
                 block_size_is_rounded_up_to_256, defaults_are_one_mebibyte_and_128_blocks, bad_arguments_are_refused);
   cmr_test_case(suite, "chunks", setup, teardown, preallocates_then_grows_in_chunks,
@@ -364,10 +357,6 @@ static Suite *fixed_size_suite(void) {
 #endif
   tcase_add_test(streams, blocks_of_a_destroyed_stream_stay_usable);
   suite_add_tcase(suite, streams);
-  return suite;
 }
 
-int main(void) {
-  cmr_test_require_device();
-  return cmr_test_run(fixed_size_suite());
-}
+int main(void) { return cmr_test_main_suite("fixed_size", CMR_TEST_NEEDS_DEVICE, fixed_size_cases); }

@@ -209,8 +209,7 @@ static void workers_start(workers *w) {
   ck_assert_ok(cmr_log_set_file("/dev/null"));
   ck_assert_ok(cmr_log_set_level(CMR_LOG_DEBUG));
   ck_assert_ok(cmr_system_resource_create(&w->system));
-  ck_assert_ok(cmr_pool_resource_create(cmr_system_resource_ref(w->system), CMR_SIZE(1 << 20), CMR_SIZE_DEFAULT,
-                                        CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &w->pool));
+  w->pool = cmr_test_pool(cmr_system_resource_ref(w->system), 1 << 20);
   ck_assert_ok(cmr_arena_resource_create(cmr_system_resource_ref(w->system), CMR_SIZE(4 << 20), false, "",
                                          CMR_ARENA_CAPTURE_SERVE, &w->arena));
   atomic_store(&w->stop, false);
@@ -228,9 +227,7 @@ static void workers_stop(workers *w) {
   atomic_store(&w->stop, true);
   for (int i = 0; i < 6; ++i) ck_assert_int_eq(pthread_join(w->threads[i], NULL), 0);
   (void)cmr_reset_current_device_resource_ref(); /* a CUDA build without a device has no table */
-  ck_assert_ok(cmr_arena_resource_destroy(w->arena));
-  ck_assert_ok(cmr_pool_resource_destroy(w->pool));
-  ck_assert_ok(cmr_system_resource_destroy(w->system));
+  cmr_test_destroy(w->arena, w->pool, w->system);
   ck_assert_ok(cmr_log_set_level(CMR_LOG_INFO));
   ck_assert_ok(cmr_log_set_file(""));
 }
@@ -377,8 +374,7 @@ static int child_of_quiet_parent(void *arg) {
 START_TEST(everything_the_parent_made_is_the_parents) {
   parents_things p;
   ck_assert_ok(cmr_system_resource_create(&p.system));
-  ck_assert_ok(cmr_pool_resource_create(cmr_system_resource_ref(p.system), CMR_SIZE(1 << 20), CMR_SIZE_DEFAULT,
-                                        CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &p.pool));
+  p.pool = cmr_test_pool(cmr_system_resource_ref(p.system), 1 << 20);
   p.pool_ref = cmr_pool_resource_ref(p.pool);
   ck_assert_ok(cmr_device_buffer_create(1000, CMR_DEFAULT_STREAM, p.pool_ref, &p.buffer));
   ck_assert_ok(cmr_stack_parse("pool(system, initial_pool_size=64KiB)", &p.stack));
@@ -391,10 +387,7 @@ START_TEST(everything_the_parent_made_is_the_parents) {
   ck_assert_ok(cmr_device_buffer_size(p.buffer, &size));
   ck_assert_uint_eq(size, 1000);
   ck_assert_int_eq(cmr_objects_alive(), alive);
-  ck_assert_ok(cmr_stack_destroy(p.stack));
-  ck_assert_ok(cmr_device_buffer_destroy(p.buffer));
-  ck_assert_ok(cmr_pool_resource_destroy(p.pool));
-  ck_assert_ok(cmr_system_resource_destroy(p.system));
+  cmr_test_destroy(p.stack, p.buffer, p.pool, p.system);
 }
 END_TEST
 
@@ -446,8 +439,7 @@ START_TEST(the_parents_streams_and_table_entry_are_the_parents) {
   ck_assert_ok(cmr_get_current_device_resource_ref(&current));
   ck_assert(cmr_ref_same(current, cmr_system_resource_ref(p.system)));
   ck_assert_ok(cmr_stream_synchronize(p.stream));
-  ck_assert_ok(cmr_stream_destroy(p.stream));
-  ck_assert_ok(cmr_stream_pool_destroy(p.streams));
+  cmr_test_destroy(p.stream, p.streams);
   ck_assert_ok(cmr_reset_current_device_resource_ref());
   ck_assert_ok(cmr_system_resource_destroy(p.system));
 }
@@ -509,8 +501,7 @@ END_TEST
 #define CMR_TEST_MALLOC_FORK_UNSAFE 1
 #endif
 
-int main(void) {
-  Suite *suite = suite_create("fork");
+static void fork_cases(Suite *suite) {
 #ifndef CMR_TEST_MALLOC_FORK_UNSAFE
   TCase *busy =
       cmr_test_case(suite, "busy parent", NULL, NULL, a_child_forked_while_threads_work_makes_and_uses_its_own);
@@ -523,5 +514,6 @@ int main(void) {
 #if !CMR_WITH_CUDA
   cmr_test_case(suite, "the parent's streams", NULL, NULL, the_parents_streams_and_table_entry_are_the_parents);
 #endif
-  return cmr_test_run(suite);
 }
+
+int main(void) { return cmr_test_main_suite("fork", CMR_TEST_ANY_MACHINE, fork_cases); }

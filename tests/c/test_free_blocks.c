@@ -1212,8 +1212,7 @@ START_TEST(a_hundred_thousand_blocks) {
 }
 END_TEST
 
-static Suite *free_blocks_suite(void) {
-  Suite *suite = suite_create("free_blocks");
+static void free_blocks_cases(Suite *suite) {
   cmr_test_case(suite, "basics", NULL, NULL, a_new_block_holds_its_fields, priorities_differ_from_record_to_record,
                 needed_adds_the_worst_misalignment, needed_saturates_on_overflow, an_empty_set_finds_nothing);
   cmr_test_case(suite, "fit", NULL, NULL, best_fit_takes_the_smallest_block_that_fits,
@@ -1234,7 +1233,6 @@ static Suite *free_blocks_suite(void) {
    * binary is run by hand (Check's own default is 4 s) under a sanitizer. */
   tcase_set_timeout(stress, 60);
   tcase_add_loop_test(stress, random_operations_match_the_model, 0, 8);
-  return suite;
 }
 
-int main(void) { return cmr_test_run(free_blocks_suite()); }
+int main(void) { return cmr_test_main_suite("free_blocks", CMR_TEST_ANY_MACHINE, free_blocks_cases); }

@@ -150,11 +150,6 @@ static bad_free_case plain_case(const char *stack, cmr_resource_ref ref) {
 
 /* ---- every resource over an upstream, from the stack table -------------------------------- */
 
-static bool never_retry(size_t bytes, void *arg) {
-  (void)bytes, (void)arg;
-  return false;
-}
-
 /* Values for parameters without a default, and smaller ones where a
  * default would take much memory (a test stays small under valgrind). */
 typedef struct param_value {
@@ -165,7 +160,7 @@ typedef struct param_value {
 
 static const param_value chosen_values[] = {
     {"limiting", "allocation_limit", {.size = {(size_t)1 << 30, true}}},
-    {"failure_callback", "callback", {.function = (void (*)(void))never_retry}},
+    {"failure_callback", "callback", {.function = (void (*)(void))cmr_test_never_retry}},
     {"pool", "initial_pool_size", {.size = {(size_t)1 << 20, true}}},
     {"arena", "arena_size", {.size = {(size_t)4 << 20, true}}},
     {"fixed_size", "block_size", {.size = {4096, true}}},
@@ -273,11 +268,7 @@ static size_t statistics_counter(void *handle) {
   return bytes * 1000003 + allocations * 31 + total;
 }
 
-static size_t limiting_counter(void *handle) {
-  size_t bytes = 0;
-  ck_assert_ok(cmr_limiting_resource_allocated_bytes(handle, &bytes));
-  return bytes;
-}
+CMR_TEST_OUT(limiting_counter, size_t, 0, cmr_limiting_resource_allocated_bytes, void *)
 
 static size_t tracking_counter(void *handle) {
   size_t bytes = 0, count = 0;
@@ -307,9 +298,7 @@ START_TEST(counting_adaptors_count_only_accepted_frees) {
     size_t bytes = 1;
     ck_assert_ok(cmr_statistics_resource_bytes_current(statistics, &bytes));
     ck_assert_uint_eq(bytes, 0);
-    ck_assert_ok(cmr_statistics_resource_destroy(statistics));
-    ck_assert_ok(cmr_limiting_resource_destroy(limiting));
-    ck_assert_ok(cmr_tracking_resource_destroy(tracking));
+    cmr_test_destroy(statistics, limiting, tracking);
     ck_assert_ok(cmr_ref_release(leaf));
   }
   ck_assert_uint_eq(counted.outstanding, 0);
@@ -318,12 +307,10 @@ END_TEST
 
 /* A stack of counting adaptors: none counts a free the bottom refuses. */
 START_TEST(a_stack_of_counting_adaptors) {
-  cmr_stack *stack = NULL;
-  ck_assert_ok(cmr_stack_parse(
-      "statistics(limiting(tracking(logging(thread_safe(system), filename=\"/dev/null\")), allocation_limit=1GiB))",
-      &stack));
   cmr_resource_ref top;
-  ck_assert_ok(cmr_stack_ref(stack, &top));
+  cmr_stack *stack = cmr_test_stack(
+      "statistics(limiting(tracking(logging(thread_safe(system), filename=\"/dev/null\")), allocation_limit=1GiB))",
+      &top);
   bad_free_case c = plain_case("statistics(limiting(tracking(logging(thread_safe(system)))))", top);
   check_bad_frees(&c);
   ck_assert_ok(cmr_stack_destroy(stack));
@@ -370,10 +357,8 @@ START_TEST(aligned_over_a_threshold) {
        "allocation_alignment=4096, alignment_threshold=4096))"), /* one element: clang asks for the parentheses */
   };
   for (size_t i = 0; i < sizeof expressions / sizeof expressions[0]; ++i) {
-    cmr_stack *stack = NULL;
-    ck_assert_ok(cmr_stack_parse(expressions[i], &stack));
     cmr_resource_ref top;
-    ck_assert_ok(cmr_stack_ref(stack, &top));
+    cmr_stack *stack = cmr_test_stack(expressions[i], &top);
     bad_free_case c = plain_case(expressions[i], top);
     c.bytes = 5000, c.larger = 100000, c.smaller = 4999;
     check_bad_frees(&c);
@@ -384,13 +369,11 @@ START_TEST(aligned_over_a_threshold) {
 }
 END_TEST
 
-static Suite *frees_suite(void) {
-  Suite *suite = suite_create("frees");
+static void frees_cases(Suite *suite) {
   TCase *shapes = cmr_test_case(suite, "shapes", NULL, NULL, the_leaves, system_resources_share_what_they_vouch_for,
                                 every_resource_over_each_leaf, counting_adaptors_count_only_accepted_frees,
                                 a_stack_of_counting_adaptors, binning_with_bins, aligned_over_a_threshold);
   tcase_set_timeout(shapes, 60);
-  return suite;
 }
 
-int main(void) { return cmr_test_run(frees_suite()); }
+int main(void) { return cmr_test_main_suite("frees", CMR_TEST_ANY_MACHINE, frees_cases); }

@@ -141,16 +141,9 @@ START_TEST(a_pool_records_its_calls_and_its_segments) {
   ck_assert_ok(cmr_history_read(NULL, 0, &count, NULL));
   ck_assert_uint_eq(count, 0);
   ck_assert_ok(cmr_history_stop());
-  ck_assert_ok(cmr_stream_destroy(stream));
-  ck_assert_ok(cmr_system_resource_destroy(system));
+  cmr_test_destroy(stream, system);
 }
 END_TEST
-
-static bool always_retry_once(size_t bytes, void *arg) {
-  (void)bytes;
-  int *calls = arg;
-  return ++*calls == 1;
-}
 
 /* Out of memory through a pool at its maximum, and failure_callback's retry. */
 START_TEST(out_of_memory_and_retries_are_recorded) {
@@ -158,7 +151,8 @@ START_TEST(out_of_memory_and_retries_are_recorded) {
   cmr_pool_resource *pool = pool_over(cmr_system_resource_ref(system), MIB, MIB);
   int calls = 0;
   cmr_failure_callback_resource *retrying = NULL;
-  ck_assert_ok(cmr_failure_callback_resource_create(cmr_pool_resource_ref(pool), always_retry_once, &calls, &retrying));
+  ck_assert_ok(
+      cmr_failure_callback_resource_create(cmr_pool_resource_ref(pool), cmr_test_retry_once, &calls, &retrying));
   ck_assert_ok(cmr_history_start(NULL));
   void *ptr = (void *)1;
   ck_assert_status(cmr_allocate(cmr_failure_callback_resource_ref(retrying), 2 * MIB, CMR_DEFAULT_STREAM, &ptr),
@@ -178,9 +172,7 @@ START_TEST(out_of_memory_and_retries_are_recorded) {
   ck_assert_int_eq(events[3].action, CMR_HISTORY_OUT_OF_MEMORY);
   ck_assert_str_eq(events[3].resource_type, "failure_callback");
   free(events);
-  ck_assert_ok(cmr_failure_callback_resource_destroy(retrying));
-  ck_assert_ok(cmr_pool_resource_destroy(pool));
-  ck_assert_ok(cmr_system_resource_destroy(system));
+  cmr_test_destroy(retrying, pool, system);
 }
 END_TEST
 
@@ -358,8 +350,7 @@ static void record_from_threads(bool restarting) {
   } else {
     ck_assert_uint_le(count, 1024);
   }
-  ck_assert_ok(cmr_pool_resource_destroy(pool));
-  ck_assert_ok(cmr_system_resource_destroy(system));
+  cmr_test_destroy(pool, system);
 }
 
 START_TEST(threads_record_at_once) { record_from_threads(false); }
@@ -494,23 +485,18 @@ START_TEST(a_pool_snapshot_has_its_segment) {
   cmr_snapshot_free(html);
   ck_assert_ok(cmr_deallocate(ref, ptr, 1000, CMR_DEFAULT_STREAM));
   ck_assert_ok(cmr_history_stop());
-  ck_assert_ok(cmr_pool_resource_destroy(pool));
-  ck_assert_ok(cmr_system_resource_destroy(system));
+  cmr_test_destroy(pool, system);
 }
 END_TEST
 
-static Suite *history_suite(void) {
-  Suite *suite = suite_create("history");
+static void history_cases(Suite *suite) {
   cmr_test_case(suite, "history", NULL, NULL, options_are_checked, nothing_is_recorded_while_off,
                 a_pool_records_its_calls_and_its_segments, out_of_memory_and_retries_are_recorded,
                 the_ring_keeps_the_newest_events, c_stacks_are_taken_when_asked, a_context_function_tags_each_event);
   cmr_test_case(suite, "threads", NULL, NULL, threads_record_at_once, threads_record_while_others_read_and_restart,
                 a_forked_child_starts_without_a_history);
   cmr_test_case(suite, "snapshots", NULL, NULL, snapshot_arguments_are_checked, a_pool_snapshot_has_its_segment);
-  return suite;
 }
 
-int main(void) {
-  cmr_test_require_device(); /* the CUDA build's system resource synchronizes streams */
-  return cmr_test_run(history_suite());
-}
+/* The suite needs a device: the CUDA build's system resource synchronizes streams. */
+int main(void) { return cmr_test_main_suite("history", CMR_TEST_NEEDS_DEVICE, history_cases); }

@@ -16,6 +16,23 @@
 
 static void make_pair(int type, int pair[2]) { ck_assert_int_eq(socketpair(AF_UNIX, type, 0, pair), 0); }
 
+/* A message on `end` that the receive refuses (CMR_ERROR_INVALID_ARGUMENT),
+ * saying `why`, with no descriptor for the caller. */
+static void receive_refused(int end, const char *why) {
+  int received = 7;
+  char payload[4];
+  ck_assert_status(cmr_ipc_receive_file_descriptor(end, &received, payload, sizeof payload),
+                   CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has(why);
+  ck_assert_int_eq(received, -1);
+}
+
+/* Closes both ends of a socket pair or a pipe. */
+static void close_both(const int ends[2]) {
+  close(ends[0]);
+  close(ends[1]);
+}
+
 START_TEST(a_descriptor_crosses_to_another_process) {
   int pair[2];
   make_pair(SOCK_STREAM, pair);
@@ -55,14 +72,8 @@ START_TEST(a_message_without_a_descriptor_is_refused) {
   int pair[2];
   make_pair(SOCK_SEQPACKET, pair);
   ck_assert_int_eq(write(pair[1], "abcd", 4), 4);
-  int received = 7;
-  char payload[4];
-  ck_assert_status(cmr_ipc_receive_file_descriptor(pair[0], &received, payload, sizeof payload),
-                   CMR_ERROR_INVALID_ARGUMENT);
-  ck_assert_message_has("no file descriptor");
-  ck_assert_int_eq(received, -1);
-  close(pair[0]);
-  close(pair[1]);
+  receive_refused(pair[0], "no file descriptor");
+  close_both(pair);
 }
 END_TEST
 
@@ -73,18 +84,10 @@ START_TEST(a_message_of_another_length_is_refused_and_its_descriptor_closed) {
   char longer[8] = "12345678", shorter[2] = "12";
   ck_assert_ok(cmr_ipc_send_file_descriptor(pair[1], pair[1], longer, sizeof longer));
   ck_assert_ok(cmr_ipc_send_file_descriptor(pair[1], pair[1], shorter, sizeof shorter));
-  int received = 7;
-  char payload[4];
-  ck_assert_status(cmr_ipc_receive_file_descriptor(pair[0], &received, payload, sizeof payload),
-                   CMR_ERROR_INVALID_ARGUMENT);
-  ck_assert_message_has("more");
-  ck_assert_int_eq(received, -1);
-  ck_assert_status(cmr_ipc_receive_file_descriptor(pair[0], &received, payload, sizeof payload),
-                   CMR_ERROR_INVALID_ARGUMENT);
-  ck_assert_message_has("fewer");
+  receive_refused(pair[0], "more");
+  receive_refused(pair[0], "fewer");
   ck_assert_int_eq(cmr_test_open_descriptors(), before);
-  close(pair[0]);
-  close(pair[1]);
+  close_both(pair);
 }
 END_TEST
 
@@ -93,13 +96,11 @@ START_TEST(a_closed_descriptor_is_not_sent) {
   make_pair(SOCK_STREAM, pair);
   int pipe_ends[2];
   ck_assert_int_eq(pipe(pipe_ends), 0);
-  close(pipe_ends[0]);
-  close(pipe_ends[1]);
+  close_both(pipe_ends);
   ck_assert_status(cmr_ipc_send_file_descriptor(pair[1], pipe_ends[0], "x", 1), CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("not an open descriptor");
   ck_assert_status(cmr_ipc_send_file_descriptor(pair[1], -1, "x", 1), CMR_ERROR_INVALID_ARGUMENT);
-  close(pair[0]);
-  close(pair[1]);
+  close_both(pair);
 }
 END_TEST
 
@@ -132,10 +133,8 @@ START_TEST(bad_arguments_of_the_socket_helpers) {
   ck_assert_int_eq(pipe(pipe_ends), 0);
   ck_assert_status(cmr_ipc_send_file_descriptor(pipe_ends[1], pair[0], "x", 1), CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("socket");
-  close(pipe_ends[0]);
-  close(pipe_ends[1]);
-  close(pair[0]);
-  close(pair[1]);
+  close_both(pipe_ends);
+  close_both(pair);
 }
 END_TEST
 
@@ -169,8 +168,7 @@ END_TEST
 START_TEST(a_closed_descriptor_imports_no_pool) {
   int pipe_ends[2];
   ck_assert_int_eq(pipe(pipe_ends), 0);
-  close(pipe_ends[0]);
-  close(pipe_ends[1]);
+  close_both(pipe_ends);
   cmr_ipc_pool *pool = (cmr_ipc_pool *)&pool;
   ck_assert_status(cmr_ipc_import_pool(pipe_ends[0], &pool), CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("is not open");
@@ -195,8 +193,7 @@ START_TEST(the_host_build_has_no_pools_to_share) {
   ck_assert_status(cmr_ipc_import_pool(pipe_ends[0], &pool), CMR_ERROR_UNSUPPORTED);
   ck_assert_message_has("host build");
   ck_assert_ptr_null(pool);
-  close(pipe_ends[0]);
-  close(pipe_ends[1]);
+  close_both(pipe_ends);
   /* A host buffer is no cuda_async one. */
   cmr_device_buffer *buffer = NULL;
   ck_assert_ok(
@@ -208,14 +205,12 @@ START_TEST(the_host_build_has_no_pools_to_share) {
   int pair[2];
   make_pair(SOCK_STREAM, pair);
   ck_assert_status(cmr_ipc_send_pool(pair[0], NULL), CMR_ERROR_UNSUPPORTED);
-  close(pair[0]);
-  close(pair[1]);
+  close_both(pair);
 }
 END_TEST
 #endif
 
-static Suite *ipc_suite(void) {
-  Suite *suite = suite_create("ipc");
+static void ipc_cases(Suite *suite) {
   cmr_test_case(suite, "sockets", NULL, NULL, a_descriptor_crosses_to_another_process,
                 a_message_without_a_descriptor_is_refused,
                 a_message_of_another_length_is_refused_and_its_descriptor_closed, a_closed_descriptor_is_not_sent,
@@ -225,7 +220,6 @@ static Suite *ipc_suite(void) {
 #if !CMR_WITH_CUDA
   cmr_test_case(suite, "host", NULL, NULL, the_host_build_has_no_pools_to_share);
 #endif
-  return suite;
 }
 
-int main(void) { return cmr_test_run(ipc_suite()); }
+int main(void) { return cmr_test_main_suite("ipc", CMR_TEST_ANY_MACHINE, ipc_cases); }

@@ -133,8 +133,7 @@ START_TEST(one_process_writes_the_other_reads) {
   ck_assert_ok(cmr_device_buffer_copy_to_host(buffer, host, bytes));
   for (size_t i = 0; i < bytes; i++) ck_assert_uint_eq(host[i], 0xa5);
   free(host);
-  ck_assert_ok(cmr_device_buffer_destroy(buffer));
-  ck_assert_ok(cmr_cuda_async_resource_destroy(async));
+  cmr_test_destroy(buffer, async);
 }
 END_TEST
 
@@ -173,8 +172,7 @@ START_TEST(an_import_into_the_exporting_process_is_refused) {
   ck_assert_ptr_null(imported);
   close(pair[0]);
   close(pair[1]);
-  ck_assert_ok(cmr_device_buffer_destroy(buffer));
-  ck_assert_ok(cmr_cuda_async_resource_destroy(async));
+  cmr_test_destroy(buffer, async);
 }
 END_TEST
 
@@ -203,21 +201,15 @@ START_TEST(a_pool_without_file_descriptors_exports_nothing) {
   cmr_ipc_descriptor exported;
   ck_assert_status(cmr_ipc_export_buffer(buffer, &exported), CMR_ERROR_UNSUPPORTED);
   ck_assert_message_has("posix_file_descriptor");
-  ck_assert_ok(cmr_device_buffer_destroy(buffer));
-  ck_assert_ok(cmr_cuda_async_resource_destroy(async));
+  cmr_test_destroy(buffer, async);
 }
 END_TEST
 
-static Suite *ipc_gpu_suite(void) {
-  Suite *suite = suite_create("ipc_gpu");
+static void ipc_gpu_cases(Suite *suite) {
   cmr_test_case(suite, "two_processes", NULL, NULL, one_process_writes_the_other_reads,
                 a_freed_exporter_is_reported_in_the_importer);
   cmr_test_case(suite, "misuse", NULL, NULL, an_import_into_the_exporting_process_is_refused,
                 a_closed_descriptor_is_refused, a_pool_without_file_descriptors_exports_nothing);
-  return suite;
 }
 
-int main(void) {
-  cmr_test_require_device();
-  return cmr_test_run(ipc_gpu_suite());
-}
+int main(void) { return cmr_test_main_suite("ipc_gpu", CMR_TEST_NEEDS_DEVICE, ipc_gpu_cases); }

@@ -70,15 +70,7 @@ static void *retain_release_many(void *arg) {
 START_TEST(counting_is_thread_safe) {
   cmr_system_resource *resource = cmr_test_system_resource();
   cmr_resource_ref ref = cmr_system_resource_ref(resource);
-  pthread_t threads[THREADS];
-  for (int t = 0; t < THREADS; t++) {
-    ck_assert_int_eq(pthread_create(&threads[t], NULL, retain_release_many, &ref), 0);
-  }
-  for (int t = 0; t < THREADS; t++) {
-    void *failed = NULL;
-    ck_assert_int_eq(pthread_join(threads[t], &failed), 0);
-    ck_assert_ptr_null(failed);
-  }
+  ck_assert_ptr_null(cmr_test_threads(THREADS, retain_release_many, &ref, 0).returned);
   /* Exactly the creator's share is left. */
   ck_assert_ok(cmr_ref_validate(ref));
   ck_assert_ok(cmr_system_resource_destroy(resource));
@@ -191,8 +183,7 @@ START_TEST(a_buffer_outlives_the_table_entry_it_was_made_from) {
 }
 END_TEST
 
-static Suite *lifetime_suite(void) {
-  Suite *suite = suite_create("lifetime");
+static void lifetime_cases(Suite *suite) {
   cmr_test_case(suite, "refs", NULL, NULL, a_retained_resource_outlives_its_destroy,
                 releasing_past_zero_is_reported_not_repeated, a_resource_destroyed_long_ago_is_reported,
                 counting_is_thread_safe);
@@ -203,10 +194,6 @@ static Suite *lifetime_suite(void) {
   cmr_test_case(suite, "per_device_table", reset_foreign, NULL, the_table_keeps_its_resource_alive,
                 the_table_retains_what_it_stores_and_releases_what_it_replaces,
                 a_buffer_outlives_the_table_entry_it_was_made_from);
-  return suite;
 }
 
-int main(void) {
-  cmr_test_require_device();
-  return cmr_test_run(lifetime_suite());
-}
+int main(void) { return cmr_test_main_suite("lifetime", CMR_TEST_NEEDS_DEVICE, lifetime_cases); }

@@ -33,9 +33,7 @@ static void *contend(void *arg) {
 }
 
 START_TEST(contended_increments_are_never_lost) {
-  pthread_t threads[contenders];
-  for (int i = 0; i < contenders; ++i) ck_assert_int_eq(pthread_create(&threads[i], NULL, contend, NULL), 0);
-  for (int i = 0; i < contenders; ++i) ck_assert_int_eq(pthread_join(threads[i], NULL), 0);
+  ck_assert_ptr_null(cmr_test_threads(contenders, contend, NULL, 0).returned);
   ck_assert_uint_eq(overlaps, 0);
   ck_assert_uint_eq(counter, (unsigned long)contenders * rounds);
   ck_assert_int_eq(atomic_load(&shared_lock.state), 0); /* free, with no sleeper marked */
@@ -121,11 +119,11 @@ START_TEST(a_wait_calls_the_blocking_hook_once_and_a_free_lock_never) {
 }
 END_TEST
 
-int main(void) {
-  Suite *suite = suite_create("lock");
+static void lock_cases(Suite *suite) {
   tcase_set_timeout(
       cmr_test_case(suite, "lock", NULL, NULL, uncontended_acquire_and_release, contended_increments_are_never_lost,
                     a_wait_calls_the_blocking_hook_once_and_a_free_lock_never),
       120);
-  return cmr_test_run(suite);
 }
+
+int main(void) { return cmr_test_main_suite("lock", CMR_TEST_ANY_MACHINE, lock_cases); }

@@ -221,9 +221,7 @@ static void *log_from_thread(void *arg) {
 START_TEST(threads_write_whole_lines) {
   ck_assert_ok(cmr_log_set_file(log_path));
   ck_assert_ok(cmr_log_set_level(CMR_LOG_DEBUG));
-  pthread_t threads[log_threads];
-  for (int i = 0; i < log_threads; ++i) ck_assert_int_eq(pthread_create(&threads[i], NULL, log_from_thread, NULL), 0);
-  for (int i = 0; i < log_threads; ++i) pthread_join(threads[i], NULL);
+  ck_assert_ptr_null(cmr_test_threads(log_threads, log_from_thread, NULL, 0).returned);
   ck_assert_ok(cmr_log_set_file(NULL));
   char *text = read_text(log_path);
   assert_lines_well_formed(text, log_threads * lines_per_thread);
@@ -324,12 +322,6 @@ END_TEST
 
 /* ---- events the runtime logs ------------------------------------------------------------- */
 
-static bool retry_once(size_t bytes, void *arg) {
-  (void)bytes;
-  int *calls = arg;
-  return (*calls)++ == 0;
-}
-
 START_TEST(runtime_events_are_logged) {
   ck_assert_ok(cmr_log_set_file(log_path));
   ck_assert_ok(cmr_log_set_level(CMR_LOG_DEBUG));
@@ -344,17 +336,15 @@ START_TEST(runtime_events_are_logged) {
   ck_assert_ok(cmr_limiting_resource_create(cmr_system_resource_ref(system), 1024, CMR_SIZE_DEFAULT, &limit));
   int calls = 0;
   cmr_failure_callback_resource *retrying;
-  ck_assert_ok(cmr_failure_callback_resource_create(cmr_limiting_resource_ref(limit), retry_once, &calls, &retrying));
+  ck_assert_ok(
+      cmr_failure_callback_resource_create(cmr_limiting_resource_ref(limit), cmr_test_retry_once, &calls, &retrying));
   void *refused;
   ck_assert_status(cmr_allocate(cmr_failure_callback_resource_ref(retrying), 4096, CMR_DEFAULT_STREAM, &refused),
                    CMR_ERROR_OUT_OF_MEMORY);
   ck_assert_ok(cmr_set_current_device_resource_ref(cmr_pool_resource_ref(pool)));
   ck_assert_ok(cmr_reset_current_device_resource_ref());
   ck_assert_ok(cmr_deallocate(cmr_pool_resource_ref(pool), ptr, 65536, CMR_DEFAULT_STREAM));
-  ck_assert_ok(cmr_failure_callback_resource_destroy(retrying));
-  ck_assert_ok(cmr_limiting_resource_destroy(limit));
-  ck_assert_ok(cmr_pool_resource_destroy(pool));
-  ck_assert_ok(cmr_system_resource_destroy(system));
+  cmr_test_destroy(retrying, limit, pool, system);
   ck_assert_ok(cmr_log_set_file(NULL));
   char *text = read_text(log_path);
   const char *expected[] = {
@@ -377,19 +367,17 @@ START_TEST(runtime_events_are_logged) {
 }
 END_TEST
 
-static Suite *log_suite(void) {
-  Suite *suite = suite_create("log");
+static void log_cases(Suite *suite) {
   cmr_test_case(suite, "log", setup, teardown, levels_set_get_and_should_log, bad_levels_are_refused,
                 file_sink_appends_well_formed_lines, unopenable_file_is_refused,
                 flush_level_decides_when_lines_reach_the_file, full_disk_is_an_io_error, threads_write_whole_lines,
                 environment_sets_level_and_file, bad_environment_is_reported_once_and_ignored,
                 runtime_events_are_logged);
-  return suite;
 }
 
 int main(int argc, char **argv) {
   self_path = argv[0];
   if (argc > 1 && strcmp(argv[1], "--env-child") == 0) return env_child();
-  cmr_test_require_device(); /* the events need resources and the per-device table */
-  return cmr_test_run(log_suite());
+  /* The events need resources and the per-device table. */
+  return cmr_test_main_suite("log", CMR_TEST_NEEDS_DEVICE, log_cases);
 }

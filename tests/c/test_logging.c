@@ -74,11 +74,7 @@ static void temp_path(char path[64]) {
   close(fd);
 }
 
-static cmr_simulated_resource *simulated(cmr_optional_size capacity) {
-  cmr_simulated_resource *handle = NULL;
-  ck_assert_ok(cmr_simulated_resource_create(capacity, &handle));
-  return handle;
-}
+CMR_TEST_OUT(simulated, cmr_simulated_resource *, NULL, cmr_simulated_resource_create, cmr_optional_size)
 
 static cmr_logging_resource *logging_to(cmr_simulated_resource *leaf, const char *filename, FILE *file,
                                         bool auto_flush) {
@@ -129,8 +125,7 @@ START_TEST(test_exact_rows) {
   snprintf(expected, sizeof expected, ",allocate,0x%" PRIxPTR ",1000,0xabc0\n", (uintptr_t)ptr);
   ck_assert_ptr_nonnull(strstr(text, expected));
   ck_assert_ptr_nonnull(strstr(text, ",allocate failure,0x0,5000,0x0\n"));
-  ck_assert_ok(cmr_logging_resource_destroy(log));
-  ck_assert_ok(cmr_simulated_resource_destroy(leaf));
+  cmr_test_destroy(log, leaf);
   remove(path);
 }
 END_TEST
@@ -252,8 +247,7 @@ static void check_flushing(bool auto_flush) {
     row r;
     ck_assert(parse_row(after_header(slurp(path)), &r));
   }
-  ck_assert_ok(cmr_logging_resource_destroy(log));
-  ck_assert_ok(cmr_simulated_resource_destroy(leaf));
+  cmr_test_destroy(log, leaf);
   remove(path);
 }
 
@@ -285,8 +279,7 @@ START_TEST(test_lost_rows_keep_the_allocations) {
   ck_assert_uint_eq(lost, 3); /* header, allocate, free */
   /* Reported once: the next flush has nothing new to say. */
   ck_assert_ok(cmr_logging_resource_flush(log));
-  ck_assert_ok(cmr_logging_resource_destroy(log));
-  ck_assert_ok(cmr_simulated_resource_destroy(leaf));
+  cmr_test_destroy(log, leaf);
   fclose(full);
 }
 END_TEST
@@ -304,11 +297,7 @@ static void log_rows(cmr_logging_resource *log, cmr_simulated_resource *leaf, si
   }
 }
 
-static size_t lost_rows_of(cmr_logging_resource *log) {
-  size_t lost = 0;
-  ck_assert_ok(cmr_logging_resource_lost_rows(log, &lost));
-  return lost;
-}
+CMR_TEST_OUT(lost_rows_of, size_t, 0, cmr_logging_resource_lost_rows, cmr_logging_resource *)
 
 /* A full device takes none of 1,001 rows, whichever way they reach it:
  * each is counted, the ones the buffer held as well as the ones that came
@@ -322,8 +311,7 @@ static void check_full_device(const char *filename, bool callers_stream, bool au
   ck_assert_message_has("1001 rows could not be written to ");
   ck_assert_message_has(callers_stream ? "the FILE *: No space left on device" : "/dev/full: No space left on device");
   ck_assert_uint_eq(lost_rows_of(log), 1001);
-  ck_assert_ok(cmr_logging_resource_destroy(log));
-  ck_assert_ok(cmr_simulated_resource_destroy(leaf));
+  cmr_test_destroy(log, leaf);
   if (full != NULL) fclose(full);
 }
 
@@ -358,8 +346,7 @@ START_TEST(test_stream_without_descriptor_counts_exactly) {
   ck_assert_message_has("5 rows could not be written to the FILE *: No space left on device");
   ck_assert_uint_eq(lost_rows_of(log), 5);
   ck_assert_uint_eq(calls, 10); /* a write per row */
-  ck_assert_ok(cmr_logging_resource_destroy(log));
-  ck_assert_ok(cmr_simulated_resource_destroy(leaf));
+  cmr_test_destroy(log, leaf);
   fclose(stream);
 }
 END_TEST
@@ -443,13 +430,7 @@ START_TEST(test_threads_never_interleave) {
   cmr_simulated_resource *leaf = simulated(CMR_SIZE_DEFAULT);
   cmr_logging_resource *log = logging_to(leaf, path, NULL, false);
   cmr_resource_ref ref = cmr_logging_resource_ref(log);
-  pthread_t threads[THREADS];
-  for (int i = 0; i < THREADS; ++i) ck_assert_int_eq(pthread_create(&threads[i], NULL, churn, &ref), 0);
-  for (int i = 0; i < THREADS; ++i) {
-    void *failed = NULL;
-    ck_assert_int_eq(pthread_join(threads[i], &failed), 0);
-    ck_assert_ptr_null(failed);
-  }
+  ck_assert_ptr_null(cmr_test_threads(THREADS, churn, &ref, 0).returned);
   ck_assert_ok(cmr_logging_resource_destroy(log));
 
   /* Every line a whole row; per thread, each free right after its allocate
@@ -495,15 +476,13 @@ START_TEST(test_upstream_retained) {
 }
 END_TEST
 
-static Suite *logging_suite(void) {
-  Suite *suite = suite_create("logging");
+static void logging_cases(Suite *suite) {
   cmr_test_case(suite, "format", NULL, NULL, test_exact_rows, test_threads_never_interleave);
   cmr_test_case(suite, "destinations", NULL, NULL, test_named_file_is_truncated_and_named, test_callers_file_stays_open,
                 test_environment_variable, test_bad_destinations, test_flush, test_auto_flush,
                 test_lost_rows_keep_the_allocations, test_full_device_counts_every_row,
                 test_stream_without_descriptor_counts_exactly, test_short_write_counts_exactly);
   cmr_test_case(suite, "lifetime", NULL, NULL, test_upstream_retained);
-  return suite;
 }
 
-int main(void) { return cmr_test_run(logging_suite()); }
+int main(void) { return cmr_test_main_suite("logging", CMR_TEST_ANY_MACHINE, logging_cases); }

@@ -121,9 +121,7 @@ END_TEST
 START_TEST(a_suballocator_orders_streams_on_its_device) {
   cmr_system_resource *system = system_on(2);
   ck_assert_ok(cmr_set_current_device(2));
-  cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(cmr_system_resource_ref(system), CMR_SIZE(16 * SIZE), CMR_SIZE_DEFAULT,
-                                        CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &pool));
+  cmr_pool_resource *pool = cmr_test_pool(cmr_system_resource_ref(system), 16 * SIZE);
   ck_assert_ok(cmr_set_current_device(0));
   cmr_resource_ref ref = cmr_pool_resource_ref(pool);
   cmr_stream a = cmr_test_stream(), b = cmr_test_stream();
@@ -138,10 +136,7 @@ START_TEST(a_suballocator_orders_streams_on_its_device) {
   ck_assert_ok(cmr_deallocate(ref, ptr, 12 * SIZE, a)); /* into a's, which b took from: an event */
   ck_assert_int_eq(cmr_backend_host_device_seen(CMR_BACKEND_HOST_EVENT_CREATE), 2);
   ck_assert_int_eq(cmr_test_current_device(), 0);
-  ck_assert_ok(cmr_stream_destroy(a));
-  ck_assert_ok(cmr_stream_destroy(b));
-  ck_assert_ok(cmr_pool_resource_destroy(pool));
-  ck_assert_ok(cmr_system_resource_destroy(system));
+  cmr_test_destroy(a, b, pool, system);
 }
 END_TEST
 
@@ -197,15 +192,8 @@ static void *work_on_device(void *arg) {
 }
 
 START_TEST(one_thread_per_device) {
-  pthread_t threads[DEVICES];
-  for (int device = 0; device < DEVICES; device++) {
-    ck_assert_int_eq(pthread_create(&threads[device], NULL, work_on_device, (void *)(intptr_t)device), 0);
-  }
-  for (int device = 0; device < DEVICES; device++) {
-    void *failed = NULL;
-    ck_assert_int_eq(pthread_join(threads[device], &failed), 0);
-    ck_assert_msg(failed == NULL, "device %d: %s", device, failed == NULL ? "" : (const char *)failed);
-  }
+  cmr_test_threads_result failed = cmr_test_numbered_threads(DEVICES, work_on_device);
+  ck_assert_msg(failed.index < 0, "device %d: %s", failed.index, failed.index < 0 ? "" : (const char *)failed.returned);
   cmr_resource_ref entries[DEVICES];
   for (int device = 0; device < DEVICES; device++) {
     ck_assert_ok(cmr_get_per_device_resource_ref(device, &entries[device]));
@@ -216,8 +204,7 @@ START_TEST(one_thread_per_device) {
 }
 END_TEST
 
-int main(void) {
-  Suite *suite = suite_create("multi_device");
+static void multi_device_cases(Suite *suite) {
   cmr_test_case(suite, "count", NULL, NULL, the_device_count_is_the_variables);
   const char *variable = getenv("CMR_HOST_DEVICE_COUNT");
   if (variable != NULL && strcmp(variable, "3") == 0) {
@@ -226,5 +213,6 @@ int main(void) {
                   a_device_resource_is_set_while_another_is_current, a_suballocator_orders_streams_on_its_device,
                   a_buffer_of_one_device_is_used_and_freed_from_another, one_thread_per_device);
   }
-  return cmr_test_run(suite);
 }
+
+int main(void) { return cmr_test_main_suite("multi_device", CMR_TEST_ANY_MACHINE, multi_device_cases); }

@@ -76,8 +76,7 @@ START_TEST(every_resource_of_device_1_allocates_there) {
   ck_assert_ok(cmr_cuda_resource_create(&cuda));
   ck_assert_ok(cmr_cuda_async_resource_create(CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
                                               CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE, CMR_SIZE_DEFAULT, &async));
-  ck_assert_ok(cmr_pool_resource_create(cmr_cuda_resource_ref(cuda), CMR_SIZE(4 * SIZE), CMR_SIZE_DEFAULT,
-                                        CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &pool));
+  pool = cmr_test_pool(cmr_cuda_resource_ref(cuda), 4 * SIZE);
   ck_assert_ok(cmr_set_current_device(0));
   lands_on(cmr_cuda_resource_ref(cuda), a, 1);
   lands_on(cmr_cuda_async_resource_ref(async), a, 1);
@@ -95,11 +94,7 @@ START_TEST(every_resource_of_device_1_allocates_there) {
   ck_assert_int_eq(cmr_test_current_device(), 0);
   ck_assert_ok(cmr_stream_synchronize(a));
   ck_assert_ok(cmr_stream_synchronize(b));
-  ck_assert_ok(cmr_pool_resource_destroy(pool));
-  ck_assert_ok(cmr_cuda_async_resource_destroy(async));
-  ck_assert_ok(cmr_cuda_resource_destroy(cuda));
-  ck_assert_ok(cmr_stream_destroy(a));
-  ck_assert_ok(cmr_stream_destroy(b));
+  cmr_test_destroy(pool, async, cuda, a, b);
   ck_assert_int_eq(cmr_test_current_device(), 0);
 }
 END_TEST
@@ -189,15 +184,12 @@ START_TEST(access_devices_lets_device_1_read_a_pool_of_device_0) {
   device_1_reads(shared);
   ck_assert_ok(cmr_cuda_async_resource_destroy(shared));
   /* The same through a stack expression. */
-  cmr_stack *stack = NULL;
-  ck_assert_ok(cmr_stack_parse("cuda_async(access_devices=2)", &stack));
   cmr_resource_ref top;
-  ck_assert_ok(cmr_stack_ref(stack, &top));
+  cmr_stack *stack = cmr_test_stack("cuda_async(access_devices=2)", &top);
   ck_assert_ok(cmr_cuda_async_resource_from_ref(top, &shared));
   ck_assert_int_eq(access_of_device_1(shared), cudaMemAccessFlagsProtReadWrite);
   device_1_reads(shared);
-  ck_assert_ok(cmr_cuda_async_resource_destroy(shared));
-  ck_assert_ok(cmr_stack_destroy(stack));
+  cmr_test_destroy(shared, stack);
 }
 END_TEST
 
@@ -214,19 +206,21 @@ START_TEST(access_devices_beyond_the_devices_is_refused) {
 }
 END_TEST
 
-int main(void) {
-  cmr_test_require_device();
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count < 2) {
-    printf("runtime.multi_device_gpu: %d device(s), the suite needs 2: skipped\n", count);
-    return 77;
-  }
-  Suite *suite = suite_create("multi_device_gpu");
+static void multi_device_gpu_cases(Suite *suite) {
   TCase *devices =
       cmr_test_case(suite, "devices", NULL, back_to_device_0, the_default_of_device_1_is_made_on_device_1,
                     device_1s_resource_is_set_while_device_0_is_current, every_resource_of_device_1_allocates_there,
                     a_buffer_of_device_1_is_resized_copied_and_freed_from_device_0,
                     access_devices_lets_device_1_read_a_pool_of_device_0, access_devices_beyond_the_devices_is_refused);
   tcase_set_timeout(devices, 120);
-  return cmr_test_run(suite);
+}
+
+int main(void) {
+  cmr_test_require_device(); /* before the CUDA runtime is asked for the count */
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count < 2) {
+    printf("runtime.multi_device_gpu: %d device(s), the suite needs 2: skipped\n", count);
+    return 77;
+  }
+  return cmr_test_main_suite("multi_device_gpu", CMR_TEST_NEEDS_DEVICE, multi_device_gpu_cases);
 }

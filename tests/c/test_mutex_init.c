@@ -62,11 +62,9 @@ START_TEST(a_mutex_that_cannot_be_made_fails_the_creation) {
 }
 END_TEST
 
-int main(void) {
-  Suite *suite = suite_create("mutex_init");
-  TCase *tc = tcase_create("mutex_init");
-  tcase_add_loop_test(tc, a_mutex_that_cannot_be_made_fails_the_creation, 0,
-                      (int)(sizeof expressions / sizeof expressions[0]));
-  suite_add_tcase(suite, tc);
-  return cmr_test_run(suite);
+static void mutex_init_cases(Suite *suite) {
+  cmr_test_loop_case(suite, "mutex_init", NULL, NULL, (int)(sizeof expressions / sizeof expressions[0]),
+                     a_mutex_that_cannot_be_made_fails_the_creation);
 }
+
+int main(void) { return cmr_test_main_suite("mutex_init", CMR_TEST_ANY_MACHINE, mutex_init_cases); }

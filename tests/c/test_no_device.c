@@ -59,11 +59,9 @@ END_TEST
 START_TEST(the_build_says_it_has_cuda) { ck_assert(cmr_built_with_cuda()); }
 END_TEST
 
-static Suite *no_device_suite(void) {
-  Suite *suite = suite_create("no_device");
+static void no_device_cases(Suite *suite) {
   cmr_test_case(suite, "calls", NULL, NULL, device_queries_report_no_device, streams_report_no_device,
                 the_per_device_table_reports_no_device, the_build_says_it_has_cuda);
-  return suite;
 }
 
 int main(void) {
@@ -71,5 +69,5 @@ int main(void) {
     printf("skipped: this machine has a device\n");
     return 77;
   }
-  return cmr_test_run(no_device_suite());
+  return cmr_test_main_suite("no_device", CMR_TEST_ANY_MACHINE, no_device_cases);
 }

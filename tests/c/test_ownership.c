@@ -161,8 +161,7 @@ START_TEST(the_handle_table_stays_bounded) {
     cmr_system_resource *resource = cmr_test_system_resource();
     cmr_system_resource *again = NULL;
     ck_assert_ok(cmr_system_resource_from_ref(cmr_system_resource_ref(resource), &again));
-    ck_assert_ok(cmr_system_resource_destroy(again));
-    ck_assert_ok(cmr_system_resource_destroy(resource));
+    cmr_test_destroy(again, resource);
   }
   ck_assert_uint_le(cmr_slots_made(), made + 16);
 }
@@ -173,10 +172,8 @@ END_TEST
 /* The issue's case: a handle from a stack top, destroyed twice, and the
  * stack, with a buffer alive on the top: the buffer keeps working. */
 START_TEST(a_handle_from_a_ref_owns_its_own_share) {
-  cmr_stack *stack = NULL;
-  ck_assert_ok(cmr_stack_parse("statistics(pool(system, initial_pool_size=64KiB))", &stack));
   cmr_resource_ref top;
-  ck_assert_ok(cmr_stack_ref(stack, &top));
+  cmr_stack *stack = cmr_test_stack("statistics(pool(system, initial_pool_size=64KiB))", &top);
   cmr_device_buffer *buffer = NULL;
   ck_assert_ok(cmr_device_buffer_create(1000, CMR_DEFAULT_STREAM, top, &buffer));
   cmr_statistics_resource *statistics = NULL;
@@ -251,8 +248,7 @@ START_TEST(a_handle_of_another_resource_is_refused) {
   /* A ref's self is not a handle either. */
   ck_assert_status(cmr_pool_resource_destroy((cmr_pool_resource *)cmr_pool_resource_ref(pool).self),
                    CMR_ERROR_DESTROYED_HANDLE);
-  ck_assert_ok(cmr_statistics_resource_destroy(statistics));
-  ck_assert_ok(cmr_pool_resource_destroy(pool));
+  cmr_test_destroy(statistics, pool);
 }
 END_TEST
 
@@ -307,11 +303,7 @@ START_TEST(a_bin_that_reaches_its_binning_resource_is_refused) {
   /* A resource that does not reach it is taken. */
   cmr_pool_resource *pool = small_pool();
   ck_assert_ok(cmr_binning_resource_add_bin_resource(binning, 8192, cmr_pool_resource_ref(pool)));
-  ck_assert_ok(cmr_pool_resource_destroy(pool));
-  ck_assert_ok(cmr_binning_resource_destroy(outer));
-  ck_assert_ok(cmr_tracking_resource_destroy(tracking));
-  ck_assert_ok(cmr_statistics_resource_destroy(statistics));
-  ck_assert_ok(cmr_binning_resource_destroy(binning));
+  cmr_test_destroy(pool, outer, tracking, statistics, binning);
 }
 END_TEST
 
@@ -342,34 +334,26 @@ START_TEST(two_changes_cannot_close_a_cycle_between_them) {
       if ((intptr_t)status == CMR_SUCCESS) accepted++;
     }
     ck_assert_int_eq(accepted, 1);
-    ck_assert_ok(cmr_binning_resource_destroy(a));
-    ck_assert_ok(cmr_binning_resource_destroy(b));
+    cmr_test_destroy(a, b);
   }
 }
 END_TEST
 
-int main(void) {
-  cmr_test_require_device();
-  Suite *suite = suite_create("ownership");
-  struct {
-    const char *name;
-    const TTest *tests[4];
-  } groups[] = {
-      {"per_device",
-       {the_entry_is_used_safely_while_another_thread_replaces_it, a_retain_during_the_last_release_fails}},
-      {"dead_handles", {a_pool_destroyed_before_thousands_of_others_is_reported, the_handle_table_stays_bounded}},
-      {"shares",
-       {a_handle_from_a_ref_owns_its_own_share, a_second_destroy_of_an_owner_keeps_the_adaptors_share,
-        concurrent_destroys_of_one_handle_release_once}},
-      {"impostors", {a_handle_of_another_resource_is_refused, addresses_that_are_no_handles_are_refused}},
-      {"cycles", {a_bin_that_reaches_its_binning_resource_is_refused, two_changes_cannot_close_a_cycle_between_them}},
+static void ownership_cases(Suite *suite) {
+  TCase *cases[] = {
+      cmr_test_case(suite, "per_device", setup, teardown, the_entry_is_used_safely_while_another_thread_replaces_it,
+                    a_retain_during_the_last_release_fails),
+      cmr_test_case(suite, "dead_handles", setup, teardown, a_pool_destroyed_before_thousands_of_others_is_reported,
+                    the_handle_table_stays_bounded),
+      cmr_test_case(suite, "shares", setup, teardown, a_handle_from_a_ref_owns_its_own_share,
+                    a_second_destroy_of_an_owner_keeps_the_adaptors_share,
+                    concurrent_destroys_of_one_handle_release_once),
+      cmr_test_case(suite, "impostors", setup, teardown, a_handle_of_another_resource_is_refused,
+                    addresses_that_are_no_handles_are_refused),
+      cmr_test_case(suite, "cycles", setup, teardown, a_bin_that_reaches_its_binning_resource_is_refused,
+                    two_changes_cannot_close_a_cycle_between_them),
   };
-  for (size_t g = 0; g < sizeof groups / sizeof *groups; g++) {
-    TCase *tcase = tcase_create(groups[g].name);
-    tcase_add_checked_fixture(tcase, setup, teardown);
-    tcase_set_timeout(tcase, 600);
-    for (size_t t = 0; t < 4 && groups[g].tests[t] != NULL; t++) tcase_add_test(tcase, groups[g].tests[t]);
-    suite_add_tcase(suite, tcase);
-  }
-  return cmr_test_run(suite);
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) tcase_set_timeout(cases[c], 600);
 }
+
+int main(void) { return cmr_test_main_suite("ownership", CMR_TEST_NEEDS_DEVICE, ownership_cases); }

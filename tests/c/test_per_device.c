@@ -23,11 +23,7 @@ static void assert_same_ref(cmr_resource_ref a, cmr_resource_ref b) {
   ck_assert_ptr_eq(a.ops, b.ops);
 }
 
-static const char *type_name_of(cmr_resource_ref ref) {
-  const char *name = NULL;
-  ck_assert_ok(cmr_ref_type_name(ref, &name));
-  return name;
-}
+CMR_TEST_OUT(type_name_of, const char *, NULL, cmr_ref_type_name, cmr_resource_ref)
 
 START_TEST(devices_outside_the_range_are_unknown) {
   const int bad[] = {-1, device_count, device_count + 6, INT32_MIN};
@@ -172,15 +168,8 @@ START_TEST(threads_set_and_get_concurrently) {
   for (int t = 0; t < THREADS; t++) {
     thread_resources[t] = cmr_test_system_resource();
   }
-  pthread_t threads[THREADS];
-  for (int t = 0; t < THREADS; t++) {
-    ck_assert_int_eq(pthread_create(&threads[t], NULL, set_and_get, (void *)(intptr_t)t), 0);
-  }
-  for (int t = 0; t < THREADS; t++) {
-    void *failed = NULL;
-    ck_assert_int_eq(pthread_join(threads[t], &failed), 0);
-    ck_assert_msg(failed == NULL, "thread %d failed: %s", t, cmr_last_error_message());
-  }
+  cmr_test_threads_result failed = cmr_test_numbered_threads(THREADS, set_and_get);
+  ck_assert_msg(failed.index < 0, "thread %d failed: %s", failed.index, cmr_last_error_message());
   ck_assert_ok(cmr_reset_current_device_resource_ref());
   for (int t = 0; t < THREADS; t++) {
     cmr_resource_ref ref = cmr_system_resource_ref(thread_resources[t]);
@@ -214,17 +203,12 @@ START_TEST(changes_are_counted) {
 }
 END_TEST
 
-static Suite *per_device_suite(void) {
-  Suite *suite = suite_create("per_device");
+static void per_device_cases(Suite *suite) {
   cmr_test_case(suite, "table", setup, NULL, devices_outside_the_range_are_unknown, null_out_parameters,
                 the_default_is_the_plain_resource_of_the_build, every_device_gets_a_default, set_get_reset,
                 current_device_variants, bad_refs_are_refused_and_leave_the_entry, changes_are_counted);
 
   cmr_test_case(suite, "threads", setup, NULL, threads_set_and_get_concurrently);
-  return suite;
 }
 
-int main(void) {
-  cmr_test_require_device();
-  return cmr_test_run(per_device_suite());
-}
+int main(void) { return cmr_test_main_suite("per_device", CMR_TEST_NEEDS_DEVICE, per_device_cases); }

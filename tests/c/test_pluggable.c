@@ -65,10 +65,9 @@ START_TEST(freeing_null_does_nothing) {
 }
 END_TEST
 
-int main(void) {
-  cmr_test_require_device();
-  Suite *suite = suite_create("pluggable");
+static void pluggable_cases(Suite *suite) {
   cmr_test_case(suite, "entry_points", setup, teardown, allocations_go_to_the_devices_resource,
                 failures_are_null_with_a_message, freeing_null_does_nothing);
-  return cmr_test_run(suite);
 }
+
+int main(void) { return cmr_test_main_suite("pluggable", CMR_TEST_NEEDS_DEVICE, pluggable_cases); }

@@ -40,8 +40,7 @@ static void destroy_pool_and_check_upstream(void) {
 /* The end of a test on two streams of its own. */
 static void destroy_pool_and_streams(cmr_stream a, cmr_stream b) {
   destroy_pool_and_check_upstream();
-  ck_assert_ok(cmr_stream_destroy(a));
-  ck_assert_ok(cmr_stream_destroy(b));
+  cmr_test_destroy(a, b);
 }
 
 static void *take(size_t bytes, cmr_stream stream) {
@@ -651,8 +650,7 @@ START_TEST(ten_thousand_blocks_coalesce_back_into_one) {
 }
 END_TEST
 
-int main(void) {
-  Suite *suite = suite_create("pool");
+static void pool_cases(Suite *suite) {
   cmr_test_case(suite, "pool", setup, NULL, bad_arguments, initial_pool_size_taken_at_creation,
                 upstream_failure_at_creation_is_reported, neighbours_coalesce,
                 a_freed_block_serves_the_next_request_of_its_size, best_fit_is_chosen,
@@ -666,5 +664,6 @@ int main(void) {
                 lone_stream_frees_are_ordered_by_a_device_synchronize, exhaustion_gathers_every_stream_free_memory,
                 destroyed_stream_memory_stays_usable, recent_hand_outs_are_taken_back_from_anywhere,
                 bad_frees_change_nothing, large_alignments_are_honoured, ten_thousand_blocks_coalesce_back_into_one);
-  return cmr_test_run(suite);
 }
+
+int main(void) { return cmr_test_main_suite("pool", CMR_TEST_ANY_MACHINE, pool_cases); }

@@ -71,15 +71,10 @@ START_TEST(a_pool_exports_a_set_of_handle_kinds) {
 }
 END_TEST
 
-static Suite *pool_usage_suite(void) {
-  Suite *suite = suite_create("pool_usage_gpu");
+static void pool_usage_cases(Suite *suite) {
   cmr_test_case(suite, "pools", NULL, NULL, created_pools_serve_hardware_decompression,
                 the_managed_pool_keeps_its_memory, a_threshold_set_on_the_managed_pool_stays,
                 a_pool_exports_a_set_of_handle_kinds);
-  return suite;
 }
 
-int main(void) {
-  cmr_test_require_device();
-  return cmr_test_run(pool_usage_suite());
-}
+int main(void) { return cmr_test_main_suite("pool_usage_gpu", CMR_TEST_NEEDS_DEVICE, pool_usage_cases); }

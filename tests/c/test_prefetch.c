@@ -55,15 +55,11 @@ START_TEST(bad_arguments) {
 }
 END_TEST
 
-static Suite *prefetch_suite(void) {
-  Suite *suite = suite_create("prefetch");
+static void prefetch_cases(Suite *suite) {
   cmr_test_case(suite, "basics", setup, teardown, passes_everything_through, out_of_memory_passes_through,
                 larger_alignments_go_to_the_upstream, bad_arguments);
   cmr_test_case(suite, "lifetime", NULL, NULL, keeps_its_upstream_alive);
-  return suite;
 }
 
-int main(void) {
-  cmr_test_require_device(); /* the CUDA build asks the driver about every pointer */
-  return cmr_test_run(prefetch_suite());
-}
+/* The suite needs a device: the CUDA build asks the driver about every pointer. */
+int main(void) { return cmr_test_main_suite("prefetch", CMR_TEST_NEEDS_DEVICE, prefetch_cases); }

@@ -38,9 +38,7 @@ START_TEST(managed_memory_is_prefetched_to_the_current_device) {
 
   ck_assert_ok(cmr_deallocate(cmr_prefetch_resource_ref(prefetch), ptr, block_bytes, stream));
   ck_assert_ok(cmr_deallocate(cmr_managed_resource_ref(managed), plain, block_bytes, stream));
-  ck_assert_ok(cmr_stream_destroy(stream));
-  ck_assert_ok(cmr_prefetch_resource_destroy(prefetch));
-  ck_assert_ok(cmr_managed_resource_destroy(managed));
+  cmr_test_destroy(stream, prefetch, managed);
 }
 END_TEST
 
@@ -62,10 +60,9 @@ START_TEST(device_memory_passes_through) {
 }
 END_TEST
 
-int main(void) {
-  cmr_test_require_device();
-  Suite *suite = suite_create("prefetch_gpu");
+static void prefetch_gpu_cases(Suite *suite) {
   cmr_test_case(suite, "gpu", NULL, NULL, managed_memory_is_prefetched_to_the_current_device,
                 device_memory_passes_through);
-  return cmr_test_run(suite);
 }
+
+int main(void) { return cmr_test_main_suite("prefetch_gpu", CMR_TEST_NEEDS_DEVICE, prefetch_gpu_cases); }

@@ -39,10 +39,8 @@ static void *run_racer(void *arg) {
 static void race_destroys(destroy_fn destroy, void *handle, cmr_status lost) {
   destroy_race race = {.destroy = destroy, .handle = handle};
   ck_assert_int_eq(pthread_barrier_init(&race.start, NULL, 2), 0);
-  pthread_t threads[2];
   racer racers[2] = {{&race, 0}, {&race, 1}};
-  for (int i = 0; i < 2; ++i) ck_assert_int_eq(pthread_create(&threads[i], NULL, run_racer, &racers[i]), 0);
-  for (int i = 0; i < 2; ++i) ck_assert_int_eq(pthread_join(threads[i], NULL), 0);
+  ck_assert_ptr_null(cmr_test_threads(2, run_racer, racers, sizeof racers[0]).returned);
   pthread_barrier_destroy(&race.start);
   int won = (race.results[0] == CMR_SUCCESS) + (race.results[1] == CMR_SUCCESS);
   ck_assert_msg(won == 1, "destroys returned %s and %s", cmr_status_string(race.results[0]),
@@ -65,9 +63,7 @@ END_TEST
 
 START_TEST(a_stack) {
   for (int i = 0; i < rounds; ++i) {
-    cmr_stack *stack = NULL;
-    ck_assert_ok(cmr_stack_parse("statistics(system)", &stack));
-    race_destroys(destroy_stack, stack, CMR_ERROR_DESTROYED_HANDLE);
+    race_destroys(destroy_stack, cmr_test_stack("statistics(system)", NULL), CMR_ERROR_DESTROYED_HANDLE);
   }
 }
 END_TEST
@@ -104,10 +100,9 @@ START_TEST(a_stream) {
 }
 END_TEST
 
-int main(void) {
-  cmr_test_require_device();
-  Suite *suite = suite_create("racing_destroys");
+static void racing_destroys_cases(Suite *suite) {
   cmr_test_case(suite, "two_destroys", NULL, NULL, a_resource_handle, a_stack, a_device_buffer, a_stream_pool,
                 a_stream);
-  return cmr_test_run(suite);
 }
+
+int main(void) { return cmr_test_main_suite("racing_destroys", CMR_TEST_NEEDS_DEVICE, racing_destroys_cases); }

@@ -60,11 +60,7 @@ static bool random_case(cmr_resource_ref ref, long count, size_t max_bytes, size
   return fitted;
 }
 
-static size_t in_use(cmr_simulated_resource *device) {
-  size_t bytes = 0;
-  ck_assert_ok(cmr_simulated_resource_bytes_in_use(device, &bytes));
-  return bytes;
-}
+CMR_TEST_OUT(in_use, size_t, 0, cmr_simulated_resource_bytes_in_use, cmr_simulated_resource *)
 
 /* Each large case of the benchmark (scaled down in count), a fresh pool
  * (8 GiB at first, as the benchmark's, growing as it needs) then a fresh
@@ -81,9 +77,7 @@ START_TEST(arena_fits_wherever_the_pool_fits) {
   const size_t maximum[] = {64 * MiB, 256 * MiB, 1024 * MiB, 4096 * MiB};
   for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c) {
     for (size_t m = c == 0 ? 0 : 3; m < sizeof maximum / sizeof maximum[0]; ++m) {
-      cmr_pool_resource *pool = NULL;
-      ck_assert_ok(cmr_pool_resource_create(upstream, CMR_SIZE(8 * GiB), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
-                                            CMR_POOL_CAPTURE_SERVE, &pool));
+      cmr_pool_resource *pool = cmr_test_pool(upstream, 8 * GiB);
       bool pool_fitted = random_case(cmr_pool_resource_ref(pool), counts[c], maximum[m], 16 * GiB);
       size_t pool_size = 0;
       ck_assert_ok(cmr_pool_resource_pool_size(pool, &pool_size));
@@ -145,12 +139,10 @@ START_TEST(arena_gives_back_the_free_rest_of_a_superblock_in_use) {
 }
 END_TEST
 
-static Suite *random_workload_suite(void) {
-  Suite *suite = suite_create("random_workload");
+static void random_workload_cases(Suite *suite) {
   tcase_set_timeout(cmr_test_case(suite, "core", NULL, NULL, arena_gives_back_the_free_rest_of_a_superblock_in_use,
                                   arena_fits_wherever_the_pool_fits),
                     300);
-  return suite;
 }
 
-int main(void) { return cmr_test_run(random_workload_suite()); }
+int main(void) { return cmr_test_main_suite("random_workload", CMR_TEST_ANY_MACHINE, random_workload_cases); }

@@ -109,9 +109,7 @@ static void assert_served(void) {
 /* ---- pool and fixed_size: growth ---------------------------------------------- */
 
 static cmr_pool_resource *empty_pool(void) {
-  cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(upstream_ref(), CMR_SIZE(0), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
-                                        CMR_POOL_CAPTURE_SERVE, &pool));
+  cmr_pool_resource *pool = cmr_test_pool(upstream_ref(), 0);
   return pool;
 }
 
@@ -244,11 +242,7 @@ static cmr_binning_resource *binning_without_bins(void) {
   return binning;
 }
 
-static size_t bin_count(cmr_binning_resource *binning) {
-  size_t count = 0;
-  ck_assert_ok(cmr_binning_resource_bin_count(binning, &count));
-  return count;
-}
+CMR_TEST_OUT(bin_count, size_t, 0, cmr_binning_resource_bin_count, cmr_binning_resource *)
 
 /* The new bin takes its first memory from the upstream, whose callback
  * frees through the binning resource what its upstream served. */
@@ -321,8 +315,7 @@ START_TEST(binning_allocation_adding_a_bin_to_another_binning_is_served) {
   assert_served();
   ck_assert_uint_eq(bin_count(other), 1);
   ck_assert_ok(cmr_deallocate(cmr_binning_resource_ref(outer), ptr, 1000, CMR_DEFAULT_STREAM));
-  ck_assert_ok(cmr_binning_resource_destroy(outer));
-  ck_assert_ok(cmr_binning_resource_destroy(other));
+  cmr_test_destroy(outer, other);
 }
 END_TEST
 
@@ -343,8 +336,7 @@ START_TEST(binning_replaced_bin_whose_teardown_adds_a_bin_is_served) {
   ck_assert_ok(cmr_binning_resource_add_bin_resource(binning, 1024, upstream_ref()));
   assert_served();
   ck_assert_uint_eq(bin_count(other), 1);
-  ck_assert_ok(cmr_binning_resource_destroy(binning));
-  ck_assert_ok(cmr_binning_resource_destroy(other));
+  cmr_test_destroy(binning, other);
 }
 END_TEST
 
@@ -379,8 +371,7 @@ START_TEST(a_failure_callback_freeing_into_its_adaptor_retries) {
 }
 END_TEST
 
-int main(void) {
-  Suite *suite = suite_create("reentry");
+static void reentry_cases(Suite *suite) {
   cmr_test_case(suite, "suballocators", setup, teardown, pool_growth_allocating_from_the_pool_is_refused,
                 pool_growth_releasing_the_pool_is_served, pool_growth_freeing_into_the_pool_is_served,
                 fixed_size_growth_allocating_from_it_is_refused);
@@ -393,5 +384,6 @@ int main(void) {
                 binning_allocation_adding_a_bin_resource_from_the_upstream_is_refused,
                 binning_allocation_adding_a_bin_to_another_binning_is_served,
                 binning_replaced_bin_whose_teardown_adds_a_bin_is_served);
-  return cmr_test_run(suite);
 }
+
+int main(void) { return cmr_test_main_suite("reentry", CMR_TEST_ANY_MACHINE, reentry_cases); }

@@ -121,44 +121,35 @@ START_TEST(the_resource_hands_out_touched_memory_and_vouches_for_frees) {
                    CMR_ERROR_UNKNOWN_POINTER);
   ck_assert_ok(cmr_deallocate(ref, ptr, large, CMR_DEFAULT_STREAM));
   ck_assert_status(cmr_allocate_aligned(ref, 4096, 8192, CMR_DEFAULT_STREAM, &ptr), CMR_ERROR_UNSUPPORTED_ALIGNMENT);
-  ck_assert_ok(cmr_registered_host_resource_destroy(other));
-  ck_assert_ok(cmr_registered_host_resource_destroy(handle));
+  cmr_test_destroy(other, handle);
 }
 END_TEST
 
 START_TEST(a_pool_over_it_starts_with_its_memory_touched) {
   cmr_registered_host_resource *leaf = NULL;
   ck_assert_ok(cmr_registered_host_resource_create(CMR_INT_DEFAULT, CMR_REGISTERED_HOST_HUGE_PAGES_TRANSPARENT, &leaf));
-  cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(cmr_registered_host_resource_ref(leaf), CMR_SIZE(large), CMR_SIZE_DEFAULT,
-                                        CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &pool));
+  cmr_pool_resource *pool = cmr_test_pool(cmr_registered_host_resource_ref(leaf), large);
   cmr_resource_ref ref = cmr_pool_resource_ref(pool);
   void *ptr = NULL;
   ck_assert_ok(cmr_allocate(ref, large / 2, CMR_DEFAULT_STREAM, &ptr));
   ck_assert(all_resident(ptr, large / 2));
   ck_assert_ok(cmr_deallocate(ref, ptr, large / 2, CMR_DEFAULT_STREAM));
-  ck_assert_ok(cmr_pool_resource_destroy(pool));
-  ck_assert_ok(cmr_registered_host_resource_destroy(leaf));
+  cmr_test_destroy(pool, leaf);
 }
 END_TEST
 
 START_TEST(a_stack_expression_makes_it) {
-  cmr_stack *stack = NULL;
-  ck_assert_ok(
-      cmr_stack_parse("pool(registered_host(touch_threads=2, huge_pages=none), initial_pool_size=4MiB)", &stack));
-  const char *written = NULL;
-  ck_assert_ok(cmr_stack_expression(stack, &written));
-  ck_assert_str_eq(written,
+  cmr_resource_ref ref;
+  cmr_stack *stack =
+      cmr_test_stack("pool(registered_host(touch_threads=2, huge_pages=none), initial_pool_size=4MiB)", &ref);
+  ck_assert_str_eq(cmr_test_expression(stack),
                    "pool(registered_host(touch_threads=2, huge_pages=none), initial_pool_size=4MiB, "
                    "maximum_pool_size=unlimited, maximum_growth=unlimited, capture=serve)");
-  cmr_resource_ref ref;
-  ck_assert_ok(cmr_stack_ref(stack, &ref));
   void *ptr = NULL;
   ck_assert_ok(cmr_allocate(ref, 4096, CMR_DEFAULT_STREAM, &ptr));
   ck_assert_ok(cmr_deallocate(ref, ptr, 4096, CMR_DEFAULT_STREAM));
   ck_assert_ok(cmr_stack_destroy(stack));
-  ck_assert_status(cmr_stack_parse("registered_host(huge_pages=gigantic)", &stack), CMR_ERROR_INVALID_ARGUMENT);
-  ck_assert_message_has("huge_pages");
+  cmr_test_stack_refused("registered_host(huge_pages=gigantic)", CMR_ERROR_INVALID_ARGUMENT, "huge_pages");
 #if !CMR_WITH_CUDA
   /* The driver's pools are the CUDA build's. */
   ck_assert_status(cmr_stack_parse("pinned_host_pool(numa_node=0)", &stack), CMR_ERROR_UNSUPPORTED);
@@ -167,8 +158,7 @@ START_TEST(a_stack_expression_makes_it) {
 }
 END_TEST
 
-static Suite *registered_host_suite(void) {
-  Suite *suite = suite_create("registered_host");
+static void registered_host_cases(Suite *suite) {
   cmr_test_case(suite, "host_pages", NULL, NULL, every_page_is_present_before_first_use,
                 huge_page_mappings_start_on_a_huge_page, spans_round_to_the_page_their_mode_uses,
                 the_threads_follow_the_size_and_the_request, an_address_space_too_small_is_out_of_memory);
@@ -177,7 +167,6 @@ static Suite *registered_host_suite(void) {
       cmr_test_case(suite, "resource", NULL, NULL, the_resource_hands_out_touched_memory_and_vouches_for_frees,
                     a_pool_over_it_starts_with_its_memory_touched, a_stack_expression_makes_it),
       CMR_TEST_DEVICE_TAG);
-  return suite;
 }
 
-int main(void) { return cmr_test_run(registered_host_suite()); }
+int main(void) { return cmr_test_main_suite("registered_host", CMR_TEST_ANY_MACHINE, registered_host_cases); }

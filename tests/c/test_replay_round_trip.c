@@ -96,9 +96,7 @@ START_TEST(test_replay_matches_the_workload) {
   ck_assert_ok(cmr_statistics_resource_allocations_total(stats, &counted_total));
   ck_assert_ok(cmr_statistics_resource_bytes_current(stats, &counted_bytes));
   ck_assert_ok(cmr_statistics_resource_allocations_current(stats, &counted_live));
-  ck_assert_ok(cmr_statistics_resource_destroy(stats));
-  ck_assert_ok(cmr_logging_resource_destroy(log));
-  ck_assert_ok(cmr_simulated_resource_destroy(leaf));
+  cmr_test_destroy(stats, log, leaf);
 
   char command[512], report[4096];
   snprintf(command, sizeof command, "'%s' '%s' 'simulated(capacity=%zu)' 2>&1", tool, path, CAPACITY);
@@ -133,13 +131,15 @@ START_TEST(test_replay_matches_the_workload) {
 }
 END_TEST
 
+static void replay_round_trip_cases(Suite *suite) {
+  cmr_test_case(suite, "round_trip", NULL, NULL, test_replay_matches_the_workload);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s PATH-TO-cmr-replay\n", argv[0]);
     return 2;
   }
   tool = argv[1];
-  Suite *suite = suite_create("replay_round_trip");
-  cmr_test_case(suite, "round_trip", NULL, NULL, test_replay_matches_the_workload);
-  return cmr_test_run(suite);
+  return cmr_test_main_suite("replay_round_trip", CMR_TEST_ANY_MACHINE, replay_round_trip_cases);
 }

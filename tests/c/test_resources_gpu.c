@@ -70,9 +70,7 @@ START_TEST(views_of_one_pool) {
   void *ptr = NULL;
   ck_assert_ok(cmr_allocate(cmr_cuda_async_view_resource_ref(a), 4096, CMR_DEFAULT_STREAM, &ptr));
   ck_assert_ok(cmr_deallocate(cmr_cuda_async_view_resource_ref(b), ptr, 4096, CMR_DEFAULT_STREAM));
-  ck_assert_ok(cmr_cuda_async_view_resource_destroy(a));
-  ck_assert_ok(cmr_cuda_async_view_resource_destroy(b));
-  ck_assert_ok(cmr_cuda_async_resource_destroy(owner));
+  cmr_test_destroy(a, b, owner);
 }
 END_TEST
 
@@ -91,11 +89,7 @@ START_TEST(equality_across_types) {
   cmr_cuda_async_resource *pool_b = make_async(CMR_SIZE(0), CMR_SIZE_DEFAULT, CMR_CUDA_ASYNC_EXPORT_HANDLE_TYPE_NONE);
   ck_assert_ok(cmr_ref_equal(cmr_cuda_async_resource_ref(pool_a), cmr_cuda_async_resource_ref(pool_b), &equal));
   ck_assert(!equal); /* two pools: memory of one cannot go to the other */
-  ck_assert_ok(cmr_cuda_async_resource_destroy(pool_a));
-  ck_assert_ok(cmr_cuda_async_resource_destroy(pool_b));
-  ck_assert_ok(cmr_cuda_resource_destroy(cuda_a));
-  ck_assert_ok(cmr_cuda_resource_destroy(cuda_b));
-  ck_assert_ok(cmr_managed_resource_destroy(managed));
+  cmr_test_destroy(pool_a, pool_b, cuda_a, cuda_b, managed);
 }
 END_TEST
 
@@ -116,9 +110,7 @@ START_TEST(managed_and_pinned_memory_is_host_writable) {
     ck_assert_uint_eq(ptr[(1 << 16) - 1], 0x5a);
     ck_assert_ok(cmr_deallocate_sync(refs[i], ptr, 1 << 16, 256));
   }
-  ck_assert_ok(cmr_managed_resource_destroy(managed));
-  ck_assert_ok(cmr_pinned_host_resource_destroy(pinned));
-  ck_assert_ok(cmr_cuda_async_managed_resource_destroy(async_managed));
+  cmr_test_destroy(managed, pinned, async_managed);
 }
 END_TEST
 
@@ -132,16 +124,11 @@ START_TEST(device_only_memory_is_not_host_accessible) {
 }
 END_TEST
 
-static Suite *resources_suite(void) {
-  Suite *suite = suite_create("resources_gpu");
+static void resources_cases(Suite *suite) {
   cmr_test_case(suite, "cuda_async", NULL, NULL, cuda_async_parameters, cuda_async_exports_file_descriptors,
                 views_of_one_pool);
   cmr_test_case(suite, "leaves", NULL, NULL, equality_across_types, managed_and_pinned_memory_is_host_writable,
                 device_only_memory_is_not_host_accessible);
-  return suite;
 }
 
-int main(void) {
-  cmr_test_require_device();
-  return cmr_test_run(resources_suite());
-}
+int main(void) { return cmr_test_main_suite("resources_gpu", CMR_TEST_NEEDS_DEVICE, resources_cases); }

@@ -106,8 +106,7 @@ START_TEST(callback_properties_and_identity) {
   ck_assert_int_eq(log.deallocations, 0);
   ck_assert_ok(cmr_deallocate(cmr_callback_resource_ref(a), ptr, 1000, CMR_DEFAULT_STREAM));
   ck_assert_int_eq(log.deallocations, 1);
-  ck_assert_ok(cmr_callback_resource_destroy(a));
-  ck_assert_ok(cmr_callback_resource_destroy(b));
+  cmr_test_destroy(a, b);
 }
 END_TEST
 
@@ -200,8 +199,7 @@ START_TEST(cuda_resources_are_unavailable_in_the_host_build) {
 }
 END_TEST
 
-static Suite *resources_suite(void) {
-  Suite *suite = suite_create("resources_host");
+static void resources_cases(Suite *suite) {
   cmr_test_case(suite, "callback", NULL, NULL, callback_rejects_bad_arguments, callback_null_is_out_of_memory,
                 callback_misaligned_pointer_is_given_back, callback_properties_and_identity);
   cmr_test_case(suite, "handles", NULL, NULL, from_ref_checks_the_type, destroy_checks_the_handle);
@@ -209,7 +207,6 @@ static Suite *resources_suite(void) {
   if (!cmr_built_with_cuda()) {
     cmr_test_case(suite, "unavailable", NULL, NULL, cuda_resources_are_unavailable_in_the_host_build);
   }
-  return suite;
 }
 
-int main(void) { return cmr_test_run(resources_suite()); }
+int main(void) { return cmr_test_main_suite("resources_host", CMR_TEST_ANY_MACHINE, resources_cases); }

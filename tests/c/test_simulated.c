@@ -7,11 +7,7 @@
 
 #include "test_util.h"
 
-static cmr_simulated_resource *make(cmr_optional_size capacity) {
-  cmr_simulated_resource *handle = NULL;
-  ck_assert_ok(cmr_simulated_resource_create(capacity, &handle));
-  return handle;
-}
+CMR_TEST_OUT(make, cmr_simulated_resource *, NULL, cmr_simulated_resource_create, cmr_optional_size)
 
 static void *take(cmr_simulated_resource *handle, size_t bytes) {
   void *ptr = NULL;
@@ -19,23 +15,22 @@ static void *take(cmr_simulated_resource *handle, size_t bytes) {
   return ptr;
 }
 
-static size_t counter(cmr_status (*read)(cmr_simulated_resource *, size_t *), cmr_simulated_resource *handle) {
-  size_t value = SIZE_MAX;
-  ck_assert_ok(read(handle, &value));
-  return value;
-}
+CMR_TEST_OUT(bytes_in_use, size_t, SIZE_MAX, cmr_simulated_resource_bytes_in_use, cmr_simulated_resource *)
+CMR_TEST_OUT(peak_bytes_in_use, size_t, SIZE_MAX, cmr_simulated_resource_peak_bytes_in_use, cmr_simulated_resource *)
+CMR_TEST_OUT(allocation_count, size_t, SIZE_MAX, cmr_simulated_resource_allocation_count, cmr_simulated_resource *)
+CMR_TEST_OUT(deallocation_count, size_t, SIZE_MAX, cmr_simulated_resource_deallocation_count, cmr_simulated_resource *)
 
 START_TEST(test_counters_follow_allocations) {
   cmr_simulated_resource *handle = make(CMR_SIZE_DEFAULT);
   void *a = take(handle, 1000);
   void *b = take(handle, 3000);
-  ck_assert_uint_eq(counter(cmr_simulated_resource_bytes_in_use, handle), 4000);
+  ck_assert_uint_eq(bytes_in_use(handle), 4000);
   ck_assert_ok(cmr_deallocate(cmr_simulated_resource_ref(handle), a, 1000, CMR_DEFAULT_STREAM));
   void *c = take(handle, 500);
-  ck_assert_uint_eq(counter(cmr_simulated_resource_bytes_in_use, handle), 3500);
-  ck_assert_uint_eq(counter(cmr_simulated_resource_peak_bytes_in_use, handle), 4000);
-  ck_assert_uint_eq(counter(cmr_simulated_resource_allocation_count, handle), 3);
-  ck_assert_uint_eq(counter(cmr_simulated_resource_deallocation_count, handle), 1);
+  ck_assert_uint_eq(bytes_in_use(handle), 3500);
+  ck_assert_uint_eq(peak_bytes_in_use(handle), 4000);
+  ck_assert_uint_eq(allocation_count(handle), 3);
+  ck_assert_uint_eq(deallocation_count(handle), 1);
   /* A bump pointer: every address is new, in order, 256-aligned. */
   ck_assert((uintptr_t)b >= (uintptr_t)a + 1000 && (uintptr_t)c >= (uintptr_t)b + 3000);
   ck_assert_uint_eq((uintptr_t)c % 256, 0);
@@ -55,7 +50,7 @@ START_TEST(test_capacity_bounds_bytes_in_use) {
   ck_assert_ok(cmr_deallocate(ref, a, 4096, CMR_DEFAULT_STREAM));
   void *b = take(handle, 4096);
   ck_assert((uintptr_t)b > (uintptr_t)a);
-  ck_assert_uint_eq(counter(cmr_simulated_resource_allocation_count, handle), 2);
+  ck_assert_uint_eq(allocation_count(handle), 2);
   ck_assert_ok(cmr_simulated_resource_destroy(handle));
 }
 END_TEST
@@ -85,12 +80,12 @@ START_TEST(test_refused_frees_change_nothing) {
   ck_assert_status(cmr_deallocate(ref, a, 1001, CMR_DEFAULT_STREAM), CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("allocated with 1000 bytes, not 1001");
   ck_assert_status(cmr_deallocate(ref, a, 999, CMR_DEFAULT_STREAM), CMR_ERROR_INVALID_ARGUMENT);
-  ck_assert_uint_eq(counter(cmr_simulated_resource_bytes_in_use, handle), 1000);
-  ck_assert_uint_eq(counter(cmr_simulated_resource_deallocation_count, handle), 0);
+  ck_assert_uint_eq(bytes_in_use(handle), 1000);
+  ck_assert_uint_eq(deallocation_count(handle), 0);
   ck_assert_ok(cmr_deallocate(ref, a, 1000, CMR_DEFAULT_STREAM));
   ck_assert_status(cmr_deallocate(ref, a, 1000, CMR_DEFAULT_STREAM), CMR_ERROR_UNKNOWN_POINTER);
-  ck_assert_uint_eq(counter(cmr_simulated_resource_bytes_in_use, handle), 0);
-  ck_assert_uint_eq(counter(cmr_simulated_resource_deallocation_count, handle), 1);
+  ck_assert_uint_eq(bytes_in_use(handle), 0);
+  ck_assert_uint_eq(deallocation_count(handle), 1);
   ck_assert_ok(cmr_simulated_resource_destroy(handle));
 }
 END_TEST
@@ -109,34 +104,30 @@ START_TEST(test_pool_over_simulated) {
    * initial size: taking one synchronizes a stream, which a CUDA build
    * without a GPU cannot. */
   cmr_simulated_resource *leaf = make(CMR_SIZE((size_t)1 << 30));
-  cmr_pool_resource *pool = NULL;
-  ck_assert_ok(cmr_pool_resource_create(cmr_simulated_resource_ref(leaf), CMR_SIZE(0), CMR_SIZE_DEFAULT,
-                                        CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &pool));
+  cmr_pool_resource *pool = cmr_test_pool(cmr_simulated_resource_ref(leaf), 0);
   cmr_resource_ref ref = cmr_pool_resource_ref(pool);
   void *ptrs[8];
   for (int i = 0; i < 8; ++i) ck_assert_ok(cmr_allocate(ref, (size_t)1 << 19, CMR_DEFAULT_STREAM, &ptrs[i]));
   size_t held = 0;
   ck_assert_ok(cmr_pool_resource_pool_size(pool, &held));
-  ck_assert_uint_eq(counter(cmr_simulated_resource_peak_bytes_in_use, leaf), held);
+  ck_assert_uint_eq(peak_bytes_in_use(leaf), held);
   for (int i = 0; i < 8; ++i) ck_assert_ok(cmr_deallocate(ref, ptrs[i], (size_t)1 << 19, CMR_DEFAULT_STREAM));
   ck_assert_ok(cmr_pool_resource_destroy(pool));
-  ck_assert_uint_eq(counter(cmr_simulated_resource_bytes_in_use, leaf), 0);
+  ck_assert_uint_eq(bytes_in_use(leaf), 0);
   ck_assert_ok(cmr_simulated_resource_destroy(leaf));
 }
 END_TEST
 
 START_TEST(test_leaf_of_a_stack) {
   /* cmr-replay reads a simulated leaf's peak through cmr_stack_leaf. */
-  cmr_stack *stack = NULL;
-  ck_assert_ok(cmr_stack_parse("pool(simulated(capacity=1GiB), initial_pool_size=0)", &stack));
   cmr_resource_ref leaf, top;
+  cmr_stack *stack = cmr_test_stack("pool(simulated(capacity=1GiB), initial_pool_size=0)", &top);
   ck_assert_ok(cmr_stack_leaf(stack, &leaf));
-  ck_assert_ok(cmr_stack_ref(stack, &top));
   cmr_simulated_resource *simulated = NULL;
   ck_assert_ok(cmr_simulated_resource_from_ref(leaf, &simulated));
   void *ptr = NULL;
   ck_assert_ok(cmr_allocate(top, 4096, CMR_DEFAULT_STREAM, &ptr));
-  ck_assert_uint_ge(counter(cmr_simulated_resource_peak_bytes_in_use, simulated), 4096);
+  ck_assert_uint_ge(peak_bytes_in_use(simulated), 4096);
   ck_assert_ok(cmr_deallocate(top, ptr, 4096, CMR_DEFAULT_STREAM));
   ck_assert_ok(cmr_simulated_resource_destroy(simulated));
   ck_assert_status(cmr_stack_leaf(stack, NULL), CMR_ERROR_NULL_POINTER);
@@ -167,7 +158,7 @@ START_TEST(test_copies_refused) {
   ck_assert_ok(cmr_device_buffer_data(buffer, &after));
   ck_assert_uint_eq(size, 64);
   ck_assert_ptr_eq(after, data);
-  ck_assert_uint_eq(counter(cmr_simulated_resource_bytes_in_use, leaf), 64); /* the refused move's memory went back */
+  ck_assert_uint_eq(bytes_in_use(leaf), 64); /* the refused move's memory went back */
   ck_assert_status(cmr_memcpy(host, data, 8, CMR_DEFAULT_STREAM), CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("cmr_memcpy");
   ck_assert_status(cmr_memcpy(data, host, 8, CMR_DEFAULT_STREAM), CMR_ERROR_INVALID_ARGUMENT);
@@ -178,19 +169,17 @@ START_TEST(test_copies_refused) {
                    CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_ptr_null(copy);
   ck_assert_ok(cmr_stream_synchronize(CMR_DEFAULT_STREAM));
-  ck_assert_uint_eq(counter(cmr_simulated_resource_bytes_in_use, leaf), 0);
+  ck_assert_uint_eq(bytes_in_use(leaf), 0);
   ck_assert_ok(cmr_simulated_resource_destroy(leaf));
 }
 END_TEST
 
-static Suite *simulated_suite(void) {
-  Suite *suite = suite_create("simulated");
+static void simulated_cases(Suite *suite) {
   cmr_test_case(suite, "simulated", NULL, NULL, test_counters_follow_allocations, test_capacity_bounds_bytes_in_use,
                 test_large_alignment, test_refused_frees_change_nothing, test_bad_arguments, test_pool_over_simulated,
                 test_leaf_of_a_stack);
   /* A buffer enters its device. */
   tcase_set_tags(cmr_test_case(suite, "copies", NULL, NULL, test_copies_refused), CMR_TEST_DEVICE_TAG);
-  return suite;
 }
 
-int main(void) { return cmr_test_run(simulated_suite()); }
+int main(void) { return cmr_test_main_suite("simulated", CMR_TEST_ANY_MACHINE, simulated_cases); }

@@ -11,19 +11,6 @@
 
 #include "test_util.h"
 
-static cmr_stack *parse_ok(const char *expression) {
-  cmr_stack *stack = NULL;
-  ck_assert_status(cmr_stack_parse(expression, &stack), CMR_SUCCESS);
-  ck_assert_ptr_nonnull(stack);
-  return stack;
-}
-
-static const char *written_out(const cmr_stack *stack) {
-  const char *text = NULL;
-  ck_assert_ok(cmr_stack_expression(stack, &text));
-  return text;
-}
-
 static const char *type_of(const cmr_stack *stack) {
   cmr_resource_ref ref;
   ck_assert_ok(cmr_stack_ref(stack, &ref));
@@ -33,9 +20,10 @@ static const char *type_of(const cmr_stack *stack) {
 }
 
 START_TEST(a_stack_builds_and_serves) {
-  cmr_stack *stack = parse_ok(
+  cmr_stack *stack = cmr_test_stack(
       " binning( pool(system, initial_pool_size=4MiB, maximum_pool_size=1GiB) ,min_size_exponent=10,"
-      " max_size_exponent=16 ) ");
+      " max_size_exponent=16 ) ",
+      NULL);
   ck_assert_str_eq(type_of(stack), "binning");
   cmr_resource_ref ref;
   ck_assert_ok(cmr_stack_ref(stack, &ref));
@@ -46,21 +34,20 @@ START_TEST(a_stack_builds_and_serves) {
 END_TEST
 
 START_TEST(the_written_out_expression_has_every_default_and_parses_back) {
-  cmr_stack *stack = parse_ok("arena(pool(system,initial_pool_size=0), arena_size=8MiB)");
+  cmr_stack *stack = cmr_test_stack("arena(pool(system,initial_pool_size=0), arena_size=8MiB)", NULL);
   const char *expected =
       "arena(pool(system, initial_pool_size=0, maximum_pool_size=unlimited, maximum_growth=unlimited, capture=serve), "
       "arena_size=8MiB, "
       "dump_log_on_failure=false, dump_path=\"\", capture=serve)";
-  ck_assert_str_eq(written_out(stack), expected);
-  cmr_stack *again = parse_ok(written_out(stack));
-  ck_assert_str_eq(written_out(again), expected);
-  ck_assert_ok(cmr_stack_destroy(again));
-  ck_assert_ok(cmr_stack_destroy(stack));
+  ck_assert_str_eq(cmr_test_expression(stack), expected);
+  cmr_stack *again = cmr_test_stack(cmr_test_expression(stack), NULL);
+  ck_assert_str_eq(cmr_test_expression(again), expected);
+  cmr_test_destroy(again, stack);
 }
 END_TEST
 
 START_TEST(the_top_outlives_the_stack_when_retained) {
-  cmr_stack *stack = parse_ok("pool(system, initial_pool_size=1MiB)");
+  cmr_stack *stack = cmr_test_stack("pool(system, initial_pool_size=1MiB)", NULL);
   cmr_resource_ref ref;
   ck_assert_ok(cmr_stack_ref(stack, &ref));
   ck_assert_ok(cmr_ref_retain(ref));
@@ -126,8 +113,9 @@ START_TEST(a_percentage_is_of_free_device_memory) {
   ck_assert_msg(parsed >= ten_percent - ten_percent / 10 && parsed <= ten_percent + ten_percent / 10,
                 "10%% parsed as %zu, but 10%% of free memory was %zu just before", parsed, ten_percent);
   ck_assert_uint_eq(parsed % 256, 0);
-  stack = parse_ok("pool(system, initial_pool_size=0, maximum_pool_size=10%, maximum_growth=unlimited, capture=serve)");
-  ck_assert_str_eq(written_out(stack),
+  stack = cmr_test_stack(
+      "pool(system, initial_pool_size=0, maximum_pool_size=10%, maximum_growth=unlimited, capture=serve)", NULL);
+  ck_assert_str_eq(cmr_test_expression(stack),
                    "pool(system, initial_pool_size=0, maximum_pool_size=10%, maximum_growth=unlimited, capture=serve)");
   ck_assert_ok(cmr_stack_destroy(stack));
 }
@@ -136,16 +124,16 @@ END_TEST
 START_TEST(named_defaults_ints_bools_and_strings) {
   /* "unlimited" asks pool for its default: SIZE_MAX given as a value would
    * be refused (not a multiple of 256). */
-  cmr_stack *stack = parse_ok("pool(upstream=system, maximum_pool_size=unlimited, initial_pool_size=0)");
+  cmr_stack *stack = cmr_test_stack("pool(upstream=system, maximum_pool_size=unlimited, initial_pool_size=0)", NULL);
   ck_assert_str_eq(
-      written_out(stack),
+      cmr_test_expression(stack),
       "pool(system, initial_pool_size=0, maximum_pool_size=unlimited, maximum_growth=unlimited, capture=serve)");
   ck_assert_ok(cmr_stack_destroy(stack));
   /* Left out, the exponents take their default (-1, no automatic bins). */
-  stack = parse_ok("binning(system)");
-  ck_assert_str_eq(written_out(stack), "binning(system, min_size_exponent=-1, max_size_exponent=-1)");
+  stack = cmr_test_stack("binning(system)", NULL);
+  ck_assert_str_eq(cmr_test_expression(stack), "binning(system, min_size_exponent=-1, max_size_exponent=-1)");
   ck_assert_ok(cmr_stack_destroy(stack));
-  stack = parse_ok("binning(system, min_size_exponent=8, max_size_exponent=12)");
+  stack = cmr_test_stack("binning(system, min_size_exponent=8, max_size_exponent=12)", NULL);
   ck_assert_ok(cmr_stack_destroy(stack));
   char path[] = "/tmp/cmr_stack_dump_XXXXXX";
   int fd = mkstemp(path);
@@ -153,7 +141,7 @@ START_TEST(named_defaults_ints_bools_and_strings) {
   char expression[256];
   snprintf(expression, sizeof expression, "arena(system, arena_size=2MiB, dump_log_on_failure=true, dump_path=\"%s\")",
            path);
-  stack = parse_ok(expression);
+  stack = cmr_test_stack(expression, NULL);
   cmr_resource_ref ref;
   ck_assert_ok(cmr_stack_ref(stack, &ref));
   void *ptr = NULL;
@@ -262,7 +250,7 @@ START_TEST(the_leaf_gives_way_wherever_it_is_written) {
   cmr_stack *stack = NULL;
   ck_assert_msg(cmr_stack_parse_over(c->expression, OVER, &stack) == CMR_SUCCESS, "\"%s\": %s", c->expression,
                 cmr_last_error_message());
-  ck_assert_str_eq(written_out(stack), c->written_out);
+  ck_assert_str_eq(cmr_test_expression(stack), c->written_out);
   cmr_resource_ref leaf;
   ck_assert_ok(cmr_stack_leaf(stack, &leaf));
   const char *name = NULL;
@@ -393,8 +381,8 @@ START_TEST(ints_take_the_whole_int_range) {
       ck_assert_message_has(given);
     }
     snprintf(expression, sizeof expression, "binning(system, min_size_exponent=%s)", refused[i]);
-    ck_assert_status(cmr_stack_parse(expression, &stack), CMR_ERROR_INVALID_ARGUMENT);
-    ck_assert_message_has("expected an integer ([-]digits, from -2147483648 to 2147483647)");
+    cmr_test_stack_refused(expression, CMR_ERROR_INVALID_ARGUMENT,
+                           "expected an integer ([-]digits, from -2147483648 to 2147483647)");
   }
 }
 END_TEST
@@ -515,25 +503,19 @@ START_TEST(nesting_is_bounded) {
   for (int i = 0; i < 40; ++i) strcat(expression, "pool(");
   strcat(expression, "system");
   for (int i = 0; i < 40; ++i) strcat(expression, ")");
-  cmr_stack *stack = NULL;
-  ck_assert_status(cmr_stack_parse(expression, &stack), CMR_ERROR_INVALID_ARGUMENT);
-  ck_assert_message_has("nested more than 32 deep");
+  cmr_test_stack_refused(expression, CMR_ERROR_INVALID_ARGUMENT, "nested more than 32 deep");
 }
 END_TEST
 
 START_TEST(creation_errors_keep_their_status_and_say_where) {
-  cmr_stack *stack = NULL;
-  ck_assert_status(cmr_stack_parse("pool(system, initial_pool_size=1000)", &stack), CMR_ERROR_INVALID_ARGUMENT);
-  ck_assert_message_has(
+  cmr_test_stack_refused(
+      "pool(system, initial_pool_size=1000)", CMR_ERROR_INVALID_ARGUMENT,
       "column 1: making pool: cmr_pool_resource_create: initial_pool_size 1000 is not a multiple of 256");
-  ck_assert_status(cmr_stack_parse("binning(pool(system, initial_pool_size=2MiB, maximum_pool_size=1MiB))", &stack),
-                   CMR_ERROR_INVALID_ARGUMENT);
-  ck_assert_message_has("column 9: making pool");
-  ck_assert_status(cmr_stack_parse("pool(system, initial_pool_size=1000TB)", &stack), CMR_ERROR_OUT_OF_MEMORY);
-  ck_assert_message_has("making pool");
-  ck_assert_status(cmr_stack_parse("pool(system, initial_pool_size=20000000TB)", &stack), CMR_ERROR_SIZE_OVERFLOW);
-  ck_assert_message_has("bad value \"20000000TB\" for initial_pool_size: it is more bytes than a size_t holds");
-  ck_assert_ptr_null(stack);
+  cmr_test_stack_refused("binning(pool(system, initial_pool_size=2MiB, maximum_pool_size=1MiB))",
+                         CMR_ERROR_INVALID_ARGUMENT, "column 9: making pool");
+  cmr_test_stack_refused("pool(system, initial_pool_size=1000TB)", CMR_ERROR_OUT_OF_MEMORY, "making pool");
+  cmr_test_stack_refused("pool(system, initial_pool_size=20000000TB)", CMR_ERROR_SIZE_OVERFLOW,
+                         "bad value \"20000000TB\" for initial_pool_size: it is more bytes than a size_t holds");
 }
 END_TEST
 
@@ -544,7 +526,7 @@ START_TEST(null_arguments) {
   ck_assert_ok(cmr_stack_destroy(NULL)); /* a no-op, as free(NULL) */
   cmr_resource_ref ref;
   ck_assert_status(cmr_stack_ref(NULL, &ref), CMR_ERROR_NULL_POINTER);
-  stack = parse_ok("system");
+  stack = cmr_test_stack("system", NULL);
   ck_assert_status(cmr_stack_ref(stack, NULL), CMR_ERROR_NULL_POINTER);
   ck_assert_status(cmr_stack_expression(stack, NULL), CMR_ERROR_NULL_POINTER);
   ck_assert_ok(cmr_stack_destroy(stack));
@@ -578,9 +560,7 @@ START_TEST(a_bad_cmr_resource_is_reported_by_the_table) {
 }
 END_TEST
 
-int main(void) {
-  cmr_test_require_device(); /* sizes in percent, the per-device table */
-  Suite *suite = suite_create("stack");
+static void stack_cases(Suite *suite) {
   TCase *tc = tcase_create("stack");
   tcase_add_test(tc, a_stack_builds_and_serves);
   tcase_add_test(tc, the_written_out_expression_has_every_default_and_parses_back);
@@ -606,5 +586,7 @@ int main(void) {
   tcase_add_test(tc, cmr_resource_sets_the_default_resource);
   tcase_add_test(tc, a_bad_cmr_resource_is_reported_by_the_table);
   suite_add_tcase(suite, tc);
-  return cmr_test_run(suite);
 }
+
+/* The suite needs a device: sizes in percent, the per-device table. */
+int main(void) { return cmr_test_main_suite("stack", CMR_TEST_NEEDS_DEVICE, stack_cases); }

@@ -158,8 +158,7 @@ START_TEST(an_adaptor_counts_its_own_calls_and_its_upstreams_memory) {
   ck_assert_uint_eq(stats_of(ref).bytes_in_use_peak, 0);
   ck_assert_uint_eq(stats_of(cmr_pool_resource_ref(pool)).bytes_in_use_peak, 500);
   ck_assert_ok(cmr_deallocate(cmr_pool_resource_ref(pool), direct, 500, CMR_DEFAULT_STREAM));
-  ck_assert_ok(cmr_statistics_resource_destroy(counted));
-  ck_assert_ok(cmr_pool_resource_destroy(pool));
+  cmr_test_destroy(counted, pool);
 }
 END_TEST
 
@@ -179,8 +178,7 @@ START_TEST(binning_counts_its_calls_and_reports_its_upstreams_memory) {
   ck_assert_uint_eq(stats.supported, KIT_FIELDS);
   ck_assert_ok(cmr_deallocate(ref, small, 600, CMR_DEFAULT_STREAM));
   ck_assert_uint_eq(stats_of(ref).deallocations, 1);
-  ck_assert_ok(cmr_binning_resource_destroy(binning));
-  ck_assert_ok(cmr_pool_resource_destroy(pool));
+  cmr_test_destroy(binning, pool);
 }
 END_TEST
 
@@ -335,8 +333,7 @@ START_TEST(an_adaptor_passing_a_failure_on_is_not_reported_again) {
   ck_assert_uint_eq(stats_of(ref).out_of_memory_count, 1);
   ck_assert_uint_eq(stats_of(cmr_pool_resource_ref(pool)).out_of_memory_count, 1);
   ck_assert_ok(cmr_set_oom_observer(NULL, NULL));
-  ck_assert_ok(cmr_statistics_resource_destroy(counted));
-  ck_assert_ok(cmr_pool_resource_destroy(pool));
+  cmr_test_destroy(counted, pool);
 }
 END_TEST
 
@@ -371,17 +368,12 @@ START_TEST(a_foreign_resource_out_of_memory_reaches_the_observer) {
 }
 END_TEST
 
-static bool retry_once(size_t bytes, void *arg) {
-  (void)bytes;
-  int *calls = arg;
-  return ++*calls == 1;
-}
-
 START_TEST(a_failure_callback_counts_its_retries) {
   cmr_pool_resource *pool = new_pool(1 << 20, 1 << 20);
   int calls = 0;
   cmr_failure_callback_resource *retrying = NULL;
-  ck_assert_ok(cmr_failure_callback_resource_create(cmr_pool_resource_ref(pool), retry_once, &calls, &retrying));
+  ck_assert_ok(
+      cmr_failure_callback_resource_create(cmr_pool_resource_ref(pool), cmr_test_retry_once, &calls, &retrying));
   cmr_resource_ref ref = cmr_failure_callback_resource_ref(retrying);
   void *big = NULL;
   ck_assert_status(cmr_allocate(ref, 2 << 20, CMR_DEFAULT_STREAM, &big), CMR_ERROR_OUT_OF_MEMORY);
@@ -391,8 +383,7 @@ START_TEST(a_failure_callback_counts_its_retries) {
   ck_assert(stats.supported & CMR_STATS_FAILURE_CALLBACK_RETRIES);
   ck_assert_uint_eq(stats.out_of_memory_count, 1);
   ck_assert_uint_eq(stats_of(cmr_pool_resource_ref(pool)).out_of_memory_count, 2);
-  ck_assert_ok(cmr_failure_callback_resource_destroy(retrying));
-  ck_assert_ok(cmr_pool_resource_destroy(pool));
+  cmr_test_destroy(retrying, pool);
 }
 END_TEST
 
@@ -470,8 +461,7 @@ START_TEST(the_observer_changes_while_other_threads_run_out) {
 }
 END_TEST
 
-static Suite *stats_suite(void) {
-  Suite *suite = suite_create("stats");
+static void stats_cases(Suite *suite) {
   cmr_test_case(suite, "families", make_host, drop_host, a_pool_reports_its_use_its_chunks_and_its_free_memory,
                 a_pool_that_grows_keeps_its_peak_of_held_bytes, fixed_size_counts_its_blocks,
                 an_arena_counts_its_global_arena_as_free, an_adaptor_counts_its_own_calls_and_its_upstreams_memory,
@@ -486,7 +476,6 @@ static Suite *stats_suite(void) {
                 a_foreign_resource_out_of_memory_reaches_the_observer);
   cmr_test_case(suite, "threads", make_host, drop_host, counts_from_many_threads_add_up,
                 the_observer_changes_while_other_threads_run_out);
-  return suite;
 }
 
-int main(void) { return cmr_test_run(stats_suite()); }
+int main(void) { return cmr_test_main_suite("stats", CMR_TEST_ANY_MACHINE, stats_cases); }

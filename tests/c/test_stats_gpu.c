@@ -64,18 +64,12 @@ START_TEST(a_view_reads_the_pool_it_names) {
   ck_assert_uint_ge(seen.pool_bytes_used, 4 << 20);
   ck_assert_uint_eq(seen.pool_bytes_used, stats_of(cmr_cuda_async_resource_ref(async)).pool_bytes_used);
   ck_assert_ok(cmr_deallocate(cmr_cuda_async_resource_ref(async), a, 4 << 20, CMR_DEFAULT_STREAM));
-  ck_assert_ok(cmr_cuda_async_view_resource_destroy(view));
-  ck_assert_ok(cmr_cuda_async_resource_destroy(async));
+  cmr_test_destroy(view, async);
 }
 END_TEST
 
-static Suite *stats_gpu_suite(void) {
-  Suite *suite = suite_create("stats_gpu");
+static void stats_gpu_cases(Suite *suite) {
   cmr_test_case(suite, "driver_pool", NULL, NULL, cuda_async_reads_its_pools_counters, a_view_reads_the_pool_it_names);
-  return suite;
 }
 
-int main(void) {
-  cmr_test_require_device();
-  return cmr_test_run(stats_gpu_suite());
-}
+int main(void) { return cmr_test_main_suite("stats_gpu", CMR_TEST_NEEDS_DEVICE, stats_gpu_cases); }

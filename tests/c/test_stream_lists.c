@@ -126,8 +126,7 @@ START_TEST(only_whole_units_are_released_after_waiting) {
   ck_assert_uint_eq(blocks, 1);
   ck_assert_uint_eq(bytes, unit - 4096);
   cmr_stream_lists_destroy(lists);
-  ck_assert_ok(cmr_stream_destroy(a));
-  ck_assert_ok(cmr_stream_destroy(b));
+  cmr_test_destroy(a, b);
 }
 END_TEST
 
@@ -166,9 +165,7 @@ START_TEST(release_gathers_a_unit_over_several_lists) {
                     before.stream_waits + before.device_synchronizes + before.event_synchronizes);
   cmr_block_delete(taken);
   cmr_stream_lists_destroy(lists);
-  ck_assert_ok(cmr_stream_destroy(a));
-  ck_assert_ok(cmr_stream_destroy(b));
-  ck_assert_ok(cmr_stream_destroy(c));
+  cmr_test_destroy(a, b, c);
 }
 END_TEST
 
@@ -221,8 +218,7 @@ START_TEST(aligned_take_from_another_stream) {
   ck_assert_ptr_null(none);
   cmr_block_delete(taken);
   cmr_stream_lists_destroy(lists);
-  ck_assert_ok(cmr_stream_destroy(a));
-  ck_assert_ok(cmr_stream_destroy(b));
+  cmr_test_destroy(a, b);
 }
 END_TEST
 
@@ -246,8 +242,7 @@ static checked_lists checked_lists_make(void) {
 static void checked_lists_end(checked_lists *made) {
   cmr_stream_lists_destroy(made->lists);
   cmr_block_map_destroy(made->map);
-  ck_assert_ok(cmr_stream_destroy(made->a));
-  ck_assert_ok(cmr_stream_destroy(made->b));
+  cmr_test_destroy(made->a, made->b);
 }
 
 static void assert_broken(cmr_stream_lists *lists, const char *reason) {

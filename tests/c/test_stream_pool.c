@@ -116,8 +116,7 @@ START_TEST(streams_serve_allocations_and_end_with_the_pool) {
     ck_assert_ok(cmr_deallocate(mr, blocks[i], 4096, used[i]));
     ck_assert_ok(cmr_stream_synchronize(used[i]));
   }
-  ck_assert_ok(cmr_stack_destroy(stack));
-  ck_assert_ok(cmr_stream_pool_destroy(streams));
+  cmr_test_destroy(stack, streams);
   /* Destroyed with the pool: cmr_stream_destroy no longer knows them. */
   ck_assert_status(cmr_stream_destroy(used[0]), CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("not a live stream");
@@ -166,10 +165,7 @@ static void *take_streams(void *arg) {
 START_TEST(round_robin_across_threads) {
   ck_assert_ok(cmr_stream_pool_create(threaded_size, 0, &shared_pool));
   size_t counts[pool_threads][threaded_size] = {{0}};
-  pthread_t threads[pool_threads];
-  for (int t = 0; t < pool_threads; ++t)
-    ck_assert_int_eq(pthread_create(&threads[t], NULL, take_streams, counts[t]), 0);
-  for (int t = 0; t < pool_threads; ++t) pthread_join(threads[t], NULL);
+  ck_assert_ptr_null(cmr_test_threads(pool_threads, take_streams, counts, sizeof counts[0]).returned);
   for (size_t i = 0; i < threaded_size; ++i) {
     size_t total = 0;
     for (int t = 0; t < pool_threads; ++t) total += counts[t][i];
@@ -179,15 +175,10 @@ START_TEST(round_robin_across_threads) {
 }
 END_TEST
 
-static Suite *stream_pool_suite(void) {
-  Suite *suite = suite_create("stream_pool");
+static void stream_pool_cases(Suite *suite) {
   cmr_test_case(suite, "stream_pool", NULL, NULL, default_size_is_16, round_robin_and_modulo, bad_arguments,
                 destroyed_twice_and_used_after, streams_serve_allocations_and_end_with_the_pool,
                 a_stream_destroyed_behind_the_pool_is_reported, made_with_flags, round_robin_across_threads);
-  return suite;
 }
 
-int main(void) {
-  cmr_test_require_device();
-  return cmr_test_run(stream_pool_suite());
-}
+int main(void) { return cmr_test_main_suite("stream_pool", CMR_TEST_NEEDS_DEVICE, stream_pool_cases); }

@@ -204,11 +204,10 @@ START_TEST(threads_on_their_own_streams) {
 }
 END_TEST
 
-int main(void) {
-  Suite *suite = suite_create("suballocators");
-  TCase *tc = tcase_create("threads");
-  tcase_set_timeout(tc, 300);
-  tcase_add_loop_test(tc, threads_on_their_own_streams, 0, (int)(sizeof subjects / sizeof subjects[0]));
-  suite_add_tcase(suite, tc);
-  return cmr_test_run(suite);
+static void suballocators_cases(Suite *suite) {
+  TCase *threads = cmr_test_loop_case(suite, "threads", NULL, NULL, (int)(sizeof subjects / sizeof subjects[0]),
+                                      threads_on_their_own_streams);
+  tcase_set_timeout(threads, 300);
 }
+
+int main(void) { return cmr_test_main_suite("suballocators", CMR_TEST_ANY_MACHINE, suballocators_cases); }

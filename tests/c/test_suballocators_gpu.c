@@ -18,50 +18,16 @@ enum { block_bytes = 1 << 20, stall_microseconds = 300 * 1000 };
 
 typedef struct subject {
   const char *name;
-  cmr_status (*make)(cmr_resource_ref upstream, cmr_resource_ref *out, void **handle);
-  cmr_status (*destroy)(void *handle);
+  const char *expression; /* a stack over cuda */
 } subject;
 
-static cmr_status make_pool(cmr_resource_ref upstream, cmr_resource_ref *out, void **handle) {
-  cmr_pool_resource *pool = NULL;
-  cmr_status status = cmr_pool_resource_create(upstream, CMR_SIZE(0), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
-                                               CMR_POOL_CAPTURE_SERVE, &pool);
-  if (status == CMR_SUCCESS) *out = cmr_pool_resource_ref(pool);
-  *handle = pool;
-  return status;
-}
-
-static cmr_status destroy_pool(void *handle) { return cmr_pool_resource_destroy(handle); }
-
-/* One superblock: stream b, finding its own arena empty and nothing new to
- * cut, can only take the block a freed. */
-static cmr_status make_arena(cmr_resource_ref upstream, cmr_resource_ref *out, void **handle) {
-  cmr_arena_resource *arena = NULL;
-  cmr_status status =
-      cmr_arena_resource_create(upstream, CMR_SIZE(block_bytes), false, "", CMR_ARENA_CAPTURE_SERVE, &arena);
-  if (status == CMR_SUCCESS) *out = cmr_arena_resource_ref(arena);
-  *handle = arena;
-  return status;
-}
-
-static cmr_status destroy_arena(void *handle) { return cmr_arena_resource_destroy(handle); }
-
-/* One block preallocated, so the block stream b takes can only be the one a freed. */
-static cmr_status make_fixed_size(cmr_resource_ref upstream, cmr_resource_ref *out, void **handle) {
-  cmr_fixed_size_resource *fixed_size = NULL;
-  cmr_status status = cmr_fixed_size_resource_create(upstream, CMR_SIZE(block_bytes), CMR_SIZE(1),
-                                                     CMR_FIXED_SIZE_CAPTURE_SERVE, &fixed_size);
-  if (status == CMR_SUCCESS) *out = cmr_fixed_size_resource_ref(fixed_size);
-  *handle = fixed_size;
-  return status;
-}
-
-static cmr_status destroy_fixed_size(void *handle) { return cmr_fixed_size_resource_destroy(handle); }
-
+/* Each hands stream b only the block stream a freed: the pool has no chunk
+ * but a's; the arena one superblock, so b, finding its own arena empty and
+ * nothing new to cut, takes a's block; fixed_size one block preallocated. */
 static const subject subjects[] = {
-    {"pool", make_pool, destroy_pool},
-    {"arena", make_arena, destroy_arena},
-    {"fixed_size", make_fixed_size, destroy_fixed_size},
+    {"pool", "pool(cuda, initial_pool_size=0)"},
+    {"arena", "arena(cuda, arena_size=1MiB)"},
+    {"fixed_size", "fixed_size(cuda, block_size=1MiB, blocks_to_preallocate=1)"},
 };
 
 static void CUDART_CB stall(void *arg) {
@@ -71,11 +37,8 @@ static void CUDART_CB stall(void *arg) {
 }
 
 static void check_ordering(const subject *s, bool with_event) {
-  cmr_cuda_resource *cuda = NULL;
-  ck_assert_ok(cmr_cuda_resource_create(&cuda));
   cmr_resource_ref ref;
-  void *handle = NULL;
-  ck_assert_ok(s->make(cmr_cuda_resource_ref(cuda), &ref, &handle));
+  cmr_stack *stack = cmr_test_stack(s->expression, &ref);
   cmr_stream a = cmr_test_stream(), b = cmr_test_stream();
   if (with_event) {
     /* b takes from a's list, then a from b's: both lists are shared. */
@@ -109,10 +72,7 @@ static void check_ordering(const subject *s, bool with_event) {
                 block_bytes);
 
   ck_assert_ok(cmr_deallocate(ref, on_b, block_bytes, b));
-  ck_assert_ok(s->destroy(handle));
-  ck_assert_ok(cmr_cuda_resource_destroy(cuda));
-  ck_assert_ok(cmr_stream_destroy(a));
-  ck_assert_ok(cmr_stream_destroy(b));
+  cmr_test_destroy(stack, a, b);
 }
 
 START_TEST(other_stream_waits_on_the_event) { check_ordering(&subjects[_i], true); }
@@ -121,14 +81,10 @@ END_TEST
 START_TEST(lone_stream_is_ordered_by_a_device_synchronize) { check_ordering(&subjects[_i], false); }
 END_TEST
 
-int main(void) {
-  cmr_test_require_device();
-  Suite *suite = suite_create("suballocators_gpu");
-  TCase *tc = tcase_create("ordering");
-  tcase_set_timeout(tc, 120);
-  int count = (int)(sizeof subjects / sizeof subjects[0]);
-  tcase_add_loop_test(tc, other_stream_waits_on_the_event, 0, count);
-  tcase_add_loop_test(tc, lone_stream_is_ordered_by_a_device_synchronize, 0, count);
-  suite_add_tcase(suite, tc);
-  return cmr_test_run(suite);
+static void suballocators_gpu_cases(Suite *suite) {
+  TCase *ordering = cmr_test_loop_case(suite, "ordering", NULL, NULL, (int)(sizeof subjects / sizeof subjects[0]),
+                                       other_stream_waits_on_the_event, lone_stream_is_ordered_by_a_device_synchronize);
+  tcase_set_timeout(ordering, 120);
 }
+
+int main(void) { return cmr_test_main_suite("suballocators_gpu", CMR_TEST_NEEDS_DEVICE, suballocators_gpu_cases); }

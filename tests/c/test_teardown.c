@@ -49,8 +49,7 @@ static void check_liveness(const layers *stack) {
 START_TEST(a_stack_survives_every_order_of_destroys) {
   layers stack = {0};
   test_counting_init(&stack.leaf, CMR_PROPERTY_DEVICE_ACCESSIBLE | CMR_PROPERTY_HOST_ACCESSIBLE);
-  ck_assert_ok(cmr_pool_resource_create(test_counting_ref(&stack.leaf), CMR_SIZE(64 * KiB), CMR_SIZE_DEFAULT,
-                                        CMR_SIZE_DEFAULT, CMR_POOL_CAPTURE_SERVE, &stack.pool));
+  stack.pool = cmr_test_pool(test_counting_ref(&stack.leaf), 64 * KiB);
   ck_assert_ok(cmr_statistics_resource_create(cmr_pool_resource_ref(stack.pool), &stack.top));
   stack.refs[LEAF] = test_counting_ref(&stack.leaf);
   stack.refs[POOL] = cmr_pool_resource_ref(stack.pool);
@@ -71,9 +70,7 @@ static const char expression_cuda[] = "statistics(pool(managed, initial_pool_siz
 
 /* The stack and its top's and leaf's refs. */
 static cmr_stack *parse_stack(cmr_resource_ref *top, cmr_resource_ref *leaf) {
-  cmr_stack *stack = NULL;
-  ck_assert_ok(cmr_stack_parse(cmr_built_with_cuda() ? expression_cuda : expression_host, &stack));
-  ck_assert_ok(cmr_stack_ref(stack, top));
+  cmr_stack *stack = cmr_test_stack(cmr_built_with_cuda() ? expression_cuda : expression_host, top);
   ck_assert_ok(cmr_stack_leaf(stack, leaf));
   return stack;
 }
@@ -106,13 +103,10 @@ START_TEST(the_per_device_table_keeps_a_destroyed_stack_top) {
 }
 END_TEST
 
-int main(void) {
-  cmr_test_require_device();
-  Suite *suite = suite_create("teardown");
-  TCase *orders_case = tcase_create("orders");
-  tcase_add_loop_test(orders_case, a_stack_survives_every_order_of_destroys, 0, ORDERS);
-  tcase_add_test(orders_case, a_retained_top_outlives_its_stack);
-  tcase_add_test(orders_case, the_per_device_table_keeps_a_destroyed_stack_top);
-  suite_add_tcase(suite, orders_case);
-  return cmr_test_run(suite);
+static void teardown_cases(Suite *suite) {
+  TCase *orders_case =
+      cmr_test_loop_case(suite, "orders", NULL, NULL, ORDERS, a_stack_survives_every_order_of_destroys);
+  cmr_test_add(orders_case, 1, a_retained_top_outlives_its_stack, the_per_device_table_keeps_a_destroyed_stack_top);
 }
+
+int main(void) { return cmr_test_main_suite("teardown", CMR_TEST_NEEDS_DEVICE, teardown_cases); }

@@ -24,17 +24,9 @@ static void setup(void) { make(false); }
 
 static void teardown(void) { ck_assert_ok(cmr_tracking_resource_destroy(tracking)); }
 
-static size_t cmr_test_tracked_bytes(cmr_tracking_resource *handle) {
-  size_t bytes = SIZE_MAX;
-  ck_assert_ok(cmr_tracking_resource_allocated_bytes(handle, &bytes));
-  return bytes;
-}
+CMR_TEST_OUT(cmr_test_tracked_bytes, size_t, SIZE_MAX, cmr_tracking_resource_allocated_bytes, cmr_tracking_resource *)
 
-static size_t cmr_test_tracked_count(cmr_tracking_resource *handle) {
-  size_t count = SIZE_MAX;
-  ck_assert_ok(cmr_tracking_resource_outstanding_count(handle, &count));
-  return count;
-}
+CMR_TEST_OUT(cmr_test_tracked_count, size_t, SIZE_MAX, cmr_tracking_resource_outstanding_count, cmr_tracking_resource *)
 
 /* The adaptor `handle` tracks `count` allocations of `bytes` in all. */
 #define ck_assert_tracked_by(handle, bytes, count)              \
@@ -352,17 +344,12 @@ END_TEST
 
 /* ---- stacks ------------------------------------------------------------------------------ */
 
-static bool never_retry(size_t bytes, void *arg) {
-  (void)bytes, (void)arg;
-  return false;
-}
-
 /* prefetch over failure_callback over tracking over the counting resource,
  * each handle destroyed once the next is made: the top one keeps the chain
  * alive, and tracking sees what comes down through the other two. */
 START_TEST(a_stack_of_adaptors) {
   cmr_failure_callback_resource *retry = NULL;
-  ck_assert_ok(cmr_failure_callback_resource_create(tracked(), never_retry, NULL, &retry));
+  ck_assert_ok(cmr_failure_callback_resource_create(tracked(), cmr_test_never_retry, NULL, &retry));
   cmr_prefetch_resource *top = NULL;
   ck_assert_ok(cmr_prefetch_resource_create(cmr_failure_callback_resource_ref(retry), &top));
   ck_assert_ok(cmr_failure_callback_resource_destroy(retry));
@@ -384,19 +371,14 @@ START_TEST(a_stack_of_adaptors) {
 END_TEST
 
 START_TEST(made_from_an_expression) {
-  cmr_stack *stack = NULL;
-  ck_assert_ok(cmr_stack_parse("prefetch(tracking(system, capture_stacks=true))", &stack));
-  const char *expression = NULL;
-  ck_assert_ok(cmr_stack_expression(stack, &expression));
-  ck_assert_str_eq(expression, "prefetch(tracking(system, capture_stacks=true))");
   cmr_resource_ref ref;
-  ck_assert_ok(cmr_stack_ref(stack, &ref));
+  cmr_stack *stack = cmr_test_stack("prefetch(tracking(system, capture_stacks=true))", &ref);
+  ck_assert_str_eq(cmr_test_expression(stack), "prefetch(tracking(system, capture_stacks=true))");
   cmr_test_use(ref, 4096, 0x11);
   ck_assert_ok(cmr_stack_destroy(stack));
   /* The default is written out. */
-  ck_assert_ok(cmr_stack_parse("tracking(system)", &stack));
-  ck_assert_ok(cmr_stack_expression(stack, &expression));
-  ck_assert_str_eq(expression, "tracking(system, capture_stacks=false)");
+  stack = cmr_test_stack("tracking(system)", NULL);
+  ck_assert_str_eq(cmr_test_expression(stack), "tracking(system, capture_stacks=false)");
   ck_assert_ok(cmr_stack_destroy(stack));
 }
 END_TEST
@@ -478,8 +460,7 @@ START_TEST(threads_keep_patterns_and_counts) {
 }
 END_TEST
 
-static Suite *tracking_suite(void) {
-  Suite *suite = suite_create("tracking");
+static void tracking_cases(Suite *suite) {
   cmr_test_case(suite, "basics", setup, teardown, counts_what_is_outstanding, forwards_size_alignment_and_stream,
                 report_lists_each_allocation_by_address, report_stays_valid_until_the_next,
                 captures_backtraces_when_asked, no_backtraces_unless_asked, snapshot_holds_each_allocation_by_address,
@@ -489,10 +470,7 @@ static Suite *tracking_suite(void) {
                 failed_upstream_free_stays_tracked, bad_arguments, a_stack_of_adaptors);
   cmr_test_case(suite, "lifetime", NULL, NULL, keeps_its_upstream_alive, threads_keep_patterns_and_counts,
                 made_from_an_expression);
-  return suite;
 }
 
-int main(void) {
-  cmr_test_require_device(); /* the CUDA build's system resource synchronizes streams */
-  return cmr_test_run(tracking_suite());
-}
+/* The suite needs a device: the CUDA build's system resource synchronizes streams. */
+int main(void) { return cmr_test_main_suite("tracking", CMR_TEST_NEEDS_DEVICE, tracking_cases); }

@@ -2,6 +2,8 @@
 #include "test_util.h"
 
 #include <dirent.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,14 +56,25 @@ int cmr_test_run(Suite *suite) {
 TCase *cmr_test_add_case(Suite *suite, const char *name, SFun setup, SFun teardown, const TTest *const *tests) {
   TCase *tcase = tcase_create(name);
   if (setup != NULL || teardown != NULL) tcase_add_checked_fixture(tcase, setup, teardown);
-  for (; *tests != NULL; ++tests) tcase_add_test(tcase, *tests);
   suite_add_tcase(suite, tcase);
+  return cmr_test_add_tests(tcase, 1, tests);
+}
+
+TCase *cmr_test_add_tests(TCase *tcase, int count, const TTest *const *tests) {
+  for (; *tests != NULL; ++tests) tcase_add_loop_test(tcase, *tests, 0, count);
   return tcase;
 }
 
 int cmr_test_run_case(const char *name, const TTest *const *tests) {
   Suite *suite = suite_create(name);
   cmr_test_add_case(suite, name, NULL, NULL, tests);
+  return cmr_test_run(suite);
+}
+
+int cmr_test_main_suite(const char *name, cmr_test_machine machine, void (*add_cases)(Suite *suite)) {
+  if (machine == CMR_TEST_NEEDS_DEVICE) cmr_test_require_device();
+  Suite *suite = suite_create(name);
+  add_cases(suite);
   return cmr_test_run(suite);
 }
 
@@ -80,10 +93,80 @@ cmr_system_resource *cmr_test_system_resource(void) {
   return resource;
 }
 
+cmr_pool_resource *cmr_test_pool(cmr_resource_ref upstream, size_t initial_pool_size) {
+  cmr_pool_resource *pool = NULL;
+  ck_assert_ok(cmr_pool_resource_create(upstream, CMR_SIZE(initial_pool_size), CMR_SIZE_DEFAULT, CMR_SIZE_DEFAULT,
+                                        CMR_POOL_CAPTURE_SERVE, &pool));
+  return pool;
+}
+
 cmr_stream cmr_test_stream(void) {
   cmr_stream stream = NULL;
   ck_assert_ok(cmr_stream_create(&stream));
   return stream;
+}
+
+cmr_stack *cmr_test_stack(const char *expression, cmr_resource_ref *top) {
+  char parsing[512];
+  snprintf(parsing, sizeof parsing, "cmr_stack_parse(\"%s\")", expression);
+  cmr_stack *stack = NULL;
+  ck_assert_status_named(cmr_stack_parse(expression, &stack), CMR_SUCCESS, parsing);
+  ck_assert_ptr_nonnull(stack);
+  if (top != NULL) ck_assert_ok(cmr_stack_ref(stack, top));
+  return stack;
+}
+
+void cmr_test_stack_refused(const char *expression, cmr_status status, const char *why) {
+  char parsing[512];
+  snprintf(parsing, sizeof parsing, "cmr_stack_parse(\"%s\")", expression);
+  cmr_stack *stack = (void *)1;
+  ck_assert_status_named(cmr_stack_parse(expression, &stack), status, parsing);
+  ck_assert_message_has(why);
+  ck_assert_ptr_null(stack);
+}
+
+const char *cmr_test_expression(const cmr_stack *stack) {
+  const char *text = NULL;
+  ck_assert_ok(cmr_stack_expression(stack, &text));
+  return text;
+}
+
+bool cmr_test_retry_once(size_t bytes, void *calls) {
+  (void)bytes;
+  return ++*(int *)calls == 1;
+}
+
+bool cmr_test_never_retry(size_t bytes, void *arg) {
+  (void)bytes, (void)arg;
+  return false;
+}
+
+/* Thread i is given the i-th of the `arg_size`-byte elements at `args`
+ * (`args` itself when arg_size is 0), or its number when `numbered`. */
+static cmr_test_threads_result run_threads(int count, void *(*body)(void *), void *args, size_t arg_size,
+                                           bool numbered) {
+  pthread_t *threads = calloc((size_t)count, sizeof *threads);
+  ck_assert_ptr_nonnull(threads);
+  for (int i = 0; i < count; ++i) {
+    void *arg = numbered ? (void *)(intptr_t)i : arg_size == 0 ? args : (char *)args + (size_t)i * arg_size;
+    ck_assert_int_eq(pthread_create(&threads[i], NULL, body, arg), 0);
+  }
+  cmr_test_threads_result result = {-1, NULL};
+  for (int i = 0; i < count; ++i) {
+    void *returned = NULL;
+    ck_assert_int_eq(pthread_join(threads[i], &returned), 0);
+    if (returned != NULL && result.index < 0) result = (cmr_test_threads_result){i, returned};
+  }
+  free(threads);
+  return result;
+}
+
+cmr_test_threads_result cmr_test_threads(int count, void *(*body)(void *), void *args, size_t arg_size) {
+  return run_threads(count, body, args, arg_size, false);
+}
+
+cmr_test_threads_result cmr_test_numbered_threads(int count, void *(*body)(void *)) {
+  return run_threads(count, body, NULL, 0, true);
 }
 
 /* ---- the foreign resource ------------------------------------------------------ */
