@@ -105,8 +105,7 @@ START_TEST(threshold_keeps_a_granule_split_over_two_streams) {
   ck_assert_uint_eq(committed(resource), granule);
   ck_assert_ok(cmr_expandable_resource_release(resource));
   ck_assert_uint_eq(committed(resource), 0);
-  ck_assert_ok(cmr_expandable_resource_destroy(resource));
-  ck_assert_ok(cmr_stream_destroy(other));
+  cmr_test_destroy(resource, other);
 }
 END_TEST
 
@@ -186,9 +185,7 @@ START_TEST(freed_memory_is_reused_on_its_stream) {
   ck_assert_ptr_ne(on_b, again);
   ck_assert_ok(cmr_deallocate(ref, on_b, 4096, b));
   ck_assert_ok(cmr_deallocate(ref, again, 4096, a));
-  ck_assert_ok(cmr_expandable_resource_destroy(resource));
-  ck_assert_ok(cmr_stream_destroy(a));
-  ck_assert_ok(cmr_stream_destroy(b));
+  cmr_test_destroy(resource, a, b);
 }
 END_TEST
 
@@ -213,8 +210,7 @@ START_TEST(made_from_a_stack_expression) {
   ck_assert_ok(cmr_deallocate(ref, large, 2 * granule, CMR_DEFAULT_STREAM)); /* past release_threshold */
   ck_assert_uint_eq(committed(resource), granule);
   ck_assert_ok(cmr_deallocate(ref, kept, 1000, CMR_DEFAULT_STREAM));
-  ck_assert_ok(cmr_expandable_resource_destroy(resource));
-  ck_assert_ok(cmr_stack_destroy(stack));
+  cmr_test_destroy(resource, stack);
 }
 END_TEST
 
@@ -259,8 +255,7 @@ START_TEST(threads_allocate_and_free_at_once) {
 }
 END_TEST
 
-static Suite *expandable_suite(void) {
-  Suite *suite = suite_create("expandable");
+static void expandable_cases(Suite *suite) {
   cmr_test_case(suite, "growth", NULL, NULL, one_block_spans_two_growths, release_decommits_and_growth_recommits,
                 threshold_decommits_only_past_it, threshold_keeps_a_granule_split_over_two_streams,
                 second_range_only_when_the_first_is_full, out_of_memory_at_the_maximum,
@@ -269,10 +264,6 @@ static Suite *expandable_suite(void) {
   cmr_test_case(suite, "stack", NULL, NULL, made_from_a_stack_expression);
   TCase *threaded = cmr_test_case(suite, "threads", NULL, NULL, threads_allocate_and_free_at_once);
   tcase_set_timeout(threaded, 120);
-  return suite;
 }
 
-int main(void) {
-  if (cmr_built_with_cuda()) cmr_test_require_device();
-  return cmr_test_run(expandable_suite());
-}
+int main(void) { return cmr_test_main_suite("expandable", CMR_TEST_NEEDS_DEVICE, expandable_cases); }

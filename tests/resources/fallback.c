@@ -146,9 +146,7 @@ START_TEST(test_holds_both_resources_while_it_lives) {
   ck_assert_ok(cmr_statistics_resource_create(cmr_system_resource_ref(system), &counted));
   ck_assert_ok(
       cmr_fallback_resource_create(cmr_limiting_resource_ref(small), cmr_statistics_resource_ref(counted), &handle));
-  ck_assert_ok(cmr_statistics_resource_destroy(counted));
-  ck_assert_ok(cmr_limiting_resource_destroy(small));
-  ck_assert_ok(cmr_system_resource_destroy(system));
+  cmr_test_destroy(counted, small, system);
   void *ptr = NULL;
   ck_assert_ok(cmr_allocate(cmr_fallback_resource_ref(handle), 4096, CMR_DEFAULT_STREAM, &ptr));
   ck_assert_uint_eq(counter(cmr_fallback_resource_fallback_bytes, handle), 4096);
@@ -185,9 +183,7 @@ START_TEST(test_a_cycle_through_the_fallback_is_refused) {
   ck_assert_status(cmr_binning_resource_add_bin_resource(binning, 1024, cmr_fallback_resource_ref(handle)),
                    CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("would then allocate from itself");
-  ck_assert_ok(cmr_fallback_resource_destroy(handle));
-  ck_assert_ok(cmr_binning_resource_destroy(binning));
-  ck_assert_ok(cmr_system_resource_destroy(system));
+  cmr_test_destroy(handle, binning, system);
 }
 END_TEST
 
@@ -208,8 +204,7 @@ START_TEST(test_written_as_text_with_the_fallback_second) {
   ck_assert_uint_eq(counter(cmr_fallback_resource_fallback_allocations, handle), 1);
   ck_assert_ok(cmr_deallocate(top, a, 4096, CMR_DEFAULT_STREAM));
   ck_assert_ok(cmr_deallocate(top, b, 4096, CMR_DEFAULT_STREAM));
-  ck_assert_ok(cmr_fallback_resource_destroy(handle));
-  ck_assert_ok(cmr_stack_destroy(stack));
+  cmr_test_destroy(handle, stack);
 
   /* Named, in either order; a third resource has no parameter to go to. */
   ck_assert_ok(cmr_stack_parse("fallback(fallback=system, upstream=system)", &stack));
@@ -273,15 +268,11 @@ START_TEST(test_threads_free_into_whichever_served) {
   ck_assert_ok(cmr_statistics_resource_allocations_total(fallback, &served));
   ck_assert_uint_eq(counter(cmr_fallback_resource_fallback_allocations, handle), served);
   ck_assert_uint_eq(counter(cmr_fallback_resource_fallback_bytes, handle), 0);
-  ck_assert_ok(cmr_fallback_resource_destroy(handle));
-  ck_assert_ok(cmr_statistics_resource_destroy(fallback));
-  ck_assert_ok(cmr_limiting_resource_destroy(primary));
-  ck_assert_ok(cmr_system_resource_destroy(system));
+  cmr_test_destroy(handle, fallback, primary, system);
 }
 END_TEST
 
-static Suite *fallback_suite(void) {
-  Suite *suite = suite_create("fallback");
+static void fallback_cases(Suite *suite) {
   cmr_test_case(suite, "routing", NULL, NULL, test_out_of_memory_goes_to_the_fallback_and_frees_go_back,
                 test_another_failure_is_returned_without_the_fallback,
                 test_both_out_of_memory_fails_with_the_fallbacks_refusal,
@@ -290,7 +281,6 @@ static Suite *fallback_suite(void) {
                 test_holds_both_resources_while_it_lives, test_destroyed_with_blocks_out_leaves_them_to_their_resource,
                 test_a_cycle_through_the_fallback_is_refused, test_written_as_text_with_the_fallback_second);
   cmr_test_case(suite, "threads", NULL, NULL, test_threads_free_into_whichever_served);
-  return suite;
 }
 
-int main(void) { return cmr_test_run(fallback_suite()); }
+int main(void) { return cmr_test_main_suite("fallback", CMR_TEST_ANY_MACHINE, fallback_cases); }
