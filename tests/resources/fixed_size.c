@@ -17,11 +17,7 @@ static cmr_fixed_size_resource *make(void) {
   return made;
 }
 
-static size_t held(cmr_fixed_size_resource *resource) {
-  size_t bytes = 0;
-  ck_assert_ok(cmr_fixed_size_resource_upstream_bytes(resource, &bytes));
-  return bytes;
-}
+CMR_TEST_OUT(held, size_t, 0, cmr_fixed_size_resource_upstream_bytes, cmr_fixed_size_resource *)
 
 /* Takes every block of the first chunk and one of a second, on `stream`. */
 static void take_two_chunks(cmr_resource_ref ref, void *blocks[per_chunk + 1], cmr_stream stream) {

@@ -11,10 +11,8 @@
 START_TEST(test_a_fraction_is_a_share_of_free_memory) {
   size_t free_before = 0, total = 0;
   ck_assert_ok(cmr_device_memory_info(&free_before, &total));
-  cmr_stack *stack = NULL;
-  ck_assert_ok(cmr_stack_parse("limiting(system, allocation_limit=50%)", &stack));
   cmr_resource_ref top;
-  ck_assert_ok(cmr_stack_ref(stack, &top));
+  cmr_stack *stack = cmr_test_stack("limiting(system, allocation_limit=50%)", &top);
   cmr_limiting_resource *handle = NULL;
   ck_assert_ok(cmr_limiting_resource_from_ref(top, &handle));
   size_t limit = 0;
