@@ -18,16 +18,21 @@ static cmr_expandable_resource *make(size_t reservation, size_t maximum, size_t 
   return made;
 }
 
-static size_t committed(cmr_expandable_resource *resource) {
-  size_t out = 0;
-  ck_assert_ok(cmr_expandable_resource_committed_size(resource, &out));
-  return out;
+CMR_TEST_OUT(committed, size_t, 0, cmr_expandable_resource_committed_size, cmr_expandable_resource *)
+CMR_TEST_OUT(ranges, size_t, 0, cmr_expandable_resource_range_count, cmr_expandable_resource *)
+
+/* A resource whose ranges reserve 4 granules, with `count` blocks of a
+ * granule allocated from it, in order, into blocks[0] to blocks[count - 1]. */
+static cmr_expandable_resource *make_with_granules(void *blocks[], int count) {
+  cmr_expandable_resource *resource = make(4 * granule, 0, 0);
+  cmr_resource_ref ref = cmr_expandable_resource_ref(resource);
+  for (int i = 0; i < count; ++i) ck_assert_ok(cmr_allocate(ref, granule, CMR_DEFAULT_STREAM, &blocks[i]));
+  return resource;
 }
 
-static size_t ranges(cmr_expandable_resource *resource) {
-  size_t out = 0;
-  ck_assert_ok(cmr_expandable_resource_range_count(resource, &out));
-  return out;
+/* Frees blocks[first] to blocks[last - 1], of a granule each. */
+static void free_granules(cmr_resource_ref ref, void *blocks[], int first, int last) {
+  for (int i = first; i < last; ++i) ck_assert_ok(cmr_deallocate(ref, blocks[i], granule, CMR_DEFAULT_STREAM));
 }
 
 START_TEST(one_block_spans_two_growths) {
@@ -105,23 +110,21 @@ START_TEST(threshold_keeps_a_granule_split_over_two_streams) {
   ck_assert_uint_eq(committed(resource), granule);
   ck_assert_ok(cmr_expandable_resource_release(resource));
   ck_assert_uint_eq(committed(resource), 0);
-  ck_assert_ok(cmr_expandable_resource_destroy(resource));
-  ck_assert_ok(cmr_stream_destroy(other));
+  cmr_test_destroy(resource, other);
 }
 END_TEST
 
 START_TEST(second_range_only_when_the_first_is_full) {
-  cmr_expandable_resource *resource = make(4 * granule, 0, 0);
-  cmr_resource_ref ref = cmr_expandable_resource_ref(resource);
   void *blocks[5] = {0};
-  for (int i = 0; i < 4; ++i) ck_assert_ok(cmr_allocate(ref, granule, CMR_DEFAULT_STREAM, &blocks[i]));
+  cmr_expandable_resource *resource = make_with_granules(blocks, 4);
+  cmr_resource_ref ref = cmr_expandable_resource_ref(resource);
   ck_assert_uint_eq(ranges(resource), 1);
   ck_assert_ok(cmr_allocate(ref, granule, CMR_DEFAULT_STREAM, &blocks[4]));
   ck_assert_uint_eq(ranges(resource), 2);
   size_t reserved = 0;
   ck_assert_ok(cmr_expandable_resource_reserved_size(resource, &reserved));
   ck_assert_uint_eq(reserved, 8 * granule);
-  for (int i = 0; i < 5; ++i) ck_assert_ok(cmr_deallocate(ref, blocks[i], granule, CMR_DEFAULT_STREAM));
+  free_granules(ref, blocks, 0, 5);
   /* Ranges never merge: no block spans the end of the first. */
   size_t largest = 0;
   ck_assert_ok(cmr_expandable_resource_largest_free_block(resource, &largest));
@@ -148,11 +151,10 @@ END_TEST
 /* The statistics call: committed granules are what it holds (with their
  * peak), each range a segment, and its lists' free memory. */
 START_TEST(statistics_count_committed_granules) {
-  cmr_expandable_resource *resource = make(4 * granule, 0, 0);
-  cmr_resource_ref ref = cmr_expandable_resource_ref(resource);
   void *blocks[5] = {0};
-  for (int i = 0; i < 5; ++i) ck_assert_ok(cmr_allocate(ref, granule, CMR_DEFAULT_STREAM, &blocks[i]));
-  ck_assert_ok(cmr_deallocate(ref, blocks[4], granule, CMR_DEFAULT_STREAM));
+  cmr_expandable_resource *resource = make_with_granules(blocks, 5);
+  cmr_resource_ref ref = cmr_expandable_resource_ref(resource);
+  free_granules(ref, blocks, 4, 5);
   ck_assert_ok(cmr_expandable_resource_release(resource));
   cmr_stats stats = {.size = sizeof stats};
   ck_assert_ok(cmr_ref_stats(ref, &stats));
@@ -167,7 +169,7 @@ START_TEST(statistics_count_committed_granules) {
   ck_assert_ok(cmr_ref_reset_peak_stats(ref));
   ck_assert_ok(cmr_ref_stats(ref, &stats));
   ck_assert_uint_eq(stats.bytes_held_peak, 4 * granule);
-  for (int i = 0; i < 4; ++i) ck_assert_ok(cmr_deallocate(ref, blocks[i], granule, CMR_DEFAULT_STREAM));
+  free_granules(ref, blocks, 0, 4);
   ck_assert_ok(cmr_expandable_resource_destroy(resource));
 }
 END_TEST
@@ -186,24 +188,18 @@ START_TEST(freed_memory_is_reused_on_its_stream) {
   ck_assert_ptr_ne(on_b, again);
   ck_assert_ok(cmr_deallocate(ref, on_b, 4096, b));
   ck_assert_ok(cmr_deallocate(ref, again, 4096, a));
-  ck_assert_ok(cmr_expandable_resource_destroy(resource));
-  ck_assert_ok(cmr_stream_destroy(a));
-  ck_assert_ok(cmr_stream_destroy(b));
+  cmr_test_destroy(resource, a, b);
 }
 END_TEST
 
 /* Its parameters in a stack expression, written out again with the defaults. */
 START_TEST(made_from_a_stack_expression) {
-  cmr_stack *stack = NULL;
-  ck_assert_ok(
-      cmr_stack_parse("expandable(reservation_size=64MiB, granule_size=2MiB, release_threshold=2MiB)", &stack));
-  const char *expression = NULL;
-  ck_assert_ok(cmr_stack_expression(stack, &expression));
-  ck_assert_str_eq(expression,
+  cmr_resource_ref ref;
+  cmr_stack *stack =
+      cmr_test_stack("expandable(reservation_size=64MiB, granule_size=2MiB, release_threshold=2MiB)", &ref);
+  ck_assert_str_eq(cmr_test_expression(stack),
                    "expandable(reservation_size=64MiB, granule_size=2MiB, maximum_size=unlimited, "
                    "release_threshold=2MiB, max_split_size=unlimited)");
-  cmr_resource_ref ref;
-  ck_assert_ok(cmr_stack_ref(stack, &ref));
   cmr_expandable_resource *resource = NULL;
   ck_assert_ok(cmr_expandable_resource_from_ref(ref, &resource));
   void *kept = NULL, *large = NULL;
@@ -213,8 +209,7 @@ START_TEST(made_from_a_stack_expression) {
   ck_assert_ok(cmr_deallocate(ref, large, 2 * granule, CMR_DEFAULT_STREAM)); /* past release_threshold */
   ck_assert_uint_eq(committed(resource), granule);
   ck_assert_ok(cmr_deallocate(ref, kept, 1000, CMR_DEFAULT_STREAM));
-  ck_assert_ok(cmr_expandable_resource_destroy(resource));
-  ck_assert_ok(cmr_stack_destroy(stack));
+  cmr_test_destroy(resource, stack);
 }
 END_TEST
 
@@ -259,8 +254,7 @@ START_TEST(threads_allocate_and_free_at_once) {
 }
 END_TEST
 
-static Suite *expandable_suite(void) {
-  Suite *suite = suite_create("expandable");
+static void expandable_cases(Suite *suite) {
   cmr_test_case(suite, "growth", NULL, NULL, one_block_spans_two_growths, release_decommits_and_growth_recommits,
                 threshold_decommits_only_past_it, threshold_keeps_a_granule_split_over_two_streams,
                 second_range_only_when_the_first_is_full, out_of_memory_at_the_maximum,
@@ -269,10 +263,6 @@ static Suite *expandable_suite(void) {
   cmr_test_case(suite, "stack", NULL, NULL, made_from_a_stack_expression);
   TCase *threaded = cmr_test_case(suite, "threads", NULL, NULL, threads_allocate_and_free_at_once);
   tcase_set_timeout(threaded, 120);
-  return suite;
 }
 
-int main(void) {
-  if (cmr_built_with_cuda()) cmr_test_require_device();
-  return cmr_test_run(expandable_suite());
-}
+int main(void) { return cmr_test_main_suite("expandable", CMR_TEST_NEEDS_DEVICE, expandable_cases); }

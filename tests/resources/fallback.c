@@ -22,6 +22,12 @@ static size_t counter(cmr_status (*getter)(cmr_fallback_resource *, size_t *), c
   return value;
 }
 
+/* The fallback's counters: allocations the fallback served, and the bytes of those still out. */
+static void expect_fallback_counts(cmr_fallback_resource *handle, size_t allocations, size_t bytes) {
+  ck_assert_uint_eq(counter(cmr_fallback_resource_fallback_allocations, handle), allocations);
+  ck_assert_uint_eq(counter(cmr_fallback_resource_fallback_bytes, handle), bytes);
+}
+
 START_TEST(test_out_of_memory_goes_to_the_fallback_and_frees_go_back) {
   test_foreign primary = {.limit = 4096, .properties = CMR_PROPERTY_HOST_ACCESSIBLE};
   test_foreign fallback = {.properties = CMR_PROPERTY_HOST_ACCESSIBLE};
@@ -34,15 +40,13 @@ START_TEST(test_out_of_memory_goes_to_the_fallback_and_frees_go_back) {
   ck_assert_uint_eq(primary.outstanding, 4096);
   ck_assert_int_eq(fallback.allocations, 1);
   ck_assert_uint_eq(fallback.outstanding, 1000);
-  ck_assert_uint_eq(counter(cmr_fallback_resource_fallback_allocations, handle), 1);
-  ck_assert_uint_eq(counter(cmr_fallback_resource_fallback_bytes, handle), 1000);
+  expect_fallback_counts(handle, 1, 1000);
 
   ck_assert_ok(cmr_deallocate(ref, second, 1000, CMR_DEFAULT_STREAM));
   ck_assert_int_eq(fallback.deallocations, 1);
   ck_assert_ptr_eq(fallback.last_freed, second);
   ck_assert_int_eq(primary.deallocations, 0);
-  ck_assert_uint_eq(counter(cmr_fallback_resource_fallback_bytes, handle), 0);
-  ck_assert_uint_eq(counter(cmr_fallback_resource_fallback_allocations, handle), 1);
+  expect_fallback_counts(handle, 1, 0);
   ck_assert_ok(cmr_deallocate(ref, first, 4096, CMR_DEFAULT_STREAM));
   ck_assert_int_eq(primary.deallocations, 1);
   ck_assert_ptr_eq(primary.last_freed, first);
@@ -79,8 +83,7 @@ START_TEST(test_both_out_of_memory_fails_with_the_fallbacks_refusal) {
                    CMR_ERROR_OUT_OF_MEMORY);
   ck_assert_int_eq(primary.allocations, 1);
   ck_assert_int_eq(fallback.allocations, 1);
-  ck_assert_uint_eq(counter(cmr_fallback_resource_fallback_allocations, handle), 0);
-  ck_assert_uint_eq(counter(cmr_fallback_resource_fallback_bytes, handle), 0);
+  expect_fallback_counts(handle, 0, 0);
   ck_assert_ok(cmr_fallback_resource_destroy(handle));
 }
 END_TEST
@@ -146,9 +149,7 @@ START_TEST(test_holds_both_resources_while_it_lives) {
   ck_assert_ok(cmr_statistics_resource_create(cmr_system_resource_ref(system), &counted));
   ck_assert_ok(
       cmr_fallback_resource_create(cmr_limiting_resource_ref(small), cmr_statistics_resource_ref(counted), &handle));
-  ck_assert_ok(cmr_statistics_resource_destroy(counted));
-  ck_assert_ok(cmr_limiting_resource_destroy(small));
-  ck_assert_ok(cmr_system_resource_destroy(system));
+  cmr_test_destroy(counted, small, system);
   void *ptr = NULL;
   ck_assert_ok(cmr_allocate(cmr_fallback_resource_ref(handle), 4096, CMR_DEFAULT_STREAM, &ptr));
   ck_assert_uint_eq(counter(cmr_fallback_resource_fallback_bytes, handle), 4096);
@@ -185,21 +186,15 @@ START_TEST(test_a_cycle_through_the_fallback_is_refused) {
   ck_assert_status(cmr_binning_resource_add_bin_resource(binning, 1024, cmr_fallback_resource_ref(handle)),
                    CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("would then allocate from itself");
-  ck_assert_ok(cmr_fallback_resource_destroy(handle));
-  ck_assert_ok(cmr_binning_resource_destroy(binning));
-  ck_assert_ok(cmr_system_resource_destroy(system));
+  cmr_test_destroy(handle, binning, system);
 }
 END_TEST
 
 START_TEST(test_written_as_text_with_the_fallback_second) {
-  cmr_stack *stack = NULL;
-  ck_assert_ok(cmr_stack_parse("fallback(limiting(system, allocation_limit=4096), statistics(system))", &stack));
-  const char *expression = NULL;
-  ck_assert_ok(cmr_stack_expression(stack, &expression));
-  ck_assert_str_eq(expression,
-                   "fallback(limiting(system, allocation_limit=4096, allocation_alignment=256), statistics(system))");
   cmr_resource_ref top;
-  ck_assert_ok(cmr_stack_ref(stack, &top));
+  cmr_stack *stack = cmr_test_stack("fallback(limiting(system, allocation_limit=4096), statistics(system))", &top);
+  ck_assert_str_eq(cmr_test_expression(stack),
+                   "fallback(limiting(system, allocation_limit=4096, allocation_alignment=256), statistics(system))");
   cmr_fallback_resource *handle = NULL;
   ck_assert_ok(cmr_fallback_resource_from_ref(top, &handle));
   void *a = NULL, *b = NULL;
@@ -208,12 +203,10 @@ START_TEST(test_written_as_text_with_the_fallback_second) {
   ck_assert_uint_eq(counter(cmr_fallback_resource_fallback_allocations, handle), 1);
   ck_assert_ok(cmr_deallocate(top, a, 4096, CMR_DEFAULT_STREAM));
   ck_assert_ok(cmr_deallocate(top, b, 4096, CMR_DEFAULT_STREAM));
-  ck_assert_ok(cmr_fallback_resource_destroy(handle));
-  ck_assert_ok(cmr_stack_destroy(stack));
+  cmr_test_destroy(handle, stack);
 
   /* Named, in either order; a third resource has no parameter to go to. */
-  ck_assert_ok(cmr_stack_parse("fallback(fallback=system, upstream=system)", &stack));
-  ck_assert_ok(cmr_stack_destroy(stack));
+  ck_assert_ok(cmr_stack_destroy(cmr_test_stack("fallback(fallback=system, upstream=system)", NULL)));
   ck_assert_status(cmr_stack_parse("fallback(system, system, system)", &stack), CMR_ERROR_INVALID_ARGUMENT);
   ck_assert_message_has("fallback: upstream is given twice");
   ck_assert_status(cmr_stack_parse("fallback(system)", &stack), CMR_ERROR_INVALID_ARGUMENT);
@@ -271,17 +264,12 @@ START_TEST(test_threads_free_into_whichever_served) {
   ck_assert_uint_eq(value, 0);
   size_t served = 0;
   ck_assert_ok(cmr_statistics_resource_allocations_total(fallback, &served));
-  ck_assert_uint_eq(counter(cmr_fallback_resource_fallback_allocations, handle), served);
-  ck_assert_uint_eq(counter(cmr_fallback_resource_fallback_bytes, handle), 0);
-  ck_assert_ok(cmr_fallback_resource_destroy(handle));
-  ck_assert_ok(cmr_statistics_resource_destroy(fallback));
-  ck_assert_ok(cmr_limiting_resource_destroy(primary));
-  ck_assert_ok(cmr_system_resource_destroy(system));
+  expect_fallback_counts(handle, served, 0);
+  cmr_test_destroy(handle, fallback, primary, system);
 }
 END_TEST
 
-static Suite *fallback_suite(void) {
-  Suite *suite = suite_create("fallback");
+static void fallback_cases(Suite *suite) {
   cmr_test_case(suite, "routing", NULL, NULL, test_out_of_memory_goes_to_the_fallback_and_frees_go_back,
                 test_another_failure_is_returned_without_the_fallback,
                 test_both_out_of_memory_fails_with_the_fallbacks_refusal,
@@ -290,7 +278,6 @@ static Suite *fallback_suite(void) {
                 test_holds_both_resources_while_it_lives, test_destroyed_with_blocks_out_leaves_them_to_their_resource,
                 test_a_cycle_through_the_fallback_is_refused, test_written_as_text_with_the_fallback_second);
   cmr_test_case(suite, "threads", NULL, NULL, test_threads_free_into_whichever_served);
-  return suite;
 }
 
-int main(void) { return cmr_test_run(fallback_suite()); }
+int main(void) { return cmr_test_main_suite("fallback", CMR_TEST_ANY_MACHINE, fallback_cases); }

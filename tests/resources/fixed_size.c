@@ -17,11 +17,7 @@ static cmr_fixed_size_resource *make(void) {
   return made;
 }
 
-static size_t held(cmr_fixed_size_resource *resource) {
-  size_t bytes = 0;
-  ck_assert_ok(cmr_fixed_size_resource_upstream_bytes(resource, &bytes));
-  return bytes;
-}
+CMR_TEST_OUT(held, size_t, 0, cmr_fixed_size_resource_upstream_bytes, cmr_fixed_size_resource *)
 
 /* Takes every block of the first chunk and one of a second, on `stream`. */
 static void take_two_chunks(cmr_resource_ref ref, void *blocks[per_chunk + 1], cmr_stream stream) {
@@ -69,20 +65,14 @@ START_TEST(chunk_split_over_two_streams_stays) {
   ck_assert_ok(cmr_deallocate(ref, blocks[0], block, other));
   for (int i = 1; i < per_chunk; ++i) ck_assert_ok(cmr_deallocate(ref, blocks[i], block, CMR_DEFAULT_STREAM));
   ck_assert_uint_eq(held(resource), per_chunk * block);
-  ck_assert_ok(cmr_fixed_size_resource_destroy(resource));
-  ck_assert_ok(cmr_stream_destroy(other));
+  cmr_test_destroy(resource, other);
 }
 END_TEST
 
-static Suite *fixed_size_suite(void) {
-  Suite *suite = suite_create("fixed_size");
+static void fixed_size_cases(Suite *suite) {
   cmr_test_case(suite, "release_threshold", NULL, NULL, whole_chunk_goes_back_past_the_threshold,
                 without_a_threshold_every_chunk_stays, chunk_split_over_two_streams_stays);
-  return suite;
 }
 
-int main(void) {
-  /* Streams of the CUDA build need a device (its suites are labelled gpu). */
-  if (cmr_built_with_cuda()) cmr_test_require_device();
-  return cmr_test_run(fixed_size_suite());
-}
+/* Streams of the CUDA build need a device (its suites are labelled gpu). */
+int main(void) { return cmr_test_main_suite("fixed_size", CMR_TEST_NEEDS_DEVICE, fixed_size_cases); }

@@ -11,10 +11,8 @@
 START_TEST(test_a_fraction_is_a_share_of_free_memory) {
   size_t free_before = 0, total = 0;
   ck_assert_ok(cmr_device_memory_info(&free_before, &total));
-  cmr_stack *stack = NULL;
-  ck_assert_ok(cmr_stack_parse("limiting(system, allocation_limit=50%)", &stack));
   cmr_resource_ref top;
-  ck_assert_ok(cmr_stack_ref(stack, &top));
+  cmr_stack *stack = cmr_test_stack("limiting(system, allocation_limit=50%)", &top);
   cmr_limiting_resource *handle = NULL;
   ck_assert_ok(cmr_limiting_resource_from_ref(top, &handle));
   size_t limit = 0;
@@ -22,19 +20,14 @@ START_TEST(test_a_fraction_is_a_share_of_free_memory) {
   ck_assert_uint_gt(limit, 0);
   ck_assert_uint_eq(limit % 256, 0);
   ck_assert_uint_le(limit, total / 2);
-  ck_assert_ok(cmr_limiting_resource_destroy(handle));
-  ck_assert_ok(cmr_stack_destroy(stack));
+  cmr_test_destroy(handle, stack);
   ck_assert_status(cmr_stack_parse("limiting(system, allocation_limit=101%)", &stack), CMR_ERROR_INVALID_ARGUMENT);
 }
 END_TEST
 
-static Suite *limiting_suite(void) {
-  Suite *suite = suite_create("limiting");
+static void limiting_cases(Suite *suite) {
   cmr_test_case(suite, "limits", NULL, NULL, test_a_fraction_is_a_share_of_free_memory);
-  return suite;
 }
 
-int main(void) {
-  if (cmr_built_with_cuda()) cmr_test_require_device(); /* the fraction is of the device's free memory */
-  return cmr_test_run(limiting_suite());
-}
+/* The fraction is of the device's free memory. */
+int main(void) { return cmr_test_main_suite("limiting", CMR_TEST_NEEDS_DEVICE, limiting_cases); }

@@ -108,16 +108,11 @@ START_TEST(large_blocks_serve_large_requests_only) {
 }
 END_TEST
 
-static Suite *pool_suite(void) {
-  Suite *suite = suite_create("pool");
+static void pool_cases(Suite *suite) {
   cmr_test_case(suite, "release_threshold", NULL, NULL, threshold_gives_whole_chunks_back_past_it,
                 default_threshold_keeps_everything, chunks_in_another_streams_list_stay);
   cmr_test_case(suite, "max_split_size", NULL, NULL, large_blocks_serve_large_requests_only);
-  return suite;
 }
 
-int main(void) {
-  /* Streams of the CUDA build need a device (its suites are labelled gpu). */
-  if (cmr_built_with_cuda()) cmr_test_require_device();
-  return cmr_test_run(pool_suite());
-}
+/* Streams of the CUDA build need a device (its suites are labelled gpu). */
+int main(void) { return cmr_test_main_suite("pool", CMR_TEST_NEEDS_DEVICE, pool_cases); }

@@ -61,20 +61,13 @@ START_TEST(test_resources_made_alike_free_each_others_blocks) {
   ck_assert_ok(cmr_deallocate(b, ptr, 1000, CMR_DEFAULT_STREAM));
   /* Freed once: the record is gone for both. */
   ck_assert_status(cmr_deallocate(a, ptr, 1000, CMR_DEFAULT_STREAM), CMR_ERROR_UNKNOWN_POINTER);
-  ck_assert_ok(cmr_sam_headroom_resource_destroy(one));
-  ck_assert_ok(cmr_sam_headroom_resource_destroy(alike));
-  ck_assert_ok(cmr_sam_headroom_resource_destroy(other));
+  cmr_test_destroy(one, alike, other);
 }
 END_TEST
 
-static Suite *sam_headroom_suite(void) {
-  Suite *suite = suite_create("sam_headroom");
+static void sam_headroom_cases(Suite *suite) {
   cmr_test_case(suite, "memory", NULL, NULL, test_memory_is_written_and_read_whole,
                 test_resources_made_alike_free_each_others_blocks);
-  return suite;
 }
 
-int main(void) {
-  if (CMR_WITH_CUDA) cmr_test_require_device();
-  return cmr_test_run(sam_headroom_suite());
-}
+int main(void) { return cmr_test_main_suite("sam_headroom", CMR_TEST_NEEDS_DEVICE, sam_headroom_cases); }

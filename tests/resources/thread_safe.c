@@ -116,17 +116,14 @@ START_TEST(test_second_call_waits_for_the_first) {
     ck_assert_ok(cmr_deallocate(ref, first.ptr, 1000, CMR_DEFAULT_STREAM));
     ck_assert_ok(cmr_deallocate(ref, second.ptr, 1000, CMR_DEFAULT_STREAM));
   }
-  ck_assert_ok(cmr_thread_safe_resource_destroy(handle));
-  ck_assert_ok(cmr_callback_resource_destroy(upstream));
+  cmr_test_destroy(handle, upstream);
 }
 END_TEST
 
-static Suite *thread_safe_suite(void) {
-  Suite *suite = suite_create("thread_safe");
+static void thread_safe_cases(Suite *suite) {
   TCase *tcase = tcase_create("serialized");
   tcase_add_loop_test(tcase, test_second_call_waits_for_the_first, 0, 2);
   suite_add_tcase(suite, tcase);
-  return suite;
 }
 
-int main(void) { return cmr_test_run(thread_safe_suite()); }
+int main(void) { return cmr_test_main_suite("thread_safe", CMR_TEST_ANY_MACHINE, thread_safe_cases); }
