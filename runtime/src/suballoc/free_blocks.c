@@ -330,9 +330,14 @@ static void cmr_move(cmr_free_blocks *set, cmr_block *block, char *address, size
   if (set->keeps_address_order) cmr_treap_resized(set->by_address, block);
 }
 
-/* A record merged away, kept for a take to reuse (up to cmr_spare_records). */
+/* A record merged away, kept for a take to reuse: up to cmr_spare_records,
+ * or twice the blocks the set holds, whichever is more. A set that splits
+ * about as often as it merges (many blocks allocated, then freed) then
+ * reuses its records instead of asking malloc for one at every split, and
+ * what it keeps stays in proportion to its index at its largest (all of it
+ * is freed when the set empties). */
 static void cmr_retire(cmr_free_blocks *set, cmr_block *block) {
-  if (set->spare_count == cmr_spare_records) {
+  if (set->spare_count >= cmr_spare_records && set->spare_count >= 2 * set->count) {
     cmr_block_delete(block);
     return;
   }
@@ -714,11 +719,17 @@ bool cmr_free_blocks_valid(const cmr_free_blocks *set, size_t touched_size, bool
     return false;
   }
   if (!set->keeps_address_order && set->by_address != NULL) return cmr_broken(why, "an unordered set has a treap");
-  size_t spares = 0;
-  for (const cmr_block *spare = set->spares; spare != NULL && spares <= cmr_spare_records; spare = spare->in_class[1]) {
-    spares++;
+  /* The spares are counted on a whole check of a few of them only: there
+   * may be thousands, and the checks run after every change. */
+  size_t spares = set->spare_count;
+  if (whole && set->spare_count <= cmr_free_blocks_whole_check) {
+    spares = 0;
+    for (const cmr_block *spare = set->spares; spare != NULL && spares <= set->spare_count;
+         spare = spare->in_class[1]) {
+      spares++;
+    }
   }
-  if (spares != set->spare_count || spares > cmr_spare_records) {
+  if (spares != set->spare_count || (set->spares == NULL) != (spares == 0)) {
     return cmr_broken(why, "the spare records disagree with their count");
   }
   if (set->count == 0 && (spares != 0 || set->buckets != NULL)) return cmr_broken(why, "an empty set holds memory");
