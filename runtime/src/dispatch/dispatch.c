@@ -259,10 +259,13 @@ static CMR_HOT_INLINE cmr_status cmr_allocate_call_checked(const char *what, cmr
 
 /* Every check, in order, then the call: the path of a synchronous call and
  * of any call the fast path did not take, which finds what is wrong and
- * says so. */
-static __attribute__((noinline)) cmr_status cmr_allocate_checked(const char *what, cmr_call_kind kind,
-                                                                 cmr_resource_ref ref, size_t bytes, size_t alignment,
-                                                                 cmr_stream stream, void **out) {
+ * says so. The ref comes as its two words: passed whole, GCC spills the
+ * fast path's ref to the stack and reads it back through a vector
+ * register. */
+static __attribute__((noinline)) cmr_status cmr_allocate_checked(const char *what, cmr_call_kind kind, void *ref_self,
+                                                                 const cmr_resource_ops *ops, size_t bytes,
+                                                                 size_t alignment, cmr_stream stream, void **out) {
+  cmr_resource_ref ref = {ref_self, ops};
   if (out == NULL) {
     return cmr_error(CMR_ERROR_NULL_POINTER, "%s: out is NULL", what);
   }
@@ -286,7 +289,7 @@ static CMR_HOT_INLINE cmr_status cmr_allocate_as(const char *what, cmr_resource_
   void *self;
   size_t effective;
   if (__builtin_expect(out == NULL || !cmr_plain_call(ref, bytes, alignment, &effective, &self), 0)) {
-    return cmr_allocate_checked(what, CMR_CALL_ORDERED, ref, bytes, alignment, stream, out);
+    return cmr_allocate_checked(what, CMR_CALL_ORDERED, ref.self, ref.ops, bytes, alignment, stream, out);
   }
   return cmr_allocate_call_checked(what, CMR_CALL_ORDERED, ref, self, bytes, effective, stream, out);
 }
@@ -338,9 +341,11 @@ static CMR_HOT_INLINE cmr_status cmr_deallocate_call_checked(const char *what, c
   return cmr_deallocate_answered(what, &call, status);
 }
 
-static __attribute__((noinline)) cmr_status cmr_deallocate_checked(const char *what, cmr_call_kind kind,
-                                                                   cmr_resource_ref ref, void *ptr, size_t bytes,
+/* The same for a deallocate (the ref as two words, as there). */
+static __attribute__((noinline)) cmr_status cmr_deallocate_checked(const char *what, cmr_call_kind kind, void *ref_self,
+                                                                   const cmr_resource_ops *ops, void *ptr, size_t bytes,
                                                                    size_t alignment, cmr_stream stream) {
+  cmr_resource_ref ref = {ref_self, ops};
   void *self = NULL;
   cmr_status status = cmr_check_call(ref, bytes, &alignment, what, &self);
   if (status != CMR_SUCCESS || ptr == NULL) {
@@ -357,7 +362,7 @@ static CMR_HOT_INLINE cmr_status cmr_deallocate_as(const char *what, cmr_resourc
   void *self;
   size_t effective;
   if (__builtin_expect(ptr == NULL || !cmr_plain_call(ref, bytes, alignment, &effective, &self), 0)) {
-    return cmr_deallocate_checked(what, CMR_CALL_ORDERED, ref, ptr, bytes, alignment, stream);
+    return cmr_deallocate_checked(what, CMR_CALL_ORDERED, ref.self, ref.ops, ptr, bytes, alignment, stream);
   }
   return cmr_deallocate_call_checked(what, CMR_CALL_ORDERED, ref, self, ptr, bytes, effective, stream);
 }
@@ -390,11 +395,13 @@ cmr_status cmr_held_deallocate(cmr_resource_ref ref, void *self, void *ptr, size
 }
 
 cmr_status cmr_allocate_sync(cmr_resource_ref ref, size_t bytes, size_t alignment, void **out) {
-  return cmr_allocate_checked("cmr_allocate_sync", CMR_CALL_SYNC, ref, bytes, alignment, CMR_DEFAULT_STREAM, out);
+  return cmr_allocate_checked("cmr_allocate_sync", CMR_CALL_SYNC, ref.self, ref.ops, bytes, alignment,
+                              CMR_DEFAULT_STREAM, out);
 }
 
 cmr_status cmr_deallocate_sync(cmr_resource_ref ref, void *ptr, size_t bytes, size_t alignment) {
-  return cmr_deallocate_checked("cmr_deallocate_sync", CMR_CALL_SYNC, ref, ptr, bytes, alignment, CMR_DEFAULT_STREAM);
+  return cmr_deallocate_checked("cmr_deallocate_sync", CMR_CALL_SYNC, ref.self, ref.ops, ptr, bytes, alignment,
+                                CMR_DEFAULT_STREAM);
 }
 
 /* ---- queries and lifetime ------------------------------------------------------------ */

@@ -494,16 +494,21 @@ static __attribute__((noinline)) cmr_status cmr_allocate_beyond_recent(const cmr
   return path->beyond(path->resource, block, size, alignment, bytes, stream, out);
 }
 
-/* With `own` locked, for a stream not capturing now: a recent block of the
- * very size handed out and remembered in a free slot, else the rest out of
- * line. */
+/* With `own` locked, for a stream not capturing now: the latest recent
+ * block, when it has the very size and alignment, handed out and
+ * remembered in a free slot; else the rest out of line (which looks at
+ * every recent block). */
 static CMR_PAIR_PATH cmr_status cmr_allocate_from(const cmr_allocation_path *path, cmr_stream_list *own, size_t size,
                                                   size_t alignment, size_t bytes, cmr_stream stream, void **out) {
-  cmr_block *block;
-  if (__builtin_expect(own->capturing || own->handed_count == cmr_handed_slots, 0) ||
-      (block = cmr_recent_take(own, size, alignment)) == NULL) {
+  unsigned recent = own->recent_count;
+  cmr_block *block = recent != 0 ? own->recent[recent - 1] : NULL;
+  if (__builtin_expect(block == NULL || block->size != size || ((uintptr_t)block->address & (alignment - 1)) != 0 ||
+                           own->capturing || own->handed_count == cmr_handed_slots,
+                       0)) {
     return cmr_allocate_beyond_recent(path, own, size, alignment, bytes, stream, out);
   }
+  own->recent_count = recent - 1;
+  own->recent_bytes -= size;
   block->requested = bytes;
   own->handed[own->handed_count++] = block;
   own->hot = true;
@@ -611,9 +616,8 @@ static CMR_PAIR_PATH void cmr_give_back_locked(const cmr_stream_lists *lists, cm
  * `capturing` or not, of `block` (taken out of `own`'s remembered
  * hand-outs; NULL when they do not have it): everything the warm path
  * does not do. */
-static __attribute__((noinline)) cmr_status cmr_take_back_block(cmr_stream_lists *lists, cmr_stream_list *own,
-                                                                cmr_stream stream, void *ptr, size_t bytes,
-                                                                bool capturing, cmr_block *block) {
+static inline cmr_status cmr_take_back_rest(cmr_stream_lists *lists, cmr_stream_list *own, cmr_stream stream, void *ptr,
+                                            size_t bytes, bool capturing, cmr_block *block) {
   uint64_t key = own->key;
   cmr_status status = CMR_SUCCESS;
   if (__builtin_expect(own->capturing, 0) && !capturing) cmr_capture_over(lists, own, stream);
@@ -649,10 +653,19 @@ static __attribute__((noinline)) cmr_status cmr_take_back_block(cmr_stream_lists
   return CMR_SUCCESS;
 }
 
+/* The same on a stream not capturing (six arguments: the warm path's
+ * call to it passes none on the stack). */
+static __attribute__((noinline)) cmr_status cmr_take_back_block(cmr_stream_lists *lists, cmr_stream_list *own,
+                                                                cmr_stream stream, void *ptr, size_t bytes,
+                                                                cmr_block *block) {
+  return cmr_take_back_rest(lists, own, stream, ptr, bytes, false, block);
+}
+
 /* The same from `own`'s remembered hand-outs on. */
-static cmr_status cmr_take_back_into(cmr_stream_lists *lists, cmr_stream_list *own, cmr_stream stream, void *ptr,
-                                     size_t bytes, bool capturing) {
-  return cmr_take_back_block(lists, own, stream, ptr, bytes, capturing, cmr_handed_find(own, ptr));
+static __attribute__((noinline)) cmr_status cmr_take_back_into(cmr_stream_lists *lists, cmr_stream_list *own,
+                                                               cmr_stream stream, void *ptr, size_t bytes,
+                                                               bool capturing) {
+  return cmr_take_back_rest(lists, own, stream, ptr, bytes, capturing, cmr_handed_find(own, ptr));
 }
 
 /* Every take-back the warm path leaves, from the start. */
@@ -682,9 +695,9 @@ static __attribute__((noinline)) cmr_status cmr_take_back_registered(cmr_stream_
 }
 
 /* The position of `ptr` among `list`'s remembered hand-outs, or
- * cmr_handed_slots. */
+ * cmr_handed_slots: the latest first (what is freed soonest). */
 static CMR_PAIR_PATH unsigned cmr_handed_position(const cmr_stream_list *list, const void *ptr) {
-  for (unsigned i = 0; i < list->handed_count; ++i) {
+  for (unsigned i = list->handed_count; i-- > 0;) {
     if (list->handed[i]->address == ptr) return i;
   }
   return cmr_handed_slots;
@@ -703,13 +716,13 @@ static CMR_PAIR_PATH cmr_status cmr_take_back_keyed_warm(cmr_stream_lists *lists
   if (__builtin_expect(own->key != key, 0)) return cmr_take_back_registered(lists, own, key, stream, ptr, bytes);
   unsigned position = cmr_handed_position(own, ptr);
   if (__builtin_expect(position == cmr_handed_slots, 0)) {
-    return cmr_take_back_block(lists, own, stream, ptr, bytes, false, NULL);
+    return cmr_take_back_block(lists, own, stream, ptr, bytes, NULL);
   }
   cmr_block *block = own->handed[position];
   own->handed[position] = own->handed[--own->handed_count];
   if (__builtin_expect(
           own->capturing || own->shared || own->recent_count == cmr_recent_slots || block->requested != bytes, 0)) {
-    return cmr_take_back_block(lists, own, stream, ptr, bytes, false, block);
+    return cmr_take_back_block(lists, own, stream, ptr, bytes, block);
   }
   own->recent[own->recent_count++] = block;
   own->recent_bytes += block->size;
