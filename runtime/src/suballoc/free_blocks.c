@@ -14,6 +14,11 @@
 #include "free_blocks.h"
 #include "invariants.h"
 
+/* The steps every insert, merge and take goes through, inlined into them:
+ * out of line, each was a call that saved registers around a few loads and
+ * stores. */
+#define CMR_INDEX_STEP static inline __attribute__((always_inline))
+
 /* ---- records ---------------------------------------------------------------------- */
 
 cmr_status cmr_block_new(char *address, size_t size, size_t span, cmr_block **out) {
@@ -60,7 +65,7 @@ static bool cmr_class_used(const cmr_free_blocks *set, unsigned class) {
 
 /* Pushes `block` on its class's list (whose head is valid only while the
  * class's bit is set: an empty set needs no clearing of the heads). */
-static void cmr_class_link(cmr_free_blocks *set, cmr_block *block) {
+CMR_INDEX_STEP void cmr_class_link(cmr_free_blocks *set, cmr_block *block) {
   unsigned class = cmr_free_blocks_class(block->size);
   block->size_class = (uint16_t) class;
   cmr_block **head = cmr_class_head(set, class);
@@ -73,7 +78,7 @@ static void cmr_class_link(cmr_free_blocks *set, cmr_block *block) {
   set->levels |= UINT64_C(1) << (class / cmr_class_steps);
 }
 
-static void cmr_class_unlink(cmr_free_blocks *set, cmr_block *block) {
+CMR_INDEX_STEP void cmr_class_unlink(cmr_free_blocks *set, cmr_block *block) {
   unsigned class = block->size_class;
   cmr_block *previous = block->in_class[0], *next = block->in_class[1];
   if (previous != NULL) {
@@ -91,7 +96,7 @@ static void cmr_class_unlink(cmr_free_blocks *set, cmr_block *block) {
 
 /* The first non-empty class at or above `class` (< cmr_class_count), or
  * cmr_class_count: two bitmap scans. */
-static unsigned cmr_next_used(const cmr_free_blocks *set, unsigned class) {
+CMR_INDEX_STEP unsigned cmr_next_used(const cmr_free_blocks *set, unsigned class) {
   if (class >= cmr_class_count) return cmr_class_count;
   unsigned level = class / cmr_class_steps;
   unsigned steps = set->steps[level] & (0xFFFFu << (class % cmr_class_steps));
@@ -141,7 +146,7 @@ static void cmr_boundaries_link(cmr_free_blocks *set, cmr_block *block) {
   cmr_bucket_push(buckets, set->bucket_bits, block, 1);
 }
 
-static void cmr_bucket_unlink(cmr_free_blocks *set, cmr_block *block, int side) {
+CMR_INDEX_STEP void cmr_bucket_unlink(cmr_free_blocks *set, cmr_block *block, int side) {
   cmr_block **link = &cmr_buckets(set)[cmr_bucket(set->bucket_bits, side, cmr_boundary(block, side))];
   while (*link != block) link = &(*link)->in_bucket[side];
   *link = block->in_bucket[side];
@@ -153,7 +158,7 @@ static void cmr_boundaries_unlink(cmr_free_blocks *set, cmr_block *block) {
 }
 
 /* The block whose start (side 0) or end (side 1) is `boundary`, or NULL. */
-static cmr_block *cmr_at_boundary(const cmr_free_blocks *set, int side, const char *boundary) {
+CMR_INDEX_STEP cmr_block *cmr_at_boundary(const cmr_free_blocks *set, int side, const char *boundary) {
   cmr_block *block = cmr_buckets(set)[cmr_bucket(set->bucket_bits, side, boundary)];
   while (block != NULL && cmr_boundary(block, side) != boundary) block = block->in_bucket[side];
   return block;
@@ -290,7 +295,7 @@ static void cmr_check(const cmr_free_blocks *set, size_t touched_size) {
 }
 
 /* Puts a block into every index as it is, merging nothing. */
-static void cmr_link(cmr_free_blocks *set, cmr_block *block) {
+CMR_INDEX_STEP void cmr_link(cmr_free_blocks *set, cmr_block *block) {
   cmr_class_link(set, block);
   cmr_boundaries_link(set, block);
   if (set->keeps_address_order) {
@@ -302,7 +307,7 @@ static void cmr_link(cmr_free_blocks *set, cmr_block *block) {
   if (set->count > ((size_t)1 << set->bucket_bits) && set->bucket_bits < 48) cmr_boundaries_grow(set);
 }
 
-static void cmr_unlink(cmr_free_blocks *set, cmr_block *block) {
+CMR_INDEX_STEP void cmr_unlink(cmr_free_blocks *set, cmr_block *block) {
   cmr_class_unlink(set, block);
   cmr_boundaries_unlink(set, block);
   if (set->keeps_address_order) set->by_address = cmr_treap_remove(set->by_address, block);
@@ -314,7 +319,7 @@ static void cmr_unlink(cmr_free_blocks *set, cmr_block *block) {
  * only the indexes that change: its class, if it changes; the hash of each
  * end that moves; in a set kept by address, `largest` along its root path
  * (its place in the order stays, and so does its priority). */
-static void cmr_move(cmr_free_blocks *set, cmr_block *block, char *address, size_t size) {
+CMR_INDEX_STEP void cmr_move(cmr_free_blocks *set, cmr_block *block, char *address, size_t size) {
   bool same_class = cmr_free_blocks_class(size) == block->size_class;
   bool same_start = address == block->address;
   bool same_end = address + size == block->address + block->size;
@@ -336,7 +341,7 @@ static void cmr_move(cmr_free_blocks *set, cmr_block *block, char *address, size
  * reuses its records instead of asking malloc for one at every split, and
  * what it keeps stays in proportion to its index at its largest (all of it
  * is freed when the set empties). */
-static void cmr_retire(cmr_free_blocks *set, cmr_block *block) {
+CMR_INDEX_STEP void cmr_retire(cmr_free_blocks *set, cmr_block *block) {
   if (set->spare_count >= cmr_spare_records && set->spare_count >= 2 * set->count) {
     cmr_block_delete(block);
     return;
@@ -347,7 +352,7 @@ static void cmr_retire(cmr_free_blocks *set, cmr_block *block) {
 }
 
 /* The record of a new free piece (span 0): a spare, else a new one. */
-static cmr_status cmr_piece(cmr_free_blocks *set, char *address, size_t size, cmr_block **out) {
+CMR_INDEX_STEP cmr_status cmr_piece(cmr_free_blocks *set, char *address, size_t size, cmr_block **out) {
   cmr_block *block = set->spares;
   if (block == NULL) return cmr_block_new(address, size, 0, out);
   set->spares = block->in_class[1];
