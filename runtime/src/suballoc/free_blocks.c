@@ -280,12 +280,41 @@ static cmr_block *cmr_treap_remove(cmr_block *tree, cmr_block *block) {
   return tree;
 }
 
-/* Refreshes `largest` on the path from the root down to `block`, whose size
+/* Refreshes `largest` on the path from `tree` down to `block`, whose size
  * changed in place (its address too, past no other node's: the path to it
- * is the same). */
-static void cmr_treap_resized(cmr_block *tree, const cmr_block *block) {
-  if (tree != block) cmr_treap_resized(tree->by_address[tree->address < block->address], block);
+ * is the same), bottom up. */
+static void cmr_treap_resized_below(cmr_block *tree, const cmr_block *block) {
+  if (tree != block) cmr_treap_resized_below(tree->by_address[tree->address < block->address], block);
   cmr_refresh(tree);
+}
+
+/* The same from the root, `block` having had `was` bytes. A block that grew
+ * raises `largest` on the way down; one that shrank has it recomputed on
+ * the way back up, only as far as it changes: the path is kept in the
+ * frame (a treap's depth is a few times log n), its part past the first
+ * cmr_treap_path_kept nodes refreshed by recursion. */
+enum { cmr_treap_path_kept = 96 };
+static void cmr_treap_resized(cmr_block *tree, cmr_block *block, size_t was) {
+  if (block->size >= was) {
+    for (cmr_block *node = tree;; node = node->by_address[node->address < block->address]) {
+      if (node->largest < block->size) node->largest = block->size;
+      if (node == block) return;
+    }
+  }
+  cmr_block *path[cmr_treap_path_kept];
+  size_t depth = 0;
+  cmr_block *node = tree;
+  while (node != block && depth < cmr_treap_path_kept) {
+    path[depth++] = node;
+    node = node->by_address[node->address < block->address];
+  }
+  cmr_treap_resized_below(node, block);
+  while (depth > 0) {
+    cmr_block *above = path[--depth];
+    size_t before = above->largest;
+    cmr_refresh(above);
+    if (above->largest == before) return; /* and so is every node above it */
+  }
 }
 
 /* ---- the set's own bookkeeping ------------------------------------------------------ */
@@ -326,13 +355,14 @@ CMR_INDEX_STEP void cmr_move(cmr_free_blocks *set, cmr_block *block, char *addre
   if (!same_class) cmr_class_unlink(set, block);
   if (!same_start) cmr_bucket_unlink(set, block, 0);
   if (!same_end) cmr_bucket_unlink(set, block, 1);
-  set->bytes = set->bytes - block->size + size;
+  size_t was = block->size;
+  set->bytes = set->bytes - was + size;
   block->address = address;
   block->size = size;
   if (!same_class) cmr_class_link(set, block);
   if (!same_start) cmr_bucket_push(cmr_buckets(set), set->bucket_bits, block, 0);
   if (!same_end) cmr_bucket_push(cmr_buckets(set), set->bucket_bits, block, 1);
-  if (set->keeps_address_order) cmr_treap_resized(set->by_address, block);
+  if (set->keeps_address_order) cmr_treap_resized(set->by_address, block, was);
 }
 
 /* A record merged away, kept for a take to reuse: up to cmr_spare_records,
