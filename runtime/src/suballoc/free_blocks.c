@@ -258,25 +258,55 @@ static cmr_block *cmr_join(cmr_block *left, cmr_block *right) {
 }
 
 /* Goes down to where `block` outranks the node (or to a leaf) and splits the
- * rest below it, so the path is walked once. */
+ * rest below it, so the path is walked once; the nodes above gain `block`,
+ * so their largest is raised on the way down. */
 static cmr_block *cmr_treap_insert(cmr_block *tree, cmr_block *block) {
-  if (tree == NULL || block->priority > tree->priority) {
-    cmr_split(tree, block, &block->by_address[0], &block->by_address[1]);
-    cmr_refresh(block);
-    return block;
+  cmr_block **link = &tree;
+  while (*link != NULL && block->priority <= (*link)->priority) {
+    cmr_block *node = *link;
+    if (node->largest < block->size) node->largest = block->size;
+    link = &node->by_address[node->address < block->address];
   }
+  cmr_split(*link, block, &block->by_address[0], &block->by_address[1]);
+  cmr_refresh(block);
+  *link = block;
+  return tree;
+}
+
+/* Refreshes `largest` of the nodes of `path` (root first, `depth` of them)
+ * from the last up, only as far as it changes: a node whose largest stays
+ * leaves every node above it as it was. */
+static void cmr_treap_refresh_up(cmr_block *const *path, size_t depth) {
+  while (depth > 0) {
+    cmr_block *above = path[--depth];
+    size_t before = above->largest;
+    cmr_refresh(above);
+    if (above->largest == before) return;
+  }
+}
+
+/* Removes `block`, which must be in `tree`, recursively below the first
+ * cmr_treap_path_kept levels (a treap's depth is a few times log n). */
+enum { cmr_treap_path_kept = 96 };
+static cmr_block *cmr_treap_remove_below(cmr_block *tree, cmr_block *block) {
+  if (tree == block) return cmr_join(block->by_address[0], block->by_address[1]);
   int side = tree->address < block->address;
-  tree->by_address[side] = cmr_treap_insert(tree->by_address[side], block);
+  tree->by_address[side] = cmr_treap_remove_below(tree->by_address[side], block);
   cmr_refresh(tree);
   return tree;
 }
 
-/* Removes `block`, which must be in `tree`. */
+/* The same from the root, over the path kept in the frame. */
 static cmr_block *cmr_treap_remove(cmr_block *tree, cmr_block *block) {
-  if (tree == block) return cmr_join(block->by_address[0], block->by_address[1]);
-  int side = tree->address < block->address;
-  tree->by_address[side] = cmr_treap_remove(tree->by_address[side], block);
-  cmr_refresh(tree);
+  cmr_block *path[cmr_treap_path_kept];
+  size_t depth = 0;
+  cmr_block **link = &tree;
+  while (*link != block && depth < cmr_treap_path_kept) {
+    path[depth++] = *link;
+    link = &(*link)->by_address[(*link)->address < block->address];
+  }
+  *link = cmr_treap_remove_below(*link, block);
+  cmr_treap_refresh_up(path, depth);
   return tree;
 }
 
@@ -290,10 +320,8 @@ static void cmr_treap_resized_below(cmr_block *tree, const cmr_block *block) {
 
 /* The same from the root, `block` having had `was` bytes. A block that grew
  * raises `largest` on the way down; one that shrank has it recomputed on
- * the way back up, only as far as it changes: the path is kept in the
- * frame (a treap's depth is a few times log n), its part past the first
- * cmr_treap_path_kept nodes refreshed by recursion. */
-enum { cmr_treap_path_kept = 96 };
+ * the way back up, as far as it changes, over the path kept in the frame
+ * (past cmr_treap_path_kept nodes, by the recursion). */
 static void cmr_treap_resized(cmr_block *tree, cmr_block *block, size_t was) {
   if (block->size >= was) {
     for (cmr_block *node = tree;; node = node->by_address[node->address < block->address]) {
@@ -309,12 +337,7 @@ static void cmr_treap_resized(cmr_block *tree, cmr_block *block, size_t was) {
     node = node->by_address[node->address < block->address];
   }
   cmr_treap_resized_below(node, block);
-  while (depth > 0) {
-    cmr_block *above = path[--depth];
-    size_t before = above->largest;
-    cmr_refresh(above);
-    if (above->largest == before) return; /* and so is every node above it */
-  }
+  cmr_treap_refresh_up(path, depth);
 }
 
 /* ---- the set's own bookkeeping ------------------------------------------------------ */
