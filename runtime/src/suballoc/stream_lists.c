@@ -479,8 +479,8 @@ static __attribute__((noinline)) cmr_status cmr_allocate_taking(const cmr_alloca
   return path->beyond(path->resource, block, size, alignment, bytes, stream, out);
 }
 
-/* The same once `own` (locked) had no recent block of the very size for a
- * stream not capturing now. */
+/* The same once the warm path had nothing to hand out at once from `own`
+ * (locked), for a stream not capturing now. */
 static __attribute__((noinline)) cmr_status cmr_allocate_beyond_recent(const cmr_allocation_path *path,
                                                                        cmr_stream_list *own, size_t size,
                                                                        size_t alignment, size_t bytes,
