@@ -50,6 +50,7 @@ struct cmr_arena_impl {
   _Atomic size_t superblocks; /* held by the streams' and threads' arenas */
   cmr_stream_lists *lists;
   cmr_block_map *handed_out;
+  cmr_allocation_path path;  /* over lists (its own arena only), on to cmr_allocate_beyond_recent */
   FILE *dump_file;           /* stderr for an empty dump_path */
   pthread_mutex_t dump_lock; /* so that two dumps never interleave */
 };
@@ -63,6 +64,8 @@ static size_t cmr_superblock_size(size_t size, size_t alignment) {
 }
 
 static void cmr_return_superblock_locked(cmr_block *superblock, void *arg);
+static cmr_status cmr_allocate_beyond_recent(void *resource, cmr_block *block, size_t size, size_t alignment,
+                                             size_t bytes, cmr_stream stream, void **out);
 
 /* ---- the dump --------------------------------------------------------------------- */
 
@@ -185,6 +188,7 @@ cmr_status cmr_arena_impl_init(cmr_arena_impl *impl) {
   }
   /* An exited thread's or a destroyed stream's superblocks come back here. */
   if (status == CMR_SUCCESS) {
+    impl->path = (cmr_allocation_path){impl->lists, CMR_TAKE_OWN, cmr_allocate_beyond_recent, impl};
     cmr_stream_lists_release_dead_units(impl->lists, &impl->global_lock, cmr_return_superblock_locked, impl);
     status = cmr_stream_lists_set_capture(
         impl->lists, impl->params.capture == CMR_ARENA_CAPTURE_REFUSE ? CMR_CAPTURE_REFUSE : CMR_CAPTURE_SERVE,
@@ -329,12 +333,12 @@ static cmr_status cmr_out_of_memory(cmr_arena_impl *impl, size_t bytes, size_t a
 
 /* ---- the resource --------------------------------------------------------------------------- */
 
-/* The caller's arena had no block of the very size: `block` is its fit
- * (to hand out), or NULL, and then a new superblock, another stream's
- * arena, a defragmentation. Out of line: the common path stays light. */
-static __attribute__((noinline)) cmr_status cmr_allocate_beyond_recent(cmr_arena_impl *impl, size_t bytes, size_t size,
-                                                                       size_t alignment, cmr_stream stream,
-                                                                       cmr_block *block, void **out) {
+/* The caller's arena had no block to hand out (the allocation path's
+ * rest): `block` is a fit (to hand out), or NULL, and then a new superblock,
+ * another stream's arena, a defragmentation. */
+static cmr_status cmr_allocate_beyond_recent(void *resource, cmr_block *block, size_t size, size_t alignment,
+                                             size_t bytes, cmr_stream stream, void **out) {
+  cmr_arena_impl *impl = resource;
   size_t superblock = cmr_superblock_size(size, alignment);
   /* A request bigger than the whole arena fails without defragmenting. */
   if (block == NULL && superblock <= impl->params.arena_size) {
@@ -354,12 +358,7 @@ static __attribute__((noinline)) cmr_status cmr_allocate_beyond_recent(cmr_arena
  * meets only the stream's (or thread's) arena's lock. */
 cmr_status cmr_arena_impl_allocate(cmr_arena_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
                                    void **out) {
-  size_t size = cmr_round_up_256(bytes);
-  cmr_block *block = NULL;
-  cmr_status status =
-      cmr_stream_lists_take(impl->lists, stream, size, alignment, CMR_TAKE_OWN | CMR_TAKE_HAND_OUT, bytes, out, &block);
-  if (status != CMR_SUCCESS || *out != NULL) return status;
-  return cmr_allocate_beyond_recent(impl, bytes, size, alignment, stream, block, out);
+  return cmr_stream_lists_allocate(&impl->path, cmr_round_up_256(bytes), alignment, bytes, stream, out);
 }
 
 cmr_status cmr_arena_impl_deallocate(cmr_arena_impl *impl, void *ptr, size_t bytes, size_t alignment,

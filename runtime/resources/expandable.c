@@ -22,6 +22,7 @@ struct cmr_expandable_impl {
   cmr_upstream_lock growth;
   cmr_stream_lists *free_lists;
   cmr_block_map *handed_out;
+  cmr_allocation_path path; /* over free_lists, on to cmr_expandable_beyond */
 };
 CMR_IMPL_LAYOUT(expandable);
 
@@ -161,6 +162,19 @@ static cmr_status cmr_expandable_grow(void *resource, size_t size, size_t alignm
 
 /* ---- life ------------------------------------------------------------------------------ */
 
+/* An allocation the lists' take did not serve: more memory committed if no
+ * list had a block, and when nothing more can be, one more look over all
+ * free memory, gathered. */
+static cmr_status cmr_expandable_beyond(void *resource, cmr_block *fit, size_t size, size_t alignment, size_t bytes,
+                                        cmr_stream stream, void **out) {
+  cmr_expandable_impl *impl = resource;
+  cmr_status status = cmr_suballocator_find(impl->free_lists, impl->handed_out, &impl->growth, size, alignment, bytes,
+                                            stream, cmr_expandable_grow, impl, fit, out);
+  if (status != CMR_ERROR_OUT_OF_MEMORY) return status;
+  return cmr_suballocator_reclaim(impl->free_lists, impl->handed_out, "expandable", size, bytes, alignment, stream,
+                                  out);
+}
+
 cmr_status cmr_expandable_impl_init(cmr_expandable_impl *impl) {
   const cmr_expandable_params *params = &impl->params;
   cmr_status status = cmr_upstream_lock_init(&impl->growth, "expandable: allocate (committing memory)");
@@ -173,7 +187,10 @@ cmr_status cmr_expandable_impl_init(cmr_expandable_impl *impl) {
   }
   status = cmr_suballocator_lists_create("expandable", CMR_FIT_BEST, CMR_KEY_PER_STREAM, &impl->handed_out,
                                          &impl->free_lists);
-  if (status == CMR_SUCCESS) cmr_stream_lists_set_max_split(impl->free_lists, params->max_split_size);
+  if (status == CMR_SUCCESS) {
+    impl->path = (cmr_allocation_path){impl->free_lists, CMR_TAKE_ANY, cmr_expandable_beyond, impl};
+    cmr_stream_lists_set_max_split(impl->free_lists, params->max_split_size);
+  }
   if (status != CMR_SUCCESS) cmr_expandable_impl_fini(impl);
   return status;
 }
@@ -194,13 +211,7 @@ unsigned cmr_expandable_impl_properties(const cmr_expandable_impl *impl) {
 
 cmr_status cmr_expandable_impl_allocate(cmr_expandable_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
                                         void **out) {
-  size_t size = cmr_round_up_256(bytes);
-  cmr_status status = cmr_suballocator_allocate(impl->free_lists, impl->handed_out, &impl->growth, size, alignment,
-                                                bytes, stream, cmr_expandable_grow, impl, out);
-  /* Nothing more can be committed: one more look over all free memory, gathered. */
-  if (status != CMR_ERROR_OUT_OF_MEMORY) return status;
-  return cmr_suballocator_reclaim(impl->free_lists, impl->handed_out, "expandable", size, bytes, alignment, stream,
-                                  out);
+  return cmr_stream_lists_allocate(&impl->path, cmr_round_up_256(bytes), alignment, bytes, stream, out);
 }
 
 /* A free past release_threshold: the block's whole granules are

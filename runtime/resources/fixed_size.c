@@ -25,6 +25,7 @@ struct cmr_fixed_size_impl {
   cmr_chunks chunks;
   cmr_stream_lists *free_blocks;
   cmr_block_map *handed_out;
+  cmr_allocation_path path; /* over free_blocks, on to cmr_fixed_size_beyond */
   /* Held while growing, so threads that all find the lists empty at once
    * add one chunk, not one each. */
   cmr_upstream_lock growth;
@@ -109,6 +110,14 @@ void cmr_fixed_size_impl_fini(cmr_fixed_size_impl *impl) {
   cmr_upstream_lock_destroy(&impl->growth);
 }
 
+/* An allocation the lists' take did not serve: a new chunk if no list had a block. */
+static cmr_status cmr_fixed_size_beyond(void *resource, cmr_block *fit, size_t size, size_t alignment, size_t bytes,
+                                        cmr_stream stream, void **out) {
+  cmr_fixed_size_impl *impl = resource;
+  return cmr_suballocator_find(impl->free_blocks, impl->handed_out, &impl->growth, size, alignment, bytes, stream,
+                               cmr_fixed_size_grow, impl, fit, out);
+}
+
 cmr_status cmr_fixed_size_impl_init(cmr_fixed_size_impl *impl) {
   const cmr_fixed_size_params *params = &impl->params;
   size_t rounded = 0;
@@ -127,6 +136,7 @@ cmr_status cmr_fixed_size_impl_init(cmr_fixed_size_impl *impl) {
   status = cmr_suballocator_lists_create("fixed_size", CMR_FIT_BEST, CMR_KEY_PER_STREAM, &impl->handed_out,
                                          &impl->free_blocks);
   if (status == CMR_SUCCESS) {
+    impl->path = (cmr_allocation_path){impl->free_blocks, CMR_TAKE_ANY, cmr_fixed_size_beyond, impl};
     status = cmr_stream_lists_set_capture(
         impl->free_blocks, params->capture == CMR_FIXED_SIZE_CAPTURE_REFUSE ? CMR_CAPTURE_REFUSE : CMR_CAPTURE_SERVE,
         params->upstream);
@@ -143,8 +153,7 @@ cmr_status cmr_fixed_size_impl_allocate(cmr_fixed_size_impl *impl, size_t bytes,
     return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "fixed_size: %zu bytes do not fit in a block of %zu bytes", bytes,
                      impl->block_size);
   }
-  return cmr_suballocator_allocate(impl->free_blocks, impl->handed_out, &impl->growth, impl->block_size, alignment,
-                                   bytes, stream, cmr_fixed_size_grow, impl, out);
+  return cmr_stream_lists_allocate(&impl->path, impl->block_size, alignment, bytes, stream, out);
 }
 
 /* ---- release_threshold: whole free chunks back to the upstream ---------------------------- */

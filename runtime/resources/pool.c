@@ -24,6 +24,7 @@ struct cmr_pool_impl {
   cmr_upstream_lock growth;
   cmr_stream_lists *free_lists;
   cmr_block_map *handed_out;
+  cmr_allocation_path path; /* over free_lists, on to cmr_pool_beyond */
   /* set_release_threshold's and set_max_split_size's (SIZE_MAX until set). */
   _Atomic size_t release_threshold;
   _Atomic size_t max_split_size;
@@ -137,6 +138,18 @@ static cmr_status cmr_pool_grow(void *resource, size_t size, size_t alignment, c
   return cmr_pool_add_chunk(resource, needed, size, alignment, stream, out);
 }
 
+/* An allocation the lists' take did not serve: the pool grows if no list
+ * had a block, and when the upstream has no more, looks once more over all
+ * free memory, gathered. */
+static cmr_status cmr_pool_beyond(void *resource, cmr_block *fit, size_t size, size_t alignment, size_t bytes,
+                                  cmr_stream stream, void **out) {
+  cmr_pool_impl *impl = resource;
+  cmr_status status = cmr_suballocator_find(impl->free_lists, impl->handed_out, &impl->growth, size, alignment, bytes,
+                                            stream, cmr_pool_grow, impl, fit, out);
+  if (status != CMR_ERROR_OUT_OF_MEMORY) return status;
+  return cmr_suballocator_reclaim(impl->free_lists, impl->handed_out, "pool", size, bytes, alignment, stream, out);
+}
+
 cmr_status cmr_pool_impl_init(cmr_pool_impl *impl) {
   const cmr_pool_params *params = &impl->params;
   atomic_init(&impl->release_threshold, SIZE_MAX);
@@ -151,6 +164,7 @@ cmr_status cmr_pool_impl_init(cmr_pool_impl *impl) {
   status =
       cmr_suballocator_lists_create("pool", CMR_FIT_BEST, CMR_KEY_PER_STREAM, &impl->handed_out, &impl->free_lists);
   if (status == CMR_SUCCESS) {
+    impl->path = (cmr_allocation_path){impl->free_lists, CMR_TAKE_ANY, cmr_pool_beyond, impl};
     status = cmr_stream_lists_set_capture(
         impl->free_lists, params->capture == CMR_POOL_CAPTURE_REFUSE ? CMR_CAPTURE_REFUSE : CMR_CAPTURE_SERVE,
         params->upstream);
@@ -171,14 +185,9 @@ void cmr_pool_impl_fini(cmr_pool_impl *impl) {
   cmr_upstream_lock_destroy(&impl->growth);
 }
 
-/* Growing the pool if no list has a block. */
+/* Through the lists, then cmr_pool_beyond. */
 cmr_status cmr_pool_impl_allocate(cmr_pool_impl *impl, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
-  size_t size = cmr_round_up_256(bytes);
-  cmr_status status = cmr_suballocator_allocate(impl->free_lists, impl->handed_out, &impl->growth, size, alignment,
-                                                bytes, stream, cmr_pool_grow, impl, out);
-  /* The upstream has no more: one more look over all free memory, gathered. */
-  if (status != CMR_ERROR_OUT_OF_MEMORY) return status;
-  return cmr_suballocator_reclaim(impl->free_lists, impl->handed_out, "pool", size, bytes, alignment, stream, out);
+  return cmr_stream_lists_allocate(&impl->path, cmr_round_up_256(bytes), alignment, bytes, stream, out);
 }
 
 /* A free past release_threshold: the block's chunk goes back if the free

@@ -300,11 +300,12 @@ class ToyResource(GeneratorTestCase):
         self.assertNotIn("cmr_toy_pool_impl_is_equal", self.files["src/impl.h"])
         self.assertNotIn("cmr_toy_pool_impl_properties", self.files["src/impl.h"])
 
-    def test_the_class_counts_every_call_and_names_its_stats_hooks(self):
+    def test_the_class_hands_each_call_to_the_algorithm_and_names_its_stats_hooks(self):
+        # Dispatch counts every call (usage.h): the ops functions are the algorithm's alone.
         self.assert_has(
             "src/resources/toy_pool.c",
-            "  return cmr_usage_allocated(&((cmr_resource_object *)self)->usage, status, bytes);\n",
-            "  return cmr_usage_deallocated(&((cmr_resource_object *)self)->usage, status, bytes);\n",
+            "  return cmr_toy_pool_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);\n",
+            "  return cmr_toy_pool_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);\n",
             "    .stats = toy_pool_stats,\n    .reset_peak_stats = toy_pool_reset_peak_stats,\n",
             "    .memory = CMR_MEMORY_OWN,\n",
         )

@@ -16,13 +16,11 @@ static cmr_status aligned_init(void *impl) { return cmr_aligned_impl_init(impl);
 static void aligned_fini(void *impl) { cmr_aligned_impl_fini(impl); }
 
 static cmr_status aligned_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
-  cmr_status status = cmr_aligned_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
-  return cmr_usage_allocated(&((cmr_resource_object *)self)->usage, status, bytes);
+  return cmr_aligned_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
 }
 
 static cmr_status aligned_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  cmr_status status = cmr_aligned_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
-  return cmr_usage_deallocated(&((cmr_resource_object *)self)->usage, status, bytes);
+  return cmr_aligned_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
 }
 
 static bool aligned_is_equal(const void *self, cmr_resource_ref other) {

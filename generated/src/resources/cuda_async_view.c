@@ -27,15 +27,11 @@ static cmr_status cuda_async_view_allocate(void *self, size_t bytes, size_t alig
     return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
                      "cuda_async_view: alignment %zu is above the 256 bytes this resource honours", alignment);
   }
-  cmr_status status =
-      cmr_cuda_async_view_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
-  return cmr_usage_allocated(&((cmr_resource_object *)self)->usage, status, bytes);
+  return cmr_cuda_async_view_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
 }
 
 static cmr_status cuda_async_view_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  cmr_status status =
-      cmr_cuda_async_view_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
-  return cmr_usage_deallocated(&((cmr_resource_object *)self)->usage, status, bytes);
+  return cmr_cuda_async_view_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
 }
 
 static bool cuda_async_view_is_equal(const void *self, cmr_resource_ref other) {

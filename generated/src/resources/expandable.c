@@ -22,14 +22,11 @@ static cmr_status expandable_stats(void *impl, cmr_stats *out, cmr_free_by_strea
 static cmr_status expandable_reset_peak_stats(void *impl) { return cmr_expandable_impl_reset_peak_stats(impl); }
 
 static cmr_status expandable_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
-  cmr_status status = cmr_expandable_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
-  return cmr_usage_allocated(&((cmr_resource_object *)self)->usage, status, bytes);
+  return cmr_expandable_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
 }
 
 static cmr_status expandable_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  cmr_status status =
-      cmr_expandable_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
-  return cmr_usage_deallocated(&((cmr_resource_object *)self)->usage, status, bytes);
+  return cmr_expandable_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
 }
 
 static bool expandable_is_equal(const void *self, cmr_resource_ref other) {

@@ -20,16 +20,12 @@ static cmr_status failure_callback_reset_peak_stats(void *impl) {
 }
 
 static cmr_status failure_callback_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
-  cmr_status status =
-      cmr_failure_callback_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
-  return cmr_usage_allocated(&((cmr_resource_object *)self)->usage, status, bytes);
+  return cmr_failure_callback_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
 }
 
 static cmr_status failure_callback_deallocate(void *self, void *ptr, size_t bytes, size_t alignment,
                                               cmr_stream stream) {
-  cmr_status status =
-      cmr_failure_callback_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
-  return cmr_usage_deallocated(&((cmr_resource_object *)self)->usage, status, bytes);
+  return cmr_failure_callback_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
 }
 
 static bool failure_callback_is_equal(const void *self, cmr_resource_ref other) {

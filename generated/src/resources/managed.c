@@ -19,13 +19,11 @@ static cmr_status managed_allocate(void *self, size_t bytes, size_t alignment, c
     return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
                      "managed: alignment %zu is above the 256 bytes this resource honours", alignment);
   }
-  cmr_status status = cmr_managed_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
-  return cmr_usage_allocated(&((cmr_resource_object *)self)->usage, status, bytes);
+  return cmr_managed_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
 }
 
 static cmr_status managed_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  cmr_status status = cmr_managed_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
-  return cmr_usage_deallocated(&((cmr_resource_object *)self)->usage, status, bytes);
+  return cmr_managed_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
 }
 
 static bool managed_is_equal(const void *self, cmr_resource_ref other) {

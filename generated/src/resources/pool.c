@@ -25,13 +25,11 @@ static cmr_status pool_reset_peak_stats(void *impl) { return cmr_pool_impl_reset
 static void pool_segments(void *impl, cmr_segment_sink *sink) { cmr_pool_impl_segments(impl, sink); }
 
 static cmr_status pool_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
-  cmr_status status = cmr_pool_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
-  return cmr_usage_allocated(&((cmr_resource_object *)self)->usage, status, bytes);
+  return cmr_pool_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
 }
 
 static cmr_status pool_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  cmr_status status = cmr_pool_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
-  return cmr_usage_deallocated(&((cmr_resource_object *)self)->usage, status, bytes);
+  return cmr_pool_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
 }
 
 static bool pool_is_equal(const void *self, cmr_resource_ref other) {

@@ -14,15 +14,11 @@ static const cmr_resource_class sam_headroom_class;
 static cmr_status sam_headroom_init(void *impl) { return cmr_sam_headroom_impl_init(impl); }
 
 static cmr_status sam_headroom_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
-  cmr_status status =
-      cmr_sam_headroom_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
-  return cmr_usage_allocated(&((cmr_resource_object *)self)->usage, status, bytes);
+  return cmr_sam_headroom_impl_allocate(((cmr_resource_object *)self)->impl, bytes, alignment, stream, out);
 }
 
 static cmr_status sam_headroom_deallocate(void *self, void *ptr, size_t bytes, size_t alignment, cmr_stream stream) {
-  cmr_status status =
-      cmr_sam_headroom_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
-  return cmr_usage_deallocated(&((cmr_resource_object *)self)->usage, status, bytes);
+  return cmr_sam_headroom_impl_deallocate(((cmr_resource_object *)self)->impl, ptr, bytes, alignment, stream);
 }
 
 static bool sam_headroom_is_equal(const void *self, cmr_resource_ref other) {

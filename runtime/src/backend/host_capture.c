@@ -18,32 +18,34 @@ enum { cmr_host_capturing_most = 64 };
 
 static struct {
   pthread_mutex_t lock;
-  cmr_stream streams[cmr_host_capturing_most]; /* lock held */
-  _Atomic size_t count;                        /* marked streams; read without the lock */
+  cmr_stream streams[cmr_host_capturing_most]; /* lock held; their count is cmr_host_capturing_streams */
   _Atomic unsigned long violations;
   _Atomic size_t graph_blocks, graph_bytes;
 } cmr_host_capture = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
+/* Marked streams: written with the lock held, read without it. */
+_Atomic size_t cmr_host_capturing_streams;
+
 /* The slot of `stream`, or cmr_host_capturing_most. Lock held. */
 static size_t cmr_host_capture_slot(cmr_stream stream) {
-  size_t count = atomic_load(&cmr_host_capture.count), i = 0;
+  size_t count = atomic_load(&cmr_host_capturing_streams), i = 0;
   while (i < count && cmr_host_capture.streams[i] != stream) ++i;
   return i < count ? i : cmr_host_capturing_most;
 }
 
 void cmr_backend_host_mark_capturing(cmr_stream stream, bool capturing) {
   cmr_mutex_lock(&cmr_host_capture.lock);
-  size_t slot = cmr_host_capture_slot(stream), count = atomic_load(&cmr_host_capture.count);
+  size_t slot = cmr_host_capture_slot(stream), count = atomic_load(&cmr_host_capturing_streams);
   if (capturing && slot == cmr_host_capturing_most) {
     if (count < cmr_host_capturing_most) {
       cmr_host_capture.streams[count] = stream;
-      atomic_store(&cmr_host_capture.count, count + 1);
+      atomic_store(&cmr_host_capturing_streams, count + 1);
     } else {
       atomic_fetch_add(&cmr_host_capture.violations, 1);
     }
   } else if (!capturing && slot != cmr_host_capturing_most) {
     cmr_host_capture.streams[slot] = cmr_host_capture.streams[count - 1];
-    atomic_store(&cmr_host_capture.count, count - 1);
+    atomic_store(&cmr_host_capturing_streams, count - 1);
   }
   cmr_mutex_unlock(&cmr_host_capture.lock);
 }
@@ -51,7 +53,7 @@ void cmr_backend_host_mark_capturing(cmr_stream stream, bool capturing) {
 unsigned long cmr_backend_host_capture_violations(void) { return atomic_load(&cmr_host_capture.violations); }
 
 /* Out of line: the path of every allocation sees no stream marked. */
-static __attribute__((noinline)) bool cmr_host_stream_in_table(cmr_stream stream) {
+bool cmr_host_stream_in_table(cmr_stream stream) {
   cmr_mutex_lock(&cmr_host_capture.lock);
   bool marked = cmr_host_capture_slot(stream) != cmr_host_capturing_most;
   cmr_mutex_unlock(&cmr_host_capture.lock);
@@ -59,17 +61,13 @@ static __attribute__((noinline)) bool cmr_host_stream_in_table(cmr_stream stream
 }
 
 static inline bool cmr_host_stream_marked(cmr_stream stream) {
-  return atomic_load_explicit(&cmr_host_capture.count, memory_order_acquire) != 0 && cmr_host_stream_in_table(stream);
-}
-
-cmr_status cmr_backend_stream_capturing(cmr_stream stream, bool *out) {
-  *out = cmr_host_stream_marked(stream);
-  return CMR_SUCCESS;
+  return atomic_load_explicit(&cmr_host_capturing_streams, memory_order_acquire) != 0 &&
+         cmr_host_stream_in_table(stream);
 }
 
 cmr_status cmr_host_capture_forbids(cmr_host_capture_scope scope, cmr_stream stream, const char *call) {
   bool forbidden =
-      scope == CMR_HOST_CAPTURE_ANY ? atomic_load(&cmr_host_capture.count) > 0 : cmr_host_stream_marked(stream);
+      scope == CMR_HOST_CAPTURE_ANY ? atomic_load(&cmr_host_capturing_streams) > 0 : cmr_host_stream_marked(stream);
   if (!forbidden) return CMR_SUCCESS;
   atomic_fetch_add(&cmr_host_capture.violations, 1);
   return cmr_error(CMR_ERROR_STREAM_CAPTURE,

@@ -6,6 +6,7 @@
 #include "backend.h"
 #include "history.h"
 #include "internal.h"
+#include "resource_class.h"
 #include "stats_report.h"
 
 /* For the few functions every allocate and deallocate runs through: kept
@@ -13,6 +14,12 @@
  * prologues or argument moves (GCC and clang alike; the error paths they
  * reach stay out of line). */
 #define CMR_HOT_INLINE inline __attribute__((always_inline))
+
+/* After a call into a resource, has what the fast path still needs of
+ * `record` (its copy of the arguments, kept for the slow path anyway) read
+ * back from the frame: a load costs less than a register saved and
+ * restored across the call. */
+#define CMR_READ_BACK(record) __asm__ volatile("" : "+m"(record))
 
 /* ---- argument checks ---------------------------------------------------------- */
 
@@ -71,20 +78,38 @@ static CMR_HOT_INLINE bool cmr_plain_call(cmr_resource_ref ref, size_t bytes, si
 
 /* ---- the calls ------------------------------------------------------------------- */
 
+/* The counts of cmr's own resources (usage.h) move here, after each call of
+ * an ops entry that succeeded: every call into those entries is one of
+ * dispatch's, and the entries stay the algorithm's alone (a tail call). */
+static CMR_HOT_INLINE cmr_status cmr_counted_allocate(cmr_resource_ref ref, void *self, cmr_status status,
+                                                      size_t bytes) {
+  if (ref.ops->flags & CMR_OPS_FLAG_COUNTED) cmr_usage_allocated(&((cmr_resource_object *)self)->usage, status, bytes);
+  return status;
+}
+
+static CMR_HOT_INLINE cmr_status cmr_counted_deallocate(cmr_resource_ref ref, void *self, cmr_status status,
+                                                        size_t bytes) {
+  if (ref.ops->flags & CMR_OPS_FLAG_COUNTED) {
+    cmr_usage_deallocated(&((cmr_resource_object *)self)->usage, status, bytes);
+  }
+  return status;
+}
+
 /* How a call reaches the resource: stream-ordered, or synchronous (the
  * resource's _sync entry, else the stream-ordered one on the default
  * stream, then a wait for it). */
 typedef enum cmr_call_kind { CMR_CALL_ORDERED, CMR_CALL_SYNC } cmr_call_kind;
 
-static cmr_status cmr_call_deallocate(cmr_call_kind kind, cmr_resource_ref ref, void *self, void *ptr, size_t bytes,
-                                      size_t alignment, cmr_stream stream) {
+static CMR_HOT_INLINE cmr_status cmr_call_deallocate(cmr_call_kind kind, cmr_resource_ref ref, void *self, void *ptr,
+                                                     size_t bytes, size_t alignment, cmr_stream stream) {
   if (kind == CMR_CALL_ORDERED) {
-    return ref.ops->deallocate(self, ptr, bytes, alignment, stream);
+    return cmr_counted_deallocate(ref, self, ref.ops->deallocate(self, ptr, bytes, alignment, stream), bytes);
   }
   if (ref.ops->deallocate_sync != NULL) {
-    return ref.ops->deallocate_sync(self, ptr, bytes, alignment);
+    return cmr_counted_deallocate(ref, self, ref.ops->deallocate_sync(self, ptr, bytes, alignment), bytes);
   }
-  cmr_status status = ref.ops->deallocate(self, ptr, bytes, alignment, CMR_DEFAULT_STREAM);
+  cmr_status status =
+      cmr_counted_deallocate(ref, self, ref.ops->deallocate(self, ptr, bytes, alignment, CMR_DEFAULT_STREAM), bytes);
   return status == CMR_SUCCESS ? cmr_backend_stream_synchronize(CMR_DEFAULT_STREAM) : status;
 }
 
@@ -123,15 +148,16 @@ cmr_status cmr_give_back(cmr_status status, cmr_resource_ref ref, void *ptr, siz
   return cmr_given_back(status, &kept, given, kept.serial, ptr, bytes);
 }
 
-static cmr_status cmr_call_allocate(cmr_call_kind kind, cmr_resource_ref ref, void *self, size_t bytes,
-                                    size_t alignment, cmr_stream stream, void **out) {
+static CMR_HOT_INLINE cmr_status cmr_call_allocate(cmr_call_kind kind, cmr_resource_ref ref, void *self, size_t bytes,
+                                                   size_t alignment, cmr_stream stream, void **out) {
   if (kind == CMR_CALL_ORDERED) {
-    return ref.ops->allocate(self, bytes, alignment, stream, out);
+    return cmr_counted_allocate(ref, self, ref.ops->allocate(self, bytes, alignment, stream, out), bytes);
   }
   if (ref.ops->allocate_sync != NULL) {
-    return ref.ops->allocate_sync(self, bytes, alignment, out);
+    return cmr_counted_allocate(ref, self, ref.ops->allocate_sync(self, bytes, alignment, out), bytes);
   }
-  cmr_status status = ref.ops->allocate(self, bytes, alignment, CMR_DEFAULT_STREAM, out);
+  cmr_status status =
+      cmr_counted_allocate(ref, self, ref.ops->allocate(self, bytes, alignment, CMR_DEFAULT_STREAM, out), bytes);
   if (status != CMR_SUCCESS) {
     return status;
   }
@@ -164,7 +190,8 @@ static size_t cmr_alignment_of(const void *ptr) {
  * registers across the call. */
 typedef struct cmr_allocate_call {
   cmr_call_kind kind;
-  cmr_resource_ref ref;
+  void *ref_self; /* the ref, as two words */
+  const cmr_resource_ops *ops;
   void *self;
   size_t bytes;
   size_t alignment;
@@ -179,27 +206,27 @@ typedef struct cmr_allocate_call {
  * Then the call ends (cmr_call_end). */
 static __attribute__((noinline)) cmr_status cmr_allocate_answered(const char *what, const cmr_allocate_call *call,
                                                                   cmr_status status) {
+  cmr_resource_ref ref = {call->ref_self, call->ops};
   void *ptr = *call->out;
   if (status != CMR_SUCCESS) {
     *call->out = NULL;
     if (status == CMR_ERROR_OUT_OF_MEMORY)
-      cmr_history_note(CMR_HISTORY_OUT_OF_MEMORY, call->ref, call->stream, NULL, call->bytes);
-    status = cmr_resource_failed(status, call->serial, call->ref, what, call->bytes);
+      cmr_history_note(CMR_HISTORY_OUT_OF_MEMORY, ref, call->stream, NULL, call->bytes);
+    status = cmr_resource_failed(status, call->serial, ref, what, call->bytes);
     if (status == CMR_ERROR_OUT_OF_MEMORY) {
-      status = cmr_stats_out_of_memory(call->ref, call->bytes, call->alignment, call->stream, call->serial);
+      status = cmr_stats_out_of_memory(ref, call->bytes, call->alignment, call->stream, call->serial);
     }
   } else if (ptr == NULL) {
     status = cmr_error(CMR_ERROR_INTERNAL, "%s: resource %s returned NULL for %zu bytes", what,
-                       cmr_ref_type_name_of(call->ref), call->bytes);
+                       cmr_ref_type_name_of(ref), call->bytes);
   } else if (((uintptr_t)ptr & (call->alignment - 1)) != 0) {
     *call->out = NULL;
     status = cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
                        "%s: resource %s returned a pointer aligned to only %zu bytes (alignment %zu requested)", what,
-                       cmr_ref_type_name_of(call->ref), cmr_alignment_of(ptr), call->alignment);
-    status =
-        cmr_give_back_raw(status, call->kind, call->ref, call->self, ptr, call->bytes, call->alignment, call->stream);
+                       cmr_ref_type_name_of(ref), cmr_alignment_of(ptr), call->alignment);
+    status = cmr_give_back_raw(status, call->kind, ref, call->self, ptr, call->bytes, call->alignment, call->stream);
   } else {
-    cmr_history_note(CMR_HISTORY_ALLOCATE, call->ref, call->stream, ptr, call->bytes); /* a success, recorded */
+    cmr_history_note(CMR_HISTORY_ALLOCATE, ref, call->stream, ptr, call->bytes); /* a success, recorded */
   }
   cmr_call_end();
   return status;
@@ -211,11 +238,17 @@ static CMR_HOT_INLINE cmr_status cmr_allocate_call_checked(const char *what, cmr
                                                            void *self, size_t bytes, size_t alignment,
                                                            cmr_stream stream, void **out) {
   *out = NULL;
-  cmr_allocate_call call = {kind, ref, self, bytes, alignment, stream, out, cmr_error_serial()};
+  cmr_allocate_call call = {kind, ref.self, ref.ops, self, bytes, alignment, stream, out, cmr_error_serial()};
   cmr_call_begin();
-  cmr_status status = kind == CMR_CALL_ORDERED ? ref.ops->allocate(self, bytes, alignment, stream, out)
-                                               : cmr_call_allocate(kind, ref, self, bytes, alignment, stream, out);
-  uintptr_t address = (uintptr_t)*out;
+  cmr_status status;
+  if (kind == CMR_CALL_ORDERED) {
+    status = ref.ops->allocate(self, bytes, alignment, stream, out);
+    CMR_READ_BACK(call);
+    status = cmr_counted_allocate((cmr_resource_ref){call.ref_self, call.ops}, call.self, status, call.bytes);
+  } else {
+    status = cmr_call_allocate(kind, ref, self, bytes, alignment, stream, out);
+  }
+  uintptr_t address = (uintptr_t)*call.out;
   if (__builtin_expect(
           status == CMR_SUCCESS && address != 0 && (address & (alignment - 1)) == 0 && !cmr_history_is_on(), 1)) {
     cmr_call_end();
@@ -226,10 +259,13 @@ static CMR_HOT_INLINE cmr_status cmr_allocate_call_checked(const char *what, cmr
 
 /* Every check, in order, then the call: the path of a synchronous call and
  * of any call the fast path did not take, which finds what is wrong and
- * says so. */
-static __attribute__((noinline)) cmr_status cmr_allocate_checked(const char *what, cmr_call_kind kind,
-                                                                 cmr_resource_ref ref, size_t bytes, size_t alignment,
-                                                                 cmr_stream stream, void **out) {
+ * says so. The ref comes as its two words: passed whole, GCC spills the
+ * fast path's ref to the stack and reads it back through a vector
+ * register. */
+static __attribute__((noinline)) cmr_status cmr_allocate_checked(const char *what, cmr_call_kind kind, void *ref_self,
+                                                                 const cmr_resource_ops *ops, size_t bytes,
+                                                                 size_t alignment, cmr_stream stream, void **out) {
+  cmr_resource_ref ref = {ref_self, ops};
   if (out == NULL) {
     return cmr_error(CMR_ERROR_NULL_POINTER, "%s: out is NULL", what);
   }
@@ -253,7 +289,7 @@ static CMR_HOT_INLINE cmr_status cmr_allocate_as(const char *what, cmr_resource_
   void *self;
   size_t effective;
   if (__builtin_expect(out == NULL || !cmr_plain_call(ref, bytes, alignment, &effective, &self), 0)) {
-    return cmr_allocate_checked(what, CMR_CALL_ORDERED, ref, bytes, alignment, stream, out);
+    return cmr_allocate_checked(what, CMR_CALL_ORDERED, ref.self, ref.ops, bytes, alignment, stream, out);
   }
   return cmr_allocate_call_checked(what, CMR_CALL_ORDERED, ref, self, bytes, effective, stream, out);
 }
@@ -261,7 +297,9 @@ static CMR_HOT_INLINE cmr_status cmr_allocate_as(const char *what, cmr_resource_
 /* What a deallocate's answer is checked against, should it not be a
  * plain success (kept in the caller's frame, as cmr_allocate_call). */
 typedef struct cmr_deallocate_call {
-  cmr_resource_ref ref;
+  void *ref_self; /* the ref, as two words */
+  const cmr_resource_ops *ops;
+  void *self;
   void *ptr;
   size_t bytes;
   cmr_stream stream;
@@ -272,10 +310,11 @@ typedef struct cmr_deallocate_call {
  * records (its event); then the call ends. */
 static __attribute__((noinline)) cmr_status cmr_deallocate_answered(const char *what, const cmr_deallocate_call *call,
                                                                     cmr_status status) {
+  cmr_resource_ref ref = {call->ref_self, call->ops};
   if (status == CMR_SUCCESS) {
-    cmr_history_note(CMR_HISTORY_FREE, call->ref, call->stream, call->ptr, call->bytes);
+    cmr_history_note(CMR_HISTORY_FREE, ref, call->stream, call->ptr, call->bytes);
   } else {
-    status = cmr_resource_failed(status, call->serial, call->ref, what, call->bytes);
+    status = cmr_resource_failed(status, call->serial, ref, what, call->bytes);
   }
   cmr_call_end();
   return status;
@@ -285,10 +324,16 @@ static __attribute__((noinline)) cmr_status cmr_deallocate_answered(const char *
 static CMR_HOT_INLINE cmr_status cmr_deallocate_call_checked(const char *what, cmr_call_kind kind, cmr_resource_ref ref,
                                                              void *self, void *ptr, size_t bytes, size_t alignment,
                                                              cmr_stream stream) {
-  cmr_deallocate_call call = {ref, ptr, bytes, stream, cmr_error_serial()};
+  cmr_deallocate_call call = {ref.self, ref.ops, self, ptr, bytes, stream, cmr_error_serial()};
   cmr_call_begin();
-  cmr_status status = kind == CMR_CALL_ORDERED ? ref.ops->deallocate(self, ptr, bytes, alignment, stream)
-                                               : cmr_call_deallocate(kind, ref, self, ptr, bytes, alignment, stream);
+  cmr_status status;
+  if (kind == CMR_CALL_ORDERED) {
+    status = ref.ops->deallocate(self, ptr, bytes, alignment, stream);
+    CMR_READ_BACK(call);
+    status = cmr_counted_deallocate((cmr_resource_ref){call.ref_self, call.ops}, call.self, status, call.bytes);
+  } else {
+    status = cmr_call_deallocate(kind, ref, self, ptr, bytes, alignment, stream);
+  }
   if (__builtin_expect(status == CMR_SUCCESS && !cmr_history_is_on(), 1)) {
     cmr_call_end();
     return CMR_SUCCESS;
@@ -296,9 +341,11 @@ static CMR_HOT_INLINE cmr_status cmr_deallocate_call_checked(const char *what, c
   return cmr_deallocate_answered(what, &call, status);
 }
 
-static __attribute__((noinline)) cmr_status cmr_deallocate_checked(const char *what, cmr_call_kind kind,
-                                                                   cmr_resource_ref ref, void *ptr, size_t bytes,
+/* The same for a deallocate (the ref as two words, as there). */
+static __attribute__((noinline)) cmr_status cmr_deallocate_checked(const char *what, cmr_call_kind kind, void *ref_self,
+                                                                   const cmr_resource_ops *ops, void *ptr, size_t bytes,
                                                                    size_t alignment, cmr_stream stream) {
+  cmr_resource_ref ref = {ref_self, ops};
   void *self = NULL;
   cmr_status status = cmr_check_call(ref, bytes, &alignment, what, &self);
   if (status != CMR_SUCCESS || ptr == NULL) {
@@ -315,7 +362,7 @@ static CMR_HOT_INLINE cmr_status cmr_deallocate_as(const char *what, cmr_resourc
   void *self;
   size_t effective;
   if (__builtin_expect(ptr == NULL || !cmr_plain_call(ref, bytes, alignment, &effective, &self), 0)) {
-    return cmr_deallocate_checked(what, CMR_CALL_ORDERED, ref, ptr, bytes, alignment, stream);
+    return cmr_deallocate_checked(what, CMR_CALL_ORDERED, ref.self, ref.ops, ptr, bytes, alignment, stream);
   }
   return cmr_deallocate_call_checked(what, CMR_CALL_ORDERED, ref, self, ptr, bytes, effective, stream);
 }
@@ -348,11 +395,13 @@ cmr_status cmr_held_deallocate(cmr_resource_ref ref, void *self, void *ptr, size
 }
 
 cmr_status cmr_allocate_sync(cmr_resource_ref ref, size_t bytes, size_t alignment, void **out) {
-  return cmr_allocate_checked("cmr_allocate_sync", CMR_CALL_SYNC, ref, bytes, alignment, CMR_DEFAULT_STREAM, out);
+  return cmr_allocate_checked("cmr_allocate_sync", CMR_CALL_SYNC, ref.self, ref.ops, bytes, alignment,
+                              CMR_DEFAULT_STREAM, out);
 }
 
 cmr_status cmr_deallocate_sync(cmr_resource_ref ref, void *ptr, size_t bytes, size_t alignment) {
-  return cmr_deallocate_checked("cmr_deallocate_sync", CMR_CALL_SYNC, ref, ptr, bytes, alignment, CMR_DEFAULT_STREAM);
+  return cmr_deallocate_checked("cmr_deallocate_sync", CMR_CALL_SYNC, ref.self, ref.ops, ptr, bytes, alignment,
+                                CMR_DEFAULT_STREAM);
 }
 
 /* ---- queries and lifetime ------------------------------------------------------------ */

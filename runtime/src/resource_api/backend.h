@@ -96,7 +96,32 @@ cmr_status cmr_backend_stream_synchronize_on(int device, cmr_stream stream);
  * call that waits or asks how far work has got (event and stream
  * synchronization and queries, device synchronization), and an event
  * recorded there would pull any stream that waits for it into the capture. */
+/* Whether `stream` is surely not capturing: true when it is not; false
+ * when it is, or when telling takes more (the caller then asks
+ * cmr_backend_stream_capturing, whose status says what went wrong). The
+ * host build answers with one load, inline, on the path of every
+ * allocation and free. */
+static inline bool cmr_backend_stream_surely_not_capturing(cmr_stream stream);
+#if CMR_WITH_CUDA
 cmr_status cmr_backend_stream_capturing(cmr_stream stream, bool *out);
+static inline bool cmr_backend_stream_surely_not_capturing(cmr_stream stream) {
+  bool capturing = false;
+  return cmr_backend_stream_capturing(stream, &capturing) == CMR_SUCCESS && !capturing;
+}
+#else
+/* Streams marked capturing, and whether `stream` is one (host_capture.c). */
+extern _Atomic size_t cmr_host_capturing_streams;
+bool cmr_host_stream_in_table(cmr_stream stream);
+static inline cmr_status cmr_backend_stream_capturing(cmr_stream stream, bool *out) {
+  *out =
+      atomic_load_explicit(&cmr_host_capturing_streams, memory_order_acquire) != 0 && cmr_host_stream_in_table(stream);
+  return CMR_SUCCESS;
+}
+static inline bool cmr_backend_stream_surely_not_capturing(cmr_stream stream) {
+  (void)stream;
+  return atomic_load_explicit(&cmr_host_capturing_streams, memory_order_acquire) == 0;
+}
+#endif
 /* Memory a capture may allocate, at least 256-aligned: on a capturing
  * stream a graph memory node (cudaMallocAsync on the current device's
  * current pool), which every launch of the graph maps anew and whose free

@@ -13,6 +13,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 
 #include <cmr/core.h>
 
@@ -35,6 +36,13 @@ static inline void cmr_lock_acquire(cmr_lock *lock) {
                                                memory_order_relaxed)) {
     cmr_lock_acquire_contended(lock);
   }
+}
+
+/* Takes the lock if it is free, without waiting: false when it is held. */
+static inline bool cmr_lock_try(cmr_lock *lock) {
+  int free_state = 0;
+  return atomic_compare_exchange_strong_explicit(&lock->state, &free_state, 1, memory_order_acquire,
+                                                 memory_order_relaxed);
 }
 
 static inline void cmr_lock_release(cmr_lock *lock) {

@@ -20,7 +20,7 @@ typedef struct cmr_resource_object {
   cmr_object object;         /* first: the counted-object header */
   void *impl;                /* the algorithm's struct (impl_state.h), NULL for a resource without one */
   cmr_resource_ref upstream; /* the upstream it was created over, or a zeroed ref */
-  cmr_usage usage;           /* counted by the generated ops functions and dispatch (usage.h) */
+  cmr_usage usage;           /* counted by dispatch (usage.h) */
 } cmr_resource_object;
 
 /* Where the memory fields of a resource's statistics come from. */

@@ -189,6 +189,30 @@ typedef enum cmr_take_flags {
 cmr_status cmr_stream_lists_take(cmr_stream_lists *lists, cmr_stream stream, size_t size, size_t alignment,
                                  unsigned flags, size_t bytes, void **handed, cmr_block **out);
 
+/* An allocation's way through the lists (cmr_stream_lists_allocate), set
+ * once by the resource that owns them. */
+typedef struct cmr_allocation_path {
+  cmr_stream_lists *lists;
+  /* Where the take looks past the stream's own recent blocks: CMR_TAKE_OWN
+   * or CMR_TAKE_ANY. */
+  unsigned take;
+  /* The rest of an allocation the take handed nothing out for: `fit` is
+   * the block it found (the caller's, not handed out; NULL: none), to be
+   * handed out for the request of `bytes`, or else memory found further
+   * (growing, gathering); its address in *out. `resource` is the one below. */
+  cmr_status (*beyond)(void *resource, cmr_block *fit, size_t size, size_t alignment, size_t bytes, cmr_stream stream,
+                       void **out);
+  void *resource;
+} cmr_allocation_path;
+
+/* `size` bytes at `alignment` on `stream`, handed out for a request of
+ * `bytes` (its address in *out): what cmr_stream_lists_take with
+ * CMR_TAKE_HAND_OUT and `path->take` hands out, else what `path->beyond`
+ * makes of the rest. The common case, a block of the very size freed lately
+ * on the stream, takes the stream's list's lock alone and makes no call. */
+cmr_status cmr_stream_lists_allocate(const cmr_allocation_path *path, size_t size, size_t alignment, size_t bytes,
+                                     cmr_stream stream, void **out);
+
 /* Takes back the block at `ptr`, freed on `stream` as `bytes` bytes, into
  * `stream`'s list. It must be one the resource handed out (remembered by a
  * list, or in the block map: else CMR_ERROR_UNKNOWN_POINTER) for a request

@@ -42,31 +42,17 @@ cmr_status cmr_suballocator_reclaim(cmr_stream_lists *lists, cmr_block_map *hand
  * its address in *out. */
 void cmr_suballocator_hand_out(cmr_block_map *handed_out, cmr_block *block, size_t bytes, void **out);
 
-/* cmr_suballocator_allocate's part after a take that handed nothing out
- * (out of line, so that the common path stays light): `block` (found, or
- * NULL) is handed out, growing first if need be. `growth` is held across
- * the upstream's call: a call back into the resource that needs to grow it
- * from inside that call is refused (CMR_ERROR_REENTRANT_CALL); one its
- * lists can serve, and every free, is served. */
+/* What an allocation path's rest (cmr_allocation_path.beyond) does for a
+ * resource that grows: `block` (a fit the take found, or NULL) is handed
+ * out for a request of `bytes`, growing first if need be. `growth` is held
+ * across the upstream's call: a call back into the resource that needs to
+ * grow it from inside that call is refused (CMR_ERROR_REENTRANT_CALL); one
+ * its lists can serve, and every free, is served. Under `growth` the lists
+ * are looked at again (another thread may just have grown the resource, so
+ * threads that all miss at once grow it once), else `grow`. */
 cmr_status cmr_suballocator_find(cmr_stream_lists *lists, cmr_block_map *handed_out, cmr_upstream_lock *growth,
                                  size_t size, size_t alignment, size_t bytes, cmr_stream stream, cmr_grow_function grow,
                                  void *resource, cmr_block *block, void **out);
-
-/* `size` bytes at `alignment` for `stream`, handed out for a request of
- * `bytes` (its address in *out): a recent block of the very size at once,
- * else a fit from the lists; when no list has one, under `growth` look
- * again (another thread may just have grown the resource, so threads that
- * all miss at once grow it once), else `grow`. Inline: the path of every
- * allocation. */
-static inline __attribute__((always_inline)) cmr_status cmr_suballocator_allocate(
-    cmr_stream_lists *lists, cmr_block_map *handed_out, cmr_upstream_lock *growth, size_t size, size_t alignment,
-    size_t bytes, cmr_stream stream, cmr_grow_function grow, void *resource, void **out) {
-  cmr_block *block = NULL;
-  cmr_status status =
-      cmr_stream_lists_take(lists, stream, size, alignment, CMR_TAKE_ANY | CMR_TAKE_HAND_OUT, bytes, out, &block);
-  if (status != CMR_SUCCESS || *out != NULL) return status;
-  return cmr_suballocator_find(lists, handed_out, growth, size, alignment, bytes, stream, grow, resource, block, out);
-}
 
 /* Statistics (usage.h): the free memory over all of `lists` (bytes,
  * blocks, the largest block, how many lists) into *out and, when `spread`

@@ -2,10 +2,11 @@
 /* The statistics every one of cmr's resources keeps without its algorithm's
  * help, and what an algorithm adds (its class's stats hook).
  *
- * The generated ops functions count each successful allocate and
- * deallocate in the resource object's cmr_usage (relaxed atomics: one add
- * and one increment each way, and a compare with the peak on allocate);
- * dispatch counts the out-of-memory answers (stats.c). cmr_ref_stats
+ * Dispatch counts each successful call of an allocate or deallocate entry
+ * of one of cmr's resources in the resource object's cmr_usage (relaxed
+ * atomics: one add and one increment each way, and a compare with the peak
+ * on allocate), and the out-of-memory answers (stats.c); every call into
+ * those entries is one of dispatch's. cmr_ref_stats
  * reads them, then calls the class's hook, which fills what only the
  * algorithm knows (a suballocator's chunks and free lists, a driver pool's
  * counters), or, for an adaptor, takes them from its upstream. */

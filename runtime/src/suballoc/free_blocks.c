@@ -14,6 +14,11 @@
 #include "free_blocks.h"
 #include "invariants.h"
 
+/* The steps every insert, merge and take goes through, inlined into them:
+ * out of line, each was a call that saved registers around a few loads and
+ * stores. */
+#define CMR_INDEX_STEP static inline __attribute__((always_inline))
+
 /* ---- records ---------------------------------------------------------------------- */
 
 cmr_status cmr_block_new(char *address, size_t size, size_t span, cmr_block **out) {
@@ -60,7 +65,7 @@ static bool cmr_class_used(const cmr_free_blocks *set, unsigned class) {
 
 /* Pushes `block` on its class's list (whose head is valid only while the
  * class's bit is set: an empty set needs no clearing of the heads). */
-static void cmr_class_link(cmr_free_blocks *set, cmr_block *block) {
+CMR_INDEX_STEP void cmr_class_link(cmr_free_blocks *set, cmr_block *block) {
   unsigned class = cmr_free_blocks_class(block->size);
   block->size_class = (uint16_t) class;
   cmr_block **head = cmr_class_head(set, class);
@@ -73,7 +78,7 @@ static void cmr_class_link(cmr_free_blocks *set, cmr_block *block) {
   set->levels |= UINT64_C(1) << (class / cmr_class_steps);
 }
 
-static void cmr_class_unlink(cmr_free_blocks *set, cmr_block *block) {
+CMR_INDEX_STEP void cmr_class_unlink(cmr_free_blocks *set, cmr_block *block) {
   unsigned class = block->size_class;
   cmr_block *previous = block->in_class[0], *next = block->in_class[1];
   if (previous != NULL) {
@@ -91,7 +96,7 @@ static void cmr_class_unlink(cmr_free_blocks *set, cmr_block *block) {
 
 /* The first non-empty class at or above `class` (< cmr_class_count), or
  * cmr_class_count: two bitmap scans. */
-static unsigned cmr_next_used(const cmr_free_blocks *set, unsigned class) {
+CMR_INDEX_STEP unsigned cmr_next_used(const cmr_free_blocks *set, unsigned class) {
   if (class >= cmr_class_count) return cmr_class_count;
   unsigned level = class / cmr_class_steps;
   unsigned steps = set->steps[level] & (0xFFFFu << (class % cmr_class_steps));
@@ -141,7 +146,7 @@ static void cmr_boundaries_link(cmr_free_blocks *set, cmr_block *block) {
   cmr_bucket_push(buckets, set->bucket_bits, block, 1);
 }
 
-static void cmr_bucket_unlink(cmr_free_blocks *set, cmr_block *block, int side) {
+CMR_INDEX_STEP void cmr_bucket_unlink(cmr_free_blocks *set, cmr_block *block, int side) {
   cmr_block **link = &cmr_buckets(set)[cmr_bucket(set->bucket_bits, side, cmr_boundary(block, side))];
   while (*link != block) link = &(*link)->in_bucket[side];
   *link = block->in_bucket[side];
@@ -153,7 +158,7 @@ static void cmr_boundaries_unlink(cmr_free_blocks *set, cmr_block *block) {
 }
 
 /* The block whose start (side 0) or end (side 1) is `boundary`, or NULL. */
-static cmr_block *cmr_at_boundary(const cmr_free_blocks *set, int side, const char *boundary) {
+CMR_INDEX_STEP cmr_block *cmr_at_boundary(const cmr_free_blocks *set, int side, const char *boundary) {
   cmr_block *block = cmr_buckets(set)[cmr_bucket(set->bucket_bits, side, boundary)];
   while (block != NULL && cmr_boundary(block, side) != boundary) block = block->in_bucket[side];
   return block;
@@ -253,34 +258,86 @@ static cmr_block *cmr_join(cmr_block *left, cmr_block *right) {
 }
 
 /* Goes down to where `block` outranks the node (or to a leaf) and splits the
- * rest below it, so the path is walked once. */
+ * rest below it, so the path is walked once; the nodes above gain `block`,
+ * so their largest is raised on the way down. */
 static cmr_block *cmr_treap_insert(cmr_block *tree, cmr_block *block) {
-  if (tree == NULL || block->priority > tree->priority) {
-    cmr_split(tree, block, &block->by_address[0], &block->by_address[1]);
-    cmr_refresh(block);
-    return block;
+  cmr_block **link = &tree;
+  while (*link != NULL && block->priority <= (*link)->priority) {
+    cmr_block *node = *link;
+    if (node->largest < block->size) node->largest = block->size;
+    link = &node->by_address[node->address < block->address];
   }
-  int side = tree->address < block->address;
-  tree->by_address[side] = cmr_treap_insert(tree->by_address[side], block);
-  cmr_refresh(tree);
+  cmr_split(*link, block, &block->by_address[0], &block->by_address[1]);
+  cmr_refresh(block);
+  *link = block;
   return tree;
 }
 
-/* Removes `block`, which must be in `tree`. */
-static cmr_block *cmr_treap_remove(cmr_block *tree, cmr_block *block) {
+/* Refreshes `largest` of the nodes of `path` (root first, `depth` of them)
+ * from the last up, only as far as it changes: a node whose largest stays
+ * leaves every node above it as it was. */
+static void cmr_treap_refresh_up(cmr_block *const *path, size_t depth) {
+  while (depth > 0) {
+    cmr_block *above = path[--depth];
+    size_t before = above->largest;
+    cmr_refresh(above);
+    if (above->largest == before) return;
+  }
+}
+
+/* Removes `block`, which must be in `tree`, recursively below the first
+ * cmr_treap_path_kept levels (a treap's depth is a few times log n). */
+enum { cmr_treap_path_kept = 96 };
+static cmr_block *cmr_treap_remove_below(cmr_block *tree, cmr_block *block) {
   if (tree == block) return cmr_join(block->by_address[0], block->by_address[1]);
   int side = tree->address < block->address;
-  tree->by_address[side] = cmr_treap_remove(tree->by_address[side], block);
+  tree->by_address[side] = cmr_treap_remove_below(tree->by_address[side], block);
   cmr_refresh(tree);
   return tree;
 }
 
-/* Refreshes `largest` on the path from the root down to `block`, whose size
+/* The same from the root, over the path kept in the frame. */
+static cmr_block *cmr_treap_remove(cmr_block *tree, cmr_block *block) {
+  cmr_block *path[cmr_treap_path_kept];
+  size_t depth = 0;
+  cmr_block **link = &tree;
+  while (*link != block && depth < cmr_treap_path_kept) {
+    path[depth++] = *link;
+    link = &(*link)->by_address[(*link)->address < block->address];
+  }
+  *link = cmr_treap_remove_below(*link, block);
+  cmr_treap_refresh_up(path, depth);
+  return tree;
+}
+
+/* Refreshes `largest` on the path from `tree` down to `block`, whose size
  * changed in place (its address too, past no other node's: the path to it
- * is the same). */
-static void cmr_treap_resized(cmr_block *tree, const cmr_block *block) {
-  if (tree != block) cmr_treap_resized(tree->by_address[tree->address < block->address], block);
+ * is the same), bottom up. */
+static void cmr_treap_resized_below(cmr_block *tree, const cmr_block *block) {
+  if (tree != block) cmr_treap_resized_below(tree->by_address[tree->address < block->address], block);
   cmr_refresh(tree);
+}
+
+/* The same from the root, `block` having had `was` bytes. A block that grew
+ * raises `largest` on the way down; one that shrank has it recomputed on
+ * the way back up, as far as it changes, over the path kept in the frame
+ * (past cmr_treap_path_kept nodes, by the recursion). */
+static void cmr_treap_resized(cmr_block *tree, cmr_block *block, size_t was) {
+  if (block->size >= was) {
+    for (cmr_block *node = tree;; node = node->by_address[node->address < block->address]) {
+      if (node->largest < block->size) node->largest = block->size;
+      if (node == block) return;
+    }
+  }
+  cmr_block *path[cmr_treap_path_kept];
+  size_t depth = 0;
+  cmr_block *node = tree;
+  while (node != block && depth < cmr_treap_path_kept) {
+    path[depth++] = node;
+    node = node->by_address[node->address < block->address];
+  }
+  cmr_treap_resized_below(node, block);
+  cmr_treap_refresh_up(path, depth);
 }
 
 /* ---- the set's own bookkeeping ------------------------------------------------------ */
@@ -290,7 +347,7 @@ static void cmr_check(const cmr_free_blocks *set, size_t touched_size) {
 }
 
 /* Puts a block into every index as it is, merging nothing. */
-static void cmr_link(cmr_free_blocks *set, cmr_block *block) {
+CMR_INDEX_STEP void cmr_link(cmr_free_blocks *set, cmr_block *block) {
   cmr_class_link(set, block);
   cmr_boundaries_link(set, block);
   if (set->keeps_address_order) {
@@ -302,7 +359,7 @@ static void cmr_link(cmr_free_blocks *set, cmr_block *block) {
   if (set->count > ((size_t)1 << set->bucket_bits) && set->bucket_bits < 48) cmr_boundaries_grow(set);
 }
 
-static void cmr_unlink(cmr_free_blocks *set, cmr_block *block) {
+CMR_INDEX_STEP void cmr_unlink(cmr_free_blocks *set, cmr_block *block) {
   cmr_class_unlink(set, block);
   cmr_boundaries_unlink(set, block);
   if (set->keeps_address_order) set->by_address = cmr_treap_remove(set->by_address, block);
@@ -314,25 +371,31 @@ static void cmr_unlink(cmr_free_blocks *set, cmr_block *block) {
  * only the indexes that change: its class, if it changes; the hash of each
  * end that moves; in a set kept by address, `largest` along its root path
  * (its place in the order stays, and so does its priority). */
-static void cmr_move(cmr_free_blocks *set, cmr_block *block, char *address, size_t size) {
+CMR_INDEX_STEP void cmr_move(cmr_free_blocks *set, cmr_block *block, char *address, size_t size) {
   bool same_class = cmr_free_blocks_class(size) == block->size_class;
   bool same_start = address == block->address;
   bool same_end = address + size == block->address + block->size;
   if (!same_class) cmr_class_unlink(set, block);
   if (!same_start) cmr_bucket_unlink(set, block, 0);
   if (!same_end) cmr_bucket_unlink(set, block, 1);
-  set->bytes = set->bytes - block->size + size;
+  size_t was = block->size;
+  set->bytes = set->bytes - was + size;
   block->address = address;
   block->size = size;
   if (!same_class) cmr_class_link(set, block);
   if (!same_start) cmr_bucket_push(cmr_buckets(set), set->bucket_bits, block, 0);
   if (!same_end) cmr_bucket_push(cmr_buckets(set), set->bucket_bits, block, 1);
-  if (set->keeps_address_order) cmr_treap_resized(set->by_address, block);
+  if (set->keeps_address_order) cmr_treap_resized(set->by_address, block, was);
 }
 
-/* A record merged away, kept for a take to reuse (up to cmr_spare_records). */
-static void cmr_retire(cmr_free_blocks *set, cmr_block *block) {
-  if (set->spare_count == cmr_spare_records) {
+/* A record merged away, kept for a take to reuse: up to cmr_spare_records,
+ * or twice the blocks the set holds, whichever is more. A set that splits
+ * about as often as it merges (many blocks allocated, then freed) then
+ * reuses its records instead of asking malloc for one at every split, and
+ * what it keeps stays in proportion to its index at its largest (all of it
+ * is freed when the set empties). */
+CMR_INDEX_STEP void cmr_retire(cmr_free_blocks *set, cmr_block *block) {
+  if (set->spare_count >= cmr_spare_records && set->spare_count >= 2 * set->count) {
     cmr_block_delete(block);
     return;
   }
@@ -342,7 +405,7 @@ static void cmr_retire(cmr_free_blocks *set, cmr_block *block) {
 }
 
 /* The record of a new free piece (span 0): a spare, else a new one. */
-static cmr_status cmr_piece(cmr_free_blocks *set, char *address, size_t size, cmr_block **out) {
+CMR_INDEX_STEP cmr_status cmr_piece(cmr_free_blocks *set, char *address, size_t size, cmr_block **out) {
   cmr_block *block = set->spares;
   if (block == NULL) return cmr_block_new(address, size, 0, out);
   set->spares = block->in_class[1];
@@ -714,11 +777,17 @@ bool cmr_free_blocks_valid(const cmr_free_blocks *set, size_t touched_size, bool
     return false;
   }
   if (!set->keeps_address_order && set->by_address != NULL) return cmr_broken(why, "an unordered set has a treap");
-  size_t spares = 0;
-  for (const cmr_block *spare = set->spares; spare != NULL && spares <= cmr_spare_records; spare = spare->in_class[1]) {
-    spares++;
+  /* The spares are counted on a whole check of a few of them only: there
+   * may be thousands, and the checks run after every change. */
+  size_t spares = set->spare_count;
+  if (whole && set->spare_count <= cmr_free_blocks_whole_check) {
+    spares = 0;
+    for (const cmr_block *spare = set->spares; spare != NULL && spares <= set->spare_count;
+         spare = spare->in_class[1]) {
+      spares++;
+    }
   }
-  if (spares != set->spare_count || spares > cmr_spare_records) {
+  if (spares != set->spare_count || (set->spares == NULL) != (spares == 0)) {
     return cmr_broken(why, "the spare records disagree with their count");
   }
   if (set->count == 0 && (spares != 0 || set->buckets != NULL)) return cmr_broken(why, "an empty set holds memory");

@@ -140,6 +140,15 @@ static CMR_PAIR_PATH void cmr_list_lock(cmr_stream_list *list) {
   if (CMR_CHECK_INVARIANTS) cmr_stream_list_locked(CMR_LIST_LOCK, 1);
 }
 
+/* Takes the list's lock if no other thread holds it (false otherwise):
+ * the warm pair's way, which leaves a wait to its out-of-line path. */
+static CMR_PAIR_PATH bool cmr_list_try_lock(cmr_stream_list *list) {
+  CMR_CHECK(cmr_stream_list_may_lock, CMR_LIST_LOCK);
+  if (!cmr_lock_try(&list->lock)) return false;
+  if (CMR_CHECK_INVARIANTS) cmr_stream_list_locked(CMR_LIST_LOCK, 1);
+  return true;
+}
+
 bool cmr_stream_list_valid(const cmr_stream_list *list, size_t walk, const char **why);
 
 /* How many index blocks a check after a change walks (cmr_stream_lists_valid
@@ -201,6 +210,21 @@ static CMR_PAIR_PATH bool cmr_lock_if_keyed(cmr_cache_slot *slot, uint64_t key, 
   if (CMR_CHECK_INVARIANTS) cmr_stream_list_locked(CMR_LIST_LOCK, -1);
   slot->serial = 0;
   return false;
+}
+
+/* The record this thread found last, when it was for `key` of `lists`
+ * (its lock not taken: a record may be recycled to another key meanwhile,
+ * which its key, read under that lock, tells), else NULL. */
+static CMR_PAIR_PATH cmr_stream_list *cmr_last_list_for(const cmr_stream_lists *lists, uint64_t key) {
+  return cmr_last_list.serial == lists->serial && cmr_last_list.key == key ? cmr_last_list.list : NULL;
+}
+
+/* Lets go of a record locked as cmr_last_list_for's and found recycled to
+ * another key, and forgets it. */
+static inline void cmr_list_unlock_stale(cmr_stream_list *list) {
+  cmr_lock_release(&list->lock);
+  if (CMR_CHECK_INVARIANTS) cmr_stream_list_locked(CMR_LIST_LOCK, -1);
+  cmr_last_list.serial = 0;
 }
 
 /* The list of `key`, locked, made and registered on first use, when it is

@@ -40,6 +40,14 @@ static inline __attribute__((always_inline)) cmr_status cmr_key_of(const cmr_str
   return status == CMR_SUCCESS ? status : cmr_error_context(status, "%s", lists->owner);
 }
 
+/* The key of a default stream's list, known without a call: false for
+ * any other stream, and for a thread whose key is not drawn yet. */
+static CMR_PAIR_PATH bool cmr_key_at_hand(const cmr_stream_lists *lists, cmr_stream stream, uint64_t *key) {
+  if (stream != NULL) return false;
+  *key = lists->keying == CMR_KEY_DEFAULT_STREAM_PER_THREAD ? cmr_thread_key : CMR_LEGACY_KEY;
+  return *key != 0;
+}
+
 /* The list of `key`, locked. Inlined: this is the path of every allocation
  * and free. */
 static inline __attribute__((always_inline)) cmr_status cmr_lock_list(cmr_stream_lists *lists, uint64_t key,
@@ -357,12 +365,11 @@ static cmr_status cmr_take_from_others(cmr_stream_lists *lists, uint64_t own_key
 }
 
 /* When the own list has no recent block of the very size: the rest of the
- * take, out of line so that the common path stays light. A fit in the own
- * list is handed out there with CMR_TAKE_HAND_OUT, as a recent block is. */
-static __attribute__((noinline)) cmr_status cmr_take_beyond_recent(cmr_stream_lists *lists, cmr_stream_list *own,
-                                                                   uint64_t key, cmr_stream stream, size_t size,
-                                                                   size_t alignment, unsigned flags, size_t bytes,
-                                                                   void **handed, cmr_block **out) {
+ * take (inlined into the paths past the warm one). A fit in the own list is
+ * handed out there with CMR_TAKE_HAND_OUT, as a recent block is. */
+static inline cmr_status cmr_take_beyond_recent(cmr_stream_lists *lists, cmr_stream_list *own, uint64_t key,
+                                                cmr_stream stream, size_t size, size_t alignment, unsigned flags,
+                                                size_t bytes, void **handed, cmr_block **out) {
   if (cmr_free_blocks_needed(size, alignment) == SIZE_MAX) {
     cmr_list_unlock(own);
     return CMR_SUCCESS;
@@ -458,6 +465,114 @@ cmr_status cmr_stream_lists_take(cmr_stream_lists *lists, cmr_stream stream, siz
   return cmr_take_beyond_recent(lists, own, key, stream, size, alignment, flags, bytes, handed, out);
 }
 
+/* ---- the allocation path ----------------------------------------------------------------- */
+
+/* The take with the hand-out, then the path's rest: every allocation the
+ * warm path leaves, from the start. */
+static __attribute__((noinline)) cmr_status cmr_allocate_taking(const cmr_allocation_path *path, size_t size,
+                                                                size_t alignment, size_t bytes, cmr_stream stream,
+                                                                void **out) {
+  cmr_block *block = NULL;
+  cmr_status status =
+      cmr_stream_lists_take(path->lists, stream, size, alignment, path->take | CMR_TAKE_HAND_OUT, bytes, out, &block);
+  if (status != CMR_SUCCESS || *out != NULL) return status;
+  return path->beyond(path->resource, block, size, alignment, bytes, stream, out);
+}
+
+/* The same once the warm path had nothing to hand out at once from `own`
+ * (locked), for a stream not capturing now. */
+static __attribute__((noinline)) cmr_status cmr_allocate_beyond_recent(const cmr_allocation_path *path,
+                                                                       cmr_stream_list *own, size_t size,
+                                                                       size_t alignment, size_t bytes,
+                                                                       cmr_stream stream, void **out) {
+  if (__builtin_expect(own->capturing, 0)) cmr_capture_over(path->lists, own, stream);
+  *out = NULL;
+  cmr_block *block = NULL;
+  cmr_status status = cmr_take_beyond_recent(path->lists, own, own->key, stream, size, alignment,
+                                             path->take | CMR_TAKE_HAND_OUT, bytes, out, &block);
+  if (status != CMR_SUCCESS || *out != NULL) return status;
+  return path->beyond(path->resource, block, size, alignment, bytes, stream, out);
+}
+
+/* With `own` locked, for a stream not capturing now: the latest recent
+ * block, when it has the very size and alignment, handed out and
+ * remembered in a free slot; else the rest out of line (which looks at
+ * every recent block). */
+static CMR_PAIR_PATH cmr_status cmr_allocate_from(const cmr_allocation_path *path, cmr_stream_list *own, size_t size,
+                                                  size_t alignment, size_t bytes, cmr_stream stream, void **out) {
+  unsigned recent = own->recent_count;
+  cmr_block *block = recent != 0 ? own->recent[recent - 1] : NULL;
+  if (__builtin_expect(block == NULL || block->size != size || ((uintptr_t)block->address & (alignment - 1)) != 0 ||
+                           own->capturing || own->handed_count == cmr_handed_slots,
+                       0)) {
+    return cmr_allocate_beyond_recent(path, own, size, alignment, bytes, stream, out);
+  }
+  own->recent_count = recent - 1;
+  own->recent_bytes -= size;
+  block->requested = bytes;
+  own->handed[own->handed_count++] = block;
+  own->hot = true;
+  *out = block->address;
+  cmr_list_unlock(own);
+  return CMR_SUCCESS;
+}
+
+/* When the list of `key` was not the one this thread found last, was busy
+ * or is `stale` (locked, recycled to another key since): found (or made)
+ * and locked, then as the warm path. */
+static __attribute__((noinline)) cmr_status cmr_allocate_registered(const cmr_allocation_path *path,
+                                                                    cmr_stream_list *stale, uint64_t key, size_t size,
+                                                                    size_t alignment, size_t bytes, cmr_stream stream,
+                                                                    void **out) {
+  if (stale != NULL) cmr_list_unlock_stale(stale);
+  cmr_stream_list *own;
+  cmr_status status = cmr_stream_list_lock_registered(path->lists, key, &own);
+  if (status != CMR_SUCCESS) {
+    *out = NULL;
+    return status;
+  }
+  return cmr_allocate_from(path, own, size, alignment, bytes, stream, out);
+}
+
+/* The warm path once the key is known. */
+static CMR_PAIR_PATH cmr_status cmr_allocate_keyed(const cmr_allocation_path *path, uint64_t key, size_t size,
+                                                   size_t alignment, size_t bytes, cmr_stream stream, void **out) {
+  cmr_stream_list *own = cmr_last_list_for(path->lists, key);
+  if (__builtin_expect(own == NULL || !cmr_list_try_lock(own), 0)) {
+    return cmr_allocate_registered(path, NULL, key, size, alignment, bytes, stream, out);
+  }
+  if (__builtin_expect(own->key != key, 0)) {
+    return cmr_allocate_registered(path, own, key, size, alignment, bytes, stream, out);
+  }
+  return cmr_allocate_from(path, own, size, alignment, bytes, stream, out);
+}
+
+/* A stream whose key takes a call (one the user made): keyed, then as the
+ * warm path. */
+static __attribute__((noinline)) cmr_status cmr_allocate_on_stream(const cmr_allocation_path *path, size_t size,
+                                                                   size_t alignment, size_t bytes, cmr_stream stream,
+                                                                   void **out) {
+  uint64_t key;
+  cmr_status status = cmr_key_of(path->lists, stream, &key);
+  if (status != CMR_SUCCESS) {
+    *out = NULL;
+    return status;
+  }
+  return cmr_allocate_keyed(path, key, size, alignment, bytes, stream, out);
+}
+
+cmr_status cmr_stream_lists_allocate(const cmr_allocation_path *path, size_t size, size_t alignment, size_t bytes,
+                                     cmr_stream stream, void **out) {
+  if (__builtin_expect(!cmr_backend_stream_surely_not_capturing(stream), 0)) {
+    return cmr_allocate_taking(path, size, alignment, bytes, stream, out);
+  }
+  uint64_t key;
+  if (__builtin_expect(!cmr_key_at_hand(path->lists, stream, &key), 0)) {
+    return cmr_allocate_on_stream(path, size, alignment, bytes, stream, out);
+  }
+  return cmr_allocate_keyed(path, key, size, alignment, bytes, stream, out);
+}
+
 /* ---- taking back ----------------------------------------------------------------------- */
 
 /* `ptr` taken out of another list's remembered hand-outs (freed on a
@@ -497,18 +612,17 @@ static CMR_PAIR_PATH void cmr_give_back_locked(const cmr_stream_lists *lists, cm
   cmr_give_locked(lists, list, stream, block, CMR_GIVEN_FREED);
 }
 
-cmr_status cmr_stream_lists_take_back(cmr_stream_lists *lists, cmr_stream stream, void *ptr, size_t bytes) {
-  uint64_t key;
-  cmr_stream_list *own;
-  bool capturing = false;
-  cmr_status status = cmr_capturing(lists, stream, &capturing);
-  if (status == CMR_SUCCESS) status = cmr_key_of(lists, stream, &key);
-  if (status == CMR_SUCCESS) status = cmr_lock_list(lists, key, &own);
-  if (status != CMR_SUCCESS) return status;
+/* A take-back into `own`, the stream's list (locked), on a stream
+ * `capturing` or not, of `block` (taken out of `own`'s remembered
+ * hand-outs; NULL when they do not have it): everything the warm path
+ * does not do. */
+static inline cmr_status cmr_take_back_rest(cmr_stream_lists *lists, cmr_stream_list *own, cmr_stream stream, void *ptr,
+                                            size_t bytes, bool capturing, cmr_block *block) {
+  uint64_t key = own->key;
+  cmr_status status = CMR_SUCCESS;
   if (__builtin_expect(own->capturing, 0) && !capturing) cmr_capture_over(lists, own, stream);
-  /* Its own list's hand-outs, else the block map (the list's lock comes
-   * before a shard's, as where hand-outs move to the map). */
-  cmr_block *block = cmr_handed_find(own, ptr);
+  /* Else the block map (the list's lock comes before a shard's, as where
+   * hand-outs move to the map). */
   if (block == NULL) block = cmr_block_map_remove(lists->handed_out, ptr);
   if (block == NULL) {
     cmr_list_unlock(own);
@@ -537,6 +651,106 @@ cmr_status cmr_stream_lists_take_back(cmr_stream_lists *lists, cmr_stream stream
   cmr_give_back_locked(lists, own, stream, block, capturing);
   cmr_list_unlock(own);
   return CMR_SUCCESS;
+}
+
+/* The same on a stream not capturing (six arguments: the warm path's
+ * call to it passes none on the stack). */
+static __attribute__((noinline)) cmr_status cmr_take_back_block(cmr_stream_lists *lists, cmr_stream_list *own,
+                                                                cmr_stream stream, void *ptr, size_t bytes,
+                                                                cmr_block *block) {
+  return cmr_take_back_rest(lists, own, stream, ptr, bytes, false, block);
+}
+
+/* The same from `own`'s remembered hand-outs on. */
+static __attribute__((noinline)) cmr_status cmr_take_back_into(cmr_stream_lists *lists, cmr_stream_list *own,
+                                                               cmr_stream stream, void *ptr, size_t bytes,
+                                                               bool capturing) {
+  return cmr_take_back_rest(lists, own, stream, ptr, bytes, capturing, cmr_handed_find(own, ptr));
+}
+
+/* Every take-back the warm path leaves, from the start. */
+static __attribute__((noinline)) cmr_status cmr_take_back_keyed(cmr_stream_lists *lists, cmr_stream stream, void *ptr,
+                                                                size_t bytes) {
+  uint64_t key;
+  cmr_stream_list *own;
+  bool capturing = false;
+  cmr_status status = cmr_capturing(lists, stream, &capturing);
+  if (status == CMR_SUCCESS) status = cmr_key_of(lists, stream, &key);
+  if (status == CMR_SUCCESS) status = cmr_lock_list(lists, key, &own);
+  if (status != CMR_SUCCESS) return status;
+  return cmr_take_back_into(lists, own, stream, ptr, bytes, capturing);
+}
+
+/* When the list of `key` was not the one this thread found last, was busy
+ * or is `stale` (locked, recycled to another key since), on a stream not
+ * capturing. */
+static __attribute__((noinline)) cmr_status cmr_take_back_registered(cmr_stream_lists *lists, cmr_stream_list *stale,
+                                                                     uint64_t key, cmr_stream stream, void *ptr,
+                                                                     size_t bytes) {
+  if (stale != NULL) cmr_list_unlock_stale(stale);
+  cmr_stream_list *own;
+  cmr_status status = cmr_stream_list_lock_registered(lists, key, &own);
+  if (status != CMR_SUCCESS) return status;
+  return cmr_take_back_into(lists, own, stream, ptr, bytes, false);
+}
+
+/* The position of `ptr` among `list`'s remembered hand-outs, or
+ * cmr_handed_slots: the latest first (what is freed soonest). */
+static CMR_PAIR_PATH unsigned cmr_handed_position(const cmr_stream_list *list, const void *ptr) {
+  for (unsigned i = list->handed_count; i-- > 0;) {
+    if (list->handed[i]->address == ptr) return i;
+  }
+  return cmr_handed_slots;
+}
+
+/* The warm path once the key is known: a block the list remembers handing
+ * out, freed with the size it was asked for, joins the list's recent
+ * blocks (while one is free, and the list records no event) under that
+ * list's lock alone; anything else goes out of line. */
+static CMR_PAIR_PATH cmr_status cmr_take_back_keyed_warm(cmr_stream_lists *lists, uint64_t key, cmr_stream stream,
+                                                         void *ptr, size_t bytes) {
+  cmr_stream_list *own = cmr_last_list_for(lists, key);
+  if (__builtin_expect(own == NULL || !cmr_list_try_lock(own), 0)) {
+    return cmr_take_back_registered(lists, NULL, key, stream, ptr, bytes);
+  }
+  if (__builtin_expect(own->key != key, 0)) return cmr_take_back_registered(lists, own, key, stream, ptr, bytes);
+  unsigned position = cmr_handed_position(own, ptr);
+  if (__builtin_expect(position == cmr_handed_slots, 0)) {
+    return cmr_take_back_block(lists, own, stream, ptr, bytes, NULL);
+  }
+  cmr_block *block = own->handed[position];
+  own->handed[position] = own->handed[--own->handed_count];
+  if (__builtin_expect(
+          own->capturing || own->shared || own->recent_count == cmr_recent_slots || block->requested != bytes, 0)) {
+    return cmr_take_back_block(lists, own, stream, ptr, bytes, block);
+  }
+  own->recent[own->recent_count++] = block;
+  own->recent_bytes += block->size;
+  own->hot = true;
+  own->unordered = true; /* a list not shared records no event (cmr_order_after_free) */
+  CMR_CHECK(cmr_stream_list_free_ordered, own);
+  cmr_list_unlock(own);
+  return CMR_SUCCESS;
+}
+
+/* A stream whose key takes a call: keyed, then as the warm path. */
+static __attribute__((noinline)) cmr_status cmr_take_back_on_stream(cmr_stream_lists *lists, cmr_stream stream,
+                                                                    void *ptr, size_t bytes) {
+  uint64_t key;
+  cmr_status status = cmr_key_of(lists, stream, &key);
+  if (status != CMR_SUCCESS) return status;
+  return cmr_take_back_keyed_warm(lists, key, stream, ptr, bytes);
+}
+
+cmr_status cmr_stream_lists_take_back(cmr_stream_lists *lists, cmr_stream stream, void *ptr, size_t bytes) {
+  if (__builtin_expect(!cmr_backend_stream_surely_not_capturing(stream), 0)) {
+    return cmr_take_back_keyed(lists, stream, ptr, bytes);
+  }
+  uint64_t key;
+  if (__builtin_expect(!cmr_key_at_hand(lists, stream, &key), 0)) {
+    return cmr_take_back_on_stream(lists, stream, ptr, bytes);
+  }
+  return cmr_take_back_keyed_warm(lists, key, stream, ptr, bytes);
 }
 
 /* ---- gathering ------------------------------------------------------------------------- */
