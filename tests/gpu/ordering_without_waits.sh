@@ -13,7 +13,7 @@ python3 - "$work/runtime/src/suballoc/stream_lists.c" <<'PY'
 import re, sys
 path = sys.argv[1]
 text = open(path).read()
-start = text.index("static cmr_status order_before_taking(")
+start = text.index("static cmr_status cmr_order_before_taking(")
 end = text.index("\n}\n", start)
 body = text[start:end]
 patched = body.replace("status = cmr_backend_device_synchronize_on(lists->device);", "status = CMR_SUCCESS; /* wait removed */")
