@@ -8,10 +8,12 @@
 # device tool brings back only a few files), and $OUT/summary.txt has one
 # line a step. SOAK_SECONDS 0 leaves the soak out.
 #
-#   bash tests/gpu/run_all.sh [SOAK_SECONDS] [tests]     (from the repository root, carry .carry/)
+#   bash tests/gpu/run_all.sh [SOAK_SECONDS] [tests [REGEX]]     (from the repository root, carry .carry/)
 #
 # With `tests`, the build, the tests and the demo alone (the whole run no
 # longer fits the device tool's 600 s a call; bench/run_gpu.sh has the benchmarks).
+# With a REGEX too, the build and the tests whose names it matches (ctest -R),
+# for a call with less device time left.
 #
 # A step that fails does not stop the others; the exit status is non-zero
 # when any failed.
@@ -20,6 +22,7 @@ top=${OUT:-/tmp/cmr-gpu-out}
 out=$top/logs
 soak_seconds=${1:-120}
 tests_only=$([[ ${2:-} == tests ]] && echo 1 || echo 0)
+only=${3:-}
 mkdir -p "$out"
 build=/tmp/b
 source scripts/device_steps.sh
@@ -30,6 +33,11 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"
 git log -1 --format='%H %s' >"$out/commit.txt" 2>/dev/null || true
 step configure cmake -S . -B "$build" -G Ninja "${args[@]}"
 step build cmake --build "$build" -j 16
+if [[ -n $only ]]; then
+  step ctest ctest --test-dir "$build" --output-on-failure -j 14 --timeout 300 -R "$only"
+  pack_logs logs.tar.gz
+  exit $((failures > 0))
+fi
 step ctest ctest --test-dir "$build" --output-on-failure -j 14 --timeout 300
 step demo "$build/cmr-demo"
 step ordering_without_waits bash tests/gpu/ordering_without_waits.sh "${args[@]}"
