@@ -13,6 +13,9 @@
  *
  * The peer in each table is the first row: cudaMallocAsync's pool
  * (cuda_async) in the CUDA build, the system allocator in the host build;
+ * in the CUDA build the pair table also has that same driver pool called
+ * directly (cudaMallocAsync (bare)), so the first row's ratio to it is
+ * what cmr adds around the driver call;
  * "ratio" is the row's figure against the peer's (time: lower is better;
  * throughput: higher is better).
  *
@@ -34,17 +37,20 @@ static bool quick;
 
 /* ---- pair ---------------------------------------------------------------------- */
 
+enum { pair_sizes = 9 };
+
+static long pair_count(double work) { return (long)((quick ? 20000 : 200000) * work); }
+
 static double pair_ns(const bench_subject *s, cmr_stream stream) {
-  enum { sizes = 9 };
-  long pairs = (long)((quick ? 20000 : 200000) * s->work);
-  for (int warm = 0; warm < sizes; ++warm) {
+  long pairs = pair_count(s->work);
+  for (int warm = 0; warm < pair_sizes; ++warm) {
     void *ptr;
     bench_check(cmr_allocate(s->ref, (size_t)256 << warm, stream, &ptr), "allocate", s->name);
     bench_check(cmr_deallocate(s->ref, ptr, (size_t)256 << warm, stream), "deallocate", s->name);
   }
   double start = bench_now_seconds();
   for (long i = 0; i < pairs; ++i) {
-    size_t bytes = (size_t)256 << (i % sizes);
+    size_t bytes = (size_t)256 << (i % pair_sizes);
     void *ptr;
     bench_check(cmr_allocate(s->ref, bytes, stream, &ptr), "allocate", s->name);
     bench_check(cmr_deallocate(s->ref, ptr, bytes, stream), "deallocate", s->name);
@@ -158,6 +164,20 @@ static void print_row(const char *table, const char *name, const char *const *co
   printf("\n");
 }
 
+#ifdef CMR_BENCH_BARE_DRIVER_POOL
+/* The first subject's own driver pool called directly: the pair row
+ * against which cmr's cuda_async row shows what cmr adds. */
+static void print_bare_driver_pool_row(const bench_subject *cuda_async, cmr_stream stream, const double *peer) {
+  void *pool = NULL;
+  bench_check(cmr_cuda_async_resource_pool_handle(cuda_async->handle, &pool), "pool_handle", cuda_async->name);
+  double values[2];
+  values[0] = bench_bare_driver_pool_pair_ns(pool, stream, pair_count(1.0), pair_sizes);
+  values[1] = bench_bare_driver_pool_pair_ns(pool, CMR_DEFAULT_STREAM, pair_count(1.0), pair_sizes);
+  print_row("pair", "cudaMallocAsync (bare)", (const char *[]){"made stream", "default stream"}, values, peer, 2,
+            false);
+}
+#endif
+
 int main(int argc, char **argv) {
   bench_options options =
       bench_parse_options("cmr-bench-suballocators",
@@ -180,6 +200,9 @@ int main(int argc, char **argv) {
     values[1] = pair_ns(&subjects[i], CMR_DEFAULT_STREAM);
     if (i == 0) memcpy(peer, values, sizeof values);
     print_row("pair", subjects[i].name, (const char *[]){"made stream", "default stream"}, values, peer, 2, false);
+#ifdef CMR_BENCH_BARE_DRIVER_POOL
+    if (i == 0) print_bare_driver_pool_row(&subjects[0], stream, peer);
+#endif
   }
 
   size_t lives[] = {1000, 10000, 100000};

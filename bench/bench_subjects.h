@@ -57,6 +57,11 @@ typedef struct bench_options {
 } bench_options;
 bench_options bench_parse_options(const char *program, const char *description, bool with_csv, int argc, char **argv);
 
+/* CUDA builds (bench/bare_driver_pool.c): ns per cudaMallocFromPoolAsync +
+ * cudaFreeAsync pair on the driver pool `pool` (a cudaMemPool_t), sizes
+ * cycling 256 B << 0..sizes-1 as the pair table's, after one warm round. */
+double bench_bare_driver_pool_pair_ns(void *pool, cmr_stream stream, long pairs, int sizes);
+
 #ifdef __cplusplus
 }
 #endif
