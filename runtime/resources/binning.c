@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "held_calls.h"
 #include "impl.h"
 #include "invariants.h"
 #include "lock.h"
@@ -41,7 +42,7 @@ typedef struct cmr_route {
   size_t size; /* largest request served (a multiple of 256); unused for the upstream */
   cmr_resource_ref resource;
   /* What its ref's ops take (cmr_ref_self), kept while the table holds a
-   * share, so a call through the route looks nothing up (cmr_held_allocate). */
+   * share, so a call through the route looks nothing up (held_calls.h). */
   void *self;
   /* Allocations outstanding through it: the sum over the slots (one may be
    * negative, as size_t wraps: freed from another thread's slot). */
@@ -50,6 +51,10 @@ typedef struct cmr_route {
 
 /* Requests of (2^(k-1), 2^k] bytes are octave k (1 byte: 0). */
 enum { cmr_binning_octaves = 65 };
+
+/* Requests of up to 64 KiB find their route in one step: the route of
+ * ((bytes - 1) / 256) (sizes of bins are multiples of 256). */
+enum { cmr_binning_small_steps = 256, cmr_binning_small_limit = cmr_binning_small_steps * CMR_DEFAULT_ALIGNMENT };
 
 struct cmr_binning_impl {
   cmr_binning_params params; /* first: what it was created with (impl.h) */
@@ -64,6 +69,8 @@ struct cmr_binning_impl {
    * sizes: a route is found from there in a step or none (none for bins
    * that are powers of two), not by a search of the table. */
   size_t first_of_octave[cmr_binning_octaves];
+  /* For requests up to cmr_binning_small_limit: their route, by (bytes - 1) / 256. */
+  cmr_route *small_routes[cmr_binning_small_steps];
 };
 CMR_IMPL_LAYOUT(binning);
 
@@ -86,19 +93,32 @@ static unsigned cmr_binning_octave(size_t bytes) {
 }
 
 /* The first bin of at least `bytes` (what cmr_binning_position finds), or
- * the upstream; on the path of every allocation and free. */
-static inline cmr_route *cmr_binning_route(const cmr_binning_impl *impl, size_t bytes) {
+ * the upstream, through the octaves. */
+static inline cmr_route *cmr_binning_route_by_octave(const cmr_binning_impl *impl, size_t bytes) {
   size_t position = impl->first_of_octave[cmr_binning_octave(bytes)];
   while (position < impl->bin_count && impl->bins[position]->size < bytes) ++position;
   CMR_INVARIANT(position == cmr_binning_position(impl, bytes));
   return position < impl->bin_count ? impl->bins[position] : (cmr_route *)&impl->upstream;
 }
 
-/* After the bins changed (the write side held). */
-static void cmr_binning_index_octaves(cmr_binning_impl *impl) {
+/* The same, for `bytes` > 0; on the path of every allocation and free. */
+static inline __attribute__((always_inline)) cmr_route *cmr_binning_route(const cmr_binning_impl *impl, size_t bytes) {
+  size_t step = (bytes - 1) / CMR_DEFAULT_ALIGNMENT;
+  if (__builtin_expect(step < cmr_binning_small_steps, 1)) {
+    CMR_INVARIANT(impl->small_routes[step] == cmr_binning_route_by_octave(impl, bytes));
+    return impl->small_routes[step];
+  }
+  return cmr_binning_route_by_octave(impl, bytes);
+}
+
+/* After the bins changed, or at init (the write side held, or no reader yet). */
+static void cmr_binning_index(cmr_binning_impl *impl) {
   for (unsigned k = 0; k < cmr_binning_octaves; ++k) {
     size_t smallest = k == 0 ? 1 : ((size_t)1 << (k - 1)) + 1; /* octave 64's: 2^63 + 1 */
     impl->first_of_octave[k] = cmr_binning_position(impl, smallest);
+  }
+  for (size_t step = 0; step < cmr_binning_small_steps; ++step) {
+    impl->small_routes[step] = cmr_binning_route_by_octave(impl, (step + 1) * CMR_DEFAULT_ALIGNMENT);
   }
 }
 
@@ -187,8 +207,9 @@ static cmr_status cmr_binning_route_failed(cmr_status status, const cmr_route *r
 /* One call routed by size: an allocation when `out` is not NULL, else the
  * free of `ptr`; on success the route's count moves by one. Inlined into
  * both calls below, so each keeps only its own branch. */
-static inline cmr_status cmr_binning_routed(cmr_binning_impl *impl, void *ptr, size_t bytes, size_t alignment,
-                                            cmr_stream stream, void **out) {
+static inline __attribute__((always_inline)) cmr_status cmr_binning_routed(cmr_binning_impl *impl, void *ptr,
+                                                                           size_t bytes, size_t alignment,
+                                                                           cmr_stream stream, void **out) {
   cmr_binning_reading reading;
   unsigned slot = cmr_binning_read_begin(impl, &reading);
   cmr_route *route = cmr_binning_route(impl, bytes);
@@ -261,7 +282,7 @@ static cmr_status cmr_binning_insert(cmr_binning_impl *impl, size_t position, si
   for (size_t i = impl->bin_count; i > position; --i) impl->bins[i] = impl->bins[i - 1];
   impl->bins[position] = bin;
   impl->bin_count++;
-  cmr_binning_index_octaves(impl);
+  cmr_binning_index(impl);
   return CMR_SUCCESS;
 }
 
@@ -398,6 +419,7 @@ cmr_status cmr_binning_impl_init(cmr_binning_impl *impl) {
   /* The wrapper holds a share of the upstream for the resource's life. */
   impl->upstream.resource = impl->params.upstream;
   impl->upstream.self = cmr_ref_self(impl->params.upstream);
+  cmr_binning_index(impl); /* every size to the upstream, until bins come */
   cmr_status status = cmr_mutex_init(&impl->writers, "binning");
   if (status != CMR_SUCCESS) return status;
   status = cmr_binning_add_exponent_bins(impl, impl->params.min_size_exponent, impl->params.max_size_exponent);
