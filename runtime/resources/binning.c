@@ -213,8 +213,8 @@ static inline __attribute__((always_inline)) cmr_status cmr_binning_routed(cmr_b
   cmr_binning_reading reading;
   unsigned slot = cmr_binning_read_begin(impl, &reading);
   cmr_route *route = cmr_binning_route(impl, bytes);
-  cmr_status status = out != NULL ? cmr_held_allocate(route->resource, route->self, bytes, alignment, stream, out)
-                                  : cmr_held_deallocate(route->resource, route->self, ptr, bytes, alignment, stream);
+  cmr_status status = out != NULL ? cmr_held_allocate(&route->resource, route->self, bytes, alignment, stream, out)
+                                  : cmr_held_deallocate(&route->resource, route->self, ptr, bytes, alignment, stream);
   if (status == CMR_SUCCESS) {
     /* size_t wraps, so adding SIZE_MAX takes one away. */
     atomic_fetch_add_explicit(&route->outstanding[slot].count, out != NULL ? 1 : SIZE_MAX, memory_order_relaxed);

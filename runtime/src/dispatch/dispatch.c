@@ -384,9 +384,10 @@ cmr_status cmr_deallocate_aligned(cmr_resource_ref ref, void *ptr, size_t bytes,
   return cmr_deallocate_as("cmr_deallocate_aligned", ref, ptr, bytes, alignment, stream);
 }
 
-cmr_status cmr_held_allocate_answered(cmr_resource_ref ref, cmr_status status, unsigned long serial, size_t bytes,
-                                      size_t alignment, cmr_stream stream, void **out) {
+cmr_status cmr_held_allocate_answered(const cmr_resource_ref *held, cmr_status status, unsigned long serial,
+                                      size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   static const char what[] = "cmr_held_allocate";
+  cmr_resource_ref ref = *held;
   if (status != CMR_SUCCESS) {
     *out = NULL;
     if (status == CMR_ERROR_OUT_OF_MEMORY) cmr_history_note(CMR_HISTORY_OUT_OF_MEMORY, ref, stream, NULL, bytes);
@@ -402,8 +403,9 @@ cmr_status cmr_held_allocate_answered(cmr_resource_ref ref, cmr_status status, u
   return CMR_SUCCESS;
 }
 
-cmr_status cmr_held_deallocate_answered(cmr_resource_ref ref, cmr_status status, unsigned long serial, void *ptr,
-                                        size_t bytes, cmr_stream stream) {
+cmr_status cmr_held_deallocate_answered(const cmr_resource_ref *held, cmr_status status, unsigned long serial,
+                                        void *ptr, size_t bytes, cmr_stream stream) {
+  cmr_resource_ref ref = *held;
   if (status != CMR_SUCCESS) return cmr_resource_failed(status, serial, ref, "cmr_held_deallocate", bytes);
   cmr_history_note(CMR_HISTORY_FREE, ref, stream, ptr, bytes);
   return CMR_SUCCESS;

@@ -31,27 +31,29 @@
  * (out of line): a failure said (with a message when the resource left
  * none since `serial`; out of memory counted and reported as dispatch
  * does), a NULL pointer refused, or a success recorded in the history. */
-cmr_status cmr_held_allocate_answered(cmr_resource_ref ref, cmr_status status, unsigned long serial, size_t bytes,
-                                      size_t alignment, cmr_stream stream, void **out);
-cmr_status cmr_held_deallocate_answered(cmr_resource_ref ref, cmr_status status, unsigned long serial, void *ptr,
+cmr_status cmr_held_allocate_answered(const cmr_resource_ref *ref, cmr_status status, unsigned long serial,
+                                      size_t bytes, size_t alignment, cmr_stream stream, void **out);
+cmr_status cmr_held_deallocate_answered(const cmr_resource_ref *ref, cmr_status status, unsigned long serial, void *ptr,
                                         size_t bytes, cmr_stream stream);
 
-static inline __attribute__((always_inline)) cmr_status cmr_held_allocate(cmr_resource_ref ref, void *self,
+/* `ref` is the caller's (where it keeps the share), read again after the
+ * call rather than kept aside across it. */
+static inline __attribute__((always_inline)) cmr_status cmr_held_allocate(const cmr_resource_ref *ref, void *self,
                                                                           size_t bytes, size_t alignment,
                                                                           cmr_stream stream, void **out) {
   unsigned long serial = cmr_error_serial();
-  cmr_status status = ref.ops->allocate(self, bytes, alignment, stream, out);
-  if (ref.ops->flags & CMR_OPS_FLAG_COUNTED) cmr_usage_allocated(&((cmr_resource_object *)self)->usage, status, bytes);
+  cmr_status status = ref->ops->allocate(self, bytes, alignment, stream, out);
+  if (ref->ops->flags & CMR_OPS_FLAG_COUNTED) cmr_usage_allocated(&((cmr_resource_object *)self)->usage, status, bytes);
   if (__builtin_expect(status == CMR_SUCCESS && *out != NULL && !cmr_history_is_on(), 1)) return CMR_SUCCESS;
   return cmr_held_allocate_answered(ref, status, serial, bytes, alignment, stream, out);
 }
 
-static inline __attribute__((always_inline)) cmr_status cmr_held_deallocate(cmr_resource_ref ref, void *self, void *ptr,
-                                                                            size_t bytes, size_t alignment,
+static inline __attribute__((always_inline)) cmr_status cmr_held_deallocate(const cmr_resource_ref *ref, void *self,
+                                                                            void *ptr, size_t bytes, size_t alignment,
                                                                             cmr_stream stream) {
   unsigned long serial = cmr_error_serial();
-  cmr_status status = ref.ops->deallocate(self, ptr, bytes, alignment, stream);
-  if (ref.ops->flags & CMR_OPS_FLAG_COUNTED) {
+  cmr_status status = ref->ops->deallocate(self, ptr, bytes, alignment, stream);
+  if (ref->ops->flags & CMR_OPS_FLAG_COUNTED) {
     cmr_usage_deallocated(&((cmr_resource_object *)self)->usage, status, bytes);
   }
   if (__builtin_expect(status == CMR_SUCCESS && !cmr_history_is_on(), 1)) return CMR_SUCCESS;
