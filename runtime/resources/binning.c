@@ -40,10 +40,9 @@ typedef struct cmr_binning_slot {
 
 typedef struct cmr_route {
   size_t size; /* largest request served (a multiple of 256); unused for the upstream */
-  cmr_resource_ref resource;
-  /* What its ref's ops take (cmr_ref_self), kept while the table holds a
-   * share, so a call through the route looks nothing up (held_calls.h). */
-  void *self;
+  /* Its resource, whose share the table holds, with what a call through
+   * it needs, so that such a call looks nothing up (held_calls.h). */
+  cmr_held held;
   /* Allocations outstanding through it: the sum over the slots (one may be
    * negative, as size_t wraps: freed from another thread's slot). */
   cmr_binning_slot outstanding[cmr_binning_slots];
@@ -213,8 +212,8 @@ static inline __attribute__((always_inline)) cmr_status cmr_binning_routed(cmr_b
   cmr_binning_reading reading;
   unsigned slot = cmr_binning_read_begin(impl, &reading);
   cmr_route *route = cmr_binning_route(impl, bytes);
-  cmr_status status = out != NULL ? cmr_held_allocate(&route->resource, route->self, bytes, alignment, stream, out)
-                                  : cmr_held_deallocate(&route->resource, route->self, ptr, bytes, alignment, stream);
+  cmr_status status = out != NULL ? cmr_held_allocate(&route->held, bytes, alignment, stream, out)
+                                  : cmr_held_deallocate(&route->held, ptr, bytes, alignment, stream);
   if (status == CMR_SUCCESS) {
     /* size_t wraps, so adding SIZE_MAX takes one away. */
     atomic_fetch_add_explicit(&route->outstanding[slot].count, out != NULL ? 1 : SIZE_MAX, memory_order_relaxed);
@@ -278,7 +277,8 @@ static cmr_status cmr_binning_insert(cmr_binning_impl *impl, size_t position, si
   }
   cmr_route *bin = aligned_alloc(_Alignof(cmr_route), sizeof *bin);
   if (bin == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "binning: no host memory for a bin");
-  *bin = (cmr_route){.size = size, .resource = resource, .self = cmr_ref_self(resource)};
+  *bin = (cmr_route){.size = size};
+  cmr_held_set(&bin->held, resource);
   for (size_t i = impl->bin_count; i > position; --i) impl->bins[i] = impl->bins[i - 1];
   impl->bins[position] = bin;
   impl->bin_count++;
@@ -300,9 +300,8 @@ static cmr_status cmr_binning_put_locked(cmr_binning_impl *impl, size_t size, cm
   cmr_status status = cmr_binning_check_idle(impl, route, size, there);
   if (status != CMR_SUCCESS) return status;
   if (there) {
-    *unused = route->resource;
-    route->resource = resource;
-    route->self = cmr_ref_self(resource);
+    *unused = route->held.ref;
+    cmr_held_set(&route->held, resource);
     return CMR_SUCCESS;
   }
   status = cmr_binning_insert(impl, position, size, resource);
@@ -338,7 +337,7 @@ static bool cmr_binning_has_bin(cmr_binning_impl *impl, size_t size) {
 static cmr_status cmr_binning_add_fixed_size(cmr_binning_impl *impl, size_t size) {
   if (cmr_binning_has_bin(impl, size)) return CMR_SUCCESS; /* kept: none is made in vain */
   cmr_fixed_size_resource *handle;
-  cmr_status status = cmr_fixed_size_resource_create(impl->upstream.resource, CMR_SIZE(size), CMR_SIZE_DEFAULT,
+  cmr_status status = cmr_fixed_size_resource_create(impl->upstream.held.ref, CMR_SIZE(size), CMR_SIZE_DEFAULT,
                                                      CMR_FIXED_SIZE_CAPTURE_SERVE, &handle);
   if (status != CMR_SUCCESS) return cmr_error_context(status, "binning: making a bin of %zu bytes", size);
   cmr_resource_ref bin = cmr_fixed_size_resource_ref(handle);
@@ -381,8 +380,8 @@ unsigned cmr_binning_impl_properties(const cmr_binning_impl *impl) {
   cmr_binning_impl *guarded = (cmr_binning_impl *)impl; /* the lock is state, not the resource's value */
   cmr_binning_reading reading;
   unsigned slot = cmr_binning_read_begin(guarded, &reading);
-  unsigned shared = cmr_ref_properties_of(impl->upstream.resource);
-  for (size_t i = 0; i < impl->bin_count; ++i) shared &= cmr_ref_properties_of(impl->bins[i]->resource);
+  unsigned shared = cmr_ref_properties_of(impl->upstream.held.ref);
+  for (size_t i = 0; i < impl->bin_count; ++i) shared &= cmr_ref_properties_of(impl->bins[i]->held.ref);
   cmr_binning_read_end(guarded, slot, &reading);
   return shared;
 }
@@ -391,13 +390,13 @@ void cmr_binning_impl_visit_children(const cmr_binning_impl *impl, cmr_child_vis
   cmr_binning_impl *guarded = (cmr_binning_impl *)impl; /* the lock is state, not the resource's value */
   cmr_binning_reading reading;
   unsigned slot = cmr_binning_read_begin(guarded, &reading);
-  for (size_t i = 0; i < impl->bin_count; ++i) visit(impl->bins[i]->resource, arg);
+  for (size_t i = 0; i < impl->bin_count; ++i) visit(impl->bins[i]->held.ref, arg);
   cmr_binning_read_end(guarded, slot, &reading);
 }
 
 void cmr_binning_impl_fini(cmr_binning_impl *impl) {
   for (size_t i = 0; i < impl->bin_count; ++i) {
-    cmr_ref_drop(impl->bins[i]->resource);
+    cmr_ref_drop(impl->bins[i]->held.ref);
     free(impl->bins[i]);
   }
   free(impl->bins);
@@ -417,8 +416,7 @@ static cmr_status cmr_binning_add_exponent_bins(cmr_binning_impl *impl, int min_
 
 cmr_status cmr_binning_impl_init(cmr_binning_impl *impl) {
   /* The wrapper holds a share of the upstream for the resource's life. */
-  impl->upstream.resource = impl->params.upstream;
-  impl->upstream.self = cmr_ref_self(impl->params.upstream);
+  cmr_held_set(&impl->upstream.held, impl->params.upstream);
   cmr_binning_index(impl); /* every size to the upstream, until bins come */
   cmr_status status = cmr_mutex_init(&impl->writers, "binning");
   if (status != CMR_SUCCESS) return status;
@@ -472,7 +470,7 @@ cmr_status cmr_binning_impl_largest_free_block(cmr_binning_impl *impl, size_t *o
   *out = 0;
   for (size_t i = 0; i < impl->bin_count; ++i) {
     size_t below = i > 0 ? impl->bins[i - 1]->size : 0;
-    size_t largest = cmr_binning_bin_largest(impl->bins[i]->resource);
+    size_t largest = cmr_binning_bin_largest(impl->bins[i]->held.ref);
     if (largest > impl->bins[i]->size) largest = impl->bins[i]->size;
     if (largest > below && largest > *out) *out = largest;
   }
