@@ -138,13 +138,10 @@ typedef struct cmr_binning_thread {
 static _Atomic unsigned cmr_binning_next_slot;
 static CMR_HOT_THREAD_LOCAL cmr_binning_thread cmr_binning_this_thread;
 
-static inline unsigned cmr_binning_slot_of_thread(void) {
-  unsigned slot = cmr_binning_this_thread.slot;
-  if (slot == 0) {
-    slot = 1 + atomic_fetch_add_explicit(&cmr_binning_next_slot, 1, memory_order_relaxed) % cmr_binning_slots;
-    cmr_binning_this_thread.slot = slot;
-  }
-  return slot - 1;
+/* The thread's slot, given it on its first read (out of line: once a thread). */
+static __attribute__((noinline)) unsigned cmr_binning_assign_slot(cmr_binning_thread *thread) {
+  thread->slot = 1 + atomic_fetch_add_explicit(&cmr_binning_next_slot, 1, memory_order_relaxed) % cmr_binning_slots;
+  return thread->slot;
 }
 
 /* CMR_ERROR_REENTRANT_CALL when this thread is inside a call through
@@ -160,9 +157,12 @@ static cmr_status cmr_binning_check_not_reading(const cmr_binning_impl *impl, co
  * cmr_binning_read_end) recording it for this thread; returns the caller's
  * slot. */
 static inline unsigned cmr_binning_read_begin(cmr_binning_impl *impl, cmr_binning_reading *reading) {
-  unsigned slot = cmr_binning_slot_of_thread();
-  *reading = (cmr_binning_reading){impl, cmr_binning_this_thread.reading};
-  cmr_binning_this_thread.reading = reading;
+  cmr_binning_thread *thread = &cmr_binning_this_thread;
+  unsigned slot = thread->slot;
+  if (__builtin_expect(slot == 0, 0)) slot = cmr_binning_assign_slot(thread);
+  slot -= 1;
+  *reading = (cmr_binning_reading){impl, thread->reading};
+  thread->reading = reading;
   for (;;) {
     atomic_fetch_add(&impl->readers[slot].count, 1);
     if (!atomic_load(&impl->writing)) return slot;
