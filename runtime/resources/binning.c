@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "held_calls.h"
 #include "impl.h"
 #include "invariants.h"
 #include "lock.h"
@@ -39,10 +40,9 @@ typedef struct cmr_binning_slot {
 
 typedef struct cmr_route {
   size_t size; /* largest request served (a multiple of 256); unused for the upstream */
-  cmr_resource_ref resource;
-  /* What its ref's ops take (cmr_ref_self), kept while the table holds a
-   * share, so a call through the route looks nothing up (cmr_held_allocate). */
-  void *self;
+  /* Its resource, whose share the table holds, with what a call through
+   * it needs, so that such a call looks nothing up (held_calls.h). */
+  cmr_held held;
   /* Allocations outstanding through it: the sum over the slots (one may be
    * negative, as size_t wraps: freed from another thread's slot). */
   cmr_binning_slot outstanding[cmr_binning_slots];
@@ -50,6 +50,10 @@ typedef struct cmr_route {
 
 /* Requests of (2^(k-1), 2^k] bytes are octave k (1 byte: 0). */
 enum { cmr_binning_octaves = 65 };
+
+/* Requests of up to 64 KiB find their route in one step: the route of
+ * ((bytes - 1) / 256) (sizes of bins are multiples of 256). */
+enum { cmr_binning_small_steps = 256, cmr_binning_small_limit = cmr_binning_small_steps * CMR_DEFAULT_ALIGNMENT };
 
 struct cmr_binning_impl {
   cmr_binning_params params; /* first: what it was created with (impl.h) */
@@ -64,6 +68,8 @@ struct cmr_binning_impl {
    * sizes: a route is found from there in a step or none (none for bins
    * that are powers of two), not by a search of the table. */
   size_t first_of_octave[cmr_binning_octaves];
+  /* For requests up to cmr_binning_small_limit: their route, by (bytes - 1) / 256. */
+  cmr_route *small_routes[cmr_binning_small_steps];
 };
 CMR_IMPL_LAYOUT(binning);
 
@@ -86,19 +92,32 @@ static unsigned cmr_binning_octave(size_t bytes) {
 }
 
 /* The first bin of at least `bytes` (what cmr_binning_position finds), or
- * the upstream; on the path of every allocation and free. */
-static inline cmr_route *cmr_binning_route(const cmr_binning_impl *impl, size_t bytes) {
+ * the upstream, through the octaves. */
+static inline cmr_route *cmr_binning_route_by_octave(const cmr_binning_impl *impl, size_t bytes) {
   size_t position = impl->first_of_octave[cmr_binning_octave(bytes)];
   while (position < impl->bin_count && impl->bins[position]->size < bytes) ++position;
   CMR_INVARIANT(position == cmr_binning_position(impl, bytes));
   return position < impl->bin_count ? impl->bins[position] : (cmr_route *)&impl->upstream;
 }
 
-/* After the bins changed (the write side held). */
-static void cmr_binning_index_octaves(cmr_binning_impl *impl) {
+/* The same, for `bytes` > 0; on the path of every allocation and free. */
+static inline __attribute__((always_inline)) cmr_route *cmr_binning_route(const cmr_binning_impl *impl, size_t bytes) {
+  size_t step = (bytes - 1) / CMR_DEFAULT_ALIGNMENT;
+  if (__builtin_expect(step < cmr_binning_small_steps, 1)) {
+    CMR_INVARIANT(impl->small_routes[step] == cmr_binning_route_by_octave(impl, bytes));
+    return impl->small_routes[step];
+  }
+  return cmr_binning_route_by_octave(impl, bytes);
+}
+
+/* After the bins changed, or at init (the write side held, or no reader yet). */
+static void cmr_binning_index(cmr_binning_impl *impl) {
   for (unsigned k = 0; k < cmr_binning_octaves; ++k) {
     size_t smallest = k == 0 ? 1 : ((size_t)1 << (k - 1)) + 1; /* octave 64's: 2^63 + 1 */
     impl->first_of_octave[k] = cmr_binning_position(impl, smallest);
+  }
+  for (size_t step = 0; step < cmr_binning_small_steps; ++step) {
+    impl->small_routes[step] = cmr_binning_route_by_octave(impl, (step + 1) * CMR_DEFAULT_ALIGNMENT);
   }
 }
 
@@ -119,13 +138,10 @@ typedef struct cmr_binning_thread {
 static _Atomic unsigned cmr_binning_next_slot;
 static CMR_HOT_THREAD_LOCAL cmr_binning_thread cmr_binning_this_thread;
 
-static inline unsigned cmr_binning_slot_of_thread(void) {
-  unsigned slot = cmr_binning_this_thread.slot;
-  if (slot == 0) {
-    slot = 1 + atomic_fetch_add_explicit(&cmr_binning_next_slot, 1, memory_order_relaxed) % cmr_binning_slots;
-    cmr_binning_this_thread.slot = slot;
-  }
-  return slot - 1;
+/* The thread's slot, given it on its first read (out of line: once a thread). */
+static __attribute__((noinline)) unsigned cmr_binning_assign_slot(cmr_binning_thread *thread) {
+  thread->slot = 1 + atomic_fetch_add_explicit(&cmr_binning_next_slot, 1, memory_order_relaxed) % cmr_binning_slots;
+  return thread->slot;
 }
 
 /* CMR_ERROR_REENTRANT_CALL when this thread is inside a call through
@@ -141,9 +157,12 @@ static cmr_status cmr_binning_check_not_reading(const cmr_binning_impl *impl, co
  * cmr_binning_read_end) recording it for this thread; returns the caller's
  * slot. */
 static inline unsigned cmr_binning_read_begin(cmr_binning_impl *impl, cmr_binning_reading *reading) {
-  unsigned slot = cmr_binning_slot_of_thread();
-  *reading = (cmr_binning_reading){impl, cmr_binning_this_thread.reading};
-  cmr_binning_this_thread.reading = reading;
+  cmr_binning_thread *thread = &cmr_binning_this_thread;
+  unsigned slot = thread->slot;
+  if (__builtin_expect(slot == 0, 0)) slot = cmr_binning_assign_slot(thread);
+  slot -= 1;
+  *reading = (cmr_binning_reading){impl, thread->reading};
+  thread->reading = reading;
   for (;;) {
     atomic_fetch_add(&impl->readers[slot].count, 1);
     if (!atomic_load(&impl->writing)) return slot;
@@ -187,13 +206,14 @@ static cmr_status cmr_binning_route_failed(cmr_status status, const cmr_route *r
 /* One call routed by size: an allocation when `out` is not NULL, else the
  * free of `ptr`; on success the route's count moves by one. Inlined into
  * both calls below, so each keeps only its own branch. */
-static inline cmr_status cmr_binning_routed(cmr_binning_impl *impl, void *ptr, size_t bytes, size_t alignment,
-                                            cmr_stream stream, void **out) {
+static inline __attribute__((always_inline)) cmr_status cmr_binning_routed(cmr_binning_impl *impl, void *ptr,
+                                                                           size_t bytes, size_t alignment,
+                                                                           cmr_stream stream, void **out) {
   cmr_binning_reading reading;
   unsigned slot = cmr_binning_read_begin(impl, &reading);
   cmr_route *route = cmr_binning_route(impl, bytes);
-  cmr_status status = out != NULL ? cmr_held_allocate(route->resource, route->self, bytes, alignment, stream, out)
-                                  : cmr_held_deallocate(route->resource, route->self, ptr, bytes, alignment, stream);
+  cmr_status status = out != NULL ? cmr_held_allocate(&route->held, bytes, alignment, stream, out)
+                                  : cmr_held_deallocate(&route->held, ptr, bytes, alignment, stream);
   if (status == CMR_SUCCESS) {
     /* size_t wraps, so adding SIZE_MAX takes one away. */
     atomic_fetch_add_explicit(&route->outstanding[slot].count, out != NULL ? 1 : SIZE_MAX, memory_order_relaxed);
@@ -257,11 +277,12 @@ static cmr_status cmr_binning_insert(cmr_binning_impl *impl, size_t position, si
   }
   cmr_route *bin = aligned_alloc(_Alignof(cmr_route), sizeof *bin);
   if (bin == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "binning: no host memory for a bin");
-  *bin = (cmr_route){.size = size, .resource = resource, .self = cmr_ref_self(resource)};
+  *bin = (cmr_route){.size = size};
+  cmr_held_set(&bin->held, resource);
   for (size_t i = impl->bin_count; i > position; --i) impl->bins[i] = impl->bins[i - 1];
   impl->bins[position] = bin;
   impl->bin_count++;
-  cmr_binning_index_octaves(impl);
+  cmr_binning_index(impl);
   return CMR_SUCCESS;
 }
 
@@ -279,9 +300,8 @@ static cmr_status cmr_binning_put_locked(cmr_binning_impl *impl, size_t size, cm
   cmr_status status = cmr_binning_check_idle(impl, route, size, there);
   if (status != CMR_SUCCESS) return status;
   if (there) {
-    *unused = route->resource;
-    route->resource = resource;
-    route->self = cmr_ref_self(resource);
+    *unused = route->held.ref;
+    cmr_held_set(&route->held, resource);
     return CMR_SUCCESS;
   }
   status = cmr_binning_insert(impl, position, size, resource);
@@ -317,7 +337,7 @@ static bool cmr_binning_has_bin(cmr_binning_impl *impl, size_t size) {
 static cmr_status cmr_binning_add_fixed_size(cmr_binning_impl *impl, size_t size) {
   if (cmr_binning_has_bin(impl, size)) return CMR_SUCCESS; /* kept: none is made in vain */
   cmr_fixed_size_resource *handle;
-  cmr_status status = cmr_fixed_size_resource_create(impl->upstream.resource, CMR_SIZE(size), CMR_SIZE_DEFAULT,
+  cmr_status status = cmr_fixed_size_resource_create(impl->upstream.held.ref, CMR_SIZE(size), CMR_SIZE_DEFAULT,
                                                      CMR_FIXED_SIZE_CAPTURE_SERVE, &handle);
   if (status != CMR_SUCCESS) return cmr_error_context(status, "binning: making a bin of %zu bytes", size);
   cmr_resource_ref bin = cmr_fixed_size_resource_ref(handle);
@@ -360,8 +380,8 @@ unsigned cmr_binning_impl_properties(const cmr_binning_impl *impl) {
   cmr_binning_impl *guarded = (cmr_binning_impl *)impl; /* the lock is state, not the resource's value */
   cmr_binning_reading reading;
   unsigned slot = cmr_binning_read_begin(guarded, &reading);
-  unsigned shared = cmr_ref_properties_of(impl->upstream.resource);
-  for (size_t i = 0; i < impl->bin_count; ++i) shared &= cmr_ref_properties_of(impl->bins[i]->resource);
+  unsigned shared = cmr_ref_properties_of(impl->upstream.held.ref);
+  for (size_t i = 0; i < impl->bin_count; ++i) shared &= cmr_ref_properties_of(impl->bins[i]->held.ref);
   cmr_binning_read_end(guarded, slot, &reading);
   return shared;
 }
@@ -370,13 +390,13 @@ void cmr_binning_impl_visit_children(const cmr_binning_impl *impl, cmr_child_vis
   cmr_binning_impl *guarded = (cmr_binning_impl *)impl; /* the lock is state, not the resource's value */
   cmr_binning_reading reading;
   unsigned slot = cmr_binning_read_begin(guarded, &reading);
-  for (size_t i = 0; i < impl->bin_count; ++i) visit(impl->bins[i]->resource, arg);
+  for (size_t i = 0; i < impl->bin_count; ++i) visit(impl->bins[i]->held.ref, arg);
   cmr_binning_read_end(guarded, slot, &reading);
 }
 
 void cmr_binning_impl_fini(cmr_binning_impl *impl) {
   for (size_t i = 0; i < impl->bin_count; ++i) {
-    cmr_ref_drop(impl->bins[i]->resource);
+    cmr_ref_drop(impl->bins[i]->held.ref);
     free(impl->bins[i]);
   }
   free(impl->bins);
@@ -396,8 +416,8 @@ static cmr_status cmr_binning_add_exponent_bins(cmr_binning_impl *impl, int min_
 
 cmr_status cmr_binning_impl_init(cmr_binning_impl *impl) {
   /* The wrapper holds a share of the upstream for the resource's life. */
-  impl->upstream.resource = impl->params.upstream;
-  impl->upstream.self = cmr_ref_self(impl->params.upstream);
+  cmr_held_set(&impl->upstream.held, impl->params.upstream);
+  cmr_binning_index(impl); /* every size to the upstream, until bins come */
   cmr_status status = cmr_mutex_init(&impl->writers, "binning");
   if (status != CMR_SUCCESS) return status;
   status = cmr_binning_add_exponent_bins(impl, impl->params.min_size_exponent, impl->params.max_size_exponent);
@@ -450,7 +470,7 @@ cmr_status cmr_binning_impl_largest_free_block(cmr_binning_impl *impl, size_t *o
   *out = 0;
   for (size_t i = 0; i < impl->bin_count; ++i) {
     size_t below = i > 0 ? impl->bins[i - 1]->size : 0;
-    size_t largest = cmr_binning_bin_largest(impl->bins[i]->resource);
+    size_t largest = cmr_binning_bin_largest(impl->bins[i]->held.ref);
     if (largest > impl->bins[i]->size) largest = impl->bins[i]->size;
     if (largest > below && largest > *out) *out = largest;
   }

@@ -7,12 +7,6 @@
 
 enum { cmr_address_map_initial_buckets = 64 };
 
-/* Addresses handed out are at least 256-aligned: the low bits carry
- * nothing; a multiplicative hash spreads the rest. */
-static size_t cmr_address_bucket(const void *address, size_t bucket_count) {
-  return (size_t)((((uint64_t)(uintptr_t)address >> 8) * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & (bucket_count - 1);
-}
-
 cmr_status cmr_address_map_init(cmr_address_map *map, const char *owner) {
   map->buckets = calloc(cmr_address_map_initial_buckets, sizeof *map->buckets);
   if (map->buckets == NULL) return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: no host memory for the resource", owner);
@@ -60,25 +54,13 @@ static void cmr_address_map_grow(cmr_address_map *map) {
   map->bucket_count = count;
 }
 
-void cmr_address_map_insert(cmr_address_map *map, cmr_address_entry *entry) {
-  if (map->count >= map->bucket_count) cmr_address_map_grow(map);
+void cmr_address_map_grow_and_insert(cmr_address_map *map, cmr_address_entry *entry) {
+  cmr_address_map_grow(map);
   cmr_address_entry **head = &map->buckets[cmr_address_bucket(entry->address, map->bucket_count)];
   entry->next = *head;
   *head = entry;
   map->count++;
   CMR_CHECK(cmr_address_map_address_valid, map, entry->address);
-}
-
-cmr_address_entry *cmr_address_map_remove(cmr_address_map *map, const void *address, const void *tag) {
-  cmr_address_entry **link = &map->buckets[cmr_address_bucket(address, map->bucket_count)];
-  while (*link != NULL && ((*link)->address != address || (*link)->tag != tag)) link = &(*link)->next;
-  cmr_address_entry *entry = *link;
-  if (entry != NULL) {
-    *link = entry->next;
-    map->count--;
-  }
-  CMR_CHECK(cmr_address_map_address_valid, map, address);
-  return entry;
 }
 
 /* ---- invariants ------------------------------------------------------------------- */

@@ -4,6 +4,7 @@
  * CMR_DEFAULT_ALIGNMENT and no overflow once bytes are rounded up to it. The
  * pointers a resource hands back are checked here too. */
 #include "backend.h"
+#include "held_calls.h"
 #include "history.h"
 #include "internal.h"
 #include "resource_class.h"
@@ -383,15 +384,31 @@ cmr_status cmr_deallocate_aligned(cmr_resource_ref ref, void *ptr, size_t bytes,
   return cmr_deallocate_as("cmr_deallocate_aligned", ref, ptr, bytes, alignment, stream);
 }
 
-cmr_status cmr_held_allocate(cmr_resource_ref ref, void *self, size_t bytes, size_t alignment, cmr_stream stream,
-                             void **out) {
-  return cmr_allocate_call_checked("cmr_allocate_aligned", CMR_CALL_ORDERED, ref, self, bytes, alignment, stream, out);
+cmr_status cmr_held_allocate_answered(const cmr_resource_ref *held, cmr_status status, unsigned long serial,
+                                      size_t bytes, size_t alignment, cmr_stream stream, void **out) {
+  static const char what[] = "cmr_held_allocate";
+  cmr_resource_ref ref = *held;
+  if (status != CMR_SUCCESS) {
+    *out = NULL;
+    if (status == CMR_ERROR_OUT_OF_MEMORY) cmr_history_note(CMR_HISTORY_OUT_OF_MEMORY, ref, stream, NULL, bytes);
+    status = cmr_resource_failed(status, serial, ref, what, bytes);
+    if (status == CMR_ERROR_OUT_OF_MEMORY) status = cmr_stats_out_of_memory(ref, bytes, alignment, stream, serial);
+    return status;
+  }
+  if (*out == NULL) {
+    return cmr_error(CMR_ERROR_INTERNAL, "%s: resource %s returned NULL for %zu bytes", what, cmr_ref_type_name_of(ref),
+                     bytes);
+  }
+  cmr_history_note(CMR_HISTORY_ALLOCATE, ref, stream, *out, bytes);
+  return CMR_SUCCESS;
 }
 
-cmr_status cmr_held_deallocate(cmr_resource_ref ref, void *self, void *ptr, size_t bytes, size_t alignment,
-                               cmr_stream stream) {
-  return cmr_deallocate_call_checked("cmr_deallocate_aligned", CMR_CALL_ORDERED, ref, self, ptr, bytes, alignment,
-                                     stream);
+cmr_status cmr_held_deallocate_answered(const cmr_resource_ref *held, cmr_status status, unsigned long serial,
+                                        void *ptr, size_t bytes, cmr_stream stream) {
+  cmr_resource_ref ref = *held;
+  if (status != CMR_SUCCESS) return cmr_resource_failed(status, serial, ref, "cmr_held_deallocate", bytes);
+  cmr_history_note(CMR_HISTORY_FREE, ref, stream, ptr, bytes);
+  return CMR_SUCCESS;
 }
 
 cmr_status cmr_allocate_sync(cmr_resource_ref ref, size_t bytes, size_t alignment, void **out) {

@@ -71,9 +71,10 @@ typedef struct cmr_free_blocks {
   bool keeps_address_order;
   cmr_block *by_address;
   /* Records merged away, for the next takes to reuse rather than allocate
-   * (chained through in_class[1]): at least cmr_spare_records, at most
-   * twice the blocks the set held when one was kept; freed when the set
-   * empties. */
+   * (chained through in_class[1]): at least cmr_spare_records, at most as
+   * many as the bucket table has slots (2 << bucket_bits: it grows with
+   * the most blocks the set has held at once, to 2 to 8 times that); freed
+   * when the set empties. */
   cmr_block *spares;
   unsigned spare_count;
 } cmr_free_blocks;

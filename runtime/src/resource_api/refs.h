@@ -28,17 +28,6 @@ static inline bool cmr_ref_target(cmr_resource_ref ref, void **self) {
 static inline void *cmr_ref_self(cmr_resource_ref ref) {
   return (ref.ops->flags & CMR_OPS_FLAG_COUNTED) ? (void *)cmr_object_peek(ref.self) : ref.self;
 }
-/* Allocate / deallocate through a ref whose share the caller holds (so its
- * target cannot die), `self` its target as cmr_ref_self gave it when the
- * share was taken, with arguments dispatch has already checked (an adaptor
- * passing on its caller's: bytes > 0 that do not overflow at `alignment`,
- * a power of two of at least CMR_DEFAULT_ALIGNMENT; a non-NULL `ptr`). The
- * resource's answer is checked and reported as by cmr_allocate_aligned /
- * cmr_deallocate_aligned, without looking the ref up again. */
-cmr_status cmr_held_allocate(cmr_resource_ref ref, void *self, size_t bytes, size_t alignment, cmr_stream stream,
-                             void **out);
-cmr_status cmr_held_deallocate(cmr_resource_ref ref, void *self, void *ptr, size_t bytes, size_t alignment,
-                               cmr_stream stream);
 /* Gives `ptr` (`bytes` at `alignment` from `ref`, on `stream`) back on a
  * failure path: returns `status` with this thread's message as it was
  * before, or, should giving back fail too, that message followed by why. */
@@ -46,7 +35,7 @@ cmr_status cmr_give_back(cmr_status status, cmr_resource_ref ref, void *ptr, siz
                          cmr_stream stream);
 /* The same through a ref whose target `self` the caller holds alive (no
  * look-up: the ref may already say its resource is gone), with arguments
- * already checked, as cmr_held_deallocate. */
+ * already checked, as cmr_held_deallocate (held_calls.h). */
 cmr_status cmr_held_give_back(cmr_status status, cmr_resource_ref ref, void *self, void *ptr, size_t bytes,
                               size_t alignment, cmr_stream stream);
 /* Properties of a ref already checked. */

@@ -389,13 +389,14 @@ CMR_INDEX_STEP void cmr_move(cmr_free_blocks *set, cmr_block *block, char *addre
 }
 
 /* A record merged away, kept for a take to reuse: up to cmr_spare_records,
- * or twice the blocks the set holds, whichever is more. A set that splits
- * about as often as it merges (many blocks allocated, then freed) then
- * reuses its records instead of asking malloc for one at every split, and
- * what it keeps stays in proportion to its index at its largest (all of it
- * is freed when the set empties). */
+ * or as many as the bucket table has slots, whichever is more. A set that
+ * splits about as often as it merges (many blocks allocated, then freed,
+ * in rounds) then reuses its records instead of asking malloc for one at
+ * every split of the next round, and what it keeps stays in proportion to
+ * its index at its largest, as the bucket table does (all of it is freed
+ * when the set empties). */
 CMR_INDEX_STEP void cmr_retire(cmr_free_blocks *set, cmr_block *block) {
-  if (set->spare_count >= cmr_spare_records && set->spare_count >= 2 * set->count) {
+  if (set->spare_count >= cmr_spare_records && set->spare_count >= ((size_t)2 << set->bucket_bits)) {
     cmr_block_delete(block);
     return;
   }

@@ -64,6 +64,11 @@ typedef struct cmr_stream_list {
   size_t recent_bytes;
   cmr_block *handed[cmr_handed_slots];
   unsigned handed_count, handed_victim;
+  /* Bit cmr_handed_bit(a) is set for the address a of each block in
+   * `handed` (and maybe for some no longer there); all bits once one was
+   * added, until a free that looks further than the latest sets them again
+   * from the blocks (cmr_handed_may_hold). */
+  uint64_t handed_filter;
   cmr_backend_event event; /* made when first recorded */
   /* Blocks were freed here after the event's last record (or with none):
    * the event does not cover them and a taker must synchronize the device. */
@@ -308,6 +313,12 @@ static inline void cmr_stream_list_flush_recent(cmr_stream_list *list) {
 static inline void cmr_stream_list_flush_handed(const cmr_stream_lists *lists, cmr_stream_list *list) {
   for (unsigned i = 0; i < list->handed_count; ++i) cmr_block_map_insert(lists->handed_out, list->handed[i]);
   list->handed_count = list->handed_victim = 0;
+  list->handed_filter = 0;
+}
+
+/* The bit of `handed_filter` for a block at `address` (a hash of it). */
+static inline uint64_t cmr_handed_bit(const void *address) {
+  return (uint64_t)1 << ((((uint64_t)(uintptr_t)address >> 8) * UINT64_C(0x9E3779B97F4A7C15)) >> 58);
 }
 
 static inline bool cmr_list_empty(const cmr_stream_list *list) { return list->blocks.count + list->recent_count == 0; }

@@ -84,6 +84,9 @@ static bool cmr_slots_valid(const cmr_stream_list *list, const char **why) {
     if (block->requested == 0 || block->requested > block->size) {
       return cmr_lists_broken(why, "stream list: a hand-out's requested bytes are 0 or more than its block");
     }
+    if ((list->handed_filter & cmr_handed_bit(block->address)) == 0) {
+      return cmr_lists_broken(why, "stream list: a remembered hand-out is missing from the filter");
+    }
   }
   unsigned total = list->recent_count + list->handed_count;
   for (unsigned a = 0; a < total; ++a) {

@@ -115,6 +115,7 @@ static void cmr_list_reset(const cmr_stream_lists *lists, cmr_stream_list *list,
   list->recent_count = list->recent_victim = 0;
   list->recent_bytes = 0;
   list->handed_count = list->handed_victim = 0;
+  list->handed_filter = 0;
   list->event = NULL;
   list->unordered = false;
   list->shared = false;
@@ -366,6 +367,7 @@ static void cmr_delete_contents(cmr_stream_list *list) {
   if (list->event != NULL) cmr_backend_event_destroy(list->event);
   cmr_stream_list_unmark_capturing(list);
   list->recent_count = list->handed_count = 0;
+  list->handed_filter = 0;
   list->event = NULL;
 }
 

@@ -219,6 +219,7 @@ static CMR_PAIR_PATH void cmr_recent_keep(cmr_stream_list *list, cmr_block *bloc
 static CMR_PAIR_PATH void *cmr_hand_out(const cmr_stream_lists *lists, cmr_stream_list *list, cmr_block *block,
                                         size_t bytes) {
   block->requested = bytes;
+  list->handed_filter = UINT64_MAX;
   if (list->handed_count < cmr_handed_slots) {
     list->handed[list->handed_count++] = block;
   } else {
@@ -229,9 +230,22 @@ static CMR_PAIR_PATH void *cmr_hand_out(const cmr_stream_lists *lists, cmr_strea
   return block->address;
 }
 
-/* `ptr` taken out of `list`'s remembered hand-outs, or NULL. */
-static CMR_PAIR_PATH cmr_block *cmr_handed_find(cmr_stream_list *list, const void *ptr) {
-  for (unsigned i = 0; i < list->handed_count; ++i) {
+/* Sets `list`'s filter from its remembered hand-outs (once after
+ * hand-outs, for the frees that look past the latest). */
+static uint64_t cmr_handed_filter_set(cmr_stream_list *list) {
+  uint64_t filter = 0;
+  for (unsigned i = 0; i < list->handed_count; ++i) filter |= cmr_handed_bit(list->handed[i]->address);
+  list->handed_filter = filter;
+  return filter;
+}
+
+/* `ptr` taken out of `list`'s remembered hand-outs, or NULL; unless the
+ * filter says it is none of them, the latest first. */
+static cmr_block *cmr_handed_find(cmr_stream_list *list, const void *ptr) {
+  uint64_t filter = list->handed_filter;
+  if (filter == UINT64_MAX) filter = cmr_handed_filter_set(list);
+  if ((filter & cmr_handed_bit(ptr)) == 0) return NULL;
+  for (unsigned i = list->handed_count; i-- > 0;) {
     cmr_block *block = list->handed[i];
     if (block->address == ptr) {
       list->handed[i] = list->handed[--list->handed_count];
@@ -511,6 +525,7 @@ static CMR_PAIR_PATH cmr_status cmr_allocate_from(const cmr_allocation_path *pat
   own->recent_bytes -= size;
   block->requested = bytes;
   own->handed[own->handed_count++] = block;
+  own->handed_filter = UINT64_MAX;
   own->hot = true;
   *out = block->address;
   cmr_list_unlock(own);
@@ -694,15 +709,6 @@ static __attribute__((noinline)) cmr_status cmr_take_back_registered(cmr_stream_
   return cmr_take_back_into(lists, own, stream, ptr, bytes, false);
 }
 
-/* The position of `ptr` among `list`'s remembered hand-outs, or
- * cmr_handed_slots: the latest first (what is freed soonest). */
-static CMR_PAIR_PATH unsigned cmr_handed_position(const cmr_stream_list *list, const void *ptr) {
-  for (unsigned i = list->handed_count; i-- > 0;) {
-    if (list->handed[i]->address == ptr) return i;
-  }
-  return cmr_handed_slots;
-}
-
 /* The warm path once the key is known: a block the list remembers handing
  * out, freed with the size it was asked for, joins the list's recent
  * blocks (while one is free, and the list records no event) under that
@@ -714,12 +720,12 @@ static CMR_PAIR_PATH cmr_status cmr_take_back_keyed_warm(cmr_stream_lists *lists
     return cmr_take_back_registered(lists, NULL, key, stream, ptr, bytes);
   }
   if (__builtin_expect(own->key != key, 0)) return cmr_take_back_registered(lists, own, key, stream, ptr, bytes);
-  unsigned position = cmr_handed_position(own, ptr);
-  if (__builtin_expect(position == cmr_handed_slots, 0)) {
-    return cmr_take_back_block(lists, own, stream, ptr, bytes, NULL);
+  unsigned latest = own->handed_count - 1; /* what is freed soonest: any other goes out of line */
+  if (__builtin_expect(own->handed_count == 0 || own->handed[latest]->address != ptr, 0)) {
+    return cmr_take_back_into(lists, own, stream, ptr, bytes, false);
   }
-  cmr_block *block = own->handed[position];
-  own->handed[position] = own->handed[--own->handed_count];
+  cmr_block *block = own->handed[latest];
+  own->handed_count = latest;
   if (__builtin_expect(
           own->capturing || own->shared || own->recent_count == cmr_recent_slots || block->requested != bytes, 0)) {
     return cmr_take_back_block(lists, own, stream, ptr, bytes, block);
