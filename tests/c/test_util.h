@@ -31,13 +31,10 @@
 
 #define ck_assert_ok(call) ck_assert_status(call, CMR_SUCCESS)
 
-/* Every resource of spec/ as X(name), for each cmr_<name>_resource, separated
- * by commas. tests/c/CMakeLists.txt checks it against the spec's list. */
-#define CMR_TEST_RESOURCES(X)                                                                                    \
-  X(aligned), X(arena), X(binning), X(callback), X(cuda), X(cuda_async), X(cuda_async_device_pool),              \
-      X(cuda_async_managed), X(cuda_async_view), X(expandable), X(failure_callback), X(fallback), X(fixed_size), \
-      X(limiting), X(logging), X(managed), X(pinned_host), X(pinned_host_pool), X(pool), X(prefetch),            \
-      X(registered_host), X(sam_headroom), X(simulated), X(statistics), X(system), X(thread_safe), X(tracking)
+/* CMR_TEST_RESOURCES(X): every resource of spec/ as X(name), for each
+ * cmr_<name>_resource, separated by commas; CMakeLists.txt writes it from
+ * the spec's list. */
+#include "cmr_test_resources.h"
 
 /* The association of `type *` with cmr_<name>_destroy. */
 #define CMR_TEST_DESTROYS_(type, name) type * : cmr_##name##_destroy
