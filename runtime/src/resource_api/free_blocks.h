@@ -33,10 +33,11 @@ typedef struct cmr_block {
   /* The next block in its bucket of the start-address [0] and end-address
    * [1] hashes. */
   struct cmr_block *in_bucket[2];
-  /* Links of the address treap (sets kept by address), the largest size in
-   * this block's subtree there (first fit), and its priority there (a hash
-   * of its address). */
+  /* Links of the address treap (sets kept by address): its children, its
+   * parent (NULL at the root), the largest size in this block's subtree
+   * there (first fit), and its priority there (a hash of its address). */
   struct cmr_block *by_address[2];
+  struct cmr_block *above;
   size_t largest;
   uint32_t priority;
   /* The class whose list it is on, while in a set. */

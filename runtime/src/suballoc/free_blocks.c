@@ -226,33 +226,43 @@ static void cmr_refresh(cmr_block *block) {
   block->largest = largest;
 }
 
+/* Makes `child` (which may be NULL) the child of `node` on `side`. */
+static void cmr_adopt(cmr_block *node, int side, cmr_block *child) {
+  node->by_address[side] = child;
+  if (child != NULL) child->above = node;
+}
+
 /* Splits `tree` into the nodes below `key`'s address (*before) and the rest
- * (*after). */
+ * (*after); the parent links of the two roots are the caller's to set. */
 static void cmr_split(cmr_block *tree, const cmr_block *key, cmr_block **before, cmr_block **after) {
   if (tree == NULL) {
     *before = *after = NULL;
     return;
   }
+  cmr_block *below;
   if (tree->address < key->address) {
-    cmr_split(tree->by_address[1], key, &tree->by_address[1], after);
+    cmr_split(tree->by_address[1], key, &below, after);
+    cmr_adopt(tree, 1, below);
     *before = tree;
   } else {
-    cmr_split(tree->by_address[0], key, before, &tree->by_address[0]);
+    cmr_split(tree->by_address[0], key, before, &below);
+    cmr_adopt(tree, 0, below);
     *after = tree;
   }
   cmr_refresh(tree);
 }
 
-/* Joins two treaps, every node of `left` below every node of `right`. */
+/* Joins two treaps, every node of `left` below every node of `right`; the
+ * parent link of the root returned is the caller's to set. */
 static cmr_block *cmr_join(cmr_block *left, cmr_block *right) {
   if (left == NULL) return right;
   if (right == NULL) return left;
   if (left->priority >= right->priority) {
-    left->by_address[1] = cmr_join(left->by_address[1], right);
+    cmr_adopt(left, 1, cmr_join(left->by_address[1], right));
     cmr_refresh(left);
     return left;
   }
-  right->by_address[0] = cmr_join(left, right->by_address[0]);
+  cmr_adopt(right, 0, cmr_join(left, right->by_address[0]));
   cmr_refresh(right);
   return right;
 }
@@ -261,83 +271,61 @@ static cmr_block *cmr_join(cmr_block *left, cmr_block *right) {
  * rest below it, so the path is walked once; the nodes above gain `block`,
  * so their largest is raised on the way down. */
 static cmr_block *cmr_treap_insert(cmr_block *tree, cmr_block *block) {
-  cmr_block **link = &tree;
+  cmr_block **link = &tree, *parent = NULL;
   while (*link != NULL && block->priority <= (*link)->priority) {
     cmr_block *node = *link;
     if (node->largest < block->size) node->largest = block->size;
+    parent = node;
     link = &node->by_address[node->address < block->address];
   }
-  cmr_split(*link, block, &block->by_address[0], &block->by_address[1]);
+  cmr_block *before, *after;
+  cmr_split(*link, block, &before, &after);
+  cmr_adopt(block, 0, before);
+  cmr_adopt(block, 1, after);
   cmr_refresh(block);
+  block->above = parent;
   *link = block;
   return tree;
 }
 
-/* Refreshes `largest` of the nodes of `path` (root first, `depth` of them)
- * from the last up, only as far as it changes: a node whose largest stays
- * leaves every node above it as it was. */
-static void cmr_treap_refresh_up(cmr_block *const *path, size_t depth) {
-  while (depth > 0) {
-    cmr_block *above = path[--depth];
-    size_t before = above->largest;
-    cmr_refresh(above);
-    if (above->largest == before) return;
+/* Refreshes `largest` from `node` up to the root, only as far as it
+ * changes: a node whose largest stays leaves every node above it as it
+ * was. */
+static void cmr_treap_refresh_up(cmr_block *node) {
+  for (; node != NULL; node = node->above) {
+    size_t before = node->largest;
+    cmr_refresh(node);
+    if (node->largest == before) return;
   }
 }
 
-/* Removes `block`, which must be in `tree`, recursively below the first
- * cmr_treap_path_kept levels (a treap's depth is a few times log n). */
-enum { cmr_treap_path_kept = 96 };
-static cmr_block *cmr_treap_remove_below(cmr_block *tree, cmr_block *block) {
-  if (tree == block) return cmr_join(block->by_address[0], block->by_address[1]);
-  int side = tree->address < block->address;
-  tree->by_address[side] = cmr_treap_remove_below(tree->by_address[side], block);
-  cmr_refresh(tree);
-  return tree;
-}
-
-/* The same from the root, over the path kept in the frame. */
+/* Removes `block`, which must be in `tree`: its children's join takes its
+ * place, and `largest` is refreshed above it. */
 static cmr_block *cmr_treap_remove(cmr_block *tree, cmr_block *block) {
-  cmr_block *path[cmr_treap_path_kept];
-  size_t depth = 0;
-  cmr_block **link = &tree;
-  while (*link != block && depth < cmr_treap_path_kept) {
-    path[depth++] = *link;
-    link = &(*link)->by_address[(*link)->address < block->address];
+  cmr_block *parent = block->above;
+  cmr_block *joined = cmr_join(block->by_address[0], block->by_address[1]);
+  if (parent == NULL) {
+    if (joined != NULL) joined->above = NULL;
+    return joined;
   }
-  *link = cmr_treap_remove_below(*link, block);
-  cmr_treap_refresh_up(path, depth);
+  cmr_adopt(parent, parent->by_address[1] == block, joined);
+  cmr_treap_refresh_up(parent);
   return tree;
 }
 
-/* Refreshes `largest` on the path from `tree` down to `block`, whose size
- * changed in place (its address too, past no other node's: the path to it
- * is the same), bottom up. */
-static void cmr_treap_resized_below(cmr_block *tree, const cmr_block *block) {
-  if (tree != block) cmr_treap_resized_below(tree->by_address[tree->address < block->address], block);
-  cmr_refresh(tree);
-}
-
-/* The same from the root, `block` having had `was` bytes. A block that grew
- * raises `largest` on the way down; one that shrank has it recomputed on
- * the way back up, as far as it changes, over the path kept in the frame
- * (past cmr_treap_path_kept nodes, by the recursion). */
-static void cmr_treap_resized(cmr_block *tree, cmr_block *block, size_t was) {
+/* Refreshes `largest` from `block` up, its size having changed in place
+ * from `was` bytes (its address too, past no other node's: its place stays).
+ * A block that grew raises `largest` above it only as far as it is below
+ * the new size (an ancestor's largest is never below a descendant's); one
+ * that shrank has it recomputed as far as it changes. */
+static void cmr_treap_resized(cmr_block *block, size_t was) {
   if (block->size >= was) {
-    for (cmr_block *node = tree;; node = node->by_address[node->address < block->address]) {
-      if (node->largest < block->size) node->largest = block->size;
-      if (node == block) return;
+    for (cmr_block *node = block; node != NULL && node->largest < block->size; node = node->above) {
+      node->largest = block->size;
     }
+    return;
   }
-  cmr_block *path[cmr_treap_path_kept];
-  size_t depth = 0;
-  cmr_block *node = tree;
-  while (node != block && depth < cmr_treap_path_kept) {
-    path[depth++] = node;
-    node = node->by_address[node->address < block->address];
-  }
-  cmr_treap_resized_below(node, block);
-  cmr_treap_refresh_up(path, depth);
+  cmr_treap_refresh_up(block);
 }
 
 /* ---- the set's own bookkeeping ------------------------------------------------------ */
@@ -385,7 +373,7 @@ CMR_INDEX_STEP void cmr_move(cmr_free_blocks *set, cmr_block *block, char *addre
   if (!same_class) cmr_class_link(set, block);
   if (!same_start) cmr_bucket_push(cmr_buckets(set), set->bucket_bits, block, 0);
   if (!same_end) cmr_bucket_push(cmr_buckets(set), set->bucket_bits, block, 1);
-  if (set->keeps_address_order) cmr_treap_resized(set->by_address, block, was);
+  if (set->keeps_address_order) cmr_treap_resized(block, was);
 }
 
 /* A record merged away, kept for a take to reuse: up to cmr_spare_records,
@@ -743,7 +731,8 @@ static bool cmr_order_valid(const cmr_free_blocks *set, const char **why) {
 }
 
 /* The treap below `node`: addresses within (low, high), priorities no
- * higher than the parent's, `largest` right; counts the nodes. */
+ * higher than the parent's, `largest` and the parent links right; counts
+ * the nodes. */
 static bool cmr_treap_valid(const cmr_block *node, const char *low, const char *high, uint32_t parent, size_t *count,
                             const char **why) {
   if (node == NULL) return true;
@@ -756,6 +745,11 @@ static bool cmr_treap_valid(const cmr_block *node, const char *low, const char *
     if (cmr_largest(node->by_address[side]) > largest) largest = cmr_largest(node->by_address[side]);
   }
   if (node->largest != largest) return cmr_broken(why, "a treap node's largest size is wrong");
+  for (int side = 0; side < 2; side++) {
+    if (node->by_address[side] != NULL && node->by_address[side]->above != node) {
+      return cmr_broken(why, "a treap node's parent link is wrong");
+    }
+  }
   ++*count;
   return cmr_treap_valid(node->by_address[0], low, node->address, node->priority, count, why) &&
          cmr_treap_valid(node->by_address[1], node->address, high, node->priority, count, why);
@@ -806,6 +800,9 @@ bool cmr_free_blocks_valid(const cmr_free_blocks *set, size_t touched_size, bool
   if (bytes != set->bytes) return cmr_broken(why, "the classes hold another number of bytes than the total");
   if (set->keeps_address_order) {
     size_t nodes = 0;
+    if (set->by_address != NULL && set->by_address->above != NULL) {
+      return cmr_broken(why, "the treap's root has a parent");
+    }
     if (!cmr_treap_valid(set->by_address, NULL, NULL, UINT32_MAX, &nodes, why)) return false;
     if (nodes != set->count) return cmr_broken(why, "the address treap holds another number of blocks than the count");
   }
