@@ -25,10 +25,9 @@
 #include <cmr/cmr.h>
 #include <cmr/stack.h>
 
-#include "bench_subjects.h" /* bench_next_random, bench_check */
+#include "bench_subjects.h" /* bench_check */
 #include "cli.h"
-
-enum { pair_bytes = 1000, live_count = 10000, largest_live = 16 << 10 };
+#include "instructions_workload.h"
 
 /* Room for every case: 10,000 live blocks of at most 16 KiB. */
 static const bench_stack_subject subjects[] = {
@@ -53,16 +52,16 @@ __attribute__((noinline)) void bench_instructions_live(cmr_resource_ref ref, voi
 static inline __attribute__((always_inline)) void pairs_round(cmr_resource_ref ref, long pairs) {
   for (long i = 0; i < pairs; ++i) {
     void *ptr;
-    check(cmr_allocate(ref, pair_bytes, CMR_DEFAULT_STREAM, &ptr), "cmr_allocate");
-    check(cmr_deallocate(ref, ptr, pair_bytes, CMR_DEFAULT_STREAM), "cmr_deallocate");
+    check(cmr_allocate(ref, instructions_pair_bytes, CMR_DEFAULT_STREAM, &ptr), "cmr_allocate");
+    check(cmr_deallocate(ref, ptr, instructions_pair_bytes, CMR_DEFAULT_STREAM), "cmr_deallocate");
   }
 }
 
 static inline __attribute__((always_inline)) void live_round(cmr_resource_ref ref, void **blocks, const size_t *bytes,
                                                              const size_t *order) {
-  for (size_t i = 0; i < live_count; ++i)
+  for (size_t i = 0; i < instructions_live_count; ++i)
     check(cmr_allocate(ref, bytes[i], CMR_DEFAULT_STREAM, &blocks[i]), "cmr_allocate");
-  for (size_t i = 0; i < live_count; ++i) {
+  for (size_t i = 0; i < instructions_live_count; ++i) {
     size_t k = order[i];
     check(cmr_deallocate(ref, blocks[k], bytes[k], CMR_DEFAULT_STREAM), "cmr_deallocate");
   }
@@ -74,24 +73,13 @@ void bench_instructions_live(cmr_resource_ref ref, void **blocks, const size_t *
   live_round(ref, blocks, bytes, order);
 }
 
-static void shuffle(size_t *order, uint64_t *rng) {
-  for (size_t i = live_count - 1; i > 0; --i) {
-    size_t j = bench_next_random(rng) % (i + 1), t = order[i];
-    order[i] = order[j], order[j] = t;
-  }
-}
-
 static void run_live(cmr_resource_ref ref) {
-  static void *blocks[live_count];
-  static size_t bytes[live_count], order[live_count];
+  static void *blocks[instructions_live_count];
+  static size_t bytes[instructions_live_count], order[instructions_live_count];
   uint64_t rng = 7;
-  for (size_t i = 0; i < live_count; ++i) {
-    bytes[i] = 256 + bench_next_random(&rng) % (largest_live - 255);
-    order[i] = i;
-  }
-  shuffle(order, &rng);
+  instructions_live_workload(bytes, order, &rng);
   live_round(ref, blocks, bytes, order); /* the warm-up round: not counted */
-  shuffle(order, &rng);
+  instructions_shuffle(order, &rng);
   bench_instructions_live(ref, blocks, bytes, order);
 }
 

@@ -16,13 +16,6 @@ double bench_now_seconds(void) {
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-uint64_t bench_next_random(uint64_t *state) {
-  *state ^= *state << 13;
-  *state ^= *state >> 7;
-  *state ^= *state << 17;
-  return *state;
-}
-
 void bench_check(cmr_status status, const char *what, const char *subject) {
   if (status == CMR_SUCCESS) return;
   fprintf(stderr, "%s: %s: %s: %s\n", subject, what, cmr_status_string(status), cmr_last_error_message());

@@ -12,6 +12,8 @@
 
 #include <cmr/cmr.h>
 
+#include "bench_random.h" /* bench_next_random */
+
 #ifdef __cplusplus
 extern "C" { /* the multi_stream benchmark is CUDA C++ */
 #endif
@@ -41,11 +43,9 @@ typedef struct bench_stack_subject {
 /* The one of the `count` in `table` called `name`; NULL for none. */
 const bench_stack_subject *bench_find_stack_subject(const bench_stack_subject *table, int count, const char *name);
 
-/* What every benchmark needs: a monotonic clock, a repeatable xorshift
- * generator (the same workload for every subject), and an exit with cmr's
- * message on a status that is not CMR_SUCCESS. */
+/* What every benchmark needs besides bench_next_random: a monotonic clock,
+ * and an exit with cmr's message on a status that is not CMR_SUCCESS. */
 double bench_now_seconds(void);
-uint64_t bench_next_random(uint64_t *state);
 void bench_check(cmr_status status, const char *what, const char *subject);
 
 /* The command line of the benchmarks that take --quick (a smoke run) and,

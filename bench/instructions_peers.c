@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "instructions_workload.h"
+
 #ifdef PEER_MIMALLOC
 #include <mimalloc.h>
 #define peer_malloc mi_malloc
@@ -27,8 +29,6 @@
 #define peer_malloc malloc
 #define peer_free free
 #endif
-
-enum { pair_bytes = 1000, live_count = 10000, largest_live = 16 << 10 };
 
 /* What cmr's loop does with each answer (bench_check): a test, out of line,
  * which also keeps the compiler from eliding a malloc+free pair. */
@@ -40,44 +40,29 @@ __attribute__((noinline)) static void check(void *ptr) {
   __asm__ volatile("" : : "r"(ptr) : "memory");
 }
 
-/* bench_subjects.c's generator: the same sizes and orders. */
-static uint64_t next_random(uint64_t *state) {
-  *state ^= *state << 13;
-  *state ^= *state >> 7;
-  *state ^= *state << 17;
-  return *state;
-}
-
 __attribute__((noinline)) void bench_instructions_pairs(long pairs);
 __attribute__((noinline)) void bench_instructions_live(void **blocks, const size_t *bytes, const size_t *order);
 
 static inline __attribute__((always_inline)) void pairs_round(long pairs) {
   for (long i = 0; i < pairs; ++i) {
-    void *ptr = peer_malloc(pair_bytes);
+    void *ptr = peer_malloc(instructions_pair_bytes);
     check(ptr);
     peer_free(ptr);
   }
 }
 
 static inline __attribute__((always_inline)) void live_round(void **blocks, const size_t *bytes, const size_t *order) {
-  for (size_t i = 0; i < live_count; ++i) {
+  for (size_t i = 0; i < instructions_live_count; ++i) {
     blocks[i] = peer_malloc(bytes[i]);
     check(blocks[i]);
   }
-  for (size_t i = 0; i < live_count; ++i) peer_free(blocks[order[i]]);
+  for (size_t i = 0; i < instructions_live_count; ++i) peer_free(blocks[order[i]]);
 }
 
 void bench_instructions_pairs(long pairs) { pairs_round(pairs); }
 
 void bench_instructions_live(void **blocks, const size_t *bytes, const size_t *order) {
   live_round(blocks, bytes, order);
-}
-
-static void shuffle(size_t *order, uint64_t *rng) {
-  for (size_t i = live_count - 1; i > 0; --i) {
-    size_t j = next_random(rng) % (i + 1), t = order[i];
-    order[i] = order[j], order[j] = t;
-  }
 }
 
 int main(int argc, char **argv) {
@@ -90,16 +75,12 @@ int main(int argc, char **argv) {
     pairs_round(1000); /* warm-up, not counted */
     bench_instructions_pairs(pairs);
   } else if (strcmp(argv[1], "live10k") == 0) {
-    static void *blocks[live_count];
-    static size_t bytes[live_count], order[live_count];
+    static void *blocks[instructions_live_count];
+    static size_t bytes[instructions_live_count], order[instructions_live_count];
     uint64_t rng = 7;
-    for (size_t i = 0; i < live_count; ++i) {
-      bytes[i] = 256 + next_random(&rng) % (largest_live - 255);
-      order[i] = i;
-    }
-    shuffle(order, &rng);
+    instructions_live_workload(bytes, order, &rng);
     live_round(blocks, bytes, order); /* the warm-up round: not counted */
-    shuffle(order, &rng);
+    instructions_shuffle(order, &rng);
     bench_instructions_live(blocks, bytes, order);
   } else {
     fprintf(stderr, "usage: instructions_peers pair|live10k [PAIRS]\n");

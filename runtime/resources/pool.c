@@ -144,10 +144,8 @@ static cmr_status cmr_pool_grow(void *resource, size_t size, size_t alignment, c
 static cmr_status cmr_pool_beyond(void *resource, cmr_block *fit, size_t size, size_t alignment, size_t bytes,
                                   cmr_stream stream, void **out) {
   cmr_pool_impl *impl = resource;
-  cmr_status status = cmr_suballocator_find(impl->free_lists, impl->handed_out, &impl->growth, size, alignment, bytes,
-                                            stream, cmr_pool_grow, impl, fit, out);
-  if (status != CMR_ERROR_OUT_OF_MEMORY) return status;
-  return cmr_suballocator_reclaim(impl->free_lists, impl->handed_out, "pool", size, bytes, alignment, stream, out);
+  return cmr_suballocator_find_or_reclaim(impl->free_lists, impl->handed_out, &impl->growth, "pool", size, alignment,
+                                          bytes, stream, cmr_pool_grow, impl, fit, out);
 }
 
 cmr_status cmr_pool_impl_init(cmr_pool_impl *impl) {

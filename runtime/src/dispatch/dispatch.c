@@ -84,15 +84,15 @@ static CMR_HOT_INLINE bool cmr_plain_call(cmr_resource_ref ref, size_t bytes, si
  * dispatch's, and the entries stay the algorithm's alone (a tail call). */
 static CMR_HOT_INLINE cmr_status cmr_counted_allocate(cmr_resource_ref ref, void *self, cmr_status status,
                                                       size_t bytes) {
-  if (ref.ops->flags & CMR_OPS_FLAG_COUNTED) cmr_usage_allocated(&((cmr_resource_object *)self)->usage, status, bytes);
+  cmr_usage *usage = cmr_usage_of(ref.ops, self);
+  if (usage != NULL) cmr_usage_allocated(usage, status, bytes);
   return status;
 }
 
 static CMR_HOT_INLINE cmr_status cmr_counted_deallocate(cmr_resource_ref ref, void *self, cmr_status status,
                                                         size_t bytes) {
-  if (ref.ops->flags & CMR_OPS_FLAG_COUNTED) {
-    cmr_usage_deallocated(&((cmr_resource_object *)self)->usage, status, bytes);
-  }
+  cmr_usage *usage = cmr_usage_of(ref.ops, self);
+  if (usage != NULL) cmr_usage_deallocated(usage, status, bytes);
   return status;
 }
 
@@ -201,33 +201,52 @@ typedef struct cmr_allocate_call {
   unsigned long serial;
 } cmr_allocate_call;
 
+/* An allocation's answer that is not a plain success, as dispatch and a
+ * held call (held_calls.h) both say it: a failure (a message when the
+ * resource left none since `serial`; out of memory noted in the history,
+ * counted and reported), or a NULL pointer refused, or a success noted in
+ * the history. The alignment of a pointer is the caller's to check. */
+static cmr_status cmr_allocation_answer(const char *what, cmr_resource_ref ref, cmr_status status, unsigned long serial,
+                                        size_t bytes, size_t alignment, cmr_stream stream, void **out) {
+  if (status != CMR_SUCCESS) {
+    *out = NULL;
+    if (status == CMR_ERROR_OUT_OF_MEMORY) cmr_history_note(CMR_HISTORY_OUT_OF_MEMORY, ref, stream, NULL, bytes);
+    status = cmr_resource_failed(status, serial, ref, what, bytes);
+    if (status == CMR_ERROR_OUT_OF_MEMORY) status = cmr_stats_out_of_memory(ref, bytes, alignment, stream, serial);
+    return status;
+  }
+  if (*out == NULL) {
+    return cmr_error(CMR_ERROR_INTERNAL, "%s: resource %s returned NULL for %zu bytes", what, cmr_ref_type_name_of(ref),
+                     bytes);
+  }
+  cmr_history_note(CMR_HISTORY_ALLOCATE, ref, stream, *out, bytes);
+  return CMR_SUCCESS;
+}
+
+/* The same for a deallocate: a failure said, or a success noted. */
+static cmr_status cmr_deallocation_answer(const char *what, cmr_resource_ref ref, cmr_status status,
+                                          unsigned long serial, void *ptr, size_t bytes, cmr_stream stream) {
+  if (status != CMR_SUCCESS) return cmr_resource_failed(status, serial, ref, what, bytes);
+  cmr_history_note(CMR_HISTORY_FREE, ref, stream, ptr, bytes);
+  return CMR_SUCCESS;
+}
+
 /* The answer of a call that was not a success with a pointer aligned as
- * asked: the failure said, or the pointer refused (a misaligned one is
- * given back); or of a success while the history records (its event).
- * Then the call ends (cmr_call_end). */
+ * asked (cmr_allocation_answer; a misaligned pointer is refused and given
+ * back). Then the call ends (cmr_call_end). */
 static __attribute__((noinline)) cmr_status cmr_allocate_answered(const char *what, const cmr_allocate_call *call,
                                                                   cmr_status status) {
   cmr_resource_ref ref = {call->ref_self, call->ops};
   void *ptr = *call->out;
-  if (status != CMR_SUCCESS) {
-    *call->out = NULL;
-    if (status == CMR_ERROR_OUT_OF_MEMORY)
-      cmr_history_note(CMR_HISTORY_OUT_OF_MEMORY, ref, call->stream, NULL, call->bytes);
-    status = cmr_resource_failed(status, call->serial, ref, what, call->bytes);
-    if (status == CMR_ERROR_OUT_OF_MEMORY) {
-      status = cmr_stats_out_of_memory(ref, call->bytes, call->alignment, call->stream, call->serial);
-    }
-  } else if (ptr == NULL) {
-    status = cmr_error(CMR_ERROR_INTERNAL, "%s: resource %s returned NULL for %zu bytes", what,
-                       cmr_ref_type_name_of(ref), call->bytes);
-  } else if (((uintptr_t)ptr & (call->alignment - 1)) != 0) {
+  if (status == CMR_SUCCESS && ptr != NULL && ((uintptr_t)ptr & (call->alignment - 1)) != 0) {
     *call->out = NULL;
     status = cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
                        "%s: resource %s returned a pointer aligned to only %zu bytes (alignment %zu requested)", what,
                        cmr_ref_type_name_of(ref), cmr_alignment_of(ptr), call->alignment);
     status = cmr_give_back_raw(status, call->kind, ref, call->self, ptr, call->bytes, call->alignment, call->stream);
   } else {
-    cmr_history_note(CMR_HISTORY_ALLOCATE, ref, call->stream, ptr, call->bytes); /* a success, recorded */
+    status =
+        cmr_allocation_answer(what, ref, status, call->serial, call->bytes, call->alignment, call->stream, call->out);
   }
   cmr_call_end();
   return status;
@@ -308,15 +327,11 @@ typedef struct cmr_deallocate_call {
 } cmr_deallocate_call;
 
 /* The answer of a deallocate that failed, or succeeded while the history
- * records (its event); then the call ends. */
+ * records (cmr_deallocation_answer); then the call ends. */
 static __attribute__((noinline)) cmr_status cmr_deallocate_answered(const char *what, const cmr_deallocate_call *call,
                                                                     cmr_status status) {
   cmr_resource_ref ref = {call->ref_self, call->ops};
-  if (status == CMR_SUCCESS) {
-    cmr_history_note(CMR_HISTORY_FREE, ref, call->stream, call->ptr, call->bytes);
-  } else {
-    status = cmr_resource_failed(status, call->serial, ref, what, call->bytes);
-  }
+  status = cmr_deallocation_answer(what, ref, status, call->serial, call->ptr, call->bytes, call->stream);
   cmr_call_end();
   return status;
 }
@@ -386,29 +401,12 @@ cmr_status cmr_deallocate_aligned(cmr_resource_ref ref, void *ptr, size_t bytes,
 
 cmr_status cmr_held_allocate_answered(const cmr_resource_ref *held, cmr_status status, unsigned long serial,
                                       size_t bytes, size_t alignment, cmr_stream stream, void **out) {
-  static const char what[] = "cmr_held_allocate";
-  cmr_resource_ref ref = *held;
-  if (status != CMR_SUCCESS) {
-    *out = NULL;
-    if (status == CMR_ERROR_OUT_OF_MEMORY) cmr_history_note(CMR_HISTORY_OUT_OF_MEMORY, ref, stream, NULL, bytes);
-    status = cmr_resource_failed(status, serial, ref, what, bytes);
-    if (status == CMR_ERROR_OUT_OF_MEMORY) status = cmr_stats_out_of_memory(ref, bytes, alignment, stream, serial);
-    return status;
-  }
-  if (*out == NULL) {
-    return cmr_error(CMR_ERROR_INTERNAL, "%s: resource %s returned NULL for %zu bytes", what, cmr_ref_type_name_of(ref),
-                     bytes);
-  }
-  cmr_history_note(CMR_HISTORY_ALLOCATE, ref, stream, *out, bytes);
-  return CMR_SUCCESS;
+  return cmr_allocation_answer("cmr_held_allocate", *held, status, serial, bytes, alignment, stream, out);
 }
 
 cmr_status cmr_held_deallocate_answered(const cmr_resource_ref *held, cmr_status status, unsigned long serial,
                                         void *ptr, size_t bytes, cmr_stream stream) {
-  cmr_resource_ref ref = *held;
-  if (status != CMR_SUCCESS) return cmr_resource_failed(status, serial, ref, "cmr_held_deallocate", bytes);
-  cmr_history_note(CMR_HISTORY_FREE, ref, stream, ptr, bytes);
-  return CMR_SUCCESS;
+  return cmr_deallocation_answer("cmr_held_deallocate", *held, status, serial, ptr, bytes, stream);
 }
 
 cmr_status cmr_allocate_sync(cmr_resource_ref ref, size_t bytes, size_t alignment, void **out) {

@@ -49,7 +49,7 @@ typedef struct cmr_held {
 static inline void cmr_held_set(cmr_held *held, cmr_resource_ref ref) {
   held->ref = ref;
   held->self = cmr_ref_self(ref);
-  held->usage = (ref.ops->flags & CMR_OPS_FLAG_COUNTED) ? &((cmr_resource_object *)held->self)->usage : NULL;
+  held->usage = cmr_usage_of(ref.ops, held->self);
 }
 
 static inline __attribute__((always_inline)) cmr_status cmr_held_allocate(const cmr_held *held, size_t bytes,

@@ -23,6 +23,13 @@ typedef struct cmr_resource_object {
   cmr_usage usage;           /* counted by dispatch (usage.h) */
 } cmr_resource_object;
 
+/* The usage counts of `self`, a ref's target (cmr_ref_self) through
+ * `ops`: one of cmr's own resources' (CMR_OPS_FLAG_COUNTED), else NULL (a
+ * foreign resource, which dispatch does not count). */
+static inline cmr_usage *cmr_usage_of(const cmr_resource_ops *ops, void *self) {
+  return (ops->flags & CMR_OPS_FLAG_COUNTED) ? &((cmr_resource_object *)self)->usage : NULL;
+}
+
 /* Where the memory fields of a resource's statistics come from. */
 typedef enum cmr_memory_source {
   /* A leaf: it holds what it handed out (bytes held = bytes in use), unless its hook says more. */

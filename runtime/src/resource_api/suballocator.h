@@ -29,15 +29,6 @@ cmr_status cmr_suballocator_lists_create(const char *owner, cmr_fit fit, cmr_str
  * the map. */
 void cmr_suballocator_lists_destroy(cmr_stream_lists *lists, cmr_block_map *handed_out);
 
-/* The retry once no more memory can be had (the growth failed with
- * CMR_ERROR_OUT_OF_MEMORY, whose message is kept and quoted): every
- * stream's free memory gathered into `stream`'s list, where it coalesces
- * (cmr_stream_lists_reclaim), and `size` bytes at `alignment` handed out
- * from there for a request of `bytes`; CMR_ERROR_OUT_OF_MEMORY, naming
- * `owner`, when even that has no fit. */
-cmr_status cmr_suballocator_reclaim(cmr_stream_lists *lists, cmr_block_map *handed_out, const char *owner, size_t size,
-                                    size_t bytes, size_t alignment, cmr_stream stream, void **out);
-
 /* Hands `block` out for a request of `bytes`: recorded in `handed_out`,
  * its address in *out. */
 void cmr_suballocator_hand_out(cmr_block_map *handed_out, cmr_block *block, size_t bytes, void **out);
@@ -53,6 +44,18 @@ void cmr_suballocator_hand_out(cmr_block_map *handed_out, cmr_block *block, size
 cmr_status cmr_suballocator_find(cmr_stream_lists *lists, cmr_block_map *handed_out, cmr_upstream_lock *growth,
                                  size_t size, size_t alignment, size_t bytes, cmr_stream stream, cmr_grow_function grow,
                                  void *resource, cmr_block *block, void **out);
+
+/* cmr_suballocator_find, then the retry once no more memory can be had
+ * (the growth failed with CMR_ERROR_OUT_OF_MEMORY, whose message is kept
+ * and quoted): every stream's free memory gathered into `stream`'s list,
+ * where it coalesces (cmr_stream_lists_reclaim), and `size` bytes at
+ * `alignment` handed out from there; CMR_ERROR_OUT_OF_MEMORY, naming
+ * `owner`, when even that has no fit. The rest of an allocation for a
+ * suballocator that grows and, once it cannot, gathers what is free. */
+cmr_status cmr_suballocator_find_or_reclaim(cmr_stream_lists *lists, cmr_block_map *handed_out,
+                                            cmr_upstream_lock *growth, const char *owner, size_t size, size_t alignment,
+                                            size_t bytes, cmr_stream stream, cmr_grow_function grow, void *resource,
+                                            cmr_block *block, void **out);
 
 /* Statistics (usage.h): the free memory over all of `lists` (bytes,
  * blocks, the largest block, how many lists) into *out and, when `spread`

@@ -199,30 +199,44 @@ static CMR_PAIR_PATH cmr_block *cmr_recent_take(cmr_stream_list *list, size_t si
   return NULL;
 }
 
+/* Keeps a freed block whole in a free slot (one must be free). */
+static CMR_PAIR_PATH void cmr_recent_push(cmr_stream_list *list, cmr_block *block) {
+  list->recent[list->recent_count++] = block;
+  list->recent_bytes += block->size;
+}
+
 /* Keeps a freed block whole; when the slots are full, the one in the
  * victim's slot joins the index to make room. */
 static CMR_PAIR_PATH void cmr_recent_keep(cmr_stream_list *list, cmr_block *block) {
   if (list->recent_count < cmr_recent_slots) {
-    list->recent[list->recent_count++] = block;
+    cmr_recent_push(list, block);
   } else {
     cmr_block *evicted = list->recent[list->recent_victim];
     list->recent_bytes -= evicted->size;
     cmr_free_blocks_insert(&list->blocks, evicted);
     list->recent[list->recent_victim] = block;
     list->recent_victim = (list->recent_victim + 1) % cmr_recent_slots;
+    list->recent_bytes += block->size;
   }
-  list->recent_bytes += block->size;
+}
+
+/* Remembers `block`, handed out for a request of `bytes`, in a free slot
+ * (one must be free). */
+static CMR_PAIR_PATH void cmr_handed_push(cmr_stream_list *list, cmr_block *block, size_t bytes) {
+  block->requested = bytes;
+  list->handed_filter = UINT64_MAX;
+  list->handed[list->handed_count++] = block;
 }
 
 /* Remembers `block`, just handed out by `list` for a request of `bytes`;
  * when the slots are full, the oldest goes to the block map to make room. */
 static CMR_PAIR_PATH void *cmr_hand_out(const cmr_stream_lists *lists, cmr_stream_list *list, cmr_block *block,
                                         size_t bytes) {
-  block->requested = bytes;
-  list->handed_filter = UINT64_MAX;
   if (list->handed_count < cmr_handed_slots) {
-    list->handed[list->handed_count++] = block;
+    cmr_handed_push(list, block, bytes);
   } else {
+    block->requested = bytes;
+    list->handed_filter = UINT64_MAX;
     cmr_block_map_insert(lists->handed_out, list->handed[list->handed_victim]);
     list->handed[list->handed_victim] = block;
     list->handed_victim = (list->handed_victim + 1) % cmr_handed_slots;
@@ -523,9 +537,7 @@ static CMR_PAIR_PATH cmr_status cmr_allocate_from(const cmr_allocation_path *pat
   }
   own->recent_count = recent - 1;
   own->recent_bytes -= size;
-  block->requested = bytes;
-  own->handed[own->handed_count++] = block;
-  own->handed_filter = UINT64_MAX;
+  cmr_handed_push(own, block, bytes);
   own->hot = true;
   *out = block->address;
   cmr_list_unlock(own);
@@ -730,8 +742,7 @@ static CMR_PAIR_PATH cmr_status cmr_take_back_keyed_warm(cmr_stream_lists *lists
           own->capturing || own->shared || own->recent_count == cmr_recent_slots || block->requested != bytes, 0)) {
     return cmr_take_back_block(lists, own, stream, ptr, bytes, block);
   }
-  own->recent[own->recent_count++] = block;
-  own->recent_bytes += block->size;
+  cmr_recent_push(own, block);
   own->hot = true;
   own->unordered = true; /* a list not shared records no event (cmr_order_after_free) */
   CMR_CHECK(cmr_stream_list_free_ordered, own);

@@ -45,8 +45,9 @@ void cmr_suballocator_lists_destroy(cmr_stream_lists *lists, cmr_block_map *hand
   if (handed_out != NULL) cmr_block_map_destroy(handed_out);
 }
 
-cmr_status cmr_suballocator_reclaim(cmr_stream_lists *lists, cmr_block_map *handed_out, const char *owner, size_t size,
-                                    size_t bytes, size_t alignment, cmr_stream stream, void **out) {
+/* The retry of cmr_suballocator_find_or_reclaim (suballocator.h). */
+static cmr_status cmr_suballocator_reclaim(cmr_stream_lists *lists, cmr_block_map *handed_out, const char *owner,
+                                           size_t size, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   cmr_kept_message reason; /* the growth's, past the calls below */
   cmr_keep_message(&reason);
   cmr_block *block = NULL;
@@ -57,4 +58,14 @@ cmr_status cmr_suballocator_reclaim(cmr_stream_lists *lists, cmr_block_map *hand
   }
   if (status == CMR_SUCCESS) cmr_suballocator_hand_out(handed_out, block, bytes, out);
   return status;
+}
+
+cmr_status cmr_suballocator_find_or_reclaim(cmr_stream_lists *lists, cmr_block_map *handed_out,
+                                            cmr_upstream_lock *growth, const char *owner, size_t size, size_t alignment,
+                                            size_t bytes, cmr_stream stream, cmr_grow_function grow, void *resource,
+                                            cmr_block *block, void **out) {
+  cmr_status status =
+      cmr_suballocator_find(lists, handed_out, growth, size, alignment, bytes, stream, grow, resource, block, out);
+  if (status != CMR_ERROR_OUT_OF_MEMORY) return status;
+  return cmr_suballocator_reclaim(lists, handed_out, owner, size, bytes, alignment, stream, out);
 }
