@@ -776,11 +776,15 @@ class Method:
     # Whether it changes the resource though it takes nothing and returns a
     # value (spec: changes = true, e.g. a snapshot taken): not a getter.
     changes: bool = False
+    # Whether what it returns is new and the caller's to release (spec:
+    # hands_out = true, e.g. a file descriptor): not a getter, and the
+    # generated tests do not call it on a resource made for something else.
+    hands_out: bool = False
 
     @property
     def is_getter(self) -> bool:
         """Takes nothing, returns a value and changes nothing: C# makes it a property."""
-        return self.returns is not None and not self.params and not self.changes
+        return self.returns is not None and not self.params and not self.changes and not self.hands_out
 
     # ---- its result in each language (the type table's result forms) ----
 
@@ -1171,8 +1175,8 @@ class Resource:
 
     @property
     def getters(self) -> list:
-        """Methods that take nothing and return a value: the binding tests call each."""
-        return [m for m in self.methods if m.returns is not None and not m.params]
+        """Methods that take nothing and return a value, handing out nothing: the binding tests call each."""
+        return [m for m in self.methods if m.returns is not None and not m.params and not m.hands_out]
 
     @property
     def java_imports(self) -> list:

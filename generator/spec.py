@@ -27,7 +27,7 @@ TOP_FIELDS = {"name", "kind", "doc", "properties", "thread_safe", "backends", "e
               "expect"}
 PARAM_FIELDS = {"name", "type", "doc", "default", "multiple_of", "power_of_two", "min", "max",
                 "nonzero", "retain", "values", "pointee"}
-METHOD_FIELDS = {"name", "doc", "returns", "params", "stored", "counter", "changes"}
+METHOD_FIELDS = {"name", "doc", "returns", "params", "stored", "counter", "changes", "hands_out"}
 # Types a method may return as a stored parameter (`stored = "<param>"`): plain
 # values the generated wrapper keeps beside the handle, no copies to own.
 STORABLE = ("size_t", "int", "bool", "double", "pointer", "properties")
@@ -443,11 +443,7 @@ def _load_methods(raw, resource, problems, params=()):
         counter = _load_counter(item, rtype, where, problems)
         if counter is not None:
             rtype = TYPES["size_t"]
-        changes = item.get("changes", False)
-        if not isinstance(changes, bool):
-            problems.add(f"{where}changes", f"{_show(changes)} is not true or false")
-        elif changes and (stored is not None or counter is not None):
-            problems.add(f"{where}changes", "a stored or counter getter changes nothing")
+        changes, hands_out = (_method_flag(item, key, stored, counter, where, problems) for key in ("changes", "hands_out"))
         if name in ("create", "destroy", "ref", "from_ref"):
             problems.add(f"{where}name", f'"{name}" is generated for every resource')
         elif name in seen:
@@ -455,8 +451,20 @@ def _load_methods(raw, resource, problems, params=()):
         elif name:
             seen.add(name)
             methods.append(Method(name=name, doc=doc, returns=rtype, params=method_params, stored=stored,
-                                  counter=counter, changes=changes is True))
+                                  counter=counter, changes=changes, hands_out=hands_out))
     return methods
+
+
+def _method_flag(item, key, stored, counter, where, problems) -> bool:
+    """A method's true-or-false `key` (changes, hands_out): false unless
+    given, and never on a stored or counter getter, which only reads."""
+    value = item.get(key, False)
+    if not isinstance(value, bool):
+        problems.add(f"{where}{key}", f"{_show(value)} is not true or false")
+        return False
+    if value and (stored is not None or counter is not None):
+        problems.add(f"{where}{key}", "a stored or counter getter only reads")
+    return value
 
 
 def _names(raw, key, known, noun, problems) -> list:

@@ -43,17 +43,6 @@ namespace Cmr
             }
         }
 
-        /// <summary>A new POSIX file descriptor of the pool (cudaMemPoolExportToShareableHandle), which the caller owns and closes, for another process to import (cmr/ipc.h); CMR_ERROR_UNSUPPORTED unless export_handle_type includes posix_file_descriptor.</summary>
-        public int ExportFileDescriptor
-        {
-            get
-            {
-                int result;
-                CmrNative.cmr_cuda_async_resource_export_file_descriptor(Handle, out result);
-                return result;
-            }
-        }
-
         /// <summary>The bytes the pool keeps reserved across synchronizations as it is now (cudaMemPoolAttrReleaseThreshold).</summary>
         public ulong ReleaseThreshold
         {
@@ -96,6 +85,14 @@ namespace Cmr
                 CmrNative.cmr_cuda_async_resource_reuse_allow_internal_dependencies(Handle, out result);
                 return result;
             }
+        }
+
+        /// <summary>A new POSIX file descriptor of the pool (cudaMemPoolExportToShareableHandle), which the caller owns and closes, for another process to import (cmr/ipc.h); CMR_ERROR_UNSUPPORTED unless export_handle_type includes posix_file_descriptor.</summary>
+        public int ExportFileDescriptor()
+        {
+            int result;
+            CmrNative.cmr_cuda_async_resource_export_file_descriptor(Handle, out result);
+            return result;
         }
 
         /// <summary>Sets the bytes the pool keeps reserved across synchronizations (cudaMemPoolAttrReleaseThreshold).</summary>

@@ -56,31 +56,27 @@ static cmr_cuda_async_resource *destroyed_handle(cmr_resource_ref subject) {
  * after a refused call. */
 static void observe(cmr_resource_ref subject, double *values) {
   cmr_cuda_async_resource *handle = handle_of(subject);
-  int export_file_descriptor = 0;
-  cmr_battery_expect_ok(cmr_cuda_async_resource_export_file_descriptor(handle, &export_file_descriptor),
-                        "cmr_cuda_async_resource_export_file_descriptor");
-  values[0] = (double)export_file_descriptor;
   size_t release_threshold = 0;
   cmr_battery_expect_ok(cmr_cuda_async_resource_release_threshold(handle, &release_threshold),
                         "cmr_cuda_async_resource_release_threshold");
-  values[1] = (double)release_threshold;
+  values[0] = (double)release_threshold;
   bool reuse_follow_event_dependencies = 0;
   cmr_battery_expect_ok(
       cmr_cuda_async_resource_reuse_follow_event_dependencies(handle, &reuse_follow_event_dependencies),
       "cmr_cuda_async_resource_reuse_follow_event_dependencies");
-  values[2] = (double)reuse_follow_event_dependencies;
+  values[1] = (double)reuse_follow_event_dependencies;
   bool reuse_allow_opportunistic = 0;
   cmr_battery_expect_ok(cmr_cuda_async_resource_reuse_allow_opportunistic(handle, &reuse_allow_opportunistic),
                         "cmr_cuda_async_resource_reuse_allow_opportunistic");
-  values[3] = (double)reuse_allow_opportunistic;
+  values[2] = (double)reuse_allow_opportunistic;
   bool reuse_allow_internal_dependencies = 0;
   cmr_battery_expect_ok(
       cmr_cuda_async_resource_reuse_allow_internal_dependencies(handle, &reuse_allow_internal_dependencies),
       "cmr_cuda_async_resource_reuse_allow_internal_dependencies");
-  values[4] = (double)reuse_allow_internal_dependencies;
+  values[3] = (double)reuse_allow_internal_dependencies;
 }
 
-enum { observed_count = 5 };
+enum { observed_count = 4 };
 
 static void bad_create_null_out(cmr_resource_ref upstream, cmr_resource_ref subject) {
   double before[observed_count] = {0}, after[observed_count] = {0};

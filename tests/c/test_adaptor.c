@@ -3,8 +3,7 @@
 
 #include <stdint.h>
 
-void test_adaptor_forwards(cmr_resource_ref adaptor, const test_foreign *upstream) {
-  cmr_stream stream = (cmr_stream)(uintptr_t)0x5678; /* the foreign resource only records it */
+void test_adaptor_forwards(cmr_resource_ref adaptor, const test_foreign *upstream, cmr_stream stream) {
   void *ptr = NULL;
   ck_assert_ok(cmr_allocate_aligned(adaptor, 3000, 32, stream, &ptr));
   ck_assert_int_eq(upstream->allocations, 1);

@@ -6,11 +6,15 @@
 
 #include "test_util.h"
 
-/* An allocation and its free through `adaptor` reach `upstream` (a fresh,
- * host-accessible foreign resource under it) once each, with the bytes, the
- * effective alignment and the stream asked for; the memory is writable and
- * nothing stays outstanding. */
-void test_adaptor_forwards(cmr_resource_ref adaptor, const test_foreign *upstream);
+/* An allocation and its free through `adaptor` on `stream` reach
+ * `upstream` (a fresh, host-accessible foreign resource under it) once
+ * each, with the bytes, the effective alignment and the stream asked for;
+ * the memory is writable and nothing stays outstanding. The foreign
+ * resource only records the stream: an adaptor that leaves it alone can be
+ * given a made-up one (test_adaptor_recorded_stream), which is seen to
+ * pass through unchanged; one that asks the driver about it needs a real one. */
+void test_adaptor_forwards(cmr_resource_ref adaptor, const test_foreign *upstream, cmr_stream stream);
+#define test_adaptor_recorded_stream ((cmr_stream)(uintptr_t)0x5678)
 
 /* For max_alignment = "upstream": an alignment larger than the default
  * (4096) reaches `upstream` as asked, both ways, which honours it here (it

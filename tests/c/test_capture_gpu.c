@@ -158,6 +158,53 @@ START_TEST(graph_memory_kept_by_the_capture_is_freed_after_it) {
 }
 END_TEST
 
+/* PyTorch's way through cmr (torch.cuda.graph over cmr_torch_allocator):
+ * the per-device table's resource, reached by cmr_pluggable_allocate and
+ * cmr_pluggable_deallocate on a stream made elsewhere, which cmr first sees
+ * in the capture (global mode), after work on another such stream. The
+ * graph keeps one buffer and frees one in the capture; launched, it fills
+ * the kept one. */
+START_TEST(a_stream_made_elsewhere_is_served_in_its_first_capture) {
+  cmr_resource_ref ref;
+  cmr_stack *stack = cmr_test_stack("statistics(pool(cuda, initial_pool_size=16MiB))", &ref);
+  ck_assert_ok(cmr_set_per_device_resource_ref(0, ref));
+  cudaStream_t side = NULL, stream = NULL;
+  ck_assert_cuda(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+  ck_assert_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  void *warm = cmr_pluggable_allocate(buffer_bytes, 0, side);
+  ck_assert_ptr_nonnull(warm);
+  cmr_pluggable_deallocate(warm, buffer_bytes, 0, side);
+  ck_assert_cuda(cudaDeviceSynchronize());
+
+  cudaGraph_t graph = NULL;
+  ck_assert_cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  void *freed = cmr_pluggable_allocate(buffer_bytes, 0, stream);
+  ck_assert_msg(freed != NULL, "%s", cmr_last_error_message());
+  ck_assert_cuda(cudaMemsetAsync(freed, fill, buffer_bytes, stream));
+  void *kept = cmr_pluggable_allocate(buffer_bytes, 0, stream);
+  ck_assert_msg(kept != NULL, "%s", cmr_last_error_message());
+  ck_assert_cuda(cudaMemcpyAsync(kept, freed, buffer_bytes, cudaMemcpyDeviceToDevice, stream));
+  cmr_pluggable_deallocate(freed, buffer_bytes, 0, stream);
+  ck_assert_cuda(cudaStreamEndCapture(stream, &graph)); /* valid: nothing cmr did broke it */
+  cudaGraphExec_t exec = NULL;
+  ck_assert_cuda(cudaGraphInstantiate(&exec, graph, 0));
+  ck_assert_cuda(cudaGraphLaunch(exec, stream));
+  ck_assert_cuda(cudaStreamSynchronize(stream));
+  unsigned char *host = malloc(buffer_bytes);
+  ck_assert_ptr_nonnull(host);
+  check_output(kept, host, 0, "kept through the per-device table");
+  free(host);
+  cmr_pluggable_deallocate(kept, buffer_bytes, 0, side);
+  ck_assert_cuda(cudaStreamSynchronize(side));
+  ck_assert_cuda(cudaGraphExecDestroy(exec));
+  ck_assert_cuda(cudaGraphDestroy(graph));
+  ck_assert_ok(cmr_reset_per_device_resource_ref(0));
+  ck_assert_cuda(cudaStreamDestroy(stream));
+  ck_assert_cuda(cudaStreamDestroy(side));
+  cmr_test_destroy(stack);
+}
+END_TEST
+
 /* Refused in a capture, each with its reason, and the capture stays valid:
  * suballocators made with capture=refuse; one over host-accessible memory
  * (graph memory is device memory only); the plain leaves, whose cudaMalloc,
@@ -206,7 +253,7 @@ static void capture_gpu_cases(Suite *suite) {
   TCase *graphs =
       cmr_test_loop_case(suite, "graphs", NULL, NULL, serving_count, a_captured_graph_allocates_and_frees_through_cmr);
   cmr_test_add(graphs, 1, graph_memory_kept_by_the_capture_is_freed_after_it,
-               a_refusing_resource_leaves_the_capture_valid);
+               a_stream_made_elsewhere_is_served_in_its_first_capture, a_refusing_resource_leaves_the_capture_valid);
   tcase_set_timeout(graphs, 240);
 }
 

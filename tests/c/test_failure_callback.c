@@ -50,7 +50,7 @@ static void teardown(void) { ck_assert_ok(cmr_failure_callback_resource_destroy(
 
 START_TEST(success_calls_nothing) {
   foreign.limit = 0; /* room for the forwarding check's 3000 bytes */
-  test_adaptor_forwards(adapted(), &foreign);
+  test_adaptor_forwards(adapted(), &foreign, test_adaptor_recorded_stream);
   ck_assert_int_eq(seen.calls, 0);
 }
 END_TEST

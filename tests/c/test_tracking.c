@@ -79,7 +79,7 @@ START_TEST(counts_what_is_outstanding) {
 END_TEST
 
 START_TEST(forwards_size_alignment_and_stream) {
-  test_adaptor_forwards(tracked(), &foreign);
+  test_adaptor_forwards(tracked(), &foreign, test_adaptor_recorded_stream);
   ck_assert_uint_eq(cmr_test_tracked_count(tracking), 0);
 }
 END_TEST

@@ -123,7 +123,9 @@ EXPECTED = {
     "method_counter_wrong_returns": ['methods[0].returns: must be "size_t", the type of a counter (or left out)'],
     "method_counter_and_stored": ["methods[0].counter: a getter is either stored or a counter, not both"],
     "method_changes_not_bool": ['methods[0].changes: "yes" is not true or false'],
-    "method_changes_stored": ["methods[0].changes: a stored or counter getter changes nothing"],
+    "method_changes_stored": ["methods[0].changes: a stored or counter getter only reads"],
+    "method_hands_out_not_bool": ["methods[0].hands_out: 1 is not true or false"],
+    "method_hands_out_counter": ["methods[0].hands_out: a stored or counter getter only reads"],
     # conformance
     "conformance_unknown_field": ['conformance.upstream: unknown field "upstream"'],
     # the Python class

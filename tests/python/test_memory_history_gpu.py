@@ -120,7 +120,10 @@ def test_a_cupy_workload_opens_in_the_viewers(tmp_path):
     out = out_dir(tmp_path)
     snapshot = run(CUPY, os.path.join(out, "cmr_cupy.pickle"))
     counts = actions(snapshot)
-    assert counts.get("alloc", 0) >= 32 and counts.get("segment_alloc", 0) >= 2, counts
+    # The pool's first chunk was taken at its creation, before the recording
+    # began: the trace has the growth alone, the segments both.
+    assert counts.get("alloc", 0) >= 32 and counts.get("segment_alloc", 0) >= 1, counts
+    assert len(snapshot["segments"]) >= 2, [s["total_size"] for s in snapshot["segments"]]
     assert any(b["state"] == "active_allocated" for s in snapshot["segments"] for b in s["blocks"])
     frames = [f["name"] for s in snapshot["segments"] for b in s["blocks"] if b["state"] == "active_allocated"
               for f in b["frames"]]

@@ -55,9 +55,6 @@ func TestResourceCudaAsyncWithDefaults(t *testing.T) {
 	if _, err := r.PoolHandle(); err != nil {
 		t.Fatalf("pool_handle: %v", err)
 	}
-	if _, err := r.ExportFileDescriptor(); err != nil {
-		t.Fatalf("export_file_descriptor: %v", err)
-	}
 	if _, err := r.ReleaseThreshold(); err != nil {
 		t.Fatalf("release_threshold: %v", err)
 	}

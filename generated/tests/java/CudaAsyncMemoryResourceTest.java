@@ -49,7 +49,6 @@ public class CudaAsyncMemoryResourceTest {
     try (CudaAsyncMemoryResource resource = new CudaAsyncMemoryResource(null, null, CudaAsyncExportHandleType.CUDA_ASYNC_NONE, null)) {
       exercise(resource);
       resource.poolHandle();
-      resource.exportFileDescriptor();
       resource.releaseThreshold();
       resource.reuseFollowEventDependencies();
       resource.reuseAllowOpportunistic();

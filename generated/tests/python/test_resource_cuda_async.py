@@ -25,7 +25,6 @@ def test_cuda_async_with_defaults(host_mr):
     assert resource.type_name == "cuda_async"
     exercise_resource(resource)
     resource.pool_handle()
-    resource.export_file_descriptor()
     resource.release_threshold()
     resource.reuse_follow_event_dependencies()
     resource.reuse_allow_opportunistic()
