@@ -235,7 +235,7 @@ static int memfd_with(const uint64_t header[2], size_t bytes, bool sealed) {
 }
 
 START_TEST(what_is_not_a_table_is_refused) {
-  assert_not_a_table(-1, "records file descriptor -1 is not open");
+  assert_not_a_table(-1, "records_file_descriptor -1 is not open");
   int pipe_ends[2];
   ck_assert_int_eq(pipe(pipe_ends), 0);
   assert_not_a_table(pipe_ends[0], "not a regular file");
@@ -265,6 +265,20 @@ START_TEST(what_is_not_a_table_is_refused) {
 }
 END_TEST
 
+#if !CMR_WITH_CUDA
+START_TEST(the_host_build_checks_the_records_then_refuses_the_pool) {
+  int pipe_ends[2];
+  ck_assert_int_eq(pipe(pipe_ends), 0);
+  cmr_ipc_pool *pool = (cmr_ipc_pool *)&pool;
+  ck_assert_status(cmr_ipc_import_pool_with_records(pipe_ends[0], shared, &pool), CMR_ERROR_UNSUPPORTED);
+  ck_assert_message_has("host build");
+  ck_assert_ptr_null(pool);
+  close(pipe_ends[0]);
+  close(pipe_ends[1]);
+}
+END_TEST
+#endif
+
 static void ipc_records_cases(Suite *suite) {
   cmr_test_case(suite, "exporter", make_records, drop_records, an_export_is_live_until_its_pointer_is_forgotten,
                 a_reused_slot_moves_to_its_next_generation, forgetting_what_was_never_recorded_changes_nothing,
@@ -274,6 +288,9 @@ static void ipc_records_cases(Suite *suite) {
   cmr_test_case(suite, "importer", make_records, drop_records,
                 another_process_sees_the_free_and_the_destruction_through_the_passed_descriptor,
                 what_is_not_a_table_is_refused);
+#if !CMR_WITH_CUDA
+  cmr_test_case(suite, "host", make_records, drop_records, the_host_build_checks_the_records_then_refuses_the_pool);
+#endif
 }
 
 int main(void) { return cmr_test_main_suite("ipc_records", CMR_TEST_ANY_MACHINE, ipc_records_cases); }

@@ -195,7 +195,7 @@ typedef struct cmr_table_view {
 } cmr_table_view;
 
 static cmr_status cmr_not_a_table(int file, const char *what, const char *why) {
-  return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: records file descriptor %d is not an export record table (%s)",
+  return cmr_error(CMR_ERROR_INVALID_ARGUMENT, "%s: records_file_descriptor %d is not an export record table (%s)",
                    what, file, why);
 }
 
@@ -204,7 +204,7 @@ static cmr_status cmr_not_a_table(int file, const char *what, const char *why) {
 static cmr_status cmr_table_file(int file, const char *what, struct stat *info) {
   if (file < 0 || fstat(file, info) != 0) {
     return cmr_error(CMR_ERROR_INVALID_ARGUMENT,
-                     "%s: records file descriptor %d is not open (closed, or never received)", what, file);
+                     "%s: records_file_descriptor %d is not open (closed, or never received)", what, file);
   }
   if (!S_ISREG(info->st_mode)) return cmr_not_a_table(file, what, "not a regular file");
   if (info->st_size < (off_t)sizeof(cmr_ipc_table)) return cmr_not_a_table(file, what, "shorter than its header");
