@@ -246,14 +246,14 @@ cmr_status cmr_ipc_records_check_file(int file, const char *what) {
 
 /* The answer of an open view for `record`. */
 static cmr_status cmr_table_answer(cmr_table_view *view, const cmr_ipc_record *record, const char *what) {
-  const cmr_ipc_table *table = view->table;
+  cmr_ipc_table *table = view->table;
   if (record->token != table->token) {
     return cmr_error(CMR_ERROR_IPC_GONE,
                      "%s: the descriptor was exported from another pool than the one these records are of (token "
                      "%#llx, the records' %#llx)",
                      what, (unsigned long long)record->token, (unsigned long long)table->token);
   }
-  if (atomic_load_explicit(&view->table->destroyed, memory_order_acquire)) {
+  if (atomic_load_explicit(&table->destroyed, memory_order_acquire)) {
     return cmr_error(CMR_ERROR_IPC_GONE, "%s: the exporter destroyed the pool", what);
   }
   const unsigned long long slot = record->slot, generation = record->generation;
@@ -262,10 +262,11 @@ static cmr_status cmr_table_answer(cmr_table_view *view, const cmr_ipc_record *r
                      "%s: slot %llu is past the %llu of the exporter's records: not a descriptor an export wrote", what,
                      slot, (unsigned long long)view->slots);
   }
-  const uint64_t word = atomic_load_explicit(&view->table->slots[record->slot], memory_order_acquire);
+  const uint64_t word = atomic_load_explicit(&table->slots[record->slot], memory_order_acquire);
   const unsigned long long now = word >> 1;
-  if (now == generation && (word & cmr_slot_live)) return CMR_SUCCESS;
-  if (now > generation && !(word & cmr_slot_live)) {
+  const bool live = word & cmr_slot_live;
+  if (now == generation && live) return CMR_SUCCESS;
+  if (now > generation && !live) {
     return cmr_error(CMR_ERROR_IPC_GONE, "%s: the exporter freed the allocation (its record, slot %llu, is free)", what,
                      slot);
   }
