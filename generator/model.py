@@ -940,7 +940,7 @@ class Resource:
     equality: str
     max_alignment: int | None   # None: any power of two
     state: bool
-    hooks: list             # of "init", "fini", "segments": the algorithm's own set-up of its struct, its walk
+    hooks: list             # of "init", "fini", "stats", "segments", "export_records": the algorithm's own set-up of its struct, its walk
     params: list
     checks: list
     methods: list
@@ -1039,6 +1039,7 @@ class Resource:
     has_fini = _listed("hooks", "fini")
     has_stats = _listed("hooks", "stats")
     has_segments = _listed("hooks", "segments")
+    has_export_records = _listed("hooks", "export_records")
 
     @property
     def stats_doc(self) -> str:

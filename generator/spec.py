@@ -33,8 +33,10 @@ METHOD_FIELDS = {"name", "doc", "returns", "params", "stored", "counter", "chang
 STORABLE = ("size_t", "int", "bool", "double", "pointer", "properties")
 # The algorithm's own set-up and tear-down of its struct (spec: hooks), beyond
 # the parameters the generated wrapper copies into it, its statistics, and
-# the walk of its segments for snapshots (runtime/src/resource_api/segments.h).
-HOOKS = ("init", "fini", "stats", "segments")
+# the walk of its segments for snapshots (runtime/src/resource_api/segments.h),
+# and the export records of a pool shared between processes
+# (runtime/src/resource_api/ipc_records.h).
+HOOKS = ("init", "fini", "stats", "segments", "export_records")
 CHECK_FIELDS = {"expr", "message"}
 CONFORMANCE_FIELDS = {"upstreams", "args", "skip", "rejects", "environment"}
 ENVIRONMENT_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")

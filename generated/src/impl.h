@@ -23,6 +23,7 @@
 #include "usage.h"
 
 struct cmr_segment_sink; /* segments.h: what a segments hook fills */
+struct cmr_ipc_records;  /* ipc_records.h: what an export_records hook hands out */
 
 /* Written once in an algorithm file, after its struct: tells the generated
  * wrapper the struct's size and alignment, checks that it begins with its
@@ -184,6 +185,9 @@ void cmr_cuda_async_impl_fini(cmr_cuda_async_impl *impl);
  * over streams); its own peaks set to their current values. */
 cmr_status cmr_cuda_async_impl_stats(cmr_cuda_async_impl *impl, cmr_stats *out, cmr_free_by_stream *spread);
 cmr_status cmr_cuda_async_impl_reset_peak_stats(cmr_cuda_async_impl *impl);
+/* The export records its buffers' exports write to (ipc_records.h), or
+ * NULL where the resource does not export file descriptors. */
+struct cmr_ipc_records *cmr_cuda_async_impl_export_records(cmr_cuda_async_impl *impl);
 cmr_status cmr_cuda_async_impl_allocate(cmr_cuda_async_impl *impl, size_t bytes, size_t alignment, cmr_stream stream,
                                         void **out);
 cmr_status cmr_cuda_async_impl_deallocate(cmr_cuda_async_impl *impl, void *ptr, size_t bytes, size_t alignment,

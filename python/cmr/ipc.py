@@ -3,22 +3,25 @@
 
 The exporting process allocates a DeviceBuffer from a
 CudaAsyncMemoryResource made with enable_ipc=True and calls
-``buffer.export_ipc()``: an IPCBufferDescriptor, which owns a file
-descriptor of the pool and the driver's name of the allocation. It
-pickles through multiprocessing (its file descriptor is passed as
-multiprocessing passes descriptors, over a Unix socket), as cuda.core's
-IPCBufferDescriptor does: put it on a multiprocessing Queue or Pipe, or give
-it to a Process. The importing process calls ``cmr.ipc.import_buffer(d)``: a
-DeviceBuffer over the same device memory, which frees its import (never the
-exporter's memory) when it goes and keeps the imported pool alive until
-then.
+``buffer.export_ipc()``: an IPCBufferDescriptor, which owns two file
+descriptors, the pool's and its export records', and the description of
+the allocation. It pickles through multiprocessing (its file descriptors
+are passed as multiprocessing passes descriptors, over a Unix socket), as
+cuda.core's IPCBufferDescriptor does: put it on a multiprocessing Queue or
+Pipe, or give it to a Process. The importing process calls
+``cmr.ipc.import_buffer(d)``: a DeviceBuffer over the same device memory,
+which frees its import (never the exporter's memory) when it goes and keeps
+the imported pool alive until then.
 
 The exporter keeps its buffer alive until every importer is done with it,
 and orders its writes before their reads (a synchronize): the driver does
-neither. Misuse raises cmr.CmrError with the status as errcode: an import
-into the exporting process (CMR_ERROR_IPC_SAME_PROCESS), a closed
-descriptor (ValueError, CMR_ERROR_INVALID_ARGUMENT), an allocation the
-exporter freed (CMR_ERROR_IPC_GONE)."""
+neither. The export records (cmr/ipc.h) let the importer refuse a buffer
+the exporter has already freed, which the driver may map regardless. Misuse
+raises cmr.CmrError with the status as errcode: an import into the
+exporting process (CMR_ERROR_IPC_SAME_PROCESS), a closed descriptor, or
+records that are not export records (ValueError,
+CMR_ERROR_INVALID_ARGUMENT), an allocation the exporter freed or a pool it
+destroyed (CMR_ERROR_IPC_GONE)."""
 
 from __future__ import annotations
 
@@ -35,14 +38,16 @@ __all__ = ["IPCBufferDescriptor", "ImportedPool", "import_buffer"]
 
 
 class IPCBufferDescriptor:
-    """One exported buffer: a file descriptor of its pool (owned: closed by
-    close() or when the object goes) and the buffer's description (bytes),
-    of ``size`` bytes. Made by DeviceBuffer.export_ipc()."""
+    """One exported buffer: file descriptors of its pool and of the pool's
+    export records (owned: closed by close() or when the object goes) and
+    the buffer's description (bytes), of ``size`` bytes. Made by
+    DeviceBuffer.export_ipc()."""
 
-    __slots__ = ("_fd", "_data", "size")
+    __slots__ = ("_fd", "_records_fd", "_data", "size")
 
-    def __init__(self, fd: int, data: bytes, size: int):
+    def __init__(self, fd: int, records_fd: int, data: bytes, size: int):
         self._fd = fd
+        self._records_fd = records_fd
         self._data = bytes(data)
         self.size = size
 
@@ -52,14 +57,20 @@ class IPCBufferDescriptor:
         return self._fd
 
     @property
+    def records_fd(self) -> int:
+        """The file descriptor of the pool's export records (-1 once closed)."""
+        return self._records_fd
+
+    @property
     def closed(self) -> bool:
         return self._fd < 0
 
     def close(self) -> None:
-        """Closes the pool's file descriptor; an import from the descriptor then fails."""
-        fd, self._fd = self._fd, -1
-        if fd >= 0:
-            os.close(fd)
+        """Closes both file descriptors; an import from the descriptor then fails."""
+        fds, self._fd, self._records_fd = (self._fd, self._records_fd), -1, -1
+        for fd in fds:
+            if fd >= 0:
+                os.close(fd)
 
     def __del__(self) -> None:
         self.close()
@@ -73,24 +84,30 @@ class IPCBufferDescriptor:
     def __reduce__(self) -> tuple[Any, ...]:
         if self._fd < 0:
             raise ValueError("a closed IPCBufferDescriptor cannot be sent: its pool's file descriptor is gone")
-        # multiprocessing duplicates the descriptor into the receiving process.
-        return (_rebuild_descriptor, (reduction.DupFd(self._fd), self._data, self.size))
+        # multiprocessing duplicates the descriptors into the receiving process.
+        return (_rebuild_descriptor,
+                (reduction.DupFd(self._fd), reduction.DupFd(self._records_fd), self._data, self.size))
 
     def __repr__(self) -> str:
-        return f"IPCBufferDescriptor(fd={self._fd}, size={self.size})"
+        return f"IPCBufferDescriptor(fd={self._fd}, records_fd={self._records_fd}, size={self.size})"
 
 
-def _rebuild_descriptor(dup_fd: Any, data: bytes, size: int) -> IPCBufferDescriptor:
-    return IPCBufferDescriptor(dup_fd.detach(), data, size)
+def _rebuild_descriptor(dup_fd: Any, dup_records_fd: Any, data: bytes, size: int) -> IPCBufferDescriptor:
+    return IPCBufferDescriptor(dup_fd.detach(), dup_records_fd.detach(), data, size)
 
 
 class ImportedPool(DeviceMemoryResource):
     """A pool another process exported, imported from its file descriptor
-    (which stays the caller's). Its buffers are import_buffer's; it
-    allocates nothing (an imported pool's memory is the exporter's)."""
+    and that of its export records (both stay the caller's), against which
+    each import of a buffer is checked first. Without ``records_fd`` an
+    import has only the driver's answer, which may map memory the exporter
+    has freed. Its buffers are import_buffer's; it allocates nothing (an
+    imported pool's memory is the exporter's)."""
 
-    def __init__(self, fd: int):
-        self._own(capi.cmr_ipc_import_pool(fd), capi.cmr_ipc_pool_ref, capi.cmr_ipc_pool_destroy)
+    def __init__(self, fd: int, records_fd: int | None = None):
+        handle = (capi.cmr_ipc_import_pool(fd) if records_fd is None
+                  else capi.cmr_ipc_import_pool_with_records(fd, records_fd))
+        self._own(handle, capi.cmr_ipc_pool_ref, capi.cmr_ipc_pool_destroy)
 
     def import_buffer(self, descriptor: IPCBufferDescriptor, stream: object = DEFAULT_STREAM) -> Any:
         """A DeviceBuffer over the memory `descriptor` names, ordered on `stream`."""
@@ -120,12 +137,12 @@ _imported: "weakref.WeakValueDictionary[tuple[int, int], ImportedPool]" = weakre
 
 def _pool_of(descriptor: IPCBufferDescriptor) -> ImportedPool:
     if descriptor.closed:
-        return ImportedPool(descriptor.fd)  # raises what a closed descriptor is
+        return ImportedPool(descriptor.fd, descriptor.records_fd)  # raises what a closed descriptor is
     status = os.fstat(descriptor.fd)
     key = (status.st_dev, status.st_ino)
     pool = _imported.get(key)
     if pool is None:
-        pool = ImportedPool(descriptor.fd)
+        pool = ImportedPool(descriptor.fd, descriptor.records_fd)
         _imported[key] = pool
     return pool
 
@@ -133,5 +150,10 @@ def _pool_of(descriptor: IPCBufferDescriptor) -> ImportedPool:
 def export_buffer(buffer: Any) -> IPCBufferDescriptor:
     """What DeviceBuffer.export_ipc() returns for `buffer`."""
     data = capi.cmr_ipc_export_buffer(buffer._live())
-    return IPCBufferDescriptor(capi.cmr_cuda_async_resource_export_file_descriptor(buffer.mr._handle), data,
-                               buffer.size)
+    fd = capi.cmr_cuda_async_resource_export_file_descriptor(buffer.mr._handle)
+    try:
+        records_fd = capi.cmr_ipc_export_records_file_descriptor(buffer.mr._handle)
+    except BaseException:
+        os.close(fd)
+        raise
+    return IPCBufferDescriptor(fd, records_fd, data, buffer.size)

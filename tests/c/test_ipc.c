@@ -2,16 +2,20 @@
 /* The IPC calls that need no device (cmr/ipc.h): file descriptors passed
  * between two real processes over a socketpair (SCM_RIGHTS), every misuse
  * of the socket helpers with its status, and no descriptor leaked on any
- * path; the descriptor checks of an import; and, in the host build, the
- * refusal of the pools themselves. The two-process exchange of device
- * memory is resources.ipc_gpu. */
+ * path; the descriptor checks of an import, the checks of a pool's two
+ * descriptors (its own and its export records') and of a pool's message;
+ * and, in the host build, the refusal of the pools themselves. The export
+ * records themselves are runtime.ipc_records; the two-process exchange of
+ * device memory is resources.ipc_gpu. */
 #include <fcntl.h>
+#include <stdint.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmr/ipc.h>
 
+#include "ipc_socket.h"
 #include "test_util.h"
 
 static void make_pair(int type, int pair[2]) { ck_assert_int_eq(socketpair(AF_UNIX, type, 0, pair), 0); }
@@ -178,10 +182,78 @@ START_TEST(a_closed_descriptor_imports_no_pool) {
 }
 END_TEST
 
+START_TEST(an_import_with_records_checks_both_descriptors) {
+  int pipe_ends[2];
+  ck_assert_int_eq(pipe(pipe_ends), 0);
+  cmr_ipc_pool *pool = (cmr_ipc_pool *)&pool;
+  ck_assert_status(cmr_ipc_import_pool_with_records(pipe_ends[0], pipe_ends[1], &pool), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("records_file_descriptor");
+  ck_assert_message_has("is not an export record table (not a regular file)");
+  ck_assert_ptr_null(pool);
+  ck_assert_status(cmr_ipc_import_pool_with_records(pipe_ends[0], -1, &pool), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("records_file_descriptor -1 is not open");
+  close_both(pipe_ends);
+  ck_assert_status(cmr_ipc_import_pool_with_records(pipe_ends[0], pipe_ends[1], &pool), CMR_ERROR_INVALID_ARGUMENT);
+  ck_assert_message_has("pool_file_descriptor");
+  ck_assert_message_has("is not open");
+  ck_assert_status(cmr_ipc_import_pool_with_records(3, 4, NULL), CMR_ERROR_NULL_POINTER);
+}
+END_TEST
+
+/* What cmr_ipc_send_pool sends beside the two descriptors (ipc.c's wire format). */
+typedef struct pool_message {
+  uint64_t magic;
+  int64_t exporter_pid;
+} pool_message;
+static const uint64_t pool_magic = 0x636d722d706f6f6cull; /* "cmr-pool" */
+
+/* cmr_ipc_receive_pool of what `send` puts on a socket pair is `expected`,
+ * its message containing `why`; no descriptor is left open. */
+static void receive_pool_refused(void (*send)(int socket), cmr_status expected, const char *why) {
+  int pair[2];
+  make_pair(SOCK_SEQPACKET, pair);
+  const int before = cmr_test_open_descriptors();
+  send(pair[1]);
+  cmr_ipc_pool *pool = (cmr_ipc_pool *)&pool;
+  ck_assert_status(cmr_ipc_receive_pool(pair[0], &pool), expected);
+  ck_assert_message_has(why);
+  ck_assert_ptr_null(pool);
+  ck_assert_int_eq(cmr_test_open_descriptors(), before);
+  close_both(pair);
+}
+
+/* A pool's message from `pid` with two descriptors (the socket's own end
+ * stands for both; the receiver gets its own of each). */
+static void send_pool_message(int socket, uint64_t magic, int64_t pid) {
+  const pool_message message = {magic, pid};
+  const int descriptors[2] = {socket, socket};
+  ck_assert_ok(cmr_ipc_send_file_descriptors(socket, descriptors, 2, &message, sizeof message, "test"));
+}
+
+static void send_one_descriptor(int socket) {
+  const pool_message message = {pool_magic, (int64_t)getpid() + 1};
+  ck_assert_ok(cmr_ipc_send_file_descriptor(socket, socket, &message, sizeof message));
+}
+static void send_another_magic(int socket) { send_pool_message(socket, 42, (int64_t)getpid() + 1); }
+static void send_own_pool(int socket) { send_pool_message(socket, pool_magic, (int64_t)getpid()); }
+static void send_records_that_are_not(int socket) { send_pool_message(socket, pool_magic, (int64_t)getpid() + 1); }
+
+START_TEST(a_pool_message_is_checked_and_its_descriptors_closed) {
+  receive_pool_refused(send_one_descriptor, CMR_ERROR_INVALID_ARGUMENT, "carried 1 of the 2 file descriptors");
+  receive_pool_refused(send_another_magic, CMR_ERROR_INVALID_ARGUMENT, "not a pool cmr_ipc_send_pool sent");
+  receive_pool_refused(send_own_pool, CMR_ERROR_IPC_SAME_PROCESS, "sent by this process");
+  receive_pool_refused(send_records_that_are_not, CMR_ERROR_INVALID_ARGUMENT, "not an export record table");
+}
+END_TEST
+
 START_TEST(an_export_needs_a_buffer) {
   cmr_ipc_descriptor descriptor;
   ck_assert_status(cmr_ipc_export_buffer(NULL, &descriptor), CMR_ERROR_NULL_POINTER);
   ck_assert_status(cmr_ipc_export_buffer(NULL, NULL), CMR_ERROR_NULL_POINTER);
+  int records = 7;
+  ck_assert_status(cmr_ipc_export_records_file_descriptor(NULL, &records), CMR_ERROR_NULL_POINTER);
+  ck_assert_int_eq(records, -1);
+  ck_assert_status(cmr_ipc_export_records_file_descriptor(NULL, NULL), CMR_ERROR_NULL_POINTER);
 }
 END_TEST
 
@@ -216,7 +288,8 @@ static void ipc_cases(Suite *suite) {
                 a_message_of_another_length_is_refused_and_its_descriptor_closed, a_closed_descriptor_is_not_sent,
                 a_gone_peer_is_an_io_error, bad_arguments_of_the_socket_helpers);
   cmr_test_case(suite, "imports", NULL, NULL, an_import_checks_its_descriptor_first,
-                a_closed_descriptor_imports_no_pool, an_export_needs_a_buffer);
+                a_closed_descriptor_imports_no_pool, an_import_with_records_checks_both_descriptors,
+                a_pool_message_is_checked_and_its_descriptors_closed, an_export_needs_a_buffer);
 #if !CMR_WITH_CUDA
   cmr_test_case(suite, "host", NULL, NULL, the_host_build_has_no_pools_to_share);
 #endif

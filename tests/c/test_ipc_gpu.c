@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Device memory shared between two processes (cmr/ipc.h), on a device:
- * the exporter (the test) fills a cuda_async buffer and sends its pool and
- * descriptor over a socketpair; the importer (a forked child that had not
- * touched CUDA) reads and checks the bytes, writes its own, frees its
- * import, and the exporter reads what the importer wrote. Then each misuse
- * with its status and no descriptor leaked: an import into the exporting
- * process, a closed descriptor, a freed exporter, a pool that does not
- * export. The runner asks about the device in a child of its own, so each
- * test's process forks before its first CUDA call. Skips (77) without a
- * device. */
+ * the exporter (the test) fills a cuda_async buffer and sends its pool
+ * (with its export records) and descriptor over a socketpair; the importer
+ * (a forked child that had not touched CUDA) reads and checks the bytes,
+ * writes its own, frees its import, and the exporter reads what the
+ * importer wrote. Then each misuse with its status and no descriptor
+ * leaked: a buffer the exporter freed and a pool it destroyed before the
+ * import (refused by the export records, whatever the driver would have
+ * answered), an import into the exporting process, a closed descriptor, a
+ * pool that does not export. The runner asks about the device in a child
+ * of its own, so each test's process forks before its first CUDA call.
+ * Skips (77) without a device. */
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -45,8 +47,15 @@ typedef struct importer_report {
   cmr_status import_status;
 } importer_report;
 
-/* The importer's steps after its import answered `status` as `expected`. */
-static int importer_checks(cmr_ipc_pool **pool, cmr_device_buffer *buffer, cmr_status status) {
+/* What the importer expects of its import: a status, and for a failure a
+ * part of its message. */
+typedef struct importer_expects {
+  cmr_status status;
+  const char *why;
+} importer_expects;
+
+/* The importer's steps after its import answered `status` as expected. */
+static int importer_checks(cmr_ipc_pool **pool, cmr_device_buffer *buffer, cmr_status status, const char *why) {
   int result = 0;
   if (status == CMR_SUCCESS) {
     unsigned char *host = malloc(bytes);
@@ -67,36 +76,38 @@ static int importer_checks(cmr_ipc_pool **pool, cmr_device_buffer *buffer, cmr_s
     if (result == 0 && cmr_ipc_pool_destroy(*pool) != CMR_SUCCESS) result = 18;
     *pool = NULL;
     if (result == 0 && cmr_device_buffer_destroy(buffer) != CMR_SUCCESS) result = 19;
-  } else if (cmr_last_error_message()[0] == '\0') {
+  } else if (strstr(cmr_last_error_message(), why) == NULL) {
     result = 20;
   }
   return result;
 }
 
-/* The importer's side, in the forked child: receives the pool and the
- * descriptor, imports, checks, and always sends its report (the exporter
- * waits for it); returns the failed step as its exit status. */
-static int importer(int socket, cmr_status expected) {
+/* The importer's side, in the forked child: receives the pool and says so,
+ * receives the descriptor, imports, checks, and always sends its report
+ * (the exporter waits for it); returns the failed step as its exit status. */
+static int importer(int socket, importer_expects expected) {
   importer_report report = {0, CMR_SUCCESS};
   cmr_ipc_pool *pool = NULL;
   cmr_ipc_descriptor descriptor;
   cmr_device_buffer *buffer = NULL;
   if (cmr_ipc_receive_pool(socket, &pool) != CMR_SUCCESS) {
     report.step = 10;
-  } else if (!read_all(socket, &descriptor, sizeof descriptor)) {
+  } else if (write(socket, "p", 1) != 1 || !read_all(socket, &descriptor, sizeof descriptor)) {
     report.step = 11;
   } else {
     report.import_status = cmr_ipc_import_buffer(pool, &descriptor, CMR_DEFAULT_STREAM, &buffer);
-    report.step = report.import_status != expected ? 12 : importer_checks(&pool, buffer, report.import_status);
+    report.step = report.import_status != expected.status
+                      ? 12
+                      : importer_checks(&pool, buffer, report.import_status, expected.why);
   }
   if (pool != NULL && cmr_ipc_pool_destroy(pool) != CMR_SUCCESS && report.step == 0) report.step = 21;
   if (write(socket, &report, sizeof report) != (ssize_t)sizeof report && report.step == 0) report.step = 22;
   return report.step;
 }
 
-/* Forks the importer, which expects `expected` from its import; returns
+/* Forks the importer, which expects `expected` of its import; returns
  * the exporter's end of the socket and the child in *child. */
-static int start_importer(cmr_status expected, pid_t *child) {
+static int start_importer(importer_expects expected, pid_t *child) {
   int pair[2];
   ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
   *child = fork();
@@ -107,6 +118,13 @@ static int start_importer(cmr_status expected, pid_t *child) {
   }
   close(pair[1]);
   return pair[0];
+}
+
+/* Sends the pool of `async` and waits until the importer has imported it. */
+static void send_pool(int socket, cmr_cuda_async_resource *async) {
+  ck_assert_ok(cmr_ipc_send_pool(socket, async));
+  char imported = 0;
+  ck_assert_msg(read_all(socket, &imported, 1) && imported == 'p', "the importer did not import the pool");
 }
 
 static void finish_importer(int socket, pid_t child) {
@@ -136,10 +154,10 @@ static cmr_device_buffer *make_filled_buffer(cmr_cuda_async_resource *async) {
 
 START_TEST(one_process_writes_the_other_reads) {
   pid_t child;
-  int socket = start_importer(CMR_SUCCESS, &child); /* before this process's first CUDA call */
+  int socket = start_importer((importer_expects){CMR_SUCCESS, ""}, &child); /* before this process's first CUDA call */
   cmr_cuda_async_resource *async = make_exporting_pool();
   cmr_device_buffer *buffer = make_filled_buffer(async);
-  ck_assert_ok(cmr_ipc_send_pool(socket, async));
+  send_pool(socket, async);
   cmr_ipc_descriptor descriptor;
   ck_assert_ok(cmr_ipc_export_buffer(buffer, &descriptor));
   ck_assert_uint_eq(descriptor.size, bytes);
@@ -155,19 +173,56 @@ START_TEST(one_process_writes_the_other_reads) {
 }
 END_TEST
 
+/* The driver does not promise to refuse the import of a freed allocation
+ * (on an H100 it did not): the export records do. The pool hands the
+ * memory out again first, as it would to the exporter's next allocation. */
 START_TEST(a_freed_exporter_is_reported_in_the_importer) {
   pid_t child;
-  int socket = start_importer(CMR_ERROR_IPC_GONE, &child);
+  int socket = start_importer((importer_expects){CMR_ERROR_IPC_GONE, "freed the allocation"}, &child);
   cmr_cuda_async_resource *async = make_exporting_pool();
   cmr_device_buffer *buffer = make_filled_buffer(async);
-  ck_assert_ok(cmr_ipc_send_pool(socket, async));
+  send_pool(socket, async);
   cmr_ipc_descriptor descriptor;
   ck_assert_ok(cmr_ipc_export_buffer(buffer, &descriptor));
   ck_assert_ok(cmr_device_buffer_destroy(buffer)); /* freed before the importer maps it */
-  ck_assert_ok(cmr_stream_synchronize(CMR_DEFAULT_STREAM));
+  cmr_device_buffer *reuse = make_filled_buffer(async);
   ck_assert_int_eq(write(socket, &descriptor, sizeof descriptor), (ssize_t)sizeof descriptor);
   finish_importer(socket, child);
-  ck_assert_ok(cmr_cuda_async_resource_destroy(async));
+  cmr_test_destroy(reuse, async);
+}
+END_TEST
+
+/* The exporter destroys its pool after the importer imported it and
+ * before it imports the buffer. */
+START_TEST(a_destroyed_pool_is_reported_in_the_importer) {
+  pid_t child;
+  int socket = start_importer((importer_expects){CMR_ERROR_IPC_GONE, "destroyed the pool"}, &child);
+  cmr_cuda_async_resource *async = make_exporting_pool();
+  cmr_device_buffer *buffer = make_filled_buffer(async);
+  send_pool(socket, async);
+  cmr_ipc_descriptor descriptor;
+  ck_assert_ok(cmr_ipc_export_buffer(buffer, &descriptor));
+  cmr_test_destroy(buffer, async); /* the buffer held the last share of the pool */
+  ck_assert_int_eq(write(socket, &descriptor, sizeof descriptor), (ssize_t)sizeof descriptor);
+  finish_importer(socket, child);
+}
+END_TEST
+
+START_TEST(a_buffer_exported_twice_keeps_its_record_until_freed) {
+  cmr_cuda_async_resource *async = make_exporting_pool();
+  cmr_device_buffer *buffer = make_filled_buffer(async);
+  cmr_ipc_descriptor first, again;
+  ck_assert_ok(cmr_ipc_export_buffer(buffer, &first));
+  ck_assert_ok(cmr_ipc_export_buffer(buffer, &again));
+  ck_assert_uint_eq(first.records_token, again.records_token);
+  ck_assert_uint_eq(first.record_slot, again.record_slot);
+  ck_assert_uint_eq(first.record_generation, again.record_generation);
+  ck_assert_ok(cmr_device_buffer_destroy(buffer));
+  buffer = make_filled_buffer(async); /* the same address again, most likely, and the same slot surely */
+  ck_assert_ok(cmr_ipc_export_buffer(buffer, &again));
+  ck_assert_uint_eq(again.record_slot, first.record_slot);
+  ck_assert_uint_eq(again.record_generation, first.record_generation + 1);
+  cmr_test_destroy(buffer, async);
 }
 END_TEST
 
@@ -224,13 +279,17 @@ START_TEST(a_pool_without_file_descriptors_exports_nothing) {
   cmr_ipc_descriptor exported;
   ck_assert_status(cmr_ipc_export_buffer(buffer, &exported), CMR_ERROR_UNSUPPORTED);
   ck_assert_message_has("posix_file_descriptor");
+  ck_assert_status(cmr_ipc_export_records_file_descriptor(async, &descriptor), CMR_ERROR_UNSUPPORTED);
+  ck_assert_message_has("posix_file_descriptor");
+  ck_assert_int_eq(descriptor, -1);
   cmr_test_destroy(buffer, async);
 }
 END_TEST
 
 static void ipc_gpu_cases(Suite *suite) {
   cmr_test_case(suite, "two_processes", NULL, NULL, one_process_writes_the_other_reads,
-                a_freed_exporter_is_reported_in_the_importer);
+                a_freed_exporter_is_reported_in_the_importer, a_destroyed_pool_is_reported_in_the_importer);
+  cmr_test_case(suite, "records", NULL, NULL, a_buffer_exported_twice_keeps_its_record_until_freed);
   cmr_test_case(suite, "misuse", NULL, NULL, an_import_into_the_exporting_process_is_refused,
                 a_closed_descriptor_is_refused, a_pool_without_file_descriptors_exports_nothing);
 }

@@ -8,9 +8,10 @@ import os
 import cmr
 
 
-def use_descriptor_fd(descriptor, conn):
-    """Writes into the file descriptor the descriptor brought (a pipe in the tests) and sends its data back."""
-    os.write(descriptor.fd, b"through the descriptor")
+def use_descriptor_fds(descriptor, conn):
+    """Writes into the file descriptors the descriptor brought (pipes in the tests) and sends its data back."""
+    os.write(descriptor.fd, b"through the pool's descriptor")
+    os.write(descriptor.records_fd, b"through the records' descriptor")
     conn.send((descriptor.size, descriptor._data))
     descriptor.close()
 
@@ -44,5 +45,19 @@ def import_two(first, second, conn):
         a = cmr.ipc.import_buffer(first)
         b = cmr.ipc.import_buffer(second)
         conn.send(("ok", a.mr is b.mr, a.tobytes()[:4], b.tobytes()[:4]))
+    except cmr.CmrError as error:
+        conn.send(("error", error.errcode, str(error)))
+
+
+def import_when_told(descriptor, conn):
+    """Imports the pool, says so, and once the parent's word comes imports
+    the buffer, reporting the status it failed with (or "ok")."""
+    try:
+        pool = cmr.ipc.ImportedPool(descriptor.fd, descriptor.records_fd)
+        conn.send("pool imported")
+        conn.recv()
+        buffer = pool.import_buffer(descriptor)
+        del buffer
+        conn.send(("ok",))
     except cmr.CmrError as error:
         conn.send(("error", error.errcode, str(error)))

@@ -22,6 +22,10 @@ static cmr_status cuda_async_stats(void *impl, cmr_stats *out, cmr_free_by_strea
 
 static cmr_status cuda_async_reset_peak_stats(void *impl) { return cmr_cuda_async_impl_reset_peak_stats(impl); }
 
+static struct cmr_ipc_records *cuda_async_export_records(void *impl) {
+  return cmr_cuda_async_impl_export_records(impl);
+}
+
 static cmr_status cuda_async_allocate(void *self, size_t bytes, size_t alignment, cmr_stream stream, void **out) {
   if (alignment > 256) {
     return cmr_error(CMR_ERROR_UNSUPPORTED_ALIGNMENT,
@@ -62,6 +66,7 @@ static const cmr_resource_class cuda_async_class = {
     .layout = &cmr_cuda_async_impl_layout,
     .init = cuda_async_init,
     .fini = cuda_async_fini,
+    .export_records = cuda_async_export_records,
     .stats = cuda_async_stats,
     .reset_peak_stats = cuda_async_reset_peak_stats,
     .memory = CMR_MEMORY_HANDED_OUT,

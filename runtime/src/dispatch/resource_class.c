@@ -132,3 +132,10 @@ bool cmr_resource_segments(cmr_object *object, struct cmr_segment_sink *sink) {
   cls->segments(self->impl, sink);
   return true;
 }
+
+struct cmr_ipc_records *cmr_resource_export_records(cmr_object *object) {
+  if (object->type->finalize != cmr_resource_finalize) return NULL; /* not a resource's object */
+  cmr_resource_object *self = (cmr_resource_object *)object;
+  const cmr_resource_class *cls = cmr_class_of(object);
+  return cls->export_records != NULL && self->impl != NULL ? cls->export_records(self->impl) : NULL;
+}

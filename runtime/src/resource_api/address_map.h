@@ -63,10 +63,24 @@ static inline void cmr_address_map_insert(cmr_address_map *map, cmr_address_entr
   CMR_CHECK(cmr_address_map_address_valid, map, entry->address);
 }
 
-/* Removes and returns the entry of (`address`, `tag`), or NULL. */
-static inline cmr_address_entry *cmr_address_map_remove(cmr_address_map *map, const void *address, const void *tag) {
+/* The link that points at the entry of (`address`, `tag`): it holds NULL
+ * when there is none. */
+static inline cmr_address_entry **cmr_address_map_link(const cmr_address_map *map, const void *address,
+                                                       const void *tag) {
   cmr_address_entry **link = &map->buckets[cmr_address_bucket(address, map->bucket_count)];
   while (*link != NULL && ((*link)->address != address || (*link)->tag != tag)) link = &(*link)->next;
+  return link;
+}
+
+/* The entry of (`address`, `tag`), left in the map, or NULL. */
+static inline cmr_address_entry *cmr_address_map_find(const cmr_address_map *map, const void *address,
+                                                      const void *tag) {
+  return *cmr_address_map_link(map, address, tag);
+}
+
+/* Removes and returns the entry of (`address`, `tag`), or NULL. */
+static inline cmr_address_entry *cmr_address_map_remove(cmr_address_map *map, const void *address, const void *tag) {
+  cmr_address_entry **link = cmr_address_map_link(map, address, tag);
   cmr_address_entry *entry = *link;
   if (entry != NULL) {
     *link = entry->next;

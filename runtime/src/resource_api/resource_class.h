@@ -14,6 +14,7 @@
 #include "usage.h"
 
 struct cmr_segment_sink; /* segments.h */
+struct cmr_ipc_records;  /* ipc_records.h */
 
 /* What a resource's handle names: the object behind its refs' self. */
 typedef struct cmr_resource_object {
@@ -76,6 +77,9 @@ typedef struct cmr_resource_class {
   cmr_status (*stats)(void *impl, cmr_stats *out, cmr_free_by_stream *spread);
   cmr_status (*reset_peak_stats)(void *impl);
   void (*segments)(void *impl, struct cmr_segment_sink *sink); /* its walk for snapshots (segments.h), or NULL */
+  /* The export records of a resource whose buffers are shared with other
+   * processes (ipc_records.h), or NULL: it has none (now or ever). */
+  struct cmr_ipc_records *(*export_records)(void *impl);
   /* Held from before the init hook until after the fini hook (a share of
    * each), and children of the resource. */
   cmr_held_refs held_refs;
@@ -95,6 +99,9 @@ void cmr_resource_children(const cmr_object *object, cmr_child_visitor visit, vo
 /* When `object` is a resource whose class walks its segments: that walk
  * into `sink`, and true; else false. */
 bool cmr_resource_segments(cmr_object *object, struct cmr_segment_sink *sink);
+/* The export records of `object` (its class's export_records hook), or
+ * NULL: not a resource's object, or one without export records. */
+struct cmr_ipc_records *cmr_resource_export_records(cmr_object *object);
 /* `_ref`: the ref of a handle of the class (a zeroed ref for NULL). */
 cmr_resource_ref cmr_resource_ref_of(const cmr_resource_class *cls, const void *handle);
 /* `_from_ref`: a new handle owning a share of the resource `ref` names,
