@@ -105,6 +105,13 @@ static inline bool cmr_backend_stream_surely_not_capturing(cmr_stream stream);
 #if CMR_WITH_CUDA
 cmr_status cmr_backend_stream_capturing(cmr_stream stream, bool *out);
 static inline bool cmr_backend_stream_surely_not_capturing(cmr_stream stream) {
+  /* The legacy default stream (NULL) is never captured: CUDA refuses to
+   * begin a capture on it. The driver call is left out for it (on the
+   * GPU machine the query is about as dear as the rest of a pool's warm
+   * pair); a warm pair on it calls nothing a capture of another stream
+   * could be broken by, and a colder path's driver call gets the driver's
+   * own answer. */
+  if (stream == NULL) return true;
   bool capturing = false;
   return cmr_backend_stream_capturing(stream, &capturing) == CMR_SUCCESS && !capturing;
 }
