@@ -16,10 +16,13 @@
  *   1. timed: the seconds of the replay, per operation (allocations and
  *      frees), and as a ratio to pool's on the same trace;
  *   2. held: the most bytes the allocator held from below at once: the
- *      simulated leaf's peak when it sits on one; otherwise (a real leaf,
- *      or an allocator that is its own leaf, as cuda_async) the largest drop
- *      of the device's free memory (cmr_device_memory_info) seen after any
- *      allocation, an untimed pass of its own;
+ *      simulated leaf's peak when it sits on one; for an allocator that is
+ *      its own leaf (cuda_async, expandable) the peak of held bytes its
+ *      statistics give (cmr_ref_stats: the driver pool's reserved high,
+ *      expandable's committed high), where they give it; otherwise (a real
+ *      leaf) the largest drop of the device's free memory
+ *      (cmr_device_memory_info) seen after any allocation, an untimed pass
+ *      of its own;
  *   3. capped: under a cap of R (default 1.25) times the trace's peak in use,
  *      rounded up to 2 MiB: the number of allocations refused with
  *      out-of-memory. The cap is limiting(LEAF, allocation_limit=CAP) under
@@ -70,6 +73,8 @@ static const cmr_subject cmr_subjects[] = {
     /* Blocks of the trace's largest request, for traces of requests up to 1 MiB. */
     {"fixed_size", "fixed_size({leaf}, block_size={largest}, blocks_to_preallocate=1)", (size_t)1 << 20},
     {"cuda_async", "cuda_async", 0},
+    /* One reserved range, committed a granule at a time: its own leaf. */
+    {"expandable", "expandable", 0},
 };
 enum { cmr_subject_count = sizeof cmr_subjects / sizeof cmr_subjects[0] };
 
@@ -130,10 +135,13 @@ static bool cmr_expand(const char *pattern, const cmr_fill *fill, char *out, siz
  * bins, an arena larger than it): under the cap nothing can be served. */
 typedef enum cmr_built { CMR_BUILT, CMR_NOT_IN_BUILD, CMR_NOT_UNDER_CAP, CMR_BUILD_FAILED } cmr_built;
 
+/* Whether `subject` is its own leaf (no {leaf} in its stack). */
+static bool cmr_is_own_leaf(const cmr_subject *subject) { return strstr(subject->expression, "{leaf}") == NULL; }
+
 /* The stack of `subject` over the fill's leaf, capped at its cap when `capped`. */
 static cmr_built cmr_build(const cmr_subject *subject, cmr_fill fill, bool capped, cmr_stack **out) {
   char capped_leaf[512], expression[1024], wrapped[1200];
-  bool own_leaf = strstr(subject->expression, "{leaf}") == NULL;
+  bool own_leaf = cmr_is_own_leaf(subject);
   size_t cap = fill.cap;
   if (capped && !own_leaf) {
     snprintf(capped_leaf, sizeof capped_leaf, "limiting(%s, allocation_limit=%zu)", fill.leaf, cap);
@@ -222,6 +230,14 @@ static bool cmr_replay(cmr_replay_log *log, cmr_resource_ref top, bool sample, c
   return ok;
 }
 
+/* The peak of bytes `ref` held, from its statistics; false where they do not give it. */
+static bool cmr_held_peak_of(cmr_resource_ref ref, size_t *out) {
+  cmr_stats stats = {.size = sizeof stats};
+  if (cmr_ref_stats(ref, &stats) != CMR_SUCCESS || !(stats.supported & CMR_STATS_BYTES_HELD_PEAK)) return false;
+  *out = stats.bytes_held_peak;
+  return true;
+}
+
 /* One replay on a fresh stack: 0, 1 for a failure, or -1 when the build
  * lacks it. A stack that cannot be made under its cap serves nothing: every
  * allocation of the log fails. */
@@ -237,7 +253,10 @@ static int cmr_replay_on(cmr_replay_log *log, const cmr_subject *subject, cmr_fi
   cmr_resource_ref top;
   cmr_stack_ref(stack, &top);
   int failed = cmr_replay(log, top, sample, run) ? 0 : 1;
-  if (simulated_peak != NULL && !cmr_replay_simulated_peak(stack, simulated_peak)) *simulated_peak = SIZE_MAX;
+  if (simulated_peak != NULL && !cmr_replay_simulated_peak(stack, simulated_peak) &&
+      !(cmr_is_own_leaf(subject) && cmr_held_peak_of(top, simulated_peak))) {
+    *simulated_peak = SIZE_MAX;
+  }
   cmr_stack_destroy(stack);
   return failed;
 }
