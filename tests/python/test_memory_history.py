@@ -7,6 +7,8 @@ written from a snapshot and from its pickle by ``python3 -m cmr.viz``."""
 import json
 import os
 import pickle
+import re
+import shutil
 import subprocess
 import sys
 
@@ -138,3 +140,35 @@ def test_dump_snapshot_and_the_report(host_mr, tmp_path):
 
 
 import cmr.viz  # noqa: E402  (the module under test, beside cmr.memory)
+
+
+def test_the_reports_holders_name_the_programs_own_line(tmp_path):
+    """The holders table groups by the program's own frame: past cmr's and
+    an installed package's Python frames (CuPy's `empty`), and past C
+    frames; a stack of installed frames alone falls back to the innermost
+    of them. Drawn by headless Chromium (skipped without it)."""
+    if shutil.which("chromium") is None:
+        pytest.skip("chromium is not installed")
+    cupy_empty = {"filename": "/venv/lib/python3.12/site-packages/cupy/_creation/basic.py", "line": 34,
+                  "name": "empty"}
+    own = {"filename": "/home/me/train.py", "line": 12, "name": "step"}
+    c_frame = {"filename": "/usr/lib/libfoo.so", "line": 0, "name": "foo_alloc"}
+    ours = {"filename": "/venv/lib/python3.12/site-packages/cmr/allocators/cupy.py", "line": 40, "name": "malloc"}
+
+    def block(address, size, frames):
+        return {"address": address, "size": size, "requested_size": size, "state": "active_allocated",
+                "frames": frames}
+
+    snapshot = {"segments": [{"address": 1 << 20, "total_size": 1 << 20, "stream": 0, "segment_type": "large",
+                              "allocated_size": 3 << 12, "active_size": 3 << 12, "device": 0,
+                              "blocks": [block((1 << 20), 1 << 13, [c_frame, ours, cupy_empty, own]),
+                                         block((1 << 20) + (1 << 13), 1 << 12, [ours, cupy_empty])]}],
+                "device_traces": [[]]}
+    page = tmp_path / "holders.html"
+    cmr.viz.report(snapshot, page)
+    dom = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu",
+                          f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", page.as_uri()],
+                         capture_output=True, text=True, timeout=180)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    sites = re.findall(r'class="holder-site"[^>]*>([^<]*)<', dom.stdout)
+    assert sites == ["step (train.py:12)", "empty (basic.py:34)"], sites
