@@ -7,8 +7,11 @@ and release to their upstreams, out-of-memory failures and failure-callback
 retries, each with its time, stream, address, size and, as asked, its call
 stack: C frames, and Python frames for the calls made from Python (the
 resources' ``allocate``, ``DeviceBuffer``, the CuPy and Numba allocators: the
-calls that keep the GIL; a call made while cmr has let the GIL go, to wait,
-has C frames only). ``snapshot()`` is the dict ``torch.cuda.memory._snapshot()``
+calls that keep the GIL) and for PyTorch's allocations through
+``cmr.allocators.torch`` (its entry points take the GIL for them before they
+enter cmr, as PyTorch's own history does); a call made while cmr has let the
+GIL go, to wait, or from a thread that runs no Python, has C frames only.
+``snapshot()`` is the dict ``torch.cuda.memory._snapshot()``
 returns, for a cmr resource stack: its segments (each chunk its
 suballocators hold, with their blocks) and the history's events of that
 stack; ``dump_snapshot()`` pickles it as ``torch.cuda.memory._dump_snapshot``

@@ -2,14 +2,19 @@
 /* The allocation history (cmr/history.h): its options and their checks,
  * what each resource records (allocations, frees, upstream growth and
  * release, out of memory, failure-callback retries), the bounded ring, C
- * stacks, recording from many threads while others read and restart, and
- * the snapshot writer's forms and checks. */
+ * stacks, a binding's context and the entry points' context, recording
+ * from many threads while others read and restart, and the snapshot
+ * writer's forms and checks. */
+#include <cmr/pluggable.h>
+
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "test_util.h"
@@ -17,7 +22,8 @@
 #define MIB ((size_t)1 << 20)
 
 static cmr_history_options options(size_t capacity, unsigned flags, unsigned depth) {
-  return (cmr_history_options){sizeof(cmr_history_options), capacity, flags, depth, NULL, NULL};
+  return (cmr_history_options){
+      .size = sizeof(cmr_history_options), .capacity = capacity, .flags = flags, .stack_depth = depth};
 }
 
 /* The events kept, in a buffer the test frees, and their count. */
@@ -275,6 +281,275 @@ START_TEST(a_context_function_tags_each_event) {
 }
 END_TEST
 
+/* ---- the entry points' context ------------------------------------------------ */
+
+#define BOTH_PROPERTIES (CMR_PROPERTY_DEVICE_ACCESSIBLE | CMR_PROPERTY_HOST_ACCESSIBLE)
+
+/* The tokens of a context function (1, 2, ...) and of an entry context
+ * (1001, 1002, ...): which one an event has says where its context came from. */
+typedef struct tokens {
+  uint64_t plain;
+  uint64_t entries;
+} tokens;
+
+static uint64_t plain_token(void *user) { return ++((tokens *)user)->plain; }
+
+static uint64_t entry_token(void *user) { return 1000 + ++((tokens *)user)->entries; }
+
+static cmr_history_options with_entry_context(tokens *user) {
+  cmr_history_options tagged = options(0, 0, 0);
+  tagged.context = plain_token;
+  tagged.entry_context = entry_token;
+  tagged.context_user = user;
+  return tagged;
+}
+
+/* Through the entry points (the per-device table's pool): every event of
+ * one call, the pool's growth from its upstream included, has that call's
+ * entry token, and the context function is not called for them; the
+ * calls made directly before and after have the context function's. */
+START_TEST(the_entry_context_tags_every_event_of_an_entry_points_call) {
+  cmr_system_resource *system = cmr_test_system_resource();
+  cmr_pool_resource *pool = pool_over(cmr_system_resource_ref(system), MIB, 0);
+  cmr_resource_ref ref = cmr_pool_resource_ref(pool);
+  ck_assert_ok(cmr_set_current_device_resource_ref(ref));
+  int device = cmr_test_current_device();
+  tokens user = {0, 0};
+  cmr_history_options tagged = with_entry_context(&user);
+  ck_assert_ok(cmr_history_start(&tagged));
+  void *direct = NULL;
+  ck_assert_ok(cmr_allocate(ref, 256, CMR_DEFAULT_STREAM, &direct));
+  void *grown = cmr_pluggable_allocate(2 * MIB, device, CMR_DEFAULT_STREAM); /* more than the pool has */
+  ck_assert_ptr_nonnull(grown);
+  cmr_pluggable_deallocate(grown, 2 * MIB, device, CMR_DEFAULT_STREAM);
+  ck_assert_ok(cmr_deallocate(ref, direct, 256, CMR_DEFAULT_STREAM));
+  size_t count = 0;
+  cmr_history_event *events = stop_and_read(&count);
+  ck_assert_uint_eq(user.entries, 2);
+  ck_assert_uint_eq(user.plain, 2);
+  /* The direct allocation; the entry call's upstream allocation, segment
+   * and allocation; the entry call's free; the direct free. */
+  ck_assert_uint_eq(count, 6);
+  cmr_history_action actions[] = {CMR_HISTORY_ALLOCATE, CMR_HISTORY_ALLOCATE, CMR_HISTORY_SEGMENT_ALLOCATE,
+                                  CMR_HISTORY_ALLOCATE, CMR_HISTORY_FREE,     CMR_HISTORY_FREE};
+  uint64_t contexts[] = {1, 1001, 1001, 1001, 1002, 2};
+  for (size_t i = 0; i < count; ++i) {
+    ck_assert_int_eq(events[i].action, actions[i]);
+    ck_assert_uint_eq(events[i].context, contexts[i]);
+  }
+  ck_assert_uint_eq(events[3].address, (uint64_t)(uintptr_t)grown);
+  ck_assert_uint_eq(events[4].address, (uint64_t)(uintptr_t)grown);
+  free(events);
+  /* A caller built before entry_context (the options' older size) has the
+   * context function's token there too, whatever lies beyond its struct. */
+  tagged.size = offsetof(cmr_history_options, entry_context);
+  ck_assert_ok(cmr_history_start(&tagged));
+  cmr_pluggable_deallocate(cmr_pluggable_allocate(512, device, CMR_DEFAULT_STREAM), 512, device, CMR_DEFAULT_STREAM);
+  events = stop_and_read(&count);
+  ck_assert_uint_eq(count, 2);
+  ck_assert_uint_eq(events[0].context, 3);
+  ck_assert_uint_eq(events[1].context, 4);
+  ck_assert_uint_eq(user.entries, 2);
+  free(events);
+  ck_assert_ok(cmr_reset_current_device_resource_ref());
+  cmr_test_destroy(pool, system);
+}
+END_TEST
+
+/* A callback resource that calls the entry points from inside their call
+ * (as a Python callback that makes a tensor would), once, before it takes
+ * its own memory from `system`. */
+typedef struct reentering {
+  cmr_resource_ref system;
+  int device;
+  bool inside;
+} reentering;
+
+static void *reentering_allocate(size_t bytes, cmr_stream stream, void *arg) {
+  reentering *r = arg;
+  if (!r->inside) {
+    r->inside = true;
+    void *inner = cmr_pluggable_allocate(256, r->device, stream);
+    if (inner != NULL) cmr_pluggable_deallocate(inner, 256, r->device, stream);
+    r->inside = false;
+  }
+  void *ptr = NULL;
+  return cmr_allocate(r->system, bytes, stream, &ptr) == CMR_SUCCESS ? ptr : NULL;
+}
+
+static void reentering_deallocate(void *ptr, size_t bytes, cmr_stream stream, void *arg) {
+  (void)cmr_deallocate(((reentering *)arg)->system, ptr, bytes, stream);
+}
+
+/* An entry point's call inside another's has its own token, and the outer
+ * call's events after it have the outer one's again. */
+START_TEST(an_entry_points_call_inside_another_keeps_its_own_token) {
+  cmr_system_resource *system = cmr_test_system_resource();
+  reentering r = {cmr_system_resource_ref(system), cmr_test_current_device(), false};
+  cmr_callback_resource *callback = NULL;
+  ck_assert_ok(
+      cmr_callback_resource_create(reentering_allocate, reentering_deallocate, &r, &r, BOTH_PROPERTIES, &callback));
+  ck_assert_ok(cmr_set_current_device_resource_ref(cmr_callback_resource_ref(callback)));
+  tokens user = {0, 0};
+  cmr_history_options tagged = with_entry_context(&user);
+  ck_assert_ok(cmr_history_start(&tagged));
+  void *outer = cmr_pluggable_allocate(1024, r.device, CMR_DEFAULT_STREAM);
+  ck_assert_ptr_nonnull(outer);
+  size_t count = 0;
+  cmr_history_event *events = stop_and_read(&count);
+  ck_assert_uint_eq(user.entries, 3);
+  ck_assert_uint_eq(user.plain, 0);
+  /* The inner allocation (system's, callback's) and free (system's,
+   * callback's), then the outer allocation (system's, callback's). */
+  ck_assert_uint_eq(count, 6);
+  const char *types[] = {"system", "callback", "system", "callback", "system", "callback"};
+  uint64_t contexts[] = {1002, 1002, 1003, 1003, 1001, 1001};
+  for (size_t i = 0; i < count; ++i) {
+    ck_assert_str_eq(events[i].resource_type, types[i]);
+    ck_assert_uint_eq(events[i].context, contexts[i]);
+  }
+  ck_assert_uint_eq(events[5].bytes, 1024);
+  free(events);
+  cmr_pluggable_deallocate(outer, 1024, r.device, CMR_DEFAULT_STREAM);
+  ck_assert_ok(cmr_reset_current_device_resource_ref());
+  cmr_test_destroy(callback, system);
+}
+END_TEST
+
+/* The deadlock the entry context exists to avoid, played out with a mutex
+ * for the GIL. Thread B calls the entry point, whose entry context takes
+ * and lets go of the "GIL", and then blocks in its upstream's callback
+ * holding the thread_safe adaptor's lock. Thread A takes the "GIL" and
+ * calls the adaptor: the blocking hook says when it is about to wait for
+ * the lock B holds. Only then is B let go: its call records its events
+ * while A holds the "GIL" and waits for B. An entry context called there,
+ * inside cmr, would wait for A, which waits for B; called at the entry,
+ * before the lock, it never waits for a thread that waits for cmr. The
+ * "GIL" is taken with a time limit, so that the deadlock, were it there,
+ * fails the test instead of hanging it. */
+typedef struct gil_play {
+  pthread_mutex_t gil;
+  pthread_mutex_t lock;
+  pthread_cond_t changed;
+  bool b_holds_the_adaptor;
+  bool a_waits;
+  bool b_may_go;
+  bool gil_timed_out;
+  cmr_resource_ref system;
+  cmr_resource_ref adaptor;
+  int device;
+} gil_play;
+
+static gil_play play;
+static _Thread_local bool is_thread_a;
+
+static void play_set(bool *flag) {
+  pthread_mutex_lock(&play.lock);
+  *flag = true;
+  pthread_cond_broadcast(&play.changed);
+  pthread_mutex_unlock(&play.lock);
+}
+
+static void play_wait(const bool *flag) {
+  pthread_mutex_lock(&play.lock);
+  while (!*flag) pthread_cond_wait(&play.changed, &play.lock);
+  pthread_mutex_unlock(&play.lock);
+}
+
+static uint64_t entry_takes_the_gil(void *user) {
+  (void)user;
+  struct timespec limit;
+  clock_gettime(CLOCK_REALTIME, &limit);
+  limit.tv_sec += 1; /* free at once where it is taken at the entry: only a deadlock waits */
+  if (pthread_mutex_timedlock(&play.gil, &limit) == ETIMEDOUT) {
+    play.gil_timed_out = true;
+    return 0;
+  }
+  pthread_mutex_unlock(&play.gil);
+  return 7;
+}
+
+static void note_a_waits(void) {
+  if (is_thread_a) play_set(&play.a_waits);
+}
+
+/* B's allocation, from the adaptor's upstream: held until A waits. */
+static void *held_allocate(size_t bytes, cmr_stream stream, void *arg) {
+  (void)arg;
+  if (!is_thread_a) {
+    play_set(&play.b_holds_the_adaptor);
+    play_wait(&play.b_may_go);
+  }
+  void *ptr = NULL;
+  return cmr_allocate(play.system, bytes, stream, &ptr) == CMR_SUCCESS ? ptr : NULL;
+}
+
+static void held_deallocate(void *ptr, size_t bytes, cmr_stream stream, void *arg) {
+  (void)arg;
+  (void)cmr_deallocate(play.system, ptr, bytes, stream);
+}
+
+static void *thread_b(void *arg) {
+  (void)arg;
+  return cmr_pluggable_allocate(4096, play.device, CMR_DEFAULT_STREAM);
+}
+
+static void *thread_a(void *arg) {
+  (void)arg;
+  is_thread_a = true;
+  pthread_mutex_lock(&play.gil);
+  void *ptr = NULL;
+  cmr_status status = cmr_allocate(play.adaptor, 4096, CMR_DEFAULT_STREAM, &ptr);
+  pthread_mutex_unlock(&play.gil);
+  return status == CMR_SUCCESS ? ptr : NULL;
+}
+
+START_TEST(an_entry_context_that_waits_does_not_deadlock_with_cmrs_locks) {
+  cmr_system_resource *system = cmr_test_system_resource();
+  cmr_callback_resource *held = NULL;
+  ck_assert_ok(cmr_callback_resource_create(held_allocate, held_deallocate, NULL, NULL, BOTH_PROPERTIES, &held));
+  cmr_thread_safe_resource *adaptor = NULL;
+  ck_assert_ok(cmr_thread_safe_resource_create(cmr_callback_resource_ref(held), &adaptor));
+  play = (gil_play){.system = cmr_system_resource_ref(system),
+                    .adaptor = cmr_thread_safe_resource_ref(adaptor),
+                    .device = cmr_test_current_device()};
+  ck_assert_int_eq(pthread_mutex_init(&play.gil, NULL), 0);
+  ck_assert_int_eq(pthread_mutex_init(&play.lock, NULL), 0);
+  ck_assert_int_eq(pthread_cond_init(&play.changed, NULL), 0);
+  ck_assert_ok(cmr_set_current_device_resource_ref(play.adaptor));
+  cmr_history_options tagged = options(0, 0, 0);
+  tagged.entry_context = entry_takes_the_gil;
+  ck_assert_ok(cmr_history_start(&tagged));
+  cmr_blocking_hook previous = cmr_set_blocking_hook(note_a_waits);
+  pthread_t a, b;
+  ck_assert_int_eq(pthread_create(&b, NULL, thread_b, NULL), 0);
+  play_wait(&play.b_holds_the_adaptor);
+  ck_assert_int_eq(pthread_create(&a, NULL, thread_a, NULL), 0);
+  play_wait(&play.a_waits);
+  play_set(&play.b_may_go);
+  void *b_ptr = NULL, *a_ptr = NULL;
+  ck_assert_int_eq(pthread_join(b, &b_ptr), 0);
+  ck_assert_int_eq(pthread_join(a, &a_ptr), 0);
+  cmr_set_blocking_hook(previous);
+  ck_assert_msg(!play.gil_timed_out, "an entry context waited for the GIL under cmr's lock");
+  ck_assert_ptr_nonnull(b_ptr);
+  ck_assert_ptr_nonnull(a_ptr);
+  size_t count = 0;
+  cmr_history_event *events = stop_and_read(&count);
+  size_t tagged_events = 0;
+  for (size_t i = 0; i < count; ++i) tagged_events += events[i].context == 7;
+  ck_assert_uint_eq(tagged_events, 3); /* B's: system's, callback's and the adaptor's allocation */
+  free(events);
+  cmr_pluggable_deallocate(b_ptr, 4096, play.device, CMR_DEFAULT_STREAM);
+  ck_assert_ok(cmr_deallocate(play.adaptor, a_ptr, 4096, CMR_DEFAULT_STREAM));
+  ck_assert_ok(cmr_reset_current_device_resource_ref());
+  pthread_cond_destroy(&play.changed);
+  pthread_mutex_destroy(&play.lock);
+  pthread_mutex_destroy(&play.gil);
+  cmr_test_destroy(adaptor, held, system);
+}
+END_TEST
+
 /* ---- many threads ------------------------------------------------------------- */
 
 enum { recording_threads = 4, pairs_per_thread = 2000 };
@@ -493,6 +768,9 @@ static void history_cases(Suite *suite) {
   cmr_test_case(suite, "history", NULL, NULL, options_are_checked, nothing_is_recorded_while_off,
                 a_pool_records_its_calls_and_its_segments, out_of_memory_and_retries_are_recorded,
                 the_ring_keeps_the_newest_events, c_stacks_are_taken_when_asked, a_context_function_tags_each_event);
+  cmr_test_case(suite, "entry_points", NULL, NULL, the_entry_context_tags_every_event_of_an_entry_points_call,
+                an_entry_points_call_inside_another_keeps_its_own_token,
+                an_entry_context_that_waits_does_not_deadlock_with_cmrs_locks);
   cmr_test_case(suite, "threads", NULL, NULL, threads_record_at_once, threads_record_while_others_read_and_restart,
                 a_forked_child_starts_without_a_history);
   cmr_test_case(suite, "snapshots", NULL, NULL, snapshot_arguments_are_checked, a_pool_snapshot_has_its_segment);

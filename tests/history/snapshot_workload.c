@@ -78,7 +78,7 @@ int main(int argc, char **argv) {
     return 77;
   }
   for (size_t s = 0; s < sizeof stacks / sizeof stacks[0]; ++s) {
-    cmr_history_options options = {sizeof options, 0, CMR_HISTORY_C_STACKS, 8, NULL, NULL};
+    cmr_history_options options = {.size = sizeof options, .flags = CMR_HISTORY_C_STACKS, .stack_depth = 8};
     CHECK(cmr_history_start(&options));
     cmr_stack *stack = NULL;
     cmr_resource_ref ref;

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """cmr.memory (history and snapshots with PyTorch's names) and cmr.viz (the
 HTML report): the snapshot dict's keys and numbers, Python frames for the
-calls made from Python, recording off and on, bad arguments, and the report
+calls made from Python and for those made through PyTorch's entry points
+with the GIL let go, recording off and on, bad arguments, and the report
 written from a snapshot and from its pickle by ``python3 -m cmr.viz``."""
 
 import json
@@ -11,11 +12,13 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 
 import pytest
 
 import cmr
 from cmr import mr
+from conftest import pluggable_library
 
 
 @pytest.fixture(autouse=True)
@@ -60,6 +63,60 @@ def test_a_pool_snapshot_has_its_segments_blocks_and_traces(host_mr):
     assert here and here[0]["filename"] == __file__ and here[0]["line"] > 0
     for ptr, nbytes in zip(ptrs, (1001, 1002, 1003, 1004)):
         pool.deallocate(ptr, nbytes)
+
+
+def through_pytorchs_entry_points(library, nbytes, lines):
+    """What PyTorch's allocator does for a tensor made and dropped here: the
+    entry points called from C with the GIL let go (ctypes lets it go around
+    each call). The lines of the two calls go to `lines`."""
+    lines.append(sys._getframe().f_lineno + 1)
+    ptr = library.cmr_pluggable_allocate(nbytes, 0, None)
+    lines.append(sys._getframe().f_lineno + 1)
+    library.cmr_pluggable_deallocate(ptr, nbytes, 0, None)
+    return ptr
+
+
+def test_pytorchs_entry_points_take_the_gil_for_the_callers_frames(host_mr):
+    """The entry points take the GIL before they enter cmr, for the frames of
+    the thread that called them, while another thread runs Python (this one,
+    spinning): each alloc and free of theirs has the caller's function and
+    line. Taking the GIL there cannot deadlock with cmr's locks (none is held
+    yet): tests/c/test_history.c plays that out deterministically with a
+    mutex for the GIL, which Python's own threads cannot be made to."""
+    pool = mr.PoolMemoryResource(host_mr, initial_pool_size=1 << 20)
+    mr.set_current_device_resource(pool)  # device 0's: host memory in the host build
+    library = pluggable_library()
+    cmr.memory.record_history(stacks="all")
+    calls, failures = [], []
+    finished = threading.Event()
+
+    def make_and_drop_tensors():
+        try:
+            for nbytes in (1000, 3000):
+                lines = []
+                calls.append((through_pytorchs_entry_points(library, nbytes, lines), nbytes, lines))
+        except Exception as error:  # noqa: BLE001  (reported below)
+            failures.append(error)
+        finally:
+            finished.set()
+
+    thread = threading.Thread(target=make_and_drop_tensors)
+    thread.start()
+    while not finished.is_set():  # holds the GIL but for the interpreter's switches
+        pass
+    thread.join()
+    assert failures == [] and len(calls) == 2
+    (trace,) = cmr.memory.snapshot(pool)["device_traces"]
+    for ptr, nbytes, (allocate_line, free_line) in calls:
+        entries = [t for t in trace if t["addr"] == ptr and t["size"] == nbytes]
+        assert [t["action"] for t in entries] == ["alloc", "free_requested", "free_completed"]
+        for entry, line in zip(entries, (allocate_line, free_line, free_line)):
+            python = [f for f in entry["frames"] if f["filename"] == __file__]
+            assert python and python[0]["name"] == "through_pytorchs_entry_points", entry["frames"]
+            assert python[0]["line"] == line
+            names = [f["name"] for f in python]
+            assert "make_and_drop_tensors" in names  # the calling thread's, not the spinning one's
+            assert "test_pytorchs_entry_points_take_the_gil_for_the_callers_frames" not in names
 
 
 def test_stacks_none_records_no_frames_and_off_records_nothing(host_mr):

@@ -6,7 +6,8 @@ cmr.memory.record_history and put through torch.cuda._memory_viz (segsum,
 trace, segment_plot, trace_plot, memory) and cmr.viz; and the training
 loop's snapshot beside PyTorch's own (its caching allocator, recorded with
 torch.cuda.memory._record_memory_history) has the same shape: the keys the
-viewer reads, and as many allocations and frees. Each workload runs in a
+viewer reads, as many allocations and frees, and the model's Python frames
+on its allocations. Each workload runs in a
 process of its own (PyTorch takes one allocator per process). Needs a GPU,
 CuPy and PyTorch (skipped without). With CMR_HISTORY_GPU_OUT set, the
 snapshots and reports are kept there (docs/diagnosing-memory.md's
@@ -114,6 +115,13 @@ def actions(snapshot):
     return counts
 
 
+def python_sites(snapshot):
+    """(file's base name, function) of every Python frame of the allocations
+    (a C frame's line is 0)."""
+    return {(os.path.basename(f["filename"]), f["name"]) for trace in snapshot["device_traces"] for entry in trace
+            if entry["action"] == "alloc" for f in entry["frames"] if f["line"] > 0}
+
+
 def test_a_cupy_workload_opens_in_the_viewers(tmp_path):
     pytest.importorskip("cupy")
     pytest.importorskip("torch")
@@ -160,3 +168,8 @@ def test_a_training_loop_has_the_shape_of_pytorchs_own_snapshot(tmp_path):
     assert a.get("alloc", 0) > 0 and b.get("alloc", 0) > 0
     assert abs(a["alloc"] - b["alloc"]) <= max(2, b["alloc"] // 10), (a, b)
     assert abs(a.get("free_completed", 0) - b.get("free_completed", 0)) <= max(2, b.get("free_completed", 0) // 10)
+    # The model's tensors have the Python frames of the code that made them, as in PyTorch's own snapshot:
+    # PyTorch calls cmr's entry points with the GIL let go, and they take it for the frames.
+    ours_sites = python_sites(ours)
+    assert {("linear.py", "forward"), ("<string>", "<module>")} <= ours_sites, (sorted(ours_sites),
+                                                                              sorted(python_sites(theirs)))

@@ -39,7 +39,9 @@ extern "C" {
  * each event while recording, it returns a token of the binding's (0 for
  * none) that the event keeps in `context` and snapshots write as
  * "context" beside the C frames; the binding turns it into its frames when
- * it reads the snapshot (cmr.memory does). It must not call into cmr. */
+ * it reads the snapshot (cmr.memory does). It must not call into cmr, nor
+ * wait for anything a caller of cmr may hold (it runs under cmr's locks).
+ * The options' entry_context has the same type. */
 typedef uint64_t (*cmr_history_context_function)(void *user);
 
 /* Versioned: set `size` to sizeof(cmr_history_options); later versions
@@ -56,6 +58,19 @@ typedef struct cmr_history_options {
   /* Called for each event (NULL: none), with `context_user`. */
   cmr_history_context_function context;
   void *context_user;
+  /* The binding's frames where it may wait for its interpreter (NULL:
+   * none), with `context_user`: the entry points that foreign code calls
+   * from outside cmr, holding none of cmr's locks (cmr_pluggable_allocate
+   * and cmr_pluggable_deallocate, which PyTorch calls with the GIL let go),
+   * call it before they enter cmr, and its token (0 for none) goes to every
+   * event of that call in place of the context function's. Unlike the
+   * context function, which runs inside cmr where another thread may wait
+   * for a lock this one holds, it may wait (Python's takes the GIL). It
+   * must not call into cmr. An entry point that began before a later start
+   * or stop returned may still call it after that return: it and
+   * `context_user` must stay callable (a binding's own, for the life of the
+   * process). */
+  cmr_history_context_function entry_context;
 } cmr_history_options;
 
 typedef enum cmr_history_action {
@@ -81,7 +96,8 @@ typedef struct cmr_history_event {
   uint64_t address;          /* the memory's address (0 for an out-of-memory event or a retry) */
   size_t bytes;              /* the call's size */
   uint64_t thread;           /* the recording thread (pthread_self) */
-  uint64_t context;          /* the options' context function's token, 0 for none */
+  uint64_t context;          /* the options' context function's token (in an entry point's call, its
+                                entry context's), 0 for none */
   unsigned frame_count;      /* frames in `frames`, innermost first (0 without C stacks) */
   void *frames[CMR_HISTORY_MAX_FRAMES];
 } cmr_history_event;

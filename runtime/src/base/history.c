@@ -12,7 +12,13 @@
  * have loaded it are done. Writers count themselves in one of two counters,
  * the one of the current epoch, before they load the ring (and look again
  * if the epoch moved meanwhile); a swap moves the epoch and waits for the
- * old epoch's counter alone, which no new writer joins. */
+ * old epoch's counter alone, which no new writer joins.
+ *
+ * An entry point's call (history_entry.h) runs the ring's entry context
+ * before it enters cmr, outside that count (the context may wait for a
+ * thread that is starting a history, and so waiting for the writers), and
+ * keeps its token in a thread-local pending context, which the writes of
+ * that call take in place of the context function's. */
 #include <execinfo.h>
 #include <pthread.h>
 #include <sched.h>
@@ -23,6 +29,7 @@
 #include "errors.h"
 #include "fork.h"
 #include "history.h"
+#include "history_entry.h"
 #include "lock.h"
 
 enum { cmr_history_default_capacity = 65536, cmr_history_default_depth = 16 };
@@ -47,6 +54,7 @@ typedef struct cmr_history_ring {
   size_t capacity;
   unsigned depth; /* frames per event, 0 without stacks */
   cmr_history_context_function context;
+  cmr_history_context_function entry_context;
   void *context_user;
   _Atomic uint64_t next;
   _Atomic uint64_t lost; /* yielded to a newer event in their slot */
@@ -142,6 +150,7 @@ cmr_status cmr_history_start(const cmr_history_options *options) {
   if (status == CMR_SUCCESS) status = cmr_history_ring_new(capacity, depth, &ring);
   if (status != CMR_SUCCESS) return status;
   ring->context = given.context;
+  ring->entry_context = given.entry_context;
   ring->context_user = given.context_user;
   if (depth > 0) {
     /* backtrace's first call loads the unwinder (and may allocate): done
@@ -176,12 +185,22 @@ static __attribute__((noinline)) unsigned cmr_history_stack(void **frames, unsig
   return kept;
 }
 
+/* Inside an entry point's call: the token of its entry context. */
+static _Thread_local cmr_history_pending cmr_history_pending_now;
+
+/* An event's context: the pending entry context's token inside an entry
+ * point's call, else the context function's. */
+static uint64_t cmr_history_context_of(const cmr_history_ring *ring) {
+  if (ring->entry_context != NULL && cmr_history_pending_now.set) return cmr_history_pending_now.token;
+  return ring->context != NULL ? ring->context(ring->context_user) : 0;
+}
+
 static __attribute__((noinline)) void cmr_history_write(cmr_history_ring *ring, cmr_history_action action,
                                                         cmr_resource_ref ref, cmr_stream stream, const void *address,
                                                         size_t bytes) {
   void *frames[CMR_HISTORY_MAX_FRAMES];
   unsigned frame_count = ring->depth > 0 ? cmr_history_stack(frames, ring->depth) : 0;
-  uint64_t context = ring->context != NULL ? ring->context(ring->context_user) : 0;
+  uint64_t context = cmr_history_context_of(ring);
   uint64_t time_ns = cmr_history_clock();
   uint64_t sequence = atomic_fetch_add_explicit(&ring->next, 1, memory_order_relaxed);
   size_t index = (size_t)(sequence % ring->capacity);
@@ -207,22 +226,49 @@ static __attribute__((noinline)) void cmr_history_write(cmr_history_ring *ring, 
   cmr_lock_release(&slot->lock);
 }
 
-__attribute__((noinline)) void cmr_history_append(cmr_history_action action, cmr_resource_ref ref, cmr_stream stream,
-                                                  const void *address, size_t bytes) {
+/* Counts the caller among the writers of the current epoch, whose ring no
+ * swap frees until cmr_history_leave_writers; returns that epoch. */
+static unsigned cmr_history_join_writers(void) {
   unsigned epoch = atomic_load(&cmr_history_epoch);
   for (;;) {
     atomic_fetch_add(&cmr_history_writers[epoch & 1], 1);
     unsigned now = atomic_load(&cmr_history_epoch);
-    if (now == epoch) break;
+    if (now == epoch) return epoch;
     atomic_fetch_sub(&cmr_history_writers[epoch & 1], 1);
     epoch = now;
   }
+}
+
+static void cmr_history_leave_writers(unsigned epoch) { atomic_fetch_sub(&cmr_history_writers[epoch & 1], 1); }
+
+__attribute__((noinline)) void cmr_history_append(cmr_history_action action, cmr_resource_ref ref, cmr_stream stream,
+                                                  const void *address, size_t bytes) {
+  unsigned epoch = cmr_history_join_writers();
   cmr_history_ring *ring = atomic_load(&cmr_history_ring_now);
   if (ring != NULL && atomic_load_explicit(&cmr_history_on, memory_order_relaxed)) {
     cmr_history_write(ring, action, ref, stream, address, bytes);
   }
-  atomic_fetch_sub(&cmr_history_writers[epoch & 1], 1);
+  cmr_history_leave_writers(epoch);
 }
+
+cmr_history_pending cmr_history_enter_recording(void) {
+  cmr_history_pending outer = cmr_history_pending_now;
+  cmr_history_context_function entry_context = NULL;
+  void *user = NULL;
+  unsigned epoch = cmr_history_join_writers();
+  cmr_history_ring *ring = atomic_load(&cmr_history_ring_now);
+  if (ring != NULL) {
+    entry_context = ring->entry_context;
+    user = ring->context_user;
+  }
+  cmr_history_leave_writers(epoch);
+  /* Called outside the writers' count: Python's waits for the GIL, which
+   * a thread starting a history holds while it waits for the writers. */
+  if (entry_context != NULL) cmr_history_pending_now = (cmr_history_pending){.set = true, .token = entry_context(user)};
+  return outer;
+}
+
+void cmr_history_leave_recording(cmr_history_pending outer) { cmr_history_pending_now = outer; }
 
 /* ---- reading -------------------------------------------------------------------- */
 
