@@ -229,3 +229,24 @@ def test_the_reports_holders_name_the_programs_own_line(tmp_path):
     assert dom.returncode == 0, dom.stderr[-2000:]
     sites = re.findall(r'class="holder-site"[^>]*>([^<]*)<', dom.stdout)
     assert sites == ["step (train.py:12)", "empty (basic.py:34)"], sites
+
+
+def map_here(resource, nbytes):
+    """A named frame of a call that lets the GIL go to wait."""
+    return resource.allocate(nbytes)
+
+
+def test_a_call_that_lets_the_gil_go_keeps_its_python_frames():
+    """registered_host maps and touches its pages, letting the GIL go first
+    (the blocking hook): its events are recorded without the GIL, and carry
+    the Python frames the hook took as it let go."""
+    registered = mr.RegisteredHostMemoryResource()
+    cmr.memory.record_history(stacks="all")
+    ptr = map_here(registered, 1 << 20)
+    snapshot = cmr.memory.snapshot(registered)
+    cmr.memory.record_history(None)
+    registered.deallocate(ptr, 1 << 20)
+    allocs = [t for t in snapshot["device_traces"][0] if t["action"] == "alloc" and t["addr"] == ptr]
+    assert allocs, snapshot["device_traces"]
+    names = [f["name"] for f in allocs[0]["frames"]]
+    assert "map_here" in names, names
