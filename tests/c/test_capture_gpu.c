@@ -78,6 +78,20 @@ static void check_output(const void *output, unsigned char *host, int launch, co
                 buffer_bytes);
 }
 
+/* `graph` instantiated and launched once on `stream`; `kept`, filled by
+ * it, is checked (`what` names it in a failure). */
+static cudaGraphExec_t launched_once(cudaGraph_t graph, cmr_stream stream, const void *kept, const char *what) {
+  cudaGraphExec_t exec = NULL;
+  ck_assert_cuda(cudaGraphInstantiate(&exec, graph, 0));
+  ck_assert_cuda(cudaGraphLaunch(exec, stream));
+  ck_assert_cuda(cudaStreamSynchronize(stream));
+  unsigned char *host = malloc(buffer_bytes);
+  ck_assert_ptr_nonnull(host);
+  check_output(kept, host, 0, what);
+  free(host);
+  return exec;
+}
+
 START_TEST(a_captured_graph_allocates_and_frees_through_cmr) {
   const char *expression = serving[_i].expression;
   cmr_resource_ref ref;
@@ -142,14 +156,7 @@ START_TEST(graph_memory_kept_by_the_capture_is_freed_after_it) {
   ck_assert_ok(cmr_allocate(ref, buffer_bytes, stream, &kept));
   ck_assert_cuda(cudaMemsetAsync(kept, fill, buffer_bytes, stream));
   ck_assert_cuda(cudaStreamEndCapture(stream, &graph));
-  cudaGraphExec_t exec = NULL;
-  ck_assert_cuda(cudaGraphInstantiate(&exec, graph, 0));
-  ck_assert_cuda(cudaGraphLaunch(exec, stream));
-  ck_assert_cuda(cudaStreamSynchronize(stream));
-  unsigned char *host = malloc(buffer_bytes);
-  ck_assert_ptr_nonnull(host);
-  check_output(kept, host, 0, "kept");
-  free(host);
+  cudaGraphExec_t exec = launched_once(graph, stream, kept, "kept");
   ck_assert_ok(cmr_deallocate(ref, kept, buffer_bytes, other));
   ck_assert_cuda(cudaStreamSynchronize(other));
   ck_assert_cuda(cudaGraphExecDestroy(exec));
@@ -186,14 +193,7 @@ START_TEST(a_stream_made_elsewhere_is_served_in_its_first_capture) {
   ck_assert_cuda(cudaMemcpyAsync(kept, freed, buffer_bytes, cudaMemcpyDeviceToDevice, stream));
   cmr_pluggable_deallocate(freed, buffer_bytes, 0, stream);
   ck_assert_cuda(cudaStreamEndCapture(stream, &graph)); /* valid: nothing cmr did broke it */
-  cudaGraphExec_t exec = NULL;
-  ck_assert_cuda(cudaGraphInstantiate(&exec, graph, 0));
-  ck_assert_cuda(cudaGraphLaunch(exec, stream));
-  ck_assert_cuda(cudaStreamSynchronize(stream));
-  unsigned char *host = malloc(buffer_bytes);
-  ck_assert_ptr_nonnull(host);
-  check_output(kept, host, 0, "kept through the per-device table");
-  free(host);
+  cudaGraphExec_t exec = launched_once(graph, stream, kept, "kept through the per-device table");
   cmr_pluggable_deallocate(kept, buffer_bytes, 0, side);
   ck_assert_cuda(cudaStreamSynchronize(side));
   ck_assert_cuda(cudaGraphExecDestroy(exec));

@@ -152,14 +152,23 @@ static cmr_device_buffer *make_filled_buffer(cmr_cuda_async_resource *async) {
   return buffer;
 }
 
+/* The exporter's first steps: an exporting pool, a filled buffer of it,
+ * the pool sent to the importer and the buffer exported. */
+static cmr_cuda_async_resource *export_to_importer(int socket, cmr_device_buffer **buffer,
+                                                   cmr_ipc_descriptor *descriptor) {
+  cmr_cuda_async_resource *async = make_exporting_pool();
+  *buffer = make_filled_buffer(async);
+  send_pool(socket, async);
+  ck_assert_ok(cmr_ipc_export_buffer(*buffer, descriptor));
+  return async;
+}
+
 START_TEST(one_process_writes_the_other_reads) {
   pid_t child;
   int socket = start_importer((importer_expects){CMR_SUCCESS, ""}, &child); /* before this process's first CUDA call */
-  cmr_cuda_async_resource *async = make_exporting_pool();
-  cmr_device_buffer *buffer = make_filled_buffer(async);
-  send_pool(socket, async);
+  cmr_device_buffer *buffer = NULL;
   cmr_ipc_descriptor descriptor;
-  ck_assert_ok(cmr_ipc_export_buffer(buffer, &descriptor));
+  cmr_cuda_async_resource *async = export_to_importer(socket, &buffer, &descriptor);
   ck_assert_uint_eq(descriptor.size, bytes);
   ck_assert_int_eq(write(socket, &descriptor, sizeof descriptor), (ssize_t)sizeof descriptor);
   finish_importer(socket, child);
@@ -179,11 +188,9 @@ END_TEST
 START_TEST(a_freed_exporter_is_reported_in_the_importer) {
   pid_t child;
   int socket = start_importer((importer_expects){CMR_ERROR_IPC_GONE, "freed the allocation"}, &child);
-  cmr_cuda_async_resource *async = make_exporting_pool();
-  cmr_device_buffer *buffer = make_filled_buffer(async);
-  send_pool(socket, async);
+  cmr_device_buffer *buffer = NULL;
   cmr_ipc_descriptor descriptor;
-  ck_assert_ok(cmr_ipc_export_buffer(buffer, &descriptor));
+  cmr_cuda_async_resource *async = export_to_importer(socket, &buffer, &descriptor);
   ck_assert_ok(cmr_device_buffer_destroy(buffer)); /* freed before the importer maps it */
   cmr_device_buffer *reuse = make_filled_buffer(async);
   ck_assert_int_eq(write(socket, &descriptor, sizeof descriptor), (ssize_t)sizeof descriptor);
@@ -197,11 +204,9 @@ END_TEST
 START_TEST(a_destroyed_pool_is_reported_in_the_importer) {
   pid_t child;
   int socket = start_importer((importer_expects){CMR_ERROR_IPC_GONE, "destroyed the pool"}, &child);
-  cmr_cuda_async_resource *async = make_exporting_pool();
-  cmr_device_buffer *buffer = make_filled_buffer(async);
-  send_pool(socket, async);
+  cmr_device_buffer *buffer = NULL;
   cmr_ipc_descriptor descriptor;
-  ck_assert_ok(cmr_ipc_export_buffer(buffer, &descriptor));
+  cmr_cuda_async_resource *async = export_to_importer(socket, &buffer, &descriptor);
   cmr_test_destroy(buffer, async); /* the buffer held the last share of the pool */
   ck_assert_int_eq(write(socket, &descriptor, sizeof descriptor), (ssize_t)sizeof descriptor);
   finish_importer(socket, child);
