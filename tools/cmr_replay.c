@@ -199,10 +199,12 @@ static void report(const replay *r, const cmr_stack *stack, double seconds) {
   printf("rate: %.0f events/s\n", seconds > 0 ? (double)replayed / seconds : 0.0);
   printf("peak bytes in use: %zu\n", r->peak_in_use);
   size_t held = 0;
-  if (cmr_replay_simulated_peak(stack, &held)) {
+  if (cmr_replay_held_peak(stack, &held)) {
     printf("peak bytes held from the upstream: %zu\n", held);
   } else {
-    printf("peak bytes held from the upstream: unknown (the leaf is not simulated; try --simulated)\n");
+    printf(
+        "peak bytes held from the upstream: unknown (the leaf is neither simulated nor counts what it holds; "
+        "try --simulated)\n");
   }
   printf("allocation failures: %zu\n", r->failures);
   printf("leaks in the log: %zu allocations, %zu bytes\n", log->leaks, log->leaked_bytes);

@@ -323,14 +323,23 @@ void cmr_replay_log_free(cmr_replay_log *log) {
   free(log->thread_ids);
 }
 
-bool cmr_replay_simulated_peak(const cmr_stack *stack, size_t *out) {
+bool cmr_replay_held_peak(const cmr_stack *stack, size_t *out) {
   cmr_resource_ref leaf;
-  cmr_simulated_resource *simulated = NULL;
-  if (cmr_stack_leaf(stack, &leaf) != CMR_SUCCESS || cmr_simulated_resource_from_ref(leaf, &simulated) != CMR_SUCCESS) {
+  if (cmr_stack_leaf(stack, &leaf) != CMR_SUCCESS) {
     cmr_clear_last_error();
     return false;
   }
-  bool known = cmr_simulated_resource_peak_bytes_in_use(simulated, out) == CMR_SUCCESS;
-  cmr_simulated_resource_destroy(simulated); /* from_ref's share; the stack keeps its own */
-  return known;
+  cmr_simulated_resource *simulated = NULL;
+  if (cmr_simulated_resource_from_ref(leaf, &simulated) == CMR_SUCCESS) {
+    bool known = cmr_simulated_resource_peak_bytes_in_use(simulated, out) == CMR_SUCCESS;
+    cmr_simulated_resource_destroy(simulated); /* from_ref's share; the stack keeps its own */
+    return known;
+  }
+  cmr_stats stats = {.size = sizeof stats};
+  if (cmr_ref_stats(leaf, &stats) == CMR_SUCCESS && (stats.supported & CMR_STATS_BYTES_HELD_PEAK)) {
+    *out = stats.bytes_held_peak;
+    return true;
+  }
+  cmr_clear_last_error();
+  return false;
 }

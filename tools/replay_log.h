@@ -52,9 +52,12 @@ void cmr_replay_log_free(cmr_replay_log *log);
 /* An unsigned number filling all of `text` in `base` (16 also takes a 0x). */
 bool cmr_replay_parse_number(const char *text, int base, unsigned long long *out);
 
-/* The most bytes a stack held from its leaf at once, where the leaf is
- * simulated (cmr-replay --simulated, the fragmentation benchmark); false
- * for another leaf. */
-bool cmr_replay_simulated_peak(const cmr_stack *stack, size_t *out);
+/* The most bytes a stack held from below at once: the simulated leaf's
+ * peak in use where the leaf is simulated (cmr-replay --simulated, the
+ * fragmentation benchmark); else the peak of held bytes the leaf's own
+ * statistics give, for a leaf that holds memory itself (cuda_async's
+ * driver pool, expandable's committed granules); false where neither is
+ * known (a plain cuda or system leaf). */
+bool cmr_replay_held_peak(const cmr_stack *stack, size_t *out);
 
 #endif /* CMR_REPLAY_LOG_H */

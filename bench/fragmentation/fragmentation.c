@@ -57,7 +57,8 @@
 
 /* One allocator: its stack, with {leaf} where the leaf goes (none: it is
  * its own leaf), {cap} for the cap in bytes and {largest} for the trace's
- * largest request rounded up to 256; `largest` is the largest request it
+ * largest request rounded up to 256, {in_use} for its peak in use rounded up
+ * to 2 MiB; `largest` is the largest request it
  * is replayed with (0: any). Adding an allocator is one line. */
 typedef struct cmr_subject {
   const char *name;
@@ -73,8 +74,11 @@ static const cmr_subject cmr_subjects[] = {
     /* Blocks of the trace's largest request, for traces of requests up to 1 MiB. */
     {"fixed_size", "fixed_size({leaf}, block_size={largest}, blocks_to_preallocate=1)", (size_t)1 << 20},
     {"cuda_async", "cuda_async", 0},
-    /* One reserved range, committed a granule at a time: its own leaf. */
+    /* One reserved range, committed a granule at a time: its own leaf;
+     * then told the working set, so that it decommits its free granules
+     * once it holds more (a program that knows its budget). */
     {"expandable", "expandable", 0},
+    {"expandable_rt", "expandable(release_threshold={in_use})", 0},
 };
 enum { cmr_subject_count = sizeof cmr_subjects / sizeof cmr_subjects[0] };
 
@@ -105,26 +109,34 @@ static double cmr_seconds_now(void) {
 
 typedef struct cmr_fill {
   const char *leaf;
-  size_t cap, largest;
+  size_t cap, largest, in_use;
 } cmr_fill;
 
-/* `pattern` with {leaf}, {cap} and {largest} replaced; false when it does not fit. */
+/* `pattern` with {leaf}, {cap}, {largest} (rounded up to 256) and {in_use}
+ * (the trace's peak in use, rounded up to the cap's granule) replaced;
+ * false when it does not fit. */
 static bool cmr_expand(const char *pattern, const cmr_fill *fill, char *out, size_t size) {
+  const struct {
+    const char *name;
+    size_t value;
+  } numbers[] = {{"{cap}", fill->cap},
+                 {"{largest}", (fill->largest + 255) / 256 * 256},
+                 {"{in_use}", (fill->in_use + CMR_CAP_GRANULE - 1) / CMR_CAP_GRANULE * CMR_CAP_GRANULE}};
   size_t used = 0;
   for (const char *at = pattern; *at != '\0';) {
-    int wrote;
+    int wrote = -1;
     if (strncmp(at, "{leaf}", 6) == 0) {
       wrote = snprintf(out + used, size - used, "%s", fill->leaf);
       at += 6;
-    } else if (strncmp(at, "{cap}", 5) == 0) {
-      wrote = snprintf(out + used, size - used, "%zu", fill->cap);
-      at += 5;
-    } else if (strncmp(at, "{largest}", 9) == 0) {
-      wrote = snprintf(out + used, size - used, "%zu", (fill->largest + 255) / 256 * 256);
-      at += 9;
-    } else {
-      wrote = snprintf(out + used, size - used, "%c", *at++);
     }
+    for (size_t i = 0; wrote < 0 && i < sizeof numbers / sizeof numbers[0]; ++i) {
+      size_t length = strlen(numbers[i].name);
+      if (strncmp(at, numbers[i].name, length) == 0) {
+        wrote = snprintf(out + used, size - used, "%zu", numbers[i].value);
+        at += length;
+      }
+    }
+    if (wrote < 0) wrote = snprintf(out + used, size - used, "%c", *at++);
     if (wrote < 0 || (size_t)wrote >= size - used) return false;
     used += (size_t)wrote;
   }
@@ -230,19 +242,11 @@ static bool cmr_replay(cmr_replay_log *log, cmr_resource_ref top, bool sample, c
   return ok;
 }
 
-/* The peak of bytes `ref` held, from its statistics; false where they do not give it. */
-static bool cmr_held_peak_of(cmr_resource_ref ref, size_t *out) {
-  cmr_stats stats = {.size = sizeof stats};
-  if (cmr_ref_stats(ref, &stats) != CMR_SUCCESS || !(stats.supported & CMR_STATS_BYTES_HELD_PEAK)) return false;
-  *out = stats.bytes_held_peak;
-  return true;
-}
-
 /* One replay on a fresh stack: 0, 1 for a failure, or -1 when the build
  * lacks it. A stack that cannot be made under its cap serves nothing: every
  * allocation of the log fails. */
 static int cmr_replay_on(cmr_replay_log *log, const cmr_subject *subject, cmr_fill fill, bool capped, bool sample,
-                         cmr_run *run, size_t *simulated_peak) {
+                         cmr_run *run, size_t *held_peak) {
   cmr_stack *stack = NULL;
   cmr_built built = cmr_build(subject, fill, capped, &stack);
   if (built == CMR_NOT_UNDER_CAP) {
@@ -253,10 +257,7 @@ static int cmr_replay_on(cmr_replay_log *log, const cmr_subject *subject, cmr_fi
   cmr_resource_ref top;
   cmr_stack_ref(stack, &top);
   int failed = cmr_replay(log, top, sample, run) ? 0 : 1;
-  if (simulated_peak != NULL && !cmr_replay_simulated_peak(stack, simulated_peak) &&
-      !(cmr_is_own_leaf(subject) && cmr_held_peak_of(top, simulated_peak))) {
-    *simulated_peak = SIZE_MAX;
-  }
+  if (held_peak != NULL && !cmr_replay_held_peak(stack, held_peak)) *held_peak = SIZE_MAX;
   cmr_stack_destroy(stack);
   return failed;
 }
@@ -272,7 +273,7 @@ static size_t cmr_largest_request(const cmr_replay_log *log) {
 /* The three runs of one allocator on one trace. */
 static int cmr_measure(cmr_replay_log *log, const cmr_subject *subject, const char *leaf, double cap_ratio,
                        size_t trace_peak, cmr_result *result) {
-  cmr_fill fill = {.leaf = leaf, .largest = cmr_largest_request(log)};
+  cmr_fill fill = {.leaf = leaf, .largest = cmr_largest_request(log), .in_use = trace_peak};
   if (subject->largest != 0 && fill.largest > subject->largest) {
     snprintf(result->why, sizeof result->why, "requests up to %zu B pass the %zu B it is replayed with", fill.largest,
              subject->largest);
@@ -283,21 +284,21 @@ static int cmr_measure(cmr_replay_log *log, const cmr_subject *subject, const ch
   fill.cap = (fill.cap + CMR_CAP_GRANULE - 1) / CMR_CAP_GRANULE * CMR_CAP_GRANULE;
   result->cap = fill.cap;
   cmr_run timed, held, capped;
-  size_t simulated_peak = SIZE_MAX;
-  int failed = cmr_replay_on(log, subject, fill, false, false, &timed, &simulated_peak);
+  size_t held_peak = SIZE_MAX;
+  int failed = cmr_replay_on(log, subject, fill, false, false, &timed, &held_peak);
   if (failed < 0) {
     result->skipped = "not in this build";
     return 0;
   }
-  if (failed == 0 && simulated_peak == SIZE_MAX) {
+  if (failed == 0 && held_peak == SIZE_MAX) {
     failed = cmr_replay_on(log, subject, fill, false, true, &held, NULL);
-    simulated_peak = held.peak_held;
+    held_peak = held.peak_held;
   }
   if (failed == 0) failed = cmr_replay_on(log, subject, fill, true, false, &capped, NULL);
   if (failed != 0) return 1;
   result->peak_in_use = timed.peak_in_use;
-  result->peak_held = simulated_peak;
-  result->held_unmeasured = simulated_peak == 0 && timed.peak_in_use > 0;
+  result->peak_held = held_peak;
+  result->held_unmeasured = held_peak == 0 && timed.peak_in_use > 0;
   result->seconds = timed.seconds;
   result->operations = timed.operations;
   result->failures = capped.failures;
@@ -328,12 +329,12 @@ static const cmr_result *cmr_pool_of(const cmr_result *results, size_t count, co
 }
 
 static void cmr_print_table(const cmr_result *results, size_t count) {
-  printf("%-28s %-11s %14s %14s %9s %9s %9s %14s %9s\n", "trace", "allocator", "peak in use", "peak held", "held/use",
+  printf("%-28s %-14s %14s %14s %9s %9s %9s %14s %9s\n", "trace", "allocator", "peak in use", "peak held", "held/use",
          "ns/op", "vs pool", "cap", "failures");
   for (size_t i = 0; i < count; ++i) {
     const cmr_result *r = &results[i];
     if (r->skipped != NULL) {
-      printf("%-28s %-11s %s\n", cmr_base_name(r->trace), r->name, r->skipped);
+      printf("%-28s %-14s %s\n", cmr_base_name(r->trace), r->name, r->skipped);
       continue;
     }
     const cmr_result *pool = cmr_pool_of(results, count, r->trace);
@@ -343,7 +344,7 @@ static void cmr_print_table(const cmr_result *results, size_t count) {
       snprintf(held, sizeof held, "%zu", r->peak_held);
       snprintf(share, sizeof share, "%.3f", r->peak_in_use ? (double)r->peak_held / (double)r->peak_in_use : 0.0);
     }
-    printf("%-28s %-11s %14zu %14s %9s %9.1f %9.2f %14zu %9zu\n", cmr_base_name(r->trace), r->name, r->peak_in_use,
+    printf("%-28s %-14s %14zu %14s %9s %9.1f %9.2f %14zu %9zu\n", cmr_base_name(r->trace), r->name, r->peak_in_use,
            held, share, cmr_ns_per_operation(r), ratio, r->cap, r->failures);
   }
 }
