@@ -298,6 +298,42 @@ START_TEST(the_simulation_refuses_what_capture_forbids) {
 }
 END_TEST
 
+/* PyTorch's way through cmr (torch.cuda.graph over cmr_torch_allocator),
+ * for each serving stack: the per-device table's resource, reached by
+ * cmr_pluggable_allocate and _deallocate; a tensor on the default stream
+ * and a warm-up on a side stream before the capture; then a stream cmr has
+ * never seen, marked capturing, whose first allocations come in the
+ * capture: one freed there, one kept and freed after it. Nothing capture
+ * forbids is called, and the capture's memory is graph memory. */
+START_TEST(pytorchs_way_through_the_per_device_table) {
+  make(serving[_i]);
+  ck_assert_ok(cmr_set_per_device_resource_ref(0, ref));
+  void *on_default = cmr_pluggable_allocate(block, 0, CMR_DEFAULT_STREAM);
+  ck_assert_ptr_nonnull(on_default);
+  for (int step = 0; step < 3; ++step) {
+    void *warm = cmr_pluggable_allocate(block, 0, other);
+    ck_assert_ptr_nonnull(warm);
+    cmr_pluggable_deallocate(warm, block, 0, other);
+  }
+  unsigned long violations = cmr_backend_host_capture_violations();
+  size_t graph = graph_blocks();
+  cmr_backend_host_mark_capturing(capturing, true);
+  void *freed = cmr_pluggable_allocate(block, 0, capturing);
+  void *kept = cmr_pluggable_allocate(block, 0, capturing);
+  ck_assert_msg(freed != NULL && kept != NULL, "%s", cmr_last_error_message());
+  ck_assert_uint_eq(graph_blocks(), graph + 2);
+  cmr_pluggable_deallocate(freed, block, 0, capturing);
+  ck_assert_uint_eq(cmr_backend_host_capture_violations(), violations);
+  cmr_backend_host_mark_capturing(capturing, false);
+  cmr_pluggable_deallocate(kept, block, 0, other);
+  cmr_pluggable_deallocate(on_default, block, 0, CMR_DEFAULT_STREAM);
+  ck_assert_uint_eq(graph_blocks(), graph);
+  ck_assert_uint_eq(cmr_backend_host_capture_violations(), violations);
+  ck_assert_ok(cmr_reset_per_device_resource_ref(0));
+  unmake();
+}
+END_TEST
+
 /* The status has its name. */
 START_TEST(the_status_is_named) {
   ck_assert_str_eq(cmr_status_string(CMR_ERROR_STREAM_CAPTURE), "CMR_ERROR_STREAM_CAPTURE");
@@ -307,7 +343,7 @@ END_TEST
 static void capture_cases(Suite *suite) {
   TCase *serves = cmr_test_loop_case(suite, "serving", NULL, NULL, serving_count, capture_is_served_from_graph_memory,
                                      a_thousand_captures_leave_nothing, graph_memory_is_freed_after_the_capture,
-                                     a_capture_beside_another_thread);
+                                     a_capture_beside_another_thread, pytorchs_way_through_the_per_device_table);
   tcase_set_timeout(serves, 120);
   cmr_test_loop_case(suite, "refusing", NULL, NULL, refusing_count, refusing_resources_refuse_in_a_capture);
   cmr_test_case(suite, "ordering", NULL, NULL, no_device_synchronization_while_a_stream_captures,
