@@ -7,9 +7,14 @@
  *   live10k  10,000 blocks of 256 B..16 KiB allocated, then freed in shuffled
  *            order, after one such round to warm up (ir_per_op: per
  *            allocate or free, with up to 10,000 blocks alive)
+ *   torch    the pair through PyTorch's entry points instead
+ *            (cmr_pluggable_allocate / _deallocate, device 0, whose
+ *            per-device resource the subject is): what cmr adds to
+ *            PyTorch's path over the pair (ir_per_op: per pair)
  *
- * Only the functions bench_instructions_pairs and bench_instructions_live
- * are counted (by these names: keep them out of line and external).
+ * Only the functions bench_instructions_pairs, bench_instructions_live and
+ * bench_instructions_torch_pairs are counted (by these names: keep them
+ * out of line and external).
  *
  *   cmr-bench-instructions SUBJECT CASE [PAIRS]
  *
@@ -46,6 +51,7 @@ static void check(cmr_status status, const char *what) { bench_check(status, wha
 __attribute__((noinline)) void bench_instructions_pairs(cmr_resource_ref ref, long pairs);
 __attribute__((noinline)) void bench_instructions_live(cmr_resource_ref ref, void **blocks, const size_t *bytes,
                                                        const size_t *order);
+__attribute__((noinline)) void bench_instructions_torch_pairs(long pairs);
 
 /* The rounds, inlined into the counted functions and into the uncounted
  * warm-up alike. */
@@ -69,6 +75,16 @@ static inline __attribute__((always_inline)) void live_round(cmr_resource_ref re
 
 void bench_instructions_pairs(cmr_resource_ref ref, long pairs) { pairs_round(ref, pairs); }
 
+static inline __attribute__((always_inline)) void torch_round(long pairs) {
+  for (long i = 0; i < pairs; ++i) {
+    void *ptr = cmr_pluggable_allocate(instructions_pair_bytes, 0, CMR_DEFAULT_STREAM);
+    if (ptr == NULL) check(CMR_ERROR_OUT_OF_MEMORY, "cmr_pluggable_allocate");
+    cmr_pluggable_deallocate(ptr, instructions_pair_bytes, 0, CMR_DEFAULT_STREAM);
+  }
+}
+
+void bench_instructions_torch_pairs(long pairs) { torch_round(pairs); }
+
 void bench_instructions_live(cmr_resource_ref ref, void **blocks, const size_t *bytes, const size_t *order) {
   live_round(ref, blocks, bytes, order);
 }
@@ -86,7 +102,8 @@ static void run_live(cmr_resource_ref ref) {
 static const cmr_cli cli = {"cmr-bench-instructions", "SUBJECT CASE [PAIRS]",
                             "The work bench/instructions.sh counts under callgrind.\n"
                             "  SUBJECT  pool, fixed_size, arena, binning or expandable\n"
-                            "  CASE     pair (PAIRS warm allocate+free pairs, default 10000) or live10k\n"};
+                            "  CASE     pair (PAIRS warm allocate+free pairs, default 10000), live10k, or torch\n"
+                            "           (the pairs through cmr_pluggable_allocate / _deallocate)\n"};
 
 int main(int argc, char **argv) {
   static const struct option options[] = {CMR_CLI_STANDARD_OPTIONS, {0}};
@@ -117,9 +134,14 @@ int main(int argc, char **argv) {
     bench_instructions_pairs(ref, pairs);
   } else if (strcmp(which, "live10k") == 0) {
     run_live(ref);
+  } else if (strcmp(which, "torch") == 0) {
+    check(cmr_set_per_device_resource_ref(0, ref), "cmr_set_per_device_resource_ref");
+    torch_round(1000); /* warm-up, not counted */
+    bench_instructions_torch_pairs(pairs);
+    check(cmr_reset_per_device_resource_ref(0), "cmr_reset_per_device_resource_ref");
   } else {
     cmr_stack_destroy(stack);
-    return cmr_cli_usage_error(&cli, "unknown case (pair, live10k)");
+    return cmr_cli_usage_error(&cli, "unknown case (pair, live10k, torch)");
   }
   check(cmr_stack_destroy(stack), "cmr_stack_destroy");
   return 0;

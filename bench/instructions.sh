@@ -10,6 +10,9 @@
 #   pair     Ir per allocate+free pair of 1000 B through the ref, warm
 #   live10k  Ir per allocate or free with up to 10,000 blocks of
 #            256 B..16 KiB alive (allocated, then freed in shuffled order)
+#   torch    (pool only) Ir per pair through cmr_pluggable_allocate /
+#            _deallocate, PyTorch's entry points: the pair less this is what
+#            cmr adds on PyTorch's path
 #
 # for pool, fixed_size, arena, binning (over pool) and expandable; then the
 # same lines for the host's own allocators, measured the same way
@@ -44,6 +47,7 @@ callgrind_start
 count() {
   local out=$work/$1.$2.callgrind function=bench_instructions_pairs
   [[ $2 == live10k ]] && function=bench_instructions_live
+  [[ $2 == torch ]] && function=bench_instructions_torch_pairs
   shift 2
   callgrind "$out" --toggle-collect="$function" "$@" || return 1
   awk '/^(totals|summary): [0-9]+/ { total = $2 } END { if (total == "") exit 1; print total }' "$out"
@@ -87,8 +91,12 @@ fi
 
 subjects=(pool fixed_size arena binning expandable)
 echo "subject,case,ir_per_op"
+# torch: the pool's pair through PyTorch's entry points (cmr_pluggable_*,
+# the per-device table's lookup and share included), for what cmr adds there.
 for subject in "${subjects[@]}"; do
-  for case in pair live10k; do
+  cases=(pair live10k)
+  [[ $subject == pool ]] && cases+=(torch)
+  for case in "${cases[@]}"; do
     if ! total=$(count "$subject" "$case" "$program" "$subject" "$case" "$pairs"); then
       echo "instructions.sh: no instruction count for $subject $case" >&2
       exit 1

@@ -23,6 +23,45 @@ static _Atomic size_t cmr_table_changes;
 
 static void cmr_table_changed(void) { atomic_fetch_add_explicit(&cmr_table_changes, 1, memory_order_release); }
 
+/* The entries are also read without the lock (cmr_take_entry_unlocked, on
+ * every call of PyTorch's entry points): a writer, holding the lock, makes
+ * the sequence odd while it stores an entry's two words, and a reader that
+ * saw it odd or moved takes its read again. Entries are stored and loaded
+ * atomically, word by word; the table's array, once made, stays. */
+static _Atomic size_t cmr_table_sequence;
+
+static void cmr_entry_store(int device, cmr_resource_ref ref) {
+  size_t sequence = atomic_load_explicit(&cmr_table_sequence, memory_order_relaxed);
+  atomic_store_explicit(&cmr_table_sequence, sequence + 1, memory_order_relaxed);
+  atomic_thread_fence(memory_order_release);
+  __atomic_store_n(&cmr_table.entries[device].ops, ref.ops, __ATOMIC_RELAXED);
+  __atomic_store_n(&cmr_table.entries[device].self, ref.self, __ATOMIC_RELAXED);
+  atomic_store_explicit(&cmr_table_sequence, sequence + 2, memory_order_release);
+}
+
+/* A share of `device`'s entry taken without the lock: false when there is
+ * no table or entry yet, the entry is not a counted cmr resource (a
+ * foreign one's retain is its own), or it kept changing: the locked way
+ * then. An entry replaced meanwhile whose resource is still alive is
+ * taken: the call is ordered before the replacement. */
+static bool cmr_take_entry_unlocked(int device, cmr_resource_ref *out) {
+  cmr_resource_ref *entries = __atomic_load_n(&cmr_table.entries, __ATOMIC_ACQUIRE);
+  if (entries == NULL || device < 0 || device >= __atomic_load_n(&cmr_table.count, __ATOMIC_RELAXED)) return false;
+  for (int tries = 0; tries < 4; ++tries) {
+    size_t before = atomic_load_explicit(&cmr_table_sequence, memory_order_acquire);
+    cmr_resource_ref ref = {.ops = __atomic_load_n(&entries[device].ops, __ATOMIC_RELAXED),
+                            .self = __atomic_load_n(&entries[device].self, __ATOMIC_RELAXED)};
+    atomic_thread_fence(memory_order_acquire);
+    if ((before & 1) != 0 || atomic_load_explicit(&cmr_table_sequence, memory_order_relaxed) != before) continue;
+    if (ref.ops == NULL || !(ref.ops->flags & CMR_OPS_FLAG_COUNTED)) return false;
+    if (cmr_object_try_retain(ref.self)) {
+      *out = ref;
+      return true;
+    }
+  }
+  return false;
+}
+
 size_t cmr_per_device_resource_changes(void) { return atomic_load_explicit(&cmr_table_changes, memory_order_acquire); }
 
 /* Sizes the table on first use. Call with the lock held. */
@@ -35,11 +74,12 @@ static cmr_status cmr_table_ensure(const char *what) {
   if (status != CMR_SUCCESS) {
     return cmr_error_context(status, "%s", what);
   }
-  cmr_table.entries = calloc((size_t)count, sizeof *cmr_table.entries);
-  if (cmr_table.entries == NULL) {
+  cmr_resource_ref *entries = calloc((size_t)count, sizeof *entries);
+  if (entries == NULL) {
     return cmr_error(CMR_ERROR_OUT_OF_MEMORY, "%s: no memory for a table of %d devices", what, count);
   }
-  cmr_table.count = count;
+  __atomic_store_n(&cmr_table.count, count, __ATOMIC_RELAXED);
+  __atomic_store_n(&cmr_table.entries, entries, __ATOMIC_RELEASE); /* after the count: unlocked readers */
   return CMR_SUCCESS;
 }
 
@@ -125,18 +165,21 @@ static cmr_status cmr_get_as(int device, bool share, cmr_resource_ref *out, cons
     return cmr_error(CMR_ERROR_NULL_POINTER, "%s: out is NULL", what);
   }
   *out = (cmr_resource_ref){0};
+  if (share && cmr_take_entry_unlocked(device, out)) return CMR_SUCCESS;
   cmr_mutex_lock(&cmr_table.lock);
   cmr_status status = cmr_table_check_device(device, what);
   if (status == CMR_SUCCESS && cmr_table.entries[device].ops == NULL) {
-    status = cmr_make_default_on(device, &cmr_table.entries[device], what);
+    cmr_resource_ref made = {0};
+    status = cmr_make_default_on(device, &made, what);
     if (status == CMR_SUCCESS) {
+      cmr_entry_store(device, made);
       cmr_table_changed();
       cmr_log(CMR_LOG_DEBUG, "%s: device %d: default resource made: %s", what, device,
               cmr_entry_name(cmr_table.entries[device]));
     }
   }
-  if (status == CMR_SUCCESS && share) {
-    status = cmr_ref_hold(cmr_table.entries[device], what);
+  if (status == CMR_SUCCESS && share) { /* the table's own share stays while the lock is held */
+    status = cmr_ref_hold_held(cmr_table.entries[device], what);
   }
   if (status == CMR_SUCCESS) {
     *out = cmr_table.entries[device];
@@ -157,7 +200,7 @@ static cmr_status cmr_replace_as(int device, cmr_resource_ref ref, const char *w
   }
   if (status == CMR_SUCCESS) {
     old = cmr_table.entries[device];
-    cmr_table.entries[device] = ref;
+    cmr_entry_store(device, ref);
     cmr_table_changed();
     cmr_log(CMR_LOG_DEBUG, "%s: device %d: %s in place of %s", what, device, cmr_entry_name(ref), cmr_entry_name(old));
   }
@@ -243,25 +286,28 @@ static void cmr_per_device_fork_give(void) { cmr_mutex_unlock(&cmr_table.lock); 
  * the next get makes this process's default. The count moves, so a
  * binding's cache of what it resolved is stale. */
 static void cmr_per_device_fork_child(void) {
-  for (int i = 0; i < cmr_table.count; i++) cmr_table.entries[i] = (cmr_resource_ref){0};
+  for (int i = 0; i < cmr_table.count; i++) cmr_entry_store(i, (cmr_resource_ref){0});
   cmr_table_changed();
 }
 
 CMR_FORK_PART(CMR_FORK_PER_DEVICE, cmr_per_device_fork_try_take, NULL, cmr_per_device_fork_give,
               cmr_per_device_fork_child)
 
-/* At exit, the table's shares go (a resource nobody else holds is freed). */
+/* At exit, the table's shares go (a resource nobody else holds is freed),
+ * each outside the lock (its last release may run arbitrary finalizers).
+ * The array stays: a reader without the lock may still be looking at it,
+ * and the next get after this makes the entry anew. */
 __attribute__((destructor(200))) static void cmr_table_release_all(void) {
-  cmr_mutex_lock(&cmr_table.lock);
-  cmr_resource_ref *entries = cmr_table.entries;
-  int count = cmr_table.count;
-  cmr_table.entries = NULL;
-  cmr_table.count = 0;
-  cmr_mutex_unlock(&cmr_table.lock);
-  for (int i = 0; i < count; i++) {
-    if (entries[i].ops != NULL) {
-      cmr_ref_drop(entries[i]);
+  for (int i = 0;; i++) {
+    cmr_mutex_lock(&cmr_table.lock);
+    if (i >= cmr_table.count) {
+      cmr_mutex_unlock(&cmr_table.lock);
+      return;
     }
+    cmr_resource_ref dropped = cmr_table.entries[i];
+    cmr_entry_store(i, (cmr_resource_ref){0});
+    cmr_table_changed();
+    cmr_mutex_unlock(&cmr_table.lock);
+    if (dropped.ops != NULL) cmr_ref_drop(dropped);
   }
-  free(entries);
 }

@@ -26,11 +26,13 @@ void *cmr_pluggable_allocate(ssize_t size, int device, cmr_stream stream) {
   cmr_resource_ref ref;
   void *ptr = NULL;
   cmr_history_entry entry = cmr_history_enter();
-  /* A share for the call: another thread may replace the entry meanwhile. */
+  /* A share for the call: another thread may replace the entry meanwhile
+   * (taken and dropped without the token's checks: the table's share keeps
+   * it alive while it is taken). */
   cmr_status status = cmr_acquire_per_device_resource_ref(device, &ref);
   if (status == CMR_SUCCESS) {
     status = cmr_allocate(ref, (size_t)size, stream, &ptr);
-    cmr_ref_release(ref);
+    cmr_ref_drop_taken(ref);
   }
   cmr_history_leave(entry);
   if (status != CMR_SUCCESS) {
@@ -48,7 +50,7 @@ void cmr_pluggable_deallocate(void *ptr, ssize_t size, int device, cmr_stream st
                                : cmr_acquire_per_device_resource_ref(device, &ref);
   if (status == CMR_SUCCESS) {
     status = cmr_deallocate(ref, ptr, (size_t)size, stream);
-    cmr_ref_release(ref);
+    cmr_ref_drop_taken(ref);
   }
   cmr_history_leave(entry);
   /* PyTorch's free returns nothing, so this is the one place a lost free

@@ -61,6 +61,18 @@ cmr_status cmr_ref_hold(cmr_resource_ref ref, const char *what) {
   return CMR_SUCCESS;
 }
 
+cmr_status cmr_ref_hold_held(cmr_resource_ref ref, const char *what) {
+  return ref.ops->flags & CMR_OPS_FLAG_COUNTED ? cmr_object_retain_held(ref.self, what) : cmr_ref_hold(ref, what);
+}
+
+void cmr_ref_drop_taken(cmr_resource_ref ref) {
+  if (ref.ops->flags & CMR_OPS_FLAG_COUNTED) {
+    cmr_object_release_taken(ref.self);
+  } else {
+    cmr_ref_drop(ref);
+  }
+}
+
 void cmr_ref_drop(cmr_resource_ref ref) {
   if (ref.ops->flags & CMR_OPS_FLAG_COUNTED) {
     (void)cmr_object_release(ref.self, "cmr_ref_drop");
