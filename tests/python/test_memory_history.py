@@ -223,9 +223,11 @@ def test_the_reports_holders_name_the_programs_own_line(tmp_path):
                 "device_traces": [[]]}
     page = tmp_path / "holders.html"
     cmr.viz.report(snapshot, page)
+    # The browser without what the ASan build preloads into this interpreter.
+    browser_env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS")}
     dom = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu",
                           f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", page.as_uri()],
-                         capture_output=True, text=True, timeout=180)
+                         capture_output=True, text=True, timeout=180, env=browser_env, cwd=tmp_path)
     assert dom.returncode == 0, dom.stderr[-2000:]
     sites = re.findall(r'class="holder-site"[^>]*>([^<]*)<', dom.stdout)
     assert sites == ["step (train.py:12)", "empty (basic.py:34)"], sites
