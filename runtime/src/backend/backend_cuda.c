@@ -187,6 +187,19 @@ cmr_status cmr_backend_stream_id(cmr_stream stream, uint64_t *out) {
   return CMR_SUCCESS;
 }
 
+cmr_status cmr_backend_stream_id_in_capture(cmr_stream stream, uint64_t *out) {
+  uint64_t known = 0;
+  if (cmr_stream_ids_find(stream, &known)) {
+    *out = known;
+    return CMR_SUCCESS;
+  }
+  enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  cudaError_t exchanged = cudaThreadExchangeStreamCaptureMode(&mode);
+  cmr_status status = cmr_backend_stream_id(stream, out);
+  if (exchanged == cudaSuccess) (void)cudaThreadExchangeStreamCaptureMode(&mode);
+  return status;
+}
+
 cmr_backend_stream_kind cmr_backend_stream_kind_of(cmr_stream stream) {
   if (stream == NULL || stream == cudaStreamLegacy) return CMR_BACKEND_STREAM_LEGACY_DEFAULT;
   return stream == cudaStreamPerThread ? CMR_BACKEND_STREAM_PER_THREAD_DEFAULT : CMR_BACKEND_STREAM_MADE;

@@ -187,6 +187,11 @@ cmr_status cmr_backend_stream_id(cmr_stream stream, uint64_t *out) {
   return status;
 }
 
+/* The host build's capture has no modes: the same query. */
+cmr_status cmr_backend_stream_id_in_capture(cmr_stream stream, uint64_t *out) {
+  return cmr_backend_stream_id(stream, out);
+}
+
 cmr_backend_stream_kind cmr_backend_stream_kind_of(cmr_stream stream) {
   return stream == CMR_DEFAULT_STREAM ? CMR_BACKEND_STREAM_LEGACY_DEFAULT : CMR_BACKEND_STREAM_MADE;
 }

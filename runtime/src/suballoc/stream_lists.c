@@ -21,8 +21,9 @@ static _Atomic uint64_t next_serial = 1;
  * thread's own, so it is keyed by thread, as the legacy default stream is
  * too when the lists want per-thread arenas (legacy and per-thread default
  * streams order their work with each other). */
-static inline __attribute__((always_inline)) cmr_status cmr_key_of(const cmr_stream_lists *lists, cmr_stream stream,
-                                                                   uint64_t *key) {
+static inline __attribute__((always_inline)) cmr_status cmr_key_of_stream(const cmr_stream_lists *lists,
+                                                                          cmr_stream stream, bool capturing,
+                                                                          uint64_t *key) {
   /* NULL is the legacy default stream in every backend: no call for it. */
   cmr_backend_stream_kind kind =
       stream == NULL ? CMR_BACKEND_STREAM_LEGACY_DEFAULT : cmr_backend_stream_kind_of(stream);
@@ -36,8 +37,14 @@ static inline __attribute__((always_inline)) cmr_status cmr_key_of(const cmr_str
     *key = CMR_LEGACY_KEY;
     return CMR_SUCCESS;
   }
-  cmr_status status = cmr_backend_stream_id(stream, key);
+  cmr_status status = capturing ? cmr_backend_stream_id_in_capture(stream, key) : cmr_backend_stream_id(stream, key);
   return status == CMR_SUCCESS ? status : cmr_error_context(status, "%s", lists->owner);
+}
+
+/* The key of a stream known not to be capturing. */
+static inline __attribute__((always_inline)) cmr_status cmr_key_of(const cmr_stream_lists *lists, cmr_stream stream,
+                                                                   uint64_t *key) {
+  return cmr_key_of_stream(lists, stream, false, key);
 }
 
 /* The key of a default stream's list, known without a call: false for
@@ -470,7 +477,7 @@ cmr_status cmr_stream_lists_take(cmr_stream_lists *lists, cmr_stream stream, siz
   cmr_stream_list *own;
   bool capturing = false;
   cmr_status status = (flags & CMR_TAKE_HAND_OUT) ? cmr_capturing(lists, stream, &capturing) : CMR_SUCCESS;
-  if (status == CMR_SUCCESS) status = cmr_key_of(lists, stream, &key);
+  if (status == CMR_SUCCESS) status = cmr_key_of_stream(lists, stream, capturing, &key);
   if (status == CMR_SUCCESS && __builtin_expect(capturing, 0)) {
     return cmr_take_in_capture(lists, key, stream, size, alignment, bytes, handed);
   }
@@ -702,7 +709,7 @@ static __attribute__((noinline)) cmr_status cmr_take_back_keyed(cmr_stream_lists
   cmr_stream_list *own;
   bool capturing = false;
   cmr_status status = cmr_capturing(lists, stream, &capturing);
-  if (status == CMR_SUCCESS) status = cmr_key_of(lists, stream, &key);
+  if (status == CMR_SUCCESS) status = cmr_key_of_stream(lists, stream, capturing, &key);
   if (status == CMR_SUCCESS) status = cmr_lock_list(lists, key, &own);
   if (status != CMR_SUCCESS) return status;
   return cmr_take_back_into(lists, own, stream, ptr, bytes, capturing);
