@@ -334,6 +334,31 @@ START_TEST(pytorchs_way_through_the_per_device_table) {
 }
 END_TEST
 
+/* A stream first seen in a capture gets a list made for it, and the
+ * making may evict the lists unused since the last eviction: 128 streams
+ * each free a block (a list of its own, unordered: frees record no event
+ * in a list not shared), which evicts once at 64; the next, capturing,
+ * makes the next eviction, which finds the first 64 cold with work no
+ * event names. That eviction must not synchronize the device while the
+ * capture is under way. */
+START_TEST(a_list_made_in_a_capture_evicts_without_synchronizing) {
+  enum { before = 128 };
+  make("pool(system, initial_pool_size=1MiB)");
+  cmr_stream streams[before];
+  for (int i = 0; i < before; ++i) {
+    ck_assert_ok(cmr_stream_create(&streams[i]));
+    give(take(KiB, streams[i]), KiB, streams[i]);
+  }
+  unsigned long violations = cmr_backend_host_capture_violations();
+  cmr_backend_host_mark_capturing(capturing, true);
+  give(take(KiB, capturing), KiB, capturing);
+  ck_assert_uint_eq(cmr_backend_host_capture_violations(), violations);
+  cmr_backend_host_mark_capturing(capturing, false);
+  for (int i = 0; i < before; ++i) ck_assert_ok(cmr_stream_destroy(streams[i]));
+  unmake();
+}
+END_TEST
+
 /* The status has its name. */
 START_TEST(the_status_is_named) {
   ck_assert_str_eq(cmr_status_string(CMR_ERROR_STREAM_CAPTURE), "CMR_ERROR_STREAM_CAPTURE");
@@ -348,7 +373,7 @@ static void capture_cases(Suite *suite) {
   cmr_test_loop_case(suite, "refusing", NULL, NULL, refusing_count, refusing_resources_refuse_in_a_capture);
   cmr_test_case(suite, "ordering", NULL, NULL, no_device_synchronization_while_a_stream_captures,
                 an_allocation_too_large_for_graph_memory_gathers_nothing, the_simulation_refuses_what_capture_forbids,
-                the_status_is_named);
+                a_list_made_in_a_capture_evicts_without_synchronizing, the_status_is_named);
 }
 
 int main(void) { return cmr_test_main_suite("capture", CMR_TEST_ANY_MACHINE, capture_cases); }

@@ -441,10 +441,17 @@ static __attribute__((noinline)) cmr_status cmr_take_in_capture(cmr_stream_lists
                                                                 size_t bytes, void **handed) {
   *handed = NULL;
   cmr_stream_list *own;
+  /* Counted as capturing before its list is found: a stream first seen in
+   * the capture gets a list made for it, and making one may evict, whose
+   * device synchronization must not come while a capture is under way. */
+  atomic_fetch_add(&cmr_capturing_lists, 1);
   cmr_status status = cmr_lock_list(lists, key, &own);
+  if (status == CMR_SUCCESS) {
+    cmr_stream_list_mark_capturing(own);
+    cmr_list_unlock(own);
+  }
+  atomic_fetch_sub(&cmr_capturing_lists, 1);
   if (status != CMR_SUCCESS) return status;
-  cmr_stream_list_mark_capturing(own);
-  cmr_list_unlock(own);
   if (lists->capture == CMR_CAPTURE_REFUSE) {
     return cmr_error(CMR_ERROR_STREAM_CAPTURE,
                      "%s: %zu bytes on stream %p, which is capturing a graph: this resource refuses allocations "
