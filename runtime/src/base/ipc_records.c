@@ -238,7 +238,7 @@ static cmr_status cmr_table_view_open(int file, const char *what, cmr_table_view
 static void cmr_table_view_close(cmr_table_view *view) { munmap(view->table, view->bytes); }
 
 cmr_status cmr_ipc_records_check_file(int file, const char *what) {
-  cmr_table_view view;
+  cmr_table_view view = {0};
   cmr_status status = cmr_table_view_open(file, what, &view);
   if (status == CMR_SUCCESS) cmr_table_view_close(&view);
   return status;
@@ -282,7 +282,7 @@ static cmr_status cmr_table_answer(cmr_table_view *view, const cmr_ipc_record *r
 }
 
 cmr_status cmr_ipc_records_check_export(int file, const cmr_ipc_record *record, const char *what) {
-  cmr_table_view view;
+  cmr_table_view view = {0};
   cmr_status status = cmr_table_view_open(file, what, &view);
   if (status != CMR_SUCCESS) return status;
   status = cmr_table_answer(&view, record, what);
