@@ -127,7 +127,9 @@ static void send_pool(int socket, cmr_cuda_async_resource *async) {
   ck_assert_msg(read_all(socket, &imported, 1) && imported == 'p', "the importer did not import the pool");
 }
 
-static void finish_importer(int socket, pid_t child) {
+/* Sends the importer `descriptor` to import, then waits for its report. */
+static void import_and_finish(int socket, const cmr_ipc_descriptor *descriptor, pid_t child) {
+  ck_assert_int_eq(write(socket, descriptor, sizeof *descriptor), (ssize_t)sizeof *descriptor);
   importer_report report = {-1, CMR_SUCCESS};
   const bool reported = read_all(socket, &report, sizeof report);
   int wstatus = 0;
@@ -170,8 +172,7 @@ START_TEST(one_process_writes_the_other_reads) {
   cmr_ipc_descriptor descriptor;
   cmr_cuda_async_resource *async = export_to_importer(socket, &buffer, &descriptor);
   ck_assert_uint_eq(descriptor.size, bytes);
-  ck_assert_int_eq(write(socket, &descriptor, sizeof descriptor), (ssize_t)sizeof descriptor);
-  finish_importer(socket, child);
+  import_and_finish(socket, &descriptor, child);
   /* What the importer wrote is in the exporter's buffer. */
   unsigned char *host = malloc(bytes);
   ck_assert_ptr_nonnull(host);
@@ -193,8 +194,7 @@ START_TEST(a_freed_exporter_is_reported_in_the_importer) {
   cmr_cuda_async_resource *async = export_to_importer(socket, &buffer, &descriptor);
   ck_assert_ok(cmr_device_buffer_destroy(buffer)); /* freed before the importer maps it */
   cmr_device_buffer *reuse = make_filled_buffer(async);
-  ck_assert_int_eq(write(socket, &descriptor, sizeof descriptor), (ssize_t)sizeof descriptor);
-  finish_importer(socket, child);
+  import_and_finish(socket, &descriptor, child);
   cmr_test_destroy(reuse, async);
 }
 END_TEST
@@ -208,8 +208,7 @@ START_TEST(a_destroyed_pool_is_reported_in_the_importer) {
   cmr_ipc_descriptor descriptor;
   cmr_cuda_async_resource *async = export_to_importer(socket, &buffer, &descriptor);
   cmr_test_destroy(buffer, async); /* the buffer held the last share of the pool */
-  ck_assert_int_eq(write(socket, &descriptor, sizeof descriptor), (ssize_t)sizeof descriptor);
-  finish_importer(socket, child);
+  import_and_finish(socket, &descriptor, child);
 }
 END_TEST
 

@@ -16,18 +16,14 @@ static struct {
   int count;
 } cmr_table = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* cmr_per_device_resource_changes: counted under the lock, after the entry
- * changed, so a reader that sees the count it saw before its own read of
- * an entry knows that entry is still the table's. */
-static _Atomic size_t cmr_table_changes;
-
-static void cmr_table_changed(void) { atomic_fetch_add_explicit(&cmr_table_changes, 1, memory_order_release); }
-
 /* The entries are also read without the lock (cmr_take_entry_unlocked, on
  * every call of PyTorch's entry points): a writer, holding the lock, makes
  * the sequence odd while it stores an entry's two words, and a reader that
  * saw it odd or moved takes its read again. Entries are stored and loaded
- * atomically, word by word; the table's array, once made, stays. */
+ * atomically, word by word; the table's array, once made, stays. Half the
+ * sequence is cmr_per_device_resource_changes: one store per change, whose
+ * end is the count's step, so a reader that sees the count it saw before
+ * its own read of an entry knows that entry is still the table's. */
 static _Atomic size_t cmr_table_sequence;
 
 static void cmr_entry_store(int device, cmr_resource_ref ref) {
@@ -62,7 +58,9 @@ static bool cmr_take_entry_unlocked(int device, cmr_resource_ref *out) {
   return false;
 }
 
-size_t cmr_per_device_resource_changes(void) { return atomic_load_explicit(&cmr_table_changes, memory_order_acquire); }
+size_t cmr_per_device_resource_changes(void) {
+  return atomic_load_explicit(&cmr_table_sequence, memory_order_acquire) / 2;
+}
 
 /* Sizes the table on first use. Call with the lock held. */
 static cmr_status cmr_table_ensure(const char *what) {
@@ -173,13 +171,12 @@ static cmr_status cmr_get_as(int device, bool share, cmr_resource_ref *out, cons
     status = cmr_make_default_on(device, &made, what);
     if (status == CMR_SUCCESS) {
       cmr_entry_store(device, made);
-      cmr_table_changed();
       cmr_log(CMR_LOG_DEBUG, "%s: device %d: default resource made: %s", what, device,
               cmr_entry_name(cmr_table.entries[device]));
     }
   }
-  if (status == CMR_SUCCESS && share) { /* the table's own share stays while the lock is held */
-    status = cmr_ref_hold_held(cmr_table.entries[device], what);
+  if (status == CMR_SUCCESS && share) {
+    status = cmr_ref_hold(cmr_table.entries[device], what);
   }
   if (status == CMR_SUCCESS) {
     *out = cmr_table.entries[device];
@@ -201,7 +198,6 @@ static cmr_status cmr_replace_as(int device, cmr_resource_ref ref, const char *w
   if (status == CMR_SUCCESS) {
     old = cmr_table.entries[device];
     cmr_entry_store(device, ref);
-    cmr_table_changed();
     cmr_log(CMR_LOG_DEBUG, "%s: device %d: %s in place of %s", what, device, cmr_entry_name(ref), cmr_entry_name(old));
   }
   cmr_mutex_unlock(&cmr_table.lock);
@@ -287,7 +283,6 @@ static void cmr_per_device_fork_give(void) { cmr_mutex_unlock(&cmr_table.lock); 
  * binding's cache of what it resolved is stale. */
 static void cmr_per_device_fork_child(void) {
   for (int i = 0; i < cmr_table.count; i++) cmr_entry_store(i, (cmr_resource_ref){0});
-  cmr_table_changed();
 }
 
 CMR_FORK_PART(CMR_FORK_PER_DEVICE, cmr_per_device_fork_try_take, NULL, cmr_per_device_fork_give,
@@ -306,7 +301,6 @@ __attribute__((destructor(200))) static void cmr_table_release_all(void) {
     }
     cmr_resource_ref dropped = cmr_table.entries[i];
     cmr_entry_store(i, (cmr_resource_ref){0});
-    cmr_table_changed();
     cmr_mutex_unlock(&cmr_table.lock);
     if (dropped.ops != NULL) cmr_ref_drop(dropped);
   }

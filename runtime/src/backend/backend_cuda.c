@@ -188,11 +188,7 @@ cmr_status cmr_backend_stream_id(cmr_stream stream, uint64_t *out) {
 }
 
 cmr_status cmr_backend_stream_id_in_capture(cmr_stream stream, uint64_t *out) {
-  uint64_t known = 0;
-  if (cmr_stream_ids_find(stream, &known)) {
-    *out = known;
-    return CMR_SUCCESS;
-  }
+  if (cmr_stream_ids_find(stream, out)) return CMR_SUCCESS; /* no driver call to relax for */
   enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
   cudaError_t exchanged = cudaThreadExchangeStreamCaptureMode(&mode);
   cmr_status status = cmr_backend_stream_id(stream, out);

@@ -196,7 +196,27 @@ cmr_status cmr_object_resolve(const void *token, const cmr_object_type *type, co
   return status;
 }
 
+bool cmr_object_try_retain(const void *token) {
+  uint64_t value = (uint64_t)(uintptr_t)token;
+  uint32_t generation = (uint32_t)(value >> 32);
+  if (token == NULL || generation == 0 || generation == CMR_GENERATION_RETIRED || cmr_fork_is_child()) return false;
+  cmr_slot *slot = cmr_slot_of(value, 0);
+  if (slot == NULL) return false;
+  uint64_t state = atomic_load_explicit(&slot->state, memory_order_acquire);
+  while ((uint32_t)(state >> 32) == generation && (uint32_t)state != 0 && (uint32_t)state != UINT32_MAX) {
+    if (atomic_compare_exchange_weak_explicit(&slot->state, &state, state + 1, memory_order_acquire,
+                                              memory_order_acquire)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/* The compare-and-swap of cmr_object_try_retain first; what it refuses (a
+ * dead or overflowing object, a forked child's token) takes the checked
+ * way, which says why or takes the share. */
 cmr_status cmr_object_retain(const void *token, const char *what) {
+  if (cmr_object_try_retain(token)) return CMR_SUCCESS;
   cmr_slot *slot;
   uint64_t state = 0; /* set by cmr_slot_live whenever it succeeds */
   cmr_status status = cmr_slot_live(token, 0, what, &slot, &state);
@@ -277,35 +297,6 @@ cmr_status cmr_object_end(const void *token, const cmr_object_type *type, const 
 void cmr_object_finish(const void *token) {
   uint64_t value = (uint64_t)(uintptr_t)token;
   cmr_object_gone(cmr_slot_of(value, 0), value);
-}
-
-cmr_status cmr_object_retain_held(const void *token, const char *what) {
-  if (cmr_fork_is_child()) return cmr_object_retain(token, what);
-  cmr_slot *slot = cmr_slot_of((uint64_t)(uintptr_t)token, 0);
-  uint64_t state = atomic_load_explicit(&slot->state, memory_order_relaxed);
-  do {
-    if ((uint32_t)state == UINT32_MAX) {
-      return cmr_error(CMR_ERROR_SIZE_OVERFLOW, "%s: resource %p has the most shares it can count", what, token);
-    }
-  } while (!atomic_compare_exchange_weak_explicit(&slot->state, &state, state + 1, memory_order_acquire,
-                                                  memory_order_relaxed));
-  return CMR_SUCCESS;
-}
-
-bool cmr_object_try_retain(const void *token) {
-  uint64_t value = (uint64_t)(uintptr_t)token;
-  uint32_t generation = (uint32_t)(value >> 32);
-  if (token == NULL || generation == 0 || generation == CMR_GENERATION_RETIRED || cmr_fork_is_child()) return false;
-  cmr_slot *slot = cmr_slot_of(value, 0);
-  if (slot == NULL) return false;
-  uint64_t state = atomic_load_explicit(&slot->state, memory_order_acquire);
-  while ((uint32_t)(state >> 32) == generation && (uint32_t)state != 0 && (uint32_t)state != UINT32_MAX) {
-    if (atomic_compare_exchange_weak_explicit(&slot->state, &state, state + 1, memory_order_acquire,
-                                              memory_order_acquire)) {
-      return true;
-    }
-  }
-  return false;
 }
 
 void cmr_object_release_taken(const void *token) {

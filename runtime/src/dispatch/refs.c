@@ -61,10 +61,6 @@ cmr_status cmr_ref_hold(cmr_resource_ref ref, const char *what) {
   return CMR_SUCCESS;
 }
 
-cmr_status cmr_ref_hold_held(cmr_resource_ref ref, const char *what) {
-  return ref.ops->flags & CMR_OPS_FLAG_COUNTED ? cmr_object_retain_held(ref.self, what) : cmr_ref_hold(ref, what);
-}
-
 void cmr_ref_drop_taken(cmr_resource_ref ref) {
   if (ref.ops->flags & CMR_OPS_FLAG_COUNTED) {
     cmr_object_release_taken(ref.self);

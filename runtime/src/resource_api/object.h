@@ -170,18 +170,15 @@ cmr_status cmr_object_retain(const void *token, const char *what);
 /* Drop one share; the last one finalizes the object. A token whose object
  * has no share left is CMR_ERROR_DESTROYED_HANDLE (never a second release). */
 cmr_status cmr_object_release(const void *token, const char *what);
-/* The same two for a caller that knows the object is this process's and
- * alive: one more share while a share is held that cannot go meanwhile (the
- * per-device table's, under its lock), and the drop of a share the caller
- * took so. No token checks: one atomic operation each, where the checked
- * pair costs some 300 instructions on PyTorch's path (cmr_pluggable_*). The
- * retain still refuses to count past the most shares
- * (CMR_ERROR_SIZE_OVERFLOW); in a forked child both take the checked way. */
-cmr_status cmr_object_retain_held(const void *token, const char *what);
+/* The drop of a share the caller took and still holds, so that the object
+ * is this process's and alive: no token checks, one atomic subtraction
+ * (the checked release costs some 100 instructions more on PyTorch's
+ * path, cmr_pluggable_*); in a forked child, the checked way. */
 void cmr_object_release_taken(const void *token);
 /* One more share of the object `token` names if it is this process's and
- * still alive, else false (no message): for a reader that found the token
- * without a lock, whose object may have gone or its slot moved on since. */
+ * still alive, else false (no message): cmr_object_retain's first try, and
+ * for a reader that found the token without a lock, whose object may have
+ * gone or its slot moved on since. */
 bool cmr_object_try_retain(const void *token);
 
 /* For an object with one owner and no other share (a device buffer, a

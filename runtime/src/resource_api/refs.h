@@ -47,10 +47,8 @@ const char *cmr_ref_type_name_of(cmr_resource_ref ref);
  * when the resource's last share is being released meanwhile. */
 cmr_status cmr_ref_hold(cmr_resource_ref ref, const char *what);
 void cmr_ref_drop(cmr_resource_ref ref);
-/* The two without the token's checks, for a ref known alive
- * (cmr_object_retain_held, cmr_object_release_taken): a share more of a ref
- * whose held share cannot go meanwhile, and the drop of a share so taken. */
-cmr_status cmr_ref_hold_held(cmr_resource_ref ref, const char *what);
+/* cmr_ref_drop of a share the caller took and still holds, without the
+ * token's checks (cmr_object_release_taken). */
 void cmr_ref_drop_taken(cmr_resource_ref ref);
 /* Whether two checked refs are interchangeable (cmr_ref_equal without checks). */
 bool cmr_ref_same(cmr_resource_ref a, cmr_resource_ref b);
