@@ -84,6 +84,11 @@ enum { cmr_subject_count = sizeof cmr_subjects / sizeof cmr_subjects[0] };
 
 #define CMR_CAP_GRANULE ((size_t)2 << 20)
 
+/* `bytes` rounded up to the cap's granule. */
+static size_t cmr_cap_granules(size_t bytes) {
+  return (bytes + CMR_CAP_GRANULE - 1) / CMR_CAP_GRANULE * CMR_CAP_GRANULE;
+}
+
 typedef struct cmr_result {
   const char *trace;
   const char *name;
@@ -119,9 +124,7 @@ static bool cmr_expand(const char *pattern, const cmr_fill *fill, char *out, siz
   const struct {
     const char *name;
     size_t value;
-  } numbers[] = {{"{cap}", fill->cap},
-                 {"{largest}", (fill->largest + 255) / 256 * 256},
-                 {"{in_use}", (fill->in_use + CMR_CAP_GRANULE - 1) / CMR_CAP_GRANULE * CMR_CAP_GRANULE}};
+  } numbers[] = {{"{cap}", fill->cap}, {"{largest}", (fill->largest + 255) / 256 * 256}, {"{in_use}", fill->in_use}};
   size_t used = 0;
   for (const char *at = pattern; *at != '\0';) {
     int wrote = -1;
@@ -273,7 +276,7 @@ static size_t cmr_largest_request(const cmr_replay_log *log) {
 /* The three runs of one allocator on one trace. */
 static int cmr_measure(cmr_replay_log *log, const cmr_subject *subject, const char *leaf, double cap_ratio,
                        size_t trace_peak, cmr_result *result) {
-  cmr_fill fill = {.leaf = leaf, .largest = cmr_largest_request(log), .in_use = trace_peak};
+  cmr_fill fill = {.leaf = leaf, .largest = cmr_largest_request(log), .in_use = cmr_cap_granules(trace_peak)};
   if (subject->largest != 0 && fill.largest > subject->largest) {
     snprintf(result->why, sizeof result->why, "requests up to %zu B pass the %zu B it is replayed with", fill.largest,
              subject->largest);
@@ -281,7 +284,7 @@ static int cmr_measure(cmr_replay_log *log, const cmr_subject *subject, const ch
     return 0;
   }
   fill.cap = (size_t)((double)trace_peak * cap_ratio);
-  fill.cap = (fill.cap + CMR_CAP_GRANULE - 1) / CMR_CAP_GRANULE * CMR_CAP_GRANULE;
+  fill.cap = cmr_cap_granules(fill.cap);
   result->cap = fill.cap;
   cmr_run timed, held, capped;
   size_t held_peak = SIZE_MAX;
