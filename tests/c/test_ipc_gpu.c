@@ -127,18 +127,27 @@ static void send_pool(int socket, cmr_cuda_async_resource *async) {
   ck_assert_msg(read_all(socket, &imported, 1) && imported == 'p', "the importer did not import the pool");
 }
 
-/* Sends the importer `descriptor` to import, then waits for its report. */
-static void import_and_finish(int socket, const cmr_ipc_descriptor *descriptor, pid_t child) {
-  ck_assert_int_eq(write(socket, descriptor, sizeof *descriptor), (ssize_t)sizeof *descriptor);
+/* The exporter's side of a case, once its first steps are done. */
+typedef struct exporter {
+  int socket;
+  pid_t child;
+  cmr_cuda_async_resource *async;
+  cmr_device_buffer *buffer;
+  cmr_ipc_descriptor descriptor;
+} exporter;
+
+/* Sends the importer the descriptor to import, then waits for its report. */
+static void import_and_finish(const exporter *side) {
+  ck_assert_int_eq(write(side->socket, &side->descriptor, sizeof side->descriptor), (ssize_t)sizeof side->descriptor);
   importer_report report = {-1, CMR_SUCCESS};
-  const bool reported = read_all(socket, &report, sizeof report);
+  const bool reported = read_all(side->socket, &report, sizeof report);
   int wstatus = 0;
-  ck_assert_int_eq(waitpid(child, &wstatus, 0), child);
+  ck_assert_int_eq(waitpid(side->child, &wstatus, 0), side->child);
   ck_assert_msg(reported && WIFEXITED(wstatus), "the importer ended without its report (wait status %#x)", wstatus);
   ck_assert_msg(report.step == 0, "the importer failed at step %d; its import answered %s", report.step,
                 cmr_status_string(report.import_status));
   ck_assert_int_eq(WEXITSTATUS(wstatus), 0);
-  close(socket);
+  close(side->socket);
 }
 
 /* A buffer of the exporting pool holding the pattern the importer checks. */
@@ -154,32 +163,30 @@ static cmr_device_buffer *make_filled_buffer(cmr_cuda_async_resource *async) {
   return buffer;
 }
 
-/* The exporter's first steps: an exporting pool, a filled buffer of it,
+/* The first steps: the importer forked (before this process's first CUDA
+ * call) to expect `expected`, an exporting pool, a filled buffer of it,
  * the pool sent to the importer and the buffer exported. */
-static cmr_cuda_async_resource *export_to_importer(int socket, cmr_device_buffer **buffer,
-                                                   cmr_ipc_descriptor *descriptor) {
-  cmr_cuda_async_resource *async = make_exporting_pool();
-  *buffer = make_filled_buffer(async);
-  send_pool(socket, async);
-  ck_assert_ok(cmr_ipc_export_buffer(*buffer, descriptor));
-  return async;
+static exporter start_exporting(importer_expects expected) {
+  exporter side = {0};
+  side.socket = start_importer(expected, &side.child);
+  side.async = make_exporting_pool();
+  side.buffer = make_filled_buffer(side.async);
+  send_pool(side.socket, side.async);
+  ck_assert_ok(cmr_ipc_export_buffer(side.buffer, &side.descriptor));
+  return side;
 }
 
 START_TEST(one_process_writes_the_other_reads) {
-  pid_t child;
-  int socket = start_importer((importer_expects){CMR_SUCCESS, ""}, &child); /* before this process's first CUDA call */
-  cmr_device_buffer *buffer = NULL;
-  cmr_ipc_descriptor descriptor;
-  cmr_cuda_async_resource *async = export_to_importer(socket, &buffer, &descriptor);
-  ck_assert_uint_eq(descriptor.size, bytes);
-  import_and_finish(socket, &descriptor, child);
+  exporter side = start_exporting((importer_expects){CMR_SUCCESS, ""});
+  ck_assert_uint_eq(side.descriptor.size, bytes);
+  import_and_finish(&side);
   /* What the importer wrote is in the exporter's buffer. */
   unsigned char *host = malloc(bytes);
   ck_assert_ptr_nonnull(host);
-  ck_assert_ok(cmr_device_buffer_copy_to_host(buffer, host, bytes));
+  ck_assert_ok(cmr_device_buffer_copy_to_host(side.buffer, host, bytes));
   for (size_t i = 0; i < bytes; i++) ck_assert_uint_eq(host[i], 0xa5);
   free(host);
-  cmr_test_destroy(buffer, async);
+  cmr_test_destroy(side.buffer, side.async);
 }
 END_TEST
 
@@ -187,28 +194,20 @@ END_TEST
  * (on an H100 it did not): the export records do. The pool hands the
  * memory out again first, as it would to the exporter's next allocation. */
 START_TEST(a_freed_exporter_is_reported_in_the_importer) {
-  pid_t child;
-  int socket = start_importer((importer_expects){CMR_ERROR_IPC_GONE, "freed the allocation"}, &child);
-  cmr_device_buffer *buffer = NULL;
-  cmr_ipc_descriptor descriptor;
-  cmr_cuda_async_resource *async = export_to_importer(socket, &buffer, &descriptor);
-  ck_assert_ok(cmr_device_buffer_destroy(buffer)); /* freed before the importer maps it */
-  cmr_device_buffer *reuse = make_filled_buffer(async);
-  import_and_finish(socket, &descriptor, child);
-  cmr_test_destroy(reuse, async);
+  exporter side = start_exporting((importer_expects){CMR_ERROR_IPC_GONE, "freed the allocation"});
+  ck_assert_ok(cmr_device_buffer_destroy(side.buffer)); /* freed before the importer maps it */
+  cmr_device_buffer *reuse = make_filled_buffer(side.async);
+  import_and_finish(&side);
+  cmr_test_destroy(reuse, side.async);
 }
 END_TEST
 
 /* The exporter destroys its pool after the importer imported it and
  * before it imports the buffer. */
 START_TEST(a_destroyed_pool_is_reported_in_the_importer) {
-  pid_t child;
-  int socket = start_importer((importer_expects){CMR_ERROR_IPC_GONE, "destroyed the pool"}, &child);
-  cmr_device_buffer *buffer = NULL;
-  cmr_ipc_descriptor descriptor;
-  cmr_cuda_async_resource *async = export_to_importer(socket, &buffer, &descriptor);
-  cmr_test_destroy(buffer, async); /* the buffer held the last share of the pool */
-  import_and_finish(socket, &descriptor, child);
+  exporter side = start_exporting((importer_expects){CMR_ERROR_IPC_GONE, "destroyed the pool"});
+  cmr_test_destroy(side.buffer, side.async); /* the buffer held the last share of the pool */
+  import_and_finish(&side);
 }
 END_TEST
 
