@@ -8,6 +8,8 @@
  *   live     ns per operation with N blocks alive: allocate N mixed sizes
  *            (256 B..16 KiB), free them in shuffled order; N = 1,000 / 10,000 / 100,000.
  *            A search linear in the free blocks shows as time growing with N.
+ *   queries  (CUDA builds) ns per call of the stream queries a warm pair
+ *            makes, through the runtime and called directly
  *   threads  allocate+free pairs per second in total from T threads, each on a
  *            stream of its own, sizes 256 B..64 KiB, T = 1, 2, 4, 8, 16
  *
@@ -176,6 +178,19 @@ static void print_bare_driver_pool_row(const bench_subject *cuda_async, cmr_stre
   print_row("pair", "cudaMallocAsync (bare)", (const char *[]){"made stream", "default stream"}, values, peer, 2,
             false);
 }
+
+/* What a suballocator's warm pair pays the driver: its stream queries,
+ * each through the runtime and called directly, on a made stream. The
+ * ratio is to the runtime's capture query. */
+static void print_stream_queries(cmr_stream stream) {
+  double values[bench_stream_queries];
+  bench_stream_query_ns(stream, pair_count(1.0), values);
+  printf("\n%-24s %20s\n", "queries (ns per call)", "a stream made");
+  for (int query = 0; query < bench_stream_queries; ++query) {
+    print_row("queries", bench_stream_query_names[query], (const char *[]){"made stream"}, &values[query], &values[0],
+              1, false);
+  }
+}
 #endif
 
 int main(int argc, char **argv) {
@@ -204,6 +219,10 @@ int main(int argc, char **argv) {
     if (i == 0) print_bare_driver_pool_row(&subjects[0], stream, peer);
 #endif
   }
+
+#ifdef CMR_BENCH_BARE_DRIVER_POOL
+  print_stream_queries(stream);
+#endif
 
   size_t lives[] = {1000, 10000, 100000};
   printf("\n%-24s %20s %20s %20s\n", "live (ns per op)", "1,000 alive", "10,000 alive", "100,000 alive");

@@ -62,6 +62,15 @@ bench_options bench_parse_options(const char *program, const char *description, 
  * cycling 256 B << 0..sizes-1 as the pair table's, after one warm round. */
 double bench_bare_driver_pool_pair_ns(void *pool, cmr_stream stream, long pairs, int sizes);
 
+/* CUDA builds (bench/bare_driver_pool.c): ns per call of the stream queries a
+ * suballocator makes on each allocation and free, on `stream`, through the
+ * runtime and through the driver's entry point, in this order:
+ * cudaStreamIsCapturing, cuStreamIsCapturing, cudaStreamGetId,
+ * cuStreamGetId (bench_stream_queries of them). */
+enum { bench_stream_queries = 4 };
+extern const char *const bench_stream_query_names[bench_stream_queries];
+void bench_stream_query_ns(cmr_stream stream, long calls, double *out);
+
 #ifdef __cplusplus
 }
 #endif

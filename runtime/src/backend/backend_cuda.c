@@ -3,14 +3,16 @@
  * through cmr_cuda_failure, which maps the error and names the call; every
  * call that may wait (allocation and free, synchronization, a copy that may
  * be from pageable memory) is preceded by cmr_before_blocking (lock.h). */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include <cuda.h> /* the driver's pointer attributes, reached through cudaGetDriverEntryPointByVersion */
+#include <cuda.h> /* the driver's functions, reached through cudaGetDriverEntryPointByVersion */
 #include <cuda_runtime_api.h>
 
 #include "backend.h"
+#include "driver_entry.h"
 #include "host_range.h"
 #include "lock.h"
 #include "stream_ids.h"
@@ -125,6 +127,55 @@ cmr_status cmr_backend_pageable_memory_access(bool *out) {
   return cmr_device_flag(cudaDevAttrPageableMemoryAccess, "cudaDevAttrPageableMemoryAccess", out);
 }
 
+/* ---- the driver's stream queries ------------------------------------------------ */
+
+/* cuStreamIsCapturing and cuStreamGetId, called directly: a suballocator
+ * asks the first on every allocation and free, and the second on every one
+ * on a stream cmr did not make, and the runtime's wrappers of them
+ * (cudaStreamIsCapturing, cudaStreamGetId) add their own entry work to a
+ * call that is already about as dear as the rest of a warm pair. Where the
+ * driver has neither, or a direct call fails (no context current for a
+ * per-thread stream, the legacy stream while another captures, no
+ * driver), the runtime's wrapper is asked, and its answer and error are
+ * the ones cmr gives. */
+static struct {
+  pthread_once_t once;
+  __typeof__(&cuStreamIsCapturing) is_capturing;
+  __typeof__(&cuStreamGetId) get_id;
+} cmr_stream_queries = {.once = PTHREAD_ONCE_INIT};
+
+static void cmr_stream_queries_find(void) {
+  char why[160]; /* unused: without them the runtime's wrappers answer */
+  __typeof__(&cuStreamIsCapturing) is_capturing = NULL;
+  __typeof__(&cuStreamGetId) get_id = NULL;
+  if (cmr_driver_entry_find("cuStreamIsCapturing", &is_capturing, sizeof is_capturing, why, sizeof why) ==
+          CMR_SUCCESS &&
+      cmr_driver_entry_find("cuStreamGetId", &get_id, sizeof get_id, why, sizeof why) == CMR_SUCCESS) {
+    cmr_stream_queries.is_capturing = is_capturing;
+    cmr_stream_queries.get_id = get_id;
+  }
+}
+
+/* Whether the driver answered `stream`'s capture status directly. */
+static bool cmr_driver_capture_status(cmr_stream stream, bool *capturing) {
+  pthread_once(&cmr_stream_queries.once, cmr_stream_queries_find);
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (cmr_stream_queries.is_capturing == NULL || cmr_stream_queries.is_capturing(stream, &status) != CUDA_SUCCESS) {
+    return false;
+  }
+  *capturing = status != CU_STREAM_CAPTURE_STATUS_NONE;
+  return true;
+}
+
+/* Whether the driver answered `stream`'s id directly. */
+static bool cmr_driver_stream_id(cmr_stream stream, uint64_t *id) {
+  pthread_once(&cmr_stream_queries.once, cmr_stream_queries_find);
+  unsigned long long found = 0;
+  if (cmr_stream_queries.get_id == NULL || cmr_stream_queries.get_id(stream, &found) != CUDA_SUCCESS) return false;
+  *id = found;
+  return true;
+}
+
 /* ---- streams and copies ---------------------------------------------------------- */
 
 cmr_status cmr_backend_stream_create(unsigned flags, cmr_stream *out) {
@@ -171,7 +222,7 @@ cmr_status cmr_backend_stream_synchronize(cmr_stream stream) {
 }
 
 cmr_status cmr_backend_stream_id(cmr_stream stream, uint64_t *out) {
-  if (cmr_stream_ids_find(stream, out)) return CMR_SUCCESS;
+  if (cmr_stream_ids_find(stream, out) || cmr_driver_stream_id(stream, out)) return CMR_SUCCESS;
   unsigned long long id = 0;
   cudaError_t error = cudaStreamGetId(stream, &id);
   /* Without a driver only the default streams can be named; they are told
@@ -496,19 +547,11 @@ typedef CUresult (*cmr_pointer_attribute_function)(void *data, CUpointer_attribu
 cmr_status cmr_backend_hw_decompress_capable(const void *ptr, bool *out) {
   *out = false;
 #ifdef cudaMemPoolCreateUsageHwDecompress
-  void *function = NULL;
-  enum cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-  cudaError_t error =
-      cudaGetDriverEntryPointByVersion("cuPointerGetAttribute", &function, 12000, cudaEnableDefault, &found);
-  if (error != cudaSuccess) return cmr_cuda_failure(error, "cudaGetDriverEntryPointByVersion(cuPointerGetAttribute)");
-  if (found != cudaDriverEntryPointSuccess || function == NULL) {
-    return cmr_error(CMR_ERROR_UNSUPPORTED,
-                     "cudaGetDriverEntryPointByVersion: the driver has no cuPointerGetAttribute");
-  }
-  /* An entry point is a function's address handed out as a void * (as
-   * dlsym's): copied, not cast, into a function pointer. */
-  cmr_pointer_attribute_function get_attribute;
-  memcpy(&get_attribute, &function, sizeof get_attribute);
+  char why[160];
+  cmr_pointer_attribute_function get_attribute = NULL;
+  cmr_status status =
+      cmr_driver_entry_find("cuPointerGetAttribute", &get_attribute, sizeof get_attribute, why, sizeof why);
+  if (status != CMR_SUCCESS) return cmr_error(status, "%s", why);
   int capable = 0;
   CUresult result = get_attribute(&capable, CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE, (CUdeviceptr)(uintptr_t)ptr);
   if (result != CUDA_SUCCESS) {
@@ -651,6 +694,7 @@ cmr_status cmr_backend_pool_reset_highs(cmr_backend_pool pool) {
 /* ---- stream capture ------------------------------------------------------------ */
 
 cmr_status cmr_backend_stream_capturing(cmr_stream stream, bool *out) {
+  if (cmr_driver_capture_status(stream, out)) return CMR_SUCCESS;
   enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   cudaError_t error = cudaStreamIsCapturing(stream, &capture);
   *out = error == cudaSuccess && capture != cudaStreamCaptureStatusNone;

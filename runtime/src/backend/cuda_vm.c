@@ -5,12 +5,12 @@
  * allocation, mapped and then released (the mapping keeps it alive until
  * cuMemUnmap), so any granule may be decommitted on its own. */
 #include <pthread.h>
-#include <string.h>
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #include "backend.h"
+#include "driver_entry.h"
 #include "lock.h"
 
 #if !CMR_WITH_CUDA
@@ -34,28 +34,10 @@ static struct {
 } cmr_vm = {.once = PTHREAD_ONCE_INIT};
 
 /* One entry point into *slot (a function pointer of the entry's type); false
- * with the reason in cmr_vm.message when the driver has none. */
+ * with the reason in cmr_vm.status and cmr_vm.message when the driver has none. */
 static bool cmr_vm_find(const char *name, void *slot, size_t slot_size) {
-  void *function = NULL;
-  enum cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-  cudaError_t error = cudaGetDriverEntryPointByVersion(name, &function, 12000, cudaEnableDefault, &found);
-  if (error != cudaSuccess) {
-    cmr_vm.status =
-        error == cudaErrorInsufficientDriver || error == cudaErrorNoDevice ? CMR_ERROR_NO_DEVICE : CMR_ERROR_CUDA;
-    snprintf(cmr_vm.message, sizeof cmr_vm.message, "cudaGetDriverEntryPointByVersion(%s): %s", name,
-             cudaGetErrorName(error));
-    (void)cudaGetLastError();
-    return false;
-  }
-  if (found != cudaDriverEntryPointSuccess || function == NULL) {
-    cmr_vm.status = CMR_ERROR_UNSUPPORTED;
-    snprintf(cmr_vm.message, sizeof cmr_vm.message, "cudaGetDriverEntryPointByVersion: the driver has no %s", name);
-    return false;
-  }
-  /* An entry point is a function's address handed out as a void * (as
-   * dlsym's): copied, not cast, into a function pointer. */
-  memcpy(slot, &function, slot_size);
-  return true;
+  cmr_vm.status = cmr_driver_entry_find(name, slot, slot_size, cmr_vm.message, sizeof cmr_vm.message);
+  return cmr_vm.status == CMR_SUCCESS;
 }
 
 #define CMR_VM_FIND(name, field) cmr_vm_find(name, &cmr_vm.field, sizeof cmr_vm.field)

@@ -468,9 +468,12 @@ static __attribute__((noinline)) cmr_status cmr_take_in_capture(cmr_stream_lists
   return cmr_graph_blocks_allocate(&lists->graph, lists->owner, size, alignment, bytes, stream, handed);
 }
 
-/* Whether `stream` is capturing a graph: a backend call on every allocation and free. */
+/* Whether `stream` is capturing a graph: a backend call on every allocation
+ * and free, but for a stream the backend knows without one. */
 static inline __attribute__((always_inline)) cmr_status cmr_capturing(const cmr_stream_lists *lists, cmr_stream stream,
                                                                       bool *out) {
+  *out = false;
+  if (cmr_backend_stream_surely_not_capturing(stream)) return CMR_SUCCESS;
   cmr_status status = cmr_backend_stream_capturing(stream, out);
   return status == CMR_SUCCESS ? status : cmr_error_context(status, "%s", lists->owner);
 }
