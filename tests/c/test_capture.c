@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "backend.h"
+#include "stream_ends.h"
 #include "test_util.h"
 
 enum { KiB = 1024, MiB = 1024 * 1024, launches = 1000 };
@@ -45,6 +46,9 @@ enum { refusing_count = sizeof refusing / sizeof refusing[0] };
 static cmr_stack *stack;
 static cmr_resource_ref ref;
 static cmr_stream capturing, other;
+/* A stream cmr did not make (PyTorch's, CuPy's): its id takes a driver
+ * call, which capture forbids (the host build's token is its value). */
+static const cmr_stream made_elsewhere = (cmr_stream)(uintptr_t)0x7000;
 
 static void make(const char *expression) {
   ck_assert_ok(cmr_stack_parse(expression, &stack));
@@ -55,6 +59,7 @@ static void make(const char *expression) {
 
 static void unmake(void) {
   cmr_backend_host_mark_capturing(capturing, false);
+  cmr_backend_host_mark_capturing(made_elsewhere, false);
   cmr_test_destroy(stack, capturing, other);
 }
 
@@ -301,9 +306,9 @@ END_TEST
 /* PyTorch's way through cmr (torch.cuda.graph over cmr_torch_allocator),
  * for each serving stack: the per-device table's resource, reached by
  * cmr_pluggable_allocate and _deallocate; a tensor on the default stream
- * and a warm-up on a side stream before the capture; then a stream cmr has
- * never seen, marked capturing, whose first allocations come in the
- * capture: one freed there, one kept and freed after it. Nothing capture
+ * and a warm-up on a side stream before the capture; then a stream made
+ * elsewhere that cmr has never seen, marked capturing, whose first
+ * allocations come in the capture: one freed there, one kept and freed after it. Nothing capture
  * forbids is called, and the capture's memory is graph memory. */
 START_TEST(pytorchs_way_through_the_per_device_table) {
   make(serving[_i]);
@@ -317,20 +322,86 @@ START_TEST(pytorchs_way_through_the_per_device_table) {
   }
   unsigned long violations = cmr_backend_host_capture_violations();
   size_t graph = graph_blocks();
-  cmr_backend_host_mark_capturing(capturing, true);
-  void *freed = cmr_pluggable_allocate(block, 0, capturing);
-  void *kept = cmr_pluggable_allocate(block, 0, capturing);
+  cmr_backend_host_mark_capturing(made_elsewhere, true);
+  void *freed = cmr_pluggable_allocate(block, 0, made_elsewhere);
+  void *kept = cmr_pluggable_allocate(block, 0, made_elsewhere);
   ck_assert_msg(freed != NULL && kept != NULL, "%s", cmr_last_error_message());
   ck_assert_uint_eq(graph_blocks(), graph + 2);
-  cmr_pluggable_deallocate(freed, block, 0, capturing);
+  cmr_pluggable_deallocate(freed, block, 0, made_elsewhere);
   ck_assert_uint_eq(cmr_backend_host_capture_violations(), violations);
-  cmr_backend_host_mark_capturing(capturing, false);
+  cmr_backend_host_mark_capturing(made_elsewhere, false);
   cmr_pluggable_deallocate(kept, block, 0, other);
   cmr_pluggable_deallocate(on_default, block, 0, CMR_DEFAULT_STREAM);
   ck_assert_uint_eq(graph_blocks(), graph);
   ck_assert_uint_eq(cmr_backend_host_capture_violations(), violations);
   ck_assert_ok(cmr_reset_per_device_resource_ref(0));
   unmake();
+}
+END_TEST
+
+/* A stream made elsewhere cannot be named inside a capture (its id is a
+ * driver call capture forbids): its frees there of blocks from before the
+ * capture go to a list named by the capture, out of other streams' reach,
+ * and the stream's next call out of capture orders them after its work and
+ * gives them to the others. Over many captures, each with such a free, the
+ * lists do not pile up, nothing forbidden is called, and the blocks are
+ * reused: held memory stays what one capture needs. */
+START_TEST(a_stream_made_elsewhere_frees_into_its_captures_list) {
+  enum { captures = 200 };
+  make(serving[_i]);
+  unsigned long violations = cmr_backend_host_capture_violations();
+  size_t graph = graph_blocks(), records = 0;
+  for (int capture = 0; capture < captures; ++capture) {
+    void *before = take(block, made_elsewhere);
+    cmr_backend_host_mark_capturing(made_elsewhere, true);
+    void *inside = take(block, made_elsewhere);
+    give(before, block, made_elsewhere);
+    void *by_other = take(block, other);
+    ck_assert_ptr_ne(by_other, before); /* the capture's list is out of other streams' reach */
+    give(inside, block, made_elsewhere);
+    give(by_other, block, other);
+    ck_assert_uint_eq(cmr_backend_host_capture_violations(), violations);
+    cmr_backend_host_mark_capturing(made_elsewhere, false);
+    give(take(block, made_elsewhere), block, made_elsewhere); /* seen out of capture */
+    if (capture == 1) records = cmr_stream_ends_list_records();
+  }
+  ck_assert_uint_le(cmr_stream_ends_list_records(), records + 1);
+  ck_assert_uint_eq(graph_blocks(), graph);
+  ck_assert_uint_eq(cmr_backend_host_capture_violations(), violations);
+  unmake();
+}
+END_TEST
+
+/* The simulation itself: a stream made elsewhere is not named in a capture
+ * (cudaStreamGetId is refused and counted), but its capture is, a new id
+ * each time; one cmr made is named by its id all along. */
+START_TEST(a_capturing_stream_is_named_without_a_forbidden_call) {
+  cmr_stream made = NULL;
+  ck_assert_ok(cmr_stream_create(&made));
+  unsigned long violations = cmr_backend_host_capture_violations();
+  uint64_t id = 0, first = 0, second = 0;
+  bool of_capture = true;
+  cmr_backend_host_mark_capturing(made_elsewhere, true);
+  ck_assert_status(cmr_backend_stream_id(made_elsewhere, &id), CMR_ERROR_STREAM_CAPTURE);
+  ck_assert_message_has("cudaStreamGetId");
+  ck_assert_uint_eq(cmr_backend_host_capture_violations(), violations + 1);
+  ck_assert_ok(cmr_backend_stream_id_in_capture(made_elsewhere, &first, &of_capture));
+  ck_assert(of_capture);
+  cmr_backend_host_mark_capturing(made_elsewhere, false);
+  cmr_backend_host_mark_capturing(made_elsewhere, true);
+  ck_assert_ok(cmr_backend_stream_id_in_capture(made_elsewhere, &second, &of_capture));
+  ck_assert(of_capture);
+  ck_assert_uint_ne(first, 0);
+  ck_assert_uint_ne(second, first);
+  cmr_backend_host_mark_capturing(made_elsewhere, false);
+  cmr_backend_host_mark_capturing(made, true);
+  ck_assert_ok(cmr_backend_stream_id_in_capture(made, &first, &of_capture));
+  ck_assert(!of_capture);
+  cmr_backend_host_mark_capturing(made, false);
+  ck_assert_ok(cmr_backend_stream_id(made, &second));
+  ck_assert_uint_eq(first, second);
+  ck_assert_uint_eq(cmr_backend_host_capture_violations(), violations + 1);
+  ck_assert_ok(cmr_stream_destroy(made));
 }
 END_TEST
 
@@ -368,12 +439,14 @@ END_TEST
 static void capture_cases(Suite *suite) {
   TCase *serves = cmr_test_loop_case(suite, "serving", NULL, NULL, serving_count, capture_is_served_from_graph_memory,
                                      a_thousand_captures_leave_nothing, graph_memory_is_freed_after_the_capture,
-                                     a_capture_beside_another_thread, pytorchs_way_through_the_per_device_table);
+                                     a_capture_beside_another_thread, pytorchs_way_through_the_per_device_table,
+                                     a_stream_made_elsewhere_frees_into_its_captures_list);
   tcase_set_timeout(serves, 120);
   cmr_test_loop_case(suite, "refusing", NULL, NULL, refusing_count, refusing_resources_refuse_in_a_capture);
   cmr_test_case(suite, "ordering", NULL, NULL, no_device_synchronization_while_a_stream_captures,
                 an_allocation_too_large_for_graph_memory_gathers_nothing, the_simulation_refuses_what_capture_forbids,
-                a_list_made_in_a_capture_evicts_without_synchronizing, the_status_is_named);
+                a_list_made_in_a_capture_evicts_without_synchronizing,
+                a_capturing_stream_is_named_without_a_forbidden_call, the_status_is_named);
 }
 
 int main(void) { return cmr_test_main_suite("capture", CMR_TEST_ANY_MACHINE, capture_cases); }

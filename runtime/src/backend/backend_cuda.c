@@ -238,13 +238,21 @@ cmr_status cmr_backend_stream_id(cmr_stream stream, uint64_t *out) {
   return CMR_SUCCESS;
 }
 
-cmr_status cmr_backend_stream_id_in_capture(cmr_stream stream, uint64_t *out) {
-  if (cmr_stream_ids_find(stream, out)) return CMR_SUCCESS; /* no driver call to relax for */
-  enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-  cudaError_t exchanged = cudaThreadExchangeStreamCaptureMode(&mode);
-  cmr_status status = cmr_backend_stream_id(stream, out);
-  if (exchanged == cudaSuccess) (void)cudaThreadExchangeStreamCaptureMode(&mode);
-  return status;
+cmr_status cmr_backend_stream_id_in_capture(cmr_stream stream, uint64_t *out, bool *of_capture) {
+  *of_capture = false;
+  if (cmr_stream_ids_find(stream, out)) return CMR_SUCCESS;
+  enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  unsigned long long sequence = 0;
+#if CUDART_VERSION >= 13000
+  cudaError_t error = cudaStreamGetCaptureInfo(stream, &capture, &sequence, NULL, NULL, NULL, NULL);
+#else
+  cudaError_t error = cudaStreamGetCaptureInfo(stream, &capture, &sequence, NULL, NULL, NULL);
+#endif
+  if (error != cudaSuccess) return cmr_cuda_failure(error, "cudaStreamGetCaptureInfo(%p)", (void *)stream);
+  /* A capture that ended since the caller asked leaves 0: a name too, of no capture. */
+  *out = capture == cudaStreamCaptureStatusNone ? 0 : sequence;
+  *of_capture = true;
+  return CMR_SUCCESS;
 }
 
 cmr_backend_stream_kind cmr_backend_stream_kind_of(cmr_stream stream) {

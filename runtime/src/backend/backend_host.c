@@ -182,14 +182,19 @@ static cmr_status cmr_host_injected(cmr_backend_host_call call, const char *name
 }
 
 cmr_status cmr_backend_stream_id(cmr_stream stream, uint64_t *out) {
-  cmr_status status = cmr_host_injected(CMR_BACKEND_HOST_STREAM_ID, "cudaStreamGetId");
+  /* The driver refuses to name a capturing stream, and the capture is lost. */
+  cmr_status status = cmr_host_capture_forbids(CMR_HOST_CAPTURE_STREAM, stream, "cudaStreamGetId");
+  if (status == CMR_SUCCESS) status = cmr_host_injected(CMR_BACKEND_HOST_STREAM_ID, "cudaStreamGetId");
   if (status == CMR_SUCCESS) *out = (uint64_t)(uintptr_t)stream;
   return status;
 }
 
-/* The host build's capture has no modes: the same query. */
-cmr_status cmr_backend_stream_id_in_capture(cmr_stream stream, uint64_t *out) {
-  return cmr_backend_stream_id(stream, out);
+/* As the CUDA build's: a stream cmr_stream_create made (live) is named
+ * without a call, any other by its capture. */
+cmr_status cmr_backend_stream_id_in_capture(cmr_stream stream, uint64_t *out, bool *of_capture) {
+  *of_capture = !cmr_live_streams_contains(stream);
+  *out = *of_capture ? cmr_host_capture_sequence(stream) : (uint64_t)(uintptr_t)stream;
+  return CMR_SUCCESS;
 }
 
 cmr_backend_stream_kind cmr_backend_stream_kind_of(cmr_stream stream) {

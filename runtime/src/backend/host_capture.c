@@ -19,6 +19,8 @@ enum { cmr_host_capturing_most = 64 };
 static struct {
   pthread_mutex_t lock;
   cmr_stream streams[cmr_host_capturing_most]; /* lock held; their count is cmr_host_capturing_streams */
+  uint64_t sequences[cmr_host_capturing_most]; /* each capture's id, as cudaStreamGetCaptureInfo's */
+  uint64_t last_sequence;
   _Atomic unsigned long violations;
   _Atomic size_t graph_blocks, graph_bytes;
 } cmr_host_capture = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -39,12 +41,14 @@ void cmr_backend_host_mark_capturing(cmr_stream stream, bool capturing) {
   if (capturing && slot == cmr_host_capturing_most) {
     if (count < cmr_host_capturing_most) {
       cmr_host_capture.streams[count] = stream;
+      cmr_host_capture.sequences[count] = ++cmr_host_capture.last_sequence;
       atomic_store(&cmr_host_capturing_streams, count + 1);
     } else {
       atomic_fetch_add(&cmr_host_capture.violations, 1);
     }
   } else if (!capturing && slot != cmr_host_capturing_most) {
     cmr_host_capture.streams[slot] = cmr_host_capture.streams[count - 1];
+    cmr_host_capture.sequences[slot] = cmr_host_capture.sequences[count - 1];
     atomic_store(&cmr_host_capturing_streams, count - 1);
   }
   cmr_mutex_unlock(&cmr_host_capture.lock);
@@ -58,6 +62,14 @@ bool cmr_host_stream_in_table(cmr_stream stream) {
   bool marked = cmr_host_capture_slot(stream) != cmr_host_capturing_most;
   cmr_mutex_unlock(&cmr_host_capture.lock);
   return marked;
+}
+
+uint64_t cmr_host_capture_sequence(cmr_stream stream) {
+  cmr_mutex_lock(&cmr_host_capture.lock);
+  size_t slot = cmr_host_capture_slot(stream);
+  uint64_t sequence = slot == cmr_host_capturing_most ? 0 : cmr_host_capture.sequences[slot];
+  cmr_mutex_unlock(&cmr_host_capture.lock);
+  return sequence;
 }
 
 static inline bool cmr_host_stream_marked(cmr_stream stream) {

@@ -17,4 +17,8 @@ typedef enum cmr_host_capture_scope {
  * is marked. */
 cmr_status cmr_host_capture_forbids(cmr_host_capture_scope scope, cmr_stream stream, const char *call);
 
+/* The id of the capture under way on `stream` (cudaStreamGetCaptureInfo's:
+ * each marking of a stream draws a new one), or 0 when it is not marked. */
+uint64_t cmr_host_capture_sequence(cmr_stream stream);
+
 #endif /* CMR_HOST_CAPTURE_H */

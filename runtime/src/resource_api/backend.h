@@ -54,12 +54,14 @@ bool cmr_backend_stream_destroyed(cmr_stream stream);
  * is the token's value: host work is complete when a call returns, so a
  * recycled token cannot be confused with pending work. */
 cmr_status cmr_backend_stream_id(cmr_stream stream, uint64_t *out);
-/* The same for a stream that may be capturing a graph: the driver's query
- * (for a stream cmr did not make) is made in the relaxed capture mode,
- * as a capture in the global or thread-local mode may count it among the
- * calls it forbids and be invalidated by it (the thread's mode is put
- * back after). */
-cmr_status cmr_backend_stream_id_in_capture(cmr_stream stream, uint64_t *out);
+/* A name for a stream that is capturing a graph, found without a call
+ * capture forbids: the driver refuses cudaStreamGetId on a capturing
+ * stream (cudaErrorStreamCaptureUnsupported, in every capture mode) and
+ * the refusal invalidates the capture. A stream cmr made is named by its
+ * id, known without asking (*of_capture false); any other by the id of the
+ * capture sequence under way on it (cudaStreamGetCaptureInfo, which
+ * capture allows; unique in the process), *of_capture true. */
+cmr_status cmr_backend_stream_id_in_capture(cmr_stream stream, uint64_t *out, bool *of_capture);
 /* What kind of stream a handle names, known without asking the driver. */
 typedef enum cmr_backend_stream_kind {
   CMR_BACKEND_STREAM_MADE,              /* one made by cudaStreamCreate (or a host token) */

@@ -64,6 +64,11 @@
  * capture's end is seen only at its stream's next call here (or the end of
  * its key): a stream left unused after a capture keeps its list marked, and
  * the lists as cautious as during a capture, until then.
+ * A stream's id cannot be asked for while it captures (the driver refuses,
+ * and the capture is lost): a stream cmr did not make, capturing, is given
+ * the list of its capture (cmr_backend_stream_id_in_capture), which ends,
+ * as a destroyed stream's list does, at the stream's next allocation or
+ * free out of capture.
  * Thread-safe. */
 #ifndef CMR_STREAM_LISTS_H
 #define CMR_STREAM_LISTS_H

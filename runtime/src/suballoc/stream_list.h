@@ -81,6 +81,9 @@ typedef struct cmr_stream_list {
    * capture"): blocks it freed there have no event yet, and no other
    * stream takes from the list until its stream is seen out of capture. */
   bool capturing;
+  /* For a list keyed by a capture (CMR_CAPTURE_KEY), the stream that
+   * captured, once it was marked capturing; else NULL. */
+  cmr_stream capture_stream;
   /* Cache slots naming this record, plus CMR_RECORD_LET_GO once the lists
    * let it go (it is freed when both are done with it). */
   _Atomic size_t shares;
@@ -106,6 +109,9 @@ struct cmr_stream_lists {
   size_t spare_count;
   size_t evict_at;     /* registering past this many lists drops the cold ones */
   _Atomic size_t dead; /* dead lists not yet recycled */
+  /* Lists keyed by a capture whose stream was not seen out of capture yet:
+   * while there are any, that stream's next call looks for them. */
+  _Atomic size_t capture_keyed;
   /* Free blocks larger than this are never split (SIZE_MAX: every one may be). */
   _Atomic size_t max_split;
   cmr_capture_rule capture;
@@ -125,6 +131,11 @@ struct cmr_stream_lists {
 #define CMR_LEGACY_KEY (UINT64_C(1) << 62)
 #define CMR_SHARED_KEY (UINT64_C(1) << 61)
 #define CMR_DEAD_KEY UINT64_MAX
+/* A list of a stream that was first used here inside a capture, where its
+ * id cannot be asked for (cmr_backend_stream_id_in_capture): keyed by the
+ * capture's id, with this bit, until its stream is next seen out of capture. */
+#define CMR_CAPTURE_KEY (UINT64_C(1) << 60)
+static inline bool cmr_key_of_capture(uint64_t key) { return key >> 60 == 1; }
 
 /* For the few functions of the warm pair (a recent block handed out, a
  * hand-out taken back): inlined into it, so it makes no calls. */
@@ -255,6 +266,12 @@ void cmr_stream_list_let_go_all(cmr_stream_lists *lists);
 size_t cmr_stream_lists_records_allocated(void);
 
 /* ---- ordering and the recent blocks (used by stream_lists.c and the registry) ---- */
+
+/* Ends `list` (the registry and its lock held), its stream gone or seen
+ * for the last time under its key: its frees ordered after `order_on`'s
+ * work where an event can say so, its key dead, for recycling
+ * (cmr_stream_list_recycle_dead). */
+void cmr_stream_list_end(cmr_stream_lists *lists, cmr_stream_list *list, cmr_stream order_on);
 
 /* Lists marked capturing, over every stream_lists of the process (defined
  * in the registry): while there are any, a capture may be under way, and

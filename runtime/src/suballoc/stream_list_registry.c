@@ -121,6 +121,7 @@ static void cmr_list_reset(const cmr_stream_lists *lists, cmr_stream_list *list,
   list->shared = false;
   list->hot = true;
   list->capturing = false;
+  list->capture_stream = NULL;
   cmr_list_unlock(list);
 }
 
@@ -186,6 +187,8 @@ static void cmr_shrink_table(cmr_stream_lists *lists) {
 static cmr_stream_list *cmr_unregister_at(cmr_stream_lists *lists, size_t index) {
   cmr_stream_list *list = lists->lists[index];
   cmr_stream_list_flush_handed(lists, list);
+  if (list->capture_stream != NULL) atomic_fetch_sub(&lists->capture_keyed, 1);
+  list->capture_stream = NULL;
   if (list->key == CMR_DEAD_KEY) atomic_fetch_sub(&lists->dead, 1);
   list->key = CMR_DEAD_KEY;
   if (list->event != NULL) cmr_backend_event_destroy(list->event);
@@ -329,21 +332,27 @@ static void cmr_evict(cmr_stream_lists *lists) {
   lists->evict_at = atomic_load(&lists->count) + (hot > cmr_fewest_evicting ? hot : cmr_fewest_evicting);
 }
 
+void cmr_stream_list_end(cmr_stream_lists *lists, cmr_stream_list *list, cmr_stream order_on) {
+  /* A stream that ended in capture: its frees there are ordered after nothing an event could name now. */
+  if (list->capturing) {
+    cmr_stream_list_unmark_capturing(list);
+    list->unordered = !cmr_list_empty(list);
+  } else if (list->unordered && !cmr_list_empty(list) && atomic_load(&cmr_capturing_lists) == 0) {
+    list->unordered = !cmr_stream_list_record(lists, list, order_on);
+  }
+  cmr_stream_list_flush_handed(lists, list); /* a free on another stream looks in the block map first */
+  if (list->capture_stream != NULL) atomic_fetch_sub(&lists->capture_keyed, 1);
+  list->capture_stream = NULL;
+  list->key = CMR_DEAD_KEY;
+  atomic_fetch_add(&lists->dead, 1);
+}
+
 void cmr_stream_lists_key_ended(cmr_stream_lists *lists, uint64_t key, cmr_stream order_on) {
   cmr_registry_lock(lists);
   cmr_stream_list *list = cmr_find(lists, key);
   if (list != NULL) {
     cmr_list_lock(list);
-    /* A stream that ended in capture: its frees there are ordered after nothing an event could name now. */
-    if (list->capturing) {
-      cmr_stream_list_unmark_capturing(list);
-      list->unordered = !cmr_list_empty(list);
-    } else if (list->unordered && !cmr_list_empty(list) && atomic_load(&cmr_capturing_lists) == 0) {
-      list->unordered = !cmr_stream_list_record(lists, list, order_on);
-    }
-    cmr_stream_list_flush_handed(lists, list); /* a free on another stream looks in the block map first */
-    list->key = CMR_DEAD_KEY;
-    atomic_fetch_add(&lists->dead, 1);
+    cmr_stream_list_end(lists, list, order_on);
     cmr_list_unlock(list);
   }
   CMR_CHECK(cmr_stream_lists_valid_locked, lists, cmr_walked_after_change);

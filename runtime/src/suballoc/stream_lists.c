@@ -37,7 +37,10 @@ static inline __attribute__((always_inline)) cmr_status cmr_key_of_stream(const 
     *key = CMR_LEGACY_KEY;
     return CMR_SUCCESS;
   }
-  cmr_status status = capturing ? cmr_backend_stream_id_in_capture(stream, key) : cmr_backend_stream_id(stream, key);
+  bool of_capture = false;
+  cmr_status status =
+      capturing ? cmr_backend_stream_id_in_capture(stream, key, &of_capture) : cmr_backend_stream_id(stream, key);
+  if (of_capture) *key = CMR_CAPTURE_KEY | (*key & (CMR_CAPTURE_KEY - 1));
   return status == CMR_SUCCESS ? status : cmr_error_context(status, "%s", lists->owner);
 }
 
@@ -188,6 +191,48 @@ static __attribute__((noinline)) void cmr_capture_over(const cmr_stream_lists *l
                                                        cmr_stream stream) {
   cmr_stream_list_unmark_capturing(list);
   if (!cmr_list_empty(list)) cmr_order_after_free(lists, list, stream);
+}
+
+/* Marks `list`, `stream`'s (locked), as seen capturing; a list keyed by
+ * the capture remembers the stream, whose next call out of capture ends it
+ * (cmr_capture_keys_over). */
+static void cmr_mark_capturing(cmr_stream_lists *lists, cmr_stream_list *list, cmr_stream stream) {
+  cmr_stream_list_mark_capturing(list);
+  if (cmr_key_of_capture(list->key) && list->capture_stream == NULL) {
+    list->capture_stream = stream;
+    atomic_fetch_add(&lists->capture_keyed, 1);
+  }
+}
+
+/* `stream` is out of capture: the lists it was given under captures' keys
+ * (its id could not be asked for there) end, as a stream's list does when
+ * the stream is destroyed: their frees ordered after its work, their keys
+ * no stream's again, their blocks for the other streams, and the shared
+ * list's once idle. Out of line: only while such lists exist. */
+static __attribute__((noinline)) void cmr_capture_keys_over(cmr_stream_lists *lists, cmr_stream stream) {
+  cmr_registry_lock(lists);
+  for (size_t i = 0; i < atomic_load(&lists->count); ++i) {
+    cmr_stream_list *list = lists->lists[i];
+    cmr_list_lock(list);
+    if (cmr_key_of_capture(list->key) && list->capture_stream == stream) {
+      cmr_stream_list_unmark_capturing(list); /* its capture is over: the end orders its frees */
+      cmr_stream_list_end(lists, list, stream);
+    }
+    cmr_list_unlock(list);
+  }
+  cmr_registry_unlock(lists);
+  cmr_stream_list_recycle_dead(lists);
+}
+
+/* The key of `stream` at the start of an allocation or a free (no lock
+ * held), whose capture status is known (`capturing`); a stream seen out of
+ * capture ends the lists its captures were given. */
+static inline __attribute__((always_inline)) cmr_status cmr_key_at_entry(cmr_stream_lists *lists, cmr_stream stream,
+                                                                         bool capturing, uint64_t *key) {
+  if (!capturing && __builtin_expect(atomic_load_explicit(&lists->capture_keyed, memory_order_relaxed) != 0, 0)) {
+    cmr_capture_keys_over(lists, stream);
+  }
+  return cmr_key_of_stream(lists, stream, capturing, key);
 }
 
 /* ---- recently freed blocks, and those handed out from a list (its lock held) ---------- */
@@ -447,7 +492,7 @@ static __attribute__((noinline)) cmr_status cmr_take_in_capture(cmr_stream_lists
   atomic_fetch_add(&cmr_capturing_lists, 1);
   cmr_status status = cmr_lock_list(lists, key, &own);
   if (status == CMR_SUCCESS) {
-    cmr_stream_list_mark_capturing(own);
+    cmr_mark_capturing(lists, own, stream);
     cmr_list_unlock(own);
   }
   atomic_fetch_sub(&cmr_capturing_lists, 1);
@@ -486,8 +531,13 @@ cmr_status cmr_stream_lists_take(cmr_stream_lists *lists, cmr_stream stream, siz
   uint64_t key;
   cmr_stream_list *own;
   bool capturing = false;
-  cmr_status status = (flags & CMR_TAKE_HAND_OUT) ? cmr_capturing(lists, stream, &capturing) : CMR_SUCCESS;
-  if (status == CMR_SUCCESS) status = cmr_key_of_stream(lists, stream, capturing, &key);
+  cmr_status status = CMR_SUCCESS;
+  if (flags & CMR_TAKE_HAND_OUT) {
+    status = cmr_capturing(lists, stream, &capturing);
+    if (status == CMR_SUCCESS) status = cmr_key_at_entry(lists, stream, capturing, &key);
+  } else {
+    status = cmr_key_of(lists, stream, &key);
+  }
   if (status == CMR_SUCCESS && __builtin_expect(capturing, 0)) {
     return cmr_take_in_capture(lists, key, stream, size, alignment, bytes, handed);
   }
@@ -597,7 +647,7 @@ static __attribute__((noinline)) cmr_status cmr_allocate_on_stream(const cmr_all
                                                                    size_t alignment, size_t bytes, cmr_stream stream,
                                                                    void **out) {
   uint64_t key;
-  cmr_status status = cmr_key_of(path->lists, stream, &key);
+  cmr_status status = cmr_key_at_entry(path->lists, stream, false, &key);
   if (status != CMR_SUCCESS) {
     *out = NULL;
     return status;
@@ -645,12 +695,12 @@ static __attribute__((noinline)) cmr_status cmr_take_back_graph(cmr_stream_lists
 
 /* A block freed on `stream` into its list (locked); on a capturing stream
  * without an event, the list marked capturing. */
-static CMR_PAIR_PATH void cmr_give_back_locked(const cmr_stream_lists *lists, cmr_stream_list *list, cmr_stream stream,
+static CMR_PAIR_PATH void cmr_give_back_locked(cmr_stream_lists *lists, cmr_stream_list *list, cmr_stream stream,
                                                cmr_block *block, bool capturing) {
   if (__builtin_expect(capturing, 0)) {
     list->hot = true;
     cmr_recent_keep(list, block);
-    cmr_stream_list_mark_capturing(list);
+    cmr_mark_capturing(lists, list, stream);
     return;
   }
   cmr_give_locked(lists, list, stream, block, CMR_GIVEN_FREED);
@@ -719,7 +769,7 @@ static __attribute__((noinline)) cmr_status cmr_take_back_keyed(cmr_stream_lists
   cmr_stream_list *own;
   bool capturing = false;
   cmr_status status = cmr_capturing(lists, stream, &capturing);
-  if (status == CMR_SUCCESS) status = cmr_key_of_stream(lists, stream, capturing, &key);
+  if (status == CMR_SUCCESS) status = cmr_key_at_entry(lists, stream, capturing, &key);
   if (status == CMR_SUCCESS) status = cmr_lock_list(lists, key, &own);
   if (status != CMR_SUCCESS) return status;
   return cmr_take_back_into(lists, own, stream, ptr, bytes, capturing);
@@ -771,7 +821,7 @@ static CMR_PAIR_PATH cmr_status cmr_take_back_keyed_warm(cmr_stream_lists *lists
 static __attribute__((noinline)) cmr_status cmr_take_back_on_stream(cmr_stream_lists *lists, cmr_stream stream,
                                                                     void *ptr, size_t bytes) {
   uint64_t key;
-  cmr_status status = cmr_key_of(lists, stream, &key);
+  cmr_status status = cmr_key_at_entry(lists, stream, false, &key);
   if (status != CMR_SUCCESS) return status;
   return cmr_take_back_keyed_warm(lists, key, stream, ptr, bytes);
 }
