@@ -130,7 +130,14 @@ static cmr_status cmr_records_of(cmr_cuda_async_resource *resource, const char *
 static cmr_status cmr_export_pointer(cmr_cuda_async_resource *pool, void *data, cmr_ipc_descriptor *out) {
   cmr_ipc_records *records;
   cmr_status status = cmr_records_of(pool, "the buffer's resource", &records);
+  /* The driver exports an allocation only from a pool already shared
+   * (cudaMemPoolExportPointer is cudaErrorInvalidValue before the pool's
+   * first export, as the H100 run of 2026-12-07 showed): the pool is
+   * exported, and its descriptor closed, first. */
+  int shared = -1;
+  if (status == CMR_SUCCESS) status = cmr_cuda_async_resource_export_file_descriptor(pool, &shared);
   if (status != CMR_SUCCESS) return status;
+  close(shared);
   status = cmr_backend_pool_export_pointer(data, out->pointer);
   cmr_ipc_record record;
   if (status == CMR_SUCCESS) status = cmr_ipc_records_record(records, data, &record);
