@@ -15,6 +15,7 @@
 
 #include "backend.h"
 #include "stream_ends.h"
+#include "stream_list.h"
 #include "test_util.h"
 
 enum { KiB = 1024, MiB = 1024 * 1024, launches = 1000 };
@@ -372,6 +373,36 @@ START_TEST(a_stream_made_elsewhere_frees_into_its_captures_list) {
 }
 END_TEST
 
+/* More streams made elsewhere capture at once than the lists keep slots
+ * for (cmr_capture_streams_kept): each frees a block from before its capture into its capture's
+ * list, and each list still ends at its stream's next call out of
+ * capture, the lists back to those before. */
+START_TEST(many_streams_made_elsewhere_capture_at_once) {
+  enum { streams = 12 };
+  make("pool(system, initial_pool_size=1MiB)");
+  unsigned long violations = cmr_backend_host_capture_violations();
+  cmr_stream elsewhere[streams];
+  void *before[streams];
+  for (int i = 0; i < streams; ++i) {
+    elsewhere[i] = (cmr_stream)((uintptr_t)made_elsewhere + 16 * (uintptr_t)(i + 1));
+    give(take(KiB, elsewhere[i]), KiB, elsewhere[i]); /* each stream's own list, before */
+    before[i] = take(KiB, elsewhere[i]);
+  }
+  size_t records = cmr_stream_ends_list_records();
+  for (int i = 0; i < streams; ++i) cmr_backend_host_mark_capturing(elsewhere[i], true);
+  for (int i = 0; i < streams; ++i) give(before[i], KiB, elsewhere[i]);
+  ck_assert_uint_eq(cmr_stream_ends_list_records(), records + streams); /* one list per capture */
+  for (int i = 0; i < streams; ++i) cmr_backend_host_mark_capturing(elsewhere[i], false);
+  for (int i = 0; i < streams; ++i) give(take(KiB, elsewhere[i]), KiB, elsewhere[i]);
+  /* Ended and recycled: their blocks in the shared list (made now), their
+   * records kept as spares (at most cmr_spares_kept) or let go. */
+  ck_assert_uint_eq(atomic_load(&cmr_capturing_lists), 0);
+  ck_assert_uint_le(cmr_stream_ends_list_records(), records + 1 + cmr_spares_kept);
+  ck_assert_uint_eq(cmr_backend_host_capture_violations(), violations);
+  unmake();
+}
+END_TEST
+
 /* The simulation itself: a stream made elsewhere is not named in a capture
  * (cudaStreamGetId is refused and counted), but its capture is, a new id
  * each time; one cmr made is named by its id all along. */
@@ -446,7 +477,8 @@ static void capture_cases(Suite *suite) {
   cmr_test_case(suite, "ordering", NULL, NULL, no_device_synchronization_while_a_stream_captures,
                 an_allocation_too_large_for_graph_memory_gathers_nothing, the_simulation_refuses_what_capture_forbids,
                 a_list_made_in_a_capture_evicts_without_synchronizing,
-                a_capturing_stream_is_named_without_a_forbidden_call, the_status_is_named);
+                a_capturing_stream_is_named_without_a_forbidden_call, many_streams_made_elsewhere_capture_at_once,
+                the_status_is_named);
 }
 
 int main(void) { return cmr_test_main_suite("capture", CMR_TEST_ANY_MACHINE, capture_cases); }

@@ -90,6 +90,8 @@ typedef struct cmr_stream_list {
   struct cmr_stream_list *next_spare;
 } cmr_stream_list;
 
+enum { cmr_capture_streams_kept = 8 };
+
 struct cmr_stream_lists {
   const char *owner;
   cmr_fit fit;
@@ -109,9 +111,13 @@ struct cmr_stream_lists {
   size_t spare_count;
   size_t evict_at;     /* registering past this many lists drops the cold ones */
   _Atomic size_t dead; /* dead lists not yet recycled */
-  /* Lists keyed by a capture whose stream was not seen out of capture yet:
-   * while there are any, that stream's next call looks for them. */
+  /* Lists keyed by a capture whose stream was not seen out of capture yet,
+   * and (the first few of) those streams: a call on one of them, out of
+   * capture, ends their lists. A stream past the slots sets the overflow,
+   * and then every call looks, until no such list is left. */
   _Atomic size_t capture_keyed;
+  _Atomic uintptr_t capture_streams[cmr_capture_streams_kept];
+  _Atomic bool capture_streams_overflow;
   /* Free blocks larger than this are never split (SIZE_MAX: every one may be). */
   _Atomic size_t max_split;
   cmr_capture_rule capture;

@@ -201,7 +201,26 @@ static void cmr_mark_capturing(cmr_stream_lists *lists, cmr_stream_list *list, c
   if (cmr_key_of_capture(list->key) && list->capture_stream == NULL) {
     list->capture_stream = stream;
     atomic_fetch_add(&lists->capture_keyed, 1);
+    uintptr_t wanted = (uintptr_t)stream;
+    for (size_t i = 0; i < cmr_capture_streams_kept; ++i) {
+      uintptr_t empty = 0;
+      if (atomic_load(&lists->capture_streams[i]) == wanted ||
+          atomic_compare_exchange_strong(&lists->capture_streams[i], &empty, wanted)) {
+        return;
+      }
+    }
+    atomic_store(&lists->capture_streams_overflow, true);
   }
+}
+
+/* Whether `stream` may have lists keyed by its captures (capture_keyed is
+ * not 0): it is in a slot, or the slots overflowed. */
+static bool cmr_capture_keyed_stream(cmr_stream_lists *lists, cmr_stream stream) {
+  if (atomic_load_explicit(&lists->capture_streams_overflow, memory_order_relaxed)) return true;
+  for (size_t i = 0; i < cmr_capture_streams_kept; ++i) {
+    if (atomic_load_explicit(&lists->capture_streams[i], memory_order_relaxed) == (uintptr_t)stream) return true;
+  }
+  return false;
 }
 
 /* `stream` is out of capture: the lists it was given under captures' keys
@@ -215,11 +234,22 @@ static __attribute__((noinline)) void cmr_capture_keys_over(cmr_stream_lists *li
     cmr_stream_list *list = lists->lists[i];
     cmr_list_lock(list);
     if (cmr_key_of_capture(list->key) && list->capture_stream == stream) {
-      cmr_stream_list_unmark_capturing(list); /* its capture is over: the end orders its frees */
+      /* Its capture is over: its frees are ordered after the stream's work
+       * by an event, which a stream out of capture may record while other
+       * streams capture (a list's end records one only while none does). */
+      cmr_stream_list_unmark_capturing(list);
+      if (!cmr_list_empty(list)) list->unordered = !cmr_stream_list_record(lists, list, stream);
       cmr_stream_list_end(lists, list, stream);
     }
     cmr_list_unlock(list);
   }
+  /* Under the registry, which every end of such a list holds: no list of
+   * the stream is left, nor, once the count is 0, of any stream. */
+  for (size_t i = 0; i < cmr_capture_streams_kept; ++i) {
+    uintptr_t held = (uintptr_t)stream;
+    atomic_compare_exchange_strong(&lists->capture_streams[i], &held, 0);
+  }
+  if (atomic_load(&lists->capture_keyed) == 0) atomic_store(&lists->capture_streams_overflow, false);
   cmr_registry_unlock(lists);
   cmr_stream_list_recycle_dead(lists);
 }
@@ -229,7 +259,8 @@ static __attribute__((noinline)) void cmr_capture_keys_over(cmr_stream_lists *li
  * capture ends the lists its captures were given. */
 static inline __attribute__((always_inline)) cmr_status cmr_key_at_entry(cmr_stream_lists *lists, cmr_stream stream,
                                                                          bool capturing, uint64_t *key) {
-  if (!capturing && __builtin_expect(atomic_load_explicit(&lists->capture_keyed, memory_order_relaxed) != 0, 0)) {
+  if (!capturing && __builtin_expect(atomic_load_explicit(&lists->capture_keyed, memory_order_relaxed) != 0, 0) &&
+      cmr_capture_keyed_stream(lists, stream)) {
     cmr_capture_keys_over(lists, stream);
   }
   return cmr_key_of_stream(lists, stream, capturing, key);
