@@ -373,6 +373,31 @@ START_TEST(a_stream_made_elsewhere_frees_into_its_captures_list) {
 }
 END_TEST
 
+/* A stream made elsewhere captured again and again, never used out of
+ * capture between (as PyTorch's capture stream, graph after graph): each
+ * capture's list ends when the next capture begins, so the lists stay as
+ * cautious as one capture makes them, not as many, and do not pile up. */
+START_TEST(a_stream_captured_again_ends_its_earlier_captures_lists) {
+  enum { captures = 100 };
+  make("pool(system, initial_pool_size=1MiB)");
+  unsigned long violations = cmr_backend_host_capture_violations();
+  size_t graph = graph_blocks(), records = cmr_stream_ends_list_records();
+  for (int capture = 0; capture < captures; ++capture) {
+    cmr_backend_host_mark_capturing(made_elsewhere, false); /* the last capture ends, the next begins */
+    cmr_backend_host_mark_capturing(made_elsewhere, true);
+    give(take(KiB, made_elsewhere), KiB, made_elsewhere);
+    ck_assert_uint_eq(atomic_load(&cmr_capturing_lists), 1);
+  }
+  ck_assert_uint_le(cmr_stream_ends_list_records(), records + 1 + cmr_spares_kept);
+  cmr_backend_host_mark_capturing(made_elsewhere, false);
+  give(take(KiB, made_elsewhere), KiB, made_elsewhere); /* out of capture: the last capture's list ends */
+  ck_assert_uint_eq(atomic_load(&cmr_capturing_lists), 0);
+  ck_assert_uint_eq(graph_blocks(), graph);
+  ck_assert_uint_eq(cmr_backend_host_capture_violations(), violations);
+  unmake();
+}
+END_TEST
+
 /* More streams made elsewhere capture at once than the lists keep slots
  * for (cmr_capture_streams_kept): each frees a block from before its capture into its capture's
  * list, and each list still ends at its stream's next call out of
@@ -478,7 +503,7 @@ static void capture_cases(Suite *suite) {
                 an_allocation_too_large_for_graph_memory_gathers_nothing, the_simulation_refuses_what_capture_forbids,
                 a_list_made_in_a_capture_evicts_without_synchronizing,
                 a_capturing_stream_is_named_without_a_forbidden_call, many_streams_made_elsewhere_capture_at_once,
-                the_status_is_named);
+                a_stream_captured_again_ends_its_earlier_captures_lists, the_status_is_named);
 }
 
 int main(void) { return cmr_test_main_suite("capture", CMR_TEST_ANY_MACHINE, capture_cases); }

@@ -68,7 +68,8 @@
  * and the capture is lost): a stream cmr did not make, capturing, is given
  * the list of its capture (cmr_backend_stream_id_in_capture), which ends,
  * as a destroyed stream's list does, at the stream's next allocation or
- * free out of capture.
+ * free out of capture, or at its next capture (its frees there then wait
+ * for a device synchronization: no event could be recorded).
  * Thread-safe. */
 #ifndef CMR_STREAM_LISTS_H
 #define CMR_STREAM_LISTS_H

@@ -195,7 +195,7 @@ static __attribute__((noinline)) void cmr_capture_over(const cmr_stream_lists *l
 
 /* Marks `list`, `stream`'s (locked), as seen capturing; a list keyed by
  * the capture remembers the stream, whose next call out of capture ends it
- * (cmr_capture_keys_over). */
+ * (cmr_capture_keys_end). */
 static void cmr_mark_capturing(cmr_stream_lists *lists, cmr_stream_list *list, cmr_stream stream) {
   cmr_stream_list_mark_capturing(list);
   if (cmr_key_of_capture(list->key) && list->capture_stream == NULL) {
@@ -223,29 +223,34 @@ static bool cmr_capture_keyed_stream(cmr_stream_lists *lists, cmr_stream stream)
   return false;
 }
 
-/* `stream` is out of capture: the lists it was given under captures' keys
- * (its id could not be asked for there) end, as a stream's list does when
- * the stream is destroyed: their frees ordered after its work, their keys
- * no stream's again, their blocks for the other streams, and the shared
- * list's once idle. Out of line: only while such lists exist. */
-static __attribute__((noinline)) void cmr_capture_keys_over(cmr_stream_lists *lists, cmr_stream stream) {
+/* Ends the lists `stream` was given under captures' keys (its id could not
+ * be asked for there), as a stream's list ends when the stream is
+ * destroyed: their keys no stream's again, their blocks for the other
+ * streams, and the shared list's once idle. With `keep` 0 the stream is
+ * out of capture, and an event it records orders their frees after its
+ * work (which it may record while other streams capture; a list's end
+ * records one only while none does). Else it captures again, under `keep`:
+ * the earlier captures are over, but no event can be recorded on it now,
+ * so their frees wait for a device synchronization (unordered). Out of
+ * line: only while such lists exist. */
+static __attribute__((noinline)) void cmr_capture_keys_end(cmr_stream_lists *lists, cmr_stream stream, uint64_t keep) {
   cmr_registry_lock(lists);
   for (size_t i = 0; i < atomic_load(&lists->count); ++i) {
     cmr_stream_list *list = lists->lists[i];
     cmr_list_lock(list);
-    if (cmr_key_of_capture(list->key) && list->capture_stream == stream) {
-      /* Its capture is over: its frees are ordered after the stream's work
-       * by an event, which a stream out of capture may record while other
-       * streams capture (a list's end records one only while none does). */
-      cmr_stream_list_unmark_capturing(list);
-      if (!cmr_list_empty(list)) list->unordered = !cmr_stream_list_record(lists, list, stream);
+    if (cmr_key_of_capture(list->key) && list->key != keep && list->capture_stream == stream) {
+      if (keep == 0) {
+        cmr_stream_list_unmark_capturing(list);
+        if (!cmr_list_empty(list)) list->unordered = !cmr_stream_list_record(lists, list, stream);
+      }
       cmr_stream_list_end(lists, list, stream);
     }
     cmr_list_unlock(list);
   }
-  /* Under the registry, which every end of such a list holds: no list of
-   * the stream is left, nor, once the count is 0, of any stream. */
-  for (size_t i = 0; i < cmr_capture_streams_kept; ++i) {
+  /* Under the registry, which every end of such a list holds: out of
+   * capture, no list of the stream is left, nor, once the count is 0, of
+   * any stream. */
+  for (size_t i = 0; keep == 0 && i < cmr_capture_streams_kept; ++i) {
     uintptr_t held = (uintptr_t)stream;
     atomic_compare_exchange_strong(&lists->capture_streams[i], &held, 0);
   }
@@ -254,15 +259,18 @@ static __attribute__((noinline)) void cmr_capture_keys_over(cmr_stream_lists *li
   cmr_stream_list_recycle_dead(lists);
 }
 
+/* Whether `stream` may have lists under its captures' keys. */
+static inline __attribute__((always_inline)) bool cmr_capture_keyed_here(cmr_stream_lists *lists, cmr_stream stream) {
+  return __builtin_expect(atomic_load_explicit(&lists->capture_keyed, memory_order_relaxed) != 0, 0) &&
+         cmr_capture_keyed_stream(lists, stream);
+}
+
 /* The key of `stream` at the start of an allocation or a free (no lock
  * held), whose capture status is known (`capturing`); a stream seen out of
  * capture ends the lists its captures were given. */
 static inline __attribute__((always_inline)) cmr_status cmr_key_at_entry(cmr_stream_lists *lists, cmr_stream stream,
                                                                          bool capturing, uint64_t *key) {
-  if (!capturing && __builtin_expect(atomic_load_explicit(&lists->capture_keyed, memory_order_relaxed) != 0, 0) &&
-      cmr_capture_keyed_stream(lists, stream)) {
-    cmr_capture_keys_over(lists, stream);
-  }
+  if (!capturing && cmr_capture_keyed_here(lists, stream)) cmr_capture_keys_end(lists, stream, 0);
   return cmr_key_of_stream(lists, stream, capturing, key);
 }
 
@@ -521,6 +529,9 @@ static __attribute__((noinline)) cmr_status cmr_take_in_capture(cmr_stream_lists
    * the capture gets a list made for it, and making one may evict, whose
    * device synchronization must not come while a capture is under way. */
   atomic_fetch_add(&cmr_capturing_lists, 1);
+  /* A stream made elsewhere capturing again, never seen out of capture
+   * since its last capture: that capture's lists end now. */
+  if (cmr_key_of_capture(key) && cmr_capture_keyed_here(lists, stream)) cmr_capture_keys_end(lists, stream, key);
   cmr_status status = cmr_lock_list(lists, key, &own);
   if (status == CMR_SUCCESS) {
     cmr_mark_capturing(lists, own, stream);
