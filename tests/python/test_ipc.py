@@ -165,7 +165,8 @@ def test_an_import_in_the_exporting_process_is_refused_on_a_gpu():
 
 @needs_gpu
 def test_a_freed_exporter_is_reported_to_the_importer():
-    buffer = exporting_buffer(cmr.mr.CudaAsyncMemoryResource(enable_ipc=True))
+    mr = cmr.mr.CudaAsyncMemoryResource(enable_ipc=True)  # kept: the buffer alone goes
+    buffer = exporting_buffer(mr)
     descriptor = buffer.export_ipc()
     del buffer
     capi.cmr_stream_synchronize(0)

@@ -22,14 +22,24 @@ REPLAYS = 1000
 
 
 @pytest.fixture(scope="module")
-def counted_pool():
+def torch_over_cmr():
+    """PyTorch's allocator is cmr's for the whole process (it is taken once,
+    before any tensor); the counted pool is what cmr serves it from."""
     if not torch.cuda.is_available():
         pytest.skip("PyTorch sees no GPU")
     from cmr.allocators.torch import cmr_torch_allocator
     stats = mr.StatisticsResourceAdaptor(mr.PoolMemoryResource(mr.CudaMemoryResource(), initial_pool_size=1 << 26))
     mr.set_current_device_resource(stats)
-    torch.cuda.memory.change_current_allocator(cmr_torch_allocator)  # before any tensor of this process
+    torch.cuda.memory.change_current_allocator(cmr_torch_allocator)
     return stats
+
+
+@pytest.fixture
+def counted_pool(torch_over_cmr):
+    """The device's resource again for each test: conftest's autouse fixture
+    puts the default one back after every test."""
+    mr.set_current_device_resource(torch_over_cmr)
+    return torch_over_cmr
 
 
 @needs_gpu
