@@ -39,9 +39,6 @@ if [[ -n $only ]]; then
   exit $((failures > 0))
 fi
 step ctest ctest --test-dir "$build" --output-on-failure -j 14 --timeout 300
-# bench.fragmentation's table, kept: on the GPU that one test is most of the
-# ctest step (474 s of 483 on an H100), and its ns/op column says where.
-cp "$build/bench-fragmentation/fragmentation.txt" "$out/ctest_fragmentation.txt" 2>/dev/null || true
 step demo "$build/cmr-demo"
 step ordering_without_waits bash tests/gpu/ordering_without_waits.sh "${args[@]}"
 if ((tests_only)); then
