@@ -168,6 +168,27 @@ START_TEST(graph_memory_is_freed_after_the_capture) {
 }
 END_TEST
 
+/* Graph memory a capture left allocated exists only once its graph has
+ * launched: freed while the graph never launched (the driver finds
+ * nothing there), the free succeeds and the resource forgets the block, so
+ * it is not counted as held for ever; a second free of it is refused. */
+START_TEST(the_output_of_a_graph_never_launched_is_forgotten) {
+  make(serving[_i]);
+  size_t graph = graph_blocks();
+  cmr_backend_host_mark_capturing(capturing, true);
+  void *kept = take(block, capturing);
+  cmr_backend_host_mark_capturing(capturing, false);
+  cmr_backend_host_graphs_never_launched(true);
+  cmr_status freed = cmr_deallocate(ref, kept, block, other);
+  cmr_backend_host_graphs_never_launched(false);
+  ck_assert_msg(freed == CMR_SUCCESS, "%s", cmr_last_error_message());
+  ck_assert_uint_eq(graph_blocks(), graph);
+  cmr_status again = cmr_deallocate(ref, kept, block, other);
+  ck_assert(again == CMR_ERROR_INVALID_ARGUMENT || again == CMR_ERROR_UNKNOWN_POINTER);
+  unmake();
+}
+END_TEST
+
 /* capture = refuse: CMR_ERROR_STREAM_CAPTURE, with a message; frees of
  * memory from before the capture are served; another stream is served. */
 START_TEST(refusing_resources_refuse_in_a_capture) {
@@ -499,7 +520,8 @@ END_TEST
 static void capture_cases(Suite *suite) {
   TCase *serves = cmr_test_loop_case(suite, "serving", NULL, NULL, serving_count, capture_is_served_from_graph_memory,
                                      a_thousand_captures_leave_nothing, graph_memory_is_freed_after_the_capture,
-                                     a_capture_beside_another_thread, pytorchs_way_through_the_per_device_table,
+                                     the_output_of_a_graph_never_launched_is_forgotten, a_capture_beside_another_thread,
+                                     pytorchs_way_through_the_per_device_table,
                                      a_stream_made_elsewhere_frees_into_its_captures_list);
   tcase_set_timeout(serves, 120);
   cmr_test_loop_case(suite, "refusing", NULL, NULL, refusing_count, refusing_resources_refuse_in_a_capture);

@@ -733,7 +733,18 @@ cmr_status cmr_backend_graph_alloc(size_t bytes, cmr_stream stream, void **out) 
   return cmr_cuda_failure(error, "cudaMallocAsync(%zu bytes, stream %p)", bytes, (void *)stream);
 }
 
-cmr_status cmr_backend_graph_free(void *ptr, cmr_stream stream) { return cmr_backend_pool_free(ptr, stream); }
+cmr_status cmr_backend_graph_free(void *ptr, cmr_stream stream) {
+  cudaError_t error = cudaFreeAsync(ptr, stream);
+  if (error == cudaErrorInvalidValue) { /* memory a graph keeps, but its graph never launched */
+    (void)cudaGetLastError();
+    return cmr_error(CMR_ERROR_UNKNOWN_POINTER,
+                     "cudaFreeAsync(%p, stream %p): cudaErrorInvalidValue: no allocation there (graph memory whose "
+                     "graph never launched)",
+                     ptr, (void *)stream);
+  }
+  return error == cudaSuccess ? CMR_SUCCESS
+                              : cmr_cuda_failure(error, "cudaFreeAsync(%p, stream %p)", ptr, (void *)stream);
+}
 
 unsigned cmr_backend_graph_memory_properties(void) { return CMR_PROPERTY_DEVICE_ACCESSIBLE; }
 /* ---- a pool's attributes after creation, the device's own pools, host pools ---------- */

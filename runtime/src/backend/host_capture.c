@@ -23,6 +23,7 @@ static struct {
   uint64_t last_sequence;
   _Atomic unsigned long violations;
   _Atomic size_t graph_blocks, graph_bytes;
+  atomic_bool never_launched; /* cmr_backend_host_graphs_never_launched */
 } cmr_host_capture = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Marked streams: written with the lock held, read without it. */
@@ -110,12 +111,21 @@ cmr_status cmr_backend_graph_alloc(size_t bytes, cmr_stream stream, void **out) 
   return CMR_SUCCESS;
 }
 
+void cmr_backend_host_graphs_never_launched(bool never) { atomic_store(&cmr_host_capture.never_launched, never); }
+
+/* The simulation's stand-in memory goes either way; while its graphs are
+ * ones that never launched, the answer is the driver's: nothing was there. */
 cmr_status cmr_backend_graph_free(void *ptr, cmr_stream stream) {
-  (void)stream;
   char *base = (char *)ptr - cmr_host_graph_header;
   atomic_fetch_sub(&cmr_host_capture.graph_blocks, 1);
   atomic_fetch_sub(&cmr_host_capture.graph_bytes, *(size_t *)base);
   free(base);
+  if (atomic_load(&cmr_host_capture.never_launched)) {
+    return cmr_error(CMR_ERROR_UNKNOWN_POINTER,
+                     "cudaFreeAsync(%p, stream %p): cudaErrorInvalidValue: no allocation there (simulated: its graph "
+                     "never launched)",
+                     ptr, (void *)stream);
+  }
   return CMR_SUCCESS;
 }
 

@@ -145,7 +145,10 @@ static inline bool cmr_backend_stream_surely_not_capturing(cmr_stream stream) {
  * the host build, host memory (counted: cmr_backend_host_graph_memory). */
 cmr_status cmr_backend_graph_alloc(size_t bytes, cmr_stream stream, void **out);
 /* Frees memory of cmr_backend_graph_alloc, ordered on `stream` (a free node
- * when `stream` is capturing): cudaFreeAsync. */
+ * when `stream` is capturing): cudaFreeAsync. Memory a graph keeps (does
+ * not free in it) exists only once the graph has launched: freed after the
+ * capture while the graph never launched, there is nothing at `ptr`, which
+ * the driver answers cudaErrorInvalidValue and this CMR_ERROR_UNKNOWN_POINTER. */
 cmr_status cmr_backend_graph_free(void *ptr, cmr_stream stream);
 /* What graph memory is (CMR_PROPERTY_* bits): device memory in the CUDA
  * build, host memory every simulated device reaches in the host build. */
@@ -164,6 +167,10 @@ void cmr_backend_host_mark_capturing(cmr_stream stream, bool capturing);
 unsigned long cmr_backend_host_capture_violations(void);
 /* Blocks of cmr_backend_graph_alloc not yet freed, and their bytes. */
 void cmr_backend_host_graph_memory(size_t *blocks, size_t *bytes);
+/* While `never` holds, graph memory is freed as after graphs that never
+ * launched: each free finds nothing there (CMR_ERROR_UNKNOWN_POINTER), as
+ * the driver's does. */
+void cmr_backend_host_graphs_never_launched(bool never);
 /* How many ordering calls the host backend has answered, process-wide. */
 typedef struct cmr_backend_host_counts {
   unsigned long event_records;
