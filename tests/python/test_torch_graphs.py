@@ -94,3 +94,20 @@ def test_tensors_made_before_the_capture_are_freed_in_it(counted_pool):
     del again
     torch.cuda.synchronize()
     assert counted_pool.allocation_counts.current_bytes < held_before
+
+
+@needs_gpu
+def test_the_output_of_a_graph_never_launched_is_forgotten(counted_pool, capfd):
+    static_input = torch.ones(ELEMENTS, device="cuda")
+    torch.cuda.synchronize()
+    held_before = counted_pool.allocation_counts.current_bytes
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        static_output = static_input * 2  # graph memory the graph keeps
+    assert counted_pool.allocation_counts.current_bytes > held_before
+    del graph  # never launched: its output was never backed by memory
+    torch.cuda.synchronize()
+    del static_output  # the driver finds nothing to free; cmr forgets the block
+    torch.cuda.synchronize()
+    assert counted_pool.allocation_counts.current_bytes == held_before
+    assert "cmr_pluggable_deallocate" not in capfd.readouterr().err  # no free reported lost
