@@ -58,7 +58,7 @@ cmr_status cmr_graph_blocks_free(cmr_graph_blocks *graph, const char *owner, voi
     /* Memory this handed out, which the driver does not hold: its graph
      * kept it but never launched, so nothing was ever there. Forgotten, or
      * it would count as held for ever. */
-    cmr_log(CMR_LOG_INFO, "%s: %p (%zu bytes), kept by a graph that never launched: nothing to free", owner, ptr,
+    cmr_log(CMR_LOG_DEBUG, "%s: %p (%zu bytes), kept by a graph that never launched: nothing to free", owner, ptr,
             bytes);
     status = CMR_SUCCESS;
   }
