@@ -14,10 +14,9 @@ if(CMR_BUILD_TESTS)
                    ${PROJECT_BINARY_DIR}/bench-fragmentation --cap-ratio 1.1)
   # The CUDA build's streams need a device: there it is a GPU test (77 without one).
   # It runs alone there: its cuda_async and expandable rows call the driver's
-  # pool and virtual-memory mapping for every operation, and beside a dozen
-  # other GPU test processes those calls wait on the GPU's time slicing (the
-  # test took 474 s of a parallel ctest on the H100, seconds alone in
-  # bench/fragmentation/run_gpu.sh).
+  # pool and virtual-memory mapping for every operation, and beside other
+  # GPU test processes those calls wait on the GPU's time slicing (minutes
+  # instead of seconds).
   if(CMR_USE_CUDA)
     set_tests_properties(bench.fragmentation PROPERTIES LABELS "bench;gpu" RUN_SERIAL TRUE)
   else()

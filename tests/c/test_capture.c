@@ -70,12 +70,26 @@ static size_t graph_blocks(void) {
   return blocks;
 }
 
+/* What a case found when it began: the forbidden calls made so far, the
+ * graph memory, and the lists marked capturing (process-wide: what earlier
+ * cases of the process left). */
+typedef struct baseline {
+  unsigned long violations;
+  size_t graph, marked;
+} baseline;
+
+static baseline counted(void) {
+  return (baseline){cmr_backend_host_capture_violations(), graph_blocks(), atomic_load(&cmr_capturing_lists)};
+}
+
 /* The end of a case: the graph memory it began with, no call capture
- * forbids since `violations`, and the stack and streams gone. */
-static void unmake_after(size_t graph, unsigned long violations) {
-  ck_assert_uint_eq(graph_blocks(), graph);
-  ck_assert_uint_eq(cmr_backend_host_capture_violations(), violations);
+ * forbids since it began, and, the stack and streams gone, none of their
+ * lists left marked capturing. */
+static void unmake_after(baseline was) {
+  ck_assert_uint_eq(graph_blocks(), was.graph);
+  ck_assert_uint_eq(cmr_backend_host_capture_violations(), was.violations);
   unmake();
+  ck_assert_uint_eq(atomic_load(&cmr_capturing_lists), was.marked);
 }
 
 static void *take(size_t bytes, cmr_stream stream) {
@@ -99,34 +113,32 @@ static cmr_backend_host_counts counts(void) {
  * stream's again after it. No ordering call is made in the capture. */
 START_TEST(capture_is_served_from_graph_memory) {
   make(serving[_i]);
-  unsigned long violations = cmr_backend_host_capture_violations();
-  size_t graph = graph_blocks();
+  baseline was = counted();
   void *before = take(block, capturing);
   cmr_backend_host_mark_capturing(capturing, true);
   cmr_backend_host_counts at_start = counts();
 
   void *inside = take(block, capturing);
   ck_assert_ptr_ne(inside, before);
-  ck_assert_uint_eq(graph_blocks(), graph + 1);
+  ck_assert_uint_eq(graph_blocks(), was.graph + 1);
   give(before, block, capturing); /* allocated before the capture */
   void *elsewhere = take(block, other);
   ck_assert_ptr_ne(elsewhere, before); /* the capturing stream's list is out of other's reach */
   give(inside, block, capturing);
-  ck_assert_uint_eq(graph_blocks(), graph);
+  ck_assert_uint_eq(graph_blocks(), was.graph);
   give(elsewhere, block, other);
 
   cmr_backend_host_counts at_end = counts();
   ck_assert_uint_eq(at_end.event_records, at_start.event_records);
   ck_assert_uint_eq(at_end.device_synchronizes, at_start.device_synchronizes);
   ck_assert_uint_eq(at_end.event_synchronizes, at_start.event_synchronizes);
-  ck_assert_uint_eq(cmr_backend_host_capture_violations(), violations);
+  ck_assert_uint_eq(cmr_backend_host_capture_violations(), was.violations);
 
   cmr_backend_host_mark_capturing(capturing, false);
   void *after = take(block, capturing);
-  ck_assert_uint_eq(graph_blocks(), graph); /* out of capture: the lists again */
+  ck_assert_uint_eq(graph_blocks(), was.graph); /* out of capture: the lists again */
   give(after, block, capturing);
-  ck_assert_uint_eq(cmr_backend_host_capture_violations(), violations);
-  unmake();
+  unmake_after(was);
 }
 END_TEST
 
@@ -135,8 +147,7 @@ END_TEST
  * behind and make no forbidden call. */
 START_TEST(a_thousand_captures_leave_nothing) {
   make(serving[_i]);
-  unsigned long violations = cmr_backend_host_capture_violations();
-  size_t graph = graph_blocks();
+  baseline was = counted();
   for (int launch = 0; launch < launches; ++launch) {
     cmr_backend_host_mark_capturing(capturing, true);
     void *a = take(block, capturing), *b = take(block / 2, capturing);
@@ -145,7 +156,7 @@ START_TEST(a_thousand_captures_leave_nothing) {
     cmr_backend_host_mark_capturing(capturing, false);
     give(take(block, capturing), block, capturing); /* the stream out of capture, between launches */
   }
-  unmake_after(graph, violations);
+  unmake_after(was);
 }
 END_TEST
 
@@ -164,15 +175,14 @@ static void *kept_by_a_capture(void) {
  * another stream; a free of it with another size frees nothing. */
 START_TEST(graph_memory_is_freed_after_the_capture) {
   make(serving[_i]);
-  size_t graph = graph_blocks();
+  baseline was = counted();
   void *kept = kept_by_a_capture();
   /* binning routes the other size to another bin, which never handed it out */
   cmr_status wrong = cmr_deallocate(ref, kept, block / 2, other);
   ck_assert(wrong == CMR_ERROR_INVALID_ARGUMENT || wrong == CMR_ERROR_UNKNOWN_POINTER);
-  ck_assert_uint_eq(graph_blocks(), graph + 1);
+  ck_assert_uint_eq(graph_blocks(), was.graph + 1);
   give(kept, block, other);
-  ck_assert_uint_eq(graph_blocks(), graph);
-  unmake();
+  unmake_after(was);
 }
 END_TEST
 
@@ -182,16 +192,16 @@ END_TEST
  * it is not counted as held for ever; a second free of it is refused. */
 START_TEST(the_output_of_a_graph_never_launched_is_forgotten) {
   make(serving[_i]);
-  size_t graph = graph_blocks();
+  baseline was = counted();
   void *kept = kept_by_a_capture();
   cmr_backend_host_graphs_never_launched(true);
   cmr_status freed = cmr_deallocate(ref, kept, block, other);
   cmr_backend_host_graphs_never_launched(false);
   ck_assert_msg(freed == CMR_SUCCESS, "%s", cmr_last_error_message());
-  ck_assert_uint_eq(graph_blocks(), graph);
+  ck_assert_uint_eq(graph_blocks(), was.graph);
   cmr_status again = cmr_deallocate(ref, kept, block, other);
   ck_assert(again == CMR_ERROR_INVALID_ARGUMENT || again == CMR_ERROR_UNKNOWN_POINTER);
-  unmake();
+  unmake_after(was);
 }
 END_TEST
 
@@ -284,8 +294,7 @@ static void *work_out_of_capture(void *arg) {
 
 START_TEST(a_capture_beside_another_thread) {
   make(serving[_i]);
-  unsigned long violations = cmr_backend_host_capture_violations();
-  size_t graph = graph_blocks();
+  baseline was = counted();
   enum { rounds = 2000, earlier = 8 };
   void *before[earlier];
   for (int i = 0; i < earlier; ++i) before[i] = take(block, capturing);
@@ -303,7 +312,7 @@ START_TEST(a_capture_beside_another_thread) {
   ck_assert_int_eq(pthread_join(thread, &result), 0);
   ck_assert_ptr_null(result);
   give(take(block, capturing), block, capturing);
-  unmake_after(graph, violations);
+  unmake_after(was);
 }
 END_TEST
 
@@ -354,23 +363,22 @@ START_TEST(pytorchs_way_through_the_per_device_table) {
     ck_assert_ptr_nonnull(warm);
     cmr_pluggable_deallocate(warm, block, 0, other);
   }
-  unsigned long violations = cmr_backend_host_capture_violations();
-  size_t graph = graph_blocks();
+  baseline was = counted();
   cmr_backend_host_mark_capturing(made_elsewhere, true);
   void *freed = cmr_pluggable_allocate(block, 0, made_elsewhere);
   void *kept = cmr_pluggable_allocate(block, 0, made_elsewhere);
   ck_assert_msg(freed != NULL && kept != NULL, "%s", cmr_last_error_message());
-  ck_assert_uint_eq(graph_blocks(), graph + 2);
+  ck_assert_uint_eq(graph_blocks(), was.graph + 2);
   cmr_pluggable_deallocate(freed, block, 0, made_elsewhere);
   /* A tensor from before the capture dropped in it: PyTorch frees it on
    * the stream it was allocated on, which is not capturing. */
   cmr_pluggable_deallocate(dropped_in_capture, block, 0, CMR_DEFAULT_STREAM);
-  ck_assert_uint_eq(cmr_backend_host_capture_violations(), violations);
+  ck_assert_uint_eq(cmr_backend_host_capture_violations(), was.violations);
   cmr_backend_host_mark_capturing(made_elsewhere, false);
   cmr_pluggable_deallocate(kept, block, 0, other);
   cmr_pluggable_deallocate(on_default, block, 0, CMR_DEFAULT_STREAM);
   ck_assert_ok(cmr_reset_per_device_resource_ref(0));
-  unmake_after(graph, violations);
+  unmake_after(was);
 }
 END_TEST
 
@@ -384,8 +392,8 @@ END_TEST
 START_TEST(a_stream_made_elsewhere_frees_into_its_captures_list) {
   enum { captures = 200 };
   make(serving[_i]);
-  unsigned long violations = cmr_backend_host_capture_violations();
-  size_t graph = graph_blocks(), records = 0;
+  baseline was = counted();
+  size_t records = 0;
   for (int capture = 0; capture < captures; ++capture) {
     void *before = take(block, made_elsewhere);
     cmr_backend_host_mark_capturing(made_elsewhere, true);
@@ -395,15 +403,25 @@ START_TEST(a_stream_made_elsewhere_frees_into_its_captures_list) {
     ck_assert_ptr_ne(by_other, before); /* the capture's list is out of other streams' reach */
     give(inside, block, made_elsewhere);
     give(by_other, block, other);
-    ck_assert_uint_eq(cmr_backend_host_capture_violations(), violations);
+    ck_assert_uint_eq(cmr_backend_host_capture_violations(), was.violations);
     cmr_backend_host_mark_capturing(made_elsewhere, false);
     give(take(block, made_elsewhere), block, made_elsewhere); /* seen out of capture */
     if (capture == 1) records = cmr_stream_ends_list_records();
   }
   ck_assert_uint_le(cmr_stream_ends_list_records(), records + 1);
-  unmake_after(graph, violations);
+  unmake_after(was);
 }
 END_TEST
+
+/* The end of a case whose captures' lists have all ended and been
+ * recycled: none is left marked capturing, and of the list records made
+ * since `records` at most one stays (the shared list's, which their blocks
+ * went to) beside the spares kept (cmr_spares_kept); the rest are let go. */
+static void unmake_after_lists_ended(baseline was, size_t records) {
+  ck_assert_uint_eq(atomic_load(&cmr_capturing_lists), was.marked);
+  ck_assert_uint_le(cmr_stream_ends_list_records(), records + 1 + cmr_spares_kept);
+  unmake_after(was);
+}
 
 /* A stream made elsewhere captured again and again, never used out of
  * capture between (as PyTorch's capture stream, graph after graph): each
@@ -412,20 +430,18 @@ END_TEST
 START_TEST(a_stream_captured_again_ends_its_earlier_captures_lists) {
   enum { captures = 100 };
   make("pool(system, initial_pool_size=1MiB)");
-  unsigned long violations = cmr_backend_host_capture_violations();
-  size_t graph = graph_blocks(), records = cmr_stream_ends_list_records();
-  size_t marked = atomic_load(&cmr_capturing_lists); /* process-wide: what earlier cases left */
+  baseline was = counted();
+  size_t records = cmr_stream_ends_list_records();
   for (int capture = 0; capture < captures; ++capture) {
     cmr_backend_host_mark_capturing(made_elsewhere, false); /* the last capture ends, the next begins */
     cmr_backend_host_mark_capturing(made_elsewhere, true);
     give(take(KiB, made_elsewhere), KiB, made_elsewhere);
-    ck_assert_uint_eq(atomic_load(&cmr_capturing_lists), marked + 1);
+    ck_assert_uint_eq(atomic_load(&cmr_capturing_lists), was.marked + 1);
   }
-  ck_assert_uint_le(cmr_stream_ends_list_records(), records + 1 + cmr_spares_kept);
+  ck_assert_uint_le(cmr_stream_ends_list_records(), records + 1 + cmr_spares_kept); /* none piled up */
   cmr_backend_host_mark_capturing(made_elsewhere, false);
   give(take(KiB, made_elsewhere), KiB, made_elsewhere); /* out of capture: the last capture's list ends */
-  ck_assert_uint_eq(atomic_load(&cmr_capturing_lists), marked);
-  unmake_after(graph, violations);
+  unmake_after_lists_ended(was, records);
 }
 END_TEST
 
@@ -436,8 +452,7 @@ END_TEST
 START_TEST(many_streams_made_elsewhere_capture_at_once) {
   enum { streams = 12 };
   make("pool(system, initial_pool_size=1MiB)");
-  unsigned long violations = cmr_backend_host_capture_violations();
-  size_t graph = graph_blocks(), marked = atomic_load(&cmr_capturing_lists);
+  baseline was = counted();
   cmr_stream elsewhere[streams];
   void *before[streams];
   for (int i = 0; i < streams; ++i) {
@@ -451,11 +466,7 @@ START_TEST(many_streams_made_elsewhere_capture_at_once) {
   ck_assert_uint_eq(cmr_stream_ends_list_records(), records + streams); /* one list per capture */
   for (int i = 0; i < streams; ++i) cmr_backend_host_mark_capturing(elsewhere[i], false);
   for (int i = 0; i < streams; ++i) give(take(KiB, elsewhere[i]), KiB, elsewhere[i]);
-  /* Ended and recycled: their blocks in the shared list (made now), their
-   * records kept as spares (at most cmr_spares_kept) or let go. */
-  ck_assert_uint_eq(atomic_load(&cmr_capturing_lists), marked);
-  ck_assert_uint_le(cmr_stream_ends_list_records(), records + 1 + cmr_spares_kept);
-  unmake_after(graph, violations);
+  unmake_after_lists_ended(was, records);
 }
 END_TEST
 

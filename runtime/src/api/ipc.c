@@ -132,8 +132,7 @@ static cmr_status cmr_export_pointer(cmr_cuda_async_resource *pool, void *data, 
   cmr_status status = cmr_records_of(pool, "the buffer's resource", &records);
   /* The driver exports an allocation only from a pool already shared
    * (cudaMemPoolExportPointer is cudaErrorInvalidValue before the pool's
-   * first export, as the H100 run of 2026-12-07 showed): the pool is
-   * exported, and its descriptor closed, first. */
+   * first export): the pool is exported, and its descriptor closed, first. */
   int shared = -1;
   if (status == CMR_SUCCESS) status = cmr_cuda_async_resource_export_file_descriptor(pool, &shared);
   if (status != CMR_SUCCESS) return status;

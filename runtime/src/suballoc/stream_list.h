@@ -276,8 +276,10 @@ size_t cmr_stream_lists_records_allocated(void);
 /* Ends `list` (the registry and its lock held), its stream gone or seen
  * for the last time under its key: its frees ordered after `order_on`'s
  * work where an event can say so, its key dead, for recycling
- * (cmr_stream_list_recycle_dead). */
-void cmr_stream_list_end(cmr_stream_lists *lists, cmr_stream_list *list, cmr_stream order_on);
+ * (cmr_stream_list_recycle_dead). An event is recorded on `order_on` when
+ * it is known to be out of capture (`order_on_idle`), or else only while
+ * no list anywhere is marked capturing. */
+void cmr_stream_list_end(cmr_stream_lists *lists, cmr_stream_list *list, cmr_stream order_on, bool order_on_idle);
 
 /* Lists marked capturing, over every stream_lists of the process (defined
  * in the registry): while there are any, a capture may be under way, and

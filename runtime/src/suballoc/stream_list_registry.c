@@ -332,12 +332,15 @@ static void cmr_evict(cmr_stream_lists *lists) {
   lists->evict_at = atomic_load(&lists->count) + (hot > cmr_fewest_evicting ? hot : cmr_fewest_evicting);
 }
 
-void cmr_stream_list_end(cmr_stream_lists *lists, cmr_stream_list *list, cmr_stream order_on) {
-  /* A stream that ended in capture: its frees there are ordered after nothing an event could name now. */
-  if (list->capturing) {
+void cmr_stream_list_end(cmr_stream_lists *lists, cmr_stream_list *list, cmr_stream order_on, bool order_on_idle) {
+  /* Frees made in a capture are ordered after nothing an event has named yet. */
+  const bool captured = list->capturing;
+  if (captured) {
     cmr_stream_list_unmark_capturing(list);
     list->unordered = !cmr_list_empty(list);
-  } else if (list->unordered && !cmr_list_empty(list) && atomic_load(&cmr_capturing_lists) == 0) {
+  }
+  const bool may_record = order_on_idle || (!captured && atomic_load(&cmr_capturing_lists) == 0);
+  if (may_record && list->unordered && !cmr_list_empty(list)) {
     list->unordered = !cmr_stream_list_record(lists, list, order_on);
   }
   cmr_stream_list_flush_handed(lists, list); /* a free on another stream looks in the block map first */
@@ -352,7 +355,7 @@ void cmr_stream_lists_key_ended(cmr_stream_lists *lists, uint64_t key, cmr_strea
   cmr_stream_list *list = cmr_find(lists, key);
   if (list != NULL) {
     cmr_list_lock(list);
-    cmr_stream_list_end(lists, list, order_on);
+    cmr_stream_list_end(lists, list, order_on, false);
     cmr_list_unlock(list);
   }
   CMR_CHECK(cmr_stream_lists_valid_locked, lists, cmr_walked_after_change);

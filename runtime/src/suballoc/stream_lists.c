@@ -228,22 +228,17 @@ static bool cmr_capture_keyed_stream(cmr_stream_lists *lists, cmr_stream stream)
  * destroyed: their keys no stream's again, their blocks for the other
  * streams, and the shared list's once idle. With `keep` 0 the stream is
  * out of capture, and an event it records orders their frees after its
- * work (which it may record while other streams capture; a list's end
- * records one only while none does). Else it captures again, under `keep`:
- * the earlier captures are over, but no event can be recorded on it now,
- * so their frees wait for a device synchronization (unordered). Out of
- * line: only while such lists exist. */
+ * work (which it may record while other streams capture). Else it
+ * captures again, under `keep`: the earlier captures are over, but no
+ * event can be recorded on it now, so their frees wait for a device
+ * synchronization (unordered). Out of line: only while such lists exist. */
 static __attribute__((noinline)) void cmr_capture_keys_end(cmr_stream_lists *lists, cmr_stream stream, uint64_t keep) {
   cmr_registry_lock(lists);
   for (size_t i = 0; i < atomic_load(&lists->count); ++i) {
     cmr_stream_list *list = lists->lists[i];
     cmr_list_lock(list);
     if (cmr_key_of_capture(list->key) && list->key != keep && list->capture_stream == stream) {
-      if (keep == 0) {
-        cmr_stream_list_unmark_capturing(list);
-        if (!cmr_list_empty(list)) list->unordered = !cmr_stream_list_record(lists, list, stream);
-      }
-      cmr_stream_list_end(lists, list, stream);
+      cmr_stream_list_end(lists, list, stream, keep == 0);
     }
     cmr_list_unlock(list);
   }
